@@ -1,0 +1,163 @@
+"""`kg init`, `kg log`, `kg resolve`, `kg list`, `kg status`: the agent's everyday commands."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any
+
+import typer
+
+from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, state, workspace
+
+
+class Kind(str, Enum):
+    learning = "learning"
+    error = "error"
+    feature = "feature"
+
+
+def _split(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for value in values or []:
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def init(
+        ctx: typer.Context,
+        path: Annotated[str | None, typer.Argument(help="Folder to make a workspace of (default: here).")] = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Make a workspace: memory/ folders and an empty graph. Safe to run again."""
+        from kg.workspace import init_workspace
+
+        with errors():
+            target = path or state(ctx).workspace or "."
+            ws = init_workspace(target, rules_dir=state(ctx).rules)
+        emit({"workspace": str(ws.root), "graph": str(ws.graph_path)}, as_json,
+             lambda d: f"Workspace ready at {d['workspace']}")
+
+    @app.command()
+    def log(
+        ctx: typer.Context,
+        kind: Annotated[Kind, typer.Argument(help="learning, error or feature.")],
+        summary: Annotated[str, typer.Argument(help="One line: what happened or was learned.")],
+        details: Annotated[str | None, typer.Option(help="What happened, what was wrong, what is right.")] = None,
+        action: Annotated[str | None, typer.Option(help="Suggested action or fix.")] = None,
+        area: Annotated[str | None, typer.Option(help="frontend, backend, infra, tests, docs, config, "
+                                                      "behavior, tooling, ...")] = None,
+        source: Annotated[str | None, typer.Option(help="conversation, error, user_feedback, "
+                                                        "self_discovery.")] = None,
+        priority: Annotated[str | None, typer.Option(help="critical, high, medium or low.")] = None,
+        category: Annotated[str | None, typer.Option(help="correction, knowledge_gap, best_practice, ...")] = None,
+        pattern_key: Annotated[str | None, typer.Option("--pattern-key", help="Key of a recurring pattern.")] = None,
+        session: Annotated[str | None, typer.Option(envvar="KG_SESSION", help="Session id (also KG_SESSION).")] = None,
+        files: Annotated[list[str] | None, typer.Option("--files", help="Related files (repeat or comma-separate).")] = None,
+        tags: Annotated[list[str] | None, typer.Option("--tags", help="Tags (repeat or comma-separate).")] = None,
+        error_text: Annotated[str | None, typer.Option("--error", help="Error: the actual message or output.")] = None,
+        context: Annotated[str | None, typer.Option(help="Error: the command or operation attempted.")] = None,
+        reproducible: Annotated[str | None, typer.Option(help="Error: yes, no or unknown.")] = None,
+        user_context: Annotated[str | None, typer.Option("--user-context", help="Feature: why the user needs it.")] = None,
+        complexity: Annotated[str | None, typer.Option(help="Feature: simple, medium or complex.")] = None,
+        frequency: Annotated[str | None, typer.Option(help="Feature: first_time or recurring.")] = None,
+        now: NowOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Record a learning, an error or a feature request. Secrets are redacted before anything is written."""
+        fields: dict[str, Any] = dict(
+            details=details, action=action, area=area, source=source, priority=priority, category=category,
+            pattern_key=pattern_key, files=_split(files), tags=_split(tags), error_text=error_text,
+            context=context, reproducible=reproducible, user_context=user_context, complexity=complexity,
+            frequency=frequency,
+        )
+        with errors():
+            ws = workspace(ctx)
+            result = ws.log(kind.value, summary, now=now_of(ctx, now), session=session, **fields)
+        if result.redacted:
+            note(f"Redacted before storing: {', '.join(result.redacted)}")
+        if result.note:
+            note(result.note)
+        emit(result.as_dict(), as_json, _render_log)
+
+    @app.command()
+    def resolve(
+        ctx: typer.Context,
+        entry_id: Annotated[str, typer.Argument(metavar="ID", help="An entry id such as ERR-20261130-001.")],
+        status: Annotated[str, typer.Option(help="pending, in_progress, resolved, wont_fix or promoted.")] = "resolved",
+        now: NowOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Move an entry to another status."""
+        with errors():
+            result = workspace(ctx).resolve(entry_id, status, now=now_of(ctx, now))
+        emit(result, as_json, lambda d: f"{d['id']}: {d['previous']} → {d['status']}")
+
+    @app.command("list")
+    def list_(
+        ctx: typer.Context,
+        type_: Annotated[str | None, typer.Option("--type", "-t", help="event, lesson, principle, knowledge, "
+                                                   "pattern, or learning, error, feature.")] = None,
+        status: Annotated[str | None, typer.Option(help="Only entries with this status.")] = None,
+        priority: Annotated[str | None, typer.Option(help="Only entries with this priority.")] = None,
+        area: Annotated[str | None, typer.Option(help="Only this area.")] = None,
+        since: Annotated[str | None, typer.Option(help="ISO date/time, or a span such as 7d, 12h, 2w.")] = None,
+        limit: Annotated[int, typer.Option(help="At most this many rows.")] = 50,
+        now: NowOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """List nodes and entries, newest first."""
+        with errors():
+            rows = workspace(ctx).list(type=type_, status=status, priority=priority, area=area, since=since,
+                                       now=now_of(ctx, now), limit=limit)
+        emit(rows, as_json, _render_list)
+
+    @app.command()
+    def status(ctx: typer.Context, now: NowOpt = None, as_json: JsonOpt = False) -> None:
+        """Counts, pending high-priority items and recurring patterns."""
+        with errors():
+            data = workspace(ctx).status(now=now_of(ctx, now))
+        emit(data, as_json, _render_status)
+
+
+def _render_log(d: dict[str, Any]) -> str:
+    text = f"📝 [{d['id']}] {d['summary'][:80]}"
+    pattern = d.get("pattern")
+    if pattern:
+        text += (f"\n🔄 pattern {pattern['key']}: seen {pattern['recurrence']}x in "
+                 f"{pattern['sessions']} session(s)")
+    return text
+
+
+def _render_list(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "Nothing matches."
+    lines = []
+    for r in rows:
+        tag = r.get("entry_type") or r["kind"]
+        extra = " ".join(x for x in (r.get("priority"), r.get("status"), r.get("area")) if x)
+        lines.append(f"{r['id']:<22} {tag:<9} {(r.get('created_at') or '')[:16]:<16}  {r['text'][:70]}"
+                     + (f"  [{extra}]" if extra else ""))
+    return "\n".join(lines)
+
+
+def _render_status(d: dict[str, Any]) -> str:
+    nodes = ", ".join(f"{k} {v}" for k, v in d["nodes"].items())
+    entries = ", ".join(f"{k} {v}" for k, v in sorted(d["entries"].items())) or "none"
+    edges = sum(d["edges"].values())
+    lines = [f"📊 {d['workspace']}", f"   Nodes: {nodes}", f"   Entries: {entries}",
+             f"   Edges: {edges}   Sessions: {d['sessions']}"]
+    if d["entry_status"]:
+        lines.append("   Status: " + ", ".join(f"{k} {v}" for k, v in sorted(d["entry_status"].items())))
+    if d["pending_high"]:
+        lines.append(f"\n⚠️  Pending high-priority items ({len(d['pending_high'])}):")
+        lines += [f"   [{r['id']}] ({r['priority']}) {r['text'][:80]}" for r in d["pending_high"]]
+    if d["patterns"]:
+        lines.append("\n🔍 Recurring patterns:")
+        lines += [f"   {p['key']}: {p['recurrence']}x, {p['sessions']} session(s), last {p['last_seen'][:10]}"
+                  for p in d["patterns"]]
+    for section in d.get("sections", []):
+        lines.append(f"\n{section['title']} ({len(section['items'])}):")
+        lines += [f"   {item}" for item in section["items"]]
+    return "\n".join(lines)

@@ -1,0 +1,51 @@
+"""Time is a parameter: every function that depends on "now" takes it; `--now` and `KG_NOW` set it."""
+
+from __future__ import annotations
+
+import os
+from datetime import date, datetime, timedelta
+
+from kg.errors import UsageError
+
+ENV_NOW = "KG_NOW"
+
+
+def parse_time(value: str, *, what: str = "time") -> datetime:
+    """Parse an ISO date or datetime into a naive local datetime (seconds precision).
+
+    Accepts `2026-11-30`, `2026-11-30T10:35`, `2026-11-30 10:35:00`, with or without a `Z`/offset
+    (an offset is dropped after conversion to local time, because the daily log is local).
+    """
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            return datetime.combine(date.fromisoformat(text), datetime.min.time())
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"invalid {what} {value!r}: use ISO 8601, for example 2026-11-30 or 2026-11-30T10:35:00"
+        ) from None
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone().replace(tzinfo=None)
+    return parsed.replace(microsecond=0)
+
+
+def now(override: str | datetime | None = None) -> datetime:
+    """The current time: an explicit override, else `KG_NOW`, else the wall clock."""
+    if isinstance(override, datetime):
+        return override.replace(microsecond=0, tzinfo=None)
+    if override:
+        return parse_time(override, what="--now")
+    env = os.environ.get(ENV_NOW)
+    if env:
+        return parse_time(env, what=ENV_NOW)
+    return datetime.now().replace(microsecond=0)
+
+
+def parse_since(value: str, now_: datetime) -> datetime:
+    """`--since` takes an ISO date/time or a relative span such as `7d`, `12h`, `2w`."""
+    text = value.strip().lower()
+    units = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+    if text and text[-1] in units and text[:-1].isdigit():
+        return now_ - timedelta(**{units[text[-1]]: int(text[:-1])})
+    return parse_time(value, what="--since")

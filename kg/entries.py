@@ -1,0 +1,97 @@
+"""Validating and normalising a structured entry before anything is written. Pure: no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from kg.errors import UsageError
+from kg.policy import Policy
+from kg.text import clean, index_tokens
+
+TEXT_FIELDS = ("details", "action", "error_text", "context", "user_context")
+CHOICE_FIELDS = {
+    "priority": "priorities",
+    "source": "sources",
+    "category": "categories",
+    "reproducible": "reproducible",
+    "complexity": "complexity",
+    "frequency": "frequency",
+}
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """An entry ready for the journal: every field cleaned, checked and redacted."""
+
+    fields: dict[str, Any]
+    redactions: tuple[str, ...]
+
+
+def choice(value: str | None, allowed: Iterable[str], what: str) -> str | None:
+    if value is None:
+        return None
+    normal = value.strip().lower().replace("-", "_")
+    allowed = tuple(allowed)
+    if normal not in allowed:
+        raise UsageError(f"unknown {what} {value!r}: use one of {', '.join(allowed)}")
+    return normal
+
+
+def slug_field(value: str | None, what: str) -> str | None:
+    if value is None:
+        return None
+    text = clean(value, one_line=True).lower()
+    if not text:
+        return None
+    if len(text) > 200:
+        raise UsageError(f"{what} is too long ({len(text)} characters, at most 200)")
+    return text
+
+
+def prepare(policy: Policy, redactor: Any, kind: str, summary: str, *, now: datetime,
+            session: str | None = None, **fields: Any) -> Prepared:
+    """Check an entry against the rules and redact it. Raises UsageError saying what to fix."""
+    kind = choice(kind, policy.kinds, "entry kind") or ""
+    summary_clean = clean(summary or "", one_line=True)
+    if not summary_clean:
+        raise UsageError("the summary is empty: say in one line what happened")
+    if len(summary_clean) > policy.summary_max_chars:
+        raise UsageError(
+            f"the summary is {len(summary_clean):,} characters; the limit is {policy.summary_max_chars:,} "
+            "(rules: limits.summary_max_chars). Keep it to one line and put the rest in --details"
+        )
+    out: dict[str, Any] = {"entry_type": kind, "text": summary_clean}
+    for name in TEXT_FIELDS:
+        value = fields.pop(name, None)
+        if value is not None:
+            value = clean(value)
+            if len(value) > policy.field_max_chars:
+                raise UsageError(f"--{name.replace('_', '-')} is {len(value):,} characters; the limit is "
+                                 f"{policy.field_max_chars:,} (rules: limits.field_max_chars)")
+        out[name] = value or None
+    for name, table in CHOICE_FIELDS.items():
+        out[name] = choice(fields.pop(name, None), getattr(policy, table), name)
+    out["priority"] = out["priority"] or policy.default_priority[kind]
+    out["source"] = out["source"] or policy.default_source[kind]
+    out["category"] = out["category"] or policy.default_category[kind]
+    out["area"] = slug_field(fields.pop("area", None), "area")
+    out["pattern_key"] = slug_field(fields.pop("pattern_key", None), "pattern key")
+    out["session"] = clean(session, one_line=True) if session else None
+    for name in ("files", "tags"):
+        items = [clean(str(v), one_line=True) for v in (fields.pop(name, None) or ())]
+        items = [v for v in items if v]
+        if len(items) > policy.list_max_items:
+            raise UsageError(f"too many {name} ({len(items)}, at most {policy.list_max_items})")
+        out[name] = items
+    status = choice(fields.pop("status", None), policy.statuses, "status")
+    out["status"] = status or "pending"
+    if fields:
+        raise UsageError(f"unknown field(s): {', '.join(sorted(fields))}")
+    redacted, kinds = redactor.redact_many(out)
+    redacted["tokens"] = index_tokens(redacted["text"], redacted.get("details"), redacted.get("action"),
+                                      redacted.get("error_text"), " ".join(redacted.get("tags") or ()))
+    redacted["created_at"] = now.isoformat(timespec="seconds")
+    return Prepared(redacted, tuple(kinds))

@@ -1,0 +1,47 @@
+"""Domain errors. The library knows nothing of the CLI; `kg.cli` turns these into messages and exit codes.
+
+Every message says what was wrong and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class KgError(Exception):
+    """Base class. `exit_code` is what the CLI exits with: 2 for bad input, 1 for an operational failure."""
+
+    exit_code = 1
+
+
+class UsageError(KgError):
+    """The caller asked for something invalid: bad value, unknown id, unknown type."""
+
+    exit_code = 2
+
+
+class NotFound(UsageError):
+    """An id, file or name that does not exist."""
+
+
+class NoWorkspace(UsageError):
+    """No workspace was found or named."""
+
+
+class RulesError(UsageError):
+    """A rule file is malformed; the message names the file, the key and the reason."""
+
+
+class StoreBusy(KgError):
+    """Another process held the graph for longer than the retry budget."""
+
+
+class StoreError(KgError):
+    """The graph could not be opened or written."""
+
+
+class SchemaError(KgError):
+    """The workspace was made by a newer kg, or a migration failed."""
+
+
+class QueryParameterError(KgError):
+    """A named query was run with missing or unknown parameters (a programming error, refused on purpose:
+    an unbound `$param` in Kùzu matches every row)."""

@@ -1,0 +1,165 @@
+"""The write journal: how `kg log` acknowledges a write without waiting for the graph.
+
+Many `kg` processes run at once (parallel sub-agents, hooks, a cron job), and Kùzu admits one at a time. A log
+is made durable here first: under a short lock on `journal.lock` it gets its id, is appended to
+`journal.jsonl` and fsynced. Only then is it acknowledged. Whoever next holds the graph (this process a moment
+later, or any other kg command) drains the journal into the graph in one transaction. Applying is idempotent
+(an id already in the graph is skipped), so a crash at any point replays safely.
+
+Draining renames `journal.jsonl` to `draining-*.jsonl` (new appends start a fresh file), applies it, then
+deletes it; a drainer that dies leaves the file behind for the next one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kg.errors import StoreError
+from kg.store.lock import FileLock
+
+_ID = re.compile(r"^([A-Za-z]+)-(\d{8})-(\d+)$")
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that a reader sees the old or the new content, never a mix."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+@dataclass
+class Pending:
+    path: Path
+    records: list[dict[str, Any]]
+    skipped: int
+
+
+class Journal:
+    def __init__(self, folder: Path, *, timeout: float):
+        self.folder = folder
+        self.timeout = timeout
+        self.path = folder / "journal.jsonl"
+        self.ids_path = folder / "ids.json"
+        self._lock = FileLock(folder / "journal.lock", timeout=timeout, what="the write journal")
+        self._ids: dict[str, int] | None = None
+
+    @contextmanager
+    def locked(self) -> Iterator[Journal]:
+        if self._lock.held:  # re-entrant within one process
+            yield self
+            return
+        with self._lock:
+            self._ids = None
+            try:
+                yield self
+            finally:
+                self._ids = None
+
+    # -- ids ----------------------------------------------------------------------------------------------
+    def _load_ids(self) -> dict[str, int]:
+        if self._ids is None:
+            try:
+                self._ids = {k: int(v) for k, v in json.loads(self.ids_path.read_text()).items()}
+            except FileNotFoundError:
+                self._ids = {}
+            except (ValueError, AttributeError):
+                raise StoreError(f"{self.ids_path} is damaged. It holds the last id kg gave out for each day; "
+                                 "restore it from a backup (a fresh file could hand out an id twice)") from None
+        return self._ids
+
+    def allocate(self, prefix: str, day: str, count: int = 1) -> list[str]:
+        """Reserve the next `count` ids `PREFIX-YYYYMMDD-NNN`. The counter is saved before the caller writes
+        anything that carries the id, so a crash can leave a gap but never a duplicate."""
+        assert self._lock.held, "allocate() needs the journal lock"
+        ids = self._load_ids()
+        key = f"{prefix}-{day}"
+        start = ids.get(key, 0) + 1
+        ids[key] = start + count - 1
+        write_atomic(self.ids_path, json.dumps(ids, sort_keys=True).encode())
+        return [f"{prefix}-{day}-{n:03d}" for n in range(start, start + count)]
+
+    def observe(self, existing: list[str]) -> None:
+        """Raise the counters past ids that came from elsewhere (an imported trail)."""
+        assert self._lock.held
+        ids = self._load_ids()
+        changed = False
+        for value in existing:
+            match = _ID.match(value)
+            if match:
+                key = f"{match.group(1)}-{match.group(2)}"
+                number = int(match.group(3))
+                if ids.get(key, 0) < number:
+                    ids[key] = number
+                    changed = True
+        if changed:
+            write_atomic(self.ids_path, json.dumps(ids, sort_keys=True).encode())
+
+    # -- records ------------------------------------------------------------------------------------------
+    def append(self, records: list[dict[str, Any]]) -> None:
+        assert self._lock.held, "append() needs the journal lock"
+        data = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode()
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data  # a torn line from a crash: never glue a good record onto it
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def take(self) -> list[Pending]:
+        """Hand every pending record to the caller, who must hold the graph. Oldest file first."""
+        with self.locked():
+            if self.path.exists() and self.path.stat().st_size:
+                os.replace(self.path, self.folder / f"draining-{time.time_ns():020d}-{os.getpid()}.jsonl")
+        out = []
+        for path in sorted(self.folder.glob("draining-*.jsonl")):
+            records, skipped = read_records(path)
+            out.append(Pending(path, records, skipped))
+        return out
+
+    def has_pending(self) -> bool:
+        if self.path.exists() and self.path.stat().st_size:
+            return True
+        return any(self.folder.glob("draining-*.jsonl"))
+
+    @staticmethod
+    def done(pending: Pending) -> None:
+        pending.path.unlink(missing_ok=True)
+
+
+def read_records(path: Path) -> tuple[list[dict[str, Any]], int]:
+    records, skipped = [], 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                skipped += 1  # a torn write from a crash: it was never acknowledged
+    return records, skipped

@@ -1,0 +1,219 @@
+"""The one module that talks to Kùzu.
+
+Everything else in kg speaks to the graph through `Store`: named queries from `.cypher` files, run through
+`Store.run`, which refuses unbound and unknown parameters. Keeping Kùzu behind this module means a later
+engine (its maintained fork, or a server graph database) is a local change.
+
+Kùzu facts this module is shaped by (kuzu 0.11.3):
+- one read-write process per database, and it shuts out every other process, readers too: `Store.open`
+  takes an exclusive file lock with a bounded retry before it opens the database, and holds it until close;
+- a second `Database` on the same path in one process opens silently and its writes are lost: the process
+  keeps a registry of open paths and refuses a second handle.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg.errors import SchemaError, StoreError
+from kg.store import queries as _queries
+from kg.store.lock import FileLock
+from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, MIGRATIONS
+
+__all__ = ["Store", "EDGE_TYPES", "KNOWLEDGE_KINDS", "Row"]
+
+Row = dict[str, Any]
+
+_open_paths: set[str] = set()
+_registry_lock = threading.Lock()
+_query_cache: dict[str, dict[str, _queries.NamedQuery]] = {}
+
+
+def _named_queries(extra_dir: Path | None) -> dict[str, _queries.NamedQuery]:
+    key = str(extra_dir or "")
+    if key not in _query_cache:
+        found = dict(_queries.load_package("kg.store"))
+        rule_queries = _queries.load_package("kg.rules.queries")
+        if extra_dir is not None and any(extra_dir.glob("*.cypher")):
+            # A workspace's rules folder overrides the packaged candidate queries by name.
+            rule_queries.update(_queries.load_dir(extra_dir))
+        for name, query in rule_queries.items():
+            if name in found:
+                raise StoreError(f"{query.source}: query name {name!r} is reserved by kg's own queries")
+            found[name] = query
+        _query_cache[key] = found
+    return _query_cache[key]
+
+
+class Store:
+    """An open graph. Create it with `Store.open(...)` as a context manager."""
+
+    def __init__(self, db: Any, conn: Any, path: Path, queries: dict[str, _queries.NamedQuery]):
+        self._db = db
+        self._conn = conn
+        self.path = path
+        self._queries = queries
+        self._in_tx = False
+
+    # -- opening ------------------------------------------------------------------------------------------
+    @classmethod
+    @contextmanager
+    def open(
+        cls,
+        path: Path,
+        *,
+        lock_path: Path,
+        lock_timeout: float,
+        read_only: bool = False,
+        queries_dir: Path | None = None,
+        migrate: bool = True,
+    ) -> Iterator[Store]:
+        key = os.path.realpath(path)
+        with _registry_lock:
+            if key in _open_paths:
+                raise StoreError(
+                    f"the graph {path} is already open in this process; use the handle you have "
+                    "(a second Kùzu handle on one file silently loses its writes)"
+                )
+            _open_paths.add(key)
+        lock = FileLock(lock_path, timeout=lock_timeout)
+        try:
+            lock.acquire()
+            import kuzu  # imported late: it is the slowest import, and `kg --help` does not need it
+
+            try:
+                db = kuzu.Database(str(path), read_only=read_only)
+                conn = kuzu.Connection(db)
+            except RuntimeError as exc:
+                raise StoreError(f"cannot open the graph {path}: {exc}") from None
+            store = cls(db, conn, path, _named_queries(queries_dir))
+            try:
+                if migrate and not read_only:
+                    store._migrate()
+                else:
+                    store._check_version()
+                yield store
+            finally:
+                store._close()
+        finally:
+            lock.release()
+            with _registry_lock:
+                _open_paths.discard(key)
+
+    def _close(self) -> None:
+        try:
+            self._conn.close()
+            self._db.close()
+        except Exception:  # noqa: BLE001 - closing is best effort; the data is committed already
+            pass
+
+    # -- schema -------------------------------------------------------------------------------------------
+    def applied_migrations(self) -> list[str]:
+        try:
+            rows = self.execute("MATCH (m:Meta) WHERE m.key STARTS WITH 'migration:' RETURN m.key AS key")
+        except StoreError:
+            return []
+        return sorted(r["key"].split(":", 1)[1] for r in rows)
+
+    def _check_version(self) -> None:
+        known = [name for name, _ in MIGRATIONS]
+        applied = self.applied_migrations()
+        unknown = sorted(set(applied) - set(known))
+        if unknown:
+            raise SchemaError(
+                f"this workspace's graph was written by a newer kg (it has migration {unknown[-1]}); "
+                "upgrade kg with `pip install -U kaizen-kg`"
+            )
+        missing = [name for name in known if name not in applied]
+        if missing:
+            raise SchemaError(
+                f"this workspace's graph needs migration {missing[0]}; run any writing kg command "
+                "(for example `kg status`) to upgrade it in place"
+            )
+
+    def _migrate(self) -> None:
+        self._execute_raw(META_DDL, {})
+        known = [name for name, _ in MIGRATIONS]
+        applied = set(self.applied_migrations())
+        unknown = sorted(applied - set(known))
+        if unknown:
+            self._check_version()
+        for name, statements in MIGRATIONS:
+            if name in applied:
+                continue
+            try:
+                for statement in statements:
+                    self._execute_raw(statement, {})
+                self._execute_raw(
+                    "CREATE (:Meta {key: $key, value: $value})",
+                    {"key": f"migration:{name}", "value": datetime.now().isoformat(timespec="seconds")},
+                )
+            except StoreError as exc:
+                raise SchemaError(f"migration {name} failed: {exc}; the graph is unchanged up to the "
+                                  "previous migration. Report this with the message.") from None
+
+    # -- queries ------------------------------------------------------------------------------------------
+    def query(self, name: str) -> _queries.NamedQuery:
+        try:
+            return self._queries[name]
+        except KeyError:
+            raise StoreError(f"no query named {name!r}") from None
+
+    def run(self, name: str, **params: Any) -> list[Row]:
+        """Run a named query with exactly its parameters."""
+        query = self.query(name)
+        query.check(params)
+        return self._execute_raw(query.text, params)
+
+    def execute(self, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
+        """Run inline Cypher (used where a label must be formatted in, after it was checked against the
+        schema's fixed names). Its parameters are checked the same way as a named query's."""
+        params = params or {}
+        _queries.NamedQuery("inline", cypher, _queries.params_of(cypher)).check(params)
+        return self._execute_raw(cypher, params)
+
+    def _execute_raw(self, cypher: str, params: dict[str, Any]) -> list[Row]:
+        try:
+            result = self._conn.execute(cypher, params) if params else self._conn.execute(cypher)
+        except RuntimeError as exc:
+            raise StoreError(f"graph query failed: {exc}") from None
+        if isinstance(result, list):  # several statements
+            result = result[-1]
+        columns = result.get_column_names()
+        rows = []
+        while result.has_next():
+            rows.append(dict(zip(columns, result.get_next(), strict=True)))
+        return rows
+
+    @contextmanager
+    def transaction(self) -> Iterator[Store]:
+        """One atomic write. Nested use joins the outer transaction."""
+        if self._in_tx:
+            yield self
+            return
+        self._execute_raw("BEGIN TRANSACTION", {})
+        self._in_tx = True
+        try:
+            yield self
+        except BaseException:
+            self._in_tx = False
+            try:
+                self._execute_raw("ROLLBACK", {})
+            except StoreError:
+                pass
+            raise
+        self._in_tx = False
+        self._execute_raw("COMMIT", {})
+
+
+def check_label(name: str, allowed: tuple[str, ...], what: str) -> str:
+    """Labels cannot be parameters in Cypher; only names from the schema's fixed lists are formatted in."""
+    if name not in allowed:
+        raise StoreError(f"unknown {what} {name!r}")
+    return name

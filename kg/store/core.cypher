@@ -1,0 +1,109 @@
+// name: nodes_existing
+// Which of these ids are already in the graph (journal replay is idempotent by id).
+MATCH (n:Node) WHERE n.id IN $ids RETURN n.id AS id
+
+// name: node_create
+// One knowledge node. Created one statement per node: in kuzu 0.11.3 a multi-row `UNWIND ... CREATE` into a
+// table with a full-text index leaves that index wrong for the rest of the process (correct after reopen).
+CREATE (n:Node {id: $id, kind: $kind, entry_type: $entry_type, text: $text, details: $details,
+  action: $action, category: $category, priority: $priority, status: $status, area: $area, source: $source,
+  pattern_key: $pattern_key, session: $session, files: $files, tags: $tags, error_text: $error_text,
+  context: $context, reproducible: $reproducible, user_context: $user_context, complexity: $complexity,
+  frequency: $frequency, redactions: $redactions, created_at: $created_at, updated_at: $created_at,
+  reinforced_at: $created_at, pinned: false, stale: false, tokens: $tokens})
+
+// name: sessions_touch
+// Sessions are made on first use; a later event never moves the start.
+UNWIND $rows AS r
+MERGE (s:Session {id: r.id})
+ON CREATE SET s.started_at = r.at, s.source = r.source
+
+// name: patterns_by_key
+MATCH (p:Node) WHERE p.kind = 'pattern' AND p.pattern_key IN $keys
+RETURN p.id AS id, p.pattern_key AS key
+
+// name: pattern_members_add
+// An event joins its pattern; the pattern is reinforced by it.
+UNWIND $rows AS r
+MATCH (p:Node {id: r.pattern}), (e:Node {id: r.event})
+MERGE (p)-[d:derived_from]->(e)
+ON CREATE SET d.created_at = r.at, d.manual = false, d.score = 1.0, d.reason = r.reason
+SET p.reinforced_at = CASE WHEN p.reinforced_at IS NULL OR p.reinforced_at < r.at THEN r.at ELSE p.reinforced_at END,
+    p.updated_at = r.at
+
+// name: pattern_stats
+// Recurrence, distinct sessions, first and last seen of the patterns with these keys: derived from the
+// member events, never stored. Two grouping stages on purpose: in kuzu 0.11.3 a DISTINCT aggregate beside
+// other aggregates in one RETURN nulls them, and `$list IS NULL` on a list parameter crashes the process.
+MATCH (p:Node)-[:derived_from]->(e:Node)
+WHERE p.kind = 'pattern' AND e.kind = 'event' AND p.pattern_key IN $keys
+WITH p, e.session AS s, count(e) AS n, min(e.created_at) AS a, max(e.created_at) AS b
+RETURN p.id AS id, p.pattern_key AS key, p.text AS text, p.status AS status,
+       CAST(sum(n) AS INT64) AS recurrence, count(s) AS sessions, min(a) AS first_seen, max(b) AS last_seen
+ORDER BY recurrence DESC, last_seen DESC, id
+
+// name: pattern_stats_all
+// The same for every pattern.
+MATCH (p:Node)-[:derived_from]->(e:Node)
+WHERE p.kind = 'pattern' AND e.kind = 'event'
+WITH p, e.session AS s, count(e) AS n, min(e.created_at) AS a, max(e.created_at) AS b
+RETURN p.id AS id, p.pattern_key AS key, p.text AS text, p.status AS status,
+       CAST(sum(n) AS INT64) AS recurrence, count(s) AS sessions, min(a) AS first_seen, max(b) AS last_seen
+ORDER BY recurrence DESC, last_seen DESC, id
+LIMIT $limit
+
+// name: node_get
+MATCH (n:Node {id: $id}) RETURN n
+
+// name: node_edges
+// Both directions, every edge type.
+MATCH (n:Node {id: $id})-[r]->(m:Node)
+RETURN 'out' AS direction, label(r) AS type, m.id AS other, m.kind AS other_kind, m.text AS other_text,
+       r.created_at AS created_at, r.manual AS manual, r.score AS score, r.reason AS reason
+UNION ALL
+MATCH (n:Node {id: $id})<-[r]-(m:Node)
+RETURN 'in' AS direction, label(r) AS type, m.id AS other, m.kind AS other_kind, m.text AS other_text,
+       r.created_at AS created_at, r.manual AS manual, r.score AS score, r.reason AS reason
+
+// name: nodes_list
+MATCH (n:Node)
+WHERE ($kind IS NULL OR n.kind = $kind)
+  AND ($entry_type IS NULL OR n.entry_type = $entry_type)
+  AND ($status IS NULL OR n.status = $status)
+  AND ($priority IS NULL OR n.priority = $priority)
+  AND ($area IS NULL OR n.area = $area)
+  AND ($since IS NULL OR n.created_at >= $since)
+RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.status AS status,
+       n.priority AS priority, n.area AS area, n.category AS category, n.session AS session,
+       n.pattern_key AS pattern_key, n.created_at AS created_at
+ORDER BY n.created_at DESC, n.id DESC
+LIMIT $limit
+
+// name: count_by_kind
+MATCH (n:Node) RETURN n.kind AS kind, n.entry_type AS entry_type, n.status AS status, count(*) AS n
+
+// name: count_edges
+MATCH ()-[r]->() RETURN label(r) AS type, count(*) AS n
+
+// name: count_sessions
+MATCH (s:Session) RETURN count(s) AS n
+
+// name: pending_high
+MATCH (n:Node)
+WHERE n.kind = 'event' AND n.status = 'pending' AND n.priority IN $priorities
+RETURN n.id AS id, n.text AS text, n.priority AS priority, n.area AS area, n.created_at AS created_at
+ORDER BY n.created_at DESC, n.id DESC
+LIMIT $limit
+
+// name: status_set
+MATCH (n:Node {id: $id}) SET n.status = $status, n.updated_at = $at RETURN n.id AS id
+
+// name: nodes_all
+// Every knowledge node, for export.
+MATCH (n:Node) RETURN n ORDER BY n.created_at, n.id
+
+// name: edges_all
+MATCH (a:Node)-[r]->(b:Node)
+RETURN a.id AS src, b.id AS dst, label(r) AS type, r.created_at AS created_at, r.manual AS manual,
+       r.score AS score, r.reason AS reason
+ORDER BY created_at, src, dst

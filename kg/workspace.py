@@ -1,0 +1,451 @@
+"""The workspace: where the graph and the memory files live, and the public API that works on them.
+
+A workspace is a folder holding the agent's instruction files and `memory/`. It is found the way git finds
+`.git`: named by `--workspace`/`KG_WORKSPACE`, else the nearest folder at or above the current directory that
+has `memory/.kg/`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg import clock, files
+from kg.entries import choice, prepare
+from kg.errors import KgError, NoWorkspace, NotFound, RulesError, StoreError, UsageError
+from kg.journal import Journal
+from kg.policy import RuleSet
+from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, Row, Store, check_label
+from kg.text import clean, index_tokens
+
+ENV_WORKSPACE = "KG_WORKSPACE"
+ENV_LOCK_TIMEOUT = "KG_LOCK_TIMEOUT"
+MARKER = Path("memory") / ".kg"
+GRAPH_FILE = "graph.kuzu"
+
+
+def find_root(explicit: str | os.PathLike[str] | None = None, *, start: Path | None = None) -> Path:
+    """Resolve the workspace folder, or say how to make one."""
+    named = explicit or os.environ.get(ENV_WORKSPACE)
+    if named:
+        root = Path(named).expanduser().resolve()
+        if not (root / MARKER).is_dir():
+            raise NoWorkspace(f"{root} is not a kg workspace: run `kg init {root}` to make one")
+        return root
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / MARKER).is_dir():
+            return folder
+    raise NoWorkspace(
+        f"no kg workspace at or above {here}: run `kg init` here, or name one with --workspace/-w or "
+        f"{ENV_WORKSPACE}"
+    )
+
+
+def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = None) -> Workspace:
+    """Make (or re-open) a workspace at `path`: the memory folders and an empty graph. Idempotent."""
+    root = Path(path).expanduser().resolve()
+    try:
+        for sub in (MARKER, Path("memory") / "sessions", Path("memory") / "skills"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the workspace at {root}: {exc.strerror}; choose a folder you can "
+                         "write to") from None
+    ws = Workspace(root, rules_dir=rules_dir)
+    with ws.store():
+        pass
+    return ws
+
+
+def open_workspace(path: str | os.PathLike[str] | None = None, *, rules_dir: Path | None = None) -> Workspace:
+    """The workspace at `path`, or the one found from the current directory."""
+    return Workspace(find_root(path), rules_dir=rules_dir)
+
+
+@dataclass(frozen=True)
+class LogResult:
+    id: str
+    kind: str
+    summary: str
+    created_at: str
+    redacted: tuple[str, ...]
+    applied: bool
+    pattern_key: str | None = None
+    pattern: dict[str, Any] | None = None
+    daily_log: str = ""
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "kind": self.kind, "summary": self.summary, "created_at": self.created_at,
+            "redacted": list(self.redacted), "applied": self.applied, "pattern_key": self.pattern_key,
+            "pattern": self.pattern, "daily_log": self.daily_log, "note": self.note,
+        }
+
+
+@dataclass
+class DrainReport:
+    applied: int = 0
+    skipped: int = 0
+    torn: int = 0
+    ids: list[str] = field(default_factory=list)
+
+
+class Workspace:
+    """One agent workspace. Every method opens the graph, works and closes it again, unless the workspace
+    is used as a context manager (`with ws:`), which holds the graph open (and other processes out) for a
+    batch of calls."""
+
+    def __init__(self, root: Path, *, rules_dir: Path | None = None):
+        self.root = root
+        self.memory = root / "memory"
+        self.kg_dir = root / MARKER
+        self.graph_path = self.kg_dir / GRAPH_FILE
+        self.rules = RuleSet(rules_dir=rules_dir, workspace_overrides=self._read_overrides(),
+                             workspace_source=str(root / "kg.toml"))
+        self._held: Store | None = None
+        self._held_cm: Any = None
+        self._journal: Journal | None = None
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+    def _read_overrides(self) -> dict[str, Any]:
+        path = self.root / "kg.toml"
+        if not path.exists():
+            return {}
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise RulesError(f"{path}: not valid TOML: {exc}") from None
+        unknown = set(data) - {"rules"}
+        if unknown:
+            raise RulesError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; only [rules.NAME] "
+                             "tables are read")
+        return data.get("rules", {})
+
+    @property
+    def policy(self):
+        return self.rules.policy
+
+    @property
+    def lock_timeout(self) -> float:
+        env = os.environ.get(ENV_LOCK_TIMEOUT)
+        if env:
+            try:
+                return max(0.0, float(env))
+            except ValueError:
+                raise UsageError(f"{ENV_LOCK_TIMEOUT}={env!r} is not a number of seconds") from None
+        return self.policy.lock_timeout
+
+    @property
+    def journal(self) -> Journal:
+        if self._journal is None:
+            self._journal = Journal(self.kg_dir, timeout=self.lock_timeout)
+        return self._journal
+
+    # -- the graph ----------------------------------------------------------------------------------------
+    @contextmanager
+    def store(self) -> Iterator[Store]:
+        """The open graph, with the journal drained into it first."""
+        if self._held is not None:
+            self._drain(self._held)
+            yield self._held
+            return
+        with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", lock_timeout=self.lock_timeout,
+                        queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None) as st:
+            self._drain(st)
+            yield st
+
+    def __enter__(self) -> Workspace:
+        cm = self.store()
+        self._held = cm.__enter__()
+        self._held_cm = cm
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        cm, self._held, self._held_cm = self._held_cm, None, None
+        if cm is not None:
+            cm.__exit__(*exc)
+
+    def drain(self) -> DrainReport:
+        """Apply every acknowledged write still waiting in the journal."""
+        with self.store():
+            pass
+        return self._last_drain
+
+    _last_drain = DrainReport()
+
+    def _drain(self, st: Store) -> DrainReport:
+        report = DrainReport()
+        if self.journal.has_pending():
+            for pending in self.journal.take():
+                report.torn += pending.skipped
+                done = self._apply(st, pending.records)
+                report.applied += len(done)
+                report.skipped += len(pending.records) - len(done)
+                report.ids.extend(done)
+                self.journal.done(pending)
+        self._last_drain = report
+        return report
+
+    def _apply(self, st: Store, records: list[dict[str, Any]]) -> list[str]:
+        logs = [r for r in records if r.get("op") == "log"]
+        if not logs:
+            return []
+        existing = {row["id"] for row in st.run("nodes_existing", ids=[r["id"] for r in logs])}
+        new = [r for r in logs if r["id"] not in existing]
+        if not new:
+            return []
+        with st.transaction():
+            for rec in new:
+                f = rec["fields"]
+                st.run("node_create", id=rec["id"], kind="event", entry_type=f["entry_type"], text=f["text"],
+                       details=f.get("details"), action=f.get("action"), category=f.get("category"),
+                       priority=f["priority"], status=f["status"], area=f.get("area"), source=f.get("source"),
+                       pattern_key=f.get("pattern_key"), session=f.get("session"), files=f.get("files") or [],
+                       tags=f.get("tags") or [], error_text=f.get("error_text"), context=f.get("context"),
+                       reproducible=f.get("reproducible"), user_context=f.get("user_context"),
+                       complexity=f.get("complexity"), frequency=f.get("frequency"),
+                       redactions=list(rec.get("redacted", [])), created_at=_ts(f["created_at"]),
+                       tokens=f["tokens"])
+            sessions = {}
+            for rec in new:
+                f = rec["fields"]
+                if f.get("session") and f["session"] not in sessions:
+                    sessions[f["session"]] = {"id": f["session"], "at": _ts(f["created_at"]),
+                                              "source": f.get("source")}
+            if sessions:
+                st.run("sessions_touch", rows=list(sessions.values()))
+            self._attach_patterns(st, [r for r in new if r["fields"].get("pattern_key")])
+        return [r["id"] for r in new]
+
+    def _attach_patterns(self, st: Store, records: list[dict[str, Any]]) -> None:
+        """A log whose Pattern-Key exists joins that pattern; a new key makes the pattern."""
+        if not records:
+            return
+        keys = sorted({r["fields"]["pattern_key"] for r in records})
+        known = {row["key"]: row["id"] for row in st.run("patterns_by_key", keys=keys)}
+        for rec in records:
+            key = rec["fields"]["pattern_key"]
+            if key in known:
+                continue
+            at = _ts(rec["fields"]["created_at"])
+            with self.journal.locked():
+                (pid,) = self.journal.allocate(self.policy.node_prefix["pattern"], f"{at:%Y%m%d}")
+            st.run("node_create", **_node_params(pid, "pattern", rec["fields"]["text"], at, pattern_key=key,
+                                                 area=rec["fields"].get("area"),
+                                                 priority=rec["fields"]["priority"]))
+            known[key] = pid
+        rows = [{"pattern": known[r["fields"]["pattern_key"]], "event": r["id"],
+                 "at": _ts(r["fields"]["created_at"]), "reason": "same pattern key"} for r in records]
+        st.run("pattern_members_add", rows=rows)
+
+    # -- writing ------------------------------------------------------------------------------------------
+    def log(self, kind: str, summary: str, *, now: datetime | str | None = None, session: str | None = None,
+            apply: bool = True, **fields: Any) -> LogResult:
+        """Record a learning, error or feature request.
+
+        The entry is validated, redacted and made durable in the journal before this returns; then it is
+        applied to the graph (unless another process holds the graph past the retry budget, in which case
+        the next kg command applies it: `applied` says which happened).
+        """
+        at = clock.now(now)
+        prepared = prepare(self.policy, self.rules.redactor, kind, summary, now=at, session=session, **fields)
+        f = prepared.fields
+        kind = f["entry_type"]
+        line = files.daily_line(self.policy, kind, f.get("category"), f["text"], at)
+        try:
+            with self.journal.locked():
+                (entry_id,) = self.journal.allocate(self.policy.entry_prefix[kind], f"{at:%Y%m%d}")
+                self.journal.append([{"op": "log", "id": entry_id, "fields": f,
+                                      "redacted": list(prepared.redactions)}])
+                daily = files.append_daily(self.memory, line, at)
+                learnings = self.root / ".learnings"
+                if learnings.is_dir():
+                    files.append_text(learnings / files.LEARNINGS_FILES[kind],
+                                      files.learnings_entry({**f, "id": entry_id}))
+        except PermissionError as exc:
+            raise StoreError(f"cannot write to the workspace ({exc.filename}): permission denied; "
+                             "check the folder's permissions") from None
+        except OSError as exc:
+            raise StoreError(f"cannot write to the workspace: {exc.strerror}") from None
+        result = LogResult(id=entry_id, kind=kind, summary=f["text"], created_at=f["created_at"],
+                           redacted=prepared.redactions, applied=False, pattern_key=f.get("pattern_key"),
+                           daily_log=str(daily.relative_to(self.root)))
+        if not apply:
+            return result
+        try:
+            with self.store() as st:
+                pattern = self._pattern_of(st, f.get("pattern_key"))
+        except KgError as exc:
+            note = (f"recorded in the journal; not yet in the graph ({exc}). The next kg command applies it.")
+            return LogResult(**{**result.as_dict(), "redacted": result.redacted, "note": note})
+        return LogResult(**{**result.as_dict(), "redacted": result.redacted, "applied": True,
+                            "pattern": pattern})
+
+    def _pattern_of(self, st: Store, key: str | None) -> dict[str, Any] | None:
+        if not key:
+            return None
+        rows = st.run("pattern_stats", keys=[key])
+        return _jsonable(rows[0]) if rows else None
+
+    def node_add(self, kind: str, text: str, *, now: datetime | str | None = None,
+                 tags: list[str] | None = None, source: str = "manual") -> dict[str, Any]:
+        """Add a lesson, principle, knowledge, pattern or event node by hand."""
+        kind = choice(kind, KNOWLEDGE_KINDS, "node type") or ""
+        at = clock.now(now)
+        body = clean(text or "", one_line=True)
+        if not body:
+            raise UsageError("the node text is empty")
+        if len(body) > self.policy.summary_max_chars:
+            raise UsageError(f"the node text is {len(body):,} characters; the limit is "
+                             f"{self.policy.summary_max_chars:,}")
+        redacted = self.rules.redactor.redact_many({"text": body, "tags": list(tags or [])})
+        fields, kinds = redacted
+        with self.store() as st:
+            with self.journal.locked():
+                (node_id,) = self.journal.allocate(self.policy.node_prefix[kind], f"{at:%Y%m%d}")
+            st.run("node_create", **_node_params(node_id, kind, fields["text"], at, tags=fields["tags"],
+                                                 source=source, redactions=list(kinds)))
+        return {"id": node_id, "kind": kind, "text": fields["text"], "created_at": at.isoformat(),
+                "redacted": list(kinds)}
+
+    def edge_add(self, src: str, dst: str, edge_type: str, *, now: datetime | str | None = None,
+                 reason: str | None = None) -> dict[str, Any]:
+        """Join two nodes by a typed edge (manual). Duplicates and self-links are refused."""
+        edge_type = choice(edge_type, EDGE_TYPES, "edge type") or ""
+        at = clock.now(now)
+        if src == dst:
+            raise UsageError(f"an edge needs two different nodes; both ends are {src}")
+        with self.store() as st:
+            found = {r["id"] for r in st.run("nodes_existing", ids=[src, dst])}
+            for node_id in (src, dst):
+                if node_id not in found:
+                    raise NotFound(f"no node {node_id!r}: `kg list` shows the ids")
+            label = check_label(edge_type, EDGE_TYPES, "edge type")
+            dup = st.execute(f"MATCH (a:Node {{id: $src}})-[r:{label}]->(b:Node {{id: $dst}}) RETURN count(r) AS n",
+                             {"src": src, "dst": dst})
+            if dup[0]["n"]:
+                raise UsageError(f"{src} ──{edge_type}──► {dst} exists already")
+            st.execute(
+                f"MATCH (a:Node {{id: $src}}), (b:Node {{id: $dst}}) "
+                f"CREATE (a)-[:{label} {{created_at: $at, manual: true, score: 1.0, reason: $reason}}]->(b)",
+                {"src": src, "dst": dst, "at": at, "reason": clean(reason or "added by hand", one_line=True)},
+            )
+        return {"from": src, "to": dst, "type": edge_type, "created_at": at.isoformat(), "manual": True}
+
+    def resolve(self, entry_id: str, status: str, *, now: datetime | str | None = None) -> dict[str, Any]:
+        status = choice(status, self.policy.statuses, "status") or ""
+        at = clock.now(now)
+        with self.store() as st:
+            node = self._get(st, entry_id)
+            if node["kind"] != "event" or not node.get("entry_type"):
+                raise UsageError(f"{entry_id} is a {node['kind']} node; only logged entries "
+                                 "(LRN/ERR/FEAT ids) have a status")
+            st.run("status_set", id=entry_id, status=status, at=at)
+        return {"id": entry_id, "status": status, "previous": node.get("status"), "updated_at": at.isoformat()}
+
+    # -- reading ------------------------------------------------------------------------------------------
+    def _get(self, st: Store, node_id: str) -> Row:
+        rows = st.run("node_get", id=node_id)
+        if not rows:
+            raise NotFound(f"no node {node_id!r}: `kg list` shows the ids")
+        return _node_dict(rows[0]["n"])
+
+    def show(self, node_id: str) -> dict[str, Any]:
+        """A node with its edges in both directions (and, for a pattern, its derived recurrence)."""
+        with self.store() as st:
+            node = self._get(st, node_id)
+            edges = [_jsonable(e) for e in st.run("node_edges", id=node_id)]
+            if node["kind"] == "pattern":
+                node["recurrence"] = self._pattern_of(st, node.get("pattern_key"))
+        edges.sort(key=lambda e: (e["direction"], e["type"], e["other"]))
+        return {"node": _jsonable(node), "edges": edges}
+
+    def list(self, *, type: str | None = None, status: str | None = None, priority: str | None = None,
+             area: str | None = None, since: str | datetime | None = None, now: datetime | str | None = None,
+             limit: int = 50) -> list[dict[str, Any]]:
+        kind = entry_type = None
+        if type:
+            t = type.strip().lower()
+            if t in KNOWLEDGE_KINDS:
+                kind = t
+            elif t in self.policy.kinds:
+                entry_type = t
+            else:
+                raise UsageError(f"unknown type {type!r}: use one of "
+                                 f"{', '.join(KNOWLEDGE_KINDS + self.policy.kinds)}")
+        status = choice(status, self.policy.statuses, "status")
+        priority = choice(priority, self.policy.priorities, "priority")
+        since_at = None
+        if since:
+            since_at = since if isinstance(since, datetime) else clock.parse_since(since, clock.now(now))
+        if limit < 1:
+            raise UsageError("--limit must be at least 1")
+        with self.store() as st:
+            rows = st.run("nodes_list", kind=kind, entry_type=entry_type, status=status, priority=priority,
+                          area=area.lower() if area else None, since=since_at, limit=limit)
+        return [_jsonable(r) for r in rows]
+
+    def status(self, *, now: datetime | str | None = None, limit: int = 10) -> dict[str, Any]:
+        at = clock.now(now)
+        with self.store() as st:
+            counts = st.run("count_by_kind")
+            edges = st.run("count_edges")
+            sessions = st.run("count_sessions")[0]["n"]
+            high = st.run("pending_high", priorities=["critical", "high"], limit=limit)
+            patterns = st.run("pattern_stats_all", limit=limit)
+        by_kind: dict[str, int] = {k: 0 for k in KNOWLEDGE_KINDS}
+        by_entry: dict[str, int] = {}
+        by_status: dict[str, int] = {}
+        for row in counts:
+            by_kind[row["kind"]] = by_kind.get(row["kind"], 0) + row["n"]
+            if row["entry_type"]:
+                by_entry[row["entry_type"]] = by_entry.get(row["entry_type"], 0) + row["n"]
+                by_status[row["status"]] = by_status.get(row["status"], 0) + row["n"]
+        return {
+            "workspace": str(self.root),
+            "now": at.isoformat(),
+            "nodes": by_kind,
+            "entries": by_entry,
+            "entry_status": by_status,
+            "edges": {row["type"]: row["n"] for row in edges},
+            "sessions": sessions,
+            "pending_high": [_jsonable(r) for r in high],
+            "patterns": [_jsonable(p) for p in patterns],
+        }
+
+
+def _node_params(node_id: str, kind: str, text: str, at: datetime, **extra: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "id": node_id, "kind": kind, "entry_type": None, "text": text, "details": None, "action": None,
+        "category": None, "priority": None, "status": "active", "area": None, "source": "manual",
+        "pattern_key": None, "session": None, "files": [], "tags": [], "error_text": None, "context": None,
+        "reproducible": None, "user_context": None, "complexity": None, "frequency": None, "redactions": [],
+        "created_at": at, "tokens": "",
+    }
+    params.update(extra)
+    params["tokens"] = index_tokens(params["text"], params.get("details"), " ".join(params["tags"]))
+    return params
+
+
+def _ts(value: str | datetime) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+_HIDDEN = {"_id", "_label", "tokens"}
+
+
+def _node_dict(node: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in node.items() if k not in _HIDDEN}
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in row.items() if k not in _HIDDEN}
