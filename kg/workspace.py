@@ -19,7 +19,7 @@ from typing import Any
 from kg import clock, files
 from kg.entries import choice, prepare
 from kg.errors import KgError, NoWorkspace, NotFound, RulesError, StoreError, UsageError
-from kg.journal import Journal
+from kg.journal import Journal, write_atomic
 from kg.policy import RuleSet
 from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, Row, Store, check_label
 from kg.text import clean, index_tokens
@@ -247,6 +247,25 @@ class Workspace:
                  "at": _ts(r["fields"]["created_at"]), "reason": "same pattern key"} for r in records]
         st.run("pattern_members_add", rows=rows)
 
+    # -- the current session ------------------------------------------------------------------------------
+    @property
+    def _session_file(self) -> Path:
+        return self.kg_dir / "current-session"
+
+    def current_session(self) -> str | None:
+        """The session later logs default to (set by `kg session start`), or None."""
+        try:
+            value = self._session_file.read_text(encoding="utf-8").strip()
+        except (FileNotFoundError, UnicodeDecodeError):
+            return None
+        return value or None
+
+    def set_current_session(self, session_id: str | None) -> None:
+        if session_id is None:
+            self._session_file.unlink(missing_ok=True)
+        else:
+            write_atomic(self._session_file, session_id.encode("utf-8"))
+
     # -- writing ------------------------------------------------------------------------------------------
     def log(self, kind: str, summary: str, *, now: datetime | str | None = None, session: str | None = None,
             apply: bool = True, **fields: Any) -> LogResult:
@@ -257,6 +276,7 @@ class Workspace:
         the next kg command applies it: `applied` says which happened).
         """
         at = clock.now(now)
+        session = session or self.current_session()
         prepared = prepare(self.policy, self.rules.redactor, kind, summary, now=at, session=session, **fields)
         f = prepared.fields
         kind = f["entry_type"]

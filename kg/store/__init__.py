@@ -24,7 +24,7 @@ from typing import Any
 from kg.errors import SchemaError, StoreError
 from kg.store import queries as _queries
 from kg.store.lock import FileLock
-from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, MIGRATIONS
+from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, migrations
 
 __all__ = ["Store", "EDGE_TYPES", "KNOWLEDGE_KINDS", "Row"]
 
@@ -122,7 +122,7 @@ class Store:
         return sorted(r["key"].split(":", 1)[1] for r in rows)
 
     def _check_version(self) -> None:
-        known = [name for name, _ in MIGRATIONS]
+        known = [name for name, _ in migrations()]
         applied = self.applied_migrations()
         unknown = sorted(set(applied) - set(known))
         if unknown:
@@ -139,12 +139,12 @@ class Store:
 
     def _migrate(self) -> None:
         self._execute_raw(META_DDL, {})
-        known = [name for name, _ in MIGRATIONS]
+        known = [name for name, _ in migrations()]
         applied = set(self.applied_migrations())
         unknown = sorted(applied - set(known))
         if unknown:
             self._check_version()
-        for name, statements in MIGRATIONS:
+        for name, statements in migrations():
             if name in applied:
                 continue
             try:

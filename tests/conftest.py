@@ -1,0 +1,71 @@
+"""Shared fixtures: every test gets a clean environment; a real Kùzu workspace lives in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def shared_data_dir() -> Path:
+    """../shared/data beside the repository (CI lays it there), or KG_SHARED_DATA."""
+    env = os.environ.get("KG_SHARED_DATA")
+    return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("KG_WORKSPACE", "KG_NOW", "KG_SESSION", "KG_LOCK_TIMEOUT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    path = shared_data_dir()
+    assert path.is_dir(), f"shared data not found at {path}: set KG_SHARED_DATA"
+    return path
+
+
+@pytest.fixture
+def ws(tmp_path: Path):
+    import kg
+
+    return kg.init_workspace(tmp_path / "ws")
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self):
+        import json
+
+        return json.loads(self.stdout)
+
+
+@pytest.fixture
+def run_kg(ws):
+    """Run the real `kg` app in-process against the test workspace: run_kg("log error 'x' --json")."""
+    from kg.cli.app import app
+
+    runner = CliRunner()
+
+    def run(args: str | list[str], *, workspace: Path | None = None, input: str | None = None,
+            env: dict[str, str] | None = None) -> CliResult:
+        argv = shlex.split(args) if isinstance(args, str) else list(args)
+        target = workspace if workspace is not None else ws.root
+        result = runner.invoke(app, ["-w", str(target), *argv] if target else argv, input=input, env=env)
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return CliResult(result.exit_code, result.stdout, result.stderr)
+
+    return run
