@@ -1,0 +1,345 @@
+"""Find what a session transcript teaches: corrections, requests, preferences, errors.
+
+Pure functions over a parsed Transcript and the frozen rules. Only the user's own
+words are read for learnings: harness output, fenced code, quoted lines and pasted
+logs are removed first, and tool results are never the user speaking. Findings are
+deduplicated per session, capped, and redacted before they leave this module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+from .parse import Transcript, Turn
+from .rules import PRIORITIES, Detector, ReflectRules
+from .signature import normalise, salient_line, signature
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # learning | error | feature | preference
+    category: str  # correction, knowledge_gap, best_practice, feature_request, preference, error
+    summary: str
+    details: str
+    evidence: str  # the line that triggered it, trimmed
+    position: str  # "line 42" / "turn 7"
+    pattern_key: str | None
+    area: str | None
+    priority: str
+    source: str
+    tool_calls_in_task: int
+    occurrences: int = 1
+    command: str | None = None
+    error_text: str | None = None
+    turn: int = 0  # index of the turn it came from
+
+
+@dataclass(frozen=True)
+class Task:
+    """The work between one thing the user said and the next."""
+
+    index: int
+    turn: int  # index of the user turn that started it (-1: before any)
+    position: str
+    request: str
+    tool_calls: int
+
+
+@dataclass(frozen=True)
+class Reflection:
+    findings: tuple[Finding, ...]
+    tasks: tuple[Task, ...]
+    skill_candidates: tuple[Task, ...]
+    dropped_by_cap: int
+    duplicates: int
+
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_RANK = {p: i for i, p in enumerate(PRIORITIES)}
+
+
+# --- what the user said -----------------------------------------------------------------
+
+
+def is_harness(text: str, rules: ReflectRules) -> bool:
+    head = text.lstrip()
+    return any(head.startswith(p) for p in rules.quoting.harness_prefixes)
+
+
+def is_speaking_user(turn: Turn, rules: ReflectRules) -> bool:
+    return turn.role == "user" and bool(turn.text.strip()) and not is_harness(turn.text, rules)
+
+
+def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
+    """(offset, line) for the lines that are the user's own words, not pasted or quoted text."""
+    q = rules.quoting
+    lines = text.splitlines()
+    keep = [True] * len(lines)
+    fenced = False
+    for i, line in enumerate(lines):
+        if q.drop_fenced_code and _FENCE.match(line):
+            keep[i] = False
+            fenced = not fenced
+            continue
+        if fenced or line.lstrip().startswith(q.quote_prefixes) or not line.strip():
+            keep[i] = False
+    # Runs of log-looking lines are pasted output.
+    run: list[int] = []
+    for i, line in enumerate([*lines, ""]):
+        if i < len(lines) and keep[i] and any(p.search(line) for p in q.log_line_patterns):
+            run.append(i)
+            continue
+        if len(run) >= q.log_block_min_lines:
+            for j in run:
+                keep[j] = False
+        run = []
+    return [(i, lines[i].strip()) for i in range(len(lines)) if keep[i]]
+
+
+def _match(detector: Detector, line: str) -> re.Match[str] | None:
+    for m in detector.matchers:
+        hit = m.search(line)
+        if hit:
+            return hit
+    return None
+
+
+def _evidence(line: str, hit: re.Match[str], limit: int) -> str:
+    if len(line) <= limit:
+        return line
+    start = 0
+    for s in _SENTENCE_END.finditer(line):
+        if s.end() <= hit.start():
+            start = s.end()
+    return _trim(line[start:], limit)
+
+
+def _trim(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# --- errors --------------------------------------------------------------------------
+
+
+def is_error_result(turn: Turn, rules: ReflectRules) -> bool:
+    """A tool result that failed. A flag in the transcript is trusted; without one, the text decides."""
+    if turn.role != "tool":
+        return False
+    if any(p in turn.text[:500] for p in rules.errors.ignore_patterns):
+        return False
+    if turn.is_error is not None:
+        return turn.is_error
+    head = turn.text[:4000]
+    return any(p.search(head) for p in rules.errors.flag_patterns)
+
+
+# --- tasks ---------------------------------------------------------------------------
+
+
+def task_of_turns(transcript: Transcript, rules: ReflectRules) -> tuple[list[int], list[Task]]:
+    """The task index of every turn, and the tasks with their tool-call counts."""
+    owner: list[int] = []
+    tasks: list[Task] = []
+    current = -1
+    counts: list[int] = []
+    for turn in transcript.turns:
+        if is_speaking_user(turn, rules):
+            current = len(tasks)
+            first = next((ln for _, ln in own_lines(turn.text, rules)), turn.text.strip().splitlines()[0])
+            tasks.append(Task(current, turn.index, turn.position, _trim(first, 120), 0))
+            counts.append(0)
+        elif current == -1 and not tasks:
+            tasks.append(Task(0, -1, turn.position, "", 0))
+            counts.append(0)
+            current = 0
+        if turn.role == "assistant" and turn.tool_name:
+            counts[current] += 1
+        owner.append(current)
+    tasks = [replace(t, tool_calls=counts[t.index]) for t in tasks]
+    return owner, tasks
+
+
+# --- detection -----------------------------------------------------------------------
+
+
+def _area(rules: ReflectRules, *texts: str | None) -> str | None:
+    for name, pattern in rules.areas:
+        if any(t and pattern.search(t) for t in texts):
+            return name
+    return None
+
+
+def _last_assistant_words(turns: tuple[Turn, ...], before: int) -> str:
+    for t in reversed(turns[:before]):
+        if t.role == "assistant" and t.text.strip():
+            lines = [ln.strip() for ln in t.text.strip().splitlines() if ln.strip()]
+            return lines[-1] if lines else ""
+    return ""
+
+
+def _learnings(
+    transcript: Transcript, rules: ReflectRules, owner: list[int], tasks: list[Task]
+) -> Iterable[Finding]:
+    lim = rules.limits
+    has_assistant = any(t.role == "assistant" for t in transcript.turns)
+    seen_assistant = False
+    for turn in transcript.turns:
+        if turn.role == "assistant":
+            seen_assistant = True
+        if turn.role not in ("user", "assistant") or not turn.text.strip():
+            continue
+        if turn.role == "user" and not is_speaking_user(turn, rules):
+            continue
+        lines = own_lines(turn.text, rules)
+        kinds_done: set[str] = set()
+        for det in rules.detectors:
+            if turn.role not in det.roles or det.kind in kinds_done:
+                continue
+            if det.requires_prior_assistant and has_assistant and not seen_assistant:
+                continue
+            for offset, line in lines:
+                hit = _match(det, line)
+                if not hit:
+                    continue
+                kinds_done.add(det.kind)
+                evidence = _evidence(line, hit, lim.evidence_chars)
+                words = "\n".join(ln for _, ln in lines)
+                context = _last_assistant_words(transcript.turns, turn.index) if turn.role == "user" else ""
+                details = f"User said: {_trim(words, 1000)}"
+                if context:
+                    details += f"\nAfter the assistant said: {_trim(context, 300)}"
+                yield Finding(
+                    kind=det.kind,
+                    category=det.category,
+                    summary=_trim(evidence, lim.summary_chars),
+                    details=details,
+                    evidence=evidence,
+                    position=f"line {turn.line + offset}" if turn.line is not None else turn.position,
+                    pattern_key=None,
+                    area=_area(rules, words),
+                    priority=det.priority,
+                    source=det.source,
+                    tool_calls_in_task=tasks[owner[turn.index]].tool_calls if owner[turn.index] >= 0 else 0,
+                    turn=turn.index,
+                )
+                break
+
+
+def _errors(
+    transcript: Transcript, rules: ReflectRules, owner: list[int], tasks: list[Task]
+) -> Iterable[Finding]:
+    er, lim = rules.errors, rules.limits
+    for turn in transcript.turns:
+        if not is_error_result(turn, rules):
+            continue
+        sig = signature(turn.tool_name, turn.text, turn.tool_input, er.classes)
+        line = salient_line(turn.text) or "(no message)"
+        tool = turn.tool_name or "tool"
+        details = f"Tool: {tool}"
+        if turn.tool_input:
+            details += f"\nCommand: {_trim(turn.tool_input, 500)}"
+        if sig.exit_code is not None:
+            details += f"\nExit code: {sig.exit_code}"
+        details += f"\nError: {_trim(line, 500)}"
+        yield Finding(
+            kind=er.kind,
+            category=er.category,
+            summary=_trim(f"{tool} failed: {line}", lim.summary_chars),
+            details=details,
+            evidence=_trim(line, lim.evidence_chars),
+            position=turn.position,
+            pattern_key=sig.pattern_key,
+            area=_area(rules, turn.tool_input, line),
+            priority=er.priority,
+            source=er.source,
+            tool_calls_in_task=tasks[owner[turn.index]].tool_calls if owner[turn.index] >= 0 else 0,
+            command=turn.tool_input,
+            error_text=turn.text[:2000],
+            turn=turn.index,
+        )
+
+
+def redactor(rules: ReflectRules) -> Callable[[str], str]:
+    r = rules.redact
+
+    def sub(m: re.Match[str]) -> str:
+        keep = m.groupdict().get("keep") or ""
+        return keep + r.replacement
+
+    def redact(text: str) -> str:
+        for pattern in r.patterns:
+            text = pattern.sub(sub, text)
+        return text
+
+    return redact
+
+
+def _redacted(f: Finding, redact: Callable[[str], str]) -> Finding:
+    return replace(
+        f,
+        summary=redact(f.summary),
+        details=redact(f.details),
+        evidence=redact(f.evidence),
+        command=redact(f.command) if f.command else f.command,
+        error_text=redact(f.error_text) if f.error_text else f.error_text,
+    )
+
+
+def _dedupe_key(f: Finding) -> tuple[str, str, str]:
+    return (f.kind, f.category, f.pattern_key or normalise(f.evidence))
+
+
+def reflect(
+    transcript: Transcript, rules: ReflectRules, *, redact: Callable[[str], str] | None = None
+) -> Reflection:
+    """Findings, tasks and skill candidates of one session.
+
+    `redact` scrubs every text field; by default the [redact] patterns of the rules.
+    Pass the workspace's redactor to apply the same secret rules as everything stored.
+    """
+    owner, tasks = task_of_turns(transcript, rules)
+    redact = redact or redactor(rules)
+    raw = [*_learnings(transcript, rules, owner, tasks), *_errors(transcript, rules, owner, tasks)]
+    raw.sort(key=lambda f: f.turn)
+
+    merged: dict[tuple[str, str, str], Finding] = {}
+    for f in raw:
+        f = _redacted(f, redact)
+        key = _dedupe_key(f)
+        if key in merged:
+            first = merged[key]
+            merged[key] = replace(first, occurrences=first.occurrences + 1)
+        else:
+            merged[key] = f
+    unique = []
+    for f in merged.values():
+        if f.kind == "error" and f.occurrences >= rules.errors.repeat_threshold:
+            f = replace(f, priority=rules.errors.repeat_priority)
+        if f.occurrences > 1:
+            f = replace(f, details=f"{f.details}\nSeen {f.occurrences} times in this session")
+        unique.append(f)
+
+    lim = rules.limits
+    ranked = sorted(unique, key=lambda f: (-_RANK[f.priority], f.turn))
+    per_kind: dict[str, int] = {}
+    kept = []
+    for f in ranked:
+        if per_kind.get(f.kind, 0) >= lim.max_per_kind or len(kept) >= lim.max_findings_per_session:
+            continue
+        per_kind[f.kind] = per_kind.get(f.kind, 0) + 1
+        kept.append(f)
+    kept.sort(key=lambda f: f.turn)
+
+    candidates = tuple(t for t in tasks if t.tool_calls >= lim.skill_candidate_min_tool_calls)
+    return Reflection(tuple(kept), tuple(tasks), candidates, len(unique) - len(kept), len(raw) - len(unique))
+
+
+def detect(
+    transcript: Transcript, rules: ReflectRules, *, redact: Callable[[str], str] | None = None
+) -> list[Finding]:
+    """The findings of one session, deduplicated, capped and redacted."""
+    return list(reflect(transcript, rules, redact=redact).findings)

@@ -1,0 +1,486 @@
+"""Read session transcripts of several tools into one model of turns.
+
+Formats: Claude Code JSONL (plain or gzipped), OpenAI-style messages JSON (a list,
+`{"messages": [...]}`, or one message per line), SpecStory markdown (Cursor) and
+plain text. Damaged parts (truncated JSONL lines, unknown record types) are
+skipped and counted; input that is not a transcript at all raises TranscriptError.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import re
+import zlib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("claude-code", "openai", "specstory", "text")
+ROLES = ("user", "assistant", "tool", "system")
+
+# Claude Code records that carry no conversation: ignored without counting as skipped.
+CLAUDE_QUIET_TYPES = frozenset(
+    {
+        "progress",
+        "file-history-snapshot",
+        "queue-operation",
+        "summary",
+        "system",
+        "attachment",
+        "custom-title",
+    }
+)
+# Tool input keys that hold what was run, in order of preference.
+COMMAND_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query")
+
+_SPECSTORY_HEADING = re.compile(r"^_\*\*(User|Assistant|Agent)\b[^*]*\*\*_\s*$")
+_TEXT_ROLE = re.compile(
+    r"^\s*(?:\*\*)?(user|human|me|you|assistant|ai|claude|gpt|chatgpt|agent|model|bot|system|tool|用户|助手)"
+    r"(?:\*\*)?\s*[:：]\s?(.*)$",
+    re.IGNORECASE,
+)
+_TEXT_ROLE_MAP = {
+    "user": "user",
+    "human": "user",
+    "me": "user",
+    "用户": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "claude": "assistant",
+    "gpt": "assistant",
+    "chatgpt": "assistant",
+    "agent": "assistant",
+    "model": "assistant",
+    "bot": "assistant",
+    "you": "assistant",
+    "助手": "assistant",
+    "system": "system",
+    "tool": "tool",
+}
+
+
+class TranscriptError(ValueError):
+    """The input is not a transcript this reader understands; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    index: int
+    role: str  # user | assistant | tool | system
+    text: str
+    timestamp: str | None = None
+    tool_name: str | None = None
+    tool_input: str | None = None  # the command (or path, query) a tool call ran
+    is_error: bool | None = None  # None: the format does not say
+    position: str = ""  # "line 42" or "turn 7"
+    line: int | None = None  # first line of `text` in the source, when it is line-addressable
+
+
+@dataclass(frozen=True)
+class Transcript:
+    format: str
+    turns: tuple[Turn, ...]
+    skipped: dict[str, int] = field(default_factory=dict)
+    session_hint: str | None = None
+
+
+def read_transcript(path: str | Path, *, format: str | None = None, stdin: Any = None) -> Transcript:
+    """Read PATH (or '-' for stdin bytes) and parse it. The only function here that does I/O."""
+    if str(path) == "-":
+        import sys
+
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        return parse_bytes(stream.read(), format=format, name="<stdin>")
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except IsADirectoryError:
+        raise TranscriptError(f"{p} is a folder: give one transcript file, or '-' to read stdin") from None
+    except FileNotFoundError:
+        raise TranscriptError(f"{p} does not exist: check the path") from None
+    hint = p.name.split(".")[0] or None
+    t = parse_bytes(data, format=format, name=str(p))
+    if t.session_hint is None and hint:
+        t = Transcript(t.format, t.turns, t.skipped, hint)
+    return t
+
+
+def decode(data: bytes, name: str = "input") -> str:
+    """Bytes to text: gunzip if gzipped, refuse binary, tolerate a few bad bytes."""
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error):
+            data = _gunzip_partial(data)
+            if not data:
+                raise TranscriptError(
+                    f"{name} is a damaged gzip file: unpack it with `gunzip` to see what is left"
+                ) from None
+    sample = data[:8192]
+    if b"\x00" in sample:
+        raise TranscriptError(
+            f"{name} looks binary (it has NUL bytes): give a transcript as JSONL, JSON, markdown or text"
+        )
+    text = data.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd")
+    if bad and bad > max(8, len(text) // 100):
+        raise TranscriptError(
+            f"{name} is not UTF-8 text ({bad} undecodable bytes): convert it with `iconv -t utf-8` first"
+        )
+    return text.removeprefix("\ufeff")
+
+
+def _gunzip_partial(data: bytes) -> bytes:
+    """What a truncated gzip stream still yields."""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        return d.decompress(data)
+    except zlib.error:
+        return b""
+
+
+def parse_bytes(data: bytes, *, format: str | None = None, name: str = "input") -> Transcript:
+    if format is not None and format not in FORMATS:
+        raise TranscriptError(f"unknown format {format!r}: use one of {', '.join(FORMATS)}")
+    return parse_text(decode(data, name), format=format, name=name)
+
+
+def parse_text(text: str, *, format: str | None = None, name: str = "input") -> Transcript:
+    if not text.strip():
+        return Transcript(format or "text", (), {"empty input": 1})
+    fmt = format or detect_format(text, name)
+    return {
+        "claude-code": parse_claude_code,
+        "openai": parse_openai,
+        "specstory": parse_specstory,
+        "text": parse_plain,
+    }[fmt](text)
+
+
+def detect_format(text: str, name: str = "input") -> str:
+    head = text.lstrip()[:1]
+    if head in "[{":
+        first = next(line for line in text.splitlines() if line.strip())
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None
+        if whole is not None:
+            if _openai_messages(whole) is not None:
+                return "openai"
+            if isinstance(whole, dict) and ("type" in whole or "message" in whole):
+                return "claude-code"
+            raise TranscriptError(
+                f"{name} is JSON but not a transcript I know (expected OpenAI-style messages or Claude Code "
+                "records): name the format with --format"
+            )
+        try:
+            record = json.loads(first)
+        except json.JSONDecodeError:
+            record = None
+        if isinstance(record, dict):
+            if "role" in record and "type" not in record:
+                return "openai"
+            return "claude-code"
+        if len(text.splitlines()) > 1 or head == "{":
+            # A first line that is broken JSON: most likely JSONL with a damaged first record.
+            return "claude-code"
+    if any(_SPECSTORY_HEADING.match(line) for line in text.splitlines()[:2000]):
+        return "specstory"
+    return "text"
+
+
+# --- Claude Code JSONL ---------------------------------------------------------------
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in content]
+    return []
+
+
+def _flatten(content: Any) -> str:
+    """Text of a tool result or message content, whatever its shape."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for b in content:
+            if isinstance(b, dict):
+                if "text" in b and isinstance(b["text"], str):
+                    parts.append(b["text"])
+                elif b.get("type") == "image":
+                    parts.append("[image]")
+            elif isinstance(b, str):
+                parts.append(b)
+        return "\n".join(parts)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def command_of(tool_input: Any) -> str | None:
+    if isinstance(tool_input, str):
+        return tool_input
+    if isinstance(tool_input, dict):
+        for key in COMMAND_KEYS:
+            value = tool_input.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+def parse_claude_code(text: str) -> Transcript:
+    turns: list[Turn] = []
+    skipped: Counter[str] = Counter()
+    tools: dict[str, tuple[str, str | None]] = {}
+    session: str | None = None
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError:
+            skipped["truncated or invalid JSON line"] += 1
+            continue
+        if not isinstance(rec, dict):
+            skipped["line is not a JSON object"] += 1
+            continue
+        session = session or (rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else None)
+        rtype = rec.get("type")
+        if rtype in CLAUDE_QUIET_TYPES:
+            continue
+        msg = rec.get("message")
+        if rtype not in ("user", "assistant") or not isinstance(msg, dict):
+            skipped[
+                f"unknown record type {str(rtype)[:40]!r}"
+                if rtype not in ("user", "assistant")
+                else "record without a message"
+            ] += 1
+            continue
+        ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+        pos = f"line {lineno}"
+        meta = bool(rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("isVisibleInTranscriptOnly"))
+
+        def add(role: str, body: str, *, _at: tuple = (ts, pos, lineno), **kw: Any) -> None:
+            turns.append(Turn(len(turns), role, body, _at[0], position=_at[1], line=_at[2], **kw))
+
+        for block in _blocks(msg.get("content")):
+            btype = block.get("type")
+            if btype == "text":
+                body = block.get("text") or ""
+                if body.strip():
+                    role = "system" if meta else rtype
+                    add(role, body)
+            elif btype == "tool_use":
+                name = str(block.get("name") or "tool")
+                cmd = command_of(block.get("input"))
+                tools[str(block.get("id"))] = (name, cmd)
+                add("assistant", "", tool_name=name, tool_input=cmd)
+            elif btype == "tool_result":
+                name, cmd = tools.get(str(block.get("tool_use_id")), (None, None))
+                flag = block.get("is_error")
+                add(
+                    "tool",
+                    _flatten(block.get("content")),
+                    tool_name=name,
+                    tool_input=cmd,
+                    is_error=bool(flag),
+                )
+            elif btype in ("thinking", "redacted_thinking", "image", "document"):
+                continue
+            else:
+                skipped[f"unknown content block {str(btype)[:40]!r}"] += 1
+    if not turns and skipped:
+        raise TranscriptError(
+            f"no readable records ({_describe(skipped)}): this is not Claude Code JSONL; "
+            "name the format with --format"
+        )
+    return Transcript("claude-code", tuple(turns), dict(skipped), session)
+
+
+def _describe(skipped: Counter[str] | dict[str, int]) -> str:
+    return ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
+
+
+# --- OpenAI-style messages ------------------------------------------------------------
+
+
+def _openai_messages(doc: Any) -> list[Any] | None:
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        doc = doc["messages"]
+    is_messages = isinstance(doc, list) and doc and all(isinstance(m, dict) for m in doc)
+    return doc if is_messages and sum(1 for m in doc if "role" in m) * 2 >= len(doc) else None
+
+
+def parse_openai(text: str) -> Transcript:
+    skipped: Counter[str] = Counter()
+    try:
+        doc = json.loads(text)
+        messages = _openai_messages(doc)
+        lines = None
+        if messages is None:
+            raise TranscriptError(
+                "JSON without a list of {role, content} messages: give OpenAI-style messages, "
+                "or name another format with --format"
+            )
+    except json.JSONDecodeError:
+        # One message per line (JSONL).
+        messages, lines = [], []
+        for lineno, raw in enumerate(text.splitlines(), 1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError:
+                skipped["truncated or invalid JSON line"] += 1
+                continue
+            if isinstance(rec, dict):
+                messages.append(rec)
+                lines.append(lineno)
+            else:
+                skipped["line is not a JSON object"] += 1
+        if not messages:
+            raise TranscriptError(
+                "not valid JSON and no readable JSON lines: check the file, or name the format with --format"
+            ) from None
+    turns: list[Turn] = []
+    tools: dict[str, tuple[str, str | None]] = {}
+    for i, m in enumerate(messages):
+        pos, line = (f"line {lines[i]}", lines[i]) if lines else (f"turn {i + 1}", None)
+        role = m.get("role")
+        ts = m.get("timestamp") or m.get("created_at")
+        ts = ts if isinstance(ts, str) else None
+
+        def add(r: str, body: str, *, _at: tuple = (ts, pos, line), **kw: Any) -> None:
+            turns.append(Turn(len(turns), r, body, _at[0], position=_at[1], line=_at[2], **kw))
+
+        if role in ("system", "developer"):
+            add("system", _flatten(m.get("content")))
+        elif role == "user":
+            add("user", _flatten(m.get("content")))
+        elif role == "assistant":
+            body = _flatten(m.get("content"))
+            if body.strip():
+                add("assistant", body)
+            calls = m.get("tool_calls") or (
+                [m["function_call"]] if isinstance(m.get("function_call"), dict) else []
+            )
+            for call in calls if isinstance(calls, list) else []:
+                if not isinstance(call, dict):
+                    continue
+                fn = call.get("function") if isinstance(call.get("function"), dict) else call
+                name = str(fn.get("name") or "tool")
+                args = fn.get("arguments")
+                if isinstance(args, str):
+                    with contextlib.suppress(json.JSONDecodeError):
+                        args = json.loads(args)
+                cmd = command_of(args)
+                tools[str(call.get("id"))] = (name, cmd)
+                add("assistant", "", tool_name=name, tool_input=cmd)
+        elif role in ("tool", "function"):
+            name, cmd = tools.get(str(m.get("tool_call_id")), (m.get("name"), None))
+            flag = m.get("is_error")
+            add(
+                "tool",
+                _flatten(m.get("content")),
+                tool_name=name,
+                tool_input=cmd,
+                is_error=flag if isinstance(flag, bool) else None,
+            )
+        else:
+            skipped[f"unknown role {str(role)[:40]!r}"] += 1
+    return Transcript("openai", tuple(turns), dict(skipped), None)
+
+
+# --- SpecStory markdown ---------------------------------------------------------------
+
+
+def parse_specstory(text: str) -> Transcript:
+    lines = text.splitlines()
+    turns: list[Turn] = []
+    role: str | None = None
+    start = 0
+    body: list[str] = []
+
+    def flush() -> None:
+        if role is None:
+            return
+        while body and body[-1].strip() in ("", "---"):
+            body.pop()
+        lead = 0
+        while lead < len(body) and not body[lead].strip():
+            lead += 1
+        content = "\n".join(body[lead:])
+        if content.strip():
+            first = start + 1 + lead
+            turns.append(Turn(len(turns), role, content, None, position=f"line {first}", line=first))
+
+    for i, line in enumerate(lines, 1):
+        m = _SPECSTORY_HEADING.match(line)
+        if m:
+            flush()
+            role = "user" if m.group(1) == "User" else "assistant"
+            start, body = i, []
+        elif role is not None:
+            body.append(line)
+    flush()
+    if not turns:
+        raise TranscriptError(
+            "no _**User**_ / _**Assistant**_ sections found: this is not SpecStory markdown; "
+            "name the format with --format"
+        )
+    title = next((ln[2:].strip() for ln in lines[:10] if ln.startswith("# ")), None)
+    return Transcript("specstory", tuple(turns), {}, title)
+
+
+# --- Plain text -----------------------------------------------------------------------
+
+
+def parse_plain(text: str) -> Transcript:
+    """`Role: text` lines start turns; without any role markers each paragraph is a user turn."""
+    lines = text.splitlines()
+    marked = [(_TEXT_ROLE.match(line), i) for i, line in enumerate(lines, 1)]
+    turns: list[Turn] = []
+    if any(m for m, _ in marked):
+        role: str | None = None
+        body: list[str] = []
+        first = 0
+        for m, i in marked:
+            if m:
+                _append_plain(turns, role, body, first)
+                role, body, first = _TEXT_ROLE_MAP[m.group(1).lower()], [m.group(2)], i
+            elif role is not None:
+                body.append(lines[i - 1])
+        _append_plain(turns, role, body, first)
+    else:
+        for first, para in _paragraphs(lines):
+            _append_plain(turns, "user", para, first)
+    return Transcript("text", tuple(turns), {}, None)
+
+
+def _append_plain(turns: list[Turn], role: str | None, body: list[str], first: int) -> None:
+    content = "\n".join(body).strip("\n")
+    if role and content.strip():
+        turns.append(Turn(len(turns), role, content, None, position=f"line {first}", line=first))
+
+
+def _paragraphs(lines: list[str]) -> Iterable[tuple[int, list[str]]]:
+    para: list[str] = []
+    first = 0
+    for i, line in enumerate(lines, 1):
+        if line.strip():
+            if not para:
+                first = i
+            para.append(line)
+        elif para:
+            yield first, para
+            para = []
+    if para:
+        yield first, para

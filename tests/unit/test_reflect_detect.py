@@ -1,0 +1,322 @@
+"""Detection: what is learned, from whose words, keys, dedupe, caps, redaction, rules."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from kg.reflect import detect, load_rules, own_lines, parse_text, reflect, signature
+from kg.reflect.parse import Transcript, Turn
+
+RULES_PATH = Path(__file__).resolve().parents[2] / "rules" / "reflect.toml"
+RAW = tomllib.loads(RULES_PATH.read_text(encoding="utf-8"))
+RULES = load_rules(RAW)
+
+
+def chat(*pairs: tuple[str, str]) -> Transcript:
+    turns = [Turn(i, role, text, position=f"turn {i + 1}") for i, (role, text) in enumerate(pairs)]
+    return Transcript("text", tuple(turns))
+
+
+def kinds(t: Transcript) -> list[tuple[str, str]]:
+    return [(f.kind, f.category) for f in detect(t, RULES)]
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        ("No, that's not right. Use pnpm.", ("learning", "correction")),
+        ("Actually, it should be port 8080", ("learning", "correction")),
+        ("You're wrong about the default timeout", ("learning", "correction")),
+        ("That's outdated, the flag was removed", ("learning", "correction")),
+        ("不对，应该用 pnpm", ("learning", "correction")),
+        ("错了，实际上应该是 8080 端口", ("learning", "correction")),
+        ("Can you also export it as CSV?", ("feature", "feature_request")),
+        ("I wish you could read PDFs", ("feature", "feature_request")),
+        ("Is there a way to skip the slow tests?", ("feature", "feature_request")),
+        ("Why can't you run it in the background?", ("feature", "feature_request")),
+        ("能不能支持导出 CSV？", ("feature", "feature_request")),
+        ("希望你能自动格式化", ("feature", "feature_request")),
+        ("FYI the API now returns a list, not a dict", ("learning", "knowledge_gap")),
+        ("There's a better approach: batch the inserts", ("learning", "best_practice")),
+        ("I prefer tabs over spaces", ("preference", "preference")),
+        ("From now on, run ruff before committing", ("preference", "preference")),
+        ("记住，以后都用中文回答", ("preference", "preference")),
+        ("我更喜欢简短的回答", ("preference", "preference")),
+    ],
+)
+def test_user_phrases(said, expected):
+    t = chat(("user", "hello"), ("assistant", "Sure, done."), ("user", said))
+    assert expected in kinds(t)
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["yes", "go ahead and commit it", "no problem, carry on", "what tasks are available?", "push it"],
+)
+def test_ordinary_turns_teach_nothing(said):
+    assert kinds(chat(("user", "hi"), ("assistant", "ok"), ("user", said))) == []
+
+
+def test_assistant_words_are_never_a_user_correction():
+    t = chat(
+        ("user", "fix it"),
+        ("assistant", "No, that's not right. Actually, it should be 8080. Can you also..."),
+    )
+    assert kinds(t) == []
+
+
+def test_correction_needs_something_to_correct():
+    t = chat(("user", "I don't think the generated file is correct"), ("assistant", "Let me look."))
+    assert kinds(t) == []
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "why?\n```\nError: that's not right\n```",
+        "> No, that's not right\n\nwhat do you think?",
+        "look at this log\n2025-01-01 10:00:01 ERROR that's wrong\n2025-01-01 10:00:02 ERROR you are wrong",
+        "see\n    no, that's not right = True\n    x = 1",
+    ],
+)
+def test_pasted_and_quoted_text_is_ignored(pasted):
+    assert kinds(chat(("user", "go"), ("assistant", "ok"), ("user", pasted))) == []
+
+
+def test_own_lines_keeps_the_user_words():
+    text = "this is wrong\n```py\nx = 1\n```\n> quoted\nand this too"
+    assert own_lines(text, RULES) == [(0, "this is wrong"), (5, "and this too")]
+
+
+def test_claude_code_tool_results_are_not_the_user():
+    rec = [
+        {"type": "user", "message": {"role": "user", "content": "run it"}},
+        {
+            "type": "assistant",
+            "message": {
+                "content": [
+                    {"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "cat notes.txt"}}
+                ]
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "a",
+                        "is_error": False,
+                        "content": "No, that's not right. I wish you could fly.",
+                    }
+                ]
+            },
+        },
+        {
+            "type": "user",
+            "message": {"role": "user", "content": "<command-name>/compact</command-name> no, wrong"},
+        },
+    ]
+    t = parse_text("\n".join(json.dumps(r) for r in rec))
+    assert kinds(t) == []
+
+
+def error_turns(*results: tuple[str, str | None, str, bool | None]) -> Transcript:
+    turns = [Turn(0, "user", "do the thing", position="turn 1")]
+    for tool, cmd, text, flag in results:
+        turns.append(
+            Turn(
+                len(turns), "assistant", "", tool_name=tool, tool_input=cmd, position=f"turn {len(turns) + 1}"
+            )
+        )
+        turns.append(
+            Turn(
+                len(turns),
+                "tool",
+                text,
+                tool_name=tool,
+                tool_input=cmd,
+                is_error=flag,
+                position=f"turn {len(turns) + 1}",
+            )
+        )
+    return Transcript("claude-code", tuple(turns))
+
+
+def test_error_finding_carries_command_message_and_key():
+    t = error_turns(
+        ("Bash", "git push 2>&1", "Exit code 128\nfatal: The current branch x has no upstream branch.", True)
+    )
+    [f] = detect(t, RULES)
+    assert (f.kind, f.category, f.command, f.position) == ("error", "error", "git push 2>&1", "turn 3")
+    assert f.evidence == "fatal: The current branch x has no upstream branch."
+    assert re.fullmatch(r"err\.bash\.git_no_upstream\.[0-9a-f]{8}", f.pattern_key)
+    assert "Exit code: 128" in f.details and "Command: git push 2>&1" in f.details
+
+
+@pytest.mark.parametrize(
+    ("text", "flag", "expected"),
+    [
+        ("Exit code 1\nboom", True, True),
+        ("all good", False, False),
+        ("Exit code 1\nboom", False, False),  # the transcript's flag is trusted
+        ("Traceback (most recent call last):\n  File 'x'\nKeyError: 'a'", None, True),
+        ("request timed out after 30s", None, True),
+        ("bash: foo: command not found", None, True),
+        ("3 files changed", None, False),
+        ("The user doesn't want to proceed with this tool use.", True, False),
+    ],
+)
+def test_what_counts_as_an_error(text, flag, expected):
+    t = error_turns(("Bash", "x", text, flag))
+    assert bool(detect(t, RULES)) is expected
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Exit code 1\nbash: foo: command not found", "Exit code 127\nbash: foo: command not found"),
+        (
+            "Error: cannot open /home/ann/proj/a.txt at line 12",
+            "Error: cannot open /srv/other/b.txt at line 99",
+        ),
+        (
+            "KeyError: id 3f2a9c1b-0000-4000-8000-0123456789ab",
+            "KeyError: id 9b2a9c1b-1111-4000-8000-0123456789ff",
+        ),
+        ("failed to fetch 'alpha' after 3 tries", 'failed to fetch "beta" after 5 tries'),
+    ],
+)
+def test_same_failure_same_key_across_sessions(a, b):
+    sa = signature("Bash", a, "foo --x", RULES.errors.classes)
+    sb = signature("Bash", b, "cd /tmp && foo --y", RULES.errors.classes)
+    assert sa.pattern_key == sb.pattern_key
+
+
+def test_different_failures_differ():
+    sa = signature("Bash", "fatal: not a git repository", "git status", RULES.errors.classes)
+    sb = signature("Bash", "fatal: not a git repository", "hg status", RULES.errors.classes)
+    sc = signature("Read", "File does not exist.", None, RULES.errors.classes)
+    assert len({sa.pattern_key, sb.pattern_key, sc.pattern_key}) == 3
+    assert sc.pattern_key.startswith("err.read.file_not_found.")
+
+
+def test_one_entry_per_distinct_finding_and_repeat_priority():
+    fail = ("Bash", "mix format --check", "Exit code 1\nerror: not formatted lib/a.ex", True)
+    t = error_turns(fail, fail, replace_text(fail, "Exit code 1\nerror: not formatted lib/b.ex"))
+    r = reflect(t, RULES)
+    [f] = r.findings
+    assert (f.occurrences, f.priority, r.duplicates) == (3, "high", 2)
+    assert "Seen 3 times" in f.details
+
+
+def replace_text(result, text):
+    return (result[0], result[1], text, result[3])
+
+
+def test_caps_keep_the_most_important():
+    rules = replace(RULES, limits=replace(RULES.limits, max_findings_per_session=2, max_per_kind=5))
+    t = chat(
+        ("user", "hi"),
+        ("assistant", "ok"),
+        ("user", "I prefer tabs"),
+        ("user", "no, that's wrong"),
+        ("user", "there's a better approach here"),
+        ("user", "that's not right either"),
+    )
+    r = reflect(t, rules)
+    assert [f.category for f in r.findings] == ["correction", "correction"]
+    assert r.dropped_by_cap == 2
+
+
+def test_tool_calls_in_task_and_skill_candidates():
+    t = error_turns(*[("Bash", f"step {i}", "ok", False) for i in range(5)])
+    r = reflect(t, RULES)
+    assert [(c.request, c.tool_calls) for c in r.skill_candidates] == [("do the thing", 5)]
+    t2 = error_turns(*[("Bash", f"step {i}", "ok", False) for i in range(4)])
+    assert reflect(t2, RULES).skill_candidates == ()
+
+
+def test_secrets_are_redacted_before_anything_leaves():
+    key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    t = error_turns(
+        (
+            "Bash",
+            f"curl -H 'Authorization: Bearer {key}' https://u:hunter22@api.example.com",
+            f"Exit code 1\nerror: invalid key {key}\npassword=hunter22",
+            True,
+        )
+    )
+    t = Transcript(
+        t.format,
+        (*t.turns, Turn(len(t.turns), "user", f"no, that's wrong, use AKIAABCDEFGHIJKLMNOP and {key}")),
+    )
+    blob = json.dumps([f.__dict__ for f in detect(t, RULES)])
+    for secret in (key, "hunter22", "AKIAABCDEFGHIJKLMNOP"):
+        assert secret not in blob
+    assert "[REDACTED]" in blob
+
+
+def test_evidence_and_position_point_at_the_line():
+    text = (
+        "_**User**_\n\nhi\n\n---\n\n_**Assistant**_\n\nok\n\n---\n\n"
+        "_**User**_\n\nsome context\nno, that's wrong\n"
+    )
+    [f] = detect(parse_text(text), RULES)
+    assert (f.evidence, f.position) == ("no, that's wrong", "line 16")
+
+
+# --- rules validation ---------------------------------------------------------------
+
+
+def mutate(path: str, value) -> dict:
+    data = copy.deepcopy(RAW)
+    *parents, last = path.split(".")
+    node = data
+    for p in parents:
+        node = node[p]
+    node[last] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (mutate("colour", 1), "key 'colour': unknown key"),
+        (mutate("limits.max_entries", 3), "key 'limits.max_entries': unknown key"),
+        (mutate("correction.phrasez", ["x"]), "key 'correction.phrasez': unknown key"),
+        (mutate("limits.max_per_kind", 0), "key 'limits.max_per_kind': must be at least 1"),
+        (mutate("limits.max_per_kind", "5"), "key 'limits.max_per_kind': must be int"),
+        (mutate("feature.patterns", ["(unclosed"]), "key 'feature.patterns': bad regular expression"),
+        (mutate("correction.roles", ["user", "assistant"]), "never taken from the assistant"),
+        (mutate("correction.priority", "urgent"), "must be one of low, medium, high, critical"),
+        (mutate("version", 2), "unsupported version 2"),
+    ],
+)
+def test_rules_refuse_bad_keys(data, message):
+    with pytest.raises(ValueError, match=re.escape(message)) as exc:
+        load_rules(data, source="rules/reflect.toml")
+    assert str(exc.value).startswith("rules/reflect.toml: ")
+
+
+def test_shipped_rules_load():
+    assert {d.name for d in RULES.detectors} == {
+        "correction",
+        "feature",
+        "knowledge_gap",
+        "best_practice",
+        "preference",
+    }
+
+
+def test_an_injected_redactor_is_used():
+    t = chat(("user", "hi"), ("assistant", "ok"), ("user", "no, that's wrong: token XYZ"))
+    [f] = detect(t, RULES, redact=lambda s: s.replace("XYZ", "<gone>"))
+    assert "XYZ" not in f.evidence + f.details + f.summary and "<gone>" in f.evidence
