@@ -118,7 +118,8 @@ class Journal:
             write_atomic(self.ids_path, json.dumps(ids, sort_keys=True).encode())
 
     # -- records ------------------------------------------------------------------------------------------
-    def append(self, records: list[dict[str, Any]]) -> None:
+    def append(self, records: list[dict[str, Any]]) -> int:
+        """Append and fsync; returns the journal file's inode, for `applied_since`."""
         assert self._lock.held, "append() needs the journal lock"
         data = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode()
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
@@ -128,6 +129,7 @@ class Journal:
                 data = b"\n" + data  # a torn line from a crash: never glue a good record onto it
             os.write(fd, data)
             os.fsync(fd)
+            return os.fstat(fd).st_ino
         finally:
             os.close(fd)
 
@@ -141,6 +143,17 @@ class Journal:
             records, skipped = read_records(path)
             out.append(Pending(path, records, skipped))
         return out
+
+    def applied_since(self, inode: int) -> bool:
+        """True when the journal file our record went into has been taken and fully applied by another
+        process: it was renamed away (so a fresh file, or none, stands at the path) and no draining file is
+        left. The caller must hold the graph lock, so no drain is half-way."""
+        try:
+            if self.path.stat().st_ino == inode:
+                return False
+        except FileNotFoundError:
+            pass
+        return not any(self.folder.glob("draining-*.jsonl"))
 
     def has_pending(self) -> bool:
         if self.path.exists() and self.path.stat().st_size:

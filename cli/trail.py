@@ -1,0 +1,69 @@
+"""`kg export trail` and `kg import trail`: the seed's `.learning-trail.json` and `.learnings/*.md`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, workspace
+
+import_app = typer.Typer(help="Import memory written by other tools or by hand.", no_args_is_help=True)
+
+
+def export_trail(
+    ctx: typer.Context,
+    out: Annotated[Path | None, typer.Option(help="Write the JSON here instead of memory/.learning-trail.json.")] = None,
+    learnings: Annotated[bool | None, typer.Option("--learnings/--no-learnings",
+                                                   help="Also (re)write .learnings/*.md (default: when that "
+                                                        "folder exists).")] = None,
+    now: NowOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write memory/.learning-trail.json (and .learnings/*.md) from the graph."""
+    from kg.trail import export_trail as run
+
+    with errors():
+        result = run(workspace(ctx), out=out, learnings=learnings, now=now_of(ctx, now))
+    emit(result, as_json, lambda d: f"Exported {d['entries']} entries, {d['nodes']} nodes and {d['edges']} edges "
+                                    f"to {', '.join(d['written'])}")
+
+
+@import_app.command("trail")
+def import_trail(
+    ctx: typer.Context,
+    paths: Annotated[list[Path] | None, typer.Argument(help="Trail JSON files, .learnings/*.md files or folders "
+                                                            "(default: the workspace's own).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Parse and count, write nothing.")] = False,
+    now: NowOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import entries, nodes and edges; ids already in the graph are skipped, secrets redacted."""
+    from kg.trail import import_trail as run
+
+    with errors():
+        report = run(workspace(ctx), list(paths or []), now=now_of(ctx, now), dry_run=dry_run)
+    for warning in report.warnings[:20]:
+        note(f"Warning: {warning}")
+    emit(report.as_dict(), as_json, _render_import(dry_run))
+
+
+def _render_import(dry_run: bool):
+    def render(d: dict[str, Any]) -> str:
+        verb = "Would import" if dry_run else "Imported"
+        text = f"{verb} {d['entries']} entries, {d['nodes']} nodes, {d['edges']} edges"
+        if d["already_present"]:
+            text += f"; {d['already_present']} already present"
+        if d["skipped"]:
+            text += "; skipped " + ", ".join(f"{n} {why}" for why, n in sorted(d["skipped"].items()))
+        if d["redacted"]:
+            text += f"; redacted: {', '.join(d['redacted'])}"
+        return text
+
+    return render
+
+
+def register(app: typer.Typer, export_app: typer.Typer) -> None:
+    export_app.command("trail")(export_trail)
+    app.add_typer(import_app, name="import")

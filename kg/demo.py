@@ -1,0 +1,154 @@
+"""The demo workspace: a scripted, multi-day, multi-session history run through the public API.
+
+It is what `kg demo` builds and what the notebooks explore. Everything is replayed with explicit times, so
+the result is the same on every machine and every run.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from kg.errors import UsageError
+from kg.workspace import Workspace, init_workspace
+
+START = datetime(2026, 11, 2, 9, 0)
+
+HUMAN_TOOLS_MD = """# TOOLS.md
+
+Notes the team keeps by hand about the tools in this repository.
+
+- The staging database is reset every Sunday night.
+"""
+
+HUMAN_MEMORY_MD = """# MEMORY.md
+
+Long-term memory for the agent. The team writes here too; kg only edits its own marked block.
+
+## Project
+- Monorepo: web/ (Next.js) and api/ (FastAPI).
+"""
+
+# (day, hour:minute, session, kind, summary, fields). Sessions are one agent conversation each; the same
+# mistakes come back in different words, as they do in real use.
+HISTORY: list[tuple[int, str, str, str, str, dict[str, Any]]] = [
+    (0, "09:12", "s01", "error", "git push failed: the current branch has no upstream branch",
+     {"area": "tooling", "pattern_key": "git.push.no_upstream", "error_text": "fatal: The current branch "
+      "feature/login has no upstream branch.", "context": "git push", "reproducible": "yes",
+      "action": "push with `git push -u origin HEAD`"}),
+    (0, "09:40", "s01", "learning", "User corrected me: this repo uses pnpm, not npm",
+     {"category": "correction", "area": "tooling", "pattern_key": "pkg.use_pnpm", "source": "user_feedback",
+      "details": "I ran `npm install`, which wrote a package-lock.json next to pnpm-lock.yaml.",
+      "action": "always use pnpm in this repository"}),
+    (0, "10:05", "s01", "feature", "Can you also export the weekly report as CSV?",
+     {"area": "backend", "user_context": "the finance team imports it into a spreadsheet",
+      "complexity": "simple", "frequency": "first_time"}),
+    (1, "14:20", "s02", "error", "pytest run failed: database connection refused on port 5433",
+     {"area": "tests", "pattern_key": "tests.db_not_running", "error_text": "psycopg.OperationalError: "
+      "connection refused (port 5433)", "context": "pytest api/tests", "action": "start the test database with "
+      "`docker compose up -d db-test` first"}),
+    (1, "14:55", "s02", "error", "git push rejected: no upstream configured for the branch",
+     {"area": "tooling", "pattern_key": "git.push.no_upstream", "context": "git push"}),
+    (1, "15:30", "s02", "learning", "用户喜欢直接回答，不要解释太多",
+     {"category": "preference", "area": "behavior", "source": "user_feedback", "pattern_key": "pref.direct_answers"}),
+    (3, "10:02", "s03", "learning", "Used npm again although the user asked for pnpm",
+     {"category": "correction", "area": "tooling", "pattern_key": "pkg.use_pnpm", "source": "user_feedback"}),
+    (3, "11:45", "s03", "error", "Deploy script failed: token ghp_demo0000000000000000000000000000000000 expired",
+     {"area": "infra", "error_text": "HTTP 401 from GitHub API with Authorization: Bearer "
+      "ghp_demo0000000000000000000000000000000000", "priority": "critical", "context": "scripts/deploy.sh"}),
+    (3, "16:10", "s03", "error", "git push failed again: branch has no upstream",
+     {"area": "tooling", "pattern_key": "git.push.no_upstream"}),
+    (4, "09:30", "s04", "learning", "Answer directly; the user does not want long explanations",
+     {"category": "preference", "area": "behavior", "source": "user_feedback", "pattern_key": "pref.direct_answers"}),
+    (4, "13:00", "s04", "error", "pytest failed: could not connect to the test database",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
+    (6, "10:20", "s05", "learning", "pnpm, not npm: the user corrected me a third time",
+     {"category": "correction", "area": "tooling", "pattern_key": "pkg.use_pnpm", "source": "user_feedback"}),
+    (6, "11:00", "s05", "learning", "Running the linter before committing saves a CI round trip",
+     {"category": "best_practice", "area": "tooling", "source": "self_discovery"}),
+    (8, "15:15", "s06", "error", "Test database not running: pytest connection refused",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
+    (8, "16:00", "s06", "feature", "I wish you could open a pull request when the tests pass",
+     {"area": "tooling", "complexity": "medium", "frequency": "first_time"}),
+    (11, "09:05", "s07", "learning", "用户说：记住，回答要简短直接",
+     {"category": "preference", "area": "behavior", "source": "user_feedback", "pattern_key": "pref.direct_answers"}),
+    (11, "10:40", "s07", "error", "pytest: connection refused, the test database was down again",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
+]
+
+# Knowledge added by hand: lessons drawn from the errors, and the principles they led to.
+LESSONS = [
+    ("lesson", "Set the upstream on first push with git push -u origin HEAD", "git.push.no_upstream", "caused_by"),
+    ("lesson", "Start the test database before running pytest", "tests.db_not_running", "caused_by"),
+    ("principle", "Check the environment a command needs before running it", None, None),
+    ("knowledge", "This repository uses pnpm workspaces; npm breaks the lock file", "pkg.use_pnpm", "derived_from"),
+]
+
+
+@dataclass
+class DemoReport:
+    workspace: str
+    days: int
+    sessions: int
+    entries: int
+    nodes: list[str] = field(default_factory=list)
+    redacted: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+def build_demo(path: str | Path, *, force: bool = False) -> tuple[Workspace, DemoReport]:
+    """Build the demo workspace at `path` (refuses a non-empty folder unless `force`)."""
+    root = Path(path).expanduser().resolve()
+    if root.exists() and any(root.iterdir()):
+        if not force:
+            raise UsageError(f"{root} exists and is not empty: pass --force to rebuild the demo there")
+        if not (root / "memory" / ".kg").is_dir():
+            raise UsageError(f"{root} is not a kg demo workspace; refusing to delete it. Choose another path")
+        shutil.rmtree(root)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "TOOLS.md").write_text(HUMAN_TOOLS_MD, encoding="utf-8")
+    (root / "MEMORY.md").write_text(HUMAN_MEMORY_MD, encoding="utf-8")
+    ws = init_workspace(root)
+    with ws:  # one open graph for the whole replay
+        report = _replay(ws, root)
+    return ws, report
+
+
+def _replay(ws: Workspace, root: Path) -> DemoReport:
+    report = DemoReport(workspace=str(root), days=0, sessions=0, entries=0)
+    first_of_pattern: dict[str, str] = {}
+    sessions: set[str] = set()
+    for day, hm, session, kind, summary, fields in HISTORY:
+        hour, minute = (int(x) for x in hm.split(":"))
+        at = (START + timedelta(days=day)).replace(hour=hour, minute=minute)
+        result = ws.log(kind, summary, now=at, session=f"demo-{session}", **fields)
+        report.entries += 1
+        report.redacted += list(result.redacted)
+        sessions.add(session)
+        key = fields.get("pattern_key")
+        if key and key not in first_of_pattern:
+            first_of_pattern[key] = result.id
+        report.days = max(report.days, day + 1)
+    report.sessions = len(sessions)
+    at = START + timedelta(days=9, hours=8)
+    principle_id = None
+    made: list[dict[str, Any]] = []
+    for kind, text, key, edge in LESSONS:
+        node = ws.node_add(kind, text, now=at)
+        made.append(node)
+        report.nodes.append(node["id"])
+        if key and edge:
+            ws.edge_add(node["id"], first_of_pattern[key], edge, now=at, reason="drawn from the demo history")
+        if kind == "principle":
+            principle_id = node["id"]
+    if principle_id:
+        for node in made:
+            if node["kind"] == "lesson":
+                ws.edge_add(node["id"], principle_id, "led_to", now=at, reason="the lesson generalises")
+    report.redacted = sorted(set(report.redacted))
+    return report

@@ -1,0 +1,456 @@
+"""Import and export of the seed's formats: `memory/.learning-trail.json` and `.learnings/*.md`.
+
+Both directions go through the graph: export renders it, import validates, redacts and bulk-loads. Files
+written by other tools or by hand to the same convention import too; what cannot be read is counted and
+reported, never half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg import clock
+from kg.entries import prepare
+from kg.errors import KgError, UsageError
+from kg.files import LEARNINGS_FILES, learnings_entry
+from kg.journal import write_atomic
+from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, NODE_COLUMNS, bulk_load_nodes, check_label
+from kg.text import clean, index_tokens
+
+TRAIL_FILE = Path("memory") / ".learning-trail.json"
+_ENTRY_ID = re.compile(r"^(LRN|ERR|FEAT)-\d{8}-[0-9A-Za-z]+$")
+_NODE_ID = re.compile(r"^(eve|les|pri|kno|pat)-\d{8}-\d+$")
+_KIND_OF_PREFIX = {"LRN": "learning", "ERR": "error", "FEAT": "feature"}
+
+
+@dataclass
+class ImportReport:
+    entries: int = 0
+    nodes: int = 0
+    edges: int = 0
+    already_present: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    redacted: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"entries": self.entries, "nodes": self.nodes, "edges": self.edges,
+                "already_present": self.already_present, "skipped": self.skipped,
+                "redacted": sorted(set(self.redacted)), "warnings": self.warnings}
+
+
+# -- export -------------------------------------------------------------------------------------------------
+def export_trail(ws: Any, *, out: Path | None = None, learnings: bool | None = None,
+                 now: datetime | str | None = None) -> dict[str, Any]:
+    """Write the trail JSON (and `.learnings/*.md` when that folder exists or `learnings=True`)."""
+    at = clock.now(now)
+    with ws.store() as st:
+        nodes = [_plain(r["n"]) for r in st.run("nodes_all")]
+        edges = [_plain(r) for r in st.run("edges_all")]
+        patterns = {p["key"]: p for p in (_plain(r) for r in st.run("pattern_stats_all", limit=10**9))}
+    doc = build_trail(nodes, edges, patterns, at)
+    target = out or ws.root / TRAIL_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    written = [str(target)]
+    folder = ws.root / ".learnings"
+    if learnings or (learnings is None and folder.is_dir()):
+        folder.mkdir(exist_ok=True)
+        by_kind: dict[str, list[str]] = {k: [] for k in LEARNINGS_FILES}
+        for n in nodes:
+            if n["kind"] == "event" and n.get("entry_type") in by_kind:
+                by_kind[n["entry_type"]].append(learnings_entry(n))
+        titles = {"learning": "Learnings", "error": "Errors", "feature": "Feature Requests"}
+        for kind, name in LEARNINGS_FILES.items():
+            body = f"# {titles[kind]}\n\n" + "".join(by_kind[kind])
+            write_atomic(folder / name, body.encode("utf-8"))
+            written.append(str(folder / name))
+    return {"written": written, "entries": len(doc["entries"]), "nodes": len(doc["graph"]["nodes"]),
+            "edges": len(doc["graph"]["edges"])}
+
+
+def build_trail(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], patterns: dict[str, dict[str, Any]],
+                at: datetime) -> dict[str, Any]:
+    """The seed's trail document (version 3) from graph rows. Pure."""
+    entries, graph_nodes, principles = [], [], []
+    for n in nodes:
+        if n["kind"] == "event" and n.get("entry_type"):
+            p = patterns.get(n.get("pattern_key") or "")
+            entries.append({
+                "id": n["id"], "type": n["entry_type"], "category": n.get("category"), "summary": n["text"],
+                "details": n.get("details") or "", "suggested_action": n.get("action") or "",
+                "area": n.get("area"), "priority": n.get("priority"), "status": n.get("status"),
+                "logged": n.get("created_at"), "source": n.get("source"), "pattern_key": n.get("pattern_key"),
+                "recurrence_count": p["recurrence"] if p else 1,
+                "first_seen": (p["first_seen"] if p else n.get("created_at") or "")[:10],
+                "last_seen": (p["last_seen"] if p else n.get("created_at") or "")[:10],
+                "session": n.get("session"), "files": n.get("files") or [], "tags": n.get("tags") or [],
+                "error": n.get("error_text"), "context": n.get("context"), "reproducible": n.get("reproducible"),
+                "user_context": n.get("user_context"), "complexity": n.get("complexity"),
+                "frequency": n.get("frequency"),
+            })
+        else:
+            graph_nodes.append({
+                "id": n["id"], "type": n["kind"], "content": n["text"], "tags": n.get("tags") or [],
+                "source": n.get("source") or "manual", "created": n.get("created_at"),
+                "updated": n.get("updated_at"), "confidence": 1.0 if n["kind"] == "event" else 0.5,
+                "status": n.get("status"), "pattern_key": n.get("pattern_key"), "area": n.get("area"),
+                "priority": n.get("priority"),
+            })
+            if n["kind"] == "principle" and n.get("status") not in ("reverted", "wont_fix"):
+                principles.append(n["text"])
+    graph_edges = [{"from": e["src"], "to": e["dst"], "type": e["type"], "created": e.get("created_at"),
+                    "properties": {"manual": e.get("manual"), "score": e.get("score"), "reason": e.get("reason")}}
+                   for e in edges]
+    return {
+        "version": 3, "generator": "kaizen-kg", "exported": at.isoformat(), "last_cycle": None,
+        "entries": entries, "changes": [], "watchlist": [], "principles": principles,
+        "graph": {"nodes": graph_nodes, "edges": graph_edges},
+        "stats": {"total_entries": len(entries), "total_changes": 0, "verified_ok": 0, "reverted": 0,
+                  "total_nodes": len(graph_nodes), "total_edges": len(graph_edges)},
+    }
+
+
+# -- import -------------------------------------------------------------------------------------------------
+def import_trail(ws: Any, paths: list[Path] | None = None, *, now: datetime | str | None = None,
+                 dry_run: bool = False) -> ImportReport:
+    """Import trail JSON files and `.learnings/*.md` files (default: the workspace's own)."""
+    at = clock.now(now)
+    report = ImportReport()
+    if not paths:
+        paths = [p for p in [ws.root / TRAIL_FILE, *sorted((ws.root / ".learnings").glob("*.md"))] if p.exists()]
+        if not paths:
+            raise UsageError(f"nothing to import: no {TRAIL_FILE} and no .learnings/*.md in {ws.root}; "
+                             "name a file to import")
+    entries: list[dict[str, Any]] = []
+    nodes: list[dict[str, Any]] = []
+    edges: list[dict[str, Any]] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.glob("*.md")) + sorted(path.glob("*.json"))
+        else:
+            found = [path]
+        for file in found:
+            text = _read_text(file, report)
+            if text is None:
+                continue
+            if file.suffix == ".json" or text.lstrip().startswith("{"):
+                _parse_trail_json(text, file, entries, nodes, edges, report)
+            else:
+                entries.extend(parse_learnings_md(text, file, report))
+    rows, pattern_links = _entry_rows(ws, entries, at, report)
+    node_rows = _node_rows(ws, nodes, at, report)
+    if dry_run:
+        report.entries, report.nodes, report.edges = len(rows), len(node_rows), len(edges)
+        return report
+    with ws.store() as st:
+        all_rows = _dedupe_ids(rows + node_rows, report)
+        existing = {r["id"] for r in st.run("nodes_existing", ids=[r["id"] for r in all_rows])}
+        new_rows = [r for r in all_rows if r["id"] not in existing]
+        report.already_present += len(all_rows) - len(new_rows)
+        with ws.journal.locked():
+            ws.journal.observe([r["id"] for r in new_rows])
+        bulk_load_nodes(st, new_rows)
+        sessions: dict[str, dict[str, Any]] = {}
+        for r in sorted(new_rows, key=lambda r: r["created_at"]):
+            if r.get("session") and r["session"] not in sessions:
+                sessions[r["session"]] = {"id": r["session"], "at": r["created_at"], "source": "import"}
+        if sessions:
+            st.run("sessions_touch", rows=list(sessions.values()))
+        new_ids = {r["id"] for r in new_rows}
+        report.entries = sum(1 for r in new_rows if r["entry_type"])
+        report.nodes = len(new_rows) - report.entries
+        _attach_imported_patterns(ws, st, [link for link in pattern_links if link["event"] in new_ids], report)
+        report.edges += _load_edges(st, edges, report)
+    return report
+
+
+def _read_text(file: Path, report: ImportReport) -> str | None:
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {file}: {exc.strerror}") from None
+    if b"\x00" in data[:4096]:
+        report.warnings.append(f"{file}: binary file, skipped")
+        report.skip("binary file")
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        report.warnings.append(f"{file}: not valid UTF-8; undecodable bytes were replaced with U+FFFD")
+        return data.decode("utf-8", errors="replace")
+
+
+def _parse_trail_json(text: str, file: Path, entries: list, nodes: list, edges: list,
+                      report: ImportReport) -> None:
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{file} is not valid JSON ({exc}); fix it or import the .learnings/*.md files") from None
+    if not isinstance(doc, dict):
+        raise UsageError(f"{file}: expected a JSON object with 'entries' (the .learning-trail.json format)")
+    for item in doc.get("entries") or []:
+        if isinstance(item, dict):
+            entries.append({**item, "_source": str(file)})
+        else:
+            report.skip("entry is not an object")
+    graph = doc.get("graph") or {}
+    for item in graph.get("nodes") or []:
+        if isinstance(item, dict):
+            nodes.append(item)
+        else:
+            report.skip("graph node is not an object")
+    for item in graph.get("edges") or []:
+        if isinstance(item, dict):
+            edges.append(item)
+        else:
+            report.skip("graph edge is not an object")
+
+
+_HEADER = re.compile(r"^##\s*\[([A-Za-z]+-\d{8}-[0-9A-Za-z]+)\]\s*(.*)$")
+_FIELD = re.compile(r"^\*\*([A-Za-z -]+)\*\*:\s*(.*)$")
+_SECTION = re.compile(r"^###\s+(.+?)\s*$")
+_META = re.compile(r"^-\s*([A-Za-z -]+):\s*(.*)$")
+_SECTION_FIELDS = {
+    "summary": "summary", "details": "details", "suggested action": "suggested_action",
+    "suggested fix": "suggested_action", "suggested implementation": "suggested_action", "error": "error",
+    "context": "context", "user context": "user_context", "complexity estimate": "complexity",
+}
+_META_FIELDS = {
+    "source": "source", "related files": "files", "tags": "tags", "pattern-key": "pattern_key",
+    "session": "session", "reproducible": "reproducible", "frequency": "frequency",
+    "recurrence-count": "recurrence_count", "first-seen": "first_seen", "last-seen": "last_seen",
+}
+
+
+def parse_learnings_md(text: str, file: Path, report: ImportReport) -> list[dict[str, Any]]:
+    """Entries in the `.learnings/*.md` convention: `## [ID] category:title`, `**Field**: value` lines,
+    `### Section` bodies and `- Key: value` metadata. Pure apart from the report."""
+    out: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    section: str | None = None
+    body: list[str] = []
+
+    def close_section() -> None:
+        if current is not None and section:
+            value = "\n".join(body).strip()
+            if section == "metadata":
+                for line in body:
+                    m = _META.match(line.strip())
+                    if m and m.group(1).strip().lower() in _META_FIELDS:
+                        current[_META_FIELDS[m.group(1).strip().lower()]] = m.group(2).strip()
+            elif section in _SECTION_FIELDS and value:
+                current[_SECTION_FIELDS[section]] = value
+
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        header = _HEADER.match(line)
+        if header:
+            close_section()
+            if current is not None:
+                out.append(current)
+            entry_id, title = header.groups()
+            category = title.split(":", 1)[0].strip() if ":" in title else None
+            current = {"id": entry_id, "category": category, "_title": title, "_source": str(file)}
+            section, body = None, []
+            continue
+        if current is None:
+            continue
+        if line.strip() == "---":
+            continue
+        sec = _SECTION.match(line)
+        if sec:
+            close_section()
+            section, body = sec.group(1).strip().lower(), []
+            continue
+        fld = _FIELD.match(line.strip())
+        if fld and section is None:
+            current[fld.group(1).strip().lower()] = fld.group(2).strip()
+            continue
+        if section:
+            body.append(line)
+    close_section()
+    if current is not None:
+        out.append(current)
+    return out
+
+
+def _split_list(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value if str(v).strip()]
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return []
+
+
+def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime,
+                report: ImportReport) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    rows, links = [], []
+    policy = ws.policy
+    for item in entries:
+        entry_id = str(item.get("id") or "").strip()
+        if not _ENTRY_ID.match(entry_id):
+            report.skip("entry without a LRN/ERR/FEAT id")
+            continue
+        kind = _KIND_OF_PREFIX[entry_id.split("-", 1)[0]]
+        summary = item.get("summary") or (item.get("_title", "").split(":", 1)[-1].replace("_", " "))
+        logged = item.get("logged") or item.get("first_seen") or at.isoformat()
+        try:
+            created = clock.parse_time(str(logged), what="logged time")
+        except UsageError:
+            report.skip("entry with an unreadable time")
+            continue
+        fields = {
+            "details": item.get("details") or None, "action": item.get("suggested_action") or None,
+            "area": item.get("area") or None, "source": _known(item.get("source"), policy.sources, "import"),
+            "priority": _known(item.get("priority"), policy.priorities, None),
+            "category": _known(item.get("category"), policy.categories, None),
+            "pattern_key": item.get("pattern_key") or None, "files": _split_list(item.get("files")),
+            "tags": _split_list(item.get("tags")), "error_text": item.get("error") or None,
+            "context": item.get("context") or None,
+            "reproducible": _known(item.get("reproducible"), policy.reproducible, None),
+            "user_context": item.get("user_context") or None,
+            "complexity": _known(item.get("complexity"), policy.complexity, None),
+            "frequency": _known(item.get("frequency"), policy.frequency, None),
+            "status": _known(item.get("status"), policy.statuses, "pending"),
+        }
+        try:
+            prepared = prepare(policy, ws.rules.redactor, kind, str(summary), now=created,
+                               session=item.get("session") or None,
+                               **{k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+                                  for k, v in fields.items()})
+        except KgError as exc:
+            report.skip("invalid entry")
+            report.warnings.append(f"{item.get('_source', '?')}: {entry_id}: {exc}")
+            continue
+        report.redacted.extend(prepared.redactions)
+        f = prepared.fields
+        row = {c: None for c in NODE_COLUMNS}
+        row.update({k: v for k, v in f.items() if k in row})
+        row.update(id=entry_id, kind="event", created_at=created, updated_at=created, reinforced_at=created,
+                   pinned=False, stale=False, redactions=list(prepared.redactions))
+        rows.append(row)
+        if f.get("pattern_key"):
+            links.append({"key": f["pattern_key"], "event": entry_id, "at": created, "text": f["text"],
+                          "area": f.get("area"), "priority": f.get("priority")})
+    return rows, links
+
+
+def _known(value: Any, allowed: tuple[str, ...], default: str | None) -> str | None:
+    if value is None:
+        return default
+    text = str(value).strip().lower().replace("-", "_")
+    return text if text in allowed else default
+
+
+def _node_rows(ws: Any, nodes: list[dict[str, Any]], at: datetime, report: ImportReport) -> list[dict[str, Any]]:
+    rows = []
+    for item in nodes:
+        node_id = str(item.get("id") or "")
+        kind = str(item.get("type") or "")
+        if kind not in KNOWLEDGE_KINDS or not _NODE_ID.match(node_id):
+            report.skip("graph node with an unknown type or id")
+            continue
+        text = clean(str(item.get("content") or ""), one_line=True)
+        if not text:
+            report.skip("graph node without content")
+            continue
+        redacted = ws.rules.redactor.redact(text)
+        report.redacted.extend(redacted.kinds)
+        try:
+            created = clock.parse_time(str(item.get("created") or at.isoformat()))
+        except UsageError:
+            created = at
+        row = {c: None for c in NODE_COLUMNS}
+        tags = _split_list(item.get("tags"))
+        row.update(id=node_id, kind=kind, text=redacted.text, tags=tags, files=[], redactions=list(redacted.kinds),
+                   source=str(item.get("source") or "import"), status=item.get("status") or "active",
+                   pattern_key=item.get("pattern_key"), area=item.get("area"), priority=item.get("priority"),
+                   created_at=created, updated_at=created, reinforced_at=created, pinned=False, stale=False,
+                   tokens=index_tokens(redacted.text, " ".join(tags)))
+        rows.append(row)
+    return rows
+
+
+def _dedupe_ids(rows: list[dict[str, Any]], report: ImportReport) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    out = []
+    for row in rows:
+        if row["id"] in seen:
+            report.skip("duplicate id in the imported files")
+            continue
+        seen.add(row["id"])
+        out.append(row)
+    return out
+
+
+def _attach_imported_patterns(ws: Any, st: Any, links: list[dict[str, Any]], report: ImportReport) -> None:
+    if not links:
+        return
+    keys = sorted({link["key"] for link in links})
+    known = {row["key"]: row["id"] for row in st.run("patterns_by_key", keys=keys)}
+    new_patterns = []
+    for link in sorted(links, key=lambda x: x["at"]):
+        if link["key"] in known:
+            continue
+        with ws.journal.locked():
+            (pid,) = ws.journal.allocate(ws.policy.node_prefix["pattern"], f"{link['at']:%Y%m%d}")
+        row = {c: None for c in NODE_COLUMNS}
+        row.update(id=pid, kind="pattern", text=link["text"], pattern_key=link["key"], area=link["area"],
+                   priority=link["priority"], status="active", source="import", files=[], tags=[], redactions=[],
+                   created_at=link["at"], updated_at=link["at"], reinforced_at=link["at"], pinned=False,
+                   stale=False, tokens=index_tokens(link["text"]))
+        new_patterns.append(row)
+        known[link["key"]] = pid
+    bulk_load_nodes(st, new_patterns)
+    report.nodes += len(new_patterns)
+    rows = [{"pattern": known[link["key"]], "event": link["event"], "at": link["at"], "reason": "same pattern key"}
+            for link in links]
+    for start in range(0, len(rows), 5000):
+        st.run("pattern_members_add", rows=rows[start:start + 5000])
+
+
+def _load_edges(st: Any, edges: list[dict[str, Any]], report: ImportReport) -> int:
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for item in edges:
+        kind = str(item.get("type") or "")
+        if kind not in EDGE_TYPES or not item.get("from") or not item.get("to") or item["from"] == item["to"]:
+            report.skip("graph edge with an unknown type or endpoint")
+            continue
+        props = item.get("properties") or {}
+        try:
+            created = clock.parse_time(str(item.get("created"))) if item.get("created") else None
+        except UsageError:
+            created = None
+        by_type.setdefault(kind, []).append({
+            "src": str(item["from"]), "dst": str(item["to"]), "at": created,
+            "manual": bool(props.get("manual", True)), "score": float(props.get("score") or 1.0),
+            "reason": str(props.get("reason") or "imported"),
+        })
+    total = 0
+    for kind, rows in by_type.items():
+        label = check_label(kind, EDGE_TYPES, "edge type")
+        created = st.execute(
+            f"UNWIND $rows AS r MATCH (a:Node {{id: r.src}}), (b:Node {{id: r.dst}}) "
+            f"WHERE NOT EXISTS {{ MATCH (a)-[:{label}]->(b) }} "
+            f"CREATE (a)-[:{label} {{created_at: r.at, manual: r.manual, score: r.score, reason: r.reason}}]->(b) "
+            f"RETURN count(*) AS n", {"rows": rows})
+        made = created[0]["n"] if created else 0
+        total += made
+        if made < len(rows):
+            report.skipped["edge already present or endpoint missing"] = (
+                report.skipped.get("edge already present or endpoint missing", 0) + len(rows) - made)
+    return total
+
+
+def _plain(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in row.items()
+            if k not in ("_id", "_label", "tokens")}

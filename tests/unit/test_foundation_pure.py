@@ -1,0 +1,160 @@
+"""Pure parts of the foundation: validation, time, tokenising, query parameter checks, rule merging."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from kg import clock
+from kg.entries import prepare
+from kg.errors import QueryParameterError, RulesError, UsageError
+from kg.policy import Policy, merge, packaged
+from kg.redact import load_default
+from kg.store.queries import NamedQuery, params_of, parse
+from kg.text import clean, index_tokens, words
+
+NOW = datetime(2026, 11, 30, 10, 35)
+POLICY = Policy.from_mapping(packaged("policy"))
+REDACTOR = load_default()
+
+
+def _prep(kind="error", summary="git push failed", **fields):
+    return prepare(POLICY, REDACTOR, kind, summary, now=NOW, **fields)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"kind": "bogus"}, "unknown entry kind 'bogus': use one of learning, error, feature"),
+        ({"summary": ""}, "the summary is empty: say in one line what happened"),
+        ({"summary": " \x00\x1b "}, "the summary is empty: say in one line what happened"),
+        ({"priority": "urgent"}, "unknown priority 'urgent': use one of critical, high, medium, low"),
+        ({"source": "dream"}, "unknown source 'dream'"),
+        ({"reproducible": "maybe"}, "unknown reproducible 'maybe': use one of yes, no, unknown"),
+        ({"status": "done"}, "unknown status 'done'"),
+        ({"summary": "x" * 1_048_576}, "the summary is 1,048,576 characters; the limit is 2,000"),
+        ({"details": "y" * 1_048_576}, "--details is 1,048,576 characters; the limit is 200,000"),
+    ],
+)
+def test_bad_entries_say_what_to_fix(kwargs, message):
+    with pytest.raises(UsageError) as info:
+        _prep(**kwargs)
+    assert message in str(info.value)
+
+
+def test_defaults_follow_the_rules():
+    f = _prep().fields
+    assert (f["priority"], f["source"], f["category"], f["status"]) == ("high", "error", "error", "pending")
+    f = _prep("feature", "export to csv").fields
+    assert (f["priority"], f["source"], f["category"]) == ("medium", "user_feedback", "feature_request")
+
+
+def test_control_characters_are_dropped_and_summary_is_one_line():
+    f = _prep(summary="bad\x00 \x1b[31mred\x07\nnext line", details="keep\nnewlines\tand tabs\x00").fields
+    assert f["text"] == "bad [31mred next line"
+    assert f["details"] == "keep\nnewlines\tand tabs"
+
+
+def test_cypher_looking_text_is_kept_verbatim():
+    text = "'}) MATCH (n) DETACH DELETE n //"
+    assert _prep(summary=text).fields["text"] == text
+
+
+def test_secrets_are_redacted_in_every_field_and_kinds_reported():
+    p = _prep(summary="push with ghp_abcdefghijklmnopqrstuvwxyz0123456789 failed",
+              details="password=hunter2hunter2", tags=["sk-ant-api03-" + "a" * 40])
+    assert "ghp_" not in p.fields["text"] and "hunter2" not in p.fields["details"]
+    assert "sk-ant" not in " ".join(p.fields["tags"])
+    assert "github_token" in p.redactions and "password_assignment" in p.redactions
+    assert all("hunter2" not in k for k in p.redactions)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Git push FAILED", ["git", "push", "failed"]),
+        ("用户喜欢", ["用户", "户喜", "喜欢"]),
+        ("用 git 推送", ["用", "git", "推送"]),
+        ("auth-error: café", ["auth", "error", "café"]),
+    ],
+)
+def test_words_split_latin_and_cjk(text, expected):
+    assert words(text) == expected
+
+
+def test_index_tokens_joins_all_parts():
+    assert index_tokens("a b", None, "不要") == "a b 不要"
+
+
+def test_clean_one_line():
+    assert clean("  a\n\tb\x00 ", one_line=True) == "a b"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2026-11-30", datetime(2026, 11, 30)),
+        ("2026-11-30T10:35", datetime(2026, 11, 30, 10, 35)),
+        ("2026-11-30 10:35:07.5", datetime(2026, 11, 30, 10, 35, 7)),
+    ],
+)
+def test_parse_time(value, expected):
+    assert clock.parse_time(value) == expected
+
+
+def test_bad_now_is_a_usage_error():
+    with pytest.raises(UsageError, match="invalid --now 'yesterday'"):
+        clock.now("yesterday")
+
+
+def test_now_comes_from_env(monkeypatch):
+    monkeypatch.setenv("KG_NOW", "2026-01-02T03:04:05")
+    assert clock.now() == datetime(2026, 1, 2, 3, 4, 5)
+
+
+@pytest.mark.parametrize(("span", "expected"), [("7d", datetime(2026, 11, 23, 10, 35)),
+                                                ("12h", datetime(2026, 11, 29, 22, 35)),
+                                                ("2026-11-01", datetime(2026, 11, 1))])
+def test_since(span, expected):
+    assert clock.parse_since(span, NOW) == expected
+
+
+def test_query_params_ignore_string_literals():
+    assert params_of("MATCH (n {id: $id}) WHERE n.text = '$notaparam' RETURN n") == {"id"}
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [({}, "missing $id"), ({"id": 1, "extra": 2}, "unknown extra"), ({"other": 1}, "missing $id; unknown other")],
+)
+def test_unbound_or_unknown_parameters_are_refused(given, message):
+    query = NamedQuery("q", "MATCH (n {id: $id}) DETACH DELETE n", frozenset({"id"}))
+    with pytest.raises(QueryParameterError, match=message.replace("$", r"\$")):
+        query.check(given)
+
+
+def test_query_file_parsing():
+    found = parse("// name: a\n// doc line\nMATCH (n) RETURN n\n\n// name: b\nRETURN $x\n", "t.cypher")
+    assert found["a"].doc == "doc line" and found["a"].text == "MATCH (n) RETURN n"
+    assert found["b"].params == {"x"}
+    with pytest.raises(RulesError, match="defined twice"):
+        parse("// name: a\nRETURN 1\n// name: a\nRETURN 2\n", "t.cypher")
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"limits": {"summary_max_char": 5}}, "unknown key 'limits.summary_max_char'"),
+        ({"limits": {"summary_max_chars": "5"}}, "key 'limits.summary_max_chars' must be a number"),
+        ({"lock": 3}, "key 'lock' must be a table"),
+    ],
+)
+def test_rule_overrides_are_validated(override, message):
+    with pytest.raises(RulesError, match=message):
+        merge(packaged("policy"), override, "kg.toml")
+
+
+def test_rule_override_applies():
+    merged = merge(packaged("policy"), {"limits": {"summary_max_chars": 50}}, "kg.toml")
+    assert Policy.from_mapping(merged).summary_max_chars == 50
