@@ -262,6 +262,14 @@ def parse_learnings_md(text: str, file: Path, report: ImportReport) -> list[dict
             current = {"id": entry_id, "category": category, "_title": title, "_source": str(file)}
             section, body = None, []
             continue
+        if line.startswith("## "):
+            # a second-level heading that is not an entry header ends the entry before it
+            close_section()
+            if current is not None:
+                out.append(current)
+            current, section, body = None, None, []
+            report.skip("entry without a LRN/ERR/FEAT id")
+            continue
         if current is None:
             continue
         if line.strip() == "---":

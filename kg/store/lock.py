@@ -53,8 +53,7 @@ class FileLock:
                 time.sleep(delay)
                 delay = min(delay * 1.5, 0.1)
         try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)  # fixed width: no truncate needed
         except OSError:
             pass  # the holder's pid is only a courtesy for error messages
         self._fd = fd
@@ -79,7 +78,7 @@ class FileLock:
 
 def _read_holder(fd: int) -> str:
     try:
-        pid = os.pread(fd, 32, 0).decode().strip()
+        pid = os.pread(fd, 11, 0).decode().strip()
     except OSError:
         return ""
     return f" (pid {pid})" if pid.isdigit() else ""

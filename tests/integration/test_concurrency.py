@@ -29,7 +29,7 @@ def _run_workers(root: Path, workers: int, count: int) -> list[str]:
              for w in range(workers)]
     acked = []
     for p in procs:
-        out, err = p.communicate(timeout=900)
+        out, err = p.communicate(timeout=2400)
         assert p.returncode == 0, err
         acked += out.split()
     return acked

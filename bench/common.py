@@ -1,0 +1,92 @@
+"""Shared helpers for the benchmarks: synthetic but realistic workspaces, timing and a table printer.
+
+Benchmarks print tables of medians and ratios against a baseline measured in the same run; they never
+assert. Machines here are shared and noisy, so compare ratios, not absolute numbers across runs.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+AREAS = ["frontend", "backend", "infra", "tests", "docs", "config", "behavior", "tooling"]
+TOOLS = ["git", "pytest", "npm", "pnpm", "docker", "kubectl", "psql", "curl", "make", "cargo", "pip", "node"]
+FAILS = ["failed", "timed out", "was rejected", "crashed", "returned exit code 1", "could not connect",
+         "raised KeyError", "hit a permission error", "ran out of memory", "found no such file"]
+NOUNS = ["branch", "lock file", "database", "token", "migration", "fixture", "config", "cache", "endpoint",
+         "container", "schema", "build", "release", "index", "queue", "session", "report", "service"]
+
+
+def synthetic_rows(n: int, *, seed: int = 7, start: datetime = datetime(2026, 1, 1)) -> list[dict[str, Any]]:
+    """`n` event rows in the Node table's shape, with recurring wording and pattern keys."""
+    from kg.store import NODE_COLUMNS
+    from kg.text import index_tokens
+
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        tool, fail, noun = rng.choice(TOOLS), rng.choice(FAILS), rng.choice(NOUNS)
+        area = rng.choice(AREAS)
+        text = f"{tool} {fail} on the {noun} while working on {rng.choice(NOUNS)} #{rng.randrange(5000)}"
+        at = start + timedelta(minutes=7 * i)
+        row = {c: None for c in NODE_COLUMNS}
+        row.update(id=f"ERR-{at:%Y%m%d}-{100000 + i}", kind="event", entry_type="error", text=text,
+                   category="error", priority="high", status="pending", area=area, source="error",
+                   session=f"bench-{i // 40}", files=[], tags=[], redactions=[], created_at=at, updated_at=at,
+                   reinforced_at=at, pinned=False, stale=False, tokens=index_tokens(text),
+                   pattern_key=f"{tool}.{noun}" if rng.random() < 0.3 else None)
+        rows.append(row)
+    return rows
+
+
+def build_workspace(path: Path, n: int) -> Any:
+    """A workspace holding `n` synthetic events (bulk-loaded), with their patterns attached."""
+    import kg
+    from kg.store import bulk_load_nodes
+
+    ws = kg.init_workspace(path)
+    rows = synthetic_rows(n)
+    with ws.store() as st:
+        bulk_load_nodes(st, rows)
+        keys = sorted({r["pattern_key"] for r in rows if r["pattern_key"]})
+        patterns = []
+        from kg.store import NODE_COLUMNS
+
+        for j, key in enumerate(keys):
+            p = {c: None for c in NODE_COLUMNS}
+            p.update(id=f"pat-20260101-{j + 1:03d}", kind="pattern", text=key, pattern_key=key, status="active",
+                     files=[], tags=[], redactions=[], created_at=rows[0]["created_at"],
+                     updated_at=rows[0]["created_at"], reinforced_at=rows[0]["created_at"], pinned=False,
+                     stale=False, tokens=key)
+            patterns.append(p)
+        bulk_load_nodes(st, patterns)
+        pid = {p["pattern_key"]: p["id"] for p in patterns}
+        links = [{"pattern": pid[r["pattern_key"]], "event": r["id"], "at": r["created_at"], "reason": "bench"}
+                 for r in rows if r["pattern_key"]]
+        for s in range(0, len(links), 5000):
+            st.run("pattern_members_add", rows=links[s:s + 5000])
+    with ws.journal.locked():
+        ws.journal.observe([f"pat-20260101-{len(keys):03d}"])
+    return ws
+
+
+def median_of(func: Callable[[], Any], runs: int) -> tuple[float, list[float]]:
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        func()
+        samples.append(time.perf_counter() - t)
+    return statistics.median(samples), samples
+
+
+def table(title: str, header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))
+    out = [f"\n{title}", line, "-" * len(line)]
+    out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(out)

@@ -1,0 +1,133 @@
+"""`kg log` speed and memory at 10k and 100k events, with a naive file-based version as the baseline.
+
+    .venv/bin/python bench/log_speed.py [--sizes 10000,100000] [--runs 15]
+
+Measured, per size:
+- `kg log` end to end in a new process (the agent's path): median wall time, peak RSS;
+- in-process `ws.log()` with the workspace held open (a hook or long-running agent): median;
+- the naive baseline: a JSON trail that is loaded, appended to and rewritten on every log, with a linear
+  scan for the pattern key — in a new process and in-process;
+- importing a trail of N entries (`kg import trail`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import build_workspace, median_of, synthetic_rows, table  # noqa: E402
+
+KG = str(Path(sys.executable).with_name("kg"))
+
+NAIVE = r"""
+import json, sys, datetime
+path, summary = sys.argv[1], sys.argv[2]
+with open(path) as fh:
+    trail = json.load(fh)
+key = "git.push"
+count = sum(1 for e in trail["entries"] if e.get("pattern_key") == key)
+trail["entries"].append({"id": f"ERR-{len(trail['entries'])}", "summary": summary, "pattern_key": key,
+                         "logged": datetime.datetime.now().isoformat(), "recurrence_count": count + 1})
+with open(path, "w") as fh:
+    json.dump(trail, fh)
+"""
+
+
+def naive_trail(path: Path, n: int) -> None:
+    entries = [{"id": r["id"], "type": "error", "summary": r["text"], "area": r["area"],
+                "pattern_key": r["pattern_key"], "logged": r["created_at"].isoformat()} for r in synthetic_rows(n)]
+    path.write_text(json.dumps({"version": 3, "entries": entries}))
+
+
+def child_peak_rss_mb(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall time and peak RSS of one child process (via wait4's rusage)."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{cmd} failed: {proc.stderr.read().decode()}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--runs", type=int, default=15)
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    rows = []
+    base = Path(tempfile.mkdtemp(prefix="kg-bench-"))
+    try:
+        for n in sizes:
+            ws = build_workspace(base / f"ws{n}", n)
+            env = {**os.environ, "KG_WORKSPACE": str(ws.root)}
+            # warm the page cache and replay nothing: one throw-away run
+            child_peak_rss_mb([KG, "log", "error", "warm-up"], env)
+            walls, peaks = [], []
+            for i in range(args.runs):
+                wall, peak = child_peak_rss_mb([KG, "log", "error", f"git push failed on the branch {i}",
+                                                "--area", "tooling", "--pattern-key", "git.branch"], env)
+                walls.append(wall)
+                peaks.append(peak)
+            walls.sort()
+            cli_median, cli_peak = walls[len(walls) // 2], max(peaks)
+
+            counter = iter(range(10**9))
+            with ws:
+                inproc, _ = median_of(lambda: ws.log("error", f"pytest timed out on the fixture {next(counter)}",
+                                                     area="tests", pattern_key="pytest.fixture"), 100)
+
+            trail = base / f"naive{n}.json"
+            naive_trail(trail, n)
+            naive_walls = []
+            for i in range(max(5, args.runs // 3)):
+                wall, _ = child_peak_rss_mb([sys.executable, "-c", NAIVE, str(trail), f"failure {i}"], dict(os.environ))
+                naive_walls.append(wall)
+            naive_walls.sort()
+            naive_cli = naive_walls[len(naive_walls) // 2]
+            ns: dict = {}
+            exec(compile("def run(path, summary):\n" + "\n".join("    " + l for l in NAIVE.splitlines()[2:]),
+                         "naive", "exec"), ns)
+            naive_in, _ = median_of(lambda: ns["run"](str(trail), "failure"), 5)
+
+            rows.append([f"{n:,}", f"{cli_median * 1e3:.0f} ms", f"{cli_peak:.0f} MB", f"{naive_cli * 1e3:.0f} ms",
+                         f"{naive_cli / cli_median:.1f}x", f"{inproc * 1e3:.1f} ms", f"{naive_in * 1e3:.0f} ms",
+                         f"{naive_in / inproc:.0f}x"])
+        print(table("kg log (medians; ratio = naive / kg, higher is better for kg)",
+                    ["events", "kg log CLI", "peak RSS", "naive CLI", "ratio", "log() in-proc", "naive in-proc",
+                     "ratio"], rows))
+
+        # import a trail of the largest size
+        n = max(sizes)
+        src = build_workspace(base / "src", 0)
+        import kg
+        from kg.trail import build_trail
+
+        entries_doc = build_trail([{**r, "created_at": r["created_at"].isoformat(), "updated_at": None}
+                                   for r in synthetic_rows(n, seed=11)], [], {}, synthetic_rows(1)[0]["created_at"])
+        trail_path = base / "trail.json"
+        trail_path.write_text(json.dumps(entries_doc))
+        t = time.perf_counter()
+        report = kg.trail.import_trail(kg.init_workspace(base / "imported"), [trail_path])
+        took = time.perf_counter() - t
+        print(table("import trail", ["entries", "imported", "time", "target"],
+                    [[f"{n:,}", f"{report.entries:,}", f"{took:.1f} s", "≤ 30 s"]]))
+        print(f"\nmax RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; "
+              f"targets: kg log ≤ 300 ms and ≤ 200 MB at 100k; log() ≤ 10 ms at 100k")
+        del src
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
