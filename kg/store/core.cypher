@@ -107,3 +107,7 @@ MATCH (a:Node)-[r]->(b:Node)
 RETURN a.id AS src, b.id AS dst, label(r) AS type, r.created_at AS created_at, r.manual AS manual,
        r.score AS score, r.reason AS reason
 ORDER BY created_at, src, dst
+
+// name: session_texts
+// The texts already logged in a session (reflect skips what it logged before).
+MATCH (n:Node) WHERE n.kind = 'event' AND n.session = $session RETURN n.text AS text

@@ -1,0 +1,58 @@
+"""`kg reflect`: learn from a session transcript (dry run by default)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, workspace
+
+
+def reflect(
+    ctx: typer.Context,
+    path: Annotated[str, typer.Argument(help="Transcript file (Claude Code JSONL, .gz too; OpenAI messages JSON; "
+                                             "SpecStory markdown; plain text), or - for stdin.")],
+    format: Annotated[str | None, typer.Option("--format", help="claude-code, openai, specstory or text "
+                                                                "(default: detected).")] = None,
+    apply: Annotated[bool, typer.Option("--apply", help="Log the findings (default: only list them).")] = False,
+    session: Annotated[str | None, typer.Option(help="Session id for the logged entries (default: from the "
+                                                     "transcript's name).")] = None,
+    now: NowOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find corrections, errors, feature requests, knowledge gaps and preferences in a transcript."""
+    from kg.reflect.apply import reflect_file
+
+    with errors():
+        report = reflect_file(workspace(ctx), path, format=format, apply=apply, session=session,
+                              now=now_of(ctx, now))
+    if report.skipped:
+        note("Skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items())))
+    emit(report.as_dict(), as_json, _render)
+
+
+def _render(d: dict[str, Any]) -> str:
+    head = (f"🔍 {d['source']} ({d['format']}, {d['turns']} turns, session {d['session']}): "
+            f"{len(d['findings'])} finding(s)")
+    lines = [head]
+    for i, f in enumerate(d["findings"], 1):
+        key = f" [{f['pattern_key']}]" if f["pattern_key"] else ""
+        lines.append(f"  {i}. {f['kind']}/{f['category']} ({f['priority']}){key}: {f['summary'][:100]}")
+        lines.append(f"     {f['position']}: {f['evidence'][:120]}")
+    if d["skill_candidates"]:
+        lines.append(f"🧩 Skill candidates ({len(d['skill_candidates'])} task(s) with many tool calls):")
+        lines += [f"  - {t['position']}: {t['tool_calls']} tool calls: {t['request'][:80]}"
+                  for t in d["skill_candidates"]]
+    if d["dropped_by_cap"]:
+        lines.append(f"(capped: {d['dropped_by_cap']} lower-priority finding(s) left out)")
+    if d["applied"]:
+        lines.append(f"✅ Logged {len(d['logged'])}: {', '.join(d['logged']) or 'nothing new'}"
+                     + (f"; {d['already_logged']} already logged before" if d["already_logged"] else ""))
+    elif d["findings"]:
+        lines.append("Dry run: nothing was written. Run again with --apply to log these.")
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(reflect)

@@ -1,0 +1,101 @@
+"""`kg reflect` end to end on real and constructed transcripts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+NOW = "--now 2026-11-30T18:00:00"
+SECRET = "sk-ant-api03-" + "Q" * 60
+
+
+def _claude_code(path: Path, session: str, error: str) -> Path:
+    """A small Claude Code JSONL: the user asks, a Bash call fails, the user corrects the agent."""
+    records = [
+        {"type": "user", "uuid": "u1", "sessionId": session, "timestamp": "2026-11-30T10:00:00Z",
+         "message": {"role": "user", "content": "Deploy the api service please"}},
+        {"type": "assistant", "uuid": "a1", "sessionId": session, "timestamp": "2026-11-30T10:00:05Z",
+         "message": {"role": "assistant", "content": [
+             {"type": "tool_use", "id": "t1", "name": "Bash",
+              "input": {"command": f"ANTHROPIC_API_KEY={SECRET} ./deploy.sh"}}]}},
+        {"type": "user", "uuid": "u2", "sessionId": session, "timestamp": "2026-11-30T10:00:09Z",
+         "message": {"role": "user", "content": [
+             {"type": "tool_result", "tool_use_id": "t1", "is_error": True,
+              "content": f"Exit code 1\n{error}\nusing key {SECRET}"}]}},
+        {"type": "user", "uuid": "u3", "sessionId": session, "timestamp": "2026-11-30T10:01:00Z",
+         "message": {"role": "user", "content": "No, that's not right: always run the migrations before "
+                                                "deploying."}},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+def test_dry_run_lists_findings_and_writes_nothing(run_kg, ws, tmp_path):
+    t = _claude_code(tmp_path / "sess-a.jsonl", "sess-a", "Error: connection refused to db:5432")
+    r = run_kg(f"reflect {t} --json {NOW}")
+    assert r.exit_code == 0, r.stderr
+    kinds = sorted((f["kind"], f["category"]) for f in r.json["findings"])
+    assert kinds == [("error", "error"), ("learning", "correction")]
+    assert r.json["applied"] is False and r.json["session"] == "sess-a"
+    assert run_kg("list --json").json == []
+
+
+def test_apply_logs_once_and_redacts_every_byte(run_kg, ws, tmp_path):
+    t = _claude_code(tmp_path / "sess-a.jsonl", "sess-a", "Error: connection refused to db:5432")
+    first = run_kg(f"reflect {t} --apply --json {NOW}").json
+    assert len(first["logged"]) == 2
+    again = run_kg(f"reflect {t} --apply --json {NOW}").json
+    assert again["logged"] == [] and again["already_logged"] == 2
+    rows = run_kg("list --json").json
+    assert {r["session"] for r in rows if r["kind"] == "event"} == {"sess-a"}
+    # nothing kg wrote anywhere in the workspace holds the key: graph, WAL, journal, logs, exports
+    run_kg(f"export trail --learnings {NOW}")
+    for file in ws.root.rglob("*"):
+        if file.is_file():
+            assert SECRET.encode() not in file.read_bytes(), file
+
+
+def test_the_same_failure_in_five_sessions_becomes_one_pattern(run_kg, ws, tmp_path):
+    for n in range(5):
+        t = _claude_code(tmp_path / f"sess-{n}.jsonl", f"sess-{n}",
+                         f"psql: error: connection to server at \"10.0.0.{n}\", port 5432 failed: Connection refused")
+        assert run_kg(f"reflect {t} --apply {NOW}").exit_code == 0
+    status = run_kg(f"status --json {NOW}").json
+    errors = [p for p in status["patterns"] if p["key"].startswith("err.")]
+    assert len(errors) == 1 and errors[0]["recurrence"] == 5 and errors[0]["sessions"] == 5
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\x00\x01\x02binary", "looks binary"),
+        (b'{"type": "user", "message": {"role": "user", "content": "hi"}}\n{"type": "user", "mess',
+         None),  # a truncated last line is skipped and counted, not fatal
+    ],
+)
+def test_bad_input(run_kg, tmp_path, content, message):
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(content)
+    r = run_kg(f"reflect {f}")
+    if message:
+        assert r.exit_code == 2 and message in r.stderr and "Traceback" not in r.stderr
+    else:
+        assert r.exit_code == 0 and r.stderr.startswith("Skipped: 1 ")
+
+
+def test_unknown_format_is_a_usage_error(run_kg, tmp_path):
+    f = tmp_path / "t.txt"
+    f.write_text("User: hi\n")
+    r = run_kg(f"reflect {f} --format yaml")
+    assert (r.exit_code, r.stderr) == (2, "Error: unknown transcript format 'yaml': use one of claude-code, "
+                                          "openai, specstory, text\n")
+
+
+def test_real_claude_code_transcript(run_kg, shared_data):
+    path = sorted((shared_data / "transcripts" / "claude_code").glob("*.jsonl*"))[0]
+    r = run_kg(f"reflect {path} --json {NOW}")
+    assert r.exit_code == 0
+    assert r.json["format"] == "claude-code" and r.json["findings"]
+    assert all(f["position"].startswith("line ") for f in r.json["findings"])
