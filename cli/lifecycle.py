@@ -1,0 +1,239 @@
+"""`kg cycle`, `kg propose`, `kg approve`, `kg skip`, `kg verify`, `kg conflicts`, `kg pin`, `kg reinforce`,
+`kg why`, `kg export memory`: the learning lifecycle. Each command makes one call into `kg.lifecycle.api`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from kg.cli.common import JsonOpt, NowOpt, emit, errors, now_of, workspace
+
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say what would change; write nothing.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Rewrite kg blocks even where a human edited inside "
+                                                         "them (text outside the blocks is never touched).")]
+
+conflicts_app = typer.Typer(help="Conflicting rules: scores, winners, ties for review.", invoke_without_command=True)
+
+
+def _api():
+    from kg.lifecycle import api
+
+    return api
+
+
+# -- rendering ------------------------------------------------------------------------------------------------
+def _render_cycle(d: dict[str, Any]) -> str:
+    head = "🔄 kg cycle" + (" (dry run: nothing written)" if d["dry_run"] else "") + f" at {d['now']}"
+    lines = [head]
+    for v in d["verified"]:
+        lines.append(f"  🔍 {v['change']} → {v['target']}: {v['summary']}")
+    for r in d["reverted"]:
+        lines.append(f"  ↩️  reverted {r['change']} ({r['status']}, {r['verdict']}): '{r['text'][:60]}' from {r['target']}")
+    for r in d["reminders"]:
+        lines.append(f"  ⏰ reminder: {r['change']} verification overdue ('{r['text'][:50]}')")
+    for r in d["evidence_requested"]:
+        lines.append(f"  📨 evidence requested for {r['change']}: proposal #{r['proposal']}")
+    dec = d["decayed"]
+    if any(dec[k] for k in ("demoted", "stale", "expired", "restored")):
+        lines.append(f"  🍂 decay: {dec['demoted']} demoted, {dec['stale']} stale, {dec['expired']} expired "
+                     f"(wont_fix), {dec['restored']} restored")
+    for c in d["conflicts"]:
+        state = f"winner {c['winner']}" if c["status"] == "settled" else "TIE — review with `kg conflicts`"
+        lines.append(f"  ⚖️  {c['id']}: {c['a']} ({c['score_a']}) vs {c['b']} ({c['score_b']}): {state}")
+    for p in d["promoted"]:
+        lines.append(f"  ✅ promoted '{p['pattern_key']}' to {p['target']}: - {p['text']} (verify by "
+                     f"{p['next_check'][:10]})")
+    for p in d["proposed"]:
+        lines.append(f"  📋 proposal #{p['number']} ({p['type']}) → {p['target']}: {p['text'][:60]}")
+    for h in d["held"]:
+        lines.append(f"  ✋ held '{h['pattern_key']}' for {h['target']}: {h['reason']}")
+    for item in d["logged"]:
+        lines.append(f"  📝 logged {item['id'] or '(dry run)'} [{item['priority']}]: {item['summary'][:70]}")
+    for f in d["files"]:
+        lines.append(f"  📄 {f['path']}: {f['action']}")
+    for f in d["flags"]:
+        lines.append(f"  ⚠️  {f['path']}: {f['flag']}")
+    if not d["changed"]:
+        lines.append("  nothing to do")
+    return "\n".join(lines)
+
+
+def _render_proposals(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "✅ No proposals at this time."
+    lines = [f"\n📋 {len(rows)} Proposal(s) for Review:\n"]
+    for q in rows:
+        lines += [f"  [{q['number']}] {q['type'].upper()} → {q['target']}",
+                  f"      Change: {q['change']}",
+                  f"      Why: {q['motivation']}",
+                  f"      Risk: {q['risk']} | Effort: {q['effort']} | Impact: {q['impact']}", ""]
+    lines += ["  To approve: kg approve N", "  To reject: kg skip N --reason \"...\""]
+    return "\n".join(lines)
+
+
+def _render_files(d: dict[str, Any]) -> list[str]:
+    return [f"  📄 {f['path']}: {f['action']}" + (f" — {f['flag']}" if f.get("flag") else "")
+            for f in d.get("files", [])]
+
+
+def _render_conflicts(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "No conflicts between rules."
+    lines = []
+    for d in rows:
+        if d["status"] == "tie":
+            kept = f" (kept {d['winner']} for now)" if d["winner"] else " (neither rendered)"
+            state = f"TIE{kept} — pick one: kg conflicts resolve {d['id']} --winner ID"
+        else:
+            state = f"winner {d['winner']}" + (" (human override)" if d["override"] else "")
+        lines += [f"⚖️  {d['id']}: {state}",
+                  f"    {d['a']} [{d['score_a']}: {d['parts_a']}] {d['text_a'] or ''}",
+                  f"    {d['b']} [{d['score_b']}: {d['parts_b']}] {d['text_b'] or ''}",
+                  f"    reason: {d['reason']}"]
+    return "\n".join(lines)
+
+
+def _render_why(d: dict[str, Any]) -> str:
+    head = f"{d.get('file', '?')}: {d['line'].strip()}" if d["found"] else f"not found: {d['line'].strip()}"
+    return "\n".join([head, *("  " + x for x in d["explanation"])])
+
+
+def _render_verify(d: dict[str, Any]) -> str:
+    due = len(d["verified"])
+    lines = [f"🔍 Verifications: {due} due, {len(d['monitoring'])} monitoring"]
+    for v in d["verified"]:
+        lines.append(f"  [{v['change']}] → {v['target']}: {v['summary']}")
+    for r in d["reverted"]:
+        lines.append(f"  ↩️  reverted {r['change']} ({r['status']})")
+    for m in d["monitoring"]:
+        lines.append(f"  · [{m['id']}] {m['status']} → {m['target']}: next check {(m['next_check'] or '')[:10]}")
+    lines += _render_files(d)
+    return "\n".join(lines)
+
+
+# -- commands -------------------------------------------------------------------------------------------------
+def cycle(ctx: typer.Context, dry_run: DryRunOpt = False, force: ForceOpt = False, now: NowOpt = None,
+          as_json: JsonOpt = False) -> None:
+    """Verify, revert, decay, settle conflicts, promote, export — the periodic job. Idempotent."""
+    with errors():
+        report = _api().cycle(workspace(ctx), now_of(ctx, now), dry_run, force=force)
+    emit(report.as_dict(), as_json, _render_cycle)
+
+
+def propose(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """List the pending proposals, numbered."""
+    with errors():
+        rows = _api().propose(workspace(ctx))
+    emit(rows, as_json, _render_proposals)
+
+
+def approve(ctx: typer.Context, number: Annotated[int, typer.Argument(metavar="N", help="Proposal number.")],
+            now: NowOpt = None, as_json: JsonOpt = False) -> None:
+    """Carry out proposal N (apply the rule, confirm the verification, or take up the fix)."""
+    with errors():
+        d = _api().approve(workspace(ctx), number, now_of(ctx, now))
+    emit(d, as_json, lambda d: "\n".join([f"✅ #{d['number']} ({d['type']}): {d['action']}"
+                                          + (f" {d.get('change') or d.get('entry') or ''}".rstrip())]
+                                         + _render_files(d)))
+
+
+def skip(ctx: typer.Context, number: Annotated[int, typer.Argument(metavar="N", help="Proposal number.")],
+         reason: Annotated[str, typer.Option("--reason", help="Why (kept with the proposal).")] = "",
+         now: NowOpt = None, as_json: JsonOpt = False) -> None:
+    """Decline proposal N. A skipped promotion returns only if its pattern recurs."""
+    with errors():
+        d = _api().skip(workspace(ctx), number, reason, now_of(ctx, now))
+    emit(d, as_json, lambda d: f"⏭️  #{d['number']} skipped: {d['reason']}")
+
+
+def verify(ctx: typer.Context, dry_run: DryRunOpt = False, now: NowOpt = None, as_json: JsonOpt = False) -> None:
+    """Judge the changes that are due: confirmed, ineffective, made worse or inconclusive (with numbers)."""
+    with errors():
+        d = _api().verify(workspace(ctx), now_of(ctx, now), dry_run)
+    emit(d, as_json, _render_verify)
+
+
+@conflicts_app.callback()
+def conflicts_list(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """List conflict decisions (ties wait for you)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with errors():
+        rows = _api().conflicts(workspace(ctx))
+    emit(rows, as_json, _render_conflicts)
+
+
+@conflicts_app.command("resolve")
+def conflicts_resolve(
+    ctx: typer.Context,
+    decision: Annotated[str, typer.Argument(metavar="ID", help="Decision id (dec-YYYYMMDD-NNN).")],
+    winner: Annotated[str, typer.Option("--winner", help="The rule id that wins (or a / b).")],
+    now: NowOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Override a decision: only the winner is rendered."""
+    with errors():
+        d = _api().resolve_conflict(workspace(ctx), decision, winner, now_of(ctx, now))
+    emit(d, as_json, lambda d: "\n".join([f"⚖️  {d['id']}: {d['winner']} wins over {d['loser']} (override)"]
+                                         + _render_files(d)))
+
+
+def pin(ctx: typer.Context, node_id: Annotated[str, typer.Argument(metavar="ID", help="Node or entry id.")],
+        off: Annotated[bool, typer.Option("--off", help="Unpin.")] = False, now: NowOpt = None,
+        as_json: JsonOpt = False) -> None:
+    """Pin a node: it never decays."""
+    with errors():
+        d = _api().pin(workspace(ctx), node_id, now_of(ctx, now), pinned=not off)
+    emit(d, as_json, lambda d: f"📌 {d['id']} {'pinned' if d['pinned'] else 'unpinned'}")
+
+
+def reinforce(ctx: typer.Context, node_id: Annotated[str, typer.Argument(metavar="ID", help="Node or entry id.")],
+              now: NowOpt = None, as_json: JsonOpt = False) -> None:
+    """Confirm a node still matters: resets its decay clock (and undoes decay)."""
+    with errors():
+        d = _api().reinforce(workspace(ctx), node_id, now_of(ctx, now))
+    emit(d, as_json, lambda d: f"💪 {d['id']} reinforced at {d['reinforced_at']} ({d['priority']}, {d['status']})")
+
+
+def why(ctx: typer.Context, line: Annotated[str, typer.Argument(help="A line from an instruction file.")],
+        as_json: JsonOpt = False) -> None:
+    """Explain a line: the change that wrote it, its rule, pattern and events."""
+    with errors():
+        d = _api().why(workspace(ctx), line)
+    emit(d, as_json, _render_why)
+    if not d["found"]:
+        raise typer.Exit(1)
+
+
+def export_memory(ctx: typer.Context, dry_run: DryRunOpt = False, force: ForceOpt = False, now: NowOpt = None,
+                  as_json: JsonOpt = False) -> None:
+    """Render active principles (conflict winners) into MEMORY.md and every other kg block. Byte-stable."""
+    with errors():
+        d = _api().export_memory(workspace(ctx), now_of(ctx, now), dry_run, force=force)
+    emit(d, as_json, _render_export)
+
+
+def _render_export(d: dict[str, Any]) -> str:
+    head = (f"📤 export{' (dry run)' if d['dry_run'] else ''}: "
+            f"{sum(len(b['lines']) for b in d['blocks'])} rule(s) in {len(d['blocks'])} block(s)")
+    return "\n".join([head, *(_render_files(d) or ["  files up to date"])])
+
+
+def register(app: typer.Typer, export_app: typer.Typer | None = None) -> None:
+    """Add the lifecycle commands; `kg export memory` joins the shared `export` group when given one."""
+    app.command()(cycle)
+    app.command()(propose)
+    app.command()(approve)
+    app.command()(skip)
+    app.command()(verify)
+    app.add_typer(conflicts_app, name="conflicts")
+    app.command()(pin)
+    app.command()(reinforce)
+    # A line copied from a file starts with "- ": click would read it as bundled short options. With unknown
+    # options ignored and no "-h" here (only --help), every character is unknown and click hands the line
+    # back unchanged as the argument.
+    app.command(context_settings={"ignore_unknown_options": True, "help_option_names": ["--help"]})(why)
+    if export_app is None:
+        export_app = typer.Typer(help="Render what kg learned into files.", no_args_is_help=True)
+        app.add_typer(export_app, name="export")
+    export_app.command("memory")(export_memory)

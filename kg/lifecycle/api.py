@@ -1,0 +1,348 @@
+"""The lifecycle's public functions. Each takes a `Workspace`, holds its graph for the call, and returns plain
+data (or a `CycleReport`). The CLI (`kg cycle`, `kg propose`, ...) makes one call to one of these.
+
+    from kg.lifecycle import api
+    report = api.cycle(ws, now="2026-12-01T06:00", dry_run=True)
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from kg import clock
+from kg.errors import NotFound, UsageError
+from kg.lifecycle import blocks, promote
+from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, holding
+from kg.lifecycle.policy import load as load_policy
+
+__all__ = [
+    "CycleReport", "approve", "conflicts", "cycle", "export_memory", "lifecycle_status", "pin", "propose",
+    "reinforce", "resolve_conflict", "skip", "verify", "why",
+]
+
+Now = datetime | str | None
+
+
+def cycle(ws: Any, now: Now = None, dry_run: bool = False, *, force: bool = False) -> CycleReport:
+    """verify, revert, decay, conflicts, promote, export. Idempotent for a given `now`."""
+    at = clock.now(now)
+    with holding(ws) as st:
+        return Lifecycle(ws, st, at, dry_run=dry_run).run_all(force=force)
+
+
+def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
+    """Judge the changes that are due (and revert what failed); lists what is being monitored."""
+    at = clock.now(now)
+    with holding(ws) as st:
+        lc = Lifecycle(ws, st, at, dry_run=dry_run)
+        if dry_run:
+            try:
+                with lc.tx():
+                    lc.log(lc.revert(lc.verify()))
+                    lc.export()
+                    raise _Rollback
+            except _Rollback:
+                pass
+        else:
+            with lc.tx():
+                logs = lc.revert(lc.verify())
+            lc.log(logs)
+            lc.export()
+        monitoring = [_change_view(c) for c in st.run("lc_changes_all") if c["status"] in LIVE]
+    rep = lc.report.as_dict()
+    return {k: rep[k] for k in ("now", "dry_run", "verified", "reverted", "reminders", "evidence_requested",
+                                "logged", "files", "flags")} | {"monitoring": monitoring}
+
+
+class _Rollback(Exception):
+    pass
+
+
+# -- proposals ------------------------------------------------------------------------------------------------
+def propose(ws: Any) -> list[dict[str, Any]]:
+    """The pending proposals, by number (`kg cycle` makes them)."""
+    with holding(ws) as st:
+        rows = st.run("lc_proposals", statuses=["pending"])
+    return [_jsonable(r) for r in rows]
+
+
+def _proposal(st: Any, number: int) -> dict[str, Any]:
+    for r in st.run("lc_proposals", statuses=["pending", "approved", "skipped", "obsolete"]):
+        if r["number"] == number:
+            return r
+    raise NotFound(f"no proposal #{number}: `kg propose` lists the pending ones")
+
+
+def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
+    """Carry out pending proposal N: apply a promotion, confirm a verification, take up a critical fix."""
+    at = clock.now(now)
+    lp = load_policy(ws)
+    with holding(ws) as st:
+        q = _proposal(st, number)
+        if q["status"] != "pending":
+            raise UsageError(f"proposal #{number} is already {q['status']}; `kg propose` lists the pending ones")
+        lc = Lifecycle(ws, st, at)
+        result: dict[str, Any] = {"number": number, "type": q["type"]}
+        with lc.tx():
+            if q["type"] == "promotion":
+                pattern = st.run("node_get", id=q["node"])[0]["n"]
+                if pattern.get("status") == "promoted":
+                    raise UsageError(f"pattern {q['node']} is promoted already; skip proposal #{number}")
+                target = lp.targets.get(q["target_kind"])
+                if target is None:
+                    raise UsageError(f"proposal #{number} names target {q['target_kind']!r}, which the rules no "
+                                     "longer have (rules/lifecycle.toml [targets])")
+                plan = promote.Plan(
+                    pattern_id=q["node"], key=pattern.get("pattern_key") or q["node"], target=q["target_kind"],
+                    file=q["target"], block=target.block, mode=target.apply, node_kind=target.node, text=q["text"],
+                    hypothesis=q["hypothesis"] or "", change=q["change"], motivation=q["motivation"],
+                    risk=q["risk"], effort=q["effort"], impact=q["impact"], priority=q["priority"] or "medium",
+                    area=q["area"] or "", category=q["category"] or "", event_ids=tuple(q["evidence"] or ()))
+                change = lc.apply(plan, source="approved", proposal=number)
+                if change is None:
+                    raise UsageError(f"{q['target']}: {lc.report.held[-1]['reason']}; fix the file, then approve "
+                                     "again")
+                result.update(action="applied", change=change, target=q["target"], text=q["text"])
+            elif q["type"] == "verification":
+                line = f"{at:%Y-%m-%d} confirmed by a human (proposal #{number})"
+                rows = st.run("lc_change_confirm", id=q["change_id"], statuses=list(LIVE), at=at,
+                              next_check=at + lp.verification.monitor_days * DAY, line=line)
+                result.update(action="confirmed" if rows else "no longer live", change=q["change_id"])
+            else:
+                st.run("status_set", id=q["node"], status="in_progress", at=at)
+                result.update(action="in_progress", entry=q["node"])
+            st.run("lc_proposal_decide", id=q["id"], status="approved", reason="", at=at)
+        plans = lc.export()
+    result["files"] = [p.as_dict() for p in plans if p.action != "none"]
+    return result
+
+
+def skip(ws: Any, number: int, reason: str, now: Now = None) -> dict[str, Any]:
+    """Decline pending proposal N, with a reason. A skipped promotion comes back only if the pattern recurs."""
+    at = clock.now(now)
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise UsageError("say why with --reason \"...\" (it is kept with the proposal)")
+    with holding(ws) as st:
+        q = _proposal(st, number)
+        if q["status"] != "pending":
+            raise UsageError(f"proposal #{number} is already {q['status']}")
+        st.run("lc_proposal_decide", id=q["id"], status="skipped", reason=ws.rules.redactor.redact(reason).text,
+               at=at)
+    return {"number": number, "type": q["type"], "status": "skipped", "reason": reason}
+
+
+# -- conflicts ------------------------------------------------------------------------------------------------
+def conflicts(ws: Any, now: Now = None) -> list[dict[str, Any]]:
+    """Every conflict decision with both rules, their scores and the winner ('' for a tie under review)."""
+    with holding(ws) as st:
+        decisions = st.run("lc_decisions")
+        ids = sorted({d["a"] for d in decisions} | {d["b"] for d in decisions})
+        facts = Lifecycle(ws, st, clock.now(now)).rule_facts(ids) if ids else {}
+    out = []
+    for d in decisions:
+        out.append(_jsonable({**d, "text_a": (facts.get(d["a"]) or {}).get("text"),
+                              "text_b": (facts.get(d["b"]) or {}).get("text")}))
+    return out
+
+
+def resolve_conflict(ws: Any, decision_id: str, winner: str, now: Now = None) -> dict[str, Any]:
+    """Override a decision: `winner` is one of its two rule ids (or 'a' / 'b'). Re-renders the files."""
+    at = clock.now(now)
+    with holding(ws) as st:
+        found = [d for d in st.run("lc_decisions") if d["id"] == decision_id]
+        if not found:
+            raise NotFound(f"no conflict decision {decision_id!r}: `kg conflicts` lists them")
+        d = found[0]
+        pick = {"a": d["a"], "b": d["b"]}.get(winner.lower(), winner)
+        if pick not in (d["a"], d["b"]):
+            raise UsageError(f"--winner must be {d['a']} or {d['b']} (or a / b), not {winner!r}")
+        lc = Lifecycle(ws, st, at)
+        with lc.tx():
+            st.run("lc_decision_override", id=decision_id, winner=pick, reason=f"overridden by a human on {at:%Y-%m-%d}",
+                   at=at)
+        plans = lc.export()
+    return {"id": decision_id, "winner": pick, "loser": d["b"] if pick == d["a"] else d["a"], "override": True,
+            "files": [p.as_dict() for p in plans if p.action != "none"]}
+
+
+# -- decay controls -------------------------------------------------------------------------------------------
+def _brief(st: Any, node_id: str) -> dict[str, Any]:
+    rows = st.run("lc_node_brief", id=node_id)
+    if not rows:
+        raise NotFound(f"no node {node_id!r}: `kg list` shows the ids")
+    return rows[0]
+
+
+def pin(ws: Any, node_id: str, now: Now = None, pinned: bool = True) -> dict[str, Any]:
+    """Pinned nodes never decay."""
+    at = clock.now(now)
+    with holding(ws) as st:
+        _brief(st, node_id)
+        st.run("lc_pin", id=node_id, pinned=pinned, at=at)
+    return {"id": node_id, "pinned": pinned}
+
+
+def reinforce(ws: Any, node_id: str, now: Now = None) -> dict[str, Any]:
+    """A user confirmation: resets the decay clock, restores the priority decay took, revives an expired
+    node."""
+    at = clock.now(now)
+    lp = load_policy(ws)
+    with holding(ws) as st:
+        n = _brief(st, node_id)
+        status = n["status"]
+        if n["stage"] >= 3 and status == lp.decay.expired_status:
+            status = "active" if n["kind"] == "pattern" else "pending"
+        priority = n["base_priority"] or n["priority"]
+        st.run("lc_reinforce", id=node_id, at=at, priority=priority, status=status)
+    return {"id": node_id, "reinforced_at": at.isoformat(), "priority": priority, "status": status,
+            "previous": {"priority": n["priority"], "status": n["status"], "stale": bool(n["stale"]),
+                         "stage": n["stage"]}}
+
+
+# -- export and explanation -------------------------------------------------------------------------------------
+def export_memory(ws: Any, now: Now = None, dry_run: bool = False, *, force: bool = False) -> dict[str, Any]:
+    """Render every kg block (MEMORY.md's active principles, conflict winners only, in a stable order; and the
+    other targets) from the graph. Two runs give identical bytes."""
+    at = clock.now(now)
+    with holding(ws) as st:
+        lc = Lifecycle(ws, st, at, dry_run=dry_run)
+        plans = lc.export(force=force)
+        desired = lc.desired()
+    return {"now": at.isoformat(), "dry_run": dry_run,
+            "files": [p.as_dict() for p in plans if p.action not in ("none",)],
+            "blocks": [{"path": d.file, "block": d.block, "lines": [line.text for line in d.lines]}
+                       for _, d in sorted(desired.items())]}
+
+
+def _norm(line: str) -> str:
+    text = " ".join(line.split())
+    return re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", text).strip()
+
+
+def why(ws: Any, line: str, now: Now = None) -> dict[str, Any]:
+    """Trace a line of an instruction file back to the change, the rule node, the pattern and its events."""
+    needle = _norm(line)
+    if not needle:
+        raise UsageError("give the line to explain, e.g. kg why \"- Use SSH remotes for git push\"")
+    at = clock.now(now)
+    with holding(ws) as st:
+        lc = Lifecycle(ws, st, at)
+        desired = lc.desired()
+        changes = {c["id"]: c for c in st.run("lc_changes_all")}
+        hit = None
+        for d in desired.values():
+            for rl in d.lines:
+                if any(_norm(x) == needle for x in rl.text.splitlines()):
+                    hit = rl
+                    break
+            if hit:
+                break
+        if hit is None:
+            from rapidfuzz import fuzz
+
+            best = max(((fuzz.ratio(needle, _norm(x)), rl) for d in desired.values() for rl in d.lines
+                        for x in rl.text.splitlines() if _norm(x)), default=(0, None), key=lambda t: t[0])
+            if best[1] is not None and best[0] >= 90:
+                hit = best[1]
+        if hit is not None:
+            out = _trace(st, hit.node, changes.get(hit.change), at)
+            out.update(line=line, found=True, source="kg", file=hit.file, block=hit.block, text=hit.text)
+            return _jsonable(out)
+        past = [c for c in changes.values() if any(_norm(x) == needle for x in (c["text"] or "").splitlines())]
+        if past:
+            c = past[-1]
+            out = _trace(st, c["node"], c, at)
+            out.update(line=line, found=True, source="kg-inactive", file=c["target"], block=c["block"],
+                       text=c["text"])
+            out["explanation"].insert(0, f"kg wrote this line with {c['id']}, but that change is {c['status']} "
+                                         "now, so kg no longer renders it.")
+            return _jsonable(out)
+    for path in _instruction_files(ws, desired):
+        text = blocks.read(ws.root / path)
+        if text and any(_norm(x) == needle for x in text.splitlines()):
+            return {"line": line, "found": True, "source": "human", "file": path,
+                    "explanation": [f"{path}: this line is outside kg's blocks; kg did not write it."]}
+    return {"line": line, "found": False, "source": "unknown",
+            "explanation": ["no kg block holds this line and no change ever wrote it"]}
+
+
+def _instruction_files(ws: Any, desired: dict[tuple[str, str], Any]) -> list[str]:
+    lp = load_policy(ws)
+    names = {t.file for t in lp.targets.values() if "{" not in t.file} | {lp.memory.file} | {f for f, _ in desired}
+    return sorted(names)
+
+
+def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime) -> dict[str, Any]:
+    node_rows = st.run("node_get", id=node_id)
+    node = {k: v for k, v in node_rows[0]["n"].items() if not k.startswith("_") and k != "tokens"} if node_rows else {}
+    out: dict[str, Any] = {"node": node, "change": None, "pattern": None, "events": [], "decisions": []}
+    lines = [f"rule node {node_id} ({node.get('kind')}, {node.get('status')})"]
+    if change:
+        out["change"] = _change_view(change) | {"evidence": change["evidence"], "rate_before": change["rate_before"],
+                                                "rate_after": change["rate_after"]}
+        how = "auto-applied" if change["source"] == "auto" else f"approved (proposal #{change['proposal']})"
+        lines.insert(0, f"written by {change['id']} on {change['applied_at']:%Y-%m-%d} ({how}) into "
+                        f"{change['target']}; hypothesis: {change['hypothesis']}")
+        lines.append(f"verification: {change['verdict'] or 'not yet'}; status {change['status']}; next check "
+                     f"{change['next_check']:%Y-%m-%d}")
+        if change["pattern"]:
+            stats = st.run("pattern_stats", keys=[change["key"]]) if change["key"] else []
+            out["pattern"] = {"id": change["pattern"], "key": change["key"],
+                              **({k: stats[0][k] for k in ("recurrence", "sessions", "first_seen", "last_seen")}
+                                 if stats else {})}
+            out["events"] = st.run("lc_pattern_events", id=change["pattern"], limit=100)
+            lines.append(f"from pattern '{change['key']}' ({change['pattern']}): "
+                         f"{out['pattern'].get('recurrence', '?')}x in {out['pattern'].get('sessions', '?')} sessions")
+            lines += [f"  event {e['id']} {e['created_at']:%Y-%m-%d}: {e['text']}" for e in out["events"][:20]]
+    else:
+        lines.insert(0, f"rendered from active principle {node_id} (no change: added by hand or imported) into "
+                        "MEMORY.md")
+    for d in st.run("lc_decisions"):
+        if node_id in (d["a"], d["b"]):
+            out["decisions"].append(d)
+            state = "won" if d["winner"] == node_id else ("tie (under review)" if not d["winner"] else "lost")
+            lines.append(f"conflict {d['id']}: {state} ({d['score_a']} vs {d['score_b']})")
+    out["explanation"] = lines
+    return out
+
+
+def _change_view(c: dict[str, Any]) -> dict[str, Any]:
+    return _jsonable({k: c.get(k) for k in ("id", "status", "target", "text", "hypothesis", "applied_at",
+                                            "next_check", "verdict", "verdict_at", "reverted_at", "revert_reason",
+                                            "check_count", "node", "pattern", "key")})
+
+
+# -- status ---------------------------------------------------------------------------------------------------
+def lifecycle_status(ws: Any, now: Now = None, limit: int = 10) -> dict[str, Any]:
+    """Extra sections for `kg status`: verifications due, patterns ready to promote, proposals waiting, blocks
+    flagged for review, conflicts tied."""
+    at = clock.now(now)
+    lp = load_policy(ws)
+    with holding(ws) as st:
+        lc = Lifecycle(ws, st, at)
+        due = st.run("lc_changes_due", statuses=list(LIVE), now=at)
+        ready = lc.candidates()
+        pending = st.run("lc_proposals", statuses=["pending"])
+        flags = [b for b in st.run("lc_blocks") if b["flag"]]
+        ties = [d for d in st.run("lc_decisions") if d["status"] == "tie"]
+    from kg.lifecycle.verify import overdue_stage
+
+    return _jsonable({
+        "verifications_due": [{"change": r["id"], "target": r["target"], "text": r["text"][:80],
+                               "due": r["next_check"], "overdue": overdue_stage(r["due_since"] or r["next_check"], at, lp)}
+                              for r in due[:limit]],
+        "verifications_due_total": len(due),
+        "ready_to_promote": [{"pattern": c.pattern_id, "key": c.key, "recurrence": c.recurrence,
+                              "sessions": c.sessions, "summary": c.summary[:80],
+                              "target": promote.plan(c, lp).file} for c in ready[:limit]],
+        "ready_to_promote_total": len(ready),
+        "proposals_pending": [{"number": q["number"], "type": q["type"], "target": q["target"],
+                               "change": q["change"]} for q in pending[:limit]],
+        "proposals_pending_total": len(pending),
+        "flags": [{"path": b["path"], "block": b["name"], "flag": b["flag"]} for b in flags],
+        "conflicts_tied": [{"id": d["id"], "a": d["a"], "b": d["b"], "score": d["score_a"],
+                            "kept": d["winner"] or None} for d in ties],
+    })

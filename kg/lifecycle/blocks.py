@@ -1,0 +1,174 @@
+"""kg's marked blocks in plain files. Pure text functions plus one file writer.
+
+A block looks like
+
+    <!-- kaizen-kg:begin NAME -->
+    - a rule kg wrote
+    <!-- kaizen-kg:end NAME -->
+
+kg writes only between its markers; every byte outside them stays as it was (files are read and written as
+bytes decoded with `surrogateescape`, so even non-UTF-8 bytes survive). When kg adds a block it records the
+exact "glue" it inserted before it (a separating newline, a heading), so removing the block restores the file
+byte for byte. The hash of what kg last wrote inside a block is kept in the graph: a block whose content no
+longer has that hash was edited by a human, and kg flags it instead of overwriting it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from kg.journal import write_atomic
+
+BEGIN = "<!-- kaizen-kg:begin {name} -->"
+END = "<!-- kaizen-kg:end {name} -->"
+
+
+class BlockError(ValueError):
+    """The file's markers are damaged (unbalanced or repeated)."""
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int        # first char of the begin marker line
+    inner_start: int  # first char after the begin marker line
+    inner_end: int    # first char of the end marker line
+    end: int          # first char after the end marker line (after its newline, if any)
+
+
+def digest(inner: str) -> str:
+    return hashlib.sha256(inner.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def newline_of(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def find(text: str, name: str) -> Span | None:
+    begin, end = BEGIN.format(name=name), END.format(name=name)
+    starts = [m.start() for m in re.finditer(re.escape(begin), text)]
+    ends = [m.start() for m in re.finditer(re.escape(end), text)]
+    if not starts and not ends:
+        return None
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise BlockError(f"the kg block markers for {name!r} are damaged ({len(starts)} begin, {len(ends)} end)")
+    s, e = starts[0], ends[0]
+    line_start = text.rfind("\n", 0, s) + 1
+    inner_start = text.find("\n", s)
+    inner_start = len(text) if inner_start < 0 else inner_start + 1
+    after = text.find("\n", e)
+    after = len(text) if after < 0 else after + 1
+    return Span(line_start, inner_start, e, after)
+
+
+def inner_of(text: str | None, name: str) -> str | None:
+    """The content between the markers, or None when the file or the block is absent."""
+    if text is None:
+        return None
+    span = find(text, name)
+    return None if span is None else text[span.inner_start:span.inner_end]
+
+
+def block_text(name: str, inner: str, nl: str = "\n") -> str:
+    return f"{BEGIN.format(name=name)}{nl}{inner}{END.format(name=name)}{nl}"
+
+
+def list_inner(lines: list[str], nl: str = "\n") -> str:
+    return "".join(f"- {line}{nl}" for line in lines)
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    """What syncing one block does. action: none, create (file), insert, update, remove, delete (file),
+    flag (not written: a human edited inside the block, removed it, or damaged its markers)."""
+
+    action: str
+    text: str | None
+    hash: str | None
+    glue: str
+    reason: str = ""
+
+
+def plan_sync(current: str | None, name: str, desired: str | None, *, expected_hash: str | None,
+              glue: str, created_file: bool, section: str = "", force: bool = False) -> SyncPlan:
+    """Decide how to bring `current` (file text, None if missing) to hold `desired` inside block `name`
+    (None: no block at all). `expected_hash` is the hash of what kg last wrote there (None: never wrote)."""
+    try:
+        span = find(current, name) if current is not None else None
+    except BlockError as exc:
+        return SyncPlan("flag", None, expected_hash, glue, str(exc))
+    inner = None if span is None or current is None else current[span.inner_start:span.inner_end]
+    if not force and expected_hash is not None:
+        if inner is None and desired is not None:
+            return SyncPlan("flag", None, expected_hash, glue,
+                            "the kg block was removed by hand; restore it or run with --force to re-add it")
+        if inner is not None and digest(inner) != expected_hash and inner != desired:
+            return SyncPlan("flag", None, expected_hash, glue,
+                            "a human edited inside the kg block; move the text outside the markers, or run "
+                            "`kg export memory --force` to let kg rewrite the block")
+    if desired is None:
+        if span is None or current is None:
+            return SyncPlan("none", current, None, "")
+        before = current[:span.start]
+        cut = len(glue) if glue and before.endswith(glue) else 0
+        text = before[:len(before) - cut] + current[span.end:]
+        if created_file and text == "":
+            return SyncPlan("delete", None, None, "")
+        return SyncPlan("remove", text, None, "")
+    if current is None:
+        nl = "\n"
+        head = f"{section}{nl}{nl}" if section else ""
+        return SyncPlan("create", head + block_text(name, desired, nl), digest(desired), head)
+    nl = newline_of(current)
+    if span is not None:
+        if inner == desired:
+            return SyncPlan("none", current, digest(desired), glue)
+        text = current[:span.inner_start] + desired + current[span.inner_end:]
+        return SyncPlan("update", text, digest(desired), glue)
+    block = block_text(name, desired, nl)
+    at = _section_end(current, section) if section else None
+    if at is not None:
+        return SyncPlan("insert", current[:at] + block + current[at:], digest(desired), "")
+    if current == "" or current.endswith(nl + nl):
+        sep = ""
+    elif current.endswith(nl):
+        sep = nl
+    else:
+        sep = nl + nl
+    new_glue = sep + (f"{section}{nl}{nl}" if section else "")
+    return SyncPlan("insert", current + new_glue + block, digest(desired), new_glue)
+
+
+def _section_end(text: str, section: str) -> int | None:
+    """Offset just after the first line equal (stripped) to `section`, or None."""
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        if line.strip() == section.strip():
+            return pos + len(line) if line.endswith("\n") else None
+        pos += len(line)
+    return None
+
+
+def read(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return None
+
+
+def apply(path: Path, plan: SyncPlan) -> None:
+    """Carry out a plan on disk (atomic replace; a file kg created and emptied is removed)."""
+    if plan.action in ("none", "flag"):
+        return
+    if plan.action == "delete":
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        return
+    assert plan.text is not None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, plan.text.encode("utf-8", "surrogateescape"))

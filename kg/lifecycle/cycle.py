@@ -1,0 +1,507 @@
+"""The lifecycle's one write path: each step selects candidates with a named query, decides with a pure
+function, and writes set-based (UNWIND $rows), in the order verify, revert, decay, conflicts, promote,
+export. `Lifecycle` is used by `kg cycle` and by the single-step commands (`kg verify`, `kg approve`, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from kg.lifecycle import blocks, conflicts, decay, promote, render, verify
+from kg.lifecycle.policy import LifecyclePolicy
+from kg.lifecycle.policy import load as load_policy
+from kg.store import Store
+from kg.text import index_tokens
+
+DAY = timedelta(days=1)
+LIVE = render.LIVE
+OPEN_EVENT = ["pending", "in_progress"]
+SAMPLE = 50  # report at most this many ids per decay stage (a 1M-event first cycle decays a lot)
+
+
+@dataclass
+class CycleReport:
+    """What a cycle (or one step of it) did, or with dry_run would do."""
+
+    now: str
+    dry_run: bool = False
+    verified: list[dict[str, Any]] = field(default_factory=list)
+    reverted: list[dict[str, Any]] = field(default_factory=list)
+    reminders: list[dict[str, Any]] = field(default_factory=list)
+    evidence_requested: list[dict[str, Any]] = field(default_factory=list)
+    decayed: dict[str, Any] = field(default_factory=lambda: {"demoted": 0, "stale": 0, "expired": 0,
+                                                              "restored": 0, "ids": {}})
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    rescored: int = 0
+    promoted: list[dict[str, Any]] = field(default_factory=list)
+    proposed: list[dict[str, Any]] = field(default_factory=list)
+    held: list[dict[str, Any]] = field(default_factory=list)
+    logged: list[dict[str, Any]] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+    flags: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        d = self.decayed
+        return bool(self.verified or self.reverted or self.evidence_requested or self.conflicts or self.rescored or
+                    self.promoted or self.proposed or self.logged or self.files or
+                    d["demoted"] or d["stale"] or d["expired"] or d["restored"])
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["changed"] = self.changed
+        return _jsonable(data)
+
+
+class _DryRun(Exception):
+    pass
+
+
+@contextmanager
+def holding(ws: Any) -> Iterator[Store]:
+    """The workspace's graph, held open for the whole operation (so `ws.log` can run inside it)."""
+    held = getattr(ws, "_held", None)
+    if held is not None:
+        with ws.store() as st:
+            yield st
+        return
+    with ws, ws.store() as st:
+        yield st
+
+
+class Lifecycle:
+    def __init__(self, ws: Any, st: Store, now: datetime, *, dry_run: bool = False,
+                 report: CycleReport | None = None, policy: LifecyclePolicy | None = None):
+        self.ws, self.st, self.now, self.dry_run = ws, st, now, dry_run
+        self.lp = policy or load_policy(ws)
+        self.report = report or CycleReport(now=now.isoformat(), dry_run=dry_run)
+        self.root = ws.root
+        self._dry_ids = 0
+
+    # -- transactions ---------------------------------------------------------------------------------------
+    @contextmanager
+    def tx(self) -> Iterator[None]:
+        with self.st.transaction():
+            yield
+
+    def run_all(self, *, force: bool = False) -> CycleReport:
+        """verify, revert, decay, conflicts, promote, export. Dry run: one transaction, rolled back."""
+        if self.dry_run:
+            try:
+                with self.tx():
+                    reverts = self.verify()
+                    self.log(self.revert(reverts))
+                    self.decay()
+                    self.settle_conflicts()
+                    self.promote()
+                    self.export(force=force)
+                    raise _DryRun
+            except _DryRun:
+                pass
+            return self.report
+        with self.tx():
+            reverts = self.verify()
+            logs = self.revert(reverts)
+        self.log(logs)
+        with self.tx():
+            self.decay()
+            self.settle_conflicts()
+            self.promote()
+        self.export(force=force)
+        return self.report
+
+    # -- ids ------------------------------------------------------------------------------------------------
+    def _seq_id(self, query: str, prefix: str) -> str:
+        stem = f"{prefix}-{self.now:%Y%m%d}-"
+        nums = [int(m.group(1)) for r in self.st.run(query, prefix=stem)
+                if (m := re.match(rf"^{re.escape(stem)}(\d+)$", r["id"]))]
+        return f"{stem}{max(nums, default=0) + 1:03d}"
+
+    def _node_id(self, kind: str) -> str:
+        prefix = self.ws.policy.node_prefix[kind]
+        if self.dry_run:
+            self._dry_ids += 1
+            return f"{prefix}-dry-run-{self._dry_ids:03d}"
+        with self.ws.journal.locked():
+            (node_id,) = self.ws.journal.allocate(prefix, f"{self.now:%Y%m%d}")
+        return node_id
+
+    def _redact(self, text: str) -> str:
+        return self.ws.rules.redactor.redact(text).text
+
+    # -- 1. verify ------------------------------------------------------------------------------------------
+    def verify(self) -> list[dict[str, Any]]:
+        """Judge every due change; returns the reverts to carry out."""
+        rows = self.st.run("lc_changes_due", statuses=list(LIVE), now=self.now)
+        if not rows:
+            return []
+        wins = {r["id"]: verify.windows(r["applied_at"], self.now, self.lp, monitoring=r["status"] == "confirmed")
+                for r in rows}
+        counts = {c["change"]: c for c in self.st.run("lc_change_counts", rows=[
+            {"change": r["id"], "pattern": r["pattern"], "before_from": wins[r["id"]].before_from,
+             "applied": r["applied_at"], "after_from": wins[r["id"]].after_from, "after_to": self.now}
+            for r in rows])}
+        updates, reverts, requests = [], [], []
+        for r in rows:
+            w = wins[r["id"]]
+            c = counts.get(r["id"]) or {"before": 0, "after": 0, "first_before": None}
+            span = (r["applied_at"] - c["first_before"]).total_seconds() / 86400 if c["first_before"] else 0.0
+            after_days = (self.now - w.after_from).total_seconds() / 86400
+            v = verify.judge(c["before"], span, c["after"], after_days, self.lp)
+            t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
+                                  verdict=v, now=self.now, policy=self.lp)
+            evidence = [*(r["evidence"] or []), t.evidence]
+            item = {"change": r["id"], "target": r["target"], "text": r["text"], "pattern_key": r["key"],
+                    "verdict": v.kind, "action": t.action, "status": t.status, "overdue": t.overdue,
+                    "before": v.before, "after": v.after, "rate_before": v.rate_before,
+                    "rate_after": v.rate_after, "ratio": v.ratio, "summary": v.summary,
+                    "next_check": t.next_check if t.action in ("keep", "extend") else None}
+            self.report.verified.append(item)
+            updates.append({"id": r["id"], "status": t.status, "next_check": t.next_check,
+                            "has_due": t.due_since is not None, "due_since": t.due_since,
+                            "check_count": int(r["check_count"] or 0) + 1, "verdict": t.verdict, "at": self.now,
+                            "rate_before": float(v.rate_before), "rate_after": float(v.rate_after),
+                            "evidence": evidence})
+            if t.action in ("revert", "auto_revert"):
+                reverts.append({**item, "evidence": evidence, "reason": t.evidence, "critical": t.critical})
+            elif t.overdue == "remind":
+                self.report.reminders.append(item)
+            elif t.overdue == "request_evidence":
+                requests.append({**r, "evidence": evidence, "due_since": t.due_since})
+        self.st.run("lc_change_update", rows=[{k: v for k, v in u.items() if k not in ("has_due", "due_since")}
+                                              for u in updates])
+        due_set = [{"id": u["id"], "due_since": u["due_since"]} for u in updates if u["has_due"]]
+        if due_set:
+            self.st.run("lc_change_due_set", rows=due_set)
+        due_clear = [u["id"] for u in updates if not u["has_due"]]
+        if due_clear:
+            self.st.run("lc_change_due_clear", ids=due_clear)
+        settled = [u["id"] for u in updates if u["verdict"] != verify.INCONCLUSIVE or u["status"] != "applied"]
+        if settled:
+            self.st.run("lc_proposals_obsolete", ids=settled, reason="settled by verification", at=self.now)
+        self._request_evidence(requests)
+        return reverts
+
+    def _request_evidence(self, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        open_ids = {r["id"] for r in self.st.run("lc_verification_open", ids=[r["id"] for r in rows])}
+        for r in rows:
+            if r["id"] in open_ids:
+                continue
+            number = self._new_proposal(
+                type="verification", target=r["target"], target_kind="", change=f"Verify: '{r['text'][:60]}'",
+                text=r["text"], hypothesis=r["hypothesis"] or "", priority="", area="", category="",
+                motivation=f"Hypothesis: {r['hypothesis']} — due since {r['due_since']:%Y-%m-%d}; no decisive "
+                           "verdict yet. Approve to confirm the rule works; otherwise it is auto-reverted at "
+                           f"{self.lp.overdue.revert_days} days overdue.",
+                evidence=[r["id"]], risk="Low — just checking", effort="low", impact="high",
+                change_id=r["id"])
+            self.report.evidence_requested.append({"change": r["id"], "proposal": number, "target": r["target"]})
+
+    # -- 2. revert ------------------------------------------------------------------------------------------
+    def revert(self, reverts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Mark the changes reverted (the export step takes their lines out of the files); returns the log
+        entries to write: why each was reverted, and a critical item when a change made things worse."""
+        if not reverts:
+            return []
+        self.st.run("lc_change_revert", rows=[{"id": r["change"], "status": r["status"], "at": self.now,
+                                               "reason": r["reason"], "evidence": r["evidence"]} for r in reverts])
+        logs = []
+        for r in reverts:
+            self.report.reverted.append({k: r[k] for k in ("change", "target", "text", "pattern_key", "verdict",
+                                                            "status", "summary")})
+            what = {"made_worse": "made things worse", "ineffective": "was ineffective"}.get(
+                r["verdict"], "was auto-reverted (verification overdue)")
+            summary = f"kg reverted the rule '{r['text'][:80]}' in {r['target']}: it {what}"
+            details = f"{r['summary']}\nChange {r['change']}, pattern '{r['pattern_key']}'."
+            if r["critical"]:
+                logs.append({"kind": "error", "summary": summary, "priority": self.lp.verification.critical_priority,
+                             "category": "error", "details": details, "change": r["change"]})
+            else:
+                logs.append({"kind": "learning", "summary": summary, "priority": "medium", "category": "insight",
+                             "details": details, "change": r["change"]})
+        return logs
+
+    def log(self, logs: list[dict[str, Any]]) -> None:
+        for item in logs:
+            if self.dry_run:
+                self.report.logged.append({**item, "id": None})
+                continue
+            res = self.ws.log(item["kind"], item["summary"], now=self.now, priority=item["priority"],
+                              category=item["category"], details=item["details"], source="self_discovery",
+                              area="kg-lifecycle", tags=["kg-lifecycle", item["change"]])
+            self.report.logged.append({**item, "id": res.id})
+
+    # -- 3. decay -------------------------------------------------------------------------------------------
+    def decay(self) -> None:
+        d = self.lp.decay
+        rows = self.st.run("lc_decay_candidates", kinds=list(d.kinds), statuses=list(d.statuses),
+                           demote_before=self.now - d.demote_days * DAY)
+        updates = []
+        rep = self.report.decayed
+        for r in rows:
+            last = max(x for x in (r["reinforced_at"], r["created_at"], r["pattern_at"], r["edge_at"]) if x)
+            u = decay.decide(decay.DecayState(r["id"], r["status"], r["priority"], r["base_priority"],
+                                              int(r["stage"] or 0), False, last), self.now, self.lp)
+            if u is None:
+                continue
+            name = "restored" if u.stage < int(r["stage"] or 0) else {1: "demoted", 2: "stale", 3: "expired"}[u.stage]
+            rep[name] += 1
+            ids = rep["ids"].setdefault(name, [])
+            if len(ids) < SAMPLE:
+                ids.append(u.id)
+            updates.append({"id": u.id, "stage": u.stage, "priority": u.priority, "base": u.base_priority,
+                            "stale": u.stale, "status": u.status, "at": self.now})
+        if updates:
+            self.st.run("lc_stage_clear")
+            for k in range(0, len(updates), 50_000):
+                self.st.run("lc_stage_load", rows=updates[k:k + 50_000])
+            self.st.run("lc_decay_apply")
+            self.st.run("lc_stage_clear")
+
+    # -- 4. conflicts ---------------------------------------------------------------------------------------
+    def rule_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        return self.st.run("lc_live_changes", statuses=list(LIVE)), self.st.run("lc_free_principles")
+
+    def settle_conflicts(self) -> None:
+        c = self.lp.conflicts
+        live, free = self.rule_rows()
+        ids = sorted({r["node"] for r in live if r["node_status"] == "active" and r["kind"] in c.kinds} |
+                     {r["node"] for r in free})
+        if len(ids) < 2:
+            return
+        facts = self.rule_facts(ids)
+        pairs = {(r["a"], r["b"]): r["reason"] for r in self.st.run("lc_contradictions", ids=ids)}
+        found = []
+        pool = ids[: c.max_detect]
+        for a, b, reason in conflicts.find_all([(i, facts[i]["text"] or "") for i in pool], self.lp):
+            if (a, b) not in pairs:
+                pairs[(a, b)] = reason
+                found.append({"a": a, "b": b, "at": self.now, "reason": self._redact(reason)})
+        if found:
+            self.st.run("lc_contradicts_add", rows=found)
+        if not pairs:
+            return
+        existing = {(d["a"], d["b"]): d for d in self.st.run("lc_decisions")}
+        rows = []
+        for (a, b), reason in sorted(pairs.items()):
+            sa, sb = self._score(facts[a]), self._score(facts[b])
+            old = existing.get((a, b)) or existing.get((b, a))
+            if old and old["override"]:
+                continue
+            w = conflicts.winner(a, sa.total, b, sb.total)
+            status = "settled" if w else "tie"
+            if not w and old and old["winner"]:
+                w = old["winner"]  # a tie does not overturn a settled decision: the incumbent stays, flagged
+            if old:
+                oa, ob = (sa, sb) if old["a"] == a else (sb, sa)
+                if (old["score_a"], old["score_b"], old["winner"], old["status"]) == (oa.total, ob.total, w, status):
+                    continue
+                row = {"id": old["id"], "a": old["a"], "b": old["b"], "score_a": oa.total, "score_b": ob.total,
+                       "parts_a": oa.parts(), "parts_b": ob.parts()}
+            else:
+                row = {"id": self._seq_id("lc_decision_ids", "dec"), "a": a, "b": b, "score_a": sa.total,
+                       "score_b": sb.total, "parts_a": sa.parts(), "parts_b": sb.parts()}
+            row.update(winner=w, status=status, reason=reason or "", at=self.now)
+            rows.append(row)
+            if not old or (old["winner"], old["status"]) != (w, status):
+                self.report.conflicts.append({k: v for k, v in row.items() if k != "at"} |
+                                             {"text_a": facts[row["a"]]["text"], "text_b": facts[row["b"]]["text"]})
+            else:
+                self.report.rescored += 1
+        if rows:
+            self.st.run("lc_decision_upsert", rows=rows)
+
+    def rule_facts(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        wanted = set(ids)
+        kinds = sorted(set(self.lp.conflicts.kinds) | {"principle", "knowledge"})
+        return {f["id"]: f for f in self.st.run("lc_rule_facts", kinds=kinds, now=self.now) if f["id"] in wanted}
+
+    def _score(self, f: dict[str, Any]) -> conflicts.Score:
+        seen = max(x for x in (f["last_seen"], f["reinforced_at"], f["created_at"]) if x)
+        return conflicts.score(f["priority"], int(f["recurrence"] or 0), max(0, (self.now - seen) // DAY),
+                               f["area"], self.lp)
+
+    # -- 5. promote -----------------------------------------------------------------------------------------
+    def candidates(self) -> list[promote.Candidate]:
+        p = self.lp.promotion
+        since = self.now - p.window_days * DAY
+        rows = self.st.run("lc_promotion_candidates", pattern_statuses=["active"], since=since, now=self.now,
+                           ignore_statuses=list(p.ignore_event_statuses), min_recurrence=p.min_recurrence,
+                           min_sessions=p.min_sessions)
+        rows = [r for r in rows if promote.eligible(int(r["recurrence"]), int(r["sessions"]), self.lp)]
+        if not rows:
+            return []
+        events: dict[str, list[dict[str, Any]]] = {}
+        for e in self.st.run("lc_window_events", ids=[r["id"] for r in rows], since=since, now=self.now,
+                             ignore_statuses=list(p.ignore_event_statuses)):
+            events.setdefault(e["pattern"], []).append(e)
+        out = []
+        for r in rows:
+            evs = events.get(r["id"], [])
+            actions = [e["action"] for e in evs if e["action"]]
+            out.append(promote.Candidate(
+                pattern_id=r["id"], key=r["key"] or r["id"], summary=r["text"] or "", recurrence=int(r["recurrence"]),
+                sessions=int(r["sessions"]), priority=_dominant([e["priority"] for e in evs]) or r["priority"],
+                area=_dominant([e["area"] for e in evs]) or r["area"],
+                category=_dominant([e["category"] for e in evs]), entry_type=_dominant([e["entry_type"] for e in evs]),
+                action=actions[-1] if actions else None,
+                tags=tuple(sorted({t for e in evs for t in (e["tags"] or [])})),
+                sources=tuple(e["source"] or "" for e in evs), event_ids=tuple(e["id"] for e in evs)))
+        return out
+
+    def promote(self) -> None:
+        for cand in self.candidates():
+            plan = promote.plan(cand, self.lp)
+            if plan.mode == "auto":
+                self.apply(plan, source="auto", proposal=0)
+            else:
+                number = self._new_proposal(
+                    type="promotion", target=plan.file, target_kind=plan.target, change=plan.change,
+                    text=plan.text, hypothesis=plan.hypothesis, priority=plan.priority, area=plan.area,
+                    category=plan.category, motivation=plan.motivation, evidence=list(plan.event_ids),
+                    risk=plan.risk, effort=plan.effort, impact=plan.impact, node=plan.pattern_id)
+                self.report.proposed.append({"number": number, "type": "promotion", "pattern_key": plan.key,
+                                             "target": plan.file, "mode": plan.mode, "text": plan.text})
+        self.critical_proposals()
+
+    def critical_proposals(self) -> None:
+        rows = self.st.run("lc_critical_candidates", priorities=list(self.lp.proposals.critical_priorities),
+                           now=self.now)
+        waiting = sum(1 for q in self.st.run("lc_proposals", statuses=["pending"]) if q["type"] == "critical_fix")
+        room = max(0, self.lp.proposals.max_pending_critical - waiting)
+        for r in (rows[-room:] if room else []):  # the newest; older ones once these are decided
+            number = self._new_proposal(
+                type="critical_fix", target=r["area"] or "", target_kind="", change=f"Address: {r['text'][:80]}",
+                text=r["text"], hypothesis="", priority="critical", area=r["area"] or "", category="",
+                motivation=f"Critical priority entry {r['id']} logged {r['created_at']:%Y-%m-%d}",
+                evidence=[r["id"]], risk="Medium", effort="medium", impact="high", node=r["id"])
+            self.report.proposed.append({"number": number, "type": "critical_fix", "target": r["area"] or "",
+                                         "text": r["text"], "entry": r["id"]})
+
+    def _new_proposal(self, *, node: str | None = None, change_id: str | None = None, **fields: Any) -> int:
+        number = int(self.st.run("lc_proposal_max")[0]["n"] or 0) + 1
+        pid = f"prop-{number:04d}"
+        for k in ("change", "text", "motivation", "hypothesis"):
+            fields[k] = self._redact(fields[k])
+        self.st.run("lc_proposal_create", id=pid, number=number, at=self.now, **fields)
+        if node:
+            self.st.run("lc_proposal_about", id=pid, node=node, at=self.now)
+        if change_id:
+            self.st.run("lc_proposal_for_change", id=pid, change=change_id, at=self.now)
+        return number
+
+    def blocked(self, file: str, block: str) -> str:
+        """Why kg may not write this block now ('' when it may): a human edit inside it, damaged markers."""
+        states = {r["id"]: r for r in self.st.run("lc_blocks")}
+        state = states.get(f"{file}#{block}")
+        try:
+            inner = blocks.inner_of(blocks.read(self.root / file), block)
+        except blocks.BlockError as exc:
+            return str(exc)
+        if state and state["hash"] and (inner is None or blocks.digest(inner) != state["hash"]):
+            return "a human edited inside the kg block (or removed it)"
+        return ""
+
+    def apply(self, plan: promote.Plan, *, source: str, proposal: int) -> str | None:
+        """Write a rule: the rule node derived_from the pattern, the Change (with the block's prior content),
+        the pattern and its occurrences marked promoted. The export step renders it into the file."""
+        why = self.blocked(plan.file, plan.block)
+        if why:
+            self.report.held.append({"pattern_key": plan.key, "target": plan.file, "reason": why})
+            self.report.flags.append({"path": plan.file, "block": plan.block, "flag": why})
+            return None
+        prior = blocks.inner_of(blocks.read(self.root / plan.file), plan.block)
+        text = self._redact(plan.text)
+        node_id = self._node_id(plan.node_kind)
+        self.st.run("node_create", id=node_id, kind=plan.node_kind, entry_type=None, text=text, details=None,
+                    action=None, category=plan.category or None, priority=plan.priority, status="active",
+                    area=plan.area or None, source="promotion", pattern_key=None, session=None, files=[plan.file],
+                    tags=[plan.target], error_text=None, context=None, reproducible=None, user_context=None,
+                    complexity=None, frequency=None, redactions=[], created_at=self.now,
+                    tokens=index_tokens(text))
+        body = text
+        if self.lp.targets[plan.target].format == "document":
+            body = promote.skill_document(plan.key, text, plan.motivation)
+        change_id = self._seq_id("lc_change_ids", "chg")
+        self.st.run("lc_change_create", id=change_id, kind="promotion", target=plan.file, block=plan.block,
+                    target_kind=plan.target, text=body, hypothesis=self._redact(plan.hypothesis),
+                    prior_block=prior, prior_exists=prior is not None, post_block=None, pattern_key=plan.key,
+                    at=self.now, next_check=self.now + self.lp.verification.first_check_days * DAY,
+                    evidence=[f"{self.now:%Y-%m-%d} applied ({source}); evidence: {', '.join(plan.event_ids)}"],
+                    proposal=proposal, source=source)
+        self.st.run("lc_change_link", change=change_id, node=node_id, pattern=plan.pattern_id, at=self.now,
+                    reason=f"promoted by {change_id}")
+        self.st.run("lc_mark_promoted", pattern=plan.pattern_id, at=self.now, from_statuses=OPEN_EVENT)
+        self.report.promoted.append({"change": change_id, "node": node_id, "pattern_key": plan.key,
+                                     "target": plan.file, "text": text, "mode": source, "proposal": proposal or None,
+                                     "next_check": self.now + self.lp.verification.first_check_days * DAY})
+        return change_id
+
+    # -- 6. export ------------------------------------------------------------------------------------------
+    def hidden(self, live: list[dict[str, Any]], free: list[dict[str, Any]]) -> set[str]:
+        active = {r["node"] for r in live if r["node_status"] == "active"} | {r["node"] for r in free}
+        views = [conflicts.DecisionView(d["a"], d["b"], d["winner"] or "", bool(d["override"]))
+                 for d in self.st.run("lc_decisions")]
+        return conflicts.suppressed(views, active, self.lp.conflicts.on_tie)
+
+    def desired(self) -> dict[tuple[str, str], render.Desired]:
+        live, free = self.rule_rows()
+        return render.desired_blocks(live, free, self.hidden(live, free), self.lp)
+
+    def export(self, *, force: bool = False) -> list[render.FilePlan]:
+        """Render every block from the graph and write the files that differ (not in a dry run)."""
+        desired = self.desired()
+        states = {r["id"]: r for r in self.st.run("lc_blocks")}
+        plans = render.plan_files(self.root, desired, states, render.preference_lines(desired, self.lp), self.lp,
+                                  force=force)
+        new = [p["change"] for p in self.report.promoted]
+        posts = []
+        for ch in self.st.run("lc_changes_all") if new else []:
+            if ch["id"] in new:
+                d = desired.get((ch["target"], ch["block"]))
+                posts.append({"id": ch["id"], "post": (d.inner() if d else None) or ""})
+        for p in plans:
+            if p.action == "flag":
+                if not any(f["path"] == p.path and f["block"] == p.block for f in self.report.flags):
+                    self.report.flags.append({"path": p.path, "block": p.block, "flag": p.flag})
+            elif p.action != "none":
+                self.report.files.append(p.as_dict())
+        if self.dry_run:
+            return plans
+        render.write(self.root, plans)
+        rows = render.block_rows(plans, states, self.now)
+        if rows or posts:
+            with self.tx():
+                if rows:
+                    self.st.run("lc_block_upsert", rows=rows)
+                if posts:
+                    self.st.run("lc_change_post", rows=posts)
+        return plans
+
+
+def _dominant(values: list[Any]) -> Any:
+    """The most frequent non-empty value; ties go to the most recent (values are oldest first)."""
+    vals = [v for v in values if v]
+    if not vals:
+        return None
+    counts = Counter(vals)
+    best = max(counts.values())
+    return next(v for v in reversed(vals) if counts[v] == best)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value

@@ -1,0 +1,141 @@
+"""Promotion decisions: is a pattern ready, where does its rule go, what does the proposal say. Pure."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from kg.lifecycle.policy import LifecyclePolicy, Target
+
+
+def eligible(recurrence: int, sessions: int, policy: LifecyclePolicy) -> bool:
+    """≥ min_recurrence occurrences across ≥ min_sessions sessions (both counted inside the window)."""
+    p = policy.promotion
+    return recurrence >= p.min_recurrence and sessions >= p.min_sessions
+
+
+def classify(policy: LifecyclePolicy, *, category: str | None, area: str | None, entry_type: str | None,
+             tags: Iterable[str] = ()) -> str:
+    """The target name of the first [[classify]] rule whose every condition matches."""
+    values = {"category": (category or "").lower(), "area": (area or "").lower(),
+              "entry_type": (entry_type or "").lower()}
+    tag_set = {t.lower() for t in tags}
+    for rule in policy.classify:
+        ok = True
+        for name in ("category", "area", "entry_type"):
+            accepted = getattr(rule, name)
+            if accepted is not None and values[name] not in accepted:
+                ok = False
+        if rule.tags is not None and not tag_set.intersection(rule.tags):
+            ok = False
+        if ok:
+            return rule.target
+    return policy.classify[-1].target
+
+
+def rule_text(summary: str, action: str | None, policy: LifecyclePolicy) -> str:
+    """One line: the suggested action when there is one (and the rules prefer it), else the summary."""
+    text = action if (policy.promotion.prefer_action and action and action.strip()) else summary
+    text = " ".join(text.split())
+    limit = policy.promotion.max_text_chars
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut[limit // 2:]:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:.") + "…"
+
+
+def slugify(key: str) -> str:
+    """A file-safe name for a pattern key (CJK kept): `git.push.auth` → `git-push-auth`."""
+    text = unicodedata.normalize("NFKC", key).lower()
+    slug = re.sub(r"[^a-z0-9\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]+", "-", text).strip("-")
+    return slug[:60].strip("-") or "skill"
+
+
+def target_file(target: Target, key: str) -> str:
+    return target.file.replace("{slug}", slugify(key))
+
+
+def impact(recurrence: int, priority: str | None, policy: LifecyclePolicy) -> str:
+    p = policy.proposals
+    return "high" if recurrence >= p.high_impact_recurrence or (priority or "") in p.high_impact_priorities \
+        else "medium"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A pattern as the promotion query sees it (counts are inside the window)."""
+
+    pattern_id: str
+    key: str
+    summary: str
+    recurrence: int
+    sessions: int
+    priority: str | None = None
+    area: str | None = None
+    category: str | None = None
+    entry_type: str | None = None
+    action: str | None = None
+    tags: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    event_ids: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What promoting a candidate means: the rule, its target, and the proposal's wording."""
+
+    pattern_id: str
+    key: str
+    target: str
+    file: str
+    block: str
+    mode: str
+    node_kind: str
+    text: str
+    hypothesis: str
+    change: str
+    motivation: str
+    risk: str
+    effort: str
+    impact: str
+    priority: str
+    area: str
+    category: str
+    event_ids: tuple[str, ...]
+
+
+def plan(c: Candidate, policy: LifecyclePolicy) -> Plan:
+    name = classify(policy, category=c.category, area=c.area, entry_type=c.entry_type, tags=c.tags)
+    target = policy.targets[name]
+    path = target_file(target, c.key)
+    text = rule_text(c.summary, c.action, policy)
+    fmt = {"text": text, "key": c.key, "file": path, "slug": slugify(c.key), "recurrence": c.recurrence,
+           "sessions": c.sessions, "window": policy.promotion.window_days}
+    sources = ", ".join(sorted({s for s in c.sources if s})) or "unknown"
+    motivation = (f"Pattern '{c.key}' occurred {c.recurrence}x across {c.sessions} sessions in the last "
+                  f"{policy.promotion.window_days} days (source: {sources}); evidence: "
+                  f"{', '.join(c.event_ids)}")
+    return Plan(
+        pattern_id=c.pattern_id, key=c.key, target=name, file=path, block=target.block, mode=target.apply,
+        node_kind=target.node, text=text, hypothesis=_format(policy.promotion.hypothesis, fmt),
+        change=_format(target.change, fmt), motivation=motivation, risk=target.risk, effort=target.effort,
+        impact=impact(c.recurrence, c.priority, policy), priority=c.priority or policy.conflicts.default_priority,
+        area=c.area or "", category=c.category or "", event_ids=tuple(c.event_ids),
+    )
+
+
+def _format(template: str, values: dict[str, object]) -> str:
+    out = template
+    for k, v in values.items():
+        out = out.replace("{" + k + "}", str(v))
+    return out
+
+
+def skill_document(key: str, text: str, motivation: str) -> str:
+    """A skill file's kg block: what to do, and why kg wrote it."""
+    return (f"# {key}\n\n{text}\n\n## When\n- The situation of pattern `{key}` comes up again.\n\n"
+            f"## Why\n- {motivation}\n")

@@ -1,0 +1,194 @@
+"""What kg's blocks should contain, computed from the graph, and the one writer that puts it in the files.
+
+Files are renderings: every block's content is derived from the live changes (and, for MEMORY.md, the active
+principles no change rendered), minus the losers of conflict decisions, in a stable order. Applying a change
+adds a line to the rendering, reverting removes it; when nothing else changed in between, the block comes
+back byte for byte as it was before the change.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg.lifecycle import blocks
+from kg.lifecycle.policy import LifecyclePolicy
+
+LIVE = ("applied", "confirmed")
+JSON_BLOCK = "json"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One rendered rule and where it came from."""
+
+    file: str
+    block: str
+    text: str
+    node: str
+    change: str
+    at: datetime
+
+
+@dataclass
+class Desired:
+    file: str
+    block: str
+    section: str
+    format: str
+    lines: list[Line] = field(default_factory=list)
+
+    def inner(self) -> str | None:
+        if not self.lines:
+            return None
+        if self.format == "document":
+            return "".join(line.text if line.text.endswith("\n") else line.text + "\n" for line in self.lines)
+        return blocks.list_inner([line.text for line in self.lines])
+
+
+def desired_blocks(live: list[dict[str, Any]], free: list[dict[str, Any]], hidden: set[str],
+                   lp: LifecyclePolicy) -> dict[tuple[str, str], Desired]:
+    """Every block kg should hold: live changes by their target, free principles into MEMORY.md."""
+    out: dict[tuple[str, str], Desired] = {}
+    for row in live:
+        if row["node"] in hidden or row.get("node_status") not in ("active", None):
+            continue
+        target = lp.targets.get(row["target_kind"])
+        section = target.section if target else ""
+        fmt = target.format if target else "list"
+        key = (row["target"], row["block"])
+        d = out.setdefault(key, Desired(row["target"], row["block"], section, fmt))
+        d.lines.append(Line(row["target"], row["block"], row["text"], row["node"], row["change"], row["applied_at"]))
+    m = lp.memory
+    for row in free:
+        if row["node"] in hidden:
+            continue
+        key = (m.file, m.block)
+        d = out.setdefault(key, Desired(m.file, m.block, m.section, "list"))
+        d.lines.append(Line(m.file, m.block, row["text"], row["node"], "", row["created_at"]))
+    for d in out.values():
+        d.lines.sort(key=lambda line: (line.at, line.change or "~", line.node))
+    return out
+
+
+def preference_lines(desired: dict[tuple[str, str], Desired], lp: LifecyclePolicy) -> list[dict[str, str]]:
+    """The learned preferences mirrored into memory/preferences.json."""
+    pref = lp.targets.get("preference")
+    if pref is None:
+        return []
+    d = desired.get((pref.file, pref.block))
+    if d is None:
+        return []
+    return [{"id": line.node, "text": line.text, "since": line.at.date().isoformat()} for line in d.lines]
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    """One file sync: the block plan, plus the block row to store afterwards."""
+
+    path: str
+    block: str
+    action: str
+    text: str | None
+    hash: str
+    glue: str
+    created_file: bool
+    flag: str
+
+    @property
+    def block_id(self) -> str:
+        return f"{self.path}#{self.block}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "block": self.block, "action": self.action, "flag": self.flag}
+
+
+def plan_files(root: Path, desired: dict[tuple[str, str], Desired], states: dict[str, dict[str, Any]],
+               prefs: list[dict[str, str]], lp: LifecyclePolicy, *, force: bool = False) -> list[FilePlan]:
+    """Plan every block sync (no writes). `states` are the stored ManagedBlock rows by id."""
+    keys = set(desired) | {(s["path"], s["name"]) for s in states.values() if s["name"] != JSON_BLOCK}
+    plans: list[FilePlan] = []
+    for file, name in sorted(keys):
+        state = states.get(f"{file}#{name}") or {}
+        d = desired.get((file, name))
+        current = blocks.read(root / file)
+        plan = blocks.plan_sync(
+            current, name, d.inner() if d else None, expected_hash=state.get("hash") or None,
+            glue=state.get("glue") or "", created_file=bool(state.get("created_file")),
+            section=d.section if d else "", force=force,
+        )
+        created = plan.action == "create" or (bool(state.get("created_file")) and plan.action not in
+                                               ("remove", "delete"))
+        plans.append(FilePlan(file, name, plan.action, plan.text, plan.hash or "", plan.glue, created,
+                              plan.reason))
+    prefs_path = lp.memory.preferences_file
+    state = states.get(f"{prefs_path}#{JSON_BLOCK}")
+    if prefs or state:
+        plans.append(_plan_json(root, prefs_path, lp.memory.preferences_key, prefs, state or {}, force))
+    return plans
+
+
+def _plan_json(root: Path, rel: str, key: str, prefs: list[dict[str, str]], state: dict[str, Any],
+               force: bool) -> FilePlan:
+    """memory/preferences.json: kg owns one key; every other key is kept (and its order)."""
+    text = blocks.read(root / rel)
+    created = bool(state.get("created_file"))
+    try:
+        data = json.loads(text) if text is not None and text.strip() else {}
+    except json.JSONDecodeError as exc:
+        return FilePlan(rel, JSON_BLOCK, "flag", None, state.get("hash") or "", "", created,
+                        f"not valid JSON ({exc.msg}); fix it by hand")
+    if not isinstance(data, dict):
+        return FilePlan(rel, JSON_BLOCK, "flag", None, state.get("hash") or "", "", created,
+                        "not a JSON object; fix it by hand")
+    current = data.get(key)
+    expected = state.get("hash") or ""
+    cur_hash = _json_hash(current) if current is not None else ""
+    if not force and expected and cur_hash != expected and current != (prefs or None):
+        return FilePlan(rel, JSON_BLOCK, "flag", None, expected, "", created,
+                        f"a human edited the {key!r} key; edit other keys, or run `kg export memory --force`")
+    if prefs:
+        if current == prefs:
+            return FilePlan(rel, JSON_BLOCK, "none", text, _json_hash(prefs), "", created, "")
+        data[key] = prefs
+        out = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+        return FilePlan(rel, JSON_BLOCK, "create" if text is None else "update", out, _json_hash(prefs), "",
+                        created or text is None, "")
+    if current is None:
+        return FilePlan(rel, JSON_BLOCK, "none", text, "", "", created, "")
+    del data[key]
+    if created and not data:
+        return FilePlan(rel, JSON_BLOCK, "delete", None, "", "", False, "")
+    return FilePlan(rel, JSON_BLOCK, "remove", json.dumps(data, ensure_ascii=False, indent=2) + "\n", "", "",
+                    created, "")
+
+
+def _json_hash(value: Any) -> str:
+    return blocks.digest(json.dumps(value, ensure_ascii=False, sort_keys=True))
+
+
+def write(root: Path, plans: list[FilePlan]) -> None:
+    for p in plans:
+        blocks.apply(root / p.path, blocks.SyncPlan(p.action, p.text, p.hash, p.glue, p.flag))
+
+
+def block_rows(plans: list[FilePlan], states: dict[str, dict[str, Any]], at: datetime) -> list[dict[str, Any]]:
+    """ManagedBlock rows that differ from what is stored (so a second run writes nothing)."""
+    rows = []
+    for p in plans:
+        old = states.get(p.block_id) or {}
+        row = {"id": p.block_id, "path": p.path, "name": p.block, "hash": p.hash, "glue": p.glue,
+               "created_file": p.created_file, "flag": p.flag}
+        if p.action == "flag":
+            row.update(hash=old.get("hash") or "", glue=old.get("glue") or "",
+                       created_file=bool(old.get("created_file")))
+        if not old and p.action == "none" and not p.hash:
+            continue
+        if all((old.get(k) if old.get(k) is not None else ("" if k != "created_file" else False)) == v
+               for k, v in row.items()):
+            continue
+        rows.append({**row, "at": at})
+    return rows

@@ -1,0 +1,316 @@
+// name: lc_promotion_candidates
+// Patterns that recurred often enough, in enough sessions, inside the promotion window, with no pending
+// proposal and no skipped proposal since their last occurrence. Two grouping stages (the DISTINCT trap).
+MATCH (p:Node)-[:derived_from]->(e:Node)
+WHERE p.kind = 'pattern' AND e.kind = 'event' AND p.status IN $pattern_statuses
+  AND e.created_at >= $since AND e.created_at <= $now AND NOT e.status IN $ignore_statuses
+WITH p, e.session AS s, count(e) AS n, max(e.created_at) AS last
+WITH p, count(s) AS sessions, CAST(sum(n) AS INT64) AS recurrence, max(last) AS last_seen
+WHERE recurrence >= $min_recurrence AND sessions >= $min_sessions
+OPTIONAL MATCH (q:Proposal)-[:proposal_about]->(p)
+WHERE q.status = 'pending' OR (q.status = 'skipped' AND q.decided_at >= last_seen)
+WITH p, sessions, recurrence, last_seen, count(q) AS blocking
+WHERE blocking = 0
+RETURN p.id AS id, p.pattern_key AS key, p.text AS text, p.priority AS priority, p.area AS area,
+       recurrence, sessions, last_seen
+ORDER BY recurrence DESC, last_seen DESC, id
+
+// name: lc_window_events
+// The occurrences inside the window of the given patterns: their fields decide the target and the text.
+MATCH (p:Node)-[:derived_from]->(e:Node)
+WHERE p.id IN $ids AND e.kind = 'event' AND e.created_at >= $since AND e.created_at <= $now
+  AND NOT e.status IN $ignore_statuses
+RETURN p.id AS pattern, e.id AS id, e.created_at AS created_at, e.category AS category, e.area AS area,
+       e.entry_type AS entry_type, e.action AS action, e.tags AS tags, e.source AS source,
+       e.priority AS priority, e.text AS text
+ORDER BY pattern, created_at, id
+
+// name: lc_change_ids
+MATCH (c:Change) WHERE c.id STARTS WITH $prefix RETURN c.id AS id
+
+// name: lc_decision_ids
+MATCH (d:Decision) WHERE d.id STARTS WITH $prefix RETURN d.id AS id
+
+// name: lc_proposal_max
+MATCH (q:Proposal) RETURN coalesce(max(q.number), 0) AS n
+
+// name: lc_change_create
+// One applied change (a handful per cycle; created one per statement).
+CREATE (c:Change {id: $id, kind: $kind, target: $target, block: $block, target_kind: $target_kind,
+  text: $text, hypothesis: $hypothesis, prior_block: $prior_block, prior_exists: $prior_exists,
+  post_block: $post_block, pattern_key: $pattern_key, applied_at: $at, next_check: $next_check,
+  check_count: 0, verdict: '', evidence: $evidence, status: 'applied', revert_reason: '',
+  proposal: $proposal, source: $source})
+
+// name: lc_change_link
+// The change → the rule node it rendered, and → the pattern it came from; the rule node derived_from the
+// pattern.
+MATCH (c:Change {id: $change}), (n:Node {id: $node}), (p:Node {id: $pattern})
+CREATE (c)-[:change_applies {created_at: $at}]->(n), (c)-[:change_pattern {created_at: $at}]->(p),
+       (n)-[:derived_from {created_at: $at, manual: false, score: 1.0, reason: $reason}]->(p)
+
+// name: lc_change_post
+UNWIND $rows AS r
+MATCH (c:Change {id: r.id}) SET c.post_block = r.post
+
+// name: lc_mark_promoted
+// The pattern and its open occurrences become `promoted`.
+MATCH (p:Node {id: $pattern})
+SET p.status = 'promoted', p.updated_at = $at
+WITH p
+MATCH (p)-[:derived_from]->(e:Node)
+WHERE e.kind = 'event' AND e.status IN $from_statuses AND e.created_at <= $at
+SET e.status = 'promoted', e.updated_at = $at
+
+// name: lc_changes_due
+// Applied or confirmed changes whose check is due.
+MATCH (c:Change)-[:change_pattern]->(p:Node)
+WHERE c.status IN $statuses AND c.next_check <= $now
+RETURN c.id AS id, c.status AS status, c.applied_at AS applied_at, c.next_check AS next_check,
+       c.due_since AS due_since, c.check_count AS check_count, c.evidence AS evidence, c.target AS target,
+       c.text AS text, c.pattern_key AS key, c.hypothesis AS hypothesis, p.id AS pattern
+ORDER BY next_check, id
+
+// name: lc_change_counts
+// Occurrences of each change's pattern before the change (in the baseline window) and after it.
+UNWIND $rows AS r
+MATCH (p:Node {id: r.pattern})-[:derived_from]->(e:Node)
+WHERE e.kind = 'event'
+RETURN r.change AS change,
+       count(CASE WHEN e.created_at >= r.before_from AND e.created_at < r.applied THEN 1 END) AS before,
+       min(CASE WHEN e.created_at >= r.before_from AND e.created_at < r.applied THEN e.created_at END)
+         AS first_before,
+       count(CASE WHEN e.created_at >= r.after_from AND e.created_at <= r.after_to THEN 1 END) AS after
+
+// name: lc_change_update
+// A verification's outcome (every field typed: a null inside UNWIND rows breaks type inference, and in
+// kuzu 0.11.3 `SET x = CASE WHEN r.flag THEN r.v ELSE NULL END` under UNWIND fails with bad_function_call,
+// so the overdue clock is set and cleared by the two queries below).
+UNWIND $rows AS r
+MATCH (c:Change {id: r.id})
+SET c.status = r.status, c.next_check = r.next_check,
+    c.check_count = r.check_count, c.verdict = r.verdict, c.verdict_at = r.at,
+    c.rate_before = r.rate_before, c.rate_after = r.rate_after, c.evidence = r.evidence
+
+// name: lc_change_due_set
+// The overdue clock: when the current verification first fell due without a decisive verdict.
+UNWIND $rows AS r
+MATCH (c:Change {id: r.id}) SET c.due_since = r.due_since
+
+// name: lc_change_due_clear
+MATCH (c:Change) WHERE c.id IN $ids AND c.due_since IS NOT NULL SET c.due_since = NULL
+
+// name: lc_change_revert
+// Revert: the change, its rule node and its pattern; the pattern's promoted occurrences are open again.
+UNWIND $rows AS r
+MATCH (c:Change {id: r.id})-[:change_applies]->(n:Node)
+SET c.status = r.status, c.reverted_at = r.at, c.revert_reason = r.reason, c.evidence = r.evidence,
+    n.status = 'reverted', n.updated_at = r.at
+WITH c, r
+MATCH (c)-[:change_pattern]->(p:Node)
+SET p.status = 'reverted', p.updated_at = r.at
+WITH p, r
+MATCH (p)-[:derived_from]->(e:Node)
+WHERE e.kind = 'event' AND e.status = 'promoted'
+SET e.status = 'pending', e.updated_at = r.at
+
+// name: lc_verification_open
+// Which of these changes already have a pending verification proposal.
+MATCH (q:Proposal)-[:proposal_change]->(c:Change)
+WHERE c.id IN $ids AND q.status = 'pending'
+RETURN c.id AS id
+
+// name: lc_decay_candidates
+// Nodes whose decay stage may have to change: unpinned, open, and either unreinforced since the first
+// threshold or already decayed (a reinforcement since then restores them). Reinforcement is the latest of
+// the node's own clock, its pattern's last occurrence and its newest edge.
+MATCH (n:Node)
+WHERE n.kind IN $kinds AND n.status IN $statuses AND (n.pinned IS NULL OR n.pinned = false)
+  AND (n.reinforced_at < $demote_before OR n.decay_stage > 0)
+OPTIONAL MATCH (p:Node)-[:derived_from]->(n)
+WHERE p.kind = 'pattern'
+WITH n, max(p.reinforced_at) AS pattern_at
+OPTIONAL MATCH (n)-[r]-(:Node)
+WITH n, pattern_at, max(r.created_at) AS edge_at
+RETURN n.id AS id, n.status AS status, n.priority AS priority, n.base_priority AS base_priority,
+       coalesce(n.decay_stage, 0) AS stage, n.reinforced_at AS reinforced_at, n.created_at AS created_at,
+       pattern_at, edge_at
+
+// name: lc_stage_clear
+MATCH (s:LcStage) DELETE s
+
+// name: lc_stage_load
+// Decay decisions into the staging table (no full-text index there, so a multi-row CREATE is safe).
+UNWIND $rows AS r
+CREATE (:LcStage {id: r.id, stage: r.stage, priority: r.priority, base: r.base, stale: r.stale,
+                  status: r.status, at: r.at})
+
+// name: lc_decay_apply
+// Apply the staged decay decisions with one hash join (see LcStage in migration 0002 for why).
+MATCH (s:LcStage), (n:Node)
+WHERE n.id = s.id
+SET n.decay_stage = s.stage, n.priority = s.priority, n.base_priority = s.base, n.stale = s.stale,
+    n.status = s.status, n.updated_at = s.at
+
+// name: lc_live_changes
+// What kg renders from applied changes: every live change with its rule node.
+MATCH (c:Change)-[:change_applies]->(n:Node)
+WHERE c.status IN $statuses
+RETURN c.id AS change, c.target AS target, c.block AS block, c.target_kind AS target_kind, c.text AS text,
+       c.applied_at AS applied_at, n.id AS node, n.kind AS kind, n.status AS node_status
+ORDER BY applied_at, change
+
+// name: lc_free_principles
+// Active principles no change rendered (added by hand or imported): they go to MEMORY.md.
+MATCH (n:Node)
+WHERE n.kind = 'principle' AND n.status = 'active'
+  AND NOT EXISTS { MATCH (c:Change)-[:change_applies]->(n) }
+RETURN n.id AS node, n.text AS text, n.created_at AS created_at
+ORDER BY created_at, node
+
+// name: lc_rule_facts
+// What a conflict score needs about the active rules: priority, area, its pattern's recurrence and last
+// occurrence. Selected by kind and status (one scan), not `id IN $ids` (rows × list in kuzu 0.11.3).
+MATCH (n:Node)
+WHERE n.kind IN $kinds AND n.status = 'active'
+OPTIONAL MATCH (n)-[:derived_from]->(p:Node)-[:derived_from]->(e:Node)
+WHERE p.kind = 'pattern' AND e.kind = 'event' AND e.created_at <= $now
+RETURN n.id AS id, n.text AS text, n.priority AS priority, n.area AS area, n.created_at AS created_at,
+       n.reinforced_at AS reinforced_at, count(e) AS recurrence, max(e.created_at) AS last_seen
+
+// name: lc_contradictions
+// Pairs of these rules joined by `contradicts`, either direction, each pair once.
+MATCH (a:Node)-[r:contradicts]-(b:Node)
+WHERE a.id IN $ids AND b.id IN $ids AND a.id < b.id
+RETURN a.id AS a, b.id AS b, r.reason AS reason, r.manual AS manual
+
+// name: lc_contradicts_add
+UNWIND $rows AS r
+MATCH (a:Node {id: r.a}), (b:Node {id: r.b})
+MERGE (a)-[x:contradicts]->(b)
+ON CREATE SET x.created_at = r.at, x.manual = false, x.score = 1.0, x.reason = r.reason
+
+// name: lc_decisions
+MATCH (d:Decision)
+RETURN d.id AS id, d.a AS a, d.b AS b, d.score_a AS score_a, d.score_b AS score_b, d.parts_a AS parts_a,
+       d.parts_b AS parts_b, d.winner AS winner, d.status AS status, d.override AS override,
+       d.reason AS reason, d.created_at AS created_at, d.decided_at AS decided_at
+ORDER BY id
+
+// name: lc_decision_upsert
+UNWIND $rows AS r
+MERGE (d:Decision {id: r.id})
+ON CREATE SET d.created_at = r.at, d.a = r.a, d.b = r.b, d.override = false
+SET d.score_a = r.score_a, d.score_b = r.score_b, d.parts_a = r.parts_a, d.parts_b = r.parts_b,
+    d.winner = r.winner, d.status = r.status, d.reason = r.reason, d.decided_at = r.at
+WITH d, r
+MATCH (a:Node {id: r.a}), (b:Node {id: r.b})
+MERGE (d)-[x:decision_about]->(a) ON CREATE SET x.created_at = r.at
+MERGE (d)-[y:decision_about]->(b) ON CREATE SET y.created_at = r.at
+
+// name: lc_decision_override
+MATCH (d:Decision {id: $id})
+SET d.winner = $winner, d.override = true, d.status = 'overridden', d.reason = $reason, d.decided_at = $at
+RETURN d.id AS id
+
+// name: lc_blocks
+MATCH (b:ManagedBlock)
+RETURN b.id AS id, b.path AS path, b.name AS name, b.hash AS hash, b.glue AS glue,
+       b.created_file AS created_file, b.flag AS flag, b.updated_at AS updated_at
+ORDER BY id
+
+// name: lc_block_upsert
+UNWIND $rows AS r
+MERGE (b:ManagedBlock {id: r.id})
+SET b.path = r.path, b.name = r.name, b.hash = r.hash, b.glue = r.glue, b.created_file = r.created_file,
+    b.flag = r.flag, b.updated_at = r.at
+
+// name: lc_proposal_create
+CREATE (q:Proposal {id: $id, number: $number, type: $type, target: $target, target_kind: $target_kind,
+  change: $change, text: $text, hypothesis: $hypothesis, priority: $priority, area: $area, category: $category,
+  motivation: $motivation, evidence: $evidence, risk: $risk, effort: $effort,
+  impact: $impact, status: 'pending', reason: '', created_at: $at})
+
+// name: lc_proposal_about
+MATCH (q:Proposal {id: $id}), (n:Node {id: $node})
+CREATE (q)-[:proposal_about {created_at: $at}]->(n)
+
+// name: lc_proposal_for_change
+MATCH (q:Proposal {id: $id}), (c:Change {id: $change})
+CREATE (q)-[:proposal_change {created_at: $at}]->(c)
+
+// name: lc_proposals
+MATCH (q:Proposal)
+WHERE q.status IN $statuses
+OPTIONAL MATCH (q)-[:proposal_about]->(n:Node)
+OPTIONAL MATCH (q)-[:proposal_change]->(c:Change)
+RETURN q.id AS id, q.number AS number, q.type AS type, q.target AS target, q.target_kind AS target_kind,
+       q.change AS change, q.text AS text, q.hypothesis AS hypothesis, q.priority AS priority, q.area AS area,
+       q.category AS category, q.motivation AS motivation, q.evidence AS evidence,
+       q.risk AS risk, q.effort AS effort, q.impact AS impact, q.status AS status, q.reason AS reason,
+       q.created_at AS created_at, q.decided_at AS decided_at, n.id AS node, n.kind AS node_kind,
+       c.id AS change_id
+ORDER BY number
+
+// name: lc_proposal_decide
+MATCH (q:Proposal {id: $id})
+SET q.status = $status, q.reason = $reason, q.decided_at = $at
+RETURN q.id AS id
+
+// name: lc_proposals_obsolete
+// Pending verification proposals of changes that a verdict has settled.
+MATCH (q:Proposal)-[:proposal_change]->(c:Change)
+WHERE c.id IN $ids AND q.status = 'pending'
+SET q.status = 'obsolete', q.reason = $reason, q.decided_at = $at
+
+// name: lc_critical_candidates
+// Open entries of critical priority that no proposal covers yet.
+MATCH (n:Node)
+WHERE n.kind = 'event' AND n.status = 'pending' AND n.priority IN $priorities AND n.created_at <= $now
+  AND NOT EXISTS { MATCH (q:Proposal)-[:proposal_about]->(n) }
+RETURN n.id AS id, n.text AS text, n.area AS area, n.pattern_key AS key, n.created_at AS created_at
+ORDER BY created_at, id
+
+// name: lc_changes_all
+// Every change with its rule node and pattern (for `kg why` and reports).
+MATCH (c:Change)
+OPTIONAL MATCH (c)-[:change_applies]->(n:Node)
+OPTIONAL MATCH (c)-[:change_pattern]->(p:Node)
+RETURN c.id AS id, c.status AS status, c.target AS target, c.block AS block, c.text AS text,
+       c.hypothesis AS hypothesis, c.applied_at AS applied_at, c.next_check AS next_check,
+       c.verdict AS verdict, c.verdict_at AS verdict_at, c.rate_before AS rate_before,
+       c.rate_after AS rate_after, c.evidence AS evidence, c.reverted_at AS reverted_at,
+       c.revert_reason AS revert_reason, c.check_count AS check_count, c.proposal AS proposal,
+       c.source AS source, n.id AS node, n.kind AS node_kind, n.text AS node_text, p.id AS pattern,
+       p.pattern_key AS key
+ORDER BY applied_at, id
+
+// name: lc_pattern_events
+MATCH (p:Node {id: $id})-[:derived_from]->(e:Node)
+WHERE e.kind = 'event'
+RETURN e.id AS id, e.text AS text, e.created_at AS created_at, e.session AS session, e.status AS status
+ORDER BY created_at, id
+LIMIT $limit
+
+// name: lc_node_brief
+MATCH (n:Node {id: $id})
+RETURN n.id AS id, n.kind AS kind, n.status AS status, n.priority AS priority, n.base_priority AS base_priority,
+       coalesce(n.decay_stage, 0) AS stage, n.pinned AS pinned, n.stale AS stale, n.text AS text,
+       n.reinforced_at AS reinforced_at
+
+// name: lc_pin
+MATCH (n:Node {id: $id}) SET n.pinned = $pinned, n.updated_at = $at RETURN n.id AS id
+
+// name: lc_reinforce
+MATCH (n:Node {id: $id})
+SET n.reinforced_at = $at, n.updated_at = $at, n.decay_stage = 0, n.stale = false, n.priority = $priority,
+    n.status = $status
+RETURN n.id AS id
+
+// name: lc_change_confirm
+// A human confirmed a change works (an approved verification proposal): monitored monthly from now.
+MATCH (c:Change {id: $id})
+WHERE c.status IN $statuses
+SET c.status = 'confirmed', c.verdict = 'confirmed', c.verdict_at = $at, c.next_check = $next_check,
+    c.due_since = NULL, c.evidence = list_append(c.evidence, $line)
+RETURN c.id AS id

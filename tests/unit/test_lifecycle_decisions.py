@@ -1,0 +1,306 @@
+"""Table-driven tests for the lifecycle's pure decisions (no database)."""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime, timedelta
+
+import pytest
+
+from kg.errors import RulesError
+from kg.lifecycle import conflicts, decay, promote, verify
+from kg.lifecycle.policy import LifecyclePolicy
+from kg.policy import packaged
+
+RAW = packaged("lifecycle")
+LP = LifecyclePolicy.from_mapping(RAW)
+T0 = datetime(2026, 3, 1, 9, 0)
+D = timedelta(days=1)
+
+
+# -- promotion -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("recurrence,sessions,expected", [
+    (3, 2, True), (2, 2, False), (3, 1, False), (10, 5, True), (0, 0, False),
+])
+def test_eligible(recurrence, sessions, expected):
+    assert promote.eligible(recurrence, sessions, LP) is expected
+
+
+@pytest.mark.parametrize("fields,target", [
+    ({"category": "preference", "area": "tooling", "entry_type": "learning"}, "preference"),
+    ({"category": "insight", "tags": ["procedure"], "entry_type": "learning"}, "skill"),
+    ({"category": "tool_gotcha", "entry_type": "learning"}, "tool_gotcha"),
+    ({"category": "best_practice", "entry_type": "learning"}, "tool_gotcha"),
+    ({"category": "workflow", "entry_type": "learning"}, "workflow"),
+    ({"category": "correction", "area": "tooling", "entry_type": "learning"}, "behaviour"),
+    ({"category": "principle", "entry_type": "learning"}, "principle"),
+    ({"category": "insight", "area": "behavior", "entry_type": "learning"}, "behaviour"),
+    ({"category": "insight", "area": "infra", "entry_type": "learning"}, "tool_gotcha"),
+    ({"category": "insight", "area": "backend", "entry_type": "learning"}, "workflow"),
+    ({"category": "error", "area": "frontend", "entry_type": "error"}, "workflow"),
+    ({"category": "error", "area": None, "entry_type": "error"}, "tool_gotcha"),
+    ({"category": "insight", "area": "docs", "entry_type": "learning"}, "principle"),
+    ({"category": None, "area": None, "entry_type": None}, "principle"),
+])
+def test_classify(fields, target):
+    fields = {"tags": (), "area": None, **fields}
+    assert promote.classify(LP, **fields) == target
+
+
+@pytest.mark.parametrize("target,file,mode", [
+    ("behaviour", "SOUL.md", "propose"), ("workflow", "AGENTS.md", "propose"), ("tool_gotcha", "TOOLS.md", "auto"),
+    ("preference", "USER.md", "auto"), ("principle", "MEMORY.md", "auto"),
+    ("skill", "memory/skills/{slug}.md", "ask"),
+])
+def test_target_table_follows_the_seed(target, file, mode):
+    t = LP.targets[target]
+    assert (t.file, t.apply) == (file, mode)
+
+
+@pytest.mark.parametrize("summary,action,expected", [
+    ("git push failed", "Use SSH remotes", "Use SSH remotes"),
+    ("git push failed", None, "git push failed"),
+    ("git push failed", "   ", "git push failed"),
+    ("a  b\n c", None, "a b c"),
+])
+def test_rule_text(summary, action, expected):
+    assert promote.rule_text(summary, action, LP) == expected
+
+
+def test_rule_text_is_cut_at_a_word():
+    text = promote.rule_text("word " * 100, None, LP)
+    assert len(text) <= LP.promotion.max_text_chars and text.endswith("…") and "wor…" not in text
+
+
+@pytest.mark.parametrize("recurrence,priority,expected", [
+    (3, "medium", "medium"), (5, "low", "high"), (3, "high", "high"), (4, "critical", "high"), (3, None, "medium"),
+])
+def test_impact_is_not_backwards(recurrence, priority, expected):
+    assert promote.impact(recurrence, priority, LP) == expected
+
+
+@pytest.mark.parametrize("key,slug", [
+    ("git.push.auth", "git-push-auth"), ("  Deploy / Rollback  ", "deploy-rollback"), ("部署.回滚", "部署-回滚"),
+    ("...", "skill"),
+])
+def test_slugify(key, slug):
+    assert promote.slugify(key) == slug
+
+
+def test_plan_wording():
+    c = promote.Candidate("pat-1", "git.push", "git push failed", 4, 2, priority="high", area="tooling",
+                          category="error", entry_type="error", action="Use SSH", sources=("error", "error"),
+                          event_ids=("E1", "E2", "E3", "E4"))
+    p = promote.plan(c, LP)
+    assert (p.target, p.file, p.mode, p.node_kind) == ("tool_gotcha", "TOOLS.md", "auto", "knowledge")
+    assert p.change == "Add to Known Gotchas: 'Use SSH'"
+    assert p.motivation.startswith("Pattern 'git.push' occurred 4x across 2 sessions in the last 30 days")
+    assert "E1, E2, E3, E4" in p.motivation and p.impact == "high"
+    assert "TOOLS.md" in p.hypothesis and "4x in 2 sessions" in p.hypothesis
+
+
+# -- verification ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("before,span,after,after_days,kind", [
+    (3, 3.0, 0, 7.0, verify.CONFIRMED),           # stopped
+    (6, 30.0, 1, 7.0, verify.INCONCLUSIVE),       # 0.2/d before, 0.14/d after: ratio 0.71
+    (3, 7.0, 1, 7.0, verify.CONFIRMED),           # 0.43 → 0.14: ratio 0.33
+    (3, 7.0, 3, 7.0, verify.INEFFECTIVE),         # same rate
+    (3, 7.0, 6, 7.0, verify.WORSE),               # doubled
+    (3, 7.0, 1, 1.0, verify.INCONCLUSIVE),        # ratio 2.3 but one event is not enough
+    (0, 0.0, 0, 7.0, verify.INCONCLUSIVE),        # nothing to compare with
+    (3, 7.0, 0, 0.0, verify.INCONCLUSIVE),        # no time since the change
+])
+def test_judge(before, span, after, after_days, kind):
+    v = verify.judge(before, span, after, after_days, LP)
+    assert v.kind == kind
+    assert f"before {before} in" in v.summary and f"after {after} in" in v.summary
+
+
+def test_judge_stretches_a_burst_to_the_minimum_baseline():
+    v = verify.judge(3, 0.01, 0, 7, LP)
+    assert v.before_days == LP.verification.min_baseline_days and v.rate_before == round(3 / 7, 4)
+
+
+@pytest.mark.parametrize("days,stage", [
+    (0, "none"), (6, "none"), (7, "remind"), (13, "remind"), (14, "request_evidence"), (20, "request_evidence"),
+    (21, "revert"), (90, "revert"),
+])
+def test_overdue_stage(days, stage):
+    assert verify.overdue_stage(T0, T0 + days * D, LP) == stage
+
+
+def _v(kind):
+    return verify.Verdict(kind, 3, 0, 7, 7, 0.4, 0.0, 0.0, kind)
+
+
+@pytest.mark.parametrize("status,kind,due_days,action,new_status,critical", [
+    ("applied", verify.CONFIRMED, 0, "keep", "confirmed", False),
+    ("applied", verify.INEFFECTIVE, 0, "revert", "reverted", False),
+    ("applied", verify.WORSE, 0, "revert", "reverted", True),
+    ("applied", verify.INCONCLUSIVE, 0, "extend", "applied", False),
+    ("applied", verify.INCONCLUSIVE, 7, "extend", "applied", False),
+    ("applied", verify.INCONCLUSIVE, 14, "extend", "applied", False),
+    ("applied", verify.INCONCLUSIVE, 21, "auto_revert", "auto_reverted", False),
+    ("confirmed", verify.INCONCLUSIVE, 60, "keep", "confirmed", False),
+    ("confirmed", verify.INEFFECTIVE, 0, "revert", "reverted", False),
+])
+def test_transition(status, kind, due_days, action, new_status, critical):
+    now = T0 + due_days * D
+    t = verify.transition(status=status, next_check=T0, due_since=None, verdict=_v(kind), now=now, policy=LP)
+    assert (t.action, t.status, t.critical) == (action, new_status, critical)
+    if action == "keep":
+        assert t.next_check == now + LP.verification.monitor_days * D and t.due_since is None
+    if action == "extend":
+        assert t.next_check == now + LP.verification.extend_days * D and t.due_since == T0
+
+
+def test_transition_keeps_the_overdue_clock_from_the_first_due_date():
+    t = verify.transition(status="applied", next_check=T0 + 14 * D, due_since=T0, verdict=_v(verify.INCONCLUSIVE),
+                          now=T0 + 14 * D, policy=LP)
+    assert t.overdue == "request_evidence" and t.due_since == T0
+
+
+def test_monitoring_window_is_the_last_month():
+    w = verify.windows(T0, T0 + 90 * D, LP, monitoring=True)
+    assert w.after_from == T0 + 60 * D and w.before_from == T0 - 30 * D and w.before_to == T0
+    assert verify.windows(T0, T0 + 7 * D, LP, monitoring=False).after_from == T0
+
+
+# -- decay -----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("days,stage", [(0, 0), (29, 0), (30, 1), (59, 1), (60, 2), (89, 2), (90, 3), (400, 3)])
+def test_stage_for(days, stage):
+    assert decay.stage_for(days, LP) == stage
+
+
+def _node(**kw):
+    base = {"id": "n", "status": "pending", "priority": "high", "base_priority": None, "stage": 0, "pinned": False,
+                "last_reinforced": T0}
+    base.update(kw)
+    return decay.DecayState(**base)
+
+
+@pytest.mark.parametrize("node,days,expected", [
+    (_node(), 29, None),
+    (_node(), 30, (1, "medium", False, "pending")),
+    (_node(stage=1, priority="medium", base_priority="high"), 45, None),
+    (_node(stage=1, priority="medium", base_priority="high"), 60, (2, "low", True, "pending")),
+    (_node(), 60, (2, "low", True, "pending")),
+    (_node(), 90, (3, "low", True, "wont_fix")),
+    (_node(priority="low"), 30, (1, "low", False, "pending")),
+    (_node(priority="critical"), 30, (1, "high", False, "pending")),
+    (_node(pinned=True), 200, None),
+    (_node(stage=3, status="wont_fix"), 200, None),
+    (_node(stage=2, priority="low", base_priority="high"), 5, (0, "high", False, "pending")),   # reinforced
+    (_node(stage=2, priority="low", base_priority="high"), 35, (1, "medium", False, "pending")),
+    (_node(status="active"), 90, (3, "low", True, "wont_fix")),
+])
+def test_decay_decide(node, days, expected):
+    u = decay.decide(node, T0 + days * D, LP)
+    if expected is None:
+        assert u is None
+    else:
+        assert (u.stage, u.priority, u.stale, u.status) == expected
+        assert u.base_priority == (node.base_priority or node.priority)
+
+
+def test_decay_is_idempotent():
+    u = decay.decide(_node(), T0 + 61 * D, LP)
+    again = _node(stage=u.stage, priority=u.priority, base_priority=u.base_priority, status=u.status)
+    assert decay.decide(again, T0 + 61 * D, LP) is None
+
+
+# -- conflicts -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("priority,recurrence,days,area,total", [
+    ("critical", 0, 100, None, 100),
+    ("high", 3, 0, "security", 60 + 30 + 30 + 50),
+    ("medium", 1, 10, "tooling", 30 + 10 + 20 + 30),
+    ("low", 0, 30, "frontend", 10),
+    (None, 2, 29, "docs", 30 + 20 + 1 + 10),
+    ("bogus", 0, 40, "TESTS", 30 + 20),
+])
+def test_score(priority, recurrence, days, area, total):
+    assert conflicts.score(priority, recurrence, days, area, LP).total == total
+
+
+@pytest.mark.parametrize("a,sa,b,sb,w", [("x", 10, "y", 5, "x"), ("x", 5, "y", 10, "y"), ("x", 7, "y", 7, "")])
+def test_winner(a, sa, b, sb, w):
+    assert conflicts.winner(a, sa, b, sb) == w
+
+
+@pytest.mark.parametrize("a,b,hit", [
+    ("Run the browser headless in CI", "Use the GUI to debug the browser", "opposite"),
+    ("Keep answers verbose with examples", "Keep answers concise", "opposite"),
+    ("Always run tests before pushing", "Never push without review", "opposite"),
+    ("Don't force push the main branch", "Force push the main branch after rebase", "direct"),
+    ("Don't force push", "Don't rebase", None),
+    ("Use SSH remotes for git push", "Pin numpy below 2 in CI", None),
+    ("不要 在 周末 部署 生产环境", "在 周末 部署 生产环境 没问题", "direct"),
+    ("回答要详细", "回答要简洁", "opposite"),
+])
+def test_detect(a, b, hit):
+    reason = conflicts.detect(a, b, LP)
+    if hit is None:
+        assert reason is None
+    else:
+        assert reason is not None and (("opposite" in reason) if hit == "opposite" else ("direct" in reason))
+
+
+@pytest.mark.parametrize("decisions,active,on_tie,hidden", [
+    ([("a", "b", "a")], {"a", "b"}, "hold_both", {"b"}),
+    ([("a", "b", "b")], {"a", "b"}, "hold_both", {"a"}),
+    ([("a", "b", "")], {"a", "b"}, "hold_both", {"a", "b"}),
+    ([("a", "b", "")], {"a", "b"}, "keep_both", set()),
+    ([("a", "b", "a")], {"b"}, "hold_both", set()),          # the winner was reverted: the loser returns
+])
+def test_suppressed(decisions, active, on_tie, hidden):
+    views = [conflicts.DecisionView(a, b, w, False) for a, b, w in decisions]
+    assert conflicts.suppressed(views, active, on_tie) == hidden
+
+
+# -- policy ----------------------------------------------------------------------------------------------------
+def _broken(path, value):
+    raw = copy.deepcopy(RAW)
+    node = raw
+    parts = path.split(".")
+    for p in parts[:-1]:
+        node = node[p]
+    if value is KeyError:
+        del node[parts[-1]]
+    else:
+        node[parts[-1]] = value
+    return raw
+
+
+@pytest.mark.parametrize("path,value,message", [
+    ("promotion.min_recurrence", 0, "promotion.min_recurrence: must be at least 1"),
+    ("promotion.window_days", "30", "promotion.window_days: must be a whole number"),
+    ("verification.confirm_max_ratio", 0.9, "confirm_max_ratio < ineffective_min_ratio"),
+    ("overdue.revert_days", 10, "grace_days ≤ extend_days ≤ revert_days"),
+    ("decay.stale_days", 10, "demote_days ≤ stale_days ≤ expire_days"),
+    ("targets.principle.apply", "sometimes", "targets.principle.apply: must be one of auto, propose, ask"),
+    ("targets.principle.file", "../x.md", "must be a path inside the workspace"),
+    ("conflicts.on_tie", "coin", "conflicts.on_tie: must be one of"),
+    ("conflicts.base_priority.high", KeyError, "conflicts.base_priority.high: missing"),
+])
+def test_policy_errors_name_the_key(path, value, message):
+    with pytest.raises(RulesError, match="rules/lifecycle.toml") as err:
+        LifecyclePolicy.from_mapping(_broken(path, value))
+    assert message in str(err.value)
+
+
+def test_classify_rule_must_name_a_known_target():
+    raw = copy.deepcopy(RAW)
+    raw["classify"][0]["target"] = "nowhere"
+    with pytest.raises(RulesError, match=r"classify\[0\].target: unknown target 'nowhere'"):
+        LifecyclePolicy.from_mapping(raw)
+
+
+def test_find_all_agrees_with_pairwise_detect():
+    texts = ["Run the browser headless in CI", "Use the GUI to debug the browser", "Keep answers concise",
+             "Keep answers verbose with examples", "Don't force push the main branch",
+             "Force push the main branch after rebase", "Use SSH remotes for git push", "不要 在 周末 部署 生产环境",
+             "在 周末 部署 生产环境 没问题", "Always run tests", "Never skip the linter"]
+    rules = [(f"r{i:02d}", t) for i, t in enumerate(texts)]
+    pairwise = [(a, b, r) for k, (a, ta) in enumerate(rules) for b, tb in rules[k + 1:]
+                if (r := conflicts.detect(ta, tb, LP))]
+    assert conflicts.find_all(rules, LP) == pairwise and len(pairwise) >= 5
