@@ -1,0 +1,774 @@
+"""The analyst's view: the graph in networkx, and helpers that answer the questions people ask of it.
+
+    import kg.analysis as ka
+    a = ka.load("path/to/workspace")      # a read-only snapshot, read into memory; the agent keeps writing
+    a.counts(); a.central(); a.chains(); a.recurrence("week"); a.error_timeline(); a.score_trends()
+    G = ka.to_networkx("path/to/workspace", types="lesson,principle", since="30d")
+
+Nothing here holds the workspace's graph: `load` and `to_networkx` copy it under the lock for a moment
+(`kg.snapshot`) and read the copy. The helpers are plain functions over a networkx MultiDiGraph (nodes keyed
+by id with every stored column as attributes, edges keyed by their type), so they work on any subgraph too.
+
+How links are read: every edge type except `contradicts` counts as support in either direction (kg links a
+new node to an older one whatever the roles); a pattern's `derived_from` edges lead to its member events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any, Self
+
+import networkx as nx
+
+from kg import clock, snapshot
+from kg.errors import UsageError
+from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS
+from kg.text import words
+
+__all__ = [
+    "PERIODS",
+    "Analysis",
+    "Table",
+    "build_graph",
+    "central",
+    "chains",
+    "changes",
+    "communities",
+    "conflict_decisions",
+    "counts",
+    "error_timeline",
+    "evidence",
+    "failing_areas",
+    "filter_graph",
+    "load",
+    "neighbourhood",
+    "orphans",
+    "pagerank",
+    "parse_types",
+    "patterns",
+    "period_of",
+    "periods_between",
+    "recurrence",
+    "report",
+    "rule_effect",
+    "score_trends",
+    "to_networkx",
+    "unsupported",
+]
+
+ENTRY_TYPES = ("learning", "error", "feature")
+PERIODS = ("day", "week", "month")
+SUPPORT_TYPES = tuple(t for t in EDGE_TYPES if t != "contradicts")
+SCORE_DIMENSIONS = ("accuracy", "usefulness", "efficiency", "tone", "proactiveness")
+_STOPWORDS = frozenset({
+    "a", "after", "again", "always", "an", "and", "are", "as", "at", "be", "before", "but", "by", "can",
+    "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "instead", "into",
+    "is", "it", "its", "never", "not", "of", "on", "or", "rather", "should", "so", "than", "that",
+    "the", "their", "then", "there", "these", "this", "to", "too", "use", "used", "using", "was",
+    "were", "what", "when", "which", "with", "without", "you", "your",
+})
+
+
+# -- loading ---------------------------------------------------------------------------------------------------
+def _workspace(source: Any) -> Any:
+    from kg.workspace import Workspace, open_workspace
+
+    if isinstance(source, Workspace):
+        return source
+    if source is None or isinstance(source, (str, os.PathLike)):
+        return open_workspace(source)
+    raise UsageError(f"expected a workspace or its path, got {type(source).__name__}")
+
+
+def load(workspace: Any = None, *, now: datetime | str | None = None) -> Analysis:
+    """Snapshot the workspace (a Workspace, a path, or None to find it from the current directory) and read
+    it into an Analysis. The agent's graph is held only while the snapshot is copied."""
+    ws = _workspace(workspace)
+    return Analysis(ws, now=now)
+
+
+def to_networkx(source: Any = None, *, types: str | Iterable[str] | None = None,
+                since: str | datetime | None = None, now: datetime | str | None = None,
+                include_tokens: bool = False) -> nx.MultiDiGraph:
+    """The knowledge graph as a typed MultiDiGraph.
+
+    `source` is a Workspace, a workspace path, an Analysis or a `snapshot.GraphData`. Nodes are keyed by id
+    and carry every stored column (None where unset; `tokens`, the search index's text, only when
+    `include_tokens`); edges are keyed by their type and carry created_at, manual, score and reason. `types`
+    keeps these kinds or entry types (`lesson,principle`, `error`), `since` nodes created since a time or a
+    span (`7d`); edges are kept where both ends are.
+    """
+    if isinstance(source, Analysis):
+        graph = source.graph if not include_tokens else build_graph(source.data, include_tokens=True,
+                                                                    workspace=str(source.root))
+    elif isinstance(source, snapshot.GraphData):
+        graph = build_graph(source, include_tokens=include_tokens)
+    else:
+        ws = _workspace(source)
+        with snapshot.take(ws) as snap:
+            data = snapshot.read(snap)
+        graph = build_graph(data, include_tokens=include_tokens, workspace=str(ws.root))
+    return filter_graph(graph, types=types, since=since, now=now)
+
+
+def build_graph(data: snapshot.GraphData, *, include_tokens: bool = False,
+                workspace: str | None = None) -> nx.MultiDiGraph:
+    graph = nx.MultiDiGraph(name="kaizen-kg", workspace=workspace,
+                            snapshot_at=data.taken_at.isoformat() if data.taken_at else None)
+    for row in data.nodes:
+        attrs = {k: v for k, v in row.items() if k != "id" and (include_tokens or k != "tokens")}
+        graph.add_node(row["id"], **attrs)
+    for row in data.edges:
+        key = row["type"]
+        if graph.has_edge(row["src"], row["dst"], key):
+            n = 2
+            while graph.has_edge(row["src"], row["dst"], f"{row['type']}#{n}"):
+                n += 1
+            key = f"{row['type']}#{n}"
+        graph.add_edge(row["src"], row["dst"], key=key, type=row["type"], created_at=row["created_at"],
+                       manual=row["manual"], score=row["score"], reason=row["reason"])
+    return graph
+
+
+def parse_types(types: str | Iterable[str] | None) -> tuple[set[str], set[str]]:
+    """`"lesson,principle"` or `["error"]` → (kinds, entry types). Plurals are accepted."""
+    if types is None:
+        return set(), set()
+    items = [types] if isinstance(types, str) else list(types)
+    kinds: set[str] = set()
+    entries: set[str] = set()
+    for item in items:
+        for raw in str(item).split(","):
+            t = raw.strip().lower()
+            if not t:
+                continue
+            if t not in KNOWLEDGE_KINDS + ENTRY_TYPES and t.endswith("s") and t[:-1] in KNOWLEDGE_KINDS + ENTRY_TYPES:
+                t = t[:-1]
+            if t in KNOWLEDGE_KINDS:
+                kinds.add(t)
+            elif t in ENTRY_TYPES:
+                entries.add(t)
+            else:
+                raise UsageError(f"unknown type {raw.strip()!r}: use one or more of "
+                                 f"{', '.join(KNOWLEDGE_KINDS + ENTRY_TYPES)} (comma-separated)")
+    return kinds, entries
+
+
+def _since(since: str | datetime | None, now: datetime | str | None) -> datetime | None:
+    if since is None or since == "":
+        return None
+    if isinstance(since, datetime):
+        return since
+    return clock.parse_since(since, clock.now(now))
+
+
+def filter_graph(graph: nx.MultiDiGraph, *, types: str | Iterable[str] | None = None,
+                 since: str | datetime | None = None, now: datetime | str | None = None) -> nx.MultiDiGraph:
+    kinds, entries = parse_types(types)
+    since_at = _since(since, now)
+    if not kinds and not entries and since_at is None:
+        return graph
+    keep = []
+    for node, attrs in graph.nodes(data=True):
+        if (kinds or entries) and attrs.get("kind") not in kinds and attrs.get("entry_type") not in entries:
+            continue
+        if since_at is not None and (attrs.get("created_at") is None or attrs["created_at"] < since_at):
+            continue
+        keep.append(node)
+    sub = graph.subgraph(keep).copy()
+    sub.graph.update(types=sorted(kinds | entries) or None, since=since_at.isoformat() if since_at else None)
+    return sub
+
+
+def neighbourhood(graph: nx.MultiDiGraph, center: str, depth: int = 1, *, limit: int | None = None) -> nx.MultiDiGraph:
+    """The nodes within `depth` links of `center` (either direction), nearest first, at most `limit`."""
+    if center not in graph:
+        from kg.errors import NotFound
+
+        raise NotFound(f"no node {center!r} in the graph: `kg list` shows the ids")
+    if depth < 0:
+        raise UsageError("--depth must be 0 or more")
+    seen = {center: 0}
+    frontier = [center]
+    for level in range(1, depth + 1):
+        nxt = []
+        for node in frontier:
+            for other in sorted(set(graph.successors(node)) | set(graph.predecessors(node))):
+                if other not in seen:
+                    seen[other] = level
+                    nxt.append(other)
+        frontier = nxt
+    ordered = sorted(seen, key=lambda n: (seen[n], n))
+    if limit is not None:
+        ordered = ordered[:max(1, limit)]
+    return graph.subgraph(ordered).copy()
+
+
+# -- centrality and communities -------------------------------------------------------------------------------
+def _weight(attrs: dict[str, Any]) -> float:
+    score = attrs.get("score")
+    return float(score) if isinstance(score, (int, float)) and score > 0 else 1.0
+
+
+def _undirected(graph: nx.MultiDiGraph, *, skip: Iterable[str] = ()) -> nx.Graph:
+    """A simple undirected graph: parallel links between two nodes add their weights."""
+    skipped = set(skip)
+    out = nx.Graph()
+    out.add_nodes_from(graph.nodes)
+    for u, v, attrs in graph.edges(data=True):
+        if u == v or attrs.get("type") in skipped:
+            continue
+        w = _weight(attrs)
+        if out.has_edge(u, v):
+            out[u][v]["weight"] += w
+        else:
+            out.add_edge(u, v, weight=w)
+    return out
+
+
+def pagerank(graph: nx.Graph | nx.MultiDiGraph, *, damping: float = 0.85, iterations: int = 100,
+             tol: float = 1.0e-10) -> dict[str, float]:
+    """Weighted PageRank over the undirected links (power iteration in pure Python: networkx's own needs
+    scipy, which kg does not depend on)."""
+    simple = graph if isinstance(graph, nx.Graph) and not graph.is_directed() else _undirected(graph)
+    nodes = list(simple.nodes)
+    n = len(nodes)
+    if n == 0:
+        return {}
+    strength = {u: sum(d["weight"] for _, _, d in simple.edges(u, data=True)) for u in nodes}
+    rank = dict.fromkeys(nodes, 1.0 / n)
+    for _ in range(iterations):
+        dangling = sum(rank[u] for u in nodes if strength[u] == 0)
+        base = (1.0 - damping) / n + damping * dangling / n
+        new = dict.fromkeys(nodes, base)
+        for u in nodes:
+            if strength[u] == 0:
+                continue
+            share = damping * rank[u] / strength[u]
+            for v, d in simple[u].items():
+                new[v] += share * d["weight"]
+        delta = sum(abs(new[u] - rank[u]) for u in nodes)
+        rank = new
+        if delta < tol * n:
+            break
+    return rank
+
+
+def _node(graph: nx.MultiDiGraph, node: str, **extra: Any) -> dict[str, Any]:
+    attrs = graph.nodes[node]
+    return {"id": node, "kind": attrs.get("kind"), "entry_type": attrs.get("entry_type"),
+            "text": attrs.get("text"), "area": attrs.get("area"), **extra}
+
+
+def central(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = ("principle", "lesson"), top: int = 10) -> list[dict[str, Any]]:
+    """The hubs: nodes of these kinds ranked by PageRank over all links (contradictions included: a node
+    argued about is central too), with their degree and the number of events behind them."""
+    wanted = set(kinds)
+    rank = pagerank(graph)
+    found = [n for n, a in graph.nodes(data=True) if a.get("kind") in wanted]
+    found.sort(key=lambda n: (-rank.get(n, 0.0), n))
+    return [_node(graph, n, pagerank=round(rank.get(n, 0.0), 6), degree=graph.degree(n),
+                  evidence=len(evidence(graph, n)["events"])) for n in found[:top]]
+
+
+def communities(graph: nx.MultiDiGraph, *, kind: str = "lesson", min_size: int = 2, seed: int = 0) -> list[dict[str, Any]]:
+    """Groups of related nodes of one kind: Louvain communities (networkx, fixed seed, so repeatable) of the
+    whole graph's supporting links, each reported by its members of `kind`, their areas and common words."""
+    simple = _undirected(graph, skip=("contradicts",))
+    if simple.number_of_edges() == 0:
+        return []
+    groups = nx.community.louvain_communities(simple, weight="weight", seed=seed)
+    out = []
+    for group in groups:
+        members = sorted(n for n in group if graph.nodes[n].get("kind") == kind)
+        if len(members) < max(1, min_size):
+            continue
+        areas = Counter(graph.nodes[n].get("area") or "unspecified" for n in group)
+        terms = Counter(w for n in members for w in set(words(graph.nodes[n].get("text") or ""))
+                        if w not in _STOPWORDS and (len(w) > 2 or not w.isascii()))
+        out.append({
+            "size": len(members),
+            "members": [_node(graph, n) for n in members],
+            "nodes": len(group),
+            "areas": dict(areas.most_common(3)),
+            "terms": [w for w, _ in sorted(terms.items(), key=lambda kv: (-kv[1], kv[0]))[:5]],
+        })
+    out.sort(key=lambda c: (-c["size"], c["members"][0]["id"]))
+    for i, c in enumerate(out, 1):
+        c["community"] = i
+    return out
+
+
+# -- evidence chains -------------------------------------------------------------------------------------------
+def _links(graph: nx.MultiDiGraph, node: str, *, contradict: bool = False) -> set[str]:
+    """Neighbours through supporting links (or, with `contradict`, through `contradicts`), both directions."""
+    out = set()
+    for _, other, attrs in graph.out_edges(node, data=True):
+        if (attrs.get("type") == "contradicts") == contradict:
+            out.add(other)
+    for other, _, attrs in graph.in_edges(node, data=True):
+        if (attrs.get("type") == "contradicts") == contradict:
+            out.add(other)
+    out.discard(node)
+    return out
+
+
+def _kind(graph: nx.MultiDiGraph, node: str) -> str | None:
+    return graph.nodes[node].get("kind")
+
+
+def evidence(graph: nx.MultiDiGraph, node: str, *, max_hops: int = 3) -> dict[str, Any]:
+    """What a principle (or lesson, or pattern) rests on: the lessons, patterns and events linked to it
+    through supporting links, as chains event → (pattern →) lesson → node of at most `max_hops` links, and
+    what contradicts it. Paths go through lessons, knowledge and patterns only, never through another
+    principle or event."""
+    if node not in graph:
+        from kg.errors import NotFound
+
+        raise NotFound(f"no node {node!r} in the graph")
+    middles: set[str] = set()
+    events: set[str] = set()
+    chains: list[list[str]] = []
+    best: dict[str, int] = {node: 0}
+    frontier: list[list[str]] = [[node]]
+    for hop in range(1, max_hops + 1):
+        nxt = []
+        for path in frontier:
+            for other in sorted(_links(graph, path[-1])):
+                if other in path:
+                    continue
+                kind = _kind(graph, other)
+                if kind == "event" and _kind(graph, node) != "event":
+                    events.add(other)
+                    chains.append([other, *reversed(path)])
+                elif kind in ("lesson", "pattern", "knowledge") and best.get(other, hop) >= hop:
+                    best[other] = hop
+                    middles.add(other)
+                    nxt.append([*path, other])
+        frontier = nxt
+    chains.sort(key=lambda c: (len(c), c))
+    unique = []
+    for c in chains:
+        if c not in unique:
+            unique.append(c)
+    return {
+        "id": node,
+        "lessons": sorted(n for n in middles if _kind(graph, n) == "lesson"),
+        "patterns": sorted(n for n in middles if _kind(graph, n) == "pattern"),
+        "events": sorted(events),
+        "chains": unique,
+        "contradicted_by": sorted(_links(graph, node, contradict=True)),
+    }
+
+
+def chains(graph: nx.MultiDiGraph, *, kind: str = "principle") -> list[dict[str, Any]]:
+    """Every principle (or `kind`) with its evidence, the best-supported first."""
+    out = []
+    for node in (n for n, a in graph.nodes(data=True) if a.get("kind") == kind):
+        ev = evidence(graph, node)
+        out.append({**_node(graph, node), **{k: v for k, v in ev.items() if k != "id"},
+                    "support": len(ev["events"])})
+    out.sort(key=lambda r: (-r["support"], r["id"]))
+    return out
+
+
+def orphans(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = KNOWLEDGE_KINDS) -> list[dict[str, Any]]:
+    """Nodes with no link at all, by kind then id: events nothing was learned from, lessons never tied to
+    an event or principle."""
+    wanted = set(kinds)
+    found = [n for n, a in graph.nodes(data=True) if a.get("kind") in wanted and graph.degree(n) == 0]
+    found.sort(key=lambda n: (KNOWLEDGE_KINDS.index(_kind(graph, n)) if _kind(graph, n) in KNOWLEDGE_KINDS else 9, n))
+    return [_node(graph, n, created_at=graph.nodes[n].get("created_at")) for n in found]
+
+
+def unsupported(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = ("principle", "lesson")) -> list[dict[str, Any]]:
+    """Principles and lessons that no event supports, even if they have other links."""
+    wanted = set(kinds)
+    out = [_node(graph, n) for n, a in sorted(graph.nodes(data=True)) if a.get("kind") in wanted
+           and not evidence(graph, n)["events"]]
+    return out
+
+
+# -- time ------------------------------------------------------------------------------------------------------
+def period_of(at: datetime | date, period: str = "day") -> str:
+    if period == "day":
+        return f"{at:%Y-%m-%d}"
+    if period == "week":
+        year, week, _ = at.isocalendar()
+        return f"{year}-W{week:02d}"
+    if period == "month":
+        return f"{at:%Y-%m}"
+    raise UsageError(f"unknown period {period!r}: use one of {', '.join(PERIODS)}")
+
+
+def periods_between(first: datetime | date, last: datetime | date, period: str = "day") -> list[str]:
+    """Every period label from `first` to `last`, with no gaps."""
+    out: list[str] = []
+    day = first if isinstance(first, date) and not isinstance(first, datetime) else first.date()
+    end = last if isinstance(last, date) and not isinstance(last, datetime) else last.date()
+    while day <= end:
+        label = period_of(day, period)
+        if not out or out[-1] != label:
+            out.append(label)
+        day += timedelta(days=1)
+    return out
+
+
+@dataclass
+class Table:
+    """Counts by row label and period: what timelines and heatmaps are drawn from."""
+
+    rows: list[str]
+    columns: list[str]
+    values: list[list[int]]
+    title: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def total(self, row: str) -> int:
+        return sum(self.values[self.rows.index(row)])
+
+    def column_totals(self) -> list[int]:
+        return [sum(col) for col in zip(*self.values, strict=True)] if self.values else [0] * len(self.columns)
+
+    def as_records(self) -> list[dict[str, Any]]:
+        return [{"row": r, "period": c, "count": v}
+                for r, vals in zip(self.rows, self.values, strict=True)
+                for c, v in zip(self.columns, vals, strict=True) if v]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "rows": self.rows, "columns": self.columns, "values": self.values,
+                **self.extra}
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
+
+
+def _table(buckets: dict[str, Counter], times: list[datetime], period: str, title: str,
+           top: int | None = None) -> Table:
+    if not buckets:
+        return Table([], [], [], title)
+    columns = periods_between(min(times), max(times), period)
+    rows = sorted(buckets, key=lambda r: (-sum(buckets[r].values()), r))
+    if top is not None:
+        rows = rows[:top]
+    return Table(rows, columns, [[buckets[r].get(c, 0) for c in columns] for r in rows], title)
+
+
+def error_timeline(graph: nx.MultiDiGraph, *, by: str = "area", period: str = "day",
+                   entry_type: str | None = "error") -> Table:
+    """Logged events (errors by default) per period, one row per value of `by` (area, category, priority,
+    source, session...). Where the agent keeps failing, at a glance."""
+    period_of(datetime(2000, 1, 1), period)  # validates
+    buckets: dict[str, Counter] = defaultdict(Counter)
+    times = []
+    for _, a in graph.nodes(data=True):
+        if a.get("kind") != "event" or a.get("created_at") is None:
+            continue
+        if entry_type and a.get("entry_type") != entry_type:
+            continue
+        key = a.get(by)
+        buckets[str(key) if key else "unspecified"][period_of(a["created_at"], period)] += 1
+        times.append(a["created_at"])
+    return _table(buckets, times, period, f"{entry_type or 'event'}s by {by} per {period}")
+
+
+def patterns(graph: nx.MultiDiGraph) -> list[dict[str, Any]]:
+    """Each pattern's recurrence, distinct sessions, first and last seen, derived from its member events
+    (as the `pattern_stats` query does)."""
+    out = []
+    for node, a in graph.nodes(data=True):
+        if a.get("kind") != "pattern":
+            continue
+        members = [e for _, e, ea in graph.out_edges(node, data=True)
+                   if ea.get("type") == "derived_from" and _kind(graph, e) == "event"]
+        times = [graph.nodes[e]["created_at"] for e in members if graph.nodes[e].get("created_at")]
+        sessions = {graph.nodes[e].get("session") for e in members} - {None}
+        areas = Counter(graph.nodes[e].get("area") or "unspecified" for e in members)
+        out.append({"id": node, "key": a.get("pattern_key"), "text": a.get("text"), "status": a.get("status"),
+                    "recurrence": len(members), "sessions": len(sessions),
+                    "first_seen": min(times) if times else None, "last_seen": max(times) if times else None,
+                    "area": areas.most_common(1)[0][0] if areas else a.get("area"), "members": sorted(members)})
+    out.sort(key=lambda p: (-p["recurrence"], p["key"] or "", p["id"]))
+    return out
+
+
+def recurrence(graph: nx.MultiDiGraph, *, period: str = "week", top: int | None = 20) -> Table:
+    """Member events of each pattern per period (rows: pattern keys, most recurrent first)."""
+    period_of(datetime(2000, 1, 1), period)
+    buckets: dict[str, Counter] = defaultdict(Counter)
+    times = []
+    for p in patterns(graph):
+        label = p["key"] or p["id"]
+        for e in p["members"]:
+            at = graph.nodes[e].get("created_at")
+            if at is not None:
+                buckets[label][period_of(at, period)] += 1
+                times.append(at)
+    return _table(buckets, times, period, f"pattern recurrence per {period}", top)
+
+
+def rule_effect(graph: nx.MultiDiGraph, *, now: datetime | str | None = None) -> list[dict[str, Any]]:
+    """Did the promoted rules help? For each principle linked to a pattern: how often the pattern recurred
+    per week before the principle existed, and since. A rate that fell is a rule that works."""
+    at_now = clock.now(now)
+    out = []
+    for p in patterns(graph):
+        rules = sorted(n for n in _links(graph, p["id"]) if _kind(graph, n) == "principle")
+        for rule in rules:
+            born = graph.nodes[rule].get("created_at")
+            if born is None:
+                continue
+            times = [graph.nodes[e]["created_at"] for e in p["members"] if graph.nodes[e].get("created_at")]
+            before = [t for t in times if t < born]
+            after = [t for t in times if t >= born]
+            weeks_before = max((born - min(times)).days / 7, 1.0) if before else 1.0
+            weeks_after = max((at_now - born).days / 7, 1.0)
+            rb, ra = len(before) / weeks_before, len(after) / weeks_after
+            out.append({"principle": rule, "text": graph.nodes[rule].get("text"), "pattern": p["id"],
+                        "key": p["key"], "promoted_at": born, "before": len(before), "after": len(after),
+                        "rate_before": round(rb, 3), "rate_after": round(ra, 3),
+                        "helped": ra < rb if before else None})
+    out.sort(key=lambda r: (r["promoted_at"], r["principle"]))
+    return out
+
+
+# -- counts ----------------------------------------------------------------------------------------------------
+def counts(graph: nx.MultiDiGraph, data: snapshot.GraphData | None = None) -> dict[str, Any]:
+    kinds = Counter(a.get("kind") for _, a in graph.nodes(data=True))
+    entries = Counter(a.get("entry_type") for _, a in graph.nodes(data=True) if a.get("entry_type"))
+    statuses = Counter(a.get("status") for _, a in graph.nodes(data=True) if a.get("entry_type"))
+    edges = Counter(a.get("type") for _, _, a in graph.edges(data=True))
+    times = [a["created_at"] for _, a in graph.nodes(data=True) if a.get("created_at")]
+    out: dict[str, Any] = {
+        "nodes": {k: kinds.get(k, 0) for k in KNOWLEDGE_KINDS},
+        "entries": dict(sorted(entries.items())),
+        "entry_status": dict(sorted(statuses.items())),
+        "edges": {t: edges.get(t, 0) for t in EDGE_TYPES},
+        "total_nodes": graph.number_of_nodes(),
+        "total_edges": graph.number_of_edges(),
+        "first": min(times) if times else None,
+        "last": max(times) if times else None,
+    }
+    if data is not None:
+        out["sessions"] = len(data.sessions)
+        out["tables"] = {name: len(rows) for name, rows in data.tables.items()}
+    return out
+
+
+# -- lifecycle tables (degrade to empty where a migration has not added them) ----------------------------------
+def _time_of(row: dict[str, Any]) -> datetime | None:
+    for key in ("at", "decided_at", "created_at", "created", "date", "updated_at"):
+        value = row.get(key)
+        if isinstance(value, datetime):
+            return value
+    return None
+
+
+def score_trends(data: snapshot.GraphData, *, period: str | None = None) -> list[dict[str, Any]]:
+    """Self-assessment scores (`kg score`) over time: one row per score, or with `period` the mean of each
+    dimension per period. Empty when the workspace has no Score table yet."""
+    rows = [r for r in data.table("Score") if _time_of(r) is not None]
+    rows.sort(key=lambda r: (_time_of(r), str(r.get("id"))))
+    dims = [d for d in (*SCORE_DIMENSIONS, "average") if any(isinstance(r.get(d), (int, float)) for r in rows)]
+    if period is None:
+        return [{"at": _time_of(r), **{d: r.get(d) for d in dims}, "notes": r.get("notes")} for r in rows]
+    period_of(datetime(2000, 1, 1), period)
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        grouped[period_of(_time_of(r), period)].append(r)
+    out = []
+    for label in sorted(grouped):
+        group = grouped[label]
+        means = {}
+        for d in dims:
+            vals = [r[d] for r in group if isinstance(r.get(d), (int, float))]
+            means[d] = round(sum(vals) / len(vals), 2) if vals else None
+        out.append({"period": label, "n": len(group), **means})
+    return out
+
+
+def conflict_decisions(data: snapshot.GraphData) -> list[dict[str, Any]]:
+    """Conflict outcomes recorded by `kg cycle` (the Decision table), oldest first, with the two principles'
+    texts and the score parts decoded. Empty when the table does not exist yet."""
+    texts = {n["id"]: n.get("text") for n in data.nodes}
+    rows = []
+    for r in data.table("Decision"):
+        row = dict(r)
+        for side in ("a", "b"):
+            if isinstance(row.get(side), str):
+                row[f"{side}_text"] = texts.get(row[side])
+            parts = row.get(f"parts_{side}")
+            if isinstance(parts, str) and parts.startswith("{"):
+                try:
+                    row[f"parts_{side}"] = json.loads(parts)
+                except ValueError:
+                    pass
+        if isinstance(row.get("winner"), str):
+            row["winner_text"] = texts.get(row["winner"]) if row["winner"] else None
+        rows.append(row)
+    rows.sort(key=lambda r: (_time_of(r) or datetime.min, str(r.get("id"))))
+    return rows
+
+
+def changes(data: snapshot.GraphData) -> list[dict[str, Any]]:
+    """Rules kg applied (the Change table), oldest first, with their verification verdicts and the recurrence
+    rate before and after: whether the promoted rules helped. Empty when the table does not exist yet."""
+    keep = ("id", "kind", "target", "text", "pattern_key", "applied_at", "next_check", "verdict", "verdict_at",
+            "rate_before", "rate_after", "status", "reverted_at", "revert_reason")
+    rows = [{k: r.get(k) for k in keep if k in r} for r in data.table("Change")]
+    rows.sort(key=lambda r: (r.get("applied_at") or datetime.min, str(r.get("id"))))
+    return rows
+
+
+# -- the notebook object ---------------------------------------------------------------------------------------
+class Analysis:
+    """A workspace read into memory from a snapshot. It holds no lock: the agent keeps logging while a
+    notebook keeps this open for hours; `refresh()` takes a new snapshot to see what was added since."""
+
+    def __init__(self, ws: Any, *, now: datetime | str | None = None):
+        self.ws = ws
+        self.root = ws.root
+        self._now = now
+        self.snapshot: snapshot.Snapshot | None = None
+        self.refresh()
+
+    def __repr__(self) -> str:
+        return (f"Analysis({str(self.root)!r}, {self.graph.number_of_nodes()} nodes, "
+                f"{self.graph.number_of_edges()} edges, snapshot {self.taken_at:%Y-%m-%d %H:%M:%S})")
+
+    @property
+    def now(self) -> datetime:
+        return clock.now(self._now)
+
+    def refresh(self) -> Analysis:
+        snap = snapshot.take(self.ws)
+        try:
+            data = snapshot.read(snap)
+        except BaseException:
+            snap.close()
+            raise
+        if self.snapshot is not None:
+            self.snapshot.close()
+        self.snapshot, self.data = snap, data
+        self.taken_at = snap.taken_at
+        self.graph = build_graph(data, workspace=str(self.root))
+        return self
+
+    def close(self) -> None:
+        if self.snapshot is not None:
+            self.snapshot.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def query(self, cypher: str, **params: Any) -> list[dict[str, Any]]:
+        """Run read-only Cypher against the snapshot (never the live graph)."""
+        if self.snapshot is None or self.snapshot.closed:
+            raise UsageError("this analysis was closed; call refresh() to take a new snapshot")
+        with self.snapshot.store() as st:
+            return st.execute(cypher, params)
+
+    # views
+    def subgraph(self, *, types: str | Iterable[str] | None = None, since: str | datetime | None = None) -> nx.MultiDiGraph:
+        return filter_graph(self.graph, types=types, since=since, now=self.now)
+
+    def around(self, node: str, depth: int = 1, *, limit: int | None = None) -> nx.MultiDiGraph:
+        return neighbourhood(self.graph, node, depth, limit=limit)
+
+    # questions
+    def counts(self) -> dict[str, Any]:
+        return counts(self.graph, self.data)
+
+    def central(self, *, kinds: Iterable[str] = ("principle", "lesson"), top: int = 10) -> list[dict[str, Any]]:
+        return central(self.graph, kinds=kinds, top=top)
+
+    def communities(self, *, kind: str = "lesson", min_size: int = 2) -> list[dict[str, Any]]:
+        return communities(self.graph, kind=kind, min_size=min_size)
+
+    def evidence(self, node: str) -> dict[str, Any]:
+        return evidence(self.graph, node)
+
+    def chains(self, *, kind: str = "principle") -> list[dict[str, Any]]:
+        return chains(self.graph, kind=kind)
+
+    def orphans(self, *, kinds: Iterable[str] = KNOWLEDGE_KINDS) -> list[dict[str, Any]]:
+        return orphans(self.graph, kinds=kinds)
+
+    def unsupported(self) -> list[dict[str, Any]]:
+        return unsupported(self.graph)
+
+    def patterns(self) -> list[dict[str, Any]]:
+        return patterns(self.graph)
+
+    def recurrence(self, period: str = "week", *, top: int | None = 20) -> Table:
+        return recurrence(self.graph, period=period, top=top)
+
+    def error_timeline(self, *, by: str = "area", period: str = "day", entry_type: str | None = "error") -> Table:
+        return error_timeline(self.graph, by=by, period=period, entry_type=entry_type)
+
+    def rule_effect(self) -> list[dict[str, Any]]:
+        return rule_effect(self.graph, now=self.now)
+
+    def score_trends(self, *, period: str | None = None) -> list[dict[str, Any]]:
+        return score_trends(self.data, period=period)
+
+    def conflict_decisions(self) -> list[dict[str, Any]]:
+        return conflict_decisions(self.data)
+
+    def changes(self) -> list[dict[str, Any]]:
+        return changes(self.data)
+
+
+
+def failing_areas(graph: nx.MultiDiGraph, *, entry_type: str = "error") -> list[dict[str, Any]]:
+    """Errors per area, most first, with when the last one happened and how many recurring patterns the
+    area has."""
+    errors: dict[str, list[datetime]] = defaultdict(list)
+    for _, a in graph.nodes(data=True):
+        if a.get("kind") == "event" and a.get("entry_type") == entry_type:
+            errors[a.get("area") or "unspecified"].append(a.get("created_at") or datetime.min)
+    recurring = Counter(p["area"] or "unspecified" for p in patterns(graph) if p["recurrence"] > 1)
+    out = [{"area": area, "errors": len(times), "last": max(times), "recurring_patterns": recurring.get(area, 0)}
+           for area, times in errors.items()]
+    out.sort(key=lambda r: (-r["errors"], r["area"]))
+    return out
+
+
+def report(workspace: Any = None, *, top: int = 5, now: datetime | str | None = None) -> dict[str, Any]:
+    """The one-page answer to "where does the agent keep failing, and what has it learned?" (`kg graph
+    report`)."""
+    if top < 1:
+        raise UsageError("--top must be at least 1")
+    with load(workspace, now=now) as a:
+        g = a.graph
+        hubs = central(g, kinds=("principle",), top=top)
+        principles = []
+        for hub in hubs:
+            ev = evidence(g, hub["id"])
+            principles.append({**hub, "support": len(ev["events"]), "lessons": ev["lessons"],
+                               "patterns": ev["patterns"], "contradicted_by": ev["contradicted_by"],
+                               "chains": ev["chains"][:top]})
+        return {
+            "workspace": str(a.root),
+            "snapshot_at": a.taken_at,
+            "counts": a.counts(),
+            "failing_areas": failing_areas(g)[:top],
+            "patterns": [{k: v for k, v in p.items() if k != "members"} for p in patterns(g)[:top]],
+            "principles": principles,
+            "lessons": central(g, kinds=("lesson",), top=top),
+            "rule_effect": a.rule_effect()[-top:],
+            "changes": a.changes()[-top:],
+            "decisions": a.conflict_decisions()[-top:],
+            "orphans_total": len(loose := orphans(g)),
+            "orphans": loose[: top * 4],
+            "unsupported_total": len(weak := unsupported(g)),
+            "unsupported": weak[: top * 4],
+        }

@@ -1,0 +1,487 @@
+"""Export the knowledge graph: GraphML and GEXF (Gephi, yEd, networkx), node-link JSON (d3, networkx),
+Mermaid (GitHub markdown), DOT (Graphviz) and Cypher (replays into an empty Kùzu database).
+
+Every exporter takes the typed MultiDiGraph of `kg.analysis.to_networkx` and returns text. Values the
+formats cannot hold are flattened the same way everywhere: times become ISO 8601 strings, lists become JSON
+arrays in a string, unset values are left out. The graph's text was redacted when it was written, so an
+export carries no secret the graph does not.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+import networkx as nx
+
+from kg.errors import UsageError
+from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, check_label
+
+__all__ = [
+    "FORMATS",
+    "ExportResult",
+    "export_graph",
+    "render",
+    "replay_cypher",
+    "split_cypher",
+    "to_cypher",
+    "to_dot",
+    "to_gexf",
+    "to_graphml",
+    "to_json",
+    "to_mermaid",
+    "write_graphml",
+]
+
+FORMATS = ("graphml", "gexf", "json", "mermaid", "dot", "cypher")
+SUFFIXES = {"graphml": ".graphml", "gexf": ".gexf", "json": ".json", "mermaid": ".mmd", "dot": ".dot",
+            "cypher": ".cypher"}
+# Colours per kind, shared by Mermaid, DOT and the drawings.
+KIND_COLORS = {"event": "#f4a6a6", "lesson": "#ffe08a", "principle": "#9fd3a8", "knowledge": "#a7c7e7",
+               "pattern": "#d5b8e8"}
+MERMAID_MAX_EDGES = 500  # GitHub's Mermaid refuses larger diagrams ("Too many edges")
+
+
+@dataclass
+class ExportResult:
+    format: str
+    nodes: int
+    edges: int
+    out: str | None = None
+    text: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"format": self.format, "nodes": self.nodes, "edges": self.edges, "out": self.out,
+                "warnings": self.warnings}
+
+
+def export_graph(workspace: Any = None, fmt: str = "graphml", *, types: str | Iterable[str] | None = None,
+                 since: str | datetime | None = None, now: datetime | str | None = None,
+                 out: str | Path | None = None) -> ExportResult:
+    """Export a workspace's graph (from a snapshot: the agent is never locked out) to `out`, or return the
+    text in `ExportResult.text` when `out` is None."""
+    from kg.analysis import to_networkx
+
+    fmt = _format(fmt)
+    graph = to_networkx(workspace, types=types, since=since, now=now, include_tokens=fmt == "cypher")
+    result = ExportResult(fmt, graph.number_of_nodes(), graph.number_of_edges())
+    if fmt == "mermaid" and graph.number_of_edges() > MERMAID_MAX_EDGES:
+        result.warnings.append(f"{graph.number_of_edges()} edges: GitHub renders Mermaid diagrams of at most "
+                               f"{MERMAID_MAX_EDGES} edges; narrow it with --type or --since")
+    if out is None:
+        result.text = render(graph, fmt)
+        return result
+    path = Path(out).expanduser()
+    if path.is_dir():
+        raise UsageError(f"--out {path} is a folder; name a file, e.g. {path / ('graph' + SUFFIXES[fmt])}")
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            if fmt == "graphml":
+                write_graphml(graph, fh)
+            else:
+                fh.write(render(graph, fmt))
+        tmp.replace(path)
+    except FileNotFoundError:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {path}: its folder does not exist") from None
+    result.out = str(path)
+    return result
+
+
+def _format(fmt: str) -> str:
+    name = (fmt or "").strip().lower()
+    if name == "mmd":
+        name = "mermaid"
+    if name not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    return name
+
+
+def render(graph: nx.MultiDiGraph, fmt: str) -> str:
+    fmt = _format(fmt)
+    return {"graphml": to_graphml, "gexf": to_gexf, "json": to_json, "mermaid": to_mermaid, "dot": to_dot,
+            "cypher": to_cypher}[fmt](graph)
+
+
+# -- shared flattening -----------------------------------------------------------------------------------------
+def flat(value: Any) -> Any:
+    """A value as GraphML/GEXF can hold it: None stays None (left out), times and lists become strings."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, (list, tuple, set)):
+        return json.dumps(list(value), ensure_ascii=False, default=str)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (str, bool, int, float)) or value is None:
+        return value
+    return str(value)
+
+
+def _flat_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in ((k, flat(v)) for k, v in attrs.items()) if v is not None}
+
+
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _xml_text(value: str) -> str:
+    return _XML_ILLEGAL.sub("\ufffd", value)
+
+
+# -- GraphML (streamed: 100k nodes in a few seconds and little memory) -----------------------------------------
+def _graphml_value(value: Any, kind: str) -> str:
+    if kind == "boolean":
+        return "true" if value else "false"
+    if kind == "double":
+        return repr(float(value))
+    return _xml_text(str(value))
+
+
+def write_graphml(graph: nx.MultiDiGraph, fh: IO[str]) -> None:
+    """Stream GraphML (http://graphml.graphdrawing.org/) to a text file. networkx, Gephi, yEd and Cytoscape
+    read it; `nx.read_graphml(path, force_multigraph=True)` gives the graph back with string attributes."""
+    from xml.sax.saxutils import escape, quoteattr
+
+    def types_of(items: Iterable[dict[str, Any]]) -> dict[str, str]:
+        seen: dict[str, set[type]] = {}
+        for attrs in items:
+            for k, v in attrs.items():
+                if v is not None:
+                    seen.setdefault(k, set()).add(type(v))
+        # times, lists and anything else that is flattened are written as strings
+        return {k: _graphml_kind(ts) if ts <= {bool, int, float} else "string" for k, ts in seen.items()}
+
+    node_types = types_of(a for _, a in graph.nodes(data=True))
+    edge_types = types_of(a for _, _, a in graph.edges(data=True))
+    graph_attrs = _flat_attrs(graph.graph)
+    graph_types = {k: _graphml_kind({type(v)}) for k, v in graph_attrs.items()}
+    keys: dict[tuple[str, str], str] = {}
+    fh.write('<?xml version="1.0" encoding="utf-8"?>\n'
+             '<graphml xmlns="http://graphml.graphdrawing.org/xmlns" '
+             'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
+             'xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns '
+             'http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">\n')
+    for scope, types in (("graph", graph_types), ("node", node_types), ("edge", edge_types)):
+        for name in sorted(types):
+            key = f"d{len(keys)}"
+            keys[(scope, name)] = key
+            fh.write(f'  <key id="{key}" for="{scope}" attr.name={quoteattr(_xml_text(name))} '
+                     f'attr.type="{types[name]}" />\n')
+    fh.write('  <graph edgedefault="directed">\n')
+    for name, value in sorted(graph_attrs.items()):
+        fh.write(f'    <data key="{keys[("graph", name)]}">{escape(_graphml_value(value, graph_types[name]))}</data>\n')
+    out: list[str] = []
+    for node, attrs in graph.nodes(data=True):
+        out.append(f"    <node id={quoteattr(_xml_text(str(node)))}>")
+        for k, v in attrs.items():
+            v = flat(v)
+            if v is not None:
+                out.append(f'<data key="{keys[("node", k)]}">{escape(_graphml_value(v, node_types[k]))}</data>')
+        out.append("</node>\n")
+        if len(out) > 5000:
+            fh.write("".join(out))
+            out.clear()
+    for u, v, key, attrs in graph.edges(keys=True, data=True):
+        out.append(f"    <edge id={quoteattr(_xml_text(str(key)))} source={quoteattr(_xml_text(str(u)))} "
+                   f"target={quoteattr(_xml_text(str(v)))}>")
+        for k, val in attrs.items():
+            val = flat(val)
+            if val is not None:
+                out.append(f'<data key="{keys[("edge", k)]}">{escape(_graphml_value(val, edge_types[k]))}</data>')
+        out.append("</edge>\n")
+        if len(out) > 5000:
+            fh.write("".join(out))
+            out.clear()
+    fh.write("".join(out))
+    fh.write("  </graph>\n</graphml>\n")
+
+
+def _graphml_kind(types: set[type]) -> str:
+    if types <= {bool}:
+        return "boolean"
+    if types <= {int}:
+        return "long"
+    if types <= {int, float}:
+        return "double"
+    return "string"
+
+
+def to_graphml(graph: nx.MultiDiGraph) -> str:
+    buf = io.StringIO()
+    write_graphml(graph, buf)
+    return buf.getvalue()
+
+
+# -- GEXF ------------------------------------------------------------------------------------------------------
+def to_gexf(graph: nx.MultiDiGraph) -> str:
+    """GEXF 1.2 for Gephi. Nodes get a `label` (id and text) and the kind's colour; an edge's kg type is its
+    label and its `relation` attribute (GEXF reserves `type` for directed/undirected)."""
+    g = nx.MultiDiGraph()
+    g.graph.update(_flat_attrs(graph.graph))
+    for node, attrs in graph.nodes(data=True):
+        flat_attrs = _flat_attrs(attrs)
+        flat_attrs = {k: _xml_text(v) if isinstance(v, str) else v for k, v in flat_attrs.items()}
+        label = f"{node}: {_short(attrs.get('text'), 60)}"
+        rgb = _rgb(KIND_COLORS.get(attrs.get("kind") or "", "#cccccc"))
+        g.add_node(node, **flat_attrs, label=_xml_text(label), viz={"color": {"r": rgb[0], "g": rgb[1], "b": rgb[2], "a": 1.0}})
+    for u, v, key, attrs in graph.edges(keys=True, data=True):
+        flat_attrs = {("relation" if k == "type" else k): (_xml_text(val) if isinstance(val, str) else val)
+                      for k, val in _flat_attrs(attrs).items()}
+        g.add_edge(u, v, key=key, label=attrs.get("type") or str(key), **flat_attrs)
+    buf = io.BytesIO()
+    nx.write_gexf(g, buf, encoding="utf-8", version="1.2draft")
+    return buf.getvalue().decode("utf-8")
+
+
+def _rgb(color: str) -> tuple[int, int, int]:
+    c = color.lstrip("#")
+    return int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16)
+
+
+# -- JSON ------------------------------------------------------------------------------------------------------
+def to_json(graph: nx.MultiDiGraph) -> str:
+    """networkx node-link JSON (`nx.node_link_graph(data, edges="edges")` reads it back); times are ISO
+    strings, lists stay lists, unset values are null."""
+    data = nx.node_link_data(graph, edges="edges")
+    return json.dumps(data, ensure_ascii=False, indent=1, default=_json_default) + "\n"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, (set, tuple)):
+        return list(value)
+    return str(value)
+
+
+# -- Mermaid ---------------------------------------------------------------------------------------------------
+_MERMAID_ESCAPES = {"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "`": "#96;", "&": "#38;",
+                    "\\": "#92;", "|": "#124;", "{": "#123;", "}": "#125;", "[": "#91;", "]": "#93;"}
+
+
+def mermaid_label(text: str) -> str:
+    """Text made safe inside a quoted Mermaid label (entity codes; no line breaks)."""
+    text = re.sub(r"\s+", " ", text).strip()
+    return "".join(_MERMAID_ESCAPES.get(ch, ch) for ch in text)
+
+
+def to_mermaid(graph: nx.MultiDiGraph, *, text_chars: int = 60) -> str:
+    """A Mermaid flowchart that renders in GitHub markdown (put it in a ```mermaid block). Node ids become
+    n0, n1... (kg ids are in the labels), kinds become classes with colours, contradictions are dotted."""
+    ids = {node: f"n{i}" for i, node in enumerate(sorted(graph.nodes, key=str))}
+    lines = ["flowchart LR"]
+    for node in sorted(graph.nodes, key=str):
+        attrs = graph.nodes[node]
+        label = f"{mermaid_label(str(node))}<br/>{mermaid_label(_short(attrs.get('text'), text_chars))}"
+        kind = attrs.get("kind") if attrs.get("kind") in KNOWLEDGE_KINDS else "other"
+        lines.append(f'    {ids[node]}["{label}"]:::{kind}')
+    for u, v, key, attrs in sorted(graph.edges(keys=True, data=True), key=lambda e: (str(e[0]), str(e[1]), str(e[2]))):
+        etype = attrs.get("type") or str(key)
+        label = re.sub(r"[^A-Za-z0-9_]", "_", etype)
+        arrow = "-.->" if etype == "contradicts" else "-->"
+        lines.append(f"    {ids[u]} {arrow}|{label}| {ids[v]}")
+    for kind in (*KNOWLEDGE_KINDS, "other"):
+        color = KIND_COLORS.get(kind, "#dddddd")
+        lines.append(f"    classDef {kind} fill:{color},stroke:#555555,color:#000000")
+    return "\n".join(lines) + "\n"
+
+
+def _short(text: Any, limit: int) -> str:
+    s = re.sub(r"\s+", " ", str(text or "")).strip()
+    return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+
+
+# -- DOT -------------------------------------------------------------------------------------------------------
+def dot_string(value: Any) -> str:
+    """A DOT double-quoted string. Backslashes are doubled (Graphviz reads `\\n`, `\\l` in labels as
+    escapes), quotes escaped, line breaks written as `\\n`."""
+    s = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+    return f'"{s}"'
+
+
+def to_dot(graph: nx.MultiDiGraph, *, text_chars: int = 60) -> str:
+    """Graphviz DOT: `dot -Tsvg graph.dot > graph.svg`. Every attribute is kept (as a DOT attribute); the
+    label is the id and the start of the text; colours by kind."""
+    lines = [f"digraph {dot_string(graph.graph.get('name') or 'kaizen-kg')} {{",
+             "    graph [rankdir=LR, overlap=false];",
+             '    node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
+             '    edge [fontname="Helvetica", fontsize=8];']
+    for node in sorted(graph.nodes, key=str):
+        attrs = _flat_attrs(graph.nodes[node])
+        label = f"{node}\n{_short(attrs.get('text'), text_chars)}"
+        parts = [f"label={dot_string(label)}",
+                 f"fillcolor={dot_string(KIND_COLORS.get(attrs.get('kind') or '', '#dddddd'))}"]
+        parts += [f"{_dot_id(k)}={dot_string(v)}" for k, v in attrs.items() if k not in ("label", "fillcolor")]
+        lines.append(f"    {dot_string(node)} [{', '.join(parts)}];")
+    for u, v, key, attrs in sorted(graph.edges(keys=True, data=True), key=lambda e: (str(e[0]), str(e[1]), str(e[2]))):
+        flat_attrs = _flat_attrs(attrs)
+        etype = attrs.get("type") or str(key)
+        parts = [f"key={dot_string(key)}", f"label={dot_string(etype)}"]
+        if etype == "contradicts":
+            parts.append('style="dashed"')
+            parts.append('color="#c0392b"')
+        parts += [f"{_dot_id(k)}={dot_string(val)}" for k, val in flat_attrs.items()
+                  if k not in ("key", "label", "style", "color")]
+        lines.append(f"    {dot_string(u)} -> {dot_string(v)} [{', '.join(parts)}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _dot_id(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else dot_string(name)
+
+
+# -- Cypher ----------------------------------------------------------------------------------------------------
+def cypher_literal(value: Any) -> str | None:
+    """A Kùzu Cypher literal for a stored value; None for unset. Strings with control characters (line
+    breaks) are written as `decode(BLOB('...'))` with hex escapes, so every statement stays on one line."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else None
+    if isinstance(value, datetime):
+        return f"timestamp('{value.isoformat(sep=' ')}')"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(cypher_literal(v) or "NULL" for v in value) + "]"
+    s = str(value)
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in s):
+        escaped = "".join(ch if 0x20 <= ord(ch) < 0x7F and ch not in "'\\" else
+                          "".join(f"\\\\x{b:02X}" for b in ch.encode("utf-8")) for ch in s)
+        return f"decode(BLOB('{escaped}'))"
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _cypher_type(values: Iterable[Any]) -> str:
+    kinds = {type(v) for v in values if v is not None}
+    if not kinds:
+        return "STRING"
+    if kinds <= {bool}:
+        return "BOOLEAN"
+    if kinds <= {int}:
+        return "INT64"
+    if kinds <= {int, float}:
+        return "DOUBLE"
+    if kinds <= {datetime}:
+        return "TIMESTAMP"
+    if kinds <= {list, tuple}:
+        return "STRING[]"
+    return "STRING"
+
+
+_PROP = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def to_cypher(graph: nx.MultiDiGraph, *, schema: bool = True) -> str:
+    """Cypher statements, one per line, that rebuild this graph. With `schema`, `CREATE ... IF NOT EXISTS`
+    statements make the tables first, so the file replays into an empty Kùzu database as well as into a new
+    kg workspace (`kg init`, whose tables and full-text index exist already)."""
+    node_cols: dict[str, list[Any]] = {}
+    for _, attrs in graph.nodes(data=True):
+        for k, v in attrs.items():
+            node_cols.setdefault(k, []).append(v)
+    edge_cols: dict[str, list[Any]] = {}
+    for _, _, attrs in graph.edges(data=True):
+        for k, v in attrs.items():
+            if k != "type":
+                edge_cols.setdefault(k, []).append(v)
+    for name in (*node_cols, *edge_cols):
+        if not _PROP.match(name):
+            raise UsageError(f"attribute {name!r} cannot be a Cypher property name")
+    lines = [f"// kaizen-kg graph export: {graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges.",
+             "// Replay: one statement per line. On a bare Kùzu database also run, after the load:",
+             "// CALL CREATE_FTS_INDEX('Node', 'node_fts', ['tokens'], stemmer := 'porter');"]
+    if schema:
+        cols = ", ".join(f"{k} {_cypher_type(node_cols[k])}" for k in node_cols)
+        lines.append(f"CREATE NODE TABLE IF NOT EXISTS Node(id STRING PRIMARY KEY{', ' + cols if cols else ''});")
+        rel_cols = ", ".join(f"{k} {_cypher_type(v)}" for k, v in edge_cols.items())
+        for etype in EDGE_TYPES:
+            lines.append(f"CREATE REL TABLE IF NOT EXISTS {etype}(FROM Node TO Node{', ' + rel_cols if rel_cols else ''});")
+    for node in sorted(graph.nodes, key=lambda n: (graph.nodes[n].get("created_at") or datetime.min, str(n))):
+        props = [f"id: {cypher_literal(str(node))}"]
+        for k, v in graph.nodes[node].items():
+            lit = cypher_literal(v)
+            if lit is not None:
+                props.append(f"{k}: {lit}")
+        lines.append(f"CREATE (:Node {{{', '.join(props)}}});")
+    for u, v, key, attrs in sorted(graph.edges(keys=True, data=True),
+                                   key=lambda e: (e[3].get("created_at") or datetime.min, str(e[0]), str(e[1]), str(e[2]))):
+        etype = check_label(attrs.get("type") or str(key), EDGE_TYPES, "edge type")
+        props = [f"{k}: {lit}" for k, val in attrs.items() if k != "type" and (lit := cypher_literal(val)) is not None]
+        body = f" {{{', '.join(props)}}}" if props else ""
+        lines.append(f"MATCH (a:Node {{id: {cypher_literal(str(u))}}}), (b:Node {{id: {cypher_literal(str(v))}}}) "
+                     f"CREATE (a)-[:{etype}{body}]->(b);")
+    return "\n".join(lines) + "\n"
+
+
+def split_cypher(text: str) -> list[str]:
+    """Statements of a Cypher script: split at `;` outside string literals; `//` comment lines dropped."""
+    statements: list[str] = []
+    current: list[str] = []
+    quote: str | None = None
+    i, n = 0, len(text)
+    line_start = True
+    while i < n:
+        ch = text[i]
+        if quote is None and line_start:
+            j = i
+            while j < n and text[j] in " \t":
+                j += 1
+            if text.startswith("//", j):
+                end = text.find("\n", j)
+                i = n if end < 0 else end + 1
+                continue
+        line_start = ch == "\n"
+        current.append(ch)
+        if quote is not None:
+            if ch == "\\" and i + 1 < n:
+                current.append(text[i + 1])
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == ";":
+            current.pop()
+            statement = "".join(current).strip()
+            if statement:
+                statements.append(statement)
+            current = []
+        i += 1
+    if quote is not None:
+        raise UsageError("the Cypher text ends inside a string literal; is the file complete?")
+    tail = "".join(current).strip()
+    if tail:
+        statements.append(tail)
+    return statements
+
+
+def replay_cypher(workspace: Any, text: str) -> int:
+    """Run an exported Cypher script against a workspace's graph (for example a new, empty one). Schema
+    statements run first, the data in one transaction. Returns the number of statements run."""
+    from kg.analysis import _workspace
+
+    ws = _workspace(workspace)
+    statements = split_cypher(text)
+    ddl = [s for s in statements if s.upper().startswith(("CREATE NODE TABLE", "CREATE REL TABLE", "CALL "))]
+    data = [s for s in statements if s not in ddl]
+    with ws.store() as st:
+        for s in ddl:
+            st.execute(s)
+        with st.transaction():
+            for s in data:
+                st.execute(s)
+    return len(statements)

@@ -1,0 +1,189 @@
+"""Read-only snapshots of a workspace's graph, so analysis never locks the agent out.
+
+Kùzu lets one process hold a database, and that process shuts out every other, readers too. A notebook that
+kept the graph open would make the agent's `kg log` wait, then fall back to the journal. So analysis works on
+a private copy instead: `take(ws)` opens the graph for a moment under the workspace lock (which also drains
+the write journal into it), checkpoints the write-ahead log into the main file, copies the file, and lets go.
+Everything after that reads the copy, opened read-only under a lock file of its own, and holds nothing the
+agent needs. `read(snapshot)` loads every table of the copy into plain Python values.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Self
+
+from kg.errors import StoreError
+from kg.store import EDGE_TYPES, Row, Store, check_label
+
+__all__ = ["GraphData", "Snapshot", "open_store", "read", "take"]
+
+SNAPSHOT_GRAPH = "graph.kuzu"
+SNAPSHOT_LOCK = "snapshot.lock"
+# Internal columns: Kùzu's own row ids and labels.
+_INTERNAL = ("_id", "_label", "_src", "_dst")
+
+# Introspection and generic table reads (labels come from the database's own catalogue and are still checked
+# against it before they are formatted in).
+SHOW_TABLES = "CALL show_tables() RETURN name, type"
+SESSIONS_ALL = "MATCH (s:Session) RETURN s ORDER BY s.started_at, s.id"
+
+
+def open_store(path: Path, *, lock_path: Path | None = None, lock_timeout: float = 5.0) -> Any:
+    """Open a snapshot's graph file read-only (a context manager yielding a `Store`). The lock lives inside
+    the snapshot folder, so it never meets the workspace's own lock."""
+    path = Path(path)
+    return Store.open(path, lock_path=lock_path or path.parent / SNAPSHOT_LOCK, lock_timeout=lock_timeout,
+                      read_only=True, migrate=False)
+
+
+class Snapshot:
+    """A private copy of a workspace's graph, taken at `taken_at`. Use it as a context manager, or call
+    `close()`, to remove the copy (it is removed when garbage-collected too)."""
+
+    def __init__(self, directory: Path, *, taken_at: datetime, source: Path, owned: bool):
+        self.directory = directory
+        self.graph_path = directory / SNAPSHOT_GRAPH
+        self.taken_at = taken_at
+        self.source = source
+        self._finalizer = weakref.finalize(self, shutil.rmtree, str(directory), True) if owned else None
+
+    def __repr__(self) -> str:
+        return f"Snapshot({str(self.source)!r}, taken_at={self.taken_at.isoformat()!r})"
+
+    @contextmanager
+    def store(self) -> Iterator[Store]:
+        """The copy, opened read-only for the duration of the block."""
+        if not self.graph_path.exists():
+            raise StoreError(f"the snapshot at {self.directory} was closed; take a new one")
+        with open_store(self.graph_path) as st:
+            yield st
+
+    def close(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        return not self.graph_path.exists()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
+    """Copy the workspace's graph into `dest` (a new empty or missing folder), or into a temporary folder
+    that the returned Snapshot owns and removes.
+
+    The graph is held only while the journal is drained, the WAL checkpointed and the file copied: a few
+    milliseconds for a small graph, about as long as copying the file for a large one.
+    """
+    if dest is None:
+        directory = Path(tempfile.mkdtemp(prefix="kg-snapshot-"))
+        owned = True
+    else:
+        directory = Path(dest).expanduser().resolve()
+        if directory.exists() and any(directory.iterdir()):
+            raise StoreError(f"the snapshot folder {directory} is not empty; name a new folder")
+        directory.mkdir(parents=True, exist_ok=True)
+        owned = False
+    try:
+        with ws.store() as st:  # the workspace lock is held, and the journal drained, inside this block
+            taken_at = datetime.now().replace(microsecond=0)
+            try:
+                st.execute("CHECKPOINT")
+            except StoreError:
+                pass  # inside someone's open transaction: the WAL is copied along and replayed on open
+            shutil.copyfile(ws.graph_path, directory / SNAPSHOT_GRAPH)
+            wal = ws.graph_path.with_name(ws.graph_path.name + ".wal")
+            if wal.exists():
+                shutil.copyfile(wal, directory / (SNAPSHOT_GRAPH + ".wal"))
+    except BaseException:
+        if owned:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return Snapshot(directory, taken_at=taken_at, source=Path(ws.root), owned=owned)
+
+
+@dataclass
+class GraphData:
+    """Everything in a graph, as plain values: knowledge nodes and their typed edges, sessions, and every
+    other table (lifecycle tables such as scores or decisions appear here by their table name once a
+    migration adds them)."""
+
+    nodes: list[Row]
+    edges: list[Row]
+    sessions: list[Row]
+    tables: dict[str, list[Row]] = field(default_factory=dict)
+    relations: dict[str, list[Row]] = field(default_factory=dict)
+    taken_at: datetime | None = None
+
+    def table(self, name: str) -> list[Row]:
+        """Rows of a node table by name, case-insensitively; empty when the table does not exist."""
+        for key, rows in self.tables.items():
+            if key.lower() == name.lower():
+                return rows
+        return []
+
+    def has_table(self, name: str) -> bool:
+        return any(key.lower() == name.lower() for key in self.tables)
+
+
+_CORE_TABLES = {"Node", "Meta", "Session"}
+
+
+def read(snapshot: Snapshot) -> GraphData:
+    """Load the whole snapshot."""
+    with snapshot.store() as st:
+        return read_store(st, taken_at=snapshot.taken_at)
+
+
+def read_store(st: Store, *, taken_at: datetime | None = None) -> GraphData:
+    nodes = [_plain(row["n"]) for row in st.run("nodes_all")]
+    edges = [dict(row) for row in st.run("edges_all")]
+    sessions = [_plain(row["s"]) for row in st.execute(SESSIONS_ALL)]
+    catalogue = st.execute(SHOW_TABLES)
+    names = tuple(row["name"] for row in catalogue)
+    tables: dict[str, list[Row]] = {}
+    relations: dict[str, list[Row]] = {}
+    keys = {row["name"]: _primary_key(st, check_label(row["name"], names, "table"))
+            for row in catalogue if row["type"] == "NODE"}
+    for row in sorted(catalogue, key=lambda r: r["name"]):
+        name, kind = row["name"], row["type"]
+        if name in _CORE_TABLES or name in EDGE_TYPES:
+            continue
+        label = check_label(name, names, "table")
+        if kind == "NODE":
+            tables[name] = [_plain(r["x"]) for r in st.execute(f"MATCH (x:{label}) RETURN x")]
+        elif kind == "REL":
+            relations[name] = [
+                {"src_table": r["sa"], "src": r["a"].get(keys.get(r["sa"], "id")), "dst_table": r["sb"],
+                 "dst": r["b"].get(keys.get(r["sb"], "id")),
+                 **_plain(r["r"])}
+                for r in st.execute(f"MATCH (a)-[r:{label}]->(b) RETURN a, r, b, label(a) AS sa, label(b) AS sb")
+            ]
+    return GraphData(nodes=nodes, edges=edges, sessions=sessions, tables=tables, relations=relations,
+                     taken_at=taken_at)
+
+
+def _plain(value: dict[str, Any]) -> Row:
+    return {k: v for k, v in value.items() if k not in _INTERNAL}
+
+
+def _primary_key(st: Store, label: str) -> str:
+    """The primary-key column of a node table (a relation's ends are named by it)."""
+    for row in st.execute(f"CALL table_info('{label}') RETURN *"):
+        if row.get("primary key"):
+            return row["name"]
+    return "id"

@@ -1,0 +1,86 @@
+"""`kg export graph`, `kg graph show`, `kg graph report`: exact output and exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import networkx as nx
+import pytest
+
+NOW = "2026-11-30T18:00:00"
+
+
+@pytest.fixture
+def logged(ws):
+    first = ws.log("error", "git push failed: auth", area="tooling", pattern_key="git.push", now="2026-11-01T10:00")
+    ws.log("error", "git push failed again", area="tooling", pattern_key="git.push", now="2026-11-08T10:00")
+    lesson = ws.node_add("lesson", "configure credentials first", now="2026-11-09T10:00")["id"]
+    return {"event": first.id, "pattern": first.pattern["id"], "lesson": lesson}
+
+
+def test_export_graph_to_stdout_is_the_document(run_kg, logged):
+    r = run_kg("export graph --format json")
+    assert r.exit_code == 0 and r.stderr == ""
+    data = json.loads(r.stdout)
+    assert {n["id"] for n in data["nodes"]} >= {logged["event"], logged["pattern"], logged["lesson"]}
+
+
+def test_export_graph_to_file_reports(run_kg, logged, tmp_path):
+    out = tmp_path / "g.graphml"
+    r = run_kg(["export", "graph", "--out", str(out), "--type", "event", "--type", "pattern", "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert r.json == {"format": "graphml", "nodes": 3, "edges": 2, "out": str(out), "warnings": []}
+    assert nx.read_graphml(out, force_multigraph=True).number_of_nodes() == 3
+    r = run_kg(["export", "graph", "-f", "mermaid", "-o", str(tmp_path / "g.mmd")])
+    assert r.stdout.startswith("Exported 4 nodes and ")
+    assert r.stdout.endswith(f" edges to {tmp_path / 'g.mmd'} (mermaid)\n")
+
+
+def test_export_graph_since(run_kg, logged):
+    r = run_kg(f"export graph -f json --since 25d --now {NOW}")
+    assert {n["id"] for n in json.loads(r.stdout)["nodes"]} == {"ERR-20261108-001", logged["lesson"]}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ("export graph --format xml", "Error: unknown format 'xml': use one of graphml, gexf, json, mermaid, dot, cypher\n"),
+    ("export graph --type rules", ("Error: unknown type 'rules': use one or more of event, lesson, principle, "
+                                   "knowledge, pattern, learning, error, feature (comma-separated)\n")),
+    ("export graph --since yesterday", ("Error: invalid --since 'yesterday': use ISO 8601, for example 2026-11-30 "
+                                        "or 2026-11-30T10:35:00\n")),
+    ("graph show --out x.png", ("Error: name a node id, or --type (e.g. --type lesson,principle), to choose what "
+                                "to draw\n")),
+    ("graph show nope --out x.png", "Error: no node 'nope' in the graph: `kg list` shows the ids\n"),
+    ("graph show --type lesson --out x.gif", "Error: --out x.gif: name a .png, .svg or .pdf file\n"),
+    ("graph report --top 0", "Error: --top must be at least 1\n"),
+])
+def test_bad_input_exits_2_with_a_fix(run_kg, logged, args, message):
+    r = run_kg(args)
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", message)
+
+
+def test_graph_show_draws(run_kg, logged, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "p.png"
+    r = run_kg(["graph", "show", logged["pattern"], "--out", str(out)])
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == f"Drew 3 nodes and 2 edges to {out}\n"
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    r = run_kg(["graph", "show", "--type", "event", "--out", str(tmp_path / "e.svg"), "--json"])
+    assert r.json["nodes"] == 2 and r.json["format"] == "svg"
+
+
+def test_graph_report(run_kg, logged):
+    r = run_kg(f"graph report --now {NOW} --json")
+    assert r.exit_code == 0, r.stderr
+    d = r.json
+    assert d["failing_areas"][0]["area"] == "tooling" and d["failing_areas"][0]["errors"] == 2
+    assert d["patterns"][0]["key"] == "git.push" and d["patterns"][0]["recurrence"] == 2
+    text = run_kg(f"graph report --now {NOW}").stdout
+    assert "❌ Where it keeps failing (errors by area):\n   tooling: 2 errors, last 2026-11-08\n" in text
+    assert "   git.push: 2x in 0 session(s), 2026-11-01 → 2026-11-08\n" in text
+
+
+def test_commands_have_help(run_kg):
+    for args in ("export graph --help", "graph show --help", "graph report --help"):
+        r = run_kg(args)
+        assert r.exit_code == 0 and "Usage:" in r.stdout

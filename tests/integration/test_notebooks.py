@@ -1,0 +1,53 @@
+"""The notebooks run headless, without errors, and draw their figures (CI runs them with nbclient here, and
+`pytest --nbmake notebooks/` runs them too)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("matplotlib")
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+# Each notebook and the least number of figures it must draw.
+EXPECTED = {"explore.ipynb": 5, "transcripts.ipynb": 3}
+
+
+def execute(name: str, shared_data: Path) -> nbformat.NotebookNode:
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    env = {**os.environ, "KG_SHARED_DATA": str(shared_data), "MPLBACKEND": "Agg"}
+    env.pop("KG_WORKSPACE", None)
+    client = nbclient.NotebookClient(nb, timeout=180, kernel_name="python3",
+                                     resources={"metadata": {"path": str(NOTEBOOKS)}})
+    old = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)  # the kernel inherits the environment of the process that starts it
+    try:
+        client.execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    return nb
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_notebook_runs_and_draws(name: str, shared_data: Path) -> None:
+    nb = execute(name, shared_data)
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert errors == []
+    figures = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+               if "image/png" in o.get("data", {})]
+    assert len(figures) >= EXPECTED[name], f"{name} drew {len(figures)} figures"
+    stderr = [o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "stream" and o.get("name") == "stderr"]
+    assert not any("Traceback" in s for s in stderr)
+
+
+def test_every_notebook_is_covered() -> None:
+    assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == sorted(EXPECTED)

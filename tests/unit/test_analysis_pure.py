@@ -1,0 +1,212 @@
+"""Pure parts of the analyst's view: graph helpers over hand-built networkx graphs, and the exporters'
+escaping. No database."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import networkx as nx
+import pytest
+
+from kg import analysis as ka
+from kg import export as ke
+from kg.errors import UsageError
+
+
+def node(g: nx.MultiDiGraph, nid: str, kind: str, day: int = 1, **attrs) -> None:
+    g.add_node(nid, kind=kind, text=f"text of {nid}", created_at=datetime(2026, 11, day, 10), **attrs)
+
+
+def edge(g: nx.MultiDiGraph, u: str, v: str, t: str) -> None:
+    g.add_edge(u, v, key=t, type=t, created_at=datetime(2026, 11, 20), manual=True, score=1.0, reason="test")
+
+
+@pytest.fixture
+def graph() -> nx.MultiDiGraph:
+    g = nx.MultiDiGraph()
+    for i, day in enumerate((1, 2, 9, 16), 1):
+        node(g, f"e{i}", "event", day, entry_type="error", area="tooling" if i < 4 else "tests", session=f"s{i}")
+    node(g, "pat", "pattern", 1, pattern_key="git.push")
+    node(g, "les", "lesson", 10)
+    node(g, "pri", "principle", 12)
+    node(g, "rival", "principle", 13)
+    node(g, "lonely", "knowledge", 14)
+    for e in ("e1", "e2", "e3"):
+        edge(g, "pat", e, "derived_from")
+    edge(g, "les", "e4", "caused_by")
+    edge(g, "pri", "les", "derived_from")
+    edge(g, "pri", "pat", "supports")
+    edge(g, "rival", "pri", "contradicts")
+    return g
+
+
+def test_evidence_chains_reach_events_through_lessons_and_patterns(graph):
+    ev = ka.evidence(graph, "pri")
+    assert ev["events"] == ["e1", "e2", "e3", "e4"]
+    assert ev["lessons"] == ["les"] and ev["patterns"] == ["pat"]
+    assert ["e4", "les", "pri"] in ev["chains"] and ["e1", "pat", "pri"] in ev["chains"]
+    assert ev["contradicted_by"] == ["rival"]
+
+
+def test_contradiction_is_not_evidence(graph):
+    assert ka.evidence(graph, "rival")["events"] == []
+    assert [u["id"] for u in ka.unsupported(graph)] == ["rival"]
+
+
+def test_chains_rank_by_support(graph):
+    assert [(c["id"], c["support"]) for c in ka.chains(graph)] == [("pri", 4), ("rival", 0)]
+
+
+def test_orphans_are_nodes_without_links(graph):
+    assert [o["id"] for o in ka.orphans(graph)] == ["lonely"]
+
+
+def test_pagerank_sums_to_one_and_ranks_the_hub(graph):
+    rank = ka.pagerank(graph)
+    assert sum(rank.values()) == pytest.approx(1.0)
+    assert max(rank, key=rank.get) == "pat"
+
+
+def test_central_filters_kinds(graph):
+    assert [c["id"] for c in ka.central(graph, kinds=("principle",))] == ["pri", "rival"]
+
+
+def test_patterns_derive_recurrence(graph):
+    (p,) = ka.patterns(graph)
+    assert (p["key"], p["recurrence"], p["sessions"], p["area"]) == ("git.push", 3, 3, "tooling")
+    assert p["first_seen"] == datetime(2026, 11, 1, 10) and p["last_seen"] == datetime(2026, 11, 9, 10)
+
+
+def test_recurrence_table_has_no_gaps(graph):
+    t = ka.recurrence(graph, period="week")
+    assert t.rows == ["git.push"]
+    assert t.columns == ["2026-W44", "2026-W45", "2026-W46"]  # 2026-11-01 is a Sunday
+    assert t.values == [[1, 1, 1]]
+
+
+def test_error_timeline_by_area(graph):
+    t = ka.error_timeline(graph, by="area", period="week")
+    assert t.rows == ["tooling", "tests"]
+    assert t.total("tooling") == 3 and t.total("tests") == 1
+    assert {"row": "tests", "period": "2026-W47", "count": 1} in t.as_records()
+
+
+def test_rule_effect_before_and_after(graph):
+    (r,) = ka.rule_effect(graph, now="2026-12-12")
+    assert (r["principle"], r["before"], r["after"]) == ("pri", 3, 0)
+    assert r["helped"] is True
+
+
+def test_communities_are_repeatable(graph):
+    first = ka.communities(graph, kind="lesson", min_size=1)
+    assert first == ka.communities(graph, kind="lesson", min_size=1)
+    assert [m["id"] for c in first for m in c["members"]] == ["les"]
+
+
+@pytest.mark.parametrize(("types", "kinds", "entries"), [
+    ("lesson,principle", {"lesson", "principle"}, set()),
+    (["errors"], set(), {"error"}),
+    ("Event, learning", {"event"}, {"learning"}),
+    (None, set(), set()),
+])
+def test_parse_types(types, kinds, entries):
+    assert ka.parse_types(types) == (kinds, entries)
+
+
+def test_parse_types_refuses_unknown():
+    with pytest.raises(UsageError, match="unknown type 'rule'"):
+        ka.parse_types("rule")
+
+
+def test_filter_graph_by_type_and_since(graph):
+    sub = ka.filter_graph(graph, types="event,pattern", since="2026-11-02")
+    assert sorted(sub.nodes) == ["e2", "e3", "e4"]
+    assert sub.number_of_edges() == 0
+
+
+@pytest.mark.parametrize(("period", "at", "label"), [
+    ("day", datetime(2026, 11, 30), "2026-11-30"),
+    ("week", datetime(2026, 11, 30), "2026-W49"),
+    ("week", datetime(2027, 1, 1), "2026-W53"),
+    ("month", datetime(2026, 11, 30), "2026-11"),
+])
+def test_period_of(period, at, label):
+    assert ka.period_of(at, period) == label
+
+
+def test_period_of_refuses_unknown():
+    with pytest.raises(UsageError, match="unknown period 'year'"):
+        ka.period_of(datetime(2026, 1, 1), "year")
+
+
+def test_neighbourhood_depth_and_limit(graph):
+    assert sorted(ka.neighbourhood(graph, "les", 1).nodes) == ["e4", "les", "pri"]
+    assert ka.neighbourhood(graph, "les", 2, limit=4).number_of_nodes() == 4
+
+
+def test_lifecycle_helpers_are_empty_without_tables():
+    from kg.snapshot import GraphData
+
+    data = GraphData(nodes=[], edges=[], sessions=[])
+    assert ka.score_trends(data) == [] and ka.conflict_decisions(data) == [] and ka.changes(data) == []
+
+
+# -- exporters' escaping --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("text", "expected"), [
+    ('say "hi"', "say #quot;hi#quot;"),
+    ("a <b> & c", "a #lt;b#gt; #38; c"),
+    ("#1 [x] {y} |z| `q`", "#35;1 #91;x#93; #123;y#125; #124;z#124; #96;q#96;"),
+    ("two\nlines", "two lines"),
+    ("中文 ✅", "中文 ✅"),
+])
+def test_mermaid_label(text, expected):
+    assert ke.mermaid_label(text) == expected
+
+
+@pytest.mark.parametrize(("value", "literal"), [
+    ("it's", r"'it\'s'"),
+    ("back\\slash", r"'back\\slash'"),
+    ("two\nlines", r"decode(BLOB('two\\x0Alines'))"),
+    ("中\n", r"decode(BLOB('\\xE4\\xB8\\xAD\\x0A'))"),
+    (True, "true"),
+    (3, "3"),
+    (0.5, "0.5"),
+    (float("nan"), None),
+    (None, None),
+    (datetime(2026, 11, 30, 10, 5), "timestamp('2026-11-30 10:05:00')"),
+    (["a", "b'"], r"['a', 'b\'']"),
+    ([], "[]"),
+])
+def test_cypher_literal(value, literal):
+    assert ke.cypher_literal(value) == literal
+
+
+@pytest.mark.parametrize(("text", "statements"), [
+    ("RETURN 1; RETURN 2;", ["RETURN 1", "RETURN 2"]),
+    ("// comment; not a statement\nRETURN 'a;b';\n", ["RETURN 'a;b'"]),
+    ("RETURN 'it\\'s; fine'", ["RETURN 'it\\'s; fine'"]),
+    ("  // indented comment\nRETURN \"x;\";", ['RETURN "x;"']),
+])
+def test_split_cypher(text, statements):
+    assert ke.split_cypher(text) == statements
+
+
+def test_split_cypher_refuses_an_open_string():
+    with pytest.raises(UsageError, match="inside a string literal"):
+        ke.split_cypher("RETURN 'oops;")
+
+
+@pytest.mark.parametrize(("value", "dot"), [
+    ('a "b"', r'"a \"b\""'),
+    ("back\\slash", r'"back\\slash"'),
+    ("two\nlines", r'"two\nlines"'),
+])
+def test_dot_string(value, dot):
+    assert ke.dot_string(value) == dot
+
+
+def test_flat_values():
+    assert ke.flat(datetime(2026, 1, 2, 3, 4)) == "2026-01-02T03:04:00"
+    assert json.loads(ke.flat(["a", "中"])) == ["a", "中"]
+    assert ke.flat(None) is None and ke.flat(True) is True
