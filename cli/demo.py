@@ -26,7 +26,25 @@ def demo(
     from kg.cli.entries import _render_status
 
     emit({"demo": report.as_dict(), "status": status}, as_json, lambda d: _render_status(d["status"]) +
-         f"\n\nExplore it: kg -w {report.workspace} status | list | show ID")
+         "\n" + _render_story(d["demo"]))
+
+
+def _render_story(d: dict) -> str:
+    lines = ["", "📖 What kg did with this history:"]
+    for c in d["cycles"]:
+        lines.append(f"  kg cycle --now {c['now']}")
+        lines += [f"    ✅ promoted {p['pattern_key']} → {p['target']}: {p['text']}" for p in c["promoted"]]
+        lines += [f"    📋 proposal #{p['number']} ({p['type']}) → {p['target'] or '?'}: {p['text']}"
+                  for p in c["proposed"]]
+        lines += [f"    🔍 {v['pattern_key']} in {v['target']}: {v['verdict']} ({v['summary']})" for v in c["verified"]]
+        lines += [f"    ↩️  reverted {r['pattern_key']} from {r['target']}" for r in c["reverted"]]
+        if c is d["cycles"][0]:
+            lines += [f"  kg approve {a['number']}   (the user approves: → {a['target']})" for a in d["approved"]]
+    w = d["workspace"]
+    lines += ["", f"Explore it: cat {w}/TOOLS.md {w}/USER.md {w}/SOUL.md",
+              f"            kg -w {w} why \"- push with `git push -u origin HEAD`\"",
+              f"            kg -w {w} status | list | show ID | graph query"]
+    return "\n".join(lines)
 
 
 def register(app: typer.Typer) -> None:

@@ -62,6 +62,8 @@ def register(app: typer.Typer) -> None:
         user_context: Annotated[str | None, typer.Option("--user-context", help="Feature: why the user needs it.")] = None,
         complexity: Annotated[str | None, typer.Option(help="Feature: simple, medium or complex.")] = None,
         frequency: Annotated[str | None, typer.Option(help="Feature: first_time or recurring.")] = None,
+        no_link: Annotated[bool, typer.Option("--no-link", help="Do not auto-link the entry or match it to "
+                                                                "a recurring pattern.")] = False,
         now: NowOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -74,7 +76,8 @@ def register(app: typer.Typer) -> None:
         )
         with errors():
             ws = workspace(ctx)
-            result = ws.log(kind.value, summary, now=now_of(ctx, now), session=session, **fields)
+            result = ws.log(kind.value, summary, now=now_of(ctx, now), session=session, link=not no_link,
+                            **fields)
         if result.redacted:
             note(f"Redacted before storing: {', '.join(result.redacted)}")
         if result.note:
@@ -116,8 +119,13 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def status(ctx: typer.Context, now: NowOpt = None, as_json: JsonOpt = False) -> None:
         """Counts, pending high-priority items and recurring patterns."""
+        from kg.lifecycle.api import lifecycle_status
+
         with errors():
-            data = workspace(ctx).status(now=now_of(ctx, now))
+            ws = workspace(ctx)
+            with ws:  # one open graph for both reads
+                data = ws.status(now=now_of(ctx, now))
+                data["lifecycle"] = lifecycle_status(ws, now_of(ctx, now))
         emit(data, as_json, _render_status)
 
 
@@ -157,7 +165,23 @@ def _render_status(d: dict[str, Any]) -> str:
         lines.append("\n🔍 Recurring patterns:")
         lines += [f"   {p['key']}: {p['recurrence']}x, {p['sessions']} session(s), last {p['last_seen'][:10]}"
                   for p in d["patterns"]]
-    for section in d.get("sections", []):
-        lines.append(f"\n{section['title']} ({len(section['items'])}):")
-        lines += [f"   {item}" for item in section["items"]]
+    lc = d.get("lifecycle") or {}
+    if lc.get("verifications_due"):
+        lines.append(f"\n🔍 Verifications due ({lc['verifications_due_total']}):")
+        lines += [f"   [{v['change']}] {v['target']}: {v['text']} (due {v['due'][:10]}"
+                  + (f", overdue: {v['overdue']}" if v["overdue"] != "none" else "") + ")"
+                  for v in lc["verifications_due"]]
+    if lc.get("ready_to_promote"):
+        lines.append(f"\n🚀 Patterns ready for promotion ({lc['ready_to_promote_total']}):")
+        lines += [f"   {p['key']} ({p['recurrence']}x, {p['sessions']} sessions) → {p['target']}: {p['summary']}"
+                  for p in lc["ready_to_promote"]]
+    if lc.get("proposals_pending"):
+        lines.append(f"\n📋 Proposals waiting ({lc['proposals_pending_total']}): `kg propose` lists them")
+        lines += [f"   [{p['number']}] {p['type']} → {p['target']}: {p['change'][:80]}" for p in lc["proposals_pending"]]
+    if lc.get("flags"):
+        lines.append("\n⚠️  Blocks a human edited (kg leaves them alone until `kg export memory --force`):")
+        lines += [f"   {f['path']} [{f['block']}]: {f['flag']}" for f in lc["flags"]]
+    if lc.get("conflicts_tied"):
+        lines.append("\n⚖️  Conflicts tied (`kg conflicts`):")
+        lines += [f"   {c['id']}: {c['a']} vs {c['b']}" for c in lc["conflicts_tied"]]
     return "\n".join(lines)

@@ -79,6 +79,24 @@ HISTORY: list[tuple[int, str, str, str, str, dict[str, Any]]] = [
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
 ]
 
+# After the first cycle promoted the recurring patterns (day 12), the story goes on for a week: the git and
+# pnpm rules work (those mistakes stop), the test-database rule does not (the error keeps coming), so the
+# verification on day 20 confirms the first and reverts the second.
+SECOND_ACT: list[tuple[int, str, str, str, str, dict[str, Any]]] = [
+    (13, "10:10", "s08", "error", "pytest could not reach the test database again",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
+    (14, "09:20", "s09", "learning", "Pushed the new branch with -u first time, as TOOLS.md says",
+     {"category": "best_practice", "area": "tooling", "source": "self_discovery"}),
+    (15, "11:30", "s09", "error", "pytest: test database connection refused, port 5433",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
+    (17, "14:05", "s10", "error", "Test DB was not up, pytest failed to connect",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
+    (18, "16:40", "s11", "error", "pytest could not connect: test database down",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
+]
+FIRST_CYCLE_DAY = 12
+SECOND_CYCLE_DAY = 20
+
 # Knowledge added by hand: lessons drawn from the errors, and the principles they led to.
 LESSONS = [
     ("lesson", "Set the upstream on first push with git push -u origin HEAD", "git.push.no_upstream", "caused_by"),
@@ -96,6 +114,8 @@ class DemoReport:
     entries: int
     nodes: list[str] = field(default_factory=list)
     redacted: list[str] = field(default_factory=list)
+    cycles: list[dict[str, Any]] = field(default_factory=list)
+    approved: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -123,21 +143,25 @@ def _replay(ws: Workspace, root: Path) -> DemoReport:
     report = DemoReport(workspace=str(root), days=0, sessions=0, entries=0)
     first_of_pattern: dict[str, str] = {}
     sessions: set[str] = set()
-    for day, hm, session, kind, summary, fields in HISTORY:
-        hour, minute = (int(x) for x in hm.split(":"))
-        at = (START + timedelta(days=day)).replace(hour=hour, minute=minute)
-        result = ws.log(kind, summary, now=at, session=f"demo-{session}", **fields)
-        report.entries += 1
-        report.redacted += list(result.redacted)
-        sessions.add(session)
-        key = fields.get("pattern_key")
-        if key and key not in first_of_pattern:
-            first_of_pattern[key] = result.id
-        report.days = max(report.days, day + 1)
-    report.sessions = len(sessions)
+
+    def play(script: list[tuple[int, str, str, str, str, dict[str, Any]]]) -> None:
+        for day, hm, session, kind, summary, fields in script:
+            hour, minute = (int(x) for x in hm.split(":"))
+            at = (START + timedelta(days=day)).replace(hour=hour, minute=minute)
+            result = ws.log(kind, summary, now=at, session=f"demo-{session}", **fields)
+            report.entries += 1
+            report.redacted += list(result.redacted)
+            sessions.add(session)
+            key = fields.get("pattern_key")
+            if key and key not in first_of_pattern:
+                first_of_pattern[key] = result.id
+            report.days = max(report.days, day + 1)
+
+    play(HISTORY)
     at = START + timedelta(days=9, hours=8)
     principle_id = None
     made: list[dict[str, Any]] = []
+    report.sessions = len(sessions)
     for kind, text, key, edge in LESSONS:
         node = ws.node_add(kind, text, now=at)
         made.append(node)
@@ -150,5 +174,31 @@ def _replay(ws: Workspace, root: Path) -> DemoReport:
         for node in made:
             if node["kind"] == "lesson":
                 ws.edge_add(node["id"], principle_id, "led_to", now=at, reason="the lesson generalises")
+    # Act two: the periodic job promotes what recurred; the user approves the proposals; a week later the
+    # verification keeps what helped and reverts what did not.
+    from kg.lifecycle import api as lifecycle
+
+    first = lifecycle.cycle(ws, now=START + timedelta(days=FIRST_CYCLE_DAY, hours=-1))
+    report.cycles.append(_cycle_summary(first))
+    for proposal in lifecycle.propose(ws):
+        if proposal["type"] == "promotion":
+            done = lifecycle.approve(ws, proposal["number"], now=START + timedelta(days=FIRST_CYCLE_DAY))
+            report.approved.append({"number": proposal["number"], "target": proposal["target"],
+                                    "change": proposal["change"], "result": done.get("status", "applied")})
+    play(SECOND_ACT)
+    second = lifecycle.cycle(ws, now=START + timedelta(days=SECOND_CYCLE_DAY, hours=-1))
+    report.cycles.append(_cycle_summary(second))
+    report.sessions = len(sessions)
     report.redacted = sorted(set(report.redacted))
     return report
+
+
+def _cycle_summary(report: Any) -> dict[str, Any]:
+    return {"now": report.now,
+            "promoted": [{"pattern_key": p["pattern_key"], "target": p["target"], "text": p["text"]}
+                         for p in report.promoted],
+            "proposed": [{"number": p["number"], "type": p["type"], "target": p["target"], "text": p["text"]}
+                         for p in report.proposed],
+            "verified": [{"pattern_key": v["pattern_key"], "target": v["target"], "verdict": v["verdict"],
+                          "summary": v["summary"]} for v in report.verified],
+            "reverted": [{"pattern_key": r["pattern_key"], "target": r["target"]} for r in report.reverted]}
