@@ -47,7 +47,7 @@ def synthetic_rows(n: int, *, seed: int = 7, start: datetime = datetime(2026, 1,
 def build_workspace(path: Path, n: int) -> Any:
     """A workspace holding `n` synthetic events (bulk-loaded), with their patterns attached."""
     import kg
-    from kg.store import bulk_load_nodes
+    from kg.store import bulk_load_edges, bulk_load_nodes
 
     ws = kg.init_workspace(path)
     rows = synthetic_rows(n)
@@ -66,10 +66,10 @@ def build_workspace(path: Path, n: int) -> Any:
             patterns.append(p)
         bulk_load_nodes(st, patterns)
         pid = {p["pattern_key"]: p["id"] for p in patterns}
-        links = [{"pattern": pid[r["pattern_key"]], "event": r["id"], "at": r["created_at"], "reason": "bench"}
-                 for r in rows if r["pattern_key"]]
-        for s in range(0, len(links), 5000):
-            st.run("pattern_members_add", rows=links[s:s + 5000])
+        links = [{"src": pid[r["pattern_key"]], "dst": r["id"], "created_at": r["created_at"], "manual": False,
+                  "score": 1.0, "reason": "bench"} for r in rows if r["pattern_key"]]
+        bulk_load_edges(st, "derived_from", links, scratch=ws.kg_dir)
+        st.run("pattern_reinforce_bulk")
     with ws.journal.locked():
         ws.journal.observe([f"pat-20260101-{len(keys):03d}"])
     return ws

@@ -19,7 +19,7 @@ from kg.entries import prepare
 from kg.errors import KgError, UsageError
 from kg.files import LEARNINGS_FILES, learnings_entry
 from kg.journal import write_atomic
-from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, NODE_COLUMNS, bulk_load_nodes, check_label
+from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, NODE_COLUMNS, bulk_load_edges, bulk_load_nodes, check_label
 from kg.text import clean, index_tokens
 
 TRAIL_FILE = Path("memory") / ".learning-trail.json"
@@ -169,7 +169,7 @@ def import_trail(ws: Any, paths: list[Path] | None = None, *, now: datetime | st
         report.entries = sum(1 for r in new_rows if r["entry_type"])
         report.nodes = len(new_rows) - report.entries
         _attach_imported_patterns(ws, st, [link for link in pattern_links if link["event"] in new_ids], report)
-        report.edges += _load_edges(st, edges, report)
+        report.edges += _load_edges(ws, st, edges, report)
     return report
 
 
@@ -420,13 +420,13 @@ def _attach_imported_patterns(ws: Any, st: Any, links: list[dict[str, Any]], rep
         known[link["key"]] = pid
     bulk_load_nodes(st, new_patterns)
     report.nodes += len(new_patterns)
-    rows = [{"pattern": known[link["key"]], "event": link["event"], "at": link["at"], "reason": "same pattern key"}
-            for link in links]
-    for start in range(0, len(rows), 5000):
-        st.run("pattern_members_add", rows=rows[start:start + 5000])
+    rows = [{"src": known[link["key"]], "dst": link["event"], "created_at": link["at"], "manual": False,
+             "score": 1.0, "reason": "same pattern key"} for link in links]
+    bulk_load_edges(st, "derived_from", rows, scratch=ws.kg_dir)
+    st.run("pattern_reinforce_bulk")
 
 
-def _load_edges(st: Any, edges: list[dict[str, Any]], report: ImportReport) -> int:
+def _load_edges(ws: Any, st: Any, edges: list[dict[str, Any]], report: ImportReport) -> int:
     by_type: dict[str, list[dict[str, Any]]] = {}
     for item in edges:
         kind = str(item.get("type") or "")
@@ -439,23 +439,29 @@ def _load_edges(st: Any, edges: list[dict[str, Any]], report: ImportReport) -> i
         except UsageError:
             created = None
         by_type.setdefault(kind, []).append({
-            "src": str(item["from"]), "dst": str(item["to"]), "at": created,
+            "src": str(item["from"]), "dst": str(item["to"]), "created_at": created,
             "manual": bool(props.get("manual", True)), "score": float(props.get("score") or 1.0),
             "reason": str(props.get("reason") or "imported"),
         })
+    if not by_type:
+        return 0
+    ids = {r["id"] for r in st.run("node_ids_all")}
     total = 0
     for kind, rows in by_type.items():
         label = check_label(kind, EDGE_TYPES, "edge type")
-        created = st.execute(
-            f"UNWIND $rows AS r MATCH (a:Node {{id: r.src}}), (b:Node {{id: r.dst}}) "
-            f"WHERE NOT EXISTS {{ MATCH (a)-[:{label}]->(b) }} "
-            f"CREATE (a)-[:{label} {{created_at: r.at, manual: r.manual, score: r.score, reason: r.reason}}]->(b) "
-            f"RETURN count(*) AS n", {"rows": rows})
-        made = created[0]["n"] if created else 0
-        total += made
-        if made < len(rows):
-            report.skipped["edge already present or endpoint missing"] = (
-                report.skipped.get("edge already present or endpoint missing", 0) + len(rows) - made)
+        present = {(r["src"], r["dst"]) for r in
+                   st.execute(f"MATCH (a:Node)-[:{label}]->(b:Node) RETURN a.id AS src, b.id AS dst")}
+        fresh, seen = [], set()
+        for r in rows:
+            pair = (r["src"], r["dst"])
+            if r["src"] not in ids or r["dst"] not in ids:
+                report.skip("edge whose endpoint is not in the graph")
+            elif pair in present or pair in seen:
+                report.skip("edge already present")
+            else:
+                seen.add(pair)
+                fresh.append(r)
+        total += bulk_load_edges(st, label, fresh, scratch=ws.kg_dir)
     return total
 
 

@@ -254,6 +254,44 @@ def bulk_load_nodes(store: Store, rows: list[Row], *, chunk: int = 5000) -> None
         store._execute_raw(_FTS_CREATE, {})
 
 
+_EDGE_COLUMNS = ("src", "dst", "created_at", "manual", "score", "reason")
+
+
+def bulk_load_edges(store: Store, label: str, rows: list[Row], *, scratch: Path) -> int:
+    """Create many edges of one type at once with `COPY ... FROM` a CSV file in `scratch`.
+
+    In kuzu 0.11.3 `UNWIND $rows MATCH (a {id: r.a}), (b {id: r.b})` does not use the primary-key index: it
+    costs about 0.6 s per row at 100k nodes. COPY joins endpoints by key in bulk (20k edges in ~0.1 s).
+    Every row needs both endpoints to exist; the caller filters.
+    """
+    import csv
+
+    label = check_label(label, EDGE_TYPES, "edge type")
+    if not rows:
+        return 0
+    path = scratch / f".bulk-{label}-{os.getpid()}.csv"
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            out = csv.writer(fh, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+            for r in rows:
+                at = r.get("created_at")
+                out.writerow([r["src"], r["dst"], at.strftime("%Y-%m-%d %H:%M:%S") if at else "",
+                              "true" if r.get("manual") else "false", float(r.get("score") or 0.0),
+                              " ".join(str(r.get("reason") or "").split())])
+        store._execute_raw(f"COPY {label} FROM '{path}' (HEADER=false, DELIM=',', QUOTE='\"', ESCAPE='\"')", {})
+    finally:
+        path.unlink(missing_ok=True)
+    return len(rows)
+
+
+def existing_ids(store: Store, ids: list[str]) -> set[str]:
+    """Which of `ids` are nodes. A few are looked up by primary key one by one (an `IN $list` filter scans
+    the table: ~5 ms at 100k nodes); many are checked with one scan."""
+    if len(ids) <= 32:
+        return {i for i in dict.fromkeys(ids) if store.run("node_exists", id=i)}
+    return {row["id"] for row in store.run("nodes_existing", ids=list(ids))}
+
+
 def check_label(name: str, allowed: tuple[str, ...], what: str) -> str:
     """Labels cannot be parameters in Cypher; only names from the schema's fixed lists are formatted in."""
     if name not in allowed:

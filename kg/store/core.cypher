@@ -22,14 +22,12 @@ ON CREATE SET s.started_at = r.at, s.source = r.source
 MATCH (p:Node) WHERE p.kind = 'pattern' AND p.pattern_key IN $keys
 RETURN p.id AS id, p.pattern_key AS key
 
-// name: pattern_members_add
-// An event joins its pattern; the pattern is reinforced by it.
-UNWIND $rows AS r
-MATCH (p:Node {id: r.pattern}), (e:Node {id: r.event})
-MERGE (p)-[d:derived_from]->(e)
-ON CREATE SET d.created_at = r.at, d.manual = false, d.score = 1.0, d.reason = r.reason
-SET p.reinforced_at = CASE WHEN p.reinforced_at IS NULL OR p.reinforced_at < r.at THEN r.at ELSE p.reinforced_at END,
-    p.updated_at = r.at
+// name: pattern_reinforce_bulk
+// After a bulk load of member edges: each pattern's reinforcement is its newest member's time.
+MATCH (p:Node)-[:derived_from]->(e:Node)
+WHERE p.kind = 'pattern' AND e.kind = 'event'
+WITH p, max(e.created_at) AS last
+SET p.reinforced_at = last, p.updated_at = last
 
 // name: pattern_stats
 // Recurrence, distinct sessions, first and last seen of the patterns with these keys: derived from the
@@ -101,6 +99,9 @@ MATCH (n:Node {id: $id}) SET n.status = $status, n.updated_at = $at RETURN n.id 
 // name: nodes_all
 // Every knowledge node, for export.
 MATCH (n:Node) RETURN n ORDER BY n.created_at, n.id
+
+// name: node_ids_all
+MATCH (n:Node) RETURN n.id AS id
 
 // name: edges_all
 MATCH (a:Node)-[r]->(b:Node)
