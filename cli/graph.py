@@ -18,14 +18,16 @@ def node_add(
     node_type: Annotated[str, typer.Argument(metavar="TYPE", help="event, lesson, principle, knowledge or pattern.")],
     text: Annotated[str, typer.Argument(help="The node's text.")],
     tags: Annotated[list[str] | None, typer.Option("--tags", help="Tags (repeat or comma-separate).")] = None,
+    no_link: Annotated[bool, typer.Option("--no-link", help="Do not auto-link the new node.")] = False,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Add a node; its id looks like les-20261130-001."""
+    """Add a node; its id looks like les-20261130-001. It is auto-linked to what it relates to."""
     tag_list = [t.strip() for v in tags or [] for t in v.split(",") if t.strip()]
     with errors():
-        node = workspace(ctx).node_add(node_type, text, now=now_of(ctx, now), tags=tag_list)
-    emit(node, as_json, lambda d: f"🔷 Node created: [{d['id']}] ({d['kind']}) {d['text'][:60]}")
+        node = workspace(ctx).node_add(node_type, text, now=now_of(ctx, now), tags=tag_list, link=not no_link)
+    emit(node, as_json, lambda d: f"🔷 Node created: [{d['id']}] ({d['kind']}) {d['text'][:60]}"
+         + (f"\n  🔗 Auto-linked to: {', '.join(e['other'] for e in d['links'])}" if d.get("links") else ""))
 
 
 @edge_app.command("add")

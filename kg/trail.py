@@ -19,7 +19,15 @@ from kg.entries import prepare
 from kg.errors import KgError, UsageError
 from kg.files import LEARNINGS_FILES, learnings_entry
 from kg.journal import write_atomic
-from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, NODE_COLUMNS, bulk_load_edges, bulk_load_nodes, check_label
+from kg.store import (
+    EDGE_TYPES,
+    KNOWLEDGE_KINDS,
+    NODE_COLUMNS,
+    bulk_load_edges,
+    bulk_load_nodes,
+    check_label,
+    existing_ids,
+)
 from kg.text import clean, index_tokens
 
 TRAIL_FILE = Path("memory") / ".learning-trail.json"
@@ -153,7 +161,7 @@ def import_trail(ws: Any, paths: list[Path] | None = None, *, now: datetime | st
         return report
     with ws.store() as st:
         all_rows = _dedupe_ids(rows + node_rows, report)
-        existing = {r["id"] for r in st.run("nodes_existing", ids=[r["id"] for r in all_rows])}
+        existing = existing_ids(st, [r["id"] for r in all_rows])
         new_rows = [r for r in all_rows if r["id"] not in existing]
         report.already_present += len(all_rows) - len(new_rows)
         with ws.journal.locked():
@@ -170,6 +178,11 @@ def import_trail(ws: Any, paths: list[Path] | None = None, *, now: datetime | st
         report.nodes = len(new_rows) - report.entries
         _attach_imported_patterns(ws, st, [link for link in pattern_links if link["event"] in new_ids], report)
         report.edges += _load_edges(ws, st, edges, report)
+        if new_rows:
+            # the bulk load bypassed the write path: recount the keyword table that auto-linking ranks by
+            from kg import linking
+
+            linking.rebuild_terms(st, linking.rules_of(ws.rules))
     return report
 
 

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg import clock, files
+from kg import clock, files, linking
 from kg.entries import choice, prepare
 from kg.errors import KgError, NoWorkspace, NotFound, RulesError, StoreError, UsageError
 from kg.journal import Journal, write_atomic
 from kg.policy import RuleSet
-from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, Row, Store, check_label
+from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, Row, Store, check_label, existing_ids
 from kg.text import clean, index_tokens
 
 ENV_WORKSPACE = "KG_WORKSPACE"
@@ -32,6 +32,13 @@ GRAPH_FILE = "graph.kuzu"
 
 def find_root(explicit: str | os.PathLike[str] | None = None, *, start: Path | None = None) -> Path:
     """Resolve the workspace folder, or say how to make one."""
+    try:
+        return _find_root(explicit, start)
+    except PermissionError as exc:
+        raise StoreError(f"cannot read {exc.filename}: permission denied") from None
+
+
+def _find_root(explicit: str | os.PathLike[str] | None, start: Path | None) -> Path:
     named = explicit or os.environ.get(ENV_WORKSPACE)
     if named:
         root = Path(named).expanduser().resolve()
@@ -152,15 +159,20 @@ class Workspace:
 
     # -- the graph ----------------------------------------------------------------------------------------
     @contextmanager
-    def store(self) -> Iterator[Store]:
-        """The open graph, with the journal drained into it first."""
+    def store(self, *, unless: Callable[[], bool] | None = None) -> Iterator[Store]:
+        """The open graph, with the journal drained into it first.
+
+        With `unless`, the check runs once the graph lock is held; when it is true the graph is not opened
+        and None is yielded instead of a store."""
         if self._held is not None:
             self._drain(self._held)
             yield self._held
             return
         with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", lock_timeout=self.lock_timeout,
-                        queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None) as st:
-            self._drain(st)
+                        queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
+                        unless=unless) as st:
+            if st is not None:
+                self._drain(st)
             yield st
 
     def __enter__(self) -> Workspace:
@@ -199,10 +211,11 @@ class Workspace:
         logs = [r for r in records if r.get("op") == "log"]
         if not logs:
             return []
-        existing = {row["id"] for row in st.run("nodes_existing", ids=[r["id"] for r in logs])}
+        existing = {r["id"] for r in logs if st.run("node_exists", id=r["id"])}  # key lookups, not a scan
         new = [r for r in logs if r["id"] not in existing]
         if not new:
             return []
+        rules = linking.rules_of(self.rules)
         with st.transaction():
             for rec in new:
                 f = rec["fields"]
@@ -215,6 +228,8 @@ class Workspace:
                        complexity=f.get("complexity"), frequency=f.get("frequency"),
                        redactions=list(rec.get("redacted", [])), created_at=_ts(f["created_at"]),
                        tokens=f["tokens"])
+                if not rec.get("link", True):
+                    linking.index_terms(st, f["text"], rules)  # linked records are counted after their lookup
             sessions = {}
             for rec in new:
                 f = rec["fields"]
@@ -223,29 +238,83 @@ class Workspace:
                                               "source": f.get("source")}
             if sessions:
                 st.run("sessions_touch", rows=list(sessions.values()))
-            self._attach_patterns(st, [r for r in new if r["fields"].get("pattern_key")])
+            placed = self._attach_patterns(st, new)
+            # Auto-links in the same transaction: a log is linked when it is applied, or not at all.
+            for rec in new:
+                if rec["id"] in placed:
+                    doc, found = placed[rec["id"]]
+                    linking.link_node(st, rec["id"], rules, now=_ts(rec["fields"]["created_at"]), doc=doc,
+                                      found=found, existing=set())
         return [r["id"] for r in new]
 
-    def _attach_patterns(self, st: Store, records: list[dict[str, Any]]) -> None:
-        """A log whose Pattern-Key exists joins that pattern; a new key makes the pattern."""
+    def _attach_patterns(self, st: Store, records: list[dict[str, Any]]
+                         ) -> dict[str, tuple[linking.Doc, linking.Candidates]]:
+        """A log whose Pattern-Key exists joins that pattern; a new key makes the pattern. A log with no key
+        that nearly duplicates earlier events of its entry type and area (and does not contradict them)
+        joins their pattern, or makes one with a derived key (`auto.<area>.<hash>`).
+
+        Returns, for each record to auto-link (all but `--no-link` ones), the record as the linking
+        decisions see it and its full-text candidates, so linking does not query the index twice."""
         if not records:
-            return
-        keys = sorted({r["fields"]["pattern_key"] for r in records})
-        known = {row["key"]: row["id"] for row in st.run("patterns_by_key", keys=keys)}
+            return {}
+        rules = linking.rules_of(self.rules)
+        keys = sorted({r["fields"]["pattern_key"] for r in records if r["fields"].get("pattern_key")})
+        known: dict[str, str] = {}
+        for key in keys:
+            for row in st.run("pattern_get", ref=key):
+                if row["key"] == key:
+                    known[key] = row["merged_into"] or row["id"]  # a merged pattern's key finds the live one
+                    break
         for rec in records:
-            key = rec["fields"]["pattern_key"]
-            if key in known:
+            key = rec["fields"].get("pattern_key")
+            if not key:
                 continue
             at = _ts(rec["fields"]["created_at"])
-            with self.journal.locked():
-                (pid,) = self.journal.allocate(self.policy.node_prefix["pattern"], f"{at:%Y%m%d}")
-            st.run("node_create", **_node_params(pid, "pattern", rec["fields"]["text"], at, pattern_key=key,
-                                                 area=rec["fields"].get("area"),
-                                                 priority=rec["fields"]["priority"]))
-            known[key] = pid
-        rows = [{"pattern": known[r["fields"]["pattern_key"]], "event": r["id"],
-                 "at": _ts(r["fields"]["created_at"]), "reason": "same pattern key"} for r in records]
-        st.run("pattern_members_add", rows=rows)
+            if key not in known:
+                with self.journal.locked():
+                    (pid,) = self.journal.allocate(self.policy.node_prefix["pattern"], f"{at:%Y%m%d}")
+                st.run("node_create", **_node_params(pid, "pattern", rec["fields"]["text"], at, pattern_key=key,
+                                                     area=rec["fields"].get("area"),
+                                                     priority=rec["fields"]["priority"]))
+                linking.index_terms(st, rec["fields"]["text"], rules)
+                known[key] = pid
+            # one statement per member: `UNWIND $rows ... MATCH (n {id: r.x})` scans the node table in kuzu
+            st.run("pattern_add_member", pattern=known[key], event=rec["id"], at=at, manual=False, score=1.0,
+                   reason="same pattern key")
+        placed: dict[str, tuple[linking.Doc, linking.Candidates]] = {}
+        for rec in records:
+            if not rec.get("link", True):
+                continue
+            f = rec["fields"]
+            at = _ts(f["created_at"])
+            key = f.get("pattern_key")
+            doc = linking.Doc(id=rec["id"], kind="event", text=f["text"], entry_type=f["entry_type"],
+                              category=f.get("category"), area=f.get("area"), created_at=at, pattern_key=key)
+            found = linking.candidates(st, doc, rules)
+            linking.index_terms(st, f["text"], rules, found=found)
+            match = None if key else linking.match_pattern(doc, found, rules)
+            if match is not None:
+                pid = None
+                if not match.new:
+                    rows = st.run("pattern_of_event", id=match.via)
+                    pid = rows[0]["id"] if rows else None
+                if pid is None:
+                    with self.journal.locked():
+                        (pid,) = self.journal.allocate(self.policy.node_prefix["pattern"], f"{at:%Y%m%d}")
+                    st.run("node_create", **_node_params(pid, "pattern", match.text or f["text"], at,
+                                                         pattern_key=match.key, area=f.get("area"),
+                                                         priority=f["priority"]))
+                    linking.index_terms(st, match.text or f["text"], rules)
+                for member in (*match.members, rec["id"]):
+                    st.run("pattern_add_member", pattern=pid, event=member, at=at, manual=False,
+                           score=match.score, reason=match.reason)
+                    st.run("pattern_event_set_key", id=member, key=match.key, at=at)
+                doc = linking.with_pattern(doc, match.key)
+                found = linking.Candidates(
+                    [linking.with_pattern(d, match.key) if d.id in match.members else d for d in found.docs],
+                    found.weights, found.query, found.table, found.sims)
+            placed[rec["id"]] = (doc, found)
+        return placed
 
     # -- the current session ------------------------------------------------------------------------------
     @property
@@ -268,12 +337,14 @@ class Workspace:
 
     # -- writing ------------------------------------------------------------------------------------------
     def log(self, kind: str, summary: str, *, now: datetime | str | None = None, session: str | None = None,
-            apply: bool = True, **fields: Any) -> LogResult:
+            apply: bool = True, link: bool = True, **fields: Any) -> LogResult:
         """Record a learning, error or feature request.
 
         The entry is validated, redacted and made durable in the journal before this returns; then it is
         applied to the graph (unless another process holds the graph past the retry budget, in which case
-        the next kg command applies it: `applied` says which happened).
+        the next kg command applies it: `applied` says which happened). Applying links the entry to what it
+        relates to and joins it to the pattern it repeats; `link=False` skips both (an explicit pattern key
+        still applies).
         """
         at = clock.now(now)
         session = session or self.current_session()
@@ -284,8 +355,8 @@ class Workspace:
         try:
             with self.journal.locked():
                 (entry_id,) = self.journal.allocate(self.policy.entry_prefix[kind], f"{at:%Y%m%d}")
-                self.journal.append([{"op": "log", "id": entry_id, "fields": f,
-                                      "redacted": list(prepared.redactions)}])
+                inode = self.journal.append([{"op": "log", "id": entry_id, "fields": f,
+                                              "redacted": list(prepared.redactions), "link": bool(link)}])
                 daily = files.append_daily(self.memory, line, at)
                 learnings = self.root / ".learnings"
                 if learnings.is_dir():
@@ -302,13 +373,20 @@ class Workspace:
         if not apply:
             return result
         try:
-            with self.store() as st:
-                pattern = self._pattern_of(st, f.get("pattern_key"))
+            # When a burst of processes logs at once, whoever holds the graph drains everyone's records; a
+            # process that finds its record applied by then leaves without opening the graph at all (and
+            # so without the pattern's figures).
+            with self.store(unless=lambda: self.journal.applied_since(inode)) as st:
+                key, pattern = f.get("pattern_key"), None
+                if st is not None:
+                    # the pattern the entry joined: its own key, or the one near-duplicate matching found
+                    key = linking.pattern_key_of(st, entry_id) or key
+                    pattern = self._pattern_of(st, key)
         except KgError as exc:
             note = (f"recorded in the journal; not yet in the graph ({exc}). The next kg command applies it.")
             return LogResult(**{**result.as_dict(), "redacted": result.redacted, "note": note})
         return LogResult(**{**result.as_dict(), "redacted": result.redacted, "applied": True,
-                            "pattern": pattern})
+                            "pattern": pattern, "pattern_key": key})
 
     def _pattern_of(self, st: Store, key: str | None) -> dict[str, Any] | None:
         if not key:
@@ -317,8 +395,9 @@ class Workspace:
         return _jsonable(rows[0]) if rows else None
 
     def node_add(self, kind: str, text: str, *, now: datetime | str | None = None,
-                 tags: list[str] | None = None, source: str = "manual") -> dict[str, Any]:
-        """Add a lesson, principle, knowledge, pattern or event node by hand."""
+                 tags: list[str] | None = None, source: str = "manual", link: bool = True) -> dict[str, Any]:
+        """Add a lesson, principle, knowledge, pattern or event node by hand. It is auto-linked to what it
+        relates to (`links`), unless `link=False`."""
         kind = choice(kind, KNOWLEDGE_KINDS, "node type") or ""
         at = clock.now(now)
         body = clean(text or "", one_line=True)
@@ -329,13 +408,28 @@ class Workspace:
                              f"{self.policy.summary_max_chars:,}")
         redacted = self.rules.redactor.redact_many({"text": body, "tags": list(tags or [])})
         fields, kinds = redacted
+        rules = linking.rules_of(self.rules)
         with self.store() as st:
             with self.journal.locked():
                 (node_id,) = self.journal.allocate(self.policy.node_prefix[kind], f"{at:%Y%m%d}")
-            st.run("node_create", **_node_params(node_id, kind, fields["text"], at, tags=fields["tags"],
-                                                 source=source, redactions=list(kinds)))
+            with st.transaction():
+                st.run("node_create", **_node_params(node_id, kind, fields["text"], at, tags=fields["tags"],
+                                                     source=source, redactions=list(kinds)))
+                doc = linking.Doc(id=node_id, kind=kind, text=fields["text"], created_at=at)
+                links = linking.link_new(st, doc, rules, now=at, link=link)
         return {"id": node_id, "kind": kind, "text": fields["text"], "created_at": at.isoformat(),
-                "redacted": list(kinds)}
+                "redacted": list(kinds), "links": links}
+
+    def link_auto(self, node_id: str, *, now: datetime | str | None = None,
+                  dry_run: bool = False) -> dict[str, Any]:
+        """Auto-link an existing node now (the write path does this for every new node): candidates from
+        the full-text index, re-ranked, typed by cue words; existing edges are kept, none is duplicated."""
+        at = clock.now(now)
+        rules = linking.rules_of(self.rules)
+        with self.store() as st:
+            doc = linking.load_doc(st, node_id)
+            links = linking.link_node(st, node_id, rules, now=at, doc=doc, dry_run=dry_run)
+        return {"id": doc.id, "kind": doc.kind, "text": doc.text, "dry_run": dry_run, "links": links}
 
     def edge_add(self, src: str, dst: str, edge_type: str, *, now: datetime | str | None = None,
                  reason: str | None = None) -> dict[str, Any]:
@@ -345,7 +439,7 @@ class Workspace:
         if src == dst:
             raise UsageError(f"an edge needs two different nodes; both ends are {src}")
         with self.store() as st:
-            found = {r["id"] for r in st.run("nodes_existing", ids=[src, dst])}
+            found = existing_ids(st, [src, dst])
             for node_id in (src, dst):
                 if node_id not in found:
                     raise NotFound(f"no node {node_id!r}: `kg list` shows the ids")

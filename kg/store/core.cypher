@@ -2,6 +2,10 @@
 // Which of these ids are already in the graph (journal replay is idempotent by id).
 MATCH (n:Node) WHERE n.id IN $ids RETURN n.id AS id
 
+// name: node_exists
+// One id by primary key (an `IN $list` or `UNWIND ... {id: r.id}` filter scans the table instead).
+MATCH (n:Node {id: $id}) RETURN n.id AS id
+
 // name: node_create
 // One knowledge node. Created one statement per node: in kuzu 0.11.3 a multi-row `UNWIND ... CREATE` into a
 // table with a full-text index leaves that index wrong for the rest of the process (correct after reopen).

@@ -1,0 +1,123 @@
+"""Recurring patterns: list them with their derived recurrence, and let a human correct what near-duplicate
+matching decided (`merge`, `split`).
+
+A pattern node (kind 'pattern') has `derived_from` edges to its member events; recurrence, sessions, first
+and last seen are derived from those members by query. A merged pattern stays as a tombstone (status
+'merged', pointed at by the pattern it went into), so logs that still name its key join the live pattern.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from kg import clock, linking
+from kg.errors import NotFound, UsageError
+
+
+def _json(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in row.items()}
+
+
+def list_patterns(ws: Any, *, limit: int = 50, min_recurrence: int = 1) -> list[dict[str, Any]]:
+    if limit < 1:
+        raise UsageError("--limit must be at least 1")
+    with ws.store() as st:
+        rows = st.run("pattern_list", limit=limit, min_recurrence=min_recurrence)
+    return [_json(r) for r in rows]
+
+
+def _resolve(st: Any, ref: str, *, live: bool = True) -> dict[str, Any]:
+    rows = [r for r in st.run("pattern_get", ref=ref) if r["id"] == ref or r["key"] == ref]
+    if not rows:
+        raise NotFound(f"no pattern {ref!r}: `kg patterns` lists them (by id or key)")
+    row = rows[0]
+    if live and row["status"] == "merged":
+        raise UsageError(f"pattern {ref!r} was merged into {row['merged_into']}; use that one")
+    return row
+
+
+def _stats(st: Any, key: str) -> dict[str, Any] | None:
+    rows = st.run("pattern_stats", keys=[key])
+    return _json(rows[0]) if rows else None
+
+
+def show(ws: Any, ref: str) -> dict[str, Any]:
+    with ws.store() as st:
+        p = _resolve(st, ref, live=False)
+        members = [_json(m) for m in st.run("pattern_members", id=p["id"])]
+        stats = _stats(st, p["key"])
+    return {"pattern": _json(p), "recurrence": stats, "members": members}
+
+
+def merge(ws: Any, into: str, other: str, *, now: datetime | str | None = None) -> dict[str, Any]:
+    """Move every event of pattern `other` into pattern `into`; `other` becomes a tombstone."""
+    at = clock.now(now)
+    with ws.store() as st:
+        a = _resolve(st, into)
+        b = _resolve(st, other)
+        if a["id"] == b["id"]:
+            raise UsageError(f"{into} and {other} are the same pattern")
+        ids = [m["id"] for m in st.run("pattern_members", id=b["id"])]
+        reason = f"merged from {b['key']} by hand"
+        with st.transaction():
+            if ids:
+                st.run("pattern_move_members", src=b["id"], ids=ids)
+                for event in ids:
+                    st.run("pattern_add_member", pattern=a["id"], event=event, at=at, manual=True, score=1.0,
+                           reason=reason)
+                    st.run("pattern_event_set_key", id=event, key=a["key"], at=at)
+            st.run("pattern_retire", into=a["id"], id=b["id"], at=at, reason=f"{b['key']} merged into {a['key']}")
+        stats = _stats(st, a["key"])
+    return {"into": a["id"], "key": a["key"], "merged": b["id"], "merged_key": b["key"], "moved": ids,
+            "recurrence": stats}
+
+
+def split(ws: Any, ref: str, events: list[str], *, key: str | None = None, detach: bool = False,
+          now: datetime | str | None = None) -> dict[str, Any]:
+    """Take events out of a pattern: into a new pattern (`key`, or a derived one), or out of any (`detach`)."""
+    from kg.workspace import _node_params
+
+    at = clock.now(now)
+    if not events:
+        raise UsageError("name the events to split off: kg patterns split PATTERN EVENT_ID...")
+    if detach and key:
+        raise UsageError("--detach and --key exclude each other: detach removes the events from any pattern")
+    rules = linking.rules_of(ws.rules)
+    with ws.store() as st:
+        p = _resolve(st, ref)
+        members = {m["id"]: m for m in st.run("pattern_members", id=p["id"])}
+        wanted = list(dict.fromkeys(events))
+        strangers = [e for e in wanted if e not in members]
+        if strangers:
+            raise UsageError(f"not in pattern {p['key']}: {', '.join(strangers)} (`kg patterns show "
+                             f"{p['key']}` lists its events)")
+        if len(wanted) == len(members) and not detach and not key:
+            raise UsageError("that is every event of the pattern; name a --key to rename it instead")
+        first = members[wanted[0]]
+        new_key = key.strip().lower() if key else None
+        if not detach and not new_key:
+            new_key = linking.derived_key(rules, first["entry_type"] or "", first["area"], first["text"])
+        if new_key and new_key == p["key"]:
+            raise UsageError(f"{new_key} is the pattern's own key; choose another")
+        with st.transaction():
+            st.run("pattern_move_members", src=p["id"], ids=wanted)
+            for event in wanted:
+                st.run("pattern_event_set_key", id=event, key=None, at=at)
+            target = None
+            if new_key:
+                existing = [r for r in st.run("pattern_get", ref=new_key) if r["key"] == new_key]
+                if existing:
+                    target = existing[0]["merged_into"] or existing[0]["id"]
+                else:
+                    with ws.journal.locked():
+                        (target,) = ws.journal.allocate(ws.policy.node_prefix["pattern"], f"{at:%Y%m%d}")
+                    st.run("node_create", **_node_params(target, "pattern", first["text"], at,
+                                                         pattern_key=new_key, area=first["area"]))
+                    linking.index_terms(st, first["text"], rules)
+                for event in wanted:
+                    st.run("pattern_add_member", pattern=target, event=event, at=at, manual=True, score=1.0,
+                           reason=f"split from {p['key']} by hand")
+                    st.run("pattern_event_set_key", id=event, key=new_key, at=at)
+        return {"from": p["id"], "from_key": p["key"], "events": wanted, "into": target, "key": new_key,
+                "recurrence": _stats(st, p["key"]), "new_recurrence": _stats(st, new_key) if new_key else None}

@@ -1,0 +1,69 @@
+// Graph queries (issue 3): `kg graph query`, `kg graph path`, `kg graph explain`. Used by kg/graphq.py.
+// Only the six knowledge edge types count as graph edges here (other tables point at nodes too).
+
+// name: graph_count_kinds
+MATCH (n:Node) RETURN n.kind AS kind, count(*) AS n
+
+// name: graph_count_edges
+MATCH (:Node)-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]->(:Node)
+RETURN label(r) AS type, count(*) AS n
+
+// name: graph_nodes_all
+// Every node of one kind, oldest first, at most $limit.
+MATCH (n:Node) WHERE n.kind = $kind
+RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.tags AS tags,
+       n.status AS status, n.pattern_key AS pattern_key, n.created_at AS created_at
+ORDER BY n.created_at, n.id
+LIMIT $limit
+
+// name: graph_nodes_matching
+// Start nodes of a query: a kind or entry type (`type:T`), or a tag (`tag:X`).
+MATCH (n:Node)
+WHERE ($type <> '' AND (n.kind = $type OR n.entry_type = $type)) OR ($tag <> '' AND list_contains(n.tags, $tag))
+RETURN n.id AS id
+ORDER BY n.created_at, n.id
+LIMIT $limit
+
+// name: graph_nodes
+MATCH (n:Node) WHERE n.id IN $ids
+RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.tags AS tags,
+       n.status AS status, n.pattern_key AS pattern_key, n.created_at AS created_at
+ORDER BY n.created_at, n.id
+
+// name: graph_neighbours
+// One breadth-first step, both directions.
+MATCH (a:Node)-[:caused_by|led_to|supports|contradicts|related_to|derived_from]-(b:Node)
+WHERE a.id IN $ids
+RETURN DISTINCT b.id AS id
+
+// name: graph_edges_among
+// The edges whose two ends are both in the result.
+MATCH (a:Node)-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]->(b:Node)
+WHERE a.id IN $ids AND b.id IN $ids
+RETURN a.id AS src, b.id AS dst, label(r) AS type, r.manual AS manual, r.score AS score, r.reason AS reason,
+       r.created_at AS created_at
+ORDER BY created_at, src, dst, type
+
+// name: graph_edges_every
+MATCH (a:Node)-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]->(b:Node)
+RETURN a.id AS src, b.id AS dst, label(r) AS type, r.manual AS manual, r.score AS score, r.reason AS reason,
+       r.created_at AS created_at
+ORDER BY created_at, src, dst, type
+LIMIT $limit
+
+// name: graph_path
+// A shortest chain between two nodes, edges taken in either direction (an event is linked *from* the lesson
+// it caused, and that lesson led to a principle).
+MATCH p = (a:Node {id: $src})-[:caused_by|led_to|supports|contradicts|related_to|derived_from* SHORTEST 1..12]-(b:Node {id: $dst})
+RETURN nodes(p) AS nodes, rels(p) AS rels
+LIMIT 1
+
+// name: graph_explain
+// Every knowledge edge of a node, both directions, with how and why it was made.
+MATCH (n:Node {id: $id})-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]->(m:Node)
+RETURN 'out' AS direction, label(r) AS type, m.id AS other, m.kind AS other_kind, m.text AS other_text,
+       r.created_at AS created_at, r.manual AS manual, r.score AS score, r.reason AS reason
+UNION ALL
+MATCH (n:Node {id: $id})<-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]-(m:Node)
+RETURN 'in' AS direction, label(r) AS type, m.id AS other, m.kind AS other_kind, m.text AS other_text,
+       r.created_at AS created_at, r.manual AS manual, r.score AS score, r.reason AS reason

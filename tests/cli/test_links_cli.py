@@ -1,0 +1,144 @@
+"""`kg link`, `kg patterns`, `kg graph query|path|explain`, and `--no-link`: exact output and exit codes."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def filled(run_kg):
+    """Two wordings of one error, a lesson learned from it, and an unrelated lesson added without links."""
+    r = run_kg("log error 'git push failed: no upstream branch' --area tooling --session s1 "
+               "--now 2026-05-01T10:00:00")
+    assert r.exit_code == 0, r.stderr
+    r = run_kg("log error 'git push error: the branch has no upstream' --area tooling --session s2 "
+               "--now 2026-05-02T10:00:00")
+    assert r.stdout == ("📝 [ERR-20260502-001] git push error: the branch has no upstream\n"
+                        "🔄 pattern auto.tooling.15b8a452: seen 2x in 2 session(s)\n")
+    r = run_kg("node add lesson 'Set the upstream when you git push a new branch' --now 2026-05-03T10:00:00")
+    assert r.stdout == ("🔷 Node created: [les-20260503-001] (lesson) Set the upstream when you git push a new "
+                        "branch\n  🔗 Auto-linked to: ERR-20260501-001\n")
+    r = run_kg("node add lesson 'x y' --no-link --now 2026-05-03T10:00:00")
+    assert r.stdout == "🔷 Node created: [les-20260503-002] (lesson) x y\n"
+    return run_kg
+
+
+def test_graph_query_has_the_seed_shape(filled):
+    r = filled("graph query")
+    assert r.exit_code == 0
+    assert r.stdout == """
+🕸️  Knowledge Graph (5 nodes, 3 edges):
+
+  📌 EVENTs (2):
+    [ERR-20260501-001] git push failed: no upstream branch
+    [ERR-20260502-001] git push error: the branch has no upstream
+  💡 LESSONs (2):
+    [les-20260503-001] Set the upstream when you git push a new branch
+    [les-20260503-002] x y
+  🔍 PATTERNs (1):
+    [pat-20260502-001] git push failed: no upstream branch
+
+  🔗 Edges:
+    git push failed: no upstream b... ──derived_from──► git push failed: no upstream b...
+    git push failed: no upstream b... ──derived_from──► git push error: the branch has...
+    Set the upstream when you git ... ──caused_by──► git push failed: no upstream b...
+"""
+
+
+def test_graph_query_neighbourhood_and_type(filled):
+    r = filled("graph query les-20260503-001 --depth 1 --json")
+    assert sorted(n["id"] for n in r.json["nodes"]) == ["ERR-20260501-001", "les-20260503-001"]
+    assert [(e["src"], e["type"], e["dst"]) for e in r.json["edges"]] == [
+        ("les-20260503-001", "caused_by", "ERR-20260501-001")]
+    r = filled("graph query type:lesson --depth 0")
+    assert r.stdout == ("\n🕸️  Knowledge Graph (2 nodes, 0 edges):\n\n  💡 LESSONs (2):\n"
+                        "    [les-20260503-001] Set the upstream when you git push a new branch\n"
+                        "    [les-20260503-002] x y\n")
+    r = filled("graph query type:knowledge")
+    assert (r.exit_code, r.stdout) == (0, "No nodes found matching query.\nNo nodes found.\n")
+
+
+def test_graph_path_and_explain(filled):
+    r = filled("graph path ERR-20260501-001 les-20260503-001")
+    assert r.stdout == ("📌 [ERR-20260501-001] git push failed: no upstream branch\n"
+                        "   ◄──caused_by──\n"
+                        "💡 [les-20260503-001] Set the upstream when you git push a new branch\n")
+    r = filled("graph path les-20260503-002 ERR-20260501-001")
+    assert (r.exit_code, r.stdout) == (1, "No path between les-20260503-002 and ERR-20260501-001.\n")
+    r = filled("graph explain les-20260503-001")
+    assert r.stdout == (
+        "💡 [les-20260503-001] Set the upstream when you git push a new branch\n"
+        "  ──caused_by──► [ERR-20260501-001] git push failed: no upstream branch\n"
+        "      auto, score 0.76, 2026-05-03T10:00: caused_by: lesson → error entry; shared: branch, git, push, "
+        "upstream; score 0.76\n")
+    r = filled("graph explain les-20260503-001 --json")
+    [edge] = r.json["edges"]
+    assert (edge["direction"], edge["type"], edge["manual"], edge["score"]) == ("out", "caused_by", False, 0.7584)
+
+
+def test_patterns_list_show_merge_split(filled):
+    r = filled("patterns")
+    assert r.stdout == (
+        "KEY                              SEEN SESS  FIRST       LAST        TEXT\n"
+        "auto.tooling.15b8a452              2x    2  2026-05-01  2026-05-02  git push failed: no upstream branch\n")
+    r = filled("patterns --json")
+    assert [(p["key"], p["recurrence"], p["sessions"]) for p in r.json] == [("auto.tooling.15b8a452", 2, 2)]
+    r = filled("patterns show auto.tooling.15b8a452")
+    assert r.stdout.splitlines()[:2] == [("🔍 [pat-20260502-001] auto.tooling.15b8a452: git push failed: no "
+                                         "upstream branch"),
+                                         "   2x in 2 session(s), 2026-05-01 → 2026-05-02"]
+    r = filled("patterns split auto.tooling.15b8a452 ERR-20260502-001 --key git.push.other "
+               "--now 2026-05-04T10:00:00")
+    assert r.stdout == ("✂️  1 event(s) moved from auto.tooling.15b8a452 into git.push.other; "
+                        "auto.tooling.15b8a452 is now 1x\n")
+    r = filled("patterns merge auto.tooling.15b8a452 git.push.other --now 2026-05-05T10:00:00")
+    assert r.stdout == ("🔄 git.push.other merged into auto.tooling.15b8a452: 1 event(s) moved; now 2x in "
+                        "2 session(s)\n")
+
+
+@pytest.mark.parametrize("args, code, stderr", [
+    ("link auto nope", 2, "Error: no node 'nope': `kg list` shows the ids\n"),
+    ("graph query type:bogus", 2, ("Error: unknown type 'bogus' in 'type:bogus': use type: with one of event, "
+                                  "lesson, principle, knowledge, pattern, learning, error, feature\n")),
+    ("graph query nope", 2, "Error: no node 'nope': `kg list` shows the ids\n"),
+    ("graph query --depth 7", 2, "Error: --depth must be from 0 to 6\n"),
+    ("graph path les-20260503-001 les-20260503-001", 2,
+     "Error: a path needs two different nodes; both are les-20260503-001\n"),
+    ("graph explain nope", 2, "Error: no node 'nope': `kg list` shows the ids\n"),
+    ("patterns merge auto.tooling.15b8a452 auto.tooling.15b8a452", 2,
+     "Error: auto.tooling.15b8a452 and auto.tooling.15b8a452 are the same pattern\n"),
+    ("patterns merge auto.tooling.15b8a452 nope", 2,
+     "Error: no pattern 'nope': `kg patterns` lists them (by id or key)\n"),
+    ("patterns split auto.tooling.15b8a452 les-20260503-001", 2,
+     ("Error: not in pattern auto.tooling.15b8a452: les-20260503-001 (`kg patterns show auto.tooling.15b8a452` "
+     "lists its events)\n")),
+])
+def test_bad_input_exits_2_with_a_message(filled, args, code, stderr):
+    r = filled(args)
+    assert (r.exit_code, r.stdout, r.stderr) == (code, "", stderr)
+
+
+def test_link_auto(filled):
+    r = filled("link auto les-20260503-002")
+    assert r.stdout == "No new links for [les-20260503-002]: nothing similar enough that is not linked already.\n"
+    r = filled("link auto les-20260503-001 --json")
+    assert r.json == {"id": "les-20260503-001", "kind": "lesson",
+                      "text": "Set the upstream when you git push a new branch", "dry_run": False, "links": []}
+    r = filled("node add principle 'Always set the upstream on a git push of a new branch' --no-link --json "
+               "--now 2026-05-06T10:00:00")
+    assert r.json["links"] == []
+    r = filled("link auto pri-20260506-001 --dry-run --now 2026-05-06T11:00:00")
+    assert r.stdout.splitlines()[0] == "Would link: les-20260503-001, ERR-20260501-001"
+    r = filled("link auto pri-20260506-001 --now 2026-05-06T11:00:00")
+    assert r.stdout.splitlines()[0] == "🔗 Auto-linked to: les-20260503-001, ERR-20260501-001"
+    assert "[les-20260503-001] ──led_to──► [pri-20260506-001]" in r.stdout
+    r = filled("link reindex --json")
+    assert r.json == {"nodes": 6}
+
+
+def test_log_no_link(run_kg):
+    run_kg("log error 'git push failed: no upstream branch' --area tooling --now 2026-05-01T10:00:00")
+    r = run_kg("log error 'git push error: the branch has no upstream' --area tooling --no-link --json "
+               "--now 2026-05-02T10:00:00")
+    assert r.json["pattern"] is None and r.json["pattern_key"] is None
+    assert run_kg("show ERR-20260502-001 --json").json["edges"] == []
