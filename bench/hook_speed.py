@@ -1,0 +1,93 @@
+"""How long the session-start hook takes (it runs before every agent session: target ≤ 0.5 s) and an MCP
+tool call's round trip, on a workspace of N events.
+
+    .venv/bin/python bench/hook_speed.py            # 100k events
+    .venv/bin/python bench/hook_speed.py --events 20000 --runs 5
+
+Baseline, measured in the same run: `kg --help` (the process start every hook pays) and, in-process, the
+library call alone. Prints medians and ratios; never asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import build_workspace, median_of, table
+
+KG = str(Path(sys.executable).parent / "kg")
+NOW = "2026-12-01T09:00"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=100_000)
+    ap.add_argument("--runs", type=int, default=7)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ws"
+        ws = build_workspace(root, args.events)
+        env = {**os.environ, "KG_NOW": NOW}
+
+        def cli(*argv: str) -> None:
+            subprocess.run([KG, "-w", str(root), *argv], check=True, capture_output=True, env=env, input=b"")
+
+        cli("hook", "session-start")  # warm the OS cache and the search cache
+        rows = []
+        base, _ = median_of(lambda: subprocess.run([KG, "--help"], check=True, capture_output=True), args.runs)
+        rows.append(["kg --help (process start, baseline)", f"{base * 1000:.0f}", "1.00"])
+        for label, argv in [
+            ("kg hook session-start", ("hook", "session-start")),
+            ("kg hook session-start --runtime claude-code", ("hook", "session-start", "--runtime", "claude-code")),
+            ("kg hook session-start -m 'git push failed'", ("hook", "session-start", "-m", "git push failed")),
+            ("kg hook post-tool-use (a success: no write)", ("hook", "post-tool-use")),
+        ]:
+            med, _ = median_of(lambda a=argv: cli(*a), args.runs)
+            rows.append([label, f"{med * 1000:.0f}", f"{med / base:.2f}"])
+
+        from kg import hooks
+
+        lib, _ = median_of(lambda: hooks.session_start_brief(ws, NOW), args.runs)
+        rows.append(["in-process session_start_brief()", f"{lib * 1000:.0f}", f"{lib / base:.2f}"])
+        rows += mcp_rows(root, args.runs, base)
+        print(table(f"Session hooks and MCP on {args.events:,} events (median of {args.runs} runs)",
+                    ["what", "median ms", "× kg --help"], rows))
+
+
+def mcp_rows(root: Path, runs: int, base: float) -> list[list[str]]:
+    try:
+        import anyio
+        from mcp import Client
+    except ImportError:
+        return [["MCP (mcp package not installed)", "-", "-"]]
+    import time
+    from statistics import median
+
+    from kg.mcp_server import build_server
+
+    out: dict[str, float] = {}
+
+    async def run() -> None:
+        async with Client(build_server(root)) as client:
+            for name, arguments in [("status", {}), ("search", {"query": "kubectl migration", "limit": 5}),
+                                    ("log", {"kind": "learning", "summary": "bench note"}), ("propose", {})]:
+                await client.call_tool(name, arguments)
+                samples = []
+                for _ in range(runs):
+                    t = time.perf_counter()
+                    r = await client.call_tool(name, arguments)
+                    samples.append(time.perf_counter() - t)
+                    assert not r.is_error, r
+                out[name] = median(samples)
+
+    anyio.run(run)
+    return [[f"MCP call_tool {k!r} (in-process client)", f"{v * 1000:.0f}", f"{v / base:.2f}"] for k, v in out.items()]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""`kg hook ...` (what agent runtimes call), `kg install` / `kg uninstall` (wire kg into a runtime) and `kg mcp`
+(the Model Context Protocol server over stdio)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+from kg.cli.common import JsonOpt, NowOpt, emit, errors, fail, note, now_of, workspace
+
+hook_app = typer.Typer(help="What agent runtimes call at session start, session end and after a tool call.",
+                       no_args_is_help=True)
+
+RuntimeOpt = Annotated[str | None, typer.Option(
+    "--runtime", help="The runtime calling (claude-code, codex, openclaw). claude-code and codex read the hook's "
+                      "JSON payload on stdin and answer in their hook output format.")]
+HOOK_JSON = ("claude-code", "codex")
+
+
+def _stdin_payload() -> dict[str, Any]:
+    from kg.hooks import read_payload
+
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        return {}
+    return read_payload(stream.read())
+
+
+@hook_app.command("session-start")
+def session_start(
+    ctx: typer.Context,
+    message: Annotated[str | None, typer.Option("--message", "-m", help="The session's first message: adds the "
+                                                                         "memory injected for it.")] = None,
+    budget: Annotated[int | None, typer.Option(help="Characters of the brief (default: rules/hooks.toml).")] = None,
+    start_session: Annotated[bool, typer.Option("--start-session", help="Open a kg session (unless the current "
+                                                                        "one is still open) for later logs.")] = False,
+    write: Annotated[bool, typer.Option("--write", help="Also save the brief to memory/.hook-context.txt.")] = False,
+    runtime: RuntimeOpt = None,
+    now: NowOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The brief an agent sees when a session begins: pending high-priority items, verifications due, patterns
+    ready for promotion, proposals waiting, the watch list and the memory for the first message."""
+    from kg import hooks
+
+    with errors():
+        payload = _stdin_payload() if runtime in HOOK_JSON else {}
+        message = message or payload.get("prompt") or None
+        brief = hooks.session_start_brief(workspace(ctx), now_of(ctx, now), message, budget,
+                                          start_session=start_session, source=runtime or "kg", write=write)
+    if runtime in HOOK_JSON and not as_json:
+        emit(hooks.claude_context(brief), True)
+    else:
+        emit(brief, as_json, lambda d: d["text"])
+
+
+@hook_app.command("session-end")
+def session_end(
+    ctx: typer.Context,
+    transcript: Annotated[str | None, typer.Option("--transcript", "-t", help="The session's transcript (default: "
+                                                                              "transcript_path of the hook payload "
+                                                                              "on stdin).")] = None,
+    session: Annotated[str | None, typer.Option(help="The kg session (default: the current one).")] = None,
+    format: Annotated[str | None, typer.Option("--format", help="Transcript format (default: detected).")] = None,
+    summary: Annotated[str, typer.Option(help="A line for the summary's Tasks section.")] = "",
+    no_summary: Annotated[bool, typer.Option("--no-summary", help="Reflect only; keep the session open.")] = False,
+    runtime: RuntimeOpt = None,
+    now: NowOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Reflect on the transcript (log what it finds, once) and write the session summary."""
+    from kg import hooks
+
+    with errors():
+        payload = _stdin_payload() if transcript is None and runtime != "openclaw" else {}
+        path = transcript or payload.get("transcript_path") or None
+        done = hooks.session_end(workspace(ctx), path, now_of(ctx, now), session=session, format=format,
+                                 summary=summary, write_summary=not no_summary)
+    for line in done["notes"]:
+        note(line)
+    if runtime in HOOK_JSON and not as_json:
+        return  # the runtime shows stdout to the user or the model; a session end has nothing to add there
+    emit(done, as_json, _render_end)
+
+
+def _render_end(d: dict[str, Any]) -> str:
+    lines = []
+    r = d["reflect"]
+    if r:
+        lines.append(f"🔍 {d['transcript']} ({r['format']}, {r['turns']} turns): {r['findings']} finding(s), "
+                     f"{len(r['logged'])} logged" + (f", {r['already_logged']} already logged"
+                                                     if r["already_logged"] else ""))
+    if d["summary_file"]:
+        lines.append(f"📝 Session {d['session']} summary: {d['summary_file']}")
+    return "\n".join(lines)
+
+
+@hook_app.command("post-tool-use")
+def post_tool_use(
+    ctx: typer.Context,
+    runtime: RuntimeOpt = "claude-code",
+    now: NowOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Read a PostToolUse / PostToolUseFailure payload on stdin; log an error entry when the tool failed."""
+    from kg import hooks
+
+    with errors():
+        payload = _stdin_payload()
+        done = hooks.post_tool_use(workspace(ctx), payload, now_of(ctx, now), runtime=runtime or "claude-code")
+    if as_json:
+        emit(done, True)
+
+
+def _render_install(d: dict[str, Any]) -> str:
+    verb = "Would change" if d["dry_run"] else "Changed"
+    changed = [c for c in d["changes"] if c["action"] != "unchanged"]
+    if not changed:
+        return f"{d['runtime']}: nothing to change in {d['project']}"
+    lines = [f"{verb} ({d['runtime']}, in {d['project']}):"]
+    lines += [f"  {c['action']:<9} {c['path']}: {c['detail']}" for c in changed]
+    if d["dry_run"]:
+        lines.append("Dry run: nothing was written.")
+    else:
+        lines += [f"Next: {n}" for n in d["next"]]
+    return "\n".join(lines)
+
+
+RuntimeArg = Annotated[str, typer.Argument(help="claude-code, openclaw or codex.")]
+DryOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")]
+ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project folder to write into (default: the "
+                                                                  "workspace root).")]
+
+
+def install(ctx: typer.Context, runtime: RuntimeArg, dry_run: DryOpt = False, project: ProjectOpt = None,
+            as_json: JsonOpt = False) -> None:
+    """Wire kg into an agent runtime: hooks (session brief, reflection, error logging) and the MCP server."""
+    from kg.integrations import install as run
+
+    with errors():
+        done = run(workspace(ctx), runtime, dry_run, project=project)
+    emit(done, as_json, _render_install)
+
+
+def uninstall(ctx: typer.Context, runtime: RuntimeArg, dry_run: DryOpt = False, project: ProjectOpt = None,
+              as_json: JsonOpt = False) -> None:
+    """Remove exactly what `kg install` added for a runtime."""
+    from kg.integrations import uninstall as run
+
+    with errors():
+        done = run(workspace(ctx), runtime, dry_run, project=project)
+    emit(done, as_json, _render_install)
+
+
+def mcp(ctx: typer.Context) -> None:
+    """Serve kg over the Model Context Protocol on stdio (tools: log, search, recall, inject, status, brief,
+    propose, approve, skip). Needs the `mcp` package: pip install 'kaizen-kg[mcp]'."""
+    try:
+        from kg.mcp_server import build_server
+    except ImportError as exc:
+        fail(f"the MCP server needs the `mcp` package ({exc.name} is missing): pip install 'kaizen-kg[mcp]'", 1)
+    with errors():
+        ws = workspace(ctx)
+        ws.root  # noqa: B018 - fail now (exit 2) when there is no workspace, not at the first tool call
+    build_server(ws.root, rules_dir=ws.rules.rules_dir).run("stdio")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(hook_app, name="hook")
+    app.command()(install)
+    app.command()(uninstall)
+    app.command()(mcp)
+

@@ -1,0 +1,434 @@
+"""What the agent runtimes call: the brief an agent sees when a session starts, the reflection when it ends,
+and the error log when a tool fails.
+
+    from kg import hooks
+    brief = hooks.session_start_brief(ws, now="2026-06-01T09:00", message="fix the deploy script")
+    print(brief["text"])
+
+The brief's sections, their order, per-section limits and the character budget come from `rules/hooks.toml`.
+Same graph, same `now`, same message, same budget: same brief. Deciding what goes in is pure (`fit`,
+`tool_failure`); the functions that take a workspace gather the data and write nothing, except
+`session_end` and `post_tool_use` (and `session_start_brief(start_session=True)`, which names a session).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from kg import clock
+from kg.errors import RulesError, UsageError
+from kg.text import clean
+
+SECTIONS = ("pending_high", "verifications_due", "ready_to_promote", "proposals", "watch", "memory", "stats")
+LIMITED = ("pending_high", "verifications_due", "ready_to_promote", "proposals", "watch")
+TITLES = {
+    "pending_high": "⚠️ Pending High-Priority Items",
+    "verifications_due": "🔍 Verifications Due",
+    "ready_to_promote": "🚀 Patterns Ready for Promotion",
+    "proposals": "📝 Proposals Waiting for the User",
+    "watch": "👀 Watch List (rules under verification: follow them)",
+    "stats": "📊 Stats",
+}
+MORE = {
+    "pending_high": "kg list --status pending --priority high",
+    "verifications_due": "kg verify --dry-run",
+    "ready_to_promote": "kg cycle --dry-run",
+    "proposals": "kg propose",
+    "watch": "kg verify --dry-run",
+}
+LIVE = ("applied", "confirmed")
+MIN_MEMORY = 80  # below this many characters the memory block is not worth asking for
+
+
+# -- rules ------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HookRules:
+    budget: int
+    memory_budget: int
+    item_chars: int
+    order: tuple[str, ...]
+    high_priorities: tuple[str, ...]
+    limits: dict[str, int]
+    end_reflect: bool
+    end_summary: bool
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any], priorities: tuple[str, ...] = ()) -> HookRules:
+        src = "rules/hooks.toml"
+
+        def num(value: Any, key: str, lo: int) -> int:
+            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+                raise RulesError(f"{src}: {key} must be a whole number of at least {lo}, not {value!r}")
+            return value
+
+        def flag(value: Any, key: str) -> bool:
+            if not isinstance(value, bool):
+                raise RulesError(f"{src}: {key} must be true or false, not {value!r}")
+            return value
+
+        order = data.get("order", list(SECTIONS))
+        if not isinstance(order, list) or not all(isinstance(s, str) for s in order):
+            raise RulesError(f"{src}: order must be a list of section names")
+        for s in order:
+            if s not in SECTIONS:
+                raise RulesError(f"{src}: order: unknown section {s!r}; use some of {', '.join(SECTIONS)}")
+        if len(set(order)) != len(order):
+            raise RulesError(f"{src}: order: a section is listed twice")
+        highs = data.get("high_priorities", ["critical", "high"])
+        if not isinstance(highs, list) or not highs or not all(isinstance(p, str) for p in highs):
+            raise RulesError(f"{src}: high_priorities must be a non-empty list of priorities")
+        for p in highs:
+            if priorities and p not in priorities:
+                raise RulesError(f"{src}: high_priorities: unknown priority {p!r}; use some of "
+                                 f"{', '.join(priorities)}")
+        limits_raw = data.get("limits", {})
+        limits = {name: num(limits_raw.get(name, 5), f"limits.{name}", 0) for name in LIMITED}
+        end = data.get("session_end", {})
+        return cls(budget=num(data.get("budget", 4000), "budget", 200),
+                   memory_budget=num(data.get("memory_budget", 1500), "memory_budget", 0),
+                   item_chars=num(data.get("item_chars", 100), "item_chars", 20),
+                   order=tuple(order), high_priorities=tuple(highs), limits=limits,
+                   end_reflect=flag(end.get("reflect", True), "session_end.reflect"),
+                   end_summary=flag(end.get("summary", True), "session_end.summary"))
+
+
+def load_rules(ws: Any) -> HookRules:
+    return HookRules.from_mapping(ws.rules.raw("hooks"), tuple(ws.policy.priorities))
+
+
+# -- fitting the brief into its budget (pure) ------------------------------------------------------------------
+@dataclass
+class Section:
+    """One section of the brief. `lines` are its items, best first; `total` is how many exist in all. A section
+    with `render` is produced late, given the characters still free (the memory block)."""
+
+    name: str
+    title: str = ""
+    lines: list[str] = field(default_factory=list)
+    total: int = 0
+    more: str = ""
+    render: Callable[[int], str] | None = None
+
+
+def short(text: Any, width: int) -> str:
+    one = clean(str(text or ""), one_line=True)
+    return one if len(one) <= width else one[:width - 1].rstrip() + "…"
+
+
+def fit(head: str, sections: list[Section], budget: int) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """Render `head` and the sections in order within `budget` characters. Pure (given the renderers).
+
+    A section's items go in while they fit; the ones left out are counted in a last "- … N more" line. A
+    section whose heading does not fit is left out whole and named in the third value."""
+    parts = [head]
+    used = len(head)
+    shown: list[dict[str, Any]] = []
+    omitted: list[str] = []
+    for sec in sections:
+        if sec.render is not None:
+            free = budget - used - 2
+            block = sec.render(free) if free >= MIN_MEMORY else ""
+            if block and len(block) <= free:
+                parts.append("\n\n" + block)
+                used += 2 + len(block)
+                shown.append({"name": sec.name, "chars": len(block)})
+            elif block or free < MIN_MEMORY:
+                omitted.append(sec.name)
+            continue
+        if not sec.lines:
+            continue
+        heading = f"\n\n## {sec.title}" + (f" ({sec.total})" if sec.total else "")
+        if used + len(heading) > budget:
+            omitted.append(sec.name)
+            continue
+        kept: list[str] = []
+        cost = len(heading)
+        for line in sec.lines:
+            if used + cost + 1 + len(line) > budget:
+                break
+            kept.append(line)
+            cost += 1 + len(line)
+        while True:
+            left = sec.total - len(kept) if sec.total else len(sec.lines) - len(kept)
+            more = f"- … {left} more: `{sec.more}`" if left > 0 and sec.more else (
+                f"- … {left} more" if left > 0 else "")
+            extra = 1 + len(more) if more else 0
+            if used + cost + extra <= budget or not kept:
+                break
+            cost -= 1 + len(kept.pop())
+        if not kept:
+            omitted.append(sec.name)
+            continue
+        body = heading + "".join("\n" + line for line in kept)
+        if more and used + len(body) + 1 + len(more) <= budget:
+            body += "\n" + more
+        parts.append(body)
+        used += len(body)
+        shown.append({"name": sec.name, "shown": len(kept), "total": sec.total or len(sec.lines)})
+    return "".join(parts), shown, omitted
+
+
+# -- the session-start brief ------------------------------------------------------------------------------------
+@contextmanager
+def _holding(ws: Any) -> Iterator[Any]:
+    """The graph, held for the whole call; reuses a hold the caller already has (never `with ws` twice)."""
+    if getattr(ws, "_held", None) is not None:
+        with ws.store() as st:
+            yield st
+        return
+    with ws, ws.store() as st:
+        yield st
+
+
+def _iso_day(value: Any) -> str:
+    if isinstance(value, datetime):
+        return f"{value:%Y-%m-%d}"
+    return str(value or "")[:10]
+
+
+def _ensure_session(ws: Any, st: Any, at: datetime, source: str) -> tuple[str, bool]:
+    from kg.memory import sessions
+
+    current = ws.current_session()
+    if current:
+        rows = st.run("memory_session_get", id=current)
+        if rows and rows[0]["ended_at"] is None:
+            return current, False
+    return sessions.start(ws, at, source=source)["id"], True
+
+
+def session_start_brief(ws: Any, now: datetime | str | None = None, message: str | None = None,
+                        budget: int | None = None, *, start_session: bool = False,
+                        source: str = "kg", write: bool = False) -> dict[str, Any]:
+    """The brief for a new session: pending high-priority items, verifications due, patterns ready for
+    promotion, proposals waiting, the watch list, the memory injected for the first message and stats, in the
+    order and within the budget of `rules/hooks.toml`.
+
+    `start_session` makes sure a kg session is open (starting one unless the current one is still open) so
+    that later logs and the session end land in it. `write` also saves the text to memory/.hook-context.txt
+    (the seed's file, which agents are told to read)."""
+    rules = load_rules(ws)
+    at = clock.now(now)
+    budget = rules.budget if budget is None else budget
+    if budget < 200:
+        raise UsageError("--budget must be at least 200 characters")
+    message = clean(message or "", one_line=True)
+    w = rules.item_chars
+    lim = rules.limits
+    session: str | None = None
+    started = False
+    with _holding(ws) as st:
+        if start_session:
+            session, started = _ensure_session(ws, st, at, source)
+        else:
+            session = ws.current_session()
+        highs = list(rules.high_priorities)
+        pending = st.run("pending_high", priorities=highs, limit=max(lim["pending_high"], 1))
+        pending_total = st.run("hooks_pending_high_count", priorities=highs)[0]["n"]
+        watch = st.run("hooks_watch", statuses=list(LIVE), now=at, limit=max(lim["watch"], 1))
+        watch_total = st.run("hooks_watch_count", statuses=list(LIVE), now=at)[0]["n"]
+        counts = st.run("hooks_counts")[0]
+        edges = sum(r["n"] for r in st.run("count_edges"))
+        sessions_n = st.run("count_sessions")[0]["n"]
+        from kg.lifecycle.api import lifecycle_status
+
+        lc = lifecycle_status(ws, at, limit=max(lim["verifications_due"], lim["ready_to_promote"],
+                                                 lim["proposals"], 1))
+
+        sections: dict[str, Section] = {}
+        sections["pending_high"] = Section(
+            "pending_high", TITLES["pending_high"], total=pending_total, more=MORE["pending_high"],
+            lines=[f"- [{r['id']}] {short(r['text'], w)}" + (f" ({r['priority']})" if r["priority"] != "high"
+                                                             else "")
+                   for r in pending[:lim["pending_high"]]])
+        sections["verifications_due"] = Section(
+            "verifications_due", TITLES["verifications_due"], total=lc["verifications_due_total"],
+            more=MORE["verifications_due"],
+            lines=[f"- [{v['change']}] {short(v['text'], w)} — due {_iso_day(v['due'])}"
+                   + (f", {v['overdue']}" if v.get("overdue") and v["overdue"] != "due" else "")
+                   for v in lc["verifications_due"][:lim["verifications_due"]]])
+        sections["ready_to_promote"] = Section(
+            "ready_to_promote", TITLES["ready_to_promote"], total=lc["ready_to_promote_total"],
+            more=MORE["ready_to_promote"],
+            lines=[f"- `{c['key']}` ({c['recurrence']}x, {c['sessions']} sessions): {short(c['summary'], w)}"
+                   + (f" → {c['target']}" if c.get("target") else "")
+                   for c in lc["ready_to_promote"][:lim["ready_to_promote"]]])
+        props = [f"- #{q['number']} {q['type']}: {short(q['change'] or '', w)}"
+                 + (f" → {q['target']}" if q.get("target") else "")
+                 for q in lc["proposals_pending"][:lim["proposals"]]]
+        if props:
+            props.append('- Show these to the user. On "approve N" run `kg approve N`; on "skip N" run '
+                         '`kg skip N --reason "..."`.')
+        sections["proposals"] = Section("proposals", TITLES["proposals"], total=lc["proposals_pending_total"],
+                                        more=MORE["proposals"], lines=props)
+        sections["watch"] = Section(
+            "watch", TITLES["watch"], total=watch_total, more=MORE["watch"],
+            lines=[f"- {short(c['text'], w)} ({c['target']}, next check {_iso_day(c['next_check'])})"
+                   for c in watch[:lim["watch"]]])
+        stats = [(f"- Entries: {counts['entries'] or 0} | Nodes: {counts['nodes'] or 0} | Edges: {edges} | "
+                  f"Sessions: {sessions_n}")]
+        if session:
+            stats.append(f"- Session: {session}" + (" (started now)" if started else ""))
+        stats.append('- Log what goes wrong or what the user corrects: `kg log error|learning|feature "..."`')
+        sections["stats"] = Section("stats", TITLES["stats"], lines=stats)
+        memory: dict[str, Any] = {}
+
+        def render_memory(free: int) -> str:
+            from kg.memory.inject import inject
+
+            result = inject(ws, message, budget=min(rules.memory_budget, free), now=at)
+            memory.update(topic=result["topic"], items=len(result["items"]), dropped=result["dropped"],
+                          warnings=result["warnings"])
+            return result["block"]
+
+        if message and rules.memory_budget >= MIN_MEMORY:
+            sections["memory"] = Section("memory", render=render_memory)
+        head = f"# kaizen-kg brief — {at:%Y-%m-%d %H:%M}"
+        text, shown, omitted = fit(head, [sections[name] for name in rules.order if name in sections], budget)
+    written = None
+    if write:
+        from kg.journal import write_atomic
+
+        path = ws.memory / ".hook-context.txt"
+        write_atomic(path, (text + "\n").encode("utf-8"))
+        written = str(path.relative_to(ws.root))
+    return {
+        "now": at.isoformat(), "budget": budget, "chars": len(text), "text": text, "message": message or None,
+        "session": session, "session_started": started, "sections": shown, "omitted": omitted,
+        "memory": memory or None, "file": written,
+        "counts": {"pending_high": pending_total, "verifications_due": lc["verifications_due_total"],
+                   "ready_to_promote": lc["ready_to_promote_total"],
+                   "proposals": lc["proposals_pending_total"], "watch": watch_total},
+    }
+
+
+def claude_context(brief: dict[str, Any], event: str = "SessionStart") -> dict[str, Any]:
+    """Claude Code's (and Codex's) hook output: the brief as additional context for the session."""
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": brief["text"]}}
+
+
+# -- the session end --------------------------------------------------------------------------------------------
+def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str | None = None, *,
+                session: str | None = None, format: str | None = None, summary: str = "",
+                write_summary: bool = True, stdin: Any = None) -> dict[str, Any]:
+    """Reflect on the session's transcript and log what it finds (once: a transcript reflected on before adds
+    nothing twice), then end the current kg session, writing memory/sessions/<id>.md."""
+    from kg.reflect.apply import reflect_file
+
+    rules = load_rules(ws)
+    at = clock.now(now)
+    sid = session or ws.current_session()
+    out: dict[str, Any] = {"now": at.isoformat(), "session": sid, "transcript": transcript_path,
+                           "reflect": None, "summary_file": None, "notes": []}
+    if transcript_path and rules.end_reflect:
+        rep = reflect_file(ws, transcript_path, format=format, apply=True, session=sid, now=at, stdin=stdin)
+        out["reflect"] = {"session": rep.session, "format": rep.format, "turns": rep.turns,
+                          "findings": len(rep.findings), "logged": rep.logged,
+                          "already_logged": rep.already_logged}
+        out["session"] = sid or rep.session
+    elif not transcript_path:
+        out["notes"].append("no transcript: nothing to reflect on")
+    else:
+        out["notes"].append("reflection is off (rules/hooks.toml [session_end] reflect)")
+    if not write_summary:
+        pass
+    elif not rules.end_summary:
+        out["notes"].append("session summary is off (rules/hooks.toml [session_end] summary)")
+    elif sid:
+        from kg.memory import sessions
+
+        with ws.store() as st:
+            rows = st.run("memory_session_get", id=sid)
+        if rows and rows[0]["ended_at"] is None:
+            ended = sessions.end(ws, summary, now=at, session=sid)
+            out["summary_file"] = ended["file"]
+        elif rows:
+            out["notes"].append(f"session {sid} ended already")
+        else:
+            out["notes"].append(f"no kg session {sid}: no summary written (`kg session start` names one)")
+    else:
+        out["notes"].append("no current kg session: no summary written (`kg hook session-start "
+                            "--start-session` or `kg session start` opens one)")
+    return out
+
+
+# -- tool failures ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ToolFailure:
+    tool: str
+    error: str
+    command: str
+
+    def summary(self, width: int = 120) -> str:
+        first = next((ln.strip() for ln in self.error.splitlines() if ln.strip()), "failed")
+        what = f"`{short(self.command, 60)}`" if self.command else self.tool
+        return short(f"{what} failed: {first}", width)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):  # content blocks: [{"type": "text", "text": "..."}]
+        return "\n".join(_text(v.get("text") if isinstance(v, dict) else v) for v in value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def tool_failure(payload: dict[str, Any]) -> ToolFailure | None:
+    """The failure in a Claude Code PostToolUse / PostToolUseFailure payload (Codex's is the same shape), or
+    None when the tool worked or the user interrupted it. Pure."""
+    if not isinstance(payload, dict):
+        return None
+    tool = str(payload.get("tool_name") or "tool")
+    tin = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    command = _text(tin.get("command") or tin.get("file_path") or tin.get("url") or "")
+    if payload.get("hook_event_name") == "PostToolUseFailure":
+        if payload.get("is_interrupt"):
+            return None
+        return ToolFailure(tool, _text(payload.get("error")) or "failed", command)
+    resp = payload.get("tool_response")
+    if not isinstance(resp, dict):
+        return None
+    code = next((resp[k] for k in ("exit_code", "exitCode", "returncode", "return_code") if k in resp), None)
+    failed = (resp.get("is_error") is True or resp.get("isError") is True or resp.get("success") is False
+              or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
+              or (isinstance(resp.get("error"), str) and bool(resp["error"].strip())))
+    if not failed or resp.get("interrupted") is True:
+        return None
+    error = _text(resp.get("error")) or _text(resp.get("stderr")) or _text(resp.get("content")) or \
+        _text(resp.get("stdout"))
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        error = f"exit code {code}: {error}" if error else f"exit code {code}"
+    return ToolFailure(tool, error or "failed", command)
+
+
+def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None = None, *,
+                  runtime: str = "claude-code") -> dict[str, Any]:
+    """Log an error entry when the payload says the tool failed; nothing otherwise."""
+    failure = tool_failure(payload)
+    if failure is None:
+        return {"logged": None, "failed": False}
+    res = ws.log("error", failure.summary(), now=now, error_text=failure.error[:4000],
+                 context=f"{failure.tool}: {failure.command}"[:1000] if failure.command else failure.tool,
+                 source="error", tags=[runtime, failure.tool.lower()])
+    return {"logged": res.id, "failed": True, "summary": res.summary, "tool": failure.tool}
+
+
+def read_payload(text: str) -> dict[str, Any]:
+    """A hook's JSON payload from stdin; empty input is an empty payload."""
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"the hook payload on stdin is not JSON ({exc.msg} at line {exc.lineno}); the runtime "
+                         "sends one JSON object") from None
+    if not isinstance(data, dict):
+        raise UsageError("the hook payload on stdin must be a JSON object")
+    return data

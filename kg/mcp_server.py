@@ -1,0 +1,135 @@
+"""`kg mcp`: kg as a Model Context Protocol server (the `mcp` SDK, stdio transport).
+
+Each tool makes one library call on a freshly opened workspace, so the graph is held only for the call and
+`kg` commands run at the same time (a `kg log` while the graph is busy goes through the write journal and is
+drained at the next open: no write is lost). Tool inputs have JSON schemas from the type hints; library errors
+come back as tool errors with kg's message.
+
+    from kg.mcp_server import build_server
+    build_server("/path/to/workspace").run("stdio")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from kg.errors import KgError
+
+T = TypeVar("T")
+
+INSTRUCTIONS = """kaizen-kg is the user's learning memory. Call `brief` when a session starts and show what needs
+the user. Call `log` when a command fails (kind=error), when the user corrects you or states a preference
+(kind=learning, category=correction|preference) and for requests you cannot meet (kind=feature). Call `search`
+or `inject` before a task to use what was learned. Show `propose` results to the user; when they say
+"approve N" call `approve`, when they say "skip N" call `skip` with their reason."""
+
+
+def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServer:
+    from kg.workspace import open_workspace
+
+    root = Path(root)
+
+    def ws() -> Any:
+        return open_workspace(root, rules_dir=rules_dir)
+
+    def call(fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except KgError as exc:
+            raise ToolError(str(exc)) from None
+
+    server = MCPServer("kaizen-kg", instructions=INSTRUCTIONS)
+
+    @server.tool(description="Record a learning, an error or a feature request in the graph. Returns its id.")
+    def log(kind: Annotated[Literal["learning", "error", "feature"], Field(description="What to record.")],
+            summary: Annotated[str, Field(description="One line: what happened or what was learned.")],
+            details: Annotated[str | None, Field(description="More context.")] = None,
+            action: Annotated[str | None, Field(description="What to do next time.")] = None,
+            category: Annotated[str | None, Field(description="correction, preference, best_practice, "
+                                                               "knowledge_gap, tool_gotcha, ...")] = None,
+            priority: Annotated[Literal["critical", "high", "medium", "low"] | None, Field()] = None,
+            area: Annotated[str | None, Field(description="frontend, backend, infra, tests, docs, config...")] = None,
+            error_text: Annotated[str | None, Field(description="The error message (kind=error).")] = None,
+            pattern_key: Annotated[str | None, Field(description="Key grouping recurrences, e.g. git.upstream.")]
+            = None) -> dict[str, Any]:
+        fields = {k: v for k, v in {"details": details, "action": action, "category": category,
+                                    "priority": priority, "area": area, "error_text": error_text,
+                                    "pattern_key": pattern_key}.items() if v is not None}
+        res = call(lambda: ws().log(kind, summary, source="conversation" if kind != "error" else "error",
+                                    **fields))
+        return {"id": res.id, "kind": res.kind, "summary": res.summary, "created_at": res.created_at,
+                "applied": res.applied, "pattern_key": res.pattern_key, "redacted": list(res.redacted)}
+
+    @server.tool(description="Search what was learned: graph nodes and memory files, best first.")
+    def search(query: Annotated[str, Field(description="Words to look for.")],
+               type: Annotated[str | None, Field(description="Only this kind: lesson, principle, pattern, error, "
+                                                             "learning, feature...")] = None,
+               limit: Annotated[int, Field(ge=1, le=100)] = 10) -> dict[str, Any]:
+        from kg.memory.search import search as run
+
+        hits = call(lambda: run(ws(), query, type=type, limit=limit))
+        return {"query": query, "hits": [h.as_dict() for h in hits]}
+
+    @server.tool(description="What is remembered about a topic (or the topic of a message): recent files and "
+                             "graph nodes.")
+    def recall(topic: Annotated[str | None, Field(description="A topic name (rules/topics.toml).")] = None,
+               message: Annotated[str | None, Field(description="Detect the topic from this text.")] = None
+               ) -> dict[str, Any]:
+        from kg.memory.topics import recall as run
+
+        return call(lambda: run(ws(), topic, message=message))
+
+    @server.tool(description="The memory block to put in context for a message, within a character budget.")
+    def inject(message: Annotated[str, Field(description="The user's message or the task.")],
+               budget: Annotated[int | None, Field(ge=40, description="Characters (default from rules).")] = None
+               ) -> dict[str, Any]:
+        from kg.memory.inject import inject as run
+
+        return call(lambda: run(ws(), message, budget=budget))
+
+    @server.tool(description="The session brief: pending high-priority items, verifications due, patterns ready "
+                             "for promotion, proposals waiting for the user, the watch list.")
+    def brief(message: Annotated[str | None, Field(description="The first message: adds its memory.")] = None,
+              budget: Annotated[int | None, Field(ge=200)] = None) -> dict[str, Any]:
+        from kg.hooks import session_start_brief
+
+        return call(lambda: session_start_brief(ws(), None, message, budget))
+
+    @server.tool(description="Counts of nodes, edges and sessions; pending high-priority entries; patterns; "
+                             "verifications due and proposals waiting.")
+    def status() -> dict[str, Any]:
+        from kg.lifecycle.api import lifecycle_status
+
+        def run() -> dict[str, Any]:
+            w = ws()
+            with w:
+                return {**w.status(), "lifecycle": lifecycle_status(w)}
+
+        return call(run)
+
+    @server.tool(description="The proposals waiting for the user's decision, by number.")
+    def propose() -> dict[str, Any]:
+        from kg.lifecycle.api import propose as run
+
+        return {"proposals": call(lambda: run(ws()))}
+
+    @server.tool(description="Carry out proposal N (only when the user said \"approve N\").")
+    def approve(number: Annotated[int, Field(ge=1, description="The proposal's number.")]) -> dict[str, Any]:
+        from kg.lifecycle.api import approve as run
+
+        return call(lambda: run(ws(), number))
+
+    @server.tool(description="Decline proposal N with the user's reason (when the user said \"skip N\").")
+    def skip(number: Annotated[int, Field(ge=1)],
+             reason: Annotated[str, Field(min_length=1, description="Why, in the user's words.")]) -> dict[str, Any]:
+        from kg.lifecycle.api import skip as run
+
+        return call(lambda: run(ws(), number, reason))
+
+    return server

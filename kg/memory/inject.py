@@ -1,0 +1,165 @@
+"""Memory injection: the block of memory to put in an agent's context for a message, within a size budget.
+
+Candidates are the user's preferences, principles, lessons (lessons, knowledge, patterns and learning entries
+found by search) and the watch list (pending high-priority errors and entries). Each gets
+    score = w_relevance * relevance + w_importance * importance + w_recency * recency
+and the block is filled greedily, best first, until the budget is spent; then rendered section by section.
+Same graph, same message, same budget: same block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from kg import clock
+from kg.errors import UsageError
+from kg.memory import preferences, search, topics
+from kg.memory.rules import memory_rules, topic_rules
+from kg.text import clean, words
+
+SECTIONS = (("preference", "Preferences"), ("principle", "Principles"), ("lesson", "Lessons"),
+            ("watch", "Watch list"))
+
+
+@dataclass
+class Item:
+    section: str
+    ref: str
+    text: str
+    relevance: float
+    importance: float
+    recency: float
+    score: float = 0.0
+
+    def line(self) -> str:
+        return f"- {self.text}" + (f" [{self.ref}]" if self.ref and self.section != "preference" else "")
+
+
+def rank(items: list[Item], w_rel: float, w_imp: float, w_rec: float) -> list[Item]:
+    for it in items:
+        it.score = round(w_rel * it.relevance + w_imp * it.importance + w_rec * it.recency, 6)
+    return sorted(items, key=lambda i: (-i.score, SECTION_ORDER[i.section], i.ref, i.text))
+
+
+SECTION_ORDER = {name: i for i, (name, _) in enumerate(SECTIONS)}
+
+
+def header(message: str, topic: str) -> str:
+    return f"## Memory (kg) — topic: {topic}"
+
+
+def fit(items: list[Item], budget: int, head: str) -> tuple[list[Item], int]:
+    """Keep the best items whose rendered block stays within `budget` characters. Pure."""
+    kept: list[Item] = []
+    for it in items:
+        trial = kept + [it]
+        if len(render_block(head, trial)) <= budget:
+            kept = trial
+    return kept, len(items) - len(kept)
+
+
+def render_block(head: str, items: list[Item]) -> str:
+    if not items:
+        return head + "\n(no memory for this message)"
+    lines = [head]
+    for name, title in SECTIONS:
+        chosen = [i for i in items if i.section == name]
+        if chosen:
+            lines += ["", f"### {title}"] + [i.line() for i in chosen]
+    return "\n".join(lines)
+
+
+_CLOSED = ("resolved", "wont_fix", "reverted", "retired")
+
+
+def _principles(nodes: dict[str, dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """The `memory_principles` query over the in-process cache: same filter, same order. Pure."""
+    rows = [n for n in nodes.values() if n["kind"] == "principle" and not n.get("stale")
+            and (n.get("status") is None or n["status"] not in _CLOSED)]
+    rows.sort(key=lambda n: n["id"])
+    rows.sort(key=lambda n: n.get("reinforced_at") or datetime.min, reverse=True)
+    rows.sort(key=lambda n: bool(n.get("pinned")), reverse=True)
+    return rows[:limit]
+
+
+def _watch(nodes: dict[str, dict[str, Any]], priorities: tuple[str, ...], limit: int) -> list[dict[str, Any]]:
+    """The `memory_watch` query over the in-process cache. Pure."""
+    rows = [n for n in nodes.values() if n["kind"] == "event" and n.get("status") == "pending"
+            and n.get("priority") in priorities]
+    rows.sort(key=lambda n: (n.get("created_at") or datetime.min, n["id"]), reverse=True)
+    return rows[:limit]
+
+
+def inject(ws: Any, message: str = "", *, budget: int | None = None,
+           now: datetime | str | None = None) -> dict[str, Any]:
+    rules = memory_rules(ws)
+    ir, sr = rules.inject, rules.search
+    at = clock.now(now)
+    budget = budget if budget is not None else ir.budget
+    if budget < 40:
+        raise UsageError("--budget must be at least 40 characters")
+    message = clean(message or "", one_line=True)
+    terms = search.query_terms(message)
+    topic = topics.detect(message, topic_rules(ws)) if message else topic_rules(ws).fallback
+    warnings: list[str] = []
+    items: list[Item] = []
+
+    def rel(text: str) -> float:
+        return search.coverage(terms, {}, set(words(text)), sr.fuzzy_min) if terms else 0.0
+
+    try:
+        for key, value in sorted(preferences.load(ws).items()):
+            shown = value if isinstance(value, str) else str(value)
+            items.append(Item("preference", key, f"{key}: {shown}", rel(f"{key} {shown}"), 0.9, 1.0))
+    except preferences.BrokenPreferences as exc:
+        warnings.append(str(exc))
+    seen: set[str] = set()
+    # search opens the graph itself (a second open in one process is refused), so it runs first
+    hits = search.search(ws, message, limit=30, now=at, sources=["graph"]) if terms else []
+    with ws.store() as st:
+        for h in hits:
+            relevance = min(1.0, h.parts.get("text", 0) * 0.5 + h.parts.get("fuzzy", 0) * 0.5)
+            if h.kind == "principle":
+                section = "principle"
+            elif h.kind == "error" or h.kind == "feature":
+                continue  # errors come in through the watch list below, when still pending
+            else:
+                section = "lesson"
+            if relevance < ir.min_relevance and section == "lesson":
+                continue
+            seen.add(h.ref)
+            items.append(Item(section, h.ref, h.text, relevance, h.parts.get("importance", 0.5),
+                               h.parts.get("recency", 0.0)))
+        view = search.cached_view(ws, st)  # held open: the lists come from memory, not from a scan
+        if view is not None:
+            key = (ir.max_principles, ir.watch_priorities)
+            if key not in view.memo:
+                view.memo[key] = (_principles(view.nodes, ir.max_principles),
+                                  _watch(view.nodes, ir.watch_priorities, 50))
+            principles, watch = view.memo[key]
+        else:
+            principles = st.run("memory_principles", limit=ir.max_principles)
+            watch = st.run("memory_watch", priorities=list(ir.watch_priorities), limit=50)
+        for row in principles:
+            if row["id"] in seen:
+                continue
+            seen.add(row["id"])
+            items.append(Item("principle", row["id"], row["text"], rel(row["text"]),
+                              1.0 if row["pinned"] else 0.8,
+                              search.recency(row["reinforced_at"] or row["created_at"], at, sr.half_life_days)))
+        prio = sr.priority_weight
+        for row in watch:
+            r = rel(row["text"])
+            if r < ir.min_relevance and row["priority"] != "critical":
+                continue
+            items.append(Item("watch", row["id"], f"{row['text']} ({row['priority']}, pending)", r,
+                              prio.get(row["priority"], 0.5),
+                              search.recency(row["reinforced_at"] or row["created_at"], at, sr.half_life_days)))
+    ranked = rank(items, ir.w_relevance, ir.w_importance, ir.w_recency)
+    head = header(message, topic)
+    kept, dropped = fit(ranked, budget, head)
+    block = render_block(head, kept)
+    return {"message": message, "topic": topic, "budget": budget, "chars": len(block), "block": block,
+            "items": [asdict(i) for i in kept], "dropped": dropped, "warnings": warnings}

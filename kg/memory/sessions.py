@@ -1,0 +1,143 @@
+"""L1, sessions: `kg session start` names a session and makes it the default for later logs; `kg session end`
+writes `memory/sessions/YYYY-MM-DD-NNN.md` in the seed's format from that session's events plus the text
+given, appends the summary to the daily log and closes the Session node."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from kg import clock, files
+from kg.errors import NotFound, UsageError
+from kg.journal import write_atomic
+from kg.memory._common import iso
+from kg.text import clean
+
+_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{3,})$")
+SECTIONS = ("Tasks Completed", "Learnings", "Skills Generated", "User Feedback", "Open Items")
+NONE_LINE = "- (none)"
+
+
+def next_id(day: str, existing: list[str]) -> str:
+    """`YYYY-MM-DD-NNN`: one more than the highest number of that day. Pure."""
+    numbers = [int(m.group(2)) for e in existing if (m := _ID.match(e)) and m.group(1) == day]
+    return f"{day}-{max(numbers, default=0) + 1:03d}"
+
+
+def start(ws: Any, now: datetime | str | None = None, *, source: str = "kg") -> dict[str, Any]:
+    at = clock.now(now)
+    day = f"{at:%Y-%m-%d}"
+    with ws.store() as st, ws.journal.locked():
+        known = [r["id"] for r in st.run("memory_sessions_on_day", day=day)]
+        known += [p.stem for p in (ws.memory / "sessions").glob(f"{day}-*.md")]
+        sid = next_id(day, known)
+        st.run("memory_session_start", id=sid, at=at, source=source)
+    previous = ws.current_session()
+    ws.set_current_session(sid)
+    return {"id": sid, "started_at": at.isoformat(), "previous": previous}
+
+
+@dataclass
+class Summary:
+    """The five sections of the seed's session summary. Pure data."""
+
+    session: str
+    tasks: list[str] = field(default_factory=list)
+    learnings: list[str] = field(default_factory=list)
+    skills: list[str] = field(default_factory=list)
+    feedback: list[str] = field(default_factory=list)
+    open_items: list[str] = field(default_factory=list)
+
+    def sections(self) -> list[tuple[str, list[str]]]:
+        return list(zip(SECTIONS, (self.tasks, self.learnings, self.skills, self.feedback, self.open_items),
+                        strict=True))
+
+
+def classify(session: str, nodes: list[dict[str, Any]], skills: list[dict[str, Any]],
+             prefs: list[dict[str, Any]], *, summary: str = "", tasks: list[str] = (), learnings: list[str] = (),
+             feedback: list[str] = (), open_items: list[str] = ()) -> Summary:
+    """Sort a session's events into the summary sections. Pure.
+
+    Tasks: the text given, then entries logged as tasks. Learnings: learnings, resolved errors, lessons and
+    principles. User feedback: corrections, preferences, user-sourced entries and feature requests, and
+    preference changes. Open items: errors and feature requests still pending, then the text given.
+    """
+    out = Summary(session, tasks=[t for t in ([summary] if summary else []) + list(tasks) if t],
+                  learnings=list(learnings), feedback=list(feedback))
+    open_tail = list(open_items)
+    for n in nodes:
+        text, ref = n["text"], f" [{n['id']}]"
+        kind, etype, cat, status = n.get("kind"), n.get("entry_type"), n.get("category"), n.get("status")
+        if etype == "learning" and cat == "task":
+            out.tasks.append(text + ref)
+        elif etype == "learning" and (cat in ("correction", "preference") or n.get("source") == "user_feedback"):
+            out.feedback.append(f"{cat or 'feedback'}: {text}{ref}")
+        elif etype == "feature":
+            (out.open_items if status in ("pending", "in_progress") else out.feedback).append(
+                f"feature request: {text}{ref}")
+        elif etype == "error":
+            if status in ("pending", "in_progress"):
+                out.open_items.append(f"error ({n.get('priority') or 'medium'}): {text}{ref}")
+            else:
+                out.learnings.append(f"error {status}: {text}{ref}")
+        elif etype == "learning" or kind in ("lesson", "principle", "knowledge"):
+            out.learnings.append(text + ref)
+        elif kind == "pattern":
+            out.learnings.append(f"pattern: {text}{ref}")
+    out.skills = [f"memory/skills/{s['slug']}.md ({'new' if s.get('revisions', 1) <= 1 else 'updated'})"
+                  for s in skills]
+    out.feedback += [f"preference {p['key']} {'removed' if p['action'] in ('unset', 'hand-unset') else '= ' + p['value']}"
+                     for p in prefs]
+    out.open_items += open_tail
+    return out
+
+
+def render(summary: Summary, generated: datetime) -> str:
+    """The seed's template: `# Session Summary: ID` and the five sections, `- (none)` when empty."""
+    lines = [f"# Session Summary: {summary.session}", "", f"Generated: {generated:%Y-%m-%d %H:%M}", ""]
+    for title, items in summary.sections():
+        lines.append(f"## {title}")
+        lines += [f"- {clean(i, one_line=True)}" for i in items] or [NONE_LINE]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, session: str | None = None,
+        tasks: list[str] | None = None, learnings: list[str] | None = None, feedback: list[str] | None = None,
+        open_items: list[str] | None = None) -> dict[str, Any]:
+    at = clock.now(now)
+    sid = session or ws.current_session()
+    if not sid:
+        raise UsageError("no session to end: run `kg session start` first, or name one with --session")
+    texts = {"summary": clean(summary or "", one_line=True)}
+    lists = {"tasks": tasks or [], "learnings": learnings or [], "feedback": feedback or [],
+             "open_items": open_items or []}
+    red = ws.rules.redactor
+    texts["summary"] = red.redact(texts["summary"]).text if texts["summary"] else ""
+    lists = {k: [red.redact(clean(v, one_line=True)).text for v in vs if clean(v, one_line=True)]
+             for k, vs in lists.items()}
+    path = ws.memory / "sessions" / f"{sid}.md"
+    with ws.store() as st:
+        rows = st.run("memory_session_get", id=sid)
+        if not rows:
+            raise NotFound(f"no session {sid!r}: `kg session start` makes one")
+        if rows[0]["ended_at"] is not None and path.exists():
+            raise UsageError(f"session {sid} ended already at {iso(rows[0]['ended_at'])} ({path.name}); "
+                             "start a new one with `kg session start`")
+        nodes = st.run("memory_session_nodes", id=sid)
+        skills = st.run("memory_session_skills", id=sid)
+        prefs = st.run("memory_session_prefs", id=sid)
+        result = classify(sid, nodes, skills, prefs, summary=texts["summary"], **lists)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, render(result, at).encode("utf-8"))
+        st.run("memory_session_end", id=sid, at=at, summary=texts["summary"] or None)
+    daily = None
+    if texts["summary"]:
+        daily = files.append_daily(ws.memory, f"### 📝 {at:%H:%M} - Session summary {sid}: {texts['summary']}\n", at)
+    if ws.current_session() == sid:
+        ws.set_current_session(None)
+    return {"id": sid, "ended_at": at.isoformat(), "file": str(path.relative_to(ws.root)),
+            "daily_log": str(daily.relative_to(ws.root)) if daily else None, "events": len(nodes),
+            "sections": {title: items for title, items in result.sections()}}

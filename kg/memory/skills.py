@@ -1,0 +1,350 @@
+"""Skills: reusable procedures in `memory/skills/<slug>.md`, in the seed's format.
+
+    ---
+    name: deploy-docs
+    description: Publish the docs site
+    created: 2026-05-05 10:30
+    updated: 2026-05-06 09:00
+    source: kg skill new
+    triggers: ["deploy docs", "发布文档"]
+    tools: ["bash", "git"]
+    ---
+
+    # Deploy Docs
+
+    ## Procedure
+    1. ...
+
+    ## Pitfalls
+    - ...
+
+    ## Verification
+    - ...
+
+Before a skill is created, existing ones are fuzzy-matched on name, description and triggers; a close match
+is updated instead of duplicated. The file may be edited by hand: kg re-reads it, keeps sections it does not
+know, and only appends to the three it owns. The graph keeps a `Skill` row per file (revisions, session).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from kg import clock
+from kg.errors import NotFound, UsageError
+from kg.journal import write_atomic
+from kg.memory.rules import SkillRules, memory_rules
+from kg.text import clean, words
+
+SLUG = re.compile(r"^[a-z0-9\u4e00-\u9fff]+(?:-[a-z0-9\u4e00-\u9fff]+)*$")
+OWN = ("Procedure", "Pitfalls", "Verification")
+FIELDS = ("name", "description", "created", "updated", "source", "triggers", "tools")
+
+
+@dataclass
+class Skill:
+    slug: str
+    name: str
+    description: str = ""
+    created: str = ""
+    updated: str = ""
+    source: str = ""
+    triggers: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    title: str = ""
+    sections: dict[str, list[str]] = field(default_factory=dict)  # heading -> body lines, in file order
+    extra: dict[str, str] = field(default_factory=dict)           # frontmatter keys kg does not own
+
+    def items(self, section: str) -> list[str]:
+        """The list items of a section, without their `1.` / `-` markers."""
+        out = []
+        for line in self.sections.get(section, []):
+            m = re.match(r"^\s*(?:\d+[.)]|[-*])\s+(.*)$", line)
+            if m and m.group(1).strip() and m.group(1).strip() != "(none yet)":
+                out.append(m.group(1).strip())
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"slug": self.slug, "name": self.name, "description": self.description, "created": self.created,
+                "updated": self.updated, "source": self.source, "triggers": self.triggers, "tools": self.tools,
+                "procedure": self.items("Procedure"), "pitfalls": self.items("Pitfalls"),
+                "verification": self.items("Verification"), "file": f"memory/skills/{self.slug}.md"}
+
+
+# -- the file format (pure) ---------------------------------------------------------------------------------
+def slugify(text: str) -> str:
+    out = re.sub(r"[^a-z0-9\u4e00-\u9fff]+", "-", clean(text, one_line=True).lower()).strip("-")
+    return out[:60].strip("-")
+
+
+def _parse_list(value: str) -> list[str]:
+    value = value.strip()
+    if value.startswith("["):
+        try:
+            parsed = json.loads(value)
+            if isinstance(parsed, list):
+                return [str(x).strip() for x in parsed if str(x).strip()]
+        except ValueError:
+            value = value.strip("[]")
+    return [x.strip().strip("'\"") for x in value.split(",") if x.strip().strip("'\"")]
+
+
+def parse(slug: str, text: str) -> Skill:
+    """Read a skill file. Lenient: a file without frontmatter is a skill named after its slug."""
+    meta: dict[str, str] = {}
+    body = text
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        if end != -1:
+            for line in text[3:end].splitlines():
+                if ":" in line:
+                    k, v = line.split(":", 1)
+                    meta[k.strip()] = v.strip()
+            body = text[end + 4 :]
+    skill = Skill(slug=slug, name=meta.get("name", slug).strip("'\""),
+                  description=meta.get("description", "").strip("'\""), created=meta.get("created", ""),
+                  updated=meta.get("updated", ""), source=meta.get("source", ""),
+                  triggers=_parse_list(meta.get("triggers", "")), tools=_parse_list(meta.get("tools", "")),
+                  extra={k: v for k, v in meta.items() if k not in FIELDS})
+    current: str | None = None
+    for line in body.splitlines():
+        if line.startswith("# ") and not skill.title:
+            skill.title = line[2:].strip()
+        elif line.startswith("## "):
+            current = line[3:].strip()
+            skill.sections.setdefault(current, [])
+        elif current is not None:
+            skill.sections[current].append(line)
+    for name in skill.sections:
+        while skill.sections[name] and not skill.sections[name][-1].strip():
+            skill.sections[name].pop()
+        while skill.sections[name] and not skill.sections[name][0].strip():
+            skill.sections[name].pop(0)
+    return skill
+
+
+def render(skill: Skill) -> str:
+    q = lambda v: json.dumps(v, ensure_ascii=False)
+    lines = ["---", f"name: {skill.name}", f"description: {skill.description}", f"created: {skill.created}",
+             f"updated: {skill.updated}", f"source: {skill.source}", f"triggers: {q(skill.triggers)}",
+             f"tools: {q(skill.tools)}"]
+    lines += [f"{k}: {v}" for k, v in skill.extra.items()]
+    lines += ["---", "", f"# {skill.title or skill.name.replace('-', ' ').title()}", ""]
+    names = list(OWN) + [s for s in skill.sections if s not in OWN]
+    for name in names:
+        lines.append(f"## {name}")
+        lines.append("")
+        body = skill.sections.get(name, [])
+        lines += body if body else ["- (none yet)"]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _add_items(skill: Skill, section: str, new: list[str], numbered: bool) -> list[str]:
+    have = {i.lower() for i in skill.items(section)}
+    added = []
+    body = [line for line in skill.sections.get(section, []) if line.strip() not in ("- (none yet)",)]
+    count = len(skill.items(section))
+    for item in new:
+        item = clean(item, one_line=True)
+        if item and item.lower() not in have:
+            count += 1
+            body.append(f"{count}. {item}" if numbered else f"- {item}")
+            have.add(item.lower())
+            added.append(item)
+    skill.sections[section] = body
+    return added
+
+
+def similarity(a: Skill | dict[str, Any], name: str, description: str, triggers: list[str]) -> float:
+    """How alike an existing skill and a proposed one are (0-100), on name, description and triggers.
+    Token-set ratio on `kg.text.words` so Chinese compares by bigrams. Pure."""
+    get = (lambda k: a[k]) if isinstance(a, dict) else (lambda k: getattr(a, k))
+
+    def norm(text: str) -> str:
+        return " ".join(words(text.replace("-", " ")))
+
+    def pair(x: str, y: str) -> float:  # set ratio alone calls any subset identical ("git" vs "git push")
+        return (fuzz.token_set_ratio(x, y) + fuzz.token_sort_ratio(x, y)) / 2
+
+    scores = [pair(norm(get("name")), norm(name))]
+    if description and get("description"):
+        scores.append(pair(norm(get("description")), norm(description)))
+    theirs = [norm(t) for t in get("triggers")]
+    for t in triggers:
+        scores += [pair(norm(t), x) for x in theirs]
+    return float(max(scores))
+
+
+def match_score(skill: Skill, task: str) -> float:
+    """How well a skill fits a task description (0-100). Pure."""
+    t = " ".join(words(task))
+    if not t:
+        return 0.0
+    fields = [skill.name.replace("-", " "), skill.description, *skill.triggers]
+    best = max(fuzz.token_set_ratio(t, " ".join(words(f))) for f in fields if f) if any(fields) else 0.0
+    partial = max((fuzz.partial_ratio(" ".join(words(tr)), t) for tr in skill.triggers if words(tr)), default=0.0)
+    return float(max(best, partial * 0.95))
+
+
+@dataclass(frozen=True)
+class Generation:
+    generate: bool
+    reasons: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"generate": self.generate, "reasons": list(self.reasons)}
+
+
+def should_generate(rules: SkillRules, *, tool_calls: int = 0, message: str = "", repeats: int = 0,
+                    new_workflow: bool = False) -> Generation:
+    """The seed's generation condition, any one of: enough tool calls in the task, the user said 记住 /
+    "remember this", the task was done before `min_repeats` times, or a new workflow was found. Pure."""
+    reasons = []
+    if tool_calls >= rules.min_tool_calls:
+        reasons.append(f"{tool_calls} tool calls (≥ {rules.min_tool_calls})")
+    low = (message or "").lower()
+    said = next((p for p in rules.remember_phrases if p in low), None)
+    if said:
+        reasons.append(f"the user said {said!r}")
+    if repeats >= rules.min_repeats:
+        reasons.append(f"done {repeats} times (≥ {rules.min_repeats})")
+    if new_workflow:
+        reasons.append("a new workflow or best practice")
+    return Generation(bool(reasons), tuple(reasons))
+
+
+# -- the workspace ------------------------------------------------------------------------------------------
+def _dir(ws: Any) -> Path:
+    return ws.memory / "skills"
+
+
+def all_skills(ws: Any) -> list[Skill]:
+    out = []
+    for path in sorted(_dir(ws).glob("*.md")):
+        try:
+            out.append(parse(path.stem, path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
+
+
+def load(ws: Any, slug: str) -> Skill:
+    path = _dir(ws) / f"{slug}.md"
+    if not path.is_file():
+        raise NotFound(f"no skill {slug!r}: `kg skill list` shows them")
+    return parse(slug, path.read_text(encoding="utf-8"))
+
+
+def _check_slug(slug: str) -> str:
+    s = clean(slug or "", one_line=True).lower()
+    if not SLUG.match(s) or len(s) > 60:
+        raise UsageError(f"invalid skill slug {slug!r}: use kebab-case such as deploy-docs "
+                         f"(suggestion: {slugify(slug) or 'my-skill'})")
+    return s
+
+
+def _save(ws: Any, skill: Skill, at: datetime, session: str | None, sources: list[str]) -> None:
+    red = ws.rules.redactor
+    skill.description = red.redact(skill.description).text
+    for name in OWN:
+        skill.sections[name] = [red.redact(line).text for line in skill.sections.get(name, [])]
+    skill.triggers = [red.redact(t).text for t in skill.triggers]
+    path = _dir(ws) / f"{skill.slug}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, render(skill).encode("utf-8"))
+    with ws.store() as st:
+        st.run("memory_skill_upsert", slug=skill.slug, skill_name=skill.name, description=skill.description,
+               created=at, updated=at, source=skill.source, triggers=skill.triggers, tools=skill.tools,
+               path=str(path.relative_to(ws.root)), session=session)
+        if sources:
+            found = {r["id"] for r in st.run("nodes_existing", ids=sources)}
+            missing = [s for s in sources if s not in found]
+            if missing:
+                raise NotFound(f"no node {missing[0]!r} to learn the skill from: `kg list` shows the ids")
+            st.run("memory_skill_link", slug=skill.slug, ids=sources, at=at)
+
+
+def _clean_list(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        v = clean(v, one_line=True)
+        if v and v.lower() not in {o.lower() for o in out}:
+            out.append(v)
+    return out
+
+
+def new(ws: Any, slug: str, *, description: str = "", triggers: list[str] | None = None,
+        tools: list[str] | None = None, steps: list[str] | None = None, pitfalls: list[str] | None = None,
+        checks: list[str] | None = None, source: str = "kg skill new", from_ids: list[str] | None = None,
+        force: bool = False, now: datetime | str | None = None, session: str | None = None) -> dict[str, Any]:
+    """Create a skill, unless a similar one exists: then that one is updated (unless `force`)."""
+    rules = memory_rules(ws).skills
+    slug = _check_slug(slug)
+    triggers, tools = _clean_list(triggers), _clean_list(tools)
+    description = clean(description or "", one_line=True)
+    existing = all_skills(ws)
+    if any(s.slug == slug for s in existing):
+        result = update(ws, slug, description=description or None, triggers=triggers, tools=tools, steps=steps,
+                        pitfalls=pitfalls, checks=checks, from_ids=from_ids, now=now, session=session)
+        return {**result, "action": "updated", "reason": f"a skill named {slug} exists"}
+    if not force:
+        scored = sorted(((similarity(s, slug, description, triggers), s.slug) for s in existing), reverse=True)
+        if scored and scored[0][0] >= rules.similar_threshold:
+            score, match = scored[0]
+            result = update(ws, match, description=None, triggers=triggers, tools=tools, steps=steps,
+                            pitfalls=pitfalls, checks=checks, from_ids=from_ids, now=now, session=session)
+            return {**result, "action": "updated", "similarity": round(score, 1),
+                    "reason": f"similar to the existing skill {match} ({score:.0f}/100); "
+                              "use --force to create a separate one"}
+    at = clock.now(now)
+    stamp = f"{at:%Y-%m-%d %H:%M}"
+    skill = Skill(slug=slug, name=slug, description=description, created=stamp, updated=stamp, source=source,
+                  triggers=triggers, tools=tools, title=slug.replace("-", " ").title())
+    _add_items(skill, "Procedure", list(steps or []), True)
+    _add_items(skill, "Pitfalls", list(pitfalls or []), False)
+    _add_items(skill, "Verification", list(checks or []), False)
+    _save(ws, skill, at, session or ws.current_session(), list(from_ids or []))
+    return {**skill.as_dict(), "action": "created"}
+
+
+def update(ws: Any, slug: str, *, description: str | None = None, triggers: list[str] | None = None,
+           tools: list[str] | None = None, steps: list[str] | None = None, pitfalls: list[str] | None = None,
+           checks: list[str] | None = None, from_ids: list[str] | None = None,
+           now: datetime | str | None = None, session: str | None = None) -> dict[str, Any]:
+    """Add to a skill: new triggers, tools and section items are appended; nothing is removed."""
+    slug = _check_slug(slug)
+    skill = load(ws, slug)
+    at = clock.now(now)
+    if description:
+        skill.description = clean(description, one_line=True)
+    skill.triggers = _clean_list(skill.triggers + list(triggers or []))
+    skill.tools = _clean_list(skill.tools + list(tools or []))
+    added = {"procedure": _add_items(skill, "Procedure", list(steps or []), True),
+             "pitfalls": _add_items(skill, "Pitfalls", list(pitfalls or []), False),
+             "verification": _add_items(skill, "Verification", list(checks or []), False)}
+    skill.updated = f"{at:%Y-%m-%d %H:%M}"
+    _save(ws, skill, at, session or ws.current_session(), list(from_ids or []))
+    return {**skill.as_dict(), "action": "updated", "added": added}
+
+
+def find(ws: Any, task: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+    """The skills that best fit a task, best first."""
+    rules = memory_rules(ws).skills
+    if not clean(task or ""):
+        raise UsageError("describe the task to find a skill for")
+    scored = [(match_score(s, task), s) for s in all_skills(ws)]
+    scored = [(sc, s) for sc, s in scored if sc >= rules.find_min]
+    scored.sort(key=lambda x: (-x[0], x[1].slug))
+    return [{**s.as_dict(), "score": round(sc, 1)} for sc, s in scored[: limit or rules.find_limit]]
+
+
+def list_(ws: Any) -> list[dict[str, Any]]:
+    return [s.as_dict() for s in all_skills(ws)]

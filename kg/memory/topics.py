@@ -1,0 +1,167 @@
+"""Topics: detection from a message, the topic index (`kg index build`) and recall (`kg recall TOPIC`).
+
+As in the seed, the index assigns one topic to each `memory/*.md` file changed within `index_days` and keeps a
+3-line summary of it in `memory/.memory-index.json`. kg also links every knowledge node in the graph to its
+topic (`about` edges), so recall returns the graph's lessons and principles as well as files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from kg import clock
+from kg.errors import UsageError
+from kg.journal import write_atomic
+from kg.memory._common import jsonable
+from kg.memory.rules import TopicRules, topic_rules
+from kg.text import has_cjk
+
+INDEX_FILE = ".memory-index.json"
+
+
+@lru_cache(maxsize=4096)
+def _keyword_pattern(keyword: str) -> re.Pattern[str]:
+    if has_cjk(keyword):
+        return re.compile(re.escape(keyword))
+    return re.compile(rf"(?<![\w]){re.escape(keyword)}(?![\w])")
+
+
+def topic_scores(text: str, topics: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    """Keyword hits per topic. Latin keywords match whole words (the seed's substring match made "ok" hit
+    "book" and "mx" hit "mixed"); CJK keywords match as substrings. Pure."""
+    low = text.lower()
+    return {name: sum(1 for k in words if _keyword_pattern(k).search(low)) for name, words in topics.items()}
+
+
+def detect(text: str, rules: TopicRules) -> str:
+    """The topic with most hits; a tie goes to the topic listed first; none gives the fallback. Pure."""
+    scores = topic_scores(text, rules.topics)
+    best, hits = rules.fallback, 0
+    for name, n in scores.items():
+        if n > hits:
+            best, hits = name, n
+    return best
+
+
+def detect_all(text: str, rules: TopicRules) -> list[dict[str, Any]]:
+    """Every topic with at least one hit, best first (ties in rule order). Pure."""
+    scores = topic_scores(text, rules.topics)
+    order = list(rules.topics)
+    ranked = sorted((n for n in scores if scores[n] > 0), key=lambda n: (-scores[n], order.index(n)))
+    return [{"topic": n, "hits": scores[n]} for n in ranked]
+
+
+def file_summary(text: str, lines: int = 3) -> list[str]:
+    """The first non-empty lines that are not headings (the seed's summary), with log markers kept."""
+    out = []
+    for line in text.splitlines():
+        s = line.strip()
+        if s and not s.startswith("#") and not s.startswith("Generated:") and s != "- (none)":
+            out.append(s)
+            if len(out) == lines:
+                break
+    if not out:  # a daily log is all '###' lines: summarise its entries instead
+        for line in text.splitlines():
+            s = line.strip()
+            if s.startswith("### "):
+                out.append(s[4:])
+                if len(out) == lines:
+                    break
+    return out
+
+
+def _file_date(path: Path) -> str:
+    m = re.match(r"(\d{4}-\d{2}-\d{2})", path.name)
+    return m.group(1) if m else datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d")
+
+
+def build(ws: Any, *, now: datetime | str | None = None, days: int | None = None) -> dict[str, Any]:
+    rules = topic_rules(ws)
+    at = clock.now(now)
+    days = days or rules.index_days
+    cutoff = (at - timedelta(days=days)).timestamp()
+    candidates = [p for p in ws.memory.glob("*.md")] + [p for p in (ws.memory / "sessions").glob("*.md")]
+    index: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(candidates, key=lambda p: (_file_date(p), p.name), reverse=True):
+        if ".dreams" in path.parts or path.stat().st_mtime < cutoff and not _recent_name(path, at, days):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        topic = detect(text, rules)
+        index.setdefault(topic, []).append({"date": _file_date(path), "file": str(path.relative_to(ws.root)),
+                                            "summary": file_summary(text)})
+    doc = {"built": at.isoformat(), "index": index}
+    write_atomic(ws.memory / INDEX_FILE, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    links = 0
+    with ws.store() as st:
+        st.run("memory_topic_upsert", rows=[{"name": n, "keywords": list(k)} for n, k in rules.topics.items()],
+               at=at)
+        st.run("memory_topics_reset")
+        rows = []
+        for node in st.run("memory_nodes_for_topics"):
+            hits = topic_scores(f"{node['text'] or ''} {node['details'] or ''}", rules.topics)
+            best = max(hits.values(), default=0)
+            if best:
+                topic = next(n for n, h in hits.items() if h == best)
+                rows.append({"id": node["id"], "topic": topic, "score": float(best)})
+        for i in range(0, len(rows), 5000):
+            st.run("memory_topic_links", rows=rows[i:i + 5000], at=at)
+        links = len(rows)
+        from kg.memory import search  # the common-term list rides along with the index
+
+        common = search.refresh_common_terms(ws, st)
+    return {"built": at.isoformat(), "file": str((ws.memory / INDEX_FILE).relative_to(ws.root)),
+            "topics": {t: len(v) for t, v in index.items()}, "files": sum(len(v) for v in index.values()),
+            "nodes_linked": links, "common_terms": common}
+
+
+def _recent_name(path: Path, at: datetime, days: int) -> bool:
+    m = re.match(r"(\d{4}-\d{2}-\d{2})", path.name)
+    if not m:
+        return False
+    return datetime.fromisoformat(m.group(1)) >= at - timedelta(days=days)
+
+
+def recall(ws: Any, topic: str | None = None, *, message: str | None = None,
+           now: datetime | str | None = None, limit: int | None = None) -> dict[str, Any]:
+    rules = topic_rules(ws)
+    if message and not topic:
+        topic = detect(message, rules)
+    if not topic:
+        raise UsageError("name a TOPIC or give --message to detect one")
+    topic = topic.strip().lower()
+    if topic not in rules.topics:
+        raise UsageError(f"unknown topic {topic!r}: use one of {', '.join(rules.topics)} "
+                         "(add your own under [rules.topics.topics] in kg.toml)")
+    path = ws.memory / INDEX_FILE
+    built = False
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        index = doc["index"]
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        build(ws, now=now)
+        built = True
+        index = json.loads(path.read_text(encoding="utf-8"))["index"]
+    entries = list(index.get(topic, []))[: limit or rules.recall_files]
+    with ws.store() as st:
+        nodes = [jsonable(r) for r in st.run("memory_topic_nodes", topic=topic, limit=rules.recall_nodes)]
+    return {"topic": topic, "detected_from_message": bool(message), "built_index": built, "files": entries,
+            "nodes": nodes}
+
+
+def render_recall(d: dict[str, Any]) -> str:
+    """The seed's `--query-memory` output, then the graph's nodes on the topic."""
+    if not d["files"] and not d["nodes"]:
+        return f"No memory found for topic '{d['topic']}'\n  Try: kg index build first"
+    lines = [f"🔍 Memory for topic '{d['topic']}':"]
+    for e in d["files"]:
+        lines.append(f"  [{e['date']}] {e['file']}")
+        lines += [f"    → {s[:80]}" for s in e["summary"]]
+    if d["nodes"]:
+        lines.append("  Graph:")
+        lines += [f"    [{n['id']}] ({n['kind']}) {n['text'][:80]}" for n in d["nodes"]]
+    return "\n".join(lines)

@@ -1,0 +1,25 @@
+// name: hooks_pending_high_count
+// How many pending entries sit at the given priorities (`kg hook session-start` shows the newest few).
+MATCH (n:Node)
+WHERE n.kind = 'event' AND n.status = 'pending' AND n.priority IN $priorities
+RETURN count(n) AS n
+
+// name: hooks_watch
+// Changes applied to the instruction files and still under verification, whose check is not due yet: the
+// rules an agent should follow this session, because kg is measuring whether they work.
+MATCH (c:Change)
+WHERE c.status IN $statuses AND c.next_check > $now
+RETURN c.id AS id, c.status AS status, c.target AS target, c.text AS text, c.next_check AS next_check,
+       c.applied_at AS applied_at
+ORDER BY c.next_check, c.id
+LIMIT $limit
+
+// name: hooks_watch_count
+MATCH (c:Change)
+WHERE c.status IN $statuses AND c.next_check > $now
+RETURN count(c) AS n
+
+// name: hooks_counts
+// Node and edge totals for the brief's stats line.
+MATCH (n:Node)
+RETURN count(n) AS nodes, CAST(sum(CASE WHEN n.kind = 'event' THEN 1 ELSE 0 END) AS INT64) AS entries

@@ -1,0 +1,160 @@
+// name: memory_sessions_on_day
+// Session ids of one day (YYYY-MM-DD-NNN), to number the next one.
+MATCH (s:Session) WHERE s.id STARTS WITH $day RETURN s.id AS id
+
+// name: memory_session_start
+MERGE (s:Session {id: $id})
+ON CREATE SET s.started_at = $at, s.source = $source
+RETURN s.id AS id, s.started_at AS started_at, s.ended_at AS ended_at
+
+// name: memory_session_get
+MATCH (s:Session {id: $id})
+RETURN s.id AS id, s.started_at AS started_at, s.ended_at AS ended_at, s.summary AS summary, s.source AS source
+
+// name: memory_session_end
+MATCH (s:Session {id: $id}) SET s.ended_at = $at, s.summary = $summary RETURN s.id AS id
+
+// name: memory_session_nodes
+// Everything logged in a session, oldest first.
+MATCH (n:Node) WHERE n.session = $id
+RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.category AS category, n.text AS text,
+       n.status AS status, n.priority AS priority, n.source AS source, n.created_at AS created_at
+ORDER BY n.created_at, n.id
+
+// name: memory_session_skills
+MATCH (k:Skill) WHERE k.session = $id RETURN k.slug AS slug, k.name AS name, k.revisions AS revisions
+ORDER BY k.slug
+
+// name: memory_session_prefs
+MATCH (p:Preference) WHERE p.session = $id
+RETURN p.key AS key, p.value AS value, p.action AS action ORDER BY p.at, p.id
+
+// name: memory_pref_add
+CREATE (p:Preference {id: $id, key: $key, value: $value, previous: $previous, action: $action, at: $at,
+                      source: $source, session: $session})
+
+// name: memory_pref_history
+// Every change, oldest first; `$key` = '' means all keys.
+MATCH (p:Preference) WHERE $key = '' OR p.key = $key
+RETURN p.id AS id, p.key AS key, p.value AS value, p.previous AS previous, p.action AS action, p.at AS at,
+       p.source AS source, p.session AS session
+ORDER BY p.at, p.id
+
+// name: memory_score_add
+CREATE (s:Score {id: $id, at: $at, accuracy: $a, usefulness: $u, efficiency: $e, tone: $t, proactiveness: $p,
+                 average: $avg, notes: $notes, session: $session})
+
+// name: memory_scores_since
+MATCH (s:Score) WHERE s.at >= $since AND s.at <= $until
+RETURN s.id AS id, s.at AS at, s.accuracy AS accuracy, s.usefulness AS usefulness, s.efficiency AS efficiency,
+       s.tone AS tone, s.proactiveness AS proactiveness, s.average AS average, s.notes AS notes
+ORDER BY s.at, s.id
+
+// name: memory_skill_upsert
+MERGE (k:Skill {slug: $slug})
+ON CREATE SET k.created = $created, k.revisions = 0
+SET k.name = $skill_name, k.description = $description, k.updated = $updated, k.source = $source,
+    k.triggers = $triggers, k.tools = $tools, k.path = $path, k.session = $session,
+    k.revisions = k.revisions + 1
+RETURN k.slug AS slug, k.revisions AS revisions
+
+// name: memory_skill_link
+// A skill learned from these nodes (events, patterns, lessons).
+UNWIND $ids AS i
+MATCH (k:Skill {slug: $slug}), (n:Node {id: i})
+MERGE (k)-[r:learned_from]->(n)
+ON CREATE SET r.created_at = $at
+
+// name: memory_nodes_by_ids
+// UNWIND + a primary-key match: `WHERE n.id IN $ids` scans every node.
+UNWIND $ids AS i
+MATCH (n:Node {id: i})
+RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.details AS details,
+       n.category AS category, n.priority AS priority, n.status AS status, n.session AS session,
+       n.tags AS tags, n.context AS context, n.pinned AS pinned, n.created_at AS created_at,
+       n.reinforced_at AS reinforced_at
+
+// name: memory_fts
+// Full-text candidates; `$q` holds the rarer query terms only (a term in most nodes makes this slow).
+// The node's fields come back with the score: a second lookup by id costs more than the search.
+CALL QUERY_FTS_INDEX('Node', 'node_fts', $q, top := $k)
+WITH node AS n, score
+RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.details AS details,
+       n.category AS category, n.priority AS priority, n.status AS status, n.session AS session,
+       n.tags AS tags, n.context AS context, n.pinned AS pinned, n.created_at AS created_at,
+       n.reinforced_at AS reinforced_at, score
+
+// name: memory_neighbours
+// Nodes one edge away from these, any edge type and direction.
+UNWIND $ids AS i
+MATCH (a:Node {id: i})-[r]-(n:Node)
+RETURN a.id AS src, label(r) AS type, r.manual AS manual, r.score AS link_score, n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.details AS details,
+       n.category AS category, n.priority AS priority, n.status AS status, n.session AS session,
+       n.tags AS tags, n.context AS context, n.pinned AS pinned, n.created_at AS created_at,
+       n.reinforced_at AS reinforced_at
+
+// name: memory_node_count
+MATCH (n:Node) RETURN count(n) AS n
+
+// name: memory_all_tokens
+// For the common-term list (`kg index build`): every node's index tokens.
+MATCH (n:Node) RETURN n.tokens AS tokens
+
+// name: memory_principles
+// Principles kept in memory: not resolved, not stale; pinned and reinforced first.
+MATCH (n:Node) WHERE n.kind = 'principle' AND (n.stale IS NULL OR n.stale = false)
+  AND (n.status IS NULL OR NOT n.status IN ['resolved', 'wont_fix', 'reverted', 'retired'])
+RETURN n.id AS id, n.text AS text, n.pinned AS pinned, n.created_at AS created_at,
+       n.reinforced_at AS reinforced_at
+ORDER BY n.pinned DESC, n.reinforced_at DESC, n.id
+LIMIT $limit
+
+// name: memory_watch
+// The watch list: pending entries of these priorities, newest first.
+MATCH (n:Node) WHERE n.kind = 'event' AND n.status = 'pending' AND n.priority IN $priorities
+RETURN n.id AS id, n.text AS text, n.priority AS priority, n.entry_type AS entry_type, n.area AS area,
+       n.created_at AS created_at, n.reinforced_at AS reinforced_at
+ORDER BY n.created_at DESC, n.id DESC
+LIMIT $limit
+
+// name: memory_topics_reset
+// Rebuilding the topic index replaces every `about` link.
+MATCH (:Node)-[r:about]->(:Topic) DELETE r
+
+// name: memory_topic_upsert
+UNWIND $rows AS r
+MERGE (t:Topic {name: r.name})
+SET t.keywords = r.keywords, t.built_at = $at
+
+// name: memory_topic_links
+UNWIND $rows AS r
+MATCH (n:Node {id: r.id}), (t:Topic {name: r.topic})
+CREATE (n)-[:about {score: r.score, created_at: $at}]->(t)
+
+// name: memory_nodes_for_topics
+// What the topic index reads: knowledge nodes still active.
+MATCH (n:Node) WHERE n.status IS NULL OR NOT n.status IN ['wont_fix', 'reverted']
+RETURN n.id AS id, n.text AS text, n.details AS details
+
+// name: memory_topic_nodes
+MATCH (n:Node)-[a:about]->(t:Topic {name: $topic})
+RETURN n.id AS id, n.kind AS kind, n.text AS text, n.priority AS priority, n.status AS status,
+       n.created_at AS created_at, a.score AS score
+ORDER BY a.score DESC, n.created_at DESC, n.id
+LIMIT $limit
+
+// name: memory_fts_ids
+// Full-text candidates, ids and scores only (the in-process cache has the rest).
+CALL QUERY_FTS_INDEX('Node', 'node_fts', $q, top := $k)
+RETURN node.id AS id, score
+
+// name: memory_nodes_all
+// Every node's search fields, for the in-process search cache.
+MATCH (n:Node)
+RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.details AS details,
+       n.category AS category, n.priority AS priority, n.status AS status, n.session AS session,
+       n.tags AS tags, n.context AS context, n.pinned AS pinned, n.created_at AS created_at,
+       n.reinforced_at AS reinforced_at, n.stale AS stale
+
+// name: memory_edges_all
+MATCH (a:Node)-[r]->(b:Node) RETURN a.id AS src, b.id AS dst, r.manual AS manual, r.score AS link_score

@@ -1,0 +1,286 @@
+"""`kg install/uninstall`, the hook commands as the runtimes run them (a shell command with the payload on
+stdin; node for OpenClaw's handler.js) and `kg mcp` through the SDK's own client."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+KG = str(Path(sys.executable).parent / "kg")
+NOW = "2026-07-01T09:00"
+CLAUDE_EVENTS = {"SessionStart", "SessionEnd", "PostToolUse", "PostToolUseFailure", "Stop", "PreToolUse",
+                 "UserPromptSubmit", "Notification", "SubagentStop", "PreCompact"}
+TRANSCRIPT = [
+    {"type": "user", "message": {"role": "user", "content": "deploy the app please"},
+     "timestamp": "2026-07-01T09:01:00Z", "sessionId": "abc"},
+    {"type": "user", "message": {"role": "user", "content": "No, that's wrong: you should use pnpm here, not npm."},
+     "timestamp": "2026-07-01T09:03:00Z", "sessionId": "abc"},
+]
+
+
+def check_hooks_schema(settings: dict) -> list[str]:
+    """Claude Code's settings.json hooks: event -> [{matcher?, hooks: [{type: command, command, timeout?}]}]."""
+    commands = []
+    for event, groups in settings["hooks"].items():
+        assert event in CLAUDE_EVENTS, event
+        assert isinstance(groups, list)
+        for g in groups:
+            assert set(g) <= {"matcher", "hooks"} and isinstance(g["hooks"], list) and g["hooks"]
+            assert isinstance(g.get("matcher", ""), str)
+            for h in g["hooks"]:
+                assert set(h) <= {"type", "command", "timeout"} and h["type"] == "command"
+                assert isinstance(h["command"], str) and isinstance(h.get("timeout", 1), int)
+                commands.append(h["command"])
+    return commands
+
+
+def sh(command: str, payload: dict | None, cwd: Path, env_now: str = NOW) -> subprocess.CompletedProcess:
+    import os
+
+    env = {**os.environ, "KG_NOW": env_now}
+    env.pop("KG_WORKSPACE", None)
+    return subprocess.run(check=False, args=command, shell=True, input=json.dumps(payload) if payload is not None else "",
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+
+
+def ours(settings: dict, event: str) -> str:
+    return next(h["command"] for g in settings["hooks"][event] for h in g["hooks"] if "--runtime" in h["command"])
+
+
+# -- claude code -------------------------------------------------------------------------------------------------
+def test_claude_code_install_merges_and_uninstall_restores_the_bytes(ws, run_kg):
+    settings = ws.root / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = json.dumps({"model": "opus", "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [
+        {"type": "command", "command": "prettier --write"}]}]}}, indent=2) + "\n"
+    settings.write_text(original, encoding="utf-8")
+    dry = run_kg("install claude-code --dry-run")
+    assert dry.exit_code == 0 and "Dry run: nothing was written." in dry.stdout
+    assert settings.read_text(encoding="utf-8") == original and not (ws.root / ".mcp.json").exists()
+    res = run_kg("install claude-code --json")
+    assert res.exit_code == 0
+    assert [(c["path"], c["action"]) for c in res.json["changes"]] == [(".claude/settings.json", "update"),
+                                                                       (".mcp.json", "create")]
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    commands = check_hooks_schema(data)
+    assert "prettier --write" in commands and data["model"] == "opus"
+    assert set(data["hooks"]) == {"PostToolUse", "SessionStart", "SessionEnd", "PostToolUseFailure"}
+    assert json.loads((ws.root / ".mcp.json").read_text())["mcpServers"]["kaizen-kg"]["args"][-1] == "mcp"
+    assert run_kg("install claude-code").stdout == f"claude-code: nothing to change in {ws.root}\n"
+    undo = run_kg("uninstall claude-code")
+    assert undo.exit_code == 0 and "remove" in undo.stdout
+    assert settings.read_text(encoding="utf-8") == original and not (ws.root / ".mcp.json").exists()
+
+
+def test_claude_code_uninstall_removes_files_it_created(ws, run_kg):
+    run_kg("install claude-code")
+    run_kg("uninstall claude-code")
+    assert not (ws.root / ".claude").exists() and not (ws.root / ".mcp.json").exists()
+
+
+def test_claude_code_refuses_broken_settings(ws, run_kg):
+    (ws.root / ".claude").mkdir()
+    (ws.root / ".claude" / "settings.json").write_text("{oops", encoding="utf-8")
+    res = run_kg("install claude-code")
+    assert res.exit_code == 2 and "is not valid JSON" in res.stderr and "fix it" in res.stderr
+
+
+def test_unknown_runtime(run_kg):
+    res = run_kg("install cursor")
+    assert res.exit_code == 2
+    assert res.stderr == "Error: unknown runtime 'cursor': use one of claude-code, openclaw, codex\n"
+
+
+def test_claude_code_hooks_run_with_their_payloads(ws, run_kg, tmp_path):
+    """One session as Claude Code would run it: start (brief as additional context), a failed tool (an
+    error entry), the end (reflection on the transcript + the session summary)."""
+    ws.log("error", "deploy token expired", now="2026-06-30T10:00", priority="critical")
+    run_kg("install claude-code")
+    data = json.loads((ws.root / ".claude" / "settings.json").read_text())
+    base = {"session_id": "abc", "transcript_path": str(tmp_path / "abc.jsonl"), "cwd": str(ws.root)}
+
+    start = sh(ours(data, "SessionStart"), {**base, "hook_event_name": "SessionStart", "source": "startup"},
+               ws.root)
+    assert start.returncode == 0, start.stderr
+    out = json.loads(start.stdout)
+    assert set(out) == {"hookSpecificOutput"}
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("# kaizen-kg brief — 2026-07-01 09:00") and "deploy token expired" in context
+    session = re.search(r"- Session: (\S+) \(started now\)", context).group(1)
+
+    ok = sh(ours(data, "PostToolUse"), {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                                        "tool_input": {"command": "ls"},
+                                        "tool_response": {"stdout": "a", "stderr": "", "interrupted": False}},
+            ws.root)
+    assert (ok.returncode, ok.stdout) == (0, "")
+    failed = sh(ours(data, "PostToolUseFailure"),
+                {**base, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_use_id": "t1",
+                 "tool_input": {"command": "git push"}, "error": "fatal: The current branch has no upstream branch.",
+                 "is_interrupt": False}, ws.root, "2026-07-01T09:05")
+    assert (failed.returncode, failed.stdout) == (0, "")
+
+    Path(base["transcript_path"]).write_text("".join(json.dumps(t) + "\n" for t in TRANSCRIPT), encoding="utf-8")
+    end = sh(ours(data, "SessionEnd"), {**base, "hook_event_name": "SessionEnd", "reason": "exit"}, ws.root,
+             "2026-07-01T10:00")
+    assert end.returncode == 0, end.stderr
+    listed = run_kg("list --json").json
+    texts = {n["text"]: n for n in listed}
+    assert texts["`git push` failed: fatal: The current branch has no upstream branch."]["session"] == session
+    assert any("pnpm" in t and n["session"] == session for t, n in texts.items())
+    summary = (ws.root / "memory" / "sessions" / f"{session}.md").read_text(encoding="utf-8")
+    assert summary.startswith(f"# Session Summary: {session}") and "git push" in summary
+
+
+def test_hook_cli_text_and_bad_payload(ws, run_kg):
+    res = run_kg(f"hook session-start --now {NOW}")
+    assert res.exit_code == 0 and res.stdout.startswith("# kaizen-kg brief — 2026-07-01 09:00\n")
+    bad = run_kg("hook post-tool-use", input="not json")
+    assert bad.exit_code == 2 and "the hook payload on stdin is not JSON" in bad.stderr
+    small = run_kg("hook session-start --budget 50")
+    assert small.exit_code == 2 and small.stderr == "Error: --budget must be at least 200 characters\n"
+    none = run_kg("hook session-end --json", input="")
+    assert none.exit_code == 0 and none.json["reflect"] is None
+    assert "no transcript: nothing to reflect on" in none.stderr
+
+
+# -- openclaw ----------------------------------------------------------------------------------------------------
+def frontmatter(text: str) -> dict[str, str]:
+    assert text.startswith("---\n")
+    head = text[4:text.index("\n---\n", 4)]
+    return dict(line.split(": ", 1) for line in head.splitlines())
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is needed to run handler.js")
+def test_openclaw_hook_folder_and_handler(ws, run_kg, tmp_path):
+    ws.log("error", "deploy token expired", now="2026-06-30T10:00", priority="critical")
+    res = run_kg("install openclaw --json")
+    assert res.exit_code == 0
+    folder = ws.root / "hooks" / "kaizen-kg"
+    assert sorted(p.name for p in folder.iterdir()) == ["HOOK.md", "handler.js"]
+    meta = frontmatter((folder / "HOOK.md").read_text(encoding="utf-8"))
+    assert meta["name"] == "kaizen-kg" and json.loads(meta["description"])
+    events = json.loads(meta["metadata"])["openclaw"]["events"]
+    assert "agent:bootstrap" in events and "command:new" in events
+    assert all(re.fullmatch(r"[a-z]+(:[a-z:]+)?", e) for e in events)
+    runner = tmp_path / "run.mjs"
+    runner.write_text('const [, , file, ev] = process.argv;\nconst mod = await import("file://" + file);\n'
+                      "const event = JSON.parse(ev);\nawait mod.default(event);\n"
+                      "process.stdout.write(JSON.stringify(event));\n", encoding="utf-8")
+
+    def node(event: dict) -> dict:
+        import os
+
+        env = {**os.environ, "KG_NOW": NOW}
+        done = subprocess.run(check=False, args=["node", str(runner), str(folder / "handler.js"), json.dumps(event)],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0 and "kaizen-kg hook error" not in done.stderr, done.stderr
+        return json.loads(done.stdout)
+
+    boot = node({"type": "agent", "action": "bootstrap", "sessionKey": "s1", "messages": [],
+                 "context": {"workspaceDir": str(ws.root), "bootstrapFiles": [
+                     {"name": "AGENTS.md", "path": "AGENTS.md", "content": "# Agents", "missing": False}]}})
+    content = boot["context"]["bootstrapFiles"][0]["content"]
+    assert content.startswith("# Agents\n\n# kaizen-kg brief — 2026-07-01 09:00") and "deploy token" in content
+    assert (ws.root / "memory" / ".hook-context.txt").exists()
+    transcript = tmp_path / "s1.jsonl"
+    transcript.write_text("".join(json.dumps(t) + "\n" for t in TRANSCRIPT), encoding="utf-8")
+    new = node({"type": "command", "action": "new", "sessionKey": "s1", "messages": [],
+                "context": {"previousSessionEntry": {"sessionFile": str(transcript)}}})
+    assert new["messages"] == ["🧠 kaizen-kg: 1 new entry from this session"]
+    assert list((ws.root / "memory" / "sessions").glob("2026-07-01-*.md"))
+    undo = run_kg("uninstall openclaw")
+    assert undo.exit_code == 0 and not (ws.root / "hooks").exists()
+
+
+def test_openclaw_uninstall_leaves_a_foreign_hook(ws, run_kg):
+    folder = ws.root / "hooks" / "kaizen-kg"
+    folder.mkdir(parents=True)
+    (folder / "HOOK.md").write_text("---\nname: mine\n---\n", encoding="utf-8")
+    res = run_kg("uninstall openclaw")
+    assert res.exit_code == 2 and "was not written by kg" in res.stderr and (folder / "HOOK.md").exists()
+
+
+# -- codex -------------------------------------------------------------------------------------------------------
+def test_codex_install_and_uninstall(ws, run_kg):
+    (ws.root / "AGENTS.md").write_text("# Agents\n\nBe brief.\n", encoding="utf-8")
+    (ws.root / ".codex").mkdir()
+    (ws.root / ".codex" / "config.toml").write_text('model = "o3"\n\n[features]\nweb_search_request = true\n',
+                                                    encoding="utf-8")
+    before = {p: (ws.root / p).read_text(encoding="utf-8") for p in ("AGENTS.md", ".codex/config.toml")}
+    res = run_kg("install codex --json")
+    assert res.exit_code == 0
+    hooks = json.loads((ws.root / ".codex" / "hooks.json").read_text())
+    check_hooks_schema(hooks)
+    assert set(hooks["hooks"]) == {"SessionStart", "Stop", "PostToolUse"}
+    config = tomllib.loads((ws.root / ".codex" / "config.toml").read_text())
+    assert config["features"] == {"web_search_request": True, "codex_hooks": True} and config["model"] == "o3"
+    assert config["mcp_servers"]["kaizen-kg"]["args"][-1] == "mcp"
+    agents = (ws.root / "AGENTS.md").read_text(encoding="utf-8")
+    assert agents.startswith("# Agents\n\nBe brief.\n\n<!-- kaizen-kg:begin") and " approve N`" in agents
+    start = sh(ours(hooks, "SessionStart"), {"hook_event_name": "SessionStart", "source": "startup"}, ws.root)
+    assert json.loads(start.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    run_kg("uninstall codex")
+    assert {p: (ws.root / p).read_text(encoding="utf-8") for p in before} == before
+    assert not (ws.root / ".codex" / "hooks.json").exists()
+
+
+# -- mcp ---------------------------------------------------------------------------------------------------------
+mcp = pytest.importorskip("mcp")
+
+
+def test_mcp_tools_through_the_sdk_client_with_concurrent_cli_writes(ws):
+    import anyio
+    from mcp import Client
+
+    from kg.mcp_server import build_server
+
+    server = build_server(ws.root)
+    n = 6
+
+    def cli_log(i: int) -> int:
+        return subprocess.run(check=False, args=[KG, "-w", str(ws.root), "log", "learning", f"cli note {i} about widgets"],
+                              capture_output=True, text=True, timeout=120).returncode
+
+    async def main() -> dict:
+        async with Client(server) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert {"log", "search", "recall", "inject", "status", "propose", "approve", "skip", "brief"} <= set(tools)
+            assert tools["log"].input_schema["required"] == ["kind", "summary"]
+            assert tools["log"].input_schema["properties"]["kind"]["enum"] == ["learning", "error", "feature"]
+            results: list[int] = []
+
+            async def cli_writes() -> None:
+                for i in range(n):
+                    results.append(await anyio.to_thread.run_sync(cli_log, i))
+
+            ids = []
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(cli_writes)
+                for i in range(n):
+                    r = await client.call_tool("log", {"kind": "error", "summary": f"mcp error {i} in widgets"})
+                    assert not r.is_error, r
+                    ids.append(r.structured_content["id"])
+            assert results == [0] * n
+            found = await client.call_tool("search", {"query": "widgets", "limit": 50})
+            brief = await client.call_tool("brief", {})
+            bad = await client.call_tool("approve", {"number": 99})
+            return {"ids": ids, "search": found.structured_content, "brief": brief.structured_content,
+                    "bad": bad}
+
+    out = anyio.run(main)
+    assert len(set(out["ids"])) == n
+    assert out["bad"].is_error and "no proposal #99" in out["bad"].content[0].text
+    assert out["brief"]["text"].startswith("# kaizen-kg brief")
+    listed = subprocess.run(check=False, args=[KG, "-w", str(ws.root), "list", "--limit", "100", "--json"], capture_output=True,
+                            text=True, timeout=120)
+    entries = [e for e in json.loads(listed.stdout) if e["kind"] == "event"]
+    assert sorted(e["text"] for e in entries) == sorted([f"cli note {i} about widgets" for i in range(n)]
+                                                        + [f"mcp error {i} in widgets" for i in range(n)])

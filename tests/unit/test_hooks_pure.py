@@ -1,0 +1,150 @@
+"""Pure parts of the hooks and integrations: fitting the brief, reading tool failures, merging settings."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import pytest
+
+from kg.errors import RulesError, UsageError
+from kg.hooks import HookRules, Section, fit, tool_failure
+from kg.integrations import (
+    BEGIN,
+    END,
+    codex_toml,
+    codex_toml_strip,
+    drop_block,
+    merge_hooks,
+    put_block,
+    strip_hooks,
+)
+
+
+def _sec(name: str, n: int, total: int | None = None) -> Section:
+    return Section(name, name.title(), lines=[f"- item {i} of {name}" for i in range(n)], total=total or n,
+                   more=f"kg more {name}")
+
+
+@pytest.mark.parametrize("budget", [40, 60, 80, 120, 200, 400, 1000])
+def test_fit_never_exceeds_the_budget(budget):
+    text, shown, omitted = fit("# head", [_sec("a", 5), _sec("b", 3, total=9)], budget)
+    assert len(text) <= budget
+    assert {s["name"] for s in shown} | set(omitted) <= {"a", "b"}
+
+
+def test_fit_cuts_a_section_with_a_more_line():
+    text, shown, omitted = fit("# head", [_sec("a", 5)], 75)
+    assert text.startswith("# head\n\n## A (5)\n- item 0 of a")
+    assert "- … " in text and "`kg more a`" in text
+    assert shown[0]["shown"] < 5 and omitted == []
+
+
+def test_fit_keeps_order_and_skips_empty_sections():
+    text, shown, _ = fit("# h", [_sec("b", 1), Section("empty", "Empty"), _sec("a", 1)], 1000)
+    assert [s["name"] for s in shown] == ["b", "a"]
+    assert text.index("## B") < text.index("## A") and "Empty" not in text
+
+
+def test_fit_late_section_gets_the_free_characters():
+    seen = []
+
+    def render(free: int) -> str:
+        seen.append(free)
+        return "M" * min(free, 100)
+
+    text, shown, _ = fit("# h", [Section("memory", render=render), _sec("a", 1)], 300)
+    assert seen == [300 - 3 - 2] and "M" * 100 in text and shown[0] == {"name": "memory", "chars": 100}
+
+
+def test_fit_is_deterministic():
+    secs = [_sec("a", 7, 20), _sec("b", 4)]
+    assert fit("# h", secs, 150) == fit("# h", secs, 150)
+
+
+@pytest.mark.parametrize("payload,expected", [
+    ({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "git push"},
+      "error": "fatal: no upstream"}, ("Bash", "fatal: no upstream", "git push")),
+    ({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "error": "x", "is_interrupt": True}, None),
+    ({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"},
+      "tool_response": {"stdout": "a", "stderr": "", "interrupted": False}}, None),
+    ({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "make"},
+      "tool_response": {"stdout": "", "stderr": "boom", "exit_code": 2}}, ("Bash", "exit code 2: boom", "make")),
+    ({"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": "a.py"},
+      "tool_response": {"success": False, "error": "old_string not found"}},
+     ("Edit", "old_string not found", "a.py")),
+    ({"hook_event_name": "PostToolUse", "tool_name": "mcp__x", "tool_response": {"isError": True,
+      "content": [{"type": "text", "text": "denied"}]}}, ("mcp__x", "denied", "")),
+    ({"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_response": "file text"}, None),
+    ({}, None),
+])
+def test_tool_failure(payload, expected):
+    got = tool_failure(payload)
+    assert (None if got is None else (got.tool, got.error, got.command)) == expected
+
+
+def test_failure_summary_names_the_command():
+    f = tool_failure({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+                      "tool_input": {"command": "pytest -q"}, "error": "\n\nE   ImportError: x\nmore"})
+    assert f.summary() == "`pytest -q` failed: E ImportError: x"
+
+
+def test_hook_rules_validation():
+    ok = HookRules.from_mapping({"budget": 500, "order": ["stats", "memory"]}, ("critical", "high"))
+    assert ok.order == ("stats", "memory") and ok.budget == 500
+    for bad, word in [({"budget": 10}, "budget"), ({"order": ["nope"]}, "nope"),
+                      ({"order": ["stats", "stats"]}, "twice"), ({"high_priorities": ["urgent"]}, "urgent"),
+                      ({"limits": {"watch": -1}}, "limits.watch"), ({"session_end": {"reflect": "yes"}}, "reflect")]:
+        with pytest.raises(RulesError, match=word):
+            HookRules.from_mapping(bad, ("critical", "high"))
+
+
+MARK = "--runtime claude-code"
+
+
+def _ours(event: str) -> dict:
+    return {"matcher": "x", "hooks": [{"type": "command", "command": f"kg -w /w hook {event} {MARK}"}]}
+
+
+def test_merge_keeps_other_hooks_and_settings_and_strip_restores_them():
+    original = {"model": "opus", "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [
+        {"type": "command", "command": "prettier --write"}]}]}, "permissions": {"allow": ["Bash(ls)"]}}
+    entries = {"PostToolUse": [_ours("post-tool-use")], "SessionStart": [_ours("session-start")]}
+    merged = merge_hooks(original, entries, "claude-code")
+    assert merged["model"] == "opus" and merged["permissions"] == original["permissions"]
+    assert merged["hooks"]["PostToolUse"][0] == original["hooks"]["PostToolUse"][0]
+    assert len(merged["hooks"]["PostToolUse"]) == 2
+    assert merge_hooks(merged, entries, "claude-code") == merged  # idempotent
+    back, removed = strip_hooks(merged, "claude-code")
+    assert removed == 2 and json.dumps(back) == json.dumps(original)
+
+
+def test_strip_leaves_other_runtimes_and_lookalikes():
+    settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "kg hook session-end --runtime codex"},
+                                              {"type": "command", "command": "echo hook session-end"}]}]}}
+    assert strip_hooks(settings, "claude-code") == (settings, 0)
+
+
+def test_blocks_round_trip():
+    text = "# Agents\n\nBe kind.\n"
+    added = put_block(text, "body")
+    assert BEGIN in added and END in added and added.startswith(text.rstrip("\n"))
+    assert put_block(added, "body") == added
+    assert drop_block(added) == text
+    assert drop_block(put_block("", "body")) == ""
+
+
+@pytest.mark.parametrize("original", ["", 'model = "o3"\n', 'model = "o3"\n\n[features]\nweb_search = true\n',
+                                      '[features]\ncodex_hooks = false\n'])
+def test_codex_toml_merges_and_strips(original):
+    new = codex_toml(original, ["/bin/kg", "-w", "/w", "mcp"])
+    data = tomllib.loads(new)
+    assert data["mcp_servers"]["kaizen-kg"] == {"command": "/bin/kg", "args": ["-w", "/w", "mcp"]}
+    assert "codex_hooks" in data["features"]
+    assert codex_toml(new, ["/bin/kg", "-w", "/w", "mcp"]) == new
+    assert codex_toml_strip(new).strip() == original.strip()
+
+
+def test_codex_toml_refuses_broken_toml():
+    with pytest.raises(UsageError, match="not valid TOML"):
+        codex_toml("[broken", ["kg", "mcp"])

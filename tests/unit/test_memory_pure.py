@@ -1,0 +1,198 @@
+"""Pure pieces of the memory layer: no database."""
+
+from datetime import datetime
+
+import pytest
+
+from kg.errors import UsageError
+from kg.memory import blocks, inject, scores, search, sessions, skills, topics
+from kg.memory.rules import MemoryRules, ScoreRules, SkillRules, TopicRules
+from kg.policy import packaged
+
+TOPICS = TopicRules.from_mapping(packaged("topics"))
+RULES = MemoryRules.from_mapping(packaged("memory"))
+
+
+@pytest.mark.parametrize("text, topic", [
+    ("the python script has a bug", "code"),
+    ("明天天气怎么样，会下雨吗？温度多少", "weather"),
+    ("帮我看看股票 stock 行情", "finance"),
+    ("please remember this for recall later", "memory"),
+    ("I read a book about cooking", "general"),          # "ok" inside "book" does not count
+    ("配置 the API key", "config"),
+    ("", "general"),
+])
+def test_detect_topic(text, topic):
+    assert topics.detect(text, TOPICS) == topic
+
+
+def test_detect_tie_goes_to_first_listed():
+    assert topics.detect("python browser", TOPICS) == "code"
+
+
+def test_user_topics_are_detected():
+    rules = TopicRules.from_mapping({**packaged("topics"), "topics": {**packaged("topics")["topics"],
+                                                                     "travel": ["flight", "航班"]}})
+    assert topics.detect("订了明天的航班", rules) == "travel"
+
+
+def test_file_summary_skips_headings_and_falls_back_to_log_entries():
+    assert topics.file_summary("# T\n\nline one\n## h\nline two\n") == ["line one", "line two"]
+    assert topics.file_summary("# 2026-01-01\n\n### ✅ 10:00 - did x\n") == ["✅ 10:00 - did x"]
+
+
+@pytest.mark.parametrize("query, terms", [
+    ("When did Caroline go to the support group?", ["caroline", "go", "support", "group"]),
+    ("用户喜欢直接回答", ["用户", "户喜", "喜欢", "欢直", "直接", "接回", "回答"]),
+    ("git push 失败", ["git", "push", "失败"]),
+])
+def test_query_terms(query, terms):
+    assert search.query_terms(query) == terms
+
+
+def test_pick_index_terms_prefers_rare_and_keeps_something():
+    r = RULES.search
+    df = {"error": 900, "push": 10}
+    assert search.pick_index_terms(["error", "push", "kubectl"], df, 1000, r) == ["kubectl", "push"]
+    assert search.pick_index_terms(["error"], df, 1000, r) == ["error"]
+
+
+@pytest.mark.parametrize("term, stemmed", [("painting", "paint"), ("painted", "paint"), ("cats", "cats"),
+                                           ("失败", "失败"), ("crashes", "crash")])
+def test_stem(term, stemmed):
+    assert search.stem(term) == stemmed
+
+
+def test_coverage_fuzzy_and_exact():
+    assert search.coverage(["pytest", "failng"], {}, {"pytest", "failing"}, 80) > 0.9
+    assert search.coverage(["kubectl"], {}, {"git"}, 85) == 0.0
+    assert search.coverage([], {}, {"x"}, 85) == 0.0
+
+
+def test_recency_and_link_weight():
+    now = datetime(2026, 1, 31)
+    assert search.recency(datetime(2026, 1, 1), now, 30) == pytest.approx(0.5)
+    assert search.recency(None, now, 30) == 0.0
+    assert search.link_weight(True, 0.1) == 1.0
+    assert search.link_weight(False, 0.8) == pytest.approx(0.4)
+
+
+def test_snippet_centres_on_a_term():
+    text = "x " * 200 + "the needle is here " + "y " * 200
+    s = search.snippet(text, ["needle"], 60)
+    assert "needle" in s and s.startswith("…") and s.endswith("…")
+
+
+SCORE_RULES = ScoreRules(0, 10, 0.5)
+
+
+@pytest.mark.parametrize("values, message", [
+    (["8", "7", "9", "8"], "give 5 scores"),
+    (["8", "7", "9", "8", "11"], "proactiveness must be from 0 to 10, not 11"),
+    (["8", "x", "9", "8", "7"], "usefulness must be a whole number"),
+    (["-1", "7", "9", "8", "7"], "accuracy must be from 0 to 10"),
+])
+def test_score_validation(values, message):
+    with pytest.raises(UsageError, match=message):
+        scores.validate(values, SCORE_RULES)
+
+
+def test_score_average_and_trend():
+    assert scores.average([8, 7, 9, 8, 7]) == 7.8
+    rows = [{"id": "a", "at": datetime(2026, 1, 1, 9), "average": 6.0, **dict.fromkeys(scores.DIMENSIONS, 6)},
+            {"id": "b", "at": datetime(2026, 1, 1, 10), "average": 8.0, **dict.fromkeys(scores.DIMENSIONS, 8)},
+            {"id": "c", "at": datetime(2026, 1, 3, 10), "average": 9.0, **dict.fromkeys(scores.DIMENSIONS, 9)}]
+    t = scores.summarise(rows, 7, 0.5)
+    assert [r["avg"] for r in t.rows] == [7.0, 9.0]
+    assert t.rows[0]["acc"] == 6  # the day's first score, as the seed shows
+    assert t.arrow == "↑"
+    assert scores.arrow(7.0, 7.4, 0.5) == "→" and scores.arrow(7.0, 6.0, 0.5) == "↓"
+
+
+def test_trends_render_exact():
+    rows = [{"id": "a", "at": datetime(2026, 1, 1, 9), "average": 7.8, "accuracy": 8, "usefulness": 7,
+             "efficiency": 9, "tone": 8, "proactiveness": 7}]
+    text = scores.render_trends(scores.summarise(rows, 7, 0.5).as_dict())
+    assert text == ("\n📈 Score Trends (last 7 days, 1 scores):\n\n"
+                    "  Date           Avg  Acc  Use  Eff  Ton  Pro\n  " + "─" * 40 + "\n"
+                    "  2026-01-01     7.8    8    7    9    8    7")
+    assert scores.render_trends({"count": 0, "days": 3}) == "No scores in the last 3 days."
+
+
+def test_session_ids():
+    assert sessions.next_id("2026-05-27", []) == "2026-05-27-001"
+    assert sessions.next_id("2026-05-27", ["2026-05-27-001", "2026-05-27-007", "2026-05-26-009"]) == "2026-05-27-008"
+
+
+def test_session_classify_and_render():
+    nodes = [
+        {"id": "LRN-1", "kind": "event", "entry_type": "learning", "category": "task", "text": "ship it"},
+        {"id": "LRN-2", "kind": "event", "entry_type": "learning", "category": "correction", "text": "不对，用 uv"},
+        {"id": "ERR-1", "kind": "event", "entry_type": "error", "status": "pending", "priority": "high",
+         "text": "push failed"},
+        {"id": "ERR-2", "kind": "event", "entry_type": "error", "status": "resolved", "text": "flaky test"},
+        {"id": "les-1", "kind": "lesson", "text": "pin versions"},
+    ]
+    s = sessions.classify("2026-05-27-001", nodes, [{"slug": "deploy", "revisions": 1}],
+                          [{"key": "tone", "value": '"concise"', "action": "set"}], summary="did things",
+                          open_items=["ask about X"])
+    text = sessions.render(s, datetime(2026, 5, 27, 18, 0))
+    assert text.startswith("# Session Summary: 2026-05-27-001\n\nGenerated: 2026-05-27 18:00\n\n## Tasks Completed\n"
+                           "- did things\n- ship it [LRN-1]\n")
+    for heading in sessions.SECTIONS:
+        assert f"## {heading}\n" in text
+    assert "- error (high): push failed [ERR-1]\n- ask about X" in text
+    assert "- memory/skills/deploy.md (new)" in text
+    assert "correction: 不对，用 uv [LRN-2]" in text
+
+
+SKILL_RULES = SkillRules(80, 40, 5, 5, 2, ("记住", "remember this"))
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    ({"tool_calls": 5}, True),
+    ({"tool_calls": 4}, False),
+    ({"message": "好的，记住这个做法"}, True),
+    ({"message": "Please REMEMBER THIS"}, True),
+    ({"repeats": 2}, True),
+    ({"repeats": 1}, False),
+    ({"new_workflow": True}, True),
+    ({}, False),
+])
+def test_should_generate(kwargs, expected):
+    assert skills.should_generate(SKILL_RULES, **kwargs).generate is expected
+
+
+def test_skill_roundtrip_keeps_human_sections():
+    text = ("---\nname: deploy-docs\ndescription: Publish docs\ncreated: 2026-01-01 10:00\nupdated: 2026-01-01 10:00\n"
+            "source: hand\ntriggers: [\"deploy docs\", \"发布文档\"]\ntools: bash, git\nowner: me\n---\n\n# Deploy\n\n"
+            "## Procedure\n\n1. build\n2. push\n\n## Notes\n\nhuman text\n")
+    s = skills.parse("deploy-docs", text)
+    assert s.triggers == ["deploy docs", "发布文档"] and s.tools == ["bash", "git"]
+    assert s.items("Procedure") == ["build", "push"]
+    again = skills.parse("deploy-docs", skills.render(s))
+    assert again.as_dict() == s.as_dict()
+    assert again.sections["Notes"] == ["human text"] and again.extra == {"owner": "me"}
+
+
+def test_skill_similarity_and_match():
+    s = skills.Skill("git-push-setup", "git-push-setup", "Set up git push over ssh", triggers=["git push", "推送代码"])
+    assert skills.similarity(s, "setup-git-push", "", []) >= 80
+    assert skills.similarity(s, "bake-bread", "make sourdough", ["bread"]) < 50
+    assert skills.match_score(s, "推送代码到远程仓库") > skills.match_score(s, "烤面包")
+
+
+def test_replace_block_keeps_human_text():
+    text = "# User\n\nhuman line\n"
+    once = blocks.replace_block(text, "preferences", "A")
+    twice = blocks.replace_block(once, "preferences", "B")
+    assert twice.startswith("# User\n\nhuman line\n") and "B" in twice and "A\n" not in twice
+    assert twice.count("<!-- kg:preferences:begin -->") == 1
+
+
+def test_inject_fit_respects_budget_and_order():
+    items = [inject.Item("lesson", f"les-{i}", "x" * 50, 1.0 - i / 10, 0.5, 0.5) for i in range(10)]
+    ranked = inject.rank(items, 0.6, 0.25, 0.15)
+    kept, dropped = inject.fit(ranked, 300, "## Memory (kg)")
+    assert len(inject.render_block("## Memory (kg)", kept)) <= 300
+    assert dropped == 10 - len(kept) and [i.ref for i in kept] == [f"les-{i}" for i in range(len(kept))]
