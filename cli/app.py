@@ -7,7 +7,10 @@ from typing import Annotated
 
 import typer
 
-from kg.cli import common, entries, graph
+from kg.cli import analysis, common, demo, entries, graph, links, reflect, trail
+from kg.cli import hooks as hooks_cli
+from kg.cli import lifecycle as lifecycle_cli
+from kg.cli import memory as memory_cli
 from kg.cli.common import State
 
 app = typer.Typer(
@@ -40,7 +43,17 @@ def main_options(
 
 
 entries.register(app)
+demo.register(app)
+reflect.register(app)
 graph.register(app)
+export_app = typer.Typer(help="Render the graph into other formats.", no_args_is_help=True)
+app.add_typer(export_app, name="export")
+trail.register(app, export_app)
+analysis.register(app, export_app)
+memory_cli.register(app)
+links.register(app)
+lifecycle_cli.register(app, export_app)
+hooks_cli.register(app)
 
 
 def main() -> None:

@@ -118,6 +118,7 @@ class Workspace:
                              workspace_source=str(root / "kg.toml"))
         self._held: Store | None = None
         self._held_cm: Any = None
+        self._depth = 0
         self._journal: Journal | None = None
 
     def __repr__(self) -> str:
@@ -171,20 +172,36 @@ class Workspace:
         with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", lock_timeout=self.lock_timeout,
                         queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
                         unless=unless) as st:
-            if st is not None:
-                self._drain(st)
-            yield st
+            if st is None:
+                yield None
+                return
+            self._drain(st)
+            self._held = st  # nested store() calls share this handle
+            try:
+                yield st
+            finally:
+                self._held = None
+
+    @property
+    def is_held(self) -> bool:
+        """Whether the graph is open in this process (inside `with ws:` or a `ws.store()` block)."""
+        return self._held is not None
 
     def __enter__(self) -> Workspace:
-        cm = self.store()
-        self._held = cm.__enter__()
-        self._held_cm = cm
+        """Hold the graph open (and other processes out) until the outermost `with` ends. Re-entrant."""
+        if self._depth == 0:
+            cm = self.store()
+            cm.__enter__()
+            self._held_cm = cm
+        self._depth += 1
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        cm, self._held, self._held_cm = self._held_cm, None, None
-        if cm is not None:
-            cm.__exit__(*exc)
+        self._depth -= 1
+        if self._depth == 0:
+            cm, self._held_cm = self._held_cm, None
+            if cm is not None:
+                cm.__exit__(*exc)
 
     def drain(self) -> DrainReport:
         """Apply every acknowledged write still waiting in the journal."""

@@ -209,3 +209,17 @@ def test_unwritable_workspace_fails_clearly():
         shutil.rmtree(base, ignore_errors=True)
     assert out.stdout.startswith("StoreError 1 cannot "), out.stdout + out.stderr
     assert "Permission denied" in out.stdout and "writable" in out.stdout
+
+
+def test_nested_holds_and_stores_share_one_handle(ws):
+    with ws:
+        with ws:
+            ws.log("learning", "inner", now=NOW)
+        assert ws.is_held  # the inner `with` did not release the outer hold
+        with ws.store() as a, ws.store() as b:
+            assert a is b
+    assert not ws.is_held
+    with ws.store() as a:
+        with ws.store() as b:  # nested without `with ws:` reuses the open handle too
+            assert a is b
+    assert [r["text"] for r in ws.list()] == ["inner"]
