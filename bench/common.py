@@ -70,6 +70,9 @@ def build_workspace(path: Path, n: int) -> Any:
                   "score": 1.0, "reason": "bench"} for r in rows if r["pattern_key"]]
         bulk_load_edges(st, "derived_from", links, scratch=ws.kg_dir)
         st.run("pattern_reinforce_bulk")
+        from kg import linking
+
+        linking.rebuild_terms(st, linking.rules_of(ws.rules))  # what `kg link reindex` does after a bulk load
     with ws.journal.locked():
         ws.journal.observe([f"pat-20260101-{len(keys):03d}"])
     return ws

@@ -6,8 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
-from kg.cli import analysis, common, demo, entries, graph, links, reflect, trail
+from kg.cli import analysis, demo, entries, graph, links, reflect, trail
 from kg.cli import hooks as hooks_cli
 from kg.cli import lifecycle as lifecycle_cli
 from kg.cli import memory as memory_cli

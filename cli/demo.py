@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-
 from kg.cli.common import JsonOpt, emit, errors, note
 
 

@@ -6,7 +6,6 @@ from enum import Enum
 from typing import Annotated, Any
 
 import typer
-
 from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, state, workspace
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-
 from kg.cli.common import JsonOpt, NowOpt, emit, errors, now_of, workspace
 
 node_app = typer.Typer(help="Add knowledge nodes by hand.", no_args_is_help=True)

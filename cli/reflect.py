@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-
 from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, workspace
 
 
@@ -49,6 +48,8 @@ def _render(d: dict[str, Any]) -> str:
     if d["applied"]:
         lines.append(f"✅ Logged {len(d['logged'])}: {', '.join(d['logged']) or 'nothing new'}"
                      + (f"; {d['already_logged']} already logged before" if d["already_logged"] else ""))
+        if d["summary_file"]:
+            lines.append(f"📝 Session summary: {d['summary_file']}")
     elif d["findings"]:
         lines.append("Dry run: nothing was written. Run again with --apply to log these.")
     return "\n".join(lines)

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-
 from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, workspace
 
 import_app = typer.Typer(help="Import memory written by other tools or by hand.", no_args_is_help=True)

@@ -331,6 +331,7 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
                           "findings": len(rep.findings), "logged": rep.logged,
                           "already_logged": rep.already_logged}
         out["session"] = sid or rep.session
+        out["summary_file"] = rep.summary_file  # reflect --apply writes the session summary itself
     elif not transcript_path:
         out["notes"].append("no transcript: nothing to reflect on")
     else:
@@ -347,7 +348,7 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
         if rows and rows[0]["ended_at"] is None:
             ended = sessions.end(ws, summary, now=at, session=sid)
             out["summary_file"] = ended["file"]
-        elif rows:
+        elif rows and not out["summary_file"]:
             out["notes"].append(f"session {sid} ended already")
         else:
             out["notes"].append(f"no kg session {sid}: no summary written (`kg session start` names one)")

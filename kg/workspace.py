@@ -18,7 +18,7 @@ from typing import Any
 
 from kg import clock, files, linking
 from kg.entries import choice, prepare
-from kg.errors import KgError, NoWorkspace, NotFound, RulesError, StoreError, UsageError
+from kg.errors import KgError, NotFound, NoWorkspace, RulesError, StoreError, UsageError
 from kg.journal import Journal, write_atomic
 from kg.policy import RuleSet
 from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, Row, Store, check_label, existing_ids

@@ -105,5 +105,26 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
                 report.already_logged += 1
                 continue
             report.logged.append(ws.log(kind, summary, now=at, session=session_id, **fields).id)
+        if report.logged:
+            report.summary_file = _write_summary(ws, report, result, at)
     report.applied = True
     return report
+
+
+def _write_summary(ws: Any, report: ReflectReport, result: Reflection, at: datetime) -> str | None:
+    """The L1 session summary (memory/sessions/SESSION.md), filled from the session's events in the graph;
+    tasks with many tool calls are listed as open skill candidates. Once per session."""
+    from kg.memory import sessions
+
+    counts: dict[str, int] = {}
+    for f in result.findings:
+        counts[f.kind] = counts.get(f.kind, 0) + 1
+    summary = (f"Reflected on {report.source} ({report.format}, {report.turns} turns): "
+               + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())))
+    open_items = [f"Skill candidate: {t['request'][:100]} ({t['tool_calls']} tool calls, {t['position']})"
+                  for t in report.skill_candidates]
+    try:
+        done = sessions.end(ws, summary, now=at, session=report.session, open_items=open_items)
+    except UsageError:
+        return None  # ended before (a re-run, or the agent ended it): the first summary stands
+    return done["file"]

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 import typer
-from typer.testing import CliRunner
-
 from kg.cli.app import app
+from typer.testing import CliRunner
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 

@@ -98,11 +98,11 @@ def test_trail_round_trip_through_the_cli(run_kg, ws, tmp_path):
 def test_import_hand_written_learnings_with_bad_bytes(run_kg, tmp_path):
     hand = tmp_path / "LEARNINGS.md"
     hand.write_bytes(
-        "# Learnings\n\n## [LRN-20260505-003] correction:use_read_not_exec\n\n"
-        "**Logged**: 2026-05-05T10:30:00\n**Priority**: high\n**Status**: pending\n**Area**: tooling\n\n"
-        "### Summary\nPrefer the read tool over exec for viewing files\n\n### Details\nexec cat hit a @BAD@ byte\n\n"
-        "### Metadata\n- Source: user_feedback\n- Pattern-Key: tools.read_over_exec\n- Tags: tools, files\n\n"
-        "## [not-an-id] broken entry\n\n### Summary\nignored\n".encode("utf-8").replace(b"@BAD@", b"\xff")
+        b"# Learnings\n\n## [LRN-20260505-003] correction:use_read_not_exec\n\n"
+        b"**Logged**: 2026-05-05T10:30:00\n**Priority**: high\n**Status**: pending\n**Area**: tooling\n\n"
+        b"### Summary\nPrefer the read tool over exec for viewing files\n\n### Details\nexec cat hit a @BAD@ byte\n\n"
+        b"### Metadata\n- Source: user_feedback\n- Pattern-Key: tools.read_over_exec\n- Tags: tools, files\n\n"
+        b"## [not-an-id] broken entry\n\n### Summary\nignored\n".replace(b"@BAD@", b"\xff")
     )
     r = run_kg(f"import trail {hand} --json")
     assert r.exit_code == 0

@@ -46,8 +46,11 @@ def test_apply_logs_once_and_redacts_every_byte(run_kg, ws, tmp_path):
     t = _claude_code(tmp_path / "sess-a.jsonl", "sess-a", "Error: connection refused to db:5432")
     first = run_kg(f"reflect {t} --apply --json {NOW}").json
     assert len(first["logged"]) == 2
+    assert first["summary_file"] == "memory/sessions/sess-a.md"
+    summary = (ws.root / first["summary_file"]).read_text(encoding="utf-8")
+    assert summary.startswith("# Session Summary: sess-a") and "## Learnings" in summary
     again = run_kg(f"reflect {t} --apply --json {NOW}").json
-    assert again["logged"] == [] and again["already_logged"] == 2
+    assert again["logged"] == [] and again["already_logged"] == 2 and again["summary_file"] is None
     rows = run_kg("list --json").json
     assert {r["session"] for r in rows if r["kind"] == "event"} == {"sess-a"}
     # nothing kg wrote anywhere in the workspace holds the key: graph, WAL, journal, logs, exports

@@ -90,9 +90,10 @@ def test_session_end_reflects_once_and_writes_the_summary(ws, tmp_path):
     assert again["summary_file"] is None and any("ended already" in n for n in again["notes"])
 
 
-def test_session_end_without_a_session_only_reflects(ws, tmp_path):
+def test_session_end_without_a_kg_session_reflects_into_the_transcripts_session(ws, tmp_path):
     done = hooks.session_end(ws, str(write_transcript(tmp_path / "abc.jsonl")), NOW)
-    assert done["reflect"]["logged"] and done["summary_file"] is None
+    # reflect --apply writes the summary of the session it logged into (named after the transcript)
+    assert done["reflect"]["logged"] and done["summary_file"] == "memory/sessions/abc.md"
     assert any("no current kg session" in n for n in done["notes"])
 
 
