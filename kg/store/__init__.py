@@ -152,9 +152,12 @@ class Store:
             )
 
     def _migrate(self) -> None:
-        self._execute_raw(META_DDL, {})
         known = [name for name, _ in migrations()]
         applied = set(self.applied_migrations())
+        if set(known) <= applied and applied <= set(known):
+            return  # the common case: a read, no DDL, on every open
+        if not applied:
+            self._execute_raw(META_DDL, {})
         unknown = sorted(applied - set(known))
         if unknown:
             self._check_version()
