@@ -90,7 +90,11 @@ def prepare(policy: Policy, redactor: Any, kind: str, summary: str, *, now: date
     out["status"] = status or "pending"
     if fields:
         raise UsageError(f"unknown field(s): {', '.join(sorted(fields))}")
-    redacted, kinds = redactor.redact_many(out)
+    # Closed vocabularies (kind, priority, status, ...) were checked against the rules and cannot hold a
+    # secret; every free-text field is redacted.
+    free = {k: v for k, v in out.items() if k not in CHOICE_FIELDS and k not in ("entry_type", "status")}
+    cleaned, kinds = redactor.redact_many(free)
+    redacted = {**out, **cleaned}
     redacted["tokens"] = index_tokens(redacted["text"], redacted.get("details"), redacted.get("action"),
                                       redacted.get("error_text"), " ".join(redacted.get("tags") or ()))
     redacted["created_at"] = now.isoformat(timespec="seconds")

@@ -14,7 +14,7 @@ import tomllib
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from typing import Any
 
@@ -64,12 +64,14 @@ class SecretRule:
         A rule with keywords is tried only where a keyword begins (the rules promise every match starts with
         one), so its regex never scans the bulk of the text; without keywords it scans everything.
         """
-        replace = _replacer(self, found)
         if not self.keywords:
-            return self.pattern.sub(replace, text)
+            if self.pattern.search(text) is None:  # the common case: no callback to build
+                return text
+            return self.pattern.sub(_replacer(self, found), text)
         starts = self.starts(lowered)
         if not starts:
             return text
+        replace = _replacer(self, found)
         if len(lowered) != len(text):  # a few non-ASCII letters lowercase to two characters
             return self.pattern.sub(replace, text)
         parts: list[str] = []
@@ -121,12 +123,23 @@ class Redactor:
             return Redacted(text)
         lowered = text.lower()
         found: set[str] = set()
-        for rule in self.rules:
+        # Most text holds no keyword at all: one scan for any of them skips every keyword rule at once.
+        rules = self.rules if self._any_keyword.search(lowered) else self._keywordless
+        for rule in rules:
             new = rule.apply(text, lowered, found)
             if new != text:
                 text = new
                 lowered = text.lower()
         return Redacted(text, tuple(sorted(found)))
+
+    @cached_property
+    def _any_keyword(self) -> re.Pattern[str]:
+        words = sorted({k for rule in self.rules for k in rule.keywords}, key=len, reverse=True)
+        return re.compile("|".join(map(re.escape, words))) if words else re.compile(r"(?!)")
+
+    @cached_property
+    def _keywordless(self) -> tuple[SecretRule, ...]:
+        return tuple(rule for rule in self.rules if not rule.keywords)
 
     def redact_many(
         self, fields: Mapping[str, str | list[str] | None]
