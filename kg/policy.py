@@ -128,6 +128,7 @@ class Policy:
     field_max_chars: int
     list_max_items: int
     lock_timeout: float
+    buffer_pool_mb: int
     kinds: tuple[str, ...]
     priorities: tuple[str, ...]
     statuses: tuple[str, ...]
@@ -155,6 +156,7 @@ class Policy:
                 field_max_chars=int(data["limits"]["field_max_chars"]),
                 list_max_items=int(data["limits"]["list_max_items"]),
                 lock_timeout=float(data["lock"]["timeout_seconds"]),
+                buffer_pool_mb=int(data["store"]["buffer_pool_mb"]),
                 kinds=tuple(entries["kinds"]),
                 priorities=tuple(entries["priorities"]),
                 statuses=tuple(entries["statuses"]),
@@ -179,6 +181,6 @@ class Policy:
                               ("default_source", "default_source"), ("default_category", "default_category")):
                 if kind not in getattr(policy, attr):
                     raise RulesError(f"{source}: entries.{key} has no value for {kind!r}")
-        if policy.summary_max_chars < 1 or policy.lock_timeout < 0:
+        if policy.summary_max_chars < 1 or policy.lock_timeout < 0 or policy.buffer_pool_mb < 16:
             raise RulesError(f"{source}: limits must be positive")
         return policy

@@ -171,7 +171,7 @@ class Workspace:
             return
         with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", lock_timeout=self.lock_timeout,
                         queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
-                        unless=unless) as st:
+                        unless=unless, buffer_pool_mb=self.policy.buffer_pool_mb) as st:
             if st is None:
                 yield None
                 return

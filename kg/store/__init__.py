@@ -76,6 +76,7 @@ class Store:
         queries_dir: Path | None = None,
         migrate: bool = True,
         unless: Callable[[], bool] | None = None,
+        buffer_pool_mb: int = 1024,
     ) -> Iterator[Store | None]:
         """Lock, open, migrate. With `unless`, that check runs once the lock is held, and when it is true
         the database is not opened at all and None is yielded (a cheap way out for a caller whose work
@@ -97,7 +98,8 @@ class Store:
             import kuzu  # imported late: it is the slowest import, and `kg --help` does not need it
 
             try:
-                db = kuzu.Database(str(path), read_only=read_only, checkpoint_threshold=CHECKPOINT_BYTES)
+                db = kuzu.Database(str(path), read_only=read_only, checkpoint_threshold=CHECKPOINT_BYTES,
+                                   buffer_pool_size=buffer_pool_mb * 1024 * 1024)
                 conn = kuzu.Connection(db)
                 if not read_only:
                     # Committed transactions are durable in the WAL already. Checkpointing on every close
