@@ -12,13 +12,13 @@ from datetime import datetime
 from typing import Any
 
 from kg.errors import NotFound, UsageError
-from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS
+from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, plain
 
 MAX_DEPTH = 6
 
 
 def _json(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in row.items()}
+    return plain(row)
 
 
 def parse_target(target: str | None, entry_types: tuple[str, ...]) -> tuple[str, str]:

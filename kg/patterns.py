@@ -13,10 +13,11 @@ from typing import Any
 
 from kg import clock, linking
 from kg.errors import NotFound, UsageError
+from kg.store import plain
 
 
 def _json(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in row.items()}
+    return plain(row)
 
 
 def list_patterns(ws: Any, *, limit: int = 50, min_recurrence: int = 1) -> list[dict[str, Any]]:

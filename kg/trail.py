@@ -21,12 +21,14 @@ from kg.files import LEARNINGS_FILES, learnings_entry
 from kg.journal import write_atomic
 from kg.store import (
     EDGE_TYPES,
+    HIDDEN_COLUMNS,
     KNOWLEDGE_KINDS,
     NODE_COLUMNS,
     bulk_load_edges,
     bulk_load_nodes,
     check_label,
     existing_ids,
+    plain,
 )
 from kg.text import clean, index_tokens
 
@@ -61,9 +63,10 @@ def export_trail(ws: Any, *, out: Path | None = None, learnings: bool | None = N
     """Write the trail JSON (and `.learnings/*.md` when that folder exists or `learnings=True`)."""
     at = clock.now(now)
     with ws.store() as st:
-        nodes = [_plain(r["n"]) for r in st.run("nodes_all")]
-        edges = [_plain(r) for r in st.run("edges_all")]
-        patterns = {p["key"]: p for p in (_plain(r) for r in st.run("pattern_stats_all", limit=10**9))}
+        nodes = [plain(r["n"], hide=HIDDEN_COLUMNS) for r in st.run("nodes_all")]
+        edges = [plain(r, hide=HIDDEN_COLUMNS) for r in st.run("edges_all")]
+        stats = st.run("pattern_stats_all", limit=10**9)
+        patterns = {p["key"]: p for p in (plain(r, hide=HIDDEN_COLUMNS) for r in stats)}
     doc = build_trail(nodes, edges, patterns, at)
     target = out or ws.root / TRAIL_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -476,8 +479,3 @@ def _load_edges(ws: Any, st: Any, edges: list[dict[str, Any]], report: ImportRep
                 fresh.append(r)
         total += bulk_load_edges(st, label, fresh, scratch=ws.kg_dir)
     return total
-
-
-def _plain(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in row.items()
-            if k not in ("_id", "_label", "tokens")}

@@ -21,7 +21,7 @@ from kg.entries import choice, prepare
 from kg.errors import KgError, NotFound, NoWorkspace, RulesError, StoreError, UsageError
 from kg.journal import Journal, write_atomic
 from kg.policy import RuleSet
-from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, Row, Store, check_label, existing_ids
+from kg.store import EDGE_TYPES, HIDDEN_COLUMNS, KNOWLEDGE_KINDS, Row, Store, check_label, existing_ids, plain
 from kg.text import clean, index_tokens
 
 ENV_WORKSPACE = "KG_WORKSPACE"
@@ -119,6 +119,7 @@ class Workspace:
         self._held: Store | None = None
         self._held_cm: Any = None
         self._depth = 0
+        self._last_drain = DrainReport()
         self._journal: Journal | None = None
 
     def __repr__(self) -> str:
@@ -208,8 +209,6 @@ class Workspace:
         with self.store():
             pass
         return self._last_drain
-
-    _last_drain = DrainReport()
 
     def _drain(self, st: Store) -> DrainReport:
         report = DrainReport()
@@ -571,12 +570,9 @@ def _ts(value: str | datetime) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
-_HIDDEN = {"_id", "_label", "tokens"}
-
-
 def _node_dict(node: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in node.items() if k not in _HIDDEN}
+    return {k: v for k, v in node.items() if k not in HIDDEN_COLUMNS}
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in row.items() if k not in _HIDDEN}
+    return plain(row, hide=HIDDEN_COLUMNS)

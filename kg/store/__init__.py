@@ -297,6 +297,14 @@ def existing_ids(store: Store, ids: list[str]) -> set[str]:
     return {row["id"] for row in store.run("nodes_existing", ids=list(ids))}
 
 
+HIDDEN_COLUMNS = frozenset({"_id", "_label", "tokens"})
+
+
+def plain(row: Row, *, hide: frozenset[str] = frozenset()) -> Row:
+    """A result row as plain JSON-ready values: datetimes as ISO text, `hide` columns dropped."""
+    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in row.items() if k not in hide}
+
+
 def check_label(name: str, allowed: tuple[str, ...], what: str) -> str:
     """Labels cannot be parameters in Cypher; only names from the schema's fixed lists are formatted in."""
     if name not in allowed:
