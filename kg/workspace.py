@@ -295,7 +295,7 @@ class Workspace:
                 linking.index_terms(st, rec["fields"]["text"], rules)
                 known[key] = pid
             # one statement per member: `UNWIND $rows ... MATCH (n {id: r.x})` scans the node table in kuzu
-            st.run("pattern_add_member", pattern=known[key], event=rec["id"], at=at, manual=False, score=1.0,
+            st.run("pattern_add_new_member", pattern=known[key], event=rec["id"], at=at, manual=False, score=1.0,
                    reason="same pattern key")
         placed: dict[str, tuple[linking.Doc, linking.Candidates]] = {}
         for rec in records:
@@ -322,8 +322,8 @@ class Workspace:
                                                          priority=f["priority"]))
                     linking.index_terms(st, match.text or f["text"], rules)
                 for member in (*match.members, rec["id"]):
-                    st.run("pattern_add_member", pattern=pid, event=member, at=at, manual=False,
-                           score=match.score, reason=match.reason)
+                    st.run("pattern_add_new_member" if member == rec["id"] else "pattern_add_member",
+                           pattern=pid, event=member, at=at, manual=False, score=match.score, reason=match.reason)
                     st.run("pattern_event_set_key", id=member, key=match.key, at=at)
                 doc = linking.with_pattern(doc, match.key)
                 found = linking.Candidates(
@@ -396,8 +396,11 @@ class Workspace:
                 key, pattern = f.get("pattern_key"), None
                 if st is not None:
                     # the pattern the entry joined: its own key, or the one near-duplicate matching found
-                    key = linking.pattern_key_of(st, entry_id) or key
-                    pattern = self._pattern_of(st, key)
+                    joined = st.run("pattern_of_event", id=entry_id)
+                    rows = st.run("pattern_stats_by_id", id=joined[0]["id"]) if joined else []
+                    if rows:
+                        pattern = _jsonable(rows[0])
+                        key = pattern["key"]
         except KgError as exc:
             note = (f"recorded in the journal; not yet in the graph ({exc}). The next kg command applies it.")
             return LogResult(**{**result.as_dict(), "redacted": result.redacted, "note": note})

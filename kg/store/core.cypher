@@ -44,6 +44,16 @@ RETURN p.id AS id, p.pattern_key AS key, p.text AS text, p.status AS status,
        CAST(sum(n) AS INT64) AS recurrence, count(s) AS sessions, min(a) AS first_seen, max(b) AS last_seen
 ORDER BY recurrence DESC, last_seen DESC, id
 
+// name: pattern_stats_by_id
+// The same for one pattern, by its id: `pattern_stats` filters every pattern's edges by key (20 ms at 100k
+// events); this starts from one pattern's members (7 ms). Kùzu 0.11.3 plans a one-statement
+// "event -> its pattern -> the members" worse (19 ms), so the caller looks the pattern up first.
+MATCH (p:Node {id: $id})-[:derived_from]->(e:Node)
+WHERE e.kind = 'event'
+WITH p, e.session AS s, count(e) AS n, min(e.created_at) AS a, max(e.created_at) AS b
+RETURN p.id AS id, p.pattern_key AS key, p.text AS text, p.status AS status,
+       CAST(sum(n) AS INT64) AS recurrence, count(s) AS sessions, min(a) AS first_seen, max(b) AS last_seen
+
 // name: pattern_stats_all
 // The same for every pattern.
 MATCH (p:Node)-[:derived_from]->(e:Node)
