@@ -105,10 +105,15 @@ def main() -> None:
     """Console entry point: never let a traceback reach the user."""
     import sys
 
+    from kg.cli.common import allow_background, run_after_answer
+
+    allow_background(True)
     try:
         with _only(_invoked(sys.argv[1:])):
             app()
-    except SystemExit:
+    except SystemExit as exc:
+        allow_background(False)
+        run_after_answer(exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1))
         raise
     except Exception as exc:  # noqa: BLE001 - last line of defence; the library raises KgError for known cases
         sys.stderr.write(f"Error: unexpected failure: {type(exc).__name__}: {exc}\n"

@@ -90,3 +90,58 @@ def emit(data: Any, as_json: bool, render: Callable[[Any], str] | None = None) -
 
 def note(message: str) -> None:
     typer.echo(message, err=True)
+
+
+# Work a command leaves for after it has answered. The console entry (`kg.cli.app.main`) runs it in a detached
+# child once the output is written and the exit code is known; anywhere else (an in-process CliRunner, a
+# platform without fork) `after_answer` says no and the command does the work in the foreground.
+_after: list[Callable[[], Any]] = []
+_background = {"possible": False}
+
+
+def allow_background(allowed: bool) -> None:
+    """Set by the console entry only, around the command: a detached child may finish the work after this
+    process has answered."""
+    import os
+
+    _background["possible"] = allowed and hasattr(os, "fork")
+
+
+def after_answer(work: Callable[[], Any]) -> bool:
+    """Schedule `work` for a detached child after the answer; False when that is not possible here."""
+    if not _background["possible"]:
+        return False
+    _after.append(work)
+    return True
+
+
+def run_after_answer(exit_code: int) -> None:
+    """Fork once and run the scheduled work in the child, which leaves the caller's terminal and pipes (so a
+    hook or a shell waiting for this process's output is not kept waiting). Failures there are silent: the
+    work is a drain of acknowledged writes, which the next kg command repeats if it did not happen."""
+    import os
+
+    work, _after[:] = list(_after), []
+    if not work or exit_code != 0:
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        pid = os.fork()
+    except OSError:
+        pid = -1
+    if pid > 0:
+        return
+    try:
+        if pid == 0:
+            os.setsid()
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+        for job in work:
+            job()
+    except BaseException:  # noqa: BLE001 - see the docstring
+        pass
+    finally:
+        if pid == 0:
+            os._exit(0)

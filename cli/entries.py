@@ -6,7 +6,7 @@ from enum import Enum
 from typing import Annotated, Any
 
 import typer
-from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, state, workspace
+from kg.cli.common import JsonOpt, NowOpt, after_answer, emit, errors, note, now_of, state, workspace
 
 
 class Kind(str, Enum):
@@ -63,10 +63,16 @@ def register(app: typer.Typer) -> None:
         frequency: Annotated[str | None, typer.Option(help="Feature: first_time or recurring.")] = None,
         no_link: Annotated[bool, typer.Option("--no-link", help="Do not auto-link the entry or match it to "
                                                                 "a recurring pattern.")] = False,
+        wait: Annotated[bool, typer.Option("--wait", help="Apply the entry to the graph (links, pattern) "
+                                                          "before answering, and report its pattern.")] = False,
         now: NowOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Record a learning, an error or a feature request. Secrets are redacted before anything is written."""
+        """Record a learning, an error or a feature request. Secrets are redacted before anything is written.
+
+        The entry is durable (journaled, daily log written) when this answers. It is linked and matched to
+        its pattern right after, by a detached process, so an agent's hook is not kept waiting; any kg command
+        that reads the graph applies waiting entries first. `--wait` does it before answering."""
         fields: dict[str, Any] = dict(
             details=details, action=action, area=area, source=source, priority=priority, category=category,
             pattern_key=pattern_key, files=_split(files), tags=_split(tags), error_text=error_text,
@@ -75,8 +81,9 @@ def register(app: typer.Typer) -> None:
         )
         with errors():
             ws = workspace(ctx)
+            later = not wait and after_answer(lambda: ws.drain(if_pending=True))
             result = ws.log(kind.value, summary, now=now_of(ctx, now), session=session, link=not no_link,
-                            **fields)
+                            apply=not later, **fields)
         if result.redacted:
             note(f"Redacted before storing: {', '.join(result.redacted)}")
         if result.note:

@@ -204,9 +204,11 @@ class Workspace:
             if cm is not None:
                 cm.__exit__(*exc)
 
-    def drain(self) -> DrainReport:
-        """Apply every acknowledged write still waiting in the journal."""
-        with self.store():
+    def drain(self, *, if_pending: bool = False) -> DrainReport:
+        """Apply every acknowledged write still waiting in the journal. With `if_pending`, the graph is not
+        opened at all when the journal is empty once the lock is held (another process drained it)."""
+        self._last_drain = DrainReport()
+        with self.store(unless=(lambda: not self.journal.has_pending()) if if_pending else None):
             pass
         return self._last_drain
 

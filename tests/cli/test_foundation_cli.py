@@ -137,11 +137,16 @@ def test_no_traceback_when_the_graph_is_held(ws, tmp_path):
         read = subprocess.run([kg_bin, "list"], capture_output=True, text=True, env=env, timeout=60)
         assert read.returncode == 1 and "Traceback" not in read.stderr
         assert read.stderr.startswith("Error: the graph is held by another process (pid ")
-        log = subprocess.run([kg_bin, "log", "error", "queued while busy", "--json"], capture_output=True,
-                             text=True, env=env, timeout=60)
+        log = subprocess.run([kg_bin, "log", "error", "queued while busy", "--json", "--wait"],
+                             capture_output=True, text=True, env=env, timeout=60)
         assert log.returncode == 0 and json.loads(log.stdout)["applied"] is False
         assert "recorded in the journal" in log.stderr
+        # without --wait the answer never waits for the graph; the detached drainer finds it busy too
+        log = subprocess.run([kg_bin, "log", "error", "answered at once", "--json"], capture_output=True,
+                             text=True, env=env, timeout=60)
+        assert log.returncode == 0 and json.loads(log.stdout)["applied"] is False and log.stderr == ""
     finally:
         holder.communicate("", timeout=30)
+    env["KG_LOCK_TIMEOUT"] = "30"  # the detached drainer may still hold the graph for a moment
     listed = subprocess.run([kg_bin, "list", "--json"], capture_output=True, text=True, env=env, timeout=60)
-    assert [r["text"] for r in json.loads(listed.stdout)] == ["queued while busy"]
+    assert sorted(r["text"] for r in json.loads(listed.stdout)) == ["answered at once", "queued while busy"]
