@@ -133,8 +133,8 @@ def probe(ws: kg.Workspace, n_probes: int, naive_probes: int, seed: int = 99) ->
                                {"id": doc.id, "kind": doc.kind, "text": text, "tokens": index_tokens(text),
                                 "at": doc.created_at})
                     t = time.perf_counter()  # the node exists (as in the write path); time the linking
-                    linking.index_terms(st, text, rules)
-                    found = linking.candidates(st, doc, rules)
+                    found = linking.candidates(st, doc, rules, count=True)  # as the write path does
+                    linking.index_terms(st, text, rules, found=found)
                     linking.match_pattern(doc, found, rules)
                     links = linking.link_node(st, doc.id, rules, now=doc.created_at, doc=doc, found=found,
                                               existing=set())  # a new node has no edges yet

@@ -582,6 +582,14 @@ def _df(st: Any, keys: Sequence[str]) -> tuple[dict[str, int], int]:
     return found, found.get(DOCS_KEY, 0)
 
 
+def _df_take(st: Any, keys: Sequence[str]) -> tuple[dict[str, int], int]:
+    """Like `_df`, counting the node in as it reads (see `link_terms_take`)."""
+    found = {}
+    for term in [*keys, DOCS_KEY]:
+        found[term] = int(st.run("link_terms_take", term=term)[0]["df"] or 0)
+    return found, found.get(DOCS_KEY, 0)
+
+
 # -- I/O: candidates and edges ------------------------------------------------------------------------------
 
 
@@ -614,13 +622,20 @@ def load_doc(st: Any, node_id: str) -> Doc:
     return _doc(rows[0])
 
 
-def candidates(st: Any, doc: Doc, rules: LinkRules) -> Candidates:
-    """Nodes that share the new node's rarest terms, from the full-text index (never a scan)."""
+def candidates(st: Any, doc: Doc, rules: LinkRules, *, count: bool = False) -> Candidates:
+    """Nodes that share the new node's rarest terms, from the full-text index (never a scan).
+
+    With `count`, the node (created, not yet counted) is counted in the keyword table by the same statements
+    that read the frequencies before it, and the result says so (`table == "counted"`)."""
     keys = node_terms(doc.text, rules)
     if not keys:
         return Candidates([], {})
     table = "ready"
-    df, n_docs = _df(st, keys)
+    if count and st.run("link_terms_df", term=DOCS_KEY):
+        df, n_docs = _df_take(st, keys)
+        table = "counted"
+    else:
+        df, n_docs = _df(st, keys)
     if n_docs == 0 and DOCS_KEY not in df:  # never counted (a graph older than the table): count it now
         rebuild_terms(st, rules)
         df, n_docs = _df(st, keys)
@@ -703,7 +718,7 @@ def link_new(st: Any, doc: Doc, rules: LinkRules, *, now: datetime, link: bool =
     if not link or doc.kind == "pattern":
         index_terms(st, doc.text, rules)
         return []
-    found = candidates(st, doc, rules)
+    found = candidates(st, doc, rules, count=True)
     index_terms(st, doc.text, rules, found=found)
     return link_node(st, doc.id, rules, now=now, doc=doc, found=found, existing=set())
 

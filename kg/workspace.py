@@ -308,7 +308,7 @@ class Workspace:
             key = f.get("pattern_key")
             doc = linking.Doc(id=rec["id"], kind="event", text=f["text"], entry_type=f["entry_type"],
                               category=f.get("category"), area=f.get("area"), created_at=at, pattern_key=key)
-            found = linking.candidates(st, doc, rules)
+            found = linking.candidates(st, doc, rules, count=True)
             linking.index_terms(st, f["text"], rules, found=found)
             match = None if key else linking.match_pattern(doc, found, rules)
             if match is not None:

@@ -177,6 +177,23 @@ def test_keyword_table_counts_nodes_and_is_rebuilt_for_an_old_graph(ws):
         assert st.run("link_terms_df", term=linking.DOCS_KEY)[0]["df"] == 5
 
 
+def test_keyword_table_kept_by_the_write_path_equals_a_recount(ws):
+    """Logs (linked or not), hand-made nodes and new patterns each count their keywords exactly once."""
+    _log3(ws, PUSH)
+    ws.log("error", "推送失败，当前分支没有上游分支", area="tooling", now="2026-05-04T10:00:00")
+    ws.log("learning", "Set the upstream with git push -u", link=False, now="2026-05-04T11:00:00")
+    ws.log("error", "git push failed: no upstream", pattern_key="push.named", now="2026-05-04T12:00:00")
+    ws.node_add("principle", "Always set the upstream branch when pushing", now="2026-05-05T10:00:00")
+    ws.node_add("knowledge", "!!!", now="2026-05-05T11:00:00")  # no keywords at all
+    with ws.store() as st:
+        kept = {r["term"]: r["df"] for r in st.execute("MATCH (x:Term) WHERE x.df > 0 RETURN x.term AS term, "
+                                                         "x.df AS df")}
+        rules = linking.rules_of(ws.rules)
+        linking.rebuild_terms(st, rules)
+        recount = {r["term"]: r["df"] for r in st.execute("MATCH (x:Term) RETURN x.term AS term, x.df AS df")}
+    assert kept == recount and recount[linking.DOCS_KEY] == 10  # 6 entries, 2 patterns, 2 hand-made nodes
+
+
 def test_merge_and_split_patterns(ws):
     a = ws.log("error", "git push failed: no upstream", pattern_key="push.a", now="2026-05-01T10:00:00")
     b = ws.log("error", "git push rejected: non fast forward", pattern_key="push.b", now="2026-05-02T10:00:00")
