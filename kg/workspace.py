@@ -188,6 +188,12 @@ class Workspace:
         """Whether the graph is open in this process (inside `with ws:` or a `ws.store()` block)."""
         return self._held is not None
 
+    @property
+    def in_batch(self) -> bool:
+        """Whether the caller holds the workspace open across calls (`with ws:`): worth caching for, unlike
+        the single `ws.store()` block of a one-off command."""
+        return self._depth > 0
+
     def __enter__(self) -> Workspace:
         """Hold the graph open (and other processes out) until the outermost `with` ends. Re-entrant."""
         if self._depth == 0:

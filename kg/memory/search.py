@@ -250,7 +250,9 @@ def cached_view(ws: Any, st: Any) -> _Cached | None:
 
 
 def _view(ws: Any, st: Any) -> _Direct | _Cached:
-    if getattr(ws, "_held", None) is None:  # not held open: one-shot
+    # One-shot unless the caller holds the workspace open across calls (`with ws:`). Not `ws.is_held`: every
+    # `ws.store()` block sets that, so a single CLI search would read every node first (~0.9 s at 100k).
+    if not ws.in_batch:
         return _Direct(st)
     stamp = _stamp(ws)
     cached = ws.__dict__.get("_search_cache")

@@ -51,6 +51,18 @@ def test_brief_with_a_message_injects_memory(ws):
     assert hooks.session_start_brief(ws, NOW)["memory"] is None
 
 
+def test_one_brief_reads_no_search_cache_and_matches_a_held_workspace(ws):
+    """A one-shot brief asks Kùzu for the search's candidates; it must not first read every node into the
+    in-process cache (which pays off only over repeated calls inside `with ws:`). Same brief either way."""
+    _fill(ws, 3)
+    one = hooks.session_start_brief(ws, NOW, message="git push upstream with npm")
+    assert "_search_cache" not in ws.__dict__
+    with ws:
+        held = hooks.session_start_brief(ws, NOW, message="git push upstream with npm")
+        assert "_search_cache" in ws.__dict__
+    assert one == held and "## Memory (kg)" in one["text"]
+
+
 def test_brief_order_comes_from_the_rules(ws, tmp_path):
     _fill(ws, 2)
     rules = tmp_path / "rules"
