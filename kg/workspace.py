@@ -14,15 +14,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kg import clock, files, linking
+from kg import clock, files
 from kg.entries import choice, prepare
 from kg.errors import KgError, NotFound, NoWorkspace, RulesError, StoreError, UsageError
 from kg.journal import Journal, write_atomic
 from kg.policy import RuleSet
 from kg.store import EDGE_TYPES, HIDDEN_COLUMNS, KNOWLEDGE_KINDS, Row, Store, check_label, existing_ids, plain
 from kg.text import clean, index_tokens
+
+if TYPE_CHECKING:  # kg.linking (and rapidfuzz) load when the graph is written, not for `kg log`'s answer
+    from kg import linking
 
 ENV_WORKSPACE = "KG_WORKSPACE"
 ENV_LOCK_TIMEOUT = "KG_LOCK_TIMEOUT"
@@ -232,6 +235,8 @@ class Workspace:
         return report
 
     def _apply(self, st: Store, records: list[dict[str, Any]]) -> list[str]:
+        from kg import linking
+
         logs = [r for r in records if r.get("op") == "log"]
         if not logs:
             return []
@@ -279,6 +284,8 @@ class Workspace:
 
         Returns, for each record to auto-link (all but `--no-link` ones), the record as the linking
         decisions see it and its full-text candidates, so linking does not query the index twice."""
+        from kg import linking
+
         if not records:
             return {}
         rules = linking.rules_of(self.rules)
@@ -425,6 +432,8 @@ class Workspace:
                  tags: list[str] | None = None, source: str = "manual", link: bool = True) -> dict[str, Any]:
         """Add a lesson, principle, knowledge, pattern or event node by hand. It is auto-linked to what it
         relates to (`links`), unless `link=False`."""
+        from kg import linking
+
         kind = choice(kind, KNOWLEDGE_KINDS, "node type") or ""
         at = clock.now(now)
         body = clean(text or "", one_line=True)
@@ -451,6 +460,8 @@ class Workspace:
                   dry_run: bool = False) -> dict[str, Any]:
         """Auto-link an existing node now (the write path does this for every new node): candidates from
         the full-text index, re-ranked, typed by cue words; existing edges are kept, none is duplicated."""
+        from kg import linking
+
         at = clock.now(now)
         rules = linking.rules_of(self.rules)
         with self.store() as st:
