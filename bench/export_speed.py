@@ -5,7 +5,8 @@
 Builds a workspace of N knowledge nodes (events with full fields, patterns, lessons, principles) and about
 as many edges, then times, as medians over --repeats runs:
 - snapshot: copy the graph under the lock (what blocks the agent, and only this);
-- read: load the snapshot's tables into Python;
+- read: load the snapshot's tables into Python (as columns, `kg.store.bulk`), against the former read of
+  whole node objects row by row (`Store.run("nodes_all")` and `"edges_all"`);
 - to_networkx: build the typed MultiDiGraph;
 - write GraphML: kg's streaming writer;
 - export graph (all): `kg.export.export_graph(ws, "graphml", out=...)`, the whole path (target ≤ 30 s at 100k);
@@ -145,6 +146,12 @@ def main() -> None:
         t_snap, _ = timed(take, args.repeats)
         snap = snapshot.take(ws)
         t_read, data = timed(lambda: snapshot.read(snap), args.repeats)
+
+        def read_objects():  # the former read: whole node objects, row by row, through Store.run
+            with snap.store() as st:
+                return len(st.run("nodes_all")) + len(st.run("edges_all"))
+
+        t_read_objects, _ = timed(read_objects, args.repeats)
         snap.close()
         t_nx, graph = timed(lambda: analysis.build_graph(data), args.repeats)
 
@@ -167,12 +174,14 @@ def main() -> None:
 
     print(f"\nexport_speed: {n:,} nodes, {m:,} edges, GraphML {size / 1e6:.0f} MB, median of {args.repeats}")
     print(f"{'step':<40}{'seconds':>10}")
-    for name, secs in (("snapshot (agent blocked only here)", t_snap), ("read snapshot", t_read),
+    for name, secs in (("snapshot (agent blocked only here)", t_snap), ("read snapshot (columns, bulk)", t_read),
+                       ("baseline: read as node objects, by row", t_read_objects),
                        ("to_networkx", t_nx), ("write GraphML (kg, streamed)", t_write),
                        ("export graph, all steps (target ≤ 30)", t_all),
                        ("baseline: nx.write_graphml, same size", t_base),
                        ("(nx.read_graphml of kg's file, once)", t_base_read)):
         print(f"{name:<40}{secs:>10.2f}")
+    print(f"{'kg read / baseline read':<40}{t_read / t_read_objects:>10.2f}x")
     print(f"{'kg write / baseline write':<40}{t_write / t_base:>10.2f}x")
     print(f"{'peak RSS of the export (MB, ≤ 2048)':<40}{rss:>10.0f}")
     print(f"{'tracemalloc peak of one export (MB)':<40}{peak / 2**20:>10.0f}")

@@ -104,15 +104,21 @@ def to_networkx(source: Any = None, *, types: str | Iterable[str] | None = None,
     span (`7d`); edges are kept where both ends are.
     """
     if isinstance(source, Analysis):
-        graph = source.graph if not include_tokens else build_graph(source.data, include_tokens=True,
-                                                                    workspace=str(source.root))
+        if include_tokens:  # an Analysis reads its snapshot without the index text: read it again with it
+            if source.snapshot is None or source.snapshot.closed:
+                raise UsageError("this analysis was closed; call refresh() to take a new snapshot")
+            graph = build_graph(snapshot.read(source.snapshot, include_tokens=True), include_tokens=True,
+                                workspace=str(source.root))
+        else:
+            graph = source.graph
     elif isinstance(source, snapshot.GraphData):
         graph = build_graph(source, include_tokens=include_tokens)
     else:
         ws = _workspace(source)
         with snapshot.take(ws) as snap:
-            data = snapshot.read(snap)
+            data = snapshot.read(snap, include_tokens=include_tokens)
         graph = build_graph(data, include_tokens=include_tokens, workspace=str(ws.root))
+        data = None  # the rows are in the graph now: let them go before the caller's export
     return filter_graph(graph, types=types, since=since, now=now)
 
 
@@ -120,18 +126,29 @@ def build_graph(data: snapshot.GraphData, *, include_tokens: bool = False,
                 workspace: str | None = None) -> nx.MultiDiGraph:
     graph = nx.MultiDiGraph(name="kaizen-kg", workspace=workspace,
                             snapshot_at=data.taken_at.isoformat() if data.taken_at else None)
-    for row in data.nodes:
-        attrs = {k: v for k, v in row.items() if k != "id" and (include_tokens or k != "tokens")}
-        graph.add_node(row["id"], **attrs)
-    for row in data.edges:
-        key = row["type"]
-        if graph.has_edge(row["src"], row["dst"], key):
-            n = 2
-            while graph.has_edge(row["src"], row["dst"], f"{row['type']}#{n}"):
-                n += 1
-            key = f"{row['type']}#{n}"
-        graph.add_edge(row["src"], row["dst"], key=key, type=row["type"], created_at=row["created_at"],
-                       manual=row["manual"], score=row["score"], reason=row["reason"])
+    with snapshot.gc_paused():  # 300k new dicts: the cyclic collector would rescan them over and over
+        graph.add_nodes_from(row["id"] for row in data.nodes)
+        node_attrs = graph.nodes
+        for row in data.nodes:
+            attrs = node_attrs[row["id"]]  # the node's own attribute dict, filled in place: no copies
+            attrs.update(row)
+            del attrs["id"]
+            if not include_tokens:
+                attrs.pop("tokens", None)
+        seen: set[tuple[str, str, str]] = set()
+        edges = []
+        for row in data.edges:
+            src, dst, etype = row["src"], row["dst"], row["type"]
+            key = etype
+            if (src, dst, key) in seen:
+                n = 2
+                while (src, dst, f"{etype}#{n}") in seen:
+                    n += 1
+                key = f"{etype}#{n}"
+            seen.add((src, dst, key))
+            edges.append((src, dst, key, {"type": etype, "created_at": row["created_at"], "manual": row["manual"],
+                                          "score": row["score"], "reason": row["reason"]}))
+        graph.add_edges_from(edges)
     return graph
 
 
@@ -265,7 +282,8 @@ def _node(graph: nx.MultiDiGraph, node: str, **extra: Any) -> dict[str, Any]:
             "text": attrs.get("text"), "area": attrs.get("area"), **extra}
 
 
-def central(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = ("principle", "lesson"), top: int = 10) -> list[dict[str, Any]]:
+def central(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = ("principle", "lesson"),
+            top: int = 10) -> list[dict[str, Any]]:
     """The hubs: nodes of these kinds ranked by PageRank over all links (contradictions included: a node
     argued about is central too), with their degree and the number of events behind them."""
     wanted = set(kinds)
@@ -276,7 +294,8 @@ def central(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = ("principle", "les
                   evidence=len(evidence(graph, n)["events"])) for n in found[:top]]
 
 
-def communities(graph: nx.MultiDiGraph, *, kind: str = "lesson", min_size: int = 2, seed: int = 0) -> list[dict[str, Any]]:
+def communities(graph: nx.MultiDiGraph, *, kind: str = "lesson", min_size: int = 2,
+                seed: int = 0) -> list[dict[str, Any]]:
     """Groups of related nodes of one kind: Louvain communities (networkx, fixed seed, so repeatable) of the
     whole graph's supporting links, each reported by its members of `kind`, their areas and common words."""
     simple = _undirected(graph, skip=("contradicts",))
@@ -677,7 +696,8 @@ class Analysis:
             return st.execute(cypher, params)
 
     # views
-    def subgraph(self, *, types: str | Iterable[str] | None = None, since: str | datetime | None = None) -> nx.MultiDiGraph:
+    def subgraph(self, *, types: str | Iterable[str] | None = None,
+                 since: str | datetime | None = None) -> nx.MultiDiGraph:
         return filter_graph(self.graph, types=types, since=since, now=self.now)
 
     def around(self, node: str, depth: int = 1, *, limit: int | None = None) -> nx.MultiDiGraph:

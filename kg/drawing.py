@@ -197,7 +197,8 @@ def plot_score_trends(rows: list[dict[str, Any]], *, ax: Any = None, title: str 
     return fig
 
 
-def plot_rule_effect(rows: list[dict[str, Any]], *, ax: Any = None, title: str = "recurrence per week, before and after each rule"):
+def plot_rule_effect(rows: list[dict[str, Any]], *, ax: Any = None,
+                     title: str = "recurrence per week, before and after each rule"):
     """Paired bars per promoted rule (rows from `kg.analysis.rule_effect`)."""
     fig, ax = _axes(ax, (11, 1.8 + 0.45 * max(len(rows), 1)))
     if not rows:

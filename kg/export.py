@@ -13,6 +13,7 @@ import io
 import json
 import math
 import re
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -68,10 +69,20 @@ def export_graph(workspace: Any = None, fmt: str = "graphml", *, types: str | It
                  out: str | Path | None = None) -> ExportResult:
     """Export a workspace's graph (from a snapshot: the agent is never locked out) to `out`, or return the
     text in `ExportResult.text` when `out` is None."""
-    from kg.analysis import to_networkx
+    from kg.analysis import Analysis, to_networkx
 
     fmt = _format(fmt)
     graph = to_networkx(workspace, types=types, since=since, now=now, include_tokens=fmt == "cypher")
+    try:
+        return _export(graph, fmt, out)
+    finally:
+        if not isinstance(workspace, Analysis) or graph is not workspace.graph:
+            # networkx's edge views refer back to their graph, so a graph is a reference cycle that only a
+            # full collection frees; emptying it frees its rows now (hundreds of MB at 100k nodes).
+            graph.clear()
+
+
+def _export(graph: nx.MultiDiGraph, fmt: str, out: str | Path | None) -> ExportResult:
     result = ExportResult(fmt, graph.number_of_nodes(), graph.number_of_edges())
     if fmt == "mermaid" and graph.number_of_edges() > MERMAID_MAX_EDGES:
         result.warnings.append(f"{graph.number_of_edges()} edges: GitHub renders Mermaid diagrams of at most "
@@ -137,7 +148,7 @@ def _xml_text(value: str) -> str:
     return _XML_ILLEGAL.sub("\ufffd", value)
 
 
-# -- GraphML (streamed: 100k nodes in a few seconds and little memory) -----------------------------------------
+# -- GraphML (streamed: 100k nodes in about two seconds and little memory) ------------------------------------
 def _graphml_value(value: Any, kind: str) -> str:
     if kind == "boolean":
         return "true" if value else "false"
@@ -146,22 +157,86 @@ def _graphml_value(value: Any, kind: str) -> str:
     return _xml_text(str(value))
 
 
+# Characters that make a value need more than copying: markup to escape, or characters XML cannot hold.
+_XML_SPECIAL = re.compile("[&<>\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+_ATTR_SPECIAL = re.compile("[&<>\"'\t\n\r\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+_JSON_LIST = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def _xml_escape(text: str) -> str:
+    """Element text: `&`, `<`, `>` escaped, characters XML cannot hold replaced (a search, then a copy only
+    when something needs it: most values need nothing)."""
+    if _XML_SPECIAL.search(text) is None:
+        return text
+    from xml.sax.saxutils import escape
+
+    return escape(_xml_text(text))
+
+
+def _xml_attr(text: str) -> str:
+    """A quoted attribute value (what `xml.sax.saxutils.quoteattr` gives, without its cost for plain ids)."""
+    if _ATTR_SPECIAL.search(text) is None:
+        return f'"{text}"'
+    from xml.sax.saxutils import quoteattr
+
+    return quoteattr(_xml_text(text))
+
+
+def _graphml_text(value: Any) -> str | None:
+    """A value of a `string` GraphML key, as `flat` then `_graphml_value` give it; None to leave it out."""
+    cls = type(value)
+    if cls is str:
+        return _xml_escape(value)
+    if value is None:
+        return None
+    if cls is datetime:
+        return value.isoformat()
+    if cls is list or cls is tuple or cls is set:
+        return _xml_escape(_JSON_LIST(list(value))) if value else "[]"
+    if cls is float and not math.isfinite(value):
+        return None
+    return _xml_escape(str(flat(value)))
+
+
+def _graphml_bool(value: Any) -> str | None:
+    return None if value is None else ("true" if value else "false")
+
+
+def _graphml_long(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _graphml_double(value: Any) -> str | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return repr(float(value))
+
+
+_GRAPHML_WRITERS = {"string": _graphml_text, "boolean": _graphml_bool, "long": _graphml_long,
+                    "double": _graphml_double}
+
+
+def _graphml_types(items: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """GraphML key types from the values present: all bool → boolean, all int → long, int and float →
+    double; times, lists and anything else that is flattened → string. Keys only ever None are left out."""
+    seen: dict[str, set[type]] = defaultdict(set)
+    for attrs in items:
+        for k, v in attrs.items():
+            seen[k].add(v.__class__)
+    out = {}
+    for k, ts in seen.items():
+        ts.discard(type(None))
+        if ts:
+            out[k] = _graphml_kind(ts) if ts <= {bool, int, float} else "string"
+    return out
+
+
 def write_graphml(graph: nx.MultiDiGraph, fh: IO[str]) -> None:
     """Stream GraphML (http://graphml.graphdrawing.org/) to a text file. networkx, Gephi, yEd and Cytoscape
-    read it; `nx.read_graphml(path, force_multigraph=True)` gives the graph back with string attributes."""
-    from xml.sax.saxutils import escape, quoteattr
-
-    def types_of(items: Iterable[dict[str, Any]]) -> dict[str, str]:
-        seen: dict[str, set[type]] = {}
-        for attrs in items:
-            for k, v in attrs.items():
-                if v is not None:
-                    seen.setdefault(k, set()).add(type(v))
-        # times, lists and anything else that is flattened are written as strings
-        return {k: _graphml_kind(ts) if ts <= {bool, int, float} else "string" for k, ts in seen.items()}
-
-    node_types = types_of(a for _, a in graph.nodes(data=True))
-    edge_types = types_of(a for _, _, a in graph.edges(data=True))
+    read it; `nx.read_graphml(path, force_multigraph=True)` gives the graph back with typed attributes
+    (times and lists as strings: ISO 8601 and JSON)."""
+    node_types = _graphml_types(a for _, a in graph.nodes(data=True))
+    edge_types = _graphml_types(a for _, _, a in graph.edges(data=True))
     graph_attrs = _flat_attrs(graph.graph)
     graph_types = {k: _graphml_kind({type(v)}) for k, v in graph_attrs.items()}
     keys: dict[tuple[str, str], str] = {}
@@ -174,31 +249,43 @@ def write_graphml(graph: nx.MultiDiGraph, fh: IO[str]) -> None:
         for name in sorted(types):
             key = f"d{len(keys)}"
             keys[(scope, name)] = key
-            fh.write(f'  <key id="{key}" for="{scope}" attr.name={quoteattr(_xml_text(name))} '
+            fh.write(f'  <key id="{key}" for="{scope}" attr.name={_xml_attr(name)} '
                      f'attr.type="{types[name]}" />\n')
     fh.write('  <graph edgedefault="directed">\n')
     for name, value in sorted(graph_attrs.items()):
-        fh.write(f'    <data key="{keys[("graph", name)]}">{escape(_graphml_value(value, graph_types[name]))}</data>\n')
+        fh.write(f'    <data key="{keys[("graph", name)]}">{_xml_escape(_graphml_value(value, graph_types[name]))}'
+                 '</data>\n')
+    # Per attribute: the opening tag and the converter for its key's type, looked up once per name.
+    node_cols = {name: (f'<data key="{keys[("node", name)]}">', _GRAPHML_WRITERS[kind])
+                 for name, kind in node_types.items()}
+    edge_cols = {name: (f'<data key="{keys[("edge", name)]}">', _GRAPHML_WRITERS[kind])
+                 for name, kind in edge_types.items()}
+    quoted: dict[Any, str] = {}
     out: list[str] = []
+    append = out.append
     for node, attrs in graph.nodes(data=True):
-        out.append(f"    <node id={quoteattr(_xml_text(str(node)))}>")
+        q = quoted[node] = _xml_attr(str(node))
+        append(f"    <node id={q}>")
         for k, v in attrs.items():
-            v = flat(v)
             if v is not None:
-                out.append(f'<data key="{keys[("node", k)]}">{escape(_graphml_value(v, node_types[k]))}</data>')
-        out.append("</node>\n")
-        if len(out) > 5000:
+                tag, conv = node_cols[k]
+                text = conv(v)
+                if text is not None:
+                    append(f"{tag}{text}</data>")
+        append("</node>\n")
+        if len(out) > 20000:
             fh.write("".join(out))
             out.clear()
     for u, v, key, attrs in graph.edges(keys=True, data=True):
-        out.append(f"    <edge id={quoteattr(_xml_text(str(key)))} source={quoteattr(_xml_text(str(u)))} "
-                   f"target={quoteattr(_xml_text(str(v)))}>")
+        append(f"    <edge id={_xml_attr(str(key))} source={quoted[u]} target={quoted[v]}>")
         for k, val in attrs.items():
-            val = flat(val)
             if val is not None:
-                out.append(f'<data key="{keys[("edge", k)]}">{escape(_graphml_value(val, edge_types[k]))}</data>')
-        out.append("</edge>\n")
-        if len(out) > 5000:
+                tag, conv = edge_cols[k]
+                text = conv(val)
+                if text is not None:
+                    append(f"{tag}{text}</data>")
+        append("</edge>\n")
+        if len(out) > 20000:
             fh.write("".join(out))
             out.clear()
     fh.write("".join(out))
@@ -232,7 +319,8 @@ def to_gexf(graph: nx.MultiDiGraph) -> str:
         flat_attrs = {k: _xml_text(v) if isinstance(v, str) else v for k, v in flat_attrs.items()}
         label = f"{node}: {_short(attrs.get('text'), 60)}"
         rgb = _rgb(KIND_COLORS.get(attrs.get("kind") or "", "#cccccc"))
-        g.add_node(node, **flat_attrs, label=_xml_text(label), viz={"color": {"r": rgb[0], "g": rgb[1], "b": rgb[2], "a": 1.0}})
+        color = {"r": rgb[0], "g": rgb[1], "b": rgb[2], "a": 1.0}
+        g.add_node(node, **flat_attrs, label=_xml_text(label), viz={"color": color})
     for u, v, key, attrs in graph.edges(keys=True, data=True):
         flat_attrs = {("relation" if k == "type" else k): (_xml_text(val) if isinstance(val, str) else val)
                       for k, val in _flat_attrs(attrs).items()}
@@ -409,7 +497,8 @@ def to_cypher(graph: nx.MultiDiGraph, *, schema: bool = True) -> str:
         lines.append(f"CREATE NODE TABLE IF NOT EXISTS Node(id STRING PRIMARY KEY{', ' + cols if cols else ''});")
         rel_cols = ", ".join(f"{k} {_cypher_type(v)}" for k, v in edge_cols.items())
         for etype in EDGE_TYPES:
-            lines.append(f"CREATE REL TABLE IF NOT EXISTS {etype}(FROM Node TO Node{', ' + rel_cols if rel_cols else ''});")
+            props = ", " + rel_cols if rel_cols else ""
+            lines.append(f"CREATE REL TABLE IF NOT EXISTS {etype}(FROM Node TO Node{props});")
     for node in sorted(graph.nodes, key=lambda n: (graph.nodes[n].get("created_at") or datetime.min, str(n))):
         props = [f"id: {cypher_literal(str(node))}"]
         for k, v in graph.nodes[node].items():
@@ -417,8 +506,11 @@ def to_cypher(graph: nx.MultiDiGraph, *, schema: bool = True) -> str:
             if lit is not None:
                 props.append(f"{k}: {lit}")
         lines.append(f"CREATE (:Node {{{', '.join(props)}}});")
-    for u, v, key, attrs in sorted(graph.edges(keys=True, data=True),
-                                   key=lambda e: (e[3].get("created_at") or datetime.min, str(e[0]), str(e[1]), str(e[2]))):
+
+    def edge_order(e: tuple[Any, Any, Any, dict[str, Any]]) -> tuple[Any, ...]:
+        return e[3].get("created_at") or datetime.min, str(e[0]), str(e[1]), str(e[2])
+
+    for u, v, key, attrs in sorted(graph.edges(keys=True, data=True), key=edge_order):
         etype = check_label(attrs.get("type") or str(key), EDGE_TYPES, "edge type")
         props = [f"{k}: {lit}" for k, val in attrs.items() if k != "type" and (lit := cypher_literal(val)) is not None]
         body = f" {{{', '.join(props)}}}" if props else ""

@@ -10,6 +10,7 @@ agent needs. `read(snapshot)` loads every table of the copy into plain Python va
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
@@ -22,19 +23,14 @@ from pathlib import Path
 from typing import Any, Self
 
 from kg.errors import StoreError
-from kg.store import EDGE_TYPES, Row, Store, check_label
+from kg.store import EDGE_TYPES, Row, Store, bulk
 
-__all__ = ["GraphData", "Snapshot", "open_store", "read", "take"]
+__all__ = ["GraphData", "Snapshot", "gc_paused", "open_store", "read", "read_store", "take"]
 
 SNAPSHOT_GRAPH = "graph.kuzu"
 SNAPSHOT_LOCK = "snapshot.lock"
 # Internal columns: Kùzu's own row ids and labels.
 _INTERNAL = ("_id", "_label", "_src", "_dst")
-
-# Introspection and generic table reads (labels come from the database's own catalogue and are still checked
-# against it before they are formatted in).
-SHOW_TABLES = "CALL show_tables() RETURN name, type"
-SESSIONS_ALL = "MATCH (s:Session) RETURN s ORDER BY s.started_at, s.id"
 
 
 def open_store(path: Path, *, lock_path: Path | None = None, lock_timeout: float = 5.0) -> Any:
@@ -143,47 +139,42 @@ class GraphData:
 _CORE_TABLES = {"Node", "Meta", "Session"}
 
 
-def read(snapshot: Snapshot) -> GraphData:
-    """Load the whole snapshot."""
-    with snapshot.store() as st:
-        return read_store(st, taken_at=snapshot.taken_at)
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while many new containers are built (reading or converting a
+    whole graph): each collection would rescan every row built so far, which doubled the time at 100k
+    nodes. The rows hold no reference cycles, so nothing is left for it meanwhile."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
-def read_store(st: Store, *, taken_at: datetime | None = None) -> GraphData:
-    nodes = [_plain(row["n"]) for row in st.run("nodes_all")]
-    edges = [dict(row) for row in st.run("edges_all")]
-    sessions = [_plain(row["s"]) for row in st.execute(SESSIONS_ALL)]
-    catalogue = st.execute(SHOW_TABLES)
-    names = tuple(row["name"] for row in catalogue)
+def read(snapshot: Snapshot, *, include_tokens: bool = False) -> GraphData:
+    """Load the whole snapshot. Node rows leave out `tokens` (the search index's text, derived from the
+    others) unless `include_tokens`."""
+    with snapshot.store() as st, gc_paused():
+        return read_store(st, taken_at=snapshot.taken_at, include_tokens=include_tokens)
+
+
+def read_store(st: Store, *, taken_at: datetime | None = None, include_tokens: bool = False) -> GraphData:
+    """Every table of an open graph, read as columns (`kg.store.bulk`): 100k nodes in about 1.5 s."""
+    kinds = bulk.table_kinds(st)
+    skip = _INTERNAL if include_tokens else (*_INTERNAL, "tokens")
+    nodes = bulk.read_table(st, "Node", skip=skip, order_by=("created_at", "id"), kinds=kinds)
+    edges = bulk.run(st, "edges_all")
+    sessions = bulk.read_table(st, "Session", skip=_INTERNAL, order_by=("started_at", "id"), kinds=kinds)
     tables: dict[str, list[Row]] = {}
     relations: dict[str, list[Row]] = {}
-    keys = {row["name"]: _primary_key(st, check_label(row["name"], names, "table"))
-            for row in catalogue if row["type"] == "NODE"}
-    for row in sorted(catalogue, key=lambda r: r["name"]):
-        name, kind = row["name"], row["type"]
+    for name in sorted(kinds):
         if name in _CORE_TABLES or name in EDGE_TYPES:
             continue
-        label = check_label(name, names, "table")
-        if kind == "NODE":
-            tables[name] = [_plain(r["x"]) for r in st.execute(f"MATCH (x:{label}) RETURN x")]
-        elif kind == "REL":
-            relations[name] = [
-                {"src_table": r["sa"], "src": r["a"].get(keys.get(r["sa"], "id")), "dst_table": r["sb"],
-                 "dst": r["b"].get(keys.get(r["sb"], "id")),
-                 **_plain(r["r"])}
-                for r in st.execute(f"MATCH (a)-[r:{label}]->(b) RETURN a, r, b, label(a) AS sa, label(b) AS sb")
-            ]
+        if kinds[name] == "NODE":
+            tables[name] = bulk.read_table(st, name, skip=_INTERNAL, kinds=kinds)
+        elif kinds[name] == "REL":
+            relations[name] = bulk.read_relation(st, name, kinds=kinds)
     return GraphData(nodes=nodes, edges=edges, sessions=sessions, tables=tables, relations=relations,
                      taken_at=taken_at)
-
-
-def _plain(value: dict[str, Any]) -> Row:
-    return {k: v for k, v in value.items() if k not in _INTERNAL}
-
-
-def _primary_key(st: Store, label: str) -> str:
-    """The primary-key column of a node table (a relation's ends are named by it)."""
-    for row in st.execute(f"CALL table_info('{label}') RETURN *"):
-        if row.get("primary key"):
-            return row["name"]
-    return "id"

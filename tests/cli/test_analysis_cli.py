@@ -42,7 +42,8 @@ def test_export_graph_since(run_kg, logged):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    ("export graph --format xml", "Error: unknown format 'xml': use one of graphml, gexf, json, mermaid, dot, cypher\n"),
+    ("export graph --format xml",
+     "Error: unknown format 'xml': use one of graphml, gexf, json, mermaid, dot, cypher\n"),
     ("export graph --type rules", ("Error: unknown type 'rules': use one or more of event, lesson, principle, "
                                    "knowledge, pattern, learning, error, feature (comma-separated)\n")),
     ("export graph --since yesterday", ("Error: invalid --since 'yesterday': use ISO 8601, for example 2026-11-30 "

@@ -53,7 +53,8 @@ def built(tmp_path_factory):
         ids["other"] = ws.log("error", "npm ci failed: lockfile out of sync", area="build",
                               now="2026-11-20T09:00:00").id
         ids["lesson"] = ws.node_add("lesson", "configure git credentials before pushing", now="2026-11-09T12:00")["id"]
-        ids["principle"] = ws.node_add("principle", "set up auth before network operations", now="2026-11-10T12:00")["id"]
+        ids["principle"] = ws.node_add("principle", "set up auth before network operations",
+                                       now="2026-11-10T12:00")["id"]
         ids["rival"] = ws.node_add("principle", "push first, configure later", now="2026-11-11T12:00")["id"]
         ids["orphan"] = ws.node_add("knowledge", "用中文记录的知识 ✅", now="2026-11-12T12:00")["id"]
         _add_edge(ws, ids["lesson"], ids["errors"][0], "caused_by", "2026-11-09T12:00")
@@ -102,6 +103,40 @@ def test_snapshot_into_a_named_folder_is_kept(ws, history, tmp_path):
         snapshot.take(ws, tmp_path / "snap")
 
 
+def _objects(st, label):
+    """A table read the plain way, as whole node objects, for comparison with the bulk read."""
+    rows = [r["x"] for r in st.execute(f"MATCH (x:{label}) RETURN x")]
+    return [{k: v for k, v in r.items() if k not in ("_id", "_label")} for r in rows]
+
+
+def test_snapshot_reads_every_table_column_by_column_as_stored(ws, history):
+    """The bulk read (columns, not node objects) gives the same rows, keys in the same order, as reading
+    whole objects; `tokens` only on request; a relation spanning several pairs of tables is read per pair."""
+    with ws.store() as st:
+        st.execute("CREATE REL TABLE test_multi(FROM Node TO Session, FROM Session TO Node, weight DOUBLE)")
+        st.execute("MATCH (a:Node {id: $a}), (s:Session {id: 's1'}) CREATE (a)-[:test_multi {weight: 0.5}]->(s)",
+                   {"a": history["lesson"]})
+        st.execute("MATCH (s:Session {id: 's2'}), (b:Node {id: $b}) CREATE (s)-[:test_multi]->(b)",
+                   {"b": history["orphan"]})
+    with snapshot.take(ws) as snap:
+        data = snapshot.read(snap)
+        with_tokens = snapshot.read(snap, include_tokens=True)
+        with snap.store() as st:
+            objects = [r["n"] for r in st.run("nodes_all")]
+            edges = st.run("edges_all")
+            sessions = sorted(_objects(st, "Session"), key=lambda r: (r["started_at"], r["id"]))
+            tables = {name: _objects(st, name) for name in data.tables}
+    nodes = [{k: v for k, v in r.items() if k not in ("_id", "_label")} for r in objects]
+    assert [list(r.items()) for r in with_tokens.nodes] == [list(r.items()) for r in nodes]
+    assert [list(r.items()) for r in data.nodes] == [[kv for kv in r.items() if kv[0] != "tokens"] for r in nodes]
+    assert data.edges == edges and data.sessions == sessions
+    assert data.tables == tables and "Decision" in tables
+    assert sorted(data.relations["test_multi"], key=lambda r: r["src_table"]) == [
+        {"src_table": "Node", "src": history["lesson"], "dst_table": "Session", "dst": "s1", "weight": 0.5},
+        {"src_table": "Session", "src": "s2", "dst_table": "Node", "dst": history["orphan"], "weight": None},
+    ]
+
+
 def test_a_long_lived_analysis_does_not_block_kg_log(ws, history):
     """A notebook keeps an Analysis (and even an open snapshot handle) for hours; the agent's `kg log` in
     another process still goes straight into the graph."""
@@ -110,7 +145,8 @@ def test_a_long_lived_analysis_does_not_block_kg_log(ws, history):
     with a.snapshot.store() as st:  # the snapshot held open, read-only, in this process
         assert st.run("count_sessions")[0]["n"] == 4
         proc = subprocess.run([*kg_command(), "-w", str(ws.root), "log", "error", "logged during analysis",
-                               "--now", NOW, "--json"], check=False, capture_output=True, text=True, timeout=60, env=env)
+                               "--now", NOW, "--json", "--wait"],
+                              check=False, capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 0, proc.stderr
     logged = json.loads(proc.stdout)
     assert logged["applied"] is True, logged["note"]  # into the graph, not left waiting in the journal
@@ -208,6 +244,15 @@ def test_graphml_loads_back(ws, graph, tmp_path):
     assert json.loads(back.nodes[e]["files"]) == ["a.py", "中文.md"]
     assert back.nodes[e]["pinned"] is False
     assert back.nodes[e]["created_at"] == graph.nodes[e]["created_at"].isoformat()
+
+
+def test_exporting_an_analysis_leaves_its_graph_whole(ws, history):
+    """export_graph empties the graph it built once written (freeing it at once), never an Analysis's own."""
+    with ka.load(ws, now=NOW) as a:
+        before = a.graph.number_of_nodes()
+        assert ke.export_graph(a, "json").nodes == before
+        assert ke.export_graph(a, "graphml", types="lesson").nodes == 1
+        assert a.graph.number_of_nodes() == before == 10 and a.graph.number_of_edges() > 0
 
 
 def test_gexf_loads_back(graph, tmp_path):

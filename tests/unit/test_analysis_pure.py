@@ -210,3 +210,54 @@ def test_flat_values():
     assert ke.flat(datetime(2026, 1, 2, 3, 4)) == "2026-01-02T03:04:00"
     assert json.loads(ke.flat(["a", "中"])) == ["a", "中"]
     assert ke.flat(None) is None and ke.flat(True) is True
+
+
+_AWKWARD = ['plain', 'say "hi"', "it's", "both \"'", "a <b> & c", "tab\there", "two\nlines", "cr\r",
+            "ctrl \x01\x1f", "中文 ✅", "", "]]>", "&amp;"]
+
+
+@pytest.mark.parametrize("text", _AWKWARD)
+def test_graphml_escaping_matches_the_standard_library(text):
+    from xml.sax.saxutils import escape, quoteattr
+
+    assert ke._xml_escape(text) == escape(ke._xml_text(text))
+    assert ke._xml_attr(text) == quoteattr(ke._xml_text(text))
+
+
+def test_graphml_round_trips_awkward_ids_and_values(tmp_path):
+    """What the streamed writer makes of every kind of value, read back by networkx: strings as they were
+    (characters XML cannot hold become U+FFFD), times as ISO text, lists as JSON, booleans and numbers typed;
+    None and NaN are left out; a column of mixed types is text."""
+    g = nx.MultiDiGraph(name="t & <g>")
+    at = datetime(2026, 11, 30, 10, 5, 7)
+    for i, text in enumerate(_AWKWARD):
+        g.add_node(f"n{i} {text}", text=text, files=[text, "中.md"], empty=[], created_at=at, pinned=i % 2 == 0,
+                   count=i, ratio=i / 2 if i % 3 else i, mixed=i if i % 2 else "x", unset=None,
+                   score=float("nan") if i == 1 else 0.25)
+    ids = list(g.nodes)
+    for i, (u, v) in enumerate(zip(ids, ids[1:], strict=False)):
+        g.add_edge(u, v, key=f"related_to#{i}" if i % 2 else "related_to", type="related_to", created_at=at,
+                   manual=bool(i % 2), score=0.5, reason=_AWKWARD[i])
+    out = tmp_path / "g.graphml"
+    with open(out, "w", encoding="utf-8", newline="\n") as fh:
+        ke.write_graphml(g, fh)
+    back = nx.read_graphml(out, force_multigraph=True)
+    clean = ke._xml_text
+    assert list(back.nodes) == [clean(n) for n in ids]  # attributes keep \r, \n and tabs as references
+    assert back.graph["name"] == "t & <g>"
+    for (nid, attrs), (bid, got) in zip(g.nodes(data=True), back.nodes(data=True), strict=True):
+        i = ids.index(nid)
+        # XML turns a lone carriage return in text into a line feed (end-of-line handling)
+        assert got["text"] == clean(attrs["text"]).replace("\r", "\n"), bid
+        assert json.loads(got["files"]) == [attrs["text"], "中.md"]  # JSON escapes control characters
+        assert got["empty"] == "[]" and got["created_at"] == "2026-11-30T10:05:07"
+        assert got["pinned"] is attrs["pinned"] and got["count"] == i and got["ratio"] == float(attrs["ratio"])
+        assert got["mixed"] == str(attrs["mixed"])
+        assert "unset" not in got
+        assert ("score" in got) == (i != 1)
+    assert back.number_of_edges() == g.number_of_edges()
+    for (u, v, key, attrs), (bu, bv, bkey, got) in zip(g.edges(keys=True, data=True),
+                                                       back.edges(keys=True, data=True), strict=True):
+        assert (bu, bv) == (clean(u), clean(v))
+        assert bkey == key and got["manual"] is attrs["manual"] and got["score"] == 0.5
+        assert got["reason"] == clean(attrs["reason"]).replace("\r", "\n")
