@@ -194,6 +194,21 @@ def test_keyword_table_kept_by_the_write_path_equals_a_recount(ws):
     assert kept == recount and recount[linking.DOCS_KEY] == 10  # 6 entries, 2 patterns, 2 hand-made nodes
 
 
+def test_a_pattern_key_finds_its_pattern_through_a_stale_or_merged_cache_entry(ws):
+    """The key -> pattern id cache in Meta is checked on use: a wrong entry falls back to the scan, and a
+    merged pattern's key finds the pattern it went into."""
+    a = ws.log("error", "git push failed: no upstream", pattern_key="push.a", now="2026-05-01T10:00:00")
+    ws.log("error", "git push rejected: non fast forward", pattern_key="push.b", now="2026-05-02T10:00:00")
+    with ws.store() as st:
+        st.run("meta_set", key="pattern-key:push.a", value=a.id)  # an event's id: stale
+    again = ws.log("error", "git push failed again: no upstream", pattern_key="push.a", now="2026-05-03T10:00:00")
+    assert again.pattern["key"] == "push.a" and again.pattern["recurrence"] == 2
+    patterns.merge(ws, "push.b", "push.a", now="2026-05-04T10:00:00")
+    later = ws.log("error", "git push: no upstream set", pattern_key="push.a", now="2026-05-05T10:00:00")
+    assert later.pattern["key"] == "push.b" and later.pattern["recurrence"] == 4
+    assert [r["key"] for r in patterns.list_patterns(ws)] == ["push.b"]
+
+
 def test_merge_and_split_patterns(ws):
     a = ws.log("error", "git push failed: no upstream", pattern_key="push.a", now="2026-05-01T10:00:00")
     b = ws.log("error", "git push rejected: non fast forward", pattern_key="push.b", now="2026-05-02T10:00:00")
