@@ -324,7 +324,8 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10) -> dict[str, Any
     with holding(ws) as st:
         lc = Lifecycle(ws, st, at)
         due = st.run("lc_changes_due", statuses=list(LIVE), now=at)
-        ready = lc.candidates()
+        ready_rows = lc.ready_rows()
+        ready = lc.fill(ready_rows[:limit])
         pending = st.run("lc_proposals", statuses=["pending"])
         flags = [b for b in st.run("lc_blocks") if b["flag"]]
         ties = [d for d in st.run("lc_decisions") if d["status"] == "tie"]
@@ -338,7 +339,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10) -> dict[str, Any
         "ready_to_promote": [{"pattern": c.pattern_id, "key": c.key, "recurrence": c.recurrence,
                               "sessions": c.sessions, "summary": c.summary[:80],
                               "target": promote.plan(c, lp).file} for c in ready[:limit]],
-        "ready_to_promote_total": len(ready),
+        "ready_to_promote_total": len(ready_rows),
         "proposals_pending": [{"number": q["number"], "type": q["type"], "target": q["target"],
                                "change": q["change"]} for q in pending[:limit]],
         "proposals_pending_total": len(pending),

@@ -331,12 +331,23 @@ class Lifecycle:
 
     # -- 5. promote -----------------------------------------------------------------------------------------
     def candidates(self) -> list[promote.Candidate]:
+        """Every pattern ready to promote, best first, filled in from its window's events."""
+        return self.fill(self.ready_rows())
+
+    def ready_rows(self) -> list[dict[str, Any]]:
+        """The patterns ready to promote, best first, with their figures only (a status line needs their
+        number and the first few; filling in every one costs a read of all their events)."""
         p = self.lp.promotion
-        since = self.now - p.window_days * DAY
-        rows = self.st.run("lc_promotion_candidates", pattern_statuses=["active"], since=since, now=self.now,
+        rows = self.st.run("lc_promotion_candidates", pattern_statuses=["active"],
+                           since=self.now - p.window_days * DAY, now=self.now,
                            ignore_statuses=list(p.ignore_event_statuses), min_recurrence=p.min_recurrence,
                            min_sessions=p.min_sessions)
-        rows = [r for r in rows if promote.eligible(int(r["recurrence"]), int(r["sessions"]), self.lp)]
+        return [r for r in rows if promote.eligible(int(r["recurrence"]), int(r["sessions"]), self.lp)]
+
+    def fill(self, rows: list[dict[str, Any]]) -> list[promote.Candidate]:
+        """Candidates from `ready_rows()` rows, with what their window's events say."""
+        p = self.lp.promotion
+        since = self.now - p.window_days * DAY
         if not rows:
             return []
         events: dict[str, list[dict[str, Any]]] = {}
