@@ -107,6 +107,11 @@ def allow_background(allowed: bool) -> None:
     _background["possible"] = allowed and hasattr(os, "fork")
 
 
+def background_possible() -> bool:
+    """Whether `after_answer` would accept work here."""
+    return _background["possible"]
+
+
 def after_answer(work: Callable[[], Any]) -> bool:
     """Schedule `work` for a detached child after the answer; False when that is not possible here."""
     if not _background["possible"]:

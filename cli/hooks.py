@@ -7,7 +7,18 @@ import sys
 from typing import Annotated, Any
 
 import typer
-from kg.cli.common import JsonOpt, NowOpt, emit, errors, fail, note, now_of, workspace
+from kg.cli.common import (
+    JsonOpt,
+    NowOpt,
+    after_answer,
+    background_possible,
+    emit,
+    errors,
+    fail,
+    note,
+    now_of,
+    workspace,
+)
 
 hook_app = typer.Typer(help="What agent runtimes call at session start, session end and after a tool call.",
                        no_args_is_help=True)
@@ -108,7 +119,13 @@ def post_tool_use(
 
     with errors():
         payload = _stdin_payload()
-        done = hooks.post_tool_use(workspace(ctx), payload, now_of(ctx, now), runtime=runtime or "claude-code")
+        ws = workspace(ctx)
+        # the runtime waits for this hook: answer once the entry is journaled, apply it right after
+        later = background_possible()
+        done = hooks.post_tool_use(ws, payload, now_of(ctx, now), runtime=runtime or "claude-code",
+                                   apply=not later)
+        if later and done["failed"]:
+            after_answer(lambda: ws.drain(if_pending=True))
     if as_json:
         emit(done, True)
 

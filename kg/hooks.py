@@ -401,14 +401,15 @@ def tool_failure(payload: dict[str, Any]) -> ToolFailure | None:
 
 
 def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None = None, *,
-                  runtime: str = "claude-code") -> dict[str, Any]:
-    """Log an error entry when the payload says the tool failed; nothing otherwise."""
+                  runtime: str = "claude-code", apply: bool = True) -> dict[str, Any]:
+    """Log an error entry when the payload says the tool failed; nothing otherwise. `apply=False` only
+    journals it (the caller has the graph applied after answering, as `kg log` does)."""
     failure = tool_failure(payload)
     if failure is None:
         return {"logged": None, "failed": False}
     res = ws.log("error", failure.summary(), now=now, error_text=failure.error[:4000],
                  context=f"{failure.tool}: {failure.command}"[:1000] if failure.command else failure.tool,
-                 source="error", tags=[runtime, failure.tool.lower()])
+                 source="error", tags=[runtime, failure.tool.lower()], apply=apply)
     return {"logged": res.id, "failed": True, "summary": res.summary, "tool": failure.tool}
 
 
