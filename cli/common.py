@@ -129,8 +129,11 @@ def run_after_answer(exit_code: int) -> None:
     work, _after[:] = list(_after), []
     if not work or exit_code != 0:
         return
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):  # written once, by the parent only
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away: the answer is its loss, the drain still runs
+            pass
     try:
         pid = os.fork()
     except OSError:
