@@ -158,3 +158,32 @@ def test_rule_overrides_are_validated(override, message):
 def test_rule_override_applies():
     merged = merge(packaged("policy"), {"limits": {"summary_max_chars": 50}}, "kg.toml")
     assert Policy.from_mapping(merged).summary_max_chars == 50
+
+
+# -- the console entry builds only the invoked subcommand ------------------------------------------------------
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["log", "error", "x"], "log"),
+    (["-w", "/tmp/ws", "--now", "2026-01-01", "hook", "session-start"], "hook"),
+    (["--workspace=/tmp/ws", "status"], "status"),
+    (["--rules", "r", "--", "list"], "list"),
+    (["--help"], None),
+    ([], None),
+    (["-w"], None),
+])
+def test_the_subcommand_is_read_past_the_global_options(argv, expected):
+    from kg.cli.app import _invoked
+
+    assert _invoked(argv) == expected
+
+
+def test_narrowing_the_app_keeps_unknown_names_whole():
+    from kg.cli.app import _only, app
+
+    before = (list(app.registered_commands), list(app.registered_groups))
+    with _only("log"):
+        assert [c.callback.__name__ for c in app.registered_commands] == ["log"] and not app.registered_groups
+    with _only("export"):
+        assert not app.registered_commands and len(app.registered_groups) == 1
+    with _only("lgo"):  # a typo: the whole app, so click can suggest 'log'
+        assert (app.registered_commands, app.registered_groups) == before
+    assert (app.registered_commands, app.registered_groups) == before
