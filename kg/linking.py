@@ -764,9 +764,3 @@ def match_pattern(doc: Doc, found: Candidates, rules: LinkRules) -> PatternMatch
     score, via, reason = loose[0][0], loose[0][1].id, loose[0][2]
     members = tuple(sorted(d.id for _, d, _ in loose))
     return PatternMatch(key, True, via, members, score, reason, first.text)
-
-
-def pattern_key_of(st: Any, event_id: str) -> str | None:
-    """The key of the pattern an event belongs to, if any."""
-    rows = st.run("pattern_of_event", id=event_id)
-    return rows[0]["key"] if rows else None
