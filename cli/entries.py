@@ -88,7 +88,8 @@ def register(app: typer.Typer) -> None:
             note(f"Redacted before storing: {', '.join(result.redacted)}")
         if result.note:
             note(result.note)
-        emit(result.as_dict(), as_json, _render_log)
+        # queued: durable and answered; a detached process applies it (links, pattern) right after
+        emit({**result.as_dict(), "queued": bool(later)}, as_json, _render_log)
 
     @app.command()
     def resolve(
