@@ -263,31 +263,26 @@ def write_graphml(graph: nx.MultiDiGraph, fh: IO[str]) -> None:
     quoted: dict[Any, str] = {}
     out: list[str] = []
     append = out.append
-    for node, attrs in graph.nodes(data=True):
-        q = quoted[node] = _xml_attr(str(node))
-        append(f"    <node id={q}>")
+
+    def element(opening: str, attrs: dict[str, Any], cols: dict[str, Any], closing: str) -> None:
+        append(opening)
         for k, v in attrs.items():
             if v is not None:
-                tag, conv = node_cols[k]
+                tag, conv = cols[k]
                 text = conv(v)
                 if text is not None:
                     append(f"{tag}{text}</data>")
-        append("</node>\n")
+        append(closing)
         if len(out) > 20000:
             fh.write("".join(out))
             out.clear()
+
+    for node, attrs in graph.nodes(data=True):
+        q = quoted[node] = _xml_attr(str(node))
+        element(f"    <node id={q}>", attrs, node_cols, "</node>\n")
     for u, v, key, attrs in graph.edges(keys=True, data=True):
-        append(f"    <edge id={_xml_attr(str(key))} source={quoted[u]} target={quoted[v]}>")
-        for k, val in attrs.items():
-            if val is not None:
-                tag, conv = edge_cols[k]
-                text = conv(val)
-                if text is not None:
-                    append(f"{tag}{text}</data>")
-        append("</edge>\n")
-        if len(out) > 20000:
-            fh.write("".join(out))
-            out.clear()
+        element(f"    <edge id={_xml_attr(str(key))} source={quoted[u]} target={quoted[v]}>", attrs, edge_cols,
+                "</edge>\n")
     fh.write("".join(out))
     fh.write("  </graph>\n</graphml>\n")
 
