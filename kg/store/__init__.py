@@ -200,6 +200,11 @@ class Store:
         return self._execute_raw(cypher, params)
 
     def _execute_raw(self, cypher: str, params: dict[str, Any]) -> list[Row]:
+        columns, rows = self._fetch(cypher, params)
+        return [dict(zip(columns, row, strict=True)) for row in rows]
+
+    def _fetch(self, cypher: str, params: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+        """Column names and rows as lists (whole-table reads skip building a dict per row)."""
         try:
             if params:
                 result = self._conn.execute(self._prepared_statement(cypher), params)
@@ -211,9 +216,10 @@ class Store:
             result = result[-1]
         columns = result.get_column_names()
         rows = []
-        while result.has_next():
-            rows.append(dict(zip(columns, result.get_next(), strict=True)))
-        return rows
+        has_next, get_next, append = result.has_next, result.get_next, rows.append
+        while has_next():
+            append(get_next())
+        return columns, rows
 
     def _prepared_statement(self, cypher: str) -> Any:
         """The statement parsed and planned once per open graph, then reused: a `kg log` runs the same two

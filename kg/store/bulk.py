@@ -25,19 +25,7 @@ def fetch(store: Store, cypher: str) -> tuple[list[str], list[list]]:
     unbound = _queries.params_of(cypher)
     if unbound:  # kuzu would run it with the parameters unbound, matching everything
         raise StoreError(f"fetch() takes no parameters; this Cypher has {sorted(unbound)}")
-    try:
-        result = store._conn.execute(cypher)
-    except RuntimeError as exc:
-        raise StoreError(f"graph query failed: {exc}") from None
-    if isinstance(result, list):
-        result = result[-1]
-    columns = result.get_column_names()
-    rows = []
-    has_next, get_next, append = result.has_next, result.get_next, rows.append
-    while has_next():
-        append(get_next())
-    result.close()
-    return columns, rows
+    return store._fetch(cypher, {})
 
 
 def run(store: Store, name: str) -> list[Row]:
