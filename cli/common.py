@@ -94,7 +94,7 @@ def note(message: str) -> None:
 
 # Work a command leaves for after it has answered. The console entry (`kg.cli.app.main`) runs it in a detached
 # child once the output is written and the exit code is known; anywhere else (an in-process CliRunner, a
-# platform without fork) `after_answer` says no and the command does the work in the foreground.
+# platform without fork) `background_possible()` says no and the command does the work in the foreground.
 _after: list[Callable[[], Any]] = []
 _background = {"possible": False}
 
@@ -112,12 +112,11 @@ def background_possible() -> bool:
     return _background["possible"]
 
 
-def after_answer(work: Callable[[], Any]) -> bool:
-    """Schedule `work` for a detached child after the answer; False when that is not possible here."""
+def after_answer(work: Callable[[], Any]) -> None:
+    """Schedule `work` for a detached child after the answer (only where `background_possible()`)."""
     if not _background["possible"]:
-        return False
+        raise RuntimeError("after_answer() outside the console entry: check background_possible() first")
     _after.append(work)
-    return True
 
 
 def run_after_answer(exit_code: int) -> None:

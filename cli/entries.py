@@ -6,7 +6,18 @@ from enum import Enum
 from typing import Annotated, Any
 
 import typer
-from kg.cli.common import JsonOpt, NowOpt, after_answer, emit, errors, note, now_of, state, workspace
+from kg.cli.common import (
+    JsonOpt,
+    NowOpt,
+    after_answer,
+    background_possible,
+    emit,
+    errors,
+    note,
+    now_of,
+    state,
+    workspace,
+)
 
 
 class Kind(str, Enum):
@@ -81,9 +92,11 @@ def register(app: typer.Typer) -> None:
         )
         with errors():
             ws = workspace(ctx)
-            later = not wait and after_answer(lambda: ws.drain(if_pending=True))
+            later = not wait and background_possible()
             result = ws.log(kind.value, summary, now=now_of(ctx, now), session=session, link=not no_link,
                             apply=not later, **fields)
+            if later:
+                after_answer(lambda: ws.drain(if_pending=True))
         if result.redacted:
             note(f"Redacted before storing: {', '.join(result.redacted)}")
         if result.note:
