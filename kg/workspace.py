@@ -246,6 +246,17 @@ class Workspace:
             return []
         rules = linking.rules_of(self.rules)
         with st.transaction():
+            sessions = {}
+            for rec in new:
+                f = rec["fields"]
+                if f.get("session") and f["session"] not in sessions:
+                    sessions[f["session"]] = {"id": f["session"], "at": _ts(f["created_at"]),
+                                              "source": f.get("source")}
+            if sessions:
+                st.run("sessions_touch", rows=list(sessions.values()))
+            # One record at a time, in journal order: each is created, joined to its pattern and linked before
+            # the next exists, so a drained batch ends up exactly as the same logs applied one by one (created
+            # all at once, each would find the later ones among its candidates, and link both ways).
             for rec in new:
                 f = rec["fields"]
                 st.run("node_create", id=rec["id"], kind="event", entry_type=f["entry_type"], text=f["text"],
@@ -259,21 +270,12 @@ class Workspace:
                        tokens=f["tokens"])
                 if not rec.get("link", True):
                     linking.index_terms(st, f["text"], rules)  # linked records are counted after their lookup
-            sessions = {}
-            for rec in new:
-                f = rec["fields"]
-                if f.get("session") and f["session"] not in sessions:
-                    sessions[f["session"]] = {"id": f["session"], "at": _ts(f["created_at"]),
-                                              "source": f.get("source")}
-            if sessions:
-                st.run("sessions_touch", rows=list(sessions.values()))
-            placed = self._attach_patterns(st, new)
-            # Auto-links in the same transaction: a log is linked when it is applied, or not at all.
-            for rec in new:
+                placed = self._attach_patterns(st, [rec])
+                # Auto-links in the same transaction: a log is linked when it is applied, or not at all.
                 if rec["id"] in placed:
                     doc, found = placed[rec["id"]]
-                    linking.link_node(st, rec["id"], rules, now=_ts(rec["fields"]["created_at"]), doc=doc,
-                                      found=found, existing=set())
+                    linking.link_node(st, rec["id"], rules, now=_ts(f["created_at"]), doc=doc, found=found,
+                                      existing=set())
         return [r["id"] for r in new]
 
     def _attach_patterns(self, st: Store, records: list[dict[str, Any]]

@@ -31,6 +31,28 @@ def test_log_is_durable_and_derives_recurrence(ws):
     assert {e["other"] for e in shown["edges"]} == {a.id, b.id, c.id}
 
 
+def _edges(ws) -> list[tuple[str, str, str]]:
+    with ws.store() as st:
+        rows = st.execute("MATCH (a:Node)-[r]->(b:Node) RETURN a.id AS a, label(r) AS t, b.id AS b")
+    return sorted((r["a"], r["t"], r["b"]) for r in rows)
+
+
+def test_a_drained_batch_is_the_same_graph_as_logs_applied_one_by_one(tmp_path):
+    """Journaled entries applied together (a burst drained by one process) link and group exactly as the same
+    logs applied one at a time: none sees a later one among its candidates."""
+    texts = [f"git push failed: no upstream for branch feature-{i}" for i in range(10)]
+    graphs = []
+    for mode in ("one by one", "batch"):
+        ws = kg.init_workspace(tmp_path / mode.replace(" ", "-"))
+        for i, text in enumerate(texts):
+            ws.log("error", text, area="tooling", pattern_key="git.push" if i % 2 else None,
+                   now=f"2026-11-{1 + i:02d}T10:00:00", apply=mode == "one by one")
+        ws.drain()
+        graphs.append((_edges(ws), {p["key"]: p["recurrence"] for p in ws.status()["patterns"]}))
+    assert graphs[0] == graphs[1]
+    assert any(t == "related_to" for _, t, _ in graphs[0][0])
+
+
 def test_daily_log_line_in_seed_format(ws):
     ws.log("error", "git push failed", now=NOW)
     ws.log("learning", "use read not exec for files", now=NOW.replace(minute=40))
