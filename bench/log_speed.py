@@ -4,7 +4,9 @@
 
 Measured, per size:
 - `kg log` end to end in a new process (the agent's path): median wall time, peak RSS;
-- in-process `ws.log()` with the workspace held open (a hook or long-running agent): median;
+- in-process `ws.log()` with the workspace held open (a hook or long-running agent): the median answer (at
+  the ack; a background thread applies it), the wall time until 100 such logs are all applied (per log), and
+  the median of `log(wait=True)`, which applies before answering;
 - the naive baseline: a JSON trail that is loaded, appended to and rewritten on every log, with a linear
   scan for the pattern key — in a new process and in-process;
 - importing a trail of N entries (`kg import trail`).
@@ -117,13 +119,18 @@ def main() -> None:
                 cli[mode] = (walls, peaks)
 
             counter = iter(range(10**9))
+
+            def one(**kw):
+                return ws.log("error", f"pytest timed out on the fixture {next(counter)}", area="tests",
+                              pattern_key="pytest.fixture", **kw)
+
             with ws:
-                inproc, _ = median_of(lambda: ws.log("error", f"pytest timed out on the fixture {next(counter)}",
-                                                     area="tests", pattern_key="pytest.fixture"), 100)
-                journal_only, _ = median_of(lambda: ws.log("error", f"pytest timed out on the fixture "
-                                                           f"{next(counter)}", area="tests",
-                                                           pattern_key="pytest.fixture", apply=False), 100)
-                ws.drain()
+                # held open (a long-running agent, a hook server): answers at the ack, a thread applies
+                start = time.perf_counter()
+                inproc, _ = median_of(one, 100)
+                ws.drain()  # waits for the thread: every entry is in the graph now
+                background = (time.perf_counter() - start) / 100
+                applied, _ = median_of(lambda: one(wait=True), 100)  # applied before it answers
 
             trail = base / f"naive{n}.json"
             naive_trail(trail, n)
@@ -142,13 +149,17 @@ def main() -> None:
             rows.append([f"{n:,}", f"{answer * 1e3:.0f} ms", f"{med(cli['answer'][1]):.0f} MB",
                          f"{wait * 1e3:.0f} ms", f"{med(cli['wait'][1]):.0f} / {max(cli['wait'][1]):.0f} MB",
                          f"{naive_cli * 1e3:.0f} ms", f"{naive_cli / answer:.1f}x / {naive_cli / wait:.1f}x",
-                         f"{inproc * 1e3:.1f} ms", f"{journal_only * 1e3:.2f} ms", f"{naive_in * 1e3:.0f} ms",
-                         f"{naive_in / inproc:.0f}x"])
+                         f"{inproc * 1e3:.2f} ms", f"{background * 1e3:.1f} ms", f"{applied * 1e3:.1f} ms",
+                         f"{naive_in * 1e3:.0f} ms", f"{naive_in / inproc:.0f}x / {naive_in / applied:.0f}x"])
         print(table("kg log (medians; ratio = naive / kg, higher is better for kg)",
                     ["events", "kg log", "RSS", "kg log --wait", "RSS median / max", "naive CLI",
-                     "ratio (log / --wait)", "log() applied", "log(apply=False)", "naive in-proc", "ratio"], rows))
+                     "ratio (log / --wait)", "log()", "until applied", "log(wait=True)", "naive in-proc",
+                     "ratio (log() / wait)"], rows))
         print("kg log: answers once the entry is durable; a detached child applies it. --wait: applies it "
-              "(links, pattern) before answering. In-process: log() applies it; apply=False only journals.")
+              "(links, pattern) before answering.\nIn-process, the workspace held open (`with ws:`): log() "
+              "answers once the entry is durable and a background thread applies it; 'until applied' is the "
+              "wall time from the first of 100 such logs until all 100 are in the graph, per log. "
+              "log(wait=True) applies it before answering.")
 
         # import a trail of the largest size
         n = max(sizes)

@@ -102,7 +102,7 @@ def register(app: typer.Typer) -> None:
         if result.note:
             note(result.note)
         # queued: durable and answered; a detached process applies it (links, pattern) right after
-        emit({**result.as_dict(), "queued": bool(later)}, as_json, _render_log)
+        emit({**result.as_dict(), "queued": result.queued or later}, as_json, _render_log)
 
     @app.command()
     def resolve(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -64,19 +65,23 @@ class Journal:
         self.path = folder / "journal.jsonl"
         self.ids_path = folder / "ids.json"
         self._lock = FileLock(folder / "journal.lock", timeout=timeout, what="the write journal")
+        # The file lock keeps other processes out; this keeps this process's other threads out (a workspace's
+        # background applier allocates pattern ids while the caller logs). Re-entrant in one thread.
+        self._threads = threading.RLock()
         self._ids: dict[str, int] | None = None
 
     @contextmanager
     def locked(self) -> Iterator[Journal]:
-        if self._lock.held:  # re-entrant within one process
-            yield self
-            return
-        with self._lock:
-            self._ids = None
-            try:
+        with self._threads:
+            if self._lock.held:  # re-entrant: this thread holds it further up
                 yield self
-            finally:
+                return
+            with self._lock:
                 self._ids = None
+                try:
+                    yield self
+                finally:
+                    self._ids = None
 
     # -- ids ----------------------------------------------------------------------------------------------
     def _load_ids(self) -> dict[str, int]:

@@ -8,10 +8,11 @@ has `memory/.kg/`.
 from __future__ import annotations
 
 import os
+import threading
 import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,12 +91,13 @@ class LogResult:
     pattern: dict[str, Any] | None = None
     daily_log: str = ""
     note: str = ""
+    queued: bool = False  # durable and answered; the background thread applies it (see Workspace.log)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id, "kind": self.kind, "summary": self.summary, "created_at": self.created_at,
             "redacted": list(self.redacted), "applied": self.applied, "pattern_key": self.pattern_key,
-            "pattern": self.pattern, "daily_log": self.daily_log, "note": self.note,
+            "pattern": self.pattern, "daily_log": self.daily_log, "note": self.note, "queued": self.queued,
         }
 
 
@@ -105,6 +107,56 @@ class DrainReport:
     skipped: int = 0
     torn: int = 0
     ids: list[str] = field(default_factory=list)
+
+
+class _Applier:
+    """The background thread that applies a held-open workspace's logs to the graph.
+
+    `log()` inside `with ws:` answers once the entry is durable in the journal (as `kg log` does) and wakes
+    this thread, which drains the journal through `ws.store()`: under the workspace's mutex, so it never works
+    in the graph at the same time as the caller, and any read the caller makes drains first (it waits for
+    the thread's batch, then applies whatever is left itself). A failure leaves the entries in the journal,
+    where the next drain (the caller's next read, leaving `with ws:`, or any kg command) applies them."""
+
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+        self.error: BaseException | None = None
+        self._wake = threading.Condition()
+        self._wanted = False
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="kg-apply", daemon=True)
+        self._thread.start()
+
+    def kick(self) -> None:
+        with self._wake:
+            self._wanted = True
+            self._wake.notify()
+
+    def stop(self, *, wait: bool = True) -> None:
+        """Apply what was handed over, then end the thread (`wait`: and wait for it)."""
+        with self._wake:
+            self._stopping = True
+            self._wake.notify()
+        if wait:
+            self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._wanted and not self._stopping:
+                    self._wake.wait()
+                if not self._wanted:
+                    return
+                self._wanted = False
+            if self.error is not None:
+                continue  # the graph failed once; the entries wait in the journal for the caller's next drain
+            try:
+                with self.ws._mutex:
+                    if self.ws._held is None:
+                        return  # the workspace was closed; whatever is left waits in the journal
+                    self.ws.drain(if_pending=True)
+            except BaseException as exc:  # noqa: BLE001 - kept for the caller; the entries stay journaled
+                self.error = exc
 
 
 class Workspace:
@@ -122,6 +174,10 @@ class Workspace:
         self._held: Store | None = None
         self._held_cm: Any = None
         self._depth = 0
+        self._mutex = threading.RLock()  # one thread at a time in the graph
+        self._in_store = threading.local()  # .depth: this thread's open `store()` blocks
+        self._applier: _Applier | None = None
+        self._applier_lock = threading.Lock()  # not the mutex: a log must not wait for the applier's batch
         self._last_drain = DrainReport()
         self._journal: Journal | None = None
 
@@ -168,11 +224,22 @@ class Workspace:
         """The open graph, with the journal drained into it first.
 
         With `unless`, the check runs once the graph lock is held; when it is true the graph is not opened
-        and None is yielded instead of a store."""
-        if self._held is not None:
-            self._drain(self._held)
-            yield self._held
-            return
+        and None is yielded instead of a store. One thread at a time works in the graph: another thread's
+        block (the background applier's) finishes first."""
+        with self._mutex:
+            self._in_store.depth = getattr(self._in_store, "depth", 0) + 1
+            try:
+                if self._held is not None:
+                    self._drain(self._held)
+                    yield self._held
+                    return
+                with self._opened(unless) as st:
+                    yield st
+            finally:
+                self._in_store.depth -= 1
+
+    @contextmanager
+    def _opened(self, unless: Callable[[], bool] | None) -> Iterator[Store | None]:
         with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", lock_timeout=self.lock_timeout,
                         queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
                         unless=unless, buffer_pool_mb=self.policy.buffer_pool_mb) as st:
@@ -198,28 +265,46 @@ class Workspace:
         return self._depth > 0
 
     def __enter__(self) -> Workspace:
-        """Hold the graph open (and other processes out) until the outermost `with` ends. Re-entrant."""
-        if self._depth == 0:
-            cm = self.store()
-            cm.__enter__()
-            self._held_cm = cm
-        self._depth += 1
+        """Hold the graph open (and other processes out) until the outermost `with` ends. Re-entrant.
+
+        While it is held, `log()` answers once the entry is durable and a background thread applies it
+        (see `log`); leaving the outermost `with` waits for that thread, so everything logged is in the graph
+        when the block ends (or, if the graph failed, still in the journal for the next command)."""
+        with self._mutex:
+            if self._depth == 0:
+                cm = self._opened(None)
+                cm.__enter__()
+                self._held_cm = cm
+            self._depth += 1
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._depth -= 1
-        if self._depth == 0:
-            cm, self._held_cm = self._held_cm, None
-            if cm is not None:
-                cm.__exit__(*exc)
+        if self._depth == 1:
+            with self._applier_lock:
+                applier, self._applier = self._applier, None
+            if applier is not None:
+                # Let it finish what it was given. It needs the mutex, so it cannot be waited for from inside
+                # a `ws.store()` block of this thread; then the drain below applies what it had.
+                applier.stop(wait=not getattr(self._in_store, "depth", 0))
+        with self._mutex:
+            self._depth -= 1
+            if self._depth == 0:
+                cm, self._held_cm = self._held_cm, None
+                if cm is not None:
+                    try:
+                        if self._held is not None and exc[0] is None:
+                            self._drain(self._held)  # what the applier left (it stops on a failure)
+                    finally:
+                        cm.__exit__(*exc)
 
     def drain(self, *, if_pending: bool = False) -> DrainReport:
         """Apply every acknowledged write still waiting in the journal. With `if_pending`, the graph is not
         opened at all when the journal is empty once the lock is held (another process drained it)."""
-        self._last_drain = DrainReport()
-        with self.store(unless=(lambda: not self.journal.has_pending()) if if_pending else None):
-            pass
-        return self._last_drain
+        with self._mutex:
+            self._last_drain = DrainReport()
+            with self.store(unless=(lambda: not self.journal.has_pending()) if if_pending else None):
+                pass
+            return self._last_drain
 
     def _drain(self, st: Store) -> DrainReport:
         report = DrainReport()
@@ -370,14 +455,18 @@ class Workspace:
 
     # -- writing ------------------------------------------------------------------------------------------
     def log(self, kind: str, summary: str, *, now: datetime | str | None = None, session: str | None = None,
-            apply: bool = True, link: bool = True, **fields: Any) -> LogResult:
+            apply: bool = True, wait: bool = False, link: bool = True, **fields: Any) -> LogResult:
         """Record a learning, error or feature request.
 
-        The entry is validated, redacted and made durable in the journal before this returns; then it is
-        applied to the graph (unless another process holds the graph past the retry budget, in which case
-        the next kg command applies it: `applied` says which happened). Applying links the entry to what it
-        relates to and joins it to the pattern it repeats; `link=False` skips both (an explicit pattern key
-        still applies).
+        The entry is validated, redacted and made durable in the journal before this returns. Then it is
+        applied to the graph: linked to what it relates to and joined to the pattern it repeats (`link=False`
+        skips both; an explicit pattern key still applies).
+
+        - By default the call applies it before returning (`applied`, and the pattern's figures), unless
+          another process holds the graph past the retry budget: then the next kg command applies it.
+        - Inside `with ws:` it answers at the ack instead (`queued`), and the workspace's background thread
+          applies it; every read, and leaving the block, waits for that. `wait=True` applies it here.
+        - `apply=False` only journals it: the next command that opens the graph applies it.
         """
         at = clock.now(now)
         session = session or self.current_session()
@@ -405,6 +494,17 @@ class Workspace:
                            daily_log=str(daily.relative_to(self.root)))
         if not apply:
             return result
+        # In the background only between calls: a caller inside `ws.store()` goes on to read the graph with
+        # the handle it holds, and must find the entry there.
+        if not wait and self.in_batch and not getattr(self._in_store, "depth", 0):
+            with self._applier_lock:
+                if self._applier is None:
+                    self._applier = _Applier(self)
+                applier = self._applier
+            if applier.error is None:
+                applier.kick()
+                return replace(result, queued=True)
+            applier.error = None  # it failed: apply here, where the failure is reported (see below)
         try:
             # When a burst of processes logs at once, whoever holds the graph drains everyone's records; a
             # process that finds its record applied by then leaves without opening the graph at all (and

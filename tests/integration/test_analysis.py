@@ -47,7 +47,8 @@ def built(tmp_path_factory):
         for i, day in enumerate((1, 3, 8, 15)):
             r = ws.log("error", f"git push failed: auth not configured ({i})", area="tooling",
                        pattern_key="git.push.auth", session=f"s{i}", now=f"2026-11-{day:02d}T10:00:00",
-                       details='line one\nline two: it\'s "quoted" \\ back; <xml> & #hash', files=["a.py", "中文.md"])
+                       details='line one\nline two: it\'s "quoted" \\ back; <xml> & #hash', files=["a.py", "中文.md"],
+                       wait=True)  # applied before it answers: the pattern's id is in the answer
             ids.setdefault("errors", []).append(r.id)
         ids["pattern"] = r.pattern["id"]
         ids["other"] = ws.log("error", "npm ci failed: lockfile out of sync", area="build",

@@ -1,0 +1,149 @@
+"""`with ws:` answers a log at the ack and applies it on a background thread: nothing is lost, every read sees
+what was logged before it, and the graph ends up as if each log had been applied in the foreground."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import kg
+
+
+def _graph(ws) -> dict:
+    status = ws.status()
+    return {"entries": status["entries"], "edges": status["edges"],
+            "patterns": {p["key"]: (p["recurrence"], p["sessions"]) for p in status["patterns"]}}
+
+
+def _history(ws, *, wait: bool) -> list:
+    out = []
+    for i in range(12):
+        r = ws.log("error", f"git push failed: no upstream for branch feature-{i}", area="tooling",
+                   pattern_key="git.push.upstream" if i % 3 else None, session=f"s{i % 4}",
+                   now=f"2026-11-{1 + i:02d}T10:00:00", wait=wait)
+        out.append(r)
+    out.append(ws.log("learning", "set the upstream with git push -u before the first push", area="tooling",
+                      category="best_practice", now="2026-11-20T10:00:00", wait=wait))
+    return out
+
+
+def test_inside_with_a_log_answers_queued_and_the_graph_matches_the_foreground_way(tmp_path: Path):
+    front = kg.init_workspace(tmp_path / "front")
+    with front:
+        applied = _history(front, wait=True)
+    back = kg.init_workspace(tmp_path / "back")
+    with back:
+        queued = _history(back, wait=False)
+        assert all(r.queued and not r.applied and r.pattern is None for r in queued)
+        assert all(r.applied and not r.queued and r.pattern for r in applied if r.pattern_key)
+        # a read inside the block waits for the thread and sees every entry logged before it
+        assert back.show(queued[-1].id)["node"]["text"].startswith("set the upstream")
+    assert [r.id for r in queued] == [r.id for r in applied]
+    assert _graph(back) == _graph(front)
+    # 8 by key; 3 of the 4 without one are near-duplicates of earlier members (the first came before any)
+    assert _graph(back)["patterns"]["git.push.upstream"] == (11, 4)
+    assert not back.journal.has_pending()
+
+
+def test_a_log_inside_a_store_block_is_applied_before_it_answers(ws):
+    """A caller holding `ws.store()` reads the graph with that handle next: the entry must already be there."""
+    with ws:
+        with ws.store() as st:
+            r = ws.log("error", "pytest fixture timed out", pattern_key="pytest.timeout")
+            assert r.applied and not r.queued
+            assert st.run("node_exists", id=r.id)
+
+
+def test_reads_from_one_thread_while_another_logs(ws):
+    """The caller's thread and the applier never use the graph at once (one Kùzu connection)."""
+    acked: list[str] = []
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            for i in range(60):
+                acked.append(ws.log("error", f"npm ci failed on lockfile {i}", pattern_key=f"npm.{i % 3}",
+                                    now="2026-11-30T10:00:00").id)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    with ws:
+        thread = threading.Thread(target=writer)
+        thread.start()
+        while thread.is_alive():
+            ws.status()
+            ws.list(limit=5)
+        thread.join()
+        assert not errors
+        assert ws.status()["entries"] == {"error": 60}
+    assert len(set(acked)) == 60
+    assert {p["key"]: p["recurrence"] for p in ws.status()["patterns"]} == {"npm.0": 20, "npm.1": 20, "npm.2": 20}
+
+
+def test_the_journal_lock_shuts_out_the_other_threads_of_the_process(ws):
+    """flock is per process: without a thread lock too, a second thread would see it held and walk in."""
+    inside, release = threading.Event(), threading.Event()
+    tried: list[bool] = []
+
+    def holder() -> None:
+        with ws.journal.locked():
+            inside.set()
+            release.wait()
+
+    def other() -> None:  # what `locked()` waits on, tried without waiting
+        got = ws.journal._threads.acquire(blocking=False)
+        tried.append(got)
+        if got:
+            ws.journal._threads.release()
+
+    a = threading.Thread(target=holder)
+    a.start()
+    inside.wait()
+    b = threading.Thread(target=other)
+    b.start()
+    b.join()
+    release.set()
+    a.join()
+    other()  # free again once the holder is done
+    assert tried == [False, True]
+
+
+def test_threads_logging_at_once_get_unique_ids(ws):
+    """The journal's lock is per process (flock) and per thread: two threads never allocate the same id."""
+    acked: list[str] = []
+
+    def writer(n: int) -> None:
+        for i in range(40):
+            acked.append(ws.log("error", f"thread {n} failure {i}", now="2026-11-30T10:00:00", apply=False).id)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(acked) == 160 and len(set(acked)) == 160
+    assert ws.status()["entries"] == {"error": 160}
+
+
+CRASH = textwrap.dedent("""
+    import os, sys, kg
+    ws = kg.open_workspace(sys.argv[1])
+    with ws:
+        ids = [ws.log("error", f"crash test {i}", pattern_key="crash.test", now="2026-11-30T10:00:00").id
+               for i in range(30)]
+        print(" ".join(ids), flush=True)
+        os._exit(0)  # killed inside the block: no exit handler, the applier mid-way or not started
+""")
+
+
+def test_a_process_killed_inside_with_loses_no_acknowledged_log(ws):
+    out = subprocess.run([sys.executable, "-c", CRASH, str(ws.root)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    acked = out.stdout.split()
+    assert len(acked) == 30
+    fresh = kg.open_workspace(ws.root)
+    assert {r["id"] for r in fresh.list(type="error", limit=100)} == set(acked)
+    assert {p["key"]: p["recurrence"] for p in fresh.status()["patterns"]} == {"crash.test": 30}
