@@ -134,6 +134,8 @@ class Journal:
                 data = b"\n" + data  # a torn line from a crash: never glue a good record onto it
             os.write(fd, data)
             os.fsync(fd)
+            if not size:
+                _fsync_dir(self.folder)  # a fresh file (a drain renamed the last one): its name is durable too
             return os.fstat(fd).st_ino
         finally:
             os.close(fd)

@@ -129,6 +129,7 @@ class Policy:
     list_max_items: int
     lock_timeout: float
     buffer_pool_mb: int
+    background_max_queued: int
     kinds: tuple[str, ...]
     priorities: tuple[str, ...]
     statuses: tuple[str, ...]
@@ -157,6 +158,7 @@ class Policy:
                 list_max_items=int(data["limits"]["list_max_items"]),
                 lock_timeout=float(data["lock"]["timeout_seconds"]),
                 buffer_pool_mb=int(data["store"]["buffer_pool_mb"]),
+                background_max_queued=int(data["write"]["background_max_queued"]),
                 kinds=tuple(entries["kinds"]),
                 priorities=tuple(entries["priorities"]),
                 statuses=tuple(entries["statuses"]),
@@ -181,6 +183,7 @@ class Policy:
                               ("default_source", "default_source"), ("default_category", "default_category")):
                 if kind not in getattr(policy, attr):
                     raise RulesError(f"{source}: entries.{key} has no value for {kind!r}")
-        if policy.summary_max_chars < 1 or policy.lock_timeout < 0 or policy.buffer_pool_mb < 16:
+        if (policy.summary_max_chars < 1 or policy.lock_timeout < 0 or policy.buffer_pool_mb < 16
+                or policy.background_max_queued < 0):
             raise RulesError(f"{source}: limits must be positive")
         return policy

@@ -7,13 +7,16 @@ has `memory/.kg/`.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import tomllib
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,7 +119,9 @@ class _Applier:
     this thread, which drains the journal through `ws.store()`: under the workspace's mutex, so it never works
     in the graph at the same time as the caller, and any read the caller makes drains first (it waits for
     the thread's batch, then applies whatever is left itself). A failure leaves the entries in the journal,
-    where the next drain (the caller's next read, leaving `with ws:`, or any kg command) applies them."""
+    where the next drain (the caller's next log or read, leaving `with ws:`, or any kg command) applies them.
+    Leaving the block does not wait for the thread: it takes the mutex (so a batch in flight ends first) and
+    drains what is left itself."""
 
     def __init__(self, ws: Workspace):
         self.ws = ws
@@ -127,36 +132,49 @@ class _Applier:
         self._thread = threading.Thread(target=self._run, name="kg-apply", daemon=True)
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        return not self._stopping and self._thread.is_alive()
+
     def kick(self) -> None:
         with self._wake:
             self._wanted = True
             self._wake.notify()
 
-    def stop(self, *, wait: bool = True) -> None:
-        """Apply what was handed over, then end the thread (`wait`: and wait for it)."""
+    def stop(self) -> None:
+        """End the thread after the batch in flight, if any; what is left stays in the journal."""
         with self._wake:
             self._stopping = True
             self._wake.notify()
-        if wait:
-            self._thread.join()
 
     def _run(self) -> None:
         while True:
             with self._wake:
                 while not self._wanted and not self._stopping:
                     self._wake.wait()
-                if not self._wanted:
+                if self._stopping:
                     return
                 self._wanted = False
             if self.error is not None:
                 continue  # the graph failed once; the entries wait in the journal for the caller's next drain
             try:
                 with self.ws._mutex:
-                    if self.ws._held is None:
-                        return  # the workspace was closed; whatever is left waits in the journal
-                    self.ws.drain(if_pending=True)
+                    if self._stopping or self.ws._held is None:
+                        return  # the block was left: its exit drained, or the journal keeps the rest
+                    try:
+                        self.ws.drain(if_pending=True)
+                    finally:
+                        if self.ws._close_after_batch:  # the block's exit was interrupted waiting for us
+                            self.ws._close_after_batch = False
+                            self.ws._close_held(drain=False)
             except BaseException as exc:  # noqa: BLE001 - kept for the caller; the entries stay journaled
                 self.error = exc
+
+
+def _close_at_exit(ref: weakref.ref[Workspace]) -> None:
+    ws = ref()
+    if ws is not None:
+        ws._close_held()
 
 
 class Workspace:
@@ -178,6 +196,9 @@ class Workspace:
         self._in_store = threading.local()  # .depth: this thread's open `store()` blocks
         self._applier: _Applier | None = None
         self._applier_lock = threading.Lock()  # not the mutex: a log must not wait for the applier's batch
+        self._queued = 0  # logs handed to the applier since the last drain
+        self._close_after_batch = False
+        self._atexit: Callable[[], None] | None = None
         self._last_drain = DrainReport()
         self._journal: Journal | None = None
 
@@ -265,13 +286,15 @@ class Workspace:
         return self._depth > 0
 
     def __enter__(self) -> Workspace:
-        """Hold the graph open (and other processes out) until the outermost `with` ends. Re-entrant.
+        """Hold the graph open (and other processes out) until the outermost `with` ends. Re-entrant, and
+        inside a `ws.store()` block it holds that block's handle.
 
         While it is held, `log()` answers once the entry is durable and a background thread applies it
-        (see `log`); leaving the outermost `with` waits for that thread, so everything logged is in the graph
-        when the block ends (or, if the graph failed, still in the journal for the next command)."""
+        (see `log`); leaving the outermost `with` applies what is left, so everything logged is in the graph
+        when the block ends (or, if the block raised or the graph failed, in the journal for the next
+        command)."""
         with self._mutex:
-            if self._depth == 0:
+            if self._depth == 0 and self._held is None:
                 cm = self._opened(None)
                 cm.__enter__()
                 self._held_cm = cm
@@ -279,23 +302,42 @@ class Workspace:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._depth == 1:
-            with self._applier_lock:
-                applier, self._applier = self._applier, None
-            if applier is not None:
-                # Let it finish what it was given. It needs the mutex, so it cannot be waited for from inside
-                # a `ws.store()` block of this thread; then the drain below applies what it had.
-                applier.stop(wait=not getattr(self._in_store, "depth", 0))
-        with self._mutex:
+        try:
+            self._mutex.acquire()  # a background batch in flight ends first
+        except BaseException:
+            # Ctrl-C while waiting for that batch: the thread closes the graph once the batch ends, so the
+            # graph is not left held by a program that carries on.
+            if self._depth == 1:
+                self._close_after_batch = True
+            raise
+        try:
             self._depth -= 1
             if self._depth == 0:
-                cm, self._held_cm = self._held_cm, None
+                self._close_held(drain=exc[0] is None, exc=exc)
+        finally:
+            self._mutex.release()
+
+    def _close_held(self, *, drain: bool = True, exc: tuple[Any, ...] = (None, None, None)) -> None:
+        """Stop the background thread, apply what it had not, and close the graph `with ws:` opened. Also
+        registered with `atexit` while a background thread runs, for a block never left (a notebook): a
+        daemon thread still inside Kùzu when the interpreter ends would abort the process."""
+        with self._mutex:
+            cm, self._held_cm = self._held_cm, None
+            self._depth = 0
+            try:  # the graph is closed whatever happens here (a Ctrl-C in the drain included)
+                with self._applier_lock:
+                    applier, self._applier = self._applier, None
+                    self._queued = 0
+                if applier is not None:
+                    applier.stop()
+                if drain and self._held is not None:
+                    self._drain(self._held)
+            finally:
+                if self._atexit is not None:
+                    atexit.unregister(self._atexit)
+                    self._atexit = None
                 if cm is not None:
-                    try:
-                        if self._held is not None and exc[0] is None:
-                            self._drain(self._held)  # what the applier left (it stops on a failure)
-                    finally:
-                        cm.__exit__(*exc)
+                    cm.__exit__(*exc)
 
     def drain(self, *, if_pending: bool = False) -> DrainReport:
         """Apply every acknowledged write still waiting in the journal. With `if_pending`, the graph is not
@@ -309,6 +351,8 @@ class Workspace:
     def _drain(self, st: Store) -> DrainReport:
         report = DrainReport()
         if self.journal.has_pending():
+            with self._applier_lock:
+                self._queued = 0
             for pending in self.journal.take():
                 report.torn += pending.skipped
                 done = self._apply(st, pending.records)
@@ -498,13 +542,20 @@ class Workspace:
         # the handle it holds, and must find the entry there.
         if not wait and self.in_batch and not getattr(self._in_store, "depth", 0):
             with self._applier_lock:
-                if self._applier is None:
-                    self._applier = _Applier(self)
-                applier = self._applier
-            if applier.error is None:
-                applier.kick()
-                return replace(result, queued=True)
-            applier.error = None  # it failed: apply here, where the failure is reported (see below)
+                # In batch again under the lock: the block may be closing. Past the backlog bound the caller
+                # applies here (everything waiting, in one batch): a caller logging faster than entries apply
+                # is slowed down, and no read or exit waits for an unbounded backlog.
+                if self.in_batch and self._queued < self.policy.background_max_queued:
+                    if self._applier is None or not self._applier.alive:
+                        self._applier = _Applier(self)
+                        if self._atexit is None:
+                            self._atexit = partial(_close_at_exit, weakref.ref(self))
+                            atexit.register(self._atexit)
+                    if self._applier.error is None:
+                        self._queued += 1
+                        self._applier.kick()
+                        return replace(result, queued=True)
+                    self._applier.error = None  # it failed: apply here, where the failure is reported
         try:
             # When a burst of processes logs at once, whoever holds the graph drains everyone's records; a
             # process that finds its record applied by then leaves without opening the graph at all (and

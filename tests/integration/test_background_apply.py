@@ -147,3 +147,46 @@ def test_a_process_killed_inside_with_loses_no_acknowledged_log(ws):
     fresh = kg.open_workspace(ws.root)
     assert {r["id"] for r in fresh.list(type="error", limit=100)} == set(acked)
     assert {p["key"]: p["recurrence"] for p in fresh.status()["patterns"]} == {"crash.test": 30}
+
+
+def test_with_inside_a_store_block_holds_that_blocks_handle(ws):
+    """`with ws:` is re-entrant inside `ws.store()` too: no second handle on the graph (Kùzu would refuse it)."""
+    with ws.store() as st:
+        with ws:
+            r = ws.log("error", "docker build failed: no space left", pattern_key="docker.space")
+            assert r.applied and r.pattern["recurrence"] == 1
+        assert st.run("node_exists", id=r.id)
+    assert not ws.is_held
+
+
+def test_the_backlog_bound_is_a_rule_and_zero_turns_the_thread_off(tmp_path: Path):
+    """Past `background_max_queued` waiting entries the caller applies them all before answering (a caller
+    logging faster than entries apply is slowed to the graph's pace); with 0 every log applies in place."""
+    root = tmp_path / "ws"
+    kg.init_workspace(root)
+    (root / "kg.toml").write_text("[rules.policy.write]\nbackground_max_queued = 0\n")
+    ws = kg.open_workspace(root)
+    with ws:
+        results = [ws.log("error", f"make failed on target {i}", pattern_key="make.target",
+                          now="2026-11-30T10:00:00") for i in range(4)]
+        assert ws._applier is None  # never started
+    assert [(r.applied, r.queued) for r in results] == [(True, False)] * 4
+    assert [r.pattern["recurrence"] for r in results] == [1, 2, 3, 4]
+
+
+NEVER_LEFT = textwrap.dedent("""
+    import sys, kg
+    ws = kg.open_workspace(sys.argv[1])
+    ws.__enter__()  # held for the life of the process and never left (a notebook, an agent loop)
+    print(" ".join(ws.log("error", f"deploy failed on host {i}", pattern_key="deploy.timeout",
+                          now="2026-11-30T10:00:00").id for i in range(40)), flush=True)
+    # the interpreter ends with the background thread perhaps inside Kùzu
+""")
+
+
+def test_a_block_never_left_is_closed_at_exit_with_everything_applied(ws):
+    out = subprocess.run([sys.executable, "-c", NEVER_LEFT, str(ws.root)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr  # not an abort from a daemon thread killed inside Kùzu
+    assert not ws.journal.has_pending()  # applied by the process itself, at exit
+    assert {r["id"] for r in ws.list(type="error", limit=100)} == set(out.stdout.split())
