@@ -20,7 +20,8 @@ from datetime import datetime
 from typing import Any
 
 from kg import clock
-from kg.errors import RulesError, UsageError
+from kg.errors import UsageError
+from kg.policy import RuleReader
 from kg.text import clean
 
 SECTIONS = ("pending_high", "verifications_due", "ready_to_promote", "proposals", "watch", "memory", "stats")
@@ -58,42 +59,19 @@ class HookRules:
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any], priorities: tuple[str, ...] = ()) -> HookRules:
-        src = "rules/hooks.toml"
-
-        def num(value: Any, key: str, lo: int) -> int:
-            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-                raise RulesError(f"{src}: {key} must be a whole number of at least {lo}, not {value!r}")
-            return value
-
-        def flag(value: Any, key: str) -> bool:
-            if not isinstance(value, bool):
-                raise RulesError(f"{src}: {key} must be true or false, not {value!r}")
-            return value
-
-        order = data.get("order", list(SECTIONS))
-        if not isinstance(order, list) or not all(isinstance(s, str) for s in order):
-            raise RulesError(f"{src}: order must be a list of section names")
-        for s in order:
-            if s not in SECTIONS:
-                raise RulesError(f"{src}: order: unknown section {s!r}; use some of {', '.join(SECTIONS)}")
+        r = RuleReader(data, "rules/hooks.toml")
+        order = r.strings("order", list(SECTIONS), allowed=SECTIONS)
         if len(set(order)) != len(order):
-            raise RulesError(f"{src}: order: a section is listed twice")
-        highs = data.get("high_priorities", ["critical", "high"])
-        if not isinstance(highs, list) or not highs or not all(isinstance(p, str) for p in highs):
-            raise RulesError(f"{src}: high_priorities must be a non-empty list of priorities")
-        for p in highs:
-            if priorities and p not in priorities:
-                raise RulesError(f"{src}: high_priorities: unknown priority {p!r}; use some of "
-                                 f"{', '.join(priorities)}")
-        limits_raw = data.get("limits", {})
-        limits = {name: num(limits_raw.get(name, 5), f"limits.{name}", 0) for name in LIMITED}
-        end = data.get("session_end", {})
-        return cls(budget=num(data.get("budget", 4000), "budget", 200),
-                   memory_budget=num(data.get("memory_budget", 1500), "memory_budget", 0),
-                   item_chars=num(data.get("item_chars", 100), "item_chars", 20),
-                   order=tuple(order), high_priorities=tuple(highs), limits=limits,
-                   end_reflect=flag(end.get("reflect", True), "session_end.reflect"),
-                   end_summary=flag(end.get("summary", True), "session_end.summary"))
+            raise r.fail("order", "lists a section twice; name each once")
+        return cls(budget=r.whole("budget", 200, default=4000, int_only=True),
+                   memory_budget=r.whole("memory_budget", 0, default=1500, int_only=True),
+                   item_chars=r.whole("item_chars", 20, default=100, int_only=True),
+                   order=order,
+                   high_priorities=r.strings("high_priorities", ["critical", "high"], empty=False,
+                                             allowed=priorities or None),
+                   limits={name: r.whole(f"limits.{name}", 0, default=5, int_only=True) for name in LIMITED},
+                   end_reflect=r.flag("session_end.reflect", True),
+                   end_summary=r.flag("session_end.summary", True))
 
 
 def load_rules(ws: Any) -> HookRules:

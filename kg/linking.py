@@ -25,7 +25,8 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from kg.errors import NotFound, RulesError
+from kg.errors import NotFound
+from kg.policy import RuleReader, packaged
 from kg.text import has_cjk, words
 
 SOURCE = "rules/linking.toml"
@@ -75,74 +76,34 @@ class LinkRules:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = SOURCE) -> LinkRules:
-        def get(path: str) -> Any:
-            node: Any = data
-            for part in path.split("."):
-                if not isinstance(node, Mapping) or part not in node:
-                    raise RulesError(f"{source}: missing key {path!r}")
-                node = node[part]
-            return node
+        r = RuleReader(data, source)
 
-        def number(path: str, lo: float, hi: float, integer: bool = False) -> Any:
-            value = get(path)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
-                raise RulesError(f"{source}: {path} must be a number from {lo} to {hi}, not {value!r}")
-            if integer and int(value) != value:
-                raise RulesError(f"{source}: {path} must be a whole number, not {value!r}")
-            return int(value) if integer else float(value)
-
-        def strings(path: str) -> tuple[str, ...]:
-            value = get(path)
-            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-                raise RulesError(f"{source}: {path} must be a list of non-empty strings")
-            return tuple(_norm(v) for v in value)
+        def strings(key: str) -> tuple[str, ...]:
+            return tuple(_norm(v) for v in r.strings(key, items="non-blank"))
 
         typing_rules = []
-        raw_typing = get("typing")
-        if not isinstance(raw_typing, list) or not raw_typing:
-            raise RulesError(f"{source}: typing must be a non-empty list of [[typing]] tables")
-        for i, rule in enumerate(raw_typing):
-            where = f"typing[{i}]"
-            if not isinstance(rule, Mapping):
-                raise RulesError(f"{source}: {where} must be a table")
-            unknown = set(rule) - {"type", "from", "to", "cue", "cue_in"}
-            if unknown:
-                raise RulesError(f"{source}: {where}: unknown key(s) {', '.join(sorted(unknown))} "
-                                 "(known: type, from, to, cue, cue_in)")
-            etype = rule.get("type")
-            if etype not in EDGE_TYPES or etype == "derived_from":
-                raise RulesError(f"{source}: {where}.type must be one of "
-                                 f"{', '.join(t for t in EDGE_TYPES if t != 'derived_from')}, not {etype!r}")
-            cue = rule.get("cue", "")
-            if cue not in ("", *CUE_LISTS):
-                raise RulesError(f"{source}: {where}.cue must be one of {', '.join(CUE_LISTS)}, not {cue!r}")
-            cue_in = rule.get("cue_in", "either")
-            if cue_in not in ("from", "to", "either"):
-                raise RulesError(f"{source}: {where}.cue_in must be from, to or either, not {cue_in!r}")
-            ends = []
-            for end in ("from", "to"):
-                value = rule.get(end)
-                if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-                    raise RulesError(f"{source}: {where}.{end} must be a non-empty list of kinds")
-                ends.append(frozenset(v.strip().lower() for v in value))
-            typing_rules.append(TypingRule(etype, ends[0], ends[1], cue, cue_in))
-
-        key_prefix = get("dedup.key_prefix")
-        if not isinstance(key_prefix, str) or not re.fullmatch(r"[a-z0-9_-]+", key_prefix):
-            raise RulesError(f"{source}: dedup.key_prefix must be lower-case letters, digits, '-' or '_'")
+        for rule in r.tables("typing", empty=False):
+            rule.known(("type", "from", "to", "cue", "cue_in"))
+            ends = [frozenset(v.strip().lower() for v in rule.strings(end, empty=False)) for end in ("from", "to")]
+            typing_rules.append(TypingRule(rule.string("type", tuple(t for t in EDGE_TYPES if t != "derived_from")),
+                                           *ends, rule.string("cue", ("", *CUE_LISTS), default=""),
+                                           rule.string("cue_in", ("from", "to", "either"), default="either")))
+        key_prefix = r.string("dedup.key_prefix")
+        if not re.fullmatch(r"[a-z0-9_-]+", key_prefix):
+            raise r.fail("dedup.key_prefix", f"must be lower-case letters, digits, '-' or '_', not {key_prefix!r}")
         return cls(
-            query_terms=number("candidates.query_terms", 1, 32, integer=True),
-            max_df_share=number("candidates.max_df_share", 0.0, 1.0),
-            common_floor=number("candidates.common_floor", 0, 10**9, integer=True),
-            fallback_terms=number("candidates.fallback_terms", 0, 32, integer=True),
-            top=number("candidates.top", 1, 1000, integer=True),
-            link_min_shared=number("link.min_shared", 1, 100, integer=True),
-            link_min_score=number("link.min_score", 0.0, 1.0),
-            max_links=number("link.max_links", 0, 1000, integer=True),
-            dedup_min_score=number("dedup.min_score", 0.0, 1.0),
-            dedup_min_shared=number("dedup.min_shared", 1, 100, integer=True),
+            query_terms=r.whole("candidates.query_terms", 1, 32),
+            max_df_share=r.number("candidates.max_df_share", 0.0, 1.0),
+            common_floor=r.whole("candidates.common_floor", 0, 10**9),
+            fallback_terms=r.whole("candidates.fallback_terms", 0, 32),
+            top=r.whole("candidates.top", 1, 1000),
+            link_min_shared=r.whole("link.min_shared", 1, 100),
+            link_min_score=r.number("link.min_score", 0.0, 1.0),
+            max_links=r.whole("link.max_links", 0, 1000),
+            dedup_min_score=r.number("dedup.min_score", 0.0, 1.0),
+            dedup_min_shared=r.whole("dedup.min_shared", 1, 100),
             key_prefix=key_prefix,
-            dice_weight=number("score.dice_weight", 0.0, 1.0),
+            dice_weight=r.number("score.dice_weight", 0.0, 1.0),
             stopwords=frozenset(strings("words.stopwords")),
             cjk_stop_chars=frozenset(strings("words.cjk_stop_chars")),
             cues={name: strings(f"cues.{name}") for name in CUE_LISTS},
@@ -151,8 +112,8 @@ class LinkRules:
             descriptive_types=frozenset(strings("contradiction.descriptive_types")),
             bare_cues=strings("contradiction.bare_cues"),
             scope_breaks=frozenset(strings("contradiction.scope_breaks")),
-            scope_terms=number("contradiction.scope_terms", 1, 50, integer=True),
-            min_cover=number("contradiction.min_cover", 0.0, 1.0),
+            scope_terms=r.whole("contradiction.scope_terms", 1, 50),
+            min_cover=r.number("contradiction.min_cover", 0.0, 1.0),
             stance_kinds=frozenset(strings("contradiction.stance_kinds")),
             typing=tuple(typing_rules),
         )
@@ -167,8 +128,6 @@ def rules_of(ruleset: Any) -> LinkRules:
 
 
 def default_rules() -> LinkRules:
-    from kg.policy import packaged
-
     return LinkRules.from_mapping(packaged("linking"))
 
 

@@ -4,20 +4,151 @@ hands out frozen policy objects. Pure decisions elsewhere take these objects as 
 Overrides come from the workspace's `kg.toml` (`[rules.NAME]` tables) and from `--rules DIR` (a `NAME.toml`
 there). An override may only set keys that the packaged file has, with a value of the same type, except inside
 tables the packaged file lists in its top-level `open_tables` (for example user-defined topics).
+
+Every module that turns a rule file into a policy object reads its values through `RuleReader`, so a bad value is
+refused in one wording everywhere: `rules/linking.toml: link.min_score: must be a number from 0.0 to 1.0, not 1.5`.
 """
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from kg.errors import RulesError
 
 _META_KEYS = {"open_tables"}
+_REQUIRED: Any = object()  # no default given: a missing key is refused
+
+
+class RuleReader:
+    """Reads the values of one parsed rules table and refuses a wrong one with a `RulesError` worded the same for
+    every rule file: `{source}: {dotted.key}: {reason}`, the reason saying what is wrong and what is expected.
+
+    `where` is the table's place in its file, so the reader of a sub-table (`table(...)`, `tables(...)`) names its
+    keys from the top of the file. A name is looked up whole first, so a key of an open table may hold a dot
+    ("node.js"), then as a dotted path. With a `default`, a missing key gives the default (checked like a value);
+    without one, it is refused. `error` is the class raised: `RulesError` or a subclass.
+    """
+
+    def __init__(self, data: Any, source: str, *, where: str = "", error: type[RulesError] = RulesError):
+        self.source, self.where, self.error = source, where, error
+        if not isinstance(data, Mapping):
+            raise self.fail("", f"must be a table, not {data!r}")
+        self.data: Mapping[str, Any] = data
+
+    def key(self, name: str) -> str:
+        return ".".join(part for part in (self.where, name) if part)
+
+    def fail(self, name: str, reason: str) -> RulesError:
+        return self.error(f"{self.source}: {self.key(name) or 'the top level'}: {reason}")
+
+    def get(self, name: str, default: Any = _REQUIRED) -> Any:
+        if name in self.data:
+            return self.data[name]
+        node: Any = self.data
+        parts = name.split(".")
+        for i, part in enumerate(parts):
+            if not isinstance(node, Mapping):
+                raise self.fail(".".join(parts[:i]), f"must be a table, not {node!r}")
+            if part not in node:
+                if default is _REQUIRED:
+                    raise self.fail(".".join(parts[:i + 1]), "missing")
+                return default
+            node = node[part]
+        return node
+
+    def table(self, name: str, default: Any = _REQUIRED) -> RuleReader:
+        return RuleReader(self.get(name, default), self.source, where=self.key(name), error=self.error)
+
+    def tables(self, name: str, default: Any = _REQUIRED, *, empty: bool = True) -> list[RuleReader]:
+        """An array of tables (`[[name]]`), each read by its own reader (`name[0]`, `name[1]` ...)."""
+        value = self.get(name, default)
+        if not isinstance(value, list) or not (value or empty):
+            what = "a list" if empty else "a non-empty list"
+            raise self.fail(name, f"must be {what} of [[{self.key(name)}]] tables, not {value!r}")
+        return [RuleReader(item, self.source, where=f"{self.key(name)}[{i}]", error=self.error)
+                for i, item in enumerate(value)]
+
+    def known(self, names: Iterable[str]) -> RuleReader:
+        """Refuse a key of this table that is not in `names` (a typo must not be a silently ignored setting)."""
+        names = tuple(names)
+        unknown = sorted(set(self.data) - set(names))
+        if unknown:
+            raise self.fail(unknown[0], f"unknown key (known keys here: {', '.join(names) or 'none'})")
+        return self
+
+    def whole(self, name: str, lo: int | None = None, hi: int | None = None, *, default: Any = _REQUIRED,
+              int_only: bool = False) -> int:
+        """A whole number; 3.0 counts as 3 unless `int_only`. A boolean is never a number."""
+        value = self.get(name, default)
+        if not (_is_number(value) and (isinstance(value, int) or (not int_only and value.is_integer()))
+                and _within(value, lo, hi)):
+            hint = " written without a decimal point" if isinstance(value, float) and value.is_integer() else ""
+            raise self.fail(name, f"must be a whole number{_span(lo, hi)}{hint}, not {value!r}")
+        return int(value)
+
+    def number(self, name: str, lo: float | None = None, hi: float | None = None, *,
+               default: Any = _REQUIRED) -> float:
+        value = self.get(name, default)
+        if not (_is_number(value) and _within(value, lo, hi)):
+            raise self.fail(name, f"must be a number{_span(lo, hi)}, not {value!r}")
+        return float(value)
+
+    def string(self, name: str, allowed: Sequence[str] | None = None, *, default: Any = _REQUIRED) -> str:
+        value = self.get(name, default)
+        if allowed is not None and value not in allowed:
+            raise self.fail(name, f"must be one of {_listing(allowed)}, not {value!r}")
+        if not isinstance(value, str):
+            raise self.fail(name, f"must be a string, not {value!r}")
+        return value
+
+    def strings(self, name: str, default: Any = _REQUIRED, *, empty: bool = True,
+                items: Literal["any", "non-empty", "non-blank"] = "any",
+                allowed: Sequence[str] | None = None) -> tuple[str, ...]:
+        """A list of strings. `empty=False` refuses an empty list; `items` is "any", "non-empty" (refuses "") or
+        "non-blank" (refuses "" and white space); `allowed` limits the items to those values."""
+        value = self.get(name, default)
+        what = (f"a {'' if empty else 'non-empty '}list of {'' if items == 'any' else 'non-empty '}strings"
+                + (f" from {_listing(allowed)}" if allowed is not None else ""))
+        if not isinstance(value, list) or not (value or empty):
+            raise self.fail(name, f"must be {what}, not {value!r}")
+        for i, item in enumerate(value):
+            if (not isinstance(item, str) or (items == "non-empty" and not item)
+                    or (items == "non-blank" and not item.strip()) or (allowed is not None and item not in allowed)):
+                raise self.fail(name, f"must be {what}; item {i + 1} is {item!r}")
+        return tuple(value)
+
+    def flag(self, name: str, default: Any = _REQUIRED) -> bool:
+        value = self.get(name, default)
+        if not isinstance(value, bool):
+            raise self.fail(name, f"must be true or false, not {value!r}")
+        return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _within(value: float, lo: float | None, hi: float | None) -> bool:
+    """Also false for NaN, which no threshold can mean."""
+    return (lo is None or value >= lo) and (hi is None or value <= hi)
+
+
+def _span(lo: float | None, hi: float | None) -> str:
+    if lo is not None and hi is not None:
+        return f" from {lo} to {hi}"
+    if lo is not None:
+        return f" of at least {lo}"
+    return f" of at most {hi}" if hi is not None else ""
+
+
+def _listing(values: Sequence[str]) -> str:
+    return ", ".join(v or '""' for v in values)
 
 
 def _read_toml(path: Path | None, text: str | None, source: str) -> dict[str, Any]:
@@ -42,27 +173,20 @@ def packaged(name: str) -> dict[str, Any]:
 def merge(default: dict[str, Any], override: dict[str, Any], source: str, *, path: str = "",
           open_tables: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Deep-merge `override` onto `default`, refusing unknown keys and type changes."""
+    given = RuleReader({k: v for k, v in override.items() if path or k not in _META_KEYS}, source, where=path)
+    if path not in open_tables:
+        given.known(sorted(k for k in default if k not in _META_KEYS))
     out = dict(default)
-    for key, value in override.items():
-        dotted = f"{path}.{key}" if path else key
-        if key in _META_KEYS and not path:
-            continue
+    for key, value in given.data.items():
         if key not in default:
-            if path in open_tables:
-                out[key] = value
-                continue
-            known = ", ".join(sorted(k for k in default if k not in _META_KEYS)) or "none"
-            raise RulesError(f"{source}: unknown key {dotted!r} (known keys here: {known})")
-        base = default[key]
-        if isinstance(base, dict):
-            if not isinstance(value, dict):
-                raise RulesError(f"{source}: key {dotted!r} must be a table")
-            out[key] = merge(base, value, source, path=dotted, open_tables=open_tables)
-        else:
-            if not _same_type(base, value):
-                raise RulesError(f"{source}: key {dotted!r} must be {_type_name(base)}, "
-                                 f"not {_type_name(value)}")
             out[key] = value
+        elif isinstance(default[key], dict):
+            out[key] = merge(default[key], given.table(key).data, source, path=given.key(key),
+                             open_tables=open_tables)
+        elif _same_type(default[key], value):
+            out[key] = value
+        else:
+            raise given.fail(key, f"must be {_type_name(default[key])}, not {_type_name(value)}")
     return out
 
 
@@ -100,11 +224,9 @@ class RuleSet:
                 if candidate.exists():
                     data = merge(data, _read_toml(candidate, None, str(candidate)), str(candidate),
                                  open_tables=open_tables)
-            section = self.workspace_overrides.get(name)
-            if section is not None:
-                if not isinstance(section, dict):
-                    raise RulesError(f"{self.workspace_source}: [rules.{name}] must be a table")
-                data = merge(data, section, f"{self.workspace_source} [rules.{name}]", open_tables=open_tables)
+            if name in self.workspace_overrides:
+                section = RuleReader(self.workspace_overrides, self.workspace_source, where="rules").table(name)
+                data = merge(data, section.data, f"{self.workspace_source} [rules.{name}]", open_tables=open_tables)
             cache[name] = data
         return cache[name]
 
@@ -149,41 +271,35 @@ class Policy:
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> Policy:
-        source = "rules/policy.toml"
-        try:
-            entries = data["entries"]
-            policy = cls(
-                summary_max_chars=int(data["limits"]["summary_max_chars"]),
-                field_max_chars=int(data["limits"]["field_max_chars"]),
-                list_max_items=int(data["limits"]["list_max_items"]),
-                lock_timeout=float(data["lock"]["timeout_seconds"]),
-                buffer_pool_mb=int(data["store"]["buffer_pool_mb"]),
-                background_max_queued=int(data["write"]["background_max_queued"]),
-                kinds=tuple(entries["kinds"]),
-                priorities=tuple(entries["priorities"]),
-                statuses=tuple(entries["statuses"]),
-                sources=tuple(entries["sources"]),
-                categories=tuple(entries["categories"]),
-                reproducible=tuple(entries["reproducible"]),
-                complexity=tuple(entries["complexity"]),
-                frequency=tuple(entries["frequency"]),
-                entry_prefix=dict(entries["prefix"]),
-                default_priority=dict(entries["default_priority"]),
-                default_source=dict(entries["default_source"]),
-                default_category=dict(entries["default_category"]),
-                node_prefix=dict(data["nodes"]["prefix"]),
-                node_icon=dict(data["nodes"]["icon"]),
-                log_icon=dict(data["daily_log"]["icon"]),
-                log_label=dict(data["daily_log"]["label"]),
-            )
-        except KeyError as exc:
-            raise RulesError(f"{source}: missing key {exc.args[0]!r}") from None
+        r = RuleReader(data, "rules/policy.toml")
+        policy = cls(
+            summary_max_chars=int(r.number("limits.summary_max_chars", 1)),
+            field_max_chars=int(r.number("limits.field_max_chars")),
+            list_max_items=int(r.number("limits.list_max_items")),
+            lock_timeout=r.number("lock.timeout_seconds", 0),
+            buffer_pool_mb=int(r.number("store.buffer_pool_mb", 16)),
+            background_max_queued=int(r.number("write.background_max_queued", 0)),
+            kinds=tuple(r.get("entries.kinds")),
+            priorities=tuple(r.get("entries.priorities")),
+            statuses=tuple(r.get("entries.statuses")),
+            sources=tuple(r.get("entries.sources")),
+            categories=tuple(r.get("entries.categories")),
+            reproducible=tuple(r.get("entries.reproducible")),
+            complexity=tuple(r.get("entries.complexity")),
+            frequency=tuple(r.get("entries.frequency")),
+            entry_prefix=dict(r.get("entries.prefix")),
+            default_priority=dict(r.get("entries.default_priority")),
+            default_source=dict(r.get("entries.default_source")),
+            default_category=dict(r.get("entries.default_category")),
+            node_prefix=dict(r.get("nodes.prefix")),
+            node_icon=dict(r.get("nodes.icon")),
+            log_icon=dict(r.get("daily_log.icon")),
+            log_label=dict(r.get("daily_log.label")),
+        )
         for kind in policy.kinds:
             for attr, key in (("entry_prefix", "prefix"), ("default_priority", "default_priority"),
                               ("default_source", "default_source"), ("default_category", "default_category")):
                 if kind not in getattr(policy, attr):
-                    raise RulesError(f"{source}: entries.{key} has no value for {kind!r}")
-        if (policy.summary_max_chars < 1 or policy.lock_timeout < 0 or policy.buffer_pool_mb < 16
-                or policy.background_max_queued < 0):
-            raise RulesError(f"{source}: limits must be positive")
+                    raise r.fail(f"entries.{key}", f"has no value for {kind!r}; every kind in entries.kinds "
+                                                   "needs one")
         return policy

@@ -9,13 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kg.errors import RulesError
+from kg.policy import RuleReader
 
 SOURCE = "rules/lifecycle.toml"
 APPLY_MODES = ("auto", "propose", "ask")
 FORMATS = ("list", "document")
 NODE_KINDS = ("principle", "knowledge")
 CLASSIFY_FIELDS = ("category", "area", "entry_type", "tags")
+TARGET_FIELDS = ("file", "block", "section", "format", "apply", "node", "change", "risk", "effort")
+TARGET_CHOICES = {"format": FORMATS, "apply": APPLY_MODES, "node": NODE_KINDS}
 
 
 @dataclass(frozen=True)
@@ -134,166 +136,91 @@ class LifecyclePolicy:
         return _build(data, priorities or ("critical", "high", "medium", "low"), source)
 
 
-def _fail(source: str, key: str, reason: str) -> RulesError:
-    return RulesError(f"{source}: {key}: {reason}")
-
-
-def _get(data: dict[str, Any], dotted: str, source: str) -> Any:
-    node: Any = data
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            raise _fail(source, dotted, "missing")
-        node = node[part]
-    return node
-
-
-def _int(data: dict[str, Any], dotted: str, source: str, minimum: int = 0) -> int:
-    value = _get(data, dotted, source)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-        raise _fail(source, dotted, f"must be a whole number, not {value!r}")
-    if value < minimum:
-        raise _fail(source, dotted, f"must be at least {minimum}, not {value}")
-    return int(value)
-
-
-def _float(data: dict[str, Any], dotted: str, source: str) -> float:
-    value = _get(data, dotted, source)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise _fail(source, dotted, f"must be a number ≥ 0, not {value!r}")
-    return float(value)
-
-
-def _str(data: dict[str, Any], dotted: str, source: str, allowed: tuple[str, ...] | None = None) -> str:
-    value = _get(data, dotted, source)
-    if not isinstance(value, str):
-        raise _fail(source, dotted, f"must be a string, not {value!r}")
-    if allowed is not None and value not in allowed:
-        raise _fail(source, dotted, f"must be one of {', '.join(allowed)}, not {value!r}")
-    return value
-
-
-def _strs(data: dict[str, Any], dotted: str, source: str) -> tuple[str, ...]:
-    value = _get(data, dotted, source)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _fail(source, dotted, "must be a list of strings")
-    return tuple(value)
-
-
 def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> LifecyclePolicy:
-    s = source
+    r = RuleReader(data, source)
     promotion = Promotion(
-        min_recurrence=_int(data, "promotion.min_recurrence", s, 1),
-        min_sessions=_int(data, "promotion.min_sessions", s, 1),
-        window_days=_int(data, "promotion.window_days", s, 1),
-        ignore_event_statuses=_strs(data, "promotion.ignore_event_statuses", s),
-        prefer_action=bool(_get(data, "promotion.prefer_action", s)),
-        max_text_chars=_int(data, "promotion.max_text_chars", s, 20),
-        hypothesis=_str(data, "promotion.hypothesis", s),
+        min_recurrence=r.whole("promotion.min_recurrence", 1),
+        min_sessions=r.whole("promotion.min_sessions", 1),
+        window_days=r.whole("promotion.window_days", 1),
+        ignore_event_statuses=r.strings("promotion.ignore_event_statuses"),
+        prefer_action=bool(r.get("promotion.prefer_action")),
+        max_text_chars=r.whole("promotion.max_text_chars", 20),
+        hypothesis=r.string("promotion.hypothesis"),
     )
     proposals = Proposals(
-        high_impact_recurrence=_int(data, "proposals.high_impact_recurrence", s, 1),
-        high_impact_priorities=_strs(data, "proposals.high_impact_priorities", s),
-        critical_priorities=_strs(data, "proposals.critical_priorities", s),
-        max_pending_critical=_int(data, "proposals.max_pending_critical", s, 1),
+        high_impact_recurrence=r.whole("proposals.high_impact_recurrence", 1),
+        high_impact_priorities=r.strings("proposals.high_impact_priorities"),
+        critical_priorities=r.strings("proposals.critical_priorities"),
+        max_pending_critical=r.whole("proposals.max_pending_critical", 1),
     )
     targets: dict[str, Target] = {}
-    raw_targets = _get(data, "targets", s)
-    if not isinstance(raw_targets, dict) or not raw_targets:
-        raise _fail(s, "targets", "must be a table of targets")
-    for name, t in raw_targets.items():
-        if not isinstance(t, dict):
-            raise _fail(s, f"targets.{name}", "must be a table")
+    raw_targets = r.table("targets").data
+    if not raw_targets:
+        raise r.fail("targets", "must be a table of targets, not empty")
+    for name in raw_targets:
         key = f"targets.{name}"
-        fields = {k: _str(data, f"{key}.{k}", s) for k in
-                  ("file", "block", "section", "format", "apply", "node", "change", "risk", "effort")}
-        unknown = set(t) - set(fields)
-        if unknown:
-            raise _fail(s, f"{key}.{min(unknown)}", "unknown key")
-        _str(data, f"{key}.format", s, FORMATS)
-        _str(data, f"{key}.apply", s, APPLY_MODES)
-        _str(data, f"{key}.node", s, NODE_KINDS)
+        fields = {k: r.string(f"{key}.{k}", TARGET_CHOICES.get(k)) for k in TARGET_FIELDS}
+        r.table(key).known(TARGET_FIELDS)
         if not fields["file"] or fields["file"].startswith("/") or ".." in fields["file"].split("/"):
-            raise _fail(s, f"{key}.file", "must be a path inside the workspace")
+            raise r.fail(f"{key}.file", f"must be a path inside the workspace, not {fields['file']!r}")
         if not fields["block"].replace("-", "").replace("_", "").isalnum():
-            raise _fail(s, f"{key}.block", "must be letters, digits, '-' or '_'")
+            raise r.fail(f"{key}.block", f"must be letters, digits, '-' or '_', not {fields['block']!r}")
         targets[name] = Target(name=name, **fields)
-    rules = _get(data, "classify", s)
-    if not isinstance(rules, list) or not rules:
-        raise _fail(s, "classify", "must be a list of [[classify]] rules")
     classify = []
-    for i, rule in enumerate(rules):
-        key = f"classify[{i}]"
-        if not isinstance(rule, dict) or "target" not in rule:
-            raise _fail(s, key, "needs a target")
-        unknown = set(rule) - {"target", *CLASSIFY_FIELDS}
-        if unknown:
-            raise _fail(s, f"{key}.{min(unknown)}", f"unknown condition (use {', '.join(CLASSIFY_FIELDS)})")
-        if rule["target"] not in targets:
-            raise _fail(s, f"{key}.target", f"unknown target {rule['target']!r} (targets: {', '.join(targets)})")
-        conds = {}
-        for f in CLASSIFY_FIELDS:
-            if f in rule:
-                if not isinstance(rule[f], list) or not all(isinstance(v, str) for v in rule[f]):
-                    raise _fail(s, f"{key}.{f}", "must be a list of strings")
-                conds[f] = tuple(v.lower() for v in rule[f])
-        classify.append(ClassifyRule(target=rule["target"], **conds))
+    for rule in r.tables("classify", empty=False):
+        rule.known(("target", *CLASSIFY_FIELDS))
+        conds = {f: tuple(v.lower() for v in rule.strings(f)) for f in CLASSIFY_FIELDS if f in rule.data}
+        classify.append(ClassifyRule(target=rule.string("target", tuple(targets)), **conds))
     if any(getattr(classify[-1], f) is not None for f in CLASSIFY_FIELDS):
-        raise _fail(s, f"classify[{len(classify) - 1}]", "the last rule must have no conditions (the default)")
+        raise r.fail(f"classify[{len(classify) - 1}]", "the last rule must have no conditions (the default)")
     memory = MemoryExport(
-        file=_str(data, "memory.file", s), block=_str(data, "memory.block", s),
-        section=_str(data, "memory.section", s), preferences_file=_str(data, "memory.preferences_file", s),
-        preferences_key=_str(data, "memory.preferences_key", s),
+        file=r.string("memory.file"), block=r.string("memory.block"), section=r.string("memory.section"),
+        preferences_file=r.string("memory.preferences_file"), preferences_key=r.string("memory.preferences_key"),
     )
     v = Verification(
-        first_check_days=_int(data, "verification.first_check_days", s, 1),
-        monitor_days=_int(data, "verification.monitor_days", s, 1),
-        extend_days=_int(data, "verification.extend_days", s, 1),
-        baseline_days=_int(data, "verification.baseline_days", s, 1),
-        min_baseline_days=_int(data, "verification.min_baseline_days", s, 1),
-        confirm_max_ratio=_float(data, "verification.confirm_max_ratio", s),
-        ineffective_min_ratio=_float(data, "verification.ineffective_min_ratio", s),
-        worse_min_ratio=_float(data, "verification.worse_min_ratio", s),
-        min_after_events=_int(data, "verification.min_after_events", s, 1),
-        critical_priority=_str(data, "verification.critical_priority", s, priorities),
+        first_check_days=r.whole("verification.first_check_days", 1),
+        monitor_days=r.whole("verification.monitor_days", 1),
+        extend_days=r.whole("verification.extend_days", 1),
+        baseline_days=r.whole("verification.baseline_days", 1),
+        min_baseline_days=r.whole("verification.min_baseline_days", 1),
+        confirm_max_ratio=r.number("verification.confirm_max_ratio", 0),
+        ineffective_min_ratio=r.number("verification.ineffective_min_ratio", 0),
+        worse_min_ratio=r.number("verification.worse_min_ratio", 0),
+        min_after_events=r.whole("verification.min_after_events", 1),
+        critical_priority=r.string("verification.critical_priority", priorities),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:
-        raise _fail(s, "verification", "needs confirm_max_ratio < ineffective_min_ratio ≤ worse_min_ratio")
+        raise r.fail("verification", "needs confirm_max_ratio < ineffective_min_ratio ≤ worse_min_ratio")
     if v.min_baseline_days > v.baseline_days:
-        raise _fail(s, "verification.min_baseline_days", "must not exceed baseline_days")
-    o = Overdue(grace_days=_int(data, "overdue.grace_days", s, 0),
-                extend_days=_int(data, "overdue.extend_days", s, 0),
-                revert_days=_int(data, "overdue.revert_days", s, 1))
+        raise r.fail("verification.min_baseline_days", f"must not exceed baseline_days ({v.baseline_days}), "
+                                                       f"not {v.min_baseline_days}")
+    o = Overdue(grace_days=r.whole("overdue.grace_days", 0), extend_days=r.whole("overdue.extend_days", 0),
+                revert_days=r.whole("overdue.revert_days", 1))
     if not o.grace_days <= o.extend_days <= o.revert_days:
-        raise _fail(s, "overdue", "needs grace_days ≤ extend_days ≤ revert_days")
-    d = Decay(demote_days=_int(data, "decay.demote_days", s, 1), stale_days=_int(data, "decay.stale_days", s, 1),
-              expire_days=_int(data, "decay.expire_days", s, 1), kinds=_strs(data, "decay.kinds", s),
-              statuses=_strs(data, "decay.statuses", s), expired_status=_str(data, "decay.expired_status", s))
+        raise r.fail("overdue", "needs grace_days ≤ extend_days ≤ revert_days")
+    d = Decay(demote_days=r.whole("decay.demote_days", 1), stale_days=r.whole("decay.stale_days", 1),
+              expire_days=r.whole("decay.expire_days", 1), kinds=r.strings("decay.kinds"),
+              statuses=r.strings("decay.statuses"), expired_status=r.string("decay.expired_status"))
     if not d.demote_days <= d.stale_days <= d.expire_days:
-        raise _fail(s, "decay", "needs demote_days ≤ stale_days ≤ expire_days")
-    pairs = _get(data, "conflicts.opposite_pairs", s)
+        raise r.fail("decay", "needs demote_days ≤ stale_days ≤ expire_days")
+    pairs = r.get("conflicts.opposite_pairs")
     if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 and
                                               all(isinstance(x, str) for x in p) for p in pairs):
-        raise _fail(s, "conflicts.opposite_pairs", "must be a list of [word, opposite] pairs")
-    base = _get(data, "conflicts.base_priority", s)
-    for p in priorities:
-        _int(data, f"conflicts.base_priority.{p}", s)
-    areas = _get(data, "conflicts.area_weight", s)
-    if not isinstance(areas, dict):
-        raise _fail(s, "conflicts.area_weight", "must be a table of area = weight")
-    for a in areas:
-        _int(data, f"conflicts.area_weight.{a}", s)
+        raise r.fail("conflicts.opposite_pairs", f"must be a list of [word, opposite] pairs, not {pairs!r}")
+    base_priority = {p: r.whole(f"conflicts.base_priority.{p}", 0) for p in priorities}
+    area_weight = {a.lower(): r.whole(f"conflicts.area_weight.{a}", 0) for a in r.table("conflicts.area_weight").data}
     c = Conflicts(
-        recurrence_weight=_int(data, "conflicts.recurrence_weight", s),
-        recency_max=_int(data, "conflicts.recency_max", s),
-        default_priority=_str(data, "conflicts.default_priority", s, priorities),
-        kinds=_strs(data, "conflicts.kinds", s),
-        on_tie=_str(data, "conflicts.on_tie", s, ("hold_both", "keep_both")),
-        max_detect=_int(data, "conflicts.max_detect", s, 2),
+        recurrence_weight=r.whole("conflicts.recurrence_weight", 0),
+        recency_max=r.whole("conflicts.recency_max", 0),
+        default_priority=r.string("conflicts.default_priority", priorities),
+        kinds=r.strings("conflicts.kinds"),
+        on_tie=r.string("conflicts.on_tie", ("hold_both", "keep_both")),
+        max_detect=r.whole("conflicts.max_detect", 2),
         opposite_pairs=tuple((a.lower(), b.lower()) for a, b in pairs),
-        negations=tuple(n.lower() for n in _strs(data, "conflicts.negations", s)),
-        min_shared_words=_int(data, "conflicts.min_shared_words", s, 1),
-        base_priority={k: int(base[k]) for k in priorities},
-        area_weight={k.lower(): int(w) for k, w in areas.items()},
+        negations=tuple(n.lower() for n in r.strings("conflicts.negations")),
+        min_shared_words=r.whole("conflicts.min_shared_words", 1),
+        base_priority=base_priority,
+        area_weight=area_weight,
     )
     return LifecyclePolicy(promotion=promotion, proposals=proposals, classify=tuple(classify), targets=targets,
                            memory=memory, verification=v, overdue=o, decay=d, conflicts=c,

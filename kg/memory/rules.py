@@ -5,25 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kg.errors import RulesError
+from kg.policy import RuleReader
 
 MEMORY_SOURCE = "rules/memory.toml"
 TOPICS_SOURCE = "rules/topics.toml"
 KNOWN_SOURCES = ("graph", "MEMORY.md", "USER.md", "daily", "sessions", "skills", "trail")
-
-
-def _num(data: dict[str, Any], key: str, source: str, *, lo: float | None = None,
-         hi: float | None = None) -> float:
-    try:
-        value = data[key]
-    except KeyError:
-        raise RulesError(f"{source}: missing key {key!r}") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RulesError(f"{source}: key {key!r} must be a number")
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise RulesError(f"{source}: key {key!r} = {value} is out of range "
-                         f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]")
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -85,58 +71,50 @@ class MemoryRules:
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> MemoryRules:
-        src = MEMORY_SOURCE
-        try:
-            s, i, k, c = data["search"], data["inject"], data["skills"], data["scores"]
-        except KeyError as exc:
-            raise RulesError(f"{src}: missing table [{exc.args[0]}]") from None
+        r = RuleReader(data, MEMORY_SOURCE)
+        s, i, k, c = (r.table(name) for name in ("search", "inject", "skills", "scores"))
         sources = tuple(s.get("sources", ()))
         bad = [x for x in sources if x not in KNOWN_SOURCES]
         if bad:
-            raise RulesError(f"{src}: search.sources has unknown {bad[0]!r} (known: {', '.join(KNOWN_SOURCES)})")
+            raise s.fail("sources", f"has unknown {bad[0]!r} (known: {', '.join(KNOWN_SOURCES)})")
+        kind_weight, priority_weight = s.table("kind_weight", {}), s.table("priority_weight", {})
         search = SearchRules(
-            limit=int(_num(s, "limit", src + " [search]", lo=1)),
-            candidates=int(_num(s, "candidates", src + " [search]", lo=1, hi=10000)),
-            max_terms=int(_num(s, "max_terms", src + " [search]", lo=1, hi=64)),
-            common_fraction=_num(s, "common_fraction", src + " [search]", lo=0, hi=1),
-            **{w: _num(s, w, src + " [search]", lo=0, hi=10)
-               for w in ("w_text", "w_fuzzy", "w_graph", "w_recency", "w_importance")},
-            half_life_days=_num(s, "half_life_days", src + " [search]", lo=0.01),
-            fuzzy_min=_num(s, "fuzzy_min", src + " [search]", lo=0, hi=100),
-            neighbour_decay=_num(s, "neighbour_decay", src + " [search]", lo=0, hi=1),
-            expand_top=int(_num(s, "expand_top", src + " [search]", lo=0, hi=1000)),
-            snippet_chars=int(_num(s, "snippet_chars", src + " [search]", lo=20)),
+            limit=int(s.number("limit", 1)),
+            candidates=int(s.number("candidates", 1, 10000)),
+            max_terms=int(s.number("max_terms", 1, 64)),
+            common_fraction=s.number("common_fraction", 0, 1),
+            **{w: s.number(w, 0, 10) for w in ("w_text", "w_fuzzy", "w_graph", "w_recency", "w_importance")},
+            half_life_days=s.number("half_life_days", 0.01),
+            fuzzy_min=s.number("fuzzy_min", 0, 100),
+            neighbour_decay=s.number("neighbour_decay", 0, 1),
+            expand_top=int(s.number("expand_top", 0, 1000)),
+            snippet_chars=int(s.number("snippet_chars", 20)),
             sources=sources,
-            kind_weight={key: _num(s["kind_weight"], key, src + " [search.kind_weight]", lo=0, hi=1)
-                         for key in s.get("kind_weight", {})},
-            priority_weight={key: _num(s["priority_weight"], key, src + " [search.priority_weight]", lo=0, hi=1)
-                             for key in s.get("priority_weight", {})},
+            kind_weight={key: kind_weight.number(key, 0, 1) for key in kind_weight.data},
+            priority_weight={key: priority_weight.number(key, 0, 1) for key in priority_weight.data},
         )
         inject = InjectRules(
-            budget=int(_num(i, "budget", src + " [inject]", lo=50)),
-            w_relevance=_num(i, "w_relevance", src + " [inject]", lo=0, hi=10),
-            w_importance=_num(i, "w_importance", src + " [inject]", lo=0, hi=10),
-            w_recency=_num(i, "w_recency", src + " [inject]", lo=0, hi=10),
-            max_principles=int(_num(i, "max_principles", src + " [inject]", lo=0)),
+            budget=int(i.number("budget", 50)),
+            w_relevance=i.number("w_relevance", 0, 10),
+            w_importance=i.number("w_importance", 0, 10),
+            w_recency=i.number("w_recency", 0, 10),
+            max_principles=int(i.number("max_principles", 0)),
             watch_priorities=tuple(i.get("watch_priorities", ())),
-            min_relevance=_num(i, "min_relevance", src + " [inject]", lo=0, hi=1),
+            min_relevance=i.number("min_relevance", 0, 1),
         )
         skills = SkillRules(
-            similar_threshold=_num(k, "similar_threshold", src + " [skills]", lo=0, hi=100),
-            find_min=_num(k, "find_min", src + " [skills]", lo=0, hi=100),
-            find_limit=int(_num(k, "find_limit", src + " [skills]", lo=1)),
-            min_tool_calls=int(_num(k, "min_tool_calls", src + " [skills]", lo=1)),
-            min_repeats=int(_num(k, "min_repeats", src + " [skills]", lo=1)),
+            similar_threshold=k.number("similar_threshold", 0, 100),
+            find_min=k.number("find_min", 0, 100),
+            find_limit=int(k.number("find_limit", 1)),
+            min_tool_calls=int(k.number("min_tool_calls", 1)),
+            min_repeats=int(k.number("min_repeats", 1)),
             remember_phrases=tuple(p.lower() for p in k.get("remember_phrases", ())),
         )
-        scores = ScoreRules(
-            min=int(_num(c, "min", src + " [scores]")),
-            max=int(_num(c, "max", src + " [scores]")),
-            trend_threshold=_num(c, "trend_threshold", src + " [scores]", lo=0),
-        )
+        scores = ScoreRules(min=int(c.number("min")), max=int(c.number("max")),
+                            trend_threshold=c.number("trend_threshold", 0))
         if scores.min >= scores.max:
-            raise RulesError(f"{src}: scores.min must be below scores.max")
-        return cls(search, inject, skills, scores, dict(data.get("retention", {})))
+            raise c.fail("min", f"must be below scores.max ({scores.max}), not {scores.min}")
+        return cls(search, inject, skills, scores, dict(r.get("retention", {})))
 
 
 @dataclass(frozen=True)
@@ -149,22 +127,19 @@ class TopicRules:
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> TopicRules:
-        src = TOPICS_SOURCE
-        raw = data.get("topics")
-        if not isinstance(raw, dict) or not raw:
-            raise RulesError(f"{src}: [topics] must be a table of topic = [keywords]")
+        r = RuleReader(data, TOPICS_SOURCE)
+        raw = r.table("topics")
+        if not raw.data:
+            raise r.fail("topics", "must be a table of topic = [keywords], not empty")
         topics: dict[str, tuple[str, ...]] = {}
-        for name, words in raw.items():
-            if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
-                raise RulesError(f"{src}: topics.{name} must be a list of non-empty strings")
+        for name in raw.data:
             seen: dict[str, None] = {}
-            for w in words:
+            for w in raw.strings(name, items="non-blank"):
                 seen.setdefault(w.strip().lower(), None)
             topics[str(name).lower()] = tuple(seen)
-        fallback = str(data.get("fallback", "general")).lower()
-        return cls(topics, fallback,
-                   int(_num(data, "index_days", src, lo=1)), int(_num(data, "recall_files", src, lo=1)),
-                   int(_num(data, "recall_nodes", src, lo=0)))
+        fallback = str(r.get("fallback", "general")).lower()
+        return cls(topics, fallback, int(r.number("index_days", 1)), int(r.number("recall_files", 1)),
+                   int(r.number("recall_nodes", 0)))
 
 
 def memory_rules(ws: Any) -> MemoryRules:

@@ -13,7 +13,7 @@ from typing import Any
 
 from kg import clock
 from kg.entries import prepare
-from kg.errors import RulesError, UsageError
+from kg.errors import UsageError
 from kg.reflect.detect import Finding, Reflection, reflect
 from kg.reflect.parse import FORMATS, Transcript, TranscriptError, read_transcript
 from kg.reflect.rules import load_rules
@@ -70,10 +70,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
                  session: str | None = None, now: datetime | str | None = None, stdin: Any = None) -> ReflectReport:
     if format is not None and format not in FORMATS:
         raise UsageError(f"unknown transcript format {format!r}: use one of {', '.join(FORMATS)}")
-    try:
-        rules = load_rules(ws.rules.raw("reflect"), source="rules/reflect.toml")
-    except ValueError as exc:
-        raise RulesError(str(exc)) from None
+    rules = load_rules(ws.rules.raw("reflect"), source="rules/reflect.toml")
     try:
         transcript: Transcript = read_transcript(path, format=format, stdin=stdin)
     except TranscriptError as exc:

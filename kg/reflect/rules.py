@@ -14,6 +14,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kg.errors import RulesError
+from kg.policy import RuleReader
+
 RULES_FILE = "reflect.toml"
 DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "preference")
 KINDS = ("learning", "error", "feature", "preference")
@@ -94,65 +97,19 @@ class ReflectRules:
         raise KeyError(name)
 
 
-class _Reader:
-    """Reads one table, remembering where it is for error messages."""
+class ReflectRulesError(RulesError, ValueError):
+    """The reflect rules are malformed. A `ValueError` too, which is what `load_rules` has always raised."""
 
-    def __init__(self, source: str, where: str, table: Any, allowed: tuple[str, ...]):
-        self.source, self.where = source, where
-        if not isinstance(table, Mapping):
-            raise self.error(where, "must be a table")
-        unknown = sorted(set(table) - set(allowed))
-        if unknown:
-            raise self.error(
-                f"{where}.{unknown[0]}" if where else unknown[0],
-                f"unknown key; expected one of: {', '.join(allowed)}",
-            )
-        self.table = table
 
-    def error(self, key: str, reason: str) -> ValueError:
-        return ValueError(f"{self.source}: key '{key}': {reason}")
+def _regex(r: RuleReader, name: str, pattern: str, flags: int = 0) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, flags)
+    except re.error as exc:
+        raise r.fail(name, f"bad regular expression {pattern!r}: {exc}") from None
 
-    def key(self, name: str) -> str:
-        return f"{self.where}.{name}" if self.where else name
 
-    def get(self, name: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
-        if name not in self.table:
-            if default is ...:
-                raise self.error(self.key(name), "missing")
-            return default
-        value = self.table[name]
-        if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-            names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-            raise self.error(self.key(name), f"must be {names}, got {type(value).__name__}")
-        return value
-
-    def positive(self, name: str) -> int:
-        value = self.get(name, int)
-        if value < 1:
-            raise self.error(self.key(name), "must be at least 1")
-        return value
-
-    def strings(self, name: str, default: Any = ...) -> tuple[str, ...]:
-        value = self.get(name, list, default)
-        for item in value:
-            if not isinstance(item, str) or not item:
-                raise self.error(self.key(name), f"must be a list of non-empty strings, got {item!r}")
-        return tuple(value)
-
-    def choice(self, name: str, choices: tuple[str, ...]) -> str:
-        value = self.get(name, str)
-        if value not in choices:
-            raise self.error(self.key(name), f"must be one of {', '.join(choices)}, got {value!r}")
-        return value
-
-    def regex(self, key: str, pattern: str, flags: int = 0) -> re.Pattern[str]:
-        try:
-            return re.compile(pattern, flags)
-        except re.error as exc:
-            raise self.error(key, f"bad regular expression {pattern!r}: {exc}") from None
-
-    def regexes(self, name: str, flags: int = 0) -> tuple[re.Pattern[str], ...]:
-        return tuple(self.regex(self.key(name), p, flags) for p in self.strings(name, []))
+def _regexes(r: RuleReader, name: str, flags: int = 0) -> tuple[re.Pattern[str], ...]:
+    return tuple(_regex(r, name, p, flags) for p in r.strings(name, [], items="non-empty"))
 
 
 def phrase_regex(phrase: str) -> str:
@@ -166,67 +123,42 @@ def phrase_regex(phrase: str) -> str:
 
 
 def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml") -> ReflectRules:
-    """Validate a parsed rules mapping; raise ValueError naming file, key and reason."""
-    top = _Reader(source, "", data, ("version", "limits", "quoting", "errors", "redact", "areas", *DETECTORS))
-    version = top.get("version", int)
+    """Validate a parsed rules mapping; raise ReflectRulesError naming file, key and reason."""
+    top = RuleReader(data, source, error=ReflectRulesError)
+    top.known(("version", "limits", "quoting", "errors", "redact", "areas", *DETECTORS))
+    version = top.whole("version", int_only=True)
     if version != 1:
-        raise top.error("version", f"unsupported version {version}; this kg understands version 1")
+        raise top.fail("version", f"unsupported version {version}; this kg understands version 1")
 
-    lim = _Reader(source, "limits", top.get("limits", dict), tuple(Limits.__dataclass_fields__))
-    limits = Limits(**{name: lim.positive(name) for name in Limits.__dataclass_fields__})
+    lim = top.table("limits").known(Limits.__dataclass_fields__)
+    limits = Limits(**{name: lim.whole(name, 1, int_only=True) for name in Limits.__dataclass_fields__})
 
-    q = _Reader(
-        source,
-        "quoting",
-        top.get("quoting", dict),
-        (
-            "drop_fenced_code",
-            "quote_prefixes",
-            "log_block_min_lines",
-            "log_line_patterns",
-            "harness_prefixes",
-        ),
-    )
+    q = top.table("quoting").known(Quoting.__dataclass_fields__)
     quoting = Quoting(
-        drop_fenced_code=q.get("drop_fenced_code", bool),
-        quote_prefixes=q.strings("quote_prefixes"),
-        log_block_min_lines=q.positive("log_block_min_lines"),
-        log_line_patterns=q.regexes("log_line_patterns"),
-        harness_prefixes=q.strings("harness_prefixes"),
+        drop_fenced_code=q.flag("drop_fenced_code"),
+        quote_prefixes=q.strings("quote_prefixes", items="non-empty"),
+        log_block_min_lines=q.whole("log_block_min_lines", 1, int_only=True),
+        log_line_patterns=_regexes(q, "log_line_patterns"),
+        harness_prefixes=q.strings("harness_prefixes", items="non-empty"),
     )
 
-    e = _Reader(
-        source,
-        "errors",
-        top.get("errors", dict),
-        (
-            "kind",
-            "category",
-            "priority",
-            "repeat_priority",
-            "repeat_threshold",
-            "source",
-            "flag_patterns",
-            "ignore_patterns",
-            "classes",
-        ),
-    )
+    e = top.table("errors").known(ErrorRules.__dataclass_fields__)
     classes = []
-    for i, item in enumerate(e.get("classes", list, [])):
-        c = _Reader(source, f"errors.classes[{i}]", item, ("name", "pattern"))
-        name = c.get("name", str)
+    for c in e.tables("classes", []):
+        c.known(("name", "pattern"))
+        name = c.string("name")
         if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-            raise c.error(c.key("name"), f"must be snake_case (it goes into pattern keys), got {name!r}")
-        classes.append(ErrorClass(name, c.regex(c.key("pattern"), c.get("pattern", str))))
+            raise c.fail("name", f"must be snake_case (it goes into pattern keys), not {name!r}")
+        classes.append(ErrorClass(name, _regex(c, "pattern", c.string("pattern"))))
     errors = ErrorRules(
-        kind=e.choice("kind", ("error",)),
-        category=e.get("category", str),
-        priority=e.choice("priority", PRIORITIES),
-        repeat_priority=e.choice("repeat_priority", PRIORITIES),
-        repeat_threshold=e.positive("repeat_threshold"),
-        source=e.get("source", str),
-        flag_patterns=e.regexes("flag_patterns"),
-        ignore_patterns=e.strings("ignore_patterns", []),
+        kind=e.string("kind", ("error",)),
+        category=e.string("category"),
+        priority=e.string("priority", PRIORITIES),
+        repeat_priority=e.string("repeat_priority", PRIORITIES),
+        repeat_threshold=e.whole("repeat_threshold", 1, int_only=True),
+        source=e.string("source"),
+        flag_patterns=_regexes(e, "flag_patterns"),
+        ignore_patterns=e.strings("ignore_patterns", [], items="non-empty"),
         classes=tuple(classes),
     )
 
@@ -234,53 +166,34 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml") -
     for name in DETECTORS:
         if name not in data:
             continue
-        d = _Reader(
-            source,
-            name,
-            data[name],
-            (
-                "kind",
-                "category",
-                "priority",
-                "source",
-                "roles",
-                "requires_prior_assistant",
-                "phrases",
-                "patterns",
-            ),
-        )
-        roles = d.strings("roles")
-        for role in roles:
-            if role not in ("user", "assistant"):
-                raise d.error(d.key("roles"), f"roles are 'user' or 'assistant', got {role!r}")
-            if role == "assistant" and name in USER_ONLY:
-                raise d.error(d.key("roles"), f"a {name} is never taken from the assistant's own words")
-        matchers = [
-            d.regex(d.key("phrases"), phrase_regex(p), re.IGNORECASE) for p in d.strings("phrases", [])
-        ]
-        matchers += d.regexes("patterns", re.IGNORECASE)
+        d = top.table(name).known(("kind", "category", "priority", "source", "roles", "requires_prior_assistant",
+                                   "phrases", "patterns"))
+        roles = d.strings("roles", items="non-empty", allowed=("user", "assistant"))
+        if "assistant" in roles and name in USER_ONLY:
+            raise d.fail("roles", f"a {name} is never taken from the assistant's own words; use [\"user\"]")
+        matchers = [_regex(d, "phrases", phrase_regex(p), re.IGNORECASE)
+                    for p in d.strings("phrases", [], items="non-empty")]
+        matchers += _regexes(d, "patterns", re.IGNORECASE)
         if not matchers:
-            raise d.error(name, "needs at least one phrase or pattern")
+            raise d.fail("", "needs at least one phrase or pattern")
         detectors.append(
             Detector(
                 name=name,
-                kind=d.choice("kind", KINDS),
-                category=d.get("category", str),
-                priority=d.choice("priority", PRIORITIES),
-                source=d.get("source", str),
+                kind=d.string("kind", KINDS),
+                category=d.string("category"),
+                priority=d.string("priority", PRIORITIES),
+                source=d.string("source"),
                 roles=roles,
-                requires_prior_assistant=d.get("requires_prior_assistant", bool, False),
+                requires_prior_assistant=d.flag("requires_prior_assistant", False),
                 matchers=tuple(matchers),
             )
         )
 
-    r = _Reader(source, "redact", top.get("redact", dict), ("replacement", "patterns"))
-    redact = Redaction(r.get("replacement", str), r.regexes("patterns"))
+    r = top.table("redact").known(("replacement", "patterns"))
+    redact = Redaction(r.string("replacement"), _regexes(r, "patterns"))
 
-    a = top.get("areas", dict, {})
-    areas = tuple((name, top.regex(f"areas.{name}", pat)) for name, pat in a.items() if isinstance(pat, str))
-    if len(areas) != len(a):
-        raise top.error("areas", "every area must map to a regular expression string")
+    a = top.table("areas", {})
+    areas = tuple((name, _regex(a, name, a.string(name))) for name in a.data)
 
     return ReflectRules(version, limits, quoting, errors, tuple(detectors), redact, areas)
 
@@ -290,7 +203,7 @@ def load_rules_file(path: str | Path) -> ReflectRules:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+        raise ReflectRulesError(f"{path}: not valid TOML: {exc}") from None
     return load_rules(data, source=str(path))
 
 

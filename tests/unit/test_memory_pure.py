@@ -36,6 +36,46 @@ def test_user_topics_are_detected():
     assert topics.detect("订了明天的航班", rules) == "travel"
 
 
+
+def test_a_topic_name_may_hold_a_dot():
+    rules = TopicRules.from_mapping({**packaged("topics"), "topics": {"node.js": [" Node ", "npm", "node"]}})
+    assert rules.topics == {"node.js": ("node", "npm")}
+
+
+def _memory_with(table, key, value):
+    data = packaged("memory")
+    if value is KeyError:
+        del data[table][key]
+    else:
+        data[table] = {**data[table], key: value}
+    return data
+
+
+@pytest.mark.parametrize("table, key, value, message", [
+    ("search", "limit", 0, "search.limit: must be a number of at least 1, not 0"),
+    ("search", "limit", KeyError, "search.limit: missing"),
+    ("search", "candidates", True, "search.candidates: must be a number from 1 to 10000, not True"),
+    ("search", "kind_weight", {"lesson": 2}, "search.kind_weight.lesson: must be a number from 0 to 1, not 2"),
+    ("search", "sources", ["graph", "web"],
+     "search.sources: has unknown 'web' (known: graph, MEMORY.md, USER.md, daily, sessions, skills, trail)"),
+    ("scores", "min", 10, "scores.min: must be below scores.max (10), not 10"),
+])
+def test_memory_rules_name_the_key(table, key, value, message):
+    with pytest.raises(UsageError) as err:
+        MemoryRules.from_mapping(_memory_with(table, key, value))
+    assert str(err.value) == f"rules/memory.toml: {message}"
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"topics": {}}, "topics: must be a table of topic = [keywords], not empty"),
+    ({"topics": {"code": ["python", " "]}}, "topics.code: must be a list of non-empty strings; item 2 is ' '"),
+    ({"recall_nodes": -1}, "recall_nodes: must be a number of at least 0, not -1"),
+])
+def test_topic_rules_name_the_key(change, message):
+    with pytest.raises(UsageError) as err:
+        TopicRules.from_mapping({**packaged("topics"), **change})
+    assert str(err.value) == f"rules/topics.toml: {message}"
+
 def test_file_summary_skips_headings_and_falls_back_to_log_entries():
     assert topics.file_summary("# T\n\nline one\n## h\nline two\n") == ["line one", "line two"]
     assert topics.file_summary("# 2026-01-01\n\n### ✅ 10:00 - did x\n") == ["✅ 10:00 - did x"]

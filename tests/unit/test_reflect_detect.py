@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from kg.errors import RulesError
 from kg.reflect import detect, load_rules, own_lines, parse_text, reflect, signature
 from kg.reflect.parse import Transcript, Turn
 
@@ -289,21 +290,33 @@ def mutate(path: str, value) -> dict:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (mutate("colour", 1), "key 'colour': unknown key"),
-        (mutate("limits.max_entries", 3), "key 'limits.max_entries': unknown key"),
-        (mutate("correction.phrasez", ["x"]), "key 'correction.phrasez': unknown key"),
-        (mutate("limits.max_per_kind", 0), "key 'limits.max_per_kind': must be at least 1"),
-        (mutate("limits.max_per_kind", "5"), "key 'limits.max_per_kind': must be int"),
-        (mutate("feature.patterns", ["(unclosed"]), "key 'feature.patterns': bad regular expression"),
-        (mutate("correction.roles", ["user", "assistant"]), "never taken from the assistant"),
-        (mutate("correction.priority", "urgent"), "must be one of low, medium, high, critical"),
-        (mutate("version", 2), "unsupported version 2"),
+        (mutate("colour", 1), "colour: unknown key (known keys here: version, limits, quoting, errors, redact, "
+                              "areas, correction, feature, knowledge_gap, best_practice, preference)"),
+        (mutate("limits.max_entries", 3), "limits.max_entries: unknown key (known keys here: "
+                                          "max_findings_per_session, max_per_kind, evidence_chars, summary_chars, "
+                                          "skill_candidate_min_tool_calls)"),
+        (mutate("correction.phrasez", ["x"]), "correction.phrasez: unknown key (known keys here: kind, category, "
+                                              "priority, source, roles, requires_prior_assistant, phrases, patterns)"),
+        (mutate("limits.max_per_kind", 0), "limits.max_per_kind: must be a whole number of at least 1, not 0"),
+        (mutate("limits.max_per_kind", "5"), "limits.max_per_kind: must be a whole number of at least 1, not '5'"),
+        (mutate("limits.max_per_kind", 5.0),
+         "limits.max_per_kind: must be a whole number of at least 1 written without a decimal point, not 5.0"),
+        (mutate("feature.patterns", ["(unclosed"]), "feature.patterns: bad regular expression '(unclosed': "
+                                                    "missing ), unterminated subpattern at position 0"),
+        (mutate("correction.phrases", ["no", ""]), "correction.phrases: must be a list of non-empty strings; "
+                                                   "item 2 is ''"),
+        (mutate("correction.roles", ["user", "assistant"]),
+         "correction.roles: a correction is never taken from the assistant's own words; use [\"user\"]"),
+        (mutate("correction.priority", "urgent"),
+         "correction.priority: must be one of low, medium, high, critical, not 'urgent'"),
+        (mutate("version", 2), "version: unsupported version 2; this kg understands version 1"),
     ],
 )
 def test_rules_refuse_bad_keys(data, message):
-    with pytest.raises(ValueError, match=re.escape(message)) as exc:
+    with pytest.raises(RulesError) as exc:
         load_rules(data, source="rules/reflect.toml")
-    assert str(exc.value).startswith("rules/reflect.toml: ")
+    assert str(exc.value) == f"rules/reflect.toml: {message}"
+    assert isinstance(exc.value, ValueError)  # what load_rules raised before RulesError
 
 
 def test_shipped_rules_load():
