@@ -40,7 +40,7 @@ MIN_POSITIVES = 20
 PRIOR = {
     "correction": {"says_wrong": 1.5, "rejects": 1.5, "contrast": 0.8, "asked_for": 1.0, "you_did": 1.0,
                    "why_did": 0.8, "did_you": 0.6, "still_again": 0.8, "i_mean": 1.0, "try_again": 0.8,
-                   "undo": 1.0, "concedes": 1.5, "realises": 0.8, "actually": 0.8, "you_should": 0.8,
+                   "undo": 1.0, "apologises": 1.5, "agrees": 0.8, "realises": 0.8, "actually": 0.8, "you_should": 0.8,
                    "be_careful": 0.8, "do_it_yourself": 0.8, "better_way": 1.0, "are_you_sure": 0.6, "opener": 1.2,
                    "praise": -1.0, "go_ahead": -1.5, "instruction": -0.5, "first_turn": -2.0, "thanks_back": -0.5},
     "preference": {"lasting": 1.5, "remember": 1.5, "prefers": 4.0, "we_convention": 0.8, "prohibition": 0.6,
@@ -55,7 +55,7 @@ EXCLUDE = {"preference": {"short", "long"}}
 TARGET_RATE = {"correction": 1 / 3}
 HAND = {
     # A fact the agent lacked: a statement of fact, stronger when it contradicts the agent.
-    "knowledge_gap": (-2.4, {"states_fact": 1.6, "actually": 1.2, "concedes": 0.9, "says_wrong": 0.6,
+    "knowledge_gap": (-2.4, {"states_fact": 1.6, "actually": 1.2, "apologises": 0.6, "agrees": 0.6, "says_wrong": 0.6,
                              "rejects": 0.6, "are_you_sure": 0.5, "realises": 0.4, "contrast": 0.3,
                              "instruction": -0.6, "first_turn": -2.0}),
     # A capability asked for, stronger right after a tool failed.

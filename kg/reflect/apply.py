@@ -44,7 +44,8 @@ class ReflectReport:
 def _finding_dict(f: Finding) -> dict[str, Any]:
     return {"kind": f.kind, "category": f.category, "summary": f.summary, "evidence": f.evidence,
             "position": f.position, "pattern_key": f.pattern_key, "area": f.area, "priority": f.priority,
-            "source": f.source, "occurrences": f.occurrences, "command": f.command}
+            "source": f.source, "occurrences": f.occurrences, "command": f.command,
+            "signals": list(f.signals), "score": f.score}
 
 
 def _log_fields(ws: Any, f: Finding) -> tuple[str, dict[str, Any]]:

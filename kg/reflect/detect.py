@@ -72,7 +72,8 @@ _RANK = {p: i for i, p in enumerate(PRIORITIES)}
 
 def is_harness(text: str, rules: ReflectRules) -> bool:
     head = text.lstrip()
-    return any(head.startswith(p) for p in rules.quoting.harness_prefixes)
+    return any(head.startswith(p) for p in rules.quoting.harness_prefixes) or bool(
+        rules.quoting.command_pattern.match(head))
 
 
 def is_speaking_user(turn: Turn, rules: ReflectRules) -> bool:
@@ -250,6 +251,12 @@ def _learnings(
                 signals=why,
                 score=round(p, 3),
             )
+
+
+def learnings(transcript: Transcript, rules: ReflectRules) -> list[Finding]:
+    """Every learning found, turn by turn, before dedupe, caps and redaction (what the quality bench scores)."""
+    owner, tasks = task_of_turns(transcript, rules)
+    return list(_learnings(transcript, rules, owner, tasks))
 
 
 def _errors(

@@ -43,6 +43,7 @@ class Quoting:
     log_block_min_lines: int
     log_line_patterns: tuple[re.Pattern[str], ...]
     harness_prefixes: tuple[str, ...]
+    command_pattern: re.Pattern[str]
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class Signals:
     next_chars: int
     short_words: int
     long_words: int
+    user_chars: int
     matched: tuple[Signal, ...]
 
     @property
@@ -183,6 +185,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         log_block_min_lines=q.whole("log_block_min_lines", 1, int_only=True),
         log_line_patterns=_regexes(q, "log_line_patterns"),
         harness_prefixes=q.strings("harness_prefixes", items="non-empty"),
+        command_pattern=_regex(q, "command_pattern", q.string("command_pattern"), re.IGNORECASE),
     )
 
     e = top.table("errors").known(ErrorRules.__dataclass_fields__)
@@ -266,7 +269,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
 
 
 def _signals(t: RuleReader) -> Signals:
-    t.known(("prev_chars", "next_chars", "short_words", "long_words", *SCOPES))
+    t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", *SCOPES))
     matched: list[Signal] = []
     seen: set[str] = set(COMPUTED)
     flags = re.IGNORECASE | re.MULTILINE
@@ -285,6 +288,7 @@ def _signals(t: RuleReader) -> Signals:
         next_chars=t.whole("next_chars", 1, int_only=True),
         short_words=t.whole("short_words", 1, int_only=True),
         long_words=t.whole("long_words", 1, int_only=True),
+        user_chars=t.whole("user_chars", 1, int_only=True),
         matched=tuple(matched),
     )
 

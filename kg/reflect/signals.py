@@ -112,7 +112,7 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         "quotes_agent": bool(view.quoted) and _quotes(view.quoted, view.prev),
     }
     names = [name for name, on in computed.items() if on]
-    scopes = {"user": view.own, "prev": view.prev, "next": view.next}
+    scopes = {"user": view.own[: sig.user_chars], "prev": view.prev, "next": view.next}
     for s in sig.matched:
         text = scopes[s.scope]
         if text and any(p.search(text) for p in s.patterns):

@@ -346,3 +346,91 @@ def test_an_injected_redactor_is_used():
     t = chat(("user", "hi"), ("assistant", "ok"), ("user", "no, that's wrong: token XYZ"))
     [f] = detect(t, RULES, redact=lambda s: s.replace("XYZ", "<gone>"))
     assert "XYZ" not in f.evidence + f.details + f.summary and "<gone>" in f.evidence
+
+
+# --- what users say: signals, model, lessons, keys ---------------------------------------
+
+
+def found(t: Transcript) -> dict[str, object]:
+    return {f.category: f for f in detect(t, RULES)}
+
+
+def test_one_turn_can_be_a_correction_and_a_knowledge_gap():
+    t = chat(("user", "add the retry"), ("assistant", "Done: the client now retries."),
+             ("user", "no, that's wrong, the client already retries since v2.1"))
+    got = found(t)
+    assert {"correction", "knowledge_gap"} <= set(got)
+
+
+def test_the_agents_apology_makes_a_plain_instruction_a_correction():
+    said = "the staging database"
+    plain = chat(("user", "seed the data"), ("assistant", "Seeded the production database."), ("user", said),
+                 ("assistant", "Sure, switching."))
+    conceded = chat(("user", "seed the data"), ("assistant", "Seeded the production database."), ("user", said),
+                    ("assistant", "Sorry, my mistake. I'll reseed the staging database instead."))
+    assert "correction" not in found(plain)
+    f = found(conceded)["correction"]
+    assert "apologises" in f.signals and f.score >= 0.5
+    assert "Signals: apologises" in f.details
+
+
+def test_praise_is_kept_as_what_worked_not_a_correction():
+    got = found(chat(("user", "refactor it"), ("assistant", "Refactored."), ("user", "Great work, thanks!")))
+    assert set(got) == {"best_practice"}
+
+
+def test_a_finding_needs_a_reason_in_words_not_only_the_turns_shape():
+    # pasted code, short, a question mark: shape signals only
+    t = chat(("user", "go"), ("assistant", "ok"), ("user", "?\n```\nx = 1\n```"))
+    assert found(t) == {}
+
+
+@pytest.mark.parametrize(
+    ("said", "category", "lesson"),
+    [
+        ("I asked you to fix the test, not to delete it", "correction", "Fix the test; do not delete it"),
+        ("i didn't ask you to add a config file", "correction", "Do not add a config file unless asked"),
+        ("why didn't you run the linter?", "correction", "Run the linter"),
+        ("why are you editing the generated files?", "correction", "Stop editing the generated files"),
+        ("From now on, never push to main directly", "preference", "Never push to main directly"),
+        ("no, use the staging database", "correction", "Use the staging database"),
+    ],
+)
+def test_a_finding_is_written_as_what_to_do(said, category, lesson):
+    f = found(chat(("user", "go"), ("assistant", "Done."), ("user", said)))[category]
+    assert f.summary == lesson
+    assert f.evidence and f.evidence in said
+
+
+def test_the_same_lesson_said_twice_gets_the_same_pattern_key():
+    a = found(chat(("user", "go"), ("assistant", "Done."), ("user", "why are you editing the generated files?")))
+    b = found(chat(("user", "go"), ("assistant", "Done."), ("user", "you're editing the generated files again")))
+    c = found(chat(("user", "go"), ("assistant", "Done."), ("user", "why didn't you run the linter?")))
+    key = a["correction"].pattern_key
+    assert key and key.startswith("fix.") and key == b["correction"].pattern_key != c["correction"].pattern_key
+
+
+def test_chinese_from_the_same_rules():
+    got = found(chat(("user", "部署"), ("assistant", "已完成部署。"), ("user", "不对，你又忘了跑测试。记住，以后每次都先跑测试")))
+    assert {"correction", "preference"} <= set(got)
+
+
+@pytest.mark.parametrize("command", ["/undo", "/add src/app.py", "/diff"])
+def test_slash_commands_are_the_tool_not_the_user_speaking(command):
+    assert found(chat(("user", "go"), ("assistant", "Done."), ("user", command))) == {}
+
+
+def test_model_weights_must_name_known_signals():
+    model = {"version": 1, "classes": {"correction": {"bias": 0.0, "weights": {"no_such_signal": 1.0}}}}
+    with pytest.raises(RulesError) as exc:
+        load_rules(RAW, model=model, model_source="rules/reflect_model.toml")
+    assert str(exc.value) == ("rules/reflect_model.toml: classes.correction.weights.no_such_signal: not a signal of "
+                              "rules/reflect.toml [signals] (or a computed one)")
+    with pytest.raises(RulesError, match="classes.praise: unknown class"):
+        load_rules(RAW, model={"version": 1, "classes": {"praise": {"bias": 0.0, "weights": {}}}})
+
+
+def test_without_a_model_nothing_is_learned_from_words():
+    bare = load_rules(RAW, model=None)
+    t = chat(("user", "go"), ("assistant", "Done."), ("user", "no, that's wrong"))
+    assert detect(t, bare) == []
