@@ -9,8 +9,9 @@ stemmed and sorted, so the same lesson said another way in another session lands
 from __future__ import annotations
 
 import re
+from functools import cache
 
-from kg.linking import default_rules as linking_rules
+from kg.linking import default_rules
 from kg.linking import terms
 
 from .rules import Lessons
@@ -18,6 +19,8 @@ from .rules import Lessons
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|\n+|(?<=[。！？；;])")
 _CODE = re.compile(r"`[^`]+`|(?<!\w)@[\w./-]+|(?<!\w)--?[a-z][\w-]*|\b[\w-]+\.[a-z]{1,4}\b|#\d+|\b\w*\d\w*\b")
 _FIELD = re.compile(r"\{(\w+)\}")
+# The linking rules (stopwords, stemmer) are read once: keys and links agree on what a word is.
+linking_rules = cache(default_rules)
 _PREFIX = {"correction": "fix", "preference": "pref", "knowledge_gap": "fact", "feature_request": "feat",
            "best_practice": "keep"}
 
