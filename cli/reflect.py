@@ -39,6 +39,8 @@ def _render(d: dict[str, Any]) -> str:
         key = f" [{f['pattern_key']}]" if f["pattern_key"] else ""
         lines.append(f"  {i}. {f['kind']}/{f['category']} ({f['priority']}){key}: {f['summary'][:100]}")
         lines.append(f"     {f['position']}: {f['evidence'][:120]}")
+        if f.get("signals"):
+            lines.append(f"     signals: {', '.join(f['signals'])} (score {f['score']:.2f})")
     if d["skill_candidates"]:
         lines.append(f"🧩 Skill candidates ({len(d['skill_candidates'])} task(s) with many tool calls):")
         lines += [f"  - {t['position']}: {t['tool_calls']} tool calls: {t['request'][:80]}"
