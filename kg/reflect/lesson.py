@@ -69,7 +69,7 @@ def key(category: str, lesson: str, rules: Lessons) -> str | None:
         if t in rules.key_skip or t in seen or (len(t) < 3 and t.isascii()):
             continue
         seen[t] = i
-    if not seen:
+    if len(seen) < rules.key_min_words:
         return None
     ranked = sorted(seen, key=lambda t: (t not in code, -len(t), seen[t]))
     words = sorted(ranked[: rules.key_words])

@@ -118,6 +118,7 @@ class Lessons:
     fallback: Mapping[str, str]  # category -> template
     key_skip: frozenset[str]  # stemmed
     key_words: int
+    key_min_words: int
     rewrites: tuple[Rewrite, ...]
 
 
@@ -244,7 +245,7 @@ _FIELDS = re.compile(r"\{(\w+)\}")
 def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
     from kg.linking import stem  # the stemmer linking uses, so keys and links agree on words
 
-    t.known(("strip", "fallback", "key_skip", "key_words", "rewrite"))
+    t.known(("strip", "fallback", "key_skip", "key_words", "key_min_words", "rewrite"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -264,6 +265,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         fallback=fallback,
         key_skip=frozenset(stem(w.lower()) for w in t.strings("key_skip", items="non-empty")),
         key_words=t.whole("key_words", 1, int_only=True),
+        key_min_words=t.whole("key_min_words", 1, int_only=True),
         rewrites=tuple(rewrites),
     )
 
