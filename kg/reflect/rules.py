@@ -20,7 +20,7 @@ from kg.policy import RuleReader
 RULES_FILE = "reflect.toml"
 MODEL_FILE = "reflect_model.toml"
 DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "preference")
-SCOPES = ("user", "prev", "next")
+SCOPES = ("user", "prev", "next", "next_tools")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
 COMPUTED = ("first_turn", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent")
 KINDS = ("learning", "error", "feature", "preference")
@@ -68,7 +68,8 @@ class ErrorRules:
 @dataclass(frozen=True)
 class Signal:
     name: str
-    scope: str  # user: the user's own words; prev: the agent's turn before; next: the agent's reply
+    scope: str  # user: the user's own words; prev: the agent's turn before; next: the agent's reply;
+    # next_tools: the commands and paths of the agent's tool calls after the user spoke
     patterns: tuple[re.Pattern[str], ...]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .parse import Transcript, Turn
 from .rules import COMPUTED, ClassModel, ReflectRules
@@ -31,6 +31,7 @@ class TurnView:
     first_turn: bool
     pasted: bool
     prior_tool_error: bool
+    next_tools: str = ""  # the commands and paths the agent's tool calls used after the user spoke
 
 
 def straighten(text: str) -> str:
@@ -49,26 +50,32 @@ def _agent_text(turn: Turn) -> str:
 
 def views(transcript: Transcript, rules: ReflectRules, users: list[int],
           own: dict[int, list[tuple[int, str]]]) -> dict[int, TurnView]:
-    """A view of each user turn in `users` (turn indexes), from one pass over the transcript."""
+    """A view of each user turn in `users` (turn indexes), from one pass over the transcript.
+
+    An agent turn's text is only cleaned when it is the one before or after a user turn."""
     sig = rules.signals
     turns = transcript.turns
     has_agent = any(t.role == "assistant" for t in turns)
     wanted = set(users)
     out: dict[int, TurnView] = {}
-    prev_text = ""
+    last_agent: Turn | None = None  # the agent's last turn with words
     seen_agent = False
     error_since_user = False
     pending: list[int] = []  # user turns still waiting for the agent's reply
-    replies: dict[int, str] = {}
+    replies: dict[int, Turn] = {}
+    tools: dict[int, list[str]] = {}  # what the agent ran after each user turn, until the next one
+    current: int | None = None
     for t in turns:
         if t.role == "assistant":
             seen_agent = True
-            text = _agent_text(t)
-            if text:
-                for u in pending:
-                    replies[u] = text[: sig.next_chars]
-                pending = []
-                prev_text = text
+            if t.tool_input and current is not None and len(tools.setdefault(current, [])) < _MAX_TOOLS:
+                tools[current].append(t.tool_input[:300])
+            if not _has_words(t.text):
+                continue
+            for u in pending:
+                replies[u] = t
+            pending = []
+            last_agent = t
         elif t.role == "tool":
             error_since_user = error_since_user or bool(t.is_error)
         elif t.index in wanted:
@@ -76,25 +83,31 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
             kept = straighten("\n".join(ln for _, ln in lines))
             raw = [ln for ln in t.text.splitlines() if ln.strip()]
             quoted = "\n".join(ln.lstrip()[1:].strip() for ln in raw if ln.lstrip().startswith(">"))
+            prev = _agent_text(last_agent)[-sig.prev_chars:] if last_agent else ""
             out[t.index] = TurnView(
                 own=kept,
                 quoted=straighten(quoted),
-                prev=straighten(prev_text[-sig.prev_chars:]),
+                prev=straighten(prev),
                 next="",
                 first_turn=has_agent and not seen_agent,
                 pasted=len(lines) < len(raw),
                 prior_tool_error=error_since_user,
             )
             pending.append(t.index)
+            current = t.index
             error_since_user = False
-    for u, text in replies.items():
-        if u in out:
-            out[u] = _with_next(out[u], straighten(text))
+    for u, v in out.items():
+        nxt = straighten(_agent_text(replies[u])[: sig.next_chars]) if u in replies else ""
+        out[u] = replace(v, next=nxt, next_tools=straighten("\n".join(tools.get(u, []))))
     return out
 
 
-def _with_next(v: TurnView, text: str) -> TurnView:
-    return TurnView(v.own, v.quoted, v.prev, text, v.first_turn, v.pasted, v.prior_tool_error)
+_MAX_TOOLS = 10
+_WORDS = re.compile(r"\w")
+
+
+def _has_words(text: str) -> bool:
+    return bool(_WORDS.search(text))
 
 
 def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
@@ -112,7 +125,8 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         "quotes_agent": bool(view.quoted) and _quotes(view.quoted, view.prev),
     }
     names = [name for name, on in computed.items() if on]
-    scopes = {"user": view.own[: sig.user_chars], "prev": view.prev, "next": view.next}
+    scopes = {"user": view.own[: sig.user_chars], "prev": view.prev, "next": view.next,
+              "next_tools": view.next_tools}
     for s in sig.matched:
         text = scopes[s.scope]
         if text and any(p.search(text) for p in s.patterns):

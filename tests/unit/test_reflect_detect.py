@@ -434,3 +434,15 @@ def test_without_a_model_nothing_is_learned_from_words():
     bare = load_rules(RAW, model=None)
     t = chat(("user", "go"), ("assistant", "Done."), ("user", "no, that's wrong"))
     assert detect(t, bare) == []
+
+
+def test_the_agent_reverting_its_work_after_the_user_spoke_is_a_signal():
+    turns = [
+        Turn(0, "user", "seed the data", position="turn 1"),
+        Turn(1, "assistant", "Seeded the production database.", position="turn 2"),
+        Turn(2, "user", "the staging one", position="turn 3"),
+        Turn(3, "assistant", "", tool_name="Bash", tool_input="git checkout -- seeds.py", position="turn 4"),
+        Turn(4, "tool", "", tool_name="Bash", is_error=False, position="turn 5"),
+    ]
+    f = found(Transcript("claude-code", tuple(turns)))["correction"]
+    assert "reverts" in f.signals
