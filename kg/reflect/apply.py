@@ -71,7 +71,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
                  session: str | None = None, now: datetime | str | None = None, stdin: Any = None) -> ReflectReport:
     if format is not None and format not in FORMATS:
         raise UsageError(f"unknown transcript format {format!r}: use one of {', '.join(FORMATS)}")
-    rules = load_rules(ws.rules.raw("reflect"), source="rules/reflect.toml")
+    rules = load_rules(ws.rules.raw("reflect"), source="rules/reflect.toml", model=ws.rules.raw("reflect_model"))
     try:
         transcript: Transcript = read_transcript(path, format=format, stdin=stdin)
     except TranscriptError as exc:
