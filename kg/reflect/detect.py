@@ -16,7 +16,7 @@ from .parse import Transcript, Turn
 from .lesson import key as lesson_key
 from .lesson import phrase as phrase_lesson
 from .lesson import sentence_at, sentences
-from .rules import PRIORITIES, Detector, ReflectRules
+from .rules import PRIORITIES, ReflectRules
 from .signals import fired, has_reason, reasons, score, straighten, views
 from .signature import normalise, salient_line, signature
 
@@ -184,7 +184,7 @@ def turn_signals(transcript: Transcript, rules: ReflectRules) -> dict[int, tuple
     return {i: fired(v[i], rules) for i in users}
 
 
-def _evidence_line(lines: list[tuple[int, str]], det: Detector, why: tuple[str, ...],
+def _evidence_line(lines: list[tuple[int, str]], why: tuple[str, ...],
                    rules: ReflectRules) -> tuple[int, str, re.Match[str] | None]:
     """The line of the user's words where the strongest user-side signal of this class matched."""
     by_name = {s.name: s for s in rules.signals.matched if s.scope == "user"}
@@ -223,7 +223,7 @@ def _learnings(
             why = reasons(det.model, sigs)
             if p < det.min_score or not has_reason(why):
                 continue
-            offset, line, hit = _evidence_line(lines, det, why, rules)
+            offset, line, hit = _evidence_line(lines, why, rules)
             evidence = _evidence(line, hit, lim.evidence_chars) if hit else _trim(line, lim.evidence_chars)
             said = [x for _, ln in lines for x in sentences(straighten(ln))]
             preferred = sentence_at(straighten(line), straighten(hit.group(0)) if hit else "")

@@ -17,7 +17,6 @@ from .rules import COMPUTED, ClassModel, ReflectRules
 
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 _WORD = re.compile(r"[\w'-]+|[\u3400-\u9fff]")
-_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 @dataclass(frozen=True)
@@ -154,7 +153,3 @@ def reasons(model: ClassModel, signals: tuple[str, ...]) -> tuple[str, ...]:
 def has_reason(why: tuple[str, ...]) -> bool:
     """A finding needs a reason in someone's words (a matched signal), not only the turn's shape."""
     return any(s not in COMPUTED for s in why)
-
-
-def is_cjk(text: str) -> bool:
-    return bool(_CJK.search(text))
