@@ -40,7 +40,8 @@ MIN_POSITIVES = 20
 PRIOR = {
     "correction": {"says_wrong": 1.5, "rejects": 1.5, "contrast": 0.8, "asked_for": 1.0, "you_did": 1.0,
                    "why_did": 0.8, "did_you": 0.6, "still_again": 0.8, "i_mean": 1.0, "try_again": 0.8,
-                   "undo": 1.0, "reverts": 1.5, "apologises": 1.5, "agrees": 0.8, "realises": 0.8, "actually": 0.8, "you_should": 0.8,
+                   "undo": 1.0, "reverts": 1.5, "apologises": 1.5, "agrees": 0.8, "realises": 0.8, "actually": 0.8,
+                   "you_should": 0.8,
                    "be_careful": 0.8, "do_it_yourself": 0.8, "better_way": 1.0, "are_you_sure": 0.6, "opener": 1.2,
                    "praise": -1.0, "go_ahead": -1.5, "instruction": -0.5, "first_turn": -2.0, "thanks_back": -0.5},
     "preference": {"lasting": 1.5, "remember": 1.5, "prefers": 4.0, "we_convention": 0.8, "prohibition": 0.6,

@@ -164,7 +164,8 @@ def _regexes(r: RuleReader, name: str, flags: int = 0) -> tuple[re.Pattern[str],
 
 
 def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
-               model: Mapping[str, Any] | None | bool = True, model_source: str = f"rules/{MODEL_FILE}") -> ReflectRules:
+               model: Mapping[str, Any] | None | bool = True,
+               model_source: str = f"rules/{MODEL_FILE}") -> ReflectRules:
     """Validate a parsed rules mapping; raise ReflectRulesError naming file, key and reason.
 
     `model` is the parsed rules/reflect_model.toml: by default the shipped one; None leaves every class without

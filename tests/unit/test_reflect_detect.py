@@ -309,8 +309,8 @@ def mutate(path: str, value) -> dict:
         (mutate("limits.max_per_kind", "5"), "limits.max_per_kind: must be a whole number of at least 1, not '5'"),
         (mutate("limits.max_per_kind", 5.0),
          "limits.max_per_kind: must be a whole number of at least 1 written without a decimal point, not 5.0"),
-        (mutate("signals.user.contrast", ["(unclosed"]), "signals.user.contrast: bad regular expression "
-                                                         "'(unclosed': missing ), unterminated subpattern at position 0"),
+        (mutate("signals.user.contrast", ["(unclosed"]),
+         "signals.user.contrast: bad regular expression '(unclosed': missing ), unterminated subpattern at position 0"),
         (mutate("signals.user.contrast", ["no", ""]), "signals.user.contrast: must be a non-empty list of non-empty "
                                                       "strings; item 2 is ''"),
         (mutate("signals.next.short", ["x"]), "signals.next.short: this signal name is taken (each name once, "
@@ -411,7 +411,8 @@ def test_the_same_lesson_said_twice_gets_the_same_pattern_key():
 
 
 def test_chinese_from_the_same_rules():
-    got = found(chat(("user", "部署"), ("assistant", "已完成部署。"), ("user", "不对，你又忘了跑测试。记住，以后每次都先跑测试")))
+    said = "不对，你又忘了跑测试。记住，以后每次都先跑测试"
+    got = found(chat(("user", "部署"), ("assistant", "已完成部署。"), ("user", said)))
     assert {"correction", "preference"} <= set(got)
 
 
