@@ -333,3 +333,37 @@ def test_mcp_tools_through_the_sdk_client_with_concurrent_cli_writes(ws):
     entries = [e for e in json.loads(listed.stdout) if e["kind"] == "event"]
     assert sorted(e["text"] for e in entries) == sorted([f"cli note {i} about widgets" for i in range(n)]
                                                         + [f"mcp error {i} in widgets" for i in range(n)])
+
+
+@pytest.mark.slow
+def test_every_command_an_install_writes_runs(ws, tmp_path):
+    """The AGENTS.md block and every hook of every install name only commands and options kg has: each is run
+    (placeholders filled in) and none is refused as usage."""
+    import shlex
+
+    for runtime in ("claude-code", "codex", "openclaw"):
+        done = subprocess.run([KG, "-w", str(ws.root), "install", runtime], capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+    agents = (ws.root / "AGENTS.md").read_text(encoding="utf-8")
+    block = agents[agents.index("<!-- kaizen-kg:begin"):]
+    commands = [c for c in re.findall(r"`([^`]+)`", block.replace("\n  ", " ")) if c.startswith(shlex.quote(KG))]
+    hooks = json.loads((ws.root / ".claude" / "settings.local.json").read_text())["hooks"]
+    hooks_codex = json.loads((ws.root / ".codex" / "hooks.json").read_text())["hooks"]
+    commands += [h["command"] for groups in [*hooks.values(), *hooks_codex.values()] for g in groups
+                 for h in g["hooks"]]
+    handler = (ws.root / "hooks" / "kaizen-kg" / "handler.js").read_text(encoding="utf-8")
+    js = re.findall(r'\["hook", "([a-z-]+)"(?:, "([a-z-]+)")*', handler)
+    commands += [f"{KG} -w {ws.root} hook {name} --runtime openclaw" for name, _ in js]
+    config = tomllib.loads((ws.root / ".codex" / "config.toml").read_text())
+    server = config["mcp_servers"]["kaizen-kg"]
+    commands.append(shlex.join([server["command"], *server["args"]]))
+    assert len(commands) >= 15
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TRANSCRIPT), encoding="utf-8")
+    for command in commands:
+        command = (command.replace("PATH", str(tmp_path / "t.jsonl")).replace(" N`", " 1").replace(" approve N", " approve 1")
+                   .replace(" skip N", " skip 1"))
+        done = sh(command, {}, ws.root)
+        refused = ("No such option", "Invalid value", "Missing argument", "Missing option", "unexpected extra argument",
+                   "No such command", "Usage:")
+        assert not any(r in done.stderr for r in refused), (command, done.stderr)

@@ -99,6 +99,7 @@ def claude_failures(path: Path) -> list[dict]:
     return out
 
 
+@pytest.mark.slow
 def test_claude_code_whole_session(ws, shared_data, tmp_path):
     real = shared_data / "runtimes" / "claude_code" / "transcripts" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
     assert kg(ws.root, "install", "claude-code").returncode == 0
@@ -148,6 +149,7 @@ def test_claude_code_whole_session(ws, shared_data, tmp_path):
 
 
 # -- Codex --------------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_codex_whole_session(ws, shared_data, tmp_path):
     real = (shared_data / "runtimes" / "codex" / "transcripts"
             / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
@@ -211,6 +213,7 @@ def test_codex_stop_never_exits_2(ws, tmp_path, payload):
 
 
 # -- OpenClaw -----------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs OpenClaw's handler.js")
 def test_openclaw_whole_sessions(ws, shared_data, tmp_path):
     folder = shared_data / "runtimes" / "openclaw" / "transcripts"
