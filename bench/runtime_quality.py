@@ -10,7 +10,8 @@ across the live hook and reflections, distinct pattern keys per recurring failur
    OpenClaw `isError`, `details.status: "error"`, `details.exitCode`≠0 or "(Command exited with code N)"; aider
    `> ` blocks with "failed to match!" / "did not conform". A finding matches the nearest unmatched gold failure
    within 10 lines (Codex reports one failure twice, in a poll's output and an `exec_command_end` event; kg
-   keeps the first). "declined" counts what kg judged not a failure: the user declined or interrupted the call. ../shared/data/transcripts/claude_code (never looked at while writing the rules) is
+   keeps the first). "declined" counts what kg judged not a failure: the user declined or interrupted the
+   call. ../shared/data/transcripts/claude_code (never looked at while writing the rules) is
    reported apart, as held-out data.
 2. **Duplicates per failed call**: a fresh workspace per transcript; the live hook (Claude Code's
    PostToolUseFailure payload, built from the transcript's own calls) logs each failure of the first half,
@@ -311,9 +312,9 @@ def latency(runs: int) -> list[list[str]]:
                       ("command:new", {"type": "command", "action": "new", "messages": [],
                                        "context": {"previousSessionEntry": {"sessionFile": str(oc_t)}}})]
             for name, event in events:
-                inside = []
+                inside: list[float] = []
 
-                def once(e: dict = event) -> None:
+                def once(e: dict = event, inside: list[float] = inside) -> None:
                     done = subprocess.run(["node", str(runner), str(handler), json.dumps(e)], capture_output=True,
                                           text=True, env=env, check=False)
                     inside.append(float(done.stdout or "nan"))

@@ -37,6 +37,7 @@ from typing import Any
 
 from kg.errors import UsageError
 from kg.journal import write_atomic
+from kg.openclaw_hook import OPENCLAW_MARK, openclaw_handler, openclaw_hook_md
 
 RUNTIMES = ("claude-code", "openclaw", "codex")
 SERVER_NAME = "kaizen-kg"
@@ -44,7 +45,6 @@ HOOK_DIR = Path("hooks") / "kaizen-kg"
 BEGIN, END = "<!-- kaizen-kg:begin (kg install codex; remove with kg uninstall codex) -->", "<!-- kaizen-kg:end -->"
 TOML_BEGIN, TOML_END = "# >>> kaizen-kg (kg install codex; remove with kg uninstall codex) >>>", "# <<< kaizen-kg <<<"
 TOML_MARK = "  # kaizen-kg"
-OPENCLAW_MARK = "<!-- kaizen-kg managed: remove with `kg uninstall openclaw` -->"
 
 
 @dataclass
@@ -391,8 +391,8 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
     elif runtime == "openclaw":
         folder = root / HOOK_DIR
         plan.write(folder / "HOOK.md", openclaw_hook_md(), "OpenClaw hook metadata and documentation", runtime)
-        plan.write(folder / "handler.js", openclaw_handler(ws, kg_bin), "OpenClaw hook handler (runs `kg` detached)",
-                   runtime)
+        plan.write(folder / "handler.js", openclaw_handler(ws, kg_bin or kg_executable()),
+                   "OpenClaw hook handler (runs `kg` detached)", runtime)
         nxt = [(f"Run `openclaw hooks enable {SERVER_NAME}` (OpenClaw finds hooks in <workspace>/hooks/), then "
                 "restart the gateway."),
                "If the OpenClaw workspace is not this folder, install with --project <openclaw workspace>."]
@@ -446,7 +446,7 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
             path = folder / name
             if not path.exists() or plan.restore(runtime, path):
                 continue
-            ours = openclaw_handler(ws) if name == "handler.js" else openclaw_hook_md()
+            ours = openclaw_handler(ws, kg_executable()) if name == "handler.js" else openclaw_hook_md()
             if path.read_text(encoding="utf-8") == ours:
                 plan.remove(path, "kg's OpenClaw hook")
             else:
@@ -474,135 +474,3 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
     plan.forget(runtime)
     plan.save()
     return plan.result(runtime, [])
-
-
-# -- OpenClaw files -----------------------------------------------------------------------------------------------
-# session:end is listed by OpenClaw's docs as a planned internal event (today the plugin hook `session_end`): the
-# handler listens for it so a session that ends without /new, /reset or /stop is reflected on once it exists.
-OPENCLAW_EVENTS = ["agent:bootstrap", "command:new", "command:reset", "command:stop", "session:end",
-                   "gateway:startup"]
-
-
-def openclaw_hook_md() -> str:
-    meta = json.dumps({"openclaw": {"emoji": "🧠", "events": OPENCLAW_EVENTS}}, ensure_ascii=False)
-    return f"""---
-name: {SERVER_NAME}
-description: "kaizen-kg learning memory: kg's brief at session start; reflection and a session summary when a session ends"
-metadata: {meta}
----
-
-# kaizen-kg
-
-{OPENCLAW_MARK}
-
-Connects OpenClaw to kaizen-kg, the learning memory kept in the kg workspace.
-
-## What it does
-
-- **agent:bootstrap**: adds kg's brief (pending high-priority items, verifications due, patterns ready for
-  promotion, proposals waiting, the watch list) to the agent's AGENTS.md context. It uses the brief kg saved
-  in `memory/.hook-context.txt` and refreshes it in the background (the first time, it waits for kg).
-- **command:new / command:reset / command:stop / session:end**: runs `kg hook session-end` on the session's
-  transcript in the background: the corrections, errors and requests in it are logged once each, and the
-  session summary is written to `memory/sessions/`.
-- **gateway:startup**: refreshes `memory/.hook-context.txt`.
-
-The handler never waits for kg except for the very first brief: kg runs detached, so the gateway is not held up
-(`KG_HOOK_WAIT=1` makes it wait, to see kg's errors while debugging).
-
-## Requirements
-
-The `kg` command (the path is set in handler.js; the `KG_BIN` and `KG_WORKSPACE` environment variables
-override it). Remove with `kg uninstall openclaw`.
-"""
-
-
-def openclaw_handler(ws: Any, kg_bin: str | None = None) -> str:
-    return """// kaizen-kg managed hook (kg install openclaw); remove with `kg uninstall openclaw`.
-import { execFile, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import path from "node:path";
-
-const KG = process.env.KG_BIN || %(kg)s;
-const WORKSPACE = process.env.KG_WORKSPACE || %(ws)s;
-const BRIEF = path.join(WORKSPACE, "memory", ".hook-context.txt");
-const FIRST_BRIEF_MS = 10000;
-
-function args(rest) {
-  return ["-w", WORKSPACE, ...rest, "--runtime", "openclaw"];
-}
-
-// Run kg in its own process group, not waited for: the handler returns at once. (KG_HOOK_WAIT=1 waits for it,
-// to see its errors while debugging a hook.)
-function detached(rest) {
-  return new Promise((resolve) => {
-    try {
-      const wait = process.env.KG_HOOK_WAIT === "1";
-      const child = spawn(KG, args(rest), { detached: !wait, stdio: wait ? ["ignore", "ignore", "inherit"] : "ignore" });
-      child.on("error", (err) => { console.error(`kaizen-kg: ${err.message}`); resolve(); });
-      if (wait) { child.on("exit", () => resolve()); } else { child.unref(); resolve(); }
-    } catch (err) {
-      console.error(`kaizen-kg: ${err && err.message ? err.message : err}`);
-      resolve();
-    }
-  });
-}
-
-// The first brief ever has no saved copy: ask kg without blocking the event loop.
-function briefNow() {
-  return new Promise((resolve) => {
-    execFile(KG, args(["hook", "session-start", "--json", "--start-session", "--write"]),
-      { encoding: "utf8", timeout: FIRST_BRIEF_MS },
-      (err, stdout) => {
-        if (err) { console.error(`kaizen-kg: ${err.message}`); resolve(null); return; }
-        try { resolve(JSON.parse(stdout).text); } catch { resolve(null); }
-      });
-  });
-}
-
-function transcriptOf(ctx) {
-  const entry = ctx.previousSessionEntry || ctx.sessionEntry || {};
-  return entry.sessionFile || ctx.sessionFile || null;
-}
-
-function addToBootstrap(ctx, text) {
-  if (!Array.isArray(ctx.bootstrapFiles)) return false;
-  const agents = ctx.bootstrapFiles.find((f) => f && f.name === "AGENTS.md");
-  if (agents && !agents.missing && typeof agents.content === "string") {
-    agents.content = agents.content + "\\n\\n" + text;
-  } else if (agents) {
-    agents.content = text;
-    agents.missing = false;
-  } else {
-    ctx.bootstrapFiles.push({ name: "AGENTS.md", path: path.join(WORKSPACE, "AGENTS.md"), content: text, missing: false });
-  }
-  return true;
-}
-
-const handler = async (event) => {
-  try {
-    const ctx = event.context || {};
-    const key = `${event.type}:${event.action}`;
-    if (key === "agent:bootstrap") {
-      let text = existsSync(BRIEF) ? readFileSync(BRIEF, "utf8") : null;
-      if (text) {
-        await detached(["hook", "session-start", "--start-session", "--write"]);
-      } else {
-        text = await briefNow();
-      }
-      if (text) addToBootstrap(ctx, text.trim());
-    } else if (key === "gateway:startup") {
-      await detached(["hook", "session-start", "--write"]);
-    } else if (["command:new", "command:reset", "command:stop", "session:end"].includes(key)) {
-      const transcript = transcriptOf(ctx);
-      const rest = ["hook", "session-end"];
-      if (transcript) rest.push("--transcript", transcript);
-      await detached(rest);
-    }
-  } catch (err) {
-    console.error(`kaizen-kg hook error: ${err && err.message ? err.message : err}`);
-  }
-};
-
-export default handler;
-""" % {"kg": json.dumps(kg_bin or kg_executable()), "ws": json.dumps(str(ws.root))}  # noqa: UP031 - JS braces

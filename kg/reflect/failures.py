@@ -89,7 +89,7 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
             raise norm.fail(f"rules[{i}]", "must be [pattern, placeholder]")
         rules.append((_rx(norm, f"rules[{i}]", pair[0]), pair[1]))
     classes = []
-    for i, c in enumerate(top.tables("classes")):
+    for c in top.tables("classes"):
         c.known(("name", "pattern"))
         classes.append((c.string("name"), _rx(c, "pattern", c.string("pattern"))))
     order = areas.strings("order")

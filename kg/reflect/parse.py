@@ -16,7 +16,7 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -113,30 +113,12 @@ def read_transcript(path: str | Path, *, format: str | None = None, stdin: Any =
         hint = p.name.split(".")[0][-36:]  # Codex: rollout-<time>-<thread uuid>.jsonl
     t = parse_bytes(data, format=format, name=str(p))
     if t.format == "claude-code":
-        t = _with_subagents(t, p)
+        from .readers import with_subagents
+
+        t = with_subagents(t, p)
     if t.session_hint is None and hint:
         t = Transcript(t.format, t.turns, t.skipped, hint)
     return t
-
-
-def _with_subagents(t: Transcript, path: Path) -> Transcript:
-    """Newer Claude Code versions write each sub-agent to `<session>/subagents/agent-<id>.jsonl` beside the
-    session's file: their turns (tool calls and failures included) belong to the session."""
-    folder = path.with_name(path.name.split(".")[0]) / "subagents"
-    if not folder.is_dir():
-        return t
-    turns = list(t.turns)
-    skipped = Counter(t.skipped)
-    for sub in sorted(folder.glob("*.jsonl")):
-        try:
-            part = parse_claude_code(decode(sub.read_bytes(), str(sub)), sidechain=True)
-        except (OSError, TranscriptError):
-            skipped[f"unreadable sub-agent file {sub.name}"] += 1
-            continue
-        for turn in part.turns:
-            turns.append(replace(turn, index=len(turns), position=f"{sub.name} {turn.position}"))
-        skipped.update(part.skipped)
-    return Transcript(t.format, tuple(turns), dict(skipped), t.session_hint)
 
 
 def decode(data: bytes, name: str = "input") -> str:
@@ -316,8 +298,8 @@ def parse_claude_code(text: str, *, sidechain: bool = False) -> Transcript:
         meta = bool(rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("isVisibleInTranscriptOnly"))
         side = sidechain or rec.get("isSidechain") is True
 
-        def add(role: str, body: str, *, _at: tuple = (ts, pos, lineno), **kw: Any) -> None:
-            turns.append(Turn(len(turns), role, body, _at[0], position=_at[1], line=_at[2], sidechain=side, **kw))
+        def add(role: str, body: str, *, _at: tuple = (ts, pos, lineno, side), **kw: Any) -> None:
+            turns.append(Turn(len(turns), role, body, _at[0], position=_at[1], line=_at[2], sidechain=_at[3], **kw))
 
         for block in _blocks(msg.get("content")):
             btype = block.get("type")

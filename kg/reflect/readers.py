@@ -23,9 +23,33 @@ import contextlib
 import json
 import re
 from collections import Counter
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from .parse import Transcript, TranscriptError, Turn, _flatten, command_of
+from .parse import Transcript, TranscriptError, Turn, _flatten, command_of, decode, parse_claude_code
+
+
+# -- Claude Code sub-agent files ---------------------------------------------------------------------------------
+def with_subagents(t: Transcript, path: Path) -> Transcript:
+    """Newer Claude Code versions write each sub-agent to `<session>/subagents/agent-<id>.jsonl` beside the
+    session's file: their turns (tool calls and failures included) belong to the session."""
+    folder = path.with_name(path.name.split(".")[0]) / "subagents"
+    if not folder.is_dir():
+        return t
+    turns = list(t.turns)
+    skipped = Counter(t.skipped)
+    for sub in sorted(folder.glob("*.jsonl")):
+        try:
+            part = parse_claude_code(decode(sub.read_bytes(), str(sub)), sidechain=True)
+        except (OSError, TranscriptError):
+            skipped[f"unreadable sub-agent file {sub.name}"] += 1
+            continue
+        for turn in part.turns:
+            turns.append(replace(turn, index=len(turns), position=f"{sub.name} {turn.position}"))
+        skipped.update(part.skipped)
+    return Transcript(t.format, tuple(turns), dict(skipped), t.session_hint)
+
 
 # -- Codex --------------------------------------------------------------------------------------------------------
 CODEX_QUIET = frozenset({"turn_context", "compacted", "world_state", "inter_agent_communication",

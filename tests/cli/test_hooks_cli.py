@@ -361,7 +361,7 @@ def test_every_command_an_install_writes_runs(ws, tmp_path):
     assert len(commands) >= 15
     (tmp_path / "t.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TRANSCRIPT), encoding="utf-8")
     for command in commands:
-        command = (command.replace("PATH", str(tmp_path / "t.jsonl")).replace(" N`", " 1").replace(" approve N", " approve 1")
+        command = (command.replace("PATH", str(tmp_path / "t.jsonl")).replace(" approve N", " approve 1")
                    .replace(" skip N", " skip 1"))
         done = sh(command, {}, ws.root)
         refused = ("No such option", "Invalid value", "Missing argument", "Missing option", "unexpected extra argument",

@@ -217,8 +217,8 @@ def test_codex_stop_never_exits_2(ws, tmp_path, payload):
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs OpenClaw's handler.js")
 def test_openclaw_whole_sessions(ws, shared_data, tmp_path):
     folder = shared_data / "runtimes" / "openclaw" / "transcripts"
-    real = [folder / "b3db607f-7ae8-4089-b806-44800e961672.jsonl", folder / "f967d602-325a-4a45-8d54-ee17484cfd96.jsonl",
-            folder / "pi-coding-agent" / "large-session.jsonl"]
+    real = [folder / "b3db607f-7ae8-4089-b806-44800e961672.jsonl",
+            folder / "f967d602-325a-4a45-8d54-ee17484cfd96.jsonl", folder / "pi-coding-agent" / "large-session.jsonl"]
     assert kg(ws.root, "install", "openclaw").returncode == 0
     handler = ws.root / "hooks" / "kaizen-kg" / "handler.js"
     runner = tmp_path / "run.mjs"
