@@ -132,3 +132,15 @@ def test_rules_refuse_unknown_keys_and_bad_regexes():
     bad = {**bad, "lines": {**bad["lines"], "salient": "("}}
     with pytest.raises(RulesError, match="salient"):
         load_rules(bad)
+
+
+def test_unrelated_failures_do_not_share_a_key():
+    """The issue's three failures in three sessions (once one near-duplicate pattern "... failed: Exit code 1")."""
+    calls = [("npm test", "Exit code 1\n> app@1.0.0 test\n> jest\n\nFAIL src/a.test.js\nTests: 1 failed, 9 passed"),
+             ("cargo build --release", "Exit code 101\n   Compiling app v0.1.0\nerror[E0308]: mismatched types"),
+             ("make lint", "Exit code 2\nruff check .\nsrc/a.py:1:1: F401 `os` imported but unused\nFound 1 error.")]
+    got = [analyse("Bash", out, cmd, RULES) for cmd, out in calls]
+    assert len({f.pattern_key for f in got}) == 3
+    assert [f.line for f in got] == ["FAIL src/a.test.js", "error[E0308]: mismatched types",
+                                     "src/a.py:1:1: F401 `os` imported but unused"]
+    assert [f.area for f in got] == ["tests", "backend", "backend"]
