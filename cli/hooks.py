@@ -121,7 +121,7 @@ def session_end(
 
         def run() -> dict[str, Any]:
             return hooks.session_end(ws, path, at, session=session, format=format, summary=summary,
-                                     write_summary=not no_summary)
+                                     write_summary=not no_summary, strict=runtime is None)
 
         if payload.get("hook_event_name") == "SessionEnd" and runtime == "codex" and background_possible():
             # Codex gives SessionEnd hooks 1 s (at most 3): answer now, reflect in a detached child

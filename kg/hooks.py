@@ -284,9 +284,10 @@ def claude_context(brief: dict[str, Any], event: str = "SessionStart") -> dict[s
 # -- the session end --------------------------------------------------------------------------------------------
 def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str | None = None, *,
                 session: str | None = None, format: str | None = None, summary: str = "",
-                write_summary: bool = True, stdin: Any = None) -> dict[str, Any]:
+                write_summary: bool = True, stdin: Any = None, strict: bool = True) -> dict[str, Any]:
     """Reflect on the session's transcript and log what it finds (once: a transcript reflected on before adds
-    nothing twice), then end the current kg session, writing memory/sessions/<id>.md."""
+    nothing twice), then end the current kg session, writing memory/sessions/<id>.md. `strict=False` (a
+    runtime's hook) notes a transcript it cannot read and still writes the summary."""
     from kg.reflect.apply import reflect_file
 
     rules = load_rules(ws)
@@ -294,8 +295,15 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     sid = session or ws.current_session()
     out: dict[str, Any] = {"now": at.isoformat(), "session": sid, "transcript": transcript_path,
                            "reflect": None, "summary_file": None, "notes": []}
+    rep = None
     if transcript_path and rules.end_reflect:
-        rep = reflect_file(ws, transcript_path, format=format, apply=True, session=sid, now=at, stdin=stdin)
+        try:
+            rep = reflect_file(ws, transcript_path, format=format, apply=True, session=sid, now=at, stdin=stdin)
+        except UsageError as exc:
+            if strict:
+                raise
+            out["notes"].append(f"Error: could not reflect on {transcript_path}: {exc}")
+    if rep is not None:
         out["reflect"] = {"session": rep.session, "format": rep.format, "turns": rep.turns,
                           "findings": len(rep.findings), "logged": rep.logged,
                           "already_logged": rep.already_logged}
@@ -303,7 +311,7 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
         out["summary_file"] = rep.summary_file  # reflect --apply writes the session summary itself
     elif not transcript_path:
         out["notes"].append("no transcript: nothing to reflect on")
-    else:
+    elif not rules.end_reflect:
         out["notes"].append("reflection is off (rules/hooks.toml [session_end] reflect)")
     if not write_summary:
         pass

@@ -256,3 +256,17 @@ def test_openclaw_whole_sessions(ws, shared_data, tmp_path):
     report = check_nothing_promoted_from_exit_codes(ws.root, "2026-07-04T12:00")
     promoted = [*report["promoted"], *report["proposed"]]
     assert any("ENOENT" in json.dumps(p) for p in promoted), promoted
+
+
+def test_a_session_end_whose_transcript_cannot_be_read_still_writes_the_summary(ws, tmp_path):
+    assert kg(ws.root, "install", "claude-code").returncode == 0
+    settings = ws.root / ".claude" / "settings.local.json"
+    start = run_hook(hooks_of(settings, "SessionStart")[0], {"hook_event_name": "SessionStart", "source": "startup"},
+                     ws.root, "2026-07-01T09:00")
+    session = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"].split("- Session: ")[1].split()[0]
+    (tmp_path / "x.json").write_text('{"not": "a transcript"}', encoding="utf-8")
+    end = run_hook(hooks_of(settings, "SessionEnd")[0], {"hook_event_name": "SessionEnd", "reason": "other",
+                                                          "transcript_path": str(tmp_path / "x.json")},
+                   ws.root, "2026-07-01T10:00")
+    assert end.returncode == 0 and "could not reflect on" in end.stderr and "kg reads" in end.stderr
+    assert (ws.root / "memory" / "sessions" / f"{session}.md").exists()
