@@ -385,6 +385,8 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
     failure = tool_failure(payload)
     if failure is None:
         return {"logged": None, "failed": False}
+    gate = ws.rules.redactor.redact  # before the summary's cuts, the field limits and the lowercased tag
+    failure = ToolFailure(gate(failure.tool).text, gate(failure.error).text, gate(failure.command).text)
     res = ws.log("error", failure.summary(), now=now, error_text=failure.error[:4000],
                  context=f"{failure.tool}: {failure.command}"[:1000] if failure.command else failure.tool,
                  source="error", tags=[runtime, failure.tool.lower()], apply=apply)

@@ -7,7 +7,7 @@ was reflected on before adds nothing twice (findings already in that session's g
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -76,6 +76,12 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     except TranscriptError as exc:
         raise UsageError(str(exc)) from None
     redactor = ws.rules.redactor
+    # The gate, before detection: findings cut error text (2,000 characters), lowercase it into signatures
+    # and pattern keys, and quote commands; a secret must be gone before any of that.
+    transcript = replace(transcript, turns=tuple(
+        replace(t, text=redactor.redact(t.text).text,
+                tool_input=redactor.redact(t.tool_input).text if t.tool_input else t.tool_input)
+        for t in transcript.turns))
     result: Reflection = reflect(transcript, rules, redact=lambda text: redactor.redact(text).text)
     at = clock.now(now)
     session_id = session or transcript.session_hint or f"reflect-{at:%Y%m%d-%H%M%S}"
