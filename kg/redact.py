@@ -33,6 +33,7 @@ _MARKERS = re.compile(r"\[REDACTED:[a-z0-9_]{1,64}\]")
 # Characters a secret is made of: a span ending next to one of these is extended over the rest of the run.
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=")
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=-]*")
+_SHORT = 4096  # below this many characters keywords are found by str.find, above by the tries
 _MAX_EXTEND = 16384  # longer runs are not secrets but blobs; the bound keeps adversarial input linear
 
 
@@ -135,6 +136,14 @@ class Redactor:
         return tuple(re.compile(source) for source in self.ignore_sources)
 
     @cached_property
+    def _by_keyword(self) -> dict[str, tuple[int, ...]]:
+        out: dict[str, list[int]] = {}
+        for index, rule in enumerate(self.rules):
+            for keyword in rule.keywords:
+                out.setdefault(keyword, []).append(index)
+        return {k: tuple(v) for k, v in out.items()}
+
+    @cached_property
     def _keyword_index(self) -> tuple[tuple[re.Pattern[str], ...], dict[str, tuple[int, ...]]]:
         """Trie regexes of the keywords, one per first character (each opens with a literal, which the regex
         engine finds by a fast scan: about a third faster than one trie over 10 MB), and for each string they
@@ -151,8 +160,16 @@ class Redactor:
         return tuple(re.compile(_trie(group)) for _, group in sorted(groups.items())), lookup
 
     def _keyword_starts(self, lowered: str) -> dict[int, list[int]]:
-        tries, lookup = self._keyword_index
         starts: dict[int, list[int]] = {}
+        if len(lowered) < _SHORT:  # a kg log's fields: a find per keyword beats compiling the tries at start-up
+            for keyword, indexes in self._by_keyword.items():
+                at = lowered.find(keyword)
+                while at >= 0:
+                    for index in indexes:
+                        starts.setdefault(index, []).append(at)
+                    at = lowered.find(keyword, at + 1)
+            return starts
+        tries, lookup = self._keyword_index
         for trie in tries:
             for match in trie.finditer(lowered):
                 at = match.start()
