@@ -183,9 +183,9 @@ def provider_cases(redactor, seed: int = 15) -> Iterator[Case]:
             yield provider, f'{{"{word}_secret": "{placeholder}"}}', None
 
 
-_GENERIC = {"password_assignment", "high_entropy_secret", "env_secret", "cli_credential", "authorization_header",
-            "api_key_header", "bearer_token", "basic_auth", "password_in_url", "ci_secure_value", "private_key",
-            "discord_bot_token", "telegram_bot_token"}
+_GENERIC = {"password_assignment", "high_entropy_secret", "env_secret", "key_assignment", "cli_credential",
+            "authorization_header", "api_key_header", "bearer_token", "basic_auth", "password_in_url",
+            "ci_secure_value", "private_key", "discord_bot_token", "telegram_bot_token"}
 
 
 # --- hand-labelled cases ----------------------------------------------------------------------------------
@@ -212,7 +212,8 @@ LABELLED: list[Case] = [
     ("azure", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=\"lJzRc1YdHaAA2KCNJJ1tkYwF/+mKK6Ygw0NGe170X"
      "u592euJv2wYUtBlV8z+qnlcNQSnIYVTkLWntUO1F8j8rQ==\";EndpointSuffix=core.windows.net",
      "lJzRc1YdHaAA2KCNJJ1tkYwF/+mKK6Ygw0NGe170Xu592euJv2wYUtBlV8z+qnlcNQSnIYVTkLWntUO1F8j8rQ=="),
-    ("azure", "resolution: {integrity: sha512-/AazAV/F+HK4LIywF9C+NYHcJo038zEnWkteilcxC1FM/uK/4NVGDKGrxx7nNq1ybspAroRKT4I1"
+    ("azure", "resolution: {integrity: sha512-/AazAV/F+HK4LIywF9C+NYHcJo038zEnWkteilcxC1FM/uK/4NVGDKGrxx7nNq1ybsp"
+     "AroRKT4I1"
      "FHfxQzxkUw==}", None),
     ("keyword", 'apikey := "{{h}o)p${e]nob(ody[finds>-_$#thisone}}"', "{{h}o)p${e]nob(ody[finds>-_$#thisone}}"),
     ("keyword", "the_password='hopenobodyfindsthisone'", "hopenobodyfindsthisone"),
@@ -231,7 +232,8 @@ LABELLED: list[Case] = [
     ("curl", "curl -H 'Authorization: Token 9f8e7d6c5b4a39281706f5e4d3c2b1a0' https://api.example.com",
      "9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
     ("curl", 'curl -H "Authorization: Api-Token dt0c01.AB12CD34EF" https://x', "dt0c01.AB12CD34EF"),
-    ("curl", "curl -H 'X-Auth-Token: 7c2b0a9e-41f3-4c55-9b1e-23c8d1f0aa42' https://x", "7c2b0a9e-41f3-4c55-9b1e-23c8d1f0aa42"),
+    ("curl", "curl -H 'X-Auth-Token: 7c2b0a9e-41f3-4c55-9b1e-23c8d1f0aa42' https://x",
+     "7c2b0a9e-41f3-4c55-9b1e-23c8d1f0aa42"),
     ("cli", "mysql -h db -uroot -pMyS3cretPw app", "MyS3cretPw"),
     ("cli", "PGPASSWORD=pgS3cret99 psql -h localhost -U app", "pgS3cret99"),
     ("cli", "docker login -u ci -p dckr_pat_Ab12Cd34Ef56Gh78 registry.example.com", "dckr_pat_Ab12Cd34Ef56Gh78"),
@@ -239,7 +241,8 @@ LABELLED: list[Case] = [
     ("cli", "pg_dump --password=Secr3tPass --host db", "Secr3tPass"),
     ("cli", "redis-cli -h cache -a R3disPassw0rd ping", "R3disPassw0rd"),
     ("cli", "helm repo add acme https://charts.example.com --username me --password h3lmS3cret", "h3lmS3cret"),
-    ("url", "git clone https://oauth2:glpat-Zx9Yw8Xv7Uu6Tt5Ss4Rr@gitlab.example.com/g/p.git", "glpat-Zx9Yw8Xv7Uu6Tt5Ss4Rr"),
+    ("url", "git clone https://oauth2:glpat-Zx9Yw8Xv7Uu6Tt5Ss4Rr@gitlab.example.com/g/p.git",
+     "glpat-Zx9Yw8Xv7Uu6Tt5Ss4Rr"),
     ("url", "DATABASE_URL=postgres://app:p4ssW0rdDb@db.internal:5432/app", "p4ssW0rdDb"),
     ("url", "redis://:r3dis-pw@cache:6379/0", "r3dis-pw"),
     ("env", "export STRIPE_SECRET_KEY_LIVE=whsec_51Hx2AbCdEfGhIjKlMnOp", "whsec_51Hx2AbCdEfGhIjKlMnOp"),
@@ -253,7 +256,8 @@ ORDINARY: list[str] = [
     "uuid 203db13e-70c7-462b-9a3d-bf32640cb0be for the session",
     '"integrity": "sha512-/AazAV/F+HK4LIywF9C+NYHcJo038zEnWkteilcxC1FM/uK/4NVGDKGrxx7nNq1ybspAroRKT4I1FHfxQzxkUw=="',
     "image: ghcr.io/acme/api@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-    "![dot](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==)",
+    "![dot](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAC"
+    "hwGA60e6kgAAAABJRU5ErkJggg==)",
     "color: #ff00aa; background: #1e1e1e;",
     "export API_KEY=$TOKEN",
     'curl -H "Authorization: Bearer $GITHUB_TOKEN" https://api.github.com/user',

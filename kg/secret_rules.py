@@ -70,7 +70,8 @@ def parse(data: Mapping[str, Any], source: str, *, validate: bool = True,
         raise SecretRulesError(f"{source}: expected a table with [[rule]] entries")
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
-        raise SecretRulesError(f"{source}: unknown key {unknown[0]!r} (known keys here: {', '.join(sorted(_TOP_KEYS))})")
+        known = ", ".join(sorted(_TOP_KEYS))
+        raise SecretRulesError(f"{source}: unknown key {unknown[0]!r} (known keys here: {known})")
     entries = data.get("rule", [])
     if not isinstance(entries, list):
         raise SecretRulesError(f"{source}: 'rule' must be an array of tables ([[rule]])")

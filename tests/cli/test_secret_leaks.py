@@ -23,9 +23,11 @@ SECRETS = [
      "mphNcWI9rQWOwjauQLKX783F"),
     ("stripe_key", "sk_live_SU8iIoELi9M4SGsfAQk7iYY6Lt", "sk_live_SU8iIoELi9M4SGsfAQk7iYY6Lt"),
     ("google_api_key", "AIzaGAyZjHZmya9gy4ed1wPw7X8bbGEuRtCu6hF", "AIzaGAyZjHZmya9gy4ed1wPw7X8bbGEuRtCu6hF"),
-    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJ8DKNZkjLHnBNvDMoRTeJzcmP6lcPI71dC3WPmETR.4biPHnY4H59ikQ2lyrBIA3fytlwlqDFX0AsDluHEChH",
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJ8DKNZkjLHnBNvDMoRTeJzcmP6lcPI71dC3WPmETR."
+     "4biPHnY4H59ikQ2lyrBIA3fytlwlqDFX0AsDluHEChH",
      "eyJ8DKNZkjLHnBNvDMoRTeJzcmP6lcPI71dC3WPmETR.4biPHnY4H59ikQ2lyrBIA3fytlwlqDFX0AsDluHEChH"),
-    ("private_key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAYHYr0g2noa9f4DPvAIY122Ql9bw2kwJRKYInhNTrJWKUnKsK\n"
+    ("private_key", "-----BEGIN RSA PRIVATE KEY-----\n"
+     "MIIEpAIBAAKCAQEAYHYr0g2noa9f4DPvAIY122Ql9bw2kwJRKYInhNTrJWKUnKsK\n"
      "-----END RSA PRIVATE KEY-----", "MIIEpAIBAAKCAQEAYHYr0g2noa9f4DPvAIY122Ql9bw2kwJRKYInhNTrJWKUnKsK"),
     ("password_in_url", "postgres://app:rQJigYqg9Bkg@db:5432/app", "rQJigYqg9Bkg"),
     ("cli_credential", "curl -u admin:RdWwUZlPOgGu https://ci.example.com", "RdWwUZlPOgGu"),
