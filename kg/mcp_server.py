@@ -39,10 +39,13 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
         return open_workspace(root, rules_dir=rules_dir)
 
     def call(fn: Callable[[], T]) -> T:
+        from kg.redact import redact_value
+
         try:
-            return fn()
+            # the gate on every answer: a query or message echoed back carries whatever the caller typed
+            return redact_value(fn())
         except KgError as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolError(redact_value(str(exc))) from None
 
     server = MCPServer("kaizen-kg", instructions=INSTRUCTIONS)
 
@@ -73,8 +76,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
                limit: Annotated[int, Field(ge=1, le=100)] = 10) -> dict[str, Any]:
         from kg.memory.search import search as run
 
-        hits = call(lambda: run(ws(), query, type=type, limit=limit))
-        return {"query": query, "hits": [h.as_dict() for h in hits]}
+        return call(lambda: {"query": query, "hits": [h.as_dict() for h in run(ws(), query, type=type, limit=limit)]})
 
     @server.tool(description="What is remembered about a topic (or the topic of a message): recent files and "
                              "graph nodes.")

@@ -9,7 +9,7 @@ was not logged before (`kg.reflect.state`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -109,6 +109,12 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     except TranscriptError as exc:
         raise UsageError(str(exc)) from None
     redactor = ws.rules.redactor
+    # The gate, before detection: findings cut error text, lowercase it into signatures and pattern keys,
+    # and quote commands; a secret must be gone before any of that.
+    transcript = replace(transcript, turns=tuple(
+        replace(t, text=redactor.redact(t.text).text,
+                tool_input=redactor.redact(t.tool_input).text if t.tool_input else t.tool_input)
+        for t in transcript.turns))
 
     def redact(text: str) -> str:
         return redactor.redact(text).text
