@@ -142,11 +142,12 @@ class Lifecycle:
         if not rows:
             return []
         updates, reverts, requests = [], [], []
+        prior = self.prior()
         for r in rows:
             times, excluded = self.history(r["pattern"], r["id"])
             deadline = verify.is_deadline(r["status"], r["due_since"], r["next_check"], self.now, self.lp)
             counts = verify.evidence(times, r["applied_at"], self.now, self.lp, excluded=excluded)
-            v = verify.judge(counts, self.lp, deadline=deadline)
+            v = verify.judge(counts, self.lp, deadline=deadline, prior=prior, monitoring=r["status"] == "confirmed")
             human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
             t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
                                   verdict=v, now=self.now, policy=self.lp, human=human)
@@ -159,6 +160,7 @@ class Lifecycle:
                               "k_before": counts.k_before, "days_before": counts.t_before,
                               "k_after": counts.k_after, "days_after": counts.t_after,
                               "not_counted": list(counts.left_out), "deadline": deadline,
+                              "prior": {"events": prior[0], "days": prior[1]},
                               "error_rate": self.lp.verification.error_rate},
                     "next_check": t.next_check if t.action in ("keep", "extend") else None}
             self.report.verified.append(item)
@@ -187,9 +189,22 @@ class Lifecycle:
         self._request_evidence(requests)
         return reverts
 
+    def prior(self) -> tuple[float, float]:
+        """The workspace's prior for a rate before a change: fitted to every change's baseline."""
+        rows = [c for c in self.st.run("lc_changes_all") if c["pattern"] and c["applied_at"]]
+        base = []
+        for c in rows:
+            times, excluded = self.history(c["pattern"], c["id"])
+            e = verify.evidence(times, c["applied_at"], c["applied_at"], self.lp, excluded=excluded)
+            base.append((e.k_before, e.t_before))
+        return verify.population_prior(base, self.lp)
+
     def history(self, pattern: str, change: str) -> tuple[list[datetime], list[tuple[datetime, datetime]]]:
         """Every occurrence time of a pattern, and the periods when its other changes were live."""
-        times = [e["created_at"] for e in self.st.run("lc_pattern_times", id=pattern, now=self.now)]
+        cache = self.__dict__.setdefault("_times", {})
+        if pattern not in cache:
+            cache[pattern] = [e["created_at"] for e in self.st.run("lc_pattern_times", id=pattern, now=self.now)]
+        times = cache[pattern]
         spans = [(c["applied_at"], c["reverted_at"] or self.now)
                  for c in self.st.run("lc_pattern_changes", id=pattern) if c["id"] != change and c["applied_at"]]
         return times, spans

@@ -82,6 +82,9 @@ class Verification:
     error_rate: float
     baseline_half_life_days: float
     max_per_day: int
+    monitor_error_rate: float
+    prior_min_changes: int
+    prior_max_events: float
     critical_priority: str
 
 
@@ -204,6 +207,9 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         error_rate=r.number("verification.error_rate", 0.0001, 0.5),
         baseline_half_life_days=r.number("verification.baseline_half_life_days", 1),
         max_per_day=r.whole("verification.max_per_day", 1),
+        monitor_error_rate=r.number("verification.monitor_error_rate", 0.0001, 0.5),
+        prior_min_changes=r.whole("verification.prior_min_changes", 1),
+        prior_max_events=r.number("verification.prior_max_events", 0),
         critical_priority=r.string("verification.critical_priority", priorities),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:

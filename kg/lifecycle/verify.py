@@ -73,7 +73,7 @@ def _trigger(times: Sequence[datetime], policy: LifecyclePolicy) -> datetime | N
 
 
 def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, policy: LifecyclePolicy, *,
-             excluded: Iterable[tuple[datetime, datetime]] = ()) -> Counts:
+             excluded: Iterable[tuple[datetime, datetime]] = (), observed_from: datetime | None = None) -> Counts:
     """The counts and exposures behind a verdict, from every occurrence time of the pattern. `excluded`:
     periods when an earlier change of the same pattern was live (not the base rate)."""
     v = policy.verification
@@ -91,14 +91,16 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
         left.append(f"{len(before_all) - len(base)} while an earlier change was live")
     start = base[0] if base else None
     if base:
-        base = base[1:]
-        left.append("first")
         since = max((b for _, b in spans), default=start)
-        recent = [t for t in base if t >= since]
-        trig = _trigger(recent, policy)
+        trig = _trigger([t for t in base if t >= since], policy)
         if trig is not None:
             base.remove(trig)
             left.append("trigger")
+    if base and observed_from is not None and observed_from < start:
+        start = observed_from  # the clock runs from when kg started watching: the first occurrence counts
+    elif base:
+        base = base[1:]
+        left.insert(len(left) - ("trigger" in left), "first")
     half = v.baseline_half_life_days
 
     def weight(t: datetime) -> float:
@@ -148,9 +150,28 @@ class Verdict:
     decisive: bool = False
 
 
-def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False) -> Verdict:
+def population_prior(baselines: Iterable[tuple[float, float]], policy: LifecyclePolicy) -> tuple[float, float]:
+    """A Gamma prior for a pattern's rate before its change, from the baselines (counted occurrences, days) of
+    every change in the workspace (empirical Bayes, method of moments, net of Poisson noise), worth at most
+    `prior_max_events` occurrences. (0, 0), no prior, with fewer than `prior_min_changes` changes."""
+    v = policy.verification
+    rows = [(k, t) for k, t in baselines if t > 0]
+    if len(rows) < v.prior_min_changes or v.prior_max_events <= 0:
+        return 0.0, 0.0
+    mean = sum(k for k, _ in rows) / sum(t for _, t in rows)
+    if mean <= 0:
+        return 0.0, 0.0
+    spread = sum((k / t - mean) ** 2 for k, t in rows) / len(rows) - sum(mean / t for _, t in rows) / len(rows)
+    spread = max(spread, (mean / 2) ** 2)  # never more certain than ±50 % of the mean
+    shape = min(mean * mean / spread, v.prior_max_events)
+    return round(shape, 4), round(shape / mean, 4)
+
+
+def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
+          prior: tuple[float, float] = (0.0, 0.0), monitoring: bool = False) -> Verdict:
     """The verdict with the numbers behind it. `deadline`: the check is out of time, so the posterior
-    majority decides instead of the 1 − error_rate level."""
+    majority decides instead of the 1 − error_rate level. `prior`: (occurrences, days) of a Gamma prior on
+    the rate before (`population_prior`); none by default (Jeffreys)."""
     v = policy.verification
     rb = c.k_before / c.t_before if c.t_before > 0 else 0.0
     ra = c.k_after / c.t_after if c.t_after > 0 else 0.0
@@ -162,7 +183,7 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False) -> Verd
     if c.t_after <= 0:
         return Verdict(INCONCLUSIVE, c.before, c.after, c.t_before, c.t_after, round(rb, 4), round(ra, 4), None,
                        f"{INCONCLUSIVE}: no time has passed since the change ({numbers})")
-    args = (c.k_after, c.t_after, c.k_before, c.t_before)
+    args = (c.k_after, c.t_after, c.k_before + prior[0], c.t_before + prior[1])
     p_cut = stats.p_ratio_below(v.ineffective_min_ratio, *args)
     p_not = 1.0 - stats.p_ratio_below(v.confirm_max_ratio, *args)
     median = stats.ratio_quantile(0.5, *args)
@@ -170,6 +191,10 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False) -> Verd
     lo, hi = stats.ratio_quantile(a / 2, *args), stats.ratio_quantile(1 - a / 2, *args)
     level = 0.5 if deadline else 1.0 - a
     keep, drop = p_cut >= level, p_not >= level
+    if monitoring and not drop:  # a confirmed rule: reverted on weaker evidence (its baseline cannot grow)
+        drop = p_not >= 1.0 - v.monitor_error_rate and median >= math.sqrt(v.confirm_max_ratio *
+                                                                               v.ineffective_min_ratio)
+        keep = keep and not drop
     if keep and drop:  # the ratio sits between the two thresholds: the nearer side wins
         keep = median < math.sqrt(v.confirm_max_ratio * v.ineffective_min_ratio)
         drop = not keep
@@ -184,16 +209,19 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False) -> Verd
     if kind != INCONCLUSIVE:
         why += f" ≥ {level:.2f}" + (" (deadline: the majority decides)" if deadline else "")
     summary = (f"{kind}: ratio {median:.2f}× ({1 - a:.0%} interval {lo:.2f}–{hi:.2f}); {why} ({numbers}"
+               + (f"; prior {prior[0]:g} in {prior[1]:g}d" if prior[0] else "")
                + (f"; not counted: {', '.join(c.left_out)}" if c.left_out else "") + ")")
     return Verdict(kind, c.before, c.after, c.t_before, c.t_after, round(rb, 4), round(ra, 4), round(median, 4),
                    summary, round(p_cut, 4), round(p_not, 4), (round(lo, 4), round(hi, 4)), kind != INCONCLUSIVE)
 
 
 def assess(times: Iterable[datetime], applied_at: datetime, now: datetime, policy: LifecyclePolicy, *,
-           excluded: Iterable[tuple[datetime, datetime]] = (), deadline: bool = False) -> Verdict:
+           excluded: Iterable[tuple[datetime, datetime]] = (), deadline: bool = False,
+           observed_from: datetime | None = None, prior: tuple[float, float] = (0.0, 0.0)) -> Verdict:
     """The verdict on a change from its pattern's occurrence times: the one rule kg, `kg verify` and the
     analysis all use."""
-    return judge(evidence(times, applied_at, now, policy, excluded=excluded), policy, deadline=deadline)
+    return judge(evidence(times, applied_at, now, policy, excluded=excluded, observed_from=observed_from),
+                 policy, deadline=deadline, prior=prior)
 
 
 def overdue_stage(due_since: datetime, now: datetime, policy: LifecyclePolicy) -> str:
