@@ -146,7 +146,8 @@ class Lifecycle:
         for r in rows:
             times, excluded = self.history(r["pattern"], r["id"])
             deadline = verify.is_deadline(r["status"], r["due_since"], r["next_check"], self.now, self.lp)
-            counts = verify.evidence(times, r["applied_at"], self.now, self.lp, excluded=excluded)
+            counts = verify.evidence(times, r["applied_at"], self.now, self.lp, excluded=excluded,
+                                     observed_from=self.observed_from())
             v = verify.judge(counts, self.lp, deadline=deadline, prior=prior, monitoring=r["status"] == "confirmed")
             human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
             t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
@@ -195,9 +196,17 @@ class Lifecycle:
         base = []
         for c in rows:
             times, excluded = self.history(c["pattern"], c["id"])
-            e = verify.evidence(times, c["applied_at"], c["applied_at"], self.lp, excluded=excluded)
+            e = verify.evidence(times, c["applied_at"], c["applied_at"], self.lp, excluded=excluded,
+                                observed_from=self.observed_from())
             base.append((e.k_before, e.t_before))
         return verify.population_prior(base, self.lp)
+
+    def observed_from(self) -> datetime | None:
+        """When kg started watching: the workspace's first event."""
+        if "_observed" not in self.__dict__:
+            rows = self.st.run("lc_first_event")
+            self.__dict__["_observed"] = rows[0]["first"] if rows else None
+        return self.__dict__["_observed"]
 
     def history(self, pattern: str, change: str) -> tuple[list[datetime], list[tuple[datetime, datetime]]]:
         """Every occurrence time of a pattern, and the periods when its other changes were live."""

@@ -54,13 +54,11 @@ def betainc(a: float, b: float, x: float) -> float:
 
 def p_ratio_below(x: float, k_after: float, t_after: float, k_before: float, t_before: float,
                   prior: float = PRIOR) -> float:
-    """P(rate after / rate before < x | the counts and their exposures in days). The prior shape `prior` is
-    added to the count after; the count before gets none when it is positive (it comes from inverse
-    sampling, whose unbiased rate is k/T: the Gamma(0, 0) prior's posterior mean)."""
+    """P(rate after / rate before < x | the counts and their exposures in days)."""
     if x <= 0:
         return 0.0
     q = x * t_after / (t_before + x * t_after)
-    return betainc(k_after + prior, k_before if k_before > 0 else prior, q)
+    return betainc(k_after + prior, k_before + prior, q)
 
 
 def ratio_quantile(prob: float, k_after: float, t_after: float, k_before: float, t_before: float,

@@ -1,10 +1,11 @@
 """Verification decisions: did a change cut its pattern's recurrence rate? Pure.
 
 The verdict is a sequential test on the pattern's whole history (`assess`):
-- **Rate before** comes from every occurrence before the change, from the pattern's first occurrence on, not a
-  window. Two occurrences carry no information about the rate and are left out: the first (it starts the
-  clock) and the one that triggered promotion (the pattern was promoted *because* it had just recurred, so
-  counting it inflates the rate; this is the inverse-sampling correction). Time when an earlier change of the
+- **Rate before** comes from every occurrence before the change, not a window: the clock starts when kg
+  started watching (the workspace's first event) or a promotion window before the pattern's first occurrence,
+  whichever is later (without a start, at the first occurrence, which is then not counted). The occurrence
+  that triggered promotion is left out: the pattern was promoted *because* it had just recurred, so counting
+  it inflates the rate (the inverse-sampling correction). Time when an earlier change of the
   same pattern was live is left out too, and older days weigh less (`baseline_half_life_days`, for rates
   that drift). At most `max_per_day` occurrences count per day, so one bursty day is not a rate.
 - **Rate after**: every occurrence since the change, the same per-day cap.
@@ -75,7 +76,8 @@ def _trigger(times: Sequence[datetime], policy: LifecyclePolicy) -> datetime | N
 def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, policy: LifecyclePolicy, *,
              excluded: Iterable[tuple[datetime, datetime]] = (), observed_from: datetime | None = None) -> Counts:
     """The counts and exposures behind a verdict, from every occurrence time of the pattern. `excluded`:
-    periods when an earlier change of the same pattern was live (not the base rate)."""
+    periods when an earlier change of the same pattern was live (not the base rate). `observed_from`: when
+    kg started watching (the workspace's first event)."""
     v = policy.verification
     spans = sorted((a, b) for a, b in excluded if a < applied_at)
     every = sorted(times)
@@ -96,8 +98,10 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
         if trig is not None:
             base.remove(trig)
             left.append("trigger")
-    if base and observed_from is not None and observed_from < start:
-        start = observed_from  # the clock runs from when kg started watching: the first occurrence counts
+    if base and observed_from is not None:
+        # the pattern may have been there since kg started watching, or a window before its first
+        # occurrence, whichever is later: the clock starts there, and the first occurrence counts
+        start = max(observed_from, start - policy.promotion.window_days * DAY)
     elif base:
         base = base[1:]
         left.insert(len(left) - ("trigger" in left), "first")
@@ -222,6 +226,10 @@ def assess(times: Iterable[datetime], applied_at: datetime, now: datetime, polic
     analysis all use."""
     return judge(evidence(times, applied_at, now, policy, excluded=excluded, observed_from=observed_from),
                  policy, deadline=deadline, prior=prior)
+
+
+# The name the analysis uses (kg/analysis.py re-implements no verdict rule: it calls this).
+verdict_for = assess
 
 
 def overdue_stage(due_since: datetime, now: datetime, policy: LifecyclePolicy) -> str:

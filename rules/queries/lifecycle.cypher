@@ -346,3 +346,9 @@ MATCH (p:Node {id: $id})-[:derived_from]->(e:Node)
 WHERE e.kind = 'event' AND e.action IS NOT NULL AND e.action <> ''
 RETURN e.action AS action
 ORDER BY e.created_at, e.id
+
+// name: lc_first_event
+// When kg started watching this workspace: its first event.
+MATCH (e:Node)
+WHERE e.kind = 'event'
+RETURN min(e.created_at) AS first
