@@ -70,13 +70,15 @@ def make_patterns(rng: random.Random, n: int, mix: tuple[float, float, float], r
 
 
 def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float], rate: tuple[float, float],
-                drift: float, burst: float, delay: int, root: Path) -> dict[str, Any]:
-    """One history through the real loop; returns the patterns with what happened to each."""
+                drift: float, burst: float, delay: int, root: Path,
+                patterns: list[Pattern] | None = None) -> dict[str, Any]:
+    """One history through the real loop; returns the patterns with what happened to each. `patterns`:
+    given ones instead of drawn ones (a test's fixed cases)."""
     import kg
     from kg.lifecycle import api
 
     rng = random.Random(seed)
-    pats = make_patterns(rng, n, mix, rate, drift, days)
+    pats = patterns if patterns is not None else make_patterns(rng, n, mix, rate, drift, days)
     by_key = {p.key: p for p in pats}
     ws = kg.init_workspace(root / f"ws-{seed}")
     approvals: dict[int, list[int]] = {}
