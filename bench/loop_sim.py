@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import statistics
 import sys
@@ -106,7 +107,14 @@ def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float]
                 if r.get("action") == "applied":
                     by_key[key].live = True
                     by_key[key].applied.append(day + 19 / 24)
-            rep = api.cycle(ws, now=T0 + day * DAY + timedelta(hours=20)).as_dict()
+            try:
+                rep = api.cycle(ws, now=T0 + day * DAY + timedelta(hours=20)).as_dict()
+            except Exception:
+                if os.environ.get("SIM_KEEP"):
+                    print(f"failed on day {day}: {ws.root}", file=sys.stderr)
+                    sys.stderr.flush()
+                    os._exit(3)
+                raise
             for v in rep["verified"]:
                 p = by_key[v["pattern_key"]]
                 if v["verdict"] != "inconclusive" or v["action"] == "auto_revert":
