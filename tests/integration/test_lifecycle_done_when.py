@@ -121,8 +121,15 @@ def test_done_when(run_kg, ws):
     assert gone["source"] == "kg-inactive" and gone["change"]["status"] == "reverted"
     human = run_kg(["why", "A note added by hand after kg wrote its block.", "--json"]).json
     assert human["source"] == "human" and human["file"] == "TOOLS.md"
-    text = run_kg(["why", "- Use SSH remotes for git push"])
+    text = run_kg(["why", "- Use SSH remotes for git push", "--now", when(30)])   # --now after the command
     assert text.stdout.startswith("TOOLS.md: - Use SSH remotes for git push\n  written by chg-")
+    assert "last check: " in text.stdout and "95% interval" in text.stdout        # the numbers of the verdict
+    frag = run_kg(["why", "git push", "--json"]).json                              # a fragment: candidates
+    assert frag["source"] == "candidates" and frag["found"] is True
+    assert [(c["match"], c["text"], c["status"]) for c in frag["candidates"]] == [
+        ("fragment", "Use SSH remotes for git push", "confirmed")]
+    numpy = run_kg(["why", "Pin numpy below 2", "--json"]).json                      # a past line's fragment
+    assert numpy["candidates"][0]["source"] == "kg-inactive" and numpy["candidates"][0]["status"] == "reverted"
 
     # export twice: identical bytes
     before = {n: (ws.root / n).read_bytes() for n in (*expect, "memory/preferences.json")}
