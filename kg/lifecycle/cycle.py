@@ -379,7 +379,7 @@ class Lifecycle:
     def critical_proposals(self) -> None:
         rows = self.st.run("lc_critical_candidates", priorities=list(self.lp.proposals.critical_priorities),
                            now=self.now)
-        waiting = sum(1 for q in self.st.run("lc_proposals", statuses=["pending"]) if q["type"] == "critical_fix")
+        waiting = int(self.st.run("lc_pending_count", type="critical_fix")[0]["n"])
         room = max(0, self.lp.proposals.max_pending_critical - waiting)
         for r in (rows[-room:] if room else []):  # the newest; older ones once these are decided
             number = self._new_proposal(

@@ -153,8 +153,8 @@ def skill_document(key: str, text: str, motivation: str) -> str:
 # -- recovery and budgets --------------------------------------------------------------------------------------
 def next_text(actions: Iterable[str], summary: str, failed: Iterable[str], policy: LifecyclePolicy) -> str | None:
     """The next-best rule text for a pattern whose earlier rules were reverted: the most suggested action
-    (ties: the latest) whose text has not failed, else the summary if it has not; None when every candidate
-    failed already."""
+    (ties: the latest) whose text has not failed; None when every suggested action failed already (the
+    summary says what went wrong, not what to do, so it is no next try)."""
     tried = {_key(t) for t in failed}
     counts: dict[str, list[int]] = {}
     for i, a in enumerate(actions):
@@ -162,7 +162,7 @@ def next_text(actions: Iterable[str], summary: str, failed: Iterable[str], polic
             c = counts.setdefault(rule_text(summary, a, policy), [0, 0])
             c[0], c[1] = c[0] + 1, i
     ranked = sorted(counts, key=lambda t: (-counts[t][0], -counts[t][1]))
-    for text in [*ranked, rule_text(summary, None, policy)]:
+    for text in ranked:
         if _key(text) not in tried:
             return text
     return None

@@ -352,3 +352,10 @@ ORDER BY e.created_at, e.id
 MATCH (e:Node)
 WHERE e.kind = 'event'
 RETURN min(e.created_at) AS first
+
+// name: lc_pending_count
+// How many proposals of one type wait. (Not lc_proposals: in kuzu 0.11.3 its OPTIONAL MATCHes, run in the
+// transaction that just created a proposal, returned undecodable strings once a workspace had ~30 of them.)
+MATCH (q:Proposal)
+WHERE q.status = 'pending' AND q.type = $type
+RETURN count(q) AS n
