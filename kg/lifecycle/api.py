@@ -282,7 +282,7 @@ def _candidates(needle: str, pool: list[tuple[str, str, str, str, str]], limit: 
     seen, out = set(), []
     for source, file, text, change, status in pool:
         norm = _norm(text)
-        key = (file, norm, change)
+        key = (file, norm)  # a line kg renders is also in the file: it is kg's, not a human's
         if key in seen:
             continue
         seen.add(key)

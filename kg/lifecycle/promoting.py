@@ -11,8 +11,6 @@ from typing import Any
 
 from kg.lifecycle import promote, verify
 
-CHUNK = 50
-
 
 def ready_rows(lc: Any) -> list[dict[str, Any]]:
     """Every pattern ready to promote, ranked by impact, with its figures only. Recovery rows carry
@@ -75,29 +73,30 @@ def _relapse_note(lc: Any, r: dict[str, Any]) -> str:
 
 
 def promote_all(lc: Any) -> None:
-    """Apply or propose the ready patterns, best first, within the budgets; the rest wait."""
+    """Apply or propose the ready patterns, best first, within the budgets; the rest wait. The per-file
+    budget counts what this day's cycles already promoted, so a second cycle with the same `now` changes
+    nothing."""
     b = lc.lp.budget
     budget = promote.Budget(lc.lp, {k: [x.text for x in d.lines] for k, d in lc.desired().items()})
+    day = lc.now.replace(hour=0, minute=0, second=0, microsecond=0)
+    for r in lc.st.run("lc_promoted_since", since=day, now=lc.now):
+        budget.per_file[r["target"]] = budget.per_file.get(r["target"], 0) + int(r["n"])
     rows = ready_rows(lc)
-    examined = 0
-    for k in range(0, min(len(rows), b.max_examined), CHUNK):
-        chunk = rows[k:min(k + CHUNK, b.max_examined)]
-        examined += len(chunk)
-        for cand in fill(lc, chunk):
-            plan = promote.plan(cand, lc.lp)
-            if cand.failed and plan.mode == "ask" and "revert looks wrong" not in cand.note:
-                lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason":
-                                          "reverted and recurring, but no new action to try and no sign the old "
-                                          "rule worked: log the fix with --action"})
-                continue
-            why = budget.why_not(plan.file, plan.block, plan.text)
-            if why:
-                lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason": why})
-                continue
-            budget.take(plan.file, plan.block, plan.text)
-            _carry_out(lc, plan, recovered=bool(cand.failed))
-    if len(rows) > examined:
-        lc.report.waiting.append({"pattern_key": f"{len(rows) - examined} more", "target": "",
+    for cand in fill(lc, rows[:b.max_examined]):   # one read of their events (each read scans the edges)
+        plan = promote.plan(cand, lc.lp)
+        if cand.failed and plan.mode == "ask" and "revert looks wrong" not in cand.note:
+            lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason":
+                                      "reverted and recurring, but no new action to try and no sign the old "
+                                      "rule worked: log the fix with --action"})
+            continue
+        why = budget.why_not(plan.file, plan.block, plan.text)
+        if why:
+            lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason": why})
+            continue
+        budget.take(plan.file, plan.block, plan.text)
+        _carry_out(lc, plan, recovered=bool(cand.failed))
+    if len(rows) > b.max_examined:
+        lc.report.waiting.append({"pattern_key": f"{len(rows) - b.max_examined} more", "target": "",
                                   "reason": f"a cycle reads at most {b.max_examined} ready patterns"})
 
 

@@ -359,3 +359,14 @@ RETURN min(e.created_at) AS first
 MATCH (q:Proposal)
 WHERE q.status = 'pending' AND q.type = $type
 RETURN count(q) AS n
+
+// name: lc_promoted_since
+// Promotions into each file since the start of the day (applied changes and promotion proposals): the
+// per-file budget of a cycle counts them, so a second cycle the same day promotes nothing more.
+MATCH (c:Change)
+WHERE c.kind = 'promotion' AND c.applied_at >= $since AND c.applied_at <= $now AND c.source = 'auto'
+RETURN c.target AS target, count(c) AS n
+UNION ALL
+MATCH (q:Proposal)
+WHERE q.type = 'promotion' AND q.created_at >= $since AND q.created_at <= $now
+RETURN q.target AS target, count(q) AS n
