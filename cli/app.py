@@ -14,7 +14,39 @@ from kg.cli import lifecycle as lifecycle_cli
 from kg.cli import memory as memory_cli
 from kg.cli.common import State
 
+
+class _Group(typer.core.TyperGroup):
+    """`--now` is a global option that every subcommand also accepts after its name: it is moved in front of
+    the subcommand (before any `--`), where the global option reads it (a subcommand's own `--now` reads it
+    from there too)."""
+
+    def parse_args(self, ctx, args):  # noqa: ANN001, ANN201 - click's signature
+        return super().parse_args(ctx, hoist_now(list(args)))
+
+
+def hoist_now(args: list[str]) -> list[str]:
+    """Move `--now X` / `--now=X` written after the subcommand's name to before it."""
+    name = _invoked(args)
+    if name is None:
+        return args
+    at = args.index(name)
+    head, tail, moved = args[: at + 1], [], []
+    rest = iter(args[at + 1:])
+    for arg in rest:
+        if arg == "--":
+            tail += [arg, *rest]
+            break
+        if arg == "--now":
+            moved += [arg, next(rest, "")]
+        elif arg.startswith("--now="):
+            moved.append(arg)
+        else:
+            tail.append(arg)
+    return [*head[:at], *moved, *head[at:], *tail] if moved else args
+
+
 app = typer.Typer(
+    cls=_Group,
     name="kg",
     help="kaizen-kg: the learning memory for AI agents. Log what happened; kg links, promotes, verifies "
     "and renders what was learned into the files agents read.",

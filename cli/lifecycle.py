@@ -45,6 +45,8 @@ def _render_cycle(d: dict[str, Any]) -> str:
                      f"{p['next_check'][:10]})")
     for p in d["proposed"]:
         lines.append(f"  📋 proposal #{p['number']} ({p['type']}) → {p['target']}: {p['text'][:60]}")
+    for w in d.get("waiting", []):
+        lines.append(f"  ⏳ waiting '{w['pattern_key']}' for {w['target'] or 'a later cycle'}: {w['reason']}")
     for h in d["held"]:
         lines.append(f"  ✋ held '{h['pattern_key']}' for {h['target']}: {h['reason']}")
     for item in d["logged"]:
@@ -195,11 +197,13 @@ def reinforce(ctx: typer.Context, node_id: Annotated[str, typer.Argument(metavar
     emit(d, as_json, lambda d: f"💪 {d['id']} reinforced at {d['reinforced_at']} ({d['priority']}, {d['status']})")
 
 
-def why(ctx: typer.Context, line: Annotated[str, typer.Argument(help="A line from an instruction file.")],
-        as_json: JsonOpt = False) -> None:
-    """Explain a line: the change that wrote it, its rule, pattern and events."""
+def why(ctx: typer.Context, line: Annotated[str, typer.Argument(help="A line from an instruction file, or a "
+                                                                      "fragment of one.")],
+        now: NowOpt = None, as_json: JsonOpt = False) -> None:
+    """Explain a line: the change that wrote it (live or past), its rule, pattern, events and verdicts; for a
+    fragment, the candidate lines."""
     with errors():
-        d = _api().why(workspace(ctx), line)
+        d = _api().why(workspace(ctx), line, now_of(ctx, now))
     emit(d, as_json, _render_why)
     if not d["found"]:
         raise typer.Exit(1)

@@ -222,8 +222,12 @@ def _norm(line: str) -> str:
     return re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", text).strip()
 
 
-def why(ws: Any, line: str, now: Now = None) -> dict[str, Any]:
-    """Trace a line of an instruction file back to the change, the rule node, the pattern and its events."""
+def why(ws: Any, line: str, now: Now = None, limit: int = 10) -> dict[str, Any]:
+    """Trace a line of an instruction file back to the change, the rule node, the pattern and its events.
+
+    In this order: the exact line in a block kg renders now; else the exact line of a past change (reverted,
+    say); else the exact line outside kg's blocks (a human wrote it); else the candidates: lines that contain
+    the text as a fragment, then fuzzy matches, each with the change behind it."""
     needle = _norm(line)
     if not needle:
         raise UsageError("give the line to explain, e.g. kg why \"- Use SSH remotes for git push\"")
@@ -232,21 +236,8 @@ def why(ws: Any, line: str, now: Now = None) -> dict[str, Any]:
         lc = Lifecycle(ws, st, at)
         desired = lc.desired()
         changes = {c["id"]: c for c in st.run("lc_changes_all")}
-        hit = None
-        for d in desired.values():
-            for rl in d.lines:
-                if any(_norm(x) == needle for x in rl.text.splitlines()):
-                    hit = rl
-                    break
-            if hit:
-                break
-        if hit is None:
-            from rapidfuzz import fuzz
-
-            best = max(((fuzz.ratio(needle, _norm(x)), rl) for d in desired.values() for rl in d.lines
-                        for x in rl.text.splitlines() if _norm(x)), default=(0, None), key=lambda t: t[0])
-            if best[1] is not None and best[0] >= 90:
-                hit = best[1]
+        live = [(rl, x) for d in desired.values() for rl in d.lines for x in rl.text.splitlines() if _norm(x)]
+        hit = next((rl for rl, x in live if _norm(x) == needle), None)
         if hit is not None:
             out = _trace(st, hit.node, changes.get(hit.change), at)
             out.update(line=line, found=True, source="kg", file=hit.file, block=hit.block, text=hit.text)
@@ -260,13 +251,55 @@ def why(ws: Any, line: str, now: Now = None) -> dict[str, Any]:
             out["explanation"].insert(0, f"kg wrote this line with {c['id']}, but that change is {c['status']} "
                                          "now, so kg no longer renders it.")
             return _jsonable(out)
-    for path in _instruction_files(ws, desired):
-        text = blocks.read(ws.root / path)
-        if text and any(_norm(x) == needle for x in text.splitlines()):
+    human = [(path, x) for path in _instruction_files(ws, desired) for x in (blocks.read(ws.root / path) or "")
+             .splitlines() if _norm(x)]
+    for path, x in human:
+        if _norm(x) == needle:
             return {"line": line, "found": True, "source": "human", "file": path,
                     "explanation": [f"{path}: this line is outside kg's blocks; kg did not write it."]}
-    return {"line": line, "found": False, "source": "unknown",
+    pool = ([("kg", rl.file, x, rl.change, (changes.get(rl.change) or {}).get("status") or "active")
+             for rl, x in live] +
+            [("kg-inactive", c["target"], x, c["id"], c["status"]) for c in changes.values() if c["status"] not in LIVE
+             for x in (c["text"] or "").splitlines() if _norm(x)] +
+            [("human", path, x, "", "") for path, x in human])
+    cands = _candidates(needle, pool, limit)
+    if cands:
+        lines = [f"no line is exactly this; {len(cands)} candidate(s), best first:"]
+        lines += [f"  [{c['match']} {c['score']:.0f}] {c['file']}: {c['text']}"
+                  + (f" ({c['change']}, {c['status']})" if c["change"] else " (outside kg's blocks)")
+                  for c in cands]
+        lines.append("run kg why with one of these lines for its full story")
+        return {"line": line, "found": True, "source": "candidates", "candidates": cands, "explanation": lines}
+    return {"line": line, "found": False, "source": "unknown", "candidates": [],
             "explanation": ["no kg block holds this line and no change ever wrote it"]}
+
+
+def _candidates(needle: str, pool: list[tuple[str, str, str, str, str]], limit: int) -> list[dict[str, Any]]:
+    """Lines holding the text as a fragment (whole words first), then fuzzy matches (≥ 80)."""
+    from rapidfuzz import fuzz
+
+    low = needle.casefold()
+    seen, out = set(), []
+    for source, file, text, change, status in pool:
+        norm = _norm(text)
+        key = (file, norm)  # a line kg renders is also in the file: it is kg's, not a human's
+        if key in seen:
+            continue
+        seen.add(key)
+        hay = norm.casefold()
+        if low in hay:
+            words = re.search(rf"(?<!\w){re.escape(low)}(?!\w)", hay) is not None
+            match, score = "fragment", 100.0 if words else 95.0
+        else:
+            score = fuzz.ratio(low, hay)
+            if score < 80:
+                continue
+            match = "fuzzy"
+        out.append({"match": match, "score": round(score, 1), "source": source, "file": file, "text": norm,
+                    "change": change, "status": status})
+    order = {"kg": 0, "kg-inactive": 1, "human": 2}
+    out.sort(key=lambda c: (c["match"] != "fragment", -c["score"], order[c["source"]], c["file"], c["text"]))
+    return out[:limit]
 
 
 def _instruction_files(ws: Any, desired: dict[tuple[str, str], Any]) -> list[str]:
@@ -288,6 +321,9 @@ def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime) -
                         f"{change['target']}; hypothesis: {change['hypothesis']}")
         lines.append(f"verification: {change['verdict'] or 'not yet'}; status {change['status']}; next check "
                      f"{change['next_check']:%Y-%m-%d}")
+        checks = [e for e in change["evidence"] or [] if e[:4].isdigit()]
+        if len(checks) > 1:
+            lines.append(f"last check: {checks[-1]}")
         if change["pattern"]:
             stats = st.run("pattern_stats", keys=[change["key"]]) if change["key"] else []
             out["pattern"] = {"id": change["pattern"], "key": change["key"],
@@ -309,6 +345,15 @@ def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime) -
     return out
 
 
+def _ready_view(c: promote.Candidate, lp: Any, room: promote.Budget) -> dict[str, Any]:
+    """A ready pattern for `kg status`; `waiting` says why a cycle would not promote it now (a full block)."""
+    plan = promote.plan(c, lp)
+    wait = room.why_not(plan.file, plan.block, plan.text)
+    return {"pattern": c.pattern_id, "key": c.key, "recurrence": c.recurrence, "sessions": c.sessions,
+            "summary": c.summary[:80], "target": plan.file + (f" (waits: {wait})" if wait else ""),
+            "waiting": wait, "recovering": bool(c.failed)}
+
+
 def _change_view(c: dict[str, Any]) -> dict[str, Any]:
     return _jsonable({k: c.get(k) for k in ("id", "status", "target", "text", "hypothesis", "applied_at",
                                             "next_check", "verdict", "verdict_at", "reverted_at", "revert_reason",
@@ -326,6 +371,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10) -> dict[str, Any
         due = st.run("lc_changes_due", statuses=list(LIVE), now=at)
         ready_rows = lc.ready_rows()
         ready = lc.fill(ready_rows[:limit])
+        room = promote.Budget(lp, {k: [x.text for x in d.lines] for k, d in lc.desired().items()})
         pending = st.run("lc_proposals", statuses=["pending"])
         flags = [b for b in st.run("lc_blocks") if b["flag"]]
         ties = [d for d in st.run("lc_decisions") if d["status"] == "tie"]
@@ -336,9 +382,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10) -> dict[str, Any
                                "due": r["next_check"], "overdue": overdue_stage(r["due_since"] or r["next_check"], at, lp)}
                               for r in due[:limit]],
         "verifications_due_total": len(due),
-        "ready_to_promote": [{"pattern": c.pattern_id, "key": c.key, "recurrence": c.recurrence,
-                              "sessions": c.sessions, "summary": c.summary[:80],
-                              "target": promote.plan(c, lp).file} for c in ready[:limit]],
+        "ready_to_promote": [_ready_view(c, lp, room) for c in ready[:limit]],
         "ready_to_promote_total": len(ready_rows),
         "proposals_pending": [{"number": q["number"], "type": q["type"], "target": q["target"],
                                "change": q["change"]} for q in pending[:limit]],

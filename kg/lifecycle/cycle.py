@@ -6,14 +6,13 @@ export. `Lifecycle` is used by `kg cycle` and by the single-step commands (`kg v
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from kg.lifecycle import blocks, conflicts, decay, promote, render, verify
+from kg.lifecycle import blocks, conflicts, decay, promote, promoting, render, verify
 from kg.lifecycle.policy import LifecyclePolicy
 from kg.lifecycle.policy import load as load_policy
 from kg.store import Store
@@ -42,6 +41,7 @@ class CycleReport:
     promoted: list[dict[str, Any]] = field(default_factory=list)
     proposed: list[dict[str, Any]] = field(default_factory=list)
     held: list[dict[str, Any]] = field(default_factory=list)
+    waiting: list[dict[str, Any]] = field(default_factory=list)  # ready, but over a budget (not a change)
     logged: list[dict[str, Any]] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)
     flags: list[dict[str, Any]] = field(default_factory=list)
@@ -141,26 +141,28 @@ class Lifecycle:
         rows = self.st.run("lc_changes_due", statuses=list(LIVE), now=self.now)
         if not rows:
             return []
-        wins = {r["id"]: verify.windows(r["applied_at"], self.now, self.lp, monitoring=r["status"] == "confirmed")
-                for r in rows}
-        counts = {c["change"]: c for c in self.st.run("lc_change_counts", rows=[
-            {"change": r["id"], "pattern": r["pattern"], "before_from": wins[r["id"]].before_from,
-             "applied": r["applied_at"], "after_from": wins[r["id"]].after_from, "after_to": self.now}
-            for r in rows])}
         updates, reverts, requests = [], [], []
+        prior = self.prior()
         for r in rows:
-            w = wins[r["id"]]
-            c = counts.get(r["id"]) or {"before": 0, "after": 0, "first_before": None}
-            span = (r["applied_at"] - c["first_before"]).total_seconds() / 86400 if c["first_before"] else 0.0
-            after_days = (self.now - w.after_from).total_seconds() / 86400
-            v = verify.judge(c["before"], span, c["after"], after_days, self.lp)
+            times, excluded = self.history(r["pattern"], r["id"])
+            deadline = verify.is_deadline(r["status"], r["due_since"], r["next_check"], self.now, self.lp)
+            counts = verify.evidence(times, r["applied_at"], self.now, self.lp, excluded=excluded,
+                                     observed_from=self.observed_from())
+            v = verify.judge(counts, self.lp, deadline=deadline, prior=prior, monitoring=r["status"] == "confirmed")
+            human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
             t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
-                                  verdict=v, now=self.now, policy=self.lp)
+                                  verdict=v, now=self.now, policy=self.lp, human=human)
             evidence = [*(r["evidence"] or []), t.evidence]
             item = {"change": r["id"], "target": r["target"], "text": r["text"], "pattern_key": r["key"],
                     "verdict": v.kind, "action": t.action, "status": t.status, "overdue": t.overdue,
                     "before": v.before, "after": v.after, "rate_before": v.rate_before,
                     "rate_after": v.rate_after, "ratio": v.ratio, "summary": v.summary,
+                    "stats": {"p_cut": v.p_cut, "p_not_enough": v.p_not_enough, "interval": v.interval,
+                              "k_before": counts.k_before, "days_before": counts.t_before,
+                              "k_after": counts.k_after, "days_after": counts.t_after,
+                              "not_counted": list(counts.left_out), "deadline": deadline,
+                              "prior": {"events": prior[0], "days": prior[1]},
+                              "error_rate": self.lp.verification.error_rate},
                     "next_check": t.next_check if t.action in ("keep", "extend") else None}
             self.report.verified.append(item)
             updates.append({"id": r["id"], "status": t.status, "next_check": t.next_check,
@@ -187,6 +189,34 @@ class Lifecycle:
             self.st.run("lc_proposals_obsolete", ids=settled, reason="settled by verification", at=self.now)
         self._request_evidence(requests)
         return reverts
+
+    def prior(self) -> tuple[float, float]:
+        """The workspace's prior for a rate before a change: fitted to every change's baseline."""
+        rows = [c for c in self.st.run("lc_changes_all") if c["pattern"] and c["applied_at"]]
+        base = []
+        for c in rows:
+            times, excluded = self.history(c["pattern"], c["id"])
+            e = verify.evidence(times, c["applied_at"], c["applied_at"], self.lp, excluded=excluded,
+                                observed_from=self.observed_from())
+            base.append((e.k_before, e.t_before))
+        return verify.population_prior(base, self.lp)
+
+    def observed_from(self) -> datetime | None:
+        """When kg started watching: the workspace's first event."""
+        if "_observed" not in self.__dict__:
+            rows = self.st.run("lc_first_event")
+            self.__dict__["_observed"] = rows[0]["first"] if rows else None
+        return self.__dict__["_observed"]
+
+    def history(self, pattern: str, change: str) -> tuple[list[datetime], list[tuple[datetime, datetime]]]:
+        """Every occurrence time of a pattern, and the periods when its other changes were live."""
+        cache = self.__dict__.setdefault("_times", {})
+        if pattern not in cache:
+            cache[pattern] = [e["created_at"] for e in self.st.run("lc_pattern_times", id=pattern, now=self.now)]
+        times = cache[pattern]
+        spans = [(c["applied_at"], c["reverted_at"] or self.now)
+                 for c in self.st.run("lc_pattern_changes", id=pattern) if c["id"] != change and c["applied_at"]]
+        return times, spans
 
     def _request_evidence(self, rows: list[dict[str, Any]]) -> None:
         if not rows:
@@ -332,61 +362,24 @@ class Lifecycle:
     # -- 5. promote -----------------------------------------------------------------------------------------
     def candidates(self) -> list[promote.Candidate]:
         """Every pattern ready to promote, best first, filled in from its window's events."""
-        return self.fill(self.ready_rows())
+        return promoting.fill(self, self.ready_rows())
 
     def ready_rows(self) -> list[dict[str, Any]]:
-        """The patterns ready to promote, best first, with their figures only (a status line needs their
-        number and the first few; filling in every one costs a read of all their events)."""
-        p = self.lp.promotion
-        rows = self.st.run("lc_promotion_candidates", pattern_statuses=["active"],
-                           since=self.now - p.window_days * DAY, now=self.now,
-                           ignore_statuses=list(p.ignore_event_statuses), min_recurrence=p.min_recurrence,
-                           min_sessions=p.min_sessions)
-        return [r for r in rows if promote.eligible(int(r["recurrence"]), int(r["sessions"]), self.lp)]
+        """The patterns ready to promote (new, and reverted ones that recur again), best first, with their
+        figures only (a status line needs their number and the first few)."""
+        return promoting.ready_rows(self)
 
     def fill(self, rows: list[dict[str, Any]]) -> list[promote.Candidate]:
-        """Candidates from `ready_rows()` rows, with what their window's events say."""
-        p = self.lp.promotion
-        since = self.now - p.window_days * DAY
-        if not rows:
-            return []
-        events: dict[str, list[dict[str, Any]]] = {}
-        for e in self.st.run("lc_window_events", ids=[r["id"] for r in rows], since=since, now=self.now,
-                             ignore_statuses=list(p.ignore_event_statuses)):
-            events.setdefault(e["pattern"], []).append(e)
-        out = []
-        for r in rows:
-            evs = events.get(r["id"], [])
-            actions = [e["action"] for e in evs if e["action"]]
-            out.append(promote.Candidate(
-                pattern_id=r["id"], key=r["key"] or r["id"], summary=r["text"] or "", recurrence=int(r["recurrence"]),
-                sessions=int(r["sessions"]), priority=_dominant([e["priority"] for e in evs]) or r["priority"],
-                area=_dominant([e["area"] for e in evs]) or r["area"],
-                category=_dominant([e["category"] for e in evs]), entry_type=_dominant([e["entry_type"] for e in evs]),
-                action=actions[-1] if actions else None,
-                tags=tuple(sorted({t for e in evs for t in (e["tags"] or [])})),
-                sources=tuple(e["source"] or "" for e in evs), event_ids=tuple(e["id"] for e in evs)))
-        return out
+        return promoting.fill(self, rows)
 
     def promote(self) -> None:
-        for cand in self.candidates():
-            plan = promote.plan(cand, self.lp)
-            if plan.mode == "auto":
-                self.apply(plan, source="auto", proposal=0)
-            else:
-                number = self._new_proposal(
-                    type="promotion", target=plan.file, target_kind=plan.target, change=plan.change,
-                    text=plan.text, hypothesis=plan.hypothesis, priority=plan.priority, area=plan.area,
-                    category=plan.category, motivation=plan.motivation, evidence=list(plan.event_ids),
-                    risk=plan.risk, effort=plan.effort, impact=plan.impact, node=plan.pattern_id)
-                self.report.proposed.append({"number": number, "type": "promotion", "pattern_key": plan.key,
-                                             "target": plan.file, "mode": plan.mode, "text": plan.text})
+        promoting.promote_all(self)
         self.critical_proposals()
 
     def critical_proposals(self) -> None:
         rows = self.st.run("lc_critical_candidates", priorities=list(self.lp.proposals.critical_priorities),
                            now=self.now)
-        waiting = sum(1 for q in self.st.run("lc_proposals", statuses=["pending"]) if q["type"] == "critical_fix")
+        waiting = int(self.st.run("lc_pending_count", type="critical_fix")[0]["n"])
         room = max(0, self.lp.proposals.max_pending_critical - waiting)
         for r in (rows[-room:] if room else []):  # the newest; older ones once these are decided
             number = self._new_proposal(
@@ -496,16 +489,6 @@ class Lifecycle:
                 if posts:
                     self.st.run("lc_change_post", rows=posts)
         return plans
-
-
-def _dominant(values: list[Any]) -> Any:
-    """The most frequent non-empty value; ties go to the most recent (values are oldest first)."""
-    vals = [v for v in values if v]
-    if not vals:
-        return None
-    counts = Counter(vals)
-    best = max(counts.values())
-    return next(v for v in reversed(vals) if counts[v] == best)
 
 
 def _jsonable(value: Any) -> Any:

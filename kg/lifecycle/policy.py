@@ -76,13 +76,31 @@ class Verification:
     first_check_days: int
     monitor_days: int
     extend_days: int
-    baseline_days: int
-    min_baseline_days: int
     confirm_max_ratio: float
     ineffective_min_ratio: float
     worse_min_ratio: float
-    min_after_events: int
+    error_rate: float
+    baseline_half_life_days: float
+    max_per_day: int
+    monitor_error_rate: float
+    prior_min_changes: int
+    prior_max_events: float
     critical_priority: str
+
+
+@dataclass(frozen=True)
+class Recovery:
+    cooldown_days: int
+    min_recurrence: int
+    min_sessions: int
+
+
+@dataclass(frozen=True)
+class Budget:
+    per_file_per_cycle: int
+    max_block_lines: int
+    max_block_chars: int
+    max_examined: int
 
 
 @dataclass(frozen=True)
@@ -128,6 +146,8 @@ class LifecyclePolicy:
     overdue: Overdue
     decay: Decay
     conflicts: Conflicts
+    recovery: Recovery
+    budget: Budget
     priorities: tuple[str, ...] = ("critical", "high", "medium", "low")
 
     @classmethod
@@ -181,19 +201,19 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         first_check_days=r.whole("verification.first_check_days", 1),
         monitor_days=r.whole("verification.monitor_days", 1),
         extend_days=r.whole("verification.extend_days", 1),
-        baseline_days=r.whole("verification.baseline_days", 1),
-        min_baseline_days=r.whole("verification.min_baseline_days", 1),
         confirm_max_ratio=r.number("verification.confirm_max_ratio", 0),
         ineffective_min_ratio=r.number("verification.ineffective_min_ratio", 0),
         worse_min_ratio=r.number("verification.worse_min_ratio", 0),
-        min_after_events=r.whole("verification.min_after_events", 1),
+        error_rate=r.number("verification.error_rate", 0.0001, 0.5),
+        baseline_half_life_days=r.number("verification.baseline_half_life_days", 1),
+        max_per_day=r.whole("verification.max_per_day", 1),
+        monitor_error_rate=r.number("verification.monitor_error_rate", 0.0001, 0.5),
+        prior_min_changes=r.whole("verification.prior_min_changes", 1),
+        prior_max_events=r.number("verification.prior_max_events", 0),
         critical_priority=r.string("verification.critical_priority", priorities),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:
         raise r.fail("verification", "needs confirm_max_ratio < ineffective_min_ratio ≤ worse_min_ratio")
-    if v.min_baseline_days > v.baseline_days:
-        raise r.fail("verification.min_baseline_days", f"must not exceed baseline_days ({v.baseline_days}), "
-                                                       f"not {v.min_baseline_days}")
     o = Overdue(grace_days=r.whole("overdue.grace_days", 0), extend_days=r.whole("overdue.extend_days", 0),
                 revert_days=r.whole("overdue.revert_days", 1))
     if not o.grace_days <= o.extend_days <= o.revert_days:
@@ -222,9 +242,16 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         base_priority=base_priority,
         area_weight=area_weight,
     )
+    rec = Recovery(cooldown_days=r.whole("recovery.cooldown_days", 0),
+                   min_recurrence=r.whole("recovery.min_recurrence", 1),
+                   min_sessions=r.whole("recovery.min_sessions", 1))
+    b = Budget(per_file_per_cycle=r.whole("budget.per_file_per_cycle", 1),
+               max_block_lines=r.whole("budget.max_block_lines", 1),
+               max_block_chars=r.whole("budget.max_block_chars", 80),
+               max_examined=r.whole("budget.max_examined", 1))
     return LifecyclePolicy(promotion=promotion, proposals=proposals, classify=tuple(classify), targets=targets,
-                           memory=memory, verification=v, overdue=o, decay=d, conflicts=c,
-                           priorities=priorities)
+                           memory=memory, verification=v, overdue=o, decay=d, conflicts=c, recovery=rec,
+                           budget=b, priorities=priorities)
 
 
 def load(ws: Any) -> LifecyclePolicy:

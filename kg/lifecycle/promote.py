@@ -82,6 +82,9 @@ class Candidate:
     tags: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     event_ids: tuple[str, ...] = field(default=())
+    failed: tuple[str, ...] = ()    # texts of this pattern's earlier rules that were reverted
+    actions: tuple[str, ...] = ()   # every suggested action among its occurrences, oldest first
+    note: str = ""                  # why it is a candidate again (recovery)
 
 
 @dataclass(frozen=True)
@@ -112,15 +115,21 @@ def plan(c: Candidate, policy: LifecyclePolicy) -> Plan:
     name = classify(policy, category=c.category, area=c.area, entry_type=c.entry_type, tags=c.tags)
     target = policy.targets[name]
     path = target_file(target, c.key)
-    text = rule_text(c.summary, c.action, policy)
+    text, mode = rule_text(c.summary, c.action, policy), target.apply
+    if c.failed:  # recovery: the next-best text; the same text again only with a human's yes
+        text = next_text(c.actions, c.summary, c.failed, policy) or text
+        if _key(text) in {_key(t) for t in c.failed}:
+            mode = "ask"
     fmt = {"text": text, "key": c.key, "file": path, "slug": slugify(c.key), "recurrence": c.recurrence,
            "sessions": c.sessions, "window": policy.promotion.window_days}
     sources = ", ".join(sorted({s for s in c.sources if s})) or "unknown"
     motivation = (f"Pattern '{c.key}' occurred {c.recurrence}x across {c.sessions} sessions in the last "
                   f"{policy.promotion.window_days} days (source: {sources}); evidence: "
                   f"{', '.join(c.event_ids)}")
+    if c.failed:
+        motivation += f". Reverted before: {'; '.join(repr(t) for t in c.failed)}. {c.note}".rstrip()
     return Plan(
-        pattern_id=c.pattern_id, key=c.key, target=name, file=path, block=target.block, mode=target.apply,
+        pattern_id=c.pattern_id, key=c.key, target=name, file=path, block=target.block, mode=mode,
         node_kind=target.node, text=text, hypothesis=_format(policy.promotion.hypothesis, fmt),
         change=_format(target.change, fmt), motivation=motivation, risk=target.risk, effort=target.effort,
         impact=impact(c.recurrence, c.priority, policy), priority=c.priority or policy.conflicts.default_priority,
@@ -139,3 +148,58 @@ def skill_document(key: str, text: str, motivation: str) -> str:
     """A skill file's kg block: what to do, and why kg wrote it."""
     return (f"# {key}\n\n{text}\n\n## When\n- The situation of pattern `{key}` comes up again.\n\n"
             f"## Why\n- {motivation}\n")
+
+
+# -- recovery and budgets --------------------------------------------------------------------------------------
+def next_text(actions: Iterable[str], summary: str, failed: Iterable[str], policy: LifecyclePolicy) -> str | None:
+    """The next-best rule text for a pattern whose earlier rules were reverted: the most suggested action
+    (ties: the latest) whose text has not failed; None when every suggested action failed already (the
+    summary says what went wrong, not what to do, so it is no next try)."""
+    tried = {_key(t) for t in failed}
+    counts: dict[str, list[int]] = {}
+    for i, a in enumerate(actions):
+        if a and a.strip():
+            c = counts.setdefault(rule_text(summary, a, policy), [0, 0])
+            c[0], c[1] = c[0] + 1, i
+    ranked = sorted(counts, key=lambda t: (-counts[t][0], -counts[t][1]))
+    for text in ranked:
+        if _key(text) not in tried:
+            return text
+    return None
+
+
+def _key(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def rank(rows: Iterable[dict], policy: LifecyclePolicy) -> list[dict]:
+    """Ready patterns by impact: high impact first, then recurrence in the window, then the latest."""
+    def key(r: dict) -> tuple:
+        return (impact(int(r["recurrence"]), r.get("priority"), policy) != "high", -int(r["recurrence"]),
+                -(r["last_seen"].timestamp() if r.get("last_seen") else 0), r["id"])
+    return sorted(rows, key=key)
+
+
+class Budget:
+    """How many rules a cycle may still put into each file, and how much room each block has left."""
+
+    def __init__(self, policy: LifecyclePolicy, blocks: dict[tuple[str, str], list[str]]):
+        self.b = policy.budget
+        self.lines = {k: len(v) for k, v in blocks.items()}
+        self.chars = {k: sum(len(x) + 3 for x in v) for k, v in blocks.items()}
+        self.per_file: dict[str, int] = {}
+
+    def why_not(self, file: str, block: str, text: str) -> str:
+        """'' when the rule fits, else why it waits."""
+        if self.per_file.get(file, 0) >= self.b.per_file_per_cycle:
+            return f"{self.b.per_file_per_cycle} promotions into {file} this cycle already"
+        if self.lines.get((file, block), 0) >= self.b.max_block_lines:
+            return f"the {file} block holds {self.b.max_block_lines} rules already"
+        if self.chars.get((file, block), 0) + len(text) + 3 > self.b.max_block_chars:
+            return f"the {file} block would pass {self.b.max_block_chars} characters"
+        return ""
+
+    def take(self, file: str, block: str, text: str) -> None:
+        self.per_file[file] = self.per_file.get(file, 0) + 1
+        self.lines[(file, block)] = self.lines.get((file, block), 0) + 1
+        self.chars[(file, block)] = self.chars.get((file, block), 0) + len(text) + 3

@@ -1,33 +1,140 @@
-"""Verification decisions: compare a pattern's recurrence rate after a change with the rate before it, and
-decide what happens to the change (confirmed, reverted, extended), including the overdue clock. Pure."""
+"""Verification decisions: did a change cut its pattern's recurrence rate? Pure.
+
+The verdict is a sequential test on the pattern's whole history (`assess`):
+- **Rate before** comes from every occurrence before the change, not a window: the clock starts when kg
+  started watching (the workspace's first event) or a promotion window before the pattern's first occurrence,
+  whichever is later (without a start, at the first occurrence, which is then not counted). The occurrence
+  that triggered promotion is left out: the pattern was promoted *because* it had just recurred, so counting
+  it inflates the rate (the inverse-sampling correction). Time when an earlier change of the
+  same pattern was live is left out too, and older days weigh less (`baseline_half_life_days`, for rates
+  that drift). At most `max_per_day` occurrences count per day, so one bursty day is not a rate.
+- **Rate after**: every occurrence since the change, the same per-day cap.
+- The **posterior of the ratio** r = after / before (Jeffreys priors; `kg.lifecycle.stats`) gives
+  P(r < ineffective_min_ratio), that the rule cut the rate at all, and P(r > confirm_max_ratio), that it did
+  not cut it enough. The first reaching 1 − error_rate decides: confirmed, or reverted (labelled made worse
+  when the posterior median is ≥ worse_min_ratio). Until then the check is extended; a confirmed rule stays
+  under the same test, so enough new evidence reverts it later. A check undecided for `overdue.revert_days`
+  past due is decided by the posterior majority (a truncated sequential test).
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from kg.lifecycle import stats
 from kg.lifecycle.policy import LifecyclePolicy
 
 CONFIRMED, INEFFECTIVE, WORSE, INCONCLUSIVE = "confirmed", "ineffective", "made_worse", "inconclusive"
 DAY = timedelta(days=1)
+HUMAN_CONFIRMED = "confirmed by a human"
 
 
 @dataclass(frozen=True)
-class Windows:
-    before_from: datetime
-    before_to: datetime
-    after_from: datetime
-    after_to: datetime
+class Counts:
+    """What the test sees. `before`/`after` are raw occurrence counts; `k_*` the counts it uses (capped per
+    day, discounted), `t_*` their exposures in days."""
+
+    before: int
+    after: int
+    k_before: float
+    t_before: float
+    k_after: float
+    t_after: float
+    left_out: tuple[str, ...]  # why occurrences were not counted ("first", "trigger", "capped 2", ...)
 
 
-def windows(applied_at: datetime, now: datetime, policy: LifecyclePolicy, *, monitoring: bool) -> Windows:
-    """Before: the `baseline_days` before the change. After: since the change, or for a confirmed change
-    under monthly monitoring, the last `monitor_days` (so a later relapse shows)."""
+def _days(a: datetime, b: datetime) -> float:
+    return (b - a).total_seconds() / 86400
+
+
+def _capped(times: Sequence[datetime], cap: int) -> list[tuple[datetime, int]]:
+    """(first time of the day, occurrences counted that day) per calendar day."""
+    out: dict[object, list] = {}
+    for t in times:
+        day = out.setdefault(t.date(), [t, 0])
+        day[1] += 1
+    return [(t, min(n, cap)) for t, n in out.values()]
+
+
+def _trigger(times: Sequence[datetime], policy: LifecyclePolicy) -> datetime | None:
+    """The occurrence at which the pattern first met the promotion threshold (≥ min_recurrence inside the
+    window): the stopping time of the sampling."""
+    p = policy.promotion
+    w = p.window_days * DAY
+    lo = 0
+    for i, t in enumerate(times):
+        while times[lo] <= t - w:
+            lo += 1
+        if i - lo + 1 >= p.min_recurrence:
+            return t
+    return None
+
+
+def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, policy: LifecyclePolicy, *,
+             excluded: Iterable[tuple[datetime, datetime]] = (), observed_from: datetime | None = None) -> Counts:
+    """The counts and exposures behind a verdict, from every occurrence time of the pattern. `excluded`:
+    periods when an earlier change of the same pattern was live (not the base rate). `observed_from`: when
+    kg started watching (the workspace's first event)."""
     v = policy.verification
-    after_from = applied_at
-    if monitoring:
-        after_from = max(applied_at, now - v.monitor_days * DAY)
-    return Windows(applied_at - v.baseline_days * DAY, applied_at, after_from, now)
+    spans = sorted((a, b) for a, b in excluded if a < applied_at)
+    every = sorted(times)
+    before_all = [t for t in every if t < applied_at]
+    after = [t for t in every if applied_at <= t <= now]
+
+    def outside(t: datetime) -> bool:
+        return not any(a <= t < b for a, b in spans)
+
+    left: list[str] = []
+    base = [t for t in before_all if outside(t)]
+    if len(base) < len(before_all):
+        left.append(f"{len(before_all) - len(base)} while an earlier change was live")
+    start = base[0] if base else None
+    if base:
+        since = max((b for _, b in spans), default=start)
+        trig = _trigger([t for t in base if t >= since], policy)
+        if trig is not None:
+            base.remove(trig)
+            left.append("trigger")
+    if base and observed_from is not None:
+        # the pattern may have been there since kg started watching, or a window before its first
+        # occurrence, whichever is later: the clock starts there, and the first occurrence counts
+        start = max(observed_from, start - policy.promotion.window_days * DAY)
+    elif base:
+        base = base[1:]
+        left.insert(len(left) - ("trigger" in left), "first")
+    half = v.baseline_half_life_days
+
+    def weight(t: datetime) -> float:
+        return 0.5 ** (_days(t, applied_at) / half)
+
+    k_b = 0.0
+    capped_out = 0
+    for t, n in _capped(base, v.max_per_day):
+        k_b += n * weight(t)
+    capped_out += len(base) - sum(n for _, n in _capped(base, v.max_per_day))
+    t_b = 0.0
+    if start is not None:
+        pieces, cur = [], start
+        for a, b in spans:
+            if b > cur:
+                if a > cur:
+                    pieces.append((cur, min(a, applied_at)))
+                cur = max(cur, b)
+        pieces.append((cur, applied_at))
+        for a, b in pieces:
+            if b > a:  # ∫ 0.5^((applied − t)/h) dt over [a, b]
+                t_b += half / math.log(2) * (0.5 ** (_days(b, applied_at) / half) -
+                                             0.5 ** (_days(a, applied_at) / half))
+    a_days = _capped(after, v.max_per_day)
+    k_a = float(sum(n for _, n in a_days))
+    capped_out += len(after) - int(k_a)
+    if capped_out:
+        left.append(f"{capped_out} over {v.max_per_day}/day")
+    return Counts(len(before_all), len(after), round(k_b, 4), round(t_b, 4), k_a,
+                  round(max(_days(applied_at, now), 0.0), 4), tuple(left))
 
 
 @dataclass(frozen=True)
@@ -39,41 +146,95 @@ class Verdict:
     after_days: float
     rate_before: float
     rate_after: float
-    ratio: float | None
+    ratio: float | None          # the posterior median of rate after / rate before
     summary: str
+    p_cut: float = 0.0           # P(ratio < ineffective_min_ratio): the rule cut the rate
+    p_not_enough: float = 0.0    # P(ratio > confirm_max_ratio): it did not cut it enough
+    interval: tuple[float, float] | None = None  # the ratio's central 1 − error_rate interval
+    decisive: bool = False
 
 
-def judge(before: int, before_span_days: float, after: int, after_days: float,
-          policy: LifecyclePolicy) -> Verdict:
-    """The verdict with the numbers behind it. `before_span_days` is the time from the first occurrence in
-    the baseline window to the change; it is stretched to at least `min_baseline_days`."""
+def population_prior(baselines: Iterable[tuple[float, float]], policy: LifecyclePolicy) -> tuple[float, float]:
+    """A Gamma prior for a pattern's rate before its change, from the baselines (counted occurrences, days) of
+    every change in the workspace (empirical Bayes, method of moments, net of Poisson noise), worth at most
+    `prior_max_events` occurrences. (0, 0), no prior, with fewer than `prior_min_changes` changes."""
     v = policy.verification
-    bdays = min(max(before_span_days, v.min_baseline_days), v.baseline_days)
-    adays = max(after_days, 1e-9)
-    rb = before / bdays
-    ra = after / adays if after_days > 0 else 0.0
-    ratio = (ra / rb) if rb > 0 else None
-    numbers = (f"before {before} in {bdays:.1f}d = {rb:.3f}/day; after {after} in {after_days:.1f}d = "
-               f"{ra:.3f}/day")
-    if before == 0:
-        kind, why = INCONCLUSIVE, "no occurrences before the change to compare with"
-    elif after_days <= 0:
-        kind, why = INCONCLUSIVE, "no time has passed since the change"
-    elif after == 0 or (ratio is not None and ratio <= v.confirm_max_ratio):
-        kind, why = CONFIRMED, f"rate fell to {ratio:.2f}× (≤ {v.confirm_max_ratio})"
-    elif after >= v.min_after_events and ratio is not None and ratio >= v.worse_min_ratio:
-        kind, why = WORSE, f"rate rose to {ratio:.2f}× (≥ {v.worse_min_ratio})"
-    elif after >= v.min_after_events and ratio is not None and ratio >= v.ineffective_min_ratio:
-        kind, why = INEFFECTIVE, f"rate stayed at {ratio:.2f}× (≥ {v.ineffective_min_ratio})"
+    rows = [(k, t) for k, t in baselines if t > 0]
+    if len(rows) < v.prior_min_changes or v.prior_max_events <= 0:
+        return 0.0, 0.0
+    mean = sum(k for k, _ in rows) / sum(t for _, t in rows)
+    if mean <= 0:
+        return 0.0, 0.0
+    spread = sum((k / t - mean) ** 2 for k, t in rows) / len(rows) - sum(mean / t for _, t in rows) / len(rows)
+    spread = max(spread, (mean / 2) ** 2)  # never more certain than ±50 % of the mean
+    shape = min(mean * mean / spread, v.prior_max_events)
+    return round(shape, 4), round(shape / mean, 4)
+
+
+def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
+          prior: tuple[float, float] = (0.0, 0.0), monitoring: bool = False) -> Verdict:
+    """The verdict with the numbers behind it. `deadline`: the check is out of time, so the posterior
+    majority decides instead of the 1 − error_rate level. `prior`: (occurrences, days) of a Gamma prior on
+    the rate before (`population_prior`); none by default (Jeffreys)."""
+    v = policy.verification
+    rb = c.k_before / c.t_before if c.t_before > 0 else 0.0
+    ra = c.k_after / c.t_after if c.t_after > 0 else 0.0
+    numbers = (f"before {c.before} ({c.k_before:g} counted) in {c.t_before:.1f}d = {rb:.3f}/day; after {c.after} "
+               f"in {c.t_after:.1f}d = {ra:.3f}/day")
+    if c.t_before <= 0:
+        return Verdict(INCONCLUSIVE, c.before, c.after, c.t_before, c.t_after, round(rb, 4), round(ra, 4), None,
+                       f"{INCONCLUSIVE}: no history before the change to compare with ({numbers})")
+    if c.t_after <= 0:
+        return Verdict(INCONCLUSIVE, c.before, c.after, c.t_before, c.t_after, round(rb, 4), round(ra, 4), None,
+                       f"{INCONCLUSIVE}: no time has passed since the change ({numbers})")
+    args = (c.k_after, c.t_after, c.k_before + prior[0], c.t_before + prior[1])
+    p_cut = stats.p_ratio_below(v.ineffective_min_ratio, *args)
+    p_not = 1.0 - stats.p_ratio_below(v.confirm_max_ratio, *args)
+    median = stats.ratio_quantile(0.5, *args)
+    a = v.error_rate
+    lo, hi = stats.ratio_quantile(a / 2, *args), stats.ratio_quantile(1 - a / 2, *args)
+    level = 0.5 if deadline else 1.0 - a
+    keep, drop = p_cut >= level, p_not >= level
+    if monitoring and not drop:  # a confirmed rule: reverted on weaker evidence (its baseline cannot grow)
+        drop = p_not >= 1.0 - v.monitor_error_rate and median >= math.sqrt(v.confirm_max_ratio *
+                                                                               v.ineffective_min_ratio)
+        keep = keep and not drop
+    if keep and drop:  # the ratio sits between the two thresholds: the nearer side wins
+        keep = median < math.sqrt(v.confirm_max_ratio * v.ineffective_min_ratio)
+        drop = not keep
+    if keep:
+        kind, why = CONFIRMED, f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}"
+    elif drop:
+        kind = WORSE if median >= v.worse_min_ratio else INEFFECTIVE
+        why = f"P(ratio > {v.confirm_max_ratio:g}) = {p_not:.3f}"
     else:
-        r = f"{ratio:.2f}×" if ratio is not None else "n/a"
-        kind, why = INCONCLUSIVE, f"rate {r}, between the thresholds or too few occurrences after"
-    return Verdict(kind, before, after, round(bdays, 3), round(after_days, 3), round(rb, 4), round(ra, 4),
-                   None if ratio is None else round(ratio, 4), f"{kind}: {why} ({numbers})")
+        kind, why = INCONCLUSIVE, (f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}, "
+                                   f"P(ratio > {v.confirm_max_ratio:g}) = {p_not:.3f}, both below {level:.2f}")
+    if kind != INCONCLUSIVE:
+        why += f" ≥ {level:.2f}" + (" (deadline: the majority decides)" if deadline else "")
+    summary = (f"{kind}: ratio {median:.2f}× ({1 - a:.0%} interval {lo:.2f}–{hi:.2f}); {why} ({numbers}"
+               + (f"; prior {prior[0]:g} in {prior[1]:g}d" if prior[0] else "")
+               + (f"; not counted: {', '.join(c.left_out)}" if c.left_out else "") + ")")
+    return Verdict(kind, c.before, c.after, c.t_before, c.t_after, round(rb, 4), round(ra, 4), round(median, 4),
+                   summary, round(p_cut, 4), round(p_not, 4), (round(lo, 4), round(hi, 4)), kind != INCONCLUSIVE)
+
+
+def assess(times: Iterable[datetime], applied_at: datetime, now: datetime, policy: LifecyclePolicy, *,
+           excluded: Iterable[tuple[datetime, datetime]] = (), deadline: bool = False,
+           observed_from: datetime | None = None, prior: tuple[float, float] = (0.0, 0.0)) -> Verdict:
+    """The verdict on a change from its pattern's occurrence times: the one rule kg, `kg verify` and the
+    analysis all use."""
+    return judge(evidence(times, applied_at, now, policy, excluded=excluded, observed_from=observed_from),
+                 policy, deadline=deadline, prior=prior)
+
+
+# The name the analysis uses (kg/analysis.py re-implements no verdict rule: it calls this).
+verdict_for = assess
 
 
 def overdue_stage(due_since: datetime, now: datetime, policy: LifecyclePolicy) -> str:
-    """none / remind (grace) / request_evidence (first extension) / revert, by whole days overdue."""
+    """none / remind (grace) / request_evidence (first extension) / revert (the deadline), by whole days
+    overdue."""
     days = (now - due_since) // DAY
     o = policy.overdue
     if days >= o.revert_days:
@@ -83,6 +244,12 @@ def overdue_stage(due_since: datetime, now: datetime, policy: LifecyclePolicy) -
     if days >= o.grace_days:
         return "remind"
     return "none"
+
+
+def is_deadline(status: str, due_since: datetime | None, next_check: datetime, now: datetime,
+                policy: LifecyclePolicy) -> bool:
+    """A first verification undecided for `overdue.revert_days` past due is decided by the majority."""
+    return status == "applied" and overdue_stage(due_since or next_check, now, policy) == "revert"
 
 
 @dataclass(frozen=True)
@@ -100,35 +267,47 @@ class Transition:
 
 
 def transition(*, status: str, next_check: datetime, due_since: datetime | None, verdict: Verdict,
-               now: datetime, policy: LifecyclePolicy) -> Transition:
+               now: datetime, policy: LifecyclePolicy, human: bool = False) -> Transition:
     """Decide a due change's next state from its verdict.
 
-    confirmed → monitored monthly; ineffective → revert; made worse → revert at once + critical item;
-    inconclusive → extended by `extend_days`, and the overdue clock (from the first undecided due date)
-    reminds at 7 days, asks for evidence at 14 and auto-reverts at 21. A change already confirmed that turns
-    inconclusive at a monthly check stays confirmed.
+    confirmed → monitored every `monitor_days`; ineffective → revert; made worse → revert at once + a
+    critical item; inconclusive → checked again in `extend_days`, with the overdue clock (from the first
+    undecided due date) reminding, then asking for evidence; at `revert_days` overdue the verdict was taken
+    at the deadline (majority), so it is decisive, and a revert then is an auto-revert. A confirmed change
+    that turns inconclusive stays confirmed. A change a human confirmed is never reverted by kg: the
+    evidence is noted instead.
     """
     v = policy.verification
     day = now.date().isoformat()
+    monitor = now + v.monitor_days * DAY
     if verdict.kind == CONFIRMED:
-        return Transition("keep", "confirmed", now + v.monitor_days * DAY, None, CONFIRMED, "none", False,
+        return Transition("keep", "confirmed", monitor, None, CONFIRMED, "none", False,
                           f"{day} {verdict.summary}; next check in {v.monitor_days} days")
-    if verdict.kind == WORSE:
-        return Transition("revert", "reverted", next_check, None, WORSE, "none", True,
-                          f"{day} {verdict.summary}; reverted at once")
-    if verdict.kind == INEFFECTIVE:
-        return Transition("revert", "reverted", next_check, None, INEFFECTIVE, "none", False,
-                          f"{day} {verdict.summary}; reverted")
+    if verdict.kind in (WORSE, INEFFECTIVE) and human:
+        return Transition("keep", "confirmed", monitor, None, verdict.kind, "none", verdict.kind == WORSE,
+                          f"{day} {verdict.summary}; kept: {HUMAN_CONFIRMED} (a human decision wins)")
+    stage = overdue_stage(due_since or next_check, now, policy) if status == "applied" else "none"
+    if verdict.kind in (WORSE, INEFFECTIVE):
+        auto = stage == "revert"
+        what = "auto-reverted at the deadline" if auto else ("reverted at once" if verdict.kind == WORSE else
+                                                             "reverted")
+        return Transition("auto_revert" if auto else "revert", "auto_reverted" if auto else "reverted",
+                          next_check, None, verdict.kind, stage, verdict.kind == WORSE, f"{day} {verdict.summary}; {what}")
     if status == "confirmed":
-        return Transition("keep", "confirmed", now + v.monitor_days * DAY, None, CONFIRMED, "none", False,
+        return Transition("keep", "confirmed", monitor, None, CONFIRMED, "none", False,
                           f"{day} {verdict.summary}; stays confirmed, next check in {v.monitor_days} days")
     since = due_since or next_check
-    stage = overdue_stage(since, now, policy)
-    if stage == "revert":
-        days = (now - since) // DAY
-        return Transition("auto_revert", "auto_reverted", next_check, since, INCONCLUSIVE, stage, False,
-                          f"{day} {verdict.summary}; auto-reverted: no decisive verdict for {days}d past due")
     note = {"none": "check extended", "remind": "check extended (reminder: overdue, grace period)",
-            "request_evidence": "check extended (first extension: evidence requested)"}[stage]
+            "request_evidence": "check extended (first extension: evidence requested)",
+            "revert": "check extended"}[stage]
     return Transition("extend", status, now + v.extend_days * DAY, since, INCONCLUSIVE, stage, False,
                       f"{day} {verdict.summary}; {note} to {(now + v.extend_days * DAY).date().isoformat()}")
+
+
+def revert_looks_wrong(live: tuple[float, float], since: tuple[float, float], policy: LifecyclePolicy) -> float:
+    """P(the rate while the rule was live < ineffective_min_ratio × the rate since its revert): high when the
+    pattern came back once the rule was gone, the signature of a rule that worked. `live` and `since` are
+    (occurrences, days)."""
+    if live[1] <= 0 or since[1] <= 0:
+        return 0.0
+    return stats.p_ratio_below(policy.verification.ineffective_min_ratio, live[0], live[1], since[0], since[1])

@@ -73,17 +73,6 @@ RETURN c.id AS id, c.status AS status, c.applied_at AS applied_at, c.next_check 
        c.text AS text, c.pattern_key AS key, c.hypothesis AS hypothesis, p.id AS pattern
 ORDER BY next_check, id
 
-// name: lc_change_counts
-// Occurrences of each change's pattern before the change (in the baseline window) and after it.
-UNWIND $rows AS r
-MATCH (p:Node {id: r.pattern})-[:derived_from]->(e:Node)
-WHERE e.kind = 'event'
-RETURN r.change AS change,
-       count(CASE WHEN e.created_at >= r.before_from AND e.created_at < r.applied THEN 1 END) AS before,
-       min(CASE WHEN e.created_at >= r.before_from AND e.created_at < r.applied THEN e.created_at END)
-         AS first_before,
-       count(CASE WHEN e.created_at >= r.after_from AND e.created_at <= r.after_to THEN 1 END) AS after
-
 // name: lc_change_update
 // A verification's outcome (every field typed: a null inside UNWIND rows breaks type inference, and in
 // kuzu 0.11.3 `SET x = CASE WHEN r.flag THEN r.v ELSE NULL END` under UNWIND fails with bad_function_call,
@@ -316,3 +305,70 @@ WHERE c.status IN $statuses
 SET c.status = 'confirmed', c.verdict = 'confirmed', c.verdict_at = $at, c.next_check = $next_check,
     c.due_since = NULL, c.evidence = list_append(c.evidence, $line)
 RETURN c.id AS id
+
+// name: lc_pattern_times
+// Every occurrence time of one pattern (its whole history: the verdict's baseline).
+MATCH (p:Node {id: $id})-[:derived_from]->(e:Node)
+WHERE e.kind = 'event' AND e.created_at <= $now
+RETURN e.created_at AS created_at
+ORDER BY created_at
+
+// name: lc_pattern_changes
+// Every change made from one pattern, live or reverted (their live periods are not the base rate).
+MATCH (c:Change)-[:change_pattern]->(p:Node {id: $id})
+RETURN c.id AS id, c.status AS status, c.text AS text, c.applied_at AS applied_at, c.reverted_at AS reverted_at
+ORDER BY applied_at, id
+
+// name: lc_recovery_candidates
+// Reverted patterns that recur again: cooled down since their last revert, and recurring often enough, in
+// enough sessions, since that revert (inside the promotion window), with no pending proposal and no skip
+// since their last occurrence. `failed`: the texts of their reverted rules; applied_at: the latest one's.
+MATCH (c:Change)-[:change_pattern]->(p:Node)
+WHERE p.kind = 'pattern' AND p.status = 'reverted' AND c.reverted_at IS NOT NULL
+WITH p, max(c.reverted_at) AS reverted_at, max(c.applied_at) AS applied_at, collect(c.text) AS failed
+WHERE reverted_at <= $cooled
+MATCH (p)-[:derived_from]->(e:Node)
+WHERE e.kind = 'event' AND e.created_at >= reverted_at AND e.created_at >= $since AND e.created_at <= $now
+  AND NOT e.status IN $ignore_statuses
+WITH p, reverted_at, applied_at, failed, e.session AS s, count(e) AS n, max(e.created_at) AS last
+WITH p, reverted_at, applied_at, failed, count(s) AS sessions, CAST(sum(n) AS INT64) AS recurrence,
+     max(last) AS last_seen
+WHERE recurrence >= $min_recurrence AND sessions >= $min_sessions
+OPTIONAL MATCH (q:Proposal)-[:proposal_about]->(p)
+WHERE q.status = 'pending' OR (q.status = 'skipped' AND q.decided_at >= last_seen)
+WITH p, reverted_at, applied_at, failed, sessions, recurrence, last_seen, count(q) AS blocking
+WHERE blocking = 0
+RETURN p.id AS id, p.pattern_key AS key, p.text AS text, p.priority AS priority, p.area AS area,
+       recurrence, sessions, last_seen, reverted_at, applied_at, failed
+ORDER BY recurrence DESC, last_seen DESC, id
+
+// name: lc_pattern_actions
+// Every suggested action among a pattern's occurrences, oldest first (the next-best text after a revert).
+MATCH (p:Node {id: $id})-[:derived_from]->(e:Node)
+WHERE e.kind = 'event' AND e.action IS NOT NULL AND e.action <> ''
+RETURN e.action AS action
+ORDER BY e.created_at, e.id
+
+// name: lc_first_event
+// When kg started watching this workspace: its first event.
+MATCH (e:Node)
+WHERE e.kind = 'event'
+RETURN min(e.created_at) AS first
+
+// name: lc_pending_count
+// How many proposals of one type wait. (Not lc_proposals: in kuzu 0.11.3 its OPTIONAL MATCHes, run in the
+// transaction that just created a proposal, returned undecodable strings once a workspace had ~30 of them.)
+MATCH (q:Proposal)
+WHERE q.status = 'pending' AND q.type = $type
+RETURN count(q) AS n
+
+// name: lc_promoted_since
+// Promotions into each file since the start of the day (applied changes and promotion proposals): the
+// per-file budget of a cycle counts them, so a second cycle the same day promotes nothing more.
+MATCH (c:Change)
+WHERE c.kind = 'promotion' AND c.applied_at >= $since AND c.applied_at <= $now AND c.source = 'auto'
+RETURN c.target AS target, count(c) AS n
+UNION ALL
+MATCH (q:Proposal)
+WHERE q.type = 'promotion' AND q.created_at >= $since AND q.created_at <= $now
+RETURN q.target AS target, count(q) AS n

@@ -80,3 +80,16 @@ def test_pin_and_reinforce(run_kg):
     run_kg("cycle --now 2027-01-01T10:00")
     shown = run_kg(f"show {eid} --json").json["node"]
     assert (shown["priority"], shown["stale"], shown["status"]) == ("high", False, "pending")
+
+
+@pytest.mark.parametrize("args", ["propose --now 2026-06-01", "conflicts --now 2026-06-01", "retention --now 2026-06-01",
+                                  "status --now 2026-06-01T06:00"])
+def test_now_is_accepted_after_any_subcommand(run_kg, args):
+    r = run_kg(args)
+    assert r.exit_code == 0, r.stderr
+
+
+def test_why_with_now_after_the_line(run_kg):
+    r = run_kg(["why", "- nobody wrote this", "--now", "2026-06-01"])
+    assert (r.exit_code, r.stderr) == (1, "")
+    assert r.stdout.startswith("not found: - nobody wrote this\n")

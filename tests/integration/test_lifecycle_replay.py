@@ -38,13 +38,14 @@ def schedule() -> dict[int, list[tuple]]:
              "action": "Run database migrations before deploying the API"}
     s = {"category": "insight", "tags": ["procedure"], "pattern_key": "deploy.rollback",
              "action": "Roll back with the previous image tag, then page the on-call"}
-    for i in range(3):                       # A, B, C: three sessions, promoted on day 2
-        add(i, "error", "git push failed: authentication required", session=f"s{i}", **a)
+    for i in range(21):                      # A, B, C: daily in one long session (one session does not
+        s_ = "s0" if i < 20 else "s1"         # promote), then in a second: promoted on day 20, with a
+        add(i, "error", "git push failed: authentication required", session=s_, **a)   # 20-day baseline
+        add(i, "error", "numpy 2 broke the CI build", session=s_, **b)
+        add(i, "learning", "answer was far too long", session=s_, **c)
+    for i in range(21, 28):                  # A stops; B keeps its rate: ineffective; C doubles: made worse
         add(i, "error", "numpy 2 broke the CI build", session=f"s{i}", **b)
         add(i, "learning", "answer was far too long", session=f"s{i}", **c)
-    for i in (4, 6, 8):                      # B keeps its rate: ineffective on day 9
-        add(i, "error", "numpy 2 broke the CI build", session=f"s{i}", **b)
-    for i in range(3, 9):                    # C doubles its rate: made worse on day 9
         add(i, "learning", "answer was far too long", session=f"s{i}", **c)
     for i in (10, 11, 12):                   # D: AGENTS.md, proposed on day 12, approved on day 13
         add(i, "learning", "API deployed before its migration ran", session=f"d{i}", **d)
@@ -124,9 +125,9 @@ def test_promotions_happen_on_the_right_day(replay):
     _, _, reports, _, _ = replay
     got = [(d, p["pattern_key"], p["target"], p["mode"]) for d, p in _days(reports, "promoted")]
     assert got == [
-        (2, "git.push.auth", "TOOLS.md", "auto"),
-        (2, "pip.numpy", "TOOLS.md", "auto"),
-        (2, "answers.long", "MEMORY.md", "auto"),
+        (20, "git.push.auth", "TOOLS.md", "auto"),
+        (20, "pip.numpy", "TOOLS.md", "auto"),
+        (20, "answers.long", "MEMORY.md", "auto"),
     ]
     proposed = [(d, p["type"], p.get("pattern_key"), p["target"]) for d, p in _days(reports, "proposed")]
     assert (12, "promotion", "migrations.order", "AGENTS.md") in proposed
@@ -139,22 +140,29 @@ def test_verification_verdicts_on_the_right_day(replay):
     _, _, reports, _, _ = replay
     got = [(d, v["pattern_key"], v["verdict"], v["action"], v["overdue"]) for d, v in _days(reports, "verified")]
     assert got == [
-        (9, "git.push.auth", "confirmed", "keep", "none"),
-        (9, "pip.numpy", "ineffective", "revert", "none"),
-        (9, "answers.long", "made_worse", "revert", "none"),
-        (20, "migrations.order", "inconclusive", "extend", "none"),
+        (20, "migrations.order", "inconclusive", "extend", "none"),      # a 3-day burst is no baseline
         (27, "migrations.order", "inconclusive", "extend", "remind"),
-        (33, "deploy.rollback", "confirmed", "keep", "none"),       # the skill approved on day 26
+        (27, "git.push.auth", "confirmed", "keep", "none"),               # 20-day baseline, then nothing
+        (27, "pip.numpy", "ineffective", "revert", "none"),
+        (27, "answers.long", "made_worse", "revert", "none"),
+        (33, "deploy.rollback", "inconclusive", "extend", "none"),        # the skill approved on day 26
         (34, "migrations.order", "inconclusive", "extend", "request_evidence"),
-        (39, "git.push.auth", "confirmed", "keep", "none"),         # monthly from here on
-        (41, "migrations.order", "inconclusive", "auto_revert", "revert"),
-        (63, "deploy.rollback", "confirmed", "keep", "none"),
+        (40, "deploy.rollback", "confirmed", "keep", "none"),
+        (41, "migrations.order", "ineffective", "auto_revert", "revert"),  # the deadline: the majority decides
+        (41, "git.push.auth", "confirmed", "keep", "none"),               # every 14 days from here on
+        (54, "deploy.rollback", "confirmed", "keep", "none"),
+        (55, "git.push.auth", "confirmed", "keep", "none"),
+        (68, "deploy.rollback", "confirmed", "keep", "none"),
         (69, "git.push.auth", "confirmed", "keep", "none"),
-        (93, "deploy.rollback", "confirmed", "keep", "none"),
-        (99, "git.push.auth", "confirmed", "keep", "none"),
+        (82, "deploy.rollback", "confirmed", "keep", "none"),
+        (83, "git.push.auth", "confirmed", "keep", "none"),
+        (96, "deploy.rollback", "confirmed", "keep", "none"),
+        (97, "git.push.auth", "confirmed", "keep", "none"),
+        (110, "deploy.rollback", "confirmed", "keep", "none"),
+        (111, "git.push.auth", "confirmed", "keep", "none"),
     ]
     reverted = [(d, r["pattern_key"], r["status"]) for d, r in _days(reports, "reverted")]
-    assert reverted == [(9, "pip.numpy", "reverted"), (9, "answers.long", "reverted"),
+    assert reverted == [(27, "pip.numpy", "reverted"), (27, "answers.long", "reverted"),
                         (41, "migrations.order", "auto_reverted")]
     assert [d for d, _ in _days(reports, "reminders")] == [27]
     assert [d for d, _ in _days(reports, "evidence_requested")] == [34]
@@ -162,21 +170,25 @@ def test_verification_verdicts_on_the_right_day(replay):
 
 def test_verdicts_carry_their_numbers(replay):
     _, _, reports, _, _ = replay
-    v = {x["pattern_key"]: x for x in reports[9]["verified"]}
-    assert (v["pip.numpy"]["before"], v["pip.numpy"]["after"]) == (3, 3)
-    assert v["answers.long"]["after"] == 6 and v["answers.long"]["ratio"] >= 1.5
-    assert "before 3 in 7.0d" in v["git.push.auth"]["summary"]
+    v = {x["pattern_key"]: x for x in reports[27]["verified"]}
+    assert (v["pip.numpy"]["before"], v["pip.numpy"]["after"]) == (21, 7)
+    assert v["answers.long"]["after"] == 14 and v["answers.long"]["ratio"] >= 1.25
+    assert "before 21 (" in v["git.push.auth"]["summary"] and "95% interval" in v["git.push.auth"]["summary"]
+    st = v["pip.numpy"]["stats"]
+    assert st["p_not_enough"] >= 0.95 and st["not_counted"] == ["trigger"] and st["days_after"] == 7.0
+    deadline = next(x for x in reports[41]["verified"] if x["pattern_key"] == "migrations.order")
+    assert deadline["stats"]["deadline"] is True and "the majority decides" in deadline["summary"]
 
 
 def test_made_worse_raises_a_critical_item_and_a_critical_fix(replay):
     ws, _, reports, _, _ = replay
-    logged = reports[9]["logged"]
+    logged = reports[27]["logged"]
     assert [(x["kind"], x["priority"]) for x in logged] == [("learning", "medium"), ("error", "critical")]
     critical_id = logged[1]["id"]
     node = ws.show(critical_id)["node"]       # by day 119 it has decayed; decay kept what it was
     assert (node["entry_type"], node["base_priority"]) == ("error", "critical")
-    assert "made things worse" in node["text"] and "2.00×" in node["details"]
-    fixes = [p for p in reports[9]["proposed"] if p["type"] == "critical_fix"]
+    assert "made things worse" in node["text"] and "made_worse: ratio 2.20×" in node["details"]
+    fixes = [p for p in reports[27]["proposed"] if p["type"] == "critical_fix"]
     assert [p["entry"] for p in fixes] == [critical_id]
 
 
@@ -231,9 +243,9 @@ def test_memory_and_tools_files_at_the_end(replay):
     memory = (ws.root / "MEMORY.md").read_text()
     assert memory.startswith(MEMORY_HUMAN.split("## Self-Improvement Principles\n")[0])
     assert "Hand-written principle.\n" in memory and "five sentences" not in memory
-    # on day 2 C was in MEMORY.md; after its revert on day 9 MEMORY.md is byte for byte what the human wrote
-    assert b"five sentences" in snapshots[2]["MEMORY.md"]
-    assert snapshots[9]["MEMORY.md"] == MEMORY_HUMAN.encode()
+    # on day 20 C was in MEMORY.md; after its revert on day 27 MEMORY.md is byte for byte what the human wrote
+    assert b"five sentences" in snapshots[20]["MEMORY.md"]
+    assert snapshots[27]["MEMORY.md"] == MEMORY_HUMAN.encode()
     assert not (ws.root / "AGENTS.md").exists()        # created on day 13, removed again by the day-41 revert
     skill = (ws.root / "memory/skills/deploy-rollback.md").read_text()
     assert "Roll back with the previous image tag" in skill

@@ -99,71 +99,13 @@ def test_plan_wording():
     assert "TOOLS.md" in p.hypothesis and "4x in 2 sessions" in p.hypothesis
 
 
-# -- verification ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("before,span,after,after_days,kind", [
-    (3, 3.0, 0, 7.0, verify.CONFIRMED),           # stopped
-    (6, 30.0, 1, 7.0, verify.INCONCLUSIVE),       # 0.2/d before, 0.14/d after: ratio 0.71
-    (3, 7.0, 1, 7.0, verify.CONFIRMED),           # 0.43 → 0.14: ratio 0.33
-    (3, 7.0, 3, 7.0, verify.INEFFECTIVE),         # same rate
-    (3, 7.0, 6, 7.0, verify.WORSE),               # doubled
-    (3, 7.0, 1, 1.0, verify.INCONCLUSIVE),        # ratio 2.3 but one event is not enough
-    (0, 0.0, 0, 7.0, verify.INCONCLUSIVE),        # nothing to compare with
-    (3, 7.0, 0, 0.0, verify.INCONCLUSIVE),        # no time since the change
-])
-def test_judge(before, span, after, after_days, kind):
-    v = verify.judge(before, span, after, after_days, LP)
-    assert v.kind == kind
-    assert f"before {before} in" in v.summary and f"after {after} in" in v.summary
-
-
-def test_judge_stretches_a_burst_to_the_minimum_baseline():
-    v = verify.judge(3, 0.01, 0, 7, LP)
-    assert v.before_days == LP.verification.min_baseline_days and v.rate_before == round(3 / 7, 4)
-
-
+# -- verification (the verdicts themselves: test_lifecycle_verdicts.py) -------------------------------------
 @pytest.mark.parametrize("days,stage", [
     (0, "none"), (6, "none"), (7, "remind"), (13, "remind"), (14, "request_evidence"), (20, "request_evidence"),
     (21, "revert"), (90, "revert"),
 ])
 def test_overdue_stage(days, stage):
     assert verify.overdue_stage(T0, T0 + days * D, LP) == stage
-
-
-def _v(kind):
-    return verify.Verdict(kind, 3, 0, 7, 7, 0.4, 0.0, 0.0, kind)
-
-
-@pytest.mark.parametrize("status,kind,due_days,action,new_status,critical", [
-    ("applied", verify.CONFIRMED, 0, "keep", "confirmed", False),
-    ("applied", verify.INEFFECTIVE, 0, "revert", "reverted", False),
-    ("applied", verify.WORSE, 0, "revert", "reverted", True),
-    ("applied", verify.INCONCLUSIVE, 0, "extend", "applied", False),
-    ("applied", verify.INCONCLUSIVE, 7, "extend", "applied", False),
-    ("applied", verify.INCONCLUSIVE, 14, "extend", "applied", False),
-    ("applied", verify.INCONCLUSIVE, 21, "auto_revert", "auto_reverted", False),
-    ("confirmed", verify.INCONCLUSIVE, 60, "keep", "confirmed", False),
-    ("confirmed", verify.INEFFECTIVE, 0, "revert", "reverted", False),
-])
-def test_transition(status, kind, due_days, action, new_status, critical):
-    now = T0 + due_days * D
-    t = verify.transition(status=status, next_check=T0, due_since=None, verdict=_v(kind), now=now, policy=LP)
-    assert (t.action, t.status, t.critical) == (action, new_status, critical)
-    if action == "keep":
-        assert t.next_check == now + LP.verification.monitor_days * D and t.due_since is None
-    if action == "extend":
-        assert t.next_check == now + LP.verification.extend_days * D and t.due_since == T0
-
-
-def test_transition_keeps_the_overdue_clock_from_the_first_due_date():
-    t = verify.transition(status="applied", next_check=T0 + 14 * D, due_since=T0, verdict=_v(verify.INCONCLUSIVE),
-                          now=T0 + 14 * D, policy=LP)
-    assert t.overdue == "request_evidence" and t.due_since == T0
-
-
-def test_monitoring_window_is_the_last_month():
-    w = verify.windows(T0, T0 + 90 * D, LP, monitoring=True)
-    assert w.after_from == T0 + 60 * D and w.before_from == T0 - 30 * D and w.before_to == T0
-    assert verify.windows(T0, T0 + 7 * D, LP, monitoring=False).after_from == T0
 
 
 # -- decay -----------------------------------------------------------------------------------------------------

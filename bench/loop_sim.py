@@ -1,0 +1,314 @@
+"""Does the learning loop keep the rules that help and remove the ones that do not? A seeded simulator of
+histories where the truth is known, driving the REAL loop: a real workspace, `ws.log` for every occurrence,
+`api.cycle` once a simulated day (`now` replayed), `api.approve` for the proposals a simulated user accepts.
+
+Each pattern recurs as a Poisson process (rate drawn from --rate, optionally drifting on its own, optionally
+with bursty days). When kg applies a rule for it, its rate is multiplied by the rule's true effect:
+effective (× 0.05–0.45), ineffective (× 0.85–1.15) or harmful (× 1.6–2.6), drawn with the --mix shares.
+The user approves promotion proposals after 0–3 days (--delay) and leaves verification requests alone.
+
+Beside kg, two deciders see the same events: a **baseline** (kg's former rule: rate after vs the 30 days
+before, a 7-day floor, a verdict at day 7 then monthly, auto-revert when undecided at 28 days), and the **best
+possible** (an oracle that knows each pattern's true base rate and burst days and decides by the Bayes
+posterior of the effect class over the effect mix, on exactly the occurrences kg saw while the rule was live).
+
+    python bench/loop_sim.py --seeds 1,2,3                 # the full run (40 patterns, 120 days)
+    python bench/loop_sim.py --seeds 4 --drift 0.5 --burst 0.2 --mix 40/40/20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+T0 = datetime(2026, 1, 5)
+DAY = timedelta(days=1)
+CLASSES = ("effective", "ineffective", "harmful")
+EFFECT = {"effective": (0.05, 0.45), "ineffective": (0.85, 1.15), "harmful": (1.6, 2.6)}
+LABEL = {"confirmed": "effective", "ineffective": "ineffective", "made_worse": "harmful"}
+
+
+@dataclass
+class Pattern:
+    key: str
+    rate: float
+    cls: str
+    effect: float
+    drift: float          # the base rate at day d is rate × (1 + drift × d / days)
+    target: str           # "auto" (TOOLS.md) or "propose" (AGENTS.md)
+    live: bool = False
+    # what happened
+    applied: list[float] = field(default_factory=list)     # days kg applied a rule
+    reverted: list[float] = field(default_factory=list)
+    verdicts: list[tuple[float, str]] = field(default_factory=list)   # (day, decisive verdict)
+    events: list[tuple[float, bool]] = field(default_factory=list)    # (day, a burst extra?)
+
+
+def base_rate(p: Pattern, day: float, days: int) -> float:
+    return p.rate * max(0.05, 1 + p.drift * day / days)
+
+
+def make_patterns(rng: random.Random, n: int, mix: tuple[float, float, float], rate: tuple[float, float],
+                  drift: float, days: int) -> list[Pattern]:
+    out = []
+    for i in range(n):
+        cls = rng.choices(CLASSES, weights=mix)[0]
+        lo, hi = EFFECT[cls]
+        out.append(Pattern(key=f"sim.p{i:02d}", rate=rng.uniform(*rate), cls=cls, effect=rng.uniform(lo, hi),
+                           drift=rng.uniform(-drift, drift), target="propose" if rng.random() < 0.3 else "auto"))
+    return out
+
+
+def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float], rate: tuple[float, float],
+                drift: float, burst: float, delay: int, root: Path,
+                patterns: list[Pattern] | None = None) -> dict[str, Any]:
+    """One history through the real loop; returns the patterns with what happened to each. `patterns`:
+    given ones instead of drawn ones (a test's fixed cases)."""
+    import kg
+    from kg.lifecycle import api
+
+    rng = random.Random(seed)
+    pats = patterns if patterns is not None else make_patterns(rng, n, mix, rate, drift, days)
+    by_key = {p.key: p for p in pats}
+    ws = kg.init_workspace(root / f"ws-{seed}")
+    approvals: dict[int, list[int]] = {}
+    t_start = time.perf_counter()
+    with ws:
+        for day in range(days):
+            todays = []
+            for p in pats:
+                lam = base_rate(p, day, days) * (p.effect if p.live else 1.0)
+                k = _poisson(rng, lam)
+                for _ in range(k):
+                    todays.append((rng.uniform(8, 18), p, False))
+                if k and burst and rng.random() < burst:
+                    todays += [(rng.uniform(8, 18), p, True) for _ in range(rng.randint(2, 5))]
+            todays.sort(key=lambda t: t[0])
+            for hour, p, extra in todays:
+                at = T0 + day * DAY + timedelta(hours=hour)
+                session = f"s{day:03d}-{int(hour) // 4}"
+                fields = ({"area": "tooling"} if p.target == "auto" else {"area": "backend", "category": "workflow"})
+                ws.log("error", f"{p.key} went wrong again", now=at, session=session, pattern_key=p.key,
+                       action=f"Avoid the {p.key} mistake", link=False, **fields)
+                p.events.append((day + hour / 24, extra))
+            for number, key in approvals.pop(day, []):
+                r = api.approve(ws, number, now=T0 + day * DAY + timedelta(hours=19))
+                if r.get("action") == "applied":
+                    by_key[key].live = True
+                    by_key[key].applied.append(day + 19 / 24)
+            try:
+                rep = api.cycle(ws, now=T0 + day * DAY + timedelta(hours=20)).as_dict()
+            except Exception:
+                if os.environ.get("SIM_KEEP"):
+                    print(f"failed on day {day}: {ws.root}", file=sys.stderr)
+                    sys.stderr.flush()
+                    os._exit(3)
+                raise
+            for v in rep["verified"]:
+                p = by_key[v["pattern_key"]]
+                if v["verdict"] != "inconclusive" or v["action"] == "auto_revert":
+                    p.verdicts.append((day + 20 / 24, v["verdict"] if v["action"] != "auto_revert" else "ineffective"))
+            for r in rep["reverted"]:
+                p = by_key[r["pattern_key"]]
+                p.live = False
+                p.reverted.append(day + 20 / 24)
+            for r in rep["promoted"]:
+                p = by_key[r["pattern_key"]]
+                p.live = True
+                p.applied.append(day + 20 / 24)
+            for q in rep["proposed"]:
+                if q["type"] == "promotion":
+                    approvals.setdefault(day + 1 + rng.randint(0, delay) if delay else day + 1, []).append((q["number"], q["pattern_key"]))
+    return {"patterns": pats, "seconds": time.perf_counter() - t_start}
+
+
+def _poisson(rng: random.Random, lam: float) -> int:
+    k, t = 0, rng.expovariate(1.0) if lam > 0 else math.inf
+    while t < lam:
+        k += 1
+        t += rng.expovariate(1.0)
+    return k
+
+
+# -- judging what happened ---------------------------------------------------------------------------------------
+def live_periods(p: Pattern, until: float) -> list[tuple[float, float]]:
+    ends = [*p.reverted]
+    return [(a, ends[i] if i < len(ends) else until) for i, a in enumerate(p.applied) if a < until]
+
+
+def oracle(p: Pattern, until: float, days: int, mix: tuple[float, float, float]) -> tuple[str, bool]:
+    """The best decision on the occurrences kg saw while a rule was live, knowing the true base rate and which
+    occurrences were burst extras: the posterior of the effect class over the mix. (label, keep)."""
+    spans = [(a, min(b, until)) for a, b in live_periods(p, until)]
+    k = sum(1 for t, extra in p.events if not extra and any(a <= t < b for a, b in spans))
+    expo = sum(_integral(p, a, b, days) for a, b in spans)
+    logs: dict[str, list[float]] = {}
+    for cls in CLASSES:
+        lo, hi = EFFECT[cls]
+        grid = [lo + (hi - lo) * (i + 0.5) / 40 for i in range(40)]
+        logs[cls] = [k * math.log(m * expo) - m * expo if expo > 0 else 0.0 for m in grid]
+    top = max(x for v in logs.values() for x in v)
+    post = {cls: w * sum(math.exp(x - top) for x in logs[cls]) / 40 for cls, w in zip(CLASSES, mix)}
+    label = max(post, key=post.get)
+    return label, post["effective"] > post["ineffective"] + post["harmful"]
+
+
+def _integral(p: Pattern, a: float, b: float, days: int) -> float:
+    steps = max(1, int((b - a) * 4))
+    h = (b - a) / steps
+    return sum(base_rate(p, a + (i + 0.5) * h, days) for i in range(steps)) * h
+
+
+def baseline(p: Pattern, days: int) -> tuple[str | None, float | None, bool]:
+    """kg's former rule on the first live period: (first decisive label, its day, keep at the end)."""
+    if not p.applied:
+        return None, None, True
+    t0 = p.applied[0]
+    end = p.reverted[0] if p.reverted else days
+    times = [t for t, _ in p.events]
+    before = [t for t in times if t0 - 30 <= t < t0]
+    bdays = min(max(t0 - before[0], 7.0), 30.0) if before else 7.0
+    rb = len(before) / bdays
+    label, when, check, status = None, None, t0 + 7, "applied"
+    while check <= end:
+        since = t0 if status == "applied" else max(t0, check - 30)
+        after = sum(1 for t in times if since <= t < check)
+        ra = after / (check - since)
+        ratio = ra / rb if rb > 0 else None
+        if after == 0 or (ratio is not None and ratio <= 0.5):
+            v = "confirmed"
+        elif after >= 2 and ratio is not None and ratio >= 1.5:
+            v = "made_worse"
+        elif after >= 2 and ratio is not None and ratio >= 0.8:
+            v = "ineffective"
+        else:
+            v = "inconclusive"
+        if v == "inconclusive" and status == "applied" and check - t0 >= 28:
+            v = "ineffective"
+        if v != "inconclusive" and label is None:
+            label, when = v, check - t0
+        if v in ("ineffective", "made_worse"):
+            return label, when, False
+        if v == "confirmed":
+            status = "confirmed"
+        check += 30 if status == "confirmed" else 7
+    return label, when, True
+
+
+def score(hist: list[dict[str, Any]], days: int, mix: tuple[float, float, float]) -> dict[str, dict[str, Any]]:
+    rows: dict[str, list] = {"kg": [], "baseline": [], "best": []}
+    for h in hist:
+        for p in h["patterns"]:
+            if not p.applied:
+                continue
+            eff = p.cls == "effective"
+            live_end = len(p.applied) > len(p.reverted)
+            first = p.verdicts[0] if p.verdicts else None
+            first_keep = (first[1] == "confirmed") if first else None
+            rows["kg"].append(dict(
+                eff=eff, first_right=None if first is None else first_keep == eff,
+                end_right=live_end == eff, label=None if first is None else LABEL[first[1]] == p.cls,
+                reverted=bool(p.reverted), permanent=bool(p.reverted) and not live_end,
+                days=None if first is None else first[0] - p.applied[0], left=live_end and not eff))
+            b_label, b_days, b_keep = baseline(p, days)
+            rows["baseline"].append(dict(
+                eff=eff, first_right=None if b_label is None else (b_label == "confirmed") == eff,
+                end_right=b_keep == eff, label=None if b_label is None else LABEL[b_label] == p.cls,
+                reverted=not b_keep, permanent=not b_keep, days=b_days, left=b_keep and not eff))
+            o_first = oracle(p, first[0], days, mix) if first else None
+            o_label, o_keep = oracle(p, days, days, mix)
+            rows["best"].append(dict(
+                eff=eff, first_right=None if o_first is None else o_first[1] == eff, end_right=o_keep == eff,
+                label=(o_first or (o_label, o_keep))[0] == p.cls, reverted=not o_keep, permanent=not o_keep,
+                days=None if first is None else first[0] - p.applied[0], left=o_keep and not eff))
+    return {name: _summary(r) for name, r in rows.items()}
+
+
+def _pct(xs: list[bool]) -> float | None:
+    return round(100 * sum(xs) / len(xs), 1) if xs else None
+
+
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    eff = [r for r in rows if r["eff"]]
+    bad = [r for r in rows if not r["eff"]]
+    days = [r["days"] for r in rows if r["days"] is not None]
+    return {
+        "rules": len(rows), "effective": len(eff),
+        "first_right": _pct([r["first_right"] for r in rows if r["first_right"] is not None]),
+        "end_right": _pct([r["end_right"] for r in rows]),
+        "label_right": _pct([r["label"] for r in rows if r["label"] is not None]),
+        "effective_reverted": _pct([r["reverted"] for r in eff]), "effective_reverted_n": sum(r["reverted"] for r in eff),
+        "effective_permanent_n": sum(r["permanent"] for r in eff),
+        "bad_left_applied": _pct([r["left"] for r in bad]),
+        "undecided": sum(r["days"] is None for r in rows),
+        "median_days": round(statistics.median(days), 1) if days else None,
+    }
+
+
+ROWS = [("keep/revert right, at the first decisive verdict (%)", "first_right"),
+        ("keep/revert right, at the end (%)", "end_right"),
+        ("verdict label right (%)", "label_right"),
+        ("effective rules reverted (%)", "effective_reverted"),
+        ("  of them (n) / still reverted at the end (n)", "eff_n"),
+        ("ineffective or harmful still applied at the end (%)", "bad_left_applied"),
+        ("median days to a decisive verdict", "median_days"),
+        ("rules never decided", "undecided")]
+
+
+def table(title: str, s: dict[str, dict[str, Any]]) -> str:
+    out = [title, f"| | kg | baseline (former rule) | best possible |", "|---|---|---|---|"]
+    for label, key in ROWS:
+        cells = []
+        for name in ("kg", "baseline", "best"):
+            d = s[name]
+            cells.append(f"{d['effective_reverted_n']} / {d['effective_permanent_n']}" if key == "eff_n"
+                         else str(d.get(key)))
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    out.append(f"({s['kg']['rules']} promoted rules, {s['kg']['effective']} effective)")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", default="1,2,3", help="comma-separated seeds, one history each")
+    ap.add_argument("--patterns", type=int, default=40)
+    ap.add_argument("--days", type=int, default=120)
+    ap.add_argument("--mix", default="60/30/10", help="effective/ineffective/harmful shares")
+    ap.add_argument("--rate", default="0.1-1.0", help="daily recurrence rates, lo-hi")
+    ap.add_argument("--drift", type=float, default=0.0, help="base rates drift by up to ±this over the history")
+    ap.add_argument("--burst", type=float, default=0.0, help="chance a day with an occurrence brings 2-5 more")
+    ap.add_argument("--delay", type=int, default=3, help="approval delay, 0..N days")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    mix = tuple(float(x) for x in a.mix.split("/"))
+    lo, hi = (float(x) for x in a.rate.split("-"))
+    seeds = [int(s) for s in a.seeds.split(",")]
+    hist = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in seeds:
+            hist.append(run_history(seed, n=a.patterns, days=a.days, mix=mix, rate=(lo, hi), drift=a.drift,
+                                    burst=a.burst, delay=a.delay, root=Path(tmp)))
+    s = score(hist, a.days, mix)
+    if a.json:
+        print(json.dumps({"args": vars(a), "scores": s, "seconds": [round(h["seconds"], 1) for h in hist]}))
+    else:
+        print(table(f"seeds {a.seeds}, mix {a.mix}, rates {a.rate}/day, drift ±{a.drift}, burst {a.burst}, "
+                    f"{a.patterns} patterns × {a.days} days", s))
+        print(f"seconds per history: {', '.join(str(round(h['seconds'])) for h in hist)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    raise SystemExit(main())

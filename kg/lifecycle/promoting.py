@@ -1,0 +1,127 @@
+"""The promote step of a cycle: select the ready patterns (new ones, and reverted ones that keep recurring),
+rank them by impact, fill in the best few from their events, and apply or propose within the budgets.
+
+Selection is by named queries, decisions are the pure functions of `promote` and `verify`, writes go through
+`Lifecycle.apply` and `Lifecycle._new_proposal`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kg.lifecycle import promote, verify
+
+
+def ready_rows(lc: Any) -> list[dict[str, Any]]:
+    """Every pattern ready to promote, ranked by impact, with its figures only. Recovery rows carry
+    `failed` (the reverted texts) and `reverted_at`."""
+    p, r = lc.lp.promotion, lc.lp.recovery
+    since = lc.now - p.window_days * verify.DAY
+    rows = lc.st.run("lc_promotion_candidates", pattern_statuses=["active"], since=since, now=lc.now,
+                     ignore_statuses=list(p.ignore_event_statuses), min_recurrence=p.min_recurrence,
+                     min_sessions=p.min_sessions)
+    rows = [x for x in rows if promote.eligible(int(x["recurrence"]), int(x["sessions"]), lc.lp)]
+    back = lc.st.run("lc_recovery_candidates", since=since, now=lc.now, cooled=lc.now - r.cooldown_days * verify.DAY,
+                     ignore_statuses=list(p.ignore_event_statuses), min_recurrence=r.min_recurrence,
+                     min_sessions=r.min_sessions)
+    return promote.rank([*rows, *back], lc.lp)
+
+
+def fill(lc: Any, rows: list[dict[str, Any]]) -> list[promote.Candidate]:
+    """Candidates from `ready_rows()` rows, with what their window's events say."""
+    p = lc.lp.promotion
+    if not rows:
+        return []
+    since = lc.now - p.window_days * verify.DAY
+    events: dict[str, list[dict[str, Any]]] = {}
+    for e in lc.st.run("lc_window_events", ids=[r["id"] for r in rows], since=since, now=lc.now,
+                       ignore_statuses=list(p.ignore_event_statuses)):
+        events.setdefault(e["pattern"], []).append(e)
+    out = []
+    for r in rows:
+        evs = events.get(r["id"], [])
+        actions = [e["action"] for e in evs if e["action"]]
+        failed: tuple[str, ...] = tuple(r.get("failed") or ())
+        every: tuple[str, ...] = ()
+        note = ""
+        if failed:
+            every = tuple(a["action"] for a in lc.st.run("lc_pattern_actions", id=r["id"]))
+            note = _relapse_note(lc, r)
+        out.append(promote.Candidate(
+            pattern_id=r["id"], key=r["key"] or r["id"], summary=r["text"] or "", recurrence=int(r["recurrence"]),
+            sessions=int(r["sessions"]), priority=_dominant([e["priority"] for e in evs]) or r["priority"],
+            area=_dominant([e["area"] for e in evs]) or r["area"],
+            category=_dominant([e["category"] for e in evs]), entry_type=_dominant([e["entry_type"] for e in evs]),
+            action=actions[-1] if actions else None,
+            tags=tuple(sorted({t for e in evs for t in (e["tags"] or [])})),
+            sources=tuple(e["source"] or "" for e in evs), event_ids=tuple(e["id"] for e in evs),
+            failed=failed, actions=every, note=note))
+    return out
+
+
+def _relapse_note(lc: Any, r: dict[str, Any]) -> str:
+    """Whether the pattern came back once its rule was gone (the rule worked, the revert was wrong)."""
+    times = [e["created_at"] for e in lc.st.run("lc_pattern_times", id=r["id"], now=lc.now)]
+    applied, reverted = r["applied_at"], r["reverted_at"]
+    live = (sum(applied <= t < reverted for t in times), verify._days(applied, reverted))
+    since = (sum(reverted <= t <= lc.now for t in times), verify._days(reverted, lc.now))
+    p = verify.revert_looks_wrong(live, since, lc.lp)
+    level = 1 - lc.lp.verification.error_rate
+    head = "the revert looks wrong" if p >= level else "no sign the old rule worked"
+    return (f"Since the revert it recurred {since[0]}x in {since[1]:.0f}d, while the rule was live {live[0]}x in "
+            f"{live[1]:.0f}d: {head} (P = {p:.3f}, needs {level:.2f}).")
+
+
+def promote_all(lc: Any) -> None:
+    """Apply or propose the ready patterns, best first, within the budgets; the rest wait. The per-file
+    budget counts what this day's cycles already promoted, so a second cycle with the same `now` changes
+    nothing."""
+    b = lc.lp.budget
+    budget = promote.Budget(lc.lp, {k: [x.text for x in d.lines] for k, d in lc.desired().items()})
+    day = lc.now.replace(hour=0, minute=0, second=0, microsecond=0)
+    for r in lc.st.run("lc_promoted_since", since=day, now=lc.now):
+        budget.per_file[r["target"]] = budget.per_file.get(r["target"], 0) + int(r["n"])
+    rows = ready_rows(lc)
+    for cand in fill(lc, rows[:b.max_examined]):   # one read of their events (each read scans the edges)
+        plan = promote.plan(cand, lc.lp)
+        if cand.failed and plan.mode == "ask" and "revert looks wrong" not in cand.note:
+            lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason":
+                                      "reverted and recurring, but no new action to try and no sign the old "
+                                      "rule worked: log the fix with --action"})
+            continue
+        why = budget.why_not(plan.file, plan.block, plan.text)
+        if why:
+            lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason": why})
+            continue
+        budget.take(plan.file, plan.block, plan.text)
+        _carry_out(lc, plan, recovered=bool(cand.failed))
+    if len(rows) > b.max_examined:
+        lc.report.waiting.append({"pattern_key": f"{len(rows) - b.max_examined} more", "target": "",
+                                  "reason": f"a cycle reads at most {b.max_examined} ready patterns"})
+
+
+def _carry_out(lc: Any, plan: promote.Plan, *, recovered: bool) -> None:
+    if plan.mode == "auto":
+        change = lc.apply(plan, source="auto", proposal=0)
+        if change and recovered:
+            lc.report.promoted[-1]["recovered"] = True
+        return
+    number = lc._new_proposal(
+        type="promotion", target=plan.file, target_kind=plan.target, change=plan.change,
+        text=plan.text, hypothesis=plan.hypothesis, priority=plan.priority, area=plan.area,
+        category=plan.category, motivation=plan.motivation, evidence=list(plan.event_ids),
+        risk=plan.risk, effort=plan.effort, impact=plan.impact, node=plan.pattern_id)
+    lc.report.proposed.append({"number": number, "type": "promotion", "pattern_key": plan.key,
+                               "target": plan.file, "mode": plan.mode, "text": plan.text, "recovered": recovered})
+
+
+def _dominant(values: list[Any]) -> Any:
+    """The most frequent non-empty value; ties go to the most recent (values are oldest first)."""
+    vals = [v for v in values if v]
+    if not vals:
+        return None
+    counts: dict[Any, int] = {}
+    for v in vals:
+        counts[v] = counts.get(v, 0) + 1
+    best = max(counts.values())
+    return next(v for v in reversed(vals) if counts[v] == best)

@@ -1,0 +1,65 @@
+"""The loop simulator at CI size: a few patterns whose truth is clear, a short history, the REAL loop (a real
+workspace, `ws.log`, `api.cycle` each simulated day, `api.approve` after a delay). The full run is
+`bench/loop_sim.py`."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+SPEC = importlib.util.spec_from_file_location("loop_sim", Path(__file__).parents[2] / "bench" / "loop_sim.py")
+sim = sys.modules.setdefault("loop_sim", importlib.util.module_from_spec(SPEC))
+SPEC.loader.exec_module(sim)
+DAYS = 56
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    pats = [
+        sim.Pattern("sim.effective.a", 0.9, "effective", 0.05, 0.0, "auto"),
+        sim.Pattern("sim.effective.b", 0.8, "effective", 0.1, 0.0, "propose"),   # approved after a delay
+        sim.Pattern("sim.ineffective", 0.9, "ineffective", 1.0, 0.0, "auto"),
+        sim.Pattern("sim.harmful", 0.7, "harmful", 2.5, 0.0, "auto"),
+    ]
+    return sim.run_history(3, n=len(pats), days=DAYS, mix=(60, 30, 10), rate=(0.1, 1.0), drift=0.0, burst=0.0,
+                           delay=3, root=tmp_path_factory.mktemp("sim"), patterns=pats)
+
+
+def test_every_pattern_was_promoted_and_judged(history):
+    for p in history["patterns"]:
+        assert p.applied, p.key
+        assert p.verdicts, p.key                  # a decisive verdict within the history
+        assert p.verdicts[0][0] - p.applied[0] <= 28   # by the deadline at the latest
+
+
+def test_the_loop_keeps_what_helps_and_removes_what_does_not(history):
+    end = {p.key: len(p.applied) > len(p.reverted) for p in history["patterns"]}
+    assert end == {"sim.effective.a": True, "sim.effective.b": True, "sim.ineffective": False,
+                   "sim.harmful": False}
+    labels = {p.key: p.verdicts[0][1] for p in history["patterns"]}
+    assert labels["sim.effective.a"] == labels["sim.effective.b"] == "confirmed"
+    assert labels["sim.ineffective"] in ("ineffective", "made_worse") and labels["sim.harmful"] in ("ineffective", "made_worse")
+
+
+def test_the_scores_compare_kg_with_a_baseline_and_the_best(history):
+    s = sim.score([history], DAYS, (60, 30, 10))
+    assert set(s) == {"kg", "baseline", "best"}
+    assert s["kg"]["rules"] == 4 and s["kg"]["end_right"] == 100.0 and s["kg"]["effective_permanent_n"] == 0
+    assert s["best"]["end_right"] == 100.0
+    table = sim.table("t", s)
+    assert "keep/revert right, at the end (%)" in table and "| kg | baseline (former rule) | best possible |" in table
+
+
+def test_the_oracle_and_the_baseline_are_the_decisions_they_claim():
+    p = sim.Pattern("x", 0.5, "effective", 0.2, 0.0, "auto", applied=[10.0])
+    rng = random.Random(1)
+    p.events = [(d + rng.random(), False) for d in range(10)] + [(d + 0.5, False) for d in range(12, 60, 10)]
+    assert sim.oracle(p, 60, 60, (60, 30, 10)) == ("effective", True)       # 5 in 50 days at a known 0.5/day
+    p.events += [(d + 0.7, False) for d in range(11, 60)]
+    assert sim.oracle(p, 60, 60, (60, 30, 10))[1] is False                  # ~1/day: not effective
+    label, _, keep = sim.baseline(p, 60)
+    assert label in ("ineffective", "made_worse") and keep is False

@@ -1,0 +1,210 @@
+"""The verdict as a statistical test, recovery and budgets: pure functions, table-driven, no database."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+
+import pytest
+
+from kg.lifecycle import promote, stats, verify
+from kg.lifecycle.policy import LifecyclePolicy
+from kg.policy import packaged
+
+LP = LifecyclePolicy.from_mapping(packaged("lifecycle"))
+T0 = datetime(2026, 3, 1, 9, 0)
+D = timedelta(days=1)
+
+
+def days(*xs: float) -> list[datetime]:
+    return [T0 + x * D for x in xs]
+
+
+def counts(before: float, t_before: float, after: float, t_after: float) -> verify.Counts:
+    return verify.Counts(int(before), int(after), before, t_before, after, t_after, ())
+
+
+# -- the statistics -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("a,b,x,expected", [
+    (2, 3, 0.5, 0.6875),
+    (0.5, 0.5, 0.3, 2 / math.pi * math.asin(math.sqrt(0.3))),
+    (1, 1, 0.25, 0.25),
+    (5, 5, 0.5, 0.5),
+    (3, 1, 0.9, 0.9 ** 3),
+])
+def test_betainc(a, b, x, expected):
+    assert stats.betainc(a, b, x) == pytest.approx(expected, abs=1e-9)
+
+
+def test_ratio_quantile_inverts_the_cdf():
+    q = stats.ratio_quantile(0.3, 4, 10, 9, 20)
+    assert stats.p_ratio_below(q, 4, 10, 9, 20) == pytest.approx(0.3, abs=1e-6)
+
+
+# -- the evidence -----------------------------------------------------------------------------------------------
+def test_the_first_occurrence_and_the_trigger_are_not_counted():
+    c = verify.evidence(days(0, 1, 2), T0 + 2.5 * D, T0 + 9.5 * D, LP)
+    assert (c.before, c.k_before) == (3, pytest.approx(1.0, abs=0.02))  # only the middle one counts
+    assert c.t_before == pytest.approx(2.5, abs=0.05) and c.left_out[:2] == ("first", "trigger")
+    assert (c.after, c.t_after) == (0, 7.0)
+
+
+def test_a_burst_day_counts_at_most_max_per_day():
+    c = verify.evidence(days(0, 10, 20, *[25 + i / 100 for i in range(10)]), T0 + 24 * D, T0 + 30 * D, LP)
+    assert c.after == 10 and c.k_after == LP.verification.max_per_day
+    assert f"7 over {LP.verification.max_per_day}/day" in c.left_out
+
+
+def test_time_an_earlier_change_was_live_is_not_the_base_rate():
+    times = days(0, 5, 10, 11, 12, 30, 31, 32, 40, 41, 42)
+    whole = verify.evidence(times, T0 + 42.5 * D, T0 + 50 * D, LP)
+    cut = verify.evidence(times, T0 + 42.5 * D, T0 + 50 * D, LP, excluded=[(T0 + 12.5 * D, T0 + 35 * D)])
+    assert cut.t_before < whole.t_before - 15 and cut.k_before < whole.k_before
+    assert "3 while an earlier change was live" in cut.left_out
+
+
+# -- the verdict ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("before,t_before,after,t_after,kind", [
+    (60, 60, 0, 14, verify.CONFIRMED),          # 1/day, then nothing for two weeks
+    (60, 60, 2, 21, verify.CONFIRMED),          # cut to ~0.1×
+    (60, 60, 14, 14, verify.INEFFECTIVE),       # the same rate
+    (60, 60, 35, 14, verify.WORSE),             # 2.5×
+    (60, 60, 9, 14, verify.INCONCLUSIVE),       # ~0.64×: between the thresholds, not yet decisive
+    (1, 3, 0, 7, verify.INCONCLUSIVE),          # a three-day burst is no baseline: nothing is decisive yet
+    (0, 0, 3, 7, verify.INCONCLUSIVE),          # no history before
+    (10, 20, 0, 0, verify.INCONCLUSIVE),        # no time since the change
+])
+def test_judge(before, t_before, after, t_after, kind):
+    v = verify.judge(counts(before, t_before, after, t_after), LP)
+    assert v.kind == kind
+    assert v.decisive == (kind != verify.INCONCLUSIVE)
+    assert f"before {before} (" in v.summary and f"after {after} in" in v.summary
+
+
+def test_the_numbers_behind_a_verdict():
+    v = verify.judge(counts(60, 60, 14, 14), LP)
+    assert v.p_not_enough >= 1 - LP.verification.error_rate and v.p_cut < 0.5
+    lo, hi = v.interval
+    assert lo < v.ratio < hi and 0.5 < v.ratio < 1.5
+    assert "95% interval" in v.summary and "P(ratio > 0.5)" in v.summary
+
+
+def test_the_deadline_lets_the_majority_decide():
+    c = counts(20, 40, 2, 14)          # ~0.29×, but not at 95 % yet
+    assert verify.judge(c, LP).kind == verify.INCONCLUSIVE
+    assert verify.judge(c, LP, deadline=True).kind == verify.CONFIRMED
+    c = counts(20, 40, 6, 14)          # ~0.86×
+    assert verify.judge(c, LP, deadline=True).kind == verify.INEFFECTIVE
+
+
+def test_a_confirmed_rule_is_reverted_on_weaker_evidence():
+    c = counts(3, 8, 20, 60)           # a thin baseline: 95 % is out of reach, the median says no effect
+    assert verify.judge(c, LP).kind == verify.INCONCLUSIVE
+    assert verify.judge(c, LP, monitoring=True).kind in (verify.INEFFECTIVE, verify.WORSE)
+
+
+def test_the_population_prior_tightens_a_thin_baseline():
+    assert verify.population_prior([(2, 5)] * 4, LP) == (0.0, 0.0)   # too few changes
+    shape, rate = verify.population_prior([(2, 5), (3, 6), (1, 8), (4, 5), (2, 4), (3, 9)], LP)
+    assert 0 < shape <= LP.verification.prior_max_events and shape / rate == pytest.approx(15 / 37, rel=0.01)
+    c = counts(1, 2, 3, 14)
+    assert (verify.judge(c, LP, prior=(shape, rate)).interval[1] < verify.judge(c, LP).interval[1])
+
+
+def test_assess_is_evidence_then_judge():
+    times = days(*range(0, 60), 61, 70)
+    v = verify.assess(times, T0 + 60.5 * D, T0 + 75 * D, LP)
+    assert v.kind == verify.CONFIRMED and v.before == 60 and v.after == 2
+
+
+def test_the_issue_burst_case_is_not_confirmed_on_an_empty_first_week():
+    # a pattern at 0.1/day promoted on a burst of three: a quiet first week proves nothing
+    v = verify.assess(days(0, 1, 2), T0 + 2.5 * D, T0 + 9.5 * D, LP)
+    assert v.kind == verify.INCONCLUSIVE
+
+
+# -- transitions ----------------------------------------------------------------------------------------------
+def _v(kind):
+    return verify.Verdict(kind, 3, 0, 7, 7, 0.4, 0.0, 0.0, kind)
+
+
+@pytest.mark.parametrize("status,kind,due_days,action,new_status,critical", [
+    ("applied", verify.CONFIRMED, 0, "keep", "confirmed", False),
+    ("applied", verify.INEFFECTIVE, 0, "revert", "reverted", False),
+    ("applied", verify.WORSE, 0, "revert", "reverted", True),
+    ("applied", verify.INCONCLUSIVE, 0, "extend", "applied", False),
+    ("applied", verify.INCONCLUSIVE, 7, "extend", "applied", False),
+    ("applied", verify.INCONCLUSIVE, 14, "extend", "applied", False),
+    ("applied", verify.INEFFECTIVE, 21, "auto_revert", "auto_reverted", False),   # decided at the deadline
+    ("confirmed", verify.INCONCLUSIVE, 60, "keep", "confirmed", False),
+    ("confirmed", verify.INEFFECTIVE, 0, "revert", "reverted", False),
+])
+def test_transition(status, kind, due_days, action, new_status, critical):
+    now = T0 + due_days * D
+    t = verify.transition(status=status, next_check=T0, due_since=None, verdict=_v(kind), now=now, policy=LP)
+    assert (t.action, t.status, t.critical) == (action, new_status, critical)
+    if action == "keep":
+        assert t.next_check == now + LP.verification.monitor_days * D and t.due_since is None
+    if action == "extend":
+        assert t.next_check == now + LP.verification.extend_days * D and t.due_since == T0
+
+
+def test_a_human_confirmation_wins_over_the_evidence():
+    t = verify.transition(status="confirmed", next_check=T0, due_since=None, verdict=_v(verify.INEFFECTIVE),
+                          now=T0, policy=LP, human=True)
+    assert (t.action, t.status) == ("keep", "confirmed") and "a human decision wins" in t.evidence
+
+
+def test_is_deadline():
+    assert verify.is_deadline("applied", None, T0, T0 + 21 * D, LP)
+    assert not verify.is_deadline("applied", None, T0, T0 + 20 * D, LP)
+    assert not verify.is_deadline("confirmed", None, T0, T0 + 90 * D, LP)
+
+
+# -- recovery ---------------------------------------------------------------------------------------------------
+def test_a_revert_looks_wrong_when_the_pattern_came_back():
+    assert verify.revert_looks_wrong((1, 30), (12, 20), LP) >= 0.95      # quiet while live, back after
+    assert verify.revert_looks_wrong((10, 30), (7, 20), LP) < 0.5        # the same rate: the rule did nothing
+
+
+@pytest.mark.parametrize("actions,failed,expected", [
+    (["Use SSH", "Use SSH", "Use a token"], ["Use SSH"], "Use a token"),
+    (["Use SSH", "Use a token", "Use a token"], [], "Use a token"),
+    (["Use SSH"], ["use  ssh"], None),                                    # the summary is no next try
+    ([], [], None),
+])
+def test_next_text(actions, failed, expected):
+    assert promote.next_text(actions, "push failed", failed, LP) == expected
+
+
+def test_a_recovery_with_nothing_new_asks():
+    c = promote.Candidate("pat-1", "git.push", "push failed", 4, 2, area="tooling", action="Use SSH",
+                          failed=("Use SSH",), actions=("Use SSH",))
+    p = promote.plan(c, LP)
+    assert p.mode == "ask" and p.file == "TOOLS.md" and "Reverted before: 'Use SSH'" in p.motivation
+    c2 = promote.Candidate("pat-1", "git.push", "push failed", 4, 2, area="tooling", action="Use a token",
+                           failed=("Use SSH",), actions=("Use SSH", "Use a token"))
+    p2 = promote.plan(c2, LP)
+    assert (p2.mode, p2.text) == ("auto", "Use a token")
+
+
+# -- budgets ----------------------------------------------------------------------------------------------------
+def test_budget_per_file_and_per_block():
+    b = promote.Budget(LP, {("TOOLS.md", "kaizen-kg"): ["x"] * (LP.budget.max_block_lines - 1)})
+    assert b.why_not("TOOLS.md", "kaizen-kg", "new") == ""
+    b.take("TOOLS.md", "kaizen-kg", "new")
+    assert "holds" in b.why_not("TOOLS.md", "kaizen-kg", "more")
+    fresh = promote.Budget(LP, {})
+    for _ in range(LP.budget.per_file_per_cycle):
+        assert fresh.why_not("MEMORY.md", "kaizen-kg", "r") == ""
+        fresh.take("MEMORY.md", "kaizen-kg", "r")
+    assert "this cycle already" in fresh.why_not("MEMORY.md", "kaizen-kg", "r")
+    assert "characters" in promote.Budget(LP, {}).why_not("A.md", "kaizen-kg", "x" * LP.budget.max_block_chars)
+
+
+def test_rank_puts_high_impact_first():
+    rows = [{"id": "a", "recurrence": 3, "priority": "low", "last_seen": T0},
+            {"id": "b", "recurrence": 3, "priority": "critical", "last_seen": T0},
+            {"id": "c", "recurrence": 9, "priority": "low", "last_seen": T0},
+            {"id": "d", "recurrence": 4, "priority": "low", "last_seen": T0}]
+    assert [r["id"] for r in promote.rank(rows, LP)] == ["c", "b", "d", "a"]
