@@ -107,7 +107,7 @@ class BM25:
 
 
 def run(data: Path, conversations: int | None = None, *, edges: bool = True, quiet: bool = False,
-        pick: list[int] | None = None) -> dict:
+        pick: list[int] | None = None, cache: Path | None = None) -> dict:
     import json
 
     samples = json.loads(data.read_text(encoding="utf-8"))[:conversations]
@@ -118,9 +118,15 @@ def run(data: Path, conversations: int | None = None, *, edges: bool = True, qui
     empty = {"kg": 0, "bm25": 0}
     for sample in samples:
         with tempfile.TemporaryDirectory() as tmp:
-            ws = kg.init_workspace(Path(tmp) / "ws")
+            root = (cache / f"{sample.get('sample_id', '?')}{'' if edges else '-no-edges'}" if cache
+                    else Path(tmp) / "ws")
             t0 = time.perf_counter()
-            turns = load(ws, sample, edges=edges)
+            if root.exists() and (root / "memory").exists():  # loaded by an earlier run (--cache)
+                ws, turns = kg.open_workspace(root), sum(len(sample["conversation"][f"session_{n}"])
+                                                          for n in session_keys(sample["conversation"]))
+            else:
+                ws = kg.init_workspace(root)
+                turns = load(ws, sample, edges=edges)
             load_s = time.perf_counter() - t0
             conv = sample["conversation"]
             docs = [(t["dia_id"], " ".join(x for x in turn_text(t) if x))
@@ -177,16 +183,18 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--conversations", type=int, default=None)
     parser.add_argument("--no-edges", action="store_true", help="ablation: do not link consecutive turns")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="keep each loaded conversation's workspace here and reuse it on later runs")
     parser.add_argument("--split", type=int, default=None, metavar="N",
                         help="report the first N conversations (tuned on) and the rest (held out) separately")
     args = parser.parse_args()
     if args.split is None:
-        print(table(run(args.data, args.conversations, edges=not args.no_edges)))
+        print(table(run(args.data, args.conversations, edges=not args.no_edges, cache=args.cache)))
         return
     total = args.conversations or 5
     for title, pick in ((f"conversations 1-{args.split} (tuned on)", list(range(args.split))),
                         (f"conversations {args.split + 1}-{total} (held out)", list(range(args.split, total)))):
-        print(f"\n{title}\n" + table(run(args.data, edges=not args.no_edges, pick=pick)))
+        print(f"\n{title}\n" + table(run(args.data, edges=not args.no_edges, pick=pick, cache=args.cache)))
 
 
 if __name__ == "__main__":

@@ -262,12 +262,13 @@ class Workspace:
                 self._in_store.depth -= 1
 
     @contextmanager
-    def reading(self, *, buffer_pool_mb: int = 256) -> Iterator[Store]:
+    def reading(self, *, buffer_pool_mb: int = 256, max_threads: int = 1) -> Iterator[Store]:
         """The graph for a one-off read (search, inject, recall, the session brief). When the journal holds
         nothing to apply, it is opened read-only with a small page cache: no migration check, no WAL settings,
         and tens of MB less resident memory than a writer's open. Otherwise (entries to apply, a graph not
         made or not migrated yet, or one already open in this process) it is `store()`, which applies the
-        journal first, so a reader never misses an acknowledged entry."""
+        journal first, so a reader never misses an acknowledged entry. One query thread: a one-off read's
+        queries are small, and each worker thread costs resident memory."""
         with self._mutex:
             if self._held is not None or not self.graph_path.exists():
                 with self.store() as st:
@@ -278,7 +279,7 @@ class Workspace:
                 with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", read_only=True,
                                 lock_timeout=self.lock_timeout, unless=self.journal.has_pending,
                                 queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
-                                buffer_pool_mb=buffer_pool_mb) as st:
+                                buffer_pool_mb=buffer_pool_mb, max_threads=max_threads) as st:
                     if st is not None:
                         entered = True
                         self._held, self._held_read_only = st, True

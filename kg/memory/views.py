@@ -80,7 +80,7 @@ class Direct:
                 for i in ids for r in self.st.run("memory_neighbours_of", id=i, limit=per_node)]
 
     def between(self, start: datetime, end: datetime, limit: int) -> list[dict[str, Any]]:
-        return self.st.run("memory_nodes_between", start=start, end=end, limit=limit)
+        return self.st.run("memory_nodes_between", after=start, before=end, limit=limit)
 
     def recent(self, limit: int) -> list[dict[str, Any]]:
         return self.st.run("memory_recent", limit=limit)

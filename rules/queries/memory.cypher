@@ -98,7 +98,7 @@ LIMIT $limit
 
 // name: memory_nodes_between
 // Events and knowledge of a time window a query names (newest first), besides the full-text hits.
-MATCH (n:Node) WHERE n.created_at >= $start AND n.created_at < $end AND n.kind <> 'pattern'
+MATCH (n:Node) WHERE n.created_at >= $after AND n.created_at < $before AND n.kind <> 'pattern'
 RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.details AS details,
        n.category AS category, n.priority AS priority, n.status AS status, n.session AS session,
        n.tags AS tags, n.context AS context, n.pinned AS pinned, n.created_at AS created_at,
