@@ -729,14 +729,14 @@ class Workspace:
             since_at = since if isinstance(since, datetime) else clock.parse_since(since, clock.now(now))
         if limit < 1:
             raise UsageError("--limit must be at least 1")
-        with self.store() as st:
+        with self.reading() as st:
             rows = st.run("nodes_list", kind=kind, entry_type=entry_type, status=status, priority=priority,
                           area=area.lower() if area else None, since=since_at, limit=limit)
         return [_jsonable(r) for r in rows]
 
     def status(self, *, now: datetime | str | None = None, limit: int = 10) -> dict[str, Any]:
         at = clock.now(now)
-        with self.store() as st:
+        with self.reading() as st:
             counts = st.run("count_by_kind")
             edges = st.run("count_edges")
             sessions = st.run("count_sessions")[0]["n"]

@@ -78,3 +78,8 @@ def test_reads_open_the_graph_read_only_and_still_see_every_acknowledged_entry(w
     assert not ws.journal.has_pending()
     block = inject.inject(ws, "gradle caches", now="2026-01-10")
     assert "gradle caches" in block["block"]
+
+
+def test_an_empty_memory_has_no_results(ws):
+    assert search.search(ws, "anything at all", now="2026-01-10") == []
+    assert search.render([], "anything at all") == "No results for 'anything at all'"
