@@ -67,29 +67,33 @@ def term_weights(terms: list[str], df: dict[str, int], nodes: int) -> dict[str, 
     return {t: (0.0 if df.get(t, UNKNOWN) == 0 else idf.get(t, top) / top) for t in terms}
 
 
-def _table_df(st: Any, terms: list[str], link_rules: Any) -> tuple[dict[str, int], int] | None:
-    """Exact document frequencies from the keyword table, or None when the table was never filled."""
+def _table_df(st: Any, terms: list[str], link_rules: Any,
+              memo: dict[str, int | None]) -> tuple[dict[str, int], int] | None:
+    """Exact document frequencies from the keyword table, or None when the table was never filled. `memo`
+    keeps the lookups of a graph that has not changed since (the in-process cache's)."""
     from kg.linking import DOCS_KEY
 
-    docs = st.run("link_terms_df", term=DOCS_KEY)
-    if not docs:
+    def df(key: str) -> int | None:
+        if key not in memo:
+            rows = st.run("link_terms_df", term=key)
+            memo[key] = int(rows[0]["df"] or 0) if rows else None
+        return memo[key]
+
+    docs = df(DOCS_KEY)
+    if docs is None:
         return None
     out: dict[str, int] = {}
     for t in terms:
         key = keyword(t, link_rules)
-        if key is None:
-            out[t] = UNKNOWN
-            continue
-        rows = st.run("link_terms_df", term=key)
-        out[t] = int(rows[0]["df"] or 0) if rows else 0
-    return out, int(docs[0]["df"] or 0)
+        out[t] = UNKNOWN if key is None else (df(key) or 0)
+    return out, docs
 
 
 def plan_query(st: Any, terms: list[str], rules: SearchRules, link_rules: Any,
-               common: Callable[[], tuple[int, dict[str, int]]]) -> Plan:
+               common: Callable[[], tuple[int, dict[str, int]]], memo: dict[str, int | None] | None = None) -> Plan:
     """The index query for `terms`. `common()` gives the common-term list, used when the keyword table is
     empty (there, a term missing from the list is of unknown frequency, not absent)."""
-    found = _table_df(st, terms, link_rules)
+    found = _table_df(st, terms, link_rules, {} if memo is None else memo)
     if found is None:
         nodes, listed = common()
         df = {t: listed.get(t, UNKNOWN) for t in terms}

@@ -194,7 +194,7 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
         share = session_share(best_sessions, row["session"], node_id in best)
         parts = {
             "text": text_score[node_id] if node_id in bm25 else min(1.0, pulled.get(node_id, 0.0)),
-            "fuzzy": coverage(terms, plan.weights, set(words(body)), rules.fuzzy_min),
+            "fuzzy": coverage(terms, plan.weights, v.words(node_id, body), rules.fuzzy_min),
             "graph": min(1.0, support.get(node_id, 0.0) + rules.w_session * share),
             "recency": recency(row["reinforced_at"] or row["created_at"], now, rules.half_life_days),
             "importance": importance(row, rules),
@@ -203,7 +203,7 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
             parts["date"] = dates.weight(windows, row["created_at"])
         kind = row["entry_type"] or row["kind"]
         where = f"graph {node_id} ({kind}" + (f", session {row['session']}" if row["session"] else "") + ")"
-        hits.append(Hit("graph", node_id, kind, row["text"], snippet(body, terms, rules.snippet_chars),
+        hits.append(Hit("graph", node_id, kind, row["text"], body,  # cut to a snippet once ranked
                         combine(parts, rules, w_date), where, iso(row["created_at"]), row["session"],
                         list(row["tags"] or []), {k: round(v, 4) for k, v in parts.items()}))
     return hits
@@ -308,7 +308,7 @@ def _file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, 
                  "graph": 0.0, "recency": recency(at, now, rules.half_life_days),
                  "importance": FILE_PRIOR.get(source, 0.4)}
         rel = str(path.relative_to(ws.root))
-        hits.append(Hit(source, f"{rel}:{number}", "file", body, snippet(body, terms, rules.snippet_chars),
+        hits.append(Hit(source, f"{rel}:{number}", "file", body, body,
                         combine(parts, rules), f"{rel}:{number}", at.isoformat(),
                         path.stem if source == "sessions" else None, [],
                         {k: round(v, 4) for k, v in parts.items()}))
@@ -339,7 +339,7 @@ def collapse(hits: list[Hit]) -> list[Hit]:
     `hits` must be sorted best first. Pure."""
     groups: dict[str, list[Hit]] = {}
     for h in hits:
-        groups.setdefault(clean(h.text, one_line=True).lower(), []).append(h)
+        groups.setdefault(" ".join((h.text or "").lower().split()), []).append(h)
     out = []
     for group in groups.values():
         lead = min(group, key=lambda h: (h.source != "graph", h.kind == "pattern", -h.score))
@@ -388,7 +388,9 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     hits: list[Hit] = []
     match = "terms"
     with ws.reading() as st:
-        p = plan_query(st, terms, rules, link_rules, lambda: common_terms(ws, st))
+        cache = cached_view(ws, st)
+        memo = cache.memo.setdefault("df", {}) if cache is not None else None
+        p = plan_query(st, terms, rules, link_rules, lambda: common_terms(ws, st), memo)
         graph_args = dict(now=at, kinds=kinds, entry_types=entry_types, since=since_at, session=session,
                           limit=limit, windows=windows, w_date=mrules.dates.w_date,
                           window_candidates=mrules.dates.window_candidates)
@@ -398,7 +400,7 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
                 replaced = fuzzy_replacements(st, p.absent, rules, link_rules)
                 if replaced:
                     p = plan_query(st, [replaced.get(t, t) for t in terms], rules, link_rules,
-                                   lambda: common_terms(ws, st))
+                                   lambda: common_terms(ws, st), memo)
                     p.replaced = replaced
                     hits = _graph_hits(ws, st, p, rules, **graph_args)
                     match = "fuzzy"
@@ -413,11 +415,13 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
     hits = collapse(hits)
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
+    hits = hits[:limit]
     for h in hits:
         h.score = round(h.score, 4)
         h.also.sort()
         h.match = match
-    return hits[:limit]
+        h.snippet = snippet(h.snippet, p.terms, rules.snippet_chars)
+    return hits
 
 
 RELAXED = {"fuzzy": "nothing held every word as written; matched similar words instead",

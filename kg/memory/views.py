@@ -11,6 +11,7 @@ from typing import Any
 
 from kg.journal import write_atomic
 from kg.memory.rules import memory_rules
+from kg.text import words
 
 COMMON_FILE = "common-terms.json"
 
@@ -85,6 +86,9 @@ class Direct:
     def recent(self, limit: int) -> list[dict[str, Any]]:
         return self.st.run("memory_recent", limit=limit)
 
+    def words(self, node_id: str, body: str) -> set[str]:
+        return set(words(body))
+
 
 def _newest(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     rows = sorted(rows, key=lambda n: n["id"])
@@ -119,6 +123,14 @@ class Cached:
 
     def recent(self, limit: int) -> list[dict[str, Any]]:
         return _newest([n for n in self.nodes.values() if n["kind"] != "pattern"], limit)
+
+    def words(self, node_id: str, body: str) -> set[str]:
+        """A node's words, tokenised once per cache (search re-ranks the same nodes query after query)."""
+        memo = self.memo.setdefault("words", {})
+        found = memo.get(node_id)
+        if found is None:
+            found = memo[node_id] = set(words(body))
+        return found
 
 
 def _stamp(ws: Any) -> tuple:
