@@ -23,7 +23,6 @@ class DateRules:
     window_candidates: int
     months: tuple[str, ...]
     month_abbreviations: tuple[str, ...]
-    weekdays: tuple[str, ...]
     relative: dict[str, tuple[int, int]]
     ago_words: tuple[str, ...]
     day_units: tuple[str, ...]
@@ -47,7 +46,7 @@ class DateRules:
         return cls(w_date=d.number("w_date", 0, 10), slack_days=int(d.number("slack_days", 0, 31)),
                    window_candidates=int(d.number("window_candidates", 0, 10000)),
                    months=tuple(m.lower() for m in months), month_abbreviations=tuple(m.lower() for m in abbreviations),
-                   weekdays=tuple(w.lower() for w in d.strings("weekdays")), relative=relative,
+                   relative=relative,
                    ago_words=tuple(d.strings("ago_words")), day_units=tuple(d.strings("day_units")),
                    week_units=tuple(d.strings("week_units")), month_units=tuple(d.strings("month_units")))
 

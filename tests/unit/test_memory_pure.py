@@ -304,3 +304,12 @@ def test_inject_fit_respects_budget_and_order():
     kept, dropped = inject.fit(ranked, 300, "## Memory (kg)")
     assert len(inject.render_block("## Memory (kg)", kept)) <= 300
     assert dropped == 10 - len(kept) and [i.ref for i in kept] == [f"les-{i}" for i in range(len(kept))]
+
+
+def test_bad_date_rules_are_refused_with_the_key():
+    from kg.errors import RulesError
+
+    data = packaged("memory")
+    bad = {**data, "dates": {**data["dates"], "relative": {"yesterday": [0, -1]}}}
+    with pytest.raises(RulesError, match=r"rules/memory.toml: dates.relative.yesterday: must be \[start, end\]"):
+        MemoryRules.from_mapping(bad)
