@@ -106,17 +106,27 @@ class BM25:
         return [self.ids[i] for _, i in scores[:k]]
 
 
-def run(data: Path, conversations: int | None = None, *, edges: bool = True, quiet: bool = False) -> dict:
+def run(data: Path, conversations: int | None = None, *, edges: bool = True, quiet: bool = False,
+        pick: list[int] | None = None, cache: Path | None = None) -> dict:
     import json
 
     samples = json.loads(data.read_text(encoding="utf-8"))[:conversations]
+    if pick is not None:
+        samples = [samples[i] for i in pick if i < len(samples)]
     totals = {"kg": defaultdict(list), "bm25": defaultdict(list)}
     timings = []
+    empty = {"kg": 0, "bm25": 0}
     for sample in samples:
         with tempfile.TemporaryDirectory() as tmp:
-            ws = kg.init_workspace(Path(tmp) / "ws")
+            root = (cache / f"{sample.get('sample_id', '?')}{'' if edges else '-no-edges'}" if cache
+                    else Path(tmp) / "ws")
             t0 = time.perf_counter()
-            turns = load(ws, sample, edges=edges)
+            if root.exists() and (root / "memory").exists():  # loaded by an earlier run (--cache)
+                ws, turns = kg.open_workspace(root), sum(len(sample["conversation"][f"session_{n}"])
+                                                          for n in session_keys(sample["conversation"]))
+            else:
+                ws = kg.init_workspace(root)
+                turns = load(ws, sample, edges=edges)
             load_s = time.perf_counter() - t0
             conv = sample["conversation"]
             docs = [(t["dia_id"], " ".join(x for x in turn_text(t) if x))
@@ -139,6 +149,7 @@ def run(data: Path, conversations: int | None = None, *, edges: bool = True, qui
                     baseline = base.rank(qa["question"], max(KS))
                     cat = CATEGORIES.get(qa.get("category"), str(qa.get("category")))
                     for name, got in (("kg", ranked), ("bm25", baseline)):
+                        empty[name] += not got
                         for k in KS:
                             r = len(ev & set(got[:k])) / len(ev)
                             totals[name][(cat, k)].append(r)
@@ -146,6 +157,7 @@ def run(data: Path, conversations: int | None = None, *, edges: bool = True, qui
         if not quiet:
             print(f"  {sample.get('sample_id', '?')}: {turns} turns loaded in {load_s:.1f}s", file=sys.stderr)
     out = {name: {f"{cat}@{k}": sum(v) / len(v) for (cat, k), v in t.items()} for name, t in totals.items()}
+    out["empty"] = empty
     out["n"] = {cat: len(v) for (cat, k), v in totals["kg"].items() if k == KS[0]}
     timings.sort()
     out["search_ms_p50"] = 1000 * timings[len(timings) // 2] if timings else None
@@ -161,7 +173,8 @@ def table(result: dict) -> str:
         b10, k10 = result["bm25"][f"{c}@10"], result["kg"][f"{c}@10"]
         ratio = k10 / b10 if b10 else float("nan")
         lines.append(f"{c:<12} {result['n'][c]:>5} {b5:>8.3f} {k5:>8.3f} {b10:>8.3f} {k10:>8.3f} {ratio:>9.2f}")
-    lines.append(f"\nkg search p50 per question: {result['search_ms_p50']:.1f} ms (graph of one conversation)")
+    lines.append(f"\nquestions with no hits: kg {result['empty']['kg']}, bm25 {result['empty']['bm25']}")
+    lines.append(f"kg search p50 per question: {result['search_ms_p50']:.1f} ms (graph of one conversation)")
     return "\n".join(lines)
 
 
@@ -170,8 +183,18 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--conversations", type=int, default=None)
     parser.add_argument("--no-edges", action="store_true", help="ablation: do not link consecutive turns")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="keep each loaded conversation's workspace here and reuse it on later runs")
+    parser.add_argument("--split", type=int, default=None, metavar="N",
+                        help="report the first N conversations (tuned on) and the rest (held out) separately")
     args = parser.parse_args()
-    print(table(run(args.data, args.conversations, edges=not args.no_edges)))
+    if args.split is None:
+        print(table(run(args.data, args.conversations, edges=not args.no_edges, cache=args.cache)))
+        return
+    total = args.conversations or 5
+    for title, pick in ((f"conversations 1-{args.split} (tuned on)", list(range(args.split))),
+                        (f"conversations {args.split + 1}-{total} (held out)", list(range(args.split, total)))):
+        print(f"\n{title}\n" + table(run(args.data, edges=not args.no_edges, pick=pick, cache=args.cache)))
 
 
 if __name__ == "__main__":

@@ -143,7 +143,7 @@ def register(app: typer.Typer) -> None:
 
         with errors():
             ws = workspace(ctx)
-            with ws:  # one open graph for both reads
+            with ws.reading():  # one open graph for both reads, read-only
                 data = ws.status(now=now_of(ctx, now))
                 data["lifecycle"] = lifecycle_status(ws, now_of(ctx, now))
         emit(data, as_json, _render_status)

@@ -188,9 +188,10 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     lim = rules.limits
     session: str | None = None
     started = False
-    # One `ws.store()` for the whole call (nested calls share it), not `with ws:`: that marks repeated use, for
+    # One graph handle for the whole call (nested calls share it), not `with ws:`: that marks repeated use, for
     # which memory search first reads every node into a cache (~0.9 s at 100k nodes), a loss for one brief.
-    with ws.store() as st:
+    # Read-only (a smaller, cheaper open) unless a session is to be started.
+    with (ws.store() if start_session else ws.reading()) as st:
         if start_session:
             session, started = _ensure_session(ws, st, at, source)
         else:

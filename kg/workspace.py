@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from kg import clock, files
 from kg.entries import choice, prepare
-from kg.errors import KgError, NotFound, NoWorkspace, RulesError, StoreError, UsageError
+from kg.errors import KgError, NotFound, NoWorkspace, RulesError, SchemaError, StoreError, UsageError
 from kg.journal import Journal, write_atomic
 from kg.policy import RuleSet
 from kg.store import EDGE_TYPES, HIDDEN_COLUMNS, KNOWLEDGE_KINDS, Row, Store, check_label, existing_ids, plain
@@ -190,6 +190,7 @@ class Workspace:
         self.rules = RuleSet(rules_dir=rules_dir, workspace_overrides=self._read_overrides(),
                              workspace_source=str(root / "kg.toml"))
         self._held: Store | None = None
+        self._held_read_only = False  # the held handle is a `reading()` one: nothing to drain into
         self._held_cm: Any = None
         self._depth = 0
         self._mutex = threading.RLock()  # one thread at a time in the graph
@@ -251,13 +252,47 @@ class Workspace:
             self._in_store.depth = getattr(self._in_store, "depth", 0) + 1
             try:
                 if self._held is not None:
-                    self._drain(self._held)
+                    if not self._held_read_only:
+                        self._drain(self._held)
                     yield self._held
                     return
                 with self._opened(unless) as st:
                     yield st
             finally:
                 self._in_store.depth -= 1
+
+    @contextmanager
+    def reading(self, *, buffer_pool_mb: int = 256, max_threads: int = 1) -> Iterator[Store]:
+        """The graph for a one-off read (search, inject, recall, the session brief). When the journal holds
+        nothing to apply, it is opened read-only with a small page cache: no migration check, no WAL settings,
+        and tens of MB less resident memory than a writer's open. Otherwise (entries to apply, a graph not
+        made or not migrated yet, or one already open in this process) it is `store()`, which applies the
+        journal first, so a reader never misses an acknowledged entry. One query thread: a one-off read's
+        queries are small, and each worker thread costs resident memory."""
+        with self._mutex:
+            if self._held is not None or not self.graph_path.exists():
+                with self.store() as st:
+                    yield st
+                return
+            entered = False
+            try:
+                with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", read_only=True,
+                                lock_timeout=self.lock_timeout, unless=self.journal.has_pending,
+                                queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
+                                buffer_pool_mb=buffer_pool_mb, max_threads=max_threads) as st:
+                    if st is not None:
+                        entered = True
+                        self._held, self._held_read_only = st, True
+                        try:
+                            yield st
+                        finally:
+                            self._held, self._held_read_only = None, False
+            except (StoreError, SchemaError):  # not openable read-only (an old graph): the writer's way
+                if entered:
+                    raise
+            if not entered:
+                with self.store() as st:
+                    yield st
 
     @contextmanager
     def _opened(self, unless: Callable[[], bool] | None) -> Iterator[Store | None]:
@@ -697,14 +732,14 @@ class Workspace:
             since_at = since if isinstance(since, datetime) else clock.parse_since(since, clock.now(now))
         if limit < 1:
             raise UsageError("--limit must be at least 1")
-        with self.store() as st:
+        with self.reading() as st:
             rows = st.run("nodes_list", kind=kind, entry_type=entry_type, status=status, priority=priority,
                           area=area.lower() if area else None, since=since_at, limit=limit)
         return [_jsonable(r) for r in rows]
 
     def status(self, *, now: datetime | str | None = None, limit: int = 10) -> dict[str, Any]:
         at = clock.now(now)
-        with self.store() as st:
+        with self.reading() as st:
             counts = st.run("count_by_kind")
             edges = st.run("count_edges")
             sessions = st.run("count_sessions")[0]["n"]

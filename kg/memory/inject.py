@@ -116,9 +116,8 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
     except preferences.BrokenPreferences as exc:
         warnings.append(str(exc))
     seen: set[str] = set()
-    # search opens the graph itself (a second open in one process is refused), so it runs first
-    hits = search.search(ws, message, limit=30, now=at, sources=["graph"]) if terms else []
-    with ws.store() as st:
+    with ws.reading() as st:  # one open for the whole call: search inside shares the handle
+        hits = search.search(ws, message, limit=30, now=at, sources=["graph"]) if terms else []
         for h in hits:
             relevance = min(1.0, h.parts.get("text", 0) * 0.5 + h.parts.get("fuzzy", 0) * 0.5)
             if h.kind == "principle":

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kg.memory.dates import DateRules
 from kg.policy import RuleReader
 
 MEMORY_SOURCE = "rules/memory.toml"
@@ -18,6 +19,7 @@ class SearchRules:
     candidates: int
     max_terms: int
     common_fraction: float
+    common_floor: int
     w_text: float
     w_fuzzy: float
     w_graph: float
@@ -27,6 +29,9 @@ class SearchRules:
     fuzzy_min: float
     neighbour_decay: float
     expand_top: int
+    neighbours_per_hit: int
+    w_session: float
+    fuzzy_terms_min: float
     snippet_chars: int
     sources: tuple[str, ...]
     kind_weight: dict[str, float]
@@ -68,6 +73,7 @@ class MemoryRules:
     skills: SkillRules
     scores: ScoreRules
     retention: dict[str, Any]
+    dates: DateRules
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> MemoryRules:
@@ -83,11 +89,15 @@ class MemoryRules:
             candidates=int(s.number("candidates", 1, 10000)),
             max_terms=int(s.number("max_terms", 1, 64)),
             common_fraction=s.number("common_fraction", 0, 1),
+            common_floor=int(s.number("common_floor", 0)),
             **{w: s.number(w, 0, 10) for w in ("w_text", "w_fuzzy", "w_graph", "w_recency", "w_importance")},
             half_life_days=s.number("half_life_days", 0.01),
             fuzzy_min=s.number("fuzzy_min", 0, 100),
             neighbour_decay=s.number("neighbour_decay", 0, 1),
             expand_top=int(s.number("expand_top", 0, 1000)),
+            neighbours_per_hit=int(s.number("neighbours_per_hit", 1, 10000)),
+            w_session=s.number("w_session", 0, 1),
+            fuzzy_terms_min=s.number("fuzzy_terms_min", 0, 100),
             snippet_chars=int(s.number("snippet_chars", 20)),
             sources=sources,
             kind_weight={key: kind_weight.number(key, 0, 1) for key in kind_weight.data},
@@ -114,7 +124,7 @@ class MemoryRules:
                             trend_threshold=c.number("trend_threshold", 0))
         if scores.min >= scores.max:
             raise c.fail("min", f"must be below scores.max ({scores.max}), not {scores.min}")
-        return cls(search, inject, skills, scores, dict(r.get("retention", {})))
+        return cls(search, inject, skills, scores, dict(r.get("retention", {})), DateRules.from_reader(r.table("dates")))
 
 
 @dataclass(frozen=True)

@@ -26,13 +26,16 @@ from rapidfuzz import fuzz, process
 
 from kg import clock
 from kg.errors import UsageError
-from kg.journal import write_atomic
+from kg.memory import dates
 from kg.memory._common import iso
+from kg.memory.dates import Window
+from kg.memory.query import Plan, fuzzy_replacements, plan_query
 from kg.memory.rules import KNOWN_SOURCES, SearchRules, memory_rules
+from kg.memory.views import cached_view, common_terms, link_weight, refresh_common_terms, view
 from kg.store import KNOWLEDGE_KINDS
 from kg.text import clean, has_cjk, words
 
-COMMON_FILE = "common-terms.json"
+__all__ = ["Hit", "search", "render", "cached_view", "refresh_common_terms", "link_weight", "query_terms"]
 DAILY = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 LOG_LINE = re.compile(r"^###\s+\S+\s+\d{2}:\d{2}\s*[-–—]\s*(?:(?:Error|Insight|Correction|User preference|"
                       r"Feature request|Session summary [\d-]+):\s*)?(.*)$")
@@ -56,7 +59,9 @@ class Hit:
     session: str | None = None
     tags: list[str] = field(default_factory=list)
     parts: dict[str, float] = field(default_factory=dict)
-    also: list[str] = field(default_factory=list)
+    also: list[str] = field(default_factory=list)   # where else this memory is: mirrored lines, identical events
+    count: int = 1                                  # graph nodes of this memory (identical events collapse)
+    match: str = "terms"                            # terms | fuzzy (relaxed) | recent (nothing matched)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,17 +75,6 @@ def query_terms(query: str) -> list[str]:
         if w not in STOPWORDS and (len(w) > 1 or has_cjk(w)):
             seen.setdefault(w, None)
     return list(seen)
-
-
-def pick_index_terms(terms: list[str], df: dict[str, int], nodes: int, rules: SearchRules) -> list[str]:
-    """The terms sent to the full-text index: the rarer ones, at most `max_terms`. Terms missing from the
-    common-term list are rare. If every term is common, the two rarest are kept so the query still runs."""
-    limit = rules.common_fraction * nodes if nodes else math.inf
-    rare = [t for t in terms if df.get(t, 0) <= limit]
-    if not rare:
-        rare = sorted(terms, key=lambda t: (df.get(t, 0), -len(t), t))[:2]
-    rare.sort(key=lambda t: (df.get(t, 0), -len(t), t))
-    return rare[: rules.max_terms]
 
 
 def stem(term: str) -> str:
@@ -111,14 +105,6 @@ def coverage(terms: list[str], weights: dict[str, float], text_words: set[str], 
     return found / total if total else 0.0
 
 
-def link_weight(manual: bool | None, score: float | None) -> float:
-    """How much a neighbour counts: a link made by hand is a fact; an auto-link is a guess, worth half its own
-    score. Pure."""
-    if manual:
-        return 1.0
-    return 0.5 * min(1.0, max(0.0, float(score if score is not None else 0.5)))
-
-
 def recency(at: datetime | None, now: datetime, half_life_days: float) -> float:
     if at is None:
         return 0.0
@@ -140,10 +126,10 @@ def snippet(text: str, terms: list[str], width: int) -> str:
     return ("…" if start > 0 else "") + out + ("…" if start + width < len(flat) else "")
 
 
-def combine(parts: dict[str, float], rules: SearchRules) -> float:
+def combine(parts: dict[str, float], rules: SearchRules, w_date: float = 0.0) -> float:
     return (rules.w_text * parts.get("text", 0.0) + rules.w_fuzzy * parts.get("fuzzy", 0.0)
             + rules.w_graph * parts.get("graph", 0.0) + rules.w_recency * parts.get("recency", 0.0)
-            + rules.w_importance * parts.get("importance", 0.0))
+            + rules.w_importance * parts.get("importance", 0.0) + w_date * parts.get("date", 0.0))
 
 
 def importance(row: dict[str, Any], rules: SearchRules) -> float:
@@ -152,145 +138,48 @@ def importance(row: dict[str, Any], rules: SearchRules) -> float:
     return 1.0 if row.get("pinned") else (kind + prio) / 2
 
 
-# -- the common-term list -----------------------------------------------------------------------------------
-def _common_path(ws: Any) -> Path:
-    return ws.kg_dir / COMMON_FILE
-
-
-def refresh_common_terms(ws: Any, st: Any) -> int:
-    """Count document frequencies over every node and keep the common terms (above half the threshold, so a
-    rules change can move the line either way). Saved in memory/.kg/common-terms.json."""
-    rules = memory_rules(ws).search
-    df: Counter[str] = Counter()
-    n = 0
-    for row in st.run("memory_all_tokens"):
-        n += 1
-        df.update(set((row["tokens"] or "").split()))
-    keep = {t: c for t, c in df.items() if c > rules.common_fraction * n / 2 and c > 1}
-    doc = {"nodes": n, "df": dict(sorted(keep.items()))}
-    write_atomic(_common_path(ws), json.dumps(doc, ensure_ascii=False).encode("utf-8"))
-    ws.__dict__["_common_terms"] = (n, keep)
-    return len(keep)
-
-
-def _common_terms(ws: Any, st: Any) -> tuple[int, dict[str, int]]:
-    cached = ws.__dict__.get("_common_terms")
-    if cached is not None:
-        return cached
-    try:
-        doc = json.loads(_common_path(ws).read_text(encoding="utf-8"))
-        value = (int(doc["nodes"]), {str(k): int(v) for k, v in doc["df"].items()})
-    except (FileNotFoundError, ValueError, KeyError, TypeError, AttributeError):
-        value = (0, {})
-    count = st.run("memory_node_count")[0]["n"]
-    # Rebuilt when missing on a sizeable graph, or when the graph has doubled since.
-    if (value[0] == 0 and count >= 1000) or (value[0] and count > 2 * value[0]):
-        refresh_common_terms(ws, st)
-        return ws.__dict__["_common_terms"]
-    ws.__dict__["_common_terms"] = value
-    return value
-
-
-# -- reading the graph: direct queries, or an in-process cache -------------------------------------------------
-class _Direct:
-    """One-shot use (a CLI call): ask Kùzu for what this query needs."""
-
-    def __init__(self, st: Any):
-        self.st = st
-
-    def fts(self, q: str, k: int) -> list[dict[str, Any]]:
-        return self.st.run("memory_fts", q=q, k=k)
-
-    def neighbours(self, ids: list[str]) -> list[tuple[str, dict[str, Any], float]]:
-        if not ids:
-            return []
-        return [(r["src"], r, link_weight(r["manual"], r["link_score"]))
-                for r in self.st.run("memory_neighbours", ids=ids)]
-
-
-class _Cached:
-    """Repeated use in one process (`with ws:`): node fields and adjacency held in memory, because Kùzu 0.11.3
-    answers a lookup by id in milliseconds at 100k nodes (a scan, not an index probe). Rebuilt whenever the
-    graph's files change."""
-
-    def __init__(self, st: Any, stamp: tuple):
-        self.st, self.stamp = st, stamp
-        self.nodes = {r["id"]: r for r in st.run("memory_nodes_all")}
-        self.memo: dict[Any, Any] = {}  # lists derived from the nodes (inject's principles, watch list)
-        self.adj: dict[str, list[tuple[str, float]]] = {}
-        for r in st.run("memory_edges_all"):
-            w = link_weight(r["manual"], r["link_score"])
-            self.adj.setdefault(r["src"], []).append((r["dst"], w))
-            self.adj.setdefault(r["dst"], []).append((r["src"], w))
-
-    def fts(self, q: str, k: int) -> list[dict[str, Any]]:
-        return [{**self.nodes[r["id"]], "score": r["score"]} for r in self.st.run("memory_fts_ids", q=q, k=k)
-                if r["id"] in self.nodes]
-
-    def neighbours(self, ids: list[str]) -> list[tuple[str, dict[str, Any], float]]:
-        return [(i, self.nodes[j], w) for i in ids for j, w in self.adj.get(i, ()) if j in self.nodes]
-
-
-def _stamp(ws: Any) -> tuple:
-    out = []
-    for suffix in ("", ".wal"):
-        p = Path(str(ws.graph_path) + suffix)
-        try:
-            s = p.stat()
-            out.append((s.st_mtime_ns, s.st_size))
-        except FileNotFoundError:
-            out.append(None)
-    return tuple(out)
-
-
-def cached_view(ws: Any, st: Any) -> _Cached | None:
-    """The in-process cache (every node's fields, adjacency, a memo) when the workspace is held open."""
-    view = _view(ws, st)
-    return view if isinstance(view, _Cached) else None
-
-
-def _view(ws: Any, st: Any) -> _Direct | _Cached:
-    # One-shot unless the caller holds the workspace open across calls (`with ws:`). Not `ws.is_held`: every
-    # `ws.store()` block sets that, so a single CLI search would read every node first (~0.9 s at 100k).
-    if not ws.in_batch:
-        return _Direct(st)
-    stamp = _stamp(ws)
-    cached = ws.__dict__.get("_search_cache")
-    if cached is None or cached.stamp != stamp or cached.st is not st:
-        cached = _Cached(st, stamp)
-        ws.__dict__["_search_cache"] = cached
-    return cached
-
-
 # -- the graph ----------------------------------------------------------------------------------------------
-def _graph_hits(ws: Any, st: Any, terms: list[str], rules: SearchRules, *, now: datetime, kinds: set[str] | None,
-                entry_types: set[str] | None, since: datetime | None, session: str | None,
-                limit: int) -> list[Hit]:
-    if not terms:
-        return []
-    nodes, df = _common_terms(ws, st)
-    index_terms = pick_index_terms(terms, df, nodes, rules)
+def session_share(sessions: list[str | None], session: str | None, own: bool) -> float:
+    """The share of the best hits held in `session` (not counting the node itself). Pure."""
+    if not session or not sessions:
+        return 0.0
+    n = sum(1 for s in sessions if s == session) - (1 if own else 0)
+    return max(0, n) / len(sessions)
+
+
+def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: datetime, kinds: set[str] | None,
+                entry_types: set[str] | None, since: datetime | None, session: str | None, limit: int,
+                windows: list[Window], w_date: float, window_candidates: int, recent: bool = False) -> list[Hit]:
+    terms = plan.terms
     filtered = bool(kinds or entry_types or since or session)
     k = max(rules.candidates, limit * 3) * (5 if filtered else 1)
-    view = _view(ws, st)
-    fts = view.fts(" ".join(index_terms), k)
-    if not fts:
-        return []
+    v = view(ws, st)
+    fts = v.fts(" ".join(plan.ask), k) if plan.ask else []
     bm25 = {r["id"]: float(r["score"]) for r in fts}
     rows = {r["id"]: r for r in fts}
-    top = max(bm25.values())
-    text_score = {i: s / top for i, s in bm25.items()}
-    # The neighbourhood: a hit linked to another hit is lifted, and the best hits pull in their neighbours.
-    best = set(sorted(bm25, key=lambda i: (-bm25[i], i))[: rules.expand_top])
-    links: dict[str, dict[str, float]] = {}
-    pulled: dict[str, float] = {}
-    for src, r, w in view.neighbours(list(bm25)):
-        links.setdefault(src, {})[r["id"]] = max(w, links.get(src, {}).get(r["id"], 0.0))
-        links.setdefault(r["id"], {})[src] = max(w, links.get(r["id"], {}).get(src, 0.0))
-        if src in best and r["id"] not in bm25:
+    for w in windows:  # events of a time the query names, whatever their words
+        a, b = w.outer
+        for r in v.between(a, b, window_candidates):
             rows.setdefault(r["id"], r)
-            pulled[r["id"]] = max(pulled.get(r["id"], 0.0), rules.neighbour_decay * w * text_score[src])
-    weights = {t: (0.5 if nodes and df.get(t, 0) > rules.common_fraction * nodes else 1.0) for t in terms}
+    if recent and not rows:  # the last resort: the newest memory
+        rows = {r["id"]: r for r in v.recent(k)}
+    if not rows:
+        return []
+    top = max(bm25.values(), default=1.0) or 1.0
+    text_score = {i: s / top for i, s in bm25.items()}
+    # The neighbourhood: the best hits pull in what they are linked to (led_to, caused_by, related_to ...), and
+    # every path counts: a node linked to several best hits, or sharing their session, ranks higher.
+    best = sorted(bm25, key=lambda i: (-bm25[i], i))[: rules.expand_top]
+    support: dict[str, float] = {}
+    pulled: dict[str, float] = {}
+    for src, r, w in v.neighbours(best, rules.neighbours_per_hit):
+        j = r["id"]
+        support[j] = support.get(j, 0.0) + w * text_score.get(src, 0.0)
+        support[src] = support.get(src, 0.0) + w * text_score.get(j, 0.0)
+        if j not in bm25:
+            rows.setdefault(j, r)
+            pulled[j] = pulled.get(j, 0.0) + rules.neighbour_decay * w * text_score[src]
+    best_sessions = [rows[i]["session"] for i in best]
     hits = []
     for node_id, row in rows.items():
         if kinds and row["kind"] not in kinds:
@@ -302,19 +191,20 @@ def _graph_hits(ws: Any, st: Any, terms: list[str], rules: SearchRules, *, now: 
         if session and row["session"] != session:
             continue
         body = " ".join(x for x in (row["text"], row["details"], " ".join(row["tags"] or [])) if x)
-        own = text_score.get(node_id, 0.0)
-        neighbour = max((w * text_score.get(j, 0.0) for j, w in links.get(node_id, {}).items()), default=0.0)
+        share = session_share(best_sessions, row["session"], node_id in best)
         parts = {
-            "text": own if node_id in bm25 else pulled.get(node_id, 0.0),
-            "fuzzy": coverage(terms, weights, set(words(body)), rules.fuzzy_min),
-            "graph": neighbour,
+            "text": text_score[node_id] if node_id in bm25 else min(1.0, pulled.get(node_id, 0.0)),
+            "fuzzy": coverage(terms, plan.weights, v.words(node_id, body), rules.fuzzy_min),
+            "graph": min(1.0, support.get(node_id, 0.0) + rules.w_session * share),
             "recency": recency(row["reinforced_at"] or row["created_at"], now, rules.half_life_days),
             "importance": importance(row, rules),
         }
+        if windows:
+            parts["date"] = dates.weight(windows, row["created_at"])
         kind = row["entry_type"] or row["kind"]
         where = f"graph {node_id} ({kind}" + (f", session {row['session']}" if row["session"] else "") + ")"
-        hits.append(Hit("graph", node_id, kind, row["text"], snippet(body, terms, rules.snippet_chars),
-                        combine(parts, rules), where, iso(row["created_at"]), row["session"],
+        hits.append(Hit("graph", node_id, kind, row["text"], body,  # cut to a snippet once ranked
+                        combine(parts, rules, w_date), where, iso(row["created_at"]), row["session"],
                         list(row["tags"] or []), {k: round(v, 4) for k, v in parts.items()}))
     return hits
 
@@ -418,7 +308,7 @@ def _file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, 
                  "graph": 0.0, "recency": recency(at, now, rules.half_life_days),
                  "importance": FILE_PRIOR.get(source, 0.4)}
         rel = str(path.relative_to(ws.root))
-        hits.append(Hit(source, f"{rel}:{number}", "file", body, snippet(body, terms, rules.snippet_chars),
+        hits.append(Hit(source, f"{rel}:{number}", "file", body, body,
                         combine(parts, rules), f"{rel}:{number}", at.isoformat(),
                         path.stem if source == "sessions" else None, [],
                         {k: round(v, 4) for k, v in parts.items()}))
@@ -442,11 +332,35 @@ def _parse_types(type_: str | list[str] | None, ws: Any) -> tuple[set[str] | Non
     return kinds or None, entry_types or None
 
 
+def collapse(hits: list[Hit]) -> list[Hit]:
+    """One hit per memory: hits with the same text (an event, the pattern named after it, its daily-log line,
+    identical events logged again) become the best of them, naming the others in `also`, counting the graph
+    nodes, and keeping every tag. An event stands for the group before a pattern, a node before a line.
+    `hits` must be sorted best first. Pure."""
+    groups: dict[str, list[Hit]] = {}
+    for h in hits:
+        groups.setdefault(" ".join((h.text or "").lower().split()), []).append(h)
+    out = []
+    for group in groups.values():
+        lead = min(group, key=lambda h: (h.source != "graph", h.kind == "pattern", -h.score))
+        lead.score = max(h.score for h in group)
+        lead.count = sum(1 for h in group if h.source == "graph" and h.kind != "pattern") or 1
+        for h in group:
+            if h is not lead:
+                lead.also.append(h.location if h.source != "graph" else h.ref)
+                lead.tags += [t for t in h.tags if t not in lead.tags]
+        out.append(lead)
+    return out
+
+
 def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: str | datetime | None = None,
            session: str | None = None, limit: int | None = None, now: datetime | str | None = None,
            sources: list[str] | tuple[str, ...] | None = None) -> list[Hit]:
-    """Ranked hits for `query` over the graph and the memory files. Deterministic for a given state."""
-    rules = memory_rules(ws).search
+    """Ranked hits for `query` over the graph and the memory files, one per memory. Deterministic for a given
+    state. A query that finds nothing is relaxed: a term found nowhere is replaced by a similar known one
+    (`match` = "fuzzy"), then the newest memory is returned (`match` = "recent")."""
+    mrules = memory_rules(ws)
+    rules = mrules.search
     at = clock.now(now)
     text = clean(query or "", one_line=True)
     if not text:
@@ -464,41 +378,67 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
             raise UsageError(f"unknown source {s!r}: use one of {', '.join(KNOWN_SOURCES)}")
     if kinds or entry_types:
         chosen = ("graph",)  # a node type only exists in the graph
-    terms = query_terms(text)
-    if not terms:  # only stopwords: search with them rather than return nothing
+    windows, rest = dates.find(text, at, mrules.dates)
+    terms = query_terms(rest)
+    if not terms and not windows:  # only stopwords: search with them rather than return nothing
         terms = list(dict.fromkeys(words(text)))
+    from kg import linking
+
+    link_rules = linking.rules_of(ws.rules)
     hits: list[Hit] = []
-    with ws.store() as st:
-        nodes, df = _common_terms(ws, st)
-        match_terms = pick_index_terms(terms, df, nodes, rules)
+    match = "terms"
+    with ws.reading() as st:
+        cache = cached_view(ws, st)
+        memo = cache.memo.setdefault("df", {}) if cache is not None else None
+        p = plan_query(st, terms, rules, link_rules, lambda: common_terms(ws, st), memo)
+        graph_args = dict(now=at, kinds=kinds, entry_types=entry_types, since=since_at, session=session,
+                          limit=limit, windows=windows, w_date=mrules.dates.w_date,
+                          window_candidates=mrules.dates.window_candidates)
         if "graph" in chosen:
-            hits = _graph_hits(ws, st, terms, rules, now=at, kinds=kinds, entry_types=entry_types,
-                               since=since_at, session=session, limit=limit)
-    file_sources = tuple(s for s in chosen if s != "graph")
-    if file_sources:
-        by_text = {clean(h.text, one_line=True).lower(): h for h in hits}
-        for fh in _file_hits(ws, terms, rules, now=at, sources=file_sources, since=since_at, session=session,
-                             match_terms=match_terms):
-            twin = by_text.get(clean(fh.text, one_line=True).lower())
-            if twin is not None:  # the daily-log line of a graph event: one hit, two places
-                twin.also.append(fh.location)
-            else:
-                hits.append(fh)
+            hits = _graph_hits(ws, st, p, rules, **graph_args)
+            if not hits and p.absent:
+                replaced = fuzzy_replacements(st, p.absent, rules, link_rules)
+                if replaced:
+                    p = plan_query(st, [replaced.get(t, t) for t in terms], rules, link_rules,
+                                   lambda: common_terms(ws, st), memo)
+                    p.replaced = replaced
+                    hits = _graph_hits(ws, st, p, rules, **graph_args)
+                    match = "fuzzy"
+        file_sources = tuple(s for s in chosen if s != "graph")
+        if file_sources:
+            hits += _file_hits(ws, p.terms, rules, now=at, sources=file_sources, since=since_at,
+                               session=session, match_terms=p.ask)
+        if not hits and "graph" in chosen and not (kinds or entry_types or since_at or session):
+            hits = _graph_hits(ws, st, p, rules, **{**graph_args, "windows": []}, recent=True)
+            match = "recent"
     order = {s: i for i, s in enumerate(KNOWN_SOURCES)}
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
+    hits = collapse(hits)
+    hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
+    hits = hits[:limit]
     for h in hits:
         h.score = round(h.score, 4)
         h.also.sort()
-    return hits[:limit]
+        h.match = match
+        h.snippet = snippet(h.snippet, p.terms, rules.snippet_chars)
+    return hits
+
+
+RELAXED = {"fuzzy": "nothing held every word as written; matched similar words instead",
+           "recent": "nothing matched; showing the newest memory instead"}
 
 
 def render(hits: list[dict[str, Any]], query: str) -> str:
     if not hits:
         return f"No results for '{query}'"
     lines = [f"🔍 {len(hits)} result(s) for '{query}':"]
+    if hits[0].get("match") in RELAXED:
+        lines.append(f"  ({RELAXED[hits[0]['match']]})")
     for i, h in enumerate(hits, 1):
         lines.append(f"  {i}. [{h['score']:.3f}] {h['location']}")
         lines.append(f"     → {h['snippet']}")
+        if h.get("count", 1) > 1:
+            lines.append(f"     {h['count']} identical events")
         if h.get("also"):
             lines.append(f"     also in: {', '.join(h['also'])}")
     return "\n".join(lines)

@@ -147,7 +147,7 @@ def recall(ws: Any, topic: str | None = None, *, message: str | None = None,
         built = True
         index = json.loads(path.read_text(encoding="utf-8"))["index"]
     entries = list(index.get(topic, []))[: limit or rules.recall_files]
-    with ws.store() as st:
+    with ws.reading() as st:
         nodes = [jsonable(r) for r in st.run("memory_topic_nodes", topic=topic, limit=rules.recall_nodes)]
     return {"topic": topic, "detected_from_message": bool(message), "built_index": built, "files": entries,
             "nodes": nodes}

@@ -79,6 +79,7 @@ class Store:
         migrate: bool = True,
         unless: Callable[[], bool] | None = None,
         buffer_pool_mb: int = 1024,
+        max_threads: int = 0,
     ) -> Iterator[Store | None]:
         """Lock, open, migrate. With `unless`, that check runs once the lock is held, and when it is true
         the database is not opened at all and None is yielded (a cheap way out for a caller whose work
@@ -101,7 +102,8 @@ class Store:
 
             try:
                 db = kuzu.Database(str(path), read_only=read_only, checkpoint_threshold=CHECKPOINT_BYTES,
-                                   buffer_pool_size=buffer_pool_mb * 1024 * 1024)
+                                   buffer_pool_size=buffer_pool_mb * 1024 * 1024,
+                                   **({"max_num_threads": max_threads} if max_threads else {}))
                 conn = kuzu.Connection(db)
                 if not read_only:
                     # Committed transactions are durable in the WAL already. Checkpointing on every close

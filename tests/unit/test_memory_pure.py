@@ -5,7 +5,7 @@ from datetime import datetime
 import pytest
 
 from kg.errors import UsageError
-from kg.memory import blocks, inject, scores, search, sessions, skills, topics
+from kg.memory import blocks, dates, inject, query, scores, search, sessions, skills, topics
 from kg.memory.rules import MemoryRules, ScoreRules, SkillRules, TopicRules
 from kg.policy import packaged
 
@@ -90,11 +90,79 @@ def test_query_terms(query, terms):
     assert search.query_terms(query) == terms
 
 
-def test_pick_index_terms_prefers_rare_and_keeps_something():
+def test_pick_index_terms_leaves_out_absent_and_common_terms_only():
     r = RULES.search
-    df = {"error": 900, "push": 10}
-    assert search.pick_index_terms(["error", "push", "kubectl"], df, 1000, r) == ["kubectl", "push"]
-    assert search.pick_index_terms(["error"], df, 1000, r) == ["error"]
+    big = 100 * r.common_floor
+    df = {"error": big // 2, "push": 10, "kubectl": 3, "lgbtq": 0}
+    # "lgbtq" is found nowhere: it is not rare, it is absent; "error" is common in a big graph
+    assert query.pick_index_terms(["error", "push", "kubectl", "lgbtq"], df, big, r) == ["kubectl", "push"]
+    assert query.pick_index_terms(["error", "lgbtq"], df, big, r) == ["error"]
+    assert query.pick_index_terms(["lgbtq"], df, big, r) == []
+    # in a small graph a topical term held by a tenth of the nodes is still asked
+    small = {"painting": 60, "melanie": 300, "kids": 20}
+    assert query.pick_index_terms(["melanie", "painting", "kids"], small, 600, r) == ["kids", "painting", "melanie"]
+    # a term whose frequency is unknown (a number, no keyword table) is asked, as if rare
+    assert query.pick_index_terms(["4930", "push"], {"push": 10}, 1000, r) == ["4930", "push"]
+
+
+def test_term_weights_ignore_absent_terms():
+    w = query.term_weights(["kids", "melanie", "zzz"], {"kids": 2, "melanie": 300, "zzz": 0}, 600)
+    assert w["kids"] == 1.0 and 0 < w["melanie"] < w["kids"] and w["zzz"] == 0.0
+
+
+NOW = datetime(2023, 12, 20, 10, 0)
+
+
+@pytest.mark.parametrize("text, start, end, rest", [
+    ("What was Sam doing on December 4, 2023?", "2023-12-04", "2023-12-05", "what was sam doing on ?"),
+    ("what happened on 4 Dec", "2023-12-04", "2023-12-05", "what happened on"),
+    ("trips in May 2023", "2023-05-01", "2023-06-01", "trips in"),
+    ("deploy on 2023-11-02", "2023-11-02", "2023-11-03", "deploy on"),
+    ("12月4日 做了什么", "2023-12-04", "2023-12-05", "做了什么"),
+    ("errors yesterday", "2023-12-19", "2023-12-20", "errors"),
+    ("上周的部署", "2023-12-06", "2023-12-20", "的部署"),
+    ("push failed 3 days ago", "2023-12-17", "2023-12-18", "push failed"),
+    ("on December 25", "2022-12-25", "2022-12-26", "on"),  # a day without a year: its latest one before now
+])
+def test_dates_in_queries(text, start, end, rest):
+    windows, left = dates.find(text, NOW, RULES.dates)
+    assert [(f"{w.start:%Y-%m-%d}", f"{w.end:%Y-%m-%d}") for w in windows] == [(start, end)]
+    assert left == rest
+
+
+def test_a_month_word_alone_is_not_a_date():
+    assert dates.find("may I ask about docker", NOW, RULES.dates) == ([], "may i ask about docker")
+
+
+def test_date_weight_is_full_inside_and_half_in_the_slack():
+    (w,), _ = dates.find("on December 4, 2023", NOW, RULES.dates)
+    assert w.weight(datetime(2023, 12, 4, 18)) == 1.0
+    assert w.weight(datetime(2023, 12, 6, 1)) == 0.5
+    assert w.weight(datetime(2023, 12, 10)) == 0.0 and w.weight(None) == 0.0
+
+
+def _hit(ref, text, score, source="graph", kind="event", tags=()):
+    loc = f"graph {ref}" if source == "graph" else ref
+    return search.Hit(source, ref, kind, text, text, score, loc, tags=list(tags))
+
+
+def test_collapse_one_hit_per_memory():
+    hits = [_hit("pat-1", "docker permission denied", 0.9, kind="pattern"),
+            _hit("ERR-2", "Docker permission denied ", 0.8, tags=["D1:2"]),
+            _hit("ERR-1", "docker permission denied", 0.7, tags=["D1:1"]),
+            _hit("memory/2026-01-05.md:3", "docker permission denied", 0.6, source="daily", kind="file"),
+            _hit("ERR-3", "docker build failed", 0.5)]
+    out = search.collapse(hits)
+    assert [h.ref for h in out] == ["ERR-2", "ERR-3"]
+    lead = out[0]
+    assert lead.score == 0.9 and lead.count == 2 and lead.tags == ["D1:2", "D1:1"]
+    assert sorted(lead.also) == ["ERR-1", "memory/2026-01-05.md:3", "pat-1"]
+
+
+def test_session_share():
+    assert search.session_share(["s1", "s1", "s2", None], "s1", own=False) == 0.5
+    assert search.session_share(["s1", "s1", "s2", None], "s1", own=True) == 0.25
+    assert search.session_share(["s1"], None, own=False) == 0.0
 
 
 @pytest.mark.parametrize("term, stemmed", [("painting", "paint"), ("painted", "paint"), ("cats", "cats"),
@@ -236,3 +304,12 @@ def test_inject_fit_respects_budget_and_order():
     kept, dropped = inject.fit(ranked, 300, "## Memory (kg)")
     assert len(inject.render_block("## Memory (kg)", kept)) <= 300
     assert dropped == 10 - len(kept) and [i.ref for i in kept] == [f"les-{i}" for i in range(len(kept))]
+
+
+def test_bad_date_rules_are_refused_with_the_key():
+    from kg.errors import RulesError
+
+    data = packaged("memory")
+    bad = {**data, "dates": {**data["dates"], "relative": {"yesterday": [0, -1]}}}
+    with pytest.raises(RulesError, match=r"rules/memory.toml: dates.relative.yesterday: must be \[start, end\]"):
+        MemoryRules.from_mapping(bad)

@@ -1,0 +1,163 @@
+"""Dates and relative times named in a search query, as time windows. Pure.
+
+"What was Sam doing on December 4, 2023?", "errors from last week", "上周的部署" name a time that lives on
+events and sessions, not in their text: the words are taken out of the query's terms and the window lifts the
+events whose time falls in it. The vocabulary (month names, relative phrases) is data in rules/memory.toml
+`[dates]`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from kg.policy import RuleReader
+
+
+@dataclass(frozen=True)
+class DateRules:
+    w_date: float
+    slack_days: int
+    window_candidates: int
+    months: tuple[str, ...]
+    month_abbreviations: tuple[str, ...]
+    relative: dict[str, tuple[int, int]]
+    ago_words: tuple[str, ...]
+    day_units: tuple[str, ...]
+    week_units: tuple[str, ...]
+    month_units: tuple[str, ...]
+
+    @classmethod
+    def from_reader(cls, d: RuleReader) -> DateRules:
+        rel = d.table("relative", {})
+        relative: dict[str, tuple[int, int]] = {}
+        for phrase in rel.data:
+            value = rel.get(phrase)
+            if not (isinstance(value, list) and len(value) == 2 and all(isinstance(x, int) for x in value)
+                    and value[0] < value[1]):
+                raise rel.fail(phrase, f"must be [start, end] in whole days with start < end, not {value!r}")
+            relative[str(phrase).lower()] = (value[0], value[1])
+        months = d.strings("months", items="non-blank")
+        abbreviations = d.strings("month_abbreviations", items="non-blank")
+        if len(months) != 12 or len(abbreviations) != 12:
+            raise d.fail("months", "months and month_abbreviations must list the twelve months in order")
+        return cls(w_date=d.number("w_date", 0, 10), slack_days=int(d.number("slack_days", 0, 31)),
+                   window_candidates=int(d.number("window_candidates", 0, 10000)),
+                   months=tuple(m.lower() for m in months), month_abbreviations=tuple(m.lower() for m in abbreviations),
+                   relative=relative,
+                   ago_words=tuple(d.strings("ago_words")), day_units=tuple(d.strings("day_units")),
+                   week_units=tuple(d.strings("week_units")), month_units=tuple(d.strings("month_units")))
+
+
+@dataclass(frozen=True)
+class Window:
+    """[start, end): the exact time named; `slack` widens it for a half-weight match."""
+    start: datetime
+    end: datetime
+    slack: timedelta
+    phrase: str
+
+    def weight(self, at: datetime | None) -> float:
+        if at is None:
+            return 0.0
+        if self.start <= at < self.end:
+            return 1.0
+        if self.start - self.slack <= at < self.end + self.slack:
+            return 0.5
+        return 0.0
+
+    @property
+    def outer(self) -> tuple[datetime, datetime]:
+        return self.start - self.slack, self.end + self.slack
+
+
+def _day(at: datetime) -> datetime:
+    return at.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _latest(month: int, day: int, now: datetime) -> datetime | None:
+    """The latest `month`/`day` at or before today (this year's, else last year's)."""
+    for year in (now.year, now.year - 1):
+        try:
+            at = datetime(year, month, day)
+        except ValueError:
+            continue
+        if at <= _day(now):
+            return at
+    return None
+
+
+def _month_end(at: datetime) -> datetime:
+    return datetime(at.year + (at.month == 12), at.month % 12 + 1, 1)
+
+
+def find(query: str, now: datetime, rules: DateRules) -> tuple[list[Window], str]:
+    """The windows a query names and the query with their words taken out."""
+    low = text = query.lower()
+    out: list[Window] = []
+    slack = timedelta(days=rules.slack_days)
+    spans: list[tuple[int, int]] = []
+
+    def take(m: re.Match[str], window: Window | None) -> None:
+        if window is not None:
+            out.append(window)
+            spans.append(m.span())
+
+    month_names = {name: i + 1 for i, name in enumerate(rules.months)}
+    month_names.update({name: i + 1 for i, name in enumerate(rules.month_abbreviations)})
+    names = "|".join(sorted(map(re.escape, month_names), key=len, reverse=True))
+    # ISO dates first, then "December 4, 2023" / "4 December 2023" / "December 2023" / "12月4日".
+    patterns: list[tuple[re.Pattern[str], Any]] = [
+        (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"),
+         lambda m: (int(m.group(1)), int(m.group(2)), int(m.group(3)))),
+        (re.compile(rf"\b({names})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?"),
+         lambda m: (int(m.group(3)) if m.group(3) else None, month_names[m.group(1)], int(m.group(2)))),
+        (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({names})\b\.?(?:,?\s+(\d{{4}})\b)?"),
+         lambda m: (int(m.group(3)) if m.group(3) else None, month_names[m.group(2)], int(m.group(1)))),
+        (re.compile(rf"\b({names})\s+(?:of\s+)?(\d{{4}})\b"),
+         lambda m: (int(m.group(2)), month_names[m.group(1)], None)),
+        (re.compile(r"(?:(\d{4})年)?(\d{1,2})月(?:(\d{1,2})[日号])?"),
+         lambda m: (int(m.group(1)) if m.group(1) else None, int(m.group(2)), int(m.group(3)) if m.group(3) else None)),
+    ]
+    for pattern, parts in patterns:
+        for m in pattern.finditer(low):
+            if any(a < m.end() and m.start() < b for a, b in spans):
+                continue
+            year, month, day = parts(m)
+            if not 1 <= month <= 12:
+                continue
+            try:
+                if day is None:
+                    start = datetime(year or now.year, month, 1)
+                    if year is None and start > now:
+                        start = datetime(now.year - 1, month, 1)
+                    take(m, Window(start, _month_end(start), slack, m.group(0)))
+                    continue
+                start = datetime(year, month, day) if year else _latest(month, day, now)
+            except ValueError:
+                continue
+            if start is not None:
+                take(m, Window(start, start + timedelta(days=1), slack, m.group(0)))
+    today = _day(now)
+    for phrase, (a, b) in sorted(rules.relative.items(), key=lambda x: -len(x[0])):
+        pattern = re.compile(re.escape(phrase) if not phrase.isascii() else rf"\b{re.escape(phrase)}\b")
+        for m in pattern.finditer(low):
+            if not any(x < m.end() and m.start() < y for x, y in spans):
+                take(m, Window(today + timedelta(days=a), today + timedelta(days=b), timedelta(0), phrase))
+    if rules.ago_words:
+        units = {u: 1 for u in rules.day_units} | {u: 7 for u in rules.week_units} | {u: 30 for u in rules.month_units}
+        ago = re.compile(rf"\b(\d+)\s+({'|'.join(map(re.escape, units))})\s+(?:{'|'.join(map(re.escape, rules.ago_words))})\b")
+        for m in ago.finditer(low):
+            days = int(m.group(1)) * units[m.group(2)]
+            span = units[m.group(2)]
+            start = today - timedelta(days=days)
+            take(m, Window(start, start + timedelta(days=span), timedelta(days=max(1, span // 2)), m.group(0)))
+    for a, b in sorted(spans, reverse=True):
+        text = text[:a] + " " + text[b:]
+    return out, " ".join(text.split())
+
+
+def weight(windows: list[Window], at: datetime | None) -> float:
+    return max((w.weight(at) for w in windows), default=0.0)

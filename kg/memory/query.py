@@ -1,0 +1,122 @@
+"""Query understanding for memory search, without an LLM: which terms to ask the index, how much each counts,
+and how to relax a query that finds nothing.
+
+Document frequencies come from the keyword table auto-linking keeps up to date on every log (`Term`, one key
+lookup per term), so a term found in no node is known to be absent, not mistaken for a rare one; a graph
+whose table was never filled falls back to the common-term list (`kg index build`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from kg.memory.rules import SearchRules
+from kg.text import has_cjk
+
+UNKNOWN = -1  # a document frequency the keyword table cannot say (numbers, a graph without the table)
+
+
+@dataclass
+class Plan:
+    """What a query asks of the index: `ask` goes to the full-text index; `weights` say how much each term
+    counts in the fuzzy re-rank (0 for a term found nowhere); `replaced` maps a term found nowhere to the
+    known term that stands in for it."""
+    terms: list[str]
+    ask: list[str]
+    weights: dict[str, float]
+    df: dict[str, int]
+    nodes: int
+    absent: list[str] = field(default_factory=list)
+    replaced: dict[str, str] = field(default_factory=dict)
+
+
+def keyword(term: str, link_rules: Any) -> str | None:
+    """The keyword-table key of a query term (linking's stem), or None when the table does not count it."""
+    from kg import linking
+
+    found = linking.terms(term, link_rules)
+    return found[0] if found else None
+
+
+def pick_index_terms(terms: list[str], df: dict[str, int], nodes: int, rules: SearchRules) -> list[str]:
+    """The terms sent to the full-text index. Terms found nowhere are left out (they find nothing); terms in
+    more than `common_fraction` of the nodes and more than `common_floor` nodes are left out too (their
+    posting lists make the index slow, and they say little), unless nothing else is left, when the two
+    rarest present ones are kept. At most `max_terms`, rarest first. Pure."""
+    limit = max(rules.common_floor, rules.common_fraction * nodes) if nodes else math.inf
+    present = [t for t in terms if df.get(t, UNKNOWN) != 0]
+    rank = sorted(present, key=lambda t: (max(df.get(t, UNKNOWN), 0), -len(t), t))
+    rare = [t for t in rank if df.get(t, UNKNOWN) <= limit]
+    if not rare:
+        rare = rank[:2]
+    return rare[: rules.max_terms]
+
+
+def term_weights(terms: list[str], df: dict[str, int], nodes: int) -> dict[str, float]:
+    """How much each term counts in the re-rank: its inverse document frequency, scaled so the rarest term is
+    1; a term found nowhere counts 0 (every text misses it alike), an unknown one 1. Pure."""
+    if not nodes:
+        return {t: 1.0 for t in terms}
+    idf = {t: math.log(1 + nodes / max(df[t], 1)) for t in terms if df.get(t, UNKNOWN) > 0}
+    top = max(idf.values(), default=1.0) or 1.0
+    return {t: (0.0 if df.get(t, UNKNOWN) == 0 else idf.get(t, top) / top) for t in terms}
+
+
+def _table_df(st: Any, terms: list[str], link_rules: Any,
+              memo: dict[str, int | None]) -> tuple[dict[str, int], int] | None:
+    """Exact document frequencies from the keyword table, or None when the table was never filled. `memo`
+    keeps the lookups of a graph that has not changed since (the in-process cache's)."""
+    from kg.linking import DOCS_KEY
+
+    def df(key: str) -> int | None:
+        if key not in memo:
+            rows = st.run("link_terms_df", term=key)
+            memo[key] = int(rows[0]["df"] or 0) if rows else None
+        return memo[key]
+
+    docs = df(DOCS_KEY)
+    if docs is None:
+        return None
+    out: dict[str, int] = {}
+    for t in terms:
+        key = keyword(t, link_rules)
+        out[t] = UNKNOWN if key is None else (df(key) or 0)
+    return out, docs
+
+
+def plan_query(st: Any, terms: list[str], rules: SearchRules, link_rules: Any,
+               common: Callable[[], tuple[int, dict[str, int]]], memo: dict[str, int | None] | None = None) -> Plan:
+    """The index query for `terms`. `common()` gives the common-term list, used when the keyword table is
+    empty (there, a term missing from the list is of unknown frequency, not absent)."""
+    found = _table_df(st, terms, link_rules, {} if memo is None else memo)
+    if found is None:
+        nodes, listed = common()
+        df = {t: listed.get(t, UNKNOWN) for t in terms}
+    else:
+        df, nodes = found
+    absent = [t for t in terms if df.get(t) == 0]
+    return Plan(terms, pick_index_terms(terms, df, nodes, rules), term_weights(terms, df, nodes), df, nodes,
+                absent)
+
+
+def fuzzy_replacements(st: Any, absent: list[str], rules: SearchRules, link_rules: Any) -> dict[str, str]:
+    """For terms found nowhere (a typo, another inflection), the most similar known keyword sharing their
+    first three letters, when it is at least `fuzzy_terms_min` alike."""
+    out: dict[str, str] = {}
+    for t in absent:
+        if has_cjk(t) or len(t) < 4:
+            continue
+        key = keyword(t, link_rules) or t
+        pool = {r["term"]: r["df"] for r in st.run("memory_terms_prefix", prefix=key[:3])}
+        pool.pop(key, None)
+        if not pool:
+            continue
+        best = process.extractOne(key, list(pool), scorer=fuzz.ratio, score_cutoff=rules.fuzzy_terms_min)
+        if best is not None:
+            out[t] = best[0]
+    return out

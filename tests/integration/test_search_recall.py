@@ -1,0 +1,85 @@
+"""Memory search as the agent calls it (issue 17): one hit per memory, queries that relax instead of coming
+back empty, dates matched to event times, recall along the graph, and the read-only open."""
+
+from kg.memory import inject, search
+
+
+def test_identical_events_and_their_daily_lines_are_one_hit(ws):
+    for day in ("05", "06", "07"):
+        ws.log("error", "docker build failed: permission denied on /var/run/docker.sock", area="infra",
+               now=f"2026-01-{day}T10:00")
+    ws.log("error", "docker compose up failed: port 5432 in use", area="infra", now="2026-01-07T11:00")
+    hits = search.search(ws, "docker permission", now="2026-01-10")
+    texts = [h.text for h in hits]
+    assert texts.count("docker build failed: permission denied on /var/run/docker.sock") == 1
+    top = hits[0]
+    assert top.text.startswith("docker build failed") and top.count == 3
+    # the other two events and the three daily-log lines are named, not repeated
+    assert sum(a.startswith("ERR-") for a in top.also) == 2
+    assert sum(a.startswith("memory/2026-01-0") for a in top.also) == 3
+
+
+def test_a_word_found_nowhere_does_not_empty_the_query(ws):
+    ws.log("learning", "The user paints landscapes on weekends", now="2026-01-05T10:00")
+    ws.log("learning", "Deploys go through the staging cluster first", now="2026-01-06T10:00")
+    hits = search.search(ws, "does the user enjoy painting as a hobby xylophonically", now="2026-01-10",
+                         sources=["graph"])
+    assert hits and hits[0].text.startswith("The user paints") and hits[0].match == "terms"
+
+
+def test_a_query_that_finds_nothing_relaxes_and_says_so(ws):
+    ws.log("learning", "kubernetes rollout needs the canary flag", now="2026-01-05T10:00")
+    ws.log("learning", "the invoice service retries three times", now="2026-01-06T10:00")
+    fuzzy = search.search(ws, "kubernetis", now="2026-01-10", sources=["graph"])
+    assert fuzzy and fuzzy[0].text.startswith("kubernetes rollout") and fuzzy[0].match == "fuzzy"
+    recent = search.search(ws, "zzqx", now="2026-01-10", sources=["graph"])
+    assert [h.match for h in recent] == ["recent", "recent"]
+    assert recent[0].text.startswith("the invoice service")
+    assert "showing the newest memory" in search.render([h.as_dict() for h in recent], "zzqx")
+
+
+def test_dates_in_the_query_match_event_times(ws):
+    ws.log("learning", "Sam went hiking with friends", now="2023-12-04T15:00")
+    ws.log("learning", "Sam went swimming at the lake", now="2023-11-20T15:00")
+    ws.log("learning", "Sam cooked dinner for the family", now="2023-12-10T15:00")
+    hits = search.search(ws, "What was Sam doing on December 4, 2023?", now="2023-12-20", sources=["graph"])
+    assert hits[0].text == "Sam went hiking with friends" and hits[0].parts["date"] == 1.0
+    chinese = search.search(ws, "昨天 Sam", now="2023-12-11T09:00", sources=["graph"])
+    assert chinese[0].text == "Sam cooked dinner for the family"
+
+
+def test_recall_follows_links_from_the_best_hits(ws):
+    a = ws.log("error", "the nightly backup job crashed with an out of memory error", now="2026-01-05T10:00")
+    b = ws.log("learning", "raised the worker heap limit to 4 GiB", now="2026-01-05T11:00", link=False)
+    ws.log("learning", "lunch order for the team offsite", now="2026-01-05T12:00", link=False)
+    ws.edge_add(a.id, b.id, "led_to", now="2026-01-05T11:00")
+    hits = search.search(ws, "nightly backup crashed", now="2026-01-10", sources=["graph"])
+    assert [h.ref for h in hits[:2]] == [a.id, b.id]
+    assert hits[1].parts["text"] > 0 and hits[1].parts["graph"] > 0
+
+
+def test_reads_open_the_graph_read_only_and_still_see_every_acknowledged_entry(ws):
+    ws.log("learning", "first entry about gradle caches", now="2026-01-05T10:00")
+    with ws.reading() as st:
+        assert st.run("node_exists", id="LRN-20260105-001")
+        with ws.store() as again:  # nested use shares the read-only handle
+            assert again is st
+        try:
+            st.execute("CREATE (:Session {id: 'x'})")
+            written = True
+        except Exception:  # noqa: BLE001 - Kùzu refuses a write in read-only mode
+            written = False
+        assert not written
+    # an entry still waiting in the journal: the read takes the writer's path and applies it first
+    ws.log("learning", "second entry about gradle daemons", now="2026-01-05T11:00", apply=False)
+    assert ws.journal.has_pending()
+    hits = search.search(ws, "gradle", now="2026-01-10", sources=["graph"])
+    assert {h.text for h in hits} == {"first entry about gradle caches", "second entry about gradle daemons"}
+    assert not ws.journal.has_pending()
+    block = inject.inject(ws, "gradle caches", now="2026-01-10")
+    assert "gradle caches" in block["block"]
+
+
+def test_an_empty_memory_has_no_results(ws):
+    assert search.search(ws, "anything at all", now="2026-01-10") == []
+    assert search.render([], "anything at all") == "No results for 'anything at all'"
