@@ -162,7 +162,7 @@ def parse_bytes(data: bytes, *, format: str | None = None, name: str = "input") 
 
 
 def parse_text(text: str, *, format: str | None = None, name: str = "input") -> Transcript:
-    if not text.strip():
+    if not text or text.isspace():
         return Transcript(format or "text", (), {"empty input": 1})
     fmt = format or detect_format(text, name)
     from . import readers
@@ -178,10 +178,23 @@ def parse_text(text: str, *, format: str | None = None, name: str = "input") -> 
     }[fmt](text)
 
 
+def _first_line(text: str) -> str:
+    """The first line that is not blank, without splitting the whole text (a transcript can be many MB)."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end].rstrip("\r")
+        if line.strip():
+            return line
+        start = end + 1
+    return ""
+
+
 def detect_format(text: str, name: str = "input") -> str:
     from .readers import looks_like_aider, openai_messages
 
-    first = next((line for line in text.splitlines() if line.strip()), "")
+    first = _first_line(text)
     if "{" in first[:40] and first.lstrip()[:1] != "{":
         first = first[first.index("{"):]  # a stray prefix before the first record (seen in OpenClaw files)
     with contextlib.suppress(json.JSONDecodeError):
@@ -271,7 +284,7 @@ def parse_claude_code(text: str, *, sidechain: bool = False) -> Transcript:
     tools: dict[str, tuple[str, str | None]] = {}
     session: str | None = None
     for lineno, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
+        if not raw or raw.isspace():  # (strip() would copy every line, some are megabytes of tool output)
             continue
         try:
             rec = json.loads(raw)
@@ -305,7 +318,7 @@ def parse_claude_code(text: str, *, sidechain: bool = False) -> Transcript:
             btype = block.get("type")
             if btype == "text":
                 body = block.get("text") or ""
-                if body.strip():
+                if body and not body.isspace():
                     # a sub-agent's "user" is the main agent's prompt to it, not the human
                     role = "system" if meta or (side and rtype == "user") else rtype
                     add(role, body)
