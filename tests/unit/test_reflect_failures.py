@@ -48,6 +48,8 @@ def test_the_same_failure_in_another_folder_gets_one_key(a, b):
     ("Exit code 1\nboom", False, False),  # the transcript's flag is trusted
     ("Traceback (most recent call last):\n  File 'x'\nKeyError: 'a'", None, True),
     ("bash: foo: command not found", None, True),
+    ("request timed out after 30s", None, True),
+    ("curl: (7) Failed to connect: Connection refused", None, True),
     ("3 files changed", None, False),
     ("The user doesn't want to proceed with this tool use.", True, False),
 ])
