@@ -4,7 +4,8 @@
     .venv/bin/python bench/reflect_quality.py --quick    # skip the 10 MB throughput runs
 
 - errors: every tool result in transcripts/claude_code, against its `is_error` flag, twice: as shipped (the
-  flag is trusted, declined tool calls are not failures) and text-only (the flag hidden);
+  flag is trusted, declined tool calls are not failures) and text-only (the flag hidden), with the failure
+  rules of rules/errors.toml (kg.reflect.failures, what `kg reflect` and the live hooks use);
 - what users say, per class P / R / F1:
   1. labels/specstory_minsky_user_turns.jsonl (441 turns, 57 sessions of one user): the model retrained in
      5 folds that leave whole sessions out (bench/reflect_train.py), beside the same model scored on the
@@ -14,8 +15,8 @@
      never trained on, scored with the shipped rules and model. A file the readers here cannot open is
      skipped and named;
   3. tests/data/specstory_labels.jsonl: the three development sessions (corrections, feature requests);
-- throughput: parse + reflect of a ~10 MB Claude Code JSONL made by repeating the records of the real ones
-  (budget 2 s).
+- throughput: what `kg reflect` does before it writes (parse, what the user said, the failed tool calls) on a
+  ~10 MB Claude Code JSONL made by repeating the records of the real ones (budget 2 s).
 
 Shared data: $KG_SHARED_DATA, else <repo>/../shared/data.
 """
@@ -33,7 +34,9 @@ from pathlib import Path
 
 import reflect_train as rt
 
-from kg.reflect import TranscriptError, default_rules, is_error_result, read_transcript, reflect
+from kg.policy import packaged
+from kg.reflect import TranscriptError, default_rules, read_transcript, reflect
+from kg.reflect import failures as fl
 from kg.reflect.detect import learnings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,7 +59,11 @@ def claude_files(data: Path) -> list[Path]:
     return sorted(p for p in (data / "transcripts" / "claude_code").iterdir() if ".jsonl" in p.name)
 
 
-def errors(data: Path, rules) -> None:
+def _is_failure(turn, frules) -> bool:
+    return fl.is_failure(turn, frules) and not fl.is_declined(turn.text, frules)
+
+
+def errors(data: Path, frules) -> None:
     counts = {"shipped": [0, 0, 0], "text-only": [0, 0, 0]}
     declined = 0
     for path in claude_files(data):
@@ -64,9 +71,9 @@ def errors(data: Path, rules) -> None:
             if turn.role != "tool":
                 continue
             truth = bool(turn.is_error)
-            declined += truth and not is_error_result(turn, rules) and "doesn't want to proceed" in turn.text
+            declined += truth and not _is_failure(turn, frules) and "doesn't want to proceed" in turn.text
             for mode, t in (("shipped", turn), ("text-only", replace(turn, is_error=None))):
-                got = is_error_result(t, rules)
+                got = _is_failure(t, frules)
                 c = counts[mode]
                 c[0] += got and truth
                 c[1] += got and not truth
@@ -158,7 +165,7 @@ def dev_sessions(data: Path, rules) -> None:
     print()
 
 
-def throughput(data: Path, rules, *, dense: bool) -> None:
+def throughput(data: Path, rules, frules, *, dense: bool) -> None:
     """Dense: only user and assistant records (no progress noise), the worst case for detection."""
     records = []
     for path in claude_files(data):
@@ -181,12 +188,15 @@ def throughput(data: Path, rules, *, dense: bool) -> None:
         t = read_transcript(path)
         parsed = time.perf_counter()
         r = reflect(t, rules)
+        said = time.perf_counter()
+        f = fl.failures(t, frules)
         done = time.perf_counter()
     users = sum(1 for turn in t.turns if turn.role == "user")
     print(
         f"throughput ({'dense' if dense else 'as recorded'}): {len(body) / 1e6:.1f} MB, "
-        f"{len(t.turns)} turns ({users} user), {len(r.findings)} findings: "
-        f"parse {parsed - start:.2f} s + reflect {done - parsed:.2f} s = {done - start:.2f} s (budget {BUDGET_S:.0f} s)"
+        f"{len(t.turns)} turns ({users} user), {len(r.findings)} said + {len(f.found)} failures: "
+        f"parse {parsed - start:.2f} s + said {said - parsed:.2f} s + failures {done - said:.2f} s "
+        f"= {done - start:.2f} s (budget {BUDGET_S:.0f} s)"
     )
 
 
@@ -198,13 +208,14 @@ def main() -> None:
     if not (data / "transcripts").is_dir():
         sys.exit(f"no shared data at {data}: set KG_SHARED_DATA to the folder holding transcripts/")
     rules = default_rules()
-    errors(data, rules)
+    frules = fl.load_rules(packaged("errors"))
+    errors(data, frules)
     held_out(data)
     other_users(data, rules)
     dev_sessions(data, rules)
     if not args.quick:
-        throughput(data, rules, dense=False)
-        throughput(data, rules, dense=True)
+        throughput(data, rules, frules, dense=False)
+        throughput(data, rules, frules, dense=True)
 
 
 if __name__ == "__main__":

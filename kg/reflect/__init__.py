@@ -1,11 +1,12 @@
 """Learn from session transcripts: parse them, then detect what is worth logging.
 
 The pure core of `kg reflect`: `read_transcript`/`parse_bytes` build a Transcript,
-`detect`/`reflect` turn it into findings under the rules in rules/reflect.toml.
+`detect`/`reflect` turn what the user said into findings under the rules in rules/reflect.toml,
+`failures` the failed tool calls under rules/errors.toml.
 Nothing here writes anywhere; `--apply` is the caller's business.
 """
 
-from .detect import Finding, Reflection, Task, detect, is_error_result, own_lines, redactor, reflect
+from .detect import Finding, Reflection, Task, default_redact, detect, own_lines, reflect
 from .parse import (
     FORMATS,
     Transcript,
@@ -17,11 +18,9 @@ from .parse import (
     read_transcript,
 )
 from .rules import ReflectRules, default_rules, load_rules, load_rules_file
-from .signature import ErrorSignature, signature
 
 __all__ = [
     "FORMATS",
-    "ErrorSignature",
     "Finding",
     "ReflectRules",
     "Reflection",
@@ -29,17 +28,15 @@ __all__ = [
     "Transcript",
     "TranscriptError",
     "Turn",
+    "default_redact",
     "default_rules",
     "detect",
     "detect_format",
-    "is_error_result",
     "load_rules",
     "load_rules_file",
     "own_lines",
     "parse_bytes",
     "parse_text",
     "read_transcript",
-    "redactor",
     "reflect",
-    "signature",
 ]

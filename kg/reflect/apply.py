@@ -24,7 +24,7 @@ from kg.reflect.failures import load_rules as load_failure_rules
 from kg.reflect.parse import FORMATS, Transcript, TranscriptError, read_transcript
 from kg.reflect.rules import load_rules
 
-_KIND = {"learning": "learning", "error": "error", "feature": "feature", "preference": "learning"}
+_KIND = {"learning": "learning", "feature": "feature", "preference": "learning"}
 
 
 @dataclass
@@ -50,8 +50,8 @@ class ReflectReport:
 
 def _finding_dict(f: Finding) -> dict[str, Any]:
     return {"kind": f.kind, "category": f.category, "summary": f.summary, "evidence": f.evidence,
-            "position": f.position, "pattern_key": f.pattern_key, "area": f.area, "priority": f.priority,
-            "source": f.source, "occurrences": f.occurrences, "command": f.command,
+            "position": f.position, "pattern_key": f.pattern_key, "area": None, "priority": f.priority,
+            "source": f.source, "occurrences": f.occurrences, "command": None,
             "signals": list(f.signals), "score": f.score}
 
 
@@ -61,16 +61,12 @@ def _log_fields(ws: Any, f: Finding) -> tuple[str, dict[str, Any]]:
     policy = ws.policy
     fields: dict[str, Any] = {
         "details": f"{f.details}\nEvidence ({f.position}): {f.evidence}".strip(),
-        "area": f.area,
         "priority": f.priority if f.priority in policy.priorities else None,
         "category": category if category in policy.categories else None,
         "source": f.source if f.source in policy.sources else "reflect",
         "pattern_key": f.pattern_key,
         "tags": ["reflect"],
     }
-    if kind == "error":
-        fields["error_text"] = f.error_text
-        fields["context"] = f.command
     return kind, fields
 
 
@@ -120,7 +116,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
         return redactor.redact(text).text
 
     result: Reflection = reflect(transcript, rules, redact=redact)
-    said = [f for f in result.findings if f.kind != "error"]  # failed tool calls: `failures`, one per call
+    said = list(result.findings)  # what the user said; failed tool calls come from `failures`, one per call
     failed = failures(transcript, frules)
     at = clock.now(now)
     session_id = session or transcript.session_hint or f"reflect-{at:%Y%m%d-%H%M%S}"

@@ -1,9 +1,10 @@
-"""Find what a session transcript teaches: corrections, requests, preferences, errors.
+"""Find what the user's turns of a session teach: corrections, requests, preferences, knowledge gaps.
 
 Pure functions over a parsed Transcript and the frozen rules. Only the user's own
-words are read for learnings: harness output, fenced code, quoted lines and pasted
-logs are removed first, and tool results are never the user speaking. Findings are
-deduplicated per session, capped, and redacted before they leave this module.
+words are read: harness output, fenced code, quoted lines and pasted logs are removed
+first, and tool results are never the user speaking. Findings are deduplicated per
+session, capped, and redacted before they leave this module. Failed tool calls are
+`kg.reflect.failures`' business (rules/errors.toml), one finding per failed call.
 """
 
 from __future__ import annotations
@@ -18,25 +19,21 @@ from .lesson import phrase as phrase_lesson
 from .lesson import sentence_at, sentences
 from .rules import PRIORITIES, ReflectRules
 from .signals import fired, has_reason, reasons, score, straighten, views
-from .signature import normalise, salient_line, signature
 
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str  # learning | error | feature | preference
-    category: str  # correction, knowledge_gap, best_practice, feature_request, preference, error
+    kind: str  # learning | feature | preference
+    category: str  # correction, knowledge_gap, best_practice, feature_request, preference
     summary: str
     details: str
     evidence: str  # the line that triggered it, trimmed
     position: str  # "line 42" / "turn 7"
     pattern_key: str | None
-    area: str | None
     priority: str
     source: str
     tool_calls_in_task: int
     occurrences: int = 1
-    command: str | None = None
-    error_text: str | None = None
     turn: int = 0  # index of the turn it came from
     signals: tuple[str, ...] = ()  # the signals that made it, strongest first (learnings)
     score: float | None = None  # the model's score for its class (learnings)
@@ -121,21 +118,6 @@ def _trim(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-# --- errors --------------------------------------------------------------------------
-
-
-def is_error_result(turn: Turn, rules: ReflectRules) -> bool:
-    """A tool result that failed. A flag in the transcript is trusted; without one, the text decides."""
-    if turn.role != "tool":
-        return False
-    if any(p in turn.text[:500] for p in rules.errors.ignore_patterns):
-        return False
-    if turn.is_error is not None:
-        return turn.is_error
-    head = turn.text[:4000]
-    return any(p.search(head) for p in rules.errors.flag_patterns)
-
-
 # --- tasks ---------------------------------------------------------------------------
 
 
@@ -163,13 +145,6 @@ def task_of_turns(transcript: Transcript, rules: ReflectRules) -> tuple[list[int
 
 
 # --- detection -----------------------------------------------------------------------
-
-
-def _area(rules: ReflectRules, *texts: str | None) -> str | None:
-    for name, pattern in rules.areas:
-        if any(t and pattern.search(t) for t in texts):
-            return name
-    return None
 
 
 def speaking_turns(transcript: Transcript, rules: ReflectRules) -> list[int]:
@@ -243,7 +218,6 @@ def _learnings(
                 evidence=evidence,
                 position=f"line {turn.line + offset}" if turn.line is not None else turn.position,
                 pattern_key=lesson_key(det.category, lesson, rules.lessons),
-                area=_area(rules, words_),
                 priority=det.priority,
                 source=det.source,
                 tool_calls_in_task=tasks[owner[i]].tool_calls if owner[i] >= 0 else 0,
@@ -259,53 +233,11 @@ def learnings(transcript: Transcript, rules: ReflectRules) -> list[Finding]:
     return list(_learnings(transcript, rules, owner, tasks))
 
 
-def _errors(
-    transcript: Transcript, rules: ReflectRules, owner: list[int], tasks: list[Task]
-) -> Iterable[Finding]:
-    er, lim = rules.errors, rules.limits
-    for turn in transcript.turns:
-        if not is_error_result(turn, rules):
-            continue
-        sig = signature(turn.tool_name, turn.text, turn.tool_input, er.classes)
-        line = salient_line(turn.text) or "(no message)"
-        tool = turn.tool_name or "tool"
-        details = f"Tool: {tool}"
-        if turn.tool_input:
-            details += f"\nCommand: {_trim(turn.tool_input, 500)}"
-        if sig.exit_code is not None:
-            details += f"\nExit code: {sig.exit_code}"
-        details += f"\nError: {_trim(line, 500)}"
-        yield Finding(
-            kind=er.kind,
-            category=er.category,
-            summary=_trim(f"{tool} failed: {line}", lim.summary_chars),
-            details=details,
-            evidence=_trim(line, lim.evidence_chars),
-            position=turn.position,
-            pattern_key=sig.pattern_key,
-            area=_area(rules, turn.tool_input, line),
-            priority=er.priority,
-            source=er.source,
-            tool_calls_in_task=tasks[owner[turn.index]].tool_calls if owner[turn.index] >= 0 else 0,
-            command=turn.tool_input,
-            error_text=turn.text[:2000],
-            turn=turn.index,
-        )
+def default_redact(text: str) -> str:
+    """The secret rules shipped for everything kg stores (rules/secrets.toml)."""
+    from kg.redact import load_default
 
-
-def redactor(rules: ReflectRules) -> Callable[[str], str]:
-    r = rules.redact
-
-    def sub(m: re.Match[str]) -> str:
-        keep = m.groupdict().get("keep") or ""
-        return keep + r.replacement
-
-    def redact(text: str) -> str:
-        for pattern in r.patterns:
-            text = pattern.sub(sub, text)
-        return text
-
-    return redact
+    return load_default().redact(text).text
 
 
 def _redacted(f: Finding, redact: Callable[[str], str]) -> Finding:
@@ -314,13 +246,11 @@ def _redacted(f: Finding, redact: Callable[[str], str]) -> Finding:
         summary=redact(f.summary),
         details=redact(f.details),
         evidence=redact(f.evidence),
-        command=redact(f.command) if f.command else f.command,
-        error_text=redact(f.error_text) if f.error_text else f.error_text,
     )
 
 
 def _dedupe_key(f: Finding) -> tuple[str, str, str]:
-    return (f.kind, f.category, f.pattern_key or normalise(f.evidence))
+    return (f.kind, f.category, f.pattern_key or " ".join(f.evidence.lower().split()))
 
 
 def reflect(
@@ -328,12 +258,12 @@ def reflect(
 ) -> Reflection:
     """Findings, tasks and skill candidates of one session.
 
-    `redact` scrubs every text field; by default the [redact] patterns of the rules.
-    Pass the workspace's redactor to apply the same secret rules as everything stored.
+    `redact` scrubs every text field; by default with the secret rules shipped for everything stored
+    (rules/secrets.toml). Pass the workspace's redactor to apply its own.
     """
     owner, tasks = task_of_turns(transcript, rules)
-    redact = redact or redactor(rules)
-    raw = [*_learnings(transcript, rules, owner, tasks), *_errors(transcript, rules, owner, tasks)]
+    redact = redact or default_redact
+    raw = list(_learnings(transcript, rules, owner, tasks))
     raw.sort(key=lambda f: f.turn)
 
     merged: dict[tuple[str, str, str], Finding] = {}
@@ -347,8 +277,6 @@ def reflect(
             merged[key] = f
     unique = []
     for f in merged.values():
-        if f.kind == "error" and f.occurrences >= rules.errors.repeat_threshold:
-            f = replace(f, priority=rules.errors.repeat_priority)
         if f.occurrences > 1:
             f = replace(f, details=f"{f.details}\nSeen {f.occurrences} times in this session")
         unique.append(f)

@@ -251,7 +251,7 @@ def is_failure(turn: Turn, rules: FailureRules) -> bool:
     return turn.is_error
 
 
-def _declined(text: str, rules: FailureRules) -> bool:
+def is_declined(text: str, rules: FailureRules) -> bool:
     return any(p.search(text[:500]) for p in rules.ignore)
 
 
@@ -276,7 +276,7 @@ def failures(transcript: Transcript, rules: FailureRules) -> Failures:
     for turn in transcript.turns:
         if not is_failure(turn, rules):
             continue
-        if _declined(turn.text, rules):
+        if is_declined(turn.text, rules):
             declined += 1
             continue
         if _cascade(turn.text, rules):
@@ -305,7 +305,7 @@ def failures(transcript: Transcript, rules: FailureRules) -> Failures:
 def failure_of_payload(tool: str | None, text: str, command: str | None, rules: FailureRules,
                        call_id: str | None = None) -> Failure | None:
     """A live hook's failure (the same naming as reflection's), or None when it was declined or a cascade."""
-    if _declined(text, rules) or _cascade(text, rules):
+    if is_declined(text, rules) or _cascade(text, rules):
         return None
     return replace(analyse(tool, text, command, rules), call_id=call_id)
 

@@ -162,7 +162,7 @@ def parse_bytes(data: bytes, *, format: str | None = None, name: str = "input") 
 
 
 def parse_text(text: str, *, format: str | None = None, name: str = "input") -> Transcript:
-    if not text.strip():
+    if not text or text.isspace():
         return Transcript(format or "text", (), {"empty input": 1})
     fmt = format or detect_format(text, name)
     from . import readers
@@ -172,16 +172,29 @@ def parse_text(text: str, *, format: str | None = None, name: str = "input") -> 
         "codex": readers.parse_codex,
         "openclaw": readers.parse_openclaw,
         "aider": readers.parse_aider,
-        "openai": parse_openai,
+        "openai": readers.parse_openai,
         "specstory": parse_specstory,
         "text": parse_plain,
     }[fmt](text)
 
 
-def detect_format(text: str, name: str = "input") -> str:
-    from .readers import looks_like_aider
+def _first_line(text: str) -> str:
+    """The first line that is not blank, without splitting the whole text (a transcript can be many MB)."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end].rstrip("\r")
+        if line.strip():
+            return line
+        start = end + 1
+    return ""
 
-    first = next((line for line in text.splitlines() if line.strip()), "")
+
+def detect_format(text: str, name: str = "input") -> str:
+    from .readers import looks_like_aider, openai_messages
+
+    first = _first_line(text)
     if "{" in first[:40] and first.lstrip()[:1] != "{":
         first = first[first.index("{"):]  # a stray prefix before the first record (seen in OpenClaw files)
     with contextlib.suppress(json.JSONDecodeError):
@@ -197,7 +210,7 @@ def detect_format(text: str, name: str = "input") -> str:
         except json.JSONDecodeError:
             whole = None
         if whole is not None:
-            if _openai_messages(whole) is not None:
+            if openai_messages(whole) is not None:
                 return "openai"
             if isinstance(whole, dict) and ("type" in whole or "message" in whole):
                 return "claude-code"
@@ -271,7 +284,7 @@ def parse_claude_code(text: str, *, sidechain: bool = False) -> Transcript:
     tools: dict[str, tuple[str, str | None]] = {}
     session: str | None = None
     for lineno, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
+        if not raw or raw.isspace():  # (strip() would copy every line, some are megabytes of tool output)
             continue
         try:
             rec = json.loads(raw)
@@ -305,7 +318,7 @@ def parse_claude_code(text: str, *, sidechain: bool = False) -> Transcript:
             btype = block.get("type")
             if btype == "text":
                 body = block.get("text") or ""
-                if body.strip():
+                if body and not body.isspace():
                     # a sub-agent's "user" is the main agent's prompt to it, not the human
                     role = "system" if meta or (side and rtype == "user") else rtype
                     add(role, body)
@@ -339,97 +352,6 @@ def parse_claude_code(text: str, *, sidechain: bool = False) -> Transcript:
 
 def _describe(skipped: Counter[str] | dict[str, int]) -> str:
     return ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
-
-
-# --- OpenAI-style messages ------------------------------------------------------------
-
-
-def _openai_messages(doc: Any) -> list[Any] | None:
-    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        doc = doc["messages"]
-    is_messages = isinstance(doc, list) and doc and all(isinstance(m, dict) for m in doc)
-    return doc if is_messages and sum(1 for m in doc if "role" in m) * 2 >= len(doc) else None
-
-
-def parse_openai(text: str) -> Transcript:
-    skipped: Counter[str] = Counter()
-    try:
-        doc = json.loads(text)
-        messages = _openai_messages(doc)
-        lines = None
-        if messages is None:
-            raise TranscriptError(
-                "JSON without a list of {role, content} messages: give OpenAI-style messages, "
-                "or name another format with --format"
-            )
-    except json.JSONDecodeError:
-        # One message per line (JSONL).
-        messages, lines = [], []
-        for lineno, raw in enumerate(text.splitlines(), 1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError:
-                skipped["truncated or invalid JSON line"] += 1
-                continue
-            if isinstance(rec, dict):
-                messages.append(rec)
-                lines.append(lineno)
-            else:
-                skipped["line is not a JSON object"] += 1
-        if not messages:
-            raise TranscriptError(
-                "not valid JSON and no readable JSON lines: check the file, or name the format with --format"
-            ) from None
-    turns: list[Turn] = []
-    tools: dict[str, tuple[str, str | None]] = {}
-    for i, m in enumerate(messages):
-        pos, line = (f"line {lines[i]}", lines[i]) if lines else (f"turn {i + 1}", None)
-        role = m.get("role")
-        ts = m.get("timestamp") or m.get("created_at")
-        ts = ts if isinstance(ts, str) else None
-
-        def add(r: str, body: str, *, _at: tuple = (ts, pos, line), **kw: Any) -> None:
-            turns.append(Turn(len(turns), r, body, _at[0], position=_at[1], line=_at[2], **kw))
-
-        if role in ("system", "developer"):
-            add("system", _flatten(m.get("content")))
-        elif role == "user":
-            add("user", _flatten(m.get("content")))
-        elif role == "assistant":
-            body = _flatten(m.get("content"))
-            if body.strip():
-                add("assistant", body)
-            calls = m.get("tool_calls") or (
-                [m["function_call"]] if isinstance(m.get("function_call"), dict) else []
-            )
-            for call in calls if isinstance(calls, list) else []:
-                if not isinstance(call, dict):
-                    continue
-                fn = call.get("function") if isinstance(call.get("function"), dict) else call
-                name = str(fn.get("name") or "tool")
-                args = fn.get("arguments")
-                if isinstance(args, str):
-                    with contextlib.suppress(json.JSONDecodeError):
-                        args = json.loads(args)
-                cmd = command_of(args)
-                tools[str(call.get("id"))] = (name, cmd)
-                add("assistant", "", tool_name=name, tool_input=cmd)
-        elif role in ("tool", "function"):
-            name, cmd = tools.get(str(m.get("tool_call_id")), (m.get("name"), None))
-            flag = m.get("is_error")
-            add(
-                "tool",
-                _flatten(m.get("content")),
-                tool_name=name,
-                tool_input=cmd,
-                is_error=flag if isinstance(flag, bool) else None,
-                call_id=str(m["tool_call_id"]) if m.get("tool_call_id") else None,
-            )
-        else:
-            skipped[f"unknown role {str(role)[:40]!r}"] += 1
-    return Transcript("openai", tuple(turns), dict(skipped), None)
 
 
 # --- SpecStory markdown ---------------------------------------------------------------

@@ -1,5 +1,7 @@
 """Readers for the transcripts the agent runtimes write, beside Claude Code's (in `parse`):
 
+- **openai**: OpenAI-style `{role, content, tool_calls}` messages, as one JSON list (or `{"messages": [...]}`)
+  or one message per line.
 - **codex**: Codex rollout JSONL (`~/.codex/sessions/.../rollout-*.jsonl`): `{"timestamp","type","payload"}`
   lines of type `session_meta`, `turn_context`, `response_item`, `event_msg` ... A failed command is marked
   by `Process exited with code N` in the output (unified exec), by `metadata.exit_code` in a JSON output (the
@@ -27,7 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .parse import Transcript, TranscriptError, Turn, _flatten, command_of, decode, parse_claude_code
+from .parse import Transcript, TranscriptError, Turn, _describe, _flatten, command_of, decode, parse_claude_code
 
 
 # -- Claude Code sub-agent files ---------------------------------------------------------------------------------
@@ -338,5 +340,92 @@ def looks_like_aider(text: str) -> bool:
         bool(re.search(r"(?m)^#### \S", head)) and bool(re.search(r"(?m)^> ", head)))
 
 
-def _describe(skipped: Counter[str]) -> str:
-    return ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
+# -- OpenAI-style messages ---------------------------------------------------------------------------------------
+
+
+def openai_messages(doc: Any) -> list[Any] | None:
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        doc = doc["messages"]
+    is_messages = isinstance(doc, list) and doc and all(isinstance(m, dict) for m in doc)
+    return doc if is_messages and sum(1 for m in doc if "role" in m) * 2 >= len(doc) else None
+
+
+def parse_openai(text: str) -> Transcript:
+    skipped: Counter[str] = Counter()
+    try:
+        doc = json.loads(text)
+        messages = openai_messages(doc)
+        lines = None
+        if messages is None:
+            raise TranscriptError(
+                "JSON without a list of {role, content} messages: give OpenAI-style messages, "
+                "or name another format with --format"
+            )
+    except json.JSONDecodeError:
+        # One message per line (JSONL).
+        messages, lines = [], []
+        for lineno, raw in enumerate(text.splitlines(), 1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError:
+                skipped["truncated or invalid JSON line"] += 1
+                continue
+            if isinstance(rec, dict):
+                messages.append(rec)
+                lines.append(lineno)
+            else:
+                skipped["line is not a JSON object"] += 1
+        if not messages:
+            raise TranscriptError(
+                "not valid JSON and no readable JSON lines: check the file, or name the format with --format"
+            ) from None
+    turns: list[Turn] = []
+    tools: dict[str, tuple[str, str | None]] = {}
+    for i, m in enumerate(messages):
+        pos, line = (f"line {lines[i]}", lines[i]) if lines else (f"turn {i + 1}", None)
+        role = m.get("role")
+        ts = m.get("timestamp") or m.get("created_at")
+        ts = ts if isinstance(ts, str) else None
+
+        def add(r: str, body: str, *, _at: tuple = (ts, pos, line), **kw: Any) -> None:
+            turns.append(Turn(len(turns), r, body, _at[0], position=_at[1], line=_at[2], **kw))
+
+        if role in ("system", "developer"):
+            add("system", _flatten(m.get("content")))
+        elif role == "user":
+            add("user", _flatten(m.get("content")))
+        elif role == "assistant":
+            body = _flatten(m.get("content"))
+            if body.strip():
+                add("assistant", body)
+            calls = m.get("tool_calls") or (
+                [m["function_call"]] if isinstance(m.get("function_call"), dict) else []
+            )
+            for call in calls if isinstance(calls, list) else []:
+                if not isinstance(call, dict):
+                    continue
+                fn = call.get("function") if isinstance(call.get("function"), dict) else call
+                name = str(fn.get("name") or "tool")
+                args = fn.get("arguments")
+                if isinstance(args, str):
+                    with contextlib.suppress(json.JSONDecodeError):
+                        args = json.loads(args)
+                cmd = command_of(args)
+                tools[str(call.get("id"))] = (name, cmd)
+                add("assistant", "", tool_name=name, tool_input=cmd)
+        elif role in ("tool", "function"):
+            name, cmd = tools.get(str(m.get("tool_call_id")), (m.get("name"), None))
+            flag = m.get("is_error")
+            add(
+                "tool",
+                _flatten(m.get("content")),
+                tool_name=name,
+                tool_input=cmd,
+                is_error=flag if isinstance(flag, bool) else None,
+                call_id=str(m["tool_call_id"]) if m.get("tool_call_id") else None,
+            )
+        else:
+            skipped[f"unknown role {str(role)[:40]!r}"] += 1
+    return Transcript("openai", tuple(turns), dict(skipped), None)

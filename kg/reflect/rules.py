@@ -23,7 +23,7 @@ DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "prefere
 SCOPES = ("user", "prev", "next", "next_tools")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
 COMPUTED = ("first_turn", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent")
-KINDS = ("learning", "error", "feature", "preference")
+KINDS = ("learning", "feature", "preference")
 PRIORITIES = ("low", "medium", "high", "critical")
 
 
@@ -44,25 +44,6 @@ class Quoting:
     log_line_patterns: tuple[re.Pattern[str], ...]
     harness_prefixes: tuple[str, ...]
     command_pattern: re.Pattern[str]
-
-
-@dataclass(frozen=True)
-class ErrorClass:
-    name: str
-    pattern: re.Pattern[str]
-
-
-@dataclass(frozen=True)
-class ErrorRules:
-    kind: str
-    category: str
-    priority: str
-    repeat_priority: str
-    repeat_threshold: int
-    source: str
-    flag_patterns: tuple[re.Pattern[str], ...]
-    ignore_patterns: tuple[str, ...]
-    classes: tuple[ErrorClass, ...]
 
 
 @dataclass(frozen=True)
@@ -124,22 +105,13 @@ class Lessons:
 
 
 @dataclass(frozen=True)
-class Redaction:
-    replacement: str
-    patterns: tuple[re.Pattern[str], ...]
-
-
-@dataclass(frozen=True)
 class ReflectRules:
     version: int
     limits: Limits
     quoting: Quoting
-    errors: ErrorRules
     signals: Signals
     detectors: tuple[Detector, ...]
     lessons: Lessons
-    redact: Redaction
-    areas: tuple[tuple[str, re.Pattern[str]], ...]
 
     def detector(self, name: str) -> Detector:
         for d in self.detectors:
@@ -173,7 +145,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
     if model is True:
         model = _packaged(MODEL_FILE)[0]
     top = RuleReader(data, source, error=ReflectRulesError)
-    top.known(("version", "limits", "quoting", "errors", "signals", "lessons", "redact", "areas", *DETECTORS))
+    top.known(("version", "limits", "quoting", "signals", "lessons", *DETECTORS))
     version = top.whole("version", int_only=True)
     if version != 1:
         raise top.fail("version", f"unsupported version {version}; this kg understands version 1")
@@ -189,26 +161,6 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         log_line_patterns=_regexes(q, "log_line_patterns"),
         harness_prefixes=q.strings("harness_prefixes", items="non-empty"),
         command_pattern=_regex(q, "command_pattern", q.string("command_pattern"), re.IGNORECASE),
-    )
-
-    e = top.table("errors").known(ErrorRules.__dataclass_fields__)
-    classes = []
-    for c in e.tables("classes", []):
-        c.known(("name", "pattern"))
-        name = c.string("name")
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-            raise c.fail("name", f"must be snake_case (it goes into pattern keys), not {name!r}")
-        classes.append(ErrorClass(name, _regex(c, "pattern", c.string("pattern"))))
-    errors = ErrorRules(
-        kind=e.string("kind", ("error",)),
-        category=e.string("category"),
-        priority=e.string("priority", PRIORITIES),
-        repeat_priority=e.string("repeat_priority", PRIORITIES),
-        repeat_threshold=e.whole("repeat_threshold", 1, int_only=True),
-        source=e.string("source"),
-        flag_patterns=_regexes(e, "flag_patterns"),
-        ignore_patterns=e.strings("ignore_patterns", [], items="non-empty"),
-        classes=tuple(classes),
     )
 
     signals = _signals(top.table("signals"))
@@ -231,14 +183,8 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
             )
         )
 
-    r = top.table("redact").known(("replacement", "patterns"))
-    redact = Redaction(r.string("replacement"), _regexes(r, "patterns"))
-
-    a = top.table("areas", {})
-    areas = tuple((name, _regex(a, name, a.string(name))) for name in a.data)
-
     lessons = _lessons(top.table("lessons"), {d.category for d in detectors})
-    return ReflectRules(version, limits, quoting, errors, signals, tuple(detectors), lessons, redact, areas)
+    return ReflectRules(version, limits, quoting, signals, tuple(detectors), lessons)
 
 
 _FIELDS = re.compile(r"\{(\w+)\}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kg.errors import RulesError
-from kg.reflect import detect, load_rules, own_lines, parse_text, reflect, signature
+from kg.reflect import detect, load_rules, own_lines, parse_text, reflect
 from kg.reflect.parse import Transcript, Turn
 
 RULES_PATH = Path(__file__).resolve().parents[2] / "rules" / "reflect.toml"
@@ -159,75 +158,17 @@ def error_turns(*results: tuple[str, str | None, str, bool | None]) -> Transcrip
     return Transcript("claude-code", tuple(turns))
 
 
-def test_error_finding_carries_command_message_and_key():
-    t = error_turns(
-        ("Bash", "git push 2>&1", "Exit code 128\nfatal: The current branch x has no upstream branch.", True)
-    )
-    [f] = detect(t, RULES)
-    assert (f.kind, f.category, f.command, f.position) == ("error", "error", "git push 2>&1", "turn 3")
-    assert f.evidence == "fatal: The current branch x has no upstream branch."
-    assert re.fullmatch(r"err\.bash\.git_no_upstream\.[0-9a-f]{8}", f.pattern_key)
-    assert "Exit code: 128" in f.details and "Command: git push 2>&1" in f.details
-
-
-@pytest.mark.parametrize(
-    ("text", "flag", "expected"),
-    [
-        ("Exit code 1\nboom", True, True),
-        ("all good", False, False),
-        ("Exit code 1\nboom", False, False),  # the transcript's flag is trusted
-        ("Traceback (most recent call last):\n  File 'x'\nKeyError: 'a'", None, True),
-        ("request timed out after 30s", None, True),
-        ("bash: foo: command not found", None, True),
-        ("3 files changed", None, False),
-        ("The user doesn't want to proceed with this tool use.", True, False),
-    ],
-)
-def test_what_counts_as_an_error(text, flag, expected):
-    t = error_turns(("Bash", "x", text, flag))
-    assert bool(detect(t, RULES)) is expected
-
-
-@pytest.mark.parametrize(
-    ("a", "b"),
-    [
-        ("Exit code 1\nbash: foo: command not found", "Exit code 127\nbash: foo: command not found"),
-        (
-            "Error: cannot open /home/ann/proj/a.txt at line 12",
-            "Error: cannot open /srv/other/b.txt at line 99",
-        ),
-        (
-            "KeyError: id 3f2a9c1b-0000-4000-8000-0123456789ab",
-            "KeyError: id 9b2a9c1b-1111-4000-8000-0123456789ff",
-        ),
-        ("failed to fetch 'alpha' after 3 tries", 'failed to fetch "beta" after 5 tries'),
-    ],
-)
-def test_same_failure_same_key_across_sessions(a, b):
-    sa = signature("Bash", a, "foo --x", RULES.errors.classes)
-    sb = signature("Bash", b, "cd /tmp && foo --y", RULES.errors.classes)
-    assert sa.pattern_key == sb.pattern_key
-
-
-def test_different_failures_differ():
-    sa = signature("Bash", "fatal: not a git repository", "git status", RULES.errors.classes)
-    sb = signature("Bash", "fatal: not a git repository", "hg status", RULES.errors.classes)
-    sc = signature("Read", "File does not exist.", None, RULES.errors.classes)
-    assert len({sa.pattern_key, sb.pattern_key, sc.pattern_key}) == 3
-    assert sc.pattern_key.startswith("err.read.file_not_found.")
-
-
-def test_one_entry_per_distinct_finding_and_repeat_priority():
-    fail = ("Bash", "mix format --check", "Exit code 1\nerror: not formatted lib/a.ex", True)
-    t = error_turns(fail, fail, replace_text(fail, "Exit code 1\nerror: not formatted lib/b.ex"))
-    r = reflect(t, RULES)
-    [f] = r.findings
-    assert (f.occurrences, f.priority, r.duplicates) == (3, "high", 2)
-    assert "Seen 3 times" in f.details
-
-
-def replace_text(result, text):
-    return (result[0], result[1], text, result[3])
+def test_failed_tool_calls_are_not_findings_here_and_take_no_place_under_the_caps():
+    """Failed tool calls are kg.reflect.failures' (one per call); the caps are for what the user said."""
+    fail = ("Bash", "git push", "Exit code 128\nfatal: The current branch x has no upstream branch.", True)
+    t = error_turns(*[fail] * 6)
+    assert detect(t, RULES) == []
+    rules = replace(RULES, limits=replace(RULES.limits, max_findings_per_session=2, max_per_kind=2))
+    said = chat(("user", "hi"), ("assistant", "ok"), ("user", "no, that's wrong"), ("assistant", "ok"),
+                ("user", "that's not right either"))
+    t = Transcript("claude-code", (*t.turns, *(replace(x, index=len(t.turns) + x.index) for x in said.turns)))
+    r = reflect(t, rules)
+    assert [f.category for f in r.findings] == ["correction", "correction"] and r.dropped_by_cap == 0
 
 
 def test_caps_keep_the_most_important():
@@ -254,23 +195,14 @@ def test_tool_calls_in_task_and_skill_candidates():
 
 
 def test_secrets_are_redacted_before_anything_leaves():
+    """By default with the secret rules of everything kg stores (rules/secrets.toml)."""
     key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
-    t = error_turns(
-        (
-            "Bash",
-            f"curl -H 'Authorization: Bearer {key}' https://u:hunter22@api.example.com",
-            f"Exit code 1\nerror: invalid key {key}\npassword=hunter22",
-            True,
-        )
-    )
-    t = Transcript(
-        t.format,
-        (*t.turns, Turn(len(t.turns), "user", f"no, that's wrong, use AKIAABCDEFGHIJKLMNOP and {key}")),
-    )
+    t = chat(("user", "call the api"), ("assistant", "Done."),
+             ("user", f"no, that's wrong, use AKIAABCDEFGHIJKLMNOP and {key}\nand password=hunter22 from now on"))
     blob = json.dumps([f.__dict__ for f in detect(t, RULES)])
     for secret in (key, "hunter22", "AKIAABCDEFGHIJKLMNOP"):
         assert secret not in blob
-    assert "[REDACTED]" in blob
+    assert "[REDACTED:aws_access_key]" in blob and "[REDACTED:openai_key]" in blob
 
 
 def test_evidence_and_position_point_at_the_line():
@@ -298,8 +230,12 @@ def mutate(path: str, value) -> dict:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (mutate("colour", 1), "colour: unknown key (known keys here: version, limits, quoting, errors, signals, "
-                              "lessons, redact, areas, correction, feature, knowledge_gap, best_practice, preference)"),
+        (mutate("colour", 1), "colour: unknown key (known keys here: version, limits, quoting, signals, "
+                              "lessons, correction, feature, knowledge_gap, best_practice, preference)"),
+        # failed tool calls are read by rules/errors.toml, secrets redacted by rules/secrets.toml
+        *[(mutate(gone, {}), f"{gone}: unknown key (known keys here: version, limits, quoting, signals, lessons, "
+                             "correction, feature, knowledge_gap, best_practice, preference)")
+          for gone in ("errors", "areas", "redact")],
         (mutate("limits.max_entries", 3), "limits.max_entries: unknown key (known keys here: "
                                           "max_findings_per_session, max_per_kind, evidence_chars, summary_chars, "
                                           "skill_candidate_min_tool_calls)"),

@@ -32,9 +32,39 @@ def test_the_same_mistake_gets_one_key(a, b):
     assert key("Bash", "Exit code 1\n" + a, "git push") == key("Bash", "Exit code 1\n" + b, "git push")
 
 
+@pytest.mark.parametrize(("a", "b"), [
+    ("Exit code 1\nbash: foo: command not found", "Exit code 127\nbash: foo: command not found"),
+    ("Error: cannot open /home/ann/proj/a.txt at line 12", "Error: cannot open /srv/other/b.txt at line 99"),
+    ("KeyError: id 3f2a9c1b-0000-4000-8000-0123456789ab", "KeyError: id 9b2a9c1b-1111-4000-8000-0123456789ff"),
+    ("failed to fetch 'alpha' after 3 tries", 'failed to fetch "beta" after 5 tries'),
+])
+def test_the_same_failure_in_another_folder_gets_one_key(a, b):
+    assert key("Bash", a, "foo --x") == key("Bash", b, "cd /tmp && foo --y")
+
+
+@pytest.mark.parametrize(("text", "flag", "expected"), [
+    ("Exit code 1\nboom", True, True),
+    ("all good", False, False),
+    ("Exit code 1\nboom", False, False),  # the transcript's flag is trusted
+    ("Traceback (most recent call last):\n  File 'x'\nKeyError: 'a'", None, True),
+    ("bash: foo: command not found", None, True),
+    ("request timed out after 30s", None, True),
+    ("curl: (7) Failed to connect: Connection refused", None, True),
+    ("3 files changed", None, False),
+    ("The user doesn't want to proceed with this tool use.", True, False),
+])
+def test_what_counts_as_a_failure(text, flag, expected):
+    t = Transcript("claude-code", (Turn(0, "user", "do it"), Turn(1, "assistant", "", tool_name="Bash", tool_input="x"),
+                                   Turn(2, "tool", text, tool_name="Bash", tool_input="x", is_error=flag)))
+    assert bool(failures(t, RULES).found) is expected
+
+
 def test_different_mistakes_differ():
     assert key("Bash", "fatal: no upstream branch", "git push") != key("Bash", "error: not formatted", "mix format")
     assert key("Bash", "error: x", "git push") != key("Edit", "error: x", "a.py")
+    assert key("Bash", "fatal: not a git repository", "git status") != key("Bash", "fatal: not a git repository",
+                                                                          "hg status")
+    assert key("Read", "File does not exist.").startswith("err.read.file_not_found.")
 
 
 @pytest.mark.parametrize(("text", "cls"), [
