@@ -89,7 +89,9 @@ def register(app: typer.Typer) -> None:
 
         with errors():
             data = preferences.list_(workspace(ctx))
-        emit(data, as_json, lambda rows: "\n".join(f"{r['key']}: {r['value']}" for r in rows)
+        from kg.memory.readable import preference_text
+
+        emit(data, as_json, lambda rows: "\n".join(f"{r['key']}: {preference_text(r['value'])}" for r in rows)
              or "No preferences yet: kg pref set KEY VALUE")
 
     @pref_app.command("unset")
