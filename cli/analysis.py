@@ -36,17 +36,19 @@ def export_graph(
     ctx: typer.Context,
     fmt: Annotated[str, typer.Option("--format", "-f", help="graphml, gexf, json (node-link), mermaid, dot or "
                                                             "cypher.")] = "graphml",
+    dialect: Annotated[str | None, typer.Option("--dialect", help="For cypher: kuzu (default) or neo4j.")] = None,
     types: TypeOpt = None,
     since: SinceOpt = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file (default: stdout).")] = None,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Export the knowledge graph (from a snapshot) for Gephi, networkx, GitHub, Graphviz or Kùzu."""
+    """Export the knowledge graph (from a snapshot) for Gephi, networkx, GitHub, Graphviz, Kùzu or Neo4j."""
     from kg.export import export_graph as run
 
     with errors():
-        result = run(workspace(ctx), fmt, types=_types(types), since=since, now=now_of(ctx, now), out=out)
+        result = run(workspace(ctx), fmt, types=_types(types), since=since, now=now_of(ctx, now), out=out,
+                     dialect=dialect)
     for warning in result.warnings:
         note(f"Warning: {warning}")
     if result.text is not None:
