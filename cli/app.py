@@ -12,6 +12,7 @@ from kg.cli import analysis, demo, entries, graph, links, reflect, trail
 from kg.cli import hooks as hooks_cli
 from kg.cli import lifecycle as lifecycle_cli
 from kg.cli import memory as memory_cli
+from kg.cli import schedule as schedule_cli
 from kg.cli.common import State
 
 app = typer.Typer(
@@ -83,6 +84,7 @@ memory_cli.register(app)
 links.register(app)
 lifecycle_cli.register(app, export_app)
 hooks_cli.register(app)
+schedule_cli.register(app)
 
 
 # Global options that take a value: skipped when looking for the subcommand's name on the command line.

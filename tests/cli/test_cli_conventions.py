@@ -57,7 +57,7 @@ def _description(help_text: str) -> list[list[str]]:
     return paragraphs + ([current] if current else [])
 
 
-@pytest.mark.parametrize("argv", [["log"], ["mcp"], ["export", "graph"], ["graph", "report"]])
+@pytest.mark.parametrize("argv", [["log"], ["mcp"], ["export", "graph"], ["graph", "report"], ["schedule", "install"]])
 def test_help_wraps_at_words(argv):
     """Each line of a paragraph is as full as the terminal allows: the next line's first word did not fit."""
     done = _kg(*argv, "--help")
