@@ -75,6 +75,8 @@ def graph_show(
     with errors():
         report = show_subgraph(workspace(ctx), out=out, node_id=node_id, types=_types(types), depth=depth,
                                limit=limit, since=since, now=now_of(ctx, now))
+    for warning in report["warnings"]:
+        note(f"Warning: {warning}")
     emit(report, as_json, lambda d: f"Drew {d['nodes']} nodes and {d['edges']} edges to {d['out']}")
 
 
