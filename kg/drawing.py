@@ -10,7 +10,8 @@ from __future__ import annotations
 import textwrap
 import unicodedata
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -140,7 +141,8 @@ def draw_graph(graph: nx.MultiDiGraph, *, ax: Any = None, title: str | None = No
                                      bbox={"alpha": 0.0})
     _legend(fig, graph)
     readable(fig)
-    spread_labels(ax, texts, pos)
+    with _quiet_glyphs(fig):
+        spread_labels(ax, texts, pos)
     return fig
 
 
@@ -343,11 +345,18 @@ def save(fig: Any, out: str | Path) -> Path:
         raise UsageError(f"--out {path}: name a .png, .svg or .pdf file")
     if not path.parent.exists():
         raise UsageError(f"cannot write {path}: its folder does not exist")
-    with warnings.catch_warnings():
-        if getattr(fig, "_kg_font_hint", None):  # said once already by kg.fonts.readable: not once per glyph
-            warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font")
+    with _quiet_glyphs(fig):
         fig.savefig(path, dpi=130 if path.suffix.lower() == ".png" else None)
     return path
+
+
+@contextmanager
+def _quiet_glyphs(fig: Any) -> Iterator[None]:
+    """matplotlib warns once per missing glyph when it lays text out; kg.fonts.readable has said it once."""
+    with warnings.catch_warnings():
+        if getattr(fig, "_kg_font_hint", None):
+            warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font")
+        yield
 
 
 def select_subgraph(graph: nx.MultiDiGraph, *, node_id: str | None = None, types: str | Iterable[str] | None = None,
