@@ -86,9 +86,9 @@ def last_run_text(last: dict[str, Any] | None) -> str:
 def run(ctx: typer.Context, now: NowOpt = None, as_json: JsonOpt = False) -> None:
     """What the job runs: `kg cycle`, then one timestamped line in memory/.kg/cycle.log, success or failure.
     Exits 1 when the cycle failed."""
-    from kg import schedule
-
     from kg.cli.common import state
+
+    from kg import schedule
 
     with errors():  # only a workspace that cannot be found is an error here: everything else goes to the log
         done = schedule.run(state(ctx).workspace, rules_dir=state(ctx).rules, now=now_of(ctx, now))

@@ -3,8 +3,9 @@
 The script is idempotent, so replaying it twice (or into a database that already holds part of the graph)
 changes nothing: edges are written with `MERGE` on their ends, type and creation time, then their properties
 are `SET`; nodes with `MERGE` on their id then `SET` in Neo4j, and in Kùzu created whole where their id is
-missing (Kùzu loses full-text index entries that `SET` wrote once the database is reopened). The Kùzu dialect creates its tables first (`IF NOT EXISTS`) and replays into
-an empty Kùzu database as well as into a new kg workspace; the Neo4j dialect makes a uniqueness constraint on
+missing (Kùzu loses full-text index entries that `SET` wrote once the database is reopened). The Kùzu
+dialect creates its tables first (`IF NOT EXISTS`) and replays into an empty Kùzu database as well as into a
+new kg workspace; the Neo4j dialect makes a uniqueness constraint on
 `Node.id`, adds each node's kind as a second label and writes times as `localdatetime(...)`.
 """
 

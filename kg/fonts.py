@@ -49,7 +49,8 @@ def _entries(rescan: bool) -> list[Any]:
                     pass
     seen: dict[str, Any] = {}
     for e in fm.fontManager.ttflist:
-        seen.setdefault(e.fname, e)
+        if not e.name.startswith("Last Resort"):  # matplotlib's own: a box for every character, not a glyph
+            seen.setdefault(e.fname, e)
     return sorted(seen.values(), key=lambda e: ("CJK" not in e.name and "Han" not in e.name,
                                                  e.weight not in (400, "normal", "regular"), "Serif" in e.name,
                                                  "Mono" in e.name, e.name))

@@ -33,8 +33,8 @@ def chinese(tmp_path_factory):
                        session=f"s{i % 7}", now=f"2026-11-{1 + i % 28:02d}T10:{i:02d}:00", wait=True,
                        details="第一行\n第二行：\"引号\" <xml> & #号")
             errors.append(r.id)
-        lessons = [ws.node_add("lesson", f"{area}之前先检查{WHAT[j % 6]}的原因", now=f"2026-11-{10 + j:02d}T12:00")["id"]
-                   for j, area in enumerate(list(AREAS) * 2)]
+        lessons = [ws.node_add("lesson", f"{area}之前先检查{WHAT[j % 6]}的原因",
+                               now=f"2026-11-{10 + j:02d}T12:00")["id"] for j, area in enumerate(list(AREAS) * 2)]
         principles = [ws.node_add("principle", text, now=f"2026-11-2{j}T12:00")["id"]
                       for j, text in enumerate(["动手之前先读错误信息", "每次变更都要能回滚", "配置写进版本库",
                                                 "失败两次就停下来想一想"])]

@@ -107,7 +107,7 @@ def test_readme_shows_what_install_writes():
     kg_path, root = Path("/path/to/kaizen-kg/.venv/bin/kg"), Path("/path/to/workspace")
     assert f"```\n{schedule.cron_entry(kg_path, root)}\n```" in readme
     units = schedule.systemd_units(kg_path, root)
-    for name, text in units.items():
+    for text in units.values():
         assert f"```\n{text}```" in readme
     assert f"`~/.config/systemd/user/{next(iter(units))}`" in readme
 
