@@ -43,6 +43,9 @@ def test_pref_list_inject_and_user_md_are_readable(prefs, run_kg):
     assert listing.exit_code == 0
     _readable(listing.stdout)
     assert "answer_style: short answers, metric units\n" in listing.stdout
+    got = run_kg("pref get kaizen_kg_learned")
+    assert got.stdout == preference_text(LEARNED) + "\n"
+    assert run_kg("pref get kaizen_kg_learned --json").json["value"] == LEARNED  # machines keep the structure
     injected = run_kg(["inject", "-m", "which units should the answer use"])
     assert injected.exit_code == 0
     _readable(injected.stdout)
