@@ -151,6 +151,8 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
 
         return call(lambda: run(ws(), number, reason))
 
+    # The SDK (mcp 2.3) has no public way to list a server's Tool objects or to make their argument models
+    # strict; its ToolManager is the one place they live.
     for tool in server._tool_manager.list_tools():
         _refuse_unknown_arguments(tool)
     return server
