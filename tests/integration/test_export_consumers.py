@@ -5,6 +5,7 @@ Chinese-language one, the hardest text the formats have to carry."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -200,3 +201,29 @@ def test_cli_warns_when_mermaid_is_trimmed(chinese, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith("Warning: 420 nodes and ") and "narrow it with --type or --since" in done.stderr
     assert len((tmp_path / "g.mmd").read_text(encoding="utf-8")) <= ke.MERMAID_MAX_TEXT
+
+
+NODE_MODULES = os.environ.get("KG_NODE_MODULES")
+
+
+@pytest.mark.skipif(not (NODE_MODULES and shutil.which("node") and Path(NODE_MODULES, "mermaid").is_dir()),
+                    reason="mermaid's parser: `npm install mermaid@11 jsdom@24` in a folder, KG_NODE_MODULES=its "
+                           "node_modules")
+def test_mermaid_parses_in_mermaid_itself(chinese, tmp_path):
+    """mermaid's own parser reads the Chinese export, refuses the untrimmed 420-node file (its edge limit) and
+    reads the trimmed one."""
+    script = Path(__file__).with_name("mermaid_parse.mjs")
+
+    def parse(text: str) -> dict:
+        path = tmp_path / "g.mmd"
+        path.write_text(text, encoding="utf-8")
+        done = subprocess.run(["node", str(script), str(path)], capture_output=True, text=True, timeout=180,
+                              check=False, env={**os.environ, "KG_NODE_MODULES": NODE_MODULES})
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert parse(ke.export_graph(chinese, "mermaid").text)["ok"] is True
+    big = _big_graph()
+    refused = parse(ke.to_mermaid(big))
+    assert refused["ok"] is False and "Edge limit exceeded" in refused["error"]
+    kept, _ = ke.trim_for_mermaid(big)
+    assert parse(ke.to_mermaid(kept)) == {"ok": True, "type": "flowchart-v2", "chars": len(ke.to_mermaid(kept))}
