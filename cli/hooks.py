@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
@@ -27,6 +29,29 @@ RuntimeOpt = Annotated[str | None, typer.Option(
     "--runtime", help="The runtime calling (claude-code, codex, openclaw). claude-code and codex read the hook's "
                       "JSON payload on stdin and answer in their hook output format.")]
 HOOK_JSON = ("claude-code", "codex")
+
+
+@contextmanager
+def hook_errors(runtime: str | None, *, never_fail: bool = False) -> Iterator[None]:
+    """Errors as `errors()` does, except that a runtime never gets a blocking exit code from kg: to Claude Code
+    and Codex exit 2 means "block" (on Stop: "keep going, here is your next prompt"). Under `--runtime` a failure
+    is reported on stderr and exits 1 (a non-blocking hook error), or 0 with `never_fail` (session end and
+    Codex's Stop, which must never ask the agent to continue)."""
+    if runtime is None:
+        with errors():
+            yield
+        return
+    code = 0 if never_fail else 1
+    try:
+        with errors():
+            yield
+    except typer.Exit as exc:
+        if exc.exit_code not in (0, None):
+            raise typer.Exit(code) from None
+        raise
+    except Exception as exc:  # noqa: BLE001 - a hook must answer; the message says what went wrong
+        note(f"Error: kg hook failed: {type(exc).__name__}: {exc}")
+        raise typer.Exit(code) from None
 
 
 def _stdin_payload() -> dict[str, Any]:
@@ -55,7 +80,7 @@ def session_start(
     ready for promotion, proposals waiting, the watch list and the memory for the first message."""
     from kg import hooks
 
-    with errors():
+    with hook_errors(runtime):
         payload = _stdin_payload() if runtime in HOOK_JSON else {}
         message = message or payload.get("prompt") or None
         brief = hooks.session_start_brief(workspace(ctx), now_of(ctx, now), message, budget,
@@ -80,14 +105,29 @@ def session_end(
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Reflect on the transcript (log what it finds, once) and write the session summary."""
+    """Reflect on the transcript (log what it finds, once) and write the session summary. Under `--runtime` it
+    never exits non-zero: a session end (or Codex's Stop, which calls it after every turn) must not ask the agent
+    to go on; `stop_hook_active` in the payload (a Stop that follows another hook's block) is left alone."""
     from kg import hooks
 
-    with errors():
+    with hook_errors(runtime, never_fail=True):
         payload = _stdin_payload() if transcript is None and runtime != "openclaw" else {}
+        if payload.get("stop_hook_active") is True:
+            note("stop_hook_active: another hook keeps this turn going; nothing to do until it stops")
+            return
         path = transcript or payload.get("transcript_path") or None
-        done = hooks.session_end(workspace(ctx), path, now_of(ctx, now), session=session, format=format,
-                                 summary=summary, write_summary=not no_summary)
+        ws = workspace(ctx)
+        at = now_of(ctx, now)
+
+        def run() -> dict[str, Any]:
+            return hooks.session_end(ws, path, at, session=session, format=format, summary=summary,
+                                     write_summary=not no_summary, strict=runtime is None)
+
+        if payload.get("hook_event_name") == "SessionEnd" and runtime == "codex" and background_possible():
+            # Codex gives SessionEnd hooks 1 s (at most 3): answer now, reflect in a detached child
+            after_answer(run)
+            return
+        done = run()
     for line in done["notes"]:
         note(line)
     if runtime in HOOK_JSON and not as_json:
@@ -114,10 +154,11 @@ def post_tool_use(
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Read a PostToolUse / PostToolUseFailure payload on stdin; log an error entry when the tool failed."""
+    """Read a PostToolUse / PostToolUseFailure payload on stdin; log an error entry when the tool failed (the
+    first meaningful line of its output, not the "Exit code N" header)."""
     from kg import hooks
 
-    with errors():
+    with hook_errors(runtime):
         payload = _stdin_payload()
         ws = workspace(ctx)
         # the runtime waits for this hook: answer once the entry is journaled, apply it right after
@@ -151,12 +192,19 @@ ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project folde
 
 
 def install(ctx: typer.Context, runtime: RuntimeArg, dry_run: DryOpt = False, project: ProjectOpt = None,
+            shared: Annotated[bool, typer.Option("--shared", help="claude-code: write the team's committed "
+                                                                  ".claude/settings.json (calling `kg` from PATH) "
+                                                                  "instead of the personal settings.local.json.")]
+            = False,
             as_json: JsonOpt = False) -> None:
-    """Wire kg into an agent runtime: hooks (session brief, reflection, error logging) and the MCP server."""
+    """Wire kg into an agent runtime: hooks (session brief, reflection, error logging) and the MCP server (when
+    the `mcp` package is installed)."""
     from kg.integrations import install as run
 
     with errors():
-        done = run(workspace(ctx), runtime, dry_run, project=project)
+        done = run(workspace(ctx), runtime, dry_run, project=project, shared=shared)
+    for line in done["notes"]:
+        note(line)
     emit(done, as_json, _render_install)
 
 
@@ -167,6 +215,8 @@ def uninstall(ctx: typer.Context, runtime: RuntimeArg, dry_run: DryOpt = False, 
 
     with errors():
         done = run(workspace(ctx), runtime, dry_run, project=project)
+    for line in done["notes"]:
+        note(line)
     emit(done, as_json, _render_install)
 
 

@@ -10,17 +10,19 @@ from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, workspace
 
 def reflect(
     ctx: typer.Context,
-    path: Annotated[str, typer.Argument(help="Transcript file (Claude Code JSONL, .gz too; OpenAI messages JSON; "
-                                             "SpecStory markdown; plain text), or - for stdin.")],
-    format: Annotated[str | None, typer.Option("--format", help="claude-code, openai, specstory or text "
-                                                                "(default: detected).")] = None,
+    path: Annotated[str, typer.Argument(help="Transcript file (Claude Code JSONL, .gz too; Codex rollout JSONL; "
+                                             "OpenClaw/pi session JSONL; aider .aider.chat.history.md; OpenAI "
+                                             "messages JSON; SpecStory markdown; plain text), or - for stdin.")],
+    format: Annotated[str | None, typer.Option("--format", help="claude-code, codex, openclaw, aider, openai, "
+                                                                "specstory or text (default: detected).")] = None,
     apply: Annotated[bool, typer.Option("--apply", help="Log the findings (default: only list them).")] = False,
     session: Annotated[str | None, typer.Option(help="Session id for the logged entries (default: from the "
                                                      "transcript's name).")] = None,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Find corrections, errors, feature requests, knowledge gaps and preferences in a transcript."""
+    """Find corrections, errors (one per failed tool call), feature requests, knowledge gaps and preferences in a
+    transcript. With --apply, a transcript reflected on before adds only what is new."""
     from kg.reflect.apply import reflect_file
 
     with errors():
@@ -39,6 +41,8 @@ def _render(d: dict[str, Any]) -> str:
         key = f" [{f['pattern_key']}]" if f["pattern_key"] else ""
         lines.append(f"  {i}. {f['kind']}/{f['category']} ({f['priority']}){key}: {f['summary'][:100]}")
         lines.append(f"     {f['position']}: {f['evidence'][:120]}")
+        if f.get("signals"):
+            lines.append(f"     signals: {', '.join(f['signals'])} (score {f['score']:.2f})")
     if d["skill_candidates"]:
         lines.append(f"🧩 Skill candidates ({len(d['skill_candidates'])} task(s) with many tool calls):")
         lines += [f"  - {t['position']}: {t['tool_calls']} tool calls: {t['request'][:80]}"

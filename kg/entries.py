@@ -53,7 +53,14 @@ def slug_field(value: str | None, what: str) -> str | None:
 
 def prepare(policy: Policy, redactor: Any, kind: str, summary: str, *, now: datetime,
             session: str | None = None, **fields: Any) -> Prepared:
-    """Check an entry against the rules and redact it. Raises UsageError saying what to fix."""
+    """Check an entry against the rules and redact it. Raises UsageError saying what to fix.
+
+    Redaction comes first, on the raw values: a secret cut at a length limit, lowercased into a slug or split
+    into index tokens would no longer be recognised."""
+    gated, kinds = redactor.redact_many({"summary": summary, "session": session,
+                                         **{k: v for k, v in fields.items() if k not in CHOICE_FIELDS}})
+    summary, session = gated.pop("summary"), gated.pop("session")
+    fields.update(gated)
     kind = choice(kind, policy.kinds, "entry kind") or ""
     summary_clean = clean(summary or "", one_line=True)
     if not summary_clean:
@@ -91,10 +98,8 @@ def prepare(policy: Policy, redactor: Any, kind: str, summary: str, *, now: date
     if fields:
         raise UsageError(f"unknown field(s): {', '.join(sorted(fields))}")
     # Closed vocabularies (kind, priority, status, ...) were checked against the rules and cannot hold a
-    # secret; every free-text field is redacted.
-    free = {k: v for k, v in out.items() if k not in CHOICE_FIELDS and k not in ("entry_type", "status")}
-    cleaned, kinds = redactor.redact_many(free)
-    redacted = {**out, **cleaned}
+    # secret; every free-text field was redacted above, before it was cleaned, cut or lowercased.
+    redacted = out
     redacted["tokens"] = index_tokens(redacted["text"], redacted.get("details"), redacted.get("action"),
                                       redacted.get("error_text"), " ".join(redacted.get("tags") or ()))
     redacted["created_at"] = now.isoformat(timespec="seconds")

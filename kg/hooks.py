@@ -284,9 +284,10 @@ def claude_context(brief: dict[str, Any], event: str = "SessionStart") -> dict[s
 # -- the session end --------------------------------------------------------------------------------------------
 def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str | None = None, *,
                 session: str | None = None, format: str | None = None, summary: str = "",
-                write_summary: bool = True, stdin: Any = None) -> dict[str, Any]:
+                write_summary: bool = True, stdin: Any = None, strict: bool = True) -> dict[str, Any]:
     """Reflect on the session's transcript and log what it finds (once: a transcript reflected on before adds
-    nothing twice), then end the current kg session, writing memory/sessions/<id>.md."""
+    nothing twice), then end the current kg session, writing memory/sessions/<id>.md. `strict=False` (a
+    runtime's hook) notes a transcript it cannot read and still writes the summary."""
     from kg.reflect.apply import reflect_file
 
     rules = load_rules(ws)
@@ -294,8 +295,15 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     sid = session or ws.current_session()
     out: dict[str, Any] = {"now": at.isoformat(), "session": sid, "transcript": transcript_path,
                            "reflect": None, "summary_file": None, "notes": []}
+    rep = None
     if transcript_path and rules.end_reflect:
-        rep = reflect_file(ws, transcript_path, format=format, apply=True, session=sid, now=at, stdin=stdin)
+        try:
+            rep = reflect_file(ws, transcript_path, format=format, apply=True, session=sid, now=at, stdin=stdin)
+        except UsageError as exc:
+            if strict:
+                raise
+            out["notes"].append(f"Error: could not reflect on {transcript_path}: {exc}")
+    if rep is not None:
         out["reflect"] = {"session": rep.session, "format": rep.format, "turns": rep.turns,
                           "findings": len(rep.findings), "logged": rep.logged,
                           "already_logged": rep.already_logged}
@@ -303,7 +311,7 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
         out["summary_file"] = rep.summary_file  # reflect --apply writes the session summary itself
     elif not transcript_path:
         out["notes"].append("no transcript: nothing to reflect on")
-    else:
+    elif not rules.end_reflect:
         out["notes"].append("reflection is off (rules/hooks.toml [session_end] reflect)")
     if not write_summary:
         pass
@@ -333,11 +341,8 @@ class ToolFailure:
     tool: str
     error: str
     command: str
-
-    def summary(self, width: int = 120) -> str:
-        first = next((ln.strip() for ln in self.error.splitlines() if ln.strip()), "failed")
-        what = f"`{short(self.command, 60)}`" if self.command else self.tool
-        return short(f"{what} failed: {first}", width)
+    call_id: str | None = None
+    exit_code: int | None = None
 
 
 def _text(value: Any) -> str:
@@ -351,44 +356,70 @@ def _text(value: Any) -> str:
 
 
 def tool_failure(payload: dict[str, Any]) -> ToolFailure | None:
-    """The failure in a Claude Code PostToolUse / PostToolUseFailure payload (Codex's is the same shape), or
-    None when the tool worked or the user interrupted it. Pure."""
+    """The failure in a hook payload, or None when the tool worked or the user interrupted it. Pure.
+
+    Claude Code sends failures to PostToolUseFailure only (`error`: "Exit code N\n<the output>", `is_interrupt`);
+    a PostToolUse payload whose `tool_response` object reports an error or a non-zero exit is read too (other
+    runtimes' shape). A `tool_response` that is a bare string (Codex) says nothing about failure: None."""
     if not isinstance(payload, dict):
         return None
     tool = str(payload.get("tool_name") or "tool")
     tin = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-    command = _text(tin.get("command") or tin.get("file_path") or tin.get("url") or "")
+    command = _text(tin.get("command") or tin.get("cmd") or tin.get("file_path") or tin.get("path")
+                    or tin.get("url") or "")
+    call = payload.get("tool_use_id") if isinstance(payload.get("tool_use_id"), str) else None
     if payload.get("hook_event_name") == "PostToolUseFailure":
         if payload.get("is_interrupt"):
             return None
-        return ToolFailure(tool, _text(payload.get("error")) or "failed", command)
+        return ToolFailure(tool, _text(payload.get("error")) or "failed", command, call)
     resp = payload.get("tool_response")
     if not isinstance(resp, dict):
         return None
     code = next((resp[k] for k in ("exit_code", "exitCode", "returncode", "return_code") if k in resp), None)
+    code = code if isinstance(code, int) and not isinstance(code, bool) else None
     failed = (resp.get("is_error") is True or resp.get("isError") is True or resp.get("success") is False
-              or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
-              or (isinstance(resp.get("error"), str) and bool(resp["error"].strip())))
+              or code not in (None, 0) or (isinstance(resp.get("error"), str) and bool(resp["error"].strip())))
     if not failed or resp.get("interrupted") is True:
         return None
     error = _text(resp.get("error")) or _text(resp.get("stderr")) or _text(resp.get("content")) or \
         _text(resp.get("stdout"))
-    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-        error = f"exit code {code}: {error}" if error else f"exit code {code}"
-    return ToolFailure(tool, error or "failed", command)
+    return ToolFailure(tool, error, command, call, code)
 
 
 def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None = None, *,
                   runtime: str = "claude-code", apply: bool = True) -> dict[str, Any]:
-    """Log an error entry when the payload says the tool failed; nothing otherwise. `apply=False` only
-    journals it (the caller has the graph applied after answering, as `kg log` does)."""
-    failure = tool_failure(payload)
-    if failure is None:
+    """Log an error entry when the payload says the tool failed; nothing otherwise. The entry is the one
+    reflection would log for the same call (same summary, error line, pattern key), and its call id is recorded
+    so that reflecting on the transcript later does not log it again. `apply=False` only journals it (the
+    caller has the graph applied after answering, as `kg log` does)."""
+    from dataclasses import replace
+
+    from kg.reflect import state
+    from kg.reflect.apply import failure_fields, failure_rules
+    from kg.reflect.failures import failure_of_payload
+
+    raw = tool_failure(payload)
+    if raw is None:
         return {"logged": None, "failed": False}
-    res = ws.log("error", failure.summary(), now=now, error_text=failure.error[:4000],
-                 context=f"{failure.tool}: {failure.command}"[:1000] if failure.command else failure.tool,
-                 source="error", tags=[runtime, failure.tool.lower()], apply=apply)
-    return {"logged": res.id, "failed": True, "summary": res.summary, "tool": failure.tool}
+    gate = ws.rules.redactor.redact  # before the summary's cuts, the field limits and the lowercased tag
+    raw = replace(raw, tool=gate(raw.tool).text, error=gate(raw.error).text,
+                  command=gate(raw.command).text if raw.command else raw.command)
+    rules = failure_rules(ws)
+    failure = failure_of_payload(raw.tool, raw.error, raw.command or None, rules, raw.call_id)
+    if failure is None:  # declined by the user, or cancelled because a parallel call failed
+        return {"logged": None, "failed": True, "skipped": "declined or cascade"}
+    if raw.exit_code is not None and failure.exit_code is None:
+        failure = replace(failure, exit_code=raw.exit_code)
+    summary, fields = failure_fields(failure, rules, runtime, "live")
+    fp = state.fingerprint(raw.call_id) if raw.call_id else None
+    with state.locked(ws) as st:
+        if fp and fp in st.seen:
+            return {"logged": None, "failed": True, "already_logged": st.seen[fp], "tool": failure.tool}
+        res = ws.log("error", summary, now=now, apply=apply, **fields)
+        if fp:
+            st.record(fp, res.id)
+    return {"logged": res.id, "failed": True, "summary": res.summary, "tool": failure.tool,
+            "pattern_key": failure.pattern_key, "call_id": raw.call_id}
 
 
 def read_payload(text: str) -> dict[str, Any]:

@@ -4,20 +4,27 @@ Everything is written inside the project (the workspace root unless `project` sa
 the home directory is touched. Each install merges into what is there (other hooks, settings and text stay as
 they are) and marks what it adds, so uninstall removes exactly that:
 
-- claude-code: `.claude/settings.json` hooks (SessionStart → the brief as additional context; SessionEnd →
-  reflect on the transcript and write the session summary; PostToolUse(Bash) and PostToolUseFailure → log the
-  error) and the `kaizen-kg` MCP server in `.mcp.json`. kg's hook commands carry `--runtime claude-code`,
-  which is how they are found again.
+- claude-code: hooks in `.claude/settings.local.json` (personal, git-ignored; `--shared` writes the committed
+  `.claude/settings.json` instead, calling `kg` from PATH with no path of this machine): SessionStart → the
+  brief as additional context; SessionEnd → reflect on the transcript and write the session summary;
+  PostToolUseFailure → log the error (Claude Code sends failed calls there only, so no PostToolUse hook costs
+  time on every successful call). The `kaizen-kg` MCP server goes in `.mcp.json` when `kg mcp` can start (the
+  `mcp` package imports). kg's hook commands carry `--runtime claude-code`, which is how they are found again.
 - openclaw: the hook folder `hooks/kaizen-kg/` with `HOOK.md` and `handler.js` (agent:bootstrap → the brief in
-  the agent's context; command:new/reset/stop → reflect and summarise; gateway:startup → the seed's
-  memory/.hook-context.txt). The handler calls the `kg` command with child_process.
-- codex: `.codex/hooks.json` (SessionStart, Stop, PostToolUse; Codex's hooks take Claude Code's schema),
-  a marked block in `.codex/config.toml` (the MCP server and the `codex_hooks` feature flag), and a marked
-  block in AGENTS.md telling the agent how to call kg (which is all older Codex versions read).
+  the agent's context; command:new/reset/stop and session:end → reflect and summarise; gateway:startup → the
+  seed's memory/.hook-context.txt). The handler returns at once and runs `kg` detached.
+- codex: `.codex/hooks.json` (SessionStart → the brief; Stop → reflect on the rollout so far, always exit 0;
+  SessionEnd → reflect and summarise, detached; Codex has no failure event and its PostToolUse carries no exit
+  status, so failures come from the rollout), a marked block in `.codex/config.toml` (the `hooks` feature flag,
+  and the MCP server when `kg mcp` can start), and a marked block in AGENTS.md telling the agent how to call kg.
+
+Every file an install writes is recorded with its bytes before (`memory/.kg/installs.json`); uninstall puts
+those bytes back when the file is as kg left it, and otherwise takes out only kg's part.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shlex
@@ -30,6 +37,7 @@ from typing import Any
 
 from kg.errors import UsageError
 from kg.journal import write_atomic
+from kg.openclaw_hook import OPENCLAW_MARK, openclaw_handler, openclaw_hook_md
 
 RUNTIMES = ("claude-code", "openclaw", "codex")
 SERVER_NAME = "kaizen-kg"
@@ -37,7 +45,6 @@ HOOK_DIR = Path("hooks") / "kaizen-kg"
 BEGIN, END = "<!-- kaizen-kg:begin (kg install codex; remove with kg uninstall codex) -->", "<!-- kaizen-kg:end -->"
 TOML_BEGIN, TOML_END = "# >>> kaizen-kg (kg install codex; remove with kg uninstall codex) >>>", "# <<< kaizen-kg <<<"
 TOML_MARK = "  # kaizen-kg"
-OPENCLAW_MARK = "<!-- kaizen-kg managed: remove with `kg uninstall openclaw` -->"
 
 
 @dataclass
@@ -59,8 +66,19 @@ def kg_executable() -> str:
     return shutil.which("kg") or "kg"
 
 
-def _argv(ws: Any, kg_bin: str | None, *args: str) -> list[str]:
+def _argv(ws: Any, kg_bin: str | None, *args: str, shared: bool = False) -> list[str]:
+    if shared:  # a file the team commits: `kg` from PATH, the workspace found from the project folder
+        return ["kg", *args]
     return [kg_bin or kg_executable(), "-w", str(ws.root), *args]
+
+
+def mcp_available() -> bool:
+    """Whether `kg mcp` can start here: the optional `mcp` package imports."""
+    return importlib.util.find_spec("mcp") is not None
+
+
+MCP_MISSING = ("MCP server not registered: `kg mcp` needs the `mcp` package (pip install 'kaizen-kg[mcp]'); "
+               "install it, then run this install again")
 
 
 def _shell(argv: list[str]) -> str:
@@ -73,10 +91,12 @@ def _marker(runtime: str) -> re.Pattern[str]:
 
 
 # -- JSON settings merging (pure) ------------------------------------------------------------------------------
-def hook_entries(ws: Any, runtime: str, kg_bin: str | None = None) -> dict[str, list[dict[str, Any]]]:
+def hook_entries(ws: Any, runtime: str, kg_bin: str | None = None, *,
+                 shared: bool = False) -> dict[str, list[dict[str, Any]]]:
     """The hook groups kg adds, by event, in Claude Code's settings schema (Codex's hooks.json is the same)."""
-    start = _shell(_argv(ws, kg_bin, "hook", "session-start", "--start-session", "--runtime", runtime))
-    tool = _shell(_argv(ws, kg_bin, "hook", "post-tool-use", "--runtime", runtime))
+    start = _shell(_argv(ws, kg_bin, "hook", "session-start", "--start-session", "--runtime", runtime,
+                         shared=shared))
+    tool = _shell(_argv(ws, kg_bin, "hook", "post-tool-use", "--runtime", runtime, shared=shared))
 
     def group(matcher: str | None, command: str, timeout: int) -> dict[str, Any]:
         g: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
@@ -84,21 +104,21 @@ def hook_entries(ws: Any, runtime: str, kg_bin: str | None = None) -> dict[str, 
         return g
 
     if runtime == "claude-code":
-        end = _shell(_argv(ws, kg_bin, "hook", "session-end", "--runtime", runtime))
+        end = _shell(_argv(ws, kg_bin, "hook", "session-end", "--runtime", runtime, shared=shared))
         return {
             "SessionStart": [group("startup|resume|clear|compact", start, 30)],
             "SessionEnd": [group(None, end, 120)],
-            "PostToolUse": [group("Bash", tool, 30)],
             "PostToolUseFailure": [group("*", tool, 30)],
         }
     if runtime == "codex":
-        # Codex has no session-end event: Stop (end of each turn) reflects on the transcript so far; a transcript
-        # reflected on before adds nothing twice. The summary is written by `kg session end`.
-        end = _shell(_argv(ws, kg_bin, "hook", "session-end", "--no-summary", "--runtime", runtime))
+        # Stop (end of each turn) reflects on the rollout so far, past its cursor; it always exits 0. SessionEnd
+        # (1 s budget) answers at once and reflects + summarises in a detached child.
+        turn = _shell(_argv(ws, kg_bin, "hook", "session-end", "--no-summary", "--runtime", runtime))
+        end = _shell(_argv(ws, kg_bin, "hook", "session-end", "--runtime", runtime))
         return {
             "SessionStart": [group("startup|resume", start, 30)],
-            "Stop": [group(None, end, 120)],
-            "PostToolUse": [group("Bash", tool, 30)],
+            "Stop": [group(None, turn, 120)],
+            "SessionEnd": [group(None, end, 3)],
         }
     raise UsageError(f"no hook settings for runtime {runtime!r}")
 
@@ -185,9 +205,10 @@ def drop_block(text: str, begin: str = BEGIN, end: str = END) -> str:
     return (before + "\n" if before else "") + after
 
 
-def codex_toml(text: str, argv: list[str]) -> str:
-    """config.toml with kg's MCP server and the hooks feature flag, in a marked block (or, when the file has a
-    [features] table already, one marked line in it). Pure; the result is checked to parse."""
+def codex_toml(text: str, argv: list[str] | None) -> str:
+    """config.toml with the `hooks` feature flag and (given its argv) kg's MCP server, in a marked block (or,
+    when the file has a [features] table already, one marked line in it). Pure; the result is checked to
+    parse. `codex_hooks` is the deprecated alias of `hooks`: a file that sets either is left to say so."""
     text = codex_toml_strip(text)
     try:
         current = tomllib.loads(text)
@@ -195,14 +216,16 @@ def codex_toml(text: str, argv: list[str]) -> str:
         raise UsageError(f".codex/config.toml is not valid TOML ({exc}); fix it, then run the install again") \
             from None
     lines = [f"[mcp_servers.{SERVER_NAME}]", f"command = {json.dumps(argv[0])}",
-             "args = [" + ", ".join(json.dumps(a) for a in argv[1:]) + "]"]
+             "args = [" + ", ".join(json.dumps(a) for a in argv[1:]) + "]"] if argv else []
     features = current.get("features")
     if isinstance(features, dict):
-        if "codex_hooks" not in features:
-            out = re.sub(r"(?m)^\[features\][ \t]*$", "[features]\ncodex_hooks = true" + TOML_MARK, text, count=1)
-            text = out
+        if "hooks" not in features and "codex_hooks" not in features:
+            text = re.sub(r"(?m)^\[features\][ \t]*$", "[features]\nhooks = true" + TOML_MARK, text, count=1)
     else:
-        lines = ["[features]", "codex_hooks = true", ""] + lines
+        lines = ["[features]", "hooks = true", *([""] if lines else [])] + lines
+    if not lines:
+        tomllib.loads(text)
+        return text
     body = "\n".join(lines)
     new = (text.rstrip("\n") + "\n\n" if text.strip() else "") + f"{TOML_BEGIN}\n{body}\n{TOML_END}\n"
     tomllib.loads(new)
@@ -219,14 +242,16 @@ AGENTS_BODY = """## kaizen-kg (learning memory)
 This project keeps what agents learn in kaizen-kg (`kg`). Please:
 - At the start of a session, run `{kg} hook session-start --start-session` and read the brief (pending
   high-priority items, verifications due, proposals waiting for the user, the watch list).
-- When a command fails, run `{kg} log error "what failed" --error-text "the message"`.
-- When the user corrects you or states a preference, run `{kg} log learning "what you learned" --category
-  correction` (or `--category preference`).
-- Before a task, `{kg} search "words of the task"` finds what was learned before; `{kg} inject "the task"`
-  gives a ready memory block.
+- When a command fails in a way worth remembering, run
+  `{kg} log error "what failed" --error "the message" --context "the command"`.
+- When the user corrects you or states a preference, run
+  `{kg} log learning "what you learned" --category correction` (or `--category preference`).
+- Before a task, `{kg} search "words of the task"` finds what was learned before;
+  `{kg} inject --message "the task"` gives a ready memory block.
 - Show waiting proposals (`{kg} propose`) to the user. When they say "approve N" run `{kg} approve N`;
   "skip N" → `{kg} skip N --reason "their reason"`.
-- At the end of a session, run `{kg} hook session-end --transcript PATH` (or `{kg} session end`).
+- At the end of a session, run `{kg} hook session-end --transcript PATH`
+  (or `{kg} session end --summary "what was done"`).
 """
 
 
@@ -248,8 +273,17 @@ def _dump(data: dict[str, Any]) -> str:
 
 
 class _Plan:
-    def __init__(self, project: Path, dry_run: bool):
-        self.project, self.dry_run, self.changes = project, dry_run, []
+    """The changes of one install or uninstall. Every file an install writes is recorded with its bytes before
+    (`memory/.kg/installs.json`, by absolute path), so that uninstall can put those bytes back."""
+
+    def __init__(self, ws: Any, project: Path, dry_run: bool):
+        self.ws, self.project, self.dry_run, self.changes = ws, project, dry_run, []
+        self.notes: list[str] = []
+        self.record_path = Path(ws.memory) / ".kg" / "installs.json"
+        try:
+            self.record: dict[str, Any] = json.loads(self.record_path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+            self.record = {}
 
     def rel(self, path: Path) -> str:
         try:
@@ -257,8 +291,12 @@ class _Plan:
         except ValueError:
             return str(path)
 
-    def write(self, path: Path, text: str, detail: str) -> None:
+    def write(self, path: Path, text: str, detail: str, runtime: str | None = None) -> None:
         old = path.read_text(encoding="utf-8") if path.exists() else None
+        if runtime:
+            files = self.record.setdefault(runtime, {})
+            before = files.get(str(path), {}).get("before", old) if str(path) in files else old
+            files[str(path)] = {"before": before, "after": text}
         if old == text:
             self.changes.append(Change(self.rel(path), "unchanged", detail))
             return
@@ -278,11 +316,37 @@ class _Plan:
                 parent.rmdir()
                 parent = parent.parent
 
+    def restore(self, runtime: str, path: Path) -> bool:
+        """Put back the bytes `path` had before kg's install, when the file is still as kg left it."""
+        entry = (self.record.get(runtime) or {}).get(str(path))
+        if not entry or not path.exists() or path.read_text(encoding="utf-8") != entry["after"]:
+            return False
+        if entry["before"] is None:
+            self.remove(path, "kg created it; as kg left it")
+        else:
+            self.changes.append(Change(self.rel(path), "update", "restored byte for byte"))
+            if not self.dry_run:
+                write_atomic(path, entry["before"].encode("utf-8"))
+        return True
+
+    def forget(self, runtime: str) -> None:
+        self.record.pop(runtime, None)
+
+    def save(self) -> None:
+        if self.dry_run:
+            return
+        self.record_path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.record_path, (json.dumps(self.record, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+
     def json_edit(self, path: Path, new: dict[str, Any], detail: str, *, existed: bool) -> None:
         if not new and existed:
             self.remove(path, detail + " (nothing else was in it)")
         elif new or existed:
             self.write(path, _dump(new), detail)
+
+    def result(self, runtime: str, nxt: list[str]) -> dict[str, Any]:
+        return {"runtime": runtime, "project": str(self.project), "dry_run": self.dry_run,
+                "changes": [c.as_dict() for c in self.changes], "notes": self.notes, "next": nxt}
 
 
 # -- install / uninstall -----------------------------------------------------------------------------------------
@@ -293,60 +357,83 @@ def _check(runtime: str) -> str:
     return name
 
 
+def _claude_settings(root: Path, shared: bool) -> Path:
+    return root / ".claude" / ("settings.json" if shared else "settings.local.json")
+
+
 def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path | None = None,
-            kg_bin: str | None = None) -> dict[str, Any]:
+            kg_bin: str | None = None, shared: bool = False) -> dict[str, Any]:
     runtime = _check(runtime)
+    if shared and runtime != "claude-code":
+        raise UsageError("--shared is for claude-code (its committed .claude/settings.json); drop it for "
+                         f"{runtime}")
     root = Path(project).resolve() if project else Path(ws.root)
-    plan = _Plan(root, dry_run)
-    mcp_argv = _argv(ws, kg_bin, "mcp")
+    plan = _Plan(ws, root, dry_run)
+    mcp_argv = _argv(ws, kg_bin, "mcp", shared=shared) if mcp_available() else None
+    if mcp_argv is None and runtime != "openclaw":
+        plan.notes.append(MCP_MISSING)
     if runtime == "claude-code":
-        path = root / ".claude" / "settings.json"
+        path = _claude_settings(root, shared)
         settings = _read_json(path)
-        plan.write(path, _dump(merge_hooks(settings, hook_entries(ws, runtime, kg_bin), runtime)),
-                   "hooks: SessionStart (brief), SessionEnd (reflect + summary), PostToolUse/PostToolUseFailure "
-                   "(log errors)")
-        mcp = root / ".mcp.json"
-        plan.write(mcp, _dump(merge_mcp(_read_json(mcp), mcp_argv)), f"MCP server {SERVER_NAME!r} (`kg mcp`)")
-        nxt = ["Start Claude Code in this folder: the session begins with kg's brief.",
-               "Claude Code asks once to trust the project's MCP server `kaizen-kg`."]
+        plan.write(path, _dump(merge_hooks(settings, hook_entries(ws, runtime, kg_bin, shared=shared), runtime)),
+                   "hooks: SessionStart (brief), SessionEnd (reflect + summary), PostToolUseFailure (log errors)",
+                   runtime)
+        if mcp_argv:
+            mcp = root / ".mcp.json"
+            plan.write(mcp, _dump(merge_mcp(_read_json(mcp), mcp_argv)), f"MCP server {SERVER_NAME!r} (`kg mcp`)",
+                       runtime)
+        nxt = ["Start Claude Code in this folder: the session begins with kg's brief."]
+        if mcp_argv:
+            nxt.append("Claude Code asks once to trust the project's MCP server `kaizen-kg`.")
+        if not shared:
+            nxt.append(f"{plan.rel(path)} is personal (Claude Code keeps it out of git); `kg install claude-code "
+                       "--shared` writes the team's .claude/settings.json instead, calling `kg` from PATH.")
     elif runtime == "openclaw":
         folder = root / HOOK_DIR
-        plan.write(folder / "HOOK.md", openclaw_hook_md(), "OpenClaw hook metadata and documentation")
-        plan.write(folder / "handler.js", openclaw_handler(ws, kg_bin), "OpenClaw hook handler (calls `kg`)")
+        plan.write(folder / "HOOK.md", openclaw_hook_md(), "OpenClaw hook metadata and documentation", runtime)
+        plan.write(folder / "handler.js", openclaw_handler(ws, kg_bin or kg_executable()),
+                   "OpenClaw hook handler (runs `kg` detached)", runtime)
         nxt = [(f"Run `openclaw hooks enable {SERVER_NAME}` (OpenClaw finds hooks in <workspace>/hooks/), then "
                 "restart the gateway."),
                "If the OpenClaw workspace is not this folder, install with --project <openclaw workspace>."]
     else:
         path = root / ".codex" / "hooks.json"
         plan.write(path, _dump(merge_hooks(_read_json(path), hook_entries(ws, runtime, kg_bin), runtime)),
-                   "hooks: SessionStart (brief), Stop (reflect), PostToolUse (log errors)")
+                   "hooks: SessionStart (brief), Stop (reflect, always exit 0), SessionEnd (reflect + summary)",
+                   runtime)
         cfg = root / ".codex" / "config.toml"
         old = cfg.read_text(encoding="utf-8") if cfg.exists() else ""
-        plan.write(cfg, codex_toml(old, mcp_argv), f"MCP server {SERVER_NAME!r} and features.codex_hooks")
+        plan.write(cfg, codex_toml(old, mcp_argv), "features.hooks" + (f" and MCP server {SERVER_NAME!r}"
+                                                                       if mcp_argv else ""), runtime)
         agents = root / "AGENTS.md"
         text = agents.read_text(encoding="utf-8") if agents.exists() else ""
         plan.write(agents, put_block(text, AGENTS_BODY.format(kg=_shell(_argv(ws, kg_bin)))),
-                   "how the agent calls kg (a marked block)")
+                   "how the agent calls kg (a marked block)", runtime)
         nxt = ["Codex reads the project's .codex/ folder once the project is trusted; review the hooks in /hooks.",
                "Older Codex versions without hooks follow the AGENTS.md block."]
-    return {"runtime": runtime, "project": str(root), "dry_run": dry_run,
-            "changes": [c.as_dict() for c in plan.changes], "next": nxt}
+    plan.save()
+    return plan.result(runtime, nxt)
 
 
 def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path | None = None) -> dict[str, Any]:
+    """Take out what install added. A file still as kg left it gets its bytes from before the install back; a
+    file edited since loses only kg's part (an edited OpenClaw handler is kept, with a note)."""
     runtime = _check(runtime)
     root = Path(project).resolve() if project else Path(ws.root)
-    plan = _Plan(root, dry_run)
+    plan = _Plan(ws, root, dry_run)
     if runtime in ("claude-code", "codex"):
-        path = root / (".claude/settings.json" if runtime == "claude-code" else ".codex/hooks.json")
-        if path.exists():
+        paths = ([_claude_settings(root, False), _claude_settings(root, True)] if runtime == "claude-code"
+                 else [root / ".codex" / "hooks.json"])
+        for path in paths:
+            if not path.exists() or plan.restore(runtime, path):
+                continue
             settings = _read_json(path)
             new, removed = strip_hooks(settings, runtime)
             if removed:
                 plan.json_edit(path, new, f"removed {removed} kg hook(s)", existed=True)
     if runtime == "claude-code":
         mcp = root / ".mcp.json"
-        if mcp.exists():
+        if mcp.exists() and not plan.restore(runtime, mcp):
             config = _read_json(mcp)
             if SERVER_NAME in (config.get("mcpServers") or {}):
                 plan.json_edit(mcp, strip_mcp(config), f"removed MCP server {SERVER_NAME!r}", existed=True)
@@ -356,10 +443,18 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
         if md.exists() and OPENCLAW_MARK not in md.read_text(encoding="utf-8"):
             raise UsageError(f"{plan.rel(md)} was not written by kg (its marker is gone); remove the folder by hand")
         for name in ("handler.js", "HOOK.md"):
-            plan.remove(folder / name, "kg's OpenClaw hook")
+            path = folder / name
+            if not path.exists() or plan.restore(runtime, path):
+                continue
+            ours = openclaw_handler(ws, kg_executable()) if name == "handler.js" else openclaw_hook_md()
+            if path.read_text(encoding="utf-8") == ours:
+                plan.remove(path, "kg's OpenClaw hook")
+            else:
+                plan.notes.append(f"{plan.rel(path)} was edited since kg wrote it: kept; remove it by hand if you "
+                                  "no longer want it")
     else:
         cfg = root / ".codex" / "config.toml"
-        if cfg.exists():
+        if cfg.exists() and not plan.restore(runtime, cfg):
             old = cfg.read_text(encoding="utf-8")
             new = codex_toml_strip(old)
             if new != old:
@@ -368,7 +463,7 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
                 else:
                     plan.remove(cfg, "removed kg's block (nothing else was in it)")
         agents = root / "AGENTS.md"
-        if agents.exists():
+        if agents.exists() and not plan.restore(runtime, agents):
             old = agents.read_text(encoding="utf-8")
             new = drop_block(old)
             if new != old:
@@ -376,101 +471,6 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
                     plan.write(agents, new, "removed kg's block")
                 else:
                     plan.remove(agents, "removed kg's block (nothing else was in it)")
-    return {"runtime": runtime, "project": str(root), "dry_run": dry_run,
-            "changes": [c.as_dict() for c in plan.changes], "next": []}
-
-
-# -- OpenClaw files -----------------------------------------------------------------------------------------------
-OPENCLAW_EVENTS = ["agent:bootstrap", "command:new", "command:reset", "command:stop", "gateway:startup"]
-
-
-def openclaw_hook_md() -> str:
-    meta = json.dumps({"openclaw": {"emoji": "🧠", "events": OPENCLAW_EVENTS}}, ensure_ascii=False)
-    return f"""---
-name: {SERVER_NAME}
-description: "kaizen-kg learning memory: kg's brief at session start; reflection and a session summary on /new, /reset and /stop"
-metadata: {meta}
----
-
-# kaizen-kg
-
-{OPENCLAW_MARK}
-
-Connects OpenClaw to kaizen-kg, the learning memory kept in the kg workspace.
-
-## What it does
-
-- **agent:bootstrap**: runs `kg hook session-start`, and adds kg's brief (pending high-priority items,
-  verifications due, patterns ready for promotion, proposals waiting, the watch list) to the agent's
-  AGENTS.md context for the session. It also writes `memory/.hook-context.txt`.
-- **command:new / command:reset / command:stop**: runs `kg hook session-end` on the session's transcript: the
-  corrections, errors and requests in it are logged, and the session summary is written to
-  `memory/sessions/`.
-- **gateway:startup**: writes `memory/.hook-context.txt` (the file the seed's hook wrote).
-
-## Requirements
-
-The `kg` command (the path is set in handler.js; the `KG_BIN` and `KG_WORKSPACE` environment variables
-override it). Remove with `kg uninstall openclaw`.
-"""
-
-
-def openclaw_handler(ws: Any, kg_bin: str | None = None) -> str:
-    return """// kaizen-kg managed hook (kg install openclaw); remove with `kg uninstall openclaw`.
-import { execFileSync } from "node:child_process";
-import path from "node:path";
-
-const KG = process.env.KG_BIN || %(kg)s;
-const WORKSPACE = process.env.KG_WORKSPACE || %(ws)s;
-const TIMEOUT_MS = 60000;
-
-function kg(args) {
-  return execFileSync(KG, ["-w", WORKSPACE, ...args, "--runtime", "openclaw"], {
-    encoding: "utf8", timeout: TIMEOUT_MS, input: "", stdio: ["pipe", "pipe", "pipe"],
-  });
-}
-
-function transcriptOf(ctx) {
-  const entry = ctx.previousSessionEntry || ctx.sessionEntry || {};
-  return entry.sessionFile || ctx.sessionFile || null;
-}
-
-function addToBootstrap(ctx, text) {
-  if (!Array.isArray(ctx.bootstrapFiles)) return false;
-  const agents = ctx.bootstrapFiles.find((f) => f && f.name === "AGENTS.md");
-  if (agents && !agents.missing && typeof agents.content === "string") {
-    agents.content = agents.content + "\\n\\n" + text;
-  } else if (agents) {
-    agents.content = text;
-    agents.missing = false;
-  } else {
-    ctx.bootstrapFiles.push({ name: "AGENTS.md", path: path.join(WORKSPACE, "AGENTS.md"), content: text, missing: false });
-  }
-  return true;
-}
-
-const handler = async (event) => {
-  try {
-    const ctx = event.context || {};
-    if (event.type === "agent" && event.action === "bootstrap") {
-      const brief = JSON.parse(kg(["hook", "session-start", "--json", "--start-session", "--write"]));
-      addToBootstrap(ctx, brief.text);
-    } else if (event.type === "gateway" && event.action === "startup") {
-      kg(["hook", "session-start", "--write"]);
-    } else if (event.type === "command" && ["new", "reset", "stop"].includes(event.action)) {
-      const transcript = transcriptOf(ctx);
-      const args = ["hook", "session-end", "--json"];
-      if (transcript) args.push("--transcript", transcript);
-      const done = JSON.parse(kg(args));
-      const logged = done.reflect ? done.reflect.logged.length : 0;
-      if (logged && Array.isArray(event.messages)) {
-        event.messages.push(`🧠 kaizen-kg: ${logged} new entr${logged === 1 ? "y" : "ies"} from this session`);
-      }
-    }
-  } catch (err) {
-    console.error(`kaizen-kg hook error: ${err && err.message ? err.message : err}`);
-  }
-};
-
-export default handler;
-""" % {"kg": json.dumps(kg_bin or kg_executable()), "ws": json.dumps(str(ws.root))}  # noqa: UP031 - JS braces
+    plan.forget(runtime)
+    plan.save()
+    return plan.result(runtime, [])

@@ -43,12 +43,23 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
 
     graph = threading.Lock()  # one open of the graph at a time in this process (Kùzu refuses a second)
 
-    def call(fn: Callable[[], T]) -> T:
+    def answer(fn: Callable[[], T]) -> T:
+        from kg.redact import redact_value
+
         try:
+            # the gate on every answer: a query or message echoed back carries whatever the caller typed
+            return redact_value(fn())
+        except KgError as exc:
+            raise ToolError(redact_value(str(exc))) from None
+
+    def call(fn: Callable[[], T]) -> T:
+        """A tool's work on the graph: one at a time in this process, then through the answer gate."""
+
+        def locked() -> T:
             with graph:
                 return fn()
-        except KgError as exc:
-            raise ToolError(str(exc)) from None
+
+        return answer(locked)
 
     def drain() -> None:
         """Apply the journaled entries (links, patterns); whatever is left, the next open applies."""
@@ -75,15 +86,13 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
         fields = {k: v for k, v in {"details": details, "action": action, "category": category,
                                     "priority": priority, "area": area, "error_text": error_text,
                                     "pattern_key": pattern_key}.items() if v is not None}
-        try:  # journaled and answered, as `kg log` does: no waiting for a graph another process holds
-            res = ws().log(kind, summary, source="conversation" if kind != "error" else "error", apply=False,
-                           **fields)
-        except KgError as exc:
-            raise ToolError(str(exc)) from None
+        # journaled and answered, as `kg log` does: no waiting for a graph another process holds
+        res = answer(lambda: ws().log(kind, summary, source="conversation" if kind != "error" else "error",
+                                      apply=False, **fields))
         threading.Thread(target=drain, name="kg-mcp-apply", daemon=True).start()
-        return {"id": res.id, "kind": res.kind, "summary": res.summary, "created_at": res.created_at,
-                "applied": res.applied, "queued": True, "pattern_key": res.pattern_key,
-                "redacted": list(res.redacted)}
+        return answer(lambda: {"id": res.id, "kind": res.kind, "summary": res.summary,
+                               "created_at": res.created_at, "applied": res.applied, "queued": True,
+                               "pattern_key": res.pattern_key, "redacted": list(res.redacted)})
 
     @server.tool(description="Search what was learned: graph nodes and memory files, best first.")
     def search(query: Annotated[str, Field(description="Words to look for.")],
@@ -92,8 +101,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
                limit: Annotated[int, Field(ge=1, le=100)] = 10) -> dict[str, Any]:
         from kg.memory.search import search as run
 
-        hits = call(lambda: run(ws(), query, type=type, limit=limit))
-        return {"query": query, "hits": [h.as_dict() for h in hits]}
+        return call(lambda: {"query": query, "hits": [h.as_dict() for h in run(ws(), query, type=type, limit=limit)]})
 
     @server.tool(description="What is remembered about a topic (or the topic of a message): recent files and "
                              "graph nodes.")

@@ -236,8 +236,11 @@ class RuleSet:
 
     @cached_property
     def redactor(self):  # -> kg.redact.Redactor
-        from kg.redact import Redactor
+        from kg.redact import Redactor, load_default
 
+        overridden = self.rules_dir is not None and (self.rules_dir / "secrets.toml").exists()
+        if not overridden and "secrets" not in self.workspace_overrides:
+            return load_default()  # the packaged rules: parsed once per process, compiled as they are used
         try:
             return Redactor.from_mapping(self.raw("secrets"))
         except ValueError as exc:

@@ -157,6 +157,10 @@ def import_trail(ws: Any, paths: list[Path] | None = None, *, now: datetime | st
                 _parse_trail_json(text, file, entries, nodes, edges, report)
             else:
                 entries.extend(parse_learnings_md(text, file, report))
+    # The gate: every imported value (graph node tags, edge reasons, ...) before it is cut, keyed or indexed.
+    gated: set[str] = set()
+    entries, nodes, edges = (ws.rules.redactor.redact_value(v, gated) for v in (entries, nodes, edges))
+    report.redacted.extend(gated)
     rows, pattern_links = _entry_rows(ws, entries, at, report)
     node_rows = _node_rows(ws, nodes, at, report)
     if dry_run:

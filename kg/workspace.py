@@ -589,7 +589,8 @@ class Workspace:
 
         kind = choice(kind, KNOWLEDGE_KINDS, "node type") or ""
         at = clock.now(now)
-        body = clean(text or "", one_line=True)
+        gated = self.rules.redactor.redact(text or "")  # the gate, before the text is cleaned and measured
+        body = clean(gated.text, one_line=True)
         if not body:
             raise UsageError("the node text is empty")
         if len(body) > self.policy.summary_max_chars:
@@ -597,6 +598,7 @@ class Workspace:
                              f"{self.policy.summary_max_chars:,}")
         redacted = self.rules.redactor.redact_many({"text": body, "tags": list(tags or [])})
         fields, kinds = redacted
+        kinds = tuple(sorted({*kinds, *gated.kinds}))
         rules = linking.rules_of(self.rules)
         with self.store() as st:
             with self.journal.locked():
@@ -642,7 +644,8 @@ class Workspace:
             st.execute(
                 f"MATCH (a:Node {{id: $src}}), (b:Node {{id: $dst}}) "
                 f"CREATE (a)-[:{label} {{created_at: $at, manual: true, score: 1.0, reason: $reason}}]->(b)",
-                {"src": src, "dst": dst, "at": at, "reason": clean(reason or "added by hand", one_line=True)},
+                {"src": src, "dst": dst, "at": at,
+                 "reason": clean(self.rules.redactor.redact(reason or "added by hand").text, one_line=True)},
             )
         return {"from": src, "to": dst, "type": edge_type, "created_at": at.isoformat(), "manual": True}
 

@@ -117,16 +117,14 @@ def set_(ws: Any, key: str, value: Any, *, now: datetime | str | None = None, so
          session: str | None = None) -> dict[str, Any]:
     at = clock.now(now)
     key = check_key(key)
+    kinds: list[str] = []
     if isinstance(value, str):
-        value = clean(value, one_line=True)
+        red = ws.rules.redactor.redact(value)  # the gate, before the value is cleaned and measured
+        value, kinds = clean(red.text, one_line=True), list(red.kinds)
         if not value:
             raise UsageError("the preference value is empty; use `kg pref unset KEY` to remove one")
         if len(value) > MAX_VALUE:
             raise UsageError(f"the value is {len(value):,} characters; the limit is {MAX_VALUE:,}")
-        red = ws.rules.redactor.redact(value)
-        value, kinds = red.text, list(red.kinds)
-    else:
-        kinds = []
     session = session or ws.current_session()
     with ws.store() as st:
         prefs = load(ws)  # raises before anything is written if the file is broken

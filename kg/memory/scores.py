@@ -43,9 +43,7 @@ def record(ws: Any, values: list[Any], *, notes: str | None = None, now: datetim
     rules = memory_rules(ws).scores
     numbers = validate(values, rules)
     at = clock.now(now)
-    text = clean(notes or "", one_line=True)[:200] or None
-    if text:
-        text = ws.rules.redactor.redact(text).text
+    text = clean(ws.rules.redactor.redact(notes or "").text, one_line=True)[:200] or None  # redacted before the cut
     avg = average(numbers)
     sid = allocate(ws, "SCR", at)
     with ws.store() as st:

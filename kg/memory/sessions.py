@@ -111,12 +111,11 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
     sid = session or ws.current_session()
     if not sid:
         raise UsageError("no session to end: run `kg session start` first, or name one with --session")
-    texts = {"summary": clean(summary or "", one_line=True)}
+    red = ws.rules.redactor  # the gate, before anything is cleaned
+    texts = {"summary": clean(red.redact(summary or "").text, one_line=True)}
     lists = {"tasks": tasks or [], "learnings": learnings or [], "feedback": feedback or [],
              "open_items": open_items or []}
-    red = ws.rules.redactor
-    texts["summary"] = red.redact(texts["summary"]).text if texts["summary"] else ""
-    lists = {k: [red.redact(clean(v, one_line=True)).text for v in vs if clean(v, one_line=True)]
+    lists = {k: [clean(red.redact(v).text, one_line=True) for v in vs if clean(v, one_line=True)]
              for k, vs in lists.items()}
     path = ws.memory / "sessions" / f"{sid}.md"
     with ws.store() as st:

@@ -257,6 +257,8 @@ def _save(ws: Any, skill: Skill, at: datetime, session: str | None, sources: lis
     for name in OWN:
         skill.sections[name] = [red.redact(line).text for line in skill.sections.get(name, [])]
     skill.triggers = [red.redact(t).text for t in skill.triggers]
+    skill.tools = [red.redact(t).text for t in skill.tools]
+    skill.name, skill.title = red.redact(skill.name).text, red.redact(skill.title).text
     path = _dir(ws) / f"{skill.slug}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, render(skill).encode("utf-8"))
@@ -288,6 +290,9 @@ def new(ws: Any, slug: str, *, description: str = "", triggers: list[str] | None
     """Create a skill, unless a similar one exists: then that one is updated (unless `force`)."""
     rules = memory_rules(ws).skills
     slug = _check_slug(slug)
+    # the gate, before anything is cleaned, compared or cut
+    description, triggers, tools, steps, pitfalls, checks = ws.rules.redactor.redact_value(
+        [description, triggers, tools, steps, pitfalls, checks])
     triggers, tools = _clean_list(triggers), _clean_list(tools)
     description = clean(description or "", one_line=True)
     existing = all_skills(ws)
@@ -321,6 +326,8 @@ def update(ws: Any, slug: str, *, description: str | None = None, triggers: list
            now: datetime | str | None = None, session: str | None = None) -> dict[str, Any]:
     """Add to a skill: new triggers, tools and section items are appended; nothing is removed."""
     slug = _check_slug(slug)
+    description, triggers, tools, steps, pitfalls, checks = ws.rules.redactor.redact_value(
+        [description, triggers, tools, steps, pitfalls, checks])  # the gate, before anything is cleaned or cut
     skill = load(ws, slug)
     at = clock.now(now)
     if description:

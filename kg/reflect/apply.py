@@ -1,20 +1,26 @@
 """`kg reflect`: read a transcript, show what a careful reviewer would log, and log it with `apply=True`.
 
-Parsing and detection are pure (`parse`, `detect`); this module joins them to a workspace. Every finding is
-validated before any is written, so a bad one stops the run before the first write, and a transcript that
-was reflected on before adds nothing twice (findings already in that session's graph are skipped).
+Parsing and detection are pure (`parse`, `detect` for what the user said, `failures` for failed tool calls);
+this module joins them to a workspace. Every finding is validated before any is written, so a bad one stops
+the run before the first write. Each real failure is one event: a failure whose tool call the live hook logged
+is skipped, and reflecting on a transcript again, or after a resume, adds only what lies past its cursor and
+was not logged before (`kg.reflect.state`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from kg import clock
 from kg.entries import prepare
 from kg.errors import UsageError
+from kg.reflect import state as rstate
 from kg.reflect.detect import Finding, Reflection, reflect
+from kg.reflect.failures import Failure, FailureRules, failures
+from kg.reflect.failures import load_rules as load_failure_rules
 from kg.reflect.parse import FORMATS, Transcript, TranscriptError, read_transcript
 from kg.reflect.rules import load_rules
 
@@ -36,6 +42,7 @@ class ReflectReport:
     logged: list[str] = field(default_factory=list)
     already_logged: int = 0
     summary_file: str | None = None
+    cursor: int = 0  # lines reflected on before this run (findings up to there are not logged again)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -44,7 +51,8 @@ class ReflectReport:
 def _finding_dict(f: Finding) -> dict[str, Any]:
     return {"kind": f.kind, "category": f.category, "summary": f.summary, "evidence": f.evidence,
             "position": f.position, "pattern_key": f.pattern_key, "area": f.area, "priority": f.priority,
-            "source": f.source, "occurrences": f.occurrences, "command": f.command}
+            "source": f.source, "occurrences": f.occurrences, "command": f.command,
+            "signals": list(f.signals), "score": f.score}
 
 
 def _log_fields(ws: Any, f: Finding) -> tuple[str, dict[str, Any]]:
@@ -66,42 +74,99 @@ def _log_fields(ws: Any, f: Finding) -> tuple[str, dict[str, Any]]:
     return kind, fields
 
 
+def failure_rules(ws: Any) -> FailureRules:
+    return load_failure_rules(ws.rules.raw("errors"), source="rules/errors.toml")
+
+
+def failure_fields(f: Failure, rules: FailureRules, *tags: str) -> tuple[str, dict[str, Any]]:
+    """The summary and `ws.log` fields of a failed tool call: the live hook and reflection log the same."""
+    return f.summary(rules.summary_chars), {
+        "details": f.details(), "error_text": f.error or None, "context": f.command, "area": f.area,
+        "priority": f.priority, "category": "error", "source": "error", "pattern_key": f.pattern_key,
+        "tags": [*f.tags(rules), *tags]}
+
+
+def _failure_dict(f: Failure, rules: FailureRules, redact: Any) -> dict[str, Any]:
+    return {"kind": "error", "category": "error", "summary": redact(f.summary(rules.summary_chars)),
+            "evidence": redact(f.line or f.summary(rules.summary_chars)), "position": f.position,
+            "pattern_key": f.pattern_key, "area": f.area, "priority": f.priority, "source": "error",
+            "occurrences": 1 + f.cascaded, "command": redact(f.command) if f.command else None,
+            "call_id": f.call_id, "error_class": f.error_class, "exit_code_only": f.exit_only}
+
+
+def _line_of(transcript: Transcript, turn: int) -> int:
+    return transcript.turns[turn].line or 0 if 0 <= turn < len(transcript.turns) else 0
+
+
 def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool = False,
                  session: str | None = None, now: datetime | str | None = None, stdin: Any = None) -> ReflectReport:
     if format is not None and format not in FORMATS:
         raise UsageError(f"unknown transcript format {format!r}: use one of {', '.join(FORMATS)}")
-    rules = load_rules(ws.rules.raw("reflect"), source="rules/reflect.toml")
+    rules = load_rules(ws.rules.raw("reflect"), source="rules/reflect.toml", model=ws.rules.raw("reflect_model"))
+    frules = failure_rules(ws)
     try:
         transcript: Transcript = read_transcript(path, format=format, stdin=stdin)
     except TranscriptError as exc:
         raise UsageError(str(exc)) from None
     redactor = ws.rules.redactor
-    result: Reflection = reflect(transcript, rules, redact=lambda text: redactor.redact(text).text)
+    # The gate, before detection: findings cut error text, lowercase it into signatures and pattern keys,
+    # and quote commands; a secret must be gone before any of that.
+    transcript = replace(transcript, turns=tuple(
+        replace(t, text=redactor.redact(t.text).text,
+                tool_input=redactor.redact(t.tool_input).text if t.tool_input else t.tool_input)
+        for t in transcript.turns))
+
+    def redact(text: str) -> str:
+        return redactor.redact(text).text
+
+    result: Reflection = reflect(transcript, rules, redact=redact)
+    said = [f for f in result.findings if f.kind != "error"]  # failed tool calls: `failures`, one per call
+    failed = failures(transcript, frules)
     at = clock.now(now)
     session_id = session or transcript.session_hint or f"reflect-{at:%Y%m%d-%H%M%S}"
     report = ReflectReport(
         source=str(path), format=transcript.format, session=session_id, turns=len(transcript.turns),
-        skipped=dict(transcript.skipped), findings=[_finding_dict(f) for f in result.findings],
-        skill_candidates=[{"position": t.position, "request": redactor.redact(t.request).text,
+        skipped=dict(transcript.skipped),
+        findings=sorted([_finding_dict(f) | {"turn": f.turn} for f in said]
+                        + [_failure_dict(f, frules, redact) | {"turn": f.turn} for f in failed.found],
+                        key=lambda d: d["turn"]),
+        skill_candidates=[{"position": t.position, "request": redact(t.request),
                            "tool_calls": t.tool_calls} for t in result.skill_candidates],
-        dropped_by_cap=result.dropped_by_cap, duplicates=result.duplicates,
+        dropped_by_cap=result.dropped_by_cap + failed.dropped_by_cap, duplicates=result.duplicates,
     )
+    for d in report.findings:
+        d.pop("turn")
     if not apply:
         return report
-    planned = []
-    for f in result.findings:
+    planned = []  # (fingerprint, line, kind, summary, fields)
+    for f in said:
         kind, fields = _log_fields(ws, f)
+        ts = transcript.turns[f.turn].timestamp if 0 <= f.turn < len(transcript.turns) else None
+        planned.append((rstate.fingerprint(transcript.format, f.kind, f.category, f.evidence, ts or f.position),
+                        _line_of(transcript, f.turn), kind, f.summary, fields))
+    for f in failed.found:
+        summary, fields = failure_fields(f, frules, "reflect")
+        ts = transcript.turns[f.turn].timestamp if 0 <= f.turn < len(transcript.turns) else None
+        fp = rstate.fingerprint(f.call_id) if f.call_id else rstate.fingerprint(
+            transcript.format, "error", f.pattern_key, ts or f.position)
+        planned.append((fp, _line_of(transcript, f.turn), "error", summary, fields))
+    for _, _, kind, summary, fields in planned:
         # validate everything before the first write: never a partial run
-        prepare(ws.policy, redactor, kind, f.summary, now=at, session=session_id, **fields)
-        planned.append((kind, f.summary, fields))
-    with ws:
-        with ws.store() as st:
-            seen = {r["text"] for r in st.run("session_texts", session=session_id)}
-        for kind, summary, fields in planned:
-            if redactor.redact(summary).text in seen:
+        prepare(ws.policy, redactor, kind, summary, now=at, session=session_id, **fields)
+    key = f"{transcript.format}:{transcript.session_hint}" if transcript.session_hint else (
+        str(Path(path).resolve()) if str(path) != "-" else None)
+    head = rstate.head_of(path) if str(path) != "-" else ""
+    last = max((t.line or 0 for t in transcript.turns), default=0)
+    with ws, rstate.locked(ws) as st:
+        report.cursor = st.cursor(key, head)
+        for fp, line, kind, summary, fields in sorted(planned, key=lambda p: p[1]):
+            if fp in st.seen or (line and line <= report.cursor):
                 report.already_logged += 1
                 continue
-            report.logged.append(ws.log(kind, summary, now=at, session=session_id, **fields).id)
+            entry = ws.log(kind, summary, now=at, session=session_id, **fields).id
+            st.record(fp, entry)
+            report.logged.append(entry)
+        st.advance(key, head, last)
         if report.logged:
             report.summary_file = _write_summary(ws, report, result, at)
     report.applied = True
@@ -114,8 +179,8 @@ def _write_summary(ws: Any, report: ReflectReport, result: Reflection, at: datet
     from kg.memory import sessions
 
     counts: dict[str, int] = {}
-    for f in result.findings:
-        counts[f.kind] = counts.get(f.kind, 0) + 1
+    for f in report.findings:
+        counts[f["kind"]] = counts.get(f["kind"], 0) + 1
     summary = (f"Reflected on {report.source} ({report.format}, {report.turns} turns): "
                + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())))
     open_items = [f"Skill candidate: {t['request'][:100]} ({t['tool_calls']} tool calls, {t['position']})"

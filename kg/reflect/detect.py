@@ -13,7 +13,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from .parse import Transcript, Turn
-from .rules import PRIORITIES, Detector, ReflectRules
+from .lesson import key as lesson_key
+from .lesson import phrase as phrase_lesson
+from .lesson import sentence_at, sentences
+from .rules import PRIORITIES, ReflectRules
+from .signals import fired, has_reason, reasons, score, straighten, views
 from .signature import normalise, salient_line, signature
 
 
@@ -34,6 +38,8 @@ class Finding:
     command: str | None = None
     error_text: str | None = None
     turn: int = 0  # index of the turn it came from
+    signals: tuple[str, ...] = ()  # the signals that made it, strongest first (learnings)
+    score: float | None = None  # the model's score for its class (learnings)
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,8 @@ _RANK = {p: i for i, p in enumerate(PRIORITIES)}
 
 def is_harness(text: str, rules: ReflectRules) -> bool:
     head = text.lstrip()
-    return any(head.startswith(p) for p in rules.quoting.harness_prefixes)
+    return any(head.startswith(p) for p in rules.quoting.harness_prefixes) or bool(
+        rules.quoting.command_pattern.match(head))
 
 
 def is_speaking_user(turn: Turn, rules: ReflectRules) -> bool:
@@ -97,14 +104,6 @@ def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
                 keep[j] = False
         run = []
     return [(i, lines[i].strip()) for i in range(len(lines)) if keep[i]]
-
-
-def _match(detector: Detector, line: str) -> re.Match[str] | None:
-    for m in detector.matchers:
-        hit = m.search(line)
-        if hit:
-            return hit
-    return None
 
 
 def _evidence(line: str, hit: re.Match[str], limit: int) -> str:
@@ -173,60 +172,91 @@ def _area(rules: ReflectRules, *texts: str | None) -> str | None:
     return None
 
 
-def _last_assistant_words(turns: tuple[Turn, ...], before: int) -> str:
-    for t in reversed(turns[:before]):
-        if t.role == "assistant" and t.text.strip():
-            lines = [ln.strip() for ln in t.text.strip().splitlines() if ln.strip()]
-            return lines[-1] if lines else ""
-    return ""
+def speaking_turns(transcript: Transcript, rules: ReflectRules) -> list[int]:
+    return [t.index for t in transcript.turns if is_speaking_user(t, rules)]
+
+
+def turn_signals(transcript: Transcript, rules: ReflectRules) -> dict[int, tuple[str, ...]]:
+    """The signals that fire on each speaking user turn (what the model and the trainer read)."""
+    users = speaking_turns(transcript, rules)
+    own = {i: own_lines(transcript.turns[i].text, rules) for i in users}
+    v = views(transcript, rules, users, own)
+    return {i: fired(v[i], rules) for i in users}
+
+
+def _evidence_line(lines: list[tuple[int, str]], why: tuple[str, ...],
+                   rules: ReflectRules) -> tuple[int, str, re.Match[str] | None]:
+    """The line of the user's words where the strongest user-side signal of this class matched."""
+    by_name = {s.name: s for s in rules.signals.matched if s.scope == "user"}
+    for name in why:
+        s = by_name.get(name)
+        if s is None:
+            continue
+        for offset, line in lines:
+            text = straighten(line)
+            for p in s.patterns:
+                hit = p.search(text)
+                if hit:
+                    return offset, line, hit
+    offset, line = lines[0]
+    return offset, line, None
 
 
 def _learnings(
     transcript: Transcript, rules: ReflectRules, owner: list[int], tasks: list[Task]
 ) -> Iterable[Finding]:
     lim = rules.limits
-    has_assistant = any(t.role == "assistant" for t in transcript.turns)
-    seen_assistant = False
-    for turn in transcript.turns:
-        if turn.role == "assistant":
-            seen_assistant = True
-        if turn.role not in ("user", "assistant") or not turn.text.strip():
-            continue
-        if turn.role == "user" and not is_speaking_user(turn, rules):
-            continue
-        lines = own_lines(turn.text, rules)
-        kinds_done: set[str] = set()
+    users = speaking_turns(transcript, rules)
+    own = {i: own_lines(transcript.turns[i].text, rules) for i in users}
+    v = views(transcript, rules, users, own)
+    for i in users:
+        lines = own[i]
+        if not lines:
+            continue  # nothing but pasted text: no commentary to learn from
+        turn = transcript.turns[i]
+        sigs = fired(v[i], rules)
+        words_ = "\n".join(ln for _, ln in lines)
         for det in rules.detectors:
-            if turn.role not in det.roles or det.kind in kinds_done:
+            if det.model is None or (det.requires_prior_assistant and v[i].first_turn):
                 continue
-            if det.requires_prior_assistant and has_assistant and not seen_assistant:
+            p = score(det.model, sigs)
+            why = reasons(det.model, sigs)
+            if p < det.min_score or not has_reason(why):
                 continue
-            for offset, line in lines:
-                hit = _match(det, line)
-                if not hit:
-                    continue
-                kinds_done.add(det.kind)
-                evidence = _evidence(line, hit, lim.evidence_chars)
-                words = "\n".join(ln for _, ln in lines)
-                context = _last_assistant_words(transcript.turns, turn.index) if turn.role == "user" else ""
-                details = f"User said: {_trim(words, 1000)}"
-                if context:
-                    details += f"\nAfter the assistant said: {_trim(context, 300)}"
-                yield Finding(
-                    kind=det.kind,
-                    category=det.category,
-                    summary=_trim(evidence, lim.summary_chars),
-                    details=details,
-                    evidence=evidence,
-                    position=f"line {turn.line + offset}" if turn.line is not None else turn.position,
-                    pattern_key=None,
-                    area=_area(rules, words),
-                    priority=det.priority,
-                    source=det.source,
-                    tool_calls_in_task=tasks[owner[turn.index]].tool_calls if owner[turn.index] >= 0 else 0,
-                    turn=turn.index,
-                )
-                break
+            offset, line, hit = _evidence_line(lines, why, rules)
+            evidence = _evidence(line, hit, lim.evidence_chars) if hit else _trim(line, lim.evidence_chars)
+            said = [x for _, ln in lines for x in sentences(straighten(ln))]
+            preferred = sentence_at(straighten(line), straighten(hit.group(0)) if hit else "")
+            lesson, source = phrase_lesson(det.category, said, preferred, rules.lessons)
+            if source != preferred:  # the lesson came from another sentence: show that one as evidence
+                offset = next((o for o, ln in lines if source in straighten(ln)), offset)
+                evidence = _trim(source, lim.evidence_chars)
+            details = f"User said: {_trim(words_, 1000)}"
+            if v[i].prev:
+                details += f"\nAfter the assistant said: {_trim(v[i].prev, 300)}"
+            details += f"\nSignals: {', '.join(why) or 'none'} (score {p:.2f})"
+            yield Finding(
+                kind=det.kind,
+                category=det.category,
+                summary=_trim(lesson, lim.summary_chars),
+                details=details,
+                evidence=evidence,
+                position=f"line {turn.line + offset}" if turn.line is not None else turn.position,
+                pattern_key=lesson_key(det.category, lesson, rules.lessons),
+                area=_area(rules, words_),
+                priority=det.priority,
+                source=det.source,
+                tool_calls_in_task=tasks[owner[i]].tool_calls if owner[i] >= 0 else 0,
+                turn=i,
+                signals=why,
+                score=round(p, 3),
+            )
+
+
+def learnings(transcript: Transcript, rules: ReflectRules) -> list[Finding]:
+    """Every learning found, turn by turn, before dedupe, caps and redaction (what the quality bench scores)."""
+    owner, tasks = task_of_turns(transcript, rules)
+    return list(_learnings(transcript, rules, owner, tasks))
 
 
 def _errors(

@@ -1,9 +1,10 @@
 """Read session transcripts of several tools into one model of turns.
 
-Formats: Claude Code JSONL (plain or gzipped), OpenAI-style messages JSON (a list,
-`{"messages": [...]}`, or one message per line), SpecStory markdown (Cursor) and
-plain text. Damaged parts (truncated JSONL lines, unknown record types) are
-skipped and counted; input that is not a transcript at all raises TranscriptError.
+Formats: Claude Code JSONL (plain or gzipped; sub-agent lines inline or in `<session>/subagents/*.jsonl`),
+Codex rollout JSONL, OpenClaw / pi session JSONL, aider chat histories (`kg.reflect.readers`),
+OpenAI-style messages JSON (a list, `{"messages": [...]}`, or one message per line), SpecStory markdown
+(Cursor) and plain text. Damaged parts (truncated JSONL lines, unknown record types) are skipped and counted;
+input that is not a transcript at all raises TranscriptError naming the formats kg reads.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FORMATS = ("claude-code", "openai", "specstory", "text")
+FORMATS = ("claude-code", "codex", "openclaw", "aider", "openai", "specstory", "text")
+READS = ("Claude Code JSONL, Codex rollout JSONL, OpenClaw/pi session JSONL, aider .aider.chat.history.md, "
+         "OpenAI-style messages JSON, SpecStory markdown or plain text")
 ROLES = ("user", "assistant", "tool", "system")
 
 # Claude Code records that carry no conversation: ignored without counting as skipped.
@@ -78,6 +81,9 @@ class Turn:
     is_error: bool | None = None  # None: the format does not say
     position: str = ""  # "line 42" or "turn 7"
     line: int | None = None  # first line of `text` in the source, when it is line-addressable
+    call_id: str | None = None  # the runtime's id of the tool call (tool_use_id, call_id, toolCallId)
+    exit_code: int | None = None  # when the format records the command's exit status
+    sidechain: bool = False  # a sub-agent's turn (Claude Code Task agents)
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,13 @@ def read_transcript(path: str | Path, *, format: str | None = None, stdin: Any =
     except FileNotFoundError:
         raise TranscriptError(f"{p} does not exist: check the path") from None
     hint = p.name.split(".")[0] or None
+    if p.name.startswith("rollout-") and p.name.endswith((".jsonl", ".jsonl.gz")):
+        hint = p.name.split(".")[0][-36:]  # Codex: rollout-<time>-<thread uuid>.jsonl
     t = parse_bytes(data, format=format, name=str(p))
+    if t.format == "claude-code":
+        from .readers import with_subagents
+
+        t = with_subagents(t, p)
     if t.session_hint is None and hint:
         t = Transcript(t.format, t.turns, t.skipped, hint)
     return t
@@ -153,8 +165,13 @@ def parse_text(text: str, *, format: str | None = None, name: str = "input") -> 
     if not text.strip():
         return Transcript(format or "text", (), {"empty input": 1})
     fmt = format or detect_format(text, name)
+    from . import readers
+
     return {
         "claude-code": parse_claude_code,
+        "codex": readers.parse_codex,
+        "openclaw": readers.parse_openclaw,
+        "aider": readers.parse_aider,
         "openai": parse_openai,
         "specstory": parse_specstory,
         "text": parse_plain,
@@ -162,9 +179,19 @@ def parse_text(text: str, *, format: str | None = None, name: str = "input") -> 
 
 
 def detect_format(text: str, name: str = "input") -> str:
+    from .readers import looks_like_aider
+
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if "{" in first[:40] and first.lstrip()[:1] != "{":
+        first = first[first.index("{"):]  # a stray prefix before the first record (seen in OpenClaw files)
+    with contextlib.suppress(json.JSONDecodeError):
+        record = json.loads(first)
+        if isinstance(record, dict) and isinstance(record.get("payload"), dict) and "type" in record:
+            return "codex"
+        if isinstance(record, dict) and record.get("type") == "session":
+            return "openclaw"
     head = text.lstrip()[:1]
     if head in "[{":
-        first = next(line for line in text.splitlines() if line.strip())
         try:
             whole = json.loads(text)
         except json.JSONDecodeError:
@@ -175,8 +202,8 @@ def detect_format(text: str, name: str = "input") -> str:
             if isinstance(whole, dict) and ("type" in whole or "message" in whole):
                 return "claude-code"
             raise TranscriptError(
-                f"{name} is JSON but not a transcript I know (expected OpenAI-style messages or Claude Code "
-                "records): name the format with --format"
+                f"{name} is JSON but not a transcript kg reads: kg reads {READS}; name the format with --format "
+                f"({', '.join(FORMATS)})"
             )
         try:
             record = json.loads(first)
@@ -191,6 +218,8 @@ def detect_format(text: str, name: str = "input") -> str:
             return "claude-code"
     if any(_SPECSTORY_HEADING.match(line) for line in text.splitlines()[:2000]):
         return "specstory"
+    if looks_like_aider(text):
+        return "aider"
     return "text"
 
 
@@ -236,7 +265,7 @@ def command_of(tool_input: Any) -> str | None:
     return None
 
 
-def parse_claude_code(text: str) -> Transcript:
+def parse_claude_code(text: str, *, sidechain: bool = False) -> Transcript:
     turns: list[Turn] = []
     skipped: Counter[str] = Counter()
     tools: dict[str, tuple[str, str | None]] = {}
@@ -267,22 +296,24 @@ def parse_claude_code(text: str) -> Transcript:
         ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
         pos = f"line {lineno}"
         meta = bool(rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("isVisibleInTranscriptOnly"))
+        side = sidechain or rec.get("isSidechain") is True
 
-        def add(role: str, body: str, *, _at: tuple = (ts, pos, lineno), **kw: Any) -> None:
-            turns.append(Turn(len(turns), role, body, _at[0], position=_at[1], line=_at[2], **kw))
+        def add(role: str, body: str, *, _at: tuple = (ts, pos, lineno, side), **kw: Any) -> None:
+            turns.append(Turn(len(turns), role, body, _at[0], position=_at[1], line=_at[2], sidechain=_at[3], **kw))
 
         for block in _blocks(msg.get("content")):
             btype = block.get("type")
             if btype == "text":
                 body = block.get("text") or ""
                 if body.strip():
-                    role = "system" if meta else rtype
+                    # a sub-agent's "user" is the main agent's prompt to it, not the human
+                    role = "system" if meta or (side and rtype == "user") else rtype
                     add(role, body)
             elif btype == "tool_use":
                 name = str(block.get("name") or "tool")
                 cmd = command_of(block.get("input"))
                 tools[str(block.get("id"))] = (name, cmd)
-                add("assistant", "", tool_name=name, tool_input=cmd)
+                add("assistant", "", tool_name=name, tool_input=cmd, call_id=str(block.get("id")))
             elif btype == "tool_result":
                 name, cmd = tools.get(str(block.get("tool_use_id")), (None, None))
                 flag = block.get("is_error")
@@ -292,6 +323,7 @@ def parse_claude_code(text: str) -> Transcript:
                     tool_name=name,
                     tool_input=cmd,
                     is_error=bool(flag),
+                    call_id=str(block.get("tool_use_id")),
                 )
             elif btype in ("thinking", "redacted_thinking", "image", "document"):
                 continue
@@ -299,8 +331,8 @@ def parse_claude_code(text: str) -> Transcript:
                 skipped[f"unknown content block {str(btype)[:40]!r}"] += 1
     if not turns and skipped:
         raise TranscriptError(
-            f"no readable records ({_describe(skipped)}): this is not Claude Code JSONL; "
-            "name the format with --format"
+            f"no readable records ({_describe(skipped)}): this is not a transcript kg reads; kg reads {READS}; "
+            f"name the format with --format ({', '.join(FORMATS)})"
         )
     return Transcript("claude-code", tuple(turns), dict(skipped), session)
 
@@ -393,6 +425,7 @@ def parse_openai(text: str) -> Transcript:
                 tool_name=name,
                 tool_input=cmd,
                 is_error=flag if isinstance(flag, bool) else None,
+                call_id=str(m["tool_call_id"]) if m.get("tool_call_id") else None,
             )
         else:
             skipped[f"unknown role {str(role)[:40]!r}"] += 1

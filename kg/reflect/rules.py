@@ -18,11 +18,13 @@ from kg.errors import RulesError
 from kg.policy import RuleReader
 
 RULES_FILE = "reflect.toml"
+MODEL_FILE = "reflect_model.toml"
 DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "preference")
+SCOPES = ("user", "prev", "next", "next_tools")
+# Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
+COMPUTED = ("first_turn", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent")
 KINDS = ("learning", "error", "feature", "preference")
 PRIORITIES = ("low", "medium", "high", "critical")
-# The assistant's own words are never a user correction or a user's feature request.
-USER_ONLY = ("correction", "feature", "preference")
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Quoting:
     log_block_min_lines: int
     log_line_patterns: tuple[re.Pattern[str], ...]
     harness_prefixes: tuple[str, ...]
+    command_pattern: re.Pattern[str]
 
 
 @dataclass(frozen=True)
@@ -63,15 +66,61 @@ class ErrorRules:
 
 
 @dataclass(frozen=True)
+class Signal:
+    name: str
+    scope: str  # user: the user's own words; prev: the agent's turn before; next: the agent's reply;
+    # next_tools: the commands and paths of the agent's tool calls after the user spoke
+    patterns: tuple[re.Pattern[str], ...]
+
+
+@dataclass(frozen=True)
+class Signals:
+    prev_chars: int
+    next_chars: int
+    short_words: int
+    long_words: int
+    user_chars: int
+    matched: tuple[Signal, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (*COMPUTED, *(s.name for s in self.matched))
+
+
+@dataclass(frozen=True)
+class ClassModel:
+    """A logistic model over signal names: score = sigmoid(bias + sum of the weights of the signals that fired)."""
+
+    bias: float
+    weights: Mapping[str, float]
+
+
+@dataclass(frozen=True)
 class Detector:
     name: str
     kind: str
     category: str
     priority: str
     source: str
-    roles: tuple[str, ...]
+    min_score: float
     requires_prior_assistant: bool
-    matchers: tuple[re.Pattern[str], ...]  # phrases and patterns, compiled
+    model: ClassModel | None  # None: no weights shipped for it, it finds nothing
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    pattern: re.Pattern[str]
+    template: str
+
+
+@dataclass(frozen=True)
+class Lessons:
+    strip: re.Pattern[str]
+    fallback: Mapping[str, str]  # category -> template
+    key_skip: frozenset[str]  # stemmed
+    key_words: int
+    key_min_words: int
+    rewrites: tuple[Rewrite, ...]
 
 
 @dataclass(frozen=True)
@@ -86,7 +135,9 @@ class ReflectRules:
     limits: Limits
     quoting: Quoting
     errors: ErrorRules
+    signals: Signals
     detectors: tuple[Detector, ...]
+    lessons: Lessons
     redact: Redaction
     areas: tuple[tuple[str, re.Pattern[str]], ...]
 
@@ -112,20 +163,17 @@ def _regexes(r: RuleReader, name: str, flags: int = 0) -> tuple[re.Pattern[str],
     return tuple(_regex(r, name, p, flags) for p in r.strings(name, [], items="non-empty"))
 
 
-def phrase_regex(phrase: str) -> str:
-    """An ASCII phrase matches on word boundaries; a CJK phrase anywhere."""
-    body = re.escape(phrase)
-    if phrase.isascii():
-        start = r"\b" if re.match(r"\w", phrase) else ""
-        end = r"\b" if re.search(r"\w$", phrase) else ""
-        return f"{start}{body}{end}"
-    return body
+def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
+               model: Mapping[str, Any] | None | bool = True,
+               model_source: str = f"rules/{MODEL_FILE}") -> ReflectRules:
+    """Validate a parsed rules mapping; raise ReflectRulesError naming file, key and reason.
 
-
-def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml") -> ReflectRules:
-    """Validate a parsed rules mapping; raise ReflectRulesError naming file, key and reason."""
+    `model` is the parsed rules/reflect_model.toml: by default the shipped one; None leaves every class without
+    weights (the trainer's starting point)."""
+    if model is True:
+        model = _packaged(MODEL_FILE)[0]
     top = RuleReader(data, source, error=ReflectRulesError)
-    top.known(("version", "limits", "quoting", "errors", "redact", "areas", *DETECTORS))
+    top.known(("version", "limits", "quoting", "errors", "signals", "lessons", "redact", "areas", *DETECTORS))
     version = top.whole("version", int_only=True)
     if version != 1:
         raise top.fail("version", f"unsupported version {version}; this kg understands version 1")
@@ -140,6 +188,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml") -
         log_block_min_lines=q.whole("log_block_min_lines", 1, int_only=True),
         log_line_patterns=_regexes(q, "log_line_patterns"),
         harness_prefixes=q.strings("harness_prefixes", items="non-empty"),
+        command_pattern=_regex(q, "command_pattern", q.string("command_pattern"), re.IGNORECASE),
     )
 
     e = top.table("errors").known(ErrorRules.__dataclass_fields__)
@@ -162,20 +211,13 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml") -
         classes=tuple(classes),
     )
 
+    signals = _signals(top.table("signals"))
+    models = _models(model, signals, source=model_source)
     detectors = []
     for name in DETECTORS:
         if name not in data:
             continue
-        d = top.table(name).known(("kind", "category", "priority", "source", "roles", "requires_prior_assistant",
-                                   "phrases", "patterns"))
-        roles = d.strings("roles", items="non-empty", allowed=("user", "assistant"))
-        if "assistant" in roles and name in USER_ONLY:
-            raise d.fail("roles", f"a {name} is never taken from the assistant's own words; use [\"user\"]")
-        matchers = [_regex(d, "phrases", phrase_regex(p), re.IGNORECASE)
-                    for p in d.strings("phrases", [], items="non-empty")]
-        matchers += _regexes(d, "patterns", re.IGNORECASE)
-        if not matchers:
-            raise d.fail("", "needs at least one phrase or pattern")
+        d = top.table(name).known(("kind", "category", "priority", "source", "min_score", "requires_prior_assistant"))
         detectors.append(
             Detector(
                 name=name,
@@ -183,9 +225,9 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml") -
                 category=d.string("category"),
                 priority=d.string("priority", PRIORITIES),
                 source=d.string("source"),
-                roles=roles,
+                min_score=d.number("min_score", 0.0, 1.0),
                 requires_prior_assistant=d.flag("requires_prior_assistant", False),
-                matchers=tuple(matchers),
+                model=models.get(name),
             )
         )
 
@@ -195,7 +237,89 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml") -
     a = top.table("areas", {})
     areas = tuple((name, _regex(a, name, a.string(name))) for name in a.data)
 
-    return ReflectRules(version, limits, quoting, errors, tuple(detectors), redact, areas)
+    lessons = _lessons(top.table("lessons"), {d.category for d in detectors})
+    return ReflectRules(version, limits, quoting, errors, signals, tuple(detectors), lessons, redact, areas)
+
+
+_FIELDS = re.compile(r"\{(\w+)\}")
+
+
+def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
+    from kg.linking import stem  # the stemmer linking uses, so keys and links agree on words
+
+    t.known(("strip", "fallback", "key_skip", "key_words", "key_min_words", "rewrite"))
+    fb = t.table("fallback")
+    fallback = {c: fb.string(c) for c in fb.data}
+    missing = sorted(categories - set(fallback))
+    if missing:
+        raise fb.fail(missing[0], "missing: every finding category needs a fallback lesson")
+    rewrites = []
+    for r in t.tables("rewrite", []):
+        r.known(("pattern", "template"))
+        pattern = _regex(r, "pattern", r.string("pattern"), re.IGNORECASE)
+        template = r.string("template")
+        for name in _FIELDS.findall(template):
+            if name.lower() not in (*pattern.groupindex, "s"):
+                raise r.fail("template", f"{{{name}}} is not a named group of the pattern (nor {{s}})")
+        rewrites.append(Rewrite(pattern, template))
+    return Lessons(
+        strip=_regex(t, "strip", t.string("strip"), re.IGNORECASE),
+        fallback=fallback,
+        key_skip=frozenset(stem(w.lower()) for w in t.strings("key_skip", items="non-empty")),
+        key_words=t.whole("key_words", 1, int_only=True),
+        key_min_words=t.whole("key_min_words", 1, int_only=True),
+        rewrites=tuple(rewrites),
+    )
+
+
+def _signals(t: RuleReader) -> Signals:
+    t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", *SCOPES))
+    matched: list[Signal] = []
+    seen: set[str] = set(COMPUTED)
+    flags = re.IGNORECASE | re.MULTILINE
+    for scope in SCOPES:
+        table = t.table(scope, {})
+        for name in table.data:
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+                raise table.fail(name, "a signal name must be snake_case (findings and weights name it)")
+            if name in seen:
+                raise table.fail(name, "this signal name is taken (each name once, across scopes and computed ones)")
+            seen.add(name)
+            patterns = tuple(_regex(table, name, p, flags) for p in table.strings(name, empty=False, items="non-empty"))
+            matched.append(Signal(name, scope, patterns))
+    return Signals(
+        prev_chars=t.whole("prev_chars", 1, int_only=True),
+        next_chars=t.whole("next_chars", 1, int_only=True),
+        short_words=t.whole("short_words", 1, int_only=True),
+        long_words=t.whole("long_words", 1, int_only=True),
+        user_chars=t.whole("user_chars", 1, int_only=True),
+        matched=tuple(matched),
+    )
+
+
+def _models(data: Mapping[str, Any] | None, signals: Signals, *, source: str) -> dict[str, ClassModel]:
+    """The weights of each class, checked against the signals the rules define."""
+    if data is None:
+        return {}
+    top = RuleReader(data, source, error=ReflectRulesError).known(("version", "trained", "classes"))
+    if top.whole("version", int_only=True) != 1:
+        raise top.fail("version", "unsupported version; this kg understands version 1")
+    top.table("trained", {})  # provenance, free-form
+    known = set(signals.names)
+    out: dict[str, ClassModel] = {}
+    classes = top.table("classes")
+    for name in classes.data:
+        if name not in DETECTORS:
+            raise classes.fail(name, f"unknown class (known: {', '.join(DETECTORS)})")
+        c = classes.table(name).known(("bias", "weights"))
+        w = c.table("weights")
+        weights = {}
+        for signal in w.data:
+            if signal not in known:
+                raise w.fail(signal, "not a signal of rules/reflect.toml [signals] (or a computed one)")
+            weights[signal] = w.number(signal)
+        out[name] = ClassModel(c.number("bias"), weights)
+    return out
 
 
 def load_rules_file(path: str | Path) -> ReflectRules:
@@ -207,12 +331,21 @@ def load_rules_file(path: str | Path) -> ReflectRules:
     return load_rules(data, source=str(path))
 
 
-def default_rules() -> ReflectRules:
-    """The rules shipped in `kg.rules`, falling back to the repository's rules/ folder."""
+def _packaged(name: str) -> tuple[dict[str, Any], str]:
+    """A rules file shipped in `kg.rules`, falling back to the repository's rules/ folder."""
     try:
-        text = resources.files("kg.rules").joinpath(RULES_FILE).read_text(encoding="utf-8")
-        source = f"kg.rules/{RULES_FILE}"
+        text = resources.files("kg.rules").joinpath(name).read_text(encoding="utf-8")
+        source = f"kg.rules/{name}"
     except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
-        path = Path(__file__).resolve().parents[2] / "rules" / RULES_FILE
+        path = Path(__file__).resolve().parents[2] / "rules" / name
         text, source = path.read_text(encoding="utf-8"), str(path)
-    return load_rules(tomllib.loads(text), source=source)
+    try:
+        return tomllib.loads(text), source
+    except tomllib.TOMLDecodeError as exc:
+        raise ReflectRulesError(f"{source}: not valid TOML: {exc}") from None
+
+
+def default_rules(*, model: bool = True) -> ReflectRules:
+    """The rules shipped in `kg.rules` (with the shipped model unless `model=False`)."""
+    data, source = _packaged(RULES_FILE)
+    return load_rules(data, source=source, model=True if model else None)

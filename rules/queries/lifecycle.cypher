@@ -1,9 +1,11 @@
 // name: lc_promotion_candidates
 // Patterns that recurred often enough, in enough sessions, inside the promotion window, with no pending
 // proposal and no skipped proposal since their last occurrence. Two grouping stages (the DISTINCT trap).
+// An event whose only content is an exit status (tagged 'exit-code-only' by rules/errors.toml) never counts.
 MATCH (p:Node)-[:derived_from]->(e:Node)
 WHERE p.kind = 'pattern' AND e.kind = 'event' AND p.status IN $pattern_statuses
   AND e.created_at >= $since AND e.created_at <= $now AND NOT e.status IN $ignore_statuses
+  AND NOT coalesce(list_contains(e.tags, 'exit-code-only'), false)
 WITH p, e.session AS s, count(e) AS n, max(e.created_at) AS last
 WITH p, count(s) AS sessions, CAST(sum(n) AS INT64) AS recurrence, max(last) AS last_seen
 WHERE recurrence >= $min_recurrence AND sessions >= $min_sessions

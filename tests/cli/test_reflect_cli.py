@@ -18,11 +18,11 @@ def _claude_code(path: Path, session: str, error: str) -> Path:
          "message": {"role": "user", "content": "Deploy the api service please"}},
         {"type": "assistant", "uuid": "a1", "sessionId": session, "timestamp": "2026-11-30T10:00:05Z",
          "message": {"role": "assistant", "content": [
-             {"type": "tool_use", "id": "t1", "name": "Bash",
+             {"type": "tool_use", "id": f"toolu-{session}", "name": "Bash",
               "input": {"command": f"ANTHROPIC_API_KEY={SECRET} ./deploy.sh"}}]}},
         {"type": "user", "uuid": "u2", "sessionId": session, "timestamp": "2026-11-30T10:00:09Z",
          "message": {"role": "user", "content": [
-             {"type": "tool_result", "tool_use_id": "t1", "is_error": True,
+             {"type": "tool_result", "tool_use_id": f"toolu-{session}", "is_error": True,
               "content": f"Exit code 1\n{error}\nusing key {SECRET}"}]}},
         {"type": "user", "uuid": "u3", "sessionId": session, "timestamp": "2026-11-30T10:01:00Z",
          "message": {"role": "user", "content": "No, that's not right: always run the migrations before "
@@ -93,7 +93,7 @@ def test_unknown_format_is_a_usage_error(run_kg, tmp_path):
     f.write_text("User: hi\n")
     r = run_kg(f"reflect {f} --format yaml")
     assert (r.exit_code, r.stderr) == (2, "Error: unknown transcript format 'yaml': use one of claude-code, "
-                                          "openai, specstory, text\n")
+                                          "codex, openclaw, aider, openai, specstory, text\n")
 
 
 def test_real_claude_code_transcript(run_kg, shared_data):

@@ -69,7 +69,7 @@ def test_fit_is_deterministic():
     ({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"},
       "tool_response": {"stdout": "a", "stderr": "", "interrupted": False}}, None),
     ({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "make"},
-      "tool_response": {"stdout": "", "stderr": "boom", "exit_code": 2}}, ("Bash", "exit code 2: boom", "make")),
+      "tool_response": {"stdout": "", "stderr": "boom", "exit_code": 2}}, ("Bash", "boom", "make")),
     ({"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": "a.py"},
       "tool_response": {"success": False, "error": "old_string not found"}},
      ("Edit", "old_string not found", "a.py")),
@@ -86,7 +86,11 @@ def test_tool_failure(payload, expected):
 def test_failure_summary_names_the_command():
     f = tool_failure({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
                       "tool_input": {"command": "pytest -q"}, "error": "\n\nE   ImportError: x\nmore"})
-    assert f.summary() == "`pytest -q` failed: E ImportError: x"
+    from kg.policy import packaged
+    from kg.reflect.failures import failure_of_payload, load_rules
+
+    got = failure_of_payload(f.tool, f.error, f.command, load_rules(packaged("errors")))
+    assert got.summary(120) == "`pytest -q` failed: E ImportError: x"
 
 
 def test_hook_rules_validation():
@@ -140,7 +144,7 @@ def test_codex_toml_merges_and_strips(original):
     new = codex_toml(original, ["/bin/kg", "-w", "/w", "mcp"])
     data = tomllib.loads(new)
     assert data["mcp_servers"]["kaizen-kg"] == {"command": "/bin/kg", "args": ["-w", "/w", "mcp"]}
-    assert "codex_hooks" in data["features"]
+    assert data["features"].get("hooks", data["features"].get("codex_hooks")) is not None
     assert codex_toml(new, ["/bin/kg", "-w", "/w", "mcp"]) == new
     assert codex_toml_strip(new).strip() == original.strip()
 

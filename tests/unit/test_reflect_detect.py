@@ -38,14 +38,21 @@ def kinds(t: Transcript) -> list[tuple[str, str]]:
         ("That's outdated, the flag was removed", ("learning", "correction")),
         ("不对，应该用 pnpm", ("learning", "correction")),
         ("错了，实际上应该是 8080 端口", ("learning", "correction")),
-        ("Can you also export it as CSV?", ("feature", "feature_request")),
+        ("It would be nice if you could run the linter too", ("feature", "feature_request")),
         ("I wish you could read PDFs", ("feature", "feature_request")),
         ("Is there a way to skip the slow tests?", ("feature", "feature_request")),
         ("Why can't you run it in the background?", ("feature", "feature_request")),
         ("能不能支持导出 CSV？", ("feature", "feature_request")),
         ("希望你能自动格式化", ("feature", "feature_request")),
         ("FYI the API now returns a list, not a dict", ("learning", "knowledge_gap")),
-        ("There's a better approach: batch the inserts", ("learning", "best_practice")),
+        ("There's a better approach: batch the inserts", ("learning", "correction")),
+        ("Great work, this is exactly what I wanted", ("learning", "best_practice")),
+        ("you forgot to update the changelog", ("learning", "correction")),
+        ("why didn't you run the tests first?", ("learning", "correction")),
+        ("I asked for a summary, not a rewrite", ("learning", "correction")),
+        ("still failing with the same error", ("learning", "correction")),
+        ("Always use pnpm, never npm", ("preference", "preference")),
+        ("以后不要再用 npm 了", ("preference", "preference")),
         ("I prefer tabs over spaces", ("preference", "preference")),
         ("From now on, run ruff before committing", ("preference", "preference")),
         ("记住，以后都用中文回答", ("preference", "preference")),
@@ -59,7 +66,8 @@ def test_user_phrases(said, expected):
 
 @pytest.mark.parametrize(
     "said",
-    ["yes", "go ahead and commit it", "no problem, carry on", "what tasks are available?", "push it"],
+    ["yes", "go ahead and commit it", "no problem, carry on", "what tasks are available?", "push it",
+     "Can you also export it as CSV?", "add a --verbose flag to the build command", "好的，继续"],
 )
 def test_ordinary_turns_teach_nothing(said):
     assert kinds(chat(("user", "hi"), ("assistant", "ok"), ("user", said))) == []
@@ -229,7 +237,7 @@ def test_caps_keep_the_most_important():
         ("assistant", "ok"),
         ("user", "I prefer tabs"),
         ("user", "no, that's wrong"),
-        ("user", "there's a better approach here"),
+        ("user", "thanks, great work"),
         ("user", "that's not right either"),
     )
     r = reflect(t, rules)
@@ -290,31 +298,36 @@ def mutate(path: str, value) -> dict:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (mutate("colour", 1), "colour: unknown key (known keys here: version, limits, quoting, errors, redact, "
-                              "areas, correction, feature, knowledge_gap, best_practice, preference)"),
+        (mutate("colour", 1), "colour: unknown key (known keys here: version, limits, quoting, errors, signals, "
+                              "lessons, redact, areas, correction, feature, knowledge_gap, best_practice, preference)"),
         (mutate("limits.max_entries", 3), "limits.max_entries: unknown key (known keys here: "
                                           "max_findings_per_session, max_per_kind, evidence_chars, summary_chars, "
                                           "skill_candidate_min_tool_calls)"),
-        (mutate("correction.phrasez", ["x"]), "correction.phrasez: unknown key (known keys here: kind, category, "
-                                              "priority, source, roles, requires_prior_assistant, phrases, patterns)"),
+        (mutate("correction.phrases", ["x"]), "correction.phrases: unknown key (known keys here: kind, category, "
+                                              "priority, source, min_score, requires_prior_assistant)"),
         (mutate("limits.max_per_kind", 0), "limits.max_per_kind: must be a whole number of at least 1, not 0"),
         (mutate("limits.max_per_kind", "5"), "limits.max_per_kind: must be a whole number of at least 1, not '5'"),
         (mutate("limits.max_per_kind", 5.0),
          "limits.max_per_kind: must be a whole number of at least 1 written without a decimal point, not 5.0"),
-        (mutate("feature.patterns", ["(unclosed"]), "feature.patterns: bad regular expression '(unclosed': "
-                                                    "missing ), unterminated subpattern at position 0"),
-        (mutate("correction.phrases", ["no", ""]), "correction.phrases: must be a list of non-empty strings; "
-                                                   "item 2 is ''"),
-        (mutate("correction.roles", ["user", "assistant"]),
-         "correction.roles: a correction is never taken from the assistant's own words; use [\"user\"]"),
+        (mutate("signals.user.contrast", ["(unclosed"]),
+         "signals.user.contrast: bad regular expression '(unclosed': missing ), unterminated subpattern at position 0"),
+        (mutate("signals.user.contrast", ["no", ""]), "signals.user.contrast: must be a non-empty list of non-empty "
+                                                      "strings; item 2 is ''"),
+        (mutate("signals.next.short", ["x"]), "signals.next.short: this signal name is taken (each name once, "
+                                              "across scopes and computed ones)"),
+        (mutate("signals.user.Bad-Name", ["x"]), "signals.user.Bad-Name: a signal name must be snake_case "
+                                                 "(findings and weights name it)"),
         (mutate("correction.priority", "urgent"),
          "correction.priority: must be one of low, medium, high, critical, not 'urgent'"),
+        (mutate("correction.min_score", 1.5), "correction.min_score: must be a number from 0.0 to 1.0, not 1.5"),
+        (mutate("lessons.rewrite", [{"pattern": "(?P<a>x)", "template": "{b}"}]),
+         "lessons.rewrite[0].template: {b} is not a named group of the pattern (nor {s})"),
         (mutate("version", 2), "version: unsupported version 2; this kg understands version 1"),
     ],
 )
 def test_rules_refuse_bad_keys(data, message):
     with pytest.raises(RulesError) as exc:
-        load_rules(data, source="rules/reflect.toml")
+        load_rules(data, source="rules/reflect.toml", model=None)
     assert str(exc.value) == f"rules/reflect.toml: {message}"
     assert isinstance(exc.value, ValueError)  # what load_rules raised before RulesError
 
@@ -333,3 +346,104 @@ def test_an_injected_redactor_is_used():
     t = chat(("user", "hi"), ("assistant", "ok"), ("user", "no, that's wrong: token XYZ"))
     [f] = detect(t, RULES, redact=lambda s: s.replace("XYZ", "<gone>"))
     assert "XYZ" not in f.evidence + f.details + f.summary and "<gone>" in f.evidence
+
+
+# --- what users say: signals, model, lessons, keys ---------------------------------------
+
+
+def found(t: Transcript) -> dict[str, object]:
+    return {f.category: f for f in detect(t, RULES)}
+
+
+def test_one_turn_can_be_a_correction_and_a_knowledge_gap():
+    t = chat(("user", "add the retry"), ("assistant", "Done: the client now retries."),
+             ("user", "no, that's wrong, the client already retries since v2.1"))
+    got = found(t)
+    assert {"correction", "knowledge_gap"} <= set(got)
+
+
+def test_the_agents_apology_makes_a_plain_instruction_a_correction():
+    said = "the staging database"
+    plain = chat(("user", "seed the data"), ("assistant", "Seeded the production database."), ("user", said),
+                 ("assistant", "Sure, switching."))
+    conceded = chat(("user", "seed the data"), ("assistant", "Seeded the production database."), ("user", said),
+                    ("assistant", "Sorry, my mistake. I'll reseed the staging database instead."))
+    assert "correction" not in found(plain)
+    f = found(conceded)["correction"]
+    assert "apologises" in f.signals and f.score >= 0.5
+    assert "Signals: apologises" in f.details
+
+
+def test_praise_is_kept_as_what_worked_not_a_correction():
+    got = found(chat(("user", "refactor it"), ("assistant", "Refactored."), ("user", "Great work, thanks!")))
+    assert set(got) == {"best_practice"}
+
+
+def test_a_finding_needs_a_reason_in_words_not_only_the_turns_shape():
+    # pasted code, short, a question mark: shape signals only
+    t = chat(("user", "go"), ("assistant", "ok"), ("user", "?\n```\nx = 1\n```"))
+    assert found(t) == {}
+
+
+@pytest.mark.parametrize(
+    ("said", "category", "lesson"),
+    [
+        ("I asked you to fix the test, not to delete it", "correction", "Fix the test; do not delete it"),
+        ("i didn't ask you to add a config file", "correction", "Do not add a config file unless asked"),
+        ("why didn't you run the linter?", "correction", "Run the linter"),
+        ("why are you editing the generated files?", "correction", "Stop editing the generated files"),
+        ("From now on, never push to main directly", "preference", "Never push to main directly"),
+        ("no, use the staging database", "correction", "Use the staging database"),
+    ],
+)
+def test_a_finding_is_written_as_what_to_do(said, category, lesson):
+    f = found(chat(("user", "go"), ("assistant", "Done."), ("user", said)))[category]
+    assert f.summary == lesson
+    assert f.evidence and f.evidence in said
+
+
+def test_the_same_lesson_said_twice_gets_the_same_pattern_key():
+    a = found(chat(("user", "go"), ("assistant", "Done."), ("user", "why are you editing the generated files?")))
+    b = found(chat(("user", "go"), ("assistant", "Done."), ("user", "you're editing the generated files again")))
+    c = found(chat(("user", "go"), ("assistant", "Done."), ("user", "why didn't you run the linter?")))
+    key = a["correction"].pattern_key
+    assert key and key.startswith("fix.") and key == b["correction"].pattern_key != c["correction"].pattern_key
+
+
+def test_chinese_from_the_same_rules():
+    said = "不对，你又忘了跑测试。记住，以后每次都先跑测试"
+    got = found(chat(("user", "部署"), ("assistant", "已完成部署。"), ("user", said)))
+    assert {"correction", "preference"} <= set(got)
+
+
+@pytest.mark.parametrize("command", ["/undo", "/add src/app.py", "/diff"])
+def test_slash_commands_are_the_tool_not_the_user_speaking(command):
+    assert found(chat(("user", "go"), ("assistant", "Done."), ("user", command))) == {}
+
+
+def test_model_weights_must_name_known_signals():
+    model = {"version": 1, "classes": {"correction": {"bias": 0.0, "weights": {"no_such_signal": 1.0}}}}
+    with pytest.raises(RulesError) as exc:
+        load_rules(RAW, model=model, model_source="rules/reflect_model.toml")
+    assert str(exc.value) == ("rules/reflect_model.toml: classes.correction.weights.no_such_signal: not a signal of "
+                              "rules/reflect.toml [signals] (or a computed one)")
+    with pytest.raises(RulesError, match="classes.praise: unknown class"):
+        load_rules(RAW, model={"version": 1, "classes": {"praise": {"bias": 0.0, "weights": {}}}})
+
+
+def test_without_a_model_nothing_is_learned_from_words():
+    bare = load_rules(RAW, model=None)
+    t = chat(("user", "go"), ("assistant", "Done."), ("user", "no, that's wrong"))
+    assert detect(t, bare) == []
+
+
+def test_the_agent_reverting_its_work_after_the_user_spoke_is_a_signal():
+    turns = [
+        Turn(0, "user", "seed the data", position="turn 1"),
+        Turn(1, "assistant", "Seeded the production database.", position="turn 2"),
+        Turn(2, "user", "the staging one", position="turn 3"),
+        Turn(3, "assistant", "", tool_name="Bash", tool_input="git checkout -- seeds.py", position="turn 4"),
+        Turn(4, "tool", "", tool_name="Bash", is_error=False, position="turn 5"),
+    ]
+    f = found(Transcript("claude-code", tuple(turns)))["correction"]
+    assert "reverts" in f.signals

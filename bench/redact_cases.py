@@ -1,0 +1,322 @@
+"""Labelled cases for `bench/redact_quality.py`: secrets that must go and ordinary text that must stay.
+
+Where they come from (development material only; the project is evaluated on other scanners' suites):
+- provider secrets: for every provider rule, secrets generated from its regex, as gitleaks' own rule tests do
+  (`GenerateSampleSecrets(..., secrets.NewSecret(regex))`), each put into five shapes of agent text;
+- hand-labelled secrets and non-secrets drawn from detect-secrets' plugin tests (Yelp/detect-secrets,
+  Apache-2.0): Discord, Telegram, Vault, Azure storage, keyword detector, basic auth;
+- kg's own contexts: command lines, headers, URLs, .env lines, key blocks;
+- ordinary agent text that must come out unchanged: hashes, ids, digests, data URIs, colours, shell
+  variables, placeholders, paths, URLs, Chinese, and lines of the real transcripts in shared/data.
+
+A case is (provider, text, secret) for a secret, (provider, text, None) for text that must survive.
+Providers are split into development and held-out by a hash of their name, so a rule tuned on what the
+development cases showed can be checked on providers that nobody looked at while tuning.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from re import _constants as C  # noqa: N812 - the sre opcodes
+from re import _parser as sre_parse
+
+Case = tuple[str, str, str | None]
+MULTIWORD = ("new_relic", "microsoft_teams", "cisco_meraki", "defined_networking", "octopus_deploy",
+             "hashicorp_tf", "sidekiq", "flutterwave")
+
+
+def provider_of(kind: str) -> str:
+    for prefix in MULTIWORD:
+        if kind.startswith(prefix):
+            return prefix
+    return kind.split("_")[0]
+
+
+def held_out(provider: str) -> bool:
+    """One provider in four, fixed by name: never looked at while tuning rules."""
+    return zlib.crc32(provider.encode()) % 4 == 0
+
+
+# --- secrets from a regex --------------------------------------------------------------------------------
+
+def _sample(tree, rng: random.Random, ignorecase: bool, groups: dict[int, str]) -> str:
+    out = []
+    for op, av in tree:
+        if op is C.LITERAL:
+            out.append(chr(av))
+        elif op is C.NOT_LITERAL:
+            out.append("x" if chr(av) != "x" else "y")
+        elif op is C.ANY:
+            out.append(rng.choice("abcdef0123"))
+        elif op is C.IN:
+            out.append(_pick_in(av, rng, ignorecase))
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+            low, high, sub = av
+            high = low + 24 if high is C.MAXREPEAT else high
+            n = rng.randint(low, min(high, low + 24)) if high > low else low
+            out.extend(_sample(sub, rng, ignorecase, groups) for _ in range(n))
+        elif op is C.SUBPATTERN:
+            group, add_flags, del_flags, sub = av
+            ic = (ignorecase or bool(add_flags & re.IGNORECASE)) and not del_flags & re.IGNORECASE
+            text = _sample(sub, rng, ic, groups)
+            if group:
+                groups[group] = text
+            out.append(text)
+        elif op is C.BRANCH:
+            out.append(_sample(rng.choice(av[1]), rng, ignorecase, groups))
+        elif op is C.GROUPREF:
+            out.append(groups.get(av, ""))
+        elif op in (C.AT, C.ASSERT, C.ASSERT_NOT):
+            continue
+        elif op is C.CATEGORY:
+            out.append(_category(av, rng))
+        else:  # pragma: no cover - an opcode the rules do not use
+            raise ValueError(f"cannot sample {op}")
+    return "".join(out)
+
+
+def _category(cat, rng: random.Random) -> str:
+    return {C.CATEGORY_DIGIT: rng.choice("0123456789"), C.CATEGORY_WORD: rng.choice("aBcD3_x9QzK7mN"),
+            C.CATEGORY_SPACE: " "}.get(cat, "z")
+
+
+def _pick_in(items, rng: random.Random, ignorecase: bool) -> str:
+    if items and items[0][0] is C.NEGATE:
+        return "q"
+    choices: list[str] = []
+    for op, av in items:
+        if op is C.LITERAL:
+            choices.append(chr(av))
+        elif op is C.RANGE:
+            choices.extend(chr(c) for c in range(av[0], av[1] + 1))
+        elif op is C.CATEGORY:
+            choices.extend({C.CATEGORY_DIGIT: "0123456789", C.CATEGORY_SPACE: " ",
+                            C.CATEGORY_WORD: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"}
+                           .get(av, "z"))
+    char = rng.choice(choices)
+    if ignorecase and char.isalpha() and rng.random() < 0.5:
+        char = char.swapcase()
+    return char
+
+
+def sample_secret(rule, rng: random.Random) -> str | None:
+    """A random secret that `rule`'s secret group accepts, or None if 50 tries find none that the whole
+    rule (entropy floor, ignore list) would take in a plain `NAME=secret` line."""
+    tree = sre_parse.parse(rule.source)
+    target = rule.group if isinstance(rule.group, int) else tree.state.groupdict[rule.group]
+    keyed = rule.source.startswith("(?i)(?:")  # the assign template: the shapes supply the key
+    sub = _find_group(tree, target) if target and keyed else tree
+    ignorecase = bool(tree.state.flags & re.IGNORECASE)
+    for _ in range(50):
+        groups: dict[int, str] = {}
+        whole = _sample(sub, rng, ignorecase, groups)
+        secret = groups[target] if target and not keyed else whole
+        if len(set(secret)) > 3 and (not rule.min_entropy or _entropy(secret) >= rule.min_entropy):
+            return whole if not keyed else secret, secret
+    return None
+
+
+def _find_group(tree, number: int):
+    for op, av in tree:
+        if op is C.SUBPATTERN:
+            if av[0] == number:
+                return av[3]
+            found = _find_group(av[3], number)
+            if found is not None:
+                return found
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT):
+            found = _find_group(av[2], number)
+            if found is not None:
+                return found
+        elif op is C.BRANCH:
+            for branch in av[1]:
+                found = _find_group(branch, number)
+                if found is not None:
+                    return found
+    return None
+
+
+def _entropy(value: str) -> float:
+    from kg.redact import entropy
+
+    return entropy(value)
+
+
+def provider_cases(redactor, seed: int = 15) -> Iterator[Case]:
+    """Generated secrets of every provider rule in five shapes of agent text, and placeholders in the same
+    shapes (which must survive)."""
+    rng = random.Random(seed)
+    for rule in redactor.rules:
+        if not rule.keywords or rule.kind in _GENERIC:
+            continue
+        keyed = rule.source.startswith("(?i)(?:") and "(?P<secret>" in rule.source  # the assign template
+        word = rule.keywords[0].strip("_.-:~ ") or rule.kind
+        upper = re.sub(r"\W", "_", word).upper()
+        provider = provider_of(rule.kind)
+        for _ in range(2):
+            sample = sample_secret(rule, rng)
+            if sample is None:
+                continue
+            text, secret = sample
+            if keyed:
+                shapes = [f"export {upper}_API_KEY={text}", f'{{"{word}_secret": "{text}"}}',
+                          f"{word}_token: {text}", f"{word}.apiKey = '{text}';",
+                          f'Set {upper}_KEY="{text}" in .env and rerun']
+            elif rule.window:
+                shapes = [f"export {upper}_TOKEN={text}", f'{{"{word}": "{text}"}}',
+                          f"{word} token {text} (rotate it)", f"{upper}={text}",
+                          f"the {word} value is {text} now"]
+            else:
+                shapes = [f"export {upper}_TOKEN={text}", f'{{"token": "{text}", "ok": true}}',
+                          f"I set the token to {text} and the call worked",
+                          f"curl -H 'Authorization: Bearer {text}' https://api.example.com/v1",
+                          f"config:\n  credentials: {text}\n  region: eu-west-1"]
+            for text in shapes:
+                yield provider, text, secret
+        for placeholder in (f"your-{word}-key-here", f"<{word}_token>", f"${{{upper}_API_KEY}}", "xxxxxxxxxxxxxxxx",
+                            f"{upper}_API_KEY"):
+            yield provider, f"export {upper}_API_KEY={placeholder}", None
+            yield provider, f'{{"{word}_secret": "{placeholder}"}}', None
+
+
+_GENERIC = {"password_assignment", "high_entropy_secret", "env_secret", "key_assignment", "cli_credential",
+            "authorization_header", "api_key_header", "bearer_token", "basic_auth", "password_in_url",
+            "ci_secure_value", "private_key", "discord_bot_token", "telegram_bot_token"}
+
+
+# --- hand-labelled cases ----------------------------------------------------------------------------------
+
+# (provider, text, secret); from detect-secrets' plugin tests unless marked kg.
+LABELLED: list[Case] = [
+    ("discord", "bot token MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+     "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs"),
+    ("discord", "DISCORD_TOKEN=Nzk5MjgxNDk0NDc2NDU1OTg3.YABS5g.2lmzECVlZv3vv6miVnUaKPQi2wI",
+     "Nzk5MjgxNDk0NDc2NDU1OTg3.YABS5g.2lmzECVlZv3vv6miVnUaKPQi2wI"),
+    ("discord", "client.login('MZ1yGvKTjE0rY0cV8i47CjAa.uRHQPq.Xb1Mk2nEhe-4iUcrGOuegj57zMC') # discord bot",
+     "MZ1yGvKTjE0rY0cV8i47CjAa.uRHQPq.Xb1Mk2nEhe-4iUcrGOuegj57zMC"),
+    ("discord", "MZ1yGvKTj0rY0cV8i47CjAa.uHQPq.Xb1Mk2nEhe-4icrGOuegj57zMC is not a token", None),
+    ("telegram", "bot110201543:AAHdqTcvCH1vGWJxfSe1ofSAs0K5PALDsaw", "110201543:AAHdqTcvCH1vGWJxfSe1ofSAs0K5PALDsaw"),
+    ("telegram", "TELEGRAM_TOKEN=7213808860:AAH1bjqpKKW3maRSPAxzIU-0v6xNuq2-NjM",
+     "7213808860:AAH1bjqpKKW3maRSPAxzIU-0v6xNuq2-NjM"),
+    ("telegram", "foo:AAH1bjqpKKW3maRSPAxzIU-0v6xNuq2-NjM", None),
+    ("vault", "VAULT_TOKEN=hvs.wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx", "hvs.wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx"),
+    ("vault", "vault login s.wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx", "s.wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx"),
+    ("vault", "MyClass.atLeast24CharactersField", None),
+    ("vault", "hvs.wWPw5k4aXcaT is short", None),
+    ("azure", "AccountKey=lJzRc1YdHaAA2KCNJJ1tkYwF/+mKK6Ygw0NGe170Xu592euJv2wYUtBlV8z+qnlcNQSnIYVTkLWntUO1F8j8rQ==",
+     "lJzRc1YdHaAA2KCNJJ1tkYwF/+mKK6Ygw0NGe170Xu592euJv2wYUtBlV8z+qnlcNQSnIYVTkLWntUO1F8j8rQ=="),
+    ("azure", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=\"lJzRc1YdHaAA2KCNJJ1tkYwF/+mKK6Ygw0NGe170X"
+     "u592euJv2wYUtBlV8z+qnlcNQSnIYVTkLWntUO1F8j8rQ==\";EndpointSuffix=core.windows.net",
+     "lJzRc1YdHaAA2KCNJJ1tkYwF/+mKK6Ygw0NGe170Xu592euJv2wYUtBlV8z+qnlcNQSnIYVTkLWntUO1F8j8rQ=="),
+    ("azure", "resolution: {integrity: sha512-/AazAV/F+HK4LIywF9C+NYHcJo038zEnWkteilcxC1FM/uK/4NVGDKGrxx7nNq1ybsp"
+     "AroRKT4I1"
+     "FHfxQzxkUw==}", None),
+    ("keyword", 'apikey := "{{h}o)p${e]nob(ody[finds>-_$#thisone}}"', "{{h}o)p${e]nob(ody[finds>-_$#thisone}}"),
+    ("keyword", "the_password='hopenobodyfindsthisone'", "hopenobodyfindsthisone"),
+    ("keyword", '"theapikey": "hopenobodyfindsthisone1"', "hopenobodyfindsthisone1"),
+    ("keyword", "my_password = True", None),
+    ("keyword", "login(username=username, password=password)", None),
+    ("keyword", "apiKey: this.apiKey,", None),
+    ("keyword", "$password = $input;", None),
+    ("keyword", "password: ${link}", None),
+    ("basic_auth", "https://username:password1@yelp.com", "password1"),
+    ("basic_auth", "http://localhost:5000/<%= @variable %>", None),
+    # kg: what agents type
+    ("curl", "curl -u admin:Sup3rS3cret! https://api.example.com", "Sup3rS3cret!"),
+    ("curl", "curl --user deploy:hunter2hunter2 -X POST https://ci.example.com/job", "hunter2hunter2"),
+    ("curl", "curl --user=bob:Tr0ub4dor3 https://x.example.com", "Tr0ub4dor3"),
+    ("curl", "curl -H 'Authorization: Token 9f8e7d6c5b4a39281706f5e4d3c2b1a0' https://api.example.com",
+     "9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
+    ("curl", 'curl -H "Authorization: Api-Token dt0c01.AB12CD34EF" https://x', "dt0c01.AB12CD34EF"),
+    ("curl", "curl -H 'X-Auth-Token: 7c2b0a9e-41f3-4c55-9b1e-23c8d1f0aa42' https://x",
+     "7c2b0a9e-41f3-4c55-9b1e-23c8d1f0aa42"),
+    ("cli", "mysql -h db -uroot -pMyS3cretPw app", "MyS3cretPw"),
+    ("cli", "PGPASSWORD=pgS3cret99 psql -h localhost -U app", "pgS3cret99"),
+    ("cli", "docker login -u ci -p dckr_pat_Ab12Cd34Ef56Gh78 registry.example.com", "dckr_pat_Ab12Cd34Ef56Gh78"),
+    ("cli", "echo x | sshpass -p 'r00tPassw0rd' ssh root@10.0.0.5", "r00tPassw0rd"),
+    ("cli", "pg_dump --password=Secr3tPass --host db", "Secr3tPass"),
+    ("cli", "redis-cli -h cache -a R3disPassw0rd ping", "R3disPassw0rd"),
+    ("cli", "helm repo add acme https://charts.example.com --username me --password h3lmS3cret", "h3lmS3cret"),
+    ("url", "git clone https://oauth2:glpat-Zx9Yw8Xv7Uu6Tt5Ss4Rr@gitlab.example.com/g/p.git",
+     "glpat-Zx9Yw8Xv7Uu6Tt5Ss4Rr"),
+    ("url", "DATABASE_URL=postgres://app:p4ssW0rdDb@db.internal:5432/app", "p4ssW0rdDb"),
+    ("url", "redis://:r3dis-pw@cache:6379/0", "r3dis-pw"),
+    ("env", "export STRIPE_SECRET_KEY_LIVE=whsec_51Hx2AbCdEfGhIjKlMnOp", "whsec_51Hx2AbCdEfGhIjKlMnOp"),
+    ("env", "SECRET_KEY_BASE=9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d", "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d"),
+    ("env", "DB_PASSWORD_PROD='correct horse battery staple'", "correct horse battery staple"),
+]
+
+ORDINARY: list[str] = [
+    "commit 3f2a9c1e5b7d9f0a1b2c3d4e5f60718293a4b5c6 fixed the flaky test",
+    "git show 3f2a9c1 && git log --oneline -5",
+    "uuid 203db13e-70c7-462b-9a3d-bf32640cb0be for the session",
+    '"integrity": "sha512-/AazAV/F+HK4LIywF9C+NYHcJo038zEnWkteilcxC1FM/uK/4NVGDKGrxx7nNq1ybspAroRKT4I1FHfxQzxkUw=="',
+    "image: ghcr.io/acme/api@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "![dot](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAC"
+    "hwGA60e6kgAAAABJRU5ErkJggg==)",
+    "color: #ff00aa; background: #1e1e1e;",
+    "export API_KEY=$TOKEN",
+    'curl -H "Authorization: Bearer $GITHUB_TOKEN" https://api.github.com/user',
+    "TOKEN=${API_KEY:-x} ./run.sh",
+    "SUMO_ACCESS_KEY=${SUMO_ACCESS_KEY:=$2}",
+    'api_key = "your-key-here"',
+    "OPENAI_API_KEY=<token>",
+    "password: xxxx",
+    "access_token=ACCESS_TOKEN",
+    '{"api_key": "insert_key_here"}',
+    "see /home/user/projects/kaizen2/src/kg/redact.py:42 and ./tests/unit/test_redact.py",
+    "https://github.com/Yelp/detect-secrets/blob/master/README.md?plain=1#L10",
+    "https://example.com/wp-content/uploads/2018/05/2018-250-xoxo-indieweb-1.jpg",
+    "密码重置流程坏了，令牌过期了",
+    "用户说：请记住这个仓库用 pnpm，不要用 npm",
+    "max_tokens: 512, temperature: 0.2",
+    "token_count = 3",
+    "the token: it expires soon",
+    "Use a bearer token for auth; basic auth is disabled.",
+    "password reset flow is broken",
+    "model: claude-sonnet-4-20250514",
+    '"tool_use_id": "toolu_01Hx3kQ9ZpL2vN8mR4tY6wB1", "requestId": "req_011CRd9Vb7Wm2sK4pQ8xZ3nL"',
+    "task-1234567890abcdefghijk done, disk-usage-report-2024abc ok",
+    "git push -u origin main",
+    "docker run -u 1000:1000 -p 8080:80 nginx",
+    "ssh -p 2222 deploy@host",
+    "pip install -U pytest --user",
+    "npm ci && npm run build -- --mode production",
+    "kubectl get secret db-creds -o yaml",
+    "const token = await getToken();",
+    "password = os.environ['DB_PASSWORD']",
+    "secret_key = settings.SECRET_KEY",
+    "aws s3 cp s3://bucket/key.json ./key.json",
+    "The API key goes in the X-Api-Key header.",
+    "Authorization header missing: got 401",
+    "Error: ENOENT: no such file or directory, open '/tmp/x.json'",
+    "sha256sum dist/kg-0.4.0.tar.gz",
+    "AKIANOTREAL is too short",
+    "MyClass.atLeast24CharactersField = 3",
+    "this.is.a.long.dotted.name.for.something",
+    "--mount=type=secret,id=npmrc,target=/root/.npmrc",
+    "pytest -k 'test_redact and not slow' -x -q",
+    "version 1.2.3-beta.4+build.5678",
+    "ERR-20261130-001 and les-20261130-002 are linked",
+    "cd ~/work && ls -la ~/.ssh/",
+    "export PATH=$HOME/.local/bin:$PATH",
+    "secure: true",
+    "token: null, secret: false",
+]
+
+
+def transcript_lines(data: Path, limit: int = 3000) -> list[str]:
+    """Lines of the real transcripts (Claude Code JSONL text blocks and SpecStory chats), 20+ characters."""
+    lines: list[str] = []
+    for path in sorted((data / "transcripts").rglob("*")):
+        if path.is_file() and path.suffix in (".md", ".jsonl"):
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                if 20 <= len(line) <= 2000:
+                    lines.append(line)
+    rng = random.Random(3)
+    rng.shuffle(lines)
+    return lines[:limit]

@@ -1,0 +1,245 @@
+"""Train the `kg reflect` model (rules/reflect_model.toml) on the labelled user turns. Dev-only: no deps.
+
+    .venv/bin/python bench/reflect_train.py            # leave-sessions-out figures, train vs held out
+    .venv/bin/python bench/reflect_train.py --write    # and write rules/reflect_model.toml from all turns
+
+Each user turn is the set of signals that fire on it (kg.reflect.detect.turn_signals, the same code
+`kg reflect` runs); each class is a logistic regression over those names with an L2 penalty, fitted by
+plain gradient descent. Held-out figures come from grouped k-fold: whole sessions are left out, never
+single turns of a session that is also trained on. Labels: $KG_SHARED_DATA/labels (see its README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+from kg.reflect import default_rules, read_transcript
+from kg.reflect.detect import turn_signals
+from kg.reflect.rules import COMPUTED
+
+REPO = Path(__file__).resolve().parents[1]
+MODEL = REPO / "rules" / "reflect_model.toml"
+# Label in the data -> class (detector) in rules/reflect.toml.
+CLASSES = {"correction": "correction", "preference": "preference", "knowledge_gap": "knowledge_gap",
+           "feature_request": "feature", "positive": "best_practice"}
+L2 = 1.0          # penalty on each weight's distance from its prior (not the bias), in units of the summed log-loss
+BALANCE = 0.5     # a positive turn counts (negatives / positives) ** BALANCE times: rare classes are not drowned
+STEPS = 600
+RATE = 0.5
+FOLDS = 5
+# Classes with fewer labelled turns than this keep hand-set weights (HAND); the data is too thin to fit.
+MIN_POSITIVES = 20
+# Prior weights: what a signal means in anyone's words, before this user's data moves it (the L2 penalty pulls
+# towards these, not towards 0). One user's habits ("actually" rarely opens a correction here) cannot turn a
+# cue that means the same for everyone into evidence against it; signals not named start at 0.
+PRIOR = {
+    "correction": {"says_wrong": 1.5, "rejects": 1.5, "contrast": 0.8, "asked_for": 1.0, "you_did": 1.0,
+                   "why_did": 0.8, "did_you": 0.6, "still_again": 0.8, "i_mean": 1.0, "try_again": 0.8,
+                   "undo": 1.0, "reverts": 1.5, "apologises": 1.5, "agrees": 0.8, "realises": 0.8, "actually": 0.8,
+                   "you_should": 0.8,
+                   "be_careful": 0.8, "do_it_yourself": 0.8, "better_way": 1.0, "are_you_sure": 0.6, "opener": 1.2,
+                   "praise": -1.0, "go_ahead": -1.5, "instruction": -0.5, "first_turn": -2.0, "thanks_back": -0.5},
+    "preference": {"lasting": 1.5, "remember": 1.5, "prefers": 4.0, "we_convention": 0.8, "prohibition": 0.6,
+                   "first_turn": -0.5},
+}
+# Signals a class may not use: how long a turn is does not say whether it states a lasting rule (this user
+# writes rules at length; "I prefer tabs" is short).
+EXCLUDE = {"preference": {"short", "long"}}
+# Corrections are about half of this user's turns but "a third of user turns" on other people's transcripts
+# (labels/README.md): the fitted bias is moved by the difference in log-odds, so a turn with no evidence
+# leans to "nothing to learn" there too.
+TARGET_RATE = {"correction": 1 / 3}
+HAND = {
+    # A fact the agent lacked: a statement of fact, stronger when it contradicts the agent.
+    "knowledge_gap": (-2.4, {"states_fact": 1.6, "actually": 1.2, "apologises": 0.6, "agrees": 0.6, "says_wrong": 0.6,
+                             "rejects": 0.6, "are_you_sure": 0.5, "realises": 0.4, "contrast": 0.3,
+                             "instruction": -0.6, "first_turn": -2.0}),
+    # A capability asked for, stronger right after a tool failed.
+    "feature": (-2.2, {"capability": 3.0, "wants_option": 1.2, "prior_tool_error": 1.1, "first_turn": -2.0}),
+    # Praise of the work; plain thanks after a finished job is weaker than praise of the approach.
+    "best_practice": (-2.6, {"praise": 3.0, "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
+                             "rejects": -1.0, "still_again": -0.6, "problem_report": -0.5}),
+}
+
+
+def shared_data() -> Path:
+    env = os.environ.get("KG_SHARED_DATA")
+    return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+def load_turns(data: Path, rules) -> list[dict]:
+    """Every labelled turn with its session, gold classes and the signals that fire on it."""
+    path = data / "labels" / "specstory_minsky_user_turns.jsonl"
+    labels = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    cache: dict[str, dict[int, tuple[str, ...]]] = {}
+    texts: dict[str, object] = {}
+    out = []
+    for lab in labels:
+        name = lab["session"]
+        if name not in cache:
+            t = read_transcript(data / "transcripts" / "specstory" / name)
+            cache[name], texts[name] = turn_signals(t, rules), t
+        sigs = cache[name].get(lab["turn"])
+        if sigs is None:  # the reader does not see this turn as the user speaking
+            sigs = ()
+        out.append({"session": name, "turn": lab["turn"], "text": lab["text"], "signals": sigs,
+                    "gold": {CLASSES[x] for x in lab["labels"] if x in CLASSES}})
+    return out
+
+
+def fit(rows: list[tuple[tuple[str, ...], bool]], prior: dict[str, float] | None = None,
+        l2: float = L2) -> tuple[float, dict[str, float]]:
+    """Logistic regression by gradient descent on the log-loss, weights pulled towards `prior`; deterministic."""
+    prior = prior or {}
+    names = sorted({s for sigs, _ in rows for s in sigs} | set(prior))
+    w = {s: prior.get(s, 0.0) for s in names}
+    pos = sum(y for _, y in rows)
+    n = len(rows)
+    up = ((n - pos) / pos) ** BALANCE if pos else 1.0
+    b = math.log((pos * up + 0.5) / (n - pos + 0.5))
+    for _ in range(STEPS):
+        gb = 0.0
+        gw = dict.fromkeys(names, 0.0)
+        for sigs, y in rows:
+            z = b + sum(w[s] for s in sigs)
+            p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+            d = (p - 1.0) * up if y else p
+            gb += d
+            for s in sigs:
+                gw[s] += d
+        b -= RATE * gb / n
+        for s in names:
+            w[s] -= RATE * (gw[s] + l2 * (w[s] - prior.get(s, 0.0))) / n
+    return b, w
+
+
+def predict(model: tuple[float, dict[str, float]], sigs: tuple[str, ...]) -> float:
+    """As kg.reflect.signals.score, and 0 when no matched signal speaks for the class (a finding needs a
+    reason in someone's words, not only the turn's shape)."""
+    b, w = model
+    if not any(w.get(s, 0.0) > 0 for s in sigs if s not in COMPUTED):
+        return 0.0
+    z = b + sum(w.get(s, 0.0) for s in sigs)
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def train(turns: list[dict]) -> dict[str, tuple[float, dict[str, float]]]:
+    models = {}
+    for cls in CLASSES.values():
+        skip = EXCLUDE.get(cls, set())
+        rows = [(tuple(s for s in t["signals"] if s not in skip), cls in t["gold"]) for t in turns]
+        if cls in HAND and sum(y for _, y in rows) < MIN_POSITIVES:
+            models[cls] = HAND[cls]
+        else:
+            b, w = fit(rows, PRIOR.get(cls))
+            if cls in TARGET_RATE:
+                rate = sum(y for _, y in rows) / len(rows)
+                b += logit(TARGET_RATE[cls]) - logit(rate)
+            models[cls] = (b, w)
+    return models
+
+
+def logit(p: float) -> float:
+    return math.log(p / (1 - p))
+
+
+def folds(turns: list[dict], k: int = FOLDS) -> list[list[int]]:
+    """Whole sessions per fold: sessions in name order dealt round-robin."""
+    sessions = sorted({t["session"] for t in turns})
+    fold_of = {s: i % k for i, s in enumerate(sessions)}
+    return [[i for i, t in enumerate(turns) if fold_of[t["session"]] == f] for f in range(k)]
+
+
+def held_out_predictions(turns: list[dict], threshold: float = 0.5) -> list[set[str]]:
+    pred: list[set[str]] = [set() for _ in turns]
+    for test in folds(turns):
+        held = set(test)
+        models = train([t for i, t in enumerate(turns) if i not in held])
+        for i in test:
+            pred[i] = {c for c, m in models.items() if predict(m, turns[i]["signals"]) >= threshold
+                       and not (c in ("correction", "knowledge_gap", "best_practice", "feature")
+                                and "first_turn" in turns[i]["signals"])}
+    return pred
+
+
+def scores(turns: list[dict], pred: list[set[str]]) -> dict[str, tuple[int, int, int]]:
+    out = {}
+    for cls in [*CLASSES.values(), "anything"]:
+        tp = fp = fn = 0
+        for t, p in zip(turns, pred, strict=True):
+            g = bool(t["gold"]) if cls == "anything" else cls in t["gold"]
+            q = bool(p) if cls == "anything" else cls in p
+            tp += g and q
+            fp += q and not g
+            fn += g and not q
+        out[cls] = (tp, fp, fn)
+    return out
+
+
+def prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+def table(title: str, counts: dict[str, tuple[int, int, int]]) -> None:
+    print(title)
+    print(f"  {'class':14} {'gold':>5} {'found':>5} {'P':>6} {'R':>6} {'F1':>6}")
+    for cls, (tp, fp, fn) in counts.items():
+        p, r, f = prf(tp, fp, fn)
+        print(f"  {cls:14} {tp + fn:5d} {tp + fp:5d} {p:6.2f} {r:6.2f} {f:6.2f}")
+
+
+def write_model(models: dict[str, tuple[float, dict[str, float]]], n: int, sessions: int) -> None:
+    lines = [
+        "# Weights of the `kg reflect` model: one logistic regression per class over the signals of",
+        "# rules/reflect.toml. Written by bench/reflect_train.py --write; do not edit by hand (change the",
+        "# signals or the trainer and retrain). score = 1 / (1 + exp(-(bias + sum of fired weights))).",
+        "",
+        "version = 1",
+        "",
+        "[trained]",
+        f'data = "labels/specstory_minsky_user_turns.jsonl: {n} user turns of {sessions} sessions"',
+        f'method = "L2 logistic regression (l2 {L2}), {STEPS} gradient steps; classes with fewer than '
+        f'{MIN_POSITIVES} labelled turns keep hand-set weights"',
+        f'hand_set = {json.dumps(sorted(c for c in HAND if models[c] == HAND[c]))}',
+        "",
+    ]
+    for cls, (b, w) in models.items():
+        lines += [f"[classes.{cls}]", f"bias = {b:.3f}", "", f"[classes.{cls}.weights]"]
+        lines += [f"{s} = {v:.3f}" for s, v in sorted(w.items(), key=lambda x: -abs(x[1])) if abs(v) >= 0.01]
+        lines.append("")
+    MODEL.write_text("\n".join(lines), encoding="utf-8")
+    print(f"wrote {MODEL}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="write rules/reflect_model.toml from all turns")
+    ap.add_argument("--errors", action="store_true", help="list held-out mistakes for corrections")
+    args = ap.parse_args()
+    data = shared_data()
+    if not (data / "labels").is_dir():
+        sys.exit(f"no labels at {data}: set KG_SHARED_DATA to the folder holding labels/")
+    turns = load_turns(data, default_rules(model=False))
+    models = train(turns)
+    train_pred = [{c for c, m in models.items() if predict(m, t["signals"]) >= 0.5} for t in turns]
+    table(f"train (fit and scored on all {len(turns)} turns)", scores(turns, train_pred))
+    held = held_out_predictions(turns)
+    table(f"held out ({FOLDS}-fold, whole sessions left out)", scores(turns, held))
+    if args.errors:
+        for t, p in zip(turns, held, strict=True):
+            g, q = "correction" in t["gold"], "correction" in p
+            if g != q:
+                print(f"{'FN' if g else 'FP'} {sorted(t['gold'])} {t['text'][:100]!r} {t['signals']}")
+    if args.write:
+        write_model(models, len(turns), len({t["session"] for t in turns}))
+
+
+if __name__ == "__main__":
+    main()

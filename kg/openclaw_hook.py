@@ -1,0 +1,148 @@
+"""The OpenClaw hook kg installs (`hooks/kaizen-kg/HOOK.md` and `handler.js`), as text. Pure.
+
+OpenClaw's hooks are in-process handlers with no exit codes; a handler that waits blocks the gateway. This one
+returns at once and runs `kg` detached, except for the very first brief (no saved copy yet), which it awaits
+without blocking the event loop.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+SERVER_NAME = "kaizen-kg"
+OPENCLAW_MARK = "<!-- kaizen-kg managed: remove with `kg uninstall openclaw` -->"
+
+
+# session:end is listed by OpenClaw's docs as a planned internal event (today the plugin hook `session_end`): the
+# handler listens for it so a session that ends without /new, /reset or /stop is reflected on once it exists.
+OPENCLAW_EVENTS = ["agent:bootstrap", "command:new", "command:reset", "command:stop", "session:end",
+                   "gateway:startup"]
+
+
+def openclaw_hook_md() -> str:
+    meta = json.dumps({"openclaw": {"emoji": "🧠", "events": OPENCLAW_EVENTS}}, ensure_ascii=False)
+    return f"""---
+name: {SERVER_NAME}
+description: "kaizen-kg learning memory: kg's brief at session start; reflection and a summary when a session ends"
+metadata: {meta}
+---
+
+# kaizen-kg
+
+{OPENCLAW_MARK}
+
+Connects OpenClaw to kaizen-kg, the learning memory kept in the kg workspace.
+
+## What it does
+
+- **agent:bootstrap**: adds kg's brief (pending high-priority items, verifications due, patterns ready for
+  promotion, proposals waiting, the watch list) to the agent's AGENTS.md context. It uses the brief kg saved
+  in `memory/.hook-context.txt` and refreshes it in the background (the first time, it waits for kg).
+- **command:new / command:reset / command:stop / session:end**: runs `kg hook session-end` on the session's
+  transcript in the background: the corrections, errors and requests in it are logged once each, and the
+  session summary is written to `memory/sessions/`.
+- **gateway:startup**: refreshes `memory/.hook-context.txt`.
+
+The handler never waits for kg except for the very first brief: kg runs detached, so the gateway is not held up
+(`KG_HOOK_WAIT=1` makes it wait, to see kg's errors while debugging).
+
+## Requirements
+
+The `kg` command (the path is set in handler.js; the `KG_BIN` and `KG_WORKSPACE` environment variables
+override it). Remove with `kg uninstall openclaw`.
+"""
+
+
+def openclaw_handler(ws: Any, kg_bin: str) -> str:
+    """handler.js calling `kg_bin` (the KG_BIN environment variable overrides it) on `ws`."""
+    return """// kaizen-kg managed hook (kg install openclaw); remove with `kg uninstall openclaw`.
+import { execFile, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+
+const KG = process.env.KG_BIN || %(kg)s;
+const WORKSPACE = process.env.KG_WORKSPACE || %(ws)s;
+const BRIEF = path.join(WORKSPACE, "memory", ".hook-context.txt");
+const FIRST_BRIEF_MS = 10000;
+
+function args(rest) {
+  return ["-w", WORKSPACE, ...rest, "--runtime", "openclaw"];
+}
+
+// Run kg in its own process group, not waited for: the handler returns at once. (KG_HOOK_WAIT=1 waits for it,
+// to see its errors while debugging a hook.)
+function detached(rest) {
+  return new Promise((resolve) => {
+    try {
+      const wait = process.env.KG_HOOK_WAIT === "1";
+      const stdio = wait ? ["ignore", "ignore", "inherit"] : "ignore";
+      const child = spawn(KG, args(rest), { detached: !wait, stdio });
+      child.on("error", (err) => { console.error(`kaizen-kg: ${err.message}`); resolve(); });
+      if (wait) { child.on("exit", () => resolve()); } else { child.unref(); resolve(); }
+    } catch (err) {
+      console.error(`kaizen-kg: ${err && err.message ? err.message : err}`);
+      resolve();
+    }
+  });
+}
+
+// The first brief ever has no saved copy: ask kg without blocking the event loop.
+function briefNow() {
+  return new Promise((resolve) => {
+    execFile(KG, args(["hook", "session-start", "--json", "--start-session", "--write"]),
+      { encoding: "utf8", timeout: FIRST_BRIEF_MS },
+      (err, stdout) => {
+        if (err) { console.error(`kaizen-kg: ${err.message}`); resolve(null); return; }
+        try { resolve(JSON.parse(stdout).text); } catch { resolve(null); }
+      });
+  });
+}
+
+function transcriptOf(ctx) {
+  const entry = ctx.previousSessionEntry || ctx.sessionEntry || {};
+  return entry.sessionFile || ctx.sessionFile || null;
+}
+
+function addToBootstrap(ctx, text) {
+  if (!Array.isArray(ctx.bootstrapFiles)) return false;
+  const agents = ctx.bootstrapFiles.find((f) => f && f.name === "AGENTS.md");
+  if (agents && !agents.missing && typeof agents.content === "string") {
+    agents.content = agents.content + "\\n\\n" + text;
+  } else if (agents) {
+    agents.content = text;
+    agents.missing = false;
+  } else {
+    const file = path.join(WORKSPACE, "AGENTS.md");
+    ctx.bootstrapFiles.push({ name: "AGENTS.md", path: file, content: text, missing: false });
+  }
+  return true;
+}
+
+const handler = async (event) => {
+  try {
+    const ctx = event.context || {};
+    const key = `${event.type}:${event.action}`;
+    if (key === "agent:bootstrap") {
+      let text = existsSync(BRIEF) ? readFileSync(BRIEF, "utf8") : null;
+      if (text) {
+        await detached(["hook", "session-start", "--start-session", "--write"]);
+      } else {
+        text = await briefNow();
+      }
+      if (text) addToBootstrap(ctx, text.trim());
+    } else if (key === "gateway:startup") {
+      await detached(["hook", "session-start", "--write"]);
+    } else if (["command:new", "command:reset", "command:stop", "session:end"].includes(key)) {
+      const transcript = transcriptOf(ctx);
+      const rest = ["hook", "session-end"];
+      if (transcript) rest.push("--transcript", transcript);
+      await detached(rest);
+    }
+  } catch (err) {
+    console.error(`kaizen-kg hook error: ${err && err.message ? err.message : err}`);
+  }
+};
+
+export default handler;
+""" % {"kg": json.dumps(kg_bin), "ws": json.dumps(str(ws.root))}  # noqa: UP031 - JS braces

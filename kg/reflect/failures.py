@@ -1,0 +1,311 @@
+"""Failed tool calls: one failure per failed call, named the same way by the live hook and by reflection.
+
+    rules = load_rules(ws.rules.raw("errors"))
+    f = analyse("Bash", "Exit code 1\\nfatal: The current branch fix/x has no upstream branch.", "git push", rules)
+    f.summary   # "`git push` failed: fatal: The current branch fix/x has no upstream branch."
+    f.pattern_key  # err.bash.git_no_upstream.<8 hex>, the same for every branch name
+
+`analyse` reads one tool's output: the line that says what went wrong (after the runtime's "Exit code N"
+header, past build noise), the error class, a pattern key hashed from the program and that line with branch
+names, paths, hashes, numbers, temp names and durations normalised away, the area from the command that ran,
+and whether the output held nothing but an exit status. `failures` does it for every failed call of a
+transcript: interrupts and declined calls are not failures, "Sibling tool call errored" cascades count toward
+their root, and past the cap the most severe are kept. Pure; the rules are rules/errors.toml.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kg.policy import RuleReader
+
+from .parse import Transcript, Turn
+from .signature import program_of, slug
+
+_WORDS = re.compile(r"&&|\|\||;|\|")
+_SEGMENT_SKIP = ("cd", "source", ".", "export", "set", "echo", "pushd", "popd")
+_WRAPPERS = ("sudo", "env", "time", "nice", "timeout", "command", "exec")
+SHELLISH = ("bash", "shell", "exec", "exec_command", "local_shell", "run", "sh", "zsh", "powershell")
+_TAGS = re.compile(r"</?[a-z_]+>")
+
+
+@dataclass(frozen=True)
+class FailureRules:
+    max_per_session: int
+    summary_chars: int
+    error_chars: int
+    scan_lines: int
+    priority: str
+    repeat_priority: str
+    repeat_threshold: int
+    exit_only_priority: str
+    tags: tuple[str, ...]
+    exit_only_tag: str
+    flag: tuple[re.Pattern[str], ...]
+    ignore: tuple[re.Pattern[str], ...]
+    cascade: tuple[re.Pattern[str], ...]
+    exit_lines: tuple[re.Pattern[str], ...]
+    noise: tuple[re.Pattern[str], ...]
+    salient: re.Pattern[str]
+    normalise: tuple[tuple[re.Pattern[str], str], ...]
+    classes: tuple[tuple[str, re.Pattern[str]], ...]
+    severity: dict[str, int]
+    areas: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
+    tools_area: str
+    shell_tools: frozenset[str]
+
+
+def _rx(r: RuleReader, name: str, text: str, flags: int = re.IGNORECASE | re.MULTILINE) -> re.Pattern[str]:
+    try:
+        return re.compile(text, flags)
+    except re.error as exc:
+        raise r.fail(name, f"is not a valid regex ({exc})") from None
+
+
+def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> FailureRules:
+    top = RuleReader(data, source).known(("version", "limits", "priority", "tags", "detect", "lines", "normalise",
+                                          "classes", "severity", "areas"))
+    lim = top.table("limits").known(("max_per_session", "summary_chars", "error_chars", "scan_lines"))
+    pri = top.table("priority").known(("default", "repeat", "repeat_threshold", "exit_code_only"))
+    tags = top.table("tags").known(("all", "exit_code_only"))
+    det = top.table("detect").known(("flag_patterns", "ignore_patterns", "cascade_patterns"))
+    lines = top.table("lines").known(("exit_patterns", "noise_patterns", "salient"))
+    norm = top.table("normalise").known(("rules",))
+    sev = top.table("severity")
+    areas = top.table("areas")
+    levels = ("critical", "high", "medium", "low")
+
+    def rxs(r: RuleReader, name: str) -> tuple[re.Pattern[str], ...]:
+        return tuple(_rx(r, f"{name}[{i}]", p) for i, p in enumerate(r.strings(name)))
+
+    rules = []
+    for i, pair in enumerate(norm.get("rules")):
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+            raise norm.fail(f"rules[{i}]", "must be [pattern, placeholder]")
+        rules.append((_rx(norm, f"rules[{i}]", pair[0]), pair[1]))
+    classes = []
+    for c in top.tables("classes"):
+        c.known(("name", "pattern"))
+        classes.append((c.string("name"), _rx(c, "pattern", c.string("pattern"))))
+    order = areas.strings("order")
+    area_rules = tuple((name, tuple(tuple(p.lower().split()) for p in areas.strings(name))) for name in order)
+    return FailureRules(
+        max_per_session=lim.whole("max_per_session", 1), summary_chars=lim.whole("summary_chars", 40),
+        error_chars=lim.whole("error_chars", 100), scan_lines=lim.whole("scan_lines", 1),
+        priority=pri.string("default", levels), repeat_priority=pri.string("repeat", levels),
+        repeat_threshold=pri.whole("repeat_threshold", 2), exit_only_priority=pri.string("exit_code_only", levels),
+        tags=tuple(tags.strings("all")), exit_only_tag=tags.string("exit_code_only"),
+        flag=rxs(det, "flag_patterns"), ignore=rxs(det, "ignore_patterns"), cascade=rxs(det, "cascade_patterns"),
+        exit_lines=rxs(lines, "exit_patterns"), noise=rxs(lines, "noise_patterns"),
+        salient=_rx(lines, "salient", lines.string("salient")), normalise=tuple(rules), classes=tuple(classes),
+        severity={k: sev.whole(k, 0) for k in sev.data}, areas=area_rules, tools_area=areas.string("tools"),
+        shell_tools=frozenset(s.lower() for s in areas.strings("shell_tools")))
+
+
+@dataclass(frozen=True)
+class Failure:
+    tool: str
+    command: str | None
+    line: str  # what went wrong, in the tool's words ("" when the output held only an exit status)
+    error: str  # the output, trimmed
+    exit_code: int | None
+    error_class: str
+    pattern_key: str
+    area: str | None
+    exit_only: bool
+    severity: int
+    priority: str
+    call_id: str | None = None
+    position: str = ""
+    turn: int = -1
+    cascaded: int = 0  # sibling calls cancelled because of this one
+
+    def summary(self, width: int) -> str:
+        what = f"`{_short(self.command, 60)}`" if self.command else self.tool
+        if self.command and self.tool.lower() not in SHELLISH:
+            what = f"{self.tool} `{_short(self.command, 50)}`"
+        why = self.line or (f"exit code {self.exit_code} (no output)" if self.exit_code is not None else "failed")
+        return _short(f"{what} failed: {why}", width)
+
+    def details(self) -> str:
+        out = [f"Tool: {self.tool}"]
+        if self.command:
+            out.append(f"Command: {_short(self.command, 500)}")
+        if self.exit_code is not None:
+            out.append(f"Exit code: {self.exit_code}")
+        out.append(f"Error: {self.line or '(no output but the exit status)'}")
+        if self.cascaded:
+            out.append(f"Cancelled {self.cascaded} parallel call(s) with it")
+        if self.call_id:
+            out.append(f"Tool call: {self.call_id}" + (f" ({self.position})" if self.position else ""))
+        return "\n".join(out)
+
+    def tags(self, rules: FailureRules) -> list[str]:
+        tags = [*rules.tags, slug(self.tool), self.error_class]
+        return tags + [rules.exit_only_tag] if self.exit_only else tags
+
+
+def _short(text: str | None, width: int) -> str:
+    one = " ".join(str(text or "").split())
+    return one if len(one) <= width else one[:width - 1].rstrip() + "…"
+
+
+# -- one tool's output --------------------------------------------------------------------------------------------
+def exit_status(text: str, rules: FailureRules) -> tuple[int | None, str]:
+    """The exit status the runtime wrote around the output, and the output without those lines."""
+    code: int | None = None
+    kept = []
+    for line in text.replace("\r\n", "\n").split("\n"):
+        m = next((m for p in rules.exit_lines if (m := p.match(line))), None)
+        if m:
+            code = int(m.group(1)) if code is None else code
+            continue
+        kept.append(line)
+    return code, "\n".join(kept)
+
+
+def salient_line(text: str, rules: FailureRules) -> str:
+    """The line that says what went wrong: the first error-looking line that is not noise, else the first line
+    that is not noise, else ""."""
+    lines = [_TAGS.sub("", ln).strip() for ln in text.replace("\\n", "\n").splitlines()[: rules.scan_lines * 4]]
+    lines = [ln for ln in lines if ln and not any(p.search(ln) for p in rules.noise)][: rules.scan_lines]
+    for ln in lines:
+        if rules.salient.search(ln):
+            return ln[:300]
+    return lines[0][:300] if lines else ""
+
+
+def normalise(text: str, rules: FailureRules) -> str:
+    out = text.strip()
+    for pattern, placeholder in rules.normalise:
+        out = pattern.sub(placeholder, out)
+    return out.strip().lower()
+
+
+def area_of(tool: str, command: str | None, rules: FailureRules) -> str | None:
+    """The area of the command that ran, from its program and subcommand (never from file names in it)."""
+    if slug(tool) not in rules.shell_tools:
+        return rules.tools_area or None
+    for part in _WORDS.split(command or ""):
+        words = [w for w in part.strip().split() if "=" not in w.split("/")[0]]
+        while words and words[0] in _WRAPPERS:
+            words = words[1:]
+        if not words or words[0] in _SEGMENT_SKIP:
+            continue
+        words = [words[0].rsplit("/", 1)[-1].lower(), *(w.lower() for w in words[1:4])]
+        for name, prefixes in rules.areas:
+            if any(tuple(words[: len(p)]) == p for p in prefixes):
+                return name
+        return None
+    return None
+
+
+def _message_of(text: str) -> str:
+    """A tool that answers with a JSON object (`{"status": "error", "error": "ENOENT ..."}`) says what went wrong
+    in its `error` (or `message`) field."""
+    head = text.lstrip()
+    if head.startswith("{") and len(head) < 20000:
+        try:
+            doc = json.loads(head)
+        except json.JSONDecodeError:
+            return text
+        if isinstance(doc, dict):
+            msg = doc.get("error") if isinstance(doc.get("error"), str) else doc.get("message")
+            if isinstance(msg, str) and msg.strip():
+                return msg
+    return text
+
+
+def analyse(tool: str | None, text: str, command: str | None, rules: FailureRules, *,
+            exit_code: int | None = None) -> Failure:
+    tool = tool or "tool"
+    code, body = exit_status(_message_of(text or ""), rules)
+    code = exit_code if exit_code is not None else code
+    line = salient_line(body, rules)
+    head = body[:4000]
+    cls = next((name for name, p in rules.classes if p.search(head)), None)
+    exit_only = not line
+    cls = cls or ("nonzero_exit" if code not in (None, 0) else "failed")
+    program = program_of(command) if slug(tool) in rules.shell_tools else ""
+    message = normalise(line, rules)
+    digest = hashlib.sha256(f"{slug(tool)}\x1f{cls}\x1f{program}\x1f{message}".encode()).hexdigest()[:8]
+    severity = rules.severity.get("exit_code_only", 0) if exit_only else rules.severity.get(
+        cls, rules.severity.get("default", 0))
+    return Failure(tool=tool, command=command, line=line, error=body.strip()[: rules.error_chars], exit_code=code,
+                   error_class=cls, pattern_key=f"err.{slug(tool)}.{cls}.{digest}", area=area_of(tool, command, rules),
+                   exit_only=exit_only, severity=severity,
+                   priority=rules.exit_only_priority if exit_only else rules.priority)
+
+
+# -- a transcript's failures --------------------------------------------------------------------------------------
+def is_failure(turn: Turn, rules: FailureRules) -> bool:
+    if turn.role != "tool":
+        return False
+    if turn.is_error is None:
+        return any(p.search(turn.text[:4000]) for p in rules.flag)
+    return turn.is_error
+
+
+def _declined(text: str, rules: FailureRules) -> bool:
+    return any(p.search(text[:500]) for p in rules.ignore)
+
+
+def _cascade(text: str, rules: FailureRules) -> bool:
+    return any(p.search(text[:500]) for p in rules.cascade)
+
+
+@dataclass(frozen=True)
+class Failures:
+    found: tuple[Failure, ...]
+    dropped_by_cap: int
+    declined: int
+    cascades: int
+
+
+def failures(transcript: Transcript, rules: FailureRules) -> Failures:
+    """Every failed tool call of the transcript, in order, one each."""
+    found: list[Failure] = []
+    cascades: list[int] = []
+    declined = 0
+    seen: set[str] = set()
+    for turn in transcript.turns:
+        if not is_failure(turn, rules):
+            continue
+        if _declined(turn.text, rules):
+            declined += 1
+            continue
+        if _cascade(turn.text, rules):
+            cascades.append(turn.index)
+            continue
+        if turn.call_id and turn.call_id in seen:
+            continue
+        if turn.call_id:
+            seen.add(turn.call_id)
+        f = analyse(turn.tool_name, turn.text, turn.tool_input, rules, exit_code=turn.exit_code)
+        found.append(replace(f, call_id=turn.call_id, position=turn.position, turn=turn.index))
+    for at in cascades:  # a cancelled sibling belongs to the nearest real failure
+        if found:
+            i = min(range(len(found)), key=lambda k: (abs(found[k].turn - at), found[k].turn > at))
+            found[i] = replace(found[i], cascaded=found[i].cascaded + 1)
+    counts = Counter(f.pattern_key for f in found)
+    found = [replace(f, priority=rules.repeat_priority)
+             if counts[f.pattern_key] >= rules.repeat_threshold and not f.exit_only else f for f in found]
+    kept = found
+    if len(found) > rules.max_per_session:
+        ranked = sorted(found, key=lambda f: (-f.severity, -f.turn))[: rules.max_per_session]
+        kept = sorted(ranked, key=lambda f: f.turn)
+    return Failures(tuple(kept), len(found) - len(kept), declined, len(cascades))
+
+
+def failure_of_payload(tool: str | None, text: str, command: str | None, rules: FailureRules,
+                       call_id: str | None = None) -> Failure | None:
+    """A live hook's failure (the same naming as reflection's), or None when it was declined or a cascade."""
+    if _declined(text, rules) or _cascade(text, rules):
+        return None
+    return replace(analyse(tool, text, command, rules), call_id=call_id)
+

@@ -1,0 +1,76 @@
+"""Write a finding as a lesson (what to do next time) and give it a pattern key that recurs with the lesson.
+
+No language model: the user's sentence is cleaned of fillers and rewritten by the first matching rule of
+rules/reflect.toml [lessons] ("i asked you to X, not Y" -> "X; do not Y"), else a per-category template.
+The key is the category and the lesson's most specific words (code-like tokens first, then the longest),
+stemmed and sorted, so the same lesson said another way in another session lands on the same pattern.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from kg.linking import default_rules
+from kg.linking import terms
+
+from .rules import Lessons
+
+_SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|\n+|(?<=[。！？；;])")
+_CODE = re.compile(r"`[^`]+`|(?<!\w)@[\w./-]+|(?<!\w)--?[a-z][\w-]*|\b[\w-]+\.[a-z]{1,4}\b|#\d+|\b\w*\d\w*\b")
+_FIELD = re.compile(r"\{(\w+)\}")
+# The linking rules (stopwords, stemmer) are read once: keys and links agree on what a word is.
+linking_rules = cache(default_rules)
+_PREFIX = {"correction": "fix", "preference": "pref", "knowledge_gap": "fact", "feature_request": "feat",
+           "best_practice": "keep"}
+
+
+def sentences(text: str) -> list[str]:
+    return [p.strip() for p in _SENTENCES.split(text) if p and p.strip()]
+
+
+def sentence_at(text: str, needle: str) -> str:
+    """The sentence of `text` (one evidence line) that holds `needle`, else the first one."""
+    parts = sentences(text)
+    for p in parts:
+        if needle and needle in p:
+            return p
+    return parts[0] if parts else text.strip()
+
+
+def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tuple[str, str]:
+    """(lesson, the sentence it came from). The first rewrite, in the rules' order, that matches any
+    sentence of what the user said wins; else the category's template over the `preferred` sentence."""
+    cleaned = [(rules.strip.sub("", s).strip() or s, s) for s in said]
+    for rw in rules.rewrites:
+        for s, original in cleaned:
+            m = rw.pattern.search(s)
+            if m:
+                return _fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": s}), original
+    s = rules.strip.sub("", preferred).strip() or preferred.strip()
+    return _fill(rules.fallback[category], {"s": s}), preferred
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    def one(m: re.Match[str]) -> str:
+        name = m.group(1)
+        value = values.get(name.lower(), "").strip(" ,;:.?!")
+        return value[:1].upper() + value[1:] if name[:1].isupper() else value
+
+    out = _FIELD.sub(one, template).strip()
+    return out[:1].upper() + out[1:]
+
+
+def key(category: str, lesson: str, rules: Lessons) -> str | None:
+    """`<fix|pref|fact|feat|keep>.<word>-<word>-<word>`: the lesson's most specific words, sorted."""
+    code = {t for m in _CODE.finditer(lesson) for t in terms(m.group(0), linking_rules())}
+    seen: dict[str, int] = {}
+    for i, t in enumerate(terms(lesson, linking_rules())):
+        if t in rules.key_skip or t in seen or (len(t) < 3 and t.isascii()):
+            continue
+        seen[t] = i
+    if len(seen) < rules.key_min_words:
+        return None
+    ranked = sorted(seen, key=lambda t: (t not in code, -len(t), seen[t]))
+    words = sorted(ranked[: rules.key_words])
+    return f"{_PREFIX.get(category, category)}.{'-'.join(words)}"

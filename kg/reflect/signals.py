@@ -1,0 +1,155 @@
+"""What a user turn shows: the named signals that fire on it, and the model's score per class.
+
+A signal is a yes/no fact any transcript can show (rules/reflect.toml [signals]): the shape of the
+user's own words, the agent's turn before them, the agent's reply after them. A class's score is a
+logistic function of the weights (rules/reflect_model.toml) of the signals that fired, so every
+finding can say which signals made it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+
+from .parse import Transcript, Turn
+from .rules import COMPUTED, ClassModel, ReflectRules
+
+_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+_WORD = re.compile(r"[\w'-]+|[\u3400-\u9fff]")
+
+
+@dataclass(frozen=True)
+class TurnView:
+    """One user turn with the context the signals read."""
+
+    own: str  # the user's own words (pasted and quoted lines removed), straightened quotes
+    quoted: str  # the lines the user quoted ("> ...")
+    prev: str  # the tail of the agent's turn before
+    next: str  # the head of the agent's reply
+    first_turn: bool
+    pasted: bool
+    prior_tool_error: bool
+    next_tools: str = ""  # the commands and paths the agent's tool calls used after the user spoke
+
+
+def straighten(text: str) -> str:
+    return text.translate(_QUOTES)
+
+
+def words(text: str) -> int:
+    """Words, counting each CJK character as one."""
+    return len(_WORD.findall(text))
+
+
+def _agent_text(turn: Turn) -> str:
+    lines = [ln for ln in turn.text.splitlines() if ln.strip() not in ("", "---")]
+    return "\n".join(lines).strip()
+
+
+def views(transcript: Transcript, rules: ReflectRules, users: list[int],
+          own: dict[int, list[tuple[int, str]]]) -> dict[int, TurnView]:
+    """A view of each user turn in `users` (turn indexes), from one pass over the transcript.
+
+    An agent turn's text is only cleaned when it is the one before or after a user turn."""
+    sig = rules.signals
+    turns = transcript.turns
+    has_agent = any(t.role == "assistant" for t in turns)
+    wanted = set(users)
+    out: dict[int, TurnView] = {}
+    last_agent: Turn | None = None  # the agent's last turn with words
+    seen_agent = False
+    error_since_user = False
+    pending: list[int] = []  # user turns still waiting for the agent's reply
+    replies: dict[int, Turn] = {}
+    tools: dict[int, list[str]] = {}  # what the agent ran after each user turn, until the next one
+    current: int | None = None
+    for t in turns:
+        if t.role == "assistant":
+            seen_agent = True
+            if t.tool_input and current is not None and len(tools.setdefault(current, [])) < _MAX_TOOLS:
+                tools[current].append(t.tool_input[:300])
+            if not _has_words(t.text):
+                continue
+            for u in pending:
+                replies[u] = t
+            pending = []
+            last_agent = t
+        elif t.role == "tool":
+            error_since_user = error_since_user or bool(t.is_error)
+        elif t.index in wanted:
+            lines = own[t.index]
+            kept = straighten("\n".join(ln for _, ln in lines))
+            raw = [ln for ln in t.text.splitlines() if ln.strip()]
+            quoted = "\n".join(ln.lstrip()[1:].strip() for ln in raw if ln.lstrip().startswith(">"))
+            prev = _agent_text(last_agent)[-sig.prev_chars:] if last_agent else ""
+            out[t.index] = TurnView(
+                own=kept,
+                quoted=straighten(quoted),
+                prev=straighten(prev),
+                next="",
+                first_turn=has_agent and not seen_agent,
+                pasted=len(lines) < len(raw),
+                prior_tool_error=error_since_user,
+            )
+            pending.append(t.index)
+            current = t.index
+            error_since_user = False
+    for u, v in out.items():
+        nxt = straighten(_agent_text(replies[u])[: sig.next_chars]) if u in replies else ""
+        out[u] = replace(v, next=nxt, next_tools=straighten("\n".join(tools.get(u, []))))
+    return out
+
+
+_MAX_TOOLS = 10
+_WORDS = re.compile(r"\w")
+
+
+def _has_words(text: str) -> bool:
+    return bool(_WORDS.search(text))
+
+
+def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
+    """The names of the signals that fire on one user turn, in the rules' order."""
+    sig = rules.signals
+    n = words(view.own)
+    computed = {
+        "first_turn": view.first_turn,
+        "short": 0 < n <= sig.short_words,
+        "long": n > sig.long_words,
+        "question": "?" in view.own or "？" in view.own,
+        "pasted": view.pasted,
+        "only_pasted": view.pasted and not view.own.strip(),
+        "prior_tool_error": view.prior_tool_error,
+        "quotes_agent": bool(view.quoted) and _quotes(view.quoted, view.prev),
+    }
+    names = [name for name, on in computed.items() if on]
+    scopes = {"user": view.own[: sig.user_chars], "prev": view.prev, "next": view.next,
+              "next_tools": view.next_tools}
+    for s in sig.matched:
+        text = scopes[s.scope]
+        if text and any(p.search(text) for p in s.patterns):
+            names.append(s.name)
+    return tuple(names)
+
+
+def _quotes(quoted: str, prev: str) -> bool:
+    # The agent's words come back quoted: compare a normalised prefix of each quoted line.
+    flat = " ".join(prev.lower().split())
+    return any(len(q) >= 12 and " ".join(q.lower().split())[:40] in flat for q in quoted.splitlines())
+
+
+def score(model: ClassModel, signals: tuple[str, ...]) -> float:
+    z = model.bias + sum(model.weights.get(s, 0.0) for s in signals)
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def reasons(model: ClassModel, signals: tuple[str, ...]) -> tuple[str, ...]:
+    """The signals that pushed the score up, strongest first."""
+    up = [(model.weights.get(s, 0.0), s) for s in signals if model.weights.get(s, 0.0) > 0]
+    return tuple(s for _, s in sorted(up, key=lambda x: (-x[0], x[1])))
+
+
+def has_reason(why: tuple[str, ...]) -> bool:
+    """A finding needs a reason in someone's words (a matched signal), not only the turn's shape."""
+    return any(s not in COMPUTED for s in why)

@@ -1,0 +1,94 @@
+"""What reflection and the live hooks have already logged, so that each real failure is one event.
+
+`memory/.kg/reflect-state.json` holds two things, changed only under an exclusive lock
+(`memory/.kg/reflect-state.lock`) and written atomically:
+- `seen`: a fingerprint per logged finding (a tool call's id, or a hash of what was said where) → the entry
+  id. The live hook records the call id of the failure it logged; reflection skips every failure whose call id
+  is there, and every user finding it logged before, whatever file it is found in again (a resumed session).
+- `cursors`: per transcript (its runtime and session id, else its path), the last line reflected on and a hash
+  of its first line. Reflecting again, or after a resume, adds only what lies past the cursor.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kg.journal import write_atomic
+
+FILE = "reflect-state.json"
+
+
+@dataclass
+class State:
+    seen: dict[str, str] = field(default_factory=dict)
+    cursors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    changed: bool = False
+
+    def record(self, fingerprint: str, entry: str) -> None:
+        self.seen[fingerprint] = entry
+        self.changed = True
+
+    def cursor(self, key: str | None, head: str) -> int:
+        """Lines already reflected on in this transcript (0 when it is new or its first line changed)."""
+        c = self.cursors.get(key or "")
+        return int(c.get("line", 0)) if c and c.get("head") == head else 0
+
+    def advance(self, key: str | None, head: str, line: int) -> None:
+        if key and line > self.cursor(key, head):
+            self.cursors[key] = {"head": head, "line": line}
+            self.changed = True
+
+
+def _folder(ws: Any) -> Path:
+    return Path(ws.memory) / ".kg"
+
+
+def read(ws: Any) -> State:
+    """The state as it is now (no lock: a reader may see the state just before a concurrent write)."""
+    path = _folder(ws) / FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        return State()
+    return State(dict(data.get("seen") or {}), dict(data.get("cursors") or {}))
+
+
+@contextmanager
+def locked(ws: Any) -> Iterator[State]:
+    """The state under an exclusive lock; written back (atomically) if changed."""
+    folder = _folder(ws)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "reflect-state.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            state = read(ws)
+            yield state
+            if state.changed:
+                doc = {"seen": state.seen, "cursors": state.cursors}
+                write_atomic(folder / FILE, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def fingerprint(*parts: Any) -> str:
+    """A tool call's id as it is; anything else hashed."""
+    if len(parts) == 1 and isinstance(parts[0], str) and parts[0]:
+        return "call:" + parts[0]
+    return "h:" + hashlib.sha256("\x1f".join(str(p or "") for p in parts).encode()).hexdigest()[:16]
+
+
+def head_of(path: str) -> str:
+    """A hash of a transcript's first line: a different file under the same name starts from 0."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(65536)
+    except OSError:
+        return ""
+    return hashlib.sha256(first).hexdigest()[:16]

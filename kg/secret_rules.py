@@ -1,0 +1,196 @@
+"""Secret rules: parse and validate `rules/secrets.toml` (and the files it includes) into `SecretRule`s.
+
+A rule's regex is compiled on first use: the packaged set holds about two hundred provider patterns and a
+`kg log` touches a handful of them, so compiling them all would cost more than the redaction itself. Rules
+from a user's override are compiled at load (`validate=True`), so a bad regex is refused with the file, rule
+and reason before anything is written.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+from typing import Any
+
+from kg.errors import RulesError
+
+_KIND = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
+_RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "description", "template", "key",
+              "secret", "window", "ignore", "priority"}
+_TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence"}
+DEFAULT_PRIORITY = 50
+
+
+class SecretRulesError(RulesError, ValueError):
+    """`rules/secrets.toml` (or an override) is malformed; the message names the file, rule and reason.
+
+    A `ValueError` too, so callers that only know the standard library can catch it.
+    """
+
+
+@dataclass(frozen=True, eq=False)
+class SecretRule:
+    """One pattern. `group` is the secret inside the match (0 = whole match).
+
+    `window` = 0: every match starts where a keyword begins (the regex is tried only there). `window` > 0:
+    the regex is searched in the keyword's line, at most `window` characters either side of it.
+    """
+
+    kind: str
+    source: str
+    group: int | str = 0
+    keywords: tuple[str, ...] = ()
+    min_entropy: float = 0.0
+    before_source: str | None = None
+    window: int = 0
+    ignore_sources: tuple[str, ...] = ()
+    priority: int = DEFAULT_PRIORITY
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.source)
+
+    @cached_property
+    def before(self) -> re.Pattern[str] | None:
+        return re.compile(f"(?:{self.before_source})\\Z") if self.before_source else None
+
+    @cached_property
+    def ignore(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(source) for source in self.ignore_sources)
+
+
+def parse(data: Mapping[str, Any], source: str, *, validate: bool = True,
+          included: frozenset[str] = frozenset()) -> tuple[list[SecretRule], list[str]]:
+    """(rules, global ignore regexes) of one parsed file and the packaged files it includes."""
+    if not isinstance(data, Mapping):
+        raise SecretRulesError(f"{source}: expected a table with [[rule]] entries")
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        known = ", ".join(sorted(_TOP_KEYS))
+        raise SecretRulesError(f"{source}: unknown key {unknown[0]!r} (known keys here: {known})")
+    entries = data.get("rule", [])
+    if not isinstance(entries, list):
+        raise SecretRulesError(f"{source}: 'rule' must be an array of tables ([[rule]])")
+    templates = data.get("template", {})
+    if not isinstance(templates, Mapping) or not all(isinstance(v, str) for v in templates.values()):
+        raise SecretRulesError(f"{source}: 'template' must be a table of strings")
+    priority = data.get("priority", DEFAULT_PRIORITY)
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise SecretRulesError(f"{source}: 'priority' must be a whole number")
+    ignore = _regex_list(data.get("ignore", []), f"{source}: 'ignore'", validate)
+    rules = [_parse_rule(entry, i, source, templates, priority, validate) for i, entry in enumerate(entries, 1)]
+    includes = data.get("include", [])
+    if not isinstance(includes, list) or not all(isinstance(n, str) for n in includes):
+        raise SecretRulesError(f"{source}: 'include' must be a list of rule file names")
+    for name in includes:
+        if name in included:
+            continue
+        sub_rules, sub_ignore = parse(packaged(name), f"rules/{name}", validate=validate,
+                                      included=included | {name})
+        rules += sub_rules
+        ignore += sub_ignore
+    return rules, ignore
+
+
+def packaged(name: str) -> dict[str, Any]:
+    """A packaged rule file of this module's family (`secrets_gitleaks.toml`), parsed."""
+    entry = resources.files("kg.rules") / name
+    try:
+        return tomllib.loads(entry.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SecretRulesError(f"rules/{name}: no such packaged rule file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SecretRulesError(f"rules/{name}: not valid TOML: {exc}") from None
+
+
+def _regex_list(value: Any, where: str, validate: bool) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise SecretRulesError(f"{where} must be a list of regexes")
+    if validate:
+        for item in value:
+            try:
+                re.compile(item)
+            except re.error as exc:
+                raise SecretRulesError(f"{where}: bad regex {item!r}: {exc}") from None
+    return list(value)
+
+
+def _parse_rule(entry: Any, index: int, source: str, templates: Mapping[str, str], default_priority: int,
+                validate: bool) -> SecretRule:
+    where = f"{source}: rule #{index}"
+    if not isinstance(entry, Mapping):
+        raise SecretRulesError(f"{where}: must be a table")
+    kind = entry.get("kind")
+    if not isinstance(kind, str) or not _KIND.fullmatch(kind):
+        raise SecretRulesError(f"{where}: 'kind' must be a lowercase name like 'github_token', got {kind!r}")
+    where = f"{source}: rule #{index} ({kind})"
+    unknown = sorted(set(entry) - _RULE_KEYS)
+    if unknown:
+        known = ", ".join(sorted(_RULE_KEYS))
+        raise SecretRulesError(f"{where}: unknown key {unknown[0]!r} (known keys here: {known})")
+    raw = _pattern_of(entry, where, templates)
+    group = entry.get("group", "secret" if "template" in entry else 0)
+    if isinstance(group, bool) or not isinstance(group, (int, str)):
+        raise SecretRulesError(f"{where}: 'group' must be a group number or name")
+    if validate:
+        try:
+            pattern = re.compile(raw)
+        except re.error as exc:
+            raise SecretRulesError(f"{where}: bad regex: {exc}") from None
+        if pattern.match(""):
+            raise SecretRulesError(f"{where}: pattern matches the empty string; make the secret part required")
+        if isinstance(group, int) and not 0 <= group <= pattern.groups:
+            raise SecretRulesError(f"{where}: group {group} does not exist (pattern has {pattern.groups} groups)")
+        if isinstance(group, str) and group not in pattern.groupindex:
+            names = ", ".join(pattern.groupindex) or "none"
+            raise SecretRulesError(f"{where}: group {group!r} does not exist (named groups: {names})")
+    keywords = entry.get("keywords", [])
+    if not isinstance(keywords, list) or not all(isinstance(k, str) and k for k in keywords):
+        raise SecretRulesError(f"{where}: 'keywords' must be a list of non-empty strings")
+    min_entropy = entry.get("min_entropy", 0.0)
+    if isinstance(min_entropy, bool) or not isinstance(min_entropy, (int, float)) or min_entropy < 0:
+        raise SecretRulesError(f"{where}: 'min_entropy' must be a number >= 0")
+    window = entry.get("window", 0)
+    if isinstance(window, bool) or not isinstance(window, int) or not 0 <= window <= 4096:
+        raise SecretRulesError(f"{where}: 'window' must be a whole number of characters from 0 to 4096")
+    if window and not keywords:
+        raise SecretRulesError(f"{where}: 'window' needs 'keywords' (it is the span searched around them)")
+    priority = entry.get("priority", default_priority)
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise SecretRulesError(f"{where}: 'priority' must be a whole number")
+    before = entry.get("before")
+    if before is not None:
+        if not isinstance(before, str) or not before:
+            raise SecretRulesError(f"{where}: 'before' must be a non-empty string")
+        if validate:
+            try:
+                re.compile(f"(?:{before})\\Z")
+            except re.error as exc:
+                raise SecretRulesError(f"{where}: bad regex in 'before': {exc}") from None
+    ignore = _regex_list(entry.get("ignore", []), f"{where}: 'ignore'", validate)
+    if not isinstance(entry.get("description", ""), str):
+        raise SecretRulesError(f"{where}: 'description' must be a string")
+    return SecretRule(kind, raw, group, tuple(k.lower() for k in keywords), float(min_entropy), before, window,
+                      tuple(ignore), priority)
+
+
+def _pattern_of(entry: Mapping[str, Any], where: str, templates: Mapping[str, str]) -> str:
+    """`pattern`, or a `template` filled with the rule's `key` and `secret` regexes."""
+    if "template" not in entry:
+        raw = entry.get("pattern")
+        if not isinstance(raw, str) or not raw:
+            raise SecretRulesError(f"{where}: 'pattern' must be a non-empty string")
+        return raw
+    name = entry["template"]
+    if "pattern" in entry:
+        raise SecretRulesError(f"{where}: give either 'pattern' or 'template' with 'key' and 'secret', not both")
+    if not isinstance(name, str) or name not in templates:
+        raise SecretRulesError(f"{where}: unknown template {name!r} (templates here: {', '.join(templates) or 'none'})")
+    key, secret = entry.get("key"), entry.get("secret")
+    if not (isinstance(key, str) and key and isinstance(secret, str) and secret):
+        raise SecretRulesError(f"{where}: a 'template' rule needs 'key' and 'secret' regexes")
+    return templates[name].replace("{key}", key).replace("{secret}", secret)

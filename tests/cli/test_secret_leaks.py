@@ -1,0 +1,168 @@
+"""Issue 15's done-when: secrets of every supported kind go through every command that writes, then every byte
+of the workspace (Kùzu files, WAL, journal, daily logs, .learnings, sessions, skills, preferences, exports) is
+scanned for them, also lowercased and in 16-character pieces (a cut or lowercased secret is still a leak).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+# (kind, the text an agent would type, the secret in it). Values are made up; each is distinct.
+SECRETS = [
+    ("aws_access_key", "AKIAHUGO274PAFHSG4A7", "AKIAHUGO274PAFHSG4A7"),
+    ("github_token", "ghp_Runzqw7wZyVGOeUvfJIssDj4PTTKtb2TxxDB", "ghp_Runzqw7wZyVGOeUvfJIssDj4PTTKtb2TxxDB"),
+    ("openai_key", "sk-proj-fz5LJF3hBGZW3M4Fz6Hq2AK7EGHZbKoXi0d9", "sk-proj-fz5LJF3hBGZW3M4Fz6Hq2AK7EGHZbKoXi0d9"),
+    ("anthropic_key", "sk-ant-api03-TH4QgTNBEjE4o24hOSDRET79IqJzQtJZPGSEZ4zBms1racjP",
+     "sk-ant-api03-TH4QgTNBEjE4o24hOSDRET79IqJzQtJZPGSEZ4zBms1racjP"),
+    ("slack_token", "xoxb-9787534778768-0457178472671-Pr5FxgmV2AjC6afaCLI71fNY",
+     "xoxb-9787534778768-0457178472671-Pr5FxgmV2AjC6afaCLI71fNY"),
+    ("slack_webhook", "https://hooks.slack.com/services/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",
+     "mphNcWI9rQWOwjauQLKX783F"),
+    ("stripe_key", "sk_live_SU8iIoELi9M4SGsfAQk7iYY6Lt", "sk_live_SU8iIoELi9M4SGsfAQk7iYY6Lt"),
+    ("google_api_key", "AIzaGAyZjHZmya9gy4ed1wPw7X8bbGEuRtCu6hF", "AIzaGAyZjHZmya9gy4ed1wPw7X8bbGEuRtCu6hF"),
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJ8DKNZkjLHnBNvDMoRTeJzcmP6lcPI71dC3WPmETR."
+     "4biPHnY4H59ikQ2lyrBIA3fytlwlqDFX0AsDluHEChH",
+     "eyJ8DKNZkjLHnBNvDMoRTeJzcmP6lcPI71dC3WPmETR.4biPHnY4H59ikQ2lyrBIA3fytlwlqDFX0AsDluHEChH"),
+    ("private_key", "-----BEGIN RSA PRIVATE KEY-----\n"
+     "MIIEpAIBAAKCAQEAYHYr0g2noa9f4DPvAIY122Ql9bw2kwJRKYInhNTrJWKUnKsK\n"
+     "-----END RSA PRIVATE KEY-----", "MIIEpAIBAAKCAQEAYHYr0g2noa9f4DPvAIY122Ql9bw2kwJRKYInhNTrJWKUnKsK"),
+    ("password_in_url", "postgres://app:rQJigYqg9Bkg@db:5432/app", "rQJigYqg9Bkg"),
+    ("cli_credential", "curl -u admin:RdWwUZlPOgGu https://ci.example.com", "RdWwUZlPOgGu"),
+    ("bearer_token", "Authorization: Bearer rL1es7ukqqeaA355XqA9adgpbthg", "rL1es7ukqqeaA355XqA9adgpbthg"),
+    ("authorization_header", "Authorization: Token bae1ca6ed3b8c9b1d09a939d", "bae1ca6ed3b8c9b1d09a939d"),
+    ("password_assignment", "password=uL5bI9vmJdUh", "uL5bI9vmJdUh"),
+    ("env_secret", "DB_PASSWORD_PROD=kNhhciHwMPPt", "kNhhciHwMPPt"),
+    ("cli_credential", "mysql -uroot -pbBLiwAyypXA app", "bBLiwAyypXA"),
+    ("gitlab_pat", "glpat-QoXilIbQT7IRJz4qYjob", "glpat-QoXilIbQT7IRJz4qYjob"),
+    ("pypi_upload_token", "pypi-AgEIcHlwaS5vcmcbrIEAq9ui8OLf1lJcP390G0qvOHWVudQ1aOpEdoRG3j7V53zTx8YoJ1rv3mx",
+     "pypi-AgEIcHlwaS5vcmcbrIEAq9ui8OLf1lJcP390G0qvOHWVudQ1aOpEdoRG3j7V53zTx8YoJ1rv3mx"),
+    ("vault_service_token", "vault login s.wDODJZE5YRLtmkOAjF5a8w09", "s.wDODJZE5YRLtmkOAjF5a8w09"),
+    ("sendgrid_api_token", "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",
+     "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"),
+    ("telegram_bot_token", "bot309765828:AAbluIjkb4hGQ4TPXa1xextnIjMNpiguFg3",
+     "309765828:AAbluIjkb4hGQ4TPXa1xextnIjMNpiguFg3"),
+    ("discord_bot_token", "discord bot MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+     "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs"),
+    ("npm_access_token", "npm_1UeyqNtPhwE6FhJHp1wR0D6LwfeXfZFXtqWQ", "npm_1UeyqNtPhwE6FhJHp1wR0D6LwfeXfZFXtqWQ"),
+    ("api_key_header", "curl -H 'X-Api-Key: okuBGJvu65UQ2FzulmZDo3S6wWY' https://x", "okuBGJvu65UQ2FzulmZDo3S6wWY"),
+    ("1password_service_account_token", "OP_TOKEN=ops_eyJ" + "wA1ZLynjCVKQViBrv1hur13CqjI" * 24,
+     "ops_eyJ" + "wA1ZLynjCVKQViBrv1hur13CqjI" * 24),
+]
+BLOB = "\n".join(text for _, text, _ in SECRETS)
+ONE_LINE = " ; ".join(text for _, text, _ in SECRETS if "\n" not in text and len(text) < 100)
+NOW = ["--now", "2026-03-02T10:00"]
+
+
+def _needles(secret: str) -> set[bytes]:
+    """The secret, lowercased too, and every 16-character piece of it (a cut secret is still a leak)."""
+    pieces = {secret} if len(secret) <= 16 else {secret[i:i + 16] for i in range(len(secret) - 15)}
+    return {p.encode() for p in pieces} | {p.lower().encode() for p in pieces}
+
+
+def _leaks(root: Path) -> list[tuple[str, str]]:
+    found = []
+    needles = [(kind, _needles(secret)) for kind, _, secret in SECRETS]
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        for kind, pieces in needles:
+            if any(piece in data for piece in pieces):
+                found.append((str(path.relative_to(root)), kind))
+    return found
+
+
+def test_every_supported_kind_is_redacted_by_itself():
+    from kg.redact import load_default
+
+    for kind, text, secret in SECRETS:
+        result = load_default().redact(text)
+        assert secret not in result.text, kind
+
+
+def test_no_secret_reaches_the_workspace_through_any_command(run_kg, ws, tmp_path):
+    def ok(args, **kw):
+        r = run_kg(args, **kw)
+        assert r.exit_code == 0, (args[:80] if isinstance(args, str) else args[:3], r.stdout, r.stderr)
+        return r
+
+    ok(["session", "start", *NOW])
+    for i, (kind, text, secret) in enumerate(SECRETS):
+        one_line = text.replace("\n", " ")
+        # every field gets the secret with the words around it that make it recognisable (a bare password
+        # is just a word); area and pattern key are the ones kg lowercases
+        short = one_line if len(one_line) <= 190 else secret
+        args = ["log", "error", f"push failed with {one_line}"[:400], "--error", text, "--details", BLOB,
+                "--context", one_line, "--action", f"rotate {one_line}", "--area", short,
+                "--pattern-key", f"auth {short}", "--tags", one_line, "--files", f"cfg/{short}",
+                "--now", f"2026-03-02T10:{i:02d}"]
+        ok(args)
+    ok(["log", "learning", f"use the key {SECRETS[2][1]}", "--category", "correction", "--details", BLOB, *NOW])
+    ok(["log", "feature", f"store {SECRETS[1][1]}", "--user-context", BLOB, *NOW])
+    node = ok(["node", "add", "lesson", f"never paste {SECRETS[0][1]} into chat", "--tags", SECRETS[1][2],
+               "--json", *NOW]).json["id"]
+    other = ok(["node", "add", "principle", "keep credentials in the vault", "--json", *NOW]).json["id"]
+    ok(["edge", "add", node, other, "supports", "--reason", f"key {SECRETS[2][1]} and {SECRETS[13][1]}", *NOW])
+    ok(["pref", "set", "deploy_token", SECRETS[1][1], *NOW])
+    ok(["pref", "set", "notes", ONE_LINE[:ONE_LINE.rfind(" ; ", 0, 450)], *NOW])
+    ok(["skill", "new", "call-api", "-d", f"call with {SECRETS[6][1]}", "--tool",
+        "curl -H 'x-key: sk-abc123def456ghi789jkl0'", "--tool", SECRETS[24][1], "--step", SECRETS[11][1],
+        "--trigger", SECRETS[17][1], "--pitfall", SECRETS[14][1], "--check", SECRETS[16][1], *NOW])
+    ok(["skill", "update", "call-api", "--tool", SECRETS[19][1], "--step", SECRETS[20][1], *NOW])
+    ok(["score", "8", "8", "8", "8", "8", "--notes", ONE_LINE, *NOW])
+    payload = {"hook_event_name": "PostToolUse", "tool_name": "Bash",
+               "tool_input": {"command": f"curl -u admin:RdWwUZlPOgGu -H 'Authorization: Bearer {SECRETS[12][2]}'"},
+               "tool_response": {"exit_code": 1, "stderr": ("x" * 3990) + SECRETS[1][2] + "\n" + BLOB}}
+    ok(["hook", "post-tool-use", *NOW], input=json.dumps(payload))
+    transcript = tmp_path / "chat.md"
+    transcript.write_text("".join(
+        f"_**User**_\n\nNo, that's wrong: use {text} instead, remember this.\n\n---\n\n"
+        f"_**Assistant**_\n\nRunning it.\n\n---\n\n" for _, text, _ in SECRETS), encoding="utf-8")
+    ok(["reflect", str(transcript), "--apply", *NOW])
+    ok(["hook", "session-end", "--transcript", str(transcript), *NOW])
+    ok(["session", "start", *NOW])
+    ok(["session", "end", "--summary", f"done with {SECRETS[0][1]}", "--task", SECRETS[3][1], "--learning",
+        SECRETS[18][1], "--feedback", SECRETS[21][1], "--open", SECRETS[22][1], *NOW])
+    trail = tmp_path / "trail.json"
+    trail.write_text(json.dumps({"version": 1, "entries": [], "graph": {
+        "nodes": [{"id": "les-20260301-901", "type": "lesson", "content": f"lesson {SECRETS[7][1]}",
+                   "tags": [SECRETS[8][1], SECRETS[5][1]], "source": SECRETS[9][1], "created": "2026-03-01"},
+                  {"id": "les-20260301-902", "type": "lesson", "content": "second", "created": "2026-03-01"}],
+        "edges": [{"from": "les-20260301-901", "to": "les-20260301-902", "type": "supports",
+                   "properties": {"reason": f"key {SECRETS[2][1]}", "note": SECRETS[23][1]}}]}}), encoding="utf-8")
+    ok(["import", "trail", str(trail), *NOW])
+    for fmt in ("json", "graphml", "gexf", "mermaid", "dot", "cypher"):
+        ok(["export", "graph", "--format", fmt, "--out", str(ws.root / f"export.{fmt}"), *NOW])
+    ok(["export", "trail", "--learnings", *NOW])
+    ok(["export", "memory", *NOW])
+    ok(["cycle", "--now", "2026-04-15T06:00"])
+    ok(["index", "build", *NOW])
+    ok(["search", SECRETS[1][2], *NOW])
+    ok(["inject", "--message", f"deploy with {SECRETS[6][1]}", *NOW])
+    ok(["hook", "session-start", "-m", f"use {SECRETS[0][1]}", *NOW])
+    ok(["status"])
+    leaks = _leaks(ws.root)
+    assert leaks == []
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), SECRETS[:3], ids=lambda v: str(v)[:20])
+def test_mcp_answers_are_gated(ws, kind, text, secret):
+    from kg.mcp_server import build_server
+
+    search = build_server(ws.root)._tool_manager.get_tool("search")
+    answer = search.fn(query=f"why {text}")  # the query is echoed back in the answer
+    assert secret not in json.dumps(answer) and answer["query"].startswith("why ")
+
+
+def test_the_journal_holds_no_secret_before_it_is_applied(ws):
+    import kg
+
+    w = kg.open_workspace(ws.root)
+    for kind, text, _ in SECRETS:
+        w.log("error", f"failed: {text}"[:300].replace("\n", " "), error_text=text, area=text[:150],
+              now="2026-03-02T10:00", apply=False)
+    journal = ws.root / "memory" / ".kg" / "journal.jsonl"
+    assert journal.stat().st_size > 0
+    data = journal.read_bytes()
+    assert [kind for kind, _, secret in SECRETS if any(p in data for p in _needles(secret))] == []
