@@ -126,7 +126,7 @@ def _only(name: str | None) -> Iterator[None]:
     elif name is None or not (keep_c or keep_g):
         yield
         return
-    # Completion's two root options cost ~10% of a `kg log` start to build; they are only ever given without a
+    # Completion's two root options take time to build on every start; they are only ever given without a
     # subcommand (`kg --install-completion`), and completion requests name none on the command line either.
     completion = app._add_completion
     app.registered_commands, app.registered_groups, app._add_completion = keep_c, keep_g, False
