@@ -36,17 +36,19 @@ def export_graph(
     ctx: typer.Context,
     fmt: Annotated[str, typer.Option("--format", "-f", help="graphml, gexf, json (node-link), mermaid, dot or "
                                                             "cypher.")] = "graphml",
+    dialect: Annotated[str | None, typer.Option("--dialect", help="For cypher: kuzu (default) or neo4j.")] = None,
     types: TypeOpt = None,
     since: SinceOpt = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file (default: stdout).")] = None,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Export the knowledge graph (from a snapshot) for Gephi, networkx, GitHub, Graphviz or Kùzu."""
+    """Export the knowledge graph (from a snapshot) for Gephi, networkx, GitHub, Graphviz, Kùzu or Neo4j."""
     from kg.export import export_graph as run
 
     with errors():
-        result = run(workspace(ctx), fmt, types=_types(types), since=since, now=now_of(ctx, now), out=out)
+        result = run(workspace(ctx), fmt, types=_types(types), since=since, now=now_of(ctx, now), out=out,
+                     dialect=dialect)
     for warning in result.warnings:
         note(f"Warning: {warning}")
     if result.text is not None:
@@ -73,6 +75,8 @@ def graph_show(
     with errors():
         report = show_subgraph(workspace(ctx), out=out, node_id=node_id, types=_types(types), depth=depth,
                                limit=limit, since=since, now=now_of(ctx, now))
+    for warning in report["warnings"]:
+        note(f"Warning: {warning}")
     emit(report, as_json, lambda d: f"Drew {d['nodes']} nodes and {d['edges']} edges to {d['out']}")
 
 

@@ -12,6 +12,7 @@ from kg.cli import analysis, demo, entries, graph, links, reflect, trail
 from kg.cli import hooks as hooks_cli
 from kg.cli import lifecycle as lifecycle_cli
 from kg.cli import memory as memory_cli
+from kg.cli import schedule as schedule_cli
 from kg.cli.common import State
 
 
@@ -51,10 +52,35 @@ app = typer.Typer(
     help="kaizen-kg: the learning memory for AI agents. Log what happened; kg links, promotes, verifies "
     "and renders what was learned into the files agents read.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from kg import __version__
+
+        typer.echo(f"kg (kaizen-kg) {__version__}")
+        raise typer.Exit()
+
+
+def _usage_metavar(self: typer.core.TyperArgument, ctx: typer.Context, *, usage: bool = False) -> str:
+    """Arguments in usage lines as the README writes them, `kg log [OPTIONS] KIND SUMMARY` (Typer 0.28 writes
+    `{kind}:<learning|error|feature> {summary}`); the help panel keeps Typer's type column."""
+    if not usage:
+        return _typer_metavar(self, ctx, usage=usage)
+    var = self.metavar or (self.name or "").upper()
+    if var.startswith("["):
+        return var
+    var = var if self.required else f"[{var}]"
+    return var + ("..." if self.nargs != 1 else "")
+
+
+_typer_metavar = typer.core.TyperArgument.make_metavar
+typer.core.TyperArgument.make_metavar = _usage_metavar
 
 
 @app.callback()
@@ -71,6 +97,9 @@ def main_options(
     now: Annotated[
         str | None, typer.Option("--now", envvar="KG_NOW", help="Pretend it is this time (ISO 8601); also KG_NOW.")
     ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print kg's version and exit.")
+    ] = False,
 ) -> None:
     ctx.obj = State(workspace=workspace, rules=rules, now=now)
 
@@ -87,6 +116,7 @@ memory_cli.register(app)
 links.register(app)
 lifecycle_cli.register(app, export_app)
 hooks_cli.register(app)
+schedule_cli.register(app)
 
 
 # Global options that take a value: skipped when looking for the subcommand's name on the command line.
@@ -123,14 +153,19 @@ def _only(name: str | None) -> Iterator[None]:
     commands, groups = app.registered_commands, app.registered_groups
     keep_c = [c for c in commands if _name(c) == name]
     keep_g = [g for g in groups if _name(g) == name]
-    if name is None or not (keep_c or keep_g):
+    if name == "--version":  # answered by the eager callback: no command is needed at all
+        keep_c, keep_g = [], []
+    elif name is None or not (keep_c or keep_g):
         yield
         return
-    app.registered_commands, app.registered_groups = keep_c, keep_g
+    # Completion's two root options take time to build on every start; they are only ever given without a
+    # subcommand (`kg --install-completion`), and completion requests name none on the command line either.
+    completion = app._add_completion
+    app.registered_commands, app.registered_groups, app._add_completion = keep_c, keep_g, False
     try:
         yield
     finally:
-        app.registered_commands, app.registered_groups = commands, groups
+        app.registered_commands, app.registered_groups, app._add_completion = commands, groups, completion
 
 
 def main() -> None:
@@ -141,7 +176,10 @@ def main() -> None:
 
     allow_background(True)
     try:
-        with _only(_invoked(sys.argv[1:])):
+        name = _invoked(sys.argv[1:])
+        if name is None and {"--version", "-V"} & set(sys.argv[1:]):
+            name = "--version"
+        with _only(name):
             app()
     except SystemExit as exc:
         allow_background(False)

@@ -146,6 +146,9 @@ def register(app: typer.Typer) -> None:
             with ws.reading():  # one open graph for both reads, read-only
                 data = ws.status(now=now_of(ctx, now))
                 data["lifecycle"] = lifecycle_status(ws, now_of(ctx, now))
+            from kg.schedule import last_run
+
+            data["last_cycle"] = last_run(ws)  # the scheduled job's last run (kg schedule), or None
         emit(data, as_json, _render_status)
 
 
@@ -185,6 +188,10 @@ def _render_status(d: dict[str, Any]) -> str:
         lines.append("\n🔍 Recurring patterns:")
         lines += [f"   {p['key']}: {p['recurrence']}x, {p['sessions']} session(s), last {p['last_seen'][:10]}"
                   for p in d["patterns"]]
+    if d.get("last_cycle"):
+        from kg.cli.schedule import last_run_text
+
+        lines.append(f"   Last scheduled cycle: {last_run_text(d['last_cycle'])}")
     lc = d.get("lifecycle") or {}
     if lc.get("verifications_due"):
         lines.append(f"\n🔍 Verifications due ({lc['verifications_due_total']}):")

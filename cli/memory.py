@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
@@ -80,7 +79,9 @@ def register(app: typer.Typer) -> None:
 
         with errors():
             data = preferences.get(workspace(ctx), key)
-        emit(data, as_json, lambda d: d["value"] if isinstance(d["value"], str) else json.dumps(d["value"]))
+        from kg.memory.readable import preference_text
+
+        emit(data, as_json, lambda d: preference_text(d["value"]))
 
     @pref_app.command("list")
     def pref_list(ctx: typer.Context, as_json: JsonOpt = False) -> None:
@@ -89,7 +90,9 @@ def register(app: typer.Typer) -> None:
 
         with errors():
             data = preferences.list_(workspace(ctx))
-        emit(data, as_json, lambda rows: "\n".join(f"{r['key']}: {r['value']}" for r in rows)
+        from kg.memory.readable import preference_text
+
+        emit(data, as_json, lambda rows: "\n".join(f"{r['key']}: {preference_text(r['value'])}" for r in rows)
              or "No preferences yet: kg pref set KEY VALUE")
 
     @pref_app.command("unset")

@@ -531,10 +531,15 @@ def recurrence(graph: nx.MultiDiGraph, *, period: str = "week", top: int | None 
     return _table(buckets, times, period, f"pattern recurrence per {period}", top)
 
 
-def rule_effect(graph: nx.MultiDiGraph, *, now: datetime | str | None = None) -> list[dict[str, Any]]:
+def rule_effect(graph: nx.MultiDiGraph, *, now: datetime | str | None = None,
+                policy: Any = None) -> list[dict[str, Any]]:
     """Did the promoted rules help? For each principle linked to a pattern: how often the pattern recurred
-    per week before the principle existed, and since. A rate that fell is a rule that works."""
+    per week before the principle existed, and since. Whether it helped is the lifecycle's own verdict
+    (`_rule_verdict`), so this report and `kg cycle` never disagree: `helped` is True when the verdict is
+    confirmed, False when ineffective or made worse, None when inconclusive. `policy` is a LifecyclePolicy
+    (default: the packaged rules; `Analysis` passes its workspace's)."""
     at_now = clock.now(now)
+    lp = policy if policy is not None else _packaged_lifecycle_policy()
     out = []
     for p in patterns(graph):
         rules = sorted(n for n in _links(graph, p["id"]) if _kind(graph, n) == "principle")
@@ -543,17 +548,35 @@ def rule_effect(graph: nx.MultiDiGraph, *, now: datetime | str | None = None) ->
             if born is None:
                 continue
             times = [graph.nodes[e]["created_at"] for e in p["members"] if graph.nodes[e].get("created_at")]
-            before = [t for t in times if t < born]
-            after = [t for t in times if t >= born]
-            weeks_before = max((born - min(times)).days / 7, 1.0) if before else 1.0
-            weeks_after = max((at_now - born).days / 7, 1.0)
-            rb, ra = len(before) / weeks_before, len(after) / weeks_after
+            verdict = _rule_verdict(times, born, at_now, lp)
             out.append({"principle": rule, "text": graph.nodes[rule].get("text"), "pattern": p["id"],
-                        "key": p["key"], "promoted_at": born, "before": len(before), "after": len(after),
-                        "rate_before": round(rb, 3), "rate_after": round(ra, 3),
-                        "helped": ra < rb if before else None})
+                        "key": p["key"], "promoted_at": born, "before": verdict.before, "after": verdict.after,
+                        "rate_before": round(verdict.rate_before * 7, 3),
+                        "rate_after": round(verdict.rate_after * 7, 3),
+                        "helped": None if verdict.kind == "inconclusive" else verdict.kind == "confirmed",
+                        "verdict": verdict.kind, "why": verdict.summary})
     out.sort(key=lambda r: (r["promoted_at"], r["principle"]))
     return out
+
+
+def _rule_verdict(times: list[datetime], born: datetime, now: datetime, lp: Any) -> Any:
+    """The one place the analyst's view asks the lifecycle whether a rule worked: the recurrences in the
+    lifecycle's before/after windows (kg.lifecycle.verify.windows), judged by kg.lifecycle.verify.judge."""
+    from kg.lifecycle.verify import judge, windows
+
+    w = windows(born, now, lp, monitoring=False)
+    before = [t for t in times if w.before_from <= t < w.before_to]
+    after = [t for t in times if w.after_from <= t <= w.after_to]
+    span_days = (born - min(before)).total_seconds() / 86400 if before else 0.0
+    return judge(len(before), span_days, len(after), max((now - born).total_seconds() / 86400, 0.0), lp)
+
+
+def _packaged_lifecycle_policy() -> Any:
+    from kg.lifecycle.policy import LifecyclePolicy
+    from kg.policy import RuleSet
+
+    rules = RuleSet()
+    return LifecyclePolicy.from_mapping(rules.raw("lifecycle"), priorities=tuple(rules.policy.priorities))
 
 
 # -- counts ----------------------------------------------------------------------------------------------------
@@ -735,7 +758,9 @@ class Analysis:
         return error_timeline(self.graph, by=by, period=period, entry_type=entry_type)
 
     def rule_effect(self) -> list[dict[str, Any]]:
-        return rule_effect(self.graph, now=self.now)
+        from kg.lifecycle.policy import load
+
+        return rule_effect(self.graph, now=self.now, policy=load(self.ws))
 
     def score_trends(self, *, period: str | None = None) -> list[dict[str, Any]]:
         return score_trends(self.data, period=period)

@@ -1,5 +1,6 @@
 """Export the knowledge graph: GraphML and GEXF (Gephi, yEd, networkx), node-link JSON (d3, networkx),
-Mermaid (GitHub markdown), DOT (Graphviz) and Cypher (replays into an empty Kùzu database).
+Mermaid (GitHub markdown, trimmed to the renderers' limits), DOT (Graphviz) and Cypher for Kùzu or Neo4j
+(kg.cypher_export: idempotent, replays into an empty database).
 
 Every exporter takes the typed MultiDiGraph of `kg.analysis.to_networkx` and returns text. Values the
 formats cannot hold are flattened the same way everywhere: times become ISO 8601 strings, lists become JSON
@@ -22,11 +23,13 @@ from typing import IO, Any
 
 import networkx as nx
 
+from kg.cypher_export import check_dialect, cypher_literal, replay_cypher, split_cypher, to_cypher
 from kg.errors import UsageError
-from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, check_label
+from kg.store import KNOWLEDGE_KINDS
 
 __all__ = [
     "FORMATS",
+    "cypher_literal",
     "ExportResult",
     "export_graph",
     "render",
@@ -38,6 +41,7 @@ __all__ = [
     "to_graphml",
     "to_json",
     "to_mermaid",
+    "trim_for_mermaid",
     "write_graphml",
 ]
 
@@ -47,7 +51,10 @@ SUFFIXES = {"graphml": ".graphml", "gexf": ".gexf", "json": ".json", "mermaid": 
 # Colours per kind, shared by Mermaid, DOT and the drawings.
 KIND_COLORS = {"event": "#f4a6a6", "lesson": "#ffe08a", "principle": "#9fd3a8", "knowledge": "#a7c7e7",
                "pattern": "#d5b8e8"}
-MERMAID_MAX_EDGES = 500  # GitHub's Mermaid refuses larger diagrams ("Too many edges")
+# Mermaid's own defaults (mermaid.initialize: maxEdges, maxTextSize), which GitHub and mermaid-cli keep: past
+# either the renderer draws an error box instead of the diagram.
+MERMAID_MAX_EDGES = 500
+MERMAID_MAX_TEXT = 50_000
 
 
 @dataclass
@@ -66,15 +73,19 @@ class ExportResult:
 
 def export_graph(workspace: Any = None, fmt: str = "graphml", *, types: str | Iterable[str] | None = None,
                  since: str | datetime | None = None, now: datetime | str | None = None,
-                 out: str | Path | None = None) -> ExportResult:
+                 out: str | Path | None = None, dialect: str | None = None) -> ExportResult:
     """Export a workspace's graph (from a snapshot: the agent is never locked out) to `out`, or return the
-    text in `ExportResult.text` when `out` is None."""
+    text in `ExportResult.text` when `out` is None. `dialect` (kuzu or neo4j) is for the cypher format."""
     from kg.analysis import Analysis, to_networkx
 
     fmt = _format(fmt)
-    graph = to_networkx(workspace, types=types, since=since, now=now, include_tokens=fmt == "cypher")
+    if dialect is not None and fmt != "cypher":
+        raise UsageError(f"--dialect is for --format cypher, not {fmt}")
+    dialect = check_dialect(dialect or "kuzu")
+    tokens = fmt == "cypher" and dialect == "kuzu"  # Kùzu's full-text index reads them
+    graph = to_networkx(workspace, types=types, since=since, now=now, include_tokens=tokens)
     try:
-        return _export(graph, fmt, out)
+        return _export(graph, fmt, out, dialect)
     finally:
         if not isinstance(workspace, Analysis) or graph is not workspace.graph:
             # networkx's edge views refer back to their graph, so a graph is a reference cycle that only a
@@ -82,13 +93,14 @@ def export_graph(workspace: Any = None, fmt: str = "graphml", *, types: str | It
             graph.clear()
 
 
-def _export(graph: nx.MultiDiGraph, fmt: str, out: str | Path | None) -> ExportResult:
-    result = ExportResult(fmt, graph.number_of_nodes(), graph.number_of_edges())
-    if fmt == "mermaid" and graph.number_of_edges() > MERMAID_MAX_EDGES:
-        result.warnings.append(f"{graph.number_of_edges()} edges: GitHub renders Mermaid diagrams of at most "
-                               f"{MERMAID_MAX_EDGES} edges; narrow it with --type or --since")
+def _export(graph: nx.MultiDiGraph, fmt: str, out: str | Path | None, dialect: str = "kuzu") -> ExportResult:
+    warnings = []
+    if fmt == "mermaid":
+        graph, warning = trim_for_mermaid(graph)
+        warnings += [warning] if warning else []
+    result = ExportResult(fmt, graph.number_of_nodes(), graph.number_of_edges(), warnings=warnings)
     if out is None:
-        result.text = render(graph, fmt)
+        result.text = render(graph, fmt, dialect=dialect)
         return result
     path = Path(out).expanduser()
     if path.is_dir():
@@ -99,7 +111,7 @@ def _export(graph: nx.MultiDiGraph, fmt: str, out: str | Path | None) -> ExportR
             if fmt == "graphml":
                 write_graphml(graph, fh)
             else:
-                fh.write(render(graph, fmt))
+                fh.write(render(graph, fmt, dialect=dialect))
         tmp.replace(path)
     except FileNotFoundError:
         tmp.unlink(missing_ok=True)
@@ -117,8 +129,10 @@ def _format(fmt: str) -> str:
     return name
 
 
-def render(graph: nx.MultiDiGraph, fmt: str) -> str:
+def render(graph: nx.MultiDiGraph, fmt: str, *, dialect: str = "kuzu") -> str:
     fmt = _format(fmt)
+    if fmt == "cypher":
+        return to_cypher(graph, dialect=dialect)
     return {"graphml": to_graphml, "gexf": to_gexf, "json": to_json, "mermaid": to_mermaid, "dot": to_dot,
             "cypher": to_cypher}[fmt](graph)
 
@@ -234,9 +248,16 @@ def _graphml_types(items: Iterable[dict[str, Any]]) -> dict[str, str]:
 def write_graphml(graph: nx.MultiDiGraph, fh: IO[str]) -> None:
     """Stream GraphML (http://graphml.graphdrawing.org/) to a text file. networkx, Gephi, yEd and Cytoscape
     read it; `nx.read_graphml(path, force_multigraph=True)` gives the graph back with typed attributes
-    (times and lists as strings: ISO 8601 and JSON)."""
+    (times and lists as strings: ISO 8601 and JSON). Nodes also get the attributes Gephi shows: `label` (id
+    and the start of the text) and the kind's colour as `r`, `g`, `b`; edges get their type as `label`."""
     node_types = _graphml_types(a for _, a in graph.nodes(data=True))
     edge_types = _graphml_types(a for _, _, a in graph.edges(data=True))
+    gephi = not ({"label", "r", "g", "b"} & node_types.keys()) and graph.number_of_nodes() > 0
+    if gephi:
+        node_types.update(label="string", r="long", g="long", b="long")
+    edge_label = "label" not in edge_types and graph.number_of_edges() > 0
+    if edge_label:
+        edge_types["label"] = "string"
     graph_attrs = _flat_attrs(graph.graph)
     graph_types = {k: _graphml_kind({type(v)}) for k, v in graph_attrs.items()}
     keys: dict[tuple[str, str], str] = {}
@@ -277,10 +298,16 @@ def write_graphml(graph: nx.MultiDiGraph, fh: IO[str]) -> None:
             fh.write("".join(out))
             out.clear()
 
+    rgb = {kind: _rgb(color) for kind, color in KIND_COLORS.items()}
     for node, attrs in graph.nodes(data=True):
         q = quoted[node] = _xml_attr(str(node))
+        if gephi:
+            r, g, b = rgb.get(attrs.get("kind"), (204, 204, 204))
+            attrs = {**attrs, "label": node_label(node, attrs), "r": r, "g": g, "b": b}
         element(f"    <node id={q}>", attrs, node_cols, "</node>\n")
     for u, v, key, attrs in graph.edges(keys=True, data=True):
+        if edge_label:
+            attrs = {**attrs, "label": attrs.get("type") or str(key)}
         element(f"    <edge id={_xml_attr(str(key))} source={quoted[u]} target={quoted[v]}>", attrs, edge_cols,
                 "</edge>\n")
     fh.write("".join(out))
@@ -312,7 +339,7 @@ def to_gexf(graph: nx.MultiDiGraph) -> str:
     for node, attrs in graph.nodes(data=True):
         flat_attrs = _flat_attrs(attrs)
         flat_attrs = {k: _xml_text(v) if isinstance(v, str) else v for k, v in flat_attrs.items()}
-        label = f"{node}: {_short(attrs.get('text'), 60)}"
+        label = node_label(node, attrs)
         rgb = _rgb(KIND_COLORS.get(attrs.get("kind") or "", "#cccccc"))
         color = {"r": rgb[0], "g": rgb[1], "b": rgb[2], "a": 1.0}
         g.add_node(node, **flat_attrs, label=_xml_text(label), viz={"color": color})
@@ -325,6 +352,12 @@ def to_gexf(graph: nx.MultiDiGraph) -> str:
     return buf.getvalue().decode("utf-8")
 
 
+def node_label(node: Any, attrs: dict[str, Any], chars: int = 60) -> str:
+    """What Gephi and yEd show on a node: its id and the start of its text."""
+    text = _short(attrs.get("text"), chars)
+    return f"{node}: {text}" if text else str(node)
+
+
 def _rgb(color: str) -> tuple[int, int, int]:
     c = color.lstrip("#")
     return int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16)
@@ -332,9 +365,9 @@ def _rgb(color: str) -> tuple[int, int, int]:
 
 # -- JSON ------------------------------------------------------------------------------------------------------
 def to_json(graph: nx.MultiDiGraph) -> str:
-    """networkx node-link JSON (`nx.node_link_graph(data, edges="edges")` reads it back); times are ISO
-    strings, lists stay lists, unset values are null."""
-    data = nx.node_link_data(graph, edges="edges")
+    """networkx's node-link JSON, with edges under `links` as d3 and `nx.node_link_graph(data)` expect; times
+    are ISO strings, lists stay lists, unset values are null."""
+    data = nx.node_link_data(graph, edges="links")
     return json.dumps(data, ensure_ascii=False, indent=1, default=_json_default) + "\n"
 
 
@@ -376,6 +409,28 @@ def to_mermaid(graph: nx.MultiDiGraph, *, text_chars: int = 60) -> str:
         color = KIND_COLORS.get(kind, "#dddddd")
         lines.append(f"    classDef {kind} fill:{color},stroke:#555555,color:#000000")
     return "\n".join(lines) + "\n"
+
+
+def trim_for_mermaid(graph: nx.MultiDiGraph, *, max_edges: int = MERMAID_MAX_EDGES,
+                     max_text: int = MERMAID_MAX_TEXT) -> tuple[nx.MultiDiGraph, str | None]:
+    """The graph as it fits Mermaid's renderers: unchanged when it fits, else its most central nodes (by degree,
+    then id) up to the most that fit both limits, with a warning saying what was left out."""
+    if graph.number_of_edges() <= max_edges and len(to_mermaid(graph)) <= max_text:
+        return graph, None
+    ranked = sorted(graph.nodes, key=lambda v: (-graph.degree(v), str(v)))
+
+    def fits(k: int) -> bool:
+        sub = graph.subgraph(ranked[:k])
+        return sub.number_of_edges() <= max_edges and len(to_mermaid(sub)) <= max_text
+
+    lo, hi = 0, len(ranked)  # fits(lo) holds, fits(hi) does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    kept = graph.subgraph(ranked[:lo]).copy()
+    return kept, (f"{graph.number_of_nodes()} nodes and {graph.number_of_edges()} edges exceed what Mermaid renders "
+                  f"(at most {max_edges} edges and {max_text:,} characters): kept the {kept.number_of_nodes()} "
+                  f"most connected nodes and their {kept.number_of_edges()} edges; narrow it with --type or --since")
 
 
 def _short(text: Any, limit: int) -> str:
@@ -422,153 +477,3 @@ def to_dot(graph: nx.MultiDiGraph, *, text_chars: int = 60) -> str:
 
 def _dot_id(name: str) -> str:
     return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else dot_string(name)
-
-
-# -- Cypher ----------------------------------------------------------------------------------------------------
-def cypher_literal(value: Any) -> str | None:
-    """A Kùzu Cypher literal for a stored value; None for unset. Strings with control characters (line
-    breaks) are written as `decode(BLOB('...'))` with hex escapes, so every statement stays on one line."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else None
-    if isinstance(value, datetime):
-        return f"timestamp('{value.isoformat(sep=' ')}')"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(cypher_literal(v) or "NULL" for v in value) + "]"
-    s = str(value)
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in s):
-        escaped = "".join(ch if 0x20 <= ord(ch) < 0x7F and ch not in "'\\" else
-                          "".join(f"\\\\x{b:02X}" for b in ch.encode("utf-8")) for ch in s)
-        return f"decode(BLOB('{escaped}'))"
-    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _cypher_type(values: Iterable[Any]) -> str:
-    kinds = {type(v) for v in values if v is not None}
-    if not kinds:
-        return "STRING"
-    if kinds <= {bool}:
-        return "BOOLEAN"
-    if kinds <= {int}:
-        return "INT64"
-    if kinds <= {int, float}:
-        return "DOUBLE"
-    if kinds <= {datetime}:
-        return "TIMESTAMP"
-    if kinds <= {list, tuple}:
-        return "STRING[]"
-    return "STRING"
-
-
-_PROP = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def to_cypher(graph: nx.MultiDiGraph, *, schema: bool = True) -> str:
-    """Cypher statements, one per line, that rebuild this graph. With `schema`, `CREATE ... IF NOT EXISTS`
-    statements make the tables first, so the file replays into an empty Kùzu database as well as into a new
-    kg workspace (`kg init`, whose tables and full-text index exist already)."""
-    node_cols: dict[str, list[Any]] = {}
-    for _, attrs in graph.nodes(data=True):
-        for k, v in attrs.items():
-            node_cols.setdefault(k, []).append(v)
-    edge_cols: dict[str, list[Any]] = {}
-    for _, _, attrs in graph.edges(data=True):
-        for k, v in attrs.items():
-            if k != "type":
-                edge_cols.setdefault(k, []).append(v)
-    for name in (*node_cols, *edge_cols):
-        if not _PROP.match(name):
-            raise UsageError(f"attribute {name!r} cannot be a Cypher property name")
-    lines = [f"// kaizen-kg graph export: {graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges.",
-             "// Replay: one statement per line. On a bare Kùzu database also run, after the load:",
-             "// CALL CREATE_FTS_INDEX('Node', 'node_fts', ['tokens'], stemmer := 'porter');"]
-    if schema:
-        cols = ", ".join(f"{k} {_cypher_type(node_cols[k])}" for k in node_cols)
-        lines.append(f"CREATE NODE TABLE IF NOT EXISTS Node(id STRING PRIMARY KEY{', ' + cols if cols else ''});")
-        rel_cols = ", ".join(f"{k} {_cypher_type(v)}" for k, v in edge_cols.items())
-        for etype in EDGE_TYPES:
-            props = ", " + rel_cols if rel_cols else ""
-            lines.append(f"CREATE REL TABLE IF NOT EXISTS {etype}(FROM Node TO Node{props});")
-    for node in sorted(graph.nodes, key=lambda n: (graph.nodes[n].get("created_at") or datetime.min, str(n))):
-        props = [f"id: {cypher_literal(str(node))}"]
-        for k, v in graph.nodes[node].items():
-            lit = cypher_literal(v)
-            if lit is not None:
-                props.append(f"{k}: {lit}")
-        lines.append(f"CREATE (:Node {{{', '.join(props)}}});")
-
-    def edge_order(e: tuple[Any, Any, Any, dict[str, Any]]) -> tuple[Any, ...]:
-        return e[3].get("created_at") or datetime.min, str(e[0]), str(e[1]), str(e[2])
-
-    for u, v, key, attrs in sorted(graph.edges(keys=True, data=True), key=edge_order):
-        etype = check_label(attrs.get("type") or str(key), EDGE_TYPES, "edge type")
-        props = [f"{k}: {lit}" for k, val in attrs.items() if k != "type" and (lit := cypher_literal(val)) is not None]
-        body = f" {{{', '.join(props)}}}" if props else ""
-        lines.append(f"MATCH (a:Node {{id: {cypher_literal(str(u))}}}), (b:Node {{id: {cypher_literal(str(v))}}}) "
-                     f"CREATE (a)-[:{etype}{body}]->(b);")
-    return "\n".join(lines) + "\n"
-
-
-def split_cypher(text: str) -> list[str]:
-    """Statements of a Cypher script: split at `;` outside string literals; `//` comment lines dropped."""
-    statements: list[str] = []
-    current: list[str] = []
-    quote: str | None = None
-    i, n = 0, len(text)
-    line_start = True
-    while i < n:
-        ch = text[i]
-        if quote is None and line_start:
-            j = i
-            while j < n and text[j] in " \t":
-                j += 1
-            if text.startswith("//", j):
-                end = text.find("\n", j)
-                i = n if end < 0 else end + 1
-                continue
-        line_start = ch == "\n"
-        current.append(ch)
-        if quote is not None:
-            if ch == "\\" and i + 1 < n:
-                current.append(text[i + 1])
-                i += 1
-            elif ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch == ";":
-            current.pop()
-            statement = "".join(current).strip()
-            if statement:
-                statements.append(statement)
-            current = []
-        i += 1
-    if quote is not None:
-        raise UsageError("the Cypher text ends inside a string literal; is the file complete?")
-    tail = "".join(current).strip()
-    if tail:
-        statements.append(tail)
-    return statements
-
-
-def replay_cypher(workspace: Any, text: str) -> int:
-    """Run an exported Cypher script against a workspace's graph (for example a new, empty one). Schema
-    statements run first, the data in one transaction. Returns the number of statements run."""
-    from kg.analysis import _workspace
-
-    ws = _workspace(workspace)
-    statements = split_cypher(text)
-    ddl = [s for s in statements if s.upper().startswith(("CREATE NODE TABLE", "CREATE REL TABLE", "CALL "))]
-    data = [s for s in statements if s not in ddl]
-    with ws.store() as st:
-        for s in ddl:
-            st.execute(s)
-        with st.transaction():
-            for s in data:
-                st.execute(s)
-    return len(statements)

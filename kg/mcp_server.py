@@ -1,9 +1,10 @@
 """`kg mcp`: kg as a Model Context Protocol server (the `mcp` SDK, stdio transport).
 
 Each tool makes one library call on a freshly opened workspace, so the graph is held only for the call and
-`kg` commands run at the same time (a `kg log` while the graph is busy goes through the write journal and is
-drained at the next open: no write is lost). Tool inputs have JSON schemas from the type hints; library errors
-come back as tool errors with kg's message.
+`kg` commands run at the same time. The SDK runs tools on worker threads: one lock keeps this process to one
+open of the graph at a time. `log` answers like `kg log`, from the write journal (durable, never waiting for
+the graph), and a background thread applies it (links, pattern) right after. Tool inputs have JSON schemas
+from the type hints and refuse unknown arguments; library errors come back as tool errors with kg's message.
 
     from kg.mcp_server import build_server
     build_server("/path/to/workspace").run("stdio")
@@ -11,14 +12,16 @@ come back as tool errors with kg's message.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import ConfigDict, Field, model_validator
 
+from kg import __version__
 from kg.errors import KgError
 
 T = TypeVar("T")
@@ -38,7 +41,9 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
     def ws() -> Any:
         return open_workspace(root, rules_dir=rules_dir)
 
-    def call(fn: Callable[[], T]) -> T:
+    graph = threading.Lock()  # one open of the graph at a time in this process (Kùzu refuses a second)
+
+    def answer(fn: Callable[[], T]) -> T:
         from kg.redact import redact_value
 
         try:
@@ -47,7 +52,24 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
         except KgError as exc:
             raise ToolError(redact_value(str(exc))) from None
 
-    server = MCPServer("kaizen-kg", instructions=INSTRUCTIONS)
+    def call(fn: Callable[[], T]) -> T:
+        """A tool's work on the graph: one at a time in this process, then through the answer gate."""
+
+        def locked() -> T:
+            with graph:
+                return fn()
+
+        return answer(locked)
+
+    def drain() -> None:
+        """Apply the journaled entries (links, patterns); whatever is left, the next open applies."""
+        try:
+            with graph:
+                ws().drain(if_pending=True)
+        except Exception:  # noqa: BLE001 - the entries are durable in the journal: the next open retries
+            pass
+
+    server = MCPServer("kaizen-kg", instructions=INSTRUCTIONS, version=__version__)
 
     @server.tool(description="Record a learning, an error or a feature request in the graph. Returns its id.")
     def log(kind: Annotated[Literal["learning", "error", "feature"], Field(description="What to record.")],
@@ -64,10 +86,13 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
         fields = {k: v for k, v in {"details": details, "action": action, "category": category,
                                     "priority": priority, "area": area, "error_text": error_text,
                                     "pattern_key": pattern_key}.items() if v is not None}
-        res = call(lambda: ws().log(kind, summary, source="conversation" if kind != "error" else "error",
-                                    **fields))
-        return {"id": res.id, "kind": res.kind, "summary": res.summary, "created_at": res.created_at,
-                "applied": res.applied, "pattern_key": res.pattern_key, "redacted": list(res.redacted)}
+        # journaled and answered, as `kg log` does: no waiting for a graph another process holds
+        res = answer(lambda: ws().log(kind, summary, source="conversation" if kind != "error" else "error",
+                                      apply=False, **fields))
+        threading.Thread(target=drain, name="kg-mcp-apply", daemon=True).start()
+        return answer(lambda: {"id": res.id, "kind": res.kind, "summary": res.summary,
+                               "created_at": res.created_at, "applied": res.applied, "queued": True,
+                               "pattern_key": res.pattern_key, "redacted": list(res.redacted)})
 
     @server.tool(description="Search what was learned: graph nodes and memory files, best first.")
     def search(query: Annotated[str, Field(description="Words to look for.")],
@@ -134,4 +159,31 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
 
         return call(lambda: run(ws(), number, reason))
 
+    # The SDK (mcp 2.3) has no public way to list a server's Tool objects or to make their argument models
+    # strict; its ToolManager is the one place they live.
+    for tool in server._tool_manager.list_tools():
+        _refuse_unknown_arguments(tool)
     return server
+
+
+def _refuse_unknown_arguments(tool: Any) -> None:
+    """Make a tool refuse arguments it does not take (MCP clients expect `additionalProperties: false` and an
+    error naming the stray argument, not a silent drop)."""
+    base = tool.fn_metadata.arg_model
+    allowed = [f.alias or name for name, f in base.model_fields.items()]
+
+    def check(cls: type, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(allowed))
+            if unknown:
+                raise ValueError(f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}: "
+                                 f"{tool.name} takes {', '.join(allowed) or 'no arguments'}")
+        return data
+
+    strict = type(base.__name__, (base,), {
+        "model_config": ConfigDict(arbitrary_types_allowed=True, extra="forbid"),
+        "__module__": base.__module__,
+        "_refuse_unknown": model_validator(mode="before")(classmethod(check)),
+    })
+    tool.fn_metadata.arg_model = strict
+    tool.parameters = strict.model_json_schema(by_alias=True)

@@ -16,6 +16,7 @@ from typing import Any
 from kg import clock
 from kg.errors import UsageError
 from kg.memory import preferences, search, topics
+from kg.memory.readable import preference_text
 from kg.memory.rules import memory_rules, topic_rules
 from kg.text import clean, words
 
@@ -111,7 +112,7 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
 
     try:
         for key, value in sorted(preferences.load(ws).items()):
-            shown = value if isinstance(value, str) else str(value)
+            shown = preference_text(value)
             items.append(Item("preference", key, f"{key}: {shown}", rel(f"{key} {shown}"), 0.9, 1.0))
     except preferences.BrokenPreferences as exc:
         warnings.append(str(exc))

@@ -19,6 +19,7 @@ from kg.errors import NotFound, UsageError
 from kg.journal import write_atomic
 from kg.memory import blocks
 from kg.memory._common import allocate, jsonable
+from kg.memory.readable import preference_text
 from kg.text import clean
 
 FILE = "preferences.json"
@@ -189,8 +190,7 @@ def render_block(prefs: dict[str, Any]) -> str:
     if not prefs:
         lines.append("- (none yet)")
     for key, value in sorted(prefs.items()):
-        shown = value if isinstance(value, str) else _encode(value)
-        lines.append(f"- **{key}**: {shown}")
+        lines.append(f"- **{key}**: {preference_text(value)}")
     return "\n".join(lines)
 
 

@@ -129,6 +129,7 @@ def _recent_name(path: Path, at: datetime, days: int) -> bool:
 def recall(ws: Any, topic: str | None = None, *, message: str | None = None,
            now: datetime | str | None = None, limit: int | None = None) -> dict[str, Any]:
     rules = topic_rules(ws)
+    detected = bool(message) and not topic  # a named topic wins; the message only names one when none is given
     if message and not topic:
         topic = detect(message, rules)
     if not topic:
@@ -149,7 +150,7 @@ def recall(ws: Any, topic: str | None = None, *, message: str | None = None,
     entries = list(index.get(topic, []))[: limit or rules.recall_files]
     with ws.reading() as st:
         nodes = [jsonable(r) for r in st.run("memory_topic_nodes", topic=topic, limit=rules.recall_nodes)]
-    return {"topic": topic, "detected_from_message": bool(message), "built_index": built, "files": entries,
+    return {"topic": topic, "detected_from_message": detected, "built_index": built, "files": entries,
             "nodes": nodes}
 
 

@@ -268,7 +268,8 @@ def test_gexf_loads_back(graph, tmp_path):
 
 def test_json_is_node_link(graph):
     data = json.loads(ke.to_json(graph))
-    back = nx.node_link_graph(data, edges="edges")
+    assert "links" in data and "edges" not in data  # what d3 and networkx's default reader expect
+    back = nx.node_link_graph(data, edges="links")
     assert back.is_directed() and back.is_multigraph()
     assert set(back.nodes) == set(graph.nodes) and back.number_of_edges() == graph.number_of_edges()
 

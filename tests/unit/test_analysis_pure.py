@@ -261,3 +261,26 @@ def test_graphml_round_trips_awkward_ids_and_values(tmp_path):
         assert (bu, bv) == (clean(u), clean(v))
         assert bkey == key and got["manual"] is attrs["manual"] and got["score"] == 0.5
         assert got["reason"] == clean(attrs["reason"]).replace("\r", "\n")
+
+
+@pytest.mark.parametrize(("before_days", "after_days", "verdict", "helped"), [
+    ((1, 2, 9), (), "confirmed", True),
+    ((9,), (13, 14, 15, 16, 17, 18), "made_worse", False),
+    ((), (13, 14), "inconclusive", None),
+])
+def test_rule_effect_is_the_lifecycles_verdict(before_days, after_days, verdict, helped):
+    """The report says a rule helped exactly when the lifecycle's judge would confirm it."""
+    from kg.lifecycle.verify import judge
+
+    g = nx.MultiDiGraph()
+    node(g, "pat", "pattern", 1, pattern_key="k")
+    node(g, "pri", "principle", 12)
+    edge(g, "pri", "pat", "supports")
+    for i, day in enumerate((*before_days, *after_days)):
+        node(g, f"e{i}", "event", day, entry_type="error")
+        edge(g, "pat", f"e{i}", "derived_from")
+    (r,) = ka.rule_effect(g, now="2026-11-19T10:00")
+    assert (r["verdict"], r["helped"], r["before"], r["after"]) == (verdict, helped, len(before_days), len(after_days))
+    lp = ka._packaged_lifecycle_policy()
+    span = (datetime(2026, 11, 12, 10) - datetime(2026, 11, min(before_days), 10)).days if before_days else 0.0
+    assert judge(len(before_days), span, len(after_days), 7.0, lp).kind == verdict

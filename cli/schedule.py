@@ -1,0 +1,113 @@
+"""`kg schedule install|uninstall|status|run`: the periodic job, written with absolute paths (kg.schedule)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, workspace
+
+schedule_app = typer.Typer(help="Run `kg cycle` every day, from cron or a systemd user timer, with a log.",
+                           no_args_is_help=True)
+
+CronOpt = Annotated[bool, typer.Option("--cron", help="Use the user's crontab (the default).")]
+SystemdOpt = Annotated[bool, typer.Option("--systemd", help="Use a systemd user timer.")]
+CrontabOpt = Annotated[Path | None, typer.Option("--crontab", envvar="KG_CRONTAB", show_envvar=False,
+                                                 help="Edit this file instead of the user's crontab "
+                                                      "(also KG_CRONTAB).")]
+UnitDirOpt = Annotated[Path | None, typer.Option("--unit-dir", envvar="KG_SYSTEMD_DIR", show_envvar=False,
+                                                 help="Write the units here instead of ~/.config/systemd/user, "
+                                                      "without calling systemctl (also KG_SYSTEMD_DIR).")]
+
+
+@schedule_app.command("install")
+def install(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = False, crontab: CrontabOpt = None,
+            unit_dir: UnitDirOpt = None, as_json: JsonOpt = False) -> None:
+    """Schedule `kg cycle` for this workspace every day at 06:15, with the absolute paths of this kg and the
+    workspace, so it runs under cron's bare environment. Every run appends a timestamped line to
+    memory/.kg/cycle.log; `kg status` shows the last one. Safe to run again."""
+    from kg import schedule
+
+    with errors():
+        done = schedule.install(workspace(ctx), cron=cron, systemd=systemd, crontab=crontab, unit_dir=unit_dir)
+    if done.get("next"):
+        note(f"To enable the timer, run: {done['next']}" + (f" ({done['why']})" if done.get("why") else ""))
+    emit(done, as_json, _render_install)
+
+
+def _render_install(d: dict[str, Any]) -> str:
+    if d["mode"] == "cron":
+        return f"⏰ Added to {d['written']}:\n" + "\n".join(f"   {ln}" for ln in d["lines"]) + f"\n   Log: {d['log']}"
+    state = "enabled" if d.get("enabled") else "written"
+    return (f"⏰ systemd timer {state}: {', '.join(d['units'])} in {d['written']}\n   Log: {d['log']}")
+
+
+@schedule_app.command("uninstall")
+def uninstall(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = False, crontab: CrontabOpt = None,
+              unit_dir: UnitDirOpt = None, as_json: JsonOpt = False) -> None:
+    """Remove this workspace's job (the log stays)."""
+    from kg import schedule
+
+    with errors():
+        done = schedule.uninstall(workspace(ctx), cron=cron, systemd=systemd, crontab=crontab, unit_dir=unit_dir)
+    emit(done, as_json, lambda d: f"Removed the {d['mode']} job for {d['workspace']}" if d["removed"]
+         else f"No {d['mode']} job for {d['workspace']}")
+
+
+@schedule_app.command("status")
+def status(ctx: typer.Context, crontab: CrontabOpt = None, unit_dir: UnitDirOpt = None,
+           as_json: JsonOpt = False) -> None:
+    """Where the job is installed and how its last run went."""
+    from kg import schedule
+
+    with errors():
+        data = schedule.status(workspace(ctx), crontab=crontab, unit_dir=unit_dir)
+    emit(data, as_json, _render_status)
+
+
+def _render_status(d: dict[str, Any]) -> str:
+    lines = [f"⏰ {d['workspace']}",
+             f"   cron: {d['cron'] or 'not installed'}",
+             f"   systemd: {', '.join(d['systemd']) or 'not installed'}",
+             f"   log: {d['log']}",
+             f"   last run: {last_run_text(d['last_run'])}"]
+    return "\n".join(lines)
+
+
+def last_run_text(last: dict[str, Any] | None) -> str:
+    """One line for a scheduled run's outcome (also shown by `kg status`)."""
+    if not last:
+        return "never"
+    return f"{last.get('at')} " + (f"ok ({last.get('summary')})" if last.get("ok") else f"FAILED: {last.get('error')}")
+
+
+@schedule_app.command("run")
+def run(ctx: typer.Context, now: NowOpt = None, as_json: JsonOpt = False) -> None:
+    """What the job runs: `kg cycle`, then one timestamped line in memory/.kg/cycle.log, success or failure.
+    Exits 1 when the cycle failed."""
+    from kg.cli.common import state
+
+    from kg import schedule
+
+    with errors():  # only a workspace that cannot be found is an error here: everything else goes to the log
+        done = schedule.run(state(ctx).workspace, rules_dir=state(ctx).rules, now=now_of(ctx, now))
+    if as_json or not _writes_to(done["log"]):  # under the job, stdout is the log: the line is there already
+        emit(done, as_json, lambda d: d["line"])
+    if not done["ok"]:
+        raise typer.Exit(1)
+
+
+def _writes_to(path: str) -> bool:
+    """Whether stdout is the file at `path` (the job's `>> cycle.log` redirection)."""
+    import os
+    import sys
+
+    try:
+        return os.path.samestat(os.fstat(sys.stdout.fileno()), os.stat(path))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(schedule_app, name="schedule")

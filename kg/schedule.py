@@ -1,0 +1,283 @@
+"""The periodic job: `kg schedule install|uninstall|status [--cron|--systemd]` and the run it schedules.
+
+The job is written with absolute paths (this kg's executable and the workspace), so it runs under cron's
+minimal environment (no PATH to the virtualenv, no working directory) as well as under a systemd user timer.
+It runs `kg -w WORKSPACE schedule run`, which runs the cycle and appends one timestamped line to
+`memory/.kg/cycle.log` whatever the outcome, and keeps the last run's outcome in `memory/.kg/last-cycle.json`
+for `kg status`. The shell's own redirection (cron) or `StandardOutput=append:` (systemd) sends anything else
+the process prints, a crash included, to the same log.
+
+Where the job goes can be redirected, for tests and for people who keep their crontab in a file: `KG_CRONTAB`
+(or `crontab=`) names a file used instead of `crontab -l` / `crontab -`, and `KG_SYSTEMD_DIR` (or `unit_dir=`)
+a folder used instead of `~/.config/systemd/user` (then systemctl is not called: the answer says what to run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg import clock
+from kg.errors import KgError, UsageError
+from kg.journal import write_atomic
+
+__all__ = ["cron_entry", "install", "job_argv", "last_run", "run", "status", "systemd_units", "uninstall"]
+
+CRON_TIME = "15 6 * * *"          # every day at 06:15
+TIMER_CALENDAR = "*-*-* 06:15"    # the same, for systemd
+LOG_FILE = "cycle.log"
+LAST_FILE = "last-cycle.json"
+ENV_CRONTAB = "KG_CRONTAB"
+ENV_SYSTEMD_DIR = "KG_SYSTEMD_DIR"
+MODES = ("cron", "systemd")
+
+
+# -- what is written (pure) ------------------------------------------------------------------------------------
+def kg_executable() -> Path:
+    """The absolute path of the `kg` being run (the console script beside this interpreter, as installed)."""
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if argv0 is not None and argv0.name == "kg" and argv0.exists():
+        return argv0.absolute()
+    beside = Path(sys.executable).with_name("kg")
+    if beside.exists():
+        return beside.absolute()
+    found = shutil.which("kg")
+    if found:
+        return Path(found).absolute()
+    raise UsageError("cannot find the `kg` executable to schedule: install kaizen-kg (pip install kaizen-kg)")
+
+
+def log_path(root: Path) -> Path:
+    return root / "memory" / ".kg" / LOG_FILE
+
+
+def job_argv(kg: Path, root: Path) -> list[str]:
+    return [str(kg), "-w", str(root), "schedule", "run"]
+
+
+def cron_marker(root: Path) -> str:
+    return f"# kaizen-kg cycle for {root}"
+
+
+def cron_entry(kg: Path, root: Path) -> str:
+    """The two crontab lines: a marker naming the workspace, then the job (run by /bin/sh)."""
+    command = " ".join(shlex.quote(a) for a in job_argv(kg, root))
+    command = f"{command} >> {shlex.quote(str(log_path(root)))} 2>&1".replace("%", "\\%")  # cron reads % as a newline
+    return f"{cron_marker(root)}\n{CRON_TIME} {command}"
+
+
+def unit_name(root: Path) -> str:
+    """`kg-cycle-<folder>-<hash>`: one timer per workspace, recognisable, and never two workspaces on one."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", root.name).strip("-.") or "workspace"
+    return f"kg-cycle-{slug}-{hashlib.sha1(str(root).encode()).hexdigest()[:6]}"
+
+
+def _systemd_quote(value: str) -> str:
+    return value if re.fullmatch(r"[A-Za-z0-9_./:@+=,-]+", value) else '"' + value.replace('"', '\\"') + '"'
+
+
+def systemd_units(kg: Path, root: Path) -> dict[str, str]:
+    """The service and timer files, by file name."""
+    name = unit_name(root)
+    log = log_path(root)
+    service = (f"[Unit]\nDescription=kaizen-kg learning cycle for {root}\n[Service]\nType=oneshot\n"
+               f"ExecStart={' '.join(_systemd_quote(a) for a in job_argv(kg, root))}\n"
+               f"StandardOutput=append:{log}\nStandardError=append:{log}\n")
+    timer = (f"[Unit]\nDescription=Run kg cycle daily for {root}\n[Timer]\nOnCalendar={TIMER_CALENDAR}\n"
+             "Persistent=true\n[Install]\nWantedBy=timers.target\n")
+    return {f"{name}.service": service, f"{name}.timer": timer}
+
+
+def without_entry(crontab: str, root: Path) -> str:
+    """The crontab with this workspace's job (marker and the line after it) taken out."""
+    lines, out, skip = crontab.splitlines(), [], False
+    for line in lines:
+        if skip:
+            skip = False
+            continue
+        if line.strip() == cron_marker(root):
+            skip = True
+            continue
+        out.append(line)
+    return "\n".join(out) + ("\n" if out else "")
+
+
+# -- where it is written -----------------------------------------------------------------------------------------
+def _mode(cron: bool, systemd: bool) -> str:
+    if cron and systemd:
+        raise UsageError("choose one of --cron and --systemd")
+    return "systemd" if systemd else "cron"
+
+
+def _crontab_file(crontab: str | Path | None) -> Path | None:
+    value = crontab if crontab is not None else os.environ.get(ENV_CRONTAB)
+    return Path(value).expanduser() if value else None
+
+
+def _read_crontab(file: Path | None) -> str:
+    if file is not None:
+        return file.read_text(encoding="utf-8") if file.exists() else ""
+    if shutil.which("crontab") is None:
+        raise UsageError("cron is not installed here (no `crontab` command): use --systemd, or install cron")
+    done = subprocess.run(["crontab", "-l"], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        if "no crontab" in done.stderr.lower():
+            return ""
+        raise KgError(f"crontab -l failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def _write_crontab(file: Path | None, text: str) -> None:
+    if file is not None:
+        if not file.parent.is_dir():
+            raise UsageError(f"cannot write {file}: its folder does not exist")
+        write_atomic(file, text.encode("utf-8"))
+        return
+    done = subprocess.run(["crontab", "-"], input=text, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise KgError(f"crontab - failed: {done.stderr.strip()}")
+
+
+def _unit_dir(unit_dir: str | Path | None) -> tuple[Path, bool]:
+    """The folder for unit files, and whether it is the user's real one (then systemctl is called)."""
+    value = unit_dir if unit_dir is not None else os.environ.get(ENV_SYSTEMD_DIR)
+    if value:
+        return Path(value).expanduser(), False
+    return Path.home() / ".config" / "systemd" / "user", True
+
+
+def _systemctl(*args: str) -> str | None:
+    """Run `systemctl --user ...`; the error text when it cannot (no systemd, no user session)."""
+    if shutil.which("systemctl") is None:
+        return "systemctl is not installed"
+    done = subprocess.run(["systemctl", "--user", *args], capture_output=True, text=True, check=False)
+    return None if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
+
+
+# -- the three commands ------------------------------------------------------------------------------------------
+def install(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str | Path | None = None,
+            unit_dir: str | Path | None = None, kg: Path | None = None) -> dict[str, Any]:
+    """Write the job for this workspace (replacing an earlier one for it). Safe to run again."""
+    mode = _mode(cron, systemd)
+    root = Path(ws.root).absolute()
+    kg = Path(kg).absolute() if kg else kg_executable()
+    log_path(root).parent.mkdir(parents=True, exist_ok=True)
+    out: dict[str, Any] = {"mode": mode, "workspace": str(root), "kg": str(kg), "log": str(log_path(root)),
+                           "next": None}
+    if mode == "cron":
+        file = _crontab_file(crontab)
+        entry = cron_entry(kg, root)
+        before = _read_crontab(file)
+        _write_crontab(file, without_entry(before, root) + entry + "\n")
+        out.update(written=str(file) if file else "the user's crontab", lines=entry.splitlines())
+        return out
+    folder, real = _unit_dir(unit_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    units = systemd_units(kg, root)
+    for name, text in units.items():
+        write_atomic(folder / name, text.encode("utf-8"))
+    timer = next(n for n in units if n.endswith(".timer"))
+    enable = f"systemctl --user daemon-reload && systemctl --user enable --now {timer}"
+    problem = (_systemctl("daemon-reload") or _systemctl("enable", "--now", timer)) if real else "not asked"
+    out.update(written=str(folder), units=sorted(units), enabled=problem is None,
+               next=None if problem is None else enable, why=problem if real else None)
+    return out
+
+
+def uninstall(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str | Path | None = None,
+              unit_dir: str | Path | None = None) -> dict[str, Any]:
+    """Remove this workspace's job; the log and the last run's record stay."""
+    mode = _mode(cron, systemd)
+    root = Path(ws.root).absolute()
+    if mode == "cron":
+        file = _crontab_file(crontab)
+        before = _read_crontab(file)
+        after = without_entry(before, root)
+        if after != before:
+            _write_crontab(file, after)
+        return {"mode": mode, "workspace": str(root), "removed": after != before}
+    folder, real = _unit_dir(unit_dir)
+    names = list(systemd_units(Path("kg"), root))
+    timer = next(n for n in names if n.endswith(".timer"))
+    if real and (folder / timer).exists():
+        _systemctl("disable", "--now", timer)
+    removed = [n for n in names if (folder / n).exists()]
+    for n in removed:
+        (folder / n).unlink()
+    if real and removed:
+        _systemctl("daemon-reload")
+    return {"mode": mode, "workspace": str(root), "removed": bool(removed), "units": removed}
+
+
+def status(ws: Any, *, crontab: str | Path | None = None, unit_dir: str | Path | None = None) -> dict[str, Any]:
+    """Where the job is installed (cron, systemd, both or neither), and the last run."""
+    root = Path(ws.root).absolute()
+    file = _crontab_file(crontab)
+    try:
+        lines = _read_crontab(file).splitlines()
+        cron_line = next((lines[i + 1] for i, ln in enumerate(lines[:-1]) if ln.strip() == cron_marker(root)), None)
+    except KgError:
+        cron_line = None
+    folder, _ = _unit_dir(unit_dir)
+    units = [n for n in systemd_units(Path("kg"), root) if (folder / n).exists()]
+    return {"workspace": str(root), "cron": cron_line, "systemd": units, "log": str(log_path(root)),
+            "last_run": last_run(ws)}
+
+
+# -- the scheduled run -------------------------------------------------------------------------------------------
+def _summary(report: dict[str, Any]) -> str:
+    parts = [f"{len(v)} {k}" for k, v in report.items() if isinstance(v, list) and v]
+    decayed = report.get("decayed") or {}
+    changed = sum(v for v in decayed.values() if isinstance(v, int))
+    if changed:
+        parts.append(f"{changed} decayed")
+    return ", ".join(parts) or "nothing to do"
+
+
+def run(target: Any = None, *, rules_dir: Path | None = None, now: datetime | str | None = None) -> dict[str, Any]:
+    """Run the cycle for a workspace (or its path), append one timestamped line to its log whatever happens,
+    and keep the outcome for `kg status`. The cycle's failures, a broken rules file or a bad time included, do
+    not raise: the record says `ok: false` with the error."""
+    from kg.lifecycle.api import cycle
+    from kg.workspace import find_root, open_workspace
+
+    root = Path(target.root) if hasattr(target, "root") else find_root(target)
+    try:
+        started = clock.now(now)
+    except KgError:
+        started = clock.now(datetime.now())
+    record: dict[str, Any] = {"at": started.isoformat(), "ok": False, "summary": "", "error": None}
+    try:
+        ws = target if hasattr(target, "root") else open_workspace(root, rules_dir=rules_dir)
+        report = cycle(ws, clock.now(now)).as_dict()
+        record.update(ok=True, summary=_summary(report))
+    except KgError as exc:
+        record["error"] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - the job must log every failure, the unexpected ones too
+        record["error"] = f"unexpected failure: {type(exc).__name__}: {exc}"
+    line = (f"{record['at']} kg cycle ok: {record['summary']}" if record["ok"]
+            else f"{record['at']} kg cycle FAILED: {record['error']}")
+    log = log_path(root)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+    write_atomic(log.with_name(LAST_FILE), json.dumps(record, ensure_ascii=False).encode("utf-8"))
+    return {**record, "log": str(log), "line": line}
+
+
+def last_run(ws: Any) -> dict[str, Any] | None:
+    """The last scheduled run's outcome (`at`, `ok`, `summary`, `error`), or None if it never ran."""
+    try:
+        data = json.loads((log_path(Path(ws.root)).with_name(LAST_FILE)).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

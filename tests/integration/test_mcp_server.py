@@ -1,0 +1,103 @@
+"""kg's MCP server as an MCP client sees it, through the SDK's own client: its version, arguments it refuses,
+`log` answered from the journal while another process holds the graph, and where a recalled topic came from."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import kg
+
+pytest.importorskip("mcp")
+import anyio  # noqa: E402
+from mcp import Client  # noqa: E402
+
+from kg.mcp_server import build_server  # noqa: E402
+
+# Holds the graph open (read-write, as a long `kg cycle` does) until its stdin closes.
+HOLDER = textwrap.dedent("""
+    import sys, kg
+    ws = kg.open_workspace(sys.argv[1])
+    with ws.store():
+        print("holding", flush=True)
+        sys.stdin.read()
+""")
+
+
+def _run(ws, script):
+    async def main():
+        async with Client(build_server(ws.root)) as client:
+            return await script(client)
+
+    return anyio.run(main)
+
+
+def test_server_info_carries_the_package_version(ws):
+    async def script(client):
+        return client.server_info
+
+    info = _run(ws, script)
+    assert (info.name, info.version) == ("kaizen-kg", kg.__version__) and kg.__version__
+
+
+def test_unknown_arguments_are_refused_with_their_names(ws):
+    async def script(client):
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        bad = await client.call_tool("log", {"kind": "error", "summary": "x", "colour": "red"})
+        two = await client.call_tool("status", {"verbose": True, "all": 1})
+        good = await client.call_tool("log", {"kind": "error", "summary": "npm ci failed"})
+        return tools, bad, two, good
+
+    tools, bad, two, good = _run(ws, script)
+    assert all(t.input_schema.get("additionalProperties") is False for t in tools.values())
+    assert bad.is_error and "unknown argument colour: log takes kind, summary, details, action, category, " \
+                             "priority, area, error_text, pattern_key" in bad.content[0].text
+    assert two.is_error and "unknown arguments all, verbose: status takes no arguments" in two.content[0].text
+    assert not good.is_error
+    listed = subprocess.run([str(Path(sys.executable).with_name("kg")), "-w", str(ws.root), "list", "--json"],
+                            capture_output=True, text=True, timeout=120, check=True)
+    assert [e["text"] for e in json.loads(listed.stdout)] == ["npm ci failed"]  # the refused call wrote nothing
+
+
+def test_log_answers_from_the_journal_while_another_process_holds_the_graph(ws, monkeypatch):
+    monkeypatch.setenv("KG_LOCK_TIMEOUT", "300")  # were log to wait for the graph, it would wait this long
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(ws.root)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "holding\n"
+
+        async def script(client):
+            with anyio.fail_after(60):  # far below the lock timeout: the answer did not wait for the graph
+                r = await client.call_tool("log", {"kind": "error", "summary": "deploy failed: ssh key rejected",
+                                                   "area": "infra"})
+            holder.stdin.close()  # the other process lets go; the background apply (or the next call) lands it
+            holder.wait(timeout=60)
+            found = await client.call_tool("search", {"query": "ssh key rejected"})
+            return r, found
+
+        r, found = _run(ws, script)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+    assert not r.is_error, r.content
+    out = r.structured_content
+    assert out["queued"] is True and out["applied"] is False and out["id"].startswith("ERR-")
+    assert out["id"] in [h["ref"] for h in found.structured_content["hits"] if h["source"] == "graph"]
+
+
+@pytest.mark.parametrize(("args", "topic", "detected"), [
+    ({"topic": "config", "message": "明天的天气预报怎么样"}, "config", False),
+    ({"message": "明天的天气预报怎么样"}, "weather", True),
+    ({"topic": "weather"}, "weather", False),
+])
+def test_recall_says_whether_the_message_chose_the_topic(ws, args, topic, detected):
+    async def script(client):
+        return await client.call_tool("recall", args)
+
+    out = _run(ws, script).structured_content
+    assert (out["topic"], out["detected_from_message"]) == (topic, detected)

@@ -1,0 +1,133 @@
+"""`kg schedule`: the job it writes runs under cron's bare environment (`env -i /bin/sh -c LINE`), logs a
+timestamped line on success and on failure, and `kg status` shows the last run. The crontab and the unit folder
+are files in tmp_path (KG_CRONTAB, --unit-dir): the user's real crontab and systemd are never touched."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kg import schedule
+
+KG = str(Path(sys.executable).with_name("kg"))
+REPO = Path(__file__).resolve().parents[2]
+STAMPED = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2} kg cycle (ok: .+|FAILED: .+)$")
+
+
+def kg(*args: str, crontab: Path | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("KG_CRONTAB", "KG_SYSTEMD_DIR", "KG_WORKSPACE")}
+    if crontab is not None:
+        env["KG_CRONTAB"] = str(crontab)
+    return subprocess.run([KG, *args], capture_output=True, text=True, timeout=180, check=False, env=env, cwd=cwd)
+
+
+def as_cron_runs_it(command: str) -> subprocess.CompletedProcess[str]:
+    """cron runs the command part of a line with /bin/sh, from $HOME, in an almost empty environment."""
+    return subprocess.run(["env", "-i", "/bin/sh", "-c", command], capture_output=True, text=True, timeout=180,
+                          check=False, cwd="/")
+
+
+def test_cron_job_runs_in_a_bare_environment_and_logs_every_run(ws, tmp_path):
+    crontab = tmp_path / "crontab"
+    crontab.write_text("MAILTO=me@example.org\n0 * * * * /usr/bin/true\n", encoding="utf-8")
+    for _ in range(2):  # installing again replaces the job, never doubles it
+        done = kg("schedule", "install", "--json", crontab=crontab, cwd=ws.root)
+        assert done.returncode == 0, done.stderr
+    lines = crontab.read_text(encoding="utf-8").splitlines()
+    assert lines[:2] == ["MAILTO=me@example.org", "0 * * * * /usr/bin/true"]
+    assert lines[2] == f"# kaizen-kg cycle for {ws.root}" and len(lines) == 4
+    job = lines[3]
+    assert job.startswith(f"15 6 * * * {KG} -w {ws.root} schedule run >> ")
+    assert json.loads(done.stdout)["lines"] == lines[2:]
+
+    ran = as_cron_runs_it(job.split(" ", 5)[5])
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, "", "")
+    log = ws.root / "memory/.kg/cycle.log"
+    entries = log.read_text(encoding="utf-8").splitlines()
+    assert len(entries) == 1 and STAMPED.match(entries[0]) and " kg cycle ok: " in entries[0]
+
+    status = kg("-w", str(ws.root), "status", "--json")
+    assert json.loads(status.stdout)["last_cycle"]["ok"] is True
+    text = kg("-w", str(ws.root), "status").stdout
+    assert f"   Last scheduled cycle: {entries[0].split(' ')[0]} ok (" in text
+
+    # a run that fails (a rule file broken by hand) is logged too, with its time and the reason
+    (ws.root / "kg.toml").write_text('[rules.lifecycle.verification]\nfirst_check_days = "soon"\n')
+    failed = as_cron_runs_it(job.split(" ", 5)[5])
+    assert failed.returncode == 1
+    entries = log.read_text(encoding="utf-8").splitlines()
+    assert len(entries) == 2 and STAMPED.match(entries[1])
+    assert " kg cycle FAILED: " in entries[1] and "first_check_days: must be a number" in entries[1]
+    (ws.root / "kg.toml").unlink()
+    text = kg("-w", str(ws.root), "status").stdout
+    assert "Last scheduled cycle: " in text and " FAILED: " in text
+
+    shown = kg("-w", str(ws.root), "schedule", "status", "--json", crontab=crontab)
+    assert json.loads(shown.stdout)["cron"] == job and json.loads(shown.stdout)["systemd"] == []
+    removed = kg("-w", str(ws.root), "schedule", "uninstall", crontab=crontab)
+    assert removed.stdout == f"Removed the cron job for {ws.root}\n"
+    assert crontab.read_text(encoding="utf-8") == "MAILTO=me@example.org\n0 * * * * /usr/bin/true\n"
+
+
+def test_systemd_units_run_in_a_bare_environment(ws, tmp_path):
+    units = tmp_path / "units"
+    done = kg("-w", str(ws.root), "schedule", "install", "--systemd", "--unit-dir", str(units), "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    name = schedule.unit_name(ws.root)
+    assert out["units"] == [f"{name}.service", f"{name}.timer"] and out["enabled"] is False
+    assert "systemctl --user enable --now " + name + ".timer" in done.stderr
+    service = (units / f"{name}.service").read_text(encoding="utf-8")
+    fields = dict(ln.split("=", 1) for ln in service.splitlines() if "=" in ln)
+    log = ws.root / "memory/.kg/cycle.log"
+    assert fields["StandardOutput"] == fields["StandardError"] == f"append:{log}"
+    assert "OnCalendar=*-*-* 06:15" in (units / f"{name}.timer").read_text(encoding="utf-8")
+    # systemd runs ExecStart without a shell or PATH, with stdout appended to the log
+    with open(log, "a", encoding="utf-8") as fh:
+        ran = subprocess.run(["env", "-i", *shlex.split(fields["ExecStart"])], stdout=fh, stderr=fh, cwd="/",
+                             timeout=180, check=False)
+    assert ran.returncode == 0
+    entries = log.read_text(encoding="utf-8").splitlines()
+    assert len(entries) == 1 and STAMPED.match(entries[0])
+    shown = json.loads(kg("-w", str(ws.root), "schedule", "status", "--unit-dir", str(units), "--json").stdout)
+    assert shown["systemd"] == out["units"] and shown["last_run"]["ok"] is True
+    gone = kg("-w", str(ws.root), "schedule", "uninstall", "--systemd", "--unit-dir", str(units))
+    assert gone.returncode == 0 and list(units.iterdir()) == []
+
+
+def test_readme_shows_what_install_writes():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    kg_path, root = Path("/path/to/kaizen-kg/.venv/bin/kg"), Path("/path/to/workspace")
+    assert f"```\n{schedule.cron_entry(kg_path, root)}\n```" in readme
+    units = schedule.systemd_units(kg_path, root)
+    for text in units.values():
+        assert f"```\n{text}```" in readme
+    assert f"`~/.config/systemd/user/{next(iter(units))}`" in readme
+
+
+def test_paths_with_spaces_and_percent_signs_survive_cron(tmp_path):
+    import kg as kglib
+
+    ws = kglib.init_workspace(tmp_path / "my work 100%")
+    crontab = tmp_path / "crontab"
+    assert kg("-w", str(ws.root), "schedule", "install", crontab=crontab).returncode == 0
+    job = crontab.read_text(encoding="utf-8").splitlines()[1]
+    assert "100\\%" in job
+    ran = as_cron_runs_it(job.split(" ", 5)[5].replace("\\%", "%"))  # cron turns `\%` back into `%`
+    assert ran.returncode == 0, ran.stderr
+    assert STAMPED.match((ws.root / "memory/.kg/cycle.log").read_text(encoding="utf-8").splitlines()[0])
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["install", "--cron", "--systemd"], "Error: choose one of --cron and --systemd\n"),
+])
+def test_bad_input(ws, tmp_path, args, message):
+    done = kg("-w", str(ws.root), "schedule", *args, crontab=tmp_path / "crontab")
+    assert (done.returncode, done.stderr) == (2, message)
