@@ -105,17 +105,25 @@ def main() -> None:
     """Console entry point: never let a traceback reach the user."""
     import sys
 
-    from kg.cli.common import allow_background, run_after_answer
+    from kg.cli.common import allow_background, bad_input, check_argv, run_after_answer, run_app
 
     allow_background(True)
     try:
+        refused = check_argv(sys.argv[1:])
+        if refused:
+            sys.stderr.write(f"Error: {refused}\n")
+            raise SystemExit(2)
         with _only(_invoked(sys.argv[1:])):
-            app()
+            code = run_app(app)
+        raise SystemExit(code)
     except SystemExit as exc:
         allow_background(False)
         run_after_answer(exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1))
         raise
     except Exception as exc:  # noqa: BLE001 - last line of defence; the library raises KgError for known cases
+        if bad_input(exc):
+            sys.stderr.write(f"Error: {bad_input(exc)}\n")
+            raise SystemExit(2) from None
         sys.stderr.write(f"Error: unexpected failure: {type(exc).__name__}: {exc}\n"
                          "Please report this with the command you ran.\n")
         raise SystemExit(1) from None

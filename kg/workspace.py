@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kg import clock, files
+from kg import clock, files, paths
 from kg.entries import choice, prepare
 from kg.errors import KgError, NotFound, NoWorkspace, RulesError, StoreError, UsageError
 from kg.journal import Journal, write_atomic
@@ -602,13 +602,13 @@ class Workspace:
             value = self._session_file.read_text(encoding="utf-8").strip()
         except (FileNotFoundError, UnicodeDecodeError):
             return None
-        return value or None
+        return value if paths.is_name(value) else None  # a hand-edited file must not name a path
 
     def set_current_session(self, session_id: str | None) -> None:
         if session_id is None:
             self._session_file.unlink(missing_ok=True)
         else:
-            write_atomic(self._session_file, session_id.encode("utf-8"))
+            write_atomic(self._session_file, paths.check_name(session_id, "session id").encode("utf-8"))
 
     # -- writing ------------------------------------------------------------------------------------------
     def log(self, kind: str, summary: str, *, now: datetime | str | None = None, session: str | None = None,
@@ -626,7 +626,7 @@ class Workspace:
         - `apply=False` only journals it: the next command that opens the graph applies it.
         """
         at = clock.now(now)
-        session = session or self.current_session()
+        session = paths.check_name(session, "session id") if session else self.current_session()
         prepared = prepare(self.policy, self.rules.redactor, kind, summary, now=at, session=session, **fields)
         f = prepared.fields
         kind = f["entry_type"]

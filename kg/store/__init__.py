@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.errors import SchemaError, StoreError
+from kg.errors import SchemaError, StoreError, UsageError
 from kg.store import queries as _queries
 from kg.store.lock import FileLock, Yielded
 from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, migrations
@@ -239,6 +239,8 @@ class Store:
         return self._execute_raw(cypher, params)
 
     def _execute_raw(self, cypher: str, params: dict[str, Any]) -> list[Row]:
+        if params:
+            _check_values(params)
         columns, rows = self._fetch(cypher, params)
         return [dict(zip(columns, row, strict=True)) for row in rows]
 
@@ -297,6 +299,30 @@ class Store:
             raise
         self._in_tx = False
         self._execute_raw("COMMIT", {})
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _check_values(value: Any, name: str = "") -> None:
+    """Refuse, as bad input, values Kùzu cannot hold (a number past 64 bits, text that is not UTF-8), which
+    its binding layer otherwise reports as an opaque cast failure."""
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, int):
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise UsageError(f"the number {value} is out of range (at most {_INT64[1]:,}); give a smaller value")
+    elif isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(f"{name or 'a value'} is not valid UTF-8 text; give UTF-8 text") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_values(item, str(key))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _check_values(item, name)
 
 
 def _empty(path: Path) -> bool:
