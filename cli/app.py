@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from kg.cli import analysis, demo, entries, graph, links, reflect, trail
+from kg.cli import analysis, demo, doctor, entries, graph, links, reflect, trail
 from kg.cli import hooks as hooks_cli
 from kg.cli import lifecycle as lifecycle_cli
 from kg.cli import memory as memory_cli
@@ -55,6 +55,7 @@ memory_cli.register(app)
 links.register(app)
 lifecycle_cli.register(app, export_app)
 hooks_cli.register(app)
+doctor.register(app)
 
 
 # Global options that take a value: skipped when looking for the subcommand's name on the command line.

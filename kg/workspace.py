@@ -219,6 +219,7 @@ class Workspace:
         self._atexit: Callable[[], None] | None = None
         self._last_drain = DrainReport()
         self._journal: Journal | None = None
+        self._allow_new_graph = False  # `kg doctor --repair` only: start a graph over a missing one
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -303,10 +304,12 @@ class Workspace:
         with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", lock_timeout=self.lock_timeout,
                         queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
                         unless=unless, buffer_pool_mb=self.policy.buffer_pool_mb, polite=polite,
-                        must_exist=self._acknowledged) as st:
+                        must_exist=None if self._allow_new_graph else self._acknowledged) as st:
             if st is None:
                 yield None
                 return
+            for repair in st.repairs:
+                _warn(repair)
             self._drain(st, polite=polite)
             self._held = st  # nested store() calls share this handle
             try:
@@ -838,6 +841,7 @@ class Workspace:
             "sessions": sessions,
             "pending_high": [_jsonable(r) for r in high],
             "patterns": [_jsonable(p) for p in patterns],
+            "journal_rejected": len(self.journal.rejected()),
         }
 
 

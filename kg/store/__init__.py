@@ -59,6 +59,7 @@ class Store:
 
     def __init__(self, db: Any, conn: Any, path: Path, queries: dict[str, _queries.NamedQuery]):
         self._lock: FileLock | None = None
+        self.repairs: list[str] = []  # what opening repaired (for `kg doctor` and a warning)
         self._db = db
         self._conn = conn
         self.path = path
@@ -134,7 +135,9 @@ class Store:
             try:
                 if migrate and not read_only:
                     store._migrate()
-                    store.ensure_fts()
+                    if store.ensure_fts():
+                        store.repairs.append("rebuilt the full-text index node_fts, which was missing (an "
+                                             "import or a migration was cut short)")
                 else:
                     store._check_version()
                 yield store
