@@ -102,29 +102,40 @@ def _only(name: str | None) -> Iterator[None]:
         app.registered_commands, app.registered_groups = commands, groups
 
 
+def run(argv: list[str]) -> int:
+    """Run `kg ARGV` in this process and return the exit code: bad input 2 with an `Error:` line, an
+    operational failure 1, never a traceback. (Tests call this; `main` adds the detached after-answer work.)"""
+    import sys
+
+    from kg.cli.common import bad_input, check_argv, run_app
+
+    refused = check_argv(argv)
+    if refused:
+        sys.stderr.write(f"Error: {refused}\n")
+        return 2
+    try:
+        with _only(_invoked(argv)):
+            return run_app(app, argv)
+    except Exception as exc:  # noqa: BLE001 - last line of defence; the library raises KgError for known cases
+        if bad_input(exc):
+            sys.stderr.write(f"Error: {bad_input(exc)}\n")
+            return 2
+        sys.stderr.write(f"Error: unexpected failure: {type(exc).__name__}: {exc}\n"
+                         "Please report this with the command you ran.\n")
+        return 1
+
+
 def main() -> None:
     """Console entry point: never let a traceback reach the user."""
     import sys
 
-    from kg.cli.common import allow_background, bad_input, check_argv, run_after_answer, run_app
+    from kg.cli.common import allow_background, run_after_answer
 
     allow_background(True)
     try:
-        refused = check_argv(sys.argv[1:])
-        if refused:
-            sys.stderr.write(f"Error: {refused}\n")
-            raise SystemExit(2)
-        with _only(_invoked(sys.argv[1:])):
-            code = run_app(app)
-        raise SystemExit(code)
+        code = run(sys.argv[1:])
     except SystemExit as exc:
-        allow_background(False)
-        run_after_answer(exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1))
-        raise
-    except Exception as exc:  # noqa: BLE001 - last line of defence; the library raises KgError for known cases
-        if bad_input(exc):
-            sys.stderr.write(f"Error: {bad_input(exc)}\n")
-            raise SystemExit(2) from None
-        sys.stderr.write(f"Error: unexpected failure: {type(exc).__name__}: {exc}\n"
-                         "Please report this with the command you ran.\n")
-        raise SystemExit(1) from None
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    allow_background(False)
+    run_after_answer(code)
+    raise SystemExit(code)

@@ -93,13 +93,13 @@ def check_argv(argv: list[str]) -> str | None:
     return None
 
 
-def run_app(app: typer.Typer) -> int:
+def run_app(app: typer.Typer, argv: list[str]) -> int:
     """Run the app and return its exit code. Usage errors print the usage and one `Error: ...` line (not a
     box), so every bad input answers the same way: a line starting with `Error:` on stderr, exit 2."""
     from typer import _click  # typer 0.28 carries its own click
 
     try:
-        code = app(standalone_mode=False)
+        code = app(args=argv, prog_name="kg", standalone_mode=False)
     except _click.exceptions.ClickException as exc:
         exc.show()
         return exc.exit_code

@@ -275,6 +275,7 @@ class Policy:
     list_max_items: int
     lock_timeout: float
     buffer_pool_mb: int
+    min_free_mb: int
     background_max_queued: int
     drain_batch: int
     kinds: tuple[str, ...]
@@ -303,6 +304,7 @@ class Policy:
             list_max_items=r.whole("limits.list_max_items", 1, 100_000),
             lock_timeout=r.number("lock.timeout_seconds", 0, 86_400),
             buffer_pool_mb=r.whole("store.buffer_pool_mb", 16, 1_048_576),
+            min_free_mb=r.whole("store.min_free_mb", 0, 1_048_576),
             background_max_queued=r.whole("write.background_max_queued", 0, 1_000_000),
             drain_batch=r.whole("write.drain_batch", 1, 100_000),
             kinds=tuple(r.get("entries.kinds")),

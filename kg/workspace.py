@@ -304,6 +304,7 @@ class Workspace:
         with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", lock_timeout=self.lock_timeout,
                         queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
                         unless=unless, buffer_pool_mb=self.policy.buffer_pool_mb, polite=polite,
+                        min_free_mb=self.policy.min_free_mb,
                         must_exist=None if self._allow_new_graph else self._acknowledged) as st:
             if st is None:
                 yield None

@@ -83,6 +83,7 @@ class Store:
         buffer_pool_mb: int = 1024,
         polite: bool = False,
         must_exist: Callable[[], str | None] | None = None,
+        min_free_mb: int = 0,
     ) -> Iterator[Store | None]:
         """Lock, open, migrate, check the full-text index. With `unless`, that check runs once the lock is
         held, and when it is true the database is not opened at all and None is yielded (a cheap way out for
@@ -117,6 +118,8 @@ class Store:
                         f"the graph {path} is {'empty' if path.exists() else 'missing'}, but {why}; kg will not "
                         "start an empty graph over them. Restore the file from a backup, or run `kg doctor "
                         "--repair` to start a new graph (rebuilt from memory/.learning-trail.json when present)")
+            if not read_only and min_free_mb:
+                _check_space(path, min_free_mb)
             import kuzu  # imported late: it is the slowest import, and `kg --help` does not need it
 
             try:
@@ -326,6 +329,21 @@ def _check_values(value: Any, name: str = "") -> None:
     elif isinstance(value, (list, tuple)):
         for item in value:
             _check_values(item, name)
+
+
+def _check_space(path: Path, min_free_mb: int) -> None:
+    """Refuse to open the graph for writing on a nearly full disk. Kùzu does not report a failed write to its
+    WAL as an error: it aborts the process (`terminate called after throwing kuzu::common::IOException`),
+    which a caller cannot catch. Entries already acknowledged stay in the journal until there is room."""
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return
+    free = st.f_bavail * st.f_frsize
+    if free < min_free_mb * 1024 * 1024:
+        raise StoreError(f"the disk holding {path.parent} is full ({free // 1024:,} KB free, kg needs "
+                         f"{min_free_mb} MB to write the graph safely); free some space and run the command "
+                         "again. Acknowledged entries wait in the journal")
 
 
 def _empty(path: Path) -> bool:
