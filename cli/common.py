@@ -103,7 +103,7 @@ def run_app(app: typer.Typer, argv: list[str]) -> int:
     except _click.exceptions.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except (_click.exceptions.Abort, typer.Abort):
+    except typer.Abort:
         typer.echo("Error: aborted", err=True)
         return 1
     except typer.Exit as exc:
