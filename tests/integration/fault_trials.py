@@ -113,19 +113,33 @@ def _kill_detached_appliers(tag: str, delay: float) -> int:
     return killed
 
 
+_SPAN: dict[str, float] = {}
+
+
+def _span(ws: Path) -> float:
+    """How long a `kg log --wait` takes here and now (the machine may be loaded): kill points are drawn
+    across that span, so they fall before, during and after the acknowledgement."""
+    if "log" not in _SPAN:
+        t = time.perf_counter()
+        kg(ws, "log", "learning", "timing probe entry", "--wait")
+        _SPAN["log"] = max(0.3, time.perf_counter() - t)
+    return _SPAN["log"]
+
+
 def trial(ws: Path, scenario: str, rng: random.Random, tally: Tally, tag: str) -> None:
     """One kill -9 trial of `scenario` in workspace `ws` (made with `kg init`)."""
     acked: list[str] = []
+    span = _span(ws)
     if scenario == "log":
         out = _kill_after([KG, "-w", str(ws), "log", "learning", f"{tag} logged entry", "--wait"],
-                          rng.uniform(0.05, 0.9))
+                          rng.uniform(0.3, 1.3) * span)
         acked = _ids_printed(out)
     elif scenario == "applier":
         r = kg(ws, "log", "learning", f"{tag} applier entry")
         acked = _ids_printed(r.stdout)
-        _kill_detached_appliers(tag, rng.uniform(0.0, 0.3))
+        _kill_detached_appliers(tag, rng.uniform(0.0, 0.6) * span)
     elif scenario == "batch":
-        out = _kill_after([sys.executable, "-c", _BATCH, str(ws), tag, "30"], rng.uniform(0.3, 2.0))
+        out = _kill_after([sys.executable, "-c", _BATCH, str(ws), tag, "30"], rng.uniform(0.8, 3.0) * span)
         acked = [x for x in out.split() if x.startswith("LRN-")]
     elif scenario == "drain":
         before = set(_journaled(ws))
@@ -133,11 +147,11 @@ def trial(ws: Path, scenario: str, rng: random.Random, tally: Tally, tag: str) -
                    "for i in range(20): ws.log('error', f'{sys.argv[2]} queued failure {i}', apply=False)")
         subprocess.run([sys.executable, "-c", prefill, str(ws), tag], check=True, env=env())
         acked = [i for i in _journaled(ws) if i not in before]
-        _kill_after([KG, "-w", str(ws), "list", "--limit", "1"], rng.uniform(0.2, 2.0))
+        _kill_after([KG, "-w", str(ws), "list", "--limit", "1"], rng.uniform(0.3, 3.0) * span)
     elif scenario == "cycle":
         r = kg(ws, "log", "error", f"{tag} cycle entry", "--pattern-key", "fault.cycle", "--wait")
         acked = _ids_printed(r.stdout)
-        _kill_after([KG, "-w", str(ws), "cycle"], rng.uniform(0.1, 1.5))
+        _kill_after([KG, "-w", str(ws), "cycle"], rng.uniform(0.3, 2.0) * span)
     else:
         raise ValueError(scenario)
     check(ws, acked, tally, tag)
@@ -169,7 +183,7 @@ def reader_latency(ws: Path, *, agents: int = 8, reads: int = 10, logs_per_agent
               "2>&1; done").format(n=logs_per_agent, kg=KG, ws=ws)
     writers = [subprocess.Popen(["bash", "-c", script], env={**env(), "A": str(a)}, start_new_session=True)
                for a in range(agents)]
-    times, failed = [], 0
+    times, failed, waits, refs = [], 0, [], []
     try:
         time.sleep(2.0)  # let the stream build up
         for _ in range(reads):
@@ -177,6 +191,12 @@ def reader_latency(ws: Path, *, agents: int = 8, reads: int = 10, logs_per_agent
             r = kg(ws, *command)
             times.append(time.perf_counter() - t)
             failed += r.returncode != 0
+            t = time.perf_counter()
+            kg(ws, "pref", "list")  # the same start-up, no graph: what the machine's load alone costs
+            refs.append(time.perf_counter() - t)
+            w = subprocess.run([sys.executable, "-c", _LOCK_PROBE, str(ws)], capture_output=True, text=True,
+                               env=env())
+            waits.append(float(w.stdout or "nan"))
             time.sleep(0.3)
     finally:
         for w in writers:
@@ -185,6 +205,20 @@ def reader_latency(ws: Path, *, agents: int = 8, reads: int = 10, logs_per_agent
             except ProcessLookupError:
                 pass
             w.wait()
-    times.sort()
-    return {"p50": statistics.median(times), "p95": times[max(0, int(round(0.95 * len(times))) - 1)],
-            "max": times[-1], "failed": failed, "reads": len(times)}
+    def p95(xs: list[float]) -> float:
+        xs = sorted(xs)
+        return xs[max(0, int(round(0.95 * len(xs))) - 1)]
+
+    return {"p50": statistics.median(times), "p95": p95(times), "max": max(times), "failed": failed,
+            "reads": len(times), "ref_p50": statistics.median(refs), "ref_p95": p95(refs),
+            "wait_p50": statistics.median(waits), "wait_p95": p95(waits)}
+
+
+# A reader's wait for the graph alone: the lock a reader takes (announcing itself, as `kg search` does).
+_LOCK_PROBE = """
+import sys, time
+from pathlib import Path
+from kg.store.lock import FileLock
+lock = FileLock(Path(sys.argv[1]) / "memory" / ".kg" / "graph.lock", timeout=120)
+t = time.perf_counter(); lock.acquire(); print(time.perf_counter() - t); lock.release()
+"""
