@@ -401,7 +401,12 @@ class Workspace:
         leaves stays in its draining file for the next holder. A record that cannot be applied is quarantined
         in `journal.rejected` with a warning, and the drain goes on."""
         report = DrainReport()
-        if self.journal.has_pending():
+        rounds, handed_over = 0, False
+        # A background drain that holds the graph keeps taking what other agents log meanwhile (a few rounds,
+        # while no reader waits), so one open graph serves a burst instead of every `kg log` opening it.
+        while not handed_over and self.journal.has_pending() and (
+                rounds == 0 or (polite and rounds < 8 and not st.others_waiting())):
+            rounds += 1
             with self._applier_lock:
                 self._queued = 0
             size = max(1, self.policy.drain_batch)
@@ -409,7 +414,6 @@ class Workspace:
                 report.torn += pending.skipped
                 self._quarantine(pending, report)
                 records = pending.records
-                handed_over = False
                 for start in range(0, len(records), size):
                     batch = records[start:start + size]
                     done = self._apply_batch(st, pending, batch, report)
