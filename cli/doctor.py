@@ -12,8 +12,9 @@ ICONS = {"ok": "✅", "repaired": "🔧", "warning": "⚠️ ", "error": "❌"}
 
 def doctor(
     ctx: typer.Context,
-    repair: Annotated[bool, typer.Option("--repair", help="Also start a new graph over a missing or empty one "
-                                                          "(rebuilt from the trail and .learnings/ when present).")] = False,
+    repair: Annotated[bool, typer.Option(
+        "--repair", help="Also start a new graph over a missing or empty one (rebuilt from the trail and "
+                         ".learnings/ when present).")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only check; repair nothing.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
