@@ -44,6 +44,16 @@ def inside(root: Path, path: Path, what: str) -> Path:
     return real
 
 
+def out_path(path: str | os.PathLike[str] | None, kg_dir: Path) -> Path | None:
+    """An `--out` value checked by `output_target`: the path as given, or a symlink's target (so the file is
+    written through the link and the link stays)."""
+    if path is None:
+        return None
+    given = Path(path).expanduser()
+    real = output_target(given, kg_dir)
+    return real if given.is_symlink() else given
+
+
 def output_target(path: Path, kg_dir: Path) -> Path:
     """Where an `--out` file may be written: not over kg's own state (`memory/.kg`), not onto a device, a
     FIFO or a folder. A symlink is written through (its target is replaced, the link stays)."""

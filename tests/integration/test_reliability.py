@@ -171,3 +171,16 @@ def test_write_atomic_writes_through_a_link_and_leaves_no_temp(ws):
     with pytest.raises(IsADirectoryError):
         write_atomic(ws.memory, b"x")
     assert not [p for p in ws.root.rglob("*.tmp")]
+
+
+def test_out_targets_never_overwrite_kg_state_or_devices(ws, kg, tmp_path):
+    code, _, err = kg("export", "trail", "--out", str(ws.kg_dir / "ids.json"))
+    assert code == 2 and "inside kg's own state folder" in err
+    code, _, err = kg("export", "graph", "--out", "/dev/null")
+    assert code == 2 and "not a regular file" in err
+    real = tmp_path / "real.json"
+    real.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    assert kg("export", "trail", "--out", str(link))[0] == 0
+    assert link.is_symlink() and '"entries"' in real.read_text()
