@@ -184,3 +184,45 @@ def test_out_targets_never_overwrite_kg_state_or_devices(ws, kg, tmp_path):
     link.symlink_to(real)
     assert kg("export", "trail", "--out", str(link))[0] == 0
     assert link.is_symlink() and '"entries"' in real.read_text()
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A real 12 MB filesystem (tmpfs), where the test may mount one (root in CI containers)."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("cannot mount a small filesystem here")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_disk_full_keeps_the_id_and_leaves_no_temp_files(small_fs, capsys):
+    import kg as kglib
+
+    (small_fs / "ws").mkdir()
+    (small_fs / "ws" / "kg.toml").write_text("[rules.policy.store]\nmin_free_mb = 2\n")
+    ws = kglib.init_workspace(small_fs / "ws")
+    filler = small_fs / "filler"
+    free = os.statvfs(small_fs).f_bavail * os.statvfs(small_fs).f_frsize
+    filler.write_bytes(b"\0" * (free - 1024 * 1024))  # 1 MB left: below store.min_free_mb
+    capsys.readouterr()
+    code = run(["-w", str(ws.root), "log", "learning", "written on a full disk", "--wait", "--json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    answer = json.loads(out)
+    assert answer["applied"] is False and "disk holding" in answer["note"] and "full" in answer["note"]
+    code = run(["-w", str(ws.root), "list"])
+    assert code == 1 and "is full" in capsys.readouterr().err
+    free = os.statvfs(small_fs).f_bavail * os.statvfs(small_fs).f_frsize
+    with open(filler, "ab") as fh:
+        fh.write(b"\0" * free)  # nothing left at all
+    code = run(["-w", str(ws.root), "log", "learning", "no room for this one"])
+    assert code == 1 and "Error: cannot write to the workspace: No space left on device" in capsys.readouterr().err
+    assert not [p for p in small_fs.rglob("*.tmp")]
+    filler.unlink()
+    capsys.readouterr()
+    assert run(["-w", str(ws.root), "list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in rows if r["text"] == "written on a full disk"] == [answer["id"]]
+    assert not [r for r in rows if r["text"] == "no room for this one"]
