@@ -59,8 +59,11 @@ def fuzz_argv(rng: random.Random) -> list[str]:
 def run_fuzz(ws: Path, count: int, seed: int) -> tuple[int, int, dict[int, int], list[str]]:
     from kg.cli.app import run
 
+    import os
+
     rng = random.Random(seed)
     outside, no_error, codes, examples = 0, 0, {}, []
+    os.chdir(ws)  # relative --out names land in the scratch workspace, not the checkout
     for _ in range(count):
         argv = fuzz_argv(rng)
         err = io.StringIO()
