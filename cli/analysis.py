@@ -46,8 +46,11 @@ def export_graph(
     """Export the knowledge graph (from a snapshot) for Gephi, networkx, GitHub, Graphviz, Kùzu or Neo4j."""
     from kg.export import export_graph as run
 
+    from kg.paths import out_path
+
     with errors():
-        result = run(workspace(ctx), fmt, types=_types(types), since=since, now=now_of(ctx, now), out=out,
+        ws = workspace(ctx)
+        result = run(ws, fmt, types=_types(types), since=since, now=now_of(ctx, now), out=out_path(out, ws.kg_dir),
                      dialect=dialect)
     for warning in result.warnings:
         note(f"Warning: {warning}")
@@ -72,8 +75,11 @@ def graph_show(
     """Draw a subgraph: around ID, or the best-connected nodes of --type. Writes --out (default graph.png)."""
     from kg.drawing import show_subgraph
 
+    from kg.paths import out_path
+
     with errors():
-        report = show_subgraph(workspace(ctx), out=out, node_id=node_id, types=_types(types), depth=depth,
+        ws = workspace(ctx)
+        report = show_subgraph(ws, out=out_path(out, ws.kg_dir), node_id=node_id, types=_types(types), depth=depth,
                                limit=limit, since=since, now=now_of(ctx, now))
     for warning in report["warnings"]:
         note(f"Warning: {warning}")

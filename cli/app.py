@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from kg.cli import analysis, demo, entries, graph, links, reflect, trail
+from kg.cli import analysis, demo, doctor, entries, graph, links, reflect, trail
 from kg.cli import hooks as hooks_cli
 from kg.cli import lifecycle as lifecycle_cli
 from kg.cli import memory as memory_cli
@@ -117,6 +117,7 @@ links.register(app)
 lifecycle_cli.register(app, export_app)
 hooks_cli.register(app)
 schedule_cli.register(app)
+doctor.register(app)
 
 
 # Global options that take a value: skipped when looking for the subcommand's name on the command line.
@@ -168,6 +169,32 @@ def _only(name: str | None) -> Iterator[None]:
         app.registered_commands, app.registered_groups, app._add_completion = commands, groups, completion
 
 
+def run(argv: list[str]) -> int:
+    """Run `kg ARGV` in this process and return the exit code: bad input 2 with an `Error:` line, an
+    operational failure 1, never a traceback. (Tests call this; `main` adds the detached after-answer work.)"""
+    import sys
+
+    from kg.cli.common import bad_input, check_argv, run_app
+
+    refused = check_argv(argv)
+    if refused:
+        sys.stderr.write(f"Error: {refused}\n")
+        return 2
+    name = _invoked(argv)
+    if name is None and {"--version", "-V"} & set(argv):
+        name = "--version"
+    try:
+        with _only(name):
+            return run_app(app, argv)
+    except Exception as exc:  # noqa: BLE001 - last line of defence; the library raises KgError for known cases
+        if bad_input(exc):
+            sys.stderr.write(f"Error: {bad_input(exc)}\n")
+            return 2
+        sys.stderr.write(f"Error: unexpected failure: {type(exc).__name__}: {exc}\n"
+                         "Please report this with the command you ran.\n")
+        return 1
+
+
 def main() -> None:
     """Console entry point: never let a traceback reach the user."""
     import sys
@@ -176,16 +203,9 @@ def main() -> None:
 
     allow_background(True)
     try:
-        name = _invoked(sys.argv[1:])
-        if name is None and {"--version", "-V"} & set(sys.argv[1:]):
-            name = "--version"
-        with _only(name):
-            app()
+        code = run(sys.argv[1:])
     except SystemExit as exc:
-        allow_background(False)
-        run_after_answer(exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1))
-        raise
-    except Exception as exc:  # noqa: BLE001 - last line of defence; the library raises KgError for known cases
-        sys.stderr.write(f"Error: unexpected failure: {type(exc).__name__}: {exc}\n"
-                         "Please report this with the command you ran.\n")
-        raise SystemExit(1) from None
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    allow_background(False)
+    run_after_answer(code)
+    raise SystemExit(code)

@@ -3,6 +3,7 @@ place where library errors become `Error: ...` on stderr with an exit code (2 ba
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -55,7 +56,59 @@ def errors() -> Iterator[None]:
     except BrokenPipeError:
         raise typer.Exit(0) from None
     except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            fail(f"the disk is full{f' ({exc.filename})' if exc.filename else ''}; free some space and run the "
+                 "command again (nothing half-written was kept)", 1)
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            fail(f"cannot write {exc.filename or 'to the workspace'}: {exc.strerror}; check the folder's "
+                 "permissions and that its filesystem is writable", 1)
         fail(f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", 1)
+    except (UnicodeError, OverflowError, RecursionError) as exc:
+        fail(bad_input(exc) or str(exc), 2)
+
+
+def bad_input(exc: BaseException) -> str | None:
+    """The message for an exception that can only come from bad input (a value the caller gave), or None."""
+    if isinstance(exc, UnicodeEncodeError) and "surrogates" in str(exc):
+        return "an argument or input is not valid UTF-8 text; give UTF-8 text (check the shell's locale)"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"the input is not UTF-8 text ({exc.reason} at byte {exc.start}); convert it with `iconv -t utf-8`"
+    if isinstance(exc, OverflowError):
+        return f"a number or date is out of range ({exc}); give a smaller value"
+    if isinstance(exc, RecursionError):
+        return "the input is nested too deeply (JSON or a query); kg reads at most a few hundred levels"
+    return None
+
+
+def check_argv(argv: list[str]) -> str | None:
+    """Why the arguments are refused, or None. Arguments that are not UTF-8 (Python holds their bad bytes as
+    lone surrogates, which failed deep inside the first write as an "unexpected failure") are bad input."""
+    for i, arg in enumerate(argv, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            return (f"argument {i} ({shown[:60]!r}) is not valid UTF-8 text; give UTF-8 text (check the "
+                    "shell's locale)")
+    return None
+
+
+def run_app(app: typer.Typer, argv: list[str]) -> int:
+    """Run the app and return its exit code. Usage errors print the usage and one `Error: ...` line (not a
+    box), so every bad input answers the same way: a line starting with `Error:` on stderr, exit 2."""
+    from typer import _click  # typer 0.28 carries its own click
+
+    try:
+        code = app(args=argv, prog_name="kg", standalone_mode=False)
+    except _click.exceptions.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except typer.Abort:
+        typer.echo("Error: aborted", err=True)
+        return 1
+    except typer.Exit as exc:
+        return exc.exit_code
+    return code if isinstance(code, int) else 0
 
 
 def workspace(ctx: typer.Context):

@@ -181,6 +181,9 @@ def _render_status(d: dict[str, Any]) -> str:
              f"   Edges: {edges}   Sessions: {d['sessions']}"]
     if d["entry_status"]:
         lines.append("   Status: " + ", ".join(f"{k} {v}" for k, v in sorted(d["entry_status"].items())))
+    if d.get("journal_rejected"):
+        lines.append(f"   ⚠️  Journal: {d['journal_rejected']} line(s) set aside in memory/.kg/journal.rejected "
+                     "(could not be applied); `kg doctor` shows them")
     if d["pending_high"]:
         lines.append(f"\n⚠️  Pending high-priority items ({len(d['pending_high'])}):")
         lines += [f"   [{r['id']}] ({r['priority']}) {r['text'][:80]}" for r in d["pending_high"]]

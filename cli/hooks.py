@@ -60,7 +60,10 @@ def _stdin_payload() -> dict[str, Any]:
     stream = sys.stdin
     if stream is None or stream.isatty():
         return {}
-    return read_payload(stream.read())
+    from kg import inputs
+
+    raw = inputs.read_stream(stream, what="the hook payload on stdin", limit=inputs.MAX_PAYLOAD_BYTES)
+    return read_payload(raw.decode("utf-8", "replace"))
 
 
 @hook_app.command("session-start")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from kg.cli.common import JsonOpt, NowOpt, emit, errors, now_of, workspace
+from kg.cli.common import JsonOpt, NowOpt, emit, errors, fail, now_of, workspace
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say what would change; write nothing.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Rewrite kg blocks even where a human edited inside "
@@ -205,8 +205,9 @@ def why(ctx: typer.Context, line: Annotated[str, typer.Argument(help="A line fro
     with errors():
         d = _api().why(workspace(ctx), line, now_of(ctx, now))
     emit(d, as_json, _render_why)
-    if not d["found"]:
-        raise typer.Exit(1)
+    if not d["found"]:  # bad input (a line kg never wrote), answered like any other: exit 2 with an Error line
+        fail("kg did not write this line: no kg block holds it and no change ever wrote it; give a line from "
+             "a kg block of an instruction file", 2)
 
 
 def export_memory(ctx: typer.Context, dry_run: DryRunOpt = False, force: ForceOpt = False, now: NowOpt = None,

@@ -121,16 +121,29 @@ class DemoReport:
         return self.__dict__.copy()
 
 
+DEMO_MARKER = Path("memory") / ".kg" / "demo-workspace"
+
+
+def is_demo(root: Path) -> bool:
+    """Whether `kg demo` made this folder (its marker is a regular file, not a link planted there)."""
+    marker = root / DEMO_MARKER
+    return marker.is_file() and not marker.is_symlink()
+
+
 def build_demo(path: str | Path, *, force: bool = False) -> tuple[Workspace, DemoReport]:
     """Build the demo workspace at `path` (refuses a non-empty folder unless `force`)."""
     root = Path(path).expanduser().resolve()
     if root.exists() and any(root.iterdir()):
         if not force:
             raise UsageError(f"{root} exists and is not empty: pass --force to rebuild the demo there")
-        if not (root / "memory" / ".kg").is_dir():
-            raise UsageError(f"{root} is not a kg demo workspace; refusing to delete it. Choose another path")
+        if not is_demo(root):
+            raise UsageError(f"{root} is not a demo workspace made by `kg demo` (it has no "
+                             f"{DEMO_MARKER.as_posix()}); refusing to delete it. Choose another path")
         shutil.rmtree(root)
     root.mkdir(parents=True, exist_ok=True)
+    (root / DEMO_MARKER).parent.mkdir(parents=True, exist_ok=True)
+    (root / DEMO_MARKER).write_text("made by `kg demo`; `kg demo --force` may delete and rebuild this folder\n",
+                                    encoding="utf-8")
     (root / "TOOLS.md").write_text(HUMAN_TOOLS_MD, encoding="utf-8")
     (root / "MEMORY.md").write_text(HUMAN_MEMORY_MD, encoding="utf-8")
     ws = init_workspace(root)

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +41,34 @@ def _fsync_dir(path: Path) -> None:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that a reader sees the old or the new content, never a mix."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Replace `path` with `data` so that a reader sees the old or the new content, never a mix.
+
+    A symlink is written through: its target gets the new content and the link stays a link (a person who
+    linked CLAUDE.md to AGENTS.md keeps the link). A failed write (disk full, read-only folder) leaves no
+    temporary file behind and the old content in place."""
+    if os.path.islink(path):
+        path = Path(os.path.realpath(path))
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
     _fsync_dir(path.parent)
+
+
+@dataclass
+class BadLine:
+    lineno: int
+    text: str
+    reason: str
 
 
 @dataclass
@@ -56,6 +76,10 @@ class Pending:
     path: Path
     records: list[dict[str, Any]]
     skipped: int
+    bad: list[BadLine] = field(default_factory=list)
+
+
+REJECTED = "journal.rejected"
 
 
 class Journal:
@@ -147,8 +171,44 @@ class Journal:
                 os.replace(self.path, self.folder / f"draining-{time.time_ns():020d}-{os.getpid()}.jsonl")
         out = []
         for path in sorted(self.folder.glob("draining-*.jsonl")):
-            records, skipped = read_records(path)
-            out.append(Pending(path, records, skipped))
+            records, bad = read_lines(path)
+            out.append(Pending(path, records, len(bad), bad))
+        return out
+
+    # -- quarantine ---------------------------------------------------------------------------------------
+    @property
+    def rejected_path(self) -> Path:
+        return self.folder / REJECTED
+
+    def reject(self, pending: Pending, items: list[dict[str, Any]]) -> None:
+        """Move what cannot be applied to `journal.rejected` (appended and fsynced first), then rewrite the
+        draining file without it, so one bad record never blocks a drain and no line is dropped unseen."""
+        if not items:
+            return
+        data = "".join(json.dumps(i, ensure_ascii=False, sort_keys=True) + "\n" for i in items).encode()
+        fd = os.open(self.rejected_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        keep = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in pending.records)
+        write_atomic(pending.path, keep.encode())
+        pending.bad = []
+
+    def rejected(self) -> list[dict[str, Any]]:
+        """The quarantined lines, oldest first (for `kg status` and `kg doctor`)."""
+        try:
+            raw = self.rejected_path.read_bytes()
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in raw.splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                item = {"line": line.decode("utf-8", "replace"), "reason": "unreadable"}
+            out.append(item if isinstance(item, dict) else {"line": str(item), "reason": "unreadable"})
         return out
 
     def applied_since(self, inode: int) -> bool:
@@ -172,14 +232,80 @@ class Journal:
         pending.path.unlink(missing_ok=True)
 
 
+def read_ids(path: Path) -> int:
+    """How many ids `ids.json` says were given out (0 when the file is missing or unreadable)."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return 0
+    if not isinstance(data, dict):
+        return 0
+    return sum(v for v in data.values() if isinstance(v, int) and v > 0)
+
+
 def read_records(path: Path) -> tuple[list[dict[str, Any]], int]:
-    records, skipped = [], 0
+    records, bad = read_lines(path)
+    return records, len(bad)
+
+
+def read_lines(path: Path) -> tuple[list[dict[str, Any]], list[BadLine]]:
+    """The records of a journal file, and every line that is not one (a torn write from a crash, a garbled
+    line): those are handed to the caller to quarantine, never dropped silently."""
+    records: list[dict[str, Any]] = []
+    bad: list[BadLine] = []
     with open(path, "rb") as fh:
-        for line in fh:
+        for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
+            text = line.decode("utf-8", "replace").rstrip("\n")
             try:
-                records.append(json.loads(line))
-            except ValueError:
-                skipped += 1  # a torn write from a crash: it was never acknowledged
-    return records, skipped
+                rec = json.loads(line)
+            except (ValueError, RecursionError):
+                bad.append(BadLine(lineno, text, "not a JSON line (torn by a crash, or garbled)"))
+                continue
+            if not isinstance(rec, dict):
+                bad.append(BadLine(lineno, text, "not a JSON object"))
+                continue
+            records.append(rec)
+    return records, bad
+
+
+_STR_FIELDS = ("details", "action", "category", "area", "source", "pattern_key", "session", "error_text",
+               "context", "reproducible", "user_context", "complexity", "frequency")
+
+
+def check_record(rec: dict[str, Any], kinds: tuple[str, ...] | list[str]) -> str | None:
+    """Why a journal record cannot be applied, or None when it can. Pure: the drain quarantines a record with
+    a reason instead of failing every reader on it."""
+    if rec.get("op") != "log":
+        return f"unknown op {str(rec.get('op'))[:40]!r}"
+    rid = rec.get("id")
+    if not isinstance(rid, str) or not _ID.match(rid) or len(rid) > 64:
+        return f"bad id {str(rid)[:40]!r}"
+    f = rec.get("fields")
+    if not isinstance(f, dict):
+        return "no 'fields' object"
+    for name in ("entry_type", "text", "priority", "status", "created_at", "tokens"):
+        if not isinstance(f.get(name), str):
+            return f"fields.{name} missing or not text"
+    if f["entry_type"] not in kinds:
+        return f"unknown entry type {f['entry_type'][:40]!r}"
+    try:
+        from datetime import datetime
+
+        datetime.fromisoformat(f["created_at"])
+    except ValueError:
+        return f"fields.created_at {f['created_at'][:40]!r} is not an ISO time"
+    for name in _STR_FIELDS:
+        if f.get(name) is not None and not isinstance(f[name], str):
+            return f"fields.{name} is not text"
+    for name in ("files", "tags"):
+        value = f.get(name)
+        if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+            return f"fields.{name} is not a list of text"
+    red = rec.get("redacted", [])
+    if not isinstance(red, list) or not all(isinstance(v, str) for v in red):
+        return "'redacted' is not a list of text"
+    if not isinstance(rec.get("link", True), bool):
+        return "'link' is not true/false"
+    return None

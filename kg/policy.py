@@ -165,6 +165,11 @@ def _read_toml(path: Path | None, text: str | None, source: str) -> dict[str, An
         raise RulesError(f"{source}: cannot read: {exc.strerror}") from None
 
 
+def packaged_names() -> list[str]:
+    """The rule files kg ships (the names a `[rules.NAME]` table of kg.toml may override)."""
+    return sorted(e.name[:-5] for e in resources.files("kg.rules").iterdir() if e.name.endswith(".toml"))
+
+
 def packaged(name: str) -> dict[str, Any]:
     entry = resources.files("kg.rules") / f"{name}.toml"
     return _read_toml(None, entry.read_text(encoding="utf-8"), f"rules/{name}.toml")
@@ -232,7 +237,26 @@ class RuleSet:
 
     @cached_property
     def policy(self) -> Policy:
-        return Policy.from_mapping(self.raw("policy"))
+        return self.checked("policy", Policy.from_mapping)
+
+    def checked(self, name: str, build: Any) -> Any:
+        """`build(self.raw(name))`, with an error about a value that came from an override worded to name
+        where it came from (kg.toml or the --rules file), not only the packaged rules file."""
+        data = self.raw(name)
+        try:
+            return build(data)
+        except RulesError as exc:
+            overridden = []
+            if name in self.workspace_overrides:
+                overridden.append(f"{self.workspace_source} [rules.{name}]")
+            if self.rules_dir is not None and (self.rules_dir / f"{name}.toml").exists():
+                overridden.append(str(self.rules_dir / f"{name}.toml"))
+            message = str(exc)
+            packaged_name = f"rules/{name}.toml"
+            if overridden and message.startswith(packaged_name + ":"):
+                message = f"{' / '.join(overridden)}{message[len(packaged_name):]} (checked against {packaged_name})"
+                raise type(exc)(message) from None
+            raise
 
     @cached_property
     def redactor(self):  # -> kg.redact.Redactor
@@ -254,7 +278,9 @@ class Policy:
     list_max_items: int
     lock_timeout: float
     buffer_pool_mb: int
+    min_free_mb: int
     background_max_queued: int
+    drain_batch: int
     kinds: tuple[str, ...]
     priorities: tuple[str, ...]
     statuses: tuple[str, ...]
@@ -276,12 +302,14 @@ class Policy:
     def from_mapping(cls, data: dict[str, Any]) -> Policy:
         r = RuleReader(data, "rules/policy.toml")
         policy = cls(
-            summary_max_chars=int(r.number("limits.summary_max_chars", 1)),
-            field_max_chars=int(r.number("limits.field_max_chars")),
-            list_max_items=int(r.number("limits.list_max_items")),
-            lock_timeout=r.number("lock.timeout_seconds", 0),
-            buffer_pool_mb=int(r.number("store.buffer_pool_mb", 16)),
-            background_max_queued=int(r.number("write.background_max_queued", 0)),
+            summary_max_chars=r.whole("limits.summary_max_chars", 1, 1_000_000),
+            field_max_chars=r.whole("limits.field_max_chars", 1, 100_000_000),
+            list_max_items=r.whole("limits.list_max_items", 1, 100_000),
+            lock_timeout=r.number("lock.timeout_seconds", 0, 86_400),
+            buffer_pool_mb=r.whole("store.buffer_pool_mb", 16, 1_048_576),
+            min_free_mb=r.whole("store.min_free_mb", 0, 1_048_576),
+            background_max_queued=r.whole("write.background_max_queued", 0, 1_000_000),
+            drain_batch=r.whole("write.drain_batch", 1, 100_000),
             kinds=tuple(r.get("entries.kinds")),
             priorities=tuple(r.get("entries.priorities")),
             statuses=tuple(r.get("entries.statuses")),

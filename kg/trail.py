@@ -19,6 +19,7 @@ from kg.entries import prepare
 from kg.errors import KgError, UsageError
 from kg.files import LEARNINGS_FILES, learnings_entry
 from kg.journal import write_atomic
+from kg.paths import out_path
 from kg.store import (
     EDGE_TYPES,
     HIDDEN_COLUMNS,
@@ -68,7 +69,7 @@ def export_trail(ws: Any, *, out: Path | None = None, learnings: bool | None = N
         stats = st.run("pattern_stats_all", limit=10**9)
         patterns = {p["key"]: p for p in (plain(r, hide=HIDDEN_COLUMNS) for r in stats)}
     doc = build_trail(nodes, edges, patterns, at)
-    target = out or ws.root / TRAIL_FILE
+    target = out_path(out, ws.kg_dir) or ws.root / TRAIL_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(target, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
     written = [str(target)]

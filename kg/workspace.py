@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kg import clock, files
+from kg import clock, files, paths
 from kg.entries import choice, prepare
 from kg.errors import KgError, NotFound, NoWorkspace, RulesError, SchemaError, StoreError, UsageError
 from kg.journal import Journal, write_atomic
@@ -110,6 +110,24 @@ class DrainReport:
     skipped: int = 0
     torn: int = 0
     ids: list[str] = field(default_factory=list)
+    rejected: int = 0
+
+
+def _warn(message: str) -> None:
+    """A warning on stderr: the drain goes on, and `kg status`/`kg doctor` show what was set aside."""
+    import sys
+
+    try:
+        sys.stderr.write(f"Warning: {message}\n")
+    except (OSError, ValueError):
+        pass
+
+
+def _operational(exc: StoreError) -> bool:
+    """A failure of the disk or the database (kept, retried by the next drain), not of one record's data."""
+    low = str(exc).lower()
+    return any(w in low for w in ("disk is full", "not writable", "io exception", "i/o", "no space",
+                                  "buffer manager", "out of memory", "read-only", "read only"))
 
 
 class _Applier:
@@ -202,6 +220,7 @@ class Workspace:
         self._atexit: Callable[[], None] | None = None
         self._last_drain = DrainReport()
         self._journal: Journal | None = None
+        self._allow_new_graph = False  # `kg doctor --repair` only: start a graph over a missing one
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -218,7 +237,19 @@ class Workspace:
         if unknown:
             raise RulesError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; only [rules.NAME] "
                              "tables are read")
-        return data.get("rules", {})
+        rules = data.get("rules", {})
+        if not isinstance(rules, dict):
+            raise RulesError(f"{path}: rules must be a table of [rules.NAME] tables")
+        from kg.policy import packaged_names
+
+        known = packaged_names()
+        for name, table in rules.items():
+            if name not in known:
+                raise RulesError(f"{path}: unknown table [rules.{name}]; the rule files are "
+                                 f"{', '.join(known)}")
+            if not isinstance(table, dict):
+                raise RulesError(f"{path}: rules.{name} must be a table ([rules.{name}])")
+        return rules
 
     @property
     def policy(self):
@@ -241,8 +272,17 @@ class Workspace:
         return self._journal
 
     # -- the graph ----------------------------------------------------------------------------------------
+    def _acknowledged(self) -> str | None:
+        """Why this workspace's graph must exist (asked before a missing or empty graph file is created)."""
+        from kg.journal import read_ids
+
+        given = read_ids(self.journal.ids_path)
+        if given:
+            return f"{given:,} id(s) were given out (memory/.kg/ids.json)"
+        return None
+
     @contextmanager
-    def store(self, *, unless: Callable[[], bool] | None = None) -> Iterator[Store]:
+    def store(self, *, unless: Callable[[], bool] | None = None, polite: bool = False) -> Iterator[Store]:
         """The open graph, with the journal drained into it first.
 
         With `unless`, the check runs once the graph lock is held; when it is true the graph is not opened
@@ -256,7 +296,7 @@ class Workspace:
                         self._drain(self._held)
                     yield self._held
                     return
-                with self._opened(unless) as st:
+                with self._opened(unless, polite) as st:
                     yield st
             finally:
                 self._in_store.depth -= 1
@@ -295,14 +335,18 @@ class Workspace:
                     yield st
 
     @contextmanager
-    def _opened(self, unless: Callable[[], bool] | None) -> Iterator[Store | None]:
+    def _opened(self, unless: Callable[[], bool] | None, polite: bool = False) -> Iterator[Store | None]:
         with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", lock_timeout=self.lock_timeout,
                         queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
-                        unless=unless, buffer_pool_mb=self.policy.buffer_pool_mb) as st:
+                        unless=unless, buffer_pool_mb=self.policy.buffer_pool_mb, polite=polite,
+                        min_free_mb=self.policy.min_free_mb,
+                        must_exist=None if self._allow_new_graph else self._acknowledged) as st:
             if st is None:
                 yield None
                 return
-            self._drain(st)
+            for repair in st.repairs:
+                _warn(repair)
+            self._drain(st, polite=polite)
             self._held = st  # nested store() calls share this handle
             try:
                 yield st
@@ -379,24 +423,101 @@ class Workspace:
         opened at all when the journal is empty once the lock is held (another process drained it)."""
         with self._mutex:
             self._last_drain = DrainReport()
-            with self.store(unless=(lambda: not self.journal.has_pending()) if if_pending else None):
+            # `if_pending` is the background drain (after `kg log` answered, or the `with ws:` thread): it is
+            # polite, standing aside for a foreground process that waits for the graph (which drains itself).
+            with self.store(unless=(lambda: not self.journal.has_pending()) if if_pending else None,
+                            polite=if_pending):
                 pass
             return self._last_drain
 
-    def _drain(self, st: Store) -> DrainReport:
+    def _drain(self, st: Store, *, polite: bool = False) -> DrainReport:
+        """Apply the journal in bounded batches (`write.drain_batch`), each its own transaction. A polite
+        (background) drain hands the graph over between batches when a foreground process waits; what it
+        leaves stays in its draining file for the next holder. A record that cannot be applied is quarantined
+        in `journal.rejected` with a warning, and the drain goes on."""
         report = DrainReport()
-        if self.journal.has_pending():
+        rounds, handed_over = 0, False
+        # A background drain that holds the graph keeps taking what other agents log meanwhile (a few rounds,
+        # while no reader waits), so one open graph serves a burst instead of every `kg log` opening it.
+        while not handed_over and self.journal.has_pending() and (
+                rounds == 0 or (polite and rounds < 8 and not st.others_waiting())):
+            rounds += 1
             with self._applier_lock:
                 self._queued = 0
+            size = max(1, self.policy.drain_batch)
             for pending in self.journal.take():
                 report.torn += pending.skipped
-                done = self._apply(st, pending.records)
-                report.applied += len(done)
-                report.skipped += len(pending.records) - len(done)
-                report.ids.extend(done)
+                self._quarantine(pending, report)
+                records = pending.records
+                for start in range(0, len(records), size):
+                    batch = records[start:start + size]
+                    done = self._apply_batch(st, pending, batch, report)
+                    report.applied += len(done)
+                    report.skipped += len(batch) - len(done)
+                    report.ids.extend(done)
+                    if polite and start + size < len(records) and st.others_waiting():
+                        handed_over = True
+                        break
+                if handed_over:
+                    break
                 self.journal.done(pending)
         self._last_drain = report
         return report
+
+    def _quarantine(self, pending: Any, report: DrainReport, extra: list[dict[str, Any]] = ()) -> None:
+        from kg.journal import check_record
+
+        items = [{"reason": b.reason, "line": b.text, "file": pending.path.name, "lineno": b.lineno}
+                 for b in pending.bad]
+        good = []
+        for rec in pending.records:
+            why = check_record(rec, self.policy.kinds)
+            if why:
+                items.append({"reason": why, "record": rec, "file": pending.path.name})
+            else:
+                good.append(rec)
+        items += list(extra)
+        if not items:
+            return
+        pending.records = good
+        self.journal.reject(pending, items)
+        report.rejected += len(items)
+        _warn(f"{len(items)} journal line(s) could not be applied and were moved to "
+              f"{self.journal.rejected_path.relative_to(self.root)} ({items[0]['reason']}); "
+              "`kg doctor` shows them")
+
+    def _apply_batch(self, st: Store, pending: Any, batch: list[dict[str, Any]],
+                     report: DrainReport) -> list[str]:
+        """Apply one batch; if it fails on its data (not on the disk), apply its records one by one and
+        quarantine the ones that fail alone, so one record never blocks every reader."""
+        try:
+            return self._apply(st, batch)
+        except StoreError as exc:
+            if _operational(exc):
+                raise
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
+            pass
+        done, bad = [], []
+        for rec in batch:
+            try:
+                done += self._apply(st, [rec])
+            except StoreError as exc:
+                if _operational(exc):
+                    raise
+                bad.append({"reason": f"the graph refused it: {exc}"[:300], "record": rec,
+                            "file": pending.path.name})
+            except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+                bad.append({"reason": f"cannot apply: {type(exc).__name__}: {exc}"[:300], "record": rec,
+                            "file": pending.path.name})
+        if bad:
+            ids = {id(b["record"]) for b in bad}
+            pending.records = [r for r in pending.records if id(r) not in ids]
+            pending.bad = []
+            self.journal.reject(pending, bad)
+            report.rejected += len(bad)
+            _warn(f"{len(bad)} journal record(s) could not be applied and were moved to "
+                  f"{self.journal.rejected_path.relative_to(self.root)} ({bad[0]['reason']})")
+        return done
 
     def _apply(self, st: Store, records: list[dict[str, Any]]) -> list[str]:
         from kg import linking
@@ -524,13 +645,13 @@ class Workspace:
             value = self._session_file.read_text(encoding="utf-8").strip()
         except (FileNotFoundError, UnicodeDecodeError):
             return None
-        return value or None
+        return value if paths.is_name(value) else None  # a hand-edited file must not name a path
 
     def set_current_session(self, session_id: str | None) -> None:
         if session_id is None:
             self._session_file.unlink(missing_ok=True)
         else:
-            write_atomic(self._session_file, session_id.encode("utf-8"))
+            write_atomic(self._session_file, paths.check_name(session_id, "session id").encode("utf-8"))
 
     # -- writing ------------------------------------------------------------------------------------------
     def log(self, kind: str, summary: str, *, now: datetime | str | None = None, session: str | None = None,
@@ -548,7 +669,7 @@ class Workspace:
         - `apply=False` only journals it: the next command that opens the graph applies it.
         """
         at = clock.now(now)
-        session = session or self.current_session()
+        session = paths.check_name(session, "session id") if session else self.current_session()
         prepared = prepare(self.policy, self.rules.redactor, kind, summary, now=at, session=session, **fields)
         f = prepared.fields
         kind = f["entry_type"]
@@ -763,6 +884,7 @@ class Workspace:
             "sessions": sessions,
             "pending_high": [_jsonable(r) for r in high],
             "patterns": [_jsonable(p) for p in patterns],
+            "journal_rejected": len(self.journal.rejected()),
         }
 
 

@@ -45,7 +45,13 @@ def load(ws: Any) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"), parse_float=_finite, parse_constant=_no_constant)
+    except _NotFinite as exc:
+        raise BrokenPreferences(f"{_rel(ws, path)} holds {exc}, a number JSON cannot hold; kg will not "
+                                "overwrite it. Fix the value by hand (a finite number or a string)") from None
+    except RecursionError:
+        raise BrokenPreferences(f"{_rel(ws, path)} is nested too deeply to be preferences; kg will not "
+                                "overwrite it. Fix it by hand") from None
     except UnicodeDecodeError:
         raise BrokenPreferences(f"{_rel(ws, path)} is not UTF-8 text; kg will not overwrite it. Fix or move "
                                 "the file, then run the command again") from None
@@ -58,6 +64,21 @@ def load(ws: Any) -> dict[str, Any]:
         raise BrokenPreferences(f"{_rel(ws, path)} must hold one JSON object ({{\"key\": \"value\", ...}}), "
                                 f"not a {type(data).__name__}; kg will not overwrite it. Fix it by hand")
     return data
+
+
+class _NotFinite(ValueError):
+    pass
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise _NotFinite(text if len(text) <= 40 else text[:37] + "...")
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise _NotFinite(text)
 
 
 def _rel(ws: Any, path: Path) -> str:
@@ -195,8 +216,14 @@ def render_block(prefs: dict[str, Any]) -> str:
 
 
 def render_user_block(ws: Any, prefs: dict[str, Any] | None = None) -> str:
-    """Write the preferences block into USER.md; returns the file's path relative to the workspace."""
+    """Write the preferences block into USER.md; returns the file's path relative to the workspace. Lines a
+    person wrote inside the block are kept and reported on stderr (move them outside the markers)."""
     prefs = load(ws) if prefs is None else prefs
     path = ws.root / USER_FILE
-    blocks.render_into(path, BLOCK, render_block(prefs))
+    kept = blocks.render_into(path, BLOCK, render_block(prefs), state_dir=ws.kg_dir)
+    if kept:
+        import sys
+
+        sys.stderr.write(f"Warning: {USER_FILE}: {len(kept)} line(s) written by hand inside kg's preferences "
+                         f"block were kept; move them outside the markers ({kept[0][:60]!r})\n")
     return _rel(ws, path)

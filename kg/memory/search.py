@@ -24,7 +24,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from kg import clock
+from kg import clock, paths
 from kg.errors import UsageError
 from kg.memory import dates
 from kg.memory._common import iso
@@ -225,7 +225,7 @@ def _file_sets(ws: Any, sources: tuple[str, ...], since: datetime | None, now: d
                 if m and m.group(1) >= f"{start:%Y-%m-%d}":
                     out.append(("daily", path))
         elif source == "sessions":
-            pattern = f"{session}.md" if session else "*.md"
+            pattern = f"{paths.check_name(session, 'session id')}.md" if session else "*.md"
             out += [("sessions", p) for p in sorted((ws.memory / "sessions").glob(pattern), reverse=True)]
         elif source == "skills" and not session:
             out += [("skills", p) for p in sorted((ws.memory / "skills").glob("*.md"))]

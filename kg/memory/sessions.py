@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kg import clock, files
+from kg import clock, files, paths
 from kg.errors import NotFound, UsageError
 from kg.journal import write_atomic
 from kg.memory._common import iso
@@ -111,6 +111,7 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
     sid = session or ws.current_session()
     if not sid:
         raise UsageError("no session to end: run `kg session start` first, or name one with --session")
+    paths.check_name(sid, "session id")
     red = ws.rules.redactor  # the gate, before anything is cleaned
     texts = {"summary": clean(red.redact(summary or "").text, one_line=True)}
     lists = {"tasks": tasks or [], "learnings": learnings or [], "feedback": feedback or [],
@@ -118,6 +119,7 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
     lists = {k: [clean(red.redact(v).text, one_line=True) for v in vs if clean(v, one_line=True)]
              for k, vs in lists.items()}
     path = ws.memory / "sessions" / f"{sid}.md"
+    paths.inside(ws.root, path, "the session file")  # memory/sessions may itself be a link out
     with ws.store() as st:
         rows = st.run("memory_session_get", id=sid)
         if not rows:

@@ -37,7 +37,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from kg import clock
+from kg import clock, paths
 from kg.errors import NotFound, UsageError
 from kg.journal import write_atomic
 from kg.memory.rules import SkillRules, memory_rules
@@ -237,7 +237,8 @@ def all_skills(ws: Any) -> list[Skill]:
 
 
 def load(ws: Any, slug: str) -> Skill:
-    path = _dir(ws) / f"{slug}.md"
+    path = paths.inside(ws.root, _dir(ws) / f"{paths.check_name(slug, 'skill slug', example='deploy-docs')}.md",
+                        "the skill file")
     if not path.is_file():
         raise NotFound(f"no skill {slug!r}: `kg skill list` shows them")
     return parse(slug, path.read_text(encoding="utf-8"))

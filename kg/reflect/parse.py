@@ -10,7 +10,6 @@ input that is not a transcript at all raises TranscriptError naming the formats 
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 import re
 import zlib
@@ -19,6 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from kg import inputs, paths
 
 FORMATS = ("claude-code", "codex", "openclaw", "aider", "openai", "specstory", "text")
 READS = ("Claude Code JSONL, Codex rollout JSONL, OpenClaw/pi session JSONL, aider .aider.chat.history.md, "
@@ -100,15 +101,10 @@ def read_transcript(path: str | Path, *, format: str | None = None, stdin: Any =
         import sys
 
         stream = stdin if stdin is not None else sys.stdin.buffer
-        return parse_bytes(stream.read(), format=format, name="<stdin>")
+        return parse_bytes(inputs.read_stream(stream, what="stdin"), format=format, name="<stdin>")
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except IsADirectoryError:
-        raise TranscriptError(f"{p} is a folder: give one transcript file, or '-' to read stdin") from None
-    except FileNotFoundError:
-        raise TranscriptError(f"{p} does not exist: check the path") from None
-    hint = p.name.split(".")[0] or None
+    data = inputs.read_file(p, what="the transcript")  # bounded; FIFOs and devices refused
+    hint = p.name.split(".")[0] if paths.is_name(p.name.split(".")[0]) else None
     if p.name.startswith("rollout-") and p.name.endswith((".jsonl", ".jsonl.gz")):
         hint = p.name.split(".")[0][-36:]  # Codex: rollout-<time>-<thread uuid>.jsonl
     t = parse_bytes(data, format=format, name=str(p))
@@ -125,7 +121,7 @@ def decode(data: bytes, name: str = "input") -> str:
     """Bytes to text: gunzip if gzipped, refuse binary, tolerate a few bad bytes."""
     if data[:2] == b"\x1f\x8b":
         try:
-            data = gzip.decompress(data)
+            data = inputs.gunzip(data, what=name)
         except (OSError, EOFError, zlib.error):
             data = _gunzip_partial(data)
             if not data:
@@ -294,7 +290,7 @@ def parse_claude_code(text: str, *, sidechain: bool = False) -> Transcript:
         if not isinstance(rec, dict):
             skipped["line is not a JSON object"] += 1
             continue
-        session = session or (rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else None)
+        session = session or (rec.get("sessionId") if paths.is_name(rec.get("sessionId")) else None)
         rtype = rec.get("type")
         if rtype in CLAUDE_QUIET_TYPES:
             continue

@@ -22,9 +22,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.errors import SchemaError, StoreError
+from kg.errors import SchemaError, StoreError, UsageError
 from kg.store import queries as _queries
-from kg.store.lock import FileLock
+from kg.store.lock import FileLock, Yielded
 from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, migrations
 
 __all__ = ["Store", "EDGE_TYPES", "KNOWLEDGE_KINDS", "Row"]
@@ -58,6 +58,8 @@ class Store:
     """An open graph. Create it with `Store.open(...)` as a context manager."""
 
     def __init__(self, db: Any, conn: Any, path: Path, queries: dict[str, _queries.NamedQuery]):
+        self._lock: FileLock | None = None
+        self.repairs: list[str] = []  # what opening repaired (for `kg doctor` and a warning)
         self._db = db
         self._conn = conn
         self.path = path
@@ -80,10 +82,18 @@ class Store:
         unless: Callable[[], bool] | None = None,
         buffer_pool_mb: int = 1024,
         max_threads: int = 0,
+        polite: bool = False,
+        must_exist: Callable[[], str | None] | None = None,
+        min_free_mb: int = 0,
     ) -> Iterator[Store | None]:
-        """Lock, open, migrate. With `unless`, that check runs once the lock is held, and when it is true
-        the database is not opened at all and None is yielded (a cheap way out for a caller whose work
-        another process has done meanwhile)."""
+        """Lock, open, migrate, check the full-text index. With `unless`, that check runs once the lock is
+        held, and when it is true the database is not opened at all and None is yielded (a cheap way out for
+        a caller whose work another process has done meanwhile). A `polite` caller (a background drain)
+        also gets None when a foreground process is waiting for the graph (it drains instead).
+
+        `must_exist`, when given, is asked before a missing or empty graph file is created: it returns why
+        the graph should exist (entries were acknowledged), and then the open is refused instead of silently
+        starting an empty graph."""
         key = os.path.realpath(path)
         with _registry_lock:
             if key in _open_paths:
@@ -92,12 +102,25 @@ class Store:
                     "(a second Kùzu handle on one file silently loses its writes)"
                 )
             _open_paths.add(key)
-        lock = FileLock(lock_path, timeout=lock_timeout)
+        lock = FileLock(lock_path, timeout=lock_timeout, polite=polite)
         try:
-            lock.acquire()
+            try:
+                lock.acquire()
+            except Yielded:
+                yield None
+                return
             if unless is not None and unless():
                 yield None
                 return
+            if must_exist is not None and _empty(path):
+                why = must_exist()
+                if why:
+                    raise StoreError(
+                        f"the graph {path} is {'empty' if path.exists() else 'missing'}, but {why}; kg will not "
+                        "start an empty graph over them. Restore the file from a backup, or run `kg doctor "
+                        "--repair` to start a new graph (rebuilt from memory/.learning-trail.json when present)")
+            if not read_only and min_free_mb:
+                _check_space(path, min_free_mb)
             import kuzu  # imported late: it is the slowest import, and `kg --help` does not need it
 
             try:
@@ -111,11 +134,15 @@ class Store:
                     # checkpointed instead when it passes CHECKPOINT_BYTES, and replayed on open until then.
                     conn.execute("CALL force_checkpoint_on_close=false")
             except RuntimeError as exc:
-                raise StoreError(f"cannot open the graph {path}: {exc}") from None
+                raise StoreError(f"cannot open the graph {path}: {_plain_error(exc)}") from None
             store = cls(db, conn, path, _named_queries(queries_dir))
+            store._lock = lock
             try:
                 if migrate and not read_only:
                     store._migrate()
+                    if store.ensure_fts():
+                        store.repairs.append("rebuilt the full-text index node_fts, which was missing (an "
+                                             "import or a migration was cut short)")
                 else:
                     store._check_version()
                 yield store
@@ -125,6 +152,24 @@ class Store:
             lock.release()
             with _registry_lock:
                 _open_paths.discard(key)
+
+    def others_waiting(self) -> bool:
+        """Whether a foreground process waits for the graph (a polite holder hands over between batches)."""
+        lock = getattr(self, "_lock", None)
+        return bool(lock is not None and lock.others_waiting())
+
+    def has_fts(self) -> bool:
+        rows = self._execute_raw("CALL SHOW_INDEXES() RETURN index_name AS name", {})
+        return any(r["name"] == FTS_NAME for r in rows)
+
+    def ensure_fts(self) -> bool:
+        """Rebuild the full-text index when it is missing (an import killed between dropping and rebuilding
+        it left every reader failing with "doesn't have an index node_fts"). True when it was rebuilt."""
+        if not self.applied_migrations() or self.has_fts():
+            return False
+        self._execute_raw(_FTS_CREATE, {})
+        self.forget_prepared()
+        return True
 
     def _close(self) -> None:
         try:
@@ -202,6 +247,8 @@ class Store:
         return self._execute_raw(cypher, params)
 
     def _execute_raw(self, cypher: str, params: dict[str, Any]) -> list[Row]:
+        if params:
+            _check_values(params)
         columns, rows = self._fetch(cypher, params)
         return [dict(zip(columns, row, strict=True)) for row in rows]
 
@@ -213,7 +260,7 @@ class Store:
             else:
                 result = self._conn.execute(cypher)
         except RuntimeError as exc:
-            raise StoreError(f"graph query failed: {exc}") from None
+            raise StoreError(f"graph query failed: {_plain_error(exc)}") from None
         if isinstance(result, list):  # several statements
             result = result[-1]
         columns = result.get_column_names()
@@ -262,12 +309,70 @@ class Store:
         self._execute_raw("COMMIT", {})
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _check_values(value: Any, name: str = "") -> None:
+    """Refuse, as bad input, values Kùzu cannot hold (a number past 64 bits, text that is not UTF-8), which
+    its binding layer otherwise reports as an opaque cast failure."""
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, int):
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise UsageError(f"the number {value} is out of range (at most {_INT64[1]:,}); give a smaller value")
+    elif isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(f"{name or 'a value'} is not valid UTF-8 text; give UTF-8 text") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_values(item, str(key))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _check_values(item, name)
+
+
+def _check_space(path: Path, min_free_mb: int) -> None:
+    """Refuse to open the graph for writing on a nearly full disk. Kùzu does not report a failed write to its
+    WAL as an error: it aborts the process (`terminate called after throwing kuzu::common::IOException`),
+    which a caller cannot catch. Entries already acknowledged stay in the journal until there is room."""
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return
+    free = st.f_bavail * st.f_frsize
+    if free < min_free_mb * 1024 * 1024:
+        raise StoreError(f"the disk holding {path.parent} is full ({free // 1024:,} KB free, kg needs "
+                         f"{min_free_mb} MB to write the graph safely); free some space and run the command "
+                         "again. Acknowledged entries wait in the journal")
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return os.stat(path).st_size == 0
+    except FileNotFoundError:
+        return True
+
+
+def _plain_error(exc: BaseException) -> str:
+    """Kùzu's message, with disk-full and read-only cases said plainly."""
+    text = str(exc)
+    low = text.lower()
+    if "no space" in low or "enospc" in low:
+        return f"the disk is full ({text}); free some space and run the command again"
+    if "read-only" in low or "read only file" in low or "permission denied" in low:
+        return f"the workspace is not writable ({text}); check the folder's permissions"
+    return text
+
+
 NODE_COLUMNS = (
     "id", "kind", "entry_type", "text", "details", "action", "category", "priority", "status", "area", "source",
     "pattern_key", "session", "files", "tags", "error_text", "context", "reproducible", "user_context",
     "complexity", "frequency", "redactions", "created_at", "updated_at", "reinforced_at", "pinned", "stale",
     "tokens",
 )
+FTS_NAME = "node_fts"
 _FTS_CREATE = "CALL CREATE_FTS_INDEX('Node', 'node_fts', ['tokens'], stemmer := 'porter')"
 _FTS_DROP = "CALL DROP_FTS_INDEX('Node', 'node_fts')"
 

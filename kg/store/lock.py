@@ -16,15 +16,28 @@ from pathlib import Path
 from kg.errors import StoreBusy, StoreError
 
 
-class FileLock:
-    """An exclusive advisory lock on `path`, acquired with a bounded retry."""
+class Yielded(Exception):
+    """A polite acquirer stood aside: a foreground process waits for the lock and will do the work."""
 
-    def __init__(self, path: Path, *, timeout: float, poll: float = 0.01, what: str = "the graph"):
+
+class FileLock:
+    """An exclusive advisory lock on `path`, acquired with a bounded retry.
+
+    Fairness: a process that has to wait for the lock says so by holding a shared lock on `PATH.wait` while it
+    waits. A *polite* acquirer (a detached applier draining the journal after `kg log` answered) does not
+    compete with such a waiter: it stands aside (`Yielded`), because the waiter drains the journal itself
+    once it holds the graph. A polite holder also checks `others_waiting()` between drain batches and hands
+    over. So a reader's wait is one batch of the current holder, not the stream of every agent's appliers."""
+
+    def __init__(self, path: Path, *, timeout: float, poll: float = 0.01, what: str = "the graph",
+                 polite: bool = False):
         self.path = path
         self.timeout = timeout
         self.poll = poll
         self.what = what
+        self.polite = polite
         self._fd: int | None = None
+        self.wait_path = path.with_name(path.name + ".wait")
 
     def acquire(self) -> None:
         try:
@@ -34,29 +47,59 @@ class FileLock:
                              "folder is writable") from None
         deadline = time.monotonic() + self.timeout
         delay = self.poll
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+        waiting: int | None = None  # our shared lock on the .wait file, while we wait (foreground only)
+        try:
+            while True:
+                if self.polite and self.others_waiting():
                     os.close(fd)
-                    raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from None
-                if time.monotonic() >= deadline:
-                    holder = _read_holder(fd)
-                    os.close(fd)
-                    raise StoreBusy(
-                        f"{self.what} is held by another process{holder} for longer than the "
-                        f"{self.timeout:g} s retry budget; try again when it finishes, or raise the budget "
-                        "with KG_LOCK_TIMEOUT=SECONDS"
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 1.5, 0.1)
+                    raise Yielded()
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                        os.close(fd)
+                        raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from None
+                    if time.monotonic() >= deadline:
+                        holder = _read_holder(fd)
+                        os.close(fd)
+                        raise StoreBusy(
+                            f"{self.what} is held by another process{holder} for longer than the "
+                            f"{self.timeout:g} s retry budget; try again when it finishes, or raise the budget "
+                            "with KG_LOCK_TIMEOUT=SECONDS"
+                        ) from None
+                    if waiting is None and not self.polite:
+                        waiting = _announce(self.wait_path)
+                    time.sleep(delay)
+                    delay = min(delay * 1.5, 0.05)
+        finally:
+            if waiting is not None:
+                os.close(waiting)  # closing drops the shared lock
         try:
             os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)  # fixed width: no truncate needed
         except OSError:
             pass  # the holder's pid is only a courtesy for error messages
         self._fd = fd
+
+    def others_waiting(self) -> bool:
+        """Whether a foreground process waits for this lock. A waiter holds its shared lock for the whole
+        wait, while another polite checker holds the exclusive test lock only for a moment, so a few quick
+        tries tell them apart."""
+        try:
+            fd = os.open(self.wait_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return False
+        try:
+            for attempt in range(3):
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return False
+                except OSError:
+                    if attempt < 2:
+                        time.sleep(0.002)
+            return True
+        finally:
+            os.close(fd)
 
     def release(self) -> None:
         if self._fd is not None:
@@ -74,6 +117,19 @@ class FileLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _announce(path: Path) -> int | None:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # blocks only for another checker's instant
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def _read_holder(fd: int) -> str:

@@ -33,10 +33,11 @@ def test_bad_input(run_kg, args, code, message):
     assert (r.exit_code, r.stdout, r.stderr) == (code, "", message)
 
 
-def test_why_unknown_line_exits_1(run_kg):
+def test_why_unknown_line_is_bad_input(run_kg):
     r = run_kg(["why", "- nobody wrote this"])
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     assert r.stdout == "not found: - nobody wrote this\n  no kg block holds this line and no change ever wrote it\n"
+    assert r.stderr.startswith("Error: kg did not write this line")
 
 
 def test_proposal_flow_and_status_sections(run_kg, ws):

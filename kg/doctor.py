@@ -1,0 +1,250 @@
+"""`kg doctor`: check a workspace (folders, rules, ids, graph, full-text index, journal, blocks, files) and
+repair what can be repaired safely, saying what was done.
+
+Safe repairs run by default: missing folders made, leftover temporary files of dead processes removed, a
+stale current-session pointer cleared, the full-text index rebuilt, the journal applied. Starting a new graph
+over a missing or empty one (rebuilt from the workspace's trail and `.learnings/` files when present) only
+happens with `repair=True` (`kg doctor --repair`), because what was acknowledged and not exported is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kg import paths
+from kg.errors import KgError
+
+INSTRUCTION_FILES = ("AGENTS.md", "MEMORY.md", "SOUL.md", "TOOLS.md", "USER.md", "CLAUDE.md")
+_TMP = re.compile(r"^\..+\.(\d+)(?:\.\d+)?\.tmp$|^\.bulk-.+-(\d+)\.csv$")
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | repaired | warning | error
+    detail: str
+
+
+@dataclass
+class DoctorReport:
+    workspace: str
+    checks: list[Check] = field(default_factory=list)
+
+    def add(self, name: str, status: str, detail: str) -> None:
+        self.checks.append(Check(name, status, detail))
+
+    @property
+    def ok(self) -> bool:
+        return not any(c.status == "error" for c in self.checks)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"workspace": self.workspace, "ok": self.ok, "checks": [asdict(c) for c in self.checks]}
+
+
+def doctor(ws: Any, *, repair: bool = False, dry_run: bool = False) -> DoctorReport:
+    report = DoctorReport(str(ws.root))
+    _folders(ws, report, dry_run)
+    _rules(ws, report)
+    _temp_files(ws, report, dry_run)
+    _session_pointer(ws, report, dry_run)
+    _ids(ws, report)
+    if _graph_file(ws, report, repair and not dry_run):
+        _graph(ws, report, dry_run)
+    _journal(ws, report)
+    _blocks(ws, report)
+    _links(ws, report)
+    return report
+
+
+def _folders(ws: Any, report: DoctorReport, dry_run: bool) -> None:
+    missing = [p for p in (ws.memory / "sessions", ws.memory / "skills") if not p.is_dir()]
+    if not missing:
+        report.add("folders", "ok", "memory/, memory/sessions/, memory/skills/ and memory/.kg/ exist")
+    elif dry_run:
+        report.add("folders", "warning", f"missing: {', '.join(str(p.relative_to(ws.root)) for p in missing)}")
+    else:
+        for p in missing:
+            p.mkdir(parents=True, exist_ok=True)
+        report.add("folders", "repaired", f"made {', '.join(str(p.relative_to(ws.root)) for p in missing)}")
+
+
+def _rules(ws: Any, report: DoctorReport) -> None:
+    try:
+        ws.policy  # noqa: B018 - loading it validates kg.toml and the rule files
+        report.add("rules", "ok", "kg.toml and the rule files are valid")
+    except KgError as exc:
+        report.add("rules", "error", str(exc))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _temp_files(ws: Any, report: DoctorReport, dry_run: bool) -> None:
+    stale = []
+    for folder in (ws.root, ws.memory, ws.kg_dir, ws.memory / "sessions", ws.memory / "skills"):
+        if not folder.is_dir():
+            continue
+        for p in folder.iterdir():
+            m = _TMP.match(p.name)
+            if m and p.is_file() and not p.is_symlink() and not _alive(int(m.group(1) or m.group(2))):
+                stale.append(p)
+    if not stale:
+        report.add("temporary files", "ok", "none left behind")
+        return
+    names = ", ".join(str(p.relative_to(ws.root)) for p in stale[:5]) + (" ..." if len(stale) > 5 else "")
+    if dry_run:
+        report.add("temporary files", "warning", f"{len(stale)} left by dead processes: {names}")
+        return
+    for p in stale:
+        p.unlink(missing_ok=True)
+    report.add("temporary files", "repaired", f"removed {len(stale)} left by dead processes: {names}")
+
+
+def _session_pointer(ws: Any, report: DoctorReport, dry_run: bool) -> None:
+    path = ws.kg_dir / "current-session"
+    try:
+        raw = path.read_bytes().decode("utf-8", "replace").strip()
+    except FileNotFoundError:
+        return
+    if paths.is_name(raw):
+        report.add("current session", "ok", raw)
+    elif dry_run:
+        report.add("current session", "warning", f"memory/.kg/current-session holds an invalid id {raw[:60]!r}")
+    else:
+        path.unlink(missing_ok=True)
+        report.add("current session", "repaired", f"cleared an invalid id {raw[:60]!r} (it is never used)")
+
+
+def _ids(ws: Any, report: DoctorReport) -> None:
+    try:
+        with ws.journal.locked():
+            ws.journal._load_ids()
+        report.add("ids", "ok", "memory/.kg/ids.json is readable")
+    except KgError as exc:
+        report.add("ids", "error", str(exc))
+
+
+def _graph_file(ws: Any, report: DoctorReport, repair: bool) -> bool:
+    """False when the graph is missing or empty while ids were given out (and was not repaired)."""
+    path = ws.graph_path
+    empty = not path.exists() or path.stat().st_size == 0
+    why = ws._acknowledged() if empty else None
+    if not why:
+        return True
+    if not repair:
+        report.add("graph", "error", f"{path.relative_to(ws.root)} is {'empty' if path.exists() else 'missing'} "
+                   f"but {why}. Restore it from a backup, or run `kg doctor --repair` to start a new graph "
+                   "rebuilt from memory/.learning-trail.json and .learnings/ when present")
+        return False
+    aside = ""
+    if path.exists():
+        target = path.with_name(f"{path.name}.empty-{time.strftime('%Y%m%d-%H%M%S')}")
+        os.replace(path, target)
+        aside = f"; the empty file was kept as {target.name}"
+    ws._allow_new_graph = True
+    try:
+        with ws.store():
+            pass
+        imported = _reimport(ws)
+    finally:
+        ws._allow_new_graph = False
+    report.add("graph", "repaired", f"started a new graph{aside}; {imported}")
+    return True
+
+
+def _reimport(ws: Any) -> str:
+    from kg.trail import import_trail
+
+    sources = [p for p in (ws.memory / ".learning-trail.json", ws.root / ".learnings") if p.exists()]
+    if not sources:
+        return "no trail or .learnings/ to rebuild from: entries acknowledged before are not in it"
+    rep = import_trail(ws, sources)
+    return f"rebuilt {rep.entries} entries, {rep.nodes} nodes and {rep.edges} edges from " + \
+        ", ".join(str(p.relative_to(ws.root)) for p in sources)
+
+
+def _graph(ws: Any, report: DoctorReport, dry_run: bool) -> None:
+    try:
+        with ws.store() as st:
+            repairs = list(getattr(st, "repairs", []))
+            fts = st.has_fts()
+            drained = ws._last_drain
+    except KgError as exc:
+        report.add("graph", "error", str(exc))
+        return
+    report.add("graph", "ok", f"{ws.graph_path.relative_to(ws.root)} opens; its schema is current")
+    if repairs:
+        report.add("full-text index", "repaired", "; ".join(repairs))
+    else:
+        report.add("full-text index", "ok" if fts else "error", "node_fts is present" if fts else "node_fts is missing")
+    if drained.applied or drained.rejected:
+        report.add("journal", "repaired", f"applied {drained.applied} waiting entr(y/ies)"
+                   + (f"; set aside {drained.rejected} line(s)" if drained.rejected else ""))
+
+
+def _journal(ws: Any, report: DoctorReport) -> None:
+    pending = ws.journal.has_pending()
+    rejected = ws.journal.rejected()
+    if rejected:
+        first = rejected[0]
+        shown = first.get("record", {}).get("id") if isinstance(first.get("record"), dict) else None
+        report.add("journal", "warning",
+                   f"{len(rejected)} line(s) in memory/.kg/journal.rejected could not be applied (first: "
+                   f"{first.get('reason')}{f', {shown}' if shown else ''}); fix and re-append them to "
+                   "memory/.kg/journal.jsonl, or keep the file as a record")
+    elif pending:
+        report.add("journal", "warning", "entries are waiting to be applied (the graph could not be opened)")
+    else:
+        report.add("journal", "ok", "nothing waiting, nothing set aside")
+
+
+def _blocks(ws: Any, report: DoctorReport) -> None:
+    from kg.lifecycle.blocks import BEGIN, END
+    from kg.memory.blocks import markers
+
+    damaged = []
+    for name in INSTRUCTION_FILES:
+        path = ws.root / name
+        if not path.is_file():
+            continue
+        text = path.read_bytes().decode("utf-8", "surrogateescape")
+        names = set(re.findall(r"<!-- kaizen-kg:(?:begin|end) (\S+) -->", text))
+        for block in sorted(names):
+            if text.count(BEGIN.format(name=block)) != 1 or text.count(END.format(name=block)) != 1:
+                damaged.append(f"{name} [{block}]")
+        begin, end = markers("preferences")
+        if text.count(begin) != text.count(end) or text.count(begin) > 1:
+            damaged.append(f"{name} [preferences]")
+    if damaged:
+        report.add("blocks", "warning", "damaged kg block markers (kg leaves these blocks alone until fixed): "
+                   + ", ".join(damaged))
+    else:
+        report.add("blocks", "ok", "every kg block in the instruction files has one begin and one end marker")
+
+
+def _links(ws: Any, report: DoctorReport) -> None:
+    outside = []
+    for folder in (ws.memory / "sessions", ws.memory / "skills"):
+        if not folder.is_dir():
+            continue
+        for p in folder.iterdir():
+            try:
+                paths.inside(ws.root, p, "file")
+            except KgError:
+                outside.append(str(p.relative_to(ws.root)))
+    if outside:
+        report.add("files", "warning", "links leading outside the workspace (kg will not read or write them): "
+                   + ", ".join(outside[:5]))
+    else:
+        report.add("files", "ok", "session and skill files stay inside the workspace")

@@ -1,0 +1,72 @@
+"""One rule for every name that becomes a path, and where such paths may lead.
+
+Session ids (typed, from `current-session`, or from a transcript's `sessionId`), skill slugs, pattern keys and
+search filters all end up as file names under `memory/`. A name that carries `/`, `..` or a leading `.`
+could write `AGENTS.md` or read any `*.md` on the disk, so every one of them passes `check_name` first, and
+the file it names is resolved (symlinks followed) and must stay inside the workspace (`inside`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+from kg.errors import UsageError
+
+# Letters, digits, `_`, `-`, `.` and `:`; no leading dot, no `..`, at most 128 characters. Runtimes' session
+# ids (UUIDs), kg's own (`2026-12-01-001`, `reflect-20261201-101010`) and pattern keys (`auto.deploy.x`) fit.
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,127}$")
+
+
+def is_name(value: object) -> bool:
+    """Whether `value` may become a file name under the workspace. Pure."""
+    return isinstance(value, str) and bool(_NAME.fullmatch(value)) and ".." not in value
+
+
+def check_name(value: str, what: str, *, example: str = "2026-12-01-001") -> str:
+    """`value` unchanged if it is a safe name, else a UsageError saying what a good one looks like."""
+    if not is_name(value):
+        shown = value if len(value) <= 80 else value[:77] + "..."
+        raise UsageError(f"invalid {what} {shown!r}: use up to 128 letters, digits, '_', '-', '.' or ':' "
+                         f"(no '/', no '..', not starting with '.'), for example {example}")
+    return value
+
+
+def inside(root: Path, path: Path, what: str) -> Path:
+    """`path` with symlinks resolved, refused unless it stays inside the workspace `root`."""
+    real = Path(os.path.realpath(path))
+    base = Path(os.path.realpath(root))
+    if real != base and base not in real.parents:
+        raise UsageError(f"{what} {path} leads outside the workspace {root} (to {real}); kg reads and writes "
+                         "only inside its workspace")
+    return real
+
+
+def out_path(path: str | os.PathLike[str] | None, kg_dir: Path) -> Path | None:
+    """An `--out` value checked by `output_target`: the path as given, or a symlink's target (so the file is
+    written through the link and the link stays)."""
+    if path is None:
+        return None
+    given = Path(path).expanduser()
+    real = output_target(given, kg_dir)
+    return real if given.is_symlink() else given
+
+
+def output_target(path: Path, kg_dir: Path) -> Path:
+    """Where an `--out` file may be written: not over kg's own state (`memory/.kg`), not onto a device, a
+    FIFO or a folder. A symlink is written through (its target is replaced, the link stays)."""
+    real = Path(os.path.realpath(path))
+    state = Path(os.path.realpath(kg_dir))
+    if real == state or state in real.parents:
+        raise UsageError(f"--out {path} is inside kg's own state folder {kg_dir}; choose another file")
+    try:
+        mode = os.stat(real).st_mode
+    except FileNotFoundError:
+        return real
+    except OSError as exc:
+        raise UsageError(f"--out {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"--out {path} is not a regular file (a folder, device or FIFO); name a file")
+    return real

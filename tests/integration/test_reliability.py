@@ -1,0 +1,228 @@
+"""Issue 20 against a real workspace: nothing escapes it, nothing bricks it, bad input is answered as such."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kg.cli.app import run
+
+
+@pytest.fixture
+def kg(ws, capsys):
+    """`kg ARGS` through the console entry's own `run` (the path a user's shell takes, minus the fork)."""
+
+    def call(*argv: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = run(["-w", str(ws.root), *argv])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return call
+
+
+def test_session_ids_never_become_paths_outside(ws, kg):
+    agents = ws.root / "AGENTS.md"
+    agents.write_text("# Rules a human wrote\n")
+    code, _, err = kg("log", "learning", "x", "--session", "../../AGENTS", "--wait")
+    assert code == 2 and err.startswith("Error: invalid session id '../../AGENTS'")
+    for bad in ("../../AGENTS", "/abs/path", "../../../../usr/**/*"):
+        assert kg("session", "end", "--session", bad)[0] == 2
+        assert kg("search", "x", "--session", bad)[0] == 2
+    assert kg("skill", "show", "../../AGENTS")[0] == 2
+    (ws.kg_dir / "current-session").write_text("../../AGENTS")
+    assert ws.current_session() is None  # a planted pointer is never used
+    assert agents.read_text() == "# Rules a human wrote\n"
+    assert not Path("/abs/path.md").exists()
+
+
+def test_a_transcripts_session_id_cannot_name_a_path(ws, kg, tmp_path):
+    agents = ws.root / "AGENTS.md"
+    agents.write_text("# mine\n")
+    lines = [{"type": "user", "sessionId": "../../AGENTS", "message": {"role": "user", "content":
+              "No, that's wrong: always run the tests with pytest -q before pushing."}},
+             {"type": "assistant", "sessionId": "../../AGENTS", "message": {"role": "assistant", "content": "ok"}}]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    code, out, err = kg("reflect", str(path), "--apply", "--json")
+    assert code == 0, err
+    assert "AGENTS" not in json.loads(out)["session"]
+    assert agents.read_text() == "# mine\n"
+    assert sorted(p.name for p in (ws.root).iterdir()) == ["AGENTS.md", "memory"]
+
+
+def test_bad_input_answers_exit_2(ws, kg, tmp_path):
+    cases = [
+        ("log", "learning", "caf\udce9"),
+        ("session", "end", "--summary", "caf\udce9"),
+        ("trends", "99999999999999999999"),
+        ("list", "--limit", "99999999999999999999"),
+        ("show", "LRN-\udce9"),
+        ("why",),
+        ("reflect", "/dev/zero"),
+    ]
+    for argv in cases:
+        code, _, err = kg(*argv)
+        assert code == 2 and "Error: " in err and "unexpected failure" not in err, (argv, err)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    code, _, err = kg("reflect", str(fifo))
+    assert code == 2 and "not a regular file" in err
+
+
+def test_hook_stdin_deep_json_and_oversize_are_bad_input(ws, monkeypatch, capsys):
+    import io
+    import sys
+
+    for payload in ("[" * 100_000 + "]" * 100_000, '{"a": "' + "x" * (17 * 1024 * 1024) + '"}'):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(payload.encode())))
+        code = run(["-w", str(ws.root), "hook", "session-start", "--runtime", "claude-code"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith("Error: "), err[:200]
+
+
+def test_one_bad_journal_record_is_quarantined_not_blocking(ws, kg):
+    ws.log("learning", "a good entry before", apply=False)
+    with open(ws.kg_dir / "journal.jsonl", "a") as fh:
+        fh.write('{"op":"log","id":"LRN-20261201-900"}\n')
+        fh.write("garbled \x00 line\n")
+    good = ws.log("learning", "a good entry after", apply=False)
+    code, out, err = kg("list", "--json")
+    assert code == 0, err
+    assert "Warning: 2 journal line(s) could not be applied" in err
+    assert {r["id"] for r in json.loads(out)} >= {good.id}
+    rejected = [json.loads(x) for x in (ws.kg_dir / "journal.rejected").read_text().splitlines()]
+    assert [r["reason"] for r in rejected] == ["not a JSON line (torn by a crash, or garbled)", "no 'fields' object"]
+    assert not list(ws.kg_dir.glob("draining-*"))
+    code, out, _ = kg("status")
+    assert "2 line(s) set aside in memory/.kg/journal.rejected" in out
+    assert kg("list")[0] == 0  # and every later read works
+
+
+def test_missing_index_is_rebuilt_on_open(ws, kg):
+    ws.log("learning", "deploy script broke on staging", wait=True)
+    # dropped by another process, as a killed import leaves it (kuzu 0.11.3 keeps per-process catalog state,
+    # so a drop and a rebuild in one process on two handles is not the case being tested)
+    drop = ("import kuzu, sys; c = kuzu.Connection(kuzu.Database(sys.argv[1])); "
+            "c.execute(\"CALL DROP_FTS_INDEX('Node', 'node_fts')\")")
+    subprocess.run([sys.executable, "-c", drop, str(ws.graph_path)], check=True)
+    code, out, err = kg("search", "deploy")
+    assert code == 0 and "rebuilt the full-text index" in err and "deploy script" in out
+    code, out, _ = kg("doctor")
+    assert code == 0 and "full-text index: node_fts is present" in out
+
+
+def test_a_missing_graph_with_acknowledged_ids_is_reported_and_repaired(ws, kg):
+    ids = [ws.log("learning", f"entry {i}", wait=True).id for i in range(3)]
+    assert kg("export", "trail")[0] == 0
+    for p in ws.kg_dir.glob("graph.kuzu*"):
+        p.unlink()
+    ws.graph_path.write_bytes(b"")  # zero-length
+    code, out, err = kg("list")
+    assert code == 1 and "is empty, but 3 id(s) were given out" in err and out == ""
+    code, out, _ = kg("doctor")
+    assert code == 1 and "❌ graph:" in out
+    code, out, _ = kg("doctor", "--repair")
+    assert code == 0 and "started a new graph" in out and "rebuilt 3 entries" in out
+    code, out, _ = kg("list", "--json")
+    assert {r["id"] for r in json.loads(out)} >= set(ids)
+    assert list(ws.kg_dir.glob("graph.kuzu.empty-*"))
+
+
+def test_demo_force_refuses_a_workspace_it_did_not_make(ws, kg):
+    (ws.root / "AGENTS.md").write_text("mine\n")
+    code, _, err = kg("demo", str(ws.root), "--force")
+    assert code == 2 and "is not a demo workspace made by `kg demo`" in err
+    assert (ws.root / "AGENTS.md").read_text() == "mine\n"
+
+
+def test_preferences_block_contract_in_user_md(ws, kg):
+    real = ws.root / "PEOPLE.md"
+    real.write_bytes(b"Hello\r\n\xff raw byte\r\n")
+    (ws.root / "USER.md").symlink_to(real.name)
+    assert kg("pref", "set", "tone", "brief")[0] == 0
+    text = real.read_bytes()
+    assert text.startswith(b"Hello\r\n\xff raw byte\r\n") and b"- **tone**: brief\r\n" in text
+    real.write_bytes(text.replace(b"- **tone**: brief\r\n", b"- **tone**: brief\r\nmy own line\r\n"))
+    code, _, err = kg("pref", "set", "lang", "en")
+    assert code == 0 and "1 line(s) written by hand inside kg's preferences block were kept" in err
+    text = real.read_bytes()
+    assert b"my own line\r\n" in text and b"- **lang**: en\r\n" in text and b"\n\n" not in text.replace(b"\r\n", b"")
+    assert (ws.root / "USER.md").is_symlink()
+    (ws.memory / "preferences.json").write_text('{"a": 1e999999}')
+    code, _, err = kg("pref", "set", "b", "c")
+    assert code == 2 and "1e999999" in err
+    assert (ws.memory / "preferences.json").read_text() == '{"a": 1e999999}'
+
+
+def test_write_atomic_writes_through_a_link_and_leaves_no_temp(ws):
+    from kg.journal import write_atomic
+
+    target = ws.root / "AGENTS.md"
+    target.write_text("old\n")
+    link = ws.root / "CLAUDE.md"
+    link.symlink_to("AGENTS.md")
+    write_atomic(link, b"new\n")
+    assert link.is_symlink() and target.read_text() == "new\n"
+    with pytest.raises(IsADirectoryError):
+        write_atomic(ws.memory, b"x")
+    assert not [p for p in ws.root.rglob("*.tmp")]
+
+
+def test_out_targets_never_overwrite_kg_state_or_devices(ws, kg, tmp_path):
+    code, _, err = kg("export", "trail", "--out", str(ws.kg_dir / "ids.json"))
+    assert code == 2 and "inside kg's own state folder" in err
+    code, _, err = kg("export", "graph", "--out", "/dev/null")
+    assert code == 2 and "not a regular file" in err
+    real = tmp_path / "real.json"
+    real.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    assert kg("export", "trail", "--out", str(link))[0] == 0
+    assert link.is_symlink() and '"entries"' in real.read_text()
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A real 12 MB filesystem (tmpfs), where the test may mount one (root in CI containers)."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("cannot mount a small filesystem here")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_disk_full_keeps_the_id_and_leaves_no_temp_files(small_fs, capsys):
+    import kg as kglib
+
+    (small_fs / "ws").mkdir()
+    (small_fs / "ws" / "kg.toml").write_text("[rules.policy.store]\nmin_free_mb = 2\n")
+    ws = kglib.init_workspace(small_fs / "ws")
+    filler = small_fs / "filler"
+    free = os.statvfs(small_fs).f_bavail * os.statvfs(small_fs).f_frsize
+    filler.write_bytes(b"\0" * (free - 1024 * 1024))  # 1 MB left: below store.min_free_mb
+    capsys.readouterr()
+    code = run(["-w", str(ws.root), "log", "learning", "written on a full disk", "--wait", "--json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    answer = json.loads(out)
+    assert answer["applied"] is False and "disk holding" in answer["note"] and "full" in answer["note"]
+    code = run(["-w", str(ws.root), "list"])
+    assert code == 1 and "is full" in capsys.readouterr().err
+    free = os.statvfs(small_fs).f_bavail * os.statvfs(small_fs).f_frsize
+    with open(filler, "ab") as fh:
+        fh.write(b"\0" * free)  # nothing left at all
+    code = run(["-w", str(ws.root), "log", "learning", "no room for this one"])
+    assert code == 1 and "Error: cannot write to the workspace: No space left on device" in capsys.readouterr().err
+    assert not [p for p in small_fs.rglob("*.tmp")]
+    filler.unlink()
+    capsys.readouterr()
+    assert run(["-w", str(ws.root), "list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in rows if r["text"] == "written on a full disk"] == [answer["id"]]
+    assert not [r for r in rows if r["text"] == "no room for this one"]
