@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kg import inputs, paths
+from kg.errors import UsageError
 
 FORMATS = ("claude-code", "codex", "openclaw", "aider", "openai", "specstory", "text")
 READS = ("Claude Code JSONL, Codex rollout JSONL, OpenClaw/pi session JSONL, aider .aider.chat.history.md, "
@@ -103,7 +104,10 @@ def read_transcript(path: str | Path, *, format: str | None = None, stdin: Any =
         stream = stdin if stdin is not None else sys.stdin.buffer
         return parse_bytes(inputs.read_stream(stream, what="stdin"), format=format, name="<stdin>")
     p = Path(path)
-    data = inputs.read_file(p, what="the transcript")  # bounded; FIFOs and devices refused
+    try:
+        data = inputs.read_file(p, what="the transcript")  # bounded; FIFOs and devices refused
+    except UsageError as exc:
+        raise TranscriptError(str(exc)) from None
     hint = p.name.split(".")[0] if paths.is_name(p.name.split(".")[0]) else None
     if p.name.startswith("rollout-") and p.name.endswith((".jsonl", ".jsonl.gz")):
         hint = p.name.split(".")[0][-36:]  # Codex: rollout-<time>-<thread uuid>.jsonl
