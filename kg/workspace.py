@@ -267,6 +267,9 @@ class Workspace:
             if st is None:
                 yield None
                 return
+            from kg.importing import recover  # an import killed half-way left the graph without its index
+
+            recover(st, self)
             self._drain(st)
             self._held = st  # nested store() calls share this handle
             try:

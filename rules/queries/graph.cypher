@@ -25,24 +25,23 @@ ORDER BY n.created_at, n.id
 LIMIT $limit
 
 // name: graph_nodes
-MATCH (n:Node) WHERE n.id IN $ids
+// One node by primary key. Run once per id (kg.store.bulk.run_each): in kuzu 0.11.3 `WHERE n.id IN $ids`
+// and `UNWIND $ids ... {id: i}` scan the whole table instead of the primary-key index.
+MATCH (n:Node {id: $id})
 RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.tags AS tags,
        n.status AS status, n.pattern_key AS pattern_key, n.created_at AS created_at
-ORDER BY n.created_at, n.id
 
 // name: graph_neighbours
-// One breadth-first step, both directions.
-MATCH (a:Node)-[:caused_by|led_to|supports|contradicts|related_to|derived_from]-(b:Node)
-WHERE a.id IN $ids
+// One breadth-first step from one node, both directions (once per frontier node: see graph_nodes).
+MATCH (a:Node {id: $id})-[:caused_by|led_to|supports|contradicts|related_to|derived_from]-(b:Node)
 RETURN DISTINCT b.id AS id
 
-// name: graph_edges_among
-// The edges whose two ends are both in the result.
-MATCH (a:Node)-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]->(b:Node)
-WHERE a.id IN $ids AND b.id IN $ids
+// name: graph_edges_from
+// One node's outgoing knowledge edges (once per node: see graph_nodes); the caller keeps those whose other
+// end is in its result.
+MATCH (a:Node {id: $id})-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]->(b:Node)
 RETURN a.id AS src, b.id AS dst, label(r) AS type, r.manual AS manual, r.score AS score, r.reason AS reason,
        r.created_at AS created_at
-ORDER BY created_at, src, dst, type
 
 // name: graph_edges_every
 MATCH (a:Node)-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]->(b:Node)
