@@ -115,7 +115,8 @@ def build(n: int, env: dict[str, str], rebuild: bool) -> tuple[Path, float | Non
     root.mkdir(parents=True)
     write_seed_files(root, n)
     subprocess.run([KG, "init", str(root)], check=True, capture_output=True, env=env)
-    wall, mb, code = measure([KG, "-w", str(root), "import", "trail"], env)
+    wall, mb, code = measure([KG, "-w", str(root), "import", "trail", str(root / "memory" / ".learning-trail.json")],
+                             env)
     if code:
         raise SystemExit(f"import of {n} entries failed")
     done.write_text(json.dumps({"seconds": wall, "mb": mb}))

@@ -162,7 +162,7 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
     ws.importing = True
     try:
         with ws.store() as st:
-            resuming = resumed is not None
+            resuming = report.resumed = resumed is not None
             _load(ws, st, files, at, report, total, resuming, progress)
     finally:
         ws.importing = False

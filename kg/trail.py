@@ -43,6 +43,7 @@ class ImportReport:
     skipped: dict[str, int] = field(default_factory=dict)
     redacted: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    resumed: bool = False  # this run finished an import that was interrupted
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -50,7 +51,7 @@ class ImportReport:
     def as_dict(self) -> dict[str, Any]:
         return {"entries": self.entries, "nodes": self.nodes, "edges": self.edges,
                 "already_present": self.already_present, "skipped": self.skipped,
-                "redacted": sorted(set(self.redacted)), "warnings": self.warnings}
+                "redacted": sorted(set(self.redacted)), "warnings": self.warnings, "resumed": self.resumed}
 
 
 # -- export -------------------------------------------------------------------------------------------------
