@@ -15,6 +15,7 @@ from typing import IO, Any
 
 _WS = " \t\r\n"
 _DECODER = json.JSONDecoder()
+_EDGE = 64  # longer than any number or literal
 _MAX_ITEM = 256 << 20  # one array item larger than this is refused rather than read into memory
 
 
@@ -65,19 +66,21 @@ class _Window:
         return ch
 
     def value(self) -> Any:
-        """Decode the next JSON value. It must be followed by more text (or the end of the file) so that a
-        number cut by the window's edge is never taken for a shorter one."""
+        """Decode the next JSON value. A value cut by the window's edge either fails near the edge (a literal
+        or a string cut short) or, for a bare number, decodes as a shorter one: either way, when the value
+        ends within _EDGE characters of the window's end, more text is read and it is decoded again."""
         self.peek()
         while True:
             try:
                 value, end = _DECODER.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as exc:
-                # cut by the window's edge (the error is at its end, or a string runs into it): read on
-                cut = exc.pos >= len(self.buf) - 1 or exc.msg.startswith("Unterminated")
-                if cut and len(self.buf) - self.pos < _MAX_ITEM and self.fill():
+                cut = exc.pos >= len(self.buf) - _EDGE or exc.msg.startswith("Unterminated")
+                if cut and len(self.buf) - self.pos < _MAX_ITEM and not self.eof:
+                    self.fill()  # it may move the window (and self.pos): decode again either way
                     continue
                 raise self.error(exc.msg, exc.pos) from None
-            if end >= len(self.buf) and self.fill():
+            if end > len(self.buf) - _EDGE and not self.eof:
+                self.fill()
                 continue
             self.pos = end
             return value
