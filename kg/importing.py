@@ -164,8 +164,9 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
     try:
         with ws.store() as st:
             resuming = report.resumed = resumed is not None
-            _load(ws, st, files, at, report, total, resuming, progress)
-        _build_index(ws)
+            wrote = _load(ws, st, files, at, report, total, resuming, progress)
+        if wrote:
+            _build_index(ws)
     finally:
         ws.importing = False
     return report
@@ -187,15 +188,24 @@ def _build_index(ws: Any) -> None:
 
 
 def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total: int, resuming: bool,
-          progress: Progress | None) -> None:
+          progress: Progress | None) -> bool:
+    """Load every batch; True when the graph was written to (the index then needs building)."""
     from kg import linking, trail
 
-    check = resuming or st.run("bulk_node_count")[0]["n"] > 0  # an empty graph has nothing to skip
     from kg.journal import write_atomic
 
-    write_atomic(mark_path(ws), json.dumps({"paths": [str(f.resolve()) for f in files], "pid": os.getpid(),
-                                            "started": at.isoformat()}).encode())
-    bulk.fts_drop(st)
+    check = resuming or st.run("bulk_node_count")[0]["n"] > 0  # an empty graph has nothing to skip
+    marked = [resuming]
+
+    def mark() -> None:
+        """Before the first write: the mark, then the index dropped (an import of what is all there already
+        never touches either)."""
+        if not marked[0]:
+            write_atomic(mark_path(ws), json.dumps({"paths": [str(f.resolve()) for f in files],
+                                                    "pid": os.getpid(), "started": at.isoformat()}).encode())
+            marked[0] = True
+        bulk.fts_drop(st)
+
     patterns = {r["key"]: r["id"] for r in st.run("bulk_pattern_keys")}
     seen: set[str] = set()
     sessions: dict[str, datetime] = {}
@@ -233,6 +243,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                         sessions[r["session"]] = r["created_at"]
                 with ws.journal.locked():
                     ws.journal.observe([r["id"] for r in new_rows])
+                if new_rows or attach:
+                    mark()
                 new_patterns = _new_patterns(ws, attach, patterns)
                 report.nodes += len(new_patterns)
                 bulk.copy_rows(st, "Node", new_patterns + new_rows, scratch=ws.kg_dir, columns=NODE_COLUMNS)
@@ -242,7 +254,7 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                 loaded_any = loaded_any or bool(new_rows or new_patterns or edge_rows)
                 if progress:
                     progress(done, total)
-        report.edges += _load_edges(ws, st, spool, report)
+        report.edges += _load_edges(ws, st, spool, report, mark)
     finally:
         spool.unlink(missing_ok=True)
     rows = [{"id": s, "at": t, "source": "import"} for s, t in sorted(sessions.items())]
@@ -252,6 +264,7 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         st.run("pattern_reinforce_bulk")
         # the bulk load bypassed the write path: recount the keyword table that auto-linking ranks by
         linking.rebuild_terms(st, linking.rules_of(ws.rules))
+    return marked[0]
 
 
 def _present(st: Any, ids: list[str]) -> set[str]:
@@ -304,7 +317,7 @@ def _edge_rows(spool: Path, report: Any) -> Iterator[tuple[str, dict[str, Any]]]
                          "reason": " ".join(str(props.get("reason") or "imported").split())}
 
 
-def _load_edges(ws: Any, st: Any, spool: Path, report: Any) -> int:
+def _load_edges(ws: Any, st: Any, spool: Path, report: Any, mark: Callable[[], None]) -> int:
     """The trail's own graph edges, after every node is in: endpoints checked in the graph a batch at a
     time, pairs already present skipped."""
     total = 0
@@ -333,6 +346,8 @@ def _load_edges(ws: Any, st: Any, spool: Path, report: Any) -> int:
                 else:
                     seen.add((kind, *pair))
                     fresh.append(r)
+            if fresh:
+                mark()
             n += bulk.copy_rows(st, label, fresh, scratch=ws.kg_dir, columns=_EDGE_COLUMNS)
         return n
 
