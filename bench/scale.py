@@ -205,7 +205,7 @@ def main() -> None:
         prev = None
         for n in args.sizes:
             s, mb = by_size.get(n, (float("nan"), float("nan")))
-            row += [f"{s:.3f}" if s == s else "-", f"{mb:.0f}" if mb == mb else "-"]
+            row += [f"{s:.4f}" if s == s else "-", f"{mb:.0f}" if mb == mb else "-"]
             if n != args.sizes[0]:
                 row.append(f"{s / prev:.2f}" if prev and s == s and re.match(r"kg |search|log|import", name) else "-")
             prev = s
