@@ -150,9 +150,9 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
     from kg import trail
 
     resumed = interrupted(ws)
-    if not paths and resumed:
-        paths = [Path(p) for p in resumed]
-    files = files_of(paths)
+    if resumed:  # the interrupted import's files come first, so it is finished whatever else is named
+        paths = [Path(p) for p in resumed] + list(paths)
+    files = list({f.resolve(): f for f in files_of(paths)}.values())
     total = _count(files)
     if dry_run:
         for entries, nodes, edges in _batches(files, report):
