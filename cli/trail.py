@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -42,16 +44,39 @@ def import_trail(
     from kg.trail import import_trail as run
 
     with errors():
-        report = run(workspace(ctx), list(paths or []), now=now_of(ctx, now), dry_run=dry_run)
+        report = run(workspace(ctx), list(paths or []), now=now_of(ctx, now), dry_run=dry_run,
+                     progress=_progress_bar() if sys.stderr.isatty() else None)
+        if sys.stderr.isatty():
+            sys.stderr.write("\n")
     for warning in report.warnings[:20]:
         note(f"Warning: {warning}")
     emit(report.as_dict(), as_json, _render_import(dry_run))
+
+
+def _progress_bar():
+    """A one-line bar on stderr (a terminal only), redrawn at most ten times a second."""
+    start = time.monotonic()
+    last = [0.0]
+
+    def show(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.1 and done < total:
+            return
+        last[0] = now
+        share = done / total if total else 1.0
+        bar = "#" * int(share * 30)
+        sys.stderr.write(f"\r[{bar:<30}] {share:4.0%} {done:,}/{total:,} items, {now - start:.0f} s")
+        sys.stderr.flush()
+
+    return show
 
 
 def _render_import(dry_run: bool):
     def render(d: dict[str, Any]) -> str:
         verb = "Would import" if dry_run else "Imported"
         text = f"{verb} {d['entries']} entries, {d['nodes']} nodes, {d['edges']} edges"
+        if d.get("resumed"):
+            text = "Finished an interrupted import. " + text
         if d["already_present"]:
             text += f"; {d['already_present']} already present"
         if d["skipped"]:

@@ -40,6 +40,20 @@ def parse_target(target: str | None, entry_types: tuple[str, ...]) -> tuple[str,
     return "id", text
 
 
+def _each(st: Any, name: str, ids: Any) -> list[dict[str, Any]]:
+    """A per-id query over many ids, each by primary key (see rules/queries/graph.cypher)."""
+    from kg.store.bulk import run_each
+
+    return run_each(st, name, ({"id": i} for i in ids))
+
+
+def _edges_among(st: Any, ids: list[str]) -> list[dict[str, Any]]:
+    """The edges whose two ends are both in `ids`, oldest first."""
+    inside = set(ids)
+    rows = [r for r in _each(st, "graph_edges_from", ids) if r["dst"] in inside]
+    return sorted(rows, key=lambda r: (r["created_at"] or datetime.min, r["src"], r["dst"], r["type"]))
+
+
 def query(ws: Any, target: str | None = "all", *, depth: int = 1, limit: int = 100) -> dict[str, Any]:
     """Nodes grouped by kind and the edges between them. `limit` caps the nodes listed per kind (0: no cap);
     the counts are always complete."""
@@ -56,7 +70,7 @@ def query(ws: Any, target: str | None = "all", *, depth: int = 1, limit: int = 1
             edge_total = sum(r["n"] for r in st.run("graph_count_edges"))
             ids = [n["id"] for n in nodes]
             edges = (st.run("graph_edges_every", limit=10**9) if len(nodes) == sum(counts.values())
-                     else st.run("graph_edges_among", ids=ids))
+                     else _edges_among(st, ids))
             start: list[str] = []
         else:
             if how == "id":
@@ -71,10 +85,11 @@ def query(ws: Any, target: str | None = "all", *, depth: int = 1, limit: int = 1
             for _ in range(depth):
                 if not frontier:
                     break
-                step = [r["id"] for r in st.run("graph_neighbours", ids=frontier) if r["id"] not in seen]
+                step = [i for i in dict.fromkeys(r["id"] for r in _each(st, "graph_neighbours", frontier))
+                        if i not in seen]
                 seen.update(dict.fromkeys(step))
                 frontier = step
-            every = st.run("graph_nodes", ids=list(seen)) if seen else []
+            every = sorted(_each(st, "graph_nodes", seen), key=lambda n: (n["created_at"] or datetime.min, n["id"]))
             counts = {}
             for n in every:
                 counts[n["kind"]] = counts.get(n["kind"], 0) + 1
@@ -84,8 +99,8 @@ def query(ws: Any, target: str | None = "all", *, depth: int = 1, limit: int = 1
                 per_kind[n["kind"]] = per_kind.get(n["kind"], 0) + 1
                 if per_kind[n["kind"]] <= cap:
                     nodes.append(n)
-            edges = st.run("graph_edges_among", ids=[n["id"] for n in nodes]) if nodes else []
-            edge_total = len(st.run("graph_edges_among", ids=list(seen))) if len(nodes) < len(every) else len(edges)
+            edges = _edges_among(st, [n["id"] for n in nodes])
+            edge_total = len(_edges_among(st, list(seen))) if len(nodes) < len(every) else len(edges)
     order = {k: i for i, k in enumerate(KNOWLEDGE_KINDS)}
     nodes.sort(key=lambda n: (order.get(n["kind"], 99), n["created_at"] or datetime.min, n["id"]))
     return {

@@ -130,6 +130,21 @@ class Journal:
         write_atomic(self.ids_path, json.dumps(ids, sort_keys=True).encode())
         return [f"{prefix}-{day}-{n:03d}" for n in range(start, start + count)]
 
+    def allocate_many(self, requests: list[tuple[str, str]]) -> list[str]:
+        """One id per `(prefix, day)` request, in order, with the counters saved once: a bulk import that
+        allocates one at a time re-writes the id file per id (quadratic in the number of days and prefixes)."""
+        assert self._lock.held, "allocate_many() needs the journal lock"
+        if not requests:
+            return []
+        ids = self._load_ids()
+        out = []
+        for prefix, day in requests:
+            key = f"{prefix}-{day}"
+            ids[key] = ids.get(key, 0) + 1
+            out.append(f"{prefix}-{day}-{ids[key]:03d}")
+        write_atomic(self.ids_path, json.dumps(ids, sort_keys=True).encode())
+        return out
+
     def observe(self, existing: list[str]) -> None:
         """Raise the counters past ids that came from elsewhere (an imported trail)."""
         assert self._lock.held

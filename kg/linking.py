@@ -517,11 +517,13 @@ def unindex_terms(st: Any, text: str, rules: LinkRules) -> None:
 def rebuild_terms(st: Any, rules: LinkRules, *, batch: int = 5000) -> int:
     """Recount the document-frequency table from every node (after a bulk load that bypassed the write
     path). Returns the number of nodes counted."""
+    from kg.store.bulk import iter_rows
+
     counts: dict[str, int] = {}
     n = 0
-    for row in st.run("link_all_texts"):
+    for (text,) in iter_rows(st, "link_all_texts"):  # streamed: a million texts never sit in memory at once
         n += 1
-        for t in node_terms(row["text"] or "", rules):
+        for t in node_terms(text or "", rules):
             counts[t] = counts.get(t, 0) + 1
     counts[DOCS_KEY] = n
     with st.transaction():

@@ -28,6 +28,8 @@ def clean(text: str, *, one_line: bool = False) -> str:
 
 def words(text: str) -> list[str]:
     """Lower-cased tokens: Latin words, and CJK runs as character bigrams."""
+    if text.isascii():  # NFKC leaves ASCII as it is, and it holds no CJK: the common case in one call
+        return _TOKEN.findall(text.lower())
     out: list[str] = []
     for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).lower()):
         token = match.group(0)

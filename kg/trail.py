@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -21,14 +22,9 @@ from kg.files import LEARNINGS_FILES, learnings_entry
 from kg.journal import write_atomic
 from kg.paths import out_path
 from kg.store import (
-    EDGE_TYPES,
     HIDDEN_COLUMNS,
     KNOWLEDGE_KINDS,
     NODE_COLUMNS,
-    bulk_load_edges,
-    bulk_load_nodes,
-    check_label,
-    existing_ids,
     plain,
 )
 from kg.text import clean, index_tokens
@@ -48,6 +44,7 @@ class ImportReport:
     skipped: dict[str, int] = field(default_factory=dict)
     redacted: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    resumed: bool = False  # this run finished an import that was interrupted
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -55,7 +52,7 @@ class ImportReport:
     def as_dict(self) -> dict[str, Any]:
         return {"entries": self.entries, "nodes": self.nodes, "edges": self.edges,
                 "already_present": self.already_present, "skipped": self.skipped,
-                "redacted": sorted(set(self.redacted)), "warnings": self.warnings}
+                "redacted": sorted(set(self.redacted)), "warnings": self.warnings, "resumed": self.resumed}
 
 
 # -- export -------------------------------------------------------------------------------------------------
@@ -133,107 +130,19 @@ def build_trail(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], patter
 
 # -- import -------------------------------------------------------------------------------------------------
 def import_trail(ws: Any, paths: list[Path] | None = None, *, now: datetime | str | None = None,
-                 dry_run: bool = False) -> ImportReport:
-    """Import trail JSON files and `.learnings/*.md` files (default: the workspace's own)."""
+                 dry_run: bool = False, progress: Callable[[int, int], None] | None = None) -> ImportReport:
+    """Import trail JSON files and `.learnings/*.md` files (default: the workspace's own, or those of an
+    import that was interrupted). Streams: memory stays bounded whatever the files' size (see kg.importing)."""
+    from kg import importing
+
     at = clock.now(now)
     report = ImportReport()
-    if not paths:
+    if not paths and importing.interrupted(ws) is None:
         paths = [p for p in [ws.root / TRAIL_FILE, *sorted((ws.root / ".learnings").glob("*.md"))] if p.exists()]
         if not paths:
             raise UsageError(f"nothing to import: no {TRAIL_FILE} and no .learnings/*.md in {ws.root}; "
                              "name a file to import")
-    entries: list[dict[str, Any]] = []
-    nodes: list[dict[str, Any]] = []
-    edges: list[dict[str, Any]] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(path.glob("*.md")) + sorted(path.glob("*.json"))
-        else:
-            found = [path]
-        for file in found:
-            text = _read_text(file, report)
-            if text is None:
-                continue
-            if file.suffix == ".json" or text.lstrip().startswith("{"):
-                _parse_trail_json(text, file, entries, nodes, edges, report)
-            else:
-                entries.extend(parse_learnings_md(text, file, report))
-    # The gate: every imported value (graph node tags, edge reasons, ...) before it is cut, keyed or indexed.
-    gated: set[str] = set()
-    entries, nodes, edges = (ws.rules.redactor.redact_value(v, gated) for v in (entries, nodes, edges))
-    report.redacted.extend(gated)
-    rows, pattern_links = _entry_rows(ws, entries, at, report)
-    node_rows = _node_rows(ws, nodes, at, report)
-    if dry_run:
-        report.entries, report.nodes, report.edges = len(rows), len(node_rows), len(edges)
-        return report
-    with ws.store() as st:
-        all_rows = _dedupe_ids(rows + node_rows, report)
-        existing = existing_ids(st, [r["id"] for r in all_rows])
-        new_rows = [r for r in all_rows if r["id"] not in existing]
-        report.already_present += len(all_rows) - len(new_rows)
-        with ws.journal.locked():
-            ws.journal.observe([r["id"] for r in new_rows])
-        bulk_load_nodes(st, new_rows)
-        sessions: dict[str, dict[str, Any]] = {}
-        for r in sorted(new_rows, key=lambda r: r["created_at"]):
-            if r.get("session") and r["session"] not in sessions:
-                sessions[r["session"]] = {"id": r["session"], "at": r["created_at"], "source": "import"}
-        if sessions:
-            st.run("sessions_touch", rows=list(sessions.values()))
-        new_ids = {r["id"] for r in new_rows}
-        report.entries = sum(1 for r in new_rows if r["entry_type"])
-        report.nodes = len(new_rows) - report.entries
-        _attach_imported_patterns(ws, st, [link for link in pattern_links if link["event"] in new_ids], report)
-        report.edges += _load_edges(ws, st, edges, report)
-        if new_rows:
-            # the bulk load bypassed the write path: recount the keyword table that auto-linking ranks by
-            from kg import linking
-
-            linking.rebuild_terms(st, linking.rules_of(ws.rules))
-    return report
-
-
-def _read_text(file: Path, report: ImportReport) -> str | None:
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {file}: {exc.strerror}") from None
-    if b"\x00" in data[:4096]:
-        report.warnings.append(f"{file}: binary file, skipped")
-        report.skip("binary file")
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        report.warnings.append(f"{file}: not valid UTF-8; undecodable bytes were replaced with U+FFFD")
-        return data.decode("utf-8", errors="replace")
-
-
-def _parse_trail_json(text: str, file: Path, entries: list, nodes: list, edges: list,
-                      report: ImportReport) -> None:
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"{file} is not valid JSON ({exc}); fix it or import the .learnings/*.md files") from None
-    if not isinstance(doc, dict):
-        raise UsageError(f"{file}: expected a JSON object with 'entries' (the .learning-trail.json format)")
-    for item in doc.get("entries") or []:
-        if isinstance(item, dict):
-            entries.append({**item, "_source": str(file)})
-        else:
-            report.skip("entry is not an object")
-    graph = doc.get("graph") or {}
-    for item in graph.get("nodes") or []:
-        if isinstance(item, dict):
-            nodes.append(item)
-        else:
-            report.skip("graph node is not an object")
-    for item in graph.get("edges") or []:
-        if isinstance(item, dict):
-            edges.append(item)
-        else:
-            report.skip("graph edge is not an object")
+    return importing.run(ws, list(paths or []), at=at, report=report, dry_run=dry_run, progress=progress)
 
 
 _HEADER = re.compile(r"^##\s*\[([A-Za-z]+-\d{8}-[0-9A-Za-z]+)\]\s*(.*)$")
@@ -255,7 +164,11 @@ _META_FIELDS = {
 def parse_learnings_md(text: str, file: Path, report: ImportReport) -> list[dict[str, Any]]:
     """Entries in the `.learnings/*.md` convention: `## [ID] category:title`, `**Field**: value` lines,
     `### Section` bodies and `- Key: value` metadata. Pure apart from the report."""
-    out: list[dict[str, Any]] = []
+    return list(iter_learnings_md(text.splitlines(), file, report))
+
+
+def iter_learnings_md(lines: Iterable[str], file: Path, report: ImportReport) -> Iterator[dict[str, Any]]:
+    """`parse_learnings_md` over lines read one at a time: each entry is handed out when the next begins."""
     current: dict[str, Any] | None = None
     section: str | None = None
     body: list[str] = []
@@ -271,13 +184,13 @@ def parse_learnings_md(text: str, file: Path, report: ImportReport) -> list[dict
             elif section in _SECTION_FIELDS and value:
                 current[_SECTION_FIELDS[section]] = value
 
-    for raw in text.splitlines():
+    for raw in lines:
         line = raw.rstrip()
         header = _HEADER.match(line)
         if header:
             close_section()
             if current is not None:
-                out.append(current)
+                yield current
             entry_id, title = header.groups()
             category = title.split(":", 1)[0].strip() if ":" in title else None
             current = {"id": entry_id, "category": category, "_title": title, "_source": str(file)}
@@ -287,7 +200,7 @@ def parse_learnings_md(text: str, file: Path, report: ImportReport) -> list[dict
             # a second-level heading that is not an entry header ends the entry before it
             close_section()
             if current is not None:
-                out.append(current)
+                yield current
             current, section, body = None, None, []
             report.skip("entry without a LRN/ERR/FEAT id")
             continue
@@ -308,8 +221,7 @@ def parse_learnings_md(text: str, file: Path, report: ImportReport) -> list[dict
             body.append(line)
     close_section()
     if current is not None:
-        out.append(current)
-    return out
+        yield current
 
 
 def _split_list(value: Any) -> list[str]:
@@ -407,80 +319,3 @@ def _node_rows(ws: Any, nodes: list[dict[str, Any]], at: datetime, report: Impor
                    tokens=index_tokens(redacted.text, " ".join(tags)))
         rows.append(row)
     return rows
-
-
-def _dedupe_ids(rows: list[dict[str, Any]], report: ImportReport) -> list[dict[str, Any]]:
-    seen: set[str] = set()
-    out = []
-    for row in rows:
-        if row["id"] in seen:
-            report.skip("duplicate id in the imported files")
-            continue
-        seen.add(row["id"])
-        out.append(row)
-    return out
-
-
-def _attach_imported_patterns(ws: Any, st: Any, links: list[dict[str, Any]], report: ImportReport) -> None:
-    if not links:
-        return
-    keys = sorted({link["key"] for link in links})
-    known = {row["key"]: row["id"] for row in st.run("patterns_by_key", keys=keys)}
-    new_patterns = []
-    for link in sorted(links, key=lambda x: x["at"]):
-        if link["key"] in known:
-            continue
-        with ws.journal.locked():
-            (pid,) = ws.journal.allocate(ws.policy.node_prefix["pattern"], f"{link['at']:%Y%m%d}")
-        row = {c: None for c in NODE_COLUMNS}
-        row.update(id=pid, kind="pattern", text=link["text"], pattern_key=link["key"], area=link["area"],
-                   priority=link["priority"], status="active", source="import", files=[], tags=[], redactions=[],
-                   created_at=link["at"], updated_at=link["at"], reinforced_at=link["at"], pinned=False,
-                   stale=False, tokens=index_tokens(link["text"]))
-        new_patterns.append(row)
-        known[link["key"]] = pid
-    bulk_load_nodes(st, new_patterns)
-    report.nodes += len(new_patterns)
-    rows = [{"src": known[link["key"]], "dst": link["event"], "created_at": link["at"], "manual": False,
-             "score": 1.0, "reason": "same pattern key"} for link in links]
-    bulk_load_edges(st, "derived_from", rows, scratch=ws.kg_dir)
-    st.run("pattern_reinforce_bulk")
-
-
-def _load_edges(ws: Any, st: Any, edges: list[dict[str, Any]], report: ImportReport) -> int:
-    by_type: dict[str, list[dict[str, Any]]] = {}
-    for item in edges:
-        kind = str(item.get("type") or "")
-        if kind not in EDGE_TYPES or not item.get("from") or not item.get("to") or item["from"] == item["to"]:
-            report.skip("graph edge with an unknown type or endpoint")
-            continue
-        props = item.get("properties") or {}
-        try:
-            created = clock.parse_time(str(item.get("created"))) if item.get("created") else None
-        except UsageError:
-            created = None
-        by_type.setdefault(kind, []).append({
-            "src": str(item["from"]), "dst": str(item["to"]), "created_at": created,
-            "manual": bool(props.get("manual", True)), "score": float(props.get("score") or 1.0),
-            "reason": str(props.get("reason") or "imported"),
-        })
-    if not by_type:
-        return 0
-    ids = {r["id"] for r in st.run("node_ids_all")}
-    total = 0
-    for kind, rows in by_type.items():
-        label = check_label(kind, EDGE_TYPES, "edge type")
-        present = {(r["src"], r["dst"]) for r in
-                   st.execute(f"MATCH (a:Node)-[:{label}]->(b:Node) RETURN a.id AS src, b.id AS dst")}
-        fresh, seen = [], set()
-        for r in rows:
-            pair = (r["src"], r["dst"])
-            if r["src"] not in ids or r["dst"] not in ids:
-                report.skip("edge whose endpoint is not in the graph")
-            elif pair in present or pair in seen:
-                report.skip("edge already present")
-            else:
-                seen.add(pair)
-                fresh.append(r)
-        total += bulk_load_edges(st, label, fresh, scratch=ws.kg_dir)
-    return total

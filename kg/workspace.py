@@ -346,6 +346,9 @@ class Workspace:
                 return
             for repair in st.repairs:
                 _warn(repair)
+            from kg.importing import recover  # an import killed half-way left the graph without its index
+
+            recover(st, self)
             self._drain(st, polite=polite)
             self._held = st  # nested store() calls share this handle
             try:
@@ -854,8 +857,11 @@ class Workspace:
         if limit < 1:
             raise UsageError("--limit must be at least 1")
         with self.reading() as st:
-            rows = st.run("nodes_list", kind=kind, entry_type=entry_type, status=status, priority=priority,
-                          area=area.lower() if area else None, since=since_at, limit=limit)
+            from kg.store.bulk import newest, run_each  # newest first, read by key: see nodes_newest
+
+            found = newest(st, "nodes_newest", kind=kind, entry_type=entry_type, status=status, priority=priority,
+                           area=area.lower() if area else None, since=since_at, limit=limit)
+            rows = run_each(st, "nodes_list_row", ({"id": r["id"]} for r in found))
         return [_jsonable(r) for r in rows]
 
     def status(self, *, now: datetime | str | None = None, limit: int = 10) -> dict[str, Any]:
@@ -864,7 +870,10 @@ class Workspace:
             counts = st.run("count_by_kind")
             edges = st.run("count_edges")
             sessions = st.run("count_sessions")[0]["n"]
-            high = st.run("pending_high", priorities=["critical", "high"], limit=limit)
+            from kg.store.bulk import newest, run_each
+
+            high = run_each(st, "pending_high_row", ({"id": r["id"]} for r in newest(
+                st, "pending_high_newest", priorities=["critical", "high"], limit=limit)))
             patterns = st.run("pattern_stats_all", limit=limit)
         by_kind: dict[str, int] = {k: 0 for k in KNOWLEDGE_KINDS}
         by_entry: dict[str, int] = {}

@@ -316,7 +316,9 @@ class Lifecycle:
                 pairs[(a, b)] = reason
                 found.append({"a": a, "b": b, "at": self.now, "reason": self._redact(reason)})
         if found:
-            self.st.run("lc_contradicts_add", rows=found)
+            from kg.store.bulk import run_each  # one indexed statement per pair (see the query)
+
+            run_each(self.st, "lc_contradicts_add", found)
         if not pairs:
             return
         existing = {(d["a"], d["b"]): d for d in self.st.run("lc_decisions")}

@@ -25,24 +25,23 @@ ORDER BY n.created_at, n.id
 LIMIT $limit
 
 // name: graph_nodes
-MATCH (n:Node) WHERE n.id IN $ids
+// One node by primary key. Run once per id (kg.store.bulk.run_each): in kuzu 0.11.3 `WHERE n.id IN $ids`
+// and `UNWIND $ids ... {id: i}` scan the whole table instead of the primary-key index.
+MATCH (n:Node {id: $id})
 RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.tags AS tags,
        n.status AS status, n.pattern_key AS pattern_key, n.created_at AS created_at
-ORDER BY n.created_at, n.id
 
 // name: graph_neighbours
-// One breadth-first step, both directions.
-MATCH (a:Node)-[:caused_by|led_to|supports|contradicts|related_to|derived_from]-(b:Node)
-WHERE a.id IN $ids
+// One breadth-first step from one node, both directions (once per frontier node: see graph_nodes).
+MATCH (a:Node {id: $id})-[:caused_by|led_to|supports|contradicts|related_to|derived_from]-(b:Node)
 RETURN DISTINCT b.id AS id
 
-// name: graph_edges_among
-// The edges whose two ends are both in the result.
-MATCH (a:Node)-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]->(b:Node)
-WHERE a.id IN $ids AND b.id IN $ids
+// name: graph_edges_from
+// One node's outgoing knowledge edges (once per node: see graph_nodes); the caller keeps those whose other
+// end is in its result.
+MATCH (a:Node {id: $id})-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]->(b:Node)
 RETURN a.id AS src, b.id AS dst, label(r) AS type, r.manual AS manual, r.score AS score, r.reason AS reason,
        r.created_at AS created_at
-ORDER BY created_at, src, dst, type
 
 // name: graph_edges_every
 MATCH (a:Node)-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]->(b:Node)
@@ -67,3 +66,41 @@ UNION ALL
 MATCH (n:Node {id: $id})<-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]-(m:Node)
 RETURN 'in' AS direction, label(r) AS type, m.id AS other, m.kind AS other_kind, m.text AS other_text,
        r.created_at AS created_at, r.manual AS manual, r.score AS score, r.reason AS reason
+
+// name: nodes_time_bounds
+// The newest and oldest creation times (answered from the column's statistics, not a scan).
+MATCH (n:Node)
+RETURN max(n.created_at) AS hi, min(n.created_at) AS lo
+
+// name: nodes_newest
+// `kg list`: the newest nodes matching the filters, created at or after $since, ids and times only (the
+// listed rows are read by key after: kg.store.bulk.newest).
+MATCH (n:Node)
+WHERE n.created_at >= $since
+  AND ($kind IS NULL OR n.kind = $kind)
+  AND ($entry_type IS NULL OR n.entry_type = $entry_type)
+  AND ($status IS NULL OR n.status = $status)
+  AND ($priority IS NULL OR n.priority = $priority)
+  AND ($area IS NULL OR n.area = $area)
+RETURN n.id AS id, n.created_at AS created_at
+ORDER BY created_at DESC, id DESC
+LIMIT $limit
+
+// name: nodes_list_row
+// One listed node's columns, by primary key.
+MATCH (n:Node {id: $id})
+RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.status AS status,
+       n.priority AS priority, n.area AS area, n.category AS category, n.session AS session,
+       n.pattern_key AS pattern_key, n.created_at AS created_at
+
+// name: pending_high_newest
+// `kg status`: the newest pending entries at these priorities, ids only (see nodes_newest).
+MATCH (n:Node)
+WHERE n.created_at >= $since AND n.kind = 'event' AND n.status = 'pending' AND n.priority IN $priorities
+RETURN n.id AS id, n.created_at AS created_at
+ORDER BY created_at DESC, id DESC
+LIMIT $limit
+
+// name: pending_high_row
+MATCH (n:Node {id: $id})
+RETURN n.id AS id, n.text AS text, n.priority AS priority, n.area AS area, n.created_at AS created_at

@@ -176,10 +176,12 @@ WHERE a.id IN $ids AND b.id IN $ids AND a.id < b.id
 RETURN a.id AS a, b.id AS b, r.reason AS reason, r.manual AS manual
 
 // name: lc_contradicts_add
-UNWIND $rows AS r
-MATCH (a:Node {id: r.a}), (b:Node {id: r.b})
+// One contradicting pair, both ends by primary key; run once per pair (kg.store.bulk.run_each). The batch
+// form `UNWIND $rows MATCH (a {id: r.a}), (b {id: r.b})` joins the node table with itself and filled a
+// 4 GiB buffer pool at 300k nodes.
+MATCH (a:Node {id: $a}), (b:Node {id: $b})
 MERGE (a)-[x:contradicts]->(b)
-ON CREATE SET x.created_at = r.at, x.manual = false, x.score = 1.0, x.reason = r.reason
+ON CREATE SET x.created_at = $at, x.manual = false, x.score = 1.0, x.reason = $reason
 
 // name: lc_decisions
 MATCH (d:Decision)

@@ -1,0 +1,217 @@
+"""How kg's agent-facing commands scale: 10k, 100k and 1M entries, whole processes, beside the seed's files
+and a one-process SQLite FTS5 over the same entries.
+
+For each size a seed-style trail (`memory/.learning-trail.json` and `.learnings/*.md`, realistic wording,
+about one entry in three carrying one of n/20 pattern keys) is written and imported with `kg import trail`;
+the workspace is cached under bench/results/scale-N/ (gitignored) and reused by later runs. Each command is
+run as its own process (`kg ...`) several times: the table gives the median wall time and the peak resident
+memory (the process's own, from wait4), and the growth factor from the size 10x smaller.
+
+    .venv/bin/python bench/scale.py --sizes 10000 100000 [--runs 5] [--rebuild]
+Targets (issue 22): import <= 30 s per 100k and <= 2 GB at 1M; status, list, search, inject, hook
+session-start [-m] <= 0.6 s and <= 300 MB at 1M; growth per 10x <= 1.5x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import AREAS, FAILS, NOUNS, TOOLS, table  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results"
+KG = str(REPO / ".venv" / "bin" / "kg")
+NOW = "2026-12-01T12:00:00"
+QUERIES = ["git push failed", "docker build timed out", "npm lock file", "pytest fixture crashed"]
+COMMANDS = [
+    ("status", ["status"]),
+    ("list --limit 20", ["list", "--limit", "20"]),
+    ("search", ["search", QUERIES[0]]),
+    ("inject -m", ["inject", "--message", "the docker build timed out again"]),
+    ("hook session-start", ["hook", "session-start"]),
+    ("hook session-start -m", ["hook", "session-start", "-m", "pytest fixture crashed on the schema"]),
+]
+
+
+# -- the data -----------------------------------------------------------------------------------------------
+def entries(n: int, seed: int = 11):
+    """Seed-format trail entries, oldest first: 40 per session, a few per minute."""
+    rng = random.Random(seed)
+    keys = max(1, n // 20)
+    start = datetime(2025, 12, 1)
+    for i in range(n):
+        tool, fail, noun = rng.choice(TOOLS), rng.choice(FAILS), rng.choice(NOUNS)
+        kind = rng.choices(["error", "learning", "feature"], [6, 3, 1])[0]
+        at = start + timedelta(seconds=31 * i)
+        prefix = {"error": "ERR", "learning": "LRN", "feature": "FEAT"}[kind]
+        text = (f"{tool} {fail} on the {noun} while working on the {rng.choice(NOUNS)}"
+                if kind == "error" else f"use {tool} with the {noun} flag before the {rng.choice(NOUNS)} step"
+                if kind == "learning" else f"add a {noun} option to {tool}")
+        key = f"{tool}.{noun}.{rng.randrange(keys // 200 + 1)}" if rng.random() < 0.33 else None
+        yield {"id": f"{prefix}-{at:%Y%m%d}-{i:07d}", "type": kind,
+               "category": {"error": "error", "learning": "correction", "feature": "feature_request"}[kind],
+               "summary": text, "details": f"seen while running {tool} in {rng.choice(AREAS)} #{rng.randrange(10**6)}",
+               "suggested_action": f"check the {noun} first", "area": rng.choice(AREAS),
+               "priority": rng.choices(["low", "medium", "high", "critical"], [3, 5, 2, 0.1])[0],
+               "status": rng.choices(["pending", "resolved"], [1, 3])[0], "logged": at.isoformat(),
+               "source": "error" if kind == "error" else "conversation", "pattern_key": key,
+               "session": f"{at:%Y-%m-%d}-{1 + (i // 40) % 9:03d}", "files": [], "tags": [tool]}
+
+
+def write_seed_files(root: Path, n: int) -> None:
+    """The trail JSON, streamed (never the whole document in memory), and the .learnings/*.md files."""
+    (root / "memory").mkdir(parents=True, exist_ok=True)
+    (root / ".learnings").mkdir(exist_ok=True)
+    md = {k: open(root / ".learnings" / f, "w", encoding="utf-8") for k, f in
+          (("learning", "LEARNINGS.md"), ("error", "ERRORS.md"), ("feature", "FEATURE_REQUESTS.md"))}
+    with open(root / "memory" / ".learning-trail.json", "w", encoding="utf-8") as out:
+        out.write('{"version": 3, "entries": [\n')
+        for i, e in enumerate(entries(n)):
+            out.write((",\n" if i else "") + json.dumps(e, ensure_ascii=False))
+            md[e["type"]].write(f"## [{e['id']}] {e['category']}\n\n**Logged**: {e['logged']}\n**Priority**: "
+                                f"{e['priority']}\n**Status**: {e['status']}\n**Area**: {e['area']}\n\n### Summary\n"
+                                f"{e['summary']}\n\n### Details\n{e['details']}\n\n---\n\n")
+        out.write('\n], "graph": {"nodes": [], "edges": []}}\n')
+    for fh in md.values():
+        fh.close()
+
+
+# -- measuring ----------------------------------------------------------------------------------------------
+LAST_CPU = [0.0]
+
+
+def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MB (the process itself: its own children are detached appliers), exit code.
+    The CPU seconds of the last call are kept in LAST_CPU (on a shared machine wall time hides the work)."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
+    if code:
+        print(f"  ! {' '.join(argv[3:])}: exit {code}: {err.strip()[:300]}", file=sys.stderr)
+    return wall, usage.ru_maxrss / 1024, code
+
+
+def build(n: int, env: dict[str, str], rebuild: bool) -> tuple[Path, float | None, float | None]:
+    root = RESULTS / f"scale-{n}"
+    done = root / ".built"
+    if done.exists() and not rebuild:
+        info = json.loads(done.read_text())
+        return root, info["seconds"], info["mb"]
+    if root.exists():
+        subprocess.run(["rm", "-rf", str(root)], check=True)
+    root.mkdir(parents=True)
+    write_seed_files(root, n)
+    subprocess.run([KG, "init", str(root)], check=True, capture_output=True, env=env)
+    wall, mb, code = measure([KG, "-w", str(root), "import", "trail", str(root / "memory" / ".learning-trail.json")],
+                             env)
+    if code:
+        raise SystemExit(f"import of {n} entries failed")
+    done.write_text(json.dumps({"seconds": wall, "mb": mb, "cpu": LAST_CPU[0]}))
+    print(f"import of {n:,}: {wall:.0f} s wall, {LAST_CPU[0]:.0f} s CPU, {mb:.0f} MB", file=sys.stderr)
+    return root, wall, mb
+
+
+def seed_rows(root: Path, runs: int) -> dict[str, tuple[float, float]]:
+    """The seed's way, in one process each: a log appends to ERRORS.md and rewrites the trail JSON; a search
+    greps the files."""
+    trail = root / "memory" / ".learning-trail.json"
+    out = {}
+    code = ("import json,sys,pathlib;p=pathlib.Path(sys.argv[1]);d=json.loads(p.read_text());"
+            "d['entries'].append({'id':'ERR-20261201-x','summary':'x'});p.with_suffix('.tmp').write_text("
+            "json.dumps(d));pathlib.Path(sys.argv[2]).open('a').write('## [ERR-20261201-x] error\\n')")
+    samples = [measure([sys.executable, "-c", code, str(trail), str(root / ".learnings" / "SEED-LOG.md")],
+                       dict(os.environ)) for _ in range(runs)]
+    out["log (seed: rewrite trail)"] = (statistics.median(s[0] for s in samples), max(s[1] for s in samples))
+    (root / "memory" / ".learning-trail.tmp").unlink(missing_ok=True)
+    (root / ".learnings" / "SEED-LOG.md").unlink(missing_ok=True)
+    grep = ["grep", "-ri", "-c", QUERIES[0].split()[0], str(root / ".learnings"), str(trail)]
+    samples = [measure(grep, dict(os.environ)) for _ in range(runs)]
+    out["search (seed: grep files)"] = (statistics.median(s[0] for s in samples), max(s[1] for s in samples))
+    return out
+
+
+def fts5_rows(root: Path, n: int, runs: int) -> dict[str, tuple[float, float]]:
+    """A one-process SQLite FTS5 over the same entries: the query only (the database is built once)."""
+    db = RESULTS / f"fts5-{n}.sqlite"
+    if not db.exists():
+        con = sqlite3.connect(db)
+        con.execute("CREATE VIRTUAL TABLE e USING fts5(id UNINDEXED, summary, details)")
+        con.executemany("INSERT INTO e VALUES (?, ?, ?)", ((x["id"], x["summary"], x["details"]) for x in entries(n)))
+        con.commit()
+        con.close()
+    con = sqlite3.connect(db)
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        con.execute("SELECT id FROM e WHERE e MATCH ? ORDER BY rank LIMIT 10", (QUERIES[0],)).fetchall()
+        times.append(time.perf_counter() - t)
+    con.close()
+    return {"search (SQLite FTS5, in-process)": (statistics.median(times), float("nan"))}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--rebuild", action="store_true", help="rebuild the cached workspaces")
+    args = ap.parse_args()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "kg", "cli", "rules"], cwd=REPO, check=True)
+    env = {**os.environ, "KG_NOW": NOW}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    results: dict[str, dict[int, tuple[float, float]]] = {}
+    for n in args.sizes:
+        root, secs, mb = build(n, env, args.rebuild)
+        results.setdefault("import trail", {})[n] = (secs, mb)
+        built = json.loads((root / ".built").read_text())
+        results.setdefault("import trail (CPU s)", {})[n] = (built.get("cpu", float("nan")), float("nan"))
+        for name, argv in COMMANDS:
+            measure([KG, "-w", str(root), *argv], env)  # warm the page cache; drain anything pending
+            samples, cpus = [], []
+            for _ in range(args.runs):
+                samples.append(measure([KG, "-w", str(root), *argv], env))
+                cpus.append(LAST_CPU[0])
+            results.setdefault(f"kg {name}", {})[n] = (statistics.median(s[0] for s in samples),
+                                                       max(s[1] for s in samples))
+            results.setdefault(f"kg {name} (CPU s)", {})[n] = (statistics.median(cpus), float("nan"))
+        for name, value in {**seed_rows(root, args.runs), **fts5_rows(root, n, args.runs)}.items():
+            results.setdefault(name, {})[n] = value
+        disk = sum(f.stat().st_size for f in (root / "memory" / ".kg").glob("graph.kuzu*"))
+        results.setdefault("graph on disk (MB)", {})[n] = (disk / 2**20, float("nan"))
+    header = ["command"]
+    for n in args.sizes:
+        header += [f"{n:,} s", "MB"] + (["x/10x"] if n != args.sizes[0] else [])
+    rows = []
+    for name, by_size in results.items():
+        row = [name]
+        prev = None
+        for n in args.sizes:
+            s, mb = by_size.get(n, (float("nan"), float("nan")))
+            row += [f"{s:.4f}" if s == s else "-", f"{mb:.0f}" if mb == mb else "-"]
+            if n != args.sizes[0]:
+                row.append(f"{s / prev:.2f}" if prev and s == s and re.match(r"kg |search|log|import", name) else "-")
+            prev = s
+        rows.append(row)
+    print(table(f"Scale (median of {args.runs} runs, whole processes, {os.cpu_count()} cores)", header, rows))
+
+
+if __name__ == "__main__":
+    main()

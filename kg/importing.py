@@ -1,0 +1,367 @@
+"""The streaming import behind `kg import trail`: bounded memory, linear time, resumable after a crash.
+
+A trail is read one item at a time (`kg.jsonstream` for JSON, line by line for `.learnings/*.md`) and loaded
+in batches: each batch's rows are validated and redacted (`kg.trail`), its new patterns get their ids in one
+allocation, and its nodes and `derived_from` edges go in with one `COPY` each. The full-text index is
+dropped once before the first batch and rebuilt once after the last, with the keyword table auto-linking
+ranks by (a multi-row load into an indexed table leaves the index wrong in kuzu 0.11.3, and rebuilding it
+per batch would make the import quadratic).
+
+Crash safety is mark-and-resume. `memory/.kg/import.json` is written before the index is dropped and
+removed after it is rebuilt. A process that opens the graph and finds the mark (the import died: it held
+the graph lock) rebuilds the index, so the workspace keeps working. Running `kg import trail` again (with
+no paths it takes the mark's) resumes: ids already loaded are skipped, and those of its events that lost
+their pattern edge to the crash get it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg import clock
+from kg.errors import UsageError
+from kg.jsonstream import JsonStreamError, iter_trail
+from kg.store import EDGE_TYPES, NODE_COLUMNS, check_label
+from kg.store import bulk
+from kg.text import index_tokens
+
+MARK = "import.json"
+BATCH = 20_000
+FTS_POOL_MB = 2048
+_EDGE_COLUMNS = ("src", "dst", "created_at", "manual", "score", "reason")
+Progress = Callable[[int, int], None]
+
+
+class _Undecodable:
+    """Counts bytes that were not UTF-8 (replaced with U+FFFD), so the report can say so."""
+
+    count = 0
+
+    @classmethod
+    def handler(cls, exc: UnicodeDecodeError) -> tuple[str, int]:
+        cls.count += 1
+        return "\ufffd", exc.end
+
+
+codecs.register_error("kg-import-count", _Undecodable.handler)
+
+
+def mark_path(ws: Any) -> Path:
+    return ws.kg_dir / MARK
+
+
+def interrupted(ws: Any) -> list[str] | None:
+    """The paths of an import that was interrupted, or None."""
+    try:
+        return list(json.loads(mark_path(ws).read_text(encoding="utf-8")).get("paths") or [])
+    except FileNotFoundError:
+        return None
+    except (ValueError, AttributeError):
+        return []
+
+
+def recover(store: Any, ws: Any) -> bool:
+    """Called on every open of the graph: after an interrupted import, make the graph usable again (its
+    full-text index back). Cheap when there was none: one stat."""
+    if getattr(ws, "importing", False) or not mark_path(ws).exists():
+        return False
+    return bulk.fts_ensure(store)
+
+
+# -- reading ------------------------------------------------------------------------------------------------
+def files_of(paths: list[Path]) -> list[Path]:
+    out = []
+    for path in paths:
+        if path.is_dir():
+            out += sorted(path.glob("*.md")) + sorted(path.glob("*.json"))
+        elif not path.exists():
+            raise UsageError(f"cannot read {path}: no such file")
+        else:
+            out.append(path)
+    return out
+
+
+def items(file: Path, report: Any) -> Iterator[tuple[str, Any]]:
+    """("entries" | "nodes" | "edges", item) from one trail JSON or `.learnings` markdown file."""
+    from kg.trail import iter_learnings_md
+
+    try:
+        with open(file, "rb") as fh:
+            head = fh.read(4096)
+    except OSError as exc:
+        raise UsageError(f"cannot read {file}: {exc.strerror}") from None
+    if b"\x00" in head:
+        report.warnings.append(f"{file}: binary file, skipped")
+        report.skip("binary file")
+        return
+    before = _Undecodable.count
+    with open(file, encoding="utf-8", errors="kg-import-count", newline="") as fh:
+        if file.suffix == ".json" or head.lstrip().startswith(b"{"):
+            try:
+                for kind, item in iter_trail(fh):
+                    if kind == "graph":
+                        report.skip("graph is not an object")
+                    elif isinstance(item, dict):
+                        yield kind, ({**item, "_source": str(file)} if kind == "entries" else item)
+                    else:
+                        report.skip({"entries": "entry is not an object", "nodes": "graph node is not an object",
+                                     "edges": "graph edge is not an object"}[kind])
+            except JsonStreamError as exc:
+                raise UsageError(f"{file} is not valid JSON ({exc}); fix it or import the .learnings/*.md "
+                                 "files") from None
+        else:
+            for entry in iter_learnings_md(fh, file, report):
+                yield "entries", entry
+    if _Undecodable.count != before:
+        report.warnings.append(f"{file}: not valid UTF-8; undecodable bytes were replaced with U+FFFD")
+
+
+def _count(files: list[Path]) -> int:
+    """A first pass: the whole input is valid before anything is written, and the progress bar has a total."""
+    from kg.trail import ImportReport
+
+    scratch = ImportReport()
+    return sum(1 for f in files for kind, _ in items(f, scratch) if kind != "edges")
+
+
+def _batches(ws: Any, files: list[Path], report: Any) -> Iterator[tuple[list, list, list]]:
+    entries: list = []
+    nodes: list = []
+    edges: list = []
+    gate = ws.rules.redactor.redact_value  # every imported value (node tags, edge reasons, ...) before it is
+    gated: set[str] = set()                # cut, keyed or indexed
+    for f in files:
+        for kind, item in items(f, report):
+            item = gate(item, gated)
+            if gated:
+                report.redacted.extend(gated)
+                gated.clear()
+            {"entries": entries, "nodes": nodes, "edges": edges}[kind].append(item)
+            if len(entries) + len(nodes) + len(edges) >= BATCH:
+                yield entries, nodes, edges
+                entries, nodes, edges = [], [], []
+    if entries or nodes or edges:
+        yield entries, nodes, edges
+
+
+# -- loading ------------------------------------------------------------------------------------------------
+def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
+        progress: Progress | None = None) -> Any:
+    from kg import trail
+
+    resumed = interrupted(ws)
+    if resumed:  # the interrupted import's files come first, so it is finished whatever else is named
+        paths = [Path(p) for p in resumed] + list(paths)
+    files = list({f.resolve(): f for f in files_of(paths)}.values())
+    total = _count(files)
+    if dry_run:
+        for entries, nodes, edges in _batches(ws, files, report):
+            report.entries += len(trail._entry_rows(ws, entries, at, report)[0])
+            report.nodes += len(trail._node_rows(ws, nodes, at, report))
+            report.edges += len(edges)
+        return report
+    ws.importing = True
+    try:
+        with ws.store() as st:
+            resuming = report.resumed = resumed is not None
+            wrote = _load(ws, st, files, at, report, total, resuming, progress)
+        if wrote:
+            _build_index(ws)
+    finally:
+        ws.importing = False
+    return report
+
+
+def _build_index(ws: Any) -> None:
+    """The full-text index, built once for everything loaded, then the mark removed. Building it is the one
+    step whose working set grows with the graph (kuzu 0.11.3 sorts every posting in its buffer pool: at a
+    million entries it crawled for over half an hour in the default 1 GiB), so this step alone reopens the
+    graph with a pool of FTS_POOL_MB."""
+    from kg.store import Store
+
+    pool = max(ws.policy.buffer_pool_mb, FTS_POOL_MB)
+    with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", lock_timeout=ws.lock_timeout,
+                    queries_dir=ws.rules.rules_dir / "queries" if ws.rules.rules_dir else None,
+                    buffer_pool_mb=pool) as st:
+        bulk.fts_ensure(st)
+    mark_path(ws).unlink(missing_ok=True)
+
+
+def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total: int, resuming: bool,
+          progress: Progress | None) -> bool:
+    """Load every batch; True when the graph was written to (the index then needs building)."""
+    from kg import linking, trail
+
+    from kg.journal import write_atomic
+
+    check = resuming or st.run("bulk_node_count")[0]["n"] > 0  # an empty graph has nothing to skip
+    marked = [resuming]
+
+    def mark() -> None:
+        """Before the first write: the mark, then the index dropped (an import of what is all there already
+        never touches either)."""
+        if not marked[0]:
+            write_atomic(mark_path(ws), json.dumps({"paths": [str(f.resolve()) for f in files],
+                                                    "pid": os.getpid(), "started": at.isoformat()}).encode())
+            marked[0] = True
+        bulk.fts_drop(st)
+
+    patterns = {r["key"]: r["id"] for r in st.run("bulk_pattern_keys")}
+    seen: set[str] = set()
+    sessions: dict[str, datetime] = {}
+    spool = ws.kg_dir / f".import-edges-{os.getpid()}.jsonl"
+    done = 0
+    loaded_any = False
+    try:
+        with open(spool, "w", encoding="utf-8") as edges_out:
+            for entries, nodes, edges in _batches(ws, files, report):
+                for e in edges:
+                    edges_out.write(json.dumps(e, ensure_ascii=False, default=str) + "\n")
+                rows, links = trail._entry_rows(ws, entries, at, report)
+                rows += trail._node_rows(ws, nodes, at, report)
+                done += len(entries) + len(nodes)
+                fresh = []
+                for r in rows:
+                    if r["id"] in seen:
+                        report.skip("duplicate id in the imported files")
+                    else:
+                        seen.add(r["id"])
+                        fresh.append(r)
+                present = _present(st, [r["id"] for r in fresh]) if check else set()
+                new_rows = [r for r in fresh if r["id"] not in present]
+                report.already_present += len(fresh) - len(new_rows)
+                new_ids = {r["id"] for r in new_rows}
+                attach = [x for x in links if x["event"] in new_ids]
+                if resuming and present:
+                    lost = [x["event"] for x in links if x["event"] in present]
+                    have = {r["id"] for r in st.run("bulk_with_pattern", ids=lost)} if lost else set()
+                    attach += [x for x in links if x["event"] in present and x["event"] not in have]
+                report.entries += sum(1 for r in new_rows if r["entry_type"])
+                report.nodes += sum(1 for r in new_rows if not r["entry_type"])
+                for r in new_rows:
+                    if r.get("session") and (r["session"] not in sessions or r["created_at"] < sessions[r["session"]]):
+                        sessions[r["session"]] = r["created_at"]
+                with ws.journal.locked():
+                    ws.journal.observe([r["id"] for r in new_rows])
+                if new_rows or attach:
+                    mark()
+                new_patterns = _new_patterns(ws, attach, patterns)
+                report.nodes += len(new_patterns)
+                bulk.copy_rows(st, "Node", new_patterns + new_rows, scratch=ws.kg_dir, columns=NODE_COLUMNS)
+                edge_rows = [{"src": patterns[x["key"]], "dst": x["event"], "created_at": x["at"], "manual": False,
+                              "score": 1.0, "reason": "same pattern key"} for x in attach]
+                bulk.copy_rows(st, "derived_from", edge_rows, scratch=ws.kg_dir, columns=_EDGE_COLUMNS)
+                loaded_any = loaded_any or bool(new_rows or new_patterns or edge_rows)
+                if progress:
+                    progress(done, total)
+        report.edges += _load_edges(ws, st, spool, report, mark)
+    finally:
+        spool.unlink(missing_ok=True)
+    rows = [{"id": s, "at": t, "source": "import"} for s, t in sorted(sessions.items())]
+    for i in range(0, len(rows), 5000):
+        st.run("sessions_touch", rows=rows[i:i + 5000])
+    if loaded_any or resuming:
+        st.run("pattern_reinforce_bulk")
+        # the bulk load bypassed the write path: recount the keyword table that auto-linking ranks by
+        linking.rebuild_terms(st, linking.rules_of(ws.rules))
+    return marked[0]
+
+
+def _present(st: Any, ids: list[str]) -> set[str]:
+    return {r["id"] for r in st.run("bulk_present", ids=ids)} if ids else set()
+
+
+def _new_patterns(ws: Any, links: list[dict[str, Any]], known: dict[str, str]) -> list[dict[str, Any]]:
+    """Pattern nodes for the keys first seen in this batch, their ids allocated at once (the journal's id
+    file is written once per batch, not once per pattern)."""
+    first: dict[str, dict[str, Any]] = {}
+    for link in sorted(links, key=lambda x: x["at"]):
+        if link["key"] not in known and link["key"] not in first:
+            first[link["key"]] = link
+    if not first:
+        return []
+    prefix = ws.policy.node_prefix["pattern"]
+    with ws.journal.locked():
+        ids = ws.journal.allocate_many([(prefix, f"{x['at']:%Y%m%d}") for x in first.values()])
+    out = []
+    for pid, link in zip(ids, first.values(), strict=True):
+        row = {c: None for c in NODE_COLUMNS}
+        row.update(id=pid, kind="pattern", text=link["text"], pattern_key=link["key"], area=link["area"],
+                   priority=link["priority"], status="active", source="import", files=[], tags=[], redactions=[],
+                   created_at=link["at"], updated_at=link["at"], reinforced_at=link["at"], pinned=False,
+                   stale=False, tokens=index_tokens(link["text"]))
+        out.append(row)
+        known[link["key"]] = pid
+    return out
+
+
+def _edge_rows(spool: Path, report: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    with open(spool, encoding="utf-8") as fh:
+        for line in fh:
+            item = json.loads(line)
+            kind = str(item.get("type") or "")
+            if kind not in EDGE_TYPES or not item.get("from") or not item.get("to") or item["from"] == item["to"]:
+                report.skip("graph edge with an unknown type or endpoint")
+                continue
+            props = item.get("properties") if isinstance(item.get("properties"), dict) else {}
+            try:
+                created = clock.parse_time(str(item.get("created"))) if item.get("created") else None
+            except UsageError:
+                created = None
+            try:
+                score = float(props.get("score") or 1.0)
+            except (TypeError, ValueError):
+                score = 1.0
+            yield kind, {"src": str(item["from"]), "dst": str(item["to"]), "created_at": created,
+                         "manual": bool(props.get("manual", True)), "score": score,
+                         "reason": " ".join(str(props.get("reason") or "imported").split())}
+
+
+def _load_edges(ws: Any, st: Any, spool: Path, report: Any, mark: Callable[[], None]) -> int:
+    """The trail's own graph edges, after every node is in: endpoints checked in the graph a batch at a
+    time, pairs already present skipped."""
+    total = 0
+    batch: list[tuple[str, dict[str, Any]]] = []
+    seen: set[tuple[str, str, str]] = set()
+
+    def flush() -> int:
+        ids = sorted({r["src"] for _, r in batch} | {r["dst"] for _, r in batch})
+        present = _present(st, ids)
+        by_type: dict[str, list[dict[str, Any]]] = {}
+        for kind, r in batch:
+            if r["src"] not in present or r["dst"] not in present:
+                report.skip("edge whose endpoint is not in the graph")
+            else:
+                by_type.setdefault(kind, []).append(r)
+        n = 0
+        for kind, rows in by_type.items():
+            label = check_label(kind, EDGE_TYPES, "edge type")
+            srcs = sorted({r["src"] for r in rows})
+            have = {(x["src"], x["dst"]) for x in bulk.run_each(st, f"bulk_out_{label}", ({"id": s} for s in srcs))}
+            fresh = []
+            for r in rows:
+                pair = (r["src"], r["dst"])
+                if pair in have or (kind, *pair) in seen:
+                    report.skip("edge already present")
+                else:
+                    seen.add((kind, *pair))
+                    fresh.append(r)
+            if fresh:
+                mark()
+            n += bulk.copy_rows(st, label, fresh, scratch=ws.kg_dir, columns=_EDGE_COLUMNS)
+        return n
+
+    for item in _edge_rows(spool, report):
+        batch.append(item)
+        if len(batch) >= BATCH:
+            total += flush()
+            batch = []
+    if batch:
+        total += flush()
+    return total

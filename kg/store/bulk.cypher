@@ -1,0 +1,54 @@
+// name: bulk_present
+// Which of a batch of ids are nodes: one scan of the id column joined by hash with the batch (an
+// `IN $ids` filter compares every row with every item of the list: rows × items).
+UNWIND $ids AS i
+MATCH (n:Node)
+WHERE n.id = i
+RETURN n.id AS id
+
+// name: bulk_with_pattern
+// Which of a batch of events already belong to a pattern (resuming an interrupted import).
+UNWIND $ids AS i
+MATCH (p:Node)-[:derived_from]->(e:Node)
+WHERE e.id = i AND p.kind = 'pattern'
+RETURN DISTINCT e.id AS id
+
+// name: bulk_pattern_keys
+// Every pattern's key and id, live patterns last so that they win over merged tombstones.
+MATCH (p:Node)
+WHERE p.kind = 'pattern' AND p.pattern_key IS NOT NULL
+RETURN p.pattern_key AS key, p.id AS id, p.status = 'merged' AS merged
+ORDER BY merged DESC, p.created_at, p.id
+
+// name: bulk_node_count
+MATCH (n:Node) RETURN count(n) AS n
+
+// name: bulk_out_caused_by
+// One node's outgoing caused_by edges, by primary key (one statement per node: see bulk.run_each).
+MATCH (a:Node {id: $id})-[:caused_by]->(b:Node)
+RETURN a.id AS src, b.id AS dst
+
+// name: bulk_out_led_to
+// One node's outgoing led_to edges, by primary key (one statement per node: see bulk.run_each).
+MATCH (a:Node {id: $id})-[:led_to]->(b:Node)
+RETURN a.id AS src, b.id AS dst
+
+// name: bulk_out_supports
+// One node's outgoing supports edges, by primary key (one statement per node: see bulk.run_each).
+MATCH (a:Node {id: $id})-[:supports]->(b:Node)
+RETURN a.id AS src, b.id AS dst
+
+// name: bulk_out_contradicts
+// One node's outgoing contradicts edges, by primary key (one statement per node: see bulk.run_each).
+MATCH (a:Node {id: $id})-[:contradicts]->(b:Node)
+RETURN a.id AS src, b.id AS dst
+
+// name: bulk_out_related_to
+// One node's outgoing related_to edges, by primary key (one statement per node: see bulk.run_each).
+MATCH (a:Node {id: $id})-[:related_to]->(b:Node)
+RETURN a.id AS src, b.id AS dst
+
+// name: bulk_out_derived_from
+// One node's outgoing derived_from edges, by primary key (one statement per node: see bulk.run_each).
+MATCH (a:Node {id: $id})-[:derived_from]->(b:Node)
+RETURN a.id AS src, b.id AS dst

@@ -1,0 +1,117 @@
+"""The streaming import (issue 22) and what a crash in the middle of it leaves (issue 20, item 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import kg
+import kg.trail
+from kg.store.bulk import fts_present
+
+NOW = "--now 2026-12-01T12:00:00"
+
+
+def write_trail(path: Path, n: int) -> None:
+    entries = [{"id": f"ERR-20260101-{i:04d}", "type": "error", "summary": f"git push failed on branch {i % 7}",
+                "logged": f"2026-01-01T{10 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}",
+                "pattern_key": f"git.push.{i % 5}" if i % 2 == 0 else None, "session": f"2026-01-01-{i % 3 + 1:03d}"}
+               for i in range(n)]
+    nodes = [{"id": "les-20260101-001", "type": "lesson", "content": "set the upstream before pushing"}]
+    edges = [{"from": "ERR-20260101-0001", "to": "les-20260101-001", "type": "led_to"}]
+    path.write_text(json.dumps({"entries": entries, "graph": {"nodes": nodes, "edges": edges}}))
+
+
+def graph_facts(ws: kg.Workspace) -> dict:
+    with ws.store() as st:
+        members = st.execute("MATCH (p:Node)-[:derived_from]->(e:Node) WHERE p.kind = 'pattern' "
+                             "RETURN e.id AS e, count(p) AS n")
+        return {"nodes": st.execute("MATCH (n:Node) RETURN count(n) AS n")[0]["n"],
+                "patterns": st.execute("MATCH (n:Node) WHERE n.kind = 'pattern' RETURN count(n) AS n")[0]["n"],
+                "members": len(members), "max_memberships": max(r["n"] for r in members),
+                "led_to": st.execute("MATCH ()-[r:led_to]->() RETURN count(r) AS n")[0]["n"],
+                "fts": fts_present(st)}
+
+
+def test_import_into_a_path_with_a_quote(run_kg, tmp_path):
+    ws = kg.init_workspace(tmp_path / "it's here")
+    trail = tmp_path / "trail.json"
+    write_trail(trail, 40)
+    r = run_kg(f"import trail {trail} --json {NOW}", workspace=ws.root)
+    assert r.exit_code == 0, r.stderr
+    assert (r.json["entries"], r.json["nodes"], r.json["edges"]) == (40, 1 + 5, 1)
+    assert graph_facts(ws) == {"nodes": 46, "patterns": 5, "members": 20, "max_memberships": 1, "led_to": 1,
+                               "fts": True}
+    found = run_kg(f"search 'push failed branch' --json {NOW}", workspace=ws.root)
+    assert found.exit_code == 0 and found.json, found.stderr
+    assert not (ws.kg_dir / "import.json").exists()
+
+
+def test_a_killed_import_leaves_a_working_workspace_and_resumes(tmp_path):
+    """A real `kill -9` in the middle of the load: readers and writers keep working (the full-text index is
+    rebuilt on the next open), and running the import again finishes it: every entry once, every pattern
+    member once, the same graph as an import that was never interrupted."""
+    trail = tmp_path / "trail.json"
+    write_trail(trail, 600)
+    clean = kg.init_workspace(tmp_path / "clean")
+    kg.trail.import_trail(clean, [trail])
+    ws = kg.init_workspace(tmp_path / "ws")
+    script = ("import sys, kg, kg.trail, kg.importing as m\nfrom pathlib import Path\nm.BATCH = 50\n"
+              "ws = kg.open_workspace(Path(sys.argv[1]))\n"
+              "kg.trail.import_trail(ws, [Path(sys.argv[2])], progress=lambda d, t: print(d, flush=True))\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(ws.root), str(trail)], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if int(line) >= 250:  # some batches are in, the index is dropped, the rest is not loaded
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert (ws.kg_dir / "import.json").exists()
+    kg_bin = Path(sys.executable).parent / "kg"
+    env = {**os.environ, "KG_NOW": "2026-12-01T12:00:00"}
+    run = lambda *a: subprocess.run([str(kg_bin), "-w", str(ws.root), *a], capture_output=True, text=True,  # noqa: E731
+                                    env=env, timeout=120)
+    found = run("search", "push failed branch", "--json")
+    assert found.returncode == 0, found.stderr
+    logged = run("log", "error", "disk full on the build box", "--wait", "--json")
+    assert logged.returncode == 0, logged.stderr
+    partial = graph_facts(ws)
+    assert partial["fts"] and partial["nodes"] < graph_facts(clean)["nodes"] + 1
+    resumed = run("import", "trail", "--json")  # no paths: the interrupted import's
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["already_present"] > 0
+    assert not (ws.kg_dir / "import.json").exists()
+    expected = graph_facts(clean)
+    expected["nodes"] += 1  # the entry logged in between
+    assert graph_facts(ws) == expected
+
+
+def test_allocate_many_writes_the_id_file_once_and_never_repeats(ws):
+    with ws.journal.locked():
+        first = ws.journal.allocate("pat", "20260101")
+        many = ws.journal.allocate_many([("pat", "20260101"), ("pat", "20260102"), ("pat", "20260101")])
+        after = ws.journal.allocate("pat", "20260101")
+    assert first == ["pat-20260101-001"]
+    assert many == ["pat-20260101-002", "pat-20260102-001", "pat-20260101-003"]
+    assert after == ["pat-20260101-004"]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ('{"entries": [', "is not valid JSON"),
+    ('{"entries": [{"id": 1}] } trailing', "is not valid JSON"),
+])
+def test_invalid_json_is_refused_before_anything_is_written(run_kg, ws, tmp_path, bad, message):
+    path = tmp_path / "t.json"
+    good = [{"id": f"ERR-20260101-{i:03d}", "type": "error", "summary": "x"} for i in range(5)]
+    path.write_text(json.dumps({"entries": good})[:-2] + ", " + bad)
+    r = run_kg(f"import trail {path}")
+    assert r.exit_code == 2 and message in r.stderr
+    assert run_kg("list --json").json == []
