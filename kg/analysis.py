@@ -560,15 +560,11 @@ def rule_effect(graph: nx.MultiDiGraph, *, now: datetime | str | None = None,
 
 
 def _rule_verdict(times: list[datetime], born: datetime, now: datetime, lp: Any) -> Any:
-    """The one place the analyst's view asks the lifecycle whether a rule worked: the recurrences in the
-    lifecycle's before/after windows (kg.lifecycle.verify.windows), judged by kg.lifecycle.verify.judge."""
-    from kg.lifecycle.verify import judge, windows
+    """The one place the analyst's view asks the lifecycle whether a rule worked: the lifecycle's own verdict
+    on the pattern's whole history (kg.lifecycle.verify.assess), so this report and `kg verify` agree."""
+    from kg.lifecycle.verify import assess
 
-    w = windows(born, now, lp, monitoring=False)
-    before = [t for t in times if w.before_from <= t < w.before_to]
-    after = [t for t in times if w.after_from <= t <= w.after_to]
-    span_days = (born - min(before)).total_seconds() / 86400 if before else 0.0
-    return judge(len(before), span_days, len(after), max((now - born).total_seconds() / 86400, 0.0), lp)
+    return assess(times, born, now, lp)
 
 
 def _packaged_lifecycle_policy() -> Any:

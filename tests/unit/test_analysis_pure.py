@@ -95,7 +95,8 @@ def test_error_timeline_by_area(graph):
 def test_rule_effect_before_and_after(graph):
     (r,) = ka.rule_effect(graph, now="2026-12-12")
     assert (r["principle"], r["before"], r["after"]) == ("pri", 3, 0)
-    assert r["helped"] is True
+    # three occurrences before and none after are not yet decisive for the lifecycle's test
+    assert (r["verdict"], r["helped"]) == ("inconclusive", None)
 
 
 def test_communities_are_repeatable(graph):
@@ -264,13 +265,13 @@ def test_graphml_round_trips_awkward_ids_and_values(tmp_path):
 
 
 @pytest.mark.parametrize(("before_days", "after_days", "verdict", "helped"), [
-    ((1, 2, 9), (), "confirmed", True),
+    ((1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), (), "confirmed", True),
     ((9,), (13, 14, 15, 16, 17, 18), "made_worse", False),
     ((), (13, 14), "inconclusive", None),
 ])
 def test_rule_effect_is_the_lifecycles_verdict(before_days, after_days, verdict, helped):
     """The report says a rule helped exactly when the lifecycle's judge would confirm it."""
-    from kg.lifecycle.verify import judge
+    from kg.lifecycle.verify import assess
 
     g = nx.MultiDiGraph()
     node(g, "pat", "pattern", 1, pattern_key="k")
@@ -282,5 +283,5 @@ def test_rule_effect_is_the_lifecycles_verdict(before_days, after_days, verdict,
     (r,) = ka.rule_effect(g, now="2026-11-19T10:00")
     assert (r["verdict"], r["helped"], r["before"], r["after"]) == (verdict, helped, len(before_days), len(after_days))
     lp = ka._packaged_lifecycle_policy()
-    span = (datetime(2026, 11, 12, 10) - datetime(2026, 11, min(before_days), 10)).days if before_days else 0.0
-    assert judge(len(before_days), span, len(after_days), 7.0, lp).kind == verdict
+    times = [datetime(2026, 11, d, 10) for d in (*before_days, *after_days)]
+    assert assess(times, datetime(2026, 11, 12, 10), datetime(2026, 11, 19, 10), lp).kind == verdict
