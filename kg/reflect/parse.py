@@ -267,6 +267,18 @@ def _flatten(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
+def json_records(lines: Any, skipped: Counter) -> Any:
+    """(line number, decoded value) of each non-blank JSON line; a line that does not decode is counted in
+    `skipped` and passed over (a transcript cut off mid-write ends in one)."""
+    for lineno, raw in enumerate(lines, 1):
+        if not raw or raw.isspace():  # (strip() would copy every line, some are megabytes of tool output)
+            continue
+        try:
+            yield lineno, json.loads(raw)
+        except json.JSONDecodeError:
+            skipped["truncated or invalid JSON line"] += 1
+
+
 def command_of(tool_input: Any) -> str | None:
     if isinstance(tool_input, str):
         return tool_input
@@ -283,14 +295,7 @@ def parse_claude_code(text: str, *, sidechain: bool = False) -> Transcript:
     skipped: Counter[str] = Counter()
     tools: dict[str, tuple[str, str | None]] = {}
     session: str | None = None
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        if not raw or raw.isspace():  # (strip() would copy every line, some are megabytes of tool output)
-            continue
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError:
-            skipped["truncated or invalid JSON line"] += 1
-            continue
+    for lineno, rec in json_records(text.splitlines(), skipped):
         if not isinstance(rec, dict):
             skipped["line is not a JSON object"] += 1
             continue

@@ -29,7 +29,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .parse import Transcript, TranscriptError, Turn, _describe, _flatten, command_of, decode, parse_claude_code
+from .parse import (Transcript, TranscriptError, Turn, _describe, _flatten, command_of, decode, json_records,
+                    parse_claude_code)
 
 
 # -- Claude Code sub-agent files ---------------------------------------------------------------------------------
@@ -119,14 +120,7 @@ def parse_codex(text: str) -> Transcript:
         add("tool", body, lineno, ts, tool_name=name, tool_input=cmd, call_id=call,
             is_error=None if code is None else code != 0, exit_code=code)
 
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError:
-            skipped["truncated or invalid JSON line"] += 1
-            continue
+    for lineno, rec in json_records(text.splitlines(), skipped):
         if not isinstance(rec, dict) or not isinstance(rec.get("payload"), dict):
             skipped["line without a payload"] += 1
             continue
@@ -210,14 +204,7 @@ def parse_openclaw(text: str) -> Transcript:
     skipped: Counter[str] = Counter()
     calls: dict[str, tuple[str, str | None]] = {}
     session: str | None = None
-    for lineno, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError:
-            skipped["truncated or invalid JSON line"] += 1
-            continue
+    for lineno, rec in json_records(lines, skipped):
         if not isinstance(rec, dict):
             skipped["line is not a JSON object"] += 1
             continue
@@ -364,14 +351,7 @@ def parse_openai(text: str) -> Transcript:
     except json.JSONDecodeError:
         # One message per line (JSONL).
         messages, lines = [], []
-        for lineno, raw in enumerate(text.splitlines(), 1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError:
-                skipped["truncated or invalid JSON line"] += 1
-                continue
+        for lineno, rec in json_records(text.splitlines(), skipped):
             if isinstance(rec, dict):
                 messages.append(rec)
                 lines.append(lineno)
