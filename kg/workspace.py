@@ -309,8 +309,11 @@ class Workspace:
         made or not migrated yet, or one already open in this process) it is `store()`, which applies the
         journal first, so a reader never misses an acknowledged entry. One query thread: a one-off read's
         queries are small, and each worker thread costs resident memory."""
+        from kg.importing import mark_path
+
         with self._mutex:
-            if self._held is not None or not self.graph_path.exists():
+            # an import cut short (its mark) or a missing full-text index needs the writer's open, which repairs
+            if self._held is not None or not self.graph_path.exists() or mark_path(self).exists():
                 with self.store() as st:
                     yield st
                 return
@@ -320,7 +323,7 @@ class Workspace:
                                 lock_timeout=self.lock_timeout, unless=self.journal.has_pending,
                                 queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
                                 buffer_pool_mb=buffer_pool_mb, max_threads=max_threads) as st:
-                    if st is not None:
+                    if st is not None and st.has_fts():
                         entered = True
                         self._held, self._held_read_only = st, True
                         try:
@@ -854,8 +857,8 @@ class Workspace:
         since_at = None
         if since:
             since_at = since if isinstance(since, datetime) else clock.parse_since(since, clock.now(now))
-        if limit < 1:
-            raise UsageError("--limit must be at least 1")
+        if limit < 1 or limit > 2**62:
+            raise UsageError(f"--limit must be a whole number from 1 to {2**62}")
         with self.reading() as st:
             from kg.store.bulk import newest, run_each  # newest first, read by key: see nodes_newest
 
