@@ -66,14 +66,6 @@ def interrupted(ws: Any) -> list[str] | None:
         return []
 
 
-def recover(store: Any, ws: Any) -> bool:
-    """Called on every open of the graph: after an interrupted import, make the graph usable again (its
-    full-text index back). Cheap when there was none: one stat."""
-    if getattr(ws, "importing", False) or not mark_path(ws).exists():
-        return False
-    return bulk.fts_ensure(store)
-
-
 # -- reading ------------------------------------------------------------------------------------------------
 def files_of(paths: list[Path]) -> list[Path]:
     out = []
@@ -189,7 +181,7 @@ def _build_index(ws: Any) -> None:
     with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", lock_timeout=ws.lock_timeout,
                     queries_dir=ws.rules.rules_dir / "queries" if ws.rules.rules_dir else None,
                     buffer_pool_mb=pool) as st:
-        bulk.fts_ensure(st)
+        st.ensure_fts()
     mark_path(ws).unlink(missing_ok=True)
 
 

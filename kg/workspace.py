@@ -309,11 +309,8 @@ class Workspace:
         made or not migrated yet, or one already open in this process) it is `store()`, which applies the
         journal first, so a reader never misses an acknowledged entry. One query thread: a one-off read's
         queries are small, and each worker thread costs resident memory."""
-        from kg.importing import mark_path
-
         with self._mutex:
-            # an import cut short (its mark) or a missing full-text index needs the writer's open, which repairs
-            if self._held is not None or not self.graph_path.exists() or mark_path(self).exists():
+            if self._held is not None or not self.graph_path.exists():
                 with self.store() as st:
                     yield st
                 return
@@ -323,6 +320,8 @@ class Workspace:
                                 lock_timeout=self.lock_timeout, unless=self.journal.has_pending,
                                 queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
                                 buffer_pool_mb=buffer_pool_mb, max_threads=max_threads) as st:
+                    # a graph without its full-text index (an import cut short) needs the writer's open, which
+                    # rebuilds it
                     if st is not None and st.has_fts():
                         entered = True
                         self._held, self._held_read_only = st, True
@@ -349,9 +348,6 @@ class Workspace:
                 return
             for repair in st.repairs:
                 _warn(repair)
-            from kg.importing import recover  # an import killed half-way left the graph without its index
-
-            recover(st, self)
             self._drain(st, polite=polite)
             self._held = st  # nested store() calls share this handle
             try:

@@ -18,10 +18,10 @@ from datetime import datetime
 from pathlib import Path
 
 from kg.errors import StoreError
-from kg.store import _FTS_CREATE, _FTS_DROP, EDGE_TYPES, Row, Store, check_label
+from kg.store import _FTS_DROP, EDGE_TYPES, Row, Store, check_label
 from kg.store import queries as _queries
 
-__all__ = ["column_names", "copy_rows", "fetch", "fts_drop", "fts_ensure", "fts_present", "iter_rows", "path_literal",
+__all__ = ["column_names", "copy_rows", "fetch", "fts_drop", "iter_rows", "path_literal",
            "read_relation", "read_table", "run", "run_each", "table_kinds"]
 
 
@@ -175,25 +175,10 @@ def copy_rows(store: Store, label: str, rows: list[Row], *, scratch: Path, colum
 NODE_TABLES = ("Node",)
 
 
-def fts_present(store: Store) -> bool:
-    _, rows = fetch(store, "CALL SHOW_INDEXES() RETURN table_name, index_name")
-    return any(table == "Node" and name == "node_fts" for table, name in rows)
-
-
 def fts_drop(store: Store) -> None:
-    if fts_present(store):
+    if store.has_fts():
         store._execute_raw(_FTS_DROP, {})
         store.forget_prepared()
-
-
-def fts_ensure(store: Store) -> bool:
-    """Create the full-text index when it is missing (an import killed between dropping and rebuilding it).
-    Returns whether it had to be built."""
-    if fts_present(store):
-        return False
-    store._execute_raw(_FTS_CREATE, {})
-    store.forget_prepared()
-    return True
 
 
 def newest(store: Store, name: str, *, limit: int, since: datetime | None = None, **params: object) -> list[Row]:

@@ -13,7 +13,6 @@ import pytest
 
 import kg
 import kg.trail
-from kg.store.bulk import fts_present
 
 NOW = "--now 2026-12-01T12:00:00"
 
@@ -36,7 +35,7 @@ def graph_facts(ws: kg.Workspace) -> dict:
                 "patterns": st.execute("MATCH (n:Node) WHERE n.kind = 'pattern' RETURN count(n) AS n")[0]["n"],
                 "members": len(members), "max_memberships": max(r["n"] for r in members),
                 "led_to": st.execute("MATCH ()-[r:led_to]->() RETURN count(r) AS n")[0]["n"],
-                "fts": fts_present(st)}
+                "fts": st.has_fts()}
 
 
 def test_import_into_a_path_with_a_quote(run_kg, tmp_path):

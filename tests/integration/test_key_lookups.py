@@ -15,7 +15,7 @@ import pytest
 import kg
 from kg.errors import StoreError
 from kg.store import NODE_COLUMNS, Store
-from kg.store.bulk import copy_rows, fts_drop, fts_ensure, run_each
+from kg.store.bulk import copy_rows, fts_drop, run_each
 
 N = 60_000
 POOL_MB = 32
@@ -44,7 +44,7 @@ def big(tmp_path_factory):
     with ws.store() as st:
         fts_drop(st)
         copy_rows(st, "Node", rows, scratch=ws.kg_dir, columns=NODE_COLUMNS)
-        fts_ensure(st)  # rebuilt on this handle, as the import does (every open checks the index is there)
+        st.ensure_fts()  # rebuilt on this handle, as the import does (every open checks the index is there)
         st.execute("CHECKPOINT")  # else every open replays the load from the WAL into the small pool
     return ws
 
