@@ -204,6 +204,15 @@ class FalkorStore:
         columns = [h[1] for h in (result.header or [])]
         return columns, [[dialect.from_server(v) for v in row] for row in result.result_set or []]
 
+    # kg/store/bulk.py streams rows through Kùzu's connection (`_conn.execute(_prepared_statement(q), p)`,
+    # then `has_next`/`get_next`); the same calls here run the query on the server.
+    @property
+    def _conn(self) -> _Cursorless:
+        return _Cursorless(self)
+
+    def _prepared_statement(self, cypher: str) -> str:
+        return cypher
+
     @contextmanager
     def transaction(self) -> Iterator[FalkorStore]:
         """Each statement is atomic on the server; there is no multi-statement transaction to open."""
@@ -265,6 +274,31 @@ class FalkorStore:
     def _range_indexes(self) -> set[tuple[str, str]]:
         rows = self._execute_raw("CALL db.indexes() YIELD label, types RETURN label, types", {})
         return {(r["label"], field) for r in rows for field, kinds in (r["types"] or {}).items() if "RANGE" in kinds}
+
+
+class _Cursorless:
+    """Kùzu's `Connection.execute` shape over `FalkorStore._fetch` (the rows come in one reply)."""
+
+    def __init__(self, store: FalkorStore):
+        self.store = store
+
+    def execute(self, cypher: str, params: dict[str, Any] | None = None) -> _Rows:
+        return _Rows(*self.store._fetch(cypher, params or {}))
+
+
+class _Rows:
+    def __init__(self, columns: list[str], rows: list[list[Any]]):
+        self.columns, self.rows, self.at = columns, rows, 0
+
+    def get_column_names(self) -> list[str]:
+        return self.columns
+
+    def has_next(self) -> bool:
+        return self.at < len(self.rows)
+
+    def get_next(self) -> list[Any]:
+        self.at += 1
+        return self.rows[self.at - 1]
 
 
 def _index_key(statement: str) -> tuple[str, str]:
