@@ -240,6 +240,7 @@ class Workspace:
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise RulesError(f"{path}: not valid TOML: {exc}") from None
         unknown = set(data) - {"rules", "store"}  # [store] url: kg/store/team.py
+        self._store_conf = data.get("store")
         if unknown:
             raise RulesError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; only [rules.NAME] "
                              "tables and [store] are read")
@@ -274,14 +275,21 @@ class Workspace:
     @property
     def journal(self) -> Journal:
         if self._journal is None:
-            from kg.store.team import journal_for  # ids carry a member number on a team graph
+            if self.store_url is None:
+                self._journal = Journal(self.kg_dir, timeout=self.lock_timeout)
+            else:
+                from kg.store.team import TeamJournal  # ids carry a member number on a team graph
 
-            self._journal = journal_for(self.kg_dir, timeout=self.lock_timeout, url=self.store_url)
+                self._journal = TeamJournal(self.kg_dir, timeout=self.lock_timeout, url=self.store_url)
         return self._journal
+
+    _store_conf: Any = None  # kg.toml's [store] table, read with the rule overrides
 
     @cached_property
     def store_url(self) -> Any:
         """The team graph's URL (a FalkorDB server: kg/store/backend.py), or None for the embedded graph."""
+        if self._store_conf is None and not os.environ.get("KG_STORE"):
+            return None  # the embedded graph, without importing the team modules
         from kg.store.team import store_url
 
         return store_url(self.root)

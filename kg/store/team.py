@@ -10,10 +10,8 @@
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
-import socket
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -99,6 +97,9 @@ def member(kg_dir: Path, url: StoreUrl) -> int:
 
 def origin(root: Path, kg_dir: Path, url: StoreUrl) -> dict[str, str]:
     """What every node this workspace creates on the team graph is stamped with."""
+    import getpass
+    import socket
+
     agent = os.environ.get(ENV_AGENT) or f"{getpass.getuser()}@{socket.gethostname()}"
     return {"origin_workspace": f"{root.name}#{member(kg_dir, url)}", "origin_agent": agent}
 
@@ -122,10 +123,6 @@ class TeamJournal(Journal):
 
     def allocate_many(self, requests: list[tuple[str, str]]) -> list[str]:
         return self._tag(super().allocate_many(requests))
-
-
-def journal_for(kg_dir: Path, *, timeout: float, url: StoreUrl | None) -> Journal:
-    return Journal(kg_dir, timeout=timeout) if url is None else TeamJournal(kg_dir, timeout=timeout, url=url)
 
 
 def contributors(st: Any) -> list[dict[str, Any]]:
