@@ -114,3 +114,29 @@ def test_kg_server_start_status_stop(tmp_path, falkordb_server):
     assert json.loads(out) == {"stopped": True}
     code, out, _ = kg("server status --json", workspace=root)
     assert json.loads(out) == {"running": False}
+
+
+def test_a_mistake_recurring_across_two_workspaces_is_promoted_once_into_both(tmp_path, falkordb_url):
+    """The issue's "done when", as far as it goes here: the same failure in two workspaces (two each, four
+    sessions) makes one proposal; approved in one workspace, the rule is rendered into both workspaces'
+    files, and the other workspace's cycle proposes nothing more."""
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann")
+    beta = init(tmp_path, "beta", falkordb_url, "bob")
+    for day, (root, session) in enumerate([(alpha, "s1"), (beta, "s2"), (alpha, "s3"), (beta, "s4")], start=1):
+        code, _, err = kg(f"log error 'Deploy failed: database lock timeout on migrate' --pattern-key db.lock "
+                          f"--area backend --session {session} --wait --now 2026-03-0{day}T10:00:00", workspace=root)
+        assert code == 0, err
+    code, out, err = kg("cycle --json --now 2026-03-06T10:00:00", workspace=alpha)
+    assert code == 0, err
+    (proposal,) = json.loads(out)["proposed"]
+    assert (proposal["pattern_key"], proposal["target"]) == ("db.lock", "AGENTS.md")
+    code, out, err = kg(f"approve {proposal['number']} --json --now 2026-03-06T10:05:00", workspace=alpha)
+    assert code == 0 and json.loads(out)["action"] == "applied", err
+    code, out, err = kg("cycle --json --now 2026-03-06T11:00:00", workspace=beta)
+    assert code == 0, err
+    assert json.loads(out)["proposed"] == [] and json.loads(out)["promoted"] == []
+    rule = "- Deploy failed: database lock timeout on migrate"
+    for root in (alpha, beta):
+        assert rule in (root / "AGENTS.md").read_text(), root.name
+    code, out, _ = kg("export memory --json --now 2026-03-06T12:00:00", workspace=beta)
+    assert json.loads(out)["files"] == []  # beta's blocks are beta's own: nothing flagged, nothing rewritten
