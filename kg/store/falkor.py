@@ -118,6 +118,7 @@ class FalkorStore:
         self._queries = queries
         self._translated: dict[str, _queries.NamedQuery] = {}
         self._lock: _ServerLock | None = None
+        self.read_only = False
         self.origin = {"origin_workspace": "", "origin_agent": "", **(origin or {})}
 
     @classmethod
@@ -129,6 +130,7 @@ class FalkorStore:
         `unless`, as `Store.open`: when it is true once the lock is held, None is yielded."""
         db = _client(url)
         store = cls(url, db.select_graph(url.graph), queries, origin)
+        store.read_only = read_only
         try:
             if not read_only:
                 store._lock = _ServerLock(db.connection, f"kg:lock:{url.graph}", lock_timeout)
@@ -198,7 +200,8 @@ class FalkorStore:
         try:
             if self._lock is not None:
                 self._lock.renew()
-            result = self._graph.query(cypher, dialect.to_server(params) if params else None)
+            run = self._graph.ro_query if self.read_only else self._graph.query  # a replica takes reads only
+            result = run(cypher, dialect.to_server(params) if params else None)
         except Exception as exc:  # noqa: BLE001 - redis and falkordb raise their own classes
             raise _plain(exc, self.url) from None
         columns = [h[1] for h in (result.header or [])]

@@ -58,8 +58,9 @@ def ping(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
         return False
 
 
-def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0) -> Server:
-    """Start a server with its data, pid, port and log in `folder`; return when it answers PING."""
+def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replica_of: int | None = None) -> Server:
+    """Start a server with its data, pid, port and log in `folder`; return when it answers PING. With
+    `replica_of` (a loopback port), a read-only replica of that server."""
     folder.mkdir(parents=True, exist_ok=True)
     running = status(folder)
     if running is not None:
@@ -70,6 +71,8 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0) -> Ser
     args = [server, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder), "--loadmodule", module,
             "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "yes",
             "--logfile", str(log), "--daemonize", "no"]
+    if replica_of:
+        args += ["--replicaof", "127.0.0.1", str(replica_of)]
     # its own session: a Ctrl-C in the terminal that started it does not stop the team's server
     proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True, cwd=folder)

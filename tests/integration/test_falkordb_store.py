@@ -10,7 +10,7 @@ from datetime import datetime
 
 import pytest
 
-from kg.errors import QueryParameterError
+from kg.errors import QueryParameterError, StoreError
 from kg.store import Store
 from kg.store.backend import parse_url
 from kg.text import index_tokens
@@ -137,3 +137,29 @@ def test_every_named_query_is_accepted_by_falkordb(request, tmp_path):
             except Exception as exc:  # noqa: BLE001 - collected, reported together
                 failed[name] = str(exc).splitlines()[0][:160]
     assert failed == {}
+
+
+def test_a_replica_serves_what_the_primary_took(request, tmp_path):
+    """Written through the primary, read from a replica (a read-only open: GRAPH.RO_QUERY); WAIT on the
+    primary returns once the replica has the write (no sleeping)."""
+    from kg.store import falkor_server
+    from kg.store.falkor import _client
+
+    request.getfixturevalue("falkordb_server")  # the extra is there (or CI fails loudly)
+    primary = falkor_server.start(tmp_path / "primary")
+    replica = falkor_server.start(tmp_path / "replica", replica_of=primary.port)
+    try:
+        url = parse_url(f"falkordb://127.0.0.1:{primary.port}/team")
+        with Store.open(tmp_path / "unused", lock_path=tmp_path / "l", lock_timeout=5, url=url) as st:
+            st.run("node_create", **node("ERR-20260301-001001", "written on the primary"))
+        assert _client(url).connection.execute_command("WAIT", 1, 20000) == 1
+        copy = parse_url(f"falkordb://127.0.0.1:{replica.port}/team")
+        with Store.open(tmp_path / "unused", lock_path=tmp_path / "l", lock_timeout=5, url=copy,
+                        read_only=True) as st:
+            (row,) = st.run("node_get", id="ERR-20260301-001001")
+            assert row["n"]["text"] == "written on the primary"
+            with pytest.raises(StoreError, match="(?i)read.only"):
+                st.run("node_create", **node("ERR-20260301-001002", "refused by a replica"))
+    finally:
+        falkor_server.stop(tmp_path / "replica")
+        falkor_server.stop(tmp_path / "primary")
