@@ -38,8 +38,9 @@ def register(app: typer.Typer) -> None:
     def init(
         ctx: typer.Context,
         path: Annotated[str | None, typer.Argument(help="Folder to make a workspace of (default: here).")] = None,
-        store: Annotated[str | None, typer.Option("--store", help="Share a team graph on a FalkorDB server: "
-                                                  "falkordb://HOST:PORT/GRAPH (password in KG_STORE_PASSWORD).")] = None,
+        store: Annotated[str | None, typer.Option(
+            "--store", help="Share a team graph on a FalkorDB server: falkordb://HOST:PORT/GRAPH "
+                            "(password in KG_STORE_PASSWORD).")] = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Make a workspace: memory/ folders and an empty graph. Safe to run again."""
