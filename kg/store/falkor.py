@@ -266,6 +266,7 @@ class FalkorStore:
             for statement in dialect.schema().index_statements():
                 if _index_key(statement) not in existing:
                     self._execute_raw(statement, {})
+            self.ensure_fts()  # part of a new graph's schema, not a repair to warn about
         for name in known:
             if name in applied:
                 continue
