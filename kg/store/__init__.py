@@ -85,6 +85,8 @@ class Store:
         polite: bool = False,
         must_exist: Callable[[], str | None] | None = None,
         min_free_mb: int = 0,
+        url: Any = None,
+        origin: dict[str, str] | None = None,
     ) -> Iterator[Store | None]:
         """Lock, open, migrate, check the full-text index. With `unless`, that check runs once the lock is
         held, and when it is true the database is not opened at all and None is yielded (a cheap way out for
@@ -93,7 +95,17 @@ class Store:
 
         `must_exist`, when given, is asked before a missing or empty graph file is created: it returns why
         the graph should exist (entries were acknowledged), and then the open is refused instead of silently
-        starting an empty graph."""
+        starting an empty graph.
+
+        With `url` (a `kg.store.backend.StoreUrl`) the graph is a team's on a FalkorDB server instead, and
+        `origin` names this workspace and agent there (see kg/store/falkor.py)."""
+        if url is not None:
+            from kg.store.falkor import FalkorStore
+
+            with FalkorStore.open(url, queries=_named_queries(queries_dir), lock_timeout=lock_timeout,
+                                  read_only=read_only, migrate=migrate, unless=unless, origin=origin) as team:
+                yield team  # type: ignore[misc] - it answers what Store answers
+            return
         key = os.path.realpath(path)
         with _registry_lock:
             if key in _open_paths:

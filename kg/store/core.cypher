@@ -16,6 +16,17 @@ CREATE (n:Node {id: $id, kind: $kind, entry_type: $entry_type, text: $text, deta
   frequency: $frequency, redactions: $redactions, created_at: $created_at, updated_at: $created_at,
   reinforced_at: $created_at, pinned: false, stale: false, tokens: $tokens})
 
+// name: node_create
+// dialect: falkordb
+// On a team graph every node also names the workspace and agent it came from (bound by kg/store/falkor.py).
+CREATE (n:Node {id: $id, kind: $kind, entry_type: $entry_type, text: $text, details: $details,
+  action: $action, category: $category, priority: $priority, status: $status, area: $area, source: $source,
+  pattern_key: $pattern_key, session: $session, files: $files, tags: $tags, error_text: $error_text,
+  context: $context, reproducible: $reproducible, user_context: $user_context, complexity: $complexity,
+  frequency: $frequency, redactions: $redactions, created_at: $created_at, updated_at: $created_at,
+  reinforced_at: $created_at, pinned: false, stale: false, tokens: $tokens,
+  workspace: $origin_workspace, agent: $origin_agent})
+
 // name: sessions_touch
 // Sessions are made on first use; a later event never moves the start.
 UNWIND $rows AS r

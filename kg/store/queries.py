@@ -1,8 +1,10 @@
 """Named Cypher queries, kept in `.cypher` files and checked against the parameters they are run with.
 
 A file holds blocks that start with `// name: NAME`; following `//` lines are the description, the rest is
-the query. Every `$name` in a query must be bound, and no unknown parameter may be passed: in Kùzu an unbound
-`$param` matches every row, so `MATCH (n {id: $id}) DETACH DELETE n` without parameters empties the table.
+the query. A block whose first description line is `// dialect: NAME` is that backend's variant of the
+query of the same name, stored as `name@NAME` (see kg/store/falkor.py). Every `$name` in a query must be
+bound, and no unknown parameter may be passed: in Kùzu an unbound `$param` matches every row, so
+`MATCH (n {id: $id}) DETACH DELETE n` without parameters empties the table.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from kg.errors import QueryParameterError, RulesError
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _NAME = re.compile(r"^//\s*name:\s*([a-z0-9_]+)\s*$")
+_DIALECT = re.compile(r"^//\s*dialect:\s*([a-z0-9_]+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ def parse(text: str, source: str) -> dict[str, NamedQuery]:
         if name is None:
             return
         cypher = "\n".join(body).strip().rstrip(";")
+        if name in queries:
+            raise RulesError(f"{source}: query {name!r} is defined twice")
         if not cypher:
             raise RulesError(f"{source}: query {name!r} is empty")
         queries[name] = NamedQuery(name, cypher, params_of(cypher), " ".join(doc).strip(), source)
@@ -64,12 +69,12 @@ def parse(text: str, source: str) -> dict[str, NamedQuery]:
         if match:
             flush()
             name = match.group(1)
-            if name in queries:
-                raise RulesError(f"{source}: query {name!r} is defined twice")
             doc, body = [], []
         elif name is None:
             if line.strip() and not line.strip().startswith("//"):
                 raise RulesError(f"{source}: text before the first '// name:' line")
+        elif not body and not doc and "@" not in name and _DIALECT.match(line.strip()):
+            name = f"{name}@{_DIALECT.match(line.strip()).group(1)}"
         elif line.strip().startswith("//") and not body:
             doc.append(line.strip()[2:].strip())
         else:

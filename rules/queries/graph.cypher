@@ -57,6 +57,15 @@ MATCH p = (a:Node {id: $src})-[:caused_by|led_to|supports|contradicts|related_to
 RETURN nodes(p) AS nodes, rels(p) AS rels
 LIMIT 1
 
+// name: graph_path
+// dialect: falkordb
+// FalkorDB's shortestPath() takes directed paths only; its SPpaths procedure walks both directions.
+MATCH (a:Node {id: $src}), (b:Node {id: $dst})
+CALL algo.SPpaths({sourceNode: a, targetNode: b, relTypes: ['caused_by', 'led_to', 'supports', 'contradicts',
+  'related_to', 'derived_from'], maxLen: 12, relDirection: 'both', pathCount: 1}) YIELD path
+RETURN nodes(path) AS nodes, relationships(path) AS rels
+LIMIT 1
+
 // name: graph_explain
 // Every knowledge edge of a node, both directions, with how and why it was made.
 MATCH (n:Node {id: $id})-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]->(m:Node)

@@ -218,6 +218,21 @@ MERGE (b:ManagedBlock {id: r.id})
 SET b.path = r.path, b.name = r.name, b.hash = r.hash, b.glue = r.glue, b.created_file = r.created_file,
     b.flag = r.flag, b.updated_at = r.at
 
+// name: lc_blocks
+// dialect: falkordb
+// A team graph holds every workspace's blocks (what kg last wrote into that workspace's files): this one's.
+MATCH (b:ManagedBlock) WHERE b.workspace = $origin_workspace
+RETURN b.block AS id, b.path AS path, b.name AS name, b.hash AS hash, b.glue AS glue,
+       b.created_file AS created_file, b.flag AS flag, b.updated_at AS updated_at
+ORDER BY id
+
+// name: lc_block_upsert
+// dialect: falkordb
+UNWIND $rows AS r
+MERGE (b:ManagedBlock {id: $origin_workspace + '/' + r.id})
+SET b.workspace = $origin_workspace, b.block = r.id, b.path = r.path, b.name = r.name, b.hash = r.hash,
+    b.glue = r.glue, b.created_file = r.created_file, b.flag = r.flag, b.updated_at = r.at
+
 // name: lc_proposal_create
 CREATE (q:Proposal {id: $id, number: $number, type: $type, target: $target, target_kind: $target_kind,
   change: $change, text: $text, hypothesis: $hypothesis, priority: $priority, area: $area, category: $category,

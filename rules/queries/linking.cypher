@@ -15,6 +15,17 @@ RETURN node.id AS id, node.kind AS kind, node.entry_type AS entry_type, node.cat
        score
 ORDER BY score DESC, id
 
+// name: link_candidates
+// dialect: falkordb
+// RediSearch reads `a b` as "both"; Kùzu's index as "either": the terms are joined with `|`. No `top`
+// argument: ranked here, then limited.
+CALL db.idx.fulltext.queryNodes('Node', replace($q, ' ', '|')) YIELD node, score
+RETURN node.id AS id, node.kind AS kind, node.entry_type AS entry_type, node.category AS category,
+       node.area AS area, node.text AS text, node.created_at AS created_at, node.pattern_key AS pattern_key,
+       score
+ORDER BY score DESC, id
+LIMIT $k
+
 // name: link_neighbours
 // Every node already joined to this one, by any knowledge edge in either direction.
 MATCH (n:Node {id: $id})-[:caused_by|led_to|supports|contradicts|related_to|derived_from]-(m:Node)

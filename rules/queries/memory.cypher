@@ -84,6 +84,18 @@ RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n
        n.tags AS tags, n.context AS context, n.pinned AS pinned, n.created_at AS created_at,
        n.reinforced_at AS reinforced_at, score
 
+// name: memory_fts
+// dialect: falkordb
+// As link_candidates' variant: any of the terms, best first, `$k` of them.
+CALL db.idx.fulltext.queryNodes('Node', replace($q, ' ', '|')) YIELD node, score
+WITH node AS n, score
+ORDER BY score DESC, n.id
+LIMIT $k
+RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.details AS details,
+       n.category AS category, n.priority AS priority, n.status AS status, n.session AS session,
+       n.tags AS tags, n.context AS context, n.pinned AS pinned, n.created_at AS created_at,
+       n.reinforced_at AS reinforced_at, score
+
 // name: memory_neighbours_of
 // The nodes one edge away from one node, by its primary key (one statement per node: `UNWIND $ids ... MATCH
 // (a {id: i})` ignores the key index and cost 0.6 s for 100 ids at 100k nodes; this costs ~2 ms). Pattern
@@ -175,6 +187,13 @@ LIMIT $limit
 // Full-text candidates, ids and scores only (the in-process cache has the rest).
 CALL QUERY_FTS_INDEX('Node', 'node_fts', $q, top := $k)
 RETURN node.id AS id, score
+
+// name: memory_fts_ids
+// dialect: falkordb
+CALL db.idx.fulltext.queryNodes('Node', replace($q, ' ', '|')) YIELD node, score
+RETURN node.id AS id, score
+ORDER BY score DESC, id
+LIMIT $k
 
 // name: memory_nodes_all
 // Every node's search fields, for the in-process search cache.

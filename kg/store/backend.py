@@ -1,0 +1,74 @@
+"""Which graph a workspace uses: the embedded Kùzu file (the default) or a FalkorDB server shared by a team.
+
+Chosen per workspace, first match wins: the `KG_STORE` environment variable, then `[store] url` in the
+workspace's kg.toml (written by `kg init --store URL`). A URL is `falkordb://[user@]HOST:PORT/GRAPH`
+(`falkordbs://` for TLS). The password never goes into kg.toml: it comes from `KG_STORE_PASSWORD`, or from a
+URL given in `KG_STORE` itself (an environment, never a committed file).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+from kg.errors import UsageError
+
+ENV_STORE = "KG_STORE"
+ENV_PASSWORD = "KG_STORE_PASSWORD"
+ENV_CA = "KG_STORE_CA"  # a CA bundle for a TLS server with a private certificate authority
+SCHEMES = ("falkordb", "falkordbs")
+_GRAPH = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+@dataclass(frozen=True)
+class StoreUrl:
+    host: str
+    port: int
+    graph: str
+    tls: bool = False
+    username: str | None = None
+    password: str | None = None
+
+    @property
+    def public(self) -> str:
+        """The URL without its password: safe for kg.toml, messages and logs."""
+        user = f"{self.username}@" if self.username else ""
+        return f"{'falkordbs' if self.tls else 'falkordb'}://{user}{self.host}:{self.port}/{self.graph}"
+
+    def __repr__(self) -> str:  # never print the password by accident
+        return f"StoreUrl({self.public!r})"
+
+
+def parse_url(text: str, *, allow_password: bool = True) -> StoreUrl:
+    """A store URL, checked. `allow_password=False` for a URL that is about to be written to kg.toml."""
+    try:
+        parts = urlsplit(text.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise UsageError(f"the store URL {text!r} is not valid ({exc}); give falkordb://HOST:PORT/GRAPH") from None
+    if parts.scheme not in SCHEMES:
+        raise UsageError(f"the store URL must start with falkordb:// (or falkordbs:// for TLS), not "
+                         f"{parts.scheme + '://' if parts.scheme else text!r}; give falkordb://HOST:PORT/GRAPH")
+    graph = parts.path.strip("/") or "kg"
+    if not _GRAPH.match(graph):
+        raise UsageError(f"the graph name {graph!r} in the store URL may hold letters, digits, '_', '.' and '-' "
+                         "only (at most 64)")
+    if not parts.hostname:
+        raise UsageError(f"the store URL {text!r} names no host; give falkordb://HOST:PORT/GRAPH")
+    if parts.password and not allow_password:
+        raise UsageError("the store URL holds a password, and kg.toml may be committed: give the URL without it "
+                         f"and set {ENV_PASSWORD} in the environment (or give the whole URL in {ENV_STORE})")
+    return StoreUrl(host=parts.hostname, port=port or 6379, graph=graph, tls=parts.scheme == "falkordbs",
+                    username=unquote(parts.username) if parts.username else None,
+                    password=unquote(parts.password) if parts.password else os.environ.get(ENV_PASSWORD) or None)
+
+
+def resolve(configured: str | None) -> StoreUrl | None:
+    """The workspace's store: `KG_STORE`, else the configured `[store] url`, else None (embedded Kùzu).
+    `KG_STORE=kuzu` forces the embedded graph for one command."""
+    env = os.environ.get(ENV_STORE, "").strip()
+    if env:
+        return None if env.lower() == "kuzu" else parse_url(env)
+    return parse_url(configured) if configured else None

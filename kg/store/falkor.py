@@ -1,0 +1,312 @@
+"""The graph on a FalkorDB server: a team's shared memory (`kg init --store falkordb://HOST:PORT/GRAPH`).
+
+`FalkorStore` answers what `Store` answers (named queries through `run`, checked against their `$params`;
+`execute`, `transaction`, the full-text index checks), so the rest of kg does not know which one it holds.
+How it differs from the embedded Kùzu graph, and why:
+
+- Many writers on many machines. FalkorDB runs one query at a time per graph, each atomic; kg's own
+  read-then-write steps (a pattern found by key, else made) are serialised by a lock on the server
+  (`SET key token NX PX ttl`), held while a process applies its journal: milliseconds, and across the team,
+  where the Kùzu file lock serialises one machine. A crashed holder's lock lapses after `LOCK_TTL_MS`.
+- Readers take no lock: a one-off read runs beside the writers.
+- No multi-statement transactions: `transaction()` groups nothing. Each statement is atomic, and a journal
+  record is applied again by id when a process dies half-way (the journal keeps it until it is applied).
+- Unreachable server: opening raises StoreError, so `kg log` keeps the entry in the local journal
+  (acknowledged) and the next command that reaches the server applies it.
+- Every node a workspace creates is stamped with its workspace and agent (`$origin_*` parameters, bound
+  here: see the `// dialect: falkordb` variant of node_create).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg.errors import SchemaError, StoreError
+from kg.store import falkor_dialect as dialect
+from kg.store import queries as _queries
+from kg.store.backend import ENV_CA, StoreUrl
+from kg.store.schema import migrations
+
+Row = dict[str, Any]
+
+LOCK_TTL_MS = 30_000
+CONNECT_TIMEOUT_S = 3.0
+QUERY_TIMEOUT_S = 300.0
+FTS_FIELD = "tokens"
+_ORIGIN = ("origin_workspace", "origin_agent")
+_clients: dict[str, Any] = {}
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+_REFRESH = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) "
+            "else return 0 end")
+
+
+def _client(url: StoreUrl) -> Any:
+    """One connection pool per server per process (a hook or the MCP server opens the graph many times)."""
+    key = f"{url.public}|{url.password or ''}"
+    if key not in _clients:
+        try:
+            from falkordb import FalkorDB
+        except ImportError:
+            raise StoreError("this workspace's graph is on a FalkorDB server, and the client is an optional "
+                             "extra: install it with `pip install 'kaizen-kg[falkordb]'`") from None
+        import os
+
+        tls: dict[str, Any] = {}
+        if url.tls:
+            tls = {"ssl": True, **({"ssl_ca_certs": os.environ[ENV_CA]} if os.environ.get(ENV_CA) else {})}
+        _clients[key] = FalkorDB(host=url.host, port=url.port, username=url.username, password=url.password,
+                                 socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=QUERY_TIMEOUT_S, **tls)
+    return _clients[key]
+
+
+def _plain(exc: BaseException, url: StoreUrl) -> StoreError:
+    import redis.exceptions as rx
+
+    if isinstance(exc, rx.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
+        return StoreError(f"the FalkorDB server at {url.public} refused the password; set KG_STORE_PASSWORD")
+    if isinstance(exc, (rx.ConnectionError, rx.TimeoutError, OSError)):
+        return StoreError(f"cannot reach the team graph at {url.public} ({exc}); kg keeps entries in the local "
+                          "journal and applies them when the server is back")
+    return StoreError(f"graph query failed: {exc}")
+
+
+class _ServerLock:
+    """The team's writer lock: one key on the server, with a lease that a crashed holder lets lapse."""
+
+    def __init__(self, conn: Any, key: str, timeout: float):
+        self.conn, self.key, self.timeout = conn, key, timeout
+        self.token = secrets.token_hex(12)
+        self.renewed = 0.0
+
+    def acquire(self) -> None:
+        deadline = time.monotonic() + self.timeout
+        delay = 0.002
+        while not self.conn.set(self.key, self.token, nx=True, px=LOCK_TTL_MS):
+            if time.monotonic() >= deadline:
+                raise StoreError(f"the team graph stayed busy for {self.timeout:.0f} s (another agent is writing); "
+                                 "the entry waits in the local journal for the next command")
+            time.sleep(delay * (0.5 + secrets.randbelow(1000) / 1000))
+            delay = min(delay * 2, 0.1)
+        self.renewed = time.monotonic()
+
+    def renew(self) -> None:
+        if time.monotonic() - self.renewed > LOCK_TTL_MS / 3000:
+            self.conn.eval(_REFRESH, 1, self.key, self.token, LOCK_TTL_MS)
+            self.renewed = time.monotonic()
+
+    def release(self) -> None:
+        self.conn.eval(_RELEASE, 1, self.key, self.token)
+
+
+class FalkorStore:
+    """An open team graph. Create it with `FalkorStore.open(...)` (through `Store.open(..., url=...)`)."""
+
+    backend = dialect.DIALECT
+
+    def __init__(self, url: StoreUrl, graph: Any, queries: dict[str, _queries.NamedQuery],
+                 origin: dict[str, str] | None = None):
+        self.url = url
+        self.path = Path(url.public)  # what messages name; no file behind it
+        self.repairs: list[str] = []
+        self._graph = graph
+        self._queries = queries
+        self._translated: dict[str, _queries.NamedQuery] = {}
+        self._lock: _ServerLock | None = None
+        self.read_only = False
+        self.origin = {"origin_workspace": "", "origin_agent": "", **(origin or {})}
+
+    @classmethod
+    @contextmanager
+    def open(cls, url: StoreUrl, *, queries: dict[str, _queries.NamedQuery], lock_timeout: float,
+             read_only: bool = False, migrate: bool = True, unless: Callable[[], bool] | None = None,
+             origin: dict[str, str] | None = None, **_kuzu_only: Any) -> Iterator[FalkorStore | None]:
+        """Connect, take the team's writer lock (not for a read), migrate, check the full-text index. With
+        `unless`, as `Store.open`: when it is true once the lock is held, None is yielded."""
+        db = _client(url)
+        store = cls(url, db.select_graph(url.graph), queries, origin)
+        store.read_only = read_only
+        try:
+            if not read_only:
+                store._lock = _ServerLock(db.connection, f"kg:lock:{url.graph}", lock_timeout)
+                store._lock.acquire()
+        except StoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - redis raises its own classes; said plainly
+            raise _plain(exc, url) from None
+        try:
+            if unless is not None and unless():
+                yield None
+                return
+            if migrate and not read_only:
+                store._migrate()
+                if store.ensure_fts():
+                    store.repairs.append("made the full-text index on Node.tokens, which was missing")
+            else:
+                store._check_version()
+            yield store
+        finally:
+            if store._lock is not None:
+                try:
+                    store._lock.release()
+                except Exception:  # noqa: BLE001 - the lease lapses by itself
+                    pass
+
+    # -- what Store answers ---------------------------------------------------------------------------------
+    def others_waiting(self) -> bool:
+        return False
+
+    def forget_prepared(self) -> None:
+        pass
+
+    def query(self, name: str) -> _queries.NamedQuery:
+        """The falkordb variant of a named query when there is one, else the query translated."""
+        found = self._translated.get(name)
+        if found is None:
+            base = self._queries.get(f"{name}@{dialect.DIALECT}") or self._queries.get(name)
+            if base is None:
+                raise StoreError(f"no query named {name!r}")
+            found = _queries.NamedQuery(name, dialect.translate(base.text), base.params, base.doc, base.source)
+            self._translated[name] = found
+        return found
+
+    def run(self, name: str, **params: Any) -> list[Row]:
+        query = self.query(name)
+        for key in _ORIGIN:  # bound by the store, not the caller
+            if key in query.params and key not in params:
+                params[key] = self.origin[key]
+        query.check(params)
+        return self._execute_raw(query.text, params)
+
+    def execute(self, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
+        params = params or {}
+        _queries.NamedQuery("inline", cypher, _queries.params_of(cypher)).check(params)
+        return self._execute_raw(dialect.translate(cypher), params)
+
+    def _execute_raw(self, cypher: str, params: dict[str, Any]) -> list[Row]:
+        columns, rows = self._fetch(cypher, params)
+        return [dict(zip(columns, row, strict=True)) for row in rows]
+
+    def _fetch(self, cypher: str, params: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+        if params:
+            from kg.store import _check_values
+
+            _check_values(params)
+        try:
+            if self._lock is not None:
+                self._lock.renew()
+            run = self._graph.ro_query if self.read_only else self._graph.query  # a replica takes reads only
+            result = run(cypher, dialect.to_server(params) if params else None)
+        except Exception as exc:  # noqa: BLE001 - redis and falkordb raise their own classes
+            raise _plain(exc, self.url) from None
+        columns = [h[1] for h in (result.header or [])]
+        return columns, [[dialect.from_server(v) for v in row] for row in result.result_set or []]
+
+    # kg/store/bulk.py streams rows through Kùzu's connection (`_conn.execute(_prepared_statement(q), p)`,
+    # then `has_next`/`get_next`); the same calls here run the query on the server.
+    @property
+    def _conn(self) -> _Cursorless:
+        return _Cursorless(self)
+
+    def _prepared_statement(self, cypher: str) -> str:
+        return cypher
+
+    @contextmanager
+    def transaction(self) -> Iterator[FalkorStore]:
+        """Each statement is atomic on the server; there is no multi-statement transaction to open."""
+        yield self
+
+    # -- schema ---------------------------------------------------------------------------------------------
+    def has_fts(self) -> bool:
+        try:
+            rows = self._execute_raw("CALL db.indexes() YIELD label, types RETURN label, types", {})
+        except StoreError:
+            return False
+        return any(r["label"] == "Node" and "FULLTEXT" in (r["types"] or {}).get(FTS_FIELD, []) for r in rows)
+
+    def ensure_fts(self) -> bool:
+        if self.has_fts():
+            return False
+        # English stemming (Kùzu's index uses the porter stemmer); the tokens field is already normalised:
+        # Latin words lower-cased and CJK runs as character bigrams (kg.text.index_tokens), on both backends.
+        self._execute_raw(f"CALL db.idx.fulltext.createNodeIndex({{label: 'Node', language: 'english'}}, "
+                          f"'{FTS_FIELD}')", {})
+        return True
+
+    def applied_migrations(self) -> list[str]:
+        rows = self._execute_raw("MATCH (m:Meta) WHERE m.key STARTS WITH 'migration:' RETURN m.key AS key", {})
+        return sorted(r["key"].split(":", 1)[1] for r in rows)
+
+    def _check_version(self) -> None:
+        known = [name for name, _ in migrations()]
+        applied = self.applied_migrations()
+        unknown = sorted(set(applied) - set(known))
+        if unknown:
+            raise SchemaError(f"the team graph {self.url.public} was written by a newer kg (it has migration "
+                              f"{unknown[-1]}); upgrade kg with `pip install -U kaizen-kg`")
+        missing = [name for name in known if name not in applied]
+        if missing:
+            raise SchemaError(f"the team graph {self.url.public} needs migration {missing[0]}; run any writing "
+                              "kg command (for example `kg status`) to upgrade it")
+
+    def _migrate(self) -> None:
+        known = [name for name, _ in migrations()]
+        applied = set(self.applied_migrations())
+        if set(known) == applied:
+            return
+        if applied - set(known):
+            self._check_version()
+        if not applied:  # a new graph: indexes instead of Kùzu's typed tables
+            existing = self._range_indexes()
+            for statement in dialect.schema().index_statements():
+                if _index_key(statement) not in existing:
+                    self._execute_raw(statement, {})
+            self.ensure_fts()  # part of a new graph's schema, not a repair to warn about
+        for name in known:
+            if name in applied:
+                continue
+            for statement in dialect.data_statements(name):
+                self._execute_raw(statement, {})
+            self._execute_raw("MERGE (m:Meta {key: $key}) SET m.value = $value",
+                              {"key": f"migration:{name}", "value": datetime.now().isoformat(timespec="seconds")})
+
+    def _range_indexes(self) -> set[tuple[str, str]]:
+        rows = self._execute_raw("CALL db.indexes() YIELD label, types RETURN label, types", {})
+        return {(r["label"], field) for r in rows for field, kinds in (r["types"] or {}).items() if "RANGE" in kinds}
+
+
+class _Cursorless:
+    """Kùzu's `Connection.execute` shape over `FalkorStore._fetch` (the rows come in one reply)."""
+
+    def __init__(self, store: FalkorStore):
+        self.store = store
+
+    def execute(self, cypher: str, params: dict[str, Any] | None = None) -> _Rows:
+        return _Rows(*self.store._fetch(cypher, params or {}))
+
+
+class _Rows:
+    def __init__(self, columns: list[str], rows: list[list[Any]]):
+        self.columns, self.rows, self.at = columns, rows, 0
+
+    def get_column_names(self) -> list[str]:
+        return self.columns
+
+    def has_next(self) -> bool:
+        return self.at < len(self.rows)
+
+    def get_next(self) -> list[Any]:
+        self.at += 1
+        return self.rows[self.at - 1]
+
+
+def _index_key(statement: str) -> tuple[str, str]:
+    import re
+
+    m = re.search(r"\(n:(\w+)\) ON \(n\.(\w+)\)", statement)
+    return (m.group(1), m.group(2)) if m else ("", "")

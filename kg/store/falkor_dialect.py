@@ -1,0 +1,160 @@
+"""Kùzu's Cypher as FalkorDB runs it: the few mechanical differences, the schema, and value conversion.
+
+The named queries are written for Kùzu. Where the two dialects differ only in spelling, the query is rewritten
+here (checked by tests/integration/test_falkordb_store.py, which runs every case on both backends):
+
+| Kùzu                         | FalkorDB                 |
+|------------------------------|--------------------------|
+| `CAST(x AS INT64)`           | `toInteger(x)`           |
+| `label(r)` (a relationship)  | `type(r)`                |
+| `list_contains(l, x)`        | `(x IN l)`               |
+| `list_append(l, x)`          | `(l + [x])`              |
+| `rels(p)`                    | `relationships(p)`       |
+| `EXISTS { MATCH (q:L)-[..]->(n) }` | `(:L)-[..]->(n)`   |
+| `CREATE (n:Node {...})`      | the same, with the columns' DEFAULTs (FalkorDB has no typed tables) |
+
+Where they differ in kind (the full-text index procedures, shortest paths) the `.cypher` file carries a
+`// dialect: falkordb` variant beside the Kùzu query.
+
+FalkorDB has no temporal types: a datetime is stored as fixed-width ISO text (`2026-01-02T03:04:05.000000`),
+which orders and compares the way the datetimes do, and read back as a datetime.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+from kg.store.schema import migrations
+
+DIALECT = "falkordb"
+
+_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bCAST\((.+?)\s+AS\s+INT64\)", re.S), r"toInteger(\1)"),
+    (re.compile(r"\blabel\((\w+)\)"), r"type(\1)"),
+    (re.compile(r"\blist_contains\(([\w.]+),\s*([^()]+?)\)"), r"(\2 IN \1)"),
+    (re.compile(r"\blist_append\(([\w.]+),\s*([^()]+?)\)"), r"(\1 + [\2])"),
+    (re.compile(r"\brels\((\w+)\)"), r"relationships(\1)"),
+    # a one-pattern existential subquery as a pattern predicate, its new variable dropped
+    (re.compile(r"\bEXISTS\s*\{\s*MATCH\s+\(\w+:(\w+)\)([^{}]*?)\s*\}"), r"(:\1)\2"),
+)
+_CREATE = re.compile(r"\bCREATE\s*\((\w*):(\w+)\s*\{")
+_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$")
+_TABLE = re.compile(r"CREATE NODE TABLE(?: IF NOT EXISTS)?\s+(\w+)\s*\((.*)\)\s*$", re.S)
+_ALTER = re.compile(r"ALTER TABLE\s+(\w+)\s+ADD\s+(\w+)\s+[\w\[\]]+(?:\s+DEFAULT\s+(.+))?$", re.S)
+_KEY = re.compile(r"^\s*(\w+)\s+[\w\[\]]+\s+PRIMARY KEY", re.M)
+_COLUMN = re.compile(r"^\s*(\w+)\s+[\w\[\]]+", re.M)
+
+
+def translate(text: str) -> str:
+    """A Kùzu query as FalkorDB runs it (see the table in this module's docstring)."""
+    for pattern, repl in _REWRITES:
+        text = pattern.sub(repl, text)
+    defaults = schema().defaults
+
+    def with_defaults(m: re.Match[str]) -> str:
+        extra = defaults.get(m.group(2))
+        if not extra:
+            return m.group(0)
+        body = text[m.end():]
+        given = set(re.findall(r"(\w+)\s*:", body[:body.find("}")]))
+        add = "".join(f"{col}: {value}, " for col, value in extra.items() if col not in given)
+        return m.group(0) + add
+
+    return _CREATE.sub(with_defaults, text)
+
+
+class Schema:
+    """What the Kùzu migrations declare, read for FalkorDB: each node table's key and columns, and the
+    columns' defaults (FalkorDB is schema-free: a property never set reads as null)."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, str] = {"Meta": "key"}
+        self.columns: dict[str, list[str]] = {"Meta": ["key", "value"]}
+        self.defaults: dict[str, dict[str, str]] = {}
+        for _, statements in migrations():
+            for statement in statements:
+                self._read(statement)
+
+    def _read(self, statement: str) -> None:
+        table = _TABLE.match(statement.strip())
+        if table:
+            label, body = table.groups()
+            key = _KEY.search(body)
+            self.keys[label] = key.group(1) if key else "id"
+            self.columns[label] = [c for c in _COLUMN.findall(body.replace(",", "\n"))]
+            return
+        alter = _ALTER.match(statement.strip())
+        if alter:
+            label, column, default = alter.groups()
+            self.columns.setdefault(label, []).append(column)
+            if default is not None:
+                self.defaults.setdefault(label, {})[column] = default.strip()
+
+    def index_statements(self) -> list[str]:
+        """Range indexes on every table's key and on the Node columns the queries filter by."""
+        out = [f"CREATE INDEX FOR (n:{label}) ON (n.{key})" for label, key in sorted(self.keys.items())]
+        out += [f"CREATE INDEX FOR (n:Node) ON (n.{c})" for c in ("kind", "pattern_key", "session", "status")]
+        return out
+
+
+@cache
+def schema() -> Schema:
+    return Schema()
+
+
+def data_statements(name: str) -> list[str]:
+    """The statements of one migration that change data rather than declare tables (FalkorDB needs no DDL),
+    translated; an added column's default is set on the nodes that lack it."""
+    out: list[str] = []
+    for mig, statements in migrations():
+        if mig != name:
+            continue
+        for statement in statements:
+            s = statement.strip()
+            alter = _ALTER.match(s)
+            if alter:
+                label, column, default = alter.groups()
+                if default is not None:
+                    out.append(f"MATCH (n:{label}) WHERE n.{column} IS NULL SET n.{column} = {default.strip()}")
+            elif not re.match(r"(CREATE (NODE|REL) TABLE|CALL (CREATE|DROP)_FTS_INDEX|DROP TABLE|ALTER TABLE)", s):
+                out.append(translate(s))
+    return out
+
+
+def to_server(value: Any) -> Any:
+    """A parameter value as FalkorDB holds it (datetimes as fixed-width ISO text)."""
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%dT%H:%M:%S.%f")
+    if isinstance(value, (list, tuple)):
+        return [to_server(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_server(v) for k, v in value.items()}
+    return value
+
+
+def from_server(value: Any) -> Any:
+    """A result value as Kùzu would give it: datetimes back, nodes and relationships as dicts."""
+    if isinstance(value, str):
+        return datetime.fromisoformat(value) if len(value) == 26 and _TIME.match(value) else value
+    if isinstance(value, list):
+        return [from_server(v) for v in value]
+    labels = getattr(value, "labels", None)
+    if labels is not None and hasattr(value, "properties"):  # a node
+        label = labels[0] if labels else ""
+        props = {c: None for c in schema().columns.get(label, ())}
+        props.update({k: from_server(v) for k, v in value.properties.items()})
+        return {"_id": _internal(value), "_label": label, **props}
+    if hasattr(value, "relation") and hasattr(value, "properties"):  # a relationship
+        return {"_src": _internal(value.src_node), "_dst": _internal(value.dest_node), "_label": value.relation,
+                **{k: from_server(v) for k, v in value.properties.items()}}
+    if isinstance(value, dict):
+        return {k: from_server(v) for k, v in value.items()}
+    return value
+
+
+def _internal(node: Any) -> dict[str, int]:
+    """A node's internal id in Kùzu's shape (`{table, offset}`), as kg/graphq.py pairs path steps by it."""
+    return {"table": 0, "offset": int(node if isinstance(node, int) else node.id)}

