@@ -509,11 +509,6 @@ def index_terms(st: Any, text: str, rules: LinkRules, *, found: Candidates | Non
         st.run("link_terms_add", term=term)
 
 
-def unindex_terms(st: Any, text: str, rules: LinkRules) -> None:
-    for term in [*node_terms(text, rules), DOCS_KEY]:
-        st.run("link_terms_remove", term=term)
-
-
 def rebuild_terms(st: Any, rules: LinkRules, *, batch: int = 5000) -> int:
     """Recount the document-frequency table from every node (after a bulk load that bypassed the write
     path). Returns the number of nodes counted."""

@@ -48,14 +48,6 @@ def detect(text: str, rules: TopicRules) -> str:
     return best
 
 
-def detect_all(text: str, rules: TopicRules) -> list[dict[str, Any]]:
-    """Every topic with at least one hit, best first (ties in rule order). Pure."""
-    scores = topic_scores(text, rules.topics)
-    order = list(rules.topics)
-    ranked = sorted((n for n in scores if scores[n] > 0), key=lambda n: (-scores[n], order.index(n)))
-    return [{"topic": n, "hits": scores[n]} for n in ranked]
-
-
 def file_summary(text: str, lines: int = 3) -> list[str]:
     """The first non-empty lines that are not headings (the seed's summary), with log markers kept."""
     out = []
