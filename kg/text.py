@@ -12,9 +12,13 @@ import unicodedata
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
 _CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+# The one CJK range (a regex character-class body): kana, CJK ideographs (extension A, unified, compatibility)
+# and Hangul syllables. Tokens, slugs and `has_cjk` all use it.
+CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK = CJK
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _IS_CJK = re.compile(rf"[{_CJK}]")
+_NOT_SLUG = re.compile(rf"[^a-z0-9{_CJK}]+")
 _SPACES = re.compile(r"\s+")
 
 
@@ -50,3 +54,10 @@ def index_tokens(*parts: str | None) -> str:
 
 def has_cjk(text: str) -> bool:
     return bool(_IS_CJK.search(text))
+
+
+def slugify(text: str, *, fallback: str = "") -> str:
+    """A file-safe kebab-case name (skills, promoted rules' files): NFKC, lower-cased, every run of anything but
+    a-z, 0-9 and CJK becomes one '-'; at most 60 characters. `git.push.auth` → `git-push-auth`. Pure."""
+    text = unicodedata.normalize("NFKC", clean(text, one_line=True)).lower()
+    return _NOT_SLUG.sub("-", text).strip("-")[:60].strip("-") or fallback
