@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -111,8 +112,7 @@ def _encode(value: Any) -> str:
 
 
 def _write(ws: Any, prefs: dict[str, Any]) -> None:
-    data = json.dumps(dict(sorted(prefs.items())), ensure_ascii=False, indent=2) + "\n"
-    write_atomic(path_of(ws), data.encode("utf-8"))
+    write_atomic(path_of(ws), _dump(dict(sorted(prefs.items()))).encode("utf-8"))
 
 
 def _latest(st: Any) -> dict[str, tuple[str, str]]:
@@ -225,6 +225,55 @@ def history(ws: Any, key: str | None = None) -> list[dict[str, Any]]:
             r[field] = None if r[field] is None else json.loads(r[field])
         out.append(r)
     return out
+
+
+@dataclass(frozen=True)
+class LearnedPlan:
+    """How the lifecycle's key in preferences.json changes. action: none, create, update, remove, delete, flag."""
+
+    action: str
+    text: str | None
+    hash: str
+    created_file: bool
+    flag: str = ""
+
+
+def plan_learned(text: str | None, key: str, learned: list[dict[str, str]], *, expected_hash: str,
+                 created_file: bool, force: bool = False) -> LearnedPlan:
+    """The lifecycle's learned preferences under `key` in the file's text (None: no file). Every other key is
+    kept, in its order; a hand edit of `key` since kg wrote it (its hash differs) is flagged, not overwritten.
+    Pure: the lifecycle's export writes the plan."""
+    try:
+        data = json.loads(text) if text is not None and text.strip() else {}
+    except json.JSONDecodeError as exc:
+        return LearnedPlan("flag", None, expected_hash, created_file, f"not valid JSON ({exc.msg}); fix it by hand")
+    if not isinstance(data, dict):
+        return LearnedPlan("flag", None, expected_hash, created_file, "not a JSON object; fix it by hand")
+    current = data.get(key)
+    cur_hash = _learned_hash(current) if current is not None else ""
+    if not force and expected_hash and cur_hash != expected_hash and current != (learned or None):
+        return LearnedPlan("flag", None, expected_hash, created_file,
+                           f"a human edited the {key!r} key; edit other keys, or run `kg export memory --force`")
+    if learned:
+        if current == learned:
+            return LearnedPlan("none", text, _learned_hash(learned), created_file)
+        data[key] = learned
+        return LearnedPlan("create" if text is None else "update", _dump(data), _learned_hash(learned),
+                           created_file or text is None)
+    if current is None:
+        return LearnedPlan("none", text, "", created_file)
+    del data[key]
+    if created_file and not data:
+        return LearnedPlan("delete", None, "", False)
+    return LearnedPlan("remove", _dump(data), "", created_file)
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def _learned_hash(value: Any) -> str:
+    return blocks.digest(json.dumps(value, ensure_ascii=False, sort_keys=True))
 
 
 def render_block(prefs: dict[str, Any], skip: str = "") -> str:
