@@ -109,3 +109,23 @@ def test_a_user_md_from_an_older_kg_gets_the_one_block_format(run_kg, ws):
     (ws.root / "USER.md").write_text(old.replace("- **tone**: brief\n", "- **tone**: brief\nmine\n"))
     r = run_kg("pref set lang de")
     assert r.exit_code == 0 and "a human edited" in r.stderr and "mine\n" in (ws.root / "USER.md").read_text()
+
+
+def test_a_human_edit_in_the_agents_md_install_block_is_flagged_and_kept(run_kg, ws):
+    agents = ws.root / "AGENTS.md"
+    agents.write_text("# Agents\n\nBe brief.\n")
+    assert run_kg("install codex --json").exit_code == 0
+    text = agents.read_text()
+    assert text.startswith("# Agents\n\nBe brief.\n\n<!-- kaizen-kg:begin install-codex -->\n")
+    edited = text.replace("This project keeps", "Our team note.\nThis project keeps")
+    agents.write_text(edited + "A line below, by hand.\n")
+    again = run_kg("install codex --json")
+    assert again.exit_code == 0 and any("a human edited inside the kg block" in n for n in again.json["notes"])
+    assert agents.read_text() == edited + "A line below, by hand.\n"
+    gone = run_kg("uninstall codex --json")
+    assert gone.exit_code == 0 and any("a human edited inside the kg block" in n for n in gone.json["notes"])
+    assert agents.read_text() == edited + "A line below, by hand.\n"  # kept: the edit is inside kg's block
+    # once the person moves their note out of the block, uninstall takes out exactly kg's block and its glue
+    agents.write_text(text + "Our team note.\n")
+    assert run_kg("uninstall codex").exit_code == 0
+    assert agents.read_text() == "# Agents\n\nBe brief.\nOur team note.\n"
