@@ -25,8 +25,9 @@ from kg import clock
 from kg.errors import NotFound, UsageError
 from kg.journal import write_atomic
 from kg.lifecycle import blocks
-from kg.memory._common import allocate, jsonable
+from kg.memory._common import allocate
 from kg.memory.readable import preference_text
+from kg.store import plain
 from kg.text import clean
 
 LEGACY_MARKERS = ("<!-- kg:preferences:begin -->", "<!-- kg:preferences:end -->")
@@ -220,7 +221,7 @@ def history(ws: Any, key: str | None = None) -> list[dict[str, Any]]:
         rows = st.run("memory_pref_history", key=check_key(key) if key else "")
     out = []
     for row in rows:
-        r = jsonable(row)
+        r = plain(row)
         for field in ("value", "previous"):
             r[field] = None if r[field] is None else json.loads(r[field])
         out.append(r)

@@ -17,8 +17,8 @@ from typing import Any
 from kg import clock
 from kg.errors import UsageError
 from kg.journal import write_atomic
-from kg.memory._common import jsonable
 from kg.memory.rules import TopicRules, topic_rules
+from kg.store import plain
 from kg.text import has_cjk
 
 INDEX_FILE = ".memory-index.json"
@@ -141,7 +141,7 @@ def recall(ws: Any, topic: str | None = None, *, message: str | None = None,
         index = json.loads(path.read_text(encoding="utf-8"))["index"]
     entries = list(index.get(topic, []))[: limit or rules.recall_files]
     with ws.reading() as st:
-        nodes = [jsonable(r) for r in st.run("memory_topic_nodes", topic=topic, limit=rules.recall_nodes)]
+        nodes = [plain(r) for r in st.run("memory_topic_nodes", topic=topic, limit=rules.recall_nodes)]
     return {"topic": topic, "detected_from_message": detected, "built_index": built, "files": entries,
             "nodes": nodes}
 

@@ -166,9 +166,11 @@ def test_session_share():
 
 
 @pytest.mark.parametrize("term, stemmed", [("painting", "paint"), ("painted", "paint"), ("cats", "cats"),
-                                           ("失败", "失败"), ("crashes", "crash")])
-def test_stem(term, stemmed):
-    assert search.stem(term) == stemmed
+                                           ("失败", "失败"), ("crashes", "crash"), ("retries", "retr")])
+def test_stem_prefix_finds_every_inflection_in_files(term, stemmed):
+    from kg.text import stem_prefix
+
+    assert stem_prefix(term) == stemmed
 
 
 def test_coverage_fuzzy_and_exact():
