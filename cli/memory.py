@@ -60,6 +60,8 @@ def register(app: typer.Typer) -> None:
         key: Annotated[str, typer.Argument(help="For example answer_style.")],
         value: Annotated[str, typer.Argument(help="The preference, in the user's words.")],
         source: Annotated[str, typer.Option(help="Who said so: user, agent, import ...")] = "user",
+        force: Annotated[bool, typer.Option("--force", help="Rewrite USER.md's preferences block even if a "
+                                            "person edited inside it.")] = False,
         now: NowOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -67,7 +69,7 @@ def register(app: typer.Typer) -> None:
         from kg.memory import preferences
 
         with errors():
-            data = preferences.set_(workspace(ctx), key, value, now=now_of(ctx, now), source=source)
+            data = preferences.set_(workspace(ctx), key, value, now=now_of(ctx, now), source=source, force=force)
         if data["redacted"]:
             note(f"Redacted before storing: {', '.join(data['redacted'])}")
         emit(data, as_json, lambda d: f"📌 {d['key']} = {d['value']}" + ("" if d["changed"] else " (unchanged)"))

@@ -28,7 +28,7 @@ import networkx as nx
 from kg import clock, snapshot
 from kg.errors import UsageError
 from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS
-from kg.text import words
+from kg.text import stopwords, words
 
 __all__ = [
     "PERIODS",
@@ -65,13 +65,6 @@ ENTRY_TYPES = ("learning", "error", "feature")
 PERIODS = ("day", "week", "month")
 SUPPORT_TYPES = tuple(t for t in EDGE_TYPES if t != "contradicts")
 SCORE_DIMENSIONS = ("accuracy", "usefulness", "efficiency", "tone", "proactiveness")
-_STOPWORDS = frozenset({
-    "a", "after", "again", "always", "an", "and", "are", "as", "at", "be", "before", "but", "by", "can",
-    "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "instead", "into",
-    "is", "it", "its", "never", "not", "of", "on", "or", "rather", "should", "so", "than", "that",
-    "the", "their", "then", "there", "these", "this", "to", "too", "use", "used", "using", "was",
-    "were", "what", "when", "which", "with", "without", "you", "your",
-})
 
 
 # -- loading ---------------------------------------------------------------------------------------------------
@@ -309,7 +302,7 @@ def communities(graph: nx.MultiDiGraph, *, kind: str = "lesson", min_size: int =
             continue
         areas = Counter(graph.nodes[n].get("area") or "unspecified" for n in group)
         terms = Counter(w for n in members for w in set(words(graph.nodes[n].get("text") or ""))
-                        if w not in _STOPWORDS and (len(w) > 2 or not w.isascii()))
+                        if w not in stopwords() and (len(w) > 2 or not w.isascii()))
         out.append({
             "size": len(members),
             "members": [_node(graph, n) for n in members],

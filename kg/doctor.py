@@ -211,7 +211,6 @@ def _journal(ws: Any, report: DoctorReport) -> None:
 
 def _blocks(ws: Any, report: DoctorReport) -> None:
     from kg.lifecycle.blocks import BEGIN, END
-    from kg.memory.blocks import markers
 
     damaged = []
     for name in INSTRUCTION_FILES:
@@ -223,9 +222,6 @@ def _blocks(ws: Any, report: DoctorReport) -> None:
         for block in sorted(names):
             if text.count(BEGIN.format(name=block)) != 1 or text.count(END.format(name=block)) != 1:
                 damaged.append(f"{name} [{block}]")
-        begin, end = markers("preferences")
-        if text.count(begin) != text.count(end) or text.count(begin) > 1:
-            damaged.append(f"{name} [preferences]")
     if damaged:
         report.add("blocks", "warning", "damaged kg block markers (kg leaves these blocks alone until fixed): "
                    + ", ".join(damaged))

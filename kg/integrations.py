@@ -16,7 +16,8 @@ they are) and marks what it adds, so uninstall removes exactly that:
 - codex: `.codex/hooks.json` (SessionStart → the brief; Stop → reflect on the rollout so far, always exit 0;
   SessionEnd → reflect and summarise, detached; Codex has no failure event and its PostToolUse carries no exit
   status, so failures come from the rollout), a marked block in `.codex/config.toml` (the `hooks` feature flag,
-  and the MCP server when `kg mcp` can start), and a marked block in AGENTS.md telling the agent how to call kg.
+  and the MCP server when `kg mcp` can start), and a marked block in AGENTS.md telling the agent how to call kg
+  (written by the one block editor, `kg/lifecycle/blocks.py`: a person's edit inside it is flagged and kept).
 
 Every file an install writes is recorded with its bytes before (`memory/.kg/installs.json`); uninstall puts
 those bytes back when the file is as kg left it, and otherwise takes out only kg's part.
@@ -37,12 +38,16 @@ from typing import Any
 
 from kg.errors import UsageError
 from kg.journal import write_atomic
+from kg.lifecycle import blocks
 from kg.openclaw_hook import OPENCLAW_MARK, openclaw_handler, openclaw_hook_md
 
 RUNTIMES = ("claude-code", "openclaw", "codex")
 SERVER_NAME = "kaizen-kg"
 HOOK_DIR = Path("hooks") / "kaizen-kg"
-BEGIN, END = "<!-- kaizen-kg:begin (kg install codex; remove with kg uninstall codex) -->", "<!-- kaizen-kg:end -->"
+AGENTS_BLOCK = "install-codex"  # <!-- kaizen-kg:begin install-codex --> in AGENTS.md
+# the AGENTS.md markers of kg before the one block editor; an install or uninstall turns them into the block's
+LEGACY_BEGIN = "<!-- kaizen-kg:begin (kg install codex; remove with kg uninstall codex) -->"
+LEGACY_END = "<!-- kaizen-kg:end -->"
 TOML_BEGIN, TOML_END = "# >>> kaizen-kg (kg install codex; remove with kg uninstall codex) >>>", "# <<< kaizen-kg <<<"
 TOML_MARK = "  # kaizen-kg"
 
@@ -185,17 +190,8 @@ def strip_mcp(config: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- marked text blocks (pure) ---------------------------------------------------------------------------------
-def put_block(text: str, body: str, begin: str = BEGIN, end: str = END) -> str:
-    block = f"{begin}\n{body.rstrip()}\n{end}\n"
-    start, stop = text.find(begin), text.find(end)
-    if start >= 0 and stop > start:
-        return text[:start] + block + text[stop + len(end):].lstrip("\n")
-    if not text:
-        return block
-    return text.rstrip("\n") + "\n\n" + block
-
-
-def drop_block(text: str, begin: str = BEGIN, end: str = END) -> str:
+def drop_block(text: str, begin: str, end: str) -> str:
+    """`text` without the lines from `begin` to `end` (the TOML block in .codex/config.toml)."""
     start, stop = text.find(begin), text.find(end)
     if start < 0 or stop < start:
         return text
@@ -203,6 +199,26 @@ def drop_block(text: str, begin: str = BEGIN, end: str = END) -> str:
     if before and after:
         return before + "\n\n" + after
     return (before + "\n" if before else "") + after
+
+
+def upgrade_legacy(text: str) -> str:
+    """AGENTS.md with an older kg's markers given the one block format (the text between them is kept). Pure."""
+    start = text.find(LEGACY_BEGIN)
+    stop = text.find(LEGACY_END, start + 1) if start >= 0 else -1
+    if start < 0 or stop < 0:
+        return text
+    return (text[:start] + blocks.BEGIN.format(name=AGENTS_BLOCK) + text[start + len(LEGACY_BEGIN):stop]
+            + blocks.END.format(name=AGENTS_BLOCK) + text[stop + len(LEGACY_END):])
+
+
+def agents_plan(text: str | None, body: str | None, state: dict[str, Any]) -> blocks.SyncPlan:
+    """Bring AGENTS.md's kg block to `body` (None: take it out) through the block editor. Installing again
+    re-adds a block a person removed; an edit inside the block is flagged and kept."""
+    text = upgrade_legacy(text) if text is not None else None
+    present = text is not None and AGENTS_BLOCK in blocks.names(text)
+    return blocks.plan_sync(text, AGENTS_BLOCK, body, expected_hash=(state.get("hash") or None) if present else None,
+                            glue=str(state.get("glue") or ""), created_file=bool(state.get("created_file")),
+                            fix="then run the command again")
 
 
 def codex_toml(text: str, argv: list[str] | None) -> str:
@@ -329,6 +345,28 @@ class _Plan:
                 write_atomic(path, entry["before"].encode("utf-8"))
         return True
 
+    def agents_block(self, path: Path, body: str | None, runtime: str | None) -> None:
+        """Write (or, with None, take out) kg's AGENTS.md block through the block editor."""
+        key = f"{self.rel(path)}#{AGENTS_BLOCK}"
+        state = blocks.load_states(self.ws.kg_dir).get(key) or {}
+        old = blocks.read(path)
+        sync = agents_plan(old, body, state)
+        if sync.action == "flag":
+            self.notes.append(f"{self.rel(path)}: kg's block was left as it is: {sync.reason}")
+            self.changes.append(Change(self.rel(path), "unchanged", f"flagged: {sync.reason}"))
+            return
+        if sync.action in ("remove", "delete") and not (sync.text or "").strip():
+            self.remove(path, "removed kg's block (nothing else was in it)")
+        elif sync.text is not None and sync.text != old:
+            self.write(path, sync.text, "how the agent calls kg (a marked block)" if body else "removed kg's block",
+                       runtime)
+        elif body is not None:
+            self.write(path, old or "", "how the agent calls kg (a marked block)", runtime)
+        if not self.dry_run:
+            created = sync.action == "create" or (bool(state.get("created_file")) and body is not None)
+            blocks.save_state(self.ws.kg_dir, key, {"hash": sync.hash, "glue": sync.glue, "created_file": created}
+                              if body is not None and sync.hash else None)
+
     def forget(self, runtime: str) -> None:
         self.record.pop(runtime, None)
 
@@ -405,10 +443,7 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
         old = cfg.read_text(encoding="utf-8") if cfg.exists() else ""
         plan.write(cfg, codex_toml(old, mcp_argv), "features.hooks" + (f" and MCP server {SERVER_NAME!r}"
                                                                        if mcp_argv else ""), runtime)
-        agents = root / "AGENTS.md"
-        text = agents.read_text(encoding="utf-8") if agents.exists() else ""
-        plan.write(agents, put_block(text, AGENTS_BODY.format(kg=_shell(_argv(ws, kg_bin)))),
-                   "how the agent calls kg (a marked block)", runtime)
+        plan.agents_block(root / "AGENTS.md", AGENTS_BODY.format(kg=_shell(_argv(ws, kg_bin))), runtime)
         nxt = ["Codex reads the project's .codex/ folder once the project is trusted; review the hooks in /hooks.",
                "Older Codex versions without hooks follow the AGENTS.md block."]
     plan.save()
@@ -464,13 +499,7 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
                     plan.remove(cfg, "removed kg's block (nothing else was in it)")
         agents = root / "AGENTS.md"
         if agents.exists() and not plan.restore(runtime, agents):
-            old = agents.read_text(encoding="utf-8")
-            new = drop_block(old)
-            if new != old:
-                if new.strip():
-                    plan.write(agents, new, "removed kg's block")
-                else:
-                    plan.remove(agents, "removed kg's block (nothing else was in it)")
+            plan.agents_block(agents, None, None)
     plan.forget(runtime)
     plan.save()
     return plan.result(runtime, [])

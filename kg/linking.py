@@ -27,11 +27,11 @@ from rapidfuzz import fuzz
 
 from kg.errors import NotFound
 from kg.policy import RuleReader, packaged
-from kg.text import has_cjk, words
+from kg.store.schema import EDGE_TYPES
+from kg.text import has_cjk, stem, words
 
 SOURCE = "rules/linking.toml"
 DOCS_KEY = "#docs"  # the Term row that counts indexed nodes (a term never starts with '#')
-EDGE_TYPES = ("caused_by", "led_to", "supports", "contradicts", "related_to", "derived_from")
 CUE_LISTS = ("error", "support", "contradiction")
 
 # -- rules --------------------------------------------------------------------------------------------------
@@ -75,11 +75,14 @@ class LinkRules:
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], source: str = SOURCE) -> LinkRules:
+    def from_mapping(cls, data: Mapping[str, Any], source: str = SOURCE,
+                     words_data: Mapping[str, Any] | None = None) -> LinkRules:
+        """`data`: rules/linking.toml; `words_data`: rules/words.toml, the one stopword list (packaged if None)."""
         r = RuleReader(data, source)
+        w = RuleReader(packaged("words") if words_data is None else words_data, "rules/words.toml")
 
-        def strings(key: str) -> tuple[str, ...]:
-            return tuple(_norm(v) for v in r.strings(key, items="non-blank"))
+        def strings(key: str, reader: RuleReader = r) -> tuple[str, ...]:
+            return tuple(_norm(v) for v in reader.strings(key, items="non-blank"))
 
         typing_rules = []
         for rule in r.tables("typing", empty=False):
@@ -104,8 +107,8 @@ class LinkRules:
             dedup_min_shared=r.whole("dedup.min_shared", 1, 100),
             key_prefix=key_prefix,
             dice_weight=r.number("score.dice_weight", 0.0, 1.0),
-            stopwords=frozenset(strings("words.stopwords")),
-            cjk_stop_chars=frozenset(strings("words.cjk_stop_chars")),
+            stopwords=frozenset(strings("stopwords", w)),
+            cjk_stop_chars=frozenset(strings("cjk_stop_chars", w)),
             cues={name: strings(f"cues.{name}") for name in CUE_LISTS},
             stance_cues=strings("contradiction.stance_cues"),
             negation_cues=strings("contradiction.negation_cues"),
@@ -123,7 +126,7 @@ def rules_of(ruleset: Any) -> LinkRules:
     """The linking rules of a workspace's RuleSet (loaded once per RuleSet)."""
     cache = ruleset.__dict__
     if "_linking_rules" not in cache:
-        cache["_linking_rules"] = LinkRules.from_mapping(ruleset.raw("linking"))
+        cache["_linking_rules"] = LinkRules.from_mapping(ruleset.raw("linking"), words_data=ruleset.raw("words"))
     return cache["_linking_rules"]
 
 
@@ -135,33 +138,10 @@ def default_rules() -> LinkRules:
 
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "`": "'"})
 _CLAUSE = re.compile(r"[,.;:!?()\[\]\n，。；：！？、（）]+|\s+(?:but|however|although)\s+|但是|但|不过|然而")
-_DOUBLE = re.compile(r"([bdfgmnprt])\1$")
 
 
 def _norm(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate(_APOSTROPHES).lower().strip()
-
-
-def stem(word: str) -> str:
-    """A light English stemmer so "failed", "fails", "failing" meet: enough for overlap, not linguistics."""
-    if not word.isascii() or not word.isalpha() or len(word) <= 3:
-        return word
-    w = word
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith(("sses", "shes", "ches", "xes", "zes")):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    for suffix in ("ing", "ed"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)]
-            if _DOUBLE.search(w):
-                w = w[:-1]
-            break
-    if w.endswith("e") and len(w) > 4:
-        w = w[:-1]
-    return w
 
 
 def _memo(rules: LinkRules, key: Any, make: Any) -> Any:
@@ -507,11 +487,6 @@ def index_terms(st: Any, text: str, rules: LinkRules, *, found: Candidates | Non
         return
     for term in [*node_terms(text, rules), DOCS_KEY]:
         st.run("link_terms_add", term=term)
-
-
-def unindex_terms(st: Any, text: str, rules: LinkRules) -> None:
-    for term in [*node_terms(text, rules), DOCS_KEY]:
-        st.run("link_terms_remove", term=term)
 
 
 def rebuild_terms(st: Any, rules: LinkRules, *, batch: int = 5000) -> int:

@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
 _CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+# The one CJK range (a regex character-class body): kana, CJK ideographs (extension A, unified, compatibility)
+# and Hangul syllables. Tokens, slugs and `has_cjk` all use it.
+CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK = CJK
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _IS_CJK = re.compile(rf"[{_CJK}]")
+_NOT_SLUG = re.compile(rf"[^a-z0-9{_CJK}]+")
 _SPACES = re.compile(r"\s+")
+_DOUBLE = re.compile(r"([bdfgmnprt])\1$")
 
 
 def clean(text: str, *, one_line: bool = False) -> str:
@@ -50,3 +56,51 @@ def index_tokens(*parts: str | None) -> str:
 
 def has_cjk(text: str) -> bool:
     return bool(_IS_CJK.search(text))
+
+
+def slugify(text: str, *, fallback: str = "") -> str:
+    """A file-safe kebab-case name (skills, promoted rules' files): NFKC, lower-cased, every run of anything but
+    a-z, 0-9 and CJK becomes one '-'; at most 60 characters. `git.push.auth` → `git-push-auth`. Pure."""
+    text = unicodedata.normalize("NFKC", clean(text, one_line=True)).lower()
+    return _NOT_SLUG.sub("-", text).strip("-")[:60].strip("-") or fallback
+
+
+def stem(word: str) -> str:
+    """A light English stemmer so "failed", "fails", "failing" meet: enough for overlap, not linguistics."""
+    if not word.isascii() or not word.isalpha() or len(word) <= 3:
+        return word
+    w = word
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith(("sses", "shes", "ches", "xes", "zes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suffix in ("ing", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)]
+            if _DOUBLE.search(w):
+                w = w[:-1]
+            break
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
+    return w
+
+
+def stem_prefix(word: str) -> str:
+    """What a word and its stem share at the start ("retries"/"retry" → "retr"): a substring that finds every
+    inflection in raw text, for search in files. Under 4 characters it would match inside unrelated words
+    ("cat" in "locate"), so the word stays whole. Pure."""
+    root = stem(word)
+    n = 0
+    while n < min(len(word), len(root)) and word[n] == root[n]:
+        n += 1
+    return word[:n] if n >= 4 else word
+
+
+@cache
+def stopwords() -> frozenset[str]:
+    """The one stopword list, rules/words.toml as packaged (linking reads a workspace's override of it)."""
+    from kg.policy import packaged
+
+    return frozenset(unicodedata.normalize("NFKC", w).lower().strip() for w in packaged("words")["stopwords"])

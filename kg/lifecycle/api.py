@@ -255,8 +255,13 @@ def why(ws: Any, line: str, now: Now = None, limit: int = 10) -> dict[str, Any]:
              .splitlines() if _norm(x)]
     for path, x in human:
         if _norm(x) == needle:
-            return {"line": line, "found": True, "source": "human", "file": path,
-                    "explanation": [f"{path}: this line is outside kg's blocks; kg did not write it."]}
+            text = blocks.read(ws.root / path) or ""
+            inside = blocks.block_of_line(text, text.find(x))
+            where = (f"this line is inside kg's block {inside!r}, but kg did not write it: a person edited the "
+                     "block (kg keeps the edit and flags the block)" if inside else
+                     "this line is outside kg's blocks; kg did not write it")
+            return {"line": line, "found": True, "source": "human", "file": path, "block": inside,
+                    "explanation": [f"{path}: {where}."]}
     pool = ([("kg", rl.file, x, rl.change, (changes.get(rl.change) or {}).get("status") or "active")
              for rl, x in live] +
             [("kg-inactive", c["target"], x, c["id"], c["status"]) for c in changes.values() if c["status"] not in LIVE

@@ -9,13 +9,18 @@ A block looks like
 kg writes only between its markers; every byte outside them stays as it was (files are read and written as
 bytes decoded with `surrogateescape`, so even non-UTF-8 bytes survive). When kg adds a block it records the
 exact "glue" it inserted before it (a separating newline, a heading), so removing the block restores the file
-byte for byte. The hash of what kg last wrote inside a block is kept in the graph: a block whose content no
-longer has that hash was edited by a human, and kg flags it instead of overwriting it.
+byte for byte. The hash of what kg last wrote inside a block is kept (the lifecycle's blocks in the graph, every
+other writer's in `memory/.kg/blocks.json` through `write_block`): a block whose content no longer has that hash
+was edited by a human, and kg flags it instead of overwriting it.
+
+This is the one editor of marked blocks: the lifecycle's targets, the USER.md preferences, the AGENTS.md block
+`kg install codex` adds, and skills the lifecycle promoted (whose block `kg skill update` keeps byte for byte).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -92,8 +97,30 @@ class SyncPlan:
     reason: str = ""
 
 
+EXPORT_FIX = "run `kg export memory --force` to let kg rewrite the block"
+_ANY_BEGIN = re.compile(r"<!-- kaizen-kg:begin (\S+) -->")
+
+
+def names(text: str) -> list[str]:
+    """The names of the kg blocks in a text, in order. Pure."""
+    return list(dict.fromkeys(_ANY_BEGIN.findall(text)))
+
+
+def block_of_line(text: str, offset: int) -> str | None:
+    """The name of the kg block holding the character at `offset`, or None when it is outside every block."""
+    for name in names(text):
+        try:
+            span = find(text, name)
+        except BlockError:
+            continue
+        if span is not None and span.start <= offset < span.end:
+            return name
+    return None
+
+
 def plan_sync(current: str | None, name: str, desired: str | None, *, expected_hash: str | None,
-              glue: str, created_file: bool, section: str = "", force: bool = False) -> SyncPlan:
+              glue: str, created_file: bool, section: str = "", force: bool = False,
+              fix: str = EXPORT_FIX) -> SyncPlan:
     """Decide how to bring `current` (file text, None if missing) to hold `desired` inside block `name`
     (None: no block at all). `expected_hash` is the hash of what kg last wrote there (None: never wrote)."""
     try:
@@ -104,11 +131,10 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
     if not force and expected_hash is not None:
         if inner is None and desired is not None:
             return SyncPlan("flag", None, expected_hash, glue,
-                            "the kg block was removed by hand; restore it or run with --force to re-add it")
+                            f"the kg block was removed by hand; restore it, or {fix}")
         if inner is not None and digest(inner) != expected_hash and inner != desired:
             return SyncPlan("flag", None, expected_hash, glue,
-                            "a human edited inside the kg block; move the text outside the markers, or run "
-                            "`kg export memory --force` to let kg rewrite the block")
+                            f"a human edited inside the kg block; move the text outside the markers, or {fix}")
     if desired is None:
         if span is None or current is None:
             return SyncPlan("none", current, None, "")
@@ -172,3 +198,52 @@ def apply(path: Path, plan: SyncPlan) -> None:
     assert plan.text is not None
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, plan.text.encode("utf-8", "surrogateescape"))
+
+
+# -- blocks whose hash lives in a file (every writer but the lifecycle, which keeps it in the graph) -------------
+STATE_FILE = "blocks.json"
+
+
+def load_states(state_dir: Path) -> dict[str, dict[str, object]]:
+    try:
+        data = json.loads((state_dir / STATE_FILE).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+
+
+def write_block(path: Path, name: str, desired: str | None, *, state_dir: Path, key: str, section: str = "",
+                force: bool = False, fix: str = EXPORT_FIX, dry_run: bool = False) -> SyncPlan:
+    """Sync one block in one file and remember what kg wrote there (`state_dir/blocks.json`, under `key`).
+    A block a human edited, removed or damaged is left as it is: the plan says `flag`, with the reason."""
+    states = load_states(state_dir)
+    state = states.get(key) or {}
+    current = read(path)
+    if desired is not None and current is not None and newline_of(current) == "\r\n" and "\r\n" not in desired:
+        desired = desired.replace("\n", "\r\n")  # a CRLF file gets CRLF lines
+    plan = plan_sync(current, name, desired, expected_hash=str(state.get("hash") or "") or None,
+                     glue=str(state.get("glue") or ""), created_file=bool(state.get("created_file")),
+                     section=section, force=force, fix=fix)
+    if dry_run or plan.action == "flag":
+        return plan
+    apply(path, plan)
+    created = plan.action == "create" or (bool(state.get("created_file")) and plan.action not in ("remove", "delete"))
+    new = {"hash": plan.hash or "", "glue": plan.glue, "created_file": created} if plan.hash else None
+    if new != (state or None):
+        save_state(state_dir, key, new)
+    return plan
+
+
+def save_state(state_dir: Path, key: str, state: dict[str, object] | None) -> None:
+    """Remember (or, with None, forget) what kg wrote in one block."""
+    try:
+        data = json.loads((state_dir / STATE_FILE).read_bytes())
+    except (OSError, ValueError):
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    if state is None:
+        data.pop(key, None)
+    else:
+        data[key] = state
+    state_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(state_dir / STATE_FILE, json.dumps(data, ensure_ascii=False, sort_keys=True).encode("utf-8"))

@@ -16,6 +16,7 @@ from kg.lifecycle import blocks, conflicts, decay, promote, promoting, render, v
 from kg.lifecycle.policy import LifecyclePolicy
 from kg.lifecycle.policy import load as load_policy
 from kg.store import Store
+from kg.store import plain as _jsonable  # the one JSON-ready helper (kg.store.plain); api.py imports this name
 from kg.text import index_tokens
 
 DAY = timedelta(days=1)
@@ -491,13 +492,3 @@ class Lifecycle:
                 if posts:
                     self.st.run("lc_change_post", rows=posts)
         return plans
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value

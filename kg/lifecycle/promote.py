@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kg.lifecycle.policy import LifecyclePolicy, Target
+from kg.text import slugify as text_slugify
 
 
 def eligible(recurrence: int, sessions: int, policy: LifecyclePolicy) -> bool:
@@ -50,9 +49,7 @@ def rule_text(summary: str, action: str | None, policy: LifecyclePolicy) -> str:
 
 def slugify(key: str) -> str:
     """A file-safe name for a pattern key (CJK kept): `git.push.auth` → `git-push-auth`."""
-    text = unicodedata.normalize("NFKC", key).lower()
-    slug = re.sub(r"[^a-z0-9\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]+", "-", text).strip("-")
-    return slug[:60].strip("-") or "skill"
+    return text_slugify(key, fallback="skill")
 
 
 def target_file(target: Target, key: str) -> str:

@@ -8,7 +8,6 @@ back byte for byte as it was before the change.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -133,41 +132,12 @@ def plan_files(root: Path, desired: dict[tuple[str, str], Desired], states: dict
 
 def _plan_json(root: Path, rel: str, key: str, prefs: list[dict[str, str]], state: dict[str, Any],
                force: bool) -> FilePlan:
-    """memory/preferences.json: kg owns one key; every other key is kept (and its order)."""
-    text = blocks.read(root / rel)
-    created = bool(state.get("created_file"))
-    try:
-        data = json.loads(text) if text is not None and text.strip() else {}
-    except json.JSONDecodeError as exc:
-        return FilePlan(rel, JSON_BLOCK, "flag", None, state.get("hash") or "", "", created,
-                        f"not valid JSON ({exc.msg}); fix it by hand")
-    if not isinstance(data, dict):
-        return FilePlan(rel, JSON_BLOCK, "flag", None, state.get("hash") or "", "", created,
-                        "not a JSON object; fix it by hand")
-    current = data.get(key)
-    expected = state.get("hash") or ""
-    cur_hash = _json_hash(current) if current is not None else ""
-    if not force and expected and cur_hash != expected and current != (prefs or None):
-        return FilePlan(rel, JSON_BLOCK, "flag", None, expected, "", created,
-                        f"a human edited the {key!r} key; edit other keys, or run `kg export memory --force`")
-    if prefs:
-        if current == prefs:
-            return FilePlan(rel, JSON_BLOCK, "none", text, _json_hash(prefs), "", created, "")
-        data[key] = prefs
-        out = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-        return FilePlan(rel, JSON_BLOCK, "create" if text is None else "update", out, _json_hash(prefs), "",
-                        created or text is None, "")
-    if current is None:
-        return FilePlan(rel, JSON_BLOCK, "none", text, "", "", created, "")
-    del data[key]
-    if created and not data:
-        return FilePlan(rel, JSON_BLOCK, "delete", None, "", "", False, "")
-    return FilePlan(rel, JSON_BLOCK, "remove", json.dumps(data, ensure_ascii=False, indent=2) + "\n", "", "",
-                    created, "")
+    """memory/preferences.json: kg owns one key; its format and plan belong to kg/memory/preferences.py."""
+    from kg.memory.preferences import plan_learned
 
-
-def _json_hash(value: Any) -> str:
-    return blocks.digest(json.dumps(value, ensure_ascii=False, sort_keys=True))
+    p = plan_learned(blocks.read(root / rel), key, prefs, expected_hash=state.get("hash") or "",
+                     created_file=bool(state.get("created_file")), force=force)
+    return FilePlan(rel, JSON_BLOCK, p.action, p.text, p.hash, "", p.created_file, p.flag)
 
 
 def write(root: Path, plans: list[FilePlan]) -> None:

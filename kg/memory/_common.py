@@ -10,10 +10,6 @@ def iso(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
-def jsonable(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: iso(v) for k, v in row.items()}
-
-
 def allocate(ws: Any, prefix: str, at: datetime) -> str:
     with ws.journal.locked():
         (new_id,) = ws.journal.allocate(prefix, f"{at:%Y%m%d}")

@@ -4,12 +4,19 @@ The file is a flat JSON object `{"key": value}` that people and agents read and 
 atomically and only ever from a file it could parse: if a person broke it, kg says where and refuses to write
 (their edit is never lost). Every change is also a `Preference` row in the graph (set, unset, or a hand edit kg
 noticed), so drift over time is visible with `kg pref history`.
+
+This module is the one owner of the file's format. The lifecycle keeps one key in it (`kaizen_kg_learned`, the
+rules it promoted as preferences, planned here by `plan_learned`); that key is the lifecycle's, so it is neither
+a hand edit in the history nor a second copy in USER.md (the lifecycle's own block there lists those rules). The
+USER.md block is written by the one block editor (`kg/lifecycle/blocks.py`): a line a person wrote or changed
+inside it is flagged and kept, never overwritten.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,10 +24,15 @@ from typing import Any
 from kg import clock
 from kg.errors import NotFound, UsageError
 from kg.journal import write_atomic
-from kg.memory import blocks
-from kg.memory._common import allocate, jsonable
+from kg.lifecycle import blocks
+from kg.memory._common import allocate
 from kg.memory.readable import preference_text
+from kg.store import plain
 from kg.text import clean
+
+LEGACY_MARKERS = ("<!-- kg:preferences:begin -->", "<!-- kg:preferences:end -->")
+_OWN_LINE = re.compile(r"^(## User Preferences|_Kept by kg .*_|- \(none yet\)|- \*\*[^*]+\*\*: .*|)$")
+PREF_FIX = "run `kg pref set KEY VALUE --force` to let kg rewrite the block"
 
 FILE = "preferences.json"
 USER_FILE = "USER.md"
@@ -101,8 +113,7 @@ def _encode(value: Any) -> str:
 
 
 def _write(ws: Any, prefs: dict[str, Any]) -> None:
-    data = json.dumps(dict(sorted(prefs.items())), ensure_ascii=False, indent=2) + "\n"
-    write_atomic(path_of(ws), data.encode("utf-8"))
+    write_atomic(path_of(ws), _dump(dict(sorted(prefs.items()))).encode("utf-8"))
 
 
 def _latest(st: Any) -> dict[str, tuple[str, str]]:
@@ -123,7 +134,10 @@ def _sync_hand_edits(ws: Any, st: Any, prefs: dict[str, Any], at: datetime) -> l
     """Record, as history, any difference between the file and the graph's last known values."""
     latest = _latest(st)
     changed = []
+    learned = learned_key(ws)
     for key in sorted(set(prefs) | set(latest)):
+        if key == learned:  # the lifecycle's key: its history is the lifecycle's changes, not a hand edit
+            continue
         action, last = latest.get(key, ("unset", None))
         known = None if action == "unset" else last
         now_value = _encode(prefs[key]) if key in prefs else None
@@ -134,10 +148,20 @@ def _sync_hand_edits(ws: Any, st: Any, prefs: dict[str, Any], at: datetime) -> l
     return changed
 
 
+def learned_key(ws: Any) -> str:
+    """The key the lifecycle keeps its learned preferences under (rules/lifecycle.toml, memory.preferences_key)."""
+    from kg.lifecycle.policy import load as load_policy
+
+    return load_policy(ws).memory.preferences_key
+
+
 def set_(ws: Any, key: str, value: Any, *, now: datetime | str | None = None, source: str = "user",
-         session: str | None = None) -> dict[str, Any]:
+         session: str | None = None, force: bool = False) -> dict[str, Any]:
     at = clock.now(now)
     key = check_key(key)
+    if key == learned_key(ws):
+        raise UsageError(f"the key {key!r} is kg's own (the preferences the lifecycle learned); choose another "
+                         "key, or `kg status` to see the learned rules")
     kinds: list[str] = []
     if isinstance(value, str):
         red = ws.rules.redactor.redact(value)  # the gate, before the value is cleaned and measured
@@ -157,9 +181,9 @@ def set_(ws: Any, key: str, value: Any, *, now: datetime | str | None = None, so
             _write(ws, prefs)
             _record(ws, st, key, _encode(value), None if previous is None else _encode(previous), "set", at,
                     source, session)
-    user_md = render_user_block(ws, prefs)
+    user_md, flag = render_user_block(ws, prefs, force=force)
     return {"key": key, "value": value, "previous": previous, "changed": changed, "at": at.isoformat(),
-            "redacted": kinds, "user_md": user_md}
+            "redacted": kinds, "user_md": user_md, "flag": flag}
 
 
 def unset(ws: Any, key: str, *, now: datetime | str | None = None, source: str = "user",
@@ -175,8 +199,8 @@ def unset(ws: Any, key: str, *, now: datetime | str | None = None, source: str =
         previous = prefs.pop(key)
         _write(ws, prefs)
         _record(ws, st, key, None, _encode(previous), "unset", at, source, session)
-    user_md = render_user_block(ws, prefs)
-    return {"key": key, "previous": previous, "at": at.isoformat(), "user_md": user_md}
+    user_md, flag = render_user_block(ws, prefs)
+    return {"key": key, "previous": previous, "at": at.isoformat(), "user_md": user_md, "flag": flag}
 
 
 def get(ws: Any, key: str) -> dict[str, Any]:
@@ -197,33 +221,117 @@ def history(ws: Any, key: str | None = None) -> list[dict[str, Any]]:
         rows = st.run("memory_pref_history", key=check_key(key) if key else "")
     out = []
     for row in rows:
-        r = jsonable(row)
+        r = plain(row)
         for field in ("value", "previous"):
             r[field] = None if r[field] is None else json.loads(r[field])
         out.append(r)
     return out
 
 
-def render_block(prefs: dict[str, Any]) -> str:
-    """The USER.md block body: one line per preference, sorted by key. Pure."""
+@dataclass(frozen=True)
+class LearnedPlan:
+    """How the lifecycle's key in preferences.json changes. action: none, create, update, remove, delete, flag."""
+
+    action: str
+    text: str | None
+    hash: str
+    created_file: bool
+    flag: str = ""
+
+
+def plan_learned(text: str | None, key: str, learned: list[dict[str, str]], *, expected_hash: str,
+                 created_file: bool, force: bool = False) -> LearnedPlan:
+    """The lifecycle's learned preferences under `key` in the file's text (None: no file). Every other key is
+    kept, in its order; a hand edit of `key` since kg wrote it (its hash differs) is flagged, not overwritten.
+    Pure: the lifecycle's export writes the plan."""
+    try:
+        data = json.loads(text) if text is not None and text.strip() else {}
+    except json.JSONDecodeError as exc:
+        return LearnedPlan("flag", None, expected_hash, created_file, f"not valid JSON ({exc.msg}); fix it by hand")
+    if not isinstance(data, dict):
+        return LearnedPlan("flag", None, expected_hash, created_file, "not a JSON object; fix it by hand")
+    current = data.get(key)
+    cur_hash = _learned_hash(current) if current is not None else ""
+    if not force and expected_hash and cur_hash != expected_hash and current != (learned or None):
+        return LearnedPlan("flag", None, expected_hash, created_file,
+                           f"a human edited the {key!r} key; edit other keys, or run `kg export memory --force`")
+    if learned:
+        if current == learned:
+            return LearnedPlan("none", text, _learned_hash(learned), created_file)
+        data[key] = learned
+        return LearnedPlan("create" if text is None else "update", _dump(data), _learned_hash(learned),
+                           created_file or text is None)
+    if current is None:
+        return LearnedPlan("none", text, "", created_file)
+    del data[key]
+    if created_file and not data:
+        return LearnedPlan("delete", None, "", False)
+    return LearnedPlan("remove", _dump(data), "", created_file)
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def _learned_hash(value: Any) -> str:
+    return blocks.digest(json.dumps(value, ensure_ascii=False, sort_keys=True))
+
+
+def render_block(prefs: dict[str, Any], skip: str = "") -> str:
+    """The USER.md block's inner text: one line per preference, sorted by key (not `skip`, the lifecycle's key,
+    whose rules the lifecycle's own block lists). Pure."""
     lines = ["## User Preferences", "", "_Kept by kg from memory/preferences.json (`kg pref set KEY VALUE`)._",
              ""]
-    if not prefs:
+    shown = {k: v for k, v in prefs.items() if k != skip}
+    if not shown:
         lines.append("- (none yet)")
-    for key, value in sorted(prefs.items()):
+    for key, value in sorted(shown.items()):
         lines.append(f"- **{key}**: {preference_text(value)}")
-    return "\n".join(lines)
+    return "".join(line + "\n" for line in lines)
 
 
-def render_user_block(ws: Any, prefs: dict[str, Any] | None = None) -> str:
-    """Write the preferences block into USER.md; returns the file's path relative to the workspace. Lines a
-    person wrote inside the block are kept and reported on stderr (move them outside the markers)."""
+def render_user_block(ws: Any, prefs: dict[str, Any] | None = None, *, force: bool = False) -> tuple[str, str]:
+    """Write the preferences block into USER.md through the block editor. Returns the file's path relative to
+    the workspace and the flag ('' when written): a block a person edited inside (or removed, or whose markers
+    are damaged) is kept as it is and reported on stderr, until they move their text out or pass --force."""
     prefs = load(ws) if prefs is None else prefs
     path = ws.root / USER_FILE
-    kept = blocks.render_into(path, BLOCK, render_block(prefs), state_dir=ws.kg_dir)
-    if kept:
+    key = f"{USER_FILE}#{BLOCK}"
+    _migrate_legacy(ws, path, key)
+    plan = blocks.write_block(path, BLOCK, render_block(prefs, learned_key(ws)), state_dir=ws.kg_dir, key=key,
+                              force=force, fix=PREF_FIX)
+    if plan.action == "flag":
         import sys
 
-        sys.stderr.write(f"Warning: {USER_FILE}: {len(kept)} line(s) written by hand inside kg's preferences "
-                         f"block were kept; move them outside the markers ({kept[0][:60]!r})\n")
-    return _rel(ws, path)
+        sys.stderr.write(f"Warning: {USER_FILE}: kg's preferences block was not updated: {plan.reason}\n")
+    return _rel(ws, path), plan.reason if plan.action == "flag" else ""
+
+
+def _migrate_legacy(ws: Any, path: Path, key: str) -> None:
+    """A USER.md from an older kg holds `<!-- kg:preferences:begin -->` markers: give them the one block
+    format, and remember kg's text as written only if no person changed a line inside (else it is flagged)."""
+    text = blocks.read(path)
+    begin, end = LEGACY_MARKERS
+    if text is None or begin not in text:
+        return
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(end) < text.index(begin):
+        raise UsageError(f"{USER_FILE}: the old preferences block markers are damaged; keep one {begin} line "
+                         f"and one {end} line after it, then run the command again")
+    inner = text[text.index(begin) + len(begin):text.index(end)]
+    lines = [line.rstrip("\r") for line in inner.split("\n")][1:-1]
+    last = _legacy_state(ws.kg_dir)
+    ours = lines == last.split("\n") if last is not None else all(_OWN_LINE.match(line) for line in lines)
+    new = text.replace(begin, blocks.BEGIN.format(name=BLOCK)).replace(end, blocks.END.format(name=BLOCK))
+    new_inner = blocks.inner_of(new, BLOCK) or ""
+    blocks.apply(path, blocks.SyncPlan("update", new, None, ""))
+    blocks.save_state(ws.kg_dir, key, {"hash": blocks.digest(new_inner) if ours else "edited-before-upgrade",
+                                       "glue": "", "created_file": False})
+
+
+def _legacy_state(state_dir: Path) -> str | None:
+    try:
+        data = json.loads((state_dir / blocks.STATE_FILE).read_bytes())
+    except (OSError, ValueError):
+        return None
+    value = data.get(f"{USER_FILE}:{BLOCK}") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None

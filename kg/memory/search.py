@@ -33,16 +33,13 @@ from kg.memory.query import Plan, fuzzy_replacements, plan_query
 from kg.memory.rules import KNOWN_SOURCES, SearchRules, memory_rules
 from kg.memory.views import cached_view, common_terms, link_weight, refresh_common_terms, view
 from kg.store import KNOWLEDGE_KINDS
-from kg.text import clean, has_cjk, words
+from kg.text import clean, has_cjk, stem_prefix, stopwords, words
 
 __all__ = ["Hit", "search", "render", "cached_view", "refresh_common_terms", "link_weight", "query_terms"]
 DAILY = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 LOG_LINE = re.compile(r"^###\s+\S+\s+\d{2}:\d{2}\s*[-–—]\s*(?:(?:Error|Insight|Correction|User preference|"
                       r"Feature request|Session summary [\d-]+):\s*)?(.*)$")
 FILE_PRIOR = {"MEMORY.md": 0.9, "USER.md": 0.8, "skills": 0.6, "sessions": 0.5, "daily": 0.4, "trail": 0.3}
-# English function words: Kùzu drops its own stopwords from the index; these are also dropped from queries so
-# that question words ("when did ...") neither slow the index nor count in the fuzzy share.
-STOPWORDS = frozenset(["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"])
 DAILY_DAYS_DEFAULT = 30
 
 
@@ -72,19 +69,9 @@ def query_terms(query: str) -> list[str]:
     """The query's content terms, in order, without repeats or stopwords."""
     seen: dict[str, None] = {}
     for w in words(query):
-        if w not in STOPWORDS and (len(w) > 1 or has_cjk(w)):
+        if w not in stopwords() and (len(w) > 1 or has_cjk(w)):  # rules/words.toml: the one list
             seen.setdefault(w, None)
     return list(seen)
-
-
-def stem(term: str) -> str:
-    """A crude suffix strip for substring matching in files (the index has Porter; files get this)."""
-    if has_cjk(term) or len(term) <= 4:
-        return term
-    for suffix in ("ings", "ing", "edly", "ed", "ies", "es", "s", "ly"):
-        if term.endswith(suffix) and len(term) - len(suffix) >= 4:
-            return term[: -len(suffix)]
-    return term
 
 
 def coverage(terms: list[str], weights: dict[str, float], text_words: set[str], fuzzy_min: float) -> float:
@@ -118,7 +105,7 @@ def snippet(text: str, terms: list[str], width: int) -> str:
     if len(flat) <= width:
         return flat
     low = flat.lower()
-    positions = [low.find(stem(t)) for t in terms]
+    positions = [low.find(stem_prefix(t)) for t in terms]
     positions = [p for p in positions if p >= 0]
     start = max(0, min(positions, default=0) - width // 3)
     start = min(start, len(flat) - width)
@@ -258,7 +245,7 @@ def _file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, 
                since: datetime | None, session: str | None, match_terms: list[str] | None = None) -> list[Hit]:
     """Lines of the memory files that hold the query's rarer terms (`match_terms`, as for the index: a
     common word would match thousands of log lines), ranked like the graph's hits."""
-    stems = sorted({stem(t) for t in (match_terms or terms)}, key=len, reverse=True)
+    stems = sorted({stem_prefix(t) for t in (match_terms or terms)}, key=len, reverse=True)
     if not stems:
         return []
     finder = re.compile("|".join(re.escape(s) for s in stems))

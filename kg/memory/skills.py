@@ -24,6 +24,10 @@
 Before a skill is created, existing ones are fuzzy-matched on name, description and triggers; a close match
 is updated instead of duplicated. The file may be edited by hand: kg re-reads it, keeps sections it does not
 know, and only appends to the three it owns. The graph keeps a `Skill` row per file (revisions, session).
+
+A skill the lifecycle promoted is a marked block (`<!-- kaizen-kg:begin kaizen-kg -->`, the rule and why). That
+block belongs to the lifecycle (verified, reverted, rendered by the one block editor, `kg/lifecycle/blocks.py`):
+`kg skill update` keeps it byte for byte, puts the frontmatter before it and its own sections after it.
 """
 
 from __future__ import annotations
@@ -40,10 +44,11 @@ from rapidfuzz import fuzz
 from kg import clock, paths
 from kg.errors import NotFound, UsageError
 from kg.journal import write_atomic
+from kg.lifecycle import blocks
 from kg.memory.rules import SkillRules, memory_rules
-from kg.text import clean, words
+from kg.text import CJK, clean, slugify, words
 
-SLUG = re.compile(r"^[a-z0-9\u4e00-\u9fff]+(?:-[a-z0-9\u4e00-\u9fff]+)*$")
+SLUG = re.compile(rf"^[a-z0-9{CJK}]+(?:-[a-z0-9{CJK}]+)*$")
 OWN = ("Procedure", "Pitfalls", "Verification")
 FIELDS = ("name", "description", "created", "updated", "source", "triggers", "tools")
 
@@ -61,6 +66,7 @@ class Skill:
     title: str = ""
     sections: dict[str, list[str]] = field(default_factory=dict)  # heading -> body lines, in file order
     extra: dict[str, str] = field(default_factory=dict)           # frontmatter keys kg does not own
+    block: str = ""                                               # the lifecycle's marked block, as in the file
 
     def items(self, section: str) -> list[str]:
         """The list items of a section, without their `1.` / `-` markers."""
@@ -79,9 +85,18 @@ class Skill:
 
 
 # -- the file format (pure) ---------------------------------------------------------------------------------
-def slugify(text: str) -> str:
-    out = re.sub(r"[^a-z0-9\u4e00-\u9fff]+", "-", clean(text, one_line=True).lower()).strip("-")
-    return out[:60].strip("-")
+def _split(text: str) -> tuple[str, str, str]:
+    """(before, block, after): the lifecycle's marked block in a skill file, kept as its raw text."""
+    found = blocks.names(text)
+    if not found:
+        return text, "", ""
+    try:
+        span = blocks.find(text, found[0])
+    except blocks.BlockError as exc:
+        raise UsageError(f"{exc}; restore one begin and one end marker in the skill file, then run the command "
+                         "again") from None
+    assert span is not None
+    return text[:span.start], text[span.start:span.end], text[span.end:]
 
 
 def _parse_list(value: str) -> list[str]:
@@ -97,7 +112,17 @@ def _parse_list(value: str) -> list[str]:
 
 
 def parse(slug: str, text: str) -> Skill:
-    """Read a skill file. Lenient: a file without frontmatter is a skill named after its slug."""
+    """Read a skill file. Lenient: a file without frontmatter is a skill named after its slug. A lifecycle
+    block is kept aside, untouched (its heading gives the title when the file has none of its own)."""
+    before, block, after = _split(text)
+    skill = _parse_own(slug, before + after)
+    skill.block = block
+    if block and not skill.title:
+        skill.title = next((line[2:].strip() for line in block.splitlines() if line.startswith("# ")), "")
+    return skill
+
+
+def _parse_own(slug: str, text: str) -> Skill:
     meta: dict[str, str] = {}
     body = text
     if text.startswith("---"):
@@ -136,7 +161,16 @@ def render(skill: Skill) -> str:
              f"updated: {skill.updated}", f"source: {skill.source}", f"triggers: {q(skill.triggers)}",
              f"tools: {q(skill.tools)}"]
     lines += [f"{k}: {v}" for k, v in skill.extra.items()]
+    if skill.block:  # the lifecycle's block, byte for byte, holds the heading; kg's own sections follow it
+        lines += ["---", ""]
+        head = "\n".join(lines) + "\n"
+        return head + skill.block + "\n" + _sections(skill)
     lines += ["---", "", f"# {skill.title or skill.name.replace('-', ' ').title()}", ""]
+    return "\n".join(lines) + "\n" + _sections(skill)
+
+
+def _sections(skill: Skill) -> str:
+    lines: list[str] = []
     names = list(OWN) + [s for s in skill.sections if s not in OWN]
     for name in names:
         lines.append(f"## {name}")
@@ -230,15 +264,19 @@ def all_skills(ws: Any) -> list[Skill]:
     out = []
     for path in sorted(_dir(ws).glob("*.md")):
         try:
-            out.append(parse(path.stem, path.read_text(encoding="utf-8")))
+            text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
+        try:
+            out.append(parse(path.stem, text))
+        except UsageError:  # damaged block markers: listed as plain text; `kg skill update` says what to fix
+            out.append(_parse_own(path.stem, text))
     return out
 
 
 def load(ws: Any, slug: str) -> Skill:
-    path = paths.inside(ws.root, _dir(ws) / f"{paths.check_name(slug, 'skill slug', example='deploy-docs')}.md",
-                        "the skill file")
+    slug = _check_slug(slug)  # kebab-case letters, digits and CJK only: no '/', '.' or '..'
+    path = paths.inside(ws.root, _dir(ws) / f"{slug}.md", "the skill file")
     if not path.is_file():
         raise NotFound(f"no skill {slug!r}: `kg skill list` shows them")
     return parse(slug, path.read_text(encoding="utf-8"))
@@ -339,6 +377,7 @@ def update(ws: Any, slug: str, *, description: str | None = None, triggers: list
              "pitfalls": _add_items(skill, "Pitfalls", list(pitfalls or []), False),
              "verification": _add_items(skill, "Verification", list(checks or []), False)}
     skill.updated = f"{at:%Y-%m-%d %H:%M}"
+    skill.created = skill.created or skill.updated  # a promoted skill starts without frontmatter
     _save(ws, skill, at, session or ws.current_session(), list(from_ids or []))
     return {**skill.as_dict(), "action": "updated", "added": added}
 

@@ -17,8 +17,8 @@ from typing import Any
 from kg import clock
 from kg.errors import UsageError
 from kg.journal import write_atomic
-from kg.memory._common import jsonable
 from kg.memory.rules import TopicRules, topic_rules
+from kg.store import plain
 from kg.text import has_cjk
 
 INDEX_FILE = ".memory-index.json"
@@ -46,14 +46,6 @@ def detect(text: str, rules: TopicRules) -> str:
         if n > hits:
             best, hits = name, n
     return best
-
-
-def detect_all(text: str, rules: TopicRules) -> list[dict[str, Any]]:
-    """Every topic with at least one hit, best first (ties in rule order). Pure."""
-    scores = topic_scores(text, rules.topics)
-    order = list(rules.topics)
-    ranked = sorted((n for n in scores if scores[n] > 0), key=lambda n: (-scores[n], order.index(n)))
-    return [{"topic": n, "hits": scores[n]} for n in ranked]
 
 
 def file_summary(text: str, lines: int = 3) -> list[str]:
@@ -149,7 +141,7 @@ def recall(ws: Any, topic: str | None = None, *, message: str | None = None,
         index = json.loads(path.read_text(encoding="utf-8"))["index"]
     entries = list(index.get(topic, []))[: limit or rules.recall_files]
     with ws.reading() as st:
-        nodes = [jsonable(r) for r in st.run("memory_topic_nodes", topic=topic, limit=rules.recall_nodes)]
+        nodes = [plain(r) for r in st.run("memory_topic_nodes", topic=topic, limit=rules.recall_nodes)]
     return {"topic": topic, "detected_from_message": detected, "built_index": built, "files": entries,
             "nodes": nodes}
 

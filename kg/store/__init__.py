@@ -449,9 +449,14 @@ def existing_ids(store: Store, ids: list[str]) -> set[str]:
 HIDDEN_COLUMNS = frozenset({"_id", "_label", "tokens"})
 
 
-def plain(row: Row, *, hide: frozenset[str] = frozenset()) -> Row:
-    """A result row as plain JSON-ready values: datetimes as ISO text, `hide` columns dropped."""
-    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in row.items() if k not in hide}
+def plain(value: Any, *, hide: frozenset[str] = frozenset()) -> Any:
+    """The one JSON-ready conversion (rows, reports): datetimes as ISO text, in nested dicts and lists too;
+    `hide` keys dropped from the top-level dict."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items() if k not in hide}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value.isoformat() if isinstance(value, datetime) else value
 
 
 def check_label(name: str, allowed: tuple[str, ...], what: str) -> str:

@@ -51,10 +51,6 @@ ON CREATE SET x.df = 1
 ON MATCH SET x.df = coalesce(x.df, 0) + 1
 RETURN x.df - 1 AS df
 
-// name: link_terms_remove
-MATCH (x:Term {term: $term})
-SET x.df = CASE WHEN x.df > 0 THEN x.df - 1 ELSE 0 END
-
 // name: link_terms_clear
 MATCH (x:Term) DELETE x
 

@@ -65,15 +65,6 @@ MATCH (k:Skill {slug: $slug}), (n:Node {id: i})
 MERGE (k)-[r:learned_from]->(n)
 ON CREATE SET r.created_at = $at
 
-// name: memory_nodes_by_ids
-// UNWIND + a primary-key match: `WHERE n.id IN $ids` scans every node.
-UNWIND $ids AS i
-MATCH (n:Node {id: i})
-RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.details AS details,
-       n.category AS category, n.priority AS priority, n.status AS status, n.session AS session,
-       n.tags AS tags, n.context AS context, n.pinned AS pinned, n.created_at AS created_at,
-       n.reinforced_at AS reinforced_at
-
 // name: memory_fts
 // Full-text candidates; `$q` holds the rarer query terms only (a term in most nodes makes this slow).
 // The node's fields come back with the score: a second lookup by id costs more than the search.

@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import kg
 
 # A worker that logs through the library, in its own process.
@@ -69,6 +71,7 @@ def _check(root: Path, acked: list[str], workers: int, count: int) -> None:
     assert sum(1 for line in daily if line.startswith("### ❌")) == n
 
 
+@pytest.mark.slow
 def test_eight_processes_times_two_hundred_kg_log_commands(ws, monkeypatch):
     """The issue's test, through the command: 8 processes x 200 `kg log` leave exactly 1,600 events."""
     acked = _run_workers(ws.root, workers=8, count=200, cli=True)

@@ -196,6 +196,7 @@ def test_scores_and_trends(ws):
         scores.record(ws, [1, 2, 3, 4, 99])
 
 
+@pytest.mark.slow
 def test_locomo_slice_beats_bm25(shared_data):
     """One LoCoMo conversation through the real write and search paths: a sane floor, and above BM25."""
     import importlib.util

@@ -49,8 +49,10 @@ def test_pref_list_inject_and_user_md_are_readable(prefs, run_kg):
     injected = run_kg(["inject", "-m", "which units should the answer use"])
     assert injected.exit_code == 0
     _readable(injected.stdout)
-    assert run_kg("pref set tone dry").exit_code == 0  # re-renders USER.md with every key
-    _readable((prefs.root / "USER.md").read_text())
+    assert run_kg("pref set tone dry").exit_code == 0  # re-renders USER.md's preferences block
+    user = (prefs.root / "USER.md").read_text()
+    # the learned rules are the lifecycle's: its own USER.md block lists them, this one does not repeat them
+    assert "- **tone**: dry" in user and "kaizen_kg_learned" not in user and "kno-2026" not in user
 
 
 def test_brief_and_mcp_inject_are_readable(prefs):

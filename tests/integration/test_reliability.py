@@ -150,11 +150,15 @@ def test_preferences_block_contract_in_user_md(ws, kg):
     assert kg("pref", "set", "tone", "brief")[0] == 0
     text = real.read_bytes()
     assert text.startswith(b"Hello\r\n\xff raw byte\r\n") and b"- **tone**: brief\r\n" in text
-    real.write_bytes(text.replace(b"- **tone**: brief\r\n", b"- **tone**: brief\r\nmy own line\r\n"))
+    edited = text.replace(b"- **tone**: brief\r\n", b"- **tone**: brief\r\nmy own line\r\n")
+    real.write_bytes(edited)
     code, _, err = kg("pref", "set", "lang", "en")
-    assert code == 0 and "1 line(s) written by hand inside kg's preferences block were kept" in err
+    assert code == 0 and "a human edited inside the kg block" in err
+    assert real.read_bytes() == edited  # flagged and kept, not overwritten
+    real.write_bytes(edited.replace(b"my own line\r\n", b""))
+    assert kg("pref", "set", "lang", "en")[0] == 0
     text = real.read_bytes()
-    assert b"my own line\r\n" in text and b"- **lang**: en\r\n" in text and b"\n\n" not in text.replace(b"\r\n", b"")
+    assert b"- **lang**: en\r\n" in text and b"\n\n" not in text.replace(b"\r\n", b"")
     assert (ws.root / "USER.md").is_symlink()
     (ws.memory / "preferences.json").write_text('{"a": 1e999999}')
     code, _, err = kg("pref", "set", "b", "c")

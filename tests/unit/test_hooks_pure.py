@@ -10,15 +10,15 @@ import pytest
 from kg.errors import RulesError, UsageError
 from kg.hooks import HookRules, Section, fit, tool_failure
 from kg.integrations import (
-    BEGIN,
-    END,
+    LEGACY_BEGIN,
+    LEGACY_END,
+    agents_plan,
     codex_toml,
     codex_toml_strip,
-    drop_block,
     merge_hooks,
-    put_block,
     strip_hooks,
 )
+from kg.lifecycle import blocks
 
 
 def _sec(name: str, n: int, total: int | None = None) -> Section:
@@ -129,13 +129,26 @@ def test_strip_leaves_other_runtimes_and_lookalikes():
     assert strip_hooks(settings, "claude-code") == (settings, 0)
 
 
-def test_blocks_round_trip():
+def test_agents_block_round_trip_and_human_edits():
     text = "# Agents\n\nBe kind.\n"
-    added = put_block(text, "body")
-    assert BEGIN in added and END in added and added.startswith(text.rstrip("\n"))
-    assert put_block(added, "body") == added
-    assert drop_block(added) == text
-    assert drop_block(put_block("", "body")) == ""
+    added = agents_plan(text, "body\n", {})
+    assert added.action == "insert" and added.text.startswith(text)
+    assert "<!-- kaizen-kg:begin install-codex -->\nbody\n<!-- kaizen-kg:end install-codex -->\n" in added.text
+    state = {"hash": added.hash, "glue": added.glue}
+    assert agents_plan(added.text, "body\n", state).action == "none"
+    assert agents_plan(added.text, None, state).text == text
+    edited = added.text.replace("body\n", "body\nmine\n")
+    flagged = agents_plan(edited, "body\n", state)
+    assert flagged.action == "flag" and "a human edited inside the kg block" in flagged.reason
+    assert agents_plan(edited, None, state).action == "flag"
+    assert agents_plan(text, "body\n", state).action == "insert"  # installing again re-adds a removed block
+
+
+def test_an_older_installs_markers_become_the_block_format():
+    old = f"# Agents\n\n{LEGACY_BEGIN}\nbody\n{LEGACY_END}\n"
+    plan = agents_plan(old, "new body\n", {})
+    assert plan.action == "update" and LEGACY_BEGIN not in plan.text
+    assert blocks.inner_of(plan.text, "install-codex") == "new body\n"
 
 
 @pytest.mark.parametrize("original", ["", 'model = "o3"\n', 'model = "o3"\n\n[features]\nweb_search = true\n',

@@ -234,24 +234,6 @@ def test_adversarial_input_is_redacted_idempotently(redactor: Redactor, text: st
     assert "[REDACTED:" not in text
 
 
-# --- property tests ------------------------------------------------------------------------------------
-
-hypothesis = pytest.importorskip("hypothesis")
-st = hypothesis.strategies
-
-
-@hypothesis.given(st.text(max_size=300))
-def test_never_raises(text: str) -> None:
-    result = load_default().redact(text)
-    assert isinstance(result.text, str)
-
-
-@hypothesis.given(st.lists(st.from_regex(r"[A-Za-z]{1,12}", fullmatch=True), max_size=60))
-def test_plain_word_lists_are_never_lengthened(words: list[str]) -> None:
-    text = " ".join(words)
-    assert load_default().redact(text).text == text
-
-
 # --- the real detect-secrets fixtures ------------------------------------------------------------------
 
 
@@ -292,18 +274,18 @@ def _is_redacted(redactor: Redactor, name: str, number: int, secret: str) -> boo
 
 FINDINGS = _findings() if FIXTURES.is_dir() else []
 LOCATED = [f for f in FINDINGS if f[3] is not None]
+# Without the shared data, one case that fails through the `shared_data` fixture (loudly, never an empty skip).
+MISSING = [("shared data missing", 0, "", "")]
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"shared data not found at {FIXTURES}")
 @pytest.mark.parametrize(("name", "number", "kind", "secret"),
-                         [f for f in LOCATED if f[2] in CLAIMED], ids=lambda v: str(v)[:24])
-def test_baseline_finding_is_redacted(redactor: Redactor, name: str, number: int, kind: str,
+                         [f for f in LOCATED if f[2] in CLAIMED] or MISSING, ids=lambda v: str(v)[:24])
+def test_baseline_finding_is_redacted(shared_data: Path, redactor: Redactor, name: str, number: int, kind: str,
                                       secret: str) -> None:
     assert _is_redacted(redactor, name, number, secret)
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"shared data not found at {FIXTURES}")
-def test_baseline_coverage(redactor: Redactor) -> None:
+def test_baseline_coverage(shared_data: Path, redactor: Redactor) -> None:
     assert {f[2] for f in FINDINGS} <= CLAIMED | EXCLUDED
     total, done = Counter(), Counter()
     for name, number, kind, secret in LOCATED:
@@ -317,9 +299,7 @@ def test_baseline_coverage(redactor: Redactor) -> None:
     assert sum(done.values()) >= 20
 
 
-def test_files_without_secrets_are_unchanged(redactor: Redactor) -> None:
-    if not FIXTURES.is_dir():
-        pytest.skip(f"shared data not found at {FIXTURES}")
+def test_files_without_secrets_are_unchanged(shared_data: Path, redactor: Redactor) -> None:
     for name in ["files/file_with_no_secrets.py", "files/tmp/file_with_no_secrets.py",
                  "files/file_with_custom_secrets.py", "only_comments.yaml", "word_list.txt",
                  "performance/best-songs.txt"]:
@@ -426,7 +406,9 @@ def test_every_packaged_rule_compiles_and_names_its_group() -> None:
     strict = Redactor.from_mapping(packaged("secrets.toml"), "rules/secrets.toml", validate=True)
     assert len(strict.rules) == len(load_default().rules) > 200
     for rule in strict.rules:
-        assert rule.pattern.groups >= 0 and rule.ignore is not None
+        named = rule.group if isinstance(rule.group, int) else rule.pattern.groupindex.get(rule.group)
+        assert named is not None and 0 <= named <= rule.pattern.groups, rule.kind
+        assert rule.ignore is not None
 
 
 def test_gitleaks_rules_carry_their_attribution_and_licence() -> None:

@@ -12,7 +12,6 @@ import pytest
 from kg import inputs, paths
 from kg.errors import RulesError, UsageError
 from kg.journal import check_record, read_lines
-from kg.memory import blocks
 from kg.store.lock import FileLock, Yielded
 
 
@@ -100,20 +99,6 @@ def test_gunzip_is_bounded_and_keeps_a_truncated_stream():
     packed = gzip.compress(text)
     assert inputs.gunzip(packed) == text
     assert text.startswith(inputs.gunzip(packed[: len(packed) // 2]))
-
-
-def test_preferences_block_keeps_human_lines_crlf_and_bytes():
-    body = "## User Preferences\n\n- **tone**: brief"
-    text = "Hello\r\n\xff\udcff bytes\r\n"
-    once = blocks.replace_block(text, "preferences", body)
-    assert once.startswith(text) and "\r\n- **tone**: brief\r\n<!-- kg:preferences:end -->\r\n" in once
-    edited = once.replace("- **tone**: brief\r\n", "- **tone**: brief\r\nmy own note\r\n")
-    kept = blocks.human_lines(blocks.inner_lines(edited, "preferences"), body)
-    assert kept == ["my own note"]
-    again = blocks.replace_block(edited, "preferences", body + "\n- **x**: y", keep=kept)
-    assert "- **x**: y\r\nmy own note\r\n<!-- kg:preferences:end -->" in again
-    assert blocks.human_lines(["## User Preferences", "", "- **a**: b", "a person's line"], None) == [
-        "a person's line"]
 
 
 def test_kg_toml_values_are_range_checked_and_named(tmp_path: Path):

@@ -1,0 +1,72 @@
+"""How `kg` finds its workspace, the way git finds `.git`: `-w` first, then KG_WORKSPACE, else the nearest folder
+at or above the current directory that holds `memory/.kg/`. Through the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+import kg
+from kg.cli.app import app
+
+
+class _R:
+    def __init__(self, result):
+        self.exit_code, self.stdout, self.stderr = result.exit_code, result.stdout, result.stderr
+
+    @property
+    def json(self):
+        return json.loads(self.stdout)
+
+
+def _kg(argv: list[str], env: dict[str, str] | None = None) -> _R:
+    """The real app with no -w added (conftest's run_kg always names the test workspace)."""
+    return _R(CliRunner().invoke(app, argv, env=env))
+
+
+def _where(run_kg, monkeypatch, cwd, *args: str, env: dict[str, str] | None = None):
+    monkeypatch.chdir(cwd)
+    return _kg(["pref", "set", "probe", "here", "--json", *args], env=env)
+
+
+def _probe(root) -> bool:
+    path = root / "memory" / "preferences.json"
+    return path.exists() and '"probe"' in path.read_text()
+
+
+def test_found_from_a_subfolder(run_kg, ws, monkeypatch):
+    deep = ws.root / "src" / "pkg"
+    deep.mkdir(parents=True)
+    r = _where(run_kg, monkeypatch, deep)
+    assert r.exit_code == 0, r.stderr
+    assert r.json["user_md"] == "USER.md" and _probe(ws.root)
+
+
+def test_the_nearest_workspace_wins(run_kg, ws, monkeypatch):
+    inner = kg.init_workspace(ws.root / "projects" / "inner")
+    (inner.root / "docs").mkdir()
+    assert _where(run_kg, monkeypatch, inner.root / "docs").exit_code == 0
+    assert _probe(inner.root) and not _probe(ws.root)
+
+
+def test_flag_beats_environment_beats_folder(run_kg, ws, tmp_path, monkeypatch):
+    a = kg.init_workspace(tmp_path / "a")
+    b = kg.init_workspace(tmp_path / "b")
+    r = _where(run_kg, monkeypatch, ws.root, env={"KG_WORKSPACE": str(a.root)})
+    assert r.exit_code == 0 and _probe(a.root) and not _probe(ws.root)
+    monkeypatch.chdir(ws.root)
+    r = _kg(["-w", str(b.root), "pref", "set", "probe", "here"], env={"KG_WORKSPACE": str(a.root)})
+    assert r.exit_code == 0 and _probe(b.root)
+
+
+def test_no_workspace_says_how_to_make_one(run_kg, tmp_path, monkeypatch):
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    r = _where(run_kg, monkeypatch, lone)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"Error: no kg workspace at or above {lone.resolve()}: run `kg init` here")
+    r = _where(run_kg, monkeypatch, lone, env={"KG_WORKSPACE": str(lone)})
+    assert r.exit_code == 2
+    assert r.stderr.startswith(f"Error: {lone.resolve()} is not a kg workspace: run `kg init {lone.resolve()}`")
+    assert not (lone / "memory").exists()  # finding never creates one
