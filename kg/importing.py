@@ -138,7 +138,7 @@ class Gated:
 
 
 REDACTIONS = "_redactions"  # an imported item's key for the secret kinds the gate found in it
-GATE_GROUP = 64
+GATE_GROUP = 128
 
 
 def _strings(value: Any, out: list[str]) -> None:
