@@ -232,10 +232,13 @@ def _split_list(value: Any) -> list[str]:
     return []
 
 
-def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime,
-                report: ImportReport) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime, report: ImportReport, *,
+                redactor: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Node rows and pattern links for entries. `redactor` is the import's `Gated` for items already
+    redacted (their kinds under `_redactions`); by default each value is redacted here."""
     rows, links = [], []
     policy = ws.policy
+    redactor = redactor or ws.rules.redactor
     for item in entries:
         entry_id = str(item.get("id") or "").strip()
         if not _ENTRY_ID.match(entry_id):
@@ -264,7 +267,7 @@ def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime,
             "status": _known(item.get("status"), policy.statuses, "pending"),
         }
         try:
-            prepared = prepare(policy, ws.rules.redactor, kind, str(summary), now=created,
+            prepared = prepare(policy, redactor, kind, str(summary), now=created,
                                session=item.get("session") or None,
                                **{k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
                                   for k, v in fields.items()})
@@ -277,7 +280,8 @@ def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime,
         row = {c: None for c in NODE_COLUMNS}
         row.update({k: v for k, v in f.items() if k in row})
         row.update(id=entry_id, kind="event", created_at=created, updated_at=created, reinforced_at=created,
-                   pinned=False, stale=False, redactions=list(prepared.redactions))
+                   pinned=False, stale=False,
+                   redactions=sorted({*prepared.redactions, *(item.get("_redactions") or ())}))
         rows.append(row)
         if f.get("pattern_key"):
             links.append({"key": f["pattern_key"], "event": entry_id, "at": created, "text": f["text"],
@@ -292,8 +296,10 @@ def _known(value: Any, allowed: tuple[str, ...], default: str | None) -> str | N
     return text if text in allowed else default
 
 
-def _node_rows(ws: Any, nodes: list[dict[str, Any]], at: datetime, report: ImportReport) -> list[dict[str, Any]]:
+def _node_rows(ws: Any, nodes: list[dict[str, Any]], at: datetime, report: ImportReport, *,
+               redactor: Any = None) -> list[dict[str, Any]]:
     rows = []
+    redactor = redactor or ws.rules.redactor
     for item in nodes:
         node_id = str(item.get("id") or "")
         kind = str(item.get("type") or "")
@@ -304,15 +310,16 @@ def _node_rows(ws: Any, nodes: list[dict[str, Any]], at: datetime, report: Impor
         if not text:
             report.skip("graph node without content")
             continue
-        redacted = ws.rules.redactor.redact(text)
+        redacted = redactor.redact(text)
         report.redacted.extend(redacted.kinds)
+        kinds = sorted({*redacted.kinds, *(item.get("_redactions") or ())})
         try:
             created = clock.parse_time(str(item.get("created") or at.isoformat()))
         except UsageError:
             created = at
         row = {c: None for c in NODE_COLUMNS}
         tags = _split_list(item.get("tags"))
-        row.update(id=node_id, kind=kind, text=redacted.text, tags=tags, files=[], redactions=list(redacted.kinds),
+        row.update(id=node_id, kind=kind, text=redacted.text, tags=tags, files=[], redactions=kinds,
                    source=str(item.get("source") or "import"), status=item.get("status") or "active",
                    pattern_key=item.get("pattern_key"), area=item.get("area"), priority=item.get("priority"),
                    created_at=created, updated_at=created, reinforced_at=created, pinned=False, stale=False,

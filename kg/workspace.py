@@ -901,11 +901,13 @@ class Workspace:
             counts = st.run("count_by_kind")
             edges = st.run("count_edges")
             sessions = st.run("count_sessions")[0]["n"]
-            from kg.store.bulk import newest, run_each
+            from kg.store.bulk import newest, run_each, top_patterns  # issue 22: see these
 
             high = run_each(st, "pending_high_row", ({"id": r["id"]} for r in newest(
                 st, "pending_high_newest", priorities=["critical", "high"], limit=limit)))
-            patterns = st.run("pattern_stats_all", limit=limit)
+            # the bound-ordered read is Kùzu's (per-id lookups); a team graph answers the one query
+            patterns = (top_patterns(st, limit) if self.store_url is None
+                        else st.run("pattern_stats_all", limit=limit))
             team = st.run("team_contributors") if self.store_url is not None else None  # who contributed
         by_kind: dict[str, int] = {k: 0 for k in KNOWLEDGE_KINDS}
         by_entry: dict[str, int] = {}

@@ -52,3 +52,11 @@ RETURN a.id AS src, b.id AS dst
 // One node's outgoing derived_from edges, by primary key (one statement per node: see bulk.run_each).
 MATCH (a:Node {id: $id})-[:derived_from]->(b:Node)
 RETURN a.id AS src, b.id AS dst
+
+// name: bulk_pattern_degrees
+// Every pattern's number of derived_from edges: an upper bound of its recurrence (merged patterns point
+// at patterns too), read without touching the members' columns (5x cheaper than pattern_stats_all).
+MATCH (p:Node)-[r:derived_from]->()
+WHERE p.kind = 'pattern'
+RETURN p.id AS id, count(r) AS n
+ORDER BY n DESC, id

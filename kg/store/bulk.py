@@ -11,6 +11,7 @@ formatted in; property names come from `table_info` and are quoted.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -22,7 +23,7 @@ from kg.store import _FTS_DROP, EDGE_TYPES, Row, Store, check_label
 from kg.store import queries as _queries
 
 __all__ = ["column_names", "copy_rows", "fetch", "fts_drop", "iter_rows", "path_literal",
-           "read_relation", "read_table", "run", "run_each", "table_kinds"]
+           "read_relation", "read_table", "run", "run_each", "table_kinds", "top_patterns"]
 
 
 def fetch(store: Store, cypher: str) -> tuple[list[str], list[list]]:
@@ -143,8 +144,8 @@ def path_literal(path: Path) -> str:
 
 
 def _json_value(value: object) -> object:
-    if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+    if isinstance(value, datetime):  # the text strftime("%Y-%m-%d %H:%M:%S.%f") gives, three times faster
+        return (value.replace(tzinfo=None) if value.tzinfo else value).isoformat(" ", "microseconds")
     raise TypeError(f"cannot write {type(value).__name__} to a bulk load")
 
 
@@ -193,3 +194,27 @@ def newest(store: Store, name: str, *, limit: int, since: datetime | None = None
             return []
     return store.run(name, since=since, limit=limit, **params)
 
+
+
+def top_patterns(store: Store, limit: int, *, exact_at_most: int = 0) -> list[Row]:
+    """`pattern_stats_all` for the `limit` most recurring patterns, without deriving every pattern's figures.
+
+    A pattern's derived_from edges bound its recurrence from above, so patterns are taken by that bound, best
+    first, their figures derived one by one by key (`pattern_stats_by_id`) until the `limit`-th best
+    recurrence beats the next bound: the same rows, in the same order. When more than `exact_at_most`
+    patterns tie at the boundary (every pattern seen about as often; by default 2 * limit + 10), one full
+    query is cheaper."""
+    def order(r: Row) -> tuple:
+        return (-r["recurrence"], -(r["last_seen"].timestamp() if r["last_seen"] else 0), r["id"])
+
+    rows: list[Row] = []
+    exact_at_most = exact_at_most or 2 * limit + 10
+    bounds = list(itertools.islice(iter_rows(store, "bulk_pattern_degrees"), exact_at_most + 1))
+    for tried, (pattern, bound) in enumerate(bounds):
+        if len(rows) >= limit and rows[limit - 1]["recurrence"] > bound:
+            return rows[:limit]
+        if tried >= exact_at_most:
+            return store.run("pattern_stats_all", limit=limit)
+        rows.extend(store.run("pattern_stats_by_id", id=pattern))
+        rows.sort(key=order)
+    return rows[:limit]

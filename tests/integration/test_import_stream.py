@@ -114,3 +114,33 @@ def test_invalid_json_is_refused_before_anything_is_written(run_kg, ws, tmp_path
     r = run_kg(f"import trail {path}")
     assert r.exit_code == 2 and message in r.stderr
     assert run_kg("list --json").json == []
+
+
+# One secret of a few kinds, each in a different field of an entry that sits among clean ones: the import
+# scans a group of entries as one text and redacts value by value only where that finds something.
+_SECRETS = [("summary", "push failed with AKIAHUGO274PAFHSG4A7", "AKIAHUGO274PAFHSG4A7"),
+            ("details", "token ghp_Runzqw7wZyVGOeUvfJIssDj4PTTKtb2TxxDB in the log",
+             "ghp_Runzqw7wZyVGOeUvfJIssDj4PTTKtb2TxxDB"),
+            ("suggested_action", "set password=uL5bI9vmJdUh again", "uL5bI9vmJdUh"),
+            ("error", "curl -u admin:RdWwUZlPOgGu https://ci.example.com", "RdWwUZlPOgGu"),
+            ("tags", ["ok", "DB_PASSWORD_PROD=kNhhciHwMPPt"], "kNhhciHwMPPt"),
+            ("pattern_key", "auth sk_live_SU8iIoELi9M4SGsfAQk7iYY6Lt", "sk_live_SU8iIoELi9M4SGsfAQk7iYY6Lt")]
+
+
+def test_secrets_among_many_clean_entries_never_reach_the_workspace(run_kg, ws, tmp_path):
+    trail = tmp_path / "trail.json"
+    write_trail(trail, 300)
+    doc = json.loads(trail.read_text())
+    for n, (field, value, _) in enumerate(_SECRETS):
+        doc["entries"][37 + 41 * n][field] = value  # spread over several of the import's groups
+    trail.write_text(json.dumps(doc))
+    r = run_kg(f"import trail {trail} --json {NOW}", workspace=ws.root)
+    assert r.exit_code == 0, r.stderr
+    assert r.json["entries"] == 300
+    with ws.store() as st:
+        marked = {row["id"]: row["r"] for row in st.execute(
+            "MATCH (n:Node) WHERE size(n.redactions) > 0 RETURN n.id AS id, n.redactions AS r")}
+    assert set(marked) == {f"ERR-20260101-{37 + 41 * n:04d}" for n in range(len(_SECRETS))}
+    leaks = [(str(p), s) for p in ws.root.rglob("*") if p.is_file() for _, _, s in _SECRETS
+             if s.encode() in p.read_bytes() or s.lower().encode() in p.read_bytes()]
+    assert leaks == []

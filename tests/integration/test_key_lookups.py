@@ -13,6 +13,7 @@ from datetime import datetime
 import pytest
 
 import kg
+import kg.trail
 from kg.errors import StoreError
 from kg.store import NODE_COLUMNS, Store
 from kg.store.bulk import copy_rows, fts_drop, run_each
@@ -71,3 +72,26 @@ def test_per_id_queries_use_the_primary_key_and_fit_the_pool(big, name):
     if name == "lc_contradicts_add":
         with big.store() as st:
             assert st.execute("MATCH ()-[r:contradicts]->() RETURN count(r) AS n")[0]["n"] == len(pairs)
+
+
+@pytest.mark.parametrize("skewed", [True, False], ids=["skewed", "uniform"])
+def test_top_patterns_gives_the_rows_of_the_full_query(tmp_path, skewed):
+    """`kg status`'s recurring patterns come from per-pattern figures taken best bound first; they must be
+    the full query's rows, in its order, whether a few patterns dominate or all tie (the fallback)."""
+    import json
+
+    from kg.store.bulk import top_patterns
+
+    ws = kg.init_workspace(tmp_path / "ws")
+    entries = []
+    for i in range(400):
+        key = f"k.{int(i ** 0.5) % 30}" if skewed else f"k.{i % 40}"
+        entries.append({"id": f"ERR-20260101-{i:04d}", "type": "error", "summary": f"build {i % 9} failed",
+                        "logged": f"2026-01-{1 + i % 28:02d}T10:{i % 60:02d}:00", "pattern_key": key,
+                        "session": f"2026-01-01-{1 + i % 7:03d}"})
+    trail = tmp_path / "trail.json"
+    trail.write_text(json.dumps({"entries": entries}))
+    kg.trail.import_trail(ws, [trail], now="2026-02-01T00:00:00")
+    with ws.reading() as st:
+        for limit in (1, 3, 10, 50):
+            assert top_patterns(st, limit) == st.run("pattern_stats_all", limit=limit)
