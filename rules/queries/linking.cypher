@@ -161,3 +161,12 @@ RETURN p.id AS id, p.pattern_key AS key, p.text AS text, p.status AS status, p.a
 ORDER BY recurrence DESC, last_seen DESC, id
 LIMIT $limit
 
+
+// name: link_terms_set
+// A keyword's count, written by key (kg/term_counts.py: MERGE scans the table in kuzu 0.11.3).
+MATCH (x:Term {term: $term})
+SET x.df = $df
+
+// name: link_terms_create
+// A keyword seen for the first time.
+CREATE (:Term {term: $term, df: $df})
