@@ -74,6 +74,13 @@ def load_bulk(ws: kg.Workspace, sample: dict) -> int:
     graph open, auto-linked as they go), threaded by `led_to`."""
     conv = sample["conversation"]
     n = 0
+    with ws:  # one graph open for the conversation, as `load` has
+        n = _load_bulk(ws, conv)
+    return n
+
+
+def _load_bulk(ws: kg.Workspace, conv: dict) -> int:
+    n = 0
     for number in session_keys(conv):
         start = parse_when(conv[f"session_{number}_date_time"])
         sid = sessions.start(ws, start)["id"]
