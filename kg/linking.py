@@ -511,13 +511,6 @@ def index_terms(st: Any, text: str, rules: LinkRules, *, found: Candidates | Non
             counts.add(term)
 
 
-def unindex_terms(st: Any, text: str, rules: LinkRules) -> None:
-    with counting(st) as counts:
-        for term in [*node_terms(text, rules), DOCS_KEY]:
-            if counts.get(term) is not None:
-                counts.add(term, -1)
-
-
 def rebuild_terms(st: Any, rules: LinkRules, *, batch: int = 5000) -> int:
     """Recount the document-frequency table from every node (after a bulk load that bypassed the write
     path). Returns the number of nodes counted."""

@@ -27,23 +27,6 @@ RETURN DISTINCT m.id AS other
 MATCH (x:Term {term: $term})
 RETURN x.df AS df
 
-// name: link_terms_add
-// Count one more node holding this keyword (one statement per term: see link_terms_df).
-MERGE (x:Term {term: $term})
-SET x.df = coalesce(x.df, 0) + 1
-
-// name: link_terms_take
-// Count one more node holding this keyword and return the count before it: the write path reads a new node's
-// keyword frequencies and counts the node in one statement per keyword, instead of a lookup and an update.
-MERGE (x:Term {term: $term})
-ON CREATE SET x.df = 1
-ON MATCH SET x.df = coalesce(x.df, 0) + 1
-RETURN x.df - 1 AS df
-
-// name: link_terms_remove
-MATCH (x:Term {term: $term})
-SET x.df = CASE WHEN x.df > 0 THEN x.df - 1 ELSE 0 END
-
 // name: link_terms_clear
 MATCH (x:Term) DELETE x
 
