@@ -497,6 +497,14 @@ def node_terms(text: str, rules: LinkRules) -> list[str]:
     return sorted(set(terms(text, rules)))
 
 
+def prefetch_terms(st: Any, texts: Iterable[str], rules: LinkRules) -> None:
+    """Inside `counting(st)`: read the counts of every keyword of these texts (a batch about to be applied)
+    at once, with the document count."""
+    counts = getattr(st, "_term_counts", None)
+    if counts is not None:
+        counts.prefetch([DOCS_KEY, *(t for text in texts for t in node_terms(text or "", rules))])
+
+
 def index_terms(st: Any, text: str, rules: LinkRules, *, found: Candidates | None = None) -> None:
     """Count a new node (already created) in the document-frequency table. On a graph whose table was never
     filled (made before migration 0004), the whole table is counted instead, once. `found` (the node's

@@ -533,6 +533,7 @@ class Workspace:
             return []
         rules = linking.rules_of(self.rules)
         with st.transaction(), linking.counting(st):
+            linking.prefetch_terms(st, (r["fields"]["text"] for r in new), rules)
             sessions = {}
             for rec in new:
                 f = rec["fields"]

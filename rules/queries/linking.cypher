@@ -27,6 +27,12 @@ RETURN DISTINCT m.id AS other
 MATCH (x:Term {term: $term})
 RETURN x.df AS df
 
+// name: link_terms_df_many
+// The counts of many keywords at once (a scan of the table: worth it only for many; see kg/term_counts.py).
+UNWIND $terms AS t
+MATCH (x:Term {term: t})
+RETURN x.term AS term, x.df AS df
+
 // name: link_terms_clear
 MATCH (x:Term) DELETE x
 
@@ -149,7 +155,3 @@ LIMIT $limit
 // A keyword's count, written by key (kg/term_counts.py: MERGE scans the table in kuzu 0.11.3).
 MATCH (x:Term {term: $term})
 SET x.df = $df
-
-// name: link_terms_create
-// A keyword seen for the first time.
-CREATE (:Term {term: $term, df: $df})
