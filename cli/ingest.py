@@ -16,8 +16,8 @@ def register(app: typer.Typer) -> None:
         path: Annotated[Path, typer.Argument(metavar="FILE.jsonl", help="One entry a line: "
                                              '{"kind": "learning", "summary": "...", "at": "ISO time", '
                                              '"session": "...", "details": "...", "tags": [...]}.')],
-        session: Annotated[str | None, typer.Option(envvar="KG_SESSION",
-                                                    help="Session of entries that name none (also KG_SESSION).")] = None,
+        session: Annotated[str | None, typer.Option(
+            envvar="KG_SESSION", help="Session of entries that name none (also KG_SESSION).")] = None,
         thread: Annotated[bool, typer.Option("--thread", help="Join each entry to the next of its session by "
                                                               "led_to (the turns of a conversation).")] = False,
         no_link: Annotated[bool, typer.Option("--no-link", help="Do not auto-link the entries.")] = False,

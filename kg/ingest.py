@@ -82,7 +82,7 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
         ids = ws.journal.allocate_many([(ws.policy.entry_prefix[p.fields["entry_type"]], f"{at:%Y%m%d}")
                                         for at, p in prepared])
         ws.journal.append([{"op": "log", "id": i, "fields": p.fields, "redacted": list(p.redactions),
-                            "link": bool(link)} for i, (_, p) in zip(ids, prepared)])
+                            "link": bool(link)} for i, (_, p) in zip(ids, prepared, strict=True)])
         days: dict[str, tuple[datetime, list[str]]] = {}
         for at, p in prepared:
             f = p.fields
@@ -92,10 +92,10 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
             files.append_daily(ws.memory, "".join(lines), at)
         learnings = ws.root / ".learnings"
         if learnings.is_dir():
-            for i, (_, p) in zip(ids, prepared):
+            for i, (_, p) in zip(ids, prepared, strict=True):
                 files.append_text(learnings / files.LEARNINGS_FILES[p.fields["entry_type"]],
                                   files.learnings_entry({**p.fields, "id": i}))
-    out = Ingested(ids, {i: list(p.redactions) for i, (_, p) in zip(ids, prepared) if p.redactions})
+    out = Ingested(ids, {i: list(p.redactions) for i, (_, p) in zip(ids, prepared, strict=True) if p.redactions})
     if not apply:
         return out
     with ws.store() as st:  # opening drains the journal: every entry applied and linked, in order
@@ -110,7 +110,7 @@ def _thread(st: Any, ids: list[str], prepared: list[tuple[datetime, Any]]) -> in
     last: dict[str | None, str] = {}
     made = 0
     with st.transaction():
-        for node_id, (at, p) in zip(ids, prepared):
+        for node_id, (at, p) in zip(ids, prepared, strict=True):
             sid = p.fields.get("session")
             if sid in last:
                 st.run("ingest_thread", src=last[sid], dst=node_id, reason=THREAD_REASON, at=at)

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-
 PREFETCH_MIN = 48  # keywords: below this many, lookups by key (~0.3 ms each) beat one scan of the table
 
 

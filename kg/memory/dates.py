@@ -9,9 +9,9 @@ events whose time falls in it. The vocabulary (month names, relative phrases) is
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from kg.policy import RuleReader

@@ -23,7 +23,8 @@ def _items(session="conv-1"):
 def _graph(ws):
     with ws.store() as st:
         edges = st.execute("MATCH (a:Node)-[r]->(b:Node) WHERE label(r) <> 'derived_from' "
-                           "RETURN a.text AS src, label(r) AS t, b.text AS dst, r.manual AS manual ORDER BY src, t, dst")
+                           "RETURN a.text AS src, label(r) AS t, b.text AS dst, r.manual AS manual "
+                           "ORDER BY src, t, dst")
         terms = st.execute("MATCH (x:Term) RETURN x.term AS term, x.df AS df ORDER BY term")
         texts = st.execute("MATCH (n:Node) WHERE n.kind = 'event' RETURN n.text AS text ORDER BY text")
     return edges, terms, texts
