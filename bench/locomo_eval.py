@@ -69,6 +69,58 @@ def load(ws: kg.Workspace, sample: dict, *, edges: bool = True) -> int:
     return n
 
 
+def load_bulk(ws: kg.Workspace, sample: dict) -> int:
+    """As `load`, through bulk logging: each session's turns in one `ws.log_many` (one journal write, one
+    graph open, auto-linked as they go), threaded by `led_to`."""
+    conv = sample["conversation"]
+    n = 0
+    with ws:  # one graph open for the conversation, as `load` has
+        n = _load_bulk(ws, conv)
+    return n
+
+
+def _load_bulk(ws: kg.Workspace, conv: dict) -> int:
+    n = 0
+    for number in session_keys(conv):
+        start = parse_when(conv[f"session_{number}_date_time"])
+        sid = sessions.start(ws, start)["id"]
+        items = []
+        for j, turn in enumerate(conv[f"session_{number}"]):
+            summary, details = turn_text(turn)
+            items.append({"kind": "learning", "summary": summary, "details": details,
+                          "at": start + timedelta(seconds=j), "tags": [turn["dia_id"]], "source": "conversation"})
+        ws.log_many(items, session=sid, thread=True)
+        n += len(items)
+        sessions.end(ws, "", start + timedelta(hours=1), session=sid)
+    topics.build(ws, now=start + timedelta(days=1))
+    return n
+
+
+def ingest_speed(data: Path, pick: list[int]) -> str:
+    """Milliseconds per turn, single logs (`load`) against bulk logging (`load_bulk`), same conversations,
+    fresh workspaces, alternating."""
+    import json
+
+    samples = json.loads(data.read_text(encoding="utf-8"))
+    rows = []
+    for i in pick:
+        sample = samples[i]
+        got = {}
+        for name, loader in (("single ws.log + edge_add", load), ("ws.log_many (bulk)", load_bulk)):
+            with tempfile.TemporaryDirectory() as tmp:
+                ws = kg.init_workspace(Path(tmp) / "ws")
+                t0 = time.perf_counter()
+                turns = loader(ws, sample)
+                got[name] = (time.perf_counter() - t0) * 1000 / turns
+                with ws.store() as st:
+                    edges = st.execute("MATCH ()-[r]->() RETURN count(r) AS n")[0]["n"]
+            rows.append(f"{sample.get('sample_id', i):<10} {turns:>6} {name:<26} {got[name]:>8.1f} {edges:>7}")
+        rows.append(f"{'':<10} {'':>6} {'ratio bulk/single':<26} "
+                    f"{got['ws.log_many (bulk)'] / got['single ws.log + edge_add']:>8.2f}")
+    head = f"{'conv':<10} {'turns':>6} {'way':<26} {'ms/turn':>8} {'edges':>7}"
+    return "\n".join([head, "-" * len(head), *rows, "\ntarget (issue 17): <= 15 ms per entry with linking"])
+
+
 def evidence_of(qa: dict) -> set[str]:
     out = set()
     for e in qa.get("evidence") or []:
@@ -107,7 +159,7 @@ class BM25:
 
 
 def run(data: Path, conversations: int | None = None, *, edges: bool = True, quiet: bool = False,
-        pick: list[int] | None = None, cache: Path | None = None) -> dict:
+        pick: list[int] | None = None, cache: Path | None = None, bulk: bool = True) -> dict:
     import json
 
     samples = json.loads(data.read_text(encoding="utf-8"))[:conversations]
@@ -126,7 +178,7 @@ def run(data: Path, conversations: int | None = None, *, edges: bool = True, qui
                                                           for n in session_keys(sample["conversation"]))
             else:
                 ws = kg.init_workspace(root)
-                turns = load(ws, sample, edges=edges)
+                turns = load_bulk(ws, sample) if edges and bulk else load(ws, sample, edges=edges)
             load_s = time.perf_counter() - t0
             conv = sample["conversation"]
             docs = [(t["dia_id"], " ".join(x for x in turn_text(t) if x))
@@ -185,16 +237,25 @@ def main() -> None:
     parser.add_argument("--no-edges", action="store_true", help="ablation: do not link consecutive turns")
     parser.add_argument("--cache", type=Path, default=None,
                         help="keep each loaded conversation's workspace here and reuse it on later runs")
+    parser.add_argument("--single", action="store_true", help="load with single logs (ws.log + edge_add), "
+                        "not bulk logging")
+    parser.add_argument("--ingest", type=int, default=None, metavar="N",
+                        help="only measure ingest speed (ms per turn, single against bulk) on N conversations")
     parser.add_argument("--split", type=int, default=None, metavar="N",
                         help="report the first N conversations (tuned on) and the rest (held out) separately")
     args = parser.parse_args()
+    if args.ingest:
+        print(ingest_speed(args.data, list(range(args.ingest))))
+        return
+    bulk = not args.single
     if args.split is None:
-        print(table(run(args.data, args.conversations, edges=not args.no_edges, cache=args.cache)))
+        print(table(run(args.data, args.conversations, edges=not args.no_edges, cache=args.cache, bulk=bulk)))
         return
     total = args.conversations or 5
     for title, pick in ((f"conversations 1-{args.split} (tuned on)", list(range(args.split))),
                         (f"conversations {args.split + 1}-{total} (held out)", list(range(args.split, total)))):
-        print(f"\n{title}\n" + table(run(args.data, edges=not args.no_edges, pick=pick, cache=args.cache)))
+        print(f"\n{title}\n" + table(run(args.data, edges=not args.no_edges, pick=pick, cache=args.cache,
+                                           bulk=bulk)))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ query as a fresh process; the table gives the median wall time and the median pe
 the baseline measured in the same run: one Python process that opens an SQLite FTS5 table of the same texts
 and prints its BM25 top 10.
 
-    .venv/bin/python bench/search_speed.py [--events 10000,100000] [--runs 5]
+    .venv/bin/python bench/search_speed.py [--events 10000,100000] [--runs 5] [--scale]
+`--compare KG` also runs another kg executable in the same rounds (an A/B against an older checkout).
+`--scale` uses bench/scale.py's cached workspaces (seed entries imported with `kg import trail`) instead.
 Targets (issue 17): at 100k events `kg search` <= 0.3 s and <= 150 MB; at 1M <= 0.6 s.
 
 In-process (`--in-process`): the old figures of issue 5, the workspace held open (`with ws:`).
@@ -144,22 +146,46 @@ def build_process_workspace(root: Path, n: int) -> tuple[Path, datetime]:
     return root, rows[-1]["created_at"] + timedelta(days=1)
 
 
-def process(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one child process. The RSS comes from /usr/bin/time, a small parent:
-    a child forked from this (large) benchmark process would report the benchmark's RSS as its own peak."""
+def process(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MB) and CPU seconds (user + system) of one child process. They come from
+    /usr/bin/time, a small parent: a child forked from this (large) benchmark process would report the
+    benchmark's RSS as its own peak. On a shared machine the CPU seconds say more than the wall time."""
     import subprocess
 
     t0 = time.perf_counter()
-    done = subprocess.run(["/usr/bin/time", "-f", "%M", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          env=env)
+    done = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", *argv], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, env=env)
     wall = time.perf_counter() - t0
     err = done.stderr.decode()
     if done.returncode:
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {err}")
-    return wall, int(err.strip().splitlines()[-1]) / 1024
+    kb, user, system = err.strip().splitlines()[-1].split()
+    return wall, int(kb) / 1024, float(user) + float(system)
 
 
-def processes(sizes: list[int], runs: int) -> None:
+def scale_workspace(n: int) -> tuple[Path, datetime]:
+    """bench/scale.py's cached workspace of `n` imported seed entries (built on first use), and an SQLite FTS5
+    copy of the same texts beside it."""
+    import os
+    import sqlite3
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import scale
+
+    root, _, _ = scale.build(n, {**os.environ, "KG_NOW": scale.NOW}, False)
+    db = root / "fts5.db"
+    if not db.exists():
+        con = sqlite3.connect(db)
+        con.execute("CREATE VIRTUAL TABLE t USING fts5(id UNINDEXED, text)")
+        con.executemany("INSERT INTO t VALUES (?, ?)", ((e["id"], f"{e['summary']} {e['details']}")
+                                                         for e in scale.entries(n)))
+        con.commit()
+        con.close()
+    return root, datetime.fromisoformat(scale.NOW)
+
+
+def processes(sizes: list[int], runs: int, use_scale: bool = False, compare: str | None = None) -> None:
     import os
     import sys
 
@@ -172,38 +198,44 @@ def processes(sizes: list[int], runs: int) -> None:
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
-            root, now = build_process_workspace(Path(tmp) / "ws", n)
+            root, now = scale_workspace(n) if use_scale else build_process_workspace(Path(tmp) / "ws", n)
             print(f"built {n:,} events in {time.perf_counter() - t0:.0f}s", flush=True)
-            env_now = {**env, "KG_NOW": f"{now:%Y-%m-%dT%H:%M}"}
+            # a loaded machine can keep a process on the graph past the default 10 s lock budget
+            env_now = {**env, "KG_NOW": f"{now:%Y-%m-%dT%H:%M}", "KG_LOCK_TIMEOUT": "300"}
             kg = [kg_bin, "-w", str(root)]
             commands = [
                 ("SQLite FTS5, one process (baseline)",
                  lambda q: [sys.executable, "-c", SQLITE_SEARCH, str(root / "fts5.db"), q]),
                 ("kg search", lambda q: [*kg, "search", q]),
-                ("kg search --json", lambda q: [*kg, "search", q, "--json"]),
                 ("kg inject -m", lambda q: [*kg, "inject", "--message", q]),
                 ("kg hook session-start -m", lambda q: [*kg, "hook", "session-start", "-m", q]),
-                ("kg recall -m", lambda q: [*kg, "recall", "--message", q]),
-                ("kg status", lambda q: [*kg, "status"]),
             ]
+            if compare:  # another kg (an older checkout's .venv/bin/kg), in the same rounds
+                other = [compare, "-w", str(root)]
+                commands += [("other kg: search", lambda q: [*other, "search", q]),
+                             ("other kg: inject -m", lambda q: [*other, "inject", "--message", q]),
+                             ("other kg: hook session-start -m", lambda q: [*other, "hook", "session-start", "-m", q])]
             for _, argv in commands:  # warm the OS cache, compile, build the common-term list
                 process(argv(QUERIES[0]), env_now)
-            base = None
-            for label, argv in commands:
-                walls, rss = [], []
-                for _ in range(runs):
-                    for q in QUERIES:
-                        w, m = process(argv(q), env_now)
-                        walls.append(w)
-                        rss.append(m)
-                wall = statistics.median(walls)
-                base = base or wall
-                out.append([f"{n:,}", label, f"{wall * 1000:.0f}", f"{max(rss):.0f}", f"{wall / base:.2f}"])
+            samples: dict[str, list[tuple[float, float, float]]] = {label: [] for label, _ in commands}
+            for _ in range(runs):  # paired: every command once per round, so load hits them alike
+                for q in QUERIES:
+                    for label, argv in commands:
+                        samples[label].append(process(argv(q), env_now))
+            base = statistics.median(x[0] for x in samples[commands[0][0]])
+            base_cpu = statistics.median(x[2] for x in samples[commands[0][0]])
+            for label, _ in commands:
+                wall = statistics.median(x[0] for x in samples[label])
+                cpu = statistics.median(x[2] for x in samples[label])
+                out.append([f"{n:,}", label, f"{wall * 1000:.0f}", f"{cpu * 1000:.0f}",
+                            f"{statistics.median(x[1] for x in samples[label]):.0f}",
+                            f"{max(x[1] for x in samples[label]):.0f}", f"{wall / base:.2f}", f"{cpu / base_cpu:.2f}"])
     os.environ.pop("KG_NOW", None)
     from common import table
 
-    print(table(f"Whole processes: median of {runs} x {len(QUERIES)} queries", ["events", "command", "median ms",
-                "peak RSS MB", "x baseline"], out))
+    print(table(f"Whole processes: median of {runs} x {len(QUERIES)} queries (load average {os.getloadavg()[0]:.1f}, "
+                f"{os.cpu_count()} cores)", ["events", "command", "wall ms", "CPU ms", "RSS MB", "peak RSS MB",
+                                             "wall x base", "CPU x base"], out))
     print("\ntargets at 100k: kg search <= 300 ms and <= 150 MB; at 1M <= 600 ms")
 
 
@@ -211,12 +243,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", default="10000,100000", help="sizes, comma-separated")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--compare", default=None, metavar="KG",
+                        help="also run another kg executable (e.g. /work/main/.venv/bin/kg) in the same rounds")
+    parser.add_argument("--scale", action="store_true",
+                        help="use bench/scale.py's cached workspaces of imported seed entries (built on first use)")
     parser.add_argument("--in-process", action="store_true", help="the in-process figures (issue 5)")
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
     sizes = [int(x) for x in args.events.split(",")]
     if not args.in_process:
-        processes(sizes, args.runs)
+        processes(sizes, args.runs, args.scale, args.compare)
         return
     args.events = sizes[-1]
     rng = random.Random(11)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from kg.cli import analysis, demo, doctor, entries, graph, links, reflect, trail
+from kg.cli import analysis, demo, doctor, entries, graph, ingest, links, reflect, trail
 from kg.cli import hooks as hooks_cli
 from kg.cli import lifecycle as lifecycle_cli
 from kg.cli import memory as memory_cli
@@ -106,6 +106,7 @@ def main_options(
 
 
 entries.register(app)
+ingest.register(app)
 demo.register(app)
 reflect.register(app)
 graph.register(app)

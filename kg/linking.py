@@ -28,6 +28,7 @@ from rapidfuzz import fuzz
 from kg.errors import NotFound
 from kg.policy import RuleReader, packaged
 from kg.store.schema import EDGE_TYPES
+from kg.term_counts import counting
 from kg.text import has_cjk, stem, words
 
 SOURCE = "rules/linking.toml"
@@ -476,17 +477,26 @@ def node_terms(text: str, rules: LinkRules) -> list[str]:
     return sorted(set(terms(text, rules)))
 
 
+def prefetch_terms(st: Any, texts: Iterable[str], rules: LinkRules) -> None:
+    """Inside `counting(st)`: read the counts of every keyword of these texts (a batch about to be applied)
+    at once, with the document count."""
+    counts = getattr(st, "_term_counts", None)
+    if counts is not None:
+        counts.prefetch([DOCS_KEY, *(t for text in texts for t in node_terms(text or "", rules))])
+
+
 def index_terms(st: Any, text: str, rules: LinkRules, *, found: Candidates | None = None) -> None:
     """Count a new node (already created) in the document-frequency table. On a graph whose table was never
     filled (made before migration 0004), the whole table is counted instead, once. `found` (the node's
     candidates, fetched just before) says whether the table is known to be ready, saving a query."""
     if found is not None and found.table == "counted":
         return
-    if (found is None or found.table != "ready") and not st.run("link_terms_df", term=DOCS_KEY):
-        rebuild_terms(st, rules)
-        return
-    for term in [*node_terms(text, rules), DOCS_KEY]:
-        st.run("link_terms_add", term=term)
+    with counting(st) as counts:
+        if (found is None or found.table != "ready") and counts.get(DOCS_KEY) is None:
+            rebuild_terms(st, rules)
+            return
+        for term in [*node_terms(text, rules), DOCS_KEY]:
+            counts.add(term)
 
 
 def rebuild_terms(st: Any, rules: LinkRules, *, batch: int = 5000) -> int:
@@ -501,6 +511,10 @@ def rebuild_terms(st: Any, rules: LinkRules, *, batch: int = 5000) -> int:
         for t in node_terms(text or "", rules):
             counts[t] = counts.get(t, 0) + 1
     counts[DOCS_KEY] = n
+    pending = getattr(st, "_term_counts", None)
+    if pending is not None:  # a batch's counts in memory: the recount includes its nodes already
+        pending.base.clear()
+        pending.delta.clear()
     with st.transaction():
         st.run("link_terms_clear")
         rows = [{"term": t, "df": c} for t, c in counts.items()]
@@ -511,18 +525,18 @@ def rebuild_terms(st: Any, rules: LinkRules, *, batch: int = 5000) -> int:
 
 def _df(st: Any, keys: Sequence[str]) -> tuple[dict[str, int], int]:
     found = {}
-    for term in [*keys, DOCS_KEY]:
-        rows = st.run("link_terms_df", term=term)
-        if rows:
-            found[term] = int(rows[0]["df"] or 0)
+    with counting(st) as counts:
+        for term in [*keys, DOCS_KEY]:
+            value = counts.get(term)
+            if value is not None:
+                found[term] = value
     return found, found.get(DOCS_KEY, 0)
 
 
 def _df_take(st: Any, keys: Sequence[str]) -> tuple[dict[str, int], int]:
-    """Like `_df`, counting the node in as it reads (see `link_terms_take`)."""
-    found = {}
-    for term in [*keys, DOCS_KEY]:
-        found[term] = int(st.run("link_terms_take", term=term)[0]["df"] or 0)
+    """Like `_df`, counting the node in as it reads (the counts before it)."""
+    with counting(st) as counts:
+        found = {term: counts.add(term) for term in [*keys, DOCS_KEY]}
     return found, found.get(DOCS_KEY, 0)
 
 
@@ -567,7 +581,9 @@ def candidates(st: Any, doc: Doc, rules: LinkRules, *, count: bool = False) -> C
     if not keys:
         return Candidates([], {})
     table = "ready"
-    if count and st.run("link_terms_df", term=DOCS_KEY):
+    with counting(st) as counts:
+        ready = counts.get(DOCS_KEY) is not None
+    if count and ready:
         df, n_docs = _df_take(st, keys)
         table = "counted"
     else:

@@ -564,7 +564,8 @@ class Workspace:
         if not new:
             return []
         rules = linking.rules_of(self.rules)
-        with st.transaction():
+        with st.transaction(), linking.counting(st):
+            linking.prefetch_terms(st, (r["fields"]["text"] for r in new), rules)
             sessions = {}
             for rec in new:
                 f = rec["fields"]
@@ -575,7 +576,8 @@ class Workspace:
                 st.run("sessions_touch", rows=list(sessions.values()))
             # One record at a time, in journal order: each is created, joined to its pattern and linked before
             # the next exists, so a drained batch ends up exactly as the same logs applied one by one (created
-            # all at once, each would find the later ones among its candidates, and link both ways).
+            # all at once, each would find the later ones among its candidates, and link both ways). Keyword
+            # counts are kept in memory and written once per keyword at the batch's end (kg/term_counts.py).
             for rec in new:
                 f = rec["fields"]
                 st.run("node_create", id=rec["id"], kind="event", entry_type=f["entry_type"], text=f["text"],
@@ -764,6 +766,13 @@ class Workspace:
             return LogResult(**{**result.as_dict(), "redacted": result.redacted, "note": note})
         return LogResult(**{**result.as_dict(), "redacted": result.redacted, "applied": True,
                             "pattern": pattern, "pattern_key": key})
+
+    def log_many(self, items: Any, **options: Any) -> Any:
+        """Log a conversation or a transcript in one pass (one journal write, one graph open, linked as it
+        goes): see `kg.ingest.log_many`."""
+        from kg.ingest import log_many
+
+        return log_many(self, items, **options)
 
     def _pattern_of(self, st: Store, key: str | None) -> dict[str, Any] | None:
         if not key:

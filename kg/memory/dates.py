@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from kg.policy import RuleReader
@@ -93,6 +94,13 @@ def _month_end(at: datetime) -> datetime:
     return datetime(at.year + (at.month == 12), at.month % 12 + 1, 1)
 
 
+@lru_cache(maxsize=8)
+def _relative_pattern(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
+    ordered = sorted(phrases, key=lambda p: (-len(p), p))
+    parts = [re.escape(p) if not p.isascii() else rf"\b{re.escape(p)}\b" for p in ordered]
+    return re.compile("|".join(parts)) if parts else None
+
+
 def find(query: str, now: datetime, rules: DateRules) -> tuple[list[Window], str]:
     """The windows a query names and the query with their words taken out."""
     low = text = query.lower()
@@ -141,11 +149,12 @@ def find(query: str, now: datetime, rules: DateRules) -> tuple[list[Window], str
             if start is not None:
                 take(m, Window(start, start + timedelta(days=1), slack, m.group(0)))
     today = _day(now)
-    for phrase, (a, b) in sorted(rules.relative.items(), key=lambda x: -len(x[0])):
-        pattern = re.compile(re.escape(phrase) if not phrase.isascii() else rf"\b{re.escape(phrase)}\b")
-        for m in pattern.finditer(low):
+    relative = _relative_pattern(tuple(rules.relative))
+    if relative is not None:  # one pattern for every phrase, longest first (a one-off search pays each compile)
+        for m in relative.finditer(low):
             if not any(x < m.end() and m.start() < y for x, y in spans):
-                take(m, Window(today + timedelta(days=a), today + timedelta(days=b), timedelta(0), phrase))
+                a, b = rules.relative[m.group(0)]
+                take(m, Window(today + timedelta(days=a), today + timedelta(days=b), timedelta(0), m.group(0)))
     if rules.ago_words:
         units = {u: 1 for u in rules.day_units} | {u: 7 for u in rules.week_units} | {u: 30 for u in rules.month_units}
         ago = re.compile(rf"\b(\d+)\s+({'|'.join(map(re.escape, units))})\s+(?:{'|'.join(map(re.escape, rules.ago_words))})\b")

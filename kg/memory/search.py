@@ -198,7 +198,7 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
 
 # -- the files ----------------------------------------------------------------------------------------------
 def _file_sets(ws: Any, sources: tuple[str, ...], since: datetime | None, now: datetime,
-               session: str | None) -> list[tuple[str, Path]]:
+               session: str | None, in_graph: Any = None) -> list[tuple[str, Path]]:
     out: list[tuple[str, Path]] = []
     for source in sources:
         if source in ("MEMORY.md", "USER.md"):
@@ -218,9 +218,30 @@ def _file_sets(ws: Any, sources: tuple[str, ...], since: datetime | None, now: d
             out += [("skills", p) for p in sorted((ws.memory / "skills").glob("*.md"))]
         elif source == "trail" and not session:
             path = ws.memory / ".learning-trail.json"
-            if path.is_file():
+            if path.is_file() and not (in_graph and mirrors_graph(path, in_graph)):
                 out.append(("trail", path))
     return out
+
+
+TRAIL_ID = re.compile(rb'"id"\s*:\s*"([A-Za-z0-9_.:-]{1,80})"')
+TRAIL_PROBE = 65536
+
+
+def mirrors_graph(path: Path, in_graph: Any) -> bool:
+    """Whether the trail JSON mirrors the graph (it was imported, or written by `kg export trail`): the ids at
+    both ends of the file are all graph nodes. Its lines would then only repeat graph hits, and reading it
+    means parsing every entry (45 MB at 100k entries) on each search. A trail the seed's tool went on writing
+    after the import ends with ids the graph lacks, and is searched."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(TRAIL_PROBE)
+            size = f.seek(0, 2)
+            f.seek(max(0, size - TRAIL_PROBE))
+            tail = f.read()
+    except OSError:
+        return False
+    ids = [m.decode() for m in TRAIL_ID.findall(head)[:5] + TRAIL_ID.findall(tail)[-5:]]
+    return bool(ids) and in_graph(ids)
 
 
 def _trail_lines(path: Path) -> list[str]:
@@ -242,7 +263,8 @@ def _trail_lines(path: Path) -> list[str]:
 
 
 def _file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, sources: tuple[str, ...],
-               since: datetime | None, session: str | None, match_terms: list[str] | None = None) -> list[Hit]:
+               since: datetime | None, session: str | None, match_terms: list[str] | None = None,
+               in_graph: Any = None) -> list[Hit]:
     """Lines of the memory files that hold the query's rarer terms (`match_terms`, as for the index: a
     common word would match thousands of log lines), ranked like the graph's hits."""
     stems = sorted({stem_prefix(t) for t in (match_terms or terms)}, key=len, reverse=True)
@@ -251,7 +273,7 @@ def _file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, 
     finder = re.compile("|".join(re.escape(s) for s in stems))
     chunks: list[tuple[str, Path, int, str, set[str]]] = []
     total_lines = 0
-    for source, path in _file_sets(ws, sources, since, now, session):
+    for source, path in _file_sets(ws, sources, since, now, session, in_graph):
         try:
             if source == "trail":
                 lines = _trail_lines(path)
@@ -394,7 +416,8 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         file_sources = tuple(s for s in chosen if s != "graph")
         if file_sources:
             hits += _file_hits(ws, p.terms, rules, now=at, sources=file_sources, since=since_at,
-                               session=session, match_terms=p.ask)
+                               session=session, match_terms=p.ask,
+                               in_graph=lambda ids: all(st.run("node_exists", id=i) for i in ids))
         if not hits and "graph" in chosen and not (kinds or entry_types or since_at or session):
             hits = _graph_hits(ws, st, p, rules, **{**graph_args, "windows": []}, recent=True)
             match = "recent"

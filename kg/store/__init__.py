@@ -133,7 +133,9 @@ class Store:
                         "--repair` to start a new graph (rebuilt from memory/.learning-trail.json when present)")
             if not read_only and min_free_mb:
                 _check_space(path, min_free_mb)
-            import kuzu  # imported late: it is the slowest import, and `kg --help` does not need it
+            from kg.store.kuzu_import import import_kuzu  # late: `kg --help` does not need it
+
+            kuzu = import_kuzu()
 
             try:
                 db = kuzu.Database(str(path), read_only=read_only, checkpoint_threshold=CHECKPOINT_BYTES,

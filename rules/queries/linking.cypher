@@ -38,18 +38,11 @@ RETURN DISTINCT m.id AS other
 MATCH (x:Term {term: $term})
 RETURN x.df AS df
 
-// name: link_terms_add
-// Count one more node holding this keyword (one statement per term: see link_terms_df).
-MERGE (x:Term {term: $term})
-SET x.df = coalesce(x.df, 0) + 1
-
-// name: link_terms_take
-// Count one more node holding this keyword and return the count before it: the write path reads a new node's
-// keyword frequencies and counts the node in one statement per keyword, instead of a lookup and an update.
-MERGE (x:Term {term: $term})
-ON CREATE SET x.df = 1
-ON MATCH SET x.df = coalesce(x.df, 0) + 1
-RETURN x.df - 1 AS df
+// name: link_terms_df_many
+// The counts of many keywords at once (a scan of the table: worth it only for many; see kg/term_counts.py).
+UNWIND $terms AS t
+MATCH (x:Term {term: t})
+RETURN x.term AS term, x.df AS df
 
 // name: link_terms_clear
 MATCH (x:Term) DELETE x
@@ -168,3 +161,8 @@ RETURN p.id AS id, p.pattern_key AS key, p.text AS text, p.status AS status, p.a
 ORDER BY recurrence DESC, last_seen DESC, id
 LIMIT $limit
 
+
+// name: link_terms_set
+// A keyword's count, written by key (kg/term_counts.py: MERGE scans the table in kuzu 0.11.3).
+MATCH (x:Term {term: $term})
+SET x.df = $df

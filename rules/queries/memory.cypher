@@ -198,3 +198,11 @@ RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n
 // Every edge search expands along (as memory_neighbours_of), for the in-process search cache.
 MATCH (a:Node)-[r:led_to|caused_by|related_to|supports|contradicts]->(b:Node)
 RETURN a.id AS src, b.id AS dst, r.manual AS manual, r.score AS link_score
+
+// name: ingest_thread
+// A conversation's thread: the turn `$src` led to the turn `$dst` (a fact of the transcript, not a guess, so
+// manual). One statement per edge, by key; an auto edge found between the two already becomes this one.
+MATCH (a:Node {id: $src}), (b:Node {id: $dst})
+MERGE (a)-[r:led_to]->(b)
+ON CREATE SET r.created_at = $at, r.manual = true, r.score = 1.0, r.reason = $reason
+ON MATCH SET r.manual = true, r.score = 1.0, r.reason = $reason

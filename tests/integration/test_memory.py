@@ -218,3 +218,20 @@ def test_inject_held_and_direct_agree(ws):
     with ws:
         held = inject.inject(ws, "push to main", now="2026-01-10")
     assert direct == held
+
+
+def test_search_skips_a_trail_that_mirrors_the_graph(ws):
+    """A trail JSON whose entries are all graph nodes (imported, or exported by kg) is not parsed on every
+    search; one the seed's tool went on writing (ids the graph lacks at its end) is searched."""
+    logged = ws.log("error", "gradle daemon crashed on the wharf build", now="2026-03-01T10:00", wait=True)
+    trail = ws.memory / ".learning-trail.json"
+    entry = {"id": logged.id, "summary": "gradle daemon crashed on the wharf build"}
+    trail.write_text(json.dumps({"version": 3, "entries": [entry]}), encoding="utf-8")
+    hits = search.search(ws, "gradle wharf", now="2026-03-02", sources=["trail"])
+    assert hits == []
+    assert search.mirrors_graph(trail, lambda ids: ids == [logged.id, logged.id])
+    later = {"id": "ERR-20260302-900", "summary": "gradle wharf cache corrupted after the upgrade"}
+    trail.write_text(json.dumps({"version": 3, "entries": [entry, later]}), encoding="utf-8")
+    hits = search.search(ws, "gradle wharf", now="2026-03-02", sources=["trail"])
+    assert [h.source for h in hits] == ["trail", "trail"]
+    assert any("cache corrupted" in h.text for h in hits)

@@ -1,0 +1,119 @@
+"""Bulk logging: a conversation or a transcript logged in one pass, linked as it goes.
+
+`ws.log` pays, per entry, a journal append with its fsync, an id-file write, a daily-log append and a graph
+open to apply it. `log_many` validates and redacts every entry first (nothing is written when one is bad),
+then journals them all with one id allocation and one fsync, appends each day's lines to its daily log at
+once, and applies the lot in one graph open (the journal drain: transactions of `write.drain_batch`, each
+entry created, joined to its pattern and auto-linked in order, exactly as single logs would be). With
+`thread`, consecutive entries of one session are joined by `led_to` (the turn a turn led to) in the same open.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg import clock, files, paths
+from kg.entries import prepare
+from kg.errors import UsageError
+
+THREAD_REASON = "the next turn of the conversation"
+_KNOWN = ("kind", "summary", "at", "session")
+
+
+@dataclass
+class Ingested:
+    ids: list[str]
+    redacted: dict[str, list[str]] = field(default_factory=dict)   # id -> kinds of secret removed
+    threaded: int = 0                                              # led_to edges made
+    applied: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"logged": len(self.ids), "ids": self.ids, "redacted": self.redacted, "threaded": self.threaded,
+                "applied": self.applied}
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """Entries from a JSON-lines file, one object a line (blank lines skipped); a bad line is bad input."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError as exc:
+                raise UsageError(f"{path}:{number}: not JSON ({exc.msg}); write one object per line") from None
+            if not isinstance(item, dict):
+                raise UsageError(f"{path}:{number}: expected an object such as "
+                                 '{"kind": "learning", "summary": "..."}')
+            yield item
+
+
+def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str | None = None,
+             session: str | None = None, link: bool = True, thread: bool = False,
+             apply: bool = True) -> Ingested:
+    """Log every item (`kind`, `summary`, optional `at` and `session`, and any field `ws.log` takes) in one
+    pass. Every item is checked before anything is written; an error names the item (1-based)."""
+    base = clock.now(now)
+    default_session = paths.check_name(session, "session id") if session else ws.current_session()
+    prepared = []
+    for number, raw in enumerate(items, 1):
+        try:
+            item = dict(raw)
+            at = clock.now(item["at"]) if item.get("at") else base
+            sid = paths.check_name(item["session"], "session id") if item.get("session") else default_session
+            kind = item.get("kind") or "learning"
+            p = prepare(ws.policy, ws.rules.redactor, kind, item.get("summary") or "", now=at, session=sid,
+                        **{k: v for k, v in item.items() if k not in _KNOWN})
+        except UsageError as exc:
+            raise UsageError(f"entry {number}: {exc}") from None
+        prepared.append((at, p))
+    if not prepared:
+        return Ingested([])
+    with ws.journal.locked():
+        ids = ws.journal.allocate_many([(ws.policy.entry_prefix[p.fields["entry_type"]], f"{at:%Y%m%d}")
+                                        for at, p in prepared])
+        ws.journal.append([{"op": "log", "id": i, "fields": p.fields, "redacted": list(p.redactions),
+                            "link": bool(link)} for i, (_, p) in zip(ids, prepared, strict=True)])
+        days: dict[str, tuple[datetime, list[str]]] = {}
+        for at, p in prepared:
+            f = p.fields
+            line = files.daily_line(ws.policy, f["entry_type"], f.get("category"), f["text"], at)
+            days.setdefault(f"{at:%Y-%m-%d}", (at, []))[1].append(line)
+        for at, lines in days.values():
+            files.append_daily(ws.memory, "".join(lines), at)
+        learnings = ws.root / ".learnings"
+        if learnings.is_dir():
+            for i, (_, p) in zip(ids, prepared, strict=True):
+                files.append_text(learnings / files.LEARNINGS_FILES[p.fields["entry_type"]],
+                                  files.learnings_entry({**p.fields, "id": i}))
+    out = Ingested(ids, {i: list(p.redactions) for i, (_, p) in zip(ids, prepared, strict=True) if p.redactions})
+    if not apply:
+        return out
+    with ws.store() as st:  # opening drains the journal: every entry applied and linked, in order
+        if thread:
+            out.threaded = _thread(st, ids, prepared)
+    out.applied = True
+    return out
+
+
+def _thread(st: Any, ids: list[str], prepared: list[tuple[datetime, Any]]) -> int:
+    """`led_to` from each entry to the next one of the same session (one statement per edge: by key)."""
+    last: dict[str | None, str] = {}
+    made = 0
+    with st.transaction():
+        for node_id, (at, p) in zip(ids, prepared, strict=True):
+            sid = p.fields.get("session")
+            if sid in last:
+                st.run("ingest_thread", src=last[sid], dst=node_id, reason=THREAD_REASON, at=at)
+                made += 1
+            last[sid] = node_id
+    return made
