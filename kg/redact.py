@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 
-from kg.secret_rules import SecretRule, SecretRulesError, packaged, parse
+from kg.secret_rules import SecretRule, SecretRulesError, packaged_rules, parse
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
@@ -56,7 +56,11 @@ class Redactor:
     def from_mapping(cls, data: Mapping[str, Any], source: str = "rules/secrets.toml", *,
                      validate: bool = True) -> Redactor:
         """Validate parsed TOML: unknown keys refused, regexes compiled (unless `validate=False`), groups checked."""
-        rules, ignore = parse(data, source, validate=validate)
+        return cls.from_rules(*parse(data, source, validate=validate))
+
+    @classmethod
+    def from_rules(cls, rules: Iterable[SecretRule], ignore: Iterable[str] = ()) -> Redactor:
+        """Parsed rules in file order, applied by priority (stable, so file order breaks ties)."""
         ordered = sorted(enumerate(rules), key=lambda pair: (pair[1].priority, pair[0]))
         return cls(tuple(rule for _, rule in ordered), tuple(ignore))
 
@@ -66,6 +70,16 @@ class Redactor:
         """Replace every secret in `text` with `[REDACTED:<kind>]`."""
         if not text:
             return Redacted(text)
+        spans = self._collect(text)
+        if not spans.kinds:
+            return Redacted(text)
+        return Redacted(spans.render(text), tuple(sorted(spans.kinds)))
+
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, kind) of every secret `redact` replaces, in order (for reviewing what was redacted)."""
+        return [item for item in self._collect(text).items if item[2]] if text else []
+
+    def _collect(self, text: str) -> _Spans:
         lowered = text.lower()
         if len(lowered) != len(text):  # a few non-ASCII letters lowercase to two characters
             lowered = text.translate(_ASCII_LOWER)
@@ -82,9 +96,7 @@ class Redactor:
             else:
                 for match in rule.pattern.finditer(text):
                     self._take(rule, match, text, spans)
-        if not spans.kinds:
-            return Redacted(text)
-        return Redacted(spans.render(text), tuple(sorted(spans.kinds)))
+        return spans
 
     def _apply_at(self, rule: SecretRule, text: str, positions: list[int], spans: _Spans) -> None:
         pattern = rule.pattern
@@ -276,9 +288,10 @@ def entropy(value: str) -> float:
 
 @cache
 def load_default() -> Redactor:
-    """The packaged rules, parsed once per process (a Redactor is immutable, so sharing it is safe). Regexes are
+    """The packaged rules, loaded once per process (a Redactor is immutable, so sharing it is safe) from the
+    per-user cache of parsed rules when it matches the rule files (`kg.secret_rules.packaged_rules`). Regexes are
     compiled on first use; the test suite compiles and checks every one."""
-    return Redactor.from_mapping(packaged("secrets.toml"), "rules/secrets.toml", validate=False)
+    return Redactor.from_rules(*packaged_rules("secrets.toml"))
 
 
 def redact_text(text: str, redactor: Redactor | None = None) -> str:

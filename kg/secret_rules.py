@@ -8,12 +8,17 @@ and reason before anything is written.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
+import tempfile
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from kg.errors import RulesError
@@ -23,6 +28,7 @@ _RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "
               "secret", "window", "ignore", "priority"}
 _TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence"}
 DEFAULT_PRIORITY = 50
+_CACHE_FORMAT = 1  # bump when the meaning of a cached rule changes
 
 
 class SecretRulesError(RulesError, ValueError):
@@ -194,3 +200,111 @@ def _pattern_of(entry: Mapping[str, Any], where: str, templates: Mapping[str, st
     if not (isinstance(key, str) and key and isinstance(secret, str) and secret):
         raise SecretRulesError(f"{where}: a 'template' rule needs 'key' and 'secret' regexes")
     return templates[name].replace("{key}", key).replace("{secret}", secret)
+
+
+# --- the packaged rules, parsed once per machine --------------------------------------------------------
+#
+# Parsing secrets.toml and the gitleaks rules costs about 25 ms, more than a `kg log` spends redacting. The
+# parsed rules are therefore cached as JSON in the user's cache directory, keyed by a hash of the packaged
+# rule files' bytes (and of this cache's format): an edited rule file gets a new key, so a stale cache is
+# never read. The cache is data, never code (JSON, not pickle); it is used only if it is owned by this user,
+# not writable by anyone else, parses, and every field has the type a parsed rule has. Anything else is
+# ignored and the TOML is parsed as before. Writing it is best effort (a read-only home just parses).
+
+
+def packaged_rules(entry: str = "secrets.toml") -> tuple[list[SecretRule], list[str]]:
+    """(rules, global ignore regexes) of the packaged `entry` file and what it includes, from the cache when a
+    trustworthy one matches the files' content, else parsed (and cached for the next process)."""
+    key = _packaged_key(entry)
+    path = cache_dir() / f"secret-rules-{key[:24]}.json" if key else None
+    if path is not None:
+        cached = _read_cache(path, key)
+        if cached is not None:
+            return cached
+    rules, ignore = parse(packaged(entry), f"rules/{entry}", validate=False)
+    if path is not None:
+        _write_cache(path, key, rules, ignore)
+    return rules, ignore
+
+
+def cache_dir() -> Path:
+    """Where kg caches derived data for this user: $KG_CACHE_DIR, else $XDG_CACHE_HOME/kg, else ~/.cache/kg."""
+    if os.environ.get("KG_CACHE_DIR"):
+        return Path(os.environ["KG_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "kg"
+
+
+def _packaged_key(entry: str) -> str | None:
+    """Hash of every packaged secrets*.toml (name and bytes), the entry point and the cache format."""
+    digest = hashlib.sha256(f"{_CACHE_FORMAT}\0{entry}\0".encode())
+    try:
+        folder = resources.files("kg.rules")
+        names = sorted(item.name for item in folder.iterdir()
+                       if item.name.startswith("secrets") and item.name.endswith(".toml"))
+        for name in names:
+            digest.update(name.encode() + b"\0" + (folder / name).read_bytes() + b"\0")
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+_FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",
+           "priority")
+
+
+def _read_cache(path: Path, key: str) -> tuple[list[SecretRule], list[str]] | None:
+    try:
+        with open(path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if (hasattr(os, "getuid") and info.st_uid != os.getuid()) or info.st_mode & 0o022:
+                return None  # someone else could have written it: do not let it decide what gets redacted
+            data = json.loads(handle.read())
+        if data.get("format") != _CACHE_FORMAT or data.get("key") != key:
+            return None
+        ignore = data["ignore"]
+        if not (isinstance(ignore, list) and all(isinstance(i, str) for i in ignore)):
+            return None
+        rules = [_rule_from_row(row) for row in data["rules"]]
+        if not rules or any(rule is None for rule in rules):
+            return None
+        return rules, ignore  # type: ignore[return-value]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _rule_from_row(row: Any) -> SecretRule | None:
+    if not isinstance(row, list) or len(row) != len(_FIELDS):
+        return None
+    kind, source, group, keywords, min_entropy, before, window, ignore, priority = row
+    ok = (isinstance(kind, str) and _KIND.fullmatch(kind) and isinstance(source, str) and source
+          and isinstance(group, (int, str)) and not isinstance(group, bool)
+          and isinstance(keywords, list) and all(isinstance(k, str) and k for k in keywords)
+          and isinstance(min_entropy, (int, float)) and not isinstance(min_entropy, bool)
+          and (before is None or isinstance(before, str))
+          and isinstance(window, int) and not isinstance(window, bool)
+          and isinstance(ignore, list) and all(isinstance(i, str) for i in ignore)
+          and isinstance(priority, int) and not isinstance(priority, bool))
+    if not ok:
+        return None
+    return SecretRule(kind, source, group, tuple(keywords), float(min_entropy), before, window, tuple(ignore),
+                      priority)
+
+
+def _write_cache(path: Path, key: str, rules: list[SecretRule], ignore: list[str]) -> None:
+    rows = [[getattr(rule, name) for name in _FIELDS] for rule in rules]
+    payload = json.dumps({"format": _CACHE_FORMAT, "key": key, "ignore": ignore, "rules": rows},
+                         separators=(",", ":"))
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".secret-rules-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(payload)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass
