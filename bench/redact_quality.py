@@ -46,18 +46,20 @@ def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f} %" if whole else "-"
 
 
-def score(redactor, cases, verbose: bool, label: str) -> dict[str, list[int]]:
-    """Per provider: [secrets, caught, non-secrets, damaged, placeholders, placeholders caught]."""
+def score(redactor, cases, verbose: bool, label: str, show_held_out: bool = False) -> dict[str, list[int]]:
+    """Per provider: [secrets, caught, non-secrets, damaged, placeholders, placeholders caught]. Misses and false
+    redactions of held-out providers are printed only with `show_held_out` (look at them after tuning)."""
     stats: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
     for case in cases:
         provider, text, secret = case["provider"], case["text"], case["secret"]
         out = redactor.redact(text).text
+        verbose_here = verbose and (show_held_out or not held_out(provider))
         row = stats[provider]
         if secret is None:
             row[2] += 1
             if out != text:
                 row[3] += 1
-                if verbose:
+                if verbose_here:
                     print(f"  FALSE {label}/{provider}: {text[:160]!r}\n     -> {out[:160]!r}")
         elif case.get("placeholder"):
             row[4] += 1
@@ -66,7 +68,7 @@ def score(redactor, cases, verbose: bool, label: str) -> dict[str, list[int]]:
             row[0] += 1
             if secret not in out:
                 row[1] += 1
-            elif verbose:
+            elif verbose_here:
                 print(f"  MISS  {label}/{provider}: {text[:160]!r}\n     -> {out[:160]!r}")
     return stats
 
@@ -214,7 +216,8 @@ def _kg_log(python: Path, env: dict[str, str]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--verbose", action="store_true", help="every provider, and every miss and false redaction")
+    parser.add_argument("--verbose", action="store_true", help="every provider, every miss and false redaction")
+    parser.add_argument("--show-held-out", action="store_true", help="with --verbose: held-out providers' cases too")
     parser.add_argument("--size-mb", type=float, default=10.0)
     parser.add_argument("--runs", type=int, default=7, help="whole-process runs per side")
     parser.add_argument("--main", type=Path, default=REPO.parent / "main", help="main's worktree, for the A/B")
@@ -225,12 +228,12 @@ def main() -> None:
     print(f"rules: {len(redactor.rules)} (loaded in {1e3 * (time.perf_counter() - start):.1f} ms)\n")
     realistic = [0, 0, 0, 0]
     for name in REALISTIC_SETS:
-        stats = score(redactor, realistic_cases(name), args.verbose, name)
+        stats = score(redactor, realistic_cases(name), args.verbose, name, args.show_held_out)
         for i, v in enumerate(summarise(name, stats, args.verbose)):
             realistic[i] += v
     generated = [{"provider": p, "text": t, "secret": s} for p, t, s in list(provider_cases(redactor)) + LABELLED]
     generated += [{"provider": "(ordinary agent text)", "text": t, "secret": None} for t in ORDINARY]
-    summarise("generated", score(redactor, generated, args.verbose, "generated"), False)
+    summarise("generated", score(redactor, generated, args.verbose, "generated", args.show_held_out), False)
     lines, damaged = transcripts(redactor, args.verbose)
     s, c, n, d = realistic
     print(f"\nrealistic (gitleaks + detect-secrets): recall {_pct(c, s)} of {s}; false redaction {_pct(d, n)} of {n}"

@@ -110,7 +110,9 @@ class Redactor:
                     self._take(rule, match, text, spans)
                     done = match.end()
             return
-        windows: list[list[int]] = []  # the keywords' windows, overlapping ones merged
+        # Where a match may start: the keywords' windows, overlapping ones merged. A match may run on to the end
+        # of its line (at most _MAX_EXTEND further), so a long value after a key near the window's edge is whole.
+        windows: list[list[int]] = []
         for at in positions:
             line_start = text.rfind("\n", max(0, at - rule.window), at) + 1
             line_end = text.find("\n", at, at + rule.window)
@@ -121,7 +123,11 @@ class Redactor:
             else:
                 windows.append([lo, hi])
         for lo, hi in windows:
-            for match in pattern.finditer(text, lo, hi):
+            stop = text.find("\n", hi, hi + _MAX_EXTEND)
+            stop = min(len(text), hi + _MAX_EXTEND) if stop < 0 else stop
+            for match in pattern.finditer(text, lo, stop):
+                if match.start() > hi:
+                    break
                 self._take(rule, match, text, spans)
 
     def _take(self, rule: SecretRule, match: re.Match[str], text: str, spans: _Spans) -> None:
@@ -132,6 +138,8 @@ class Redactor:
         if rule.min_entropy and entropy(secret) < rule.min_entropy:
             return
         if rule.before is not None and not _preceded_by(rule.before, text, match.start()):
+            return
+        if rule.not_before is not None and _line_before(rule.not_before, text, start):
             return
         if any(p.search(secret) for p in rule.ignore) or any(p.search(secret) for p in self._ignore):
             return
@@ -278,6 +286,12 @@ def _preceded_by(before: re.Pattern[str], text: str, end: int) -> bool:
     """Does the text just before `end`, on the same line (up to 96 characters), end with `before`?"""
     start = max(text.rfind("\n", max(0, end - 96), end) + 1, end - 96, 0)
     return before.search(text, start, end) is not None
+
+
+def _line_before(pattern: re.Pattern[str], text: str, end: int) -> bool:
+    """Does `pattern` occur in the text before `end` on the same line (up to 96 characters)?"""
+    start = max(text.rfind("\n", max(0, end - 96), end) + 1, end - 96, 0)
+    return pattern.search(text, start, end) is not None
 
 
 def entropy(value: str) -> float:

@@ -24,11 +24,11 @@ from typing import Any
 from kg.errors import RulesError
 
 _KIND = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
-_RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "description", "template", "key",
-              "secret", "window", "ignore", "priority"}
+_RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "not_before", "description",
+              "template", "key", "secret", "window", "ignore", "priority"}
 _TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence"}
 DEFAULT_PRIORITY = 50
-_CACHE_FORMAT = 1  # bump when the meaning of a cached rule changes
+_CACHE_FORMAT = 2  # bump when the meaning of a cached rule changes
 
 
 class SecretRulesError(RulesError, ValueError):
@@ -55,6 +55,7 @@ class SecretRule:
     window: int = 0
     ignore_sources: tuple[str, ...] = ()
     priority: int = DEFAULT_PRIORITY
+    not_before_source: str | None = None
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -63,6 +64,10 @@ class SecretRule:
     @cached_property
     def before(self) -> re.Pattern[str] | None:
         return re.compile(f"(?:{self.before_source})\\Z") if self.before_source else None
+
+    @cached_property
+    def not_before(self) -> re.Pattern[str] | None:
+        return re.compile(self.not_before_source) if self.not_before_source else None
 
     @cached_property
     def ignore(self) -> tuple[re.Pattern[str], ...]:
@@ -177,11 +182,16 @@ def _parse_rule(entry: Any, index: int, source: str, templates: Mapping[str, str
                 re.compile(f"(?:{before})\\Z")
             except re.error as exc:
                 raise SecretRulesError(f"{where}: bad regex in 'before': {exc}") from None
+    not_before = entry.get("not_before")
+    if not_before is not None:
+        if not isinstance(not_before, str) or not not_before:
+            raise SecretRulesError(f"{where}: 'not_before' must be a non-empty string")
+        _regex_list([not_before], f"{where}: 'not_before'", validate)
     ignore = _regex_list(entry.get("ignore", []), f"{where}: 'ignore'", validate)
     if not isinstance(entry.get("description", ""), str):
         raise SecretRulesError(f"{where}: 'description' must be a string")
     return SecretRule(kind, raw, group, tuple(k.lower() for k in keywords), float(min_entropy), before, window,
-                      tuple(ignore), priority)
+                      tuple(ignore), priority, not_before)
 
 
 def _pattern_of(entry: Mapping[str, Any], where: str, templates: Mapping[str, str]) -> str:
@@ -250,7 +260,7 @@ def _packaged_key(entry: str) -> str | None:
 
 
 _FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",
-           "priority")
+           "priority", "not_before_source")
 
 
 def _read_cache(path: Path, key: str) -> tuple[list[SecretRule], list[str]] | None:
@@ -276,7 +286,7 @@ def _read_cache(path: Path, key: str) -> tuple[list[SecretRule], list[str]] | No
 def _rule_from_row(row: Any) -> SecretRule | None:
     if not isinstance(row, list) or len(row) != len(_FIELDS):
         return None
-    kind, source, group, keywords, min_entropy, before, window, ignore, priority = row
+    kind, source, group, keywords, min_entropy, before, window, ignore, priority, not_before = row
     ok = (isinstance(kind, str) and _KIND.fullmatch(kind) and isinstance(source, str) and source
           and isinstance(group, (int, str)) and not isinstance(group, bool)
           and isinstance(keywords, list) and all(isinstance(k, str) and k for k in keywords)
@@ -284,11 +294,12 @@ def _rule_from_row(row: Any) -> SecretRule | None:
           and (before is None or isinstance(before, str))
           and isinstance(window, int) and not isinstance(window, bool)
           and isinstance(ignore, list) and all(isinstance(i, str) for i in ignore)
-          and isinstance(priority, int) and not isinstance(priority, bool))
+          and isinstance(priority, int) and not isinstance(priority, bool)
+          and (not_before is None or isinstance(not_before, str)))
     if not ok:
         return None
     return SecretRule(kind, source, group, tuple(keywords), float(min_entropy), before, window, tuple(ignore),
-                      priority)
+                      priority, not_before)
 
 
 def _write_cache(path: Path, key: str, rules: list[SecretRule], ignore: list[str]) -> None:
