@@ -150,9 +150,10 @@ FIELDS = {"summary": "git push failed: no upstream branch set for feature/login-
                      "To push the current branch and set the remote as upstream, use --set-upstream.",
           "action": "Use `git push -u origin HEAD` the first time a branch is pushed.",
           "area": "tooling", "tags": ["git", "push"]}
-# What a fresh process pays for redaction: import the module, load the rules, redact one kg log's fields.
+# What a fresh process pays for redaction: import kg.redact, load the rules, redact one kg log's fields.
 PROCESS_PROBE = """
 import json, sys, time
+import kg  # paid by every kg command whether it redacts or not
 t0 = time.perf_counter()
 from kg.redact import load_default
 r = load_default()

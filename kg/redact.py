@@ -35,6 +35,7 @@ _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=-]*")
 _SHORT = 4096  # below this many characters keywords are found by str.find, above by the tries
 _MAX_EXTEND = 16384  # longer runs are not secrets but blobs; the bound keeps adversarial input linear
+_WINDOW_RUN_ON = 160  # how far past its window a windowed rule's match may run (a quoted value's closing quote)
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,8 @@ class Redactor:
                     self._take(rule, match, text, spans)
                     done = match.end()
             return
-        # Where a match may start: the keywords' windows, overlapping ones merged. A match may run on to the end
-        # of its line (at most _MAX_EXTEND further), so a long value after a key near the window's edge is whole.
+        # Where a match may start: the keywords' windows, overlapping ones merged. A match may run on past the
+        # window (to its line's end, at most _WINDOW_RUN_ON further), so a value after a key near the edge is whole.
         windows: list[list[int]] = []
         for at in positions:
             line_start = text.rfind("\n", max(0, at - rule.window), at) + 1
@@ -123,8 +124,8 @@ class Redactor:
             else:
                 windows.append([lo, hi])
         for lo, hi in windows:
-            stop = text.find("\n", hi, hi + _MAX_EXTEND)
-            stop = min(len(text), hi + _MAX_EXTEND) if stop < 0 else stop
+            stop = text.find("\n", hi, hi + _WINDOW_RUN_ON)
+            stop = min(len(text), hi + _WINDOW_RUN_ON) if stop < 0 else stop
             for match in pattern.finditer(text, lo, stop):
                 if match.start() > hi:
                     break
@@ -190,11 +191,16 @@ class Redactor:
                     at = lowered.find(keyword, at + 1)
             return starts
         tries, lookup = self._keyword_index
+        by_word: dict[str, list[int]] = {}  # one append per keyword found; rules gather their words' lists after
         for trie in tries:
             for match in trie.finditer(lowered):
-                at = match.start()
-                for index in lookup[match.group()]:
-                    starts.setdefault(index, []).append(at)
+                by_word.setdefault(match.group(), []).append(match.start())
+        for word, positions in by_word.items():
+            for index in lookup[word]:
+                if index in starts:
+                    starts[index] += positions
+                else:
+                    starts[index] = list(positions)
         return starts
 
     # --- helpers for callers -------------------------------------------------------------------------------
