@@ -472,3 +472,59 @@ def test_redact_value_reaches_nested_strings(redactor: Redactor) -> None:
     out = redactor.redact_value(value, kinds)
     assert "AKIA4LTM0Q8P5W07NT8V" not in str(out) and "sk-proj-abc123DEF456ghi789JKL0" not in str(out)
     assert out["n"] == 3 and kinds == {"aws_access_key", "openai_key"}
+
+
+# --- the per-user cache of parsed packaged rules ------------------------------------------------------------
+
+def _rows(rules) -> list[tuple]:
+    from kg.secret_rules import _FIELDS
+
+    return [tuple(getattr(rule, name) for name in _FIELDS) for rule in rules]
+
+
+def test_parsed_rules_are_cached_and_read_back_the_same(tmp_path, monkeypatch) -> None:
+    from kg.secret_rules import packaged, packaged_rules, parse
+
+    monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
+    parsed, ignore = parse(packaged("secrets.toml"), "rules/secrets.toml", validate=False)
+    first = packaged_rules()
+    files = list(tmp_path.glob("secret-rules-*.json"))
+    assert len(files) == 1 and files[0].stat().st_mode & 0o077 == 0
+    second = packaged_rules()
+    assert _rows(first[0]) == _rows(second[0]) == _rows(parsed) and second[1] == first[1] == ignore
+
+
+@pytest.mark.parametrize("damage", ["garbage", "stale key", "bad row", "writable by others"])
+def test_a_damaged_or_foreign_cache_is_ignored(tmp_path, monkeypatch, damage: str) -> None:
+    import json as _json
+
+    from kg.secret_rules import packaged, packaged_rules, parse
+
+    monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
+    packaged_rules()
+    path = next(tmp_path.glob("secret-rules-*.json"))
+    data = _json.loads(path.read_text())
+    data["rules"] = data["rules"][:1]  # what a tampered cache would do: drop every rule but one
+    if damage == "garbage":
+        path.write_text("{not json")
+    elif damage == "stale key":
+        data["key"] = "0" * 64
+        path.write_text(_json.dumps(data))
+    elif damage == "bad row":
+        data["rules"][0][0] = "Not A Kind!"
+        path.write_text(_json.dumps(data))
+    else:
+        path.write_text(_json.dumps(data))
+        path.chmod(0o666)
+    rules, _ = packaged_rules()
+    assert _rows(rules) == _rows(parse(packaged("secrets.toml"), "rules/secrets.toml", validate=False)[0])
+
+
+def test_an_unwritable_cache_dir_only_costs_the_parse(tmp_path, monkeypatch) -> None:
+    from kg.secret_rules import packaged_rules
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("KG_CACHE_DIR", str(blocker / "kg"))  # a path under a file: cannot be created
+    rules, _ = packaged_rules()
+    assert len(rules) > 200
