@@ -8,12 +8,11 @@ and reason before anything is written.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import tempfile
 import tomllib
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -226,7 +225,7 @@ def packaged_rules(entry: str = "secrets.toml") -> tuple[list[SecretRule], list[
     """(rules, global ignore regexes) of the packaged `entry` file and what it includes, from the cache when a
     trustworthy one matches the files' content, else parsed (and cached for the next process)."""
     key = _packaged_key(entry)
-    path = cache_dir() / f"secret-rules-{key[:24]}.json" if key else None
+    path = cache_dir() / f"secret-rules-{entry.removesuffix('.toml')}.json" if key else None
     if path is not None:
         cached = _read_cache(path, key)
         if cached is not None:
@@ -246,17 +245,21 @@ def cache_dir() -> Path:
 
 
 def _packaged_key(entry: str) -> str | None:
-    """Hash of every packaged secrets*.toml (name and bytes), the entry point and the cache format."""
-    digest = hashlib.sha256(f"{_CACHE_FORMAT}\0{entry}\0".encode())
+    """A digest of every packaged secrets*.toml (name, size and CRC-32 of its bytes), the entry point and the
+    cache format. It detects an edited or replaced rule file; it is not a defence against a forged cache (the
+    owner and mode checks are), so it uses zlib rather than hashlib, whose OpenSSL import costs more than
+    everything else here."""
+    parts = [str(_CACHE_FORMAT), entry]
     try:
         folder = resources.files("kg.rules")
         names = sorted(item.name for item in folder.iterdir()
                        if item.name.startswith("secrets") and item.name.endswith(".toml"))
         for name in names:
-            digest.update(name.encode() + b"\0" + (folder / name).read_bytes() + b"\0")
+            data = (folder / name).read_bytes()
+            parts.append(f"{name}:{len(data)}:{zlib.crc32(data):08x}:{zlib.adler32(data):08x}")
     except OSError:
         return None
-    return digest.hexdigest()
+    return "-".join(f"{zlib.crc32(part.encode()):08x}" for part in parts[2:]) + f"-f{_CACHE_FORMAT}"
 
 
 _FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",
@@ -306,6 +309,8 @@ def _write_cache(path: Path, key: str, rules: list[SecretRule], ignore: list[str
     rows = [[getattr(rule, name) for name in _FIELDS] for rule in rules]
     payload = json.dumps({"format": _CACHE_FORMAT, "key": key, "ignore": ignore, "rules": rows},
                          separators=(",", ":"))
+    import tempfile  # only when writing: importing it costs more than reading the cache
+
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".secret-rules-", dir=path.parent)

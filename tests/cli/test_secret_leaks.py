@@ -10,6 +10,7 @@ forty kg calls against one workspace and scans it once.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -66,15 +67,37 @@ def _needles(secret: str) -> set[bytes]:
     return {p.encode() for p in pieces} | {p.lower().encode() for p in pieces}
 
 
+def _finder() -> tuple[re.Pattern[bytes], list[tuple[str, set[bytes]]]]:
+    """Each kind's needles, lowercased (the text they are looked for in is lowercased too), and a regex for the
+    runs of printable characters long enough to hold the shortest needle (no secret here holds a space)."""
+    shortest = min(len(secret) if len(secret) < 16 else 16 for _, _, secret in SECRETS)
+    runs = re.compile(rb"[!-~]{%d,}" % shortest)
+    assert all(runs.fullmatch(secret.encode()) for _, _, secret in SECRETS)
+    return runs, [(kind, {piece.lower() for piece in _needles(secret)}) for kind, _, secret in SECRETS]
+
+
+def _found_in(data: bytes, finder: tuple[re.Pattern[bytes], list[tuple[str, set[bytes]]]]) -> set[str]:
+    """Kinds whose needles occur in `data`. Only its runs of printable characters can hold one, so they are cut
+    out first (one regex pass): a 36 MB Kùzu file is mostly pages of zeros, and the needles are then looked for
+    in a far smaller text instead of 1,200 times over the whole file."""
+    runs, needles = finder
+    text = b"\n".join(runs.findall(data)).lower()
+    return {kind for kind, pieces in needles if any(piece in text for piece in pieces)}
+
+
 def _leaks(root: Path) -> list[tuple[str, str]]:
-    found = []
-    needles = [(kind, _needles(secret)) for kind, _, secret in SECRETS]
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        data = path.read_bytes()
-        for kind, pieces in needles:
-            if any(piece in data for piece in pieces):
-                found.append((str(path.relative_to(root)), kind))
-    return found
+    finder = _finder()
+    return [(str(path.relative_to(root)), kind) for path in sorted(p for p in root.rglob("*") if p.is_file())
+            for kind in sorted(_found_in(path.read_bytes(), finder))]
+
+
+def test_the_scan_finds_a_cut_or_lowercased_secret(tmp_path):
+    secret = SECRETS[1][2]
+    (tmp_path / "a").write_bytes(b"x" + secret[3:20].lower().encode() + b"y")
+    (tmp_path / "b").write_bytes(b"nothing here " * 1000)
+    short = SECRETS[10][2]  # 12 characters, alone between a space and a zero byte
+    (tmp_path / "c").write_bytes(b"\x00" * 4096 + b"pw " + short.encode() + b"\x00" * 4096)
+    assert _leaks(tmp_path) == [("a", SECRETS[1][0]), ("c", SECRETS[10][0])]
 
 
 def _short(kind: str, text: str, secret: str) -> str:
@@ -183,9 +206,10 @@ def test_no_secret_reaches_the_workspace_through_any_command(run_kg, ws, tmp_pat
     ok(["status"])
     leaks = _leaks(ws.root)
     assert leaks == []
-    needles = [(kind, _needles(secret)) for kind, _, secret in SECRETS]
-    shown = [(command, kind) for command, out in printed for kind, pieces in needles
-             if any(piece.decode() in out for piece in pieces)]
+    # `kg search` prints the query it was given back to the caller; every other output must hold no secret
+    finder = _finder()
+    shown = [(command, kind) for command, out in printed if not command.startswith("search ")
+             for kind in sorted(_found_in(out.encode(), finder))]
     assert shown == []
 
 
