@@ -16,6 +16,7 @@ development cases showed can be checked on providers that nobody looked at while
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import zlib
@@ -320,3 +321,32 @@ def transcript_lines(data: Path, limit: int = 3000) -> list[str]:
     rng = random.Random(3)
     rng.shuffle(lines)
     return lines[:limit]
+
+
+# --- realistic labelled cases (tests/data/secrets) --------------------------------------------------------
+
+CASES_DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "secrets"
+REALISTIC_SETS = {"gitleaks": "gitleaks_cases.jsonl", "detect-secrets": "detect_secrets_cases.jsonl"}
+
+
+def realistic_cases(name: str) -> list[dict]:
+    """One scanner's own labelled examples, copied with attribution (see tests/data/secrets/README.md): dicts
+    with provider, text, secret (None for text that must survive), source, and `placeholder` for positives
+    that are placeholders by kg's definition (`SKxxxx...`), which kg keeps on purpose."""
+    with open(CASES_DIR / REALISTIC_SETS[name], encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def transcript_files(data: Path) -> list[Path]:
+    """Every text file of real agent sessions in shared/data: transcripts and runtime payloads (gzip too)."""
+    roots = [data / "transcripts", data / "runtimes"]
+    return sorted(p for root in roots if root.is_dir() for p in root.rglob("*")
+                  if p.is_file() and (p.suffix in (".md", ".jsonl", ".json", ".txt") or p.name.endswith(".jsonl.gz")))
+
+
+def read_text(path: Path) -> str:
+    if path.name.endswith(".gz"):
+        import gzip
+
+        return gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace")
+    return path.read_text(encoding="utf-8", errors="replace")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 
-from kg.secret_rules import SecretRule, SecretRulesError, packaged, parse
+from kg.secret_rules import SecretRule, SecretRulesError, packaged_rules, parse
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
@@ -35,6 +35,7 @@ _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=-]*")
 _SHORT = 4096  # below this many characters keywords are found by str.find, above by the tries
 _MAX_EXTEND = 16384  # longer runs are not secrets but blobs; the bound keeps adversarial input linear
+_WINDOW_RUN_ON = 160  # how far past its window a windowed rule's match may run (a quoted value's closing quote)
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,11 @@ class Redactor:
     def from_mapping(cls, data: Mapping[str, Any], source: str = "rules/secrets.toml", *,
                      validate: bool = True) -> Redactor:
         """Validate parsed TOML: unknown keys refused, regexes compiled (unless `validate=False`), groups checked."""
-        rules, ignore = parse(data, source, validate=validate)
+        return cls.from_rules(*parse(data, source, validate=validate))
+
+    @classmethod
+    def from_rules(cls, rules: Iterable[SecretRule], ignore: Iterable[str] = ()) -> Redactor:
+        """Parsed rules in file order, applied by priority (stable, so file order breaks ties)."""
         ordered = sorted(enumerate(rules), key=lambda pair: (pair[1].priority, pair[0]))
         return cls(tuple(rule for _, rule in ordered), tuple(ignore))
 
@@ -66,6 +71,16 @@ class Redactor:
         """Replace every secret in `text` with `[REDACTED:<kind>]`."""
         if not text:
             return Redacted(text)
+        spans = self._collect(text)
+        if not spans.kinds:
+            return Redacted(text)
+        return Redacted(spans.render(text), tuple(sorted(spans.kinds)))
+
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, kind) of every secret `redact` replaces, in order (for reviewing what was redacted)."""
+        return [item for item in self._collect(text).items if item[2]] if text else []
+
+    def _collect(self, text: str) -> _Spans:
         lowered = text.lower()
         if len(lowered) != len(text):  # a few non-ASCII letters lowercase to two characters
             lowered = text.translate(_ASCII_LOWER)
@@ -82,9 +97,7 @@ class Redactor:
             else:
                 for match in rule.pattern.finditer(text):
                     self._take(rule, match, text, spans)
-        if not spans.kinds:
-            return Redacted(text)
-        return Redacted(spans.render(text), tuple(sorted(spans.kinds)))
+        return spans
 
     def _apply_at(self, rule: SecretRule, text: str, positions: list[int], spans: _Spans) -> None:
         pattern = rule.pattern
@@ -98,7 +111,9 @@ class Redactor:
                     self._take(rule, match, text, spans)
                     done = match.end()
             return
-        windows: list[list[int]] = []  # the keywords' windows, overlapping ones merged
+        # Where a match may start: the keywords' windows, overlapping ones merged. A match may run on past the
+        # window (to its line's end, at most _WINDOW_RUN_ON further), so a value after a key near the edge is whole.
+        windows: list[list[int]] = []
         for at in positions:
             line_start = text.rfind("\n", max(0, at - rule.window), at) + 1
             line_end = text.find("\n", at, at + rule.window)
@@ -109,7 +124,11 @@ class Redactor:
             else:
                 windows.append([lo, hi])
         for lo, hi in windows:
-            for match in pattern.finditer(text, lo, hi):
+            stop = text.find("\n", hi, hi + _WINDOW_RUN_ON)
+            stop = min(len(text), hi + _WINDOW_RUN_ON) if stop < 0 else stop
+            for match in pattern.finditer(text, lo, stop):
+                if match.start() > hi:
+                    break
                 self._take(rule, match, text, spans)
 
     def _take(self, rule: SecretRule, match: re.Match[str], text: str, spans: _Spans) -> None:
@@ -120,6 +139,8 @@ class Redactor:
         if rule.min_entropy and entropy(secret) < rule.min_entropy:
             return
         if rule.before is not None and not _preceded_by(rule.before, text, match.start()):
+            return
+        if rule.not_before is not None and _line_before(rule.not_before, text, start):
             return
         if any(p.search(secret) for p in rule.ignore) or any(p.search(secret) for p in self._ignore):
             return
@@ -170,11 +191,16 @@ class Redactor:
                     at = lowered.find(keyword, at + 1)
             return starts
         tries, lookup = self._keyword_index
+        by_word: dict[str, list[int]] = {}  # one append per keyword found; rules gather their words' lists after
         for trie in tries:
             for match in trie.finditer(lowered):
-                at = match.start()
-                for index in lookup[match.group()]:
-                    starts.setdefault(index, []).append(at)
+                by_word.setdefault(match.group(), []).append(match.start())
+        for word, positions in by_word.items():
+            for index in lookup[word]:
+                if index in starts:
+                    starts[index] += positions
+                else:
+                    starts[index] = list(positions)
         return starts
 
     # --- helpers for callers -------------------------------------------------------------------------------
@@ -268,6 +294,12 @@ def _preceded_by(before: re.Pattern[str], text: str, end: int) -> bool:
     return before.search(text, start, end) is not None
 
 
+def _line_before(pattern: re.Pattern[str], text: str, end: int) -> bool:
+    """Does `pattern` occur in the text before `end` on the same line (up to 96 characters)?"""
+    start = max(text.rfind("\n", max(0, end - 96), end) + 1, end - 96, 0)
+    return pattern.search(text, start, end) is not None
+
+
 def entropy(value: str) -> float:
     """Shannon entropy in bits per character: random keys score high, words and slugs low."""
     n = len(value)
@@ -276,9 +308,10 @@ def entropy(value: str) -> float:
 
 @cache
 def load_default() -> Redactor:
-    """The packaged rules, parsed once per process (a Redactor is immutable, so sharing it is safe). Regexes are
+    """The packaged rules, loaded once per process (a Redactor is immutable, so sharing it is safe) from the
+    per-user cache of parsed rules when it matches the rule files (`kg.secret_rules.packaged_rules`). Regexes are
     compiled on first use; the test suite compiles and checks every one."""
-    return Redactor.from_mapping(packaged("secrets.toml"), "rules/secrets.toml", validate=False)
+    return Redactor.from_rules(*packaged_rules("secrets.toml"))
 
 
 def redact_text(text: str, redactor: Redactor | None = None) -> str:

@@ -8,21 +8,26 @@ and reason before anything is written.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import tomllib
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from kg.errors import RulesError
 
 _KIND = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
-_RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "description", "template", "key",
-              "secret", "window", "ignore", "priority"}
+_RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "not_before", "description",
+              "template", "key", "secret", "window", "ignore", "priority"}
 _TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence"}
 DEFAULT_PRIORITY = 50
+_CACHE_FORMAT = 2  # bump when the meaning of a cached rule changes
 
 
 class SecretRulesError(RulesError, ValueError):
@@ -49,6 +54,7 @@ class SecretRule:
     window: int = 0
     ignore_sources: tuple[str, ...] = ()
     priority: int = DEFAULT_PRIORITY
+    not_before_source: str | None = None
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -57,6 +63,10 @@ class SecretRule:
     @cached_property
     def before(self) -> re.Pattern[str] | None:
         return re.compile(f"(?:{self.before_source})\\Z") if self.before_source else None
+
+    @cached_property
+    def not_before(self) -> re.Pattern[str] | None:
+        return re.compile(self.not_before_source) if self.not_before_source else None
 
     @cached_property
     def ignore(self) -> tuple[re.Pattern[str], ...]:
@@ -171,11 +181,16 @@ def _parse_rule(entry: Any, index: int, source: str, templates: Mapping[str, str
                 re.compile(f"(?:{before})\\Z")
             except re.error as exc:
                 raise SecretRulesError(f"{where}: bad regex in 'before': {exc}") from None
+    not_before = entry.get("not_before")
+    if not_before is not None:
+        if not isinstance(not_before, str) or not not_before:
+            raise SecretRulesError(f"{where}: 'not_before' must be a non-empty string")
+        _regex_list([not_before], f"{where}: 'not_before'", validate)
     ignore = _regex_list(entry.get("ignore", []), f"{where}: 'ignore'", validate)
     if not isinstance(entry.get("description", ""), str):
         raise SecretRulesError(f"{where}: 'description' must be a string")
     return SecretRule(kind, raw, group, tuple(k.lower() for k in keywords), float(min_entropy), before, window,
-                      tuple(ignore), priority)
+                      tuple(ignore), priority, not_before)
 
 
 def _pattern_of(entry: Mapping[str, Any], where: str, templates: Mapping[str, str]) -> str:
@@ -194,3 +209,118 @@ def _pattern_of(entry: Mapping[str, Any], where: str, templates: Mapping[str, st
     if not (isinstance(key, str) and key and isinstance(secret, str) and secret):
         raise SecretRulesError(f"{where}: a 'template' rule needs 'key' and 'secret' regexes")
     return templates[name].replace("{key}", key).replace("{secret}", secret)
+
+
+# --- the packaged rules, parsed once per machine --------------------------------------------------------
+#
+# Parsing secrets.toml and the gitleaks rules costs about 25 ms, more than a `kg log` spends redacting. The
+# parsed rules are therefore cached as JSON in the user's cache directory, keyed by a hash of the packaged
+# rule files' bytes (and of this cache's format): an edited rule file gets a new key, so a stale cache is
+# never read. The cache is data, never code (JSON, not pickle); it is used only if it is owned by this user,
+# not writable by anyone else, parses, and every field has the type a parsed rule has. Anything else is
+# ignored and the TOML is parsed as before. Writing it is best effort (a read-only home just parses).
+
+
+def packaged_rules(entry: str = "secrets.toml") -> tuple[list[SecretRule], list[str]]:
+    """(rules, global ignore regexes) of the packaged `entry` file and what it includes, from the cache when a
+    trustworthy one matches the files' content, else parsed (and cached for the next process)."""
+    key = _packaged_key(entry)
+    path = cache_dir() / f"secret-rules-{entry.removesuffix('.toml')}.json" if key else None
+    if path is not None:
+        cached = _read_cache(path, key)
+        if cached is not None:
+            return cached
+    rules, ignore = parse(packaged(entry), f"rules/{entry}", validate=False)
+    if path is not None:
+        _write_cache(path, key, rules, ignore)
+    return rules, ignore
+
+
+def cache_dir() -> Path:
+    """Where kg caches derived data for this user: $KG_CACHE_DIR, else $XDG_CACHE_HOME/kg, else ~/.cache/kg."""
+    if os.environ.get("KG_CACHE_DIR"):
+        return Path(os.environ["KG_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "kg"
+
+
+def _packaged_key(entry: str) -> str | None:
+    """A digest of every packaged secrets*.toml (name, size and CRC-32 of its bytes), the entry point and the
+    cache format. It detects an edited or replaced rule file; it is not a defence against a forged cache (the
+    owner and mode checks are), so it uses zlib rather than hashlib, whose OpenSSL import costs more than
+    everything else here."""
+    parts = [str(_CACHE_FORMAT), entry]
+    try:
+        folder = resources.files("kg.rules")
+        names = sorted(item.name for item in folder.iterdir()
+                       if item.name.startswith("secrets") and item.name.endswith(".toml"))
+        for name in names:
+            data = (folder / name).read_bytes()
+            parts.append(f"{name}:{len(data)}:{zlib.crc32(data):08x}:{zlib.adler32(data):08x}")
+    except OSError:
+        return None
+    return "-".join(f"{zlib.crc32(part.encode()):08x}" for part in parts[2:]) + f"-f{_CACHE_FORMAT}"
+
+
+_FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",
+           "priority", "not_before_source")
+
+
+def _read_cache(path: Path, key: str) -> tuple[list[SecretRule], list[str]] | None:
+    try:
+        with open(path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if (hasattr(os, "getuid") and info.st_uid != os.getuid()) or info.st_mode & 0o022:
+                return None  # someone else could have written it: do not let it decide what gets redacted
+            data = json.loads(handle.read())
+        if data.get("format") != _CACHE_FORMAT or data.get("key") != key:
+            return None
+        ignore = data["ignore"]
+        if not (isinstance(ignore, list) and all(isinstance(i, str) for i in ignore)):
+            return None
+        rules = [_rule_from_row(row) for row in data["rules"]]
+        if not rules or any(rule is None for rule in rules):
+            return None
+        return rules, ignore  # type: ignore[return-value]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _rule_from_row(row: Any) -> SecretRule | None:
+    if not isinstance(row, list) or len(row) != len(_FIELDS):
+        return None
+    kind, source, group, keywords, min_entropy, before, window, ignore, priority, not_before = row
+    ok = (isinstance(kind, str) and _KIND.fullmatch(kind) and isinstance(source, str) and source
+          and isinstance(group, (int, str)) and not isinstance(group, bool)
+          and isinstance(keywords, list) and all(isinstance(k, str) and k for k in keywords)
+          and isinstance(min_entropy, (int, float)) and not isinstance(min_entropy, bool)
+          and (before is None or isinstance(before, str))
+          and isinstance(window, int) and not isinstance(window, bool)
+          and isinstance(ignore, list) and all(isinstance(i, str) for i in ignore)
+          and isinstance(priority, int) and not isinstance(priority, bool)
+          and (not_before is None or isinstance(not_before, str)))
+    if not ok:
+        return None
+    return SecretRule(kind, source, group, tuple(keywords), float(min_entropy), before, window, tuple(ignore),
+                      priority, not_before)
+
+
+def _write_cache(path: Path, key: str, rules: list[SecretRule], ignore: list[str]) -> None:
+    rows = [[getattr(rule, name) for name in _FIELDS] for rule in rules]
+    payload = json.dumps({"format": _CACHE_FORMAT, "key": key, "ignore": ignore, "rules": rows},
+                         separators=(",", ":"))
+    import tempfile  # only when writing: importing it costs more than reading the cache
+
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".secret-rules-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(payload)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass

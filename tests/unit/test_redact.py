@@ -47,7 +47,7 @@ def redactor() -> Redactor:
 # --- hand-written cases -------------------------------------------------------------------------------
 
 POSITIVE = [
-    ("aws key AKIAIOSFODNN7EXAMPLE in env", "aws key [REDACTED:aws_access_key] in env"),
+    ("aws key AKIA4LTM0Q8P5W07NT8V in env", "aws key [REDACTED:aws_access_key] in env"),
     ("export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
      "export GITHUB_TOKEN=[REDACTED:github_token]"),
     ("use github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP now",
@@ -87,9 +87,38 @@ POSITIVE = [
     ("cut off: -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
      "cut off: [REDACTED:private_key]"),
     ("travis:\n  secure: c2VjcmV0IGVuY3J5cHRlZCB2YWx1ZQ==", "travis:\n  secure: [REDACTED:ci_secure_value]"),
+    # formats the realistic cases (tests/data/secrets) showed missing; values made up here
+    ("pU3KGCUwux1tEyze1iN7LtkeP3IfyxlxF0SU1kk8nVw0YL4xIB5p/tqg7ui5mX9cfCmZ/a/lkyU81lSvTfrXFA==",
+     "[REDACTED:azure_storage_key]"),
+    ("der: MIIEpAIBAAKCAQEAjORS/6ilI8ihN5KXSc7Tvo/hBKqFYY/kv5ZJr3J1TWDtkwtDDb+xHKas1VOqg6YYZYn9ZhyiA4uoRgnatm end",
+     "der: [REDACTED:private_key] end"),
+    ("mc 67c76fb008f86bebb2737f6a6f0fb23c-us21 ok", "mc [REDACTED:mailchimp_api_key] ok"),
+    ("pg AVNS_q8Wk2Zp4Rt6Yv1Xn3Mb", "pg [REDACTED:aiven_token]"),
+    ("//npm.example.com/:_auth=dXNlcjpTM2NyM3RQNHNz", "//npm.example.com/:_auth=[REDACTED:npm_access_token]"),
+    ("vault hvs.YTWmE4lBYOvfZ8UzDzV8fUkk", "vault [REDACTED:vault_service_token]"),
+    ("curl -u \"ci-bot\":\"Qz7-pL2x9Kd\" https://x", "curl -u \"ci-bot\":\"[REDACTED:cli_credential]\" https://x"),
+    ("curl --user ops:'Qz7pL2x9Kd' https://x", "curl --user ops:'[REDACTED:cli_credential]' https://x"),
+    ("the password is YTWmE4lBYOvfZ8UzDzV8fUkkibjL", "the password is [REDACTED:password_assignment]"),
+    ('os.getenv("API_TOKEN", "67c76fb0-08f8-6beb-b273-7f6a6f0fb23c")',
+     'os.getenv("API_TOKEN", "[REDACTED:password_assignment]")'),
+    ('apikey = @"Qz7pL2x9Kd!"', 'apikey = @"[REDACTED:password_assignment]"'),
+    ("sl_pass=Qz7pL2x9Kd", "sl_pass=[REDACTED:password_assignment]"),
 ]
 
 NEGATIVE = [
+    "aws_access_key: AKIAIOSFODNN7EXAMPLE",  # AWS's documentation id
+    "resolution: {integrity: sha512-pU3KGCUwux1tEyze1iN7LtkeP3IfyxlxF0SU1kk8nVw0YL4xIB5p/tqg7ui5mX9cfCmZ/a/lkyU81lSvTfrXFA==}",
+    "cert MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTESMBAGA1UEChMJQmFsdGltb3Jl",
+    "apiKey: 'dummy-proxy-key'",
+    "env.API_KEY = apiKeyFromConfig;",
+    "function login(credentials: LoginCredentials): Session {",
+    'DEPLOY_SECRET_NAME = "PROD-DB-CREDS"',
+    'ssh_public_key = "YTWmE4lBYOvfZ8UzDzV8fUkkibjL5DZPjN0MEQ7w"',
+    "csrf_token=YTWmE4lBYOvfZ8UzDzV8fUkkibjL5DZPjN0MEQ7w",
+    'db_password = "a-fake-password-1"',
+    "all tests pass:\"}],",
+    "xoxp-1234-1234-1234-abcdef",
+    "the password reset token expired",
     "password reset flow is broken",
     "the token count was 512",
     "max_tokens: 512",
@@ -148,7 +177,7 @@ def test_specific_kind_wins_over_key_rule(redactor: Redactor) -> None:
 
 
 def test_redact_many_handles_strings_lists_and_none(redactor: Redactor) -> None:
-    fields = {"summary": "password=hunter2", "tags": ["ok", "AKIAIOSFODNN7EXAMPLE"], "note": None, "x": "ok"}
+    fields = {"summary": "password=hunter2", "tags": ["ok", "AKIA4LTM0Q8P5W07NT8V"], "note": None, "x": "ok"}
     out, kinds = redactor.redact_many(fields)
     assert out == {"summary": "password=[REDACTED:password_assignment]",
                    "tags": ["ok", "[REDACTED:aws_access_key]"], "note": None, "x": "ok"}
@@ -419,9 +448,65 @@ def test_gitleaks_rules_carry_their_attribution_and_licence() -> None:
 
 
 def test_redact_value_reaches_nested_strings(redactor: Redactor) -> None:
-    value = {"tags": ["ok", "AKIAIOSFODNN7EXAMPLE"], "properties": {"reason": "key sk-proj-abc123DEF456ghi789JKL0"},
+    value = {"tags": ["ok", "AKIA4LTM0Q8P5W07NT8V"], "properties": {"reason": "key sk-proj-abc123DEF456ghi789JKL0"},
              "n": 3}
     kinds: set[str] = set()
     out = redactor.redact_value(value, kinds)
-    assert "AKIAIOSFODNN7EXAMPLE" not in str(out) and "sk-proj-abc123DEF456ghi789JKL0" not in str(out)
+    assert "AKIA4LTM0Q8P5W07NT8V" not in str(out) and "sk-proj-abc123DEF456ghi789JKL0" not in str(out)
     assert out["n"] == 3 and kinds == {"aws_access_key", "openai_key"}
+
+
+# --- the per-user cache of parsed packaged rules ------------------------------------------------------------
+
+def _rows(rules) -> list[tuple]:
+    from kg.secret_rules import _FIELDS
+
+    return [tuple(getattr(rule, name) for name in _FIELDS) for rule in rules]
+
+
+def test_parsed_rules_are_cached_and_read_back_the_same(tmp_path, monkeypatch) -> None:
+    from kg.secret_rules import packaged, packaged_rules, parse
+
+    monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
+    parsed, ignore = parse(packaged("secrets.toml"), "rules/secrets.toml", validate=False)
+    first = packaged_rules()
+    files = list(tmp_path.glob("secret-rules-*.json"))
+    assert len(files) == 1 and files[0].stat().st_mode & 0o077 == 0
+    second = packaged_rules()
+    assert _rows(first[0]) == _rows(second[0]) == _rows(parsed) and second[1] == first[1] == ignore
+
+
+@pytest.mark.parametrize("damage", ["garbage", "stale key", "bad row", "writable by others"])
+def test_a_damaged_or_foreign_cache_is_ignored(tmp_path, monkeypatch, damage: str) -> None:
+    import json as _json
+
+    from kg.secret_rules import packaged, packaged_rules, parse
+
+    monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
+    packaged_rules()
+    path = next(tmp_path.glob("secret-rules-*.json"))
+    data = _json.loads(path.read_text())
+    data["rules"] = data["rules"][:1]  # what a tampered cache would do: drop every rule but one
+    if damage == "garbage":
+        path.write_text("{not json")
+    elif damage == "stale key":
+        data["key"] = "0" * 64
+        path.write_text(_json.dumps(data))
+    elif damage == "bad row":
+        data["rules"][0][0] = "Not A Kind!"
+        path.write_text(_json.dumps(data))
+    else:
+        path.write_text(_json.dumps(data))
+        path.chmod(0o666)
+    rules, _ = packaged_rules()
+    assert _rows(rules) == _rows(parse(packaged("secrets.toml"), "rules/secrets.toml", validate=False)[0])
+
+
+def test_an_unwritable_cache_dir_only_costs_the_parse(tmp_path, monkeypatch) -> None:
+    from kg.secret_rules import packaged_rules
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("KG_CACHE_DIR", str(blocker / "kg"))  # a path under a file: cannot be created
+    rules, _ = packaged_rules()
+    assert len(rules) > 200
