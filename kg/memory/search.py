@@ -439,6 +439,9 @@ RELAXED = {"fuzzy": "nothing held every word as written; matched similar words i
 
 
 def render(hits: list[dict[str, Any]], query: str) -> str:
+    from kg.redact import redact_text
+
+    query = redact_text(query)  # the answer is read back into the agent's context, and often logged
     if not hits:
         return f"No results for '{query}'"
     lines = [f"🔍 {len(hits)} result(s) for '{query}':"]
