@@ -25,7 +25,8 @@ def test_export_graph_to_stdout_is_the_document(run_kg, logged):
     assert {n["id"] for n in data["nodes"]} >= {logged["event"], logged["pattern"], logged["lesson"]}
 
 
-def test_export_graph_to_file_reports(run_kg, logged, tmp_path):
+def test_export_graph_to_file_reports(run_kg, logged, ws):
+    tmp_path = ws.root  # --out stays inside the workspace
     out = tmp_path / "g.graphml"
     r = run_kg(["export", "graph", "--out", str(out), "--type", "event", "--type", "pattern", "--json"])
     assert r.exit_code == 0, r.stderr
@@ -59,8 +60,9 @@ def test_bad_input_exits_2_with_a_fix(run_kg, logged, args, message):
     assert (r.exit_code, r.stdout, r.stderr) == (2, "", message)
 
 
-def test_graph_show_draws(run_kg, logged, tmp_path):
+def test_graph_show_draws(run_kg, logged, ws):
     pytest.importorskip("matplotlib")
+    tmp_path = ws.root  # --out stays inside the workspace
     out = tmp_path / "p.png"
     r = run_kg(["graph", "show", logged["pattern"], "--out", str(out)])
     assert r.exit_code == 0, r.stderr

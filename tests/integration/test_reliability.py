@@ -180,13 +180,43 @@ def test_out_targets_never_overwrite_kg_state_or_devices(ws, kg, tmp_path):
     code, _, err = kg("export", "trail", "--out", str(ws.kg_dir / "ids.json"))
     assert code == 2 and "inside kg's own state folder" in err
     code, _, err = kg("export", "graph", "--out", "/dev/null")
+    assert code == 2 and "outside the workspace" in err
+    os.mkfifo(ws.root / "pipe")
+    code, _, err = kg("export", "graph", "--out", "pipe")
     assert code == 2 and "not a regular file" in err
-    real = tmp_path / "real.json"
+    real = ws.root / "exports" / "real.json"
+    real.parent.mkdir()
     real.write_text("{}")
-    link = tmp_path / "link.json"
+    link = ws.root / "link.json"
     link.symlink_to(real)
     assert kg("export", "trail", "--out", str(link))[0] == 0
     assert link.is_symlink() and '"entries"' in real.read_text()
+
+
+@pytest.mark.parametrize("command", [("export", "trail", "--out"), ("export", "graph", "--out"),
+                                     ("graph", "show", "--type", "event", "--out")])
+def test_out_targets_stay_inside_the_workspace(ws, kg, tmp_path, command):
+    ws.log("learning", "an entry to export", now="2026-11-01T10:00")
+    outside = tmp_path / "elsewhere.png"
+    code, out, err = kg(*command, str(outside))
+    assert (code, out) == (2, "") and not outside.exists()
+    assert err.startswith(f"Error: --out {outside} is outside the workspace {ws.root}: ")
+    assert "a relative path is taken from the workspace folder" in err
+    code, _, err = kg(*command, "../escape.png")
+    assert code == 2 and "outside the workspace" in err and not (tmp_path / "escape.png").exists()
+    link = ws.root / "out-link.png"  # a link inside that points out is refused too, not written through
+    link.symlink_to(outside)
+    code, _, err = kg(*command, "out-link.png")
+    assert code == 2 and "outside the workspace" in err and not outside.exists()
+
+
+def test_a_relative_out_lands_in_the_workspace_whatever_the_current_folder(ws, kg, tmp_path, monkeypatch):
+    ws.log("learning", "an entry to export", now="2026-11-01T10:00")
+    (ws.root / "exports").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, out, err = kg("export", "graph", "--format", "json", "--out", "exports/g.json")
+    assert code == 0, err
+    assert (ws.root / "exports" / "g.json").is_file() and not (tmp_path / "exports").exists()
 
 
 @pytest.fixture
@@ -229,3 +259,43 @@ def test_disk_full_keeps_the_id_and_leaves_no_temp_files(small_fs, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert [r["id"] for r in rows if r["text"] == "written on a full disk"] == [answer["id"]]
     assert not [r for r in rows if r["text"] == "no room for this one"]
+
+
+def test_a_reader_drains_within_its_budget_and_says_what_it_left(tmp_path, capsys):
+    """With `write.reader_drain_seconds = 0` a reader applies one batch (`drain_batch`, 8) and reads: its wait
+    does not grow with the backlog. What it left is reported (status, search's note, the brief) and stays
+    in the journal, applied by the next drain: nothing lost, nothing twice."""
+    import kg
+
+    root = tmp_path / "ws"
+    kg.init_workspace(root)
+    (root / "kg.toml").write_text("[rules.policy.write]\nreader_drain_seconds = 0\n")
+    ws = kg.open_workspace(root)
+    ids = [ws.log("error", f"deploy step {i} failed on staging", now="2026-11-01T10:00", apply=False).id
+           for i in range(20)]
+    assert ws.journal.pending_count() == 20
+    data = ws.status(now="2026-11-02")
+    assert data["journal_pending"] == 12 and data["entries"] == {"error": 8}
+    assert ws.journal.pending_count() == 12  # the draining file now holds only the rest
+    code = run(["-w", str(root), "search", "deploy", "--json", "--now", "2026-11-02"])
+    err = capsys.readouterr().err
+    assert code == 0 and err == "Note: 4 entries logged moments ago are still being applied and not in this " \
+                                "answer yet\n"
+    brief = run(["-w", str(root), "hook", "session-start", "--json", "--now", "2026-11-02"])
+    out = json.loads(capsys.readouterr().out)
+    assert brief == 0 and out["journal_pending"] == 0 and "still being applied" not in out["text"]
+    assert ws.status(now="2026-11-02")["journal_pending"] == 0
+    assert sorted(r["id"] for r in ws.list(type="error", limit=100)) == sorted(ids)  # every entry once
+    assert not list(ws.kg_dir.glob("draining-*.jsonl"))
+
+
+def test_a_writer_still_applies_everything_before_it_works(tmp_path):
+    import kg
+
+    root = tmp_path / "ws"
+    kg.init_workspace(root)
+    (root / "kg.toml").write_text("[rules.policy.write]\nreader_drain_seconds = 0\n")
+    ws = kg.open_workspace(root)
+    last = [ws.log("error", f"step {i} failed", now="2026-11-01T10:00", apply=False) for i in range(20)][-1]
+    assert ws.resolve(last.id, "resolved", now="2026-11-02")["previous"] == "pending"
+    assert ws.journal.pending_count() == 0
