@@ -256,6 +256,14 @@ class Journal:
             count += sum(1 for line in data.splitlines() if line.strip())
         return count
 
+    def growing(self) -> bool:
+        """Whether entries were appended since the last `take()` (which moved the file away): agents are
+        logging while the graph is drained."""
+        try:
+            return self.path.stat().st_size > 0
+        except FileNotFoundError:
+            return False
+
     def has_pending(self) -> bool:
         if self.path.exists() and self.path.stat().st_size:
             return True

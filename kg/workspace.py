@@ -120,6 +120,7 @@ class Workspace:
                              workspace_source=str(root / "kg.toml"))
         self._held: Store | None = None
         self._held_read_only = False  # the held handle is a `reading()` one: nothing to drain into
+        self._held_reader = False  # the held handle is a reader's, whose drain had a budget: no second drain
         self._held_cm: Any = None
         self._depth = 0
         self._mutex = threading.RLock()  # one thread at a time in the graph
@@ -206,7 +207,9 @@ class Workspace:
             self._in_store.depth = getattr(self._in_store, "depth", 0) + 1
             try:
                 if self._held is not None:
-                    if not self._held_read_only:
+                    # a read-only handle has nothing to drain into; a reader's (budgeted) one drained already,
+                    # and a nested call inside the read must not then wait for everyone's backlog after all
+                    if not self._held_read_only and not self._held_reader:
                         self.pending = self._drain(self._held, budget=budget).pending
                     yield self._held
                     return
@@ -272,11 +275,11 @@ class Workspace:
             for repair in st.repairs:
                 drain.warn(repair)
             self.pending = self._drain(st, polite=polite, budget=budget).pending
-            self._held = st  # nested store() calls share this handle
+            self._held, self._held_reader = st, budget is not None  # nested store() calls share this handle
             try:
                 yield st
             finally:
-                self._held = None
+                self._held, self._held_reader = None, False
 
     @property
     def is_held(self) -> bool:

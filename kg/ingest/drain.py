@@ -1,13 +1,17 @@
 """Draining the journal into the graph: bounded batches, a fair hand-over, and quarantine.
 
-Every drain applies the journal in transactions of `write.drain_batch` records, oldest first, and always
-applies at least one batch (so every drain makes progress). Between two batches it may stop:
+Every drain applies the journal oldest first, in transactions of `write.drain_batch` records, and always
+applies at least one batch (so every drain makes progress), except a budgeted one. Between two batches it
+may stop:
 
 - a *polite* drain (the detached applier a `kg log` leaves, the `with ws:` thread) stops when a foreground
   process waits for the graph, and hands it over;
-- a *budgeted* drain (a reader: search, status, the session brief) stops once `write.reader_drain_seconds`
-  have passed, and reads the graph as it is; what is left is counted (`DrainReport.pending`) and reported,
-  so a reader's wait does not grow with the number of agents logging.
+- a *budgeted* drain (a reader: search, status, list, the session brief) applies one record at a time; once
+  `write.reader_drain_seconds` have passed, and only while there is contention (agents go on logging, or
+  another process waits for the graph), it stops and the reader reads the graph as it is. What is left is
+  counted (`DrainReport.pending`) and reported, so a reader's wait does not grow with the number of agents
+  logging; the detached appliers, the writers and the next readers apply the rest. With no contention the
+  backlog is finite and nobody would apply it sooner, so the reader applies all of it (as every drain did).
 
 What a drain stops short of stays in its draining file, rewritten to hold only the rest, for the next
 holder. A record that cannot be applied is quarantined in `journal.rejected` with a warning, and the drain
@@ -64,16 +68,21 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
     """Apply the journal into `st` (whose graph lock the caller holds); see the module docstring."""
     report = DrainReport()
     started = clock()
-    size = max(1, ws.policy.drain_batch)
+    # A budgeted drain goes one record at a time, so it ends within one record's apply of its budget.
+    size = 1 if budget is not None else max(1, ws.policy.drain_batch)
     batches = 0
 
+    def contended() -> bool:
+        # agents are logging (new entries since this drain took the journal) or a process waits for the graph
+        return ws.journal.growing() or st.others_waiting()
+
     def stop_now() -> str:
+        if budget is not None and clock() - started >= budget and contended():
+            return "budget"  # checked first: under contention a budget of 0 applies nothing
         if not batches:
-            return ""  # the first batch always: every drain makes progress
+            return ""  # else the first batch always: every drain makes progress
         if polite and st.others_waiting():
             return "handed over"
-        if budget is not None and clock() - started >= budget:
-            return "budget"
         return ""
 
     rounds = 0

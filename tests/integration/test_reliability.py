@@ -262,9 +262,12 @@ def test_disk_full_keeps_the_id_and_leaves_no_temp_files(small_fs, capsys):
 
 
 def test_a_reader_drains_within_its_budget_and_says_what_it_left(tmp_path, capsys):
-    """With `write.reader_drain_seconds = 0` a reader applies one batch (`drain_batch`, 8) and reads: its wait
-    does not grow with the backlog. What it left is reported (status, search's note, the brief) and stays
-    in the journal, applied by the next drain: nothing lost, nothing twice."""
+    """With `write.reader_drain_seconds = 0`, while another process waits for the graph (held here as a real
+    waiter does: a shared lock on graph.lock.wait), a reader applies nothing and reads the graph as it is:
+    its wait does not grow with the backlog. What it left is reported (status, search's note, the brief) and
+    stays in the journal for the next drain: nothing lost, nothing twice."""
+    import fcntl
+
     import kg
 
     root = tmp_path / "ws"
@@ -272,21 +275,46 @@ def test_a_reader_drains_within_its_budget_and_says_what_it_left(tmp_path, capsy
     (root / "kg.toml").write_text("[rules.policy.write]\nreader_drain_seconds = 0\n")
     ws = kg.open_workspace(root)
     ids = [ws.log("error", f"deploy step {i} failed on staging", now="2026-11-01T10:00", apply=False).id
-           for i in range(20)]
-    assert ws.journal.pending_count() == 20
+           for i in range(12)]
+    waiter = os.open(ws.kg_dir / "graph.lock.wait", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(waiter, fcntl.LOCK_SH)
     data = ws.status(now="2026-11-02")
-    assert data["journal_pending"] == 12 and data["entries"] == {"error": 8}
-    assert ws.journal.pending_count() == 12  # the draining file now holds only the rest
+    assert data["journal_pending"] == 12 and data["entries"] == {}
     code = run(["-w", str(root), "search", "deploy", "--json", "--now", "2026-11-02"])
     err = capsys.readouterr().err
-    assert code == 0 and err == "Note: 4 entries logged moments ago are still being applied and not in this " \
-                                "answer yet\n"
-    brief = run(["-w", str(root), "hook", "session-start", "--json", "--now", "2026-11-02"])
+    assert code == 0 and err == ("Note: 12 entries logged moments ago are still being applied and not in this "
+                                 "answer yet\n")
+    assert run(["-w", str(root), "hook", "session-start", "--json", "--now", "2026-11-02"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert brief == 0 and out["journal_pending"] == 0 and "still being applied" not in out["text"]
+    assert out["journal_pending"] == 12
+    assert "- 12 entries logged moments ago still being applied (not counted here yet)" in out["text"]
+    os.close(waiter)  # no contention: a reader applies the whole backlog, whatever its budget
+    assert ws.status(now="2026-11-02")["entries"] == {"error": 12}
     assert ws.status(now="2026-11-02")["journal_pending"] == 0
     assert sorted(r["id"] for r in ws.list(type="error", limit=100)) == sorted(ids)  # every entry once
     assert not list(ws.kg_dir.glob("draining-*.jsonl"))
+
+
+def test_a_budgeted_drain_stops_between_records_and_keeps_the_rest(ws):
+    """The budget is checked before each record (a clock passed in, no sleeping): under contention, what the
+    drain did not reach stays in its draining file, which then holds only the rest."""
+    from kg.ingest.drain import drain
+
+    for i in range(5):
+        ws.log("error", f"step {i} failed", now="2026-11-01T10:00", apply=False)
+    import fcntl
+
+    ws.log("error", "step 5 failed", now="2026-11-01T10:00", apply=False)
+    ticks = iter([0.0, 0.4, 0.8, 1.2, 1.6])
+    waiter = os.open(ws.kg_dir / "graph.lock.wait", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(waiter, fcntl.LOCK_SH)  # contention: another process waits for the graph
+    with ws.store(budget=0) as st:  # under contention a budget of 0 applies nothing: the drain below is the first
+        assert ws.pending == 6
+        report = drain(ws, st, budget=1.0, clock=lambda: next(ticks))
+    os.close(waiter)
+    assert (report.applied, report.pending, report.stopped) == (2, 4, "budget")
+    assert ws.journal.pending_count() == 4
+    assert ws.drain().applied == 4 and ws.journal.pending_count() == 0
 
 
 def test_a_writer_still_applies_everything_before_it_works(tmp_path):
