@@ -6,7 +6,8 @@ tests/cli/test_fuzz.py, runs the small version).
 
 - kill trials: `kg log --wait`, the detached applier a `kg log` leaves, `kg cycle`, `kg import trail`, a
   `with ws:` batch and a reader draining a backlog are each killed with SIGKILL at a random moment; then the
-  workspace must open, every acknowledged id must be in the graph (not lost) and no summary stored twice (not duplicated);
+  workspace must open, every acknowledged id must be in the graph (not lost) and no summary stored twice
+  (not duplicated);
 - reader latency: `kg search`, `kg status` and `kg hook session-start` wall time with N agents each logging in
   a loop (every `kg log` answers and leaves a detached applier), against no agent logging and against a
   command with no graph (baselines, same run), and `kg cycle` / `kg graph report` failures under that load
@@ -110,20 +111,24 @@ def main() -> None:
 
         ws = root / "readers"
         fault_trials.kg(root, "init", str(ws))
-        for i in range(30):
+        if not args.reads:  # --reads 0: no latency run (bench/reader_latency.py makes it alone)
+            ws = None
+        for i in range(30 if ws else 0):
             fault_trials.kg(ws, "log", "error", f"deploy step {i} failed on staging", "--wait")
         lat, heavy = [], []
-        for n in (0, args.agents):
+        for n in (0, args.agents) if ws else ():
             stats, held = reader_latency.measure(ws, n, args.reads, heavy=2)
             base = stats["no-graph"]["p50"]
             lat += [[str(n), cmd, f"{d['p50']:.2f}", f"{d['p95']:.2f}", f"{d['max']:.2f}",
                      f"{d['failed']}/{args.reads}", f"{d['pending']:g}", f"{d['p50'] / base:.1f}"]
                     for cmd, d in stats.items()]
             heavy += [[str(n), name, f"{failed}/2", str(is_held)] for name, (failed, is_held) in held.items()]
-        print(table("reader latency (seconds, whole processes) while N agents log (bench/reader_latency.py)",
-                    ["agents", "command", "p50", "p95", "max", "failed", "pending p50", "p50 / no-graph"], lat))
-        print(table("heavy commands under the same load", ["agents", "command", "failed", "'graph is held'"],
-                    heavy))
+        if lat:
+            print(table("reader latency (seconds, whole processes) while N agents log (bench/reader_latency.py)",
+                        ["agents", "command", "p50", "p95", "max", "failed", "pending p50", "p50 / no-graph"],
+                        lat))
+            print(table("heavy commands under the same load", ["agents", "command", "failed", "'graph is held'"],
+                        heavy))
 
         ws = root / "fuzz"
         fault_trials.kg(root, "init", str(ws))
