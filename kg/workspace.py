@@ -230,7 +230,8 @@ class Workspace:
         queries are small, and each worker thread costs resident memory."""
         budget = self.policy.reader_drain_seconds
         with self._mutex:
-            self.pending = 0
+            if self._held is None:  # a read nested in another keeps the outer one's count
+                self.pending = 0
             if self._held is not None or not self.graph_path.exists():  # `with ws:` reads its own writes
                 with self.store() as st:
                     yield st

@@ -287,6 +287,8 @@ def test_a_reader_drains_within_its_budget_and_says_what_it_left(tmp_path, capsy
     assert run(["-w", str(root), "hook", "session-start", "--json", "--now", "2026-11-02"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["journal_pending"] == 12
+    assert run(["-w", str(root), "status", "--json", "--now", "2026-11-02"]) == 0  # a read with nested reads
+    assert json.loads(capsys.readouterr().out)["journal_pending"] == 12
     assert "- 12 entries logged moments ago still being applied (not counted here yet)" in out["text"]
     os.close(waiter)  # no contention: a reader applies the whole backlog, whatever its budget
     assert ws.status(now="2026-11-02")["entries"] == {"error": 12}
