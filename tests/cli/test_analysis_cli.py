@@ -52,12 +52,12 @@ def test_export_graph_since(run_kg, logged):
     ("graph show --out x.png", ("Error: name a node id, or --type (e.g. --type lesson,principle), to choose what "
                                 "to draw\n")),
     ("graph show nope --out x.png", "Error: no node 'nope' in the graph: `kg list` shows the ids\n"),
-    ("graph show --type lesson --out x.gif", "Error: --out x.gif: name a .png, .svg or .pdf file\n"),
+    ("graph show --type lesson --out x.gif", "Error: --out {ws}/x.gif: name a .png, .svg or .pdf file\n"),
     ("graph report --top 0", "Error: --top must be at least 1\n"),
 ])
-def test_bad_input_exits_2_with_a_fix(run_kg, logged, args, message):
-    r = run_kg(args)
-    assert (r.exit_code, r.stdout, r.stderr) == (2, "", message)
+def test_bad_input_exits_2_with_a_fix(run_kg, logged, ws, args, message):
+    r = run_kg(args)  # a relative --out is taken from the workspace, and named so
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", message.replace("{ws}", str(ws.root)))
 
 
 def test_graph_show_draws(run_kg, logged, ws):
