@@ -4,11 +4,14 @@ tests/cli/test_fuzz.py, runs the small version).
 
     .venv/bin/python bench/fault_soak.py [--trials 20] [--agents 8] [--reads 15] [--fuzz 1000] [--seed 20]
 
-- kill trials: `kg log --wait`, the detached applier a `kg log` leaves, `kg cycle`, a `with ws:` batch and a
-  reader draining a backlog are each killed with SIGKILL at a random moment; then the workspace must open,
-  every acknowledged id must be in the graph (not lost) and no summary stored twice (not duplicated);
-- reader latency: `kg search` wall time with N agents each logging in a loop (every `kg log` answers and
-  leaves a detached applier), against the same reads with no agent logging (the baseline, same run);
+- kill trials: `kg log --wait`, the detached applier a `kg log` leaves, `kg cycle`, `kg import trail`, a
+  `with ws:` batch and a reader draining a backlog are each killed with SIGKILL at a random moment; then the
+  workspace must open, every acknowledged id must be in the graph (not lost) and no summary stored twice
+  (not duplicated);
+- reader latency: `kg search`, `kg status` and `kg hook session-start` wall time with N agents each logging in
+  a loop (every `kg log` answers and leaves a detached applier), against no agent logging and against a
+  command with no graph (baselines, same run), and `kg cycle` / `kg graph report` failures under that load
+  (bench/reader_latency.py);
 - fuzz: random bad arguments over the command paths, run in-process through the console entry's `run`;
   counted are exit codes other than 0 and 2, and answers without an `Error:` line.
 """
@@ -28,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests" / "integration"))
 import fault_trials  # noqa: E402
+import reader_latency  # noqa: E402
 from common import table  # noqa: E402
 
 BAD_TEXT = ["caf\udce9", "\udcff", "../../AGENTS", "/abs/path", "../../../../usr/**/*", "'; MATCH (n) DETACH "
@@ -107,18 +111,24 @@ def main() -> None:
 
         ws = root / "readers"
         fault_trials.kg(root, "init", str(ws))
-        for i in range(50):
+        if not args.reads:  # --reads 0: no latency run (bench/reader_latency.py makes it alone)
+            ws = None
+        for i in range(30 if ws else 0):
             fault_trials.kg(ws, "log", "error", f"deploy step {i} failed on staging", "--wait")
-        idle = fault_trials.reader_latency(ws, agents=0, reads=args.reads)
-        busy = fault_trials.reader_latency(ws, agents=args.agents, reads=args.reads)
-        lat = [[name, f"{d['p50']:.2f}", f"{d['p95']:.2f}", f"{d['max']:.2f}", f"{d['failed']}/{d['reads']}",
-                f"{d['p50'] / idle['p50']:.1f}", f"{d['wait_p50']:.2f}", f"{d['wait_p95']:.2f}",
-                f"{d['ref_p50']:.2f}", f"{d['ref_p95']:.2f}"]
-               for name, d in (("no agent logging (baseline)", idle), (f"{args.agents} agents logging", busy))]
-        print(table("`kg search` latency (seconds); lock = a reader's wait for the graph alone; no-graph = `kg "
-                    "pref list` (same start-up, no graph: the machine's load)",
-                    ["condition", "p50", "p95", "max", "failed", "p50 ratio", "lock p50", "lock p95",
-                     "no-graph p50", "no-graph p95"], lat))
+        lat, heavy = [], []
+        for n in (0, args.agents) if ws else ():
+            stats, held = reader_latency.measure(ws, n, args.reads, heavy=2)
+            base = stats["no-graph"]["p50"]
+            lat += [[str(n), cmd, f"{d['p50']:.2f}", f"{d['p95']:.2f}", f"{d['max']:.2f}",
+                     f"{d['failed']}/{args.reads}", f"{d['pending']:g}", f"{d['p50'] / base:.1f}"]
+                    for cmd, d in stats.items()]
+            heavy += [[str(n), name, f"{failed}/2", str(is_held)] for name, (failed, is_held) in held.items()]
+        if lat:
+            print(table("reader latency (seconds, whole processes) while N agents log (bench/reader_latency.py)",
+                        ["agents", "command", "p50", "p95", "max", "failed", "pending p50", "p50 / no-graph"],
+                        lat))
+            print(table("heavy commands under the same load", ["agents", "command", "failed", "'graph is held'"],
+                        heavy))
 
         ws = root / "fuzz"
         fault_trials.kg(root, "init", str(ws))

@@ -39,7 +39,9 @@ def export_graph(
     dialect: Annotated[str | None, typer.Option("--dialect", help="For cypher: kuzu (default) or neo4j.")] = None,
     types: TypeOpt = None,
     since: SinceOpt = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file (default: stdout).")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Write to this file, inside the workspace (a relative path is taken from it; "
+                            "default: stdout).")] = None,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -50,7 +52,8 @@ def export_graph(
 
     with errors():
         ws = workspace(ctx)
-        result = run(ws, fmt, types=_types(types), since=since, now=now_of(ctx, now), out=out_path(out, ws.kg_dir),
+        result = run(ws, fmt, types=_types(types), since=since, now=now_of(ctx, now),
+                     out=out_path(out, ws.kg_dir, root=ws.root),
                      dialect=dialect)
     for warning in result.warnings:
         note(f"Warning: {warning}")
@@ -64,7 +67,9 @@ def export_graph(
 def graph_show(
     ctx: typer.Context,
     node_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="Draw the neighbourhood of this node.")] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="The picture: a .png, .svg or .pdf file.")] = Path("graph.png"),
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="The picture: a .png, .svg or .pdf file inside the workspace (a relative path is "
+                            "taken from it).")] = Path("graph.png"),
     types: TypeOpt = None,
     depth: Annotated[int, typer.Option(help="Links to follow from ID.")] = 1,
     limit: Annotated[int, typer.Option(help="Draw at most this many nodes (the nearest or best-connected).")] = 150,
@@ -79,7 +84,8 @@ def graph_show(
 
     with errors():
         ws = workspace(ctx)
-        report = show_subgraph(ws, out=out_path(out, ws.kg_dir), node_id=node_id, types=_types(types), depth=depth,
+        report = show_subgraph(ws, out=out_path(out, ws.kg_dir, root=ws.root), node_id=node_id,
+                               types=_types(types), depth=depth,
                                limit=limit, since=since, now=now_of(ctx, now))
     for warning in report["warnings"]:
         note(f"Warning: {warning}")

@@ -145,6 +145,13 @@ def note(message: str) -> None:
     typer.echo(message, err=True)
 
 
+def pending_note(ws: Any) -> None:
+    """Say on stderr that a read did not wait for every entry logged (its drain ran out of budget)."""
+    if getattr(ws, "pending", 0):
+        note(f"Note: {ws.pending} entr{'y' if ws.pending == 1 else 'ies'} logged moments ago "
+             f"{'is' if ws.pending == 1 else 'are'} still being applied and not in this answer yet")
+
+
 # Work a command leaves for after it has answered. The console entry (`kg.cli.app.main`) runs it in a detached
 # child once the output is written and the exit code is known; anywhere else (an in-process CliRunner, a
 # platform without fork) `background_possible()` says no and the command does the work in the foreground.

@@ -185,6 +185,9 @@ def _render_status(d: dict[str, Any]) -> str:
              f"   Edges: {edges}   Sessions: {d['sessions']}"]
     if d["entry_status"]:
         lines.append("   Status: " + ", ".join(f"{k} {v}" for k, v in sorted(d["entry_status"].items())))
+    if d.get("journal_pending"):
+        lines.append(f"   ⏳ Journal: {d['journal_pending']} entr(y/ies) logged moments ago still being applied "
+                     "(not counted above yet)")
     if d.get("journal_rejected"):
         lines.append(f"   ⚠️  Journal: {d['journal_rejected']} line(s) set aside in memory/.kg/journal.rejected "
                      "(could not be applied); `kg doctor` shows them")

@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Log many entries at once (bulk `kg log`): every line is checked and redacted before anything is
         written, then all are journaled together and applied and linked in one graph open."""
-        from kg.ingest import read_jsonl
+        from kg.ingest.batch import read_jsonl
 
         with errors():
             ws = workspace(ctx)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, workspace
+from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, pending_note, workspace
 
 ListOpt = list[str] | None
 
@@ -228,9 +228,11 @@ def register(app: typer.Typer) -> None:
         from kg.memory import search
 
         with errors():
-            hits = [h.as_dict() for h in search.search(workspace(ctx), query, type=type_, since=since,
+            ws = workspace(ctx)
+            hits = [h.as_dict() for h in search.search(ws, query, type=type_, since=since,
                                                        session=session, limit=limit, now=now_of(ctx, now),
                                                        sources=source)]
+        pending_note(ws)
         emit(hits, as_json, lambda rows: search.render(rows, query))
 
     @index_app.command("build")

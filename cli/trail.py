@@ -15,7 +15,8 @@ import_app = typer.Typer(help="Import memory written by other tools or by hand."
 
 def export_trail(
     ctx: typer.Context,
-    out: Annotated[Path | None, typer.Option(help="Write the JSON here instead of memory/.learning-trail.json.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the JSON here (inside the workspace, relative to it) "
+                                                 "instead of memory/.learning-trail.json.")] = None,
     learnings: Annotated[bool | None, typer.Option("--learnings/--no-learnings",
                                                    help="Also (re)write .learnings/*.md (default: when that "
                                                         "folder exists).")] = None,
@@ -23,10 +24,12 @@ def export_trail(
     as_json: JsonOpt = False,
 ) -> None:
     """Write memory/.learning-trail.json (and .learnings/*.md) from the graph."""
+    from kg.paths import out_path
     from kg.trail import export_trail as run
 
     with errors():
-        result = run(workspace(ctx), out=out, learnings=learnings, now=now_of(ctx, now))
+        ws = workspace(ctx)
+        result = run(ws, out=out_path(out, ws.kg_dir, root=ws.root), learnings=learnings, now=now_of(ctx, now))
     emit(result, as_json, lambda d: f"Exported {d['entries']} entries, {d['nodes']} nodes and {d['edges']} edges "
                                     f"to {', '.join(d['written'])}")
 

@@ -242,6 +242,9 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
                    for c in watch[:lim["watch"]]])
         stats = [(f"- Entries: {counts['entries'] or 0} | Nodes: {counts['nodes'] or 0} | Edges: {edges} | "
                   f"Sessions: {sessions_n}")]
+        if ws.pending:  # the read did not wait for every agent's backlog (write.reader_drain_seconds)
+            stats.append(f"- {ws.pending} entr{'y' if ws.pending == 1 else 'ies'} logged moments ago "
+                         "still being applied (not counted here yet)")
         if session:
             stats.append(f"- Session: {session}" + (" (started now)" if started else ""))
         stats.append('- Log what goes wrong or what the user corrects: `kg log error|learning|feature "..."`')
@@ -270,7 +273,7 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     return {
         "now": at.isoformat(), "budget": budget, "chars": len(text), "text": text, "message": message or None,
         "session": session, "session_started": started, "sections": shown, "omitted": omitted,
-        "memory": memory or None, "file": written,
+        "memory": memory or None, "file": written, "journal_pending": ws.pending,
         "counts": {"pending_high": pending_total, "verifications_due": lc["verifications_due_total"],
                    "ready_to_promote": lc["ready_to_promote_total"],
                    "proposals": lc["proposals_pending_total"], "watch": watch_total},

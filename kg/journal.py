@@ -237,6 +237,33 @@ class Journal:
             pass
         return not any(self.folder.glob("draining-*.jsonl"))
 
+    def keep(self, pending: Pending, rest: list[dict[str, Any]]) -> None:
+        """A drain stopped short (handed over, or out of budget): its draining file now holds only the records
+        it did not reach, so the next drain starts there and `pending_count` stays true. The records applied
+        are committed already; a crash before this rewrite only makes the next drain skip them again."""
+        data = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rest).encode()
+        write_atomic(pending.path, data)
+        pending.records = rest
+
+    def pending_count(self) -> int:
+        """How many journal lines wait to be applied (the newest file and every draining file)."""
+        count = 0
+        for path in (self.path, *self.folder.glob("draining-*.jsonl")):
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                continue
+            count += sum(1 for line in data.splitlines() if line.strip())
+        return count
+
+    def growing(self) -> bool:
+        """Whether entries were appended since the last `take()` (which moved the file away): agents are
+        logging while the graph is drained."""
+        try:
+            return self.path.stat().st_size > 0
+        except FileNotFoundError:
+            return False
+
     def has_pending(self) -> bool:
         if self.path.exists() and self.path.stat().st_size:
             return True

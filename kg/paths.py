@@ -44,12 +44,24 @@ def inside(root: Path, path: Path, what: str) -> Path:
     return real
 
 
-def out_path(path: str | os.PathLike[str] | None, kg_dir: Path) -> Path | None:
+def out_path(path: str | os.PathLike[str] | None, kg_dir: Path, *, root: Path | None = None) -> Path | None:
     """An `--out` value checked by `output_target`: the path as given, or a symlink's target (so the file is
-    written through the link and the link stays)."""
+    written through the link and the link stays).
+
+    With `root` (the CLI: a path the user typed) it is confined to the workspace like every other name that
+    becomes a path: a relative path resolves against `root`, not the current directory, and one that leads
+    outside (`..`, an absolute path elsewhere, a symlink pointing out) is refused."""
     if path is None:
         return None
     given = Path(path).expanduser()
+    if root is not None:
+        given = given if given.is_absolute() else root / given
+        real = Path(os.path.realpath(given))
+        base = Path(os.path.realpath(root))
+        if real != base and base not in real.parents:
+            raise UsageError(f"--out {path} is outside the workspace {root}: kg writes only inside its "
+                             "workspace. Name a file in it (a relative path is taken from the workspace "
+                             "folder) and copy it from there, or export to stdout where the command allows")
     real = output_target(given, kg_dir)
     return real if given.is_symlink() else given
 

@@ -14,22 +14,24 @@ import tomllib
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kg import clock, files, paths
 from kg.entries import choice, prepare
 from kg.errors import KgError, NotFound, NoWorkspace, RulesError, SchemaError, StoreError, UsageError
+from kg.ingest import drain
+from kg.ingest.apply import PATTERN_KEY_META, pattern_for_key  # noqa: F401 - public here since before kg.ingest
+from kg.ingest.apply import node_params as _node_params
+from kg.ingest.background import BackgroundApplier, close_at_exit
+from kg.ingest.drain import DrainReport
 from kg.journal import Journal, write_atomic
 from kg.policy import RuleSet
 from kg.store import EDGE_TYPES, HIDDEN_COLUMNS, KNOWLEDGE_KINDS, Row, Store, check_label, existing_ids, plain
-from kg.text import clean, index_tokens
-
-if TYPE_CHECKING:  # kg.linking (and rapidfuzz) load when the graph is written, not for `kg log`'s answer
-    from kg import linking
+from kg.text import clean
 
 ENV_WORKSPACE = "KG_WORKSPACE"
 ENV_LOCK_TIMEOUT = "KG_LOCK_TIMEOUT"
@@ -110,98 +112,6 @@ class LogResult:
         }
 
 
-@dataclass
-class DrainReport:
-    applied: int = 0
-    skipped: int = 0
-    torn: int = 0
-    ids: list[str] = field(default_factory=list)
-    rejected: int = 0
-
-
-def _warn(message: str) -> None:
-    """A warning on stderr: the drain goes on, and `kg status`/`kg doctor` show what was set aside."""
-    import sys
-
-    try:
-        sys.stderr.write(f"Warning: {message}\n")
-    except (OSError, ValueError):
-        pass
-
-
-def _operational(exc: StoreError) -> bool:
-    """A failure of the disk or the database (kept, retried by the next drain), not of one record's data."""
-    low = str(exc).lower()
-    return any(w in low for w in ("disk is full", "not writable", "io exception", "i/o", "no space",
-                                  "buffer manager", "out of memory", "read-only", "read only",
-                                  "cannot reach the team graph"))  # a FalkorDB server away: kg/store/falkor.py
-
-
-class _Applier:
-    """The background thread that applies a held-open workspace's logs to the graph.
-
-    `log()` inside `with ws:` answers once the entry is durable in the journal (as `kg log` does) and wakes
-    this thread, which drains the journal through `ws.store()`: under the workspace's mutex, so it never works
-    in the graph at the same time as the caller, and any read the caller makes drains first (it waits for
-    the thread's batch, then applies whatever is left itself). A failure leaves the entries in the journal,
-    where the next drain (the caller's next log or read, leaving `with ws:`, or any kg command) applies them.
-    Leaving the block does not wait for the thread: it takes the mutex (so a batch in flight ends first) and
-    drains what is left itself."""
-
-    def __init__(self, ws: Workspace):
-        self.ws = ws
-        self.error: BaseException | None = None
-        self._wake = threading.Condition()
-        self._wanted = False
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="kg-apply", daemon=True)
-        self._thread.start()
-
-    @property
-    def alive(self) -> bool:
-        return not self._stopping and self._thread.is_alive()
-
-    def kick(self) -> None:
-        with self._wake:
-            self._wanted = True
-            self._wake.notify()
-
-    def stop(self) -> None:
-        """End the thread after the batch in flight, if any; what is left stays in the journal."""
-        with self._wake:
-            self._stopping = True
-            self._wake.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._wake:
-                while not self._wanted and not self._stopping:
-                    self._wake.wait()
-                if self._stopping:
-                    return
-                self._wanted = False
-            if self.error is not None:
-                continue  # the graph failed once; the entries wait in the journal for the caller's next drain
-            try:
-                with self.ws._mutex:
-                    if self._stopping or self.ws._held is None:
-                        return  # the block was left: its exit drained, or the journal keeps the rest
-                    try:
-                        self.ws.drain(if_pending=True)
-                    finally:
-                        if self.ws._close_after_batch:  # the block's exit was interrupted waiting for us
-                            self.ws._close_after_batch = False
-                            self.ws._close_held(drain=False)
-            except BaseException as exc:  # noqa: BLE001 - kept for the caller; the entries stay journaled
-                self.error = exc
-
-
-def _close_at_exit(ref: weakref.ref[Workspace]) -> None:
-    ws = ref()
-    if ws is not None:
-        ws._close_held()
-
-
 class Workspace:
     """One agent workspace. Every method opens the graph, works and closes it again, unless the workspace
     is used as a context manager (`with ws:`), which holds the graph open (and other processes out) for a
@@ -216,16 +126,18 @@ class Workspace:
                              workspace_source=str(root / "kg.toml"))
         self._held: Store | None = None
         self._held_read_only = False  # the held handle is a `reading()` one: nothing to drain into
+        self._held_reader = False  # the held handle is a reader's, whose drain had a budget: no second drain
         self._held_cm: Any = None
         self._depth = 0
         self._mutex = threading.RLock()  # one thread at a time in the graph
         self._in_store = threading.local()  # .depth: this thread's open `store()` blocks
-        self._applier: _Applier | None = None
+        self._applier: BackgroundApplier | None = None
         self._applier_lock = threading.Lock()  # not the mutex: a log must not wait for the applier's batch
         self._queued = 0  # logs handed to the applier since the last drain
         self._close_after_batch = False
         self._atexit: Callable[[], None] | None = None
         self._last_drain = DrainReport()
+        self.pending = 0  # acknowledged entries the last read did not wait for (its drain ran out of budget)
         self._journal: Journal | None = None
         self._allow_new_graph = False  # `kg doctor --repair` only: start a graph over a missing one
 
@@ -314,8 +226,10 @@ class Workspace:
         return None
 
     @contextmanager
-    def store(self, *, unless: Callable[[], bool] | None = None, polite: bool = False) -> Iterator[Store]:
-        """The open graph, with the journal drained into it first.
+    def store(self, *, unless: Callable[[], bool] | None = None, polite: bool = False,
+              budget: float | None = None) -> Iterator[Store]:
+        """The open graph, with the journal drained into it first (with a `budget`, for that many seconds
+        after the first batch: see `kg.ingest.drain`; `pending` then says how many entries were left).
 
         With `unless`, the check runs once the graph lock is held; when it is true the graph is not opened
         and None is yielded instead of a store. One thread at a time works in the graph: another thread's
@@ -324,11 +238,13 @@ class Workspace:
             self._in_store.depth = getattr(self._in_store, "depth", 0) + 1
             try:
                 if self._held is not None:
-                    if not self._held_read_only:
-                        self._drain(self._held)
+                    # a read-only handle has nothing to drain into; a reader's (budgeted) one drained already,
+                    # and a nested call inside the read must not then wait for everyone's backlog after all
+                    if not self._held_read_only and not self._held_reader:
+                        self.pending = self._drain(self._held, budget=budget).pending
                     yield self._held
                     return
-                with self._opened(unless, polite) as st:
+                with self._opened(unless, polite, budget) as st:
                     yield st
             finally:
                 self._in_store.depth -= 1
@@ -339,11 +255,21 @@ class Workspace:
         nothing to apply, it is opened read-only with a small page cache: no migration check, no WAL settings,
         and tens of MB less resident memory than a writer's open. Otherwise (entries to apply, a graph not
         made or not migrated yet, or one already open in this process) it is `store()`, which applies the
-        journal first, so a reader never misses an acknowledged entry. One query thread: a one-off read's
+        journal first. That drain is bounded (`write.reader_drain_seconds`): past it the read goes on with the
+        graph as it is, and `ws.pending` says how many acknowledged entries it does not show yet, so a
+        reader's wait does not grow with the number of agents logging. One query thread: a one-off read's
         queries are small, and each worker thread costs resident memory."""
+        budget = self.policy.reader_drain_seconds
         with self._mutex:
+            if self._held is None:  # a read nested in another keeps the outer one's count
+                self.pending = 0
+            # `with ws:` reads its own writes; a missing embedded graph is made by the writer's open
             if self._held is not None or (not self.graph_path.exists() and self.store_url is None):
                 with self.store() as st:
+                    yield st
+                return
+            if self.journal.has_pending():  # straight to the writer's open: one wait for the lock, not two
+                with self.store(budget=budget) as st:
                     yield st
                 return
             entered = False
@@ -365,11 +291,12 @@ class Workspace:
                 if entered:
                     raise
             if not entered:
-                with self.store() as st:
+                with self.store(budget=budget) as st:
                     yield st
 
     @contextmanager
-    def _opened(self, unless: Callable[[], bool] | None, polite: bool = False) -> Iterator[Store | None]:
+    def _opened(self, unless: Callable[[], bool] | None, polite: bool = False,
+                budget: float | None = None) -> Iterator[Store | None]:
         with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", lock_timeout=self.lock_timeout,
                         queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
                         unless=unless, buffer_pool_mb=self.policy.buffer_pool_mb, polite=polite,
@@ -379,13 +306,13 @@ class Workspace:
                 yield None
                 return
             for repair in st.repairs:
-                _warn(repair)
-            self._drain(st, polite=polite)
-            self._held = st  # nested store() calls share this handle
+                drain.warn(repair)
+            self.pending = self._drain(st, polite=polite, budget=budget).pending
+            self._held, self._held_reader = st, budget is not None  # nested store() calls share this handle
             try:
                 yield st
             finally:
-                self._held = None
+                self._held, self._held_reader = None, False
 
     @property
     def is_held(self) -> bool:
@@ -464,211 +391,17 @@ class Workspace:
                 pass
             return self._last_drain
 
-    def _drain(self, st: Store, *, polite: bool = False) -> DrainReport:
-        """Apply the journal in bounded batches (`write.drain_batch`), each its own transaction. A polite
-        (background) drain hands the graph over between batches when a foreground process waits; what it
-        leaves stays in its draining file for the next holder. A record that cannot be applied is quarantined
-        in `journal.rejected` with a warning, and the drain goes on."""
-        report = DrainReport()
-        rounds, handed_over = 0, False
-        # A background drain that holds the graph keeps taking what other agents log meanwhile (a few rounds,
-        # while no reader waits), so one open graph serves a burst instead of every `kg log` opening it.
-        while not handed_over and self.journal.has_pending() and (
-                rounds == 0 or (polite and rounds < 8 and not st.others_waiting())):
-            rounds += 1
-            with self._applier_lock:
-                self._queued = 0
-            size = max(1, self.policy.drain_batch)
-            for pending in self.journal.take():
-                report.torn += pending.skipped
-                self._quarantine(pending, report)
-                records = pending.records
-                for start in range(0, len(records), size):
-                    batch = records[start:start + size]
-                    done = self._apply_batch(st, pending, batch, report)
-                    report.applied += len(done)
-                    report.skipped += len(batch) - len(done)
-                    report.ids.extend(done)
-                    if polite and start + size < len(records) and st.others_waiting():
-                        handed_over = True
-                        break
-                if handed_over:
-                    break
-                self.journal.done(pending)
+    def _drain(self, st: Store, *, polite: bool = False, budget: float | None = None) -> DrainReport:
+        """Apply the journal into the open graph (see `kg.ingest.drain`): all of it, or, `polite`, until a
+        foreground process waits, or, with a `budget` in seconds, until that has passed."""
+        report = drain.drain(self, st, polite=polite, budget=budget)
         self._last_drain = report
         return report
 
-    def _quarantine(self, pending: Any, report: DrainReport, extra: list[dict[str, Any]] = ()) -> None:
-        from kg.journal import check_record
-
-        items = [{"reason": b.reason, "line": b.text, "file": pending.path.name, "lineno": b.lineno}
-                 for b in pending.bad]
-        good = []
-        for rec in pending.records:
-            why = check_record(rec, self.policy.kinds)
-            if why:
-                items.append({"reason": why, "record": rec, "file": pending.path.name})
-            else:
-                good.append(rec)
-        items += list(extra)
-        if not items:
-            return
-        pending.records = good
-        self.journal.reject(pending, items)
-        report.rejected += len(items)
-        _warn(f"{len(items)} journal line(s) could not be applied and were moved to "
-              f"{self.journal.rejected_path.relative_to(self.root)} ({items[0]['reason']}); "
-              "`kg doctor` shows them")
-
-    def _apply_batch(self, st: Store, pending: Any, batch: list[dict[str, Any]],
-                     report: DrainReport) -> list[str]:
-        """Apply one batch; if it fails on its data (not on the disk), apply its records one by one and
-        quarantine the ones that fail alone, so one record never blocks every reader."""
-        try:
-            return self._apply(st, batch)
-        except StoreError as exc:
-            if _operational(exc):
-                raise
-        except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
-            pass
-        done, bad = [], []
-        for rec in batch:
-            try:
-                done += self._apply(st, [rec])
-            except StoreError as exc:
-                if _operational(exc):
-                    raise
-                bad.append({"reason": f"the graph refused it: {exc}"[:300], "record": rec,
-                            "file": pending.path.name})
-            except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-                bad.append({"reason": f"cannot apply: {type(exc).__name__}: {exc}"[:300], "record": rec,
-                            "file": pending.path.name})
-        if bad:
-            ids = {id(b["record"]) for b in bad}
-            pending.records = [r for r in pending.records if id(r) not in ids]
-            pending.bad = []
-            self.journal.reject(pending, bad)
-            report.rejected += len(bad)
-            _warn(f"{len(bad)} journal record(s) could not be applied and were moved to "
-                  f"{self.journal.rejected_path.relative_to(self.root)} ({bad[0]['reason']})")
-        return done
-
-    def _apply(self, st: Store, records: list[dict[str, Any]]) -> list[str]:
-        from kg import linking
-
-        logs = [r for r in records if r.get("op") == "log"]
-        if not logs:
-            return []
-        existing = {r["id"] for r in logs if st.run("node_exists", id=r["id"])}  # key lookups, not a scan
-        new = [r for r in logs if r["id"] not in existing]
-        if not new:
-            return []
-        rules = linking.rules_of(self.rules)
-        with st.transaction(), linking.counting(st):
-            linking.prefetch_terms(st, (r["fields"]["text"] for r in new), rules)
-            sessions = {}
-            for rec in new:
-                f = rec["fields"]
-                if f.get("session") and f["session"] not in sessions:
-                    sessions[f["session"]] = {"id": f["session"], "at": _ts(f["created_at"]),
-                                              "source": f.get("source")}
-            if sessions:
-                st.run("sessions_touch", rows=list(sessions.values()))
-            # One record at a time, in journal order: each is created, joined to its pattern and linked before
-            # the next exists, so a drained batch ends up exactly as the same logs applied one by one (created
-            # all at once, each would find the later ones among its candidates, and link both ways). Keyword
-            # counts are kept in memory and written once per keyword at the batch's end (kg/term_counts.py).
-            for rec in new:
-                f = rec["fields"]
-                st.run("node_create", id=rec["id"], kind="event", entry_type=f["entry_type"], text=f["text"],
-                       details=f.get("details"), action=f.get("action"), category=f.get("category"),
-                       priority=f["priority"], status=f["status"], area=f.get("area"), source=f.get("source"),
-                       pattern_key=f.get("pattern_key"), session=f.get("session"), files=f.get("files") or [],
-                       tags=f.get("tags") or [], error_text=f.get("error_text"), context=f.get("context"),
-                       reproducible=f.get("reproducible"), user_context=f.get("user_context"),
-                       complexity=f.get("complexity"), frequency=f.get("frequency"),
-                       redactions=list(rec.get("redacted", [])), created_at=_ts(f["created_at"]),
-                       tokens=f["tokens"])
-                if not rec.get("link", True):
-                    linking.index_terms(st, f["text"], rules)  # linked records are counted after their lookup
-                placed = self._attach_patterns(st, [rec])
-                # Auto-links in the same transaction: a log is linked when it is applied, or not at all.
-                if rec["id"] in placed:
-                    doc, found = placed[rec["id"]]
-                    linking.link_node(st, rec["id"], rules, now=_ts(f["created_at"]), doc=doc, found=found,
-                                      existing=set())
-        return [r["id"] for r in new]
-
-    def _attach_patterns(self, st: Store, records: list[dict[str, Any]]
-                         ) -> dict[str, tuple[linking.Doc, linking.Candidates]]:
-        """A log whose Pattern-Key exists joins that pattern; a new key makes the pattern. A log with no key
-        that nearly duplicates earlier events of its entry type and area (and does not contradict them)
-        joins their pattern, or makes one with a derived key (`auto.<area>.<hash>`).
-
-        Returns, for each record to auto-link (all but `--no-link` ones), the record as the linking
-        decisions see it and its full-text candidates, so linking does not query the index twice."""
-        from kg import linking
-
-        if not records:
-            return {}
-        rules = linking.rules_of(self.rules)
-        keys = sorted({r["fields"]["pattern_key"] for r in records if r["fields"].get("pattern_key")})
-        known: dict[str, str] = {}
-        for key in keys:
-            live = pattern_for_key(st, key)
-            if live is not None:
-                known[key] = live
-        for rec in records:
-            key = rec["fields"].get("pattern_key")
-            if not key:
-                continue
-            at = _ts(rec["fields"]["created_at"])
-            if key not in known:
-                with self.journal.locked():
-                    (pid,) = self.journal.allocate(self.policy.node_prefix["pattern"], f"{at:%Y%m%d}")
-                st.run("node_create", **_node_params(pid, "pattern", rec["fields"]["text"], at, pattern_key=key,
-                                                     area=rec["fields"].get("area"),
-                                                     priority=rec["fields"]["priority"]))
-                st.run("meta_set", key=PATTERN_KEY_META + key, value=pid)
-                linking.index_terms(st, rec["fields"]["text"], rules)
-                known[key] = pid
-            # one statement per member: `UNWIND $rows ... MATCH (n {id: r.x})` scans the node table in kuzu
-            st.run("pattern_add_new_member", pattern=known[key], event=rec["id"], at=at, manual=False, score=1.0,
-                   reason="same pattern key")
-        placed: dict[str, tuple[linking.Doc, linking.Candidates]] = {}
-        for rec in records:
-            if not rec.get("link", True):
-                continue
-            f = rec["fields"]
-            at = _ts(f["created_at"])
-            key = f.get("pattern_key")
-            doc = linking.Doc(id=rec["id"], kind="event", text=f["text"], entry_type=f["entry_type"],
-                              category=f.get("category"), area=f.get("area"), created_at=at, pattern_key=key)
-            found = linking.candidates(st, doc, rules, count=True)
-            linking.index_terms(st, f["text"], rules, found=found)
-            match = None if key else linking.match_pattern(doc, found, rules)
-            if match is not None:
-                pid = None
-                if not match.new:
-                    rows = st.run("pattern_of_event", id=match.via)
-                    pid = rows[0]["id"] if rows else None
-                if pid is None:
-                    with self.journal.locked():
-                        (pid,) = self.journal.allocate(self.policy.node_prefix["pattern"], f"{at:%Y%m%d}")
-                    st.run("node_create", **_node_params(pid, "pattern", match.text or f["text"], at,
-                                                         pattern_key=match.key, area=f.get("area"),
-                                                         priority=f["priority"]))
-                    linking.index_terms(st, match.text or f["text"], rules)
-                for member in (*match.members, rec["id"]):
-                    st.run("pattern_add_new_member" if member == rec["id"] else "pattern_add_member",
-                           pattern=pid, event=member, at=at, manual=False, score=match.score, reason=match.reason)
-                    st.run("pattern_event_set_key", id=member, key=match.key, at=at)
-                doc = linking.with_pattern(doc, match.key)
-                found = linking.Candidates(
-                    [linking.with_pattern(d, match.key) if d.id in match.members else d for d in found.docs],
-                    found.weights, found.query, found.table, found.sims)
-            placed[rec["id"]] = (doc, found)
-        return placed
+    def _forget_queued(self) -> None:
+        """A drain round took the journal: the background thread's backlog count starts again."""
+        with self._applier_lock:
+            self._queued = 0
 
     # -- the current session ------------------------------------------------------------------------------
     @property
@@ -739,9 +472,9 @@ class Workspace:
                 # is slowed down, and no read or exit waits for an unbounded backlog.
                 if self.in_batch and self._queued < self.policy.background_max_queued:
                     if self._applier is None or not self._applier.alive:
-                        self._applier = _Applier(self)
+                        self._applier = BackgroundApplier(self)
                         if self._atexit is None:
-                            self._atexit = partial(_close_at_exit, weakref.ref(self))
+                            self._atexit = partial(close_at_exit, weakref.ref(self))
                             atexit.register(self._atexit)
                     if self._applier.error is None:
                         self._queued += 1
@@ -769,8 +502,8 @@ class Workspace:
 
     def log_many(self, items: Any, **options: Any) -> Any:
         """Log a conversation or a transcript in one pass (one journal write, one graph open, linked as it
-        goes): see `kg.ingest.log_many`."""
-        from kg.ingest import log_many
+        goes): see `kg.ingest.batch.log_many`."""
+        from kg.ingest.batch import log_many
 
         return log_many(self, items, **options)
 
@@ -937,47 +670,10 @@ class Workspace:
             "pending_high": [_jsonable(r) for r in high],
             "patterns": [_jsonable(p) for p in patterns],
             "journal_rejected": len(self.journal.rejected()),
+            "journal_pending": self.pending,  # acknowledged, not applied when this was read
             **({"team": {"graph": self.store_url.public, "contributors": [_jsonable(r) for r in team]}}
                if team is not None else {}),
         }
-
-
-PATTERN_KEY_META = "pattern-key:"
-
-
-def pattern_for_key(st: Store, key: str) -> str | None:
-    """The live pattern with this key (a merged pattern's key finds the pattern it went into), or None.
-
-    Kùzu has no secondary index, so finding a pattern by key scans every node (30 ms at 100k events). The id
-    found is remembered in `Meta` under `pattern-key:KEY` and checked by primary key on later use (about
-    1 ms); a stale or missing entry falls back to the scan, so the cache can never give a wrong answer."""
-    meta = PATTERN_KEY_META + key
-    for row in st.run("meta_get", key=meta):
-        if st.run("pattern_has_key", id=row["value"], key=key):
-            into = [r["id"] for r in st.run("pattern_sources", id=row["value"]) if r["kind"] == "pattern"]
-            return into[0] if into else row["value"]
-    for row in st.run("pattern_get", ref=key):
-        if row["key"] == key:
-            st.run("meta_set", key=meta, value=row["id"])
-            return row["merged_into"] or row["id"]
-    return None
-
-
-def _node_params(node_id: str, kind: str, text: str, at: datetime, **extra: Any) -> dict[str, Any]:
-    params: dict[str, Any] = {
-        "id": node_id, "kind": kind, "entry_type": None, "text": text, "details": None, "action": None,
-        "category": None, "priority": None, "status": "active", "area": None, "source": "manual",
-        "pattern_key": None, "session": None, "files": [], "tags": [], "error_text": None, "context": None,
-        "reproducible": None, "user_context": None, "complexity": None, "frequency": None, "redactions": [],
-        "created_at": at, "tokens": "",
-    }
-    params.update(extra)
-    params["tokens"] = index_tokens(params["text"], params.get("details"), " ".join(params["tags"]))
-    return params
-
-
-def _ts(value: str | datetime) -> datetime:
-    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
 def _node_dict(node: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,8 @@ def test_export_graph_to_stdout_is_the_document(run_kg, logged):
     assert {n["id"] for n in data["nodes"]} >= {logged["event"], logged["pattern"], logged["lesson"]}
 
 
-def test_export_graph_to_file_reports(run_kg, logged, tmp_path):
+def test_export_graph_to_file_reports(run_kg, logged, ws):
+    tmp_path = ws.root  # --out stays inside the workspace
     out = tmp_path / "g.graphml"
     r = run_kg(["export", "graph", "--out", str(out), "--type", "event", "--type", "pattern", "--json"])
     assert r.exit_code == 0, r.stderr
@@ -51,16 +52,17 @@ def test_export_graph_since(run_kg, logged):
     ("graph show --out x.png", ("Error: name a node id, or --type (e.g. --type lesson,principle), to choose what "
                                 "to draw\n")),
     ("graph show nope --out x.png", "Error: no node 'nope' in the graph: `kg list` shows the ids\n"),
-    ("graph show --type lesson --out x.gif", "Error: --out x.gif: name a .png, .svg or .pdf file\n"),
+    ("graph show --type lesson --out x.gif", "Error: --out {ws}/x.gif: name a .png, .svg or .pdf file\n"),
     ("graph report --top 0", "Error: --top must be at least 1\n"),
 ])
-def test_bad_input_exits_2_with_a_fix(run_kg, logged, args, message):
-    r = run_kg(args)
-    assert (r.exit_code, r.stdout, r.stderr) == (2, "", message)
+def test_bad_input_exits_2_with_a_fix(run_kg, logged, ws, args, message):
+    r = run_kg(args)  # a relative --out is taken from the workspace, and named so
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", message.replace("{ws}", str(ws.root)))
 
 
-def test_graph_show_draws(run_kg, logged, tmp_path):
+def test_graph_show_draws(run_kg, logged, ws):
     pytest.importorskip("matplotlib")
+    tmp_path = ws.root  # --out stays inside the workspace
     out = tmp_path / "p.png"
     r = run_kg(["graph", "show", logged["pattern"], "--out", str(out)])
     assert r.exit_code == 0, r.stderr

@@ -1,4 +1,4 @@
-"""Kill -9 trials and the parallel-logging reader probe, shared by the CI suite (`test_fault.py`, a few
+"""Kill -9 trials, shared by the CI suite (`test_fault.py`, a few
 trials) and the soak bench (`bench/fault_soak.py`, many).
 
 A trial starts the real `kg` (or a Python batch) in a workspace, kills it with SIGKILL at a random moment,
@@ -12,7 +12,6 @@ import json
 import os
 import random
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 KG = str(Path(sys.executable).with_name("kg"))
-SCENARIOS = ("log", "applier", "cycle", "batch", "drain")
+SCENARIOS = ("log", "applier", "cycle", "import", "batch", "drain")
 
 _BATCH = """
 import sys, kg
@@ -148,6 +147,11 @@ def trial(ws: Path, scenario: str, rng: random.Random, tally: Tally, tag: str) -
         subprocess.run([sys.executable, "-c", prefill, str(ws), tag], check=True, env=env())
         acked = [i for i in _journaled(ws) if i not in before]
         _kill_after([KG, "-w", str(ws), "list", "--limit", "1"], rng.uniform(0.3, 3.0) * span)
+    elif scenario == "import":
+        acked, failed = _import_trial(ws, rng, tag, span)
+        if failed:  # the import run again after the kill must finish it: else the kill left it stuck
+            tally.bricked += 1
+            tally.notes.append(f"{tag}: import again failed: {failed[:200]}")
     elif scenario == "cycle":
         r = kg(ws, "log", "error", f"{tag} cycle entry", "--pattern-key", "fault.cycle", "--wait")
         acked = _ids_printed(r.stdout)
@@ -155,6 +159,25 @@ def trial(ws: Path, scenario: str, rng: random.Random, tally: Tally, tag: str) -
     else:
         raise ValueError(scenario)
     check(ws, acked, tally, tag)
+
+
+def _import_trial(ws: Path, rng: random.Random, tag: str, span: float) -> tuple[list[str], str]:
+    """Kill `kg import trail` at a random moment, then run it again with no paths (it resumes an import cut
+    short, or imports the file anew, skipping what is there): its answer acknowledges every entry. Returns
+    those ids, plus one logged with --wait before the import began, and why the second run failed (if it did)."""
+    before = _ids_printed(kg(ws, "log", "learning", f"{tag} before the import", "--wait").stdout)
+    day = 20250101 + rng.randrange(28)
+    entries = [{"id": f"ERR-{day}-{rng.randrange(10**6):06d}{i:03d}", "type": "error",
+                "summary": f"{tag} imported failure {i}", "logged": f"2025-01-01T10:{i // 60:02d}:{i % 60:02d}",
+                "pattern_key": f"fault.import.{i % 3}" if i % 2 else None} for i in range(60)]
+    trail = ws.parent / f"{tag}.trail.json"
+    trail.write_text(json.dumps({"entries": entries}))
+    _kill_after([KG, "-w", str(ws), "import", "trail", str(trail)], rng.uniform(0.3, 3.0) * span)
+    again = kg(ws, "import", "trail", *([] if (ws / "memory" / ".kg" / "import.json").exists() else [str(trail)]))
+    trail.unlink()
+    if again.returncode != 0:
+        return before, again.stderr.strip() or f"exit {again.returncode}"
+    return before + [e["id"] for e in entries], ""
 
 
 def check(ws: Path, acked: list[str], tally: Tally, tag: str) -> None:
@@ -173,52 +196,3 @@ def check(ws: Path, acked: list[str], tally: Tally, tag: str) -> None:
         tally.notes.append(f"{tag}: lost {missing[:3]}")
     texts = [row["text"] for row in rows if row.get("entry_type") and row["text"].startswith(tag + " ")]
     tally.duplicated += len(texts) - len(set(texts))
-
-
-def reader_latency(ws: Path, *, agents: int = 8, reads: int = 10, logs_per_agent: int = 400,
-                   command: tuple[str, ...] = ("search", "deploy")) -> dict[str, float]:
-    """Readers' wall time while `agents` processes log in a loop (each `kg log` answers and leaves a
-    detached applier). Returns p50/p95/max seconds and how many reads failed."""
-    script = ("for i in $(seq 1 {n}); do {kg} -w {ws} log error \"agent $A deploy step $i failed\" >/dev/null "
-              "2>&1; done").format(n=logs_per_agent, kg=KG, ws=ws)
-    writers = [subprocess.Popen(["bash", "-c", script], env={**env(), "A": str(a)}, start_new_session=True)
-               for a in range(agents)]
-    times, failed, waits, refs = [], 0, [], []
-    try:
-        time.sleep(2.0)  # let the stream build up
-        for _ in range(reads):
-            t = time.perf_counter()
-            r = kg(ws, *command)
-            times.append(time.perf_counter() - t)
-            failed += r.returncode != 0
-            t = time.perf_counter()
-            kg(ws, "pref", "list")  # the same start-up, no graph: what the machine's load alone costs
-            refs.append(time.perf_counter() - t)
-            w = subprocess.run([sys.executable, "-c", _LOCK_PROBE, str(ws)], capture_output=True, text=True,
-                               env=env())
-            waits.append(float(w.stdout or "nan"))
-            time.sleep(0.3)
-    finally:
-        for w in writers:
-            try:
-                os.killpg(w.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            w.wait()
-    def p95(xs: list[float]) -> float:
-        xs = sorted(xs)
-        return xs[max(0, int(round(0.95 * len(xs))) - 1)]
-
-    return {"p50": statistics.median(times), "p95": p95(times), "max": max(times), "failed": failed,
-            "reads": len(times), "ref_p50": statistics.median(refs), "ref_p95": p95(refs),
-            "wait_p50": statistics.median(waits), "wait_p95": p95(waits)}
-
-
-# A reader's wait for the graph alone: the lock a reader takes (announcing itself, as `kg search` does).
-_LOCK_PROBE = """
-import sys, time
-from pathlib import Path
-from kg.store.lock import FileLock
-lock = FileLock(Path(sys.argv[1]) / "memory" / ".kg" / "graph.lock", timeout=120)
-t = time.perf_counter(); lock.acquire(); print(time.perf_counter() - t); lock.release()
-"""

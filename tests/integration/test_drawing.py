@@ -98,7 +98,7 @@ def test_text_no_font_can_draw_gives_one_hint_not_a_warning_per_glyph(tmp_path):
 
 def test_cli_says_the_hint_once(ws, run_kg, tmp_path):
     node = ws.node_add("knowledge", f"hieroglyphs {RARE}", now="2026-11-01T10:00")["id"]
-    out = tmp_path / "rare.png"
+    out = ws.root / "rare.png"  # --out stays inside the workspace
     r = run_kg(["graph", "show", node, "--out", str(out)])
     assert r.exit_code == 0
     assert r.stderr.count("Warning: no installed font has glyphs for ") == 1 and len(r.stderr.splitlines()) == 1

@@ -184,13 +184,43 @@ def test_out_targets_never_overwrite_kg_state_or_devices(ws, kg, tmp_path):
     code, _, err = kg("export", "trail", "--out", str(ws.kg_dir / "ids.json"))
     assert code == 2 and "inside kg's own state folder" in err
     code, _, err = kg("export", "graph", "--out", "/dev/null")
+    assert code == 2 and "outside the workspace" in err
+    os.mkfifo(ws.root / "pipe")
+    code, _, err = kg("export", "graph", "--out", "pipe")
     assert code == 2 and "not a regular file" in err
-    real = tmp_path / "real.json"
+    real = ws.root / "exports" / "real.json"
+    real.parent.mkdir()
     real.write_text("{}")
-    link = tmp_path / "link.json"
+    link = ws.root / "link.json"
     link.symlink_to(real)
     assert kg("export", "trail", "--out", str(link))[0] == 0
     assert link.is_symlink() and '"entries"' in real.read_text()
+
+
+@pytest.mark.parametrize("command", [("export", "trail", "--out"), ("export", "graph", "--out"),
+                                     ("graph", "show", "--type", "event", "--out")])
+def test_out_targets_stay_inside_the_workspace(ws, kg, tmp_path, command):
+    ws.log("learning", "an entry to export", now="2026-11-01T10:00")
+    outside = tmp_path / "elsewhere.png"
+    code, out, err = kg(*command, str(outside))
+    assert (code, out) == (2, "") and not outside.exists()
+    assert err.startswith(f"Error: --out {outside} is outside the workspace {ws.root}: ")
+    assert "a relative path is taken from the workspace folder" in err
+    code, _, err = kg(*command, "../escape.png")
+    assert code == 2 and "outside the workspace" in err and not (tmp_path / "escape.png").exists()
+    link = ws.root / "out-link.png"  # a link inside that points out is refused too, not written through
+    link.symlink_to(outside)
+    code, _, err = kg(*command, "out-link.png")
+    assert code == 2 and "outside the workspace" in err and not outside.exists()
+
+
+def test_a_relative_out_lands_in_the_workspace_whatever_the_current_folder(ws, kg, tmp_path, monkeypatch):
+    ws.log("learning", "an entry to export", now="2026-11-01T10:00")
+    (ws.root / "exports").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, out, err = kg("export", "graph", "--format", "json", "--out", "exports/g.json")
+    assert code == 0, err
+    assert (ws.root / "exports" / "g.json").is_file() and not (tmp_path / "exports").exists()
 
 
 @pytest.fixture
@@ -233,3 +263,73 @@ def test_disk_full_keeps_the_id_and_leaves_no_temp_files(small_fs, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert [r["id"] for r in rows if r["text"] == "written on a full disk"] == [answer["id"]]
     assert not [r for r in rows if r["text"] == "no room for this one"]
+
+
+def test_a_reader_drains_within_its_budget_and_says_what_it_left(tmp_path, capsys):
+    """With `write.reader_drain_seconds = 0`, while another process waits for the graph (held here as a real
+    waiter does: a shared lock on graph.lock.wait), a reader applies nothing and reads the graph as it is:
+    its wait does not grow with the backlog. What it left is reported (status, search's note, the brief) and
+    stays in the journal for the next drain: nothing lost, nothing twice."""
+    import fcntl
+
+    import kg
+
+    root = tmp_path / "ws"
+    kg.init_workspace(root)
+    (root / "kg.toml").write_text("[rules.policy.write]\nreader_drain_seconds = 0\n")
+    ws = kg.open_workspace(root)
+    ids = [ws.log("error", f"deploy step {i} failed on staging", now="2026-11-01T10:00", apply=False).id
+           for i in range(12)]
+    waiter = os.open(ws.kg_dir / "graph.lock.wait", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(waiter, fcntl.LOCK_SH)
+    data = ws.status(now="2026-11-02")
+    assert data["journal_pending"] == 12 and data["entries"] == {}
+    code = run(["-w", str(root), "search", "deploy", "--json", "--now", "2026-11-02"])
+    err = capsys.readouterr().err
+    assert code == 0 and err == ("Note: 12 entries logged moments ago are still being applied and not in this "
+                                 "answer yet\n")
+    assert run(["-w", str(root), "hook", "session-start", "--json", "--now", "2026-11-02"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["journal_pending"] == 12
+    assert run(["-w", str(root), "status", "--json", "--now", "2026-11-02"]) == 0  # a read with nested reads
+    assert json.loads(capsys.readouterr().out)["journal_pending"] == 12
+    assert "- 12 entries logged moments ago still being applied (not counted here yet)" in out["text"]
+    os.close(waiter)  # no contention: a reader applies the whole backlog, whatever its budget
+    assert ws.status(now="2026-11-02")["entries"] == {"error": 12}
+    assert ws.status(now="2026-11-02")["journal_pending"] == 0
+    assert sorted(r["id"] for r in ws.list(type="error", limit=100)) == sorted(ids)  # every entry once
+    assert not list(ws.kg_dir.glob("draining-*.jsonl"))
+
+
+def test_a_budgeted_drain_stops_between_records_and_keeps_the_rest(ws):
+    """The budget is checked before each record (a clock passed in, no sleeping): under contention, what the
+    drain did not reach stays in its draining file, which then holds only the rest."""
+    from kg.ingest.drain import drain
+
+    for i in range(5):
+        ws.log("error", f"step {i} failed", now="2026-11-01T10:00", apply=False)
+    import fcntl
+
+    ws.log("error", "step 5 failed", now="2026-11-01T10:00", apply=False)
+    ticks = iter([0.0, 0.4, 0.8, 1.2, 1.6])
+    waiter = os.open(ws.kg_dir / "graph.lock.wait", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(waiter, fcntl.LOCK_SH)  # contention: another process waits for the graph
+    with ws.store(budget=0) as st:  # under contention a budget of 0 applies nothing: the drain below is the first
+        assert ws.pending == 6
+        report = drain(ws, st, budget=1.0, clock=lambda: next(ticks))
+    os.close(waiter)
+    assert (report.applied, report.pending, report.stopped) == (2, 4, "budget")
+    assert ws.journal.pending_count() == 4
+    assert ws.drain().applied == 4 and ws.journal.pending_count() == 0
+
+
+def test_a_writer_still_applies_everything_before_it_works(tmp_path):
+    import kg
+
+    root = tmp_path / "ws"
+    kg.init_workspace(root)
+    (root / "kg.toml").write_text("[rules.policy.write]\nreader_drain_seconds = 0\n")
+    ws = kg.open_workspace(root)
+    last = [ws.log("error", f"step {i} failed", now="2026-11-01T10:00", apply=False) for i in range(20)][-1]
+    assert ws.resolve(last.id, "resolved", now="2026-11-02")["previous"] == "pending"
+    assert ws.journal.pending_count() == 0

@@ -1,0 +1,144 @@
+"""Issue 20: readers are never starved. Wall time of `kg search`, `kg status` and `kg hook session-start`
+(whole processes) while 0, 1, 4 and 8 agents log in parallel (each agent a loop of `kg log`, each of which
+answers at the ack and leaves a detached applier), plus `kg cycle` and `kg graph report` (an analysis load)
+under the heaviest load: how many fail with "graph is held". Prints tables; never asserts.
+
+    nice -n 10 .venv/bin/python bench/reader_latency.py [--agents 0 1 4 8] [--reads 6] [--prefill 60]
+
+- p50 / p95 / max: seconds per read, over `--reads` reads of each command (interleaved, 0.2 s apart);
+- pending: the entries a read reported as still being applied (`journal_pending` in status/--json, the note
+  on stderr): the read did not wait for them (`write.reader_drain_seconds`);
+- no-graph: `kg pref list`, the same start-up with no graph, read beside them: what the machine's load alone
+  costs (the baseline in the same run); the ratio is p50 over that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests" / "integration"))
+from common import table  # noqa: E402
+from fault_trials import KG, env  # noqa: E402
+
+READS = {
+    "search": ("search", "deploy staging", "--json"),
+    "status": ("status", "--json"),
+    "session-start": ("hook", "session-start", "--json"),
+}
+_PENDING = re.compile(r"(\d+) entr(?:y|ies) logged moments ago")
+
+
+def _pending(cmd: str, out: str, err: str) -> int:
+    if cmd in ("status", "session-start"):
+        try:
+            return int(json.loads(out).get("journal_pending") or 0)
+        except (ValueError, AttributeError):
+            return 0
+    m = _PENDING.search(err)
+    return int(m.group(1)) if m else 0
+
+
+def _p95(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[max(0, int(round(0.95 * len(xs))) - 1)]
+
+
+def _start_agents(ws: Path, n: int) -> list[subprocess.Popen]:
+    script = (f'i=0; while true; do i=$((i+1)); {KG} -w {ws} log error "agent $A deploy step $i failed on staging" '
+              '--area infra >/dev/null 2>&1; done')
+    return [subprocess.Popen(["bash", "-c", script], env={**env(), "A": str(a)}, start_new_session=True)
+            for a in range(n)]
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+
+def _run(ws: Path, *args: str, timeout: float = 300) -> tuple[float, subprocess.CompletedProcess[str]]:
+    t = time.perf_counter()
+    r = subprocess.run([KG, "-w", str(ws), *args], capture_output=True, text=True, env=env(), timeout=timeout)
+    return time.perf_counter() - t, r
+
+
+def measure(ws: Path, agents: int, reads: int, heavy: int) -> tuple[dict[str, dict], dict[str, tuple[int, int]]]:
+    procs = _start_agents(ws, agents)
+    times: dict[str, list[float]] = {c: [] for c in (*READS, "no-graph")}
+    fails: dict[str, int] = {c: 0 for c in times}
+    pend: dict[str, list[int]] = {c: [] for c in times}
+    held: dict[str, tuple[int, int]] = {}
+    try:
+        time.sleep(2.0 if agents else 0)  # let the stream build up
+        for _ in range(reads):
+            for cmd, args in READS.items():
+                dt, r = _run(ws, *args)
+                times[cmd].append(dt)
+                fails[cmd] += r.returncode != 0
+                pend[cmd].append(_pending(cmd, r.stdout, r.stderr))
+                time.sleep(0.2)
+            dt, r = _run(ws, "pref", "list")
+            times["no-graph"].append(dt)
+        for name, args in (("cycle", ("cycle", "--json")), ("graph report", ("graph", "report", "--json"))):
+            done = [_run(ws, *args)[1] for _ in range(heavy)]
+            held[name] = (sum(r.returncode != 0 for r in done), sum("is held" in r.stderr for r in done))
+    finally:
+        _stop(procs)
+    stats = {c: {"p50": statistics.median(v), "p95": _p95(v), "max": max(v), "failed": fails[c],
+                 "pending": statistics.median(pend[c]) if pend[c] else 0} for c, v in times.items()}
+    return stats, held
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--agents", type=int, nargs="+", default=[0, 1, 4, 8])
+    ap.add_argument("--reads", type=int, default=6, help="reads of each command per load level")
+    ap.add_argument("--heavy", type=int, default=3, help="kg cycle / kg graph report runs per load level")
+    ap.add_argument("--prefill", type=int, default=60, help="entries in the workspace before the agents start")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="kg-readers-") as tmp:
+        ws = Path(tmp) / "ws"
+        subprocess.run([KG, "init", str(ws)], check=True, capture_output=True, env=env())
+        fill = ("import sys, kg\nws = kg.open_workspace(sys.argv[1])\nwith ws:\n"
+                "    for i in range(int(sys.argv[2])):\n"
+                "        ws.log('error', f'deploy step {i} failed on staging', area='infra')\n")
+        subprocess.run([sys.executable, "-c", fill, str(ws), str(args.prefill)], check=True, env=env())
+        rows, heavy_rows = [], []
+        for n in args.agents:
+            started = time.perf_counter()
+            stats, held = measure(ws, n, args.reads, args.heavy)
+            base = stats["no-graph"]["p50"]
+            for cmd in (*READS, "no-graph"):
+                d = stats[cmd]
+                rows.append([str(n), cmd, f"{d['p50']:.2f}", f"{d['p95']:.2f}", f"{d['max']:.2f}",
+                             f"{d['failed']}/{args.reads}", f"{d['pending']:g}", f"{d['p50'] / base:.1f}"])
+            for name, (failed, is_held) in held.items():
+                heavy_rows.append([str(n), name, f"{failed}/{args.heavy}", str(is_held)])
+            pending = subprocess.run([sys.executable, "-c", "import sys, kg; print(kg.open_workspace(sys.argv[1])"
+                                      ".journal.pending_count())", str(ws)], capture_output=True, text=True,
+                                     env=env()).stdout.strip()
+            print(f"# {n} agents: {time.perf_counter() - started:.0f} s, journal backlog at the end {pending}",
+                  flush=True)
+        print(table("reader latency (seconds, whole processes) while N agents log", [
+            "agents", "command", "p50", "p95", "max", "failed", "pending p50", "p50 / no-graph"], rows))
+        print(table("heavy commands under the same load", ["agents", "command", "failed", "'graph is held'"],
+                    heavy_rows))
+
+
+if __name__ == "__main__":
+    main()

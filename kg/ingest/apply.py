@@ -1,0 +1,175 @@
+"""Applying journal records to the graph: each logged entry becomes an event node, joins its pattern and is
+auto-linked, in journal order, inside the caller's transaction. Idempotent: an id already in the graph is
+skipped, so a drain that a crash cut short replays safely."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from kg.store import Store
+from kg.text import index_tokens
+
+if TYPE_CHECKING:  # kg.linking (and rapidfuzz) load when the graph is written, not for `kg log`'s answer
+    from kg import linking
+    from kg.workspace import Workspace
+
+PATTERN_KEY_META = "pattern-key:"
+
+
+def pattern_for_key(st: Store, key: str) -> str | None:
+    """The live pattern with this key (a merged pattern's key finds the pattern it went into), or None.
+
+    Kùzu has no secondary index, so finding a pattern by key scans every node (30 ms at 100k events). The id
+    found is remembered in `Meta` under `pattern-key:KEY` and checked by primary key on later use (about
+    1 ms); a stale or missing entry falls back to the scan, so the cache can never give a wrong answer."""
+    meta = PATTERN_KEY_META + key
+    for row in st.run("meta_get", key=meta):
+        if st.run("pattern_has_key", id=row["value"], key=key):
+            into = [r["id"] for r in st.run("pattern_sources", id=row["value"]) if r["kind"] == "pattern"]
+            return into[0] if into else row["value"]
+    for row in st.run("pattern_get", ref=key):
+        if row["key"] == key:
+            st.run("meta_set", key=meta, value=row["id"])
+            return row["merged_into"] or row["id"]
+    return None
+
+
+def node_params(node_id: str, kind: str, text: str, at: datetime, **extra: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "id": node_id, "kind": kind, "entry_type": None, "text": text, "details": None, "action": None,
+        "category": None, "priority": None, "status": "active", "area": None, "source": "manual",
+        "pattern_key": None, "session": None, "files": [], "tags": [], "error_text": None, "context": None,
+        "reproducible": None, "user_context": None, "complexity": None, "frequency": None, "redactions": [],
+        "created_at": at, "tokens": "",
+    }
+    params.update(extra)
+    params["tokens"] = index_tokens(params["text"], params.get("details"), " ".join(params["tags"]))
+    return params
+
+
+def ts(value: str | datetime) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]]) -> list[str]:
+    """Apply `records` in one transaction; the ids newly applied (those already in the graph are skipped)."""
+    from kg import linking
+
+    logs = [r for r in records if r.get("op") == "log"]
+    if not logs:
+        return []
+    existing = {r["id"] for r in logs if st.run("node_exists", id=r["id"])}  # key lookups, not a scan
+    new = [r for r in logs if r["id"] not in existing]
+    if not new:
+        return []
+    rules = linking.rules_of(ws.rules)
+    with st.transaction(), linking.counting(st):
+        linking.prefetch_terms(st, (r["fields"]["text"] for r in new), rules)
+        sessions = {}
+        for rec in new:
+            f = rec["fields"]
+            if f.get("session") and f["session"] not in sessions:
+                sessions[f["session"]] = {"id": f["session"], "at": ts(f["created_at"]), "source": f.get("source")}
+        if sessions:
+            st.run("sessions_touch", rows=list(sessions.values()))
+        # One record at a time, in journal order: each is created, joined to its pattern and linked before
+        # the next exists, so a drained batch ends up exactly as the same logs applied one by one (created
+        # all at once, each would find the later ones among its candidates, and link both ways). Keyword
+        # counts are kept in memory and written once per keyword at the batch's end (kg/term_counts.py).
+        for rec in new:
+            f = rec["fields"]
+            st.run("node_create", id=rec["id"], kind="event", entry_type=f["entry_type"], text=f["text"],
+                   details=f.get("details"), action=f.get("action"), category=f.get("category"),
+                   priority=f["priority"], status=f["status"], area=f.get("area"), source=f.get("source"),
+                   pattern_key=f.get("pattern_key"), session=f.get("session"), files=f.get("files") or [],
+                   tags=f.get("tags") or [], error_text=f.get("error_text"), context=f.get("context"),
+                   reproducible=f.get("reproducible"), user_context=f.get("user_context"),
+                   complexity=f.get("complexity"), frequency=f.get("frequency"),
+                   redactions=list(rec.get("redacted", [])), created_at=ts(f["created_at"]),
+                   tokens=f["tokens"])
+            if not rec.get("link", True):
+                linking.index_terms(st, f["text"], rules)  # linked records are counted after their lookup
+            placed = attach_patterns(ws, st, [rec])
+            # Auto-links in the same transaction: a log is linked when it is applied, or not at all.
+            if rec["id"] in placed:
+                doc, found = placed[rec["id"]]
+                linking.link_node(st, rec["id"], rules, now=ts(f["created_at"]), doc=doc, found=found,
+                                  existing=set())
+    return [r["id"] for r in new]
+
+
+def _new_pattern_id(ws: Workspace, at: datetime) -> str:
+    with ws.journal.locked():
+        (pid,) = ws.journal.allocate(ws.policy.node_prefix["pattern"], f"{at:%Y%m%d}")
+    return pid
+
+
+def attach_patterns(ws: Workspace, st: Store, records: list[dict[str, Any]]
+                    ) -> dict[str, tuple[linking.Doc, linking.Candidates]]:
+    """A log whose Pattern-Key exists joins that pattern; a new key makes the pattern. A log with no key
+    that nearly duplicates earlier events of its entry type and area (and does not contradict them)
+    joins their pattern, or makes one with a derived key (`auto.<area>.<hash>`).
+
+    Returns, for each record to auto-link (all but `--no-link` ones), the record as the linking
+    decisions see it and its full-text candidates, so linking does not query the index twice."""
+    from kg import linking
+
+    if not records:
+        return {}
+    rules = linking.rules_of(ws.rules)
+    keys = sorted({r["fields"]["pattern_key"] for r in records if r["fields"].get("pattern_key")})
+    known: dict[str, str] = {}
+    for key in keys:
+        live = pattern_for_key(st, key)
+        if live is not None:
+            known[key] = live
+    for rec in records:
+        key = rec["fields"].get("pattern_key")
+        if not key:
+            continue
+        at = ts(rec["fields"]["created_at"])
+        if key not in known:
+            pid = _new_pattern_id(ws, at)
+            st.run("node_create", **node_params(pid, "pattern", rec["fields"]["text"], at, pattern_key=key,
+                                                area=rec["fields"].get("area"),
+                                                priority=rec["fields"]["priority"]))
+            st.run("meta_set", key=PATTERN_KEY_META + key, value=pid)
+            linking.index_terms(st, rec["fields"]["text"], rules)
+            known[key] = pid
+        # one statement per member: `UNWIND $rows ... MATCH (n {id: r.x})` scans the node table in kuzu
+        st.run("pattern_add_new_member", pattern=known[key], event=rec["id"], at=at, manual=False, score=1.0,
+               reason="same pattern key")
+    placed: dict[str, tuple[linking.Doc, linking.Candidates]] = {}
+    for rec in records:
+        if not rec.get("link", True):
+            continue
+        f = rec["fields"]
+        at = ts(f["created_at"])
+        key = f.get("pattern_key")
+        doc = linking.Doc(id=rec["id"], kind="event", text=f["text"], entry_type=f["entry_type"],
+                          category=f.get("category"), area=f.get("area"), created_at=at, pattern_key=key)
+        found = linking.candidates(st, doc, rules, count=True)
+        linking.index_terms(st, f["text"], rules, found=found)
+        match = None if key else linking.match_pattern(doc, found, rules)
+        if match is not None:
+            pid = None
+            if not match.new:
+                rows = st.run("pattern_of_event", id=match.via)
+                pid = rows[0]["id"] if rows else None
+            if pid is None:
+                pid = _new_pattern_id(ws, at)
+                st.run("node_create", **node_params(pid, "pattern", match.text or f["text"], at,
+                                                    pattern_key=match.key, area=f.get("area"),
+                                                    priority=f["priority"]))
+                linking.index_terms(st, match.text or f["text"], rules)
+            for member in (*match.members, rec["id"]):
+                st.run("pattern_add_new_member" if member == rec["id"] else "pattern_add_member",
+                       pattern=pid, event=member, at=at, manual=False, score=match.score, reason=match.reason)
+                st.run("pattern_event_set_key", id=member, key=match.key, at=at)
+            doc = linking.with_pattern(doc, match.key)
+            found = linking.Candidates(
+                [linking.with_pattern(d, match.key) if d.id in match.members else d for d in found.docs],
+                found.weights, found.query, found.table, found.sims)
+        placed[rec["id"]] = (doc, found)
+    return placed

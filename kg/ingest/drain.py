@@ -1,0 +1,170 @@
+"""Draining the journal into the graph: bounded batches, a fair hand-over, and quarantine.
+
+Every drain applies the journal oldest first, in transactions of `write.drain_batch` records, and always
+applies at least one batch (so every drain makes progress), except a budgeted one. Between two batches it
+may stop:
+
+- a *polite* drain (the detached applier a `kg log` leaves, the `with ws:` thread) stops when a foreground
+  process waits for the graph, and hands it over;
+- a *budgeted* drain (a reader: search, status, list, the session brief) applies one record at a time; once
+  `write.reader_drain_seconds` have passed, and only while there is contention (agents go on logging, or
+  another process waits for the graph), it stops and the reader reads the graph as it is. What is left is
+  counted (`DrainReport.pending`) and reported, so a reader's wait does not grow with the number of agents
+  logging; the detached appliers, the writers and the next readers apply the rest. With no contention the
+  backlog is finite and nobody would apply it sooner, so the reader applies all of it (as every drain did).
+
+What a drain stops short of stays in its draining file, rewritten to hold only the rest, for the next
+holder. A record that cannot be applied is quarantined in `journal.rejected` with a warning, and the drain
+goes on.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kg.errors import StoreError
+from kg.ingest.apply import apply_records
+from kg.journal import Pending, check_record
+from kg.store import Store
+
+if TYPE_CHECKING:
+    from kg.workspace import Workspace
+
+_DATA_ERRORS = (KeyError, TypeError, ValueError, AttributeError, OverflowError)
+
+
+@dataclass
+class DrainReport:
+    applied: int = 0
+    skipped: int = 0
+    torn: int = 0
+    ids: list[str] = field(default_factory=list)
+    rejected: int = 0
+    pending: int = 0  # records left in the journal when the drain stopped early (0 when it emptied it)
+    stopped: str = ""  # why it stopped early: "handed over" or "budget"
+
+
+def warn(message: str) -> None:
+    """A warning on stderr: the drain goes on, and `kg status`/`kg doctor` show what was set aside."""
+    try:
+        sys.stderr.write(f"Warning: {message}\n")
+    except (OSError, ValueError):
+        pass
+
+
+def operational(exc: StoreError) -> bool:
+    """A failure of the disk or the database (kept, retried by the next drain), not of one record's data."""
+    low = str(exc).lower()
+    return any(w in low for w in ("disk is full", "not writable", "io exception", "i/o", "no space",
+                                  "buffer manager", "out of memory", "read-only", "read only",
+                                  "cannot reach the team graph"))  # a FalkorDB server away: kg/store/falkor.py
+
+
+def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | None = None,
+          clock: Callable[[], float] = time.monotonic) -> DrainReport:
+    """Apply the journal into `st` (whose graph lock the caller holds); see the module docstring."""
+    report = DrainReport()
+    started = clock()
+    # A budgeted drain goes one record at a time, so it ends within one record's apply of its budget.
+    size = 1 if budget is not None else max(1, ws.policy.drain_batch)
+    batches = 0
+
+    def contended() -> bool:
+        # agents are logging (new entries since this drain took the journal) or a process waits for the graph
+        return ws.journal.growing() or st.others_waiting()
+
+    def stop_now() -> str:
+        if budget is not None and clock() - started >= budget and contended():
+            return "budget"  # checked first: under contention a budget of 0 applies nothing
+        if not batches:
+            return ""  # else the first batch always: every drain makes progress
+        if polite and st.others_waiting():
+            return "handed over"
+        return ""
+
+    rounds = 0
+    # A background drain that holds the graph keeps taking what other agents log meanwhile (a few rounds,
+    # while no reader waits), so one open graph serves a burst instead of every `kg log` opening it.
+    while not report.stopped and ws.journal.has_pending() and (
+            rounds == 0 or (polite and rounds < 8 and not st.others_waiting())):
+        rounds += 1
+        ws._forget_queued()
+        for pending in ws.journal.take():
+            report.torn += pending.skipped
+            quarantine(ws, pending, report)
+            records, start = pending.records, 0
+            while start < len(records):
+                report.stopped = stop_now()
+                if report.stopped:
+                    break
+                batch = records[start:start + size]
+                done = apply_batch(ws, st, pending, batch, report)
+                report.applied += len(done)
+                report.skipped += len(batch) - len(done)
+                report.ids.extend(done)
+                start += size
+                batches += 1
+            if report.stopped:
+                ws.journal.keep(pending, records[start:])
+                break
+            ws.journal.done(pending)
+    if report.stopped:
+        report.pending = ws.journal.pending_count()
+    return report
+
+
+def quarantine(ws: Workspace, pending: Pending, report: DrainReport) -> None:
+    """Set aside the lines of `pending` that are not applicable records (torn, garbled, malformed)."""
+    items: list[dict[str, Any]] = [{"reason": b.reason, "line": b.text, "file": pending.path.name,
+                                    "lineno": b.lineno} for b in pending.bad]
+    good = []
+    for rec in pending.records:
+        why = check_record(rec, ws.policy.kinds)
+        if why:
+            items.append({"reason": why, "record": rec, "file": pending.path.name})
+        else:
+            good.append(rec)
+    if not items:
+        return
+    pending.records = good
+    ws.journal.reject(pending, items)
+    report.rejected += len(items)
+    warn(f"{len(items)} journal line(s) could not be applied and were moved to "
+         f"{ws.journal.rejected_path.relative_to(ws.root)} ({items[0]['reason']}); `kg doctor` shows them")
+
+
+def apply_batch(ws: Workspace, st: Store, pending: Pending, batch: list[dict[str, Any]],
+                report: DrainReport) -> list[str]:
+    """Apply one batch; if it fails on its data (not on the disk), apply its records one by one and
+    quarantine the ones that fail alone, so one record never blocks every reader."""
+    try:
+        return apply_records(ws, st, batch)
+    except StoreError as exc:
+        if operational(exc):
+            raise
+    except _DATA_ERRORS:
+        pass
+    done, bad = [], []
+    for rec in batch:
+        try:
+            done += apply_records(ws, st, [rec])
+        except StoreError as exc:
+            if operational(exc):
+                raise
+            bad.append({"reason": f"the graph refused it: {exc}"[:300], "record": rec, "file": pending.path.name})
+        except _DATA_ERRORS as exc:
+            bad.append({"reason": f"cannot apply: {type(exc).__name__}: {exc}"[:300], "record": rec,
+                        "file": pending.path.name})
+    if bad:
+        ids = {id(b["record"]) for b in bad}
+        pending.records = [r for r in pending.records if id(r) not in ids]
+        pending.bad = []
+        ws.journal.reject(pending, bad)
+        report.rejected += len(bad)
+        warn(f"{len(bad)} journal record(s) could not be applied and were moved to "
+             f"{ws.journal.rejected_path.relative_to(ws.root)} ({bad[0]['reason']})")
+    return done
