@@ -87,11 +87,12 @@ def errors(data: Path, frules) -> None:
 def held_out(data: Path) -> None:
     turns = rt.load_turns(data, default_rules(model=False))
     models = rt.train(turns)
-    train = [{c for c, m in models.items() if rt.predict(m, t["signals"]) >= 0.5} for t in turns]
+    thresholds = rt.calibrate(turns)
+    train = [rt.decide(models, t["signals"], thresholds) for t in turns]
     sessions = len({t["session"] for t in turns})
     rt.table(f"1. one user, {len(turns)} labelled turns of {sessions} sessions: train (fitted on all of them)",
              rt.scores(turns, train))
-    rt.table(f"   held out ({rt.FOLDS}-fold, whole sessions left out; model retrained per fold)",
+    rt.table(f"   held out ({rt.FOLDS}-fold, whole sessions left out; model and thresholds refitted per fold)",
              rt.scores(turns, rt.held_out_predictions(turns)))
     print()
 

@@ -16,11 +16,11 @@ import json
 import math
 import os
 import sys
+from functools import cache
 from pathlib import Path
 
 from kg.reflect import default_rules, read_transcript
 from kg.reflect.detect import turn_signals
-from kg.reflect.rules import COMPUTED
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = REPO / "rules" / "reflect_model.toml"
@@ -43,10 +43,17 @@ PRIOR = {
                    "undo": 1.0, "reverts": 1.5, "apologises": 1.5, "agrees": 0.8, "realises": 0.8, "actually": 0.8,
                    "you_should": 0.8,
                    "be_careful": 0.8, "do_it_yourself": 0.8, "better_way": 1.0, "are_you_sure": 0.6, "opener": 1.2,
-                   "praise": -1.0, "go_ahead": -1.5, "instruction": -0.5, "first_turn": -2.0, "thanks_back": -0.5},
-    "preference": {"lasting": 1.5, "remember": 1.5, "prefers": 4.0, "we_convention": 0.8, "prohibition": 0.6,
+                   "praise": -1.0, "go_ahead": -1.5, "instruction": -0.5, "first_turn": -2.0, "thanks_back": -0.5,
+                   "too_much": 0.8, "negates_agent": 0.8, "error_paste": -0.5, "likes_idea": -0.3, "sorry": 0.5,
+                   "acknowledges": -0.5, "suggests": -0.3},
+    "preference": {"from_now_on": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0, "we_convention": 0.8,
+                   "prohibition": 0.6,
+                   "edits_rule": 1.5,
                    "first_turn": -0.5},
 }
+# Weights kept at their prior, not fitted: the signal is the class's definition (labels/README.md: a preference is
+# "always ...", "never ...", "from now on"), and one user's few uses of it cannot argue it away.
+FIXED = {"preference": {"from_now_on"}}
 # Signals a class may not use: how long a turn is does not say whether it states a lasting rule (this user
 # writes rules at length; "I prefer tabs" is short).
 EXCLUDE = {"preference": {"short", "long"}}
@@ -54,13 +61,22 @@ EXCLUDE = {"preference": {"short", "long"}}
 # (labels/README.md): the fitted bias is moved by the difference in log-odds, so a turn with no evidence
 # leans to "nothing to learn" there too.
 TARGET_RATE = {"correction": 1 / 3}
+# The threshold of a class with a TARGET_RATE is chosen by cross-validation over sessions: F1 per fold for each
+# value of GRID, false alarms weighted as if the class were as common as its TARGET_RATE (where nobody tuned);
+# then the one-standard-error rule: the highest threshold whose mean F1 is within one standard error of the best
+# (fewer false alarms unless the data clearly says otherwise). Other classes keep min_score (rules/reflect.toml).
+GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 HAND = {
     # A fact the agent lacked: a statement of fact, stronger when it contradicts the agent.
-    "knowledge_gap": (-2.4, {"states_fact": 1.6, "actually": 1.2, "apologises": 0.6, "agrees": 0.6, "says_wrong": 0.6,
-                             "rejects": 0.6, "are_you_sure": 0.5, "realises": 0.4, "contrast": 0.3,
-                             "instruction": -0.6, "first_turn": -2.0}),
-    # A capability asked for, stronger right after a tool failed.
-    "feature": (-2.2, {"capability": 3.0, "wants_option": 1.2, "prior_tool_error": 1.1, "first_turn": -2.0}),
+    # It needs a reason in the user's words: a statement of fact, "actually", or a negation of the agent's words.
+    "knowledge_gap": (-2.4, {"states_fact": 1.6, "actually": 1.2, "negates_agent": 0.4, "apologises": 0.6,
+                             "agrees": 0.6, "says_wrong": 0.6, "rejects": 0.6, "are_you_sure": 0.5, "realises": 0.4,
+                             "contrast": 0.3, "instruction": -0.6, "error_paste": -0.5, "likes_idea": -0.3,
+                             "first_turn": -2.0}),
+    # A capability or an option asked for, when the session showed the lack: a tool failed, or the agent said it
+    # cannot. An option asked for with no lack shown is ordinary roadmap work.
+    "feature": (-2.6, {"capability": 3.0, "wants_option": 1.8, "cannot": 1.4, "prior_tool_error": 1.2,
+                       "problem_report": 0.9, "error_paste": 0.9, "first_turn": -2.0}),
     # Praise of the work; plain thanks after a finished job is weaker than praise of the approach.
     "best_practice": (-2.6, {"praise": 3.0, "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
                              "rejects": -1.0, "still_again": -0.6, "problem_report": -0.5}),
@@ -93,8 +109,9 @@ def load_turns(data: Path, rules) -> list[dict]:
 
 
 def fit(rows: list[tuple[tuple[str, ...], bool]], prior: dict[str, float] | None = None,
-        l2: float = L2) -> tuple[float, dict[str, float]]:
-    """Logistic regression by gradient descent on the log-loss, weights pulled towards `prior`; deterministic."""
+        l2: float = L2, fixed: set[str] | frozenset[str] = frozenset()) -> tuple[float, dict[str, float]]:
+    """Logistic regression by gradient descent on the log-loss, weights pulled towards `prior` (those in `fixed`
+    stay there); deterministic."""
     prior = prior or {}
     names = sorted({s for sigs, _ in rows for s in sigs} | set(prior))
     w = {s: prior.get(s, 0.0) for s in names}
@@ -114,15 +131,22 @@ def fit(rows: list[tuple[tuple[str, ...], bool]], prior: dict[str, float] | None
                 gw[s] += d
         b -= RATE * gb / n
         for s in names:
+            if s in fixed:
+                continue
             w[s] -= RATE * (gw[s] + l2 * (w[s] - prior.get(s, 0.0))) / n
     return b, w
 
 
+@cache
+def user_side() -> frozenset[str]:
+    return default_rules(model=False).signals.user_side
+
+
 def predict(model: tuple[float, dict[str, float]], sigs: tuple[str, ...]) -> float:
-    """As kg.reflect.signals.score, and 0 when no matched signal speaks for the class (a finding needs a
-    reason in someone's words, not only the turn's shape)."""
+    """As kg.reflect.signals.score, and 0 when no signal of the user's own words speaks for the class
+    (kg.reflect.signals.has_reason)."""
     b, w = model
-    if not any(w.get(s, 0.0) > 0 for s in sigs if s not in COMPUTED):
+    if not any(w.get(s, 0.0) > 0 for s in sigs if s in user_side()):
         return 0.0
     z = b + sum(w.get(s, 0.0) for s in sigs)
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
@@ -136,7 +160,7 @@ def train(turns: list[dict]) -> dict[str, tuple[float, dict[str, float]]]:
         if cls in HAND and sum(y for _, y in rows) < MIN_POSITIVES:
             models[cls] = HAND[cls]
         else:
-            b, w = fit(rows, PRIOR.get(cls))
+            b, w = fit(rows, PRIOR.get(cls), fixed=FIXED.get(cls, set()))
             if cls in TARGET_RATE:
                 rate = sum(y for _, y in rows) / len(rows)
                 b += logit(TARGET_RATE[cls]) - logit(rate)
@@ -155,15 +179,62 @@ def folds(turns: list[dict], k: int = FOLDS) -> list[list[int]]:
     return [[i for i, t in enumerate(turns) if fold_of[t["session"]] == f] for f in range(k)]
 
 
-def held_out_predictions(turns: list[dict], threshold: float = 0.5) -> list[set[str]]:
-    pred: list[set[str]] = [set() for _ in turns]
-    for test in folds(turns):
+def decide(models: dict[str, tuple[float, dict[str, float]]], sigs: tuple[str, ...],
+           thresholds: dict[str, float] | None = None) -> set[str]:
+    """The classes reported for one turn, as kg.reflect.detect decides: score at or over the class's threshold,
+    and no class but preference before the agent's first turn."""
+    thresholds = thresholds or {}
+    return {c for c, m in models.items() if predict(m, sigs) >= thresholds.get(c, 0.5)
+            and not (c != "preference" and "first_turn" in sigs)}
+
+
+def held_out_scores(turns: list[dict], k: int = FOLDS) -> list[dict[str, float]]:
+    """Each turn's score per class from a model that never saw its session."""
+    out: list[dict[str, float]] = [{} for _ in turns]
+    for test in folds(turns, k):
         held = set(test)
         models = train([t for i, t in enumerate(turns) if i not in held])
         for i in test:
-            pred[i] = {c for c, m in models.items() if predict(m, turns[i]["signals"]) >= threshold
-                       and not (c in ("correction", "knowledge_gap", "best_practice", "feature")
-                                and "first_turn" in turns[i]["signals"])}
+            out[i] = {c: predict(m, turns[i]["signals"]) for c, m in models.items()}
+    return out
+
+
+def calibrate(turns: list[dict], k: int = FOLDS) -> dict[str, float]:
+    """The threshold per class with a TARGET_RATE, by k-fold cross-validation over whole sessions (see GRID)."""
+    held = held_out_scores(turns, k)
+    parts = folds(turns, k)
+    out = {}
+    for cls, target in TARGET_RATE.items():
+        rate = sum(cls in t["gold"] for t in turns) / len(turns)
+        neg = (rate / (1 - rate)) * ((1 - target) / target)  # a false alarm counts this many times
+        f1: dict[float, list[float]] = {}
+        for th in GRID:
+            for part in parts:
+                tp = fp = fn = 0.0
+                for i in part:
+                    t = turns[i]
+                    got = held[i][cls] >= th and not (cls != "preference" and "first_turn" in t["signals"])
+                    g = cls in t["gold"]
+                    tp, fp, fn = tp + (got and g), fp + neg * (got and not g), fn + (g and not got)
+                f1.setdefault(th, []).append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+        mean = {th: sum(v) / len(v) for th, v in f1.items()}
+        best = max(mean, key=lambda th: mean[th])
+        spread = f1[best]
+        se = (sum((x - mean[best]) ** 2 for x in spread) / (len(spread) - 1)) ** 0.5 / len(spread) ** 0.5
+        out[cls] = max(th for th in GRID if mean[th] >= mean[best] - se)
+    return out
+
+
+def held_out_predictions(turns: list[dict]) -> list[set[str]]:
+    """Nested: per outer fold, the model is fitted and its thresholds chosen (inner folds) on the other sessions."""
+    pred: list[set[str]] = [set() for _ in turns]
+    for test in folds(turns):
+        held = set(test)
+        rest = [t for i, t in enumerate(turns) if i not in held]
+        models = train(rest)
+        thresholds = calibrate(rest, FOLDS - 1)
+        for i in test:
+            pred[i] = decide(models, turns[i]["signals"], thresholds)
     return pred
 
 
@@ -195,7 +266,8 @@ def table(title: str, counts: dict[str, tuple[int, int, int]]) -> None:
         print(f"  {cls:14} {tp + fn:5d} {tp + fp:5d} {p:6.2f} {r:6.2f} {f:6.2f}")
 
 
-def write_model(models: dict[str, tuple[float, dict[str, float]]], n: int, sessions: int) -> None:
+def write_model(models: dict[str, tuple[float, dict[str, float]]], thresholds: dict[str, float], n: int,
+                sessions: int) -> None:
     lines = [
         "# Weights of the `kg reflect` model: one logistic regression per class over the signals of",
         "# rules/reflect.toml. Written by bench/reflect_train.py --write; do not edit by hand (change the",
@@ -206,12 +278,17 @@ def write_model(models: dict[str, tuple[float, dict[str, float]]], n: int, sessi
         "[trained]",
         f'data = "labels/specstory_minsky_user_turns.jsonl: {n} user turns of {sessions} sessions"',
         f'method = "L2 logistic regression (l2 {L2}), {STEPS} gradient steps; classes with fewer than '
-        f'{MIN_POSITIVES} labelled turns keep hand-set weights"',
+        f'{MIN_POSITIVES} labelled turns keep hand-set weights; thresholds by {FOLDS}-fold cross-validation over '
+        'sessions, false alarms weighted to the target rates ' + ", ".join(f"{c} {r:.2f}" for c, r in TARGET_RATE.items())
+        + '"',
         f'hand_set = {json.dumps(sorted(c for c in HAND if models[c] == HAND[c]))}',
         "",
     ]
     for cls, (b, w) in models.items():
-        lines += [f"[classes.{cls}]", f"bias = {b:.3f}", "", f"[classes.{cls}.weights]"]
+        lines += [f"[classes.{cls}]", f"bias = {b:.3f}"]
+        if cls in thresholds:
+            lines.append(f"threshold = {thresholds[cls]:.2f}")
+        lines += ["", f"[classes.{cls}.weights]"]
         lines += [f"{s} = {v:.3f}" for s, v in sorted(w.items(), key=lambda x: -abs(x[1])) if abs(v) >= 0.01]
         lines.append("")
     MODEL.write_text("\n".join(lines), encoding="utf-8")
@@ -228,7 +305,9 @@ def main() -> None:
         sys.exit(f"no labels at {data}: set KG_SHARED_DATA to the folder holding labels/")
     turns = load_turns(data, default_rules(model=False))
     models = train(turns)
-    train_pred = [{c for c, m in models.items() if predict(m, t["signals"]) >= 0.5} for t in turns]
+    thresholds = calibrate(turns)
+    print(f"thresholds ({FOLDS}-fold cross-validation): {thresholds}")
+    train_pred = [decide(models, t["signals"], thresholds) for t in turns]
     table(f"train (fit and scored on all {len(turns)} turns)", scores(turns, train_pred))
     held = held_out_predictions(turns)
     table(f"held out ({FOLDS}-fold, whole sessions left out)", scores(turns, held))
@@ -238,7 +317,7 @@ def main() -> None:
             if g != q:
                 print(f"{'FN' if g else 'FP'} {sorted(t['gold'])} {t['text'][:100]!r} {t['signals']}")
     if args.write:
-        write_model(models, len(turns), len({t["session"] for t in turns}))
+        write_model(models, thresholds, len(turns), len({t["session"] for t in turns}))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,10 @@ MODEL_FILE = "reflect_model.toml"
 DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "preference")
 SCOPES = ("user", "prev", "next", "next_tools")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
-COMPUTED = ("first_turn", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent")
+COMPUTED = ("first_turn", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent",
+            "negates_agent")
+# Computed signals that read what the user said about the agent's words: reasons in the user's own words.
+USER_COMPUTED = ("quotes_agent", "negates_agent")
 KINDS = ("learning", "feature", "preference")
 PRIORITIES = ("low", "medium", "high", "critical")
 
@@ -62,10 +65,17 @@ class Signals:
     long_words: int
     user_chars: int
     matched: tuple[Signal, ...]
+    reply_reasons: tuple[str, ...] = ()  # signals of the agent's reply strong enough to be a reason alone
 
     @property
     def names(self) -> tuple[str, ...]:
         return (*COMPUTED, *(s.name for s in self.matched))
+
+    @property
+    def user_side(self) -> frozenset[str]:
+        """The signals that can be a finding's reason: read from the user's own words, or a reply signal named
+        in reply_reasons (an apology, a revert)."""
+        return frozenset((*USER_COMPUTED, *self.reply_reasons, *(s.name for s in self.matched if s.scope == "user")))
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,7 @@ class ClassModel:
 
     bias: float
     weights: Mapping[str, float]
+    threshold: float | None = None  # chosen by cross-validation when trained; else the class's min_score
 
 
 @dataclass(frozen=True)
@@ -86,6 +97,12 @@ class Detector:
     min_score: float
     requires_prior_assistant: bool
     model: ClassModel | None  # None: no weights shipped for it, it finds nothing
+
+    @property
+    def threshold(self) -> float:
+        """The score a finding needs: the model's cross-validated threshold when it ships one, else min_score."""
+        t = self.model.threshold if self.model is not None else None
+        return self.min_score if t is None else t
 
 
 @dataclass(frozen=True)
@@ -219,7 +236,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
 
 
 def _signals(t: RuleReader) -> Signals:
-    t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", *SCOPES))
+    t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", "reply_reasons", *SCOPES))
     matched: list[Signal] = []
     seen: set[str] = set(COMPUTED)
     flags = re.IGNORECASE | re.MULTILINE
@@ -240,7 +257,18 @@ def _signals(t: RuleReader) -> Signals:
         long_words=t.whole("long_words", 1, int_only=True),
         user_chars=t.whole("user_chars", 1, int_only=True),
         matched=tuple(matched),
+        reply_reasons=_reply_reasons(t, matched),
     )
+
+
+def _reply_reasons(t: RuleReader, matched: list[Signal]) -> tuple[str, ...]:
+    names = t.strings("reply_reasons", [], items="non-empty")
+    reply = {s.name for s in matched if s.scope in ("next", "next_tools")}
+    for n in names:
+        if n not in reply:
+            raise t.fail("reply_reasons", f"{n!r} is not a signal of the agent's reply ([signals.next] or "
+                                          "[signals.next_tools])")
+    return names
 
 
 def _models(data: Mapping[str, Any] | None, signals: Signals, *, source: str) -> dict[str, ClassModel]:
@@ -257,14 +285,15 @@ def _models(data: Mapping[str, Any] | None, signals: Signals, *, source: str) ->
     for name in classes.data:
         if name not in DETECTORS:
             raise classes.fail(name, f"unknown class (known: {', '.join(DETECTORS)})")
-        c = classes.table(name).known(("bias", "weights"))
+        c = classes.table(name).known(("bias", "weights", "threshold"))
         w = c.table("weights")
         weights = {}
         for signal in w.data:
             if signal not in known:
                 raise w.fail(signal, "not a signal of rules/reflect.toml [signals] (or a computed one)")
             weights[signal] = w.number(signal)
-        out[name] = ClassModel(c.number("bias"), weights)
+        threshold = c.number("threshold", 0.0, 1.0) if "threshold" in c.data else None
+        out[name] = ClassModel(c.number("bias"), weights, threshold)
     return out
 
 

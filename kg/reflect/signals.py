@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass, replace
 
 from .parse import Transcript, Turn
-from .rules import COMPUTED, ClassModel, ReflectRules
+from .lesson import linking_rules, terms
+from .rules import ClassModel, ReflectRules
 
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 _WORD = re.compile(r"[\w'-]+|[\u3400-\u9fff]")
@@ -122,6 +123,7 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         "only_pasted": view.pasted and not view.own.strip(),
         "prior_tool_error": view.prior_tool_error,
         "quotes_agent": bool(view.quoted) and _quotes(view.quoted, view.prev),
+        "negates_agent": bool(view.prev) and _negates(view.own[: sig.user_chars], view.prev),
     }
     names = [name for name, on in computed.items() if on]
     scopes = {"user": view.own[: sig.user_chars], "prev": view.prev, "next": view.next,
@@ -139,6 +141,23 @@ def _quotes(quoted: str, prev: str) -> bool:
     return any(len(q) >= 12 and " ".join(q.lower().split())[:40] in flat for q in quoted.splitlines())
 
 
+# A negation and the few words after it ("that's not the system prompt", "it isn't in src").
+_NEGATED = re.compile(
+    r"\b(?:not|isn't|isnt|aren't|arent|wasn't|wasnt|doesn't|doesnt|don't|dont|didn't|didnt|no|never|nothing|"
+    r"neither|nor)\b((?:\W+[\w'./-]+){1,4})|(?:不是|没有|不)(\w{2,8})|(?<!\w)(?:не|нет)((?:\W+\w+){1,4})",
+    re.IGNORECASE)
+
+
+def _negates(own: str, prev: str) -> bool:
+    """The user negates something the agent just said: a word the agent used follows one of the user's
+    negations closely ("not the README", "it's not in src" after the agent spoke of the README / src)."""
+    hits = [m.group(m.lastindex or 0) for m in _NEGATED.finditer(own)]
+    if not hits:
+        return False
+    agent = set(terms(prev, linking_rules()))
+    return any(t in agent for h in hits for t in terms(h, linking_rules()) if len(t) >= 3)
+
+
 def score(model: ClassModel, signals: tuple[str, ...]) -> float:
     z = model.bias + sum(model.weights.get(s, 0.0) for s in signals)
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
@@ -150,6 +169,8 @@ def reasons(model: ClassModel, signals: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(s for _, s in sorted(up, key=lambda x: (-x[0], x[1])))
 
 
-def has_reason(why: tuple[str, ...]) -> bool:
-    """A finding needs a reason in someone's words (a matched signal), not only the turn's shape."""
-    return any(s not in COMPUTED for s in why)
+def has_reason(why: tuple[str, ...], rules: ReflectRules) -> bool:
+    """A finding needs a reason in the user's own words, not only the turn's shape or the agent's reply: agents
+    agree with, and apologise for, suggestions as readily as corrections."""
+    user = rules.signals.user_side
+    return any(s in user for s in why)

@@ -256,6 +256,8 @@ def mutate(path: str, value) -> dict:
         (mutate("correction.priority", "urgent"),
          "correction.priority: must be one of low, medium, high, critical, not 'urgent'"),
         (mutate("correction.min_score", 1.5), "correction.min_score: must be a number from 0.0 to 1.0, not 1.5"),
+        (mutate("signals.reply_reasons", ["rejects"]), "signals.reply_reasons: 'rejects' is not a signal of the "
+                                                       "agent's reply ([signals.next] or [signals.next_tools])"),
         (mutate("lessons.rewrite", [{"pattern": "(?P<a>x)", "template": "{b}"}]),
          "lessons.rewrite[0].template: {b} is not a named group of the pattern (nor {s})"),
         (mutate("version", 2), "version: unsupported version 2; this kg understands version 1"),
@@ -383,3 +385,75 @@ def test_the_agent_reverting_its_work_after_the_user_spoke_is_a_signal():
     ]
     f = found(Transcript("claude-code", tuple(turns)))["correction"]
     assert "reverts" in f.signals
+
+
+def signals_of(said: str, agent_before: str = "Done.", agent_after: str = "") -> tuple[str, ...]:
+    from kg.reflect.detect import turn_signals
+
+    pairs = [("user", "go"), ("assistant", agent_before), ("user", said)]
+    if agent_after:
+        pairs.append(("assistant", agent_after))
+    return turn_signals(chat(*pairs), RULES)[2]
+
+
+def test_negating_a_word_the_agent_just_used_is_a_signal():
+    before = "I updated the system prompt in config.ts."
+    assert "negates_agent" in signals_of("that's not the system prompt, see main.ts", before)
+    assert "negates_agent" not in signals_of("that's not needed for the release", before)
+    assert "negates_agent" not in signals_of("the system prompt looks fine", before)
+
+
+def test_the_agent_agreeing_is_not_a_reason_on_its_own():
+    # "You're right" follows suggestions as often as corrections: without a reason in the user's words, nothing.
+    t = chat(("user", "go"), ("assistant", "Done."), ("user", "we pass those into the parser too"),
+             ("assistant", "You're right, good point. Passing them now."))
+    assert "correction" not in found(t)
+    # an owned mistake is a reason on its own (rules/reflect.toml reply_reasons)
+    t = chat(("user", "go"), ("assistant", "Done."), ("user", "we pass those into the parser too"),
+             ("assistant", "My mistake, I missed the parser. Passing them now."))
+    assert "apologises" in found(t)["correction"].signals
+
+
+@pytest.mark.parametrize(
+    ("said", "signal"),
+    [
+        ("nice, it works. but the ball moves way too fast.", "too_much"),
+        ("the output is too verbose", "too_much"),
+        ("FAILED tests/test_x.py::test_y - TypeError: bad arg", "error_paste"),
+        ("ok, now add the footer", "acknowledges"),
+        ("can we use the mock input instead?", "suggests"),
+        ("update CLAUDE.md to say we use pnpm", "edits_rule"),
+        ("From now on, run ruff before committing", "from_now_on"),
+        ("it still fails again!", "still_again"),
+        ("нет, ты удалил не тот файл", "you_did"),
+        ("run it again", None),
+        ("see the README.md for the setup", None),
+    ],
+)
+def test_general_signals(said, signal):
+    got = signals_of(said)
+    if signal is None:
+        assert not {"still_again", "rule_file"} & set(got)
+    else:
+        assert signal in got
+
+
+def test_a_model_may_ship_its_own_threshold():
+    model = {"version": 1, "classes": {"correction": {"bias": -0.5, "threshold": 0.9, "weights": {"rejects": 1.5}}}}
+    rules = load_rules(RAW, model=model)
+    assert rules.detector("correction").threshold == 0.9
+    t = chat(("user", "go"), ("assistant", "Done."), ("user", "no, the other one"))
+    assert detect(t, rules) == []  # sigmoid(1.0) = 0.73 < 0.9
+    assert load_rules(RAW, model={"version": 1, "classes": {"correction": {"bias": -0.5, "weights": {}}}}).detector(
+        "correction").threshold == RAW["correction"]["min_score"]
+    with pytest.raises(RulesError, match="threshold: must be a number from 0.0 to 1.0"):
+        load_rules(RAW, model={"version": 1, "classes": {"correction": {"bias": 0.0, "threshold": 2, "weights": {}}}})
+
+
+def test_a_feature_request_needs_the_lack_shown_in_the_session():
+    ask = "add a --dry-run option to the deploy command"
+    plain = chat(("user", "deploy"), ("assistant", "Deployed to staging."), ("user", ask))
+    lacked = chat(("user", "deploy"), ("assistant", "I can't preview the deploy: there is no option for that."),
+                  ("user", ask))
+    assert "feature_request" not in found(plain)
+    assert "feature_request" in found(lacked)
