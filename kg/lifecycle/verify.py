@@ -12,7 +12,7 @@ The verdict is a sequential test on the pattern's whole history (`assess`):
 - The **posterior of the ratio** r = after / before (Jeffreys priors; `kg.lifecycle.stats`) gives
   P(r < ineffective_min_ratio), that the rule cut the rate at all, and P(r > confirm_max_ratio), that it did
   not cut it enough. The first reaching 1 − error_rate decides: confirmed, or reverted (labelled made worse
-  when the posterior median is ≥ worse_min_ratio). Until then the check is extended; a confirmed rule stays
+  when the posterior median is ≥ worse_min_ratio and P(r > 1) ≥ 1 − error_rate). Until then the check is extended; a confirmed rule stays
   under the same test, so enough new evidence reverts it later. A check undecided for `overdue.revert_days`
   past due is decided by the posterior majority (a truncated sequential test).
 """
@@ -205,7 +205,9 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
     if keep:
         kind, why = CONFIRMED, f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}"
     elif drop:
-        kind = WORSE if median >= v.worse_min_ratio else INEFFECTIVE
+        # "made worse" raises a critical item, so it needs the rate to have risen at the stated error rate
+        worse = median >= v.worse_min_ratio and 1.0 - stats.p_ratio_below(1.0, *args) >= 1.0 - a
+        kind = WORSE if worse else INEFFECTIVE
         why = f"P(ratio > {v.confirm_max_ratio:g}) = {p_not:.3f}"
     else:
         kind, why = INCONCLUSIVE, (f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}, "
