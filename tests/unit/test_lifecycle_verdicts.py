@@ -156,8 +156,8 @@ def test_a_human_confirmation_wins_over_the_evidence():
 
 
 def test_is_deadline():
-    assert verify.is_deadline("applied", None, T0, T0 + 21 * D, LP)
-    assert not verify.is_deadline("applied", None, T0, T0 + 20 * D, LP)
+    assert verify.is_deadline("applied", None, T0, T0 + LP.overdue.revert_days * D, LP)
+    assert not verify.is_deadline("applied", None, T0, T0 + (LP.overdue.revert_days - 1) * D, LP)
     assert not verify.is_deadline("confirmed", None, T0, T0 + 90 * D, LP)
 
 
