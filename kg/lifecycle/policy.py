@@ -93,6 +93,7 @@ class Recovery:
     cooldown_days: int
     min_recurrence: int
     min_sessions: int
+    min_posterior: float
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,8 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
     )
     rec = Recovery(cooldown_days=r.whole("recovery.cooldown_days", 0),
                    min_recurrence=r.whole("recovery.min_recurrence", 1),
-                   min_sessions=r.whole("recovery.min_sessions", 1))
+                   min_sessions=r.whole("recovery.min_sessions", 1),
+                   min_posterior=r.number("recovery.min_posterior", 0.5, 0.9999))
     b = Budget(per_file_per_cycle=r.whole("budget.per_file_per_cycle", 1),
                max_block_lines=r.whole("budget.max_block_lines", 1),
                max_block_chars=r.whole("budget.max_block_chars", 80),

@@ -60,16 +60,22 @@ def fill(lc: Any, rows: list[dict[str, Any]]) -> list[promote.Candidate]:
 
 
 def _relapse_note(lc: Any, r: dict[str, Any]) -> str:
-    """Whether the pattern came back once its rule was gone (the rule worked, the revert was wrong)."""
-    times = [e["created_at"] for e in lc.st.run("lc_pattern_times", id=r["id"], now=lc.now)]
-    applied, reverted = r["applied_at"], r["reverted_at"]
-    live = (sum(applied <= t < reverted for t in times), verify._days(applied, reverted))
-    since = (sum(reverted <= t <= lc.now for t in times), verify._days(reverted, lc.now))
-    p = verify.revert_looks_wrong(live, since, lc.lp)
-    level = 1 - lc.lp.verification.error_rate
-    head = "the revert looks wrong" if p >= level else "no sign the old rule worked"
-    return (f"Since the revert it recurred {since[0]}x in {since[1]:.0f}d, while the rule was live {live[0]}x in "
-            f"{live[1]:.0f}d: {head} (P = {p:.3f}, needs {level:.2f}).")
+    """Whether the pattern came back once its rule was gone (the rule worked, the revert was wrong): the
+    pattern judged again on its whole history, the time its rules were live against all the time they were
+    not (`verify.relapse`)."""
+    times, spans = lc.history(r["id"], "")
+    v = verify.relapse(times, spans, lc.now, lc.lp, observed_from=lc.observed_from(), prior=lc.prior())
+    return f"Judged again on its whole history: {v.summary}: {relapse_head(v, lc.lp)}."
+
+
+def relapse_head(v: verify.Verdict, lp: Any) -> str:
+    """'the revert looks wrong' when the rule cut the rate with P ≥ recovery.min_posterior (and the
+    posterior median is nearer to confirm_max_ratio than to ineffective_min_ratio)."""
+    x = lp.verification
+    wrong = (v.ratio is not None and v.p_cut >= lp.recovery.min_posterior
+             and v.ratio < (x.confirm_max_ratio * x.ineffective_min_ratio) ** 0.5)
+    return (f"the revert looks wrong (P = {v.p_cut:.3f} ≥ {lp.recovery.min_posterior:g})" if wrong else
+            f"no sign the old rule worked (P = {v.p_cut:.3f}, needs {lp.recovery.min_posterior:g})")
 
 
 def promote_all(lc: Any) -> None:

@@ -12,7 +12,7 @@ The verdict is a sequential test on the pattern's whole history (`assess`):
 - The **posterior of the ratio** r = after / before (Jeffreys priors; `kg.lifecycle.stats`) gives
   P(r < ineffective_min_ratio), that the rule cut the rate at all, and P(r > confirm_max_ratio), that it did
   not cut it enough. The first reaching 1 − error_rate decides: confirmed, or reverted (labelled made worse
-  when the posterior median is ≥ worse_min_ratio). Until then the check is extended; a confirmed rule stays
+  when the posterior median is ≥ worse_min_ratio and P(r > 1) ≥ 1 − error_rate). Until then the check is extended; a confirmed rule stays
   under the same test, so enough new evidence reverts it later. A check undecided for `overdue.revert_days`
   past due is decided by the posterior majority (a truncated sequential test).
 """
@@ -205,7 +205,9 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
     if keep:
         kind, why = CONFIRMED, f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}"
     elif drop:
-        kind = WORSE if median >= v.worse_min_ratio else INEFFECTIVE
+        # "made worse" raises a critical item, so it needs the rate to have risen at the stated error rate
+        worse = median >= v.worse_min_ratio and 1.0 - stats.p_ratio_below(1.0, *args) >= 1.0 - a
+        kind = WORSE if worse else INEFFECTIVE
         why = f"P(ratio > {v.confirm_max_ratio:g}) = {p_not:.3f}"
     else:
         kind, why = INCONCLUSIVE, (f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}, "
@@ -304,10 +306,37 @@ def transition(*, status: str, next_check: datetime, due_since: datetime | None,
                       f"{day} {verdict.summary}; {note} to {(now + v.extend_days * DAY).date().isoformat()}")
 
 
-def revert_looks_wrong(live: tuple[float, float], since: tuple[float, float], policy: LifecyclePolicy) -> float:
-    """P(the rate while the rule was live < ineffective_min_ratio × the rate since its revert): high when the
-    pattern came back once the rule was gone, the signature of a rule that worked. `live` and `since` are
-    (occurrences, days)."""
-    if live[1] <= 0 or since[1] <= 0:
-        return 0.0
-    return stats.p_ratio_below(policy.verification.ineffective_min_ratio, live[0], live[1], since[0], since[1])
+def relapse(times: Iterable[datetime], live: Sequence[tuple[datetime, datetime]], now: datetime,
+            policy: LifecyclePolicy, *, observed_from: datetime | None = None,
+            prior: tuple[float, float] = (0.0, 0.0)) -> Verdict:
+    """A reverted pattern judged again on its whole history (an A-B-A design): r = the rate while its rules
+    were `live` / the rate in all the time they were not (before the first and since each revert, the same
+    per-day cap and trigger rule as `evidence`). Once the rule is gone the base rate is measured afresh, so a
+    wrong revert shows as a rate that came back."""
+    v = policy.verification
+    every = sorted(t for t in times if t <= now)
+    spans = sorted(live)
+    if not every or not spans:
+        return judge(Counts(0, 0, 0.0, 0.0, 0.0, 0.0, ()), policy)
+
+    def inside(t: datetime) -> bool:
+        return any(a <= t < b for a, b in spans)
+
+    on = [t for t in every if inside(t)]
+    off = [t for t in every if not inside(t)]
+    raw_off = len(off)
+    left = []
+    trig = _trigger([t for t in off if t < spans[0][0]], policy)
+    if trig is not None:
+        off.remove(trig)
+        left.append("trigger")
+    start = every[0] if observed_from is None else max(observed_from, every[0] - policy.promotion.window_days * DAY)
+    t_on = sum(_days(max(a, start), min(b, now)) for a, b in spans if min(b, now) > max(a, start))
+    t_off = max(_days(start, now) - t_on, 0.0)
+    k_on = float(sum(n for _, n in _capped(on, v.max_per_day)))
+    k_off = float(sum(n for _, n in _capped(off, v.max_per_day)))
+    capped = len(on) + len(off) - int(k_on + k_off)
+    if capped:
+        left.append(f"{capped} over {v.max_per_day}/day")
+    c = Counts(raw_off, len(on), k_off, round(t_off, 4), k_on, round(t_on, 4), tuple(left))
+    return judge(c, policy, prior=prior)

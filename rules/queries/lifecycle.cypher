@@ -112,20 +112,28 @@ WHERE c.id IN $ids AND q.status = 'pending'
 RETURN c.id AS id
 
 // name: lc_decay_candidates
-// Nodes whose decay stage may have to change: unpinned, open, and either unreinforced since the first
-// threshold or already decayed (a reinforcement since then restores them). Reinforcement is the latest of
-// the node's own clock, its pattern's last occurrence and its newest edge.
+// Nodes whose decay stage changes: unpinned, open, and either unreinforced since the first threshold or
+// already decayed (a reinforcement since then restores them). Reinforcement is the latest of the node's own
+// clock, its pattern's last occurrence and its newest edge, taken in one pass over its edges; the stage it
+// has reached by then comes from the three thresholds ($demote_before > $stale_before > $expire_before), and
+// only nodes whose stage differs are returned (a first cycle over a year's import returns what changes, not
+// every old node). kg/lifecycle/decay.py decides what each one becomes.
 MATCH (n:Node)
 WHERE n.kind IN $kinds AND n.status IN $statuses AND (n.pinned IS NULL OR n.pinned = false)
   AND (n.reinforced_at < $demote_before OR n.decay_stage > 0)
-OPTIONAL MATCH (p:Node)-[:derived_from]->(n)
-WHERE p.kind = 'pattern'
-WITH n, max(p.reinforced_at) AS pattern_at
-OPTIONAL MATCH (n)-[r]-(:Node)
-WITH n, pattern_at, max(r.created_at) AS edge_at
+OPTIONAL MATCH (n)-[r]-(m:Node)
+WITH n, max(r.created_at) AS edge_at,
+     max(CASE WHEN label(r) = 'derived_from' AND m.kind = 'pattern' THEN m.reinforced_at END) AS pattern_at
+WITH n, edge_at, pattern_at,
+     CASE WHEN n.reinforced_at IS NULL OR n.created_at > n.reinforced_at THEN n.created_at
+          ELSE n.reinforced_at END AS own
+WITH n, pattern_at, CASE WHEN edge_at IS NOT NULL AND edge_at > own THEN edge_at ELSE own END AS own_edge
+WITH n, CASE WHEN pattern_at IS NOT NULL AND pattern_at > own_edge THEN pattern_at ELSE own_edge END AS last
+WITH n, last, CASE WHEN last <= $expire_before THEN 3 WHEN last <= $stale_before THEN 2
+                   WHEN last <= $demote_before THEN 1 ELSE 0 END AS reached
+WHERE reached <> coalesce(n.decay_stage, 0) AND coalesce(n.decay_stage, 0) < 3
 RETURN n.id AS id, n.status AS status, n.priority AS priority, n.base_priority AS base_priority,
-       coalesce(n.decay_stage, 0) AS stage, n.reinforced_at AS reinforced_at, n.created_at AS created_at,
-       pattern_at, edge_at
+       coalesce(n.decay_stage, 0) AS stage, last
 
 // name: lc_stage_clear
 MATCH (s:LcStage) DELETE s

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from kg.lifecycle import promote, stats, verify
+from kg.lifecycle import promote, promoting, stats, verify
 from kg.lifecycle.policy import LifecyclePolicy
 from kg.policy import packaged
 
@@ -52,7 +52,7 @@ def test_the_first_occurrence_and_the_trigger_are_not_counted():
 def test_a_burst_day_counts_at_most_max_per_day():
     c = verify.evidence(days(0, 10, 20, *[25 + i / 100 for i in range(10)]), T0 + 24 * D, T0 + 30 * D, LP)
     assert c.after == 10 and c.k_after == LP.verification.max_per_day
-    assert f"7 over {LP.verification.max_per_day}/day" in c.left_out
+    assert f"{10 - LP.verification.max_per_day} over {LP.verification.max_per_day}/day" in c.left_out
 
 
 def test_time_an_earlier_change_was_live_is_not_the_base_rate():
@@ -156,15 +156,23 @@ def test_a_human_confirmation_wins_over_the_evidence():
 
 
 def test_is_deadline():
-    assert verify.is_deadline("applied", None, T0, T0 + 21 * D, LP)
-    assert not verify.is_deadline("applied", None, T0, T0 + 20 * D, LP)
+    assert verify.is_deadline("applied", None, T0, T0 + LP.overdue.revert_days * D, LP)
+    assert not verify.is_deadline("applied", None, T0, T0 + (LP.overdue.revert_days - 1) * D, LP)
     assert not verify.is_deadline("confirmed", None, T0, T0 + 90 * D, LP)
 
 
 # -- recovery ---------------------------------------------------------------------------------------------------
-def test_a_revert_looks_wrong_when_the_pattern_came_back():
-    assert verify.revert_looks_wrong((1, 30), (12, 20), LP) >= 0.95      # quiet while live, back after
-    assert verify.revert_looks_wrong((10, 30), (7, 20), LP) < 0.5        # the same rate: the rule did nothing
+@pytest.mark.parametrize("live_hits,since_hits,wrong", [
+    ([], [62, 63, 65, 66, 68, 70, 71, 73, 75, 76, 78], True),     # quiet while live, back at the old rate after
+    ([24, 30, 36, 42, 48, 54], [62, 69, 75], False),            # the same rate live and since: the rule did nothing
+])
+def test_a_pattern_judged_again_on_its_whole_history(live_hits, since_hits, wrong):
+    # 4 occurrences in the 10 days before the rule (the 4th the trigger), live days 20-60, reverted on day 60
+    times = days(10, 13, 16, 19, *live_hits, *since_hits)
+    v = verify.relapse(times, [(T0 + 20 * D, T0 + 60 * D)], T0 + 80 * D, LP, observed_from=T0)
+    assert v.after == len(live_hits) and v.before == 4 + len(since_hits)  # raw counts
+    assert "trigger" in v.summary
+    assert ("looks wrong" in promoting.relapse_head(v, LP)) is wrong
 
 
 @pytest.mark.parametrize("actions,failed,expected", [
