@@ -24,8 +24,8 @@ NOUNS = ["branch", "lock file", "database", "token", "migration", "fixture", "co
 
 def synthetic_rows(n: int, *, seed: int = 7, start: datetime = datetime(2026, 1, 1)) -> list[dict[str, Any]]:
     """`n` event rows in the Node table's shape, with recurring wording and pattern keys."""
+    from kg.core.text import index_tokens
     from kg.store import NODE_COLUMNS
-    from kg.text import index_tokens
 
     rng = random.Random(seed)
     rows = []
@@ -70,7 +70,7 @@ def build_workspace(path: Path, n: int) -> Any:
                   "score": 1.0, "reason": "bench"} for r in rows if r["pattern_key"]]
         bulk_load_edges(st, "derived_from", links, scratch=ws.kg_dir)
         st.run("pattern_reinforce_bulk")
-        from kg import linking
+        from kg.graph import linking
 
         linking.rebuild_terms(st, linking.rules_of(ws.rules))  # what `kg link reindex` does after a bulk load
     with ws.journal.locked():

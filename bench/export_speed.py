@@ -9,7 +9,7 @@ as many edges, then times, as medians over --repeats runs:
   whole node objects row by row (`Store.run("nodes_all")` and `"edges_all"`);
 - to_networkx: build the typed MultiDiGraph;
 - write GraphML: kg's streaming writer;
-- export graph (all): `kg.export.export_graph(ws, "graphml", out=...)`, the whole path (target ≤ 30 s at 100k);
+- export graph (all): `kg.analysis.export.export_graph(ws, "graphml", out=...)`, the whole path (target ≤ 30 s at 100k);
 - baseline: `nx.write_graphml` of an equally sized random MultiDiGraph with the same number of attributes.
 Peak memory: the process's max RSS after the runs (target ≤ 2 GB; the workspace is built in a child process so
 this is the export's), and tracemalloc's peak of one export (Python objects only).
@@ -32,9 +32,10 @@ from pathlib import Path
 import networkx as nx
 
 import kg
-from kg import analysis, export, snapshot
+from kg import analysis
+from kg.analysis import export, snapshot
+from kg.core.text import index_tokens
 from kg.store import EDGE_TYPES, NODE_COLUMNS, bulk_load_nodes
-from kg.text import index_tokens
 
 AREAS = ("tooling", "tests", "build", "config", "docs", "frontend", "backend", "infra")
 WORDS = ["git", "push", "failed", "auth", "token", "expired", "npm", "lockfile", "pytest", "fixture", "scope",

@@ -61,9 +61,9 @@ def fuzz_argv(rng: random.Random) -> list[str]:
 
 
 def run_fuzz(ws: Path, count: int, seed: int) -> tuple[int, int, dict[int, int], list[str]]:
-    from kg.cli.app import run
-
     import os
+
+    from kg.cli.app import run
 
     rng = random.Random(seed)
     outside, no_error, codes, examples = 0, 0, {}, []

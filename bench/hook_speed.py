@@ -69,7 +69,7 @@ def main() -> None:
             med, _ = median_of(lambda a=argv: cli(*a), args.runs)
             rows.append([label, f"{med * 1000:.0f}", f"{med / base:.2f}"])
 
-        from kg import hooks
+        from kg.runtimes import hooks
 
         lib, _ = median_of(lambda: hooks.session_start_brief(ws, NOW), args.runs)
         rows.append(["in-process session_start_brief()", f"{lib * 1000:.0f}", f"{lib / base:.2f}"])
@@ -87,7 +87,7 @@ def mcp_rows(root: Path, runs: int, base: float) -> list[list[str]]:
     import time
     from statistics import median
 
-    from kg.mcp_server import build_server
+    from kg.runtimes.mcp_server import build_server
 
     out: dict[str, float] = {}
 

@@ -18,7 +18,7 @@ import argparse
 import json
 from pathlib import Path
 
-from kg import linking
+from kg.graph import linking
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "link_pairs.jsonl"
 ENTRY_TYPES = {"error", "learning", "feature"}

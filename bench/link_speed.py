@@ -4,7 +4,7 @@ For each size a workspace is bulk-loaded with synthetic agent-log texts (a Zipf-
 with real wording from the shared transcripts), then N new nodes are linked one by one, each in a rolled-back
 transaction so every probe sees the same graph. Two ways, in the same run:
 
-- indexed: what kg does (`kg.linking.candidates` + `plan_links`: rarest terms → full-text index → rapidfuzz);
+- indexed: what kg does (`kg.graph.linking.candidates` + `plan_links`: rarest terms → full-text index → rapidfuzz);
 - naive:   the seed's way, a full scan of every node's text scored with the same pure functions.
 
     .venv/bin/python bench/link_speed.py                 # 10k and 100k
@@ -25,9 +25,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import kg
-from kg import linking
+from kg.core.text import index_tokens
+from kg.graph import linking
 from kg.store import Store
-from kg.text import index_tokens
 
 REAL = [
     "git push failed: the current branch has no upstream branch",

@@ -24,8 +24,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import kg
+from kg.core.text import words
 from kg.memory import search, sessions, topics
-from kg.text import words
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (5, 10)

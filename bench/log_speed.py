@@ -167,14 +167,14 @@ def main() -> None:
         # import a trail of the largest size
         n = max(sizes)
         import kg
-        from kg.trail import build_trail
+        from kg.ingest.trail import build_trail
 
         entries_doc = build_trail([{**r, "created_at": r["created_at"].isoformat(), "updated_at": None}
                                    for r in synthetic_rows(n, seed=11)], [], {}, synthetic_rows(1)[0]["created_at"])
         trail_path = base / "trail.json"
         trail_path.write_text(json.dumps(entries_doc))
         t = time.perf_counter()
-        report = kg.trail.import_trail(kg.init_workspace(base / "imported"), [trail_path])
+        report = kg.ingest.trail.import_trail(kg.init_workspace(base / "imported"), [trail_path])
         took = time.perf_counter() - t
         print(table("import trail", ["entries", "imported", "time", "target"],
                     [[f"{n:,}", f"{report.entries:,}", f"{took:.1f} s", "≤ 30 s"]]))

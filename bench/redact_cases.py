@@ -142,7 +142,7 @@ def _find_group(tree, number: int):
 
 
 def _entropy(value: str) -> float:
-    from kg.redact import entropy
+    from kg.redaction.redact import entropy
 
     return entropy(value)
 

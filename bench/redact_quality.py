@@ -32,11 +32,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from redact_cases import (  # noqa: E402
-    CASES_DIR, LABELLED, ORDINARY, REALISTIC_SETS, held_out, provider_cases, read_text, realistic_cases,
+    CASES_DIR,
+    LABELLED,
+    ORDINARY,
+    REALISTIC_SETS,
+    held_out,
+    provider_cases,
+    read_text,
+    realistic_cases,
     transcript_files,
 )
 
-from kg.redact import load_default  # noqa: E402
+from kg.redaction.redact import load_default  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("KG_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -150,12 +157,12 @@ FIELDS = {"summary": "git push failed: no upstream branch set for feature/login-
                      "To push the current branch and set the remote as upstream, use --set-upstream.",
           "action": "Use `git push -u origin HEAD` the first time a branch is pushed.",
           "area": "tooling", "tags": ["git", "push"]}
-# What a fresh process pays for redaction: import kg.redact, load the rules, redact one kg log's fields.
+# What a fresh process pays for redaction: import kg.redaction.redact, load the rules, redact one kg log's fields.
 PROCESS_PROBE = """
 import json, sys, time
 import kg  # paid by every kg command whether it redacts or not
 t0 = time.perf_counter()
-from kg.redact import load_default
+from kg.redaction.redact import load_default
 r = load_default()
 r.redact_many(json.loads(sys.argv[1]))
 print(time.perf_counter() - t0)

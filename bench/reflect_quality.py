@@ -34,7 +34,7 @@ from pathlib import Path
 
 import reflect_train as rt
 
-from kg.policy import packaged
+from kg.core.policy import packaged
 from kg.reflect import TranscriptError, default_rules, read_transcript, reflect
 from kg.reflect import failures as fl
 from kg.reflect.detect import learnings

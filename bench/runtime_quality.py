@@ -165,10 +165,10 @@ def claude_payloads(path: Path) -> list[tuple[int, dict]]:
 
 def duplicates(rules) -> list[list[str]]:
     import kg
-    from kg import hooks
     from kg.reflect.apply import reflect_file
     from kg.reflect.failures import failures
     from kg.reflect.parse import read_transcript
+    from kg.runtimes import hooks
 
     rows = []
     for runtime, files in RUNTIME_FILES.items():
@@ -331,7 +331,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--skip-latency", action="store_true")
     args = ap.parse_args()
-    from kg.policy import packaged
+    from kg.core.policy import packaged
     from kg.reflect.failures import load_rules
 
     rules = load_rules(packaged("errors"))

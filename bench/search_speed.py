@@ -32,8 +32,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import kg
+from kg.core.text import index_tokens
 from kg.memory import inject, search, topics
-from kg.text import index_tokens
 
 FTS = "CALL CREATE_FTS_INDEX('Node', 'node_fts', ['tokens'], stemmer := 'porter')"
 

@@ -1,6 +1,6 @@
 """`kg export graph`, `kg graph show`, `kg graph report`: the analyst's view from the command line.
 
-All of them read a snapshot of the graph (kg.snapshot), so the agent is never locked out while they run.
+All of them read a snapshot of the graph (kg.analysis.snapshot), so the agent is never locked out while they run.
 """
 
 from __future__ import annotations
@@ -46,9 +46,8 @@ def export_graph(
     as_json: JsonOpt = False,
 ) -> None:
     """Export the knowledge graph (from a snapshot) for Gephi, networkx, GitHub, Graphviz, Kùzu or Neo4j."""
-    from kg.export import export_graph as run
-
-    from kg.paths import out_path
+    from kg.analysis.export import export_graph as run
+    from kg.core.paths import out_path
 
     with errors():
         ws = workspace(ctx)
@@ -78,9 +77,8 @@ def graph_show(
     as_json: JsonOpt = False,
 ) -> None:
     """Draw a subgraph: around ID, or the best-connected nodes of --type. Writes --out (default graph.png)."""
-    from kg.drawing import show_subgraph
-
-    from kg.paths import out_path
+    from kg.analysis.drawing import show_subgraph
+    from kg.core.paths import out_path
 
     with errors():
         ws = workspace(ctx)

@@ -43,7 +43,7 @@ def fail(message: str, code: int = 2) -> NoReturn:
 @contextmanager
 def errors() -> Iterator[None]:
     """Translate library errors into a message and an exit code; no traceback reaches the user."""
-    from kg.errors import KgError
+    from kg.core.errors import KgError
 
     try:
         yield

@@ -150,7 +150,7 @@ def register(app: typer.Typer) -> None:
             with ws.reading():  # one open graph for both reads, read-only
                 data = ws.status(now=now_of(ctx, now))
                 data["lifecycle"] = lifecycle_status(ws, now_of(ctx, now))
-            from kg.schedule import last_run
+            from kg.runtimes.schedule import last_run
 
             data["last_cycle"] = last_run(ws)  # the scheduled job's last run (kg schedule), or None
         emit(data, as_json, _render_status)

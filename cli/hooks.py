@@ -55,12 +55,12 @@ def hook_errors(runtime: str | None, *, never_fail: bool = False) -> Iterator[No
 
 
 def _stdin_payload() -> dict[str, Any]:
-    from kg.hooks import read_payload
+    from kg.runtimes.hooks import read_payload
 
     stream = sys.stdin
     if stream is None or stream.isatty():
         return {}
-    from kg import inputs
+    from kg.core import inputs
 
     raw = inputs.read_stream(stream, what="the hook payload on stdin", limit=inputs.MAX_PAYLOAD_BYTES)
     return read_payload(raw.decode("utf-8", "replace"))
@@ -81,7 +81,7 @@ def session_start(
 ) -> None:
     """The brief an agent sees when a session begins: pending high-priority items, verifications due, patterns
     ready for promotion, proposals waiting, the watch list and the memory for the first message."""
-    from kg import hooks
+    from kg.runtimes import hooks
 
     with hook_errors(runtime):
         payload = _stdin_payload() if runtime in HOOK_JSON else {}
@@ -111,7 +111,7 @@ def session_end(
     """Reflect on the transcript (log what it finds, once) and write the session summary. Under `--runtime` it
     never exits non-zero: a session end (or Codex's Stop, which calls it after every turn) must not ask the agent
     to go on; `stop_hook_active` in the payload (a Stop that follows another hook's block) is left alone."""
-    from kg import hooks
+    from kg.runtimes import hooks
 
     with hook_errors(runtime, never_fail=True):
         payload = _stdin_payload() if transcript is None and runtime != "openclaw" else {}
@@ -159,7 +159,7 @@ def post_tool_use(
 ) -> None:
     """Read a PostToolUse / PostToolUseFailure payload on stdin; log an error entry when the tool failed (the
     first meaningful line of its output, not the "Exit code N" header)."""
-    from kg import hooks
+    from kg.runtimes import hooks
 
     with hook_errors(runtime):
         payload = _stdin_payload()
@@ -202,7 +202,7 @@ def install(ctx: typer.Context, runtime: RuntimeArg, dry_run: DryOpt = False, pr
             as_json: JsonOpt = False) -> None:
     """Wire kg into an agent runtime: hooks (session brief, reflection, error logging) and the MCP server (when
     the `mcp` package is installed)."""
-    from kg.integrations import install as run
+    from kg.runtimes.integrations import install as run
 
     with errors():
         done = run(workspace(ctx), runtime, dry_run, project=project, shared=shared)
@@ -214,7 +214,7 @@ def install(ctx: typer.Context, runtime: RuntimeArg, dry_run: DryOpt = False, pr
 def uninstall(ctx: typer.Context, runtime: RuntimeArg, dry_run: DryOpt = False, project: ProjectOpt = None,
               as_json: JsonOpt = False) -> None:
     """Remove exactly what `kg install` added for a runtime."""
-    from kg.integrations import uninstall as run
+    from kg.runtimes.integrations import uninstall as run
 
     with errors():
         done = run(workspace(ctx), runtime, dry_run, project=project)
@@ -227,7 +227,7 @@ def mcp(ctx: typer.Context) -> None:
     """Serve kg over the Model Context Protocol on stdio (tools: log, search, recall, inject, status, brief,
     propose, approve, skip). Needs the `mcp` package: pip install 'kaizen-kg[mcp]'."""
     try:
-        from kg.mcp_server import build_server
+        from kg.runtimes.mcp_server import build_server
     except ImportError as exc:
         fail(f"the MCP server needs the `mcp` package ({exc.name} is missing): pip install 'kaizen-kg[mcp]'", 1)
     with errors():

@@ -44,7 +44,7 @@ def _render_links(d: dict[str, Any]) -> str:
 @link_app.command("reindex")
 def link_reindex(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Recount the keyword table auto-linking uses to pick rare terms (after a bulk import)."""
-    from kg import linking
+    from kg.graph import linking
 
     with errors():
         ws = workspace(ctx)
@@ -64,7 +64,7 @@ def patterns_list(
     """List recurring patterns with recurrence, sessions, first and last seen."""
     if ctx.invoked_subcommand is not None:
         return
-    from kg import patterns
+    from kg.graph import patterns
 
     with errors():
         rows = patterns.list_patterns(workspace(ctx), limit=limit, min_recurrence=min_recurrence)
@@ -88,7 +88,7 @@ def patterns_show(
     as_json: JsonOpt = False,
 ) -> None:
     """A pattern with its events and why each joined."""
-    from kg import patterns
+    from kg.graph import patterns
 
     with errors():
         data = patterns.show(workspace(ctx), pattern)
@@ -118,7 +118,7 @@ def patterns_merge(
     as_json: JsonOpt = False,
 ) -> None:
     """Merge pattern B into A: B's events join A; B's key keeps pointing at A."""
-    from kg import patterns
+    from kg.graph import patterns
 
     with errors():
         data = patterns.merge(workspace(ctx), into, other, now=now_of(ctx, now))
@@ -139,7 +139,7 @@ def patterns_split(
     as_json: JsonOpt = False,
 ) -> None:
     """Split events off a pattern into another pattern (or none, with --detach)."""
-    from kg import patterns
+    from kg.graph import patterns
 
     with errors():
         data = patterns.split(workspace(ctx), pattern, events, key=key, detach=detach, now=now_of(ctx, now))
@@ -167,7 +167,7 @@ def graph_query(
     as_json: JsonOpt = False,
 ) -> None:
     """Nodes grouped by type with their icons, then edges as A ──type──► B."""
-    from kg import graphq
+    from kg.graph import queries as graphq
 
     with errors():
         data = graphq.query(workspace(ctx), target, depth=depth, limit=limit)
@@ -183,7 +183,7 @@ def graph_path(
     as_json: JsonOpt = False,
 ) -> None:
     """The shortest chain of edges from A to B (how an event led to a principle). Exit 1 if there is none."""
-    from kg import graphq
+    from kg.graph import queries as graphq
 
     with errors():
         data = graphq.path(workspace(ctx), src, dst)
@@ -200,7 +200,7 @@ def graph_explain(
     as_json: JsonOpt = False,
 ) -> None:
     """Why each edge of a node exists: by hand, or auto with its score and reason."""
-    from kg import graphq
+    from kg.graph import queries as graphq
 
     with errors():
         data = graphq.explain(workspace(ctx), node_id)

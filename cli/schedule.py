@@ -1,4 +1,4 @@
-"""`kg schedule install|uninstall|status|run`: the periodic job, written with absolute paths (kg.schedule)."""
+"""`kg schedule install|uninstall|status|run`: the periodic job, written with absolute paths (kg.runtimes.schedule)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def install(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = Fal
     """Schedule `kg cycle` for this workspace every day at 06:15, with the absolute paths of this kg and the
     workspace, so it runs under cron's bare environment. Every run appends a timestamped line to
     memory/.kg/cycle.log; `kg status` shows the last one. Safe to run again."""
-    from kg import schedule
+    from kg.runtimes import schedule
 
     with errors():
         done = schedule.install(workspace(ctx), cron=cron, systemd=systemd, crontab=crontab, unit_dir=unit_dir)
@@ -47,7 +47,7 @@ def _render_install(d: dict[str, Any]) -> str:
 def uninstall(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = False, crontab: CrontabOpt = None,
               unit_dir: UnitDirOpt = None, as_json: JsonOpt = False) -> None:
     """Remove this workspace's job (the log stays)."""
-    from kg import schedule
+    from kg.runtimes import schedule
 
     with errors():
         done = schedule.uninstall(workspace(ctx), cron=cron, systemd=systemd, crontab=crontab, unit_dir=unit_dir)
@@ -59,7 +59,7 @@ def uninstall(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = F
 def status(ctx: typer.Context, crontab: CrontabOpt = None, unit_dir: UnitDirOpt = None,
            as_json: JsonOpt = False) -> None:
     """Where the job is installed and how its last run went."""
-    from kg import schedule
+    from kg.runtimes import schedule
 
     with errors():
         data = schedule.status(workspace(ctx), crontab=crontab, unit_dir=unit_dir)
@@ -88,7 +88,7 @@ def run(ctx: typer.Context, now: NowOpt = None, as_json: JsonOpt = False) -> Non
     Exits 1 when the cycle failed."""
     from kg.cli.common import state
 
-    from kg import schedule
+    from kg.runtimes import schedule
 
     with errors():  # only a workspace that cannot be found is an error here: everything else goes to the log
         done = schedule.run(state(ctx).workspace, rules_dir=state(ctx).rules, now=now_of(ctx, now))

@@ -24,8 +24,8 @@ def export_trail(
     as_json: JsonOpt = False,
 ) -> None:
     """Write memory/.learning-trail.json (and .learnings/*.md) from the graph."""
-    from kg.paths import out_path
-    from kg.trail import export_trail as run
+    from kg.core.paths import out_path
+    from kg.ingest.trail import export_trail as run
 
     with errors():
         ws = workspace(ctx)
@@ -44,7 +44,7 @@ def import_trail(
     as_json: JsonOpt = False,
 ) -> None:
     """Import entries, nodes and edges; ids already in the graph are skipped, secrets redacted."""
-    from kg.trail import import_trail as run
+    from kg.ingest.trail import import_trail as run
 
     with errors():
         report = run(workspace(ctx), list(paths or []), now=now_of(ctx, now), dry_run=dry_run,

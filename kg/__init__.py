@@ -6,7 +6,7 @@
     ws.status()
 """
 
-from kg.errors import KgError, NotFound, NoWorkspace, UsageError
+from kg.core.errors import KgError, NotFound, NoWorkspace, UsageError
 from kg.workspace import LogResult, Workspace, find_root, init_workspace, open_workspace
 
 __all__ = [

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from kg.errors import UsageError
+from kg.core.errors import UsageError
 from kg.workspace import Workspace, init_workspace
 
 START = datetime(2026, 11, 2, 9, 0)

@@ -15,8 +15,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kg import paths
-from kg.errors import KgError
+from kg.core import paths
+from kg.core.errors import KgError
 
 INSTRUCTION_FILES = ("AGENTS.md", "MEMORY.md", "SOUL.md", "TOOLS.md", "USER.md", "CLAUDE.md")
 _TMP = re.compile(r"^\..+\.(\d+)(?:\.\d+)?\.tmp$|^\.bulk-.+-(\d+)\.csv$")
@@ -164,7 +164,7 @@ def _graph_file(ws: Any, report: DoctorReport, repair: bool) -> bool:
 
 
 def _reimport(ws: Any) -> str:
-    from kg.trail import import_trail
+    from kg.ingest.trail import import_trail
 
     sources = [p for p in (ws.memory / ".learning-trail.json", ws.root / ".learnings") if p.exists()]
     if not sources:

@@ -20,18 +20,19 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
-from kg import clock, files, paths
-from kg.entries import choice, prepare
-from kg.errors import KgError, NotFound, NoWorkspace, RulesError, SchemaError, StoreError, UsageError
+from kg.core import clock, paths
+from kg.core.entries import choice, prepare
+from kg.core.errors import KgError, NotFound, NoWorkspace, RulesError, SchemaError, StoreError, UsageError
+from kg.core.policy import RuleSet
+from kg.core.text import clean
 from kg.ingest import drain
 from kg.ingest.apply import PATTERN_KEY_META, pattern_for_key  # noqa: F401 - public here since before kg.ingest
 from kg.ingest.apply import node_params as _node_params
 from kg.ingest.background import BackgroundApplier, close_at_exit
 from kg.ingest.drain import DrainReport
-from kg.journal import Journal, write_atomic
-from kg.policy import RuleSet
+from kg.ingest.journal import Journal, write_atomic
+from kg.memory import logs as files
 from kg.store import EDGE_TYPES, HIDDEN_COLUMNS, KNOWLEDGE_KINDS, Row, Store, check_label, existing_ids, plain
-from kg.text import clean
 
 ENV_WORKSPACE = "KG_WORKSPACE"
 ENV_LOCK_TIMEOUT = "KG_LOCK_TIMEOUT"
@@ -160,7 +161,7 @@ class Workspace:
         rules = data.get("rules", {})
         if not isinstance(rules, dict):
             raise RulesError(f"{path}: rules must be a table of [rules.NAME] tables")
-        from kg.policy import packaged_names
+        from kg.core.policy import packaged_names
 
         known = packaged_names()
         for name, table in rules.items():
@@ -218,7 +219,7 @@ class Workspace:
     # -- the graph ----------------------------------------------------------------------------------------
     def _acknowledged(self) -> str | None:
         """Why this workspace's graph must exist (asked before a missing or empty graph file is created)."""
-        from kg.journal import read_ids
+        from kg.ingest.journal import read_ids
 
         given = read_ids(self.journal.ids_path)
         if given:
@@ -517,7 +518,7 @@ class Workspace:
                  tags: list[str] | None = None, source: str = "manual", link: bool = True) -> dict[str, Any]:
         """Add a lesson, principle, knowledge, pattern or event node by hand. It is auto-linked to what it
         relates to (`links`), unless `link=False`."""
-        from kg import linking
+        from kg.graph import linking
 
         kind = choice(kind, KNOWLEDGE_KINDS, "node type") or ""
         at = clock.now(now)
@@ -547,7 +548,7 @@ class Workspace:
                   dry_run: bool = False) -> dict[str, Any]:
         """Auto-link an existing node now (the write path does this for every new node): candidates from
         the full-text index, re-ranked, typed by cue words; existing edges are kept, none is duplicated."""
-        from kg import linking
+        from kg.graph import linking
 
         at = clock.now(now)
         rules = linking.rules_of(self.rules)

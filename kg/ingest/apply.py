@@ -7,11 +7,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from kg.core.text import index_tokens
 from kg.store import Store
-from kg.text import index_tokens
 
-if TYPE_CHECKING:  # kg.linking (and rapidfuzz) load when the graph is written, not for `kg log`'s answer
-    from kg import linking
+if TYPE_CHECKING:  # kg.graph.linking (and rapidfuzz) load when the graph is written, not for `kg log`'s answer
+    from kg.graph import linking
     from kg.workspace import Workspace
 
 PATTERN_KEY_META = "pattern-key:"
@@ -54,7 +54,7 @@ def ts(value: str | datetime) -> datetime:
 
 def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]]) -> list[str]:
     """Apply `records` in one transaction; the ids newly applied (those already in the graph are skipped)."""
-    from kg import linking
+    from kg.graph import linking
 
     logs = [r for r in records if r.get("op") == "log"]
     if not logs:
@@ -76,7 +76,7 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]]) -> li
         # One record at a time, in journal order: each is created, joined to its pattern and linked before
         # the next exists, so a drained batch ends up exactly as the same logs applied one by one (created
         # all at once, each would find the later ones among its candidates, and link both ways). Keyword
-        # counts are kept in memory and written once per keyword at the batch's end (kg/term_counts.py).
+        # counts are kept in memory and written once per keyword at the batch's end (kg/graph/term_counts.py).
         for rec in new:
             f = rec["fields"]
             st.run("node_create", id=rec["id"], kind="event", entry_type=f["entry_type"], text=f["text"],
@@ -113,7 +113,7 @@ def attach_patterns(ws: Workspace, st: Store, records: list[dict[str, Any]]
 
     Returns, for each record to auto-link (all but `--no-link` ones), the record as the linking
     decisions see it and its full-text candidates, so linking does not query the index twice."""
-    from kg import linking
+    from kg.graph import linking
 
     if not records:
         return {}

@@ -17,9 +17,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg import clock, files, paths
-from kg.entries import prepare
-from kg.errors import UsageError
+from kg.core import clock, paths
+from kg.core.entries import prepare
+from kg.core.errors import UsageError
+from kg.memory import logs as files
 
 THREAD_REASON = "the next turn of the conversation"
 _KNOWN = ("kind", "summary", "at", "session")

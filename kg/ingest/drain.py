@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kg.errors import StoreError
+from kg.core.errors import StoreError
 from kg.ingest.apply import apply_records
-from kg.journal import Pending, check_record
+from kg.ingest.journal import Pending, check_record
 from kg.store import Store
 
 if TYPE_CHECKING:

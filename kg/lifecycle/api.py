@@ -11,8 +11,8 @@ import re
 from datetime import datetime
 from typing import Any
 
-from kg import clock
-from kg.errors import NotFound, UsageError
+from kg.core import clock
+from kg.core.errors import NotFound, UsageError
 from kg.lifecycle import blocks, promote
 from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, holding
 from kg.lifecycle.policy import load as load_policy

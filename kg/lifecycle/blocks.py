@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kg.journal import write_atomic
+from kg.ingest.journal import write_atomic
 
 BEGIN = "<!-- kaizen-kg:begin {name} -->"
 END = "<!-- kaizen-kg:end {name} -->"

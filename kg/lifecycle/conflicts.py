@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kg.core.text import words
 from kg.lifecycle.policy import LifecyclePolicy
-from kg.text import words
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from kg.core.text import index_tokens
 from kg.lifecycle import blocks, conflicts, decay, promote, promoting, render, verify
 from kg.lifecycle.policy import LifecyclePolicy
 from kg.lifecycle.policy import load as load_policy
 from kg.store import Store, bulk
 from kg.store import plain as _jsonable  # the one JSON-ready helper (kg.store.plain); api.py imports this name
-from kg.text import index_tokens
 
 DAY = timedelta(days=1)
 LIVE = render.LIVE

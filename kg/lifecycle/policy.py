@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kg.policy import RuleReader
+from kg.core.policy import RuleReader
 
 SOURCE = "rules/lifecycle.toml"
 APPLY_MODES = ("auto", "propose", "ask")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from kg.core.text import slugify as text_slugify
 from kg.lifecycle.policy import LifecyclePolicy, Target
-from kg.text import slugify as text_slugify
 
 
 def eligible(recurrence: int, sessions: int, policy: LifecyclePolicy) -> bool:

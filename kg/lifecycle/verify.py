@@ -230,7 +230,7 @@ def assess(times: Iterable[datetime], applied_at: datetime, now: datetime, polic
                  policy, deadline=deadline, prior=prior)
 
 
-# The name the analysis uses (kg/analysis.py re-implements no verdict rule: it calls this).
+# The name the analysis uses (kg/analysis/graphs.py re-implements no verdict rule: it calls this).
 verdict_for = assess
 
 

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from kg.policy import RuleReader
+from kg.core.policy import RuleReader
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from kg import clock
-from kg.errors import UsageError
+from kg.core import clock
+from kg.core.errors import UsageError
+from kg.core.text import clean, words
 from kg.memory import preferences, search, topics
 from kg.memory.readable import preference_text
 from kg.memory.rules import memory_rules, topic_rules
-from kg.text import clean, words
 
 SECTIONS = (("preference", "Preferences"), ("principle", "Principles"), ("lesson", "Lessons"),
             ("watch", "Watch list"))

@@ -21,14 +21,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg import clock
-from kg.errors import NotFound, UsageError
-from kg.journal import write_atomic
+from kg.core import clock
+from kg.core.errors import NotFound, UsageError
+from kg.core.text import clean
+from kg.ingest.journal import write_atomic
 from kg.lifecycle import blocks
 from kg.memory._common import allocate
 from kg.memory.readable import preference_text
 from kg.store import plain
-from kg.text import clean
 
 LEGACY_MARKERS = ("<!-- kg:preferences:begin -->", "<!-- kg:preferences:end -->")
 _OWN_LINE = re.compile(r"^(## User Preferences|_Kept by kg .*_|- \(none yet\)|- \*\*[^*]+\*\*: .*|)$")

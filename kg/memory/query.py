@@ -15,8 +15,8 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
+from kg.core.text import has_cjk
 from kg.memory.rules import SearchRules
-from kg.text import has_cjk
 
 UNKNOWN = -1  # a document frequency the keyword table cannot say (numbers, a graph without the table)
 
@@ -37,7 +37,7 @@ class Plan:
 
 def keyword(term: str, link_rules: Any) -> str | None:
     """The keyword-table key of a query term (linking's stem), or None when the table does not count it."""
-    from kg import linking
+    from kg.graph import linking
 
     found = linking.terms(term, link_rules)
     return found[0] if found else None
@@ -71,7 +71,7 @@ def _table_df(st: Any, terms: list[str], link_rules: Any,
               memo: dict[str, int | None]) -> tuple[dict[str, int], int] | None:
     """Exact document frequencies from the keyword table, or None when the table was never filled. `memo`
     keeps the lookups of a graph that has not changed since (the in-process cache's)."""
-    from kg.linking import DOCS_KEY
+    from kg.graph.linking import DOCS_KEY
 
     def df(key: str) -> int | None:
         if key not in memo:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kg.errors import RulesError
+from kg.core.errors import RulesError
 
 
 def describe(ws: Any) -> dict[str, Any]:

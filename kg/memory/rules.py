@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kg.core.policy import RuleReader
 from kg.memory.dates import DateRules
-from kg.policy import RuleReader
 
 MEMORY_SOURCE = "rules/memory.toml"
 TOPICS_SOURCE = "rules/topics.toml"

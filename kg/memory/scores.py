@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from kg import clock
-from kg.errors import UsageError
+from kg.core import clock
+from kg.core.errors import UsageError
+from kg.core.text import clean
 from kg.memory._common import allocate
 from kg.memory.rules import ScoreRules, memory_rules
-from kg.text import clean
 
 DIMENSIONS = ("accuracy", "usefulness", "efficiency", "tone", "proactiveness")
 SHORT = {"accuracy": "acc", "usefulness": "use", "efficiency": "eff", "tone": "ton", "proactiveness": "pro"}

@@ -7,7 +7,7 @@ summaries, skills and the imported trail. Ranking combines
 - fuzzy: the share of the query's terms found in the text by rapidfuzz (catches inflections and typos);
 - the graph neighbourhood: nodes linked to a hit are pulled in, and a hit whose neighbours match is lifted;
 - recency and importance (kind, priority, pinned).
-Chinese works because both the index and the query are tokenised by `kg.text.words` (CJK bigrams).
+Chinese works because both the index and the query are tokenised by `kg.core.text.words` (CJK bigrams).
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from kg import clock, paths
-from kg.errors import UsageError
+from kg.core import clock, paths
+from kg.core.errors import UsageError
+from kg.core.text import clean, has_cjk, stem_prefix, stopwords, words
 from kg.memory import dates
 from kg.memory._common import iso
 from kg.memory.dates import Window
@@ -33,7 +34,6 @@ from kg.memory.query import Plan, fuzzy_replacements, plan_query
 from kg.memory.rules import KNOWN_SOURCES, SearchRules, memory_rules
 from kg.memory.views import cached_view, common_terms, link_weight, refresh_common_terms, view
 from kg.store import KNOWLEDGE_KINDS
-from kg.text import clean, has_cjk, stem_prefix, stopwords, words
 
 __all__ = ["Hit", "search", "render", "cached_view", "refresh_common_terms", "link_weight", "query_terms"]
 DAILY = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
@@ -391,7 +391,7 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     terms = query_terms(rest)
     if not terms and not windows:  # only stopwords: search with them rather than return nothing
         terms = list(dict.fromkeys(words(text)))
-    from kg import linking
+    from kg.graph import linking
 
     link_rules = linking.rules_of(ws.rules)
     hits: list[Hit] = []
@@ -439,7 +439,7 @@ RELAXED = {"fuzzy": "nothing held every word as written; matched similar words i
 
 
 def render(hits: list[dict[str, Any]], query: str) -> str:
-    from kg.redact import redact_text
+    from kg.redaction.redact import redact_text
 
     query = redact_text(query)  # the answer is read back into the agent's context, and often logged
     if not hits:

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kg import clock, files, paths
-from kg.errors import NotFound, UsageError
-from kg.journal import write_atomic
+from kg.core import clock, paths
+from kg.core.errors import NotFound, UsageError
+from kg.core.text import clean
+from kg.ingest.journal import write_atomic
+from kg.memory import logs as files
 from kg.memory._common import iso
-from kg.text import clean
 
 _ID = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{3,})$")
 SECTIONS = ("Tasks Completed", "Learnings", "Skills Generated", "User Feedback", "Open Items")

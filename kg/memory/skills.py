@@ -41,12 +41,12 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from kg import clock, paths
-from kg.errors import NotFound, UsageError
-from kg.journal import write_atomic
+from kg.core import clock, paths
+from kg.core.errors import NotFound, UsageError
+from kg.core.text import CJK, clean, slugify, words
+from kg.ingest.journal import write_atomic
 from kg.lifecycle import blocks
 from kg.memory.rules import SkillRules, memory_rules
-from kg.text import CJK, clean, slugify, words
 
 SLUG = re.compile(rf"^[a-z0-9{CJK}]+(?:-[a-z0-9{CJK}]+)*$")
 OWN = ("Procedure", "Pitfalls", "Verification")
@@ -199,7 +199,7 @@ def _add_items(skill: Skill, section: str, new: list[str], numbered: bool) -> li
 
 def similarity(a: Skill | dict[str, Any], name: str, description: str, triggers: list[str]) -> float:
     """How alike an existing skill and a proposed one are (0-100), on name, description and triggers.
-    Token-set ratio on `kg.text.words` so Chinese compares by bigrams. Pure."""
+    Token-set ratio on `kg.core.text.words` so Chinese compares by bigrams. Pure."""
     get = (lambda k: a[k]) if isinstance(a, dict) else (lambda k: getattr(a, k))
 
     def norm(text: str) -> str:

@@ -14,12 +14,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kg import clock
-from kg.errors import UsageError
-from kg.journal import write_atomic
+from kg.core import clock
+from kg.core.errors import UsageError
+from kg.core.text import has_cjk
+from kg.ingest.journal import write_atomic
 from kg.memory.rules import TopicRules, topic_rules
 from kg.store import plain
-from kg.text import has_cjk
 
 INDEX_FILE = ".memory-index.json"
 

@@ -9,9 +9,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.journal import write_atomic
+from kg.core.text import words
+from kg.ingest.journal import write_atomic
 from kg.memory.rules import memory_rules
-from kg.text import words
 
 COMMON_FILE = "common-terms.json"
 

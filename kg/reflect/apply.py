@@ -14,9 +14,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg import clock
-from kg.entries import prepare
-from kg.errors import UsageError
+from kg.core import clock
+from kg.core.entries import prepare
+from kg.core.errors import UsageError
 from kg.reflect import state as rstate
 from kg.reflect.detect import Finding, Reflection, reflect
 from kg.reflect.failures import Failure, FailureRules, failures

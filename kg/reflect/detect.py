@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from .parse import Transcript, Turn
 from .lesson import key as lesson_key
 from .lesson import phrase as phrase_lesson
 from .lesson import sentence_at, sentences
+from .parse import Transcript, Turn
 from .rules import PRIORITIES, ReflectRules
 from .signals import fired, has_reason, reasons, score, straighten, views
 
@@ -235,7 +235,7 @@ def learnings(transcript: Transcript, rules: ReflectRules) -> list[Finding]:
 
 def default_redact(text: str) -> str:
     """The secret rules shipped for everything kg stores (rules/secrets.toml)."""
-    from kg.redact import load_default
+    from kg.redaction.redact import load_default
 
     return load_default().redact(text).text
 

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kg.policy import RuleReader
+from kg.core.policy import RuleReader
 
 from .parse import Transcript, Turn
 from .signature import program_of, slug

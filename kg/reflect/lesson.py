@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from kg.linking import default_rules
-from kg.linking import terms
+from kg.graph.linking import default_rules, terms
 
 from .rules import Lessons
 

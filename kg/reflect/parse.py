@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kg import inputs, paths
-from kg.errors import UsageError
+from kg.core import inputs, paths
+from kg.core.errors import UsageError
 
 FORMATS = ("claude-code", "codex", "openclaw", "aider", "openai", "specstory", "text")
 READS = ("Claude Code JSONL, Codex rollout JSONL, OpenClaw/pi session JSONL, aider .aider.chat.history.md, "

@@ -29,8 +29,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .parse import (Transcript, TranscriptError, Turn, _describe, _flatten, command_of, decode, json_records,
-                    parse_claude_code)
+from .parse import (
+    Transcript,
+    TranscriptError,
+    Turn,
+    _describe,
+    _flatten,
+    command_of,
+    decode,
+    json_records,
+    parse_claude_code,
+)
 
 
 # -- Claude Code sub-agent files ---------------------------------------------------------------------------------

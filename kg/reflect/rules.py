@@ -14,8 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kg.errors import RulesError
-from kg.policy import RuleReader
+from kg.core.errors import RulesError
+from kg.core.policy import RuleReader
 
 RULES_FILE = "reflect.toml"
 MODEL_FILE = "reflect_model.toml"
@@ -208,7 +208,7 @@ _FIELDS = re.compile(r"\{(\w+)\}")
 
 
 def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
-    from kg.linking import stem  # the stemmer linking uses, so keys and links agree on words
+    from kg.graph.linking import stem  # the stemmer linking uses, so keys and links agree on words
 
     t.known(("strip", "fallback", "key_skip", "key_words", "key_min_words", "rewrite"))
     fb = t.table("fallback")

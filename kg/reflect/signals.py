@@ -12,8 +12,8 @@ import math
 import re
 from dataclasses import dataclass, replace
 
-from .parse import Transcript, Turn
 from .lesson import linking_rules, terms
+from .parse import Transcript, Turn
 from .rules import ClassModel, ReflectRules
 
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})

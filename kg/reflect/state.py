@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kg.journal import write_atomic
+from kg.ingest.journal import write_atomic
 
 FILE = "reflect-state.json"
 

@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.errors import SchemaError, StoreError, UsageError
+from kg.core.errors import SchemaError, StoreError, UsageError
 from kg.store import queries as _queries
 from kg.store.lock import FileLock, Yielded
 from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, migrations

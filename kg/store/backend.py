@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from kg.errors import UsageError
+from kg.core.errors import UsageError
 
 ENV_STORE = "KG_STORE"
 ENV_PASSWORD = "KG_STORE_PASSWORD"

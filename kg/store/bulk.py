@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 
-from kg.errors import StoreError
+from kg.core.errors import StoreError
 from kg.store import _FTS_DROP, EDGE_TYPES, Row, Store, check_label
 from kg.store import queries as _queries
 

@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.errors import SchemaError, StoreError
+from kg.core.errors import SchemaError, StoreError
 from kg.store import falkor_dialect as dialect
 from kg.store import queries as _queries
 from kg.store.backend import ENV_CA, StoreUrl
@@ -233,7 +233,7 @@ class FalkorStore:
         if self.has_fts():
             return False
         # English stemming (Kùzu's index uses the porter stemmer); the tokens field is already normalised:
-        # Latin words lower-cased and CJK runs as character bigrams (kg.text.index_tokens), on both backends.
+        # Latin words lower-cased and CJK runs as character bigrams (kg.core.text.index_tokens), on both backends.
         self._execute_raw(f"CALL db.idx.fulltext.createNodeIndex({{label: 'Node', language: 'english'}}, "
                           f"'{FTS_FIELD}')", {})
         return True

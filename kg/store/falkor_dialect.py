@@ -156,5 +156,5 @@ def from_server(value: Any) -> Any:
 
 
 def _internal(node: Any) -> dict[str, int]:
-    """A node's internal id in Kùzu's shape (`{table, offset}`), as kg/graphq.py pairs path steps by it."""
+    """A node's internal id in Kùzu's shape (`{table, offset}`), as kg/graph/queries.py pairs path steps by it."""
     return {"table": 0, "offset": int(node if isinstance(node, int) else node.id)}

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kg.errors import StoreError, UsageError
+from kg.core.errors import StoreError, UsageError
 
 PID_FILE = "falkordb.pid"
 PORT_FILE = "falkordb.port"

@@ -13,7 +13,7 @@ import os
 import time
 from pathlib import Path
 
-from kg.errors import StoreBusy, StoreError
+from kg.core.errors import StoreBusy, StoreError
 
 
 class Yielded(Exception):

@@ -16,8 +16,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from kg.errors import RulesError, StoreError
-from kg.journal import Journal, write_atomic
+from kg.core.errors import RulesError, StoreError
+from kg.ingest.journal import Journal, write_atomic
 from kg.store.backend import StoreUrl, parse_url, resolve
 
 ENV_AGENT = "KG_AGENT"

@@ -1,4 +1,4 @@
-// Graph queries (issue 3): `kg graph query`, `kg graph path`, `kg graph explain`. Used by kg/graphq.py.
+// Graph queries (issue 3): `kg graph query`, `kg graph path`, `kg graph explain`. Used by kg/graph/queries.py.
 // Only the six knowledge edge types count as graph edges here (other tables point at nodes too).
 
 // name: graph_count_kinds

@@ -1,4 +1,4 @@
-// Auto-linking and near-duplicate patterns (issue 3). Used by kg/linking.py and kg/patterns.py.
+// Auto-linking and near-duplicate patterns (issue 3). Used by kg/graph/linking.py and kg/graph/patterns.py.
 
 // name: link_node
 // One node as the linking decisions see it. An event's pattern_key names the pattern it belongs to.
@@ -39,7 +39,7 @@ MATCH (x:Term {term: $term})
 RETURN x.df AS df
 
 // name: link_terms_df_many
-// The counts of many keywords at once (a scan of the table: worth it only for many; see kg/term_counts.py).
+// The counts of many keywords at once (a scan of the table: worth it only for many; see kg/graph/term_counts.py).
 UNWIND $terms AS t
 MATCH (x:Term {term: t})
 RETURN x.term AS term, x.df AS df
@@ -163,6 +163,6 @@ LIMIT $limit
 
 
 // name: link_terms_set
-// A keyword's count, written by key (kg/term_counts.py: MERGE scans the table in kuzu 0.11.3).
+// A keyword's count, written by key (kg/graph/term_counts.py: MERGE scans the table in kuzu 0.11.3).
 MATCH (x:Term {term: $term})
 SET x.df = $df

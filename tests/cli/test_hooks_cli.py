@@ -111,7 +111,7 @@ def test_uninstall_after_an_edit_takes_out_only_kg(ws, run_kg):
 
 
 def test_mcp_is_registered_only_when_kg_mcp_can_start(ws, run_kg, monkeypatch):
-    import kg.integrations as integ
+    import kg.runtimes.integrations as integ
 
     monkeypatch.setattr(integ, "mcp_available", lambda: False)
     res = run_kg("install codex --json")
@@ -287,7 +287,7 @@ def test_mcp_tools_through_the_sdk_client_with_concurrent_cli_writes(ws):
     import anyio
     from mcp import Client
 
-    from kg.mcp_server import build_server
+    from kg.runtimes.mcp_server import build_server
 
     server = build_server(ws.root)
     n = 6

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from kg.linking import default_rules
+from kg.graph.linking import default_rules
 
 # The two wordings share an automatic pattern key, `auto.<area>.<8 hex digits of the keywords' hash>`: what is
 # promised is its shape and that both events land on it, not the hash (any weight or stopword change moves it).

@@ -108,7 +108,7 @@ def _short(kind: str, text: str, secret: str) -> str:
 def _batches() -> list[list[tuple[str, str, str]]]:
     """The secrets in groups whose short forms fit in one --area (200 characters, with room for ' ; '); the limit
     is checked after redaction, so a secret longer than that alone still fits as its marker."""
-    from kg.redact import redact_text
+    from kg.redaction.redact import redact_text
 
     def size(item: tuple[str, str, str]) -> int:  # as kg checks it: after redaction
         return max(len(_short(*item)), len(redact_text(_short(*item))))
@@ -130,7 +130,7 @@ def test_batches_cover_every_secret_and_fit_the_area_limit():
 
 
 def test_every_supported_kind_is_redacted_by_itself():
-    from kg.redact import load_default
+    from kg.redaction.redact import load_default
 
     for kind, text, secret in SECRETS:
         result = load_default().redact(text)
@@ -213,7 +213,7 @@ def test_no_secret_reaches_the_workspace_through_any_command(run_kg, ws, tmp_pat
 
 
 def test_mcp_answers_are_gated(ws):
-    from kg.mcp_server import build_server
+    from kg.runtimes.mcp_server import build_server
 
     search = build_server(ws.root)._tool_manager.get_tool("search")
     for kind, text, secret in SECRETS[:3]:

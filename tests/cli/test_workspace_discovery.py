@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
+from kg.cli.app import app
 from typer.testing import CliRunner
 
 import kg
-from kg.cli.app import app
 
 
 class _R:

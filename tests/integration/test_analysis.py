@@ -16,8 +16,8 @@ import pytest
 
 import kg
 from kg import analysis as ka
-from kg import export as ke
-from kg import snapshot
+from kg.analysis import export as ke
+from kg.analysis import snapshot
 
 NOW = "2026-11-30T18:00:00"
 
@@ -370,7 +370,7 @@ def test_export_refuses_bad_format_and_folder(ws, tmp_path):
 
 def test_drawing_writes_png_and_svg(ws, history, tmp_path):
     pytest.importorskip("matplotlib")
-    from kg.drawing import show_subgraph
+    from kg.analysis.drawing import show_subgraph
 
     png = show_subgraph(ws, out=tmp_path / "p.png", node_id=history["principle"], depth=2)
     assert png["nodes"] >= 4 and (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from kg import drawing as kd  # noqa: E402
-from kg import fonts  # noqa: E402
+from kg.analysis import drawing as kd  # noqa: E402
+from kg.analysis import fonts  # noqa: E402
 from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS  # noqa: E402
 
 HAS_CJK_FONT = fonts.fallback_families(["中文"])[1] is None

@@ -16,7 +16,7 @@ import pytest
 
 import kg
 from kg import analysis as ka
-from kg import export as ke
+from kg.analysis import export as ke
 
 AREAS = {"部署": "deploy.ssh", "数据库": "db.migrate", "前端": "ui.build", "测试": "tests.flaky", "文档": "docs.links"}
 WHAT = ["连接超时", "权限被拒绝", "版本冲突", "配置缺失", "内存不足", "依赖未安装"]

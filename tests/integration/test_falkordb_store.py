@@ -10,10 +10,10 @@ from datetime import datetime
 
 import pytest
 
-from kg.errors import QueryParameterError, StoreError
+from kg.core.errors import QueryParameterError, StoreError
+from kg.core.text import index_tokens
 from kg.store import Store
 from kg.store.backend import parse_url
-from kg.text import index_tokens
 
 pytestmark = pytest.mark.falkordb
 AT = datetime(2026, 3, 1, 9, 30)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kg import hooks
+from kg.runtimes import hooks
 
 NOW = "2026-07-01T09:00"
 TRANSCRIPT = [

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import kg
-import kg.trail
+import kg.ingest.trail
 
 NOW = "--now 2026-12-01T12:00:00"
 
@@ -59,11 +59,11 @@ def test_a_killed_import_leaves_a_working_workspace_and_resumes(tmp_path):
     trail = tmp_path / "trail.json"
     write_trail(trail, 600)
     clean = kg.init_workspace(tmp_path / "clean")
-    kg.trail.import_trail(clean, [trail])
+    kg.ingest.trail.import_trail(clean, [trail])
     ws = kg.init_workspace(tmp_path / "ws")
-    script = ("import sys, kg, kg.trail, kg.importing as m\nfrom pathlib import Path\nm.BATCH = 50\n"
+    script = ("import sys, kg, kg.ingest.trail, kg.ingest.importing as m\nfrom pathlib import Path\nm.BATCH = 50\n"
               "ws = kg.open_workspace(Path(sys.argv[1]))\n"
-              "kg.trail.import_trail(ws, [Path(sys.argv[2])], progress=lambda d, t: print(d, flush=True))\n")
+              "kg.ingest.trail.import_trail(ws, [Path(sys.argv[2])], progress=lambda d, t: print(d, flush=True))\n")
     proc = subprocess.Popen([sys.executable, "-c", script, str(ws.root), str(trail)], stdout=subprocess.PIPE,
                             text=True)
     assert proc.stdout is not None

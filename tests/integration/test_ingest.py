@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from kg import linking
-from kg.errors import UsageError
+from kg.core.errors import UsageError
+from kg.graph import linking
 
 TURNS = ["Alice: I went hiking with my dog near the lake on Sunday",
          "Bob: which lake? the one north of the city with the hiking trail?",

@@ -13,8 +13,8 @@ from datetime import datetime
 import pytest
 
 import kg
-import kg.trail
-from kg.errors import StoreError
+import kg.ingest.trail
+from kg.core.errors import StoreError
 from kg.store import NODE_COLUMNS, Store
 from kg.store.bulk import copy_rows, fts_drop, run_each
 
@@ -91,7 +91,7 @@ def test_top_patterns_gives_the_rows_of_the_full_query(tmp_path, skewed):
                         "session": f"2026-01-01-{1 + i % 7:03d}"})
     trail = tmp_path / "trail.json"
     trail.write_text(json.dumps({"entries": entries}))
-    kg.trail.import_trail(ws, [trail], now="2026-02-01T00:00:00")
+    kg.ingest.trail.import_trail(ws, [trail], now="2026-02-01T00:00:00")
     with ws.reading() as st:
         for limit in (1, 3, 10, 50):
             assert top_patterns(st, limit) == st.run("pattern_stats_all", limit=limit)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kg import graphq, linking, patterns
-from kg.errors import NotFound, UsageError
+from kg.core.errors import NotFound, UsageError
+from kg.graph import linking, patterns
+from kg.graph import queries as graphq
 
 # The same mistake, worded three ways (claude_code transcript 258c7280: "Exit code 128 / fatal: The current
 # branch spotter-gqc has no upstream branch").

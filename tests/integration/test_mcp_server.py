@@ -17,7 +17,7 @@ pytest.importorskip("mcp")
 import anyio  # noqa: E402
 from mcp import Client  # noqa: E402
 
-from kg.mcp_server import build_server  # noqa: E402
+from kg.runtimes.mcp_server import build_server  # noqa: E402
 
 # Holds the graph open (read-write, as a long `kg cycle` does) until its stdin closes.
 HOLDER = textwrap.dedent("""

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from kg.errors import NotFound, UsageError
+from kg.core.errors import NotFound, UsageError
 from kg.memory import inject, preferences, scores, search, sessions, skills, topics
 
 

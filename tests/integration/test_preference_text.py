@@ -60,7 +60,7 @@ def test_brief_and_mcp_inject_are_readable(prefs):
     import anyio
     from mcp import Client
 
-    from kg.mcp_server import build_server
+    from kg.runtimes.mcp_server import build_server
 
     async def main() -> list[dict]:
         async with Client(build_server(prefs.root)) as client:

@@ -167,7 +167,7 @@ def test_preferences_block_contract_in_user_md(ws, kg):
 
 
 def test_write_atomic_writes_through_a_link_and_leaves_no_temp(ws):
-    from kg.journal import write_atomic
+    from kg.ingest.journal import write_atomic
 
     target = ws.root / "AGENTS.md"
     target.write_text("old\n")

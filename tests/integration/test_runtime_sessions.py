@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kg.policy import packaged
+from kg.core.policy import packaged
 from kg.reflect.failures import failures, load_rules
 from kg.reflect.parse import read_transcript
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kg import schedule
+from kg.runtimes import schedule
 
 KG = str(Path(sys.executable).with_name("kg"))
 REPO = Path(__file__).resolve().parents[2]

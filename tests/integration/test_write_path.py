@@ -12,7 +12,7 @@ from datetime import datetime
 import pytest
 
 import kg
-from kg.errors import NotFound, QueryParameterError, SchemaError, StoreBusy, StoreError, UsageError
+from kg.core.errors import NotFound, QueryParameterError, SchemaError, StoreBusy, StoreError, UsageError
 from kg.store import Store
 from kg.store.lock import FileLock
 

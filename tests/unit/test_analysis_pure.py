@@ -10,8 +10,8 @@ import networkx as nx
 import pytest
 
 from kg import analysis as ka
-from kg import export as ke
-from kg.errors import UsageError
+from kg.analysis import export as ke
+from kg.core.errors import UsageError
 
 
 def node(g: nx.MultiDiGraph, nid: str, kind: str, day: int = 1, **attrs) -> None:
@@ -147,7 +147,7 @@ def test_neighbourhood_depth_and_limit(graph):
 
 
 def test_lifecycle_helpers_are_empty_without_tables():
-    from kg.snapshot import GraphData
+    from kg.analysis.snapshot import GraphData
 
     data = GraphData(nodes=[], edges=[], sessions=[])
     assert ka.score_trends(data) == [] and ka.conflict_decisions(data) == [] and ka.changes(data) == []

@@ -6,13 +6,13 @@ from datetime import datetime
 
 import pytest
 
-from kg import clock
-from kg.entries import prepare
-from kg.errors import QueryParameterError, RulesError, UsageError
-from kg.policy import Policy, merge, packaged
-from kg.redact import load_default
+from kg.core import clock
+from kg.core.entries import prepare
+from kg.core.errors import QueryParameterError, RulesError, UsageError
+from kg.core.policy import Policy, merge, packaged
+from kg.core.text import clean, index_tokens, words
+from kg.redaction.redact import load_default
 from kg.store.queries import NamedQuery, params_of, parse
-from kg.text import clean, index_tokens, words
 
 NOW = datetime(2026, 11, 30, 10, 35)
 POLICY = Policy.from_mapping(packaged("policy"))

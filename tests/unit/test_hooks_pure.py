@@ -7,9 +7,10 @@ import tomllib
 
 import pytest
 
-from kg.errors import RulesError, UsageError
-from kg.hooks import HookRules, Section, fit, tool_failure
-from kg.integrations import (
+from kg.core.errors import RulesError, UsageError
+from kg.lifecycle import blocks
+from kg.runtimes.hooks import HookRules, Section, fit, tool_failure
+from kg.runtimes.integrations import (
     LEGACY_BEGIN,
     LEGACY_END,
     agents_plan,
@@ -18,7 +19,6 @@ from kg.integrations import (
     merge_hooks,
     strip_hooks,
 )
-from kg.lifecycle import blocks
 
 
 def _sec(name: str, n: int, total: int | None = None) -> Section:
@@ -86,7 +86,7 @@ def test_tool_failure(payload, expected):
 def test_failure_summary_names_the_command():
     f = tool_failure({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
                       "tool_input": {"command": "pytest -q"}, "error": "\n\nE   ImportError: x\nmore"})
-    from kg.policy import packaged
+    from kg.core.policy import packaged
     from kg.reflect.failures import failure_of_payload, load_rules
 
     got = failure_of_payload(f.tool, f.error, f.command, load_rules(packaged("errors")))

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from kg.jsonstream import JsonStreamError, iter_trail
+from kg.ingest.jsonstream import JsonStreamError, iter_trail
 
 DOC = {
     "version": 3, "entries": [{"id": f"LRN-20260101-{i:03d}", "n": i * 1.5, "s": "x\u00e9\u4e2d" * (i % 40),
@@ -46,7 +46,7 @@ def test_a_graph_that_is_not_an_object_is_handed_back():
 
 def test_memory_stays_at_the_window():
     """The window never holds much more than one chunk plus one item, however long the array."""
-    from kg import jsonstream
+    from kg.ingest import jsonstream
 
     text = json.dumps({"entries": [{"id": i, "pad": "p" * 50} for i in range(20000)]})
     window = jsonstream._Window(io.StringIO(text), 4096)

@@ -7,10 +7,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from kg.errors import RulesError
+from kg.core.errors import RulesError
+from kg.core.policy import packaged
 from kg.lifecycle import conflicts, decay, promote, verify
 from kg.lifecycle.policy import LifecyclePolicy
-from kg.policy import packaged
 
 RAW = packaged("lifecycle")
 LP = LifecyclePolicy.from_mapping(RAW)

@@ -7,9 +7,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from kg.core.policy import packaged
 from kg.lifecycle import promote, promoting, stats, verify
 from kg.lifecycle.policy import LifecyclePolicy
-from kg.policy import packaged
 
 LP = LifecyclePolicy.from_mapping(packaged("lifecycle"))
 T0 = datetime(2026, 3, 1, 9, 0)

@@ -1,4 +1,4 @@
-"""kg.linking's pure decisions: keywords, cues, stances, similarity, edge typing, dedup. No database."""
+"""kg.graph.linking's pure decisions: keywords, cues, stances, similarity, edge typing, dedup. No database."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kg import linking
-from kg.errors import RulesError
-from kg.linking import Doc
-from kg.policy import packaged
+from kg.core.errors import RulesError
+from kg.core.policy import packaged
+from kg.graph import linking
+from kg.graph.linking import Doc
 
 R = linking.default_rules()
 DATA = Path(__file__).resolve().parent.parent / "data" / "link_pairs.jsonl"

@@ -4,10 +4,10 @@ from datetime import datetime
 
 import pytest
 
-from kg.errors import UsageError
+from kg.core.errors import UsageError
+from kg.core.policy import packaged
 from kg.memory import dates, inject, query, scores, search, sessions, skills, topics
 from kg.memory.rules import MemoryRules, ScoreRules, SkillRules, TopicRules
-from kg.policy import packaged
 
 TOPICS = TopicRules.from_mapping(packaged("topics"))
 RULES = MemoryRules.from_mapping(packaged("memory"))
@@ -168,7 +168,7 @@ def test_session_share():
 @pytest.mark.parametrize("term, stemmed", [("painting", "paint"), ("painted", "paint"), ("cats", "cats"),
                                            ("失败", "失败"), ("crashes", "crash"), ("retries", "retr")])
 def test_stem_prefix_finds_every_inflection_in_files(term, stemmed):
-    from kg.text import stem_prefix
+    from kg.core.text import stem_prefix
 
     assert stem_prefix(term) == stemmed
 
@@ -301,7 +301,7 @@ def test_inject_fit_respects_budget_and_order():
 
 
 def test_bad_date_rules_are_refused_with_the_key():
-    from kg.errors import RulesError
+    from kg.core.errors import RulesError
 
     data = packaged("memory")
     bad = {**data, "dates": {**data["dates"], "relative": {"yesterday": [0, -1]}}}

@@ -1,4 +1,4 @@
-"""Secret redaction (`kg.redact`) against hand-written cases and the real detect-secrets fixtures.
+"""Secret redaction (`kg.redaction.redact`) against hand-written cases and the real detect-secrets fixtures.
 
 Coverage on `secrets/detect_secrets_test_data/baseline.file` (Yelp/detect-secrets test data, Apache-2.0):
 29 findings, 25 whose secret still occurs in the current fixture files (4 are stale: the baseline predates
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from kg.redact import Redacted, Redactor, SecretRulesError, entropy, load_default
+from kg.redaction.redact import Redacted, Redactor, SecretRulesError, entropy, load_default
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("KG_SHARED_DATA") or REPO.parent / "shared" / "data")
@@ -430,7 +430,7 @@ def test_a_secret_longer_than_its_pattern_leaves_no_tail(redactor: Redactor) -> 
 
 
 def test_every_packaged_rule_compiles_and_names_its_group() -> None:
-    from kg.secret_rules import packaged
+    from kg.redaction.rules import packaged
 
     strict = Redactor.from_mapping(packaged("secrets.toml"), "rules/secrets.toml", validate=True)
     assert len(strict.rules) == len(load_default().rules) > 200
@@ -459,13 +459,13 @@ def test_redact_value_reaches_nested_strings(redactor: Redactor) -> None:
 # --- the per-user cache of parsed packaged rules ------------------------------------------------------------
 
 def _rows(rules) -> list[tuple]:
-    from kg.secret_rules import _FIELDS
+    from kg.redaction.rules import _FIELDS
 
     return [tuple(getattr(rule, name) for name in _FIELDS) for rule in rules]
 
 
 def test_parsed_rules_are_cached_and_read_back_the_same(tmp_path, monkeypatch) -> None:
-    from kg.secret_rules import packaged, packaged_rules, parse
+    from kg.redaction.rules import packaged, packaged_rules, parse
 
     monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
     parsed, ignore = parse(packaged("secrets.toml"), "rules/secrets.toml", validate=False)
@@ -480,7 +480,7 @@ def test_parsed_rules_are_cached_and_read_back_the_same(tmp_path, monkeypatch) -
 def test_a_damaged_or_foreign_cache_is_ignored(tmp_path, monkeypatch, damage: str) -> None:
     import json as _json
 
-    from kg.secret_rules import packaged, packaged_rules, parse
+    from kg.redaction.rules import packaged, packaged_rules, parse
 
     monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
     packaged_rules()
@@ -503,7 +503,7 @@ def test_a_damaged_or_foreign_cache_is_ignored(tmp_path, monkeypatch, damage: st
 
 
 def test_an_unwritable_cache_dir_only_costs_the_parse(tmp_path, monkeypatch) -> None:
-    from kg.secret_rules import packaged_rules
+    from kg.redaction.rules import packaged_rules
 
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kg.redact import load_default
+from kg.redaction.redact import load_default
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

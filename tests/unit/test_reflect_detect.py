@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kg.errors import RulesError
+from kg.core.errors import RulesError
 from kg.reflect import detect, load_rules, own_lines, parse_text, reflect
 from kg.reflect.parse import Transcript, Turn
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kg.errors import RulesError
-from kg.policy import packaged
+from kg.core.errors import RulesError
+from kg.core.policy import packaged
 from kg.reflect.failures import analyse, area_of, failures, load_rules
 from kg.reflect.parse import Transcript, Turn
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kg.policy import packaged
+from kg.core.policy import packaged
 from kg.reflect.failures import failures, load_rules
 from kg.reflect.parse import TranscriptError, parse_bytes, read_transcript
 

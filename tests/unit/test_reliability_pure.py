@@ -9,9 +9,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from kg import inputs, paths
-from kg.errors import RulesError, UsageError
-from kg.journal import check_record, read_lines
+
+from kg.core import inputs, paths
+from kg.core.errors import RulesError, UsageError
+from kg.ingest.journal import check_record, read_lines
 from kg.store.lock import FileLock, Yielded
 
 

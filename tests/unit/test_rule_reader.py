@@ -2,8 +2,8 @@
 
 import pytest
 
-from kg.errors import RulesError
-from kg.policy import RuleReader
+from kg.core.errors import RulesError
+from kg.core.policy import RuleReader
 
 DATA = {
     "limit": 5, "ratio": 0.5, "float_whole": 3.0, "fraction": 2.5, "on": True, "name": "auto", "blank": " ",

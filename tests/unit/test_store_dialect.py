@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from kg.errors import RulesError, UsageError
+from kg.core.errors import RulesError, UsageError
 from kg.store import falkor_dialect as dialect
 from kg.store.backend import parse_url, resolve
 from kg.store.queries import parse

@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Self
 
-from kg.errors import StoreError
+from kg.core.errors import StoreError
 from kg.store import EDGE_TYPES, Row, Store, bulk
 
 __all__ = ["GraphData", "Snapshot", "gc_paused", "open_store", "read", "read_store", "take"]

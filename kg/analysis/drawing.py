@@ -18,9 +18,9 @@ from typing import Any
 
 import networkx as nx
 
-from kg.errors import UsageError
-from kg.export import KIND_COLORS
-from kg.fonts import MissingGlyphsWarning, readable
+from kg.analysis.export import KIND_COLORS
+from kg.analysis.fonts import MissingGlyphsWarning, readable
+from kg.core.errors import UsageError
 from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS
 
 __all__ = [
@@ -352,7 +352,7 @@ def save(fig: Any, out: str | Path) -> Path:
 
 @contextmanager
 def _quiet_glyphs(fig: Any) -> Iterator[None]:
-    """matplotlib warns once per missing glyph when it lays text out; kg.fonts.readable has said it once."""
+    """matplotlib warns once per missing glyph when it lays text out; kg.analysis.fonts.readable has said it once."""
     with warnings.catch_warnings():
         if getattr(fig, "_kg_font_hint", None):
             warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font")

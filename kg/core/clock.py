@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from datetime import date, datetime, timedelta
 
-from kg.errors import UsageError
+from kg.core.errors import UsageError
 
 ENV_NOW = "KG_NOW"
 

@@ -1,7 +1,7 @@
 """The streaming import behind `kg import trail`: bounded memory, linear time, resumable after a crash.
 
-A trail is read one item at a time (`kg.jsonstream` for JSON, line by line for `.learnings/*.md`) and loaded
-in batches: each batch's rows are validated and redacted (`kg.trail`), its new patterns get their ids in one
+A trail is read one item at a time (`kg.ingest.jsonstream` for JSON, line by line for `.learnings/*.md`) and loaded
+in batches: each batch's rows are validated and redacted (`kg.ingest.trail`), its new patterns get their ids in one
 allocation, and its nodes and `derived_from` edges go in with one `COPY` each. The full-text index is
 dropped once before the first batch and rebuilt once after the last, with the keyword table auto-linking
 ranks by (a multi-row load into an indexed table leaves the index wrong in kuzu 0.11.3, and rebuilding it
@@ -24,12 +24,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg import clock
-from kg.errors import UsageError
-from kg.jsonstream import JsonStreamError, iter_trail
-from kg.store import EDGE_TYPES, NODE_COLUMNS, check_label
-from kg.store import bulk
-from kg.text import index_tokens
+from kg.core import clock
+from kg.core.errors import UsageError
+from kg.core.text import index_tokens
+from kg.ingest.jsonstream import JsonStreamError, iter_trail
+from kg.store import EDGE_TYPES, NODE_COLUMNS, bulk, check_label
 
 MARK = "import.json"
 BATCH = 20_000
@@ -81,7 +80,7 @@ def files_of(paths: list[Path]) -> list[Path]:
 
 def items(file: Path, report: Any) -> Iterator[tuple[str, Any]]:
     """("entries" | "nodes" | "edges", item) from one trail JSON or `.learnings` markdown file."""
-    from kg.trail import iter_learnings_md
+    from kg.ingest.trail import iter_learnings_md
 
     try:
         with open(file, "rb") as fh:
@@ -116,14 +115,14 @@ def items(file: Path, report: Any) -> Iterator[tuple[str, Any]]:
 
 def _count(files: list[Path]) -> int:
     """A first pass: the whole input is valid before anything is written, and the progress bar has a total."""
-    from kg.trail import ImportReport
+    from kg.ingest.trail import ImportReport
 
     scratch = ImportReport()
     return sum(1 for f in files for kind, _ in items(f, scratch) if kind != "edges")
 
 
 class Gated:
-    """The redactor handed to `kg.entries.prepare` and `kg.trail` for values the import's gate (`gate`) has
+    """The redactor handed to `kg.core.entries.prepare` and `kg.ingest.trail` for values the import's gate (`gate`) has
     redacted already: every value is redacted exactly once, and the kinds found travel in `REDACTIONS`."""
 
     @staticmethod
@@ -132,7 +131,7 @@ class Gated:
 
     @staticmethod
     def redact(text: str) -> Any:
-        from kg.redact import Redacted
+        from kg.redaction.redact import Redacted
 
         return Redacted(text)
 
@@ -209,7 +208,7 @@ def _batches(ws: Any, files: list[Path], report: Any) -> Iterator[tuple[list, li
 # -- loading ------------------------------------------------------------------------------------------------
 def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
         progress: Progress | None = None) -> Any:
-    from kg import trail
+    from kg.ingest import trail
 
     resumed = interrupted(ws)
     if resumed:  # the interrupted import's files come first, so it is finished whatever else is named
@@ -252,9 +251,9 @@ def _build_index(ws: Any) -> None:
 def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total: int, resuming: bool,
           progress: Progress | None) -> bool:
     """Load every batch; True when the graph was written to (the index then needs building)."""
-    from kg import linking, trail
-
-    from kg.journal import write_atomic
+    from kg.graph import linking
+    from kg.ingest import trail
+    from kg.ingest.journal import write_atomic
 
     check = resuming or st.run("bulk_node_count")[0]["n"] > 0  # an empty graph has nothing to skip
     marked = [resuming]

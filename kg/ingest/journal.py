@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kg.errors import StoreError
+from kg.core.errors import StoreError
 from kg.store.lock import FileLock
 
 _ID = re.compile(r"^([A-Za-z]+)-(\d{8})-(\d+)$")

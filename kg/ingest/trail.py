@@ -15,19 +15,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg import clock
-from kg.entries import prepare
-from kg.errors import KgError, UsageError
-from kg.files import LEARNINGS_FILES, learnings_entry
-from kg.journal import write_atomic
-from kg.paths import out_path
+from kg.core import clock
+from kg.core.entries import prepare
+from kg.core.errors import KgError, UsageError
+from kg.core.paths import out_path
+from kg.core.text import clean, index_tokens
+from kg.ingest.journal import write_atomic
+from kg.memory.logs import LEARNINGS_FILES, learnings_entry
 from kg.store import (
     HIDDEN_COLUMNS,
     KNOWLEDGE_KINDS,
     NODE_COLUMNS,
     plain,
 )
-from kg.text import clean, index_tokens
 
 TRAIL_FILE = Path("memory") / ".learning-trail.json"
 _ENTRY_ID = re.compile(r"^(LRN|ERR|FEAT)-\d{8}-[0-9A-Za-z]+$")
@@ -132,8 +132,8 @@ def build_trail(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], patter
 def import_trail(ws: Any, paths: list[Path] | None = None, *, now: datetime | str | None = None,
                  dry_run: bool = False, progress: Callable[[int, int], None] | None = None) -> ImportReport:
     """Import trail JSON files and `.learnings/*.md` files (default: the workspace's own, or those of an
-    import that was interrupted). Streams: memory stays bounded whatever the files' size (see kg.importing)."""
-    from kg import importing
+    import that was interrupted). Streams: memory stays bounded whatever the files' size (see kg.ingest.importing)."""
+    from kg.ingest import importing
 
     at = clock.now(now)
     report = ImportReport()

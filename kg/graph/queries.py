@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from kg.errors import NotFound, UsageError
+from kg.core.errors import NotFound, UsageError
 from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, plain
 
 MAX_DEPTH = 6

@@ -13,7 +13,7 @@ import re
 import stat
 from pathlib import Path
 
-from kg.errors import UsageError
+from kg.core.errors import UsageError
 
 # Letters, digits, `_`, `-`, `.` and `:`; no leading dot, no `..`, at most 128 characters. Runtimes' session
 # ids (UUIDs), kg's own (`2026-12-01-001`, `reflect-20261201-101010`) and pattern keys (`auto.deploy.x`) fit.

@@ -14,7 +14,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from kg.errors import UsageError
+from kg.core.errors import UsageError
 
 # Resource bounds, not policy: a transcript of a very long session is a few tens of MB.
 MAX_INPUT_BYTES = 256 * 1024 * 1024

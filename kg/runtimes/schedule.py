@@ -26,9 +26,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg import clock
-from kg.errors import KgError, UsageError
-from kg.journal import write_atomic
+from kg.core import clock
+from kg.core.errors import KgError, UsageError
+from kg.ingest.journal import write_atomic
 
 __all__ = ["cron_entry", "install", "job_argv", "last_run", "run", "status", "systemd_units", "uninstall"]
 

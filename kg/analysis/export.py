@@ -1,6 +1,6 @@
 """Export the knowledge graph: GraphML and GEXF (Gephi, yEd, networkx), node-link JSON (d3, networkx),
 Mermaid (GitHub markdown, trimmed to the renderers' limits), DOT (Graphviz) and Cypher for Kùzu or Neo4j
-(kg.cypher_export: idempotent, replays into an empty database).
+(kg.analysis.cypher_export: idempotent, replays into an empty database).
 
 Every exporter takes the typed MultiDiGraph of `kg.analysis.to_networkx` and returns text. Values the
 formats cannot hold are flattened the same way everywhere: times become ISO 8601 strings, lists become JSON
@@ -23,8 +23,8 @@ from typing import IO, Any
 
 import networkx as nx
 
-from kg.cypher_export import check_dialect, cypher_literal, replay_cypher, split_cypher, to_cypher
-from kg.errors import UsageError
+from kg.analysis.cypher_export import check_dialect, cypher_literal, replay_cypher, split_cypher, to_cypher
+from kg.core.errors import UsageError
 from kg.store import KNOWLEDGE_KINDS
 
 __all__ = [

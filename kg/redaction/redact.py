@@ -2,7 +2,7 @@
 
 Patterns are data: `rules/secrets.toml` (kg's own rules for what agents' text holds: command lines, headers,
 URLs, key blocks, assignments) and the provider rules it includes, `rules/secrets_gitleaks.toml` (converted
-from gitleaks' MIT rule set). This module applies them; `kg.secret_rules` parses them.
+from gitleaks' MIT rule set). This module applies them; `kg.redaction.rules` parses them.
 
 How one call works: the text is lowercased once and one regex (a trie of every rule's keywords) finds where
 keywords occur; a rule is tried only at its keywords (or, with `window`, in their line). Each match yields a
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 
-from kg.secret_rules import SecretRule, SecretRulesError, packaged_rules, parse
+from kg.redaction.rules import SecretRule, SecretRulesError, packaged_rules, parse
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
@@ -309,7 +309,7 @@ def entropy(value: str) -> float:
 @cache
 def load_default() -> Redactor:
     """The packaged rules, loaded once per process (a Redactor is immutable, so sharing it is safe) from the
-    per-user cache of parsed rules when it matches the rule files (`kg.secret_rules.packaged_rules`). Regexes are
+    per-user cache of parsed rules when it matches the rule files (`kg.redaction.rules.packaged_rules`). Regexes are
     compiled on first use; the test suite compiles and checks every one."""
     return Redactor.from_rules(*packaged_rules("secrets.toml"))
 

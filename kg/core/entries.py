@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kg.errors import UsageError
-from kg.policy import Policy
-from kg.text import clean, index_tokens
+from kg.core.errors import UsageError
+from kg.core.policy import Policy
+from kg.core.text import clean, index_tokens
 
 TEXT_FIELDS = ("details", "action", "error_text", "context", "user_context")
 CHOICE_FIELDS = {

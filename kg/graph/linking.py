@@ -25,11 +25,11 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from kg.errors import NotFound
-from kg.policy import RuleReader, packaged
+from kg.core.errors import NotFound
+from kg.core.policy import RuleReader, packaged
+from kg.core.text import has_cjk, stem, words
+from kg.graph.term_counts import counting
 from kg.store.schema import EDGE_TYPES
-from kg.term_counts import counting
-from kg.text import has_cjk, stem, words
 
 SOURCE = "rules/linking.toml"
 DOCS_KEY = "#docs"  # the Term row that counts indexed nodes (a term never starts with '#')

@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.policy import Policy
+from kg.core.policy import Policy
 
 LEARNINGS_FILES = {"learning": "LEARNINGS.md", "error": "ERRORS.md", "feature": "FEATURE_REQUESTS.md"}
 

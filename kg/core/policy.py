@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from kg.errors import RulesError
+from kg.core.errors import RulesError
 
 _META_KEYS = {"open_tables"}
 _REQUIRED: Any = object()  # no default given: a missing key is refused
@@ -259,8 +259,8 @@ class RuleSet:
             raise
 
     @cached_property
-    def redactor(self):  # -> kg.redact.Redactor
-        from kg.redact import Redactor, load_default
+    def redactor(self):  # -> kg.redaction.redact.Redactor
+        from kg.redaction.redact import Redactor, load_default
 
         overridden = self.rules_dir is not None and (self.rules_dir / "secrets.toml").exists()
         if not overridden and "secrets" not in self.workspace_overrides:

@@ -1,7 +1,7 @@
 """What the agent runtimes call: the brief an agent sees when a session starts, the reflection when it ends,
 and the error log when a tool fails.
 
-    from kg import hooks
+    from kg.runtimes import hooks
     brief = hooks.session_start_brief(ws, now="2026-06-01T09:00", message="fix the deploy script")
     print(brief["text"])
 
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kg import clock
-from kg.errors import UsageError
-from kg.policy import RuleReader
-from kg.text import clean
+from kg.core import clock
+from kg.core.errors import UsageError
+from kg.core.policy import RuleReader
+from kg.core.text import clean
 
 SECTIONS = ("pending_high", "verifications_due", "ready_to_promote", "proposals", "watch", "memory", "stats")
 LIMITED = ("pending_high", "verifications_due", "ready_to_promote", "proposals", "watch")
@@ -265,7 +265,7 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
         text, shown, omitted = fit(head, [sections[name] for name in rules.order if name in sections], budget)
     written = None
     if write:
-        from kg.journal import write_atomic
+        from kg.ingest.journal import write_atomic
 
         path = ws.memory / ".hook-context.txt"
         write_atomic(path, (text + "\n").encode("utf-8"))

@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kg.errors import UsageError
-from kg.journal import write_atomic
+from kg.core.errors import UsageError
+from kg.ingest.journal import write_atomic
 from kg.lifecycle import blocks
-from kg.openclaw_hook import OPENCLAW_MARK, openclaw_handler, openclaw_hook_md
+from kg.runtimes.openclaw_hook import OPENCLAW_MARK, openclaw_handler, openclaw_hook_md
 
 RUNTIMES = ("claude-code", "openclaw", "codex")
 SERVER_NAME = "kaizen-kg"

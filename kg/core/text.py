@@ -101,6 +101,6 @@ def stem_prefix(word: str) -> str:
 @cache
 def stopwords() -> frozenset[str]:
     """The one stopword list, rules/words.toml as packaged (linking reads a workspace's override of it)."""
-    from kg.policy import packaged
+    from kg.core.policy import packaged
 
     return frozenset(unicodedata.normalize("NFKC", w).lower().strip() for w in packaged("words")["stopwords"])

@@ -6,7 +6,7 @@ open of the graph at a time. `log` answers like `kg log`, from the write journal
 the graph), and a background thread applies it (links, pattern) right after. Tool inputs have JSON schemas
 from the type hints and refuse unknown arguments; library errors come back as tool errors with kg's message.
 
-    from kg.mcp_server import build_server
+    from kg.runtimes.mcp_server import build_server
     build_server("/path/to/workspace").run("stdio")
 """
 
@@ -22,7 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ConfigDict, Field, model_validator
 
 from kg import __version__
-from kg.errors import KgError
+from kg.core.errors import KgError
 
 T = TypeVar("T")
 
@@ -44,7 +44,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
     graph = threading.Lock()  # one open of the graph at a time in this process (Kùzu refuses a second)
 
     def answer(fn: Callable[[], T]) -> T:
-        from kg.redact import redact_value
+        from kg.redaction.redact import redact_value
 
         try:
             # the gate on every answer: a query or message echoed back carries whatever the caller typed
@@ -124,7 +124,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
                              "for promotion, proposals waiting for the user, the watch list.")
     def brief(message: Annotated[str | None, Field(description="The first message: adds its memory.")] = None,
               budget: Annotated[int | None, Field(ge=200)] = None) -> dict[str, Any]:
-        from kg.hooks import session_start_brief
+        from kg.runtimes.hooks import session_start_brief
 
         return call(lambda: session_start_brief(ws(), None, message, budget))
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import networkx as nx
 
-from kg.errors import UsageError
+from kg.core.errors import UsageError
 from kg.store import EDGE_TYPES, check_label
 
 __all__ = ["DIALECTS", "cypher_literal", "replay_cypher", "split_cypher", "to_cypher"]

@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from kg import clock, linking
-from kg.errors import NotFound, UsageError
+from kg.core import clock
+from kg.core.errors import NotFound, UsageError
+from kg.graph import linking
 from kg.store import plain
 
 

@@ -106,7 +106,7 @@ def readable(fig: Any) -> str | None:
     if len(families) > 1:
         for t in texts:
             t.set_fontfamily(families)
-    fig._kg_font_hint = hint  # noqa: SLF001 - read by kg.drawing.save to quieten matplotlib's per-glyph warnings
+    fig._kg_font_hint = hint  # noqa: SLF001 - read by kg.analysis.drawing.save to quieten matplotlib's per-glyph warnings
     if hint:
         warnings.warn(hint, MissingGlyphsWarning, stacklevel=3)
     return hint

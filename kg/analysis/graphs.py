@@ -6,7 +6,7 @@
     G = ka.to_networkx("path/to/workspace", types="lesson,principle", since="30d")
 
 Nothing here holds the workspace's graph: `load` and `to_networkx` copy it under the lock for a moment
-(`kg.snapshot`) and read the copy. The helpers are plain functions over a networkx MultiDiGraph (nodes keyed
+(`kg.analysis.snapshot`) and read the copy. The helpers are plain functions over a networkx MultiDiGraph (nodes keyed
 by id with every stored column as attributes, edges keyed by their type), so they work on any subgraph too.
 
 How links are read: every edge type except `contradicts` counts as support in either direction (kg links a
@@ -25,10 +25,11 @@ from typing import Any, Self
 
 import networkx as nx
 
-from kg import clock, snapshot
-from kg.errors import UsageError
+from kg.analysis import snapshot
+from kg.core import clock
+from kg.core.errors import UsageError
+from kg.core.text import stopwords, words
 from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS
-from kg.text import stopwords, words
 
 __all__ = [
     "PERIODS",
@@ -198,7 +199,7 @@ def filter_graph(graph: nx.MultiDiGraph, *, types: str | Iterable[str] | None = 
 def neighbourhood(graph: nx.MultiDiGraph, center: str, depth: int = 1, *, limit: int | None = None) -> nx.MultiDiGraph:
     """The nodes within `depth` links of `center` (either direction), nearest first, at most `limit`."""
     if center not in graph:
-        from kg.errors import NotFound
+        from kg.core.errors import NotFound
 
         raise NotFound(f"no node {center!r} in the graph: `kg list` shows the ids")
     if depth < 0:
@@ -340,7 +341,7 @@ def evidence(graph: nx.MultiDiGraph, node: str, *, max_hops: int = 3) -> dict[st
     what contradicts it. Paths go through lessons, knowledge and patterns only, never through another
     principle or event."""
     if node not in graph:
-        from kg.errors import NotFound
+        from kg.core.errors import NotFound
 
         raise NotFound(f"no node {node!r} in the graph")
     middles: set[str] = set()
@@ -561,8 +562,8 @@ def _rule_verdict(times: list[datetime], born: datetime, now: datetime, lp: Any)
 
 
 def _packaged_lifecycle_policy() -> Any:
+    from kg.core.policy import RuleSet
     from kg.lifecycle.policy import LifecyclePolicy
-    from kg.policy import RuleSet
 
     rules = RuleSet()
     return LifecyclePolicy.from_mapping(rules.raw("lifecycle"), priorities=tuple(rules.policy.priorities))

@@ -1,0 +1,1 @@
+"""What the graph knows of itself: auto-linking, recurring patterns and neighbourhood queries."""
