@@ -1,4 +1,5 @@
-"""The analyst's room: the graph in networkx (`kg.analysis.graphs`), exports, drawings and snapshots.
+"""The analyst's room: the graph in networkx (`kg.analysis.graphs`, over time in `timelines`), exports, drawings
+and snapshots.
 
 `kg.analysis.load()`, `kg.analysis.report()` and the other names of `kg.analysis.graphs` stay reachable here;
 they are imported on first use, so importing `kg.analysis.snapshot` does not pay for networkx.
@@ -16,7 +17,7 @@ __all__ = [
 ]
 
 
-_SUBMODULES = {"graphs", "export", "cypher_export", "drawing", "fonts", "snapshot"}
+_SUBMODULES = {"graphs", "timelines", "export", "cypher_export", "drawing", "fonts", "snapshot"}
 
 
 def __getattr__(name: str) -> Any:

@@ -11,6 +11,7 @@ import pytest
 
 from kg import analysis as ka
 from kg.analysis import export as ke
+from kg.analysis.timelines import _packaged_lifecycle_policy
 from kg.core.errors import UsageError
 
 
@@ -282,6 +283,6 @@ def test_rule_effect_is_the_lifecycles_verdict(before_days, after_days, verdict,
         edge(g, "pat", f"e{i}", "derived_from")
     (r,) = ka.rule_effect(g, now="2026-11-19T10:00")
     assert (r["verdict"], r["helped"], r["before"], r["after"]) == (verdict, helped, len(before_days), len(after_days))
-    lp = ka._packaged_lifecycle_policy()
+    lp = _packaged_lifecycle_policy()
     times = [datetime(2026, 11, d, 10) for d in (*before_days, *after_days)]
     assert assess(times, datetime(2026, 11, 12, 10), datetime(2026, 11, 19, 10), lp).kind == verdict
