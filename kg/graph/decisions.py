@@ -1,0 +1,454 @@
+"""What a link means, decided without the graph: the pure half of auto-linking (`kg.graph.linking` is the
+I/O half, and the module callers use; it re-exports these names).
+
+Keywords of a text (`terms`), how similar two texts are (`similarity`: rarity-weighted keyword overlap blended
+with a rapidfuzz ratio), whether they contradict (`contradiction`: a keyword one text wants is refused by the
+other, "use pnpm instead of npm" against "use npm, not pnpm"), which edge a pair gets and which way it points
+(`decide_link`, from the `[[typing]]` rules), and whether an event repeats an earlier one (`duplicate`).
+Everything it needs comes from `rules/linking.toml` as a frozen `LinkRules`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from kg.core.policy import RuleReader, packaged
+from kg.core.text import has_cjk, stem, words
+from kg.store.schema import EDGE_TYPES
+
+SOURCE = "rules/linking.toml"
+DOCS_KEY = "#docs"  # the Term row that counts indexed nodes (a term never starts with '#')
+CUE_LISTS = ("error", "support", "contradiction")
+
+# -- rules --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TypingRule:
+    type: str
+    from_: frozenset[str]
+    to: frozenset[str]
+    cue: str = ""
+    cue_in: str = "either"
+
+
+@dataclass(frozen=True)
+class LinkRules:
+    query_terms: int
+    max_df_share: float
+    common_floor: int
+    fallback_terms: int
+    top: int
+    link_min_shared: int
+    link_min_score: float
+    max_links: int
+    dedup_min_score: float
+    dedup_min_shared: int
+    key_prefix: str
+    dice_weight: float
+    stopwords: frozenset[str]
+    cjk_stop_chars: frozenset[str]
+    cues: Mapping[str, tuple[str, ...]]
+    stance_cues: tuple[str, ...]
+    negation_cues: tuple[str, ...]
+    descriptive_types: frozenset[str]
+    bare_cues: tuple[str, ...]
+    scope_breaks: frozenset[str]
+    scope_terms: int
+    min_cover: float
+    stance_kinds: frozenset[str]
+    typing: tuple[TypingRule, ...]
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], source: str = SOURCE,
+                     words_data: Mapping[str, Any] | None = None) -> LinkRules:
+        """`data`: rules/linking.toml; `words_data`: rules/words.toml, the one stopword list (packaged if None)."""
+        r = RuleReader(data, source)
+        w = RuleReader(packaged("words") if words_data is None else words_data, "rules/words.toml")
+
+        def strings(key: str, reader: RuleReader = r) -> tuple[str, ...]:
+            return tuple(_norm(v) for v in reader.strings(key, items="non-blank"))
+
+        typing_rules = []
+        for rule in r.tables("typing", empty=False):
+            rule.known(("type", "from", "to", "cue", "cue_in"))
+            ends = [frozenset(v.strip().lower() for v in rule.strings(end, empty=False)) for end in ("from", "to")]
+            typing_rules.append(TypingRule(rule.string("type", tuple(t for t in EDGE_TYPES if t != "derived_from")),
+                                           *ends, rule.string("cue", ("", *CUE_LISTS), default=""),
+                                           rule.string("cue_in", ("from", "to", "either"), default="either")))
+        key_prefix = r.string("dedup.key_prefix")
+        if not re.fullmatch(r"[a-z0-9_-]+", key_prefix):
+            raise r.fail("dedup.key_prefix", f"must be lower-case letters, digits, '-' or '_', not {key_prefix!r}")
+        return cls(
+            query_terms=r.whole("candidates.query_terms", 1, 32),
+            max_df_share=r.number("candidates.max_df_share", 0.0, 1.0),
+            common_floor=r.whole("candidates.common_floor", 0, 10**9),
+            fallback_terms=r.whole("candidates.fallback_terms", 0, 32),
+            top=r.whole("candidates.top", 1, 1000),
+            link_min_shared=r.whole("link.min_shared", 1, 100),
+            link_min_score=r.number("link.min_score", 0.0, 1.0),
+            max_links=r.whole("link.max_links", 0, 1000),
+            dedup_min_score=r.number("dedup.min_score", 0.0, 1.0),
+            dedup_min_shared=r.whole("dedup.min_shared", 1, 100),
+            key_prefix=key_prefix,
+            dice_weight=r.number("score.dice_weight", 0.0, 1.0),
+            stopwords=frozenset(strings("stopwords", w)),
+            cjk_stop_chars=frozenset(strings("cjk_stop_chars", w)),
+            cues={name: strings(f"cues.{name}") for name in CUE_LISTS},
+            stance_cues=strings("contradiction.stance_cues"),
+            negation_cues=strings("contradiction.negation_cues"),
+            descriptive_types=frozenset(strings("contradiction.descriptive_types")),
+            bare_cues=strings("contradiction.bare_cues"),
+            scope_breaks=frozenset(strings("contradiction.scope_breaks")),
+            scope_terms=r.whole("contradiction.scope_terms", 1, 50),
+            min_cover=r.number("contradiction.min_cover", 0.0, 1.0),
+            stance_kinds=frozenset(strings("contradiction.stance_kinds")),
+            typing=tuple(typing_rules),
+        )
+
+
+def rules_of(ruleset: Any) -> LinkRules:
+    """The linking rules of a workspace's RuleSet (loaded once per RuleSet)."""
+    cache = ruleset.__dict__
+    if "_linking_rules" not in cache:
+        cache["_linking_rules"] = LinkRules.from_mapping(ruleset.raw("linking"), words_data=ruleset.raw("words"))
+    return cache["_linking_rules"]
+
+
+def default_rules() -> LinkRules:
+    return LinkRules.from_mapping(packaged("linking"))
+
+
+# -- text ---------------------------------------------------------------------------------------------------
+
+_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "`": "'"})
+_CLAUSE = re.compile(r"[,.;:!?()\[\]\n，。；：！？、（）]+|\s+(?:but|however|although)\s+|但是|但|不过|然而")
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).translate(_APOSTROPHES).lower().strip()
+
+
+def _memo(rules: LinkRules, key: Any, make: Any) -> Any:
+    """Texts are compared with many candidates: keep their keywords and stances for a while."""
+    found = rules.memo.get(key)
+    if found is None:
+        if len(rules.memo) > 20000:
+            rules.memo.clear()
+        found = rules.memo[key] = make()
+    return found
+
+
+def terms(text: str, rules: LinkRules) -> list[str]:
+    """The keywords of a text, in order: stemmed Latin words and CJK bigrams, without stopwords."""
+    return _memo(rules, ("terms", text), lambda: _terms(text, rules))
+
+
+def _terms(text: str, rules: LinkRules) -> list[str]:
+    out = []
+    for w in words(text):
+        if has_cjk(w):
+            if any(ch in rules.cjk_stop_chars for ch in w):
+                continue
+            out.append(w)
+        elif w in rules.stopwords or len(w) < 2 or w.isdigit():
+            continue
+        else:
+            out.append(stem(w))
+    return out
+
+
+def _cue_regex(cue: str) -> re.Pattern[str]:
+    parts = [re.escape(p) for p in cue.split()]
+    body = r"\s+".join(parts)
+    if has_cjk(cue):
+        return re.compile(body)
+    return re.compile(rf"(?<![\w']){body}(?![\w'])")
+
+
+_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _find(cue: str, text: str, start: int = 0) -> re.Match[str] | None:
+    pattern = _REGEX_CACHE.get(cue)
+    if pattern is None:
+        pattern = _REGEX_CACHE[cue] = _cue_regex(cue)
+    return pattern.search(text, start)
+
+
+def cues_in(text: str, cue_list: Iterable[str]) -> list[str]:
+    """Which cues of a list a text contains. Single Latin words match any inflection."""
+    normal = _norm(text)
+    stems = {stem(w) for w in words(normal)}
+    found = []
+    for cue in cue_list:
+        if " " not in cue and cue.isalpha() and cue.isascii():
+            if stem(cue) in stems or cue in stems:
+                found.append(cue)
+        elif _find(cue, normal):
+            found.append(cue)
+    return found
+
+
+@dataclass(frozen=True)
+class Stance:
+    """What a text wants (keywords outside any refusal) and refuses (each refusal's scope of keywords)."""
+
+    wants: frozenset[str]
+    refuses: tuple[frozenset[str], ...]
+    marked: bool  # the text takes a stance (a scope cue or a bare cue)
+
+
+def stance(text: str, rules: LinkRules, *, negation: bool = True) -> Stance:
+    """`negation`: whether plain negation ("not") counts as a stance for this text's kind."""
+    return _memo(rules, ("stance", text, negation), lambda: _stance(text, rules, negation))
+
+
+def _stance(text: str, rules: LinkRules, negation: bool) -> Stance:
+    normal = _norm(text)
+    cues = rules.stance_cues + (rules.negation_cues if negation else ())
+    wants: set[str] = set()
+    refuses: list[frozenset[str]] = []
+    marked = any(_find(c, normal) for c in rules.bare_cues)
+    for clause in _CLAUSE.split(normal):
+        rest = clause
+        while rest.strip():
+            cut = _scope_start(rest, cues)
+            if cut is None:
+                wants.update(terms(rest, rules))
+                break
+            marked = True
+            wants.update(terms(rest[: cut[0]], rules))
+            scope, rest = _scope(rest[cut[1]:], rules)
+            if scope:
+                refuses.append(frozenset(scope))
+    return Stance(frozenset(wants), tuple(refuses), marked)
+
+
+_WORD = re.compile(r"[\w'-]+|[^\w\s]", re.UNICODE)
+
+
+def _scope(text: str, rules: LinkRules) -> tuple[list[str], str]:
+    """The keywords a cue refuses (up to a break word or `scope_terms` keywords) and the text after them."""
+    found: list[str] = []
+    for m in _WORD.finditer(text):
+        token = m.group(0)
+        if token in rules.scope_breaks and found:
+            return found, text[m.start():]
+        found.extend(t for t in terms(token, rules) if t not in found)
+        if len(found) >= rules.scope_terms:
+            return found[: rules.scope_terms], text[m.end():]
+    return found, ""
+
+
+def _scope_start(clause: str, cues: Sequence[str]) -> tuple[int, int] | None:
+    """Where the earliest scope cue of a clause starts and ends."""
+    best: tuple[int, int] | None = None
+    for cue in cues:
+        if "..." in cue:  # "prefer…over" (NFKC turns the ellipsis into three dots)
+            opener, closer = cue.split("...", 1)
+            m = _find(opener, clause)
+            if m is None:
+                continue
+            m = _find(closer, clause, m.end())
+        else:
+            m = _find(cue, clause)
+        if m is not None and (best is None or m.start() < best[0]):
+            best = (m.start(), m.end())
+    return best
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A node as the decisions see it."""
+
+    id: str
+    kind: str
+    text: str
+    entry_type: str | None = None
+    category: str | None = None
+    area: str | None = None
+    created_at: datetime | None = None
+    pattern_key: str | None = None  # the pattern an event belongs to (its key names it)
+
+    @property
+    def roles(self) -> frozenset[str]:
+        return frozenset(r for r in (self.kind, self.entry_type, self.category, "*") if r)
+
+
+def with_pattern(doc: Doc, key: str) -> Doc:
+    return Doc(doc.id, doc.kind, doc.text, doc.entry_type, doc.category, doc.area, doc.created_at, key)
+
+
+def _negation_counts(doc: Doc, rules: LinkRules) -> bool:
+    return not (doc.kind == "event" and doc.entry_type in rules.descriptive_types)
+
+
+def contradiction(a: Doc, b: Doc, rules: LinkRules) -> str | None:
+    """Why two texts contradict (most of what one refuses, the other wants), or None."""
+    sa = stance(a.text, rules, negation=_negation_counts(a, rules))
+    sb = stance(b.text, rules, negation=_negation_counts(b, rules))
+    for refused, wanted in ((sa.refuses, sb.wants), (sb.refuses, sa.wants)):
+        for scope in refused:
+            clash = scope & wanted
+            if clash and len(clash) / len(scope) > rules.min_cover:
+                return "one refuses what the other wants: " + ", ".join(sorted(clash))
+    return None
+
+
+def opposed(a: Doc, b: Doc, rules: LinkRules) -> str | None:
+    """Why two texts must never be merged: they contradict, or only one of them takes a stance
+    ("use exec instead" against "use exec")."""
+    why = contradiction(a, b, rules)
+    if why:
+        return why
+    sa = stance(a.text, rules, negation=_negation_counts(a, rules))
+    sb = stance(b.text, rules, negation=_negation_counts(b, rules))
+    if sa.marked != sb.marked:
+        return "only one of them refuses something or says 'instead'"
+    return None
+
+
+# -- similarity ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Similarity:
+    score: float
+    dice: float
+    fuzzy: float
+    shared: tuple[str, ...]
+
+
+def idf(df: int, n_docs: int) -> float:
+    """Weight of a term found in `df` of `n_docs` nodes: rare terms count more."""
+    return 1.0 + math.log((n_docs + 1) / (df + 1)) if n_docs > 0 else 1.0
+
+
+def similarity(a: Sequence[str], b: Sequence[str], rules: LinkRules,
+               weights: Mapping[str, float] | None = None) -> Similarity:
+    """How alike two keyword lists are, 0..1. Pairs sharing fewer keywords than any rule asks for are not
+    scored (score 0)."""
+    sa, sb = set(a), set(b)
+    shared = sa & sb
+    if not sa or not sb or len(shared) < min(rules.link_min_shared, rules.dedup_min_shared):
+        return Similarity(0.0, 0.0, 0.0, tuple(sorted(shared)))
+
+    def w(t: str) -> float:
+        return weights.get(t, 1.0) if weights else 1.0
+
+    dice = 2 * sum(w(t) for t in shared) / (sum(w(t) for t in sa) + sum(w(t) for t in sb))
+    fuzzy = fuzz.token_sort_ratio(" ".join(sorted(sa)), " ".join(sorted(sb))) / 100.0
+    score = rules.dice_weight * dice + (1 - rules.dice_weight) * fuzzy
+    ranked = sorted(shared, key=lambda t: (-w(t), t))
+    return Similarity(round(score, 4), round(dice, 4), round(fuzzy, 4), tuple(ranked))
+
+
+# -- decisions ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LinkDecision:
+    type: str
+    src: str
+    dst: str
+    score: float
+    reason: str
+    other: str  # the end that is not the node being linked
+
+
+def _rule_matches(rule: TypingRule, src: Doc, dst: Doc, rules: LinkRules) -> str | None:
+    """'' or a cue description when the rule applies to src → dst, None when it does not."""
+    if not (rule.from_ & src.roles and rule.to & dst.roles):
+        return None
+    if not rule.cue:
+        return ""
+    if rule.cue == "contradiction":
+        return contradiction(src, dst, rules)
+    ends = {"from": (src,), "to": (dst,), "either": (src, dst)}[rule.cue_in]
+    for doc in ends:
+        found = cues_in(doc.text, rules.cues[rule.cue])
+        if found:
+            return f"{rule.cue} cue '{found[0]}' in {doc.id}"
+    return None
+
+
+def decide_link(new: Doc, old: Doc, rules: LinkRules, weights: Mapping[str, float] | None = None, *,
+                sim: Similarity | None = None) -> LinkDecision | None:
+    """The auto edge between a new node and an existing one, or None when they are not related enough."""
+    if new.id == old.id:
+        return None
+    sim = sim or similarity(terms(new.text, rules), terms(old.text, rules), rules, weights)
+    if len(sim.shared) < rules.link_min_shared or sim.score < rules.link_min_score:
+        return None
+    for rule in rules.typing:
+        for src, dst in ((new, old), (old, new)):
+            why = _rule_matches(rule, src, dst, rules)
+            if why is None:
+                continue
+            parts = [f"{rule.type}: {_role(src)} → {_role(dst)}"]
+            if why:
+                parts.append(why)
+            parts.append(f"shared: {', '.join(sim.shared[:5])}")
+            parts.append(f"score {sim.score:.2f}")
+            return LinkDecision(rule.type, src.id, dst.id, sim.score, "; ".join(parts), old.id)
+    return None
+
+
+def _role(doc: Doc) -> str:
+    return f"{doc.entry_type} entry" if doc.kind == "event" and doc.entry_type else doc.kind
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    score: float
+    reason: str
+
+
+def duplicate(new: Doc, old: Doc, rules: LinkRules, weights: Mapping[str, float] | None = None, *,
+              sim: Similarity | None = None) -> Duplicate | None:
+    """Whether a logged event repeats an earlier one: same entry type and area, similar enough, and not
+    opposed. Returns why, or None."""
+    if new.id == old.id or new.kind != "event" or old.kind != "event":
+        return None
+    if not new.entry_type or new.entry_type != old.entry_type or (new.area or "") != (old.area or ""):
+        return None
+    sim = sim or similarity(terms(new.text, rules), terms(old.text, rules), rules, weights)
+    if len(sim.shared) < rules.dedup_min_shared or sim.score < rules.dedup_min_score:
+        return None
+    if opposed(new, old, rules):
+        return None
+    return Duplicate(sim.score, f"near-duplicate of {old.id}: shared {', '.join(sim.shared[:5])}; "
+                                f"score {sim.score:.2f}")
+
+
+def derived_key(rules: LinkRules, entry_type: str, area: str | None, text: str) -> str:
+    """A stable pattern key for events that never named one: auto.<area>.<hash of the first text>."""
+    area_slug = re.sub(r"[^a-z0-9]+", "-", (area or "general").lower()).strip("-") or "general"
+    digest = hashlib.sha1(f"{entry_type}\n{_norm(text)}".encode()).hexdigest()[:8]
+    return f"{rules.key_prefix}.{area_slug}.{digest}"
+
+
+def pick_query_terms(keywords: Iterable[str], raw_of: Mapping[str, str], df: Mapping[str, int], n_docs: int,
+                     rules: LinkRules) -> list[str]:
+    """The rarest few keywords to query the full-text index with.
+
+    Terms found in no node are useless for finding candidates. Terms in more than `max_df_share` of the
+    nodes (and more than `common_floor`) narrow nothing down and make the index query slow, so they are left
+    out, unless the node has no other terms, in which case its `fallback_terms` rarest ones are used."""
+    limit = max(rules.common_floor, rules.max_df_share * n_docs)
+    present = sorted((df[t], t) for t in dict.fromkeys(keywords) if df.get(t, 0) > 0)
+    usable = [x for x in present if x[0] <= limit][: rules.query_terms]
+    if not usable:
+        usable = present[: rules.fallback_terms]
+    return [raw_of.get(t, t) for _, t in usable]
