@@ -17,6 +17,7 @@ from typing import Any
 
 from kg.core import paths
 from kg.core.errors import KgError
+from kg.store.lock import pid_alive
 
 INSTRUCTION_FILES = ("AGENTS.md", "MEMORY.md", "SOUL.md", "TOOLS.md", "USER.md", "CLAUDE.md")
 _TMP = re.compile(r"^\..+\.(\d+)(?:\.\d+)?\.tmp$|^\.bulk-.+-(\d+)\.csv$")
@@ -80,16 +81,6 @@ def _rules(ws: Any, report: DoctorReport) -> None:
         report.add("rules", "error", str(exc))
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _temp_files(ws: Any, report: DoctorReport, dry_run: bool) -> None:
     stale = []
     for folder in (ws.root, ws.memory, ws.kg_dir, ws.memory / "sessions", ws.memory / "skills"):
@@ -97,7 +88,7 @@ def _temp_files(ws: Any, report: DoctorReport, dry_run: bool) -> None:
             continue
         for p in folder.iterdir():
             m = _TMP.match(p.name)
-            if m and p.is_file() and not p.is_symlink() and not _alive(int(m.group(1) or m.group(2))):
+            if m and p.is_file() and not p.is_symlink() and not pid_alive(int(m.group(1) or m.group(2))):
                 stale.append(p)
     if not stale:
         report.add("temporary files", "ok", "none left behind")

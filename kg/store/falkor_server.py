@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kg.core.errors import StoreError, UsageError
+from kg.store.lock import pid_alive
 
 PID_FILE = "falkordb.pid"
 PORT_FILE = "falkordb.port"
@@ -130,13 +131,7 @@ def _alive(pid: int) -> bool:
             return False
     except ChildProcessError:
         pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_alive(pid)
 
 
 def _forget(folder: Path) -> None:

@@ -138,3 +138,15 @@ def _read_holder(fd: int) -> str:
     except OSError:
         return ""
     return f" (pid {pid})" if pid.isdigit() else ""
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists (one of another user's counts: it cannot be signalled, but it is
+    there)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
