@@ -21,6 +21,9 @@ NOT_RUN = {
     "approve": "needs a proposal, weeks of history (tests/integration/test_lifecycle_done_when.py)",
     "skip": "needs a proposal, weeks of history (its errors: tests/cli/test_lifecycle_cli.py)",
     "conflicts resolve": "needs a scored conflict (its errors: tests/cli/test_lifecycle_cli.py)",
+    "server start": "starts a FalkorDB server (tests/integration/test_falkordb_team.py)",
+    "server status": "asks a FalkorDB server (tests/integration/test_falkordb_team.py)",
+    "server stop": "stops a FalkorDB server (tests/integration/test_falkordb_team.py)",
 }
 
 
@@ -80,19 +83,23 @@ def test_every_data_command_prints_valid_json(run_kg, ws, tmp_path, shared_data)
         ("recall -m 'git push'", "recall"), ("inject -m 'push a new branch'", "inject"), ("trends", "trends"),
         (f"graph query {lesson}", "graph query"), (f"graph path {rule} {lesson}", "graph path"),
         (f"graph explain {lesson}", "graph explain"), ("graph report", "graph report"),
-        (f"graph show {lesson} --out {tmp_path / 'g.png'}", "graph show"),
+        (f"graph show {lesson} --out {ws.root / 'g.png'}", "graph show"),
         (f"link auto {rule}", "link auto"), ("link reindex", "link reindex"),
         (f"pin {rule}", "pin"), (f"reinforce {rule} {now}", "reinforce"),
         (f"resolve {event} --status resolved", "resolve"), ("retention", "retention"),
         ("index build", "index build"), ("propose", "propose"), (f"verify {now}", "verify"),
         (f"cycle --dry-run {now}", "cycle"), (f"export memory {now}", "export memory"),
-        (f"export graph --format json --out {tmp_path / 'graph.json'}", "export graph"),
-        (f"export trail --out {tmp_path / 'trail.json'}", "export trail"),
-        (f"import trail {tmp_path / 'trail.json'}", "import trail"),
+        (f"export graph --format json --out {ws.root / 'graph.json'}", "export graph"),
+        (f"export trail --out {ws.root / 'trail.json'}", "export trail"),  # --out stays inside the workspace
+        (f"import trail {ws.root / 'trail.json'}", "import trail"),
         ("why 'Push new branches with -u'", "why"), ("doctor", "doctor"), ("schedule status", "schedule status"),
         ("install codex", "install"), ("uninstall codex", "uninstall"), (f"init {tmp_path / 'other'}", "init"),
     ]:
         kg(args, name)
+    batch = tmp_path / "turns.jsonl"
+    batch.write_text('{"kind": "learning", "summary": "pin the node version in CI"}\n'
+                     '{"kind": "learning", "summary": "run the linter before pushing"}\n', encoding="utf-8")
+    kg(f"ingest {batch} --session s3 {now}", "ingest")
     transcript = shared_data / "transcripts" / "claude_code" / "short.jsonl"
     kg(f"reflect {transcript} {now}", "reflect")
     keys = [p["key"] for p in run_kg("patterns --json").json]
