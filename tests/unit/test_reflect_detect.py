@@ -332,6 +332,8 @@ def test_a_finding_needs_a_reason_in_words_not_only_the_turns_shape():
         ("why are you editing the generated files?", "correction", "Stop editing the generated files"),
         ("From now on, never push to main directly", "preference", "Never push to main directly"),
         ("no, use the staging database", "correction", "Use the staging database"),
+        ("you should not be editing the main checkout", "correction", "Do not be editing the main checkout"),
+        ("you shouldn't touch the lockfile", "correction", "Do not touch the lockfile"),
     ],
 )
 def test_a_finding_is_written_as_what_to_do(said, category, lesson):
