@@ -112,3 +112,9 @@ def falkordb_url(falkordb_server, request: pytest.FixtureRequest) -> str:
 
     graph = "t" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
     return f"falkordb://127.0.0.1:{falkordb_server.port}/{graph}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Slow tests first (a stable sort: the order is otherwise kept). Under `./dev test` each worker takes a
+    whole file, and a long file collected late runs alone at the end while the other cores sit idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every write path, each a few kg processes: minutes
+
 # (kind, the text an agent would type, the secret in it). Values are made up; each is distinct.
 SECRETS = [
     ("aws_access_key", "AKIAHUGO274PAFHSG4A7", "AKIAHUGO274PAFHSG4A7"),
