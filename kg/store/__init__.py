@@ -25,7 +25,7 @@ from typing import Any
 from kg.core.errors import SchemaError, StoreError, UsageError
 from kg.store import queries as _queries
 from kg.store.lock import FileLock, Yielded
-from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, migrations
+from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, check_version, migrations
 
 __all__ = ["Store", "EDGE_TYPES", "KNOWLEDGE_KINDS", "Row"]
 
@@ -201,20 +201,7 @@ class Store:
         return sorted(r["key"].split(":", 1)[1] for r in rows)
 
     def _check_version(self) -> None:
-        known = [name for name, _ in migrations()]
-        applied = self.applied_migrations()
-        unknown = sorted(set(applied) - set(known))
-        if unknown:
-            raise SchemaError(
-                f"this workspace's graph was written by a newer kg (it has migration {unknown[-1]}); "
-                "upgrade kg with `pip install -U kaizen-kg`"
-            )
-        missing = [name for name in known if name not in applied]
-        if missing:
-            raise SchemaError(
-                f"this workspace's graph needs migration {missing[0]}; run any writing kg command "
-                "(for example `kg status`) to upgrade it in place"
-            )
+        check_version(self.applied_migrations(), "this workspace's graph", "to upgrade it in place")
 
     def _migrate(self) -> None:
         known = [name for name, _ in migrations()]

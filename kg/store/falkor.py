@@ -27,11 +27,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import SchemaError, StoreError
+from kg.core.errors import StoreError
 from kg.store import falkor_dialect as dialect
 from kg.store import queries as _queries
 from kg.store.backend import ENV_CA, StoreUrl
-from kg.store.schema import migrations
+from kg.store.schema import check_version, migrations
 
 Row = dict[str, Any]
 
@@ -243,16 +243,7 @@ class FalkorStore:
         return sorted(r["key"].split(":", 1)[1] for r in rows)
 
     def _check_version(self) -> None:
-        known = [name for name, _ in migrations()]
-        applied = self.applied_migrations()
-        unknown = sorted(set(applied) - set(known))
-        if unknown:
-            raise SchemaError(f"the team graph {self.url.public} was written by a newer kg (it has migration "
-                              f"{unknown[-1]}); upgrade kg with `pip install -U kaizen-kg`")
-        missing = [name for name in known if name not in applied]
-        if missing:
-            raise SchemaError(f"the team graph {self.url.public} needs migration {missing[0]}; run any writing "
-                              "kg command (for example `kg status`) to upgrade it")
+        check_version(self.applied_migrations(), f"the team graph {self.url.public}", "to upgrade it")
 
     def _migrate(self) -> None:
         known = [name for name, _ in migrations()]

@@ -11,6 +11,8 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
+from kg.core.errors import SchemaError
+
 KNOWLEDGE_KINDS = ("event", "lesson", "principle", "knowledge", "pattern")
 EDGE_TYPES = ("caused_by", "led_to", "supports", "contradicts", "related_to", "derived_from")
 
@@ -37,3 +39,17 @@ def migrations() -> tuple[tuple[str, tuple[str, ...]], ...]:
     found = sorted((p for p in folder.iterdir() if p.name.endswith(".cypher")), key=lambda p: p.name)
     return tuple((p.name.removesuffix(".cypher"), tuple(split_statements(p.read_text(encoding="utf-8"))))
                  for p in found)
+
+
+def check_version(applied: list[str], graph: str, upgrade: str) -> None:
+    """Refuse a graph made by a newer kg (a migration this kg does not know) or one not migrated yet. `graph`
+    names it in the message ("this workspace's graph"), `upgrade` ends the hint for the missing case."""
+    known = [name for name, _ in migrations()]
+    unknown = sorted(set(applied) - set(known))
+    if unknown:
+        raise SchemaError(f"{graph} was written by a newer kg (it has migration {unknown[-1]}); "
+                          "upgrade kg with `pip install -U kaizen-kg`")
+    missing = [name for name in known if name not in applied]
+    if missing:
+        raise SchemaError(f"{graph} needs migration {missing[0]}; run any writing kg command (for example "
+                          f"`kg status`) {upgrade}")
