@@ -76,6 +76,9 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
                         **{k: v for k, v in item.items() if k not in _KNOWN})
         except UsageError as exc:
             raise UsageError(f"entry {number}: {exc}") from None
+        except (TypeError, AttributeError, ValueError) as exc:  # JSON gave a number, list or object for text
+            raise UsageError(f"entry {number}: a field has the wrong type ({exc}); give text (a JSON string) "
+                             "wherever `kg log` takes text") from None
         prepared.append((at, p))
     if not prepared:
         return Ingested([])

@@ -63,6 +63,10 @@ def test_log_many_checks_every_item_before_writing(ws):
     assert not list(ws.memory.glob("2023-*.md"))
     with ws.store() as st:
         assert st.execute("MATCH (n:Node) RETURN count(n) AS n")[0]["n"] == 0
+    items = _items()
+    items[1]["summary"] = 5  # JSON's number where text belongs: bad input, not a crash
+    with pytest.raises(UsageError, match="^entry 2: a field has the wrong type"):
+        ws.log_many(items)
 
 
 def test_kg_ingest_cli(run_kg, ws, tmp_path):
