@@ -73,10 +73,18 @@ def run_kg(ws):
 
 # -- a real FalkorDB server for the team-graph tests (the `falkordb` extra) ----------------------------------
 @pytest.fixture(autouse=True)
-def _no_team_store(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A developer's KG_STORE must not send the Kùzu tests to their team's server."""
+def _no_team_store(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """A developer's KG_STORE must not send the Kùzu tests to their team's server. With KG_TEST_STORE=falkordb
+    (the second pass of `./dev test`) every workspace a test makes, in this process or in a `kg` subprocess,
+    is on a fresh graph of the session's loopback FalkorDB server instead (KG_STORE), except where a test
+    chooses its backend itself (marked falkordb) or is marked embedded_only (it is about the Kùzu file)."""
     for name in ("KG_STORE", "KG_STORE_PASSWORD", "KG_AGENT"):
         monkeypatch.delenv(name, raising=False)
+    if TEST_STORE == "falkordb" and not request.node.get_closest_marker("falkordb"):
+        monkeypatch.setenv("KG_STORE", request.getfixturevalue("falkordb_url"))
+
+
+TEST_STORE = os.environ.get("KG_TEST_STORE", "kuzu").strip().lower()  # the backend every workspace is made on
 
 
 def _unavailable(why: str) -> None:
@@ -118,3 +126,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Slow tests first (a stable sort: the order is otherwise kept). Under `./dev test` each worker takes a
     whole file, and a long file collected late runs alone at the end while the other cores sit idle."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    if TEST_STORE != "kuzu":
+        for item in items:
+            mark = item.get_closest_marker("embedded_only")
+            if mark is not None:
+                item.add_marker(pytest.mark.skip(reason=f"embedded Kùzu graph only: {mark.args[0]}"))

@@ -469,7 +469,8 @@ class Lifecycle:
 
     def desired(self) -> dict[tuple[str, str], render.Desired]:
         live, free = self.rule_rows()
-        return render.desired_blocks(live, free, self.hidden(live, free), self.lp)
+        here = (getattr(self.st, "origin", None) or {}).get("origin_workspace")  # a team graph's workspace
+        return render.desired_blocks(live, free, self.hidden(live, free), self.lp, here)
 
     def export(self, *, force: bool = False) -> list[render.FilePlan]:
         """Render every block from the graph and write the files that differ (not in a dry run)."""

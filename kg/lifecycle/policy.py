@@ -16,8 +16,9 @@ APPLY_MODES = ("auto", "propose", "ask")
 FORMATS = ("list", "document")
 NODE_KINDS = ("principle", "knowledge")
 CLASSIFY_FIELDS = ("category", "area", "entry_type", "tags")
-TARGET_FIELDS = ("file", "block", "section", "format", "apply", "node", "change", "risk", "effort")
-TARGET_CHOICES = {"format": FORMATS, "apply": APPLY_MODES, "node": NODE_KINDS}
+SCOPES = ("team", "workspace")  # on a team graph: every workspace renders the rule, or only the one that made it
+TARGET_FIELDS = ("file", "block", "section", "format", "apply", "node", "change", "risk", "effort", "scope")
+TARGET_CHOICES = {"format": FORMATS, "apply": APPLY_MODES, "node": NODE_KINDS, "scope": SCOPES}
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class Target:
     change: str
     risk: str
     effort: str
+    scope: str = "team"
 
 
 @dataclass(frozen=True)

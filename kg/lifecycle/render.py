@@ -49,13 +49,17 @@ class Desired:
 
 
 def desired_blocks(live: list[dict[str, Any]], free: list[dict[str, Any]], hidden: set[str],
-                   lp: LifecyclePolicy) -> dict[tuple[str, str], Desired]:
-    """Every block kg should hold: live changes by their target, free principles into MEMORY.md."""
+                   lp: LifecyclePolicy, here: str | None = None) -> dict[tuple[str, str], Desired]:
+    """Every block kg should hold: live changes by their target, free principles into MEMORY.md. On a team
+    graph a change names the workspace that made it, and `here` is this one: a change whose target's scope
+    is "workspace" renders only there."""
     out: dict[tuple[str, str], Desired] = {}
     for row in live:
         if row["node"] in hidden or row.get("node_status") not in ("active", None):
             continue
         target = lp.targets.get(row["target_kind"])
+        if target and target.scope == "workspace" and row.get("workspace") not in (None, here):
+            continue
         section = target.section if target else ""
         fmt = target.format if target else "list"
         key = (row["target"], row["block"])

@@ -193,6 +193,12 @@ class FalkorStore:
         return [dict(zip(columns, row, strict=True)) for row in rows]
 
     def _fetch(self, cypher: str, params: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+        try:
+            known = dialect.catalogue(cypher)
+        except ValueError as exc:
+            raise StoreError(f"graph query failed: {exc}") from None
+        if known is not None:
+            return known
         if params:
             from kg.store import _check_values
 

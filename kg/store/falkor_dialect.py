@@ -44,6 +44,7 @@ _CREATE = re.compile(r"\bCREATE\s*\((\w*):(\w+)\s*\{")
 _TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$")
 _TABLE = re.compile(r"CREATE NODE TABLE(?: IF NOT EXISTS)?\s+(\w+)\s*\((.*)\)\s*$", re.S)
 _ALTER = re.compile(r"ALTER TABLE\s+(\w+)\s+ADD\s+(\w+)\s+[\w\[\]]+(?:\s+DEFAULT\s+(.+))?$", re.S)
+_REL = re.compile(r"CREATE REL TABLE(?: IF NOT EXISTS)?\s+(\w+)\s*\(\s*FROM\s+(\w+)\s+TO\s+(\w+)\s*,?(.*)\)\s*$", re.S)
 _KEY = re.compile(r"^\s*(\w+)\s+[\w\[\]]+\s+PRIMARY KEY", re.M)
 _COLUMN = re.compile(r"^\s*(\w+)\s+[\w\[\]]+", re.M)
 
@@ -74,6 +75,7 @@ class Schema:
         self.keys: dict[str, str] = {"Meta": "key"}
         self.columns: dict[str, list[str]] = {"Meta": ["key", "value"]}
         self.defaults: dict[str, dict[str, str]] = {}
+        self.rels: dict[str, tuple[str, str, list[str]]] = {}  # name -> (from table, to table, columns)
         for _, statements in migrations():
             for statement in statements:
                 self._read(statement)
@@ -85,6 +87,11 @@ class Schema:
             key = _KEY.search(body)
             self.keys[label] = key.group(1) if key else "id"
             self.columns[label] = [c for c in _COLUMN.findall(body.replace(",", "\n"))]
+            return
+        rel = _REL.match(statement.strip())
+        if rel:
+            name, src, dst, body = rel.groups()
+            self.rels[name] = (src, dst, _COLUMN.findall(body.replace(",", "\n")))
             return
         alter = _ALTER.match(statement.strip())
         if alter:
@@ -103,6 +110,42 @@ class Schema:
 @cache
 def schema() -> Schema:
     return Schema()
+
+
+_CATALOGUE = re.compile(r"^\s*CALL\s+(show_tables|table_info|show_connection)\(\s*(?:'(\w+)')?\s*\)\s+RETURN\s+(.+?)\s*$",
+                        re.I | re.S)
+
+
+def catalogue(cypher: str) -> tuple[list[str], list[list[Any]]] | None:
+    """Kùzu's catalogue calls (`show_tables`, `table_info`, `show_connection`: kg/store/bulk.py reads whole
+    tables by them), answered from the schema the migrations declare; None for any other statement."""
+    m = _CATALOGUE.match(cypher)
+    if m is None:
+        return None
+    call, table, returned = m.group(1).lower(), m.group(2), [c.strip() for c in m.group(3).split(",")]
+    s = schema()
+    if call == "show_tables":
+        columns = ["id", "name", "type", "database name", "comment"]
+        rows = [[i, n, "NODE", "local(kuzu)", ""] for i, n in enumerate(sorted(s.columns))]
+        rows += [[len(rows) + i, n, "REL", "local(kuzu)", ""] for i, n in enumerate(sorted(s.rels))]
+    elif call == "table_info" and table in s.columns:
+        key = s.keys.get(table)
+        columns = ["property id", "name", "type", "default expression", "primary key"]
+        rows = [[i, c, "", "", c == key] for i, c in enumerate(s.columns[table])]
+    elif call == "table_info" and table in s.rels:
+        columns = ["property id", "name", "type", "default expression", "storage_direction"]
+        rows = [[i, c, "", "", "both"] for i, c in enumerate(s.rels[table][2])]
+    elif call == "show_connection" and table in s.rels:
+        src, dst, _ = s.rels[table]
+        columns = ["source table name", "destination table name", "source table primary key",
+                   "destination table primary key"]
+        rows = [[src, dst, s.keys.get(src, "id"), s.keys.get(dst, "id")]]
+    else:
+        raise ValueError(f"no table named {table!r}")
+    if returned != ["*"]:
+        at = [columns.index(c) for c in returned]
+        columns, rows = returned, [[r[i] for i in at] for r in rows]
+    return columns, rows
 
 
 def data_statements(name: str) -> list[str]:

@@ -44,6 +44,16 @@ CREATE (c:Change {id: $id, kind: $kind, target: $target, block: $block, target_k
   check_count: 0, verdict: '', evidence: $evidence, status: 'applied', revert_reason: '',
   proposal: $proposal, source: $source})
 
+// name: lc_change_create
+// dialect: falkordb
+// On a team graph a change names the workspace whose cycle made it: a rule whose target's scope is
+// "workspace" (rules/lifecycle.toml) renders only there (kg/lifecycle/render.py).
+CREATE (c:Change {id: $id, kind: $kind, target: $target, block: $block, target_kind: $target_kind,
+  text: $text, hypothesis: $hypothesis, prior_block: $prior_block, prior_exists: $prior_exists,
+  post_block: $post_block, pattern_key: $pattern_key, applied_at: $at, next_check: $next_check,
+  check_count: 0, verdict: '', evidence: $evidence, status: 'applied', revert_reason: '',
+  proposal: $proposal, source: $source, workspace: $origin_workspace})
+
 // name: lc_change_link
 // The change → the rule node it rendered, and → the pattern it came from; the rule node derived_from the
 // pattern.
@@ -157,6 +167,16 @@ MATCH (c:Change)-[:change_applies]->(n:Node)
 WHERE c.status IN $statuses
 RETURN c.id AS change, c.target AS target, c.block AS block, c.target_kind AS target_kind, c.text AS text,
        c.applied_at AS applied_at, n.id AS node, n.kind AS kind, n.status AS node_status
+ORDER BY applied_at, change
+
+// name: lc_live_changes
+// dialect: falkordb
+// The same, with the workspace that made each change (a team graph: see lc_change_create).
+MATCH (c:Change)-[:change_applies]->(n:Node)
+WHERE c.status IN $statuses
+RETURN c.id AS change, c.target AS target, c.block AS block, c.target_kind AS target_kind, c.text AS text,
+       c.applied_at AS applied_at, n.id AS node, n.kind AS kind, n.status AS node_status,
+       c.workspace AS workspace
 ORDER BY applied_at, change
 
 // name: lc_free_principles

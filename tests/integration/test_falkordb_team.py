@@ -140,3 +140,71 @@ def test_a_mistake_recurring_across_two_workspaces_is_promoted_once_into_both(tm
         assert rule in (root / "AGENTS.md").read_text(), root.name
     code, out, _ = kg("export memory --json --now 2026-03-06T12:00:00", workspace=beta)
     assert json.loads(out)["files"] == []  # beta's blocks are beta's own: nothing flagged, nothing rewritten
+
+
+def _log(root: Path, summary: str, key: str, day: int, session: str, month: int = 1) -> None:
+    code, _, err = kg(f"log error {shlex.quote(summary)} --pattern-key {key} --area tooling --session {session} "
+                      f"--wait --now 2026-{month:02d}-{day + 1:02d}T09:00:00", workspace=root)
+    assert code == 0, err
+
+
+def test_verification_counts_both_workspaces_later_events(tmp_path, falkordb_url):
+    """Two rules promoted from both workspaces' failures (20 days, each workspace once a day each) are
+    verified a week later by alpha's cycle. Neither recurs in alpha after the change; `pip.cache` goes on in
+    beta at the team's old rate. Counted over the team, `git.ssh` is confirmed and kept, and `pip.cache` had
+    no effect and is reverted, out of both workspaces' files. (Counting alpha's events alone would keep
+    both.)"""
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann")
+    beta = init(tmp_path, "beta", falkordb_url, "bob")
+    ssh, pip = "git push failed: ssh key rejected by the remote", "pip install failed: cache directory is corrupt"
+    for day in range(20):
+        for root in (alpha, beta):
+            _log(root, ssh, "git.ssh", day, f"{root.name}{day}")
+            _log(root, pip, "pip.cache", day, f"{root.name}{day}")
+    code, out, err = kg("cycle --json --now 2026-01-21T20:00:00", workspace=alpha)
+    assert code == 0, err
+    promoted = {p["pattern_key"]: p for p in json.loads(out)["promoted"]}
+    assert set(promoted) == {"git.ssh", "pip.cache"} and {p["target"] for p in promoted.values()} == {"TOOLS.md"}
+    code, out, err = kg("cycle --json --now 2026-01-21T20:30:00", workspace=beta)
+    assert code == 0 and json.loads(out)["promoted"] == [], err
+    for root in (alpha, beta):
+        tools = (root / "TOOLS.md").read_text()
+        assert f"- {ssh}" in tools and f"- {pip}" in tools, root.name
+    for day in range(21, 28):  # the week after the change: pip.cache in beta only, twice a day
+        _log(beta, pip, "pip.cache", day, f"beta{day}a")
+        _log(beta, pip, "pip.cache", day, f"beta{day}b")
+    code, out, err = kg("cycle --json --now 2026-01-28T20:00:00", workspace=alpha)
+    assert code == 0, err
+    report = json.loads(out)
+    verdicts = {v["pattern_key"]: (v["verdict"], v["action"]) for v in report["verified"]}
+    assert verdicts == {"git.ssh": ("confirmed", "keep"), "pip.cache": ("ineffective", "revert")}
+    assert [r["pattern_key"] for r in report["reverted"]] == ["pip.cache"]
+    code, out, err = kg("cycle --json --now 2026-01-28T20:30:00", workspace=beta)
+    assert code == 0 and json.loads(out)["verified"] == [], err  # verified once, for the team
+    for root in (alpha, beta):
+        tools = (root / "TOOLS.md").read_text()
+        assert f"- {ssh}" in tools and pip not in tools, root.name
+
+
+def test_a_rule_scoped_to_its_workspace_renders_only_there(tmp_path, falkordb_url):
+    """rules/lifecycle.toml gives each target a scope. A preference (USER.md) stays with the workspace whose
+    cycle promoted it; a team-scoped rule (TOOLS.md) goes into every workspace's files."""
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann")
+    beta = init(tmp_path, "beta", falkordb_url, "bob")
+    for day, session in enumerate(("p1", "p2", "p3")):
+        code, _, err = kg(f"log learning 'Prefer tabs over spaces in Makefiles' --category preference --pattern-key tabs.make "
+                          f"--session {session} --wait --now 2026-02-0{day + 1}T09:00:00", workspace=alpha)
+        assert code == 0, err
+        for root in (alpha, beta):
+            _log(root, "docker build failed: no space left on device", "docker.space", day,
+                 f"{root.name}{session}", month=2)
+    code, out, err = kg("cycle --json --now 2026-02-05T20:00:00", workspace=alpha)
+    assert code == 0, err
+    promoted = {p["pattern_key"]: p["target"] for p in json.loads(out)["promoted"]}
+    assert promoted == {"tabs.make": "USER.md", "docker.space": "TOOLS.md"}
+    assert kg("cycle --json --now 2026-02-05T20:30:00", workspace=beta)[0] == 0
+    assert "Prefer tabs over spaces in Makefiles" in (alpha / "USER.md").read_text()
+    assert "tabs" in (alpha / "memory" / "preferences.json").read_text()
+    assert not (beta / "USER.md").exists() and not (beta / "memory" / "preferences.json").exists()
+    for root in (alpha, beta):
+        assert "- docker build failed: no space left on device" in (root / "TOOLS.md").read_text(), root.name
