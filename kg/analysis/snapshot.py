@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
+import secrets
 import shutil
 import tempfile
 import weakref
@@ -45,12 +46,17 @@ class Snapshot:
     """A private copy of a workspace's graph, taken at `taken_at`. Use it as a context manager, or call
     `close()`, to remove the copy (it is removed when garbage-collected too)."""
 
-    def __init__(self, directory: Path, *, taken_at: datetime, source: Path, owned: bool):
+    def __init__(self, directory: Path, *, taken_at: datetime, source: Path, owned: bool, url: Any = None):
         self.directory = directory
         self.graph_path = directory / SNAPSHOT_GRAPH
         self.taken_at = taken_at
         self.source = source
+        self.url = url  # a team graph's snapshot is a copy on its server (kg.store.team.copy_graph)
         self._finalizer = weakref.finalize(self, shutil.rmtree, str(directory), True) if owned else None
+        if url is not None:
+            from kg.store.team import drop_graph
+
+            self._finalizer = weakref.finalize(self, _drop_copy, drop_graph, url, str(directory), owned)
 
     def __repr__(self) -> str:
         return f"Snapshot({str(self.source)!r}, taken_at={self.taken_at.isoformat()!r})"
@@ -58,8 +64,13 @@ class Snapshot:
     @contextmanager
     def store(self) -> Iterator[Store]:
         """The copy, opened read-only for the duration of the block."""
-        if not self.graph_path.exists():
+        if self.closed:
             raise StoreError(f"the snapshot at {self.directory} was closed; take a new one")
+        if self.url is not None:
+            with Store.open(self.graph_path, lock_path=self.directory / SNAPSHOT_LOCK, lock_timeout=5.0,
+                            read_only=True, migrate=False, url=self.url) as st:
+                yield st
+            return
         with open_store(self.graph_path) as st:
             yield st
 
@@ -69,6 +80,8 @@ class Snapshot:
 
     @property
     def closed(self) -> bool:
+        if self.url is not None:
+            return self._finalizer is not None and not self._finalizer.alive
         return not self.graph_path.exists()
 
     def __enter__(self) -> Self:
@@ -94,6 +107,13 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
             raise StoreError(f"the snapshot folder {directory} is not empty; name a new folder")
         directory.mkdir(parents=True, exist_ok=True)
         owned = False
+    if getattr(ws, "store_url", None) is not None:  # a team graph: copied on its server, no file
+        from kg.store.team import copy_graph
+
+        with ws.store():  # the journal drained first, as below
+            taken_at = datetime.now().replace(microsecond=0)
+            url = copy_graph(ws.store_url, f"snapshot-{os.getpid()}-{secrets.token_hex(4)}")
+        return Snapshot(directory, taken_at=taken_at, source=Path(ws.root), owned=owned, url=url)
     try:
         with ws.store() as st:  # the workspace lock is held, and the journal drained, inside this block
             taken_at = datetime.now().replace(microsecond=0)
@@ -110,6 +130,12 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
             shutil.rmtree(directory, ignore_errors=True)
         raise
     return Snapshot(directory, taken_at=taken_at, source=Path(ws.root), owned=owned)
+
+
+def _drop_copy(drop: Any, url: Any, directory: str, owned: bool) -> None:
+    drop(url)
+    if owned:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @dataclass

@@ -5,6 +5,10 @@
 - Ids stay unique across the team without asking the server at each `kg log` (which must work while the
   server is away): each workspace gets a member number from the server once (`INCR` on one key), kept in
   `memory/.kg/team.json`, and its ids carry it: `ERR-20260102-007012` is member 7's 12th error that day.
+  Member 1 (the workspace that made the graph, often a team's only one at first) keeps the embedded graph's
+  ids (`ERR-20260102-012`): a tagged id's number has six or more digits and, for members 2-99, a leading
+  zero, which an untagged number never has; so they cannot meet (members from 100 on could only meet member
+  1's ids past its 99,999th entry of one kind in one day).
 - Every node it creates names the workspace and the agent (`KG_AGENT`, else user@host).
 """
 
@@ -112,6 +116,8 @@ class TeamJournal(Journal):
         self._member = member(kg_dir, url)
 
     def _tag(self, ids: list[str]) -> list[str]:
+        if self._member == 1:  # the first workspace keeps the embedded graph's ids (see the module docstring)
+            return ids
         out = []
         for value in ids:
             head, number = value.rsplit("-", 1)
@@ -128,3 +134,28 @@ class TeamJournal(Journal):
 def contributors(st: Any) -> list[dict[str, Any]]:
     """Who put what into the team graph: events and other nodes per workspace and agent."""
     return st.run("team_contributors")
+
+
+def copy_graph(url: StoreUrl, suffix: str) -> StoreUrl:
+    """A point-in-time copy of the team graph on its server (`GRAPH.COPY`), for a read-only snapshot: the
+    analysis then reads a graph no agent writes to. Remove it with `drop_graph`."""
+    from dataclasses import replace
+
+    from kg.store.falkor import _client, _plain
+
+    copy = replace(url, graph=f"{url.graph}.{suffix}")
+    try:
+        _client(url).connection.execute_command("GRAPH.COPY", url.graph, copy.graph)
+    except Exception as exc:  # noqa: BLE001 - redis raises its own classes
+        raise _plain(exc, url) from None
+    return copy
+
+
+def drop_graph(url: StoreUrl) -> None:
+    """Delete a snapshot's copy of the team graph (best effort: a server away keeps it until it is back)."""
+    from kg.store.falkor import _client
+
+    try:
+        _client(url).connection.execute_command("GRAPH.DELETE", url.graph)
+    except Exception:  # noqa: BLE001 - nothing to do about it here; the copy is inert
+        pass

@@ -13,9 +13,9 @@ NOW = "2026-11-30T18:00:00"
 @pytest.fixture
 def logged(ws):
     first = ws.log("error", "git push failed: auth", area="tooling", pattern_key="git.push", now="2026-11-01T10:00")
-    ws.log("error", "git push failed again", area="tooling", pattern_key="git.push", now="2026-11-08T10:00")
+    again = ws.log("error", "git push failed again", area="tooling", pattern_key="git.push", now="2026-11-08T10:00")
     lesson = ws.node_add("lesson", "configure credentials first", now="2026-11-09T10:00")["id"]
-    return {"event": first.id, "pattern": first.pattern["id"], "lesson": lesson}
+    return {"event": first.id, "again": again.id, "pattern": first.pattern["id"], "lesson": lesson}
 
 
 def test_export_graph_to_stdout_is_the_document(run_kg, logged):
@@ -39,7 +39,7 @@ def test_export_graph_to_file_reports(run_kg, logged, ws):
 
 def test_export_graph_since(run_kg, logged):
     r = run_kg(f"export graph -f json --since 25d --now {NOW}")
-    assert {n["id"] for n in json.loads(r.stdout)["nodes"]} == {"ERR-20261108-001", logged["lesson"]}
+    assert {n["id"] for n in json.loads(r.stdout)["nodes"]} == {logged["again"], logged["lesson"]}
 
 
 @pytest.mark.parametrize(("args", "message"), [
