@@ -221,6 +221,12 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
             report.nodes += len(trail._node_rows(ws, nodes, at, report, redactor=Gated))
             report.edges += len(edges)
         return report
+    if getattr(ws, "store_url", None) is not None:
+        from kg.core.errors import UsageError
+
+        raise UsageError("kg import bulk-loads the embedded graph file (COPY FROM), and this workspace's graph is "
+                         "a team's on a FalkorDB server: import into an embedded workspace, or send the entries "
+                         "with `kg ingest` (one entry per line), which works on both")
     ws.importing = True
     try:
         with ws.store() as st:

@@ -10,6 +10,7 @@ here (checked by tests/integration/test_falkordb_store.py, which runs every case
 | `list_contains(l, x)`        | `(x IN l)`               |
 | `list_append(l, x)`          | `(l + [x])`              |
 | `rels(p)`                    | `relationships(p)`       |
+| `timestamp('2026-01-02 03:04:05')`, `timestamp($t)` | the stored text form |
 | `EXISTS { MATCH (q:L)-[..]->(n) }` | `(:L)-[..]->(n)`   |
 | `CREATE (n:Node {...})`      | the same, with the columns' DEFAULTs (FalkorDB has no typed tables) |
 
@@ -37,6 +38,8 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\blist_contains\(([\w.]+),\s*([^()]+?)\)"), r"(\2 IN \1)"),
     (re.compile(r"\blist_append\(([\w.]+),\s*([^()]+?)\)"), r"(\1 + [\2])"),
     (re.compile(r"\brels\((\w+)\)"), r"relationships(\1)"),
+    # a timestamp from text: the stored form is fixed-width ISO text (see below); seconds-precision input
+    (re.compile(r"\btimestamp\((\$\w+)\)"), r"left(replace(\1, ' ', 'T') + '.000000', 26)"),
     # a one-pattern existential subquery as a pattern predicate, its new variable dropped
     (re.compile(r"\bEXISTS\s*\{\s*MATCH\s+\(\w+:(\w+)\)([^{}]*?)\s*\}"), r"(:\1)\2"),
 )
@@ -49,8 +52,12 @@ _KEY = re.compile(r"^\s*(\w+)\s+[\w\[\]]+\s+PRIMARY KEY", re.M)
 _COLUMN = re.compile(r"^\s*(\w+)\s+[\w\[\]]+", re.M)
 
 
+_TIMESTAMP_LITERAL = re.compile(r"\btimestamp\('([^']*)'\)")
+
+
 def translate(text: str) -> str:
     """A Kùzu query as FalkorDB runs it (see the table in this module's docstring)."""
+    text = _TIMESTAMP_LITERAL.sub(lambda m: f"'{to_server(datetime.fromisoformat(m.group(1)))}'", text)
     for pattern, repl in _REWRITES:
         text = pattern.sub(repl, text)
     defaults = schema().defaults

@@ -95,6 +95,7 @@ def test_trail_round_trip_through_the_cli(run_kg, ws, tmp_path):
     assert again.json["entries"] == 0 and again.json["already_present"] == 2
 
 
+@pytest.mark.embedded_only("kg import bulk-loads the Kùzu file (COPY FROM)")
 def test_import_hand_written_learnings_with_bad_bytes(run_kg, tmp_path):
     hand = tmp_path / "LEARNINGS.md"
     hand.write_bytes(
@@ -123,6 +124,7 @@ def test_import_rejects_broken_json(run_kg, tmp_path):
     assert r.exit_code == 2 and r.stderr.startswith(f"Error: {bad} is not valid JSON")
 
 
+@pytest.mark.embedded_only("holds the Kùzu file lock (a team graph's readers take no lock)")
 def test_no_traceback_when_the_graph_is_held(ws, tmp_path):
     """A real second process holds the graph lock: reads fail with exit 1 and a clear message, logs queue."""
     holder = subprocess.Popen(

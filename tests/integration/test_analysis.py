@@ -110,6 +110,7 @@ def _objects(st, label):
     return [{k: v for k, v in r.items() if k not in ("_id", "_label")} for r in rows]
 
 
+@pytest.mark.embedded_only("creates a Kùzu table (DDL) and reads it back through Kùzu's own catalogue")
 def test_snapshot_reads_every_table_column_by_column_as_stored(ws, history):
     """The bulk read (columns, not node objects) gives the same rows, keys in the same order, as reading
     whole objects; `tokens` only on request; a relation spanning several pairs of tables is read per pair."""
@@ -339,6 +340,7 @@ def test_dot_parses_and_keeps_every_node_and_edge(graph):
     assert {e[2]["label"] for e in edges} == {t for _, _, t in graph.edges(data="type")}
 
 
+@pytest.mark.embedded_only("kg export cypher writes Kùzu DDL, replayed into a Kùzu file")
 def test_cypher_replays_into_an_empty_graph(ws, history, tmp_path):
     result = ke.export_graph(ws, "cypher")
     fresh = kg.init_workspace(tmp_path / "fresh")

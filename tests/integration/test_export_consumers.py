@@ -129,6 +129,7 @@ def test_kuzu_cypher_replays_twice_into_a_fresh_kuzu_database(chinese, graph, tm
     assert details == "第一行\n第二行：\"引号\" <xml> & #号"
 
 
+@pytest.mark.embedded_only("kg export cypher writes Kùzu DDL, replayed into a Kùzu file")
 def test_kuzu_cypher_replays_twice_into_a_new_workspace(chinese, graph, tmp_path):
     text = ke.export_graph(chinese, "cypher").text
     fresh = kg.init_workspace(tmp_path / "fresh")

@@ -75,6 +75,7 @@ def test_per_id_queries_use_the_primary_key_and_fit_the_pool(big, name):
 
 
 @pytest.mark.parametrize("skewed", [True, False], ids=["skewed", "uniform"])
+@pytest.mark.embedded_only("opens the workspace's Kùzu file directly (its primary-key lookups)")
 def test_top_patterns_gives_the_rows_of_the_full_query(tmp_path, skewed):
     """`kg status`'s recurring patterns come from per-pattern figures taken best bound first; they must be
     the full query's rows, in its order, whether a few patterns dominate or all tie (the fallback)."""

@@ -106,6 +106,7 @@ def test_one_bad_journal_record_is_quarantined_not_blocking(ws, kg):
     assert kg("list")[0] == 0  # and every later read works
 
 
+@pytest.mark.embedded_only("drops the Kùzu file's full-text index with kuzu itself")
 def test_missing_index_is_rebuilt_on_open(ws, kg):
     ws.log("learning", "deploy script broke on staging", wait=True)
     # dropped by another process, as a killed import leaves it (kuzu 0.11.3 keeps per-process catalog state,
@@ -119,6 +120,7 @@ def test_missing_index_is_rebuilt_on_open(ws, kg):
     assert code == 0 and "full-text index: node_fts is present" in out
 
 
+@pytest.mark.embedded_only("deletes the Kùzu graph file")
 def test_a_missing_graph_with_acknowledged_ids_is_reported_and_repaired(ws, kg):
     ids = [ws.log("learning", f"entry {i}", wait=True).id for i in range(3)]
     assert kg("export", "trail")[0] == 0

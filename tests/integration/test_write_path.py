@@ -90,6 +90,7 @@ def test_runner_refuses_unbound_parameters_and_nothing_is_deleted(ws):
     assert len(ws.list()) == 1
 
 
+@pytest.mark.embedded_only("a second Kùzu handle on one file in one process")
 def test_second_handle_in_one_process_is_refused(ws):
     with ws.store():
         with pytest.raises(StoreError, match="already open in this process"):
@@ -104,6 +105,7 @@ def test_nested_use_shares_the_handle(ws):
         assert len(ws.list()) == 2
 
 
+@pytest.mark.embedded_only("holds the Kùzu file lock (a team graph's readers take no lock)")
 def test_graph_held_past_budget_fails_reads_clearly_but_logs_are_journaled(ws, monkeypatch):
     monkeypatch.setenv("KG_LOCK_TIMEOUT", "0.2")
     other = kg.open_workspace(ws.root)
