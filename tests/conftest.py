@@ -76,12 +76,13 @@ def run_kg(ws):
 def _no_team_store(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
     """A developer's KG_STORE must not send the Kùzu tests to their team's server. With KG_TEST_STORE=falkordb
     (the second pass of `./dev test`) every workspace a test makes, in this process or in a `kg` subprocess,
-    is on a fresh graph of the session's loopback FalkorDB server instead (KG_STORE), except where a test
+    is on a fresh graph of its own on the session's loopback FalkorDB server instead (KG_STORE, a graph per
+    workspace folder: kg/store/backend.py), except where a test
     chooses its backend itself (marked falkordb) or is marked embedded_only (it is about the Kùzu file)."""
     for name in ("KG_STORE", "KG_STORE_PASSWORD", "KG_AGENT"):
         monkeypatch.delenv(name, raising=False)
     if TEST_STORE == "falkordb" and not request.node.get_closest_marker("falkordb"):
-        monkeypatch.setenv("KG_STORE", request.getfixturevalue("falkordb_url"))
+        monkeypatch.setenv("KG_STORE", request.getfixturevalue("falkordb_url") + ".{workspace}")
 
 
 TEST_STORE = os.environ.get("KG_TEST_STORE", "kuzu").strip().lower()  # the backend every workspace is made on

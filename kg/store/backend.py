@@ -8,9 +8,11 @@ URL given in `KG_STORE` itself (an environment, never a committed file).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from kg.core.errors import UsageError
@@ -65,10 +67,18 @@ def parse_url(text: str, *, allow_password: bool = True) -> StoreUrl:
                     password=unquote(parts.password) if parts.password else os.environ.get(ENV_PASSWORD) or None)
 
 
-def resolve(configured: str | None) -> StoreUrl | None:
+WORKSPACE_SLOT = "{workspace}"
+
+
+def resolve(configured: str | None, root: Path | None = None) -> StoreUrl | None:
     """The workspace's store: `KG_STORE`, else the configured `[store] url`, else None (embedded Kùzu).
-    `KG_STORE=kuzu` forces the embedded graph for one command."""
+    `KG_STORE=kuzu` forces the embedded graph for one command. A `{workspace}` in `KG_STORE`'s graph name
+    gives each workspace a graph of its own on that server (named for its folder: a CI job running many
+    separate workspaces, such as the test suite's FalkorDB pass)."""
     env = os.environ.get(ENV_STORE, "").strip()
     if env:
+        if WORKSPACE_SLOT in env and root is not None:
+            key = hashlib.sha1(str(root).encode("utf-8")).hexdigest()[:10]
+            env = env.replace(WORKSPACE_SLOT, f"{re.sub(r'[^A-Za-z0-9_-]', '_', root.name)[:20]}-{key}")
         return None if env.lower() == "kuzu" else parse_url(env)
     return parse_url(configured) if configured else None

@@ -48,7 +48,7 @@ def configured_url(root: Path) -> str | None:
 
 
 def store_url(root: Path) -> StoreUrl | None:
-    return resolve(configured_url(root))
+    return resolve(configured_url(root), root)
 
 
 def configure(root: Path, url: str) -> StoreUrl:

@@ -236,6 +236,7 @@ def small_fs(tmp_path):
     subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
+@pytest.mark.embedded_only("the free-space guard protects the Kùzu file's WAL; a team graph writes to its server")
 def test_disk_full_keeps_the_id_and_leaves_no_temp_files(small_fs, capsys):
     import kg as kglib
 

@@ -60,3 +60,18 @@ def test_store_urls(monkeypatch):
     assert resolve("falkordb://h:1/g") is None
     monkeypatch.setenv("KG_STORE", "falkordb://other:2/x")
     assert resolve("falkordb://h:1/g").host == "other"
+
+
+def test_a_workspace_slot_in_kg_store_gives_each_workspace_its_own_graph(monkeypatch, tmp_path):
+    monkeypatch.setenv("KG_STORE", "falkordb://h:1/ci.{workspace}")
+    a, b = resolve(None, tmp_path / "alpha ws"), resolve(None, tmp_path / "beta")
+    assert a.graph.startswith("ci.alpha_ws-") and b.graph.startswith("ci.beta-") and a.graph != b.graph
+    assert resolve(None, tmp_path / "alpha ws") == a  # the same folder, the same graph, in every process
+
+
+@pytest.mark.parametrize("kuzu, falkor", [
+    ("CREATE (:S {at: timestamp('2026-11-20 10:00:00')})", "CREATE (:S {at: '2026-11-20T10:00:00.000000'})"),
+    ("CREATE (:S {at: timestamp($at)})", "CREATE (:S {at: left(replace($at, ' ', 'T') + '.000000', 26)})"),
+])
+def test_timestamps_from_text_are_stored_as_text(kuzu, falkor):
+    assert dialect.translate(kuzu) == falkor
