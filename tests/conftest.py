@@ -82,7 +82,9 @@ def _no_team_store(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureReque
     for name in ("KG_STORE", "KG_STORE_PASSWORD", "KG_AGENT"):
         monkeypatch.delenv(name, raising=False)
     if TEST_STORE == "falkordb" and not request.node.get_closest_marker("falkordb"):
-        monkeypatch.setenv("KG_STORE", request.getfixturevalue("falkordb_url") + ".{workspace}")
+        # named for the folder alone: a module fixture's workspace keeps its graph across that module's tests
+        port = request.getfixturevalue("falkordb_server").port
+        monkeypatch.setenv("KG_STORE", f"falkordb://127.0.0.1:{port}/ws.{{workspace}}")
 
 
 TEST_STORE = os.environ.get("KG_TEST_STORE", "kuzu").strip().lower()  # the backend every workspace is made on

@@ -30,6 +30,7 @@ __all__ = ["GraphData", "Snapshot", "gc_paused", "open_store", "read", "read_sto
 
 SNAPSHOT_GRAPH = "graph.kuzu"
 SNAPSHOT_LOCK = "snapshot.lock"
+SNAPSHOT_URL = "graph.url"  # a team graph's snapshot: the URL of its copy on the server
 # Internal columns: Kùzu's own row ids and labels.
 _INTERNAL = ("_id", "_label", "_src", "_dst")
 
@@ -52,6 +53,8 @@ class Snapshot:
         self.taken_at = taken_at
         self.source = source
         self.url = url  # a team graph's snapshot is a copy on its server (kg.store.team.copy_graph)
+        if url is not None:
+            self.graph_path = directory / SNAPSHOT_URL  # names the copy; removed with it
         self._finalizer = weakref.finalize(self, shutil.rmtree, str(directory), True) if owned else None
         if url is not None:
             from kg.store.team import drop_graph
@@ -80,8 +83,6 @@ class Snapshot:
 
     @property
     def closed(self) -> bool:
-        if self.url is not None:
-            return self._finalizer is not None and not self._finalizer.alive
         return not self.graph_path.exists()
 
     def __enter__(self) -> Self:
@@ -113,6 +114,7 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
         with ws.store():  # the journal drained first, as below
             taken_at = datetime.now().replace(microsecond=0)
             url = copy_graph(ws.store_url, f"snapshot-{os.getpid()}-{secrets.token_hex(4)}")
+            (directory / SNAPSHOT_URL).write_text(url.public + "\n", encoding="utf-8")
         return Snapshot(directory, taken_at=taken_at, source=Path(ws.root), owned=owned, url=url)
     try:
         with ws.store() as st:  # the workspace lock is held, and the journal drained, inside this block
@@ -136,6 +138,8 @@ def _drop_copy(drop: Any, url: Any, directory: str, owned: bool) -> None:
     drop(url)
     if owned:
         shutil.rmtree(directory, ignore_errors=True)
+    else:
+        (Path(directory) / SNAPSHOT_URL).unlink(missing_ok=True)
 
 
 @dataclass

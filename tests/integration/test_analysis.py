@@ -96,6 +96,8 @@ def test_snapshot_includes_journaled_writes(ws):
     assert "logged while the graph was busy" in texts
 
 
+@pytest.mark.embedded_only("a named folder keeps the Kùzu file's copy; a team graph's copy is on its server, "
+                          "deleted on close")
 def test_snapshot_into_a_named_folder_is_kept(ws, history, tmp_path):
     snap = snapshot.take(ws, tmp_path / "snap")
     snap.close()
