@@ -17,7 +17,6 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -139,6 +138,8 @@ class Redactor:
         start, end = match.span(rule.group)
         if start < 0 or end <= start:
             return
+        if spans.covers(start):
+            return
         secret = text[start:end]
         if rule.min_entropy and entropy(secret) < rule.min_entropy:
             return
@@ -147,8 +148,6 @@ class Redactor:
         if rule.not_before is not None and _line_before(rule.not_before, text, start):
             return
         if any(p.search(secret) for p in rule.ignore) or any(p.search(secret) for p in self._ignore):
-            return
-        if spans.covers(start):
             return
         if end < len(text) and text[end] in _TOKEN_CHARS and text[end - 1] in _TOKEN_CHARS:
             end = _TOKEN_RUN.match(text, end, end + _MAX_EXTEND).end()
@@ -310,7 +309,9 @@ def _line_before(pattern: re.Pattern[str], text: str, end: int) -> bool:
 def entropy(value: str) -> float:
     """Shannon entropy in bits per character: random keys score high, words and slugs low."""
     n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+    if not n:
+        return 0.0
+    return max(0.0, math.log2(n) - sum(c * math.log2(c) for c in map(value.count, set(value))) / n)
 
 
 @cache
