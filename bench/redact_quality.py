@@ -213,7 +213,7 @@ def speed(size_mb: float, main: Path | None, runs: int, big_runs: int) -> None:
     med = {side: {key: statistics.median(v[key] for v in rows if v[key] is not None)
                   for key in ("import", "load", "first", "warm", "big")} for side, rows in samples.items()}
     sides = list(venvs)
-    print(f"\n{'speed (medians; ' + str(runs) + ' fresh processes per side, alternating)':<58}"
+    print(f"\n{'speed, CPU (medians of ' + str(runs) + ' fresh processes per side)':<58}"
           + "".join(f"{side:>14}" for side in sides) + ("      ratio" if len(sides) == 2 else ""))
     rows = [(f"{size_mb:g} MB of real transcripts, in process (s, median of {big_runs})", "big", 1, "s"),
             ("a kg log's 5 fields, warm, in process (ms)", "warm", 1e3, "ms"),
