@@ -191,7 +191,7 @@ def speed(size_mb: float, main: Path | None, runs: int, big_runs: int) -> None:
     text = text[:size]
     venvs = {"this branch": REPO / ".venv" / "bin" / "python"}
     if main is not None and (main / ".venv" / "bin" / "python").exists():
-        venvs["main"] = main / ".venv" / "bin" / "python"
+        venvs["main"] = main.resolve() / ".venv" / "bin" / "python"  # absolute: `kg log` runs in a temp dir
     samples: dict[str, list[dict]] = {name: [] for name in venvs}
     logs: dict[str, list[float]] = {name: [] for name in venvs}
     with tempfile.TemporaryDirectory() as tmp:
