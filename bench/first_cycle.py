@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -35,12 +36,24 @@ def timed(self, name, **params):
         spent[name][0] += 1
         spent[name][1] += time.perf_counter() - t
 Store.run = timed
+from kg.lifecycle.cycle import Lifecycle
+steps = collections.defaultdict(float)
+def step(name, fn):
+    def wrapped(*a, **k):
+        t = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            steps[name] += time.perf_counter() - t
+    return wrapped
+for name in ("verify", "revert", "decay", "settle_conflicts", "promote", "export"):
+    setattr(Lifecycle, name, step(name, getattr(Lifecycle, name)))
 ws = kg.open_workspace(sys.argv[1])
-t = time.perf_counter()
+t, cpu = time.perf_counter(), time.process_time()
 rep = api.cycle(ws, now=datetime.fromisoformat(sys.argv[2])).as_dict()
-total = time.perf_counter() - t
-print(json.dumps({"seconds": total, "promoted": len(rep["promoted"]), "proposed": len(rep["proposed"]),
-                  "waiting": len(rep["waiting"]), "statements": spent}))
+total, cpu = time.perf_counter() - t, time.process_time() - cpu
+print(json.dumps({"seconds": total, "cpu": cpu, "promoted": len(rep["promoted"]), "proposed": len(rep["proposed"]),
+                  "waiting": len(rep["waiting"]), "statements": spent, "steps": steps}))
 """
 
 
@@ -49,7 +62,7 @@ def once(python: str, cwd: str, src: Path, now: str) -> dict:
         ws = Path(tmp) / "ws"
         shutil.copytree(src, ws, symlinks=True)
         out = subprocess.run([python, "-c", CHILD, str(ws), now], cwd=cwd, capture_output=True, text=True,
-                             check=True)
+                             check=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
         return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -69,11 +82,16 @@ def main() -> int:
         for name, (python, cwd) in sides.items():
             runs[name].append(once(python, cwd, a.workspace, a.now))
     print(f"first cycle on {a.workspace.name}, now {a.now}, median of {a.runs}")
-    print("| side | seconds | runs | promoted / proposed / waiting |\n|---|---|---|---|")
+    print("| side | seconds | CPU s | runs (s) | promoted / proposed / waiting |\n|---|---|---|---|---|")
     for name, rs in runs.items():
         r, each = rs[0], ", ".join(f"{x['seconds']:.2f}" for x in rs)
-        print(f"| {name} | {statistics.median(x['seconds'] for x in rs):.2f} | {each} | "
+        print(f"| {name} | {statistics.median(x['seconds'] for x in rs):.2f} | "
+              f"{statistics.median(x['cpu'] for x in rs):.2f} | {each} | "
               f"{r['promoted']} / {r['proposed']} / {r['waiting']} |")
+    print("\n| step (median s) | " + " | ".join(runs) + " |\n|---|" + "---|" * len(runs))
+    for st in ("verify", "revert", "decay", "settle_conflicts", "promote", "export"):
+        print(f"| {st} | " + " | ".join(f"{statistics.median(x['steps'].get(st, 0) for x in rs):.2f}"
+                                         for rs in runs.values()) + " |")
     for name, rs in runs.items():
         names = sorted(rs[0]["statements"], key=lambda k: -statistics.median(x["statements"].get(k, [0, 0])[1]
                                                                                for x in rs))
