@@ -12,8 +12,14 @@ before, a 7-day floor, a verdict at day 7 then monthly, auto-revert when undecid
 possible** (an oracle that knows each pattern's true base rate and burst days and decides by the Bayes
 posterior of the effect class over the effect mix, on exactly the occurrences kg saw while the rule was live).
 
+By default the histories are replayed fast (bench/loop_replay.py: plain state, kg's own decision functions,
+a few seconds of CPU a history); `--real` drives the real cycle end to end (minutes a history), and
+tests/integration/test_loop_sim.py checks the two agree day for day.
+
     python bench/loop_sim.py --seeds 1,2,3                 # the full run (40 patterns, 120 days)
     python bench/loop_sim.py --seeds 4 --drift 0.5 --burst 0.2 --mix 40/40/20
+    python bench/loop_sim.py --seeds 1 --real              # the real cycle, end to end
+    python bench/loop_sim.py --seeds 11,12 --set verification.max_per_day=1   # try a rules value
 """
 
 from __future__ import annotations
