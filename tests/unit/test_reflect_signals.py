@@ -87,8 +87,6 @@ def test_a_combined_signal_can_require_a_signal_not_to_fire():
 @pytest.mark.parametrize(
     "said",
     [
-        "the footer should be dimmer, look into the footer sources",  # a new instruction: "should"
-        "can we use the mock input functions instead of /dev/null?",  # a suggestion, with a contrast
         "i don't understand, does it capture the variable at creation time?",  # "don't" of the speaker
         "Там почти все готово, но почему-то текст один и тот же",  # "почему-то" is "somehow", not "why"
     ],
@@ -99,11 +97,11 @@ def test_instructions_and_suggestions_are_not_corrections(said):
     assert "correction" not in {f.category for f in learnings(t, RULES)}
 
 
-def test_every_correction_names_its_reason_and_the_reasons_are_rules_data():
+def test_every_correction_names_its_reason_in_the_users_words():
     t = transcript(("user", "go"), ("assistant", "I've fixed the parser; all tests pass."),
                    ("user", "still failing on the empty file"))
     f = next(f for f in learnings(t, RULES) if f.category == "correction")
-    assert set(f.signals) & RULES.detector("correction").reasons
+    assert set(f.signals) & RULES.signals.user_side
     assert f"Signals: {', '.join(f.signals)}" in f.details
 
 
