@@ -172,6 +172,7 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached workspaces")
+    ap.add_argument("--build-only", action="store_true", help="build (or find) the workspaces, measure nothing")
     args = ap.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "compileall", "-q", "kg", "cli", "rules"], cwd=REPO, check=True)
@@ -180,6 +181,8 @@ def main() -> None:
     results: dict[str, dict[int, tuple[float, float]]] = {}
     for n in args.sizes:
         root, secs, mb = build(n, env, args.rebuild)
+        if args.build_only:
+            continue
         results.setdefault("import trail", {})[n] = (secs, mb)
         built = json.loads((root / ".built").read_text())
         results.setdefault("import trail (CPU s)", {})[n] = (built.get("cpu", float("nan")), float("nan"))
@@ -196,6 +199,8 @@ def main() -> None:
             results.setdefault(name, {})[n] = value
         disk = sum(f.stat().st_size for f in (root / "memory" / ".kg").glob("graph.kuzu*"))
         results.setdefault("graph on disk (MB)", {})[n] = (disk / 2**20, float("nan"))
+    if args.build_only:
+        return
     header = ["command"]
     for n in args.sizes:
         header += [f"{n:,} s", "MB"] + (["x/10x"] if n != args.sizes[0] else [])

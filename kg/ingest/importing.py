@@ -28,7 +28,7 @@ from kg.core import clock
 from kg.core.errors import UsageError
 from kg.core.text import index_tokens
 from kg.ingest.jsonstream import JsonStreamError, iter_trail
-from kg.store import EDGE_TYPES, NODE_COLUMNS, bulk, check_label
+from kg.store import EDGE_TYPES, NODE_COLUMNS, aggregates, bulk, check_label
 
 MARK = "import.json"
 BATCH = 20_000
@@ -266,6 +266,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                                                     "pid": os.getpid(), "started": at.isoformat()}).encode())
             marked[0] = True
         bulk.fts_drop(st)
+        if aggregates.ready(st):  # the COPYs below bypass its upkeep: rebuilt after the last batch
+            aggregates.invalidate(st)
 
     patterns = {r["key"]: r["id"] for r in st.run("bulk_pattern_keys")}
     seen: set[str] = set()
@@ -325,6 +327,7 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         st.run("pattern_reinforce_bulk")
         # the bulk load bypassed the write path: recount the keyword table that auto-linking ranks by
         linking.rebuild_terms(st, linking.rules_of(ws.rules))
+        aggregates.rebuild(st)
     return marked[0]
 
 
