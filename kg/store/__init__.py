@@ -252,7 +252,7 @@ class Store:
         if not aggregates.ready(self):
             return self._execute_raw(query.text, params)  # no aggregate yet: the full query
         if name == "lc_promotion_candidates":
-            if not query.source.startswith("kg.rules.queries/"):  # a workspace's own query is run as written
+            if not query.source.startswith("kg.rules.queries/"):  # a workspace's own query, as written
                 return self._execute_raw(query.text, params)
             return aggregates.promotion_candidates(self, **params)
         with self.transaction():  # the write and its aggregate rows commit together

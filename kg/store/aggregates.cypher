@@ -77,3 +77,4 @@ MERGE (m:Meta {key: 'aggregate:occurrences'}) SET m.value = $value
 
 // name: agg_flag_clear
 MATCH (m:Meta {key: 'aggregate:occurrences'}) DELETE m
+

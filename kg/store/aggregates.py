@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any
 
 FLAG_VALUE = "1"
+COLUMNS = ("id", "first", "last", "at", "sess", "st")
 LIVE_BY_KEY_AT_MOST = 200  # candidates read one by key up to this many; past it one scan is cheaper
 
 # query name -> how to find the patterns a write affects: ("param", name) the pattern id itself,
@@ -129,17 +130,24 @@ def _store_row(st: Any, pid: str, rows: list[dict[str, Any]], *, exists: bool) -
 
 
 def rebuild(st: Any) -> int:
-    """The whole table from the graph, in one transaction; sets the flag. Returns the number of patterns."""
-    from kg.store.bulk import iter_rows
+    """The whole table from the graph; sets the flag. Returns the number of patterns. The flag is cleared
+    first and set last (COPY cannot run inside a transaction): a process that dies between leaves it clear,
+    and the next writer's open rebuilds."""
+    from kg.store.bulk import copy_rows, iter_rows
 
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, dict[str, Any]] = {}
     for pid, at, session, status in iter_rows(st, "agg_occurrences_all"):
-        groups.setdefault(pid, []).append({"at": at, "session": session, "status": status})
-    with st.transaction():
-        st.run("agg_occ_clear")
-        for pid, rows in groups.items():
-            _store_row(st, pid, rows, exists=False)
-        st.run("agg_flag_set", value=FLAG_VALUE)
+        g = groups.get(pid)
+        if g is None:
+            g = groups[pid] = {"id": pid, "first": at, "last": at, "at": [], "sess": [], "st": []}
+        g["last"] = max(g["last"], at)
+        g["at"].append(at)
+        g["sess"].append(session)
+        g["st"].append(status)
+    invalidate(st)
+    st.run("agg_occ_clear")
+    copy_rows(st, "PatternOcc", list(groups.values()), scratch=st.path.parent, columns=COLUMNS)
+    st.run("agg_flag_set", value=FLAG_VALUE)
     st._agg_ready = True
     return len(groups)
 

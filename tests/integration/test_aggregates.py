@@ -117,3 +117,20 @@ def test_window_figures_count_like_the_query():
     at = [datetime(2026, 1, d) for d in (1, 2, 3, 4)]
     assert aggregates.window_figures(at, ["a", None, "b", "a"], ["pending", "pending", "wont_fix", "resolved"],
                                      datetime(2026, 1, 2), datetime(2026, 1, 4), ["wont_fix"]) == (2, 1, at[3])
+
+
+def test_doctor_rebuilds_a_damaged_aggregate(ws):
+    from kg.doctor import doctor
+
+    for i in range(4):
+        ws.log("error", f"docker broke {i}", now=T0 + timedelta(hours=i), session=f"s{i % 2}", pattern_key="docker.x",
+               link=False)
+    with ws.store() as st:
+        st.run("agg_occ_clear")  # damaged behind the upkeep's back: the flag still says complete
+        assert aggregates.differences(st) == ["pattern " + st.run("patterns_by_key", keys=["docker.x"])[0]["id"]
+                                              + ": missing"]
+    checks = {c.name: c for c in doctor(ws).checks}
+    assert checks["aggregate"].status == "repaired"
+    assert {c.name: c for c in doctor(ws).checks}["aggregate"].status == "ok"
+    with ws.store() as st:
+        assert aggregates.differences(st) == []
