@@ -1,18 +1,18 @@
 // Issue 22: the pattern-occurrence aggregate (kg/store/aggregates.py, migration 0005).
 
 // name: agg_occurrences_of
-// One pattern's counted member events, by key (a primary-key start: ~1 ms whatever the graph's size).
+// One pattern's member events, by key. Tags are filtered and rows ordered in Python: this plain shape lets
+// Kùzu read only the members' column chunks (~8-25 ms at 100k), where a list filter and an ORDER BY on the
+// members made it 4-10x slower.
 MATCH (p:Node {id: $id})-[:derived_from]->(e:Node)
-WHERE p.kind = 'pattern' AND e.kind = 'event' AND NOT coalesce(list_contains(e.tags, 'exit-code-only'), false)
-RETURN e.created_at AS at, e.session AS session, e.status AS status
-ORDER BY at, e.id
+WHERE e.kind = 'event'
+RETURN e.id AS eid, e.created_at AS at, e.session AS session, e.status AS status, e.tags AS tags
 
 // name: agg_occurrences_all
-// Every pattern's counted member events (a full rebuild).
+// Every pattern's member events (a full rebuild).
 MATCH (p:Node)-[:derived_from]->(e:Node)
-WHERE p.kind = 'pattern' AND e.kind = 'event' AND NOT coalesce(list_contains(e.tags, 'exit-code-only'), false)
-RETURN p.id AS id, e.created_at AS at, e.session AS session, e.status AS status
-ORDER BY id, at, e.id
+WHERE p.kind = 'pattern' AND e.kind = 'event'
+RETURN p.id AS id, e.id AS eid, e.created_at AS at, e.session AS session, e.status AS status, e.tags AS tags
 
 // name: agg_occ_set
 MATCH (a:PatternOcc {id: $id})

@@ -112,44 +112,57 @@ def affected(st: Any, name: str, params: dict[str, Any]) -> set[str]:
     return {r["id"] for r in st.run("agg_patterns_of_staged")}
 
 
+EXCLUDED_TAG = "exit-code-only"  # an event whose only content is an exit status never counts (rules/errors.toml)
+
+
+def _counted(rows: Iterable[tuple]) -> list[tuple]:
+    """(eid, at, session, status) of the members that count, by time then id (the table's order)."""
+    return sorted((eid, at, session, status) for eid, at, session, status, tags in rows
+                  if EXCLUDED_TAG not in (tags or ()))
+
+
+def _row(pid: str, members: list[tuple]) -> dict[str, Any]:
+    members.sort(key=lambda m: (m[1], m[0]))
+    return {"id": pid, "first": members[0][1], "last": max(m[1] for m in members), "at": [m[1] for m in members],
+            "sess": [m[2] for m in members], "st": [m[3] for m in members]}
+
+
 def refresh(st: Any, ids: Iterable[str]) -> None:
     """Recompute these patterns' rows by key (inside the caller's transaction)."""
     for pid in sorted(set(ids)):
-        rows = st.run("agg_occurrences_of", id=pid)
-        _store_row(st, pid, rows, exists=bool(st.run("agg_occ_get", id=pid)))
+        members = _counted((r["eid"], r["at"], r["session"], r["status"], r["tags"])
+                           for r in st.run("agg_occurrences_of", id=pid))
+        exists = bool(st.run("agg_occ_get", id=pid))
+        if not members:
+            if exists:
+                st.run("agg_occ_delete", id=pid)
+            continue
+        st.run("agg_occ_set" if exists else "agg_occ_new", **_row(pid, members))
 
 
-def _store_row(st: Any, pid: str, rows: list[dict[str, Any]], *, exists: bool) -> None:
-    if not rows:
-        if exists:
-            st.run("agg_occ_delete", id=pid)
-        return
-    values = {"id": pid, "first": rows[0]["at"], "last": max(r["at"] for r in rows),
-              "at": [r["at"] for r in rows], "sess": [r["session"] for r in rows], "st": [r["status"] for r in rows]}
-    st.run("agg_occ_set" if exists else "agg_occ_new", **values)
+def _all_rows(st: Any) -> dict[str, dict[str, Any]]:
+    from kg.store.bulk import iter_rows
+
+    groups: dict[str, list[tuple]] = {}
+    for pid, eid, at, session, status, tags in iter_rows(st, "agg_occurrences_all"):
+        if EXCLUDED_TAG not in (tags or ()):
+            groups.setdefault(pid, []).append((eid, at, session, status))
+    return {pid: _row(pid, members) for pid, members in groups.items()}
 
 
 def rebuild(st: Any) -> int:
     """The whole table from the graph; sets the flag. Returns the number of patterns. The flag is cleared
     first and set last (COPY cannot run inside a transaction): a process that dies between leaves it clear,
     and the next writer's open rebuilds."""
-    from kg.store.bulk import copy_rows, iter_rows
+    from kg.store.bulk import copy_rows
 
-    groups: dict[str, dict[str, Any]] = {}
-    for pid, at, session, status in iter_rows(st, "agg_occurrences_all"):
-        g = groups.get(pid)
-        if g is None:
-            g = groups[pid] = {"id": pid, "first": at, "last": at, "at": [], "sess": [], "st": []}
-        g["last"] = max(g["last"], at)
-        g["at"].append(at)
-        g["sess"].append(session)
-        g["st"].append(status)
+    rows = _all_rows(st)
     invalidate(st)
     st.run("agg_occ_clear")
-    copy_rows(st, "PatternOcc", list(groups.values()), scratch=st.path.parent, columns=COLUMNS)
+    copy_rows(st, "PatternOcc", list(rows.values()), scratch=st.path.parent, columns=COLUMNS)
     st.run("agg_flag_set", value=FLAG_VALUE)
     st._agg_ready = True
-    return len(groups)
+    return len(rows)
 
 
 def ensure(st: Any) -> bool:
@@ -201,15 +214,7 @@ def promotion_candidates(st: Any, *, pattern_statuses: list[str], since: datetim
 
 def differences(st: Any) -> list[str]:
     """How the table differs from a full recomputation (empty when it is exact): for `kg doctor`."""
-    from kg.store.bulk import iter_rows
-
-    want: dict[str, tuple] = {}
-    for pid, at, session, status in iter_rows(st, "agg_occurrences_all"):
-        a, s, t = want.setdefault(pid, ([], [], []))
-        a.append(at)
-        s.append(session)
-        t.append(status)
+    want = {pid: (r["at"], r["sess"], r["st"]) for pid, r in _all_rows(st).items()}
     have = {r["id"]: (list(r["at"]), list(r["sess"]), list(r["st"])) for r in st.run("agg_occ_all")}
-    out = [f"pattern {pid}: {'missing' if pid not in have else 'extra' if pid not in want else 'differs'}"
-           for pid in sorted(set(want) | set(have)) if want.get(pid) != have.get(pid)]
-    return out
+    return [f"pattern {pid}: {'missing' if pid not in have else 'extra' if pid not in want else 'differs'}"
+            for pid in sorted(set(want) | set(have)) if want.get(pid) != have.get(pid)]
