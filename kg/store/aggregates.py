@@ -61,11 +61,11 @@ def touches(cypher: str) -> bool:
 def window_figures(at: list[datetime], sess: list[str | None], st: list[str | None], since: datetime,
                    now: datetime, ignore: Iterable[str]) -> tuple[int, int, datetime | None]:
     """(recurrence, sessions, last seen) of one pattern inside [since, now], the way lc_promotion_candidates
-    counts: events whose status is not ignored; sessions are the distinct non-null ones."""
+    counts: events whose status is set and not ignored; sessions are the distinct non-null ones."""
     skip = set(ignore)
     n, sessions, last = 0, set(), None
     for t, s, status in zip(at, sess, st, strict=True):
-        if t is None or t < since or t > now or status in skip:
+        if t is None or status is None or t < since or t > now or status in skip:  # NULLs fail the query's tests
             continue
         n += 1
         if s is not None:

@@ -117,6 +117,8 @@ def test_window_figures_count_like_the_query():
     at = [datetime(2026, 1, d) for d in (1, 2, 3, 4)]
     assert aggregates.window_figures(at, ["a", None, "b", "a"], ["pending", "pending", "wont_fix", "resolved"],
                                      datetime(2026, 1, 2), datetime(2026, 1, 4), ["wont_fix"]) == (2, 1, at[3])
+    # `NOT e.status IN $ignore` is null, so false, for an event without a status: not counted either
+    assert aggregates.window_figures(at, ["a"] * 4, [None] * 4, at[0], at[3], ["wont_fix"]) == (0, 0, None)
 
 
 def test_doctor_rebuilds_a_damaged_aggregate(ws):
