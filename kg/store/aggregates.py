@@ -33,7 +33,8 @@ FLAG_VALUE = "1"
 COLUMNS = ("id", "first", "last", "at", "sess", "st")
 LIVE_BY_KEY_AT_MOST = 200  # candidates read one by key up to this many; past it one scan is cheaper
 
-# query name -> how to find the patterns a write affects: ("param", name) the pattern id itself,
+# query name -> how to find the patterns a write affects: ("param", name) the pattern id itself, ("list", name)
+# a list of pattern ids,
 # ("event", name) the patterns of an event id, ("change_rows", name) the patterns of rows' change ids,
 # ("staged", None) the patterns of the events in LcStage.
 WATCH: dict[str, tuple[str, str | None]] = {
@@ -42,6 +43,7 @@ WATCH: dict[str, tuple[str, str | None]] = {
     "pattern_move_members": ("param", "src"),
     "status_set": ("event", "id"),
     "lc_mark_promoted": ("param", "pattern"),
+    "lc_mark_promoted_many": ("list", "patterns"),
     "lc_change_revert": ("change_rows", "rows"),
     "lc_decay_apply": ("staged", None),
     "lc_reinforce": ("event", "id"),
@@ -105,6 +107,8 @@ def affected(st: Any, name: str, params: dict[str, Any]) -> set[str]:
     how, key = WATCH[name]
     if how == "param":
         return {params[key]} if params.get(key) else set()
+    if how == "list":
+        return set(params[key] or ())
     if how == "event":
         return {r["id"] for r in st.run("agg_patterns_of_event", id=params[key])}
     if how == "change_rows":
