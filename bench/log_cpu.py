@@ -80,7 +80,7 @@ def main() -> None:
         rows = []
         for name, _ in cases:
             own, rest, count = samples[name]
-            m_own, m_all = statistics.median(own), statistics.median([a + b for a, b in zip(own, rest)])
+            m_own, m_all = statistics.median(own), statistics.median([a + b for a, b in zip(own, rest, strict=True)])
             rows.append([name, f"{m_own:.0f}", f"{statistics.median(rest):.0f}", f"{m_all:.0f}",
                          f"{count}/{len(own)}", f"{m_all / base:.1f}x"])
     print(table(f"CPU per process, median of {args.runs} (ms, user+system)",
