@@ -137,6 +137,11 @@ class Store:
 
             kuzu = import_kuzu()
 
+            if path.exists() and _empty(path):  # zero bytes (a create cut short): no graph, and Kùzu fails on it
+                if read_only:
+                    raise StoreError(f"the graph {path} is an empty file")
+                for stale in (path, path.with_name(path.name + ".wal")):  # nothing acknowledged: start afresh
+                    stale.unlink(missing_ok=True)
             try:
                 db = kuzu.Database(str(path), read_only=read_only, checkpoint_threshold=CHECKPOINT_BYTES,
                                    buffer_pool_size=buffer_pool_mb * 1024 * 1024,
@@ -147,7 +152,7 @@ class Store:
                     # costs 0.1-0.3 s at 100k nodes, which a short-lived `kg log` cannot afford; the WAL is
                     # checkpointed instead when it passes CHECKPOINT_BYTES, and replayed on open until then.
                     conn.execute("CALL force_checkpoint_on_close=false")
-            except RuntimeError as exc:
+            except (RuntimeError, IndexError) as exc:  # a damaged file: Kùzu raised IndexError on some
                 raise StoreError(f"cannot open the graph {path}: {_plain_error(exc)}") from None
             store = cls(db, conn, path, _named_queries(queries_dir))
             store._lock = lock
