@@ -159,11 +159,16 @@ def run_applier(ws: Workspace, slot: int, *, drain: Callable[[], Any] | None = N
 
 def _drain_until_empty(ws: Workspace, once: Callable[[], Any], sleep: Callable[[float], None]) -> None:
     """Polite drains until the journal is empty. A drain that stood aside for a waiting reader (or handed the
-    graph over between batches) is retried after a short pause; after about a minute of rounds that applied
-    nothing (a reader after reader, or a graph that will not open), the next command is left to go on."""
+    graph over between batches, or the graph stayed held past the retry budget) is retried after a short pause;
+    after about 200 rounds that applied nothing, the next command is left to go on."""
+    from kg.core.errors import StoreBusy
+
     pause, idle = 0.02, 0
     while ws.journal.has_pending():
-        report = once()
+        try:
+            report = once()
+        except StoreBusy:  # held past the retry budget (a long cycle, a busy machine): wait and try again
+            report = None
         if report is not None and (report.applied or report.skipped or report.rejected):
             idle, pause = 0, 0.02
             continue

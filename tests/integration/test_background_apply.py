@@ -267,3 +267,25 @@ def test_the_applier_waits_for_a_reader_it_stood_aside_for(ws):
     assert len(pauses) == 2 and not waiting
     assert not ws.journal.has_pending()
     assert ws.show(entry.id)["node"]["kind"] == "event"
+
+
+def test_the_applier_outlasts_a_graph_held_past_the_retry_budget(ws, monkeypatch):
+    """Another process holds the graph longer than the lock's retry budget (a long cycle on a busy machine): the
+    applier's drain fails with "graph is held"; it waits and tries again instead of leaving the entry."""
+    from kg.ingest.background import claim_applier, run_applier
+    from kg.store.lock import FileLock
+
+    entry = ws.log("error", "the cycle held the graph", apply=False)
+    monkeypatch.setenv("KG_LOCK_TIMEOUT", "0")
+    holder = FileLock(ws.kg_dir / "graph.lock", timeout=0)
+    holder.acquire()
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        holder.release()
+
+    fresh = kg.open_workspace(ws.root)  # KG_LOCK_TIMEOUT is read when the workspace makes its journal
+    assert run_applier(fresh, claim_applier(ws.kg_dir), sleep=pause) == 1
+    assert len(pauses) == 1 and not fresh.journal.has_pending()
+    assert fresh.show(entry.id)["node"]["text"] == "the cycle held the graph"
