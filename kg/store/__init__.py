@@ -115,6 +115,12 @@ class Store:
                 )
             _open_paths.add(key)
         lock = FileLock(lock_path, timeout=lock_timeout, polite=polite)
+        from kg.store.kuzu_import import import_kuzu  # late: `kg --help` does not need it
+
+        if unless is None or not unless():
+            # Before the lock, not under it: on a loaded machine the import takes seconds of wall time, which
+            # every process waiting for the graph would wait too. (`unless` already true: likely no open at all.)
+            import_kuzu()
         try:
             try:
                 lock.acquire()
@@ -133,8 +139,6 @@ class Store:
                         "--repair` to start a new graph (rebuilt from memory/.learning-trail.json when present)")
             if not read_only and min_free_mb:
                 _check_space(path, min_free_mb)
-            from kg.store.kuzu_import import import_kuzu  # late: `kg --help` does not need it
-
             kuzu = import_kuzu()
 
             if path.exists() and _empty(path):  # zero bytes (a create cut short): no graph, and Kùzu fails on it
