@@ -7,7 +7,7 @@ the workspace is cached under bench/results/scale-N/ (gitignored) and reused by 
 run as its own process (`kg ...`) several times: the table gives the median wall time and the peak resident
 memory (the process's own, from wait4), and the growth factor from the size 10x smaller.
 
-    .venv/bin/python bench/scale.py --sizes 10000 100000 [--runs 5] [--rebuild]
+    .venv/bin/python bench/scale.py --sizes 10000 100000 [--runs 5] [--rebuild] [--baseline ../main/.venv/bin/kg]
 Targets (issue 22): import <= 30 s per 100k and <= 2 GB at 1M; status, list, search, inject, hook
 session-start [-m] <= 0.6 s and <= 300 MB at 1M; growth per 10x <= 1.5x.
 """
@@ -172,6 +172,10 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached workspaces")
+    ap.add_argument("--build-only", action="store_true", help="build (or find) the workspaces, measure nothing")
+    ap.add_argument("--baseline", help="another checkout's kg (e.g. ../main/.venv/bin/kg), run in the same loop "
+                                       "on --baseline-root (a copy of the workspace in that kg's schema)")
+    ap.add_argument("--baseline-root", default="/tmp/scale-base-{n}", help="the baseline's workspace per size")
     args = ap.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "compileall", "-q", "kg", "cli", "rules"], cwd=REPO, check=True)
@@ -180,22 +184,32 @@ def main() -> None:
     results: dict[str, dict[int, tuple[float, float]]] = {}
     for n in args.sizes:
         root, secs, mb = build(n, env, args.rebuild)
+        if args.build_only:
+            continue
         results.setdefault("import trail", {})[n] = (secs, mb)
         built = json.loads((root / ".built").read_text())
         results.setdefault("import trail (CPU s)", {})[n] = (built.get("cpu", float("nan")), float("nan"))
+        base = Path(args.baseline_root.format(n=n)) if args.baseline else None
         for name, argv in COMMANDS:
-            measure([KG, "-w", str(root), *argv], env)  # warm the page cache; drain anything pending
-            samples, cpus = [], []
-            for _ in range(args.runs):
-                samples.append(measure([KG, "-w", str(root), *argv], env))
-                cpus.append(LAST_CPU[0])
-            results.setdefault(f"kg {name}", {})[n] = (statistics.median(s[0] for s in samples),
-                                                       max(s[1] for s in samples))
-            results.setdefault(f"kg {name} (CPU s)", {})[n] = (statistics.median(cpus), float("nan"))
+            runs = [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base and base.exists() else [])
+            for _, kg, where in runs:
+                measure([kg, "-w", str(where), *argv], env)  # warm the page cache; migrate; drain
+            samples: dict[str, list] = {tag: [] for tag, _, _ in runs}
+            cpus: dict[str, list] = {tag: [] for tag, _, _ in runs}
+            for _ in range(args.runs):  # interleaved: the machine's load hits both alike
+                for tag, kg, where in runs:
+                    samples[tag].append(measure([kg, "-w", str(where), *argv], env))
+                    cpus[tag].append(LAST_CPU[0])
+            for tag, _, _ in runs:
+                results.setdefault(f"kg {name}{tag}", {})[n] = (statistics.median(s[0] for s in samples[tag]),
+                                                               max(s[1] for s in samples[tag]))
+                results.setdefault(f"kg {name}{tag} (CPU s)", {})[n] = (statistics.median(cpus[tag]), float("nan"))
         for name, value in {**seed_rows(root, args.runs), **fts5_rows(root, n, args.runs)}.items():
             results.setdefault(name, {})[n] = value
         disk = sum(f.stat().st_size for f in (root / "memory" / ".kg").glob("graph.kuzu*"))
         results.setdefault("graph on disk (MB)", {})[n] = (disk / 2**20, float("nan"))
+    if args.build_only:
+        return
     header = ["command"]
     for n in args.sizes:
         header += [f"{n:,} s", "MB"] + (["x/10x"] if n != args.sizes[0] else [])

@@ -171,9 +171,12 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool) -> None:
             repairs = list(getattr(st, "repairs", []))
             fts = st.has_fts()
             drained = ws._last_drain
+            aggregate = _aggregate(ws, st, dry_run)
     except KgError as exc:
         report.add("graph", "error", str(exc))
         return
+    if aggregate:
+        report.add(*aggregate)
     report.add("graph", "ok", f"{ws.graph_path.relative_to(ws.root)} opens; its schema is current")
     if repairs:
         report.add("full-text index", "repaired", "; ".join(repairs))
@@ -182,6 +185,22 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool) -> None:
     if drained.applied or drained.rejected:
         report.add("journal", "repaired", f"applied {drained.applied} waiting entr(y/ies)"
                    + (f"; set aside {drained.rejected} line(s)" if drained.rejected else ""))
+
+
+def _aggregate(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:
+    """The ready-to-promote aggregate (kg/store/aggregates.py) against a full recomputation; rebuilt when it
+    differs (it is derived data: nothing is lost)."""
+    if getattr(ws, "store_url", None) is not None:
+        return None  # a team graph answers the full query
+    from kg.store import aggregates
+
+    diff = aggregates.differences(st)
+    if not diff:
+        return ("aggregate", "ok", "the pattern-occurrence table equals a full recomputation")
+    if dry_run:
+        return ("aggregate", "warning", f"{len(diff)} pattern row(s) differ ({diff[0]}); run `kg doctor` to rebuild")
+    n = aggregates.rebuild(st)
+    return ("aggregate", "repaired", f"{len(diff)} pattern row(s) differed ({diff[0]}); rebuilt {n} rows")
 
 
 def _journal(ws: Any, report: DoctorReport) -> None:

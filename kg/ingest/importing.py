@@ -28,7 +28,7 @@ from kg.core import clock
 from kg.core.errors import UsageError
 from kg.core.text import index_tokens
 from kg.ingest.jsonstream import JsonStreamError, iter_trail
-from kg.store import EDGE_TYPES, NODE_COLUMNS, bulk, check_label
+from kg.store import EDGE_TYPES, NODE_COLUMNS, aggregates, bulk, check_label
 
 MARK = "import.json"
 BATCH = 20_000
@@ -140,11 +140,22 @@ REDACTIONS = "_redactions"  # an imported item's key for the secret kinds the ga
 GATE_GROUP = 128
 
 
+# The trail's own field names (kg.ingest.trail reads these): fixed words, not secrets, so the gate does not scan
+# them. Every other key, and every value, is scanned. ("pattern_key" alone made the rules keyed on "key" try a
+# match at every entry: a fifth of the gate's time.)
+_FIELD_NAMES = frozenset({
+    "id", "type", "category", "summary", "details", "suggested_action", "area", "priority", "status", "logged",
+    "first_seen", "last_seen", "source", "pattern_key", "session", "files", "tags", "error", "context",
+    "reproducible", "user_context", "complexity", "frequency", "recurrence_count", "see_also", "resolution",
+    "_title", "_source"})
+
+
 def _strings(value: Any, out: list[str]) -> None:
-    """Every string inside `value` (dict keys too), in order."""
+    """Every string inside `value` (dict keys too, but the trail's own field names), in order."""
     if isinstance(value, dict):
         for k, v in value.items():
-            out.append(k)  # a JSON key is always a string
+            if k not in _FIELD_NAMES:
+                out.append(k)  # a JSON key is always a string
             if v.__class__ is str:
                 out.append(v)
             elif v is not None:
@@ -266,6 +277,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                                                     "pid": os.getpid(), "started": at.isoformat()}).encode())
             marked[0] = True
         bulk.fts_drop(st)
+        if aggregates.ready(st):  # the COPYs below bypass its upkeep: rebuilt after the last batch
+            aggregates.invalidate(st)
 
     patterns = {r["key"]: r["id"] for r in st.run("bulk_pattern_keys")}
     seen: set[str] = set()
@@ -325,6 +338,7 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         st.run("pattern_reinforce_bulk")
         # the bulk load bypassed the write path: recount the keyword table that auto-linking ranks by
         linking.rebuild_terms(st, linking.rules_of(ws.rules))
+        aggregates.rebuild(st)
     return marked[0]
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core.errors import SchemaError, StoreError, UsageError
+from kg.store import aggregates as _aggregates
 from kg.store import queries as _queries
 from kg.store.lock import FileLock, Yielded
 from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, check_version, migrations
@@ -163,6 +164,9 @@ class Store:
             try:
                 if migrate and not read_only:
                     store._migrate()
+                    from kg.store import aggregates
+
+                    aggregates.ensure(store)  # issue 22: built after migration 0005 or a killed import
                     if store.ensure_fts():
                         store.repairs.append("rebuilt the full-text index node_fts, which was missing (an "
                                              "import or a migration was cut short)")
@@ -247,13 +251,32 @@ class Store:
         """Run a named query with exactly its parameters."""
         query = self.query(name)
         query.check(params)
+        if name in _AGGREGATED:  # issue 22: a maintained aggregate answers or is kept (kg/store/aggregates.py)
+            return self._run_aggregated(name, query, params)
         return self._execute_raw(query.text, params)
+
+    def _run_aggregated(self, name: str, query: _queries.NamedQuery, params: dict[str, Any]) -> list[Row]:
+        from kg.store import aggregates
+
+        if not aggregates.ready(self):
+            return self._execute_raw(query.text, params)  # no aggregate yet: the full query
+        if name == "lc_promotion_candidates":
+            if not query.source.startswith("kg.rules.queries/"):  # a workspace's own query, as written
+                return self._execute_raw(query.text, params)
+            return aggregates.promotion_candidates(self, **params)
+        with self.transaction():  # the write and its aggregate rows commit together
+            ids = aggregates.affected(self, name, params)
+            rows = self._execute_raw(query.text, params)
+            aggregates.refresh(self, ids)
+        return rows
 
     def execute(self, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
         """Run inline Cypher (used where a label must be formatted in, after it was checked against the
         schema's fixed names). Its parameters are checked the same way as a named query's."""
         params = params or {}
         _queries.NamedQuery("inline", cypher, _queries.params_of(cypher)).check(params)
+        if _aggregates.touches(cypher) and _aggregates.ready(self):
+            _aggregates.invalidate(self)  # an inline write the upkeep does not follow: rebuilt on the next open
         return self._execute_raw(cypher, params)
 
     def _execute_raw(self, cypher: str, params: dict[str, Any]) -> list[Row]:
@@ -319,6 +342,7 @@ class Store:
         self._execute_raw("COMMIT", {})
 
 
+_AGGREGATED = frozenset({"lc_promotion_candidates", *_aggregates.WATCH})
 _INT64 = (-(2**63), 2**63 - 1)
 
 

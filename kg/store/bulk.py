@@ -156,7 +156,7 @@ def copy_rows(store: Store, label: str, rows: list[Row], *, scratch: Path, colum
     `fts_drop`); a relationship's endpoints must exist."""
     if not rows:
         return 0
-    label = check_label(label, tuple(NODE_TABLES) + STAGING_TABLES + EDGE_TYPES, "table")
+    label = check_label(label, tuple(NODE_TABLES) + STAGING_TABLES + AGGREGATE_TABLES + EDGE_TYPES, "table")
     names = list(columns)
     rename = {"src": "from", "dst": "to"}
     path = scratch / f".bulk-{label}-{os.getpid()}.json"
@@ -175,6 +175,7 @@ def copy_rows(store: Store, label: str, rows: list[Row], *, scratch: Path, colum
 
 NODE_TABLES = ("Node",)
 STAGING_TABLES = ("LcStage",)  # scratch tables a set-based update joins against (migration 0002)
+AGGREGATE_TABLES = ("PatternOcc",)  # maintained aggregates, rebuilt whole (kg/store/aggregates.py)
 
 
 def fts_drop(store: Store) -> None:

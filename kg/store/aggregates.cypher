@@ -1,0 +1,80 @@
+// Issue 22: the pattern-occurrence aggregate (kg/store/aggregates.py, migration 0005).
+
+// name: agg_occurrences_of
+// One pattern's member events, by key. Tags are filtered and rows ordered in Python: this plain shape lets
+// Kùzu read only the members' column chunks (~8-25 ms at 100k), where a list filter and an ORDER BY on the
+// members made it 4-10x slower.
+MATCH (p:Node {id: $id})-[:derived_from]->(e:Node)
+WHERE e.kind = 'event'
+RETURN e.id AS eid, e.created_at AS at, e.session AS session, e.status AS status, e.tags AS tags
+
+// name: agg_occurrences_all
+// Every pattern's member events (a full rebuild).
+MATCH (p:Node)-[:derived_from]->(e:Node)
+WHERE p.kind = 'pattern' AND e.kind = 'event'
+RETURN p.id AS id, e.id AS eid, e.created_at AS at, e.session AS session, e.status AS status, e.tags AS tags
+
+// name: agg_occ_set
+MATCH (a:PatternOcc {id: $id})
+SET a.first = $first, a.last = $last, a.at = $at, a.sess = $sess, a.st = $st
+
+// name: agg_occ_new
+CREATE (:PatternOcc {id: $id, first: $first, last: $last, at: $at, sess: $sess, st: $st})
+
+// name: agg_occ_get
+MATCH (a:PatternOcc {id: $id}) RETURN a.id AS id
+
+// name: agg_occ_delete
+MATCH (a:PatternOcc {id: $id}) DELETE a
+
+// name: agg_occ_clear
+MATCH (a:PatternOcc) DELETE a
+
+// name: agg_occ_window
+// The patterns with a counted event inside [since, now]: a scan of this small table's two time columns,
+// the lists read only for the rows that pass.
+MATCH (a:PatternOcc) WHERE a.last >= $since AND a.first <= $now
+RETURN a.id AS id, a.at AS at, a.sess AS sess, a.st AS st
+
+// name: agg_occ_all
+MATCH (a:PatternOcc) RETURN a.id AS id, a.at AS at, a.sess AS sess, a.st AS st ORDER BY id
+
+// name: agg_pattern_live
+// A candidate pattern's own fields and the proposals about it, by key (one row per proposal, or one with
+// nulls).
+MATCH (p:Node {id: $id})
+OPTIONAL MATCH (q:Proposal)-[:proposal_about]->(p)
+RETURN p.id AS id, p.kind AS kind, p.status AS status, p.pattern_key AS key, p.text AS text,
+       p.priority AS priority, p.area AS area, q.status AS q_status, q.decided_at AS q_decided
+
+// name: agg_pattern_live_all
+// Every pattern's own fields and proposals, for many candidates at once: one scan of the kind column (an
+// `IN $ids` filter of thousands of ids costs a comparison per id per node: 20 s at 100k).
+MATCH (p:Node)
+WHERE p.kind = 'pattern'
+OPTIONAL MATCH (q:Proposal)-[:proposal_about]->(p)
+RETURN p.id AS id, p.kind AS kind, p.status AS status, p.pattern_key AS key, p.text AS text,
+       p.priority AS priority, p.area AS area, q.status AS q_status, q.decided_at AS q_decided
+
+// name: agg_patterns_of_event
+MATCH (p:Node)-[:derived_from]->(e:Node {id: $id}) WHERE p.kind = 'pattern' RETURN p.id AS id
+
+// name: agg_patterns_of_change
+MATCH (c:Change {id: $id})-[:change_pattern]->(p:Node) RETURN p.id AS id
+
+// name: agg_patterns_of_staged
+// The patterns of the events a decay pass is about to restage (lc_stage_apply joins LcStage).
+MATCH (s:LcStage)
+MATCH (p:Node)-[:derived_from]->(e:Node {id: s.id})
+WHERE p.kind = 'pattern'
+RETURN DISTINCT p.id AS id
+
+// name: agg_flag
+MATCH (m:Meta {key: 'aggregate:occurrences'}) RETURN m.value AS value
+
+// name: agg_flag_set
+MERGE (m:Meta {key: 'aggregate:occurrences'}) SET m.value = $value
+
+// name: agg_flag_clear
+MATCH (m:Meta {key: 'aggregate:occurrences'}) DELETE m
+

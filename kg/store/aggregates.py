@@ -1,0 +1,224 @@
+"""Maintained aggregates (issue 22): reads whose cost follows their answer, not the graph's size.
+
+`lc_promotion_candidates` (the patterns ready to promote, shown by `kg status`, the session brief and used by
+the cycle) joined every pattern's member events and read five columns of the whole node table: ~1 s per
+100k events, on every status and brief. Kùzu 0.11.3 plans any per-node filter as a scan of the node table
+(it has no secondary index), so a faster query over the same tables does not exist. Instead the table
+`PatternOcc` (migration 0005) keeps, per pattern, the time, session and status of each counted member event
+(kind event, not tagged exit-code-only), oldest first. The window's figures are then computed from the
+rows whose time span meets the window (`agg_occ_window`: a scan of a table with one row per pattern, reading
+two time columns), and the few candidates' own fields and proposals are read by key.
+
+Kept exact, in the same transaction as the write:
+- `Store.run` calls `before_write` for every named query in `WATCH` (the writes that add or remove a
+  pattern's member edge or change a member's status); the patterns it affects are found first and
+  recomputed, by key, right after the write, inside the caller's transaction (or one opened for it).
+- A bulk load (import) clears the completeness flag before its first write and rebuilds the table after
+  its last; a process that dies in between leaves the flag clear, and every reader then uses the full
+  query until the next writer's open rebuilds it (`ensure`).
+- `kg doctor` compares the table with a full recomputation and rebuilds it with `--repair`.
+`tests/integration/test_aggregates.py` checks the table against the full recomputation after a random
+sequence of logs, resolves, cycles, imports and an interrupted import, and every query that writes those
+fields against `WATCH`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+FLAG_VALUE = "1"
+COLUMNS = ("id", "first", "last", "at", "sess", "st")
+LIVE_BY_KEY_AT_MOST = 200  # candidates read one by key up to this many; past it one scan is cheaper
+
+# query name -> how to find the patterns a write affects: ("param", name) the pattern id itself, ("list", name)
+# a list of pattern ids,
+# ("event", name) the patterns of an event id, ("change_rows", name) the patterns of rows' change ids,
+# ("staged", None) the patterns of the events in LcStage.
+WATCH: dict[str, tuple[str, str | None]] = {
+    "pattern_add_member": ("param", "pattern"),
+    "pattern_add_new_member": ("param", "pattern"),
+    "pattern_move_members": ("param", "src"),
+    "status_set": ("event", "id"),
+    "lc_mark_promoted": ("param", "pattern"),
+    "lc_mark_promoted_many": ("list", "patterns"),
+    "lc_change_revert": ("change_rows", "rows"),
+    "lc_decay_apply": ("staged", None),
+    "lc_reinforce": ("event", "id"),
+}
+
+
+_WRITES = re.compile(r"\b(CREATE|MERGE|DELETE|SET|COPY)\b", re.I)
+_TOUCHED = re.compile(r"derived_from|\.status\s*=|\bNode\b.*\bDELETE\b", re.I | re.S)
+
+
+def touches(cypher: str) -> bool:
+    """Whether inline Cypher may write what the aggregate holds (member edges, statuses, nodes deleted)."""
+    return bool(_WRITES.search(cypher) and _TOUCHED.search(cypher))
+
+
+# -- pure: the window's figures -------------------------------------------------------------------------------
+def window_figures(at: list[datetime], sess: list[str | None], st: list[str | None], since: datetime,
+                   now: datetime, ignore: Iterable[str]) -> tuple[int, int, datetime | None]:
+    """(recurrence, sessions, last seen) of one pattern inside [since, now], the way lc_promotion_candidates
+    counts: events whose status is set and not ignored; sessions are the distinct non-null ones."""
+    skip = set(ignore)
+    n, sessions, last = 0, set(), None
+    for t, s, status in zip(at, sess, st, strict=True):
+        if t is None or status is None or t < since or t > now or status in skip:  # NULLs fail the query's tests
+            continue
+        n += 1
+        if s is not None:
+            sessions.add(s)
+        if last is None or t > last:
+            last = t
+    return n, len(sessions), last
+
+
+def _blocking(proposals: list[tuple[str | None, datetime | None]], last_seen: datetime) -> int:
+    return sum(1 for status, decided in proposals
+               if status == "pending" or (status == "skipped" and decided is not None and decided >= last_seen))
+
+
+# -- the flag -------------------------------------------------------------------------------------------------
+def ready(st: Any) -> bool:
+    """Whether the table is complete (cached on the open store; writes here keep the cache right)."""
+    flag = getattr(st, "_agg_ready", None)
+    if flag is None:
+        try:
+            flag = any(r["value"] == FLAG_VALUE for r in st.run("agg_flag"))
+        except Exception:  # noqa: BLE001 - a graph before migration 0005 has no aggregate
+            flag = False
+        st._agg_ready = flag
+    return flag
+
+
+def invalidate(st: Any) -> None:
+    """Before a bulk write that bypasses `Store.run`'s upkeep: readers use the full query until `rebuild`."""
+    st.run("agg_flag_clear")
+    st._agg_ready = False
+
+
+# -- upkeep ---------------------------------------------------------------------------------------------------
+def affected(st: Any, name: str, params: dict[str, Any]) -> set[str]:
+    """The patterns a watched write is about to change (read before it runs: a moved member is gone after)."""
+    how, key = WATCH[name]
+    if how == "param":
+        return {params[key]} if params.get(key) else set()
+    if how == "list":
+        return set(params[key] or ())
+    if how == "event":
+        return {r["id"] for r in st.run("agg_patterns_of_event", id=params[key])}
+    if how == "change_rows":
+        return {r["id"] for row in params[key] for r in st.run("agg_patterns_of_change", id=row["id"])}
+    return {r["id"] for r in st.run("agg_patterns_of_staged")}
+
+
+EXCLUDED_TAG = "exit-code-only"  # an event whose only content is an exit status never counts (rules/errors.toml)
+
+
+def _counted(rows: Iterable[tuple]) -> list[tuple]:
+    """(eid, at, session, status) of the members that count, by time then id (the table's order)."""
+    return sorted((eid, at, session, status) for eid, at, session, status, tags in rows
+                  if EXCLUDED_TAG not in (tags or ()))
+
+
+def _row(pid: str, members: list[tuple]) -> dict[str, Any]:
+    members.sort(key=lambda m: (m[1], m[0]))
+    return {"id": pid, "first": members[0][1], "last": max(m[1] for m in members), "at": [m[1] for m in members],
+            "sess": [m[2] for m in members], "st": [m[3] for m in members]}
+
+
+def refresh(st: Any, ids: Iterable[str]) -> None:
+    """Recompute these patterns' rows by key (inside the caller's transaction)."""
+    for pid in sorted(set(ids)):
+        members = _counted((r["eid"], r["at"], r["session"], r["status"], r["tags"])
+                           for r in st.run("agg_occurrences_of", id=pid))
+        exists = bool(st.run("agg_occ_get", id=pid))
+        if not members:
+            if exists:
+                st.run("agg_occ_delete", id=pid)
+            continue
+        st.run("agg_occ_set" if exists else "agg_occ_new", **_row(pid, members))
+
+
+def _all_rows(st: Any) -> dict[str, dict[str, Any]]:
+    from kg.store.bulk import iter_rows
+
+    groups: dict[str, list[tuple]] = {}
+    for pid, eid, at, session, status, tags in iter_rows(st, "agg_occurrences_all"):
+        if EXCLUDED_TAG not in (tags or ()):
+            groups.setdefault(pid, []).append((eid, at, session, status))
+    return {pid: _row(pid, members) for pid, members in groups.items()}
+
+
+def rebuild(st: Any) -> int:
+    """The whole table from the graph; sets the flag. Returns the number of patterns. The flag is cleared
+    first and set last (COPY cannot run inside a transaction): a process that dies between leaves it clear,
+    and the next writer's open rebuilds."""
+    from kg.store.bulk import copy_rows
+
+    rows = _all_rows(st)
+    invalidate(st)
+    st.run("agg_occ_clear")
+    copy_rows(st, "PatternOcc", list(rows.values()), scratch=st.path.parent, columns=COLUMNS)
+    st.run("agg_flag_set", value=FLAG_VALUE)
+    st._agg_ready = True
+    return len(rows)
+
+
+def ensure(st: Any) -> bool:
+    """On a writer's open: build the table when it is not complete (after migration 0005, or an import that
+    died). True when it was rebuilt."""
+    if ready(st):
+        return False
+    rebuild(st)
+    return True
+
+
+# -- reading --------------------------------------------------------------------------------------------------
+def promotion_candidates(st: Any, *, pattern_statuses: list[str], since: datetime, now: datetime,
+                         ignore_statuses: list[str], min_recurrence: int, min_sessions: int,
+                         by_key_at_most: int = LIVE_BY_KEY_AT_MOST) -> list[dict[str, Any]]:
+    """The rows of `lc_promotion_candidates`, in its order, from the aggregate."""
+    figures: dict[str, tuple[int, int, datetime]] = {}
+    for r in st.run("agg_occ_window", since=since, now=now):
+        n, sessions, last = window_figures(r["at"], r["sess"], r["st"], since, now, ignore_statuses)
+        if last is not None and n >= min_recurrence and sessions >= min_sessions:
+            figures[r["id"]] = (n, sessions, last)
+    if not figures:
+        return []
+    ids = sorted(figures)
+    if len(ids) <= by_key_at_most:
+        live = [row for pid in ids for row in st.run("agg_pattern_live", id=pid)]
+    else:
+        live = st.run("agg_pattern_live_all")
+    fields: dict[str, dict[str, Any]] = {}
+    proposals: dict[str, list[tuple[str | None, datetime | None]]] = {}
+    for row in live:
+        fields[row["id"]] = row
+        if row["q_status"] is not None:
+            proposals.setdefault(row["id"], []).append((row["q_status"], row["q_decided"]))
+    statuses = set(pattern_statuses)
+    out = []
+    for pid in ids:
+        p = fields.get(pid)
+        if p is None or p["kind"] != "pattern" or p["status"] not in statuses:
+            continue
+        n, sessions, last = figures[pid]
+        if _blocking(proposals.get(pid, []), last):
+            continue
+        out.append({"id": pid, "key": p["key"], "text": p["text"], "priority": p["priority"], "area": p["area"],
+                    "recurrence": n, "sessions": sessions, "last_seen": last})
+    out.sort(key=lambda r: (-r["recurrence"], -r["last_seen"].timestamp(), r["id"]))
+    return out
+
+
+def differences(st: Any) -> list[str]:
+    """How the table differs from a full recomputation (empty when it is exact): for `kg doctor`."""
+    want = {pid: (r["at"], r["sess"], r["st"]) for pid, r in _all_rows(st).items()}
+    have = {r["id"]: (list(r["at"]), list(r["sess"]), list(r["st"])) for r in st.run("agg_occ_all")}
+    return [f"pattern {pid}: {'missing' if pid not in have else 'extra' if pid not in want else 'differs'}"
+            for pid in sorted(set(want) | set(have)) if want.get(pid) != have.get(pid)]
