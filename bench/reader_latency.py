@@ -71,7 +71,7 @@ def _stop(procs: list[subprocess.Popen]) -> None:
         p.wait()
 
 
-def _run(ws: Path, *args: str, timeout: float = 300) -> tuple[float, subprocess.CompletedProcess[str]]:
+def _run(ws: Path, *args: str, timeout: float = 1200) -> tuple[float, subprocess.CompletedProcess[str]]:
     t = time.perf_counter()
     r = subprocess.run([KG, "-w", str(ws), *args], capture_output=True, text=True, env=env(), timeout=timeout)
     return time.perf_counter() - t, r

@@ -179,6 +179,16 @@ def after_answer(work: Callable[[], Any]) -> None:
     _after.append(work)
 
 
+def apply_after_answer(ws: Any) -> None:
+    """Leave the workspace's detached applier to apply what was just journaled, unless one is running or queued
+    already (it applies this entry too): see `kg.ingest.background`."""
+    from kg.ingest.background import claim_applier, detached_applier
+
+    slot = claim_applier(ws.kg_dir)
+    if slot is not None:
+        after_answer(lambda: detached_applier(ws, slot))
+
+
 def run_after_answer(exit_code: int) -> None:
     """Fork once and run the scheduled work in the child, which leaves the caller's terminal and pipes (so a
     hook or a shell waiting for this process's output is not kept waiting). Failures there are silent: the

@@ -9,7 +9,7 @@ import typer
 from kg.cli.common import (
     JsonOpt,
     NowOpt,
-    after_answer,
+    apply_after_answer,
     background_possible,
     emit,
     errors,
@@ -100,7 +100,7 @@ def register(app: typer.Typer) -> None:
             result = ws.log(kind.value, summary, now=now_of(ctx, now), session=session, link=not no_link,
                             apply=not later, **fields)
             if later:
-                after_answer(lambda: ws.drain(if_pending=True))
+                apply_after_answer(ws)
         if result.redacted:
             note(f"Redacted before storing: {', '.join(result.redacted)}")
         if result.note:

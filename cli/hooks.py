@@ -13,6 +13,7 @@ from kg.cli.common import (
     JsonOpt,
     NowOpt,
     after_answer,
+    apply_after_answer,
     background_possible,
     emit,
     errors,
@@ -169,7 +170,7 @@ def post_tool_use(
         done = hooks.post_tool_use(ws, payload, now_of(ctx, now), runtime=runtime or "claude-code",
                                    apply=not later)
         if later and done["failed"]:
-            after_answer(lambda: ws.drain(if_pending=True))
+            apply_after_answer(ws)
     if as_json:
         emit(done, True)
 

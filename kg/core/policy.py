@@ -282,6 +282,7 @@ class Policy:
     background_max_queued: int
     drain_batch: int
     reader_drain_seconds: float
+    applier_nice: int
     kinds: tuple[str, ...]
     priorities: tuple[str, ...]
     statuses: tuple[str, ...]
@@ -312,6 +313,7 @@ class Policy:
             background_max_queued=r.whole("write.background_max_queued", 0, 1_000_000),
             drain_batch=r.whole("write.drain_batch", 1, 100_000),
             reader_drain_seconds=r.number("write.reader_drain_seconds", 0, 86_400),
+            applier_nice=r.whole("write.applier_nice", 0, 19),
             kinds=tuple(r.get("entries.kinds")),
             priorities=tuple(r.get("entries.priorities")),
             statuses=tuple(r.get("entries.statuses")),

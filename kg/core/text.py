@@ -17,9 +17,14 @@ _CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u
 # and Hangul syllables. Tokens, slugs and `has_cjk` all use it.
 CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK = CJK
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
-_IS_CJK = re.compile(rf"[{_CJK}]")
-_NOT_SLUG = re.compile(rf"[^a-z0-9{_CJK}]+")
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")  # what _TOKEN finds in lower-cased ASCII text
+
+
+# The CJK classes take milliseconds to compile (large Unicode ranges); `kg log` with ASCII text needs none.
+@cache
+def _regex(name: str) -> re.Pattern[str]:
+    return re.compile({"token": rf"[{_CJK}]+|[^\W_{_CJK}]+", "is_cjk": rf"[{_CJK}]",
+                       "not_slug": rf"[^a-z0-9{_CJK}]+"}[name])
 _SPACES = re.compile(r"\s+")
 _DOUBLE = re.compile(r"([bdfgmnprt])\1$")
 
@@ -35,11 +40,11 @@ def clean(text: str, *, one_line: bool = False) -> str:
 def words(text: str) -> list[str]:
     """Lower-cased tokens: Latin words, and CJK runs as character bigrams."""
     if text.isascii():  # NFKC leaves ASCII as it is, and it holds no CJK: the common case in one call
-        return _TOKEN.findall(text.lower())
+        return _ASCII_TOKEN.findall(text.lower())
     out: list[str] = []
-    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).lower()):
+    for match in _regex("token").finditer(unicodedata.normalize("NFKC", text).lower()):
         token = match.group(0)
-        if _IS_CJK.match(token):
+        if _regex("is_cjk").match(token):
             if len(token) == 1:
                 out.append(token)
             else:
@@ -55,14 +60,14 @@ def index_tokens(*parts: str | None) -> str:
 
 
 def has_cjk(text: str) -> bool:
-    return bool(_IS_CJK.search(text))
+    return bool(_regex("is_cjk").search(text))
 
 
 def slugify(text: str, *, fallback: str = "") -> str:
     """A file-safe kebab-case name (skills, promoted rules' files): NFKC, lower-cased, every run of anything but
     a-z, 0-9 and CJK becomes one '-'; at most 60 characters. `git.push.auth` → `git-push-auth`. Pure."""
     text = unicodedata.normalize("NFKC", clean(text, one_line=True)).lower()
-    return _NOT_SLUG.sub("-", text).strip("-")[:60].strip("-") or fallback
+    return _regex("not_slug").sub("-", text).strip("-")[:60].strip("-") or fallback
 
 
 def stem(word: str) -> str:

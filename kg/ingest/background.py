@@ -1,10 +1,16 @@
-"""The background thread that applies a held-open workspace's logs to the graph."""
+"""Applying acknowledged logs in the background: the thread of a held-open workspace (`with ws:`), and the one
+detached applier per workspace that `kg log` leaves behind."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import threading
+import time
 import weakref
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kg.workspace import Workspace
@@ -72,3 +78,112 @@ def close_at_exit(ref: weakref.ref[Workspace]) -> None:
     ws = ref()
     if ws is not None:
         ws._close_held()
+
+
+# -- the detached applier: one per workspace ------------------------------------------------------------------
+# `kg log` answers once its entry is journaled and leaves a detached process to apply it. With many agents
+# logging, one such process per log would each import Kùzu, open the graph and compete for it (on a small
+# machine most of the CPU went there, and readers waited behind the queue). So a workspace has one applier
+# *slot*: an exclusive `flock` on `memory/.kg/applier.lock`, taken without waiting by the process that is about
+# to fork the applier (so one that is queued, forked but not yet running, counts too) and held by the applier
+# until it stops. A log that finds the slot taken leaves no process: the holder applies its entry.
+#
+# The holder drains in bounded, polite batches (it hands the graph to a waiting reader between batches and
+# waits for the reader to finish) until the journal is empty, then releases the slot and looks at the journal
+# once more: an entry acknowledged after its last look but before the release (whose logger found the slot
+# taken) is seen there, and the holder takes the slot again, or leaves it to whoever took it meanwhile, who
+# looks again in turn. So no acknowledged entry is left waiting for the next command.
+
+APPLIER_LOCK = "applier.lock"
+
+
+def claim_applier(kg_dir: Path) -> int | None:
+    """Take the workspace's applier slot without waiting: the file descriptor that holds it (inherited by a
+    forked child, which then holds it), or None when an applier is running or queued already."""
+    try:
+        fd = os.open(kg_dir / APPLIER_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return None  # an unwritable workspace: the log's entry waits for the next command, as before
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def release_applier(slot: int) -> None:
+    try:
+        fcntl.flock(slot, fcntl.LOCK_UN)
+    finally:
+        os.close(slot)
+
+
+def applier_running(kg_dir: Path) -> bool:
+    """Whether a detached applier holds (or is about to hold) the slot: a reader need not drain for it."""
+    try:
+        fd = os.open(kg_dir / APPLIER_LOCK, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the shared lock, if it was taken
+
+
+def run_applier(ws: Workspace, slot: int, *, drain: Callable[[], Any] | None = None,
+                sleep: Callable[[float], None] = time.sleep,
+                before_release: Callable[[], None] | None = None) -> int:
+    """The detached applier's body: apply the journal while holding `slot` (from `claim_applier`), then release
+    it and re-check (see above). Returns how many times it took the slot. `drain` (one polite drain), `sleep`
+    and `before_release` (the last moment of a turn) are parameters for the tests. A failure ends it quietly,
+    with the entries left in the journal for the next command (which reports what is wrong)."""
+    once = drain or (lambda: ws.drain(if_pending=True))
+    turns = 0
+    while slot is not None:
+        turns += 1
+        try:
+            _drain_until_empty(ws, once, sleep)
+        except Exception:  # noqa: BLE001 - see the docstring
+            return turns
+        finally:
+            if before_release is not None:
+                before_release()
+            release_applier(slot)
+        slot = claim_applier(ws.kg_dir) if ws.journal.has_pending() else None
+    return turns
+
+
+def _drain_until_empty(ws: Workspace, once: Callable[[], Any], sleep: Callable[[float], None]) -> None:
+    """Polite drains until the journal is empty. A drain that stood aside for a waiting reader (or handed the
+    graph over between batches, or the graph stayed held past the retry budget) is retried after a short pause;
+    after about 200 rounds that applied nothing, the next command is left to go on."""
+    from kg.core.errors import StoreBusy
+
+    pause, idle = 0.02, 0
+    while ws.journal.has_pending():
+        try:
+            report = once()
+        except StoreBusy:  # held past the retry budget (a long cycle, a busy machine): wait and try again
+            report = None
+        if report is not None and (report.applied or report.skipped or report.rejected):
+            idle, pause = 0, 0.02
+            continue
+        idle += 1
+        if idle > 200:
+            return
+        sleep(pause)
+        pause = min(pause * 2, 0.3)
+
+
+def detached_applier(ws: Workspace, slot: int) -> None:
+    """What the forked child of `kg log` runs: `run_applier` at a lower CPU priority
+    (`write.applier_nice`), since nobody waits for it and readers and agents' own commands come first."""
+    try:
+        os.nice(max(0, ws.policy.applier_nice))
+    except OSError:
+        pass
+    run_applier(ws, slot)

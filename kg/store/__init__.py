@@ -116,6 +116,12 @@ class Store:
                 )
             _open_paths.add(key)
         lock = FileLock(lock_path, timeout=lock_timeout, polite=polite)
+        from kg.store.kuzu_import import import_kuzu  # late: `kg --help` does not need it
+
+        if unless is None or not unless():
+            # Before the lock, not under it: on a loaded machine the import takes seconds of wall time, which
+            # every process waiting for the graph would wait too. (`unless` already true: likely no open at all.)
+            import_kuzu()
         try:
             try:
                 lock.acquire()
@@ -134,10 +140,13 @@ class Store:
                         "--repair` to start a new graph (rebuilt from memory/.learning-trail.json when present)")
             if not read_only and min_free_mb:
                 _check_space(path, min_free_mb)
-            from kg.store.kuzu_import import import_kuzu  # late: `kg --help` does not need it
-
             kuzu = import_kuzu()
 
+            if path.exists() and _empty(path):  # zero bytes (a create cut short): no graph, and Kùzu fails on it
+                if read_only:
+                    raise StoreError(f"the graph {path} is an empty file")
+                for stale in (path, path.with_name(path.name + ".wal")):  # nothing acknowledged: start afresh
+                    stale.unlink(missing_ok=True)
             try:
                 db = kuzu.Database(str(path), read_only=read_only, checkpoint_threshold=CHECKPOINT_BYTES,
                                    buffer_pool_size=buffer_pool_mb * 1024 * 1024,
@@ -148,7 +157,7 @@ class Store:
                     # costs 0.1-0.3 s at 100k nodes, which a short-lived `kg log` cannot afford; the WAL is
                     # checkpointed instead when it passes CHECKPOINT_BYTES, and replayed on open until then.
                     conn.execute("CALL force_checkpoint_on_close=false")
-            except RuntimeError as exc:
+            except (RuntimeError, IndexError) as exc:  # a damaged file: Kùzu raised IndexError on some
                 raise StoreError(f"cannot open the graph {path}: {_plain_error(exc)}") from None
             store = cls(db, conn, path, _named_queries(queries_dir))
             store._lock = lock

@@ -190,3 +190,102 @@ def test_a_block_never_left_is_closed_at_exit_with_everything_applied(ws):
     assert out.returncode == 0, out.stderr  # not an abort from a daemon thread killed inside Kùzu
     assert not ws.journal.has_pending()  # applied by the process itself, at exit
     assert {r["id"] for r in ws.list(type="error", limit=100)} == set(out.stdout.split())
+
+
+# -- the one detached applier per workspace (kg.ingest.background) --------------------------------------------
+
+def test_a_workspace_has_one_applier_slot(ws):
+    from kg.ingest.background import applier_running, claim_applier, release_applier
+
+    assert not applier_running(ws.kg_dir)
+    slot = claim_applier(ws.kg_dir)
+    assert slot is not None and applier_running(ws.kg_dir)
+    assert claim_applier(ws.kg_dir) is None  # a second logger leaves no second applier
+    release_applier(slot)
+    assert not applier_running(ws.kg_dir)
+    again = claim_applier(ws.kg_dir)
+    assert again is not None
+    release_applier(again)
+
+
+def test_a_kg_log_that_finds_the_slot_taken_leaves_its_entry_to_the_holder(ws):
+    """The real console entry: with the slot held (an applier running), `kg log` answers and forks nothing; the
+    holder applies the entry."""
+    from kg.ingest.background import claim_applier, run_applier
+
+    kg_bin = str(Path(sys.executable).parent / "kg")
+    slot = claim_applier(ws.kg_dir)
+    r = subprocess.run([kg_bin, "-w", str(ws.root), "log", "error", "docker build ran out of disk", "--json"],
+                       capture_output=True, text=True, check=True)
+    entry = __import__("json").loads(r.stdout)["id"]
+    assert ws.journal.pending_count() == 1  # nobody else could apply it: the holder is this test
+    assert run_applier(ws, slot) == 1
+    assert not ws.journal.has_pending()
+    assert ws.show(entry)["node"]["text"] == "docker build ran out of disk"
+
+
+def test_an_entry_acknowledged_as_the_applier_finishes_is_not_left_behind(ws):
+    """The race: an agent's entry is journaled after the applier's last look at the journal but before it
+    releases the slot, so that agent's `kg log` found the slot taken and left no applier. The holder looks
+    again after releasing, takes the slot back and applies it."""
+    from kg.ingest.background import claim_applier, run_applier
+
+    first = ws.log("error", "npm install timed out behind the proxy", apply=False)
+    slot = claim_applier(ws.kg_dir)
+    late: list[str] = []
+
+    def ack_in_the_window() -> None:
+        if not late:
+            assert claim_applier(ws.kg_dir) is None  # this agent's kg log would leave no applier
+            late.append(ws.log("error", "npm install timed out again", apply=False).id)
+
+    turns = run_applier(ws, slot, before_release=ack_in_the_window)
+    assert turns == 2
+    assert not ws.journal.has_pending()
+    with ws.reading():
+        assert {first.id, late[0]} <= {r["id"] for r in ws.list(limit=10)}
+
+
+def test_the_applier_waits_for_a_reader_it_stood_aside_for(ws):
+    """A reader waits for the graph (it holds its shared lock on graph.lock.wait): the polite drain stands aside
+    and applies nothing; the applier pauses and tries again instead of leaving the entry behind."""
+    import os
+
+    from kg.ingest.background import claim_applier, run_applier
+    from kg.store.lock import _announce
+
+    entry = ws.log("learning", "pin the base image digest", apply=False)
+    waiting = [_announce(ws.kg_dir / "graph.lock.wait")]
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 2:  # the reader got its turn and left
+            os.close(waiting.pop())
+
+    assert run_applier(ws, claim_applier(ws.kg_dir), sleep=pause) == 1
+    assert len(pauses) == 2 and not waiting
+    assert not ws.journal.has_pending()
+    assert ws.show(entry.id)["node"]["kind"] == "event"
+
+
+def test_the_applier_outlasts_a_graph_held_past_the_retry_budget(ws, monkeypatch):
+    """Another process holds the graph longer than the lock's retry budget (a long cycle on a busy machine): the
+    applier's drain fails with "graph is held"; it waits and tries again instead of leaving the entry."""
+    from kg.ingest.background import claim_applier, run_applier
+    from kg.store.lock import FileLock
+
+    entry = ws.log("error", "the cycle held the graph", apply=False)
+    monkeypatch.setenv("KG_LOCK_TIMEOUT", "0")
+    holder = FileLock(ws.kg_dir / "graph.lock", timeout=0)
+    holder.acquire()
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        holder.release()
+
+    fresh = kg.open_workspace(ws.root)  # KG_LOCK_TIMEOUT is read when the workspace makes its journal
+    assert run_applier(fresh, claim_applier(ws.kg_dir), sleep=pause) == 1
+    assert len(pauses) == 1 and not fresh.journal.has_pending()
+    assert fresh.show(entry.id)["node"]["text"] == "the cycle held the graph"

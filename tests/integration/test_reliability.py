@@ -138,6 +138,21 @@ def test_a_missing_graph_with_acknowledged_ids_is_reported_and_repaired(ws, kg):
     assert list(ws.kg_dir.glob("graph.kuzu.empty-*"))
 
 
+def test_a_zero_length_graph_with_nothing_acknowledged_is_started_afresh(ws, kg):
+    """A create cut short leaves a zero-byte graph file; Kùzu failed on it ("unexpected failure: IndexError")."""
+    for p in ws.kg_dir.glob("graph.kuzu*"):
+        p.unlink()
+    ws.graph_path.write_bytes(b"")
+    assert kg("search", "anything")[0] == 0  # a reader too (its read-only open falls back to the writer's)
+    ws.graph_path.write_bytes(b"")
+    code, out, err = kg("list")
+    assert (code, out, err) == (0, "Nothing matches.\n", "")
+    assert ws.graph_path.stat().st_size > 0
+    ws.graph_path.write_bytes(os.urandom(4096))  # damaged: an operational failure said plainly
+    code, _, err = kg("list")
+    assert code == 1 and err.startswith("Error: cannot open the graph") and "unexpected" not in err
+
+
 def test_demo_force_refuses_a_workspace_it_did_not_make(ws, kg):
     (ws.root / "AGENTS.md").write_text("mine\n")
     code, _, err = kg("demo", str(ws.root), "--force")
