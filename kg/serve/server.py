@@ -265,6 +265,9 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
             server.drain()
             continue
         conn.settimeout(30.0)
+        if not _same_user(conn):  # the socket is 0600 already; a peer of another user is not answered
+            conn.close()
+            continue
         try:
             request = protocol.receive(conn)
         except (OSError, ValueError, protocol.Closed):
@@ -283,6 +286,19 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
         if stop:
             return stop, None
         last = time.monotonic()
+
+
+def _same_user(conn: socket.socket) -> bool:
+    if not hasattr(socket, "SO_PEERCRED"):
+        return True  # not Linux: the socket's mode is the guard
+    import struct
+
+    try:
+        _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                        struct.calcsize("3i")))
+    except OSError:
+        return False
+    return uid == os.getuid()
 
 
 def main(argv: list[str] | None = None) -> int:
