@@ -14,25 +14,22 @@ import tomllib
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
-from kg.core import clock, paths
-from kg.core.entries import choice, prepare
-from kg.core.errors import KgError, NotFound, NoWorkspace, RulesError, SchemaError, StoreError, UsageError
+from kg.core import paths
+from kg.core.errors import NoWorkspace, RulesError, SchemaError, StoreError, UsageError
 from kg.core.policy import RuleSet
-from kg.core.text import clean
-from kg.ingest import drain
+from kg.graph import reads
+from kg.ingest import drain, writes
 from kg.ingest.apply import PATTERN_KEY_META, pattern_for_key  # noqa: F401 - public here since before kg.ingest
-from kg.ingest.apply import node_params as _node_params
 from kg.ingest.background import BackgroundApplier, close_at_exit
 from kg.ingest.drain import DrainReport
 from kg.ingest.journal import Journal, write_atomic
-from kg.memory import logs as files
-from kg.store import EDGE_TYPES, HIDDEN_COLUMNS, KNOWLEDGE_KINDS, Row, Store, check_label, existing_ids, plain
+from kg.ingest.writes import LogResult
+from kg.store import Store
 
 ENV_WORKSPACE = "KG_WORKSPACE"
 ENV_LOCK_TIMEOUT = "KG_LOCK_TIMEOUT"
@@ -89,28 +86,6 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
 def open_workspace(path: str | os.PathLike[str] | None = None, *, rules_dir: Path | None = None) -> Workspace:
     """The workspace at `path`, or the one found from the current directory."""
     return Workspace(find_root(path), rules_dir=rules_dir)
-
-
-@dataclass(frozen=True)
-class LogResult:
-    id: str
-    kind: str
-    summary: str
-    created_at: str
-    redacted: tuple[str, ...]
-    applied: bool
-    pattern_key: str | None = None
-    pattern: dict[str, Any] | None = None
-    daily_log: str = ""
-    note: str = ""
-    queued: bool = False  # durable and answered; the background thread applies it (see Workspace.log)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id, "kind": self.kind, "summary": self.summary, "created_at": self.created_at,
-            "redacted": list(self.redacted), "applied": self.applied, "pattern_key": self.pattern_key,
-            "pattern": self.pattern, "daily_log": self.daily_log, "note": self.note, "queued": self.queued,
-        }
 
 
 class Workspace:
@@ -423,7 +398,7 @@ class Workspace:
         else:
             write_atomic(self._session_file, paths.check_name(session_id, "session id").encode("utf-8"))
 
-    # -- writing ------------------------------------------------------------------------------------------
+    # -- writing (kg/ingest/writes.py) ------------------------------------------------------------------
     def log(self, kind: str, summary: str, *, now: datetime | str | None = None, session: str | None = None,
             apply: bool = True, wait: bool = False, link: bool = True, **fields: Any) -> LogResult:
         """Record a learning, error or feature request.
@@ -438,68 +413,31 @@ class Workspace:
           applies it; every read, and leaving the block, waits for that. `wait=True` applies it here.
         - `apply=False` only journals it: the next command that opens the graph applies it.
         """
-        at = clock.now(now)
-        session = paths.check_name(session, "session id") if session else self.current_session()
-        prepared = prepare(self.policy, self.rules.redactor, kind, summary, now=at, session=session, **fields)
-        f = prepared.fields
-        kind = f["entry_type"]
-        line = files.daily_line(self.policy, kind, f.get("category"), f["text"], at)
-        try:
-            with self.journal.locked():
-                (entry_id,) = self.journal.allocate(self.policy.entry_prefix[kind], f"{at:%Y%m%d}")
-                inode = self.journal.append([{"op": "log", "id": entry_id, "fields": f,
-                                              "redacted": list(prepared.redactions), "link": bool(link)}])
-                daily = files.append_daily(self.memory, line, at)
-                learnings = self.root / ".learnings"
-                if learnings.is_dir():
-                    files.append_text(learnings / files.LEARNINGS_FILES[kind],
-                                      files.learnings_entry({**f, "id": entry_id}))
-        except PermissionError as exc:
-            raise StoreError(f"cannot write to the workspace ({exc.filename}): permission denied; "
-                             "check the folder's permissions") from None
-        except OSError as exc:
-            raise StoreError(f"cannot write to the workspace: {exc.strerror}") from None
-        result = LogResult(id=entry_id, kind=kind, summary=f["text"], created_at=f["created_at"],
-                           redacted=prepared.redactions, applied=False, pattern_key=f.get("pattern_key"),
-                           daily_log=str(daily.relative_to(self.root)))
-        if not apply:
-            return result
-        # In the background only between calls: a caller inside `ws.store()` goes on to read the graph with
-        # the handle it holds, and must find the entry there.
-        if not wait and self.in_batch and not getattr(self._in_store, "depth", 0):
-            with self._applier_lock:
-                # In batch again under the lock: the block may be closing. Past the backlog bound the caller
-                # applies here (everything waiting, in one batch): a caller logging faster than entries apply
-                # is slowed down, and no read or exit waits for an unbounded backlog.
-                if self.in_batch and self._queued < self.policy.background_max_queued:
-                    if self._applier is None or not self._applier.alive:
-                        self._applier = BackgroundApplier(self)
-                        if self._atexit is None:
-                            self._atexit = partial(close_at_exit, weakref.ref(self))
-                            atexit.register(self._atexit)
-                    if self._applier.error is None:
-                        self._queued += 1
-                        self._applier.kick()
-                        return replace(result, queued=True)
-                    self._applier.error = None  # it failed: apply here, where the failure is reported
-        try:
-            # When a burst of processes logs at once, whoever holds the graph drains everyone's records; a
-            # process that finds its record applied by then leaves without opening the graph at all (and
-            # so without the pattern's figures).
-            with self.store(unless=lambda: self.journal.applied_since(inode)) as st:
-                key, pattern = f.get("pattern_key"), None
-                if st is not None:
-                    # the pattern the entry joined: its own key, or the one near-duplicate matching found
-                    joined = st.run("pattern_of_event", id=entry_id)
-                    rows = st.run("pattern_stats_by_id", id=joined[0]["id"]) if joined else []
-                    if rows:
-                        pattern = _jsonable(rows[0])
-                        key = pattern["key"]
-        except KgError as exc:
-            note = (f"recorded in the journal; not yet in the graph ({exc}). The next kg command applies it.")
-            return LogResult(**{**result.as_dict(), "redacted": result.redacted, "note": note})
-        return LogResult(**{**result.as_dict(), "redacted": result.redacted, "applied": True,
-                            "pattern": pattern, "pattern_key": key})
+        return writes.log(self, kind, summary, now=now, session=session, apply=apply, wait=wait, link=link,
+                          **fields)
+
+    def _hand_to_applier(self) -> bool:
+        """Hand a just-journaled entry to the background thread (inside `with ws:`, between calls): True if
+        it took it. A caller inside `ws.store()` goes on to read the graph with the handle it holds, and must
+        find the entry there, so it applies in the foreground; so does a caller past the backlog bound
+        (everything waiting, in one batch), so that a caller logging faster than entries apply is slowed down
+        and no read or exit waits for an unbounded backlog."""
+        if not self.in_batch or getattr(self._in_store, "depth", 0):
+            return False
+        with self._applier_lock:
+            if not self.in_batch or self._queued >= self.policy.background_max_queued:  # the block may be closing
+                return False
+            if self._applier is None or not self._applier.alive:
+                self._applier = BackgroundApplier(self)
+                if self._atexit is None:
+                    self._atexit = partial(close_at_exit, weakref.ref(self))
+                    atexit.register(self._atexit)
+            if self._applier.error is None:
+                self._queued += 1
+                self._applier.kick()
+                return True
+            self._applier.error = None  # it failed: apply here, where the failure is reported
+            return False
 
     def log_many(self, items: Any, **options: Any) -> Any:
         """Log a conversation or a transcript in one pass (one journal write, one graph open, linked as it
@@ -508,178 +446,39 @@ class Workspace:
 
         return log_many(self, items, **options)
 
-    def _pattern_of(self, st: Store, key: str | None) -> dict[str, Any] | None:
-        if not key:
-            return None
-        rows = st.run("pattern_stats", keys=[key])
-        return _jsonable(rows[0]) if rows else None
-
     def node_add(self, kind: str, text: str, *, now: datetime | str | None = None,
                  tags: list[str] | None = None, source: str = "manual", link: bool = True) -> dict[str, Any]:
         """Add a lesson, principle, knowledge, pattern or event node by hand. It is auto-linked to what it
         relates to (`links`), unless `link=False`."""
-        from kg.graph import linking
-
-        kind = choice(kind, KNOWLEDGE_KINDS, "node type") or ""
-        at = clock.now(now)
-        gated = self.rules.redactor.redact(text or "")  # the gate, before the text is cleaned and measured
-        body = clean(gated.text, one_line=True)
-        if not body:
-            raise UsageError("the node text is empty")
-        if len(body) > self.policy.summary_max_chars:
-            raise UsageError(f"the node text is {len(body):,} characters; the limit is "
-                             f"{self.policy.summary_max_chars:,}")
-        redacted = self.rules.redactor.redact_many({"text": body, "tags": list(tags or [])})
-        fields, kinds = redacted
-        kinds = tuple(sorted({*kinds, *gated.kinds}))
-        rules = linking.rules_of(self.rules)
-        with self.store() as st:
-            with self.journal.locked():
-                (node_id,) = self.journal.allocate(self.policy.node_prefix[kind], f"{at:%Y%m%d}")
-            with st.transaction():
-                st.run("node_create", **_node_params(node_id, kind, fields["text"], at, tags=fields["tags"],
-                                                     source=source, redactions=list(kinds)))
-                doc = linking.Doc(id=node_id, kind=kind, text=fields["text"], created_at=at)
-                links = linking.link_new(st, doc, rules, now=at, link=link)
-        return {"id": node_id, "kind": kind, "text": fields["text"], "created_at": at.isoformat(),
-                "redacted": list(kinds), "links": links}
+        return writes.node_add(self, kind, text, now=now, tags=tags, source=source, link=link)
 
     def link_auto(self, node_id: str, *, now: datetime | str | None = None,
                   dry_run: bool = False) -> dict[str, Any]:
         """Auto-link an existing node now (the write path does this for every new node): candidates from
         the full-text index, re-ranked, typed by cue words; existing edges are kept, none is duplicated."""
-        from kg.graph import linking
-
-        at = clock.now(now)
-        rules = linking.rules_of(self.rules)
-        with self.store() as st:
-            doc = linking.load_doc(st, node_id)
-            links = linking.link_node(st, node_id, rules, now=at, doc=doc, dry_run=dry_run)
-        return {"id": doc.id, "kind": doc.kind, "text": doc.text, "dry_run": dry_run, "links": links}
+        return writes.link_auto(self, node_id, now=now, dry_run=dry_run)
 
     def edge_add(self, src: str, dst: str, edge_type: str, *, now: datetime | str | None = None,
                  reason: str | None = None) -> dict[str, Any]:
         """Join two nodes by a typed edge (manual). Duplicates and self-links are refused."""
-        edge_type = choice(edge_type, EDGE_TYPES, "edge type") or ""
-        at = clock.now(now)
-        if src == dst:
-            raise UsageError(f"an edge needs two different nodes; both ends are {src}")
-        with self.store() as st:
-            found = existing_ids(st, [src, dst])
-            for node_id in (src, dst):
-                if node_id not in found:
-                    raise NotFound(f"no node {node_id!r}: `kg list` shows the ids")
-            label = check_label(edge_type, EDGE_TYPES, "edge type")
-            dup = st.execute(f"MATCH (a:Node {{id: $src}})-[r:{label}]->(b:Node {{id: $dst}}) RETURN count(r) AS n",
-                             {"src": src, "dst": dst})
-            if dup[0]["n"]:
-                raise UsageError(f"{src} ──{edge_type}──► {dst} exists already")
-            st.execute(
-                f"MATCH (a:Node {{id: $src}}), (b:Node {{id: $dst}}) "
-                f"CREATE (a)-[:{label} {{created_at: $at, manual: true, score: 1.0, reason: $reason}}]->(b)",
-                {"src": src, "dst": dst, "at": at,
-                 "reason": clean(self.rules.redactor.redact(reason or "added by hand").text, one_line=True)},
-            )
-        return {"from": src, "to": dst, "type": edge_type, "created_at": at.isoformat(), "manual": True}
+        return writes.edge_add(self, src, dst, edge_type, now=now, reason=reason)
 
     def resolve(self, entry_id: str, status: str, *, now: datetime | str | None = None) -> dict[str, Any]:
-        status = choice(status, self.policy.statuses, "status") or ""
-        at = clock.now(now)
-        with self.store() as st:
-            node = self._get(st, entry_id)
-            if node["kind"] != "event" or not node.get("entry_type"):
-                raise UsageError(f"{entry_id} is a {node['kind']} node; only logged entries "
-                                 "(LRN/ERR/FEAT ids) have a status")
-            st.run("status_set", id=entry_id, status=status, at=at)
-        return {"id": entry_id, "status": status, "previous": node.get("status"), "updated_at": at.isoformat()}
+        """Set a logged entry's status."""
+        return writes.resolve(self, entry_id, status, now=now)
 
-    # -- reading ------------------------------------------------------------------------------------------
-    def _get(self, st: Store, node_id: str) -> Row:
-        rows = st.run("node_get", id=node_id)
-        if not rows:
-            raise NotFound(f"no node {node_id!r}: `kg list` shows the ids")
-        return _node_dict(rows[0]["n"])
-
+    # -- reading (kg/graph/reads.py) ----------------------------------------------------------------------
     def show(self, node_id: str) -> dict[str, Any]:
         """A node with its edges in both directions (and, for a pattern, its derived recurrence)."""
-        with self.store() as st:
-            node = self._get(st, node_id)
-            edges = [_jsonable(e) for e in st.run("node_edges", id=node_id)]
-            if node["kind"] == "pattern":
-                node["recurrence"] = self._pattern_of(st, node.get("pattern_key"))
-        edges.sort(key=lambda e: (e["direction"], e["type"], e["other"]))
-        return {"node": _jsonable(node), "edges": edges}
+        return reads.show(self, node_id)
 
     def list(self, *, type: str | None = None, status: str | None = None, priority: str | None = None,
              area: str | None = None, since: str | datetime | None = None, now: datetime | str | None = None,
              limit: int = 50) -> list[dict[str, Any]]:
-        kind = entry_type = None
-        if type:
-            t = type.strip().lower()
-            if t in KNOWLEDGE_KINDS:
-                kind = t
-            elif t in self.policy.kinds:
-                entry_type = t
-            else:
-                raise UsageError(f"unknown type {type!r}: use one of "
-                                 f"{', '.join(KNOWLEDGE_KINDS + self.policy.kinds)}")
-        status = choice(status, self.policy.statuses, "status")
-        priority = choice(priority, self.policy.priorities, "priority")
-        since_at = None
-        if since:
-            since_at = since if isinstance(since, datetime) else clock.parse_since(since, clock.now(now))
-        if limit < 1 or limit > 2**62:
-            raise UsageError(f"--limit must be a whole number from 1 to {2**62}")
-        with self.reading() as st:
-            from kg.store.bulk import newest, run_each  # newest first, read by key: see nodes_newest
-
-            found = newest(st, "nodes_newest", kind=kind, entry_type=entry_type, status=status, priority=priority,
-                           area=area.lower() if area else None, since=since_at, limit=limit)
-            rows = run_each(st, "nodes_list_row", ({"id": r["id"]} for r in found))
-        return [_jsonable(r) for r in rows]
+        """Nodes newest first, filtered by type, status, priority, area and age."""
+        return reads.list_nodes(self, type=type, status=status, priority=priority, area=area, since=since,
+                                now=now, limit=limit)
 
     def status(self, *, now: datetime | str | None = None, limit: int = 10) -> dict[str, Any]:
-        at = clock.now(now)
-        with self.reading() as st:
-            counts = st.run("count_by_kind")
-            edges = st.run("count_edges")
-            sessions = st.run("count_sessions")[0]["n"]
-            from kg.store.bulk import newest, run_each, top_patterns  # issue 22: see these
-
-            high = run_each(st, "pending_high_row", ({"id": r["id"]} for r in newest(
-                st, "pending_high_newest", priorities=["critical", "high"], limit=limit)))
-            # the bound-ordered read is Kùzu's (per-id lookups); a team graph answers the one query
-            patterns = (top_patterns(st, limit) if self.store_url is None
-                        else st.run("pattern_stats_all", limit=limit))
-            team = st.run("team_contributors") if self.store_url is not None else None  # who contributed
-        by_kind: dict[str, int] = {k: 0 for k in KNOWLEDGE_KINDS}
-        by_entry: dict[str, int] = {}
-        by_status: dict[str, int] = {}
-        for row in counts:
-            by_kind[row["kind"]] = by_kind.get(row["kind"], 0) + row["n"]
-            if row["entry_type"]:
-                by_entry[row["entry_type"]] = by_entry.get(row["entry_type"], 0) + row["n"]
-                by_status[row["status"]] = by_status.get(row["status"], 0) + row["n"]
-        return {
-            "workspace": str(self.root),
-            "now": at.isoformat(),
-            "nodes": by_kind,
-            "entries": by_entry,
-            "entry_status": by_status,
-            "edges": {row["type"]: row["n"] for row in edges},
-            "sessions": sessions,
-            "pending_high": [_jsonable(r) for r in high],
-            "patterns": [_jsonable(p) for p in patterns],
-            "journal_rejected": len(self.journal.rejected()),
-            "journal_pending": self.pending,  # acknowledged, not applied when this was read
-            **({"team": {"graph": self.store_url.public, "contributors": [_jsonable(r) for r in team]}}
-               if team is not None else {}),
-        }
-
-
-def _node_dict(node: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in node.items() if k not in HIDDEN_COLUMNS}
-
-
-def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
-    return plain(row, hide=HIDDEN_COLUMNS)
+        """The status `kg status --json` prints and the MCP server returns."""
+        return reads.status(self, now=now, limit=limit)

@@ -78,7 +78,7 @@ def merge(ws: Any, into: str, other: str, *, now: datetime | str | None = None) 
 def split(ws: Any, ref: str, events: list[str], *, key: str | None = None, detach: bool = False,
           now: datetime | str | None = None) -> dict[str, Any]:
     """Take events out of a pattern: into a new pattern (`key`, or a derived one), or out of any (`detach`)."""
-    from kg.workspace import _node_params
+    from kg.ingest.apply import node_params as _node_params
 
     at = clock.now(now)
     if not events:

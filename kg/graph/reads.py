@@ -1,0 +1,115 @@
+"""The reading API behind `Workspace`: `show` (a node and its edges), `list` (nodes newest first, filtered)
+and `status` (the counts, what is pending, the top patterns: the one status that the CLI and the MCP server
+render). Each takes the workspace first and reads through its `store()`/`reading()` handle."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from kg.core import clock
+from kg.core.entries import choice
+from kg.core.errors import NotFound, UsageError
+from kg.store import HIDDEN_COLUMNS, KNOWLEDGE_KINDS, Row, Store, plain
+
+if TYPE_CHECKING:
+    from kg.workspace import Workspace
+
+
+def get_node(st: Store, node_id: str) -> Row:
+    """A node's properties (without the hidden index columns), or NotFound."""
+    rows = st.run("node_get", id=node_id)
+    if not rows:
+        raise NotFound(f"no node {node_id!r}: `kg list` shows the ids")
+    return {k: v for k, v in rows[0]["n"].items() if k not in HIDDEN_COLUMNS}
+
+
+def pattern_of(st: Store, key: str | None) -> dict[str, Any] | None:
+    """A pattern's derived recurrence figures, by key."""
+    if not key:
+        return None
+    rows = st.run("pattern_stats", keys=[key])
+    return plain(rows[0], hide=HIDDEN_COLUMNS) if rows else None
+
+
+def show(ws: Workspace, node_id: str) -> dict[str, Any]:
+    """A node with its edges in both directions (and, for a pattern, its derived recurrence)."""
+    with ws.store() as st:
+        node = get_node(st, node_id)
+        edges = [plain(e, hide=HIDDEN_COLUMNS) for e in st.run("node_edges", id=node_id)]
+        if node["kind"] == "pattern":
+            node["recurrence"] = pattern_of(st, node.get("pattern_key"))
+    edges.sort(key=lambda e: (e["direction"], e["type"], e["other"]))
+    return {"node": plain(node, hide=HIDDEN_COLUMNS), "edges": edges}
+
+
+def list_nodes(ws: Workspace, *, type: str | None = None, status: str | None = None,
+               priority: str | None = None, area: str | None = None, since: str | datetime | None = None,
+               now: datetime | str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    """Nodes newest first: by node kind or entry type, status, priority, area, and age."""
+    kind = entry_type = None
+    if type:
+        t = type.strip().lower()
+        if t in KNOWLEDGE_KINDS:
+            kind = t
+        elif t in ws.policy.kinds:
+            entry_type = t
+        else:
+            raise UsageError(f"unknown type {type!r}: use one of "
+                             f"{', '.join(KNOWLEDGE_KINDS + ws.policy.kinds)}")
+    status = choice(status, ws.policy.statuses, "status")
+    priority = choice(priority, ws.policy.priorities, "priority")
+    since_at = None
+    if since:
+        since_at = since if isinstance(since, datetime) else clock.parse_since(since, clock.now(now))
+    if limit < 1 or limit > 2**62:
+        raise UsageError(f"--limit must be a whole number from 1 to {2**62}")
+    with ws.reading() as st:
+        from kg.store.bulk import newest, run_each  # newest first, read by key: see nodes_newest
+
+        found = newest(st, "nodes_newest", kind=kind, entry_type=entry_type, status=status, priority=priority,
+                       area=area.lower() if area else None, since=since_at, limit=limit)
+        rows = run_each(st, "nodes_list_row", ({"id": r["id"]} for r in found))
+    return [plain(r, hide=HIDDEN_COLUMNS) for r in rows]
+
+
+def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10) -> dict[str, Any]:
+    """The workspace's status: nodes by kind, entries by type and status, edges by type, sessions, the high
+    priority entries still pending, the top patterns, the journal's backlog (and, on a team graph, who
+    contributed)."""
+    at = clock.now(now)
+    with ws.reading() as st:
+        counts = st.run("count_by_kind")
+        edges = st.run("count_edges")
+        sessions = st.run("count_sessions")[0]["n"]
+        from kg.store.bulk import newest, run_each, top_patterns  # issue 22: see these
+
+        high = run_each(st, "pending_high_row", ({"id": r["id"]} for r in newest(
+            st, "pending_high_newest", priorities=["critical", "high"], limit=limit)))
+        # the bound-ordered read is Kùzu's (per-id lookups); a team graph answers the one query
+        patterns = (top_patterns(st, limit) if ws.store_url is None
+                    else st.run("pattern_stats_all", limit=limit))
+        team = st.run("team_contributors") if ws.store_url is not None else None  # who contributed
+    by_kind: dict[str, int] = {k: 0 for k in KNOWLEDGE_KINDS}
+    by_entry: dict[str, int] = {}
+    by_status: dict[str, int] = {}
+    for row in counts:
+        by_kind[row["kind"]] = by_kind.get(row["kind"], 0) + row["n"]
+        if row["entry_type"]:
+            by_entry[row["entry_type"]] = by_entry.get(row["entry_type"], 0) + row["n"]
+            by_status[row["status"]] = by_status.get(row["status"], 0) + row["n"]
+    return {
+        "workspace": str(ws.root),
+        "now": at.isoformat(),
+        "nodes": by_kind,
+        "entries": by_entry,
+        "entry_status": by_status,
+        "edges": {row["type"]: row["n"] for row in edges},
+        "sessions": sessions,
+        "pending_high": [plain(r, hide=HIDDEN_COLUMNS) for r in high],
+        "patterns": [plain(p, hide=HIDDEN_COLUMNS) for p in patterns],
+        "journal_rejected": len(ws.journal.rejected()),
+        "journal_pending": ws.pending,  # acknowledged, not applied when this was read
+        **({"team": {"graph": ws.store_url.public, "contributors": [plain(r, hide=HIDDEN_COLUMNS) for r in team]}}
+           if team is not None else {}),
+    }

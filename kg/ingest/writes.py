@@ -1,0 +1,176 @@
+"""The writing API behind `Workspace`: `log` (acknowledge an entry, then apply it), and the manual graph edits
+`node_add`, `link_auto`, `edge_add` and `resolve`. Each takes the workspace first; `Workspace` delegates
+here and keeps only the state (the graph handle, the journal, the background applier)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from kg.core import clock, paths
+from kg.core.entries import choice, prepare
+from kg.core.errors import KgError, NotFound, StoreError, UsageError
+from kg.core.text import clean
+from kg.ingest.apply import node_params
+from kg.memory import logs as files
+from kg.store import EDGE_TYPES, HIDDEN_COLUMNS, KNOWLEDGE_KINDS, check_label, existing_ids, plain
+
+if TYPE_CHECKING:
+    from kg.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class LogResult:
+    id: str
+    kind: str
+    summary: str
+    created_at: str
+    redacted: tuple[str, ...]
+    applied: bool
+    pattern_key: str | None = None
+    pattern: dict[str, Any] | None = None
+    daily_log: str = ""
+    note: str = ""
+    queued: bool = False  # durable and answered; the background thread applies it (see Workspace.log)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "kind": self.kind, "summary": self.summary, "created_at": self.created_at,
+            "redacted": list(self.redacted), "applied": self.applied, "pattern_key": self.pattern_key,
+            "pattern": self.pattern, "daily_log": self.daily_log, "note": self.note, "queued": self.queued,
+        }
+
+
+def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = None, session: str | None = None,
+        apply: bool = True, wait: bool = False, link: bool = True, **fields: Any) -> LogResult:
+    """Record a learning, error or feature request: see `Workspace.log`."""
+    at = clock.now(now)
+    session = paths.check_name(session, "session id") if session else ws.current_session()
+    prepared = prepare(ws.policy, ws.rules.redactor, kind, summary, now=at, session=session, **fields)
+    f = prepared.fields
+    kind = f["entry_type"]
+    line = files.daily_line(ws.policy, kind, f.get("category"), f["text"], at)
+    try:
+        with ws.journal.locked():
+            (entry_id,) = ws.journal.allocate(ws.policy.entry_prefix[kind], f"{at:%Y%m%d}")
+            inode = ws.journal.append([{"op": "log", "id": entry_id, "fields": f,
+                                        "redacted": list(prepared.redactions), "link": bool(link)}])
+            daily = files.append_daily(ws.memory, line, at)
+            learnings = ws.root / ".learnings"
+            if learnings.is_dir():
+                files.append_text(learnings / files.LEARNINGS_FILES[kind],
+                                  files.learnings_entry({**f, "id": entry_id}))
+    except PermissionError as exc:
+        raise StoreError(f"cannot write to the workspace ({exc.filename}): permission denied; "
+                         "check the folder's permissions") from None
+    except OSError as exc:
+        raise StoreError(f"cannot write to the workspace: {exc.strerror}") from None
+    result = LogResult(id=entry_id, kind=kind, summary=f["text"], created_at=f["created_at"],
+                       redacted=prepared.redactions, applied=False, pattern_key=f.get("pattern_key"),
+                       daily_log=str(daily.relative_to(ws.root)))
+    if not apply:
+        return result
+    if not wait and ws._hand_to_applier():
+        return replace(result, queued=True)
+    try:
+        # When a burst of processes logs at once, whoever holds the graph drains everyone's records; a
+        # process that finds its record applied by then leaves without opening the graph at all (and
+        # so without the pattern's figures).
+        with ws.store(unless=lambda: ws.journal.applied_since(inode)) as st:
+            key, pattern = f.get("pattern_key"), None
+            if st is not None:
+                # the pattern the entry joined: its own key, or the one near-duplicate matching found
+                joined = st.run("pattern_of_event", id=entry_id)
+                rows = st.run("pattern_stats_by_id", id=joined[0]["id"]) if joined else []
+                if rows:
+                    pattern = plain(rows[0], hide=HIDDEN_COLUMNS)
+                    key = pattern["key"]
+    except KgError as exc:
+        note = (f"recorded in the journal; not yet in the graph ({exc}). The next kg command applies it.")
+        return replace(result, note=note)
+    return replace(result, applied=True, pattern=pattern, pattern_key=key)
+
+
+def node_add(ws: Workspace, kind: str, text: str, *, now: datetime | str | None = None,
+             tags: list[str] | None = None, source: str = "manual", link: bool = True) -> dict[str, Any]:
+    """Add a lesson, principle, knowledge, pattern or event node by hand, auto-linked unless `link=False`."""
+    from kg.graph import linking
+
+    kind = choice(kind, KNOWLEDGE_KINDS, "node type") or ""
+    at = clock.now(now)
+    gated = ws.rules.redactor.redact(text or "")  # the gate, before the text is cleaned and measured
+    body = clean(gated.text, one_line=True)
+    if not body:
+        raise UsageError("the node text is empty")
+    if len(body) > ws.policy.summary_max_chars:
+        raise UsageError(f"the node text is {len(body):,} characters; the limit is "
+                         f"{ws.policy.summary_max_chars:,}")
+    fields, kinds = ws.rules.redactor.redact_many({"text": body, "tags": list(tags or [])})
+    kinds = tuple(sorted({*kinds, *gated.kinds}))
+    rules = linking.rules_of(ws.rules)
+    with ws.store() as st:
+        with ws.journal.locked():
+            (node_id,) = ws.journal.allocate(ws.policy.node_prefix[kind], f"{at:%Y%m%d}")
+        with st.transaction():
+            st.run("node_create", **node_params(node_id, kind, fields["text"], at, tags=fields["tags"],
+                                                source=source, redactions=list(kinds)))
+            doc = linking.Doc(id=node_id, kind=kind, text=fields["text"], created_at=at)
+            links = linking.link_new(st, doc, rules, now=at, link=link)
+    return {"id": node_id, "kind": kind, "text": fields["text"], "created_at": at.isoformat(),
+            "redacted": list(kinds), "links": links}
+
+
+def link_auto(ws: Workspace, node_id: str, *, now: datetime | str | None = None,
+              dry_run: bool = False) -> dict[str, Any]:
+    """Auto-link an existing node now: candidates from the full-text index, re-ranked, typed by cue words;
+    existing edges are kept, none is duplicated."""
+    from kg.graph import linking
+
+    at = clock.now(now)
+    rules = linking.rules_of(ws.rules)
+    with ws.store() as st:
+        doc = linking.load_doc(st, node_id)
+        links = linking.link_node(st, node_id, rules, now=at, doc=doc, dry_run=dry_run)
+    return {"id": doc.id, "kind": doc.kind, "text": doc.text, "dry_run": dry_run, "links": links}
+
+
+def edge_add(ws: Workspace, src: str, dst: str, edge_type: str, *, now: datetime | str | None = None,
+             reason: str | None = None) -> dict[str, Any]:
+    """Join two nodes by a typed edge (manual). Duplicates and self-links are refused."""
+    edge_type = choice(edge_type, EDGE_TYPES, "edge type") or ""
+    at = clock.now(now)
+    if src == dst:
+        raise UsageError(f"an edge needs two different nodes; both ends are {src}")
+    with ws.store() as st:
+        found = existing_ids(st, [src, dst])
+        for node_id in (src, dst):
+            if node_id not in found:
+                raise NotFound(f"no node {node_id!r}: `kg list` shows the ids")
+        label = check_label(edge_type, EDGE_TYPES, "edge type")
+        dup = st.execute(f"MATCH (a:Node {{id: $src}})-[r:{label}]->(b:Node {{id: $dst}}) RETURN count(r) AS n",
+                         {"src": src, "dst": dst})
+        if dup[0]["n"]:
+            raise UsageError(f"{src} ──{edge_type}──► {dst} exists already")
+        st.execute(
+            f"MATCH (a:Node {{id: $src}}), (b:Node {{id: $dst}}) "
+            f"CREATE (a)-[:{label} {{created_at: $at, manual: true, score: 1.0, reason: $reason}}]->(b)",
+            {"src": src, "dst": dst, "at": at,
+             "reason": clean(ws.rules.redactor.redact(reason or "added by hand").text, one_line=True)},
+        )
+    return {"from": src, "to": dst, "type": edge_type, "created_at": at.isoformat(), "manual": True}
+
+
+def resolve(ws: Workspace, entry_id: str, status: str, *, now: datetime | str | None = None) -> dict[str, Any]:
+    """Set a logged entry's status (pending, resolved, ...): only events with an entry type have one."""
+    from kg.graph.reads import get_node
+
+    status = choice(status, ws.policy.statuses, "status") or ""
+    at = clock.now(now)
+    with ws.store() as st:
+        node = get_node(st, entry_id)
+        if node["kind"] != "event" or not node.get("entry_type"):
+            raise UsageError(f"{entry_id} is a {node['kind']} node; only logged entries "
+                             "(LRN/ERR/FEAT ids) have a status")
+        st.run("status_set", id=entry_id, status=status, at=at)
+    return {"id": entry_id, "status": status, "previous": node.get("status"), "updated_at": at.isoformat()}
