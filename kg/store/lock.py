@@ -76,7 +76,7 @@ class FileLock:
                         if hand_over(self.path.parent, polite=self.polite, timeout=deadline - time.monotonic()):
                             if self.polite:  # the server applies the journal itself
                                 os.close(fd)
-                                raise Yielded()
+                                raise Yielded() from None
                             continue  # it closed the graph and left: take the lock now
                     if waiting is None and not self.polite:
                         waiting = _announce(self.wait_path)

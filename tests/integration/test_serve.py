@@ -93,7 +93,7 @@ def test_every_read_answers_as_the_command_does_alone(served: Path):
                     input=payload)
     started = json.loads(kg(served, "serve", "start", "--json").stdout)
     assert started["running"] and started["started"]
-    for args, want in zip(READS, alone):
+    for args, want in zip(READS, alone, strict=True):
         got = kg(served, "--now", NOW, *args)
         assert (got.returncode, got.stdout, got.stderr) == (want.returncode, want.stdout, want.stderr), args
     hook = kg(served, "--now", NOW, "hook", "session-start", "--runtime", "claude-code", input=payload)

@@ -6,6 +6,7 @@ import socket
 
 import pytest
 from kg.cli.entry import served
+
 from kg.serve import protocol
 
 
