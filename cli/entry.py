@@ -3,8 +3,7 @@
 A served read (`kg search`, `inject`, `recall`, `hook session-start`, `show`, `status`) is first offered to the
 workspace's read server (`kg.serve.client`); this module and the client import nothing heavy, so when the
 server answers the process never loads typer, Kùzu or kg's command modules. Everything else, and a read no
-server answered, runs the full app (`kg.cli.app.main`) as before; after such a read has answered, a server
-is started for the next one.
+server answered, runs the full app (`kg.cli.app.main`) as before.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 `run` sends a read command to the workspace's server and writes its answer; it imports the standard
 library, `kg.serve.protocol` and nothing of kg's own (no Kùzu, no typer): the process stays a few MB and
-answers in the time of the server's work. When there is no server (or it is off, dead or of another kg), it
-says so and the command runs in this process as before, after which `spawn` starts a server for the next
-read. `hand_over` is how a process that needs the graph itself gets it from a server (`kg.store.lock`).
+answers in the time of the server's work. When no server lives it starts one and waits for it; when the
+server is off, cannot start, or will not answer (another kg installation, changed rules), it says so and the
+command runs in this process as before. `hand_over` is how a process that needs the graph itself gets it from
+a server (`kg.store.lock`).
 """
 
 from __future__ import annotations
@@ -154,13 +155,9 @@ def run(argv: list[str], workspace: str | None) -> Outcome:
     if root is None or not configured(root):
         return Outcome()
     kg_dir = root / MARKER
-    try:
-        sock = protocol.connect(kg_dir, ANSWER_TIMEOUT)
-    except ConnectionRefusedError:  # a socket no one listens on: a killed server's
-        clean_stale(kg_dir)
-        return Outcome(root=root)
-    except OSError:
-        return Outcome(root=root)
+    sock = _reach(kg_dir)
+    if sock is None:
+        return Outcome()  # it could not start (the graph stayed busy): this read runs here, as before
     with sock:
         try:
             env = dict(os.environ)
@@ -184,6 +181,40 @@ def run(argv: list[str], workspace: str | None) -> Outcome:
     return Outcome(code=int(answer["code"]))
 
 
+def _reach(kg_dir: Path) -> Any:
+    """A connection to the workspace's server; when none lives, one is started and waited for (the first read
+    pays its start, the pattern of language servers). It takes the graph as a foreground process does, so the
+    detached appliers of agents logging stand aside for it. None when it does not come up: it gave up on a graph
+    held past its retry budget, or it was asked to let go meanwhile."""
+    import time
+
+    try:
+        return protocol.connect(kg_dir, ANSWER_TIMEOUT)
+    except ConnectionRefusedError:  # a socket no one listens on: a killed server's
+        clean_stale(kg_dir)
+    except OSError:
+        pass
+    if not alive(kg_dir) and not spawn(kg_dir.parent.parent):
+        return None
+    try:
+        budget = 3 * float(os.environ.get("KG_LOCK_TIMEOUT") or 10) + 30
+    except ValueError:
+        budget = 60.0
+    started = time.monotonic()
+    deadline, seen = started + budget, False
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+        try:
+            return protocol.connect(kg_dir, ANSWER_TIMEOUT)
+        except OSError:
+            pass
+        if alive(kg_dir):
+            seen = True
+        elif seen or time.monotonic() - started > 10.0:  # it left, or never got going
+            return None
+    return None
+
+
 def _write(fd: int, data: bytes) -> None:
     stream = sys.stdout if fd == 1 else sys.stderr
     try:
@@ -193,12 +224,14 @@ def _write(fd: int, data: bytes) -> None:
         pass
 
 
-def spawn(root: Path) -> None:
+def spawn(root: Path) -> bool:
     """Start the workspace's server, detached (its own session, stdio on /dev/null, so a hook waiting for this
-    process's output is not kept waiting), unless one lives or is starting."""
+    process's output is not kept waiting), unless one lives or is starting. False when none could start."""
     kg_dir = root / MARKER
-    if not enabled() or alive(kg_dir):
-        return
+    if not enabled():
+        return False
+    if alive(kg_dir):
+        return True
     import subprocess
 
     try:
@@ -206,7 +239,8 @@ def spawn(root: Path) -> None:
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                          close_fds=True, cwd=str(root))
     except OSError:
-        pass  # the next read runs on its own again
+        return False  # the read runs on its own, as before
+    return True
 
 
 def hand_over(kg_dir: Path, *, polite: bool, timeout: float) -> bool:

@@ -206,7 +206,6 @@ def _take_lock(kg_dir: Path) -> int | None:
 def serve(root: Path) -> str:
     """Serve the workspace at `root` until idle, asked to let go, or stopped; returns why it stopped."""
     from kg.core.errors import KgError
-    from kg.store.lock import FileLock
     from kg.workspace import MARKER, open_workspace
 
     client._in_server = True
@@ -225,12 +224,10 @@ def serve(root: Path) -> str:
         import kg.cli.common as common
 
         stamp = _stamp(ws)
-        if FileLock(kg_dir / "graph.lock", timeout=0).others_waiting():
-            return "another process waits for the graph"
         with ExitStack() as stack:
-            st = stack.enter_context(ws.store(polite=True))  # polite: stands aside for a waiting process
-            if st is None:
-                return "another process waits for the graph"
+            # a foreground open: the detached appliers stand aside for it (a reader waits for it to answer); a
+            # process that needs the graph itself asks it to let go once it listens
+            stack.enter_context(ws.store())
             server = Server(ws, conf.idle_seconds, stamp)
             server.baseline = set(ws.__dict__)
             common._served[:] = [ws]
