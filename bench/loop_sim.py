@@ -12,8 +12,14 @@ before, a 7-day floor, a verdict at day 7 then monthly, auto-revert when undecid
 possible** (an oracle that knows each pattern's true base rate and burst days and decides by the Bayes
 posterior of the effect class over the effect mix, on exactly the occurrences kg saw while the rule was live).
 
+By default the histories are replayed fast (bench/loop_replay.py: plain state, kg's own decision functions,
+a few seconds of CPU a history); `--real` drives the real cycle end to end (minutes a history), and
+tests/integration/test_loop_sim.py checks the two agree day for day.
+
     python bench/loop_sim.py --seeds 1,2,3                 # the full run (40 patterns, 120 days)
     python bench/loop_sim.py --seeds 4 --drift 0.5 --burst 0.2 --mix 40/40/20
+    python bench/loop_sim.py --seeds 1 --real              # the real cycle, end to end
+    python bench/loop_sim.py --seeds 11,12 --set verification.max_per_day=1   # try a rules value
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # loop_replay, the fast mode
 T0 = datetime(2026, 1, 5)
 DAY = timedelta(days=1)
 CLASSES = ("effective", "ineffective", "harmful")
@@ -86,18 +93,9 @@ def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float]
     t_start = time.perf_counter()
     with ws:
         for day in range(days):
-            todays = []
-            for p in pats:
-                lam = base_rate(p, day, days) * (p.effect if p.live else 1.0)
-                k = _poisson(rng, lam)
-                for _ in range(k):
-                    todays.append((rng.uniform(8, 18), p, False))
-                if k and burst and rng.random() < burst:
-                    todays += [(rng.uniform(8, 18), p, True) for _ in range(rng.randint(2, 5))]
-            todays.sort(key=lambda t: t[0])
-            for hour, p, extra in todays:
+            for hour, p, extra in day_events(rng, pats, day, days, burst):
                 at = T0 + day * DAY + timedelta(hours=hour)
-                session = f"s{day:03d}-{int(hour) // 4}"
+                session = session_of(day, hour)
                 fields = ({"area": "tooling"} if p.target == "auto" else {"area": "backend", "category": "workflow"})
                 ws.log("error", f"{p.key} went wrong again", now=at, session=session, pattern_key=p.key,
                        action=f"Avoid the {p.key} mistake", link=False, **fields)
@@ -131,6 +129,26 @@ def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float]
                 if q["type"] == "promotion":
                     approvals.setdefault(day + 1 + rng.randint(0, delay) if delay else day + 1, []).append((q["number"], q["pattern_key"]))
     return {"patterns": pats, "seconds": time.perf_counter() - t_start}
+
+
+def day_events(rng: random.Random, pats: list[Pattern], day: int, days: int,
+               burst: float) -> list[tuple[float, Pattern, bool]]:
+    """One simulated day's occurrences, (hour, pattern, a burst extra?) in time order: the same draws in both
+    modes."""
+    todays = []
+    for p in pats:
+        lam = base_rate(p, day, days) * (p.effect if p.live else 1.0)
+        k = _poisson(rng, lam)
+        for _ in range(k):
+            todays.append((rng.uniform(8, 18), p, False))
+        if k and burst and rng.random() < burst:
+            todays += [(rng.uniform(8, 18), p, True) for _ in range(rng.randint(2, 5))]
+    todays.sort(key=lambda t: t[0])
+    return todays
+
+
+def session_of(day: int, hour: float) -> str:
+    return f"s{day:03d}-{int(hour) // 4}"
 
 
 def _poisson(rng: random.Random, lam: float) -> int:
@@ -279,6 +297,20 @@ def table(title: str, s: dict[str, dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def load_policy(overrides: list[str]) -> Any:
+    """The packaged lifecycle rules with `section.key=value` overrides (TOML values)."""
+    import tomllib
+
+    from kg.lifecycle.policy import LifecyclePolicy
+
+    data = tomllib.loads((Path(__file__).resolve().parents[1] / "rules" / "lifecycle.toml").read_text())
+    for item in overrides:
+        key, _, value = item.partition("=")
+        section, _, name = key.rpartition(".")
+        data.setdefault(section, {})[name] = tomllib.loads(f"x = {value}")["x"]
+    return LifecyclePolicy.from_mapping(data)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="1,2,3", help="comma-separated seeds, one history each")
@@ -289,26 +321,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--drift", type=float, default=0.0, help="base rates drift by up to ±this over the history")
     ap.add_argument("--burst", type=float, default=0.0, help="chance a day with an occurrence brings 2-5 more")
     ap.add_argument("--delay", type=int, default=3, help="approval delay, 0..N days")
+    ap.add_argument("--real", action="store_true",
+                    help="drive the real cycle end to end (a workspace, ws.log, api.cycle; ~100x slower)")
+    ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="override a rules/lifecycle.toml value (fast mode; for tuning)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     mix = tuple(float(x) for x in a.mix.split("/"))
     lo, hi = (float(x) for x in a.rate.split("-"))
     seeds = [int(s) for s in a.seeds.split(",")]
     hist = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for seed in seeds:
-            hist.append(run_history(seed, n=a.patterns, days=a.days, mix=mix, rate=(lo, hi), drift=a.drift,
-                                    burst=a.burst, delay=a.delay, root=Path(tmp)))
+    opts = dict(n=a.patterns, days=a.days, mix=mix, rate=(lo, hi), drift=a.drift, burst=a.burst, delay=a.delay)
+    if a.real:
+        with tempfile.TemporaryDirectory() as tmp:
+            for seed in seeds:
+                hist.append(run_history(seed, root=Path(tmp), **opts))
+    else:
+        from loop_replay import replay_history
+
+        policy = load_policy(a.set)
+        hist = [replay_history(seed, policy=policy, **opts) for seed in seeds]
     s = score(hist, a.days, mix)
     if a.json:
         print(json.dumps({"args": vars(a), "scores": s, "seconds": [round(h["seconds"], 1) for h in hist]}))
     else:
         print(table(f"seeds {a.seeds}, mix {a.mix}, rates {a.rate}/day, drift ±{a.drift}, burst {a.burst}, "
                     f"{a.patterns} patterns × {a.days} days", s))
-        print(f"seconds per history: {', '.join(str(round(h['seconds'])) for h in hist)}")
+        print(f"seconds per history ({'real cycle' if a.real else 'fast replay'}): "
+              f"{', '.join(str(round(h['seconds'], 1)) for h in hist)}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     raise SystemExit(main())

@@ -186,7 +186,7 @@ def provider_cases(redactor, seed: int = 15) -> Iterator[Case]:
 
 _GENERIC = {"password_assignment", "high_entropy_secret", "env_secret", "key_assignment", "cli_credential",
             "authorization_header", "api_key_header", "bearer_token", "basic_auth", "password_in_url",
-            "ci_secure_value", "private_key", "discord_bot_token", "telegram_bot_token"}
+            "ci_secure_value", "private_key", "discord_bot_token", "telegram_bot_token", "kubernetes_secret"}
 
 
 # --- hand-labelled cases ----------------------------------------------------------------------------------
@@ -326,15 +326,53 @@ def transcript_lines(data: Path, limit: int = 3000) -> list[str]:
 # --- realistic labelled cases (tests/data/secrets) --------------------------------------------------------
 
 CASES_DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "secrets"
-REALISTIC_SETS = {"gitleaks": "gitleaks_cases.jsonl", "detect-secrets": "detect_secrets_cases.jsonl"}
+REALISTIC_SETS = {"gitleaks": "gitleaks_cases.jsonl", "gitleaks-generated": "gitleaks_generators.jsonl",
+                  "detect-secrets": "detect_secrets_cases.jsonl"}
+# gitleaks' own sample shapes (`utils.GenerateSampleSecrets` in cmd/generate/config/utils/generate.go, MIT): the
+# ways a rule's test puts a generated secret into config files and code. `{i}` is the rule's identifier.
+SAMPLE_SHAPES = (
+    '{i}Token="{s}"', '{i}Token = "{s}"', "{i}Token={s}", "{i}Token = {s}",
+    '{\n    "{i}_token": "{s}"\n}', '\\{\n    \\"{i}_token\\": \\"{s}\\"\n\\}',
+    "<{i}Token>{s}</{i}Token>", "<{i}Token>\n    {s}\n</{i}Token>",
+    "{i}_token: {s}", "{i}_token: '{s}'", '{i}_token: "{s}"', "{i}_token: |\n  {s}", "{i}_token: >\n  {s}",
+    'string {i}Token = "{s}";', 'var {i}Token string = "{s}"', '{i}Token := "{s}"', "{i}Token := `{s}`",
+    'String {i}Token = "{s}";', 'var {i}Token = "{s}"', '${i}Token .= "{s}"', "{i}Token = '{s}'",
+    '{i}Token = "{s}"', "{i}Token,{s},", '  "{i}Token" => "{s}"',
+    '{i}_TOKEN = "{s}"', '{i}_TOKEN := "{s}"', '{i}_TOKEN ::= "{s}"', '{i}_TOKEN :::= "{s}"', '{i}_TOKEN ?= "{s}"',
+    '{i}_TOKEN += "{s}"',
+)
+SINGLE_SHAPE = '{i}_api_token = "{s}"'  # `utils.GenerateSampleSecret`
 
 
 def realistic_cases(name: str) -> list[dict]:
     """One scanner's own labelled examples, copied with attribution (see tests/data/secrets/README.md): dicts
     with provider, text, secret (None for text that must survive), source, and `placeholder` for positives
-    that are placeholders by kg's definition (`SKxxxx...`), which kg keeps on purpose."""
+    that are placeholders by kg's definition (`SKxxxx...`), which kg keeps on purpose. The generators file
+    is expanded by `generated_cases`."""
     with open(CASES_DIR / REALISTIC_SETS[name], encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+        rows = [json.loads(line) for line in handle if line.strip()]
+    return generated_cases(rows) if name == "gitleaks-generated" else rows
+
+
+def generated_cases(rows: list[dict], seed: int = 8) -> list[dict]:
+    """gitleaks' generated true positives, made the way its rule tests make them: `secrets.NewSecret(regex)`
+    (a random string the regex matches; here drawn with a fixed seed) put into the rule's sample shapes.
+    Rules with one sample shape get three secrets, so each provider has a few cases."""
+    rng = random.Random(seed)
+    cases = []
+    for row in rows:
+        tree = sre_parse.parse(row["regex"])
+        shapes = row["shapes"]
+        if shapes == "samples":
+            shapes, draws = SAMPLE_SHAPES, 1
+        else:
+            shapes, draws = ([SINGLE_SHAPE] if shapes == "single" else shapes), 3
+        for _ in range(draws):
+            secret = _sample(tree, rng, False, {})
+            for shape in shapes:
+                text = shape.replace("{i}", row["identifier"]).replace("{s}", secret)
+                cases.append({"provider": row["provider"], "text": text, "secret": secret, "source": row["source"]})
+    return cases
 
 
 def transcript_files(data: Path) -> list[Path]:

@@ -1,12 +1,16 @@
 """Redaction quality and speed: recall and false redaction per provider on realistic labelled cases, every
 redaction made on real agent transcripts, 10 MB in-process, and a whole `kg log` process against main's code.
 
-    .venv/bin/python bench/redact_quality.py [--verbose] [--size-mb 10] [--no-speed] [--main ../main]
+    .venv/bin/python bench/redact_quality.py [--verbose] [--size-mb 10] [--runs 7] [--no-speed] [--main ../main]
 
 Sets (a secret counts as caught when it no longer occurs in the output, so a tail left behind is a miss; a
 non-secret counts as falsely redacted when the output differs from the input at all):
 - gitleaks, detect-secrets: those scanners' own per-rule true and false positives (tests/data/secrets,
   attributed there). Positives that are placeholders by kg's definition (`SKxxxx...`) are counted apart.
+- gitleaks-generated: gitleaks' generated true positives, made as its rule tests make them (a value drawn from
+  the rule file's `secrets.NewSecret(regex)`, put into its `GenerateSampleSecrets` shapes), fixed seed. kg's
+  provider rules are converted from the same rule files, so these say more about the shapes of text than about
+  unseen formats; "literal only" leaves them out.
 - generated: secrets generated from kg's own rule regexes in five shapes of agent text, plus hand-written
   agent text (bench/redact_cases.py). These say a rule matches its own format, not that recall is high.
 - transcripts: every redaction the rules make on the real transcripts and runtime payloads in shared/data,
@@ -21,6 +25,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -143,33 +148,40 @@ def transcripts(redactor, verbose: bool) -> tuple[int, int]:
     return lines, damaged
 
 
-def median_time(func, runs: int = 3) -> float:
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        func()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
-
-
 FIELDS = {"summary": "git push failed: no upstream branch set for feature/login-retry",
           "details": "Ran `git push` from the worktree; git said: fatal: The current branch has no upstream branch. "
                      "To push the current branch and set the remote as upstream, use --set-upstream.",
           "action": "Use `git push -u origin HEAD` the first time a branch is pushed.",
           "area": "tooling", "tags": ["git", "push"]}
-# What a fresh process pays for redaction: import kg.redaction.redact, load the rules, redact one kg log's fields.
-PROCESS_PROBE = """
-import json, sys, time
-import kg  # paid by every kg command whether it redacts or not
-t0 = time.perf_counter()
+# Run in each side's venv (this branch, main), so both are timed in the same run on the same text; CPU time of the
+# process (time.process_time), which a loaded machine disturbs far less than wall time. Prints JSON:
+# the import, the rules' load and the first kg log's fields in a fresh process (what every `kg log` pays), a warm
+# kg log (median of 200), and the big text (median of `runs`).
+SPEED_PROBE = """
+import json, statistics, sys, time
+t0 = time.process_time()
 from kg.redaction.redact import load_default
+t1 = time.process_time()
 r = load_default()
-r.redact_many(json.loads(sys.argv[1]))
-print(time.perf_counter() - t0)
+t2 = time.process_time()
+fields = json.loads(sys.argv[2])
+r.redact_many(fields)
+t3 = time.process_time()
+warm = []
+for _ in range(200):
+    s = time.process_time(); r.redact_many(fields); warm.append(time.process_time() - s)
+text = open(sys.argv[1], encoding="utf-8").read()
+big = []
+if int(sys.argv[3]):
+    r.redact(text[:100000])
+    for _ in range(int(sys.argv[3])):
+        s = time.process_time(); r.redact(text); big.append(time.process_time() - s)
+print(json.dumps({"import": t1 - t0, "load": t2 - t1, "first": t3 - t2, "warm": statistics.median(warm),
+                  "big": statistics.median(big) if big else None}))
 """
 
 
-def speed(redactor, size_mb: float, main: Path | None, runs: int) -> None:
+def speed(size_mb: float, main: Path | None, runs: int, big_runs: int) -> None:
     parts = [read_text(p) for p in transcript_files(DATA)]
     parts.append((DATA / "locomo" / "locomo_dev.json").read_text(encoding="utf-8"))
     text = "".join(parts)
@@ -177,49 +189,63 @@ def speed(redactor, size_mb: float, main: Path | None, runs: int) -> None:
     while len(text) < size:
         text += text
     text = text[:size]
-    redactor.redact(text[:100_000])  # compile the rules the text needs
-    big = median_time(lambda: redactor.redact(text))
-    base = median_time(lambda: text.lower())
-    redactor.redact_many(FIELDS)
-    log = median_time(lambda: [redactor.redact_many(FIELDS) for _ in range(200)], runs=5) / 200
-    print(f"\n{'case':<44} {'median':>10} {'baseline':>10} {'ratio':>6}")
-    print(f"{f'{size_mb:g} MB of real transcripts, in process':<44} {big:>8.3f} s {base:>8.3f} s {big / base:>5.0f}x"
-          "   (baseline: str.lower of the same text)")
-    print(f"{'a kg log (5 fields), in process, warm':<44} {log * 1e3:>7.3f} ms")
     venvs = {"this branch": REPO / ".venv" / "bin" / "python"}
     if main is not None and (main / ".venv" / "bin" / "python").exists():
-        venvs["main"] = main / ".venv" / "bin" / "python"
-    with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "KG_CACHE_DIR": cache}
-        probe = {name: [] for name in venvs}
-        logs = {name: [] for name in venvs}
-        for _ in range(runs):  # alternate, so load on the machine hits both alike
-            for name, python in venvs.items():
-                out = subprocess.run([str(python), "-c", PROCESS_PROBE, json.dumps(FIELDS)], env=env,
-                                     capture_output=True, text=True, check=True)
-                probe[name].append(float(out.stdout))
-                logs[name].append(_kg_log(python, env))
-        for name in venvs:
-            print(f"{f'redaction in a fresh process ({name})':<44} {1e3 * statistics.median(probe[name]):>7.2f} ms"
-                  f"   (import + rules + one kg log's fields)")
-        for name in venvs:
-            ratio = ""
-            if name != "main" and "main" in logs:
-                ratio = f" {statistics.median(logs[name]) / statistics.median(logs['main']):>5.2f}x of main"
-            print(f"{f'whole kg log process ({name})':<44} {1e3 * statistics.median(logs[name]):>7.0f} ms{ratio}")
-    print(f"targets: 10 MB <= 1 s; a kg log pays <= 2 ms for redaction (medians of {runs} alternating runs)")
+        venvs["main"] = main.resolve() / ".venv" / "bin" / "python"  # absolute: `kg log` runs in a temp dir
+    samples: dict[str, list[dict]] = {name: [] for name in venvs}
+    logs: dict[str, list[float]] = {name: [] for name in venvs}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "text.txt"
+        path.write_text(text, encoding="utf-8")
+        cache = Path(tmp) / "cache"
+        for side, python in venvs.items():  # one untimed run per side writes its rules cache
+            subprocess.run([str(python), "-c", SPEED_PROBE, str(path), json.dumps(FIELDS), "0"],
+                           env={**os.environ, "KG_CACHE_DIR": str(cache / side.replace(" ", "_"))},
+                           capture_output=True, text=True, check=True)
+        for i in range(runs):  # alternate, so load on the machine hits both alike
+            for side, python in venvs.items():
+                env = {**os.environ, "KG_CACHE_DIR": str(cache / side.replace(" ", "_"))}
+                out = subprocess.run([str(python), "-c", SPEED_PROBE, str(path), json.dumps(FIELDS),
+                                      str(big_runs if i < 1 else 0)], env=env, capture_output=True, text=True,
+                                     check=True)
+                samples[side].append(json.loads(out.stdout))
+                logs[side].append(_kg_log(python, env))
+    med = {side: {key: statistics.median(v[key] for v in rows if v[key] is not None)
+                  for key in ("import", "load", "first", "warm", "big")} for side, rows in samples.items()}
+    sides = list(venvs)
+    print(f"\n{'speed, CPU (medians of ' + str(runs) + ' fresh processes per side)':<58}"
+          + "".join(f"{side:>14}" for side in sides) + ("      ratio" if len(sides) == 2 else ""))
+    rows = [(f"{size_mb:g} MB of real transcripts, in process (s, median of {big_runs})", "big", 1, "s"),
+            ("a kg log's 5 fields, warm, in process (ms)", "warm", 1e3, "ms"),
+            ("  first kg log's fields in a fresh process (ms)", "first", 1e3, "ms"),
+            ("  loading the rules (cache) per process (ms)", "load", 1e3, "ms"),
+            ("  importing kg.redaction.redact (ms)", "import", 1e3, "ms")]
+    for label, key, scale, _unit in rows:
+        values = [med[side][key] * scale for side in sides]
+        ratio = f"{values[0] / values[1]:>10.2f}x" if len(values) == 2 and values[1] else ""
+        print(f"{label:<58}" + "".join(f"{v:>14.3f}" for v in values) + ratio)
+    values = [1e3 * statistics.median(logs[side]) for side in sides]
+    ratio = f"{values[0] / values[1]:>10.2f}x" if len(values) == 2 else ""
+    print(f"{'whole kg log process, CPU (ms)':<58}" + "".join(f"{v:>14.0f}" for v in values) + ratio)
+    paid = {side: (med[side]["load"] + med[side]["first"]) * 1e3 for side in sides}
+    print("a fresh kg log pays for redaction (load + first fields): "
+          + ", ".join(f"{side} {v:.2f} ms" for side, v in paid.items()))
+    print(f"targets: {size_mb:g} MB <= 1 s; a kg log pays <= 2 ms for redaction. CPU times of the process; the machine "
+          f"is shared and loaded, so read the ratio too.")
 
 
 def _kg_log(python: Path, env: dict[str, str]) -> float:
+    """CPU seconds (user + system) of one whole `kg log` process."""
     kg = python.parent / "kg"
     with tempfile.TemporaryDirectory() as tmp:
         env = {**env, "KG_WORKSPACE": tmp}
         subprocess.run([str(kg), "init"], env=env, capture_output=True, check=True, cwd=tmp)
-        start = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run([str(kg), "log", "error", FIELDS["summary"], "--details", FIELDS["details"], "--action",
                         FIELDS["action"], "--area", "tooling", "--tags", "git,push", "--now", "2026-03-02T10:00"],
                        env=env, capture_output=True, check=True, cwd=tmp)
-        return time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -227,7 +253,8 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="every provider, every miss and false redaction")
     parser.add_argument("--show-held-out", action="store_true", help="with --verbose: held-out providers' cases too")
     parser.add_argument("--size-mb", type=float, default=10.0)
-    parser.add_argument("--runs", type=int, default=7, help="whole-process runs per side")
+    parser.add_argument("--runs", type=int, default=7, help="fresh-process runs per side")
+    parser.add_argument("--big-runs", type=int, default=3, help="runs of the big text per side (in one process)")
     parser.add_argument("--main", type=Path, default=REPO.parent / "main", help="main's worktree, for the A/B")
     parser.add_argument("--no-speed", action="store_true")
     args = parser.parse_args()
@@ -235,20 +262,28 @@ def main() -> None:
     redactor = load_default()
     print(f"rules: {len(redactor.rules)} (loaded in {1e3 * (time.perf_counter() - start):.1f} ms)\n")
     realistic = [0, 0, 0, 0]
+    combined: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
+    literal: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
     for name in REALISTIC_SETS:
         stats = score(redactor, realistic_cases(name), args.verbose, name, args.show_held_out)
         for i, v in enumerate(summarise(name, stats, args.verbose)):
             realistic[i] += v
+        for provider, row in stats.items():
+            for target in (combined, literal) if name != "gitleaks-generated" else (combined,):
+                target[provider] = [a + b for a, b in zip(target[provider], row)]
+    print()
+    summarise("literal only", literal, False)
+    summarise("ALL realistic", combined, False)
     generated = [{"provider": p, "text": t, "secret": s} for p, t, s in list(provider_cases(redactor)) + LABELLED]
     generated += [{"provider": "(ordinary agent text)", "text": t, "secret": None} for t in ORDINARY]
     summarise("generated", score(redactor, generated, args.verbose, "generated", args.show_held_out), False)
     lines, damaged = transcripts(redactor, args.verbose)
     s, c, n, d = realistic
-    print(f"\nrealistic (gitleaks + detect-secrets): recall {_pct(c, s)} of {s}; false redaction {_pct(d, n)} of {n}"
+    print(f"\nrealistic (gitleaks literal + generated + detect-secrets): recall {_pct(c, s)} of {s}; false redaction {_pct(d, n)} of {n}"
           f"; with the transcripts' lines: {_pct(d + damaged, n + lines)} of {n + lines}")
     print("targets: recall >= 97 % over >= 80 providers, false redaction <= 3 %")
     if not args.no_speed:
-        speed(redactor, args.size_mb, args.main, args.runs)
+        speed(args.size_mb, args.main, args.runs, args.big_runs)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@
      skipped and named;
   3. tests/data/specstory_labels.jsonl: the three development sessions (corrections, feature requests);
 - throughput: what `kg reflect` does before it writes (parse, what the user said, the failed tool calls) on a
-  ~10 MB Claude Code JSONL made by repeating the records of the real ones (budget 2 s).
+  ~10 MB Claude Code JSONL made by repeating the records of the real ones (budget 2 s), in fresh processes,
+  alternating with main's tree (--main, default ../main) so the ratio is measured under the same load.
 
 Shared data: $KG_SHARED_DATA, else <repo>/../shared/data.
 """
@@ -26,16 +27,17 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import statistics
+import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
 
 import reflect_train as rt
 
 from kg.core.policy import packaged
-from kg.reflect import TranscriptError, default_rules, read_transcript, reflect
+from kg.reflect import TranscriptError, default_rules, read_transcript
 from kg.reflect import failures as fl
 from kg.reflect.detect import learnings
 
@@ -166,8 +168,28 @@ def dev_sessions(data: Path, rules) -> None:
     print()
 
 
-def throughput(data: Path, rules, frules, *, dense: bool) -> None:
-    """Dense: only user and assistant records (no progress noise), the worst case for detection."""
+_TIMED = """
+import json, sys, time
+from kg.core.policy import packaged
+from kg.reflect import default_rules, read_transcript, reflect
+from kg.reflect import failures as fl
+rules, frules = default_rules(), fl.load_rules(packaged("errors"))
+start = time.perf_counter()
+t = read_transcript(sys.argv[1])
+parsed = time.perf_counter()
+r = reflect(t, rules)
+said = time.perf_counter()
+f = fl.failures(t, frules)
+done = time.perf_counter()
+print(json.dumps({"parse": parsed - start, "said": said - parsed, "failures": done - said, "total": done - start,
+                  "turns": len(t.turns), "users": sum(1 for x in t.turns if x.role == "user"),
+                  "found": len(r.findings), "failed": len(f.found)}))
+"""
+
+
+def synthetic(data: Path, dense: bool) -> bytes:
+    """~10 MB of Claude Code JSONL made by repeating the records of the real ones. Dense: only user and assistant
+    records (no progress noise), the worst case for detection."""
     records = []
     for path in claude_files(data):
         raw = path.read_bytes()
@@ -182,28 +204,44 @@ def throughput(data: Path, rules, frules, *, dense: bool) -> None:
             body += line + b"\n"
             if len(body) >= TARGET_BYTES:
                 break
+    return bytes(body)
+
+
+def throughput(data: Path, *, dense: bool, main: Path | None, runs: int) -> None:
+    """Parse, what the user said and the failed tool calls, each run in a fresh process; this tree and main's
+    alternately, so both see the same load. Medians."""
+    pythons = {"this": Path(sys.executable)}
+    if main is not None and (main / ".venv" / "bin" / "python").exists():
+        pythons["main"] = main / ".venv" / "bin" / "python"
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "synthetic.jsonl"
-        path.write_bytes(bytes(body))
-        start = time.perf_counter()
-        t = read_transcript(path)
-        parsed = time.perf_counter()
-        r = reflect(t, rules)
-        said = time.perf_counter()
-        f = fl.failures(t, frules)
-        done = time.perf_counter()
-    users = sum(1 for turn in t.turns if turn.role == "user")
-    print(
-        f"throughput ({'dense' if dense else 'as recorded'}): {len(body) / 1e6:.1f} MB, "
-        f"{len(t.turns)} turns ({users} user), {len(r.findings)} said + {len(f.found)} failures: "
-        f"parse {parsed - start:.2f} s + said {said - parsed:.2f} s + failures {done - said:.2f} s "
-        f"= {done - start:.2f} s (budget {BUDGET_S:.0f} s)"
-    )
+        body = synthetic(data, dense)
+        path.write_bytes(body)
+        got: dict[str, list[dict]] = {name: [] for name in pythons}
+        for _ in range(runs):
+            for name, py in pythons.items():
+                out = subprocess.run([str(py), "-c", _TIMED, str(path)], capture_output=True, text=True,
+                                     cwd=tmp, check=True)
+                got[name].append(json.loads(out.stdout))
+    label = "dense" if dense else "as recorded"
+    for name, rows in got.items():
+        med = {k: statistics.median(r[k] for r in rows) for k in ("parse", "said", "failures", "total")}
+        ratio = ""
+        if name != "main" and "main" in got:
+            ratio = f", {med['total'] / statistics.median(r['total'] for r in got['main']):.2f}x main's"
+        r0 = rows[0]
+        print(f"throughput ({label}, {name}): {len(body) / 1e6:.1f} MB, {r0['turns']} turns ({r0['users']} user), "
+              f"{r0['found']} said + {r0['failed']} failures: parse {med['parse']:.2f} s + said {med['said']:.2f} s "
+              f"+ failures {med['failures']:.2f} s = {med['total']:.2f} s median of {runs}{ratio} "
+              f"(budget {BUDGET_S:.0f} s)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="skip the 10 MB throughput runs")
+    ap.add_argument("--main", type=Path, default=REPO.parent / "main",
+                    help="main's worktree (with its .venv), timed in the same run for a ratio")
+    ap.add_argument("--runs", type=int, default=5, help="throughput runs per tree (median)")
     args = ap.parse_args()
     data = rt.shared_data()
     if not (data / "transcripts").is_dir():
@@ -215,8 +253,8 @@ def main() -> None:
     other_users(data, rules)
     dev_sessions(data, rules)
     if not args.quick:
-        throughput(data, rules, frules, dense=False)
-        throughput(data, rules, frules, dense=True)
+        throughput(data, dense=False, main=args.main, runs=args.runs)
+        throughput(data, dense=True, main=args.main, runs=args.runs)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Train the `kg reflect` model (rules/reflect_model.toml) on the labelled user turns. Dev-only: no deps.
+"""Train the `kg reflect` model (rules/reflect_model.toml) on the labelled user turns. Dev-only (numpy).
 
     .venv/bin/python bench/reflect_train.py            # leave-sessions-out figures, train vs held out
     .venv/bin/python bench/reflect_train.py --write    # and write rules/reflect_model.toml from all turns
@@ -38,14 +38,19 @@ MIN_POSITIVES = 20
 # towards these, not towards 0). One user's habits ("actually" rarely opens a correction here) cannot turn a
 # cue that means the same for everyone into evidence against it; signals not named start at 0.
 PRIOR = {
-    "correction": {"says_wrong": 1.5, "rejects": 1.5, "contrast": 0.8, "asked_for": 1.0, "you_did": 1.0,
-                   "why_did": 0.8, "did_you": 0.6, "still_again": 0.8, "i_mean": 1.0, "try_again": 0.8,
-                   "undo": 1.0, "reverts": 1.5, "apologises": 1.5, "agrees": 0.8, "realises": 0.8, "actually": 0.8,
+    "correction": {"says_wrong": 1.5, "rejects": 1.5, "you_did": 1.5, "i_mean": 1.5, "contrast": 0.8, "asked_for": 1.0,
+                   "why_did": 0.8, "did_you": 0.6, "still_again": 0.8, "try_again": 0.8,
+                   "undo": 1.0, "reverts": 1.5, "apologises": 0.5, "agrees": 0.8, "realises": 0.8, "actually": 0.8,
                    "you_should": 0.8,
                    "be_careful": 0.8, "do_it_yourself": 0.8, "better_way": 1.0, "are_you_sure": 0.6, "opener": 1.2,
                    "praise": -1.0, "go_ahead": -1.5, "instruction": -0.5, "first_turn": -2.0, "thanks_back": -0.5,
                    "too_much": 0.8, "negates_agent": 0.8, "error_paste": -0.5, "likes_idea": -0.3, "sorry": 0.5,
-                   "acknowledges": -0.5, "suggests": -0.3},
+                   "acknowledges": -0.5, "suggests": -0.8,
+                   # the order of events: the user's words right after the agent's claim, hand-back or reply
+                   "still_after_fix": 1.5, "redirect_after_handback": 1.5, "rule_ref_after_work": 1.0,
+                   "omission_admitted": 1.5, "denies_claim": 1.0, "owns_mistake": 1.5, "contrast_plain": 0.5,
+                   "retries_tool": 0.8, "not_done": 0.8,
+                   "judges_claim": 0.5, "not_asked": 1.5},
     "preference": {"from_now_on": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0, "we_convention": 0.8,
                    "prohibition": 0.6,
                    "edits_rule": 1.5,
@@ -53,7 +58,11 @@ PRIOR = {
 }
 # Weights kept at their prior, not fitted: the signal is the class's definition (labels/README.md: a preference is
 # "always ...", "never ...", "from now on"), and one user's few uses of it cannot argue it away.
-FIXED = {"preference": {"from_now_on"}}
+FIXED = {"preference": {"from_now_on"},
+         # what says a correction in anyone's words (labels/README.md: "that's not right", "i didn't ask you to",
+         # "you missed", "i mean", "still" after a fix, "do it yourself" after a hand-back, an owned mistake)
+         "correction": {"says_wrong", "rejects", "not_asked", "you_did", "i_mean", "still_after_fix",
+                        "redirect_after_handback", "omission_admitted", "owns_mistake", "reverts"}}
 # Signals a class may not use: how long a turn is does not say whether it states a lasting rule (this user
 # writes rules at length; "I prefer tabs" is short).
 EXCLUDE = {"preference": {"short", "long"}}
@@ -111,42 +120,48 @@ def load_turns(data: Path, rules) -> list[dict]:
 def fit(rows: list[tuple[tuple[str, ...], bool]], prior: dict[str, float] | None = None,
         l2: float = L2, fixed: set[str] | frozenset[str] = frozenset()) -> tuple[float, dict[str, float]]:
     """Logistic regression by gradient descent on the log-loss, weights pulled towards `prior` (those in `fixed`
-    stay there); deterministic."""
+    stay there); deterministic. Full-batch steps as matrix products (numpy): the same arithmetic as a loop over
+    the turns, fast enough to refit per fold."""
+    import numpy as np
+
     prior = prior or {}
     names = sorted({s for sigs, _ in rows for s in sigs} | set(prior))
-    w = {s: prior.get(s, 0.0) for s in names}
-    pos = sum(y for _, y in rows)
+    col = {s: j for j, s in enumerate(names)}
     n = len(rows)
+    x = np.zeros((n, len(names)))
+    for i, (sigs, _) in enumerate(rows):
+        for s in sigs:
+            x[i, col[s]] = 1.0  # a signal fires once per turn
+    y = np.array([bool(v) for _, v in rows])
+    p0 = np.array([prior.get(s, 0.0) for s in names])
+    free = np.array([s not in fixed for s in names], dtype=float)
+    pos = int(y.sum())
     up = ((n - pos) / pos) ** BALANCE if pos else 1.0
     b = math.log((pos * up + 0.5) / (n - pos + 0.5))
+    w = p0.copy()
     for _ in range(STEPS):
-        gb = 0.0
-        gw = dict.fromkeys(names, 0.0)
-        for sigs, y in rows:
-            z = b + sum(w[s] for s in sigs)
-            p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
-            d = (p - 1.0) * up if y else p
-            gb += d
-            for s in sigs:
-                gw[s] += d
+        z = np.clip(b + x @ w, -30.0, 30.0)
+        p = 1.0 / (1.0 + np.exp(-z))
+        d = np.where(y, (p - 1.0) * up, p)
+        gb = d.sum()
+        gw = x.T @ d
         b -= RATE * gb / n
-        for s in names:
-            if s in fixed:
-                continue
-            w[s] -= RATE * (gw[s] + l2 * (w[s] - prior.get(s, 0.0))) / n
-    return b, w
+        w -= free * RATE * (gw + l2 * (w - p0)) / n
+    return float(b), {s: float(w[col[s]]) for s in names}
 
 
 @cache
-def user_side() -> frozenset[str]:
-    return default_rules(model=False).signals.user_side
+def reason_signals(cls: str) -> frozenset[str]:
+    """What may be a finding's reason for this class (the detector's `reasons`, else any user-side signal)."""
+    rules = default_rules(model=False)
+    return rules.detector(cls).reasons or rules.signals.user_side
 
 
-def predict(model: tuple[float, dict[str, float]], sigs: tuple[str, ...]) -> float:
-    """As kg.reflect.signals.score, and 0 when no signal of the user's own words speaks for the class
+def predict(model: tuple[float, dict[str, float]], sigs: tuple[str, ...], cls: str) -> float:
+    """As kg.reflect.signals.score, and 0 when no reason for the class fired with a positive weight
     (kg.reflect.signals.has_reason)."""
     b, w = model
-    if not any(w.get(s, 0.0) > 0 for s in sigs if s in user_side()):
+    if not any(w.get(s, 0.0) > 0 for s in sigs if s in reason_signals(cls)):
         return 0.0
     z = b + sum(w.get(s, 0.0) for s in sigs)
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
@@ -184,7 +199,7 @@ def decide(models: dict[str, tuple[float, dict[str, float]]], sigs: tuple[str, .
     """The classes reported for one turn, as kg.reflect.detect decides: score at or over the class's threshold,
     and no class but preference before the agent's first turn."""
     thresholds = thresholds or {}
-    return {c for c, m in models.items() if predict(m, sigs) >= thresholds.get(c, 0.5)
+    return {c for c, m in models.items() if predict(m, sigs, c) >= thresholds.get(c, 0.5)
             and not (c != "preference" and "first_turn" in sigs)}
 
 
@@ -195,7 +210,7 @@ def held_out_scores(turns: list[dict], k: int = FOLDS) -> list[dict[str, float]]
         held = set(test)
         models = train([t for i, t in enumerate(turns) if i not in held])
         for i in test:
-            out[i] = {c: predict(m, turns[i]["signals"]) for c, m in models.items()}
+            out[i] = {c: predict(m, turns[i]["signals"], c) for c, m in models.items()}
     return out
 
 

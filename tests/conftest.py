@@ -54,9 +54,8 @@ class CliResult:
         return json.loads(self.stdout)
 
 
-@pytest.fixture
-def run_kg(ws):
-    """Run the real `kg` app in-process against the test workspace: run_kg("log error 'x' --json")."""
+def kg_runner(root: Path):
+    """A function running the real `kg` app in-process against the workspace at `root`."""
     from kg.cli.app import app
 
     runner = CliRunner()
@@ -64,13 +63,33 @@ def run_kg(ws):
     def run(args: str | list[str], *, workspace: Path | None = None, input: str | None = None,
             env: dict[str, str] | None = None) -> CliResult:
         argv = shlex.split(args) if isinstance(args, str) else list(args)
-        target = workspace if workspace is not None else ws.root
+        target = workspace if workspace is not None else root
         result = runner.invoke(app, ["-w", str(target), *argv] if target else argv, input=input, env=env)
         if result.exception and not isinstance(result.exception, SystemExit):
             raise result.exception
         return CliResult(result.exit_code, result.stdout, result.stderr)
 
     return run
+
+
+@pytest.fixture
+def run_kg(ws):
+    """Run the real `kg` app in-process against the test workspace: run_kg("log error 'x' --json")."""
+    return kg_runner(ws.root)
+
+
+@pytest.fixture(scope="module")
+def module_workspace(tmp_path_factory: pytest.TempPathFactory):
+    """`(ws, run_kg)` for a module's tests that only read what they share: built once (the fixture that fills
+    it is module-scoped too), in a clean environment, instead of once per test."""
+    import kg
+
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("KG_WORKSPACE", "KG_NOW", "KG_SESSION", "KG_LOCK_TIMEOUT", "KG_STORE", "KG_STORE_PASSWORD",
+                     "KG_AGENT"):
+            mp.delenv(name, raising=False)
+        ws = kg.init_workspace(tmp_path_factory.mktemp("shared") / "ws")
+    return ws, kg_runner(ws.root)
 
 
 # -- a real FalkorDB server for the team-graph tests (the `falkordb` extra) ----------------------------------
@@ -81,11 +100,27 @@ def _no_team_store(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def _unavailable(why: str) -> None:
-    """In CI (CI=true) a FalkorDB test that cannot get its server fails; elsewhere it is skipped."""
+def _unavailable(why: str, what: str = "FalkorDB tests") -> None:
+    """In CI (CI=true) a test that cannot get what it needs fails; elsewhere it is skipped."""
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"FalkorDB tests must run in CI: {why}", pytrace=False)
+        pytest.fail(f"{what} must run in CI: {why}", pytrace=False)
     pytest.skip(why)
+
+
+@pytest.fixture
+def need():
+    """`need("matplotlib")`: import an optional package this one test needs (each is in the `test` extra).
+    Without it the test is skipped, saying why (and fails under CI=true, where .ci/run installed the extra);
+    the other tests of its file still run."""
+    import importlib
+
+    def load(name: str):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            _unavailable(f"needs the {name} package (pip install -e '.[test]')", "tests of optional packages")
+
+    return load
 
 
 @pytest.fixture(scope="session")

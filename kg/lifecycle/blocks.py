@@ -14,7 +14,8 @@ other writer's in `memory/.kg/blocks.json` through `write_block`): a block whose
 was edited by a human, and kg flags it instead of overwriting it.
 
 This is the one editor of marked blocks: the lifecycle's targets, the USER.md preferences, the AGENTS.md block
-`kg install codex` adds, and skills the lifecycle promoted (whose block `kg skill update` keeps byte for byte).
+and the `.codex/config.toml` blocks `kg install codex` adds (there with '#' comment markers, `TOML`), and skills
+the lifecycle promoted (whose block `kg skill update` keeps byte for byte).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from kg.ingest.journal import write_atomic
 
 BEGIN = "<!-- kaizen-kg:begin {name} -->"
 END = "<!-- kaizen-kg:end {name} -->"
+HTML = (BEGIN, END)  # Markdown files: the default markers
+TOML = ("# kaizen-kg:begin {name}", "# kaizen-kg:end {name}")  # files whose comments are '#' lines (.codex/config.toml)
 
 
 class BlockError(ValueError):
@@ -52,10 +55,14 @@ def newline_of(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
 
 
-def find(text: str, name: str) -> Span | None:
-    begin, end = BEGIN.format(name=name), END.format(name=name)
-    starts = [m.start() for m in re.finditer(re.escape(begin), text)]
-    ends = [m.start() for m in re.finditer(re.escape(end), text)]
+def _marker(fmt: str, name: str) -> re.Pattern[str]:
+    """A marker line's pattern; a marker that ends with the name must end there (`a` is not `a-b`)."""
+    return re.compile(re.escape(fmt.format(name=name)) + (r"(?=\s|$)" if fmt.endswith("{name}") else ""))
+
+
+def find(text: str, name: str, markers: tuple[str, str] = HTML) -> Span | None:
+    starts = [m.start() for m in _marker(markers[0], name).finditer(text)]
+    ends = [m.start() for m in _marker(markers[1], name).finditer(text)]
     if not starts and not ends:
         return None
     if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
@@ -69,16 +76,16 @@ def find(text: str, name: str) -> Span | None:
     return Span(line_start, inner_start, e, after)
 
 
-def inner_of(text: str | None, name: str) -> str | None:
+def inner_of(text: str | None, name: str, markers: tuple[str, str] = HTML) -> str | None:
     """The content between the markers, or None when the file or the block is absent."""
     if text is None:
         return None
-    span = find(text, name)
+    span = find(text, name, markers)
     return None if span is None else text[span.inner_start:span.inner_end]
 
 
-def block_text(name: str, inner: str, nl: str = "\n") -> str:
-    return f"{BEGIN.format(name=name)}{nl}{inner}{END.format(name=name)}{nl}"
+def block_text(name: str, inner: str, nl: str = "\n", markers: tuple[str, str] = HTML) -> str:
+    return f"{markers[0].format(name=name)}{nl}{inner}{markers[1].format(name=name)}{nl}"
 
 
 def list_inner(lines: list[str], nl: str = "\n") -> str:
@@ -101,9 +108,10 @@ EXPORT_FIX = "run `kg export memory --force` to let kg rewrite the block"
 _ANY_BEGIN = re.compile(r"<!-- kaizen-kg:begin (\S+) -->")
 
 
-def names(text: str) -> list[str]:
+def names(text: str, markers: tuple[str, str] = HTML) -> list[str]:
     """The names of the kg blocks in a text, in order. Pure."""
-    return list(dict.fromkeys(_ANY_BEGIN.findall(text)))
+    pattern = _ANY_BEGIN if markers == HTML else re.compile(re.escape(markers[0]).replace(r"\{name\}", r"(\S+)"))
+    return list(dict.fromkeys(pattern.findall(text)))
 
 
 def block_of_line(text: str, offset: int) -> str | None:
@@ -120,11 +128,12 @@ def block_of_line(text: str, offset: int) -> str | None:
 
 def plan_sync(current: str | None, name: str, desired: str | None, *, expected_hash: str | None,
               glue: str, created_file: bool, section: str = "", force: bool = False,
-              fix: str = EXPORT_FIX) -> SyncPlan:
+              fix: str = EXPORT_FIX, markers: tuple[str, str] = HTML) -> SyncPlan:
     """Decide how to bring `current` (file text, None if missing) to hold `desired` inside block `name`
-    (None: no block at all). `expected_hash` is the hash of what kg last wrote there (None: never wrote)."""
+    (None: no block at all). `expected_hash` is the hash of what kg last wrote there (None: never wrote).
+    `markers` are the begin and end lines' formats (HTML comments by default; `TOML` for '#' comments)."""
     try:
-        span = find(current, name) if current is not None else None
+        span = find(current, name, markers) if current is not None else None
     except BlockError as exc:
         return SyncPlan("flag", None, expected_hash, glue, str(exc))
     inner = None if span is None or current is None else current[span.inner_start:span.inner_end]
@@ -147,14 +156,14 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
     if current is None:
         nl = "\n"
         head = f"{section}{nl}{nl}" if section else ""
-        return SyncPlan("create", head + block_text(name, desired, nl), digest(desired), head)
+        return SyncPlan("create", head + block_text(name, desired, nl, markers), digest(desired), head)
     nl = newline_of(current)
     if span is not None:
         if inner == desired:
             return SyncPlan("none", current, digest(desired), glue)
         text = current[:span.inner_start] + desired + current[span.inner_end:]
         return SyncPlan("update", text, digest(desired), glue)
-    block = block_text(name, desired, nl)
+    block = block_text(name, desired, nl, markers)
     at = _section_end(current, section) if section else None
     if at is not None:
         return SyncPlan("insert", current[:at] + block + current[at:], digest(desired), "")
@@ -213,7 +222,8 @@ def load_states(state_dir: Path) -> dict[str, dict[str, object]]:
 
 
 def write_block(path: Path, name: str, desired: str | None, *, state_dir: Path, key: str, section: str = "",
-                force: bool = False, fix: str = EXPORT_FIX, dry_run: bool = False) -> SyncPlan:
+                force: bool = False, fix: str = EXPORT_FIX, dry_run: bool = False,
+                markers: tuple[str, str] = HTML) -> SyncPlan:
     """Sync one block in one file and remember what kg wrote there (`state_dir/blocks.json`, under `key`).
     A block a human edited, removed or damaged is left as it is: the plan says `flag`, with the reason."""
     states = load_states(state_dir)
@@ -223,7 +233,7 @@ def write_block(path: Path, name: str, desired: str | None, *, state_dir: Path, 
         desired = desired.replace("\n", "\r\n")  # a CRLF file gets CRLF lines
     plan = plan_sync(current, name, desired, expected_hash=str(state.get("hash") or "") or None,
                      glue=str(state.get("glue") or ""), created_file=bool(state.get("created_file")),
-                     section=section, force=force, fix=fix)
+                     section=section, force=force, fix=fix, markers=markers)
     if dry_run or plan.action == "flag":
         return plan
     apply(path, plan)

@@ -86,6 +86,9 @@ class Lifecycle:
         self.report = report or CycleReport(now=now.isoformat(), dry_run=dry_run)
         self.root = ws.root
         self._dry_ids = 0
+        self._marks: list[str] | None = None  # patterns to mark promoted at once (`marking`), else at apply
+        self._rules: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None  # rule_rows, until a write
+        self._next_number = 0  # the next proposal number, once read (the cycle holds the write lock)
 
     # -- transactions ---------------------------------------------------------------------------------------
     @contextmanager
@@ -248,6 +251,7 @@ class Lifecycle:
         entries to write: why each was reverted, and a critical item when a change made things worse."""
         if not reverts:
             return []
+        self._rules = None
         self.st.run("lc_change_revert", rows=[{"id": r["change"], "status": r["status"], "at": self.now,
                                                "reason": r["reason"], "evidence": r["evidence"]} for r in reverts])
         logs = []
@@ -307,7 +311,10 @@ class Lifecycle:
 
     # -- 4. conflicts ---------------------------------------------------------------------------------------
     def rule_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        return self.st.run("lc_live_changes", statuses=list(LIVE)), self.st.run("lc_free_principles")
+        """The live changes and the free principles; read again only after this cycle applied or reverted."""
+        if self._rules is None:
+            self._rules = self.st.run("lc_live_changes", statuses=list(LIVE)), self.st.run("lc_free_principles")
+        return self._rules
 
     def settle_conflicts(self) -> None:
         c = self.lp.conflicts
@@ -402,7 +409,8 @@ class Lifecycle:
                                          "text": r["text"], "entry": r["id"]})
 
     def _new_proposal(self, *, node: str | None = None, change_id: str | None = None, **fields: Any) -> int:
-        number = int(self.st.run("lc_proposal_max")[0]["n"] or 0) + 1
+        number = self._next_number or int(self.st.run("lc_proposal_max")[0]["n"] or 0) + 1
+        self._next_number = number + 1
         pid = f"prop-{number:04d}"
         for k in ("change", "text", "motivation", "hypothesis"):
             fields[k] = self._redact(fields[k])
@@ -454,11 +462,26 @@ class Lifecycle:
                     proposal=proposal, source=source)
         self.st.run("lc_change_link", change=change_id, node=node_id, pattern=plan.pattern_id, at=self.now,
                     reason=f"promoted by {change_id}")
-        self.st.run("lc_mark_promoted", pattern=plan.pattern_id, at=self.now, from_statuses=OPEN_EVENT)
+        self._rules = None
+        if self._marks is not None:
+            self._marks.append(plan.pattern_id)
+        else:
+            self.st.run("lc_mark_promoted", pattern=plan.pattern_id, at=self.now, from_statuses=OPEN_EVENT)
         self.report.promoted.append({"change": change_id, "node": node_id, "pattern_key": plan.key,
                                      "target": plan.file, "text": text, "mode": source, "proposal": proposal or None,
                                      "next_check": self.now + self.lp.verification.first_check_days * DAY})
         return change_id
+
+    @contextmanager
+    def marking(self) -> Iterator[None]:
+        """Patterns `apply`d inside are marked promoted with one statement at the end."""
+        self._marks = []
+        try:
+            yield
+            if self._marks:
+                self.st.run("lc_mark_promoted_many", patterns=self._marks, at=self.now, from_statuses=OPEN_EVENT)
+        finally:
+            self._marks = None
 
     # -- 6. export ------------------------------------------------------------------------------------------
     def hidden(self, live: list[dict[str, Any]], free: list[dict[str, Any]]) -> set[str]:

@@ -79,6 +79,7 @@ class Verification:
     confirm_max_ratio: float
     ineffective_min_ratio: float
     worse_min_ratio: float
+    worse_min_posterior: float
     error_rate: float
     baseline_half_life_days: float
     max_per_day: int
@@ -205,6 +206,7 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         confirm_max_ratio=r.number("verification.confirm_max_ratio", 0),
         ineffective_min_ratio=r.number("verification.ineffective_min_ratio", 0),
         worse_min_ratio=r.number("verification.worse_min_ratio", 0),
+        worse_min_posterior=r.number("verification.worse_min_posterior", 0.5, 0.9999),
         error_rate=r.number("verification.error_rate", 0.0001, 0.5),
         baseline_half_life_days=r.number("verification.baseline_half_life_days", 1),
         max_per_day=r.whole("verification.max_per_day", 1),

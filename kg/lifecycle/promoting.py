@@ -21,6 +21,8 @@ def ready_rows(lc: Any) -> list[dict[str, Any]]:
                      ignore_statuses=list(p.ignore_event_statuses), min_recurrence=p.min_recurrence,
                      min_sessions=p.min_sessions)
     rows = [x for x in rows if promote.eligible(int(x["recurrence"]), int(x["sessions"]), lc.lp)]
+    if not int(lc.st.run("lc_reverted_count")[0]["n"]):  # 2.5 s at 100k events, even with nothing reverted
+        return promote.rank(rows, lc.lp)
     back = lc.st.run("lc_recovery_candidates", since=since, now=lc.now, cooled=lc.now - r.cooldown_days * verify.DAY,
                      ignore_statuses=list(p.ignore_event_statuses), min_recurrence=r.min_recurrence,
                      min_sessions=r.min_sessions)
@@ -88,7 +90,15 @@ def promote_all(lc: Any) -> None:
     for r in lc.st.run("lc_promoted_since", since=day, now=lc.now):
         budget.per_file[r["target"]] = budget.per_file.get(r["target"], 0) + int(r["n"])
     rows = ready_rows(lc)
-    for cand in fill(lc, rows[:b.max_examined]):   # one read of their events (each read scans the edges)
+    with lc.marking():
+        _promote_ranked(lc, rows[:b.max_examined], budget)
+    if len(rows) > b.max_examined:
+        lc.report.waiting.append({"pattern_key": f"{len(rows) - b.max_examined} more", "target": "",
+                                  "reason": f"a cycle reads at most {b.max_examined} ready patterns"})
+
+
+def _promote_ranked(lc: Any, rows: list[dict[str, Any]], budget: promote.Budget) -> None:
+    for cand in fill(lc, rows):   # one read of their events (each read scans the edges)
         plan = promote.plan(cand, lc.lp)
         if cand.failed and plan.mode == "ask" and "revert looks wrong" not in cand.note:
             lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason":
@@ -101,9 +111,6 @@ def promote_all(lc: Any) -> None:
             continue
         budget.take(plan.file, plan.block, plan.text)
         _carry_out(lc, plan, recovered=bool(cand.failed))
-    if len(rows) > b.max_examined:
-        lc.report.waiting.append({"pattern_key": f"{len(rows) - b.max_examined} more", "target": "",
-                                  "reason": f"a cycle reads at most {b.max_examined} ready patterns"})
 
 
 def _carry_out(lc: Any, plan: promote.Plan, *, recovered: bool) -> None:

@@ -12,9 +12,10 @@ The verdict is a sequential test on the pattern's whole history (`assess`):
 - The **posterior of the ratio** r = after / before (Jeffreys priors; `kg.lifecycle.stats`) gives
   P(r < ineffective_min_ratio), that the rule cut the rate at all, and P(r > confirm_max_ratio), that it did
   not cut it enough. The first reaching 1 − error_rate decides: confirmed, or reverted (labelled made worse
-  when the posterior median is ≥ worse_min_ratio and P(r > 1) ≥ 1 − error_rate). Until then the check is extended; a confirmed rule stays
-  under the same test, so enough new evidence reverts it later. A check undecided for `overdue.revert_days`
-  past due is decided by the posterior majority (a truncated sequential test).
+  when the posterior median is ≥ worse_min_ratio and P(r > 1) ≥ worse_min_posterior). Until then the check
+  is extended; a confirmed rule stays under the same test, so enough new evidence reverts it later. A check
+  undecided for `overdue.revert_days` past due is decided by the posterior majority (a truncated sequential
+  test).
 """
 
 from __future__ import annotations
@@ -156,8 +157,11 @@ class Verdict:
 
 def population_prior(baselines: Iterable[tuple[float, float]], policy: LifecyclePolicy) -> tuple[float, float]:
     """A Gamma prior for a pattern's rate before its change, from the baselines (counted occurrences, days) of
-    every change in the workspace (empirical Bayes, method of moments, net of Poisson noise), worth at most
-    `prior_max_events` occurrences. (0, 0), no prior, with fewer than `prior_min_changes` changes."""
+    every change in the workspace: the hierarchical Gamma–Poisson model (each count is negative binomial given
+    its days) fitted by maximum likelihood, its mean the pooled rate. A short baseline weighs little in that
+    likelihood, so one pattern promoted on the day kg started watching (5 occurrences in half a day) does not
+    swamp the rest, as it did a method-of-moments fit. Never more certain than ±50 % of the mean, worth at
+    most `prior_max_events` occurrences; (0, 0), no prior, with fewer than `prior_min_changes` changes."""
     v = policy.verification
     rows = [(k, t) for k, t in baselines if t > 0]
     if len(rows) < v.prior_min_changes or v.prior_max_events <= 0:
@@ -165,9 +169,14 @@ def population_prior(baselines: Iterable[tuple[float, float]], policy: Lifecycle
     mean = sum(k for k, _ in rows) / sum(t for _, t in rows)
     if mean <= 0:
         return 0.0, 0.0
-    spread = sum((k / t - mean) ** 2 for k, t in rows) / len(rows) - sum(mean / t for _, t in rows) / len(rows)
-    spread = max(spread, (mean / 2) ** 2)  # never more certain than ±50 % of the mean
-    shape = min(mean * mean / spread, v.prior_max_events)
+
+    def loglik(shape: float) -> float:
+        b = shape / mean
+        return sum(math.lgamma(k + shape) - math.lgamma(shape) + shape * math.log(b / (b + t)) +
+                   k * math.log(t / (b + t)) for k, t in rows)
+
+    grid = [0.05 * 1.15 ** i for i in range(60)]  # 0.05 … ~190 occurrences
+    shape = min(max(grid, key=loglik), 4.0, v.prior_max_events)  # 4: ±50 % of the mean
     return round(shape, 4), round(shape / mean, 4)
 
 
@@ -205,8 +214,8 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
     if keep:
         kind, why = CONFIRMED, f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}"
     elif drop:
-        # "made worse" raises a critical item, so it needs the rate to have risen at the stated error rate
-        worse = median >= v.worse_min_ratio and 1.0 - stats.p_ratio_below(1.0, *args) >= 1.0 - a
+        # "made worse" raises a critical item, so it needs the rate to have risen (worse_min_posterior)
+        worse = median >= v.worse_min_ratio and 1.0 - stats.p_ratio_below(1.0, *args) >= v.worse_min_posterior
         kind = WORSE if worse else INEFFECTIVE
         why = f"P(ratio > {v.confirm_max_ratio:g}) = {p_not:.3f}"
     else:

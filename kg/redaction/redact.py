@@ -17,7 +17,6 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -34,6 +33,9 @@ _MARKERS = re.compile(r"\[REDACTED:[a-z0-9_]{1,64}\]")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=")
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=-]*")
 _SHORT = 4096  # below this many characters keywords are found by str.find, above by the tries
+# Keyword-less rules (rules/secrets.toml says so) all need a run of 20 such characters: text without one, as most
+# of a kg log's fields, skips them, and so never pays for compiling them.
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{20}")
 _MAX_EXTEND = 16384  # longer runs are not secrets but blobs; the bound keeps adversarial input linear
 _WINDOW_RUN_ON = 160  # how far past its window a windowed rule's match may run (a quoted value's closing quote)
 
@@ -81,20 +83,21 @@ class Redactor:
         return [item for item in self._collect(text).items if item[2]] if text else []
 
     def _collect(self, text: str) -> _Spans:
-        lowered = text.lower()
-        if len(lowered) != len(text):  # a few non-ASCII letters lowercase to two characters
-            lowered = text.translate(_ASCII_LOWER)
-        starts = self._keyword_starts(lowered)
+        # Keywords are ASCII (but for a few CJK labels, found in `text` itself): lowercase an ASCII copy in which
+        # every other character is one '?', so positions match `text` and the scans run over one byte per character.
+        lowered = text.lower() if text.isascii() else text.encode("ascii", "replace").decode("ascii").lower()
+        starts = self._keyword_starts(lowered, text)
         spans = _Spans()
         if "[redacted:" in lowered:  # earlier markers stay as they are: this is what makes redact idempotent
             for m in _MARKERS.finditer(text):
                 spans.add(m.start(), m.end(), "")
+        long_run = _LONG_RUN.search(text) is not None
         for index, rule in enumerate(self.rules):
             if rule.keywords:
                 at = starts.get(index)
                 if at:
                     self._apply_at(rule, text, sorted(set(at)), spans)
-            else:
+            elif long_run:
                 for match in rule.pattern.finditer(text):
                     self._take(rule, match, text, spans)
         return spans
@@ -135,6 +138,8 @@ class Redactor:
         start, end = match.span(rule.group)
         if start < 0 or end <= start:
             return
+        if spans.covers(start):
+            return
         secret = text[start:end]
         if rule.min_entropy and entropy(secret) < rule.min_entropy:
             return
@@ -143,8 +148,6 @@ class Redactor:
         if rule.not_before is not None and _line_before(rule.not_before, text, start):
             return
         if any(p.search(secret) for p in rule.ignore) or any(p.search(secret) for p in self._ignore):
-            return
-        if spans.covers(start):
             return
         if end < len(text) and text[end] in _TOKEN_CHARS and text[end - 1] in _TOKEN_CHARS:
             end = _TOKEN_RUN.match(text, end, end + _MAX_EXTEND).end()
@@ -157,12 +160,14 @@ class Redactor:
         return tuple(re.compile(source) for source in self.ignore_sources)
 
     @cached_property
-    def _by_keyword(self) -> dict[str, tuple[int, ...]]:
+    def _by_keyword(self) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]:
+        """The rules of each keyword: (ASCII keywords, the others)."""
         out: dict[str, list[int]] = {}
         for index, rule in enumerate(self.rules):
             for keyword in rule.keywords:
                 out.setdefault(keyword, []).append(index)
-        return {k: tuple(v) for k, v in out.items()}
+        ascii_words = {k: tuple(v) for k, v in out.items() if k.isascii()}
+        return ascii_words, {k: tuple(v) for k, v in out.items() if not k.isascii()}
 
     @cached_property
     def _keyword_index(self) -> tuple[tuple[re.Pattern[str], ...], dict[str, tuple[int, ...]]]:
@@ -173,22 +178,26 @@ class Redactor:
         for index, rule in enumerate(self.rules):
             for keyword in rule.keywords:
                 by_keyword.setdefault(keyword, []).append(index)
-        words = sorted(by_keyword)
+        words = sorted(word for word in by_keyword if word.isascii())
         lookup = {w: tuple(i for k in words if w.startswith(k) for i in by_keyword[k]) for w in words}
         groups: dict[str, list[str]] = {}
         for word in words:
             groups.setdefault(word[0], []).append(word)
         return tuple(re.compile(_trie(group)) for _, group in sorted(groups.items())), lookup
 
-    def _keyword_starts(self, lowered: str) -> dict[int, list[int]]:
+    def _keyword_starts(self, lowered: str, text: str) -> dict[int, list[int]]:
+        """Where each rule's keywords occur: ASCII keywords in `lowered`, the others (CJK labels) in `text`."""
         starts: dict[int, list[int]] = {}
-        if len(lowered) < _SHORT:  # a kg log's fields: a find per keyword beats compiling the tries at start-up
-            for keyword, indexes in self._by_keyword.items():
-                at = lowered.find(keyword)
+        short = len(lowered) < _SHORT  # a kg log's fields: a find per keyword beats compiling the tries at start-up
+        ascii_words, other_words = self._by_keyword
+        for where, words in ((lowered, ascii_words if short else {}), (text, other_words)):
+            for keyword, indexes in words.items():
+                at = where.find(keyword)
                 while at >= 0:
                     for index in indexes:
                         starts.setdefault(index, []).append(at)
-                    at = lowered.find(keyword, at + 1)
+                    at = where.find(keyword, at + 1)
+        if short:
             return starts
         tries, lookup = self._keyword_index
         by_word: dict[str, list[int]] = {}  # one append per keyword found; rules gather their words' lists after
@@ -265,9 +274,6 @@ class _Spans:
         return "".join(parts)
 
 
-_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
-
-
 def _trie(words: Iterable[str]) -> str:
     """A regex matching any of `words`, as a trie (shared prefixes factored), longest first."""
     root: dict[str, Any] = {}
@@ -303,7 +309,9 @@ def _line_before(pattern: re.Pattern[str], text: str, end: int) -> bool:
 def entropy(value: str) -> float:
     """Shannon entropy in bits per character: random keys score high, words and slugs low."""
     n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+    if not n:
+        return 0.0
+    return max(0.0, math.log2(n) - sum(c * math.log2(c) for c in map(value.count, set(value))) / n)
 
 
 @cache

@@ -27,7 +27,7 @@ _RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "
               "template", "key", "secret", "window", "ignore", "priority"}
 _TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence"}
 DEFAULT_PRIORITY = 50
-_CACHE_FORMAT = 2  # bump when the meaning of a cached rule changes
+_CACHE_FORMAT = 3  # bump when the meaning of a cached rule changes
 
 
 class SecretRulesError(RulesError, ValueError):
@@ -37,7 +37,7 @@ class SecretRulesError(RulesError, ValueError):
     """
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)  # not frozen: a frozen dataclass's __init__ costs 3x, and ~250 are built per process
 class SecretRule:
     """One pattern. `group` is the secret inside the match (0 = whole match).
 
@@ -245,21 +245,28 @@ def cache_dir() -> Path:
 
 
 def _packaged_key(entry: str) -> str | None:
-    """A digest of every packaged secrets*.toml (name, size and CRC-32 of its bytes), the entry point and the
-    cache format. It detects an edited or replaced rule file; it is not a defence against a forged cache (the
-    owner and mode checks are), so it uses zlib rather than hashlib, whose OpenSSL import costs more than
-    everything else here."""
-    parts = [str(_CACHE_FORMAT), entry]
+    """A key for every packaged secrets*.toml as it is now: name, size and modification time in nanoseconds (what
+    Python's own bytecode cache checks against its source), the entry point and the cache format. An edited or
+    replaced rule file gets a new key without reading it. It is not a defence against a forged cache (the owner
+    and mode checks are)."""
+    parts = [entry]
     try:
-        folder = resources.files("kg.rules")
-        names = sorted(item.name for item in folder.iterdir()
-                       if item.name.startswith("secrets") and item.name.endswith(".toml"))
-        for name in names:
-            data = (folder / name).read_bytes()
-            parts.append(f"{name}:{len(data)}:{zlib.crc32(data):08x}:{zlib.adler32(data):08x}")
-    except OSError:
+        folder = os.path.dirname(os.path.abspath(_rules_file()))
+        with os.scandir(folder) as entries:
+            for item in sorted(entries, key=lambda e: e.name):
+                if item.name.startswith("secrets") and item.name.endswith(".toml"):
+                    info = item.stat()
+                    parts.append(f"{item.name}:{info.st_size}:{info.st_mtime_ns}")
+    except (OSError, TypeError):
         return None
-    return "-".join(f"{zlib.crc32(part.encode()):08x}" for part in parts[2:]) + f"-f{_CACHE_FORMAT}"
+    return f"{zlib.crc32(chr(0).join(parts).encode()):08x}-{len(parts)}-f{_CACHE_FORMAT}"
+
+
+def _rules_file() -> str:
+    """A file of the packaged rules folder (kg.rules' __init__.py)."""
+    import kg.rules
+
+    return kg.rules.__file__  # type: ignore[return-value]
 
 
 _FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",

@@ -196,7 +196,7 @@ def _learnings(
                 continue
             p = score(det.model, sigs)
             why = reasons(det.model, sigs)
-            if p < det.threshold or not has_reason(why, rules):
+            if p < det.threshold or not has_reason(why, rules, det.reasons):
                 continue
             offset, line, hit = _evidence_line(lines, why, rules)
             evidence = _evidence(line, hit, lim.evidence_chars) if hit else _trim(line, lim.evidence_chars)

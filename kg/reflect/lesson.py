@@ -64,10 +64,13 @@ def key(category: str, lesson: str, rules: Lessons) -> str | None:
     """`<fix|pref|fact|feat|keep>.<word>-<word>-<word>`: the lesson's most specific words, sorted."""
     code = {t for m in _CODE.finditer(lesson) for t in terms(m.group(0), linking_rules())}
     seen: dict[str, int] = {}
+    weak: dict[str, int] = {}
     for i, t in enumerate(terms(lesson, linking_rules())):
-        if t in rules.key_skip or t in seen or (len(t) < 3 and t.isascii()):
+        if t in rules.key_skip or t in seen or t in weak or (len(t) < 3 and t.isascii()):
             continue
-        seen[t] = i
+        (weak if t in rules.key_weak else seen)[t] = i
+    if len(seen) < rules.key_min_words:
+        seen.update(weak)
     if len(seen) < rules.key_min_words:
         return None
     ranked = sorted(seen, key=lambda t: (t not in code, -len(t), seen[t]))

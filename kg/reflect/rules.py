@@ -23,7 +23,7 @@ DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "prefere
 SCOPES = ("user", "prev", "next", "next_tools")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
 COMPUTED = ("first_turn", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent",
-            "negates_agent")
+            "negates_agent", "retries_tool")
 # Computed signals that read what the user said about the agent's words: reasons in the user's own words.
 USER_COMPUTED = ("quotes_agent", "negates_agent")
 KINDS = ("learning", "feature", "preference")
@@ -58,6 +58,14 @@ class Signal:
 
 
 @dataclass(frozen=True)
+class Combined:
+    """A signal that fires when, for any of its groups, every name in `need` fired and none in `without`."""
+
+    name: str
+    groups: tuple[tuple[frozenset[str], frozenset[str]], ...]  # (need, without)
+
+
+@dataclass(frozen=True)
 class Signals:
     prev_chars: int
     next_chars: int
@@ -66,16 +74,21 @@ class Signals:
     user_chars: int
     matched: tuple[Signal, ...]
     reply_reasons: tuple[str, ...] = ()  # signals of the agent's reply strong enough to be a reason alone
+    combined: tuple[Combined, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
-        return (*COMPUTED, *(s.name for s in self.matched))
+        return (*COMPUTED, *(s.name for s in self.matched), *(c.name for c in self.combined))
 
     @property
     def user_side(self) -> frozenset[str]:
         """The signals that can be a finding's reason: read from the user's own words, or a reply signal named
-        in reply_reasons (an apology, a revert)."""
-        return frozenset((*USER_COMPUTED, *self.reply_reasons, *(s.name for s in self.matched if s.scope == "user")))
+        in reply_reasons (an apology, a revert), or a combination that needs one of those in every group."""
+        base = {*USER_COMPUTED, *self.reply_reasons, *(s.name for s in self.matched if s.scope == "user")}
+        for c in self.combined:
+            if all(need & base for need, _ in c.groups):
+                base.add(c.name)
+        return frozenset(base)
 
 
 @dataclass(frozen=True)
@@ -97,6 +110,7 @@ class Detector:
     min_score: float
     requires_prior_assistant: bool
     model: ClassModel | None  # None: no weights shipped for it, it finds nothing
+    reasons: frozenset[str] | None = None  # a finding needs one of these to fire (None: any user-side signal)
 
     @property
     def threshold(self) -> float:
@@ -116,6 +130,7 @@ class Lessons:
     strip: re.Pattern[str]
     fallback: Mapping[str, str]  # category -> template
     key_skip: frozenset[str]  # stemmed
+    key_weak: frozenset[str]  # stemmed: used only when the key has too few words without them
     key_words: int
     key_min_words: int
     rewrites: tuple[Rewrite, ...]
@@ -186,7 +201,12 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
     for name in DETECTORS:
         if name not in data:
             continue
-        d = top.table(name).known(("kind", "category", "priority", "source", "min_score", "requires_prior_assistant"))
+        d = top.table(name).known(("kind", "category", "priority", "source", "min_score", "requires_prior_assistant",
+                                   "reasons"))
+        reasons = d.strings("reasons", [], items="non-empty")
+        for r in reasons:
+            if r not in signals.names:
+                raise d.fail("reasons", f"{r!r} is not a signal of [signals] (or a computed one)")
         detectors.append(
             Detector(
                 name=name,
@@ -197,6 +217,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
                 min_score=d.number("min_score", 0.0, 1.0),
                 requires_prior_assistant=d.flag("requires_prior_assistant", False),
                 model=models.get(name),
+                reasons=frozenset(reasons) if reasons else None,
             )
         )
 
@@ -210,7 +231,7 @@ _FIELDS = re.compile(r"\{(\w+)\}")
 def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
     from kg.graph.linking import stem  # the stemmer linking uses, so keys and links agree on words
 
-    t.known(("strip", "fallback", "key_skip", "key_words", "key_min_words", "rewrite"))
+    t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -229,6 +250,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         strip=_regex(t, "strip", t.string("strip"), re.IGNORECASE),
         fallback=fallback,
         key_skip=frozenset(stem(w.lower()) for w in t.strings("key_skip", items="non-empty")),
+        key_weak=frozenset(stem(w.lower()) for w in t.strings("key_weak", [], items="non-empty")),
         key_words=t.whole("key_words", 1, int_only=True),
         key_min_words=t.whole("key_min_words", 1, int_only=True),
         rewrites=tuple(rewrites),
@@ -236,7 +258,8 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
 
 
 def _signals(t: RuleReader) -> Signals:
-    t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", "reply_reasons", *SCOPES))
+    t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", "reply_reasons", "combined",
+             *SCOPES))
     matched: list[Signal] = []
     seen: set[str] = set(COMPUTED)
     flags = re.IGNORECASE | re.MULTILINE
@@ -258,7 +281,32 @@ def _signals(t: RuleReader) -> Signals:
         user_chars=t.whole("user_chars", 1, int_only=True),
         matched=tuple(matched),
         reply_reasons=_reply_reasons(t, matched),
+        combined=_combined(t.table("combined", {}), seen),
     )
+
+
+def _combined(table: RuleReader, seen: set[str]) -> tuple[Combined, ...]:
+    """[signals.combined]: name = ["a b", "c !d"]; fires when every name of one group fired (and no `!name`).
+    A group may name signals defined before it, combined ones included."""
+    out = []
+    for name in table.data:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+            raise table.fail(name, "a signal name must be snake_case (findings and weights name it)")
+        if name in seen:
+            raise table.fail(name, "this signal name is taken (each name once, across scopes and computed ones)")
+        groups = []
+        for g in table.strings(name, empty=False, items="non-empty"):
+            parts = g.split()
+            for p in parts:
+                if p.lstrip("!") not in seen:
+                    raise table.fail(name, f"{p.lstrip('!')!r} is not a signal defined before it")
+            need = frozenset(p for p in parts if not p.startswith("!"))
+            if not need:
+                raise table.fail(name, f"group {g!r} needs at least one signal that must fire")
+            groups.append((need, frozenset(p[1:] for p in parts if p.startswith("!"))))
+        seen.add(name)
+        out.append(Combined(name, tuple(groups)))
+    return tuple(out)
 
 
 def _reply_reasons(t: RuleReader, matched: list[Signal]) -> tuple[str, ...]:

@@ -12,6 +12,8 @@ import math
 import re
 from dataclasses import dataclass, replace
 
+from rapidfuzz import fuzz
+
 from .lesson import linking_rules, terms
 from .parse import Transcript, Turn
 from .rules import ClassModel, ReflectRules
@@ -32,6 +34,8 @@ class TurnView:
     pasted: bool
     prior_tool_error: bool
     next_tools: str = ""  # the commands and paths the agent's tool calls used after the user spoke
+    retries_tool: bool = False  # the agent's first tool call after the user spoke re-runs its last one before,
+    # with changed input
 
 
 def straighten(text: str) -> str:
@@ -61,20 +65,31 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     last_agent: Turn | None = None  # the agent's last turn with words
     seen_agent = False
     error_since_user = False
-    pending: list[int] = []  # user turns still waiting for the agent's reply
+    pending: int | None = None  # the user turn waiting for the agent's reply
     replies: dict[int, Turn] = {}
     tools: dict[int, list[str]] = {}  # what the agent ran after each user turn, until the next one
+    last_call: Turn | None = None  # the agent's last tool call
+    before: dict[int, Turn] = {}  # the agent's last tool call before each user turn
+    retried: set[int] = set()
     current: int | None = None
     for t in turns:
         if t.role == "assistant":
             seen_agent = True
-            if t.tool_input and current is not None and len(tools.setdefault(current, [])) < _MAX_TOOLS:
-                tools[current].append(t.tool_input[:300])
+            if t.tool_name and current is not None:
+                calls = tools.setdefault(current, [])
+                if not calls and current in before:
+                    retried.update([current] if _retry(before[current], t) else [])
+                if len(calls) < _MAX_TOOLS:
+                    calls.append((t.tool_input or "")[:300])
+            if t.tool_name:
+                last_call = t
             if not _has_words(t.text):
                 continue
-            for u in pending:
-                replies[u] = t
-            pending = []
+            # A reply answers the user's last turn: earlier turns that got no reply of their own (a message
+            # sent while the agent worked, then another) are not answered by it.
+            if pending is not None:
+                replies[pending] = t
+            pending = None
             last_agent = t
         elif t.role == "tool":
             error_since_user = error_since_user or bool(t.is_error)
@@ -93,13 +108,27 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 pasted=len(lines) < len(raw),
                 prior_tool_error=error_since_user,
             )
-            pending.append(t.index)
+            pending = t.index
             current = t.index
+            if last_call is not None:
+                before[t.index] = last_call
             error_since_user = False
     for u, v in out.items():
         nxt = straighten(_agent_text(replies[u])[: sig.next_chars]) if u in replies else ""
-        out[u] = replace(v, next=nxt, next_tools=straighten("\n".join(tools.get(u, []))))
+        out[u] = replace(v, next=nxt, next_tools=straighten("\n".join(x for x in tools.get(u, []) if x)),
+                         retries_tool=u in retried)
     return out
+
+
+def _retry(last: Turn, first: Turn) -> bool:
+    """The same tool run again with changed but similar input: the agent redoes what the user just objected to
+    (reading another file is not a retry: the inputs must share most of their text)."""
+    a, b = last.tool_input or "", first.tool_input or ""
+    return (last.tool_name == first.tool_name and bool(a) and bool(b) and a != b
+            and fuzz.ratio(a[:300], b[:300]) >= _RETRY_SIMILAR)
+
+
+_RETRY_SIMILAR = 60
 
 
 _MAX_TOOLS = 10
@@ -124,6 +153,7 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         "prior_tool_error": view.prior_tool_error,
         "quotes_agent": bool(view.quoted) and _quotes(view.quoted, view.prev),
         "negates_agent": bool(view.prev) and _negates(view.own[: sig.user_chars], view.prev),
+        "retries_tool": view.retries_tool,
     }
     names = [name for name, on in computed.items() if on]
     scopes = {"user": view.own[: sig.user_chars], "prev": view.prev, "next": view.next,
@@ -132,6 +162,11 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         text = scopes[s.scope]
         if text and any(p.search(text) for p in s.patterns):
             names.append(s.name)
+    on = set(names)
+    for c in sig.combined:
+        if any(need <= on and not (without & on) for need, without in c.groups):
+            names.append(c.name)
+            on.add(c.name)
     return tuple(names)
 
 
@@ -169,8 +204,9 @@ def reasons(model: ClassModel, signals: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(s for _, s in sorted(up, key=lambda x: (-x[0], x[1])))
 
 
-def has_reason(why: tuple[str, ...], rules: ReflectRules) -> bool:
+def has_reason(why: tuple[str, ...], rules: ReflectRules, allowed: frozenset[str] | None = None) -> bool:
     """A finding needs a reason in the user's own words, not only the turn's shape or the agent's reply: agents
-    agree with, and apologise for, suggestions as readily as corrections."""
-    user = rules.signals.user_side
+    agree with, and apologise for, suggestions as readily as corrections. `allowed` (a class's `reasons`) narrows
+    them: words common in new instructions ("should", "just") do not say that the agent was wrong."""
+    user = rules.signals.user_side if allowed is None else allowed
     return any(s in user for s in why)

@@ -15,9 +15,10 @@ they are) and marks what it adds, so uninstall removes exactly that:
   seed's memory/.hook-context.txt). The handler returns at once and runs `kg` detached.
 - codex: `.codex/hooks.json` (SessionStart → the brief; Stop → reflect on the rollout so far, always exit 0;
   SessionEnd → reflect and summarise, detached; Codex has no failure event and its PostToolUse carries no exit
-  status, so failures come from the rollout), a marked block in `.codex/config.toml` (the `hooks` feature flag,
-  and the MCP server when `kg mcp` can start), and a marked block in AGENTS.md telling the agent how to call kg
-  (written by the one block editor, `kg/lifecycle/blocks.py`: a person's edit inside it is flagged and kept).
+  status, so failures come from the rollout), marked blocks in `.codex/config.toml` (the `hooks` feature flag,
+  and the MCP server when `kg mcp` can start: `kg/runtimes/codex_toml.py`), and a marked block in AGENTS.md
+  telling the agent how to call kg. Every block is written by the one block editor, `kg/lifecycle/blocks.py`:
+  a person's edit inside it is flagged and kept, text outside it stays byte for byte.
 
 Every file an install writes is recorded with its bytes before (`memory/.kg/installs.json`); uninstall puts
 those bytes back when the file is as kg left it, and otherwise takes out only kg's part.
@@ -31,7 +32,6 @@ import re
 import shlex
 import shutil
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,17 +39,15 @@ from typing import Any
 from kg.core.errors import UsageError
 from kg.ingest.journal import write_atomic
 from kg.lifecycle import blocks
-from kg.runtimes.openclaw_hook import OPENCLAW_MARK, openclaw_handler, openclaw_hook_md
+from kg.runtimes import codex_toml
+from kg.runtimes.openclaw_hook import OPENCLAW_MARK, SERVER_NAME, openclaw_handler, openclaw_hook_md
 
 RUNTIMES = ("claude-code", "openclaw", "codex")
-SERVER_NAME = "kaizen-kg"
 HOOK_DIR = Path("hooks") / "kaizen-kg"
 AGENTS_BLOCK = "install-codex"  # <!-- kaizen-kg:begin install-codex --> in AGENTS.md
 # the AGENTS.md markers of kg before the one block editor; an install or uninstall turns them into the block's
 LEGACY_BEGIN = "<!-- kaizen-kg:begin (kg install codex; remove with kg uninstall codex) -->"
 LEGACY_END = "<!-- kaizen-kg:end -->"
-TOML_BEGIN, TOML_END = "# >>> kaizen-kg (kg install codex; remove with kg uninstall codex) >>>", "# <<< kaizen-kg <<<"
-TOML_MARK = "  # kaizen-kg"
 
 
 @dataclass
@@ -190,17 +188,6 @@ def strip_mcp(config: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- marked text blocks (pure) ---------------------------------------------------------------------------------
-def drop_block(text: str, begin: str, end: str) -> str:
-    """`text` without the lines from `begin` to `end` (the TOML block in .codex/config.toml)."""
-    start, stop = text.find(begin), text.find(end)
-    if start < 0 or stop < start:
-        return text
-    before, after = text[:start].rstrip("\n"), text[stop + len(end):].lstrip("\n")
-    if before and after:
-        return before + "\n\n" + after
-    return (before + "\n" if before else "") + after
-
-
 def upgrade_legacy(text: str) -> str:
     """AGENTS.md with an older kg's markers given the one block format (the text between them is kept). Pure."""
     start = text.find(LEGACY_BEGIN)
@@ -219,38 +206,6 @@ def agents_plan(text: str | None, body: str | None, state: dict[str, Any]) -> bl
     return blocks.plan_sync(text, AGENTS_BLOCK, body, expected_hash=(state.get("hash") or None) if present else None,
                             glue=str(state.get("glue") or ""), created_file=bool(state.get("created_file")),
                             fix="then run the command again")
-
-
-def codex_toml(text: str, argv: list[str] | None) -> str:
-    """config.toml with the `hooks` feature flag and (given its argv) kg's MCP server, in a marked block (or,
-    when the file has a [features] table already, one marked line in it). Pure; the result is checked to
-    parse. `codex_hooks` is the deprecated alias of `hooks`: a file that sets either is left to say so."""
-    text = codex_toml_strip(text)
-    try:
-        current = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f".codex/config.toml is not valid TOML ({exc}); fix it, then run the install again") \
-            from None
-    lines = [f"[mcp_servers.{SERVER_NAME}]", f"command = {json.dumps(argv[0])}",
-             "args = [" + ", ".join(json.dumps(a) for a in argv[1:]) + "]"] if argv else []
-    features = current.get("features")
-    if isinstance(features, dict):
-        if "hooks" not in features and "codex_hooks" not in features:
-            text = re.sub(r"(?m)^\[features\][ \t]*$", "[features]\nhooks = true" + TOML_MARK, text, count=1)
-    else:
-        lines = ["[features]", "hooks = true", *([""] if lines else [])] + lines
-    if not lines:
-        tomllib.loads(text)
-        return text
-    body = "\n".join(lines)
-    new = (text.rstrip("\n") + "\n\n" if text.strip() else "") + f"{TOML_BEGIN}\n{body}\n{TOML_END}\n"
-    tomllib.loads(new)
-    return new
-
-
-def codex_toml_strip(text: str) -> str:
-    text = drop_block(text, TOML_BEGIN, TOML_END)
-    return "".join(line for line in text.splitlines(keepends=True) if not line.rstrip("\n").endswith(TOML_MARK))
 
 
 AGENTS_BODY = """## kaizen-kg (learning memory)
@@ -308,18 +263,24 @@ class _Plan:
             return str(path)
 
     def write(self, path: Path, text: str, detail: str, runtime: str | None = None) -> None:
-        old = path.read_text(encoding="utf-8") if path.exists() else None
+        old = blocks.read(path)
         if runtime:
             files = self.record.setdefault(runtime, {})
-            before = files.get(str(path), {}).get("before", old) if str(path) in files else old
-            files[str(path)] = {"before": before, "after": text}
+            entry = files.get(str(path))
+            if entry is None and (old is None or SERVER_NAME not in old):
+                files[str(path)] = {"before": old, "after": text}
+            elif entry is not None and "before" in entry and old == entry["after"]:
+                files[str(path)] = {"before": entry["before"], "after": text}
+            else:  # edited since kg wrote it, or holding an earlier kg's part: no bytes to go back to (uninstall
+                # takes out kg's part only), since those bytes would lose the edit or bring kg's old part back
+                files[str(path)] = {"after": text}
         if old == text:
             self.changes.append(Change(self.rel(path), "unchanged", detail))
             return
         self.changes.append(Change(self.rel(path), "create" if old is None else "update", detail))
         if not self.dry_run:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, text.encode("utf-8"))
+            write_atomic(path, text.encode("utf-8", "surrogateescape"))
 
     def remove(self, path: Path, detail: str) -> None:
         if not path.exists():
@@ -335,14 +296,14 @@ class _Plan:
     def restore(self, runtime: str, path: Path) -> bool:
         """Put back the bytes `path` had before kg's install, when the file is still as kg left it."""
         entry = (self.record.get(runtime) or {}).get(str(path))
-        if not entry or not path.exists() or path.read_text(encoding="utf-8") != entry["after"]:
+        if not entry or "before" not in entry or blocks.read(path) != entry["after"]:
             return False
         if entry["before"] is None:
             self.remove(path, "kg created it; as kg left it")
         else:
             self.changes.append(Change(self.rel(path), "update", "restored byte for byte"))
             if not self.dry_run:
-                write_atomic(path, entry["before"].encode("utf-8"))
+                write_atomic(path, entry["before"].encode("utf-8", "surrogateescape"))
         return True
 
     def agents_block(self, path: Path, body: str | None, runtime: str | None) -> None:
@@ -366,6 +327,39 @@ class _Plan:
             created = sync.action == "create" or (bool(state.get("created_file")) and body is not None)
             blocks.save_state(self.ws.kg_dir, key, {"hash": sync.hash, "glue": sync.glue, "created_file": created}
                               if body is not None and sync.hash else None)
+
+    def codex_config(self, path: Path, argv: list[str] | None, runtime: str | None) -> None:
+        """Bring kg's blocks in .codex/config.toml to what an install (`runtime`) wants, or take them out
+        (None), through the block editor (`kg/runtimes/codex_toml.py`)."""
+        rel = self.rel(path)
+        states = blocks.load_states(self.ws.kg_dir)
+        mine = {name: states.get(f"{rel}#{name}") or {} for name in codex_toml.NAMES}
+        old = blocks.read(path)
+        new, plans, notes = codex_toml.sync(old, argv, mine, install=runtime is not None)
+        self.notes += [f"{rel}: {note}" for note in notes]
+        if runtime is not None:
+            self.write(path, new or "", "features.hooks" + (f" and MCP server {SERVER_NAME!r}" if argv else "")
+                       + " (marked blocks)", runtime)
+        elif new != old:
+            if (new or "").strip():
+                self.write(path, new or "", "removed kg's blocks")
+            else:
+                self.remove(path, "removed kg's blocks (nothing else was in it)")
+        if self.dry_run:
+            return
+        for name, sync in plans.items():
+            if sync.action == "flag":
+                continue  # kept as the person left it: kg still knows what it wrote there
+            created = sync.action == "create" or (bool(mine[name].get("created_file")) and runtime is not None)
+            blocks.save_state(self.ws.kg_dir, f"{rel}#{name}", {"hash": sync.hash, "glue": sync.glue,
+                                                               "created_file": created}
+                              if runtime is not None and sync.hash else None)
+
+    def forget_blocks(self, path: Path, names: tuple[str, ...]) -> None:
+        """Forget what kg wrote in the blocks of a file whose bytes from before the install are back."""
+        if not self.dry_run:
+            for name in names:
+                blocks.save_state(self.ws.kg_dir, f"{self.rel(path)}#{name}", None)
 
     def forget(self, runtime: str) -> None:
         self.record.pop(runtime, None)
@@ -439,10 +433,7 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
         plan.write(path, _dump(merge_hooks(_read_json(path), hook_entries(ws, runtime, kg_bin), runtime)),
                    "hooks: SessionStart (brief), Stop (reflect, always exit 0), SessionEnd (reflect + summary)",
                    runtime)
-        cfg = root / ".codex" / "config.toml"
-        old = cfg.read_text(encoding="utf-8") if cfg.exists() else ""
-        plan.write(cfg, codex_toml(old, mcp_argv), "features.hooks" + (f" and MCP server {SERVER_NAME!r}"
-                                                                       if mcp_argv else ""), runtime)
+        plan.codex_config(root / ".codex" / "config.toml", mcp_argv, runtime)
         plan.agents_block(root / "AGENTS.md", AGENTS_BODY.format(kg=_shell(_argv(ws, kg_bin))), runtime)
         nxt = ["Codex reads the project's .codex/ folder once the project is trusted; review the hooks in /hooks.",
                "Older Codex versions without hooks follow the AGENTS.md block."]
@@ -489,14 +480,10 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
                                   "no longer want it")
     else:
         cfg = root / ".codex" / "config.toml"
-        if cfg.exists() and not plan.restore(runtime, cfg):
-            old = cfg.read_text(encoding="utf-8")
-            new = codex_toml_strip(old)
-            if new != old:
-                if new.strip():
-                    plan.write(cfg, new, "removed kg's block")
-                else:
-                    plan.remove(cfg, "removed kg's block (nothing else was in it)")
+        if cfg.exists() and plan.restore(runtime, cfg):
+            plan.forget_blocks(cfg, codex_toml.NAMES)  # its bytes from before the install are back
+        elif cfg.exists():
+            plan.codex_config(cfg, None, None)
         agents = root / "AGENTS.md"
         if agents.exists() and not plan.restore(runtime, agents):
             plan.agents_block(agents, None, None)

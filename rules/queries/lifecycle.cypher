@@ -19,8 +19,11 @@ ORDER BY recurrence DESC, last_seen DESC, id
 
 // name: lc_window_events
 // The occurrences inside the window of the given patterns: their fields decide the target and the text.
+// UNWIND + `p.id = pid` is one hash join; `p.id IN $ids` tests the list on every edge (1.6 s against 2.4 s
+// for 200 patterns at 100k events).
+UNWIND $ids AS pid
 MATCH (p:Node)-[:derived_from]->(e:Node)
-WHERE p.id IN $ids AND e.kind = 'event' AND e.created_at >= $since AND e.created_at <= $now
+WHERE p.id = pid AND e.kind = 'event' AND e.created_at >= $since AND e.created_at <= $now
   AND NOT e.status IN $ignore_statuses
 RETURN p.id AS pattern, e.id AS id, e.created_at AS created_at, e.category AS category, e.area AS area,
        e.entry_type AS entry_type, e.action AS action, e.tags AS tags, e.source AS source,
@@ -58,6 +61,18 @@ MATCH (c:Change {id: r.id}) SET c.post_block = r.post
 // name: lc_mark_promoted
 // The pattern and its open occurrences become `promoted`.
 MATCH (p:Node {id: $pattern})
+SET p.status = 'promoted', p.updated_at = $at
+WITH p
+MATCH (p)-[:derived_from]->(e:Node)
+WHERE e.kind = 'event' AND e.status IN $from_statuses AND e.created_at <= $at
+SET e.status = 'promoted', e.updated_at = $at
+
+// name: lc_mark_promoted_many
+// lc_mark_promoted for a cycle's promotions at once: one hash join on the ids (a statement per pattern cost
+// ~0.1-0.3 s at 100k events, the pattern's edges being found by scanning).
+UNWIND $patterns AS pid
+MATCH (p:Node)
+WHERE p.id = pid
 SET p.status = 'promoted', p.updated_at = $at
 WITH p
 MATCH (p)-[:derived_from]->(e:Node)
@@ -343,6 +358,10 @@ ORDER BY created_at
 MATCH (c:Change)-[:change_pattern]->(p:Node {id: $id})
 RETURN c.id AS id, c.status AS status, c.text AS text, c.applied_at AS applied_at, c.reverted_at AS reverted_at
 ORDER BY applied_at, id
+
+// name: lc_reverted_count
+// Whether any change was ever reverted (the Change table is small): without one, no recovery query.
+MATCH (c:Change) WHERE c.reverted_at IS NOT NULL RETURN count(c) AS n
 
 // name: lc_recovery_candidates
 // Reverted patterns that recur again: cooled down since their last revert, and recurring often enough, in

@@ -19,8 +19,7 @@ def _key(run_kg) -> str:
     return pattern["key"]
 
 
-@pytest.fixture
-def filled(run_kg):
+def _fill(run_kg):
     """Two wordings of one error, a lesson learned from it, and an unrelated lesson added without links."""
     r = run_kg("log error 'git push failed: no upstream branch' --area tooling --session s1 "
                "--now 2026-05-01T10:00:00")
@@ -37,8 +36,20 @@ def filled(run_kg):
     return run_kg
 
 
-def test_graph_query_has_the_seed_shape(filled):
-    r = filled("graph query")
+@pytest.fixture
+def filled(run_kg):
+    """The filled workspace, this test's own (for tests that change it)."""
+    return _fill(run_kg)
+
+
+@pytest.fixture(scope="module")
+def shared(module_workspace):
+    """The filled workspace, built once for the tests that only read it."""
+    return _fill(module_workspace[1])
+
+
+def test_graph_query_has_the_seed_shape(shared):
+    r = shared("graph query")
     assert r.exit_code == 0
     assert r.stdout == """
 🕸️  Knowledge Graph (5 nodes, 3 edges):
@@ -59,30 +70,30 @@ def test_graph_query_has_the_seed_shape(filled):
 """
 
 
-def test_graph_query_neighbourhood_and_type(filled):
-    r = filled("graph query les-20260503-001 --depth 1 --json")
+def test_graph_query_neighbourhood_and_type(shared):
+    r = shared("graph query les-20260503-001 --depth 1 --json")
     assert sorted(n["id"] for n in r.json["nodes"]) == ["ERR-20260501-001", "les-20260503-001"]
     assert [(e["src"], e["type"], e["dst"]) for e in r.json["edges"]] == [
         ("les-20260503-001", "caused_by", "ERR-20260501-001")]
-    r = filled("graph query type:lesson --depth 0")
+    r = shared("graph query type:lesson --depth 0")
     assert r.stdout == ("\n🕸️  Knowledge Graph (2 nodes, 0 edges):\n\n  💡 LESSONs (2):\n"
                         "    [les-20260503-001] Set the upstream when you git push a new branch\n"
                         "    [les-20260503-002] x y\n")
-    r = filled("graph query type:knowledge")
+    r = shared("graph query type:knowledge")
     assert (r.exit_code, r.stdout) == (0, "No nodes found matching query.\nNo nodes found.\n")
 
 
-def test_graph_path_and_explain(filled):
-    r = filled("graph path ERR-20260501-001 les-20260503-001")
+def test_graph_path_and_explain(shared):
+    r = shared("graph path ERR-20260501-001 les-20260503-001")
     assert r.stdout == ("📌 [ERR-20260501-001] git push failed: no upstream branch\n"
                         "   ◄──caused_by──\n"
                         "💡 [les-20260503-001] Set the upstream when you git push a new branch\n")
-    r = filled("graph path les-20260503-002 ERR-20260501-001")
+    r = shared("graph path les-20260503-002 ERR-20260501-001")
     assert (r.exit_code, r.stdout) == (1, "No path between les-20260503-002 and ERR-20260501-001.\n")
-    [edge] = filled("graph explain les-20260503-001 --json").json["edges"]
+    [edge] = shared("graph explain les-20260503-001 --json").json["edges"]
     assert (edge["direction"], edge["type"], edge["manual"]) == ("out", "caused_by", False)
     assert default_rules().link_min_score <= edge["score"] <= 1.0  # linked because it passed the threshold
-    r = filled("graph explain les-20260503-001")
+    r = shared("graph explain les-20260503-001")
     shown = f"{edge['score']:.2f}"
     assert r.stdout == (
         "💡 [les-20260503-001] Set the upstream when you git push a new branch\n"
@@ -129,10 +140,10 @@ def test_patterns_list_show_merge_split(filled):
      ("Error: not in pattern {key}: les-20260503-001 (`kg patterns show {key}` "
      "lists its events)\n")),
 ])
-def test_bad_input_exits_2_with_a_message(filled, args, code, stderr):
-    key = _key(filled)
+def test_bad_input_exits_2_with_a_message(shared, args, code, stderr):
+    key = _key(shared)
     args, stderr = args.format(key=key), stderr.format(key=key)
-    r = filled(args)
+    r = shared(args)
     assert (r.exit_code, r.stdout, r.stderr) == (code, "", stderr)
 
 

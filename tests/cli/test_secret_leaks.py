@@ -57,6 +57,24 @@ SECRETS = [
     ("api_key_header", "curl -H 'X-Api-Key: okuBGJvu65UQ2FzulmZDo3S6wWY' https://x", "okuBGJvu65UQ2FzulmZDo3S6wWY"),
     ("1password_service_account_token", "OP_TOKEN=ops_eyJ" + "wA1ZLynjCVKQViBrv1hur13CqjI" * 24,
      "ops_eyJ" + "wA1ZLynjCVKQViBrv1hur13CqjI" * 24),
+    # bare formats from detect-secrets' plugins, a Kubernetes Secret, and gitleaks' assignment shapes (YAML block,
+    # escaped JSON, CSV)
+    ("discord_bot_token", "NzA3Mjk2MTQ1NTM2MzI3NzEx.XkP2aQ.Hq8vRw3LzT1nYb6Ue0cJmKs9D2f",
+     "NzA3Mjk2MTQ1NTM2MzI3NzEx.XkP2aQ.Hq8vRw3LzT1nYb6Ue0cJmKs9D2f"),
+    ("okta_api_token", "okta says 00Oj5TZd2WLVG8n-4CPs-rf-pb7IjWH7aWZAfHc8hx", "00Oj5TZd2WLVG8n-4CPs-rf-pb7IjWH7aWZAfHc8hx"),
+    ("gitlab_token", "GL_SCIM=glsoat-VG9indb0dfQFS_XDpIGTMnGr8SDNJuhqx8cfpMXK",
+     "glsoat-VG9indb0dfQFS_XDpIGTMnGr8SDNJuhqx8cfpMXK"),
+    ("azure_function_key",
+     "https://kgfunc.azurewebsites.net/api/ingest?code=i5rh08put2UaR4kCp5jRnBnTWDaalr1uRfTbMuJG9CFRgdc2gRey-b==",
+     "i5rh08put2UaR4kCp5jRnBnTWDaalr1uRfTbMuJG9CFRgdc2gRey-b=="),
+    ("kubernetes_secret", "apiVersion: v1\nkind: Secret\ndata:\n  extra: c3VwZXItc2VjcmV0LWRiLXBhc3N3b3JkLWZvci1rZw==\n",
+     "c3VwZXItc2VjcmV0LWRiLXBhc3N3b3JkLWZvci1rZw=="),
+    ("cloudflare_api_key", "cloudflare_token: |\n  5peyuouy5e5fzq2es79y5ipftgajcmifqqc322gp",
+     "5peyuouy5e5fzq2es79y5ipftgajcmifqqc322gp"),
+    ("fastly_api_token", '\\{\\n  \\"fastly_token\\": \\"6unvbcesg75725s3abzv6xs8rz3d5aue\\"\\n\\}',
+     "6unvbcesg75725s3abzv6xs8rz3d5aue"),
+    ("linear_api_key", "linearToken,lin_api_tnCHOl7x4fflF5uBi0llUQgc3uGL0WL67B7xrKnK,",
+     "lin_api_tnCHOl7x4fflF5uBi0llUQgc3uGL0WL67B7xrKnK"),
 ]
 BLOB = "\n".join(text for _, text, _ in SECRETS)
 ONE_LINE = " ; ".join(text for _, text, _ in SECRETS if "\n" not in text and len(text) < 100)

@@ -10,13 +10,10 @@ import warnings
 import networkx as nx
 import pytest
 
-pytest.importorskip("matplotlib")
+from kg.analysis import drawing as kd
+from kg.analysis import fonts
+from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS
 
-from kg.analysis import drawing as kd  # noqa: E402
-from kg.analysis import fonts  # noqa: E402
-from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS  # noqa: E402
-
-HAS_CJK_FONT = fonts.fallback_families(["中文"])[1] is None
 RARE = "\U00013000\U00013001"  # Egyptian hieroglyphs: no font on a usual system draws them
 
 
@@ -34,6 +31,12 @@ def chinese_graph(n: int = 50, edges: int = 75, seed: int = 3) -> nx.MultiDiGrap
     return g
 
 
+@pytest.fixture
+def mpl(need):
+    """matplotlib, the renderer every drawing test needs (only `_wrap`'s test does without)."""
+    return need("matplotlib")
+
+
 def _labels(fig):
     ax = fig.axes[0]
     return [t for t in ax.texts if t.get_zorder() == 5]
@@ -47,8 +50,9 @@ def _draw_and_save(graph, path, **kw):
     return fig, [str(w.message) for w in caught]
 
 
-@pytest.mark.skipif(not HAS_CJK_FONT, reason="no CJK font installed (apt-get install fonts-noto-cjk)")
-def test_a_chinese_graph_is_drawn_with_its_glyphs(tmp_path):
+def test_a_chinese_graph_is_drawn_with_its_glyphs(tmp_path, mpl):
+    if fonts.fallback_families(["中文"])[1] is not None:
+        pytest.skip("no CJK font installed (apt-get install fonts-noto-cjk)")
     fig, caught = _draw_and_save(chinese_graph(), tmp_path / "zh.png", title="部署的教训")
     assert not [m for m in caught if "Glyph" in m or "glyph" in m], caught[:3]
     family = _labels(fig)[0].get_fontfamily()
@@ -57,7 +61,7 @@ def test_a_chinese_graph_is_drawn_with_its_glyphs(tmp_path):
     assert not [m for m in caught if "Glyph" in m]
 
 
-def test_fifty_labels_do_not_overlap_and_stay_in_the_picture(tmp_path):
+def test_fifty_labels_do_not_overlap_and_stay_in_the_picture(tmp_path, mpl):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     graph = chinese_graph()
@@ -74,7 +78,7 @@ def test_fifty_labels_do_not_overlap_and_stay_in_the_picture(tmp_path):
             assert not a.overlaps(b), (a, b)
 
 
-def test_the_legend_names_the_kinds_and_edge_types_drawn():
+def test_the_legend_names_the_kinds_and_edge_types_drawn(mpl):
     graph = chinese_graph(10, 4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -85,7 +89,7 @@ def test_the_legend_names_the_kinds_and_edge_types_drawn():
     assert shown == kinds + types
 
 
-def test_text_no_font_can_draw_gives_one_hint_not_a_warning_per_glyph(tmp_path):
+def test_text_no_font_can_draw_gives_one_hint_not_a_warning_per_glyph(tmp_path, mpl):
     families, hint = fonts.fallback_families([f"x {RARE}"])
     assert hint is not None and "\n" not in hint
     assert hint.startswith(f"no installed font has glyphs for {RARE!r}: they are drawn as boxes; ")
@@ -96,7 +100,7 @@ def test_text_no_font_can_draw_gives_one_hint_not_a_warning_per_glyph(tmp_path):
     assert caught == [hint]  # the hint once; matplotlib's per-glyph warnings quietened
 
 
-def test_cli_says_the_hint_once(ws, run_kg, tmp_path):
+def test_cli_says_the_hint_once(ws, run_kg, tmp_path, mpl):
     node = ws.node_add("knowledge", f"hieroglyphs {RARE}", now="2026-11-01T10:00")["id"]
     out = ws.root / "rare.png"  # --out stays inside the workspace
     r = run_kg(["graph", "show", node, "--out", str(out)])

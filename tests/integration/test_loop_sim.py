@@ -63,3 +63,16 @@ def test_the_oracle_and_the_baseline_are_the_decisions_they_claim():
     assert sim.oracle(p, 60, 60, (60, 30, 10))[1] is False                  # ~1/day: not effective
     label, _, keep = sim.baseline(p, 60)
     assert label in ("ineffective", "made_worse") and keep is False
+
+
+def test_the_fast_replay_takes_the_real_loops_decisions(history):
+    """bench/loop_replay.py calls kg's decision functions on plain state: on the same history it applies,
+    judges and reverts on the same days as the real cycle."""
+    from loop_replay import replay_history
+
+    pats = [sim.Pattern(p.key, p.rate, p.cls, p.effect, p.drift, p.target) for p in history["patterns"]]
+    fast = replay_history(3, n=len(pats), days=DAYS, mix=(60, 30, 10), rate=(0.1, 1.0), drift=0.0, burst=0.0,
+                          delay=3, policy=sim.load_policy([]), patterns=pats)
+    for real, quick in zip(history["patterns"], fast["patterns"]):
+        assert (quick.applied, quick.reverted, quick.verdicts) == (real.applied, real.reverted, real.verdicts)
+        assert quick.events == real.events

@@ -13,12 +13,6 @@ import pytest
 
 import kg
 
-pytest.importorskip("mcp")
-import anyio  # noqa: E402
-from mcp import Client  # noqa: E402
-
-from kg.runtimes.mcp_server import build_server  # noqa: E402
-
 # Holds the graph open (read-write, as a long `kg cycle` does) until its stdin closes.
 HOLDER = textwrap.dedent("""
     import sys, kg
@@ -29,15 +23,23 @@ HOLDER = textwrap.dedent("""
 """)
 
 
-def _run(ws, script):
-    async def main():
-        async with Client(build_server(ws.root)) as client:
-            return await script(client)
+@pytest.fixture
+def _run(need):
+    """Run `script(client)` against kg's MCP server through the SDK's own client (the mcp package)."""
+    client_of = need("mcp").Client
+    from kg.runtimes.mcp_server import build_server
 
-    return anyio.run(main)
+    def run(ws, script):
+        async def main():
+            async with client_of(build_server(ws.root)) as client:
+                return await script(client)
+
+        return need("anyio").run(main)
+
+    return run
 
 
-def test_server_info_carries_the_package_version(ws):
+def test_server_info_carries_the_package_version(ws, _run):
     async def script(client):
         return client.server_info
 
@@ -45,7 +47,7 @@ def test_server_info_carries_the_package_version(ws):
     assert (info.name, info.version) == ("kaizen-kg", kg.__version__) and kg.__version__
 
 
-def test_unknown_arguments_are_refused_with_their_names(ws):
+def test_unknown_arguments_are_refused_with_their_names(ws, _run):
     async def script(client):
         tools = {t.name: t for t in (await client.list_tools()).tools}
         bad = await client.call_tool("log", {"kind": "error", "summary": "x", "colour": "red"})
@@ -64,7 +66,7 @@ def test_unknown_arguments_are_refused_with_their_names(ws):
     assert [e["text"] for e in json.loads(listed.stdout)] == ["npm ci failed"]  # the refused call wrote nothing
 
 
-def test_log_answers_from_the_journal_while_another_process_holds_the_graph(ws, monkeypatch):
+def test_log_answers_from_the_journal_while_another_process_holds_the_graph(ws, _run, monkeypatch):
     monkeypatch.setenv("KG_LOCK_TIMEOUT", "300")  # were log to wait for the graph, it would wait this long
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(ws.root)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
@@ -72,6 +74,8 @@ def test_log_answers_from_the_journal_while_another_process_holds_the_graph(ws, 
         assert holder.stdout.readline() == "holding\n"
 
         async def script(client):
+            import anyio
+
             with anyio.fail_after(60):  # far below the lock timeout: the answer did not wait for the graph
                 r = await client.call_tool("log", {"kind": "error", "summary": "deploy failed: ssh key rejected",
                                                    "area": "infra"})
@@ -95,7 +99,7 @@ def test_log_answers_from_the_journal_while_another_process_holds_the_graph(ws, 
     ({"message": "明天的天气预报怎么样"}, "weather", True),
     ({"topic": "weather"}, "weather", False),
 ])
-def test_recall_says_whether_the_message_chose_the_topic(ws, args, topic, detected):
+def test_recall_says_whether_the_message_chose_the_topic(ws, _run, args, topic, detected):
     async def script(client):
         return await client.call_tool("recall", args)
 

@@ -8,16 +8,14 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("matplotlib")
-
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 # Each notebook and the least number of figures it must draw.
 EXPECTED = {"explore.ipynb": 5, "transcripts.ipynb": 3}
 
 
-def execute(name: str, shared_data: Path) -> nbformat.NotebookNode:
+def execute(name: str, shared_data: Path, need):
+    nbformat, nbclient = need("nbformat"), need("nbclient")
+    need("matplotlib")
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     env = {**os.environ, "KG_SHARED_DATA": str(shared_data), "MPLBACKEND": "Agg"}
     env.pop("KG_WORKSPACE", None)
@@ -36,8 +34,8 @@ def execute(name: str, shared_data: Path) -> nbformat.NotebookNode:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_notebook_runs_and_draws(name: str, shared_data: Path) -> None:
-    nb = execute(name, shared_data)
+def test_notebook_runs_and_draws(name: str, shared_data: Path, need) -> None:
+    nb = execute(name, shared_data, need)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert errors == []

@@ -14,11 +14,10 @@ from kg.runtimes.integrations import (
     LEGACY_BEGIN,
     LEGACY_END,
     agents_plan,
-    codex_toml,
-    codex_toml_strip,
     merge_hooks,
     strip_hooks,
 )
+from kg.runtimes import codex_toml
 
 
 def _sec(name: str, n: int, total: int | None = None) -> Section:
@@ -151,17 +150,49 @@ def test_an_older_installs_markers_become_the_block_format():
     assert blocks.inner_of(plan.text, "install-codex") == "new body\n"
 
 
-@pytest.mark.parametrize("original", ["", 'model = "o3"\n', 'model = "o3"\n\n[features]\nweb_search = true\n',
-                                      '[features]\ncodex_hooks = false\n'])
-def test_codex_toml_merges_and_strips(original):
-    new = codex_toml(original, ["/bin/kg", "-w", "/w", "mcp"])
+ARGV = ["/bin/kg", "-w", "/w", "mcp"]
+
+
+def _states(plans):
+    return {name: {"hash": p.hash, "glue": p.glue, "created_file": p.action == "create"} for name, p in plans.items()}
+
+
+@pytest.mark.parametrize("original", [None, "", 'model = "o3"\n', 'model = "o3"\n\n[features]\nweb_search = true\n',
+                                      '[features]\ncodex_hooks = false\n', 'a = 1\r\n\r\n[features] # mine\r\nx = 2\r\n'])
+def test_codex_toml_blocks_merge_and_come_out_byte_for_byte(original):
+    new, plans, notes = codex_toml.sync(original, ARGV, {})
     data = tomllib.loads(new)
     assert data["mcp_servers"]["kaizen-kg"] == {"command": "/bin/kg", "args": ["-w", "/w", "mcp"]}
-    assert data["features"].get("hooks", data["features"].get("codex_hooks")) is not None
-    assert codex_toml(new, ["/bin/kg", "-w", "/w", "mcp"]) == new
-    assert codex_toml_strip(new).strip() == original.strip()
+    assert data["features"].get("hooks", data["features"].get("codex_hooks")) is not None and notes == []
+    assert blocks.names(new, blocks.TOML) == [n for n in codex_toml.NAMES if plans[n].hash]
+    again, plans2, _ = codex_toml.sync(new, ARGV, _states(plans))
+    assert again == new and {p.action for p in plans2.values()} <= {"none"}  # installing again changes nothing
+    gone, _, _ = codex_toml.sync(new, None, _states(plans), install=False)
+    assert gone == (original or "") or (original is None and gone is None)
+
+
+def test_codex_toml_flags_a_human_edit_and_damaged_markers():
+    new, plans, _ = codex_toml.sync('[features]\nx = 1\n', ARGV, {})
+    assert new.startswith("[features]\n# kaizen-kg:begin codex-hooks\nhooks = true\n# kaizen-kg:end codex-hooks\nx = 1\n")
+    edited = new.replace("hooks = true\n", "hooks = true\nmine = 2\n")
+    kept, flagged, notes = codex_toml.sync(edited, ARGV, _states(plans))
+    assert kept == edited and flagged["codex-hooks"].action == "flag"
+    assert any("a human edited inside the kg block" in n for n in notes)
+    assert codex_toml.sync(edited, None, _states(plans), install=False)[0] == edited.replace(
+        new[new.index("# kaizen-kg:begin codex-mcp") - 1:], "")  # uninstall keeps the edited block only
+    damaged = new.replace("# kaizen-kg:end codex-mcp\n", "")
+    out, plans3, _ = codex_toml.sync(damaged, ARGV, _states(plans))
+    assert out == damaged and plans3["codex-mcp"].action == "flag" and "damaged" in plans3["codex-mcp"].reason
+
+
+def test_codex_toml_an_older_installs_block_becomes_the_new_blocks():
+    old = ('model = "o3"\n\n[features]\nhooks = true  # kaizen-kg\nweb = true\n\n'
+           f"{codex_toml.LEGACY_BEGIN}\n[mcp_servers.kaizen-kg]\ncommand = \"kg\"\nargs = []\n{codex_toml.LEGACY_END}\n")
+    new, _, _ = codex_toml.sync(old, ARGV, {})
+    assert codex_toml.LEGACY_BEGIN not in new and "# kaizen-kg\n" not in new.replace("# kaizen-kg:", "")
+    assert tomllib.loads(new)["features"] == {"hooks": True, "web": True}
 
 
 def test_codex_toml_refuses_broken_toml():
     with pytest.raises(UsageError, match="not valid TOML"):
-        codex_toml("[broken", ["kg", "mcp"])
+        codex_toml.sync("[broken", ["kg", "mcp"], {})

@@ -111,6 +111,17 @@ def test_the_population_prior_tightens_a_thin_baseline():
     assert (verify.judge(c, LP, prior=(shape, rate)).interval[1] < verify.judge(c, LP).interval[1])
 
 
+def test_a_baseline_of_half_a_day_does_not_swamp_the_population_prior():
+    """The negative-binomial likelihood weighs a short baseline little: 5 occurrences in the first half day
+    (a pattern promoted on the day kg started watching) leaves the prior worth over 1 occurrence (the method
+    of moments kept 0.25 of one)."""
+    steady = [(2, 5), (3, 6), (1, 8), (4, 5), (2, 4), (3, 9)]
+    shape, rate = verify.population_prior(steady, LP)
+    shape2, rate2 = verify.population_prior([*steady, (5, 0.5)], LP)
+    assert shape2 / rate2 == pytest.approx(20 / 37.5, rel=0.01)    # the pooled mean
+    assert shape == LP.verification.prior_max_events and 1.0 < shape2 < shape
+
+
 def test_assess_is_evidence_then_judge():
     times = days(*range(0, 60), 61, 70)
     v = verify.assess(times, T0 + 60.5 * D, T0 + 75 * D, LP)

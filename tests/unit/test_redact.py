@@ -383,6 +383,24 @@ MISSED_BEFORE = [
     ("PGPASSWORD=pg5ecret psql -h db", "pg5ecret", "env_secret"),
     ("docker login -u me -p dckr_pat_Abc123Def456 reg.example.com", "dckr_pat_Abc123Def456", "cli_credential"),
     ("curl -H 'x-key: sk-abc123def456ghi789' https://x", "sk-abc123def456ghi789", "api_key_header"),
+    # issue 15's held-out misses, with rules from detect-secrets' plugins and gitleaks' kubernetes rule
+    ("token NzA3Mjk2MTQ1NTM2MzI3NzEx.XkP2aQ.Hq8vRw3LzT1nYb6Ue0cJmKs9D2f in the log",
+     "NzA3Mjk2MTQ1NTM2MzI3NzEx.XkP2aQ.Hq8vRw3LzT1nYb6Ue0cJmKs9D2f", "discord_bot_token"),
+    ("use 00Oj5TZd2WLVG8n-4CPs-rf-pb7IjWH7aWZAfHc8hx for the org", "00Oj5TZd2WLVG8n-4CPs-rf-pb7IjWH7aWZAfHc8hx",
+     "okta_api_token"),
+    ("SCIM=glsoat-VG9indb0dfQFS_XDpIGTMnGr8SDNJuhqx8cfpMXK", "glsoat-VG9indb0dfQFS_XDpIGTMnGr8SDNJuhqx8cfpMXK",
+     "gitlab_token"),
+    ("GET https://kgfunc.azurewebsites.net/api/ingest?code=i5rh08put2UaR4kCp5jRnBnTWDaalr1uRfTbMuJG9CFRgdc2gRey-b==",
+     "i5rh08put2UaR4kCp5jRnBnTWDaalr1uRfTbMuJG9CFRgdc2gRey-b==", "azure_function_key"),
+    ("apiVersion: v1\nkind: Secret\ndata:\n  .dockercfg: |\n    c3VwZXItc2VjcmV0LWRiLXBhc3N3b3Jk\n",
+     "c3VwZXItc2VjcmV0LWRiLXBhc3N3b3Jk", "kubernetes_secret"),
+    ("apiVersion: v1\ndata:\n  extra: c3VwZXItc2VjcmV0LWRiLXBhc3N3b3Jk\nkind: Secret\n",
+     "c3VwZXItc2VjcmV0LWRiLXBhc3N3b3Jk", "kubernetes_secret"),
+    # gitleaks' sample shapes: escaped JSON, YAML block, CSV, a call
+    ('\\"fastly_token\\": \\"6unvbcesg75725s3abzv6xs8rz3d5aue\\"', "6unvbcesg75725s3abzv6xs8rz3d5aue",
+     "fastly_api_token"),
+    ("codecov_token: |\n  e7h3r55mt8st47ztjr7rq86ybeiqcths", "e7h3r55mt8st47ztjr7rq86ybeiqcths", "codecov_access_token"),
+    ("droneciToken,a7gt1u315yahsirxxpm8mxjckfswlc5n,", "a7gt1u315yahsirxxpm8mxjckfswlc5n", "droneci_access_token"),
 ]
 
 
@@ -414,6 +432,13 @@ LEFT_ALONE = [
     "git push -u origin main",
     "MyClass.atLeast24CharactersField = 1",
     "密码重置流程坏了，令牌过期了",
+    "digest 00a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f and 0012345678901234567890123456789012345678901",
+    "see README.md.backup.tar.gz and v1.2.3.final-build.20261201",
+    "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nspec:\n  data:\n    - secretKey: foo\n",
+    "apiVersion: v1\nkind: Secret\ndata:\n  password: {{ .Values.password }}\n",
+    "kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n",
+    "https://kgfunc.azurewebsites.net/api/ingest?name=world",
+    "SUMO_ACCESS_KEY={SumoAccessKey}",
 ]
 
 

@@ -32,7 +32,7 @@ def kinds(t: Transcript) -> list[tuple[str, str]]:
     ("said", "expected"),
     [
         ("No, that's not right. Use pnpm.", ("learning", "correction")),
-        ("Actually, it should be port 8080", ("learning", "correction")),
+        ("Actually, it's port 8080, not 3000", ("learning", "correction")),
         ("You're wrong about the default timeout", ("learning", "correction")),
         ("That's outdated, the flag was removed", ("learning", "correction")),
         ("不对，应该用 pnpm", ("learning", "correction")),
@@ -49,7 +49,7 @@ def kinds(t: Transcript) -> list[tuple[str, str]]:
         ("you forgot to update the changelog", ("learning", "correction")),
         ("why didn't you run the tests first?", ("learning", "correction")),
         ("I asked for a summary, not a rewrite", ("learning", "correction")),
-        ("still failing with the same error", ("learning", "correction")),
+        ("it's still failing with the same error, you didn't fix it", ("learning", "correction")),
         ("Always use pnpm, never npm", ("preference", "preference")),
         ("以后不要再用 npm 了", ("preference", "preference")),
         ("I prefer tabs over spaces", ("preference", "preference")),
@@ -240,7 +240,8 @@ def mutate(path: str, value) -> dict:
                                           "max_findings_per_session, max_per_kind, evidence_chars, summary_chars, "
                                           "skill_candidate_min_tool_calls)"),
         (mutate("correction.phrases", ["x"]), "correction.phrases: unknown key (known keys here: kind, category, "
-                                              "priority, source, min_score, requires_prior_assistant)"),
+                                              "priority, source, min_score, requires_prior_assistant, "
+                                              "reasons)"),
         (mutate("limits.max_per_kind", 0), "limits.max_per_kind: must be a whole number of at least 1, not 0"),
         (mutate("limits.max_per_kind", "5"), "limits.max_per_kind: must be a whole number of at least 1, not '5'"),
         (mutate("limits.max_per_kind", 5.0),
@@ -308,8 +309,9 @@ def test_the_agents_apology_makes_a_plain_instruction_a_correction():
                     ("assistant", "Sorry, my mistake. I'll reseed the staging database instead."))
     assert "correction" not in found(plain)
     f = found(conceded)["correction"]
-    assert "apologises" in f.signals and f.score >= 0.5
-    assert "Signals: apologises" in f.details
+    # an owned mistake, and not only a pasted error: rules/reflect.toml [signals.combined] owns_mistake
+    assert {"owns_mistake", "apologises"} <= set(f.signals) and f.score >= 0.5
+    assert "Signals: owns_mistake, apologises" in f.details
 
 
 def test_praise_is_kept_as_what_worked_not_a_correction():
@@ -332,20 +334,26 @@ def test_a_finding_needs_a_reason_in_words_not_only_the_turns_shape():
         ("why are you editing the generated files?", "correction", "Stop editing the generated files"),
         ("From now on, never push to main directly", "preference", "Never push to main directly"),
         ("no, use the staging database", "correction", "Use the staging database"),
-        ("you should not be editing the main checkout", "correction", "Do not be editing the main checkout"),
+        ("you should not be editing the main checkout", "correction", "Stop editing the main checkout"),
         ("you shouldn't touch the lockfile", "correction", "Do not touch the lockfile"),
     ],
 )
 def test_a_finding_is_written_as_what_to_do(said, category, lesson):
-    f = found(chat(("user", "go"), ("assistant", "Done."), ("user", said)))[category]
+    # the agent owns the mistake, so that every one is found whatever the model's threshold: this is about wording
+    f = found(chat(("user", "go"), ("assistant", "Done."), ("user", said),
+                   ("assistant", "My mistake, I should have checked.")))[category]
     assert f.summary == lesson
     assert f.evidence and f.evidence in said
 
 
 def test_the_same_lesson_said_twice_gets_the_same_pattern_key():
-    a = found(chat(("user", "go"), ("assistant", "Done."), ("user", "why are you editing the generated files?")))
-    b = found(chat(("user", "go"), ("assistant", "Done."), ("user", "you're editing the generated files again")))
-    c = found(chat(("user", "go"), ("assistant", "Done."), ("user", "why didn't you run the linter?")))
+    def said(text: str):
+        return found(chat(("user", "go"), ("assistant", "Done."), ("user", text),
+                          ("assistant", "My mistake, I should have checked.")))
+
+    a = said("why are you editing the generated files?")
+    b = said("you're editing the generated files again")
+    c = said("why didn't you run the linter?")
     key = a["correction"].pattern_key
     assert key and key.startswith("fix.") and key == b["correction"].pattern_key != c["correction"].pattern_key
 

@@ -1,0 +1,199 @@
+"""The loop simulator's fast mode: the same histories as `loop_sim.run_history`, with the graph and the files
+replaced by plain Python state, and every decision taken by kg's own pure functions, called the way the cycle
+calls them (kg/lifecycle/cycle.py `verify`, kg/lifecycle/promoting.py `ready_rows`/`promote_all`):
+
+- promotion: `promote.eligible` on the window's counts, `promote.rank`, `promote.plan`, `promote.Budget`;
+- verification: `verify.population_prior` over every change's baseline once a cycle, `verify.evidence`,
+  `verify.judge` (monitoring a confirmed rule), `verify.is_deadline`, `verify.transition`;
+- recovery: cooled-down reverted patterns that recur, `verify.relapse` and `promoting.relapse_head`, and
+  `promote.plan`'s rule that the same text again needs a human's yes (a proposal the user approves).
+
+About 100× faster than driving the real cycle (`loop_sim.py --real`), which checks that the two agree.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from kg.lifecycle import promote, promoting, verify
+from kg.lifecycle.policy import LifecyclePolicy
+
+DAY = timedelta(days=1)
+TEXT = "Avoid the {key} mistake"
+
+
+@dataclass
+class Change:
+    applied_at: datetime
+    next_check: datetime
+    status: str = "applied"
+    due_since: datetime | None = None
+    reverted_at: datetime | None = None
+    text: str = ""
+    target: str = ""
+    baseline: tuple[float, float] | None = None  # (counted, days) before it: fixed once it is applied
+
+
+@dataclass
+class State:
+    """What the graph holds about one pattern."""
+
+    times: list[datetime] = field(default_factory=list)
+    sessions: list[str] = field(default_factory=list)
+    status: str = "active"           # active / promoted / reverted
+    changes: list[Change] = field(default_factory=list)
+    pending: bool = False            # a promotion proposal waits
+
+
+def replay_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float], rate: tuple[float, float],
+                   drift: float, burst: float, delay: int, policy: LifecyclePolicy,
+                   patterns: list | None = None) -> dict[str, Any]:
+    import loop_sim as sim
+
+    rng = random.Random(seed)
+    pats = patterns if patterns is not None else sim.make_patterns(rng, n, mix, rate, drift, days)
+    state = {p.key: State() for p in pats}
+    approvals: dict[int, list[Any]] = {}
+    first: list[datetime] = []
+    t_start = time.perf_counter()
+    for day in range(days):
+        for hour, p, extra in sim.day_events(rng, pats, day, days, burst):
+            at = sim.T0 + day * DAY + timedelta(hours=hour)
+            s = state[p.key]
+            s.times.append(at)
+            s.sessions.append(sim.session_of(day, hour))
+            p.events.append((day + hour / 24, extra))
+            first = first or [at]
+        for p in approvals.pop(day, []):
+            s = state[p.key]
+            s.pending = False
+            if s.status != "promoted":
+                _apply(s, p, sim.T0 + day * DAY + timedelta(hours=19), policy, day + 19 / 24)
+        now = sim.T0 + day * DAY + timedelta(hours=20)
+        observed = first[0] if first else None
+        _verify(pats, state, now, policy, observed, day + 20 / 24)
+        for p, mode in _promote(pats, state, now, policy, observed):
+            if mode == "auto":
+                _apply(state[p.key], p, now, policy, day + 20 / 24)
+            else:
+                state[p.key].pending = True
+                approvals.setdefault(day + 1 + rng.randint(0, delay) if delay else day + 1, []).append(p)
+    return {"patterns": pats, "seconds": time.perf_counter() - t_start}
+
+
+def _apply(s: State, p: Any, at: datetime, policy: LifecyclePolicy, day: float) -> None:
+    s.status = "promoted"
+    s.changes.append(Change(at, at + policy.verification.first_check_days * DAY, text=TEXT.format(key=p.key),
+                            target=p.target))
+    p.live = True
+    p.applied.append(day)
+
+
+def _spans(s: State, skip: Change | None, now: datetime) -> list[tuple[datetime, datetime]]:
+    return [(c.applied_at, c.reverted_at or now) for c in s.changes if c is not skip]
+
+
+def _prior(state: dict[str, State], now: datetime, policy: LifecyclePolicy,
+           observed: datetime | None) -> tuple[float, float]:
+    base = []
+    for s in state.values():
+        for c in s.changes:
+            if c.baseline is None:  # the same figures as cycle.py's prior(): nothing after applied_at counts
+                e = verify.evidence([t for t in s.times if t <= now], c.applied_at, c.applied_at, policy,
+                                    excluded=_spans(s, c, now), observed_from=observed)
+                c.baseline = (e.k_before, e.t_before)
+            base.append(c.baseline)
+    return verify.population_prior(base, policy)
+
+
+def _verify(pats: list, state: dict[str, State], now: datetime, policy: LifecyclePolicy,
+            observed: datetime | None, day: float) -> None:
+    due = [(p, c) for p in pats for c in state[p.key].changes
+           if c.status in ("applied", "confirmed") and c.next_check <= now]
+    if not due:
+        return
+    prior = _prior(state, now, policy, observed)
+    for p, c in due:
+        s = state[p.key]
+        times = [t for t in s.times if t <= now]
+        deadline = verify.is_deadline(c.status, c.due_since, c.next_check, now, policy)
+        counts = verify.evidence(times, c.applied_at, now, policy, excluded=_spans(s, c, now), observed_from=observed)
+        v = verify.judge(counts, policy, deadline=deadline, prior=prior, monitoring=c.status == "confirmed")
+        t = verify.transition(status=c.status, next_check=c.next_check, due_since=c.due_since, verdict=v, now=now,
+                              policy=policy)
+        if v.kind != verify.INCONCLUSIVE or t.action == "auto_revert":
+            p.verdicts.append((day, v.kind if t.action != "auto_revert" else "ineffective"))
+        c.status, c.next_check, c.due_since = t.status, t.next_check, t.due_since
+        if t.action in ("revert", "auto_revert"):
+            c.reverted_at = now
+            s.status = "reverted"
+            p.live = False
+            p.reverted.append(day)
+
+
+def _window(s: State, since: datetime, now: datetime) -> tuple[int, int, datetime | None]:
+    idx = [i for i, t in enumerate(s.times) if since <= t <= now]
+    return len(idx), len({s.sessions[i] for i in idx}), (s.times[idx[-1]] if idx else None)
+
+
+def _promote(pats: list, state: dict[str, State], now: datetime, policy: LifecyclePolicy,
+             observed: datetime | None) -> list[tuple[Any, str]]:
+    """promoting.ready_rows + promote_all on plain state: (pattern, mode) to apply or propose, within the
+    budgets."""
+    pr, rec = policy.promotion, policy.recovery
+    since = now - pr.window_days * DAY
+    by_id = {p.key: p for p in pats}
+    rows = []
+    for p in pats:
+        s = state[p.key]
+        if s.pending:
+            continue
+        if s.status == "active":
+            n, k, last = _window(s, since, now)
+            if n >= pr.min_recurrence and k >= pr.min_sessions and promote.eligible(n, k, policy):
+                rows.append({"id": p.key, "recurrence": n, "sessions": k, "last_seen": last, "priority": "medium"})
+        elif s.status == "reverted":
+            gone = max(c.reverted_at for c in s.changes if c.reverted_at)
+            if gone > now - rec.cooldown_days * DAY:
+                continue
+            n, k, last = _window(s, max(since, gone), now)
+            if n >= rec.min_recurrence and k >= rec.min_sessions:
+                rows.append({"id": p.key, "recurrence": n, "sessions": k, "last_seen": last, "priority": "medium",
+                             "failed": [c.text for c in s.changes if c.reverted_at]})
+    ranked = promote.rank(rows, policy)
+    lines: dict[tuple[str, str], list[str]] = {}
+    for p in pats:
+        s = state[p.key]
+        if s.status == "promoted":
+            lines.setdefault((_file(p), "kaizen-kg"), []).append(TEXT.format(key=p.key))
+    budget = promote.Budget(policy, lines)
+    out = []
+    for r in ranked[: policy.budget.max_examined]:
+        p, s = by_id[r["id"]], state[r["id"]]
+        failed = tuple(r.get("failed") or ())
+        note = ""
+        if failed:
+            v = verify.relapse([t for t in s.times if t <= now], _spans(s, None, now), now, policy,
+                               observed_from=observed, prior=_prior(state, now, policy, observed))
+            note = promoting.relapse_head(v, policy)
+        fields = ({"area": "tooling"} if p.target == "auto" else {"area": "backend", "category": "workflow"})
+        cand = promote.Candidate(pattern_id=p.key, key=p.key, summary=f"{p.key} went wrong again",
+                                 recurrence=r["recurrence"], sessions=r["sessions"], priority="medium",
+                                 entry_type="error", action=TEXT.format(key=p.key), failed=failed,
+                                 actions=(TEXT.format(key=p.key),) if failed else (), note=note, **fields)
+        plan = promote.plan(cand, policy)
+        if failed and plan.mode == "ask" and "revert looks wrong" not in note:
+            continue
+        if budget.why_not(plan.file, plan.block, plan.text):
+            continue
+        budget.take(plan.file, plan.block, plan.text)
+        out.append((p, plan.mode))
+    return out
+
+
+def _file(p: Any) -> str:
+    return "TOOLS.md" if p.target == "auto" else "AGENTS.md"

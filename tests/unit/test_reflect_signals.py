@@ -1,0 +1,141 @@
+"""Signals of a user turn: which agent reply belongs to it, signals that combine events, a class's reasons."""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from kg.core.errors import RulesError
+from kg.reflect import load_rules
+from kg.reflect.detect import learnings, own_lines, speaking_turns, turn_signals
+from kg.reflect.parse import Transcript, Turn
+from kg.reflect.signals import views
+
+RULES_PATH = Path(__file__).resolve().parents[2] / "rules" / "reflect.toml"
+RAW = tomllib.loads(RULES_PATH.read_text(encoding="utf-8"))
+RULES = load_rules(RAW)
+
+
+def transcript(*turns: tuple) -> Transcript:
+    """(role, text) or (role, text, tool_name, tool_input) per turn."""
+    out = []
+    for i, t in enumerate(turns):
+        role, text, *tool = t
+        out.append(Turn(i, role, text, tool_name=tool[0] if tool else None, tool_input=tool[1] if tool else None,
+                        position=f"turn {i + 1}"))
+    return Transcript("text", tuple(out))
+
+
+def view_of(t: Transcript):
+    users = speaking_turns(t, RULES)
+    return views(t, RULES, users, {i: own_lines(t.turns[i].text, RULES) for i in users})
+
+
+def test_a_reply_belongs_to_the_last_user_turn_it_answers():
+    # Two user turns wait while the agent works without words; its reply answers the second, not the first.
+    t = transcript(("user", "deploy it"), ("assistant", "Deployed to production."),
+                   ("user", "also bump the version"), ("assistant", "", "Bash", "npm version patch"),
+                   ("user", "no, staging, not production"),
+                   ("assistant", "You're right, my mistake: I deployed to production."))
+    v = view_of(t)
+    assert v[4].next.startswith("You're right")
+    assert v[2].next == ""
+    assert "apologises" not in turn_signals(t, RULES)[2]
+    assert "apologises" in turn_signals(t, RULES)[4]
+
+
+def test_the_agent_rerunning_its_last_tool_with_changed_input_is_a_signal():
+    before = [("user", "run the tests"), ("assistant", "", "Bash", "pytest tests/unit -q"),
+              ("assistant", "All tests pass.")]
+    retried = transcript(*before, ("user", "the integration ones"), ("assistant", "", "Bash", "pytest tests/integration -q"))
+    other = transcript(*before, ("user", "now the docs"), ("assistant", "", "Read", "docs/index.md"))
+    same = transcript(*before, ("user", "once more"), ("assistant", "", "Bash", "pytest tests/unit -q"))
+    assert "retries_tool" in turn_signals(retried, RULES)[3]
+    assert "retries_tool" not in turn_signals(other, RULES)[3]
+    assert "retries_tool" not in turn_signals(same, RULES)[3]
+
+
+@pytest.mark.parametrize(
+    ("agent_before", "said", "agent_after", "signal"),
+    [
+        ("I've fixed the parser; all tests pass.", "still failing on the empty file", "", "still_after_fix"),
+        ("You can run the migration with `make migrate`.", "do it yourself", "", "redirect_after_handback"),
+        ("Done: I pushed the branch.", "@AGENTS.md", "", "rule_ref_after_work"),
+        ("Done.", "did you update the changelog?", "No, I didn't update it. Doing it now.", "omission_admitted"),
+        ("The build is now fixed.", "no, it is not fixed", "", "denies_claim"),
+    ],
+)
+def test_signals_that_combine_events(agent_before, said, agent_after, signal):
+    turns = [("user", "go"), ("assistant", agent_before), ("user", said)]
+    if agent_after:
+        turns.append(("assistant", agent_after))
+    assert signal in turn_signals(transcript(*turns), RULES)[2]
+
+
+def test_a_combined_signal_can_require_a_signal_not_to_fire():
+    paste = "FAILED tests/test_x.py::test_y - TypeError: bad arg"
+    t = transcript(("user", "go"), ("assistant", "Done."), ("user", paste),
+                   ("assistant", "I missed an argument there. Fixing it."))
+    sigs = turn_signals(t, RULES)[2]
+    assert "apologises" in sigs and "owns_mistake" not in sigs
+    assert "correction" not in {f.category for f in learnings(t, RULES)}
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "i don't understand, does it capture the variable at creation time?",  # "don't" of the speaker
+        "Там почти все готово, но почему-то текст один и тот же",  # "почему-то" is "somehow", not "why"
+    ],
+)
+def test_instructions_and_suggestions_are_not_corrections(said):
+    t = transcript(("user", "go"), ("assistant", "Done."), ("user", said),
+                   ("assistant", "You're right, good point. Doing that now."))
+    assert "correction" not in {f.category for f in learnings(t, RULES)}
+
+
+def test_every_correction_names_its_reason_in_the_users_words():
+    t = transcript(("user", "go"), ("assistant", "I've fixed the parser; all tests pass."),
+                   ("user", "still failing on the empty file"))
+    f = next(f for f in learnings(t, RULES) if f.category == "correction")
+    assert set(f.signals) & RULES.signals.user_side
+    assert f"Signals: {', '.join(f.signals)}" in f.details
+
+
+@pytest.mark.parametrize(
+    ("combined", "message"),
+    [
+        ({"x": ["no_such still_again"]}, "signals.combined.x: 'no_such' is not a signal defined before it"),
+        ({"x": ["!still_again"]}, "signals.combined.x: group '!still_again' needs at least one signal that must fire"),
+        ({"Bad": ["still_again"]}, "signals.combined.Bad: a signal name must be snake_case"),
+        ({"rejects": ["still_again"]}, "signals.combined.rejects: this signal name is taken"),
+    ],
+)
+def test_combined_signals_are_checked(combined, message):
+    data = copy.deepcopy(RAW)
+    data["signals"]["combined"] = combined
+    with pytest.raises(RulesError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_rules(data)
+
+
+def test_a_class_reason_must_be_a_signal():
+    data = copy.deepcopy(RAW)
+    data["correction"]["reasons"] = ["rejects", "nope"]
+    with pytest.raises(RulesError, match=r"correction.reasons: 'nope' is not a signal"):
+        load_rules(data)
+
+
+def test_one_lesson_said_several_ways_gets_one_key():
+    from kg.reflect.lesson import key
+
+    said = ["Stop editing files in the main workspace, not the session repo",
+            "Are you making these changes in the main workspace or in the session repo",
+            "Dont modify the main workspace, do this from the session workspace",
+            "You made these changes in the main workspace, not the session"]
+    keys = {key("correction", s, RULES.lessons) for s in said}
+    assert len(keys) == 1 and None not in keys
+    # a generic noun still names a lesson when little else does
+    assert key("correction", "Stop editing the generated files", RULES.lessons) == "fix.file-generat"
