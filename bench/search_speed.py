@@ -6,9 +6,14 @@ query as a fresh process; the table gives the median wall time and the median pe
 the baseline measured in the same run: one Python process that opens an SQLite FTS5 table of the same texts
 and prints its BM25 top 10.
 
-    .venv/bin/python bench/search_speed.py [--events 10000,100000] [--runs 5] [--scale]
+    .venv/bin/python bench/search_speed.py [--events 10000,100000] [--runs 5] [--scale [--from DIR]] [--server]
 `--compare KG` also runs another kg executable in the same rounds (an A/B against an older checkout).
-`--scale` uses bench/scale.py's cached workspaces (seed entries imported with `kg import trail`) instead.
+`--scale` uses bench/scale.py's cached workspaces (seed entries imported with `kg import trail`) instead;
+`--from DIR` copies them (DIR/scale-N, e.g. /work/main/bench/results) into a temporary folder first.
+`--server` adds, in the same rounds, the commands answered by the workspace's read server (kg/serve/, warm) on
+a second copy of the workspace, beside the one-shot path (KG_SERVER=0) on the first, and `kg status` to both;
+the RSS is the client process's (the server's own peak is printed below the table), the CPU time the client's
+plus the server's for that read.
 Targets (issue 17): at 100k events `kg search` <= 0.3 s and <= 150 MB; at 1M <= 0.6 s.
 
 In-process (`--in-process`): the old figures of issue 5, the workspace held open (`with ws:`).
@@ -185,7 +190,61 @@ def scale_workspace(n: int) -> tuple[Path, datetime]:
     return root, datetime.fromisoformat(scale.NOW)
 
 
-def processes(sizes: list[int], runs: int, use_scale: bool = False, compare: str | None = None) -> None:
+def copied(src: Path, dest: Path) -> Path:
+    """A private copy of a cached workspace (the cache is never opened in place), without a server's files."""
+    import shutil
+
+    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns("serve.*"))
+    return dest
+
+
+def fts5_copy(root: Path, n: int) -> None:
+    """The SQLite FTS5 baseline's texts for bench/scale.py's workspace of `n` entries, beside it."""
+    import sqlite3
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import scale
+
+    con = sqlite3.connect(root / "fts5.db")
+    con.execute("CREATE VIRTUAL TABLE t USING fts5(id UNINDEXED, text)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", ((e["id"], f"{e['summary']} {e['details']}")
+                                                     for e in scale.entries(n)))
+    con.commit()
+    con.close()
+
+
+def server_peak_mb(root: Path) -> float | None:
+    """The read server's peak RSS (VmHWM), asked for its pid."""
+    from kg.serve import protocol
+
+    try:
+        pid = protocol.ask(root / "memory" / ".kg", {"op": "status"}, 10.0)["pid"]
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, KeyError, ValueError, protocol.Closed):
+        return None
+    return None
+
+
+def server_cpu(root: Path) -> tuple[int, float] | None:
+    """The read server's pid and CPU seconds so far (user + system), so a served read is charged with the
+    server's work as well as its client's."""
+    import os
+
+    from kg.serve import protocol
+
+    try:
+        pid = protocol.ask(root / "memory" / ".kg", {"op": "status"}, 10.0)["pid"]
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return pid, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, KeyError, ValueError, IndexError, protocol.Closed):
+        return None
+
+
+def processes(sizes: list[int], runs: int, use_scale: bool = False, compare: str | None = None,
+              source: Path | None = None, server: bool = False) -> None:
     import os
     import sys
 
@@ -194,14 +253,22 @@ def processes(sizes: list[int], runs: int, use_scale: bool = False, compare: str
 
     kg_bin = str(Path(sys.executable).parent / "kg")
     env = compiled_env()
-    out = []
+    out: list[list[str]] = []
+    notes: list[str] = []
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
-            root, now = scale_workspace(n) if use_scale else build_process_workspace(Path(tmp) / "ws", n)
+            if use_scale and source is not None:
+                sys.path.insert(0, str(Path(__file__).resolve().parent))
+                import scale
+
+                root, now = copied(source / f"scale-{n}", Path(tmp) / "ws"), datetime.fromisoformat(scale.NOW)
+                fts5_copy(root, n)
+            else:
+                root, now = scale_workspace(n) if use_scale else build_process_workspace(Path(tmp) / "ws", n)
             print(f"built {n:,} events in {time.perf_counter() - t0:.0f}s", flush=True)
             # a loaded machine can keep a process on the graph past the default 10 s lock budget
-            env_now = {**env, "KG_NOW": f"{now:%Y-%m-%dT%H:%M}", "KG_LOCK_TIMEOUT": "300"}
+            env_now = {**env, "KG_NOW": f"{now:%Y-%m-%dT%H:%M}", "KG_LOCK_TIMEOUT": "300", "KG_SERVER": "0"}
             kg = [kg_bin, "-w", str(root)]
             commands = [
                 ("SQLite FTS5, one process (baseline)",
@@ -210,18 +277,41 @@ def processes(sizes: list[int], runs: int, use_scale: bool = False, compare: str
                 ("kg inject -m", lambda q: [*kg, "inject", "--message", q]),
                 ("kg hook session-start -m", lambda q: [*kg, "hook", "session-start", "-m", q]),
             ]
+            envs: dict[str, dict[str, str]] = {}
+            if server:  # the same commands answered by a warm read server, on a second copy of the workspace
+                twin = copied(root, Path(tmp) / "twin")
+                served = [kg_bin, "-w", str(twin)]
+                served_env = {**env_now, "KG_SERVER": "1"}
+                commands += [("kg status", lambda q: [*kg, "status"]),
+                             ("served: kg search", lambda q: [*served, "search", q]),
+                             ("served: kg inject -m", lambda q: [*served, "inject", "--message", q]),
+                             ("served: kg hook session-start -m",
+                              lambda q: [*served, "hook", "session-start", "-m", q]),
+                             ("served: kg status", lambda q: [*served, "status"])]
+                envs = {label: served_env for label, _ in commands if label.startswith("served:")}
+                process([*served, "serve", "start"], served_env)
             if compare:  # another kg (an older checkout's .venv/bin/kg), in the same rounds
                 other = [compare, "-w", str(root)]
                 commands += [("other kg: search", lambda q: [*other, "search", q]),
                              ("other kg: inject -m", lambda q: [*other, "inject", "--message", q]),
                              ("other kg: hook session-start -m", lambda q: [*other, "hook", "session-start", "-m", q])]
-            for _, argv in commands:  # warm the OS cache, compile, build the common-term list
-                process(argv(QUERIES[0]), env_now)
+            for label, argv in commands:  # warm the OS cache, compile, build the common-term list
+                process(argv(QUERIES[0]), envs.get(label, env_now))
             samples: dict[str, list[tuple[float, float, float]]] = {label: [] for label, _ in commands}
             for _ in range(runs):  # paired: every command once per round, so load hits them alike
                 for q in QUERIES:
                     for label, argv in commands:
-                        samples[label].append(process(argv(q), env_now))
+                        before = server_cpu(twin) if label in envs else None
+                        wall, rss, cpu = process(argv(q), envs.get(label, env_now))
+                        after = server_cpu(twin) if before else None
+                        if before and after and after[0] == before[0]:
+                            cpu += after[1] - before[1]  # the server's share of this read
+                        samples[label].append((wall, rss, cpu))
+            if server:
+                peak = server_peak_mb(twin)
+                notes.append(f"{n:,}: the read server's own peak RSS {peak:.0f} MB" if peak else
+                             f"{n:,}: the read server was not running at the end (it was restarted)")
+                process([*served, "serve", "stop"], served_env)
             base = statistics.median(x[0] for x in samples[commands[0][0]])
             base_cpu = statistics.median(x[2] for x in samples[commands[0][0]])
             for label, _ in commands:
@@ -236,6 +326,8 @@ def processes(sizes: list[int], runs: int, use_scale: bool = False, compare: str
     print(table(f"Whole processes: median of {runs} x {len(QUERIES)} queries (load average {os.getloadavg()[0]:.1f}, "
                 f"{os.cpu_count()} cores)", ["events", "command", "wall ms", "CPU ms", "RSS MB", "peak RSS MB",
                                              "wall x base", "CPU x base"], out))
+    for line in notes:
+        print(line)
     print("\ntargets at 100k: kg search <= 300 ms and <= 150 MB; at 1M <= 600 ms")
 
 
@@ -247,12 +339,16 @@ def main() -> None:
                         help="also run another kg executable (e.g. /work/main/.venv/bin/kg) in the same rounds")
     parser.add_argument("--scale", action="store_true",
                         help="use bench/scale.py's cached workspaces of imported seed entries (built on first use)")
+    parser.add_argument("--from", dest="source", type=Path, default=None, metavar="DIR",
+                        help="with --scale: copy DIR/scale-N (e.g. /work/main/bench/results) instead of building")
+    parser.add_argument("--server", action="store_true",
+                        help="also the commands answered by a warm read server (kg/serve/), and kg status")
     parser.add_argument("--in-process", action="store_true", help="the in-process figures (issue 5)")
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
     sizes = [int(x) for x in args.events.split(",")]
     if not args.in_process:
-        processes(sizes, args.runs, args.scale, args.compare)
+        processes(sizes, args.runs, args.scale, args.compare, args.source, args.server)
         return
     args.events = sizes[-1]
     rng = random.Random(11)

@@ -13,8 +13,10 @@ from kg.cli import hooks as hooks_cli
 from kg.cli import lifecycle as lifecycle_cli
 from kg.cli import memory as memory_cli
 from kg.cli import schedule as schedule_cli
+from kg.cli import serve as serve_cli
 from kg.cli import server as server_cli
 from kg.cli.common import State
+from kg.cli.entry import invoked as _invoked  # the console entry reads the command line first
 
 
 class _Group(typer.core.TyperGroup):
@@ -120,24 +122,10 @@ lifecycle_cli.register(app, export_app)
 hooks_cli.register(app)
 schedule_cli.register(app)
 server_cli.register(app)
+serve_cli.register(app)
 doctor.register(app)
 
 
-# Global options that take a value: skipped when looking for the subcommand's name on the command line.
-_VALUED = {"--workspace", "-w", "--rules", "--now"}
-
-
-def _invoked(argv: list[str]) -> str | None:
-    """The subcommand named on the command line (after the global options), or None."""
-    args = iter(argv)
-    for arg in args:
-        if arg in _VALUED:
-            next(args, None)
-        elif arg == "--":
-            return next(args, None)
-        elif not arg.startswith("-"):
-            return arg
-    return None
 
 
 def _name(info: typer.models.CommandInfo | typer.models.TyperInfo) -> str | None:

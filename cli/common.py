@@ -111,10 +111,16 @@ def run_app(app: typer.Typer, argv: list[str]) -> int:
     return code if isinstance(code, int) else 0
 
 
+# The workspace a read server holds open (kg/serve/server.py): its commands use it instead of opening their own.
+_served: list[Any] = []
+
+
 def workspace(ctx: typer.Context):
-    from kg.workspace import open_workspace
+    from kg.workspace import find_root, open_workspace
 
     st = state(ctx)
+    if _served and st.rules is None and find_root(st.workspace) == _served[0].root:
+        return _served[0]
     return open_workspace(st.workspace, rules_dir=st.rules)
 
 

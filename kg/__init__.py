@@ -6,11 +6,29 @@
     ws.status()
 """
 
+from __future__ import annotations
+
 from kg.core.errors import KgError, NotFound, NoWorkspace, UsageError
-from kg.workspace import LogResult, Workspace, find_root, init_workspace, open_workspace
 
 __all__ = [
     "KgError", "NoWorkspace", "NotFound", "UsageError", "LogResult", "Workspace", "find_root",
     "init_workspace", "open_workspace",
 ]
 __version__ = "0.1.0"
+
+_FROM_WORKSPACE = {"LogResult", "Workspace", "find_root", "init_workspace", "open_workspace"}
+
+
+def __getattr__(name: str) -> object:
+    """The workspace API, imported on first use: a `kg` process answered by the read server (kg/serve/) never
+    needs it, and importing it costs a third of a bare command's start."""
+    import importlib
+
+    if name in _FROM_WORKSPACE:
+        return getattr(importlib.import_module("kg.workspace"), name)
+    try:
+        return importlib.import_module(f"kg.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"kg.{name}":
+            raise
+        raise AttributeError(f"module 'kg' has no attribute {name!r}") from None

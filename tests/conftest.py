@@ -23,6 +23,8 @@ def shared_data_dir() -> Path:
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("KG_WORKSPACE", "KG_NOW", "KG_SESSION", "KG_LOCK_TIMEOUT"):
         monkeypatch.delenv(name, raising=False)
+    # No read server (kg/serve/) is started by a test's reads; tests/integration/test_serve.py turns it on.
+    monkeypatch.setenv("KG_SERVER", "0")
 
 
 @pytest.fixture

@@ -48,6 +48,7 @@ class FileLock:
         deadline = time.monotonic() + self.timeout
         delay = self.poll
         waiting: int | None = None  # our shared lock on the .wait file, while we wait (foreground only)
+        ask_at = 0.0  # when to ask a read server holding the graph to hand it over (kg/serve/)
         try:
             while True:
                 if self.polite and self.others_waiting():
@@ -68,6 +69,15 @@ class FileLock:
                             f"{self.timeout:g} s retry budget; try again when it finishes, or raise the budget "
                             "with KG_LOCK_TIMEOUT=SECONDS"
                         ) from None
+                    if self.path.name == "graph.lock" and time.monotonic() >= ask_at:
+                        ask_at = time.monotonic() + 0.25  # it may be starting: ask again
+                        from kg.serve.client import hand_over
+
+                        if hand_over(self.path.parent, polite=self.polite, timeout=deadline - time.monotonic()):
+                            if self.polite:  # the server applies the journal itself
+                                os.close(fd)
+                                raise Yielded() from None
+                            continue  # it closed the graph and left: take the lock now
                     if waiting is None and not self.polite:
                         waiting = _announce(self.wait_path)
                     time.sleep(delay)

@@ -24,6 +24,9 @@ NOT_RUN = {
     "server start": "starts a FalkorDB server (tests/integration/test_falkordb_team.py)",
     "server status": "asks a FalkorDB server (tests/integration/test_falkordb_team.py)",
     "server stop": "stops a FalkorDB server (tests/integration/test_falkordb_team.py)",
+    "serve start": "starts the read server, a detached process (tests/integration/test_serve.py)",
+    "serve status": "asks the read server (tests/integration/test_serve.py)",
+    "serve stop": "stops the read server (tests/integration/test_serve.py)",
 }
 
 

@@ -32,7 +32,7 @@ with ws:
 
 
 def env() -> dict[str, str]:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("KG_")}
+    e = {k: v for k, v in os.environ.items() if not k.startswith("KG_") or k == "KG_SERVER"}  # tests: 0
     e["KG_LOCK_TIMEOUT"] = "30"
     return e
 

@@ -1,0 +1,91 @@
+"""The `kg` console entry: one small hook before the command line is built.
+
+A served read (`kg search`, `inject`, `recall`, `hook session-start`, `show`, `status`) is first offered to the
+workspace's read server (`kg.serve.client`); this module and the client import nothing heavy, so when the
+server answers the process never loads typer, Kùzu or kg's command modules. Everything else, and a read no
+server answered, runs the full app (`kg.cli.app.main`) as before.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Global options that take a value: skipped when looking for the subcommand's name on the command line.
+VALUED = {"--workspace", "-w", "--rules", "--now"}
+SERVED = {"search", "inject", "recall", "show", "status"}
+SERVED_HOOKS = {"session-start"}
+
+
+def invoked(argv: list[str]) -> str | None:
+    """The subcommand named on the command line (after the global options), or None."""
+    at = _position(argv)
+    return argv[at] if at is not None else None
+
+
+def _position(argv: list[str]) -> int | None:
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in VALUED:
+            i += 2
+            continue
+        if arg == "--":
+            return i + 1 if i + 1 < len(argv) else None
+        if not arg.startswith("-"):
+            return i
+        i += 1
+    return None
+
+
+def served(argv: list[str]) -> tuple[bool, str | None]:
+    """Whether a read server may answer `kg ARGV`, and the workspace named by the global options. Not with
+    `--rules` (the server holds the workspace's own rules), help, completion or the version."""
+    at = _position(argv)
+    if at is None or "_KG_COMPLETE" in os.environ:
+        return False, None
+    name, head, tail = argv[at], argv[:at], argv[at + 1:]
+    if name == "hook":
+        sub = invoked(tail)
+        if sub not in SERVED_HOOKS:
+            return False, None
+    elif name not in SERVED:
+        return False, None
+    workspace = None
+    args = iter(head)
+    for arg in args:
+        if arg in ("--rules", "--version", "-V") or arg.startswith("--rules="):
+            return False, None
+        if arg in ("-w", "--workspace"):
+            workspace = next(args, None)
+        elif arg.startswith("--workspace="):
+            workspace = arg.split("=", 1)[1]
+        elif arg.startswith("-w") and arg != "-w":
+            workspace = arg[2:]
+    words = tail[:tail.index("--")] if "--" in tail else tail
+    if "--help" in words or "-h" in words:
+        return False, None
+    return True, workspace
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    root = None
+    ok, workspace = served(argv)
+    if ok:
+        from kg.serve import client
+
+        outcome = client.run(argv, workspace)
+        if outcome.code is not None:
+            raise SystemExit(outcome.code)
+        root = outcome.root
+    from kg.cli.app import main as run_here
+
+    try:
+        run_here()
+    except SystemExit as exc:
+        if root is not None and exc.code == 0:  # answered here: a server answers the next read
+            from kg.serve import client
+
+            client.spawn(root)
+        raise

@@ -1,0 +1,259 @@
+"""The light side of the read server: what a `kg` process does before it knows whether it needs kg at all.
+
+`run` sends a read command to the workspace's server and writes its answer; it imports the standard
+library, `kg.serve.protocol` and nothing of kg's own (no Kùzu, no typer): the process stays a few MB and
+answers in the time of the server's work. When no server lives it starts one and waits for it; when the
+server is off, cannot start, or will not answer (another kg installation, changed rules), it says so and the
+command runs in this process as before. `hand_over` is how a process that needs the graph itself gets it from
+a server (`kg.store.lock`).
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from kg.serve import protocol
+
+ENV = "KG_SERVER"  # 0/false/no/off: never use or start a read server
+OFF = {"0", "false", "no", "off"}
+MARKER = Path("memory") / ".kg"  # kg.workspace.MARKER, kept here so that this module imports nothing of kg
+ANSWER_TIMEOUT = 600.0  # a read at a million entries; a server that hangs longer is treated as dead
+_in_server = False  # set in the server process: it never asks itself to let go
+
+
+class Outcome:
+    """What `run` did: `code` is the exit code when the server answered; otherwise the command runs here,
+    and `root` names the workspace whose server to `spawn` after it, when none lives. (Not a dataclass:
+    `dataclasses` imports `inspect`, ~10 ms of a client that should take tens.)"""
+
+    __slots__ = ("code", "root")
+
+    def __init__(self, code: int | None = None, root: Path | None = None):
+        self.code, self.root = code, root
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV, "1").strip().lower() not in OFF
+
+
+def locate(explicit: str | None) -> Path | None:
+    """The workspace folder as `kg.workspace.find_root` finds it, or None (the command then runs here and
+    says what is wrong)."""
+    try:
+        named = explicit or os.environ.get("KG_WORKSPACE")
+        if named:
+            root = Path(named).expanduser().resolve()
+            return root if (root / MARKER).is_dir() else None
+        here = Path.cwd().resolve()
+        for folder in (here, *here.parents):
+            if (folder / MARKER).is_dir():
+                return folder
+    except (OSError, RuntimeError, ValueError):
+        pass
+    return None
+
+
+def configured(root: Path) -> bool:
+    """Whether this workspace may be served: not a team graph (kg.toml [store], KG_STORE), and not switched
+    off in kg.toml (`[rules.policy.serve] enabled = false`). A kg.toml that does not parse is not served:
+    the command reports it."""
+    if os.environ.get("KG_STORE"):
+        return False
+    path = root / "kg.toml"
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    import tomllib
+
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+        serve = data.get("rules", {}).get("policy", {}).get("serve", {})
+        return "store" not in data and serve.get("enabled", True) is not False
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+        return False
+
+
+def alive(kg_dir: Path) -> bool:
+    """Whether a server lives (or is starting) for this workspace: it holds `serve.lock` all its life."""
+    try:
+        fd = os.open(kg_dir / protocol.LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return True  # cannot tell: do not start another
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the lock if it was taken
+    return False
+
+
+def clean_stale(kg_dir: Path) -> None:
+    """Remove the socket a killed server left, when no server lives (checked under its lock, so a starting
+    server's fresh socket is never removed)."""
+    try:
+        fd = os.open(kg_dir / protocol.LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        (kg_dir / protocol.SOCKET).unlink(missing_ok=True)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def identity() -> dict[str, str]:
+    """Which kg this is: a server answers only a client of the same installation."""
+    import kg
+
+    return {"version": kg.__version__, "package": os.path.dirname(os.path.abspath(kg.__file__))}
+
+
+def _stream_info(stream: Any) -> dict[str, Any]:
+    try:
+        tty = bool(stream.isatty())
+    except (AttributeError, ValueError):
+        tty = False
+    return {"encoding": getattr(stream, "encoding", None) or "utf-8",
+            "errors": getattr(stream, "errors", None) or "strict", "tty": tty}
+
+
+def _stdin(argv: list[str]) -> dict[str, Any] | None:
+    """The hook payload a `--runtime claude-code|codex` session-start reads from stdin, read here (as the
+    command would) and sent along; None when the command reads no stdin."""
+    runtime = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--runtime"), None)
+    runtime = runtime or next((a.split("=", 1)[1] for a in argv if a.startswith("--runtime=")), None)
+    if runtime not in ("claude-code", "codex"):
+        return None
+    stream = sys.stdin
+    if stream is None:
+        return {"none": True}
+    info = _stream_info(stream)
+    if info["tty"]:
+        return info
+    from kg.core.inputs import MAX_PAYLOAD_BYTES
+
+    data = stream.buffer.read(MAX_PAYLOAD_BYTES + 1)  # one byte over: the command refuses it as it would here
+    return {**info, "data": base64.b64encode(data).decode("ascii")}
+
+
+def run(argv: list[str], workspace: str | None) -> Outcome:
+    """Answer `kg ARGV` (a served read command) from the workspace's server when one runs."""
+    if not enabled():
+        return Outcome()
+    root = locate(workspace)
+    if root is None or not configured(root):
+        return Outcome()
+    kg_dir = root / MARKER
+    sock = _reach(kg_dir)
+    if sock is None:
+        return Outcome()  # it could not start (the graph stayed busy): this read runs here, as before
+    with sock:
+        try:
+            env = dict(os.environ)
+            out = _stream_info(sys.stdout)
+            if out["tty"] and "COLUMNS" not in env:  # help and usage boxes are laid out for this terminal
+                try:
+                    size = os.get_terminal_size(sys.stdout.fileno())
+                    env.update(COLUMNS=str(size.columns), LINES=str(size.lines))
+                except (OSError, ValueError):
+                    pass
+            request = {"op": "run", "argv": argv, "cwd": os.getcwd(), "env": env, "stdout": out,
+                       "stderr": _stream_info(sys.stderr), "stdin": _stdin(argv), **identity()}
+            protocol.send(sock, request)
+            answer = protocol.receive(sock)
+        except (OSError, ValueError, protocol.Closed):  # not UTF-8 (refused here by the command), or it died
+            return Outcome(root=root)
+    if "code" not in answer:  # it would not answer this one (another kg, changed rules): run it here
+        return Outcome(root=root)
+    for fd, chunk in answer.get("chunks", []):
+        _write(fd, base64.b64decode(chunk))
+    return Outcome(code=int(answer["code"]))
+
+
+def _reach(kg_dir: Path) -> Any:
+    """A connection to the workspace's server; when none lives, one is started and waited for (the first read
+    pays its start, the pattern of language servers). It takes the graph as a foreground process does, so the
+    detached appliers of agents logging stand aside for it. None when it does not come up: it gave up on a graph
+    held past its retry budget, or it was asked to let go meanwhile."""
+    import time
+
+    try:
+        return protocol.connect(kg_dir, ANSWER_TIMEOUT)
+    except ConnectionRefusedError:  # a socket no one listens on: a killed server's
+        clean_stale(kg_dir)
+    except OSError:
+        pass
+    if not alive(kg_dir) and not spawn(kg_dir.parent.parent):
+        return None
+    try:
+        budget = 3 * float(os.environ.get("KG_LOCK_TIMEOUT") or 10) + 30
+    except ValueError:
+        budget = 60.0
+    started = time.monotonic()
+    deadline, seen = started + budget, False
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+        try:
+            return protocol.connect(kg_dir, ANSWER_TIMEOUT)
+        except OSError:
+            pass
+        if alive(kg_dir):
+            seen = True
+        elif seen or time.monotonic() - started > 10.0:  # it left, or never got going
+            return None
+    return None
+
+
+def _write(fd: int, data: bytes) -> None:
+    stream = sys.stdout if fd == 1 else sys.stderr
+    try:
+        stream.buffer.write(data)
+        stream.flush()
+    except (OSError, ValueError, AttributeError):  # a reader that went away: the answer is its loss
+        pass
+
+
+def spawn(root: Path) -> bool:
+    """Start the workspace's server, detached (its own session, stdio on /dev/null, so a hook waiting for this
+    process's output is not kept waiting), unless one lives or is starting. False when none could start."""
+    kg_dir = root / MARKER
+    if not enabled():
+        return False
+    if alive(kg_dir):
+        return True
+    import subprocess
+
+    try:
+        subprocess.Popen([sys.executable, "-m", "kg.serve.server", str(root)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                         close_fds=True, cwd=str(root))
+    except OSError:
+        return False  # the read runs on its own, as before
+    return True
+
+
+def hand_over(kg_dir: Path, *, polite: bool, timeout: float) -> bool:
+    """Called by a process waiting for the graph lock: if this workspace's read server holds the graph, ask
+    it to apply the journal (`polite`: a detached applier, whose work that is) or to close the graph and exit
+    (anyone else, who then takes the lock). True when a server took the request."""
+    if _in_server:
+        return False
+    try:
+        answer = protocol.ask(kg_dir, {"op": "drain" if polite else "release"}, max(0.1, timeout))
+    except ConnectionRefusedError:
+        clean_stale(kg_dir)
+        return False
+    except (OSError, ValueError, protocol.Closed):
+        return False
+    return bool(answer.get("ok"))

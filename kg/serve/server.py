@@ -1,0 +1,312 @@
+"""The read server: one process per workspace that holds the graph open and answers the agent's one-off
+reads, byte for byte as the command would have answered in its own process (it runs the same command,
+`kg.cli.app.run`, on the workspace it holds). See `kg.serve` for the whole picture.
+
+Run by `python -m kg.serve.server ROOT` (what `client.spawn` starts) or `kg serve run`.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import io
+import os
+import signal
+import socket
+import sys
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kg.serve import client, protocol
+
+SERVED = ("search", "inject", "recall", "show", "status", "hook")  # `hook` only for session-start: kg.cli.entry
+TICK = 1.0  # seconds between looks at the journal while idle (an applier's note may have been missed)
+_KEEP = {"_memory_rules", "_lifecycle_policy"}  # what a workspace derives from its rules alone: kept across reads
+
+
+@dataclass(frozen=True)
+class Settings:
+    enabled: bool
+    idle_seconds: float
+
+
+def settings(ws: Any) -> Settings:
+    """`[serve]` of rules/policy.toml, with kg.toml's `[rules.policy.serve]` over it."""
+    from kg.core.policy import RuleReader
+
+    def build(data: dict[str, Any]) -> Settings:
+        r = RuleReader(data, "rules/policy.toml").table("serve")
+        r.known(("enabled", "idle_seconds"))
+        return Settings(enabled=r.flag("enabled"), idle_seconds=r.number("idle_seconds", 0.05, 7 * 86_400))
+
+    return ws.rules.checked("policy", build)
+
+
+@dataclass
+class Server:
+    ws: Any
+    idle_seconds: float
+    stamp: tuple
+    since: float = field(default_factory=time.time)
+    requests: int = 0
+    baseline: set[str] = field(default_factory=set)
+
+    # -- one request ----------------------------------------------------------------------------------------
+    def handle(self, request: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """The answer to one request, and why to stop after it ("" to go on)."""
+        op = request.get("op")
+        if op == "status":
+            return {"ok": True, **self.describe()}, ""
+        if op in ("release", "stop"):
+            return {"ok": True}, "released"
+        if op == "drain":
+            return {"ok": True}, ""
+        if op != "run":
+            return {"error": f"unknown request {op!r}"}, ""
+        if any(request.get(k) != v for k, v in client.identity().items()):
+            return {"fallback": "another kg installation"}, "another kg installation asked"
+        if _stamp(self.ws) != self.stamp:
+            return {"fallback": "kg.toml changed"}, "kg.toml changed"
+        self.requests += 1
+        return self.run(request), ""
+
+    def run(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Run the command as its own process would: its arguments, environment, working directory, stdin and
+        the encodings of its streams; what it writes is returned in order, stdout and stderr interleaved."""
+        from kg.cli.app import run
+
+        for key in set(self.ws.__dict__) - self.baseline - _KEEP:  # what a fresh process would not know yet
+            del self.ws.__dict__[key]
+        chunks: list[list[Any]] = []
+        saved = (dict(os.environ), sys.stdin, sys.stdout, sys.stderr)
+        here = os.open(".", os.O_RDONLY)
+        try:
+            os.environ.clear()
+            os.environ.update(request.get("env") or {})
+            try:
+                os.chdir(request.get("cwd") or self.ws.root)
+            except OSError:
+                pass
+            sys.stdout = _Capture(chunks, 1, request.get("stdout") or {})
+            sys.stderr = _Capture(chunks, 2, request.get("stderr") or {})
+            sys.stdin = _stdin(request.get("stdin"))
+            try:
+                code = run(list(request["argv"]))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+        finally:
+            os.environ.clear()
+            os.environ.update(saved[0])
+            sys.stdin, sys.stdout, sys.stderr = saved[1:]
+            os.fchdir(here)
+            os.close(here)
+        return {"code": code, "chunks": [[fd, base64.b64encode(data).decode("ascii")] for fd, data in chunks]}
+
+    def drain(self) -> None:
+        """Apply what the journal holds (the server is the graph's one user: appliers leave it this work)."""
+        from kg.core.errors import KgError
+
+        try:
+            if self.ws.journal.has_pending():
+                with self.ws.store():
+                    pass
+        except (KgError, OSError) as exc:  # the entries stay in the journal for the next drain
+            _say(f"drain failed: {exc}")
+
+    def describe(self) -> dict[str, Any]:
+        return {"pid": os.getpid(), "workspace": str(self.ws.root), "since": self.since,
+                "requests": self.requests, "idle_seconds": self.idle_seconds}
+
+
+class _Capture(io.TextIOWrapper):
+    """A standard stream that records what is written to it, in order with the other stream's writes, and
+    answers `isatty()` as the client's own stream would."""
+
+    def __init__(self, chunks: list[list[Any]], fd: int, info: dict[str, Any]):
+        self._sink = _Sink(chunks, fd)
+        super().__init__(self._sink, encoding=info.get("encoding") or "utf-8",
+                         errors=info.get("errors") or "strict", write_through=True)
+        self._tty = bool(info.get("tty"))
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+class _Sink(io.RawIOBase):
+    def __init__(self, chunks: list[list[Any]], fd: int):
+        self.chunks, self.fd = chunks, fd
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        data = bytes(data)
+        if self.chunks and self.chunks[-1][0] == self.fd:
+            self.chunks[-1][1] += data
+        else:
+            self.chunks.append([self.fd, data])
+        return len(data)
+
+
+class _Tty(io.TextIOWrapper):
+    def isatty(self) -> bool:
+        return True
+
+
+def _stdin(info: dict[str, Any] | None) -> Any:
+    """The client's stdin as the command would read it (the client sends it only to a command that reads it)."""
+    if info is None:
+        return io.TextIOWrapper(io.BytesIO(b""))
+    if info.get("none"):
+        return None
+    if info.get("tty"):
+        return _Tty(io.BytesIO(b""))
+    return io.TextIOWrapper(io.BytesIO(base64.b64decode(info.get("data") or "")),
+                            encoding=info.get("encoding") or "utf-8", errors=info.get("errors") or "strict")
+
+
+def _stamp(ws: Any) -> tuple:
+    """kg.toml as it was when the server started: a change means rules the server did not load."""
+    try:
+        s = (ws.root / "kg.toml").stat()
+        return (s.st_mtime_ns, s.st_size, s.st_ino)
+    except OSError:
+        return ()
+
+
+def _say(message: str) -> None:
+    try:
+        sys.stderr.write(f"kg serve: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _take_lock(kg_dir: Path) -> int | None:
+    try:
+        fd = os.open(kg_dir / protocol.LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def serve(root: Path) -> str:
+    """Serve the workspace at `root` until idle, asked to let go, or stopped; returns why it stopped."""
+    from kg.core.errors import KgError
+    from kg.workspace import MARKER, open_workspace
+
+    client._in_server = True
+    kg_dir = root / MARKER
+    lock = _take_lock(kg_dir)
+    if lock is None:
+        return "another server runs for this workspace"
+    try:
+        ws = open_workspace(root)
+        conf = settings(ws)
+        if not conf.enabled:
+            return "the read server is off ([serve] enabled = false)"
+        if ws.store_url is not None:
+            return "a team graph is not served"
+        import kg.cli.app  # noqa: F401 - loaded before the first request, not during it
+        import kg.cli.common as common
+
+        stamp = _stamp(ws)
+        with ExitStack() as stack:
+            # a foreground open: the detached appliers stand aside for it (a reader waits for it to answer); a
+            # process that needs the graph itself asks it to let go once it listens
+            stack.enter_context(ws.store())
+            server = Server(ws, conf.idle_seconds, stamp)
+            server.baseline = set(ws.__dict__)
+            common._served[:] = [ws]
+            stack.callback(common._served.clear)
+            listener = stack.enter_context(protocol.listen(kg_dir))
+            stack.callback((kg_dir / protocol.SOCKET).unlink, missing_ok=True)
+            why, conn = _loop(server, listener)
+            # leaving the stack: the socket goes first (new readers run on their own), then the graph closes
+        if conn is not None:  # the process that asked for the graph hears once it is free
+            with conn:
+                try:
+                    protocol.send(conn, {"ok": True})
+                except OSError:
+                    pass
+        return why
+    except KgError as exc:
+        return f"cannot serve: {exc}"
+    finally:
+        os.close(lock)
+
+
+def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket | None]:
+    last = time.monotonic()
+    while True:
+        left = server.idle_seconds - (time.monotonic() - last)
+        if left <= 0:
+            return f"idle for {server.idle_seconds:g} s", None
+        listener.settimeout(min(left, TICK))
+        try:
+            conn, _ = listener.accept()
+        except TimeoutError:
+            server.drain()
+            continue
+        conn.settimeout(30.0)
+        if not _same_user(conn):  # the socket is 0600 already; a peer of another user is not answered
+            conn.close()
+            continue
+        try:
+            request = protocol.receive(conn)
+        except (OSError, ValueError, protocol.Closed):
+            conn.close()
+            continue
+        answer, stop = server.handle(request)
+        if stop == "released":
+            return "asked to let go of the graph", conn
+        with conn:
+            try:
+                protocol.send(conn, answer)
+            except OSError:
+                pass
+        if request.get("op") == "drain":
+            server.drain()
+        if stop:
+            return stop, None
+        last = time.monotonic()
+
+
+def _same_user(conn: socket.socket) -> bool:
+    if not hasattr(socket, "SO_PEERCRED"):
+        return True  # not Linux: the socket's mode is the guard
+    import struct
+
+    try:
+        _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                        struct.calcsize("3i")))
+    except OSError:
+        return False
+    return uid == os.getuid()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        _say("usage: python -m kg.serve.server WORKSPACE")
+        return 2
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # close the graph cleanly on a plain kill
+    _say(f"stopped: {serve(Path(args[0]).resolve())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
