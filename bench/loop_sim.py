@@ -285,7 +285,7 @@ ROWS = [("keep/revert right, at the first decisive verdict (%)", "first_right"),
 
 
 def table(title: str, s: dict[str, dict[str, Any]]) -> str:
-    out = [title, f"| | kg | baseline (former rule) | best possible |", "|---|---|---|---|"]
+    out = [title, "| | kg | baseline (former rule) | best possible |", "|---|---|---|---|"]
     for label, key in ROWS:
         cells = []
         for name in ("kg", "baseline", "best"):

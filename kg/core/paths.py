@@ -8,6 +8,7 @@ the file it names is resolved (symlinks followed) and must stay inside the works
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import stat
@@ -82,3 +83,18 @@ def output_target(path: Path, kg_dir: Path) -> Path:
     if not stat.S_ISREG(mode):
         raise UsageError(f"--out {path} is not a regular file (a folder, device or FIFO); name a file")
     return real
+
+
+def try_flock(path: Path, mode: int = 0o644) -> int | None:
+    """An exclusive lock on `path` taken without waiting: the file descriptor that holds it (inherited by a
+    forked child), or None when another process holds it or the file cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, mode)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kg.core.paths import try_flock
+
 if TYPE_CHECKING:
     from kg.workspace import Workspace
 
@@ -99,17 +101,9 @@ APPLIER_LOCK = "applier.lock"
 
 def claim_applier(kg_dir: Path) -> int | None:
     """Take the workspace's applier slot without waiting: the file descriptor that holds it (inherited by a
-    forked child, which then holds it), or None when an applier is running or queued already."""
-    try:
-        fd = os.open(kg_dir / APPLIER_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        return None  # an unwritable workspace: the log's entry waits for the next command, as before
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
+    forked child, which then holds it), or None when an applier is running or queued already (or the
+    workspace is unwritable: the log's entry then waits for the next command, as before)."""
+    return try_flock(kg_dir / APPLIER_LOCK)
 
 
 def release_applier(slot: int) -> None:

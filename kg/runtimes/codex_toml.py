@@ -22,6 +22,7 @@ from typing import Any
 from kg.core.errors import UsageError
 from kg.lifecycle import blocks
 from kg.runtimes.openclaw_hook import SERVER_NAME
+
 HOOKS_BLOCK, MCP_BLOCK = "codex-hooks", "codex-mcp"
 NAMES = (HOOKS_BLOCK, MCP_BLOCK)
 FIX = "delete the block, marker lines included, to let kg write it again"

@@ -8,7 +8,6 @@ Run by `python -m kg.serve.server ROOT` (what `client.spawn` starts) or `kg serv
 from __future__ import annotations
 
 import base64
-import fcntl
 import io
 import os
 import signal
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kg.core.paths import try_flock
 from kg.serve import client, protocol
 
 SERVED = ("search", "inject", "recall", "show", "status", "hook")  # `hook` only for session-start: kg.cli.entry
@@ -190,19 +190,6 @@ def _say(message: str) -> None:
         pass
 
 
-def _take_lock(kg_dir: Path) -> int | None:
-    try:
-        fd = os.open(kg_dir / protocol.LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
-
-
 def serve(root: Path) -> str:
     """Serve the workspace at `root` until idle, asked to let go, or stopped; returns why it stopped."""
     from kg.core.errors import KgError
@@ -210,7 +197,7 @@ def serve(root: Path) -> str:
 
     client._in_server = True
     kg_dir = root / MARKER
-    lock = _take_lock(kg_dir)
+    lock = try_flock(kg_dir / protocol.LOCK, 0o600)
     if lock is None:
         return "another server runs for this workspace"
     try:

@@ -9,6 +9,7 @@ import pytest
 
 from kg.core.errors import RulesError, UsageError
 from kg.lifecycle import blocks
+from kg.runtimes import codex_toml
 from kg.runtimes.hooks import HookRules, Section, fit, tool_failure
 from kg.runtimes.integrations import (
     LEGACY_BEGIN,
@@ -17,7 +18,6 @@ from kg.runtimes.integrations import (
     merge_hooks,
     strip_hooks,
 )
-from kg.runtimes import codex_toml
 
 
 def _sec(name: str, n: int, total: int | None = None) -> Section:
