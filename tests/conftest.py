@@ -79,17 +79,20 @@ def run_kg(ws):
 
 
 @pytest.fixture(scope="module")
-def module_workspace(tmp_path_factory: pytest.TempPathFactory):
+def module_workspace(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest):
     """`(ws, run_kg)` for a module's tests that only read what they share: built once (the fixture that fills
-    it is module-scoped too), in a clean environment, instead of once per test."""
+    it is module-scoped too), in a clean environment, instead of once per test. In the FalkorDB pass it is on
+    its own graph there for the whole module, as every test's workspace is (`_no_team_store`)."""
     import kg
 
     with pytest.MonkeyPatch.context() as mp:
         for name in ("KG_WORKSPACE", "KG_NOW", "KG_SESSION", "KG_LOCK_TIMEOUT", "KG_STORE", "KG_STORE_PASSWORD",
                      "KG_AGENT"):
             mp.delenv(name, raising=False)
+        if TEST_STORE == "falkordb":
+            mp.setenv("KG_STORE", _team_store_url(request))
         ws = kg.init_workspace(tmp_path_factory.mktemp("shared") / "ws")
-    return ws, kg_runner(ws.root)
+        yield ws, kg_runner(ws.root)
 
 
 # -- a real FalkorDB server for the team-graph tests (the `falkordb` extra) ----------------------------------
@@ -104,8 +107,12 @@ def _no_team_store(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureReque
         monkeypatch.delenv(name, raising=False)
     if TEST_STORE == "falkordb" and not request.node.get_closest_marker("falkordb"):
         # named for the folder alone: a module fixture's workspace keeps its graph across that module's tests
-        port = request.getfixturevalue("falkordb_server").port
-        monkeypatch.setenv("KG_STORE", f"falkordb://127.0.0.1:{port}/ws.{{workspace}}")
+        monkeypatch.setenv("KG_STORE", _team_store_url(request))
+
+
+def _team_store_url(request: pytest.FixtureRequest) -> str:
+    port = request.getfixturevalue("falkordb_server").port
+    return f"falkordb://127.0.0.1:{port}/ws.{{workspace}}"
 
 
 TEST_STORE = os.environ.get("KG_TEST_STORE", "kuzu").strip().lower()  # the backend every workspace is made on
@@ -183,10 +190,6 @@ FALKORDB_OPEN = {
     "tests/integration/test_reliability.py::test_a_budgeted_drain_stops_between_records_and_keeps_the_rest":
         "a budgeted drain does not stop between records on a team graph; not diagnosed",
     "tests/integration/test_write_path.py::test_unwritable_workspace_fails_clearly": "prints a traceback",
-    "tests/integration/test_lifecycle_replay.py::test_verification_verdicts_on_the_right_day":
-        "verdict days differ from Kùzu's; not diagnosed",
-    "tests/integration/test_lifecycle_replay.py::test_made_worse_raises_a_critical_item_and_a_critical_fix":
-        "the made-worse ratio is 2.13x, Kùzu's 2.20x; not diagnosed",
     "tests/integration/test_lifecycle_done_when.py::test_done_when": "no verdicts; not diagnosed",
     "tests/cli/test_secret_leaks.py::test_no_secret_reaches_the_workspace_through_any_command":
         "it runs kg import, which a team graph refuses",

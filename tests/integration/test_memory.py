@@ -1,7 +1,6 @@
 """The memory layer against a real Kùzu workspace."""
 
 import json
-import os
 
 import pytest
 
@@ -198,9 +197,6 @@ def test_scores_and_trends(ws):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(os.environ.get("KG_TEST_STORE") == "falkordb", strict=True,
-                   reason="open (issue 18): FalkorDB's full-text scoring over the same tokens ranks this slice "
-                          "at 0.33 overall@10, below the 0.6 floor Kùzu's BM25 index reaches")
 def test_locomo_slice_beats_bm25(shared_data):
     """One LoCoMo conversation through the real write and search paths: a sane floor, and above BM25."""
     import importlib.util

@@ -138,6 +138,7 @@ def test_a_missing_graph_with_acknowledged_ids_is_reported_and_repaired(ws, kg):
     assert list(ws.kg_dir.glob("graph.kuzu.empty-*"))
 
 
+@pytest.mark.embedded_only("writes a zero-byte Kùzu graph file")
 def test_a_zero_length_graph_with_nothing_acknowledged_is_started_afresh(ws, kg):
     """A create cut short leaves a zero-byte graph file; Kùzu failed on it ("unexpected failure: IndexError")."""
     for p in ws.kg_dir.glob("graph.kuzu*"):
