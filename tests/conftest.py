@@ -180,10 +180,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.skip(reason=f"embedded Kùzu graph only: {mark.args[0]}"))
             open_why = FALKORDB_OPEN.get(item.nodeid.split("[")[0])
             if open_why:
-                item.add_marker(pytest.mark.xfail(reason=f"open on FalkorDB (issue 18): {open_why}", strict=False))
+                item.add_marker(pytest.mark.xfail(reason=f"open on FalkorDB (issue 18): {open_why}", strict=True))
 
 
-# Failing in the FalkorDB pass when the branch closed, each to be fixed (not skipped): listed here in one place.
+# Failing in the FalkorDB pass, each to be fixed (not skipped): listed here in one place, strict, so a fix shows.
 FALKORDB_OPEN = {
     "tests/integration/test_reliability.py::test_a_reader_drains_within_its_budget_and_says_what_it_left":
         "a reader's drain budget leaves nothing pending on a team graph; not diagnosed",
