@@ -189,7 +189,6 @@ FALKORDB_OPEN = {
         "a reader's drain budget leaves nothing pending on a team graph; not diagnosed",
     "tests/integration/test_reliability.py::test_a_budgeted_drain_stops_between_records_and_keeps_the_rest":
         "a budgeted drain does not stop between records on a team graph; not diagnosed",
-    "tests/integration/test_write_path.py::test_unwritable_workspace_fails_clearly": "prints a traceback",
     "tests/integration/test_lifecycle_done_when.py::test_done_when": "no verdicts; not diagnosed",
     "tests/cli/test_secret_leaks.py::test_no_secret_reaches_the_workspace_through_any_command":
         "it runs kg import, which a team graph refuses",

@@ -217,7 +217,7 @@ def test_unwritable_workspace_fails_clearly():
     script = textwrap.dedent(f"""
         import os, kg, kuzu
         ws = kg.open_workspace({str(ws_dir)!r})
-        ws.policy, ws.rules.redactor  # load the packaged rules before giving up root's file access
+        ws.policy, ws.rules.redactor, ws.store_url  # rules and store modules loaded before root's access goes
         if os.geteuid() == 0:
             os.setgid(65534); os.setuid(65534)
         try:
