@@ -164,9 +164,7 @@ class Store:
             try:
                 if migrate and not read_only:
                     store._migrate()
-                    from kg.store import aggregates
-
-                    aggregates.ensure(store)  # issue 22: built after migration 0005 or a killed import
+                    _aggregates.ensure(store)  # issue 22: built after migration 0005 or a killed import
                     if store.ensure_fts():
                         store.repairs.append("rebuilt the full-text index node_fts, which was missing (an "
                                              "import or a migration was cut short)")
@@ -256,18 +254,16 @@ class Store:
         return self._execute_raw(query.text, params)
 
     def _run_aggregated(self, name: str, query: _queries.NamedQuery, params: dict[str, Any]) -> list[Row]:
-        from kg.store import aggregates
-
-        if not aggregates.ready(self):
+        if not _aggregates.ready(self):
             return self._execute_raw(query.text, params)  # no aggregate yet: the full query
         if name == "lc_promotion_candidates":
             if not query.source.startswith("kg.rules.queries/"):  # a workspace's own query, as written
                 return self._execute_raw(query.text, params)
-            return aggregates.promotion_candidates(self, **params)
+            return _aggregates.promotion_candidates(self, **params)
         with self.transaction():  # the write and its aggregate rows commit together
-            ids = aggregates.affected(self, name, params)
+            ids = _aggregates.affected(self, name, params)
             rows = self._execute_raw(query.text, params)
-            aggregates.refresh(self, ids)
+            _aggregates.refresh(self, ids)
         return rows
 
     def execute(self, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
