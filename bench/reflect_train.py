@@ -50,7 +50,12 @@ PRIOR = {
                    "still_after_fix": 1.5, "redirect_after_handback": 1.5, "rule_ref_after_work": 1.0,
                    "omission_admitted": 1.5, "denies_claim": 1.0, "owns_mistake": 1.5, "contrast_plain": 0.5,
                    "retries_tool": 0.8, "not_done": 0.8,
-                   "judges_claim": 0.5, "not_asked": 1.5},
+                   "judges_claim": 0.5, "not_asked": 1.5,
+                   # anyone's pushback: a challenging question, swearing, a named flaw, a result that fails right
+                   # after the agent's claim, a question the agent concedes, a request said again, an interrupt
+                   "negative_question": 0.8, "frustration": 0.8, "flaw": 0.8, "fails_after_claim": 1.2,
+                   "question_conceded": 1.2, "repeated_ask": 1.0, "redirect_after_interrupt": 1.0,
+                   "frustrated_at_work": 1.0, "changes_course": 0.6, "interrupted": 0.3},
     "preference": {"from_now_on": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0, "we_convention": 0.8,
                    "prohibition": 0.6,
                    "edits_rule": 1.5,
@@ -65,7 +70,10 @@ FIXED = {"preference": {"from_now_on"},
                         "redirect_after_handback", "omission_admitted", "owns_mistake", "reverts"}}
 # Signals a class may not use: how long a turn is does not say whether it states a lasting rule (this user
 # writes rules at length; "I prefer tabs" is short).
-EXCLUDE = {"preference": {"short", "long"}}
+# Nor does pushback at this turn's work (a question, swearing, a flaw, an interrupt, a repeated request).
+EXCLUDE = {"preference": {"short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",
+                          "question_conceded", "repeated_ask", "redirect_after_interrupt", "frustrated_at_work",
+                          "changes_course", "interrupted", "repeats_request"}}
 # Corrections are about half of this user's turns but "a third of user turns" on other people's transcripts
 # (labels/README.md): the fitted bias is moved by the difference in log-odds, so a turn with no evidence
 # leans to "nothing to learn" there too.
@@ -110,8 +118,11 @@ def load_turns(data: Path, rules) -> list[dict]:
             t = read_transcript(data / "transcripts" / "specstory" / name)
             cache[name], texts[name] = turn_signals(t, rules), t
         sigs = cache[name].get(lab["turn"])
-        if sigs is None:  # the reader does not see this turn as the user speaking
-            sigs = ()
+        if sigs is None:  # the label counts turns another way: the speaking user turn with the same words
+            said = " ".join(lab["text"].split())[:80]
+            turns = texts[name].turns
+            at = next((i for i in cache[name] if " ".join(turns[i].text.split())[:80] == said), None)
+            sigs = cache[name][at] if at is not None else ()
         out.append({"session": name, "turn": lab["turn"], "text": lab["text"], "signals": sigs,
                     "gold": {CLASSES[x] for x in lab["labels"] if x in CLASSES}})
     return out

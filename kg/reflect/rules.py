@@ -20,12 +20,12 @@ from kg.core.policy import RuleReader
 RULES_FILE = "reflect.toml"
 MODEL_FILE = "reflect_model.toml"
 DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "preference")
-SCOPES = ("user", "prev", "next", "next_tools")
+SCOPES = ("user", "prev", "next", "next_tools", "before")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
 COMPUTED = ("first_turn", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent",
-            "negates_agent", "retries_tool")
+            "negates_agent", "retries_tool", "repeats_request")
 # Computed signals that read what the user said about the agent's words: reasons in the user's own words.
-USER_COMPUTED = ("quotes_agent", "negates_agent")
+USER_COMPUTED = ("quotes_agent", "negates_agent", "repeats_request")
 KINDS = ("learning", "feature", "preference")
 PRIORITIES = ("low", "medium", "high", "critical")
 
@@ -53,7 +53,8 @@ class Quoting:
 class Signal:
     name: str
     scope: str  # user: the user's own words; prev: the agent's turn before; next: the agent's reply;
-    # next_tools: the commands and paths of the agent's tool calls after the user spoke
+    # next_tools: the commands and paths of the agent's tool calls after the user spoke; before: whatever came
+    # right before the user spoke (an agent's turn, a tool result, or the harness noting an interrupt)
     patterns: tuple[re.Pattern[str], ...]
 
 
