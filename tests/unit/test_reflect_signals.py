@@ -66,6 +66,13 @@ def test_the_agent_rerunning_its_last_tool_with_changed_input_is_a_signal():
         ("Done: I pushed the branch.", "@AGENTS.md", "", "rule_ref_after_work"),
         ("Done.", "did you update the changelog?", "No, I didn't update it. Doing it now.", "omission_admitted"),
         ("The build is now fixed.", "no, it is not fixed", "", "denies_claim"),
+        ("I've updated the report generator.", "the totals section is empty", "", "fails_after_claim"),
+        ("Done: the README is rewritten.", "it duplicates the install section", "", "fails_after_claim"),
+        ("Done.", "are all tests passing?", "You're right to ask: two still fail.", "question_conceded"),
+        ("I created a new cache module.", "didn't we already have one in utils?", "", "negative_question"),
+        ("All tests pass now.", "wtf, the build is red??", "", "frustrated_at_work"),
+        ("Let me rewrite the migration:\nCancelled", "use the existing migration instead", "",
+         "redirect_after_interrupt"),
     ],
 )
 def test_signals_that_combine_events(agent_before, said, agent_after, signal):
@@ -139,3 +146,20 @@ def test_one_lesson_said_several_ways_gets_one_key():
     assert len(keys) == 1 and None not in keys
     # a generic noun still names a lesson when little else does
     assert key("correction", "Stop editing the generated files", RULES.lessons) == "fix.file-generat"
+
+
+def test_a_request_said_again_is_a_signal_and_a_plain_go_ahead_is_not():
+    asked = transcript(("user", "rename the flag to --dry-run"), ("assistant", "Renamed the option."),
+                       ("user", "rename the flag to --dry-run!"))
+    assert "repeated_ask" in turn_signals(asked, RULES)[2]
+    nudged = transcript(("user", "yes, continue please"), ("assistant", "Step 2 done."),
+                        ("user", "yes, continue please"))
+    assert "repeated_ask" not in turn_signals(nudged, RULES)[2]
+
+
+def test_the_harness_noting_an_interrupt_is_what_came_before():
+    t = transcript(("user", "go"), ("assistant", "", "Bash", "rm -rf build"),
+                   ("user", "[Request interrupted by user for tool use]"), ("user", "don't delete the build folder"))
+    sigs = turn_signals(t, RULES)[3]
+    assert "interrupted" in sigs and "redirect_after_interrupt" in sigs
+    assert "correction" in {f.category for f in learnings(t, RULES) if f.turn == 3}
