@@ -135,6 +135,12 @@ class Lessons:
     key_words: int
     key_min_words: int
     rewrites: tuple[Rewrite, ...]
+    # A sentence that says what to do: when the sentence a finding matched names nothing a key can hold ("are you
+    # kidding me?"), the lesson comes from another sentence of the turn, these first.
+    actionable: tuple[re.Pattern[str], ...] = ()
+    # Categories whose lesson may come from another sentence that way (praise stays with the praising sentence).
+    reword: frozenset[str] = frozenset()
+    drop: re.Pattern[str] | None = None  # words taken out of a lesson wherever they stand (swearing)
 
 
 @dataclass(frozen=True)
@@ -232,7 +238,8 @@ _FIELDS = re.compile(r"\{(\w+)\}")
 def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
     from kg.graph.linking import stem  # the stemmer linking uses, so keys and links agree on words
 
-    t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite"))
+    t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
+             "reword", "drop"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -255,7 +262,18 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         key_words=t.whole("key_words", 1, int_only=True),
         key_min_words=t.whole("key_min_words", 1, int_only=True),
         rewrites=tuple(rewrites),
+        actionable=tuple(_regex(t, "actionable", p, re.IGNORECASE) for p in t.strings("actionable", [], items="non-empty")),
+        reword=_reword(t, categories),
+        drop=_regex(t, "drop", t.string("drop"), re.IGNORECASE) if "drop" in t.data else None,
     )
+
+
+def _reword(t: RuleReader, categories: set[str]) -> frozenset[str]:
+    names = t.strings("reword", [], items="non-empty")
+    for n in names:
+        if n not in categories:
+            raise t.fail("reword", f"{n!r} is not a finding category ({', '.join(sorted(categories))})")
+    return frozenset(names)
 
 
 def _signals(t: RuleReader) -> Signals:
