@@ -262,7 +262,8 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         key_words=t.whole("key_words", 1, int_only=True),
         key_min_words=t.whole("key_min_words", 1, int_only=True),
         rewrites=tuple(rewrites),
-        actionable=tuple(_regex(t, "actionable", p, re.IGNORECASE) for p in t.strings("actionable", [], items="non-empty")),
+        actionable=tuple(_regex(t, "actionable", p, re.IGNORECASE)
+                         for p in t.strings("actionable", [], items="non-empty")),
         reword=_reword(t, categories),
         drop=_regex(t, "drop", t.string("drop"), re.IGNORECASE) if "drop" in t.data else None,
     )

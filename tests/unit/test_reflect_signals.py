@@ -50,7 +50,8 @@ def test_a_reply_belongs_to_the_last_user_turn_it_answers():
 def test_the_agent_rerunning_its_last_tool_with_changed_input_is_a_signal():
     before = [("user", "run the tests"), ("assistant", "", "Bash", "pytest tests/unit -q"),
               ("assistant", "All tests pass.")]
-    retried = transcript(*before, ("user", "the integration ones"), ("assistant", "", "Bash", "pytest tests/integration -q"))
+    retried = transcript(*before, ("user", "the integration ones"),
+                         ("assistant", "", "Bash", "pytest tests/integration -q"))
     other = transcript(*before, ("user", "now the docs"), ("assistant", "", "Read", "docs/index.md"))
     same = transcript(*before, ("user", "once more"), ("assistant", "", "Bash", "pytest tests/unit -q"))
     assert "retries_tool" in turn_signals(retried, RULES)[3]
