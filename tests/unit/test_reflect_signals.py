@@ -164,3 +164,17 @@ def test_the_harness_noting_an_interrupt_is_what_came_before():
     sigs = turn_signals(t, RULES)[3]
     assert "interrupted" in sigs and "redirect_after_interrupt" in sigs
     assert "correction" in {f.category for f in learnings(t, RULES) if f.turn == 3}
+
+
+def test_a_lesson_says_what_to_do_even_when_the_finding_came_from_a_rebuke():
+    from kg.reflect.lesson import phrase
+
+    said = ["are you kidding me?", "the header still looks the same", "use the theme tokens for the header colours"]
+    lesson, source = phrase("correction", said, said[0], RULES.lessons)
+    assert (lesson, source) == ("Use the theme tokens for the header colours", said[2])
+    # a sentence that already names what went wrong stays the lesson; swearing is taken out of it
+    lesson, _ = phrase("correction", ["the fucking header still looks the same"], "the fucking header still looks the "
+                       "same", RULES.lessons)
+    assert lesson == "The header still looks the same"
+    # praise stays with the praising sentence
+    assert phrase("best_practice", ["Thanks!", "now update the docs"], "Thanks!", RULES.lessons)[1] == "Thanks!"
