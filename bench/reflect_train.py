@@ -73,7 +73,7 @@ FIXED = {"preference": {"from_now_on"},
 # Nor does pushback at this turn's work (a question, swearing, a flaw, an interrupt, a repeated request).
 EXCLUDE = {"preference": {"short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",
                           "question_conceded", "repeated_ask", "redirect_after_interrupt", "frustrated_at_work",
-                          "changes_course", "interrupted", "repeats_request"}}
+                          "changes_course", "interrupted", "repeats_request", "fact_after_cannot"}}
 # Corrections are about half of this user's turns but "a third of user turns" on other people's transcripts
 # (labels/README.md): the fitted bias is moved by the difference in log-odds, so a turn with no evidence
 # leans to "nothing to learn" there too.
@@ -89,7 +89,10 @@ HAND = {
     "knowledge_gap": (-2.4, {"states_fact": 1.6, "actually": 1.2, "negates_agent": 0.4, "apologises": 0.6,
                              "agrees": 0.6, "says_wrong": 0.6, "rejects": 0.6, "are_you_sure": 0.5, "realises": 0.4,
                              "contrast": 0.3, "instruction": -0.6, "error_paste": -0.5, "likes_idea": -0.3,
-                             "first_turn": -2.0}),
+                             "first_turn": -2.0,
+                             # a fact said as a challenge ("didn't we already ...?", "isn't there a ...?"), or right
+                             # after the agent said it cannot
+                             "negative_question": 0.8, "fact_after_cannot": 1.0}),
     # A capability or an option asked for, when the session showed the lack: a tool failed, or the agent said it
     # cannot. An option asked for with no lack shown is ordinary roadmap work.
     "feature": (-2.6, {"capability": 3.0, "wants_option": 1.8, "cannot": 1.4, "prior_tool_error": 1.2,

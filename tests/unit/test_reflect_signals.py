@@ -71,6 +71,8 @@ def test_the_agent_rerunning_its_last_tool_with_changed_input_is_a_signal():
         ("Done: the README is rewritten.", "it duplicates the install section", "", "fails_after_claim"),
         ("Done.", "are all tests passing?", "You're right to ask: two still fail.", "question_conceded"),
         ("I created a new cache module.", "didn't we already have one in utils?", "", "negative_question"),
+        ("I can't run the tests: vitest doesn't support mocking modules.", "vitest supports mocking with vi.mock",
+         "", "fact_after_cannot"),
         ("All tests pass now.", "wtf, the build is red??", "", "frustrated_at_work"),
         ("Let me rewrite the migration:\nCancelled", "use the existing migration instead", "",
          "redirect_after_interrupt"),
