@@ -73,7 +73,8 @@ FIXED = {"preference": {"from_now_on"},
 # Nor does pushback at this turn's work (a question, swearing, a flaw, an interrupt, a repeated request).
 EXCLUDE = {"preference": {"short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",
                           "question_conceded", "repeated_ask", "redirect_after_interrupt", "frustrated_at_work",
-                          "changes_course", "interrupted", "repeats_request", "fact_after_cannot"}}
+                          "changes_course", "interrupted", "repeats_request", "fact_after_cannot",
+                          "files_request", "workaround", "wants_after_workaround"}}
 # Corrections are about half of this user's turns but "a third of user turns" on other people's transcripts
 # (labels/README.md): the fitted bias is moved by the difference in log-odds, so a turn with no evidence
 # leans to "nothing to learn" there too.
@@ -96,7 +97,9 @@ HAND = {
     # A capability or an option asked for, when the session showed the lack: a tool failed, or the agent said it
     # cannot. An option asked for with no lack shown is ordinary roadmap work.
     "feature": (-2.6, {"capability": 3.0, "wants_option": 1.8, "cannot": 1.4, "prior_tool_error": 1.2,
-                       "problem_report": 0.9, "error_paste": 0.9, "first_turn": -2.0}),
+                       "problem_report": 0.9, "error_paste": 0.9, "first_turn": -2.0,
+                       # asking for it to be filed for later, the lack shown by a workaround just before
+                       "files_request": 0.6, "workaround": 0.6, "wants_after_workaround": 1.0}),
     # Praise of the work; plain thanks after a finished job is weaker than praise of the approach.
     "best_practice": (-2.6, {"praise": 3.0, "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
                              "rejects": -1.0, "still_again": -0.6, "problem_report": -0.5}),

@@ -73,6 +73,8 @@ def test_the_agent_rerunning_its_last_tool_with_changed_input_is_a_signal():
         ("I created a new cache module.", "didn't we already have one in utils?", "", "negative_question"),
         ("I can't run the tests: vitest doesn't support mocking modules.", "vitest supports mocking with vi.mock",
          "", "fact_after_cannot"),
+        ("There is no built-in way to filter by status, so for now I piped the list through jq.",
+         "add a task to add a --status flag to list", "", "wants_after_workaround"),
         ("All tests pass now.", "wtf, the build is red??", "", "frustrated_at_work"),
         ("Let me rewrite the migration:\nCancelled", "use the existing migration instead", "",
          "redirect_after_interrupt"),
