@@ -47,6 +47,9 @@ class Quoting:
     log_line_patterns: tuple[re.Pattern[str], ...]
     harness_prefixes: tuple[str, ...]
     command_pattern: re.Pattern[str]
+    # A line that is a shell prompt with its command: it and the lines after it, up to a blank line, are pasted
+    # (the command's output).
+    prompt_patterns: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         log_line_patterns=_regexes(q, "log_line_patterns"),
         harness_prefixes=q.strings("harness_prefixes", items="non-empty"),
         command_pattern=_regex(q, "command_pattern", q.string("command_pattern"), re.IGNORECASE),
+        prompt_patterns=_regexes(q, "prompt_patterns") if "prompt_patterns" in q.data else (),
     )
 
     signals = _signals(top.table("signals"))

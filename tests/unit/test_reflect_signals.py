@@ -182,3 +182,12 @@ def test_a_lesson_says_what_to_do_even_when_the_finding_came_from_a_rebuke():
     assert lesson == "The header still looks the same"
     # praise stays with the praising sentence
     assert phrase("best_practice", ["Thanks!", "now update the docs"], "Thanks!", RULES.lessons)[1] == "Thanks!"
+
+
+def test_a_pasted_shell_command_and_its_output_are_not_the_user_speaking():
+    said = "when i run it i see no stats\n\n➜  app git:(main) ✗ npm run report\nNo data found.\n\nwhy?"
+    assert [ln for _, ln in own_lines(said, RULES)] == ["when i run it i see no stats", "why?"]
+    assert [ln for _, ln in own_lines("me@box ~/app % make\nNo rule to make target", RULES)] == []
+    # a markdown heading is not a prompt
+    heading = "# Plan\nno, keep the old parser"
+    assert [ln for _, ln in own_lines(heading, RULES)] == heading.splitlines()
