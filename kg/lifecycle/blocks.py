@@ -116,11 +116,11 @@ def names(text: str, markers: tuple[str, str] = HTML) -> list[str]:
     return list(dict.fromkeys(pattern.findall(text)))
 
 
-def block_of_line(text: str, offset: int) -> str | None:
+def block_of_line(text: str, offset: int, markers: tuple[str, str] = HTML) -> str | None:
     """The name of the kg block holding the character at `offset`, or None when it is outside every block."""
-    for name in names(text):
+    for name in names(text, markers):
         try:
-            span = find(text, name)
+            span = find(text, name, markers)
         except BlockError:
             continue
         if span is not None and span.start <= offset < span.end:

@@ -185,7 +185,7 @@ def _write_crontab(file: Path | None, plan: blocks.SyncPlan) -> None:
         raise KgError(f"crontab - failed: {done.stderr.decode('utf-8', 'replace').strip()}")
 
 
-CRON_FIX = "put the job back as kg wrote it, or delete the block (both marker lines) and run `kg schedule install`"
+CRON_FIX = "delete the block (both marker lines) and run `kg schedule install` again"
 
 
 def _sync_cron(ws: Any, root: Path, file: Path | None, desired: str | None) -> blocks.SyncPlan:
