@@ -14,12 +14,14 @@ from dataclasses import dataclass, replace
 
 from rapidfuzz import fuzz
 
+from kg.core.text import CJK
+
 from .lesson import linking_rules, terms
 from .parse import Transcript, Turn
 from .rules import ClassModel, ReflectRules
 
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
-_WORD = re.compile(r"[\w'-]+|[\u3400-\u9fff]")
+_WORD = re.compile(rf"[\w'-]+|[{CJK}]")  # kg's one CJK range (kg.core.text)
 
 
 @dataclass(frozen=True)
