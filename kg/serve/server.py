@@ -21,6 +21,7 @@ from typing import Any
 
 from kg.core.paths import try_flock
 from kg.serve import client, protocol
+from kg.serve.cache import ReadCache
 
 SERVED = ("search", "inject", "recall", "show", "status", "hook")  # `hook` only for session-start: kg.cli.entry
 TICK = 1.0  # seconds between looks at the journal while idle (an applier's note may have been missed)
@@ -31,6 +32,7 @@ _KEEP = {"_memory_rules", "_lifecycle_policy"}  # what a workspace derives from 
 class Settings:
     enabled: bool
     idle_seconds: float
+    buffer_pool_mb: int = 96
 
 
 def settings(ws: Any) -> Settings:
@@ -39,8 +41,9 @@ def settings(ws: Any) -> Settings:
 
     def build(data: dict[str, Any]) -> Settings:
         r = RuleReader(data, "rules/policy.toml").table("serve")
-        r.known(("enabled", "idle_seconds"))
-        return Settings(enabled=r.flag("enabled"), idle_seconds=r.number("idle_seconds", 0.05, 7 * 86_400))
+        r.known(("enabled", "idle_seconds", "buffer_pool_mb"))
+        return Settings(enabled=r.flag("enabled"), idle_seconds=r.number("idle_seconds", 0.05, 7 * 86_400),
+                        buffer_pool_mb=r.whole("buffer_pool_mb", 16, 1_048_576, default=Settings.buffer_pool_mb))
 
     return ws.rules.checked("policy", build)
 
@@ -211,10 +214,14 @@ def serve(root: Path) -> str:
         import kg.cli.common as common
 
         stamp = _stamp(ws)
+        # one query thread: Kùzu's full-text top-k breaks score ties by thread timing, and a one-off reader
+        # (`ws.reading()`) runs one thread, so the answers match it; a bounded page cache keeps it small
+        ws.open_options = {"max_threads": 1, "buffer_pool_mb": conf.buffer_pool_mb}
         with ExitStack() as stack:
             # a foreground open: the detached appliers stand aside for it (a reader waits for it to answer); a
             # process that needs the graph itself asks it to let go once it listens
-            stack.enter_context(ws.store())
+            held = stack.enter_context(ws.store())
+            stack.callback(ReadCache(held).install().uninstall)  # answers kept until the graph changes
             server = Server(ws, conf.idle_seconds, stamp)
             server.baseline = set(ws.__dict__)
             common._served[:] = [ws]
