@@ -32,7 +32,6 @@ _KEEP = {"_memory_rules", "_lifecycle_policy"}  # what a workspace derives from 
 class Settings:
     enabled: bool
     idle_seconds: float
-    buffer_pool_mb: int = 96
 
 
 def settings(ws: Any) -> Settings:
@@ -41,9 +40,8 @@ def settings(ws: Any) -> Settings:
 
     def build(data: dict[str, Any]) -> Settings:
         r = RuleReader(data, "rules/policy.toml").table("serve")
-        r.known(("enabled", "idle_seconds", "buffer_pool_mb"))
-        return Settings(enabled=r.flag("enabled"), idle_seconds=r.number("idle_seconds", 0.05, 7 * 86_400),
-                        buffer_pool_mb=r.whole("buffer_pool_mb", 16, 1_048_576, default=Settings.buffer_pool_mb))
+        r.known(("enabled", "idle_seconds"))
+        return Settings(enabled=r.flag("enabled"), idle_seconds=r.number("idle_seconds", 0.05, 7 * 86_400))
 
     return ws.rules.checked("policy", build)
 
@@ -215,8 +213,10 @@ def serve(root: Path) -> str:
 
         stamp = _stamp(ws)
         # one query thread: Kùzu's full-text top-k breaks score ties by thread timing, and a one-off reader
-        # (`ws.reading()`) runs one thread, so the answers match it; a bounded page cache keeps it small
-        ws.open_options = {"max_threads": 1, "buffer_pool_mb": conf.buffer_pool_mb}
+        # (`ws.reading()`) runs one thread, so the answers match it. The page cache stays the writer's: Kùzu
+        # also works in it (a 96 MB one failed the open of a 10k workspace), and it does not set the resident
+        # size (~5 MB per table's key index does: ~100 MB for kg's schema, measured with a bare Kùzu open)
+        ws.open_options = {"max_threads": 1}
         with ExitStack() as stack:
             # a foreground open: the detached appliers stand aside for it (a reader waits for it to answer); a
             # process that needs the graph itself asks it to let go once it listens
