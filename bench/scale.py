@@ -109,16 +109,30 @@ def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     return wall, usage.ru_maxrss / 1024, code
 
 
+def _complete(trail: Path) -> bool:
+    """Whether write_seed_files finished this trail (its closing line is written last)."""
+    try:
+        with open(trail, "rb") as fh:
+            fh.seek(-64, os.SEEK_END)
+            return fh.read().endswith(b'"edges": []}}\n')
+    except OSError:
+        return False
+
+
 def build(n: int, env: dict[str, str], rebuild: bool) -> tuple[Path, float | None, float | None]:
     root = RESULTS / f"scale-{n}"
     done = root / ".built"
     if done.exists() and not rebuild:
         info = json.loads(done.read_text())
         return root, info["seconds"], info["mb"]
-    if root.exists():
-        subprocess.run(["rm", "-rf", str(root)], check=True)
-    root.mkdir(parents=True)
-    write_seed_files(root, n)
+    trail = root / "memory" / ".learning-trail.json"
+    if not rebuild and _complete(trail):  # the seed files of an unfinished build: keep them, start a new graph
+        subprocess.run(["rm", "-rf", str(root / "memory" / ".kg")], check=True)
+    else:
+        if root.exists():
+            subprocess.run(["rm", "-rf", str(root)], check=True)
+        root.mkdir(parents=True)
+        write_seed_files(root, n)
     subprocess.run([KG, "init", str(root)], check=True, capture_output=True, env=env)
     wall, mb, code = measure([KG, "-w", str(root), "import", "trail", str(root / "memory" / ".learning-trail.json")],
                              env)
