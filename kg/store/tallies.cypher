@@ -56,7 +56,7 @@ RETURN n.id AS id, n.created_at AS at
 
 // The edges leaving one node, or every node, per type. One label per query: in kuzu 0.11.3 a pattern over
 // several edge tables (`-[r]->`, `-[r:a|b]->`) counts committed edges twice inside a transaction that
-// has added edges (`tests/integration/test_aggregates.py` shows it).
+// has added edges.
 
 // name: tly_out_caused_by
 MATCH (n:Node {id: $id})-[r:caused_by]->() RETURN count(r) AS n
