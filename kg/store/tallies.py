@@ -179,11 +179,13 @@ def _full(st: Any) -> tuple[dict[str, int], list[tuple[str, Any]]]:
 
 def rebuild(st: Any) -> None:
     """Both tables from the graph (called by `aggregates.rebuild`, between its flag's clear and set)."""
+    from kg.store.aggregates import checkpoint
     from kg.store.bulk import copy_rows
 
     counts, pending = _full(st)
     st.run("tly_clear")
     st.run("tly_high_clear")
+    checkpoint(st)  # the same kuzu bug as PatternOcc's (aggregates.checkpoint) before a COPY into a cleared table
     for key, n in sorted(counts.items()):
         st.run("tly_add", key=key, d=n)
     copy_rows(st, "PendingHigh", [{"id": i, "at": at} for i, at in pending], scratch=st.path.parent,

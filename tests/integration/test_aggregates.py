@@ -109,12 +109,12 @@ def test_aggregate_equals_recomputation_after_random_operations(ws, tmp_path, se
         check(ws, now)
 
 
-@pytest.mark.parametrize("seed", [3, 4])
+@pytest.mark.parametrize("seed", [2, 3, 4, 5])
 def test_status_tallies_equal_recomputation_after_random_operations(ws, tmp_path, seed):
     """Linked and unlinked logs of every kind and priority, edges added by hand (an inline write), resolves,
-    cycles and imports: the tallies stay exact, and status reads equal the full queries. (The occurrence
-    table is not checked here: with these operations it can differ after a reopen, on main's code too; see
-    the issue's note.)"""
+    cycles and imports: the occurrence table and the tallies stay exact, and the promotion candidates and
+    status reads equal the full queries. Seed 4 caught a rebuild (after the hand-added edge) whose COPY wrote
+    wrong `at` lists under a flag saying complete (the kuzu bug `aggregates.checkpoint` works around)."""
     rng = random.Random(seed)
     now = T0
     ids: list[str] = []
@@ -150,6 +150,7 @@ def test_status_tallies_equal_recomputation_after_random_operations(ws, tmp_path
             from kg.ingest.trail import import_trail
 
             import_trail(ws, [trail], now=now)
+        check(ws, now)
         check_tallies(ws)
 
 
