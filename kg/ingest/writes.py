@@ -149,12 +149,9 @@ def edge_add(ws: Workspace, src: str, dst: str, edge_type: str, *, now: datetime
                          {"src": src, "dst": dst})
         if dup[0]["n"]:
             raise UsageError(f"{src} ──{edge_type}──► {dst} exists already")
-        st.execute(
-            f"MATCH (a:Node {{id: $src}}), (b:Node {{id: $dst}}) "
-            f"CREATE (a)-[:{label} {{created_at: $at, manual: true, score: 1.0, reason: $reason}}]->(b)",
-            {"src": src, "dst": dst, "at": at,
-             "reason": clean(ws.rules.redactor.redact(reason or "added by hand").text, one_line=True)},
-        )
+        # named (rules/queries/linking.cypher): the aggregates follow it instead of being rebuilt on the next open
+        st.run(f"edge_add_{label}", src=src, dst=dst, at=at,
+               reason=clean(ws.rules.redactor.redact(reason or "added by hand").text, one_line=True))
     return {"from": src, "to": dst, "type": edge_type, "created_at": at.isoformat(), "manual": True}
 
 

@@ -34,7 +34,7 @@ COLUMNS = ("id", "first", "last", "at", "sess", "st")
 LIVE_BY_KEY_AT_MOST = 200  # candidates read one by key up to this many; past it one scan is cheaper
 
 # query name -> how to find the patterns a write affects: ("param", name) the pattern id itself, ("list", name)
-# a list of pattern ids,
+# a list of pattern ids, ("pattern", name) a node id when that node is a pattern,
 # ("event", name) the patterns of an event id, ("change_rows", name) the patterns of rows' change ids,
 # ("staged", None) the patterns of the events in LcStage.
 WATCH: dict[str, tuple[str, str | None]] = {
@@ -47,6 +47,7 @@ WATCH: dict[str, tuple[str, str | None]] = {
     "lc_change_revert": ("change_rows", "rows"),
     "lc_decay_apply": ("staged", None),
     "lc_reinforce": ("event", "id"),
+    "edge_add_derived_from": ("pattern", "src"),  # an edge added by hand: a member only when src is a pattern
 }
 
 
@@ -110,6 +111,9 @@ def affected(st: Any, name: str, params: dict[str, Any]) -> set[str]:
         return {params[key]} if params.get(key) else set()
     if how == "list":
         return set(params[key] or ())
+    if how == "pattern":
+        pid = params[key]
+        return {pid} if any(r["kind"] == "pattern" for r in st.run("agg_pattern_live", id=pid)) else set()
     if how == "event":
         return {r["id"] for r in st.run("agg_patterns_of_event", id=params[key])}
     if how == "change_rows":

@@ -52,6 +52,12 @@ WATCH: dict[str, tuple[tuple[tuple[str, str | None], ...], tuple[str, ...]]] = {
     "link_add_related_to": ((("param", "src"),), ("related_to",)),
     "link_add_supports": ((("param", "src"),), ("supports",)),
     "memory_topic_links": ((("rows", "rows"),), ("about",)),
+    "edge_add_caused_by": ((("param", "src"),), ("caused_by",)),
+    "edge_add_led_to": ((("param", "src"),), ("led_to",)),
+    "edge_add_supports": ((("param", "src"),), ("supports",)),
+    "edge_add_contradicts": ((("param", "src"),), ("contradicts",)),
+    "edge_add_related_to": ((("param", "src"),), ("related_to",)),
+    "edge_add_derived_from": ((("param", "src"),), ("derived_from",)),
     "memory_topics_reset": ((("about_all", None),), ()),
 }
 

@@ -166,3 +166,38 @@ LIMIT $limit
 // A keyword's count, written by key (kg/graph/term_counts.py: MERGE scans the table in kuzu 0.11.3).
 MATCH (x:Term {term: $term})
 SET x.df = $df
+
+// Edges added by hand (`kg link add`, kg/ingest/writes.py edge_add), one query per type (a label cannot be a
+// parameter). Named so that Store.run keeps the aggregates in the write's transaction (kg/store/tallies.py
+// and, for derived_from, kg/store/aggregates.py WATCH); inline Cypher would clear their flag and make the next
+// writer rebuild them all (seconds at 1M events).
+
+// name: edge_add_caused_by
+// One manual edge of type caused_by.
+MATCH (a:Node {id: $src}), (b:Node {id: $dst})
+CREATE (a)-[:caused_by {created_at: $at, manual: true, score: 1.0, reason: $reason}]->(b)
+
+// name: edge_add_led_to
+// One manual edge of type led_to.
+MATCH (a:Node {id: $src}), (b:Node {id: $dst})
+CREATE (a)-[:led_to {created_at: $at, manual: true, score: 1.0, reason: $reason}]->(b)
+
+// name: edge_add_supports
+// One manual edge of type supports.
+MATCH (a:Node {id: $src}), (b:Node {id: $dst})
+CREATE (a)-[:supports {created_at: $at, manual: true, score: 1.0, reason: $reason}]->(b)
+
+// name: edge_add_contradicts
+// One manual edge of type contradicts.
+MATCH (a:Node {id: $src}), (b:Node {id: $dst})
+CREATE (a)-[:contradicts {created_at: $at, manual: true, score: 1.0, reason: $reason}]->(b)
+
+// name: edge_add_related_to
+// One manual edge of type related_to.
+MATCH (a:Node {id: $src}), (b:Node {id: $dst})
+CREATE (a)-[:related_to {created_at: $at, manual: true, score: 1.0, reason: $reason}]->(b)
+
+// name: edge_add_derived_from
+// One manual edge of type derived_from.
+MATCH (a:Node {id: $src}), (b:Node {id: $dst})
+CREATE (a)-[:derived_from {created_at: $at, manual: true, score: 1.0, reason: $reason}]->(b)

@@ -129,12 +129,18 @@ def test_status_tallies_equal_recomputation_after_random_operations(ws, tmp_path
                            link=rng.random() < 0.5, tags=tags, action="Check the tool first",
                            priority=rng.choice(["low", "medium", "high", "critical"]))
                 ids.append(r.id)
-        elif op == "edge" and len(ids) > 1:  # an inline write: the aggregates are rebuilt on the next open
+        elif op == "edge" and len(ids) > 1:  # by hand (kept in step), or inline Cypher (rebuilt on the next open)
             a, b = rng.sample(ids, 2)
-            try:
-                ws.edge_add(a, b, rng.choice(["caused_by", "supports"]), now=now)
-            except Exception:  # noqa: BLE001 - the same edge twice is refused
-                pass
+            kind = rng.choice(["caused_by", "supports"])
+            if step % 2:
+                try:
+                    ws.edge_add(a, b, kind, now=now)
+                except Exception:  # noqa: BLE001 - the same edge twice is refused
+                    pass
+            else:
+                with ws.store() as st:
+                    st.execute(f"MATCH (a:Node {{id: $a}}), (b:Node {{id: $b}}) CREATE (a)-[:{kind} {{created_at: $at, "
+                               "manual: true, score: 1.0, reason: 'inline'}]->(b)", {"a": a, "b": b, "at": now})
         elif op == "resolve":
             ws.resolve(rng.choice(ids), rng.choice(["resolved", "wont_fix", "pending"]), now=now)
         elif op == "cycle":
@@ -253,3 +259,28 @@ def test_doctor_rebuilds_a_damaged_aggregate(ws):
     assert {c.name: c for c in doctor(ws).checks}["aggregate"].status == "ok"
     with ws.store() as st:
         assert aggregates.differences(st) == []
+
+
+def test_an_edge_added_by_hand_keeps_the_aggregates_without_a_rebuild(ws):
+    """`kg link add` writes through named queries in WATCH: the flag stays set (no full rebuild on the next
+    open) and the tables follow, a hand-added derived_from from a pattern making the event a member."""
+    for i in range(3):
+        ws.log("error", f"docker build broke on the cache {i}", now=T0 + timedelta(hours=i), session=f"s{i}",
+               pattern_key="docker.cache", priority="high", link=False)
+    other = ws.log("error", "the linter crashed on a syntax error", now=T0 + timedelta(hours=5), session="s9",
+                   pattern_key="lint.crash", priority="high", link=False).id
+    lesson = ws.node_add("lesson", "Pin the linter version in CI", now=T0 + timedelta(hours=6), link=False)["id"]
+    with ws.store() as st:
+        pattern = st.run("patterns_by_key", keys=["docker.cache"])[0]["id"]
+        before = {r["id"]: list(r["at"]) for r in st.run("agg_occ_all")}
+    with ws.store() as st:  # one open graph: a writer's open would rebuild a cleared flag and hide it
+        ws.edge_add(pattern, other, "derived_from", now=T0 + timedelta(hours=7))
+        ws.edge_add(lesson, other, "derived_from", now=T0 + timedelta(hours=7))  # not a pattern: no member
+        ws.edge_add(other, lesson, "led_to", now=T0 + timedelta(hours=7))
+        assert aggregates.ready(st) and any(r["value"] == aggregates.FLAG_VALUE for r in st.run("agg_flag"))
+        assert aggregates.differences(st) == []
+        after = {r["id"]: list(r["at"]) for r in st.run("agg_occ_all")}
+        edges = {r["type"]: r["n"] for r in st.run("count_edges")}
+    assert after[pattern] == sorted(before[pattern] + [T0 + timedelta(hours=5)])
+    assert lesson not in after
+    assert edges.get("led_to") == 1  # from the tallies (differences() above compares them with a recount)
