@@ -32,11 +32,14 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("KG_SHARED_DATA") or REPO.parent / "shared" / "data")
 FIXTURES = DATA / "secrets" / "detect_secrets_test_data"
 
-CLAIMED = {"Private Key", "Basic Auth Credentials", "Secret Keyword", "Base64 High Entropy String"}
+CLAIMED = {"Private Key", "Basic Auth Credentials", "Secret Keyword"}
 # Hex High Entropy String: hex with no secret-ish key is a git SHA, digest or checksum far more often than
 # a secret, and agent transcripts are full of those. Hex under a secret-ish key is still redacted (and
 # counted).
-EXCLUDED = {"Hex High Entropy String"}
+# Base64 High Entropy String: detect-secrets flags a random value under any name; kg follows gitleaks' generic rule,
+# which wants a credential word in the name (access, auth, api, key, secret, token ...): the scanners' own labelled
+# non-secrets (`foo:AAH...`, `some_other_40_char_base64_str: ...`, a form's `value="..."`) are such values.
+EXCLUDED = {"Hex High Entropy String", "Base64 High Entropy String"}
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +71,7 @@ POSITIVE = [
      "curl -H 'Authorization: Bearer [REDACTED:bearer_token]' https://api"),
     ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [REDACTED:basic_auth]"),
     ("password=hunter2", "password=[REDACTED:password_assignment]"),
+    ("db_password: 'letmein'", "db_password: '[REDACTED:password_assignment]'"),  # a password may be a word
     ("DB_PASSWORD: 'correct horse battery staple'", "DB_PASSWORD: '[REDACTED:password_assignment]'"),
     ('{"api_key": "abc123xyz", "name": "x"}', '{"api_key": "[REDACTED:password_assignment]", "name": "x"}'),
     ("passwd: s3cret!", "passwd: [REDACTED:password_assignment]"),
@@ -80,8 +84,8 @@ POSITIVE = [
     ("密码是 hunter2", "密码是 [REDACTED:password_assignment]"),
     ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
      "AWS_SECRET_ACCESS_KEY=[REDACTED:env_secret]"),
-    ("random_blob = 'Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg'",
-     "random_blob = '[REDACTED:high_entropy_secret]'"),
+    ("upload_auth = 'Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg'",
+     "upload_auth = '[REDACTED:high_entropy_secret]'"),
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\nabcd+/==\n-----END RSA PRIVATE KEY-----\nafter",
      "[REDACTED:private_key]\nafter"),
     ("cut off: -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
@@ -106,6 +110,11 @@ POSITIVE = [
 ]
 
 NEGATIVE = [
+    # a random value under a name without a credential word (gitleaks' generic-api-key words) is data
+    "random_blob = 'Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg'",
+    # a lone lowercase word under a key or token name is a placeholder or a setting; a password may be any word
+    "apiKey: 'ollama',",
+    'os.environ["OPENAI_API_KEY"] = "deadbeef"',
     "aws_access_key: AKIAIOSFODNN7EXAMPLE",  # AWS's documentation id
     "resolution: {integrity: sha512-pU3KGCUwux1tEyze1iN7LtkeP3IfyxlxF0SU1kk8nVw0YL4xIB5p/tqg7ui5mX9cfCmZ/a/lkyU81lSvTfrXFA==}",
     "cert MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTESMBAGA1UEChMJQmFsdGltb3Jl",
@@ -325,7 +334,7 @@ def test_baseline_coverage(shared_data: Path, redactor: Redactor) -> None:
     for kind in sorted(total):
         print(f"  {kind:28} {done[kind]}/{total[kind]}{'' if kind in CLAIMED else '  (not claimed)'}")
     assert all(done[k] == total[k] for k in CLAIMED if k in total)
-    assert sum(done.values()) >= 20
+    assert sum(done.values()) >= 18  # 5 of 7 entropy-only findings are still caught (a credential word in the name)
 
 
 def test_files_without_secrets_are_unchanged(shared_data: Path, redactor: Redactor) -> None:
