@@ -499,38 +499,53 @@ def _rows(rules) -> list[tuple]:
 
 
 def test_parsed_rules_are_cached_and_read_back_the_same(tmp_path, monkeypatch) -> None:
-    from kg.redaction.rules import packaged, packaged_rules, parse
+    from kg.redaction.redact import Redactor
+    from kg.redaction.rules import packaged, packaged_rows, packaged_rules, parse
 
     monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
     parsed, ignore = parse(packaged("secrets.toml"), "rules/secrets.toml", validate=False)
     first = packaged_rules()
-    files = list(tmp_path.glob("secret-rules-*.json"))
+    files = list(tmp_path.glob("secret-rules-*.marshal"))
     assert len(files) == 1 and files[0].stat().st_mode & 0o077 == 0
+    assert not list(tmp_path.glob(".*"))  # written atomically: no temporary file left beside it
     second = packaged_rules()
     assert _rows(first[0]) == _rows(second[0]) == _rows(parsed) and second[1] == first[1] == ignore
+    # the lazily built rules, in the order they apply, and the cached keyword plan are what the parse gives
+    lazy, _ = packaged_rows()
+    fresh = Redactor.from_rules(parsed, ignore)
+    assert _rows(lazy) == _rows(fresh.rules)
+    plan = Redactor(lazy, tuple(ignore))._plan
+    assert plan is lazy.plan and plan.ascii_words == fresh._plan.ascii_words
+    assert (plan.other, plan.bare) == (fresh._plan.other, fresh._plan.bare)
 
 
-@pytest.mark.parametrize("damage", ["garbage", "stale key", "bad row", "writable by others"])
+@pytest.mark.parametrize("damage", ["garbage", "stale key", "edited", "torn", "writable by others"])
 def test_a_damaged_or_foreign_cache_is_ignored(tmp_path, monkeypatch, damage: str) -> None:
-    import json as _json
+    import marshal
+    import zlib
 
     from kg.redaction.rules import packaged, packaged_rules, parse
 
     monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
     packaged_rules()
-    path = next(tmp_path.glob("secret-rules-*.json"))
-    data = _json.loads(path.read_text())
-    data["rules"] = data["rules"][:1]  # what a tampered cache would do: drop every rule but one
+    path = next(tmp_path.glob("secret-rules-*.marshal"))
+    raw = path.read_bytes()
+    fmt, key, ignore, rows, order, plan = marshal.loads(raw[8:])
+
+    def sealed(body: bytes) -> bytes:
+        return b"%08x" % zlib.crc32(body) + body
+
+    one_rule = marshal.dumps((fmt, key, ignore, rows[:1], [0], plan))  # a tampered cache: every rule but one gone
     if damage == "garbage":
-        path.write_text("{not json")
+        path.write_bytes(b"{not marshal")
     elif damage == "stale key":
-        data["key"] = "0" * 64
-        path.write_text(_json.dumps(data))
-    elif damage == "bad row":
-        data["rules"][0][0] = "Not A Kind!"
-        path.write_text(_json.dumps(data))
+        path.write_bytes(sealed(marshal.dumps((fmt, "0" * 64, ignore, rows[:1], [0], plan))))
+    elif damage == "edited":
+        path.write_bytes(raw[:8] + one_rule)  # the seal no longer matches
+    elif damage == "torn":
+        path.write_bytes(raw[: len(raw) // 2])
     else:
-        path.write_text(_json.dumps(data))
+        path.write_bytes(sealed(one_rule))
         path.chmod(0o666)
     rules, _ = packaged_rules()
     assert _rows(rules) == _rows(parse(packaged("secrets.toml"), "rules/secrets.toml", validate=False)[0])
