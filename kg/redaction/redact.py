@@ -169,10 +169,16 @@ class Redactor:
         return KeywordPlan.of([rule.keywords for rule in rules])
 
     @cached_property
-    def _other_words(self) -> re.Pattern[str] | None:
-        """One regex of the non-ASCII keywords (the CJK labels), so a long text is scanned once, not once each."""
-        words = self._plan.other
-        return re.compile("(?=(" + "|".join(re.escape(w) for w in words) + "))") if words else None  # overlaps too
+    def _other_words(self) -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]] | None:
+        """The non-ASCII keywords (the CJK labels) by their first character, and one regex of those characters: a long
+        text is scanned once (a character class the regex engine skips through fast), not once per keyword."""
+        by_first: dict[str, list[str]] = {}
+        for word in self._plan.other:
+            by_first.setdefault(word[0], []).append(word)
+        if not by_first:
+            return None
+        chars = re.compile("[" + "".join(re.escape(c) for c in sorted(by_first)) + "]")
+        return chars, {c: tuple(words) for c, words in by_first.items()}
 
     @cached_property
     def _keyword_index(self) -> tuple[tuple[re.Pattern[str], ...], dict[str, tuple[int, ...]]]:
@@ -212,10 +218,13 @@ class Redactor:
             return starts
         other = self._other_words
         if other is not None and not text.isascii():
-            other_words = self._plan.other
-            for match in other.finditer(text):
-                for index in other_words[match.group(1)]:
-                    starts.setdefault(index, []).append(match.start())
+            chars, by_first = other
+            for match in chars.finditer(text):
+                at = match.start()
+                for word in by_first[match.group()]:
+                    if text.startswith(word, at):
+                        for index in self._plan.other[word]:
+                            starts.setdefault(index, []).append(at)
         tries, lookup = self._keyword_index
         by_word: dict[str, list[int]] = {}  # one append per keyword found; rules gather their words' lists after
         for trie in tries:
