@@ -4,10 +4,11 @@ Patterns are data: `rules/secrets.toml` (kg's own rules for what agents' text ho
 URLs, key blocks, assignments) and the provider rules it includes, `rules/secrets_gitleaks.toml` (converted
 from gitleaks' MIT rule set). This module applies them; `kg.redaction.rules` parses them.
 
-How one call works: the text is lowercased once and one regex (a trie of every rule's keywords) finds where
-keywords occur; a rule is tried only at its keywords (or, with `window`, in their line). Each match yields a
-secret span; spans are collected on the original text (earlier rules win, a later span that overlaps one
-already taken is dropped) and the text is rebuilt once. The whole secret is replaced: a span that stops in the
+How one call works: the text is lowercased once and its keywords are found (a short text, as a `kg log`'s fields
+are, looks up only the keywords whose first two characters it holds; a long one is scanned by trie regexes of the
+keywords); a rule is built, compiled and tried only at its keywords (or, with `window`, in their line). Each
+match yields a secret span; spans are collected on the original text (earlier rules win, a later span that
+overlaps one already taken is dropped) and the text is rebuilt once. The whole secret is replaced: a span that stops in the
 middle of a run of token characters is extended to the run's end, so a pattern's length cap never leaves a
 tail. What is reported is the kinds of secret removed, never the secrets.
 """
