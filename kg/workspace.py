@@ -19,7 +19,7 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
-from kg.core import paths
+from kg.core import clock, paths
 from kg.core.errors import NoWorkspace, RulesError, SchemaError, StoreError, UsageError
 from kg.core.policy import RuleSet
 from kg.graph import reads
@@ -108,6 +108,7 @@ class Workspace:
         self._mutex = threading.RLock()  # one thread at a time in the graph
         self._in_store = threading.local()  # .depth: this thread's open `store()` blocks
         self._applier: BackgroundApplier | None = None
+        self.open_options: dict[str, Any] = {}  # Store.open's arguments over the writer's defaults (kg/serve's)
         self._applier_lock = threading.Lock()  # not the mutex: a log must not wait for the applier's batch
         self._queued = 0  # logs handed to the applier since the last drain
         self._close_after_batch = False
@@ -275,9 +276,9 @@ class Workspace:
                 budget: float | None = None) -> Iterator[Store | None]:
         with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", lock_timeout=self.lock_timeout,
                         queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
-                        unless=unless, buffer_pool_mb=self.policy.buffer_pool_mb, polite=polite,
-                        min_free_mb=self.policy.min_free_mb,
-                        must_exist=None if self._allow_new_graph else self._acknowledged, **self._team()) as st:
+                        unless=unless, polite=polite, min_free_mb=self.policy.min_free_mb,
+                        must_exist=None if self._allow_new_graph else self._acknowledged,
+                        **{"buffer_pool_mb": self.policy.buffer_pool_mb, **self.open_options}, **self._team()) as st:
             if st is None:
                 yield None
                 return
@@ -480,5 +481,14 @@ class Workspace:
                                 now=now, limit=limit)
 
     def status(self, *, now: datetime | str | None = None, limit: int = 10) -> dict[str, Any]:
-        """The status `kg status --json` prints and the MCP server returns."""
-        return reads.status(self, now=now, limit=limit)
+        """The status `kg status --json` prints and the MCP server returns: the graph's counts, the lifecycle's
+        sections and the scheduled cycle's last run, read in one read-only open."""
+        from kg.lifecycle.api import lifecycle_status
+        from kg.runtimes.schedule import last_run
+
+        at = clock.now(now)
+        with self.reading():
+            data = reads.status(self, now=at, limit=limit)
+            data["lifecycle"] = lifecycle_status(self, at, limit)
+        data["last_cycle"] = last_run(self)
+        return data
