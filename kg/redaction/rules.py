@@ -400,7 +400,7 @@ def _write_cache(path: Path, key: str, rows: list[Row], order: list[int], plan: 
     """Each row marshalled on its own (a process unpacks only the rules it uses), sealed, written atomically."""
     import marshal
 
-    from kg.ingest.journal import write_atomic  # only when writing: it imports the store's lock
+    from kg.core.files import write_atomic  # the one way kg replaces a file
 
     body = marshal.dumps((_CACHE_FORMAT, key, list(ignore), [marshal.dumps(row) for row in rows], order, plan.dump()))
     try:
