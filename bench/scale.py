@@ -5,7 +5,9 @@ For each size a seed-style trail (`memory/.learning-trail.json` and `.learnings/
 about one entry in three carrying one of n/20 pattern keys) is written and imported with `kg import trail`;
 the workspace is cached under bench/results/scale-N/ (gitignored) and reused by later runs. Each command is
 run as its own process (`kg ...`) several times: the table gives the median wall time and the peak resident
-memory (the process's own, from wait4), and the growth factor from the size 10x smaller.
+memory (the process's own, from wait4), and the growth factor from the size 10x smaller. Reads are answered
+by the workspace's read server (started by the first read, as for an agent); its peak memory is its own row.
+`kg log` is the acknowledged write (applied after, by the server); the first `kg cycle --dry-run` runs once.
 
     .venv/bin/python bench/scale.py --sizes 10000 100000 [--runs 5] [--rebuild] [--baseline ../main/.venv/bin/kg]
 Targets (issue 22): import <= 30 s per 100k and <= 2 GB at 1M; status, list, search, inject, hook
@@ -36,6 +38,7 @@ KG = str(REPO / ".venv" / "bin" / "kg")
 NOW = "2026-12-01T12:00:00"
 QUERIES = ["git push failed", "docker build timed out", "npm lock file", "pytest fixture crashed"]
 COMMANDS = [
+    ("log", ["log", "error", "bench: the docker build timed out on the cache", "--pattern-key", "docker.bench"]),
     ("status", ["status"]),
     ("list --limit 20", ["list", "--limit", "20"]),
     ("search", ["search", QUERIES[0]]),
@@ -109,16 +112,30 @@ def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     return wall, usage.ru_maxrss / 1024, code
 
 
+def _complete(trail: Path) -> bool:
+    """Whether write_seed_files finished this trail (its closing line is written last)."""
+    try:
+        with open(trail, "rb") as fh:
+            fh.seek(-64, os.SEEK_END)
+            return fh.read().endswith(b'"edges": []}}\n')
+    except OSError:
+        return False
+
+
 def build(n: int, env: dict[str, str], rebuild: bool) -> tuple[Path, float | None, float | None]:
     root = RESULTS / f"scale-{n}"
     done = root / ".built"
     if done.exists() and not rebuild:
         info = json.loads(done.read_text())
         return root, info["seconds"], info["mb"]
-    if root.exists():
-        subprocess.run(["rm", "-rf", str(root)], check=True)
-    root.mkdir(parents=True)
-    write_seed_files(root, n)
+    trail = root / "memory" / ".learning-trail.json"
+    if not rebuild and _complete(trail):  # the seed files of an unfinished build: keep them, start a new graph
+        subprocess.run(["rm", "-rf", str(root / "memory" / ".kg")], check=True)
+    else:
+        if root.exists():
+            subprocess.run(["rm", "-rf", str(root)], check=True)
+        root.mkdir(parents=True)
+        write_seed_files(root, n)
     subprocess.run([KG, "init", str(root)], check=True, capture_output=True, env=env)
     wall, mb, code = measure([KG, "-w", str(root), "import", "trail", str(root / "memory" / ".learning-trail.json")],
                              env)
@@ -127,6 +144,22 @@ def build(n: int, env: dict[str, str], rebuild: bool) -> tuple[Path, float | Non
     done.write_text(json.dumps({"seconds": wall, "mb": mb, "cpu": LAST_CPU[0]}))
     print(f"import of {n:,}: {wall:.0f} s wall, {LAST_CPU[0]:.0f} s CPU, {mb:.0f} MB", file=sys.stderr)
     return root, wall, mb
+
+
+def server_peak_mb(root: Path, env: dict[str, str]) -> float:
+    """The workspace's read server (it answered the reads above, warm): its peak resident memory; then it is
+    stopped, so the cached workspace is left closed."""
+    done = subprocess.run([KG, "-w", str(root), "serve", "status", "--json"], capture_output=True, text=True, env=env)
+    pid = json.loads(done.stdout or "{}").get("pid")
+    peak = float("nan")
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                peak = int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    subprocess.run([KG, "-w", str(root), "serve", "stop"], capture_output=True, env=env)
+    return peak
 
 
 def seed_rows(root: Path, runs: int) -> dict[str, tuple[float, float]]:
@@ -190,6 +223,13 @@ def main() -> None:
         built = json.loads((root / ".built").read_text())
         results.setdefault("import trail (CPU s)", {})[n] = (built.get("cpu", float("nan")), float("nan"))
         base = Path(args.baseline_root.format(n=n)) if args.baseline else None
+        # the first read, cold (it starts the read server; on a workspace built by an older kg it migrates and
+        # builds the aggregates), then the first cycle after the import, once: a dry run writes nothing
+        results.setdefault("kg status (first: cold, migrates)", {})[n] = measure([KG, "-w", str(root), "status"],
+                                                                                 env)[:2]
+        results.setdefault("kg cycle --dry-run (first)", {})[n] = measure([KG, "-w", str(root), "cycle", "--dry-run"],
+                                                                          env)[:2]
+        results.setdefault("kg cycle --dry-run (first) (CPU s)", {})[n] = (LAST_CPU[0], float("nan"))
         for name, argv in COMMANDS:
             runs = [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base and base.exists() else [])
             for _, kg, where in runs:
@@ -204,6 +244,7 @@ def main() -> None:
                 results.setdefault(f"kg {name}{tag}", {})[n] = (statistics.median(s[0] for s in samples[tag]),
                                                                max(s[1] for s in samples[tag]))
                 results.setdefault(f"kg {name}{tag} (CPU s)", {})[n] = (statistics.median(cpus[tag]), float("nan"))
+        results.setdefault("read server peak (MB)", {})[n] = (float("nan"), server_peak_mb(root, env))
         for name, value in {**seed_rows(root, args.runs), **fts5_rows(root, n, args.runs)}.items():
             results.setdefault(name, {})[n] = value
         disk = sum(f.stat().st_size for f in (root / "memory" / ".kg").glob("graph.kuzu*"))

@@ -24,6 +24,7 @@ from typing import Any
 
 from kg.core.errors import SchemaError, StoreError, UsageError
 from kg.store import aggregates as _aggregates
+from kg.store import tallies as _tallies
 from kg.store import queries as _queries
 from kg.store.lock import FileLock, Yielded
 from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, check_version, migrations
@@ -256,14 +257,19 @@ class Store:
     def _run_aggregated(self, name: str, query: _queries.NamedQuery, params: dict[str, Any]) -> list[Row]:
         if not _aggregates.ready(self):
             return self._execute_raw(query.text, params)  # no aggregate yet: the full query
-        if name == "lc_promotion_candidates":
-            if not query.source.startswith("kg.rules.queries/"):  # a workspace's own query, as written
-                return self._execute_raw(query.text, params)
-            return _aggregates.promotion_candidates(self, **params)
+        if name in _READS:
+            if not query.source.startswith(("kg.rules.queries/", "kg.store/")):
+                return self._execute_raw(query.text, params)  # a workspace's own query, as written
+            found = _READS[name](self, **params)
+            return self._execute_raw(query.text, params) if found is None else found
         with self.transaction():  # the write and its aggregate rows commit together
-            ids = _aggregates.affected(self, name, params)
+            ids = _aggregates.affected(self, name, params) if name in _aggregates.WATCH else ()
+            counted = _tallies.Anchors(self, name, params) if name in _tallies.WATCH else None
+            before = counted.read(self) if counted else None
             rows = self._execute_raw(query.text, params)
             _aggregates.refresh(self, ids)
+            if counted:
+                _tallies.apply(self, before, counted.read(self), counted.about_all)
         return rows
 
     def execute(self, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
@@ -338,7 +344,9 @@ class Store:
         self._execute_raw("COMMIT", {})
 
 
-_AGGREGATED = frozenset({"lc_promotion_candidates", *_aggregates.WATCH})
+_READS = {"lc_promotion_candidates": _aggregates.promotion_candidates, "count_by_kind": _tallies.count_by_kind,
+          "count_edges": _tallies.count_edges, "pending_high_newest": _tallies.pending_high_newest}
+_AGGREGATED = frozenset({*_READS, *_aggregates.WATCH, *_tallies.WATCH})
 _INT64 = (-(2**63), 2**63 - 1)
 
 

@@ -51,11 +51,12 @@ WATCH: dict[str, tuple[str, str | None]] = {
 
 
 _WRITES = re.compile(r"\b(CREATE|MERGE|DELETE|SET|COPY)\b", re.I)
-_TOUCHED = re.compile(r"derived_from|\.status\s*=|\bNode\b.*\bDELETE\b", re.I | re.S)
+_TOUCHED = re.compile(r"derived_from|\.(status|priority|kind|entry_type)\s*=|\bNode\b.*\bDELETE\b"
+                      r"|\b(CREATE|MERGE)\b[^;]*(\]->|:Node\b)", re.I | re.S)  # and the tallies' (edges, nodes)
 
 
 def touches(cypher: str) -> bool:
-    """Whether inline Cypher may write what the aggregate holds (member edges, statuses, nodes deleted)."""
+    """Whether inline Cypher may write what the aggregates hold (edges, nodes, statuses, priorities)."""
     return bool(_WRITES.search(cypher) and _TOUCHED.search(cypher))
 
 
@@ -160,10 +161,13 @@ def rebuild(st: Any) -> int:
     and the next writer's open rebuilds."""
     from kg.store.bulk import copy_rows
 
+    from kg.store import tallies
+
     rows = _all_rows(st)
     invalidate(st)
     st.run("agg_occ_clear")
     copy_rows(st, "PatternOcc", list(rows.values()), scratch=st.path.parent, columns=COLUMNS)
+    tallies.rebuild(st)  # the counts of `kg status` (kg/store/tallies.py) share the flag
     st.run("agg_flag_set", value=FLAG_VALUE)
     st._agg_ready = True
     return len(rows)
@@ -217,8 +221,10 @@ def promotion_candidates(st: Any, *, pattern_statuses: list[str], since: datetim
 
 
 def differences(st: Any) -> list[str]:
-    """How the table differs from a full recomputation (empty when it is exact): for `kg doctor`."""
+    """How the tables differ from a full recomputation (empty when they are exact): for `kg doctor`."""
+    from kg.store import tallies
+
     want = {pid: (r["at"], r["sess"], r["st"]) for pid, r in _all_rows(st).items()}
     have = {r["id"]: (list(r["at"]), list(r["sess"]), list(r["st"])) for r in st.run("agg_occ_all")}
     return [f"pattern {pid}: {'missing' if pid not in have else 'extra' if pid not in want else 'differs'}"
-            for pid in sorted(set(want) | set(have)) if want.get(pid) != have.get(pid)]
+            for pid in sorted(set(want) | set(have)) if want.get(pid) != have.get(pid)] + tallies.differences(st)

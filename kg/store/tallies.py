@@ -1,0 +1,202 @@
+"""Maintained counts for `kg status` (issue 22): its cost follows what it prints, not the graph's size.
+
+`count_by_kind` and `count_edges` scanned the node table and every edge table, and `pending_high_newest`
+the node table, on every `kg status` (0.1-0.5 s per 100k entries, growing with the graph). They are kept
+instead in two tables (migration 0006): `Tally` (key -> n) with one row per (kind, entry_type, status) of
+`Node` and one per type of edge leaving a `Node`, and `PendingHigh` with the pending events at a `HIGH`
+priority and their time. The edges whose source is a small table (changes, proposals, decisions, skills)
+are counted when read (`tly_count_*`): there are as many as the lifecycle's decisions.
+
+Kept exact like `kg.store.aggregates` (whose flag, rebuild and `kg doctor` check cover these tables too):
+`Store.run` reads, before every write named in `WATCH`, the counted fields of the nodes it may change and
+the edges of the watched types leaving the nodes it may add edges to (`Anchors`), by key, then again after it, and applies the
+difference, in the write's transaction. Each edge is counted at its source node, so a write lists as
+anchors the sources of the edges it adds or deletes and the nodes whose fields it sets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+HIGH = ("critical", "high")  # `kg status` lists these; another list falls back to the full query
+SMALL_EDGES = ("change_applies", "change_pattern", "proposal_about", "proposal_change", "decision_about",
+               "learned_from")
+
+NODE_EDGES = ("caused_by", "led_to", "supports", "contradicts", "related_to", "derived_from", "about")
+
+# query name -> (its anchors, the edge types it may add or delete at them). Anchors: ("param", p) a node id,
+# ("rows", p) the `id` of each row, ("members", p) a pattern and its member events, ("members_list", p) the
+# same for a list of patterns, ("change_rows", p) the rule nodes and patterns (with members) of rows' change
+# ids, ("staged", None) the nodes in LcStage, ("about_all", None) every `about` edge is deleted. Edges are
+# counted at the "param" and "rows" anchors (each edge at its source).
+WATCH: dict[str, tuple[tuple[tuple[str, str | None], ...], tuple[str, ...]]] = {
+    "node_create": ((("param", "id"),), ()),
+    "status_set": ((("param", "id"),), ()),
+    "lc_reinforce": ((("param", "id"),), ()),
+    "lc_mark_promoted": ((("members", "pattern"),), ()),
+    "lc_mark_promoted_many": ((("members_list", "patterns"),), ()),
+    "lc_change_revert": ((("change_rows", "rows"),), ()),
+    "lc_decay_apply": ((("staged", None),), ()),
+    "pattern_add_member": ((("param", "pattern"),), ("derived_from",)),
+    "pattern_add_new_member": ((("param", "pattern"),), ("derived_from",)),
+    "pattern_move_members": ((("param", "src"),), ("derived_from",)),
+    "pattern_retire": ((("param", "into"), ("param", "id")), ("derived_from",)),
+    "lc_change_link": ((("param", "node"),), ("derived_from",)),
+    "ingest_thread": ((("param", "src"),), ("led_to",)),
+    "lc_contradicts_add": ((("param", "a"),), ("contradicts",)),
+    "link_add_caused_by": ((("param", "src"),), ("caused_by",)),
+    "link_add_contradicts": ((("param", "src"),), ("contradicts",)),
+    "link_add_led_to": ((("param", "src"),), ("led_to",)),
+    "link_add_related_to": ((("param", "src"),), ("related_to",)),
+    "link_add_supports": ((("param", "src"),), ("supports",)),
+    "memory_topic_links": ((("rows", "rows"),), ("about",)),
+    "memory_topics_reset": ((("about_all", None),), ()),
+}
+
+
+def node_key(kind: str | None, entry_type: str | None, status: str | None) -> str:
+    return json.dumps(["node", kind, entry_type, status])
+
+
+def edge_key(edge_type: str) -> str:
+    return json.dumps(["edge", edge_type])
+
+
+# -- upkeep ---------------------------------------------------------------------------------------------------
+Shape = tuple[str | None, str | None, str | None, str | None, Any]  # kind, entry_type, status, priority, at
+
+
+class Anchors:
+    """What a watched write may change: the nodes whose fields it may set, the nodes (and edge types) whose
+    edges out it may add or delete, whether it deletes every `about` edge."""
+
+    def __init__(self, st: Any, name: str, params: dict[str, Any]):
+        spec, self.types = WATCH[name]
+        self.fields: set[str] = set()
+        self.edges: set[str] = set()
+        self.about_all = False
+        for how, key in spec:
+            value = params.get(key) if key else None
+            if how == "param" and value:
+                self.edges.add(value)
+            elif how == "rows":
+                self.edges.update(r["id"] for r in value or () if r.get("id"))
+            elif how in ("members", "members_list", "change_rows"):
+                patterns = ([value] if how == "members" and value else list(value or ()) if how == "members_list"
+                            else [r["id"] for row in value or () for r in st.run("tly_change_nodes", id=row["id"])])
+                for pid in patterns:
+                    self.fields.add(pid)
+                    self.fields.update(r["id"] for r in st.run("tly_member_shapes", id=pid))
+            elif how == "staged":
+                self.fields.update(r["id"] for r in st.run("tly_staged_ids"))
+            elif how == "about_all":
+                self.about_all = True
+        self.fields |= self.edges
+
+    def read(self, st: Any) -> tuple[dict[str, Shape], dict[tuple[str, str], int]]:
+        """Each node's counted fields (absent: no such node) and its edges out of the watched types."""
+        fields: dict[str, Shape] = {}
+        for nid in sorted(self.fields):
+            for r in st.run("tly_fields", id=nid):
+                fields[nid] = (r["kind"], r["entry_type"], r["status"], r["priority"], r["at"])
+        out = {(nid, t): st.run(f"tly_out_{t}", id=nid)[0]["n"] for nid in sorted(self.edges) for t in self.types}
+        return fields, out
+
+
+def high(shape: Shape | None) -> bool:
+    return shape is not None and shape[0] == "event" and shape[2] == "pending" and shape[3] in HIGH
+
+
+def apply(st: Any, before: tuple[dict, dict], after: tuple[dict, dict], about_all: bool) -> None:
+    """Write the difference between two `Anchors.read` readings (inside the write's transaction)."""
+    delta: Counter = Counter()
+    (f0, e0), (f1, e1) = before, after
+    for nid in sorted(set(f0) | set(f1)):
+        a, b = f0.get(nid), f1.get(nid)
+        if a is not None and (b is None or a[:3] != b[:3]):
+            delta[node_key(*a[:3])] -= 1
+        if b is not None and (a is None or a[:3] != b[:3]):
+            delta[node_key(*b[:3])] += 1
+        if high(a) and not (high(b) and a[4] == b[4]):
+            st.run("tly_high_drop", id=nid)
+        if high(b) and not (high(a) and a[4] == b[4]):
+            st.run("tly_high_add", id=nid, at=b[4])
+    for (_, t), n in e1.items():
+        delta[edge_key(t)] += n - e0.get((_, t), 0)
+    if about_all:
+        have = {r["key"]: r["n"] for r in st.run("tly_all")}.get(edge_key("about"), 0)
+        delta[edge_key("about")] = -have
+    for key, d in sorted(delta.items()):
+        if d:
+            st.run("tly_add", key=key, d=d)
+
+
+# -- reading --------------------------------------------------------------------------------------------------
+def count_by_kind(st: Any) -> list[dict[str, Any]]:
+    out = []
+    for r in st.run("tly_all"):
+        key = json.loads(r["key"])
+        if key[0] == "node" and r["n"]:
+            out.append({"kind": key[1], "entry_type": key[2], "status": key[3], "n": r["n"]})
+    return out
+
+
+def count_edges(st: Any) -> list[dict[str, Any]]:
+    out = []
+    for r in st.run("tly_all"):
+        key = json.loads(r["key"])
+        if key[0] == "edge" and r["n"]:
+            out.append({"type": key[1], "n": r["n"]})
+    for t in SMALL_EDGES:
+        n = st.run(f"tly_count_{t}")[0]["n"]
+        if n:
+            out.append({"type": t, "n": n})
+    return out
+
+
+def pending_high_newest(st: Any, *, priorities: list[str], since: Any, limit: int) -> list[dict[str, Any]] | None:
+    """The rows of `pending_high_newest` from the table; None when asked for other priorities."""
+    if sorted(set(priorities)) != sorted(HIGH):
+        return None
+    return st.run("tly_high_newest", since=since, limit=limit)
+
+
+# -- rebuilding and checking ----------------------------------------------------------------------------------
+def _full(st: Any) -> tuple[dict[str, int], list[tuple[str, Any]]]:
+    from kg.store.bulk import iter_rows
+
+    counts: dict[str, int] = {}
+    for kind, entry_type, status, n in iter_rows(st, "count_by_kind"):
+        counts[node_key(kind, entry_type, status)] = n
+    for t in NODE_EDGES:
+        n = st.run(f"tly_count_{t}")[0]["n"]
+        if n:
+            counts[edge_key(t)] = n
+    return counts, sorted(iter_rows(st, "tly_high_full", priorities=list(HIGH)))
+
+
+def rebuild(st: Any) -> None:
+    """Both tables from the graph (called by `aggregates.rebuild`, between its flag's clear and set)."""
+    from kg.store.bulk import copy_rows
+
+    counts, pending = _full(st)
+    st.run("tly_clear")
+    st.run("tly_high_clear")
+    for key, n in sorted(counts.items()):
+        st.run("tly_add", key=key, d=n)
+    copy_rows(st, "PendingHigh", [{"id": i, "at": at} for i, at in pending], scratch=st.path.parent,
+              columns=("id", "at"))
+
+
+def differences(st: Any) -> list[str]:
+    """How the tables differ from a full recomputation (empty when exact)."""
+    counts, pending = _full(st)
+    have = {r["key"]: r["n"] for r in st.run("tly_all") if r["n"]}
+    out = [f"count {key}: {have.get(key, 0)} kept, {counts.get(key, 0)} counted"
+           for key in sorted(set(counts) | set(have)) if have.get(key, 0) != counts.get(key, 0)]
+    kept = [(r["id"], r["at"]) for r in st.run("tly_high_all")]
+    if kept != pending:
+        out.append(f"pending high-priority entries: {len(kept)} kept, {len(pending)} found")
+    return out
