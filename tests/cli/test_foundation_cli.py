@@ -28,6 +28,16 @@ def test_log_reports_redaction_kind_never_the_secret(run_kg):
     assert r.stderr == "Redacted before storing: github_token\n"
 
 
+
+def test_a_usage_error_does_not_echo_a_pasted_secret(ws):
+    # a secret pasted where an option was expected comes back in click's "No such option: ..." message; the
+    # real command's error funnel (not the in-process runner's) prints it
+    secret = "ghp_Runzqw7wZyVGOeUvfJIssDj4PTTKtb2TxxDB"
+    r = subprocess.run([str(Path(sys.executable).with_name("kg")), "search", f"--{secret}"], capture_output=True,
+                       text=True, env={**os.environ, "KG_WORKSPACE": str(ws.root)}, timeout=60)
+    assert r.returncode == 2 and "No such option" in r.stderr
+    assert secret not in r.stdout + r.stderr and "[REDACTED:github_token]" in r.stderr
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
