@@ -105,7 +105,6 @@ def test_trail_round_trip_through_the_cli(run_kg, ws, tmp_path):
     assert again.json["entries"] == 0 and again.json["already_present"] == 2
 
 
-@pytest.mark.embedded_only("kg import bulk-loads the Kùzu file (COPY FROM)")
 def test_import_hand_written_learnings_with_bad_bytes(run_kg, tmp_path):
     hand = tmp_path / "LEARNINGS.md"
     hand.write_bytes(
