@@ -112,8 +112,27 @@ def measure(ws: Path, agents: int, reads: int, heavy: int, kg: str = KG
             held[name] = (sum(r.returncode != 0 for r in done), sum("is held" in r.stderr for r in done))
     finally:
         _stop(procs)
-    stats = {c: {"p50": statistics.median(v), "p95": _p95(v), "max": max(v), "first": v[0], "failed": fails[c],
-                 "pending": statistics.median(pend[c]) if pend[c] else 0} for c, v in times.items()}
+    import kg as kg_lib
+
+    held["backlog"] = (kg_lib.open_workspace(ws).journal.pending_count(), 0)  # acknowledged, not yet applied
+    return {c: (times[c], fails[c], pend[c]) for c in times}, held
+
+
+def merge(parts: list) -> tuple[dict[str, dict], dict[str, tuple[int, int]]]:
+    """The slices of one level for one kg, as one set of figures (`first`: the median of the slices' first
+    reads, each of which started the read server, or found it started)."""
+    stats, held = {}, {}
+    for c in parts[0][0]:
+        times = [t for raw, _ in parts for t in raw[c][0]]
+        pend = [p for raw, _ in parts for p in raw[c][2]]
+        stats[c] = {"p50": statistics.median(times), "p95": _p95(times), "max": max(times),
+                    "first": statistics.median(raw[c][0][0] for raw, _ in parts),
+                    "failed": sum(raw[c][1] for raw, _ in parts), "pending": statistics.median(pend) if pend else 0,
+                    "n": len(times)}
+    backlog = [h.pop("backlog")[0] for _, h in parts]
+    for _, h in parts:
+        held.update(h)
+    stats["backlog"] = {"max": max(backlog)}
     return stats, held
 
 
@@ -131,6 +150,9 @@ def main() -> None:
     ap.add_argument("--reads", type=int, default=6, help="reads of each command per load level")
     ap.add_argument("--heavy", type=int, default=3, help="kg cycle / kg graph report runs per load level")
     ap.add_argument("--prefill", type=int, default=60, help="entries in the workspace before the agents start")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="split each level's reads into this many slices, alternating the kgs slice by slice "
+                         "(a shared machine's load drifts: alternation gives every kg the same)")
     ap.add_argument("--kg", action="append", default=[], metavar="LABEL=EXE",
                     help="another kg executable to measure in the same run (an earlier version)")
     args = ap.parse_args()
@@ -144,26 +166,28 @@ def main() -> None:
             spaces.append(ws)
         rows, heavy_rows = [], []
         for n in args.agents:
+            samples: dict[str, list] = {label: [] for label, _ in kgs}
+            slice_reads = max(1, args.reads // max(1, args.rounds))
+            for r in range(max(1, args.rounds)):
+                for (label, exe), ws in zip(kgs, spaces, strict=True):
+                    heavy = args.heavy if r == args.rounds - 1 else 0
+                    samples[label].append(measure(ws, n, slice_reads, heavy, exe))
+                    # the next slice starts as the first did: no server, no backlog (applied here, unmeasured)
+                    subprocess.run([exe, "-w", str(ws), "serve", "stop"], capture_output=True, env=env())
+                    subprocess.run([exe, "-w", str(ws), "status", "--json"], capture_output=True,
+                                   env={**env(), "KG_SERVER": "0"})
             for (label, exe), ws in zip(kgs, spaces, strict=True):
-                started = time.perf_counter()
-                stats, held = measure(ws, n, args.reads, args.heavy, exe)
+                stats, held = merge(samples[label])
                 base = stats["no-graph"]["p50"]
                 for cmd in (*READS, "no-graph"):
                     d = stats[cmd]
                     rows.append([str(n), label + cmd, f"{d['p50']:.2f}", f"{d['p95']:.2f}", f"{d['max']:.2f}",
-                                 f"{d['first']:.2f}", f"{d['failed']}/{args.reads}", f"{d['pending']:g}",
+                                 f"{d['first']:.2f}", f"{d['failed']}/{d['n']}", f"{d['pending']:g}",
                                  f"{d['p50'] / base:.1f}"])
                 for name, (failed, is_held) in held.items():
                     heavy_rows.append([str(n), label + name, f"{failed}/{args.heavy}", str(is_held)])
-                subprocess.run([exe, "-w", str(ws), "serve", "stop"], capture_output=True, env=env())
-                pending = subprocess.run([exe, "-w", str(ws), "status", "--json"], capture_output=True,
-                                         text=True, env={**env(), "KG_SERVER": "0"}).stdout
-                try:
-                    pending = json.loads(pending).get("journal_pending")
-                except ValueError:
-                    pending = "?"
-                print(f"# {label}{n} agents: {time.perf_counter() - started:.0f} s, journal backlog at the end "
-                      f"{pending}", flush=True)
+                print(f"# {label}{n} agents: journal backlog when the agents stopped, at most "
+                      f"{stats['backlog']['max']} entries", flush=True)
         print(table("reader latency (seconds, whole processes) while N agents log; first: the first read of the "
                     "level, which starts the read server", [
                         "agents", "command", "p50", "p95", "max", "first", "failed", "pending p50",

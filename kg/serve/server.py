@@ -113,7 +113,7 @@ class Server:
             os.close(here)
         return {"code": code, "chunks": [[fd, base64.b64encode(data).decode("ascii")] for fd, data in chunks]}
 
-    def drain(self, waiting: Any = None) -> None:
+    def drain(self, waiting: Any = None) -> bool:
         """Apply what the journal holds (the server is the graph's one user: appliers leave it this work),
         stopping between two batches when `waiting()` says a reader is at the door (issue 20)."""
         from kg.core.errors import KgError
@@ -123,6 +123,8 @@ class Server:
             drain_held(self.ws, yield_to=waiting)
         except (KgError, OSError) as exc:  # the entries stay in the journal for the next drain
             _say(f"drain failed: {exc}")
+            return False
+        return True
 
     def _reader_drain(self) -> bool:
         """Before a read: apply the journal for at most `write.reader_drain_seconds` (under contention), as a
@@ -259,8 +261,12 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
     def waiting() -> bool:  # a client is at the door: a drain stops between two batches for it
         return bool(select.select([listener], [], [], 0)[0])
 
-    last = time.monotonic()
+    last, drained = time.monotonic(), True
     while True:
+        # (issue 20) between requests the server applies what agents log, batch by batch, and stops for a
+        # reader at the door; after a failed drain it waits for the next tick, so a full disk is not a hot loop
+        if drained and not waiting() and server.ws.journal.has_pending():
+            drained = server.drain(waiting)
         left = server.idle_seconds - (time.monotonic() - last)
         if left <= 0:
             return f"idle for {server.idle_seconds:g} s", None
@@ -268,7 +274,7 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
         try:
             conn, _ = listener.accept()
         except TimeoutError:
-            server.drain(waiting)
+            drained = server.drain(waiting)
             continue
         conn.settimeout(30.0)
         if not _same_user(conn):  # the socket is 0600 already; a peer of another user is not answered
