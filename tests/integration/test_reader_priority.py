@@ -11,7 +11,7 @@ from pathlib import Path
 
 import kg
 from kg.ingest.background import watching
-from kg.serve import client
+from kg.serve import client, protocol
 
 KG = str(Path(sys.executable).with_name("kg"))
 
@@ -39,6 +39,14 @@ def test_an_applier_that_sees_agents_logging_starts_the_read_server(tmp_path, mo
             assert time.monotonic() < deadline, "no read server was started"
             time.sleep(0.02)
         assert client.spawn(ws.root)  # one lives: a second is not started
+        while True:  # it comes up and applies what came in meanwhile (then `serve stop` finds it listening)
+            try:
+                protocol.connect(ws.kg_dir, 30).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the read server never listened"
+                time.sleep(0.02)
+        assert not ws.journal.has_pending()  # the server applied the entry logged meanwhile before it listened
     finally:
         _stop(ws.root)
 
