@@ -172,6 +172,10 @@ def main() -> None:
                 for (label, exe), ws in zip(kgs, spaces, strict=True):
                     heavy = args.heavy if r == args.rounds - 1 else 0
                     samples[label].append(measure(ws, n, slice_reads, heavy, exe))
+                    part = samples[label][-1][0]
+                    print(f"# slice {r + 1}, {label}{n} agents: " + ", ".join(
+                        f"{c} {statistics.median(part[c][0]):.2f}/{max(part[c][0]):.2f}" for c in part)
+                        + " s (median/max)", flush=True)
                     # the next slice starts as the first did: no server, no backlog (applied here, unmeasured)
                     subprocess.run([exe, "-w", str(ws), "serve", "stop"], capture_output=True, env=env())
                     subprocess.run([exe, "-w", str(ws), "status", "--json"], capture_output=True,
