@@ -180,7 +180,7 @@ def main() -> None:
                     subprocess.run([exe, "-w", str(ws), "serve", "stop"], capture_output=True, env=env())
                     subprocess.run([exe, "-w", str(ws), "status", "--json"], capture_output=True,
                                    env={**env(), "KG_SERVER": "0"})
-            for (label, exe), ws in zip(kgs, spaces, strict=True):
+            for label, _ in kgs:
                 stats, held = merge(samples[label])
                 base = stats["no-graph"]["p50"]
                 for cmd in (*READS, "no-graph"):

@@ -9,6 +9,7 @@ import sys
 import threading
 
 import pytest
+
 from kg.core.errors import StoreBusy
 from kg.core.paths import WaitLock, flock_wait
 
