@@ -78,10 +78,13 @@ def main() -> int:
     if a.compare:
         sides["compare"] = (str(a.compare.resolve() / ".venv" / "bin" / "python"), str(a.compare.resolve()))
     runs: dict[str, list[dict]] = {k: [] for k in sides}
+    load = [os.getloadavg()[0]]
     for _ in range(a.runs):
         for name, (python, cwd) in sides.items():
             runs[name].append(once(python, cwd, a.workspace, a.now))
-    print(f"first cycle on {a.workspace.name}, now {a.now}, median of {a.runs}")
+    load.append(os.getloadavg()[0])
+    print(f"first cycle on {a.workspace.name}, now {a.now}, median of {a.runs} (runs alternate; 1-minute load "
+          f"average {load[0]:.1f} before, {load[1]:.1f} after: wall time is only comparable within a run)")
     print("| side | seconds | CPU s | runs (s) | promoted / proposed / waiting |\n|---|---|---|---|---|")
     for name, rs in runs.items():
         r, each = rs[0], ", ".join(f"{x['seconds']:.2f}" for x in rs)

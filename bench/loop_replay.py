@@ -97,8 +97,16 @@ def _spans(s: State, skip: Change | None, now: datetime) -> list[tuple[datetime,
     return [(c.applied_at, c.reverted_at or now) for c in s.changes if c is not skip]
 
 
+_PRIOR: dict[tuple[int, datetime], tuple[float, float]] = {}
+
+
 def _prior(state: dict[str, State], now: datetime, policy: LifecyclePolicy,
            observed: datetime | None) -> tuple[float, float]:
+    """Fitted once a cycle, at its first use, as cycle.py's `Lifecycle.prior` is."""
+    memo = (id(state), now)
+    if memo in _PRIOR:
+        return _PRIOR[memo]
+    _PRIOR.clear()
     base = []
     for s in state.values():
         for c in s.changes:
@@ -107,7 +115,8 @@ def _prior(state: dict[str, State], now: datetime, policy: LifecyclePolicy,
                                     excluded=_spans(s, c, now), observed_from=observed)
                 c.baseline = (e.k_before, e.t_before)
             base.append(c.baseline)
-    return verify.population_prior(base, policy)
+    _PRIOR[memo] = verify.population_prior(base, policy)
+    return _PRIOR[memo]
 
 
 def _verify(pats: list, state: dict[str, State], now: datetime, policy: LifecyclePolicy,
@@ -127,6 +136,7 @@ def _verify(pats: list, state: dict[str, State], now: datetime, policy: Lifecycl
                               policy=policy)
         if v.kind != verify.INCONCLUSIVE or t.action == "auto_revert":
             p.verdicts.append((day, v.kind if t.action != "auto_revert" else "ineffective"))
+        p.trace.append((day, f"{t.action}: {v.summary}"))
         c.status, c.next_check, c.due_since = t.status, t.next_check, t.due_since
         if t.action in ("revert", "auto_revert"):
             c.reverted_at = now
@@ -144,6 +154,8 @@ def _promote(pats: list, state: dict[str, State], now: datetime, policy: Lifecyc
              observed: datetime | None) -> list[tuple[Any, str]]:
     """promoting.ready_rows + promote_all on plain state: (pattern, mode) to apply or propose, within the
     budgets."""
+    import loop_sim as sim
+
     pr, rec = policy.promotion, policy.recovery
     since = now - pr.window_days * DAY
     by_id = {p.key: p for p in pats}
@@ -180,6 +192,7 @@ def _promote(pats: list, state: dict[str, State], now: datetime, policy: Lifecyc
             v = verify.relapse([t for t in s.times if t <= now], _spans(s, None, now), now, policy,
                                observed_from=observed, prior=_prior(state, now, policy, observed))
             note = promoting.relapse_head(v, policy)
+            p.trace.append((now.toordinal() - sim.T0.toordinal() + 20 / 24, f"relapse: {note}: {v.summary}"))
         fields = ({"area": "tooling"} if p.target == "auto" else {"area": "backend", "category": "workflow"})
         cand = promote.Candidate(pattern_id=p.key, key=p.key, summary=f"{p.key} went wrong again",
                                  recurrence=r["recurrence"], sessions=r["sessions"], priority="medium",

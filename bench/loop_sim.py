@@ -60,6 +60,7 @@ class Pattern:
     reverted: list[float] = field(default_factory=list)
     verdicts: list[tuple[float, str]] = field(default_factory=list)   # (day, decisive verdict)
     events: list[tuple[float, bool]] = field(default_factory=list)    # (day, a burst extra?)
+    trace: list[tuple[float, str]] = field(default_factory=list)      # (day, why), fast mode: what kg saw
 
 
 def base_rate(p: Pattern, day: float, days: int) -> float:

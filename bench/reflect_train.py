@@ -50,7 +50,12 @@ PRIOR = {
                    "still_after_fix": 1.5, "redirect_after_handback": 1.5, "rule_ref_after_work": 1.0,
                    "omission_admitted": 1.5, "denies_claim": 1.0, "owns_mistake": 1.5, "contrast_plain": 0.5,
                    "retries_tool": 0.8, "not_done": 0.8,
-                   "judges_claim": 0.5, "not_asked": 1.5},
+                   "judges_claim": 0.5, "not_asked": 1.5,
+                   # anyone's pushback: a challenging question, swearing, a named flaw, a result that fails right
+                   # after the agent's claim, a question the agent concedes, a request said again, an interrupt
+                   "negative_question": 0.8, "frustration": 0.8, "flaw": 0.8, "fails_after_claim": 1.2,
+                   "question_conceded": 1.2, "repeated_ask": 1.0, "redirect_after_interrupt": 1.0,
+                   "frustrated_at_work": 1.0, "changes_course": 0.6, "interrupted": 0.3},
     "preference": {"from_now_on": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0, "we_convention": 0.8,
                    "prohibition": 0.6,
                    "edits_rule": 1.5,
@@ -65,7 +70,11 @@ FIXED = {"preference": {"from_now_on"},
                         "redirect_after_handback", "omission_admitted", "owns_mistake", "reverts"}}
 # Signals a class may not use: how long a turn is does not say whether it states a lasting rule (this user
 # writes rules at length; "I prefer tabs" is short).
-EXCLUDE = {"preference": {"short", "long"}}
+# Nor does pushback at this turn's work (a question, swearing, a flaw, an interrupt, a repeated request).
+EXCLUDE = {"preference": {"short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",
+                          "question_conceded", "repeated_ask", "redirect_after_interrupt", "frustrated_at_work",
+                          "changes_course", "interrupted", "repeats_request", "fact_after_cannot",
+                          "files_request", "workaround", "wants_after_workaround"}}
 # Corrections are about half of this user's turns but "a third of user turns" on other people's transcripts
 # (labels/README.md): the fitted bias is moved by the difference in log-odds, so a turn with no evidence
 # leans to "nothing to learn" there too.
@@ -81,11 +90,16 @@ HAND = {
     "knowledge_gap": (-2.4, {"states_fact": 1.6, "actually": 1.2, "negates_agent": 0.4, "apologises": 0.6,
                              "agrees": 0.6, "says_wrong": 0.6, "rejects": 0.6, "are_you_sure": 0.5, "realises": 0.4,
                              "contrast": 0.3, "instruction": -0.6, "error_paste": -0.5, "likes_idea": -0.3,
-                             "first_turn": -2.0}),
+                             "first_turn": -2.0,
+                             # a fact said as a challenge ("didn't we already ...?", "isn't there a ...?"), or right
+                             # after the agent said it cannot
+                             "negative_question": 0.8, "fact_after_cannot": 1.0}),
     # A capability or an option asked for, when the session showed the lack: a tool failed, or the agent said it
     # cannot. An option asked for with no lack shown is ordinary roadmap work.
     "feature": (-2.6, {"capability": 3.0, "wants_option": 1.8, "cannot": 1.4, "prior_tool_error": 1.2,
-                       "problem_report": 0.9, "error_paste": 0.9, "first_turn": -2.0}),
+                       "problem_report": 0.9, "error_paste": 0.9, "first_turn": -2.0,
+                       # asking for it to be filed for later, the lack shown by a workaround just before
+                       "files_request": 0.6, "workaround": 0.6, "wants_after_workaround": 1.0}),
     # Praise of the work; plain thanks after a finished job is weaker than praise of the approach.
     "best_practice": (-2.6, {"praise": 3.0, "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
                              "rejects": -1.0, "still_again": -0.6, "problem_report": -0.5}),
@@ -110,8 +124,11 @@ def load_turns(data: Path, rules) -> list[dict]:
             t = read_transcript(data / "transcripts" / "specstory" / name)
             cache[name], texts[name] = turn_signals(t, rules), t
         sigs = cache[name].get(lab["turn"])
-        if sigs is None:  # the reader does not see this turn as the user speaking
-            sigs = ()
+        if sigs is None:  # the label counts turns another way: the speaking user turn with the same words
+            said = " ".join(lab["text"].split())[:80]
+            turns = texts[name].turns
+            at = next((i for i in cache[name] if " ".join(turns[i].text.split())[:80] == said), None)
+            sigs = cache[name][at] if at is not None else ()
         out.append({"session": name, "turn": lab["turn"], "text": lab["text"], "signals": sigs,
                     "gold": {CLASSES[x] for x in lab["labels"] if x in CLASSES}})
     return out
@@ -294,8 +311,8 @@ def write_model(models: dict[str, tuple[float, dict[str, float]]], thresholds: d
         f'data = "labels/specstory_minsky_user_turns.jsonl: {n} user turns of {sessions} sessions"',
         f'method = "L2 logistic regression (l2 {L2}), {STEPS} gradient steps; classes with fewer than '
         f'{MIN_POSITIVES} labelled turns keep hand-set weights; thresholds by {FOLDS}-fold cross-validation over '
-        'sessions, false alarms weighted to the target rates ' + ", ".join(f"{c} {r:.2f}" for c, r in TARGET_RATE.items())
-        + '"',
+        'sessions, false alarms weighted to the target rates '
+        + ", ".join(f"{c} {r:.2f}" for c, r in TARGET_RATE.items()) + '"',
         f'hand_set = {json.dumps(sorted(c for c in HAND if models[c] == HAND[c]))}',
         "",
     ]

@@ -143,16 +143,8 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def status(ctx: typer.Context, now: NowOpt = None, as_json: JsonOpt = False) -> None:
         """Counts, pending high-priority items and recurring patterns."""
-        from kg.lifecycle.api import lifecycle_status
-
         with errors():
-            ws = workspace(ctx)
-            with ws.reading():  # one open graph for both reads, read-only
-                data = ws.status(now=now_of(ctx, now))
-                data["lifecycle"] = lifecycle_status(ws, now_of(ctx, now))
-            from kg.runtimes.schedule import last_run
-
-            data["last_cycle"] = last_run(ws)  # the scheduled job's last run (kg schedule), or None
+            data = workspace(ctx).status(now=now_of(ctx, now))  # the API's status, rendered
         emit(data, as_json, _render_status)
 
 

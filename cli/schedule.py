@@ -33,10 +33,14 @@ def install(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = Fal
         done = schedule.install(workspace(ctx), cron=cron, systemd=systemd, crontab=crontab, unit_dir=unit_dir)
     if done.get("next"):
         note(f"To enable the timer, run: {done['next']}" + (f" ({done['why']})" if done.get("why") else ""))
+    if done.get("flagged"):
+        note(f"Kept the job in {done['written']} as it is: {done['flagged']}")
     emit(done, as_json, _render_install)
 
 
 def _render_install(d: dict[str, Any]) -> str:
+    if d["mode"] == "cron" and d.get("flagged"):
+        return ""
     if d["mode"] == "cron":
         return f"⏰ Added to {d['written']}:\n" + "\n".join(f"   {ln}" for ln in d["lines"]) + f"\n   Log: {d['log']}"
     state = "enabled" if d.get("enabled") else "written"
@@ -51,6 +55,8 @@ def uninstall(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = F
 
     with errors():
         done = schedule.uninstall(workspace(ctx), cron=cron, systemd=systemd, crontab=crontab, unit_dir=unit_dir)
+    if done.get("flagged"):
+        note(f"Kept this workspace's job as it is: {done['flagged']}")
     emit(done, as_json, lambda d: f"Removed the {d['mode']} job for {d['workspace']}" if d["removed"]
          else f"No {d['mode']} job for {d['workspace']}")
 

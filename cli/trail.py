@@ -32,6 +32,8 @@ def export_trail(
         result = run(ws, out=out_path(out, ws.kg_dir, root=ws.root), learnings=learnings, now=now_of(ctx, now))
     emit(result, as_json, lambda d: f"Exported {d['entries']} entries, {d['nodes']} nodes and {d['edges']} edges "
                                     f"to {', '.join(d['written'])}")
+    for kept in result.get("kept", []):
+        note(f"kept {kept['id']} in {kept['file']} as it is: {kept['reason']}")
 
 
 @import_app.command("trail")

@@ -19,7 +19,7 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
-from kg.core import paths
+from kg.core import clock, paths
 from kg.core.errors import NoWorkspace, RulesError, SchemaError, StoreError, UsageError
 from kg.core.policy import RuleSet
 from kg.graph import reads
@@ -480,5 +480,14 @@ class Workspace:
                                 now=now, limit=limit)
 
     def status(self, *, now: datetime | str | None = None, limit: int = 10) -> dict[str, Any]:
-        """The status `kg status --json` prints and the MCP server returns."""
-        return reads.status(self, now=now, limit=limit)
+        """The status `kg status --json` prints and the MCP server returns: the graph's counts, the lifecycle's
+        sections and the scheduled cycle's last run, read in one read-only open."""
+        from kg.lifecycle.api import lifecycle_status
+        from kg.runtimes.schedule import last_run
+
+        at = clock.now(now)
+        with self.reading():
+            data = reads.status(self, now=at, limit=limit)
+            data["lifecycle"] = lifecycle_status(self, at, limit)
+        data["last_cycle"] = last_run(self)
+        return data

@@ -21,6 +21,7 @@ import networkx as nx
 from kg.analysis.export import KIND_COLORS
 from kg.analysis.fonts import MissingGlyphsWarning, readable
 from kg.core.errors import UsageError
+from kg.core.files import atomic_writer
 from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS
 
 __all__ = [
@@ -345,8 +346,8 @@ def save(fig: Any, out: str | Path) -> Path:
         raise UsageError(f"--out {path}: name a .png, .svg or .pdf file")
     if not path.parent.exists():
         raise UsageError(f"cannot write {path}: its folder does not exist")
-    with _quiet_glyphs(fig):
-        fig.savefig(path, dpi=130 if path.suffix.lower() == ".png" else None)
+    with _quiet_glyphs(fig), atomic_writer(path) as fh:
+        fig.savefig(fh, format=path.suffix.lower()[1:], dpi=130 if path.suffix.lower() == ".png" else None)
     return path
 
 

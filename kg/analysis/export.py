@@ -25,6 +25,7 @@ import networkx as nx
 
 from kg.analysis.cypher_export import check_dialect, cypher_literal, replay_cypher, split_cypher, to_cypher
 from kg.core.errors import UsageError
+from kg.core.files import atomic_writer
 from kg.store import KNOWLEDGE_KINDS
 
 __all__ = [
@@ -105,16 +106,13 @@ def _export(graph: nx.MultiDiGraph, fmt: str, out: str | Path | None, dialect: s
     path = Path(out).expanduser()
     if path.is_dir():
         raise UsageError(f"--out {path} is a folder; name a file, e.g. {path / ('graph' + SUFFIXES[fmt])}")
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        with atomic_writer(path, text=True) as fh:
             if fmt == "graphml":
                 write_graphml(graph, fh)
             else:
                 fh.write(render(graph, fmt, dialect=dialect))
-        tmp.replace(path)
     except FileNotFoundError:
-        tmp.unlink(missing_ok=True)
         raise UsageError(f"cannot write {path}: its folder does not exist") from None
     result.out = str(path)
     return result

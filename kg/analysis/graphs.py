@@ -24,6 +24,7 @@ from typing import Any, Self
 import networkx as nx
 
 from kg.analysis import snapshot
+from kg.analysis.support import _node, chains, evidence, orphans, unsupported
 from kg.analysis.timelines import (
     ENTRY_TYPES,
     PERIODS,
@@ -286,12 +287,6 @@ def pagerank(graph: nx.Graph | nx.MultiDiGraph, *, damping: float = 0.85, iterat
     return rank
 
 
-def _node(graph: nx.MultiDiGraph, node: str, **extra: Any) -> dict[str, Any]:
-    attrs = graph.nodes[node]
-    return {"id": node, "kind": attrs.get("kind"), "entry_type": attrs.get("entry_type"),
-            "text": attrs.get("text"), "area": attrs.get("area"), **extra}
-
-
 def central(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = ("principle", "lesson"),
             top: int = 10) -> list[dict[str, Any]]:
     """The hubs: nodes of these kinds ranked by PageRank over all links (contradictions included: a node
@@ -330,79 +325,6 @@ def communities(graph: nx.MultiDiGraph, *, kind: str = "lesson", min_size: int =
     out.sort(key=lambda c: (-c["size"], c["members"][0]["id"]))
     for i, c in enumerate(out, 1):
         c["community"] = i
-    return out
-
-
-# -- evidence chains -------------------------------------------------------------------------------------------
-def evidence(graph: nx.MultiDiGraph, node: str, *, max_hops: int = 3) -> dict[str, Any]:
-    """What a principle (or lesson, or pattern) rests on: the lessons, patterns and events linked to it
-    through supporting links, as chains event → (pattern →) lesson → node of at most `max_hops` links, and
-    what contradicts it. Paths go through lessons, knowledge and patterns only, never through another
-    principle or event."""
-    if node not in graph:
-        from kg.core.errors import NotFound
-
-        raise NotFound(f"no node {node!r} in the graph")
-    middles: set[str] = set()
-    events: set[str] = set()
-    chains: list[list[str]] = []
-    best: dict[str, int] = {node: 0}
-    frontier: list[list[str]] = [[node]]
-    for hop in range(1, max_hops + 1):
-        nxt = []
-        for path in frontier:
-            for other in sorted(_links(graph, path[-1])):
-                if other in path:
-                    continue
-                kind = _kind(graph, other)
-                if kind == "event" and _kind(graph, node) != "event":
-                    events.add(other)
-                    chains.append([other, *reversed(path)])
-                elif kind in ("lesson", "pattern", "knowledge") and best.get(other, hop) >= hop:
-                    best[other] = hop
-                    middles.add(other)
-                    nxt.append([*path, other])
-        frontier = nxt
-    chains.sort(key=lambda c: (len(c), c))
-    unique = []
-    for c in chains:
-        if c not in unique:
-            unique.append(c)
-    return {
-        "id": node,
-        "lessons": sorted(n for n in middles if _kind(graph, n) == "lesson"),
-        "patterns": sorted(n for n in middles if _kind(graph, n) == "pattern"),
-        "events": sorted(events),
-        "chains": unique,
-        "contradicted_by": sorted(_links(graph, node, contradict=True)),
-    }
-
-
-def chains(graph: nx.MultiDiGraph, *, kind: str = "principle") -> list[dict[str, Any]]:
-    """Every principle (or `kind`) with its evidence, the best-supported first."""
-    out = []
-    for node in (n for n, a in graph.nodes(data=True) if a.get("kind") == kind):
-        ev = evidence(graph, node)
-        out.append({**_node(graph, node), **{k: v for k, v in ev.items() if k != "id"},
-                    "support": len(ev["events"])})
-    out.sort(key=lambda r: (-r["support"], r["id"]))
-    return out
-
-
-def orphans(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = KNOWLEDGE_KINDS) -> list[dict[str, Any]]:
-    """Nodes with no link at all, by kind then id: events nothing was learned from, lessons never tied to
-    an event or principle."""
-    wanted = set(kinds)
-    found = [n for n, a in graph.nodes(data=True) if a.get("kind") in wanted and graph.degree(n) == 0]
-    found.sort(key=lambda n: (KNOWLEDGE_KINDS.index(_kind(graph, n)) if _kind(graph, n) in KNOWLEDGE_KINDS else 9, n))
-    return [_node(graph, n, created_at=graph.nodes[n].get("created_at")) for n in found]
-
-
-def unsupported(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = ("principle", "lesson")) -> list[dict[str, Any]]:
-    """Principles and lessons that no event supports, even if they have other links."""
-    wanted = set(kinds)
-    out = [_node(graph, n) for n, a in sorted(graph.nodes(data=True)) if a.get("kind") in wanted
-           and not evidence(graph, n)["events"]]
     return out
 
 

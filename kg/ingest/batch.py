@@ -94,11 +94,8 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
             days.setdefault(f"{at:%Y-%m-%d}", (at, []))[1].append(line)
         for at, lines in days.values():
             files.append_daily(ws.memory, "".join(lines), at)
-        learnings = ws.root / ".learnings"
-        if learnings.is_dir():
-            for i, (_, p) in zip(ids, prepared, strict=True):
-                files.append_text(learnings / files.LEARNINGS_FILES[p.fields["entry_type"]],
-                                  files.learnings_entry({**p.fields, "id": i}))
+        for i, (_, p) in zip(ids, prepared, strict=True):
+            files.append_learning(ws.root, {**p.fields, "id": i})
     out = Ingested(ids, {i: list(p.redactions) for i, (_, p) in zip(ids, prepared, strict=True) if p.redactions})
     if not apply:
         return out

@@ -24,44 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from kg.core.errors import StoreError
+from kg.core.files import fsync_dir as _fsync_dir
+from kg.core.files import write_atomic  # noqa: F401 - re-exported: kg.ingest.journal.write_atomic stays
 from kg.core.paths import WaitLock
 
 _ID = re.compile(r"^([A-Za-z]+)-(\d{8})-(\d+)$")
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that a reader sees the old or the new content, never a mix.
-
-    A symlink is written through: its target gets the new content and the link stays a link (a person who
-    linked CLAUDE.md to AGENTS.md keeps the link). A failed write (disk full, read-only folder) leaves no
-    temporary file behind and the old content in place."""
-    if os.path.islink(path):
-        path = Path(os.path.realpath(path))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(path.parent)
 
 
 @dataclass

@@ -21,7 +21,7 @@ from kg.core.errors import KgError, UsageError
 from kg.core.paths import out_path
 from kg.core.text import clean, index_tokens
 from kg.ingest.journal import write_atomic
-from kg.memory.logs import LEARNINGS_FILES, learnings_entry
+from kg.memory.logs import LEARNINGS_DIR, write_learnings
 from kg.store import (
     HIDDEN_COLUMNS,
     KNOWLEDGE_KINDS,
@@ -70,20 +70,14 @@ def export_trail(ws: Any, *, out: Path | None = None, learnings: bool | None = N
     target.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(target, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
     written = [str(target)]
-    folder = ws.root / ".learnings"
-    if learnings or (learnings is None and folder.is_dir()):
-        folder.mkdir(exist_ok=True)
-        by_kind: dict[str, list[str]] = {k: [] for k in LEARNINGS_FILES}
-        for n in nodes:
-            if n["kind"] == "event" and n.get("entry_type") in by_kind:
-                by_kind[n["entry_type"]].append(learnings_entry(n))
-        titles = {"learning": "Learnings", "error": "Errors", "feature": "Feature Requests"}
-        for kind, name in LEARNINGS_FILES.items():
-            body = f"# {titles[kind]}\n\n" + "".join(by_kind[kind])
-            write_atomic(folder / name, body.encode("utf-8"))
-            written.append(str(folder / name))
+    kept: list[dict[str, str]] = []
+    if learnings or (learnings is None and (ws.root / LEARNINGS_DIR).is_dir()):
+        events = [n for n in nodes if n["kind"] == "event"]
+        report = write_learnings(ws.root, events, lock=ws.journal.locked)  # the files' one writer
+        written += report.written
+        kept = report.kept
     return {"written": written, "entries": len(doc["entries"]), "nodes": len(doc["graph"]["nodes"]),
-            "edges": len(doc["graph"]["edges"])}
+            "edges": len(doc["graph"]["edges"]), "kept": kept}
 
 
 def build_trail(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], patterns: dict[str, dict[str, Any]],

@@ -57,10 +57,7 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
             inode = ws.journal.append([{"op": "log", "id": entry_id, "fields": f,
                                         "redacted": list(prepared.redactions), "link": bool(link)}])
             daily = files.append_daily(ws.memory, line, at)
-            learnings = ws.root / ".learnings"
-            if learnings.is_dir():
-                files.append_text(learnings / files.LEARNINGS_FILES[kind],
-                                  files.learnings_entry({**f, "id": entry_id}))
+            files.append_learning(ws.root, {**f, "id": entry_id})
     except PermissionError as exc:
         raise StoreError(f"cannot write to the workspace ({exc.filename}): permission denied; "
                          "check the folder's permissions") from None

@@ -14,8 +14,9 @@ other writer's in `memory/.kg/blocks.json` through `write_block`): a block whose
 was edited by a human, and kg flags it instead of overwriting it.
 
 This is the one editor of marked blocks: the lifecycle's targets, the USER.md preferences, the AGENTS.md block
-and the `.codex/config.toml` blocks `kg install codex` adds (there with '#' comment markers, `TOML`), and skills
-the lifecycle promoted (whose block `kg skill update` keeps byte for byte).
+and the `.codex/config.toml` blocks `kg install codex` adds (there with '#' comment markers, `TOML`), the
+crontab job of `kg schedule install` and the `[store]` table `kg init --store` writes into kg.toml (both `TOML`
+too), and skills the lifecycle promoted (whose block `kg skill update` keeps byte for byte).
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kg.ingest.journal import write_atomic
+from kg.core.files import write_atomic
 
 BEGIN = "<!-- kaizen-kg:begin {name} -->"
 END = "<!-- kaizen-kg:end {name} -->"
@@ -114,11 +116,11 @@ def names(text: str, markers: tuple[str, str] = HTML) -> list[str]:
     return list(dict.fromkeys(pattern.findall(text)))
 
 
-def block_of_line(text: str, offset: int) -> str | None:
+def block_of_line(text: str, offset: int, markers: tuple[str, str] = HTML) -> str | None:
     """The name of the kg block holding the character at `offset`, or None when it is outside every block."""
-    for name in names(text):
+    for name in names(text, markers):
         try:
-            span = find(text, name)
+            span = find(text, name, markers)
         except BlockError:
             continue
         if span is not None and span.start <= offset < span.end:
@@ -226,9 +228,17 @@ def write_block(path: Path, name: str, desired: str | None, *, state_dir: Path, 
                 markers: tuple[str, str] = HTML) -> SyncPlan:
     """Sync one block in one file and remember what kg wrote there (`state_dir/blocks.json`, under `key`).
     A block a human edited, removed or damaged is left as it is: the plan says `flag`, with the reason."""
+    return sync_block(read(path), name, desired, write=lambda plan: apply(path, plan), state_dir=state_dir,
+                      key=key, section=section, force=force, fix=fix, dry_run=dry_run, markers=markers)
+
+
+def sync_block(current: str | None, name: str, desired: str | None, *, write: Callable[[SyncPlan], None],
+               state_dir: Path, key: str, section: str = "", force: bool = False, fix: str = EXPORT_FIX,
+               dry_run: bool = False, markers: tuple[str, str] = HTML) -> SyncPlan:
+    """`write_block` for a text that is not simply a file (the user's crontab, read and written through the
+    `crontab` command): `current` is its text (None: there is none) and `write` carries out the plan."""
     states = load_states(state_dir)
     state = states.get(key) or {}
-    current = read(path)
     if desired is not None and current is not None and newline_of(current) == "\r\n" and "\r\n" not in desired:
         desired = desired.replace("\n", "\r\n")  # a CRLF file gets CRLF lines
     plan = plan_sync(current, name, desired, expected_hash=str(state.get("hash") or "") or None,
@@ -236,7 +246,8 @@ def write_block(path: Path, name: str, desired: str | None, *, state_dir: Path, 
                      section=section, force=force, fix=fix, markers=markers)
     if dry_run or plan.action == "flag":
         return plan
-    apply(path, plan)
+    if plan.action != "none":
+        write(plan)
     created = plan.action == "create" or (bool(state.get("created_file")) and plan.action not in ("remove", "delete"))
     new = {"hash": plan.hash or "", "glue": plan.glue, "created_file": created} if plan.hash else None
     if new != (state or None):

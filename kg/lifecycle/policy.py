@@ -89,6 +89,9 @@ class Verification:
     prior_min_changes: int
     prior_max_events: float
     critical_priority: str
+    revert_min_ratio: float = 0.5
+    revert_error_rate: float = 0.05
+    boundary_ratio: float = 0.6325
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ class Recovery:
     min_recurrence: int
     min_sessions: int
     min_posterior: float
+    max_ratio: float = 0.6325
 
 
 @dataclass(frozen=True)
@@ -216,9 +220,16 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         prior_min_changes=r.whole("verification.prior_min_changes", 1),
         prior_max_events=r.number("verification.prior_max_events", 0),
         critical_priority=r.string("verification.critical_priority", priorities),
+        revert_min_ratio=r.number("verification.revert_min_ratio", 0, default=0.5),
+        revert_error_rate=r.number("verification.revert_error_rate", 0.0001, 0.5, default=0.05),
+        boundary_ratio=r.number("verification.boundary_ratio", 0, default=0.6325),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:
         raise r.fail("verification", "needs confirm_max_ratio < ineffective_min_ratio ≤ worse_min_ratio")
+    if not v.confirm_max_ratio <= v.revert_min_ratio < v.ineffective_min_ratio:
+        raise r.fail("verification", "needs confirm_max_ratio ≤ revert_min_ratio < ineffective_min_ratio")
+    if not v.confirm_max_ratio <= v.boundary_ratio <= v.ineffective_min_ratio:
+        raise r.fail("verification", "needs confirm_max_ratio ≤ boundary_ratio ≤ ineffective_min_ratio")
     o = Overdue(grace_days=r.whole("overdue.grace_days", 0), extend_days=r.whole("overdue.extend_days", 0),
                 revert_days=r.whole("overdue.revert_days", 1))
     if not o.grace_days <= o.extend_days <= o.revert_days:
@@ -250,7 +261,8 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
     rec = Recovery(cooldown_days=r.whole("recovery.cooldown_days", 0),
                    min_recurrence=r.whole("recovery.min_recurrence", 1),
                    min_sessions=r.whole("recovery.min_sessions", 1),
-                   min_posterior=r.number("recovery.min_posterior", 0.5, 0.9999))
+                   min_posterior=r.number("recovery.min_posterior", 0.5, 0.9999),
+                   max_ratio=r.number("recovery.max_ratio", 0, default=0.6325))
     b = Budget(per_file_per_cycle=r.whole("budget.per_file_per_cycle", 1),
                max_block_lines=r.whole("budget.max_block_lines", 1),
                max_block_chars=r.whole("budget.max_block_chars", 80),

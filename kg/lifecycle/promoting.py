@@ -71,11 +71,10 @@ def _relapse_note(lc: Any, r: dict[str, Any]) -> str:
 
 
 def relapse_head(v: verify.Verdict, lp: Any) -> str:
-    """'the revert looks wrong' when the rule cut the rate with P ≥ recovery.min_posterior (and the
-    posterior median is nearer to confirm_max_ratio than to ineffective_min_ratio)."""
-    x = lp.verification
+    """'the revert looks wrong' when the rule cut the rate with P ≥ recovery.min_posterior and the posterior
+    median is below recovery.max_ratio."""
     wrong = (v.ratio is not None and v.p_cut >= lp.recovery.min_posterior
-             and v.ratio < (x.confirm_max_ratio * x.ineffective_min_ratio) ** 0.5)
+             and v.ratio < lp.recovery.max_ratio)
     return (f"the revert looks wrong (P = {v.p_cut:.3f} ≥ {lp.recovery.min_posterior:g})" if wrong else
             f"no sign the old rule worked (P = {v.p_cut:.3f}, needs {lp.recovery.min_posterior:g})")
 

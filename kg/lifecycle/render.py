@@ -145,8 +145,18 @@ def _plan_json(root: Path, rel: str, key: str, prefs: list[dict[str, str]], stat
 
 
 def write(root: Path, plans: list[FilePlan]) -> None:
+    """Carry the plans out. A file with an owner module is written through it (preferences.json's learned key,
+    a promoted skill's file), every other one by the block editor: each file kg writes has one writer."""
+    from kg.memory import preferences, skills
+
     for p in plans:
-        blocks.apply(root / p.path, blocks.SyncPlan(p.action, p.text, p.hash, p.glue, p.flag))
+        plan = blocks.SyncPlan(p.action, p.text, p.hash, p.glue, p.flag)
+        if p.block == JSON_BLOCK:
+            preferences.apply_plan(root / p.path, plan)
+        elif skills.is_skill_file(p.path):
+            skills.apply_plan(root / p.path, plan)
+        else:
+            blocks.apply(root / p.path, plan)
 
 
 def block_rows(plans: list[FilePlan], states: dict[str, dict[str, Any]], at: datetime) -> list[dict[str, Any]]:

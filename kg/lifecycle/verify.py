@@ -10,12 +10,14 @@ The verdict is a sequential test on the pattern's whole history (`assess`):
   that drift). At most `max_per_day` occurrences count per day, so one bursty day is not a rate.
 - **Rate after**: every occurrence since the change, the same per-day cap.
 - The **posterior of the ratio** r = after / before (Jeffreys priors; `kg.lifecycle.stats`) gives
-  P(r < ineffective_min_ratio), that the rule cut the rate at all, and P(r > confirm_max_ratio), that it did
-  not cut it enough. The first reaching 1 − error_rate decides: confirmed, or reverted (labelled made worse
-  when the posterior median is ≥ worse_min_ratio and P(r > 1) ≥ worse_min_posterior). Until then the check
+  P(r < ineffective_min_ratio), that the rule cut the rate at all, and P(r > revert_min_ratio), that it did
+  not cut it enough. A confirmation needs the first ≥ 1 − error_rate, a revert the second ≥ 1 −
+  revert_error_rate: the thresholds are asymmetric (revert_min_ratio above confirm_max_ratio), because a
+  wrong revert takes away a rule that works and the baseline is thin. Reverted rules are labelled made worse
+  when the posterior median is ≥ worse_min_ratio and P(r > 1) ≥ worse_min_posterior. Until then the check
   is extended; a confirmed rule stays under the same test, so enough new evidence reverts it later. A check
-  undecided for `overdue.revert_days` past due is decided by the posterior majority (a truncated sequential
-  test).
+  undecided for `overdue.revert_days` past due is decided by the posterior median against `boundary_ratio`
+  (a truncated sequential test).
 """
 
 from __future__ import annotations
@@ -150,7 +152,7 @@ class Verdict:
     ratio: float | None          # the posterior median of rate after / rate before
     summary: str
     p_cut: float = 0.0           # P(ratio < ineffective_min_ratio): the rule cut the rate
-    p_not_enough: float = 0.0    # P(ratio > confirm_max_ratio): it did not cut it enough
+    p_not_enough: float = 0.0    # P(ratio > revert_min_ratio): it did not cut it enough
     interval: tuple[float, float] | None = None  # the ratio's central 1 − error_rate interval
     decisive: bool = False
 
@@ -198,18 +200,18 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
                        f"{INCONCLUSIVE}: no time has passed since the change ({numbers})")
     args = (c.k_after, c.t_after, c.k_before + prior[0], c.t_before + prior[1])
     p_cut = stats.p_ratio_below(v.ineffective_min_ratio, *args)
-    p_not = 1.0 - stats.p_ratio_below(v.confirm_max_ratio, *args)
+    p_not = 1.0 - stats.p_ratio_below(v.revert_min_ratio, *args)
     median = stats.ratio_quantile(0.5, *args)
     a = v.error_rate
     lo, hi = stats.ratio_quantile(a / 2, *args), stats.ratio_quantile(1 - a / 2, *args)
     level = 0.5 if deadline else 1.0 - a
-    keep, drop = p_cut >= level, p_not >= level
+    drop_level = 0.5 if deadline else 1.0 - v.revert_error_rate
+    keep, drop = p_cut >= level, p_not >= drop_level
     if monitoring and not drop:  # a confirmed rule: reverted on weaker evidence (its baseline cannot grow)
-        drop = p_not >= 1.0 - v.monitor_error_rate and median >= math.sqrt(v.confirm_max_ratio *
-                                                                               v.ineffective_min_ratio)
+        drop = p_not >= 1.0 - v.monitor_error_rate and median >= v.boundary_ratio
         keep = keep and not drop
     if keep and drop:  # the ratio sits between the two thresholds: the nearer side wins
-        keep = median < math.sqrt(v.confirm_max_ratio * v.ineffective_min_ratio)
+        keep = median < v.boundary_ratio
         drop = not keep
     if keep:
         kind, why = CONFIRMED, f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}"
@@ -217,10 +219,12 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         # "made worse" raises a critical item, so it needs the rate to have risen (worse_min_posterior)
         worse = median >= v.worse_min_ratio and 1.0 - stats.p_ratio_below(1.0, *args) >= v.worse_min_posterior
         kind = WORSE if worse else INEFFECTIVE
-        why = f"P(ratio > {v.confirm_max_ratio:g}) = {p_not:.3f}"
+        why = f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}"
+        level = drop_level if p_not >= drop_level else 1.0 - v.monitor_error_rate
     else:
         kind, why = INCONCLUSIVE, (f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}, "
-                                   f"P(ratio > {v.confirm_max_ratio:g}) = {p_not:.3f}, both below {level:.2f}")
+                                   f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}, below {level:.2f} / "
+                                   f"{drop_level:.2f}")
     if kind != INCONCLUSIVE:
         why += f" ≥ {level:.2f}" + (" (deadline: the majority decides)" if deadline else "")
     summary = (f"{kind}: ratio {median:.2f}× ({1 - a:.0%} interval {lo:.2f}–{hi:.2f}); {why} ({numbers}"

@@ -1,18 +1,37 @@
-"""Plain files kg writes beside the graph: the daily log and the `.learnings/` copies.
+"""Plain files kg writes beside the graph: the daily log and the `.learnings/` copies. This module is their
+one writer.
 
-Both are renderings for people and for agents that read markdown; the graph is the source of truth.
+Both are renderings for people and for agents that read markdown; the graph is the source of truth. A daily
+log is only ever appended. A `.learnings/*.md` file is appended at each `kg log` and brought up to date by
+`kg export trail`; it is shared with the people and agents who write entries there by hand (the seed's
+convention), so each entry kg writes ends with a mark holding the hash of what kg wrote
+(`<!-- kaizen-kg:entry HASH -->`). The export rewrites an entry only while its text still has that hash; an
+entry a human edited (or wrote) is kept byte for byte and reported, and every byte outside kg's entries stays.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kg.core.files import write_atomic
 from kg.core.policy import Policy
+from kg.core.text import slugify
+from kg.lifecycle.blocks import digest
 
+LEARNINGS_DIR = ".learnings"
 LEARNINGS_FILES = {"learning": "LEARNINGS.md", "error": "ERRORS.md", "feature": "FEATURE_REQUESTS.md"}
+LEARNINGS_TITLES = {"learning": "Learnings", "error": "Errors", "feature": "Feature Requests"}
+ENTRY_MARK = "<!-- kaizen-kg:entry {hash} -->"
+SEPARATOR = "\n---\n\n"
+_MARK = re.compile(r"^<!-- kaizen-kg:entry ([0-9a-f]{16}) -->$")
+_ENTRY_HEAD = re.compile(r"^##\s*\[([A-Za-z]+-\d{8}-[0-9A-Za-z]+)\]")
 
 
 def append_text(path: Path, text: str, *, header: str = "") -> None:
@@ -48,7 +67,17 @@ def append_daily(memory: Path, line: str, at: datetime) -> Path:
 
 
 def learnings_entry(entry: dict[str, Any]) -> str:
-    """A full structured entry in the seed's `.learnings/*.md` format."""
+    """A full structured entry in the seed's `.learnings/*.md` format, kg's mark and the separator included."""
+    return learnings_region(entry) + SEPARATOR
+
+
+def learnings_region(entry: dict[str, Any]) -> str:
+    """What kg owns of an entry: from its `## [ID]` heading to its mark line, inclusive. Pure."""
+    body = _learnings_body(entry)
+    return body + ENTRY_MARK.format(hash=digest(body)) + "\n"
+
+
+def _learnings_body(entry: dict[str, Any]) -> str:
     kind = entry["entry_type"]
     title = entry.get("category") or kind
     lines = [f"## [{entry['id']}] {title}:{_slug(entry['text'])}", ""]
@@ -76,9 +105,139 @@ def learnings_entry(entry: dict[str, Any]) -> str:
         meta.append(("Frequency", entry.get("frequency")))
     lines.append("### Metadata")
     lines += [f"- {key}: {value}" for key, value in meta if value]
-    return "\n".join(lines) + "\n\n---\n\n"
+    return "\n".join(lines) + "\n"
 
 
 def _slug(text: str) -> str:
-    words = "".join(c if c.isalnum() else " " for c in text.lower()).split()
-    return "_".join(words[:6]) or "entry"
+    """The title after `category:` in an entry's heading: its first six words, snake_case (the seed's form)."""
+    return "_".join(slugify(text).split("-")[:6]) or "entry"
+
+
+def append_learning(root: Path, entry: dict[str, Any]) -> Path | None:
+    """Append one entry to its `.learnings/` file, when the workspace keeps that folder (called under the
+    journal lock, as `write_learnings` is, so the two never interleave)."""
+    folder = root / LEARNINGS_DIR
+    if not folder.is_dir():
+        return None
+    kind = entry["entry_type"]
+    path = folder / LEARNINGS_FILES[kind]
+    append_text(path, learnings_entry(entry), header=f"# {LEARNINGS_TITLES[kind]}\n\n")
+    return path
+
+
+# -- `kg export trail`: bring the files up to date without losing a human's text ----------------------------------
+@dataclass(frozen=True)
+class Segment:
+    """One `## [ID]` entry of a `.learnings` file: `text[start:end]` is kg's region when `mark` is set (the
+    heading to the mark line), else the entry up to the next `## ` heading. `intact`: the region still has the
+    hash its mark names (kg wrote it and no one edited it since)."""
+
+    id: str
+    start: int
+    end: int
+    mark: bool
+    intact: bool
+
+
+def segments(text: str) -> Iterator[Segment]:
+    """The entries of a `.learnings` file, in order. Pure."""
+    open_at: tuple[str, int] | None = None
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        bare = line.rstrip("\r\n")
+        if open_at is not None:
+            found = _MARK.match(bare)
+            if found:
+                entry_id, start = open_at
+                yield Segment(entry_id, start, pos + len(line), True, digest(text[start:pos]) == found.group(1))
+                open_at = None
+                pos += len(line)
+                continue
+            if bare.startswith("## "):
+                yield Segment(open_at[0], open_at[1], pos, False, False)
+                open_at = None
+        head = _ENTRY_HEAD.match(bare)
+        if head and open_at is None:
+            open_at = (head.group(1), pos)
+        pos += len(line)
+    if open_at is not None:
+        yield Segment(open_at[0], open_at[1], len(text), False, False)
+
+
+@dataclass
+class LearningsReport:
+    written: list[str] = field(default_factory=list)
+    appended: int = 0
+    updated: int = 0
+    kept: list[dict[str, str]] = field(default_factory=list)  # {file, id, reason}: entries kg did not rewrite
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"appended": self.appended, "updated": self.updated, "kept": self.kept}
+
+
+EDITED = "edited by hand since kg wrote it: kept as it is"
+UNMARKED = "written by hand (no kg mark): kept as it is"
+
+
+def merge_learnings(current: str | None, title: str, entries: Iterable[dict[str, Any]], *, file: str = "",
+                    report: LearningsReport | None = None) -> str:
+    """The file's new text: kg's untouched entries brought up to date, missing entries appended, everything
+    else (a human's entries and edits, text between entries) byte for byte. Pure apart from the report."""
+    report = report if report is not None else LearningsReport()
+    wanted = {e["id"]: e for e in entries}
+    text = current if current is not None else f"# {title}\n\n"
+    out: list[str] = []
+    pos = 0
+    seen: set[str] = set()
+    for seg in segments(text):
+        if seg.id in seen or seg.id not in wanted:
+            continue  # not in the graph, or a second copy: a human's text
+        seen.add(seg.id)
+        entry = wanted[seg.id]
+        region = learnings_region(entry)
+        old = text[seg.start:seg.end]
+        if seg.mark and seg.intact:
+            replacement = region
+        elif not seg.mark and old == _learnings_body(entry) + SEPARATOR:
+            replacement = region + SEPARATOR  # kg's own entry from before the marks: given its mark
+        else:
+            report.kept.append({"file": file, "id": seg.id, "reason": EDITED if seg.mark else UNMARKED})
+            continue
+        if replacement != old:
+            out += [text[pos:seg.start], replacement]
+            pos = seg.end
+            report.updated += 1
+    out.append(text[pos:])
+    missing = [e for i, e in wanted.items() if i not in seen]
+    if missing:
+        tail = "".join(out)
+        out.append("" if tail == "" or tail.endswith("\n") else "\n")
+        out += [learnings_entry(e) for e in missing]
+        report.appended += len(missing)
+    return "".join(out)
+
+
+def write_learnings(root: Path, events: Iterable[dict[str, Any]], *,
+                    lock: Callable[[], AbstractContextManager[Any]] | None = None) -> LearningsReport:
+    """Bring `.learnings/*.md` up to date with the graph's entries (`events`: node rows with `entry_type`).
+    `lock` makes the journal lock `kg log` appends under: held while each file is read and replaced, so an entry
+    logged meanwhile is not lost."""
+    folder = root / LEARNINGS_DIR
+    folder.mkdir(exist_ok=True)
+    by_kind: dict[str, list[dict[str, Any]]] = {k: [] for k in LEARNINGS_FILES}
+    for e in events:
+        if e.get("entry_type") in by_kind:
+            by_kind[e["entry_type"]].append(e)
+    report = LearningsReport()
+    for kind, name in LEARNINGS_FILES.items():
+        path = folder / name
+        with lock() if lock is not None else nullcontext():
+            try:
+                current: str | None = path.read_bytes().decode("utf-8", "surrogateescape")
+            except FileNotFoundError:
+                current = None
+            text = merge_learnings(current, LEARNINGS_TITLES[kind], by_kind[kind], file=str(path), report=report)
+            if text != current:
+                write_atomic(path, text.encode("utf-8", "surrogateescape"))
+        report.written.append(str(path))
+    return report

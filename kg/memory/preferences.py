@@ -239,6 +239,12 @@ class LearnedPlan:
     flag: str = ""
 
 
+def apply_plan(path: Path, plan: blocks.SyncPlan) -> None:
+    """Carry out the lifecycle's plan for its learned key (`plan_learned`): preferences.json's one writer is this
+    module, the lifecycle's write included."""
+    blocks.apply(path, plan)
+
+
 def plan_learned(text: str | None, key: str, learned: list[dict[str, str]], *, expected_hash: str,
                  created_file: bool, force: bool = False) -> LearnedPlan:
     """The lifecycle's learned preferences under `key` in the file's text (None: no file). Every other key is

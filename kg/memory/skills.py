@@ -260,6 +260,18 @@ def _dir(ws: Any) -> Path:
     return ws.memory / "skills"
 
 
+def is_skill_file(rel: str) -> bool:
+    """Whether a workspace-relative path is a skill file (`memory/skills/SLUG.md`)."""
+    parts = Path(rel).parts
+    return len(parts) == 3 and parts[:2] == ("memory", "skills") and parts[2].endswith(".md")
+
+
+def apply_plan(path: Path, plan: blocks.SyncPlan) -> None:
+    """Carry out the lifecycle's plan for its block in a skill file (a promotion, a verdict, a revert): skill
+    files have one writer, this module, which keeps that block byte for byte on `kg skill update`."""
+    blocks.apply(path, plan)
+
+
 def all_skills(ws: Any) -> list[Skill]:
     out = []
     for path in sorted(_dir(ws).glob("*.md")):

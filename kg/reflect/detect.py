@@ -82,13 +82,14 @@ def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
     q = rules.quoting
     lines = text.splitlines()
     keep = [True] * len(lines)
-    fenced = False
+    fenced = prompted = False
     for i, line in enumerate(lines):
         if q.drop_fenced_code and _FENCE.match(line):
             keep[i] = False
             fenced = not fenced
             continue
-        if fenced or line.lstrip().startswith(q.quote_prefixes) or not line.strip():
+        prompted = bool(line.strip()) and (prompted or any(p.search(line) for p in q.prompt_patterns))
+        if fenced or prompted or line.lstrip().startswith(q.quote_prefixes) or not line.strip():
             keep[i] = False
     # Runs of log-looking lines are pasted output.
     run: list[int] = []

@@ -40,14 +40,38 @@ def sentence_at(text: str, needle: str) -> str:
 def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tuple[str, str]:
     """(lesson, the sentence it came from). The first rewrite, in the rules' order, that matches any
     sentence of what the user said wins; else the category's template over the `preferred` sentence."""
-    cleaned = [(rules.strip.sub("", s).strip() or s, s) for s in said]
+    cleaned = [(_clean(s, rules), s) for s in said]
     for rw in rules.rewrites:
         for s, original in cleaned:
             m = rw.pattern.search(s)
             if m:
                 return _fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": s}), original
-    s = rules.strip.sub("", preferred).strip() or preferred.strip()
+    s = _clean(preferred, rules)
+    if category in rules.reword and key(category, s, rules) is None:
+        other = _with_content(category, cleaned, rules)
+        if other is not None:
+            s, preferred = other
     return _fill(rules.fallback[category], {"s": s}), preferred
+
+
+def _clean(sentence: str, rules: Lessons) -> str:
+    s = rules.drop.sub("", sentence) if rules.drop is not None else sentence
+    s = " ".join(s.split())
+    return rules.strip.sub("", s).strip() or sentence.strip()
+
+
+def _says_what_to_do(sentence: str, rules: Lessons) -> bool:
+    return any(p.search(sentence) for p in rules.actionable)
+
+
+def _with_content(category: str, cleaned: list[tuple[str, str]], rules: Lessons) -> tuple[str, str] | None:
+    """The first sentence that says what to do and names something a key can hold, else the first that names
+    anything: (cleaned sentence, original)."""
+    named = [(s, o) for s, o in cleaned if key(category, s, rules) is not None]
+    for s, o in named:
+        if _says_what_to_do(s, rules):
+            return s, o
+    return named[0] if named else None
 
 
 def _fill(template: str, values: dict[str, str]) -> str:

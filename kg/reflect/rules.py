@@ -20,12 +20,12 @@ from kg.core.policy import RuleReader
 RULES_FILE = "reflect.toml"
 MODEL_FILE = "reflect_model.toml"
 DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "preference")
-SCOPES = ("user", "prev", "next", "next_tools")
+SCOPES = ("user", "prev", "next", "next_tools", "before")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
 COMPUTED = ("first_turn", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent",
-            "negates_agent", "retries_tool")
+            "negates_agent", "retries_tool", "repeats_request")
 # Computed signals that read what the user said about the agent's words: reasons in the user's own words.
-USER_COMPUTED = ("quotes_agent", "negates_agent")
+USER_COMPUTED = ("quotes_agent", "negates_agent", "repeats_request")
 KINDS = ("learning", "feature", "preference")
 PRIORITIES = ("low", "medium", "high", "critical")
 
@@ -47,13 +47,17 @@ class Quoting:
     log_line_patterns: tuple[re.Pattern[str], ...]
     harness_prefixes: tuple[str, ...]
     command_pattern: re.Pattern[str]
+    # A line that is a shell prompt with its command: it and the lines after it, up to a blank line, are pasted
+    # (the command's output).
+    prompt_patterns: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True)
 class Signal:
     name: str
     scope: str  # user: the user's own words; prev: the agent's turn before; next: the agent's reply;
-    # next_tools: the commands and paths of the agent's tool calls after the user spoke
+    # next_tools: the commands and paths of the agent's tool calls after the user spoke; before: whatever came
+    # right before the user spoke (an agent's turn, a tool result, or the harness noting an interrupt)
     patterns: tuple[re.Pattern[str], ...]
 
 
@@ -134,6 +138,12 @@ class Lessons:
     key_words: int
     key_min_words: int
     rewrites: tuple[Rewrite, ...]
+    # A sentence that says what to do: when the sentence a finding matched names nothing a key can hold ("are you
+    # kidding me?"), the lesson comes from another sentence of the turn, these first.
+    actionable: tuple[re.Pattern[str], ...] = ()
+    # Categories whose lesson may come from another sentence that way (praise stays with the praising sentence).
+    reword: frozenset[str] = frozenset()
+    drop: re.Pattern[str] | None = None  # words taken out of a lesson wherever they stand (swearing)
 
 
 @dataclass(frozen=True)
@@ -193,6 +203,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         log_line_patterns=_regexes(q, "log_line_patterns"),
         harness_prefixes=q.strings("harness_prefixes", items="non-empty"),
         command_pattern=_regex(q, "command_pattern", q.string("command_pattern"), re.IGNORECASE),
+        prompt_patterns=_regexes(q, "prompt_patterns") if "prompt_patterns" in q.data else (),
     )
 
     signals = _signals(top.table("signals"))
@@ -231,7 +242,8 @@ _FIELDS = re.compile(r"\{(\w+)\}")
 def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
     from kg.graph.linking import stem  # the stemmer linking uses, so keys and links agree on words
 
-    t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite"))
+    t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
+             "reword", "drop"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -254,7 +266,19 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         key_words=t.whole("key_words", 1, int_only=True),
         key_min_words=t.whole("key_min_words", 1, int_only=True),
         rewrites=tuple(rewrites),
+        actionable=tuple(_regex(t, "actionable", p, re.IGNORECASE)
+                         for p in t.strings("actionable", [], items="non-empty")),
+        reword=_reword(t, categories),
+        drop=_regex(t, "drop", t.string("drop"), re.IGNORECASE) if "drop" in t.data else None,
     )
+
+
+def _reword(t: RuleReader, categories: set[str]) -> frozenset[str]:
+    names = t.strings("reword", [], items="non-empty")
+    for n in names:
+        if n not in categories:
+            raise t.fail("reword", f"{n!r} is not a finding category ({', '.join(sorted(categories))})")
+    return frozenset(names)
 
 
 def _signals(t: RuleReader) -> Signals:

@@ -14,12 +14,14 @@ from dataclasses import dataclass, replace
 
 from rapidfuzz import fuzz
 
+from kg.core.text import CJK
+
 from .lesson import linking_rules, terms
 from .parse import Transcript, Turn
 from .rules import ClassModel, ReflectRules
 
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
-_WORD = re.compile(r"[\w'-]+|[\u3400-\u9fff]")
+_WORD = re.compile(rf"[\w'-]+|[{CJK}]")  # kg's one CJK range (kg.core.text)
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,8 @@ class TurnView:
     next_tools: str = ""  # the commands and paths the agent's tool calls used after the user spoke
     retries_tool: bool = False  # the agent's first tool call after the user spoke re-runs its last one before,
     # with changed input
+    before: str = ""  # the head and tail of whatever came right before the user spoke (any role, harness notes too)
+    repeats: bool = False  # the user's words say again what one of their recent turns said
 
 
 def straighten(text: str) -> str:
@@ -72,7 +76,10 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     before: dict[int, Turn] = {}  # the agent's last tool call before each user turn
     retried: set[int] = set()
     current: int | None = None
+    last_any: Turn | None = None  # the turn right before, whatever its role
+    said: list[str] = []  # the user's recent own words, newest last
     for t in turns:
+        prior, last_any = last_any, t
         if t.role == "assistant":
             seen_agent = True
             if t.tool_name and current is not None:
@@ -107,7 +114,10 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 first_turn=has_agent and not seen_agent,
                 pasted=len(lines) < len(raw),
                 prior_tool_error=error_since_user,
+                before=straighten(_ends(prior.text)) if prior is not None else "",
+                repeats=_repeats(kept, said),
             )
+            said = [*said[-(_RECENT - 1):], kept]
             pending = t.index
             current = t.index
             if last_call is not None:
@@ -118,6 +128,24 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
         out[u] = replace(v, next=nxt, next_tools=straighten("\n".join(x for x in tools.get(u, []) if x)),
                          retries_tool=u in retried)
     return out
+
+
+def _ends(text: str, n: int = 200) -> str:
+    text = text.strip()
+    return text if len(text) <= 2 * n else f"{text[:n]}\n{text[-n:]}"
+
+
+def _repeats(own: str, said: list[str]) -> bool:
+    """The user says again what one of their last few turns said (the agent did not do it, or not right)."""
+    a = " ".join(own.lower().split())
+    if len(a) < _REPEAT_MIN_CHARS or len(a.split()) < 2:
+        return False
+    return any(fuzz.ratio(a, " ".join(b.lower().split())) >= _REPEAT_SIMILAR for b in said)
+
+
+_RECENT = 5
+_REPEAT_MIN_CHARS = 10
+_REPEAT_SIMILAR = 85
 
 
 def _retry(last: Turn, first: Turn) -> bool:
@@ -154,10 +182,11 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         "quotes_agent": bool(view.quoted) and _quotes(view.quoted, view.prev),
         "negates_agent": bool(view.prev) and _negates(view.own[: sig.user_chars], view.prev),
         "retries_tool": view.retries_tool,
+        "repeats_request": view.repeats,
     }
     names = [name for name, on in computed.items() if on]
     scopes = {"user": view.own[: sig.user_chars], "prev": view.prev, "next": view.next,
-              "next_tools": view.next_tools}
+              "next_tools": view.next_tools, "before": view.before}
     for s in sig.matched:
         text = scopes[s.scope]
         if text and any(p.search(text) for p in s.patterns):

@@ -278,9 +278,8 @@ class _Plan:
             self.changes.append(Change(self.rel(path), "unchanged", detail))
             return
         self.changes.append(Change(self.rel(path), "create" if old is None else "update", detail))
-        if not self.dry_run:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, text.encode("utf-8", "surrogateescape"))
+        if not self.dry_run:  # carried out by the block editor, whose plans computed the marked files' text
+            blocks.apply(path, blocks.SyncPlan("update", text, None, ""))
 
     def remove(self, path: Path, detail: str) -> None:
         if not path.exists():
@@ -303,7 +302,7 @@ class _Plan:
         else:
             self.changes.append(Change(self.rel(path), "update", "restored byte for byte"))
             if not self.dry_run:
-                write_atomic(path, entry["before"].encode("utf-8", "surrogateescape"))
+                blocks.apply(path, blocks.SyncPlan("update", entry["before"], None, ""))
         return True
 
     def agents_block(self, path: Path, body: str | None, runtime: str | None) -> None:

@@ -131,12 +131,10 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
     @server.tool(description="Counts of nodes, edges and sessions; pending high-priority entries; patterns; "
                              "verifications due and proposals waiting.")
     def status() -> dict[str, Any]:
-        from kg.lifecycle.api import lifecycle_status
-
         def run() -> dict[str, Any]:
             w = ws()
             with w:
-                return {**w.status(), "lifecycle": lifecycle_status(w)}
+                return w.status()  # the API's status, as `kg status --json` prints it
 
         return call(run)
 

@@ -7,6 +7,10 @@ It runs `kg -w WORKSPACE schedule run`, which runs the cycle and appends one tim
 for `kg status`. The shell's own redirection (cron) or `StandardOutput=append:` (systemd) sends anything else
 the process prints, a crash included, to the same log.
 
+The crontab job is a marked block written through the one block editor (kg.lifecycle.blocks, '#' markers):
+every other line of the crontab stays byte for byte, and a job a person edited inside the block is kept and
+flagged instead of overwritten (its hash is kept in `memory/.kg/blocks.json`).
+
 Where the job goes can be redirected, for tests and for people who keep their crontab in a file: `KG_CRONTAB`
 (or `crontab=`) names a file used instead of `crontab -l` / `crontab -`, and `KG_SYSTEMD_DIR` (or `unit_dir=`)
 a folder used instead of `~/.config/systemd/user` (then systemctl is not called: the answer says what to run).
@@ -28,9 +32,10 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import KgError, UsageError
-from kg.ingest.journal import write_atomic
+from kg.core.files import write_atomic
+from kg.lifecycle import blocks
 
-__all__ = ["cron_entry", "install", "job_argv", "last_run", "run", "status", "systemd_units", "uninstall"]
+__all__ = ["cron_entry", "cron_job", "install", "job_argv", "last_run", "run", "status", "systemd_units", "uninstall"]
 
 CRON_TIME = "15 6 * * *"          # every day at 06:15
 TIMER_CALENDAR = "*-*-* 06:15"    # the same, for systemd
@@ -68,11 +73,26 @@ def cron_marker(root: Path) -> str:
     return f"# kaizen-kg cycle for {root}"
 
 
-def cron_entry(kg: Path, root: Path) -> str:
-    """The two crontab lines: a marker naming the workspace, then the job (run by /bin/sh)."""
+def block_name(root: Path) -> str:
+    """The crontab block's name: one per workspace, with no space whatever the path holds."""
+    return f"cycle-{hashlib.sha1(str(root).encode()).hexdigest()[:12]}"
+
+
+def cron_job(kg: Path, root: Path) -> str:
+    """The job line (its command run by /bin/sh)."""
     command = " ".join(shlex.quote(a) for a in job_argv(kg, root))
     command = f"{command} >> {shlex.quote(str(log_path(root)))} 2>&1".replace("%", "\\%")  # cron reads % as a newline
-    return f"{cron_marker(root)}\n{CRON_TIME} {command}"
+    return f"{CRON_TIME} {command}"
+
+
+def cron_inner(kg: Path, root: Path) -> str:
+    """What kg writes inside its block: a comment naming the workspace, then the job."""
+    return f"{cron_marker(root)}\n{cron_job(kg, root)}\n"
+
+
+def cron_entry(kg: Path, root: Path) -> str:
+    """The crontab lines of this workspace's job, as they stand in the crontab: the block with its markers."""
+    return blocks.block_text(block_name(root), cron_inner(kg, root), "\n", blocks.TOML).rstrip("\n")
 
 
 def unit_name(root: Path) -> str:
@@ -97,18 +117,34 @@ def systemd_units(kg: Path, root: Path) -> dict[str, str]:
     return {f"{name}.service": service, f"{name}.timer": timer}
 
 
-def without_entry(crontab: str, root: Path) -> str:
-    """The crontab with this workspace's job (marker and the line after it) taken out."""
-    lines, out, skip = crontab.splitlines(), [], False
-    for line in lines:
-        if skip:
-            skip = False
-            continue
-        if line.strip() == cron_marker(root):
-            skip = True
-            continue
-        out.append(line)
-    return "\n".join(out) + ("\n" if out else "")
+def without_legacy_entry(crontab: str, root: Path) -> str:
+    """The crontab without the unmarked job an older kg wrote for this workspace (its comment and the line after
+    it), every other byte as it was."""
+    lines = crontab.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.strip() == cron_marker(root) and not _inside_block(crontab, sum(map(len, lines[:i])), root):
+            return "".join(lines[:i] + lines[i + 2:])
+    return crontab
+
+
+def _inside_block(text: str, offset: int, root: Path) -> bool:
+    try:
+        span = blocks.find(text, block_name(root), blocks.TOML)
+    except blocks.BlockError:
+        return True  # damaged markers: leave every line alone, the editor flags them
+    return span is not None and span.start <= offset < span.end
+
+
+def job_in(crontab: str, root: Path) -> str | None:
+    """This workspace's job line in a crontab (kg's block first, else an older kg's unmarked one), or None."""
+    try:
+        inner = blocks.inner_of(crontab, block_name(root), blocks.TOML)
+    except blocks.BlockError:
+        inner = None
+    if inner is not None:
+        return next((ln for ln in inner.splitlines() if ln.strip() and not ln.lstrip().startswith("#")), None)
+    lines = crontab.splitlines()
+    return next((lines[i + 1] for i, ln in enumerate(lines[:-1]) if ln.strip() == cron_marker(root)), None)
 
 
 # -- where it is written -----------------------------------------------------------------------------------------
@@ -123,28 +159,51 @@ def _crontab_file(crontab: str | Path | None) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
-def _read_crontab(file: Path | None) -> str:
+def _read_crontab(file: Path | None) -> str | None:
+    """The crontab's text (bytes decoded with `surrogateescape`, so every byte survives), None when none."""
     if file is not None:
-        return file.read_text(encoding="utf-8") if file.exists() else ""
+        return blocks.read(file)
     if shutil.which("crontab") is None:
         raise UsageError("cron is not installed here (no `crontab` command): use --systemd, or install cron")
-    done = subprocess.run(["crontab", "-l"], capture_output=True, text=True, check=False)
+    done = subprocess.run(["crontab", "-l"], capture_output=True, check=False)
     if done.returncode != 0:
-        if "no crontab" in done.stderr.lower():
-            return ""
-        raise KgError(f"crontab -l failed: {done.stderr.strip()}")
-    return done.stdout
+        if b"no crontab" in done.stderr.lower():
+            return None
+        raise KgError(f"crontab -l failed: {done.stderr.decode('utf-8', 'replace').strip()}")
+    return done.stdout.decode("utf-8", "surrogateescape")
 
 
-def _write_crontab(file: Path | None, text: str) -> None:
+def _write_crontab(file: Path | None, plan: blocks.SyncPlan) -> None:
     if file is not None:
         if not file.parent.is_dir():
             raise UsageError(f"cannot write {file}: its folder does not exist")
-        write_atomic(file, text.encode("utf-8"))
+        blocks.apply(file, plan)
         return
-    done = subprocess.run(["crontab", "-"], input=text, capture_output=True, text=True, check=False)
+    data = (plan.text or "").encode("utf-8", "surrogateescape")
+    done = subprocess.run(["crontab", "-"], input=data, capture_output=True, check=False)
     if done.returncode != 0:
-        raise KgError(f"crontab - failed: {done.stderr.strip()}")
+        raise KgError(f"crontab - failed: {done.stderr.decode('utf-8', 'replace').strip()}")
+
+
+CRON_FIX = "delete the block (both marker lines) and run `kg schedule install` again"
+
+
+def _sync_cron(ws: Any, root: Path, file: Path | None, desired: str | None) -> blocks.SyncPlan:
+    """Write (or, with None, remove) this workspace's crontab block through the one block editor; an older
+    kg's unmarked job for the workspace is taken out in the same write."""
+    before = _read_crontab(file)
+    current = None if before is None else without_legacy_entry(before, root)
+    wrote: list[blocks.SyncPlan] = []
+
+    def write(plan: blocks.SyncPlan) -> None:
+        _write_crontab(file, plan)
+        wrote.append(plan)
+
+    plan = blocks.sync_block(current, block_name(root), desired, write=write, state_dir=Path(ws.kg_dir),
+                             key=f"crontab:{file or 'user'}", fix=CRON_FIX, markers=blocks.TOML)
+    if current != before and not wrote and plan.action != "flag":
+        write(blocks.SyncPlan("update", current, None, ""))
+    return plan
 
 
 def _unit_dir(unit_dir: str | Path | None) -> tuple[Path, bool]:
@@ -175,10 +234,9 @@ def install(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str 
                            "next": None}
     if mode == "cron":
         file = _crontab_file(crontab)
-        entry = cron_entry(kg, root)
-        before = _read_crontab(file)
-        _write_crontab(file, without_entry(before, root) + entry + "\n")
-        out.update(written=str(file) if file else "the user's crontab", lines=entry.splitlines())
+        plan = _sync_cron(ws, root, file, cron_inner(kg, root))
+        out.update(written=str(file) if file else "the user's crontab", lines=cron_entry(kg, root).splitlines(),
+                   flagged=plan.reason if plan.action == "flag" else None)
         return out
     folder, real = _unit_dir(unit_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -200,11 +258,10 @@ def uninstall(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: st
     root = Path(ws.root).absolute()
     if mode == "cron":
         file = _crontab_file(crontab)
-        before = _read_crontab(file)
-        after = without_entry(before, root)
-        if after != before:
-            _write_crontab(file, after)
-        return {"mode": mode, "workspace": str(root), "removed": after != before}
+        had = job_in(_read_crontab(file) or "", root) is not None
+        plan = _sync_cron(ws, root, file, None)
+        flagged = plan.reason if plan.action == "flag" else None
+        return {"mode": mode, "workspace": str(root), "removed": had and not flagged, "flagged": flagged}
     folder, real = _unit_dir(unit_dir)
     names = list(systemd_units(Path("kg"), root))
     timer = next(n for n in names if n.endswith(".timer"))
@@ -223,8 +280,7 @@ def status(ws: Any, *, crontab: str | Path | None = None, unit_dir: str | Path |
     root = Path(ws.root).absolute()
     file = _crontab_file(crontab)
     try:
-        lines = _read_crontab(file).splitlines()
-        cron_line = next((lines[i + 1] for i, ln in enumerate(lines[:-1]) if ln.strip() == cron_marker(root)), None)
+        cron_line = job_in(_read_crontab(file) or "", root)
     except KgError:
         cron_line = None
     folder, _ = _unit_dir(unit_dir)

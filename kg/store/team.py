@@ -20,8 +20,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import RulesError, StoreError
-from kg.ingest.journal import Journal, write_atomic
+from kg.core.errors import RulesError, StoreError, UsageError
+from kg.core.files import write_atomic
+from kg.ingest.journal import Journal
 from kg.store.backend import StoreUrl, parse_url, resolve
 
 ENV_AGENT = "KG_AGENT"
@@ -51,29 +52,61 @@ def store_url(root: Path) -> StoreUrl | None:
     return resolve(configured_url(root), root)
 
 
+STORE_BLOCK = "store"
+STORE_FIX = "delete the block (both marker lines) and run `kg init --store URL` again"
+
+
+def store_table(public_url: str) -> str:
+    """kg's block of kg.toml: the `[store]` table, between '#' comment markers."""
+    return f'[store]\nurl = "{public_url}"\n'
+
+
 def configure(root: Path, url: str) -> StoreUrl:
-    """Write `[store] url` into kg.toml (added, or replacing an earlier one); the password is refused."""
+    """Write `[store] url` into kg.toml (added, or replacing an earlier one); the password is refused.
+
+    kg.toml is the person's file: kg's table is a marked block written through the one block editor (every
+    other byte kept, a human edit inside the block kept and reported as an error saying what to do). kg writes
+    nothing else into kg.toml."""
+    from kg.lifecycle import blocks
+
     parsed = parse_url(url, allow_password=False)
     path = root / "kg.toml"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
     configured_url(root)  # refuse to edit a kg.toml that does not parse
-    lines = text.splitlines()
-    out: list[str] = []
-    in_store = False
-    for line in lines:
-        head = line.strip()
-        if head.startswith("["):
-            in_store = head == "[store]"
-            if in_store:
-                continue
-        if in_store:
-            continue
-        out.append(line)
-    while out and not out[-1].strip():
-        out.pop()
-    block = ["", "[store]", f'url = "{parsed.public}"'] if out else ["[store]", f'url = "{parsed.public}"']
-    write_atomic(path, ("\n".join(out + block) + "\n").encode("utf-8"))
+    before = blocks.read(path)
+    current = None if before is None else _without_own_store_table(before, path)
+    state_dir = root / "memory" / ".kg"
+    plan = blocks.sync_block(current, STORE_BLOCK, store_table(parsed.public),
+                             write=lambda p: blocks.apply(path, p), state_dir=state_dir, key="kg.toml:store",
+                             fix=STORE_FIX, markers=blocks.TOML)
+    if plan.action == "flag":
+        raise UsageError(f"{path}: kg's [store] block was not changed: {plan.reason}")
+    if plan.action == "none" and current != before:  # an older kg's table, now in the block: taken out
+        blocks.apply(path, blocks.SyncPlan("update", current, None, ""))
     return parsed
+
+
+def _without_own_store_table(text: str, path: Path) -> str:
+    """kg.toml without an unmarked `[store]` table that holds only `url` (as an older kg wrote it, or a person
+    the same way), every other byte as it was. Any other unmarked [store] table is a person's: refused."""
+    from kg.lifecycle import blocks
+
+    lines = text.splitlines(keepends=True)
+    offsets = [sum(map(len, lines[:i])) for i in range(len(lines))]
+    for i, line in enumerate(lines):
+        if line.strip() != "[store]" or blocks.block_of_line(text, offsets[i], blocks.TOML) is not None:
+            continue
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].lstrip().startswith("[")), len(lines))
+        body = [ln.strip() for ln in lines[i + 1:end] if ln.strip()]
+        if len(body) > 1 or (body and not body[0].replace(" ", "").startswith("url=")):
+            raise UsageError(f"{path}: its [store] table (line {i + 1}) holds more than url; give kg the url with "
+                             "`kg init --store URL` after removing the table, or edit url there by hand")
+        while end > i + 1 and not lines[end - 1].strip():
+            end -= 1  # the blank lines before the next table stay
+        start = i
+        while start > 0 and not lines[start - 1].strip():
+            start -= 1  # and the blank lines an older kg put before the table go with it
+        return "".join(lines[:start] + lines[end:])
+    return text
 
 
 def member(kg_dir: Path, url: StoreUrl) -> int:

@@ -42,7 +42,8 @@ def test_init_refuses_a_password_in_the_url(tmp_path, falkordb_url):
 
 def test_init_writes_the_url_to_kg_toml(tmp_path, falkordb_url):
     root = init(tmp_path, "alpha", falkordb_url, "ann")
-    assert (root / "kg.toml").read_text() == f'[store]\nurl = "{falkordb_url}"\n'
+    assert (root / "kg.toml").read_text() == (f'# kaizen-kg:begin store\n[store]\nurl = "{falkordb_url}"\n'
+                                              "# kaizen-kg:end store\n")
     assert not (root / "memory" / ".kg" / "graph.kuzu").exists()  # no embedded graph made
 
 

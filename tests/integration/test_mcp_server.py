@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -105,3 +106,19 @@ def test_recall_says_whether_the_message_chose_the_topic(ws, _run, args, topic, 
 
     out = _run(ws, script).structured_content
     assert (out["topic"], out["detected_from_message"]) == (topic, detected)
+
+
+def test_status_is_the_apis_status_as_kg_status_prints_it(ws, _run, monkeypatch):
+    monkeypatch.setenv("KG_NOW", "2026-11-30T12:00:00")
+    ws.log("error", "npm ci failed", priority="high", pattern_key="npm.ci", now="2026-11-30T10:00")
+
+    async def script(client):
+        return await client.call_tool("status", {})
+
+    served = _run(ws, script).structured_content
+    printed = subprocess.run([str(Path(sys.executable).with_name("kg")), "-w", str(ws.root), "status", "--json"],
+                             capture_output=True, text=True, timeout=120, check=True, env={**os.environ,
+                                                                                           "KG_SERVER": "0"})
+    api = json.loads(json.dumps(ws.status(), default=lambda v: v.isoformat()))
+    assert served == json.loads(printed.stdout) == api
+    assert {"lifecycle", "last_cycle", "patterns"} <= set(api)

@@ -42,10 +42,12 @@ def test_cron_job_runs_in_a_bare_environment_and_logs_every_run(ws, tmp_path):
         assert done.returncode == 0, done.stderr
     lines = crontab.read_text(encoding="utf-8").splitlines()
     assert lines[:2] == ["MAILTO=me@example.org", "0 * * * * /usr/bin/true"]
-    assert lines[2] == f"# kaizen-kg cycle for {ws.root}" and len(lines) == 4
-    job = lines[3]
+    name = schedule.block_name(ws.root)
+    assert lines[2:5] == ["", f"# kaizen-kg:begin {name}", f"# kaizen-kg cycle for {ws.root}"]
+    assert lines[6] == f"# kaizen-kg:end {name}" and len(lines) == 7
+    job = lines[5]
     assert job.startswith(f"15 6 * * * {KG} -w {ws.root} schedule run >> ")
-    assert json.loads(done.stdout)["lines"] == lines[2:]
+    assert json.loads(done.stdout)["lines"] == lines[3:]
 
     ran = as_cron_runs_it(job.split(" ", 5)[5])
     assert (ran.returncode, ran.stdout, ran.stderr) == (0, "", "")
@@ -118,8 +120,8 @@ def test_paths_with_spaces_and_percent_signs_survive_cron(tmp_path):
     ws = kglib.init_workspace(tmp_path / "my work 100%")
     crontab = tmp_path / "crontab"
     assert kg("-w", str(ws.root), "schedule", "install", crontab=crontab).returncode == 0
-    job = crontab.read_text(encoding="utf-8").splitlines()[1]
-    assert "100\\%" in job
+    job = crontab.read_text(encoding="utf-8").splitlines()[2]
+    assert job.startswith("15 6 * * * ") and "100\\%" in job
     ran = as_cron_runs_it(job.split(" ", 5)[5].replace("\\%", "%"))  # cron turns `\%` back into `%`
     assert ran.returncode == 0, ran.stderr
     assert STAMPED.match((ws.root / "memory/.kg/cycle.log").read_text(encoding="utf-8").splitlines()[0])
@@ -131,3 +133,46 @@ def test_paths_with_spaces_and_percent_signs_survive_cron(tmp_path):
 def test_bad_input(ws, tmp_path, args, message):
     done = kg("-w", str(ws.root), "schedule", *args, crontab=tmp_path / "crontab")
     assert (done.returncode, done.stderr) == (2, message)
+
+
+# -- the crontab block goes through the one block editor --------------------------------------------------------
+HUMAN = b"MAILTO=me@example.org\r\n# my backups\t \n0 3 * * * /usr/local/bin/backup \xff\n"
+
+
+def test_the_crontab_job_keeps_human_lines_byte_for_byte_and_a_human_edit_inside_is_kept(ws, tmp_path):
+    crontab = tmp_path / "crontab"
+    crontab.write_bytes(HUMAN)
+    assert kg("-w", str(ws.root), "schedule", "install", crontab=crontab).returncode == 0
+    installed = crontab.read_bytes()
+    assert installed.startswith(HUMAN)  # CRLF, trailing blanks, a byte that is not UTF-8: all kept
+    # a person moves the job to 05:00, inside kg's block
+    edited = installed.replace(b"15 6 * * * ", b"0 5 * * * ")
+    crontab.write_bytes(edited + b"@reboot /usr/bin/true\n")
+    again = kg("-w", str(ws.root), "schedule", "install", "--json", crontab=crontab)
+    assert again.returncode == 0, again.stderr
+    assert crontab.read_bytes() == edited + b"@reboot /usr/bin/true\n"  # kept, not overwritten
+    assert json.loads(again.stdout)["flagged"].startswith("a human edited inside the kg block")
+    assert again.stderr.startswith(f"Kept the job in {crontab} as it is: a human edited inside the kg block")
+    shown = json.loads(kg("-w", str(ws.root), "schedule", "status", "--json", crontab=crontab).stdout)
+    assert shown["cron"].startswith("0 5 * * * ")
+    gone = kg("-w", str(ws.root), "schedule", "uninstall", "--json", crontab=crontab)
+    assert json.loads(gone.stdout)["removed"] is False and crontab.read_bytes().startswith(edited)
+
+    # put back as kg wrote it, the block is kg's again: uninstall restores the human's crontab byte for byte
+    crontab.write_bytes(installed + b"@reboot /usr/bin/true\n")
+    gone = kg("-w", str(ws.root), "schedule", "uninstall", "--json", crontab=crontab)
+    assert json.loads(gone.stdout)["removed"] is True
+    assert crontab.read_bytes() == HUMAN + b"@reboot /usr/bin/true\n"
+
+
+def test_an_older_kgs_unmarked_job_is_replaced_by_the_block(ws, tmp_path):
+    crontab = tmp_path / "crontab"
+    old = (f"MAILTO=me@example.org\n# kaizen-kg cycle for {ws.root}\n"
+           f"15 6 * * * {KG} -w {ws.root} schedule run\n0 * * * * /usr/bin/true\n")
+    crontab.write_text(old, encoding="utf-8")
+    assert kg("-w", str(ws.root), "schedule", "install", crontab=crontab).returncode == 0
+    text = crontab.read_text(encoding="utf-8")
+    assert text.startswith("MAILTO=me@example.org\n0 * * * * /usr/bin/true\n")
+    assert text.count(f"# kaizen-kg cycle for {ws.root}") == 1 and f"kaizen-kg:begin {schedule.block_name(ws.root)}" in text
+    assert kg("-w", str(ws.root), "schedule", "uninstall", crontab=crontab).returncode == 0
+    assert crontab.read_text(encoding="utf-8") == "MAILTO=me@example.org\n0 * * * * /usr/bin/true\n"

@@ -82,11 +82,42 @@ def test_judge(before, t_before, after, t_after, kind):
 
 
 def test_the_numbers_behind_a_verdict():
-    v = verify.judge(counts(60, 60, 14, 14), LP)
-    assert v.p_not_enough >= 1 - LP.verification.error_rate and v.p_cut < 0.5
+    v = verify.judge(counts(60, 60, 21, 21), LP)
+    assert v.p_not_enough >= 1 - LP.verification.revert_error_rate and v.p_cut < 0.5
     lo, hi = v.interval
     assert lo < v.ratio < hi and 0.5 < v.ratio < 1.5
-    assert "95% interval" in v.summary and "P(ratio > 0.5)" in v.summary
+    assert "95% interval" in v.summary and f"P(ratio > {LP.verification.revert_min_ratio:g})" in v.summary
+
+
+def _with(**verification) -> LifecyclePolicy:
+    data = packaged("lifecycle")
+    return LifecyclePolicy.from_mapping({**data, "verification": {**data["verification"], **verification}})
+
+
+def test_a_revert_needs_stronger_evidence_than_a_confirmation():
+    """Asymmetric thresholds: a revert is tested against revert_min_ratio (above confirm_max_ratio), so a rule
+    that cut the rate to ~0.55× (effective, not by half) on a thin baseline is not reverted."""
+    c = counts(12, 12, 8, 14)           # ~0.57×
+    sym = _with(revert_min_ratio=0.5, revert_error_rate=0.05)
+    strict = _with(revert_min_ratio=0.7, revert_error_rate=0.05)
+    assert verify.judge(c, sym).p_not_enough > verify.judge(c, strict).p_not_enough
+    c = counts(60, 60, 13, 14)          # ~0.93×: P(r > 0.5) = 0.97, P(r > 0.62) = 0.90
+    assert verify.judge(c, _with(revert_min_ratio=0.5)).kind == verify.INEFFECTIVE
+    assert verify.judge(c, _with(revert_min_ratio=0.62, revert_error_rate=0.02)).kind == verify.INCONCLUSIVE
+
+
+@pytest.mark.parametrize("boundary,kind", [(0.6, verify.INEFFECTIVE), (0.75, verify.CONFIRMED)])
+def test_the_deadline_decides_at_the_boundary_ratio(boundary, kind):
+    c = counts(40, 40, 9.5, 14)         # a posterior median near 0.68×
+    assert verify.judge(c, _with(boundary_ratio=boundary), deadline=True).kind == kind
+
+
+def test_verification_thresholds_are_checked():
+    from kg.core.errors import RulesError
+    with pytest.raises(RulesError, match="revert_min_ratio"):
+        _with(revert_min_ratio=0.9)
+    with pytest.raises(RulesError, match="boundary_ratio"):
+        _with(boundary_ratio=0.3)
 
 
 def test_the_deadline_lets_the_majority_decide():

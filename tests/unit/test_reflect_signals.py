@@ -50,7 +50,8 @@ def test_a_reply_belongs_to_the_last_user_turn_it_answers():
 def test_the_agent_rerunning_its_last_tool_with_changed_input_is_a_signal():
     before = [("user", "run the tests"), ("assistant", "", "Bash", "pytest tests/unit -q"),
               ("assistant", "All tests pass.")]
-    retried = transcript(*before, ("user", "the integration ones"), ("assistant", "", "Bash", "pytest tests/integration -q"))
+    retried = transcript(*before, ("user", "the integration ones"),
+                         ("assistant", "", "Bash", "pytest tests/integration -q"))
     other = transcript(*before, ("user", "now the docs"), ("assistant", "", "Read", "docs/index.md"))
     same = transcript(*before, ("user", "once more"), ("assistant", "", "Bash", "pytest tests/unit -q"))
     assert "retries_tool" in turn_signals(retried, RULES)[3]
@@ -66,6 +67,17 @@ def test_the_agent_rerunning_its_last_tool_with_changed_input_is_a_signal():
         ("Done: I pushed the branch.", "@AGENTS.md", "", "rule_ref_after_work"),
         ("Done.", "did you update the changelog?", "No, I didn't update it. Doing it now.", "omission_admitted"),
         ("The build is now fixed.", "no, it is not fixed", "", "denies_claim"),
+        ("I've updated the report generator.", "the totals section is empty", "", "fails_after_claim"),
+        ("Done: the README is rewritten.", "it duplicates the install section", "", "fails_after_claim"),
+        ("Done.", "are all tests passing?", "You're right to ask: two still fail.", "question_conceded"),
+        ("I created a new cache module.", "didn't we already have one in utils?", "", "negative_question"),
+        ("I can't run the tests: vitest doesn't support mocking modules.", "vitest supports mocking with vi.mock",
+         "", "fact_after_cannot"),
+        ("There is no built-in way to filter by status, so for now I piped the list through jq.",
+         "add a task to add a --status flag to list", "", "wants_after_workaround"),
+        ("All tests pass now.", "wtf, the build is red??", "", "frustrated_at_work"),
+        ("Let me rewrite the migration:\nCancelled", "use the existing migration instead", "",
+         "redirect_after_interrupt"),
     ],
 )
 def test_signals_that_combine_events(agent_before, said, agent_after, signal):
@@ -139,3 +151,43 @@ def test_one_lesson_said_several_ways_gets_one_key():
     assert len(keys) == 1 and None not in keys
     # a generic noun still names a lesson when little else does
     assert key("correction", "Stop editing the generated files", RULES.lessons) == "fix.file-generat"
+
+
+def test_a_request_said_again_is_a_signal_and_a_plain_go_ahead_is_not():
+    asked = transcript(("user", "rename the flag to --dry-run"), ("assistant", "Renamed the option."),
+                       ("user", "rename the flag to --dry-run!"))
+    assert "repeated_ask" in turn_signals(asked, RULES)[2]
+    nudged = transcript(("user", "yes, continue please"), ("assistant", "Step 2 done."),
+                        ("user", "yes, continue please"))
+    assert "repeated_ask" not in turn_signals(nudged, RULES)[2]
+
+
+def test_the_harness_noting_an_interrupt_is_what_came_before():
+    t = transcript(("user", "go"), ("assistant", "", "Bash", "rm -rf build"),
+                   ("user", "[Request interrupted by user for tool use]"), ("user", "don't delete the build folder"))
+    sigs = turn_signals(t, RULES)[3]
+    assert "interrupted" in sigs and "redirect_after_interrupt" in sigs
+    assert "correction" in {f.category for f in learnings(t, RULES) if f.turn == 3}
+
+
+def test_a_lesson_says_what_to_do_even_when_the_finding_came_from_a_rebuke():
+    from kg.reflect.lesson import phrase
+
+    said = ["are you kidding me?", "the header still looks the same", "use the theme tokens for the header colours"]
+    lesson, source = phrase("correction", said, said[0], RULES.lessons)
+    assert (lesson, source) == ("Use the theme tokens for the header colours", said[2])
+    # a sentence that already names what went wrong stays the lesson; swearing is taken out of it
+    lesson, _ = phrase("correction", ["the fucking header still looks the same"], "the fucking header still looks the "
+                       "same", RULES.lessons)
+    assert lesson == "The header still looks the same"
+    # praise stays with the praising sentence
+    assert phrase("best_practice", ["Thanks!", "now update the docs"], "Thanks!", RULES.lessons)[1] == "Thanks!"
+
+
+def test_a_pasted_shell_command_and_its_output_are_not_the_user_speaking():
+    said = "when i run it i see no stats\n\n➜  app git:(main) ✗ npm run report\nNo data found.\n\nwhy?"
+    assert [ln for _, ln in own_lines(said, RULES)] == ["when i run it i see no stats", "why?"]
+    assert [ln for _, ln in own_lines("me@box ~/app % make\nNo rule to make target", RULES)] == []
+    # a markdown heading is not a prompt
+    heading = "# Plan\nno, keep the old parser"
+    assert [ln for _, ln in own_lines(heading, RULES)] == heading.splitlines()

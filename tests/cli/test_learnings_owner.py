@@ -1,0 +1,63 @@
+"""`.learnings/*.md` has one writer (kg.memory.logs): `kg log` appends, `kg export trail` brings kg's own
+entries up to date, and a human's edits, entries and notes survive the export byte for byte, flagged."""
+
+from __future__ import annotations
+
+from kg.memory import logs
+
+NOW = "--now 2026-11-30T10:00"
+
+
+def _entry(text: str, entry_id: str) -> str:
+    """The entry `entry_id` as it stands in `text`: from its heading to the next entry's."""
+    start = text.index(f"## [{entry_id}]")
+    nxt = text.find("\n## [", start + 1)
+    return text[start:] if nxt < 0 else text[start:nxt + 1]
+
+
+def test_hand_edits_in_learnings_survive_export_trail(run_kg, ws):
+    (ws.root / ".learnings").mkdir()
+    a = run_kg(f"log error 'disk full on the build box' --details 'df showed 100%' --json {NOW}").json["id"]
+    b = run_kg(f"log error 'npm install timed out' --json {NOW}").json["id"]
+    c = run_kg(f"log learning 'use read not exec for files' --json {NOW}").json["id"]
+    errors, lessons = ws.root / ".learnings" / "ERRORS.md", ws.root / ".learnings" / "LEARNINGS.md"
+    text = errors.read_text()
+    assert text.count("<!-- kaizen-kg:entry ") == 2
+    # A person edits inside kg's entry a, writes an entry of their own and a note after the last entry
+    edited = text.replace("df showed 100%\n", "df showed 100%\nThe CI cache was the culprit (found by Ada)\n")
+    hand = ("## [ERR-20261129-042] tooling:written_by_hand\n\n**Logged**: 2026-11-29T09:00:00\n\n"
+            "### Summary\nmy own entry\n\n---\n\n")
+    errors.write_text(edited + hand + "Notes: ask infra about quotas\n")
+    before = errors.read_bytes()
+    mine_a = _entry(before.decode(), a)
+    run_kg(f"resolve {a} --status resolved {NOW}")
+    run_kg(f"resolve {b} --status resolved {NOW}")
+    run_kg(f"resolve {c} --status resolved {NOW}")
+    d = run_kg(f"log error 'the registry refused the push' --json {NOW}").json["id"]
+
+    r = run_kg(f"export trail {NOW}")
+    assert r.exit_code == 0, r.stderr
+    after = errors.read_text()
+    assert _entry(after, a) == mine_a  # the human's edit, byte for byte, and kg did not rewrite the entry
+    assert "**Status**: resolved" in _entry(after, b)  # kg's untouched entry is brought up to date
+    assert "**Status**: resolved" in _entry(lessons.read_text(), c)
+    assert hand + "Notes: ask infra about quotas\n" in after  # the human's entry and note stay
+    assert after.count(f"## [{d}]") == 1 and after.count(f"## [{a}]") == 1
+    assert f"kept {a} in {errors} as it is: {logs.EDITED}\n" in r.stderr
+    flagged = run_kg(f"export trail --json {NOW}").json["kept"]
+    assert flagged == [{"file": str(errors), "id": a, "reason": logs.EDITED}]
+    assert errors.read_text() == after  # a second export changes nothing
+
+
+def test_an_entry_from_an_older_kg_gets_its_mark_and_a_hand_entry_stays_unmarked():
+    entry = {"id": "ERR-20261130-001", "entry_type": "error", "text": "disk full", "created_at": "2026-11-30T10:00",
+             "priority": "high", "status": "pending"}
+    region = logs.learnings_region(entry)
+    old_kg = "# Errors\n\n" + region.split("<!-- kaizen-kg:entry")[0] + logs.SEPARATOR
+    report = logs.LearningsReport()
+    assert logs.merge_learnings(old_kg, "Errors", [entry], report=report) == "# Errors\n\n" + region + logs.SEPARATOR
+    assert report.updated == 1 and report.kept == []
+    by_hand = old_kg.replace("disk full", "disk full (by hand)", 1)
+    report = logs.LearningsReport()
+    assert logs.merge_learnings(by_hand, "Errors", [entry], report=report) == by_hand
+    assert report.kept == [{"file": "", "id": entry["id"], "reason": logs.UNMARKED}]
