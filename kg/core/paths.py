@@ -124,7 +124,9 @@ def flock_wait(fd: int, timeout: float, *, poll: float = 0.005) -> bool:
         pass
     if timeout <= 0:
         return False
-    if threading.current_thread() is threading.main_thread() and not signal.getitimer(signal.ITIMER_REAL)[0]:
+    old = None  # a SIGALRM handler installed outside Python (getsignal: None) could not be put back: poll
+    if (threading.current_thread() is threading.main_thread() and not signal.getitimer(signal.ITIMER_REAL)[0]
+            and signal.getsignal(signal.SIGALRM) is not None):
         try:
             old = signal.signal(signal.SIGALRM, _late)
         except (ValueError, OSError):
