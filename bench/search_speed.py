@@ -290,28 +290,44 @@ def processes(sizes: list[int], runs: int, use_scale: bool = False, compare: str
                              ("served: kg status", lambda q: [*served, "status"])]
                 envs = {label: served_env for label, _ in commands if label.startswith("served:")}
                 process([*served, "serve", "start"], served_env)
+            servers = {label: twin for label in envs}  # which workspace's server answers a label
             if compare:  # another kg (an older checkout's .venv/bin/kg), in the same rounds
                 other = [compare, "-w", str(root)]
                 commands += [("other kg: search", lambda q: [*other, "search", q]),
                              ("other kg: inject -m", lambda q: [*other, "inject", "--message", q]),
                              ("other kg: hook session-start -m", lambda q: [*other, "hook", "session-start", "-m", q])]
+                if server:  # and its read server, on a third copy
+                    triplet = copied(root, Path(tmp) / "triplet")
+                    other_served = [compare, "-w", str(triplet)]
+                    more = [("other kg served: search", lambda q: [*other_served, "search", q]),
+                            ("other kg served: inject -m", lambda q: [*other_served, "inject", "--message", q]),
+                            ("other kg served: hook session-start -m",
+                             lambda q: [*other_served, "hook", "session-start", "-m", q]),
+                            ("other kg served: status", lambda q: [*other_served, "status"])]
+                    commands += more
+                    envs.update({label: served_env for label, _ in more})
+                    servers.update({label: triplet for label, _ in more})
+                    process([*other_served, "serve", "start"], served_env)
             for label, argv in commands:  # warm the OS cache, compile, build the common-term list
                 process(argv(QUERIES[0]), envs.get(label, env_now))
             samples: dict[str, list[tuple[float, float, float]]] = {label: [] for label, _ in commands}
             for _ in range(runs):  # paired: every command once per round, so load hits them alike
                 for q in QUERIES:
                     for label, argv in commands:
-                        before = server_cpu(twin) if label in envs else None
+                        before = server_cpu(servers[label]) if label in envs else None
                         wall, rss, cpu = process(argv(q), envs.get(label, env_now))
-                        after = server_cpu(twin) if before else None
+                        after = server_cpu(servers[label]) if before else None
                         if before and after and after[0] == before[0]:
                             cpu += after[1] - before[1]  # the server's share of this read
                         samples[label].append((wall, rss, cpu))
             if server:
-                peak = server_peak_mb(twin)
-                notes.append(f"{n:,}: the read server's own peak RSS {peak:.0f} MB" if peak else
-                             f"{n:,}: the read server was not running at the end (it was restarted)")
-                process([*served, "serve", "stop"], served_env)
+                for name, where, stop in (("the read server", twin, served),
+                                          *((("the other kg's read server", triplet, other_served),)
+                                            if compare else ())):
+                    peak = server_peak_mb(where)
+                    notes.append(f"{n:,}: {name}'s own peak RSS {peak:.0f} MB" if peak else
+                                 f"{n:,}: {name} was not running at the end (it was restarted)")
+                    process([*stop, "serve", "stop"], served_env)
             base = statistics.median(x[0] for x in samples[commands[0][0]])
             base_cpu = statistics.median(x[2] for x in samples[commands[0][0]])
             for label, _ in commands:

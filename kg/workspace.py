@@ -108,6 +108,7 @@ class Workspace:
         self._mutex = threading.RLock()  # one thread at a time in the graph
         self._in_store = threading.local()  # .depth: this thread's open `store()` blocks
         self._applier: BackgroundApplier | None = None
+        self.open_options: dict[str, Any] = {}  # Store.open's arguments over the writer's defaults (kg/serve's)
         self._applier_lock = threading.Lock()  # not the mutex: a log must not wait for the applier's batch
         self._queued = 0  # logs handed to the applier since the last drain
         self._close_after_batch = False
@@ -275,9 +276,9 @@ class Workspace:
                 budget: float | None = None) -> Iterator[Store | None]:
         with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", lock_timeout=self.lock_timeout,
                         queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
-                        unless=unless, buffer_pool_mb=self.policy.buffer_pool_mb, polite=polite,
-                        min_free_mb=self.policy.min_free_mb,
-                        must_exist=None if self._allow_new_graph else self._acknowledged, **self._team()) as st:
+                        unless=unless, polite=polite, min_free_mb=self.policy.min_free_mb,
+                        must_exist=None if self._allow_new_graph else self._acknowledged,
+                        **{"buffer_pool_mb": self.policy.buffer_pool_mb, **self.open_options}, **self._team()) as st:
             if st is None:
                 yield None
                 return

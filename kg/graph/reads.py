@@ -82,10 +82,11 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
         counts = st.run("count_by_kind")
         edges = st.run("count_edges")
         sessions = st.run("count_sessions")[0]["n"]
-        from kg.store.bulk import newest, run_each, top_patterns  # issue 22: see these
+        from kg.store.bulk import run_each, top_patterns  # issue 22: see these
 
-        high = run_each(st, "pending_high_row", ({"id": r["id"]} for r in newest(
-            st, "pending_high_newest", priorities=["critical", "high"], limit=limit)))
+        # ids first (no moment among the parameters: the read server keeps the answer until the graph changes)
+        high = run_each(st, "pending_high_row", ({"id": r["id"]} for r in st.run(
+            "hooks_pending_high_ids", priorities=["critical", "high"], limit=limit)))
         # the bound-ordered read is Kùzu's (per-id lookups); a team graph answers the one query
         patterns = (top_patterns(st, limit) if ws.store_url is None
                     else st.run("pattern_stats_all", limit=limit))

@@ -12,4 +12,9 @@ While it runs it holds the graph (Kùzu's one read-write process), so it is also
 applies the journal before every answer and when an applier tells it entries wait. A process that needs the
 graph itself (kg cycle, import, doctor, `kg log --wait`, a reader with the server off) asks it to let go
 (`kg.store.lock` calls `client.hand_over`), and it closes the graph and exits; the next read starts it again.
+
+Between two changes of the graph it keeps the answers of the reads that depend on the graph alone (totals,
+the newest pending entries, the live rules: `kg.serve.cache`), which is most of what `kg status` and the
+session brief ask. It runs Kùzu with one query thread, as a one-off reader does: the full-text index breaks
+score ties by thread timing, and the answers must match the command's own.
 """

@@ -21,6 +21,7 @@ from typing import Any
 
 from kg.core.paths import try_flock
 from kg.serve import client, protocol
+from kg.serve.cache import ReadCache
 
 SERVED = ("search", "inject", "recall", "show", "status", "hook")  # `hook` only for session-start: kg.cli.entry
 TICK = 1.0  # seconds between looks at the journal while idle (an applier's note may have been missed)
@@ -230,10 +231,16 @@ def serve(root: Path) -> str:
         import kg.cli.common as common
 
         stamp = _stamp(ws)
+        # one query thread: Kùzu's full-text top-k breaks score ties by thread timing, and a one-off reader
+        # (`ws.reading()`) runs one thread, so the answers match it. The page cache stays the writer's: Kùzu
+        # also works in it (a 96 MB one failed the open of a 10k workspace), and it does not set the resident
+        # size (~5 MB per table's key index does: ~100 MB for kg's schema, measured with a bare Kùzu open)
+        ws.open_options = {"max_threads": 1}
         with ExitStack() as stack:
             # a foreground open: the detached appliers stand aside for it (a reader waits for it to answer); a
             # process that needs the graph itself asks it to let go once it listens
-            stack.enter_context(ws.store())
+            held = stack.enter_context(ws.store())
+            stack.callback(ReadCache(held).install().uninstall)  # answers kept until the graph changes
             server = Server(ws, conf.idle_seconds, stamp)
             server.baseline = set(ws.__dict__)
             common._served[:] = [ws]

@@ -127,6 +127,28 @@ def test_an_entry_logged_while_it_runs_is_in_the_next_read(served: Path):
     assert status(served)["pid"] == pid  # the applier left the entry to the server; nobody took the graph
 
 
+def test_totals_and_lists_kept_by_the_server_follow_a_write(served: Path):
+    """`status` and the session brief are answered from rows the server keeps (kg/serve/cache.py); an entry
+    logged in between is counted and listed at once, as the command alone would."""
+    pid = json.loads(kg(served, "serve", "start", "--json").stdout)["pid"]
+    before = json.loads(kg(served, "--now", NOW, "status", "--json").stdout)
+    kg(served, "--now", NOW, "hook", "session-start")
+    logged = kg(served, "log", "error", "zeppelin mast collapsed", "--priority", "high", "--now", NOW, "--json")
+    assert logged.returncode == 0, logged.stderr
+    entry = json.loads(logged.stdout)["id"]
+    for args in (["status", "--json"], ["hook", "session-start", "--json"]):
+        got = kg(served, "--now", NOW, *args)
+        assert entry in got.stdout, args
+    after = json.loads(kg(served, "--now", NOW, "status", "--json").stdout)
+    assert after["entries"]["error"] == before["entries"]["error"] + 1
+    assert status(served)["pid"] == pid
+    kg(served, "serve", "stop")
+    for args in (["status", "--json"], ["hook", "session-start", "--json"]):
+        alone = kg(served, "--now", NOW, *args, server=False)
+        assert json.loads(alone.stdout)["pending_high" if args[0] == "status" else "counts"] == \
+            json.loads(kg(served, "--now", NOW, *args).stdout)["pending_high" if args[0] == "status" else "counts"]
+
+
 def test_a_process_that_needs_the_graph_gets_it(served: Path):
     pid = json.loads(kg(served, "serve", "start", "--json").stdout)["pid"]
     cycle = kg(served, "cycle", "--json", env={"KG_LOCK_TIMEOUT": "60"})
