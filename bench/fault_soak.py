@@ -117,7 +117,8 @@ def main() -> None:
             fault_trials.kg(ws, "log", "error", f"deploy step {i} failed on staging", "--wait")
         lat, heavy = [], []
         for n in (0, args.agents) if ws else ():
-            stats, held = reader_latency.measure(ws, n, args.reads, heavy=2)
+            stats, held = reader_latency.merge([reader_latency.measure(ws, n, args.reads, heavy=2)])
+            stats.pop("backlog")
             base = stats["no-graph"]["p50"]
             lat += [[str(n), cmd, f"{d['p50']:.2f}", f"{d['p95']:.2f}", f"{d['max']:.2f}",
                      f"{d['failed']}/{args.reads}", f"{d['pending']:g}", f"{d['p50'] / base:.1f}"]

@@ -4,6 +4,10 @@ answers at the ack and leaves a detached applier), plus `kg cycle` and `kg graph
 under the heaviest load: how many fail with "graph is held". Prints tables; never asserts.
 
     nice -n 10 .venv/bin/python bench/reader_latency.py [--agents 0 1 4 8] [--reads 6] [--prefill 60]
+        [--kg before=/path/to/other/kg]
+
+- `--kg LABEL=EXE` (repeatable): measure other kg executables too (an earlier version), each on its own fresh
+  workspace, alternating with this one at every load level, so before/after figures share the run's load;
 
 - p50 / p95 / max: seconds per read, over `--reads` reads of each command (interleaved, 0.2 s apart);
 - pending: the entries a read reported as still being applied (`journal_pending` in status/--json, the note
@@ -30,7 +34,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests" / "integration"))
 from common import table  # noqa: E402
-from fault_trials import KG, env  # noqa: E402
+from fault_trials import KG  # noqa: E402
+from fault_trials import env as _trial_env  # noqa: E402
+
+
+def env() -> dict[str, str]:
+    """The trials' environment, with .pyc writing allowed (as after pip install): a kg run from sources that
+    were never byte-compiled would measure the compiler on every start."""
+    return {k: v for k, v in _trial_env().items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 READS = {
     "search": ("search", "deploy staging", "--json"),
@@ -55,8 +66,8 @@ def _p95(xs: list[float]) -> float:
     return xs[max(0, int(round(0.95 * len(xs))) - 1)]
 
 
-def _start_agents(ws: Path, n: int) -> list[subprocess.Popen]:
-    script = (f'i=0; while true; do i=$((i+1)); {KG} -w {ws} log error "agent $A deploy step $i failed on staging" '
+def _start_agents(ws: Path, n: int, kg: str = KG) -> list[subprocess.Popen]:
+    script = (f'i=0; while true; do i=$((i+1)); {kg} -w {ws} log error "agent $A deploy step $i failed on staging" '
               '--area infra >/dev/null 2>&1; done')
     return [subprocess.Popen(["bash", "-c", script], env={**env(), "A": str(a)}, start_new_session=True)
             for a in range(n)]
@@ -71,14 +82,16 @@ def _stop(procs: list[subprocess.Popen]) -> None:
         p.wait()
 
 
-def _run(ws: Path, *args: str, timeout: float = 1200) -> tuple[float, subprocess.CompletedProcess[str]]:
+def _run(ws: Path, *args: str, timeout: float = 1200, kg: str = KG
+         ) -> tuple[float, subprocess.CompletedProcess[str]]:
     t = time.perf_counter()
-    r = subprocess.run([KG, "-w", str(ws), *args], capture_output=True, text=True, env=env(), timeout=timeout)
+    r = subprocess.run([kg, "-w", str(ws), *args], capture_output=True, text=True, env=env(), timeout=timeout)
     return time.perf_counter() - t, r
 
 
-def measure(ws: Path, agents: int, reads: int, heavy: int) -> tuple[dict[str, dict], dict[str, tuple[int, int]]]:
-    procs = _start_agents(ws, agents)
+def measure(ws: Path, agents: int, reads: int, heavy: int, kg: str = KG
+            ) -> tuple[dict[str, dict], dict[str, tuple[int, int]]]:
+    procs = _start_agents(ws, agents, kg)
     times: dict[str, list[float]] = {c: [] for c in (*READS, "no-graph")}
     fails: dict[str, int] = {c: 0 for c in times}
     pend: dict[str, list[int]] = {c: [] for c in times}
@@ -87,21 +100,48 @@ def measure(ws: Path, agents: int, reads: int, heavy: int) -> tuple[dict[str, di
         time.sleep(2.0 if agents else 0)  # let the stream build up
         for _ in range(reads):
             for cmd, args in READS.items():
-                dt, r = _run(ws, *args)
+                dt, r = _run(ws, *args, kg=kg)
                 times[cmd].append(dt)
                 fails[cmd] += r.returncode != 0
                 pend[cmd].append(_pending(cmd, r.stdout, r.stderr))
                 time.sleep(0.2)
-            dt, r = _run(ws, "pref", "list")
+            dt, r = _run(ws, "pref", "list", kg=kg)
             times["no-graph"].append(dt)
         for name, args in (("cycle", ("cycle", "--json")), ("graph report", ("graph", "report", "--json"))):
-            done = [_run(ws, *args)[1] for _ in range(heavy)]
+            done = [_run(ws, *args, kg=kg)[1] for _ in range(heavy)]
             held[name] = (sum(r.returncode != 0 for r in done), sum("is held" in r.stderr for r in done))
     finally:
         _stop(procs)
-    stats = {c: {"p50": statistics.median(v), "p95": _p95(v), "max": max(v), "failed": fails[c],
-                 "pending": statistics.median(pend[c]) if pend[c] else 0} for c, v in times.items()}
+    import kg as kg_lib
+
+    held["backlog"] = (kg_lib.open_workspace(ws).journal.pending_count(), 0)  # acknowledged, not yet applied
+    return {c: (times[c], fails[c], pend[c]) for c in times}, held
+
+
+def merge(parts: list) -> tuple[dict[str, dict], dict[str, tuple[int, int]]]:
+    """The slices of one level for one kg, as one set of figures (`first`: the median of the slices' first
+    reads, each of which started the read server, or found it started)."""
+    stats, held = {}, {}
+    for c in parts[0][0]:
+        times = [t for raw, _ in parts for t in raw[c][0]]
+        pend = [p for raw, _ in parts for p in raw[c][2]]
+        stats[c] = {"p50": statistics.median(times), "p95": _p95(times), "max": max(times),
+                    "first": statistics.median(raw[c][0][0] for raw, _ in parts),
+                    "failed": sum(raw[c][1] for raw, _ in parts), "pending": statistics.median(pend) if pend else 0,
+                    "n": len(times)}
+    backlog = [h.pop("backlog")[0] for _, h in parts]
+    for _, h in parts:
+        held.update(h)
+    stats["backlog"] = {"max": max(backlog)}
     return stats, held
+
+
+def _prepare(ws: Path, kg: str, prefill: int) -> None:
+    subprocess.run([kg, "init", str(ws)], check=True, capture_output=True, env=env())
+    fill = ("import sys, kg\nws = kg.open_workspace(sys.argv[1])\nwith ws:\n"
+            "    for i in range(int(sys.argv[2])):\n"
+            "        ws.log('error', f'deploy step {i} failed on staging', area='infra')\n")
+    subprocess.run([sys.executable, "-c", fill, str(ws), str(prefill)], check=True, env=env())
 
 
 def main() -> None:
@@ -110,32 +150,52 @@ def main() -> None:
     ap.add_argument("--reads", type=int, default=6, help="reads of each command per load level")
     ap.add_argument("--heavy", type=int, default=3, help="kg cycle / kg graph report runs per load level")
     ap.add_argument("--prefill", type=int, default=60, help="entries in the workspace before the agents start")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="split each level's reads into this many slices, alternating the kgs slice by slice "
+                         "(a shared machine's load drifts: alternation gives every kg the same)")
+    ap.add_argument("--kg", action="append", default=[], metavar="LABEL=EXE",
+                    help="another kg executable to measure in the same run (an earlier version)")
     args = ap.parse_args()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "kg", "cli", "rules"], cwd=HERE.parent, check=True)
+    kgs = [("", KG)] + [(f"{label}: ", exe) for label, _, exe in (k.partition("=") for k in args.kg)]
     with tempfile.TemporaryDirectory(prefix="kg-readers-") as tmp:
-        ws = Path(tmp) / "ws"
-        subprocess.run([KG, "init", str(ws)], check=True, capture_output=True, env=env())
-        fill = ("import sys, kg\nws = kg.open_workspace(sys.argv[1])\nwith ws:\n"
-                "    for i in range(int(sys.argv[2])):\n"
-                "        ws.log('error', f'deploy step {i} failed on staging', area='infra')\n")
-        subprocess.run([sys.executable, "-c", fill, str(ws), str(args.prefill)], check=True, env=env())
+        spaces = []
+        for i, (_, exe) in enumerate(kgs):
+            ws = Path(tmp) / f"ws{i}"
+            _prepare(ws, exe, args.prefill)
+            spaces.append(ws)
         rows, heavy_rows = [], []
         for n in args.agents:
-            started = time.perf_counter()
-            stats, held = measure(ws, n, args.reads, args.heavy)
-            base = stats["no-graph"]["p50"]
-            for cmd in (*READS, "no-graph"):
-                d = stats[cmd]
-                rows.append([str(n), cmd, f"{d['p50']:.2f}", f"{d['p95']:.2f}", f"{d['max']:.2f}",
-                             f"{d['failed']}/{args.reads}", f"{d['pending']:g}", f"{d['p50'] / base:.1f}"])
-            for name, (failed, is_held) in held.items():
-                heavy_rows.append([str(n), name, f"{failed}/{args.heavy}", str(is_held)])
-            pending = subprocess.run([sys.executable, "-c", "import sys, kg; print(kg.open_workspace(sys.argv[1])"
-                                      ".journal.pending_count())", str(ws)], capture_output=True, text=True,
-                                     env=env()).stdout.strip()
-            print(f"# {n} agents: {time.perf_counter() - started:.0f} s, journal backlog at the end {pending}",
-                  flush=True)
-        print(table("reader latency (seconds, whole processes) while N agents log", [
-            "agents", "command", "p50", "p95", "max", "failed", "pending p50", "p50 / no-graph"], rows))
+            samples: dict[str, list] = {label: [] for label, _ in kgs}
+            slice_reads = max(1, args.reads // max(1, args.rounds))
+            for r in range(max(1, args.rounds)):
+                for (label, exe), ws in zip(kgs, spaces, strict=True):
+                    heavy = args.heavy if r == args.rounds - 1 else 0
+                    samples[label].append(measure(ws, n, slice_reads, heavy, exe))
+                    part = samples[label][-1][0]
+                    print(f"# slice {r + 1}, {label}{n} agents: " + ", ".join(
+                        f"{c} {statistics.median(part[c][0]):.2f}/{max(part[c][0]):.2f}" for c in part)
+                        + " s (median/max)", flush=True)
+                    # the next slice starts as the first did: no server, no backlog (applied here, unmeasured)
+                    subprocess.run([exe, "-w", str(ws), "serve", "stop"], capture_output=True, env=env())
+                    subprocess.run([exe, "-w", str(ws), "status", "--json"], capture_output=True,
+                                   env={**env(), "KG_SERVER": "0"})
+            for label, _ in kgs:
+                stats, held = merge(samples[label])
+                base = stats["no-graph"]["p50"]
+                for cmd in (*READS, "no-graph"):
+                    d = stats[cmd]
+                    rows.append([str(n), label + cmd, f"{d['p50']:.2f}", f"{d['p95']:.2f}", f"{d['max']:.2f}",
+                                 f"{d['first']:.2f}", f"{d['failed']}/{d['n']}", f"{d['pending']:g}",
+                                 f"{d['p50'] / base:.1f}"])
+                for name, (failed, is_held) in held.items():
+                    heavy_rows.append([str(n), label + name, f"{failed}/{args.heavy}", str(is_held)])
+                print(f"# {label}{n} agents: journal backlog when the agents stopped, at most "
+                      f"{stats['backlog']['max']} entries", flush=True)
+        print(table("reader latency (seconds, whole processes) while N agents log; first: the first read of the "
+                    "level, which starts the read server", [
+                        "agents", "command", "p50", "p95", "max", "first", "failed", "pending p50",
+                        "p50 / no-graph"], rows))
         print(table("heavy commands under the same load", ["agents", "command", "failed", "'graph is held'"],
                     heavy_rows))
 

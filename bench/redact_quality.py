@@ -1,7 +1,7 @@
 """Redaction quality and speed: recall and false redaction per provider on realistic labelled cases, every
 redaction made on real agent transcripts, 10 MB in-process, and a whole `kg log` process against main's code.
 
-    .venv/bin/python bench/redact_quality.py [--verbose] [--size-mb 10] [--runs 7] [--no-speed] [--main ../main]
+    .venv/bin/python bench/redact_quality.py [--verbose] [--size-mb 10] [--runs 7] [--no-speed | --speed-only] [--main ../main]
 
 Sets (a secret counts as caught when it no longer occurs in the output, so a tail left behind is a miss; a
 non-secret counts as falsely redacted when the output differs from the input at all):
@@ -257,7 +257,11 @@ def main() -> None:
     parser.add_argument("--big-runs", type=int, default=3, help="runs of the big text per side (in one process)")
     parser.add_argument("--main", type=Path, default=REPO.parent / "main", help="main's worktree, for the A/B")
     parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--speed-only", action="store_true", help="only the speed table")
     args = parser.parse_args()
+    if args.speed_only:
+        speed(args.size_mb, args.main, args.runs, args.big_runs)
+        return
     start = time.perf_counter()
     redactor = load_default()
     print(f"rules: {len(redactor.rules)} (loaded in {1e3 * (time.perf_counter() - start):.1f} ms)\n")

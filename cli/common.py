@@ -101,6 +101,10 @@ def run_app(app: typer.Typer, argv: list[str]) -> int:
     try:
         code = app(args=argv, prog_name="kg", standalone_mode=False)
     except _click.exceptions.ClickException as exc:
+        # the message may quote the argument ("No such option: <it>"), and an argument may be a pasted secret
+        from kg.redaction.redact import redact_text
+
+        exc.message = redact_text(exc.message)
         exc.show()
         return exc.exit_code
     except typer.Abort:

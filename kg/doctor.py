@@ -128,6 +128,8 @@ def _ids(ws: Any, report: DoctorReport) -> None:
 
 def _graph_file(ws: Any, report: DoctorReport, repair: bool) -> bool:
     """False when the graph is missing or empty while ids were given out (and was not repaired)."""
+    if getattr(ws, "store_url", None) is not None:
+        return True  # a team graph is on its server: there is no file here to be missing
     path = ws.graph_path
     empty = not path.exists() or path.stat().st_size == 0
     why = ws._acknowledged() if empty else None
@@ -177,7 +179,8 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool) -> None:
         return
     if aggregate:
         report.add(*aggregate)
-    report.add("graph", "ok", f"{ws.graph_path.relative_to(ws.root)} opens; its schema is current")
+    where = ws.store_url.public if getattr(ws, "store_url", None) is not None else ws.graph_path.relative_to(ws.root)
+    report.add("graph", "ok", f"{where} opens; its schema is current")
     if repairs:
         report.add("full-text index", "repaired", "; ".join(repairs))
     else:

@@ -185,13 +185,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # Failing in the FalkorDB pass, each to be fixed (not skipped): listed here in one place, strict, so a fix shows.
 FALKORDB_OPEN = {
-    "tests/integration/test_reliability.py::test_a_reader_drains_within_its_budget_and_says_what_it_left":
-        "a reader's drain budget leaves nothing pending on a team graph; not diagnosed",
-    "tests/integration/test_reliability.py::test_a_budgeted_drain_stops_between_records_and_keeps_the_rest":
-        "a budgeted drain does not stop between records on a team graph; not diagnosed",
-    "tests/integration/test_lifecycle_done_when.py::test_done_when": "no verdicts; not diagnosed",
-    "tests/cli/test_secret_leaks.py::test_no_secret_reaches_the_workspace_through_any_command":
-        "it runs kg import, which a team graph refuses",
-    "tests/cli/test_foundation_cli.py::test_trail_round_trip_through_the_cli": "not diagnosed (kg import?)",
-    "tests/cli/test_json_everywhere.py::test_every_data_command_prints_valid_json": "not diagnosed (kg import?)",
 }

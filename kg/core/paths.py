@@ -98,3 +98,122 @@ def try_flock(path: Path, mode: int = 0o644) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+class _Late(Exception):
+    """The alarm of `flock_wait`: the wait ran past its timeout."""
+
+
+def _late(signum: int, frame: object) -> None:
+    raise _Late()
+
+
+def flock_wait(fd: int, timeout: float, *, poll: float = 0.005) -> bool:
+    """Take an exclusive `flock` on `fd`, waiting at most `timeout` seconds: True once held, False when the
+    time ran out. In the main thread the wait blocks in the kernel, which hands the lock over the moment its
+    holder lets go (no polling: many processes queued on a short lock neither spin nor oversleep), and an
+    alarm bounds it; elsewhere (another thread, an alarm already set by the caller) it polls."""
+    import signal
+    import threading
+    import time
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        pass
+    if timeout <= 0:
+        return False
+    old = None  # a SIGALRM handler installed outside Python (getsignal: None) could not be put back: poll
+    if (threading.current_thread() is threading.main_thread() and not signal.getitimer(signal.ITIMER_REAL)[0]
+            and signal.getsignal(signal.SIGALRM) is not None):
+        try:
+            old = signal.signal(signal.SIGALRM, _late)
+        except (ValueError, OSError):
+            old = None
+        if old is not None:
+            try:
+                signal.setitimer(signal.ITIMER_REAL, timeout)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                return True
+            except _Late:
+                pass
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, old)
+            try:  # the alarm may have fired just after the lock was granted: then it is ours
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                return False
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(poll)
+            poll = min(poll * 1.5, 0.05)
+
+
+class WaitLock:
+    """An exclusive lock on a short critical section shared by many processes (the write journal), taken with
+    `flock_wait`: the same interface as `kg.store.lock.FileLock`, without its polling and its hand-over to
+    waiting readers (nobody holds this lock for long)."""
+
+    def __init__(self, path: Path, *, timeout: float, what: str):
+        self.path, self.timeout, self.what = path, timeout, what
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        from kg.core.errors import StoreBusy, StoreError
+
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot open lock file {self.path}: {exc.strerror}; check that the workspace "
+                             "folder is writable") from None
+        try:
+            got = flock_wait(fd, self.timeout)
+        except OSError as exc:
+            os.close(fd)
+            raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        if not got:
+            try:
+                pid = os.pread(fd, 11, 0).decode().strip()
+            except (OSError, UnicodeDecodeError):
+                pid = ""
+            os.close(fd)
+            holder = f" (pid {pid})" if pid.isdigit() else ""
+            raise StoreBusy(f"{self.what} is held by another process{holder} for longer than the "
+                            f"{self.timeout:g} s retry budget; try again when it finishes, or raise the budget "
+                            "with KG_LOCK_TIMEOUT=SECONDS")
+        try:
+            os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)  # fixed width: no truncate needed
+        except OSError:
+            pass  # the holder's pid is only a courtesy for error messages
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def __enter__(self) -> WaitLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

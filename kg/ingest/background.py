@@ -130,17 +130,21 @@ def applier_running(kg_dir: Path) -> bool:
 
 def run_applier(ws: Workspace, slot: int, *, drain: Callable[[], Any] | None = None,
                 sleep: Callable[[float], None] = time.sleep,
-                before_release: Callable[[], None] | None = None) -> int:
+                before_release: Callable[[], None] | None = None,
+                served: Callable[[], bool] | None = None) -> int:
     """The detached applier's body: apply the journal while holding `slot` (from `claim_applier`), then release
     it and re-check (see above). Returns how many times it took the slot. `drain` (one polite drain), `sleep`
-    and `before_release` (the last moment of a turn) are parameters for the tests. A failure ends it quietly,
-    with the entries left in the journal for the next command (which reports what is wrong)."""
+    and `before_release` (the last moment of a turn) are parameters for the tests. `served()` says a read
+    server took the work (it applies the journal between its reads, kg/serve/server.py): the applier then
+    leaves it to the server. A failure ends it quietly, with the entries left in the journal for the next
+    command (which reports what is wrong)."""
     once = drain or (lambda: ws.drain(if_pending=True))
     turns = 0
     while slot is not None:
         turns += 1
         try:
-            _drain_until_empty(ws, once, sleep)
+            if _drain_until_empty(ws, once, sleep, served):
+                return turns
         except Exception:  # noqa: BLE001 - see the docstring
             return turns
         finally:
@@ -151,14 +155,18 @@ def run_applier(ws: Workspace, slot: int, *, drain: Callable[[], Any] | None = N
     return turns
 
 
-def _drain_until_empty(ws: Workspace, once: Callable[[], Any], sleep: Callable[[float], None]) -> None:
-    """Polite drains until the journal is empty. A drain that stood aside for a waiting reader (or handed the
-    graph over between batches, or the graph stayed held past the retry budget) is retried after a short pause;
-    after about 200 rounds that applied nothing, the next command is left to go on."""
+def _drain_until_empty(ws: Workspace, once: Callable[[], Any], sleep: Callable[[float], None],
+                       served: Callable[[], bool] | None = None) -> bool:
+    """Polite drains until the journal is empty (False), or until a read server takes the work (True). A drain
+    that stood aside for a waiting reader (or handed the graph over between batches, or the graph stayed held
+    past the retry budget) is retried after a short pause; after about 200 rounds that applied nothing, the
+    next command is left to go on."""
     from kg.core.errors import StoreBusy
 
     pause, idle = 0.02, 0
     while ws.journal.has_pending():
+        if served is not None and served():
+            return True
         try:
             report = once()
         except StoreBusy:  # held past the retry budget (a long cycle, a busy machine): wait and try again
@@ -168,16 +176,56 @@ def _drain_until_empty(ws: Workspace, once: Callable[[], Any], sleep: Callable[[
             continue
         idle += 1
         if idle > 200:
-            return
+            return False
         sleep(pause)
         pause = min(pause * 2, 0.3)
+    return False
 
 
 def detached_applier(ws: Workspace, slot: int) -> None:
     """What the forked child of `kg log` runs: `run_applier` at a lower CPU priority
-    (`write.applier_nice`), since nobody waits for it and readers and agents' own commands come first."""
+    (`write.applier_nice`), since nobody waits for it and readers and agents' own commands come first.
+
+    When entries arrive while it drains (agents logging in parallel), it starts the workspace's read server
+    if none lives (`serve_readers`): the first read under that load then finds it warm instead of paying its
+    start (seconds on a busy machine), and the server applies the journal from then on."""
     try:
         os.nice(max(0, ws.policy.applier_nice))
     except OSError:
         pass
-    run_applier(ws, slot)
+    run_applier(ws, slot, drain=watching(ws, lambda: ws.drain(if_pending=True)), served=lambda: server_applies(ws))
+
+
+def watching(ws: Workspace, drain: Callable[[], Any]) -> Callable[[], Any]:
+    """`drain`, which also starts the read server (once) when entries were appended while it ran."""
+    started = False
+
+    def once() -> Any:
+        nonlocal started
+        report = drain()
+        if not started and ws.journal.growing():
+            started = True
+            serve_readers(ws)
+        return report
+
+    return once
+
+
+def server_applies(ws: Workspace) -> bool:
+    """Whether the workspace's read server lives and took a request to apply the journal: it then applies
+    it (and everything logged after, between its reads), so the applier need not stay."""
+    from kg.serve import client
+
+    if not client.enabled() or not client.alive(ws.kg_dir):
+        return False
+    return client.hand_over(ws.kg_dir, polite=True, timeout=min(5.0, ws.lock_timeout))
+
+
+def serve_readers(ws: Workspace) -> bool:
+    """Start the workspace's read server unless one lives, it is switched off (KG_SERVER=0, kg.toml) or the
+    workspace is a team graph. True when one lives or was started."""
+    from kg.serve import client
+
+    if not client.enabled() or not client.configured(ws.root):
+        return False
+    return client.spawn(ws.root)

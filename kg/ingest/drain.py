@@ -65,8 +65,10 @@ def operational(exc: StoreError) -> bool:
 
 
 def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | None = None,
-          clock: Callable[[], float] = time.monotonic) -> DrainReport:
-    """Apply the journal into `st` (whose graph lock the caller holds); see the module docstring."""
+          clock: Callable[[], float] = time.monotonic, yield_to: Callable[[], bool] | None = None) -> DrainReport:
+    """Apply the journal into `st` (whose graph lock the caller holds); see the module docstring. `yield_to`
+    (the read server: a reader is at its door) stops the drain between two batches when it says so, as a
+    polite drain stops for a process waiting for the graph."""
     report = DrainReport()
     started = clock()
     # A budgeted drain goes one record at a time, so it ends within one record's apply of its budget.
@@ -83,6 +85,8 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
         if not batches:
             return ""  # else the first batch always: every drain makes progress
         if polite and st.others_waiting():
+            return "handed over"
+        if yield_to is not None and yield_to():
             return "handed over"
         return ""
 
@@ -115,6 +119,18 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
     if report.stopped:
         report.pending = ws.journal.pending_count()
     return report
+
+
+def drain_held(ws: Workspace, *, budget: float | None = None,
+               yield_to: Callable[[], bool] | None = None) -> DrainReport:
+    """Apply the journal into the graph this process holds open (the read server's), within `budget` seconds
+    or until `yield_to` says a reader waits; an empty report when the graph is not held or nothing waits."""
+    with ws._mutex:
+        if ws._held is None or not ws.journal.has_pending():
+            return DrainReport()
+        report = drain(ws, ws._held, budget=budget, yield_to=yield_to)
+        ws._last_drain = report
+        return report
 
 
 def quarantine(ws: Workspace, pending: Pending, report: DrainReport) -> None:

@@ -7,6 +7,10 @@ dropped once before the first batch and rebuilt once after the last, with the ke
 ranks by (a multi-row load into an indexed table leaves the index wrong in kuzu 0.11.3, and rebuilding it
 per batch would make the import quadratic).
 
+On a team graph (FalkorDB) the same batches go to the server instead (kg/store/falkor_copy.py: no file, no
+index to drop, every node stamped with this workspace and agent), and the ids are checked there: two members
+importing the same trail load it once.
+
 Crash safety is mark-and-resume. `memory/.kg/import.json` is written before the index is dropped and
 removed after it is rebuilt. A process that opens the graph and finds the mark (the import died: it held
 the graph lock) rebuilds the index, so the workspace keeps working. Running `kg import trail` again (with
@@ -232,12 +236,6 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
             report.nodes += len(trail._node_rows(ws, nodes, at, report, redactor=Gated))
             report.edges += len(edges)
         return report
-    if getattr(ws, "store_url", None) is not None:
-        from kg.core.errors import UsageError
-
-        raise UsageError("kg import bulk-loads the embedded graph file (COPY FROM), and this workspace's graph is "
-                         "a team's on a FalkorDB server: import into an embedded workspace, or send the entries "
-                         "with `kg ingest` (one entry per line), which works on both")
     ws.importing = True
     try:
         with ws.store() as st:
@@ -257,6 +255,11 @@ def _build_index(ws: Any) -> None:
     graph with a pool of FTS_POOL_MB."""
     from kg.store import Store
 
+    if getattr(ws, "store_url", None) is not None:  # a team graph keeps its index right row by row
+        with ws.store() as st:
+            st.ensure_fts()
+        mark_path(ws).unlink(missing_ok=True)
+        return
     pool = max(ws.policy.buffer_pool_mb, FTS_POOL_MB)
     with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", lock_timeout=ws.lock_timeout,
                     queries_dir=ws.rules.rules_dir / "queries" if ws.rules.rules_dir else None,

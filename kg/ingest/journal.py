@@ -26,7 +26,7 @@ from typing import Any
 from kg.core.errors import StoreError
 from kg.core.files import fsync_dir as _fsync_dir
 from kg.core.files import write_atomic  # noqa: F401 - re-exported: kg.ingest.journal.write_atomic stays
-from kg.store.lock import FileLock
+from kg.core.paths import WaitLock
 
 _ID = re.compile(r"^([A-Za-z]+)-(\d{8})-(\d+)$")
 
@@ -55,7 +55,7 @@ class Journal:
         self.timeout = timeout
         self.path = folder / "journal.jsonl"
         self.ids_path = folder / "ids.json"
-        self._lock = FileLock(folder / "journal.lock", timeout=timeout, what="the write journal")
+        self._lock = WaitLock(folder / "journal.lock", timeout=timeout, what="the write journal")
         # The file lock keeps other processes out; this keeps this process's other threads out (a workspace's
         # background applier allocates pattern ids while the caller logs). Re-entrant in one thread.
         self._threads = threading.RLock()

@@ -38,13 +38,9 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
     with holding(ws) as st:
         lc = Lifecycle(ws, st, at, dry_run=dry_run)
         if dry_run:
-            try:
-                with lc.tx():
-                    lc.log(lc.revert(lc.verify()))
-                    lc.export()
-                    raise _Rollback
-            except _Rollback:
-                pass
+            with lc.rehearsal():
+                lc.log(lc.revert(lc.verify()))
+                lc.export()
         else:
             with lc.tx():
                 logs = lc.revert(lc.verify())
@@ -54,10 +50,6 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
     rep = lc.report.as_dict()
     return {k: rep[k] for k in ("now", "dry_run", "verified", "reverted", "reminders", "evidence_requested",
                                 "logged", "files", "flags")} | {"monitoring": monitoring}
-
-
-class _Rollback(Exception):
-    pass
 
 
 # -- proposals ------------------------------------------------------------------------------------------------

@@ -96,20 +96,32 @@ class Lifecycle:
         with self.st.transaction():
             yield
 
+    @contextmanager
+    def rehearsal(self) -> Iterator[None]:
+        """A dry run's writes, undone: one transaction rolled back, or, on a team graph (FalkorDB has no
+        multi-statement transactions), made on a scratch copy of it that is then deleted."""
+        scratch = getattr(self.st, "scratch_copy", None)
+        if scratch is not None:
+            with scratch():
+                yield
+            return
+        try:
+            with self.tx():
+                yield
+                raise _DryRun
+        except _DryRun:
+            pass
+
     def run_all(self, *, force: bool = False) -> CycleReport:
-        """verify, revert, decay, conflicts, promote, export. Dry run: one transaction, rolled back."""
+        """verify, revert, decay, conflicts, promote, export. Dry run: rehearsed, its writes undone."""
         if self.dry_run:
-            try:
-                with self.tx():
-                    reverts = self.verify()
-                    self.log(self.revert(reverts))
-                    self.decay()
-                    self.settle_conflicts()
-                    self.promote()
-                    self.export(force=force)
-                    raise _DryRun
-            except _DryRun:
-                pass
+            with self.rehearsal():
+                reverts = self.verify()
+                self.log(self.revert(reverts))
+                self.decay()
+                self.settle_conflicts()
+                self.promote()
+                self.export(force=force)
             return self.report
         with self.tx():
             reverts = self.verify()

@@ -4,10 +4,11 @@ Patterns are data: `rules/secrets.toml` (kg's own rules for what agents' text ho
 URLs, key blocks, assignments) and the provider rules it includes, `rules/secrets_gitleaks.toml` (converted
 from gitleaks' MIT rule set). This module applies them; `kg.redaction.rules` parses them.
 
-How one call works: the text is lowercased once and one regex (a trie of every rule's keywords) finds where
-keywords occur; a rule is tried only at its keywords (or, with `window`, in their line). Each match yields a
-secret span; spans are collected on the original text (earlier rules win, a later span that overlaps one
-already taken is dropped) and the text is rebuilt once. The whole secret is replaced: a span that stops in the
+How one call works: the text is lowercased once and its keywords are found (a short text, as a `kg log`'s fields
+are, looks up only the keywords whose first two characters it holds; a long one is scanned by trie regexes of the
+keywords); a rule is built, compiled and tried only at its keywords (or, with `window`, in their line). Each
+match yields a secret span; spans are collected on the original text (earlier rules win, a later span that
+overlaps one already taken is dropped) and the text is rebuilt once. The whole secret is replaced: a span that stops in the
 middle of a run of token characters is extended to the run's end, so a pattern's length cap never leaves a
 tail. What is reported is the kinds of secret removed, never the secrets.
 """
@@ -17,12 +18,12 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 
-from kg.redaction.rules import SecretRule, SecretRulesError, packaged_rules, parse
+from kg.redaction.rules import KeywordPlan, LazyRules, SecretRule, SecretRulesError, packaged_rows, parse
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
@@ -52,7 +53,7 @@ class Redacted:
 class Redactor:
     """An ordered set of rules (by priority, then file order): specific token formats before generic ones."""
 
-    rules: tuple[SecretRule, ...]
+    rules: Sequence[SecretRule]  # a tuple, or the packaged rules as `LazyRules` (each built on first use)
     ignore_sources: tuple[str, ...] = field(default=())
 
     @classmethod
@@ -91,13 +92,14 @@ class Redactor:
         if "[redacted:" in lowered:  # earlier markers stay as they are: this is what makes redact idempotent
             for m in _MARKERS.finditer(text):
                 spans.add(m.start(), m.end(), "")
-        long_run = _LONG_RUN.search(text) is not None
-        for index, rule in enumerate(self.rules):
+        todo = set(starts)  # only the rules that can match are touched (and so built and compiled)
+        if _LONG_RUN.search(text) is not None:
+            todo.update(self._plan.bare)
+        for index in sorted(todo):  # in the order rules apply: an earlier rule's span wins
+            rule = self.rules[index]
             if rule.keywords:
-                at = starts.get(index)
-                if at:
-                    self._apply_at(rule, text, sorted(set(at)), spans)
-            elif long_run:
+                self._apply_at(rule, text, sorted(set(starts[index])), spans)
+            else:
                 for match in rule.pattern.finditer(text):
                     self._take(rule, match, text, spans)
         return spans
@@ -160,25 +162,32 @@ class Redactor:
         return tuple(re.compile(source) for source in self.ignore_sources)
 
     @cached_property
-    def _by_keyword(self) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]:
-        """The rules of each keyword: (ASCII keywords, the others)."""
-        out: dict[str, list[int]] = {}
-        for index, rule in enumerate(self.rules):
-            for keyword in rule.keywords:
-                out.setdefault(keyword, []).append(index)
-        ascii_words = {k: tuple(v) for k, v in out.items() if k.isascii()}
-        return ascii_words, {k: tuple(v) for k, v in out.items() if not k.isascii()}
+    def _plan(self) -> KeywordPlan:
+        """Which rules each keyword starts (the packaged rules bring theirs from the cache, unbuilt)."""
+        rules = self.rules
+        if isinstance(rules, LazyRules) and rules.plan is not None:
+            return rules.plan
+        return KeywordPlan.of([rule.keywords for rule in rules])
+
+    @cached_property
+    def _other_words(self) -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]] | None:
+        """The non-ASCII keywords (the CJK labels) by their first character, and one regex of those characters: a long
+        text is scanned once (a character class the regex engine skips through fast), not once per keyword."""
+        by_first: dict[str, list[str]] = {}
+        for word in self._plan.other:
+            by_first.setdefault(word[0], []).append(word)
+        if not by_first:
+            return None
+        chars = re.compile("[" + "".join(re.escape(c) for c in sorted(by_first)) + "]")
+        return chars, {c: tuple(words) for c, words in by_first.items()}
 
     @cached_property
     def _keyword_index(self) -> tuple[tuple[re.Pattern[str], ...], dict[str, tuple[int, ...]]]:
         """Trie regexes of the keywords, one per first character (each opens with a literal, which the regex
         engine finds by a fast scan: about a third faster than one trie over 10 MB), and for each string they
         can match, the rules of every keyword that is a prefix of it (a trie reports the longest keyword)."""
-        by_keyword: dict[str, list[int]] = {}
-        for index, rule in enumerate(self.rules):
-            for keyword in rule.keywords:
-                by_keyword.setdefault(keyword, []).append(index)
-        words = sorted(word for word in by_keyword if word.isascii())
+        by_keyword = self._plan.ascii_words
+        words = sorted(by_keyword)
         lookup = {w: tuple(i for k in words if w.startswith(k) for i in by_keyword[k]) for w in words}
         groups: dict[str, list[str]] = {}
         for word in words:
@@ -188,17 +197,35 @@ class Redactor:
     def _keyword_starts(self, lowered: str, text: str) -> dict[int, list[int]]:
         """Where each rule's keywords occur: ASCII keywords in `lowered`, the others (CJK labels) in `text`."""
         starts: dict[int, list[int]] = {}
-        short = len(lowered) < _SHORT  # a kg log's fields: a find per keyword beats compiling the tries at start-up
-        ascii_words, other_words = self._by_keyword
-        for where, words in ((lowered, ascii_words if short else {}), (text, other_words)):
-            for keyword, indexes in words.items():
-                at = where.find(keyword)
-                while at >= 0:
-                    for index in indexes:
-                        starts.setdefault(index, []).append(at)
-                    at = where.find(keyword, at + 1)
-        if short:
+        if len(lowered) < _SHORT:  # a kg log's fields: finds of the keywords whose first pair occurs here
+            plan = self._plan
+            pairs = {lowered[i:i + 2] for i in range(len(lowered) - 1)}
+            found = [item for pair in pairs & plan.pairs.keys() for item in plan.at(pair)] + list(plan.at(""))
+            for keyword, packed in found:
+                at = lowered.find(keyword)
+                if at >= 0:
+                    indexes = plan.rules_of(packed)
+                    while at >= 0:
+                        for index in indexes:
+                            starts.setdefault(index, []).append(at)
+                        at = lowered.find(keyword, at + 1)
+            if not text.isascii():
+                for keyword, indexes in plan.other.items():
+                    at = text.find(keyword)
+                    while at >= 0:
+                        for index in indexes:
+                            starts.setdefault(index, []).append(at)
+                        at = text.find(keyword, at + 1)
             return starts
+        other = self._other_words
+        if other is not None and not text.isascii():
+            chars, by_first = other
+            for match in chars.finditer(text):
+                at = match.start()
+                for word in by_first[match.group()]:
+                    if text.startswith(word, at):
+                        for index in self._plan.other[word]:
+                            starts.setdefault(index, []).append(at)
         tries, lookup = self._keyword_index
         by_word: dict[str, list[int]] = {}  # one append per keyword found; rules gather their words' lists after
         for trie in tries:
@@ -317,9 +344,10 @@ def entropy(value: str) -> float:
 @cache
 def load_default() -> Redactor:
     """The packaged rules, loaded once per process (a Redactor is immutable, so sharing it is safe) from the
-    per-user cache of parsed rules when it matches the rule files (`kg.redaction.rules.packaged_rules`). Regexes are
-    compiled on first use; the test suite compiles and checks every one."""
-    return Redactor.from_rules(*packaged_rules("secrets.toml"))
+    per-user cache of parsed rules when it matches the rule files (`kg.redaction.rules.packaged_rows`), each rule
+    built and its regexes compiled on first use; the test suite compiles and checks every one."""
+    rules, ignore = packaged_rows("secrets.toml")
+    return Redactor(rules, tuple(ignore))
 
 
 def redact_text(text: str, redactor: Redactor | None = None) -> str:

@@ -81,6 +81,7 @@ class Server:
 
         for key in set(self.ws.__dict__) - self.baseline - _KEEP:  # what a fresh process would not know yet
             del self.ws.__dict__[key]
+        bounded = self._reader_drain()  # (issue 20) a read waits for the journal as long as a one-shot read
         chunks: list[list[Any]] = []
         saved = (dict(os.environ), sys.stdin, sys.stdout, sys.stderr)
         here = os.open(".", os.O_RDONLY)
@@ -104,6 +105,8 @@ class Server:
                 except (OSError, ValueError):
                     pass
         finally:
+            if bounded:
+                self.ws._held_reader = False
             os.environ.clear()
             os.environ.update(saved[0])
             sys.stdin, sys.stdout, sys.stderr = saved[1:]
@@ -111,16 +114,32 @@ class Server:
             os.close(here)
         return {"code": code, "chunks": [[fd, base64.b64encode(data).decode("ascii")] for fd, data in chunks]}
 
-    def drain(self) -> None:
-        """Apply what the journal holds (the server is the graph's one user: appliers leave it this work)."""
+    def drain(self, waiting: Any = None) -> bool:
+        """Apply what the journal holds (the server is the graph's one user: appliers leave it this work),
+        stopping between two batches when `waiting()` says a reader is at the door (issue 20)."""
         from kg.core.errors import KgError
+        from kg.ingest.drain import drain_held
 
         try:
-            if self.ws.journal.has_pending():
-                with self.ws.store():
-                    pass
+            drain_held(self.ws, yield_to=waiting)
         except (KgError, OSError) as exc:  # the entries stay in the journal for the next drain
             _say(f"drain failed: {exc}")
+            return False
+        return True
+
+    def _reader_drain(self) -> bool:
+        """Before a read: apply the journal for at most `write.reader_drain_seconds` (under contention), as a
+        one-shot read does, and keep the command's own open from draining the rest. False when the drain
+        failed: the command's own drain then meets the failure and reports it."""
+        from kg.core.errors import KgError
+        from kg.ingest.drain import drain_held
+
+        try:
+            self.ws.pending = drain_held(self.ws, budget=self.ws.policy.reader_drain_seconds).pending
+        except (KgError, OSError):
+            return False
+        self.ws._held_reader = True
+        return True
 
     def describe(self) -> dict[str, Any]:
         return {"pid": os.getpid(), "workspace": str(self.ws.root), "since": self.since,
@@ -244,8 +263,17 @@ def serve(root: Path) -> str:
 
 
 def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket | None]:
-    last = time.monotonic()
+    import select
+
+    def waiting() -> bool:  # a client is at the door: a drain stops between two batches for it
+        return bool(select.select([listener], [], [], 0)[0])
+
+    last, drained = time.monotonic(), True
     while True:
+        # (issue 20) between requests the server applies what agents log, batch by batch, and stops for a
+        # reader at the door; after a failed drain it waits for the next tick, so a full disk is not a hot loop
+        if drained and not waiting() and server.ws.journal.has_pending():
+            drained = server.drain(waiting)
         left = server.idle_seconds - (time.monotonic() - last)
         if left <= 0:
             return f"idle for {server.idle_seconds:g} s", None
@@ -253,7 +281,7 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
         try:
             conn, _ = listener.accept()
         except TimeoutError:
-            server.drain()
+            drained = server.drain(waiting)
             continue
         conn.settimeout(30.0)
         if not _same_user(conn):  # the socket is 0600 already; a peer of another user is not answered
@@ -273,7 +301,7 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
             except OSError:
                 pass
         if request.get("op") == "drain":
-            server.drain()
+            server.drain(waiting)
         if stop:
             return stop, None
         last = time.monotonic()

@@ -105,7 +105,8 @@ class Store:
             from kg.store.falkor import FalkorStore
 
             with FalkorStore.open(url, queries=_named_queries(queries_dir), lock_timeout=lock_timeout,
-                                  read_only=read_only, migrate=migrate, unless=unless, origin=origin) as team:
+                                  read_only=read_only, migrate=migrate, unless=unless, origin=origin,
+                                  lock_path=lock_path, polite=polite) as team:
                 yield team  # type: ignore[misc] - it answers what Store answers
             return
         key = os.path.realpath(path)

@@ -158,6 +158,9 @@ def copy_rows(store: Store, label: str, rows: list[Row], *, scratch: Path, colum
         return 0
     label = check_label(label, tuple(NODE_TABLES) + STAGING_TABLES + AGGREGATE_TABLES + EDGE_TYPES, "table")
     names = list(columns)
+    direct = getattr(store, "copy_rows", None)
+    if direct is not None:  # a team graph: the rows go to the server, no file (kg/store/falkor_copy.py)
+        return direct(label, rows, names)
     rename = {"src": "from", "dst": "to"}
     path = scratch / f".bulk-{label}-{os.getpid()}.json"
     try:

@@ -19,6 +19,7 @@ How it differs from the embedded Kùzu graph, and why:
 
 from __future__ import annotations
 
+import os
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -28,9 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from kg.core.errors import StoreError
+from kg.store import falkor_copy
 from kg.store import falkor_dialect as dialect
 from kg.store import queries as _queries
 from kg.store.backend import ENV_CA, StoreUrl
+from kg.store.lock import FileLock, Yielded, _announce
 from kg.store.schema import check_version, migrations
 
 Row = dict[str, Any]
@@ -77,23 +80,48 @@ def _plain(exc: BaseException, url: StoreUrl) -> StoreError:
 
 
 class _ServerLock:
-    """The team's writer lock: one key on the server, with a lease that a crashed holder lets lapse."""
+    """The team's writer lock: one key on the server, with a lease that a crashed holder lets lapse.
 
-    def __init__(self, conn: Any, key: str, timeout: float):
+    Fairness within a workspace, as on the embedded graph (kg/store/lock.py): a foreground process that has to
+    wait says so with a shared lock on the workspace's `graph.lock.wait`, as a Kùzu waiter does. A polite
+    acquirer (a background drain) stands aside for it, and a holder draining under a budget or politely hands
+    over: the waiter drains the same journal. (A waiter in another workspace is not one to stand aside for: it
+    would not drain this workspace's journal, and what was logged here would wait for this workspace's next
+    command.)"""
+
+    def __init__(self, conn: Any, key: str, timeout: float, *, lock_path: Path | None = None,
+                 polite: bool = False):
         self.conn, self.key, self.timeout = conn, key, timeout
+        self.local = FileLock(lock_path, timeout=timeout) if lock_path is not None else None  # its .wait file
+        self.polite = polite
         self.token = secrets.token_hex(12)
         self.renewed = 0.0
 
     def acquire(self) -> None:
         deadline = time.monotonic() + self.timeout
         delay = 0.002
-        while not self.conn.set(self.key, self.token, nx=True, px=LOCK_TTL_MS):
-            if time.monotonic() >= deadline:
-                raise StoreError(f"the team graph stayed busy for {self.timeout:.0f} s (another agent is writing); "
-                                 "the entry waits in the local journal for the next command")
-            time.sleep(delay * (0.5 + secrets.randbelow(1000) / 1000))
-            delay = min(delay * 2, 0.1)
+        waiting: int | None = None
+        try:
+            while True:
+                if self.polite and self.others_waiting():
+                    raise Yielded()
+                if self.conn.set(self.key, self.token, nx=True, px=LOCK_TTL_MS):
+                    break
+                if time.monotonic() >= deadline:
+                    raise StoreError(f"the team graph stayed busy for {self.timeout:.0f} s (another agent is "
+                                     "writing); the entry waits in the local journal for the next command")
+                if waiting is None and not self.polite and self.local is not None:
+                    waiting = _announce(self.local.wait_path)
+                time.sleep(delay * (0.5 + secrets.randbelow(1000) / 1000))
+                delay = min(delay * 2, 0.1)
+        finally:
+            if waiting is not None:
+                os.close(waiting)  # closing drops the shared lock
         self.renewed = time.monotonic()
+
+    def others_waiting(self) -> bool:
+        """Whether a foreground process of this workspace waits for the team graph."""
+        return self.local is not None and self.local.others_waiting()
 
     def renew(self) -> None:
         if time.monotonic() - self.renewed > LOCK_TTL_MS / 3000:
@@ -125,16 +153,23 @@ class FalkorStore:
     @contextmanager
     def open(cls, url: StoreUrl, *, queries: dict[str, _queries.NamedQuery], lock_timeout: float,
              read_only: bool = False, migrate: bool = True, unless: Callable[[], bool] | None = None,
-             origin: dict[str, str] | None = None, **_kuzu_only: Any) -> Iterator[FalkorStore | None]:
+             origin: dict[str, str] | None = None, lock_path: Path | None = None, polite: bool = False,
+             **_kuzu_only: Any) -> Iterator[FalkorStore | None]:
         """Connect, take the team's writer lock (not for a read), migrate, check the full-text index. With
-        `unless`, as `Store.open`: when it is true once the lock is held, None is yielded."""
+        `unless`, as `Store.open`: when it is true once the lock is held, None is yielded; so it is for a
+        `polite` opener when a foreground process waits (see `_ServerLock`). `lock_path` is the workspace's
+        graph.lock, beside which this machine's waiters announce themselves."""
         db = _client(url)
         store = cls(url, db.select_graph(url.graph), queries, origin)
         store.read_only = read_only
         try:
             if not read_only:
-                store._lock = _ServerLock(db.connection, f"kg:lock:{url.graph}", lock_timeout)
+                store._lock = _ServerLock(db.connection, f"kg:lock:{url.graph}", lock_timeout,
+                                          lock_path=lock_path, polite=polite)
                 store._lock.acquire()
+        except Yielded:
+            yield None
+            return
         except StoreError:
             raise
         except Exception as exc:  # noqa: BLE001 - redis raises its own classes; said plainly
@@ -159,7 +194,9 @@ class FalkorStore:
 
     # -- what Store answers ---------------------------------------------------------------------------------
     def others_waiting(self) -> bool:
-        return False
+        """Whether a foreground process of this workspace waits for the team graph (a polite holder hands
+        over between batches, a reader with a drain budget reads what is there): see `_ServerLock`."""
+        return self._lock is not None and self._lock.others_waiting()
 
     def forget_prepared(self) -> None:
         pass
@@ -193,6 +230,8 @@ class FalkorStore:
         return [dict(zip(columns, row, strict=True)) for row in rows]
 
     def _fetch(self, cypher: str, params: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+        if falkor_copy.bulk_statement(cypher, self._execute_raw, self.ensure_fts, self.origin):
+            return [], []  # Kùzu's COPY FROM a file, and its full-text index drop and rebuild
         try:
             known = dialect.catalogue(cypher)
         except ValueError as exc:
@@ -213,6 +252,10 @@ class FalkorStore:
         columns = [h[1] for h in (result.header or [])]
         return columns, [[dialect.from_server(v) for v in row] for row in result.result_set or []]
 
+    def copy_rows(self, label: str, rows: list[Row], columns: list[str]) -> int:
+        """kg/store/bulk.py's `copy_rows` on a team graph: the rows sent in chunks, no file between."""
+        return falkor_copy.copy(label, ({c: r.get(c) for c in columns} for r in rows), self._execute_raw, self.origin)
+
     # kg/store/bulk.py streams rows through Kùzu's connection (`_conn.execute(_prepared_statement(q), p)`,
     # then `has_next`/`get_next`); the same calls here run the query on the server.
     @property
@@ -226,6 +269,27 @@ class FalkorStore:
     def transaction(self) -> Iterator[FalkorStore]:
         """Each statement is atomic on the server; there is no multi-statement transaction to open."""
         yield self
+
+    @contextmanager
+    def scratch_copy(self) -> Iterator[FalkorStore]:
+        """Statements run on a copy of the graph (`GRAPH.COPY`), deleted afterwards: a dry run's writes undone,
+        as a rolled-back transaction undoes them on the embedded graph. The writer lock stays held."""
+        conn = _client(self.url).connection
+        name = f"{self.url.graph}.dry-run-{os.getpid()}-{secrets.token_hex(4)}"
+        real = self._graph
+        try:
+            conn.execute_command("GRAPH.COPY", self.url.graph, name)
+        except Exception as exc:  # noqa: BLE001 - redis raises its own classes
+            raise _plain(exc, self.url) from None
+        self._graph = _client(self.url).select_graph(name)
+        try:
+            yield self
+        finally:
+            self._graph = real
+            try:
+                conn.execute_command("GRAPH.DELETE", name)
+            except Exception:  # noqa: BLE001 - an inert copy left behind; nothing reads it
+                pass
 
     # -- schema ---------------------------------------------------------------------------------------------
     def has_fts(self) -> bool:

@@ -18,7 +18,8 @@ Where they differ in kind (the full-text index procedures, shortest paths) the `
 `// dialect: falkordb` variant beside the Kùzu query.
 
 FalkorDB has no temporal types: a datetime is stored as fixed-width ISO text (`2026-01-02T03:04:05.000000`),
-which orders and compares the way the datetimes do, and read back as a datetime.
+which orders and compares the way the datetimes do, and read back as a datetime. Its arrays hold no null: a
+null item of a list is stored as a marker text and read back as None.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ _ALTER = re.compile(r"ALTER TABLE\s+(\w+)\s+ADD\s+(\w+)\s+[\w\[\]]+(?:\s+DEFAULT
 _REL = re.compile(r"CREATE REL TABLE(?: IF NOT EXISTS)?\s+(\w+)\s*\(\s*FROM\s+(\w+)\s+TO\s+(\w+)\s*,?(.*)\)\s*$", re.S)
 _KEY = re.compile(r"^\s*(\w+)\s+[\w\[\]]+\s+PRIMARY KEY", re.M)
 _COLUMN = re.compile(r"^\s*(\w+)\s+[\w\[\]]+", re.M)
+_TIMESTAMP_COLUMN = re.compile(r"\b(\w+)\s+TIMESTAMP\b")
 
 
 _TIMESTAMP_LITERAL = re.compile(r"\btimestamp\('([^']*)'\)")
@@ -83,11 +85,13 @@ class Schema:
         self.columns: dict[str, list[str]] = {"Meta": ["key", "value"]}
         self.defaults: dict[str, dict[str, str]] = {}
         self.rels: dict[str, tuple[str, str, list[str]]] = {}  # name -> (from table, to table, columns)
+        self.times: set[str] = set()  # the columns declared TIMESTAMP (a name means the same in every table)
         for _, statements in migrations():
             for statement in statements:
                 self._read(statement)
 
     def _read(self, statement: str) -> None:
+        self.times.update(_TIMESTAMP_COLUMN.findall(statement))
         table = _TABLE.match(statement.strip())
         if table:
             label, body = table.groups()
@@ -174,12 +178,17 @@ def data_statements(name: str) -> list[str]:
     return out
 
 
+# A FalkorDB array holds no null (a pattern's per-member sessions may be unknown: kg/store/aggregates.py), so a
+# null item is stored as this text and read back as None.
+_NULL_ITEM = "\u2400kg:null\u2400"
+
+
 def to_server(value: Any) -> Any:
     """A parameter value as FalkorDB holds it (datetimes as fixed-width ISO text)."""
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%dT%H:%M:%S.%f")
     if isinstance(value, (list, tuple)):
-        return [to_server(v) for v in value]
+        return [_NULL_ITEM if v is None else to_server(v) for v in value]
     if isinstance(value, dict):
         return {k: to_server(v) for k, v in value.items()}
     return value
@@ -190,7 +199,7 @@ def from_server(value: Any) -> Any:
     if isinstance(value, str):
         return datetime.fromisoformat(value) if len(value) == 26 and _TIME.match(value) else value
     if isinstance(value, list):
-        return [from_server(v) for v in value]
+        return [None if v == _NULL_ITEM else from_server(v) for v in value]
     labels = getattr(value, "labels", None)
     if labels is not None and hasattr(value, "properties"):  # a node
         label = labels[0] if labels else ""

@@ -252,3 +252,49 @@ def test_the_journal_holds_no_secret_before_it_is_applied(ws):
     assert journal.stat().st_size > 0
     data = journal.read_bytes()
     assert [kind for kind, _, secret in SECRETS if any(p in data for p in _needles(secret))] == []
+
+
+def test_no_secret_reaches_the_workspace_through_the_read_server(tmp_path):
+    """The same scan with the read server on (kg/serve/: the rest of the suite runs with KG_SERVER=0): logs made
+    while it holds the graph (it applies the journal), every read it answers with a secret in the question, the
+    hook output, and whatever it keeps under memory/.kg (socket, lock, status), all scanned after it stopped."""
+    import os
+    import subprocess
+    import sys
+
+    kg_bin = str(Path(sys.executable).with_name("kg"))
+    root = tmp_path / "ws"
+
+    def kg(*args: str, server: bool = True, input: str | None = None) -> subprocess.CompletedProcess:
+        env = {**os.environ, "KG_SERVER": "1" if server else "0"}
+        out = subprocess.run([kg_bin, "-w", str(root), *args], capture_output=True, text=True, input=input,
+                             env=env, timeout=300)
+        assert out.returncode == 0, (args[:2], out.stdout[-500:], out.stderr[-500:])
+        return out
+
+    assert subprocess.run([kg_bin, "init", str(root)], capture_output=True, env={**os.environ, "KG_SERVER": "0"},
+                          timeout=300).returncode == 0
+    printed: list[str] = []
+    try:
+        started = json.loads(kg("serve", "start", "--json").stdout)
+        assert started["running"]
+        for i, batch in enumerate(_batches()):
+            one_line = " ; ".join(text.replace("\n", " ") for _, text, _ in batch)
+            printed.append(kg("log", "error", f"deploy failed with {one_line}", "--details", BLOB, "--area",
+                              " ; ".join(_short(*item) for item in batch), "--now", f"2026-03-02T11:{i:02d}").stdout)
+        for batch in _batches():  # each read asks about several secrets at once (and is answered with them)
+            one_line = " ; ".join(text.replace("\n", " ") for _, text, _ in batch)
+            for args in (["search", "--", batch[0][1].replace("\n", " ")], ["search", "--json", "--", one_line],
+                         ["inject", "-m", f"use {one_line}"], ["recall", "--message", f"where is {one_line}", "--json"],
+                         ["hook", "session-start", "-m", f"deploy with {one_line}"]):
+                printed.append(f"{args[:2]}: " + kg("--now", "2026-03-02T12:00", *args).stdout)
+        printed.append(kg("hook", "session-start", "--runtime", "claude-code", "--now", "2026-03-02T12:00",
+                          input=json.dumps({"prompt": f"rotate {SECRETS[1][1]}", "session_id": "s1"})).stdout)
+        printed.append(kg("status", "--json").stdout)
+        assert json.loads(kg("serve", "status", "--json").stdout)["pid"] == started["pid"]  # it answered them
+    finally:
+        subprocess.run([kg_bin, "-w", str(root), "serve", "stop"], capture_output=True, timeout=300,
+                       env={**os.environ, "KG_SERVER": "0"})
+    assert _leaks(root) == []
+    finder = _finder()
+    assert [(out[:30], kind) for out in printed for kind in sorted(_found_in(out.encode(), finder))] == []

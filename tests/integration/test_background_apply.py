@@ -289,3 +289,36 @@ def test_the_applier_outlasts_a_graph_held_past_the_retry_budget(ws, monkeypatch
     assert run_applier(fresh, claim_applier(ws.kg_dir), sleep=pause) == 1
     assert len(pauses) == 1 and not fresh.journal.has_pending()
     assert fresh.show(entry.id)["node"]["text"] == "the cycle held the graph"
+
+
+def test_the_applier_leaves_the_journal_to_a_read_server_that_takes_it(ws):
+    """A read server applies the journal between its reads (kg/serve/server.py): once it takes the work
+    (`served()`), the applier stops polling and frees the slot; nothing was applied or lost on the way."""
+    from kg.ingest.background import claim_applier, run_applier
+
+    entry = ws.log("error", "the server applies this one", apply=False)
+    asked: list[int] = []
+    assert run_applier(ws, claim_applier(ws.kg_dir), served=lambda: asked.append(1) or True) == 1
+    assert asked == [1] and ws.journal.pending_count() == 1  # left to the server, not dropped
+    slot = claim_applier(ws.kg_dir)  # the slot is free for the next logger
+    assert slot is not None
+    assert run_applier(ws, slot, served=lambda: False) == 1  # no server: the applier applies it itself
+    assert ws.show(entry.id)["node"]["text"] == "the server applies this one"
+
+
+def test_a_held_graph_drains_in_batches_and_stops_for_a_reader_at_the_door(ws):
+    """The read server's drain (`drain_held`): at least one batch, then it stops when `yield_to` says a reader
+    waits, leaving the rest in the journal (counted) for the next drain, which applies it."""
+    from kg.ingest.drain import drain_held
+
+    batch = ws.policy.drain_batch
+    with ws:  # the graph held, as the server holds it; apply=False only journals
+        ids = [ws.log("learning", f"cache layer {i} of the image build", apply=False).id for i in range(batch + 4)]
+        report = drain_held(ws, yield_to=lambda: True)
+        assert (report.applied, report.stopped, report.pending) == (batch, "handed over", 4)
+        assert ws.journal.pending_count() == 4
+        rest = drain_held(ws, yield_to=lambda: False)
+        assert (rest.applied, rest.stopped) == (4, "") and not ws.journal.has_pending()
+        assert drain_held(ws).applied == 0  # nothing waits: nothing to do
+    with ws.reading():
+        assert set(ids) <= {r["id"] for r in ws.list(limit=50)}

@@ -163,3 +163,82 @@ def test_a_replica_serves_what_the_primary_took(request, tmp_path):
     finally:
         falkor_server.stop(tmp_path / "replica")
         falkor_server.stop(tmp_path / "primary")
+
+
+def test_bulk_loads_agree(store, tmp_path):
+    """The bulk paths an import and the benches take (`copy_rows`, `bulk_load_nodes`, `bulk_load_edges`, a
+    null among a list's items) give the same graph on both backends; on FalkorDB with no file on the server's
+    side and each node stamped with its origin."""
+    from kg.store import NODE_COLUMNS, bulk, bulk_load_edges, bulk_load_nodes
+
+    def row(node_id: str, text: str) -> dict:
+        params = node(node_id, text)
+        return {c: params.get(c) for c in NODE_COLUMNS} | {"updated_at": AT, "reinforced_at": AT, "pinned": False,
+                                                            "stale": False}
+
+    bulk.fts_drop(store)  # as the import does (Kùzu's index goes wrong under a multi-row load; FalkorDB's not)
+    bulk.copy_rows(store, "Node", [row("ERR-20260301-001", "disk full on the build box")], scratch=tmp_path,
+                   columns=NODE_COLUMNS)
+    store.ensure_fts()
+    bulk_load_nodes(store, [row("ERR-20260301-002", "disk full again")])
+    bulk.copy_rows(store, "derived_from", [{"src": "ERR-20260301-001", "dst": "ERR-20260301-002", "created_at": AT,
+                                            "manual": False, "score": 1.0, "reason": "same pattern key"}],
+                   scratch=tmp_path, columns=("src", "dst", "created_at", "manual", "score", "reason"))
+    bulk_load_edges(store, "related_to", [{"src": "ERR-20260301-002", "dst": "ERR-20260301-001", "created_at": AT,
+                                           "manual": True, "score": 0.5, "reason": "by hand"}], scratch=tmp_path)
+    bulk.copy_rows(store, "PatternOcc", [{"id": "pat-1", "first": AT, "last": AT, "at": [AT, AT],
+                                          "sess": [None, "s2"], "st": ["pending", "resolved"]}],
+                   scratch=tmp_path, columns=("id", "first", "last", "at", "sess", "st"))
+    (n,) = store.run("node_get", id="ERR-20260301-001")
+    assert n["n"]["created_at"] == AT and n["n"]["files"] == ["a.py"]
+    assert {r["id"] for r in store.run("memory_fts_ids", q=index_tokens("disk full"), k=10)} == \
+        {"ERR-20260301-001", "ERR-20260301-002"}  # the index is right after the bulk loads
+    edges = {(e["type"], e["direction"], e["reason"]) for e in store.run("node_edges", id="ERR-20260301-001")}
+    assert edges == {("derived_from", "out", "same pattern key"), ("related_to", "in", "by hand")}
+    (occ,) = store.run("agg_occ_all")
+    assert occ["sess"] == [None, "s2"] and occ["at"] == [AT, AT]
+    assert not list(tmp_path.glob(".bulk-*"))
+    if getattr(store, "backend", "kuzu") == "falkordb":
+        (r,) = store.execute("MATCH (n:Node {id: 'ERR-20260301-001'}) RETURN n.workspace AS w, n.agent AS a")
+        assert (r["w"], r["a"]) == ("alpha#1", "tester")  # copy_rows, the import's path
+
+
+def test_a_dry_run_on_a_team_graph_writes_to_a_scratch_copy(request, tmp_path):
+    """FalkorDB has no transaction to roll back: a dry run's writes go to a copy of the graph, deleted after."""
+    from kg.store.falkor import _client
+
+    url = parse_url(request.getfixturevalue("falkordb_url"))
+    with Store.open(tmp_path / "unused", lock_path=tmp_path / "l", lock_timeout=5, url=url) as st:
+        st.run("node_create", **node("ERR-20260301-001", "kept"))
+        with st.scratch_copy():
+            st.run("node_create", **node("ERR-20260301-002", "rehearsed"))
+            assert len(st.run("node_get", id="ERR-20260301-002")) == 1
+        assert st.run("node_get", id="ERR-20260301-002") == []
+        assert len(st.run("node_get", id="ERR-20260301-001")) == 1
+    graphs = _client(url).connection.execute_command("GRAPH.LIST")
+    assert not [g for g in graphs if "dry-run" in (g.decode() if isinstance(g, bytes) else g)]
+
+
+def test_a_waiter_of_the_workspace_is_seen_and_a_polite_opener_stands_aside(request, tmp_path):
+    """A process of this workspace waiting for the team's writer lock says so on graph.lock.wait, as a Kùzu
+    waiter does: the holder sees it, and a polite opener (a background drain) gets None instead of the graph
+    (the waiter drains the journal itself)."""
+    import fcntl
+    import os
+
+    url = parse_url(request.getfixturevalue("falkordb_url"))
+    with Store.open(tmp_path / "unused", lock_path=tmp_path / "graph.lock", lock_timeout=5, url=url) as st:
+        assert st.others_waiting() is False
+        waiter = os.open(tmp_path / "graph.lock.wait", os.O_RDWR | os.O_CREAT)
+        fcntl.flock(waiter, fcntl.LOCK_SH)
+        try:
+            assert st.others_waiting() is True
+            with Store.open(tmp_path / "unused", lock_path=tmp_path / "graph.lock", lock_timeout=5, url=url,
+                            polite=True) as polite:
+                assert polite is None
+        finally:
+            os.close(waiter)
+        assert st.others_waiting() is False
+    with Store.open(tmp_path / "unused", lock_path=tmp_path / "graph.lock", lock_timeout=5, url=url,
+                    polite=True) as st:
+        assert st is not None

@@ -209,3 +209,22 @@ def test_a_rule_scoped_to_its_workspace_renders_only_there(tmp_path, falkordb_ur
     assert not (beta / "USER.md").exists() and not (beta / "memory" / "preferences.json").exists()
     for root in (alpha, beta):
         assert "- docker build failed: no space left on device" in (root / "TOOLS.md").read_text(), root.name
+
+
+def test_a_missing_full_text_index_is_made_again_on_the_next_open(tmp_path, falkordb_url):
+    """The embedded graph's index repair (tests/integration/test_reliability.py), on a team graph: the index
+    dropped on the server (by an operator, or a server restored without it) is made again by the next command
+    that opens the graph, which says so, and search keeps finding."""
+    from kg.store.backend import parse_url
+    from kg.store.falkor import _client
+
+    root = init(tmp_path, "alpha", falkordb_url, "ann")
+    code, _, err = kg("log learning 'deploy script broke on staging' --wait", workspace=root)
+    assert code == 0, err
+    url = parse_url(falkordb_url)
+    _client(url).select_graph(url.graph).query("CALL db.idx.fulltext.drop('Node')")
+    code, out, err = kg("search deploy", workspace=root)
+    assert code == 0 and "made the full-text index on Node.tokens, which was missing" in err
+    assert "deploy script broke on staging" in out
+    code, out, _ = kg("doctor", workspace=root)
+    assert code == 0 and "full-text index: node_fts is present" in out

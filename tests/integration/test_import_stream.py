@@ -14,7 +14,6 @@ import pytest
 import kg
 import kg.ingest.trail
 
-pytestmark = pytest.mark.embedded_only("kg import bulk-loads the Kùzu file (COPY FROM); a team graph refuses it")
 
 NOW = "--now 2026-12-01T12:00:00"
 

@@ -68,6 +68,7 @@ POSITIVE = [
      "curl -H 'Authorization: Bearer [REDACTED:bearer_token]' https://api"),
     ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [REDACTED:basic_auth]"),
     ("password=hunter2", "password=[REDACTED:password_assignment]"),
+    ("db_password: 'letmein'", "db_password: '[REDACTED:password_assignment]'"),  # a password may be a word
     ("DB_PASSWORD: 'correct horse battery staple'", "DB_PASSWORD: '[REDACTED:password_assignment]'"),
     ('{"api_key": "abc123xyz", "name": "x"}', '{"api_key": "[REDACTED:password_assignment]", "name": "x"}'),
     ("passwd: s3cret!", "passwd: [REDACTED:password_assignment]"),
@@ -79,9 +80,10 @@ POSITIVE = [
     ("密钥=sk9f8s7d6f", "密钥=[REDACTED:password_assignment]"),
     ("密码是 hunter2", "密码是 [REDACTED:password_assignment]"),
     ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-     "AWS_SECRET_ACCESS_KEY=[REDACTED:env_secret]"),
+     "AWS_SECRET_ACCESS_KEY=[REDACTED:aws_secret_key]"),
     ("random_blob = 'Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg'",
      "random_blob = '[REDACTED:high_entropy_secret]'"),
+    ("upload_auth:Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg", "upload_auth:[REDACTED:high_entropy_secret]"),
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\nabcd+/==\n-----END RSA PRIVATE KEY-----\nafter",
      "[REDACTED:private_key]\nafter"),
     ("cut off: -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
@@ -106,6 +108,12 @@ POSITIVE = [
 ]
 
 NEGATIVE = [
+    # `word:VALUE` is not an assignment (YAML: one plain scalar), and a hidden form field's value is public
+    "foo:AAH1bjqpKKW3maRSPAxzIU-0v6xNuq2-NjM",
+    '<input type="hidden" name="state" value="7SWa-Fo1_hsC6oovfBsJFLGPUl2EhkSWPbJhWANwgaJWBDl1vxd9VNqXTN">',
+    # a lone lowercase word under a key or token name is a placeholder or a setting; a password may be any word
+    "apiKey: 'ollama',",
+    'os.environ["OPENAI_API_KEY"] = "deadbeef"',
     "aws_access_key: AKIAIOSFODNN7EXAMPLE",  # AWS's documentation id
     "resolution: {integrity: sha512-pU3KGCUwux1tEyze1iN7LtkeP3IfyxlxF0SU1kk8nVw0YL4xIB5p/tqg7ui5mX9cfCmZ/a/lkyU81lSvTfrXFA==}",
     "cert MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTESMBAGA1UEChMJQmFsdGltb3Jl",
@@ -490,38 +498,53 @@ def _rows(rules) -> list[tuple]:
 
 
 def test_parsed_rules_are_cached_and_read_back_the_same(tmp_path, monkeypatch) -> None:
-    from kg.redaction.rules import packaged, packaged_rules, parse
+    from kg.redaction.redact import Redactor
+    from kg.redaction.rules import packaged, packaged_rows, packaged_rules, parse
 
     monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
     parsed, ignore = parse(packaged("secrets.toml"), "rules/secrets.toml", validate=False)
     first = packaged_rules()
-    files = list(tmp_path.glob("secret-rules-*.json"))
+    files = list(tmp_path.glob("secret-rules-*.marshal"))
     assert len(files) == 1 and files[0].stat().st_mode & 0o077 == 0
+    assert not list(tmp_path.glob(".*"))  # written atomically: no temporary file left beside it
     second = packaged_rules()
     assert _rows(first[0]) == _rows(second[0]) == _rows(parsed) and second[1] == first[1] == ignore
+    # the lazily built rules, in the order they apply, and the cached keyword plan are what the parse gives
+    lazy, _ = packaged_rows()
+    fresh = Redactor.from_rules(parsed, ignore)
+    assert _rows(lazy) == _rows(fresh.rules)
+    plan = Redactor(lazy, tuple(ignore))._plan
+    assert plan is lazy.plan and plan.ascii_words == fresh._plan.ascii_words
+    assert (plan.other, plan.bare) == (fresh._plan.other, fresh._plan.bare)
 
 
-@pytest.mark.parametrize("damage", ["garbage", "stale key", "bad row", "writable by others"])
+@pytest.mark.parametrize("damage", ["garbage", "stale key", "edited", "torn", "writable by others"])
 def test_a_damaged_or_foreign_cache_is_ignored(tmp_path, monkeypatch, damage: str) -> None:
-    import json as _json
+    import marshal
+    import zlib
 
     from kg.redaction.rules import packaged, packaged_rules, parse
 
     monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
     packaged_rules()
-    path = next(tmp_path.glob("secret-rules-*.json"))
-    data = _json.loads(path.read_text())
-    data["rules"] = data["rules"][:1]  # what a tampered cache would do: drop every rule but one
+    path = next(tmp_path.glob("secret-rules-*.marshal"))
+    raw = path.read_bytes()
+    fmt, key, ignore, rows, order, plan = marshal.loads(raw[8:])
+
+    def sealed(body: bytes) -> bytes:
+        return b"%08x" % zlib.crc32(body) + body
+
+    one_rule = marshal.dumps((fmt, key, ignore, rows[:1], [0], plan))  # a tampered cache: every rule but one gone
     if damage == "garbage":
-        path.write_text("{not json")
+        path.write_bytes(b"{not marshal")
     elif damage == "stale key":
-        data["key"] = "0" * 64
-        path.write_text(_json.dumps(data))
-    elif damage == "bad row":
-        data["rules"][0][0] = "Not A Kind!"
-        path.write_text(_json.dumps(data))
+        path.write_bytes(sealed(marshal.dumps((fmt, "0" * 64, ignore, rows[:1], [0], plan))))
+    elif damage == "edited":
+        path.write_bytes(raw[:8] + one_rule)  # the seal no longer matches
+    elif damage == "torn":
+        path.write_bytes(raw[: len(raw) // 2])
     else:
-        path.write_text(_json.dumps(data))
+        path.write_bytes(sealed(one_rule))
         path.chmod(0o666)
     rules, _ = packaged_rules()
     assert _rows(rules) == _rows(parse(packaged("secrets.toml"), "rules/secrets.toml", validate=False)[0])

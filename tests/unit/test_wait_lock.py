@@ -1,0 +1,89 @@
+"""`kg.core.paths.flock_wait` / `WaitLock`: the journal's lock waits in the kernel (no polling) and gives up
+after its timeout with kg's busy error."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from kg.core.errors import StoreBusy
+from kg.core.paths import WaitLock, flock_wait
+
+HOLD = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.read()  # until the test closes our stdin
+"""
+
+
+def _holder(path):
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_the_wait_ends_when_the_holder_lets_go(tmp_path):
+    path = tmp_path / "journal.lock"
+    proc = _holder(path)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        assert not flock_wait(fd, 0.05)  # held: the alarm ends the wait
+        proc.stdin.close()  # the holder exits, and the kernel hands the lock to the blocked wait
+        assert flock_wait(fd, 30)
+    finally:
+        os.close(fd)
+        proc.wait()
+
+
+def test_the_alarm_is_left_as_it_was(tmp_path):
+    import signal
+
+    before = signal.getsignal(signal.SIGALRM)
+    path = tmp_path / "journal.lock"
+    proc = _holder(path)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        assert not flock_wait(fd, 0.01)
+        assert signal.getsignal(signal.SIGALRM) is before
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        os.close(fd)
+        proc.stdin.close()
+        proc.wait()
+
+
+def test_another_thread_polls_and_times_out(tmp_path):
+    path = tmp_path / "journal.lock"
+    proc = _holder(path)
+    got = []
+    fd = os.open(path, os.O_RDWR)
+    try:
+        t = threading.Thread(target=lambda: got.append(flock_wait(fd, 0.05)))
+        t.start()
+        t.join()
+        assert got == [False]
+    finally:
+        os.close(fd)
+        proc.stdin.close()
+        proc.wait()
+
+
+def test_wait_lock_names_the_holder_when_busy(tmp_path):
+    path = tmp_path / "journal.lock"
+    first = WaitLock(path, timeout=1, what="the write journal")
+    with first:
+        assert first.held
+        second = WaitLock(path, timeout=0.05, what="the write journal")
+        with pytest.raises(StoreBusy, match=rf"the write journal is held by another process \(pid {os.getpid()}\)"):
+            second.acquire()
+        assert not second.held
+    assert not first.held
+    with WaitLock(path, timeout=0.05, what="the write journal") as again:  # released: free at once
+        assert again.held
