@@ -179,11 +179,12 @@ def rebuild(st: Any) -> int:
 
 
 def checkpoint(st: Any) -> None:
-    """Write the WAL into the database file before a COPY into a table just cleared. kuzu 0.11.3 bug: when
-    the graph was opened on a WAL that updated PatternOcc's lists (the upkeep's `agg_occ_set`; the store does
-    not checkpoint on close), a DELETE of every row then a COPY reads back wrong TIMESTAMP[] values (`at`
-    points into other rows' old times; the STRING[] columns are right) and the flag says complete. Seen
-    after an inline write or a killed import made the next open rebuild; a checkpoint first makes it exact."""
+    """Write the WAL into the database file before a COPY into a table just cleared. kuzu 0.11.3 bug: after an
+    import's rebuild (COPY into PatternOcc) then a cycle whose upkeep rewrote rows' lists (`agg_occ_set`), left
+    in the WAL (the store does not checkpoint on close), the next rebuild's DELETE of every row then COPY read
+    back wrong TIMESTAMP[] values (`at` held other rows' times; the STRING[] columns were right) under a flag
+    saying complete, so promotion windows counted wrong times. Shortest sequence found: three logs, an import,
+    a cycle, an inline write (the next open rebuilds). A checkpoint first makes the COPY exact."""
     st._execute_raw("CHECKPOINT", {})
 
 
