@@ -79,6 +79,38 @@ def _plain(exc: BaseException, url: StoreUrl) -> StoreError:
     return StoreError(f"graph query failed: {exc}")
 
 
+def _process_tag() -> str:
+    """Who holds the lock, as `<boot id>/<pid namespace>/<pid>`: a waiter on the same machine and in the same
+    pid namespace can tell that the holder died (a `kill -9` in the middle of an import) instead of waiting out
+    its lease. Empty where /proc does not say (then the lease is the only way a dead holder's lock goes)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        ns = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return ""
+    return f"{boot}/{ns}/{os.getpid()}"
+
+
+def _holder_is_dead(value: Any) -> bool:
+    """Whether the lock's value names a process of this machine and pid namespace that no longer runs."""
+    if isinstance(value, bytes):
+        value = value.decode("ascii", "replace")
+    here = _process_tag()
+    if not here or not isinstance(value, str) or value.count("/") != 3:
+        return False
+    tag, _, _token = value.rpartition("/")
+    boot, ns, pid = tag.split("/")
+    if f"{boot}/{ns}" != here.rpartition("/")[0] or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, someone else's
+        return False
+    return False
+
+
 class _ServerLock:
     """The team's writer lock: one key on the server, with a lease that a crashed holder lets lapse.
 
@@ -94,7 +126,8 @@ class _ServerLock:
         self.conn, self.key, self.timeout = conn, key, timeout
         self.local = FileLock(lock_path, timeout=timeout) if lock_path is not None else None  # its .wait file
         self.polite = polite
-        self.token = secrets.token_hex(12)
+        tag = _process_tag()
+        self.token = f"{tag}/{secrets.token_hex(12)}" if tag else secrets.token_hex(12)
         self.renewed = 0.0
 
     def acquire(self) -> None:
@@ -107,6 +140,10 @@ class _ServerLock:
                     raise Yielded()
                 if self.conn.set(self.key, self.token, nx=True, px=LOCK_TTL_MS):
                     break
+                held_by = self.conn.get(self.key)
+                if held_by is not None and _holder_is_dead(held_by):
+                    self.conn.eval(_RELEASE, 1, self.key, held_by)  # only if it still holds that value
+                    continue
                 if time.monotonic() >= deadline:
                     raise StoreError(f"the team graph stayed busy for {self.timeout:.0f} s (another agent is "
                                      "writing); the entry waits in the local journal for the next command")
