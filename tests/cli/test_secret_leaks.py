@@ -254,6 +254,7 @@ def test_the_journal_holds_no_secret_before_it_is_applied(ws):
     assert [kind for kind, _, secret in SECRETS if any(p in data for p in _needles(secret))] == []
 
 
+@pytest.mark.embedded_only("the read server serves embedded graphs; a team graph is not served")
 def test_no_secret_reaches_the_workspace_through_the_read_server(tmp_path):
     """The same scan with the read server on (kg/serve/: the rest of the suite runs with KG_SERVER=0): logs made
     while it holds the graph (it applies the journal), every read it answers with a secret in the question, the
