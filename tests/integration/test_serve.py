@@ -223,13 +223,16 @@ def test_a_long_workspace_path_and_a_private_socket(tmp_path: Path):
     root = tmp_path / ("deep-" * 12) / ("folder-" * 6) / "ws"
     assert len(str(root / "memory" / ".kg" / "serve.sock")) > 108
     assert kg(tmp_path, "init", str(root), server=False).returncode == 0
-    assert kg(root, "log", "error", "a long path entry about sockets", "--wait", server=False).returncode == 0
-    want = kg(root, "search", "sockets", "--json", server=False)
+    # one moment for the entry and both searches: recency is part of the score, so two reads a second apart
+    # at the wall clock's now differ in the fourth decimal
+    at = ("--now", NOW)
+    assert kg(root, *at, "log", "error", "a long path entry about sockets", "--wait", server=False).returncode == 0
+    want = kg(root, *at, "search", "sockets", "--json", server=False)
     try:
         assert json.loads(kg(root, "serve", "start", "--json").stdout)["running"]
         sock = root / "memory" / ".kg" / "serve.sock"
         assert sock.stat().st_mode & 0o777 == 0o600
-        got = kg(root, "search", "sockets", "--json")
+        got = kg(root, *at, "search", "sockets", "--json")
         assert (got.returncode, got.stdout) == (0, want.stdout)
         assert status(root)["requests"] == 1
     finally:
