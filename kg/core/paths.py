@@ -158,7 +158,36 @@ def flock_wait(fd: int, timeout: float, *, poll: float = 0.005) -> bool:
             poll = min(poll * 1.5, 0.05)
 
 
-class WaitLock:
+class HeldLock:
+    """What every file lock of kg shares once `acquire` (the subclass's) set `_fd`: release, `held`, and the
+    context manager. Closing the descriptor after unlocking, even when the unlock fails."""
+
+    _fd: int | None = None
+
+    def acquire(self) -> None:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def __enter__(self):
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class WaitLock(HeldLock):
     """An exclusive lock on a short critical section shared by many processes (the write journal), taken with
     `flock_wait`: the same interface as `kg.store.lock.FileLock`, without its polling and its hand-over to
     waiting readers (nobody holds this lock for long)."""
@@ -199,21 +228,3 @@ class WaitLock:
             pass  # the holder's pid is only a courtesy for error messages
         self._fd = fd
 
-    def release(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            try:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            finally:
-                os.close(fd)
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-    def __enter__(self) -> WaitLock:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()

@@ -14,13 +14,14 @@ import time
 from pathlib import Path
 
 from kg.core.errors import StoreBusy, StoreError
+from kg.core.paths import HeldLock
 
 
 class Yielded(Exception):
     """A polite acquirer stood aside: a foreground process waits for the lock and will do the work."""
 
 
-class FileLock:
+class FileLock(HeldLock):
     """An exclusive advisory lock on `path`, acquired with a bounded retry.
 
     Fairness: a process that has to wait for the lock says so by holding a shared lock on `PATH.wait` while it
@@ -110,23 +111,6 @@ class FileLock:
             return True
         finally:
             os.close(fd)
-
-    def release(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-    def __enter__(self) -> FileLock:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
 
 
 def _announce(path: Path) -> int | None:
