@@ -163,9 +163,41 @@ class HeldLock:
     context manager. Closing the descriptor after unlocking, even when the unlock fails."""
 
     _fd: int | None = None
+    path: Path
+    timeout: float
+    what: str
 
     def acquire(self) -> None:
         raise NotImplementedError
+
+    def _open(self) -> int:
+        from kg.core.errors import StoreError
+
+        try:
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot open lock file {self.path}: {exc.strerror}; check that the workspace "
+                             "folder is writable") from None
+
+    def _busy(self, fd: int) -> Exception:
+        """The error for a lock not got within the budget (closes `fd`), naming the holder's pid if it wrote it."""
+        from kg.core.errors import StoreBusy
+
+        try:
+            pid = os.pread(fd, 11, 0).decode().strip()
+        except (OSError, UnicodeDecodeError):
+            pid = ""
+        os.close(fd)
+        holder = f" (pid {pid})" if pid.isdigit() else ""
+        return StoreBusy(f"{self.what} is held by another process{holder} for longer than the {self.timeout:g} s "
+                         "retry budget; try again when it finishes, or raise the budget with KG_LOCK_TIMEOUT=SECONDS")
+
+    def _took(self, fd: int) -> None:
+        try:
+            os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)  # fixed width: no truncate needed
+        except OSError:
+            pass  # the holder's pid is only a courtesy for error messages
+        self._fd = fd
 
     def release(self) -> None:
         if self._fd is not None:
@@ -197,13 +229,9 @@ class WaitLock(HeldLock):
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        from kg.core.errors import StoreBusy, StoreError
+        from kg.core.errors import StoreError
 
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreError(f"cannot open lock file {self.path}: {exc.strerror}; check that the workspace "
-                             "folder is writable") from None
+        fd = self._open()
         try:
             got = flock_wait(fd, self.timeout)
         except OSError as exc:
@@ -213,18 +241,6 @@ class WaitLock(HeldLock):
             os.close(fd)
             raise
         if not got:
-            try:
-                pid = os.pread(fd, 11, 0).decode().strip()
-            except (OSError, UnicodeDecodeError):
-                pid = ""
-            os.close(fd)
-            holder = f" (pid {pid})" if pid.isdigit() else ""
-            raise StoreBusy(f"{self.what} is held by another process{holder} for longer than the "
-                            f"{self.timeout:g} s retry budget; try again when it finishes, or raise the budget "
-                            "with KG_LOCK_TIMEOUT=SECONDS")
-        try:
-            os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)  # fixed width: no truncate needed
-        except OSError:
-            pass  # the holder's pid is only a courtesy for error messages
-        self._fd = fd
+            raise self._busy(fd)
+        self._took(fd)
 

@@ -33,7 +33,7 @@ from kg.store import falkor_copy
 from kg.store import falkor_dialect as dialect
 from kg.store import queries as _queries
 from kg.store.backend import ENV_CA, StoreUrl
-from kg.store.lock import FileLock, Yielded, _announce
+from kg.store.lock import FileLock, Yielded, _announce, pid_alive
 from kg.store.schema import check_version, migrations
 
 Row = dict[str, Any]
@@ -100,15 +100,7 @@ def _holder_is_dead(value: Any) -> bool:
         return False
     tag, _, _token = value.rpartition("/")
     boot, ns, pid = tag.split("/")
-    if f"{boot}/{ns}" != here.rpartition("/")[0] or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # alive, someone else's
-        return False
-    return False
+    return f"{boot}/{ns}" == here.rpartition("/")[0] and pid.isdigit() and not pid_alive(int(pid))
 
 
 class _ServerLock:

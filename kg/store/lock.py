@@ -13,7 +13,7 @@ import os
 import time
 from pathlib import Path
 
-from kg.core.errors import StoreBusy, StoreError
+from kg.core.errors import StoreError
 from kg.core.paths import HeldLock
 
 
@@ -41,11 +41,7 @@ class FileLock(HeldLock):
         self.wait_path = path.with_name(path.name + ".wait")
 
     def acquire(self) -> None:
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreError(f"cannot open lock file {self.path}: {exc.strerror}; check that the workspace "
-                             "folder is writable") from None
+        fd = self._open()
         deadline = time.monotonic() + self.timeout
         delay = self.poll
         waiting: int | None = None  # our shared lock on the .wait file, while we wait (foreground only)
@@ -63,13 +59,7 @@ class FileLock(HeldLock):
                         os.close(fd)
                         raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from None
                     if time.monotonic() >= deadline:
-                        holder = _read_holder(fd)
-                        os.close(fd)
-                        raise StoreBusy(
-                            f"{self.what} is held by another process{holder} for longer than the "
-                            f"{self.timeout:g} s retry budget; try again when it finishes, or raise the budget "
-                            "with KG_LOCK_TIMEOUT=SECONDS"
-                        ) from None
+                        raise self._busy(fd) from None
                     if self.path.name == "graph.lock" and time.monotonic() >= ask_at:
                         ask_at = time.monotonic() + 0.25  # it may be starting: ask again
                         from kg.serve.client import hand_over
@@ -86,11 +76,7 @@ class FileLock(HeldLock):
         finally:
             if waiting is not None:
                 os.close(waiting)  # closing drops the shared lock
-        try:
-            os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)  # fixed width: no truncate needed
-        except OSError:
-            pass  # the holder's pid is only a courtesy for error messages
-        self._fd = fd
+        self._took(fd)
 
     def others_waiting(self) -> bool:
         """Whether a foreground process waits for this lock. A waiter holds its shared lock for the whole
@@ -124,14 +110,6 @@ def _announce(path: Path) -> int | None:
         os.close(fd)
         return None
     return fd
-
-
-def _read_holder(fd: int) -> str:
-    try:
-        pid = os.pread(fd, 11, 0).decode().strip()
-    except OSError:
-        return ""
-    return f" (pid {pid})" if pid.isdigit() else ""
 
 
 def pid_alive(pid: int) -> bool:
