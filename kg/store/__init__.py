@@ -229,13 +229,22 @@ class Store:
         for name, statements in migrations():
             if name in applied:
                 continue
+            # (issue 20) one transaction per migration, its mark included: a crash or a failing statement
+            # leaves the graph as the previous migration left it (Kùzu rolls DDL back too), where a re-run
+            # would otherwise fail on a table or column made already. A full-text index can only be made
+            # outside a transaction: right after the commit (if a crash comes between, `ensure_fts` makes it).
+            later = [s for s in statements if s.lstrip().upper().startswith("CALL CREATE_FTS_INDEX")]
             try:
-                for statement in statements:
+                with self.transaction():
+                    for statement in statements:
+                        if statement not in later:
+                            self._execute_raw(statement, {})
+                    self._execute_raw(
+                        "CREATE (:Meta {key: $key, value: $value})",
+                        {"key": f"migration:{name}", "value": datetime.now().isoformat(timespec="seconds")},
+                    )
+                for statement in later:
                     self._execute_raw(statement, {})
-                self._execute_raw(
-                    "CREATE (:Meta {key: $key, value: $value})",
-                    {"key": f"migration:{name}", "value": datetime.now().isoformat(timespec="seconds")},
-                )
             except StoreError as exc:
                 raise SchemaError(f"migration {name} failed: {exc}; the graph is unchanged up to the "
                                   "previous migration. Report this with the message.") from None
