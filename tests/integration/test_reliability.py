@@ -411,3 +411,18 @@ def test_a_late_reader_leaves_the_backlog_to_a_running_applier(ws):
         release_applier(slot)
     assert ws.journal.pending_count() == 0
     assert len(ws.list(type="error", limit=10)) == 3
+
+
+def test_a_hook_payloads_fifo_transcript_is_refused_without_blocking(ws, tmp_path):
+    """A session-end payload naming a FIFO as its transcript: the real `kg` process answers at once (a
+    FIFO with no writer would block a plain open forever), says why, and exits 0 as a hook must."""
+    fifo = tmp_path / "transcript.jsonl"
+    os.mkfifo(fifo)
+    payload = {"session_id": "abc", "transcript_path": str(fifo), "cwd": str(ws.root),
+               "hook_event_name": "SessionEnd", "reason": "exit"}
+    res = subprocess.run([str(Path(sys.executable).with_name("kg")), "-w", str(ws.root), "hook", "session-end",
+                          "--runtime", "claude-code", "--json"], input=json.dumps(payload), capture_output=True,
+                         text=True, timeout=300, env={**os.environ, "KG_SERVER": "0"})
+    assert res.returncode == 0, res.stderr
+    note = json.loads(res.stdout)["notes"][0]
+    assert note.startswith(f"Error: could not reflect on {fifo}: the transcript {fifo} is not a regular file")
