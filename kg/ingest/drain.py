@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kg.core.errors import StoreError
-from kg.ingest.background import applier_running
 from kg.ingest.apply import apply_records
+from kg.ingest.background import applier_running
 from kg.ingest.journal import Pending, check_record
 from kg.store import Store
 

@@ -229,10 +229,8 @@ class Store:
         for name, statements in migrations():
             if name in applied:
                 continue
-            # (issue 20) one transaction per migration, its mark included: a crash or a failing statement
-            # leaves the graph as the previous migration left it (Kùzu rolls DDL back too), where a re-run
-            # would otherwise fail on a table or column made already. A full-text index can only be made
-            # outside a transaction: right after the commit (if a crash comes between, `ensure_fts` makes it).
+            # (issue 20) one transaction per migration and its mark: cut short, it leaves nothing for a re-run to
+            # fail on (Kùzu rolls DDL back too). A full-text index is made after the commit (or by ensure_fts).
             later = [s for s in statements if s.lstrip().upper().startswith("CALL CREATE_FTS_INDEX")]
             try:
                 with self.transaction():
