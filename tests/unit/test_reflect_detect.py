@@ -72,6 +72,32 @@ def test_ordinary_turns_teach_nothing(said):
     assert kinds(chat(("user", "hi"), ("assistant", "ok"), ("user", said))) == []
 
 
+DONE_AND_ASKS = "I've updated the parser and all tests pass. Would you like me to add docs as well?"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Nice work! Can you also add a test for the empty input case?",  # praise, then a new request
+        "lgtm, please commit it",  # approval
+        "No, the docs can wait. Let's move on to the exporter",  # "no" answers the agent's own question
+        "What does the --strict flag do in this parser?",  # a question that only asks
+        "Could you write a short README section for it?",  # a polite request for new work
+        "Also add a flag for the output path",  # the next step
+        "谢谢，很好。接下来写文档",
+    ],
+)
+def test_praise_answers_questions_and_new_work_are_not_corrections(said):
+    """What other users say most after a finished job: none of it says the agent was wrong."""
+    found = kinds(chat(("user", "fix the parser"), ("assistant", DONE_AND_ASKS), ("user", said)))
+    assert ("learning", "correction") not in found and ("preference", "preference") not in found
+
+
+@pytest.mark.parametrize("said", ["This never worked on CI before either", "it always times out on my laptop"])
+def test_describing_what_happens_is_not_a_lasting_rule(said):
+    assert ("preference", "preference") not in kinds(chat(("user", "go"), ("assistant", "Done."), ("user", said)))
+
+
 def test_assistant_words_are_never_a_user_correction():
     t = chat(
         ("user", "fix it"),
