@@ -59,7 +59,7 @@ PRIOR = {
                    # what anyone's turn that is not a correction looks like: a question that only asks, a polite
                    # request, the next step, thanks or approval, an answer to the agent's own question
                    "asks_info": -0.8, "requests": -0.8, "extends": -0.8, "approves": -1.0, "answers_agent": -1.5},
-    "preference": {"from_now_on": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0, "we_convention": 0.8,
+    "preference": {"from_now_on": 4.0, "imperative_rule": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0, "we_convention": 0.8,
                    "prohibition": 0.6,
                    "edits_rule": 1.5,
                    "first_turn": -0.5,
@@ -68,7 +68,7 @@ PRIOR = {
 }
 # Weights kept at their prior, not fitted: the signal is the class's definition (labels/README.md: a preference is
 # "always ...", "never ...", "from now on"), and one user's few uses of it cannot argue it away.
-FIXED = {"preference": {"from_now_on"},
+FIXED = {"preference": {"from_now_on", "imperative_rule"},
          # what says a correction in anyone's words (labels/README.md: "that's not right", "i didn't ask you to",
          # "you missed", "i mean", "still" after a fix, "do it yourself" after a hand-back, an owned mistake)
          "correction": {"says_wrong", "rejects", "not_asked", "you_did", "i_mean", "still_after_fix",

@@ -98,6 +98,26 @@ def test_describing_what_happens_is_not_a_lasting_rule(said):
     assert ("preference", "preference") not in kinds(chat(("user", "go"), ("assistant", "Done."), ("user", said)))
 
 
+@pytest.mark.parametrize(
+    ("said", "lasting"),
+    [
+        ("always run the tests before you commit", True),
+        ("can you always show the diff first?", True),
+        ("Do not ever push to main", True),
+        ("每次提交前都要跑测试", True),
+        ("以后提交前先跑测试", True),
+        ("never mind, let's do the exporter instead", False),  # "never" that is not a rule
+        ("use pnpm for now", False),  # a one-off
+        ("for now, don't push anything", False),
+        ("it never loads", False),  # a description
+        ("总是报错", False),
+    ],
+)
+def test_lasting_rules_are_preferences_and_one_offs_are_not(said, lasting):
+    found = kinds(chat(("user", "go"), ("assistant", "Done. All tests pass."), ("user", said)))
+    assert (("preference", "preference") in found) is lasting
+
+
 def test_assistant_words_are_never_a_user_correction():
     t = chat(
         ("user", "fix it"),
