@@ -307,6 +307,11 @@ def mutate(path: str, value) -> dict:
                                                        "agent's reply ([signals.next] or [signals.next_tools])"),
         (mutate("lessons.rewrite", [{"pattern": "(?P<a>x)", "template": "{b}"}]),
          "lessons.rewrite[0].template: {b} is not a named group of the pattern (nor {s})"),
+        (mutate("lessons.context", {"correction": "{s}: {what}"}),
+         "lessons.context.correction: {what} is not a field of a context lesson ({s}, {prev})"),
+        (mutate("lessons.context", {"praise": "{s}"}),
+         "lessons.context.praise: not a finding category (best_practice, correction, feature_request, "
+         "knowledge_gap, preference)"),
         (mutate("version", 2), "version: unsupported version 2; this kg understands version 1"),
     ],
 )
@@ -390,6 +395,18 @@ def test_a_finding_is_written_as_what_to_do(said, category, lesson):
                    ("assistant", "My mistake, I should have checked.")))[category]
     assert f.summary == lesson
     assert f.evidence and f.evidence in said
+
+
+def test_a_rebuke_that_names_nothing_names_what_the_agent_had_just_done():
+    """'wtf' is no lesson: the lesson names the agent's last statement before it (not its offer or question), the
+    key comes from that statement, and the user's words stay the evidence."""
+    claim = "I switched the dark theme to 256-colour codes. The status bar now uses the muted palette. Want more?"
+    f = found(chat(("user", "fix the colours"), ("assistant", claim), ("user", "wtf??")))["correction"]
+    assert f.summary == ('Check this before handing it back (the user answered "wtf"): '
+                         "The status bar now uses the muted palette")
+    assert f.evidence == "wtf??" and f.pattern_key is not None and "palett" in f.pattern_key
+    again = found(chat(("user", "go"), ("assistant", claim), ("user", "seriously??")))["correction"]
+    assert again.pattern_key == f.pattern_key
 
 
 def test_the_same_lesson_said_twice_gets_the_same_pattern_key():
