@@ -110,6 +110,7 @@ def other_users(data: Path, rules) -> None:
         by_file.setdefault(lab["file"], []).append(lab)
     gold: list[set[str]] = []
     found: list[set[str]] = []
+    runtime: list[str] = []
     skipped: list[str] = []
     unmatched = 0
     for name, labs in by_file.items():
@@ -131,21 +132,33 @@ def other_users(data: Path, rules) -> None:
                 continue
             gold.append({CATEGORY[x] for x in lab["labels"]})
             found.append(per_turn.get(turn, set()))
+            runtime.append(t.format)
+    rt.table(f"2. other users and agents: {len(gold)} labelled turns, shipped rules and model (never trained on)",
+             _counts(gold, found, [*CATEGORY.values(), "anything"]))
+    print("   per runtime (correction; anything)")
+    for fmt in sorted(set(runtime)):
+        keep = [i for i, r in enumerate(runtime) if r == fmt]
+        c = _counts([gold[i] for i in keep], [found[i] for i in keep], ["correction", "anything"])
+        cells = "; ".join(f"gold {tp + fn:3d} found {tp + fp:3d} P {p:.2f} R {r:.2f} F1 {f:.2f}"
+                          for tp, fp, fn in c.values() for p, r, f in [rt.prf(tp, fp, fn)])
+        print(f"   {fmt:12} {len(keep):3d} turns  {cells}")
+    if skipped or unmatched:
+        print(f"   not scored: {len(skipped)} files without a reader here, {unmatched} turns not found")
+        for s in skipped:
+            print(f"     {s}")
+    print()
+
+
+def _counts(gold: list[set[str]], found: list[set[str]], classes: list[str]) -> dict[str, tuple[int, int, int]]:
     counts = {}
-    for cls in [*CATEGORY.values(), "anything"]:
+    for cls in classes:
         tp = fp = fn = 0
         for g, q in zip(gold, found, strict=True):
             a = bool(g) if cls == "anything" else cls in g
             b = bool(q) if cls == "anything" else cls in q
             tp, fp, fn = tp + (a and b), fp + (b and not a), fn + (a and not b)
         counts[cls] = (tp, fp, fn)
-    rt.table(f"2. other users and agents: {len(gold)} labelled turns, shipped rules and model (never trained on)",
-             counts)
-    if skipped or unmatched:
-        print(f"   not scored: {len(skipped)} files without a reader here, {unmatched} turns not found")
-        for s in skipped:
-            print(f"     {s}")
-    print()
+    return counts
 
 
 def dev_sessions(data: Path, rules) -> None:

@@ -92,6 +92,8 @@ def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
         prompted = bool(line.strip()) and (prompted or any(p.search(line) for p in q.prompt_patterns))
         if fenced or prompted or line.lstrip().startswith(q.quote_prefixes) or not line.strip():
             keep[i] = False
+        elif any(p.search(line) for p in q.output_line_patterns):
+            keep[i] = False
     # Runs of log-looking lines are pasted output.
     run: list[int] = []
     for i, line in enumerate([*lines, ""]):

@@ -50,6 +50,9 @@ class Quoting:
     # A line that is a shell prompt with its command: it and the lines after it, up to a blank line, are pasted
     # (the command's output).
     prompt_patterns: tuple[re.Pattern[str], ...] = ()
+    # A line that is tool output on its own, without a run of others (a test runner's FAILED line, a compiler's
+    # or interpreter's error line): pasted, not the user's words.
+    output_line_patterns: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         harness_prefixes=q.strings("harness_prefixes", items="non-empty"),
         command_pattern=_regex(q, "command_pattern", q.string("command_pattern"), re.IGNORECASE),
         prompt_patterns=_regexes(q, "prompt_patterns") if "prompt_patterns" in q.data else (),
+        output_line_patterns=_regexes(q, "output_line_patterns") if "output_line_patterns" in q.data else (),
     )
 
     signals = _signals(top.table("signals"))

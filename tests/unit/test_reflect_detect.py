@@ -492,7 +492,10 @@ def test_the_agent_agreeing_is_not_a_reason_on_its_own():
     [
         ("nice, it works. but the ball moves way too fast.", "too_much"),
         ("the output is too verbose", "too_much"),
-        ("FAILED tests/test_x.py::test_y - TypeError: bad arg", "error_paste"),
+        ("still failing: FAILED tests/test_x.py::test_y - TypeError: bad arg", "error_paste"),
+        # a test runner's or compiler's line alone is tool output, not the user's words
+        ("FAILED tests/test_x.py::test_y - TypeError: bad arg", "only_pasted"),
+        ("src/app.ts(6,33): error TS2307: Cannot find module 'x'", "only_pasted"),
         ("ok, now add the footer", "acknowledges"),
         ("can we use the mock input instead?", "suggests"),
         ("update CLAUDE.md to say we use pnpm", "edits_rule"),
