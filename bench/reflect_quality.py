@@ -39,7 +39,7 @@ import reflect_train as rt
 from kg.core.policy import packaged
 from kg.reflect import TranscriptError, default_rules, read_transcript
 from kg.reflect import failures as fl
-from kg.reflect.detect import learnings
+from kg.reflect.detect import learnings, speaking_turns
 
 REPO = Path(__file__).resolve().parents[1]
 DEV_LABELS = REPO / "tests" / "data" / "specstory_labels.jsonl"
@@ -112,6 +112,8 @@ def other_users(data: Path, rules) -> None:
     found: list[set[str]] = []
     runtime: list[str] = []
     skipped: list[str] = []
+    unlabelled = 0  # speaking user turns of the same files that nobody labelled, and those with a finding
+    unlabelled_found: dict[str, int] = {}
     unmatched = 0
     for name, labs in by_file.items():
         try:
@@ -124,6 +126,12 @@ def other_users(data: Path, rules) -> None:
         per_turn: dict[int, set[str]] = {}
         for f in learnings(t, rules):
             per_turn.setdefault(f.turn, set()).add(f.category)
+        labelled = {lab["turn"] for lab in labs} | {i for i, x in texts.items() if x in {b["text"] for b in labs}}
+        for i in speaking_turns(t, rules):
+            if i not in labelled:
+                unlabelled += 1
+                for c in {*per_turn.get(i, ()), *(["anything"] if per_turn.get(i) else [])}:
+                    unlabelled_found[c] = unlabelled_found.get(c, 0) + 1
         for lab in labs:
             turn = lab["turn"] if texts.get(lab["turn"]) == lab["text"] else next(
                 (i for i, x in texts.items() if x == lab["text"]), None)
@@ -142,6 +150,10 @@ def other_users(data: Path, rules) -> None:
         cells = "; ".join(f"gold {tp + fn:3d} found {tp + fp:3d} P {p:.2f} R {r:.2f} F1 {f:.2f}"
                           for tp, fp, fn in c.values() for p, r, f in [rt.prf(tp, fp, fn)])
         print(f"   {fmt:12} {len(keep):3d} turns  {cells}")
+    rates = ", ".join(f"{c} {unlabelled_found.get(c, 0) / unlabelled:.2f}"
+                      for c in ("correction", "preference", "anything")) if unlabelled else "n/a"
+    print(f"   label-free: share of the {unlabelled} unlabelled user turns of the same files with a finding: {rates} "
+          f"(labelled: correction {sum('correction' in g for g in gold) / max(1, len(gold)):.2f})")
     if skipped or unmatched:
         print(f"   not scored: {len(skipped)} files without a reader here, {unmatched} turns not found")
         for s in skipped:
