@@ -212,7 +212,7 @@ def _learnings(
                 evidence = _trim(source, lim.evidence_chars)
             pattern_key = lesson_key(det.category, lesson, rules.lessons)
             if pattern_key is None:  # the words name nothing ("wtf"): name what the agent had just done
-                ctx = in_context(det.category, _trim(evidence, 60), v[i].prev, rules.lessons)
+                ctx = in_context(det.category, _trim(words_, 60), v[i].prev, rules.lessons)
                 if ctx is not None:
                     lesson, pattern_key = ctx[0], lesson_key(det.category, ctx[1], rules.lessons)
             details = f"User said: {_trim(words_, 1000)}"

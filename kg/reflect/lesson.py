@@ -63,7 +63,7 @@ def in_context(category: str, said: str, prev: str, rules: Lessons) -> tuple[str
     not an offer) that names something, under the category's context template. None: no template or no such
     sentence."""
     template = rules.context.get(category)
-    if template is None or not prev:
+    if template is None or not prev or names_something(said, rules):
         return None
     for raw in reversed(sentences(prev)):
         s = " ".join(_MARKUP.sub("", raw).split())
@@ -72,6 +72,12 @@ def in_context(category: str, said: str, prev: str, rules: Lessons) -> tuple[str
         s = s if len(s) <= _CONTEXT_CHARS else s[: _CONTEXT_CHARS - 1].rstrip() + "…"
         return _fill(template, {"s": said.strip(" .!?"), "prev": s}), s
     return None
+
+
+def names_something(text: str, rules: Lessons) -> bool:
+    """Any word a key could hold: "you didn't update the worklog" names the worklog, "wtf" names nothing."""
+    return any(t not in rules.key_skip and t not in rules.key_weak and (len(t) >= 3 or not t.isascii())
+               for t in terms(text, linking_rules()))
 
 
 _CONTEXT_CHARS = 100

@@ -387,6 +387,8 @@ def test_a_finding_needs_a_reason_in_words_not_only_the_turns_shape():
         ("no, use the staging database", "correction", "Use the staging database"),
         ("you should not be editing the main checkout", "correction", "Stop editing the main checkout"),
         ("you shouldn't touch the lockfile", "correction", "Do not touch the lockfile"),
+        ("you wrote the fixtures in src, not in tests", "correction", "Work on the fixtures in tests, not in src"),
+        ("@style-guide.mdc", "correction", "Follow @style-guide.mdc"),
     ],
 )
 def test_a_finding_is_written_as_what_to_do(said, category, lesson):
