@@ -337,7 +337,8 @@ def write_model(models: dict[str, tuple[float, dict[str, float]]], thresholds: d
         "",
         "[trained]",
         f'data = "labels/specstory_minsky_user_turns.jsonl: {n} user turns of {sessions} sessions"',
-        f'method = "L2 logistic regression (l2 {L2}), {STEPS} gradient steps; classes with fewer than '
+        f'method = "L2 logistic regression (l2 {L2}; generic signals and general evidence against held at their '
+        f'priors, l2 x {ANCHOR:g}), {STEPS} gradient steps; classes with fewer than '
         f'{MIN_POSITIVES} labelled turns keep hand-set weights; thresholds by {FOLDS}-fold cross-validation over '
         'sessions, false alarms weighted to the target rates '
         + ", ".join(f"{c} {r:.2f}" for c, r in TARGET_RATE.items()) + '"',
