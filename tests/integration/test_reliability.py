@@ -383,36 +383,6 @@ def test_a_migration_cut_short_leaves_the_graph_as_the_previous_one_left_it(tmp_
         assert st.execute("MATCH (n:Node) RETURN count(n.zz_probe) AS z") == [{"z": 0}]
 
 
-def test_a_late_reader_leaves_the_backlog_to_a_running_applier(ws):
-    """A reader past its budget that finds entries waiting while a detached applier runs (agents logging in
-    parallel) applies none of them: the applier does. With no applier, or one entry (its own write), it
-    applies them."""
-    from kg.ingest.background import claim_applier, release_applier
-    from kg.ingest.drain import drain
-
-    for i in range(2):
-        ws.log("error", f"step {i} failed", now="2026-11-01T10:00", apply=False)
-    slot = claim_applier(ws.kg_dir)  # an applier runs (here: this test holds its slot)
-    try:
-        with ws.store(budget=0) as st:
-            assert ws.pending == 2  # the open's drain applied nothing
-            report = drain(ws, st, budget=0.3, clock=iter([0.0] + [5.0] * 20).__next__)
-            assert (report.applied, report.pending, report.stopped) == (0, 2, "budget")
-    finally:
-        release_applier(slot)
-    with ws.store(budget=0):
-        assert ws.pending == 0  # no applier, nobody logging: the reader applies the backlog
-    ws.log("error", "step 2 failed", now="2026-11-01T10:00", apply=False)
-    slot = claim_applier(ws.kg_dir)
-    try:
-        with ws.store(budget=0):
-            assert ws.pending == 0  # one entry: this reader applies it (it reads its own write)
-    finally:
-        release_applier(slot)
-    assert ws.journal.pending_count() == 0
-    assert len(ws.list(type="error", limit=10)) == 3
-
-
 def test_a_hook_payloads_fifo_transcript_is_refused_without_blocking(ws, tmp_path):
     """A session-end payload naming a FIFO as its transcript: the real `kg` process answers at once (a
     FIFO with no writer would block a plain open forever), says why, and exits 0 as a hook must."""
