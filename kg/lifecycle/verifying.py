@@ -19,13 +19,14 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
     if not rows:
         return []
     updates, reverts, requests = [], [], []
-    rate_prior = prior(lc)
+    rate_prior, effect = prior(lc), effect_prior(lc)
     for r in rows:
         times, excluded = history(lc, r["pattern"], r["id"])
         deadline = verify.is_deadline(r["status"], r["due_since"], r["next_check"], lc.now, lc.lp)
         counts = verify.evidence(times, r["applied_at"], lc.now, lc.lp, excluded=excluded,
                                  observed_from=observed_from(lc))
-        v = verify.judge(counts, lc.lp, deadline=deadline, prior=rate_prior, monitoring=r["status"] == "confirmed")
+        v = verify.judge(counts, lc.lp, deadline=deadline, prior=rate_prior,
+                         monitoring=r["status"] == "confirmed", effect=effect)
         human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
         t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
                               verdict=v, now=lc.now, policy=lc.lp, human=human)
@@ -39,6 +40,8 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                           "k_after": counts.k_after, "days_after": counts.t_after,
                           "not_counted": list(counts.left_out), "deadline": deadline,
                           "prior": {"events": rate_prior[0], "days": rate_prior[1]},
+                          "effect_prior": effect.as_dict(lc.lp.verification.revert_min_ratio) if effect else None,
+                          "expected_after": round(verify.expected_after(counts, rate_prior), 4),
                           "error_rate": lc.lp.verification.error_rate},
                 "next_check": t.next_check if t.action in ("keep", "extend") else None}
         lc.report.verified.append(item)
@@ -67,20 +70,33 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
     request_evidence(lc, requests)
     return reverts
 
+
 def prior(lc: Any) -> tuple[float, float]:
     """The workspace's prior for a rate before a change: fitted to every change's baseline (once a
     cycle: a change's baseline ends where it was applied, so this cycle's new changes barely move it)."""
     if "_prior" in lc.__dict__:
         return lc.__dict__["_prior"]
     rows = [c for c in lc.st.run("lc_changes_all") if c["pattern"] and c["applied_at"]]
-    base = []
+    base, spans = [], []
     for c in rows:
         times, excluded = history(lc, c["pattern"], c["id"])
         e = verify.evidence(times, c["applied_at"], c["applied_at"], lc.lp, excluded=excluded,
                             observed_from=observed_from(lc))
         base.append((e.k_before, e.t_before))
-    lc.__dict__["_prior"] = verify.population_prior(base, lc.lp)
-    return lc.__dict__["_prior"]
+        spans.append((times, excluded, c["applied_at"], min(c["reverted_at"] or lc.now, lc.now)))
+    lc.__dict__["_prior"] = rate = verify.population_prior(base, lc.lp)
+    lc.__dict__["_effect"] = verify.effect_prior(
+        (verify.evidence(t, a, end, lc.lp, excluded=x, observed_from=observed_from(lc)) for t, x, a, end in spans),
+        lc.lp, rate)
+    return rate
+
+
+def effect_prior(lc: Any) -> Any:
+    """The workspace's prior on a rule's effect (`kg.lifecycle.effect`), fitted with `prior` once a cycle;
+    None when the rules switch it off."""
+    prior(lc)
+    return lc.__dict__["_effect"]
+
 
 def observed_from(lc: Any) -> datetime | None:
     """When kg started watching: the workspace's first event."""
@@ -88,6 +104,7 @@ def observed_from(lc: Any) -> datetime | None:
         rows = lc.st.run("lc_first_event")
         lc.__dict__["_observed"] = rows[0]["first"] if rows else None
     return lc.__dict__["_observed"]
+
 
 def history(lc: Any, pattern: str, change: str) -> tuple[list[datetime], list[tuple[datetime, datetime]]]:
     """Every occurrence time of a pattern, and the periods when its other changes were live."""
@@ -98,6 +115,7 @@ def history(lc: Any, pattern: str, change: str) -> tuple[list[datetime], list[tu
     spans = [(c["applied_at"], c["reverted_at"] or lc.now)
              for c in lc.st.run("lc_pattern_changes", id=pattern) if c["id"] != change and c["applied_at"]]
     return times, spans
+
 
 def request_evidence(lc: Any, rows: list[dict[str, Any]]) -> None:
     if not rows:
