@@ -40,16 +40,10 @@ from kg.analysis.timelines import (
     rule_effect,
     score_trends,
 )
-from kg.analysis.timelines import (
-    kind_of as _kind,
-)
-from kg.analysis.timelines import (
-    linked as _links,
-)
 from kg.core import clock
 from kg.core.errors import UsageError
 from kg.core.text import stopwords, words
-from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS
+from kg.store import KNOWLEDGE_KINDS
 
 __all__ = [
     "PERIODS",
@@ -81,8 +75,6 @@ __all__ = [
     "to_networkx",
     "unsupported",
 ]
-
-SUPPORT_TYPES = tuple(t for t in EDGE_TYPES if t != "contradicts")
 
 
 # -- loading ---------------------------------------------------------------------------------------------------

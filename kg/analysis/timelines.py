@@ -80,9 +80,6 @@ class Table:
     def total(self, row: str) -> int:
         return sum(self.values[self.rows.index(row)])
 
-    def column_totals(self) -> list[int]:
-        return [sum(col) for col in zip(*self.values, strict=True)] if self.values else [0] * len(self.columns)
-
     def as_records(self) -> list[dict[str, Any]]:
         return [{"row": r, "period": c, "count": v}
                 for r, vals in zip(self.rows, self.values, strict=True)
