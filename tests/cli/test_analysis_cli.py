@@ -60,8 +60,8 @@ def test_bad_input_exits_2_with_a_fix(run_kg, logged, ws, args, message):
     assert (r.exit_code, r.stdout, r.stderr) == (2, "", message.replace("{ws}", str(ws.root)))
 
 
-def test_graph_show_draws(run_kg, logged, ws):
-    pytest.importorskip("matplotlib")
+def test_graph_show_draws(run_kg, logged, ws, need):
+    need("matplotlib")
     tmp_path = ws.root  # --out stays inside the workspace
     out = tmp_path / "p.png"
     r = run_kg(["graph", "show", logged["pattern"], "--out", str(out)])
