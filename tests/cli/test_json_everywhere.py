@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 import typer
 from kg.cli.app import app
 
@@ -117,8 +116,8 @@ def built(module_workspace, tmp_path_factory) -> dict[str, str]:
     names = {"root": str(ws.root), "other": str(tmp_path_factory.mktemp("other") / "ws")}
     names["event"] = kg(f"log error 'git push failed: no upstream branch' --area tooling --session s1 {NOW}")["id"]
     kg(f"log error 'git push error: the branch has no upstream' --area tooling --session s2 {NOW}")
-    npm = [kg(f"log error 'npm ci failed: lockfile out of sync ({i})' --pattern-key npm.lock --session s{i} {NOW}")["id"]
-           for i in range(3)]
+    npm = [kg(f"log error 'npm ci failed: lockfile out of sync ({i})' --pattern-key npm.lock --session s{i} "
+              f"{NOW}")["id"] for i in range(3)]
     names["npm2"] = npm[2]
     kg(f"patterns split npm.lock {npm[1]} --key npm.other {NOW}")
     kg(f"log learning 'set the upstream before the first push' --session s1 {NOW}")

@@ -88,6 +88,7 @@ def test_merge_leaves_out_what_kg_wrote_before():
     entry = {"id": "ERR-20261130-001", "entry_type": "error", "text": "disk full", "created_at": "2026-11-30T10:00",
              "priority": "high", "status": "pending"}
     report = logs.LearningsReport()
-    assert logs.merge_learnings("# Errors\n\n", "Errors", [entry], report=report, deleted={entry["id"]}) == "# Errors\n\n"
+    gone = {entry["id"]}
+    assert logs.merge_learnings("# Errors\n\n", "Errors", [entry], report=report, deleted=gone) == "# Errors\n\n"
     assert report.kept == [{"file": "", "id": entry["id"], "reason": logs.DELETED}] and report.appended == 0
-    assert logs.merge_learnings(None, "Errors", [entry], deleted={entry["id"]}) == "# Errors\n\n" + logs.learnings_entry(entry)
+    assert logs.merge_learnings(None, "Errors", [entry], deleted=gone) == "# Errors\n\n" + logs.learnings_entry(entry)
