@@ -165,6 +165,10 @@ class Lifecycle:
     def observed_from(self) -> datetime | None:
         return verifying.observed_from(self)
 
+    def effect_prior(self) -> Any:
+        """The workspace's effect prior (None when `verification.effect_prior` is off)."""
+        return verifying.effect_prior(self)
+
     def history(self, pattern: str, change: str) -> tuple[list[datetime], list[tuple[datetime, datetime]]]:
         return verifying.history(self, pattern, change)
 
