@@ -106,7 +106,7 @@ def _promote_ranked(lc: Any, rows: list[dict[str, Any]], budget: promote.Budget)
                                       "rule worked: log the fix with --action"})
             continue
         why = budget.why_not(plan.file, plan.block, plan.text)
-        if not why and not cand.failed:  # a reverted pattern's recovery has its own evidence (`relapse`)
+        if not why and not cand.failed and lc.lp.verification.min_baseline_events > 0:  # (recovery: `relapse`)
             why = verify.baseline_short(lc.history(plan.pattern_id, "")[0], lc.now, lc.lp,
                                         observed_from=lc.observed_from())
         if why:
