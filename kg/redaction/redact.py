@@ -106,6 +106,8 @@ class Redactor:
 
     def _apply_at(self, rule: SecretRule, text: str, positions: list[int], spans: _Spans) -> None:
         pattern = rule.pattern
+        if rule.upper:
+            positions = [at for at in positions if text[at].isupper()]
         if not rule.window:
             done = 0
             for at in positions:
