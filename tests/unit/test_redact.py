@@ -447,7 +447,23 @@ LEFT_ALONE = [
     "kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n",
     "https://kgfunc.azurewebsites.net/api/ingest?name=world",
     "SUMO_ACCESS_KEY={SumoAccessKey}",
+    # YAML tags before a reference, names of words with a hash part (cache keys), token-shaped names
+    "secret_key: !ENV ${SECRET_KEY}",
+    "cacheKey: node-modules-v2-Linux-3f5e8c1b9d",
+    'anthropic_token = "sk-live-yourTokenHere"',
+    "artifact_key = build-cache-Darwin-arm64-9c1e4f",
 ]
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("secret: !ENV Xk29sLq0aPzW8", "Xk29sLq0aPzW8"),  # a YAML tag is skipped, the value after it redacted
+    ("password: !!binary cGFzc3dvcmQxMjM0NTY=", "cGFzc3dvcmQxMjM0NTY="),  # a core tag goes with it
+    ("password: Summer-Sky-2024", "Summer-Sky-2024"),  # a password may be words: the word-name rule is for tokens
+    ('api_token = "Xk9aQw3rT5-yU7iO9pA1-sD3fG5hJ7kL9z"', "Xk9aQw3rT5-yU7iO9pA1-sD3fG5hJ7kL9z"),
+])
+def test_names_of_words_are_not_taken_for_tokens_but_secrets_still_go(redactor: Redactor, text: str,
+                                                                       secret: str) -> None:
+    assert secret not in redactor.redact(text).text
 
 
 @pytest.mark.parametrize("text", LEFT_ALONE)
