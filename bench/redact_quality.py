@@ -1,7 +1,8 @@
 """Redaction quality and speed: recall and false redaction per provider on realistic labelled cases, every
 redaction made on real agent transcripts, 10 MB in-process, and a whole `kg log` process against main's code.
 
-    .venv/bin/python bench/redact_quality.py [--verbose] [--size-mb 10] [--runs 7] [--no-speed | --speed-only] [--main ../main]
+    .venv/bin/python bench/redact_quality.py [--verbose] [--size-mb 10] [--runs 7] [--no-speed | --speed-only]
+        [--main ../main]
 
 Sets (a secret counts as caught when it no longer occurs in the output, so a tail left behind is a miss; a
 non-secret counts as falsely redacted when the output differs from the input at all):
@@ -305,7 +306,7 @@ def main() -> None:
             realistic[i] += v
         for provider, row in stats.items():
             for target in (combined, literal) if name != "gitleaks-generated" else (combined,):
-                target[provider] = [a + b for a, b in zip(target[provider], row)]
+                target[provider] = [a + b for a, b in zip(target[provider], row, strict=True)]
     print()
     summarise("literal only", literal, False)
     summarise("ALL realistic", combined, False)
@@ -314,7 +315,8 @@ def main() -> None:
     summarise("generated", score(redactor, generated, args.verbose, "generated", args.show_held_out), False)
     lines, damaged = transcripts(redactor, args.verbose)
     s, c, n, d = realistic
-    print(f"\nrealistic (gitleaks literal + generated + detect-secrets): recall {_pct(c, s)} of {s}; false redaction {_pct(d, n)} of {n}"
+    print(f"\nrealistic (gitleaks literal + generated + detect-secrets): recall {_pct(c, s)} of {s}; "
+          f"false redaction {_pct(d, n)} of {n}"
           f"; with the transcripts' lines: {_pct(d + damaged, n + lines)} of {n + lines}")
     print("targets: recall >= 97 % over >= 80 providers, false redaction <= 3 %")
     if not args.no_speed:
