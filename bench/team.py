@@ -150,8 +150,8 @@ def main() -> None:
         try:
             rows = writers(base / "writers", server_dir, port, args.workspaces, args.procs, args.logs)
             print(table("Many writers, one FalkorDB server, killed and restarted once mid-run",
-                        ["W x P x K", "logs", "acked", "stored", "unique ids", "lost", "retried", "failed procs", "killed",
-                         "wall s", "logs/s"], rows))
+                        ["W x P x K", "logs", "acked", "stored", "unique ids", "lost", "retried", "failed procs",
+                         "killed", "wall s", "logs/s"], rows))
             rows = latency(base / "latency", port, args.events, args.runs)
             print(table(f"Latency, same {args.events} events, medians of {args.runs} (in-process)",
                         ["backend", "events", "log ms", "vs kuzu", "search ms", "vs kuzu"], rows))

@@ -171,7 +171,8 @@ def test_two_machines_as_separate_processes_learn_from_each_other(tmp_path, falk
     for day in (1, 2):
         racing = [start(root, agent, "log", "error", "Deploy failed: database lock timeout on migrate",
                         "--pattern-key", "db.lock", "--area", "backend", "--session", f"{agent}{day}", "--wait",
-                        "--json", "--now", f"2026-03-0{day}T10:00:00") for root, agent in ((alpha, "ann"), (beta, "bob"))]
+                        "--json", "--now", f"2026-03-0{day}T10:00:00")
+                  for root, agent in ((alpha, "ann"), (beta, "bob"))]
         ids += [json.loads(done(p))["id"] for p in racing]
     assert len(set(ids)) == 4
     (proposal,) = json.loads(done(start(alpha, "ann", "cycle", "--json", "--now", "2026-03-06T10:00:00")))["proposed"]
