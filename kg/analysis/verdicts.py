@@ -46,7 +46,8 @@ def change_effects(ws: Any, st: Store, now: datetime, changes: list[dict[str, An
         deadline = verify.is_deadline(c["status"], stored.get(c["id"], {}).get("due_since"), c["next_check"],
                                       now, lp)
         counts = verify.evidence(times, c["applied_at"], now, lp, excluded=excluded, observed_from=observed)
-        v = verify.judge(counts, lp, deadline=deadline, prior=prior, monitoring=c["status"] == "confirmed")
+        v = verify.judge(counts, lp, deadline=deadline, prior=prior, monitoring=c["status"] == "confirmed",
+                         effect=lc.effect_prior())
         out.append({**row, "before": v.before, "after": v.after, "rate_before": round(v.rate_before * 7, 3),
                     "rate_after": round(v.rate_after * 7, 3), "helped": _helped(v.kind), "verdict": v.kind,
                     "why": v.summary})
