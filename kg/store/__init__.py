@@ -26,6 +26,7 @@ from kg.core.errors import SchemaError, StoreError, UsageError
 from kg.store import aggregates as _aggregates
 from kg.store import tallies as _tallies
 from kg.store import queries as _queries
+from kg.store import rebuild as _rebuild
 from kg.store.lock import FileLock, Yielded
 from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, check_version, migrations
 
@@ -149,27 +150,42 @@ class Store:
                     raise StoreError(f"the graph {path} is an empty file")
                 for stale in (path, path.with_name(path.name + ".wal")):  # nothing acknowledged: start afresh
                     stale.unlink(missing_ok=True)
-            try:
-                db = kuzu.Database(str(path), read_only=read_only, checkpoint_threshold=CHECKPOINT_BYTES,
-                                   buffer_pool_size=buffer_pool_mb * 1024 * 1024,
-                                   **({"max_num_threads": max_threads} if max_threads else {}))
-                conn = kuzu.Connection(db)
-                if not read_only:
-                    # Committed transactions are durable in the WAL already. Checkpointing on every close
-                    # costs 0.1-0.3 s at 100k nodes, which a short-lived `kg log` cannot afford; the WAL is
-                    # checkpointed instead when it passes CHECKPOINT_BYTES, and replayed on open until then.
-                    conn.execute("CALL force_checkpoint_on_close=false")
-            except (RuntimeError, IndexError) as exc:  # a damaged file: Kùzu raised IndexError on some
-                raise StoreError(f"cannot open the graph {path}: {_plain_error(exc)}") from None
-            store = cls(db, conn, path, _named_queries(queries_dir))
+            if not read_only:
+                _rebuild.finish(path)  # a swap of a rebuilt graph cut short (kg/store/rebuild.py)
+
+            def connect() -> tuple[Any, Any]:
+                try:
+                    db = kuzu.Database(str(path), read_only=read_only, checkpoint_threshold=CHECKPOINT_BYTES,
+                                       buffer_pool_size=buffer_pool_mb * 1024 * 1024,
+                                       **({"max_num_threads": max_threads} if max_threads else {}))
+                    conn = kuzu.Connection(db)
+                    if not read_only:
+                        # Committed transactions are durable in the WAL already. Checkpointing on every close
+                        # costs 0.1-0.3 s at 100k nodes, which a short-lived `kg log` cannot afford; the WAL is
+                        # checkpointed instead when it passes CHECKPOINT_BYTES, and replayed on open until then.
+                        conn.execute("CALL force_checkpoint_on_close=false")
+                except (RuntimeError, IndexError) as exc:  # a damaged file: Kùzu raised IndexError on some
+                    raise StoreError(f"cannot open the graph {path}: {_plain_error(exc)}") from None
+                return db, conn
+
+            store = cls(*connect(), path, _named_queries(queries_dir))
             store._lock = lock
             try:
                 if migrate and not read_only:
-                    store._migrate()
-                    _aggregates.ensure(store)  # issue 22: built after migration 0005 or a killed import
-                    if store.ensure_fts():
-                        store.repairs.append("rebuilt the full-text index node_fts, which was missing (an "
-                                             "import or a migration was cut short)")
+                    try:
+                        store._ready()
+                    except StoreError as exc:
+                        if not _rebuild.stale_fts(str(exc)):
+                            raise
+                        store.forget_prepared()
+                        store._close()
+                        backup = _rebuild.rebuild(path, kuzu, _FTS_CREATE, buffer_pool_mb=buffer_pool_mb)
+                        store._db, store._conn = connect()
+                        store.forget_prepared()
+                        store.__dict__.pop("_agg_ready", None)
+                        store._ready()
+                        store.repairs.append(f"rebuilt the graph, whose full-text index a kill had left half-dropped "
+                                             f"(kuzu 0.11.3); every row was kept; the old file is at {backup}")
                 else:
                     store._check_version()
                 yield store
@@ -179,6 +195,14 @@ class Store:
             lock.release()
             with _registry_lock:
                 _open_paths.discard(key)
+
+    def _ready(self) -> None:
+        """A writer's open: migrations, the aggregate table, the full-text index."""
+        self._migrate()
+        _aggregates.ensure(self)  # issue 22: built after migration 0005 or a killed import
+        if self.ensure_fts():
+            self.repairs.append("rebuilt the full-text index node_fts, which was missing (an import or a "
+                                "migration was cut short)")
 
     def others_waiting(self) -> bool:
         """Whether a foreground process waits for the graph (a polite holder hands over between batches)."""
@@ -433,8 +457,7 @@ def bulk_load_nodes(store: Store, rows: list[Row], *, chunk: int = 5000) -> None
     if not rows:
         return
     sets = ", ".join(f"{c}: r.{c}" for c in NODE_COLUMNS)
-    store._execute_raw(_FTS_DROP, {})
-    store.forget_prepared()
+    _rebuild.drop_fts(store)
     try:
         for start in range(0, len(rows), chunk):
             store._execute_raw(f"UNWIND $rows AS r CREATE (:Node {{{sets}}})", {"rows": rows[start:start + chunk]})

@@ -396,3 +396,66 @@ def test_a_hook_payloads_fifo_transcript_is_refused_without_blocking(ws, tmp_pat
     assert res.returncode == 0, res.stderr
     note = json.loads(res.stdout)["notes"][0]
     assert note.startswith(f"Error: could not reflect on {fifo}: the transcript {fifo} is not a regular file")
+
+
+# A `kg import trail` that SIGKILLs itself `after` statements past its DROP_FTS_INDEX (0: right after the drop,
+# before anything else): a deterministic kill at the phase that bricked a soak's workspace (issue 20).
+_KILLED_IMPORT = """
+import os, sys
+import kg.store as S
+from kg.cli.app import run
+after, seen, fetch = int(sys.argv[2]), [], S.Store._fetch
+def killing(self, cypher, params):
+    out = fetch(self, cypher, params)
+    if seen or "DROP_FTS_INDEX" in cypher:
+        if len(seen) == after:
+            os.kill(os.getpid(), 9)
+        seen.append(cypher)
+    return out
+S.Store._fetch = killing
+run(["-w", sys.argv[1], "import", "trail", sys.argv[3]])
+"""
+
+
+def _import_killed(ws, tmp_path: Path, after: int) -> tuple[list[str], list[str]]:
+    before = [ws.log("learning", f"logged before the import {i}", wait=True).id for i in range(2)]
+    entries = [{"id": f"ERR-20250102-{i:06d}", "type": "error", "summary": f"imported failure {i}",
+                "logged": f"2025-01-02T10:00:{i:02d}", "pattern_key": f"fault.import.{i % 3}"} for i in range(30)]
+    trail = tmp_path / "b.trail.json"
+    trail.write_text(json.dumps({"entries": entries}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")}
+    proc = subprocess.run([sys.executable, "-c", _KILLED_IMPORT, str(ws.root), str(after), str(trail)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == -9, proc.stderr  # killed at the phase, not finished nor failed
+    return before, [e["id"] for e in entries]
+
+
+@pytest.mark.embedded_only("kills a process holding the Kùzu file right after it dropped the full-text index")
+def test_an_import_killed_right_after_dropping_the_index_does_not_brick_the_workspace(ws, kg, tmp_path):
+    # kuzu 0.11.3 replays that drop wrongly: every command then failed with "Cannot find table catalog entry
+    # with id 9223372036854775814"; the next writer's open rebuilds the graph, every row kept
+    before, imported = _import_killed(ws, tmp_path, after=0)
+    code, out, err = kg("list", "--limit", "1000", "--json")
+    assert code == 0, err
+    assert "rebuilt the graph, whose full-text index a kill had left half-dropped" in err
+    assert {r["id"] for r in json.loads(out)} >= set(before)
+    assert list(ws.kg_dir.glob("graph.kuzu.stale-fts-*"))  # the old file kept
+    code, out, err = kg("import", "trail")  # finishes the interrupted import
+    assert code == 0 and "Finished an interrupted import" in out, err
+    code, out, err = kg("list", "--limit", "1000", "--json")
+    assert code == 0 and {r["id"] for r in json.loads(out)} >= set(before + imported), err
+    code, out, err = kg("search", "imported failure")
+    assert code == 0 and "ERR-20250102-" in out, err
+    assert kg("log", "learning", "logged after the repair", "--wait")[0] == 0
+    code, out, _ = kg("doctor")
+    assert code == 0 and "full-text index: node_fts is present" in out
+
+
+@pytest.mark.embedded_only("kills a process holding the Kùzu file one statement after it dropped the index")
+def test_the_index_drop_is_checkpointed_before_the_import_goes_on(ws, kg, tmp_path):
+    # killed one statement later, the drop is in the file, not the write-ahead log: nothing to rebuild
+    before, _ = _import_killed(ws, tmp_path, after=1)
+    code, out, err = kg("list", "--limit", "1000", "--json")
+    assert code == 0, err
+    assert "rebuilt the graph" not in err and not list(ws.kg_dir.glob("graph.kuzu.stale-fts-*"))
+    assert {r["id"] for r in json.loads(out)} >= set(before)

@@ -1,0 +1,108 @@
+"""Rebuild a Kùzu graph whose full-text index kuzu 0.11.3 left half-dropped (issue 20).
+
+kuzu 0.11.3 cannot replay a `DROP_FTS_INDEX` from its write-ahead log: after the replay the index is gone but
+its hidden tables are not, so `CREATE_FTS_INDEX` fails for good ("Table: 1_node_fts_appears_info already
+exists", "Cannot find table catalog entry with id 9223372036854775814"), and so does `CHECKPOINT`. The rows
+all read back fine. `drop_fts` checkpoints right after the drop; a process killed in between leaves
+such a graph, and the next writer's open (so also `kg doctor`) repairs it here: every table exported as the
+graph reads now (its write-ahead log included), imported into a new file without the half-dropped index, the
+index built, and the new file swapped in. The old file and its log are kept beside it as `*.stale-fts-*`.
+
+The swap is rolled forward by `finish` on the next open when a process dies during it: the intent file is
+written once the new file is complete, the old log is moved aside before the new file replaces the old one,
+so the new file never meets the old log and the old file never loses it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+SIGNS = ("Cannot find table catalog entry with id", "_appears_info already exists", "Index with name node_fts "
+         "already exists")
+_FTS_MACRO = re.compile(r"\s*CREATE MACRO `\d+_NODE_FTS_", re.I)
+
+
+def drop_fts(store: Any) -> None:
+    """Drop the full-text index, then checkpoint at once, so the drop is never replayed from the log (a
+    plain close without a checkpoint, as kg's writers do, leaves the same graph as a kill). A kill between the
+    two is repaired by `rebuild`. A team graph (FalkorDB: `store.backend`) has no such log."""
+    from kg.store import _FTS_DROP
+
+    store._execute_raw(_FTS_DROP, {})
+    store.forget_prepared()
+    if getattr(store, "backend", "kuzu") == "kuzu":
+        store._execute_raw("CHECKPOINT", {})
+
+
+def stale_fts(message: str) -> bool:
+    """Whether an error is kuzu's answer on a graph whose full-text index was half-dropped by a WAL replay."""
+    return any(sign in message for sign in SIGNS)
+
+
+def _literal(path: Path) -> str:
+    return "'" + str(path).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _intent(path: Path) -> Path:
+    return path.with_name(path.name + ".rebuild.json")
+
+
+def rebuild(path: Path, kuzu: Any, fts_create: str, *, buffer_pool_mb: int) -> Path:
+    """Export the graph at `path` (closed by the caller, whose lock is held), build the new file, swap it in.
+    Returns where the old one is kept. (A fresh handle exports: on the one whose CREATE_FTS_INDEX had just
+    failed, kuzu 0.11.3 crashed with a segmentation fault.)"""
+    work = path.with_name(f".rebuild-{os.getpid()}")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    export, new = work / "export", work / path.name
+    db = kuzu.Database(str(path), buffer_pool_size=buffer_pool_mb * 1024 * 1024)
+    conn = kuzu.Connection(db)
+    conn.execute("CALL force_checkpoint_on_close=false")  # a checkpoint fails on such a graph
+    conn.execute(f"EXPORT DATABASE {_literal(export)} (format='parquet')")
+    conn.close()
+    db.close()
+    schema = export / "schema.cypher"
+    statements = schema.read_text(encoding="utf-8").split(";\n")
+    schema.write_text(";\n".join(s for s in statements if not _FTS_MACRO.match(s)), encoding="utf-8")
+    db = kuzu.Database(str(new), buffer_pool_size=buffer_pool_mb * 1024 * 1024)
+    conn = kuzu.Connection(db)
+    conn.execute(f"IMPORT DATABASE {_literal(export)}")
+    conn.execute(fts_create)
+    conn.execute("CHECKPOINT")
+    conn.close()
+    db.close()
+    wal = new.with_name(new.name + ".wal")
+    if wal.exists() and wal.stat().st_size == 0:
+        wal.unlink()
+    if wal.exists():
+        raise RuntimeError(f"the rebuilt graph {new} kept a write-ahead log; the old graph is unchanged")
+    backup = path.with_name(f"{path.name}.stale-fts-{time.strftime('%Y%m%dT%H%M%S')}")
+    _intent(path).write_text(json.dumps({"new": str(new), "backup": str(backup)}), encoding="utf-8")
+    finish(path)
+    return backup
+
+
+def finish(path: Path) -> bool:
+    """Complete a swap that was cut short (idempotent; called on every open, one stat when there is none)."""
+    intent = _intent(path)
+    try:
+        plan = json.loads(intent.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return False
+    new, backup = Path(plan["new"]), Path(plan["backup"])
+    wal, backup_wal = path.with_name(path.name + ".wal"), backup.with_name(backup.name + ".wal")
+    if new.exists():  # not swapped yet: keep the old pair, move the old log aside, then the new file in
+        if path.exists() and not backup.exists():
+            os.link(path, backup)
+        if wal.exists():
+            os.replace(wal, backup_wal)
+        os.replace(new, path)
+    intent.unlink()
+    shutil.rmtree(new.parent, ignore_errors=True)
+    return True
