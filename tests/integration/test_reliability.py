@@ -459,3 +459,13 @@ def test_the_index_drop_is_checkpointed_before_the_import_goes_on(ws, kg, tmp_pa
     assert code == 0, err
     assert "rebuilt the graph" not in err and not list(ws.kg_dir.glob("graph.kuzu.stale-fts-*"))
     assert {r["id"] for r in json.loads(out)} >= set(before)
+
+
+@pytest.mark.embedded_only("kills a process holding the Kùzu file right after it dropped the full-text index")
+def test_doctor_repairs_a_graph_a_killed_import_left_half_dropped(ws, kg, tmp_path):
+    before, _ = _import_killed(ws, tmp_path, after=0)
+    code, out, err = kg("doctor")
+    assert code == 0, out + err
+    assert "🔧 full-text index: rebuilt the graph, whose full-text index a kill had left half-dropped" in out
+    code, out, err = kg("list", "--limit", "1000", "--json")
+    assert code == 0 and {r["id"] for r in json.loads(out)} >= set(before), err
