@@ -63,6 +63,37 @@ def common_terms(ws: Any, st: Any) -> tuple[int, dict[str, int]]:
     return ws.__dict__["_common_terms"]
 
 
+# -- full-text top-k, ties broken by id ----------------------------------------------------------------------
+SCORE_DIGITS = 9  # scores compared to this many decimals: summed per term, their last bits vary with threads
+MARGIN = 2  # the index is asked for MARGIN * k; ties reaching past that are settled by a full ordered read
+
+
+def ranked(rows: list[dict[str, Any]], k: int, asked: int) -> list[dict[str, Any]] | None:
+    """The top `k` of the index's top `asked` rows, best score first and ties broken by id, or None when that
+    cannot be told from them: the index's top-`asked` picks among tied scores by thread timing, so its answer
+    settles the top `k` only if it came back short (every match is there) or its last score is below the k-th
+    (every row tied with the k-th is there). Scores are rounded to `SCORE_DIGITS`. Pure."""
+    out = sorted(({**r, "score": round(float(r["score"]), SCORE_DIGITS)} for r in rows),
+                 key=lambda r: (-r["score"], r["id"]))
+    if len(out) < asked or len(out) <= k or out[-1]["score"] < out[k - 1]["score"]:
+        return out[:k]
+    return None
+
+
+def _fts(st: Any, name: str, q: str, k: int) -> list[dict[str, Any]]:
+    """`name`'s top `k` for `q`, the same whatever Kùzu's threads do: `ranked` over a wider top, or (ties past
+    it) `name`_ordered from the k-th score down, which orders every match kept by id."""
+    asked = MARGIN * k
+    rows = st.run(name, q=q, k=asked)
+    found = ranked(rows, k, asked)
+    if found is None:
+        kth = sorted((float(r["score"]) for r in rows), reverse=True)[k - 1]
+        floor = kth - 10.0 ** -SCORE_DIGITS  # the rounding's slack: every row that rounds to the k-th score
+        kept = st.run(f"{name}_ordered", q=q, k=k, floor=floor)  # in this order already: exact
+        found = ranked(kept, k, k + 1) or []
+    return found
+
+
 # -- the two views ----------------------------------------------------------------------------------------
 Neighbour = tuple[str, dict[str, Any], float]  # (from, the neighbour's row, link weight)
 
@@ -74,7 +105,7 @@ class Direct:
         self.st = st
 
     def fts(self, q: str, k: int) -> list[dict[str, Any]]:
-        return self.st.run("memory_fts", q=q, k=k)
+        return _fts(self.st, "memory_fts", q, k)
 
     def neighbours(self, ids: list[str], per_node: int) -> list[Neighbour]:
         return [(i, r, link_weight(r["manual"], r["link_score"]))
@@ -109,9 +140,11 @@ class Cached:
             w = link_weight(r["manual"], r["link_score"])
             self.adj.setdefault(r["src"], []).append((r["dst"], w))
             self.adj.setdefault(r["dst"], []).append((r["src"], w))
+        for links in self.adj.values():  # as memory_neighbours_of: by id, not by the scan's order
+            links.sort(key=lambda x: (x[0], -x[1]))
 
     def fts(self, q: str, k: int) -> list[dict[str, Any]]:
-        return [{**self.nodes[r["id"]], "score": r["score"]} for r in self.st.run("memory_fts_ids", q=q, k=k)
+        return [{**self.nodes[r["id"]], "score": r["score"]} for r in _fts(self.st, "memory_fts_ids", q, k)
                 if r["id"] in self.nodes]
 
     def neighbours(self, ids: list[str], per_node: int) -> list[Neighbour]:

@@ -83,3 +83,19 @@ def test_reads_open_the_graph_read_only_and_still_see_every_acknowledged_entry(w
 def test_an_empty_memory_has_no_results(ws):
     assert search.search(ws, "anything at all", now="2026-01-10") == []
     assert search.render([], "anything at all") == "No results for 'anything at all'"
+
+
+def test_full_text_ties_are_broken_by_id_whatever_the_threads(ws):
+    """260 texts that score alike for "zebra" (one shared word, one own number, same length): the index is
+    asked for 2k = 200 of them, so the tie reaches past its answer and the ordered read settles it. The
+    candidates are the lowest ids, the same with Kùzu's threads as with one."""
+    from kg.memory.views import Direct
+
+    ws.log_many([{"kind": "learning", "summary": f"zebra crossing {i:03d}", "at": f"2026-01-05T10:{i % 60:02d}"}
+                 for i in range(260)], link=False)
+    with ws.store() as st:
+        ids = sorted(r["id"] for r in st.execute("MATCH (n:Node) WHERE n.text STARTS WITH 'zebra' RETURN n.id AS id"))
+        got = [r["id"] for r in Direct(st).fts("zebra", 100)]
+    assert len(ids) == 260 and got == ids[:100]
+    with ws.reading() as st:  # one query thread
+        assert [r["id"] for r in Direct(st).fts("zebra", 100)] == got
