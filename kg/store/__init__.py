@@ -69,6 +69,16 @@ class Store:
         self._in_tx = False
         self._prepared: dict[str, Any] = {}
 
+    @contextmanager
+    def one_thread(self) -> Iterator[Store]:
+        """This block's queries on one thread: Kùzu's full-text top-k picks among tied scores by thread
+        timing, and memory search must answer the same every time (kg/memory/views.py)."""
+        self._conn.set_max_threads_for_exec(1)
+        try:
+            yield self
+        finally:
+            self._conn.set_max_threads_for_exec(getattr(self, "_threads", 1))
+
     # -- opening ------------------------------------------------------------------------------------------
     @classmethod
     @contextmanager
@@ -163,6 +173,7 @@ class Store:
                 raise StoreError(f"cannot open the graph {path}: {_plain_error(exc)}") from None
             store = cls(db, conn, path, _named_queries(queries_dir))
             store._lock = lock
+            store._threads = max_threads or (os.cpu_count() or 1)  # Kùzu's default: every core
             try:
                 if migrate and not read_only:
                     store._migrate()

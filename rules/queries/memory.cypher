@@ -87,35 +87,6 @@ RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n
        n.tags AS tags, n.context AS context, n.pinned AS pinned, n.created_at AS created_at,
        n.reinforced_at AS reinforced_at, score
 
-// name: memory_fts_ordered
-// As memory_fts, the matches scoring at least `$floor`, ordered by score (to 9 decimals: kg/memory/views.py
-// SCORE_DIGITS) then id: asked only when score ties straddle memory_fts's top (views.py `ranked`), so the top
-// `$k` never depends on Kùzu's thread timing. Costs about one more full-text search (every match is scored
-// again; only those kept are sorted).
-CALL QUERY_FTS_INDEX('Node', 'node_fts', $q)
-WITH node AS n, score
-WHERE score >= $floor
-WITH n, score
-ORDER BY round(score, 9) DESC, n.id
-LIMIT $k
-RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.details AS details,
-       n.category AS category, n.priority AS priority, n.status AS status, n.session AS session,
-       n.tags AS tags, n.context AS context, n.pinned AS pinned, n.created_at AS created_at,
-       n.reinforced_at AS reinforced_at, score
-
-// name: memory_fts_ordered
-// dialect: falkordb
-CALL db.idx.fulltext.queryNodes('Node', replace($q, ' ', '|')) YIELD node, score
-WITH node AS n, score
-WHERE score >= $floor
-WITH n, score
-ORDER BY score DESC, n.id
-LIMIT $k
-RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.details AS details,
-       n.category AS category, n.priority AS priority, n.status AS status, n.session AS session,
-       n.tags AS tags, n.context AS context, n.pinned AS pinned, n.created_at AS created_at,
-       n.reinforced_at AS reinforced_at, score
-
 // name: memory_neighbours_of
 // The nodes one edge away from one node, by its primary key (one statement per node: `UNWIND $ids ... MATCH
 // (a {id: i})` ignores the key index and cost 0.6 s for 100 ids at 100k nodes; this costs ~2 ms). Pattern
@@ -208,25 +179,6 @@ LIMIT $limit
 // Full-text candidates, ids and scores only (the in-process cache has the rest).
 CALL QUERY_FTS_INDEX('Node', 'node_fts', $q, top := $k)
 RETURN node.id AS id, score
-
-// name: memory_fts_ids_ordered
-// As memory_fts_ids, the matches scoring at least `$floor`, ordered by score then id (see memory_fts_ordered).
-CALL QUERY_FTS_INDEX('Node', 'node_fts', $q)
-WITH node, score
-WHERE score >= $floor
-WITH node, score
-ORDER BY round(score, 9) DESC, node.id
-LIMIT $k
-RETURN node.id AS id, score
-
-// name: memory_fts_ids_ordered
-// dialect: falkordb
-CALL db.idx.fulltext.queryNodes('Node', replace($q, ' ', '|')) YIELD node, score
-WITH node, score
-WHERE score >= $floor
-RETURN node.id AS id, score
-ORDER BY score DESC, id
-LIMIT $k
 
 // name: memory_fts_ids
 // dialect: falkordb
