@@ -12,6 +12,7 @@ under the heaviest load: how many fail with "graph is held". Prints tables; neve
 - p50 / p95 / max: seconds per read, over `--reads` reads of each command (interleaved, 0.2 s apart);
 - pending: the entries a read reported as still being applied (`journal_pending` in status/--json, the note
   on stderr): the read did not wait for them (`write.reader_drain_seconds`);
+- logging throughput: the entries the agents acknowledged while the reads ran (and the backlog they left);
 - no-graph: `kg pref list`, the same start-up with no graph, read beside them: what the machine's load alone
   costs (the baseline in the same run); the ratio is p50 over that.
 """
@@ -89,8 +90,19 @@ def _run(ws: Path, *args: str, timeout: float = 1200, kg: str = KG
     return time.perf_counter() - t, r
 
 
+def logged(ws: Path) -> int:
+    """How many entries the agents' `kg log`s acknowledged so far (their ids are ERR-..., given out in
+    memory/.kg/ids.json)."""
+    try:
+        ids = json.loads((ws / "memory" / ".kg" / "ids.json").read_text())
+    except (OSError, ValueError):
+        return 0
+    return sum(v for k, v in ids.items() if k.startswith("ERR-"))
+
+
 def measure(ws: Path, agents: int, reads: int, heavy: int, kg: str = KG
             ) -> tuple[dict[str, dict], dict[str, tuple[int, int]]]:
+    before, started = logged(ws), time.perf_counter()
     procs = _start_agents(ws, agents, kg)
     times: dict[str, list[float]] = {c: [] for c in (*READS, "no-graph")}
     fails: dict[str, int] = {c: 0 for c in times}
@@ -112,9 +124,11 @@ def measure(ws: Path, agents: int, reads: int, heavy: int, kg: str = KG
             held[name] = (sum(r.returncode != 0 for r in done), sum("is held" in r.stderr for r in done))
     finally:
         _stop(procs)
+    seconds = time.perf_counter() - started
     import kg as kg_lib
 
     held["backlog"] = (kg_lib.open_workspace(ws).journal.pending_count(), 0)  # acknowledged, not yet applied
+    held["logged"] = (logged(ws) - before, int(seconds * 1000))  # entries, and the milliseconds they took
     return {c: (times[c], fails[c], pend[c]) for c in times}, held
 
 
@@ -130,6 +144,8 @@ def merge(parts: list) -> tuple[dict[str, dict], dict[str, tuple[int, int]]]:
                     "failed": sum(raw[c][1] for raw, _ in parts), "pending": statistics.median(pend) if pend else 0,
                     "n": len(times)}
     backlog = [h.pop("backlog")[0] for _, h in parts]
+    made = [h.pop("logged") for _, h in parts]
+    stats["logged"] = {"entries": sum(e for e, _ in made), "seconds": sum(ms for _, ms in made) / 1000}
     for _, h in parts:
         held.update(h)
     stats["backlog"] = {"max": max(backlog)}
@@ -164,7 +180,7 @@ def main() -> None:
             ws = Path(tmp) / f"ws{i}"
             _prepare(ws, exe, args.prefill)
             spaces.append(ws)
-        rows, heavy_rows = [], []
+        rows, heavy_rows, log_rows = [], [], []
         for n in args.agents:
             samples: dict[str, list] = {label: [] for label, _ in kgs}
             slice_reads = max(1, args.reads // max(1, args.rounds))
@@ -192,10 +208,16 @@ def main() -> None:
                     heavy_rows.append([str(n), label + name, f"{failed}/{args.heavy}", str(is_held)])
                 print(f"# {label}{n} agents: journal backlog when the agents stopped, at most "
                       f"{stats['backlog']['max']} entries", flush=True)
+                made = stats["logged"]
+                log_rows.append([str(n), label.rstrip(": ") or "this kg", str(made["entries"]),
+                                 f"{made['seconds']:.0f}", f"{made['entries'] / max(made['seconds'], 1e-9):.2f}",
+                                 str(stats["backlog"]["max"])])
         print(table("reader latency (seconds, whole processes) while N agents log; first: the first read of the "
                     "level, which starts the read server", [
                         "agents", "command", "p50", "p95", "max", "first", "failed", "pending p50",
                         "p50 / no-graph"], rows))
+        print(table("logging throughput beside the reads: entries the agents' `kg log`s acknowledged",
+                    ["agents", "kg", "logged", "seconds", "per second", "backlog at the end (max)"], log_rows))
         print(table("heavy commands under the same load", ["agents", "command", "failed", "'graph is held'"],
                     heavy_rows))
 

@@ -1,7 +1,8 @@
 """Redaction quality and speed: recall and false redaction per provider on realistic labelled cases, every
 redaction made on real agent transcripts, 10 MB in-process, and a whole `kg log` process against main's code.
 
-    .venv/bin/python bench/redact_quality.py [--verbose] [--size-mb 10] [--runs 7] [--no-speed | --speed-only] [--main ../main]
+    .venv/bin/python bench/redact_quality.py [--verbose] [--size-mb 10] [--runs 7] [--no-speed | --speed-only]
+        [--main ../main]
 
 Sets (a secret counts as caught when it no longer occurs in the output, so a tail left behind is a miss; a
 non-secret counts as falsely redacted when the output differs from the input at all):
@@ -197,14 +198,14 @@ def speed(size_mb: float, main: Path | None, runs: int, big_runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "text.txt"
         path.write_text(text, encoding="utf-8")
-        cache = Path(tmp) / "cache"
-        for side, python in venvs.items():  # one untimed run per side writes its rules cache
+        envs = {side: _user_env(Path(tmp), side) for side in venvs}
+        for side, python in venvs.items():  # one untimed run per side writes its rules cache and bytecode
             subprocess.run([str(python), "-c", SPEED_PROBE, str(path), json.dumps(FIELDS), "0"],
-                           env={**os.environ, "KG_CACHE_DIR": str(cache / side.replace(" ", "_"))},
-                           capture_output=True, text=True, check=True)
+                           env=envs[side], capture_output=True, text=True, check=True)
+            _kg_log(python, envs[side])
         for i in range(runs):  # alternate, so load on the machine hits both alike
             for side, python in venvs.items():
-                env = {**os.environ, "KG_CACHE_DIR": str(cache / side.replace(" ", "_"))}
+                env = envs[side]
                 out = subprocess.run([str(python), "-c", SPEED_PROBE, str(path), json.dumps(FIELDS),
                                       str(big_runs if i < 1 else 0)], env=env, capture_output=True, text=True,
                                      check=True)
@@ -234,10 +235,19 @@ def speed(size_mb: float, main: Path | None, runs: int, big_runs: int) -> None:
           f"is shared and loaded, so read the ratio too.")
 
 
+def _user_env(tmp: Path, side: str) -> dict[str, str]:
+    """The environment a user's `kg` runs in: Python writes and reads compiled bytecode (this environment sets
+    PYTHONDONTWRITEBYTECODE, which makes every process compile every module it imports: 20-50 ms more per
+    process), kept under `tmp` (PYTHONPYCACHEPREFIX) so no tree is written to; each side has its own rules cache."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    name = side.replace(" ", "_")
+    return {**env, "KG_CACHE_DIR": str(tmp / "cache" / name), "PYTHONPYCACHEPREFIX": str(tmp / "pycache" / name)}
+
+
 def _kg_log(python: Path, env: dict[str, str]) -> float:
     """CPU seconds (user + system) of one whole `kg log` process."""
     kg = python.parent / "kg"
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         env = {**env, "KG_WORKSPACE": tmp}
         subprocess.run([str(kg), "init"], env=env, capture_output=True, check=True, cwd=tmp)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -245,7 +255,29 @@ def _kg_log(python: Path, env: dict[str, str]) -> float:
                         FIELDS["action"], "--area", "tooling", "--tags", "git,push", "--now", "2026-03-02T10:00"],
                        env=env, capture_output=True, check=True, cwd=tmp)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        _wait_for_applier(Path(tmp) / "memory" / ".kg")
         return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _wait_for_applier(kg_dir: Path, limit: float = 60.0) -> None:
+    """Wait (bounded) for the detached applier `kg log` leaves behind to let go of its slot (`applier.lock`), so it
+    neither writes into a folder being removed nor takes CPU from the next sample."""
+    import fcntl
+
+    try:
+        fd = os.open(kg_dir / "applier.lock", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return
+            except OSError:
+                time.sleep(0.05)
+    finally:
+        os.close(fd)
 
 
 def main() -> None:
@@ -274,7 +306,7 @@ def main() -> None:
             realistic[i] += v
         for provider, row in stats.items():
             for target in (combined, literal) if name != "gitleaks-generated" else (combined,):
-                target[provider] = [a + b for a, b in zip(target[provider], row)]
+                target[provider] = [a + b for a, b in zip(target[provider], row, strict=True)]
     print()
     summarise("literal only", literal, False)
     summarise("ALL realistic", combined, False)
@@ -283,7 +315,8 @@ def main() -> None:
     summarise("generated", score(redactor, generated, args.verbose, "generated", args.show_held_out), False)
     lines, damaged = transcripts(redactor, args.verbose)
     s, c, n, d = realistic
-    print(f"\nrealistic (gitleaks literal + generated + detect-secrets): recall {_pct(c, s)} of {s}; false redaction {_pct(d, n)} of {n}"
+    print(f"\nrealistic (gitleaks literal + generated + detect-secrets): recall {_pct(c, s)} of {s}; "
+          f"false redaction {_pct(d, n)} of {n}"
           f"; with the transcripts' lines: {_pct(d + damaged, n + lines)} of {n + lines}")
     print("targets: recall >= 97 % over >= 80 providers, false redaction <= 3 %")
     if not args.no_speed:

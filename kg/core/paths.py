@@ -100,22 +100,18 @@ def try_flock(path: Path, mode: int = 0o644) -> int | None:
     return fd
 
 
-class _Late(Exception):
-    """The alarm of `flock_wait`: the wait ran past its timeout."""
-
-
-def _late(signum: int, frame: object) -> None:
-    raise _Late()
-
-
-def flock_wait(fd: int, timeout: float, *, poll: float = 0.005) -> bool:
+def flock_wait(fd: int, timeout: float) -> bool:
     """Take an exclusive `flock` on `fd`, waiting at most `timeout` seconds: True once held, False when the
-    time ran out. In the main thread the wait blocks in the kernel, which hands the lock over the moment its
-    holder lets go (no polling: many processes queued on a short lock neither spin nor oversleep), and an
-    alarm bounds it; elsewhere (another thread, an alarm already set by the caller) it polls."""
-    import signal
+    time ran out.
+
+    The wait blocks in the kernel, which hands the lock over the moment its holder lets go (no polling: many
+    processes queued on a short lock neither spin nor oversleep). It blocks in a helper thread, on a duplicate
+    of `fd` (the same open file, so the same lock), while the caller waits for it with a timeout. No signal is
+    involved: an alarm (the earlier design) could fire between the lock being granted and the alarm being
+    cleared, and end a `kg log` that held the lock with an unexpected failure; and a process-wide alarm cannot
+    bound a wait in any thread but the main one. When the caller gives up, the helper stays blocked until the
+    lock comes, then lets go of it at once and closes its duplicate."""
     import threading
-    import time
 
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -124,38 +120,36 @@ def flock_wait(fd: int, timeout: float, *, poll: float = 0.005) -> bool:
         pass
     if timeout <= 0:
         return False
-    old = None  # a SIGALRM handler installed outside Python (getsignal: None) could not be put back: poll
-    if (threading.current_thread() is threading.main_thread() and not signal.getitimer(signal.ITIMER_REAL)[0]
-            and signal.getsignal(signal.SIGALRM) is not None):
+    dup = os.dup(fd)
+    state = {"got": False, "gave_up": False, "error": None}
+    decided = threading.Lock()
+    done = threading.Event()
+
+    def wait() -> None:
         try:
-            old = signal.signal(signal.SIGALRM, _late)
-        except (ValueError, OSError):
-            old = None
-        if old is not None:
-            try:
-                signal.setitimer(signal.ITIMER_REAL, timeout)
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                return True
-            except _Late:
-                pass
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, old)
-            try:  # the alarm may have fired just after the lock was granted: then it is ours
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return True
-            except BlockingIOError:
-                return False
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(poll)
-            poll = min(poll * 1.5, 0.05)
+            fcntl.flock(dup, fcntl.LOCK_EX)
+        except OSError as exc:
+            state["error"] = exc
+        with decided:
+            if state["gave_up"]:  # too late: the caller left; let go at once
+                if state["error"] is None:
+                    fcntl.flock(dup, fcntl.LOCK_UN)
+                os.close(dup)
+                return
+            state["got"] = state["error"] is None
+        os.close(dup)  # the lock belongs to the open file, which `fd` still holds
+        done.set()
+
+    threading.Thread(target=wait, name="kg-flock-wait", daemon=True).start()
+    done.wait(timeout)
+    with decided:
+        if not done.is_set() and not state["got"] and state["error"] is None:
+            state["gave_up"] = True
+            return False
+    done.wait()  # decided just now: the helper is closing its duplicate
+    if state["error"] is not None:
+        raise state["error"]
+    return True
 
 
 class HeldLock:

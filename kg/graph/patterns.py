@@ -97,7 +97,7 @@ def split(ws: Any, ref: str, events: list[str], *, key: str | None = None, detac
         if len(wanted) == len(members) and not detach and not key:
             raise UsageError("that is every event of the pattern; name a --key to rename it instead")
         first = members[wanted[0]]
-        new_key = key.strip().lower() if key else None
+        new_key = ws.rules.redactor.redact(key).text.strip().lower() if key else None  # redacted raw, first
         if not detach and not new_key:
             new_key = linking.derived_key(rules, first["entry_type"] or "", first["area"], first["text"])
         if new_key and new_key == p["key"]:

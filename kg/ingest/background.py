@@ -197,11 +197,19 @@ def detached_applier(ws: Workspace, slot: int) -> None:
 
 
 def watching(ws: Workspace, drain: Callable[[], Any]) -> Callable[[], Any]:
-    """`drain`, which also starts the read server (once) when entries were appended while it ran."""
+    """`drain`, which also starts the read server (once) when agents log in parallel: when the journal holds
+    more than the entry that started this applier, or entries were appended while it drained. Started before
+    the first drain, the server is warm for the first read under that load instead of starting inline (seconds
+    on a busy machine), and the applier does not load Kùzu for a drain the server takes over: that round does
+    nothing and `run_applier` hands the work to the server once it listens."""
     started = False
 
     def once() -> Any:
         nonlocal started
+        if not started and ws.journal.pending_count() > 1:
+            started = True
+            if serve_readers(ws):
+                return None
         report = drain()
         if not started and ws.journal.growing():
             started = True

@@ -7,8 +7,10 @@ may stop:
 - a *polite* drain (the detached applier a `kg log` leaves, the `with ws:` thread) stops when a foreground
   process waits for the graph, and hands it over;
 - a *budgeted* drain (a reader: search, status, list, the session brief) applies one record at a time; once
-  `write.reader_drain_seconds` have passed, and only while there is contention (agents go on logging, or
-  another process waits for the graph), it stops and the reader reads the graph as it is. What is left is
+  `write.reader_drain_seconds` have passed since the reader's process started (`command_started`: a reader
+  that already waited for the CPU or for the graph applies nothing), and only while there is contention
+  (agents go on logging, or another process waits for the graph), it stops and the reader reads the graph
+  as it is. What is left is
   counted (`DrainReport.pending`) and reported, so a reader's wait does not grow with the number of agents
   logging; the detached appliers, the writers and the next readers apply the rest. With no contention the
   backlog is finite and nobody would apply it sooner, so the reader applies all of it (as every drain did).
@@ -20,6 +22,7 @@ goes on.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -65,18 +68,23 @@ def operational(exc: StoreError) -> bool:
 
 
 def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | None = None,
-          clock: Callable[[], float] = time.monotonic, yield_to: Callable[[], bool] | None = None) -> DrainReport:
+          clock: Callable[[], float] = time.monotonic, yield_to: Callable[[], bool] | None = None,
+          since: float | None = None) -> DrainReport:
     """Apply the journal into `st` (whose graph lock the caller holds); see the module docstring. `yield_to`
     (the read server: a reader is at its door) stops the drain between two batches when it says so, as a
     polite drain stops for a process waiting for the graph."""
     report = DrainReport()
-    started = clock()
+    started = clock() if since is None else since
+    if since is None and budget is not None and clock is time.monotonic:
+        started = command_started(started)  # a one-off reader: its wait began when its process did
     # A budgeted drain goes one record at a time, so it ends within one record's apply of its budget.
     size = 1 if budget is not None else max(1, ws.policy.drain_batch)
     batches = 0
 
     def contended() -> bool:
-        # agents are logging (new entries since this drain took the journal) or a process waits for the graph
+        # agents are logging (new entries since this drain took the journal) or a process waits for the graph.
+        # (Not "a detached applier runs": it stands aside for this reader, so a reader that left the backlog
+        # to it would answer without entries whose writers had finished; tests/integration/test_concurrency.)
         return ws.journal.growing() or st.others_waiting()
 
     def stop_now() -> str:
@@ -113,12 +121,30 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
                 start += size
                 batches += 1
             if report.stopped:
-                ws.journal.keep(pending, records[start:])
+                if start:  # else the draining file holds these records already (quarantine rewrote it)
+                    ws.journal.keep(pending, records[start:])
                 break
             ws.journal.done(pending)
     if report.stopped:
         report.pending = ws.journal.pending_count()
     return report
+
+
+def command_started(now: float, *, longest: float = 60.0) -> float:
+    """When a one-off reader's wait began, on the monotonic clock: the start of its process, so that a kg
+    command that already waited (for the CPU on a busy machine, for the graph behind other readers) past
+    `write.reader_drain_seconds` applies nothing under contention and reads at once; applying even one entry
+    costs a fresh process seconds on a loaded machine (it loads the linking code and warms the full-text
+    index). A process older than `longest` seconds (the MCP server, a notebook) counts from `now`, the call.
+    Linux only (`/proc`); elsewhere `now`."""
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # starttime: field 22, after pid and (comm)
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - started
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - age if 0 <= age <= longest else now
 
 
 def drain_held(ws: Workspace, *, budget: float | None = None,
@@ -128,7 +154,7 @@ def drain_held(ws: Workspace, *, budget: float | None = None,
     with ws._mutex:
         if ws._held is None or not ws.journal.has_pending():
             return DrainReport()
-        report = drain(ws, ws._held, budget=budget, yield_to=yield_to)
+        report = drain(ws, ws._held, budget=budget, yield_to=yield_to, since=time.monotonic())
         ws._last_drain = report
         return report
 

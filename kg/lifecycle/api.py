@@ -114,15 +114,14 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
 def skip(ws: Any, number: int, reason: str, now: Now = None) -> dict[str, Any]:
     """Decline pending proposal N, with a reason. A skipped promotion comes back only if the pattern recurs."""
     at = clock.now(now)
-    reason = " ".join((reason or "").split())
+    reason = " ".join(ws.rules.redactor.redact(reason or "").text.split())  # redacted raw, first: it is answered too
     if not reason:
         raise UsageError("say why with --reason \"...\" (it is kept with the proposal)")
     with holding(ws) as st:
         q = _proposal(st, number)
         if q["status"] != "pending":
             raise UsageError(f"proposal #{number} is already {q['status']}")
-        st.run("lc_proposal_decide", id=q["id"], status="skipped", reason=ws.rules.redactor.redact(reason).text,
-               at=at)
+        st.run("lc_proposal_decide", id=q["id"], status="skipped", reason=reason, at=at)
     return {"number": number, "type": q["type"], "status": "skipped", "reason": reason}
 
 
@@ -220,6 +219,7 @@ def why(ws: Any, line: str, now: Now = None, limit: int = 10) -> dict[str, Any]:
     In this order: the exact line in a block kg renders now; else the exact line of a past change (reverted,
     say); else the exact line outside kg's blocks (a human wrote it); else the candidates: lines that contain
     the text as a fragment, then fuzzy matches, each with the change behind it."""
+    line = ws.rules.redactor.redact(line).text  # echoed in the answer; kg's own lines hold markers, not secrets
     needle = _norm(line)
     if not needle:
         raise UsageError("give the line to explain, e.g. kg why \"- Use SSH remotes for git push\"")

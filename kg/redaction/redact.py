@@ -8,8 +8,8 @@ How one call works: the text is lowercased once and its keywords are found (a sh
 are, looks up only the keywords whose first two characters it holds; a long one is scanned by trie regexes of the
 keywords); a rule is built, compiled and tried only at its keywords (or, with `window`, in their line). Each
 match yields a secret span; spans are collected on the original text (earlier rules win, a later span that
-overlaps one already taken is dropped) and the text is rebuilt once. The whole secret is replaced: a span that stops in the
-middle of a run of token characters is extended to the run's end, so a pattern's length cap never leaves a
+overlaps one already taken is dropped) and the text is rebuilt once. The whole secret is replaced: a span that stops in
+the middle of a run of token characters is extended to the run's end, so a pattern's length cap never leaves a
 tail. What is reported is the kinds of secret removed, never the secrets.
 """
 
@@ -33,6 +33,7 @@ _MARKERS = re.compile(r"\[REDACTED:[a-z0-9_]{1,64}\]")
 # Characters a secret is made of: a span ending next to one of these is extended over the rest of the run.
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=")
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=-]*")
+_DOTTED_RUN = re.compile(r"(?:[A-Za-z0-9_+/=-]|\.(?=[A-Za-z0-9_+/=-]))*")
 _SHORT = 4096  # below this many characters keywords are found by str.find, above by the tries
 # Keyword-less rules (rules/secrets.toml says so) all need a run of 20 such characters: text without one, as most
 # of a kg log's fields, skips them, and so never pays for compiling them.
@@ -106,6 +107,8 @@ class Redactor:
 
     def _apply_at(self, rule: SecretRule, text: str, positions: list[int], spans: _Spans) -> None:
         pattern = rule.pattern
+        if rule.upper:
+            positions = [at for at in positions if text[at].isupper()]
         if not rule.window:
             done = 0
             for at in positions:
@@ -151,8 +154,12 @@ class Redactor:
             return
         if any(p.search(secret) for p in rule.ignore) or any(p.search(secret) for p in self._ignore):
             return
-        if end < len(text) and text[end] in _TOKEN_CHARS and text[end - 1] in _TOKEN_CHARS:
-            end = _TOKEN_RUN.match(text, end, end + _MAX_EXTEND).end()
+        if end < len(text) and text[end - 1] in _TOKEN_CHARS and (
+                text[end] in _TOKEN_CHARS or (text[end] == "." and "." in secret)):
+            # a secret with dots in it (pscale_pw_...x.y) goes on over a dot that joins two runs, unless the run is
+            # a blob longer than the bound (then as any other: so a second pass finds nothing new, as in the first)
+            stop = _DOTTED_RUN.match(text, end, end + _MAX_EXTEND).end() if "." in secret else -1
+            end = stop if 0 <= stop < end + _MAX_EXTEND else _TOKEN_RUN.match(text, end, end + _MAX_EXTEND).end()
         spans.add(start, end, rule.kind)
 
     # --- compiled once per Redactor ------------------------------------------------------------------------

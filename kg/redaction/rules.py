@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
+import struct
+import sys
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,10 @@ from kg.core.errors import RulesError
 
 _KIND = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
 _RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "not_before", "description",
-              "template", "key", "secret", "window", "ignore", "priority"}
+              "template", "key", "secret", "window", "ignore", "priority", "upper"}
 _TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence"}
 DEFAULT_PRIORITY = 50
-_CACHE_FORMAT = 4  # bump when the meaning of a cached rule changes
+_CACHE_FORMAT = 6  # bump when the meaning of a cached rule changes
 
 
 class SecretRulesError(RulesError, ValueError):
@@ -54,9 +54,19 @@ class SecretRule:
     ignore_sources: tuple[str, ...] = ()
     priority: int = DEFAULT_PRIORITY
     not_before_source: str | None = None
+    upper: bool = False  # a keyword counts only where its first letter is a capital in the text (ENV_NAME=)
+    code: bytes | None = None  # the regex engine's compiled form of `source`, from the cache (`engine_code`)
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
+        if self.code is not None:
+            try:
+                import _sre
+                import marshal
+
+                return _sre.compile(self.source, *marshal.loads(self.code))
+            except Exception:  # another interpreter's form, or refused by the engine's check: compile it
+                pass
         return re.compile(self.source)
 
     @cached_property
@@ -107,6 +117,9 @@ def parse(data: Mapping[str, Any], source: str, *, validate: bool = True,
 
 def packaged(name: str) -> dict[str, Any]:
     """A packaged rule file of this module's family (`secrets_gitleaks.toml`), parsed."""
+    import tomllib  # imported here: a process that finds the cache never parses TOML
+    from importlib import resources
+
     entry = resources.files("kg.rules") / name
     try:
         return tomllib.loads(entry.read_text(encoding="utf-8"))
@@ -186,10 +199,13 @@ def _parse_rule(entry: Any, index: int, source: str, templates: Mapping[str, str
             raise SecretRulesError(f"{where}: 'not_before' must be a non-empty string")
         _regex_list([not_before], f"{where}: 'not_before'", validate)
     ignore = _regex_list(entry.get("ignore", []), f"{where}: 'ignore'", validate)
+    upper = entry.get("upper", False)
+    if not isinstance(upper, bool):
+        raise SecretRulesError(f"{where}: 'upper' must be true or false")
     if not isinstance(entry.get("description", ""), str):
         raise SecretRulesError(f"{where}: 'description' must be a string")
     return SecretRule(kind, raw, group, tuple(k.lower() for k in keywords), float(min_entropy), before, window,
-                      tuple(ignore), priority, not_before)
+                      tuple(ignore), priority, not_before, upper)
 
 
 def _pattern_of(entry: Mapping[str, Any], where: str, templates: Mapping[str, str]) -> str:
@@ -212,18 +228,23 @@ def _pattern_of(entry: Mapping[str, Any], where: str, templates: Mapping[str, st
 
 # --- the packaged rules, parsed once per machine --------------------------------------------------------
 #
-# Parsing secrets.toml and the gitleaks rules costs about 25 ms, more than a `kg log` spends redacting. The
-# parsed rules are therefore cached in the user's cache directory, keyed by the packaged rule files' names, sizes
-# and modification times (and this cache's format): an edited rule file gets a new key, so a stale cache is never
-# read. The cache is data, never code: Python's `marshal` of strings, numbers and lists (what the interpreter's
-# own bytecode cache is built on: twice as fast to read as JSON, and loading it runs nothing), sealed by a
-# checksum of its bytes. It is used only if it is owned by this user, not writable by anyone else, and its seal
-# holds (so it is exactly what this code wrote: a torn, edited or foreign file is ignored and the TOML is parsed
-# as before). Writing it is best effort (a read-only home just parses) and atomic (`write_atomic`).
+# Parsing secrets.toml and the gitleaks rules costs about 25 ms, and compiling one rule's regex up to 0.6 ms: more
+# than a `kg log` spends redacting. The parsed rules, and the regex engine's compiled form of each pattern, are
+# therefore cached in the user's cache directory, one file per installation of kg (named by where this module is),
+# keyed by the packaged rule files' names, sizes and modification times, the interpreter's version and this
+# cache's format: an edited rule file gets a new key, so a stale cache is never read. The cache is data, never
+# code: Python's `marshal` of strings, numbers and lists (what the interpreter's own bytecode cache is built on:
+# twice as fast to read as JSON, and loading it runs nothing). Its index (the rules, their order, the keyword plan)
+# is sealed by a checksum of its bytes; each rule's compiled form follows it, with its own checksum in the index,
+# and is read only when that rule is first used (a compiled form is handed to the regex engine, which checks it
+# too). It is used only if it is owned by this user, not writable by anyone else, and its seals hold (so it is
+# exactly what this code wrote: a torn, edited or foreign file is ignored and the TOML is parsed as before).
+# Writing it is best effort (a read-only home just parses) and atomic (`write_atomic`).
 
 _FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",
-           "priority", "not_before_source")
-_SEAL = 8  # hex digits of the crc32 that opens the file
+           "priority", "not_before_source", "upper")
+_WHERE = struct.Struct("<III")  # a compiled form's offset, length and crc32: one bytes object for all (fast to load)
+_SEAL = 8  # hex digits of the crc32 that opens the file, then as many of the sealed index's length
 
 
 Row = tuple[Any, ...]  # a rule's fields in `_FIELDS` order
@@ -287,9 +308,11 @@ class LazyRules(Sequence[SecretRule]):
     a `kg log` uses a handful of the packaged rules, and building all of them would cost more than its redaction.
     The keyword plan comes with them, so nothing needs building to know where to look."""
 
-    def __init__(self, rows: Sequence[bytes | Row], plan: KeywordPlan | None = None) -> None:
+    def __init__(self, rows: Sequence[bytes | Row], plan: KeywordPlan | None = None,
+                 codes: Sequence[bytes | None] | None = None) -> None:
         self._rows = rows
         self.plan = plan
+        self._codes = codes
         self._built: list[SecretRule | None] = [None] * len(rows)
 
     def __len__(self) -> int:
@@ -306,39 +329,78 @@ class LazyRules(Sequence[SecretRule]):
 
                 row = marshal.loads(row)
             rule = self._built[index] = SecretRule(*row)
+            if self._codes is not None:
+                rule.code = self._codes[index]
         return rule
 
 
 def packaged_rules(entry: str = "secrets.toml") -> tuple[list[SecretRule], list[str]]:
     """(rules in file order, global ignore regexes) of the packaged `entry` file and what it includes."""
-    rows, _order, _plan, ignore = _packaged(entry)
-    return list(LazyRules(rows)), ignore
+    cached = _packaged(entry)
+    return list(LazyRules(cached.rows)), cached.ignore
 
 
 def packaged_rows(entry: str = "secrets.toml") -> tuple[LazyRules, list[str]]:
     """(rules in the order they apply (priority, then file order), each built on first use; global ignore regexes)
     of the packaged `entry` file and what it includes."""
-    rows, order, plan, ignore = _packaged(entry)
-    return LazyRules([rows[i] for i in order], plan), ignore
+    cached = _packaged(entry)
+    codes = _Codes(cached.codes, cached.order) if cached.codes is not None else None
+    return LazyRules([cached.rows[i] for i in cached.order], cached.plan, codes), cached.ignore
 
 
-def _packaged(entry: str) -> tuple[list[bytes] | list[Row], list[int], KeywordPlan, list[str]]:
-    """(rows in file order, the order rules apply, the keyword plan in that order, global ignore
-    regexes): from the cache when a trustworthy one matches the files, else parsed (and cached for the next
-    process)."""
-    key = _packaged_key(entry)
-    path = cache_dir() / f"secret-rules-{entry.removesuffix('.toml')}.marshal" if key else None
-    if path is not None:
-        cached = _read_cache(path, key)
-        if cached is not None:
-            return cached
+@dataclass
+class _Cached:
+    rows: list[bytes] | list[Row]  # in file order
+    order: list[int]  # the order rules apply
+    plan: KeywordPlan  # in that order
+    ignore: list[str]
+    # the cache file, where its compiled forms start, and (offset, length, crc) of each row's, packed (`_WHERE`)
+    codes: tuple[Path, int, bytes] | None = None
+
+
+class _Codes(Sequence[bytes | None]):
+    """The compiled forms of the rules in the order they apply, each read from the cache file when asked for (a
+    process uses a few) and checked against its checksum in the sealed index: a file replaced meanwhile, or cut
+    short, gives None, and the rule is compiled from its source."""
+
+    def __init__(self, codes: tuple[Path, int, bytes], order: list[int]) -> None:
+        self._path, self._base, self._where = codes
+        self._order = order
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        offset, length, crc = _WHERE.unpack_from(self._where, _WHERE.size * self._order[index])
+        if not length:
+            return None
+        try:
+            fd = os.open(self._path, os.O_RDONLY)
+            try:
+                blob = os.pread(fd, length, self._base + offset)
+            finally:
+                os.close(fd)
+        except OSError:
+            return None
+        return blob if zlib.crc32(blob) == crc else None
+
+
+def _packaged(entry: str) -> _Cached:
+    """The packaged rules of `entry`: from the cache when a trustworthy one matches the files, else parsed (and
+    cached for the next process)."""
+    path = cache_dir() / f"secret-rules-{entry.removesuffix('.toml')}-{zlib.crc32(__file__.encode()):08x}.marshal"
+    cached = _read_cache(path, entry)
+    if cached is not None:
+        return cached
+    folder = _rules_folder()
+    key = _packaged_key(entry, folder)
     rules, ignore = parse(packaged(entry), f"rules/{entry}", validate=False)
     rows = [tuple(getattr(rule, name) for name in _FIELDS) for rule in rules]
     order = sorted(range(len(rows)), key=lambda i: (rules[i].priority, i))
     plan = KeywordPlan.of([rules[i].keywords for i in order])
-    if path is not None:
-        _write_cache(path, key, rows, order, plan, ignore)
-    return rows, order, plan, ignore
+    if key is not None:
+        _write_cache(path, key, folder, rows, order, plan, ignore)
+    return _Cached(rows, order, plan, ignore)
 
 
 def cache_dir() -> Path:
@@ -349,14 +411,13 @@ def cache_dir() -> Path:
     return Path(base) / "kg"
 
 
-def _packaged_key(entry: str) -> str | None:
-    """A key for every packaged secrets*.toml as it is now: name, size and modification time in nanoseconds (what
-    Python's own bytecode cache checks against its source), the entry point and the cache format. An edited or
-    replaced rule file gets a new key without reading it. It is not a defence against a forged cache (the owner
-    and mode checks are)."""
-    parts = [entry]
+def _packaged_key(entry: str, folder: str) -> str | None:
+    """A key for every secrets*.toml in `folder` as it is now: name, size and modification time in nanoseconds
+    (what Python's own bytecode cache checks against its source), the entry point, the interpreter's version (the
+    compiled forms are its own) and the cache format. An edited or replaced rule file gets a new key without
+    reading it. It is not a defence against a forged cache (the owner and mode checks are)."""
+    parts = [entry, sys.version]
     try:
-        folder = os.path.dirname(os.path.abspath(_rules_file()))
         with os.scandir(folder) as entries:
             for item in sorted(entries, key=lambda e: e.name):
                 if item.name.startswith("secrets") and item.name.endswith(".toml"):
@@ -367,14 +428,31 @@ def _packaged_key(entry: str) -> str | None:
     return f"{zlib.crc32(chr(0).join(parts).encode()):08x}-{len(parts)}-f{_CACHE_FORMAT}"
 
 
-def _rules_file() -> str:
-    """A file of the packaged rules folder (kg.rules' __init__.py)."""
+def _rules_folder() -> str:
+    """The packaged rules folder (where kg.rules is). Importing kg.rules costs half a millisecond, so a process
+    that finds a cache takes the folder recorded in it (the cache file is this installation's own)."""
     import kg.rules
 
-    return kg.rules.__file__  # type: ignore[return-value]
+    return os.path.dirname(os.path.abspath(kg.rules.__file__))  # type: ignore[arg-type]
 
 
-def _read_cache(path: Path, key: str) -> tuple[list[bytes], list[int], KeywordPlan, list[str]] | None:
+def engine_code(source: str) -> bytes:
+    """What `re.compile(source)` hands the regex engine (`_sre.compile`'s arguments after the pattern), marshalled:
+    building it is what costs in a compile, and `SecretRule.pattern` skips that with it."""
+    import marshal
+    from re import _compiler, _parser  # type: ignore[attr-defined]
+
+    parsed = _parser.parse(source, 0)
+    groupindex = dict(parsed.state.groupdict)
+    indexgroup: list[str | None] = [None] * parsed.state.groups
+    for name, number in groupindex.items():
+        indexgroup[number] = name
+    code = [int(op) for op in _compiler._code(parsed, 0)]  # opcodes are int subclasses: plain ints marshal
+    return marshal.dumps((int(parsed.state.flags), code, parsed.state.groups - 1, groupindex,
+                          tuple(indexgroup)))
+
+
+def _read_cache(path: Path, entry: str) -> _Cached | None:
     import marshal
 
     try:
@@ -382,30 +460,45 @@ def _read_cache(path: Path, key: str) -> tuple[list[bytes], list[int], KeywordPl
             info = os.fstat(handle.fileno())
             if (hasattr(os, "getuid") and info.st_uid != os.getuid()) or info.st_mode & 0o022:
                 return None  # someone else could have written it: do not let it decide what gets redacted
-            data = handle.read()
-        body = memoryview(data)[_SEAL:]
-        if data[:_SEAL] != b"%08x" % zlib.crc32(body):
+            head = handle.read(2 * _SEAL)
+            length = int(head[_SEAL:], 16)
+            body = handle.read(length)
+        if len(body) != length or head[:_SEAL] != b"%08x" % zlib.crc32(body):
             return None  # torn, edited or not ours
-        fmt, cached_key, ignore, rows, order, plan = marshal.loads(body)
-        if fmt != _CACHE_FORMAT or cached_key != key or not rows or len(rows) != len(order):
+        fmt, cached_key, folder, ignore, rows, order, plan, where = marshal.loads(body)
+        if fmt != _CACHE_FORMAT or cached_key != _packaged_key(entry, folder) or not rows or len(rows) != len(order):
             return None
         # sealed: exactly what `_write_cache` wrote
-        return rows, order, KeywordPlan(*plan), ignore
+        codes = (path, 2 * _SEAL + length, where) if len(where) == _WHERE.size * len(rows) else None
+        return _Cached(rows, order, KeywordPlan(*plan), ignore, codes)
     except (OSError, ValueError, TypeError, EOFError):
         return None
 
 
-def _write_cache(path: Path, key: str, rows: list[Row], order: list[int], plan: KeywordPlan,
+def _write_cache(path: Path, key: str, folder: str, rows: list[Row], order: list[int], plan: KeywordPlan,
                  ignore: list[str]) -> None:
-    """Each row marshalled on its own (a process unpacks only the rules it uses), sealed, written atomically."""
+    """Each row marshalled on its own (a process unpacks only the rules it uses) in the sealed index, each rule's
+    compiled form after it; written atomically."""
     import marshal
 
     from kg.core.files import write_atomic  # the one way kg replaces a file
 
-    body = marshal.dumps((_CACHE_FORMAT, key, list(ignore), [marshal.dumps(row) for row in rows], order, plan.dump()))
+    blobs: list[bytes] = []
+    where = bytearray()
+    offset = 0
+    for row in rows:
+        try:
+            blob = engine_code(row[1])
+        except Exception:  # an interpreter whose re module is built otherwise: the rule compiles when used
+            blob = b""
+        where += _WHERE.pack(offset, len(blob), zlib.crc32(blob))
+        blobs.append(blob)
+        offset += len(blob)
+    body = marshal.dumps((_CACHE_FORMAT, key, folder, list(ignore), [marshal.dumps(row) for row in rows], order,
+                          plan.dump(), bytes(where)))
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        write_atomic(path, b"%08x" % zlib.crc32(body) + body)
+        write_atomic(path, b"%08x%08x" % (zlib.crc32(body), len(body)) + body + b"".join(blobs))
         os.chmod(path, 0o600)
     except OSError:
         pass

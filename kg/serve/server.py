@@ -239,7 +239,9 @@ def serve(root: Path) -> str:
         with ExitStack() as stack:
             # a foreground open: the detached appliers stand aside for it (a reader waits for it to answer); a
             # process that needs the graph itself asks it to let go once it listens
-            held = stack.enter_context(ws.store())
+            # (issue 20) its open drains as a reader's does (bounded under contention): the first read waits
+            # for the server to listen, not for everyone's backlog; the loop applies the rest between reads
+            held = stack.enter_context(ws.store(budget=ws.policy.reader_drain_seconds))
             stack.callback(ReadCache(held).install().uninstall)  # answers kept until the graph changes
             server = Server(ws, conf.idle_seconds, stamp)
             server.baseline = set(ws.__dict__)

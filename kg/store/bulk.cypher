@@ -13,6 +13,17 @@ MATCH (p:Node)-[:derived_from]->(e:Node)
 WHERE e.id = i AND p.kind = 'pattern'
 RETURN DISTINCT e.id AS id
 
+// name: bulk_with_pattern
+// dialect: falkordb
+// FalkorDB starts this match from an index scan of every event (n.kind) and walks back; a WITH makes it
+// start from the one node found by key.
+UNWIND $ids AS i
+MATCH (e:Node {id: i})
+WITH e
+MATCH (p:Node)-[:derived_from]->(e)
+WHERE p.kind = 'pattern'
+RETURN DISTINCT e.id AS id
+
 // name: bulk_pattern_keys
 // Every pattern's key and id, live patterns last so that they win over merged tombstones.
 MATCH (p:Node)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core.errors import StoreError
-from kg.store import falkor_copy
+from kg.store import falkor_copy, falkor_params
 from kg.store import falkor_dialect as dialect
 from kg.store import queries as _queries
 from kg.store.backend import ENV_CA, StoreUrl
@@ -267,15 +267,12 @@ class FalkorStore:
             raise StoreError(f"graph query failed: {exc}") from None
         if known is not None:
             return known
-        if params:
-            from kg.store import _check_values
-
-            _check_values(params)
+        text = falkor_params.header(params) + cypher  # checks the values as Kùzu's runner does
         try:
             if self._lock is not None:
                 self._lock.renew()
             run = self._graph.ro_query if self.read_only else self._graph.query  # a replica takes reads only
-            result = run(cypher, dialect.to_server(params) if params else None)
+            result = run(text)
         except Exception as exc:  # noqa: BLE001 - redis and falkordb raise their own classes
             raise _plain(exc, self.url) from None
         columns = [h[1] for h in (result.header or [])]

@@ -51,12 +51,17 @@ def free_port() -> int:
 
 def ping(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
     """Whether a Redis-protocol server answers PING on the port (plain socket: no client library needed)."""
+    return _answer(port, host, timeout).startswith(b"+PONG")
+
+
+def _answer(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bytes:
+    """The server's reply to PING: `+PONG`, `-LOADING ...` while it replays its append-only file, or b""."""
     try:
         with socket.create_connection((host, port), timeout=timeout) as s:
             s.sendall(b"PING\r\n")
-            return s.recv(64).startswith(b"+PONG")
+            return s.recv(64)
     except OSError:
-        return False
+        return b""
 
 
 def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replica_of: int | None = None) -> Server:
@@ -85,8 +90,11 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
             tail = log.read_text(encoding="utf-8", errors="replace")[-600:] if log.exists() else ""
             _forget(folder)
             raise StoreError(f"the FalkorDB server did not start (exit {proc.returncode}): {tail.strip()}")
-        if ping(port):
+        reply = _answer(port)
+        if reply.startswith(b"+PONG"):
             return Server(port, proc.pid, folder)
+        if reply.startswith(b"-LOADING"):  # replaying its data (a big graph, or after a crash): not stuck
+            deadline = max(deadline, time.monotonic() + wait_s)
         time.sleep(0.05)
     proc.kill()
     _forget(folder)

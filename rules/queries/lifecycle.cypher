@@ -30,6 +30,21 @@ RETURN p.id AS pattern, e.id AS id, e.created_at AS created_at, e.category AS ca
        e.priority AS priority, e.text AS text
 ORDER BY pattern, created_at, id
 
+// name: lc_window_events
+// dialect: falkordb
+// FalkorDB starts the join from an index scan of every event (n.kind) for each id (over 200 s for 200 patterns
+// at 100k events); a WITH makes it start from each pattern found by key.
+UNWIND $ids AS pid
+MATCH (p:Node {id: pid})
+WITH p
+MATCH (p)-[:derived_from]->(e:Node)
+WHERE e.kind = 'event' AND e.created_at >= $since AND e.created_at <= $now
+  AND NOT e.status IN $ignore_statuses
+RETURN p.id AS pattern, e.id AS id, e.created_at AS created_at, e.category AS category, e.area AS area,
+       e.entry_type AS entry_type, e.action AS action, e.tags AS tags, e.source AS source,
+       e.priority AS priority, e.text AS text
+ORDER BY pattern, created_at, id
+
 // name: lc_change_ids
 MATCH (c:Change) WHERE c.id STARTS WITH $prefix RETURN c.id AS id
 
@@ -373,6 +388,17 @@ WHERE e.kind = 'event' AND e.created_at <= $now
 RETURN e.created_at AS created_at
 ORDER BY created_at
 
+// name: lc_pattern_times
+// dialect: falkordb
+// FalkorDB starts this match from an index scan of every event (n.kind) and walks back; a WITH makes it
+// start from the one node found by key.
+MATCH (p:Node {id: $id})
+WITH p
+MATCH (p)-[:derived_from]->(e:Node)
+WHERE e.kind = 'event' AND e.created_at <= $now
+RETURN e.created_at AS created_at
+ORDER BY created_at
+
 // name: lc_pattern_changes
 // Every change made from one pattern, live or reverted (their live periods are not the base rate).
 MATCH (c:Change)-[:change_pattern]->(p:Node {id: $id})
@@ -409,6 +435,17 @@ ORDER BY recurrence DESC, last_seen DESC, id
 // name: lc_pattern_actions
 // Every suggested action among a pattern's occurrences, oldest first (the next-best text after a revert).
 MATCH (p:Node {id: $id})-[:derived_from]->(e:Node)
+WHERE e.kind = 'event' AND e.action IS NOT NULL AND e.action <> ''
+RETURN e.action AS action
+ORDER BY e.created_at, e.id
+
+// name: lc_pattern_actions
+// dialect: falkordb
+// FalkorDB starts this match from an index scan of every event (n.kind) and walks back; a WITH makes it
+// start from the one node found by key.
+MATCH (p:Node {id: $id})
+WITH p
+MATCH (p)-[:derived_from]->(e:Node)
 WHERE e.kind = 'event' AND e.action IS NOT NULL AND e.action <> ''
 RETURN e.action AS action
 ORDER BY e.created_at, e.id

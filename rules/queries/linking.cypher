@@ -93,6 +93,18 @@ RETURN p.id AS id, p.pattern_key AS key
 ORDER BY id
 LIMIT 1
 
+// name: pattern_of_event
+// dialect: falkordb
+// FalkorDB starts this match from an index scan of every event (n.kind) and walks back; a WITH makes it
+// start from the one node found by key.
+MATCH (e:Node {id: $id})
+WITH e
+MATCH (p:Node)-[:derived_from]->(e)
+WHERE p.kind = 'pattern'
+RETURN p.id AS id, p.pattern_key AS key
+ORDER BY id
+LIMIT 1
+
 // name: pattern_event_set_key
 // An event that joined a pattern carries its key, as if it had named it (null: it left its pattern).
 MATCH (e:Node {id: $id})

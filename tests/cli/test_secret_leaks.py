@@ -299,3 +299,114 @@ def test_no_secret_reaches_the_workspace_through_the_read_server(tmp_path):
     assert _leaks(root) == []
     finder = _finder()
     assert [(out[:30], kind) for out in printed for kind in sorted(_found_in(out.encode(), finder))] == []
+
+
+def _every_kind() -> list[tuple[str, str, str]]:
+    """(kind, text, secret): one secret of every kind the packaged rules find, generated from the rule's own regex
+    and put in agent text as bench/redact_cases.py does (the first shape in which kg redacts it: whether each kind is
+    found is measured by the bench; here, whether a found one can get past the gate anywhere)."""
+    import sys
+
+    from kg.redaction.redact import load_default
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        from redact_cases import provider_cases
+    finally:
+        sys.path.pop(0)
+    redactor = load_default()
+    out: dict[str, tuple[str, str, str]] = {}
+    for _provider, text, secret in provider_cases(redactor):
+        if secret is None or len(secret) < 8 or " " in secret:
+            continue
+        around = text.replace(secret, " ").lower().encode()
+        if any(piece in around for piece in _needles(secret)):
+            continue  # the variable name made from the rule's keyword holds a piece of the secret: not a leak
+        kinds = redactor.redact(text).kinds
+        if len(kinds) == 1 and kinds[0] not in out and secret not in redactor.redact(text).text:
+            out[kinds[0]] = (kinds[0], text, secret)
+    return list(out.values())
+
+
+def _scan(root: Path, printed: list[tuple[str, str]], secrets: list[tuple[str, str, str]]) -> list[tuple[str, str]]:
+    """(where, kind) of every secret in `secrets` found in the workspace's bytes or in what was printed."""
+    shortest = min(min(len(secret), 16) for _, _, secret in secrets)
+    finder = (re.compile(rb"[!-~]{%d,}" % shortest),
+              [(kind, {piece.lower() for piece in _needles(secret)}) for kind, _, secret in secrets])
+    found = [(str(path.relative_to(root)), kind) for path in sorted(p for p in root.rglob("*") if p.is_file())
+             for kind in sorted(_found_in(path.read_bytes(), finder))]
+    return found + [(where, kind) for where, out in printed for kind in sorted(_found_in(out.encode(), finder))]
+
+
+def test_every_kind_and_the_other_commands_and_mcp_tools_keep_secrets_out(run_kg, ws, tmp_path):
+    """The commands the scan above does not run (bulk `kg ingest`, pattern keys given to `patterns split`, `resolve`,
+    `why`, `show`, `list`, `recall`, the proposals' `skip` reason and `approve`, the codex and openclaw hooks, the
+    session brief written to a file, `doctor`) and every MCP tool, with a secret of every kind the rules know; then
+    every byte of the workspace and everything printed or answered is scanned for them. As in the scan above, each
+    field gets the secret with the words that make it recognisable (the area and pattern key, which kg lowercases,
+    included): a bare random string is no secret to any rule."""
+    every = _every_kind()
+    assert len(every) >= 150  # about two hundred kinds: gitleaks' providers and kg's own
+    secrets = SECRETS + every
+    printed: list[tuple[str, str]] = []
+
+    def ok(args, **kw):
+        r = run_kg(args, **kw)
+        assert r.exit_code == 0, (args[:3], r.stdout[-300:], r.stderr[-300:])
+        printed.append((" ".join(args[:2]), r.stdout + r.stderr))
+        return r
+
+    # every kind through bulk logging: each secret in the summary, details, tags and area of its own entry
+    lines = [json.dumps({"kind": "error", "summary": f"call failed: {text}".replace("\n", " ")[:300],
+                         "details": text, "tags": [_short(kind, text, secret)], "area": _short(kind, text, secret),
+                         "pattern_key": f"auth {_short(kind, text, secret)}", "session": "bulk",
+                         "at": "2026-03-02T09:00"}) for kind, text, secret in secrets]
+    (tmp_path / "bulk.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ok(["ingest", str(tmp_path / "bulk.jsonl"), *NOW])
+    every_blob = "\n".join(text for _, text, _ in every)
+    eid = ok(["log", "error", "deploy failed", "--details", every_blob, "--error", every_blob[:8000],
+              "--json", *NOW]).json["id"]
+    # two patterns of three sessions each become proposals whose texts carry secrets: one approved, one skipped
+    # with a secret in the reason
+    for key, action in (("deploy.token", f"Export {SECRETS[1][1]} first"), ("ci.creds", f"Use {SECRETS[11][1]}")):
+        for i in range(3):
+            lid = ok(["log", "learning", f"deploy broke again with {SECRETS[0][1]}", "--category", "workflow",
+                      "--pattern-key", key, "--session", f"s{key}{i}", "--action", action, "--json",
+                      "--now", f"2026-06-0{i + 1}T10:00"]).json["id"]
+    ok(["cycle", "--now", "2026-06-03T12:00"])
+    ok(["propose", "--now", "2026-06-03T12:00"])
+    ok(["approve", "1", "--now", "2026-06-03T13:00"])
+    ok(["skip", "2", "--reason", f"not with {SECRETS[2][1]} in it", "--now", "2026-06-03T13:00"])
+    ok(["patterns", "split", "ci.creds", lid, "--key", f"auth {SECRETS[13][1]}", "--json", *NOW])
+    ok(["resolve", eid, "--status", "resolved", *NOW])
+    ok(["show", eid, "--json"])
+    ok(["list", "--json"])
+    ok(["recall", "--message", f"deploy with {SECRETS[6][1]}", "--json", *NOW])
+    # a fragment of the approved line, secret and all: echoed redacted, and found as the redacted line it is
+    assert "Export [REDACTED:github_token]" in ok(["why", f"Export {SECRETS[1][2]}", *NOW]).stdout
+    ok(["hook", "session-start", "--write", "--runtime", "claude-code", *NOW],
+       input=json.dumps({"hook_event_name": "SessionStart", "session_id": "cc1", "source": "startup",
+                         "prompt": f"rotate {SECRETS[1][1]}"}))
+    codex = {"hook_event_name": "PostToolUse", "session_id": "cx1", "turn_id": "t1", "tool_name": "Bash",
+             "tool_use_id": "call_1", "cwd": str(ws.root), "model": "gpt-5", "permission_mode": "default",
+             "transcript_path": None, "tool_input": {"command": f"deploy --token {SECRETS[4][2]}"},
+             "tool_response": f"Exit code 1\nerror: bad credentials {SECRETS[5][1]}"}
+    ok(["hook", "post-tool-use", "--runtime", "codex", *NOW], input=json.dumps(codex))
+    openclaw = {"toolName": "exec", "params": {"command": f"mysql -uroot -p{SECRETS[16][2]} app"},
+                "error": f"ERROR 1045: denied, key {SECRETS[6][1]}", "sessionKey": "oc1"}
+    ok(["hook", "post-tool-use", "--runtime", "openclaw", *NOW], input=json.dumps(openclaw))
+    ok(["doctor", *NOW])
+
+    mcp = pytest.importorskip("kg.runtimes.mcp_server", reason="the MCP server needs the mcp extra")
+    tools = mcp.build_server(ws.root)._tool_manager
+    for kind, text, secret in SECRETS[:8]:
+        answer = tools.get_tool("log").fn(kind="error", summary=f"failed: {text}".replace("\n", " ")[:200],
+                                          details=every_blob, action=f"rotate {text}", area=_short(kind, text, secret),
+                                          error_text=text, pattern_key=f"auth {_short(kind, text, secret)}")
+        printed.append(("mcp log", json.dumps(answer)))
+    asked = " ".join(text.replace("\n", " ") for _, text, _ in SECRETS[:6])
+    for name, args in (("search", {"query": asked}), ("recall", {"message": asked}), ("inject", {"message": asked}),
+                       ("brief", {"message": asked}), ("status", {}), ("propose", {})):
+        printed.append((f"mcp {name}", json.dumps(tools.get_tool(name).fn(**args), default=str)))
+    ok(["status"])  # applies what the MCP server journaled
+    assert _scan(ws.root, printed, secrets) == []

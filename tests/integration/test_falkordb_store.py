@@ -203,6 +203,27 @@ def test_bulk_loads_agree(store, tmp_path):
         assert (r["w"], r["a"]) == ("alpha#1", "tester")  # copy_rows, the import's path
 
 
+@pytest.mark.parametrize("text", ['quote " and back\\slash', "line\nbreak\ttab\rreturn", "bell\x07 and \\u00e9",
+                                  "汉字 and émoji 🎉", "\\", ""])
+def test_bulk_rows_keep_every_character(store, tmp_path, text):
+    """A bulk chunk is written as JSON on FalkorDB (kg/store/falkor_params.py); what JSON escapes differently
+    from Cypher (a control character, a literal backslash-u) must still arrive as it was."""
+    from kg.store import NODE_COLUMNS, bulk
+
+    params = node("ERR-20260301-001", text or "x", tags=["a", None]) | {"details": text}
+    bulk.copy_rows(store, "Node", [{c: params.get(c) for c in NODE_COLUMNS}], scratch=tmp_path,
+                   columns=NODE_COLUMNS)
+    (n,) = store.run("node_get", id="ERR-20260301-001")
+    assert n["n"]["details"] == text and n["n"]["tags"] == ["a", None] and n["n"]["created_at"] == AT
+
+
+def test_a_number_past_64_bits_is_refused_in_a_bulk_chunk(store):
+    from kg.core.errors import UsageError
+
+    with pytest.raises(UsageError, match="out of range"):
+        store.execute("UNWIND $rows AS r RETURN r[0] AS x", {"rows": [[2**64]]})
+
+
 def test_a_dry_run_on_a_team_graph_writes_to_a_scratch_copy(request, tmp_path):
     """FalkorDB has no transaction to roll back: a dry run's writes go to a copy of the graph, deleted after."""
     from kg.store.falkor import _client

@@ -143,6 +143,52 @@ def test_a_mistake_recurring_across_two_workspaces_is_promoted_once_into_both(tm
     assert json.loads(out)["files"] == []  # beta's blocks are beta's own: nothing flagged, nothing rewritten
 
 
+def test_two_machines_as_separate_processes_learn_from_each_other(tmp_path, falkordb_url):
+    """The "done when" with every command its own `kg` process, as on two machines: each day alpha and beta
+    log the same failure at the same moment (two processes racing for the server); alpha's cycle proposes
+    it once, a person approves it in beta, and the rule is rendered into both workspaces' files. Ids stay
+    unique and each event names its workspace and agent."""
+    import os
+    import subprocess
+    import sys
+
+    kg_bin = str(Path(sys.executable).with_name("kg"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "0"}
+
+    def start(root: Path, agent: str, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen([kg_bin, "-w", str(root), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=env | {"KG_AGENT": agent})
+
+    def done(proc: subprocess.Popen[str]) -> str:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        return out
+
+    alpha, beta = tmp_path / "alpha", tmp_path / "beta"
+    for root, agent in ((alpha, "ann"), (beta, "bob")):
+        done(start(root, agent, "init", str(root), "--store", falkordb_url))
+    ids = []
+    for day in (1, 2):
+        racing = [start(root, agent, "log", "error", "Deploy failed: database lock timeout on migrate",
+                        "--pattern-key", "db.lock", "--area", "backend", "--session", f"{agent}{day}", "--wait",
+                        "--json", "--now", f"2026-03-0{day}T10:00:00")
+                  for root, agent in ((alpha, "ann"), (beta, "bob"))]
+        ids += [json.loads(done(p))["id"] for p in racing]
+    assert len(set(ids)) == 4
+    (proposal,) = json.loads(done(start(alpha, "ann", "cycle", "--json", "--now", "2026-03-06T10:00:00")))["proposed"]
+    assert proposal["pattern_key"] == "db.lock"
+    applied = json.loads(done(start(beta, "bob", "approve", str(proposal["number"]), "--json",
+                                    "--now", "2026-03-06T10:05:00")))
+    assert applied["action"] == "applied"
+    again = json.loads(done(start(alpha, "ann", "cycle", "--json", "--now", "2026-03-06T11:00:00")))
+    assert again["proposed"] == [] and again["promoted"] == []
+    for root in (alpha, beta):
+        assert "- Deploy failed: database lock timeout on migrate" in (root / proposal["target"]).read_text()
+    status = json.loads(done(start(alpha, "ann", "status", "--json", "--now", "2026-03-06T12:00:00")))
+    who = {(c["workspace"].split("#")[0], c["agent"], c["events"]) for c in status["team"]["contributors"]}
+    assert who == {("alpha", "ann", 2), ("beta", "bob", 2)}
+
+
 def _log(root: Path, summary: str, key: str, day: int, session: str, month: int = 1) -> None:
     code, _, err = kg(f"log error {shlex.quote(summary)} --pattern-key {key} --area tooling --session {session} "
                       f"--wait --now 2026-{month:02d}-{day + 1:02d}T09:00:00", workspace=root)

@@ -61,3 +61,24 @@ def test_a_lone_log_or_a_server_switched_off_starts_none(tmp_path, monkeypatch):
     ws.log("error", "deploy step 1 failed", apply=False)
     watching(ws, lambda: [ws.drain(if_pending=True), ws.log("error", "deploy step 2 failed", apply=False)][0])()
     assert not client.alive(ws.kg_dir) and ws.journal.pending_count() == 1
+
+
+def test_an_applier_that_finds_other_agents_entries_starts_the_server_before_draining(tmp_path, monkeypatch):
+    """More than its own entry in the journal: the applier starts the server first thing and leaves the drain
+    to it (that round applies nothing), so the first read under load finds the server up."""
+    monkeypatch.setenv("KG_SERVER", "1")
+    ws = kg.init_workspace(tmp_path / "ws")
+    for step in (1, 2):
+        ws.log("error", f"deploy step {step} failed on staging", area="infra", apply=False)
+    drained = []
+    once = watching(ws, lambda: drained.append(ws.drain(if_pending=True)))
+    try:
+        assert once() is None and not drained  # nothing applied here: the server takes it
+        deadline = time.monotonic() + 120
+        while not client.alive(ws.kg_dir):
+            assert time.monotonic() < deadline, "no read server was started"
+            time.sleep(0.02)
+        once()  # started once: later rounds drain as before
+        assert len(drained) == 1
+    finally:
+        _stop(ws.root)

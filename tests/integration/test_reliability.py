@@ -352,3 +352,47 @@ def test_a_writer_still_applies_everything_before_it_works(tmp_path):
     last = [ws.log("error", f"step {i} failed", now="2026-11-01T10:00", apply=False) for i in range(20)][-1]
     assert ws.resolve(last.id, "resolved", now="2026-11-02")["previous"] == "pending"
     assert ws.journal.pending_count() == 0
+
+
+def test_a_migration_cut_short_leaves_the_graph_as_the_previous_one_left_it(tmp_path, monkeypatch):
+    """A migration runs in one transaction with its mark: one that fails half-way (as one killed half-way)
+    leaves no table or column behind, so once it can run, it runs from the start instead of failing on a
+    column made already, and the graph opens."""
+    import kg.store as store_mod
+    from kg.core.errors import SchemaError, StoreError
+    from kg.store import Store
+
+    real = store_mod.migrations()
+    path, lock = tmp_path / "graph.kuzu", tmp_path / "graph.lock"
+    with Store.open(path, lock_path=lock, lock_timeout=5):
+        pass
+    add = "ALTER TABLE Node ADD zz_probe INT64 DEFAULT 0"
+    broken = (*real, ("0099_probe", (add, "CREATE NODE TABLE Broken(id STRING PRIMARY KEY, ")))
+    monkeypatch.setattr(store_mod, "migrations", lambda: broken)
+    with pytest.raises(SchemaError, match="migration 0099_probe failed"):
+        with Store.open(path, lock_path=lock, lock_timeout=5):
+            pass
+    monkeypatch.setattr(store_mod, "migrations", lambda: real)
+    with Store.open(path, lock_path=lock, lock_timeout=5) as st:  # opens: 0099 left nothing behind
+        with pytest.raises(StoreError, match="zz_probe"):
+            st.execute("MATCH (n:Node) RETURN n.zz_probe AS z")
+    fixed = (*real, ("0099_probe", (add, "CREATE NODE TABLE IF NOT EXISTS Probe(id STRING PRIMARY KEY)")))
+    monkeypatch.setattr(store_mod, "migrations", lambda: fixed)
+    with Store.open(path, lock_path=lock, lock_timeout=5) as st:  # runs from its first statement again
+        assert "0099_probe" in st.applied_migrations()
+        assert st.execute("MATCH (n:Node) RETURN count(n.zz_probe) AS z") == [{"z": 0}]
+
+
+def test_a_hook_payloads_fifo_transcript_is_refused_without_blocking(ws, tmp_path):
+    """A session-end payload naming a FIFO as its transcript: the real `kg` process answers at once (a
+    FIFO with no writer would block a plain open forever), says why, and exits 0 as a hook must."""
+    fifo = tmp_path / "transcript.jsonl"
+    os.mkfifo(fifo)
+    payload = {"session_id": "abc", "transcript_path": str(fifo), "cwd": str(ws.root),
+               "hook_event_name": "SessionEnd", "reason": "exit"}
+    res = subprocess.run([str(Path(sys.executable).with_name("kg")), "-w", str(ws.root), "hook", "session-end",
+                          "--runtime", "claude-code", "--json"], input=json.dumps(payload), capture_output=True,
+                         text=True, timeout=300, env={**os.environ, "KG_SERVER": "0"})
+    assert res.returncode == 0, res.stderr
+    note = json.loads(res.stdout)["notes"][0]
+    assert note.startswith(f"Error: could not reflect on {fifo}: the transcript {fifo} is not a regular file")

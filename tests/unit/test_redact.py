@@ -447,7 +447,23 @@ LEFT_ALONE = [
     "kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n",
     "https://kgfunc.azurewebsites.net/api/ingest?name=world",
     "SUMO_ACCESS_KEY={SumoAccessKey}",
+    # YAML tags before a reference, names of words with a hash part (cache keys), token-shaped names
+    "secret_key: !ENV ${SECRET_KEY}",
+    "cacheKey: node-modules-v2-Linux-3f5e8c1b9d",
+    'anthropic_token = "sk-live-yourTokenHere"',
+    "artifact_key = build-cache-Darwin-arm64-9c1e4f",
 ]
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("secret: !ENV Xk29sLq0aPzW8", "Xk29sLq0aPzW8"),  # a YAML tag is skipped, the value after it redacted
+    ("password: !!binary cGFzc3dvcmQxMjM0NTY=", "cGFzc3dvcmQxMjM0NTY="),  # a core tag goes with it
+    ("password: Summer-Sky-2024", "Summer-Sky-2024"),  # a password may be words: the word-name rule is for tokens
+    ('api_token = "Xk9aQw3rT5-yU7iO9pA1-sD3fG5hJ7kL9z"', "Xk9aQw3rT5-yU7iO9pA1-sD3fG5hJ7kL9z"),
+])
+def test_names_of_words_are_not_taken_for_tokens_but_secrets_still_go(redactor: Redactor, text: str,
+                                                                       secret: str) -> None:
+    assert secret not in redactor.redact(text).text
 
 
 @pytest.mark.parametrize("text", LEFT_ALONE)
@@ -529,18 +545,21 @@ def test_a_damaged_or_foreign_cache_is_ignored(tmp_path, monkeypatch, damage: st
     packaged_rules()
     path = next(tmp_path.glob("secret-rules-*.marshal"))
     raw = path.read_bytes()
-    fmt, key, ignore, rows, order, plan = marshal.loads(raw[8:])
+    length = int(raw[8:16], 16)
+    fmt, key, folder, ignore, rows, order, plan, where = marshal.loads(raw[16:16 + length])
+    codes = raw[16 + length:]
 
     def sealed(body: bytes) -> bytes:
-        return b"%08x" % zlib.crc32(body) + body
+        return b"%08x%08x" % (zlib.crc32(body), len(body)) + body + codes
 
-    one_rule = marshal.dumps((fmt, key, ignore, rows[:1], [0], plan))  # a tampered cache: every rule but one gone
+    # a tampered cache: every rule but one gone
+    one_rule = marshal.dumps((fmt, key, folder, ignore, rows[:1], [0], plan, where[:12]))
     if damage == "garbage":
         path.write_bytes(b"{not marshal")
     elif damage == "stale key":
-        path.write_bytes(sealed(marshal.dumps((fmt, "0" * 64, ignore, rows[:1], [0], plan))))
+        path.write_bytes(sealed(marshal.dumps((fmt, "0" * 64, folder, ignore, rows[:1], [0], plan, where[:12]))))
     elif damage == "edited":
-        path.write_bytes(raw[:8] + one_rule)  # the seal no longer matches
+        path.write_bytes(raw[:16] + one_rule)  # the seal no longer matches
     elif damage == "torn":
         path.write_bytes(raw[: len(raw) // 2])
     else:
@@ -548,6 +567,48 @@ def test_a_damaged_or_foreign_cache_is_ignored(tmp_path, monkeypatch, damage: st
         path.chmod(0o666)
     rules, _ = packaged_rules()
     assert _rows(rules) == _rows(parse(packaged("secrets.toml"), "rules/secrets.toml", validate=False)[0])
+
+
+def test_cached_compiled_forms_are_the_compiled_patterns(tmp_path, monkeypatch) -> None:
+    """Each rule's pattern built from the cache's compiled form is the pattern `re.compile` gives (a compiled
+    pattern compares equal to another only with the same source, flags and engine code)."""
+    import re
+
+    from kg.redaction.rules import packaged_rows
+
+    monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
+    packaged_rows()  # writes the cache
+    rules, _ = packaged_rows()  # reads it
+    assert all(rules[i].code is not None for i in range(len(rules)))
+    assert all(rules[i].pattern == re.compile(rules[i].source) for i in range(len(rules)))
+
+
+@pytest.mark.parametrize("damage", ["a compiled form changed", "the file cut short", "another file in its place"])
+def test_a_damaged_compiled_form_is_compiled_from_source(tmp_path, monkeypatch, damage: str) -> None:
+    import re
+
+    from kg.redaction.redact import Redactor
+    from kg.redaction.rules import packaged_rows
+
+    monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
+    packaged_rows()
+    rules, ignore = packaged_rows()  # the index is read now; each compiled form when its rule is first built
+    path = next(tmp_path.glob("secret-rules-*.marshal"))
+    raw = bytearray(path.read_bytes())
+    if damage == "a compiled form changed":
+        raw[-40:] = bytes(40)
+        path.write_bytes(bytes(raw))
+    elif damage == "the file cut short":
+        path.write_bytes(bytes(raw[: len(raw) * 2 // 3]))
+    else:
+        path.write_bytes(b"x" * len(raw))
+    built = [rules[i] for i in range(len(rules))]
+    assert any(rule.code is None for rule in built) and any(rule.code is not None for rule in built) == (
+        damage != "another file in its place")
+    assert all(rule.pattern == re.compile(rule.source) for rule in built)
+    text = "curl -u admin:Hunter2secret https://x and AKIA4LTM0Q8P5W07NT8V"
+    assert Redactor(rules, tuple(ignore)).redact(text).text == \
+        "curl -u admin:[REDACTED:cli_credential] https://x and [REDACTED:aws_access_key]"
 
 
 def test_an_unwritable_cache_dir_only_costs_the_parse(tmp_path, monkeypatch) -> None:

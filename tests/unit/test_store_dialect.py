@@ -75,3 +75,18 @@ def test_a_workspace_slot_in_kg_store_gives_each_workspace_its_own_graph(monkeyp
 ])
 def test_timestamps_from_text_are_stored_as_text(kuzu, falkor):
     assert dialect.translate(kuzu) == falkor
+
+
+def test_bulk_rows_are_written_as_json_and_the_rest_as_the_client_does():
+    """kg/store/falkor_params.py: a chunk of rows in one json.dumps; text JSON would escape as \\uXXXX (which
+    FalkorDB does not read) and maps go the slow way; both forms hold the same values."""
+    from datetime import datetime
+
+    from kg.store import falkor_params
+
+    at = datetime(2026, 3, 1, 9, 30)
+    fast = falkor_params.header({"rows": [["a \"q\" \\ b", at, ["x", None], 1.5, True, None]]})
+    assert fast == ('CYPHER `rows`=[["a \\"q\\" \\\\ b","2026-03-01T09:30:00.000000",'
+                    '["x","\u2400kg:null\u2400"],1.5,true,null]] ')
+    assert falkor_params.header({"rows": [["bell\x07"]]}) == 'CYPHER `rows`=[["bell\x07"]] '  # not \u0007
+    assert falkor_params.header({"m": {"k": "v"}, "n": None}) == 'CYPHER `m`={`k`:"v"} `n`=null '

@@ -1,5 +1,5 @@
-"""`kg.core.paths.flock_wait` / `WaitLock`: the journal's lock waits in the kernel (no polling) and gives up
-after its timeout with kg's busy error."""
+"""`kg.core.paths.flock_wait` / `WaitLock`: the journal's lock waits in the kernel (no polling, no signal) and
+gives up after its timeout with kg's busy error."""
 
 from __future__ import annotations
 
@@ -34,15 +34,32 @@ def test_the_wait_ends_when_the_holder_lets_go(tmp_path):
     proc = _holder(path)
     fd = os.open(path, os.O_RDWR)
     try:
-        assert not flock_wait(fd, 0.05)  # held: the alarm ends the wait
+        assert not flock_wait(fd, 0.05)  # held: the wait gives up after its timeout
         proc.stdin.close()  # the holder exits, and the kernel hands the lock to the blocked wait
         assert flock_wait(fd, 30)
+        assert not _free(path)  # held through `fd`, though the helper's duplicate is closed
     finally:
         os.close(fd)
         proc.wait()
 
 
-def test_the_alarm_is_left_as_it_was(tmp_path):
+def _free(path) -> bool:
+    """Whether another open file of `path` can take the lock now."""
+    import fcntl
+
+    other = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(other)
+
+
+def test_no_signal_is_used(tmp_path):
+    """An alarm could fire after the lock was granted and end the process that held it (a `kg log` exit 1
+    under load): the wait sets no timer and no handler."""
     import signal
 
     before = signal.getsignal(signal.SIGALRM)
@@ -59,7 +76,27 @@ def test_the_alarm_is_left_as_it_was(tmp_path):
         proc.wait()
 
 
-def test_another_thread_polls_and_times_out(tmp_path):
+def test_a_wait_given_up_lets_go_of_the_lock_when_it_comes(tmp_path):
+    """The helper of a wait that timed out is still queued in the kernel: when the lock comes to it, it lets
+    go at once, so nobody is shut out by a wait that ended."""
+    import time
+
+    path = tmp_path / "journal.lock"
+    proc = _holder(path)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        assert not flock_wait(fd, 0.05)
+    finally:
+        os.close(fd)
+    proc.stdin.close()
+    proc.wait()
+    deadline = time.monotonic() + 30
+    while not _free(path):  # the abandoned helper takes it for an instant, then lets go
+        assert time.monotonic() < deadline, "a wait given up kept the lock"
+        time.sleep(0.01)
+
+
+def test_another_thread_waits_with_a_timeout(tmp_path):
     path = tmp_path / "journal.lock"
     proc = _holder(path)
     got = []
@@ -67,11 +104,15 @@ def test_another_thread_polls_and_times_out(tmp_path):
     try:
         t = threading.Thread(target=lambda: got.append(flock_wait(fd, 0.05)))
         t.start()
-        t.join()
+        t.join(30)
         assert got == [False]
+        proc.stdin.close()
+        t = threading.Thread(target=lambda: got.append(flock_wait(fd, 30)))
+        t.start()
+        t.join(30)
+        assert got == [False, True]
     finally:
         os.close(fd)
-        proc.stdin.close()
         proc.wait()
 
 
