@@ -178,7 +178,7 @@ def copy_rows(store: Store, label: str, rows: list[Row], *, scratch: Path, colum
 
 NODE_TABLES = ("Node",)
 STAGING_TABLES = ("LcStage",)  # scratch tables a set-based update joins against (migration 0002)
-AGGREGATE_TABLES = ("PatternOcc", "PendingHigh")  # maintained aggregates, rebuilt whole (kg/store/aggregates.py)
+AGGREGATE_TABLES = ("PatternOcc", "PatternRank", "PendingHigh")  # maintained aggregates, rebuilt whole (kg/store/aggregates.py)
 
 
 def fts_drop(store: Store) -> None:
@@ -194,21 +194,49 @@ def newest(store: Store, name: str, *, limit: int, since: datetime | None = None
     answers max(created_at) from its statistics but does not skip column chunks for a `>=` filter."""
     if since is None:
         bounds = store.run("nodes_time_bounds")
-        since = bounds[0]["lo"] if bounds else None
-        if since is None:
+        lo, hi = (bounds[0]["lo"], bounds[0]["hi"]) if bounds else (None, None)
+        if lo is None:
             return []
+        # Nodes are read newest first: try the span that should hold a few times `limit` nodes at the graph's
+        # average rate, then one 16x wider, then all. A window that returns `limit` rows holds the newest ones;
+        # kuzu skips the column chunks older than it (at 1M nodes 0.13 s of CPU against 0.33 s for all).
+        total = _node_total(store)
+        span = (hi - lo) * min(1.0, 4 * limit / total) if total else hi - lo
+        for _ in range(2):
+            if hi - span <= lo:
+                break
+            rows = store.run(name, since=hi - span, limit=limit, **params)
+            if len(rows) >= limit:
+                return rows
+            span *= 16
+        since = lo
     return store.run(name, since=since, limit=limit, **params)
+
+
+def _node_total(store: Store) -> int:
+    """How many nodes there are, from the maintained counts (0 when they are not complete)."""
+    from kg.store import aggregates, tallies
+
+    if getattr(store, "backend", "kuzu") != "kuzu" or not aggregates.ready(store):
+        return 0
+    return sum(r["n"] for r in tallies.count_by_kind(store))
 
 
 
 def top_patterns(store: Store, limit: int, *, exact_at_most: int = 0) -> list[Row]:
-    """`pattern_stats_all` for the `limit` most recurring patterns, without deriving every pattern's figures.
+    """`pattern_stats_all` for the `limit` most recurring patterns, without deriving every pattern's figures:
+    from the maintained PatternRank when the aggregates are complete, else as follows.
 
     A pattern's derived_from edges bound its recurrence from above, so patterns are taken by that bound, best
     first, their figures derived one by one by key (`pattern_stats_by_id`) until the `limit`-th best
     recurrence beats the next bound: the same rows, in the same order. When more than `exact_at_most`
     patterns tie at the boundary (every pattern seen about as often; by default 2 * limit + 10), one full
     query is cheaper."""
+    from kg.store import aggregates
+
+    if aggregates.ready(store):  # the maintained ranking (migration 0007): the cost follows `limit`
+        return aggregates.top_patterns(store, limit)
+
     def order(r: Row) -> tuple:
         return (-r["recurrence"], -(r["last_seen"].timestamp() if r["last_seen"] else 0), r["id"])
 
