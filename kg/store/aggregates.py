@@ -7,7 +7,9 @@ the cycle) joined every pattern's member events and read five columns of the who
 `PatternOcc` (migration 0005) keeps, per pattern, the time, session and status of each counted member event
 (kind event, not tagged exit-code-only), oldest first. The window's figures are then computed from the
 rows whose time span meets the window (`agg_occ_window`: a scan of a table with one row per pattern, reading
-two time columns), and the few candidates' own fields and proposals are read by key.
+two time columns, and the `min_recurrence`-th newest time), and the few candidates' own fields are read by
+key. `PatternRank` (migration 0007) keeps, per pattern, its event members' number and newest time, the order
+of `pattern_stats_all`: `kg status`'s recurring patterns are its first rows, their figures read by key.
 
 Kept exact, in the same transaction as the write:
 - `Store.run` calls `before_write` for every named query in `WATCH` (the writes that add or remove a
