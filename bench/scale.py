@@ -154,8 +154,8 @@ def fresh_import(kg: str, trail_root: Path, into: Path, env: dict[str, str]) -> 
     """`kg import trail` of a cached trail into a new workspace: wall s, peak MB, CPU s."""
     subprocess.run(["rm", "-rf", str(into)], check=True)
     subprocess.run([kg, "init", str(into)], check=True, capture_output=True, env=env)
-    wall, mb, code = measure([kg, "-w", str(into), "import", "trail", str(trail_root / "memory" / ".learning-trail.json")],
-                             env)
+    trail = trail_root / "memory" / ".learning-trail.json"
+    wall, mb, code = measure([kg, "-w", str(into), "import", "trail", str(trail)], env)
     if code:
         raise SystemExit(f"import into {into} failed")
     cpu = LAST_CPU[0]

@@ -178,7 +178,8 @@ def copy_rows(store: Store, label: str, rows: list[Row], *, scratch: Path, colum
 
 NODE_TABLES = ("Node",)
 STAGING_TABLES = ("LcStage",)  # scratch tables a set-based update joins against (migration 0002)
-AGGREGATE_TABLES = ("PatternOcc", "PatternRank", "PendingHigh")  # maintained aggregates, rebuilt whole (kg/store/aggregates.py)
+# maintained aggregates, rebuilt whole (kg/store/aggregates.py)
+AGGREGATE_TABLES = ("PatternOcc", "PatternRank", "PendingHigh")
 
 
 def fts_drop(store: Store) -> None:

@@ -45,7 +45,8 @@ def check(ws, now: datetime) -> None:
 
 
 HIGH = ["critical", "high"]
-ROUTED = [("hooks_pending_high_ids", {"priorities": HIGH, "limit": 3}), ("hooks_pending_high_count", {"priorities": HIGH}),
+ROUTED = [("hooks_pending_high_ids", {"priorities": HIGH, "limit": 3}),
+          ("hooks_pending_high_count", {"priorities": HIGH}),
           ("memory_watch", {"priorities": HIGH, "limit": 50}), ("memory_watch", {"priorities": HIGH, "limit": 2}),
           ("hooks_counts", {}), ("hooks_edge_count", {}), ("lc_free_principles", {}),
           ("memory_principles", {"limit": 5})]
