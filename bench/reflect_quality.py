@@ -39,7 +39,7 @@ import reflect_train as rt
 from kg.core.policy import packaged
 from kg.reflect import TranscriptError, default_rules, read_transcript
 from kg.reflect import failures as fl
-from kg.reflect.detect import learnings
+from kg.reflect.detect import learnings, speaking_turns
 
 REPO = Path(__file__).resolve().parents[1]
 DEV_LABELS = REPO / "tests" / "data" / "specstory_labels.jsonl"
@@ -110,7 +110,10 @@ def other_users(data: Path, rules) -> None:
         by_file.setdefault(lab["file"], []).append(lab)
     gold: list[set[str]] = []
     found: list[set[str]] = []
+    runtime: list[str] = []
     skipped: list[str] = []
+    unlabelled = 0  # speaking user turns of the same files that nobody labelled, and those with a finding
+    unlabelled_found: dict[str, int] = {}
     unmatched = 0
     for name, labs in by_file.items():
         try:
@@ -123,6 +126,12 @@ def other_users(data: Path, rules) -> None:
         per_turn: dict[int, set[str]] = {}
         for f in learnings(t, rules):
             per_turn.setdefault(f.turn, set()).add(f.category)
+        labelled = {lab["turn"] for lab in labs} | {i for i, x in texts.items() if x in {b["text"] for b in labs}}
+        for i in speaking_turns(t, rules):
+            if i not in labelled:
+                unlabelled += 1
+                for c in {*per_turn.get(i, ()), *(["anything"] if per_turn.get(i) else [])}:
+                    unlabelled_found[c] = unlabelled_found.get(c, 0) + 1
         for lab in labs:
             turn = lab["turn"] if texts.get(lab["turn"]) == lab["text"] else next(
                 (i for i, x in texts.items() if x == lab["text"]), None)
@@ -131,21 +140,37 @@ def other_users(data: Path, rules) -> None:
                 continue
             gold.append({CATEGORY[x] for x in lab["labels"]})
             found.append(per_turn.get(turn, set()))
+            runtime.append(t.format)
+    rt.table(f"2. other users and agents: {len(gold)} labelled turns, shipped rules and model (never trained on)",
+             _counts(gold, found, [*CATEGORY.values(), "anything"]))
+    print("   per runtime (correction; anything)")
+    for fmt in sorted(set(runtime)):
+        keep = [i for i, r in enumerate(runtime) if r == fmt]
+        c = _counts([gold[i] for i in keep], [found[i] for i in keep], ["correction", "anything"])
+        cells = "; ".join(f"gold {tp + fn:3d} found {tp + fp:3d} P {p:.2f} R {r:.2f} F1 {f:.2f}"
+                          for tp, fp, fn in c.values() for p, r, f in [rt.prf(tp, fp, fn)])
+        print(f"   {fmt:12} {len(keep):3d} turns  {cells}")
+    rates = ", ".join(f"{c} {unlabelled_found.get(c, 0) / unlabelled:.2f}"
+                      for c in ("correction", "preference", "anything")) if unlabelled else "n/a"
+    print(f"   label-free: share of the {unlabelled} unlabelled user turns of the same files with a finding: {rates} "
+          f"(labelled: correction {sum('correction' in g for g in gold) / max(1, len(gold)):.2f})")
+    if skipped or unmatched:
+        print(f"   not scored: {len(skipped)} files without a reader here, {unmatched} turns not found")
+        for s in skipped:
+            print(f"     {s}")
+    print()
+
+
+def _counts(gold: list[set[str]], found: list[set[str]], classes: list[str]) -> dict[str, tuple[int, int, int]]:
     counts = {}
-    for cls in [*CATEGORY.values(), "anything"]:
+    for cls in classes:
         tp = fp = fn = 0
         for g, q in zip(gold, found, strict=True):
             a = bool(g) if cls == "anything" else cls in g
             b = bool(q) if cls == "anything" else cls in q
             tp, fp, fn = tp + (a and b), fp + (b and not a), fn + (a and not b)
         counts[cls] = (tp, fp, fn)
-    rt.table(f"2. other users and agents: {len(gold)} labelled turns, shipped rules and model (never trained on)",
-             counts)
-    if skipped or unmatched:
-        print(f"   not scored: {len(skipped)} files without a reader here, {unmatched} turns not found")
-        for s in skipped:
-            print(f"     {s}")
-    print()
+    return counts
 
 
 def dev_sessions(data: Path, rules) -> None:

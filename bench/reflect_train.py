@@ -42,12 +42,12 @@ PRIOR = {
                    "why_did": 0.8, "did_you": 0.6, "still_again": 0.8, "try_again": 0.8,
                    "undo": 1.0, "reverts": 1.5, "apologises": 0.5, "agrees": 0.8, "realises": 0.8, "actually": 0.8,
                    "you_should": 0.8,
-                   "be_careful": 0.8, "do_it_yourself": 0.8, "better_way": 1.0, "are_you_sure": 0.6, "opener": 1.2,
+                   "be_careful": 0.8, "do_it_yourself": 0.8, "better_way": 1.5, "are_you_sure": 0.6, "opener": 1.2,
                    "praise": -1.0, "go_ahead": -1.5, "instruction": -0.5, "first_turn": -2.0, "thanks_back": -0.5,
                    "too_much": 0.8, "negates_agent": 0.8, "error_paste": -0.5, "likes_idea": -0.3, "sorry": 0.5,
                    "acknowledges": -0.5, "suggests": -0.8,
                    # the order of events: the user's words right after the agent's claim, hand-back or reply
-                   "still_after_fix": 1.5, "redirect_after_handback": 1.5, "rule_ref_after_work": 1.0,
+                   "still_after_fix": 1.5, "redirect_after_handback": 1.5, "rule_ref_after_work": 1.5,
                    "omission_admitted": 1.5, "denies_claim": 1.0, "owns_mistake": 1.5, "contrast_plain": 0.5,
                    "retries_tool": 0.8, "not_done": 0.8,
                    "judges_claim": 0.5, "not_asked": 1.5,
@@ -55,19 +55,28 @@ PRIOR = {
                    # after the agent's claim, a question the agent concedes, a request said again, an interrupt
                    "negative_question": 0.8, "frustration": 0.8, "flaw": 0.8, "fails_after_claim": 1.2,
                    "question_conceded": 1.2, "repeated_ask": 1.0, "redirect_after_interrupt": 1.0,
-                   "frustrated_at_work": 1.0, "changes_course": 0.6, "interrupted": 0.3},
-    "preference": {"from_now_on": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0, "we_convention": 0.8,
+                   "frustrated_at_work": 1.0, "changes_course": 0.6, "interrupted": 0.3,
+                   # what anyone's turn that is not a correction looks like: a question that only asks, a polite
+                   # request, the next step, thanks or approval, an answer to the agent's own question
+                   "asks_info": -0.8, "requests": -0.8, "extends": -0.8, "approves": -1.0, "answers_agent": -1.5},
+    "preference": {"from_now_on": 4.0, "imperative_rule": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0, "we_convention": 0.8,
                    "prohibition": 0.6,
                    "edits_rule": 1.5,
-                   "first_turn": -0.5},
+                   "first_turn": -0.5,
+                   # "it always fails" describes, "for now" / "this time" is a one-off: not a lasting rule
+                   "describes_habit": -2.0, "one_off": -2.0, "asks_info": -0.5},
 }
 # Weights kept at their prior, not fitted: the signal is the class's definition (labels/README.md: a preference is
 # "always ...", "never ...", "from now on"), and one user's few uses of it cannot argue it away.
-FIXED = {"preference": {"from_now_on"},
+FIXED = {"preference": {"from_now_on", "imperative_rule"},
          # what says a correction in anyone's words (labels/README.md: "that's not right", "i didn't ask you to",
          # "you missed", "i mean", "still" after a fix, "do it yourself" after a hand-back, an owned mistake)
          "correction": {"says_wrong", "rejects", "not_asked", "you_did", "i_mean", "still_after_fix",
-                        "redirect_after_handback", "omission_admitted", "owns_mistake", "reverts"}}
+                        "redirect_after_handback", "omission_admitted", "owns_mistake", "reverts",
+                        # "a bare rule reference used as a rebuke right after a violation"
+                        "rule_ref_after_work",
+                        # a "no" or "yes" that answers the agent's own question
+                        "answers_agent"}}
 # Signals a class may not use: how long a turn is does not say whether it states a lasting rule (this user
 # writes rules at length; "I prefer tabs" is short).
 # Nor does pushback at this turn's work (a question, swearing, a flaw, an interrupt, a repeated request).
@@ -75,6 +84,21 @@ EXCLUDE = {"preference": {"short", "long", "negative_question", "frustration", "
                           "question_conceded", "repeated_ask", "redirect_after_interrupt", "frustrated_at_work",
                           "changes_course", "interrupted", "repeats_request", "fact_after_cannot",
                           "files_request", "workaround", "wants_after_workaround"}}
+# Signals that, by what they mean, do not say a turn is of the class (or say it is not): the shape of a turn, generic words ("this",
+# "just", "should"), what the agent says to anything ("I see", "a different approach"). One user's habits make them
+# look like evidence (this user opens most rebukes with "this ..."); on other users' turns they fire on praise, new
+# instructions and questions alike. Their weights are held near the prior (the L2 penalty times ANCHOR), so they can
+# nudge a score but not make a finding on their own.
+WEAK = {"correction": {"short", "long", "question", "pasted", "evaluates", "minimiser", "should", "states_fact",
+                       "we_convention", "workaround", "rule_word", "rule_file", "generally", "lasting", "remember",
+                       "from_now_on", "prefers", "edits_rule", "asks", "likes_idea", "realises", "changes_course",
+                       "claims_done", "hands_back", "problem_report", "sorry", "interrupted", "cannot",
+                       "repeats_request", "retries_tool",
+                       # general evidence against, held at its prior: one user's "also" or "can you" in a rebuke
+                       # must not turn it into evidence for
+                       "asks_info", "requests", "extends", "approves", "answers_agent"},
+        "preference": {"describes_habit", "one_off"}}
+ANCHOR = 20.0
 # Corrections are about half of this user's turns but "a third of user turns" on other people's transcripts
 # (labels/README.md): the fitted bias is moved by the difference in log-odds, so a turn with no evidence
 # leans to "nothing to learn" there too.
@@ -93,7 +117,9 @@ HAND = {
                              "first_turn": -2.0,
                              # a fact said as a challenge ("didn't we already ...?", "isn't there a ...?"), or right
                              # after the agent said it cannot
-                             "negative_question": 0.8, "fact_after_cannot": 1.0}),
+                             "negative_question": 0.8, "fact_after_cannot": 1.0,
+                             # a question that only asks, or a request for new work, brings no fact
+                             "asks_info": -0.5, "requests": -0.5}),
     # A capability or an option asked for, when the session showed the lack: a tool failed, or the agent said it
     # cannot. An option asked for with no lack shown is ordinary roadmap work.
     "feature": (-2.6, {"capability": 3.0, "wants_option": 1.8, "cannot": 1.4, "prior_tool_error": 1.2,
@@ -101,7 +127,7 @@ HAND = {
                        # asking for it to be filed for later, the lack shown by a workaround just before
                        "files_request": 0.6, "workaround": 0.6, "wants_after_workaround": 1.0}),
     # Praise of the work; plain thanks after a finished job is weaker than praise of the approach.
-    "best_practice": (-2.6, {"praise": 3.0, "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
+    "best_practice": (-2.6, {"praise": 3.0, "approves": 0.8, "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
                              "rejects": -1.0, "still_again": -0.6, "problem_report": -0.5}),
 }
 
@@ -135,7 +161,8 @@ def load_turns(data: Path, rules) -> list[dict]:
 
 
 def fit(rows: list[tuple[tuple[str, ...], bool]], prior: dict[str, float] | None = None,
-        l2: float = L2, fixed: set[str] | frozenset[str] = frozenset()) -> tuple[float, dict[str, float]]:
+        l2: float = L2, fixed: set[str] | frozenset[str] = frozenset(),
+        weak: set[str] | frozenset[str] = frozenset()) -> tuple[float, dict[str, float]]:
     """Logistic regression by gradient descent on the log-loss, weights pulled towards `prior` (those in `fixed`
     stay there); deterministic. Full-batch steps as matrix products (numpy): the same arithmetic as a loop over
     the turns, fast enough to refit per fold."""
@@ -152,6 +179,7 @@ def fit(rows: list[tuple[tuple[str, ...], bool]], prior: dict[str, float] | None
     y = np.array([bool(v) for _, v in rows])
     p0 = np.array([prior.get(s, 0.0) for s in names])
     free = np.array([s not in fixed for s in names], dtype=float)
+    pull = np.array([ANCHOR if s in weak else 1.0 for s in names]) * l2
     pos = int(y.sum())
     up = ((n - pos) / pos) ** BALANCE if pos else 1.0
     b = math.log((pos * up + 0.5) / (n - pos + 0.5))
@@ -163,7 +191,7 @@ def fit(rows: list[tuple[tuple[str, ...], bool]], prior: dict[str, float] | None
         gb = d.sum()
         gw = x.T @ d
         b -= RATE * gb / n
-        w -= free * RATE * (gw + l2 * (w - p0)) / n
+        w -= free * RATE * (gw + pull * (w - p0)) / n
     return float(b), {s: float(w[col[s]]) for s in names}
 
 
@@ -192,7 +220,7 @@ def train(turns: list[dict]) -> dict[str, tuple[float, dict[str, float]]]:
         if cls in HAND and sum(y for _, y in rows) < MIN_POSITIVES:
             models[cls] = HAND[cls]
         else:
-            b, w = fit(rows, PRIOR.get(cls), fixed=FIXED.get(cls, set()))
+            b, w = fit(rows, PRIOR.get(cls), fixed=FIXED.get(cls, set()), weak=WEAK.get(cls, set()))
             if cls in TARGET_RATE:
                 rate = sum(y for _, y in rows) / len(rows)
                 b += logit(TARGET_RATE[cls]) - logit(rate)
@@ -309,7 +337,8 @@ def write_model(models: dict[str, tuple[float, dict[str, float]]], thresholds: d
         "",
         "[trained]",
         f'data = "labels/specstory_minsky_user_turns.jsonl: {n} user turns of {sessions} sessions"',
-        f'method = "L2 logistic regression (l2 {L2}), {STEPS} gradient steps; classes with fewer than '
+        f'method = "L2 logistic regression (l2 {L2}; generic signals and general evidence against held at their '
+        f'priors, l2 x {ANCHOR:g}), {STEPS} gradient steps; classes with fewer than '
         f'{MIN_POSITIVES} labelled turns keep hand-set weights; thresholds by {FOLDS}-fold cross-validation over '
         'sessions, false alarms weighted to the target rates '
         + ", ".join(f"{c} {r:.2f}" for c, r in TARGET_RATE.items()) + '"',

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
+from .lesson import in_context
 from .lesson import key as lesson_key
 from .lesson import phrase as phrase_lesson
 from .lesson import sentence_at, sentences
@@ -90,6 +91,8 @@ def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
             continue
         prompted = bool(line.strip()) and (prompted or any(p.search(line) for p in q.prompt_patterns))
         if fenced or prompted or line.lstrip().startswith(q.quote_prefixes) or not line.strip():
+            keep[i] = False
+        elif any(p.search(line) for p in q.output_line_patterns):
             keep[i] = False
     # Runs of log-looking lines are pasted output.
     run: list[int] = []
@@ -207,6 +210,11 @@ def _learnings(
             if source != preferred:  # the lesson came from another sentence: show that one as evidence
                 offset = next((o for o, ln in lines if source in straighten(ln)), offset)
                 evidence = _trim(source, lim.evidence_chars)
+            pattern_key = lesson_key(det.category, lesson, rules.lessons)
+            if pattern_key is None:  # the words name nothing ("wtf"): name what the agent had just done
+                ctx = in_context(det.category, _trim(words_, 60), v[i].prev, rules.lessons)
+                if ctx is not None:
+                    lesson, pattern_key = ctx[0], lesson_key(det.category, ctx[1], rules.lessons)
             details = f"User said: {_trim(words_, 1000)}"
             if v[i].prev:
                 details += f"\nAfter the assistant said: {_trim(v[i].prev, 300)}"
@@ -218,7 +226,7 @@ def _learnings(
                 details=details,
                 evidence=evidence,
                 position=f"line {turn.line + offset}" if turn.line is not None else turn.position,
-                pattern_key=lesson_key(det.category, lesson, rules.lessons),
+                pattern_key=pattern_key,
                 priority=det.priority,
                 source=det.source,
                 tool_calls_in_task=tasks[owner[i]].tool_calls if owner[i] >= 0 else 0,

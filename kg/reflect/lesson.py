@@ -54,6 +54,43 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tu
     return _fill(rules.fallback[category], {"s": s}), preferred
 
 
+_MARKUP = re.compile(r"^[\s#>*+\-\d.)]+|[*_`]{2,}")
+
+
+def in_context(category: str, said: str, prev: str, rules: Lessons) -> tuple[str, str] | None:
+    """(lesson, the agent's sentence it names) for a finding whose user words name nothing a key can hold ("wtf",
+    "nice, it works"): the lesson names what the agent had just said, the last of its statements (not a question,
+    not an offer) that names something, under the category's context template. None: no template or no such
+    sentence."""
+    template = rules.context.get(category)
+    if template is None or not prev or names_something(said, rules):
+        return None
+    for raw in reversed(sentences(prev)):
+        s = " ".join(_MARKUP.sub("", raw).split())
+        if s.endswith(("?", "？", ":")) or len(s) < 12 or not _prose(s) or key(category, s, rules) is None:
+            continue
+        s = s if len(s) <= _CONTEXT_CHARS else s[: _CONTEXT_CHARS - 1].rstrip() + "…"
+        return _fill(template, {"s": said.strip(" .!?"), "prev": s}), s
+    return None
+
+
+def names_something(text: str, rules: Lessons) -> bool:
+    """Any word a key could hold: "you didn't update the worklog" names the worklog, "wtf" names nothing."""
+    return any(t not in rules.key_skip and t not in rules.key_weak and (len(t) >= 3 or not t.isascii())
+               for t in terms(text, linking_rules()))
+
+
+_CONTEXT_CHARS = 100
+_PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _prose(s: str) -> bool:
+    """Words, not markup or code: most of it letters in words, and no tag or escape."""
+    if "<" in s[:2] or "\\" in s:
+        return False
+    return sum(len(w) for w in _PROSE_WORD.findall(s)) >= 0.6 * len(s.replace(" ", ""))
+
+
 def _clean(sentence: str, rules: Lessons) -> str:
     s = rules.drop.sub("", sentence) if rules.drop is not None else sentence
     s = " ".join(s.split())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,9 @@ class Quoting:
     # A line that is a shell prompt with its command: it and the lines after it, up to a blank line, are pasted
     # (the command's output).
     prompt_patterns: tuple[re.Pattern[str], ...] = ()
+    # A line that is tool output on its own, without a run of others (a test runner's FAILED line, a compiler's
+    # or interpreter's error line): pasted, not the user's words.
+    output_line_patterns: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -144,6 +147,9 @@ class Lessons:
     # Categories whose lesson may come from another sentence that way (praise stays with the praising sentence).
     reword: frozenset[str] = frozenset()
     drop: re.Pattern[str] | None = None  # words taken out of a lesson wherever they stand (swearing)
+    # category -> template for a lesson whose user words name nothing a key can hold ("wtf", "nice, it works"): it
+    # names what the agent had just said it did ({prev}), with the user's words ({s}) as the verdict.
+    context: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -204,6 +210,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         harness_prefixes=q.strings("harness_prefixes", items="non-empty"),
         command_pattern=_regex(q, "command_pattern", q.string("command_pattern"), re.IGNORECASE),
         prompt_patterns=_regexes(q, "prompt_patterns") if "prompt_patterns" in q.data else (),
+        output_line_patterns=_regexes(q, "output_line_patterns") if "output_line_patterns" in q.data else (),
     )
 
     signals = _signals(top.table("signals"))
@@ -243,7 +250,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
     from kg.graph.linking import stem  # the stemmer linking uses, so keys and links agree on words
 
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
-             "reword", "drop"))
+             "reword", "drop", "context"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -270,7 +277,22 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
                          for p in t.strings("actionable", [], items="non-empty")),
         reword=_reword(t, categories),
         drop=_regex(t, "drop", t.string("drop"), re.IGNORECASE) if "drop" in t.data else None,
+        context=_context(t, categories),
     )
+
+
+def _context(t: RuleReader, categories: set[str]) -> dict[str, str]:
+    ctx = t.table("context", {})
+    out = {}
+    for c in ctx.data:
+        if c not in categories:
+            raise ctx.fail(c, f"not a finding category ({', '.join(sorted(categories))})")
+        template = ctx.string(c)
+        for name in _FIELDS.findall(template):
+            if name.lower() not in ("s", "prev"):
+                raise ctx.fail(c, f"{{{name}}} is not a field of a context lesson ({{s}}, {{prev}})")
+        out[c] = template
+    return out
 
 
 def _reword(t: RuleReader, categories: set[str]) -> frozenset[str]:

@@ -72,6 +72,52 @@ def test_ordinary_turns_teach_nothing(said):
     assert kinds(chat(("user", "hi"), ("assistant", "ok"), ("user", said))) == []
 
 
+DONE_AND_ASKS = "I've updated the parser and all tests pass. Would you like me to add docs as well?"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Nice work! Can you also add a test for the empty input case?",  # praise, then a new request
+        "lgtm, please commit it",  # approval
+        "No, the docs can wait. Let's move on to the exporter",  # "no" answers the agent's own question
+        "What does the --strict flag do in this parser?",  # a question that only asks
+        "Could you write a short README section for it?",  # a polite request for new work
+        "Also add a flag for the output path",  # the next step
+        "谢谢，很好。接下来写文档",
+    ],
+)
+def test_praise_answers_questions_and_new_work_are_not_corrections(said):
+    """What other users say most after a finished job: none of it says the agent was wrong."""
+    found = kinds(chat(("user", "fix the parser"), ("assistant", DONE_AND_ASKS), ("user", said)))
+    assert ("learning", "correction") not in found and ("preference", "preference") not in found
+
+
+@pytest.mark.parametrize("said", ["This never worked on CI before either", "it always times out on my laptop"])
+def test_describing_what_happens_is_not_a_lasting_rule(said):
+    assert ("preference", "preference") not in kinds(chat(("user", "go"), ("assistant", "Done."), ("user", said)))
+
+
+@pytest.mark.parametrize(
+    ("said", "lasting"),
+    [
+        ("always run the tests before you commit", True),
+        ("can you always show the diff first?", True),
+        ("Do not ever push to main", True),
+        ("每次提交前都要跑测试", True),
+        ("以后提交前先跑测试", True),
+        ("never mind, let's do the exporter instead", False),  # "never" that is not a rule
+        ("use pnpm for now", False),  # a one-off
+        ("for now, don't push anything", False),
+        ("it never loads", False),  # a description
+        ("总是报错", False),
+    ],
+)
+def test_lasting_rules_are_preferences_and_one_offs_are_not(said, lasting):
+    found = kinds(chat(("user", "go"), ("assistant", "Done. All tests pass."), ("user", said)))
+    assert (("preference", "preference") in found) is lasting
+
+
 def test_assistant_words_are_never_a_user_correction():
     t = chat(
         ("user", "fix it"),
@@ -261,6 +307,11 @@ def mutate(path: str, value) -> dict:
                                                        "agent's reply ([signals.next] or [signals.next_tools])"),
         (mutate("lessons.rewrite", [{"pattern": "(?P<a>x)", "template": "{b}"}]),
          "lessons.rewrite[0].template: {b} is not a named group of the pattern (nor {s})"),
+        (mutate("lessons.context", {"correction": "{s}: {what}"}),
+         "lessons.context.correction: {what} is not a field of a context lesson ({s}, {prev})"),
+        (mutate("lessons.context", {"praise": "{s}"}),
+         "lessons.context.praise: not a finding category (best_practice, correction, feature_request, "
+         "knowledge_gap, preference)"),
         (mutate("version", 2), "version: unsupported version 2; this kg understands version 1"),
     ],
 )
@@ -336,6 +387,8 @@ def test_a_finding_needs_a_reason_in_words_not_only_the_turns_shape():
         ("no, use the staging database", "correction", "Use the staging database"),
         ("you should not be editing the main checkout", "correction", "Stop editing the main checkout"),
         ("you shouldn't touch the lockfile", "correction", "Do not touch the lockfile"),
+        ("you wrote the fixtures in src, not in tests", "correction", "Work on the fixtures in tests, not in src"),
+        ("@style-guide.mdc", "correction", "Follow @style-guide.mdc"),
     ],
 )
 def test_a_finding_is_written_as_what_to_do(said, category, lesson):
@@ -344,6 +397,18 @@ def test_a_finding_is_written_as_what_to_do(said, category, lesson):
                    ("assistant", "My mistake, I should have checked.")))[category]
     assert f.summary == lesson
     assert f.evidence and f.evidence in said
+
+
+def test_a_rebuke_that_names_nothing_names_what_the_agent_had_just_done():
+    """'wtf' is no lesson: the lesson names the agent's last statement before it (not its offer or question), the
+    key comes from that statement, and the user's words stay the evidence."""
+    claim = "I switched the dark theme to 256-colour codes. The status bar now uses the muted palette. Want more?"
+    f = found(chat(("user", "fix the colours"), ("assistant", claim), ("user", "wtf??")))["correction"]
+    assert f.summary == ('Check this before handing it back (the user answered "wtf"): '
+                         "The status bar now uses the muted palette")
+    assert f.evidence == "wtf??" and f.pattern_key is not None and "palett" in f.pattern_key
+    again = found(chat(("user", "go"), ("assistant", claim), ("user", "seriously??")))["correction"]
+    assert again.pattern_key == f.pattern_key
 
 
 def test_the_same_lesson_said_twice_gets_the_same_pattern_key():
@@ -429,7 +494,10 @@ def test_the_agent_agreeing_is_not_a_reason_on_its_own():
     [
         ("nice, it works. but the ball moves way too fast.", "too_much"),
         ("the output is too verbose", "too_much"),
-        ("FAILED tests/test_x.py::test_y - TypeError: bad arg", "error_paste"),
+        ("still failing: FAILED tests/test_x.py::test_y - TypeError: bad arg", "error_paste"),
+        # a test runner's or compiler's line alone is tool output, not the user's words
+        ("FAILED tests/test_x.py::test_y - TypeError: bad arg", "only_pasted"),
+        ("src/app.ts(6,33): error TS2307: Cannot find module 'x'", "only_pasted"),
         ("ok, now add the footer", "acknowledges"),
         ("can we use the mock input instead?", "suggests"),
         ("update CLAUDE.md to say we use pnpm", "edits_rule"),
