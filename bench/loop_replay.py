@@ -107,6 +107,7 @@ def _prior(state: dict[str, State], now: datetime, policy: LifecyclePolicy,
     if memo in _PRIOR:
         return _PRIOR[memo]
     _PRIOR.clear()
+    _EFFECT.clear()
     base = []
     for s in state.values():
         for c in s.changes:
@@ -115,8 +116,21 @@ def _prior(state: dict[str, State], now: datetime, policy: LifecyclePolicy,
                                     excluded=_spans(s, c, now), observed_from=observed)
                 c.baseline = (e.k_before, e.t_before)
             base.append(c.baseline)
-    _PRIOR[memo] = verify.population_prior(base, policy)
-    return _PRIOR[memo]
+    _PRIOR[memo] = rate = verify.population_prior(base, policy)
+    _EFFECT[memo] = verify.effect_prior(
+        [verify.evidence([t for t in s.times if t <= now], c.applied_at, min(c.reverted_at or now, now), policy,
+                         excluded=_spans(s, c, now), observed_from=observed)
+         for s in state.values() for c in s.changes], policy, rate)
+    return rate
+
+
+_EFFECT: dict[tuple[int, datetime], Any] = {}
+
+
+def _effect(state: dict[str, State], now: datetime, policy: LifecyclePolicy, observed: datetime | None) -> Any:
+    """The effect prior, fitted with the rate prior (verifying.py's `effect_prior`)."""
+    _prior(state, now, policy, observed)
+    return _EFFECT[(id(state), now)]
 
 
 def _verify(pats: list, state: dict[str, State], now: datetime, policy: LifecyclePolicy,
@@ -131,7 +145,8 @@ def _verify(pats: list, state: dict[str, State], now: datetime, policy: Lifecycl
         times = [t for t in s.times if t <= now]
         deadline = verify.is_deadline(c.status, c.due_since, c.next_check, now, policy)
         counts = verify.evidence(times, c.applied_at, now, policy, excluded=_spans(s, c, now), observed_from=observed)
-        v = verify.judge(counts, policy, deadline=deadline, prior=prior, monitoring=c.status == "confirmed")
+        v = verify.judge(counts, policy, deadline=deadline, prior=prior, monitoring=c.status == "confirmed",
+                         effect=_effect(state, now, policy, observed))
         t = verify.transition(status=c.status, next_check=c.next_check, due_since=c.due_since, verdict=v, now=now,
                               policy=policy)
         if v.kind != verify.INCONCLUSIVE or t.action == "auto_revert":
@@ -190,7 +205,8 @@ def _promote(pats: list, state: dict[str, State], now: datetime, policy: Lifecyc
         note = ""
         if failed:
             v = verify.relapse([t for t in s.times if t <= now], _spans(s, None, now), now, policy,
-                               observed_from=observed, prior=_prior(state, now, policy, observed))
+                               observed_from=observed, prior=_prior(state, now, policy, observed),
+                               effect=_effect(state, now, policy, observed))
             note = promoting.relapse_head(v, policy)
             p.trace.append((now.toordinal() - sim.T0.toordinal() + 20 / 24, f"relapse: {note}: {v.summary}"))
         fields = ({"area": "tooling"} if p.target == "auto" else {"area": "backend", "category": "workflow"})
@@ -202,6 +218,8 @@ def _promote(pats: list, state: dict[str, State], now: datetime, policy: Lifecyc
         if failed and plan.mode == "ask" and "revert looks wrong" not in note:
             continue
         if budget.why_not(plan.file, plan.block, plan.text):
+            continue
+        if not failed and verify.baseline_short(s.times, now, policy, observed_from=observed):
             continue
         budget.take(plan.file, plan.block, plan.text)
         out.append((p, plan.mode))

@@ -33,7 +33,7 @@ def export_trail(
     emit(result, as_json, lambda d: f"Exported {d['entries']} entries, {d['nodes']} nodes and {d['edges']} edges "
                                     f"to {', '.join(d['written'])}")
     for kept in result.get("kept", []):
-        note(f"kept {kept['id']} in {kept['file']} as it is: {kept['reason']}")
+        note(f"{kept['id']} in {kept['file']}: {kept['reason']}")
 
 
 @import_app.command("trail")

@@ -79,9 +79,10 @@ HISTORY: list[tuple[int, str, str, str, str, dict[str, Any]]] = [
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
 ]
 
-# After the first cycle promoted the recurring patterns (day 12), the story goes on for a week: the git and
-# pnpm rules work (those mistakes stop), the test-database rule does not (the error keeps coming), so the
-# verification on day 20 confirms the first and reverts the second.
+# After the first cycle promoted the recurring patterns (day 12), the story goes on for a week: the git,
+# pnpm and preference mistakes stop, the test-database error keeps coming. The verification on day 20 reverts
+# the test-database rule; the others stay inconclusive (three occurrences before them are a thin baseline for
+# one quiet week) and are checked again.
 SECOND_ACT: list[tuple[int, str, str, str, str, dict[str, Any]]] = [
     (13, "10:10", "s08", "error", "pytest could not reach the test database again",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),

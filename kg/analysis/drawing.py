@@ -273,8 +273,7 @@ def plot_heatmap(table: Any, *, ax: Any = None, title: str | None = None, cmap: 
         ax.text(0.5, 0.5, "nothing recurred yet", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
         readable(fig)
-        readable(fig)
-    return fig
+        return fig
     image = ax.imshow(table.values, aspect="auto", cmap=cmap, interpolation="nearest")
     ax.set_yticks(range(len(table.rows)))
     ax.set_yticklabels(table.rows, fontsize=8)
@@ -299,8 +298,7 @@ def plot_score_trends(rows: list[dict[str, Any]], *, ax: Any = None, title: str 
         ax.text(0.5, 0.5, "no scores yet (kg score ...)", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
         readable(fig)
-        readable(fig)
-    return fig
+        return fig
     xkey = "at" if "at" in rows[0] else "period"
     xs = [r[xkey] for r in rows]
     dims = [k for k in rows[0] if k not in (xkey, "notes", "n") and isinstance(rows[0][k], (int, float))]
@@ -326,8 +324,7 @@ def plot_rule_effect(rows: list[dict[str, Any]], *, ax: Any = None,
                 transform=ax.transAxes)
         ax.set_axis_off()
         readable(fig)
-        readable(fig)
-    return fig
+        return fig
     ys = range(len(rows))
     ax.barh([y + 0.2 for y in ys], [r["rate_before"] for r in rows], height=0.4, label="before", color="#e74c3c")
     ax.barh([y - 0.2 for y in ys], [r["rate_after"] for r in rows], height=0.4, label="after", color="#27ae60")

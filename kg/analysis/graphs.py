@@ -40,16 +40,10 @@ from kg.analysis.timelines import (
     rule_effect,
     score_trends,
 )
-from kg.analysis.timelines import (
-    kind_of as _kind,
-)
-from kg.analysis.timelines import (
-    linked as _links,
-)
 from kg.core import clock
 from kg.core.errors import UsageError
 from kg.core.text import stopwords, words
-from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS
+from kg.store import KNOWLEDGE_KINDS
 
 __all__ = [
     "PERIODS",
@@ -81,8 +75,6 @@ __all__ = [
     "to_networkx",
     "unsupported",
 ]
-
-SUPPORT_TYPES = tuple(t for t in EDGE_TYPES if t != "contradicts")
 
 
 # -- loading ---------------------------------------------------------------------------------------------------
@@ -419,9 +411,23 @@ class Analysis:
         return error_timeline(self.graph, by=by, period=period, entry_type=entry_type)
 
     def rule_effect(self) -> list[dict[str, Any]]:
+        """Did the rules help: each change kg applied from a pattern with the verdict `kg verify` gives it
+        (`kg.analysis.verdicts`), then each principle linked to a pattern by hand, judged by the same rule
+        with the same pooled prior; oldest first."""
+        from kg.analysis.verdicts import change_effects
         from kg.lifecycle.policy import load
 
-        return rule_effect(self.graph, now=self.now, policy=load(self.ws))
+        lp, now = load(self.ws), self.now
+        if self.snapshot is None or self.snapshot.closed:
+            raise UsageError("this analysis was closed; call refresh() to take a new snapshot")
+        with self.snapshot.store() as st:
+            applied, shared = change_effects(self.ws, st, now, self.data.table("Change"), policy=lp)
+        by_hand = rule_effect(self.graph, now=now, policy=lp, prior=shared["prior"],
+                              observed_from=shared["observed_from"],
+                              skip={r["principle"] for r in applied if r["principle"]})
+        rows = [*applied, *by_hand]
+        rows.sort(key=lambda r: (r["promoted_at"], r.get("change") or "", r["principle"] or ""))
+        return rows
 
     def score_trends(self, *, period: str | None = None) -> list[dict[str, Any]]:
         return score_trends(self.data, period=period)

@@ -162,9 +162,6 @@ class GraphData:
                 return rows
         return []
 
-    def has_table(self, name: str) -> bool:
-        return any(key.lower() == name.lower() for key in self.tables)
-
 
 _CORE_TABLES = {"Node", "Meta", "Session"}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -78,9 +79,6 @@ class Table:
 
     def total(self, row: str) -> int:
         return sum(self.values[self.rows.index(row)])
-
-    def column_totals(self) -> list[int]:
-        return [sum(col) for col in zip(*self.values, strict=True)] if self.values else [0] * len(self.columns)
 
     def as_records(self) -> list[dict[str, Any]]:
         return [{"row": r, "period": c, "count": v}
@@ -159,24 +157,29 @@ def recurrence(graph: nx.MultiDiGraph, *, period: str = "week", top: int | None 
     return _table(buckets, times, period, f"pattern recurrence per {period}", top)
 
 
-def rule_effect(graph: nx.MultiDiGraph, *, now: datetime | str | None = None,
-                policy: Any = None) -> list[dict[str, Any]]:
-    """Did the promoted rules help? For each principle linked to a pattern: how often the pattern recurred
-    per week before the principle existed, and since. Whether it helped is the lifecycle's own verdict
-    (`_rule_verdict`), so this report and `kg cycle` never disagree: `helped` is True when the verdict is
-    confirmed, False when ineffective or made worse, None when inconclusive. `policy` is a LifecyclePolicy
-    (default: the packaged rules; `Analysis` passes its workspace's)."""
+def rule_effect(graph: nx.MultiDiGraph, *, now: datetime | str | None = None, policy: Any = None,
+                prior: tuple[float, float] = (0.0, 0.0), observed_from: datetime | None = None,
+                skip: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """Did the principles linked to a pattern help? For each: how often the pattern recurred per week before
+    the principle existed, and since, and the lifecycle's own verdict on it (`kg.lifecycle.verify.assess`):
+    `helped` is True when confirmed, False when ineffective or made worse, None when inconclusive. `policy`
+    is a LifecyclePolicy (default: the packaged rules); `prior` and `observed_from` the workspace's pooled
+    prior and first event, as the cycle uses them. The changes kg applied are judged from the Change table
+    instead (`kg.analysis.verdicts`, which `Analysis.rule_effect` calls first); `skip` their rule nodes."""
+    from kg.lifecycle.verify import assess
+
     at_now = clock.now(now)
     lp = policy if policy is not None else _packaged_lifecycle_policy()
+    skipped = set(skip)
     out = []
     for p in patterns(graph):
-        rules = sorted(n for n in linked(graph, p["id"]) if kind_of(graph, n) == "principle")
+        rules = sorted(n for n in linked(graph, p["id"]) if kind_of(graph, n) == "principle" and n not in skipped)
         for rule in rules:
             born = graph.nodes[rule].get("created_at")
             if born is None:
                 continue
             times = [graph.nodes[e]["created_at"] for e in p["members"] if graph.nodes[e].get("created_at")]
-            verdict = _rule_verdict(times, born, at_now, lp)
+            verdict = assess(times, born, at_now, lp, observed_from=observed_from, prior=prior)
             out.append({"principle": rule, "text": graph.nodes[rule].get("text"), "pattern": p["id"],
                         "key": p["key"], "promoted_at": born, "before": verdict.before, "after": verdict.after,
                         "rate_before": round(verdict.rate_before * 7, 3),
@@ -185,14 +188,6 @@ def rule_effect(graph: nx.MultiDiGraph, *, now: datetime | str | None = None,
                         "verdict": verdict.kind, "why": verdict.summary})
     out.sort(key=lambda r: (r["promoted_at"], r["principle"]))
     return out
-
-
-def _rule_verdict(times: list[datetime], born: datetime, now: datetime, lp: Any) -> Any:
-    """The one place the analyst's view asks the lifecycle whether a rule worked: the lifecycle's own verdict
-    on the pattern's whole history (kg.lifecycle.verify.assess), so this report and `kg verify` agree."""
-    from kg.lifecycle.verify import assess
-
-    return assess(times, born, now, lp)
 
 
 def _packaged_lifecycle_policy() -> Any:

@@ -24,7 +24,7 @@ _ASCII_TOKEN = re.compile(r"[a-z0-9]+")  # what _TOKEN finds in lower-cased ASCI
 @cache
 def _regex(name: str) -> re.Pattern[str]:
     return re.compile({"token": rf"[{_CJK}]+|[^\W_{_CJK}]+", "is_cjk": rf"[{_CJK}]",
-                       "not_slug": rf"[^a-z0-9{_CJK}]+"}[name])
+                       "not_slug": rf"[^a-z0-9{_CJK}]+", "not_ascii_slug": r"[^a-z0-9]+"}[name])
 _SPACES = re.compile(r"\s+")
 _DOUBLE = re.compile(r"([bdfgmnprt])\1$")
 
@@ -63,11 +63,16 @@ def has_cjk(text: str) -> bool:
     return bool(_regex("is_cjk").search(text))
 
 
-def slugify(text: str, *, fallback: str = "") -> str:
-    """A file-safe kebab-case name (skills, promoted rules' files): NFKC, lower-cased, every run of anything but
-    a-z, 0-9 and CJK becomes one '-'; at most 60 characters. `git.push.auth` → `git-push-auth`. Pure."""
+def slugify(text: str, *, fallback: str = "", sep: str = "-", cjk: bool = True, limit: int | None = 60) -> str:
+    """A file-safe name: NFKC, lower-cased, every run of anything but a-z, 0-9 (and CJK unless `cjk=False`)
+    becomes one `sep`; at most `limit` characters (None: no cap). `git.push.auth` → `git-push-auth`. The one
+    slugifier: skills and promoted rules' files (the defaults), `.learnings` titles, the tool segment of a
+    failure's pattern key (`sep="_"`, ASCII, uncapped) and a derived key's area (ASCII, uncapped). Pure."""
     text = unicodedata.normalize("NFKC", clean(text, one_line=True)).lower()
-    return _regex("not_slug").sub("-", text).strip("-")[:60].strip("-") or fallback
+    out = _regex("not_slug" if cjk else "not_ascii_slug").sub(sep, text).strip(sep)
+    if limit is not None:
+        out = out[:limit].strip(sep)
+    return out or fallback
 
 
 def stem(word: str) -> str:

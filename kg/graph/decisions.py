@@ -22,7 +22,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from kg.core.policy import RuleReader, packaged
-from kg.core.text import has_cjk, stem, words
+from kg.core.text import has_cjk, slugify, stem, words
 from kg.store.schema import EDGE_TYPES
 
 SOURCE = "rules/linking.toml"
@@ -434,7 +434,7 @@ def duplicate(new: Doc, old: Doc, rules: LinkRules, weights: Mapping[str, float]
 
 def derived_key(rules: LinkRules, entry_type: str, area: str | None, text: str) -> str:
     """A stable pattern key for events that never named one: auto.<area>.<hash of the first text>."""
-    area_slug = re.sub(r"[^a-z0-9]+", "-", (area or "general").lower()).strip("-") or "general"
+    area_slug = slugify(area or "general", cjk=False, limit=None, fallback="general")
     digest = hashlib.sha1(f"{entry_type}\n{_norm(text)}".encode()).hexdigest()[:8]
     return f"{rules.key_prefix}.{area_slug}.{digest}"
 

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kg.core.text import index_tokens
-from kg.lifecycle import blocks, conflicts, decay, promote, promoting, render, verify
+from kg.lifecycle import blocks, conflicts, decay, promote, promoting, render, verifying
 from kg.lifecycle.policy import LifecyclePolicy
 from kg.lifecycle.policy import load as load_policy
 from kg.store import Store, bulk
@@ -154,108 +154,23 @@ class Lifecycle:
         return self.ws.rules.redactor.redact(text).text
 
     # -- 1. verify ------------------------------------------------------------------------------------------
+    # -- 1. verify (kg/lifecycle/verifying.py) ----------------------------------------------------------------
     def verify(self) -> list[dict[str, Any]]:
         """Judge every due change; returns the reverts to carry out."""
-        rows = self.st.run("lc_changes_due", statuses=list(LIVE), now=self.now)
-        if not rows:
-            return []
-        updates, reverts, requests = [], [], []
-        prior = self.prior()
-        for r in rows:
-            times, excluded = self.history(r["pattern"], r["id"])
-            deadline = verify.is_deadline(r["status"], r["due_since"], r["next_check"], self.now, self.lp)
-            counts = verify.evidence(times, r["applied_at"], self.now, self.lp, excluded=excluded,
-                                     observed_from=self.observed_from())
-            v = verify.judge(counts, self.lp, deadline=deadline, prior=prior, monitoring=r["status"] == "confirmed")
-            human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
-            t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
-                                  verdict=v, now=self.now, policy=self.lp, human=human)
-            evidence = [*(r["evidence"] or []), t.evidence]
-            item = {"change": r["id"], "target": r["target"], "text": r["text"], "pattern_key": r["key"],
-                    "verdict": v.kind, "action": t.action, "status": t.status, "overdue": t.overdue,
-                    "before": v.before, "after": v.after, "rate_before": v.rate_before,
-                    "rate_after": v.rate_after, "ratio": v.ratio, "summary": v.summary,
-                    "stats": {"p_cut": v.p_cut, "p_not_enough": v.p_not_enough, "interval": v.interval,
-                              "k_before": counts.k_before, "days_before": counts.t_before,
-                              "k_after": counts.k_after, "days_after": counts.t_after,
-                              "not_counted": list(counts.left_out), "deadline": deadline,
-                              "prior": {"events": prior[0], "days": prior[1]},
-                              "error_rate": self.lp.verification.error_rate},
-                    "next_check": t.next_check if t.action in ("keep", "extend") else None}
-            self.report.verified.append(item)
-            updates.append({"id": r["id"], "status": t.status, "next_check": t.next_check,
-                            "has_due": t.due_since is not None, "due_since": t.due_since,
-                            "check_count": int(r["check_count"] or 0) + 1, "verdict": t.verdict, "at": self.now,
-                            "rate_before": float(v.rate_before), "rate_after": float(v.rate_after),
-                            "evidence": evidence})
-            if t.action in ("revert", "auto_revert"):
-                reverts.append({**item, "evidence": evidence, "reason": t.evidence, "critical": t.critical})
-            elif t.overdue == "remind":
-                self.report.reminders.append(item)
-            elif t.overdue == "request_evidence":
-                requests.append({**r, "evidence": evidence, "due_since": t.due_since})
-        self.st.run("lc_change_update", rows=[{k: v for k, v in u.items() if k not in ("has_due", "due_since")}
-                                              for u in updates])
-        due_set = [{"id": u["id"], "due_since": u["due_since"]} for u in updates if u["has_due"]]
-        if due_set:
-            self.st.run("lc_change_due_set", rows=due_set)
-        due_clear = [u["id"] for u in updates if not u["has_due"]]
-        if due_clear:
-            self.st.run("lc_change_due_clear", ids=due_clear)
-        settled = [u["id"] for u in updates if u["verdict"] != verify.INCONCLUSIVE or u["status"] != "applied"]
-        if settled:
-            self.st.run("lc_proposals_obsolete", ids=settled, reason="settled by verification", at=self.now)
-        self._request_evidence(requests)
-        return reverts
+        return verifying.verify_due(self)
 
     def prior(self) -> tuple[float, float]:
-        """The workspace's prior for a rate before a change: fitted to every change's baseline (once a
-        cycle: a change's baseline ends where it was applied, so this cycle's new changes barely move it)."""
-        if "_prior" in self.__dict__:
-            return self.__dict__["_prior"]
-        rows = [c for c in self.st.run("lc_changes_all") if c["pattern"] and c["applied_at"]]
-        base = []
-        for c in rows:
-            times, excluded = self.history(c["pattern"], c["id"])
-            e = verify.evidence(times, c["applied_at"], c["applied_at"], self.lp, excluded=excluded,
-                                observed_from=self.observed_from())
-            base.append((e.k_before, e.t_before))
-        self.__dict__["_prior"] = verify.population_prior(base, self.lp)
-        return self.__dict__["_prior"]
+        return verifying.prior(self)
 
     def observed_from(self) -> datetime | None:
-        """When kg started watching: the workspace's first event."""
-        if "_observed" not in self.__dict__:
-            rows = self.st.run("lc_first_event")
-            self.__dict__["_observed"] = rows[0]["first"] if rows else None
-        return self.__dict__["_observed"]
+        return verifying.observed_from(self)
+
+    def effect_prior(self) -> Any:
+        """The workspace's effect prior (None when `verification.effect_prior` is off)."""
+        return verifying.effect_prior(self)
 
     def history(self, pattern: str, change: str) -> tuple[list[datetime], list[tuple[datetime, datetime]]]:
-        """Every occurrence time of a pattern, and the periods when its other changes were live."""
-        cache = self.__dict__.setdefault("_times", {})
-        if pattern not in cache:
-            cache[pattern] = [e["created_at"] for e in self.st.run("lc_pattern_times", id=pattern, now=self.now)]
-        times = cache[pattern]
-        spans = [(c["applied_at"], c["reverted_at"] or self.now)
-                 for c in self.st.run("lc_pattern_changes", id=pattern) if c["id"] != change and c["applied_at"]]
-        return times, spans
-
-    def _request_evidence(self, rows: list[dict[str, Any]]) -> None:
-        if not rows:
-            return
-        open_ids = {r["id"] for r in self.st.run("lc_verification_open", ids=[r["id"] for r in rows])}
-        for r in rows:
-            if r["id"] in open_ids:
-                continue
-            number = self._new_proposal(
-                type="verification", target=r["target"], target_kind="", change=f"Verify: '{r['text'][:60]}'",
-                text=r["text"], hypothesis=r["hypothesis"] or "", priority="", area="", category="",
-                motivation=f"Hypothesis: {r['hypothesis']} — due since {r['due_since']:%Y-%m-%d}; no decisive "
-                           "verdict yet. Approve to confirm the rule works; otherwise it is auto-reverted at "
-                           f"{self.lp.overdue.revert_days} days overdue.",
-                evidence=[r["id"]], risk="Low — just checking", effort="low", impact="high",
-                change_id=r["id"])
-            self.report.evidence_requested.append({"change": r["id"], "proposal": number, "target": r["target"]})
+        return verifying.history(self, pattern, change)
 
     # -- 2. revert ------------------------------------------------------------------------------------------
     def revert(self, reverts: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -92,6 +92,12 @@ class Verification:
     revert_min_ratio: float = 0.5
     revert_error_rate: float = 0.05
     boundary_ratio: float = 0.6325
+    min_expected: float = 0.0
+    min_baseline_events: float = 0.0
+    deadline_revert_posterior: float = 0.5
+    effect_prior: bool = False
+    effect_prior_min_changes: int = 8
+    effect_prior_strength: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -223,6 +229,12 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         revert_min_ratio=r.number("verification.revert_min_ratio", 0, default=0.5),
         revert_error_rate=r.number("verification.revert_error_rate", 0.0001, 0.5, default=0.05),
         boundary_ratio=r.number("verification.boundary_ratio", 0, default=0.6325),
+        min_expected=r.number("verification.min_expected", 0, default=0.0),
+        min_baseline_events=r.number("verification.min_baseline_events", 0, default=0.0),
+        deadline_revert_posterior=r.number("verification.deadline_revert_posterior", 0.5, 0.9999, default=0.5),
+        effect_prior=r.flag("verification.effect_prior", default=False),
+        effect_prior_min_changes=r.whole("verification.effect_prior_min_changes", 1, default=8),
+        effect_prior_strength=r.number("verification.effect_prior_strength", 0.01, default=2.0),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:
         raise r.fail("verification", "needs confirm_max_ratio < ineffective_min_ratio ≤ worse_min_ratio")

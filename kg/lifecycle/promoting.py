@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kg.lifecycle import promote, verify
+from kg.lifecycle import promote, verify, verifying
 
 BY_KEY_AT_MOST = 50  # patterns filled one by key (a few ms each) up to this many; past it one join is cheaper
 
@@ -71,7 +71,8 @@ def _relapse_note(lc: Any, r: dict[str, Any]) -> str:
     pattern judged again on its whole history, the time its rules were live against all the time they were
     not (`verify.relapse`)."""
     times, spans = lc.history(r["id"], "")
-    v = verify.relapse(times, spans, lc.now, lc.lp, observed_from=lc.observed_from(), prior=lc.prior())
+    v = verify.relapse(times, spans, lc.now, lc.lp, observed_from=lc.observed_from(), prior=lc.prior(),
+                       effect=verifying.effect_prior(lc))
     return f"Judged again on its whole history: {v.summary}: {relapse_head(v, lc.lp)}."
 
 
@@ -110,6 +111,9 @@ def _promote_ranked(lc: Any, rows: list[dict[str, Any]], budget: promote.Budget)
                                       "rule worked: log the fix with --action"})
             continue
         why = budget.why_not(plan.file, plan.block, plan.text)
+        if not why and not cand.failed and lc.lp.verification.min_baseline_events > 0:  # (recovery: `relapse`)
+            why = verify.baseline_short(lc.history(plan.pattern_id, "")[0], lc.now, lc.lp,
+                                        observed_from=lc.observed_from())
         if why:
             lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason": why})
             continue

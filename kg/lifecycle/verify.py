@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from kg.lifecycle import effect as effects
 from kg.lifecycle import stats
 from kg.lifecycle.policy import LifecyclePolicy
 
@@ -182,11 +183,46 @@ def population_prior(baselines: Iterable[tuple[float, float]], policy: Lifecycle
     return round(shape, 4), round(shape / mean, 4)
 
 
+def baseline_short(times: Iterable[datetime], now: datetime, policy: LifecyclePolicy, *,
+                   observed_from: datetime | None = None) -> str:
+    """Why a pattern should not be promoted yet ('' when it may): the rate before its change would rest on
+    fewer than `min_baseline_events` counted occurrences (the same count a verdict uses, trigger left out), so
+    no verdict could tell a rule that works from one that does not, and a wrong revert would be likely."""
+    need = policy.verification.min_baseline_events
+    if need <= 0:
+        return ""
+    c = evidence([t for t in times if t <= now], now, now, policy, observed_from=observed_from)
+    if c.k_before >= need:
+        return ""
+    return (f"too little history to verify a rule: {c.k_before:g} counted occurrences before it, needs {need:g} "
+            "(verification.min_baseline_events)")
+
+
+def expected_after(c: Counts, prior: tuple[float, float] = (0.0, 0.0)) -> float:
+    """How many occurrences the time since the change would hold had the rule changed nothing: its days × the
+    posterior mean of the rate before. Below `min_expected` no test can tell an effect yet."""
+    return c.t_after * (0.5 + prior[0] + c.k_before) / (prior[1] + c.t_before) if c.t_before > 0 else 0.0
+
+
+def effect_prior(rows: Iterable[Counts], policy: LifecyclePolicy,
+                 prior: tuple[float, float] = (0.0, 0.0)) -> effects.EffectPrior | None:
+    """The workspace's prior on a rule's effect, fitted to every change's counts (each up to its revert, or
+    now); None when the rules switch it off (`verification.effect_prior`)."""
+    v = policy.verification
+    if not v.effect_prior:
+        return None
+    return effects.fit(((c.k_before, c.t_before, c.k_after, c.t_after) for c in rows),
+                       strength=v.effect_prior_strength, min_changes=v.effect_prior_min_changes, rate_prior=prior)
+
+
 def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
-          prior: tuple[float, float] = (0.0, 0.0), monitoring: bool = False) -> Verdict:
+          prior: tuple[float, float] = (0.0, 0.0), monitoring: bool = False,
+          effect: effects.EffectPrior | None = None) -> Verdict:
     """The verdict with the numbers behind it. `deadline`: the check is out of time, so the posterior
-    majority decides instead of the 1 − error_rate level. `prior`: (occurrences, days) of a Gamma prior on
-    the rate before (`population_prior`); none by default (Jeffreys)."""
+    decides instead of the 1 − error_rate level (once `min_expected` occurrences were expected since the
+    change; before that the check waits). `prior`: (occurrences, days) of a Gamma prior on the rate before
+    (`population_prior`); none by default (Jeffreys). `effect`: the workspace's prior on the effect
+    (`kg.lifecycle.effect`); without it the ratio's posterior has the Jeffreys priors only."""
     v = policy.verification
     rb = c.k_before / c.t_before if c.t_before > 0 else 0.0
     ra = c.k_after / c.t_after if c.t_after > 0 else 0.0
@@ -198,15 +234,26 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
     if c.t_after <= 0:
         return Verdict(INCONCLUSIVE, c.before, c.after, c.t_before, c.t_after, round(rb, 4), round(ra, 4), None,
                        f"{INCONCLUSIVE}: no time has passed since the change ({numbers})")
-    args = (c.k_after, c.t_after, c.k_before + prior[0], c.t_before + prior[1])
-    p_cut = stats.p_ratio_below(v.ineffective_min_ratio, *args)
-    p_not = 1.0 - stats.p_ratio_below(v.revert_min_ratio, *args)
-    median = stats.ratio_quantile(0.5, *args)
+    expected = expected_after(c, prior)
+    waits = deadline and expected < v.min_expected
+    deadline = deadline and not waits
     a = v.error_rate
-    lo, hi = stats.ratio_quantile(a / 2, *args), stats.ratio_quantile(1 - a / 2, *args)
+    if effect is not None:
+        post = effects.posterior(effect, c.k_before, c.t_before, c.k_after, c.t_after, prior)
+        below, quantile = post.p_below, post.quantile
+    else:
+        args = (c.k_after, c.t_after, c.k_before + prior[0], c.t_before + prior[1])
+        below = lambda x: stats.p_ratio_below(x, *args)  # noqa: E731
+        quantile = lambda q: stats.ratio_quantile(q, *args)  # noqa: E731
+    p_cut = below(v.ineffective_min_ratio)
+    p_not = 1.0 - below(v.revert_min_ratio)
+    median = quantile(0.5)
+    lo, hi = quantile(a / 2), quantile(1 - a / 2)
     level = 0.5 if deadline else 1.0 - a
-    drop_level = 0.5 if deadline else 1.0 - v.revert_error_rate
+    drop_level = (v.deadline_revert_posterior if effect is not None else 0.5) if deadline else 1.0 - v.revert_error_rate
     keep, drop = p_cut >= level, p_not >= drop_level
+    if deadline and effect is not None:  # the posterior decides: kept unless a revert is the likelier right call
+        keep, drop = not drop, drop
     if monitoring and not drop:  # a confirmed rule: reverted on weaker evidence (its baseline cannot grow)
         drop = p_not >= 1.0 - v.monitor_error_rate and median >= v.boundary_ratio
         keep = keep and not drop
@@ -217,7 +264,7 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         kind, why = CONFIRMED, f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}"
     elif drop:
         # "made worse" raises a critical item, so it needs the rate to have risen (worse_min_posterior)
-        worse = median >= v.worse_min_ratio and 1.0 - stats.p_ratio_below(1.0, *args) >= v.worse_min_posterior
+        worse = median >= v.worse_min_ratio and 1.0 - below(1.0) >= v.worse_min_posterior
         kind = WORSE if worse else INEFFECTIVE
         why = f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}"
         level = drop_level if p_not >= drop_level else 1.0 - v.monitor_error_rate
@@ -227,8 +274,11 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
                                    f"{drop_level:.2f}")
     if kind != INCONCLUSIVE:
         why += f" ≥ {level:.2f}" + (" (deadline: the majority decides)" if deadline else "")
+    if waits:
+        why += f"; the deadline waits: {expected:.1f} occurrences expected without an effect < {v.min_expected:g}"
     summary = (f"{kind}: ratio {median:.2f}× ({1 - a:.0%} interval {lo:.2f}–{hi:.2f}); {why} ({numbers}"
                + (f"; prior {prior[0]:g} in {prior[1]:g}d" if prior[0] else "")
+               + (f"; effect prior from {effect.changes} changes" if effect is not None and effect.changes else "")
                + (f"; not counted: {', '.join(c.left_out)}" if c.left_out else "") + ")")
     return Verdict(kind, c.before, c.after, c.t_before, c.t_after, round(rb, 4), round(ra, 4), round(median, 4),
                    summary, round(p_cut, 4), round(p_not, 4), (round(lo, 4), round(hi, 4)), kind != INCONCLUSIVE)
@@ -321,7 +371,7 @@ def transition(*, status: str, next_check: datetime, due_since: datetime | None,
 
 def relapse(times: Iterable[datetime], live: Sequence[tuple[datetime, datetime]], now: datetime,
             policy: LifecyclePolicy, *, observed_from: datetime | None = None,
-            prior: tuple[float, float] = (0.0, 0.0)) -> Verdict:
+            prior: tuple[float, float] = (0.0, 0.0), effect: effects.EffectPrior | None = None) -> Verdict:
     """A reverted pattern judged again on its whole history (an A-B-A design): r = the rate while its rules
     were `live` / the rate in all the time they were not (before the first and since each revert, the same
     per-day cap and trigger rule as `evidence`). Once the rule is gone the base rate is measured afresh, so a
@@ -352,4 +402,4 @@ def relapse(times: Iterable[datetime], live: Sequence[tuple[datetime, datetime]]
     if capped:
         left.append(f"{capped} over {v.max_per_day}/day")
     c = Counts(raw_off, len(on), k_off, round(t_off, 4), k_on, round(t_on, 4), tuple(left))
-    return judge(c, policy, prior=prior)
+    return judge(c, policy, prior=prior, effect=effect)

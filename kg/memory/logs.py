@@ -7,6 +7,9 @@ log is only ever appended. A `.learnings/*.md` file is appended at each `kg log`
 convention), so each entry kg writes ends with a mark holding the hash of what kg wrote
 (`<!-- kaizen-kg:entry HASH -->`). The export rewrites an entry only while its text still has that hash; an
 entry a human edited (or wrote) is kept byte for byte and reported, and every byte outside kg's entries stays.
+An entry a human deleted stays deleted: kg notes the id of every entry it writes into a `.learnings` file
+(`memory/.kg/learnings-written`, appended beside the entry), and the export writes again only entries it
+never wrote, or every entry of a file that was removed whole.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ ENTRY_MARK = "<!-- kaizen-kg:entry {hash} -->"
 SEPARATOR = "\n---\n\n"
 _MARK = re.compile(r"^<!-- kaizen-kg:entry ([0-9a-f]{16}) -->$")
 _ENTRY_HEAD = re.compile(r"^##\s*\[([A-Za-z]+-\d{8}-[0-9A-Za-z]+)\]")
+WRITTEN = Path("memory") / ".kg" / "learnings-written"  # ids of the entries kg wrote into .learnings, a line each
 
 
 def append_text(path: Path, text: str, *, header: str = "") -> None:
@@ -122,7 +126,22 @@ def append_learning(root: Path, entry: dict[str, Any]) -> Path | None:
     kind = entry["entry_type"]
     path = folder / LEARNINGS_FILES[kind]
     append_text(path, learnings_entry(entry), header=f"# {LEARNINGS_TITLES[kind]}\n\n")
+    _note_written(root, [entry["id"]])
     return path
+
+
+def _note_written(root: Path, ids: Iterable[str]) -> None:
+    """Remember that kg wrote these entries into `.learnings` (so a person's deletion of one sticks)."""
+    lines = "".join(f"{i}\n" for i in ids)
+    if lines:
+        append_text(root / WRITTEN, lines)
+
+
+def _written(root: Path) -> set[str]:
+    try:
+        return set((root / WRITTEN).read_text("utf-8", "replace").split())
+    except FileNotFoundError:
+        return set()
 
 
 # -- `kg export trail`: bring the files up to date without losing a human's text ----------------------------------
@@ -177,13 +196,17 @@ class LearningsReport:
 
 EDITED = "edited by hand since kg wrote it: kept as it is"
 UNMARKED = "written by hand (no kg mark): kept as it is"
+DELETED = "deleted by hand since kg wrote it: not written again"
 
 
 def merge_learnings(current: str | None, title: str, entries: Iterable[dict[str, Any]], *, file: str = "",
-                    report: LearningsReport | None = None) -> str:
-    """The file's new text: kg's untouched entries brought up to date, missing entries appended, everything
-    else (a human's entries and edits, text between entries) byte for byte. Pure apart from the report."""
+                    report: LearningsReport | None = None, deleted: Iterable[str] = ()) -> str:
+    """The file's new text: kg's untouched entries brought up to date, entries kg never wrote appended,
+    everything else (a human's entries and edits, text between entries) byte for byte. `deleted`: ids kg wrote
+    into this file before; one no longer in it was deleted by a person and is not written again (a file
+    that does not exist gets every entry). Pure apart from the report."""
     report = report if report is not None else LearningsReport()
+    gone = set(deleted) if current is not None else set()
     wanted = {e["id"]: e for e in entries}
     text = current if current is not None else f"# {title}\n\n"
     out: list[str] = []
@@ -208,7 +231,8 @@ def merge_learnings(current: str | None, title: str, entries: Iterable[dict[str,
             pos = seg.end
             report.updated += 1
     out.append(text[pos:])
-    missing = [e for i, e in wanted.items() if i not in seen]
+    missing = [e for i, e in wanted.items() if i not in seen and i not in gone]
+    report.kept += [{"file": file, "id": i, "reason": DELETED} for i in wanted if i not in seen and i in gone]
     if missing:
         tail = "".join(out)
         out.append("" if tail == "" or tail.endswith("\n") else "\n")
@@ -229,6 +253,7 @@ def write_learnings(root: Path, events: Iterable[dict[str, Any]], *,
         if e.get("entry_type") in by_kind:
             by_kind[e["entry_type"]].append(e)
     report = LearningsReport()
+    written = _written(root)  # an entry `kg log` appends meanwhile is in its file when the file is read
     for kind, name in LEARNINGS_FILES.items():
         path = folder / name
         with lock() if lock is not None else nullcontext():
@@ -236,8 +261,12 @@ def write_learnings(root: Path, events: Iterable[dict[str, Any]], *,
                 current: str | None = path.read_bytes().decode("utf-8", "surrogateescape")
             except FileNotFoundError:
                 current = None
-            text = merge_learnings(current, LEARNINGS_TITLES[kind], by_kind[kind], file=str(path), report=report)
+            text = merge_learnings(current, LEARNINGS_TITLES[kind], by_kind[kind], file=str(path), report=report,
+                                   deleted=written)
             if text != current:
                 write_atomic(path, text.encode("utf-8", "surrogateescape"))
+            new = [s.id for s in segments(text) if s.mark and s.id not in written]
+            _note_written(root, new)
+            written.update(new)
         report.written.append(str(path))
     return report

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 
+from kg.core.text import slugify
+
 
 def slug(name: str | None) -> str:
-    s = re.sub(r"[^a-z0-9]+", "_", (name or "tool").lower()).strip("_")
-    return s or "tool"
+    """The tool's key segment: `kg.core.text.slugify`, snake_case, ASCII, uncapped (keys stay as they were)."""
+    return slugify(name or "tool", sep="_", cjk=False, limit=None, fallback="tool")
 
 
 def program_of(command: str | None) -> str:

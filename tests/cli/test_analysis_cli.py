@@ -60,8 +60,8 @@ def test_bad_input_exits_2_with_a_fix(run_kg, logged, ws, args, message):
     assert (r.exit_code, r.stdout, r.stderr) == (2, "", message.replace("{ws}", str(ws.root)))
 
 
-def test_graph_show_draws(run_kg, logged, ws):
-    pytest.importorskip("matplotlib")
+def test_graph_show_draws(run_kg, logged, ws, need):
+    need("matplotlib")
     tmp_path = ws.root  # --out stays inside the workspace
     out = tmp_path / "p.png"
     r = run_kg(["graph", "show", logged["pattern"], "--out", str(out)])
@@ -87,3 +87,35 @@ def test_commands_have_help(run_kg):
     for args in ("export graph --help", "graph show --help", "graph report --help"):
         r = run_kg(args)
         assert r.exit_code == 0 and "Usage:" in r.stdout
+
+
+def test_graph_report_and_verify_give_one_verdict(ws, run_kg):
+    """`kg graph report` says whether each rule helped with the verdict `kg verify` gives it: the same history,
+    deadline and the workspace's pooled prior (five changes, so the prior is in play). Fails when the report
+    decides by a rule of its own."""
+    day = lambda d, h=10: f"2026-10-{d:02d}T{h:02d}:00"  # noqa: E731
+
+    def log(i: int, d: int, h: int) -> None:
+        ws.log("error", f"tool {i} failed: bad flag", area="tooling", pattern_key=f"tool.{i}", session=f"s{d % 2}",
+               now=day(d, h))
+
+    with ws:
+        for i in range(5):
+            for d in range(1 + i, 10):  # baselines of different lengths: the pooled prior moves verdicts
+                log(i, d, 8)
+    assert run_kg(f"cycle --now {day(9, 12)}").exit_code == 0
+    with ws:
+        for i in range(5):
+            for d in range(10, 10 + 2 * i):  # after the change: none for tool.0, eight for tool.4
+                log(i, d // 2 + 5, d % 2 * 8 + 2)
+    now = day(17, 12)
+    verified = run_kg(f"verify --dry-run --now {now} --json").json["verified"]
+    assert len(verified) == 5 and verified[0]["stats"]["prior"]["events"] > 0
+    assert {v["verdict"] for v in verified} == {"confirmed", "inconclusive", "ineffective"}
+    report = run_kg(f"graph report --top 20 --now {now} --json").json["rule_effect"]
+    effect = {r["change"]: r for r in report if r.get("change")}
+    for v in verified:
+        r = effect[v["change"]]
+        assert (r["verdict"], r["before"], r["after"]) == (v["verdict"], v["before"], v["after"])
+        assert r["why"] == v["summary"]  # the numbers behind it, the prior's included
+        assert r["helped"] == {"confirmed": True, "inconclusive": None}.get(v["verdict"], False)

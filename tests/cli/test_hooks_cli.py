@@ -282,8 +282,8 @@ def test_codex_install_and_uninstall(ws, run_kg):
 
 
 # -- mcp ---------------------------------------------------------------------------------------------------------
-def test_mcp_tools_through_the_sdk_client_with_concurrent_cli_writes(ws):
-    pytest.importorskip("mcp")
+def test_mcp_tools_through_the_sdk_client_with_concurrent_cli_writes(ws, need):
+    need("mcp")
     import anyio
     from mcp import Client
 
@@ -334,12 +334,12 @@ def test_mcp_tools_through_the_sdk_client_with_concurrent_cli_writes(ws):
 
 
 @pytest.mark.slow
-def test_every_command_an_install_writes_runs(ws, tmp_path):
+def test_every_command_an_install_writes_runs(ws, tmp_path, need):
     """The AGENTS.md block and every hook of every install name only commands and options kg has: each is run
     (placeholders filled in) and none is refused as usage."""
     import shlex
 
-    pytest.importorskip("mcp")  # the MCP server's command is among them; it is registered only when mcp imports
+    need("mcp")  # the MCP server's command is among them; it is registered only when mcp imports
 
     for runtime in ("claude-code", "codex", "openclaw"):
         done = subprocess.run([KG, "-w", str(ws.root), "install", runtime], capture_output=True, text=True,

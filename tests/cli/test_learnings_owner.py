@@ -43,7 +43,7 @@ def test_hand_edits_in_learnings_survive_export_trail(run_kg, ws):
     assert "**Status**: resolved" in _entry(lessons.read_text(), c)
     assert hand + "Notes: ask infra about quotas\n" in after  # the human's entry and note stay
     assert after.count(f"## [{d}]") == 1 and after.count(f"## [{a}]") == 1
-    assert f"kept {a} in {errors} as it is: {logs.EDITED}\n" in r.stderr
+    assert f"{a} in {errors}: {logs.EDITED}\n" in r.stderr
     flagged = run_kg(f"export trail --json {NOW}").json["kept"]
     assert flagged == [{"file": str(errors), "id": a, "reason": logs.EDITED}]
     assert errors.read_text() == after  # a second export changes nothing
@@ -61,3 +61,34 @@ def test_an_entry_from_an_older_kg_gets_its_mark_and_a_hand_entry_stays_unmarked
     report = logs.LearningsReport()
     assert logs.merge_learnings(by_hand, "Errors", [entry], report=report) == by_hand
     assert report.kept == [{"file": "", "id": entry["id"], "reason": logs.UNMARKED}]
+
+
+def test_an_entry_deleted_by_hand_stays_deleted(run_kg, ws):
+    (ws.root / ".learnings").mkdir()
+    a, b = (run_kg(f"log error '{text}' --json {NOW}").json["id"] for text in ("disk full", "npm install timed out"))
+    errors = ws.root / ".learnings" / "ERRORS.md"
+    text = errors.read_text()
+    start = text.index(f"## [{a}]")
+    without = text[:start] + text[text.index("## [", start + 1):]
+    errors.write_text(without)  # a person deletes a, which `kg log` appended (no export yet)
+    c = run_kg(f"log error 'the registry refused the push' --json {NOW}").json["id"]
+    r = run_kg(f"export trail --json {NOW}")
+    assert r.exit_code == 0, r.stderr
+    assert r.json["kept"] == [{"file": str(errors), "id": a, "reason": logs.DELETED}]
+    after = errors.read_text()
+    assert f"## [{a}]" not in after and after.count(f"## [{b}]") == after.count(f"## [{c}]") == 1
+    assert run_kg(f"export trail {NOW}").stderr == f"{a} in {errors}: {logs.DELETED}\n"
+    assert errors.read_text() == after  # a second export changes nothing
+    errors.unlink()  # a file removed whole is written again, every entry
+    run_kg(f"export trail {NOW}")
+    assert all(errors.read_text().count(f"## [{i}]") == 1 for i in (a, b, c))
+
+
+def test_merge_leaves_out_what_kg_wrote_before():
+    entry = {"id": "ERR-20261130-001", "entry_type": "error", "text": "disk full", "created_at": "2026-11-30T10:00",
+             "priority": "high", "status": "pending"}
+    report = logs.LearningsReport()
+    gone = {entry["id"]}
+    assert logs.merge_learnings("# Errors\n\n", "Errors", [entry], report=report, deleted=gone) == "# Errors\n\n"
+    assert report.kept == [{"file": "", "id": entry["id"], "reason": logs.DELETED}] and report.appended == 0
+    assert logs.merge_learnings(None, "Errors", [entry], deleted=gone) == "# Errors\n\n" + logs.learnings_entry(entry)

@@ -372,8 +372,8 @@ def test_export_refuses_bad_format_and_folder(ws, tmp_path):
         ke.export_graph(ws, "graphml", out=tmp_path)
 
 
-def test_drawing_writes_png_and_svg(ws, history, tmp_path):
-    pytest.importorskip("matplotlib")
+def test_drawing_writes_png_and_svg(ws, history, tmp_path, need):
+    need("matplotlib")
     from kg.analysis.drawing import show_subgraph
 
     png = show_subgraph(ws, out=tmp_path / "p.png", node_id=history["principle"], depth=2)

@@ -55,8 +55,8 @@ def test_pref_list_inject_and_user_md_are_readable(prefs, run_kg):
     assert "- **tone**: dry" in user and "kaizen_kg_learned" not in user and "kno-2026" not in user
 
 
-def test_brief_and_mcp_inject_are_readable(prefs):
-    pytest.importorskip("mcp")
+def test_brief_and_mcp_inject_are_readable(prefs, need):
+    need("mcp")
     import anyio
     from mcp import Client
 

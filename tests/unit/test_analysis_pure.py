@@ -286,3 +286,17 @@ def test_rule_effect_is_the_lifecycles_verdict(before_days, after_days, verdict,
     lp = _packaged_lifecycle_policy()
     times = [datetime(2026, 11, d, 10) for d in (*before_days, *after_days)]
     assert assess(times, datetime(2026, 11, 12, 10), datetime(2026, 11, 19, 10), lp).kind == verdict
+
+
+def test_the_plots_draw_what_they_are_given(need):
+    """The heatmap, score and rule-effect plots draw their data (a slip once returned every figure empty)."""
+    need("matplotlib")
+    from kg.analysis import drawing as kd
+
+    table = ka.Table(rows=["git.push"], columns=["2026-W45", "2026-W46"], values=[[2, 1]], title="t")
+    assert kd.plot_heatmap(table).axes[0].images
+    rows = [{"at": datetime(2026, 11, d), "accuracy": d, "average": d - 0.5, "notes": ""} for d in (1, 8)]
+    assert len(kd.plot_score_trends(rows).axes[0].lines) == 2
+    effect = [{"key": "git.push", "pattern": "pat", "rate_before": 3.0, "rate_after": 0.5}]
+    assert len(kd.plot_rule_effect(effect).axes[0].patches) == 2
+    assert not kd.plot_heatmap(ka.Table(rows=[], columns=[], values=[])).axes[0].images

@@ -10,7 +10,7 @@ from kg.core import clock
 from kg.core.entries import prepare
 from kg.core.errors import QueryParameterError, RulesError, UsageError
 from kg.core.policy import Policy, merge, packaged
-from kg.core.text import clean, index_tokens, words
+from kg.core.text import clean, index_tokens, slugify, words
 from kg.redaction.redact import load_default
 from kg.store.queries import NamedQuery, params_of, parse
 
@@ -189,3 +189,33 @@ def test_narrowing_the_app_keeps_unknown_names_whole():
     with _only("lgo"):  # a typo: the whole app, so click can suggest 'log'
         assert (app.registered_commands, app.registered_groups) == before
     assert (app.registered_commands, app.registered_groups) == before
+
+
+@pytest.mark.parametrize(("text", "options", "slug"), [
+    ("git.push.auth", {}, "git-push-auth"),
+    ("部署.回滚", {}, "部署-回滚"),
+    ("x" * 70, {}, "x" * 60),
+    ("...", {"fallback": "skill"}, "skill"),
+    # a failure key's tool segment (kg.reflect.signature.slug): snake_case, ASCII, uncapped
+    ("mcp__plugin_x__do-thing", {"sep": "_", "cjk": False, "limit": None}, "mcp_plugin_x_do_thing"),
+    ("工具", {"sep": "_", "cjk": False, "limit": None, "fallback": "tool"}, "tool"),
+    ("y" * 70, {"sep": "_", "cjk": False, "limit": None}, "y" * 70),
+    # a derived pattern key's area (kg.graph.decisions.derived_key)
+    ("Front End/CI", {"cjk": False, "limit": None}, "front-end-ci"),
+])
+def test_the_one_slugify(text, options, slug):
+    assert slugify(text, **options) == slug
+
+
+def test_one_slugifier_and_one_cjk_range():
+    """No module outside kg/core/text.py spells a slug pattern or a CJK range of its own: a second one drifts
+    (the issue found two slugifiers and three CJK ranges that disagreed)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    own = re.compile(r"\[\^a-z0-9\]|\\u4e00|\\u3040|\\uac00|一-龥")
+    found = [f"{p.relative_to(root)}:{n}" for folder in ("kg", "cli") for p in sorted((root / folder).rglob("*.py"))
+             if p != root / "kg/core/text.py"
+             for n, line in enumerate(p.read_text().splitlines(), 1) if own.search(line)]
+    assert found == []

@@ -1,0 +1,135 @@
+"""The verify step of a cycle: judge every due change on its pattern's whole history, with the workspace's
+priors (fitted once a cycle), and record the verdicts; ask for evidence on overdue ones. Selection is by named
+queries, decisions are the pure functions of `verify`, writes are set-based; `Lifecycle.verify` calls
+`verify_due`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from kg.lifecycle import verify
+from kg.lifecycle.render import LIVE
+
+
+def verify_due(lc: Any) -> list[dict[str, Any]]:
+    """Judge every due change; returns the reverts to carry out."""
+    rows = lc.st.run("lc_changes_due", statuses=list(LIVE), now=lc.now)
+    if not rows:
+        return []
+    updates, reverts, requests = [], [], []
+    rate_prior, effect = prior(lc), effect_prior(lc)
+    for r in rows:
+        times, excluded = history(lc, r["pattern"], r["id"])
+        deadline = verify.is_deadline(r["status"], r["due_since"], r["next_check"], lc.now, lc.lp)
+        counts = verify.evidence(times, r["applied_at"], lc.now, lc.lp, excluded=excluded,
+                                 observed_from=observed_from(lc))
+        v = verify.judge(counts, lc.lp, deadline=deadline, prior=rate_prior,
+                         monitoring=r["status"] == "confirmed", effect=effect)
+        human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
+        t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
+                              verdict=v, now=lc.now, policy=lc.lp, human=human)
+        evidence = [*(r["evidence"] or []), t.evidence]
+        item = {"change": r["id"], "target": r["target"], "text": r["text"], "pattern_key": r["key"],
+                "verdict": v.kind, "action": t.action, "status": t.status, "overdue": t.overdue,
+                "before": v.before, "after": v.after, "rate_before": v.rate_before,
+                "rate_after": v.rate_after, "ratio": v.ratio, "summary": v.summary,
+                "stats": {"p_cut": v.p_cut, "p_not_enough": v.p_not_enough, "interval": v.interval,
+                          "k_before": counts.k_before, "days_before": counts.t_before,
+                          "k_after": counts.k_after, "days_after": counts.t_after,
+                          "not_counted": list(counts.left_out), "deadline": deadline,
+                          "prior": {"events": rate_prior[0], "days": rate_prior[1]},
+                          "effect_prior": effect.as_dict(lc.lp.verification.revert_min_ratio) if effect else None,
+                          "expected_after": round(verify.expected_after(counts, rate_prior), 4),
+                          "error_rate": lc.lp.verification.error_rate},
+                "next_check": t.next_check if t.action in ("keep", "extend") else None}
+        lc.report.verified.append(item)
+        updates.append({"id": r["id"], "status": t.status, "next_check": t.next_check,
+                        "has_due": t.due_since is not None, "due_since": t.due_since,
+                        "check_count": int(r["check_count"] or 0) + 1, "verdict": t.verdict, "at": lc.now,
+                        "rate_before": float(v.rate_before), "rate_after": float(v.rate_after),
+                        "evidence": evidence})
+        if t.action in ("revert", "auto_revert"):
+            reverts.append({**item, "evidence": evidence, "reason": t.evidence, "critical": t.critical})
+        elif t.overdue == "remind":
+            lc.report.reminders.append(item)
+        elif t.overdue == "request_evidence":
+            requests.append({**r, "evidence": evidence, "due_since": t.due_since})
+    lc.st.run("lc_change_update", rows=[{k: v for k, v in u.items() if k not in ("has_due", "due_since")}
+                                          for u in updates])
+    due_set = [{"id": u["id"], "due_since": u["due_since"]} for u in updates if u["has_due"]]
+    if due_set:
+        lc.st.run("lc_change_due_set", rows=due_set)
+    due_clear = [u["id"] for u in updates if not u["has_due"]]
+    if due_clear:
+        lc.st.run("lc_change_due_clear", ids=due_clear)
+    settled = [u["id"] for u in updates if u["verdict"] != verify.INCONCLUSIVE or u["status"] != "applied"]
+    if settled:
+        lc.st.run("lc_proposals_obsolete", ids=settled, reason="settled by verification", at=lc.now)
+    request_evidence(lc, requests)
+    return reverts
+
+
+def prior(lc: Any) -> tuple[float, float]:
+    """The workspace's prior for a rate before a change: fitted to every change's baseline (once a
+    cycle: a change's baseline ends where it was applied, so this cycle's new changes barely move it)."""
+    if "_prior" in lc.__dict__:
+        return lc.__dict__["_prior"]
+    rows = [c for c in lc.st.run("lc_changes_all") if c["pattern"] and c["applied_at"]]
+    base, spans = [], []
+    for c in rows:
+        times, excluded = history(lc, c["pattern"], c["id"])
+        e = verify.evidence(times, c["applied_at"], c["applied_at"], lc.lp, excluded=excluded,
+                            observed_from=observed_from(lc))
+        base.append((e.k_before, e.t_before))
+        spans.append((times, excluded, c["applied_at"], min(c["reverted_at"] or lc.now, lc.now)))
+    lc.__dict__["_prior"] = rate = verify.population_prior(base, lc.lp)
+    lc.__dict__["_effect"] = verify.effect_prior(
+        (verify.evidence(t, a, end, lc.lp, excluded=x, observed_from=observed_from(lc)) for t, x, a, end in spans),
+        lc.lp, rate)
+    return rate
+
+
+def effect_prior(lc: Any) -> Any:
+    """The workspace's prior on a rule's effect (`kg.lifecycle.effect`), fitted with `prior` once a cycle;
+    None when the rules switch it off."""
+    prior(lc)
+    return lc.__dict__["_effect"]
+
+
+def observed_from(lc: Any) -> datetime | None:
+    """When kg started watching: the workspace's first event."""
+    if "_observed" not in lc.__dict__:
+        rows = lc.st.run("lc_first_event")
+        lc.__dict__["_observed"] = rows[0]["first"] if rows else None
+    return lc.__dict__["_observed"]
+
+
+def history(lc: Any, pattern: str, change: str) -> tuple[list[datetime], list[tuple[datetime, datetime]]]:
+    """Every occurrence time of a pattern, and the periods when its other changes were live."""
+    cache = lc.__dict__.setdefault("_times", {})
+    if pattern not in cache:
+        cache[pattern] = [e["created_at"] for e in lc.st.run("lc_pattern_times", id=pattern, now=lc.now)]
+    times = cache[pattern]
+    spans = [(c["applied_at"], c["reverted_at"] or lc.now)
+             for c in lc.st.run("lc_pattern_changes", id=pattern) if c["id"] != change and c["applied_at"]]
+    return times, spans
+
+
+def request_evidence(lc: Any, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    open_ids = {r["id"] for r in lc.st.run("lc_verification_open", ids=[r["id"] for r in rows])}
+    for r in rows:
+        if r["id"] in open_ids:
+            continue
+        number = lc._new_proposal(
+            type="verification", target=r["target"], target_kind="", change=f"Verify: '{r['text'][:60]}'",
+            text=r["text"], hypothesis=r["hypothesis"] or "", priority="", area="", category="",
+            motivation=f"Hypothesis: {r['hypothesis']} — due since {r['due_since']:%Y-%m-%d}; no decisive "
+                       "verdict yet. Approve to confirm the rule works; otherwise it is auto-reverted at "
+                       f"{lc.lp.overdue.revert_days} days overdue.",
+            evidence=[r["id"]], risk="Low — just checking", effort="low", impact="high",
+            change_id=r["id"])
+        lc.report.evidence_requested.append({"change": r["id"], "proposal": number, "target": r["target"]})
