@@ -1,5 +1,7 @@
 """How long `kg` takes to start: `kg log` (what every hook pays), `kg --version` and `kg --help` (the whole
-app built), against `python -c pass` measured in the same run. Prints medians and ratios; never asserts.
+app built), and `kg search` answered by a running read server (the client alone: kg/serve/client.py), against
+`python -c pass` measured in the same run. Prints median wall time, the client's median CPU time and peak RSS
+(from wait4), and ratios; never asserts.
 
     .venv/bin/python bench/cli_start.py --runs 11
 """
@@ -7,16 +9,29 @@ app built), against `python -c pass` measured in the same run. Prints medians an
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import median_of, table
+from common import table
 from hook_speed import compiled_env
 
 KG = str(Path(sys.executable).parent / "kg")
+
+
+def once(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak RSS (MB) of one process."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if status:
+        raise subprocess.CalledProcessError(status, argv)
+    return time.perf_counter() - t, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:
@@ -27,20 +42,33 @@ def main() -> None:
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:  # detached drainers may linger
         root = Path(tmp) / "ws"
         subprocess.run([KG, "init", str(root)], check=True, capture_output=True, env=env)
-        cases = [("python -c pass (baseline)", [sys.executable, "-c", "pass"]),
-                 ("kg --version", [KG, "--version"]),
-                 ("kg --help", [KG, "--help"]),
-                 ("kg log learning ...", [KG, "-w", str(root), "log", "learning", "start-up probe", "--no-link"])]
+        subprocess.run([KG, "-w", str(root), "log", "error", "docker permission denied on the socket"],
+                       check=True, capture_output=True, env=env)
+        served = {**env, "KG_SERVER": "1"}
+        cases = [("python -c pass (baseline)", [sys.executable, "-c", "pass"], env),
+                 ("kg --version", [KG, "--version"], env),
+                 ("kg --help", [KG, "--help"], env),
+                 ("kg log learning ...", [KG, "-w", str(root), "log", "learning", "start-up probe", "--no-link"],
+                  env),
+                 ("kg search (read server up)", [KG, "-w", str(root), "search", "docker permission"], served)]
+        started = subprocess.run([KG, "-w", str(root), "serve", "start"], capture_output=True, env=served)
         rows, base = [], None
-        for name, argv in cases:
-            if subprocess.run(argv, capture_output=True, env=env).returncode:  # warm; absent in older kg
-                rows.append([name, "n/a", ""])
-                continue
-            t, _ = median_of(lambda argv=argv: subprocess.run(argv, check=True, capture_output=True, env=env),
-                             args.runs)
-            base = base or t
-            rows.append([name, f"{t * 1000:.0f}", f"{t / base:.2f}"])
-    print(table("kg start-up", ["command", "median ms", "× baseline"], rows))
+        try:
+            for name, argv, case_env in cases:
+                try:
+                    once(argv, case_env)  # warm; absent in older kg
+                except subprocess.CalledProcessError:
+                    rows.append([name, "n/a", "", "", ""])
+                    continue
+                got = [once(argv, case_env) for _ in range(args.runs)]
+                wall, cpu, rss = (statistics.median(g[i] for g in got) for i in range(3))
+                base = base or wall
+                rows.append([name, f"{wall * 1000:.0f}", f"{cpu * 1000:.0f}", f"{rss:.0f}", f"{wall / base:.2f}"])
+        finally:
+            if started.returncode == 0:
+                subprocess.run([KG, "-w", str(root), "serve", "stop"], capture_output=True, env=served)
+    print(table("kg start-up (the server's own work for the search is not in the client's CPU)",
+                ["command", "median ms", "client CPU ms", "peak RSS MB", "× baseline"], rows))
 
 
 if __name__ == "__main__":

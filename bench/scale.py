@@ -10,6 +10,10 @@ by the workspace's read server (started by the first read, as for an agent); its
 `kg log` is the acknowledged write (applied after, by the server); the first `kg cycle --dry-run` runs once.
 
     .venv/bin/python bench/scale.py --sizes 10000 100000 [--runs 5] [--rebuild] [--baseline ../main/.venv/bin/kg]
+        [--workdir /tmp/scale-run] [--import-sizes 10000 100000] [--cycle-up-to 100000]
+With --workdir the cached workspaces are copied there (and for the baseline too) and measured on the copies, so
+the cache is never opened, migrated or written. --import-sizes imports the cached trail again, with this kg and
+the baseline's, into fresh workspaces under the workdir: both imports' wall, CPU and peak memory in one run.
 Targets (issue 22): import <= 30 s per 100k and <= 2 GB at 1M; status, list, search, inject, hook
 session-start [-m] <= 0.6 s and <= 300 MB at 1M; growth per 10x <= 1.5x.
 """
@@ -146,6 +150,28 @@ def build(n: int, env: dict[str, str], rebuild: bool) -> tuple[Path, float | Non
     return root, wall, mb
 
 
+def fresh_import(kg: str, trail_root: Path, into: Path, env: dict[str, str]) -> tuple[float, float, float]:
+    """`kg import trail` of a cached trail into a new workspace: wall s, peak MB, CPU s."""
+    subprocess.run(["rm", "-rf", str(into)], check=True)
+    subprocess.run([kg, "init", str(into)], check=True, capture_output=True, env=env)
+    trail = trail_root / "memory" / ".learning-trail.json"
+    wall, mb, code = measure([kg, "-w", str(into), "import", "trail", str(trail)], env)
+    if code:
+        raise SystemExit(f"import into {into} failed")
+    cpu = LAST_CPU[0]
+    subprocess.run([kg, "-w", str(into), "serve", "stop"], capture_output=True, env=env)
+    subprocess.run(["rm", "-rf", str(into)], check=True)
+    return wall, mb, cpu
+
+
+def copy_to(src: Path, dst: Path) -> Path:
+    """A fresh copy of a cached workspace (the cache itself is never opened)."""
+    subprocess.run(["rm", "-rf", str(dst)], check=True)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["cp", "-a", str(src), str(dst)], check=True)
+    return dst
+
+
 def server_peak_mb(root: Path, env: dict[str, str]) -> float:
     """The workspace's read server (it answered the reads above, warm): its peak resident memory; then it is
     stopped, so the cached workspace is left closed."""
@@ -209,7 +235,13 @@ def main() -> None:
     ap.add_argument("--baseline", help="another checkout's kg (e.g. ../main/.venv/bin/kg), run in the same loop "
                                        "on --baseline-root (a copy of the workspace in that kg's schema)")
     ap.add_argument("--baseline-root", default="/tmp/scale-base-{n}", help="the baseline's workspace per size")
+    ap.add_argument("--workdir", help="measure on copies of the cached workspaces made here (never the cache)")
+    ap.add_argument("--import-sizes", type=int, nargs="*", default=[],
+                    help="import these sizes' trails again, this kg and the baseline's, into the workdir")
+    ap.add_argument("--cycle-up-to", type=int, default=10**9, help="the first cycle --dry-run only up to this size")
     args = ap.parse_args()
+    if args.import_sizes and not args.workdir:
+        ap.error("--import-sizes needs --workdir")
     RESULTS.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "compileall", "-q", "kg", "cli", "rules"], cwd=REPO, check=True)
     env = {**os.environ, "KG_NOW": NOW}
@@ -219,17 +251,30 @@ def main() -> None:
         root, secs, mb = build(n, env, args.rebuild)
         if args.build_only:
             continue
-        results.setdefault("import trail", {})[n] = (secs, mb)
         built = json.loads((root / ".built").read_text())
-        results.setdefault("import trail (CPU s)", {})[n] = (built.get("cpu", float("nan")), float("nan"))
+        if n in args.import_sizes:  # both kgs, this run, fresh workspaces
+            for tag, kg in [("", KG)] + ([(" [baseline]", args.baseline)] if args.baseline else []):
+                wall, mb, cpu = fresh_import(kg, root, Path(args.workdir) / f"import-{n}", env)
+                results.setdefault(f"import trail{tag}", {})[n] = (wall, mb)
+                results.setdefault(f"import trail{tag} (CPU s)", {})[n] = (cpu, float("nan"))
+        else:
+            results.setdefault("import trail (cached build)", {})[n] = (secs, mb)
+            results.setdefault("import trail (cached build) (CPU s)", {})[n] = (built.get("cpu", float("nan")),
+                                                                             float("nan"))
         base = Path(args.baseline_root.format(n=n)) if args.baseline else None
+        if args.workdir:
+            cache = root
+            root = copy_to(cache, Path(args.workdir) / f"scale-{n}")
+            if base:
+                base = copy_to(cache, Path(args.workdir) / f"base-{n}")
         # the first read, cold (it starts the read server; on a workspace built by an older kg it migrates and
         # builds the aggregates), then the first cycle after the import, once: a dry run writes nothing
         results.setdefault("kg status (first: cold, migrates)", {})[n] = measure([KG, "-w", str(root), "status"],
                                                                                  env)[:2]
-        results.setdefault("kg cycle --dry-run (first)", {})[n] = measure([KG, "-w", str(root), "cycle", "--dry-run"],
-                                                                          env)[:2]
-        results.setdefault("kg cycle --dry-run (first) (CPU s)", {})[n] = (LAST_CPU[0], float("nan"))
+        if n <= args.cycle_up_to:
+            results.setdefault("kg cycle --dry-run (first)", {})[n] = measure(
+                [KG, "-w", str(root), "cycle", "--dry-run"], env)[:2]
+            results.setdefault("kg cycle --dry-run (first) (CPU s)", {})[n] = (LAST_CPU[0], float("nan"))
         for name, argv in COMMANDS:
             runs = [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base and base.exists() else [])
             for _, kg, where in runs:
@@ -245,10 +290,18 @@ def main() -> None:
                                                                max(s[1] for s in samples[tag]))
                 results.setdefault(f"kg {name}{tag} (CPU s)", {})[n] = (statistics.median(cpus[tag]), float("nan"))
         results.setdefault("read server peak (MB)", {})[n] = (float("nan"), server_peak_mb(root, env))
+        if base and base.exists():
+            results.setdefault("read server peak (MB) [baseline]", {})[n] = (float("nan"),
+                                                                           server_peak_mb(base, env))
         for name, value in {**seed_rows(root, args.runs), **fts5_rows(root, n, args.runs)}.items():
             results.setdefault(name, {})[n] = value
         disk = sum(f.stat().st_size for f in (root / "memory" / ".kg").glob("graph.kuzu*"))
         results.setdefault("graph on disk (MB)", {})[n] = (disk / 2**20, float("nan"))
+        if args.workdir:  # the copies go: a 1M workspace is 1.7 GB
+            for where in (root, base):
+                if where and where.exists():
+                    subprocess.run([KG, "-w", str(where), "serve", "stop"], capture_output=True, env=env)
+                    subprocess.run(["rm", "-rf", str(where)], check=True)
     if args.build_only:
         return
     header = ["command"]

@@ -11,6 +11,8 @@ from typing import Any
 
 from kg.lifecycle import promote, verify, verifying
 
+BY_KEY_AT_MOST = 50  # patterns filled one by key (a few ms each) up to this many; past it one join is cheaper
+
 
 def ready_rows(lc: Any) -> list[dict[str, Any]]:
     """Every pattern ready to promote, ranked by impact, with its figures only. Recovery rows carry
@@ -36,8 +38,11 @@ def fill(lc: Any, rows: list[dict[str, Any]]) -> list[promote.Candidate]:
         return []
     since = lc.now - p.window_days * verify.DAY
     events: dict[str, list[dict[str, Any]]] = {}
-    for e in lc.st.run("lc_window_events", ids=[r["id"] for r in rows], since=since, now=lc.now,
-                       ignore_statuses=list(p.ignore_event_statuses)):
+    ids, window = [r["id"] for r in rows], {"since": since, "now": lc.now,
+                                             "ignore_statuses": list(p.ignore_event_statuses)}
+    found = ([e for pid in ids for e in lc.st.run("lc_window_events_of", id=pid, **window)]
+             if len(ids) <= BY_KEY_AT_MOST else lc.st.run("lc_window_events", ids=ids, **window))
+    for e in found:
         events.setdefault(e["pattern"], []).append(e)
     out = []
     for r in rows:

@@ -10,26 +10,29 @@ a server (`kg.store.lock`).
 
 from __future__ import annotations
 
-import base64
+import binascii
 import fcntl
 import os
 import sys
-from pathlib import Path
-from typing import Any
 
 from kg.serve import protocol
 
+TYPE_CHECKING = False  # `typing` and `pathlib` cost a client that should take tens of ms several of them
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
 ENV = "KG_SERVER"  # 0/false/no/off: never use or start a read server
 OFF = {"0", "false", "no", "off"}
-MARKER = Path("memory") / ".kg"  # kg.workspace.MARKER, kept here so that this module imports nothing of kg
+MARKER = os.path.join("memory", ".kg")  # kg.workspace.MARKER, kept here so that this module imports nothing of kg
 ANSWER_TIMEOUT = 600.0  # a read at a million entries; a server that hangs longer is treated as dead
 _in_server = False  # set in the server process: it never asks itself to let go
 
 
 class Outcome:
     """What `run` did: `code` is the exit code when the server answered; otherwise the command runs here,
-    and `root` names the workspace whose server to `spawn` after it, when none lives. (Not a dataclass:
-    `dataclasses` imports `inspect`, ~10 ms of a client that should take tens.)"""
+    and `root` names the workspace whose server to `spawn` after it, when none lives (a str or a Path).
+    (Not a dataclass: `dataclasses` imports `inspect`, ~10 ms of a client that should take tens.)"""
 
     __slots__ = ("code", "root")
 
@@ -41,32 +44,36 @@ def enabled() -> bool:
     return os.environ.get(ENV, "1").strip().lower() not in OFF
 
 
-def locate(explicit: str | None) -> Path | None:
+def locate(explicit: str | None) -> str | None:
     """The workspace folder as `kg.workspace.find_root` finds it, or None (the command then runs here and
-    says what is wrong)."""
+    says what is wrong). A str path: `pathlib` is not loaded in the client."""
     try:
         named = explicit or os.environ.get("KG_WORKSPACE")
         if named:
-            root = Path(named).expanduser().resolve()
-            return root if (root / MARKER).is_dir() else None
-        here = Path.cwd().resolve()
-        for folder in (here, *here.parents):
-            if (folder / MARKER).is_dir():
+            root = os.path.realpath(os.path.expanduser(named))
+            return root if os.path.isdir(os.path.join(root, MARKER)) else None
+        folder = os.path.realpath(os.getcwd())
+        while True:
+            if os.path.isdir(os.path.join(folder, MARKER)):
                 return folder
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return None
+            folder = parent
     except (OSError, RuntimeError, ValueError):
         pass
     return None
 
 
-def configured(root: Path) -> bool:
+def configured(root: str | Path) -> bool:
     """Whether this workspace may be served: not a team graph (kg.toml [store], KG_STORE), and not switched
     off in kg.toml (`[rules.policy.serve] enabled = false`). A kg.toml that does not parse is not served:
     the command reports it."""
     if os.environ.get("KG_STORE"):
         return False
-    path = root / "kg.toml"
     try:
-        raw = path.read_bytes()
+        with open(os.path.join(root, "kg.toml"), "rb") as f:
+            raw = f.read()
     except FileNotFoundError:
         return True
     except OSError:
@@ -81,10 +88,10 @@ def configured(root: Path) -> bool:
         return False
 
 
-def alive(kg_dir: Path) -> bool:
+def alive(kg_dir: str | Path) -> bool:
     """Whether a server lives (or is starting) for this workspace: it holds `serve.lock` all its life."""
     try:
-        fd = os.open(kg_dir / protocol.LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(os.path.join(kg_dir, protocol.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
         return True  # cannot tell: do not start another
     try:
@@ -96,16 +103,19 @@ def alive(kg_dir: Path) -> bool:
     return False
 
 
-def clean_stale(kg_dir: Path) -> None:
+def clean_stale(kg_dir: str | Path) -> None:
     """Remove the socket a killed server left, when no server lives (checked under its lock, so a starting
     server's fresh socket is never removed)."""
     try:
-        fd = os.open(kg_dir / protocol.LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(os.path.join(kg_dir, protocol.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
         return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        (kg_dir / protocol.SOCKET).unlink(missing_ok=True)
+        try:
+            os.unlink(os.path.join(kg_dir, protocol.SOCKET))
+        except FileNotFoundError:
+            pass
     except OSError:
         pass
     finally:
@@ -144,7 +154,7 @@ def _stdin(argv: list[str]) -> dict[str, Any] | None:
     from kg.core.inputs import MAX_PAYLOAD_BYTES
 
     data = stream.buffer.read(MAX_PAYLOAD_BYTES + 1)  # one byte over: the command refuses it as it would here
-    return {**info, "data": base64.b64encode(data).decode("ascii")}
+    return {**info, "data": _b64(data)}
 
 
 def run(argv: list[str], workspace: str | None) -> Outcome:
@@ -154,11 +164,11 @@ def run(argv: list[str], workspace: str | None) -> Outcome:
     root = locate(workspace)
     if root is None or not configured(root):
         return Outcome()
-    kg_dir = root / MARKER
+    kg_dir = os.path.join(root, MARKER)
     sock = _reach(kg_dir)
     if sock is None:
         return Outcome()  # it could not start (the graph stayed busy): this read runs here, as before
-    with sock:
+    try:
         try:
             env = dict(os.environ)
             out = _stream_info(sys.stdout)
@@ -174,14 +184,21 @@ def run(argv: list[str], workspace: str | None) -> Outcome:
             answer = protocol.receive(sock)
         except (OSError, ValueError, protocol.Closed):  # not UTF-8 (refused here by the command), or it died
             return Outcome(root=root)
+    finally:
+        sock.close()
     if "code" not in answer:  # it would not answer this one (another kg, changed rules): run it here
         return Outcome(root=root)
     for fd, chunk in answer.get("chunks", []):
-        _write(fd, base64.b64decode(chunk))
+        _write(fd, binascii.a2b_base64(chunk))
     return Outcome(code=int(answer["code"]))
 
 
-def _reach(kg_dir: Path) -> Any:
+def _b64(data: bytes) -> str:
+    """Base64 without the `base64` module (it imports `re` and `struct`)."""
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
+
+
+def _reach(kg_dir: str) -> Any:
     """A connection to the workspace's server; when none lives, one is started and waited for (the first read
     pays its start, the pattern of language servers). It takes the graph as a foreground process does, so the
     detached appliers of agents logging stand aside for it. None when it does not come up: it gave up on a graph
@@ -194,7 +211,7 @@ def _reach(kg_dir: Path) -> Any:
         clean_stale(kg_dir)
     except OSError:
         pass
-    if not alive(kg_dir) and not spawn(kg_dir.parent.parent):
+    if not alive(kg_dir) and not spawn(os.path.dirname(os.path.dirname(kg_dir))):
         return None
     try:
         budget = 3 * float(os.environ.get("KG_LOCK_TIMEOUT") or 10) + 30
@@ -224,10 +241,10 @@ def _write(fd: int, data: bytes) -> None:
         pass
 
 
-def spawn(root: Path) -> bool:
+def spawn(root: str | Path) -> bool:
     """Start the workspace's server, detached (its own session, stdio on /dev/null, so a hook waiting for this
     process's output is not kept waiting), unless one lives or is starting. False when none could start."""
-    kg_dir = root / MARKER
+    kg_dir = os.path.join(root, MARKER)
     if not enabled():
         return False
     if alive(kg_dir):
@@ -243,7 +260,7 @@ def spawn(root: Path) -> bool:
     return True
 
 
-def hand_over(kg_dir: Path, *, polite: bool, timeout: float) -> bool:
+def hand_over(kg_dir: str | Path, *, polite: bool, timeout: float) -> bool:
     """Called by a process waiting for the graph lock: if this workspace's read server holds the graph, ask
     it to apply the journal (`polite`: a detached applier, whose work that is) or to close the graph and exit
     (anyone else, who then takes the lock). True when a server took the request."""

@@ -3,19 +3,19 @@ messages. Standard library only (the client imports this before it knows whether
 
 from __future__ import annotations
 
+import _socket  # not `socket`: its enums and selectors cost the client ~10 ms of a ~60 ms run
 import json
 import os
-import socket
-import struct
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` itself costs the client ~5 ms
+if TYPE_CHECKING:
+    import socket
+    from pathlib import Path
 
 SOCKET = "serve.sock"  # in memory/.kg/, mode 0600
 LOCK = "serve.lock"  # held (flock) by the live server for its whole life: its liveness
 MAX_MESSAGE = 64 * 1024 * 1024  # a session-start payload (16 MB) and its base64, or a large answer
-_HEADER = struct.Struct(">I")
+_HEADER = 4  # bytes of big-endian length before each message
 # sun_path holds 108 bytes on Linux, 104 on macOS; a longer path is reached from inside its folder
 _SUN_PATH_MAX = 100
 
@@ -24,13 +24,13 @@ class Closed(Exception):
     """The other side went away before a whole message arrived."""
 
 
-def send(sock: socket.socket, message: dict[str, Any]) -> None:
+def send(sock: socket.socket, message: dict) -> None:
     data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    sock.sendall(_HEADER.pack(len(data)) + data)
+    sock.sendall(len(data).to_bytes(_HEADER, "big") + data)
 
 
-def receive(sock: socket.socket) -> dict[str, Any]:
-    (size,) = _HEADER.unpack(_exactly(sock, _HEADER.size))
+def receive(sock: socket.socket) -> dict:
+    size = int.from_bytes(_exactly(sock, _HEADER), "big")
     if size > MAX_MESSAGE:
         raise Closed(f"a message of {size} bytes is larger than {MAX_MESSAGE}")
     value = json.loads(_exactly(sock, size).decode("utf-8"))
@@ -50,30 +50,29 @@ def _exactly(sock: socket.socket, size: int) -> bytes:
     return b"".join(parts)
 
 
-@contextmanager
-def _inside(folder: Path, path: Path) -> Iterator[str]:
-    """The address to give bind/connect for `path`: itself, or (too long for sun_path) its bare name, with
-    the working directory moved into its folder for the call and moved back after."""
-    if len(os.fsencode(str(path))) <= _SUN_PATH_MAX:
-        yield str(path)
+def _bind_or_connect(call: object, kg_dir: str | Path, name: str) -> None:
+    """`call(address)` for the file `name` in `kg_dir`: its path, or (too long for sun_path) its bare name with
+    the working directory moved into `kg_dir` for the call and moved back after."""
+    path = os.path.join(os.fspath(kg_dir), name)
+    if len(os.fsencode(path)) <= _SUN_PATH_MAX:
+        call(path)
         return
     here = os.open(".", os.O_RDONLY)
     try:
-        os.chdir(folder)
-        yield path.name
+        os.chdir(kg_dir)
+        call(name)
     finally:
         os.fchdir(here)
         os.close(here)
 
 
-def connect(kg_dir: Path, timeout: float) -> socket.socket:
+def connect(kg_dir: str | Path, timeout: float) -> _socket.socket:
     """A connection to the server of the workspace whose state folder is `kg_dir` (OSError when none
-    listens: FileNotFoundError, ConnectionRefusedError)."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listens: FileNotFoundError, ConnectionRefusedError). The caller closes it."""
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)
-        with _inside(kg_dir, kg_dir / SOCKET) as address:
-            sock.connect(address)
+        _bind_or_connect(sock.connect, kg_dir, SOCKET)
     except BaseException:
         sock.close()
         raise
@@ -83,13 +82,14 @@ def connect(kg_dir: Path, timeout: float) -> socket.socket:
 def listen(kg_dir: Path) -> socket.socket:
     """Bind the server's socket, readable and writable by its owner only (0600 from the start: the umask is
     set around the bind, so there is no moment when others could connect)."""
+    import socket
+
     path = kg_dir / SOCKET
     path.unlink(missing_ok=True)  # a dead server's; the caller holds the server lock, so no live one's
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
-        with _inside(kg_dir, path) as address:
-            sock.bind(address)
+        _bind_or_connect(sock.bind, kg_dir, SOCKET)
         os.chmod(path, 0o600)
         sock.listen(64)
     except BaseException:
@@ -100,8 +100,11 @@ def listen(kg_dir: Path) -> socket.socket:
     return sock
 
 
-def ask(kg_dir: Path, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+def ask(kg_dir: str | Path, message: dict, timeout: float) -> dict:
     """One request, one answer (OSError or Closed when no server answers)."""
-    with connect(kg_dir, timeout) as sock:
+    sock = connect(kg_dir, timeout)
+    try:
         send(sock, message)
         return receive(sock)
+    finally:
+        sock.close()

@@ -70,6 +70,16 @@ class Store:
         self._in_tx = False
         self._prepared: dict[str, Any] = {}
 
+    @contextmanager
+    def one_thread(self) -> Iterator[Store]:
+        """This block's queries on one thread: Kùzu's full-text top-k picks among tied scores by thread
+        timing, and memory search must answer the same every time (kg/memory/views.py)."""
+        self._conn.set_max_threads_for_exec(1)
+        try:
+            yield self
+        finally:
+            self._conn.set_max_threads_for_exec(getattr(self, "_threads", 1))
+
     # -- opening ------------------------------------------------------------------------------------------
     @classmethod
     @contextmanager
@@ -170,6 +180,7 @@ class Store:
 
             store = cls(*connect(), path, _named_queries(queries_dir))
             store._lock = lock
+            store._threads = max_threads or (os.cpu_count() or 1)  # Kùzu's default: every core
             try:
                 if migrate and not read_only:
                     try:
@@ -377,7 +388,10 @@ class Store:
 
 
 _READS = {"lc_promotion_candidates": _aggregates.promotion_candidates, "count_by_kind": _tallies.count_by_kind,
-          "count_edges": _tallies.count_edges, "pending_high_newest": _tallies.pending_high_newest}
+          "count_edges": _tallies.count_edges, "pending_high_newest": _tallies.pending_high_newest,
+          "hooks_pending_high_ids": _tallies.high_ids, "hooks_pending_high_count": _tallies.high_count,
+          "memory_watch": _tallies.watch, "hooks_counts": _tallies.node_totals, "hooks_edge_count": _tallies.edge_total,
+          "lc_free_principles": _tallies.free_principles, "memory_principles": _tallies.principles}
 _AGGREGATED = frozenset({*_READS, *_aggregates.WATCH, *_tallies.WATCH})
 _INT64 = (-(2**63), 2**63 - 1)
 

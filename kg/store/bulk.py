@@ -179,7 +179,8 @@ def copy_rows(store: Store, label: str, rows: list[Row], *, scratch: Path, colum
 
 NODE_TABLES = ("Node",)
 STAGING_TABLES = ("LcStage",)  # scratch tables a set-based update joins against (migration 0002)
-AGGREGATE_TABLES = ("PatternOcc", "PendingHigh")  # maintained aggregates, rebuilt whole (kg/store/aggregates.py)
+# maintained aggregates, rebuilt whole (kg/store/aggregates.py)
+AGGREGATE_TABLES = ("PatternOcc", "PatternRank", "PendingHigh")
 
 
 def fts_drop(store: Store) -> None:
@@ -202,13 +203,19 @@ def newest(store: Store, name: str, *, limit: int, since: datetime | None = None
 
 
 def top_patterns(store: Store, limit: int, *, exact_at_most: int = 0) -> list[Row]:
-    """`pattern_stats_all` for the `limit` most recurring patterns, without deriving every pattern's figures.
+    """`pattern_stats_all` for the `limit` most recurring patterns, without deriving every pattern's figures:
+    from the maintained PatternRank when the aggregates are complete, else as follows.
 
     A pattern's derived_from edges bound its recurrence from above, so patterns are taken by that bound, best
     first, their figures derived one by one by key (`pattern_stats_by_id`) until the `limit`-th best
     recurrence beats the next bound: the same rows, in the same order. When more than `exact_at_most`
     patterns tie at the boundary (every pattern seen about as often; by default 2 * limit + 10), one full
     query is cheaper."""
+    from kg.store import aggregates
+
+    if aggregates.ready(store):  # the maintained ranking (migration 0007): the cost follows `limit`
+        return aggregates.top_patterns(store, limit)
+
     def order(r: Row) -> tuple:
         return (-r["recurrence"], -(r["last_seen"].timestamp() if r["last_seen"] else 0), r["id"])
 

@@ -117,3 +117,19 @@ MATCH ()-[r:decision_about]->() RETURN count(r) AS n
 
 // name: tly_count_learned_from
 MATCH ()-[r:learned_from]->() RETURN count(r) AS n
+
+// name: tly_high_ids
+// The session brief's and `kg status`'s newest pending high-priority entries (hooks_pending_high_ids).
+MATCH (x:PendingHigh)
+RETURN x.id AS id
+ORDER BY x.at DESC, x.id DESC
+LIMIT $limit
+
+// name: tly_high_count
+MATCH (x:PendingHigh) RETURN count(x) AS n
+
+// name: tly_watch_row
+// One entry of the memory's watch list, by key (memory_watch's columns).
+MATCH (n:Node {id: $id})
+RETURN n.id AS id, n.text AS text, n.priority AS priority, n.entry_type AS entry_type, n.area AS area,
+       n.created_at AS created_at, n.reinforced_at AS reinforced_at

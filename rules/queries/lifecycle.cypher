@@ -45,6 +45,17 @@ RETURN p.id AS pattern, e.id AS id, e.created_at AS created_at, e.category AS ca
        e.priority AS priority, e.text AS text
 ORDER BY pattern, created_at, id
 
+// name: lc_window_events_of
+// The same for one pattern, by key: a primary-key lookup and its members (kuzu 0.11.3 answers the UNWIND
+// above with a scan of the node table: 0.75 s at 1M events for the ten patterns `kg status` lists).
+MATCH (p:Node {id: $id})-[:derived_from]->(e:Node)
+WHERE e.kind = 'event' AND e.created_at >= $since AND e.created_at <= $now
+  AND NOT e.status IN $ignore_statuses
+RETURN p.id AS pattern, e.id AS id, e.created_at AS created_at, e.category AS category, e.area AS area,
+       e.entry_type AS entry_type, e.action AS action, e.tags AS tags, e.source AS source,
+       e.priority AS priority, e.text AS text
+ORDER BY created_at, id
+
 // name: lc_change_ids
 MATCH (c:Change) WHERE c.id STARTS WITH $prefix RETURN c.id AS id
 
@@ -105,7 +116,20 @@ WHERE e.kind = 'event' AND e.status IN $from_statuses AND e.created_at <= $at
 SET e.status = 'promoted', e.updated_at = $at
 
 // name: lc_changes_due
-// Applied or confirmed changes whose check is due.
+// Applied or confirmed changes whose check is due. The hint makes Kùzu start from the changes and read only
+// their patterns' rows; its own plan hashes the whole node table first (0.12 s of CPU at 1M nodes, with no
+// change at all).
+MATCH (c:Change)-[r:change_pattern]->(p:Node)
+WHERE c.status IN $statuses AND c.next_check <= $now
+HINT (c JOIN r) JOIN p
+RETURN c.id AS id, c.status AS status, c.applied_at AS applied_at, c.next_check AS next_check,
+       c.due_since AS due_since, c.check_count AS check_count, c.evidence AS evidence, c.target AS target,
+       c.text AS text, c.pattern_key AS key, c.hypothesis AS hypothesis, p.id AS pattern
+ORDER BY next_check, id
+
+// name: lc_changes_due
+// dialect: falkordb
+// The same without Kùzu's join hint.
 MATCH (c:Change)-[:change_pattern]->(p:Node)
 WHERE c.status IN $statuses AND c.next_check <= $now
 RETURN c.id AS id, c.status AS status, c.applied_at AS applied_at, c.next_check AS next_check,
@@ -192,9 +216,10 @@ SET n.decay_stage = s.stage, n.priority = s.priority, n.base_priority = s.base, 
     n.status = s.status, n.updated_at = s.at
 
 // name: lc_live_changes
-// What kg renders from applied changes: every live change with its rule node.
-MATCH (c:Change)-[:change_applies]->(n:Node)
+// What kg renders from applied changes: every live change with its rule node (the hint: see lc_changes_due).
+MATCH (c:Change)-[r:change_applies]->(n:Node)
 WHERE c.status IN $statuses
+HINT (c JOIN r) JOIN n
 RETURN c.id AS change, c.target AS target, c.block AS block, c.target_kind AS target_kind, c.text AS text,
        c.applied_at AS applied_at, n.id AS node, n.kind AS kind, n.status AS node_status
 ORDER BY applied_at, change

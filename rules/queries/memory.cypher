@@ -97,6 +97,7 @@ RETURN label(r) AS type, r.manual AS manual, r.score AS link_score, n.id AS id, 
        n.category AS category, n.priority AS priority, n.status AS status, n.session AS session,
        n.tags AS tags, n.context AS context, n.pinned AS pinned, n.created_at AS created_at,
        n.reinforced_at AS reinforced_at
+ORDER BY n.id, type
 LIMIT $limit
 
 // name: memory_nodes_between

@@ -44,6 +44,30 @@ def check(ws, now: datetime) -> None:
             assert st.run("pending_high_newest", **params) == full_query_named(st, "pending_high_newest", params)
 
 
+HIGH = ["critical", "high"]
+ROUTED = [("hooks_pending_high_ids", {"priorities": HIGH, "limit": 3}),
+          ("hooks_pending_high_count", {"priorities": HIGH}),
+          ("memory_watch", {"priorities": HIGH, "limit": 50}), ("memory_watch", {"priorities": HIGH, "limit": 2}),
+          ("hooks_counts", {}), ("hooks_edge_count", {}), ("lc_free_principles", {}),
+          ("memory_principles", {"limit": 5})]
+
+
+def check_reads(st) -> None:
+    """Every read answered from the maintained tables (the session brief's, `kg status`'s, the memory's watch
+    list and principles, the recurring patterns) gives the full query's rows, in its order."""
+    from kg.store.bulk import newest, top_patterns
+
+    for name, params in ROUTED:
+        assert st.run(name, **params) == full_query_named(st, name, params), name
+    for limit in (1, 3, 10):
+        assert top_patterns(st, limit) == full_query_named(st, "pattern_stats_all", {"limit": limit})
+        filters = {"kind": None, "entry_type": None, "status": None, "priority": None, "area": None}
+        lo = st.run("nodes_time_bounds")[0]["lo"]
+        if lo is not None:
+            assert newest(st, "nodes_newest", limit=limit, **filters) == full_query_named(
+                st, "nodes_newest", {**filters, "since": lo, "limit": limit})
+
+
 def check_tallies(ws) -> None:
     """The tallies equal a recomputation, and the status reads they answer equal the full queries."""
     with ws.store() as st:
@@ -54,6 +78,7 @@ def check_tallies(ws) -> None:
         for limit in (1, 3, 50):
             params = {"priorities": ["high", "critical"], "since": T0 - timedelta(days=1), "limit": limit}
             assert st.run("pending_high_newest", **params) == full_query_named(st, "pending_high_newest", params)
+        check_reads(st)
 
 
 def full_query_named(st, name, params):

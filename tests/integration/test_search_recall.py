@@ -83,3 +83,20 @@ def test_reads_open_the_graph_read_only_and_still_see_every_acknowledged_entry(w
 def test_an_empty_memory_has_no_results(ws):
     assert search.search(ws, "anything at all", now="2026-01-10") == []
     assert search.render([], "anything at all") == "No results for 'anything at all'"
+
+
+def test_full_text_ties_are_broken_by_id_whatever_the_threads(ws):
+    """260 texts that score alike for "zebra" (one shared word, one own number, same length): the tie
+    reaches past the index's top 100. The candidates are the same on a writer's handle (Kùzu runs several
+    threads there; its top-k then picked by thread timing) as on a one-thread reader, every time, in id order."""
+    from kg.memory.views import Direct
+
+    ws.log_many([{"kind": "learning", "summary": f"zebra crossing {i:03d}", "at": f"2026-01-05T10:{i % 60:02d}"}
+                 for i in range(260)], link=False)
+    with ws.store() as st:
+        ids = sorted(r["id"] for r in st.execute("MATCH (n:Node) WHERE n.text STARTS WITH 'zebra' RETURN n.id AS id"))
+        got = [r["id"] for r in Direct(st).fts("zebra", 100)]
+        assert all([r["id"] for r in Direct(st).fts("zebra", 100)] == got for _ in range(3))
+    assert len(ids) == 260 and len(got) == 100 and got == sorted(got)  # one score: in id order
+    with ws.reading() as st:  # one query thread
+        assert [r["id"] for r in Direct(st).fts("zebra", 100)] == got

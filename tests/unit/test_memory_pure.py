@@ -307,3 +307,17 @@ def test_bad_date_rules_are_refused_with_the_key():
     bad = {**data, "dates": {**data["dates"], "relative": {"yesterday": [0, -1]}}}
     with pytest.raises(RulesError, match=r"rules/memory.toml: dates.relative.yesterday: must be \[start, end\]"):
         MemoryRules.from_mapping(bad)
+
+
+@pytest.mark.parametrize("scores, k, want", [
+    ([("c", 2.0), ("b", 1.0), ("a", 1.0)], 2, ["c", "a"]),  # a tie at the k-th: the lower id
+    ([("d", 3.0), ("b", 2.0), ("a", 2.0), ("c", 1.0)], 3, ["d", "a", "b"]),
+    # scores that differ past the compared digits are one tie (their last bits may vary)
+    ([("b", 1.0000000000001), ("a", 1.0)], 1, ["a"]),
+    ([], 3, []),
+])
+def test_full_text_top_k_breaks_ties_by_id(scores, k, want):
+    from kg.memory.views import ranked
+
+    for order in (scores, scores[::-1]):  # whatever order the index gave them in
+        assert [r["id"] for r in ranked([{"id": i, "score": s} for i, s in order], k)] == want
