@@ -195,8 +195,9 @@ class Store:
                         store.forget_prepared()
                         store.__dict__.pop("_agg_ready", None)
                         store._ready()
-                        store.repairs.append(f"rebuilt the graph, whose full-text index a kill had left half-dropped "
-                                             f"(kuzu 0.11.3); every row was kept; the old file is at {backup}")
+                        store.repairs.append("rebuilt the graph, whose full-text index a kill had left half-dropped "
+                                             "or half-built (kuzu 0.11.3); every row was kept; the old file is at "
+                                             f"{backup}")
                 else:
                     store._check_version()
                 yield store

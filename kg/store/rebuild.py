@@ -3,7 +3,8 @@
 kuzu 0.11.3 cannot replay a `DROP_FTS_INDEX` from its write-ahead log: after the replay the index is gone but
 its hidden tables are not, so `CREATE_FTS_INDEX` fails for good ("Table: 1_node_fts_appears_info already
 exists", "Cannot find table catalog entry with id 9223372036854775814"), and so does `CHECKPOINT`. The rows
-all read back fine. `drop_fts` checkpoints right after the drop; a process killed in between leaves
+all read back fine. (A kill in the middle of CREATE_FTS_INDEX can leave its hidden tables without the index:
+"Table: 1_node_fts_docs already exists"; repaired the same way.) `drop_fts` checkpoints right after the drop; a process killed in between leaves
 such a graph, and the next writer's open (so also `kg doctor`) repairs it here: every table exported as the
 graph reads now (its write-ahead log included), imported into a new file without the half-dropped index, the
 index built, and the new file swapped in. The old file and its log are kept beside it as `*.stale-fts-*`.
@@ -23,8 +24,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-SIGNS = ("Cannot find table catalog entry with id", "_appears_info already exists", "Index with name node_fts "
-         "already exists")
+# after a replayed drop (first three), or a kill in the middle of CREATE_FTS_INDEX (its hidden tables made, the
+# index not): "Table: 1_node_fts_docs already exists"
+_SIGNS = re.compile(r"Cannot find table catalog entry with id|Table: \d+_node_fts_\w+ already exists|"
+                    r"Index with name node_fts already exists")
 _FTS_MACRO = re.compile(r"\s*CREATE MACRO `\d+_NODE_FTS_", re.I)
 
 
@@ -42,7 +45,7 @@ def drop_fts(store: Any) -> None:
 
 def stale_fts(message: str) -> bool:
     """Whether an error is kuzu's answer on a graph whose full-text index was half-dropped by a WAL replay."""
-    return any(sign in message for sign in SIGNS)
+    return bool(_SIGNS.search(message))
 
 
 def _literal(path: Path) -> str:
