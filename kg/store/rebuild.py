@@ -4,8 +4,8 @@ kuzu 0.11.3 cannot replay a `DROP_FTS_INDEX` from its write-ahead log: after the
 its hidden tables are not, so `CREATE_FTS_INDEX` fails for good ("Table: 1_node_fts_appears_info already
 exists", "Cannot find table catalog entry with id 9223372036854775814"), and so does `CHECKPOINT`. The rows
 all read back fine. (A kill in the middle of CREATE_FTS_INDEX can leave its hidden tables without the index:
-"Table: 1_node_fts_docs already exists"; repaired the same way.) `drop_fts` checkpoints right after the drop; a process killed in between leaves
-such a graph, and the next writer's open (so also `kg doctor`) repairs it here: every table exported as the
+"Table: 1_node_fts_docs already exists"; repaired the same way.) `drop_fts` checkpoints right after the drop;
+a process killed in between leaves such a graph, and the next writer's open (so also `kg doctor`) repairs it here: every table exported as the
 graph reads now (its write-ahead log included), imported into a new file without the half-dropped index, the
 index built, and the new file swapped in. The old file and its log are kept beside it as `*.stale-fts-*`.
 
