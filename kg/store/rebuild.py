@@ -1,17 +1,18 @@
 """Rebuild a Kùzu graph whose full-text index kuzu 0.11.3 left half-dropped (issue 20).
 
-kuzu 0.11.3 cannot replay a `DROP_FTS_INDEX` from its write-ahead log: after the replay the index is gone but
-its hidden tables are not, so `CREATE_FTS_INDEX` fails for good ("Table: 1_node_fts_appears_info already
-exists", "Cannot find table catalog entry with id 9223372036854775814"), and so does `CHECKPOINT`. The rows
-all read back fine. (A kill in the middle of CREATE_FTS_INDEX can leave its hidden tables without the index:
-"Table: 1_node_fts_docs already exists"; repaired the same way.) `drop_fts` checkpoints right after the drop;
-a process killed in between leaves such a graph, and the next writer's open (so also `kg doctor`) repairs it here: every table exported as the
-graph reads now (its write-ahead log included), imported into a new file without the half-dropped index, the
-index built, and the new file swapped in. The old file and its log are kept beside it as `*.stale-fts-*`.
+kuzu 0.11.3 cannot replay a `DROP_FTS_INDEX` from its write-ahead log: after the replay the index is gone but its
+hidden tables are not, so `CREATE_FTS_INDEX` fails for good ("Table: 1_node_fts_appears_info already exists",
+"Cannot find table catalog entry with id 9223372036854775814"), and so does `CHECKPOINT`. The rows all read back
+fine. (A kill in the middle of CREATE_FTS_INDEX can leave its hidden tables without the index: "Table:
+1_node_fts_docs already exists"; repaired the same way.) `drop_fts` checkpoints right after the drop; a process
+killed in between leaves such a graph, and the next writer's open (so also `kg doctor`) repairs it here: every
+table exported as the graph reads now (its write-ahead log included), imported into a new file without the half-
+dropped index, the index built, and the new file swapped in. The old file and its log are kept beside it as
+`*.stale-fts-*`.
 
-The swap is rolled forward by `finish` on the next open when a process dies during it: the intent file is
-written once the new file is complete, the old log is moved aside before the new file replaces the old one,
-so the new file never meets the old log and the old file never loses it.
+The swap is rolled forward by `finish` on the next open when a process dies during it: the intent file is written
+once the new file is complete, the old log is moved aside before the new file replaces the old one, so the new file
+never meets the old log and the old file never loses it.
 """
 
 from __future__ import annotations
