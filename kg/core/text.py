@@ -37,6 +37,11 @@ def clean(text: str, *, one_line: bool = False) -> str:
     return _CONTROL.sub("", text).strip()
 
 
+def folded(text: str) -> str:
+    """Lowercased, with every run of whitespace one space: the form two texts are compared in."""
+    return " ".join(text.lower().split())
+
+
 def words(text: str) -> list[str]:
     """Lower-cased tokens: Latin words, and CJK runs as character bigrams."""
     if text.isascii():  # NFKC leaves ASCII as it is, and it holds no CJK: the common case in one call

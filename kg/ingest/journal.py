@@ -252,11 +252,6 @@ def read_ids(path: Path) -> int:
     return sum(v for v in data.values() if isinstance(v, int) and v > 0)
 
 
-def read_records(path: Path) -> tuple[list[dict[str, Any]], int]:
-    records, bad = read_lines(path)
-    return records, len(bad)
-
-
 def read_lines(path: Path) -> tuple[list[dict[str, Any]], list[BadLine]]:
     """The records of a journal file, and every line that is not one (a torn write from a crash, a garbled
     line): those are handed to the caller to quarantine, never dropped silently."""

@@ -293,10 +293,6 @@ def assess(times: Iterable[datetime], applied_at: datetime, now: datetime, polic
                  policy, deadline=deadline, prior=prior)
 
 
-# The name the analysis uses (kg/analysis/graphs.py re-implements no verdict rule: it calls this).
-verdict_for = assess
-
-
 def overdue_stage(due_since: datetime, now: datetime, policy: LifecyclePolicy) -> str:
     """none / remind (grace) / request_evidence (first extension) / revert (the deadline), by whole days
     overdue."""

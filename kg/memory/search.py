@@ -26,7 +26,7 @@ from rapidfuzz import fuzz, process
 
 from kg.core import clock, paths
 from kg.core.errors import UsageError
-from kg.core.text import clean, has_cjk, stem_prefix, stopwords, words
+from kg.core.text import clean, folded, has_cjk, stem_prefix, stopwords, words
 from kg.memory import dates
 from kg.memory._common import iso
 from kg.memory.dates import Window
@@ -348,7 +348,7 @@ def collapse(hits: list[Hit]) -> list[Hit]:
     `hits` must be sorted best first. Pure."""
     groups: dict[str, list[Hit]] = {}
     for h in hits:
-        groups.setdefault(" ".join((h.text or "").lower().split()), []).append(h)
+        groups.setdefault(folded(h.text or ""), []).append(h)
     out = []
     for group in groups.values():
         lead = min(group, key=lambda h: (h.source != "graph", h.kind == "pattern", -h.score))

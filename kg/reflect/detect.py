@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
+from kg.core.text import folded
+
 from .lesson import in_context
 from .lesson import key as lesson_key
 from .lesson import phrase as phrase_lesson
@@ -259,7 +261,7 @@ def _redacted(f: Finding, redact: Callable[[str], str]) -> Finding:
 
 
 def _dedupe_key(f: Finding) -> tuple[str, str, str]:
-    return (f.kind, f.category, f.pattern_key or " ".join(f.evidence.lower().split()))
+    return (f.kind, f.category, f.pattern_key or folded(f.evidence))
 
 
 def reflect(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from rapidfuzz import fuzz
 
-from kg.core.text import CJK
+from kg.core.text import CJK, folded
 
 from .lesson import linking_rules, terms
 from .parse import Transcript, Turn
@@ -137,10 +137,10 @@ def _ends(text: str, n: int = 200) -> str:
 
 def _repeats(own: str, said: list[str]) -> bool:
     """The user says again what one of their last few turns said (the agent did not do it, or not right)."""
-    a = " ".join(own.lower().split())
+    a = folded(own)
     if len(a) < _REPEAT_MIN_CHARS or len(a.split()) < 2:
         return False
-    return any(fuzz.ratio(a, " ".join(b.lower().split())) >= _REPEAT_SIMILAR for b in said)
+    return any(fuzz.ratio(a, folded(b)) >= _REPEAT_SIMILAR for b in said)
 
 
 _RECENT = 5
@@ -201,8 +201,8 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
 
 def _quotes(quoted: str, prev: str) -> bool:
     # The agent's words come back quoted: compare a normalised prefix of each quoted line.
-    flat = " ".join(prev.lower().split())
-    return any(len(q) >= 12 and " ".join(q.lower().split())[:40] in flat for q in quoted.splitlines())
+    flat = folded(prev)
+    return any(len(q) >= 12 and folded(q)[:40] in flat for q in quoted.splitlines())
 
 
 # A negation and the few words after it ("that's not the system prompt", "it isn't in src").

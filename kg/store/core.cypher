@@ -88,20 +88,6 @@ MATCH (n:Node {id: $id})<-[r]-(m:Node)
 RETURN 'in' AS direction, label(r) AS type, m.id AS other, m.kind AS other_kind, m.text AS other_text,
        r.created_at AS created_at, r.manual AS manual, r.score AS score, r.reason AS reason
 
-// name: nodes_list
-MATCH (n:Node)
-WHERE ($kind IS NULL OR n.kind = $kind)
-  AND ($entry_type IS NULL OR n.entry_type = $entry_type)
-  AND ($status IS NULL OR n.status = $status)
-  AND ($priority IS NULL OR n.priority = $priority)
-  AND ($area IS NULL OR n.area = $area)
-  AND ($since IS NULL OR n.created_at >= $since)
-RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.status AS status,
-       n.priority AS priority, n.area AS area, n.category AS category, n.session AS session,
-       n.pattern_key AS pattern_key, n.created_at AS created_at
-ORDER BY n.created_at DESC, n.id DESC
-LIMIT $limit
-
 // name: count_by_kind
 MATCH (n:Node) RETURN n.kind AS kind, n.entry_type AS entry_type, n.status AS status, count(*) AS n
 
@@ -125,18 +111,11 @@ MATCH (n:Node {id: $id}) SET n.status = $status, n.updated_at = $at RETURN n.id 
 // Every knowledge node, for export.
 MATCH (n:Node) RETURN n ORDER BY n.created_at, n.id
 
-// name: node_ids_all
-MATCH (n:Node) RETURN n.id AS id
-
 // name: edges_all
 MATCH (a:Node)-[r]->(b:Node)
 RETURN a.id AS src, b.id AS dst, label(r) AS type, r.created_at AS created_at, r.manual AS manual,
        r.score AS score, r.reason AS reason
 ORDER BY created_at, src, dst
-
-// name: session_texts
-// The texts already logged in a session (reflect skips what it logged before).
-MATCH (n:Node) WHERE n.kind = 'event' AND n.session = $session RETURN n.text AS text
 
 // name: meta_get
 MATCH (m:Meta {key: $key}) RETURN m.value AS value

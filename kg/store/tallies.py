@@ -20,11 +20,13 @@ import json
 from collections import Counter
 from typing import Any
 
+from kg.store.schema import EDGE_TYPES
+
 HIGH = ("critical", "high")  # `kg status` lists these; another list falls back to the full query
 SMALL_EDGES = ("change_applies", "change_pattern", "proposal_about", "proposal_change", "decision_about",
                "learned_from")
 
-NODE_EDGES = ("caused_by", "led_to", "supports", "contradicts", "related_to", "derived_from", "about")
+NODE_EDGES = (*EDGE_TYPES, "about")  # the typed edges between nodes, and a lesson's link to its topic
 
 # query name -> (its anchors, the edge types it may add or delete at them). Anchors: ("param", p) a node id,
 # ("rows", p) the `id` of each row, ("members", p) a pattern and its member events, ("members_list", p) the

@@ -164,11 +164,6 @@ class TeamJournal(Journal):
         return self._tag(super().allocate_many(requests))
 
 
-def contributors(st: Any) -> list[dict[str, Any]]:
-    """Who put what into the team graph: events and other nodes per workspace and agent."""
-    return st.run("team_contributors")
-
-
 def copy_graph(url: StoreUrl, suffix: str) -> StoreUrl:
     """A point-in-time copy of the team graph on its server (`GRAPH.COPY`), for a read-only snapshot: the
     analysis then reads a graph no agent writes to. Remove it with `drop_graph`."""
