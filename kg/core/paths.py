@@ -110,7 +110,8 @@ def flock_wait(fd: int, timeout: float) -> bool:
     involved: an alarm (the earlier design) could fire between the lock being granted and the alarm being
     cleared, and end a `kg log` that held the lock with an unexpected failure; and a process-wide alarm cannot
     bound a wait in any thread but the main one. When the caller gives up, the helper stays blocked until the
-    lock comes, then lets go of it at once and closes its duplicate."""
+    lock comes, then lets go of it at once and closes its duplicate. So after a False, close `fd` and never
+    wait on it again: the helper's letting go would release a lock taken later through the same open file."""
     import threading
 
     try:

@@ -32,10 +32,12 @@ def _holder(path):
 def test_the_wait_ends_when_the_holder_lets_go(tmp_path):
     path = tmp_path / "journal.lock"
     proc = _holder(path)
+    gave_up = os.open(path, os.O_RDWR)
+    assert not flock_wait(gave_up, 0.05)  # held: the wait gives up after its timeout
+    os.close(gave_up)  # as WaitLock does: a file whose wait gave up is never waited on again (see flock_wait)
     fd = os.open(path, os.O_RDWR)
     try:
-        assert not flock_wait(fd, 0.05)  # held: the wait gives up after its timeout
-        proc.stdin.close()  # the holder exits, and the kernel hands the lock to the blocked wait
+        proc.stdin.close()  # the holder exits, and the kernel hands the lock to a blocked wait
         assert flock_wait(fd, 30)
         assert not _free(path)  # held through `fd`, though the helper's duplicate is closed
     finally:
