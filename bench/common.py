@@ -47,7 +47,7 @@ def synthetic_rows(n: int, *, seed: int = 7, start: datetime = datetime(2026, 1,
 def build_workspace(path: Path, n: int) -> Any:
     """A workspace holding `n` synthetic events (bulk-loaded), with their patterns attached."""
     import kg
-    from kg.store import bulk_load_edges, bulk_load_nodes
+    from kg.store.bulk import bulk_load_edges, bulk_load_nodes
 
     ws = kg.init_workspace(path)
     rows = synthetic_rows(n)

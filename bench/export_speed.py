@@ -35,7 +35,8 @@ import kg
 from kg import analysis
 from kg.analysis import export, snapshot
 from kg.core.text import index_tokens
-from kg.store import EDGE_TYPES, NODE_COLUMNS, bulk_load_nodes
+from kg.store import EDGE_TYPES, NODE_COLUMNS
+from kg.store.bulk import bulk_load_nodes
 
 AREAS = ("tooling", "tests", "build", "config", "docs", "frontend", "backend", "infra")
 WORDS = ["git", "push", "failed", "auth", "token", "expired", "npm", "lockfile", "pytest", "fixture", "scope",

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from kg.core.errors import StoreError
-from kg.store import EDGE_TYPES, Row, Store, check_label
+from kg.store import _FTS_CREATE, EDGE_TYPES, NODE_COLUMNS, Row, Store, check_label
 from kg.store.rebuild import drop_fts
 from kg.store import queries as _queries
 
@@ -230,3 +230,51 @@ def top_patterns(store: Store, limit: int, *, exact_at_most: int = 0) -> list[Ro
         rows.extend(store.run("pattern_stats_by_id", id=pattern))
         rows.sort(key=order)
     return rows[:limit]
+
+
+def bulk_load_nodes(store: Store, rows: list[Row], *, chunk: int = 5000) -> None:
+    """Create many Node rows at once (imports, benchmarks).
+
+    In kuzu 0.11.3 a multi-row `UNWIND ... CREATE` into a table with a full-text index leaves that index wrong
+    for the rest of the process, so the index is dropped, the rows are loaded set-based, and the index is
+    rebuilt (about 1.5 s per 100k nodes). Every row must carry every column in NODE_COLUMNS.
+    """
+    if not rows:
+        return
+    sets = ", ".join(f"{c}: r.{c}" for c in NODE_COLUMNS)
+    drop_fts(store)
+    try:
+        for start in range(0, len(rows), chunk):
+            store._execute_raw(f"UNWIND $rows AS r CREATE (:Node {{{sets}}})", {"rows": rows[start:start + chunk]})
+    finally:
+        store._execute_raw(_FTS_CREATE, {})
+
+
+_EDGE_COLUMNS = ("src", "dst", "created_at", "manual", "score", "reason")
+
+
+def bulk_load_edges(store: Store, label: str, rows: list[Row], *, scratch: Path) -> int:
+    """Create many edges of one type at once with `COPY ... FROM` a CSV file in `scratch`.
+
+    In kuzu 0.11.3 `UNWIND $rows MATCH (a {id: r.a}), (b {id: r.b})` does not use the primary-key index: it
+    costs about 0.6 s per row at 100k nodes. COPY joins endpoints by key in bulk (20k edges in ~0.1 s).
+    Every row needs both endpoints to exist; the caller filters.
+    """
+    import csv
+
+    label = check_label(label, EDGE_TYPES, "edge type")
+    if not rows:
+        return 0
+    path = scratch / f".bulk-{label}-{os.getpid()}.csv"
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            out = csv.writer(fh, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+            for r in rows:
+                at = r.get("created_at")
+                out.writerow([r["src"], r["dst"], at.strftime("%Y-%m-%d %H:%M:%S") if at else "",
+                              "true" if r.get("manual") else "false", float(r.get("score") or 0.0),
+                              " ".join(str(r.get("reason") or "").split())])
+        store._execute_raw(f"COPY {label} FROM '{path}' (HEADER=false, DELIM=',', QUOTE='\"', ESCAPE='\"')", {})
+    finally:
+        path.unlink(missing_ok=True)
+    return len(rows)

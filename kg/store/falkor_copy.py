@@ -1,7 +1,7 @@
 """Kùzu's bulk statements as a team graph runs them: `COPY label FROM file` and the full-text index dance.
 
 kg/store/bulk.py and the streaming import (kg/ingest/importing.py) load rows with Kùzu's `COPY ... FROM` a
-file kg itself wrote in the workspace (newline-delimited JSON, or the fixed CSV of `bulk_load_edges`). An
+file kg itself wrote in the workspace (newline-delimited JSON, or the fixed CSV of `bulk.bulk_load_edges`). An
 embedded database reads that file in the same process; a FalkorDB server may be on another machine, so here
 the file is read by the client and its rows are sent in chunks of `CHUNK` with one `UNWIND $rows ... CREATE`
 each. The result is what Kùzu's COPY gives: the rows created, an edge joined to its endpoints by key (an edge
@@ -27,7 +27,7 @@ CHUNK = 2000
 _COPY = re.compile(r"^\s*COPY\s+(\w+)\s+FROM\s+'((?:[^'\\]|\\.)*)'\s*\((.*)\)\s*$", re.S)
 _FTS_DROP = re.compile(r"^\s*CALL\s+DROP_FTS_INDEX\(", re.I)
 _FTS_CREATE = re.compile(r"^\s*CALL\s+CREATE_FTS_INDEX\(", re.I)
-_CSV_EDGE = ("from", "to", "created_at", "manual", "score", "reason")  # kg.store.bulk_load_edges' columns
+_CSV_EDGE = ("from", "to", "created_at", "manual", "score", "reason")  # kg.store.bulk.bulk_load_edges' columns
 _KUZU_TIME = re.compile(r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d{1,6})?$")
 
 Run = Callable[[str, dict[str, Any]], Any]

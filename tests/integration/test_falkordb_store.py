@@ -169,7 +169,8 @@ def test_bulk_loads_agree(store, tmp_path):
     """The bulk paths an import and the benches take (`copy_rows`, `bulk_load_nodes`, `bulk_load_edges`, a
     null among a list's items) give the same graph on both backends; on FalkorDB with no file on the server's
     side and each node stamped with its origin."""
-    from kg.store import NODE_COLUMNS, bulk, bulk_load_edges, bulk_load_nodes
+    from kg.store import NODE_COLUMNS, bulk
+    from kg.store.bulk import bulk_load_edges, bulk_load_nodes
 
     def row(node_id: str, text: str) -> dict:
         params = node(node_id, text)
