@@ -30,8 +30,10 @@ def test_a_state_read_is_asked_once_until_a_write(ws):
     with ws.store() as st:
         cache = ReadCache(st).install()
         try:
-            first = st.run("hooks_counts")
-            assert st.run("hooks_counts") == first and (cache.hits, cache.misses) == (1, 1)
+            first = st.run("hooks_counts")  # answered from the tallies: it may ask the tally reads in turn
+            asked = cache.misses
+            assert asked >= 1 and cache.hits == 0
+            assert st.run("hooks_counts") == first and (cache.hits, cache.misses) == (1, asked)
             rows = st.run("hooks_pending_high_ids", priorities=["high"], limit=5)
             rows[0]["id"] = "changed by the caller"  # a caller's change does not reach the kept rows
             assert st.run("hooks_pending_high_ids", priorities=["high"], limit=5)[0]["id"] != rows[0]["id"]
@@ -42,7 +44,7 @@ def test_a_state_read_is_asked_once_until_a_write(ws):
             assert sessions(st) == before + 1
             misses = cache.misses
             assert st.run("hooks_counts") == first  # no node was added; asked again all the same
-            assert cache.misses == misses + 1
+            assert cache.misses == misses + asked
         finally:
             cache.uninstall()
         assert "run" not in st.__dict__ and "_fetch" not in st.__dict__
