@@ -169,8 +169,9 @@ class Cached:
         members = self.memo.get("sessions")
         if members is None:
             members = self.memo["sessions"] = {}
-            for n in sorted(self.nodes.values(), key=lambda n: (n["session"] or "", n["created_at"] or 0, n["id"])):
-                if n["session"] and n["kind"] != "pattern":
+            for n in sorted(self.nodes.values(), key=lambda n: (n["session"] or "", n["created_at"] is None,
+                                                              n["created_at"] or datetime.min, n["id"])):
+                if n["session"]:
                     members.setdefault(n["session"], []).append((n["created_at"], n["id"]))
         out, left = {}, limit
         for s in sorted(set(sessions)):  # as the query: by session, then time and id, `limit` in all
