@@ -149,3 +149,19 @@ def test_graph_recall_is_the_same_one_shot_and_held_open(ws):
     with ws:
         held = [(h.ref, h.score) for h in search.search(ws, "backup crashed", now="2026-01-10", sources=["graph"])]
     assert one_shot == held and len(one_shot) == 4
+
+
+def test_graph_recall_is_policy_a_workspace_can_turn_off(ws):
+    """`[rules.search.expand] seeds = 0` in kg.toml: no seeds, no paths; the entry beside the hit is gone."""
+    import kg
+
+    s = sessions.start(ws, "2026-01-05T09:00")["id"]
+    hit = ws.log("error", "the staging deploy failed at the database migration step", now="2026-01-05T10:00",
+                 session=s, link=False)
+    after = ws.log("learning", "rolled back, then dropped the stale index", now="2026-01-05T10:05", session=s,
+                   link=False)
+    on = [h.ref for h in search.search(ws, "staging deploy migration", now="2026-01-10", sources=["graph"])]
+    (ws.root / "kg.toml").write_text("[rules.search.expand]\nseeds = 0\n", encoding="utf-8")
+    off = [h.ref for h in search.search(kg.open_workspace(ws.root), "staging deploy migration", now="2026-01-10",
+                                        sources=["graph"])]
+    assert on == [hit.id, after.id] and off == [hit.id]
