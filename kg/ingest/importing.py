@@ -36,10 +36,10 @@ from kg.store import EDGE_TYPES, NODE_COLUMNS, aggregates, bulk, check_label
 
 MARK = "import.json"
 BATCH = 20_000
-# The full-text index build's buffer pool, per node in the graph. Measured at 1.05M nodes (bench/scale.py's
-# 1M trail; kuzu 0.11.3, 2 threads): 1 GiB fails ("buffer pool is full"), 1.5 GiB builds it in 67 s of CPU
-# at a peak of 1.87 GiB for the whole process. A fixed 2 GiB pool peaked at 2.6 GB.
-FTS_KB_PER_NODE = 1.5
+# The full-text index build's buffer pool, per node in the graph. Measured on bench/scale.py's 1M graph
+# (kuzu 0.11.3, 2 threads, the build alone): a 1024 MB pool fails ("buffer pool is full"); 1280 MB builds it
+# in 52 s of CPU at a 1.63 GiB peak, 1536 MB in 67 s at 1.87 GiB. The fixed 2 GiB pool peaked at 2.6 GB.
+FTS_KB_PER_NODE = 1.25
 _EDGE_COLUMNS = ("src", "dst", "created_at", "manual", "score", "reason")
 Progress = Callable[[int, int], None]
 
