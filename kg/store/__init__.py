@@ -24,9 +24,9 @@ from typing import Any
 
 from kg.core.errors import SchemaError, StoreError, UsageError
 from kg.store import aggregates as _aggregates
-from kg.store import tallies as _tallies
 from kg.store import queries as _queries
 from kg.store import rebuild as _rebuild
+from kg.store import tallies as _tallies
 from kg.store.lock import FileLock, Yielded
 from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, check_version, migrations
 
