@@ -111,13 +111,15 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
     if getattr(ws, "store_url", None) is not None:  # a team graph: copied on its server, no file
         from kg.store.team import copy_graph
 
-        with ws.store():  # the journal drained first, as below
+        with ws.store(budget=ws.policy.reader_drain_seconds):  # the journal drained first, as below
             taken_at = datetime.now().replace(microsecond=0)
             url = copy_graph(ws.store_url, f"snapshot-{os.getpid()}-{secrets.token_hex(4)}")
             (directory / SNAPSHOT_URL).write_text(url.public + "\n", encoding="utf-8")
         return Snapshot(directory, taken_at=taken_at, source=Path(ws.root), owned=owned, url=url)
     try:
-        with ws.store() as st:  # the workspace lock is held, and the journal drained, inside this block
+        # the workspace lock is held, and the journal drained, inside this block; drained as a reader drains
+        # (issue 20): with agents logging, a snapshot does not wait for everyone's backlog
+        with ws.store(budget=ws.policy.reader_drain_seconds) as st:
             taken_at = datetime.now().replace(microsecond=0)
             try:
                 st.execute("CHECKPOINT")

@@ -101,10 +101,11 @@ def test_take_merges_many_draining_files_byte_for_byte_in_order(tmp_path):
     assert not (tmp_path / "journal.jsonl").exists()
 
 
-def test_a_cycle_under_contention_takes_its_turn_without_the_backlog(tmp_path):
+def test_a_cycle_or_a_snapshot_under_contention_takes_its_turn_without_the_backlog(tmp_path):
     """`kg cycle` while agents log used to apply everyone's backlog first (minutes on a loaded machine). Its
     drains are bounded as a reader's: under contention (another process waits for the graph) with a budget of
     0 it applies nothing and runs; with no contention it applies everything first, as before."""
+    from kg.analysis.snapshot import take
     from kg.lifecycle.api import cycle
 
     root = tmp_path / "ws"
@@ -118,6 +119,8 @@ def test_a_cycle_under_contention_takes_its_turn_without_the_backlog(tmp_path):
     try:
         report = cycle(ws, now="2026-11-02")
         assert report.now.startswith("2026-11-02") and ws.journal.pending_count() == 12
+        with take(ws) as snapshot:  # an analysis snapshot (kg graph report) is a read: bounded the same way
+            assert snapshot.graph_path.exists() and ws.journal.pending_count() == 12
     finally:
         os.close(waiter)
     cycle(ws, now="2026-11-02")

@@ -17,8 +17,14 @@ KG = str(Path(sys.executable).with_name("kg"))
 
 
 def _stop(root: Path) -> None:
-    subprocess.run([KG, "-w", str(root), "serve", "stop"], capture_output=True, timeout=300,
-                   env={**os.environ, "KG_SERVER": "1"})
+    """Stop the server the test started, also one still starting (not listening yet: `serve stop` misses it)."""
+    deadline = time.monotonic() + 120
+    while True:
+        subprocess.run([KG, "-w", str(root), "serve", "stop"], capture_output=True, timeout=300,
+                       env={**os.environ, "KG_SERVER": "1"})
+        if not client.alive(root / "memory" / ".kg") or time.monotonic() > deadline:
+            return
+        time.sleep(0.2)
 
 
 def test_an_applier_that_sees_agents_logging_starts_the_read_server(tmp_path, monkeypatch):
