@@ -128,7 +128,7 @@ class Store:
                     "(a second Kùzu handle on one file silently loses its writes)"
                 )
             _open_paths.add(key)
-        lock = FileLock(lock_path, timeout=lock_timeout, polite=polite)
+        lock = FileLock(lock_path, timeout=lock_timeout, polite=polite, shared=read_only)  # readers side by side
         from kg.store.kuzu_import import import_kuzu  # late: `kg --help` does not need it
 
         if unless is None or not unless():
