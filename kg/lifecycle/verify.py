@@ -98,7 +98,8 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
     start = base[0] if base else None
     if base:
         since = max((b for _, b in spans), default=start)
-        trig = _trigger([t for t in base if t >= since], policy)
+        trig = (_trigger([t for t in base if t >= since], policy)
+                if v.leave_out_trigger or observed_from is None else None)
         if trig is not None:
             base.remove(trig)
             left.append("trigger")
@@ -385,7 +386,8 @@ def relapse(times: Iterable[datetime], live: Sequence[tuple[datetime, datetime]]
     off = [t for t in every if not inside(t)]
     raw_off = len(off)
     left = []
-    trig = _trigger([t for t in off if t < spans[0][0]], policy)
+    trig = (_trigger([t for t in off if t < spans[0][0]], policy)
+            if v.leave_out_trigger or observed_from is None else None)
     if trig is not None:
         off.remove(trig)
         left.append("trigger")
