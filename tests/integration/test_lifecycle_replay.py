@@ -180,7 +180,8 @@ def test_verdicts_carry_their_numbers(replay):
     assert v["answers.long"]["after"] == 14 and v["answers.long"]["ratio"] >= 1.25
     assert "before 21 (" in v["git.push.auth"]["summary"] and "95% interval" in v["git.push.auth"]["summary"]
     st = v["pip.numpy"]["stats"]
-    assert st["p_not_enough"] >= 0.95 and st["not_counted"] == []  # the trigger counts (kg watched from the first event) and st["days_after"] == 7.0
+    # the trigger counts: kg watched from the workspace's first event
+    assert st["p_not_enough"] >= 0.95 and st["not_counted"] == [] and st["days_after"] == 7.0
     deadline = next(x for x in reports[41]["verified"] if x["pattern_key"] == "migrations.order")
     assert deadline["stats"]["deadline"] is True and "the majority decides" in deadline["summary"]
 
