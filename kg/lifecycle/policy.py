@@ -98,6 +98,7 @@ class Verification:
     effect_prior: bool = False
     effect_prior_min_changes: int = 8
     effect_prior_strength: float = 2.0
+    leave_out_trigger: bool = True
 
 
 @dataclass(frozen=True)
@@ -235,6 +236,7 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         effect_prior=r.flag("verification.effect_prior", default=False),
         effect_prior_min_changes=r.whole("verification.effect_prior_min_changes", 1, default=8),
         effect_prior_strength=r.number("verification.effect_prior_strength", 0.01, default=2.0),
+        leave_out_trigger=r.flag("verification.leave_out_trigger", default=True),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:
         raise r.fail("verification", "needs confirm_max_ratio < ineffective_min_ratio ≤ worse_min_ratio")

@@ -4,8 +4,10 @@ The verdict is a sequential test on the pattern's whole history (`assess`):
 - **Rate before** comes from every occurrence before the change, not a window: the clock starts when kg
   started watching (the workspace's first event) or a promotion window before the pattern's first occurrence,
   whichever is later (without a start, at the first occurrence, which is then not counted). The occurrence
-  that triggered promotion is left out: the pattern was promoted *because* it had just recurred, so counting
-  it inflates the rate (the inverse-sampling correction). Time when an earlier change of the
+  that triggered promotion counts when the clock has such a start (`leave_out_trigger = false`): the ratio
+  divides by the rate before, and days / occurrences is unbiased for 1 / rate when sampling stops at the
+  trigger, while leaving the trigger out overstates it by 3/2 at three occurrences. Without a start, or with
+  `leave_out_trigger`, it is left out (the inverse-sampling correction). Time when an earlier change of the
   same pattern was live is left out too, and older days weigh less (`baseline_half_life_days`, for rates
   that drift). At most `max_per_day` occurrences count per day, so one bursty day is not a rate.
 - **Rate after**: every occurrence since the change, the same per-day cap.
@@ -98,7 +100,8 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
     start = base[0] if base else None
     if base:
         since = max((b for _, b in spans), default=start)
-        trig = _trigger([t for t in base if t >= since], policy)
+        trig = (_trigger([t for t in base if t >= since], policy)
+                if v.leave_out_trigger or observed_from is None else None)
         if trig is not None:
             base.remove(trig)
             left.append("trigger")
@@ -386,7 +389,8 @@ def relapse(times: Iterable[datetime], live: Sequence[tuple[datetime, datetime]]
     off = [t for t in every if not inside(t)]
     raw_off = len(off)
     left = []
-    trig = _trigger([t for t in off if t < spans[0][0]], policy)
+    trig = (_trigger([t for t in off if t < spans[0][0]], policy)
+            if v.leave_out_trigger or observed_from is None else None)
     if trig is not None:
         off.remove(trig)
         left.append("trigger")

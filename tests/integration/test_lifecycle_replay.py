@@ -46,6 +46,8 @@ def schedule() -> dict[int, list[tuple]]:
         add(i, "learning", "answer was far too long", session=s_, **c)
     for i in range(21, 28):                  # A stops; B keeps its rate: ineffective; C doubles: made worse
         add(i, "error", "numpy 2 broke the CI build", session=f"s{i}", **b)
+        if i in (23, 26):                    # (7 in 7 days against 21 in 21 is not decisive at 95 % once the
+            add(i, "error", "numpy 2 broke the CI build", session=f"s{i}", **b)  # trigger counts: 9 is)
         add(i, "learning", "answer was far too long", session=f"s{i}", **c)
         add(i, "learning", "answer was far too long", session=f"s{i}", **c)
     for i in (10, 11, 12):                   # D: AGENTS.md, proposed on day 12, approved on day 13
@@ -148,38 +150,38 @@ def test_verification_verdicts_on_the_right_day(replay):
         (27, "answers.long", "made_worse", "revert", "none"),
         (33, "deploy.rollback", "inconclusive", "extend", "none"),        # the skill approved on day 26
         (34, "migrations.order", "inconclusive", "extend", "request_evidence"),
-        # 14 days after approval the skill's own baseline is too short to decide on (the pooled prior caps what
-        # the rest of the graph lends it): one more week
-        (40, "deploy.rollback", "inconclusive", "extend", "remind"),
+        # 14 days after approval the skill is confirmed: its baseline counts the trigger and the pooled prior
+        # lends it 3 occurrences (it waited one more week while the trigger was left out and the prior lent 1.5)
+        (40, "deploy.rollback", "confirmed", "keep", "none"),
         (41, "migrations.order", "ineffective", "auto_revert", "revert"),  # the deadline: the majority decides
         (41, "git.push.auth", "confirmed", "keep", "none"),               # every 14 days from here on
-        (47, "deploy.rollback", "confirmed", "keep", "none"),
+        (54, "deploy.rollback", "confirmed", "keep", "none"),
         (55, "git.push.auth", "confirmed", "keep", "none"),
-        (61, "deploy.rollback", "confirmed", "keep", "none"),
+        (68, "deploy.rollback", "confirmed", "keep", "none"),
         (69, "git.push.auth", "confirmed", "keep", "none"),
-        (75, "deploy.rollback", "confirmed", "keep", "none"),
+        (82, "deploy.rollback", "confirmed", "keep", "none"),
         (83, "git.push.auth", "confirmed", "keep", "none"),
-        (89, "deploy.rollback", "confirmed", "keep", "none"),
+        (96, "deploy.rollback", "confirmed", "keep", "none"),
         (97, "git.push.auth", "confirmed", "keep", "none"),
-        (103, "deploy.rollback", "confirmed", "keep", "none"),
+        (110, "deploy.rollback", "confirmed", "keep", "none"),
         (111, "git.push.auth", "confirmed", "keep", "none"),
-        (117, "deploy.rollback", "confirmed", "keep", "none"),
     ]
     reverted = [(d, r["pattern_key"], r["status"]) for d, r in _days(reports, "reverted")]
     assert reverted == [(27, "pip.numpy", "reverted"), (27, "answers.long", "reverted"),
                         (41, "migrations.order", "auto_reverted")]
-    assert [d for d, _ in _days(reports, "reminders")] == [27, 40]
+    assert [d for d, _ in _days(reports, "reminders")] == [27]
     assert [d for d, _ in _days(reports, "evidence_requested")] == [34]
 
 
 def test_verdicts_carry_their_numbers(replay):
     _, _, reports, _, _ = replay
     v = {x["pattern_key"]: x for x in reports[27]["verified"]}
-    assert (v["pip.numpy"]["before"], v["pip.numpy"]["after"]) == (21, 7)
+    assert (v["pip.numpy"]["before"], v["pip.numpy"]["after"]) == (21, 9)
     assert v["answers.long"]["after"] == 14 and v["answers.long"]["ratio"] >= 1.25
     assert "before 21 (" in v["git.push.auth"]["summary"] and "95% interval" in v["git.push.auth"]["summary"]
     st = v["pip.numpy"]["stats"]
-    assert st["p_not_enough"] >= 0.95 and st["not_counted"] == ["trigger"] and st["days_after"] == 7.0
+    # the trigger counts: kg watched from the workspace's first event
+    assert st["p_not_enough"] >= 0.95 and st["not_counted"] == [] and st["days_after"] == 7.0
     deadline = next(x for x in reports[41]["verified"] if x["pattern_key"] == "migrations.order")
     assert deadline["stats"]["deadline"] is True and "the majority decides" in deadline["summary"]
 

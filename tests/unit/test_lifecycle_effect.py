@@ -103,8 +103,8 @@ def test_the_deadline_waits_until_an_effect_could_show():
 
 
 @pytest.mark.parametrize("times,short", [
-    ([0, 1, 2], True),                         # promoted on its third occurrence: 1 counted
-    ([0, 3, 6, 9, 12, 15, 18, 21], False),     # 7 counted (first kept, kg watched from day 0; trigger out)
+    ([0, 1, 2], True),                         # promoted on its third occurrence: 3 counted
+    ([0, 3, 6, 9, 12, 15, 18, 21], False),     # 8 counted (first and trigger kept: kg watched from day 0)
 ])
 def test_a_pattern_waits_for_a_baseline_a_verdict_can_rest_on(times, short):
     lp = _with(min_baseline_events=5.0)

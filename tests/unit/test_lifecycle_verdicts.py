@@ -215,7 +215,7 @@ def test_a_pattern_judged_again_on_its_whole_history(live_hits, since_hits, wron
     times = days(10, 13, 16, 19, *live_hits, *since_hits)
     v = verify.relapse(times, [(T0 + 20 * D, T0 + 60 * D)], T0 + 80 * D, LP, observed_from=T0)
     assert v.after == len(live_hits) and v.before == 4 + len(since_hits)  # raw counts
-    assert "trigger" in v.summary
+    assert ("trigger" in v.summary) is LP.verification.leave_out_trigger  # counted: kg watched from T0
     assert ("looks wrong" in promoting.relapse_head(v, LP)) is wrong
 
 
@@ -260,3 +260,44 @@ def test_rank_puts_high_impact_first():
             {"id": "c", "recurrence": 9, "priority": "low", "last_seen": T0},
             {"id": "d", "recurrence": 4, "priority": "low", "last_seen": T0}]
     assert [r["id"] for r in promote.rank(rows, LP)] == ["c", "b", "d", "a"]
+
+
+def _stopped_histories(rate: float, n: int, seed: int = 7) -> list[list[datetime]]:
+    """Poisson histories at `rate`/day watched from T0 and stopped at the promotion trigger (the
+    min_recurrence-th occurrence within the window), as kg samples them."""
+    import random
+
+    rng, out = random.Random(seed), []
+    for _ in range(n):
+        t, times = 0.0, []
+        while True:
+            t += rng.expovariate(rate)
+            times.append(T0 + t * D)
+            if verify._trigger(times, LP) is not None:
+                break
+        out.append(times)
+    return out
+
+
+@pytest.mark.parametrize("leave_out,factor", [(False, 1.0), (True, 1.5)])
+def test_the_rate_before_under_the_promotion_stopping_rule(leave_out, factor):
+    # the ratio divides by the rate before, so what must be unbiased is days / occurrences (1 / rate). Watched
+    # from a fixed start and stopped at the 3rd occurrence, the days hold 3 exponential gaps: days / 3 is
+    # unbiased, and leaving the trigger out (days / 2) overstates 1 / rate by 3/2 (effective rules reverted)
+    lp = LifecyclePolicy.from_mapping({**packaged("lifecycle"), "verification": {
+        **packaged("lifecycle")["verification"], "leave_out_trigger": leave_out, "baseline_half_life_days": 1e6}})
+    rate, inv = 0.5, []
+    for times in _stopped_histories(rate, 1500):
+        c = verify.evidence(times, times[-1] + 0.01 * D, times[-1] + 0.01 * D, lp, observed_from=T0)
+        assert c.before == 3 and c.k_before == (2 if leave_out else 3)
+        inv.append(c.t_before / c.k_before)
+    assert sum(inv) / len(inv) == pytest.approx(factor / rate, rel=0.08)
+
+
+def test_without_a_start_the_first_and_the_trigger_stay_out():
+    # kg has no start (no workspace events yet): the clock starts at the first occurrence, which is not
+    # counted, and the trigger stays out too (the issue's burst case stays inconclusive)
+    lp = LifecyclePolicy.from_mapping({**packaged("lifecycle"), "verification": {
+        **packaged("lifecycle")["verification"], "leave_out_trigger": False}})
+    c = verify.evidence(days(0, 1, 2), T0 + 2.5 * D, T0 + 9.5 * D, lp)
+    assert c.k_before == pytest.approx(1.0, abs=0.02) and c.left_out[:2] == ("first", "trigger")
