@@ -207,3 +207,4 @@ MATCH (a:Node {id: $src}), (b:Node {id: $dst})
 MERGE (a)-[r:led_to]->(b)
 ON CREATE SET r.created_at = $at, r.manual = true, r.score = 1.0, r.reason = $reason
 ON MATCH SET r.manual = true, r.score = 1.0, r.reason = $reason
+RETURN a.id AS id
