@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from kg.core.text import index_tokens
 from kg.ingest import upkeep
+from kg.ingest.batch import THREAD_REASON
 from kg.store import Store
 
 if TYPE_CHECKING:  # kg.graph.linking (and rapidfuzz) load when the graph is written, not for `kg log`'s answer
@@ -16,7 +17,6 @@ if TYPE_CHECKING:  # kg.graph.linking (and rapidfuzz) load when the graph is wri
     from kg.workspace import Workspace
 
 PATTERN_KEY_META = "pattern-key:"
-THREAD_REASON = "the next turn of the conversation"  # a bulk log's `led_to` from a turn to the next (`after`)
 
 
 def pattern_for_key(st: Store, key: str) -> str | None:
@@ -110,8 +110,9 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]]) -> li
 def _thread(st: Store, keep: upkeep.Upkeep, src: str, dst: str, at: datetime, made: list[dict[str, Any]]) -> None:
     """The turn `src` led to `dst` (a bulk log's thread: a fact of the transcript, so manual). An auto `led_to`
     that `dst`'s own linking just made between the two becomes this one; else a new edge is counted."""
-    if st.run("ingest_thread", src=src, dst=dst, reason=THREAD_REASON, at=at) and not any(
-            e["type"] == "led_to" and e["from"] == src and e["to"] == dst for e in made):
+    if any(e["type"] == "led_to" and e["from"] == src and e["to"] == dst for e in made):
+        st.run("ingest_thread", src=src, dst=dst, reason=THREAD_REASON, at=at)
+    elif st.run("ingest_thread_new", src=src, dst=dst, reason=THREAD_REASON, at=at):
         keep.edge("led_to")
 
 

@@ -22,8 +22,9 @@ from typing import Any
 from kg.core import clock, paths
 from kg.core.entries import prepare
 from kg.core.errors import UsageError
-from kg.ingest.apply import THREAD_REASON  # noqa: F401 - re-exported
 from kg.memory import logs as files
+
+THREAD_REASON = "the next turn of the conversation"  # the reason on a thread's `led_to` (kg/ingest/apply.py)
 
 _KNOWN = ("kind", "summary", "at", "session")
 
@@ -104,7 +105,9 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
                    threaded)
     if not apply:
         return out
-    with ws.store():  # opening drains the journal: every entry applied, linked and threaded, in order
+    from kg.ingest.drain import bulk
+
+    with bulk(ws), ws.store():  # opening drains the journal: every entry applied, linked and threaded, in order
         pass
     out.applied = True
     return out

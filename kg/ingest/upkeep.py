@@ -25,6 +25,7 @@ from kg.store import aggregates, tallies
 # link_add_* (CREATE, on a node created in this batch), pattern members (a new event, or the earlier events
 # of a pattern just made), ingest_thread (a MERGE: counted unless the turn's own auto-links made that edge).
 NAMES = frozenset({"node_create", "pattern_add_new_member", "pattern_add_member", "ingest_thread",
+                   "ingest_thread_new",
                    *(f"link_add_{t}" for t in ("caused_by", "contradicts", "led_to", "related_to", "supports"))})
 
 
