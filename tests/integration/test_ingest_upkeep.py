@@ -80,7 +80,7 @@ def test_a_failed_batch_writes_no_counts(ws):
         assert st.execute("MATCH (t:Tally) RETURN t.key AS k, t.n AS n ORDER BY k") == before
 
 
-@pytest.mark.parametrize("after, why", [(5, "bad 'after' id 5"), ("no such id!", "bad 'after' id")])
+@pytest.mark.parametrize("after, why", [(5, "bad 'after' id '5'"), ("no such id!", "bad 'after' id")])
 def test_a_thread_naming_a_bad_id_is_quarantined(after, why):
     rec = {"op": "log", "id": "LRN-20260301-001", "after": after,
            "fields": {"entry_type": "learning", "text": "t", "priority": "low", "status": "pending",
