@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -105,12 +106,21 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
                    threaded)
     if not apply:
         return out
-    from kg.ingest.drain import bulk
-
     with bulk(ws), ws.store():  # opening drains the journal: every entry applied, linked and threaded, in order
         pass
     out.applied = True
     return out
+
+
+@contextmanager
+def bulk(ws: Any) -> Iterator[None]:
+    """Drains inside this block (a bulk log's own) apply in transactions of `write.bulk_batch` records: each
+    transaction's fixed cost (commit, keyword counts, the aggregates' upkeep) is shared by more entries."""
+    ws._drain_size = ws.policy.bulk_batch
+    try:
+        yield
+    finally:
+        ws._drain_size = None
 
 
 def _thread(records: list[dict[str, Any]]) -> int:

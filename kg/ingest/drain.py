@@ -25,8 +25,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -78,9 +77,9 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
     started = clock() if since is None else since
     if since is None and budget is not None and clock is time.monotonic:
         started = command_started(started)  # a one-off reader: its wait began when its process did
-    # A budgeted drain goes one record at a time, so it ends within one record's apply of its budget; a bulk
-    # log's drain (`bulk`) in transactions of `write.bulk_batch`.
-    size = 1 if budget is not None else max(1, getattr(ws, "_drain_size", None) or ws.policy.drain_batch)
+    # A budgeted drain goes one record at a time, so it ends within one record's apply of its budget.
+    size = 1 if budget is not None else max(1, ws.policy.drain_batch)
+    size = size if budget is not None else getattr(ws, "_drain_size", None) or size  # a bulk log's (batch.bulk)
     batches = 0
 
     def contended() -> bool:
@@ -130,16 +129,6 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
     if report.stopped:
         report.pending = ws.journal.pending_count()
     return report
-
-
-@contextmanager
-def bulk(ws: Workspace) -> Iterator[None]:
-    """Drains inside this block (a bulk log's own) apply in transactions of `write.bulk_batch` records."""
-    ws._drain_size = ws.policy.bulk_batch
-    try:
-        yield
-    finally:
-        ws._drain_size = None
 
 
 def command_started(now: float, *, longest: float = 60.0) -> float:
