@@ -121,7 +121,8 @@ def main() -> int:
     kgs = [("this branch", Path(sys.executable))]
     if args.main:
         kgs.append(("main", args.main / ".venv" / "bin" / "python"))
-    head = f"{'input':<8} {'entries':>7} {'kg':<12} {'cpu ms/entry':>12} {'wall ms':>8}  {'graph (edges, nodes, terms, tallies)'}"
+    head = (f"{'input':<8} {'entries':>7} {'kg':<12} {'cpu ms/entry':>12} {'wall ms':>8}  "
+            "graph (edges, nodes, terms, tallies)")
     print(head + "\n" + "-" * len(head))
     for which, size in inputs:
         got = {}
