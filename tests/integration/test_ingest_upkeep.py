@@ -88,3 +88,17 @@ def test_a_thread_naming_a_bad_id_is_quarantined(after, why):
     assert check_record(rec, ["learning"]).startswith(why)
     rec["after"] = "LRN-20260301-000"
     assert check_record(rec, ["learning"]) is None
+
+
+def test_a_thread_is_journaled_with_its_turn_and_made_by_a_later_drain(tmp_path):
+    ws = kg.init_workspace(tmp_path / "ws")
+    items = [{"kind": "learning", "summary": f"turn {w} about the lake", "at": f"2026-03-01T10:00:0{i}"}
+             for i, w in enumerate(["one", "two", "three"])]
+    out = ws.log_many(items, session="conv", thread=True, apply=False)
+    assert (out.applied, out.threaded) == (False, 2)
+    again = kg.open_workspace(tmp_path / "ws")  # another holder drains the journal
+    with again.store() as st:
+        rows = st.execute("MATCH (a:Node)-[r:led_to]->(b:Node) WHERE r.manual RETURN a.id AS src, b.id AS dst "
+                          "ORDER BY src")
+        assert [(r["src"], r["dst"]) for r in rows] == list(zip(out.ids, out.ids[1:]))
+        assert aggregates.differences(st) == []
