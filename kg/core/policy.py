@@ -299,6 +299,7 @@ class Policy:
     node_icon: dict[str, str]
     log_icon: dict[str, str]
     log_label: dict[str, str]
+    bulk_batch: int = 64
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> Policy:
@@ -330,6 +331,7 @@ class Policy:
             node_icon=dict(r.get("nodes.icon")),
             log_icon=dict(r.get("daily_log.icon")),
             log_label=dict(r.get("daily_log.label")),
+            bulk_batch=r.whole("write.bulk_batch", 1, 100_000, default=64),
         )
         for kind in policy.kinds:
             for attr, key in (("entry_prefix", "prefix"), ("default_priority", "default_priority"),

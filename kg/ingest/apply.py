@@ -9,6 +9,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from kg.core.text import index_tokens
+from kg.ingest import upkeep
+from kg.ingest.batch import THREAD_REASON
 from kg.store import Store
 
 if TYPE_CHECKING:  # kg.graph.linking (and rapidfuzz) load when the graph is written, not for `kg log`'s answer
@@ -68,7 +70,7 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
     if not new:
         return []
     rules = linking.rules_of(ws.rules)
-    with st.transaction(), linking.counting(st):
+    with st.transaction(), linking.counting(st), upkeep.kept(st) as keep:
         linking.prefetch_terms(st, (r["fields"]["text"] for r in new), rules)
         sessions = {}
         for rec in new:
@@ -95,21 +97,42 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
                    complexity=f.get("complexity"), frequency=f.get("frequency"),
                    redactions=list(rec.get("redacted", [])), created_at=ts(f["created_at"]),
                    tokens=f["tokens"])
+            keep.node(rec["id"], "event", f["entry_type"], f["status"], f["priority"], ts(f["created_at"]))
             if not rec.get("link", True):
                 linking.index_terms(st, f["text"], rules)  # linked records are counted after their lookup
             placed = attach_patterns(ws, st, [rec])
             # Auto-links in the same transaction: a log is linked when it is applied, or not at all.
+            made: list[dict[str, Any]] = []
             if rec["id"] in placed:
                 doc, found = placed[rec["id"]]
-                linking.link_node(st, rec["id"], rules, now=ts(f["created_at"]), doc=doc, found=found,
-                                  existing=set())
+                made = linking.link_node(st, rec["id"], rules, now=ts(f["created_at"]), doc=doc, found=found,
+                                         existing=set())
+                for edge in made:
+                    keep.edge(edge["type"])
+            if rec.get("after"):
+                _thread(st, keep, rec["after"], rec["id"], ts(f["created_at"]), made)
     return [r["id"] for r in new]
+
+
+def _thread(st: Store, keep: upkeep.Upkeep, src: str, dst: str, at: datetime, made: list[dict[str, Any]]) -> None:
+    """The turn `src` led to `dst` (a bulk log's thread: a fact of the transcript, so manual). An auto `led_to`
+    that `dst`'s own linking just made between the two becomes this one; else a new edge is counted."""
+    if any(e["type"] == "led_to" and e["from"] == src and e["to"] == dst for e in made):
+        st.run("ingest_thread", src=src, dst=dst, reason=THREAD_REASON, at=at)
+    elif st.run("ingest_thread_new", src=src, dst=dst, reason=THREAD_REASON, at=at):
+        keep.edge("led_to")
 
 
 def _new_pattern_id(ws: Workspace, at: datetime) -> str:
     with ws.journal.locked():
         (pid,) = ws.journal.allocate(ws.policy.node_prefix["pattern"], f"{at:%Y%m%d}")
     return pid
+
+
+def _create_pattern(st: Store, params: dict[str, Any]) -> None:
+    st.run("node_create", **params)
+    upkeep.kept_by(st).node(params["id"], "pattern", params["entry_type"], params["status"], params["priority"],
+                            params["created_at"])
 
 
 def attach_patterns(ws: Workspace, st: Store, records: list[dict[str, Any]]
@@ -138,15 +161,15 @@ def attach_patterns(ws: Workspace, st: Store, records: list[dict[str, Any]]
         at = ts(rec["fields"]["created_at"])
         if key not in known:
             pid = _new_pattern_id(ws, at)
-            st.run("node_create", **node_params(pid, "pattern", rec["fields"]["text"], at, pattern_key=key,
-                                                area=rec["fields"].get("area"),
-                                                priority=rec["fields"]["priority"]))
+            _create_pattern(st, node_params(pid, "pattern", rec["fields"]["text"], at, pattern_key=key,
+                                            area=rec["fields"].get("area"), priority=rec["fields"]["priority"]))
             st.run("meta_set", key=PATTERN_KEY_META + key, value=pid)
             linking.index_terms(st, rec["fields"]["text"], rules)
             known[key] = pid
         # one statement per member: `UNWIND $rows ... MATCH (n {id: r.x})` scans the node table in kuzu
         st.run("pattern_add_new_member", pattern=known[key], event=rec["id"], at=at, manual=False, score=1.0,
                reason="same pattern key")
+        upkeep.kept_by(st).member(known[key])
     placed: dict[str, tuple[linking.Doc, linking.Candidates]] = {}
     for rec in records:
         if not rec.get("link", True):
@@ -166,13 +189,14 @@ def attach_patterns(ws: Workspace, st: Store, records: list[dict[str, Any]]
                 pid = rows[0]["id"] if rows else None
             if pid is None:
                 pid = _new_pattern_id(ws, at)
-                st.run("node_create", **node_params(pid, "pattern", match.text or f["text"], at,
-                                                    pattern_key=match.key, area=f.get("area"),
-                                                    priority=f["priority"]))
+                _create_pattern(st, node_params(pid, "pattern", match.text or f["text"], at,
+                                                pattern_key=match.key, area=f.get("area"), priority=f["priority"]))
                 linking.index_terms(st, match.text or f["text"], rules)
             for member in (*match.members, rec["id"]):
+                # `pattern_add_member` only for the earlier events of a pattern made just now: a new edge too
                 st.run("pattern_add_new_member" if member == rec["id"] else "pattern_add_member",
                        pattern=pid, event=member, at=at, manual=False, score=match.score, reason=match.reason)
+                upkeep.kept_by(st).member(pid)
                 st.run("pattern_event_set_key", id=member, key=match.key, at=at)
             doc = linking.with_pattern(doc, match.key)
             found = linking.Candidates(

@@ -5,13 +5,16 @@ open to apply it. `log_many` validates and redacts every entry first (nothing is
 then journals them all with one id allocation and one fsync, appends each day's lines to its daily log at
 once, and applies the lot in one graph open (the journal drain: transactions of `write.drain_batch`, each
 entry created, joined to its pattern and auto-linked in order, exactly as single logs would be). With
-`thread`, consecutive entries of one session are joined by `led_to` (the turn a turn led to) in the same open.
+`thread`, each entry's journal record names the previous entry of its session (`after`), and the drain joins
+them by `led_to` (the turn a turn led to) right after linking it: journaled, so an acknowledged thread is
+never lost, and counted with the batch's aggregates (kg/ingest/upkeep.py).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -22,7 +25,8 @@ from kg.core.entries import prepare
 from kg.core.errors import UsageError
 from kg.memory import logs as files
 
-THREAD_REASON = "the next turn of the conversation"
+THREAD_REASON = "the next turn of the conversation"  # the reason on a thread's `led_to` (kg/ingest/apply.py)
+
 _KNOWN = ("kind", "summary", "at", "session")
 
 
@@ -30,7 +34,7 @@ _KNOWN = ("kind", "summary", "at", "session")
 class Ingested:
     ids: list[str]
     redacted: dict[str, list[str]] = field(default_factory=dict)   # id -> kinds of secret removed
-    threaded: int = 0                                              # led_to edges made
+    threaded: int = 0                                              # led_to edges asked for (`after`)
     applied: bool = False
 
     def as_dict(self) -> dict[str, Any]:
@@ -85,8 +89,10 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
     with ws.journal.locked():
         ids = ws.journal.allocate_many([(ws.policy.entry_prefix[p.fields["entry_type"]], f"{at:%Y%m%d}")
                                         for at, p in prepared])
-        ws.journal.append([{"op": "log", "id": i, "fields": p.fields, "redacted": list(p.redactions),
-                            "link": bool(link)} for i, (_, p) in zip(ids, prepared, strict=True)])
+        records = [{"op": "log", "id": i, "fields": p.fields, "redacted": list(p.redactions), "link": bool(link)}
+                   for i, (_, p) in zip(ids, prepared, strict=True)]
+        threaded = _thread(records) if thread else 0
+        ws.journal.append(records)
         days: dict[str, tuple[datetime, list[str]]] = {}
         for at, p in prepared:
             f = p.fields
@@ -96,25 +102,35 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
             files.append_daily(ws.memory, "".join(lines), at)
         for i, (_, p) in zip(ids, prepared, strict=True):
             files.append_learning(ws.root, {**p.fields, "id": i})
-    out = Ingested(ids, {i: list(p.redactions) for i, (_, p) in zip(ids, prepared, strict=True) if p.redactions})
+    out = Ingested(ids, {i: list(p.redactions) for i, (_, p) in zip(ids, prepared, strict=True) if p.redactions},
+                   threaded)
     if not apply:
         return out
-    with ws.store() as st:  # opening drains the journal: every entry applied and linked, in order
-        if thread:
-            out.threaded = _thread(st, ids, prepared)
+    with bulk(ws), ws.store():  # opening drains the journal: every entry applied, linked and threaded, in order
+        pass
     out.applied = True
     return out
 
 
-def _thread(st: Any, ids: list[str], prepared: list[tuple[datetime, Any]]) -> int:
-    """`led_to` from each entry to the next one of the same session (one statement per edge: by key)."""
+@contextmanager
+def bulk(ws: Any) -> Iterator[None]:
+    """Drains inside this block (a bulk log's own) apply in transactions of `write.bulk_batch` records: each
+    transaction's fixed cost (commit, keyword counts, the aggregates' upkeep) is shared by more entries."""
+    ws._drain_size = ws.policy.bulk_batch
+    try:
+        yield
+    finally:
+        ws._drain_size = None
+
+
+def _thread(records: list[dict[str, Any]]) -> int:
+    """Name in each record the previous record of the same session (`after`): the drain makes the `led_to`."""
     last: dict[str | None, str] = {}
     made = 0
-    with st.transaction():
-        for node_id, (at, p) in zip(ids, prepared, strict=True):
-            sid = p.fields.get("session")
-            if sid in last:
-                st.run("ingest_thread", src=last[sid], dst=node_id, reason=THREAD_REASON, at=at)
-                made += 1
-            last[sid] = node_id
+    for rec in records:
+        sid = rec["fields"].get("session")
+        if sid in last:
+            rec["after"] = last[sid]
+            made += 1
+        last[sid] = rec["id"]
     return made

@@ -80,6 +80,7 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
     # Batches of `drain_batch` records, each one transaction; a drain that may stop (budgeted, polite, or the
     # read server's) also looks between two records of a batch, so it ends within one record's apply.
     size = max(1, ws.policy.drain_batch)
+    size = getattr(ws, "_drain_size", None) or size  # a bulk log's own drain (kg/ingest/batch.py bulk)
     batches = 0
 
     def contended() -> bool:

@@ -335,4 +335,7 @@ def check_record(rec: dict[str, Any], kinds: tuple[str, ...] | list[str]) -> str
         return "'redacted' is not a list of text"
     if not isinstance(rec.get("link", True), bool):
         return "'link' is not true/false"
+    after = rec.get("after")
+    if after is not None and (not isinstance(after, str) or not _ID.match(after) or len(after) > 64):
+        return f"bad 'after' id {str(after)[:40]!r}"
     return None

@@ -60,6 +60,9 @@ def _named_queries(extra_dir: Path | None) -> dict[str, _queries.NamedQuery]:
 class Store:
     """An open graph. Create it with `Store.open(...)` as a context manager."""
 
+    # Watched writes whose aggregate upkeep the caller does itself, for a whole batch (kg/ingest/upkeep.py)
+    upkeep_by_caller: frozenset[str] = frozenset()
+
     def __init__(self, db: Any, conn: Any, path: Path, queries: dict[str, _queries.NamedQuery]):
         self._lock: FileLock | None = None
         self.repairs: list[str] = []  # what opening repaired (for `kg doctor` and a warning)
@@ -306,6 +309,8 @@ class Store:
                 return self._execute_raw(query.text, params)  # a workspace's own query, as written
             found = _READS[name](self, **params)
             return self._execute_raw(query.text, params) if found is None else found
+        if name in self.upkeep_by_caller:
+            return self._execute_raw(query.text, params)
         with self.transaction():  # the write and its aggregate rows commit together
             ids = _aggregates.affected(self, name, params) if name in _aggregates.WATCH else ()
             counted = _tallies.Anchors(self, name, params) if name in _tallies.WATCH else None

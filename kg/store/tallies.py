@@ -47,6 +47,7 @@ WATCH: dict[str, tuple[tuple[tuple[str, str | None], ...], tuple[str, ...]]] = {
     "pattern_retire": ((("param", "into"), ("param", "id")), ("derived_from",)),
     "lc_change_link": ((("param", "node"),), ("derived_from",)),
     "ingest_thread": ((("param", "src"),), ("led_to",)),
+    "ingest_thread_new": ((("param", "src"),), ("led_to",)),
     "lc_contradicts_add": ((("param", "a"),), ("contradicts",)),
     "link_add_caused_by": ((("param", "src"),), ("caused_by",)),
     "link_add_contradicts": ((("param", "src"),), ("contradicts",)),

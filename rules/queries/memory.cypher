@@ -207,3 +207,11 @@ MATCH (a:Node {id: $src}), (b:Node {id: $dst})
 MERGE (a)-[r:led_to]->(b)
 ON CREATE SET r.created_at = $at, r.manual = true, r.score = 1.0, r.reason = $reason
 ON MATCH SET r.manual = true, r.score = 1.0, r.reason = $reason
+RETURN a.id AS id
+
+// name: ingest_thread_new
+// As ingest_thread, when `$dst` was just created and its auto-links made no led_to from `$src`: the edge is
+// new, and CREATE skips MERGE's edge check (3.3 against 1.3 ms of CPU per turn).
+MATCH (a:Node {id: $src}), (b:Node {id: $dst})
+CREATE (a)-[:led_to {created_at: $at, manual: true, score: 1.0, reason: $reason}]->(b)
+RETURN a.id AS id
