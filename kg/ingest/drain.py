@@ -78,7 +78,8 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
     if since is None and budget is not None and clock is time.monotonic:
         started = command_started(started)  # a one-off reader: its wait began when its process did
     # A budgeted drain goes one record at a time, so it ends within one record's apply of its budget.
-    size = 1 if budget is not None else max(1, ws.policy.drain_batch)
+    size = 1 if budget is not None else max(1, ws.policy.team_drain_batch if hasattr(st, "batched")
+                                             else ws.policy.drain_batch)
     batches = 0
 
     def contended() -> bool:
