@@ -69,6 +69,9 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]]) -> li
     batched = getattr(st, "batched", None)  # a team graph: the batch's writes go as one atomic query
     with (batched() if batched else st.transaction()), linking.counting(st):
         linking.prefetch_terms(st, (r["fields"]["text"] for r in new), rules)
+        guess = getattr(st, "prefetch_candidates", None)  # a team graph: the full-text lookups in one round trip
+        if guess is not None:
+            guess([r["fields"]["text"] for r in new], rules)
         sessions = {}
         for rec in new:
             f = rec["fields"]

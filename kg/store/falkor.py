@@ -261,6 +261,31 @@ class FalkorStore:
         """Which of these ids are nodes, in one query (each looked up by the index)."""
         return {r["id"] for r in self.run("bulk_present", ids=ids)} if ids else set()
 
+    def prefetch_candidates(self, texts: list[str], rules: Any) -> None:
+        """Inside `batched()`: the full-text lookups the batch's records are about to make (guessed from the
+        keyword counts: `falkor_batch.guess_candidates`), sent in one pipeline; a record whose lookup was
+        guessed right reads it from memory, any other asks the server as usual."""
+        if self._batch is None:
+            return
+        wanted = falkor_batch.guess_candidates(getattr(self, "_term_counts", None), texts, rules)
+        if not wanted:
+            return
+        from falkordb.query_result import QueryResult
+
+        text = self.query("link_candidates").text
+        try:
+            pipe = _client(self.url).connection.pipeline(transaction=False)
+            for p in wanted:
+                pipe.execute_command("GRAPH.RO_QUERY", self._graph.name, falkor_params.header(p) + text, "--compact")
+            replies = pipe.execute()
+        except Exception as exc:  # noqa: BLE001 - redis raises its own classes
+            raise _plain(exc, self.url) from None
+        for p, reply in zip(wanted, replies, strict=True):
+            result = QueryResult(self._graph, reply)
+            columns = [h[1] for h in (result.header or [])]
+            self._batch.memo[("link_candidates", repr(sorted(p.items())))] = [
+                dict(zip(columns, [dialect.from_server(v) for v in row], strict=True)) for row in result.result_set or []]
+
     @contextmanager
     def batched(self) -> Iterator[FalkorStore]:
         """Writes kept and sent as one atomic query when the block ends, dropped when it raises; reads inside

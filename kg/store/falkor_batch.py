@@ -164,6 +164,33 @@ _READS: dict[str, Callable[[Batch, Row], list[Row]]] = {
 }
 
 
+def guess_candidates(counts: Any, texts: list[str], rules: Any) -> list[Row]:
+    """The `link_candidates` lookups a batch's records will make, in order, from the keyword counts each will
+    find (kg/graph/linking.py `candidates`: the counts before it, every earlier record counted in). A record that
+    makes a new pattern shifts the counts a little; its later records then miss the guess and ask as usual."""
+    from kg.graph import linking
+
+    if counts is None or counts.get(linking.DOCS_KEY) is None:
+        return []
+    added: dict[str, int] = {}
+    out: list[Row] = []
+    seen: set[str] = set()
+    for text in texts:
+        keys = linking.node_terms(text or "", rules)
+        if not keys:
+            continue
+        df = {t: (counts.get(t) or 0) + added.get(t, 0) for t in keys}
+        n_docs = (counts.get(linking.DOCS_KEY) or 0) + added.get(linking.DOCS_KEY, 0)
+        query = linking.pick_query_terms(keys, linking._raw_map(text, rules), df, n_docs, rules)
+        for t in (*keys, linking.DOCS_KEY):
+            added[t] = added.get(t, 0) + 1
+        q = " ".join(query)
+        if query and q not in seen:
+            seen.add(q)
+            out.append({"q": q, "k": rules.top})
+    return out
+
+
 def queries(parts: list[tuple[str, Row]]) -> list[tuple[str, Row]]:
     """The kept statements as few queries: each statement a part, its parameters renamed `w<i>_<name>`."""
     out = []
