@@ -123,7 +123,7 @@ def main() -> None:
             lat += [[str(n), cmd, f"{d['p50']:.2f}", f"{d['p95']:.2f}", f"{d['max']:.2f}",
                      f"{d['failed']}/{args.reads}", f"{d['pending']:g}", f"{d['p50'] / base:.1f}"]
                     for cmd, d in stats.items()]
-            heavy += [[str(n), name, f"{failed}/2", str(is_held)] for name, (failed, is_held) in held.items()]
+            heavy += [[str(n), name, f"{failed}/2", str(is_held)] for name, (failed, is_held, *_) in held.items()]
         if lat:
             print(table("reader latency (seconds, whole processes) while N agents log (bench/reader_latency.py)",
                         ["agents", "command", "p50", "p95", "max", "failed", "pending p50", "p50 / no-graph"],

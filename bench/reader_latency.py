@@ -100,14 +100,24 @@ def logged(ws: Path) -> int:
     return sum(v for k, v in ids.items() if k.startswith("ERR-"))
 
 
-def measure(ws: Path, agents: int, reads: int, heavy: int, kg: str = KG
-            ) -> tuple[dict[str, dict], dict[str, tuple[int, int]]]:
+def _heavy(ws: Path, args: tuple[str, ...], kg: str, timeout: float) -> tuple[float, bool, bool]:
+    """One heavy command's wall time, whether it failed (a timeout counts), whether it said "is held"."""
+    t = time.perf_counter()
+    try:
+        r = subprocess.run([kg, "-w", str(ws), *args], capture_output=True, text=True, env=env(), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return time.perf_counter() - t, True, False
+    return time.perf_counter() - t, r.returncode != 0, "is held" in r.stderr
+
+
+def measure(ws: Path, agents: int, reads: int, heavy: int, kg: str = KG, heavy_timeout: float = 600
+            ) -> tuple[dict[str, dict], dict[str, tuple]]:
     before, started = logged(ws), time.perf_counter()
     procs = _start_agents(ws, agents, kg)
     times: dict[str, list[float]] = {c: [] for c in (*READS, "no-graph")}
     fails: dict[str, int] = {c: 0 for c in times}
     pend: dict[str, list[int]] = {c: [] for c in times}
-    held: dict[str, tuple[int, int]] = {}
+    held: dict[str, tuple] = {}
     try:
         time.sleep(2.0 if agents else 0)  # let the stream build up
         for _ in range(reads):
@@ -120,8 +130,8 @@ def measure(ws: Path, agents: int, reads: int, heavy: int, kg: str = KG
             dt, r = _run(ws, "pref", "list", kg=kg)
             times["no-graph"].append(dt)
         for name, args in (("cycle", ("cycle", "--json")), ("graph report", ("graph", "report", "--json"))):
-            done = [_run(ws, *args, kg=kg)[1] for _ in range(heavy)]
-            held[name] = (sum(r.returncode != 0 for r in done), sum("is held" in r.stderr for r in done))
+            done = [_heavy(ws, args, kg, heavy_timeout) for _ in range(heavy)]
+            held[name] = (sum(f for _, f, _ in done), sum(h for _, _, h in done), [t for t, _, _ in done])
     finally:
         _stop(procs)
     seconds = time.perf_counter() - started
@@ -169,6 +179,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1,
                     help="split each level's reads into this many slices, alternating the kgs slice by slice "
                          "(a shared machine's load drifts: alternation gives every kg the same)")
+    ap.add_argument("--heavy-timeout", type=float, default=600,
+                    help="seconds before a heavy command (kg cycle, kg graph report) is stopped and counted failed")
     ap.add_argument("--kg", action="append", default=[], metavar="LABEL=EXE",
                     help="another kg executable to measure in the same run (an earlier version)")
     args = ap.parse_args()
@@ -187,7 +199,7 @@ def main() -> None:
             for r in range(max(1, args.rounds)):
                 for (label, exe), ws in zip(kgs, spaces, strict=True):
                     heavy = args.heavy if r == args.rounds - 1 else 0
-                    samples[label].append(measure(ws, n, slice_reads, heavy, exe))
+                    samples[label].append(measure(ws, n, slice_reads, heavy, exe, args.heavy_timeout))
                     part = samples[label][-1][0]
                     print(f"# slice {r + 1}, {label}{n} agents: " + ", ".join(
                         f"{c} {statistics.median(part[c][0]):.2f}/{max(part[c][0]):.2f}" for c in part)
@@ -204,8 +216,10 @@ def main() -> None:
                     rows.append([str(n), label + cmd, f"{d['p50']:.2f}", f"{d['p95']:.2f}", f"{d['max']:.2f}",
                                  f"{d['first']:.2f}", f"{d['failed']}/{d['n']}", f"{d['pending']:g}",
                                  f"{d['p50'] / base:.1f}"])
-                for name, (failed, is_held) in held.items():
-                    heavy_rows.append([str(n), label + name, f"{failed}/{args.heavy}", str(is_held)])
+                for name, (failed, is_held, took) in held.items():
+                    heavy_rows.append([str(n), label + name, f"{failed}/{args.heavy}", str(is_held),
+                                       f"{statistics.median(took):.1f}" if took else "-",
+                                       f"{max(took):.1f}" if took else "-"])
                 print(f"# {label}{n} agents: journal backlog when the agents stopped, at most "
                       f"{stats['backlog']['max']} entries", flush=True)
                 made = stats["logged"]
@@ -218,8 +232,8 @@ def main() -> None:
                         "p50 / no-graph"], rows))
         print(table("logging throughput beside the reads: entries the agents' `kg log`s acknowledged",
                     ["agents", "kg", "logged", "seconds", "per second", "backlog at the end (max)"], log_rows))
-        print(table("heavy commands under the same load", ["agents", "command", "failed", "'graph is held'"],
-                    heavy_rows))
+        print(table("heavy commands under the same load (a timeout counts as failed)",
+                    ["agents", "command", "failed", "'graph is held'", "median s", "max s"], heavy_rows))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@
      never trained on, scored with the shipped rules and model. A file the readers here cannot open is
      skipped and named;
   3. tests/data/specstory_labels.jsonl: the three development sessions (corrections, feature requests);
+  4. runtimes/ (Claude Code, Codex, OpenClaw/pi, aider; no labels): each runtime left out of training by
+     construction (the model is fitted on Cursor chats only); the share of speaking user turns with a finding
+     per runtime, and with --sample N, N findings per runtime printed for reading false alarms by hand;
 - throughput: what `kg reflect` does before it writes (parse, what the user said, the failed tool calls) on a
   ~10 MB Claude Code JSONL made by repeating the records of the real ones (budget 2 s), in fresh processes,
   alternating with main's tree (--main, default ../main) so the ratio is measured under the same load.
@@ -193,6 +196,54 @@ def dev_sessions(data: Path, rules) -> None:
     print()
 
 
+RUNTIMES = ("aider", "claude_code", "codex", "openclaw")
+
+
+def runtime_files(data: Path) -> dict[str, list[Path]]:
+    """The real transcripts of each runtime under runtimes/ (the formats' own files, not the notes beside them)."""
+    out: dict[str, list[Path]] = {}
+    for name in RUNTIMES:
+        root = data / "runtimes" / name
+        files = [p for p in sorted(root.rglob("*")) if p.is_file() and (
+            p.suffix == ".jsonl" or (name == "aider" and p.suffix == ".md" and p.name != "README.md"))]
+        out[name] = files
+    return out
+
+
+def runtimes(data: Path, rules, sample: int) -> None:
+    """Label-free: how often each runtime's user turns get a finding, and (--sample) which, to read by hand."""
+    import random
+
+    print("4. runtimes (no labels; the model never saw any of them): share of speaking user turns with a finding")
+    print(f"  {'runtime':12} {'files':>5} {'turns':>6} {'correction':>10} {'preference':>10} {'other':>6} "
+          f"{'anything':>8}")
+    for name, files in runtime_files(data).items():
+        turns = 0
+        hit: dict[str, set[tuple[str, int]]] = {"correction": set(), "preference": set(), "other": set(),
+                                                "anything": set()}
+        found = []
+        for path in files:
+            try:
+                t = read_transcript(path)
+            except (TranscriptError, OSError):
+                continue
+            turns += len(speaking_turns(t, rules))
+            for f in learnings(t, rules):
+                key = (str(path), f.turn)
+                cls = f.category if f.category in ("correction", "preference") else "other"
+                hit[cls].add(key)
+                hit["anything"].add(key)
+                found.append((path, t, f))
+        rates = " ".join(f"{len(hit[c]) / max(1, turns):{w}.2f}" for c, w in
+                         (("correction", 10), ("preference", 10), ("other", 6), ("anything", 8)))
+        print(f"  {name:12} {len(files):5d} {turns:6d} {rates}")
+        for path, t, f in random.Random(14).sample(found, min(sample, len(found))):
+            said = _norm(t.turns[f.turn].text)[:160]
+            print(f"     [{f.category}] {path.name[:30]} {f.position}: {said!r}")
+            print(f"        signals {', '.join(f.signals)}")
+    print()
+
+
 _TIMED = """
 import json, sys, time
 from kg.core.policy import packaged
@@ -267,6 +318,9 @@ def main() -> None:
     ap.add_argument("--main", type=Path, default=REPO.parent / "main",
                     help="main's worktree (with its .venv), timed in the same run for a ratio")
     ap.add_argument("--runs", type=int, default=5, help="throughput runs per tree (median)")
+    ap.add_argument("--no-other", action="store_true",
+                    help="skip the other users' gold (while developing: it is the held-out figure, read once)")
+    ap.add_argument("--sample", type=int, default=0, help="print this many findings per runtime (section 4)")
     args = ap.parse_args()
     data = rt.shared_data()
     if not (data / "transcripts").is_dir():
@@ -275,8 +329,10 @@ def main() -> None:
     frules = fl.load_rules(packaged("errors"))
     errors(data, frules)
     held_out(data)
-    other_users(data, rules)
+    if not args.no_other:
+        other_users(data, rules)
     dev_sessions(data, rules)
+    runtimes(data, rules, args.sample)
     if not args.quick:
         throughput(data, dense=False, main=args.main, runs=args.runs)
         throughput(data, dense=True, main=args.main, runs=args.runs)

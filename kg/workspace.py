@@ -174,6 +174,7 @@ class Workspace:
         return self._journal
 
     _store_conf: Any = None  # kg.toml's [store] table, read with the rule overrides
+    drain_budget: float | None = None  # see `_drain`
 
     @cached_property
     def store_url(self) -> Any:
@@ -204,7 +205,7 @@ class Workspace:
 
     @contextmanager
     def store(self, *, unless: Callable[[], bool] | None = None, polite: bool = False,
-              budget: float | None = None) -> Iterator[Store]:
+              budget: float | None = None, apply_journal: bool = True) -> Iterator[Store]:
         """The open graph, with the journal drained into it first (with a `budget`, for that many seconds
         after the first batch: see `kg.ingest.drain`; `pending` then says how many entries were left).
 
@@ -221,7 +222,7 @@ class Workspace:
                         self.pending = self._drain(self._held, budget=budget).pending
                     yield self._held
                     return
-                with self._opened(unless, polite, budget) as st:
+                with self._opened(unless, polite, budget, apply_journal) as st:
                     yield st
             finally:
                 self._in_store.depth -= 1
@@ -273,7 +274,7 @@ class Workspace:
 
     @contextmanager
     def _opened(self, unless: Callable[[], bool] | None, polite: bool = False,
-                budget: float | None = None) -> Iterator[Store | None]:
+                budget: float | None = None, apply_journal: bool = True) -> Iterator[Store | None]:
         with Store.open(self.graph_path, lock_path=self.kg_dir / "graph.lock", lock_timeout=self.lock_timeout,
                         queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
                         unless=unless, polite=polite, min_free_mb=self.policy.min_free_mb,
@@ -284,7 +285,8 @@ class Workspace:
                 return
             for repair in st.repairs:
                 drain.warn(repair)
-            self.pending = self._drain(st, polite=polite, budget=budget).pending
+            # (the read server opens with `apply_journal=False`: it drains between and before its reads)
+            self.pending = self._drain(st, polite=polite, budget=budget).pending if apply_journal else 0
             self._held, self._held_reader = st, budget is not None  # nested store() calls share this handle
             try:
                 yield st
@@ -370,7 +372,10 @@ class Workspace:
 
     def _drain(self, st: Store, *, polite: bool = False, budget: float | None = None) -> DrainReport:
         """Apply the journal into the open graph (see `kg.ingest.drain`): all of it, or, `polite`, until a
-        foreground process waits, or, with a `budget` in seconds, until that has passed."""
+        foreground process waits, or, with a `budget` in seconds, until that has passed. `drain_budget` set (by
+        the lifecycle's commands) gives every drain of the block that budget: a cycle under contention takes
+        its turn and runs, it does not apply everyone's backlog first."""
+        budget = self.drain_budget if budget is None and not polite else budget
         report = drain.drain(self, st, polite=polite, budget=budget)
         self._last_drain = report
         return report

@@ -31,6 +31,8 @@ _DOUBLE = re.compile(r"([bdfgmnprt])\1$")
 
 def clean(text: str, *, one_line: bool = False) -> str:
     """Drop control characters (keeping newlines and tabs unless `one_line`), NFC-normalise, strip."""
+    if text.isascii() and text.isprintable():  # nothing to normalise or drop; the one space is " "
+        return " ".join(text.split()) if one_line and "  " in text else text.strip()
     text = unicodedata.normalize("NFC", text)
     if one_line:
         return _SPACES.sub(" ", _CONTROL_ONE_LINE.sub(" ", text)).strip()
@@ -61,6 +63,9 @@ def words(text: str) -> list[str]:
 
 def index_tokens(*parts: str | None) -> str:
     """The string stored in `Node.tokens` for the full-text index."""
+    joined = " ".join(part for part in parts if part)
+    if joined.isascii():  # a word never spans the space between two parts
+        return " ".join(_ASCII_TOKEN.findall(joined.lower()))
     return " ".join(w for part in parts if part for w in words(part))
 
 

@@ -4,6 +4,7 @@ skipped, so a drain that a crash cut short replays safely."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -52,8 +53,11 @@ def ts(value: str | datetime) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
-def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]]) -> list[str]:
-    """Apply `records` in one transaction; the ids newly applied (those already in the graph are skipped)."""
+def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
+                  stop: Callable[[], bool] | None = None) -> list[str]:
+    """Apply `records` in one transaction; the ids newly applied (those already in the graph are skipped).
+    `stop()`, asked before each record after the first, ends the batch there (someone waits for the graph):
+    what was applied commits, and the ids returned say where it stopped."""
     from kg.graph import linking
 
     logs = [r for r in records if r.get("op") == "log"]
@@ -83,7 +87,10 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]]) -> li
         # the next exists, so a drained batch ends up exactly as the same logs applied one by one (created
         # all at once, each would find the later ones among its candidates, and link both ways). Keyword
         # counts are kept in memory and written once per keyword at the batch's end (kg/graph/term_counts.py).
-        for rec in new:
+        for n, rec in enumerate(new):
+            if n and stop is not None and stop():
+                new = new[:n]
+                break
             f = rec["fields"]
             st.run("node_create", id=rec["id"], kind="event", entry_type=f["entry_type"], text=f["text"],
                    details=f.get("details"), action=f.get("action"), category=f.get("category"),

@@ -1,19 +1,20 @@
 """Draining the journal into the graph: bounded batches, a fair hand-over, and quarantine.
 
 Every drain applies the journal oldest first, in transactions of `write.drain_batch` records, and always
-applies at least one batch (so every drain makes progress), except a budgeted one. Between two batches it
-may stop:
+applies at least one record (so every drain makes progress), except a budgeted one and the read server's.
+Before each batch, and between two records of a batch (the batch then commits what it applied), it may stop:
 
 - a *polite* drain (the detached applier a `kg log` leaves, the `with ws:` thread) stops when a foreground
   process waits for the graph, and hands it over;
-- a *budgeted* drain (a reader: search, status, list, the session brief) applies one record at a time; once
+- the read server's drain (`yield_to`) stops when a reader is at its door, even before its first record;
+- a *budgeted* drain (a reader: search, status, list, the session brief; the lifecycle's commands) stops once
   `write.reader_drain_seconds` have passed since the reader's process started (`command_started`: a reader
   that already waited for the CPU or for the graph applies nothing), and only while there is contention
-  (agents go on logging, or another process waits for the graph), it stops and the reader reads the graph
-  as it is. What is left is
-  counted (`DrainReport.pending`) and reported, so a reader's wait does not grow with the number of agents
-  logging; the detached appliers, the writers and the next readers apply the rest. With no contention the
-  backlog is finite and nobody would apply it sooner, so the reader applies all of it (as every drain did).
+  (agents go on logging, or another process waits for the graph); the reader then reads the graph as it is.
+  What is left is counted (`DrainReport.pending`) and reported, so a reader's wait does not grow with the
+  number of agents logging; the detached appliers, the writers and the next readers apply the rest. With no
+  contention the backlog is finite and nobody would apply it sooner, so the reader applies all of it (as
+  every drain did).
 
 What a drain stops short of stays in its draining file, rewritten to hold only the rest, for the next
 holder. A record that cannot be applied is quarantined in `journal.rejected` with a warning, and the drain
@@ -22,7 +23,6 @@ goes on.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -77,9 +77,10 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
     started = clock() if since is None else since
     if since is None and budget is not None and clock is time.monotonic:
         started = command_started(started)  # a one-off reader: its wait began when its process did
-    # A budgeted drain goes one record at a time, so it ends within one record's apply of its budget.
-    size = 1 if budget is not None else max(1, ws.policy.team_drain_batch if hasattr(st, "batched")
-                                             else ws.policy.drain_batch)
+    # Batches of `drain_batch` records, each one transaction; a drain that may stop (budgeted, polite, or the
+    # read server's) also looks between two records of a batch, so it ends within one record's apply.
+    # On a team graph a batch is one atomic query to the server (kg/store/falkor_batch.py): bigger batches.
+    size = max(1, ws.policy.team_drain_batch if hasattr(st, "batched") else ws.policy.drain_batch)
     batches = 0
 
     def contended() -> bool:
@@ -91,13 +92,24 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
     def stop_now() -> str:
         if budget is not None and clock() - started >= budget and contended():
             return "budget"  # checked first: under contention a budget of 0 applies nothing
+        if yield_to is not None and yield_to():
+            return "handed over"  # the read server: a reader at the door goes first (it drains between reads)
         if not batches:
             return ""  # else the first batch always: every drain makes progress
         if polite and st.others_waiting():
             return "handed over"
-        if yield_to is not None and yield_to():
-            return "handed over"
         return ""
+
+    handing = polite or yield_to is not None or budget is not None
+    why: list[str] = []
+
+    def between() -> bool:
+        # between two records of a batch: a waiter waits for the record in hand, not for the whole batch
+        if budget is not None and clock() - started >= budget and contended():
+            why.append("budget")
+        elif (polite and st.others_waiting()) or (yield_to is not None and yield_to()):
+            why.append("handed over")
+        return bool(why)
 
     rounds = 0
     # A background drain that holds the graph keeps taking what other agents log meanwhile (a few rounds,
@@ -115,15 +127,20 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
                 if report.stopped:
                     break
                 batch = records[start:start + size]
-                done = apply_batch(ws, st, pending, batch, report)
+                why.clear()
+                done, used = apply_batch(ws, st, pending, batch, report, stop=between if handing else None)
                 report.applied += len(done)
-                report.skipped += len(batch) - len(done)
+                report.skipped += used - len(done)
                 report.ids.extend(done)
-                start += size
+                start += used
                 batches += 1
+                if used < len(batch):  # the batch stopped after its record in hand
+                    report.stopped = why[-1] if why else "handed over"
+                    break
             if report.stopped:
                 if start:  # else the draining file holds these records already (quarantine rewrote it)
-                    ws.journal.keep(pending, records[start:])
+                    alive = {id(r) for r in pending.records}  # not those a failed batch quarantined
+                    ws.journal.keep(pending, [r for r in records[start:] if id(r) in alive])
                 break
             ws.journal.done(pending)
     if report.stopped:
@@ -137,25 +154,22 @@ def command_started(now: float, *, longest: float = 60.0) -> float:
     `write.reader_drain_seconds` applies nothing under contention and reads at once; applying even one entry
     costs a fresh process seconds on a loaded machine (it loads the linking code and warms the full-text
     index). A process older than `longest` seconds (the MCP server, a notebook) counts from `now`, the call.
-    Linux only (`/proc`); elsewhere `now`."""
-    try:
-        with open("/proc/self/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # starttime: field 22, after pid and (comm)
-        age = time.clock_gettime(time.CLOCK_BOOTTIME) - started
-    except (OSError, ValueError, IndexError, AttributeError):
-        return now
-    return now - age if 0 <= age <= longest else now
+    Linux only (`/proc`); elsewhere `now`. A read the server answers counts from its client's start."""
+    from kg.serve.protocol import process_start
+
+    return process_start(now, longest=longest)
 
 
-def drain_held(ws: Workspace, *, budget: float | None = None,
-               yield_to: Callable[[], bool] | None = None) -> DrainReport:
+def drain_held(ws: Workspace, *, budget: float | None = None, yield_to: Callable[[], bool] | None = None,
+               since: float | None = None) -> DrainReport:
     """Apply the journal into the graph this process holds open (the read server's), within `budget` seconds
-    or until `yield_to` says a reader waits; an empty report when the graph is not held or nothing waits."""
+    (counted from `since`, by default now: a served read passes its client's start) or until `yield_to` says a
+    reader waits; an empty report when the graph is not held or nothing waits."""
     with ws._mutex:
         if ws._held is None or not ws.journal.has_pending():
             return DrainReport()
-        report = drain(ws, ws._held, budget=budget, yield_to=yield_to, since=time.monotonic())
+        report = drain(ws, ws._held, budget=budget, yield_to=yield_to,
+                       since=time.monotonic() if since is None else since)
         ws._last_drain = report
         return report
 
@@ -181,11 +195,24 @@ def quarantine(ws: Workspace, pending: Pending, report: DrainReport) -> None:
 
 
 def apply_batch(ws: Workspace, st: Store, pending: Pending, batch: list[dict[str, Any]],
-                report: DrainReport) -> list[str]:
-    """Apply one batch; if it fails on its data (not on the disk), apply its records one by one and
-    quarantine the ones that fail alone, so one record never blocks every reader."""
+                report: DrainReport, stop: Callable[[], bool] | None = None) -> tuple[list[str], int]:
+    """Apply one batch: the ids applied, and how many of the batch's records were dealt with (all of them,
+    unless `stop()` ended it early: see `apply_records`). If it fails on its data (not on the disk), its
+    records are applied one by one and the ones that fail alone quarantined, so one record never blocks
+    every reader."""
+    fired = False
+
+    def cut() -> bool:
+        nonlocal fired
+        fired = bool(stop is not None and stop())
+        return fired
+
     try:
-        return apply_records(ws, st, batch)
+        done = apply_records(ws, st, batch, stop=cut if stop is not None else None)
+        if not fired:
+            return done, len(batch)
+        applied = set(done)  # it stopped after its last applied record (never before the first)
+        return done, max(i for i, r in enumerate(batch) if r.get("id") in applied) + 1
     except StoreError as exc:
         if operational(exc):
             raise
@@ -210,4 +237,4 @@ def apply_batch(ws: Workspace, st: Store, pending: Pending, batch: list[dict[str
         report.rejected += len(bad)
         warn(f"{len(bad)} journal record(s) could not be applied and were moved to "
              f"{ws.journal.rejected_path.relative_to(ws.root)} ({bad[0]['reason']})")
-    return done
+    return done, len(batch)

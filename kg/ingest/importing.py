@@ -3,9 +3,9 @@
 A trail is read one item at a time (`kg.ingest.jsonstream` for JSON, line by line for `.learnings/*.md`) and loaded
 in batches: each batch's rows are validated and redacted (`kg.ingest.trail`), its new patterns get their ids in one
 allocation, and its nodes and `derived_from` edges go in with one `COPY` each. The full-text index is
-dropped once before the first batch and rebuilt once after the last, with the keyword table auto-linking
-ranks by (a multi-row load into an indexed table leaves the index wrong in kuzu 0.11.3, and rebuilding it
-per batch would make the import quadratic).
+dropped once before the first batch and rebuilt once after the last (a multi-row load into an indexed table
+leaves the index wrong in kuzu 0.11.3, and rebuilding it per batch would make the import quadratic); the
+keyword table auto-linking ranks by gets the loaded nodes' counts added once (kg/ingest/trail_terms.py).
 
 On a team graph (FalkorDB) the same batches go to the server instead (kg/store/falkor_copy.py: no file, no
 index to drop, every node stamped with this workspace and agent), and the ids are checked there: two members
@@ -36,7 +36,10 @@ from kg.store import EDGE_TYPES, NODE_COLUMNS, aggregates, bulk, check_label
 
 MARK = "import.json"
 BATCH = 20_000
-FTS_POOL_MB = 2048
+# The full-text index build's buffer pool, per node in the graph. Measured at 1.05M nodes (bench/scale.py's
+# 1M trail; kuzu 0.11.3, 2 threads): 1 GiB fails ("buffer pool is full"), 1.5 GiB builds it in 67 s of CPU
+# at a peak of 1.87 GiB for the whole process. A fixed 2 GiB pool peaked at 2.6 GB.
+FTS_KB_PER_NODE = 1.5
 _EDGE_COLUMNS = ("src", "dst", "created_at", "manual", "score", "reason")
 Progress = Callable[[int, int], None]
 
@@ -241,18 +244,19 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
         with ws.store() as st:
             resuming = report.resumed = resumed is not None
             wrote = _load(ws, st, files, at, report, total, resuming, progress)
+            nodes = st.run("bulk_node_count")[0]["n"] if wrote else 0
         if wrote:
-            _build_index(ws)
+            _build_index(ws, nodes)
     finally:
         ws.importing = False
     return report
 
 
-def _build_index(ws: Any) -> None:
+def _build_index(ws: Any, nodes: int) -> None:
     """The full-text index, built once for everything loaded, then the mark removed. Building it is the one
     step whose working set grows with the graph (kuzu 0.11.3 sorts every posting in its buffer pool: at a
     million entries it crawled for over half an hour in the default 1 GiB), so this step alone reopens the
-    graph with a pool of FTS_POOL_MB."""
+    graph with a pool sized by the number of nodes (FTS_KB_PER_NODE), never under the workspace's own."""
     from kg.store import Store
 
     if getattr(ws, "store_url", None) is not None:  # a team graph keeps its index right row by row
@@ -260,7 +264,7 @@ def _build_index(ws: Any) -> None:
             st.ensure_fts()
         mark_path(ws).unlink(missing_ok=True)
         return
-    pool = max(ws.policy.buffer_pool_mb, FTS_POOL_MB)
+    pool = max(ws.policy.buffer_pool_mb, int(nodes * FTS_KB_PER_NODE / 1024) + 1)
     with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", lock_timeout=ws.lock_timeout,
                     queries_dir=ws.rules.rules_dir / "queries" if ws.rules.rules_dir else None,
                     buffer_pool_mb=pool) as st:
@@ -272,10 +276,12 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
           progress: Progress | None) -> bool:
     """Load every batch; True when the graph was written to (the index then needs building)."""
     from kg.graph import linking
-    from kg.ingest import trail
+    from kg.ingest import trail, trail_terms
     from kg.ingest.journal import write_atomic
 
     check = resuming or st.run("bulk_node_count")[0]["n"] > 0  # an empty graph has nothing to skip
+    tally = trail_terms.TermTally(linking.rules_of(ws.rules))
+    exact_terms = trail_terms.can_merge(st, empty=not check, resuming=resuming)
     marked = [resuming]
 
     def mark() -> None:
@@ -331,6 +337,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                 new_patterns = _new_patterns(ws, attach, patterns)
                 report.nodes += len(new_patterns)
                 bulk.copy_rows(st, "Node", new_patterns + new_rows, scratch=ws.kg_dir, columns=NODE_COLUMNS)
+                if exact_terms:
+                    tally.add([r["text"] for r in new_patterns] + [r["text"] for r in new_rows])
                 edge_rows = [{"src": patterns[x["key"]], "dst": x["event"], "created_at": x["at"], "manual": False,
                               "score": 1.0, "reason": "same pattern key"} for x in attach]
                 bulk.copy_rows(st, "derived_from", edge_rows, scratch=ws.kg_dir, columns=_EDGE_COLUMNS)
@@ -345,8 +353,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         st.run("sessions_touch", rows=rows[i:i + 5000])
     if loaded_any or resuming:
         st.run("pattern_reinforce_bulk")
-        # the bulk load bypassed the write path: recount the keyword table that auto-linking ranks by
-        linking.rebuild_terms(st, linking.rules_of(ws.rules))
+        # the bulk load bypassed the write path: add its nodes to the keyword table auto-linking ranks by
+        trail_terms.merge(st, tally, exact=exact_terms)
         aggregates.rebuild(st)
     return marked[0]
 

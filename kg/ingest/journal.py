@@ -47,6 +47,7 @@ class Pending:
 
 
 REJECTED = "journal.rejected"
+MAX_DRAINING = 4  # draining files kept apart before `take` merges them (see `Journal._merge`)
 
 
 class Journal:
@@ -146,16 +147,33 @@ class Journal:
         finally:
             os.close(fd)
 
-    def take(self) -> list[Pending]:
-        """Hand every pending record to the caller, who must hold the graph. Oldest file first."""
+    def take(self) -> Iterator[Pending]:
+        """Hand every pending record to the caller, who must hold the graph: one draining file at a time,
+        oldest first, each read only when the caller gets to it (a drain that stops early, for a reader or at
+        its budget, reads no more than it applies)."""
         with self.locked():
             if self.path.exists() and self.path.stat().st_size:
                 os.replace(self.path, self.folder / f"draining-{time.time_ns():020d}-{os.getpid()}.jsonl")
-        out = []
-        for path in sorted(self.folder.glob("draining-*.jsonl")):
-            records, bad = read_lines(path)
-            out.append(Pending(path, records, len(bad), bad))
-        return out
+        paths = sorted(self.folder.glob("draining-*.jsonl"))
+        if len(paths) > MAX_DRAINING:
+            paths = self._merge(paths)
+        return (_pending(path) for path in paths)
+
+    def _merge(self, paths: list[Path]) -> list[Path]:
+        """Drains that stop early (for a reader, at a budget) leave a draining file each round; past
+        `MAX_DRAINING`, all but the oldest (the one in progress) become one, byte for byte (torn and garbled
+        lines included, for the quarantine), so their number stays small. Written whole before the parts go: a
+        crash in between leaves records twice, which the drain skips by id, in the same order."""
+        first, rest = paths[0], paths[1:]
+        parts = []
+        for path in rest:
+            data = path.read_bytes()
+            parts.append(data if not data or data.endswith(b"\n") else data + b"\n")
+        merged = rest[-1].with_name(f"draining-{time.time_ns():020d}-{os.getpid()}-merged.jsonl")
+        write_atomic(merged, b"".join(parts))
+        for path in rest:
+            path.unlink(missing_ok=True)
+        return [first, merged]
 
     # -- quarantine ---------------------------------------------------------------------------------------
     @property
@@ -250,6 +268,11 @@ def read_ids(path: Path) -> int:
     if not isinstance(data, dict):
         return 0
     return sum(v for v in data.values() if isinstance(v, int) and v > 0)
+
+
+def _pending(path: Path) -> Pending:
+    records, bad = read_lines(path)
+    return Pending(path, records, len(bad), bad)
 
 
 def read_lines(path: Path) -> tuple[list[dict[str, Any]], list[BadLine]]:

@@ -152,8 +152,8 @@ def resolve_conflict(ws: Any, decision_id: str, winner: str, now: Now = None) ->
             raise UsageError(f"--winner must be {d['a']} or {d['b']} (or a / b), not {winner!r}")
         lc = Lifecycle(ws, st, at)
         with lc.tx():
-            st.run("lc_decision_override", id=decision_id, winner=pick, reason=f"overridden by a human on {at:%Y-%m-%d}",
-                   at=at)
+            st.run("lc_decision_override", id=decision_id, winner=pick,
+                   reason=f"overridden by a human on {at:%Y-%m-%d}", at=at)
         plans = lc.export()
     return {"id": decision_id, "winner": pick, "loser": d["b"] if pick == d["a"] else d["a"], "override": True,
             "files": [p.as_dict() for p in plans if p.action != "none"]}
@@ -376,7 +376,8 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10) -> dict[str, Any
 
     return _jsonable({
         "verifications_due": [{"change": r["id"], "target": r["target"], "text": r["text"][:80],
-                               "due": r["next_check"], "overdue": overdue_stage(r["due_since"] or r["next_check"], at, lp)}
+                               "due": r["next_check"],
+                               "overdue": overdue_stage(r["due_since"] or r["next_check"], at, lp)}
                               for r in due[:limit]],
         "verifications_due_total": len(due),
         "ready_to_promote": [_ready_view(c, lp, room) for c in ready[:limit]],

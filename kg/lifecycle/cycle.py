@@ -74,8 +74,14 @@ def holding(ws: Any) -> Iterator[Store]:
         with ws.store() as st:
             yield st
         return
-    with ws, ws.store() as st:
-        yield st
+    # issue 20: its drains are bounded as a reader's are (under contention it applies what it can in
+    # `write.reader_drain_seconds`, then runs; the appliers and the read server apply the rest)
+    bounded, ws.drain_budget = ws.drain_budget, ws.policy.reader_drain_seconds
+    try:
+        with ws, ws.store() as st:
+            yield st
+    finally:
+        ws.drain_budget = bounded
 
 
 class Lifecycle:

@@ -353,7 +353,8 @@ def transition(*, status: str, next_check: datetime, due_since: datetime | None,
         what = "auto-reverted at the deadline" if auto else ("reverted at once" if verdict.kind == WORSE else
                                                              "reverted")
         return Transition("auto_revert" if auto else "revert", "auto_reverted" if auto else "reverted",
-                          next_check, None, verdict.kind, stage, verdict.kind == WORSE, f"{day} {verdict.summary}; {what}")
+                          next_check, None, verdict.kind, stage, verdict.kind == WORSE,
+                          f"{day} {verdict.summary}; {what}")
     if status == "confirmed":
         return Transition("keep", "confirmed", monitor, None, CONFIRMED, "none", False,
                           f"{day} {verdict.summary}; stays confirmed, next check in {v.monitor_days} days")

@@ -29,6 +29,7 @@ class DateRules:
     day_units: tuple[str, ...]
     week_units: tuple[str, ...]
     month_units: tuple[str, ...]
+    month_prepositions: tuple[str, ...] = ()
 
     @classmethod
     def from_reader(cls, d: RuleReader) -> DateRules:
@@ -49,7 +50,8 @@ class DateRules:
                    months=tuple(m.lower() for m in months), month_abbreviations=tuple(m.lower() for m in abbreviations),
                    relative=relative,
                    ago_words=tuple(d.strings("ago_words")), day_units=tuple(d.strings("day_units")),
-                   week_units=tuple(d.strings("week_units")), month_units=tuple(d.strings("month_units")))
+                   week_units=tuple(d.strings("week_units")), month_units=tuple(d.strings("month_units")),
+                   month_prepositions=tuple(p.lower() for p in d.strings("month_prepositions", items="non-blank")))
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,10 @@ def find(query: str, now: datetime, rules: DateRules) -> tuple[list[Window], str
         (re.compile(r"(?:(\d{4})年)?(\d{1,2})月(?:(\d{1,2})[日号])?"),
          lambda m: (int(m.group(1)) if m.group(1) else None, int(m.group(2)), int(m.group(3)) if m.group(3) else None)),
     ]
+    if rules.month_prepositions:  # "in June", "during March": the month's latest occurrence (a bare "may" is a verb)
+        full = "|".join(sorted(map(re.escape, rules.months), key=len, reverse=True))
+        preps = "|".join(map(re.escape, rules.month_prepositions))
+        patterns.append((re.compile(rf"\b(?:{preps})\s+({full})\b"), lambda m: (None, month_names[m.group(1)], None)))
     for pattern, parts in patterns:
         for m in pattern.finditer(low):
             if any(a < m.end() and m.start() < b for a, b in spans):

@@ -27,10 +27,7 @@ class SearchRules:
     w_importance: float
     half_life_days: float
     fuzzy_min: float
-    neighbour_decay: float
-    expand_top: int
     neighbours_per_hit: int
-    w_session: float
     fuzzy_terms_min: float
     snippet_chars: int
     sources: tuple[str, ...]
@@ -93,10 +90,7 @@ class MemoryRules:
             **{w: s.number(w, 0, 10) for w in ("w_text", "w_fuzzy", "w_graph", "w_recency", "w_importance")},
             half_life_days=s.number("half_life_days", 0.01),
             fuzzy_min=s.number("fuzzy_min", 0, 100),
-            neighbour_decay=s.number("neighbour_decay", 0, 1),
-            expand_top=int(s.number("expand_top", 0, 1000)),
             neighbours_per_hit=int(s.number("neighbours_per_hit", 1, 10000)),
-            w_session=s.number("w_session", 0, 1),
             fuzzy_terms_min=s.number("fuzzy_terms_min", 0, 100),
             snippet_chars=int(s.number("snippet_chars", 20)),
             sources=sources,

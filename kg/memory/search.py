@@ -5,7 +5,8 @@ summaries, skills and the imported trail. Ranking combines
 - full-text: Kùzu's BM25 over `Node.tokens` (asked with the query's rarer terms only: a term in most nodes
   is slow there and says little), and a BM25 over the matching lines of the files;
 - fuzzy: the share of the query's terms found in the text by rapidfuzz (catches inflections and typos);
-- the graph neighbourhood: nodes linked to a hit are pulled in, and a hit whose neighbours match is lifted;
+- the graph (`expand`): from the best hits along their links and to the entries logged beside them in their
+  session; every candidate ranked by the evidence of all its paths (two good hits reaching it beat one);
 - recency and importance (kind, priority, pinned).
 Chinese works because both the index and the query are tokenised by `kg.core.text.words` (CJK bigrams).
 """
@@ -27,7 +28,7 @@ from rapidfuzz import fuzz, process
 from kg.core import clock, paths
 from kg.core.errors import UsageError
 from kg.core.text import clean, folded, has_cjk, stem_prefix, stopwords, words
-from kg.memory import dates
+from kg.memory import dates, expand
 from kg.memory._common import iso
 from kg.memory.dates import Window
 from kg.memory.query import Plan, fuzzy_replacements, plan_query
@@ -134,6 +135,38 @@ def session_share(sessions: list[str | None], session: str | None, own: bool) ->
     return max(0, n) / len(sessions)
 
 
+def _body(row: dict[str, Any]) -> str:
+    return " ".join(x for x in (row["text"], row["details"], " ".join(row["tags"] or [])) if x)
+
+
+def _expand(v: Any, rows: dict[str, dict[str, Any]], text_score: dict[str, float], fuzzy: dict[str, float],
+            rules: SearchRules, erules: expand.ExpandRules) -> tuple[dict[str, float], list[str]]:
+    """Graph-aware recall (kg/memory/expand.py): the seeds (the best hits by text and word coverage), the
+    nodes their paths reach added to `rows`, and every node's evidence. Reads are bounded: at most
+    `neighbours_per_hit` edges per seed (one indexed statement each), one scan of the seeds' sessions for ids
+    and times (`session_rows` at most), and the `2 * session_steps` entries beside each seed read by key."""
+    first = {i: rules.w_text * text_score.get(i, 0.0) + rules.w_fuzzy * fuzzy.get(i, 0.0) for i in rows}
+    seeds = expand.seeds(first, erules)
+    if not seeds:
+        return {}, []
+    top = max(first[i] for i in seeds) or 1.0
+    strength = {i: first[i] / top for i in seeds}
+    paths = []
+    for src, r, w, edge_type in v.neighbours(seeds, rules.neighbours_per_hit):
+        rows.setdefault(r["id"], r)
+        paths.append(expand.edge_path(src, r["id"], edge_type, w, erules))
+    if erules.session_steps and erules.session_rows:
+        sessions = sorted({rows[i]["session"] for i in seeds if rows[i]["session"]})
+        members = v.session_members(sessions, erules.session_rows) if sessions else {}
+        near = [(s, j, d) for s in seeds if rows[s]["session"] in members
+                for j, d in expand.session_neighbours(members[rows[s]["session"]], s, erules.session_steps)]
+        missing = [j for j in dict.fromkeys(j for _, j, _ in near) if j not in rows]
+        if missing:
+            rows.update(v.by_id(missing))
+        paths += [expand.session_path(s, j, d, erules) for s, j, d in near if j in rows]
+    return expand.evidence(paths, strength), seeds
+
+
 def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: datetime, kinds: set[str] | None,
                 entry_types: set[str] | None, since: datetime | None, session: str | None, limit: int,
                 windows: list[Window], w_date: float, window_candidates: int, recent: bool = False) -> list[Hit]:
@@ -141,6 +174,7 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
     filtered = bool(kinds or entry_types or since or session)
     k = max(rules.candidates, limit * 3) * (5 if filtered else 1)
     v = view(ws, st)
+    erules = expand.expand_rules(ws)
     fts = v.fts(" ".join(plan.ask), k) if plan.ask else []
     bm25 = {r["id"]: float(r["score"]) for r in fts}
     rows = {r["id"]: r for r in fts}
@@ -154,19 +188,12 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
         return []
     top = max(bm25.values(), default=1.0) or 1.0
     text_score = {i: s / top for i, s in bm25.items()}
-    # The neighbourhood: the best hits pull in what they are linked to (led_to, caused_by, related_to ...), and
-    # every path counts: a node linked to several best hits, or sharing their session, ranks higher.
-    best = sorted(bm25, key=lambda i: (-bm25[i], i))[: rules.expand_top]
-    support: dict[str, float] = {}
-    pulled: dict[str, float] = {}
-    for src, r, w in v.neighbours(best, rules.neighbours_per_hit):
-        j = r["id"]
-        support[j] = support.get(j, 0.0) + w * text_score.get(src, 0.0)
-        support[src] = support.get(src, 0.0) + w * text_score.get(j, 0.0)
-        if j not in bm25:
-            rows.setdefault(j, r)
-            pulled[j] = pulled.get(j, 0.0) + rules.neighbour_decay * w * text_score[src]
-    best_sessions = [rows[i]["session"] for i in best]
+    fuzzy = {i: coverage(terms, plan.weights, v.words(i, _body(r)), rules.fuzzy_min) for i, r in rows.items()}
+    evidence, seeds = _expand(v, rows, text_score, fuzzy, rules, erules)
+    for i, r in rows.items():
+        if i not in fuzzy:
+            fuzzy[i] = coverage(terms, plan.weights, v.words(i, _body(r)), rules.fuzzy_min)
+    seed_sessions = [rows[i]["session"] for i in seeds]
     hits = []
     for node_id, row in rows.items():
         if kinds and row["kind"] not in kinds:
@@ -177,12 +204,13 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
             continue
         if session and row["session"] != session:
             continue
-        body = " ".join(x for x in (row["text"], row["details"], " ".join(row["tags"] or [])) if x)
-        share = session_share(best_sessions, row["session"], node_id in best)
+        body = _body(row)
+        share = session_share(seed_sessions, row["session"], node_id in seeds)
+        found = evidence.get(node_id, 0.0)
         parts = {
-            "text": text_score[node_id] if node_id in bm25 else min(1.0, pulled.get(node_id, 0.0)),
-            "fuzzy": coverage(terms, plan.weights, v.words(node_id, body), rules.fuzzy_min),
-            "graph": min(1.0, support.get(node_id, 0.0) + rules.w_session * share),
+            "text": text_score[node_id] if node_id in bm25 else erules.inherit * found,
+            "fuzzy": fuzzy[node_id],
+            "graph": expand.graph_part(found, share, erules),
             "recency": recency(row["reinforced_at"] or row["created_at"], now, rules.half_life_days),
             "importance": importance(row, rules),
         }

@@ -89,7 +89,7 @@ def _fts(st: Any, name: str, q: str, k: int) -> list[dict[str, Any]]:
 
 
 # -- the two views ----------------------------------------------------------------------------------------
-Neighbour = tuple[str, dict[str, Any], float]  # (from, the neighbour's row, link weight)
+Neighbour = tuple[str, dict[str, Any], float, str]  # (from, the neighbour's row, link weight, edge type)
 
 
 class Direct:
@@ -102,8 +102,25 @@ class Direct:
         return _fts(self.st, "memory_fts", q, k)
 
     def neighbours(self, ids: list[str], per_node: int) -> list[Neighbour]:
-        return [(i, r, link_weight(r["manual"], r["link_score"]))
+        return [(i, r, link_weight(r["manual"], r["link_score"]), r["type"])
                 for i in ids for r in self.st.run("memory_neighbours_of", id=i, limit=per_node)]
+
+    def session_members(self, sessions: list[str], limit: int) -> dict[str, list[tuple[Any, str]]]:
+        """(time, id) of the entries of these sessions, at most `limit` (one scan of two columns; the rows
+        search needs are then read by key)."""
+        out: dict[str, list[tuple[Any, str]]] = {}
+        for r in self.st.run("search_session_members", sessions=sessions, limit=limit):
+            out.setdefault(r["session"], []).append((r["created_at"], r["id"]))
+        return out
+
+    def by_id(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The rows of these nodes that exist, one indexed lookup each (a list of keys is a scan in Kùzu
+        0.11.3: `kg.store.bulk.run_each`)."""
+        out = {}
+        for i in ids:
+            for r in self.st.run("search_node", id=i):
+                out[r["id"]] = r
+        return out
 
     def between(self, start: datetime, end: datetime, limit: int) -> list[dict[str, Any]]:
         return self.st.run("memory_nodes_between", after=start, before=end, limit=limit)
@@ -129,20 +146,39 @@ class Cached:
         self.st, self.stamp = st, stamp
         self.nodes = {r["id"]: r for r in st.run("memory_nodes_all")}
         self.memo: dict[Any, Any] = {}  # lists derived from the nodes (inject's principles, watch list)
-        self.adj: dict[str, list[tuple[str, float]]] = {}
+        self.adj: dict[str, list[tuple[str, float, str]]] = {}
         for r in st.run("memory_edges_all"):
             w = link_weight(r["manual"], r["link_score"])
-            self.adj.setdefault(r["src"], []).append((r["dst"], w))
-            self.adj.setdefault(r["dst"], []).append((r["src"], w))
-        for links in self.adj.values():  # as memory_neighbours_of: by id, not by the scan's order
-            links.sort(key=lambda x: (x[0], -x[1]))
+            self.adj.setdefault(r["src"], []).append((r["dst"], w, r["type"]))
+            self.adj.setdefault(r["dst"], []).append((r["src"], w, r["type"]))
+        for links in self.adj.values():  # as memory_neighbours_of: by id then type, not by the scan's order
+            links.sort(key=lambda x: (x[0], x[2], -x[1]))
 
     def fts(self, q: str, k: int) -> list[dict[str, Any]]:
         return [{**self.nodes[r["id"]], "score": r["score"]} for r in _fts(self.st, "memory_fts_ids", q, k)
                 if r["id"] in self.nodes]
 
     def neighbours(self, ids: list[str], per_node: int) -> list[Neighbour]:
-        return [(i, self.nodes[j], w) for i in ids for j, w in self.adj.get(i, ())[:per_node] if j in self.nodes]
+        return [(i, self.nodes[j], w, t) for i in ids for j, w, t in self.adj.get(i, ())[:per_node]
+                if j in self.nodes]
+
+    def by_id(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        return {i: self.nodes[i] for i in ids if i in self.nodes}
+
+    def session_members(self, sessions: list[str], limit: int) -> dict[str, list[tuple[Any, str]]]:
+        members = self.memo.get("sessions")
+        if members is None:
+            members = self.memo["sessions"] = {}
+            for n in sorted(self.nodes.values(), key=lambda n: (n["session"] or "", n["created_at"] is None,
+                                                              n["created_at"] or datetime.min, n["id"])):
+                if n["session"]:
+                    members.setdefault(n["session"], []).append((n["created_at"], n["id"]))
+        out, left = {}, limit
+        for s in sorted(set(sessions)):  # as the query: by session, then time and id, `limit` in all
+            if s in members and left > 0:
+                out[s] = members[s][:left]
+                left -= len(out[s])
+        return out
 
     def between(self, start: datetime, end: datetime, limit: int) -> list[dict[str, Any]]:
         return _newest([n for n in self.nodes.values() if n["kind"] != "pattern" and n.get("created_at")

@@ -20,10 +20,13 @@ from kg.core.policy import RuleReader
 RULES_FILE = "reflect.toml"
 MODEL_FILE = "reflect_model.toml"
 DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "preference")
-SCOPES = ("user", "prev", "next", "next_tools", "before")
+SCOPES = ("user", "prev", "next", "next_tools", "before", "commands", "about_agent")
+# Scopes whose signals read what the user said or did (reasons a finding may rest on): their own words, the
+# commands they gave the runtime before speaking ("/undo"), their words about what the agent just said or ran.
+USER_SCOPES = ("user", "commands", "about_agent")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
 COMPUTED = ("first_turn", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent",
-            "negates_agent", "retries_tool", "repeats_request")
+            "negates_agent", "retries_tool", "repeats_request", "worked")
 # Computed signals that read what the user said about the agent's words: reasons in the user's own words.
 USER_COMPUTED = ("quotes_agent", "negates_agent", "repeats_request")
 KINDS = ("learning", "feature", "preference")
@@ -91,7 +94,7 @@ class Signals:
     def user_side(self) -> frozenset[str]:
         """The signals that can be a finding's reason: read from the user's own words, or a reply signal named
         in reply_reasons (an apology, a revert), or a combination that needs one of those in every group."""
-        base = {*USER_COMPUTED, *self.reply_reasons, *(s.name for s in self.matched if s.scope == "user")}
+        base = {*USER_COMPUTED, *self.reply_reasons, *(s.name for s in self.matched if s.scope in USER_SCOPES)}
         for c in self.combined:
             if all(need & base for need, _ in c.groups):
                 base.add(c.name)
@@ -318,6 +321,8 @@ def _signals(t: RuleReader) -> Signals:
                 raise table.fail(name, "this signal name is taken (each name once, across scopes and computed ones)")
             seen.add(name)
             patterns = tuple(_regex(table, name, p, flags) for p in table.strings(name, empty=False, items="non-empty"))
+            if scope == "about_agent" and any("obj" not in p.groupindex for p in patterns):
+                raise table.fail(name, "each pattern needs a group (?P<obj>...): the words compared with the agent's")
             matched.append(Signal(name, scope, patterns))
     return Signals(
         prev_chars=t.whole("prev_chars", 1, int_only=True),

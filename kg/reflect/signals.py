@@ -40,6 +40,8 @@ class TurnView:
     # with changed input
     before: str = ""  # the head and tail of whatever came right before the user spoke (any role, harness notes too)
     repeats: bool = False  # the user's words say again what one of their recent turns said
+    commands: str = ""  # the commands the user gave the runtime since they last spoke ("/undo", "/rewind")
+    prev_tools: str = ""  # the commands and paths of the agent's tool calls since the user last spoke
 
 
 def straighten(text: str) -> str:
@@ -51,8 +53,15 @@ def words(text: str) -> int:
     return len(_WORD.findall(text))
 
 
+# What an agent's turn holds besides its words to the user: its reasoning (aider keeps it between
+# <thinking-content-...> tags) and lines of bare markup (a published chat's <div> wrappers).
+_THINKING = re.compile(r"<(think[\w-]*)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_MARKUP = re.compile(r"^\s*(</?[A-Za-z][\w:-]*(\s[^<>]*)?/?>\s*)+$")
+
+
 def _agent_text(turn: Turn) -> str:
-    lines = [ln for ln in turn.text.splitlines() if ln.strip() not in ("", "---")]
+    text = _THINKING.sub("", turn.text) if "<think" in turn.text else turn.text
+    lines = [ln for ln in text.splitlines() if ln.strip() not in ("", "---") and not _MARKUP.match(ln)]
     return "\n".join(lines).strip()
 
 
@@ -78,6 +87,8 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     current: int | None = None
     last_any: Turn | None = None  # the turn right before, whatever its role
     said: list[str] = []  # the user's recent own words, newest last
+    commands: list[str] = []  # the user's commands to the runtime since they last spoke
+    ran: list[str] = []  # the agent's tool inputs since the user last spoke
     for t in turns:
         prior, last_any = last_any, t
         if t.role == "assistant":
@@ -90,6 +101,8 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                     calls.append((t.tool_input or "")[:300])
             if t.tool_name:
                 last_call = t
+                if len(ran) < _MAX_TOOLS and t.tool_input:
+                    ran.append(t.tool_input[:300])
             if not _has_words(t.text):
                 continue
             # A reply answers the user's last turn: earlier turns that got no reply of their own (a message
@@ -100,6 +113,9 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
             last_agent = t
         elif t.role == "tool":
             error_since_user = error_since_user or bool(t.is_error)
+        elif t.role == "user" and t.index not in wanted:
+            if len(commands) < _MAX_TOOLS:
+                commands.append(t.text.strip()[:200])
         elif t.index in wanted:
             lines = own[t.index]
             kept = straighten("\n".join(ln for _, ln in lines))
@@ -116,7 +132,10 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 prior_tool_error=error_since_user,
                 before=straighten(_ends(prior.text)) if prior is not None else "",
                 repeats=_repeats(kept, said),
+                commands="\n".join(commands),
+                prev_tools=straighten("\n".join(ran)),
             )
+            commands, ran = [], []
             said = [*said[-(_RECENT - 1):], kept]
             pending = t.index
             current = t.index
@@ -183,14 +202,27 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         "negates_agent": bool(view.prev) and _negates(view.own[: sig.user_chars], view.prev),
         "retries_tool": view.retries_tool,
         "repeats_request": view.repeats,
+        "worked": bool(view.prev_tools),
     }
     names = [name for name, on in computed.items() if on]
     scopes = {"user": view.own[: sig.user_chars], "prev": view.prev, "next": view.next,
-              "next_tools": view.next_tools, "before": view.before}
+              "next_tools": view.next_tools, "before": view.before, "commands": view.commands,
+              "about_agent": view.own[: sig.user_chars]}
+    agent: set[str] | None = None  # the words of the agent's last turn and tool calls, read once if needed
     for s in sig.matched:
         text = scopes[s.scope]
-        if text and any(p.search(text) for p in s.patterns):
-            names.append(s.name)
+        if not text:
+            continue
+        if s.scope != "about_agent":
+            if any(p.search(text) for p in s.patterns):
+                names.append(s.name)
+            continue
+        objs = [m.group("obj") for p in s.patterns for m in p.finditer(text) if m.group("obj")]
+        if objs and (view.prev or view.prev_tools):
+            if agent is None:
+                agent = _agent_terms(view)
+            if any(t in agent for o in objs for t in terms(o, linking_rules()) if len(t) >= 3):
+                names.append(s.name)
     on = set(names)
     for c in sig.combined:
         if any(need <= on and not (without & on) for need, without in c.groups):
@@ -210,6 +242,12 @@ _NEGATED = re.compile(
     r"\b(?:not|isn't|isnt|aren't|arent|wasn't|wasnt|doesn't|doesnt|don't|dont|didn't|didnt|no|never|nothing|"
     r"neither|nor)\b((?:\W+[\w'./-]+){1,4})|(?:不是|没有|不)(\w{2,8})|(?<!\w)(?:не|нет)((?:\W+\w+){1,4})",
     re.IGNORECASE)
+
+
+def _agent_terms(view: TurnView) -> set[str]:
+    """The words of the agent's turn before the user spoke and of the tool calls it made since then (paths split
+    into their parts)."""
+    return set(terms(f"{view.prev}\n{view.prev_tools}", linking_rules()))
 
 
 def _negates(own: str, prev: str) -> bool:

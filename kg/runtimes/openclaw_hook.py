@@ -87,11 +87,13 @@ function detached(rest) {
   });
 }
 
-// The first brief ever has no saved copy: ask kg without blocking the event loop.
+// The first brief ever has no saved copy: ask kg without blocking the event loop (given up after FIRST_BRIEF_MS;
+// KG_HOOK_WAIT=1 waits however long kg takes, as on a loaded machine).
 function briefNow() {
   return new Promise((resolve) => {
+    const wait = process.env.KG_HOOK_WAIT === "1";
     execFile(KG, args(["hook", "session-start", "--json", "--start-session", "--write"]),
-      { encoding: "utf8", timeout: FIRST_BRIEF_MS },
+      { encoding: "utf8", timeout: wait ? 0 : FIRST_BRIEF_MS },
       (err, stdout) => {
         if (err) { console.error(`kaizen-kg: ${err.message}`); resolve(null); return; }
         try { resolve(JSON.parse(stdout).text); } catch { resolve(null); }

@@ -14,6 +14,7 @@ import binascii
 import fcntl
 import os
 import sys
+import time
 
 from kg.serve import protocol
 
@@ -179,7 +180,8 @@ def run(argv: list[str], workspace: str | None) -> Outcome:
                 except (OSError, ValueError):
                     pass
             request = {"op": "run", "argv": argv, "cwd": os.getcwd(), "env": env, "stdout": out,
-                       "stderr": _stream_info(sys.stderr), "stdin": _stdin(argv), **identity()}
+                       "stderr": _stream_info(sys.stderr), "stdin": _stdin(argv), **identity(),
+                       "started": protocol.process_start(time.monotonic())}  # the read's drain budget counts from it
             protocol.send(sock, request)
             answer = protocol.receive(sock)
         except (OSError, ValueError, protocol.Closed):  # not UTF-8 (refused here by the command), or it died
@@ -203,8 +205,6 @@ def _reach(kg_dir: str) -> Any:
     pays its start, the pattern of language servers). It takes the graph as a foreground process does, so the
     detached appliers of agents logging stand aside for it. None when it does not come up: it gave up on a graph
     held past its retry budget, or it was asked to let go meanwhile."""
-    import time
-
     try:
         return protocol.connect(kg_dir, ANSWER_TIMEOUT)
     except ConnectionRefusedError:  # a socket no one listens on: a killed server's

@@ -20,6 +20,24 @@ _HEADER = 4  # bytes of big-endian length before each message
 _SUN_PATH_MAX = 100
 
 
+def process_start(now: float, *, longest: float = 60.0) -> float:
+    """When this process started, on the monotonic clock of `now` (`time.monotonic()`, which every process of
+    the machine shares): a one-off reader's drain budget counts from there, whether it reads the graph itself
+    (`kg.ingest.drain.command_started`) or asks the read server (the client sends it with the request), so a
+    read that already waited for the CPU applies nothing under contention. A process older than `longest`
+    seconds (the MCP server, a notebook) counts from `now`. Linux only (`/proc`); elsewhere `now`."""
+    import time
+
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # starttime: field 22, after pid and (comm)
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - started
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - age if 0 <= age <= longest else now
+
+
 class Closed(Exception):
     """The other side went away before a whole message arrived."""
 

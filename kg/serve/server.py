@@ -81,7 +81,7 @@ class Server:
 
         for key in set(self.ws.__dict__) - self.baseline - _KEEP:  # what a fresh process would not know yet
             del self.ws.__dict__[key]
-        bounded = self._reader_drain()  # (issue 20) a read waits for the journal as long as a one-shot read
+        bounded = self._reader_drain(request.get("started"))  # (issue 20) as long as a one-shot read waits
         chunks: list[list[Any]] = []
         saved = (dict(os.environ), sys.stdin, sys.stdout, sys.stderr)
         here = os.open(".", os.O_RDONLY)
@@ -116,7 +116,7 @@ class Server:
 
     def drain(self, waiting: Any = None) -> bool:
         """Apply what the journal holds (the server is the graph's one user: appliers leave it this work),
-        stopping between two batches when `waiting()` says a reader is at the door (issue 20)."""
+        stopping between two records when `waiting()` says a reader is at the door (issue 20)."""
         from kg.core.errors import KgError
         from kg.ingest.drain import drain_held
 
@@ -127,15 +127,20 @@ class Server:
             return False
         return True
 
-    def _reader_drain(self) -> bool:
-        """Before a read: apply the journal for at most `write.reader_drain_seconds` (under contention), as a
-        one-shot read does, and keep the command's own open from draining the rest. False when the drain
-        failed: the command's own drain then meets the failure and reports it."""
+    def _reader_drain(self, started: Any = None) -> bool:
+        """Before a read: apply the journal for at most `write.reader_drain_seconds` (under contention) since
+        the client's process started, as a one-shot read does (a client that already waited that long for the
+        CPU applies nothing under contention), and keep the command's own open from draining the rest. False
+        when the drain failed: the command's own drain then meets the failure and reports it."""
         from kg.core.errors import KgError
         from kg.ingest.drain import drain_held
 
+        now = time.monotonic()
+        # a client's start on the machine's monotonic clock; anything odd (an old client) counts from now
+        since = started if isinstance(started, (int, float)) and now - 60.0 <= started <= now else now
         try:
-            self.ws.pending = drain_held(self.ws, budget=self.ws.policy.reader_drain_seconds).pending
+            self.ws.pending = drain_held(self.ws, budget=self.ws.policy.reader_drain_seconds,
+                                         since=since).pending
         except (KgError, OSError):
             return False
         self.ws._held_reader = True
@@ -239,9 +244,9 @@ def serve(root: Path) -> str:
         with ExitStack() as stack:
             # a foreground open: the detached appliers stand aside for it (a reader waits for it to answer); a
             # process that needs the graph itself asks it to let go once it listens
-            # (issue 20) its open drains as a reader's does (bounded under contention): the first read waits
-            # for the server to listen, not for everyone's backlog; the loop applies the rest between reads
-            held = stack.enter_context(ws.store(budget=ws.policy.reader_drain_seconds))
+            # (issue 20) its open applies nothing: the first read waits for the server to listen, not for a
+            # backlog; each read drains as a one-shot read would, and the loop applies the rest between reads
+            held = stack.enter_context(ws.store(budget=ws.policy.reader_drain_seconds, apply_journal=False))
             stack.callback(ReadCache(held).install().uninstall)  # answers kept until the graph changes
             server = Server(ws, conf.idle_seconds, stamp)
             server.baseline = set(ws.__dict__)
@@ -264,36 +269,80 @@ def serve(root: Path) -> str:
         os.close(lock)
 
 
-def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket | None]:
-    import select
+class _Door:
+    """The listening socket, with at most one request taken in early. A drain between reads looks at the door
+    between two records (`waiting`): a detached applier's knock (`drain`: entries wait, which the server
+    applies anyway) is answered there and the drain goes on; anything else (a read, a request to let go) is
+    kept for the loop, and the drain stops for it."""
 
-    def waiting() -> bool:  # a client is at the door: a drain stops between two batches for it
-        return bool(select.select([listener], [], [], 0)[0])
+    def __init__(self, listener: socket.socket):
+        self.listener = listener
+        self.kept: tuple[socket.socket, dict[str, Any]] | None = None
 
-    last, drained = time.monotonic(), True
-    while True:
-        # (issue 20) between requests the server applies what agents log, batch by batch, and stops for a
-        # reader at the door; after a failed drain it waits for the next tick, so a full disk is not a hot loop
-        if drained and not waiting() and server.ws.journal.has_pending():
-            drained = server.drain(waiting)
-        left = server.idle_seconds - (time.monotonic() - last)
-        if left <= 0:
-            return f"idle for {server.idle_seconds:g} s", None
-        listener.settimeout(min(left, TICK))
+    def waiting(self) -> bool:
+        import select
+
+        while self.kept is None and select.select([self.listener], [], [], 0)[0]:
+            got = self._take()
+            if got is None:
+                continue
+            conn, request = got
+            if request.get("op") == "drain":
+                with conn:
+                    try:
+                        protocol.send(conn, {"ok": True})
+                    except OSError:
+                        pass
+                continue
+            self.kept = got
+        return self.kept is not None
+
+    def next(self, timeout: float) -> tuple[socket.socket, dict[str, Any]] | None:
+        """The request kept, or the next one to arrive within `timeout` seconds (None: none came)."""
+        if self.kept is not None:
+            got, self.kept = self.kept, None
+            return got
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            self.listener.settimeout(left)
+            got = self._take()
+            if got is not None:
+                return got
+        return None
+
+    def _take(self) -> tuple[socket.socket, dict[str, Any]] | None:
+        """One connection and its request; None when none came in time, or one not to answer."""
         try:
-            conn, _ = listener.accept()
-        except TimeoutError:
-            drained = server.drain(waiting)
-            continue
+            conn, _ = self.listener.accept()
+        except OSError:  # the timeout (or, polled, nothing there after all)
+            return None
         conn.settimeout(30.0)
         if not _same_user(conn):  # the socket is 0600 already; a peer of another user is not answered
             conn.close()
-            continue
+            return None
         try:
-            request = protocol.receive(conn)
+            return conn, protocol.receive(conn)
         except (OSError, ValueError, protocol.Closed):
             conn.close()
+            return None
+
+
+def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket | None]:
+    door = _Door(listener)
+    last, drained = time.monotonic(), True
+    while True:
+        # (issue 20) between requests the server applies what agents log, record by record, and stops for a
+        # reader at the door; after a failed drain it waits for the next tick, so a full disk is not a hot loop
+        if drained and not door.waiting() and server.ws.journal.has_pending():
+            drained = server.drain(door.waiting)
+        left = server.idle_seconds - (time.monotonic() - last)
+        if left <= 0 and door.kept is None:  # (a request taken in early is answered first)
+            return f"idle for {server.idle_seconds:g} s", None
+        got = door.next(max(0.0, min(left, TICK)))
+        if got is None:
+            drained = server.drain(door.waiting)
             continue
+        conn, request = got
         answer, stop = server.handle(request)
         if stop == "released":
             return "asked to let go of the graph", conn
@@ -303,7 +352,7 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
             except OSError:
                 pass
         if request.get("op") == "drain":
-            server.drain(waiting)
+            drained = server.drain(door.waiting)
         if stop:
             return stop, None
         last = time.monotonic()

@@ -24,9 +24,9 @@ from typing import Any
 
 from kg.core.errors import SchemaError, StoreError, UsageError
 from kg.store import aggregates as _aggregates
-from kg.store import tallies as _tallies
 from kg.store import queries as _queries
 from kg.store import rebuild as _rebuild
+from kg.store import tallies as _tallies
 from kg.store.lock import FileLock, Yielded
 from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, check_version, migrations
 
@@ -128,7 +128,7 @@ class Store:
                     "(a second Kùzu handle on one file silently loses its writes)"
                 )
             _open_paths.add(key)
-        lock = FileLock(lock_path, timeout=lock_timeout, polite=polite)
+        lock = FileLock(lock_path, timeout=lock_timeout, polite=polite, shared=read_only)  # readers side by side
         from kg.store.kuzu_import import import_kuzu  # late: `kg --help` does not need it
 
         if unless is None or not unless():

@@ -71,3 +71,7 @@ MATCH (p:Node)-[r:derived_from]->()
 WHERE p.kind = 'pattern'
 RETURN p.id AS id, count(r) AS n
 ORDER BY n DESC, id
+
+// name: trail_terms_all
+// The whole keyword table (a row per distinct keyword), for an import to add its counts to (kg/ingest/trail_terms.py).
+MATCH (x:Term) RETURN x.term AS term, x.df AS df

@@ -150,6 +150,9 @@ def _json_value(value: object) -> object:
     raise TypeError(f"cannot write {type(value).__name__} to a bulk load")
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_value)
+
+
 def copy_rows(store: Store, label: str, rows: list[Row], *, scratch: Path, columns: Iterable[str]) -> int:
     """Load rows into a node table (or, with `src`/`dst` columns, a relationship table) with one `COPY ...
     FROM` a newline-delimited JSON file in `scratch`: lists, quotes and new lines survive as they are, which
@@ -166,11 +169,12 @@ def copy_rows(store: Store, label: str, rows: list[Row], *, scratch: Path, colum
     path = scratch / f".bulk-{label}-{os.getpid()}.json"
     try:
         exact = set(rows[0]) == set(names) and not set(names) & set(rename)
+        encode = _ENCODER.encode  # one encoder: json.dumps with options builds one per row
         with open(path, "w", encoding="utf-8") as fh:
             for r in rows:
                 if not exact:
                     r = {rename.get(c, c): r.get(c) for c in names}
-                fh.write(json.dumps(r, ensure_ascii=False, default=_json_value) + "\n")
+                fh.write(encode(r) + "\n")
         store._execute_raw(f"COPY {label} FROM {path_literal(path)} (file_format='json')", {})
     finally:
         path.unlink(missing_ok=True)

@@ -1,8 +1,10 @@
 """Inter-process locking for the graph and the journal.
 
 Kùzu lets exactly one process hold a database read-write, and that process shuts out all others, readers
-too. So every process that opens the graph first takes an exclusive `flock` on a lock file beside it, with a
-bounded retry; the kernel releases the lock if the holder dies, so a crash never leaves it stuck.
+too; several processes may hold it read-only at once. So every process that opens the graph first takes a
+`flock` on a lock file beside it, with a bounded retry: exclusive to write, shared to read (a read-only open,
+which applies nothing: `Workspace.reading` takes it only when the journal is empty). The kernel releases the
+lock if the holder dies, so a crash never leaves it stuck.
 """
 
 from __future__ import annotations
@@ -28,31 +30,40 @@ class FileLock(HeldLock):
     waits. A *polite* acquirer (a detached applier draining the journal after `kg log` answered) does not
     compete with such a waiter: it stands aside (`Yielded`), because the waiter drains the journal itself
     once it holds the graph. A polite holder also checks `others_waiting()` between drain batches and hands
-    over. So a reader's wait is one batch of the current holder, not the stream of every agent's appliers."""
+    over. So a reader's wait is one record of the current holder, not the stream of every agent's appliers.
+
+    `shared` (a read-only open) takes the lock shared: readers read side by side. So that a stream of them
+    cannot keep a writer out, a waiting writer also holds a shared lock on `PATH.xwait`, and a shared
+    acquirer that sees it waits behind the writer instead of joining the readers in front of it."""
 
     def __init__(self, path: Path, *, timeout: float, poll: float = 0.01, what: str = "the graph",
-                 polite: bool = False):
+                 polite: bool = False, shared: bool = False):
         self.path = path
         self.timeout = timeout
         self.poll = poll
         self.what = what
         self.polite = polite
+        self.shared = shared
         self._fd: int | None = None
         self.wait_path = path.with_name(path.name + ".wait")
+        self.xwait_path = path.with_name(path.name + ".xwait")
 
     def acquire(self) -> None:
         fd = self._open()
         deadline = time.monotonic() + self.timeout
         delay = self.poll
-        waiting: int | None = None  # our shared lock on the .wait file, while we wait (foreground only)
+        waiting: list[int] = []  # our shared locks on the .wait (and a writer's .xwait) files, while we wait
         ask_at = 0.0  # when to ask a read server holding the graph to hand it over (kg/serve/)
+        mode = fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX
         try:
             while True:
                 if self.polite and self.others_waiting():
                     os.close(fd)
                     raise Yielded()
                 try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    if self.shared and _waited_for(self.xwait_path):
+                        raise BlockingIOError(errno.EWOULDBLOCK, "a writer waits")  # behind it, not in front
+                    fcntl.flock(fd, mode | fcntl.LOCK_NB)
                     break
                 except OSError as exc:
                     if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
@@ -69,34 +80,39 @@ class FileLock(HeldLock):
                                 os.close(fd)
                                 raise Yielded() from None
                             continue  # it closed the graph and left: take the lock now
-                    if waiting is None and not self.polite:
-                        waiting = _announce(self.wait_path)
+                    if not waiting and not self.polite:
+                        waiting = [w for w in (_announce(self.wait_path),
+                                               None if self.shared else _announce(self.xwait_path)) if w is not None]
                     time.sleep(delay)
                     delay = min(delay * 1.5, 0.05)
         finally:
-            if waiting is not None:
-                os.close(waiting)  # closing drops the shared lock
+            for w in waiting:
+                os.close(w)  # closing drops the shared lock
         self._took(fd)
 
     def others_waiting(self) -> bool:
-        """Whether a foreground process waits for this lock. A waiter holds its shared lock for the whole
-        wait, while another polite checker holds the exclusive test lock only for a moment, so a few quick
-        tries tell them apart."""
-        try:
-            fd = os.open(self.wait_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError:
-            return False
-        try:
-            for attempt in range(3):
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    return False
-                except OSError:
-                    if attempt < 2:
-                        time.sleep(0.002)
-            return True
-        finally:
-            os.close(fd)
+        """Whether a foreground process waits for this lock."""
+        return _waited_for(self.wait_path)
+
+
+def _waited_for(path: Path) -> bool:
+    """Whether a waiter holds its shared lock on `path`. A waiter holds it for the whole wait, while another
+    checker holds the exclusive test lock only for a moment, so a few quick tries tell them apart."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return False
+    try:
+        for attempt in range(3):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return False
+            except OSError:
+                if attempt < 2:
+                    time.sleep(0.002)
+        return True
+    finally:
+        os.close(fd)
 
 
 def _announce(path: Path) -> int | None:

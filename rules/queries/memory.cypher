@@ -198,7 +198,7 @@ RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n
 // name: memory_edges_all
 // Every edge search expands along (as memory_neighbours_of), for the in-process search cache.
 MATCH (a:Node)-[r:led_to|caused_by|related_to|supports|contradicts]->(b:Node)
-RETURN a.id AS src, b.id AS dst, r.manual AS manual, r.score AS link_score
+RETURN a.id AS src, b.id AS dst, r.manual AS manual, r.score AS link_score, label(r) AS type
 
 // name: ingest_thread
 // A conversation's thread: the turn `$src` led to the turn `$dst` (a fact of the transcript, not a guess, so

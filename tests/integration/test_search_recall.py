@@ -1,7 +1,7 @@
 """Memory search as the agent calls it (issue 17): one hit per memory, queries that relax instead of coming
 back empty, dates matched to event times, recall along the graph, and the read-only open."""
 
-from kg.memory import inject, search
+from kg.memory import inject, search, sessions
 
 
 def test_identical_events_and_their_daily_lines_are_one_hit(ws):
@@ -100,3 +100,68 @@ def test_full_text_ties_are_broken_by_id_whatever_the_threads(ws):
     assert len(ids) == 260 and len(got) == 100 and got == sorted(got)  # one score: in id order
     with ws.reading() as st:  # one query thread
         assert [r["id"] for r in Direct(st).fts("zebra", 100)] == got
+
+
+def test_recall_reaches_the_entries_logged_beside_a_hit_in_its_session(ws):
+    """Build item 4: the entries logged just before and after a best hit in its session (of any kind: the fix
+    after an error) come back although they share no word with the query; one of another session logged in
+    between, and one farther away than `session_steps`, do not."""
+    s1 = sessions.start(ws, "2026-01-05T09:00")["id"]
+    s2 = sessions.start(ws, "2026-01-05T09:30")["id"]
+    far = ws.log("learning", "renamed the dashboard panels", now="2026-01-05T09:40", session=s1, link=False)
+    ws.log("learning", "cleared the build cache", now="2026-01-05T09:50", session=s1, link=False)
+    before = ws.log("learning", "bumped the worker pool to eight processes", now="2026-01-05T09:55",
+                    session=s1, link=False)
+    hit = ws.log("error", "the staging deploy failed at the database migration step", now="2026-01-05T10:00",
+                 session=s1, link=False)
+    other = ws.log("learning", "ordered new chairs for the office", now="2026-01-05T10:02", session=s2, link=False)
+    after = ws.log("learning", "rolled back, then dropped the stale index before trying again",
+                   now="2026-01-05T10:05", session=s1, link=False)
+    hits = search.search(ws, "staging deploy migration failed", now="2026-01-10", sources=["graph"])
+    refs = [h.ref for h in hits]
+    assert refs[0] == hit.id and {after.id, before.id} <= set(refs)
+    found = hits[refs.index(after.id)]
+    assert found.parts["text"] > 0 and found.parts["graph"] > 0 and found.parts["fuzzy"] == 0
+    assert other.id not in refs and far.id not in refs
+
+
+def test_a_candidate_reached_from_two_best_hits_ranks_above_one_reached_from_one(ws):
+    a = ws.log("error", "payment webhook timed out talking to the ledger", now="2026-01-05T10:00", link=False)
+    b = ws.log("error", "payment webhook timed out again under load", now="2026-01-06T10:00", link=False)
+    two = ws.log("learning", "moved the slow reconciliation into a queue", now="2026-01-07T10:00", link=False)
+    one = ws.log("learning", "renamed the dashboard panels", now="2026-01-07T10:00", link=False)
+    for src, dst in ((a.id, two.id), (b.id, two.id), (a.id, one.id)):
+        ws.edge_add(src, dst, "led_to", now="2026-01-07T11:00")
+    hits = search.search(ws, "payment webhook timed out", now="2026-01-10", sources=["graph"])
+    refs = [h.ref for h in hits]
+    assert set(refs[:2]) == {a.id, b.id}
+    assert refs.index(two.id) < refs.index(one.id)
+    assert hits[refs.index(two.id)].parts["graph"] > hits[refs.index(one.id)].parts["graph"]
+
+
+def test_graph_recall_is_the_same_one_shot_and_held_open(ws):
+    """The one-shot reader (one query per key) and the held-open cache (node and edge maps) expand alike."""
+    s = sessions.start(ws, "2026-01-05T09:00")["id"]
+    for i, text in enumerate(["the nightly backup crashed with out of memory", "raised the heap to 4 GiB",
+                              "reran the backup and it passed", "backup crashed again on the archive volume"]):
+        ws.log("learning", text, now=f"2026-01-05T10:0{i}", session=s)
+    one_shot = [(h.ref, h.score) for h in search.search(ws, "backup crashed", now="2026-01-10", sources=["graph"])]
+    with ws:
+        held = [(h.ref, h.score) for h in search.search(ws, "backup crashed", now="2026-01-10", sources=["graph"])]
+    assert one_shot == held and len(one_shot) == 4
+
+
+def test_graph_recall_is_policy_a_workspace_can_turn_off(ws):
+    """`[rules.search.expand] seeds = 0` in kg.toml: no seeds, no paths; the entry beside the hit is gone."""
+    import kg
+
+    s = sessions.start(ws, "2026-01-05T09:00")["id"]
+    hit = ws.log("error", "the staging deploy failed at the database migration step", now="2026-01-05T10:00",
+                 session=s, link=False)
+    after = ws.log("learning", "rolled back, then dropped the stale index", now="2026-01-05T10:05", session=s,
+                   link=False)
+    on = [h.ref for h in search.search(ws, "staging deploy migration", now="2026-01-10", sources=["graph"])]
+    (ws.root / "kg.toml").write_text("[rules.search.expand]\nseeds = 0\n", encoding="utf-8")
+    off = [h.ref for h in search.search(kg.open_workspace(ws.root), "staging deploy migration", now="2026-01-10",
+                                        sources=["graph"])]
+    assert on == [hit.id, after.id] and off == [hit.id]

@@ -123,6 +123,8 @@ NOW = datetime(2023, 12, 20, 10, 0)
     ("上周的部署", "2023-12-06", "2023-12-20", "的部署"),
     ("push failed 3 days ago", "2023-12-17", "2023-12-18", "push failed"),
     ("on December 25", "2022-12-25", "2022-12-26", "on"),  # a day without a year: its latest one before now
+    ("When did Mel go camping in June?", "2023-06-01", "2023-07-01", "when did mel go camping ?"),
+    ("what broke during December", "2023-12-01", "2024-01-01", "what broke"),  # a month alone: its latest
 ])
 def test_dates_in_queries(text, start, end, rest):
     windows, left = dates.find(text, NOW, RULES.dates)
@@ -132,6 +134,7 @@ def test_dates_in_queries(text, start, end, rest):
 
 def test_a_month_word_alone_is_not_a_date():
     assert dates.find("may I ask about docker", NOW, RULES.dates) == ([], "may i ask about docker")
+    assert dates.find("what you may find in mayhem", NOW, RULES.dates) == ([], "what you may find in mayhem")
 
 
 def test_date_weight_is_full_inside_and_half_in_the_slack():

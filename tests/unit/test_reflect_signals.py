@@ -191,3 +191,61 @@ def test_a_pasted_shell_command_and_its_output_are_not_the_user_speaking():
     # a markdown heading is not a prompt
     heading = "# Plan\nno, keep the old parser"
     assert [ln for _, ln in own_lines(heading, RULES)] == heading.splitlines()
+
+
+def test_the_agents_reasoning_and_bare_markup_are_not_its_words():
+    t = transcript(("user", "go"), ("assistant", "<div class='chat'>\nI've fixed the parser.\n</div>"),
+                   ("user", "it still fails on empty input"),
+                   ("assistant", "<thinking-content-ab12>\nThe user says it fails.\n</thinking-content-ab12>\n"
+                                 "My mistake: I missed the empty case."))
+    v = view_of(t)[2]
+    assert v.prev == "I've fixed the parser." and v.next == "My mistake: I missed the empty case."
+    assert {"claims_done", "still_after_fix", "apologises"} <= set(turn_signals(t, RULES)[2])
+
+
+def test_undoing_or_forbidding_what_the_agent_just_did_is_a_signal():
+    worked = [("user", "make retries safer"), ("assistant", "", "Edit", "src/net/retry_loop.py"),
+              ("assistant", "I wrapped the request in a backoff helper.")]
+    about = transcript(*worked, ("user", "remove the backoff helper, keep it simple"))
+    named = transcript(*worked, ("user", "don't touch retry_loop.py"))
+    new = transcript(*worked, ("user", "remove the old logging module"))
+    assert "forbids_agent_act" in turn_signals(about, RULES)[3]
+    assert "forbids_agent_act" in turn_signals(named, RULES)[3]  # a path the agent's tool call used
+    assert "forbids_agent_act" not in turn_signals(new, RULES)[3]  # something the agent never touched
+
+
+def test_words_after_the_user_undid_the_agents_change_redirect_it():
+    before = [("user", "add caching to the loader"), ("assistant", "", "edit", "loader.py"),
+              ("assistant", "Added an LRU cache to load().")]
+    said = "make the cache a module-level dict keyed by path"
+    undone = transcript(*before, ("user", "/undo"), ("user", said))
+    plain = transcript(*before, ("user", said))
+    greeting = transcript(*before, ("user", "/undo"), ("user", "hi"))
+    assert {"undid", "redirect_after_undo"} <= set(turn_signals(undone, RULES)[4])
+    assert "correction" in {f.category for f in learnings(undone, RULES) if f.turn == 4}
+    assert "correction" not in {f.category for f in learnings(plain, RULES) if f.turn == 3}
+    assert "redirect_after_undo" not in turn_signals(greeting, RULES)[4]
+
+
+def test_still_or_a_problem_right_after_the_agents_tool_calls_means_its_change_did_not_work():
+    # an agent that edits without saying it is done (aider) still gets "still" and problems read against its work
+    t = transcript(("user", "fix the header colour"), ("assistant", "", "edit", "theme.ts"),
+                   ("user", "the header is still grey"), ("assistant", "", "edit", "theme.ts"),
+                   ("user", "now the footer is broken"))
+    sigs = turn_signals(t, RULES)
+    assert "still_after_work" in sigs[2] and "fails_after_work" in sigs[4]
+    first = transcript(("user", "the header is still grey"))
+    assert "still_after_work" not in turn_signals(first, RULES)[0]
+
+
+def test_an_agent_promising_to_work_differently_is_a_signal():
+    t = transcript(("user", "go"), ("assistant", "Done."), ("user", "no comments in the code"),
+                   ("assistant", "Understood, I won't add comments going forward."))
+    assert "promises_change" in turn_signals(t, RULES)[2]
+
+
+def test_a_signal_about_the_agents_words_must_say_which_words():
+    data = copy.deepcopy(RAW)
+    data["signals"]["about_agent"] = {"x": [r"\bremove\b(.+)"]}
+    with pytest.raises(RulesError, match=r"signals.about_agent.x: each pattern needs a group \(\?P<obj>"):
+        load_rules(data)

@@ -1,0 +1,77 @@
+"""The import's keyword counts: the document-frequency table auto-linking ranks by, kept up to date in one
+pass over the rows the import loads, instead of a recount of every node in the graph after it.
+
+A node's keywords (`kg.graph.linking.node_terms`) are the distinct keywords of its words, and a word's keyword
+depends on the word alone, so each distinct word is turned into its keyword once per import (a trail has a
+few thousand distinct words and a million texts): the same counts as `node_terms`, at a dictionary lookup per
+word. The table is merged once, after the last batch. When it cannot be merged exactly (a graph whose table
+was never filled, or a resumed import whose first run's counts died with it), the whole table is recounted
+as before (`linking.rebuild_terms`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kg.core.text import words
+from kg.graph.linking import DOCS_KEY, LinkRules, rebuild_terms, terms
+
+
+class TermTally:
+    """Keyword -> number of loaded nodes holding it, with `DOCS_KEY` counting the nodes."""
+
+    def __init__(self, rules: LinkRules):
+        self.rules = rules
+        self.counts: dict[str, int] = {}
+        self.docs = 0
+        self._word: dict[str, str | None] = {}  # word -> its keyword (None: a stopword, a number, ...)
+
+    def node_terms(self, text: str) -> set[str]:
+        """`linking.node_terms(text)` as a set, a lookup per word."""
+        cache = self._word
+        out = set()
+        for w in words(text):
+            t = cache.get(w, "")
+            if t == "":
+                found = terms(w, self.rules)
+                t = cache[w] = found[0] if found else None
+            if t is not None:
+                out.add(t)
+        return out
+
+    def add(self, texts: list[str | None]) -> None:
+        counts = self.counts
+        for text in texts:
+            self.docs += 1
+            for t in self.node_terms(text or ""):
+                counts[t] = counts.get(t, 0) + 1
+
+
+def can_merge(st: Any, *, empty: bool, resuming: bool) -> bool:
+    """Whether the table can take the import's counts as a sum: it was complete before (or the graph was
+    empty) and no earlier, interrupted run of this import loaded nodes it never counted."""
+    if resuming:
+        return False
+    return empty or bool(st.run("link_terms_df", term=DOCS_KEY))
+
+
+def merge(st: Any, tally: TermTally, *, exact: bool, batch: int = 5000) -> None:
+    """Write the table: the stored counts plus the import's (`exact`), else a full recount."""
+    if not exact:
+        rebuild_terms(st, tally.rules)
+        return
+    if not tally.docs:
+        return
+    counts = dict(tally.counts)
+    counts[DOCS_KEY] = tally.docs
+    for row in st.run("trail_terms_all"):  # the table is small: a row per distinct keyword
+        counts[row["term"]] = counts.get(row["term"], 0) + int(row["df"] or 0)
+    pending = getattr(st, "_term_counts", None)
+    if pending is not None:
+        pending.base.clear()
+        pending.delta.clear()
+    with st.transaction():
+        st.run("link_terms_clear")
+        rows = [{"term": t, "df": c} for t, c in counts.items()]
+        for i in range(0, len(rows), batch):
+            st.run("link_terms_load", rows=rows[i : i + batch])
