@@ -281,6 +281,7 @@ class Policy:
     min_free_mb: int
     background_max_queued: int
     drain_batch: int
+    team_drain_batch: int
     reader_drain_seconds: float
     applier_nice: int
     kinds: tuple[str, ...]
@@ -313,6 +314,7 @@ class Policy:
             min_free_mb=r.whole("store.min_free_mb", 0, 1_048_576),
             background_max_queued=r.whole("write.background_max_queued", 0, 1_000_000),
             drain_batch=r.whole("write.drain_batch", 1, 100_000),
+            team_drain_batch=r.whole("write.team_drain_batch", 1, 100_000),
             reader_drain_seconds=r.number("write.reader_drain_seconds", 0, 86_400),
             applier_nice=r.whole("write.applier_nice", 0, 19),
             kinds=tuple(r.get("entries.kinds")),

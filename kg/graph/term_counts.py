@@ -37,7 +37,7 @@ class Counts:
         In kuzu 0.11.3 `UNWIND ... MATCH {term: t}` scans the table instead of using the key, so this pays only
         for many keywords at once; a few are left to `get`'s lookups by key."""
         wanted = sorted({t for t in terms if t not in self.base})
-        if len(wanted) < PREFETCH_MIN:
+        if len(wanted) < getattr(self.st, "prefetch_min", PREFETCH_MIN):  # FalkorDB: 1 (its UNWIND uses the index)
             return
         found = {r["term"]: int(r["df"] or 0) for r in self.st.run("link_terms_df_many", terms=wanted)}
         for t in wanted:

@@ -65,13 +65,19 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
     logs = [r for r in records if r.get("op") == "log"]
     if not logs:
         return []
-    existing = {r["id"] for r in logs if st.run("node_exists", id=r["id"])}  # key lookups, not a scan
+    present = getattr(st, "present", None)  # a team graph: one round trip for the batch
+    existing = present([r["id"] for r in logs]) if present else {
+        r["id"] for r in logs if st.run("node_exists", id=r["id"])}  # key lookups, not a scan
     new = [r for r in logs if r["id"] not in existing]
     if not new:
         return []
     rules = linking.rules_of(ws.rules)
-    with st.transaction(), linking.counting(st), upkeep.kept(st) as keep:
+    batched = getattr(st, "batched", None)  # a team graph: the batch's writes go as one atomic query
+    with (batched() if batched else st.transaction()), linking.counting(st), upkeep.kept(st) as keep:
         linking.prefetch_terms(st, (r["fields"]["text"] for r in new), rules)
+        guess = getattr(st, "prefetch_candidates", None)  # a team graph: the full-text lookups in one round trip
+        if guess is not None:
+            guess([r["fields"]["text"] for r in new], rules)
         sessions = {}
         for rec in new:
             f = rec["fields"]

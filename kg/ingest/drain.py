@@ -79,7 +79,8 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
         started = command_started(started)  # a one-off reader: its wait began when its process did
     # Batches of `drain_batch` records, each one transaction; a drain that may stop (budgeted, polite, or the
     # read server's) also looks between two records of a batch, so it ends within one record's apply.
-    size = max(1, ws.policy.drain_batch)
+    # On a team graph a batch is one atomic query to the server (kg/store/falkor_batch.py): bigger batches.
+    size = max(1, ws.policy.team_drain_batch if hasattr(st, "batched") else ws.policy.drain_batch)
     size = getattr(ws, "_drain_size", None) or size  # a bulk log's own drain (kg/ingest/batch.py bulk)
     batches = 0
 

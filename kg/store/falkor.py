@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core.errors import StoreError
-from kg.store import falkor_copy, falkor_params
+from kg.store import falkor_batch, falkor_copy, falkor_params
 from kg.store import falkor_dialect as dialect
 from kg.store import queries as _queries
 from kg.store.backend import ENV_CA, StoreUrl
@@ -165,6 +165,7 @@ class FalkorStore:
     """An open team graph. Create it with `FalkorStore.open(...)` (through `Store.open(..., url=...)`)."""
 
     backend = dialect.DIALECT
+    prefetch_min = 1  # keyword counts read in one `UNWIND` (which uses the index here: kg/graph/term_counts.py)
 
     def __init__(self, url: StoreUrl, graph: Any, queries: dict[str, _queries.NamedQuery],
                  origin: dict[str, str] | None = None):
@@ -176,6 +177,7 @@ class FalkorStore:
         self._translated: dict[str, _queries.NamedQuery] = {}
         self._lock: _ServerLock | None = None
         self.read_only = False
+        self._batch: falkor_batch.Batch | None = None
         self.origin = {"origin_workspace": "", "origin_agent": "", **(origin or {})}
 
     @classmethod
@@ -247,7 +249,72 @@ class FalkorStore:
             if key in query.params and key not in params:
                 params[key] = self.origin[key]
         query.check(params)
+        if self._batch is not None:
+            if name in falkor_batch.WRITES:
+                return self._batch.write(name, params)
+            found = self._batch.answer(name, params)
+            if found is not None:
+                return found
         return self._execute_raw(query.text, params)
+
+    def present(self, ids: list[str]) -> set[str]:
+        """Which of these ids are nodes, in one query (each looked up by the index)."""
+        return {r["id"] for r in self.run("bulk_present", ids=ids)} if ids else set()
+
+    def prefetch_candidates(self, texts: list[str], rules: Any) -> None:
+        """Inside `batched()`: the full-text lookups the batch's records are about to make (guessed from the
+        keyword counts: `falkor_batch.guess_candidates`), sent in one pipeline; a record whose lookup was
+        guessed right reads it from memory, any other asks the server as usual."""
+        if self._batch is None:
+            return
+        wanted = falkor_batch.guess_candidates(getattr(self, "_term_counts", None), texts, rules)
+        if not wanted:
+            return
+        from falkordb.query_result import QueryResult
+
+        text = self.query("link_candidates").text
+        try:
+            pipe = _client(self.url).connection.pipeline(transaction=False)
+            for p in wanted:
+                pipe.execute_command("GRAPH.RO_QUERY", self._graph.name, falkor_params.header(p) + text, "--compact")
+            replies = pipe.execute()
+        except Exception as exc:  # noqa: BLE001 - redis raises its own classes
+            raise _plain(exc, self.url) from None
+        for p, reply in zip(wanted, replies, strict=True):
+            result = QueryResult(self._graph, reply)
+            columns = [h[1] for h in (result.header or [])]
+            self._batch.memo[("link_candidates", repr(sorted(p.items())))] = [
+                dict(zip(columns, [dialect.from_server(v) for v in row], strict=True)) for row in result.result_set or []]
+
+    @contextmanager
+    def batched(self) -> Iterator[FalkorStore]:
+        """Writes kept and sent as one atomic query when the block ends, dropped when it raises; reads inside
+        see them (kg/store/falkor_batch.py). Nested: joins the outer batch."""
+        if self._batch is not None or self.read_only:
+            yield self
+            return
+        self._batch = falkor_batch.Batch(lambda name: self.query(name).text,
+                                         lambda name, p: self._rows(self.query(name).text, p), self._send)
+        try:
+            yield self
+            self._batch.flush()
+        finally:
+            self._batch = None
+
+    def _send(self, parts: list[tuple[str, Row]]) -> None:
+        sent = falkor_batch.queries(parts)
+        if len(sent) == 1:
+            self._rows(*sent[0])
+            return
+        try:  # MULTI/EXEC: the server runs and persists the queries together, or none of them
+            if self._lock is not None:
+                self._lock.renew()
+            pipe = _client(self.url).connection.pipeline(transaction=True)
+            for text, params in sent:
+                pipe.execute_command("GRAPH.QUERY", self._graph.name, falkor_params.header(params) + text)
+            pipe.execute()
+        except Exception as exc:  # noqa: BLE001 - redis raises its own classes
+            raise _plain(exc, self.url) from None
 
     def execute(self, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
         params = params or {}
@@ -255,6 +322,11 @@ class FalkorStore:
         return self._execute_raw(dialect.translate(cypher), params)
 
     def _execute_raw(self, cypher: str, params: dict[str, Any]) -> list[Row]:
+        if self._batch is not None:
+            self._batch.flush()  # a statement the batch does not model sees every write before it
+        return self._rows(cypher, params)
+
+    def _rows(self, cypher: str, params: dict[str, Any]) -> list[Row]:
         columns, rows = self._fetch(cypher, params)
         return [dict(zip(columns, row, strict=True)) for row in rows]
 
@@ -374,6 +446,8 @@ class _Cursorless:
         self.store = store
 
     def execute(self, cypher: str, params: dict[str, Any] | None = None) -> _Rows:
+        if self.store._batch is not None:
+            self.store._batch.flush()  # a streamed read sees every write before it
         return _Rows(*self.store._fetch(cypher, params or {}))
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from kg.store import falkor_dialect as dialect
 
-CHUNK = 2000
+CHUNK = 5000  # rows per query: fewer round trips (each one waits for a busy server's turn)
 _COPY = re.compile(r"^\s*COPY\s+(\w+)\s+FROM\s+'((?:[^'\\]|\\.)*)'\s*\((.*)\)\s*$", re.S)
 _FTS_DROP = re.compile(r"^\s*CALL\s+DROP_FTS_INDEX\(", re.I)
 _FTS_CREATE = re.compile(r"^\s*CALL\s+CREATE_FTS_INDEX\(", re.I)
@@ -67,7 +67,12 @@ def copy(label: str, rows: Iterator[dict[str, Any]], run: Run, origin: dict[str,
     done = 0
     chunk: list[dict[str, Any]] = []
     for row in rows:
-        row = {("src" if k == "from" else "dst" if k == "to" else k): _value(k, v, s.times) for k, v in row.items()}
+        if "from" in row or "to" in row:
+            row = {("src" if k == "from" else "dst" if k == "to" else k): v for k, v in row.items()}
+        else:
+            row = dict(row)
+        for k in s.times.intersection(row):  # only the timestamp columns change (most values go as they are)
+            row[k] = _value(k, row[k], s.times)
         for key, value in stamp.items():
             if row.get(key) is None and value is not None:
                 row[key] = value
