@@ -8,8 +8,9 @@ A path runs from one seed (a best hit) to a candidate:
   after an error, the next turn of a conversation), worth less with each step.
 
 Paths from one seed count once (the strongest); paths from several seeds add up as independent evidence
-(noisy-or), so a candidate reached from two good hits beats one reached from one, and neither ever reaches 1
-on a single weak path. The weights are data: `rules/search.toml` `[expand]`.
+(noisy-or), so a candidate reached from two good hits beats one reached from one. One path is worth at most
+`path_max` (< 1): two top hits often tie (FalkorDB's full-text scores do), and a single path from either would
+otherwise already be certain, leaving a candidate of both paths no room above it. The weights are data: `rules/search.toml` `[expand]`.
 """
 
 from __future__ import annotations
@@ -36,12 +37,13 @@ class ExpandRules:
     inherit: float                   # a candidate found only by the graph gets this share of its evidence as text
     w_evidence: float                # weight of the paths' evidence in the graph part
     w_session_share: float           # weight of sharing a session with many of the seeds
+    path_max: float = 0.9            # one path's evidence at most (several paths can add past it)
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> ExpandRules:
         r = RuleReader(data, SEARCH_SOURCE).table("expand").known(
             ("seeds", "seed_floor", "edge_weight", "session_steps", "session_rows", "session_weight", "step_decay", "inherit",
-             "w_evidence", "w_session_share"))
+             "w_evidence", "w_session_share", "path_max"))
         edges = r.table("edge_weight", {})
         unknown = [k for k in edges.data if k not in EDGE_TYPES]
         if unknown:
@@ -52,7 +54,8 @@ class ExpandRules:
                    session_rows=r.whole("session_rows", 0, 100000),
                    session_weight=r.number("session_weight", 0, 1), step_decay=r.number("step_decay", 0, 1),
                    inherit=r.number("inherit", 0, 1), w_evidence=r.number("w_evidence", 0, 1),
-                   w_session_share=r.number("w_session_share", 0, 1))
+                   w_session_share=r.number("w_session_share", 0, 1),
+                   path_max=r.number("path_max", 0, 1) if "path_max" in r.data else 0.9)
 
 
 def expand_rules(ws: Any) -> ExpandRules:
@@ -103,15 +106,15 @@ def session_path(seed: str, to: str, distance: int, rules: ExpandRules) -> Path:
     return Path(seed, to, rules.session_weight * rules.step_decay ** (distance - 1), "session")
 
 
-def evidence(paths: Iterable[Path], strength: dict[str, float]) -> dict[str, float]:
+def evidence(paths: Iterable[Path], strength: dict[str, float], path_max: float = 1.0) -> dict[str, float]:
     """Each candidate's evidence, 0..1: per seed the strongest path times the seed's strength, combined over
-    seeds as independent evidence (1 - the product of what each leaves unexplained). A seed is no path to
-    itself."""
+    seeds as independent evidence (1 - the product of what each leaves unexplained); one path is worth at most
+    `path_max`. A seed is no path to itself."""
     best: dict[str, dict[str, float]] = {}
     for p in paths:
         if p.to == p.seed:
             continue
-        value = max(0.0, min(1.0, p.weight * strength.get(p.seed, 0.0)))
+        value = max(0.0, min(path_max, p.weight * strength.get(p.seed, 0.0)))
         per = best.setdefault(p.to, {})
         if value > per.get(p.seed, 0.0):
             per[p.seed] = value

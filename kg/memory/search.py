@@ -164,7 +164,7 @@ def _expand(v: Any, rows: dict[str, dict[str, Any]], text_score: dict[str, float
         if missing:
             rows.update(v.by_id(missing))
         paths += [expand.session_path(s, j, d, erules) for s, j, d in near if j in rows]
-    return expand.evidence(paths, strength), seeds
+    return expand.evidence(paths, strength, erules.path_max), seeds
 
 
 def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: datetime, kinds: set[str] | None,
