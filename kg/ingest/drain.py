@@ -93,12 +93,11 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
     def stop_now() -> str:
         if budget is not None and clock() - started >= budget and contended():
             return "budget"  # checked first: under contention a budget of 0 applies nothing
-        if yield_to is not None and yield_to():
-            return "handed over"  # the read server: a reader at the door goes first (it drains between reads)
         if not batches:
-            return ""  # else the first batch always: every drain makes progress
-        if polite and st.others_waiting():
-            return "handed over"
+            return ""  # else the first batch always: every drain makes progress (a reader at the read
+            # server's door waits for its first record only: `between` stops the batch after it)
+        if (polite and st.others_waiting()) or (yield_to is not None and yield_to()):
+            return "handed over"  # the read server: a reader at the door goes first (it drains between reads)
         return ""
 
     handing = polite or yield_to is not None or budget is not None

@@ -250,9 +250,8 @@ class Journal:
             return False
 
     def has_pending(self) -> bool:
-        if self.path.exists() and self.path.stat().st_size:
-            return True
-        return any(self.folder.glob("draining-*.jsonl"))
+        # asked before any lock: a drainer may move the file away between two looks (it is then a draining file)
+        return self.growing() or any(self.folder.glob("draining-*.jsonl"))
 
     @staticmethod
     def done(pending: Pending) -> None:

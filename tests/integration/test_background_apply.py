@@ -307,22 +307,23 @@ def test_the_applier_leaves_the_journal_to_a_read_server_that_takes_it(ws):
 
 
 def test_a_held_graph_drains_in_batches_and_stops_for_a_reader_at_the_door(ws):
-    """The read server's drain (`drain_held`): it stops when `yield_to` says a reader waits, before its first
-    record or between two records of a batch (a reader waits for the record in hand, not for a batch), leaving
-    the rest in the journal (counted) for the next drain, which applies it."""
+    """The read server's drain (`drain_held`): it stops when `yield_to` says a reader waits, between two records
+    of a batch (a reader waits for the record in hand, not for a batch), leaving the rest in the journal
+    (counted) for the next drain, which applies it. Every drain applies at least one record: readers arriving
+    back to back never leave the journal unapplied."""
     from kg.ingest.drain import drain_held
 
     batch = ws.policy.drain_batch
     with ws:  # the graph held, as the server holds it; apply=False only journals
         ids = [ws.log("learning", f"cache layer {i} of the image build", apply=False).id for i in range(batch + 4)]
-        report = drain_held(ws, yield_to=lambda: True)  # a reader at the door already: nothing applied first
-        assert (report.applied, report.stopped, report.pending) == (0, "handed over", batch + 4)
+        report = drain_held(ws, yield_to=lambda: True)  # a reader at the door already: one record, then it
+        assert (report.applied, report.stopped, report.pending) == (1, "handed over", batch + 3)
         asked: list[int] = []
-        report = drain_held(ws, yield_to=lambda: asked.append(1) or len(asked) > 2)  # comes in during record 2
-        assert (report.applied, report.stopped, report.pending) == (2, "handed over", batch + 2)
-        assert ws.journal.pending_count() == batch + 2
+        report = drain_held(ws, yield_to=lambda: asked.append(1) or len(asked) > 2)  # comes in during record 3
+        assert (report.applied, report.stopped, report.pending) == (3, "handed over", batch)
+        assert ws.journal.pending_count() == batch
         rest = drain_held(ws, yield_to=lambda: False)
-        assert (rest.applied, rest.stopped) == (batch + 2, "") and not ws.journal.has_pending()
+        assert (rest.applied, rest.stopped) == (batch, "") and not ws.journal.has_pending()
         assert drain_held(ws).applied == 0  # nothing waits: nothing to do
     with ws.reading():
         assert set(ids) <= {r["id"] for r in ws.list(limit=50)}
