@@ -311,7 +311,7 @@ class Workspace:
         While it is held, `log()` answers once the entry is durable and a background thread applies it
         (see `log`); leaving the outermost `with` applies what is left, so everything logged is in the graph
         when the block ends (or, if the block raised or the graph failed, in the journal for the next
-        command)."""
+        command; or, with a `drain_budget` under contention, for the appliers and the read server)."""
         with self._mutex:
             if self._depth == 0 and self._held is None:
                 cm = self._opened(None)

@@ -76,6 +76,10 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
         # so without the pattern's figures).
         with ws.store(unless=lambda: ws.journal.applied_since(inode)) as st:
             key, pattern = f.get("pattern_key"), None
+            if st is not None and ws.pending and not st.run("node_exists", id=entry_id):
+                # a bounded drain (a reader's, or a lifecycle command's under contention) stopped before it
+                return replace(result, note="recorded in the journal; not yet in the graph (another process "
+                               "waits for the graph, so applying stopped). The next kg command applies it.")
             if st is not None:
                 # the pattern the entry joined: its own key, or the one near-duplicate matching found
                 joined = st.run("pattern_of_event", id=entry_id)

@@ -125,3 +125,26 @@ def test_a_cycle_or_a_snapshot_under_contention_takes_its_turn_without_the_backl
         os.close(waiter)
     cycle(ws, now="2026-11-02")
     assert ws.journal.pending_count() == 0 and ws.status(now="2026-11-02")["entries"] == {"error": 12}
+
+
+def test_a_log_inside_a_bounded_lifecycle_block_is_not_called_applied_before_it_is(tmp_path):
+    """Inside the lifecycle's block (`holding`) under contention the drain stops before the lifecycle's own
+    entry: `ws.log` says it waits in the journal (it used to answer `applied` with no node in the graph), and
+    the next command applies it."""
+    from kg.lifecycle.cycle import holding
+
+    root = tmp_path / "ws"
+    kg.init_workspace(root)
+    (root / "kg.toml").write_text("[rules.policy.write]\nreader_drain_seconds = 0\n")
+    ws = kg.open_workspace(root)
+    ws.log("learning", "backlog entry about queue depth", now="2026-11-01T10:00", apply=False)
+    waiter = os.open(ws.kg_dir / "graph.lock.wait", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(waiter, fcntl.LOCK_SH)  # another process waits for the graph
+    try:
+        with holding(ws) as st:
+            r = ws.log("error", "kg reverted the rule about retries", now="2026-11-02T10:00")
+            assert not r.applied and "not yet in the graph" in r.note
+            assert not st.run("node_exists", id=r.id)
+    finally:
+        os.close(waiter)
+    assert ws.status(now="2026-11-02")["entries"] == {"learning": 1, "error": 1}
