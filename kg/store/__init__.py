@@ -28,7 +28,7 @@ from kg.store import queries as _queries
 from kg.store import rebuild as _rebuild
 from kg.store import tallies as _tallies
 from kg.store.lock import FileLock, Yielded
-from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, check_version, migrations
+from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, NEW_GRAPH_TERMS, check_version, migrations
 
 __all__ = ["Store", "EDGE_TYPES", "KNOWLEDGE_KINDS", "Row"]
 
@@ -285,6 +285,8 @@ class Store:
             except StoreError as exc:
                 raise SchemaError(f"migration {name} failed: {exc}; the graph is unchanged up to the "
                                   "previous migration. Report this with the message.") from None
+        if not applied:  # a new graph: its keyword table is counted from the first node on, never recounted
+            self._execute_raw(NEW_GRAPH_TERMS, {})
 
     # -- queries ------------------------------------------------------------------------------------------
     def query(self, name: str) -> _queries.NamedQuery:

@@ -34,7 +34,7 @@ from kg.store import falkor_dialect as dialect
 from kg.store import queries as _queries
 from kg.store.backend import ENV_CA, StoreUrl
 from kg.store.lock import FileLock, Yielded, _announce, pid_alive
-from kg.store.schema import check_version, migrations
+from kg.store.schema import NEW_GRAPH_TERMS, check_version, migrations
 
 Row = dict[str, Any]
 
@@ -433,6 +433,8 @@ class FalkorStore:
                 self._execute_raw(statement, {})
             self._execute_raw("MERGE (m:Meta {key: $key}) SET m.value = $value",
                               {"key": f"migration:{name}", "value": datetime.now().isoformat(timespec="seconds")})
+        if not applied:  # a new graph: its keyword table is counted from the first node on, never recounted
+            self._execute_raw(NEW_GRAPH_TERMS, {})
 
     def _range_indexes(self) -> set[tuple[str, str]]:
         rows = self._execute_raw("CALL db.indexes() YIELD label, types RETURN label, types", {})

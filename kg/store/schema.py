@@ -19,6 +19,12 @@ EDGE_TYPES = ("caused_by", "led_to", "supports", "contradicts", "related_to", "d
 META_DDL = "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)"
 
 
+# A new graph's keyword table starts counted ('#docs' 0), so kg/graph/linking.py counts each node as it is
+# added. (A graph made before migration 0004 has no such row; its first use recounts every node once. On a new
+# graph that recount, made while the first entry's pattern was already created, counted it twice.)
+NEW_GRAPH_TERMS = "MERGE (t:Term {term: '#docs'}) ON CREATE SET t.df = 0"
+
+
 def split_statements(text: str) -> list[str]:
     statements, current = [], []
     for line in text.splitlines():
