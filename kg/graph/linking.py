@@ -95,8 +95,15 @@ def rebuild_terms(st: Any, rules: LinkRules, *, batch: int = 5000) -> int:
         for t in node_terms(text or "", rules):
             counts[t] = counts.get(t, 0) + 1
     counts[DOCS_KEY] = n
+    write_terms(st, counts, batch=batch)
+    return n
+
+
+def write_terms(st: Any, counts: dict[str, int], *, batch: int = 5000) -> None:
+    """Replace the document-frequency table with `counts` (a recount, or an import's merge), in one
+    transaction."""
     pending = getattr(st, "_term_counts", None)
-    if pending is not None:  # a batch's counts in memory: the recount includes its nodes already
+    if pending is not None:  # a batch's counts in memory: the new table includes its nodes already
         pending.base.clear()
         pending.delta.clear()
     with st.transaction():
@@ -104,7 +111,6 @@ def rebuild_terms(st: Any, rules: LinkRules, *, batch: int = 5000) -> int:
         rows = [{"term": t, "df": c} for t, c in counts.items()]
         for i in range(0, len(rows), batch):
             st.run("link_terms_load", rows=rows[i : i + batch])
-    return n
 
 
 def _df(st: Any, keys: Sequence[str]) -> tuple[dict[str, int], int]:

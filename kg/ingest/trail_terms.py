@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from kg.core.text import words
-from kg.graph.linking import DOCS_KEY, LinkRules, rebuild_terms, terms
+from kg.graph.linking import DOCS_KEY, LinkRules, rebuild_terms, terms, write_terms
 
 
 class TermTally:
@@ -66,12 +66,4 @@ def merge(st: Any, tally: TermTally, *, exact: bool, batch: int = 5000) -> None:
     counts[DOCS_KEY] = tally.docs
     for row in st.run("trail_terms_all"):  # the table is small: a row per distinct keyword
         counts[row["term"]] = counts.get(row["term"], 0) + int(row["df"] or 0)
-    pending = getattr(st, "_term_counts", None)
-    if pending is not None:
-        pending.base.clear()
-        pending.delta.clear()
-    with st.transaction():
-        st.run("link_terms_clear")
-        rows = [{"term": t, "df": c} for t, c in counts.items()]
-        for i in range(0, len(rows), batch):
-            st.run("link_terms_load", rows=rows[i : i + batch])
+    write_terms(st, counts, batch=batch)
