@@ -36,10 +36,6 @@ from kg.store import EDGE_TYPES, NODE_COLUMNS, aggregates, bulk, check_label
 
 MARK = "import.json"
 BATCH = 20_000
-# The full-text index build's buffer pool, per node in the graph. Measured on bench/scale.py's 1M graph
-# (kuzu 0.11.3, 2 threads, the build alone): a 1024 MB pool fails ("buffer pool is full"); 1280 MB builds it
-# in 52 s of CPU at a 1.63 GiB peak, 1536 MB in 67 s at 1.87 GiB. The fixed 2 GiB pool peaked at 2.6 GB.
-FTS_KB_PER_NODE = 1.25
 _EDGE_COLUMNS = ("src", "dst", "created_at", "manual", "score", "reason")
 Progress = Callable[[int, int], None]
 
@@ -256,15 +252,16 @@ def _build_index(ws: Any, nodes: int) -> None:
     """The full-text index, built once for everything loaded, then the mark removed. Building it is the one
     step whose working set grows with the graph (kuzu 0.11.3 sorts every posting in its buffer pool: at a
     million entries it crawled for over half an hour in the default 1 GiB), so this step alone reopens the
-    graph with a pool sized by the number of nodes (FTS_KB_PER_NODE), never under the workspace's own."""
+    graph with a pool sized by the number of nodes (`kg.store.rebuild.fts_pool_mb`), never under the workspace's own."""
     from kg.store import Store
+    from kg.store.rebuild import fts_pool_mb
 
     if getattr(ws, "store_url", None) is not None:  # a team graph keeps its index right row by row
         with ws.store() as st:
             st.ensure_fts()
         mark_path(ws).unlink(missing_ok=True)
         return
-    pool = max(ws.policy.buffer_pool_mb, int(nodes * FTS_KB_PER_NODE / 1024) + 1)
+    pool = fts_pool_mb(nodes, ws.policy.buffer_pool_mb)
     with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", lock_timeout=ws.lock_timeout,
                     queries_dir=ws.rules.rules_dir / "queries" if ws.rules.rules_dir else None,
                     buffer_pool_mb=pool) as st:
