@@ -37,7 +37,7 @@ class ExpandRules:
     inherit: float                   # a candidate found only by the graph gets this share of its evidence as text
     w_evidence: float                # weight of the paths' evidence in the graph part
     w_session_share: float           # weight of sharing a session with many of the seeds
-    path_max: float = 0.99           # one path's evidence at most (several paths can add past it)
+    path_max: float                  # one path's evidence at most (several paths can add past it)
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> ExpandRules:
@@ -55,7 +55,7 @@ class ExpandRules:
                    session_weight=r.number("session_weight", 0, 1), step_decay=r.number("step_decay", 0, 1),
                    inherit=r.number("inherit", 0, 1), w_evidence=r.number("w_evidence", 0, 1),
                    w_session_share=r.number("w_session_share", 0, 1),
-                   path_max=r.number("path_max", 0, 1) if "path_max" in r.data else 0.99)
+                   path_max=r.number("path_max", 0, 1))
 
 
 def expand_rules(ws: Any) -> ExpandRules:
