@@ -18,7 +18,7 @@ import kg
 from kg.core.errors import StoreBusy
 from kg.ingest.journal import MAX_DRAINING, Journal
 from kg.store import Store
-from kg.store.lock import FileLock
+from kg.store.lock import FileLock, _announce, _waited_for
 
 
 def test_readers_hold_the_graph_side_by_side_and_a_writer_waits_for_them(tmp_path):
@@ -114,8 +114,7 @@ def test_a_cycle_or_a_snapshot_under_contention_takes_its_turn_without_the_backl
     ws = kg.open_workspace(root)
     for i in range(12):
         ws.log("error", f"deploy step {i} failed on staging", now="2026-11-01T10:00", apply=False)
-    waiter = os.open(ws.kg_dir / "graph.lock.wait", os.O_RDWR | os.O_CREAT)
-    fcntl.flock(waiter, fcntl.LOCK_SH)  # contention, as a real waiter shows it
+    waiter = _announce(ws.kg_dir / "graph.lock.wait")  # contention, as a real waiter shows it
     try:
         report = cycle(ws, now="2026-11-02")
         assert report.now.startswith("2026-11-02") and ws.journal.pending_count() == 12
@@ -138,8 +137,7 @@ def test_a_log_inside_a_bounded_lifecycle_block_is_not_called_applied_before_it_
     (root / "kg.toml").write_text("[rules.policy.write]\nreader_drain_seconds = 0\n")
     ws = kg.open_workspace(root)
     ws.log("learning", "backlog entry about queue depth", now="2026-11-01T10:00", apply=False)
-    waiter = os.open(ws.kg_dir / "graph.lock.wait", os.O_RDWR | os.O_CREAT)
-    fcntl.flock(waiter, fcntl.LOCK_SH)  # another process waits for the graph
+    waiter = _announce(ws.kg_dir / "graph.lock.wait")  # another process waits for the graph
     try:
         with holding(ws) as st:
             r = ws.log("error", "kg reverted the rule about retries", now="2026-11-02T10:00")
@@ -148,3 +146,26 @@ def test_a_log_inside_a_bounded_lifecycle_block_is_not_called_applied_before_it_
     finally:
         os.close(waiter)
     assert ws.status(now="2026-11-02")["entries"] == {"learning": 1, "error": 1}
+
+
+def test_another_checkers_moment_is_not_a_waiting_writer(tmp_path):
+    """A reader that finds `.xwait` locked by another reader's check (descheduled mid-check on a loaded machine)
+    must not queue behind a writer that does not exist; a writer that really waits is still seen."""
+    path = tmp_path / "graph.lock"
+    xwait = tmp_path / "graph.lock.xwait"
+    fd = os.open(xwait, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # what a checker held while it tried the file (before)
+        assert not _waited_for(xwait)
+        with FileLock(path, timeout=0, shared=True):  # no writer waits: the reader comes in at once
+            pass
+    finally:
+        os.close(fd)
+    waiter = _announce(xwait)  # a writer waiting for the graph
+    try:
+        assert _waited_for(xwait)
+        with pytest.raises(StoreBusy):
+            FileLock(path, timeout=0.2, shared=True).acquire()
+    finally:
+        os.close(waiter)
+    assert not _waited_for(xwait)
