@@ -169,3 +169,38 @@ def test_another_checkers_moment_is_not_a_waiting_writer(tmp_path):
     finally:
         os.close(waiter)
     assert not _waited_for(xwait)
+
+
+def test_a_polite_drain_whose_open_a_reader_waited_for_hands_over_before_applying(tmp_path):
+    """A detached applier that opened the graph while a foreground process began to wait hands it over before
+    its first record (a fresh process's first record costs seconds on a loaded machine; the waiter drains
+    itself); with nobody waiting it applies everything, as before."""
+    from kg.ingest.drain import drain
+
+    ws = kg.init_workspace(tmp_path / "ws")
+    for i in range(3):
+        ws.log("error", f"deploy step {i} failed on staging", apply=False)
+    with ws.store(apply_journal=False) as st:
+        waiter = _announce(ws.kg_dir / "graph.lock.wait")
+        try:
+            report = drain(ws, st, polite=True)
+        finally:
+            os.close(waiter)
+        assert (report.applied, report.stopped, ws.journal.pending_count()) == (0, "handed over", 3)
+        assert drain(ws, st, polite=True).applied == 3
+
+
+def test_a_read_past_its_budget_applies_nothing_while_agents_stream(tmp_path):
+    """The read server stopped applying a backlog for a reader (`streaming`): a reader past its budget reads at
+    once (it applied a record or more first, until an agent's next entry showed the contention); within its
+    budget, or with no stream, it applies as before."""
+    from kg.ingest.drain import drain
+
+    ws = kg.init_workspace(tmp_path / "ws")
+    for i in range(3):
+        ws.log("error", f"deploy step {i} failed on staging", apply=False)
+    with ws.store(apply_journal=False) as st:
+        late = time.monotonic() - 10  # the reader's process started 10 s ago (a loaded machine)
+        report = drain(ws, st, budget=0.3, since=late, streaming=True)
+        assert (report.applied, report.stopped, report.pending) == (0, "budget", 3)
+        assert drain(ws, st, budget=0.3, since=late).applied == 3  # no stream: a finite backlog, applied
