@@ -1,8 +1,8 @@
 """Draining the journal into the graph: bounded batches, a fair hand-over, and quarantine.
 
 Every drain applies the journal oldest first, in transactions of `write.drain_batch` records, and always
-applies at least one record (so every drain makes progress), except a budgeted one, the read server's, and a
-polite one that a foreground process waits for (it drains itself).
+applies at least one record (so every drain makes progress), except a budgeted one and a polite one that a
+foreground process waits for (it drains itself).
 Before each batch, and between two records of a batch (the batch then commits what it applied), it may stop:
 
 - a *polite* drain (the detached applier a `kg log` leaves, the `with ws:` thread) stops when a foreground
@@ -99,9 +99,13 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
             return "budget"  # checked first: under contention a budget of 0 applies nothing
         # (issue 20) before the first batch too: a polite drain whose open a foreground process waited for
         # hands the graph over without applying (the waiter drains itself: seconds, for a fresh process's first
-        # record on a loaded machine), and the read server's drain lets a reader at its door go first. Every
-        # other drain applies its first batch: it makes progress.
-        if (polite and st.others_waiting()) or (yield_to is not None and yield_to()):
+        # record on a loaded machine)
+        if polite and st.others_waiting():
+            return "handed over"
+        if not batches:
+            return ""  # else the first batch always: every drain makes progress (a reader at the read
+            # server's door waits for its first record only: `between` stops the batch after it)
+        if yield_to is not None and yield_to():
             return "handed over"  # the read server: a reader at the door goes first (it drains between reads)
         return ""
 
