@@ -60,6 +60,7 @@ class Server:
     requests: int = 0
     baseline: set[str] = field(default_factory=set)
     behind: bool = False  # its last drain stopped for someone at the door with entries left: agents are logging
+    started_amid: bool = False  # agents logged while it started (ids given out meanwhile): for its first read
 
     # -- one request ----------------------------------------------------------------------------------------
     def handle(self, request: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -127,7 +128,9 @@ class Server:
         from kg.ingest.drain import drain_held
 
         try:
-            self.behind = drain_held(self.ws, yield_to=waiting).stopped == "handed over"
+            stopped = drain_held(self.ws, yield_to=waiting).stopped
+            self.behind = stopped == "handed over"
+            self.started_amid = self.started_amid and self.behind  # a backlog it caught up with is not theirs
         except (KgError, OSError) as exc:  # the entries stay in the journal for the next drain
             _say(f"drain failed: {exc}")
             return False
@@ -147,8 +150,10 @@ class Server:
         try:
             # a backlog the server was applying when this reader came: agents are logging, and a read past its
             # budget applies none of it (else it applied a record or more before an entry arrived to show it)
+            # (the first read: agents logged while the server started, so the backlog is theirs, still growing)
+            streaming, self.started_amid = self.behind or self.started_amid, False
             self.ws.pending = drain_held(self.ws, budget=self.ws.policy.reader_drain_seconds, since=since,
-                                         streaming=self.behind).pending
+                                         streaming=streaming).pending
         except (KgError, OSError):
             return False
         self.ws._held_reader = True
@@ -264,6 +269,9 @@ def serve(root: Path) -> str:
         import kg.cli.common as common
 
         stamp = _stamp(ws)
+        from kg.ingest.journal import read_ids
+
+        given = read_ids(ws.journal.ids_path)
         threading.Thread(target=_warm, name="kg-serve-warm", daemon=True).start()
         # one query thread: Kùzu's full-text top-k breaks score ties by thread timing, and a one-off reader
         # (`ws.reading()`) runs one thread, so the answers match it. The page cache stays the writer's: Kùzu
@@ -278,7 +286,7 @@ def serve(root: Path) -> str:
             held = stack.enter_context(ws.store(budget=ws.policy.reader_drain_seconds, apply_journal=False))
             stack.callback(_checkpoint, held)  # last before the graph closes
             stack.callback(ReadCache(held).install().uninstall)  # answers kept until the graph changes
-            server = Server(ws, conf.idle_seconds, stamp)
+            server = Server(ws, conf.idle_seconds, stamp, started_amid=read_ids(ws.journal.ids_path) > given)
             server.baseline = set(ws.__dict__)
             common._served[:] = [ws]
             stack.callback(common._served.clear)
@@ -401,11 +409,16 @@ def _arrived(conn: socket.socket) -> dict[str, Any] | None | bool:
 def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket | None]:
     door = _Door(listener)
     last, drained = time.monotonic(), True
+    # the read that started the server (or found it starting) is about to knock: a drain begun just before it
+    # would make it wait for a record (seconds on a loaded machine, for a fresh process's first), so the first
+    # look at the journal comes after the first request, or after a tick without one
+    fresh = True
     while True:
         # (issue 20) between requests the server applies what agents log, record by record, and stops for a
         # reader at the door; after a failed drain it waits for the next tick, so a full disk is not a hot loop
-        if drained and not door.waiting() and server.ws.journal.has_pending():
+        if drained and not fresh and not door.waiting() and server.ws.journal.has_pending():
             drained = server.drain(door.waiting)
+        fresh = False
         left = server.idle_seconds - (time.monotonic() - last)
         if left <= 0 and door.kept is None:  # (a request taken in early is answered first)
             return f"idle for {server.idle_seconds:g} s", None
