@@ -96,11 +96,14 @@ def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
             keep[i] = False
         elif any(p.search(line) for p in q.output_line_patterns):
             keep[i] = False
-    # Runs of log-looking lines are pasted output.
+    # Runs of log-looking lines are pasted output. A line already dropped (blank, quoted, fenced) does not end a
+    # run: pasted tracebacks and terminal screens hold blank lines.
     run: list[int] = []
     for i, line in enumerate([*lines, ""]):
         if i < len(lines) and keep[i] and any(p.search(line) for p in q.log_line_patterns):
             run.append(i)
+            continue
+        if i < len(lines) and not keep[i]:
             continue
         if len(run) >= q.log_block_min_lines:
             for j in run:

@@ -85,6 +85,9 @@ class Signals:
     matched: tuple[Signal, ...]
     reply_reasons: tuple[str, ...] = ()  # signals of the agent's reply strong enough to be a reason alone
     combined: tuple[Combined, ...] = ()
+    # A runtime command or harness note that starts a fresh context ("/clear", a new aider session): what the user
+    # says next answers nothing the agent said before it.
+    resets: tuple[re.Pattern[str], ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -308,7 +311,7 @@ def _reword(t: RuleReader, categories: set[str]) -> frozenset[str]:
 
 def _signals(t: RuleReader) -> Signals:
     t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", "reply_reasons", "combined",
-             *SCOPES))
+             "resets", *SCOPES))
     matched: list[Signal] = []
     seen: set[str] = set(COMPUTED)
     flags = re.IGNORECASE | re.MULTILINE
@@ -333,6 +336,7 @@ def _signals(t: RuleReader) -> Signals:
         matched=tuple(matched),
         reply_reasons=_reply_reasons(t, matched),
         combined=_combined(t.table("combined", {}), seen),
+        resets=_regexes(t, "resets", flags),
     )
 
 
