@@ -96,6 +96,14 @@ def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
             keep[i] = False
         elif any(p.search(line) for p in q.output_line_patterns):
             keep[i] = False
+    if q.screen_min_lines:  # a copied terminal screen: many lines padded to one width
+        widths: dict[int, int] = {}
+        for line in lines:
+            if len(line) >= q.screen_min_width and line != line.rstrip():
+                widths[len(line)] = widths.get(len(line), 0) + 1
+        screen = {w for w, n in widths.items() if n >= q.screen_min_lines}
+        if screen:
+            keep = [k and len(line) not in screen for k, line in zip(keep, lines, strict=True)]
     # Runs of log-looking lines are pasted output. A line already dropped (blank, quoted, fenced) does not end a
     # run: pasted tracebacks and terminal screens hold blank lines.
     run: list[int] = []

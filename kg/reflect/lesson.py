@@ -51,7 +51,18 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tu
         other = _with_content(category, cleaned, rules)
         if other is not None:
             s, preferred = other
+    if category in rules.question and _is_question(preferred):
+        # a question is not a lesson: another sentence that says what to do, else the question to answer first
+        other = _with_content(category, [c for c in cleaned if not _is_question(c[1])], rules, strict=True)
+        if other is not None:
+            s, preferred = other
+        else:
+            return _fill(rules.question[category], {"s": s.rstrip(" ?？")}), preferred
     return _fill(rules.fallback[category], {"s": s}), preferred
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith(("?", "？"))
 
 
 _MARKUP = re.compile(r"^[\s#>*+\-\d.)]+|[*_`]{2,}")
@@ -101,14 +112,15 @@ def _says_what_to_do(sentence: str, rules: Lessons) -> bool:
     return any(p.search(sentence) for p in rules.actionable)
 
 
-def _with_content(category: str, cleaned: list[tuple[str, str]], rules: Lessons) -> tuple[str, str] | None:
-    """The first sentence that says what to do and names something a key can hold, else the first that names
-    anything: (cleaned sentence, original)."""
+def _with_content(category: str, cleaned: list[tuple[str, str]], rules: Lessons,
+                  strict: bool = False) -> tuple[str, str] | None:
+    """The first sentence that says what to do and names something a key can hold, else (unless `strict`) the
+    first that names anything: (cleaned sentence, original)."""
     named = [(s, o) for s, o in cleaned if key(category, s, rules) is not None]
     for s, o in named:
         if _says_what_to_do(s, rules):
             return s, o
-    return named[0] if named else None
+    return named[0] if named and not strict else None
 
 
 def _fill(template: str, values: dict[str, str]) -> str:

@@ -56,6 +56,10 @@ class Quoting:
     # A line that is tool output on its own, without a run of others (a test runner's FAILED line, a compiler's
     # or interpreter's error line): pasted, not the user's words.
     output_line_patterns: tuple[re.Pattern[str], ...] = ()
+    # A copied terminal screen: at least `screen_min_lines` lines of the same width (of at least `screen_min_width`
+    # characters, trailing padding included) are pasted, not typed. 0 turns it off.
+    screen_min_lines: int = 0
+    screen_min_width: int = 40
 
 
 @dataclass(frozen=True)
@@ -156,6 +160,8 @@ class Lessons:
     # category -> template for a lesson whose user words name nothing a key can hold ("wtf", "nice, it works"): it
     # names what the agent had just said it did ({prev}), with the user's words ({s}) as the verdict.
     context: Mapping[str, str] = field(default_factory=dict)
+    # category -> template for a lesson whose sentence is a question no rewrite turned into an instruction ({s}).
+    question: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -217,6 +223,8 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         command_pattern=_regex(q, "command_pattern", q.string("command_pattern"), re.IGNORECASE),
         prompt_patterns=_regexes(q, "prompt_patterns") if "prompt_patterns" in q.data else (),
         output_line_patterns=_regexes(q, "output_line_patterns") if "output_line_patterns" in q.data else (),
+        screen_min_lines=q.whole("screen_min_lines", 0, int_only=True) if "screen_min_lines" in q.data else 0,
+        screen_min_width=q.whole("screen_min_width", 1, int_only=True) if "screen_min_width" in q.data else 40,
     )
 
     signals = _signals(top.table("signals"))
@@ -256,7 +264,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
     from kg.graph.linking import stem  # the stemmer linking uses, so keys and links agree on words
 
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
-             "reword", "drop", "context"))
+             "reword", "drop", "context", "question"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -284,19 +292,22 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         reword=_reword(t, categories),
         drop=_regex(t, "drop", t.string("drop"), re.IGNORECASE) if "drop" in t.data else None,
         context=_context(t, categories),
+        question=_context(t, categories, "question", ("s",)),
     )
 
 
-def _context(t: RuleReader, categories: set[str]) -> dict[str, str]:
-    ctx = t.table("context", {})
+def _context(t: RuleReader, categories: set[str], table: str = "context",
+             fields: tuple[str, ...] = ("s", "prev")) -> dict[str, str]:
+    ctx = t.table(table, {})
     out = {}
     for c in ctx.data:
         if c not in categories:
             raise ctx.fail(c, f"not a finding category ({', '.join(sorted(categories))})")
         template = ctx.string(c)
         for name in _FIELDS.findall(template):
-            if name.lower() not in ("s", "prev"):
-                raise ctx.fail(c, f"{{{name}}} is not a field of a context lesson ({{s}}, {{prev}})")
+            if name.lower() not in fields:
+                raise ctx.fail(c, f"{{{name}}} is not a field of a {table} lesson "
+                                  f"({', '.join('{' + f + '}' for f in fields)})")
         out[c] = template
     return out
 
