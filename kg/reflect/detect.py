@@ -83,10 +83,17 @@ def is_speaking_user(turn: Turn, rules: ReflectRules) -> bool:
 def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
     """(offset, line) for the lines that are the user's own words, not pasted or quoted text."""
     q = rules.quoting
+    if q.injected is not None and "<" in text:  # blanked line for line: offsets still point into the message
+        text = q.injected.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     lines = text.splitlines()
     keep = [True] * len(lines)
+    for i, line in enumerate(lines):
+        if any(p.search(line) for p in q.request_markers):
+            keep[: i + 1] = [False] * (i + 1)
     fenced = prompted = False
     for i, line in enumerate(lines):
+        if not keep[i]:
+            continue
         if q.drop_fenced_code and _FENCE.match(line):
             keep[i] = False
             fenced = not fenced

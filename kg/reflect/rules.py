@@ -60,6 +60,10 @@ class Quoting:
     # characters, trailing padding included) are pasted, not typed. 0 turns it off.
     screen_min_lines: int = 0
     screen_min_width: int = 40
+    # Sections a runtime or IDE injects into the user's message (`<tag>...</tag>`): not the user's words.
+    injected: re.Pattern[str] | None = None
+    # A line after which the user's own words start (an IDE's "## My request for ...:" under the context it adds).
+    request_markers: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -213,7 +217,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
     lim = top.table("limits").known(Limits.__dataclass_fields__)
     limits = Limits(**{name: lim.whole(name, 1, int_only=True) for name in Limits.__dataclass_fields__})
 
-    q = top.table("quoting").known(Quoting.__dataclass_fields__)
+    q = top.table("quoting").known((*(f for f in Quoting.__dataclass_fields__ if f != "injected"), "injected_tags"))
     quoting = Quoting(
         drop_fenced_code=q.flag("drop_fenced_code"),
         quote_prefixes=q.strings("quote_prefixes", items="non-empty"),
@@ -225,6 +229,8 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         output_line_patterns=_regexes(q, "output_line_patterns") if "output_line_patterns" in q.data else (),
         screen_min_lines=q.whole("screen_min_lines", 0, int_only=True) if "screen_min_lines" in q.data else 0,
         screen_min_width=q.whole("screen_min_width", 1, int_only=True) if "screen_min_width" in q.data else 40,
+        injected=_injected(q),
+        request_markers=_regexes(q, "request_markers") if "request_markers" in q.data else (),
     )
 
     signals = _signals(top.table("signals"))
@@ -258,6 +264,19 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
 
 
 _FIELDS = re.compile(r"\{(\w+)\}")
+
+
+def _injected(q: RuleReader) -> re.Pattern[str] | None:
+    """One pattern for every `<tag ...>...</tag>` section of [quoting] injected_tags (an unclosed one runs to the
+    end of the message)."""
+    tags = q.strings("injected_tags", [], items="non-empty")
+    for tag in tags:
+        if not re.fullmatch(r"[A-Za-z][\w-]*", tag):
+            raise q.fail("injected_tags", f"{tag!r} is not a tag name (letters, digits, '_' and '-')")
+    if not tags:
+        return None
+    names = "|".join(re.escape(t) for t in tags)
+    return re.compile(rf"<({names})(\s[^>]*)?>.*?(</\1>|\Z)", re.DOTALL)
 
 
 def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
