@@ -114,7 +114,13 @@ WEAK = {"correction": {"short", "long", "question", "pasted", "evaluates", "mini
                        # general evidence against, held at its prior: one user's "also" or "can you" in a rebuke
                        # must not turn it into evidence for
                        "asks_info", "requests", "extends", "approves", "answers_agent", "ask_mode", "self_corrects", "asks_user", "changed_setup", "supplies_asked", "greets", "praises_work"},
-        "preference": {"describes_habit", "one_off"}}
+        "preference": {"describes_habit", "one_off",
+                       # how this user words a rule ("we want a real test, not a trivial test") is how anyone words a
+                       # correction or a request: a contrast, a negation of the agent, a polite ask, a hand-back
+                       # answered, a narrowing "just". None of them says the rule lasts.
+                       "negates_agent", "contrast", "contrast_plain", "denies_claim", "requests", "hands_back",
+                       "redirect_after_handback", "do_it_yourself", "omission_admitted", "asked_for", "minimiser",
+                       "problem_report", "wants_option", "rule_ref_after_work"}}
 ANCHOR = 20.0
 # Corrections are about half of this user's turns but "a third of user turns" on other people's transcripts
 # (labels/README.md): the fitted bias is moved by the difference in log-odds, so a turn with no evidence
