@@ -137,6 +137,18 @@ def _evidence(line: str, hit: re.Match[str], limit: int) -> str:
     return _trim(line[start:], limit)
 
 
+def _read(said: list[str], chars: int) -> list[str]:
+    """The whole sentences that start within the first `chars` characters: the words the signals read, which a
+    lesson comes from (what follows is mostly pasted prose)."""
+    out, at = [], 0
+    for s in said:
+        if at >= chars:
+            break
+        out.append(s)
+        at += len(s) + 1
+    return out
+
+
 def _trim(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
@@ -224,7 +236,7 @@ def _learnings(
                 continue
             offset, line, hit = _evidence_line(lines, why, rules)
             evidence = _evidence(line, hit, lim.evidence_chars) if hit else _trim(line, lim.evidence_chars)
-            said = [x for _, ln in lines for x in sentences(straighten(ln))]
+            said = _read(sentences(straighten(words_)), rules.signals.user_chars) or [straighten(line)]
             preferred = sentence_at(straighten(line), straighten(hit.group(0)) if hit else "")
             lesson, source = phrase_lesson(det.category, said, preferred, rules.lessons)
             if source != preferred:  # the lesson came from another sentence: show that one as evidence

@@ -45,7 +45,9 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tu
         for s, original in cleaned:
             m = rw.pattern.search(s)
             if m:
-                return _fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": s}), original
+                out = _fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": s})
+                if len(out.split()) >= 2:  # "you should be" -> "Be" says nothing
+                    return out, original
     s = _clean(preferred, rules)
     if category in rules.reword and key(category, s, rules) is None:
         other = _with_content(category, cleaned, rules)
@@ -102,9 +104,12 @@ def _prose(s: str) -> bool:
     return sum(len(w) for w in _PROSE_WORD.findall(s)) >= 0.6 * len(s.replace(" ", ""))
 
 
+_LIST = re.compile(r"^\s*([-*+•]|\d{1,2}[.)])\s+|\*\*|__")  # a list item's marker, bold markup
+
+
 def _clean(sentence: str, rules: Lessons) -> str:
     s = rules.drop.sub("", sentence) if rules.drop is not None else sentence
-    s = " ".join(s.split())
+    s = " ".join(_LIST.sub("", s).split())
     return rules.strip.sub("", s).strip() or sentence.strip()
 
 

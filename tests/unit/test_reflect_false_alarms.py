@@ -153,6 +153,13 @@ def test_an_injected_tag_must_be_a_tag_name():
         # "did you need to X" doubts X: it is not the lesson "X"
         ("correction", ["did you need to prepend the process path, those are relative links"],
          "Did you need to prepend the process path, those are relative links"),
+        # a rewrite that leaves one word says nothing: the question is the lesson
+        ("correction", ["are you currently in the session repo?", "you should be"],
+         "Check this first: are you currently in the session repo?"),
+        # a list item's marker, bold markup and swearing are not part of the lesson
+        ("preference", ["- when working with json outputs, never use grep, but rather **jq**"],
+         "When working with json outputs, never use grep, but rather jq"),
+        ("correction", ["what the fuck is commit 30bdeaf?"], "Check this first: what is commit 30bdeaf?"),
     ],
 )
 def test_a_lesson_is_said_as_what_to_do(category, said, lesson):
