@@ -89,7 +89,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     said: list[str] = []  # the user's recent own words, newest last
     commands: list[str] = []  # the user's commands to the runtime since they last spoke
     ran: list[str] = []  # the agent's tool inputs since the user last spoke
-    answered = False  # the agent spoke since the user last did
+    answered = False  # the agent spoke or acted since the user last spoke
     for t in turns:
         prior, last_any = last_any, t
         if t.role != "assistant" and t.index not in wanted and _resets(t.text, sig.resets):
@@ -98,7 +98,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
             said, commands, ran = [], [], []
             continue
         if t.role == "assistant":
-            seen_agent = True
+            seen_agent = answered = True  # it spoke or acted since the user last spoke
             if t.tool_name and current is not None:
                 calls = tools.setdefault(current, [])
                 if not calls and current in before:
@@ -117,7 +117,6 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 replies[pending] = t
             pending = None
             last_agent = t
-            answered = True
         elif t.role == "tool":
             error_since_user = error_since_user or bool(t.is_error)
         elif t.role == "user" and t.index not in wanted:
@@ -138,8 +137,8 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 pasted=len(lines) < len(raw),
                 prior_tool_error=error_since_user,
                 before=straighten(_ends(prior.text)) if prior is not None else "",
-                # Said again to the agent, after it answered: a message sent again before any answer is the user
-                # re-sending it, not telling the agent twice.
+                # Said again to the agent, after it answered or acted: a message sent again before that is the
+                # user re-sending it, not telling the agent twice.
                 repeats=answered and _repeats(kept, said),
                 commands="\n".join(commands),
                 prev_tools=straighten("\n".join(ran)),
