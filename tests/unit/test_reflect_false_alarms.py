@@ -160,6 +160,9 @@ def test_an_injected_tag_must_be_a_tag_name():
         ("preference", ["- when working with json outputs, never use grep, but rather **jq**"],
          "When working with json outputs, never use grep, but rather jq"),
         ("correction", ["what the fuck is commit 30bdeaf?"], "Check this first: what is commit 30bdeaf?"),
+        # the path of an attached screenshot is not part of the lesson
+        ("correction", ["'/var/folders/T/Screenshot 2025-11-21 at 01.48.00.png' this is what we had before, make it "
+                        "like that again"], "This is what we had before, make it like that again"),
     ],
 )
 def test_a_lesson_is_said_as_what_to_do(category, said, lesson):
