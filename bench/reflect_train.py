@@ -113,7 +113,8 @@ WEAK = {"correction": {"short", "long", "question", "pasted", "evaluates", "mini
                        "repeats_request", "retries_tool", "worked", "short_after_work",
                        # general evidence against, held at its prior: one user's "also" or "can you" in a rebuke
                        # must not turn it into evidence for
-                       "asks_info", "requests", "extends", "approves", "answers_agent", "ask_mode", "self_corrects", "asks_user", "changed_setup", "supplies_asked", "greets", "praises_work"},
+                       "asks_info", "requests", "extends", "approves", "answers_agent", "ask_mode", "self_corrects", "asks_user", "changed_setup", "supplies_asked", "greets", "praises_work",
+                       "says_news"},
         "preference": {"describes_habit", "one_off",
                        # how this user words a rule ("we want a real test, not a trivial test") is how anyone words a
                        # correction or a request: a contrast, a negation of the agent, a polite ask, a hand-back
@@ -133,8 +134,9 @@ TARGET_RATE = {"correction": 1 / 3}
 GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 HAND = {
     # A fact the agent lacked: a statement of fact, stronger when it contradicts the agent.
-    # It needs a reason in the user's words: a statement of fact, "actually", or a negation of the agent's words.
-    "knowledge_gap": (-2.4, {"states_fact": 1.6, "actually": 1.2, "negates_agent": 0.4, "apologises": 0.6,
+    # It needs a reason in the user's words: a statement of fact, news ("actually, ..."), or a negation of the agent's
+    # words.
+    "knowledge_gap": (-2.4, {"states_fact": 1.6, "says_news": 1.2, "negates_agent": 0.4, "apologises": 0.6,
                              "agrees": 0.6, "says_wrong": 0.6, "rejects": 0.6, "are_you_sure": 0.5, "realises": 0.4,
                              "contrast": 0.3, "instruction": -0.6, "error_paste": -0.5, "likes_idea": -0.3,
                              "first_turn": -2.0,

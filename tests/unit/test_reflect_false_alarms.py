@@ -167,3 +167,12 @@ def test_an_injected_tag_must_be_a_tag_name():
 )
 def test_a_lesson_is_said_as_what_to_do(category, said, lesson):
     assert phrase(category, said, said[0], RULES.lessons)[0] == lesson
+
+
+def test_actually_as_an_intensifier_is_not_news():
+    before = [("user", "test the headers"), ("assistant", "I mocked completion() in the test.")]
+    intensifier = transcript(*before, ("user", "mock the httpx library which completion uses to actually make the request"))
+    news = transcript(*before, ("user", "the header is actually set by httpx, not by completion"))
+    assert "says_news" not in turn_signals(intensifier, RULES)[2]
+    assert "says_news" in turn_signals(news, RULES)[2]
+    assert "knowledge_gap" not in found(intensifier, 2)
