@@ -176,3 +176,11 @@ def test_actually_as_an_intensifier_is_not_news():
     assert "says_news" not in turn_signals(intensifier, RULES)[2]
     assert "says_news" in turn_signals(news, RULES)[2]
     assert "knowledge_gap" not in found(intensifier, 2)
+
+
+def test_swearing_in_a_question_that_asks_for_help_is_not_at_the_agent():
+    before = [("user", "theme the app"), ("assistant", "", "edit", "theme.ts"), ("assistant", "I replaced chalk.")]
+    helps = transcript(*before, ("user", "the border shit is left. how can we solve this with our theme?"))
+    vents = transcript(*before, ("user", "what the shit is this border?"))
+    assert "frustrated_at_work" not in turn_signals(helps, RULES)[3]
+    assert "frustrated_at_work" in turn_signals(vents, RULES)[3]
