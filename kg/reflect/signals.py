@@ -92,7 +92,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     answered = False  # the agent spoke or acted since the user last spoke
     for t in turns:
         prior, last_any = last_any, t
-        if t.role != "assistant" and t.index not in wanted and _resets(t.text, sig.resets):
+        if t.role in ("user", "system") and t.index not in wanted and _resets(t.text, sig.resets):
             # a fresh context ("/clear", a new session in the same file): nothing before it is answered after it
             last_agent, seen_agent, error_since_user, pending, last_call, current = None, False, False, None, None, None
             said, commands, ran = [], [], []
