@@ -36,7 +36,6 @@ def check(ws, now: datetime) -> None:
                       "ignore_statuses": ["wont_fix"], "min_recurrence": rec, "min_sessions": sess}
             want = full_query(st, params)
             assert aggregates.promotion_candidates(st, **params) == want
-            assert aggregates.promotion_candidates(st, **params, by_key_at_most=0) == want  # the one-scan path
         for name in ("count_by_kind", "count_edges"):
             assert sorted(map(repr, st.run(name))) == sorted(map(repr, full_query_named(st, name, {})))
         for limit in (1, 3, 50):
