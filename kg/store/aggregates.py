@@ -275,9 +275,10 @@ def top_patterns(st: Any, limit: int) -> list[dict[str, Any]]:
     return [row for r in st.run("agg_rank_top", limit=limit) for row in st.run("pattern_stats_by_id", id=r["id"])]
 
 
-def _internal(node: dict[str, int]) -> tuple[int, int]:
-    """Kùzu's internal id of a node (table, offset): stable between two reads with no write between."""
-    return node["table"], node["offset"]
+def _internal(node: dict[str, int] | int) -> tuple[int, int]:
+    """Kùzu's internal id of a node (table, offset), or FalkorDB's (a number): stable between two reads with no
+    write between."""
+    return (0, node) if isinstance(node, int) else (node["table"], node["offset"])
 
 
 def differences(st: Any) -> list[str]:
