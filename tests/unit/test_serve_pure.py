@@ -20,7 +20,9 @@ from kg.serve import protocol
     (["hook", "session-end"], (False, None)),
     (["hook"], (False, None)),
     (["log", "error", "x"], (False, None)),
-    (["list"], (False, None)),
+    (["list", "--limit", "20"], (True, None)),
+    (["list", "--help"], (False, None)),
+    (["trail", "list"], (False, None)),
     (["--rules", "r", "search", "x"], (False, None)),  # the server holds the workspace's own rules
     (["search", "--help"], (False, None)),
     (["search", "-h"], (False, None)),
