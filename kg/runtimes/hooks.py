@@ -329,8 +329,9 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
         if rows and rows[0]["ended_at"] is None:
             ended = sessions.end(ws, summary, now=at, session=sid)
             out["summary_file"] = ended["file"]
-        elif rows and not out["summary_file"]:
-            out["notes"].append(f"session {sid} ended already")
+        elif rows:  # ended: by the reflection just now (which wrote the summary), or before
+            if not out["summary_file"]:
+                out["notes"].append(f"session {sid} ended already")
         else:
             out["notes"].append(f"no kg session {sid}: no summary written (`kg session start` names one)")
     else:

@@ -270,3 +270,24 @@ def test_a_session_end_whose_transcript_cannot_be_read_still_writes_the_summary(
                    ws.root, "2026-07-01T10:00")
     assert end.returncode == 0 and "could not reflect on" in end.stderr and "kg reads" in end.stderr
     assert (ws.root / "memory" / "sessions" / f"{session}.md").exists()
+
+
+def test_a_session_end_whose_reflection_wrote_the_summary_says_nothing_false(ws, shared_data, tmp_path):
+    """Reflection that logs something writes the session summary and ends the session itself; the hook then
+    must not tell the user there was no kg session and no summary."""
+    real = shared_data / "runtimes" / "claude_code" / "transcripts" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    assert kg(ws.root, "install", "claude-code").returncode == 0
+    settings = ws.root / ".claude" / "settings.local.json"
+    base = {"session_id": real.stem, "transcript_path": str(real), "cwd": str(ws.root), "permission_mode": "default"}
+    start = run_hook(hooks_of(settings, "SessionStart")[0], {**base, "hook_event_name": "SessionStart",
+                                                              "source": "startup"}, ws.root, "2026-07-01T09:00")
+    session = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"].split("- Session: ")[1].split()[0]
+    end = run_hook(hooks_of(settings, "SessionEnd")[0], {**base, "hook_event_name": "SessionEnd", "reason": "other"},
+                   ws.root, "2026-07-01T10:00")
+    assert (end.returncode, end.stdout, end.stderr) == (0, "", "")
+    assert len(error_events(ws.root)) == 3
+    summary = (ws.root / "memory" / "sessions" / f"{session}.md").read_text(encoding="utf-8")
+    assert "Reflected on" in summary
+    again = kg(ws.root, "hook", "session-end", "--transcript", str(real), "--session", session, "--json",
+               now="2026-07-01T10:05")
+    assert json.loads(again.stdout)["notes"] == [f"session {session} ended already"]
