@@ -125,7 +125,8 @@ def session_end(
 
         def run() -> dict[str, Any]:
             return hooks.session_end(ws, path, at, session=session, format=format, summary=summary,
-                                     write_summary=not no_summary, strict=runtime is None)
+                                     write_summary=not no_summary, strict=runtime is None,
+                                     save_brief=runtime == "openclaw")
 
         if payload.get("hook_event_name") == "SessionEnd" and runtime == "codex" and background_possible():
             # Codex gives SessionEnd hooks 1 s (at most 3): answer now, reflect in a detached child

@@ -291,3 +291,43 @@ def test_a_session_end_whose_reflection_wrote_the_summary_says_nothing_false(ws,
     again = kg(ws.root, "hook", "session-end", "--transcript", str(real), "--session", session, "--json",
                now="2026-07-01T10:05")
     assert json.loads(again.stdout)["notes"] == [f"session {session} ended already"]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs OpenClaw's handler.js")
+def test_openclaw_session_end_finds_the_transcript_by_session_id_and_refreshes_the_brief(ws, shared_data, tmp_path):
+    """OpenClaw's session entry carries `sessionFile` only when it overrides the default path; /new and /reset
+    usually give just the sessionId (a /reset may already have archived the file). The handler finds the
+    transcript where OpenClaw keeps it, and the next session's saved brief holds what that session end logged."""
+    real = shared_data / "runtimes" / "openclaw" / "transcripts" / "f967d602-325a-4a45-8d54-ee17484cfd96.jsonl"
+    home = tmp_path / "home"
+    sessions = home / ".openclaw" / "agents" / "ops" / "sessions"
+    sessions.mkdir(parents=True)
+    assert kg(ws.root, "install", "openclaw").returncode == 0
+    handler = ws.root / "hooks" / "kaizen-kg" / "handler.js"
+    runner = tmp_path / "run.mjs"
+    runner.write_text('const [, , file, ev] = process.argv;\nconst mod = await import("file://" + file);\n'
+                      "await mod.default(JSON.parse(ev));\n", encoding="utf-8")
+
+    def fire(event: dict, now: str) -> None:
+        env = {**os.environ, "KG_NOW": now, "KG_HOOK_WAIT": "1", "HOME": str(home)}
+        done = subprocess.run(["node", str(runner), str(handler), json.dumps(event)], capture_output=True, text=True,
+                              env=env, timeout=300, check=False)
+        assert done.returncode == 0 and "kaizen-kg" not in done.stderr, done.stderr
+
+    key = "agent:ops:telegram:direct:42"
+    boot = {"type": "agent", "action": "bootstrap", "sessionKey": key, "messages": [],
+            "context": {"workspaceDir": str(ws.root), "bootstrapFiles": []}}
+    fire(boot, "2026-07-01T09:00")
+    shutil.copyfile(real, sessions / real.name)
+    fire({"type": "command", "action": "new", "sessionKey": key, "messages": [],
+          "context": {"previousSessionEntry": {"sessionId": real.stem}, "sessionEntry": {"sessionId": "next"}}},
+         "2026-07-01T10:00")
+    events = check_graph(ws.root, [real])
+    brief = (ws.root / "memory" / ".hook-context.txt").read_text(encoding="utf-8")
+    assert "Pending High-Priority" in brief and all(e["id"] in brief for e in events), brief
+
+    # the same session again under a /reset that archived its file first: found, and nothing is logged twice
+    (sessions / real.name).rename(sessions / f"{real.name}.reset.2026-07-01T11-00-00.000Z")
+    fire({"type": "command", "action": "reset", "sessionKey": key, "messages": [],
+          "context": {"previousSessionEntry": {"sessionId": real.stem}}}, "2026-07-01T11:00")
+    assert len(error_events(ws.root)) == len(events)
