@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from kg.core.policy import packaged
 from kg.reflect.failures import failures, load_rules
 from kg.reflect.parse import read_transcript
+from kg.store.lock import FileLock
 
 KG = str(Path(sys.executable).parent / "kg")
 RULES = load_rules(packaged("errors"))
@@ -331,3 +333,36 @@ def test_openclaw_session_end_finds_the_transcript_by_session_id_and_refreshes_t
     fire({"type": "command", "action": "reset", "sessionKey": key, "messages": [],
           "context": {"previousSessionEntry": {"sessionId": real.stem}}}, "2026-07-01T11:00")
     assert len(error_events(ws.root)) == len(events)
+
+
+@pytest.mark.embedded_only("holds the Kùzu file lock (a team graph's writers take a lease on the server)")
+def test_claude_code_session_end_answers_before_it_reflects(ws, shared_data, tmp_path):
+    """Claude Code cancels SessionEnd hooks still running when it exits (their budget is 1.5 s unless a timeout
+    raises it), and reflecting on a real transcript takes seconds on a loaded machine. The hook answers at once
+    and a detached child does the work: here the graph is held, so the work cannot even start, and the hook has
+    answered all the same; once the graph is free, the session's failures and summary arrive."""
+    real = shared_data / "runtimes" / "claude_code" / "transcripts" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    assert kg(ws.root, "install", "claude-code").returncode == 0
+    settings = ws.root / ".claude" / "settings.local.json"
+    base = {"session_id": real.stem, "transcript_path": str(real), "cwd": str(ws.root), "permission_mode": "default"}
+    start = run_hook(hooks_of(settings, "SessionStart")[0], {**base, "hook_event_name": "SessionStart",
+                                                              "source": "startup"}, ws.root, "2026-07-01T09:00")
+    session = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"].split("- Session: ")[1].split()[0]
+    env = {**os.environ, "KG_NOW": "2026-07-01T10:00", "KG_LOCK_TIMEOUT": "600", "KG_SERVER": "0"}
+    env.pop("KG_WORKSPACE", None)
+    holder = FileLock(ws.kg_dir / "graph.lock", timeout=30)
+    holder.acquire()
+    try:
+        end = subprocess.run(hooks_of(settings, "SessionEnd")[0], shell=True, capture_output=True, text=True,
+                             cwd=ws.root, env=env, timeout=60, check=False,
+                             input=json.dumps({**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}))
+        assert (end.returncode, end.stdout, end.stderr) == (0, "", "")
+        assert not (ws.root / "memory" / "sessions" / f"{session}.md").exists()
+    finally:
+        holder.release()
+    summary = ws.root / "memory" / "sessions" / f"{session}.md"
+    deadline = time.monotonic() + 300
+    while not summary.exists():  # the detached child, unblocked
+        assert time.monotonic() < deadline, "the detached reflection never finished"
+        time.sleep(0.05)
+    assert len(error_events(ws.root)) == 3
