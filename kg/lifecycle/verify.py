@@ -19,7 +19,8 @@ The verdict is a sequential test on the pattern's whole history (`assess`):
   when the posterior median is ≥ worse_min_ratio and P(r > 1) ≥ worse_min_posterior. Until then the check
   is extended; a confirmed rule stays under the same test, so enough new evidence reverts it later. A check
   undecided for `overdue.revert_days` past due is decided by the posterior median against `boundary_ratio`
-  (a truncated sequential test).
+  (a truncated sequential test). With `check_max_before` set (off by default), a confirmed rule whose thin
+  baseline never became decisive is reverted after `check_after_days` to measure the rate without it.
 """
 
 from __future__ import annotations
