@@ -211,18 +211,22 @@ def agents_plan(text: str | None, body: str | None, state: dict[str, Any]) -> bl
 
 AGENTS_BODY = """## kaizen-kg (learning memory)
 
-This project keeps what agents learn in kaizen-kg (`kg`). Please:
-- At the start of a session, run `{kg} hook session-start --start-session` and read the brief (pending
-  high-priority items, verifications due, proposals waiting for the user, the watch list).
-- When a command fails in a way worth remembering, run
-  `{kg} log error "what failed" --error "the message" --context "the command"`.
-- When the user corrects you or states a preference, run
-  `{kg} log learning "what you learned" --category correction` (or `--category preference`).
+This project keeps what agents learn in kaizen-kg (`kg`). Codex's hooks (`.codex/hooks.json`) open each session
+with kg's brief and, after every turn, log the failed commands and the user's corrections from the rollout: do
+not log those yourself, or each would count twice. Please:
+- Read the brief at the start (pending high-priority items, verifications due, proposals waiting for the user,
+  the watch list). If the session did not open with a "# kaizen-kg brief", the hooks are off: run
+  `{kg} hook session-start --start-session`, and log failures and corrections yourself as below.
+- When you learn what the rollout does not show (a workaround, a fact about this project), run
+  `{kg} log learning "what you learned" --category insight`.
+- Hooks off only: a command that failed in a way worth remembering,
+  `{kg} log error "what failed" --error "the message" --context "the command"`; the user corrects you or
+  states a preference, `{kg} log learning "what you learned" --category correction` (or `--category preference`).
 - Before a task, `{kg} search "words of the task"` finds what was learned before;
   `{kg} inject --message "the task"` gives a ready memory block.
 - Show waiting proposals (`{kg} propose`) to the user. When they say "approve N" run `{kg} approve N`;
   "skip N" → `{kg} skip N --reason "their reason"`.
-- At the end of a session, run `{kg} hook session-end --transcript PATH`
+- Hooks off only, at the end of a session: `{kg} hook session-end --transcript PATH`
   (or `{kg} session end --summary "what was done"`).
 """
 
