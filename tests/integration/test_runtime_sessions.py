@@ -366,3 +366,32 @@ def test_claude_code_session_end_answers_before_it_reflects(ws, shared_data, tmp
         assert time.monotonic() < deadline, "the detached reflection never finished"
         time.sleep(0.05)
     assert len(error_events(ws.root)) == 3
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs OpenClaw's handler.js")
+def test_openclaw_stop_aborts_a_run_and_leaves_the_session_open(ws, shared_data, tmp_path):
+    """OpenClaw's /stop aborts the agent's current run; the conversation goes on in the same session. kg reflects
+    on what is there but does not end its session (each /stop would otherwise split one conversation into
+    several kg sessions, and a pattern would seem to recur across sessions sooner than it does)."""
+    real = shared_data / "runtimes" / "openclaw" / "transcripts" / "f967d602-325a-4a45-8d54-ee17484cfd96.jsonl"
+    assert kg(ws.root, "install", "openclaw").returncode == 0
+    handler = ws.root / "hooks" / "kaizen-kg" / "handler.js"
+    runner = tmp_path / "run.mjs"
+    runner.write_text('const [, , file, ev] = process.argv;\nconst mod = await import("file://" + file);\n'
+                      "await mod.default(JSON.parse(ev));\n", encoding="utf-8")
+
+    def fire(event: dict, now: str) -> None:
+        env = {**os.environ, "KG_NOW": now, "KG_HOOK_WAIT": "1"}
+        done = subprocess.run(["node", str(runner), str(handler), json.dumps(event)], capture_output=True, text=True,
+                              env=env, timeout=300, check=False)
+        assert done.returncode == 0 and "kaizen-kg" not in done.stderr, done.stderr
+
+    fire({"type": "agent", "action": "bootstrap", "sessionKey": "agent:main:main", "messages": [],
+          "context": {"workspaceDir": str(ws.root), "bootstrapFiles": []}}, "2026-07-01T09:00")
+    session = ws.current_session()
+    opening = prefix(real, 5, tmp_path / real.name)  # the session so far: its start, nothing to log yet
+    fire({"type": "command", "action": "stop", "sessionKey": "agent:main:main", "messages": [],
+          "context": {"sessionEntry": {"sessionId": real.stem, "sessionFile": str(opening)}, "sessionId": real.stem}},
+         "2026-07-01T09:10")
+    assert ws.current_session() == session
+    assert not (ws.root / "memory" / "sessions" / f"{session}.md").exists()
