@@ -14,8 +14,8 @@ they are) and marks what it adds, so uninstall removes exactly that:
 - openclaw: the hook folder `hooks/kaizen-kg/` with `HOOK.md` and `handler.js` (agent:bootstrap → the brief in
   the agent's context; command:new/reset/stop and session:end → reflect and summarise; gateway:startup → the
   seed's memory/.hook-context.txt). The handler returns at once and runs `kg` detached.
-- codex: `.codex/hooks.json` (SessionStart → the brief; Stop → reflect on the rollout so far, always exit 0;
-  SessionEnd → reflect and summarise, detached; Codex has no failure event and its PostToolUse carries no exit
+- codex: `.codex/hooks.json` (SessionStart → the brief; Stop → reflect on the rollout so far, detached, always
+  exit 0; SessionEnd → reflect and summarise, detached; Codex has no failure event and its PostToolUse carries no exit
   status, so failures come from the rollout), marked blocks in `.codex/config.toml` (the `hooks` feature flag,
   and the MCP server when `kg mcp` can start: `kg/runtimes/codex_toml.py`), and a marked block in AGENTS.md
   telling the agent how to call kg. Every block is written by the one block editor, `kg/lifecycle/blocks.py`:

@@ -395,3 +395,31 @@ def test_openclaw_stop_aborts_a_run_and_leaves_the_session_open(ws, shared_data,
          "2026-07-01T09:10")
     assert ws.current_session() == session
     assert not (ws.root / "memory" / "sessions" / f"{session}.md").exists()
+
+
+@pytest.mark.embedded_only("holds the Kùzu file lock (a team graph's writers take a lease on the server)")
+def test_codex_stop_answers_before_it_reflects(ws, shared_data, tmp_path):
+    """Codex ends a turn only once its Stop hooks have answered, and reflecting on the rollout takes seconds: the
+    hook answers at once (nothing on stdout, exit 0) while a detached child reflects; with the graph held the
+    work cannot even start, and the turn is not held up; once the graph is free, the failures arrive."""
+    real = (shared_data / "runtimes" / "codex" / "transcripts"
+            / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+    assert kg(ws.root, "install", "codex").returncode == 0
+    stop = {"session_id": "019e1625", "transcript_path": str(real), "cwd": str(ws.root), "model": "gpt-5",
+            "permission_mode": "default", "hook_event_name": "Stop", "turn_id": "t1", "last_assistant_message": None,
+            "stop_hook_active": False}
+    env = {**os.environ, "KG_NOW": "2026-07-01T10:00", "KG_LOCK_TIMEOUT": "600", "KG_SERVER": "0"}
+    env.pop("KG_WORKSPACE", None)
+    holder = FileLock(ws.kg_dir / "graph.lock", timeout=30)
+    holder.acquire()
+    try:
+        done = subprocess.run(hooks_of(ws.root / ".codex" / "hooks.json", "Stop")[0], shell=True, capture_output=True,
+                              text=True, cwd=ws.root, env=env, timeout=60, check=False, input=json.dumps(stop))
+        assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    finally:
+        holder.release()
+    deadline = time.monotonic() + 300
+    while len(error_events(ws.root)) < 4:  # the detached child, unblocked
+        assert time.monotonic() < deadline, "the detached reflection never finished"
+        time.sleep(0.05)
+    check_graph(ws.root, [real])
