@@ -142,7 +142,7 @@ class Failure:
         if self.cascaded:
             out.append(f"Cancelled {self.cascaded} parallel call(s) with it")
         if self.call_id:
-            out.append(f"Tool call: {self.call_id}" + (f" ({self.position})" if self.position else ""))
+            out.append(f"Tool call id: {self.call_id}" + (f" ({self.position})" if self.position else ""))
         return "\n".join(out)
 
     def tags(self, rules: FailureRules) -> list[str]:

@@ -174,3 +174,15 @@ def test_unrelated_failures_do_not_share_a_key():
     assert [f.line for f in got] == ["FAIL src/a.test.js", "error[E0308]: mismatched types",
                                      "src/a.py:1:1: F401 `os` imported but unused"]
     assert [f.area for f in got] == ["tests", "backend", "backend"]
+
+
+def test_a_failures_call_id_is_not_taken_for_a_secret():
+    # Claude Code's tool-use ids look random; under a plain "Tool call:" label the redaction took every one for a
+    # secret, and each failure entry said "[REDACTED:high_entropy_secret]" and carried a redaction tag
+    from kg.redaction.redact import load_default
+
+    t = turns(("Bash", "Exit code 2\nmake: *** [all] Error 2", "make"))
+    f = failures(t, RULES).found[0]
+    f = type(f)(**{**f.__dict__, "call_id": "toolu_01NG5xYz8QwErTyUiOpAsDfG"})
+    assert "toolu_01NG5xYz8QwErTyUiOpAsDfG" in f.details()
+    assert load_default().redact(f.details()).kinds == ()
