@@ -95,7 +95,10 @@ def _line_of(transcript: Transcript, turn: int) -> int:
 
 
 def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool = False,
-                 session: str | None = None, now: datetime | str | None = None, stdin: Any = None) -> ReflectReport:
+                 session: str | None = None, now: datetime | str | None = None, stdin: Any = None,
+                 end_session: bool = True) -> ReflectReport:
+    """What a transcript teaches; with `apply`, logged once each, and the session ended with its summary when
+    something was logged (`end_session=False`: Codex's Stop after every turn, `kg hook session-end --no-summary`)."""
     if format is not None and format not in FORMATS:
         raise UsageError(f"unknown transcript format {format!r}: use one of {', '.join(FORMATS)}")
     rules = load_rules(ws.rules.raw("reflect"), source="rules/reflect.toml", model=ws.rules.raw("reflect_model"))
@@ -163,7 +166,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
             st.record(fp, entry)
             report.logged.append(entry)
         st.advance(key, head, last)
-        if report.logged:
+        if report.logged and end_session:
             report.summary_file = _write_summary(ws, report, result, at)
     report.applied = True
     return report

@@ -305,7 +305,8 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     rep = None
     if transcript_path and rules.end_reflect:
         try:
-            rep = reflect_file(ws, transcript_path, format=format, apply=True, session=sid, now=at, stdin=stdin)
+            rep = reflect_file(ws, transcript_path, format=format, apply=True, session=sid, now=at, stdin=stdin,
+                               end_session=write_summary and rules.end_summary)
         except UsageError as exc:
             if strict:
                 raise

@@ -369,3 +369,20 @@ def test_every_command_an_install_writes_runs(ws, tmp_path, need):
         refused = ("No such option", "Invalid value", "Missing argument", "Missing option", "unexpected extra argument",
                    "No such command", "Usage:")
         assert not any(r in done.stderr for r in refused), (command, done.stderr)
+
+
+def test_session_end_no_summary_keeps_the_session_open_on_a_real_rollout(ws, run_kg):
+    # Codex's Stop runs `kg hook session-end --no-summary` after every turn: a turn whose rollout logs something
+    # must not end the kg session (the next turn's entries would belong to none) nor write its summary.
+    from tests.conftest import shared_data_dir
+
+    rollout = (shared_data_dir() / "runtimes" / "codex" / "transcripts"
+               / "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl")
+    sid = run_kg(f"session start --now {NOW} --json").json["id"]
+    kept = run_kg(f"hook session-end --no-summary --transcript {rollout} --now {NOW} --json")
+    assert kept.exit_code == 0, kept.stderr
+    assert kept.json["reflect"]["logged"] and kept.json["summary_file"] is None
+    assert ws.current_session() == sid
+    assert not (ws.root / "memory" / "sessions" / f"{sid}.md").exists()
+    ended = run_kg(f"hook session-end --transcript {rollout} --now {NOW} --json")  # the real end writes it
+    assert ended.exit_code == 0 and ended.json["summary_file"]
