@@ -86,14 +86,16 @@ def load(falkor: Path, trail: Path, server_dir: Path, port: int, env: dict[str, 
     graphs = {g.decode() if isinstance(g, bytes) else g for g in conn.execute_command("GRAPH.LIST")}
     if keep and record.exists() and "imported" in graphs:
         untouched = server_dir / "scale.untouched"  # `scale` is the import itself, not yet measured on
-        if "scale" in graphs and untouched.exists():
+        untouched_used = "scale" in graphs and untouched.exists()
+        if untouched_used:
             untouched.unlink()  # no copy: a million-node GRAPH.COPY takes minutes (its indexes are rebuilt)
         else:
             if "scale" in graphs:  # made by `kg init`, or left by an interrupted run
                 conn.execute_command("GRAPH.DELETE", "scale")
             conn.execute_command("GRAPH.COPY", "imported", "scale")
         done = json.loads(record.read_text(encoding="utf-8"))
-        return (f"a copy of the graph imported in an earlier run: {done['wall']:.0f} s wall, "
+        return (f"{'the graph' if untouched_used else 'a copy of the graph'} imported in an earlier run: "
+                f"{done['wall']:.0f} s wall, "
                 f"{done['cpu']:.0f} s CPU in kg import trail")
     t = os.times()
     wall, _ = timed([KG, "-w", str(falkor), "import", "trail", str(trail)], env)
