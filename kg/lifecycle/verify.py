@@ -159,6 +159,7 @@ class Verdict:
     p_not_enough: float = 0.0    # P(ratio > revert_min_ratio): it did not cut it enough
     interval: tuple[float, float] | None = None  # the ratio's central 1 − error_rate interval
     decisive: bool = False
+    p_up: float = 0.0            # P(ratio > 1): the rule raised the rate (a revert's "made worse" label)
 
 
 def population_prior(baselines: Iterable[tuple[float, float]], policy: LifecyclePolicy) -> tuple[float, float]:
@@ -250,6 +251,7 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         quantile = lambda q: stats.ratio_quantile(q, *args)  # noqa: E731
     p_cut = below(v.ineffective_min_ratio)
     p_not = 1.0 - below(v.revert_min_ratio)
+    p_up = 1.0 - below(1.0)
     median = quantile(0.5)
     lo, hi = quantile(a / 2), quantile(1 - a / 2)
     level = 0.5 if deadline else 1.0 - a
@@ -267,7 +269,7 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         kind, why = CONFIRMED, f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}"
     elif drop:
         # "made worse" raises a critical item, so it needs the rate to have risen (worse_min_posterior)
-        worse = median >= v.worse_min_ratio and 1.0 - below(1.0) >= v.worse_min_posterior
+        worse = median >= v.worse_min_ratio and p_up >= v.worse_min_posterior
         kind = WORSE if worse else INEFFECTIVE
         why = f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}"
         level = drop_level if p_not >= drop_level else 1.0 - v.monitor_error_rate
@@ -277,6 +279,10 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
                                    f"{drop_level:.2f}")
     if kind != INCONCLUSIVE:
         why += f" ≥ {level:.2f}" + (" (deadline: the majority decides)" if deadline else "")
+    if kind in (WORSE, INEFFECTIVE):
+        why += (f"; P(ratio > 1) = {p_up:.3f} {'≥' if p_up >= v.worse_min_posterior else '<'} "
+                f"{v.worse_min_posterior:g}" + ("" if median >= v.worse_min_ratio else
+                                                f", median < {v.worse_min_ratio:g}"))
     if waits:
         why += f"; the deadline waits: {expected:.1f} occurrences expected without an effect < {v.min_expected:g}"
     summary = (f"{kind}: ratio {median:.2f}× ({1 - a:.0%} interval {lo:.2f}–{hi:.2f}); {why} ({numbers}"
@@ -284,7 +290,8 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
                + (f"; effect prior from {effect.changes} changes" if effect is not None and effect.changes else "")
                + (f"; not counted: {', '.join(c.left_out)}" if c.left_out else "") + ")")
     return Verdict(kind, c.before, c.after, c.t_before, c.t_after, round(rb, 4), round(ra, 4), round(median, 4),
-                   summary, round(p_cut, 4), round(p_not, 4), (round(lo, 4), round(hi, 4)), kind != INCONCLUSIVE)
+                   summary, round(p_cut, 4), round(p_not, 4), (round(lo, 4), round(hi, 4)), kind != INCONCLUSIVE,
+                   round(p_up, 4))
 
 
 def assess(times: Iterable[datetime], applied_at: datetime, now: datetime, policy: LifecyclePolicy, *,

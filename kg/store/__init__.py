@@ -186,6 +186,14 @@ class Store:
             store._threads = max_threads or (os.cpu_count() or 1)  # Kùzu's default: every core
             try:
                 if migrate and not read_only:
+                    big = _rebuild.fts_pool_needed(store, buffer_pool_mb)
+                    if big:  # the missing index of a big graph: built in a pool sized for it (kg/store/rebuild.py)
+                        store.forget_prepared()
+                        store._close()
+                        _rebuild.build_fts(path, kuzu, _FTS_CREATE, buffer_pool_mb=big)
+                        store._db, store._conn = connect()
+                        store.repairs.append("rebuilt the full-text index node_fts, which was missing (an import "
+                                             "or a migration was cut short)")
                     try:
                         store._ready()
                     except StoreError as exc:

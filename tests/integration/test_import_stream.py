@@ -145,3 +145,52 @@ def test_secrets_among_many_clean_entries_never_reach_the_workspace(run_kg, ws, 
     leaks = [(str(p), s) for p in ws.root.rglob("*") if p.is_file() for _, _, s in _SECRETS
              if s.encode() in p.read_bytes() or s.lower().encode() in p.read_bytes()]
     assert leaks == []
+
+
+def test_repeated_ids_across_batches_load_once_and_are_counted(tmp_path, monkeypatch):
+    """The duplicate check keeps no set of every id (kg/ingest/trail_seen.py): a repeat in a later batch is
+    found in the graph, a repeat in the same batch in the batch's own set."""
+    import kg.ingest.importing as importing
+
+    monkeypatch.setattr(importing, "BATCH", 40)
+    trail = tmp_path / "trail.json"
+    write_trail(trail, 200)
+    doc = json.loads(trail.read_text())
+    doc["entries"] += [dict(doc["entries"][i], summary="a second copy") for i in (3, 3, 150, 199)]
+    doc["entries"].insert(10, dict(doc["entries"][9]))  # within one batch
+    trail.write_text(json.dumps(doc))
+    ws = kg.init_workspace(tmp_path / "ws")
+    report = kg.ingest.trail.import_trail(ws, [trail])
+    assert report.entries == 200
+    assert report.skipped == {"duplicate id in the imported files": 5}
+    with ws.store() as st:
+        assert st.execute("MATCH (n:Node) WHERE n.text = 'a second copy' RETURN count(n) AS n")[0]["n"] == 0
+    assert graph_facts(ws)["nodes"] == 200 + 1 + 5
+
+
+def test_a_missing_index_too_big_for_the_pool_is_built_in_a_bigger_one(tmp_path, monkeypatch):
+    """An import killed after loading a million nodes leaves them without the full-text index, and the
+    workspace's 1 GiB pool cannot build it (kuzu 0.11.3: "buffer pool is full"). The next writer's open builds
+    it in a pool sized by the graph. Here the per-node size is raised so that 46 nodes need more than the pool."""
+    import kg.store.rebuild as rebuild
+
+    ws = kg.init_workspace(tmp_path / "ws")
+    trail = tmp_path / "trail.json"
+    write_trail(trail, 40)
+    kg.ingest.trail.import_trail(ws, [trail])
+    with ws.store() as st:
+        rebuild.drop_fts(st)
+        assert not st.has_fts()
+    pool = ws.policy.buffer_pool_mb
+    monkeypatch.setattr(rebuild, "FTS_KB_PER_NODE", (pool + 64) * 1024 / 46)
+    pools: list[int] = []
+    build = rebuild.build_fts
+    monkeypatch.setattr(rebuild, "build_fts", lambda *a, **k: (pools.append(k["buffer_pool_mb"]), build(*a, **k)))
+    with ws.store() as st:
+        assert st.has_fts()
+        assert any("full-text index" in r for r in st.repairs)
+        assert st.execute("CALL QUERY_FTS_INDEX('Node', 'node_fts', 'push failed') RETURN count(*) AS n")[0]["n"]
+    assert pools == [rebuild.fts_pool_mb(46, pool)] and pools[0] > pool
+    with ws.store() as st:  # built once: the next open finds it
+        assert st.has_fts() and not st.repairs
+    assert len(pools) == 1

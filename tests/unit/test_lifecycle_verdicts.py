@@ -89,6 +89,16 @@ def test_the_numbers_behind_a_verdict():
     assert "95% interval" in v.summary and f"P(ratio > {LP.verification.revert_min_ratio:g})" in v.summary
 
 
+@pytest.mark.parametrize("posterior,kind", [(0.9, verify.WORSE), (0.95, verify.INEFFECTIVE)])
+def test_made_worse_needs_a_high_posterior_that_the_rate_rose(posterior, kind):
+    """A revert is labelled made worse (a critical item) only when P(ratio > 1) reaches worse_min_posterior:
+    here the rate looks 1.8× higher, but on 8 occurrences before, P(ratio > 1) is about 0.93."""
+    v = verify.judge(counts(8, 16, 13, 14), _with(worse_min_posterior=posterior))
+    assert 0.9 <= v.p_up < 0.95 and v.ratio > LP.verification.worse_min_ratio
+    assert v.kind == kind
+    assert f"P(ratio > 1) = {v.p_up:.3f} {'≥' if kind == verify.WORSE else '<'} {posterior:g}" in v.summary
+
+
 def _with(**verification) -> LifecyclePolicy:
     data = packaged("lifecycle")
     return LifecyclePolicy.from_mapping({**data, "verification": {**data["verification"], **verification}})

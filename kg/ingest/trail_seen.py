@@ -1,0 +1,63 @@
+"""Which ids an import has met already, in memory that does not grow with the trail.
+
+An import must skip a second entry with an id it has loaded before (a trail that repeats itself). A set of
+every id is about 100 bytes an id: 100 MB at a million entries, a gigabyte at ten million. Instead a fixed
+bit array (a Bloom filter, 16 MB) answers "certainly new" for nearly every id; the few it cannot answer
+(ids met before, and about one in 80,000 others at a million entries) are asked of the graph, where
+every id loaded by an earlier batch already is. Ids of the batch being loaded are kept exactly, in a set
+the size of the batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+BITS = 1 << 27  # 16 MB
+_MASK = BITS - 1
+
+
+class SeenIds:
+    """`fresh(ids)` → the ids neither met earlier in this batch nor loaded (or found present) by an earlier one.
+    `in_graph(ids)` answers for the filter's maybes: which of them are nodes (kg.store.existing_ids)."""
+
+    def __init__(self, in_graph: Callable[[list[str]], set[str]], bits: int = BITS):
+        self._bits = bytearray(bits >> 3)
+        self._mask = bits - 1
+        self._in_graph = in_graph
+        self.asked = 0  # ids the graph was asked about (for tests and profiles)
+
+    def _slots(self, key: str) -> tuple[int, int, int]:
+        h = hash(key) & 0xFFFF_FFFF_FFFF_FFFF  # process-salted, which is all a filter living one run needs
+        m = self._mask
+        return h & m, (h >> 21) & m, ((h >> 42) ^ (h * 0x9E3779B1)) & m
+
+    def _maybe_and_add(self, key: str) -> bool:
+        bits = self._bits
+        was = True
+        for s in self._slots(key):
+            byte, bit = s >> 3, 1 << (s & 7)
+            if not bits[byte] & bit:
+                was = False
+                bits[byte] |= bit
+        return was
+
+    def split(self, ids: Iterable[str]) -> tuple[list[str], list[str]]:
+        """(fresh, repeated), each in input order: `repeated` holds the ids met in an earlier batch (as the
+        graph confirms) or earlier in this one."""
+        batch: set[str] = set()
+        maybe: list[str] = []
+        order: list[tuple[str, bool]] = []  # (id, repeated within the batch)
+        for key in ids:
+            if key in batch:
+                order.append((key, True))
+                continue
+            batch.add(key)
+            if self._maybe_and_add(key):
+                maybe.append(key)
+            order.append((key, False))
+        self.asked += len(maybe)
+        earlier = self._in_graph(maybe) if maybe else set()
+        fresh, repeated = [], []
+        for key, again in order:
+            (repeated if again or key in earlier else fresh).append(key)
+        return fresh, repeated
