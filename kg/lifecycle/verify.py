@@ -19,7 +19,8 @@ The verdict is a sequential test on the pattern's whole history (`assess`):
   when the posterior median is ≥ worse_min_ratio and P(r > 1) ≥ worse_min_posterior. Until then the check
   is extended; a confirmed rule stays under the same test, so enough new evidence reverts it later. A check
   undecided for `overdue.revert_days` past due is decided by the posterior median against `boundary_ratio`
-  (a truncated sequential test).
+  (a truncated sequential test). With `check_max_before` set (off by default), a confirmed rule whose thin
+  baseline never became decisive is reverted after `check_after_days` to measure the rate without it.
 """
 
 from __future__ import annotations
@@ -262,6 +263,9 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
     if monitoring and not drop:  # a confirmed rule: reverted on weaker evidence (its baseline cannot grow)
         drop = p_not >= 1.0 - v.monitor_error_rate and median >= v.boundary_ratio
         keep = keep and not drop
+    check = (monitoring and not keep and not drop and c.k_before < v.check_max_before
+             and c.t_after >= v.check_after_days)
+    drop = drop or check  # a thin baseline that never became decisive: measure the rate without the rule
     if keep and drop:  # the ratio sits between the two thresholds: the nearer side wins
         keep = median < v.boundary_ratio
         drop = not keep
@@ -273,11 +277,15 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         kind = WORSE if worse else INEFFECTIVE
         why = f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}"
         level = drop_level if p_not >= drop_level else 1.0 - v.monitor_error_rate
+        if check:
+            why = (f"reverted to measure the rate without it: {c.k_before:g} counted occurrences before it "
+                   f"(< {v.check_max_before:g}) and still undecided after {c.t_after:.0f} days; "
+                   f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}")
     else:
         kind, why = INCONCLUSIVE, (f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}, "
                                    f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}, below {level:.2f} / "
                                    f"{drop_level:.2f}")
-    if kind != INCONCLUSIVE:
+    if kind != INCONCLUSIVE and not check:
         why += f" ≥ {level:.2f}" + (" (deadline: the majority decides)" if deadline else "")
     if kind in (WORSE, INEFFECTIVE):
         why += (f"; P(ratio > 1) = {p_up:.3f} {'≥' if p_up >= v.worse_min_posterior else '<'} "

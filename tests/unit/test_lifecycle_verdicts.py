@@ -146,6 +146,21 @@ def test_a_confirmed_rule_is_reverted_on_weaker_evidence():
     assert verify.judge(c, lp, monitoring=True).kind in (verify.INEFFECTIVE, verify.WORSE)
 
 
+def test_a_thin_baseline_still_undecided_after_weeks_of_monitoring_is_measured_without_the_rule():
+    """verification.check_max_before (off by default): 3 occurrences in 3.4 days before, then ~0.3/day for 70 days:
+    a rule that changed nothing and one that cut a fast rate look alike, so the rule is reverted to measure the
+    rate without it (the recovery path brings it back when the rate rises)."""
+    c = counts(3, 3.4, 21, 70)
+    assert verify.judge(c, LP, monitoring=True).kind == verify.INCONCLUSIVE
+    on = _with(check_max_before=5, check_after_days=56)
+    v = verify.judge(c, on, monitoring=True)
+    assert v.kind == verify.INEFFECTIVE and "reverted to measure the rate without it: 3 counted" in v.summary
+    assert verify.judge(c, on).kind == verify.INCONCLUSIVE                    # only a confirmed, monitored rule
+    assert verify.judge(counts(3, 3.4, 15, 50), on, monitoring=True).kind == verify.INCONCLUSIVE   # too soon
+    assert verify.judge(counts(8, 16, 21, 70), on, monitoring=True).kind == verify.INCONCLUSIVE    # enough before
+    assert verify.judge(counts(3, 3.4, 1, 70), on, monitoring=True).kind == verify.CONFIRMED       # decisive
+
+
 def test_the_population_prior_tightens_a_thin_baseline():
     assert verify.population_prior([(2, 5)] * 4, LP) == (0.0, 0.0)   # too few changes
     shape, rate = verify.population_prior([(2, 5), (3, 6), (1, 8), (4, 5), (2, 4), (3, 9)], LP)
