@@ -21,6 +21,8 @@ from kg.store.lock import pid_alive
 PID_FILE = "falkordb.pid"
 PORT_FILE = "falkordb.port"
 LOG_FILE = "falkordb.log"
+LOADING_MAX_S = 1800.0  # how long a server replaying its data may take to answer before start gives up
+BUSY = b"BUSY"
 
 
 @dataclass(frozen=True)
@@ -55,11 +57,16 @@ def ping(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
 
 
 def _answer(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bytes:
-    """The server's reply to PING: `+PONG`, `-LOADING ...` while it replays its append-only file, or b""."""
+    """The server's reply to PING: `+PONG`, `-LOADING ...` while it replays its append-only file, `BUSY` when
+    it took the connection but said nothing (decoding a big graph blocks its event loop: a million nodes kept
+    it silent for over a minute), or b"" (nothing listening)."""
     try:
         with socket.create_connection((host, port), timeout=timeout) as s:
             s.sendall(b"PING\r\n")
-            return s.recv(64)
+            try:
+                return s.recv(64)
+            except TimeoutError:
+                return BUSY
     except OSError:
         return b""
 
@@ -85,6 +92,7 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
     (folder / PID_FILE).write_text(str(proc.pid), encoding="utf-8")
     (folder / PORT_FILE).write_text(str(port), encoding="utf-8")
     deadline = time.monotonic() + wait_s
+    loading_until = time.monotonic() + max(wait_s, LOADING_MAX_S)
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             tail = log.read_text(encoding="utf-8", errors="replace")[-600:] if log.exists() else ""
@@ -93,8 +101,8 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
         reply = _answer(port)
         if reply.startswith(b"+PONG"):
             return Server(port, proc.pid, folder)
-        if reply.startswith(b"-LOADING"):  # replaying its data (a big graph, or after a crash): not stuck
-            deadline = max(deadline, time.monotonic() + wait_s)
+        if reply.startswith(b"-LOADING") or reply == BUSY:  # replaying its data (a big graph, or after a
+            deadline = min(max(deadline, time.monotonic() + wait_s), loading_until)  # crash): not stuck
         time.sleep(0.05)
     proc.kill()
     _forget(folder)
