@@ -10,7 +10,13 @@ The user approves promotion proposals after 0–3 days (--delay) and leaves veri
 Beside kg, two deciders see the same events: a **baseline** (kg's former rule: rate after vs the 30 days
 before, a 7-day floor, a verdict at day 7 then monthly, auto-revert when undecided at 28 days), and the **best
 possible** (an oracle that knows each pattern's true base rate and burst days and decides by the Bayes
-posterior of the effect class over the effect mix, on exactly the occurrences kg saw while the rule was live).
+posterior of the effect class over the effect mix, on exactly the occurrences kg saw while the rule was live),
+and a **Bayes decider that does not know the base rate** (the same posterior, the pattern's rate integrated over
+the --rate range, on every occurrence kg saw: with the rule live and without it): what a statistician could do
+with kg's data, where "best possible" is out of reach because the rate before a change rests on 3-5 occurrences.
+
+`--wrong` prints, per seed, what kg saw at each check of every rule it got wrong at the end, classed by how it
+went wrong (the traces behind the tuning notes in rules/lifecycle.toml).
 
 By default the histories are replayed fast (bench/loop_replay.py: plain state, kg's own decision functions,
 a few seconds of CPU a history); `--real` drives the real cycle end to end (minutes a history), and
@@ -183,6 +189,28 @@ def oracle(p: Pattern, until: float, days: int, mix: tuple[float, float, float])
     return label, post["effective"] > post["ineffective"] + post["harmful"]
 
 
+def bayes_unknown_rate(p: Pattern, until: float, mix: tuple[float, float, float], rate: tuple[float, float],
+                       start: float) -> tuple[str, bool]:
+    """The Bayes decision without the pattern's base rate: its rate uniform over the --rate range (no drift,
+    no bursts assumed), the effect class over the mix, on every occurrence from `start` (the first in the
+    history) to `until`, live or not. (label, keep)."""
+    spans = [(a, min(b, until)) for a, b in live_periods(p, until)]
+    times = [t for t, _ in p.events if start <= t < until]
+    k_on = sum(1 for t in times if any(a <= t < b for a, b in spans))
+    t_on = sum(b - a for a, b in spans)
+    k_off, t_off = len(times) - k_on, max(until - start - t_on, 0.0)
+    lams = [rate[0] + (rate[1] - rate[0]) * (i + 0.5) / 60 for i in range(60)]
+    logs: dict[str, list[float]] = {}
+    for cls in CLASSES:
+        lo, hi = EFFECT[cls]
+        logs[cls] = [k_off * math.log(lam) - lam * t_off + k_on * math.log(m * lam) - m * lam * t_on
+                     for m in (lo + (hi - lo) * (i + 0.5) / 30 for i in range(30)) for lam in lams]
+    top = max(x for v in logs.values() for x in v)
+    post = {cls: w * sum(math.exp(x - top) for x in logs[cls]) for cls, w in zip(CLASSES, mix)}
+    label = max(post, key=post.get)
+    return label, post["effective"] > post["ineffective"] + post["harmful"]
+
+
 def _integral(p: Pattern, a: float, b: float, days: int) -> float:
     steps = max(1, int((b - a) * 4))
     h = (b - a) / steps
@@ -225,9 +253,11 @@ def baseline(p: Pattern, days: int) -> tuple[str | None, float | None, bool]:
     return label, when, True
 
 
-def score(hist: list[dict[str, Any]], days: int, mix: tuple[float, float, float]) -> dict[str, dict[str, Any]]:
-    rows: dict[str, list] = {"kg": [], "baseline": [], "best": []}
+def score(hist: list[dict[str, Any]], days: int, mix: tuple[float, float, float],
+          rate: tuple[float, float] = (0.1, 1.0)) -> dict[str, dict[str, Any]]:
+    rows: dict[str, list] = {"kg": [], "baseline": [], "best": [], "bayes": []}
     for h in hist:
+        start = min((t for p in h["patterns"] for t, _ in p.events), default=0.0)
         for p in h["patterns"]:
             if not p.applied:
                 continue
@@ -251,6 +281,12 @@ def score(hist: list[dict[str, Any]], days: int, mix: tuple[float, float, float]
                 eff=eff, first_right=None if o_first is None else o_first[1] == eff, end_right=o_keep == eff,
                 label=(o_first or (o_label, o_keep))[0] == p.cls, reverted=not o_keep, permanent=not o_keep,
                 days=None if first is None else first[0] - p.applied[0], left=o_keep and not eff))
+            u_first = bayes_unknown_rate(p, first[0], mix, rate, start) if first else None
+            u_label, u_keep = bayes_unknown_rate(p, days, mix, rate, start)
+            rows["bayes"].append(dict(
+                eff=eff, first_right=None if u_first is None else u_first[1] == eff, end_right=u_keep == eff,
+                label=(u_first or (u_label, u_keep))[0] == p.cls, reverted=not u_keep, permanent=not u_keep,
+                days=None if first is None else first[0] - p.applied[0], left=u_keep and not eff))
     return {name: _summary(r) for name, r in rows.items()}
 
 
@@ -286,15 +322,58 @@ ROWS = [("keep/revert right, at the first decisive verdict (%)", "first_right"),
 
 
 def table(title: str, s: dict[str, dict[str, Any]]) -> str:
-    out = [title, "| | kg | baseline (former rule) | best possible |", "|---|---|---|---|"]
+    out = [title, "| | kg | baseline (former rule) | best possible | Bayes, base rate unknown |",
+           "|---|---|---|---|---|"]
     for label, key in ROWS:
         cells = []
-        for name in ("kg", "baseline", "best"):
+        for name in ("kg", "baseline", "best", "bayes"):
             d = s[name]
             cells.append(f"{d['effective_reverted_n']} / {d['effective_permanent_n']}" if key == "eff_n"
                          else str(d.get(key)))
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out.append(f"({s['kg']['rules']} promoted rules, {s['kg']['effective']} effective)")
+    return "\n".join(out)
+
+
+def wrong_class(p: Pattern) -> str | None:
+    """How kg got a rule wrong at the end (None: right): an ineffective or harmful rule still applied (and
+    how it was kept), or an effective rule reverted (at the deadline, at the 1 − error_rate level, or while
+    monitored after a confirmation; "for good" when it was not applied again by the end)."""
+    live_end = len(p.applied) > len(p.reverted)
+    checks = [why for _, why in p.trace if not why.startswith("relapse")]
+    first = next((w for w in checks if not w.startswith("extend")), None)
+    if p.cls != "effective" and live_end:
+        if len(p.applied) > 1:
+            return "bad left: applied again after a revert"
+        if first is None:
+            return "bad left: never decided"
+        return ("bad left: confirmed at the deadline" if "deadline" in first else
+                "bad left: confirmed at 1 − error_rate")
+    if p.cls == "effective" and p.reverted:
+        i = next((i for i, w in enumerate(checks) if w.split(":")[0] in ("revert", "auto_revert")), len(checks))
+        how = ("at the deadline" if i < len(checks) and "deadline" in checks[i] else
+               "while monitored" if any(w.startswith("keep: confirmed") for w in checks[:i]) else
+               "at 1 − revert_error_rate")
+        return f"effective reverted {how}" + ("" if live_end else ", for good")
+    return None
+
+
+def wrong_report(seeds: list[int], hist: list[dict[str, Any]]) -> str:
+    """Every wrong rule with its checks, then the count per class."""
+    out, classes = [], {}
+    for seed, h in zip(seeds, hist):
+        for p in h["patterns"]:
+            c = wrong_class(p) if p.applied else None
+            if c is None:
+                continue
+            classes[c] = classes.get(c, 0) + 1
+            before = sum(1 for t, _ in p.events if t < p.applied[0])
+            out.append(f"== seed {seed} {p.key}: {c} ({p.cls}, rate {p.rate:.2f}/day × {p.effect:.2f}, drift "
+                       f"{p.drift:+.2f}; {before} occurrences before day {p.applied[0]:.1f}; applied "
+                       f"{[round(x, 1) for x in p.applied]}, reverted {[round(x, 1) for x in p.reverted]})")
+            out += [f"   day {d:6.1f} {why}" for d, why in p.trace if not why.startswith("relapse: no sign")]
+    out.append("wrong at the end, by class: " + "; ".join(f"{n} {c}" for c, n in
+                                                         sorted(classes.items(), key=lambda kv: -kv[1])))
     return "\n".join(out)
 
 
@@ -327,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override a rules/lifecycle.toml value (fast mode; for tuning)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--wrong", action="store_true",
+                    help="print what kg saw at each check of the rules it got wrong at the end, classed (fast mode)")
     a = ap.parse_args(argv)
     mix = tuple(float(x) for x in a.mix.split("/"))
     lo, hi = (float(x) for x in a.rate.split("-"))
@@ -342,12 +423,14 @@ def main(argv: list[str] | None = None) -> int:
 
         policy = load_policy(a.set)
         hist = [replay_history(seed, policy=policy, **opts) for seed in seeds]
-    s = score(hist, a.days, mix)
+    s = score(hist, a.days, mix, (lo, hi))
     if a.json:
         print(json.dumps({"args": vars(a), "scores": s, "seconds": [round(h["seconds"], 1) for h in hist]}))
     else:
         print(table(f"seeds {a.seeds}, mix {a.mix}, rates {a.rate}/day, drift ±{a.drift}, burst {a.burst}, "
                     f"{a.patterns} patterns × {a.days} days", s))
+        if a.wrong:
+            print(wrong_report(seeds, hist))
         print(f"seconds per history ({'real cycle' if a.real else 'fast replay'}): "
               f"{', '.join(str(round(h['seconds'], 1)) for h in hist)}")
     return 0

@@ -464,3 +464,25 @@ def read_text(path: Path) -> str:
 
         return gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace")
     return path.read_text(encoding="utf-8", errors="replace")
+
+
+# Input built to be slow: runs of keywords, one-character blobs, megabyte values. Redaction stays linear in the
+# text on every one (tests/unit/test_redact.py redacts each; bench/redact_quality.py times them).
+def adversarial() -> list[str]:
+    return [
+        "password=" * 120_000,
+        "a" * 1_000_000,
+        "-----BEGIN RSA PRIVATE KEY-----" * 30_000,
+        "-----BEGIN RSA PRIVATE KEY-----\n" + "A" * 1_000_000,
+        "://" + "a" * 500_000 + ":" + "b" * 500_000,
+        "x://a:" * 150_000,
+        "eyJ" + "a" * 1_000_000,
+        "eyJaaaaaaaaa.eyJ" * 60_000,
+        "sk-" * 300_000,
+        "token: " + "x" * 1_000_000,
+        'secret: "' + "y" * 1_000_000,
+        "k=" + "Ab1" * 300_000,
+        "k: a1" * 200_000,
+        "Bearer " + "z" * 1_000_000,
+        "密码：" * 300_000,
+    ]

@@ -210,7 +210,7 @@ def runtime_files(data: Path) -> dict[str, list[Path]]:
     return out
 
 
-def runtimes(data: Path, rules, sample: int) -> None:
+def runtimes(data: Path, rules, sample: int, seed: int = 14) -> None:
     """Label-free: how often each runtime's user turns get a finding, and (--sample) which, to read by hand."""
     import random
 
@@ -237,10 +237,11 @@ def runtimes(data: Path, rules, sample: int) -> None:
         rates = " ".join(f"{len(hit[c]) / max(1, turns):{w}.2f}" for c, w in
                          (("correction", 10), ("preference", 10), ("other", 6), ("anything", 8)))
         print(f"  {name:12} {len(files):5d} {turns:6d} {rates}")
-        for path, t, f in random.Random(14).sample(found, min(sample, len(found))):
+        for path, t, f in random.Random(seed).sample(found, min(sample, len(found))):
             said = _norm(t.turns[f.turn].text)[:160]
             print(f"     [{f.category}] {path.name[:30]} {f.position}: {said!r}")
             print(f"        signals {', '.join(f.signals)}")
+            print(f"        lesson {f.summary!r} (key {f.pattern_key})")
     print()
 
 
@@ -321,6 +322,7 @@ def main() -> None:
     ap.add_argument("--no-other", action="store_true",
                     help="skip the other users' gold (while developing: it is the held-out figure, read once)")
     ap.add_argument("--sample", type=int, default=0, help="print this many findings per runtime (section 4)")
+    ap.add_argument("--seed", type=int, default=14, help="which findings --sample draws (a fresh seed for a fresh read)")
     args = ap.parse_args()
     data = rt.shared_data()
     if not (data / "transcripts").is_dir():
@@ -332,7 +334,7 @@ def main() -> None:
     if not args.no_other:
         other_users(data, rules)
     dev_sessions(data, rules)
-    runtimes(data, rules, args.sample)
+    runtimes(data, rules, args.sample, args.seed)
     if not args.quick:
         throughput(data, dense=False, main=args.main, runs=args.runs)
         throughput(data, dense=True, main=args.main, runs=args.runs)

@@ -66,13 +66,16 @@ PRIOR = {
                    # right after the agent's tool calls, or answers its work in a few words that neither approve
                    # nor ask
                    "undid": 0.0, "redirect_after_undo": 3.0, "promises_change": 0.8, "forbids_agent_act": 1.0, "still_after_work": 1.5,
-                   "fails_after_work": 1.2, "short_after_work": 0.4},
+                   "fails_after_work": 1.2, "short_after_work": 0.4,
+                   # what says a turn is not about the agent's work: the user asks in the runtime's ask-only mode,
+                   # or fixes a slip in their own last message
+                   "ask_mode": -1.0, "self_corrects": -1.5, "changed_setup": 0.0},
     "preference": {"from_now_on": 4.0, "imperative_rule": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0,
                    "we_convention": 0.8, "prohibition": 0.6, "promises_change": 0.8,
                    "edits_rule": 1.5,
                    "first_turn": -0.5,
                    # "it always fails" describes, "for now" / "this time" is a one-off: not a lasting rule
-                   "describes_habit": -2.0, "one_off": -2.0, "asks_info": -0.5},
+                   "describes_habit": -2.0, "one_off": -2.0, "asks_info": -0.5, "ask_mode": -1.0},
 }
 # Weights kept at their prior, not fitted: the signal is the class's definition (labels/README.md: a preference is
 # "always ...", "never ...", "from now on"), and one user's few uses of it cannot argue it away.
@@ -110,8 +113,15 @@ WEAK = {"correction": {"short", "long", "question", "pasted", "evaluates", "mini
                        "repeats_request", "retries_tool", "worked", "short_after_work",
                        # general evidence against, held at its prior: one user's "also" or "can you" in a rebuke
                        # must not turn it into evidence for
-                       "asks_info", "requests", "extends", "approves", "answers_agent"},
-        "preference": {"describes_habit", "one_off"}}
+                       "asks_info", "requests", "extends", "approves", "answers_agent", "ask_mode", "self_corrects", "asks_user", "changed_setup", "supplies_asked", "greets", "praises_work",
+                       "says_news"},
+        "preference": {"describes_habit", "one_off",
+                       # how this user words a rule ("we want a real test, not a trivial test") is how anyone words a
+                       # correction or a request: a contrast, a negation of the agent, a polite ask, a hand-back
+                       # answered, a narrowing "just". None of them says the rule lasts.
+                       "negates_agent", "contrast", "contrast_plain", "denies_claim", "requests", "hands_back",
+                       "redirect_after_handback", "do_it_yourself", "omission_admitted", "asked_for", "minimiser",
+                       "problem_report", "wants_option", "rule_ref_after_work"}}
 ANCHOR = 20.0
 # Corrections are about half of this user's turns but "a third of user turns" on other people's transcripts
 # (labels/README.md): the fitted bias is moved by the difference in log-odds, so a turn with no evidence
@@ -124,8 +134,9 @@ TARGET_RATE = {"correction": 1 / 3}
 GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 HAND = {
     # A fact the agent lacked: a statement of fact, stronger when it contradicts the agent.
-    # It needs a reason in the user's words: a statement of fact, "actually", or a negation of the agent's words.
-    "knowledge_gap": (-2.4, {"states_fact": 1.6, "actually": 1.2, "negates_agent": 0.4, "apologises": 0.6,
+    # It needs a reason in the user's words: a statement of fact, news ("actually, ..."), or a negation of the agent's
+    # words.
+    "knowledge_gap": (-2.4, {"states_fact": 1.6, "says_news": 1.2, "negates_agent": 0.4, "apologises": 0.6,
                              "agrees": 0.6, "says_wrong": 0.6, "rejects": 0.6, "are_you_sure": 0.5, "realises": 0.4,
                              "contrast": 0.3, "instruction": -0.6, "error_paste": -0.5, "likes_idea": -0.3,
                              "first_turn": -2.0,
@@ -133,15 +144,19 @@ HAND = {
                              # after the agent said it cannot
                              "negative_question": 0.8, "fact_after_cannot": 1.0,
                              # a question that only asks, or a request for new work, brings no fact
-                             "asks_info": -0.5, "requests": -0.5}),
+                             "asks_info": -0.5, "requests": -0.5,
+                             # a question in the runtime's ask-only mode, or a fix of the user's own slip
+                             "ask_mode": -0.8, "self_corrects": -1.0}),
     # A capability or an option asked for, when the session showed the lack: a tool failed, or the agent said it
     # cannot. An option asked for with no lack shown is ordinary roadmap work.
     "feature": (-2.6, {"capability": 3.0, "wants_option": 1.8, "cannot": 1.4, "prior_tool_error": 1.2,
                        "problem_report": 0.9, "error_paste": 0.9, "first_turn": -2.0,
                        # asking for it to be filed for later, the lack shown by a workaround just before
-                       "files_request": 0.6, "workaround": 0.6, "wants_after_workaround": 1.0}),
+                       "files_request": 0.6, "workaround": 0.6, "wants_after_workaround": 1.0,
+                       # "is there a way to ...?" asked in ask-only mode is a how-to question
+                       "ask_mode": -2.5}),
     # Praise of the work; plain thanks after a finished job is weaker than praise of the approach.
-    "best_practice": (-2.6, {"praise": 3.0, "approves": 0.8, "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
+    "best_practice": (-2.6, {"praise": 3.0, "approves": 0.8, "praises_work": 0.3, "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
                              "rejects": -1.0, "still_again": -0.6, "problem_report": -0.5}),
 }
 

@@ -6,8 +6,13 @@ about one entry in three carrying one of n/20 pattern keys) is written and impor
 the workspace is cached under bench/results/scale-N/ (gitignored) and reused by later runs. Each command is
 run as its own process (`kg ...`) several times: the table gives the median wall time and the peak resident
 memory (the process's own, from wait4), and the growth factor from the size 10x smaller. Reads are answered
-by the workspace's read server (started by the first read, as for an agent); its peak memory is its own row.
-`kg log` is the acknowledged write (applied after, by the server); the first `kg cycle --dry-run` runs once.
+by the workspace's read server (started by the first read, as for an agent); its peak memory is its own row,
+and the CPU it spent on each read (from /proc, median) is the command's "(server CPU s)" row: on a shared
+machine wall time mostly measures the queue for a core. Each size is read at its own moment, an hour after its
+last entry (`KG_NOW`), as an agent reads a memory it is still writing: the patterns ready to promote and the
+recent entries are then as many at every size. The SQLite FTS5 row asks for any of the query's words (as kg's
+index does), best first. `kg log` is the acknowledged write (applied after, by the server); the first `kg cycle
+--dry-run` runs once.
 
     .venv/bin/python bench/scale.py --sizes 10000 100000 [--runs 5] [--rebuild] [--baseline ../main/.venv/bin/kg]
         [--workdir /tmp/scale-run] [--import-sizes 10000 100000] [--cycle-up-to 100000]
@@ -39,7 +44,7 @@ from common import AREAS, FAILS, NOUNS, TOOLS, table  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
 KG = str(REPO / ".venv" / "bin" / "kg")
-NOW = "2026-12-01T12:00:00"
+START = datetime(2025, 12, 1)  # the first entry; one every 31 s
 QUERIES = ["git push failed", "docker build timed out", "npm lock file", "pytest fixture crashed"]
 COMMANDS = [
     ("log", ["log", "error", "bench: the docker build timed out on the cache", "--pattern-key", "docker.bench"]),
@@ -57,7 +62,7 @@ def entries(n: int, seed: int = 11):
     """Seed-format trail entries, oldest first: 40 per session, a few per minute."""
     rng = random.Random(seed)
     keys = max(1, n // 20)
-    start = datetime(2025, 12, 1)
+    start = START
     for i in range(n):
         tool, fail, noun = rng.choice(TOOLS), rng.choice(FAILS), rng.choice(NOUNS)
         kind = rng.choices(["error", "learning", "feature"], [6, 3, 1])[0]
@@ -75,6 +80,11 @@ def entries(n: int, seed: int = 11):
                "status": rng.choices(["pending", "resolved"], [1, 3])[0], "logged": at.isoformat(),
                "source": "error" if kind == "error" else "conversation", "pattern_key": key,
                "session": f"{at:%Y-%m-%d}-{1 + (i // 40) % 9:03d}", "files": [], "tags": [tool]}
+
+
+def moment(n: int) -> str:
+    """An hour after the last of `n` entries: when the agent reads its memory."""
+    return (START + timedelta(seconds=31 * (n - 1), hours=1)).isoformat(timespec="seconds")
 
 
 def write_seed_files(root: Path, n: int) -> None:
@@ -172,6 +182,24 @@ def copy_to(src: Path, dst: Path) -> Path:
     return dst
 
 
+def server_pid(kg: str, root: Path, env: dict[str, str]) -> int | None:
+    done = subprocess.run([kg, "-w", str(root), "serve", "status", "--json"], capture_output=True, text=True,
+                          env=env)
+    try:
+        return json.loads(done.stdout or "{}").get("pid")
+    except ValueError:
+        return None
+
+
+def cpu_of(pid: int | None) -> float:
+    """A process's CPU seconds so far (user + system, from /proc), nan when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, TypeError):
+        return float("nan")
+
+
 def server_peak_mb(root: Path, env: dict[str, str]) -> float:
     """The workspace's read server (it answered the reads above, warm): its peak resident memory; then it is
     stopped, so the cached workspace is left closed."""
@@ -201,7 +229,7 @@ def seed_rows(root: Path, runs: int) -> dict[str, tuple[float, float]]:
     out["log (seed: rewrite trail)"] = (statistics.median(s[0] for s in samples), max(s[1] for s in samples))
     (root / "memory" / ".learning-trail.tmp").unlink(missing_ok=True)
     (root / ".learnings" / "SEED-LOG.md").unlink(missing_ok=True)
-    grep = ["grep", "-ri", "-c", QUERIES[0].split()[0], str(root / ".learnings"), str(trail)]
+    grep = ["grep", "-ri", "-c", "-E", QUERIES[0].replace(" ", "|"), str(root / ".learnings"), str(trail)]
     samples = [measure(grep, dict(os.environ)) for _ in range(runs)]
     out["search (seed: grep files)"] = (statistics.median(s[0] for s in samples), max(s[1] for s in samples))
     return out
@@ -220,7 +248,8 @@ def fts5_rows(root: Path, n: int, runs: int) -> dict[str, tuple[float, float]]:
     times = []
     for _ in range(runs):
         t = time.perf_counter()
-        con.execute("SELECT id FROM e WHERE e MATCH ? ORDER BY rank LIMIT 10", (QUERIES[0],)).fetchall()
+        con.execute("SELECT id FROM e WHERE e MATCH ? ORDER BY rank LIMIT 10",
+                    (" OR ".join(QUERIES[0].split()),)).fetchall()
         times.append(time.perf_counter() - t)
     con.close()
     return {"search (SQLite FTS5, in-process)": (statistics.median(times), float("nan"))}
@@ -244,10 +273,12 @@ def main() -> None:
         ap.error("--import-sizes needs --workdir")
     RESULTS.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "compileall", "-q", "kg", "cli", "rules"], cwd=REPO, check=True)
-    env = {**os.environ, "KG_NOW": NOW}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    base_env = {**os.environ}
+    base_env.pop("PYTHONDONTWRITEBYTECODE", None)
     results: dict[str, dict[int, tuple[float, float]]] = {}
+    floor = [str(REPO / ".venv" / "bin" / "python"), "-c", "pass"]
     for n in args.sizes:
+        env = {**base_env, "KG_NOW": moment(n)}
         root, secs, mb = build(n, env, args.rebuild)
         if args.build_only:
             continue
@@ -281,14 +312,23 @@ def main() -> None:
                 measure([kg, "-w", str(where), *argv], env)  # warm the page cache; migrate; drain
             samples: dict[str, list] = {tag: [] for tag, _, _ in runs}
             cpus: dict[str, list] = {tag: [] for tag, _, _ in runs}
+            served: dict[str, list] = {tag: [] for tag, _, _ in runs}
+            pids = {tag: server_pid(kg, where, env) for tag, kg, where in runs}
             for _ in range(args.runs):  # interleaved: the machine's load hits both alike
                 for tag, kg, where in runs:
+                    before = cpu_of(pids[tag])
                     samples[tag].append(measure([kg, "-w", str(where), *argv], env))
                     cpus[tag].append(LAST_CPU[0])
+                    served[tag].append(cpu_of(pids[tag]) - before)
             for tag, _, _ in runs:
                 results.setdefault(f"kg {name}{tag}", {})[n] = (statistics.median(s[0] for s in samples[tag]),
                                                                max(s[1] for s in samples[tag]))
                 results.setdefault(f"kg {name}{tag} (CPU s)", {})[n] = (statistics.median(cpus[tag]), float("nan"))
+                if name != "log":  # a read the server answered: the CPU it spent on it
+                    results.setdefault(f"kg {name}{tag} (server CPU s)", {})[n] = (
+                        statistics.median(served[tag]), float("nan"))
+        results.setdefault("python start-up, no kg (floor)", {})[n] = (
+            statistics.median(measure(floor, env)[0] for _ in range(args.runs)), float("nan"))
         results.setdefault("read server peak (MB)", {})[n] = (float("nan"), server_peak_mb(root, env))
         if base and base.exists():
             results.setdefault("read server peak (MB) [baseline]", {})[n] = (float("nan"),

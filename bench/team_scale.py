@@ -15,7 +15,8 @@ command as an agent runs them (KG_SERVER=0: no read server on either side):
 
 With `--keep DIR` the server's folder is DIR and outlives the run: the first run imports the trail into the
 graph `imported` there (its wall and CPU time kept in DIR/import.json), later runs copy that graph
-(`GRAPH.COPY`) instead of importing again, and say so.
+(`GRAPH.COPY`) instead of importing again, and say so; a `scale.untouched` file in DIR says the graph `scale`
+there is the import itself, never measured on, and it is used as it is (the file is removed).
 
 Needs the falkordb extra (pip install -e '.[falkordb]').
 """
@@ -84,9 +85,13 @@ def load(falkor: Path, trail: Path, server_dir: Path, port: int, env: dict[str, 
     record = server_dir / "import.json"
     graphs = {g.decode() if isinstance(g, bytes) else g for g in conn.execute_command("GRAPH.LIST")}
     if keep and record.exists() and "imported" in graphs:
-        if "scale" in graphs:  # made by `kg init`, or left by an interrupted run
-            conn.execute_command("GRAPH.DELETE", "scale")
-        conn.execute_command("GRAPH.COPY", "imported", "scale")
+        untouched = server_dir / "scale.untouched"  # `scale` is the import itself, not yet measured on
+        if "scale" in graphs and untouched.exists():
+            untouched.unlink()  # no copy: a million-node GRAPH.COPY takes minutes (its indexes are rebuilt)
+        else:
+            if "scale" in graphs:  # made by `kg init`, or left by an interrupted run
+                conn.execute_command("GRAPH.DELETE", "scale")
+            conn.execute_command("GRAPH.COPY", "imported", "scale")
         done = json.loads(record.read_text(encoding="utf-8"))
         return (f"a copy of the graph imported in an earlier run: {done['wall']:.0f} s wall, "
                 f"{done['cpu']:.0f} s CPU in kg import trail")

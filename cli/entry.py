@@ -1,6 +1,6 @@
 """The `kg` console entry: one small hook before the command line is built.
 
-A served read (`kg search`, `inject`, `recall`, `hook session-start`, `show`, `status`) is first offered to the
+A served read (`kg search`, `inject`, `recall`, `hook session-start`, `show`, `status`, `list`) is first offered to the
 workspace's read server (`kg.serve.client`); this module and the client import nothing heavy, so when the
 server answers the process never loads typer, Kùzu or kg's command modules. Everything else, and a read no
 server answered, runs the full app (`kg.cli.app.main`) as before.
@@ -13,7 +13,7 @@ import sys
 
 # Global options that take a value: skipped when looking for the subcommand's name on the command line.
 VALUED = {"--workspace", "-w", "--rules", "--now"}
-SERVED = {"search", "inject", "recall", "show", "status"}
+SERVED = {"search", "inject", "recall", "show", "status", "list"}
 SERVED_HOOKS = {"session-start"}
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -125,10 +126,14 @@ def session_end(
 
         def run() -> dict[str, Any]:
             return hooks.session_end(ws, path, at, session=session, format=format, summary=summary,
-                                     write_summary=not no_summary, strict=runtime is None)
+                                     write_summary=not no_summary, strict=runtime is None,
+                                     save_brief=runtime == "openclaw")
 
-        if payload.get("hook_event_name") == "SessionEnd" and runtime == "codex" and background_possible():
-            # Codex gives SessionEnd hooks 1 s (at most 3): answer now, reflect in a detached child
+        if payload.get("hook_event_name") == "SessionEnd" and runtime in HOOK_JSON and not as_json \
+                and os.environ.get("KG_HOOK_WAIT") != "1" and background_possible():
+            # Codex gives SessionEnd hooks 1 s (at most 3); Claude Code 1.5 s unless a hook's timeout raises it,
+            # and it cancels hooks still running when it exits. Answer now, reflect in a detached child that
+            # outlives the runtime (KG_HOOK_WAIT=1 keeps it in the foreground, to see its errors).
             after_answer(run)
             return
         done = run()

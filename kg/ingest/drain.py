@@ -1,7 +1,8 @@
 """Draining the journal into the graph: bounded batches, a fair hand-over, and quarantine.
 
 Every drain applies the journal oldest first, in transactions of `write.drain_batch` records, and always
-applies at least one record (so every drain makes progress), except a budgeted one and the read server's.
+applies at least one record (so every drain makes progress), except a budgeted one and a polite one that a
+foreground process waits for (it drains itself).
 Before each batch, and between two records of a batch (the batch then commits what it applied), it may stop:
 
 - a *polite* drain (the detached applier a `kg log` leaves, the `with ws:` thread) stops when a foreground
@@ -69,10 +70,12 @@ def operational(exc: StoreError) -> bool:
 
 def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | None = None,
           clock: Callable[[], float] = time.monotonic, yield_to: Callable[[], bool] | None = None,
-          since: float | None = None) -> DrainReport:
+          since: float | None = None, streaming: bool = False) -> DrainReport:
     """Apply the journal into `st` (whose graph lock the caller holds); see the module docstring. `yield_to`
     (the read server: a reader is at its door) stops the drain between two batches when it says so, as a
-    polite drain stops for a process waiting for the graph."""
+    polite drain stops for a process waiting for the graph. `streaming`: the caller knows agents are logging
+    (the read server stopped applying a backlog for this reader), so a spent budget stops the drain at once;
+    else that shows only once an entry arrives after this drain took the journal, after a record or more."""
     report = DrainReport()
     started = clock() if since is None else since
     if since is None and budget is not None and clock is time.monotonic:
@@ -85,18 +88,24 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
     batches = 0
 
     def contended() -> bool:
-        # agents are logging (new entries since this drain took the journal) or a process waits for the graph.
+        # agents are logging (new entries since this drain took the journal, or the caller saw them: `streaming`)
+        # or a process waits for the graph.
         # (Not "a detached applier runs": it stands aside for this reader, so a reader that left the backlog
         # to it would answer without entries whose writers had finished; tests/integration/test_concurrency.)
-        return ws.journal.growing() or st.others_waiting()
+        return streaming or ws.journal.growing() or st.others_waiting()
 
     def stop_now() -> str:
         if budget is not None and clock() - started >= budget and contended():
             return "budget"  # checked first: under contention a budget of 0 applies nothing
+        # (issue 20) before the first batch too: a polite drain whose open a foreground process waited for
+        # hands the graph over without applying (the waiter drains itself: seconds, for a fresh process's first
+        # record on a loaded machine)
+        if polite and st.others_waiting():
+            return "handed over"
         if not batches:
             return ""  # else the first batch always: every drain makes progress (a reader at the read
             # server's door waits for its first record only: `between` stops the batch after it)
-        if (polite and st.others_waiting()) or (yield_to is not None and yield_to()):
+        if yield_to is not None and yield_to():
             return "handed over"  # the read server: a reader at the door goes first (it drains between reads)
         return ""
 
@@ -161,7 +170,7 @@ def command_started(now: float, *, longest: float = 60.0) -> float:
 
 
 def drain_held(ws: Workspace, *, budget: float | None = None, yield_to: Callable[[], bool] | None = None,
-               since: float | None = None) -> DrainReport:
+               since: float | None = None, streaming: bool = False) -> DrainReport:
     """Apply the journal into the graph this process holds open (the read server's), within `budget` seconds
     (counted from `since`, by default now: a served read passes its client's start) or until `yield_to` says a
     reader waits; an empty report when the graph is not held or nothing waits."""
@@ -169,7 +178,7 @@ def drain_held(ws: Workspace, *, budget: float | None = None, yield_to: Callable
         if ws._held is None or not ws.journal.has_pending():
             return DrainReport()
         report = drain(ws, ws._held, budget=budget, yield_to=yield_to,
-                       since=time.monotonic() if since is None else since)
+                       since=time.monotonic() if since is None else since, streaming=streaming)
         ws._last_drain = report
         return report
 

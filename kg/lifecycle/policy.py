@@ -99,6 +99,8 @@ class Verification:
     effect_prior_min_changes: int = 8
     effect_prior_strength: float = 2.0
     leave_out_trigger: bool = True
+    check_max_before: float = 0.0
+    check_after_days: int = 56
 
 
 @dataclass(frozen=True)
@@ -237,6 +239,8 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         effect_prior_min_changes=r.whole("verification.effect_prior_min_changes", 1, default=8),
         effect_prior_strength=r.number("verification.effect_prior_strength", 0.01, default=2.0),
         leave_out_trigger=r.flag("verification.leave_out_trigger", default=True),
+        check_max_before=r.number("verification.check_max_before", 0, default=0.0),
+        check_after_days=r.whole("verification.check_after_days", 1, default=56),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:
         raise r.fail("verification", "needs confirm_max_ratio < ineffective_min_ratio ≤ worse_min_ratio")

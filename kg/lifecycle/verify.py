@@ -19,7 +19,8 @@ The verdict is a sequential test on the pattern's whole history (`assess`):
   when the posterior median is ≥ worse_min_ratio and P(r > 1) ≥ worse_min_posterior. Until then the check
   is extended; a confirmed rule stays under the same test, so enough new evidence reverts it later. A check
   undecided for `overdue.revert_days` past due is decided by the posterior median against `boundary_ratio`
-  (a truncated sequential test).
+  (a truncated sequential test). With `check_max_before` set (off by default), a confirmed rule whose thin
+  baseline never became decisive is reverted after `check_after_days` to measure the rate without it.
 """
 
 from __future__ import annotations
@@ -159,6 +160,7 @@ class Verdict:
     p_not_enough: float = 0.0    # P(ratio > revert_min_ratio): it did not cut it enough
     interval: tuple[float, float] | None = None  # the ratio's central 1 − error_rate interval
     decisive: bool = False
+    p_up: float = 0.0            # P(ratio > 1): the rule raised the rate (a revert's "made worse" label)
 
 
 def population_prior(baselines: Iterable[tuple[float, float]], policy: LifecyclePolicy) -> tuple[float, float]:
@@ -250,6 +252,7 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         quantile = lambda q: stats.ratio_quantile(q, *args)  # noqa: E731
     p_cut = below(v.ineffective_min_ratio)
     p_not = 1.0 - below(v.revert_min_ratio)
+    p_up = 1.0 - below(1.0)
     median = quantile(0.5)
     lo, hi = quantile(a / 2), quantile(1 - a / 2)
     level = 0.5 if deadline else 1.0 - a
@@ -260,6 +263,9 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
     if monitoring and not drop:  # a confirmed rule: reverted on weaker evidence (its baseline cannot grow)
         drop = p_not >= 1.0 - v.monitor_error_rate and median >= v.boundary_ratio
         keep = keep and not drop
+    check = (monitoring and not keep and not drop and c.k_before < v.check_max_before
+             and c.t_after >= v.check_after_days)
+    drop = drop or check  # a thin baseline that never became decisive: measure the rate without the rule
     if keep and drop:  # the ratio sits between the two thresholds: the nearer side wins
         keep = median < v.boundary_ratio
         drop = not keep
@@ -267,16 +273,24 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         kind, why = CONFIRMED, f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}"
     elif drop:
         # "made worse" raises a critical item, so it needs the rate to have risen (worse_min_posterior)
-        worse = median >= v.worse_min_ratio and 1.0 - below(1.0) >= v.worse_min_posterior
+        worse = median >= v.worse_min_ratio and p_up >= v.worse_min_posterior
         kind = WORSE if worse else INEFFECTIVE
         why = f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}"
         level = drop_level if p_not >= drop_level else 1.0 - v.monitor_error_rate
+        if check:
+            why = (f"reverted to measure the rate without it: {c.k_before:g} counted occurrences before it "
+                   f"(< {v.check_max_before:g}) and still undecided after {c.t_after:.0f} days; "
+                   f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}")
     else:
         kind, why = INCONCLUSIVE, (f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}, "
                                    f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}, below {level:.2f} / "
                                    f"{drop_level:.2f}")
-    if kind != INCONCLUSIVE:
+    if kind != INCONCLUSIVE and not check:
         why += f" ≥ {level:.2f}" + (" (deadline: the majority decides)" if deadline else "")
+    if kind in (WORSE, INEFFECTIVE):
+        why += (f"; P(ratio > 1) = {p_up:.3f} {'≥' if p_up >= v.worse_min_posterior else '<'} "
+                f"{v.worse_min_posterior:g}" + ("" if median >= v.worse_min_ratio else
+                                                f", median < {v.worse_min_ratio:g}"))
     if waits:
         why += f"; the deadline waits: {expected:.1f} occurrences expected without an effect < {v.min_expected:g}"
     summary = (f"{kind}: ratio {median:.2f}× ({1 - a:.0%} interval {lo:.2f}–{hi:.2f}); {why} ({numbers}"
@@ -284,7 +298,8 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
                + (f"; effect prior from {effect.changes} changes" if effect is not None and effect.changes else "")
                + (f"; not counted: {', '.join(c.left_out)}" if c.left_out else "") + ")")
     return Verdict(kind, c.before, c.after, c.t_before, c.t_after, round(rb, 4), round(ra, 4), round(median, 4),
-                   summary, round(p_cut, 4), round(p_not, 4), (round(lo, 4), round(hi, 4)), kind != INCONCLUSIVE)
+                   summary, round(p_cut, 4), round(p_not, 4), (round(lo, 4), round(hi, 4)), kind != INCONCLUSIVE,
+                   round(p_up, 4))
 
 
 def assess(times: Iterable[datetime], applied_at: datetime, now: datetime, policy: LifecyclePolicy, *,

@@ -35,7 +35,7 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                 "verdict": v.kind, "action": t.action, "status": t.status, "overdue": t.overdue,
                 "before": v.before, "after": v.after, "rate_before": v.rate_before,
                 "rate_after": v.rate_after, "ratio": v.ratio, "summary": v.summary,
-                "stats": {"p_cut": v.p_cut, "p_not_enough": v.p_not_enough, "interval": v.interval,
+                "stats": {"p_cut": v.p_cut, "p_not_enough": v.p_not_enough, "p_up": v.p_up, "interval": v.interval,
                           "k_before": counts.k_before, "days_before": counts.t_before,
                           "k_after": counts.k_after, "days_after": counts.t_after,
                           "not_counted": list(counts.left_out), "deadline": deadline,

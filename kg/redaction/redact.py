@@ -158,7 +158,7 @@ class Redactor:
                 text[end] in _TOKEN_CHARS or (text[end] == "." and "." in secret)):
             # a secret with dots in it (pscale_pw_...x.y) goes on over a dot that joins two runs, unless the run is
             # a blob longer than the bound (then as any other: so a second pass finds nothing new, as in the first)
-            stop = _DOTTED_RUN.match(text, end, end + _MAX_EXTEND).end() if "." in secret else -1
+            stop = spans.dotted_end(text, end) if "." in secret else -1
             end = stop if 0 <= stop < end + _MAX_EXTEND else _TOKEN_RUN.match(text, end, end + _MAX_EXTEND).end()
         spans.add(start, end, rule.kind)
 
@@ -282,6 +282,16 @@ class _Spans:
         self.starts: list[int] = []
         self.items: list[tuple[int, int, str]] = []
         self.kinds: set[str] = set()
+        self.run = (0, 0)  # the last dotted run read: [start, end)
+
+    def dotted_end(self, text: str, at: int) -> int:
+        """Where the dotted run through `at` ends. Every position of a run ends where the run does, so a run is read
+        once, not once per secret in it: a blob of 60,000 dotted tokens took 10 s to redact, reading 16 KB each."""
+        start, end = self.run
+        if not start <= at < end:
+            end = _DOTTED_RUN.match(text, at).end()
+            self.run = (at, end)
+        return end
 
     def covers(self, at: int) -> bool:
         i = bisect.bisect_right(self.starts, at)

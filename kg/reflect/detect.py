@@ -83,10 +83,17 @@ def is_speaking_user(turn: Turn, rules: ReflectRules) -> bool:
 def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
     """(offset, line) for the lines that are the user's own words, not pasted or quoted text."""
     q = rules.quoting
+    if q.injected is not None and "<" in text:  # blanked line for line: offsets still point into the message
+        text = q.injected.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     lines = text.splitlines()
     keep = [True] * len(lines)
+    for i, line in enumerate(lines):
+        if any(p.search(line) for p in q.request_markers):
+            keep[: i + 1] = [False] * (i + 1)
     fenced = prompted = False
     for i, line in enumerate(lines):
+        if not keep[i]:
+            continue
         if q.drop_fenced_code and _FENCE.match(line):
             keep[i] = False
             fenced = not fenced
@@ -96,11 +103,22 @@ def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
             keep[i] = False
         elif any(p.search(line) for p in q.output_line_patterns):
             keep[i] = False
-    # Runs of log-looking lines are pasted output.
+    if q.screen_min_lines:  # a copied terminal screen: many lines padded to one width
+        widths: dict[int, int] = {}
+        for line in lines:
+            if len(line) >= q.screen_min_width and line != line.rstrip():
+                widths[len(line)] = widths.get(len(line), 0) + 1
+        screen = {w for w, n in widths.items() if n >= q.screen_min_lines}
+        if screen:
+            keep = [k and len(line) not in screen for k, line in zip(keep, lines, strict=True)]
+    # Runs of log-looking lines are pasted output. A line already dropped (blank, quoted, fenced) does not end a
+    # run: pasted tracebacks and terminal screens hold blank lines.
     run: list[int] = []
     for i, line in enumerate([*lines, ""]):
         if i < len(lines) and keep[i] and any(p.search(line) for p in q.log_line_patterns):
             run.append(i)
+            continue
+        if i < len(lines) and not keep[i]:
             continue
         if len(run) >= q.log_block_min_lines:
             for j in run:
@@ -117,6 +135,18 @@ def _evidence(line: str, hit: re.Match[str], limit: int) -> str:
         if s.end() <= hit.start():
             start = s.end()
     return _trim(line[start:], limit)
+
+
+def _read(said: list[str], chars: int) -> list[str]:
+    """The whole sentences that start within the first `chars` characters: the words the signals read, which a
+    lesson comes from (what follows is mostly pasted prose)."""
+    out, at = [], 0
+    for s in said:
+        if at >= chars:
+            break
+        out.append(s)
+        at += len(s) + 1
+    return out
 
 
 def _trim(text: str, limit: int) -> str:
@@ -206,7 +236,7 @@ def _learnings(
                 continue
             offset, line, hit = _evidence_line(lines, why, rules)
             evidence = _evidence(line, hit, lim.evidence_chars) if hit else _trim(line, lim.evidence_chars)
-            said = [x for _, ln in lines for x in sentences(straighten(ln))]
+            said = _read(sentences(straighten(words_)), rules.signals.user_chars) or [straighten(line)]
             preferred = sentence_at(straighten(line), straighten(hit.group(0)) if hit else "")
             lesson, source = phrase_lesson(det.category, said, preferred, rules.lessons)
             if source != preferred:  # the lesson came from another sentence: show that one as evidence

@@ -45,13 +45,26 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tu
         for s, original in cleaned:
             m = rw.pattern.search(s)
             if m:
-                return _fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": s}), original
+                out = _fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": s})
+                if len(out.split()) >= 2:  # "you should be" -> "Be" says nothing
+                    return out, original
     s = _clean(preferred, rules)
     if category in rules.reword and key(category, s, rules) is None:
         other = _with_content(category, cleaned, rules)
         if other is not None:
             s, preferred = other
+    if category in rules.question and _is_question(preferred):
+        # a question is not a lesson: another sentence that says what to do, else the question to answer first
+        other = _with_content(category, [c for c in cleaned if not _is_question(c[1])], rules, strict=True)
+        if other is not None:
+            s, preferred = other
+        else:
+            return _fill(rules.question[category], {"s": s.rstrip(" ?？")}), preferred
     return _fill(rules.fallback[category], {"s": s}), preferred
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith(("?", "？"))
 
 
 _MARKUP = re.compile(r"^[\s#>*+\-\d.)]+|[*_`]{2,}")
@@ -91,9 +104,12 @@ def _prose(s: str) -> bool:
     return sum(len(w) for w in _PROSE_WORD.findall(s)) >= 0.6 * len(s.replace(" ", ""))
 
 
+_LIST = re.compile(r"^\s*([-*+•]|\d{1,2}[.)])\s+|\*\*|__")  # a list item's marker, bold markup
+
+
 def _clean(sentence: str, rules: Lessons) -> str:
     s = rules.drop.sub("", sentence) if rules.drop is not None else sentence
-    s = " ".join(s.split())
+    s = " ".join(_LIST.sub("", s).split())
     return rules.strip.sub("", s).strip() or sentence.strip()
 
 
@@ -101,14 +117,15 @@ def _says_what_to_do(sentence: str, rules: Lessons) -> bool:
     return any(p.search(sentence) for p in rules.actionable)
 
 
-def _with_content(category: str, cleaned: list[tuple[str, str]], rules: Lessons) -> tuple[str, str] | None:
-    """The first sentence that says what to do and names something a key can hold, else the first that names
-    anything: (cleaned sentence, original)."""
+def _with_content(category: str, cleaned: list[tuple[str, str]], rules: Lessons,
+                  strict: bool = False) -> tuple[str, str] | None:
+    """The first sentence that says what to do and names something a key can hold, else (unless `strict`) the
+    first that names anything: (cleaned sentence, original)."""
     named = [(s, o) for s, o in cleaned if key(category, s, rules) is not None]
     for s, o in named:
         if _says_what_to_do(s, rules):
             return s, o
-    return named[0] if named else None
+    return named[0] if named and not strict else None
 
 
 def _fill(template: str, values: dict[str, str]) -> str:

@@ -288,6 +288,7 @@ def parse_aider(text: str) -> Transcript:
         m = AIDER_SESSION.match(line)
         if m:
             session = m.group(1)
+            add("system", line.strip(), i + 1)  # a new session in the same file: a fresh context
             i += 1
             continue
         if line.startswith("####"):

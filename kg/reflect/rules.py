@@ -56,6 +56,14 @@ class Quoting:
     # A line that is tool output on its own, without a run of others (a test runner's FAILED line, a compiler's
     # or interpreter's error line): pasted, not the user's words.
     output_line_patterns: tuple[re.Pattern[str], ...] = ()
+    # A copied terminal screen: at least `screen_min_lines` lines of the same width (of at least `screen_min_width`
+    # characters, trailing padding included) are pasted, not typed. 0 turns it off.
+    screen_min_lines: int = 0
+    screen_min_width: int = 40
+    # Sections a runtime or IDE injects into the user's message (`<tag>...</tag>`): not the user's words.
+    injected: re.Pattern[str] | None = None
+    # A line after which the user's own words start (an IDE's "## My request for ...:" under the context it adds).
+    request_markers: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,9 @@ class Signals:
     matched: tuple[Signal, ...]
     reply_reasons: tuple[str, ...] = ()  # signals of the agent's reply strong enough to be a reason alone
     combined: tuple[Combined, ...] = ()
+    # A runtime command or harness note that starts a fresh context ("/clear", a new aider session): what the user
+    # says next answers nothing the agent said before it.
+    resets: tuple[re.Pattern[str], ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -153,6 +164,8 @@ class Lessons:
     # category -> template for a lesson whose user words name nothing a key can hold ("wtf", "nice, it works"): it
     # names what the agent had just said it did ({prev}), with the user's words ({s}) as the verdict.
     context: Mapping[str, str] = field(default_factory=dict)
+    # category -> template for a lesson whose sentence is a question no rewrite turned into an instruction ({s}).
+    question: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -204,7 +217,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
     lim = top.table("limits").known(Limits.__dataclass_fields__)
     limits = Limits(**{name: lim.whole(name, 1, int_only=True) for name in Limits.__dataclass_fields__})
 
-    q = top.table("quoting").known(Quoting.__dataclass_fields__)
+    q = top.table("quoting").known((*(f for f in Quoting.__dataclass_fields__ if f != "injected"), "injected_tags"))
     quoting = Quoting(
         drop_fenced_code=q.flag("drop_fenced_code"),
         quote_prefixes=q.strings("quote_prefixes", items="non-empty"),
@@ -214,6 +227,10 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         command_pattern=_regex(q, "command_pattern", q.string("command_pattern"), re.IGNORECASE),
         prompt_patterns=_regexes(q, "prompt_patterns") if "prompt_patterns" in q.data else (),
         output_line_patterns=_regexes(q, "output_line_patterns") if "output_line_patterns" in q.data else (),
+        screen_min_lines=q.whole("screen_min_lines", 0, int_only=True) if "screen_min_lines" in q.data else 0,
+        screen_min_width=q.whole("screen_min_width", 1, int_only=True) if "screen_min_width" in q.data else 40,
+        injected=_injected(q),
+        request_markers=_regexes(q, "request_markers") if "request_markers" in q.data else (),
     )
 
     signals = _signals(top.table("signals"))
@@ -249,11 +266,24 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
 _FIELDS = re.compile(r"\{(\w+)\}")
 
 
+def _injected(q: RuleReader) -> re.Pattern[str] | None:
+    """One pattern for every `<tag ...>...</tag>` section of [quoting] injected_tags (an unclosed one runs to the
+    end of the message)."""
+    tags = q.strings("injected_tags", [], items="non-empty")
+    for tag in tags:
+        if not re.fullmatch(r"[A-Za-z][\w-]*", tag):
+            raise q.fail("injected_tags", f"{tag!r} is not a tag name (letters, digits, '_' and '-')")
+    if not tags:
+        return None
+    names = "|".join(re.escape(t) for t in tags)
+    return re.compile(rf"<({names})(\s[^>]*)?>.*?(</\1>|\Z)", re.DOTALL)
+
+
 def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
     from kg.graph.linking import stem  # the stemmer linking uses, so keys and links agree on words
 
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
-             "reword", "drop", "context"))
+             "reword", "drop", "context", "question"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -281,19 +311,22 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         reword=_reword(t, categories),
         drop=_regex(t, "drop", t.string("drop"), re.IGNORECASE) if "drop" in t.data else None,
         context=_context(t, categories),
+        question=_context(t, categories, "question", ("s",)),
     )
 
 
-def _context(t: RuleReader, categories: set[str]) -> dict[str, str]:
-    ctx = t.table("context", {})
+def _context(t: RuleReader, categories: set[str], table: str = "context",
+             fields: tuple[str, ...] = ("s", "prev")) -> dict[str, str]:
+    ctx = t.table(table, {})
     out = {}
     for c in ctx.data:
         if c not in categories:
             raise ctx.fail(c, f"not a finding category ({', '.join(sorted(categories))})")
         template = ctx.string(c)
         for name in _FIELDS.findall(template):
-            if name.lower() not in ("s", "prev"):
-                raise ctx.fail(c, f"{{{name}}} is not a field of a context lesson ({{s}}, {{prev}})")
+            if name.lower() not in fields:
+                raise ctx.fail(c, f"{{{name}}} is not a field of a {table} lesson "
+                                  f"({', '.join('{' + f + '}' for f in fields)})")
         out[c] = template
     return out
 
@@ -308,7 +341,7 @@ def _reword(t: RuleReader, categories: set[str]) -> frozenset[str]:
 
 def _signals(t: RuleReader) -> Signals:
     t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", "reply_reasons", "combined",
-             *SCOPES))
+             "resets", *SCOPES))
     matched: list[Signal] = []
     seen: set[str] = set(COMPUTED)
     flags = re.IGNORECASE | re.MULTILINE
@@ -333,6 +366,7 @@ def _signals(t: RuleReader) -> Signals:
         matched=tuple(matched),
         reply_reasons=_reply_reasons(t, matched),
         combined=_combined(t.table("combined", {}), seen),
+        resets=_regexes(t, "resets", flags),
     )
 
 

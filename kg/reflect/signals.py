@@ -89,10 +89,16 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     said: list[str] = []  # the user's recent own words, newest last
     commands: list[str] = []  # the user's commands to the runtime since they last spoke
     ran: list[str] = []  # the agent's tool inputs since the user last spoke
+    answered = False  # the agent spoke or acted since the user last spoke
     for t in turns:
         prior, last_any = last_any, t
+        if t.role in ("user", "system") and t.index not in wanted and _resets(t.text, sig.resets):
+            # a fresh context ("/clear", a new session in the same file): nothing before it is answered after it
+            last_agent, seen_agent, error_since_user, pending, last_call, current = None, False, False, None, None, None
+            said, commands, ran = [], [], []
+            continue
         if t.role == "assistant":
-            seen_agent = True
+            seen_agent = answered = True  # it spoke or acted since the user last spoke
             if t.tool_name and current is not None:
                 calls = tools.setdefault(current, [])
                 if not calls and current in before:
@@ -131,12 +137,15 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 pasted=len(lines) < len(raw),
                 prior_tool_error=error_since_user,
                 before=straighten(_ends(prior.text)) if prior is not None else "",
-                repeats=_repeats(kept, said),
+                # Said again to the agent, after it answered or acted: a message sent again before that is the
+                # user re-sending it, not telling the agent twice.
+                repeats=answered and _repeats(kept, said),
                 commands="\n".join(commands),
                 prev_tools=straighten("\n".join(ran)),
             )
             commands, ran = [], []
             said = [*said[-(_RECENT - 1):], kept]
+            answered = False
             pending = t.index
             current = t.index
             if last_call is not None:
@@ -147,6 +156,10 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
         out[u] = replace(v, next=nxt, next_tools=straighten("\n".join(x for x in tools.get(u, []) if x)),
                          retries_tool=u in retried)
     return out
+
+
+def _resets(text: str, patterns: tuple[re.Pattern[str], ...]) -> bool:
+    return bool(patterns) and any(p.search(text[:200]) for p in patterns)
 
 
 def _ends(text: str, n: int = 200) -> str:

@@ -288,10 +288,13 @@ def claude_context(brief: dict[str, Any], event: str = "SessionStart") -> dict[s
 # -- the session end --------------------------------------------------------------------------------------------
 def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str | None = None, *,
                 session: str | None = None, format: str | None = None, summary: str = "",
-                write_summary: bool = True, stdin: Any = None, strict: bool = True) -> dict[str, Any]:
+                write_summary: bool = True, stdin: Any = None, strict: bool = True,
+                save_brief: bool = False) -> dict[str, Any]:
     """Reflect on the session's transcript and log what it finds (once: a transcript reflected on before adds
     nothing twice), then end the current kg session, writing memory/sessions/<id>.md. `strict=False` (a
-    runtime's hook) notes a transcript it cannot read and still writes the summary."""
+    runtime's hook) notes a transcript it cannot read and still writes the summary. `save_brief` then rewrites
+    the saved brief (memory/.hook-context.txt) when there is one: OpenClaw's next session starts from that copy,
+    which would otherwise not hold what this session's end just logged."""
     from kg.reflect.apply import reflect_file
 
     rules = load_rules(ws)
@@ -329,13 +332,16 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
         if rows and rows[0]["ended_at"] is None:
             ended = sessions.end(ws, summary, now=at, session=sid)
             out["summary_file"] = ended["file"]
-        elif rows and not out["summary_file"]:
-            out["notes"].append(f"session {sid} ended already")
+        elif rows:  # ended: by the reflection just now (which wrote the summary), or before
+            if not out["summary_file"]:
+                out["notes"].append(f"session {sid} ended already")
         else:
             out["notes"].append(f"no kg session {sid}: no summary written (`kg session start` names one)")
     else:
         out["notes"].append("no current kg session: no summary written (`kg hook session-start "
                             "--start-session` or `kg session start` opens one)")
+    if save_brief and (ws.memory / ".hook-context.txt").exists():
+        out["brief_file"] = session_start_brief(ws, at, write=True)["file"]
     return out
 
 

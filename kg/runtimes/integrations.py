@@ -6,7 +6,8 @@ they are) and marks what it adds, so uninstall removes exactly that:
 
 - claude-code: hooks in `.claude/settings.local.json` (personal, git-ignored; `--shared` writes the committed
   `.claude/settings.json` instead, calling `kg` from PATH with no path of this machine): SessionStart → the
-  brief as additional context; SessionEnd → reflect on the transcript and write the session summary;
+  brief as additional context; SessionEnd → reflect on the transcript and write the session summary (answering
+  at once: the work runs in a detached child, as Claude Code cancels hooks still running when it exits);
   PostToolUseFailure → log the error (Claude Code sends failed calls there only, so no PostToolUse hook costs
   time on every successful call). The `kaizen-kg` MCP server goes in `.mcp.json` when `kg mcp` can start (the
   `mcp` package imports). kg's hook commands carry `--runtime claude-code`, which is how they are found again.

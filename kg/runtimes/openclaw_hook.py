@@ -40,8 +40,10 @@ Connects OpenClaw to kaizen-kg, the learning memory kept in the kg workspace.
   promotion, proposals waiting, the watch list) to the agent's AGENTS.md context. It uses the brief kg saved
   in `memory/.hook-context.txt` and refreshes it in the background (the first time, it waits for kg).
 - **command:new / command:reset / command:stop / session:end**: runs `kg hook session-end` on the session's
-  transcript in the background: the corrections, errors and requests in it are logged once each, and the
-  session summary is written to `memory/sessions/`.
+  transcript in the background (the entry's `sessionFile`, else
+  `~/.openclaw/agents/<agentId>/sessions/<sessionId>.jsonl` or its `.reset.` archive): the corrections, errors
+  and requests in it are logged once each, the session summary is written to `memory/sessions/`, and the saved
+  brief is refreshed, so the next session starts with what this one taught.
 - **gateway:startup**: refreshes `memory/.hook-context.txt`.
 
 The handler never waits for kg except for the very first brief: kg runs detached, so the gateway is not held up
@@ -58,13 +60,15 @@ def openclaw_handler(ws: Any, kg_bin: str) -> str:
     """handler.js calling `kg_bin` (the KG_BIN environment variable overrides it) on `ws`."""
     return """// kaizen-kg managed hook (kg install openclaw); remove with `kg uninstall openclaw`.
 import { execFile, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
 const KG = process.env.KG_BIN || %(kg)s;
 const WORKSPACE = process.env.KG_WORKSPACE || %(ws)s;
 const BRIEF = path.join(WORKSPACE, "memory", ".hook-context.txt");
 const FIRST_BRIEF_MS = 10000;
+const SAFE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 function args(rest) {
   return ["-w", WORKSPACE, ...rest, "--runtime", "openclaw"];
@@ -101,9 +105,27 @@ function briefNow() {
   });
 }
 
-function transcriptOf(ctx) {
+// The session's transcript. OpenClaw's session entry names it in sessionFile only when it overrides the default,
+// ~/.openclaw/agents/<agentId>/sessions/<sessionId>.jsonl (the agent id is the second part of the session key,
+// agent:<agentId>:...); /stop gives only the sessionId. A /reset may have archived it as <file>.reset.<time>.
+function transcriptOf(event, ctx) {
   const entry = ctx.previousSessionEntry || ctx.sessionEntry || {};
-  return entry.sessionFile || ctx.sessionFile || null;
+  let file = entry.sessionFile || ctx.sessionFile || null;
+  const id = String(entry.sessionId || ctx.sessionId || "");
+  if (!file && SAFE.test(id)) {
+    const key = /^agent:([^:]+):/.exec(String(event.sessionKey || ctx.sessionKey || ""));
+    const agent = String(ctx.agentId || (key ? key[1] : "main"));
+    if (SAFE.test(agent)) file = path.join(os.homedir(), ".openclaw", "agents", agent, "sessions", `${id}.jsonl`);
+  }
+  if (!file || existsSync(file)) return file;
+  try {
+    const stem = path.basename(file) + ".reset.";
+    const archived = readdirSync(path.dirname(file)).filter((n) => n.startsWith(stem)).sort();
+    if (archived.length) return path.join(path.dirname(file), archived[archived.length - 1]);
+  } catch {
+    // no such folder: kg says it cannot read the transcript and still writes the summary
+  }
+  return file;
 }
 
 function addToBootstrap(ctx, text) {
@@ -136,7 +158,7 @@ const handler = async (event) => {
     } else if (key === "gateway:startup") {
       await detached(["hook", "session-start", "--write"]);
     } else if (["command:new", "command:reset", "command:stop", "session:end"].includes(key)) {
-      const transcript = transcriptOf(ctx);
+      const transcript = transcriptOf(event, ctx);
       const rest = ["hook", "session-end"];
       if (transcript) rest.push("--transcript", transcript);
       await detached(rest);

@@ -165,34 +165,53 @@ def run(argv: list[str], workspace: str | None) -> Outcome:
     root = locate(workspace)
     if root is None or not configured(root):
         return Outcome()
-    kg_dir = os.path.join(root, MARKER)
-    sock = _reach(kg_dir)
+    try:  # built before connecting: a hook's stdin that stays open must not hold the server (issue 20)
+        request = _request(argv)
+    except (OSError, ValueError):  # stdin unreadable, or not UTF-8: the command reports it here
+        return Outcome(root=root)
+    sock = _reach(os.path.join(root, MARKER))
     if sock is None:
+        _give_back(request["stdin"])
         return Outcome()  # it could not start (the graph stayed busy): this read runs here, as before
     try:
         try:
-            env = dict(os.environ)
-            out = _stream_info(sys.stdout)
-            if out["tty"] and "COLUMNS" not in env:  # help and usage boxes are laid out for this terminal
-                try:
-                    size = os.get_terminal_size(sys.stdout.fileno())
-                    env.update(COLUMNS=str(size.columns), LINES=str(size.lines))
-                except (OSError, ValueError):
-                    pass
-            request = {"op": "run", "argv": argv, "cwd": os.getcwd(), "env": env, "stdout": out,
-                       "stderr": _stream_info(sys.stderr), "stdin": _stdin(argv), **identity(),
-                       "started": protocol.process_start(time.monotonic())}  # the read's drain budget counts from it
             protocol.send(sock, request)
             answer = protocol.receive(sock)
         except (OSError, ValueError, protocol.Closed):  # not UTF-8 (refused here by the command), or it died
+            _give_back(request["stdin"])
             return Outcome(root=root)
     finally:
         sock.close()
     if "code" not in answer:  # it would not answer this one (another kg, changed rules): run it here
+        _give_back(request["stdin"])
         return Outcome(root=root)
     for fd, chunk in answer.get("chunks", []):
         _write(fd, binascii.a2b_base64(chunk))
     return Outcome(code=int(answer["code"]))
+
+
+def _request(argv: list[str]) -> dict[str, Any]:
+    """What the server needs to run `kg ARGV` as this process would, stdin included."""
+    env = dict(os.environ)
+    out = _stream_info(sys.stdout)
+    if out["tty"] and "COLUMNS" not in env:  # help and usage boxes are laid out for this terminal
+        try:
+            size = os.get_terminal_size(sys.stdout.fileno())
+            env.update(COLUMNS=str(size.columns), LINES=str(size.lines))
+        except (OSError, ValueError):
+            pass
+    return {"op": "run", "argv": argv, "cwd": os.getcwd(), "env": env, "stdout": out,
+            "stderr": _stream_info(sys.stderr), "stdin": _stdin(argv), **identity(),
+            "started": protocol.process_start(time.monotonic())}  # the read's drain budget counts from it
+
+
+def _give_back(stdin: dict[str, Any] | None) -> None:
+    """The command runs in this process after all: it reads the stdin the request had read already."""
+    if stdin and "data" in stdin:
+        import io
+
+        sys.stdin = io.TextIOWrapper(io.BytesIO(binascii.a2b_base64(stdin["data"])), encoding=stdin["encoding"],
+                                     errors=stdin["errors"])
 
 
 def _b64(data: bytes) -> str:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 SOCKET = "serve.sock"  # in memory/.kg/, mode 0600
 LOCK = "serve.lock"  # held (flock) by the live server for its whole life: its liveness
 MAX_MESSAGE = 64 * 1024 * 1024  # a session-start payload (16 MB) and its base64, or a large answer
-_HEADER = 4  # bytes of big-endian length before each message
+HEADER = 4  # bytes of big-endian length before each message
 # sun_path holds 108 bytes on Linux, 104 on macOS; a longer path is reached from inside its folder
 _SUN_PATH_MAX = 100
 
@@ -44,11 +44,11 @@ class Closed(Exception):
 
 def send(sock: socket.socket, message: dict) -> None:
     data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    sock.sendall(len(data).to_bytes(_HEADER, "big") + data)
+    sock.sendall(len(data).to_bytes(HEADER, "big") + data)
 
 
 def receive(sock: socket.socket) -> dict:
-    size = int.from_bytes(_exactly(sock, _HEADER), "big")
+    size = int.from_bytes(_exactly(sock, HEADER), "big")
     if size > MAX_MESSAGE:
         raise Closed(f"a message of {size} bytes is larger than {MAX_MESSAGE}")
     value = json.loads(_exactly(sock, size).decode("utf-8"))

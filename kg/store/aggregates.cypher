@@ -25,10 +25,35 @@ CREATE (:PatternOcc {id: $id, first: $first, last: $last, at: $at, sess: $sess, 
 MATCH (a:PatternOcc {id: $id}) RETURN a.id AS id
 
 // name: agg_occ_delete
-MATCH (a:PatternOcc {id: $id}) DELETE a
+MATCH (a:PatternOcc {id: $id}) DETACH DELETE a
 
 // name: agg_occ_clear
-MATCH (a:PatternOcc) DELETE a
+MATCH (a:PatternOcc) DETACH DELETE a
+
+// name: agg_occ_link
+// A new row's link to its pattern (migration 0008), both by key.
+MATCH (a:PatternOcc {id: $id}), (p:Node {id: $id})
+CREATE (a)-[:occ_of]->(p)
+
+// name: agg_occ_link_all
+// Every row's link, after a rebuild's COPY: one hash join of the rows' ids with the node table's (a list of
+// keys, or `MATCH (p:Node {id: a.id})`, would look each one up by scanning).
+MATCH (a:PatternOcc), (p:Node)
+WHERE a.id = p.id
+CREATE (a)-[:occ_of]->(p)
+
+// name: agg_occ_link_all
+// dialect: falkordb
+// The range index on Node.id answers the lookup per row.
+MATCH (a:PatternOcc)
+MATCH (p:Node {id: a.id})
+CREATE (a)-[:occ_of]->(p)
+
+// name: agg_occ_links
+// Every row and the node it is linked to (none, or several, is a fault `kg doctor` reports).
+MATCH (a:PatternOcc)
+OPTIONAL MATCH (a)-[:occ_of]->(p:Node)
+RETURN a.id AS id, p.id AS linked
 
 // name: agg_rank_get
 MATCH (r:PatternRank {id: $id}) RETURN r.n AS n, r.last AS last
@@ -55,15 +80,19 @@ RETURN r.id AS id
 ORDER BY r.n DESC, r.last DESC, r.id
 LIMIT $limit
 
-// name: agg_occ_window
+// name: agg_occ_window_fields
 // The patterns that may have $min_recurrence counted events inside [since, now]: a scan of this small
 // table's two time columns, then the `$min_recurrence`-th newest time (`at` is oldest first) must be in the
 // window too (a pattern whose members spread over a year meets most windows by its span alone: 17,641 rows
-// at 1M events, against 446 that pass both). The lists are read only for the rows that pass; Python counts.
-MATCH (a:PatternOcc)
+// at 1M events, against 446 that pass both); Python counts. With each row its pattern's own fields, through
+// the row's link (migration 0008): Kùzu follows the links of the rows that pass and reads the node table only
+// at the linked nodes (a semi-mask), so the cost follows the candidates, not the graph (one lookup by key per
+// candidate cost ~0.7 s for 446 at 1M). `id(p)` matches `agg_proposals_about`.
+MATCH (a:PatternOcc)-[:occ_of]->(p:Node)
 WHERE a.last >= $since AND a.first <= $now AND size(a.at) >= $min_recurrence
   AND a.at[size(a.at) - $min_recurrence + 1] >= $since
-RETURN a.id AS id, a.at AS at, a.sess AS sess, a.st AS st
+RETURN a.id AS id, a.at AS at, a.sess AS sess, a.st AS st, id(p) AS node, p.kind AS kind, p.status AS status,
+       p.pattern_key AS key, p.text AS text, p.priority AS priority, p.area AS area
 
 // name: agg_occ_all
 MATCH (a:PatternOcc) RETURN a.id AS id, a.at AS at, a.sess AS sess, a.st AS st ORDER BY id
@@ -76,26 +105,11 @@ OPTIONAL MATCH (q:Proposal)-[:proposal_about]->(p)
 RETURN p.id AS id, p.kind AS kind, p.status AS status, p.pattern_key AS key, p.text AS text,
        p.priority AS priority, p.area AS area, q.status AS q_status, q.decided_at AS q_decided
 
-// name: agg_pattern_fields
-// A candidate pattern's own fields by key, with Kùzu's internal id to match `agg_proposals_about`.
-MATCH (p:Node {id: $id})
-RETURN p.id AS id, id(p) AS node, p.kind AS kind, p.status AS status, p.pattern_key AS key, p.text AS text,
-       p.priority AS priority, p.area AS area
-
 // name: agg_proposals_about
 // Every proposal about a node, by the node's internal id: returning `p.id` would read the node table's id
 // column whole (0.07 s at 1M nodes); `id(p)` costs as many proposals as there are.
 MATCH (q:Proposal)-[:proposal_about]->(p:Node)
 RETURN id(p) AS node, q.status AS q_status, q.decided_at AS q_decided
-
-// name: agg_pattern_live_all
-// Every pattern's own fields and proposals, for many candidates at once: one scan of the kind column (an
-// `IN $ids` filter of thousands of ids costs a comparison per id per node: 20 s at 100k).
-MATCH (p:Node)
-WHERE p.kind = 'pattern'
-OPTIONAL MATCH (q:Proposal)-[:proposal_about]->(p)
-RETURN p.id AS id, p.kind AS kind, p.status AS status, p.pattern_key AS key, p.text AS text,
-       p.priority AS priority, p.area AS area, q.status AS q_status, q.decided_at AS q_decided
 
 // name: agg_patterns_of_event
 MATCH (p:Node)-[:derived_from]->(e:Node {id: $id}) WHERE p.kind = 'pattern' RETURN p.id AS id

@@ -6,9 +6,9 @@ the cycle) joined every pattern's member events and read five columns of the who
 (it has no secondary index), so a faster query over the same tables does not exist. Instead the table
 `PatternOcc` (migration 0005) keeps, per pattern, the time, session and status of each counted member event
 (kind event, not tagged exit-code-only), oldest first. The window's figures are then computed from the
-rows whose time span meets the window (`agg_occ_window`: a scan of a table with one row per pattern, reading
-two time columns, and the `min_recurrence`-th newest time), and the few candidates' own fields are read by
-key. `PatternRank` (migration 0007) keeps, per pattern, its event members' number and newest time, the order
+rows whose time span meets the window (`agg_occ_window_fields`: a scan of a table with one row per pattern,
+reading two time columns, and the `min_recurrence`-th newest time), and the few candidates' own fields come
+with them, through each row's link to its pattern's node (`occ_of`, migration 0008). `PatternRank` (migration 0007) keeps, per pattern, its event members' number and newest time, the order
 of `pattern_stats_all`: `kg status`'s recurring patterns are its first rows, their figures read by key.
 
 Kept exact, in the same transaction as the write:
@@ -33,8 +33,6 @@ from typing import Any
 
 FLAG_VALUE = "1"
 COLUMNS = ("id", "first", "last", "at", "sess", "st")
-LIVE_BY_KEY_AT_MOST = 200  # candidates read one by key up to at least this many; past it one scan is cheaper
-BY_KEY_SHARE = 30  # ... or up to one in this many of the patterns (promotion_candidates)
 
 # query name -> how to find the patterns a write affects: ("param", name) the pattern id itself, ("list", name)
 # a list of pattern ids, ("pattern", name) a node id when that node is a pattern,
@@ -151,6 +149,8 @@ def refresh(st: Any, ids: Iterable[str]) -> None:
                 st.run("agg_occ_delete", id=pid)
             continue
         st.run("agg_occ_set" if exists else "agg_occ_new", **_row(pid, members))
+        if not exists:
+            st.run("agg_occ_link", id=pid)  # to its pattern's node (migration 0008)
 
 
 def _rank(times: Iterable[datetime | None]) -> tuple[int, datetime | None]:
@@ -202,6 +202,7 @@ def rebuild(st: Any) -> int:
     st.run("agg_rank_clear")
     checkpoint(st)
     copy_rows(st, "PatternOcc", list(rows.values()), scratch=st.path.parent, columns=COLUMNS)
+    st.run("agg_occ_link_all")
     copy_rows(st, "PatternRank", [{"id": pid, "n": n, "last": last} for pid, (n, last) in sorted(ranks.items())],
               scratch=st.path.parent, columns=("id", "n", "last"))
     tallies.rebuild(st)  # the counts of `kg status` (kg/store/tallies.py) share the flag
@@ -233,46 +234,31 @@ def ensure(st: Any) -> bool:
 
 # -- reading --------------------------------------------------------------------------------------------------
 def promotion_candidates(st: Any, *, pattern_statuses: list[str], since: datetime, now: datetime,
-                         ignore_statuses: list[str], min_recurrence: int, min_sessions: int,
-                         by_key_at_most: int | None = None) -> list[dict[str, Any]]:
-    """The rows of `lc_promotion_candidates`, in its order, from the aggregate. The candidates' fields are read
-    by key (~0.6 ms each), or by one scan of every pattern when there are more than `by_key_at_most` of them
-    (by default one in `BY_KEY_SHARE` of the patterns: the scan costs ~20 us per pattern)."""
+                         ignore_statuses: list[str], min_recurrence: int, min_sessions: int) -> list[dict[str, Any]]:
+    """The rows of `lc_promotion_candidates`, in its order, from the aggregate: the window's rows with their
+    patterns' fields in one query through the rows' links (`agg_occ_window_fields`), and the proposals in
+    another (as many rows as the lifecycle's proposals)."""
     figures: dict[str, tuple[int, int, datetime]] = {}
-    for r in st.run("agg_occ_window", since=since, now=now, min_recurrence=max(min_recurrence, 1)):
+    fields: dict[str, dict[str, Any]] = {}
+    nodes: dict[tuple[int, int], str] = {}
+    for r in st.run("agg_occ_window_fields", since=since, now=now, min_recurrence=max(min_recurrence, 1)):
         n, sessions, last = window_figures(r["at"], r["sess"], r["st"], since, now, ignore_statuses)
         if last is not None and n >= min_recurrence and sessions >= min_sessions:
             figures[r["id"]] = (n, sessions, last)
+            fields[r["id"]] = r
+            nodes[_internal(r["node"])] = r["id"]
     if not figures:
         return []
-    ids = sorted(figures)
-    if by_key_at_most is None:
-        from kg.store import tallies
-
-        by_key_at_most = max(LIVE_BY_KEY_AT_MOST, tallies.patterns(st) // BY_KEY_SHARE)
-    fields: dict[str, dict[str, Any]] = {}
     proposals: dict[str, list[tuple[str | None, datetime | None]]] = {}
-    if len(ids) <= by_key_at_most:
-        from kg.store.bulk import run_each
-
-        nodes = {}
-        for row in run_each(st, "agg_pattern_fields", ({"id": pid} for pid in ids)):
-            fields[row["id"]] = row
-            nodes[_internal(row["node"])] = row["id"]
-        for row in st.run("agg_proposals_about"):  # as many as the lifecycle's proposals
-            pid = nodes.get(_internal(row["node"]))
-            if pid is not None:
-                proposals.setdefault(pid, []).append((row["q_status"], row["q_decided"]))
-    else:
-        for row in st.run("agg_pattern_live_all"):
-            fields[row["id"]] = row
-            if row["q_status"] is not None:
-                proposals.setdefault(row["id"], []).append((row["q_status"], row["q_decided"]))
+    for row in st.run("agg_proposals_about"):
+        pid = nodes.get(_internal(row["node"]))
+        if pid is not None:
+            proposals.setdefault(pid, []).append((row["q_status"], row["q_decided"]))
     statuses = set(pattern_statuses)
     out = []
-    for pid in ids:
-        p = fields.get(pid)
-        if p is None or p["kind"] != "pattern" or p["status"] not in statuses:
+    for pid in sorted(figures):
+        p = fields[pid]
+        if p["kind"] != "pattern" or p["status"] not in statuses:
             continue
         n, sessions, last = figures[pid]
         if _blocking(proposals.get(pid, []), last):
@@ -289,9 +275,10 @@ def top_patterns(st: Any, limit: int) -> list[dict[str, Any]]:
     return [row for r in st.run("agg_rank_top", limit=limit) for row in st.run("pattern_stats_by_id", id=r["id"])]
 
 
-def _internal(node: dict[str, int]) -> tuple[int, int]:
-    """Kùzu's internal id of a node (table, offset): stable between two reads with no write between."""
-    return node["table"], node["offset"]
+def _internal(node: dict[str, int] | int) -> tuple[int, int]:
+    """Kùzu's internal id of a node (table, offset), or FalkorDB's (a number): stable between two reads with no
+    write between."""
+    return (0, node) if isinstance(node, int) else (node["table"], node["offset"])
 
 
 def differences(st: Any) -> list[str]:
@@ -302,8 +289,12 @@ def differences(st: Any) -> list[str]:
     want = {pid: (r["at"], r["sess"], r["st"]) for pid, r in rows.items()}
     have = {r["id"]: (list(r["at"]), list(r["sess"]), list(r["st"])) for r in st.run("agg_occ_all")}
     ranked = {r["id"]: (r["n"], r["last"]) for r in st.run("agg_rank_all")}
+    links: dict[str, list[str | None]] = {}
+    for r in st.run("agg_occ_links"):
+        links.setdefault(r["id"], []).append(r["linked"])
     return ([f"pattern {pid}: {'missing' if pid not in have else 'extra' if pid not in want else 'differs'}"
              for pid in sorted(set(want) | set(have)) if want.get(pid) != have.get(pid)]
             + [f"pattern rank {pid}: {ranked.get(pid)} kept, {ranks.get(pid)} derived"
                for pid in sorted(set(ranks) | set(ranked)) if ranks.get(pid) != ranked.get(pid)]
+            + [f"pattern {pid}: linked to {linked}" for pid, linked in sorted(links.items()) if linked != [pid]]
             + tallies.differences(st))

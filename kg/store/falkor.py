@@ -352,7 +352,7 @@ class FalkorStore:
 
     def copy_rows(self, label: str, rows: list[Row], columns: list[str]) -> int:
         """kg/store/bulk.py's `copy_rows` on a team graph: the rows sent in chunks, no file between."""
-        return falkor_copy.copy(label, ({c: r.get(c) for c in columns} for r in rows), self._execute_raw, self.origin)
+        return falkor_copy.copy(label, rows, self._execute_raw, self.origin, columns)
 
     # kg/store/bulk.py streams rows through Kùzu's connection (`_conn.execute(_prepared_statement(q), p)`,
     # then `has_next`/`get_next`); the same calls here run the query on the server.

@@ -18,7 +18,9 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+from operator import attrgetter, itemgetter, methodcaller
 from typing import Any
 
 from kg.store import falkor_dialect as dialect
@@ -29,6 +31,9 @@ _FTS_DROP = re.compile(r"^\s*CALL\s+DROP_FTS_INDEX\(", re.I)
 _FTS_CREATE = re.compile(r"^\s*CALL\s+CREATE_FTS_INDEX\(", re.I)
 _CSV_EDGE = ("from", "to", "created_at", "manual", "score", "reason")  # kg.store.bulk.bulk_load_edges' columns
 _KUZU_TIME = re.compile(r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d{1,6})?$")
+
+_TZ = attrgetter("tzinfo")
+_ISO = methodcaller("isoformat", timespec="microseconds")
 
 Run = Callable[[str, dict[str, Any]], Any]
 
@@ -48,52 +53,67 @@ def bulk_statement(cypher: str, run: Run, ensure_fts: Callable[[], bool], origin
     return True
 
 
-def copy(label: str, rows: Iterator[dict[str, Any]], run: Run, origin: dict[str, str]) -> int:
-    """Create `rows` in the node table or relationship `label`, a chunk at a time; the count created."""
+def copy(label: str, rows: Iterable[dict[str, Any]], run: Run, origin: dict[str, str],
+         columns: list[str] | None = None) -> int:
+    """Create `rows` in the node table or relationship `label`, a chunk at a time; the count created. With
+    `columns`, only those keys of each row are sent (a missing key is null)."""
     s = dialect.schema()
     if label in s.rels:
-        src, dst, columns = s.rels[label]
-        sets = ", ".join(f"e.{c} = r[{i + 2}]" for i, c in enumerate(columns))
+        src, dst, props = s.rels[label]
+        sets = ", ".join(f"e.{c} = r[{i + 2}]" for i, c in enumerate(props))
         statement = (f"UNWIND $rows AS r MATCH (a:{src} {{{s.keys.get(src, 'id')}: r[0]}}), "
                      f"(b:{dst} {{{s.keys.get(dst, 'id')}: r[1]}}) CREATE (a)-[e:{label}]->(b)"
                      + (f" SET {sets}" if sets else ""))
-        columns = ["src", "dst", *columns]
+        fixed: list[str] | None = ["src", "dst", *props]
     elif label in s.columns:
-        statement, columns = "", []  # per chunk: the columns its rows give
+        statement, fixed = "", None  # per chunk: the columns its rows give
     else:
         raise ValueError(f"no table named {label!r}")
-    stamp = {"workspace": origin.get("origin_workspace") or None, "agent": origin.get("origin_agent") or None} \
-        if label == "Node" else {}
+    stamp = {k: v for k, v in (("workspace", origin.get("origin_workspace")), ("agent", origin.get("origin_agent")))
+             if v} if label == "Node" else {}
     done = 0
     chunk: list[dict[str, Any]] = []
     for row in rows:
         if "from" in row or "to" in row:
             row = {("src" if k == "from" else "dst" if k == "to" else k): v for k, v in row.items()}
-        else:
-            row = dict(row)
-        for k in s.times.intersection(row):  # only the timestamp columns change (most values go as they are)
-            row[k] = _value(k, row[k], s.times)
-        for key, value in stamp.items():
-            if row.get(key) is None and value is not None:
-                row[key] = value
         chunk.append(row)
         if len(chunk) >= CHUNK:
-            _send(label, statement, columns, chunk, run)
+            _send(label, statement, fixed or columns, chunk, run, stamp, s.times)
             done, chunk = done + len(chunk), []
     if chunk:
-        _send(label, statement, columns, chunk, run)
+        _send(label, statement, fixed or columns, chunk, run, stamp, s.times)
         done += len(chunk)
     return done
 
 
-def _send(label: str, statement: str, columns: list[str], chunk: list[dict[str, Any]], run: Run) -> None:
-    """One chunk as rows of values in `columns`' order (kg/store/falkor_params.py writes those fast); a node
-    property left null is not set, as `SET n = map` leaves out a null."""
+def _send(label: str, statement: str, names: list[str] | None, chunk: list[dict[str, Any]], run: Run,
+          stamp: dict[str, str], times: set[str]) -> None:
+    """One chunk as rows of values in column order (kg/store/falkor_params.py writes those fast), built a column
+    at a time in C (`itemgetter`, `zip`) rather than a value at a time; a node property null in every row is
+    not set, as `SET n = map` leaves out a null."""
+    names = list(names) if names else sorted(set().union(*chunk))
+    try:
+        values = list(map(itemgetter(*names), chunk)) if len(names) > 1 else [(r[names[0]],) for r in chunk]
+    except KeyError:  # a row without some column: null there
+        values = [tuple(r.get(c) for c in names) for r in chunk]
+    columns: dict[str, Any] = dict(zip(names, zip(*values)))
+    for c in times.intersection(columns):  # a timestamp column's text in the stored form
+        kinds = set(map(type, columns[c]))
+        if str in kinds:
+            columns[c] = [_value(c, v, times) for v in columns[c]]
+        elif kinds == {datetime} and set(map(_TZ, columns[c])) == {None}:  # dialect.to_server's text, in C
+            columns[c] = list(map(_ISO, columns[c]))
+    for c, value in stamp.items():
+        have = columns.get(c)
+        if have is None:
+            columns[c] = (value,) * len(chunk)
+        elif None in have:
+            columns[c] = [value if v is None else v for v in have]
     if not statement:
-        columns = sorted({k for row in chunk for k, v in row.items() if v is not None})
+        names = sorted(c for c, col in columns.items() if col.count(None) < len(col))
         statement = f"UNWIND $rows AS r CREATE (n:{label}) SET " + ", ".join(
-            f"n.{c} = r[{i}]" for i, c in enumerate(columns))
-    run(statement, {"rows": [[row.get(c) for c in columns] for row in chunk]})
+            f"n.{c} = r[{i}]" for i, c in enumerate(names))
+    run(statement, {"rows": list(zip(*(columns[c] for c in names)))})
 
 
 def _value(column: str, value: Any, times: set[str]) -> Any:

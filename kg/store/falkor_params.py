@@ -11,22 +11,24 @@ team import at 10k events: a chunk of 2,000 rows is 300,000 calls). Here:
   null list items (kg/store/falkor_dialect.py `to_server`).
 
 Values are checked as `kg.store._check_values` checks them for Kùzu (a number past 64 bits, text that is
-not UTF-8), without a second walk over a bulk chunk: the JSON text is searched for a run of 19 digits (then
-the chunk is walked for the message) and encoded to UTF-8 once.
+not UTF-8), a bulk chunk column by column: a column's set of value types is taken in C (`set(map(type, ...))`),
+and only a column that holds integers or lists is looked into (a search of the JSON text for a run of 19
+digits cost more than writing it). The text is encoded to UTF-8 once.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime
+from itertools import chain
 from typing import Any
 
 from kg.store import falkor_dialect as dialect
 
-_LONG_NUMBER = re.compile(r"\d{19}")
+_INT64 = (-(2**63), 2**63 - 1)
 _JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False, separators=(",", ":"),
                          default=lambda v: dialect.to_server(v) if isinstance(v, datetime) else _refuse(v))
+_ROW = (list, tuple)
 
 
 class _Slow(Exception):
@@ -58,12 +60,12 @@ def header(params: dict[str, Any]) -> str:
 
 
 def _literal(name: str, value: Any) -> str:
-    if isinstance(value, list) and value and all(type(r) is list for r in value):
+    if isinstance(value, list) and value and all(type(r) in _ROW for r in value):
         try:
             text = _JSON.encode(_rows(value))
         except (_Slow, ValueError):
             text = ""
-        if text and "\\u" not in text and not _LONG_NUMBER.search(text):
+        if text and "\\u" not in text:
             return text
     from kg.store import _check_values
 
@@ -71,20 +73,39 @@ def _literal(name: str, value: Any) -> str:
     return _slow(dialect.to_server(value))
 
 
-def _rows(rows: list[list[Any]]) -> list[list[Any]]:
-    """Rows whose items may be lists: a null inside such a list becomes dialect's marker (arrays hold no null);
-    a map inside a row is left to the slow way."""
+def _rows(rows: list[Any]) -> list[Any]:
+    """The rows (lists or tuples of one width) as JSON can write them: a null inside a list item becomes
+    dialect's marker (arrays hold no null). A map, a number past 64 bits, or rows of unequal width are left
+    to the slow way (which names a bad value)."""
+    width = len(rows[0])
+    if any(len(r) != width for r in rows):
+        raise _Slow("ragged")
     out = rows
-    for i, row in enumerate(rows):
-        for j, item in enumerate(row):
-            t = type(item)
-            if t is dict:
-                raise _Slow("map")
-            if t is list and None in item:
+    for j, column in enumerate(zip(*rows)):
+        kinds = set(map(type, column))
+        if dict in kinds:
+            raise _Slow("map")
+        if int in kinds:
+            _fits([v for v in column if type(v) is int])
+        if list in kinds or tuple in kinds:
+            items = list(chain.from_iterable(v for v in column if type(v) in _ROW))
+            inner = set(map(type, items))
+            if dict in inner or list in inner or tuple in inner:
+                raise _Slow("nested")
+            if int in inner:
+                _fits([v for v in items if type(v) is int])
+            if type(None) in inner:
                 if out is rows:
                     out = [list(r) for r in rows]
-                out[i][j] = dialect.to_server(item)
+                for r in out:
+                    if type(r[j]) in _ROW and None in r[j]:
+                        r[j] = dialect.to_server(r[j])
     return out
+
+
+def _fits(numbers: list[int]) -> None:
+    if numbers and (min(numbers) < _INT64[0] or max(numbers) > _INT64[1]):
+        raise _Slow("a number past 64 bits")
 
 
 def _slow(value: Any) -> str:

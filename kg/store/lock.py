@@ -12,6 +12,8 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import struct
+import sys
 import time
 from pathlib import Path
 
@@ -26,8 +28,8 @@ class Yielded(Exception):
 class FileLock(HeldLock):
     """An exclusive advisory lock on `path`, acquired with a bounded retry.
 
-    Fairness: a process that has to wait for the lock says so by holding a shared lock on `PATH.wait` while it
-    waits. A *polite* acquirer (a detached applier draining the journal after `kg log` answered) does not
+    Fairness: a process that has to wait for the lock says so by holding a read lock on `PATH.wait` while it
+    waits (`_announce`). A *polite* acquirer (a detached applier draining the journal after `kg log` answered) does not
     compete with such a waiter: it stands aside (`Yielded`), because the waiter drains the journal itself
     once it holds the graph. A polite holder also checks `others_waiting()` between drain batches and hands
     over. So a reader's wait is one record of the current holder, not the stream of every agent's appliers.
@@ -95,14 +97,33 @@ class FileLock(HeldLock):
         return _waited_for(self.wait_path)
 
 
+# How a waiter says it waits, and how others look. On Linux (64-bit) a waiter holds an open-file-description read
+# lock on the file, and a checker asks the kernel whether one is held (F_OFD_GETLK) without taking any lock
+# itself: nothing a checker does can look like a waiter. Elsewhere a waiter holds a shared flock, and a checker
+# tries the exclusive one for a moment; another checker's moment can then look like a waiter (a few quick
+# tries tell them apart on an idle machine; on a loaded one a checker descheduled mid-try is read as a waiter,
+# which costs a reader a short delay, never a lost write).
+_OFD = sys.platform.startswith("linux") and hasattr(fcntl, "F_OFD_GETLK") and struct.calcsize("P") == 8
+_FLOCK = "@hhqqi4x"  # struct flock on 64-bit Linux: l_type, l_whence, l_start, l_len, l_pid (32 bytes)
+
+
+def _range(kind: int) -> bytes:
+    return struct.pack(_FLOCK, kind, os.SEEK_SET, 0, 0, 0)  # the whole file; l_pid must be 0 for OFD locks
+
+
 def _waited_for(path: Path) -> bool:
-    """Whether a waiter holds its shared lock on `path`. A waiter holds it for the whole wait, while another
-    checker holds the exclusive test lock only for a moment, so a few quick tries tell them apart."""
+    """Whether a waiter holds its lock on `path` (see above)."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError:
         return False
     try:
+        if _OFD:
+            try:
+                held = struct.unpack(_FLOCK, fcntl.fcntl(fd, fcntl.F_OFD_GETLK, _range(fcntl.F_WRLCK)))[0]
+            except OSError:
+                return False
+            return held != fcntl.F_UNLCK
         for attempt in range(3):
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -116,12 +137,16 @@ def _waited_for(path: Path) -> bool:
 
 
 def _announce(path: Path) -> int | None:
+    """Say that this process waits, until the returned descriptor is closed (None when it cannot say so)."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError:
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)  # blocks only for another checker's instant
+        if _OFD:
+            fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _range(fcntl.F_RDLCK))  # read locks never conflict: no wait
+        else:
+            fcntl.flock(fd, fcntl.LOCK_SH)  # blocks only for another checker's instant
     except OSError:
         os.close(fd)
         return None

@@ -95,6 +95,15 @@ RETURN n.id AS id, n.created_at AS created_at
 ORDER BY created_at DESC, id DESC
 LIMIT $limit
 
+// name: nodes_newest_any
+// `kg list` with no filter: nodes_newest testing the time alone (each filter of nodes_newest reads its column
+// for every node, even when unset: ~5 ms per 100k nodes each).
+MATCH (n:Node)
+WHERE n.created_at >= $since
+RETURN n.id AS id, n.created_at AS created_at
+ORDER BY created_at DESC, id DESC
+LIMIT $limit
+
 // name: nodes_list_row
 // One listed node's columns, by primary key.
 MATCH (n:Node {id: $id})

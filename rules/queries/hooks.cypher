@@ -39,6 +39,8 @@ MATCH (n:Node {id: $id})
 RETURN n.id AS id, n.text AS text, n.priority AS priority
 
 // name: hooks_edge_count
-// All edges, for the brief's stats line (a third faster than counting per type and summing).
+// All edges, for the brief's stats line (a third faster than counting per type and summing), but the
+// aggregate's links (occ_of, as count_edges).
 MATCH ()-[r]->()
+WHERE label(r) <> 'occ_of'
 RETURN count(*) AS n

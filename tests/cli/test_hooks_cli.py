@@ -44,7 +44,7 @@ def check_hooks_schema(settings: dict) -> list[str]:
 def sh(command: str, payload: dict | None, cwd: Path, env_now: str = NOW) -> subprocess.CompletedProcess:
     import os
 
-    env = {**os.environ, "KG_NOW": env_now}
+    env = {**os.environ, "KG_NOW": env_now, "KG_HOOK_WAIT": "1"}  # a session end's work in the foreground
     env.pop("KG_WORKSPACE", None)
     return subprocess.run(check=False, args=command, shell=True, input=json.dumps(payload) if payload is not None else "",
                           capture_output=True, text=True, cwd=cwd, env=env, timeout=120)

@@ -36,7 +36,6 @@ def check(ws, now: datetime) -> None:
                       "ignore_statuses": ["wont_fix"], "min_recurrence": rec, "min_sessions": sess}
             want = full_query(st, params)
             assert aggregates.promotion_candidates(st, **params) == want
-            assert aggregates.promotion_candidates(st, **params, by_key_at_most=0) == want  # the one-scan path
         for name in ("count_by_kind", "count_edges"):
             assert sorted(map(repr, st.run(name))) == sorted(map(repr, full_query_named(st, name, {})))
         for limit in (1, 3, 50):
@@ -310,3 +309,28 @@ def test_an_edge_added_by_hand_keeps_the_aggregates_without_a_rebuild(ws):
     assert after[pattern] == sorted(before[pattern] + [T0 + timedelta(hours=5)])
     assert lesson not in after
     assert edges.get("led_to") == 1  # from the tallies (differences() above compares them with a recount)
+
+
+def test_each_row_is_linked_to_its_pattern_and_a_lost_link_is_found_and_repaired(ws):
+    """The ready-to-promote read takes each candidate's fields through its row's link (migration 0008): every
+    row has exactly one, to its own pattern; `differences` (kg doctor) names a lost one, and a rebuild makes
+    the reads equal the full query again."""
+    now = T0
+    for i in range(8):
+        now += timedelta(hours=7)
+        ws.log("error", f"tool {i % 2} broke again", now=now, session=f"s{i % 3}", pattern_key=KEYS[i % 2],
+               link=False)
+    params = {"pattern_statuses": ["active"], "since": now - timedelta(days=30), "now": now,
+              "ignore_statuses": ["wont_fix"], "min_recurrence": 3, "min_sessions": 2}
+    with ws.store() as st:
+        links = st.run("agg_occ_links")
+        assert len(links) == 2 and all(r["linked"] == r["id"] for r in links)
+        want = full_query(st, params)
+        assert len(want) == 2 and aggregates.promotion_candidates(st, **params) == want
+        lost = links[0]["id"]
+        st._execute_raw("MATCH (a:PatternOcc {id: $id})-[r:occ_of]->() DELETE r", {"id": lost})
+        assert aggregates.differences(st) == [f"pattern {lost}: linked to [None]"]
+        assert [r["id"] for r in aggregates.promotion_candidates(st, **params)] == [links[1]["id"]]
+        aggregates.rebuild(st)
+        assert aggregates.differences(st) == []
+        assert aggregates.promotion_candidates(st, **params) == want

@@ -18,7 +18,7 @@ import kg
 from kg.core.errors import StoreBusy
 from kg.ingest.journal import MAX_DRAINING, Journal
 from kg.store import Store
-from kg.store.lock import FileLock
+from kg.store.lock import FileLock, _announce, _waited_for
 
 
 def test_readers_hold_the_graph_side_by_side_and_a_writer_waits_for_them(tmp_path):
@@ -114,8 +114,7 @@ def test_a_cycle_or_a_snapshot_under_contention_takes_its_turn_without_the_backl
     ws = kg.open_workspace(root)
     for i in range(12):
         ws.log("error", f"deploy step {i} failed on staging", now="2026-11-01T10:00", apply=False)
-    waiter = os.open(ws.kg_dir / "graph.lock.wait", os.O_RDWR | os.O_CREAT)
-    fcntl.flock(waiter, fcntl.LOCK_SH)  # contention, as a real waiter shows it
+    waiter = _announce(ws.kg_dir / "graph.lock.wait")  # contention, as a real waiter shows it
     try:
         report = cycle(ws, now="2026-11-02")
         assert report.now.startswith("2026-11-02") and ws.journal.pending_count() == 12
@@ -138,8 +137,7 @@ def test_a_log_inside_a_bounded_lifecycle_block_is_not_called_applied_before_it_
     (root / "kg.toml").write_text("[rules.policy.write]\nreader_drain_seconds = 0\n")
     ws = kg.open_workspace(root)
     ws.log("learning", "backlog entry about queue depth", now="2026-11-01T10:00", apply=False)
-    waiter = os.open(ws.kg_dir / "graph.lock.wait", os.O_RDWR | os.O_CREAT)
-    fcntl.flock(waiter, fcntl.LOCK_SH)  # another process waits for the graph
+    waiter = _announce(ws.kg_dir / "graph.lock.wait")  # another process waits for the graph
     try:
         with holding(ws) as st:
             r = ws.log("error", "kg reverted the rule about retries", now="2026-11-02T10:00")
@@ -148,3 +146,61 @@ def test_a_log_inside_a_bounded_lifecycle_block_is_not_called_applied_before_it_
     finally:
         os.close(waiter)
     assert ws.status(now="2026-11-02")["entries"] == {"learning": 1, "error": 1}
+
+
+def test_another_checkers_moment_is_not_a_waiting_writer(tmp_path):
+    """A reader that finds `.xwait` locked by another reader's check (descheduled mid-check on a loaded machine)
+    must not queue behind a writer that does not exist; a writer that really waits is still seen."""
+    path = tmp_path / "graph.lock"
+    xwait = tmp_path / "graph.lock.xwait"
+    fd = os.open(xwait, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # what a checker held while it tried the file (before)
+        assert not _waited_for(xwait)
+        with FileLock(path, timeout=0, shared=True):  # no writer waits: the reader comes in at once
+            pass
+    finally:
+        os.close(fd)
+    waiter = _announce(xwait)  # a writer waiting for the graph
+    try:
+        assert _waited_for(xwait)
+        with pytest.raises(StoreBusy):
+            FileLock(path, timeout=0.2, shared=True).acquire()
+    finally:
+        os.close(waiter)
+    assert not _waited_for(xwait)
+
+
+def test_a_polite_drain_whose_open_a_reader_waited_for_hands_over_before_applying(tmp_path):
+    """A detached applier that opened the graph while a foreground process began to wait hands it over before
+    its first record (a fresh process's first record costs seconds on a loaded machine; the waiter drains
+    itself); with nobody waiting it applies everything, as before."""
+    from kg.ingest.drain import drain
+
+    ws = kg.init_workspace(tmp_path / "ws")
+    for i in range(3):
+        ws.log("error", f"deploy step {i} failed on staging", apply=False)
+    with ws.store(apply_journal=False) as st:
+        waiter = _announce(ws.kg_dir / "graph.lock.wait")
+        try:
+            report = drain(ws, st, polite=True)
+        finally:
+            os.close(waiter)
+        assert (report.applied, report.stopped, ws.journal.pending_count()) == (0, "handed over", 3)
+        assert drain(ws, st, polite=True).applied == 3
+
+
+def test_a_read_past_its_budget_applies_nothing_while_agents_stream(tmp_path):
+    """The read server stopped applying a backlog for a reader (`streaming`): a reader past its budget reads at
+    once (it applied a record or more first, until an agent's next entry showed the contention); within its
+    budget, or with no stream, it applies as before."""
+    from kg.ingest.drain import drain
+
+    ws = kg.init_workspace(tmp_path / "ws")
+    for i in range(3):
+        ws.log("error", f"deploy step {i} failed on staging", apply=False)
+    with ws.store(apply_journal=False) as st:
+        late = time.monotonic() - 10  # the reader's process started 10 s ago (a loaded machine)
+        report = drain(ws, st, budget=0.3, since=late, streaming=True)
+        assert (report.applied, report.stopped, report.pending) == (0, "budget", 3)
+        assert drain(ws, st, budget=0.3, since=late).applied == 3  # no stream: a finite backlog, applied

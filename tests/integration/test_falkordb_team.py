@@ -274,3 +274,62 @@ def test_a_missing_full_text_index_is_made_again_on_the_next_open(tmp_path, falk
     assert "deploy script broke on staging" in out
     code, out, _ = kg("doctor", workspace=root)
     assert code == 0 and "full-text index: node_fts is present" in out
+
+
+def test_two_machines_as_separate_processes_verify_against_both(tmp_path, falkordb_url):
+    """The rest of the "done when" with every command its own `kg` process: each workspace brings its own
+    history (`kg import trail`: twenty days of two failures, each workspace once a day), alpha's cycle
+    promotes both once and beta's finds nothing left to promote, both rules are rendered into both
+    workspaces' files; a week later only beta's own import says `pip.cache` goes on, and alpha's cycle,
+    counting the team's events, confirms `git.ssh` and reverts `pip.cache` out of both workspaces' files.
+    Every imported event names the workspace and agent that brought it."""
+    import os
+    import subprocess
+    import sys
+
+    kg_bin = str(Path(sys.executable).with_name("kg"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "0"}
+
+    def run(root: Path, agent: str, *args: str) -> str:
+        proc = subprocess.run([kg_bin, "-w", str(root), *args], capture_output=True, text=True, timeout=300,
+                              env=env | {"KG_AGENT": agent}, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    ssh, pip = "git push failed: ssh key rejected by the remote", "pip install failed: cache directory is corrupt"
+
+    def trail(root: Path, name: str, items: list[tuple[str, str, int, str]]) -> Path:
+        entries = [{"id": f"ERR-202601{day:02d}-{root.name[0]}{i:04d}", "type": "error", "summary": summary,
+                    "area": "tooling", "priority": "medium", "status": "pending", "pattern_key": key,
+                    "logged": f"2026-01-{day:02d}T09:{i % 60:02d}:00", "session": session}
+                   for i, (summary, key, day, session) in enumerate(items)]
+        path = tmp_path / f"{root.name}-{name}.json"
+        path.write_text(json.dumps({"version": 3, "entries": entries}), encoding="utf-8")
+        return path
+
+    alpha, beta = tmp_path / "alpha", tmp_path / "beta"
+    for root, agent in ((alpha, "ann"), (beta, "bob")):
+        run(root, agent, "init", str(root), "--store", falkordb_url)
+        history = [(text, key, day + 1, f"{root.name}{day}") for day in range(20)
+                   for text, key in ((ssh, "git.ssh"), (pip, "pip.cache"))]
+        run(root, agent, "import", "trail", str(trail(root, "history", history)))
+    promoted = {p["pattern_key"]: p["target"]
+                for p in json.loads(run(alpha, "ann", "cycle", "--json", "--now", "2026-01-21T20:00:00"))["promoted"]}
+    assert promoted == {"git.ssh": "TOOLS.md", "pip.cache": "TOOLS.md"}
+    assert json.loads(run(beta, "bob", "cycle", "--json", "--now", "2026-01-21T20:30:00"))["promoted"] == []
+    for root in (alpha, beta):
+        tools = (root / "TOOLS.md").read_text()
+        assert f"- {ssh}" in tools and f"- {pip}" in tools, root.name
+    later = [(pip, "pip.cache", day, f"beta{day}{half}") for day in range(22, 29) for half in "ab"]
+    run(beta, "bob", "import", "trail", str(trail(beta, "later", later)))
+    report = json.loads(run(alpha, "ann", "cycle", "--json", "--now", "2026-01-28T20:00:00"))
+    verdicts = {v["pattern_key"]: (v["verdict"], v["action"]) for v in report["verified"]}
+    assert verdicts == {"git.ssh": ("confirmed", "keep"), "pip.cache": ("ineffective", "revert")}
+    assert json.loads(run(beta, "bob", "cycle", "--json", "--now", "2026-01-28T20:30:00"))["verified"] == []
+    for root in (alpha, beta):
+        tools = (root / "TOOLS.md").read_text()
+        assert f"- {ssh}" in tools and pip not in tools, root.name
+    status = json.loads(run(alpha, "ann", "status", "--json", "--now", "2026-01-29T12:00:00"))
+    who = {(c["workspace"].split("#")[0], c["agent"]): c["events"] for c in status["team"]["contributors"]}
+    assert set(who) == {("alpha", "ann"), ("beta", "bob")}
+    assert who[("beta", "bob")] == 54 and who[("alpha", "ann")] >= 40  # alpha's cycles may add events of their own

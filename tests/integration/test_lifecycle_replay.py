@@ -179,6 +179,9 @@ def test_verdicts_carry_their_numbers(replay):
     assert (v["pip.numpy"]["before"], v["pip.numpy"]["after"]) == (21, 9)
     assert v["answers.long"]["after"] == 14 and v["answers.long"]["ratio"] >= 1.25
     assert "before 21 (" in v["git.push.auth"]["summary"] and "95% interval" in v["git.push.auth"]["summary"]
+    worse = v["answers.long"]     # made worse: the label's number, P(ratio > 1), is shown with its threshold
+    p_up = worse["stats"]["p_up"]
+    assert p_up >= 0.95 and f"P(ratio > 1) = {p_up:.3f} ≥ 0.95" in worse["summary"]
     st = v["pip.numpy"]["stats"]
     # the trigger counts: kg watched from the workspace's first event
     assert st["p_not_enough"] >= 0.95 and st["not_counted"] == [] and st["days_after"] == 7.0

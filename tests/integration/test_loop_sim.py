@@ -47,11 +47,11 @@ def test_the_loop_keeps_what_helps_and_removes_what_does_not(history):
 
 def test_the_scores_compare_kg_with_a_baseline_and_the_best(history):
     s = sim.score([history], DAYS, (60, 30, 10))
-    assert set(s) == {"kg", "baseline", "best"}
+    assert set(s) == {"kg", "baseline", "best", "bayes"}
     assert s["kg"]["rules"] == 4 and s["kg"]["end_right"] == 100.0 and s["kg"]["effective_permanent_n"] == 0
     assert s["best"]["end_right"] == 100.0
     table = sim.table("t", s)
-    assert "keep/revert right, at the end (%)" in table and "| kg | baseline (former rule) | best possible |" in table
+    assert "keep/revert right, at the end (%)" in table and "| kg | baseline (former rule) | best possible | Bayes, base rate unknown |" in table
 
 
 def test_the_oracle_and_the_baseline_are_the_decisions_they_claim():
@@ -63,6 +63,37 @@ def test_the_oracle_and_the_baseline_are_the_decisions_they_claim():
     assert sim.oracle(p, 60, 60, (60, 30, 10))[1] is False                  # ~1/day: not effective
     label, _, keep = sim.baseline(p, 60)
     assert label in ("ineffective", "made_worse") and keep is False
+
+
+def test_the_bayes_decider_without_the_base_rate_uses_the_time_without_the_rule():
+    """It does not know the rate before: a thin, fast start (3 in 3 days, as a promotion burst) with ~0.3/day
+    after looks like a rule that works, and only time without the rule (a revert) shows it changed nothing."""
+    p = sim.Pattern("x", 0.3, "ineffective", 1.0, 0.0, "auto", applied=[3.0])
+    p.events = [(0.5, False), (1.5, False), (2.5, False)] + [(3.5 + d * 3.3, False) for d in range(30)]
+    label, keep = sim.bayes_unknown_rate(p, 103, (60, 30, 10), (0.1, 1.0), 0.0)
+    assert keep is True and label == "effective"
+    p.reverted = [103.0]
+    p.events += [(103.5 + d * 3.3, False) for d in range(20)]                # the same 0.3/day without it
+    assert sim.bayes_unknown_rate(p, 170, (60, 30, 10), (0.1, 1.0), 0.0)[1] is False
+    assert sim.oracle(p, 103, 170, (60, 30, 10))[1] is False                # the oracle knows 0.3/day
+
+
+@pytest.mark.parametrize(("cls", "applied", "reverted", "trace", "want"), [
+    ("ineffective", [3.0], [], [(10.0, "keep: confirmed: ... ≥ 0.95")], "bad left: confirmed at 1 − error_rate"),
+    ("harmful", [3.0], [], [(10.0, "extend: inconclusive"),
+                            (31.0, "keep: confirmed: ... (deadline: the majority decides)")],
+     "bad left: confirmed at the deadline"),
+    ("ineffective", [3.0, 40.0], [20.0], [], "bad left: applied again after a revert"),
+    ("effective", [3.0], [31.0], [(31.0, "auto_revert: ineffective: ... (deadline: the majority decides)")],
+     "effective reverted at the deadline, for good"),
+    ("effective", [3.0, 50.0], [45.0], [(10.0, "keep: confirmed: ..."), (45.0, "revert: ineffective: ...")],
+     "effective reverted while monitored"),
+    ("effective", [3.0], [], [(10.0, "keep: confirmed: ...")], None),
+    ("ineffective", [3.0], [10.0], [(10.0, "revert: ineffective: ...")], None),
+])
+def test_wrong_decisions_are_classed_by_how_they_went_wrong(cls, applied, reverted, trace, want):
+    p = sim.Pattern("x", 0.5, cls, 1.0, 0.0, "auto", applied=applied, reverted=reverted, trace=trace)
+    assert sim.wrong_class(p) == want
 
 
 def test_the_fast_replay_takes_the_real_loops_decisions(history):

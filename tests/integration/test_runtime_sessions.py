@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from kg.core.policy import packaged
 from kg.reflect.failures import failures, load_rules
 from kg.reflect.parse import read_transcript
+from kg.store.lock import FileLock
 
 KG = str(Path(sys.executable).parent / "kg")
 RULES = load_rules(packaged("errors"))
@@ -270,3 +272,97 @@ def test_a_session_end_whose_transcript_cannot_be_read_still_writes_the_summary(
                    ws.root, "2026-07-01T10:00")
     assert end.returncode == 0 and "could not reflect on" in end.stderr and "kg reads" in end.stderr
     assert (ws.root / "memory" / "sessions" / f"{session}.md").exists()
+
+
+def test_a_session_end_whose_reflection_wrote_the_summary_says_nothing_false(ws, shared_data, tmp_path):
+    """Reflection that logs something writes the session summary and ends the session itself; the hook then
+    must not tell the user there was no kg session and no summary."""
+    real = shared_data / "runtimes" / "claude_code" / "transcripts" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    assert kg(ws.root, "install", "claude-code").returncode == 0
+    settings = ws.root / ".claude" / "settings.local.json"
+    base = {"session_id": real.stem, "transcript_path": str(real), "cwd": str(ws.root), "permission_mode": "default"}
+    start = run_hook(hooks_of(settings, "SessionStart")[0], {**base, "hook_event_name": "SessionStart",
+                                                              "source": "startup"}, ws.root, "2026-07-01T09:00")
+    session = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"].split("- Session: ")[1].split()[0]
+    end = run_hook(hooks_of(settings, "SessionEnd")[0], {**base, "hook_event_name": "SessionEnd", "reason": "other"},
+                   ws.root, "2026-07-01T10:00")
+    assert (end.returncode, end.stdout, end.stderr) == (0, "", "")
+    assert len(error_events(ws.root)) == 3
+    summary = (ws.root / "memory" / "sessions" / f"{session}.md").read_text(encoding="utf-8")
+    assert "Reflected on" in summary
+    again = kg(ws.root, "hook", "session-end", "--transcript", str(real), "--session", session, "--json",
+               now="2026-07-01T10:05")
+    assert json.loads(again.stdout)["notes"] == [f"session {session} ended already"]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs OpenClaw's handler.js")
+def test_openclaw_session_end_finds_the_transcript_by_session_id_and_refreshes_the_brief(ws, shared_data, tmp_path):
+    """OpenClaw's session entry carries `sessionFile` only when it overrides the default path; /new and /reset
+    usually give just the sessionId (a /reset may already have archived the file). The handler finds the
+    transcript where OpenClaw keeps it, and the next session's saved brief holds what that session end logged."""
+    real = shared_data / "runtimes" / "openclaw" / "transcripts" / "f967d602-325a-4a45-8d54-ee17484cfd96.jsonl"
+    home = tmp_path / "home"
+    sessions = home / ".openclaw" / "agents" / "ops" / "sessions"
+    sessions.mkdir(parents=True)
+    assert kg(ws.root, "install", "openclaw").returncode == 0
+    handler = ws.root / "hooks" / "kaizen-kg" / "handler.js"
+    runner = tmp_path / "run.mjs"
+    runner.write_text('const [, , file, ev] = process.argv;\nconst mod = await import("file://" + file);\n'
+                      "await mod.default(JSON.parse(ev));\n", encoding="utf-8")
+
+    def fire(event: dict, now: str) -> None:
+        env = {**os.environ, "KG_NOW": now, "KG_HOOK_WAIT": "1", "HOME": str(home)}
+        done = subprocess.run(["node", str(runner), str(handler), json.dumps(event)], capture_output=True, text=True,
+                              env=env, timeout=300, check=False)
+        assert done.returncode == 0 and "kaizen-kg" not in done.stderr, done.stderr
+
+    key = "agent:ops:telegram:direct:42"
+    boot = {"type": "agent", "action": "bootstrap", "sessionKey": key, "messages": [],
+            "context": {"workspaceDir": str(ws.root), "bootstrapFiles": []}}
+    fire(boot, "2026-07-01T09:00")
+    shutil.copyfile(real, sessions / real.name)
+    fire({"type": "command", "action": "new", "sessionKey": key, "messages": [],
+          "context": {"previousSessionEntry": {"sessionId": real.stem}, "sessionEntry": {"sessionId": "next"}}},
+         "2026-07-01T10:00")
+    events = check_graph(ws.root, [real])
+    brief = (ws.root / "memory" / ".hook-context.txt").read_text(encoding="utf-8")
+    assert "Pending High-Priority" in brief and all(e["id"] in brief for e in events), brief
+
+    # the same session again under a /reset that archived its file first: found, and nothing is logged twice
+    (sessions / real.name).rename(sessions / f"{real.name}.reset.2026-07-01T11-00-00.000Z")
+    fire({"type": "command", "action": "reset", "sessionKey": key, "messages": [],
+          "context": {"previousSessionEntry": {"sessionId": real.stem}}}, "2026-07-01T11:00")
+    assert len(error_events(ws.root)) == len(events)
+
+
+@pytest.mark.embedded_only("holds the Kùzu file lock (a team graph's writers take a lease on the server)")
+def test_claude_code_session_end_answers_before_it_reflects(ws, shared_data, tmp_path):
+    """Claude Code cancels SessionEnd hooks still running when it exits (their budget is 1.5 s unless a timeout
+    raises it), and reflecting on a real transcript takes seconds on a loaded machine. The hook answers at once
+    and a detached child does the work: here the graph is held, so the work cannot even start, and the hook has
+    answered all the same; once the graph is free, the session's failures and summary arrive."""
+    real = shared_data / "runtimes" / "claude_code" / "transcripts" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    assert kg(ws.root, "install", "claude-code").returncode == 0
+    settings = ws.root / ".claude" / "settings.local.json"
+    base = {"session_id": real.stem, "transcript_path": str(real), "cwd": str(ws.root), "permission_mode": "default"}
+    start = run_hook(hooks_of(settings, "SessionStart")[0], {**base, "hook_event_name": "SessionStart",
+                                                              "source": "startup"}, ws.root, "2026-07-01T09:00")
+    session = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"].split("- Session: ")[1].split()[0]
+    env = {**os.environ, "KG_NOW": "2026-07-01T10:00", "KG_LOCK_TIMEOUT": "600", "KG_SERVER": "0"}
+    env.pop("KG_WORKSPACE", None)
+    holder = FileLock(ws.kg_dir / "graph.lock", timeout=30)
+    holder.acquire()
+    try:
+        end = subprocess.run(hooks_of(settings, "SessionEnd")[0], shell=True, capture_output=True, text=True,
+                             cwd=ws.root, env=env, timeout=60, check=False,
+                             input=json.dumps({**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}))
+        assert (end.returncode, end.stdout, end.stderr) == (0, "", "")
+        assert not (ws.root / "memory" / "sessions" / f"{session}.md").exists()
+    finally:
+        holder.release()
+    summary = ws.root / "memory" / "sessions" / f"{session}.md"
+    deadline = time.monotonic() + 300
+    while not summary.exists():  # the detached child, unblocked
+        assert time.monotonic() < deadline, "the detached reflection never finished"
+        time.sleep(0.05)
+    assert len(error_events(ws.root)) == 3

@@ -109,7 +109,7 @@ def test_recall_reaches_the_entries_logged_beside_a_hit_in_its_session(ws):
     s1 = sessions.start(ws, "2026-01-05T09:00")["id"]
     s2 = sessions.start(ws, "2026-01-05T09:30")["id"]
     far = ws.log("learning", "renamed the dashboard panels", now="2026-01-05T09:40", session=s1, link=False)
-    ws.log("learning", "cleared the build cache", now="2026-01-05T09:50", session=s1, link=False)
+    second = ws.log("learning", "cleared the build cache", now="2026-01-05T09:50", session=s1, link=False)
     before = ws.log("learning", "bumped the worker pool to eight processes", now="2026-01-05T09:55",
                     session=s1, link=False)
     hit = ws.log("error", "the staging deploy failed at the database migration step", now="2026-01-05T10:00",
@@ -120,6 +120,8 @@ def test_recall_reaches_the_entries_logged_beside_a_hit_in_its_session(ws):
     hits = search.search(ws, "staging deploy migration failed", now="2026-01-10", sources=["graph"])
     refs = [h.ref for h in hits]
     assert refs[0] == hit.id and {after.id, before.id} <= set(refs)
+    # the packaged rules take two steps: the entry two places away comes back, below the ones next to the hit
+    assert refs.index(second.id) > max(refs.index(before.id), refs.index(after.id))
     found = hits[refs.index(after.id)]
     assert found.parts["text"] > 0 and found.parts["graph"] > 0 and found.parts["fuzzy"] == 0
     assert other.id not in refs and far.id not in refs

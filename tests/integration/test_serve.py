@@ -197,11 +197,14 @@ def test_the_first_read_starts_it_and_it_stops_when_idle(served: Path):
 
 def test_an_idle_server_stops_and_removes_its_socket(served: Path):
     (served / "kg.toml").write_text("[rules.policy.serve]\nidle_seconds = 0.2\n", encoding="utf-8")
+    wal = served / "memory" / ".kg" / "graph.kuzu.wal"
+    assert wal.exists() and wal.stat().st_size  # the logs' writes, which every open replays until a checkpoint
     run = subprocess.Popen([KG, "-w", str(served), "serve", "run"], stderr=subprocess.PIPE, text=True,
                            env={**os.environ, "KG_SERVER": "1"})
     _, err = run.communicate(timeout=300)
     assert run.returncode == 0 and err.strip() == "kg serve: stopped: idle for 0.2 s"
     assert not (served / "memory" / ".kg" / "serve.sock").exists()
+    assert not wal.exists() or not wal.stat().st_size  # folded into the graph before the server let go
     assert kg(served, "log", "error", "after the idle stop", "--wait").returncode == 0
 
 

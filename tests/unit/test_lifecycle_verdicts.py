@@ -89,6 +89,16 @@ def test_the_numbers_behind_a_verdict():
     assert "95% interval" in v.summary and f"P(ratio > {LP.verification.revert_min_ratio:g})" in v.summary
 
 
+@pytest.mark.parametrize("posterior,kind", [(0.9, verify.WORSE), (0.95, verify.INEFFECTIVE)])
+def test_made_worse_needs_a_high_posterior_that_the_rate_rose(posterior, kind):
+    """A revert is labelled made worse (a critical item) only when P(ratio > 1) reaches worse_min_posterior:
+    here the rate looks 1.8× higher, but on 8 occurrences before, P(ratio > 1) is about 0.93."""
+    v = verify.judge(counts(8, 16, 13, 14), _with(worse_min_posterior=posterior))
+    assert 0.9 <= v.p_up < 0.95 and v.ratio > LP.verification.worse_min_ratio
+    assert v.kind == kind
+    assert f"P(ratio > 1) = {v.p_up:.3f} {'≥' if kind == verify.WORSE else '<'} {posterior:g}" in v.summary
+
+
 def _with(**verification) -> LifecyclePolicy:
     data = packaged("lifecycle")
     return LifecyclePolicy.from_mapping({**data, "verification": {**data["verification"], **verification}})
@@ -134,6 +144,21 @@ def test_a_confirmed_rule_is_reverted_on_weaker_evidence():
     lp = _with(monitor_error_rate=0.2)   # P(ratio > 0.5) = 0.83 here
     assert verify.judge(c, lp).kind == verify.INCONCLUSIVE
     assert verify.judge(c, lp, monitoring=True).kind in (verify.INEFFECTIVE, verify.WORSE)
+
+
+def test_a_thin_baseline_still_undecided_after_weeks_of_monitoring_is_measured_without_the_rule():
+    """verification.check_max_before (off by default): 3 occurrences in 3.4 days before, then ~0.3/day for 70 days:
+    a rule that changed nothing and one that cut a fast rate look alike, so the rule is reverted to measure the
+    rate without it (the recovery path brings it back when the rate rises)."""
+    c = counts(3, 3.4, 21, 70)
+    assert verify.judge(c, LP, monitoring=True).kind == verify.INCONCLUSIVE
+    on = _with(check_max_before=5, check_after_days=56)
+    v = verify.judge(c, on, monitoring=True)
+    assert v.kind == verify.INEFFECTIVE and "reverted to measure the rate without it: 3 counted" in v.summary
+    assert verify.judge(c, on).kind == verify.INCONCLUSIVE                    # only a confirmed, monitored rule
+    assert verify.judge(counts(3, 3.4, 15, 50), on, monitoring=True).kind == verify.INCONCLUSIVE   # too soon
+    assert verify.judge(counts(8, 16, 21, 70), on, monitoring=True).kind == verify.INCONCLUSIVE    # enough before
+    assert verify.judge(counts(3, 3.4, 1, 70), on, monitoring=True).kind == verify.CONFIRMED       # decisive
 
 
 def test_the_population_prior_tightens_a_thin_baseline():

@@ -20,7 +20,9 @@ from kg.serve import protocol
     (["hook", "session-end"], (False, None)),
     (["hook"], (False, None)),
     (["log", "error", "x"], (False, None)),
-    (["list"], (False, None)),
+    (["list", "--limit", "20"], (True, None)),
+    (["list", "--help"], (False, None)),
+    (["trail", "list"], (False, None)),
     (["--rules", "r", "search", "x"], (False, None)),  # the server holds the workspace's own rules
     (["search", "--help"], (False, None)),
     (["search", "-h"], (False, None)),
@@ -48,3 +50,35 @@ def test_messages_cross_a_socket_whole():
         a.close()
         with pytest.raises(protocol.Closed):
             protocol.receive(b)
+
+
+def test_the_door_never_waits_for_a_request_inside_a_drain(tmp_path):
+    """The server's drain looks at its door between two records, with a write transaction open. A client that
+    connected but has not sent its request (a hook whose stdin stays open) is kept for the loop, not read
+    there: reading it waited up to 30 s with the transaction open. An applier's knock that arrived whole is
+    answered at the door and the drain goes on."""
+    from kg.serve.server import _Door
+
+    listener = protocol.listen(tmp_path)
+    door = _Door(listener)
+    with listener:
+        slow = protocol.connect(tmp_path, 5)
+        try:
+            assert door.waiting()  # at once: someone is at the door, its request not read yet
+            request = {"op": "run", "argv": ["status"]}
+            protocol.send(slow, request)
+            conn, got = door.next(5)  # the loop reads it, outside the drain
+            with conn:
+                assert got == request
+        finally:
+            slow.close()
+        knock = protocol.connect(tmp_path, 5)
+        try:
+            protocol.send(knock, {"op": "drain"})
+            assert not door.waiting()  # answered there: the drain goes on
+            assert protocol.receive(knock) == {"ok": True}
+        finally:
+            knock.close()
+        gone = protocol.connect(tmp_path, 5)
+        gone.close()
+        assert not door.waiting() and door.next(0.05) is None

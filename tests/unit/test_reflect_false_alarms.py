@@ -1,0 +1,186 @@
+"""What is not a correction on anyone's transcript: a fresh start, a message sent again, a question in ask mode,
+thanks for a greeting, the user's own slip, an answer the agent asked for, and words that are not the user's."""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from kg.core.errors import RulesError
+from kg.reflect import load_rules
+from kg.reflect.detect import learnings, own_lines, turn_signals
+from kg.reflect.lesson import phrase
+from kg.reflect.parse import Transcript, Turn, parse_bytes
+
+RULES_PATH = Path(__file__).resolve().parents[2] / "rules" / "reflect.toml"
+RAW = tomllib.loads(RULES_PATH.read_text(encoding="utf-8"))
+RULES = load_rules(RAW)
+
+
+def transcript(*turns: tuple) -> Transcript:
+    """(role, text) or (role, text, tool_name, tool_input) per turn."""
+    out = []
+    for i, t in enumerate(turns):
+        role, text, *tool = t
+        out.append(Turn(i, role, text, tool_name=tool[0] if tool else None, tool_input=tool[1] if tool else None,
+                        position=f"turn {i + 1}"))
+    return Transcript("text", tuple(out))
+
+
+def found(t: Transcript, turn: int) -> set[str]:
+    return {f.category for f in learnings(t, RULES) if f.turn == turn}
+
+
+WORKED = [("user", "add caching to the loader"), ("assistant", "", "edit", "loader.py"),
+          ("assistant", "Added an LRU cache to load().")]
+REDIRECT = "make the cache a module-level dict keyed by path"
+
+
+@pytest.mark.parametrize("reset", ["/clear", "/reset", "/cle", "/exit", "<command-name>/clear</command-name>"])
+def test_words_after_a_fresh_start_answer_nothing_before_it(reset):
+    undone = transcript(*WORKED, ("user", "/undo"), ("user", reset), ("user", REDIRECT))
+    sigs = turn_signals(undone, RULES)[5]
+    assert "redirect_after_undo" not in sigs and "first_turn" in sigs
+    assert "correction" not in found(undone, 5)
+    # the same words right after the undo, with no fresh start between, redirect the agent
+    assert "correction" in found(transcript(*WORKED, ("user", "/undo"), ("user", REDIRECT)), 4)
+
+
+def test_a_new_aider_session_in_the_same_history_is_a_fresh_start():
+    def history(*sessions: str) -> bytes:
+        return "".join(f"# aider chat started at 2024-08-0{i + 1}10:00:00\n\n{s}" for i, s in enumerate(sessions)).encode()
+
+    first = "#### add a pager to cmd_web  \n\nI added pypager to `cmd_web`.\n\n> Applied edit to aider/commands.py\n\n"
+    said = "#### don't paginate cmd_web  \n\nOK.\n"
+    same = parse_bytes(history(first + said))
+    fresh = parse_bytes(history(first, said))
+    at = [t.index for t in same.turns if t.role == "user"][-1]
+    assert "correction" in found(same, at)
+    at = [t.index for t in fresh.turns if t.role == "user"][-1]
+    assert fresh.turns[at - 1].role == "system" and "correction" not in found(fresh, at)
+
+
+def test_a_message_sent_again_is_not_the_agent_told_twice():
+    ask = "rename the flag to --dry-run everywhere"
+    unanswered = transcript(("user", "go"), ("assistant", "Done."), ("user", ask), ("user", ask))
+    assert "repeats_request" not in turn_signals(unanswered, RULES)[3]
+    retried = transcript(("user", ask), ("assistant", "Renamed it in cli.py."), ("user", "/model gpt-4o"), ("user", ask))
+    assert "repeated_ask" not in turn_signals(retried, RULES)[3]
+    told = transcript(("user", ask), ("assistant", "Renamed it in cli.py."), ("user", ask))
+    assert "repeated_ask" in turn_signals(told, RULES)[2]
+
+
+def test_a_question_in_ask_mode_is_not_a_request_nor_a_verdict():
+    said = "is there a way to tell if the clipboard holds an image"
+    before = [("user", "add /paste"), ("assistant", "", "edit", "commands.py"), ("assistant", "Added cmd_paste.")]
+    asked = transcript(*before, ("user", f"/ask {said}"), ("user", said))
+    assert "ask_mode" in turn_signals(asked, RULES)[4]
+    assert found(asked, 4) == set()
+    assert "feature_request" in found(transcript(*before, ("user", said)), 3)
+
+
+@pytest.mark.parametrize(("agent", "expected"), [("Hello! How can I help you today?", set()),
+                                                  ("Done: the parser handles empty input now.", {"best_practice"})])
+def test_thanks_for_a_greeting_approves_no_way_of_working(agent, expected):
+    t = transcript(("user", "hi"), ("assistant", agent), ("user", "great, thanks!"))
+    assert found(t, 2) == expected
+
+
+@pytest.mark.parametrize("said", ["sorry, i meant the staging server", "typo: staging, not stagging"])
+def test_the_user_fixing_their_own_slip_is_a_signal(said):
+    t = transcript(("user", "deploy to stagging"), ("assistant", "Which server is stagging?"), ("user", said))
+    assert "self_corrects" in turn_signals(t, RULES)[2]
+
+
+def test_the_answer_the_agent_asked_for_is_not_a_rebuke():
+    t = transcript(("user", "add the markdown rules to CONVENTIONS.md"),
+                   ("assistant", "I need to edit CONVENTIONS.md. Please add CONVENTIONS.md to the chat."),
+                   ("user", "CONVENTIONS.md"))
+    sigs = turn_signals(t, RULES)[2]
+    assert "supplies_asked" in sigs and "rule_ref_after_work" not in sigs
+    assert found(t, 2) == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "own"),
+    [
+        # pytest's error line, alone after a quoted source line
+        (">       self.assertIn(path, coder.fnames)\nE       AssertionError: '/tmp/x' not found in {'/tmp/y'}", []),
+        # a traceback with Windows paths, code and blank lines between its frames
+        ("def test_subtree(self):\n    with GitTemporaryDirectory():\n\n        repo = git.Repo()\n\n"
+         "tests\\basic\\test_repo.py:378: \n_ _ _ _ _ _ _ _ _ _\nC:\\hostedtoolcache\\Lib\\repo.py:303: in ignored\n\n"
+         "self = WindowsPath('C:/Users/x')\nfix this", ["fix this"]),
+        # a terminal screen copied with its padding, then the user's words
+        ("+ 8 - **Colors**: user messages now respect the theme token                 \n"
+         "background and text colours, and the tool boxes use their own tokens        \n"
+         "+ 9 - **Fixed**: invalid themes no longer crash the application on startup  \n\n"
+         "remove that, just say themes are supported", ["remove that, just say themes are supported"]),
+        # a terminal UI's box drawing and a program's error line
+        ("it crashed\n⠇ Working... (esc to interrupt)\n────────────\nError: Variable reference not found: dim",
+         ["it crashed"]),
+        # what an IDE or the runtime put into the message
+        ("<ide_opened_file>The user opened x.py in the IDE.\nIt may not matter.</ide_opened_file>\nuse pnpm, not npm\n"
+         "<system-reminder>Be brief.</system-reminder>", ["use pnpm, not npm"]),
+        ("# Files mentioned by the user:\n\n## notes.vtt: /x/notes.vtt\n\n## My request for Codex:\nsummarize it",
+         ["summarize it"]),
+    ],
+)
+def test_words_that_are_not_the_users_are_not_read(text, own):
+    assert [ln for _, ln in own_lines(text, RULES)] == own
+
+
+def test_an_injected_tag_must_be_a_tag_name():
+    data = copy.deepcopy(RAW)
+    data["quoting"]["injected_tags"] = ["ide selection"]
+    with pytest.raises(RulesError, match=r"quoting.injected_tags: 'ide selection' is not a tag name"):
+        load_rules(data)
+
+
+@pytest.mark.parametrize(
+    ("category", "said", "lesson"),
+    [
+        # a question is not a lesson: another sentence that says what to do, else the question to check first
+        ("correction", ["are you editing the main workspace or the session repo?", "use the session repo"],
+         "Use the session repo"),
+        ("correction", ["are you editing files in the main workspace or in the session repo?"],
+         "Check this first: are you editing files in the main workspace or in the session repo?"),
+        # a leading "no" is dropped, "no X" is kept
+        ("correction", ["no, the block should stay as is"], "The block should stay as is"),
+        ("correction", ["no console logs!"], "No console logs"),
+        # "did you need to X" doubts X: it is not the lesson "X"
+        ("correction", ["did you need to prepend the process path, those are relative links"],
+         "Did you need to prepend the process path, those are relative links"),
+        # a rewrite that leaves one word says nothing: the question is the lesson
+        ("correction", ["are you currently in the session repo?", "you should be"],
+         "Check this first: are you currently in the session repo?"),
+        # a list item's marker, bold markup and swearing are not part of the lesson
+        ("preference", ["- when working with json outputs, never use grep, but rather **jq**"],
+         "When working with json outputs, never use grep, but rather jq"),
+        ("correction", ["what the fuck is commit 30bdeaf?"], "Check this first: what is commit 30bdeaf?"),
+        # the path of an attached screenshot is not part of the lesson
+        ("correction", ["'/var/folders/T/Screenshot 2025-11-21 at 01.48.00.png' this is what we had before, make it "
+                        "like that again"], "This is what we had before, make it like that again"),
+    ],
+)
+def test_a_lesson_is_said_as_what_to_do(category, said, lesson):
+    assert phrase(category, said, said[0], RULES.lessons)[0] == lesson
+
+
+def test_actually_as_an_intensifier_is_not_news():
+    before = [("user", "test the headers"), ("assistant", "I mocked completion() in the test.")]
+    intensifier = transcript(*before, ("user", "mock the httpx library which completion uses to actually make the request"))
+    news = transcript(*before, ("user", "the header is actually set by httpx, not by completion"))
+    assert "says_news" not in turn_signals(intensifier, RULES)[2]
+    assert "says_news" in turn_signals(news, RULES)[2]
+    assert "knowledge_gap" not in found(intensifier, 2)
+
+
+def test_swearing_in_a_question_that_asks_for_help_is_not_at_the_agent():
+    before = [("user", "theme the app"), ("assistant", "", "edit", "theme.ts"), ("assistant", "I replaced chalk.")]
+    helps = transcript(*before, ("user", "the border shit is left. how can we solve this with our theme?"))
+    vents = transcript(*before, ("user", "what the shit is this border?"))
+    assert "frustrated_at_work" not in turn_signals(helps, RULES)[3]
+    assert "frustrated_at_work" in turn_signals(vents, RULES)[3]
