@@ -129,11 +129,12 @@ def session_end(
                                      write_summary=not no_summary, strict=runtime is None,
                                      save_brief=runtime == "openclaw")
 
-        if payload.get("hook_event_name") == "SessionEnd" and runtime in HOOK_JSON and not as_json \
+        if payload.get("hook_event_name") in ("SessionEnd", "Stop") and runtime in HOOK_JSON and not as_json \
                 and os.environ.get("KG_HOOK_WAIT") != "1" and background_possible():
             # Codex gives SessionEnd hooks 1 s (at most 3); Claude Code 1.5 s unless a hook's timeout raises it,
-            # and it cancels hooks still running when it exits. Answer now, reflect in a detached child that
-            # outlives the runtime (KG_HOOK_WAIT=1 keeps it in the foreground, to see its errors).
+            # and it cancels hooks still running when it exits; Codex's turn ends only once its Stop hooks have
+            # answered. Answer now, reflect in a detached child that outlives the runtime (KG_HOOK_WAIT=1 keeps
+            # it in the foreground, to see its errors).
             after_answer(run)
             return
         done = run()

@@ -14,8 +14,8 @@ they are) and marks what it adds, so uninstall removes exactly that:
 - openclaw: the hook folder `hooks/kaizen-kg/` with `HOOK.md` and `handler.js` (agent:bootstrap → the brief in
   the agent's context; command:new/reset/stop and session:end → reflect and summarise; gateway:startup → the
   seed's memory/.hook-context.txt). The handler returns at once and runs `kg` detached.
-- codex: `.codex/hooks.json` (SessionStart → the brief; Stop → reflect on the rollout so far, always exit 0;
-  SessionEnd → reflect and summarise, detached; Codex has no failure event and its PostToolUse carries no exit
+- codex: `.codex/hooks.json` (SessionStart → the brief; Stop → reflect on the rollout so far, detached, always
+  exit 0; SessionEnd → reflect and summarise, detached; Codex has no failure event and its PostToolUse carries no exit
   status, so failures come from the rollout), marked blocks in `.codex/config.toml` (the `hooks` feature flag,
   and the MCP server when `kg mcp` can start: `kg/runtimes/codex_toml.py`), and a marked block in AGENTS.md
   telling the agent how to call kg. Every block is written by the one block editor, `kg/lifecycle/blocks.py`:
@@ -211,18 +211,22 @@ def agents_plan(text: str | None, body: str | None, state: dict[str, Any]) -> bl
 
 AGENTS_BODY = """## kaizen-kg (learning memory)
 
-This project keeps what agents learn in kaizen-kg (`kg`). Please:
-- At the start of a session, run `{kg} hook session-start --start-session` and read the brief (pending
-  high-priority items, verifications due, proposals waiting for the user, the watch list).
-- When a command fails in a way worth remembering, run
-  `{kg} log error "what failed" --error "the message" --context "the command"`.
-- When the user corrects you or states a preference, run
-  `{kg} log learning "what you learned" --category correction` (or `--category preference`).
+This project keeps what agents learn in kaizen-kg (`kg`). Codex's hooks (`.codex/hooks.json`) open each session
+with kg's brief and, after every turn, log the failed commands and the user's corrections from the rollout: do
+not log those yourself, or each would count twice. Please:
+- Read the brief at the start (pending high-priority items, verifications due, proposals waiting for the user,
+  the watch list). If the session did not open with a "# kaizen-kg brief", the hooks are off: run
+  `{kg} hook session-start --start-session`, and log failures and corrections yourself as below.
+- When you learn what the rollout does not show (a workaround, a fact about this project), run
+  `{kg} log learning "what you learned" --category insight`.
+- Hooks off only: a command that failed in a way worth remembering,
+  `{kg} log error "what failed" --error "the message" --context "the command"`; the user corrects you or
+  states a preference, `{kg} log learning "what you learned" --category correction` (or `--category preference`).
 - Before a task, `{kg} search "words of the task"` finds what was learned before;
   `{kg} inject --message "the task"` gives a ready memory block.
 - Show waiting proposals (`{kg} propose`) to the user. When they say "approve N" run `{kg} approve N`;
   "skip N" → `{kg} skip N --reason "their reason"`.
-- At the end of a session, run `{kg} hook session-end --transcript PATH`
+- Hooks off only, at the end of a session: `{kg} hook session-end --transcript PATH`
   (or `{kg} session end --summary "what was done"`).
 """
 

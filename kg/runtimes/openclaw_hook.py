@@ -42,8 +42,9 @@ Connects OpenClaw to kaizen-kg, the learning memory kept in the kg workspace.
 - **command:new / command:reset / command:stop / session:end**: runs `kg hook session-end` on the session's
   transcript in the background (the entry's `sessionFile`, else
   `~/.openclaw/agents/<agentId>/sessions/<sessionId>.jsonl` or its `.reset.` archive): the corrections, errors
-  and requests in it are logged once each, the session summary is written to `memory/sessions/`, and the saved
-  brief is refreshed, so the next session starts with what this one taught.
+  and requests in it are logged once each, the session summary is written to `memory/sessions/` (not on
+  /stop, which aborts a run while the session goes on), and the saved brief is refreshed, so the next session
+  starts with what this one taught.
 - **gateway:startup**: refreshes `memory/.hook-context.txt`.
 
 The handler never waits for kg except for the very first brief: kg runs detached, so the gateway is not held up
@@ -161,6 +162,7 @@ const handler = async (event) => {
       const transcript = transcriptOf(event, ctx);
       const rest = ["hook", "session-end"];
       if (transcript) rest.push("--transcript", transcript);
+      if (key === "command:stop") rest.push("--no-summary"); // /stop aborts a run; the session goes on
       await detached(rest);
     }
   } catch (err) {

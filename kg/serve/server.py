@@ -24,7 +24,6 @@ from kg.core.paths import try_flock
 from kg.serve import client, protocol
 from kg.serve.cache import ReadCache
 
-SERVED = ("search", "inject", "recall", "show", "status", "hook")  # `hook` only for session-start: kg.cli.entry
 TICK = 1.0  # seconds between looks at the journal while idle (an applier's note may have been missed)
 _KEEP = {"_memory_rules", "_lifecycle_policy"}  # what a workspace derives from its rules alone: kept across reads
 # (issue 20) what the first drain and the first reads load (linking, search, the session brief, the lifecycle
@@ -413,11 +412,19 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
     # would make it wait for a record (seconds on a loaded machine, for a fresh process's first), so the first
     # look at the journal comes after the first request, or after a tick without one
     fresh = True
+    passed_over = False
     while True:
         # (issue 20) between requests the server applies what agents log, record by record, and stops for a
-        # reader at the door; after a failed drain it waits for the next tick, so a full disk is not a hot loop
-        if drained and not fresh and not door.waiting() and server.ws.journal.has_pending():
-            drained = server.drain(door.waiting)
+        # reader at the door; after a failed drain it waits for the next tick, so a full disk is not a hot loop.
+        # A reader at the door passes the journal over once, never twice in a row: a drain applies at least one
+        # record, so readers arriving back to back each wait for one record at most every other request, and
+        # what agents logged is still applied (else nothing was, for as long as reads kept coming)
+        if drained and not fresh and server.ws.journal.has_pending():
+            if door.waiting() and not passed_over:
+                passed_over = True
+            else:
+                passed_over = False
+                drained = server.drain(door.waiting)
         fresh = False
         left = server.idle_seconds - (time.monotonic() - last)
         if left <= 0 and door.kept is None:  # (a request taken in early is answered first)

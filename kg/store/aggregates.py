@@ -8,8 +8,9 @@ the cycle) joined every pattern's member events and read five columns of the who
 (kind event, not tagged exit-code-only), oldest first. The window's figures are then computed from the
 rows whose time span meets the window (`agg_occ_window_fields`: a scan of a table with one row per pattern,
 reading two time columns, and the `min_recurrence`-th newest time), and the few candidates' own fields come
-with them, through each row's link to its pattern's node (`occ_of`, migration 0008). `PatternRank` (migration 0007) keeps, per pattern, its event members' number and newest time, the order
-of `pattern_stats_all`: `kg status`'s recurring patterns are its first rows, their figures read by key.
+with them, through each row's link to its pattern's node (`occ_of`, migration 0008). `PatternRank` (migration
+0007) keeps, per pattern, its event members' number and newest time, the order of `pattern_stats_all`: `kg
+status`'s recurring patterns are its first rows, their figures read by key.
 
 Kept exact, in the same transaction as the write:
 - `Store.run` calls `before_write` for every named query in `WATCH` (the writes that add or remove a
@@ -192,9 +193,8 @@ def rebuild(st: Any) -> int:
     """The whole table from the graph; sets the flag. Returns the number of patterns. The flag is cleared
     first and set last (COPY cannot run inside a transaction): a process that dies between leaves it clear,
     and the next writer's open rebuilds."""
-    from kg.store.bulk import copy_rows
-
     from kg.store import tallies
+    from kg.store.bulk import copy_rows
 
     rows, ranks = _all_rows(st)
     invalidate(st)

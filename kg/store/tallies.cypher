@@ -20,7 +20,7 @@ MATCH (c:Change {id: $id})-[:change_applies|:change_pattern]->(n:Node) RETURN DI
 MATCH (s:LcStage) RETURN s.id AS id
 
 // name: tly_all
-MATCH (t:Tally) RETURN t.key AS key, t.n AS n
+MATCH (t:Tally) RETURN t.key AS key, t.n AS n ORDER BY key
 
 // name: tly_add
 MERGE (t:Tally {key: $key}) ON CREATE SET t.n = $d ON MATCH SET t.n = t.n + $d

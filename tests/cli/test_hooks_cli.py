@@ -274,6 +274,8 @@ def test_codex_install_and_uninstall(ws, run_kg):
     assert config["mcp_servers"]["kaizen-kg"]["args"][-1] == "mcp"
     agents = (ws.root / "AGENTS.md").read_text(encoding="utf-8")
     assert agents.startswith("# Agents\n\nBe brief.\n\n<!-- kaizen-kg:begin") and " approve N`" in agents
+    # the Stop hook logs the rollout's failures and corrections: the block must not have the agent log them too
+    assert "do\nnot log those yourself" in agents and "Hooks off only: a command that failed" in agents
     start = sh(ours(hooks, "SessionStart"), {"hook_event_name": "SessionStart", "source": "startup"}, ws.root)
     assert json.loads(start.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     run_kg("uninstall codex")

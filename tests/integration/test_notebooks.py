@@ -16,6 +16,9 @@ EXPECTED = {"explore.ipynb": 5, "transcripts.ipynb": 3}
 # against an entry) said to wait for a `kg cycle` that never settles it (only conflicts between two rules).
 MISLEADING = {"transcripts.ipynb": ("exit-", ".exit_code", "rejected-by-user", "doesn't want to proceed"),
               "explore.ipynb": ("waiting for `kg cycle`",)}
+# What it must say: beside the rule-effect bars, each rule's verdict as of the notebook's `now` (the recorded
+# verdicts below it are a cycle's, days older).
+REQUIRED = {"explore.ipynb": ("verdict now: ",)}
 
 
 def execute(name: str, shared_data: Path, need):
@@ -53,6 +56,7 @@ def test_notebook_runs_and_draws(name: str, shared_data: Path, need) -> None:
     shown = "\n".join(o.get("text", "") or "\n".join(v for k, v in o.get("data", {}).items() if k.startswith("text/"))
                       for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert not [w for w in MISLEADING.get(name, ()) if w in shown], shown
+    assert all(w in shown for w in REQUIRED.get(name, ())), shown
 
 
 def test_every_notebook_is_covered() -> None:

@@ -366,3 +366,60 @@ def test_claude_code_session_end_answers_before_it_reflects(ws, shared_data, tmp
         assert time.monotonic() < deadline, "the detached reflection never finished"
         time.sleep(0.05)
     assert len(error_events(ws.root)) == 3
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs OpenClaw's handler.js")
+def test_openclaw_stop_aborts_a_run_and_leaves_the_session_open(ws, shared_data, tmp_path):
+    """OpenClaw's /stop aborts the agent's current run; the conversation goes on in the same session. kg reflects
+    on what is there but does not end its session (each /stop would otherwise split one conversation into
+    several kg sessions, and a pattern would seem to recur across sessions sooner than it does)."""
+    real = shared_data / "runtimes" / "openclaw" / "transcripts" / "f967d602-325a-4a45-8d54-ee17484cfd96.jsonl"
+    assert kg(ws.root, "install", "openclaw").returncode == 0
+    handler = ws.root / "hooks" / "kaizen-kg" / "handler.js"
+    runner = tmp_path / "run.mjs"
+    runner.write_text('const [, , file, ev] = process.argv;\nconst mod = await import("file://" + file);\n'
+                      "await mod.default(JSON.parse(ev));\n", encoding="utf-8")
+
+    def fire(event: dict, now: str) -> None:
+        env = {**os.environ, "KG_NOW": now, "KG_HOOK_WAIT": "1"}
+        done = subprocess.run(["node", str(runner), str(handler), json.dumps(event)], capture_output=True, text=True,
+                              env=env, timeout=300, check=False)
+        assert done.returncode == 0 and "kaizen-kg" not in done.stderr, done.stderr
+
+    fire({"type": "agent", "action": "bootstrap", "sessionKey": "agent:main:main", "messages": [],
+          "context": {"workspaceDir": str(ws.root), "bootstrapFiles": []}}, "2026-07-01T09:00")
+    session = ws.current_session()
+    opening = prefix(real, 5, tmp_path / real.name)  # the session so far: its start, nothing to log yet
+    fire({"type": "command", "action": "stop", "sessionKey": "agent:main:main", "messages": [],
+          "context": {"sessionEntry": {"sessionId": real.stem, "sessionFile": str(opening)}, "sessionId": real.stem}},
+         "2026-07-01T09:10")
+    assert ws.current_session() == session
+    assert not (ws.root / "memory" / "sessions" / f"{session}.md").exists()
+
+
+@pytest.mark.embedded_only("holds the Kùzu file lock (a team graph's writers take a lease on the server)")
+def test_codex_stop_answers_before_it_reflects(ws, shared_data, tmp_path):
+    """Codex ends a turn only once its Stop hooks have answered, and reflecting on the rollout takes seconds: the
+    hook answers at once (nothing on stdout, exit 0) while a detached child reflects; with the graph held the
+    work cannot even start, and the turn is not held up; once the graph is free, the failures arrive."""
+    real = (shared_data / "runtimes" / "codex" / "transcripts"
+            / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+    assert kg(ws.root, "install", "codex").returncode == 0
+    stop = {"session_id": "019e1625", "transcript_path": str(real), "cwd": str(ws.root), "model": "gpt-5",
+            "permission_mode": "default", "hook_event_name": "Stop", "turn_id": "t1", "last_assistant_message": None,
+            "stop_hook_active": False}
+    env = {**os.environ, "KG_NOW": "2026-07-01T10:00", "KG_LOCK_TIMEOUT": "600", "KG_SERVER": "0"}
+    env.pop("KG_WORKSPACE", None)
+    holder = FileLock(ws.kg_dir / "graph.lock", timeout=30)
+    holder.acquire()
+    try:
+        done = subprocess.run(hooks_of(ws.root / ".codex" / "hooks.json", "Stop")[0], shell=True, capture_output=True,
+                              text=True, cwd=ws.root, env=env, timeout=60, check=False, input=json.dumps(stop))
+        assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    finally:
+        holder.release()
+    deadline = time.monotonic() + 300
+    while len(error_events(ws.root)) < 4:  # the detached child, unblocked
+        assert time.monotonic() < deadline, "the detached reflection never finished"
+        time.sleep(0.05)
+    check_graph(ws.root, [real])
