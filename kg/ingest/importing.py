@@ -341,7 +341,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                     attach += [x for x in links if x["event"] in present and x["event"] not in have]
                 report.entries += sum(1 for r in new_rows if r["entry_type"])
                 report.nodes += sum(1 for r in new_rows if not r["entry_type"])
-                for r in new_rows:
+                # resuming, the rows the killed run loaded count too: their sessions were written only at its end
+                for r in fresh if resuming else new_rows:
                     if r.get("session") and (r["session"] not in sessions or r["created_at"] < sessions[r["session"]]):
                         sessions[r["session"]] = r["created_at"]
                 with ws.journal.locked():

@@ -6,15 +6,17 @@ depends on the word alone, so each distinct word is turned into its keyword once
 few thousand distinct words and a million texts): the same counts as `node_terms`, at a dictionary lookup per
 word. The table is merged once, after the last batch. When it cannot be merged exactly (a graph whose table
 was never filled, or a resumed import whose first run's counts died with it), the whole table is recounted
-as before (`linking.rebuild_terms`).
+with the same per-word lookup (the counts of `linking.rebuild_terms`, several times faster).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from kg.core.text import words
-from kg.graph.linking import DOCS_KEY, LinkRules, rebuild_terms, terms, write_terms
+from kg.graph.linking import DOCS_KEY, LinkRules, terms, write_terms
+from kg.store.bulk import iter_rows
 
 
 class TermTally:
@@ -39,7 +41,7 @@ class TermTally:
                 out.add(t)
         return out
 
-    def add(self, texts: list[str | None]) -> None:
+    def add(self, texts: Iterable[str | None]) -> None:
         counts = self.counts
         for text in texts:
             self.docs += 1
@@ -57,8 +59,12 @@ def can_merge(st: Any, *, empty: bool, resuming: bool) -> bool:
 
 def merge(st: Any, tally: TermTally, *, exact: bool, batch: int = 5000) -> None:
     """Write the table: the stored counts plus the import's (`exact`), else a full recount."""
-    if not exact:
-        rebuild_terms(st, tally.rules)
+    if not exact:  # a recount of every node's text, streamed, at a lookup per word (`rebuild_terms`' counts)
+        recount = TermTally(tally.rules)
+        recount.add(text for (text,) in iter_rows(st, "link_all_texts"))
+        counts = dict(recount.counts)
+        counts[DOCS_KEY] = recount.docs
+        write_terms(st, counts, batch=batch)
         return
     if not tally.docs:
         return

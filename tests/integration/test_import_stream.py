@@ -21,7 +21,7 @@ NOW = "--now 2026-12-01T12:00:00"
 def write_trail(path: Path, n: int) -> None:
     entries = [{"id": f"ERR-20260101-{i:04d}", "type": "error", "summary": f"git push failed on branch {i % 7}",
                 "logged": f"2026-01-01T{10 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}",
-                "pattern_key": f"git.push.{i % 5}" if i % 2 == 0 else None, "session": f"2026-01-01-{i % 3 + 1:03d}"}
+                "pattern_key": f"git.push.{i % 5}" if i % 2 == 0 else None, "session": f"2026-01-01-{i // 100 + 1:03d}"}
                for i in range(n)]
     nodes = [{"id": "les-20260101-001", "type": "lesson", "content": "set the upstream before pushing"}]
     edges = [{"from": "ERR-20260101-0001", "to": "les-20260101-001", "type": "led_to"}]
@@ -36,6 +36,7 @@ def graph_facts(ws: kg.Workspace) -> dict:
                 "patterns": st.execute("MATCH (n:Node) WHERE n.kind = 'pattern' RETURN count(n) AS n")[0]["n"],
                 "members": len(members), "max_memberships": max(r["n"] for r in members),
                 "led_to": st.execute("MATCH ()-[r:led_to]->() RETURN count(r) AS n")[0]["n"],
+                "sessions": st.execute("MATCH (s:Session) RETURN count(s) AS n")[0]["n"],
                 "fts": st.has_fts()}
 
 
@@ -47,7 +48,7 @@ def test_import_into_a_path_with_a_quote(run_kg, tmp_path):
     assert r.exit_code == 0, r.stderr
     assert (r.json["entries"], r.json["nodes"], r.json["edges"]) == (40, 1 + 5, 1)
     assert graph_facts(ws) == {"nodes": 46, "patterns": 5, "members": 20, "max_memberships": 1, "led_to": 1,
-                               "fts": True}
+                               "sessions": 1, "fts": True}
     found = run_kg(f"search 'push failed branch' --json {NOW}", workspace=ws.root)
     assert found.exit_code == 0 and found.json, found.stderr
     assert not (ws.kg_dir / "import.json").exists()
