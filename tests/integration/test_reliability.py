@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from kg.cli.app import run
+from kg.store.lock import _announce
 
 
 @pytest.fixture
@@ -286,11 +287,9 @@ def test_disk_full_keeps_the_id_and_leaves_no_temp_files(small_fs, capsys):
 
 def test_a_reader_drains_within_its_budget_and_says_what_it_left(tmp_path, capsys):
     """With `write.reader_drain_seconds = 0`, while another process waits for the graph (held here as a real
-    waiter does: a shared lock on graph.lock.wait), a reader applies nothing and reads the graph as it is:
+    waiter does, kg.store.lock._announce), a reader applies nothing and reads the graph as it is:
     its wait does not grow with the backlog. What it left is reported (status, search's note, the brief) and
     stays in the journal for the next drain: nothing lost, nothing twice."""
-    import fcntl
-
     import kg
 
     root = tmp_path / "ws"
@@ -299,8 +298,7 @@ def test_a_reader_drains_within_its_budget_and_says_what_it_left(tmp_path, capsy
     ws = kg.open_workspace(root)
     ids = [ws.log("error", f"deploy step {i} failed on staging", now="2026-11-01T10:00", apply=False).id
            for i in range(12)]
-    waiter = os.open(ws.kg_dir / "graph.lock.wait", os.O_RDWR | os.O_CREAT)
-    fcntl.flock(waiter, fcntl.LOCK_SH)
+    waiter = _announce(ws.kg_dir / "graph.lock.wait")  # contention, as a real waiter shows it
     data = ws.status(now="2026-11-02")
     assert data["journal_pending"] == 12 and data["entries"] == {}
     code = run(["-w", str(root), "search", "deploy", "--json", "--now", "2026-11-02"])
@@ -327,12 +325,9 @@ def test_a_budgeted_drain_stops_between_records_and_keeps_the_rest(ws):
 
     for i in range(5):
         ws.log("error", f"step {i} failed", now="2026-11-01T10:00", apply=False)
-    import fcntl
-
     ws.log("error", "step 5 failed", now="2026-11-01T10:00", apply=False)
     ticks = iter([0.0, 0.4, 0.8, 1.2, 1.6])
-    waiter = os.open(ws.kg_dir / "graph.lock.wait", os.O_RDWR | os.O_CREAT)
-    fcntl.flock(waiter, fcntl.LOCK_SH)  # contention: another process waits for the graph
+    waiter = _announce(ws.kg_dir / "graph.lock.wait")  # contention: another process waits for the graph
     with ws.store(budget=0) as st:  # under contention a budget of 0 applies nothing: the drain below is the first
         assert ws.pending == 6
         report = drain(ws, st, budget=1.0, clock=lambda: next(ticks))
