@@ -169,6 +169,7 @@ def test_repeated_ids_across_batches_load_once_and_are_counted(tmp_path, monkeyp
     assert graph_facts(ws)["nodes"] == 200 + 1 + 5
 
 
+@pytest.mark.embedded_only("the buffer pool that builds the full-text index is Kùzu's; a team graph's index is on its server")
 def test_a_missing_index_too_big_for_the_pool_is_built_in_a_bigger_one(tmp_path, monkeypatch):
     """An import killed after loading a million nodes leaves them without the full-text index, and the
     workspace's 1 GiB pool cannot build it (kuzu 0.11.3: "buffer pool is full"). The next writer's open builds
