@@ -228,7 +228,7 @@ def _learnings(
         sigs = fired(v[i], rules)
         words_ = "\n".join(ln for _, ln in lines)
         for det in rules.detectors:
-            if det.model is None or (det.requires_prior_assistant and v[i].first_turn):
+            if det.model is None or (det.requires_prior_assistant and v[i].first_turn and not v[i].resumed):
                 continue
             p = score(det.model, sigs)
             why = reasons(det.model, sigs)

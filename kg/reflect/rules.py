@@ -25,7 +25,7 @@ SCOPES = ("user", "prev", "next", "next_tools", "before", "commands", "about_age
 # commands they gave the runtime before speaking ("/undo"), their words about what the agent just said or ran.
 USER_SCOPES = ("user", "commands", "about_agent")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
-COMPUTED = ("first_turn", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent",
+COMPUTED = ("first_turn", "resumed", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent",
             "negates_agent", "retries_tool", "repeats_request", "worked")
 # Computed signals that read what the user said about the agent's words: reasons in the user's own words.
 USER_COMPUTED = ("quotes_agent", "negates_agent", "repeats_request")
