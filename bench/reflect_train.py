@@ -77,7 +77,7 @@ PRIOR = {
                    # the user replaces what the agent just used, narrows what it may touch, proposes another way
                    # after its attempt, or asks about a step its reply admits was not done
                    "replaces_agent_act": 1.0, "restricts_after_work": 1.0, "try_after_work": 1.0,
-                   "status_denied": 2.2, "corrective_instruction": 1.0},
+                   "status_denied": 2.2},
     "preference": {"from_now_on": 4.0, "imperative_rule": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0,
                    "we_convention": 0.8, "prohibition": 0.6, "promises_change": 0.8,
                    "edits_rule": 1.5,
@@ -118,7 +118,6 @@ EXCLUDE = {"preference": {"short", "long", "negative_question", "frustration", "
                           "worked", "short_after_work", "still_after_work", "fails_after_work", "undid",
                           "redirect_after_undo", "forbids_agent_act", "expects_after_work", "fault_after_praise",
                           "replaces_agent_act", "restricts_after_work", "try_after_work", "status_denied",
-                          "corrective_instruction",
                           "resumed"}}
 # Signals that, by what they mean, do not say a turn is of the class (or say it is not): the shape of a turn, generic words ("this",
 # "just", "should"), what the agent says to anything ("I see", "a different approach"). One user's habits make them
