@@ -247,6 +247,8 @@ def _learnings(
                 ctx = in_context(det.category, _trim(words_, 60), v[i].prev, rules.lessons)
                 if ctx is not None:
                     lesson, pattern_key = ctx[0], lesson_key(det.category, ctx[1], rules.lessons)
+            if pattern_key is None and det.category in rules.lessons.need_key:
+                continue  # praise that names nothing, after nothing the agent said it did: no lesson to keep
             details = f"User said: {_trim(words_, 1000)}"
             if v[i].prev:
                 details += f"\nAfter the assistant said: {_trim(v[i].prev, 300)}"
