@@ -292,6 +292,14 @@ def test_a_status_question_the_agent_answers_not_done_is_a_correction():
     done = transcript(*asked, ("assistant", "Yes: 42 passed."))
     assert "status_denied" in turn_signals(denied, RULES)[3] and "correction" in found_at(denied, 3)
     assert "status_denied" not in turn_signals(done, RULES)[3] and "correction" not in found_at(done, 3)
+    # the reply finds the step undone without saying "no": git shows uncommitted work, or it does it now
+    for reply in ("```\nOn branch main\nChanges not staged for commit:\n  modified: game.js\n```",
+                  "It was not saved anywhere yet. Let me save it to docs/pr.md."):
+        t = transcript(*WORK, ("user", "did the changes get committed?"), ("assistant", reply))
+        assert "status_denied" in turn_signals(t, RULES)[3]
+    clean = transcript(*WORK, ("user", "did the changes get committed?"),
+                       ("assistant", "Yes, committed as 3f2a1c: nothing left to commit, working tree clean."))
+    assert "status_denied" not in turn_signals(clean, RULES)[3]
 
 
 def test_replacing_what_the_agent_just_used_names_its_words():
