@@ -316,3 +316,16 @@ def test_replacing_what_the_agent_just_used_names_its_words():
                                               ("попробуй ещё раз", "try_again")])
 def test_russian_words_fire_the_same_signals(said, signal):
     assert signal in turn_signals(transcript(*WORK, ("user", said)), RULES)[3]
+
+
+@pytest.mark.parametrize("said", ["no", "still broken", "same error", "that broke the tests", "hmm, now the logout is gone",
+                                  "did you even run it?", "нет", "всё ещё не работает"])
+def test_a_terse_verdict_right_after_a_fix_is_a_correction(said):
+    fixed = [("user", "fix the login redirect"), ("assistant", "", "edit", "auth/login.py"),
+             ("assistant", "I fixed the redirect in login.py; it now sends users to /home.")]
+    assert "correction" in found_at(transcript(*fixed, ("user", said)), 3)
+
+
+def test_still_in_russian_is_not_a_next_step():
+    assert "extends" not in turn_signals(transcript(*WORK, ("user", "всё ещё не работает")), RULES)[3]
+    assert "extends" in turn_signals(transcript(*WORK, ("user", "ещё добавь звук")), RULES)[3]
