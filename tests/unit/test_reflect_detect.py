@@ -403,6 +403,7 @@ def test_a_finding_needs_a_reason_in_words_not_only_the_turns_shape():
         ("why are you editing the main workspace, not the session repo?", "correction",
          "Edit the session repo, not the main workspace"),
         ("you're running pytest, not the integration suite", "correction", "Run the integration suite, not pytest"),
+        ("nice, it works. but the ball moves way too fast", "correction", "The ball moves way too fast"),
         ("why are you making a new module and not the existing one?", "correction",
          "Make the existing one, not a new module"),
     ],
