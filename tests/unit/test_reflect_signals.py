@@ -329,3 +329,13 @@ def test_a_terse_verdict_right_after_a_fix_is_a_correction(said):
 def test_still_in_russian_is_not_a_next_step():
     assert "extends" not in turn_signals(transcript(*WORK, ("user", "всё ещё не работает")), RULES)[3]
     assert "extends" in turn_signals(transcript(*WORK, ("user", "ещё добавь звук")), RULES)[3]
+
+
+def test_bare_markup_is_not_the_agents_last_words():
+    """A published chat wraps turns in <div> lines: the agent's words before the user spoke are its last prose."""
+    t = transcript(("user", "replace create_pipe_input"), ("assistant", "I replaced create_pipe_input() with create_input()."),
+                   ("assistant", "", "edit", "tests/test_main.py"),
+                   ("assistant", '</div>\n<div class="chat-transcript" markdown="1">'), ("user", "nice, that worked!"))
+    assert view_of(t)[4].prev.startswith("I replaced create_pipe_input()")
+    praise = [f for f in learnings(t, RULES) if f.turn == 4 and f.category == "best_practice"]
+    assert praise and "create_pipe_input" in praise[0].summary
