@@ -39,7 +39,7 @@ class Plan:
 @dataclass(frozen=True)
 class FtsRules:
     """How much the full-text index may be asked (`rules/search.toml` [fts])."""
-    postings_max: int  # the asked terms' document frequencies add up to at most this (0: no cap)
+    postings_max: int  # the asked rare terms' document frequencies add up to at most this (0: no cap)
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> FtsRules:
@@ -75,7 +75,7 @@ def pick_index_terms(terms: list[str], df: dict[str, int], nodes: int, rules: Se
     present = [t for t in terms if df.get(t, UNKNOWN) != 0]
     rank = sorted(present, key=lambda t: (max(df.get(t, UNKNOWN), 0), -len(t), t))
     rare = [t for t in rank if df.get(t, UNKNOWN) <= limit][: rules.max_terms]
-    if not rare:
+    if not rare:  # common terms only: the two rarest, whatever the budget (asking one alone lost too much)
         return rank[:2]
     if not postings_max:
         return rare
