@@ -51,7 +51,12 @@ class FailureRules:
     cascade: tuple[re.Pattern[str], ...]
     exit_lines: tuple[re.Pattern[str], ...]
     noise: tuple[re.Pattern[str], ...]
+    headers: tuple[re.Pattern[str], ...]
+    header_reach: int
+    cause: re.Pattern[str]
     salient: re.Pattern[str]
+    answer_programs: tuple[re.Pattern[str], ...]
+    answer_codes: frozenset[int]
     normalise: tuple[tuple[re.Pattern[str], str], ...]
     classes: tuple[tuple[str, re.Pattern[str]], ...]
     severity: dict[str, int]
@@ -69,12 +74,14 @@ def _rx(r: RuleReader, name: str, text: str, flags: int = re.IGNORECASE | re.MUL
 
 def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> FailureRules:
     top = RuleReader(data, source).known(("version", "limits", "priority", "tags", "detect", "lines", "normalise",
-                                          "classes", "severity", "areas"))
+                                          "classes", "severity", "areas", "answers"))
     lim = top.table("limits").known(("max_per_session", "summary_chars", "error_chars", "scan_lines"))
     pri = top.table("priority").known(("default", "repeat", "repeat_threshold", "exit_code_only"))
     tags = top.table("tags").known(("all", "exit_code_only"))
     det = top.table("detect").known(("flag_patterns", "ignore_patterns", "cascade_patterns"))
-    lines = top.table("lines").known(("exit_patterns", "noise_patterns", "salient"))
+    lines = top.table("lines").known(("exit_patterns", "noise_patterns", "header_patterns", "header_reach", "cause",
+                                      "salient"))
+    answers = top.table("answers").known(("programs", "exit_codes"))
     norm = top.table("normalise").known(("rules",))
     sev = top.table("severity")
     areas = top.table("areas")
@@ -102,9 +109,20 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
         tags=tuple(tags.strings("all")), exit_only_tag=tags.string("exit_code_only"),
         flag=rxs(det, "flag_patterns"), ignore=rxs(det, "ignore_patterns"), cascade=rxs(det, "cascade_patterns"),
         exit_lines=rxs(lines, "exit_patterns"), noise=rxs(lines, "noise_patterns"),
-        salient=_rx(lines, "salient", lines.string("salient")), normalise=tuple(rules), classes=tuple(classes),
+        headers=rxs(lines, "header_patterns"), header_reach=lines.whole("header_reach", 1),
+        cause=_rx(lines, "cause", lines.string("cause")),
+        salient=_rx(lines, "salient", lines.string("salient")),
+        answer_programs=rxs(answers, "programs"),
+        answer_codes=_codes(answers, "exit_codes"), normalise=tuple(rules), classes=tuple(classes),
         severity={k: sev.whole(k, 0) for k in sev.data}, areas=area_rules, tools_area=areas.string("tools"),
         shell_tools=frozenset(s.lower() for s in areas.strings("shell_tools")))
+
+
+def _codes(r: RuleReader, name: str) -> frozenset[int]:
+    codes = r.get(name)
+    if not (isinstance(codes, list) and all(isinstance(c, int) and not isinstance(c, bool) for c in codes)):
+        raise r.fail(name, "must be a list of exit codes (integers)")
+    return frozenset(codes)
 
 
 @dataclass(frozen=True)
@@ -170,14 +188,32 @@ def exit_status(text: str, rules: FailureRules) -> tuple[int | None, str]:
 
 
 def salient_line(text: str, rules: FailureRules) -> str:
-    """The line that says what went wrong: the first error-looking line that is not noise, else the first line
-    that is not noise, else ""."""
+    """The line that says what went wrong: the first line that states an error message (`cause`), else the
+    first error-looking line, else the first line; never noise. A header that introduces the cause ("... the
+    following issue:") gives way to the telling line after it."""
     lines = [_TAGS.sub("", ln).strip() for ln in text.replace("\\n", "\n").splitlines()[: rules.scan_lines * 4]]
     lines = [ln for ln in lines if ln and not any(p.search(ln) for p in rules.noise)][: rules.scan_lines]
-    for ln in lines:
-        if rules.salient.search(ln):
-            return ln[:300]
-    return lines[0][:300] if lines else ""
+    for test in (rules.cause.search, rules.salient.search, lambda ln: True):
+        for i, ln in enumerate(lines):
+            if test(ln):
+                return _past_header(lines, i, rules)[:300]
+    return ""
+
+
+def _is_header(line: str, rules: FailureRules) -> bool:
+    return any(p.search(line) for p in rules.headers)
+
+
+def _past_header(lines: list[str], i: int, rules: FailureRules) -> str:
+    """Line `i`, or when it only introduces the cause, the cause: the first telling line within reach after it
+    that is not a header itself, else the next line that is not a header, else the header without its colon."""
+    if not _is_header(lines[i], rules):
+        return lines[i]
+    after = [ln for ln in lines[i + 1: i + 1 + rules.header_reach] if not _is_header(ln, rules)]
+    for ln in after:
+        if rules.cause.search(ln) or rules.salient.search(ln):
+            return ln
+    return after[0] if after else lines[i].rstrip(" :：")
 
 
 def normalise(text: str, rules: FailureRules) -> str:
@@ -252,7 +288,25 @@ def is_failure(turn: Turn, rules: FailureRules) -> bool:
 
 
 def is_declined(text: str, rules: FailureRules) -> bool:
-    return any(p.search(text[:500]) for p in rules.ignore)
+    """The user declined or stopped the call (the runtime says so first, or last after what ran printed)."""
+    return any(p.search(text[:500]) or p.search(text[-200:].strip()) for p in rules.ignore)
+
+
+def is_answer(f: Failure, rules: FailureRules) -> bool:
+    """A search or compare that printed nothing and exited 1: it found nothing, or the two differ. An answer."""
+    if not f.exit_only or not f.command or slug(f.tool) not in rules.shell_tools:
+        return False
+    if f.exit_code is not None and f.exit_code not in rules.answer_codes:
+        return False
+    for part in _WORDS.split(f.command):
+        words = part.strip().split()
+        while words and ("=" in words[0].split("/")[0] or words[0] in _WRAPPERS):
+            words = words[1:]
+        if words:
+            seg = " ".join([words[0].rsplit("/", 1)[-1], *words[1:]])
+            if any(p.search(seg) for p in rules.answer_programs):
+                return True
+    return False
 
 
 def _cascade(text: str, rules: FailureRules) -> bool:
@@ -265,13 +319,14 @@ class Failures:
     dropped_by_cap: int
     declined: int
     cascades: int
+    answers: int = 0  # searches and compares that found nothing (exit 1, no output): not failures
 
 
 def failures(transcript: Transcript, rules: FailureRules) -> Failures:
     """Every failed tool call of the transcript, in order, one each."""
     found: list[Failure] = []
     cascades: list[int] = []
-    declined = 0
+    declined = answers = 0
     seen: set[str] = set()
     for turn in transcript.turns:
         if not is_failure(turn, rules):
@@ -287,6 +342,9 @@ def failures(transcript: Transcript, rules: FailureRules) -> Failures:
         if turn.call_id:
             seen.add(turn.call_id)
         f = analyse(turn.tool_name, turn.text, turn.tool_input, rules, exit_code=turn.exit_code)
+        if is_answer(f, rules):
+            answers += 1
+            continue
         found.append(replace(f, call_id=turn.call_id, position=turn.position, turn=turn.index))
     for at in cascades:  # a cancelled sibling belongs to the nearest real failure
         if found:
@@ -299,13 +357,15 @@ def failures(transcript: Transcript, rules: FailureRules) -> Failures:
     if len(found) > rules.max_per_session:
         ranked = sorted(found, key=lambda f: (-f.severity, -f.turn))[: rules.max_per_session]
         kept = sorted(ranked, key=lambda f: f.turn)
-    return Failures(tuple(kept), len(found) - len(kept), declined, len(cascades))
+    return Failures(tuple(kept), len(found) - len(kept), declined, len(cascades), answers)
 
 
 def failure_of_payload(tool: str | None, text: str, command: str | None, rules: FailureRules,
-                       call_id: str | None = None) -> Failure | None:
-    """A live hook's failure (the same naming as reflection's), or None when it was declined or a cascade."""
+                       call_id: str | None = None, exit_code: int | None = None) -> Failure | None:
+    """A live hook's failure (the same naming as reflection's), or None when it was declined, a cascade, or a
+    search that found nothing."""
     if is_declined(text, rules) or _cascade(text, rules):
         return None
-    return replace(analyse(tool, text, command, rules), call_id=call_id)
+    f = analyse(tool, text, command, rules, exit_code=exit_code)
+    return None if is_answer(f, rules) else replace(f, call_id=call_id)
 

@@ -1,0 +1,111 @@
+"""What a failure entry names as the cause, and which tool results are not failures at all, on real transcripts
+(tests/conftest.py `shared_data`) and on the shapes they show, pure."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg.core.policy import packaged
+from kg.reflect.failures import analyse, failure_of_payload, failures, load_rules
+from kg.reflect.parse import Transcript, Turn, read_transcript
+
+RULES = load_rules(packaged("errors"))
+CC = "runtimes/claude_code/transcripts/"
+
+
+def found(shared_data, name):
+    return failures(read_transcript(shared_data / name), RULES)
+
+
+def test_a_header_gives_way_to_the_cause_on_the_next_line(shared_data):
+    # Claude Code's Task tool: "InputValidationError: Task failed due to the following issue:\nThe required ..."
+    got = found(shared_data, CC + "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl").found
+    task = next(f for f in got if f.tool == "Task")
+    assert task.line == "The required parameter `prompt` is missing"
+    assert task.summary(120) == "Task failed: The required parameter `prompt` is missing"
+    assert task.error_class == "invalid_input"
+
+
+def test_a_generic_build_error_gives_way_to_the_error_it_reports(shared_data):
+    got = found(shared_data, CC + "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl").found
+    builds = [f for f in got if f.command == "npm run build"]
+    assert builds and {f.line for f in builds} == {"[TypeError: generate is not a function]"}
+    assert {f.error_class for f in builds} == {"type_error"}
+    # the pipeline ending in `xargs grep -l` answered "Error" (Claude Code's word for: no output, non-zero)
+    assert not [f for f in got if f.command and "xargs grep" in f.command]
+
+
+def test_a_search_that_finds_nothing_is_not_a_failure(shared_data):
+    pi = found(shared_data, "runtimes/openclaw/transcripts/pi-coding-agent/large-session.jsonl")
+    assert pi.answers >= 10
+    assert not [f for f in pi.found if f.exit_only]
+    # a search that could not read its file did fail, and stays
+    assert any(f.command.startswith("grep ") and "No such file" in f.line for f in pi.found)
+    codex = found(shared_data, "runtimes/codex/transcripts/"
+                  "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+    assert codex.answers == 2 and [f.command.split()[0] for f in codex.found] == ["rg", "npm"]
+
+
+def test_a_test_run_names_the_assertion_not_the_file_summary(shared_data):
+    codex = found(shared_data, "runtimes/codex/transcripts/"
+                  "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+    assert codex.found[-1].line.startswith("AssertionError: ")
+
+
+@pytest.mark.parametrize(("output", "line"), [
+    ("Exit code 1\nInputValidationError: Task failed due to the following issue:\nThe required parameter `x` is missing",
+     "The required parameter `x` is missing"),
+    ("Exit code 1\n> Build error occurred\n[TypeError: x is not a function]", "[TypeError: x is not a function]"),
+    ("Exit code 1\nError: Command failed: npm test\nnpm warn config\nError: Cannot find module 'y'",
+     "Error: Cannot find module 'y'"),
+    ("Exit code 1\n  1) test saves a draft (App.DraftTest)\n     test/draft_test.exs:12\n"
+     "     Assertion with == failed\n     code: assert x == 1", "Assertion with == failed"),
+    ("Exit code 2\nTraceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n    main()\n"
+     "KeyError: 'user'", "KeyError: 'user'"),
+    ("Exit code 1\nError: Exit code 1", ""),
+    ("Exit code 1\nError", ""),
+    ("Exit code 1\nsomething went sideways:", "something went sideways"),  # a header with nothing after it
+])
+def test_the_cause_line(output, line):
+    f = analyse("Bash", output, "make", RULES)
+    assert f.line == line and f.exit_only is (not line)
+    assert f.summary(200) == f"`make` failed: {line or 'exit code 1 (no output)'}"
+
+
+@pytest.mark.parametrize(("command", "code", "answer"), [
+    ("rg -n foo src/", 1, True),
+    ("grep -n foo a.txt | head -5", 1, True),
+    ("cd pkg && grep -c foo a.txt", 1, True),
+    ("find . -name '*.ts' | xargs grep -l useX 2>/dev/null", None, True),
+    ("diff a.txt b.txt", 1, True),
+    ("test -f build/out.js", 1, True),
+    ("[ -d node_modules ]", 1, True),
+    ("git diff --quiet HEAD -- src", 1, True),
+    ("/usr/bin/grep foo a", 1, True),
+    ("grep foo a.txt", 2, False),      # exit 2 is grep's own error
+    ("npm test", 1, False),            # a test run that printed nothing did fail
+    ("git diff HEAD", 1, False),
+    ("./check.sh", 1, False),
+])
+def test_which_silent_exits_are_answers(command, code, answer):
+    text = "" if code is None else f"Exit code {code}"
+    t = Transcript("claude-code", (Turn(0, "assistant", "", tool_name="Bash", tool_input=command, call_id="c"),
+                                   Turn(1, "tool", text or "Error", tool_name="Bash", tool_input=command,
+                                        is_error=True, call_id="c", exit_code=code)))
+    got = failures(t, RULES)
+    assert (got.answers, len(got.found)) == ((1, 0) if answer else (0, 1))
+    assert (failure_of_payload("Bash", text or "Error", command, RULES, exit_code=code) is None) is answer
+
+
+def test_a_search_with_output_still_fails():
+    f = failure_of_payload("Bash", "Exit code 1\ngrep: a.txt: No such file or directory", "grep x a.txt", RULES)
+    assert f is not None and f.error_class == "file_not_found"
+
+
+def test_a_call_the_user_stopped_after_it_printed_is_declined():
+    out = "Debugger attached.\n" + "> pkg@1.0.0 test\n> node --test\n" * 20 + "\n\nCommand aborted"
+    t = Transcript("openclaw", (Turn(0, "assistant", "", tool_name="bash", tool_input="npm test", call_id="c"),
+                                Turn(1, "tool", out, tool_name="bash", tool_input="npm test", is_error=True,
+                                     call_id="c")))
+    got = failures(t, RULES)
+    assert got.found == () and got.declined == 1
