@@ -19,7 +19,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kg.core.policy import RuleReader
@@ -63,6 +63,7 @@ class FailureRules:
     areas: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
     tools_area: str
     shell_tools: frozenset[str]
+    family: dict[str, str] = field(default_factory=dict)  # tool slug -> the key segment of its family
 
 
 def _rx(r: RuleReader, name: str, text: str, flags: int = re.IGNORECASE | re.MULTILINE) -> re.Pattern[str]:
@@ -74,7 +75,7 @@ def _rx(r: RuleReader, name: str, text: str, flags: int = re.IGNORECASE | re.MUL
 
 def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> FailureRules:
     top = RuleReader(data, source).known(("version", "limits", "priority", "tags", "detect", "lines", "normalise",
-                                          "classes", "severity", "areas", "answers"))
+                                          "classes", "severity", "areas", "answers", "tools"))
     lim = top.table("limits").known(("max_per_session", "summary_chars", "error_chars", "scan_lines"))
     pri = top.table("priority").known(("default", "repeat", "repeat_threshold", "exit_code_only"))
     tags = top.table("tags").known(("all", "exit_code_only"))
@@ -115,7 +116,17 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
         answer_programs=rxs(answers, "programs"),
         answer_codes=_codes(answers, "exit_codes"), normalise=tuple(rules), classes=tuple(classes),
         severity={k: sev.whole(k, 0) for k in sev.data}, areas=area_rules, tools_area=areas.string("tools"),
-        shell_tools=frozenset(s.lower() for s in areas.strings("shell_tools")))
+        shell_tools=frozenset(s.lower() for s in areas.strings("shell_tools")),
+        family=_families(top.table("tools").known(("families",)) if "tools" in data else None))
+
+
+def _families(r: RuleReader | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for i, names in enumerate(r.get("families", []) if r else []):
+        if not (isinstance(names, list) and names and all(isinstance(n, str) and n.strip() for n in names)):
+            raise r.fail(f"families[{i}]", "must be a list of tool names")
+        out.update({slug(n): slug(names[0]) for n in names})
+    return out
 
 
 def _codes(r: RuleReader, name: str) -> frozenset[int]:
@@ -269,11 +280,12 @@ def analyse(tool: str | None, text: str, command: str | None, rules: FailureRule
     cls = cls or ("nonzero_exit" if code not in (None, 0) else "failed")
     program = program_of(command) if slug(tool) in rules.shell_tools else ""
     message = normalise(line, rules)
-    digest = hashlib.sha256(f"{slug(tool)}\x1f{cls}\x1f{program}\x1f{message}".encode()).hexdigest()[:8]
+    named = rules.family.get(slug(tool), slug(tool))
+    digest = hashlib.sha256(f"{named}\x1f{cls}\x1f{program}\x1f{message}".encode()).hexdigest()[:8]
     severity = rules.severity.get("exit_code_only", 0) if exit_only else rules.severity.get(
         cls, rules.severity.get("default", 0))
     return Failure(tool=tool, command=command, line=line, error=body.strip()[: rules.error_chars], exit_code=code,
-                   error_class=cls, pattern_key=f"err.{slug(tool)}.{cls}.{digest}", area=area_of(tool, command, rules),
+                   error_class=cls, pattern_key=f"err.{named}.{cls}.{digest}", area=area_of(tool, command, rules),
                    exit_only=exit_only, severity=severity,
                    priority=rules.exit_only_priority if exit_only else rules.priority)
 

@@ -109,3 +109,10 @@ def test_a_call_the_user_stopped_after_it_printed_is_declined():
                                      call_id="c")))
     got = failures(t, RULES)
     assert got.found == () and got.declined == 1
+
+
+def test_editor_tools_share_one_key_for_one_mistake():
+    said = "File has not been read yet. Read it first before writing to it."
+    keys = {analyse(tool, said, "/repo/a.py", RULES).pattern_key for tool in ("Edit", "MultiEdit", "Write")}
+    assert len(keys) == 1 and keys.pop().startswith("err.edit.read_before_write.")
+    assert analyse("Read", said, "/repo/a.py", RULES).pattern_key.startswith("err.read.")
