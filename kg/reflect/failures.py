@@ -40,6 +40,7 @@ class FailureRules:
     summary_chars: int
     error_chars: int
     scan_lines: int
+    error_lines_before: int
     priority: str
     repeat_priority: str
     repeat_threshold: int
@@ -76,7 +77,8 @@ def _rx(r: RuleReader, name: str, text: str, flags: int = re.IGNORECASE | re.MUL
 def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> FailureRules:
     top = RuleReader(data, source).known(("version", "limits", "priority", "tags", "detect", "lines", "normalise",
                                           "classes", "severity", "areas", "answers", "tools"))
-    lim = top.table("limits").known(("max_per_session", "summary_chars", "error_chars", "scan_lines"))
+    lim = top.table("limits").known(("max_per_session", "summary_chars", "error_chars", "error_lines_before",
+                                     "scan_lines"))
     pri = top.table("priority").known(("default", "repeat", "repeat_threshold", "exit_code_only"))
     tags = top.table("tags").known(("all", "exit_code_only"))
     det = top.table("detect").known(("flag_patterns", "ignore_patterns", "cascade_patterns"))
@@ -105,6 +107,7 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
     return FailureRules(
         max_per_session=lim.whole("max_per_session", 1), summary_chars=lim.whole("summary_chars", 40),
         error_chars=lim.whole("error_chars", 100), scan_lines=lim.whole("scan_lines", 1),
+        error_lines_before=lim.whole("error_lines_before", 0),
         priority=pri.string("default", levels), repeat_priority=pri.string("repeat", levels),
         repeat_threshold=pri.whole("repeat_threshold", 2), exit_only_priority=pri.string("exit_code_only", levels),
         tags=tuple(tags.strings("all")), exit_only_tag=tags.string("exit_code_only"),
@@ -155,16 +158,22 @@ class Failure:
     cascaded: int = 0  # sibling calls cancelled because of this one
 
     def summary(self, width: int) -> str:
-        what = f"`{_short(self.command, 60)}`" if self.command else self.tool
-        if self.command and self.tool.lower() not in SHELLISH:
-            what = f"{self.tool} `{_short(self.command, 50)}`"
+        """`<what ran>` failed: <the cause>. The cause is what the entry is for: what ran gives way to it (down
+        to a few words; a path keeps its end, the file), never the other way round."""
         why = self.line or (f"exit code {self.exit_code} (no output)" if self.exit_code is not None else "failed")
-        return _short(f"{what} failed: {why}", width)
+        why = " ".join(why.split())
+        shell = self.tool.lower() in SHELLISH
+        head = "" if shell else f"{self.tool} "
+        room = max(_MIN_WHAT, min(60 if shell else 50, width - len(head) - len(why) - len("`` failed: ")))
+        if not self.command:
+            return _short(f"{self.tool} failed: {why}", width)
+        ran = " ".join(self.command.split())
+        ran = _CD.sub("", ran) or ran
+        what = _short(ran, room) if shell or not _PATHISH.match(ran) else _tail(ran, room)
+        return _short(f"{head}`{what}` failed: {why}", width)
 
     def details(self) -> str:
-        out = [f"Tool: {self.tool}"]
-        if self.command:
-            out.append(f"Command: {_short(self.command, 500)}")
+        out = [f"Tool: {self.tool}"]  # the command is the entry's context (`failure_fields`), not said twice
         if self.exit_code is not None:
             out.append(f"Exit code: {self.exit_code}")
         out.append(f"Error: {self.line or '(no output but the exit status)'}")
@@ -177,6 +186,15 @@ class Failure:
     def tags(self, rules: FailureRules) -> list[str]:
         tags = [*rules.tags, slug(self.tool), self.error_class]
         return tags + [rules.exit_only_tag] if self.exit_only else tags
+
+
+_MIN_WHAT = 24
+_CD = re.compile(r"^cd\s+\S+\s*(&&|;)\s*")  # where it ran is in the entry's context; what ran is what matters
+_PATHISH = re.compile(r"^(?:[A-Za-z]:)?[~./\\]?[\w.@+-]*[/\\]\S*$")
+
+
+def _tail(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
 def _short(text: str | None, width: int) -> str:
@@ -225,6 +243,16 @@ def _past_header(lines: list[str], i: int, rules: FailureRules) -> str:
         if rules.cause.search(ln) or rules.salient.search(ln):
             return ln
     return after[0] if after else lines[i].rstrip(" :：")
+
+
+def evidence(body: str, line: str, rules: FailureRules) -> str:
+    """The output an entry keeps: without noise lines and blank runs, from a few lines before the cause on, at
+    most `error_chars` (the banners, warnings and progress before it are no evidence)."""
+    kept = [ln.rstrip() for ln in body.replace("\r\n", "\n").split("\n")
+            if ln.strip() and not any(p.search(_TAGS.sub("", ln).strip()) for p in rules.noise)]
+    at = next((i for i, ln in enumerate(kept) if line and line in ln), 0)
+    text = "\n".join(kept[max(0, at - rules.error_lines_before):]).strip()
+    return (text or body.strip())[: rules.error_chars]
 
 
 def normalise(text: str, rules: FailureRules) -> str:
@@ -284,7 +312,7 @@ def analyse(tool: str | None, text: str, command: str | None, rules: FailureRule
     digest = hashlib.sha256(f"{named}\x1f{cls}\x1f{program}\x1f{message}".encode()).hexdigest()[:8]
     severity = rules.severity.get("exit_code_only", 0) if exit_only else rules.severity.get(
         cls, rules.severity.get("default", 0))
-    return Failure(tool=tool, command=command, line=line, error=body.strip()[: rules.error_chars], exit_code=code,
+    return Failure(tool=tool, command=command, line=line, error=evidence(body, line, rules), exit_code=code,
                    error_class=cls, pattern_key=f"err.{named}.{cls}.{digest}", area=area_of(tool, command, rules),
                    exit_only=exit_only, severity=severity,
                    priority=rules.exit_only_priority if exit_only else rules.priority)

@@ -116,3 +116,34 @@ def test_editor_tools_share_one_key_for_one_mistake():
     keys = {analyse(tool, said, "/repo/a.py", RULES).pattern_key for tool in ("Edit", "MultiEdit", "Write")}
     assert len(keys) == 1 and keys.pop().startswith("err.edit.read_before_write.")
     assert analyse("Read", said, "/repo/a.py", RULES).pattern_key.startswith("err.read.")
+
+
+@pytest.mark.parametrize(("tool", "command", "output", "summary"), [
+    # what ran gives way to the cause: a long command is cut, a path keeps its file
+    ("exec_command", 'rg -n "compact|compaction|summary|context" node_modules/opencode-ai --glob "!**/*.map"',
+     "Exit code 2\nrg: node_modules/opencode-ai: No such file or directory (os error 2)",
+     '`rg -n "compact|compaction|summary|contex…` failed: rg: node_modules/opencode-ai: No such file or directory '
+     '(os error 2)'),
+    ("Edit", "/path/to/Demo/todo-app/src/hooks/useTodos.test.ts",
+     "File has not been read yet. Read it first before writing to it.",
+     "Edit `…Demo/todo-app/src/hooks/useTodos.test.ts` failed: File has not been read yet. Read it first before "
+     "writing to it."),
+    # where it ran is the entry's context, not its summary
+    ("Bash", "cd packages/app && npm run check", "Exit code 2\nsrc/a.ts(28,2): error TS2739: Type 'X' is missing",
+     "`npm run check` failed: src/a.ts(28,2): error TS2739: Type 'X' is missing"),
+])
+def test_the_summary_keeps_the_cause_whole(tool, command, output, summary):
+    f = analyse(tool, output, command, RULES)
+    assert f.summary(120) == summary and len(summary) <= 120
+
+
+def test_the_error_text_starts_near_the_cause_without_noise():
+    out = ("Exit code 1\nnpm warn Unknown env config \"store-dir\".\n\n> app@1.0.0 test\n> vitest --run\n\n"
+           + "".join(f" ✓ src/t{i}.test.ts (3 tests) 12ms\n" for i in range(40))
+           + "⎯⎯⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯⎯⎯\n\n FAIL src/a.test.ts > saves\nAssertionError: expected 1 to be 2\n"
+           + " ❯ src/a.test.ts:12:5\n")
+    f = analyse("Bash", out, "npm test", RULES)
+    assert f.line == "AssertionError: expected 1 to be 2"
+    assert f.error.splitlines()[-2:] == ["AssertionError: expected 1 to be 2", " ❯ src/a.test.ts:12:5"]
+    assert "npm warn" not in f.error and "src/t0.test.ts" not in f.error and len(f.error.splitlines()) <= 6
+    assert "Command:" not in f.details() and f.command == "npm test"
