@@ -292,6 +292,7 @@ def window_events_of(st: Any, *, id: str, since: datetime, now: datetime,
     for eid in [*wanted, *(r["xev"] or ())]:
         for e in st.run("agg_event_in_window", id=eid):
             at, status = e.pop("created_at"), e.pop("status")
+            del e["session"]
             # as the query's WHERE: a NULL time or status fails its tests
             if e.pop("kind") != "event" or at is None or status is None or not since <= at <= now or status in skip:
                 continue
@@ -302,8 +303,39 @@ def window_events_of(st: Any, *, id: str, since: datetime, now: datetime,
 
 def top_patterns(st: Any, limit: int) -> list[dict[str, Any]]:
     """`pattern_stats_all`'s rows for the `limit` most recurring patterns: their ids from PatternRank, their
-    figures by key (`pattern_stats_by_id`), so the cost follows `limit`, not the number of patterns."""
-    return [row for r in st.run("agg_rank_top", limit=limit) for row in st.run("pattern_stats_by_id", id=r["id"])]
+    figures by key (`stats_of`), so the cost follows `limit`, not the number of patterns."""
+    return [row for r in st.run("agg_rank_top", limit=limit) for row in stats_of(st, r["id"])]
+
+
+def stats_of(st: Any, pid: str) -> list[dict[str, Any]]:
+    """`pattern_stats_by_id`'s row for one pattern, from its PatternOcc row (the counted members' times and
+    sessions) and the members it does not count, read by key: the query walks every member and reads their
+    columns (~12 ms a pattern at 1M events). The query answers a pattern with no row, or one from before
+    migration 0009's rebuild."""
+    rows = st.run("agg_occ_members", id=pid)
+    if not rows or rows[0]["ev"] is None:
+        return st.run("pattern_stats_by_id", id=pid)
+    r = rows[0]
+    times, sessions = list(r["at"] or ()), list(r["sess"] or ())
+    for eid in r["xev"] or ():
+        for e in st.run("agg_event_in_window", id=eid):
+            if e["kind"] == "event":
+                times.append(e["created_at"])
+                sessions.append(e["session"])
+    fields = st.run("agg_pattern_fields", id=pid)
+    if not fields:
+        return []
+    known = [t for t in times if t is not None]
+    return [{**fields[0], "recurrence": len(times), "sessions": len({s for s in sessions if s is not None}),
+             "first_seen": min(known, default=None), "last_seen": max(known, default=None)}]
+
+
+def proposals(st: Any, *, statuses: list[str]) -> list[dict[str, Any]]:
+    """`lc_proposals`' rows: the proposals first (a handful), then each one's node and change by key."""
+    out = []
+    for q in st.run("agg_proposals_only", statuses=statuses):
+        out += [{**q, **link} for link in st.run("agg_proposal_links", id=q["id"])]
+    return out
 
 
 def _internal(node: dict[str, int] | int) -> tuple[int, int]:
@@ -318,8 +350,8 @@ def differences(st: Any) -> list[str]:
 
     rows, ranks = _all_rows(st)
     want = {pid: (r["at"], r["sess"], r["st"], r["ev"], r["xev"]) for pid, r in rows.items()}
-    have = {r["id"]: (list(r["at"]), list(r["sess"]), list(r["st"]), list(r["ev"] or ()) if r["ev"] is not None
-                      else None, list(r["xev"] or ())) for r in st.run("agg_occ_all")}
+    have = {r["id"]: (list(r["at"]), list(r["sess"]), list(r["st"]), None if r["ev"] is None else list(r["ev"]),
+                      list(r["xev"] or ())) for r in st.run("agg_occ_all")}
     ranked = {r["id"]: (r["n"], r["last"]) for r in st.run("agg_rank_all")}
     links: dict[str, list[str | None]] = {}
     for r in st.run("agg_occ_links"):

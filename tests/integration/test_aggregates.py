@@ -56,7 +56,8 @@ ROUTED = [("hooks_pending_high_ids", {"priorities": HIGH, "limit": 3}),
           ("hooks_pending_high_count", {"priorities": HIGH}),
           ("memory_watch", {"priorities": HIGH, "limit": 50}), ("memory_watch", {"priorities": HIGH, "limit": 2}),
           ("hooks_counts", {}), ("hooks_edge_count", {}), ("lc_free_principles", {}),
-          ("memory_principles", {"limit": 5})]
+          ("memory_principles", {"limit": 5}), ("lc_proposals", {"statuses": ["pending"]}),
+          ("lc_proposals", {"statuses": ["pending", "approved", "skipped", "obsolete"]})]
 
 
 def check_reads(st) -> None:
