@@ -74,17 +74,41 @@ def _named(head: list[str]) -> tuple[bool, str | None]:
     return True, workspace
 
 
+LOG_KINDS = {"learning", "error", "feature"}  # `kg log KIND` (cli/entries.py, Kind): checked without typer
+LOG_FLAGS = {"--no-link", "--json"}  # the options of `kg log` that take no value
+
+
 def _log_starts_server(argv: list[str]) -> None:
-    """(issue 20) An agent's `kg log` starts the workspace's read server (`kg.serve.client.prestart`)."""
+    """(issue 20) An agent's `kg log` starts the workspace's read server (`kg.serve.client.prestart`); not for
+    `--wait` (it needs the graph itself), help, or a log line that is plainly a usage error (no KIND or
+    SUMMARY), which starts nothing."""
     at = _position(argv)
     if at is None or argv[at] != "log" or "_KG_COMPLETE" in os.environ:
         return
-    ok, workspace = _named(argv[:at])
-    tail = argv[at + 1:]
-    if ok and "--wait" not in tail and "--help" not in tail and "-h" not in tail:
-        from kg.serve import client
+    head, tail = argv[:at], argv[at + 1:]
+    ok, workspace = _named(head)
+    if not ok or any(a in ("--help", "-h", "--wait") for a in head + tail) or not _log_line_whole(tail):
+        return
+    from kg.serve import client
 
-        client.prestart(workspace)
+    client.prestart(workspace)
+
+
+def _log_line_whole(tail: list[str]) -> bool:
+    """Whether `kg log`'s arguments name a known KIND and a SUMMARY (the options skipped with their values)."""
+    words: list[str] = []
+    i = 0
+    while i < len(tail):
+        arg = tail[i]
+        if arg == "--":
+            words += tail[i + 1:]
+            break
+        if arg.startswith("-") and arg != "-":
+            i += 1 if ("=" in arg or arg in LOG_FLAGS) else 2
+            continue
+        words.append(arg)
+        i += 1
+    return len(words) == 2 and words[0] in LOG_KINDS
 
 
 def main() -> None:

@@ -73,15 +73,26 @@ def start(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 
 @serve_app.command("stop")
 def stop(ctx: typer.Context, as_json: JsonOpt = False) -> None:
-    """Stop the read server (it closes the graph; the next read starts it again unless KG_SERVER=0)."""
-    from kg.serve import protocol
+    """Stop the read server (it closes the graph; the next read starts it again unless KG_SERVER=0). A server
+    that is still starting is waited for until it listens (or gives up), then stopped."""
+    from kg.serve import client, protocol
 
     with errors():
         ws = workspace(ctx)
-        try:
-            stopped = bool(protocol.ask(ws.kg_dir, {"op": "stop"}, ws.lock_timeout + 30.0).get("ok"))
-        except (OSError, ValueError, protocol.Closed):
-            stopped = False
+        deadline = time.monotonic() + ws.lock_timeout + 30.0
+        stopped = False
+        while True:
+            try:
+                stopped = bool(protocol.ask(ws.kg_dir, {"op": "stop"}, ws.lock_timeout + 30.0).get("ok"))
+                break
+            except (OSError, ValueError, protocol.Closed):
+                pass
+            if not client.alive(ws.kg_dir) or time.monotonic() > deadline:  # none, or it never got going
+                break
+            protocol.trace("stop waits for a starting server")
+            time.sleep(0.02)  # starting: it holds its lock and does not listen yet
+        if not stopped and client.alive(ws.kg_dir):
+            fail("the read server is still starting and did not answer; try `kg serve stop` again", 1)
     emit({"stopped": stopped}, as_json,
          lambda d: "Stopped the read server." if d["stopped"] else "No read server was running.")
 

@@ -90,13 +90,15 @@ def configured(root: str | Path) -> bool:
 
 
 def alive(kg_dir: str | Path) -> bool:
-    """Whether a server lives (or is starting) for this workspace: it holds `serve.lock` all its life."""
+    """Whether a server lives (or is starting) for this workspace: it holds `serve.lock` all its life. The check
+    takes a shared lock for an instant, which a starter (`claim`) tells from a server's exclusive one: a
+    checker never looks like a server (an exclusive instant here made one spawn in six start nothing)."""
     try:
         fd = os.open(os.path.join(kg_dir, protocol.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
         return True  # cannot tell: do not start another
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError:
         return True
     finally:
@@ -105,14 +107,14 @@ def alive(kg_dir: str | Path) -> bool:
 
 
 def clean_stale(kg_dir: str | Path) -> None:
-    """Remove the socket a killed server left, when no server lives (checked under its lock, so a starting
-    server's fresh socket is never removed)."""
+    """Remove the socket a killed server left, when no server lives (checked under a shared hold of its lock,
+    which a starting server waits out, so a starting server's fresh socket is never removed)."""
     try:
         fd = os.open(os.path.join(kg_dir, protocol.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         try:
             os.unlink(os.path.join(kg_dir, protocol.SOCKET))
         except FileNotFoundError:
@@ -121,6 +123,38 @@ def clean_stale(kg_dir: str | Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def take(fd: int, patience: float = 1.0) -> bool:
+    """Take `serve.lock` (open on `fd`) exclusively for a server, unless a server holds it (or is starting):
+    the shared instants of checkers (`alive`, `clean_stale`) are waited out, up to `patience` seconds."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            pass
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return False  # an exclusive holder: a server, or its starter
+        fcntl.flock(fd, fcntl.LOCK_UN)  # only checkers held it: again, once their instant is over
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+
+
+def claim(kg_dir: str | Path) -> int | None:
+    """`serve.lock` opened and taken for a server to start (`take`), or None when one lives or is starting."""
+    try:
+        fd = os.open(os.path.join(kg_dir, protocol.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return None
+    if take(fd):
+        return fd
+    os.close(fd)
+    return None
 
 
 def identity() -> dict[str, str]:
@@ -234,13 +268,14 @@ def _reach(kg_dir: str) -> Any:
     except OSError:
         pass
     protocol.trace("client spawns" if not alive(kg_dir) else "client waits for a starting server")
-    if not alive(kg_dir) and not spawn(os.path.dirname(os.path.dirname(kg_dir))):
+    root = os.path.dirname(os.path.dirname(kg_dir))
+    if not alive(kg_dir) and not spawn(root):
         return None
     try:
         budget = 3 * float(os.environ.get("KG_LOCK_TIMEOUT") or 10) + 30
     except ValueError:
         budget = 60.0
-    started = time.monotonic()
+    started = spawned = time.monotonic()
     deadline, seen = started + budget, False
     while time.monotonic() < deadline:
         time.sleep(0.01)
@@ -248,10 +283,15 @@ def _reach(kg_dir: str) -> Any:
             return protocol.connect(kg_dir, ANSWER_TIMEOUT)
         except OSError:
             pass
+        now = time.monotonic()
         if alive(kg_dir):
             seen = True
-        elif seen or time.monotonic() - started > 10.0:  # it left, or never got going
+        elif seen or now - started > 10.0:  # it left, or never got going
             return None
+        elif now - spawned > 0.5:  # a starter said one was starting, yet none lives: start one now
+            if not spawn(root):
+                return None
+            spawned = now
     return None
 
 
@@ -273,15 +313,10 @@ def spawn(root: str | Path) -> bool:
     # (issue 20) the server's liveness lock is taken here and handed to the child, which holds it from its
     # first instant: a server still importing is alive already, so a read arriving meanwhile waits for it
     # instead of starting a second one (at load 13, one of two first reads did, ~1.5 s of a core for nothing)
+    lock = claim(kg_dir)
+    if lock is None:
+        return True  # one lives, or is starting
     try:
-        lock = os.open(os.path.join(kg_dir, protocol.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        return alive(kg_dir)
-    try:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return True  # one lives, or is starting
         import subprocess
 
         try:
@@ -303,9 +338,20 @@ def prestart(workspace: str | None) -> None:
     if not enabled():
         return
     root = locate(workspace)
-    if root is None or alive(os.path.join(root, MARKER)) or not configured(root):
+    if root is None or backing_off(os.path.join(root, MARKER)) or alive(os.path.join(root, MARKER)):
         return
-    spawn(root)
+    if configured(root):
+        spawn(root)
+
+
+def backing_off(kg_dir: str | Path) -> bool:
+    """Whether the last server to start found the graph held by a long import or cycle, recently (its stamp,
+    `[serve] busy_backoff_seconds`): a log then starts none, which would only wait for the lock and exit."""
+    try:
+        with open(os.path.join(kg_dir, protocol.BUSY), "rb") as f:
+            return float(f.read(64)) > time.time()
+    except (OSError, ValueError):
+        return False
 
 
 def hand_over(kg_dir: str | Path, *, polite: bool, timeout: float) -> bool:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 SOCKET = "serve.sock"  # in memory/.kg/, mode 0600
+BUSY = "serve.busy"  # until when (epoch seconds) a `kg log` starts no server: the last one found the graph held
 LOCK = "serve.lock"  # held (flock) by the live server for its whole life: its liveness
 MAX_MESSAGE = 64 * 1024 * 1024  # a session-start payload (16 MB) and its base64, or a large answer
 HEADER = 4  # bytes of big-endian length before each message

@@ -8,6 +8,7 @@ Run by `python -m kg.serve.server ROOT` (what `client.spawn` starts) or `kg serv
 from __future__ import annotations
 
 import base64
+import fcntl
 import io
 import os
 import signal
@@ -20,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kg.core.paths import try_flock
 from kg.serve import client, protocol
 from kg.serve.cache import ReadCache
 
@@ -36,6 +36,7 @@ WARM = ("kg.ingest.drain", "kg.graph.linking", "kg.memory.search", "kg.memory.vi
 class Settings:
     enabled: bool
     idle_seconds: float
+    busy_backoff: float = 30.0
 
 
 def settings(ws: Any) -> Settings:
@@ -44,8 +45,9 @@ def settings(ws: Any) -> Settings:
 
     def build(data: dict[str, Any]) -> Settings:
         r = RuleReader(data, "rules/policy.toml").table("serve")
-        r.known(("enabled", "idle_seconds"))
-        return Settings(enabled=r.flag("enabled"), idle_seconds=r.number("idle_seconds", 0.05, 7 * 86_400))
+        r.known(("enabled", "idle_seconds", "busy_backoff_seconds"))
+        return Settings(enabled=r.flag("enabled"), idle_seconds=r.number("idle_seconds", 0.05, 7 * 86_400),
+                        busy_backoff=r.number("busy_backoff_seconds", 0.0, 86_400))
 
     return ws.rules.checked("policy", build)
 
@@ -239,6 +241,16 @@ def _stamp(ws: Any) -> tuple:
         return ()
 
 
+def _busy_stamp(kg_dir: Path, seconds: float) -> None:
+    """Until when `client.prestart` starts no server: this one found the graph held (written whole, by rename)."""
+    try:
+        part = kg_dir / f"{protocol.BUSY}.{os.getpid()}"
+        part.write_text(f"{time.time() + seconds:.3f}")
+        part.replace(kg_dir / protocol.BUSY)
+    except OSError:
+        pass
+
+
 def _say(message: str) -> None:
     try:
         sys.stderr.write(f"kg serve: {message}\n")
@@ -250,20 +262,22 @@ def _say(message: str) -> None:
 def serve(root: Path, lock: int | None = None) -> str:
     """Serve the workspace at `root` until idle, asked to let go, or stopped; returns why it stopped. `lock`:
     the descriptor of `serve.lock` its starter took for it (`client.spawn`), else it takes the lock itself."""
-    from kg.core.errors import KgError
+    from kg.core.errors import KgError, StoreBusy
     from kg.workspace import MARKER, open_workspace
 
     client._in_server = True
     protocol.trace(f"server start {protocol.process_start(time.monotonic()):.3f}")
     kg_dir = root / MARKER
     if lock is None:
-        lock = try_flock(kg_dir / protocol.LOCK, 0o600)
+        lock = client.claim(kg_dir)  # (a checker's shared instant is waited out, not taken for a server)
     if lock is None:
         return "another server runs for this workspace"
+    backoff = Settings(True, 0.0).busy_backoff
     try:
         protocol.trace("server imported")
         ws = open_workspace(root)
         conf = settings(ws)
+        backoff = conf.busy_backoff
         if not conf.enabled:
             return "the read server is off ([serve] enabled = false)"
         if ws.store_url is not None:
@@ -307,6 +321,9 @@ def serve(root: Path, lock: int | None = None) -> str:
                 except OSError:
                     pass
         return why
+    except StoreBusy as exc:  # a long import or cycle holds the graph: logs start no server for a while
+        _busy_stamp(kg_dir, backoff)
+        return f"cannot serve: {exc}"
     except KgError as exc:
         return f"cannot serve: {exc}"
     finally:
@@ -476,6 +493,15 @@ def main(argv: list[str] | None = None) -> int:
     lock = None
     if len(args) == 3 and args[1] == "--lock-fd" and args[2].isdigit():  # the lock `client.spawn` took for it
         lock, args = int(args[2]), args[:1]
+        try:  # the same open file as the starter's: it holds the lock already, so this costs nothing
+            held, named = os.fstat(lock), os.stat(Path(args[0]).resolve() / client.MARKER / protocol.LOCK)
+            if (held.st_dev, held.st_ino) != (named.st_dev, named.st_ino):
+                raise OSError("another file")
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.set_inheritable(lock, False)  # what it runs (a hook, git) must not keep the server alive
+        except OSError:
+            _say(f"--lock-fd {lock} is not this workspace's serve.lock taken for this server; not serving")
+            return 1
     if len(args) != 1:
         _say("usage: python -m kg.serve.server WORKSPACE [--lock-fd FD]")
         return 2

@@ -58,6 +58,13 @@ def _kg(root, *args: str, server: str = "1"):
                           text=True, timeout=300, env={**os.environ, "KG_SERVER": server})
 
 
+def _served(root) -> int:
+    """How many reads the workspace's server answered (waiting for it to listen)."""
+    status = _kg(root, "serve", "start", "--json")
+    assert status.returncode == 0, status.stderr
+    return json.loads(status.stdout)["requests"]
+
+
 def test_an_agents_log_starts_the_server_which_is_alive_from_its_first_instant(tmp_path, monkeypatch):
     """(issue 20) The first read under agents' logging met a server still starting (6-9 s at load 13): a `kg log`
     now starts it as it begins, and the starter hands it the liveness lock, so it counts as alive before it
@@ -83,8 +90,11 @@ def test_an_agents_log_starts_the_server_which_is_alive_from_its_first_instant(t
         logged = _kg(root, "log", "learning", "an agent's log starts the read server")
         assert logged.returncode == 0, logged.stderr
         assert client.alive(kg_dir)
-        found = _kg(root, "search", "read server", "--json")  # answered by it
+        # answered by it: the server counts the reads it ran (a search run here would leave the count alone)
+        before = _served(root)
+        found = _kg(root, "search", "read server", "--json")
         assert found.returncode == 0 and "an agent's log starts the read server" in found.stdout
+        assert _served(root) == before + 1
     finally:
         _kg(root, "serve", "stop")
 
