@@ -195,31 +195,35 @@ def gate(redactor: Any, group: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     return out
 
 
-def _batches(ws: Any, files: list[Path], report: Any) -> Iterator[tuple[list, list, list]]:
-    entries: list = []
-    nodes: list = []
-    edges: list = []
-    group: list[tuple[str, Any]] = []
+def _batches(ws: Any, files: list[Path], report: Any,
+             screen: Callable[[list[tuple[str, Any]]], list[tuple[str, Any]]] | None = None,
+             ) -> Iterator[tuple[list, list, list]]:
+    """The files' items in batches of BATCH, each batch `screen`ed (items already in the graph set aside) and
+    then passed through the gate: what is skipped is never redacted."""
     redactor = ws.rules.redactor
 
-    def flush() -> None:
-        for kind, item in gate(redactor, group):
-            if isinstance(item, dict) and item.get(REDACTIONS):
-                report.redacted.extend(item[REDACTIONS])
-            {"entries": entries, "nodes": nodes, "edges": edges}[kind].append(item)
-        group.clear()
+    def gated(raw: list[tuple[str, Any]]) -> tuple[list, list, list]:
+        entries: list = []
+        nodes: list = []
+        edges: list = []
+        out = {"entries": entries, "nodes": nodes, "edges": edges}
+        kept = screen(raw) if screen is not None else raw
+        for i in range(0, len(kept), GATE_GROUP):
+            for kind, item in gate(redactor, kept[i:i + GATE_GROUP]):
+                if isinstance(item, dict) and item.get(REDACTIONS):
+                    report.redacted.extend(item[REDACTIONS])
+                out[kind].append(item)
+        return entries, nodes, edges
 
+    raw: list[tuple[str, Any]] = []
     for f in files:
-        for kind, item in items(f, report):
-            group.append((kind, item))
-            if len(group) >= GATE_GROUP:
-                flush()
-            if len(entries) + len(nodes) + len(edges) >= BATCH:
-                yield entries, nodes, edges
-                entries, nodes, edges = [], [], []
-    flush()
-    if entries or nodes or edges:
-        yield entries, nodes, edges
+        for pair in items(f, report):
+            raw.append(pair)
+            if len(raw) >= BATCH:
+                yield gated(raw)
+                raw = []
+    if raw:
+        yield gated(raw)
 
 
 # -- loading ------------------------------------------------------------------------------------------------
@@ -239,8 +243,12 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
             report.edges += len(edges)
         return report
     ws.importing = True
+    options = ws.open_options
+    if resumed is not None:  # the index and the aggregates are rebuilt at the end: not on this open too
+        ws.open_options = {**options, "defer_index": True}
     try:
         with ws.store() as st:
+            ws.open_options = options
             resuming = report.resumed = resumed is not None
             wrote = _load(ws, st, files, at, report, total, resuming, progress)
             nodes = st.run("bulk_node_count")[0]["n"] if wrote else 0
@@ -248,6 +256,7 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
             _build_index(ws, nodes)
     finally:
         ws.importing = False
+        ws.open_options = options
     return report
 
 
@@ -311,16 +320,16 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
     seen = SeenIds(lambda ids: _in_graph(st, ids))  # bounded: no set of every id
     sessions: dict[str, datetime] = {}
     spool = ws.kg_dir / f".import-edges-{os.getpid()}.jsonl"
-    done = 0
+    screen = _Screen(st, seen, check)
     loaded_any = False
     try:
         with open(spool, "w", encoding="utf-8") as edges_out:
-            for entries, nodes, edges in _batches(ws, files, report):
+            for entries, nodes, edges in _batches(ws, files, report, screen):
                 for e in edges:
                     edges_out.write(json.dumps(e, ensure_ascii=False, default=str) + "\n")
                 rows, links = trail._entry_rows(ws, entries, at, report, redactor=Gated)
                 rows += trail._node_rows(ws, nodes, at, report, redactor=Gated)
-                done += len(entries) + len(nodes)
+                report.already_present += len(screen.skipped)
                 first, repeated = seen.split([r["id"] for r in rows])
                 for _ in repeated:
                     report.skip("duplicate id in the imported files")
@@ -330,19 +339,23 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                     if r["id"] in keep:
                         keep.discard(r["id"])  # the first of a batch's repeats
                         fresh.append(r)
-                present = _present(st, [r["id"] for r in fresh]) if check else set()
+                present = screen.present  # (the graph has not changed since the batch was screened)
                 new_rows = [r for r in fresh if r["id"] not in present]
                 report.already_present += len(fresh) - len(new_rows)
                 new_ids = {r["id"] for r in new_rows}
                 attach = [x for x in links if x["event"] in new_ids]
-                if resuming and present:
-                    lost = [x["event"] for x in links if x["event"] in present]
+                # resuming, the rows the killed run loaded count too: their pattern edges may have died with it,
+                # and their sessions were written only at its end
+                kept = list(screen.loaded_rows()) if resuming else []  # each row its own link too
+                if resuming:
+                    earlier = [x for x in kept if x["key"]] + [x for x in links if x["event"] in present]
+                    kept += [r for r in fresh if r["id"] in present]
+                    lost = [x["event"] for x in earlier]
                     have = {r["id"] for r in st.run("bulk_with_pattern", ids=lost)} if lost else set()
-                    attach += [x for x in links if x["event"] in present and x["event"] not in have]
+                    attach += [x for x in earlier if x["event"] not in have]
                 report.entries += sum(1 for r in new_rows if r["entry_type"])
                 report.nodes += sum(1 for r in new_rows if not r["entry_type"])
-                # resuming, the rows the killed run loaded count too: their sessions were written only at its end
-                for r in fresh if resuming else new_rows:
+                for r in kept + new_rows:
                     if r.get("session") and (r["session"] not in sessions or r["created_at"] < sessions[r["session"]]):
                         sessions[r["session"]] = r["created_at"]
                 with ws.journal.locked():
@@ -359,7 +372,7 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                 bulk.copy_rows(st, "derived_from", edge_rows, scratch=ws.kg_dir, columns=_EDGE_COLUMNS)
                 loaded_any = loaded_any or bool(new_rows or new_patterns or edge_rows)
                 if progress:
-                    progress(done, total)
+                    progress(screen.done, total)
         report.edges += _load_edges(ws, st, spool, report, mark)
     finally:
         spool.unlink(missing_ok=True)
@@ -372,6 +385,42 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         trail_terms.merge(st, tally, exact=exact_terms)
         aggregates.rebuild(st)
     return marked[0]
+
+
+class _Screen:
+    """Sets aside, before the gate, a batch's entries and nodes whose ids were in the graph before this run (a
+    resumed import's, or a trail imported again): they are counted, never redacted nor validated again.
+    An id the run met already, or may have (`SeenIds`), goes on, to be counted as a repeat as before."""
+
+    def __init__(self, st: Any, seen: SeenIds, check: bool):
+        self.st, self.seen, self.check = st, seen, check
+        self.done = 0  # entries and nodes read so far
+        self.present: set[str] = set()  # the batch's ids found in the graph
+        self.skipped: list[str] = []  # the batch's ids set aside
+
+    def __call__(self, raw: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        from kg.ingest.trail import item_id
+
+        keys = [item_id(kind, item) for kind, item in raw]
+        self.done += sum(1 for kind, _ in raw if kind != "edges")
+        self.skipped = []
+        self.present = _present(self.st, [k for k in keys if k]) if self.check else set()
+        if not self.present:
+            return raw
+        kept = []
+        for key, pair in zip(keys, raw, strict=True):
+            # `maybe_add` false: certainly not met in this run, so in the graph before it (and now met)
+            if key in self.present and not self.seen.maybe_add(key):
+                self.skipped.append(key)
+            else:
+                kept.append(pair)
+        return kept
+
+    def loaded_rows(self) -> Iterator[dict[str, Any]]:
+        """The set-aside events as the graph holds them, as the rows and pattern links of `trail._entry_rows`
+        need them for a resumed import: id, session, created_at, and the link's key, at, text, area, priority."""
+        if self.skipped:
+            yield from self.st.run("bulk_loaded_events", ids=self.skipped)
 
 
 def _present(st: Any, ids: list[str]) -> set[str]:

@@ -226,6 +226,18 @@ def _split_list(value: Any) -> list[str]:
     return []
 
 
+def item_id(kind: str, item: Any) -> str | None:
+    """The id an entry or graph node of the files will be loaded under, when it has a valid one (as
+    `_entry_rows` and `_node_rows` read it), else None."""
+    if kind == "entries":
+        key = str(item.get("id") or "").strip()
+        return key if _ENTRY_ID.match(key) else None
+    if kind == "nodes":
+        key = str(item.get("id") or "")
+        return key if _NODE_ID.match(key) else None
+    return None
+
+
 def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime, report: ImportReport, *,
                 redactor: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Node rows and pattern links for entries. `redactor` is the import's `Gated` for items already

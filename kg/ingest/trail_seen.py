@@ -41,6 +41,10 @@ class SeenIds:
                 bits[byte] |= bit
         return was
 
+    def maybe_add(self, key: str) -> bool:
+        """Whether `key` may have been met already (False: certainly not); it is met from now on."""
+        return self._maybe_and_add(key)
+
     def split(self, ids: Iterable[str]) -> tuple[list[str], list[str]]:
         """(fresh, repeated), each in input order: `repeated` holds the ids met in an earlier batch (as the
         graph confirms) or earlier in this one."""

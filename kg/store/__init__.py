@@ -103,6 +103,7 @@ class Store:
         min_free_mb: int = 0,
         url: Any = None,
         origin: dict[str, str] | None = None,
+        defer_index: bool = False,
     ) -> Iterator[Store | None]:
         """Lock, open, migrate, check the full-text index. With `unless`, that check runs once the lock is
         held, and when it is true the database is not opened at all and None is yielded (a cheap way out for
@@ -114,7 +115,10 @@ class Store:
         starting an empty graph.
 
         With `url` (a `kg.store.backend.StoreUrl`) the graph is a team's on a FalkorDB server instead, and
-        `origin` names this workspace and agent there (see kg/store/falkor.py)."""
+        `origin` names this workspace and agent there (see kg/store/falkor.py).
+
+        `defer_index`: a resumed import's open (kg/ingest/importing.py), which rebuilds the full-text index
+        and the aggregate table after its last batch: a missing one is not built here only to be dropped."""
         if url is not None:
             from kg.store.falkor import FalkorStore
 
@@ -186,7 +190,7 @@ class Store:
             store._threads = max_threads or (os.cpu_count() or 1)  # Kùzu's default: every core
             try:
                 if migrate and not read_only:
-                    big = _rebuild.fts_pool_needed(store, buffer_pool_mb)
+                    big = None if defer_index else _rebuild.fts_pool_needed(store, buffer_pool_mb)
                     if big:  # the missing index of a big graph: built in a pool sized for it (kg/store/rebuild.py)
                         store.forget_prepared()
                         store._close()
@@ -195,7 +199,7 @@ class Store:
                         store.repairs.append("rebuilt the full-text index node_fts, which was missing (an import "
                                              "or a migration was cut short)")
                     try:
-                        store._ready()
+                        store._ready(defer_index)
                     except StoreError as exc:
                         if not _rebuild.stale_fts(str(exc)):
                             raise
@@ -205,7 +209,7 @@ class Store:
                         store._db, store._conn = connect()
                         store.forget_prepared()
                         store.__dict__.pop("_agg_ready", None)
-                        store._ready()
+                        store._ready(defer_index)
                         store.repairs.append("rebuilt the graph, whose full-text index a kill had left half-dropped "
                                              "or half-built (kuzu 0.11.3); every row was kept; the old file is at "
                                              f"{backup}")
@@ -219,9 +223,12 @@ class Store:
             with _registry_lock:
                 _open_paths.discard(key)
 
-    def _ready(self) -> None:
-        """A writer's open: migrations, the aggregate table, the full-text index."""
+    def _ready(self, defer_index: bool = False) -> None:
+        """A writer's open: migrations, the aggregate table, the full-text index (the last two unless deferred
+        by a resumed import, which rebuilds both at its end)."""
         self._migrate()
+        if defer_index:
+            return
         _aggregates.ensure(self)  # issue 22: built after migration 0005 or a killed import
         if self.ensure_fts():
             self.repairs.append("rebuilt the full-text index node_fts, which was missing (an import or a "
@@ -407,7 +414,8 @@ _READS = {"lc_promotion_candidates": _aggregates.promotion_candidates, "count_by
           "count_edges": _tallies.count_edges, "pending_high_newest": _tallies.pending_high_newest,
           "hooks_pending_high_ids": _tallies.high_ids, "hooks_pending_high_count": _tallies.high_count,
           "memory_watch": _tallies.watch, "hooks_counts": _tallies.node_totals, "hooks_edge_count": _tallies.edge_total,
-          "lc_free_principles": _tallies.free_principles, "memory_principles": _tallies.principles}
+          "lc_free_principles": _tallies.free_principles, "memory_principles": _tallies.principles,
+          "lc_window_events_of": _aggregates.window_events_of, "lc_proposals": _aggregates.proposals}
 _AGGREGATED = frozenset({*_READS, *_aggregates.WATCH, *_tallies.WATCH})
 _INT64 = (-(2**63), 2**63 - 1)
 

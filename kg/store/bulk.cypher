@@ -75,3 +75,12 @@ ORDER BY n DESC, id
 // name: trail_terms_all
 // The whole keyword table (a row per distinct keyword), for an import to add its counts to (kg/ingest/trail_terms.py).
 MATCH (x:Term) RETURN x.term AS term, x.df AS df
+
+// name: bulk_loaded_events
+// A batch of events already in the graph, as a resumed import needs them: the session, and the pattern link
+// the killed run may not have made (kg/ingest/importing.py). One scan of the id column, as bulk_present.
+UNWIND $ids AS i
+MATCH (n:Node)
+WHERE n.id = i AND n.kind = 'event'
+RETURN n.id AS id, n.session AS session, n.created_at AS created_at, n.pattern_key AS key, n.id AS event,
+       n.created_at AS at, n.text AS text, n.area AS area, n.priority AS priority

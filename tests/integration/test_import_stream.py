@@ -196,3 +196,66 @@ def test_a_missing_index_too_big_for_the_pool_is_built_in_a_bigger_one(tmp_path,
     with ws.store() as st:  # built once: the next open finds it
         assert st.has_fts() and not st.repairs
     assert len(pools) == 1
+
+
+def kill_import_midway(ws: kg.Workspace, trail: Path, at: int = 250) -> None:
+    """`kg import trail` killed with SIGKILL once `at` items are loaded (batches of 50): the index dropped,
+    the aggregates cleared, the mark left."""
+    script = ("import os, signal, sys, kg, kg.ingest.trail, kg.ingest.importing as m\nfrom pathlib import Path\n"
+              "m.BATCH = 50\nws = kg.open_workspace(Path(sys.argv[1]))\n"
+              "def die(done, total):\n    if done >= int(sys.argv[3]):\n        os.kill(os.getpid(), signal.SIGKILL)\n"
+              "kg.ingest.trail.import_trail(ws, [Path(sys.argv[2])], progress=die)\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(ws.root), str(trail), str(at)], timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    assert (ws.kg_dir / "import.json").exists()
+
+
+def test_a_resumed_import_builds_the_index_and_the_aggregates_once(tmp_path, monkeypatch):
+    """Resuming, the writer's open does not build the missing full-text index nor the aggregate table that
+    the import drops and rebuilds after its last batch (at a million nodes the index alone is ~50 s of CPU)."""
+    import kg.ingest.importing as importing
+    from kg.store import Store, aggregates
+
+    trail = tmp_path / "trail.json"
+    write_trail(trail, 600)
+    ws = kg.init_workspace(tmp_path / "ws")
+    kill_import_midway(ws, trail)
+    builds: list[str] = []
+    raw = Store._execute_raw
+    monkeypatch.setattr(Store, "_execute_raw", lambda self, cypher, params: (
+        builds.append(cypher) if "CREATE_FTS_INDEX" in cypher else None, raw(self, cypher, params))[1])
+    rebuilt: list[int] = []
+    rebuild = aggregates.rebuild
+    monkeypatch.setattr(aggregates, "rebuild", lambda st: (rebuilt.append(1), rebuild(st))[1])
+    monkeypatch.setattr(importing, "BATCH", 50)
+    report = kg.ingest.trail.import_trail(kg.open_workspace(ws.root))
+    assert report.resumed and report.already_present >= 250
+    assert len(builds) == 1 and len(rebuilt) == 1
+    clean = kg.init_workspace(tmp_path / "clean")
+    kg.ingest.trail.import_trail(clean, [trail])
+    assert graph_facts(kg.open_workspace(ws.root)) == graph_facts(clean)
+
+
+def test_a_resumed_import_does_not_redact_what_is_loaded_already(tmp_path, monkeypatch):
+    """The entries the killed run loaded are set aside before the gate (redaction is most of an entry's cost),
+    and still get the pattern edges and sessions the kill took from them."""
+    import kg.ingest.importing as importing
+
+    trail = tmp_path / "trail.json"
+    write_trail(trail, 600)
+    ws = kg.init_workspace(tmp_path / "ws")
+    kill_import_midway(ws, trail)
+    with ws.store() as st:
+        loaded = {r["id"] for r in st.execute("MATCH (n:Node) WHERE n.kind = 'event' RETURN n.id AS id")}
+    assert 250 <= len(loaded) < 600
+    gated: list[str] = []
+    gate = importing.gate
+    monkeypatch.setattr(importing, "gate", lambda redactor, group: (
+        gated.extend(item.get("id") for _, item in group if isinstance(item, dict)), gate(redactor, group))[1])
+    monkeypatch.setattr(importing, "BATCH", 50)
+    report = kg.ingest.trail.import_trail(kg.open_workspace(ws.root))
+    assert report.already_present == len(loaded) and report.entries == 600 - len(loaded)
+    assert not loaded & set(gated) and len(gated) >= 600 - len(loaded)
+    clean = kg.init_workspace(tmp_path / "clean")
+    kg.ingest.trail.import_trail(clean, [trail])
+    assert graph_facts(kg.open_workspace(ws.root)) == graph_facts(clean)
