@@ -13,7 +13,8 @@
   2. tests/data/other_user_turns.jsonl: 282 user turns of other users and agents (Claude Code, Codex,
      OpenClaw/pi, aider; English and Russian), labelled by this project after the signals were written and
      never trained on, scored with the shipped rules and model. A file the readers here cannot open is
-     skipped and named;
+     skipped and named. --providers keeps a split by runtime (the gold has been read before: develop on
+     some runtimes' turns, read the others once);
   3. tests/data/specstory_labels.jsonl: the three development sessions (corrections, feature requests);
   4. runtimes/ (Claude Code, Codex, OpenClaw/pi, aider; no labels): each runtime left out of training by
      construction (the model is fitted on Cursor chats only); the share of speaking user turns with a finding
@@ -106,8 +107,16 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def other_users(data: Path, rules) -> None:
+def provider(name: str) -> str:
+    """The runtime a labelled file comes from: runtimes/<runtime>/... or transcripts/<runtime>/..."""
+    parts = name.split("/")
+    return parts[1] if len(parts) > 2 else parts[0]
+
+
+def other_users(data: Path, rules, providers: frozenset[str] | None = None) -> None:
     labels = [json.loads(line) for line in OTHER_LABELS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if providers:  # a provider split: develop on some runtimes' gold, hold the others out
+        labels = [lab for lab in labels if provider(lab["file"]) in providers]
     by_file: dict[str, list[dict]] = {}
     for lab in labels:
         by_file.setdefault(lab["file"], []).append(lab)
@@ -144,7 +153,8 @@ def other_users(data: Path, rules) -> None:
             gold.append({CATEGORY[x] for x in lab["labels"]})
             found.append(per_turn.get(turn, set()))
             runtime.append(t.format)
-    rt.table(f"2. other users and agents: {len(gold)} labelled turns, shipped rules and model (never trained on)",
+    which = f" ({', '.join(sorted(providers))} only)" if providers else ""
+    rt.table(f"2. other users and agents{which}: {len(gold)} labelled turns, shipped rules and model (never trained on)",
              _counts(gold, found, [*CATEGORY.values(), "anything"]))
     print("   per runtime (correction; anything)")
     for fmt in sorted(set(runtime)):
@@ -321,6 +331,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5, help="throughput runs per tree (median)")
     ap.add_argument("--no-other", action="store_true",
                     help="skip the other users' gold (while developing: it is the held-out figure, read once)")
+    ap.add_argument("--providers", default="",
+                    help="score the other users' gold of these runtimes only (comma-separated: aider, claude_code, "
+                         "codex, openclaw), to keep a provider split: develop on some, read the others once")
     ap.add_argument("--sample", type=int, default=0, help="print this many findings per runtime (section 4)")
     ap.add_argument("--seed", type=int, default=14, help="which findings --sample draws (a fresh seed for a fresh read)")
     args = ap.parse_args()
@@ -332,7 +345,7 @@ def main() -> None:
     errors(data, frules)
     held_out(data)
     if not args.no_other:
-        other_users(data, rules)
+        other_users(data, rules, frozenset(p for p in args.providers.split(",") if p) or None)
     dev_sessions(data, rules)
     runtimes(data, rules, args.sample, args.seed)
     if not args.quick:

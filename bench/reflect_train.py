@@ -69,7 +69,15 @@ PRIOR = {
                    "fails_after_work": 1.2, "short_after_work": 0.4,
                    # what says a turn is not about the agent's work: the user asks in the runtime's ask-only mode,
                    # or fixes a slip in their own last message
-                   "ask_mode": -1.0, "self_corrects": -1.5, "changed_setup": 0.0},
+                   "ask_mode": -1.0, "self_corrects": -1.5, "changed_setup": 0.0,
+                   # the first words of a new session after earlier work in the same file (aider appends sessions to
+                   # one history): usually the next task, sometimes about what the last session left behind; the
+                   # result said as it should be, right after the agent's work; a fault named after praise
+                   "resumed": -0.5, "expects_after_work": 1.2, "fault_after_praise": 3.5,
+                   # the user replaces what the agent just used, narrows what it may touch, proposes another way
+                   # after its attempt, or asks about a step its reply admits was not done
+                   "replaces_agent_act": 1.0, "restricts_after_work": 1.0, "try_after_work": 1.0,
+                   "status_denied": 2.2},
     "preference": {"from_now_on": 4.0, "imperative_rule": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0,
                    "we_convention": 0.8, "prohibition": 0.6, "promises_change": 0.8,
                    "edits_rule": 1.5,
@@ -90,7 +98,15 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
                         "answers_agent",
                         # the order of events in runtimes with tool calls and undo commands: the labelled chats have
                         # neither, so these keep their priors (stated, not fitted)
-                        "undid", "redirect_after_undo", "still_after_work", "fails_after_work"}}
+                        "undid", "redirect_after_undo", "still_after_work", "fails_after_work",
+                        # no labelled turn follows a fresh start (the chats have none): stated, not fitted
+                        "resumed",
+                        # a fault named after praise outweighs the praise it follows (praise, approval, thanks)
+                        "fault_after_praise",
+                        # a status question the agent's reply answers "no, not done": it cancels the status
+                        # question's weight against and stands as a reason (labels/README.md: "pointed questions
+                        # about an omission when the step was in fact skipped")
+                        "status_denied"}}
 # Signals a class may not use: how long a turn is does not say whether it states a lasting rule (this user
 # writes rules at length; "I prefer tabs" is short).
 # Nor does pushback at this turn's work (a question, swearing, a flaw, an interrupt, a repeated request).
@@ -100,7 +116,9 @@ EXCLUDE = {"preference": {"short", "long", "negative_question", "frustration", "
                           "files_request", "workaround", "wants_after_workaround",
                           # pushback at the agent's last change
                           "worked", "short_after_work", "still_after_work", "fails_after_work", "undid",
-                          "redirect_after_undo", "forbids_agent_act"}}
+                          "redirect_after_undo", "forbids_agent_act", "expects_after_work", "fault_after_praise",
+                          "replaces_agent_act", "restricts_after_work", "try_after_work", "status_denied",
+                          "resumed"}}
 # Signals that, by what they mean, do not say a turn is of the class (or say it is not): the shape of a turn, generic words ("this",
 # "just", "should"), what the agent says to anything ("I see", "a different approach"). One user's habits make them
 # look like evidence (this user opens most rebukes with "this ..."); on other users' turns they fire on praise, new
@@ -139,7 +157,7 @@ HAND = {
     "knowledge_gap": (-2.4, {"states_fact": 1.6, "says_news": 1.2, "negates_agent": 0.4, "apologises": 0.6,
                              "agrees": 0.6, "says_wrong": 0.6, "rejects": 0.6, "are_you_sure": 0.5, "realises": 0.4,
                              "contrast": 0.3, "instruction": -0.6, "error_paste": -0.5, "likes_idea": -0.3,
-                             "first_turn": -2.0,
+                             "first_turn": -2.0, "resumed": -2.0,
                              # a fact said as a challenge ("didn't we already ...?", "isn't there a ...?"), or right
                              # after the agent said it cannot
                              "negative_question": 0.8, "fact_after_cannot": 1.0,
@@ -151,12 +169,13 @@ HAND = {
     # cannot. An option asked for with no lack shown is ordinary roadmap work.
     "feature": (-2.6, {"capability": 3.0, "wants_option": 1.8, "cannot": 1.4, "prior_tool_error": 1.2,
                        "problem_report": 0.9, "error_paste": 0.9, "first_turn": -2.0,
+                       "resumed": -2.0,
                        # asking for it to be filed for later, the lack shown by a workaround just before
                        "files_request": 0.6, "workaround": 0.6, "wants_after_workaround": 1.0,
                        # "is there a way to ...?" asked in ask-only mode is a how-to question
                        "ask_mode": -2.5}),
     # Praise of the work; plain thanks after a finished job is weaker than praise of the approach.
-    "best_practice": (-2.6, {"praise": 3.0, "approves": 0.8, "praises_work": 0.3, "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
+    "best_practice": (-2.6, {"resumed": -2.0, "praise": 3.0, "approves": 0.8, "praises_work": 0.3, "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
                              "rejects": -1.0, "still_again": -0.6, "problem_report": -0.5}),
 }
 

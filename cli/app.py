@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from kg.cli import analysis, demo, doctor, entries, graph, ingest, links, reflect, trail
@@ -160,6 +160,22 @@ def _only(name: str | None) -> Iterator[None]:
         app.registered_commands, app.registered_groups, app._add_completion = commands, groups, completion
 
 
+_BUILT: dict[str | None, Any] = {}  # the click command built for each subcommand name, kept for the process
+
+
+def _command(name: str | None) -> Any:
+    """The click command that runs `kg NAME ...` (narrowed by `_only`), built once per process: a read server
+    runs the same few commands request after request, and building one parses its signatures (~30-60 ms of a
+    served read). Called as typer's app is (`cmd(args=..., prog_name=..., standalone_mode=False)`)."""
+    built = _BUILT.get(name)
+    if built is None:
+        from typer.main import get_command
+
+        with _only(name):
+            built = _BUILT[name] = get_command(app)
+    return built
+
+
 def run(argv: list[str]) -> int:
     """Run `kg ARGV` in this process and return the exit code: bad input 2 with an `Error:` line, an
     operational failure 1, never a traceback. (Tests call this; `main` adds the detached after-answer work.)"""
@@ -175,8 +191,7 @@ def run(argv: list[str]) -> int:
     if name is None and {"--version", "-V"} & set(argv):
         name = "--version"
     try:
-        with _only(name):
-            return run_app(app, argv)
+        return run_app(_command(name), argv)
     except Exception as exc:  # noqa: BLE001 - last line of defence; the library raises KgError for known cases
         if bad_input(exc):
             sys.stderr.write(f"Error: {bad_input(exc)}\n")

@@ -186,10 +186,11 @@ def _render_status(d: dict[str, Any]) -> str:
     if d["pending_high"]:
         lines.append(f"\n⚠️  Pending high-priority items ({len(d['pending_high'])}):")
         lines += [f"   [{r['id']}] ({r['priority']}) {r['text'][:80]}" for r in d["pending_high"]]
-    if d["patterns"]:
+    recurring = [p for p in d["patterns"] if (p.get("recurrence") or 0) > 1]  # a pattern seen once does not recur
+    if recurring:
         lines.append("\n🔍 Recurring patterns:")
         lines += [f"   {p['key']}: {p['recurrence']}x, {p['sessions']} session(s), last {p['last_seen'][:10]}"
-                  for p in d["patterns"]]
+                  for p in recurring]
     if d.get("team"):
         lines.append(f"\n👥 Team graph {d['team']['graph']}, contributors:")
         lines += [f"   {c['workspace']} ({c['agent']}): {c['events']} event(s), {c['nodes']} node(s), last "

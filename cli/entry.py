@@ -72,6 +72,10 @@ def main() -> None:
     argv = sys.argv[1:]
     root = None
     ok, workspace = served(argv)
+    if invoked(argv) == "log":  # (issue 20) the server starts with an agent's logging: warm for its reads
+        from kg.serve import client
+
+        client.prestart(argv)
     if ok:
         from kg.serve import client
 

@@ -54,7 +54,11 @@ def doctor(ws: Any, *, repair: bool = False, dry_run: bool = False) -> DoctorRep
     _session_pointer(ws, report, dry_run)
     _ids(ws, report)
     if _graph_file(ws, report, repair and not dry_run):
-        _graph(ws, report, dry_run)
+        leftovers = _fts_leftovers(ws)
+        if leftovers and dry_run:  # (the writer's open below would rebuild the graph)
+            report.add("full-text index", "error", f"{_left_text(leftovers)}; run `kg doctor` to rebuild the graph")
+        else:
+            _graph(ws, report, dry_run, leftovers)
     _journal(ws, report)
     _blocks(ws, report)
     _links(ws, report)
@@ -167,7 +171,47 @@ def _reimport(ws: Any) -> str:
         ", ".join(str(p.relative_to(ws.root)) for p in sources)
 
 
-def _graph(ws: Any, report: DoctorReport, dry_run: bool) -> None:
+# the hidden tables of kuzu 0.11.3's full-text index: a complete index has the last three; a build holds the
+# first while it runs and leaves it behind when it fails (a timeout, a full buffer pool) or is killed
+_FTS_HIDDEN = ("appears_info", "docs", "terms", "appears_in")
+
+
+def _fts_leftovers(ws: Any) -> list[str]:
+    """Hidden tables of the full-text index left without it, or of a build that did not finish (issue 20): every
+    later CREATE_FTS_INDEX fails on them ("Table: 1_node_fts_appears_info already exists"), so each writer's open
+    rebuilds the graph. A read-only look; [] when the graph cannot be opened (`_graph` reports why)."""
+    if ws.store_url is not None:
+        return []
+    from kg.store import FTS_NAME, Store
+
+    try:
+        with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", read_only=True,
+                        lock_timeout=ws.lock_timeout) as st:
+            if st is None:
+                return []
+            ids = [r["id"] for r in st._execute_raw("CALL SHOW_TABLES() RETURN id, name", {}) if r["name"] == "Node"]
+            if not ids:
+                return []
+            found = []
+            for part in _FTS_HIDDEN:
+                name = f"{int(ids[0])}_{FTS_NAME}_{part}"
+                try:
+                    st._execute_raw(f"CALL table_info('{name}') RETURN count(*) AS n", {})
+                except KgError:
+                    continue
+                found.append(name)
+            complete = st.has_fts() and not any(n.endswith("_appears_info") for n in found)
+            return [] if complete else found
+    except (KgError, OSError):
+        return []
+
+
+def _left_text(leftovers: list[str]) -> str:
+    return (f"hidden tables of a full-text index build that failed or was cut short are left without the index "
+            f"({', '.join(leftovers)})")
+
+
+def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | None = None) -> None:
     try:
         with ws.store() as st:
             repairs = list(getattr(st, "repairs", []))
@@ -182,7 +226,9 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool) -> None:
     where = ws.store_url.public if getattr(ws, "store_url", None) is not None else ws.graph_path.relative_to(ws.root)
     report.add("graph", "ok", f"{where} opens; its schema is current")
     if repairs:
-        report.add("full-text index", "repaired", "; ".join(repairs))
+        report.add("full-text index", "repaired", "; ".join(([_left_text(leftovers)] if leftovers else []) + repairs))
+    elif leftovers:  # the writer's open did not repair them (it would have said so)
+        report.add("full-text index", "error", f"{_left_text(leftovers)}, and the graph's open did not rebuild it")
     else:
         report.add("full-text index", "ok" if fts else "error", "node_fts is present" if fts else "node_fts is missing")
     if drained.applied or drained.rejected:

@@ -274,18 +274,21 @@ def plot_heatmap(table: Any, *, ax: Any = None, title: str | None = None, cmap: 
         ax.set_axis_off()
         readable(fig)
         return fig
-    image = ax.imshow(table.values, aspect="auto", cmap=cmap, interpolation="nearest")
+    top = max(max(r) for r in table.values)
+    # the scale starts at 0 events: from the smallest count, a pattern seen once would be as pale as a week without it
+    image = ax.imshow(table.values, aspect="auto", cmap=cmap, interpolation="nearest", vmin=0, vmax=max(top, 1))
     ax.set_yticks(range(len(table.rows)))
     ax.set_yticklabels(table.rows, fontsize=8)
     _period_ticks(ax, table.columns)
-    top = max(max(r) for r in table.values)
     if len(table.rows) * len(table.columns) <= 400:
         for i, row in enumerate(table.values):
             for j, v in enumerate(row):
                 if v:
                     ax.text(j, i, str(v), ha="center", va="center", fontsize=7,
                             color="white" if v > top / 2 else "black")
-    fig.colorbar(image, ax=ax, label="events")
+    from matplotlib.ticker import MaxNLocator
+
+    fig.colorbar(image, ax=ax, label="events", ticks=MaxNLocator(integer=True))  # counts: no 1.2 events
     ax.set_title(title or table.title)
     readable(fig)
     return fig

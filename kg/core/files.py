@@ -7,6 +7,7 @@ Every module that owns a file kg writes (see docs/architecture.md, "Files kg wri
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,16 +32,23 @@ def atomic_writer(path: Path, *, text: bool = False, encoding: str = "utf-8") ->
     """A handle on a temporary file beside `path` that replaces `path` when the block ends without error.
 
     A symlink is written through: its target gets the new content and the link stays a link (a person who
-    linked CLAUDE.md to AGENTS.md keeps the link). A failed write (disk full, read-only folder, an exception in
-    the block) leaves no temporary file behind and the old content in place."""
+    linked CLAUDE.md to AGENTS.md keeps the link), and the file keeps its permission bits. A failed write (disk
+    full, read-only folder, an exception in the block) leaves no temporary file behind and the old content in
+    place."""
     path = Path(path)
     if os.path.islink(path):
         path = Path(os.path.realpath(path))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:  # the replaced file keeps its permissions: a USER.md a person made read-only (or 0600) stays so
+        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = None
     try:
         with (open(tmp, "w", encoding=encoding, newline="\n") if text else open(tmp, "wb")) as fh:
             yield fh
             fh.flush()
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:

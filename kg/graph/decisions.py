@@ -67,6 +67,7 @@ class LinkRules:
     min_cover: float
     stance_kinds: frozenset[str]
     typing: tuple[TypingRule, ...]
+    against_cues: tuple[str, ...] = ()
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -114,6 +115,7 @@ class LinkRules:
             min_cover=r.number("contradiction.min_cover", 0.0, 1.0),
             stance_kinds=frozenset(strings("contradiction.stance_kinds")),
             typing=tuple(typing_rules),
+            against_cues=tuple(_norm(v) for v in r.strings("contradiction.against_cues", (), items="non-blank")),
         )
 
 
@@ -207,6 +209,9 @@ class Stance:
     wants: frozenset[str]
     refuses: tuple[frozenset[str], ...]
     marked: bool  # the text takes a stance (a scope cue or a bare cue)
+    prefers: tuple[frozenset[str], ...] = ()  # per refusal, the option it names in its place ("pnpm, not npm")
+    against: frozenset[str] = frozenset()  # keywords of clauses that speak against something ("npm breaks ...")
+    clauses: tuple[frozenset[str], ...] = ()  # the keywords of each clause
 
 
 def stance(text: str, rules: LinkRules, *, negation: bool = True) -> Stance:
@@ -219,20 +224,46 @@ def _stance(text: str, rules: LinkRules, negation: bool) -> Stance:
     cues = rules.stance_cues + (rules.negation_cues if negation else ())
     wants: set[str] = set()
     refuses: list[frozenset[str]] = []
+    prefers: list[frozenset[str]] = []
+    against: set[str] = set()
     marked = any(_find(c, normal) for c in rules.bare_cues)
+    # The option a refusal prefers: the keyword just before its cue ("uses pnpm, not npm"), else the first one
+    # said after it ("don't mock the store; use a real one").
+    last: list[str] = []
+    open_: list[int] = []  # refusals still without a preferred option
+
+    def said(found: list[str], context: bool) -> None:
+        """`context`: the words after a refusal's scope in its clause ("never push | to main"): wanted, but
+        not the option preferred in its place."""
+        nonlocal last
+        wants.update(found)
+        if found and not context:
+            for i in open_:
+                prefers[i] = frozenset(found[:1])
+            open_.clear()
+            last = found
+
+    clauses: list[frozenset[str]] = []
     for clause in _CLAUSE.split(normal):
-        rest = clause
+        clauses.append(frozenset(terms(clause, rules)))
+        if rules.against_cues and cues_in(clause, rules.against_cues):
+            against.update(clauses[-1])
+        rest, context = clause, False
         while rest.strip():
             cut = _scope_start(rest, cues)
             if cut is None:
-                wants.update(terms(rest, rules))
+                said(terms(rest, rules), context)
                 break
             marked = True
-            wants.update(terms(rest[: cut[0]], rules))
+            said(terms(rest[: cut[0]], rules), context)
             scope, rest = _scope(rest[cut[1]:], rules)
+            context = True
             if scope:
                 refuses.append(frozenset(scope))
-    return Stance(frozenset(wants), tuple(refuses), marked)
+                prefers.append(frozenset(last[-1:]))
+                if not last:
+                    open_.append(len(prefers) - 1)
+    return Stance(frozenset(wants), tuple(refuses), marked, tuple(prefers), frozenset(against), tuple(clauses))
 
 
 _WORD = re.compile(r"[\w'-]+|[^\w\s]", re.UNICODE)
@@ -295,14 +326,24 @@ def _negation_counts(doc: Doc, rules: LinkRules) -> bool:
 
 
 def contradiction(a: Doc, b: Doc, rules: LinkRules) -> str | None:
-    """Why two texts contradict (most of what one refuses, the other wants), or None."""
+    """Why two texts contradict (most of what one refuses, the other wants), or None. They agree, whatever
+    else the other names, when it wants the option the refusing one prefers in its place ("uses pnpm, not npm"
+    and "uses pnpm workspaces; npm breaks the lock file") or speaks against what was refused."""
     sa = stance(a.text, rules, negation=_negation_counts(a, rules))
     sb = stance(b.text, rules, negation=_negation_counts(b, rules))
-    for refused, wanted in ((sa.refuses, sb.wants), (sb.refuses, sa.wants)):
-        for scope in refused:
-            clash = scope & wanted
-            if clash and len(clash) / len(scope) > rules.min_cover:
-                return "one refuses what the other wants: " + ", ".join(sorted(clash))
+    for one, other in ((sa, sb), (sb, sa)):
+        refused_by_other = frozenset().union(*other.refuses)
+        for i, scope in enumerate(one.refuses):
+            clash = scope & other.wants
+            if not clash or len(clash) / len(scope) <= rules.min_cover:
+                continue
+            preferred = one.prefers[i] if i < len(one.prefers) else frozenset()
+            if (preferred and preferred <= other.wants and not preferred & refused_by_other
+                    and not any(preferred <= c and clash & c for c in other.clauses)):
+                continue  # both want the same option (the other names both apart: "uses pnpm; npm breaks ...")
+            if clash <= other.against:
+                continue  # the other names what was refused only to speak against it
+            return "one refuses what the other wants: " + ", ".join(sorted(clash))
     return None
 
 

@@ -206,6 +206,11 @@ def watching(ws: Workspace, drain: Callable[[], Any]) -> Callable[[], Any]:
 
     def once() -> Any:
         nonlocal started
+        if server_starting(ws):
+            # (issue 20) a read server lives but does not listen yet: it applies the journal once it does, and
+            # an open of the graph here would only make it wait for the lock (at load 13 the applier's open
+            # held a fresh server back ~1 s). `run_applier` asks it again after a pause.
+            return None
         if not started and ws.journal.pending_count() > 1:
             started = True
             if serve_readers(ws):
@@ -217,6 +222,15 @@ def watching(ws: Workspace, drain: Callable[[], Any]) -> Callable[[], Any]:
         return report
 
     return once
+
+
+def server_starting(ws: Workspace) -> bool:
+    """Whether the workspace's read server lives (holds its lock) but does not answer yet: it is starting."""
+    from kg.serve import client, protocol
+
+    # (the socket appears when it listens; a killed server's stale one is replaced then: seen as listening,
+    # which only costs the applier its wait)
+    return client.enabled() and client.alive(ws.kg_dir) and not (ws.kg_dir / protocol.SOCKET).exists()
 
 
 def server_applies(ws: Workspace) -> bool:
@@ -232,8 +246,9 @@ def server_applies(ws: Workspace) -> bool:
 def serve_readers(ws: Workspace) -> bool:
     """Start the workspace's read server unless one lives, it is switched off (KG_SERVER=0, kg.toml) or the
     workspace is a team graph. True when one lives or was started."""
-    from kg.serve import client
+    from kg.serve import client, protocol
 
     if not client.enabled() or not client.configured(ws.root):
         return False
+    protocol.trace("applier starts the server")
     return client.spawn(ws.root)

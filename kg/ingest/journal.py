@@ -70,10 +70,26 @@ class Journal:
                 return
             with self._lock:
                 self._ids = None
+                self._sweep()
                 try:
                     yield self
                 finally:
                     self._ids = None
+
+    def _sweep(self) -> None:
+        """Remove the temporary id files of writers killed mid-write (issue 20: a `kg log` stopped by SIGTERM or
+        SIGKILL while saving the counters left `.ids.json.<pid>.<tid>.tmp`). The id file is written under the
+        journal lock only, which this process holds now: any such file is a dead writer's."""
+        prefix = f".{self.ids_path.name}."
+        try:
+            names = [n for n in os.listdir(self.folder) if n.startswith(prefix) and n.endswith(".tmp")]
+        except OSError:
+            return
+        for name in names:
+            try:
+                os.unlink(self.folder / name)
+            except OSError:
+                pass
 
     # -- ids ----------------------------------------------------------------------------------------------
     def _load_ids(self) -> dict[str, int]:

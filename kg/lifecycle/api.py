@@ -347,7 +347,7 @@ def _ready_view(c: promote.Candidate, lp: Any, room: promote.Budget) -> dict[str
     plan = promote.plan(c, lp)
     wait = room.why_not(plan.file, plan.block, plan.text)
     return {"pattern": c.pattern_id, "key": c.key, "recurrence": c.recurrence, "sessions": c.sessions,
-            "summary": c.summary[:80], "target": plan.file + (f" (waits: {wait})" if wait else ""),
+            "summary": plan.text[:80], "target": plan.file + (f" (waits: {wait})" if wait else ""),
             "waiting": wait, "recovering": bool(c.failed)}
 
 

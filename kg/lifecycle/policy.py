@@ -6,6 +6,7 @@ here with a `RulesError` naming the file, the key and the reason.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,9 @@ class Promotion:
     prefer_action: bool
     max_text_chars: int
     hypothesis: str
+    # [pattern, replacement] pairs that turn one occurrence's wording into the recurring lesson's (paths to
+    # their file name, ids dropped), applied in order to the rule text; the evidence keeps the instances
+    generalise: tuple[tuple[re.Pattern[str], str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,18 @@ class LifecyclePolicy:
         return _build(data, priorities or ("critical", "high", "medium", "low"), source)
 
 
+def _pairs(r: RuleReader, key: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    out = []
+    for i, pair in enumerate(r.get(key, [])):
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+            raise r.fail(f"{key}[{i}]", "must be [pattern, replacement]")
+        try:
+            out.append((re.compile(pair[0]), pair[1]))
+        except re.error as exc:
+            raise r.fail(f"{key}[{i}]", f"is not a valid regex ({exc})") from None
+    return tuple(out)
+
+
 def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> LifecyclePolicy:
     r = RuleReader(data, source)
     promotion = Promotion(
@@ -183,6 +199,7 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         prefer_action=bool(r.get("promotion.prefer_action")),
         max_text_chars=r.whole("promotion.max_text_chars", 20),
         hypothesis=r.string("promotion.hypothesis"),
+        generalise=_pairs(r, "promotion.generalise"),
     )
     proposals = Proposals(
         high_impact_recurrence=r.whole("proposals.high_impact_recurrence", 1),

@@ -35,9 +35,10 @@ def classify(policy: LifecyclePolicy, *, category: str | None, area: str | None,
 
 
 def rule_text(summary: str, action: str | None, policy: LifecyclePolicy) -> str:
-    """One line: the suggested action when there is one (and the rules prefer it), else the summary."""
+    """One line: the suggested action when there is one (and the rules prefer it), else the summary; said of
+    the recurring lesson, not of one occurrence (`promotion.generalise`: a path as its file name, no ids)."""
     text = action if (policy.promotion.prefer_action and action and action.strip()) else summary
-    text = " ".join(text.split())
+    text = general(text, policy)
     limit = policy.promotion.max_text_chars
     if len(text) <= limit:
         return text
@@ -45,6 +46,14 @@ def rule_text(summary: str, action: str | None, policy: LifecyclePolicy) -> str:
     if " " in cut[limit // 2:]:
         cut = cut[: cut.rindex(" ")]
     return cut.rstrip(" ,;:.") + "…"
+
+
+def general(text: str, policy: LifecyclePolicy) -> str:
+    """`text` on one line with the instance details of one occurrence generalised (rules/lifecycle.toml)."""
+    out = " ".join(text.split())
+    for pattern, replacement in policy.promotion.generalise:
+        out = pattern.sub(replacement, out)
+    return " ".join(out.split()).strip() or " ".join(text.split())
 
 
 def slugify(key: str) -> str:

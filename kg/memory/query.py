@@ -15,6 +15,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
+from kg.core.policy import RuleReader
 from kg.core.text import has_cjk
 from kg.memory.rules import SearchRules
 
@@ -35,6 +36,24 @@ class Plan:
     replaced: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class FtsRules:
+    """How much the full-text index may be asked (`rules/search.toml` [fts])."""
+    postings_max: int  # the asked rare terms' document frequencies add up to at most this (0: no cap)
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any]) -> FtsRules:
+        r = RuleReader(data, "rules/search.toml").table("fts").known(("postings_max",))
+        return cls(postings_max=r.whole("postings_max", 0, 10**9))
+
+
+def fts_rules(ws: Any) -> FtsRules:
+    cache = ws.__dict__.setdefault("_memory_rules", {})
+    if "fts" not in cache:
+        cache["fts"] = FtsRules.from_mapping(ws.rules.raw("search"))
+    return cache["fts"]
+
+
 def keyword(term: str, link_rules: Any) -> str | None:
     """The keyword-table key of a query term (linking's stem), or None when the table does not count it."""
     from kg.graph import linking
@@ -43,18 +62,30 @@ def keyword(term: str, link_rules: Any) -> str | None:
     return found[0] if found else None
 
 
-def pick_index_terms(terms: list[str], df: dict[str, int], nodes: int, rules: SearchRules) -> list[str]:
+def pick_index_terms(terms: list[str], df: dict[str, int], nodes: int, rules: SearchRules,
+                     postings_max: int = 0) -> list[str]:
     """The terms sent to the full-text index. Terms found nowhere are left out (they find nothing); terms in
     more than `common_fraction` of the nodes and more than `common_floor` nodes are left out too (their
     posting lists make the index slow, and they say little), unless nothing else is left, when the two
-    rarest present ones are kept. At most `max_terms`, rarest first. Pure."""
+    rarest present ones are kept. At most `max_terms`, rarest first. With `postings_max`, a rare term is
+    asked only while the asked terms hold at most that many postings together (Kùzu's index scores every
+    document holding any asked term): the rarest is always asked, the others left out still count in the
+    re-rank (word coverage). A term of unknown frequency costs nothing here. Pure."""
     limit = max(rules.common_floor, rules.common_fraction * nodes) if nodes else math.inf
     present = [t for t in terms if df.get(t, UNKNOWN) != 0]
     rank = sorted(present, key=lambda t: (max(df.get(t, UNKNOWN), 0), -len(t), t))
-    rare = [t for t in rank if df.get(t, UNKNOWN) <= limit]
-    if not rare:
-        rare = rank[:2]
-    return rare[: rules.max_terms]
+    rare = [t for t in rank if df.get(t, UNKNOWN) <= limit][: rules.max_terms]
+    if not rare:  # common terms only: the two rarest, whatever the budget (asking one alone lost too much)
+        return rank[:2]
+    if not postings_max:
+        return rare
+    kept, total = rare[:1], max(df.get(rare[0], UNKNOWN), 0)
+    for t in rare[1:]:
+        total += max(df.get(t, UNKNOWN), 0)
+        if total > postings_max:
+            break
+        kept.append(t)
+    return kept
 
 
 def term_weights(terms: list[str], df: dict[str, int], nodes: int) -> dict[str, float]:
@@ -90,9 +121,11 @@ def _table_df(st: Any, terms: list[str], link_rules: Any,
 
 
 def plan_query(st: Any, terms: list[str], rules: SearchRules, link_rules: Any,
-               common: Callable[[], tuple[int, dict[str, int]]], memo: dict[str, int | None] | None = None) -> Plan:
+               common: Callable[[], tuple[int, dict[str, int]]], memo: dict[str, int | None] | None = None,
+               postings_max: int = 0) -> Plan:
     """The index query for `terms`. `common()` gives the common-term list, used when the keyword table is
-    empty (there, a term missing from the list is of unknown frequency, not absent)."""
+    empty (there, a term missing from the list is of unknown frequency, not absent). `postings_max`: see
+    `pick_index_terms`."""
     found = _table_df(st, terms, link_rules, {} if memo is None else memo)
     if found is None:
         nodes, listed = common()
@@ -100,8 +133,8 @@ def plan_query(st: Any, terms: list[str], rules: SearchRules, link_rules: Any,
     else:
         df, nodes = found
     absent = [t for t in terms if df.get(t) == 0]
-    return Plan(terms, pick_index_terms(terms, df, nodes, rules), term_weights(terms, df, nodes), df, nodes,
-                absent)
+    return Plan(terms, pick_index_terms(terms, df, nodes, rules, postings_max), term_weights(terms, df, nodes),
+                df, nodes, absent)
 
 
 def fuzzy_replacements(st: Any, absent: list[str], rules: SearchRules, link_rules: Any) -> dict[str, str]:

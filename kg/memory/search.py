@@ -31,7 +31,7 @@ from kg.core.text import clean, folded, has_cjk, stem_prefix, stopwords, words
 from kg.memory import dates, expand
 from kg.memory._common import iso
 from kg.memory.dates import Window
-from kg.memory.query import Plan, fuzzy_replacements, plan_query
+from kg.memory.query import Plan, fts_rules, fuzzy_replacements, plan_query
 from kg.memory.rules import KNOWN_SOURCES, SearchRules, memory_rules
 from kg.memory.views import cached_view, common_terms, link_weight, refresh_common_terms, view
 from kg.store import KNOWLEDGE_KINDS
@@ -424,10 +424,11 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     link_rules = linking.rules_of(ws.rules)
     hits: list[Hit] = []
     match = "terms"
+    budget = fts_rules(ws).postings_max
     with ws.reading() as st:
         cache = cached_view(ws, st)
         memo = cache.memo.setdefault("df", {}) if cache is not None else None
-        p = plan_query(st, terms, rules, link_rules, lambda: common_terms(ws, st), memo)
+        p = plan_query(st, terms, rules, link_rules, lambda: common_terms(ws, st), memo, budget)
         graph_args = dict(now=at, kinds=kinds, entry_types=entry_types, since=since_at, session=session,
                           limit=limit, windows=windows, w_date=mrules.dates.w_date,
                           window_candidates=mrules.dates.window_candidates)
@@ -437,7 +438,7 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
                 replaced = fuzzy_replacements(st, p.absent, rules, link_rules)
                 if replaced:
                     p = plan_query(st, [replaced.get(t, t) for t in terms], rules, link_rules,
-                                   lambda: common_terms(ws, st), memo)
+                                   lambda: common_terms(ws, st), memo, budget)
                     p.replaced = replaced
                     hits = _graph_hits(ws, st, p, rules, **graph_args)
                     match = "fuzzy"

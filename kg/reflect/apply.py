@@ -9,6 +9,7 @@ was not logged before (`kg.reflect.state`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -90,6 +91,15 @@ def _failure_dict(f: Failure, rules: FailureRules, redact: Any) -> dict[str, Any
             "call_id": f.call_id, "error_class": f.error_class, "exit_code_only": f.exit_only}
 
 
+def _session_of(hint: str | None) -> str | None:
+    """The transcript's own session name as a session id: aider names a session by when it started
+    ("2025-06-02 14:29:21"), and a space is no part of an id."""
+    from kg.core.paths import is_name
+
+    safe = re.sub(r"[^\w.:-]+", "-", hint or "").strip("-.")[:128]
+    return safe if safe and is_name(safe) else None
+
+
 def _line_of(transcript: Transcript, turn: int) -> int:
     return transcript.turns[turn].line or 0 if 0 <= turn < len(transcript.turns) else 0
 
@@ -122,7 +132,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     said = list(result.findings)  # what the user said; failed tool calls come from `failures`, one per call
     failed = failures(transcript, frules)
     at = clock.now(now)
-    session_id = session or transcript.session_hint or f"reflect-{at:%Y%m%d-%H%M%S}"
+    session_id = session or _session_of(transcript.session_hint) or f"reflect-{at:%Y%m%d-%H%M%S}"
     report = ReflectReport(
         source=str(path), format=transcript.format, session=session_id, turns=len(transcript.turns),
         skipped=dict(transcript.skipped),

@@ -228,7 +228,7 @@ def _learnings(
         sigs = fired(v[i], rules)
         words_ = "\n".join(ln for _, ln in lines)
         for det in rules.detectors:
-            if det.model is None or (det.requires_prior_assistant and v[i].first_turn):
+            if det.model is None or (det.requires_prior_assistant and v[i].first_turn and not v[i].resumed):
                 continue
             p = score(det.model, sigs)
             why = reasons(det.model, sigs)
@@ -247,6 +247,8 @@ def _learnings(
                 ctx = in_context(det.category, _trim(words_, 60), v[i].prev, rules.lessons)
                 if ctx is not None:
                     lesson, pattern_key = ctx[0], lesson_key(det.category, ctx[1], rules.lessons)
+            if pattern_key is None and det.category in rules.lessons.need_key:
+                continue  # praise that names nothing, after nothing the agent said it did: no lesson to keep
             details = f"User said: {_trim(words_, 1000)}"
             if v[i].prev:
                 details += f"\nAfter the assistant said: {_trim(v[i].prev, 300)}"

@@ -19,7 +19,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kg.core.policy import RuleReader
@@ -40,6 +40,7 @@ class FailureRules:
     summary_chars: int
     error_chars: int
     scan_lines: int
+    error_lines_before: int
     priority: str
     repeat_priority: str
     repeat_threshold: int
@@ -51,13 +52,19 @@ class FailureRules:
     cascade: tuple[re.Pattern[str], ...]
     exit_lines: tuple[re.Pattern[str], ...]
     noise: tuple[re.Pattern[str], ...]
+    headers: tuple[re.Pattern[str], ...]
+    header_reach: int
+    cause: re.Pattern[str]
     salient: re.Pattern[str]
+    answer_programs: tuple[re.Pattern[str], ...]
+    answer_codes: frozenset[int]
     normalise: tuple[tuple[re.Pattern[str], str], ...]
     classes: tuple[tuple[str, re.Pattern[str]], ...]
     severity: dict[str, int]
     areas: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
     tools_area: str
     shell_tools: frozenset[str]
+    family: dict[str, str] = field(default_factory=dict)  # tool slug -> the key segment of its family
 
 
 def _rx(r: RuleReader, name: str, text: str, flags: int = re.IGNORECASE | re.MULTILINE) -> re.Pattern[str]:
@@ -69,12 +76,15 @@ def _rx(r: RuleReader, name: str, text: str, flags: int = re.IGNORECASE | re.MUL
 
 def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> FailureRules:
     top = RuleReader(data, source).known(("version", "limits", "priority", "tags", "detect", "lines", "normalise",
-                                          "classes", "severity", "areas"))
-    lim = top.table("limits").known(("max_per_session", "summary_chars", "error_chars", "scan_lines"))
+                                          "classes", "severity", "areas", "answers", "tools"))
+    lim = top.table("limits").known(("max_per_session", "summary_chars", "error_chars", "error_lines_before",
+                                     "scan_lines"))
     pri = top.table("priority").known(("default", "repeat", "repeat_threshold", "exit_code_only"))
     tags = top.table("tags").known(("all", "exit_code_only"))
     det = top.table("detect").known(("flag_patterns", "ignore_patterns", "cascade_patterns"))
-    lines = top.table("lines").known(("exit_patterns", "noise_patterns", "salient"))
+    lines = top.table("lines").known(("exit_patterns", "noise_patterns", "header_patterns", "header_reach", "cause",
+                                      "salient"))
+    answers = top.table("answers").known(("programs", "exit_codes"))
     norm = top.table("normalise").known(("rules",))
     sev = top.table("severity")
     areas = top.table("areas")
@@ -97,14 +107,36 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
     return FailureRules(
         max_per_session=lim.whole("max_per_session", 1), summary_chars=lim.whole("summary_chars", 40),
         error_chars=lim.whole("error_chars", 100), scan_lines=lim.whole("scan_lines", 1),
+        error_lines_before=lim.whole("error_lines_before", 0),
         priority=pri.string("default", levels), repeat_priority=pri.string("repeat", levels),
         repeat_threshold=pri.whole("repeat_threshold", 2), exit_only_priority=pri.string("exit_code_only", levels),
         tags=tuple(tags.strings("all")), exit_only_tag=tags.string("exit_code_only"),
         flag=rxs(det, "flag_patterns"), ignore=rxs(det, "ignore_patterns"), cascade=rxs(det, "cascade_patterns"),
         exit_lines=rxs(lines, "exit_patterns"), noise=rxs(lines, "noise_patterns"),
-        salient=_rx(lines, "salient", lines.string("salient")), normalise=tuple(rules), classes=tuple(classes),
+        headers=rxs(lines, "header_patterns"), header_reach=lines.whole("header_reach", 1),
+        cause=_rx(lines, "cause", lines.string("cause")),
+        salient=_rx(lines, "salient", lines.string("salient")),
+        answer_programs=rxs(answers, "programs"),
+        answer_codes=_codes(answers, "exit_codes"), normalise=tuple(rules), classes=tuple(classes),
         severity={k: sev.whole(k, 0) for k in sev.data}, areas=area_rules, tools_area=areas.string("tools"),
-        shell_tools=frozenset(s.lower() for s in areas.strings("shell_tools")))
+        shell_tools=frozenset(s.lower() for s in areas.strings("shell_tools")),
+        family=_families(top.table("tools").known(("families",)) if "tools" in data else None))
+
+
+def _families(r: RuleReader | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for i, names in enumerate(r.get("families", []) if r else []):
+        if not (isinstance(names, list) and names and all(isinstance(n, str) and n.strip() for n in names)):
+            raise r.fail(f"families[{i}]", "must be a list of tool names")
+        out.update({slug(n): slug(names[0]) for n in names})
+    return out
+
+
+def _codes(r: RuleReader, name: str) -> frozenset[int]:
+    codes = r.get(name)
+    if not (isinstance(codes, list) and all(isinstance(c, int) and not isinstance(c, bool) for c in codes)):
+        raise r.fail(name, "must be a list of exit codes (integers)")
+    return frozenset(codes)
 
 
 @dataclass(frozen=True)
@@ -126,16 +158,22 @@ class Failure:
     cascaded: int = 0  # sibling calls cancelled because of this one
 
     def summary(self, width: int) -> str:
-        what = f"`{_short(self.command, 60)}`" if self.command else self.tool
-        if self.command and self.tool.lower() not in SHELLISH:
-            what = f"{self.tool} `{_short(self.command, 50)}`"
+        """`<what ran>` failed: <the cause>. The cause is what the entry is for: what ran gives way to it (down
+        to a few words; a path keeps its end, the file), never the other way round."""
         why = self.line or (f"exit code {self.exit_code} (no output)" if self.exit_code is not None else "failed")
-        return _short(f"{what} failed: {why}", width)
+        why = " ".join(why.split())
+        shell = self.tool.lower() in SHELLISH
+        head = "" if shell else f"{self.tool} "
+        room = max(_MIN_WHAT, min(60 if shell else 50, width - len(head) - len(why) - len("`` failed: ")))
+        if not self.command:
+            return _short(f"{self.tool} failed: {why}", width)
+        ran = " ".join(self.command.split())
+        ran = _CD.sub("", ran) or ran
+        what = _short(ran, room) if shell or not _PATHISH.match(ran) else _tail(ran, room)
+        return _short(f"{head}`{what}` failed: {why}", width)
 
     def details(self) -> str:
-        out = [f"Tool: {self.tool}"]
-        if self.command:
-            out.append(f"Command: {_short(self.command, 500)}")
+        out = [f"Tool: {self.tool}"]  # the command is the entry's context (`failure_fields`), not said twice
         if self.exit_code is not None:
             out.append(f"Exit code: {self.exit_code}")
         out.append(f"Error: {self.line or '(no output but the exit status)'}")
@@ -148,6 +186,15 @@ class Failure:
     def tags(self, rules: FailureRules) -> list[str]:
         tags = [*rules.tags, slug(self.tool), self.error_class]
         return tags + [rules.exit_only_tag] if self.exit_only else tags
+
+
+_MIN_WHAT = 24
+_CD = re.compile(r"^cd\s+\S+\s*(&&|;)\s*")  # where it ran is in the entry's context; what ran is what matters
+_PATHISH = re.compile(r"^(?:[A-Za-z]:)?[~./\\]?[\w.@+-]*[/\\]\S*$")
+
+
+def _tail(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
 def _short(text: str | None, width: int) -> str:
@@ -170,14 +217,42 @@ def exit_status(text: str, rules: FailureRules) -> tuple[int | None, str]:
 
 
 def salient_line(text: str, rules: FailureRules) -> str:
-    """The line that says what went wrong: the first error-looking line that is not noise, else the first line
-    that is not noise, else ""."""
+    """The line that says what went wrong: the first line that states an error message (`cause`), else the
+    first error-looking line, else the first line; never noise. A header that introduces the cause ("... the
+    following issue:") gives way to the telling line after it."""
     lines = [_TAGS.sub("", ln).strip() for ln in text.replace("\\n", "\n").splitlines()[: rules.scan_lines * 4]]
     lines = [ln for ln in lines if ln and not any(p.search(ln) for p in rules.noise)][: rules.scan_lines]
-    for ln in lines:
-        if rules.salient.search(ln):
-            return ln[:300]
-    return lines[0][:300] if lines else ""
+    for test in (rules.cause.search, rules.salient.search, lambda ln: True):
+        for i, ln in enumerate(lines):
+            if test(ln):
+                return _past_header(lines, i, rules)[:300]
+    return ""
+
+
+def _is_header(line: str, rules: FailureRules) -> bool:
+    return any(p.search(line) for p in rules.headers)
+
+
+def _past_header(lines: list[str], i: int, rules: FailureRules) -> str:
+    """Line `i`, or when it only introduces the cause, the cause: the first telling line within reach after it
+    that is not a header itself, else the next line that is not a header, else the header without its colon."""
+    if not _is_header(lines[i], rules):
+        return lines[i]
+    after = [ln for ln in lines[i + 1: i + 1 + rules.header_reach] if not _is_header(ln, rules)]
+    for ln in after:
+        if rules.cause.search(ln) or rules.salient.search(ln):
+            return ln
+    return after[0] if after else lines[i].rstrip(" :：")
+
+
+def evidence(body: str, line: str, rules: FailureRules) -> str:
+    """The output an entry keeps: without noise lines and blank runs, from a few lines before the cause on, at
+    most `error_chars` (the banners, warnings and progress before it are no evidence)."""
+    kept = [ln.rstrip() for ln in body.replace("\r\n", "\n").split("\n")
+            if ln.strip() and not any(p.search(_TAGS.sub("", ln).strip()) for p in rules.noise)]
+    at = next((i for i, ln in enumerate(kept) if line and line in ln), 0)
+    text = "\n".join(kept[max(0, at - rules.error_lines_before):]).strip()
+    return (text or body.strip())[: rules.error_chars]
 
 
 def normalise(text: str, rules: FailureRules) -> str:
@@ -233,11 +308,12 @@ def analyse(tool: str | None, text: str, command: str | None, rules: FailureRule
     cls = cls or ("nonzero_exit" if code not in (None, 0) else "failed")
     program = program_of(command) if slug(tool) in rules.shell_tools else ""
     message = normalise(line, rules)
-    digest = hashlib.sha256(f"{slug(tool)}\x1f{cls}\x1f{program}\x1f{message}".encode()).hexdigest()[:8]
+    named = rules.family.get(slug(tool), slug(tool))
+    digest = hashlib.sha256(f"{named}\x1f{cls}\x1f{program}\x1f{message}".encode()).hexdigest()[:8]
     severity = rules.severity.get("exit_code_only", 0) if exit_only else rules.severity.get(
         cls, rules.severity.get("default", 0))
-    return Failure(tool=tool, command=command, line=line, error=body.strip()[: rules.error_chars], exit_code=code,
-                   error_class=cls, pattern_key=f"err.{slug(tool)}.{cls}.{digest}", area=area_of(tool, command, rules),
+    return Failure(tool=tool, command=command, line=line, error=evidence(body, line, rules), exit_code=code,
+                   error_class=cls, pattern_key=f"err.{named}.{cls}.{digest}", area=area_of(tool, command, rules),
                    exit_only=exit_only, severity=severity,
                    priority=rules.exit_only_priority if exit_only else rules.priority)
 
@@ -252,7 +328,25 @@ def is_failure(turn: Turn, rules: FailureRules) -> bool:
 
 
 def is_declined(text: str, rules: FailureRules) -> bool:
-    return any(p.search(text[:500]) for p in rules.ignore)
+    """The user declined or stopped the call (the runtime says so first, or last after what ran printed)."""
+    return any(p.search(text[:500]) or p.search(text[-200:].strip()) for p in rules.ignore)
+
+
+def is_answer(f: Failure, rules: FailureRules) -> bool:
+    """A search or compare that printed nothing and exited 1: it found nothing, or the two differ. An answer."""
+    if not f.exit_only or not f.command or slug(f.tool) not in rules.shell_tools:
+        return False
+    if f.exit_code is not None and f.exit_code not in rules.answer_codes:
+        return False
+    for part in _WORDS.split(f.command):
+        words = part.strip().split()
+        while words and ("=" in words[0].split("/")[0] or words[0] in _WRAPPERS):
+            words = words[1:]
+        if words:
+            seg = " ".join([words[0].rsplit("/", 1)[-1], *words[1:]])
+            if any(p.search(seg) for p in rules.answer_programs):
+                return True
+    return False
 
 
 def _cascade(text: str, rules: FailureRules) -> bool:
@@ -265,13 +359,14 @@ class Failures:
     dropped_by_cap: int
     declined: int
     cascades: int
+    answers: int = 0  # searches and compares that found nothing (exit 1, no output): not failures
 
 
 def failures(transcript: Transcript, rules: FailureRules) -> Failures:
     """Every failed tool call of the transcript, in order, one each."""
     found: list[Failure] = []
     cascades: list[int] = []
-    declined = 0
+    declined = answers = 0
     seen: set[str] = set()
     for turn in transcript.turns:
         if not is_failure(turn, rules):
@@ -287,6 +382,9 @@ def failures(transcript: Transcript, rules: FailureRules) -> Failures:
         if turn.call_id:
             seen.add(turn.call_id)
         f = analyse(turn.tool_name, turn.text, turn.tool_input, rules, exit_code=turn.exit_code)
+        if is_answer(f, rules):
+            answers += 1
+            continue
         found.append(replace(f, call_id=turn.call_id, position=turn.position, turn=turn.index))
     for at in cascades:  # a cancelled sibling belongs to the nearest real failure
         if found:
@@ -299,13 +397,15 @@ def failures(transcript: Transcript, rules: FailureRules) -> Failures:
     if len(found) > rules.max_per_session:
         ranked = sorted(found, key=lambda f: (-f.severity, -f.turn))[: rules.max_per_session]
         kept = sorted(ranked, key=lambda f: f.turn)
-    return Failures(tuple(kept), len(found) - len(kept), declined, len(cascades))
+    return Failures(tuple(kept), len(found) - len(kept), declined, len(cascades), answers)
 
 
 def failure_of_payload(tool: str | None, text: str, command: str | None, rules: FailureRules,
-                       call_id: str | None = None) -> Failure | None:
-    """A live hook's failure (the same naming as reflection's), or None when it was declined or a cascade."""
+                       call_id: str | None = None, exit_code: int | None = None) -> Failure | None:
+    """A live hook's failure (the same naming as reflection's), or None when it was declined, a cascade, or a
+    search that found nothing."""
     if is_declined(text, rules) or _cascade(text, rules):
         return None
-    return replace(analyse(tool, text, command, rules), call_id=call_id)
+    f = analyse(tool, text, command, rules, exit_code=exit_code)
+    return None if is_answer(f, rules) else replace(f, call_id=call_id)
 

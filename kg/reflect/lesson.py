@@ -17,7 +17,7 @@ from .rules import Lessons
 
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|\n+|(?<=[。！？；;])")
 _CODE = re.compile(r"`[^`]+`|(?<!\w)@[\w./-]+|(?<!\w)--?[a-z][\w-]*|\b[\w-]+\.[a-z]{1,4}\b|#\d+|\b\w*\d\w*\b")
-_FIELD = re.compile(r"\{(\w+)\}")
+_FIELD = re.compile(r"\{(\w+)(:base)?\}")
 # The linking rules (stopwords, stemmer) are read once: keys and links agree on what a word is.
 linking_rules = cache(default_rules)
 _PREFIX = {"correction": "fix", "preference": "pref", "knowledge_gap": "fact", "feature_request": "feat",
@@ -45,7 +45,7 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tu
         for s, original in cleaned:
             m = rw.pattern.search(s)
             if m:
-                out = _fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": s})
+                out = _fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": s}, rules.ing_e)
                 if len(out.split()) >= 2:  # "you should be" -> "Be" says nothing
                     return out, original
     s = _clean(preferred, rules)
@@ -128,14 +128,34 @@ def _with_content(category: str, cleaned: list[tuple[str, str]], rules: Lessons,
     return named[0] if named and not strict else None
 
 
-def _fill(template: str, values: dict[str, str]) -> str:
+def _fill(template: str, values: dict[str, str], ing_e: frozenset[str] = frozenset()) -> str:
     def one(m: re.Match[str]) -> str:
         name = m.group(1)
         value = values.get(name.lower(), "").strip(" ,;:.?!")
+        if m.group(2):
+            value = base_form(value, ing_e)
         return value[:1].upper() + value[1:] if name[:1].isupper() else value
 
     out = _FIELD.sub(one, template).strip()
     return out[:1].upper() + out[1:]
+
+
+_DOUBLED = re.compile(r"([b-df-hj-np-tv-z])\1$")  # a doubled final consonant: "runn(ing)"
+
+
+def base_form(verb: str, ing_e: frozenset[str] = frozenset()) -> str:
+    """"editing" -> "edit", "running" -> "run", "making" -> "make" (stems in `ing_e` take their "e" back); any other
+    word as it is."""
+    low = verb.lower()
+    if not low.endswith("ing") or len(low) < 5:
+        return verb
+    stem = verb[:-3]
+    if stem.lower() in ing_e:
+        return stem + "e"
+    low = stem.lower()
+    if _DOUBLED.search(low) and low[-1] not in "lsz" and len(low) >= 4 and low[-3] in "aeiou" and low[-4] not in "aeiou":
+        return stem[:-1]  # "running", "committing"; not "adding", "calling", "passing"
+    return stem
 
 
 def key(category: str, lesson: str, rules: Lessons) -> str | None:

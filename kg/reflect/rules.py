@@ -25,7 +25,7 @@ SCOPES = ("user", "prev", "next", "next_tools", "before", "commands", "about_age
 # commands they gave the runtime before speaking ("/undo"), their words about what the agent just said or ran.
 USER_SCOPES = ("user", "commands", "about_agent")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
-COMPUTED = ("first_turn", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent",
+COMPUTED = ("first_turn", "resumed", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent",
             "negates_agent", "retries_tool", "repeats_request", "worked")
 # Computed signals that read what the user said about the agent's words: reasons in the user's own words.
 USER_COMPUTED = ("quotes_agent", "negates_agent", "repeats_request")
@@ -166,6 +166,11 @@ class Lessons:
     context: Mapping[str, str] = field(default_factory=dict)
     # category -> template for a lesson whose sentence is a question no rewrite turned into an instruction ({s}).
     question: Mapping[str, str] = field(default_factory=dict)
+    # Categories whose finding needs a pattern key: words that name nothing, with nothing the agent said to name
+    # either ("Thanks" after a greeting), make no lesson.
+    need_key: frozenset[str] = frozenset()
+    # Verb stems that take an "e" back when "-ing" is cut ("making" -> "make"; "editing" -> "edit" takes none).
+    ing_e: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -263,7 +268,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
     return ReflectRules(version, limits, quoting, signals, tuple(detectors), lessons)
 
 
-_FIELDS = re.compile(r"\{(\w+)\}")
+_FIELDS = re.compile(r"\{(\w+)(?::base)?\}")  # "{V:base}": the field's verb in its base form ("editing" -> "edit")
 
 
 def _injected(q: RuleReader) -> re.Pattern[str] | None:
@@ -283,7 +288,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
     from kg.graph.linking import stem  # the stemmer linking uses, so keys and links agree on words
 
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
-             "reword", "drop", "context", "question"))
+             "reword", "drop", "context", "question", "need_key", "ing_e"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -312,6 +317,8 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         drop=_regex(t, "drop", t.string("drop"), re.IGNORECASE) if "drop" in t.data else None,
         context=_context(t, categories),
         question=_context(t, categories, "question", ("s",)),
+        need_key=_reword(t, categories, "need_key"),
+        ing_e=frozenset(w.lower() for w in t.strings("ing_e", [], items="non-empty")),
     )
 
 
@@ -331,11 +338,11 @@ def _context(t: RuleReader, categories: set[str], table: str = "context",
     return out
 
 
-def _reword(t: RuleReader, categories: set[str]) -> frozenset[str]:
-    names = t.strings("reword", [], items="non-empty")
+def _reword(t: RuleReader, categories: set[str], name: str = "reword") -> frozenset[str]:
+    names = t.strings(name, [], items="non-empty")
     for n in names:
         if n not in categories:
-            raise t.fail("reword", f"{n!r} is not a finding category ({', '.join(sorted(categories))})")
+            raise t.fail(name, f"{n!r} is not a finding category ({', '.join(sorted(categories))})")
     return frozenset(names)
 
 

@@ -42,6 +42,8 @@ class TurnView:
     repeats: bool = False  # the user's words say again what one of their recent turns said
     commands: str = ""  # the commands the user gave the runtime since they last spoke ("/undo", "/rewind")
     prev_tools: str = ""  # the commands and paths of the agent's tool calls since the user last spoke
+    resumed: bool = False  # the first turn after a fresh start (a new session in the same file, "/clear") that
+    # follows earlier agent work: nothing before it is answered, but it may be about what that work left behind
 
 
 def straighten(text: str) -> str:
@@ -77,6 +79,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     out: dict[int, TurnView] = {}
     last_agent: Turn | None = None  # the agent's last turn with words
     seen_agent = False
+    worked_before = False  # the agent spoke or acted before the last fresh start
     error_since_user = False
     pending: int | None = None  # the user turn waiting for the agent's reply
     replies: dict[int, Turn] = {}
@@ -94,6 +97,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
         prior, last_any = last_any, t
         if t.role in ("user", "system") and t.index not in wanted and _resets(t.text, sig.resets):
             # a fresh context ("/clear", a new session in the same file): nothing before it is answered after it
+            worked_before = worked_before or seen_agent
             last_agent, seen_agent, error_since_user, pending, last_call, current = None, False, False, None, None, None
             said, commands, ran = [], [], []
             continue
@@ -109,8 +113,8 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 last_call = t
                 if len(ran) < _MAX_TOOLS and t.tool_input:
                     ran.append(t.tool_input[:300])
-            if not _has_words(t.text):
-                continue
+            if not _has_words(t.text) or ("<" in t.text and not _has_words(_agent_text(t))):
+                continue  # no words to the user (a published chat's bare <div> wrappers are none either)
             # A reply answers the user's last turn: earlier turns that got no reply of their own (a message
             # sent while the agent worked, then another) are not answered by it.
             if pending is not None:
@@ -134,6 +138,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 prev=straighten(prev),
                 next="",
                 first_turn=has_agent and not seen_agent,
+                resumed=has_agent and not seen_agent and worked_before,
                 pasted=len(lines) < len(raw),
                 prior_tool_error=error_since_user,
                 before=straighten(_ends(prior.text)) if prior is not None else "",
@@ -204,7 +209,8 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
     sig = rules.signals
     n = words(view.own)
     computed = {
-        "first_turn": view.first_turn,
+        "first_turn": view.first_turn and not view.resumed,
+        "resumed": view.resumed,
         "short": 0 < n <= sig.short_words,
         "long": n > sig.long_words,
         "question": "?" in view.own or "？" in view.own,

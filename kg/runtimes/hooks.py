@@ -416,8 +416,8 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
     raw = replace(raw, tool=gate(raw.tool).text, error=gate(raw.error).text,
                   command=gate(raw.command).text if raw.command else raw.command)
     rules = failure_rules(ws)
-    failure = failure_of_payload(raw.tool, raw.error, raw.command or None, rules, raw.call_id)
-    if failure is None:  # declined by the user, or cancelled because a parallel call failed
+    failure = failure_of_payload(raw.tool, raw.error, raw.command or None, rules, raw.call_id, raw.exit_code)
+    if failure is None:  # declined by the user, cancelled because a parallel call failed, or a search found nothing
         return {"logged": None, "failed": True, "skipped": "declined or cascade"}
     if raw.exit_code is not None and failure.exit_code is None:
         failure = replace(failure, exit_code=raw.exit_code)

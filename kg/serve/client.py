@@ -169,7 +169,9 @@ def run(argv: list[str], workspace: str | None) -> Outcome:
         request = _request(argv)
     except (OSError, ValueError):  # stdin unreadable, or not UTF-8: the command reports it here
         return Outcome(root=root)
+    protocol.trace(f"client start {request['started']:.3f}")
     sock = _reach(os.path.join(root, MARKER))
+    protocol.trace("client connected")
     if sock is None:
         _give_back(request["stdin"])
         return Outcome()  # it could not start (the graph stayed busy): this read runs here, as before
@@ -185,6 +187,7 @@ def run(argv: list[str], workspace: str | None) -> Outcome:
     if "code" not in answer:  # it would not answer this one (another kg, changed rules): run it here
         _give_back(request["stdin"])
         return Outcome(root=root)
+    protocol.trace("client answered")
     for fd, chunk in answer.get("chunks", []):
         _write(fd, binascii.a2b_base64(chunk))
     return Outcome(code=int(answer["code"]))
@@ -230,6 +233,7 @@ def _reach(kg_dir: str) -> Any:
         clean_stale(kg_dir)
     except OSError:
         pass
+    protocol.trace("client spawns" if not alive(kg_dir) else "client waits for a starting server")
     if not alive(kg_dir) and not spawn(os.path.dirname(os.path.dirname(kg_dir))):
         return None
     try:
@@ -266,17 +270,47 @@ def spawn(root: str | Path) -> bool:
     kg_dir = os.path.join(root, MARKER)
     if not enabled():
         return False
-    if alive(kg_dir):
-        return True
-    import subprocess
-
+    # (issue 20) the server's liveness lock is taken here and handed to the child, which holds it from its
+    # first instant: a server still importing is alive already, so a read arriving meanwhile waits for it
+    # instead of starting a second one (at load 13, one of two first reads did, ~1.5 s of a core for nothing)
     try:
-        subprocess.Popen([sys.executable, "-m", "kg.serve.server", str(root)], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                         close_fds=True, cwd=str(root))
+        lock = os.open(os.path.join(kg_dir, protocol.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
-        return False  # the read runs on its own, as before
-    return True
+        return alive(kg_dir)
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True  # one lives, or is starting
+        import subprocess
+
+        try:
+            subprocess.Popen([sys.executable, "-m", "kg.serve.server", str(root), "--lock-fd", str(lock)],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True, close_fds=True, pass_fds=(lock,), cwd=str(root))
+        except OSError:
+            return False  # the read runs on its own, as before (closing below lets go of the lock)
+        return True
+    finally:
+        os.close(lock)  # the child's copy of the descriptor keeps the lock
+
+
+def prestart(argv: list[str]) -> None:
+    """Start the workspace's read server as a `kg log` begins, unless one lives (issue 20): under agents'
+    logging the server applies the journal anyway (the detached applier starts it), and started seconds
+    earlier it is warm for the first read. Costs a resident process per workspace until `[serve]
+    idle_seconds`. Never with `--wait` (it needs the graph itself) or a named `--rules`."""
+    if not enabled() or "--wait" in argv or any(a == "--rules" or a.startswith("--rules=") for a in argv):
+        return
+    workspace = None
+    for i, arg in enumerate(argv[:-1]):
+        if arg in ("-w", "--workspace"):
+            workspace = argv[i + 1]
+            break
+    root = locate(workspace)
+    if root is None or alive(os.path.join(root, MARKER)) or not configured(root):
+        return
+    spawn(root)
 
 
 def hand_over(kg_dir: str | Path, *, polite: bool, timeout: float) -> bool:

@@ -126,3 +126,18 @@ def ask(kg_dir: str | Path, message: dict, timeout: float) -> dict:
         return receive(sock)
     finally:
         sock.close()
+
+
+def trace(phase: str) -> None:
+    """(issue 20) With KG_SERVE_TRACE=FILE, append `monotonic pid phase` to FILE: the phases of a read and of a
+    server's start, on the clock every process of the machine shares (bench/reader_latency.py --trace)."""
+    path = os.environ.get("KG_SERVE_TRACE")
+    if not path:
+        return
+    import time
+
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"{time.monotonic():.3f} {os.getpid()} {phase}\n")
+    except OSError:
+        pass

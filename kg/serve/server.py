@@ -247,17 +247,21 @@ def _say(message: str) -> None:
         pass
 
 
-def serve(root: Path) -> str:
-    """Serve the workspace at `root` until idle, asked to let go, or stopped; returns why it stopped."""
+def serve(root: Path, lock: int | None = None) -> str:
+    """Serve the workspace at `root` until idle, asked to let go, or stopped; returns why it stopped. `lock`:
+    the descriptor of `serve.lock` its starter took for it (`client.spawn`), else it takes the lock itself."""
     from kg.core.errors import KgError
     from kg.workspace import MARKER, open_workspace
 
     client._in_server = True
+    protocol.trace(f"server start {protocol.process_start(time.monotonic()):.3f}")
     kg_dir = root / MARKER
-    lock = try_flock(kg_dir / protocol.LOCK, 0o600)
+    if lock is None:
+        lock = try_flock(kg_dir / protocol.LOCK, 0o600)
     if lock is None:
         return "another server runs for this workspace"
     try:
+        protocol.trace("server imported")
         ws = open_workspace(root)
         conf = settings(ws)
         if not conf.enabled:
@@ -282,7 +286,9 @@ def serve(root: Path) -> str:
             # process that needs the graph itself asks it to let go once it listens
             # (issue 20) its open applies nothing: the first read waits for the server to listen, not for a
             # backlog; each read drains as a one-shot read would, and the loop applies the rest between reads
+            protocol.trace("server opening")
             held = stack.enter_context(ws.store(budget=ws.policy.reader_drain_seconds, apply_journal=False))
+            protocol.trace("server opened")
             stack.callback(_checkpoint, held)  # last before the graph closes
             stack.callback(ReadCache(held).install().uninstall)  # answers kept until the graph changes
             server = Server(ws, conf.idle_seconds, stamp, started_amid=read_ids(ws.journal.ids_path) > given)
@@ -290,6 +296,7 @@ def serve(root: Path) -> str:
             common._served[:] = [ws]
             stack.callback(common._served.clear)
             listener = stack.enter_context(protocol.listen(kg_dir))
+            protocol.trace("server listens")
             stack.callback((kg_dir / protocol.SOCKET).unlink, missing_ok=True)
             why, conn = _loop(server, listener)
             # leaving the stack: the socket goes first (new readers run on their own), then the graph closes
@@ -434,7 +441,9 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
             drained = server.drain(door.waiting)
             continue
         conn, request = got
+        protocol.trace(f"server request {request.get('op')}")
         answer, stop = server.handle(request)
+        protocol.trace("server answered")
         if stop == "released":
             return "asked to let go of the graph", conn
         with conn:
@@ -464,11 +473,14 @@ def _same_user(conn: socket.socket) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    lock = None
+    if len(args) == 3 and args[1] == "--lock-fd" and args[2].isdigit():  # the lock `client.spawn` took for it
+        lock, args = int(args[2]), args[:1]
     if len(args) != 1:
-        _say("usage: python -m kg.serve.server WORKSPACE")
+        _say("usage: python -m kg.serve.server WORKSPACE [--lock-fd FD]")
         return 2
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # close the graph cleanly on a plain kill
-    _say(f"stopped: {serve(Path(args[0]).resolve())}")
+    _say(f"stopped: {serve(Path(args[0]).resolve(), lock)}")
     return 0
 
 

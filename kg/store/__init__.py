@@ -414,7 +414,8 @@ _READS = {"lc_promotion_candidates": _aggregates.promotion_candidates, "count_by
           "count_edges": _tallies.count_edges, "pending_high_newest": _tallies.pending_high_newest,
           "hooks_pending_high_ids": _tallies.high_ids, "hooks_pending_high_count": _tallies.high_count,
           "memory_watch": _tallies.watch, "hooks_counts": _tallies.node_totals, "hooks_edge_count": _tallies.edge_total,
-          "lc_free_principles": _tallies.free_principles, "memory_principles": _tallies.principles}
+          "lc_free_principles": _tallies.free_principles, "memory_principles": _tallies.principles,
+          "lc_window_events_of": _aggregates.window_events_of, "lc_proposals": _aggregates.proposals}
 _AGGREGATED = frozenset({*_READS, *_aggregates.WATCH, *_tallies.WATCH})
 _INT64 = (-(2**63), 2**63 - 1)
 

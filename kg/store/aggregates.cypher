@@ -16,10 +16,22 @@ RETURN p.id AS id, e.id AS eid, e.created_at AS at, e.session AS session, e.stat
 
 // name: agg_occ_set
 MATCH (a:PatternOcc {id: $id})
-SET a.first = $first, a.last = $last, a.at = $at, a.sess = $sess, a.st = $st
+SET a.first = $first, a.last = $last, a.at = $at, a.sess = $sess, a.st = $st, a.ev = $ev, a.xev = $xev
 
 // name: agg_occ_new
-CREATE (:PatternOcc {id: $id, first: $first, last: $last, at: $at, sess: $sess, st: $st})
+CREATE (:PatternOcc {id: $id, first: $first, last: $last, at: $at, sess: $sess, st: $st, ev: $ev, xev: $xev})
+
+// name: agg_occ_members
+// One row's members (migration 0009), by key: the times and ids of its counted members, and the event
+// members it does not count. `ev` is null on a row written before the migration's rebuild.
+MATCH (a:PatternOcc {id: $id}) RETURN a.at AS at, a.sess AS sess, a.ev AS ev, a.xev AS xev
+
+// name: agg_event_in_window
+// One member event's fields `lc_window_events_of` returns, with those its WHERE tests, by key.
+MATCH (e:Node {id: $id})
+RETURN e.id AS id, e.kind AS kind, e.status AS status, e.created_at AS created_at, e.category AS category,
+       e.area AS area, e.entry_type AS entry_type, e.action AS action, e.tags AS tags, e.source AS source,
+       e.priority AS priority, e.text AS text, e.session AS session
 
 // name: agg_occ_get
 MATCH (a:PatternOcc {id: $id}) RETURN a.id AS id
@@ -95,7 +107,8 @@ RETURN a.id AS id, a.at AS at, a.sess AS sess, a.st AS st, id(p) AS node, p.kind
        p.pattern_key AS key, p.text AS text, p.priority AS priority, p.area AS area
 
 // name: agg_occ_all
-MATCH (a:PatternOcc) RETURN a.id AS id, a.at AS at, a.sess AS sess, a.st AS st ORDER BY id
+MATCH (a:PatternOcc) RETURN a.id AS id, a.at AS at, a.sess AS sess, a.st AS st, a.ev AS ev, a.xev AS xev
+ORDER BY id
 
 // name: agg_pattern_live
 // A candidate pattern's own fields and the proposals about it, by key (one row per proposal, or one with
@@ -133,3 +146,27 @@ MERGE (m:Meta {key: 'aggregate:occurrences'}) SET m.value = $value
 // name: agg_flag_clear
 MATCH (m:Meta {key: 'aggregate:occurrences'}) DELETE m
 
+
+// name: agg_pattern_fields
+// A pattern's own fields `pattern_stats_by_id` returns, by key.
+MATCH (p:Node {id: $id}) RETURN p.id AS id, p.pattern_key AS key, p.text AS text, p.status AS status
+
+// name: agg_proposals_only
+// `lc_proposals` without its two OPTIONAL MATCHes: Kùzu 0.11.3 answers `OPTIONAL MATCH (q)-[:proposal_about]->
+// (n:Node)` with a hash join that reads the node table's id column whole (0.08 s at 1M nodes, with no proposal
+// at all); the caller reads each proposal's node and change by key (`agg_proposal_links`).
+MATCH (q:Proposal)
+WHERE q.status IN $statuses
+RETURN q.id AS id, q.number AS number, q.type AS type, q.target AS target, q.target_kind AS target_kind,
+       q.change AS change, q.text AS text, q.hypothesis AS hypothesis, q.priority AS priority, q.area AS area,
+       q.category AS category, q.motivation AS motivation, q.evidence AS evidence,
+       q.risk AS risk, q.effort AS effort, q.impact AS impact, q.status AS status, q.reason AS reason,
+       q.created_at AS created_at, q.decided_at AS decided_at
+ORDER BY number
+
+// name: agg_proposal_links
+// One proposal's node and change, by key (as `lc_proposals`' OPTIONAL MATCHes: one row per pair, or nulls).
+MATCH (q:Proposal {id: $id})
+OPTIONAL MATCH (q)-[:proposal_about]->(n:Node)
+OPTIONAL MATCH (q)-[:proposal_change]->(c:Change)
+RETURN n.id AS node, n.kind AS node_kind, c.id AS change_id

@@ -33,7 +33,7 @@ from datetime import datetime
 from typing import Any
 
 FLAG_VALUE = "1"
-COLUMNS = ("id", "first", "last", "at", "sess", "st")
+COLUMNS = ("id", "first", "last", "at", "sess", "st", "ev", "xev")
 
 # query name -> how to find the patterns a write affects: ("param", name) the pattern id itself, ("list", name)
 # a list of pattern ids, ("pattern", name) a node id when that node is a pattern,
@@ -126,16 +126,20 @@ def affected(st: Any, name: str, params: dict[str, Any]) -> set[str]:
 EXCLUDED_TAG = "exit-code-only"  # an event whose only content is an exit status never counts (rules/errors.toml)
 
 
-def _counted(rows: Iterable[tuple]) -> list[tuple]:
-    """(eid, at, session, status) of the members that count, by time then id (the table's order)."""
-    return sorted((eid, at, session, status) for eid, at, session, status, tags in rows
-                  if EXCLUDED_TAG not in (tags or ()))
+def _counted(rows: Iterable[tuple]) -> tuple[list[tuple], list[str]]:
+    """(eid, at, session, status) of the members that count, by time then id (the table's order), and the ids
+    of the event members that do not (migration 0009's `xev`)."""
+    rows = list(rows)
+    return (sorted((eid, at, session, status) for eid, at, session, status, tags in rows
+                   if EXCLUDED_TAG not in (tags or ())),
+            sorted(eid for eid, _, _, _, tags in rows if EXCLUDED_TAG in (tags or ())))
 
 
-def _row(pid: str, members: list[tuple]) -> dict[str, Any]:
+def _row(pid: str, members: list[tuple], excluded: list[str]) -> dict[str, Any]:
     members.sort(key=lambda m: (m[1], m[0]))
     return {"id": pid, "first": members[0][1], "last": max(m[1] for m in members), "at": [m[1] for m in members],
-            "sess": [m[2] for m in members], "st": [m[3] for m in members]}
+            "sess": [m[2] for m in members], "st": [m[3] for m in members], "ev": [m[0] for m in members],
+            "xev": sorted(excluded)}
 
 
 def refresh(st: Any, ids: Iterable[str]) -> None:
@@ -143,13 +147,13 @@ def refresh(st: Any, ids: Iterable[str]) -> None:
     for pid in sorted(set(ids)):
         rows = [(r["eid"], r["at"], r["session"], r["status"], r["tags"]) for r in st.run("agg_occurrences_of", id=pid)]
         _keep_rank(st, pid, _rank(r[1] for r in rows))
-        members = _counted(rows)
+        members, excluded = _counted(rows)
         exists = bool(st.run("agg_occ_get", id=pid))
         if not members:
             if exists:
                 st.run("agg_occ_delete", id=pid)
             continue
-        st.run("agg_occ_set" if exists else "agg_occ_new", **_row(pid, members))
+        st.run("agg_occ_set" if exists else "agg_occ_new", **_row(pid, members, excluded))
         if not exists:
             st.run("agg_occ_link", id=pid)  # to its pattern's node (migration 0008)
 
@@ -181,11 +185,14 @@ def _all_rows(st: Any) -> tuple[dict[str, dict[str, Any]], dict[str, tuple[int, 
 
     groups: dict[str, list[tuple]] = {}
     times: dict[str, list[datetime | None]] = {}
+    excluded: dict[str, list[str]] = {}
     for pid, eid, at, session, status, tags in iter_rows(st, "agg_occurrences_all"):
         times.setdefault(pid, []).append(at)
         if EXCLUDED_TAG not in (tags or ()):
             groups.setdefault(pid, []).append((eid, at, session, status))
-    return ({pid: _row(pid, members) for pid, members in groups.items()},
+        else:
+            excluded.setdefault(pid, []).append(eid)
+    return ({pid: _row(pid, members, excluded.get(pid, [])) for pid, members in groups.items()},
             {pid: _rank(ts) for pid, ts in times.items()})
 
 
@@ -269,10 +276,66 @@ def promotion_candidates(st: Any, *, pattern_statuses: list[str], since: datetim
     return out
 
 
+def window_events_of(st: Any, *, id: str, since: datetime, now: datetime,
+                     ignore_statuses: list[str]) -> list[dict[str, Any]] | None:
+    """The rows of `lc_window_events_of` (one pattern's events inside [since, now] whose status is not ignored,
+    by time then id) from the pattern's row: its counted members whose time is in the window, and the members
+    it does not count, each read by key and tested as the query tests them. None (the query answers) when the
+    pattern has no row, or a row from before migration 0009's rebuild."""
+    rows = st.run("agg_occ_members", id=id)
+    if not rows or rows[0]["ev"] is None or len(rows[0]["ev"]) != len(rows[0]["at"] or ()):
+        return None
+    r = rows[0]
+    wanted = [eid for eid, at in zip(r["ev"], r["at"], strict=True) if at is not None and since <= at <= now]
+    skip = set(ignore_statuses)
+    out = []
+    for eid in [*wanted, *(r["xev"] or ())]:
+        for e in st.run("agg_event_in_window", id=eid):
+            at, status = e.pop("created_at"), e.pop("status")
+            del e["session"]
+            # as the query's WHERE: a NULL time or status fails its tests
+            if e.pop("kind") != "event" or at is None or status is None or not since <= at <= now or status in skip:
+                continue
+            out.append({"pattern": id, "id": e.pop("id"), "created_at": at, **e})
+    out.sort(key=lambda e: (e["created_at"], e["id"]))
+    return out
+
+
 def top_patterns(st: Any, limit: int) -> list[dict[str, Any]]:
     """`pattern_stats_all`'s rows for the `limit` most recurring patterns: their ids from PatternRank, their
-    figures by key (`pattern_stats_by_id`), so the cost follows `limit`, not the number of patterns."""
-    return [row for r in st.run("agg_rank_top", limit=limit) for row in st.run("pattern_stats_by_id", id=r["id"])]
+    figures by key (`stats_of`), so the cost follows `limit`, not the number of patterns."""
+    return [row for r in st.run("agg_rank_top", limit=limit) for row in stats_of(st, r["id"])]
+
+
+def stats_of(st: Any, pid: str) -> list[dict[str, Any]]:
+    """`pattern_stats_by_id`'s row for one pattern, from its PatternOcc row (the counted members' times and
+    sessions) and the members it does not count, read by key: the query walks every member and reads their
+    columns (~12 ms a pattern at 1M events). The query answers a pattern with no row, or one from before
+    migration 0009's rebuild."""
+    rows = st.run("agg_occ_members", id=pid)
+    if not rows or rows[0]["ev"] is None:
+        return st.run("pattern_stats_by_id", id=pid)
+    r = rows[0]
+    times, sessions = list(r["at"] or ()), list(r["sess"] or ())
+    for eid in r["xev"] or ():
+        for e in st.run("agg_event_in_window", id=eid):
+            if e["kind"] == "event":
+                times.append(e["created_at"])
+                sessions.append(e["session"])
+    fields = st.run("agg_pattern_fields", id=pid)
+    if not fields:
+        return []
+    known = [t for t in times if t is not None]
+    return [{**fields[0], "recurrence": len(times), "sessions": len({s for s in sessions if s is not None}),
+             "first_seen": min(known, default=None), "last_seen": max(known, default=None)}]
+
+
+def proposals(st: Any, *, statuses: list[str]) -> list[dict[str, Any]]:
+    """`lc_proposals`' rows: the proposals first (a handful), then each one's node and change by key."""
+    out = []
+    for q in st.run("agg_proposals_only", statuses=statuses):
+        out += [{**q, **link} for link in st.run("agg_proposal_links", id=q["id"])]
+    return out
 
 
 def _internal(node: dict[str, int] | int) -> tuple[int, int]:
@@ -286,8 +349,9 @@ def differences(st: Any) -> list[str]:
     from kg.store import tallies
 
     rows, ranks = _all_rows(st)
-    want = {pid: (r["at"], r["sess"], r["st"]) for pid, r in rows.items()}
-    have = {r["id"]: (list(r["at"]), list(r["sess"]), list(r["st"])) for r in st.run("agg_occ_all")}
+    want = {pid: (r["at"], r["sess"], r["st"], r["ev"], r["xev"]) for pid, r in rows.items()}
+    have = {r["id"]: (list(r["at"]), list(r["sess"]), list(r["st"]), None if r["ev"] is None else list(r["ev"]),
+                      list(r["xev"] or ())) for r in st.run("agg_occ_all")}
     ranked = {r["id"]: (r["n"], r["last"]) for r in st.run("agg_rank_all")}
     links: dict[str, list[str | None]] = {}
     for r in st.run("agg_occ_links"):

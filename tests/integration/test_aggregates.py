@@ -36,6 +36,14 @@ def check(ws, now: datetime) -> None:
                       "ignore_statuses": ["wont_fix"], "min_recurrence": rec, "min_sessions": sess}
             want = full_query(st, params)
             assert aggregates.promotion_candidates(st, **params) == want
+            # each pattern's events in the window, from its row's members read by key (migration 0009), equal
+            # the query's (exit-code-only members included, ignored statuses left out)
+            window = {"since": params["since"], "now": now, "ignore_statuses": ["wont_fix"]}
+            for p in st._execute_raw("MATCH (p:Node) WHERE p.kind = 'pattern' RETURN p.id AS id", {}):
+                got = st.run("lc_window_events_of", id=p["id"], **window)
+                assert (aggregates.window_events_of(st, id=p["id"], **window) is not None
+                        or not st.run("agg_occ_get", id=p["id"]))  # answered from the row whenever there is one
+                assert got == full_query_named(st, "lc_window_events_of", {"id": p["id"], **window}), p["id"]
         for name in ("count_by_kind", "count_edges"):
             assert sorted(map(repr, st.run(name))) == sorted(map(repr, full_query_named(st, name, {})))
         for limit in (1, 3, 50):
@@ -48,7 +56,8 @@ ROUTED = [("hooks_pending_high_ids", {"priorities": HIGH, "limit": 3}),
           ("hooks_pending_high_count", {"priorities": HIGH}),
           ("memory_watch", {"priorities": HIGH, "limit": 50}), ("memory_watch", {"priorities": HIGH, "limit": 2}),
           ("hooks_counts", {}), ("hooks_edge_count", {}), ("lc_free_principles", {}),
-          ("memory_principles", {"limit": 5})]
+          ("memory_principles", {"limit": 5}), ("lc_proposals", {"statuses": ["pending"]}),
+          ("lc_proposals", {"statuses": ["pending", "approved", "skipped", "obsolete"]})]
 
 
 def check_reads(st) -> None:

@@ -115,3 +115,20 @@ def test_cli_says_the_hint_once(ws, run_kg, tmp_path, mpl):
 ])
 def test_wrap_counts_cjk_characters_as_two_columns(text, width, lines):
     assert kd._wrap(text, width) == lines
+
+
+def test_a_heatmap_draws_a_pattern_seen_once_darker_than_a_week_without_it(mpl):
+    """A real small workspace has patterns seen once and twice: scaled from its smallest count, a pattern seen
+    once was drawn as pale as an empty cell, and the colour bar counted 1.2 and 1.4 events."""
+    from kg.analysis.timelines import Table
+
+    table = Table(rows=["err.a", "err.b"], columns=["2026-W22", "2026-W23"], values=[[0, 2], [0, 1]], title="t")
+    fig = kd.plot_heatmap(table)
+    image = fig.axes[0].images[0]
+    colour = [image.cmap(image.norm(v)) for v in (0, 1, 2)]
+    assert colour[0] != colour[1] != colour[2]
+    one_week = kd.plot_heatmap(Table(rows=["err.a", "err.b"], columns=["2026-W23"], values=[[2], [1]], title="t"))
+    image = one_week.axes[0].images[0]
+    assert image.cmap(image.norm(1)) != image.cmap(image.norm(0))
+    ticks = fig.axes[1].get_yticks()
+    assert all(float(t).is_integer() for t in ticks), ticks

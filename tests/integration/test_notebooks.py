@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,12 @@ def test_notebook_runs_and_draws(name: str, shared_data: Path, need) -> None:
                       for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert not [w for w in MISLEADING.get(name, ()) if w in shown], shown
     assert all(w in shown for w in REQUIRED.get(name, ())), shown
+    # What the notebook adds to the data (lessons, a principle) is dated with the data: dated by the wall clock,
+    # its ids, chains and figures changed with the day the notebook ran (les-20261202-... beside February events).
+    dated = [(kind, day) for kind, day in re.findall(r"\b(ERR|LRN|FEAT|les|pri|kno)-(\d{8})-\d{3}\b", shown)]
+    events = [day for kind, day in dated if kind.isupper()]
+    added = [day for kind, day in dated if not kind.isupper()]
+    assert not events or not added or max(added) <= max(events), (max(added), max(events))
 
 
 def test_every_notebook_is_covered() -> None:

@@ -139,7 +139,8 @@ def test_claude_code_whole_session(ws, shared_data, tmp_path):
     assert json.loads(again.stdout)["logged"] == []
     events = check_graph(ws.root, [real])
     texts = " | ".join(e["text"] for e in events)
-    assert "File has not been read yet" in texts and "InputValidationError" in texts and "lsd: 3: No such file" in texts
+    assert "File has not been read yet" in texts and "lsd: 3: No such file" in texts
+    assert "Task failed: The required parameter `prompt` is missing" in texts  # the cause, not its header
     check_nothing_promoted_from_exit_codes(ws.root, "2026-07-03T12:00")
     # a failure the user interrupted, or a cancelled sibling, is not one
     for extra in ({"is_interrupt": True}, {"error": "<tool_use_error>Sibling tool call errored</tool_use_error>",

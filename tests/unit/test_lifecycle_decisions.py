@@ -250,3 +250,28 @@ def test_find_all_agrees_with_pairwise_detect():
     pairwise = [(a, b, r) for k, (a, ta) in enumerate(rules) for b, tb in rules[k + 1:]
                 if (r := conflicts.detect(ta, tb, LP))]
     assert conflicts.find_all(rules, LP) == pairwise and len(pairwise) >= 5
+
+
+@pytest.mark.parametrize(("summary", "expected"), [
+    ("`python /tmp/xyz123/file.py` failed: ModuleNotFoundError: No module named 'yaml'",
+     "`python file.py` failed: ModuleNotFoundError: No module named 'yaml'"),
+    ("Edit `/repo/src/app/page.tsx` failed: File has not been read yet. Read it first.",
+     "Edit failed: File has not been read yet. Read it first."),
+    ("`cd /repo/app && npx tsc --noEmit` failed: src/a.test.ts(6,33): error TS2307: Cannot find module 'x'",
+     "`npx tsc --noEmit` failed: a.test.ts: error TS2307: Cannot find module 'x'"),
+    ("Rebase onto main before pushing (PR #1234, commit 3f2a9c1d4e)", "Rebase onto main before pushing"),
+    ("ls: cannot access /home/ann/proj/memory/: No such file or directory",
+     "ls: cannot access <dir>: No such file or directory"),
+    ("Read the guide at https://example.org/docs/setup first", "Read the guide at https://example.org/docs/setup first"),
+    ("Use pnpm, not npm, in this repo", "Use pnpm, not npm, in this repo"),
+])
+def test_the_rule_text_states_the_lesson_not_the_instance(summary, expected):
+    assert promote.rule_text(summary, None, LP) == expected
+    assert promote.rule_text("x", summary, LP) == expected
+
+
+def test_generalising_rules_are_checked():
+    raw = copy.deepcopy(RAW)
+    raw["promotion"]["generalise"] = [["(", "x"]]
+    with pytest.raises(RulesError, match="generalise"):
+        LifecyclePolicy.from_mapping(raw)

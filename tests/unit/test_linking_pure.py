@@ -82,6 +82,12 @@ def _p(text: str, kind: str = "principle", i: str = "x") -> Doc:
     ("直接回答，不要解释", "回答时要详细解释，而不是直接给结论"),
     ("用 pnpm 安装依赖，不要用 npm", "用 npm 安装依赖，而不是 pnpm"),
     ("Use the session repo, 不要在 main workspace 里改文件", "在 main workspace 里修改文件，not the session repo"),
+    # texts that name the other's preferred option too, but still want what it refuses
+    ("This repo uses pnpm, not npm", "npm is required in this repo"),
+    ("Use pnpm instead of npm", "Use npm for installs"),
+    ("Prefer pnpm over npm", "npm is faster than pnpm here"),
+    ("Do not use mocks in tests; use a real Kuzu store", "Use mocks for the store in unit tests"),
+    ("Never push to main; open a pull request", "Push to main after the review, never force-push"),
 ])
 def test_contradiction_found(a, b):
     assert linking.contradiction(_p(a, i="a"), _p(b, i="b"), R)
@@ -96,6 +102,21 @@ def test_contradiction_found(a, b):
 ])
 def test_no_contradiction_between_agreeing_texts(a, b):
     assert linking.contradiction(_p(a, i="a"), _p(b, i="b"), R) is None
+
+
+@pytest.mark.parametrize("a, b", [
+    # the user-view pass: agreement on pnpm was taken for a contradiction on npm
+    ("This repo uses pnpm, not npm", "Uses pnpm workspaces; npm breaks the lock file"),
+    ("Use pnpm instead of npm", "The project is on pnpm; npm install corrupts the lock file"),
+    ("Don't mock the database in tests; use a real Kuzu file", "Tests run on a real Kuzu file; mocks hid a bug"),
+    ("Never push to main; open a pull request", "Open a pull request; pushing to main skips the review"),
+    ("Prefer rg over grep for searching", "Search with rg; grep is slow on node_modules"),
+    ("用 pnpm，不要用 npm", "项目使用 pnpm；npm 会破坏锁文件"),
+])
+def test_texts_that_agree_on_the_preferred_option_do_not_contradict(a, b):
+    for x, y in ((a, b), (b, a)):
+        for kind in ("principle", "lesson"):
+            assert linking.contradiction(_p(x, kind, "x"), _p(y, kind, "y"), R) is None, (x, y)
 
 
 def test_error_messages_negation_is_not_a_stance():

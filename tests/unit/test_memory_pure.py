@@ -105,6 +105,32 @@ def test_pick_index_terms_leaves_out_absent_and_common_terms_only():
     assert query.pick_index_terms(["4930", "push"], {"push": 10}, 1000, r) == ["4930", "push"]
 
 
+def test_pick_index_terms_keeps_the_asked_postings_under_the_budget():
+    r = RULES.search
+    nodes = 1_000_000
+    df = {"kubernetes": 30, "ingress": 3000, "timeout": 45000, "retry": 18000}
+    # without a budget every rare term is asked (their postings add up to 66,030)
+    assert query.pick_index_terms(list(df), df, nodes, r) == ["kubernetes", "ingress", "retry", "timeout"]
+    # with one, rarest first while they hold at most that many postings: the rest count in the re-rank only
+    assert query.pick_index_terms(list(df), df, nodes, r, 20000) == ["kubernetes", "ingress"]
+    assert query.pick_index_terms(list(df), df, nodes, r, 21030) == ["kubernetes", "ingress", "retry"]
+    # the rarest is asked whatever its size
+    assert query.pick_index_terms(["timeout", "retry"], df, nodes, r, 1000) == ["retry"]
+    # common terms only: the two rarest, whatever the budget
+    common = {"docker": 88000, "permission": 63000, "error": 90000}
+    assert query.pick_index_terms(["docker", "permission", "error"], common, nodes, r, 20000) == \
+        ["permission", "docker"]
+    # a term of unknown frequency (a number) costs nothing
+    assert query.pick_index_terms(["4930", "kubernetes", "ingress"], df, nodes, r, 3030) == \
+        ["4930", "kubernetes", "ingress"]
+
+
+def test_fts_rules_read_the_budget_and_reject_a_bad_one():
+    assert query.FtsRules.from_mapping({"fts": {"postings_max": 20000}}).postings_max == 20000
+    with pytest.raises(Exception, match="postings_max"):
+        query.FtsRules.from_mapping({"fts": {"postings_max": -1}})
+
+
 def test_term_weights_ignore_absent_terms():
     w = query.term_weights(["kids", "melanie", "zzz"], {"kids": 2, "melanie": 300, "zzz": 0}, 600)
     assert w["kids"] == 1.0 and 0 < w["melanie"] < w["kids"] and w["zzz"] == 0.0

@@ -45,7 +45,6 @@ def kinds(t: Transcript) -> list[tuple[str, str]]:
         ("希望你能自动格式化", ("feature", "feature_request")),
         ("FYI the API now returns a list, not a dict", ("learning", "knowledge_gap")),
         ("There's a better approach: batch the inserts", ("learning", "correction")),
-        ("Great work, this is exactly what I wanted", ("learning", "best_practice")),
         ("you forgot to update the changelog", ("learning", "correction")),
         ("why didn't you run the tests first?", ("learning", "correction")),
         ("I asked for a summary, not a rewrite", ("learning", "correction")),
@@ -221,7 +220,7 @@ def test_caps_keep_the_most_important():
     rules = replace(RULES, limits=replace(RULES.limits, max_findings_per_session=2, max_per_kind=5))
     t = chat(
         ("user", "hi"),
-        ("assistant", "ok"),
+        ("assistant", "I set up the linter config in pyproject.toml."),
         ("user", "I prefer tabs"),
         ("user", "no, that's wrong"),
         ("user", "thanks, great work"),
@@ -366,8 +365,19 @@ def test_the_agents_apology_makes_a_plain_instruction_a_correction():
 
 
 def test_praise_is_kept_as_what_worked_not_a_correction():
-    got = found(chat(("user", "refactor it"), ("assistant", "Refactored."), ("user", "Great work, thanks!")))
-    assert set(got) == {"best_practice"}
+    done = "Refactored the loader into load_config() and parse_args()."
+    for said in ("Great work, thanks!", "Great work, this is exactly what I wanted"):
+        got = found(chat(("user", "refactor it"), ("assistant", done), ("user", said)))
+        assert set(got) == {"best_practice"}
+        # the lesson says what was approved, not the praise alone
+        assert "load_config" in got["best_practice"].summary and got["best_practice"].pattern_key
+
+
+@pytest.mark.parametrize("said", ["Thanks", "Great work, thanks!", "thank you!"])
+def test_praise_that_names_nothing_after_nothing_named_makes_no_lesson(said):
+    for done in ("Refactored.", "Sure, done."):
+        got = found(chat(("user", "refactor it"), ("assistant", done), ("user", said)))
+        assert "best_practice" not in got
 
 
 def test_a_finding_needs_a_reason_in_words_not_only_the_turns_shape():
@@ -389,6 +399,13 @@ def test_a_finding_needs_a_reason_in_words_not_only_the_turns_shape():
         ("you shouldn't touch the lockfile", "correction", "Do not touch the lockfile"),
         ("you wrote the fixtures in src, not in tests", "correction", "Work on the fixtures in tests, not in src"),
         ("@style-guide.mdc", "correction", "Follow @style-guide.mdc"),
+        # "why are you doing X, not Y": the lesson is the other one, with its verb
+        ("why are you editing the main workspace, not the session repo?", "correction",
+         "Edit the session repo, not the main workspace"),
+        ("you're running pytest, not the integration suite", "correction", "Run the integration suite, not pytest"),
+        ("nice, it works. but the ball moves way too fast", "correction", "The ball moves way too fast"),
+        ("why are you making a new module and not the existing one?", "correction",
+         "Make the existing one, not a new module"),
     ],
 )
 def test_a_finding_is_written_as_what_to_do(said, category, lesson):
@@ -535,3 +552,13 @@ def test_a_feature_request_needs_the_lack_shown_in_the_session():
                   ("user", ask))
     assert "feature_request" not in found(plain)
     assert "feature_request" in found(lacked)
+
+
+@pytest.mark.parametrize("said", ["ты опять удалил мой файл config.py", "du hast die Datei config.yaml gelöscht",
+                                  "tu as encore supprimé le fichier config.yaml", "borraste otra vez el archivo config.yaml"])
+def test_pronouns_of_other_languages_never_reach_a_pattern_key(said):
+    from kg.reflect.lesson import key
+
+    got = key("correction", said, RULES.lessons)
+    assert got is not None and "config" in got
+    assert not set(got.split(".", 1)[1].split("-")) & {"ты", "мой", "du", "die", "tu", "le", "el"}

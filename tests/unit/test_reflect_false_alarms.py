@@ -43,7 +43,8 @@ REDIRECT = "make the cache a module-level dict keyed by path"
 def test_words_after_a_fresh_start_answer_nothing_before_it(reset):
     undone = transcript(*WORKED, ("user", "/undo"), ("user", reset), ("user", REDIRECT))
     sigs = turn_signals(undone, RULES)[5]
-    assert "redirect_after_undo" not in sigs and "first_turn" in sigs
+    # a fresh start after earlier work: resumed, not the session's first words
+    assert "redirect_after_undo" not in sigs and "resumed" in sigs and "first_turn" not in sigs
     assert "correction" not in found(undone, 5)
     # the same words right after the undo, with no fresh start between, redirect the agent
     assert "correction" in found(transcript(*WORKED, ("user", "/undo"), ("user", REDIRECT)), 4)
@@ -61,6 +62,25 @@ def test_a_new_aider_session_in_the_same_history_is_a_fresh_start():
     assert "correction" in found(same, at)
     at = [t.index for t in fresh.turns if t.role == "user"][-1]
     assert fresh.turns[at - 1].role == "system" and "correction" not in found(fresh, at)
+
+
+def test_a_new_session_may_correct_what_an_earlier_one_left_behind():
+    """A fresh start answers nothing before it, but its words can still say the earlier work was wrong; a plain
+    new task after it, or the same words as the very first turn of a transcript, are not corrections."""
+    def history(*sessions: str) -> bytes:
+        return "".join(f"# aider chat started at 2024-08-0{i + 1}10:00:00\n\n{s}" for i, s in enumerate(sessions)).encode()
+
+    first = "#### ask the user before overwriting files  \n\nI added a confirm() call to write_file.\n\n"
+    fix = "#### don't use confirm(), just prompt()  \n\nSwitched to prompt().\n"
+    task = "#### add a --verbose flag to the cli  \n\nAdded --verbose.\n"
+    for said, want in ((fix, True), (task, False)):
+        t = parse_bytes(history(first, said))
+        at = [x.index for x in t.turns if x.role == "user"][-1]
+        assert "resumed" in turn_signals(t, RULES)[at]
+        assert ("correction" in found(t, at)) is want
+    alone = parse_bytes(history(fix))
+    at = [x.index for x in alone.turns if x.role == "user"][-1]
+    assert "first_turn" in turn_signals(alone, RULES)[at] and "correction" not in found(alone, at)
 
 
 def test_a_message_sent_again_is_not_the_agent_told_twice():

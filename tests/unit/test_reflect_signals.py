@@ -249,3 +249,93 @@ def test_a_signal_about_the_agents_words_must_say_which_words():
     data["signals"]["about_agent"] = {"x": [r"\bremove\b(.+)"]}
     with pytest.raises(RulesError, match=r"signals.about_agent.x: each pattern needs a group \(\?P<obj>"):
         load_rules(data)
+
+
+WORK = [("user", "add a bouncing ball game"), ("assistant", "", "edit", "game.js"),
+        ("assistant", "I've added the game loop and the paddle.")]
+
+
+def found_at(t: Transcript, turn: int) -> set[str]:
+    return {f.category for f in learnings(t, RULES) if f.turn == turn}
+
+
+@pytest.mark.parametrize(("said", "signal"), [
+    ("the score label should be inside the box", "expects_after_work"),
+    ("nice, it works. but the paddle is way too slow", "fault_after_praise"),
+    ("only edit game.js", "restricts_after_work"),
+    ("try using requestAnimationFrame for the loop", "try_after_work"),
+])
+def test_what_a_turn_says_about_the_agents_fresh_work_is_a_correction(said, signal):
+    t = transcript(*WORK, ("user", said))
+    sigs = turn_signals(t, RULES)[3]
+    assert signal in sigs
+    assert "correction" in found_at(t, 3)
+    # the same words as the opening request answer no work: no correction (and no "... after work")
+    opening = transcript(("user", said), ("assistant", "Sure."))
+    assert "correction" not in found_at(opening, 0)
+    assert not signal.endswith("_work") or signal not in turn_signals(opening, RULES)[0]
+
+
+def test_a_should_said_as_a_request_or_question_is_not_an_expectation_unmet():
+    for said in ("should the label be inside the box?", "you should add a label", "we should add sound next"):
+        assert "expects" not in turn_signals(transcript(*WORK, ("user", said)), RULES)[3]
+
+
+def test_praise_alone_is_not_a_fault():
+    t = transcript(*WORK, ("user", "nice, it works. thanks"))
+    assert "fault_after_praise" not in turn_signals(t, RULES)[3] and "correction" not in found_at(t, 3)
+
+
+def test_a_status_question_the_agent_answers_not_done_is_a_correction():
+    asked = [*WORK, ("user", "are all tests passing?")]
+    denied = transcript(*asked, ("assistant", "No, I haven't run them yet. Running them now."))
+    done = transcript(*asked, ("assistant", "Yes: 42 passed."))
+    assert "status_denied" in turn_signals(denied, RULES)[3] and "correction" in found_at(denied, 3)
+    assert "status_denied" not in turn_signals(done, RULES)[3] and "correction" not in found_at(done, 3)
+    # the reply finds the step undone without saying "no": git shows uncommitted work, or it does it now
+    for reply in ("```\nOn branch main\nChanges not staged for commit:\n  modified: game.js\n```",
+                  "It was not saved anywhere yet. Let me save it to docs/pr.md."):
+        t = transcript(*WORK, ("user", "did the changes get committed?"), ("assistant", reply))
+        assert "status_denied" in turn_signals(t, RULES)[3]
+    clean = transcript(*WORK, ("user", "did the changes get committed?"),
+                       ("assistant", "Yes, committed as 3f2a1c: nothing left to commit, working tree clean."))
+    assert "status_denied" not in turn_signals(clean, RULES)[3]
+
+
+def test_replacing_what_the_agent_just_used_names_its_words():
+    before = [("user", "add a prompt"), ("assistant", "I used bun-promptx for the prompt.")]
+    theirs = transcript(*before, ("user", "use clack instead of bun-promptx"))
+    new = transcript(*before, ("user", "use tabs instead of spaces in the readme"))
+    assert "replaces_agent_act" in turn_signals(theirs, RULES)[2]
+    assert "replaces_agent_act" not in turn_signals(new, RULES)[2]
+
+
+@pytest.mark.parametrize(("said", "signal"), [("всё ещё не работает", "still_again"),
+                                              ("это неправильно", "says_wrong"),
+                                              ("сделай это сам", "do_it_yourself"),
+                                              ("попробуй ещё раз", "try_again")])
+def test_russian_words_fire_the_same_signals(said, signal):
+    assert signal in turn_signals(transcript(*WORK, ("user", said)), RULES)[3]
+
+
+@pytest.mark.parametrize("said", ["no", "still broken", "same error", "that broke the tests", "hmm, now the logout is gone",
+                                  "did you even run it?", "нет", "всё ещё не работает"])
+def test_a_terse_verdict_right_after_a_fix_is_a_correction(said):
+    fixed = [("user", "fix the login redirect"), ("assistant", "", "edit", "auth/login.py"),
+             ("assistant", "I fixed the redirect in login.py; it now sends users to /home.")]
+    assert "correction" in found_at(transcript(*fixed, ("user", said)), 3)
+
+
+def test_still_in_russian_is_not_a_next_step():
+    assert "extends" not in turn_signals(transcript(*WORK, ("user", "всё ещё не работает")), RULES)[3]
+    assert "extends" in turn_signals(transcript(*WORK, ("user", "ещё добавь звук")), RULES)[3]
+
+
+def test_bare_markup_is_not_the_agents_last_words():
+    """A published chat wraps turns in <div> lines: the agent's words before the user spoke are its last prose."""
+    t = transcript(("user", "replace create_pipe_input"), ("assistant", "I replaced create_pipe_input() with create_input()."),
+                   ("assistant", "", "edit", "tests/test_main.py"),
+                   ("assistant", '</div>\n<div class="chat-transcript" markdown="1">'), ("user", "nice, that worked!"))
+    assert view_of(t)[4].prev.startswith("I replaced create_pipe_input()")
+    praise = [f for f in learnings(t, RULES) if f.turn == 4 and f.category == "best_practice"]
+    assert praise and "create_pipe_input" in praise[0].summary

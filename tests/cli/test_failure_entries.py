@@ -1,0 +1,61 @@
+"""What an agent reads at its next start after kg reflected on real transcripts (../shared/data/runtimes):
+the rule promoted from recurring failures states the lesson, not one occurrence's path, while its events keep
+the instances; `kg status` lists under recurring patterns only what recurred."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+# tests/conftest.py's shared_data, for a module-scoped fixture
+DATA = Path(os.environ.get("KG_SHARED_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
+
+CC = "runtimes/claude_code/transcripts/"
+SESSIONS = ("fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+
+
+@pytest.fixture(scope="module")
+def reflected(module_workspace, tmp_path_factory):
+    ws, run_kg = module_workspace
+    for day, name in enumerate(SESSIONS, start=1):
+        done = run_kg(["--now", f"2026-11-0{day}T10:00", "reflect", str(DATA / CC / name), "--apply",
+                       "--json"])
+        assert done.exit_code == 0, done.stderr
+    cycle = run_kg("--now 2026-11-05T10:00 cycle --json")
+    assert cycle.exit_code == 0, cycle.stderr
+    return ws, run_kg, cycle.json
+
+
+def test_the_promoted_rule_states_the_lesson_not_one_occurrence(reflected):
+    ws, run_kg, cycle = reflected
+    promoted = [p for p in cycle["promoted"] if p["pattern_key"].startswith("err.edit.read_before_write.")]
+    assert len(promoted) == 1
+    tools = (ws.root / "TOOLS.md").read_text(encoding="utf-8")
+    line = next(ln for ln in tools.splitlines() if "has not been read yet" in ln)
+    assert line == "- Edit failed: File has not been read yet. Read it first before writing to it."
+    # the evidence keeps the instances: Edit, Write and MultiEdit on named files, all under one pattern
+    events = run_kg("list --type event --limit 200 --json").json
+    members = [e for e in events if e.get("pattern_key") == promoted[0]["pattern_key"]]
+    assert {e["text"].split(" ", 1)[0] for e in members} == {"Edit", "Write", "MultiEdit"}
+    assert all("/path/to/Demo/" in e["text"] for e in members)
+
+
+def test_status_lists_only_patterns_that_recurred(reflected):
+    _, run_kg, _ = reflected
+    out = run_kg("--now 2026-11-05T11:00 status").stdout
+    section = out.split("Recurring patterns:", 1)[1].split("\n\n", 1)[0]
+    counts = [int(n) for n in re.findall(r": (\d+)x,", section)]
+    assert counts and min(counts) >= 2
+    data = run_kg("--now 2026-11-05T11:00 status --json").json
+    assert any(p["recurrence"] == 1 for p in data["patterns"])  # they exist; they just do not recur
+
+
+def test_aider_session_named_by_its_start_time_is_logged(run_kg, shared_data):
+    # aider names a session "2025-06-02 14:29:21"; a space is no part of a session id, and the run stopped
+    path = shared_data / "runtimes" / "aider" / "aquaticat_monochromatic" / ".aider.chat.history.md"
+    done = run_kg(["--now", "2026-11-01T10:00", "reflect", str(path), "--apply", "--json"])
+    assert done.exit_code == 0, done.stderr
+    assert done.json["session"] == "2025-06-02-14:29:21" and done.json["logged"]

@@ -1,0 +1,149 @@
+"""What a failure entry names as the cause, and which tool results are not failures at all, on real transcripts
+(tests/conftest.py `shared_data`) and on the shapes they show, pure."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg.core.policy import packaged
+from kg.reflect.failures import analyse, failure_of_payload, failures, load_rules
+from kg.reflect.parse import Transcript, Turn, read_transcript
+
+RULES = load_rules(packaged("errors"))
+CC = "runtimes/claude_code/transcripts/"
+
+
+def found(shared_data, name):
+    return failures(read_transcript(shared_data / name), RULES)
+
+
+def test_a_header_gives_way_to_the_cause_on_the_next_line(shared_data):
+    # Claude Code's Task tool: "InputValidationError: Task failed due to the following issue:\nThe required ..."
+    got = found(shared_data, CC + "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl").found
+    task = next(f for f in got if f.tool == "Task")
+    assert task.line == "The required parameter `prompt` is missing"
+    assert task.summary(120) == "Task failed: The required parameter `prompt` is missing"
+    assert task.error_class == "invalid_input"
+
+
+def test_a_generic_build_error_gives_way_to_the_error_it_reports(shared_data):
+    got = found(shared_data, CC + "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl").found
+    builds = [f for f in got if f.command == "npm run build"]
+    assert builds and {f.line for f in builds} == {"[TypeError: generate is not a function]"}
+    assert {f.error_class for f in builds} == {"type_error"}
+    # the pipeline ending in `xargs grep -l` answered "Error" (Claude Code's word for: no output, non-zero)
+    assert not [f for f in got if f.command and "xargs grep" in f.command]
+
+
+def test_a_search_that_finds_nothing_is_not_a_failure(shared_data):
+    pi = found(shared_data, "runtimes/openclaw/transcripts/pi-coding-agent/large-session.jsonl")
+    assert pi.answers >= 10
+    assert not [f for f in pi.found if f.exit_only]
+    # a search that could not read its file did fail, and stays
+    assert any(f.command.startswith("grep ") and "No such file" in f.line for f in pi.found)
+    codex = found(shared_data, "runtimes/codex/transcripts/"
+                  "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+    assert codex.answers == 2 and [f.command.split()[0] for f in codex.found] == ["rg", "npm"]
+
+
+def test_a_test_run_names_the_assertion_not_the_file_summary(shared_data):
+    codex = found(shared_data, "runtimes/codex/transcripts/"
+                  "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+    assert codex.found[-1].line.startswith("AssertionError: ")
+
+
+@pytest.mark.parametrize(("output", "line"), [
+    ("Exit code 1\nInputValidationError: Task failed due to the following issue:\nThe required parameter `x` is missing",
+     "The required parameter `x` is missing"),
+    ("Exit code 1\n> Build error occurred\n[TypeError: x is not a function]", "[TypeError: x is not a function]"),
+    ("Exit code 1\nError: Command failed: npm test\nnpm warn config\nError: Cannot find module 'y'",
+     "Error: Cannot find module 'y'"),
+    ("Exit code 1\n  1) test saves a draft (App.DraftTest)\n     test/draft_test.exs:12\n"
+     "     Assertion with == failed\n     code: assert x == 1", "Assertion with == failed"),
+    ("Exit code 2\nTraceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n    main()\n"
+     "KeyError: 'user'", "KeyError: 'user'"),
+    ("Exit code 1\nError: Exit code 1", ""),
+    ("Exit code 1\nError", ""),
+    ("Exit code 1\nsomething went sideways:", "something went sideways"),  # a header with nothing after it
+])
+def test_the_cause_line(output, line):
+    f = analyse("Bash", output, "make", RULES)
+    assert f.line == line and f.exit_only is (not line)
+    assert f.summary(200) == f"`make` failed: {line or 'exit code 1 (no output)'}"
+
+
+@pytest.mark.parametrize(("command", "code", "answer"), [
+    ("rg -n foo src/", 1, True),
+    ("grep -n foo a.txt | head -5", 1, True),
+    ("cd pkg && grep -c foo a.txt", 1, True),
+    ("find . -name '*.ts' | xargs grep -l useX 2>/dev/null", None, True),
+    ("diff a.txt b.txt", 1, True),
+    ("test -f build/out.js", 1, True),
+    ("[ -d node_modules ]", 1, True),
+    ("git diff --quiet HEAD -- src", 1, True),
+    ("/usr/bin/grep foo a", 1, True),
+    ("grep foo a.txt", 2, False),      # exit 2 is grep's own error
+    ("npm test", 1, False),            # a test run that printed nothing did fail
+    ("git diff HEAD", 1, False),
+    ("./check.sh", 1, False),
+])
+def test_which_silent_exits_are_answers(command, code, answer):
+    text = "" if code is None else f"Exit code {code}"
+    t = Transcript("claude-code", (Turn(0, "assistant", "", tool_name="Bash", tool_input=command, call_id="c"),
+                                   Turn(1, "tool", text or "Error", tool_name="Bash", tool_input=command,
+                                        is_error=True, call_id="c", exit_code=code)))
+    got = failures(t, RULES)
+    assert (got.answers, len(got.found)) == ((1, 0) if answer else (0, 1))
+    assert (failure_of_payload("Bash", text or "Error", command, RULES, exit_code=code) is None) is answer
+
+
+def test_a_search_with_output_still_fails():
+    f = failure_of_payload("Bash", "Exit code 1\ngrep: a.txt: No such file or directory", "grep x a.txt", RULES)
+    assert f is not None and f.error_class == "file_not_found"
+
+
+def test_a_call_the_user_stopped_after_it_printed_is_declined():
+    out = "Debugger attached.\n" + "> pkg@1.0.0 test\n> node --test\n" * 20 + "\n\nCommand aborted"
+    t = Transcript("openclaw", (Turn(0, "assistant", "", tool_name="bash", tool_input="npm test", call_id="c"),
+                                Turn(1, "tool", out, tool_name="bash", tool_input="npm test", is_error=True,
+                                     call_id="c")))
+    got = failures(t, RULES)
+    assert got.found == () and got.declined == 1
+
+
+def test_editor_tools_share_one_key_for_one_mistake():
+    said = "File has not been read yet. Read it first before writing to it."
+    keys = {analyse(tool, said, "/repo/a.py", RULES).pattern_key for tool in ("Edit", "MultiEdit", "Write")}
+    assert len(keys) == 1 and keys.pop().startswith("err.edit.read_before_write.")
+    assert analyse("Read", said, "/repo/a.py", RULES).pattern_key.startswith("err.read.")
+
+
+@pytest.mark.parametrize(("tool", "command", "output", "summary"), [
+    # what ran gives way to the cause: a long command is cut, a path keeps its file
+    ("exec_command", 'rg -n "compact|compaction|summary|context" node_modules/opencode-ai --glob "!**/*.map"',
+     "Exit code 2\nrg: node_modules/opencode-ai: No such file or directory (os error 2)",
+     '`rg -n "compact|compaction|summary|contex…` failed: rg: node_modules/opencode-ai: No such file or directory '
+     '(os error 2)'),
+    ("Edit", "/path/to/Demo/todo-app/src/hooks/useTodos.test.ts",
+     "File has not been read yet. Read it first before writing to it.",
+     "Edit `…Demo/todo-app/src/hooks/useTodos.test.ts` failed: File has not been read yet. Read it first before "
+     "writing to it."),
+    # where it ran is the entry's context, not its summary
+    ("Bash", "cd packages/app && npm run check", "Exit code 2\nsrc/a.ts(28,2): error TS2739: Type 'X' is missing",
+     "`npm run check` failed: src/a.ts(28,2): error TS2739: Type 'X' is missing"),
+])
+def test_the_summary_keeps_the_cause_whole(tool, command, output, summary):
+    f = analyse(tool, output, command, RULES)
+    assert f.summary(120) == summary and len(summary) <= 120
+
+
+def test_the_error_text_starts_near_the_cause_without_noise():
+    out = ("Exit code 1\nnpm warn Unknown env config \"store-dir\".\n\n> app@1.0.0 test\n> vitest --run\n\n"
+           + "".join(f" ✓ src/t{i}.test.ts (3 tests) 12ms\n" for i in range(40))
+           + "⎯⎯⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯⎯⎯\n\n FAIL src/a.test.ts > saves\nAssertionError: expected 1 to be 2\n"
+           + " ❯ src/a.test.ts:12:5\n")
+    f = analyse("Bash", out, "npm test", RULES)
+    assert f.line == "AssertionError: expected 1 to be 2"
+    assert f.error.splitlines()[-2:] == ["AssertionError: expected 1 to be 2", " ❯ src/a.test.ts:12:5"]
+    assert "npm warn" not in f.error and "src/t0.test.ts" not in f.error and len(f.error.splitlines()) <= 6
+    assert "Command:" not in f.details() and f.command == "npm test"
