@@ -167,7 +167,7 @@ def register(app: typer.Typer) -> None:
             data = skills.update(workspace(ctx), slug, description=description, triggers=trigger, tools=tool,
                                  steps=step, pitfalls=pitfall, checks=check, from_ids=from_id,
                                  now=now_of(ctx, now))
-        emit(data, as_json, lambda d: f"🛠️  updated {d['file']}")
+        emit(data, as_json, lambda d: f"🛠️  {d['action']} {d['file']}")
 
     @skill_app.command("find")
     def skill_find(ctx: typer.Context, task: Annotated[str, typer.Argument(help="The task at hand.")],

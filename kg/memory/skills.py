@@ -67,6 +67,9 @@ class Skill:
     sections: dict[str, list[str]] = field(default_factory=dict)  # heading -> body lines, in file order
     extra: dict[str, str] = field(default_factory=dict)           # frontmatter keys kg does not own
     block: str = ""                                               # the lifecycle's marked block, as in the file
+    head: str = ""          # the body before its first `## ` section (title, a person's notes), as in the file
+    kept: list[str] = field(default_factory=list)                 # frontmatter lines that are not `key: value`
+    newline: str = "\n"                                           # the file's line ending, kept on rewrite
 
     def items(self, section: str) -> list[str]:
         """The list items of a section, without their `1.` / `-` markers."""
@@ -113,10 +116,14 @@ def _parse_list(value: str) -> list[str]:
 
 def parse(slug: str, text: str) -> Skill:
     """Read a skill file. Lenient: a file without frontmatter is a skill named after its slug. A lifecycle
-    block is kept aside, untouched (its heading gives the title when the file has none of its own)."""
+    block is kept aside, untouched (its heading gives the title when the file has none of its own). A file
+    whose every line ends in CRLF is read as LF and written back with CRLF (`render_file`)."""
+    newline = "\r\n" if "\r\n" in text and "\n" not in text.replace("\r\n", "") else "\n"
+    if newline != "\n":
+        text = text.replace("\r\n", "\n")
     before, block, after = _split(text)
     skill = _parse_own(slug, before + after)
-    skill.block = block
+    skill.block, skill.newline = block, newline
     if block and not skill.title:
         skill.title = next((line[2:].strip() for line in block.splitlines() if line.startswith("# ")), "")
     return skill
@@ -124,20 +131,25 @@ def parse(slug: str, text: str) -> Skill:
 
 def _parse_own(slug: str, text: str) -> Skill:
     meta: dict[str, str] = {}
+    kept: list[str] = []
     body = text
     if text.startswith("---"):
         end = text.find("\n---", 3)
         if end != -1:
             for line in text[3:end].splitlines():
-                if ":" in line:
+                if ":" in line and not line.lstrip().startswith("#"):
                     k, v = line.split(":", 1)
                     meta[k.strip()] = v.strip()
+                elif line.strip():
+                    kept.append(line)  # a comment a person wrote there: kept as it is
             body = text[end + 4 :]
     skill = Skill(slug=slug, name=meta.get("name", slug).strip("'\""),
                   description=meta.get("description", "").strip("'\""), created=meta.get("created", ""),
                   updated=meta.get("updated", ""), source=meta.get("source", ""),
                   triggers=_parse_list(meta.get("triggers", "")), tools=_parse_list(meta.get("tools", "")),
-                  extra={k: v for k, v in meta.items() if k not in FIELDS})
+                  extra={k: v for k, v in meta.items() if k not in FIELDS}, kept=kept)
+    first = re.search(r"^## ", body, re.M)
+    skill.head = body[:first.start()] if first else body  # kept byte for byte: only sections are appended to
     current: str | None = None
     for line in body.splitlines():
         if line.startswith("# ") and not skill.title:
@@ -160,13 +172,22 @@ def render(skill: Skill) -> str:
     lines = ["---", f"name: {skill.name}", f"description: {skill.description}", f"created: {skill.created}",
              f"updated: {skill.updated}", f"source: {skill.source}", f"triggers: {q(skill.triggers)}",
              f"tools: {q(skill.tools)}"]
-    lines += [f"{k}: {v}" for k, v in skill.extra.items()]
+    lines += [f"{k}: {v}" for k, v in skill.extra.items()] + skill.kept
+    notes = skill.head.strip("\n")
     if skill.block:  # the lifecycle's block, byte for byte, holds the heading; kg's own sections follow it
         lines += ["---", ""]
         head = "\n".join(lines) + "\n"
-        return head + skill.block + "\n" + _sections(skill)
+        return head + skill.block + "\n" + (notes + "\n\n" if notes else "") + _sections(skill)
+    if skill.head.strip():  # the file's own title and a person's notes under it, as they were
+        return "\n".join([*lines, "---"]) + ("" if skill.head.startswith("\n") else "\n") + skill.head + \
+            _sections(skill)
     lines += ["---", "", f"# {skill.title or skill.name.replace('-', ' ').title()}", ""]
     return "\n".join(lines) + "\n" + _sections(skill)
+
+
+def render_file(skill: Skill) -> bytes:
+    """The file's bytes: `render` with the line ending the file had."""
+    return render(skill).replace("\n", skill.newline).encode("utf-8")
 
 
 def _sections(skill: Skill) -> str:
@@ -276,7 +297,7 @@ def all_skills(ws: Any) -> list[Skill]:
     out = []
     for path in sorted(_dir(ws).glob("*.md")):
         try:
-            text = path.read_text(encoding="utf-8")
+            text = path.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
         try:
@@ -291,7 +312,7 @@ def load(ws: Any, slug: str) -> Skill:
     path = paths.inside(ws.root, _dir(ws) / f"{slug}.md", "the skill file")
     if not path.is_file():
         raise NotFound(f"no skill {slug!r}: `kg skill list` shows them")
-    return parse(slug, path.read_text(encoding="utf-8"))
+    return parse(slug, path.read_bytes().decode("utf-8"))  # not read_text: its newline translation hides CRLF
 
 
 def _check_slug(slug: str) -> str:
@@ -312,7 +333,7 @@ def _save(ws: Any, skill: Skill, at: datetime, session: str | None, sources: lis
     skill.name, skill.title = red.redact(skill.name).text, red.redact(skill.title).text
     path = _dir(ws) / f"{skill.slug}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, render(skill).encode("utf-8"))
+    write_atomic(path, render_file(skill))
     with ws.store() as st:
         st.run("memory_skill_upsert", slug=skill.slug, skill_name=skill.name, description=skill.description,
                created=at, updated=at, source=skill.source, triggers=skill.triggers, tools=skill.tools,
@@ -350,14 +371,14 @@ def new(ws: Any, slug: str, *, description: str = "", triggers: list[str] | None
     if any(s.slug == slug for s in existing):
         result = update(ws, slug, description=description or None, triggers=triggers, tools=tools, steps=steps,
                         pitfalls=pitfalls, checks=checks, from_ids=from_ids, now=now, session=session)
-        return {**result, "action": "updated", "reason": f"a skill named {slug} exists"}
+        return {**result, "reason": f"a skill named {slug} exists"}
     if not force:
         scored = sorted(((similarity(s, slug, description, triggers), s.slug) for s in existing), reverse=True)
         if scored and scored[0][0] >= rules.similar_threshold:
             score, match = scored[0]
             result = update(ws, match, description=None, triggers=triggers, tools=tools, steps=steps,
                             pitfalls=pitfalls, checks=checks, from_ids=from_ids, now=now, session=session)
-            return {**result, "action": "updated", "similarity": round(score, 1),
+            return {**result, "similarity": round(score, 1),
                     "reason": f"similar to the existing skill {match} ({score:.0f}/100); "
                               "use --force to create a separate one"}
     at = clock.now(now)
@@ -381,6 +402,7 @@ def update(ws: Any, slug: str, *, description: str | None = None, triggers: list
         [description, triggers, tools, steps, pitfalls, checks])  # the gate, before anything is cleaned or cut
     skill = load(ws, slug)
     at = clock.now(now)
+    was = (skill.description, skill.triggers, skill.tools)
     if description:
         skill.description = clean(description, one_line=True)
     skill.triggers = _clean_list(skill.triggers + list(triggers or []))
@@ -388,6 +410,8 @@ def update(ws: Any, slug: str, *, description: str | None = None, triggers: list
     added = {"procedure": _add_items(skill, "Procedure", list(steps or []), True),
              "pitfalls": _add_items(skill, "Pitfalls", list(pitfalls or []), False),
              "verification": _add_items(skill, "Verification", list(checks or []), False)}
+    if not any(added.values()) and was == (skill.description, skill.triggers, skill.tools) and not from_ids:
+        return {**load(ws, slug).as_dict(), "action": "unchanged", "added": added}  # the file stays as it is
     skill.updated = f"{at:%Y-%m-%d %H:%M}"
     skill.created = skill.created or skill.updated  # a promoted skill starts without frontmatter
     _save(ws, skill, at, session or ws.current_session(), list(from_ids or []))

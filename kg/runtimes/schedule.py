@@ -296,7 +296,9 @@ def _summary(report: dict[str, Any]) -> str:
     changed = sum(v for v in decayed.values() if isinstance(v, int))
     if changed:
         parts.append(f"{changed} decayed")
-    return ", ".join(parts) or "nothing to do"
+    # under cron this line is all a person sees: a flag says which file waits for them and what to do
+    flags = [f"{f.get('path')}: {f.get('flag')}" for f in report.get("flags") or [] if isinstance(f, dict)]
+    return ", ".join(parts) + "".join(f"; {f}" for f in flags) if parts else "nothing to do"
 
 
 def run(target: Any = None, *, rules_dir: Path | None = None, now: datetime | str | None = None) -> dict[str, Any]:

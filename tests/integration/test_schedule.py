@@ -176,3 +176,15 @@ def test_an_older_kgs_unmarked_job_is_replaced_by_the_block(ws, tmp_path):
     assert text.count(f"# kaizen-kg cycle for {ws.root}") == 1 and f"kaizen-kg:begin {schedule.block_name(ws.root)}" in text
     assert kg("-w", str(ws.root), "schedule", "uninstall", crontab=crontab).returncode == 0
     assert crontab.read_text(encoding="utf-8") == "MAILTO=me@example.org\n0 * * * * /usr/bin/true\n"
+
+
+def test_the_log_line_says_which_file_waits_for_a_person():
+    """Under cron the cycle.log line is all anyone sees of a run: '1 flags' did not say that a person had
+    removed TOOLS.md's kg block, nor how to fix it (a report as the 60-day replay's cycle gave it)."""
+    flag = ("the kg block was removed by hand; restore it, or run `kg export memory --force` to let kg rewrite "
+            "the block")
+    report = {"verified": [], "promoted": [], "decayed": {"demoted": 4, "stale": 0},
+              "flags": [{"path": "TOOLS.md", "block": "kaizen-kg", "flag": flag}]}
+    line = schedule._summary(report)
+    assert line.startswith("1 flags, 4 decayed; ") and f"TOOLS.md: {flag}" in line
+    assert schedule._summary({"verified": [], "decayed": {}}) == "nothing to do"

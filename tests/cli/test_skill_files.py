@@ -1,0 +1,46 @@
+"""A skill file a person edits stays theirs: `kg skill update` appends to kg's three sections and leaves the rest
+of the file as it was. It used to re-render the whole file from what it parsed, so notes under the title and
+comments in the frontmatter were dropped, a CRLF file came back LF, and an update that added nothing still
+rewrote the file with a new `updated:` stamp."""
+
+from __future__ import annotations
+
+NOTES = "# Release App\n\nAsk Dana before any release on a Friday.\n\n> Owner: platform team\n"
+
+
+def _edited(ws, run_kg, crlf: bool = False) -> bytes:
+    assert run_kg("skill new release-app -d 'Release the app' --step tag --now 2026-06-01T10:00").exit_code == 0
+    path = ws.memory / "skills" / "release-app.md"
+    text = path.read_text()
+    assert "# Release App\n" in text and "tools: []\n" in text
+    text = text.replace("# Release App\n", NOTES).replace("tools: []\n", "tools: []\n# reviewed by ops\n")
+    data = text.replace("\n", "\r\n").encode() if crlf else text.encode()
+    path.write_bytes(data)
+    return data
+
+
+def test_skill_update_keeps_a_persons_notes_and_frontmatter_comments(ws, run_kg):
+    before = _edited(ws, run_kg)
+    assert run_kg("skill update release-app --step publish --now 2026-06-02T10:00").exit_code == 0
+    after = (ws.memory / "skills" / "release-app.md").read_bytes()
+    expected = before.replace(b"updated: 2026-06-01 10:00", b"updated: 2026-06-02 10:00") \
+        .replace(b"1. tag\n", b"1. tag\n2. publish\n")
+    assert after == expected
+
+
+def test_skill_update_keeps_crlf(ws, run_kg):
+    before = _edited(ws, run_kg, crlf=True)
+    assert run_kg("skill update release-app --pitfall 'a Friday release' --now 2026-06-02T10:00").exit_code == 0
+    after = (ws.memory / "skills" / "release-app.md").read_bytes()
+    assert b"\n" not in after.replace(b"\r\n", b"")
+    assert after == before.replace(b"updated: 2026-06-01 10:00", b"updated: 2026-06-02 10:00") \
+        .replace(b"## Pitfalls\r\n\r\n- (none yet)\r\n", b"## Pitfalls\r\n\r\n- a Friday release\r\n")
+
+
+def test_an_update_that_adds_nothing_leaves_the_file_alone(ws, run_kg):
+    before = _edited(ws, run_kg)
+    res = run_kg("skill update release-app --step tag --now 2026-06-09T10:00")
+    assert res.exit_code == 0 and "unchanged" in res.stdout
+    assert (ws.memory / "skills" / "release-app.md").read_bytes() == before
+    res = run_kg("skill new release-app --step tag --now 2026-06-09T10:00 --json")
+    assert res.exit_code == 0 and (ws.memory / "skills" / "release-app.md").read_bytes() == before
