@@ -28,6 +28,9 @@ from .parse import Transcript, Turn
 from .signature import program_of, slug
 
 _WORDS = re.compile(r"&&|\|\||;|\|")
+_LIST = re.compile(r";|\n")
+_CHAIN = re.compile(r"&&|\|\|")
+_PIPE = re.compile(r"\|")
 _SEGMENT_SKIP = ("cd", "source", ".", "export", "set", "echo", "pushd", "popd")
 _WRAPPERS = ("sudo", "env", "time", "nice", "timeout", "command", "exec")
 SHELLISH = ("bash", "shell", "exec", "exec_command", "local_shell", "run", "sh", "zsh", "powershell")
@@ -338,15 +341,20 @@ def is_answer(f: Failure, rules: FailureRules) -> bool:
         return False
     if f.exit_code is not None and f.exit_code not in rules.answer_codes:
         return False
-    for part in _WORDS.split(f.command):
-        words = part.strip().split()
-        while words and ("=" in words[0].split("/")[0] or words[0] in _WRAPPERS):
-            words = words[1:]
-        if words:
-            seg = " ".join([words[0].rsplit("/", 1)[-1], *words[1:]])
-            if any(p.search(seg) for p in rules.answer_programs):
-                return True
-    return False
+    # Only the last command of a list gives its status; a && or || chain fails when any of its parts did, and a
+    # pipeline has its last program's status.
+    last = _LIST.split(f.command.strip())[-1]
+    return all(_answer_program(_PIPE.split(part)[-1], rules) for part in _CHAIN.split(last))
+
+
+def _answer_program(part: str, rules: FailureRules) -> bool:
+    words = part.strip().split()
+    while words and ("=" in words[0].split("/")[0] or words[0] in _WRAPPERS):
+        words = words[1:]
+    if not words:
+        return False
+    seg = " ".join([words[0].rsplit("/", 1)[-1], *words[1:]])
+    return any(p.search(seg) for p in rules.answer_programs)
 
 
 def _cascade(text: str, rules: FailureRules) -> bool:
