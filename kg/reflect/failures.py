@@ -341,10 +341,11 @@ def is_answer(f: Failure, rules: FailureRules) -> bool:
         return False
     if f.exit_code is not None and f.exit_code not in rules.answer_codes:
         return False
-    # Only the last command of a list gives its status; a && or || chain fails when any of its parts did, and a
-    # pipeline has its last program's status.
+    # Only the last command of a list gives its status; a && or || chain fails when any of its parts did (a `cd`
+    # or `export` before it does not count), and a pipeline is a search when one of its programs is.
     last = _LIST.split(f.command.strip())[-1]
-    return all(_answer_program(_PIPE.split(part)[-1], rules) for part in _CHAIN.split(last))
+    parts = [p for p in _CHAIN.split(last) if p.split()[:1] and p.split()[0] not in _SEGMENT_SKIP]
+    return bool(parts) and all(any(_answer_program(s, rules) for s in _PIPE.split(p)) for p in parts)
 
 
 def _answer_program(part: str, rules: FailureRules) -> bool:
