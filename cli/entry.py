@@ -51,6 +51,15 @@ def served(argv: list[str]) -> tuple[bool, str | None]:
             return False, None
     elif name not in SERVED:
         return False, None
+    ok, workspace = _named(head)
+    words = tail[:tail.index("--")] if "--" in tail else tail
+    if not ok or "--help" in words or "-h" in words:
+        return False, None
+    return True, workspace
+
+
+def _named(head: list[str]) -> tuple[bool, str | None]:
+    """The workspace the global options name; False with `--rules` or the version (not served)."""
     workspace = None
     args = iter(head)
     for arg in args:
@@ -62,20 +71,27 @@ def served(argv: list[str]) -> tuple[bool, str | None]:
             workspace = arg.split("=", 1)[1]
         elif arg.startswith("-w") and arg != "-w":
             workspace = arg[2:]
-    words = tail[:tail.index("--")] if "--" in tail else tail
-    if "--help" in words or "-h" in words:
-        return False, None
     return True, workspace
+
+
+def _log_starts_server(argv: list[str]) -> None:
+    """(issue 20) An agent's `kg log` starts the workspace's read server (`kg.serve.client.prestart`)."""
+    at = _position(argv)
+    if at is None or argv[at] != "log" or "_KG_COMPLETE" in os.environ:
+        return
+    ok, workspace = _named(argv[:at])
+    tail = argv[at + 1:]
+    if ok and "--wait" not in tail and "--help" not in tail and "-h" not in tail:
+        from kg.serve import client
+
+        client.prestart(workspace)
 
 
 def main() -> None:
     argv = sys.argv[1:]
     root = None
     ok, workspace = served(argv)
-    if invoked(argv) == "log":  # (issue 20) the server starts with an agent's logging: warm for its reads
-        from kg.serve import client
-
-        client.prestart(argv)
+    _log_starts_server(argv)
     if ok:
         from kg.serve import client
 

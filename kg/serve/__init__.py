@@ -4,7 +4,8 @@ Opening Kùzu costs a fresh `kg search` ~0.2 s and ~140 MB before it asks anythi
 every time. The server opens the workspace once, keeps it open, and answers the agent's one-off reads (`kg
 search`, `inject`, `recall`, `hook session-start`, `show`, `status`) over a Unix socket in memory/.kg/; the
 command line stays a light client (`kg.serve.client`) that does not import Kùzu. It is started by the first
-read (detached, like the journal applier), stops after `[serve] idle_seconds` of rest (rules/policy.toml),
+read (detached, like the journal applier) or by an agent's `kg log` (issue 20: warm for the reads that follow
+while agents log; `client.prestart`), stops after `[serve] idle_seconds` of rest (rules/policy.toml),
 and is never required: when it is off (`KG_SERVER=0`, `[rules.policy.serve] enabled = false` in kg.toml),
 missing or dead, the command runs in its own process as before.
 

@@ -295,18 +295,13 @@ def spawn(root: str | Path) -> bool:
         os.close(lock)  # the child's copy of the descriptor keeps the lock
 
 
-def prestart(argv: list[str]) -> None:
+def prestart(workspace: str | None) -> None:
     """Start the workspace's read server as a `kg log` begins, unless one lives (issue 20): under agents'
     logging the server applies the journal anyway (the detached applier starts it), and started seconds
     earlier it is warm for the first read. Costs a resident process per workspace until `[serve]
-    idle_seconds`. Never with `--wait` (it needs the graph itself) or a named `--rules`."""
-    if not enabled() or "--wait" in argv or any(a == "--rules" or a.startswith("--rules=") for a in argv):
+    idle_seconds`. (The console entry calls it; not for `--wait`, which needs the graph itself, nor `--rules`.)"""
+    if not enabled():
         return
-    workspace = None
-    for i, arg in enumerate(argv[:-1]):
-        if arg in ("-w", "--workspace"):
-            workspace = argv[i + 1]
-            break
     root = locate(workspace)
     if root is None or alive(os.path.join(root, MARKER)) or not configured(root):
         return

@@ -130,7 +130,9 @@ def ask(kg_dir: str | Path, message: dict, timeout: float) -> dict:
 
 def trace(phase: str) -> None:
     """(issue 20) With KG_SERVE_TRACE=FILE, append `monotonic pid phase` to FILE: the phases of a read and of a
-    server's start, on the clock every process of the machine shares (bench/reader_latency.py --trace)."""
+    server's start (client start / spawns / connected / answered; server start / imported / opening / opened /
+    listens / request / answered), on the monotonic clock every process of the machine shares. A diagnostic:
+    set it in the environment of the agents and readers whose first read is slow."""
     path = os.environ.get("KG_SERVE_TRACE")
     if not path:
         return

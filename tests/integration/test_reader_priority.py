@@ -86,7 +86,15 @@ def test_an_applier_that_finds_other_agents_entries_starts_the_server_before_dra
         while not client.alive(ws.kg_dir):
             assert time.monotonic() < deadline, "no read server was started"
             time.sleep(0.02)
-        once()  # started once: later rounds drain as before
-        assert len(drained) == 1
+        # (a server that is starting is left the drain too: test_serve_turns.py) once it listens, stop it
+        while not (ws.kg_dir / "serve.sock").exists():
+            assert time.monotonic() < deadline, "the read server never listened"
+            time.sleep(0.02)
+        _stop(ws.root)
+        while client.alive(ws.kg_dir):
+            assert time.monotonic() < deadline, "the read server did not stop"
+            time.sleep(0.02)
+        once()  # started once: later rounds drain as before (no second server)
+        assert len(drained) == 1 and not client.alive(ws.kg_dir)
     finally:
         _stop(ws.root)
