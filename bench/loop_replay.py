@@ -108,6 +108,7 @@ def _prior(state: dict[str, State], now: datetime, policy: LifecyclePolicy,
         return _PRIOR[memo]
     _PRIOR.clear()
     _EFFECT.clear()
+    _MIX.clear()
     base = []
     for s in state.values():
         for c in s.changes:
@@ -117,6 +118,7 @@ def _prior(state: dict[str, State], now: datetime, policy: LifecyclePolicy,
                 c.baseline = (e.k_before, e.t_before)
             base.append(c.baseline)
     _PRIOR[memo] = rate = verify.population_prior(base, policy)
+    _MIX[memo] = verify.mix_factor((c.status for s in state.values() for c in s.changes), policy)
     _EFFECT[memo] = verify.effect_prior(
         [verify.evidence([t for t in s.times if t <= now], c.applied_at, min(c.reverted_at or now, now), policy,
                          excluded=_spans(s, c, now), observed_from=observed)
@@ -125,6 +127,7 @@ def _prior(state: dict[str, State], now: datetime, policy: LifecyclePolicy,
 
 
 _EFFECT: dict[tuple[int, datetime], Any] = {}
+_MIX: dict[tuple[int, datetime], float] = {}
 
 
 def _effect(state: dict[str, State], now: datetime, policy: LifecyclePolicy, observed: datetime | None) -> Any:
@@ -146,7 +149,7 @@ def _verify(pats: list, state: dict[str, State], now: datetime, policy: Lifecycl
         deadline = verify.is_deadline(c.status, c.due_since, c.next_check, now, policy)
         counts = verify.evidence(times, c.applied_at, now, policy, excluded=_spans(s, c, now), observed_from=observed)
         v = verify.judge(counts, policy, deadline=deadline, prior=prior, monitoring=c.status == "confirmed",
-                         effect=_effect(state, now, policy, observed))
+                         effect=_effect(state, now, policy, observed), mix=_MIX[(id(state), now)])
         t = verify.transition(status=c.status, next_check=c.next_check, due_since=c.due_since, verdict=v, now=now,
                               policy=policy)
         if v.kind != verify.INCONCLUSIVE or t.action == "auto_revert":

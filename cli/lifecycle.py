@@ -205,7 +205,9 @@ def why(ctx: typer.Context, line: Annotated[str, typer.Argument(help="A line fro
     with errors():
         d = _api().why(workspace(ctx), line, now_of(ctx, now))
     emit(d, as_json, _render_why)
-    if not d["found"]:  # bad input (a line kg never wrote), answered like any other: exit 2 with an Error line
+    # --json: `"found": false` is the answer, exit 0 (as `kg search --json` with no hits); in text a line kg
+    # never wrote is bad input, answered like any other: exit 2 with an Error line
+    if not d["found"] and not as_json:
         fail("kg did not write this line: no kg block holds it and no change ever wrote it; give a line from "
              "a kg block of an instruction file", 2)
 

@@ -14,8 +14,10 @@ importing the same trail load it once.
 Crash safety is mark-and-resume. `memory/.kg/import.json` is written before the index is dropped and
 removed after it is rebuilt. A process that opens the graph and finds the mark (the import died: it held
 the graph lock) rebuilds the index, so the workspace keeps working. Running `kg import trail` again (with
-no paths it takes the mark's) resumes: ids already loaded are skipped, and those of its events that lost
-their pattern edge to the crash get it.
+no paths it takes the mark's) resumes: its own open does not build the index nor the aggregates it would drop
+at its first write (`defer_index`: about 50 s of CPU at a million nodes), ids already loaded are set aside
+before the gate (never redacted again: `kg.ingest.trail_seen.Screen`), and those of its events that lost their
+pattern edge or session to the crash get them, read back from the graph.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from kg.core import clock
 from kg.core.errors import UsageError
 from kg.core.text import index_tokens
 from kg.ingest.jsonstream import JsonStreamError, iter_trail
-from kg.ingest.trail_seen import SeenIds
+from kg.ingest.trail_seen import Screen, SeenIds
 from kg.store import EDGE_TYPES, NODE_COLUMNS, aggregates, bulk, check_label
 
 MARK = "import.json"
@@ -320,7 +322,7 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
     seen = SeenIds(lambda ids: _in_graph(st, ids))  # bounded: no set of every id
     sessions: dict[str, datetime] = {}
     spool = ws.kg_dir / f".import-edges-{os.getpid()}.jsonl"
-    screen = _Screen(st, seen, check)
+    screen = Screen(st, seen, lambda ids: _present(st, ids) if check else set())
     loaded_any = False
     try:
         with open(spool, "w", encoding="utf-8") as edges_out:
@@ -385,42 +387,6 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         trail_terms.merge(st, tally, exact=exact_terms)
         aggregates.rebuild(st)
     return marked[0]
-
-
-class _Screen:
-    """Sets aside, before the gate, a batch's entries and nodes whose ids were in the graph before this run (a
-    resumed import's, or a trail imported again): they are counted, never redacted nor validated again.
-    An id the run met already, or may have (`SeenIds`), goes on, to be counted as a repeat as before."""
-
-    def __init__(self, st: Any, seen: SeenIds, check: bool):
-        self.st, self.seen, self.check = st, seen, check
-        self.done = 0  # entries and nodes read so far
-        self.present: set[str] = set()  # the batch's ids found in the graph
-        self.skipped: list[str] = []  # the batch's ids set aside
-
-    def __call__(self, raw: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-        from kg.ingest.trail import item_id
-
-        keys = [item_id(kind, item) for kind, item in raw]
-        self.done += sum(1 for kind, _ in raw if kind != "edges")
-        self.skipped = []
-        self.present = _present(self.st, [k for k in keys if k]) if self.check else set()
-        if not self.present:
-            return raw
-        kept = []
-        for key, pair in zip(keys, raw, strict=True):
-            # `maybe_add` false: certainly not met in this run, so in the graph before it (and now met)
-            if key in self.present and not self.seen.maybe_add(key):
-                self.skipped.append(key)
-            else:
-                kept.append(pair)
-        return kept
-
-    def loaded_rows(self) -> Iterator[dict[str, Any]]:
-        """The set-aside events as the graph holds them, as the rows and pattern links of `trail._entry_rows`
-        need them for a resumed import: id, session, created_at, and the link's key, at, text, area, priority."""
-        if self.skipped:
-            yield from self.st.run("bulk_loaded_events", ids=self.skipped)
 
 
 def _present(st: Any, ids: list[str]) -> set[str]:

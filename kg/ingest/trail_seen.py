@@ -6,11 +6,15 @@ bit array (a Bloom filter, 16 MB) answers "certainly new" for nearly every id; t
 (ids met before, and about one in 80,000 others at a million entries) are asked of the graph, where
 every id loaded by an earlier batch already is. Ids of the batch being loaded are kept exactly, in a set
 the size of the batch.
+
+`Screen` uses the same filter before the gate: entries already in the graph before this run (a resumed
+import's) are set aside there, unredacted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 BITS = 1 << 27  # 16 MB
 _MASK = BITS - 1
@@ -65,3 +69,39 @@ class SeenIds:
         for key, again in order:
             (repeated if again or key in earlier else fresh).append(key)
         return fresh, repeated
+
+
+class Screen:
+    """Sets aside, before the gate, a batch's entries and nodes whose ids were in the graph before this run (a
+    resumed import's, or a trail imported again): they are counted, never redacted nor validated again.
+    An id the run met already, or may have (`SeenIds`), goes on, to be counted as a repeat as before."""
+
+    def __init__(self, st: Any, seen: SeenIds, present: Callable[[list[str]], set[str]]):
+        self.st, self.seen, self._present = st, seen, present
+        self.done = 0  # entries and nodes read so far
+        self.present: set[str] = set()  # the batch's ids found in the graph
+        self.skipped: list[str] = []  # the batch's ids set aside
+
+    def __call__(self, raw: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        from kg.ingest.trail import item_id
+
+        keys = [item_id(kind, item) for kind, item in raw]
+        self.done += sum(1 for kind, _ in raw if kind != "edges")
+        self.skipped = []
+        self.present = self._present([k for k in keys if k])
+        if not self.present:
+            return raw
+        kept = []
+        for key, pair in zip(keys, raw, strict=True):
+            # `maybe_add` false: certainly not met in this run, so in the graph before it (and now met)
+            if key in self.present and not self.seen.maybe_add(key):
+                self.skipped.append(key)
+            else:
+                kept.append(pair)
+        return kept
+
+    def loaded_rows(self) -> Iterator[dict[str, Any]]:
+        """The set-aside events as the graph holds them, as the rows and pattern links of `trail._entry_rows`
+        need them for a resumed import: id, session, created_at, and the link's key, at, text, area, priority."""
+        if self.skipped:
+            yield from self.st.run("bulk_loaded_events", ids=self.skipped)

@@ -249,6 +249,10 @@ def why(ws: Any, line: str, now: Now = None, limit: int = 10) -> dict[str, Any]:
         if _norm(x) == needle:
             text = blocks.read(ws.root / path) or ""
             inside = blocks.block_of_line(text, text.find(x))
+            ours = _kg_wrote(ws, desired, path, text, x, inside)
+            if ours:
+                return {"line": line, "found": True, "source": "kg-block", "file": path, "block": inside,
+                        "explanation": [f"{path}: {ours}."]}
             where = (f"this line is inside kg's block {inside!r}, but kg did not write it: a person edited the "
                      "block (kg keeps the edit and flags the block)" if inside else
                      "this line is outside kg's blocks; kg did not write it")
@@ -269,6 +273,24 @@ def why(ws: Any, line: str, now: Now = None, limit: int = 10) -> dict[str, Any]:
         return {"line": line, "found": True, "source": "candidates", "candidates": cands, "explanation": lines}
     return {"line": line, "found": False, "source": "unknown", "candidates": [],
             "explanation": ["no kg block holds this line and no change ever wrote it"]}
+
+
+def _kg_wrote(ws: Any, desired: dict[tuple[str, str], Any], path: str, text: str, x: str,
+              inside: str | None) -> str:
+    """Why kg wrote a line no lifecycle change holds ('' when it did not): a line of another kg writer's block
+    (preferences, the AGENTS.md block...) whose content still has the hash kg wrote, or the heading kg put before
+    a block it created."""
+    if inside:
+        inner = blocks.inner_of(text, inside) or ""
+        if any(s.get("hash") == blocks.digest(inner) for s in blocks.load_states(ws.kg_dir).values()):
+            return (f"kg wrote this line in its block {inside!r} (kept by a kg command such as `kg pref set`, "
+                    "not by a lifecycle change), and nobody edited the block since")
+        return ""
+    heading = x.strip()
+    for (file, block), d in desired.items():
+        if file == path and d.section and d.section.strip() == heading:
+            return f"kg added this heading when it created its block {block!r} under it"
+    return ""
 
 
 def _candidates(needle: str, pool: list[tuple[str, str, str, str, str]], limit: int) -> list[dict[str, Any]]:

@@ -50,7 +50,18 @@ class Span:
 
 
 def digest(inner: str) -> str:
+    """The hash of a block's content on normalised line endings: a file converted to CRLF (a Windows editor,
+    git's autocrlf) still holds what kg wrote."""
+    return _raw_digest(inner.replace("\r\n", "\n"))
+
+
+def _raw_digest(inner: str) -> str:
     return hashlib.sha256(inner.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _same(inner: str, expected_hash: str) -> bool:
+    """Whether `inner` is what kg last wrote (hashes kept before line endings were normalised count too)."""
+    return digest(inner) == expected_hash or _raw_digest(inner) == expected_hash
 
 
 def newline_of(text: str) -> str:
@@ -139,11 +150,13 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
     except BlockError as exc:
         return SyncPlan("flag", None, expected_hash, glue, str(exc))
     inner = None if span is None or current is None else current[span.inner_start:span.inner_end]
+    if desired is not None and current is not None and newline_of(current) == "\r\n":
+        desired = desired.replace("\r\n", "\n").replace("\n", "\r\n")  # a CRLF file gets CRLF lines
     if not force and expected_hash is not None:
         if inner is None and desired is not None:
             return SyncPlan("flag", None, expected_hash, glue,
                             f"the kg block was removed by hand; restore it, or {fix}")
-        if inner is not None and digest(inner) != expected_hash and inner != desired:
+        if inner is not None and not _same(inner, expected_hash) and inner != desired:
             return SyncPlan("flag", None, expected_hash, glue,
                             f"a human edited inside the kg block; move the text outside the markers, or {fix}")
     if desired is None:
@@ -239,8 +252,6 @@ def sync_block(current: str | None, name: str, desired: str | None, *, write: Ca
     `crontab` command): `current` is its text (None: there is none) and `write` carries out the plan."""
     states = load_states(state_dir)
     state = states.get(key) or {}
-    if desired is not None and current is not None and newline_of(current) == "\r\n" and "\r\n" not in desired:
-        desired = desired.replace("\n", "\r\n")  # a CRLF file gets CRLF lines
     plan = plan_sync(current, name, desired, expected_hash=str(state.get("hash") or "") or None,
                      glue=str(state.get("glue") or ""), created_file=bool(state.get("created_file")),
                      section=section, force=force, fix=fix, markers=markers)

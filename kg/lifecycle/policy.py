@@ -102,6 +102,9 @@ class Verification:
     effect_prior: bool = False
     effect_prior_min_changes: int = 8
     effect_prior_strength: float = 2.0
+    burst_quantile: float = 0.0
+    mix_strength: float = 0.0
+    mix_reference: float = 0.6
     leave_out_trigger: bool = True
     check_max_before: float = 0.0
     check_after_days: int = 56
@@ -255,6 +258,9 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         effect_prior=r.flag("verification.effect_prior", default=False),
         effect_prior_min_changes=r.whole("verification.effect_prior_min_changes", 1, default=8),
         effect_prior_strength=r.number("verification.effect_prior_strength", 0.01, default=2.0),
+        burst_quantile=r.number("verification.burst_quantile", 0, 0.9999, default=0.0),
+        mix_strength=r.number("verification.mix_strength", 0, default=0.0),
+        mix_reference=r.number("verification.mix_reference", 0.01, 0.99, default=0.6),
         leave_out_trigger=r.flag("verification.leave_out_trigger", default=True),
         check_max_before=r.number("verification.check_max_before", 0, default=0.0),
         check_after_days=r.whole("verification.check_after_days", 1, default=56),

@@ -66,6 +66,32 @@ def _capped(times: Sequence[datetime], cap: int) -> list[tuple[datetime, int]]:
     return [(t, min(n, cap)) for t, n in out.values()]
 
 
+def day_cap(times: Sequence[datetime], now: datetime, policy: LifecyclePolicy,
+            observed_from: datetime | None = None) -> int:
+    """How many occurrences of one day count: `max_per_day`, or with `burst_quantile` set, fewer for a
+    pattern that is rare on most days, whose crowded day is more likely a burst than its rate. The pattern's
+    typical rate comes from the share of days it occurred on (a burst is one such day however many it
+    brings), λ = −ln(1 − days with it / (days watched + 1)); the cap is the `burst_quantile` quantile of
+    Poisson(λ), between 1 and `max_per_day`. A rate of 0.3 a day counts its days (cap 1); at 1 a day and
+    above the cap stays 3, so a rule that doubled a daily pattern still shows."""
+    v = policy.verification
+    if v.burst_quantile <= 0:
+        return v.max_per_day
+    seen = [t for t in times if t <= now]
+    if not seen:
+        return v.max_per_day
+    start = min(observed_from or seen[0], seen[0])
+    watched = max(_days(start, now), 0.0)
+    share = len({t.date() for t in seen}) / (watched + 1.0)
+    lam = -math.log(1.0 - min(share, 0.999))
+    k, p, acc = 0, math.exp(-lam), math.exp(-lam)
+    while acc < v.burst_quantile and k < v.max_per_day:
+        k += 1
+        p *= lam / k
+        acc += p
+    return max(1, min(k, v.max_per_day))
+
+
 def _trigger(times: Sequence[datetime], policy: LifecyclePolicy) -> datetime | None:
     """The occurrence at which the pattern first met the promotion threshold (≥ min_recurrence inside the
     window): the stopping time of the sampling."""
@@ -114,15 +140,16 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
         base = base[1:]
         left.insert(len(left) - ("trigger" in left), "first")
     half = v.baseline_half_life_days
+    cap = day_cap(every, now, policy, observed_from)
 
     def weight(t: datetime) -> float:
         return 0.5 ** (_days(t, applied_at) / half)
 
     k_b = 0.0
     capped_out = 0
-    for t, n in _capped(base, v.max_per_day):
+    for t, n in _capped(base, cap):
         k_b += n * weight(t)
-    capped_out += len(base) - sum(n for _, n in _capped(base, v.max_per_day))
+    capped_out += len(base) - sum(n for _, n in _capped(base, cap))
     t_b = 0.0
     if start is not None:
         pieces, cur = [], start
@@ -136,11 +163,11 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
             if b > a:  # ∫ 0.5^((applied − t)/h) dt over [a, b]
                 t_b += half / math.log(2) * (0.5 ** (_days(b, applied_at) / half) -
                                              0.5 ** (_days(a, applied_at) / half))
-    a_days = _capped(after, v.max_per_day)
+    a_days = _capped(after, cap)
     k_a = float(sum(n for _, n in a_days))
     capped_out += len(after) - int(k_a)
     if capped_out:
-        left.append(f"{capped_out} over {v.max_per_day}/day")
+        left.append(f"{capped_out} over {cap}/day")
     return Counts(len(before_all), len(after), round(k_b, 4), round(t_b, 4), k_a,
                   round(max(_days(applied_at, now), 0.0), 4), tuple(left))
 
@@ -220,14 +247,41 @@ def effect_prior(rows: Iterable[Counts], policy: LifecyclePolicy,
                        strength=v.effect_prior_strength, min_changes=v.effect_prior_min_changes, rate_prior=prior)
 
 
+def _shift(level: float, factor: float) -> float:
+    """A probability level with its odds multiplied by `factor` (unchanged at 1)."""
+    if factor == 1.0 or level >= 1.0:
+        return level
+    odds = level / (1.0 - level) * factor
+    return odds / (1.0 + odds)
+
+
+def mix_factor(statuses: Iterable[str], policy: LifecyclePolicy) -> float:
+    """How much less (> 1) or more (< 1) likely than usual a rule in this workspace is to work: the prior odds
+    against keeping one, relative to the mix the levels were chosen on (`mix_reference`, the share of rules
+    that work). The share comes from the workspace's own settled changes (confirmed against reverted),
+    shrunk toward `mix_reference` with the weight of `mix_strength` changes; 1.0 (no change) when off."""
+    v = policy.verification
+    if v.mix_strength <= 0:
+        return 1.0
+    kept = dropped = 0
+    for s in statuses:
+        kept += s == "confirmed"
+        dropped += s in ("reverted", "auto_reverted")
+    ref = v.mix_reference
+    share = (kept + v.mix_strength * ref) / (kept + dropped + v.mix_strength)
+    return round(((1.0 - share) / share) / ((1.0 - ref) / ref), 4)
+
+
 def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
           prior: tuple[float, float] = (0.0, 0.0), monitoring: bool = False,
-          effect: effects.EffectPrior | None = None) -> Verdict:
+          effect: effects.EffectPrior | None = None, mix: float = 1.0) -> Verdict:
     """The verdict with the numbers behind it. `deadline`: the check is out of time, so the posterior
     decides instead of the 1 − error_rate level (once `min_expected` occurrences were expected since the
     change; before that the check waits). `prior`: (occurrences, days) of a Gamma prior on the rate before
     (`population_prior`); none by default (Jeffreys). `effect`: the workspace's prior on the effect
-    (`kg.lifecycle.effect`); without it the ratio's posterior has the Jeffreys priors only."""
+    (`kg.lifecycle.effect`); without it the ratio's posterior has the Jeffreys priors only. `mix`
+    (`mix_factor`): the workspace's odds against a rule working relative to the usual mix; every level a
+    keep must reach is multiplied by it in odds, every level a revert must reach divided by it (1: as set)."""
     v = policy.verification
     rb = c.k_before / c.t_before if c.t_before > 0 else 0.0
     ra = c.k_after / c.t_after if c.t_after > 0 else 0.0
@@ -255,19 +309,23 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
     p_up = 1.0 - below(1.0)
     median = quantile(0.5)
     lo, hi = quantile(a / 2), quantile(1 - a / 2)
-    level = 0.5 if deadline else 1.0 - a
-    drop_level = (v.deadline_revert_posterior if effect is not None else 0.5) if deadline else 1.0 - v.revert_error_rate
+    level = _shift(0.5 if deadline else 1.0 - a, mix)
+    drop_level = _shift((v.deadline_revert_posterior if effect is not None else 0.5) if deadline
+                        else 1.0 - v.revert_error_rate, 1.0 / mix)
     keep, drop = p_cut >= level, p_not >= drop_level
+    # the side of boundary_ratio a tie or a monitored rule falls on: the posterior median against it, or with a
+    # mix other than 1, P(ratio < boundary_ratio) against the mix's level
+    below_boundary = below(v.boundary_ratio) >= _shift(0.5, mix) if mix != 1.0 else median < v.boundary_ratio
     if deadline and effect is not None:  # the posterior decides: kept unless a revert is the likelier right call
         keep, drop = not drop, drop
     if monitoring and not drop:  # a confirmed rule: reverted on weaker evidence (its baseline cannot grow)
-        drop = p_not >= 1.0 - v.monitor_error_rate and median >= v.boundary_ratio
+        drop = p_not >= _shift(1.0 - v.monitor_error_rate, 1.0 / mix) and not below_boundary
         keep = keep and not drop
     check = (monitoring and not keep and not drop and c.k_before < v.check_max_before
              and c.t_after >= v.check_after_days)
     drop = drop or check  # a thin baseline that never became decisive: measure the rate without the rule
     if keep and drop:  # the ratio sits between the two thresholds: the nearer side wins
-        keep = median < v.boundary_ratio
+        keep = below_boundary
         drop = not keep
     if keep:
         kind, why = CONFIRMED, f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}"
@@ -276,7 +334,7 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         worse = median >= v.worse_min_ratio and p_up >= v.worse_min_posterior
         kind = WORSE if worse else INEFFECTIVE
         why = f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}"
-        level = drop_level if p_not >= drop_level else 1.0 - v.monitor_error_rate
+        level = drop_level if p_not >= drop_level else _shift(1.0 - v.monitor_error_rate, 1.0 / mix)
         if check:
             why = (f"reverted to measure the rate without it: {c.k_before:g} counted occurrences before it "
                    f"(< {v.check_max_before:g}) and still undecided after {c.t_after:.0f} days; "
@@ -296,6 +354,7 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
     summary = (f"{kind}: ratio {median:.2f}× ({1 - a:.0%} interval {lo:.2f}–{hi:.2f}); {why} ({numbers}"
                + (f"; prior {prior[0]:g} in {prior[1]:g}d" if prior[0] else "")
                + (f"; effect prior from {effect.changes} changes" if effect is not None and effect.changes else "")
+               + (f"; workspace mix ×{mix:g} on the odds" if mix != 1.0 else "")
                + (f"; not counted: {', '.join(c.left_out)}" if c.left_out else "") + ")")
     return Verdict(kind, c.before, c.after, c.t_before, c.t_after, round(rb, 4), round(ra, 4), round(median, 4),
                    summary, round(p_cut, 4), round(p_not, 4), (round(lo, 4), round(hi, 4)), kind != INCONCLUSIVE,
@@ -412,10 +471,11 @@ def relapse(times: Iterable[datetime], live: Sequence[tuple[datetime, datetime]]
     start = every[0] if observed_from is None else max(observed_from, every[0] - policy.promotion.window_days * DAY)
     t_on = sum(_days(max(a, start), min(b, now)) for a, b in spans if min(b, now) > max(a, start))
     t_off = max(_days(start, now) - t_on, 0.0)
-    k_on = float(sum(n for _, n in _capped(on, v.max_per_day)))
-    k_off = float(sum(n for _, n in _capped(off, v.max_per_day)))
+    cap = day_cap(every, now, policy, observed_from)
+    k_on = float(sum(n for _, n in _capped(on, cap)))
+    k_off = float(sum(n for _, n in _capped(off, cap)))
     capped = len(on) + len(off) - int(k_on + k_off)
     if capped:
-        left.append(f"{capped} over {v.max_per_day}/day")
+        left.append(f"{capped} over {cap}/day")
     c = Counts(raw_off, len(on), k_off, round(t_off, 4), k_on, round(t_on, 4), tuple(left))
     return judge(c, policy, prior=prior, effect=effect)

@@ -19,14 +19,14 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
     if not rows:
         return []
     updates, reverts, requests = [], [], []
-    rate_prior, effect = prior(lc), effect_prior(lc)
+    rate_prior, effect, mix = prior(lc), effect_prior(lc), lc.__dict__["_mix"]
     for r in rows:
         times, excluded = history(lc, r["pattern"], r["id"])
         deadline = verify.is_deadline(r["status"], r["due_since"], r["next_check"], lc.now, lc.lp)
         counts = verify.evidence(times, r["applied_at"], lc.now, lc.lp, excluded=excluded,
                                  observed_from=observed_from(lc))
         v = verify.judge(counts, lc.lp, deadline=deadline, prior=rate_prior,
-                         monitoring=r["status"] == "confirmed", effect=effect)
+                         monitoring=r["status"] == "confirmed", effect=effect, mix=mix)
         human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
         t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
                               verdict=v, now=lc.now, policy=lc.lp, human=human)
@@ -42,7 +42,7 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                           "prior": {"events": rate_prior[0], "days": rate_prior[1]},
                           "effect_prior": effect.as_dict(lc.lp.verification.revert_min_ratio) if effect else None,
                           "expected_after": round(verify.expected_after(counts, rate_prior), 4),
-                          "error_rate": lc.lp.verification.error_rate},
+                          "error_rate": lc.lp.verification.error_rate, "mix": mix},
                 "next_check": t.next_check if t.action in ("keep", "extend") else None}
         lc.report.verified.append(item)
         updates.append({"id": r["id"], "status": t.status, "next_check": t.next_check,
@@ -73,10 +73,12 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
 
 def prior(lc: Any) -> tuple[float, float]:
     """The workspace's prior for a rate before a change: fitted to every change's baseline (once a
-    cycle: a change's baseline ends where it was applied, so this cycle's new changes barely move it)."""
+    cycle: a change's baseline ends where it was applied, so this cycle's new changes barely move it). The
+    workspace's mix (`verify.mix_factor`, from its settled changes) is read with it."""
     if "_prior" in lc.__dict__:
         return lc.__dict__["_prior"]
     rows = [c for c in lc.st.run("lc_changes_all") if c["pattern"] and c["applied_at"]]
+    lc.__dict__["_mix"] = verify.mix_factor((c["status"] for c in rows), lc.lp)
     base, spans = [], []
     for c in rows:
         times, excluded = history(lc, c["pattern"], c["id"])

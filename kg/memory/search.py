@@ -241,7 +241,10 @@ def _file_sets(ws: Any, sources: tuple[str, ...], since: datetime | None, now: d
                     out.append(("daily", path))
         elif source == "sessions":
             pattern = f"{paths.check_name(session, 'session id')}.md" if session else "*.md"
-            out += [("sessions", p) for p in sorted((ws.memory / "sessions").glob(pattern), reverse=True)]
+            found = set((ws.memory / "sessions").glob(pattern))
+            if session and ":" in session:  # a new file's portable name (kg.memory.sessions.file_name)
+                found |= set((ws.memory / "sessions").glob(session.replace(":", "-") + ".md"))
+            out += [("sessions", p) for p in sorted(found, reverse=True)]
         elif source == "skills" and not session:
             out += [("skills", p) for p in sorted((ws.memory / "skills").glob("*.md"))]
         elif source == "trail" and not session:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from kg.core import clock, paths
@@ -19,6 +20,17 @@ from kg.memory._common import iso
 _ID = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{3,})$")
 SECTIONS = ("Tasks Completed", "Learnings", "Skills Generated", "User Feedback", "Open Items")
 NONE_LINE = "- (none)"
+
+
+def file_name(sid: str) -> str:
+    """A session summary's file name: portable (no ':', which Windows and some sync tools refuse). Pure."""
+    return sid.replace(":", "-") + ".md"
+
+
+def file_of(ws: Any, sid: str) -> Path:
+    """Where session `sid`'s summary is: the file an older kg named `<sid>.md` when it exists, else the portable name."""
+    old = ws.memory / "sessions" / f"{sid}.md"
+    return old if ":" in sid and old.exists() else ws.memory / "sessions" / file_name(sid)
 
 
 def next_id(day: str, existing: list[str]) -> str:
@@ -119,7 +131,7 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
              "open_items": open_items or []}
     lists = {k: [clean(red.redact(v).text, one_line=True) for v in vs if clean(v, one_line=True)]
              for k, vs in lists.items()}
-    path = ws.memory / "sessions" / f"{sid}.md"
+    path = file_of(ws, sid)
     paths.inside(ws.root, path, "the session file")  # memory/sessions may itself be a link out
     with ws.store() as st:
         rows = st.run("memory_session_get", id=sid)

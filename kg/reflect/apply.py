@@ -13,17 +13,19 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kg.core import clock
 from kg.core.entries import prepare
 from kg.core.errors import UsageError
 from kg.reflect import state as rstate
-from kg.reflect.detect import Finding, Reflection, reflect
 from kg.reflect.failures import Failure, FailureRules, failures
 from kg.reflect.failures import load_rules as load_failure_rules
 from kg.reflect.parse import FORMATS, Transcript, TranscriptError, read_transcript
 from kg.reflect.rules import load_rules
+
+if TYPE_CHECKING:  # detection (and rapidfuzz) loads in reflect_file only: the post-tool-use hook needs none of it
+    from kg.reflect.detect import Finding, Reflection
 
 _KIND = {"learning": "learning", "feature": "feature", "preference": "learning"}
 
@@ -109,6 +111,8 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
                  end_session: bool = True) -> ReflectReport:
     """What a transcript teaches; with `apply`, logged once each, and the session ended with its summary when
     something was logged (`end_session=False`: Codex's Stop after every turn, `kg hook session-end --no-summary`)."""
+    from kg.reflect.detect import reflect
+
     if format is not None and format not in FORMATS:
         raise UsageError(f"unknown transcript format {format!r}: use one of {', '.join(FORMATS)}")
     rules = load_rules(ws.rules.raw("reflect"), source="rules/reflect.toml", model=ws.rules.raw("reflect_model"))

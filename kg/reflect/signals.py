@@ -113,7 +113,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 last_call = t
                 if len(ran) < _MAX_TOOLS and t.tool_input:
                     ran.append(t.tool_input[:300])
-            if not _has_words(t.text) or ("<" in t.text and not _has_words(_agent_text(t))):
+            if not _has_words(t.text) or (t.text.lstrip()[:1] == "<" and not _has_words(_agent_text(t))):
                 continue  # no words to the user (a published chat's bare <div> wrappers are none either)
             # A reply answers the user's last turn: earlier turns that got no reply of their own (a message
             # sent while the agent worked, then another) are not answered by it.

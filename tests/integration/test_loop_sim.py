@@ -96,6 +96,28 @@ def test_wrong_decisions_are_classed_by_how_they_went_wrong(cls, applied, revert
     assert sim.wrong_class(p) == want
 
 
+def _steady(days: float, step: float, extra: tuple[float, ...] = ()) -> list[tuple[float, bool]]:
+    return sorted([(i * step, False) for i in range(int(days / step))] + [(t, True) for t in extra])
+
+
+@pytest.mark.parametrize(("cls", "effect", "drift", "events", "applied", "reverted", "verdicts", "want"), [
+    # an ineffective rule kept because its baseline held a burst (ten extras on day 3)
+    ("ineffective", 1.0, 0.0, _steady(120, 2.0, tuple(3 + i / 100 for i in range(10))), [5.0], [],
+     [(12.0, "confirmed")], "baseline from a burst"),
+    # an effective rule reverted because bursts crowded the days after it
+    ("effective", 0.3, 0.0, [e for e in _steady(120, 2.0, tuple(d + i / 100 for d in (32, 40, 48) for i in range(6)))
+                             if e[0] < 30 or e[1] or e[0] % 6 == 0],  # the rule cut the rate to 1/3: every 6 days
+     [30.0], [50.0], [(50.0, "ineffective")], "burst inside the after-window"),
+    # an ineffective rule kept because its pattern's rate fell on its own (drift −0.9 over 120 days)
+    ("ineffective", 1.0, -0.9, [(t, False) for t in (1, 5, 9, 12, 15, 19, 22, 26, 29, *range(33, 117, 7))], [30.0], [],
+     [(110.0, "confirmed")], "drift mistaken for an effect"),
+])
+def test_wrong_decisions_name_their_cause(cls, effect, drift, events, applied, reverted, verdicts, want):
+    p = sim.Pattern("x", 0.5, cls, effect, drift, "auto", applied=applied, reverted=reverted,
+                    verdicts=verdicts, events=events)
+    assert sim.wrong_cause(p, 120, 0.0) == want
+
+
 def test_the_fast_replay_takes_the_real_loops_decisions(history):
     """bench/loop_replay.py calls kg's decision functions on plain state: on the same history it applies,
     judges and reverts on the same days as the real cycle."""

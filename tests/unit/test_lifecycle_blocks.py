@@ -26,7 +26,7 @@ def sync(current, desired, *, state=None, section="", force=False):
     ("# T\n\n", "", f"# T\n\n{B}\n- a\n{E}\n", ""),
     ("# T\n", "## Rules", f"# T\n\n## Rules\n\n{B}\n- a\n{E}\n", "\n## Rules\n\n"),
     ("# T\n## Rules\nhuman\n", "## Rules", f"# T\n## Rules\n{B}\n- a\n{E}\nhuman\n", ""),
-    ("a\r\nb\r\n", "", f"a\r\nb\r\n\r\n{B}\r\n- a\n{E}\r\n", "\r\n"),
+    ("a\r\nb\r\n", "", f"a\r\nb\r\n\r\n{B}\r\n- a\r\n{E}\r\n", "\r\n"),
 ])
 def test_insert_then_remove_restores_bytes(current, section, expected_text, glue):
     plan = sync(current, "- a\n", section=section)

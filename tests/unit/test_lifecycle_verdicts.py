@@ -326,3 +326,50 @@ def test_without_a_start_the_first_and_the_trigger_stay_out():
         **packaged("lifecycle")["verification"], "leave_out_trigger": False}})
     c = verify.evidence(days(0, 1, 2), T0 + 2.5 * D, T0 + 9.5 * D, lp)
     assert c.k_before == pytest.approx(1.0, abs=0.02) and c.left_out[:2] == ("first", "trigger")
+
+
+# -- the workspace's mix and burst caps (both off by default) ---------------------------------------------------
+def _with(**keys: object) -> LifecyclePolicy:
+    data = packaged("lifecycle")
+    data = {**data, "verification": {**data["verification"], **keys}}
+    return LifecyclePolicy.from_mapping(data)
+
+
+def test_the_mix_factor_is_one_when_off_or_at_the_reference_share():
+    assert verify.mix_factor(["confirmed"] * 3 + ["reverted"] * 7, LP) == 1.0  # off by default
+    on = _with(mix_strength=10.0, mix_reference=0.6)
+    assert verify.mix_factor(["confirmed"] * 6 + ["reverted", "auto_reverted"] * 2, on) == pytest.approx(1.0)
+    assert verify.mix_factor(["applied"] * 20, on) == pytest.approx(1.0)  # unsettled changes say nothing
+
+
+def test_a_workspace_whose_rules_mostly_fail_needs_more_to_keep_one():
+    on = _with(mix_strength=10.0)
+    failing = verify.mix_factor(["confirmed"] * 4 + ["reverted"] * 16, on)
+    working = verify.mix_factor(["confirmed"] * 18 + ["reverted"] * 2, on)
+    assert failing > 1.0 > working
+    c = counts(12, 20, 2, 14)  # a cut to about 0.25×, P(ratio < 0.8) near 0.96
+    assert verify.judge(c, on).kind == verify.CONFIRMED
+    assert verify.judge(c, on, mix=working).kind == verify.CONFIRMED
+    strict = verify.judge(c, on, mix=failing)
+    assert strict.kind == verify.INCONCLUSIVE and "mix" in strict.summary
+    # at the deadline the tie between the two thresholds leans the same way
+    mid = counts(10, 20, 4.6, 14)  # median near the boundary ratio
+    kept = [verify.judge(mid, on, deadline=True, mix=m).kind for m in (working, 1.0, failing)]
+    assert kept[0] == verify.CONFIRMED and kept[-1] != verify.CONFIRMED
+
+
+def test_the_mix_changes_nothing_at_one():
+    for c in (counts(12, 20, 2, 14), counts(10, 20, 4.6, 14), counts(3, 0.5, 4, 7)):
+        for deadline in (False, True):
+            assert verify.judge(c, LP, deadline=deadline, mix=1.0) == verify.judge(c, LP, deadline=deadline)
+
+
+def test_a_rare_pattern_counts_its_days_when_burst_caps_are_on():
+    on = _with(burst_quantile=0.95)
+    rare = days(0, 9, 20, *[25 + i / 100 for i in range(6)], 40)  # about 0.1 a day, one crowded day
+    assert verify.day_cap(rare, T0 + 45 * D, LP) == LP.verification.max_per_day  # off: the fixed cap
+    assert verify.day_cap(rare, T0 + 45 * D, on) == 1
+    c = verify.evidence(rare, T0 + 24 * D, T0 + 45 * D, on)
+    assert c.k_after == 2 and "5 over 1/day" in c.left_out
+    daily = days(*[i + h for i in range(30) for h in (0, 0.2)])  # twice a day, every day: not a burst
+    assert verify.day_cap(daily, T0 + 30 * D, on) == LP.verification.max_per_day
