@@ -27,6 +27,24 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _create(tmp: Path, mode: int | None) -> int:
+    """A new temp file that has the replaced file's mode before anything is written to it (a 0600 file's new
+    content is never readable by others). A leftover of a killed writer with the same name is replaced."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666)
+    except FileExistsError:
+        os.unlink(tmp)
+        fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666)
+    if mode is not None:
+        try:
+            os.fchmod(fd, mode)
+        except BaseException:
+            os.close(fd)
+            raise
+    return fd
+
+
 @contextmanager
 def atomic_writer(path: Path, *, text: bool = False, encoding: str = "utf-8") -> Iterator[IO[Any]]:
     """A handle on a temporary file beside `path` that replaces `path` when the block ends without error.
@@ -44,11 +62,10 @@ def atomic_writer(path: Path, *, text: bool = False, encoding: str = "utf-8") ->
     except OSError:
         mode = None
     try:
-        with (open(tmp, "w", encoding=encoding, newline="\n") if text else open(tmp, "wb")) as fh:
+        fd = _create(tmp, mode)
+        with (open(fd, "w", encoding=encoding, newline="\n") if text else open(fd, "wb")) as fh:
             yield fh
             fh.flush()
-            if mode is not None:
-                os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:

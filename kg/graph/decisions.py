@@ -212,6 +212,7 @@ class Stance:
     prefers: tuple[frozenset[str], ...] = ()  # per refusal, the option it names in its place ("pnpm, not npm")
     against: frozenset[str] = frozenset()  # keywords of clauses that speak against something ("npm breaks ...")
     clauses: tuple[frozenset[str], ...] = ()  # the keywords of each clause
+    backed: frozenset[str] = frozenset()  # wants said outside the clauses that speak against something
 
 
 def stance(text: str, rules: LinkRules, *, negation: bool = True) -> Stance:
@@ -237,6 +238,7 @@ def _stance(text: str, rules: LinkRules, negation: bool) -> Stance:
         not the option preferred in its place."""
         nonlocal last
         wants.update(found)
+        said_here.extend(found)
         if found and not context:
             for i in open_:
                 prefers[i] = frozenset(found[:1])
@@ -244,9 +246,16 @@ def _stance(text: str, rules: LinkRules, negation: bool) -> Stance:
             last = found
 
     clauses: list[frozenset[str]] = []
+    backed: set[str] = set()
     for clause in _CLAUSE.split(normal):
         clauses.append(frozenset(terms(clause, rules)))
-        if rules.against_cues and cues_in(clause, rules.against_cues):
+        said_here: list[str] = []
+        # A clause speaks against what it names only when its cue is not negated ("npm never breaks ...") and
+        # it wants nothing itself ("use npm because pnpm breaks ...").
+        is_against = bool(rules.against_cues and cues_in(clause, rules.against_cues)
+                          and _scope_start(clause, rules.stance_cues + rules.negation_cues) is None
+                          and not cues_in(clause, rules.cues.get("support", ())))
+        if is_against:
             against.update(clauses[-1])
         rest, context = clause, False
         while rest.strip():
@@ -263,7 +272,10 @@ def _stance(text: str, rules: LinkRules, negation: bool) -> Stance:
                 prefers.append(frozenset(last[-1:]))
                 if not last:
                     open_.append(len(prefers) - 1)
-    return Stance(frozenset(wants), tuple(refuses), marked, tuple(prefers), frozenset(against), tuple(clauses))
+        if not is_against:
+            backed.update(said_here)
+    return Stance(frozenset(wants), tuple(refuses), marked, tuple(prefers), frozenset(against), tuple(clauses),
+                  frozenset(backed))
 
 
 _WORD = re.compile(r"[\w'-]+|[^\w\s]", re.UNICODE)
@@ -338,7 +350,7 @@ def contradiction(a: Doc, b: Doc, rules: LinkRules) -> str | None:
             if not clash or len(clash) / len(scope) <= rules.min_cover:
                 continue
             preferred = one.prefers[i] if i < len(one.prefers) else frozenset()
-            if (preferred and preferred <= other.wants and not preferred & refused_by_other
+            if (preferred and preferred <= other.backed and not preferred & refused_by_other
                     and not any(preferred <= c and clash & c for c in other.clauses)):
                 continue  # both want the same option (the other names both apart: "uses pnpm; npm breaks ...")
             if clash <= other.against:

@@ -28,6 +28,9 @@ from .parse import Transcript, Turn
 from .signature import program_of, slug
 
 _WORDS = re.compile(r"&&|\|\||;|\|")
+_LIST = re.compile(r";|\n")
+_CHAIN = re.compile(r"&&|\|\|")
+_PIPE = re.compile(r"\|")
 _SEGMENT_SKIP = ("cd", "source", ".", "export", "set", "echo", "pushd", "popd")
 _WRAPPERS = ("sudo", "env", "time", "nice", "timeout", "command", "exec")
 SHELLISH = ("bash", "shell", "exec", "exec_command", "local_shell", "run", "sh", "zsh", "powershell")
@@ -338,15 +341,21 @@ def is_answer(f: Failure, rules: FailureRules) -> bool:
         return False
     if f.exit_code is not None and f.exit_code not in rules.answer_codes:
         return False
-    for part in _WORDS.split(f.command):
-        words = part.strip().split()
-        while words and ("=" in words[0].split("/")[0] or words[0] in _WRAPPERS):
-            words = words[1:]
-        if words:
-            seg = " ".join([words[0].rsplit("/", 1)[-1], *words[1:]])
-            if any(p.search(seg) for p in rules.answer_programs):
-                return True
-    return False
+    # Only the last command of a list gives its status; a && or || chain fails when any of its parts did (a `cd`
+    # or `export` before it does not count), and a pipeline is a search when one of its programs is.
+    last = _LIST.split(f.command.strip())[-1]
+    parts = [p for p in _CHAIN.split(last) if p.split()[:1] and p.split()[0] not in _SEGMENT_SKIP]
+    return bool(parts) and all(any(_answer_program(s, rules) for s in _PIPE.split(p)) for p in parts)
+
+
+def _answer_program(part: str, rules: FailureRules) -> bool:
+    words = part.strip().split()
+    while words and ("=" in words[0].split("/")[0] or words[0] in _WRAPPERS):
+        words = words[1:]
+    if not words:
+        return False
+    seg = " ".join([words[0].rsplit("/", 1)[-1], *words[1:]])
+    return any(p.search(seg) for p in rules.answer_programs)
 
 
 def _cascade(text: str, rules: FailureRules) -> bool:

@@ -264,6 +264,15 @@ def test_find_all_agrees_with_pairwise_detect():
      "ls: cannot access <dir>: No such file or directory"),
     ("Read the guide at https://example.org/docs/setup first", "Read the guide at https://example.org/docs/setup first"),
     ("Use pnpm, not npm, in this repo", "Use pnpm, not npm, in this repo"),
+    # review: a file without an extension is no folder; ids after a space went unremoved, leaving a dangling word
+    ("Don't edit /etc/hosts by hand", "Don't edit hosts by hand"),
+    ("cat /home/ann/proj/Makefile failed", "cat Makefile failed"),
+    ("rm -rf /tmp/abc/build failed", "rm -rf <dir> failed"),
+    ("Prefer rg over grep in src/ and tests/", "Prefer rg over grep in src/ and tests/"),
+    ("Set the env var in ~/.bashrc, then reload", "Set the env var in ~/.bashrc, then reload"),
+    ("Commit with git commit -am, e.g. fix for #123 in PR #45", "Commit with git commit -am, e.g. fix"),
+    ("Squash the commits before merging PR#45", "Squash the commits before merging"),
+    ("issue #7: the build breaks on node 16", "the build breaks on node 16"),
 ])
 def test_the_rule_text_states_the_lesson_not_the_instance(summary, expected):
     assert promote.rule_text(summary, None, LP) == expected

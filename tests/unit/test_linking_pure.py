@@ -119,6 +119,24 @@ def test_texts_that_agree_on_the_preferred_option_do_not_contradict(a, b):
             assert linking.contradiction(_p(x, kind, "x"), _p(y, kind, "y"), R) is None, (x, y)
 
 
+@pytest.mark.parametrize("a, b", [
+    # review: the preferred option named only to speak against it is no agreement
+    ("Use pnpm, not npm", "Use npm; pnpm is deprecated"),
+    ("Use pnpm, not npm", "Use npm, pnpm breaks the lock file"),
+    ("Prefer rg over grep for searching", "Search with grep; rg is buggy on symlinks"),
+    ("用 pnpm，不要用 npm", "用 npm；pnpm 会破坏锁文件"),
+    # a negated cue does not speak against ("never breaks")
+    ("Don't use npm in this repo", "npm never breaks the lock file here, use it"),
+    ("Avoid mocks in the store tests", "Mocks are not flaky in the store tests, use them"),
+    # a clause that wants something itself does not only speak against it
+    ("Never use npm here", "Use npm because yarn corrupts the lock file"),
+])
+def test_speaking_against_the_preferred_option_still_contradicts(a, b):
+    for x, y in ((a, b), (b, a)):
+        for kind in ("principle", "lesson"):
+            assert linking.contradiction(_p(x, kind, "x"), _p(y, kind, "y"), R), (x, y)
+
+
 def test_error_messages_negation_is_not_a_stance():
     a = Doc("a", "event", "git push failed: no upstream branch", entry_type="error")
     b = Doc("b", "event", "Pushing failed because the upstream branch was not set", entry_type="error")

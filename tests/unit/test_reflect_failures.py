@@ -186,3 +186,22 @@ def test_a_failures_call_id_is_not_taken_for_a_secret():
     f = type(f)(**{**f.__dict__, "call_id": "toolu_01NG5xYz8QwErTyUiOpAsDfG"})
     assert "toolu_01NG5xYz8QwErTyUiOpAsDfG" in f.details()
     assert load_default().redact(f.details()).kinds == ()
+
+
+@pytest.mark.parametrize("command, answer", [
+    ("rg TODO src", True),
+    ("cd web && grep -rq TODO src", True),  # where it ran is not a part that can fail
+    ("npm ci && cat log | grep -c ERROR", False),
+    ("grep -q a x && grep -q b x", True),
+    ("cat log | grep -c ERROR", True),
+    ("npm run build >/dev/null 2>&1; test -f dist/index.js", True),  # only the last command's status counts
+    # review: a search after the real work does not make its failure an answer
+    ("pytest -q > out.txt 2>&1 && grep -q passed out.txt", False),
+    ("make deploy > deploy.log 2>&1 || grep -c ERROR deploy.log", False),
+    ("rg TODO src; npm test", False),
+])
+def test_only_the_command_whose_status_is_returned_can_be_an_answer(command, answer):
+    from kg.reflect.failures import Failure, is_answer
+    f = Failure(tool="Bash", command=command, line="", error="", exit_code=1, error_class="exit", pattern_key="k",
+                area=None, exit_only=True, severity=1, priority="low")
+    assert is_answer(f, RULES) is answer
