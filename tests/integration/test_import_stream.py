@@ -210,6 +210,8 @@ def kill_import_midway(ws: kg.Workspace, trail: Path, at: int = 250) -> None:
     assert (ws.kg_dir / "import.json").exists()
 
 
+@pytest.mark.embedded_only("the full-text index and the aggregate table it counts are Kùzu's; a team graph keeps "
+                           "neither (its index is on its server)")
 def test_a_resumed_import_builds_the_index_and_the_aggregates_once(tmp_path, monkeypatch):
     """Resuming, the writer's open does not build the missing full-text index nor the aggregate table that
     the import drops and rebuilds after its last batch (at a million nodes the index alone is ~50 s of CPU)."""
