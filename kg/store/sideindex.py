@@ -52,6 +52,7 @@ _READ = ("MATCH (n:Node) WHERE offset(ID(n)) >= $start AND offset(ID(n)) < $stop
          "RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in FIELDS) + ", n.tokens AS tokens "
          "ORDER BY pos")
 _POS = "MATCH (n:Node {id: $id}) RETURN offset(ID(n)) AS pos"
+_TOKENS = "MATCH (n:Node {id: $id}) RETURN n.tokens AS tokens"
 _COUNT = "MATCH (n:Node) RETURN count(n) AS n"
 
 
@@ -133,15 +134,22 @@ class SideIndex:
         self.db.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
         self._set_stamp(0, None)
 
-    def remove(self, ids: list[str]) -> int:
-        """Take these nodes out, leaving none of their bytes in the file. Contentless FTS5 cannot delete one
-        document without its text, so the index is rebuilt from the rows left; deleted pages are zeroed
-        (secure_delete) and the file vacuumed. The stamp is kept: the graph must lose the same nodes."""
+    def remove(self, rows: list[tuple[str, str]]) -> int:
+        """Take these nodes ((id, index text) pairs: a contentless index deletes a document by its text) out,
+        leaving none of their bytes in the file: FTS5 keeps deleted documents in old segments until they are
+        merged ('optimize'), freed pages are zeroed (secure_delete) and the file vacuumed, its WAL
+        truncated. Returns how many were found."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
             gone = 0
-            for i in ids:
-                gone += self.db.execute("DELETE FROM node WHERE id = ?", (i,)).rowcount
+            for node_id, tokens in rows:
+                found = self.db.execute("SELECT pos FROM node WHERE id = ?", (node_id,)).fetchone()
+                if found is None:
+                    continue
+                self.db.execute("INSERT INTO fts(fts, rowid, tokens) VALUES ('delete', ?, ?)", (found[0], tokens))
+                self.db.execute("DELETE FROM node WHERE pos = ?", (found[0],))
+                gone += 1
+            self.db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -256,7 +264,7 @@ def sync(st: Any, *, rebuild: bool = False) -> str:
     with closing(SideIndex(path, writable=True)) as side:
         side.db.execute("BEGIN IMMEDIATE")
         try:
-            done = _sync(st, side, created, dirty or rebuild, rebuild)
+            done = _sync(st, side, [] if dirty else created, rebuild)
             side.db.execute("COMMIT")
         except BaseException:
             side.db.execute("ROLLBACK")
@@ -264,12 +272,12 @@ def sync(st: Any, *, rebuild: bool = False) -> str:
     return done
 
 
-def _sync(st: Any, side: SideIndex, created: list[dict[str, Any]], check: bool, rebuild: bool) -> str:
+def _sync(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild: bool) -> str:
     count = _count(st)
     have, last = side.stamp()
     # the side index's last node is where it was: what it holds is the graph's first `have` nodes
     kept = not rebuild and 0 < have <= count and _pos_of(st, last) == have - 1
-    if not rebuild and have == count and (have == 0 or not check or kept):
+    if not rebuild and have == count and (have == 0 or kept):
         return "in step"
     # the nodes this process created, when they are exactly the graph's new ones
     if (created and (have == 0 or kept) and have + len(created) == count
@@ -348,6 +356,16 @@ def for_reading(st: Any) -> SideIndex | None:
         return side if side.stamp()[0] == count else None
     except (sqlite3.Error, OSError, RuntimeError):
         return None
+
+
+def forget(st: Any, ids: list[str]) -> int:
+    """Take these nodes out of the side index before the graph forgets them (their index text is read from
+    the graph). For `kg forget` and redaction edits."""
+    if not embedded(st) or not path_of(st.path).exists():
+        return 0
+    rows = [(i, r["tokens"] or "") for i in ids for r in st._execute_raw(_TOKENS, {"id": i})]
+    with closing(SideIndex(path_of(st.path), writable=True)) as side:
+        return side.remove(rows)
 
 
 def status(st: Any) -> tuple[bool, str]:
