@@ -261,7 +261,15 @@ def sync(st: Any, *, rebuild: bool = False) -> str:
     created = st.__dict__.pop("_side_created", [])
     dirty = st.__dict__.pop("_side_dirty", False)
     path = path_of(st.path)
-    with closing(SideIndex(path, writable=True)) as side:
+    try:
+        side = SideIndex(path, writable=True)
+    except sqlite3.OperationalError:
+        raise  # locked, or the disk: left to the next sync
+    except sqlite3.DatabaseError:  # not a database, or damaged: derived data, made again from the graph
+        for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            p.unlink(missing_ok=True)
+        side, rebuild = SideIndex(path, writable=True), True
+    with closing(side):
         side.db.execute("BEGIN IMMEDIATE")
         try:
             done = _sync(st, side, [] if dirty else created, rebuild)
@@ -319,6 +327,8 @@ def _stream(st: Any, start: int, stop: int) -> Iterator[list[dict[str, Any]]]:
 def safe_sync(st: Any) -> str:
     """`sync` for a writer's close or drain: a failure (a full disk, a locked file) is left to the next sync
     and to `kg doctor`; the graph's write is committed already."""
+    if st.__dict__.get("_side_hold"):
+        return "held"  # `kg doctor --dry-run` reports it and changes nothing
     try:
         return sync(st)
     except (sqlite3.Error, OSError, RuntimeError) as exc:

@@ -127,3 +127,20 @@ def test_removed_text_leaves_no_bytes_in_the_file(ws):
     assert b"zebracorn4471" not in data and b"quokkafjord9923" not in data and b"vault" not in data
     assert b"invoice" in data
 
+
+
+def test_doctor_reports_a_damaged_side_index_and_rebuilds_it(ws):
+    from kg.doctor import doctor
+
+    ws.log("learning", "kubernetes rollout needs the canary flag", now="2026-01-05T10:00")
+    path = sideindex.path_of(ws.graph_path)
+    for extra in ("-wal", "-shm"):
+        path.with_name(path.name + extra).unlink(missing_ok=True)
+    path.write_bytes(b"not a database at all" * 100)
+    dry = {c.name: c for c in doctor(ws, dry_run=True).checks}["search index"]
+    assert dry.status == "warning" and "cannot be read" in dry.detail
+    assert path.read_bytes().startswith(b"not a database")  # a dry run changes nothing
+    fixed = {c.name: c for c in doctor(ws).checks}["search index"]
+    assert fixed.status == "repaired" and "rebuilt" in fixed.detail
+    assert {c.name: c for c in doctor(ws).checks}["search index"].status == "ok"
+    assert _side_ids(ws) == _graph_ids(ws)
