@@ -117,7 +117,8 @@ class Direct:
             return (self.fts(" ".join(plan.ask), k) if plan.ask else []), "index"
         scored, mode = _side_match(self.side, ws, plan, rules, k)
         rows = self.side.rows_at(list(scored))
-        return [{**rows[p], "score": s} for p, s in scored.items() if p in rows], mode
+        return ranked([{**rows[p], "score": s} for p, s in scored.items() if p in rows],
+                      k if mode == "ranked" else len(scored)), mode
 
     def fresh(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """The current rows of these nodes (priority, status, pinning and reinforcement change after a node
@@ -203,8 +204,8 @@ class Cached:
             return (self.fts(" ".join(plan.ask), k) if plan.ask else []), "index"
         scored, mode = _side_match(side, ws, plan, rules, k)
         ids = {p: r["id"] for p, r in side.rows_at(list(scored)).items()}
-        return [{**self.nodes[ids[p]], "score": s} for p, s in scored.items()
-                if p in ids and ids[p] in self.nodes], mode
+        return ranked([{**self.nodes[ids[p]], "score": s} for p, s in scored.items()
+                       if p in ids and ids[p] in self.nodes], k if mode == "ranked" else len(scored)), mode
 
     def fresh(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         return self.by_id(ids)

@@ -27,6 +27,7 @@ FalkorDB (the team store) keeps its own full-text query: this file is for the em
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import closing
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 FILE = "search.sqlite"
-VERSION = "1"
+VERSION = "3"  # a side file of another version (or stopword list: `version()`) is rebuilt
 CATCH_UP_MAX = 5000  # a one-off reader adds at most this many nodes (else it asks the graph's own index)
 BATCH = 20000  # rows read from the graph and written per transaction in a catch-up or rebuild
 FIELDS = ("id", "kind", "entry_type", "text", "details", "category", "priority", "status", "session", "tags",
@@ -84,6 +85,32 @@ def _row(pos: int, r: dict[str, Any]) -> list[Any]:
     return vals
 
 
+def _indexed(tokens: str | None) -> str:
+    """The index text without stopwords (rules/search_stopwords.toml), as Kùzu's index kept it."""
+    stop = _stop()
+    return " ".join(w for w in (tokens or "").split() if w not in stop)
+
+
+def _stop() -> frozenset[str]:
+    global _STOP
+    if _STOP is None:
+        from kg.core.policy import packaged
+
+        _STOP = frozenset(packaged("search_stopwords")["fts"]["stopwords"])
+    return _STOP
+
+
+_STOP: frozenset[str] | None = None
+
+
+def version() -> str:
+    """The side file's form: this module's and the stopword list's (rules/search_stopwords.toml)."""
+    import hashlib
+
+    digest = hashlib.sha256(" ".join(sorted(_stop())).encode()).hexdigest()[:12]
+    return f"{VERSION}:{digest}"
+
+
 def fts_query(terms: Iterable[str], op: str) -> str:
     """FTS5 syntax for these terms joined by `op` (AND / OR), each quoted (no operator can be injected)."""
     return f" {op} ".join('"' + t.replace('"', '""') + '"' for t in terms)
@@ -99,8 +126,6 @@ class SideIndex:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
-            if self.meta("version") is None:
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
         else:
             self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0, isolation_level=None)
         self.db.execute("PRAGMA secure_delete=ON")
@@ -117,9 +142,13 @@ class SideIndex:
         """(nodes indexed, id of the last one)."""
         return int(self.meta("count") or 0), self.meta("last_id")
 
+    def current(self, count: int) -> bool:
+        """Whether this file holds the graph's `count` nodes, in this version's form."""
+        return self.stamp()[0] == count and self.meta("version") == version()
+
     def _set_stamp(self, count: int, last_id: str | None) -> None:
         self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                            [("count", str(count)), ("last_id", last_id), ("version", VERSION)])
+                            [("count", str(count)), ("last_id", last_id), ("version", version())])
 
     # -- writing --------------------------------------------------------------------------------------------
     def _add(self, start: int, rows: list[dict[str, Any]]) -> None:
@@ -127,7 +156,7 @@ class SideIndex:
         self.db.executemany(f"INSERT OR REPLACE INTO node VALUES ({', '.join('?' * (len(FIELDS) + 1))})",
                             [_row(start + k, r) for k, r in enumerate(rows)])
         self.db.executemany("INSERT INTO fts(rowid, tokens) VALUES (?, ?)",
-                            [(start + k, r.get("tokens") or "") for k, r in enumerate(rows)])
+                            [(start + k, _indexed(r.get("tokens"))) for k, r in enumerate(rows)])
 
     def clear(self) -> None:
         self.db.execute("DELETE FROM node")
@@ -146,7 +175,8 @@ class SideIndex:
                 found = self.db.execute("SELECT pos FROM node WHERE id = ?", (node_id,)).fetchone()
                 if found is None:
                     continue
-                self.db.execute("INSERT INTO fts(fts, rowid, tokens) VALUES ('delete', ?, ?)", (found[0], tokens))
+                self.db.execute("INSERT INTO fts(fts, rowid, tokens) VALUES ('delete', ?, ?)",
+                                (found[0], _indexed(tokens)))
                 self.db.execute("DELETE FROM node WHERE pos = ?", (found[0],))
                 gone += 1
             self.db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
@@ -161,12 +191,31 @@ class SideIndex:
 
     # -- reading --------------------------------------------------------------------------------------------
     def ranked(self, terms: list[str], k: int) -> list[tuple[int, float]]:
-        """Any of the terms, best BM25 first (exhaustive over their postings): (position, score > 0)."""
+        """Any of the terms, best BM25 first (exhaustive over their postings): (position, score > 0).
+
+        Scored as Kùzu's index scored (idf log(1 + (N - n + 0.5) / (n + 0.5))): FTS5's bm25() floors the idf
+        of a term in more than half the documents to 1e-6, which made such a word (a speaker's name in a
+        conversation) count for nothing. Each term is asked alone, its bm25() divided by FTS5's idf to give
+        the term's share, and weighed again by Kùzu's idf."""
         if not terms or k < 1:
             return []
-        rows = self.db.execute("SELECT rowid, -bm25(fts) AS s FROM fts WHERE fts MATCH ? ORDER BY s DESC, rowid "
-                               "LIMIT ?", (fts_query(terms, "OR"), k)).fetchall()
-        return [(int(p), float(s)) for p, s in rows]
+        n = max(1, int(self.meta("count") or 0))
+        total: dict[int, float] = {}
+        for t in dict.fromkeys(terms):
+            rows = self.db.execute("SELECT rowid, -bm25(fts) FROM fts WHERE fts MATCH ?",
+                                   (fts_query([t], "AND"),)).fetchall()
+            df = len(rows)
+            if not df:
+                continue
+            fts_idf = math.log((n - df + 0.5) / (df + 0.5))
+            fts_idf = fts_idf if fts_idf > 0 else 1e-6
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            for p, s in rows:
+                total[p] = total.get(p, 0.0) + idf * s / fts_idf
+        best = sorted(((p, round(s, 9)) for p, s in total.items()), key=lambda x: (-x[1], x[0]))
+        if len(best) > k:  # those tied with the k-th too: the caller breaks ties by id, as before
+            best = [x for x in best if x[1] >= best[k - 1][1]]
+        return best
 
     def newest(self, terms: list[str], k: int) -> list[tuple[int, float]]:
         """Nodes holding all the terms, newest (last created) first, at most `k`: bounded by `k`, whatever
@@ -283,6 +332,7 @@ def sync(st: Any, *, rebuild: bool = False) -> str:
 def _sync(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild: bool) -> str:
     count = _count(st)
     have, last = side.stamp()
+    rebuild = rebuild or side.meta("version") != version()
     # the side index's last node is where it was: what it holds is the graph's first `have` nodes
     kept = not rebuild and 0 < have <= count and _pos_of(st, last) == have - 1
     if not rebuild and have == count and (have == 0 or kept):
@@ -310,18 +360,12 @@ def _sync(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild: bool
 
 
 def _stream(st: Any, start: int, stop: int) -> Iterator[list[dict[str, Any]]]:
-    """The graph's nodes at positions [start, stop), in order, `BATCH` rows at a time: one scan, fetched
-    row by row (a list of a million rows with their text would hold a gigabyte)."""
-    result = st._conn.execute(_READ, {"start": start, "stop": stop})
-    columns = result.get_column_names()
-    batch: list[dict[str, Any]] = []
-    while result.has_next():
-        batch.append(dict(zip(columns, result.get_next(), strict=True)))
-        if len(batch) >= BATCH:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    """The graph's nodes at positions [start, stop), in order, `BATCH` rows at a time (one range of positions
+    a query: sorting a million rows with their text fills Kùzu's buffer pool)."""
+    for a in range(start, stop, BATCH):
+        rows = st._execute_raw(_READ, {"start": a, "stop": min(stop, a + BATCH)})
+        if rows:
+            yield rows
 
 
 def safe_sync(st: Any) -> str:
@@ -351,11 +395,11 @@ def for_reading(st: Any) -> SideIndex | None:
     side = st.__dict__.get("_side_reader")
     try:
         count = _count(st)
-        if side is not None and side.stamp()[0] == count:
+        if side is not None and side.current(count):
             return side
         if side is None and path_of(st.path).exists():
             side = st.__dict__["_side_reader"] = SideIndex(path_of(st.path), writable=False)
-            if side.stamp()[0] == count:
+            if side.current(count):
                 return side
         have = side.stamp()[0] if side is not None else 0
         if getattr(st, "read_only", False) and not 0 <= count - have <= CATCH_UP_MAX:
@@ -363,7 +407,7 @@ def for_reading(st: Any) -> SideIndex | None:
         sync(st)
         if side is None:
             side = st.__dict__["_side_reader"] = SideIndex(path_of(st.path), writable=False)
-        return side if side.stamp()[0] == count else None
+        return side if side.current(count) else None
     except (sqlite3.Error, OSError, RuntimeError):
         return None
 

@@ -144,3 +144,19 @@ def test_doctor_reports_a_damaged_side_index_and_rebuilds_it(ws):
     assert fixed.status == "repaired" and "rebuilt" in fixed.detail
     assert {c.name: c for c in doctor(ws).checks}["search index"].status == "ok"
     assert _side_ids(ws) == _graph_ids(ws)
+
+
+def test_a_word_in_most_entries_still_counts_and_stopwords_are_not_indexed(tmp_path):
+    """FTS5's bm25() gives a word in more than half the documents an idf of 1e-6; the side index scores as
+    Kùzu's index did, so such a word (a speaker's name) still ranks the entries holding it."""
+    side = sideindex.SideIndex(tmp_path / "s.sqlite", writable=True)
+    docs = ["melanie painted a sunset", "melanie went running", "melanie likes pottery", "caroline paints",
+            "melanie and the kids"]
+    side._add(0, [{"id": f"n{i}", "kind": "event", "tokens": t, "text": t} for i, t in enumerate(docs)])
+    side._set_stamp(len(docs), "n4")
+    scored = dict(side.ranked(["melanie", "pottery"], 10))
+    assert set(scored) == {0, 1, 2, 4}
+    assert scored[2] == max(scored.values()) and min(scored.values()) > 0.1
+    assert side.ranked(["the"], 10) == [] and side.df("and") == 0  # stopwords (rules/search_stopwords.toml)
+    assert [p for p, _ in side.newest(["melanie"], 2)] == [4, 2]  # newest first, at most k
+    side.close()
