@@ -50,8 +50,7 @@ CREATE INDEX IF NOT EXISTS node_created ON node(created_at);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(tokens, content='', tokenize='porter unicode61');
 """
 _READ = ("MATCH (n:Node) WHERE offset(ID(n)) >= $start AND offset(ID(n)) < $stop "
-         "RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in FIELDS) + ", n.tokens AS tokens "
-         "ORDER BY pos")
+         "RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in FIELDS) + ", n.tokens AS tokens")
 _POS = "MATCH (n:Node {id: $id}) RETURN offset(ID(n)) AS pos"
 _TOKENS = "MATCH (n:Node {id: $id}) RETURN n.tokens AS tokens"
 _COUNT = "MATCH (n:Node) RETURN count(n) AS n"
@@ -360,12 +359,20 @@ def _sync(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild: bool
 
 
 def _stream(st: Any, start: int, stop: int) -> Iterator[list[dict[str, Any]]]:
-    """The graph's nodes at positions [start, stop), in order, `BATCH` rows at a time (one range of positions
-    a query: sorting a million rows with their text fills Kùzu's buffer pool)."""
-    for a in range(start, stop, BATCH):
-        rows = st._execute_raw(_READ, {"start": a, "stop": min(stop, a + BATCH)})
-        if rows:
-            yield rows
+    """The graph's nodes at positions [start, stop), in order, `BATCH` rows at a time: one scan on one thread
+    (rows come in position order; `_sync` checks it), fetched row by row. Not sorted by Kùzu: sorting a
+    million rows with their text fills its buffer pool; nor a range query per batch: each scans the table."""
+    with st.one_thread():
+        result = st._conn.execute(_READ, {"start": start, "stop": stop})
+        columns = result.get_column_names()
+        batch: list[dict[str, Any]] = []
+        while result.has_next():
+            batch.append(dict(zip(columns, result.get_next(), strict=True)))
+            if len(batch) >= BATCH:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
 
 
 def safe_sync(st: Any) -> str:
