@@ -290,7 +290,7 @@ def _reach(kg_dir: str) -> Any:
     from kg.serve.progress import Watch, give_up_line
 
     watch = Watch(kg_dir)
-    started = spawned = time.monotonic()
+    started = spawned = waited = time.monotonic()
     seen, restarts = False, 0
     while True:
         time.sleep(0.01)
@@ -303,7 +303,9 @@ def _reach(kg_dir: str) -> Any:
         if migrating is False:
             _write(2, f"Error: {give_up_line(watch.record)}\n".encode())
             return 1
-        if now - started > budget and not migrating:
+        if migrating:  # the budget counts from the migration's end
+            waited = now
+        elif now - waited > budget:
             return None
         if alive(kg_dir):
             seen = True

@@ -34,10 +34,17 @@ class Marker:
         self.path = os.path.join(kg_dir, FILE)
         self.steps = steps
         self.started = time.time()
+        self.at: str | None = None
 
     def step(self, name: str) -> None:
+        from kg.serve.protocol import trace
+
+        if name == self.at:
+            return
+        self.at = name
         n = self.steps.index(name) + 1 if name in self.steps else len(self.steps)
         record = {"pid": os.getpid(), "step": n, "of": len(self.steps), "what": name, "started": self.started}
+        trace(f"migration step {n} of {len(self.steps)}: {name}")
         part = f"{self.path}.{os.getpid()}"
         try:
             with open(part, "w", encoding="utf-8") as fh:
@@ -47,6 +54,9 @@ class Marker:
             pass
 
     def done(self) -> None:
+        from kg.serve.protocol import trace
+
+        trace("migration done")
         try:
             os.unlink(self.path)
         except OSError:
@@ -83,15 +93,15 @@ def waiting_line(record: dict, bound: float) -> str:
 
 
 def give_up_line(record: dict) -> str:
-    return (f"the graph is busy {describe(record)} by process {record['pid']}; a migration takes minutes at a "
-            "million entries: try again in a few minutes (or wait longer with KG_MIGRATION_WAIT=SECONDS)")
+    return (f"kg process {record['pid']} is {describe(record)}, and holds the graph until it is done (minutes "
+            "at a million entries); try again in a few minutes, or wait longer with KG_MIGRATION_WAIT=SECONDS")
 
 
 class Watch:
     """A waiter's view: `check()` each round while it waits for the graph. It says (once per step) what it
-    waits for on stderr, and tells whether to keep waiting past the waiter's own budget: True while a migration
-    runs and its bound (counted from this waiter's first sight of it) is not passed; None when no migration runs;
-    False when the bound is passed (then `record` is the migration to name)."""
+    waits for on stderr, and tells whether to keep waiting: True while a migration runs and its bound (counted
+    from this waiter's first sight of it) is not passed (the waiter's own budget then counts from the
+    migration's end); None when no migration runs; False when the bound is passed (`record`: the migration)."""
 
     def __init__(self, kg_dir: str | os.PathLike, *, say: bool = True):
         self.kg_dir = kg_dir

@@ -73,15 +73,16 @@ class FileLock(HeldLock):
                     if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                         os.close(fd)
                         raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from None
-                    if time.monotonic() >= deadline:
-                        if watch is None and not self.polite and self.path.name == "graph.lock":
-                            watch = Watch(self.path.parent)  # (issue 22) a migration holds it: wait, saying so
-                        going = None if watch is None else watch.check()
-                        if going is False:
-                            os.close(fd)
-                            raise StoreBusy(give_up_line(watch.record)) from None
-                        if going is None:
-                            raise self._busy(fd) from None
+                    if watch is None and not self.polite and self.path.name == "graph.lock":
+                        watch = Watch(self.path.parent)  # (issue 22) a migration holds it: wait, saying so
+                    going = None if watch is None else watch.check()
+                    if going is False:
+                        os.close(fd)
+                        raise StoreBusy(give_up_line(watch.record)) from None
+                    if going:  # the budget counts from the migration's end
+                        deadline = max(deadline, time.monotonic() + self.timeout)
+                    elif time.monotonic() >= deadline:
+                        raise self._busy(fd) from None
                     if self.path.name == "graph.lock" and time.monotonic() >= ask_at:
                         ask_at = time.monotonic() + 0.25  # it may be starting: ask again
                         from kg.serve.client import hand_over
