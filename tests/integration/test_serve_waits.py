@@ -129,7 +129,7 @@ def test_a_read_and_a_cycle_wait_for_a_migration_saying_so_then_answer(tmp_path,
         marker.done()
         held.__exit__(None, None, None)
     results = [proc.communicate(timeout=300) for proc in procs]
-    for proc, (out, err) in zip(procs[:2], results[:2]):
+    for proc, (out, err) in zip(procs[:2], results[:2], strict=True):
         assert (proc.returncode, out, err) == (0, want.stdout, want.stderr)
     assert procs[2].returncode == 0, results[2]
     _kg(root, "serve", "stop")
