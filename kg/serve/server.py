@@ -38,7 +38,6 @@ class Settings:
     enabled: bool
     idle_seconds: float
     busy_backoff: float = 30.0
-    buffer_pool_mb: int = 0  # 0: the workspace's
 
 
 def settings(ws: Any) -> Settings:
@@ -47,10 +46,9 @@ def settings(ws: Any) -> Settings:
 
     def build(data: dict[str, Any]) -> Settings:
         r = RuleReader(data, "rules/policy.toml").table("serve")
-        r.known(("enabled", "idle_seconds", "busy_backoff_seconds", "buffer_pool_mb"))
+        r.known(("enabled", "idle_seconds", "busy_backoff_seconds"))
         return Settings(enabled=r.flag("enabled"), idle_seconds=r.number("idle_seconds", 0.05, 7 * 86_400),
-                        busy_backoff=r.number("busy_backoff_seconds", 0.0, 86_400),
-                        buffer_pool_mb=r.whole("buffer_pool_mb", 0, 1_048_576, default=0))
+                        busy_backoff=r.number("busy_backoff_seconds", 0.0, 86_400))
 
     return ws.rules.checked("policy", build)
 
@@ -294,12 +292,12 @@ def serve(root: Path, lock: int | None = None) -> str:
         given = read_ids(ws.journal.ids_path)
         threading.Thread(target=_warm, name="kg-serve-warm", daemon=True).start()
         # one query thread: Kùzu's full-text top-k breaks score ties by thread timing, and a one-off reader
-        # (`ws.reading()`) runs one thread, so the answers match it. (issue 22) A small page cache to read and
-        # drain with (`[serve] buffer_pool_mb`: 324 -> ~285 MB resident at 1M); an open that must migrate or
-        # rebuild (which a small one failed at 10k) does that with the workspace's pool, then goes back to it
+        # (`ws.reading()`) runs one thread, so the answers match it. The page cache stays the writer's: Kùzu
+        # also works in it (a 96 MB one failed the open of a 10k workspace), and it does not set the resident
+        # size (~5 MB per table's key index does: ~100 MB for kg's schema, measured with a bare Kùzu open).
+        # (issue 22) Nor can the server drain with a small one: at 1M, after 300 entries, its CHECKPOINT fails
+        # with 128 MB ("the buffer pool is full"), and one such run left a graph whose log no longer replayed
         ws.open_options = {"max_threads": 1}
-        if 0 < conf.buffer_pool_mb < ws.policy.buffer_pool_mb:
-            ws.open_options.update(buffer_pool_mb=conf.buffer_pool_mb, work_pool_mb=ws.policy.buffer_pool_mb)
         with ExitStack() as stack:
             # a foreground open: the detached appliers stand aside for it (a reader waits for it to answer); a
             # process that needs the graph itself asks it to let go once it listens

@@ -105,7 +105,6 @@ class Store:
         url: Any = None,
         origin: dict[str, str] | None = None,
         defer_index: bool = False,
-        work_pool_mb: int = 0,
     ) -> Iterator[Store | None]:
         """Lock, open, migrate, check the full-text index. With `unless`, that check runs once the lock is
         held, and when it is true the database is not opened at all and None is yielded (a cheap way out for
@@ -120,8 +119,7 @@ class Store:
         `origin` names this workspace and agent there (see kg/store/falkor.py).
 
         `defer_index`: a resumed import's open (kg/ingest/importing.py), which rebuilds the full-text index
-        and the aggregate table after its last batch: a missing one is not built here only to be dropped.
-        `work_pool_mb`: the pool to migrate or rebuild with, when larger (kg/store/migrating.py)."""
+        and the aggregate table after its last batch: a missing one is not built here only to be dropped."""
         if url is not None:
             from kg.store.falkor import FalkorStore
 
@@ -173,10 +171,10 @@ class Store:
             if not read_only:
                 _rebuild.finish(path)  # a swap of a rebuilt graph cut short (kg/store/rebuild.py)
 
-            def connect(pool: int = buffer_pool_mb) -> tuple[Any, Any]:
+            def connect() -> tuple[Any, Any]:
                 try:
                     db = kuzu.Database(str(path), read_only=read_only, checkpoint_threshold=CHECKPOINT_BYTES,
-                                       buffer_pool_size=pool * 1024 * 1024,
+                                       buffer_pool_size=buffer_pool_mb * 1024 * 1024,
                                        **({"max_num_threads": max_threads} if max_threads else {}))
                     conn = kuzu.Connection(db)
                     if not read_only:
@@ -193,13 +191,13 @@ class Store:
             store._threads = max_threads or (os.cpu_count() or 1)  # Kùzu's default: every core
             try:
                 if migrate and not read_only:
-                    pool = _migrating.begin(store, lock_path.parent, buffer_pool_mb, work_pool_mb, connect)
-                    big = None if defer_index else _rebuild.fts_pool_needed(store, pool)
+                    _migrating.begin(store, lock_path.parent)  # (issue 22) the steps, for those it shuts out
+                    big = None if defer_index else _rebuild.fts_pool_needed(store, buffer_pool_mb)
                     if big:  # the missing index of a big graph: built in a pool sized for it (kg/store/rebuild.py)
                         store.forget_prepared()
                         store._close()
                         _rebuild.build_fts(path, kuzu, _FTS_CREATE, buffer_pool_mb=big)
-                        store._db, store._conn = connect(pool)
+                        store._db, store._conn = connect()
                         store.repairs.append("rebuilt the full-text index node_fts, which was missing (an import "
                                              "or a migration was cut short)")
                     try:
@@ -209,15 +207,15 @@ class Store:
                             raise
                         store.forget_prepared()
                         store._close()
-                        backup = _rebuild.rebuild(path, kuzu, _FTS_CREATE, buffer_pool_mb=pool)
-                        store._db, store._conn = connect(pool)
+                        backup = _rebuild.rebuild(path, kuzu, _FTS_CREATE, buffer_pool_mb=buffer_pool_mb)
+                        store._db, store._conn = connect()
                         store.forget_prepared()
                         store.__dict__.pop("_agg_ready", None)
                         store._ready(defer_index)
                         store.repairs.append("rebuilt the graph, whose full-text index a kill had left half-dropped "
                                              "or half-built (kuzu 0.11.3); every row was kept; the old file is at "
                                              f"{backup}")
-                    _migrating.settle(store, pool, buffer_pool_mb, connect)
+                    _migrating.finish(store)
                 else:
                     store._check_version()
                 yield store

@@ -1,13 +1,10 @@
 """A writer's open that has work to do before it answers (issue 22): migrations not applied yet, the pattern
 aggregates a migration asked to rebuild, a missing full-text index. At a million entries that is minutes with
-the graph held; this module names the steps for the processes waiting (`kg.serve.progress`, the marker) and
-lets an open that reads with a small buffer pool (the read server's) do that work with the workspace's pool,
-then go back to the small one.
+the graph held; this module names the steps for the processes waiting (`kg.serve.progress`, the marker).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from kg.serve.progress import Marker
@@ -36,35 +33,12 @@ def plan(store: Any) -> list[str]:
     return steps
 
 
-def begin(store: Any, kg_dir: Any, pool: int, work_pool: int, connect: Callable[[int], Any]) -> int:
-    """Before a writer's open migrates: the marker of its steps written, and the graph reopened with
-    `work_pool` when it is larger than `pool` and there is work. The pool the work runs with."""
+def begin(store: Any, kg_dir: Any) -> None:
+    """Before a writer's open migrates: the marker of its steps, written when there is work."""
     steps = plan(store)
-    if not steps:
-        return pool
-    marker = Marker(kg_dir, steps)
-    marker.step(steps[0])
-    store._progress = marker
-    if work_pool > pool:
-        _reopen(store, connect, work_pool)
-        return work_pool
-    return pool
-
-
-def settle(store: Any, pool: int, small: int, connect: Callable[[int], Any]) -> None:
-    """The work done: the marker goes, and a graph reopened with a larger pool goes back to `small`."""
-    finish(store)
-    if pool != small:
-        store.forget_prepared()
-        store._close()
-        trim()
-        store._db, store._conn = connect(small)
-
-
-def _reopen(store: Any, connect: Callable[[int], Any], pool: int) -> None:
-    store.forget_prepared()
-    store._close()
-    store._db, store._conn = connect(pool)
+    if steps:
+        store._progress = Marker(kg_dir, steps)
+        store._progress.step(steps[0])
 
 
 def step(store: Any, name: str) -> None:
@@ -78,14 +52,3 @@ def finish(store: Any) -> None:
     marker = store.__dict__.pop("_progress", None)
     if marker is not None:
         marker.done()
-
-
-def trim() -> None:
-    """Give the freed heap back to the system after a large pool was closed (glibc keeps it otherwise: a Kùzu
-    handle's ~120 MB stay resident after its close)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
