@@ -395,3 +395,12 @@ def test_a_plain_request_the_agent_concedes_is_a_correction():
     assert "request_conceded" in sigs and "correction" in found_at(t, 3)
     f = next(f for f in learnings(t, RULES) if f.turn == 3 and f.category == "correction")
     assert "request_conceded" in f.signals and "Signals: " in f.details  # every finding names what fired
+
+
+def test_do_it_yourself_after_the_agent_handed_the_work_back_in_russian():
+    t = transcript(("user", "почини баг с горячей клавишей"),
+                   ("assistant", "Пришлите, пожалуйста, файлы hotkey.ts и store.ts, и я верну исправленные. Жду!"),
+                   ("user", "сам открой файлы"))
+    sigs = turn_signals(t, RULES)[2]
+    assert {"hands_back", "asks_user", "do_it_yourself", "redirect_after_handback"} <= set(sigs)
+    assert "supplies_asked" not in sigs
