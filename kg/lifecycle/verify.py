@@ -302,7 +302,8 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         return Verdict(INCONCLUSIVE, c.before, c.after, c.t_before, c.t_after, round(rb, 4), round(ra, 4), None,
                        f"{INCONCLUSIVE}: no time has passed since the change ({numbers})")
     expected = expected_after(c, prior)
-    waits = deadline and expected < v.min_expected
+    thin = c.k_before < v.thin_deadline_events  # a thin baseline: the majority is no decision, keep checking
+    waits = deadline and (expected < v.min_expected or thin)
     deadline = deadline and not waits
     a = v.error_rate
     if effect is not None:
@@ -357,7 +358,10 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         why += (f"; P(ratio > 1) = {p_up:.3f} {'≥' if p_up >= v.worse_min_posterior else '<'} "
                 f"{v.worse_min_posterior:g}" + ("" if median >= v.worse_min_ratio else
                                                 f", median < {v.worse_min_ratio:g}"))
-    if waits:
+    if waits and thin:
+        why += (f"; the deadline waits: {c.k_before:g} counted occurrences before it < {v.thin_deadline_events:g}, "
+                "checking on until the evidence decides")
+    elif waits:
         why += f"; the deadline waits: {expected:.1f} occurrences expected without an effect < {v.min_expected:g}"
     summary = (f"{kind}: ratio {median:.2f}× ({1 - a:.0%} interval {lo:.2f}–{hi:.2f}); {why} ({numbers}"
                + (f"; prior {prior[0]:g} in {prior[1]:g}d" if prior[0] else "")

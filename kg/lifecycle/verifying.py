@@ -84,7 +84,6 @@ def prior(lc: Any) -> tuple[float, float]:
     if "_prior" in lc.__dict__:
         return lc.__dict__["_prior"]
     rows = [c for c in lc.st.run("lc_changes_all") if c["pattern"] and c["applied_at"]]
-    lc.__dict__["_mix"] = verify.mix_factor((c["status"] for c in rows), lc.lp)
     base, spans = [], []
     for c in rows:
         times, excluded = history(lc, c["pattern"], c["id"])
@@ -93,10 +92,26 @@ def prior(lc: Any) -> tuple[float, float]:
         base.append((e.k_before, e.t_before))
         spans.append((times, excluded, c["applied_at"], min(c["reverted_at"] or lc.now, lc.now)))
     lc.__dict__["_prior"] = rate = verify.population_prior(base, lc.lp)
+    lc.__dict__["_mix"] = workspace_mix(lc, rows, rate)
     lc.__dict__["_effect"] = verify.effect_prior(
         (verify.evidence(t, a, end, lc.lp, excluded=x, observed_from=observed_from(lc)) for t, x, a, end in spans),
         lc.lp, rate)
     return rate
+
+
+def workspace_mix(lc: Any, rows: list[dict[str, Any]], rate: tuple[float, float]) -> float:
+    """The workspace's mix factor (`verify.mix_factor`, or with `mix_source = "relapse"`
+    `verify_mix.relapse_factor` over the relapse verdicts of every pattern with a reverted change)."""
+    if lc.lp.verification.mix_source != "relapse":
+        return verify.mix_factor((c["status"] for c in rows), lc.lp)
+    from kg.lifecycle import verify_mix
+
+    kinds = []
+    for pattern in sorted({c["pattern"] for c in rows if c["reverted_at"]}):
+        times = history(lc, pattern, "")[0]
+        spans = [(c["applied_at"], min(c["reverted_at"] or lc.now, lc.now)) for c in rows if c["pattern"] == pattern]
+        kinds.append(verify.relapse(times, spans, lc.now, lc.lp, observed_from=observed_from(lc), prior=rate).kind)
+    return verify_mix.relapse_factor(kinds, lc.lp)
 
 
 def effect_prior(lc: Any) -> Any:

@@ -68,7 +68,8 @@ def test_an_intact_block_is_in_effect_even_when_kg_wrote_it_in_crlf():
     from kg.lifecycle import blocks
     from kg.lifecycle.verify_withdrawn import in_effect
 
-    crlf = "## Known Gotchas\r\n\r\n<!-- kaizen-kg:begin kaizen-kg -->\r\n- Other rule\r\n<!-- kaizen-kg:end kaizen-kg -->\r\n"
+    crlf = ("## Known Gotchas\r\n\r\n<!-- kaizen-kg:begin kaizen-kg -->\r\n- Other rule\r\n"
+            "<!-- kaizen-kg:end kaizen-kg -->\r\n")
     old_hash = blocks._raw_digest("- Other rule\r\n")  # an older kg hashed the CRLF bytes
     assert in_effect(crlf, "kaizen-kg", "Other rule", old_hash)
     assert not in_effect(crlf.replace("- Other rule", "- edited"), "kaizen-kg", "Other rule", old_hash)
