@@ -38,6 +38,13 @@ _TAGS = re.compile(r"</?[a-z_]+>")
 
 
 @dataclass(frozen=True)
+class ErrorClass:
+    name: str
+    pattern: re.Pattern[str]
+    names: re.Pattern[str] | None  # the named errors (`ModuleNotFoundError`) of this class, case-sensitive
+
+
+@dataclass(frozen=True)
 class FailureRules:
     max_per_session: int
     summary_chars: int
@@ -62,7 +69,9 @@ class FailureRules:
     answer_programs: tuple[re.Pattern[str], ...]
     answer_codes: frozenset[int]
     normalise: tuple[tuple[re.Pattern[str], str], ...]
-    classes: tuple[tuple[str, re.Pattern[str]], ...]
+    classes: tuple[ErrorClass, ...]
+    error_name: re.Pattern[str]
+    arguments: tuple[re.Pattern[str], ...]
     severity: dict[str, int]
     areas: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
     tools_area: str
@@ -79,7 +88,7 @@ def _rx(r: RuleReader, name: str, text: str, flags: int = re.IGNORECASE | re.MUL
 
 def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> FailureRules:
     top = RuleReader(data, source).known(("version", "limits", "priority", "tags", "detect", "lines", "normalise",
-                                          "classes", "severity", "areas", "answers", "tools"))
+                                          "classes", "severity", "areas", "answers", "tools", "classify"))
     lim = top.table("limits").known(("max_per_session", "summary_chars", "error_chars", "error_lines_before",
                                      "scan_lines"))
     pri = top.table("priority").known(("default", "repeat", "repeat_threshold", "exit_code_only"))
@@ -103,8 +112,10 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
         rules.append((_rx(norm, f"rules[{i}]", pair[0]), pair[1]))
     classes = []
     for c in top.tables("classes"):
-        c.known(("name", "pattern"))
-        classes.append((c.string("name"), _rx(c, "pattern", c.string("pattern"))))
+        c.known(("name", "pattern", "names"))
+        names = _rx(c, "names", c.string("names"), 0) if "names" in c.data else None
+        classes.append(ErrorClass(c.string("name"), _rx(c, "pattern", c.string("pattern")), names))
+    cl = top.table("classify").known(("error_name", "arguments"))
     order = areas.strings("order")
     area_rules = tuple((name, tuple(tuple(p.lower().split()) for p in areas.strings(name))) for name in order)
     return FailureRules(
@@ -121,6 +132,7 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
         salient=_rx(lines, "salient", lines.string("salient")),
         answer_programs=rxs(answers, "programs"),
         answer_codes=_codes(answers, "exit_codes"), normalise=tuple(rules), classes=tuple(classes),
+        error_name=_rx(cl, "error_name", cl.string("error_name")), arguments=rxs(cl, "arguments"),
         severity={k: sev.whole(k, 0) for k in sev.data}, areas=area_rules, tools_area=areas.string("tools"),
         shell_tools=frozenset(s.lower() for s in areas.strings("shell_tools")),
         family=_families(top.table("tools").known(("families",)) if "tools" in data else None))
@@ -265,6 +277,24 @@ def normalise(text: str, rules: FailureRules) -> str:
     return out.strip().lower()
 
 
+def error_class(head: str, line: str, rules: FailureRules) -> str | None:
+    """The class of the error, from what it is and never from what it is about: the error named on the line
+    that says what went wrong (and any other named in the output) against each class's `names`, and each
+    class's pattern against the output with its arguments masked: quoted names, and that error's own message
+    ("No module named pre-commit" is about pre-commit, not a hook). First class in the rules' order wins."""
+    named = rules.error_name.search(line)
+    masked = head
+    if named and line[named.end():].strip(" :"):
+        masked = masked.replace(line[named.end():].strip(" :"), " ")
+    for p in rules.arguments:
+        masked = p.sub(" ", masked)
+    names = ([named.group(1)] if named else []) + [m.group(1) for m in rules.error_name.finditer(masked)]
+    for c in rules.classes:
+        if (c.names and any(c.names.search(n) for n in names)) or c.pattern.search(masked):
+            return c.name
+    return None
+
+
 def area_of(tool: str, command: str | None, rules: FailureRules) -> str | None:
     """The area of the command that ran, from its program and subcommand (never from file names in it)."""
     if slug(tool) not in rules.shell_tools:
@@ -305,8 +335,7 @@ def analyse(tool: str | None, text: str, command: str | None, rules: FailureRule
     code, body = exit_status(_message_of(text or ""), rules)
     code = exit_code if exit_code is not None else code
     line = salient_line(body, rules)
-    head = body[:4000]
-    cls = next((name for name, p in rules.classes if p.search(head)), None)
+    cls = error_class(body[:4000], line, rules)
     exit_only = not line
     cls = cls or ("nonzero_exit" if code not in (None, 0) else "failed")
     program = program_of(command) if slug(tool) in rules.shell_tools else ""
