@@ -64,6 +64,8 @@ class FailureRules:
     noise: tuple[re.Pattern[str], ...]
     headers: tuple[re.Pattern[str], ...]
     header_reach: int
+    section: re.Pattern[str]
+    finding: re.Pattern[str]
     cause: re.Pattern[str]
     salient: re.Pattern[str]
     answer_programs: tuple[re.Pattern[str], ...]
@@ -95,6 +97,7 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
     tags = top.table("tags").known(("all", "exit_code_only"))
     det = top.table("detect").known(("flag_patterns", "ignore_patterns", "cascade_patterns"))
     lines = top.table("lines").known(("exit_patterns", "noise_patterns", "header_patterns", "header_reach", "cause",
+                                      "section", "finding",
                                       "salient"))
     answers = top.table("answers").known(("programs", "exit_codes"))
     norm = top.table("normalise").known(("rules",))
@@ -128,6 +131,8 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
         flag=rxs(det, "flag_patterns"), ignore=rxs(det, "ignore_patterns"), cascade=rxs(det, "cascade_patterns"),
         exit_lines=rxs(lines, "exit_patterns"), noise=rxs(lines, "noise_patterns"),
         headers=rxs(lines, "header_patterns"), header_reach=lines.whole("header_reach", 1),
+        section=_rx(lines, "section", lines.string("section"), re.MULTILINE),
+        finding=_rx(lines, "finding", lines.string("finding"), re.MULTILINE),
         cause=_rx(lines, "cause", lines.string("cause")),
         salient=_rx(lines, "salient", lines.string("salient")),
         answer_programs=rxs(answers, "programs"),
@@ -240,8 +245,33 @@ def salient_line(text: str, rules: FailureRules) -> str:
     for test in (rules.cause.search, rules.salient.search, lambda ln: True):
         for i, ln in enumerate(lines):
             if test(ln):
-                return _past_header(lines, i, rules)[:300]
+                cause = _past_header(lines, i, rules)
+                return (_first_finding(lines, cause, rules) if rules.section.match(cause) else cause)[:300]
     return ""
+
+
+_LEAD = re.compile(r"^[^\w\[(/.~-]+")  # box drawing and arrows before a finding
+
+
+def _first_finding(lines: list[str], label: str, rules: FailureRules) -> str:
+    """A check runner's section label (`[CREDO]`) says which check failed, not why: the cause is the first
+    finding in its section (a severity marker or a `file:line` location, with the message under a bare
+    location), named with the label. The label alone when its section has none."""
+    at = lines.index(label) if label in lines else -1
+    section = []
+    for ln in lines[at + 1:] if at >= 0 else []:
+        if rules.section.match(ln):
+            break
+        section.append(_LEAD.sub("", ln).strip())
+    for i, ln in enumerate(section):
+        m = rules.finding.search(ln)
+        if not m:
+            continue
+        said = (ln[:m.start()] + ln[m.end():]).strip(" :#")
+        if len(said.split()) < 3 and i + 1 < len(section):  # a location with a code: its message is under it
+            ln = f"{ln} {section[i + 1]}"
+        return f"{label} {ln}"
+    return label
 
 
 def _is_header(line: str, rules: FailureRules) -> bool:
@@ -263,9 +293,11 @@ def _past_header(lines: list[str], i: int, rules: FailureRules) -> str:
 def evidence(body: str, line: str, rules: FailureRules) -> str:
     """The output an entry keeps: without noise lines and blank runs, from a few lines before the cause on, at
     most `error_chars` (the banners, warnings and progress before it are no evidence)."""
-    kept = [ln.rstrip() for ln in body.replace("\r\n", "\n").split("\n")
+    kept = [ln.rstrip() for ln in body.replace("\r\n", "\n").replace("\\n", "\n").split("\n")
             if ln.strip() and not any(p.search(_TAGS.sub("", ln).strip()) for p in rules.noise)]
-    at = next((i for i, ln in enumerate(kept) if line and line in ln), 0)
+    at = next((i for i, ln in enumerate(kept) if line and line in ln), None)
+    if at is None:  # a check's finding, said after the check's name: the evidence starts at the finding
+        at = next((i for i, ln in enumerate(kept) if len(s := _LEAD.sub("", ln).strip()) > 12 and s in line), 0)
     text = "\n".join(kept[max(0, at - rules.error_lines_before):]).strip()
     return (text or body.strip())[: rules.error_chars]
 
