@@ -65,6 +65,8 @@ class FailureRules:
     headers: tuple[re.Pattern[str], ...]
     header_reach: int
     section: re.Pattern[str]
+    advice: re.Pattern[str]
+    advice_reach: int
     finding: re.Pattern[str]
     cause: re.Pattern[str]
     salient: re.Pattern[str]
@@ -97,7 +99,7 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
     tags = top.table("tags").known(("all", "exit_code_only"))
     det = top.table("detect").known(("flag_patterns", "ignore_patterns", "cascade_patterns"))
     lines = top.table("lines").known(("exit_patterns", "noise_patterns", "header_patterns", "header_reach", "cause",
-                                      "section", "finding",
+                                      "section", "finding", "advice", "advice_reach",
                                       "salient"))
     answers = top.table("answers").known(("programs", "exit_codes"))
     norm = top.table("normalise").known(("rules",))
@@ -133,6 +135,7 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
         headers=rxs(lines, "header_patterns"), header_reach=lines.whole("header_reach", 1),
         section=_rx(lines, "section", lines.string("section"), re.MULTILINE),
         finding=_rx(lines, "finding", lines.string("finding"), re.MULTILINE),
+        advice=_rx(lines, "advice", lines.string("advice")), advice_reach=lines.whole("advice_reach", 1),
         cause=_rx(lines, "cause", lines.string("cause")),
         salient=_rx(lines, "salient", lines.string("salient")),
         answer_programs=rxs(answers, "programs"),
@@ -176,6 +179,11 @@ class Failure:
     position: str = ""
     turn: int = -1
     cascaded: int = 0  # sibling calls cancelled because of this one
+    advice: str = ""  # what the tool's output says to do about it ("Run 'mix format' to fix.")
+
+    def lesson(self) -> str | None:
+        """The cause and the tool's own advice on it, as the entry's suggested fix; None without advice."""
+        return f"{self.line.rstrip()} {self.advice}".strip() if self.advice else None
 
     def summary(self, width: int) -> str:
         """`<what ran>` failed: <the cause>. The cause is what the entry is for: what ran gives way to it (down
@@ -251,6 +259,7 @@ def salient_line(text: str, rules: FailureRules) -> str:
 
 
 _LEAD = re.compile(r"^[^\w\[(/.~-]+")  # box drawing and arrows before a finding
+_BOX = re.compile(r"^[\s┃│║]+")
 
 
 def _first_finding(lines: list[str], label: str, rules: FailureRules) -> str:
@@ -272,6 +281,25 @@ def _first_finding(lines: list[str], label: str, rules: FailureRules) -> str:
             ln = f"{ln} {section[i + 1]}"
         return f"{label} {ln}"
     return label
+
+
+def advice_of(body: str, line: str, rules: FailureRules) -> str:
+    """What the output says to do about the cause: the first line right after it (`advice_reach`) that advises (`advice`: "hint: ...",
+    "Run `x` to fix"), with the line it introduces when it ends in a colon. "" when there is none, or when the
+    cause itself says it."""
+    if not line or rules.advice.search(line):
+        return ""
+    lines = [_BOX.sub("", _TAGS.sub("", ln)).strip() for ln in body.replace("\\n", "\n").splitlines()]
+    lines = [ln for ln in lines[: rules.scan_lines * 4] if ln]
+    tail = line.split("] ", 1)[-1][-40:]  # a check's finding is said after its label
+    at = next((i for i, ln in enumerate(lines) if ln in line or tail in ln), None)
+    if at is None:
+        return ""
+    for i, ln in enumerate(lines[at + 1: at + 1 + rules.advice_reach], start=at + 1):
+        if rules.advice.search(ln) and not any(p.search(ln) for p in rules.noise):
+            more = lines[i + 1] if ln.endswith(":") and i + 1 < len(lines) else ""
+            return " ".join(f"{ln} {more}".split())[:200]
+    return ""
 
 
 def _is_header(line: str, rules: FailureRules) -> bool:
@@ -377,6 +405,7 @@ def analyse(tool: str | None, text: str, command: str | None, rules: FailureRule
     severity = rules.severity.get("exit_code_only", 0) if exit_only else rules.severity.get(
         cls, rules.severity.get("default", 0))
     return Failure(tool=tool, command=command, line=line, error=evidence(body, line, rules), exit_code=code,
+                   advice=advice_of(body, line, rules),
                    error_class=cls, pattern_key=f"err.{named}.{cls}.{digest}", area=area_of(tool, command, rules),
                    exit_only=exit_only, severity=severity,
                    priority=rules.exit_only_priority if exit_only else rules.priority)
