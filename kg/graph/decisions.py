@@ -68,6 +68,9 @@ class LinkRules:
     stance_kinds: frozenset[str]
     typing: tuple[TypingRule, ...]
     against_cues: tuple[str, ...] = ()
+    order_before: tuple[str, ...] = ()  # "before", "until", "then": what follows comes later
+    order_after: tuple[str, ...] = ()  # "after": what follows comes first
+    order_refusals: tuple[str, ...] = ()  # cues that refuse an order when an ordering word ends their scope
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -116,6 +119,10 @@ class LinkRules:
             stance_kinds=frozenset(strings("contradiction.stance_kinds")),
             typing=tuple(typing_rules),
             against_cues=tuple(_norm(v) for v in r.strings("contradiction.against_cues", (), items="non-blank")),
+            order_before=tuple(_norm(v) for v in r.strings("contradiction.order_before", (), items="non-blank")),
+            order_after=tuple(_norm(v) for v in r.strings("contradiction.order_after", (), items="non-blank")),
+            order_refusals=tuple(_norm(v) for v in r.strings("contradiction.order_refusals", (),
+                                                               items="non-blank")),
         )
 
 

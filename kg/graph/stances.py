@@ -29,6 +29,8 @@ class Stance:
     against: frozenset[str] = frozenset()  # keywords of clauses that speak against something ("npm breaks ...")
     clauses: tuple[frozenset[str], ...] = ()  # the keywords of each clause
     backed: frozenset[str] = frozenset()  # wants said outside the clauses that speak against something
+    # what must come first and what after ("never commit before running the tests": run, test | commit)
+    orders: tuple[tuple[frozenset[str], frozenset[str]], ...] = ()
 
 
 def stance(text: str, rules: LinkRules, *, negation: bool = True) -> Stance:
@@ -63,7 +65,11 @@ def _stance(text: str, rules: LinkRules, negation: bool) -> Stance:
 
     clauses: list[frozenset[str]] = []
     backed: set[str] = set()
+    orders: list[tuple[frozenset[str], frozenset[str]]] = []
     for clause in _CLAUSE.split(normal):
+        order = _order(clause, clauses[-1] if clauses else frozenset(), rules, cues)
+        if order:
+            orders.append(order)
         clauses.append(frozenset(terms(clause, rules)))
         said_here: list[str] = []
         # A clause speaks against what it names only when its cue is not negated ("npm never breaks ...") and
@@ -79,10 +85,13 @@ def _stance(text: str, rules: LinkRules, negation: bool) -> Stance:
             if cut is None:
                 said(terms(rest, rules), context)
                 break
-            marked = True
             said(terms(rest[: cut[0]], rules), context)
+            opener = rest[cut[0]:cut[1]]
             scope, rest = _scope(rest[cut[1]:], rules)
             context = True
+            if order and opener in rules.order_refusals and _order_cue(rest, rules, at_start=True):
+                continue  # "never commit | before running the tests": it refuses an order, not committing
+            marked = True
             if scope:
                 refuses.append(frozenset(scope))
                 prefers.append(frozenset(last[-1:]))
@@ -91,7 +100,38 @@ def _stance(text: str, rules: LinkRules, negation: bool) -> Stance:
         if not is_against:
             backed.update(said_here)
     return Stance(frozenset(wants), tuple(refuses), marked, tuple(prefers), frozenset(against), tuple(clauses),
-                  frozenset(backed))
+                  frozenset(backed), tuple(orders))
+
+
+def _order_cue(text: str, rules: LinkRules, *, at_start: bool = False) -> tuple[int, int, bool] | None:
+    """The earliest ordering word of a text: (start, end, True when what it names comes later: "before",
+    "until", "then"; False for "after"). With `at_start`, only one that opens the text."""
+    best: tuple[int, int, bool] | None = None
+    for cues, later in ((rules.order_before, True), (rules.order_after, False)):
+        for cue in cues:
+            m = _find(cue, text)
+            if m and (best is None or m.start() < best[0]) and (not at_start or not text[:m.start()].strip()):
+                best = (m.start(), m.end(), later)
+    return best
+
+
+def _order(clause: str, previous: frozenset[str], rules: LinkRules,
+           cues: Sequence[str]) -> tuple[frozenset[str], frozenset[str]] | None:
+    """What a clause says comes first and what after: "run the tests before committing" (run, test | commit),
+    "commit after running the tests" the same, ", then commit" after the clause before it; a refusal turns it
+    round ("never commit before running the tests": run, test | commit). None when the clause orders nothing."""
+    cue = _order_cue(clause, rules)
+    if cue is None:
+        return None
+    left, right = clause[: cue[0]], clause[cue[1]:]
+    one, two = frozenset(terms(left, rules)) or (previous if not left.strip() else frozenset()), \
+        frozenset(terms(right, rules))
+    if not one or not two:
+        return None
+    first, then = (one, two) if cue[2] else (two, one)
+    if _scope_start(left, cues) is not None and _scope_start(left, rules.order_refusals) is not None:
+        first, then = then, first
+    return (first - then, then - first) if first - then and then - first else None
 
 
 _WORD = re.compile(r"[\w'-]+|[^\w\s]", re.UNICODE)
@@ -138,6 +178,11 @@ def contradiction(a: Doc, b: Doc, rules: LinkRules) -> str | None:
     and "uses pnpm workspaces; npm breaks the lock file") or speaks against what was refused."""
     sa = stance(a.text, rules, negation=_negation_counts(a, rules))
     sb = stance(b.text, rules, negation=_negation_counts(b, rules))
+    for first, then in sa.orders:
+        for first_b, then_b in sb.orders:
+            if first & then_b and then & first_b:
+                return "they ask for opposite orders: " + ", ".join(sorted(first & then_b)) + " / " + \
+                    ", ".join(sorted(then & first_b))
     for one, other in ((sa, sb), (sb, sa)):
         refused_by_other = frozenset().union(*other.refuses)
         for i, scope in enumerate(one.refuses):
