@@ -170,3 +170,11 @@ def test_a_check_runners_section_label_gives_way_to_its_first_finding(shared_dat
 ])
 def test_a_section_label_and_its_finding(output, line):
     assert analyse("Bash", "Exit code 1\n" + output, "make check", RULES).line == line
+
+
+def test_an_error_named_in_camel_case_is_the_cause(shared_data):
+    # newer aider: "# 1 SEARCH/REPLACE block failed to match!" counts, "SearchReplaceNoExactMatch: ..." names the file
+    got = found(shared_data, "runtimes/aider/aquaticat_monochromatic/.aider.chat.history.md").found
+    edits = [f for f in got if f.error_class == "edit_no_match"]
+    assert edits and all(f.line.startswith("SearchReplaceNoExactMatch: ") for f in edits)
+    assert {f.line.rsplit(" ", 1)[-1] for f in edits} >= {"CONVENTIONS.md"}
