@@ -46,10 +46,13 @@ def start(ws: Any, now: datetime | str | None = None, *, source: str = "kg") -> 
         known = [r["id"] for r in st.run("memory_sessions_on_day", day=day)]
         known += [p.stem for p in (ws.memory / "sessions").glob(f"{day}-*.md")]
         sid = next_id(day, known)
+        previous = ws.current_session()
+        rows = st.run("memory_session_get", id=previous) if previous else []
         st.run("memory_session_start", id=sid, at=at, source=source)
-    previous = ws.current_session()
     ws.set_current_session(sid)
-    return {"id": sid, "started_at": at.isoformat(), "previous": previous}
+    # a session started over an open one is left without its summary unless someone ends it: say so
+    return {"id": sid, "started_at": at.isoformat(), "previous": previous,
+            "previous_open": bool(rows) and rows[0]["ended_at"] is None}
 
 
 @dataclass
