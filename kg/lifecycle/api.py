@@ -389,7 +389,7 @@ def _withdrawn(lc: Lifecycle, at: datetime) -> dict[str, dict[str, Any]]:
 def _ready_view(c: promote.Candidate, lp: Any, room: promote.Budget) -> dict[str, Any]:
     """A ready pattern for `kg status`; `waiting` says why a cycle would not promote it now (a full block)."""
     plan = promote.plan(c, lp)
-    wait = room.why_not(plan.file, plan.block, plan.text)
+    wait = promote.says_nothing_to_do(c, plan.text, lp) or room.why_not(plan.file, plan.block, plan.text)
     return {"pattern": c.pattern_id, "key": c.key, "recurrence": c.recurrence, "sessions": c.sessions,
             "summary": plan.text[:80], "target": plan.file + (f" (waits: {wait})" if wait else ""),
             "waiting": wait, "recovering": bool(c.failed)}

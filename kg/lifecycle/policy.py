@@ -34,6 +34,10 @@ class Promotion:
     # [pattern, replacement] pairs that turn one occurrence's wording into the recurring lesson's (paths to
     # their file name, ids dropped), applied in order to the rule text; the evidence keeps the instances
     generalise: tuple[tuple[re.Pattern[str], str], ...] = ()
+    # a pattern whose events carry one of these tags (tool failures) becomes a rule only when its text says what
+    # to do (matches one of `instruction`); otherwise it waits for a logged fix
+    needs_instruction_tags: tuple[str, ...] = ()
+    instruction: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -195,6 +199,16 @@ def _pairs(r: RuleReader, key: str) -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple(out)
 
 
+def _regexes(r: RuleReader, key: str) -> tuple[re.Pattern[str], ...]:
+    out = []
+    for i, p in enumerate(r.strings(key) if r.get(key) is not None else ()):
+        try:
+            out.append(re.compile(p))
+        except re.error as exc:
+            raise r.fail(f"{key}[{i}]", f"is not a valid regex ({exc})") from None
+    return tuple(out)
+
+
 def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> LifecyclePolicy:
     r = RuleReader(data, source)
     promotion = Promotion(
@@ -206,6 +220,9 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         max_text_chars=r.whole("promotion.max_text_chars", 20),
         hypothesis=r.string("promotion.hypothesis"),
         generalise=_pairs(r, "promotion.generalise"),
+        needs_instruction_tags=r.strings("promotion.needs_instruction_tags")
+        if r.get("promotion.needs_instruction_tags") is not None else (),
+        instruction=_regexes(r, "promotion.instruction"),
     )
     proposals = Proposals(
         high_impact_recurrence=r.whole("proposals.high_impact_recurrence", 1),
