@@ -27,6 +27,7 @@ from kg.store import aggregates as _aggregates
 from kg.store import migrating as _migrating
 from kg.store import queries as _queries
 from kg.store import rebuild as _rebuild
+from kg.store import sideindex as _side
 from kg.store import tallies as _tallies
 from kg.store.lock import FileLock, Yielded
 from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, NEW_GRAPH_TERMS, check_version, migrations
@@ -188,6 +189,7 @@ class Store:
 
             store = cls(*connect(), path, _named_queries(queries_dir))
             store._lock = lock
+            store.read_only = read_only
             store._threads = max_threads or (os.cpu_count() or 1)  # Kùzu's default: every core
             try:
                 if migrate and not read_only:
@@ -219,6 +221,8 @@ class Store:
                 else:
                     store._check_version()
                 yield store
+                if not read_only:  # memory search's side index follows what this writer committed
+                    _side.safe_sync(store)
             finally:
                 _migrating.finish(store)  # (a migration that failed: its marker goes)
                 store._close()
@@ -321,6 +325,8 @@ class Store:
         """Run a named query with exactly its parameters."""
         query = self.query(name)
         query.check(params)
+        if name == "node_create":
+            _side.noted_create(self, params)
         if name in _AGGREGATED:  # issue 22: a maintained aggregate answers or is kept (kg/store/aggregates.py)
             return self._run_aggregated(name, query, params)
         return self._execute_raw(query.text, params)
@@ -408,6 +414,7 @@ class Store:
             yield self
         except BaseException:
             self._in_tx = False
+            self._side_dirty = True  # nodes noted for the side index may be rolled back
             try:
                 self._execute_raw("ROLLBACK", {})
             except StoreError:
