@@ -210,6 +210,11 @@ def _render_status(d: dict[str, Any]) -> str:
         lines += [f"   [{v['change']}] {v['target']}: {v['text']} (due {v['due'][:10]}"
                   + (f", overdue: {v['overdue']}" if v["overdue"] != "none" else "") + ")"
                   for v in lc["verifications_due"]]
+    if lc.get("verifications_paused"):
+        lines.append(f"\n⏸️  Verifications paused: the rule was taken out of its file by hand "
+                     f"({len(lc['verifications_paused'])}; put it back, or `kg export memory --force`, to resume):")
+        lines += [f"   [{v['change']}] {v['target']}: {v['text']} (withdrawn since {v['withdrawn_since'][:10]})"
+                  for v in lc["verifications_paused"]]
     if lc.get("ready_to_promote"):
         lines.append(f"\n🚀 Patterns ready for promotion ({lc['ready_to_promote_total']}):")
         lines += [f"   {p['key']} ({p['recurrence']}x, {p['sessions']} sessions) → {p['target']}: {p['summary']}"

@@ -238,60 +238,82 @@ def item_id(kind: str, item: Any) -> str | None:
     return None
 
 
+_CHOICES = (("source", "sources", "import"), ("priority", "priorities", None), ("category", "categories", None),
+            ("reproducible", "reproducible", None), ("complexity", "complexity", None),
+            ("frequency", "frequency", None), ("status", "statuses", "pending"))
+# the trail's free-text fields -> `prepare`'s names
+_TEXTS = (("details", "details"), ("suggested_action", "action"), ("area", "area"), ("pattern_key", "pattern_key"),
+          ("error", "error_text"), ("context", "context"), ("user_context", "user_context"))
+_ROW = dict.fromkeys(NODE_COLUMNS)
+
+
 def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime, report: ImportReport, *,
                 redactor: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Node rows and pattern links for entries. `redactor` is the import's `Gated` for items already
-    redacted (their kinds under `_redactions`); by default each value is redacted here."""
+    redacted (their kinds under `_redactions`); by default each value is redacted here.
+
+    The closed vocabularies (source, priority, ...) are read once per distinct value of a batch (`_known`'s
+    answers kept per combination in `known`) and handed to `prepare` as None: it would check again what `_known` has checked
+    (its defaults then apply, and the known value replaces them: the same fields as passing it in)."""
     rows, links = [], []
     policy = ws.policy
     redactor = redactor or ws.rules.redactor
+    known: dict[tuple[Any, ...], tuple[tuple[str, str], ...]] = {}  # the vocabulary fields' values -> `_known`'s
+    choices = [(name, getattr(policy, table), default) for name, table, default in _CHOICES]
+    names = [name for name, _, _ in _CHOICES]
+    columns = _ROW.keys()
+    fallback = at.isoformat()
+    entry_id_ok = _ENTRY_ID.match
     for item in entries:
-        entry_id = str(item.get("id") or "").strip()
-        if not _ENTRY_ID.match(entry_id):
+        entry_id = item.get("id")
+        entry_id = str(entry_id or "").strip() if entry_id.__class__ is not str else entry_id.strip()
+        if not entry_id_ok(entry_id):
             report.skip("entry without a LRN/ERR/FEAT id")
             continue
         kind = _KIND_OF_PREFIX[entry_id.split("-", 1)[0]]
         summary = item.get("summary") or (item.get("_title", "").split(":", 1)[-1].replace("_", " "))
-        logged = item.get("logged") or item.get("first_seen") or at.isoformat()
+        logged = item.get("logged") or item.get("first_seen") or fallback
         try:
             created = clock.parse_time(str(logged), what="logged time")
         except UsageError:
             report.skip("entry with an unreadable time")
             continue
-        fields = {
-            "details": item.get("details") or None, "action": item.get("suggested_action") or None,
-            "area": item.get("area") or None, "source": _known(item.get("source"), policy.sources, "import"),
-            "priority": _known(item.get("priority"), policy.priorities, None),
-            "category": _known(item.get("category"), policy.categories, None),
-            "pattern_key": item.get("pattern_key") or None, "files": _split_list(item.get("files")),
-            "tags": _split_list(item.get("tags")), "error_text": item.get("error") or None,
-            "context": item.get("context") or None,
-            "reproducible": _known(item.get("reproducible"), policy.reproducible, None),
-            "user_context": item.get("user_context") or None,
-            "complexity": _known(item.get("complexity"), policy.complexity, None),
-            "frequency": _known(item.get("frequency"), policy.frequency, None),
-            "status": _known(item.get("status"), policy.statuses, "pending"),
-        }
+        fields: dict[str, Any] = {}
+        for key, name in _TEXTS:
+            v = item.get(key) or None
+            fields[name] = str(v) if v.__class__ in (int, float) else v
+        fields["files"] = _split_list(item.get("files"))
+        fields["tags"] = _split_list(item.get("tags"))
+        values = tuple(map(item.get, names))
+        try:
+            chosen = known.get(values)
+        except TypeError:  # a list or an object where a word belongs: `_known` reads it as text
+            chosen = None
+        if chosen is None:
+            chosen = tuple((name, got) for (name, allowed, default), value in zip(choices, values, strict=True)
+                           if (got := _known(value, allowed, default)) is not None)
+            if len(known) < 4096 and all(v.__class__ in (str, type(None)) for v in values):
+                known[values] = chosen
         try:
             prepared = prepare(policy, redactor, kind, str(summary), now=created,
-                               session=item.get("session") or None,
-                               **{k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
-                                  for k, v in fields.items()})
+                               session=item.get("session") or None, **fields)
         except KgError as exc:
             report.skip("invalid entry")
             report.warnings.append(f"{item.get('_source', '?')}: {entry_id}: {exc}")
             continue
         report.redacted.extend(prepared.redactions)
         f = prepared.fields
-        row = {c: None for c in NODE_COLUMNS}
-        row.update({k: v for k, v in f.items() if k in row})
+        f.update(chosen)
+        row = _ROW.copy()
+        row.update(f if f.keys() <= columns else {k: v for k, v in f.items() if k in columns})
+        found = item.get("_redactions")
         row.update(id=entry_id, kind="event", created_at=created, updated_at=created, reinforced_at=created,
                    pinned=False, stale=False,
-                   redactions=sorted({*prepared.redactions, *(item.get("_redactions") or ())}))
+                   redactions=sorted({*prepared.redactions, *found}) if found or prepared.redactions else [])
         rows.append(row)
-        if f.get("pattern_key"):
+        if f["pattern_key"]:
             links.append({"key": f["pattern_key"], "event": entry_id, "at": created, "text": f["text"],
-                          "area": f.get("area"), "priority": f.get("priority")})
+                          "area": f["area"], "priority": f["priority"]})
     return rows, links
 
 

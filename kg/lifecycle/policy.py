@@ -112,6 +112,9 @@ class Verification:
     leave_out_trigger: bool = True
     check_max_before: float = 0.0
     check_after_days: int = 56
+    thin_deadline_events: float = 0.0
+    mix_source: str = "verdicts"
+    relapse_reference: float = 0.15
 
 
 @dataclass(frozen=True)
@@ -281,6 +284,9 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         leave_out_trigger=r.flag("verification.leave_out_trigger", default=True),
         check_max_before=r.number("verification.check_max_before", 0, default=0.0),
         check_after_days=r.whole("verification.check_after_days", 1, default=56),
+        thin_deadline_events=r.number("verification.thin_deadline_events", 0, default=0.0),
+        mix_source=r.string("verification.mix_source", ("verdicts", "relapse"), default="verdicts"),
+        relapse_reference=r.number("verification.relapse_reference", 0.01, 0.99, default=0.15),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:
         raise r.fail("verification", "needs confirm_max_ratio < ineffective_min_ratio ≤ worse_min_ratio")

@@ -252,8 +252,8 @@ def test_a_resumed_import_does_not_redact_what_is_loaded_already(tmp_path, monke
     assert 250 <= len(loaded) < 600
     gated: list[str] = []
     gate = importing.gate
-    monkeypatch.setattr(importing, "gate", lambda redactor, group: (
-        gated.extend(item.get("id") for _, item in group if isinstance(item, dict)), gate(redactor, group))[1])
+    monkeypatch.setattr(importing, "gate", lambda redactor, group, clean=None: (
+        gated.extend(item.get("id") for _, item in group if isinstance(item, dict)), gate(redactor, group, clean))[1])
     monkeypatch.setattr(importing, "BATCH", 50)
     report = kg.ingest.trail.import_trail(kg.open_workspace(ws.root))
     assert report.already_present == len(loaded) and report.entries == 600 - len(loaded)
