@@ -244,15 +244,26 @@ def _search_index(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | Non
     behind, missing or unreadable (it is derived data: nothing is lost)."""
     if getattr(ws, "store_url", None) is not None:
         return None  # a team graph keeps its own full-text index
+    import sqlite3
+
     from kg.store import sideindex
 
-    ok, what = sideindex.status(st)
-    if ok:
-        return ("search index", "ok", what)
-    if dry_run:
-        st._side_hold = True  # nor does the writer's close bring it in step
-        return ("search index", "warning", f"{what}; run `kg doctor` to bring it in step")
-    return ("search index", "repaired", f"{what}: {sideindex.sync(st)}")
+    path = sideindex.path_of(st.path)
+    name = path.relative_to(ws.root) if path.is_relative_to(ws.root) else path
+    try:
+        ok, what, rebuild = sideindex.check(st)
+        if ok:
+            return ("search index", "ok", what)
+        if dry_run:
+            st._side_hold = True  # nor does the writer's close bring it in step
+            return ("search index", "warning", f"{what}; search asks the graph's own index until it is "
+                    f"{'rebuilt' if rebuild else 'caught up'}: run `kg doctor` to do it")
+        return ("search index", "repaired", f"{what}: {sideindex.sync(st, rebuild=rebuild)}")
+    except (sqlite3.Error, OSError) as exc:
+        st._side_hold = True  # the writer's close would fail on it the same way
+        return ("search index", "error", f"{name} cannot be opened for writing ({exc}); search asks the graph's "
+                f"own index meanwhile. Fix: remove or rename {name} (it is derived data, rebuilt from the "
+                "graph) or make it writable, then run `kg doctor`")
 
 
 def _aggregate(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:

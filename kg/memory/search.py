@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import sqlite3
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -176,7 +177,12 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
     k = max(rules.candidates, limit * 3) * (5 if filtered else 1)
     v = view(ws, st)
     erules = expand.expand_rules(ws)
-    fts, plan.mode = v.match(ws, plan, rules, k)
+    try:
+        fts, plan.mode = v.match(ws, plan, rules, k)
+    except sqlite3.DatabaseError:  # a damaged side index: the graph's own index (`kg doctor` rebuilds it)
+        if hasattr(v, "side"):
+            v.side = None
+        fts, plan.mode = (v.fts(" ".join(plan.ask), k) if plan.ask else []), "index"
     bm25 = {r["id"]: float(r["score"]) for r in fts}
     rows = {r["id"]: r for r in fts}
     for w in windows:  # events of a time the query names, whatever their words
@@ -198,16 +204,30 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
     hits = _score(rows, bm25, text_score, fuzzy, evidence, seeds, seed_sessions, rules, erules, now=now,
                   kinds=kinds, entry_types=entry_types, since=since, session=session, windows=windows,
                   w_date=w_date)
-    # Rows from the side index hold priority, pinning and reinforcement as created: the best are read again
-    stale = [h.ref for h in sorted(hits, key=lambda h: -h.score)[:limit] if rows[h.ref].get("side")]
-    if stale:
+    # Rows from the side index hold priority, pinning and reinforcement as created: read again, by key, every
+    # one whose best possible current score (pinned, reinforced now) could reach the top `limit`; until the
+    # top is stable (refreshing can lower the top's scores, and so the bar)
+    done: set[str] = set()
+    while True:
+        by = {h.ref: h for h in hits}
+        bar = sorted((h.score for h in hits), reverse=True)[limit - 1] if len(hits) >= limit else -1.0
+        stale = [h.ref for h in hits if rows[h.ref].get("side") and h.ref not in done
+                 and _best_case(h, rules) >= bar - 1e-3]
+        if not stale:
+            return hits
         rows.update(v.fresh(stale))
-        fresh = set(stale)
-        hits = [h for h in hits if h.ref not in fresh] + _score(
-            {i: rows[i] for i in stale}, bm25, text_score, fuzzy, evidence, seeds, seed_sessions, rules, erules,
-            now=now, kinds=kinds, entry_types=entry_types, since=since, session=session, windows=windows,
+        done.update(stale)
+        hits = [h for h in hits if h.ref not in set(stale)] + _score(
+            {i: rows[i] for i in stale if i in by}, bm25, text_score, fuzzy, evidence, seeds, seed_sessions, rules,
+            erules, now=now, kinds=kinds, entry_types=entry_types, since=since, session=session, windows=windows,
             w_date=w_date)
     return hits
+
+
+def _best_case(h: Hit, rules: SearchRules) -> float:
+    """The hit's score were it pinned and reinforced now (what a row as created can gain once read again)."""
+    return h.score + rules.w_recency * (1.0 - h.parts.get("recency", 0.0)) + rules.w_importance * (
+        1.0 - h.parts.get("importance", 0.0))
 
 
 def _score(rows: dict[str, dict[str, Any]], bm25: dict[str, float], text_score: dict[str, float],

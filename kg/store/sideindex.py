@@ -22,6 +22,16 @@ Whoever finds it behind (a writer, the read server, a one-off reader) catches up
 and leaves none of their bytes in the file (secure_delete, FTS5 optimize, VACUUM).
 
 FalkorDB (the team store) keeps its own full-text query: this file is for the embedded store only.
+
+The contract this rests on (break it and search answers from rows the graph no longer holds):
+- any future delete of a Node, or rewrite of its text (`text`, `details`, `tokens`: redaction edits), must
+  call `forget` for it BEFORE the graph's commit (the index text to delete is read from the graph);
+- a migration that rewrites `tokens` (or what `_indexed` keeps) must bump `VERSION`: a file of another
+  version is rebuilt by the next writer or `kg doctor`.
+
+A read-only reader (a one-off `kg search`) never rebuilds: when the file is of another version, damaged,
+missing or names another graph, or more than `CATCH_UP_MAX` nodes behind, it answers None and search asks
+the graph's own index until a writer's close or `kg doctor` brings the file in step.
 """
 
 from __future__ import annotations
@@ -47,8 +57,9 @@ CREATE TABLE IF NOT EXISTS node(pos INTEGER PRIMARY KEY, {", ".join(f + " TEXT" 
 CREATE UNIQUE INDEX IF NOT EXISTS node_id ON node(id);
 CREATE INDEX IF NOT EXISTS node_session ON node(session, created_at, id) WHERE session IS NOT NULL;
 CREATE INDEX IF NOT EXISTS node_created ON node(created_at);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(tokens, content='', tokenize='porter unicode61');
 """
+_FTS = "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(tokens, content='', tokenize='porter unicode61')"
+_SCHEMA += _FTS + ";\n"
 _READ = ("MATCH (n:Node) WHERE offset(ID(n)) >= $start AND offset(ID(n)) < $stop "
          "RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in FIELDS) + ", n.tokens AS tokens")
 _POS = "MATCH (n:Node {id: $id}) RETURN offset(ID(n)) AS pos"
@@ -160,8 +171,11 @@ class SideIndex:
                             [(start + k, _indexed(r.get("tokens"))) for k, r in enumerate(rows)])
 
     def clear(self) -> None:
+        """Empty it (inside the caller's transaction); the FTS5 table is made again, not emptied: its pages
+        may be the damaged part."""
         self.db.execute("DELETE FROM node")
-        self.db.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
+        self.db.execute("DROP TABLE IF EXISTS fts")
+        self.db.execute(_FTS)
         self._set_stamp(0, None)
 
     def remove(self, rows: list[tuple[str, str]]) -> int:
@@ -398,7 +412,8 @@ def noted_create(st: Any, params: dict[str, Any]) -> None:
 def for_reading(st: Any) -> SideIndex | None:
     """The side index in step with the graph `st` holds, kept open on `st` for its later reads (the read
     server's), caught up first when it is behind (whoever reads first pays for it); None for a store it is
-    not for, or a file that cannot be brought in step (search then asks the graph's own index)."""
+    not for, or a file that cannot be brought in step (search then asks the graph's own index). A read-only
+    reader catches up at most `CATCH_UP_MAX` nodes and never rebuilds (see the module's doc)."""
     if not embedded(st):
         return None
     side = st.__dict__.get("_side_reader")
@@ -410,8 +425,7 @@ def for_reading(st: Any) -> SideIndex | None:
             side = st.__dict__["_side_reader"] = SideIndex(path_of(st.path), writable=False)
             if side.current(count):
                 return side
-        have = side.stamp()[0] if side is not None else 0
-        if getattr(st, "read_only", False) and not 0 <= count - have <= CATCH_UP_MAX:
+        if getattr(st, "read_only", False) and to_write(st, side, count) > CATCH_UP_MAX:
             return None  # a one-off reader does not rebuild it: the graph's own index, until a writer does
         sync(st)
         if side is None:
@@ -419,6 +433,20 @@ def for_reading(st: Any) -> SideIndex | None:
         return side if side.current(count) else None
     except (sqlite3.Error, OSError, RuntimeError):
         return None
+
+
+def to_write(st: Any, side: SideIndex | None, count: int) -> int:
+    """How many rows `sync` would write to bring `side` in step with the graph's `count` nodes: the gap
+    when it holds the graph's first nodes in this version's form; for a rebuild, more than `CATCH_UP_MAX`
+    whatever the graph's size, so that a read-only reader leaves every rebuild to a writer."""
+    rebuild = max(count, CATCH_UP_MAX + 1)
+    if side is None or side.meta("version") != version():
+        return rebuild
+    have, last = side.stamp()
+    if have == count and (have == 0 or _pos_of(st, last) == have - 1):
+        return 0
+    kept = 0 < have <= count and _pos_of(st, last) == have - 1
+    return count - have if kept else rebuild
 
 
 def forget(st: Any, ids: list[str]) -> int:
@@ -433,15 +461,35 @@ def forget(st: Any, ids: list[str]) -> int:
 
 def status(st: Any) -> tuple[bool, str]:
     """For `kg doctor`: whether the side index is in step with the graph, and what it holds."""
+    ok, what, _ = check(st)
+    return ok, what
+
+
+def check(st: Any) -> tuple[bool, str, bool]:
+    """(in step, what it holds or what is wrong, whether only a rebuild repairs it): the stamp against the
+    graph, the version, `PRAGMA quick_check` and FTS5's own integrity check (zeroed or damaged index pages
+    otherwise answer every query with nothing). Raises sqlite3.Error / OSError when the file cannot be
+    opened at all (a directory in its place, no permission)."""
     path = path_of(st.path)
     if not path.exists():
-        return False, f"{FILE} is missing"
+        return False, f"{FILE} is missing", True
     try:
-        with closing(SideIndex(path, writable=False)) as side:
-            have, last = side.stamp()
-    except sqlite3.Error as exc:
-        return False, f"{FILE} cannot be read: {exc}"
+        # writable, for FTS5's integrity check (an INSERT that changes nothing); no schema is created
+        with closing(sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=30.0, isolation_level=None)) as db:
+            quick = [r[0] for r in db.execute("PRAGMA quick_check")]
+            if quick != ["ok"]:
+                return False, f"{FILE} is damaged ({'; '.join(quick[:3])})", True
+            db.execute("INSERT INTO fts(fts) VALUES ('integrity-check')")
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
+            raise
+        return False, f"{FILE} cannot be read or is damaged: {exc}", True
+    if meta.get("version") != version():
+        return False, f"{FILE} is of another version ({meta.get('version')}, now {version()})", True
+    have, last = int(meta.get("count") or 0), meta.get("last_id")
     count = _count(st)
     if have != count or (count and _pos_of(st, last) != count - 1):
-        return False, f"{FILE} holds {have} of the graph's {count} nodes"
-    return True, f"{FILE} holds all {count} nodes"
+        kept = 0 < have <= count and _pos_of(st, last) == have - 1
+        return False, f"{FILE} holds {have} of the graph's {count} nodes", not kept
+    return True, f"{FILE} holds all {count} nodes", False

@@ -53,7 +53,8 @@ def test_a_side_index_behind_or_missing_is_caught_up_or_rebuilt(ws):
     for extra in ("-wal", "-shm"):
         path.with_name(path.name + extra).unlink(missing_ok=True)
     hits = search.search(ws, "kubernetes canary", now="2026-01-10", sources=["graph"])
-    assert hits[0].text.startswith("kubernetes rollout")
+    assert hits[0].text.startswith("kubernetes rollout")  # the graph's own index: a reader does not rebuild
+    ws.log("learning", "the canary flag is set per region", now="2026-01-11T10:00")  # a writer does
     assert _side_ids(ws) == _graph_ids(ws)
 
 
