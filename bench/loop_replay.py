@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from kg.lifecycle import promote, promoting, verify
+from kg.lifecycle import promote, promoting, verify, verify_mix
 from kg.lifecycle.policy import LifecyclePolicy
 
 DAY = timedelta(days=1)
@@ -118,7 +118,13 @@ def _prior(state: dict[str, State], now: datetime, policy: LifecyclePolicy,
                 c.baseline = (e.k_before, e.t_before)
             base.append(c.baseline)
     _PRIOR[memo] = rate = verify.population_prior(base, policy)
-    _MIX[memo] = verify.mix_factor((c.status for s in state.values() for c in s.changes), policy)
+    if policy.verification.mix_source == "relapse":
+        kinds = [verify.relapse([t for t in s.times if t <= now], _spans(s, None, now), now, policy,
+                                observed_from=observed, prior=rate).kind
+                 for s in state.values() if any(c.reverted_at for c in s.changes)]
+        _MIX[memo] = verify_mix.relapse_factor(kinds, policy)
+    else:
+        _MIX[memo] = verify.mix_factor((c.status for s in state.values() for c in s.changes), policy)
     _EFFECT[memo] = verify.effect_prior(
         [verify.evidence([t for t in s.times if t <= now], c.applied_at, min(c.reverted_at or now, now), policy,
                          excluded=_spans(s, c, now), observed_from=observed)

@@ -11,13 +11,14 @@
      5 folds that leave whole sessions out (bench/reflect_train.py), beside the same model scored on the
      turns it was fitted on (train) to show the gap;
   2. tests/data/other_user_turns.jsonl: 282 user turns of other users and agents (Claude Code, Codex,
-     OpenClaw/pi, aider; English and Russian), labelled by this project after the signals were written and
-     never trained on, scored with the shipped rules and model. A file the readers here cannot open is
+     OpenClaw/pi, aider; English and Russian), labelled by this project after the signals were written, scored
+     with the shipped rules and model. The aider and Codex turns are development data, trained on
+     (bench/reflect_train.py DEV_PROVIDERS); OpenClaw/pi and Claude Code are never trained on. A file the readers here cannot open is
      skipped and named. --providers keeps a split by runtime (the gold has been read before: develop on
      some runtimes' turns, read the others once);
   3. tests/data/specstory_labels.jsonl: the three development sessions (corrections, feature requests);
-  4. runtimes/ (Claude Code, Codex, OpenClaw/pi, aider; no labels): each runtime left out of training by
-     construction (the model is fitted on Cursor chats only); the share of speaking user turns with a finding
+  4. runtimes/ (Claude Code, Codex, OpenClaw/pi, aider; no labels): the model is fitted on Cursor chats and
+     the labelled aider and Codex turns; the share of speaking user turns with a finding
      per runtime, and with --sample N, N findings per runtime printed for reading false alarms by hand;
 - throughput: what `kg reflect` does before it writes (parse, what the user said, the failed tool calls) on a
   ~10 MB Claude Code JSONL made by repeating the records of the real ones (budget 2 s), in fresh processes,
@@ -107,10 +108,7 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def provider(name: str) -> str:
-    """The runtime a labelled file comes from: runtimes/<runtime>/... or transcripts/<runtime>/..."""
-    parts = name.split("/")
-    return parts[1] if len(parts) > 2 else parts[0]
+provider = rt.provider
 
 
 def other_users(data: Path, rules, providers: frozenset[str] | None = None) -> None:
@@ -154,7 +152,9 @@ def other_users(data: Path, rules, providers: frozenset[str] | None = None) -> N
             found.append(per_turn.get(turn, set()))
             runtime.append(t.format)
     which = f" ({', '.join(sorted(providers))} only)" if providers else ""
-    rt.table(f"2. other users and agents{which}: {len(gold)} labelled turns, shipped rules and model (never trained on)",
+    seen = sorted(set(providers or {rt.provider(lab["file"]) for lab in labels}) & set(rt.DEV_PROVIDERS))
+    trained = f"trained on {', '.join(seen)}'s turns" if seen else "never trained on"
+    rt.table(f"2. other users and agents{which}: {len(gold)} labelled turns, shipped rules and model ({trained})",
              _counts(gold, found, [*CATEGORY.values(), "anything"]))
     print("   per runtime (correction; anything)")
     for fmt in sorted(set(runtime)):
@@ -224,7 +224,8 @@ def runtimes(data: Path, rules, sample: int, seed: int = 14) -> None:
     """Label-free: how often each runtime's user turns get a finding, and (--sample) which, to read by hand."""
     import random
 
-    print("4. runtimes (no labels; the model never saw any of them): share of speaking user turns with a finding")
+    print("4. runtimes (no labels; of these only the labelled aider and Codex turns were trained on): share of "
+          "speaking user turns with a finding")
     print(f"  {'runtime':12} {'files':>5} {'turns':>6} {'correction':>10} {'preference':>10} {'other':>6} "
           f"{'anything':>8}")
     for name, files in runtime_files(data).items():

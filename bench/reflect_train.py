@@ -24,6 +24,11 @@ from kg.reflect.detect import turn_signals
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = REPO / "rules" / "reflect_model.toml"
+# Other users' gold (tests/data/other_user_turns.jsonl) is split by runtime: these runtimes' turns are development
+# data, trained on beside the 441 turns (they alone show tool calls, edits and undo commands, which the labelled chats
+# lack); the others (OpenClaw/pi, Claude Code) are held out, read once by bench/reflect_quality.py --providers.
+OTHER_LABELS = REPO / "tests" / "data" / "other_user_turns.jsonl"
+DEV_PROVIDERS = ("aider", "codex")
 # Label in the data -> class (detector) in rules/reflect.toml.
 CLASSES = {"correction": "correction", "preference": "preference", "knowledge_gap": "knowledge_gap",
            "feature_request": "feature", "positive": "best_practice"}
@@ -58,6 +63,9 @@ PRIOR = {
                    "negative_question": 0.8, "frustration": 0.8, "flaw": 0.8, "fails_after_claim": 1.2,
                    "question_conceded": 1.2, "repeated_ask": 1.0, "redirect_after_interrupt": 1.0,
                    "frustrated_at_work": 1.0, "changes_course": 0.6, "interrupted": 0.3,
+                   # the agent's next action and what the user's words point at (general, any runtime)
+                   "redo_after_claim": 0.8,
+                   "request_conceded": 1.0, "new_after_praise": -0.8, "new_after_done": -0.5,
                    # what anyone's turn that is not a correction looks like: a question that only asks, a polite
                    # request, the next step, thanks or approval, an answer to the agent's own question
                    "asks_info": -0.8, "requests": -0.8, "extends": -0.8, "approves": -1.0, "answers_agent": -1.5,
@@ -99,6 +107,9 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
                         # the order of events in runtimes with tool calls and undo commands: the labelled chats have
                         # neither, so these keep their priors (stated, not fitted)
                         "undid", "redirect_after_undo", "still_after_work", "fails_after_work",
+                        # that the agent used tools since the user spoke is context, not evidence: it fires on most
+                        # turns of runtimes with tool calls; what follows the work (the combinations) is the evidence
+                        "worked",
                         # no labelled turn follows a fresh start (the chats have none): stated, not fitted
                         "resumed",
                         # a fault named after praise outweighs the praise it follows (praise, approval, thanks)
@@ -110,7 +121,15 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
 # Signals a class may not use: how long a turn is does not say whether it states a lasting rule (this user
 # writes rules at length; "I prefer tabs" is short).
 # Nor does pushback at this turn's work (a question, swearing, a flaw, an interrupt, a repeated request).
-EXCLUDE = {"preference": {"short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",
+# Corrections: the agent changing again the file it had just changed, and the user naming a file or identifier of its
+# work, alone, fire on nearly every follow-up in aider's sessions, where a user refines one file step by step ("make
+# the background lighter", "add some space inside the border"): 17 and 15 of the development runtimes' 179 turns, 3
+# and 0 of them corrections. Fitted, they became evidence against (-0.36, -0.29) and cancelled the restrictions that
+# name the agent's file ("only edit game.js"), so they are not weights of their own: they count through the
+# combinations that need more (redo_after_claim: a redo right after "done"; new_after_done needs them absent).
+EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work"},
+           "preference": {"reedits", "names_agent_work", "refers_to_work",
+                          "short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",
                           "question_conceded", "repeated_ask", "redirect_after_interrupt", "frustrated_at_work",
                           "changes_course", "interrupted", "repeats_request", "fact_after_cannot",
                           "files_request", "workaround", "wants_after_workaround",
@@ -208,6 +227,38 @@ def load_turns(data: Path, rules) -> list[dict]:
     return out
 
 
+def provider(name: str) -> str:
+    """The runtime a labelled file comes from: runtimes/<runtime>/... or transcripts/<runtime>/..."""
+    parts = name.split("/")
+    return parts[1] if len(parts) > 2 else parts[0]
+
+
+@cache
+def dev_turns(data: Path = Path(), providers: tuple[str, ...] = DEV_PROVIDERS) -> tuple[dict, ...]:
+    """The other users' labelled turns of the development runtimes, with the signals that fire on them. Always on
+    the training side: the leave-sessions-out figures are scored on the 441 turns only."""
+    data = data if data != Path() else shared_data()
+    rules = default_rules(model=False)
+    labels = [json.loads(line) for line in OTHER_LABELS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out = []
+    by_file: dict[str, list[dict]] = {}
+    for lab in labels:
+        if provider(lab["file"]) in providers:
+            by_file.setdefault(lab["file"], []).append(lab)
+    for name, labs in sorted(by_file.items()):
+        t = read_transcript(data / name)
+        sigs = turn_signals(t, rules)
+        texts = {u.index: " ".join(u.text.split())[:120] for u in t.turns if u.role == "user"}
+        for lab in labs:
+            at = lab["turn"] if texts.get(lab["turn"]) == lab["text"] else next(
+                (i for i, x in texts.items() if x == lab["text"]), None)
+            if at is None or at not in sigs:
+                continue
+            out.append({"session": name, "turn": at, "text": lab["text"], "signals": sigs[at],
+                        "gold": {CLASSES[x] for x in lab["labels"] if x in CLASSES}})
+    return tuple(out)
+
+
 def fit(rows: list[tuple[tuple[str, ...], bool]], prior: dict[str, float] | None = None,
         l2: float = L2, fixed: set[str] | frozenset[str] = frozenset(),
         weak: set[str] | frozenset[str] = frozenset()) -> tuple[float, dict[str, float]]:
@@ -260,11 +311,13 @@ def predict(model: tuple[float, dict[str, float]], sigs: tuple[str, ...], cls: s
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-def train(turns: list[dict]) -> dict[str, tuple[float, dict[str, float]]]:
+def train(turns: list[dict], dev: bool = True) -> dict[str, tuple[float, dict[str, float]]]:
+    """One model per class, fitted on `turns` and (with `dev`) the development runtimes' turns."""
     models = {}
+    extra = list(dev_turns()) if dev else []
     for cls in CLASSES.values():
         skip = EXCLUDE.get(cls, set())
-        rows = [(tuple(s for s in t["signals"] if s not in skip), cls in t["gold"]) for t in turns]
+        rows = [(tuple(s for s in t["signals"] if s not in skip), cls in t["gold"]) for t in [*turns, *extra]]
         if cls in HAND and sum(y for _, y in rows) < MIN_POSITIVES:
             models[cls] = HAND[cls]
         else:
@@ -384,7 +437,8 @@ def write_model(models: dict[str, tuple[float, dict[str, float]]], thresholds: d
         "version = 1",
         "",
         "[trained]",
-        f'data = "labels/specstory_minsky_user_turns.jsonl: {n} user turns of {sessions} sessions"',
+        f'data = "labels/specstory_minsky_user_turns.jsonl: {n} user turns of {sessions} sessions; '
+        f'tests/data/other_user_turns.jsonl of {" and ".join(DEV_PROVIDERS)} only: {len(dev_turns())} turns"',
         f'method = "L2 logistic regression (l2 {L2}; generic signals and general evidence against held at their '
         f'priors, l2 x {ANCHOR:g}), {STEPS} gradient steps; classes with fewer than '
         f'{MIN_POSITIVES} labelled turns keep hand-set weights; thresholds by {FOLDS}-fold cross-validation over '

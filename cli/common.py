@@ -56,15 +56,20 @@ def errors() -> Iterator[None]:
     except BrokenPipeError:
         raise typer.Exit(0) from None
     except OSError as exc:
-        if exc.errno == errno.ENOSPC:
-            fail(f"the disk is full{f' ({exc.filename})' if exc.filename else ''}; free some space and run the "
-                 "command again (nothing half-written was kept)", 1)
-        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-            fail(f"cannot write {exc.filename or 'to the workspace'}: {exc.strerror}; check the folder's "
-                 "permissions and that its filesystem is writable", 1)
-        fail(f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", 1)
+        fail(os_failure(exc), 1)
     except (UnicodeError, OverflowError, RecursionError) as exc:
         fail(bad_input(exc) or str(exc), 2)
+
+
+def os_failure(exc: OSError) -> str:
+    """The message for a failure of the file system (the CLI's, and the MCP server's tool errors)."""
+    if exc.errno == errno.ENOSPC:
+        return (f"the disk is full{f' ({exc.filename})' if exc.filename else ''}; free some space and run the "
+                "command again (nothing half-written was kept)")
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return (f"cannot write {exc.filename or 'to the workspace'}: {exc.strerror}; check the folder's "
+                "permissions and that its filesystem is writable")
+    return f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}"
 
 
 def bad_input(exc: BaseException) -> str | None:

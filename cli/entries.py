@@ -145,7 +145,12 @@ def register(app: typer.Typer) -> None:
         """Counts, pending high-priority items and recurring patterns."""
         with errors():
             data = workspace(ctx).status(now=now_of(ctx, now))  # the API's status, rendered
-        emit(data, as_json, _render_status)
+        emit({**data, "patterns": _recurring(data["patterns"])}, as_json, _render_status)
+
+
+def _recurring(patterns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The patterns that recurred: one seen once does not recur, in the text view and in --json alike."""
+    return [p for p in patterns if (p.get("recurrence") or 0) > 1]
 
 
 def _render_log(d: dict[str, Any]) -> str:
@@ -186,7 +191,7 @@ def _render_status(d: dict[str, Any]) -> str:
     if d["pending_high"]:
         lines.append(f"\n⚠️  Pending high-priority items ({len(d['pending_high'])}):")
         lines += [f"   [{r['id']}] ({r['priority']}) {r['text'][:80]}" for r in d["pending_high"]]
-    recurring = [p for p in d["patterns"] if (p.get("recurrence") or 0) > 1]  # a pattern seen once does not recur
+    recurring = _recurring(d["patterns"])
     if recurring:
         lines.append("\n🔍 Recurring patterns:")
         lines += [f"   {p['key']}: {p['recurrence']}x, {p['sessions']} session(s), last {p['last_seen'][:10]}"
@@ -205,6 +210,11 @@ def _render_status(d: dict[str, Any]) -> str:
         lines += [f"   [{v['change']}] {v['target']}: {v['text']} (due {v['due'][:10]}"
                   + (f", overdue: {v['overdue']}" if v["overdue"] != "none" else "") + ")"
                   for v in lc["verifications_due"]]
+    if lc.get("verifications_paused"):
+        lines.append(f"\n⏸️  Verifications paused: the rule was taken out of its file by hand "
+                     f"({len(lc['verifications_paused'])}; put it back, or `kg export memory --force`, to resume):")
+        lines += [f"   [{v['change']}] {v['target']}: {v['text']} (withdrawn since {v['withdrawn_since'][:10]})"
+                  for v in lc["verifications_paused"]]
     if lc.get("ready_to_promote"):
         lines.append(f"\n🚀 Patterns ready for promotion ({lc['ready_to_promote_total']}):")
         lines += [f"   {p['key']} ({p['recurrence']}x, {p['sessions']} sessions) → {p['target']}: {p['summary']}"

@@ -27,6 +27,7 @@ def _render_cycle(d: dict[str, Any]) -> str:
     lines = [head]
     for v in d["verified"]:
         lines.append(f"  🔍 {v['change']} → {v['target']}: {v['summary']}")
+    lines += _render_withdrawn(d)
     for r in d["reverted"]:
         lines.append(f"  ↩️  reverted {r['change']} ({r['status']}, {r['verdict']}): '{r['text'][:60]}' from {r['target']}")
     for r in d["reminders"]:
@@ -58,6 +59,19 @@ def _render_cycle(d: dict[str, Any]) -> str:
     if not d["changed"]:
         lines.append("  nothing to do")
     return "\n".join(lines)
+
+
+def _render_withdrawn(d: dict[str, Any]) -> list[str]:
+    """Changes a person took out of their file: verification paused, or resumed (kg/lifecycle/verify_withdrawn)."""
+    out = []
+    for w in d.get("withdrawn", []):
+        if w["action"] == "resumed":
+            out.append(f"  ▶️  {w['change']} → {w['target']}: back in the file, verification resumed (next check "
+                       f"{w['next_check'][:10]})")
+        else:
+            out.append(f"  ⏸️  {w['change']} → {w['target']}: withdrawn by hand since {w['since'][:10]}, "
+                       "verification paused (its days out are no evidence)")
+    return out
 
 
 def _render_proposals(rows: list[dict[str, Any]]) -> str:
@@ -105,10 +119,13 @@ def _render_verify(d: dict[str, Any]) -> str:
     lines = [f"🔍 Verifications: {due} due, {len(d['monitoring'])} monitoring"]
     for v in d["verified"]:
         lines.append(f"  [{v['change']}] → {v['target']}: {v['summary']}")
+    lines += _render_withdrawn(d)
     for r in d["reverted"]:
         lines.append(f"  ↩️  reverted {r['change']} ({r['status']})")
     for m in d["monitoring"]:
-        lines.append(f"  · [{m['id']}] {m['status']} → {m['target']}: next check {(m['next_check'] or '')[:10]}")
+        state = (f"paused (withdrawn by hand since {m['withdrawn_since'][:10]})" if m.get("withdrawn_since") else
+                 f"next check {(m['next_check'] or '')[:10]}")
+        lines.append(f"  · [{m['id']}] {m['status']} → {m['target']}: {state}")
     lines += _render_files(d)
     return "\n".join(lines)
 

@@ -31,6 +31,9 @@ def register(app: typer.Typer) -> None:
 
         with errors():
             data = sessions.start(workspace(ctx), now_of(ctx, now))
+        if data["previous_open"]:
+            note(f"Session {data['previous']} was not ended: `kg session end --session {data['previous']}` "
+                 "writes its summary")
         emit(data, as_json, lambda d: f"🟢 Session {d['id']} started")
 
     @session_app.command("end")

@@ -58,13 +58,13 @@ def start(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         started = False
         if not data["running"]:
             started = not data["starting"]
-            client.spawn(ws.root)
+            client.spawn(ws.root, force=True)
             deadline = time.monotonic() + ws.lock_timeout + 30.0
             while not data["running"] and time.monotonic() < deadline:
                 time.sleep(0.02)
                 data = _status(ws)
                 if not data["running"] and not data["starting"]:  # it gave up (the graph is busy): again
-                    client.spawn(ws.root)
+                    client.spawn(ws.root, force=True)
             if not data["running"]:
                 fail("the read server did not start: another process holds the graph; try again when it is done",
                      1)

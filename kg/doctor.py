@@ -218,6 +218,7 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
             fts = st.has_fts()
             drained = ws._last_drain
             aggregate = _aggregate(ws, st, dry_run)
+            side = _search_index(ws, st, dry_run)
     except KgError as exc:
         report.add("graph", "error", str(exc))
         return
@@ -231,9 +232,27 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
         report.add("full-text index", "error", f"{_left_text(leftovers)}, and the graph's open did not rebuild it")
     else:
         report.add("full-text index", "ok" if fts else "error", "node_fts is present" if fts else "node_fts is missing")
+    if side:
+        report.add(*side)
     if drained.applied or drained.rejected:
         report.add("journal", "repaired", f"applied {drained.applied} waiting entr(y/ies)"
                    + (f"; set aside {drained.rejected} line(s)" if drained.rejected else ""))
+
+
+def _search_index(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:
+    """Memory search's side index (kg/store/sideindex.py) against the graph; caught up or rebuilt when it is
+    behind, missing or unreadable (it is derived data: nothing is lost)."""
+    if getattr(ws, "store_url", None) is not None:
+        return None  # a team graph keeps its own full-text index
+    from kg.store import sideindex
+
+    ok, what = sideindex.status(st)
+    if ok:
+        return ("search index", "ok", what)
+    if dry_run:
+        st._side_hold = True  # nor does the writer's close bring it in step
+        return ("search index", "warning", f"{what}; run `kg doctor` to bring it in step")
+    return ("search index", "repaired", f"{what}: {sideindex.sync(st)}")
 
 
 def _aggregate(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:

@@ -48,4 +48,8 @@ def parse_since(value: str, now_: datetime) -> datetime:
     units = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
     if text and text[-1] in units and text[:-1].isdigit():
         return now_ - timedelta(**{units[text[-1]]: int(text[:-1])})
-    return parse_time(value, what="--since")
+    try:
+        return parse_time(value, what="--since")
+    except UsageError:  # the refusal named only dates: the spans it also takes are what an agent reaches for
+        raise UsageError(f"invalid --since {value!r}: use a span such as 7d, 12h, 2w or 30m, or an ISO 8601 "
+                         "date or time such as 2026-11-30 or 2026-11-30T10:35:00") from None

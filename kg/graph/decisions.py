@@ -2,9 +2,9 @@
 I/O half, and the module callers use; it re-exports these names).
 
 Keywords of a text (`terms`), how similar two texts are (`similarity`: rarity-weighted keyword overlap blended
-with a rapidfuzz ratio), whether they contradict (`contradiction`: a keyword one text wants is refused by the
-other, "use pnpm instead of npm" against "use npm, not pnpm"), which edge a pair gets and which way it points
-(`decide_link`, from the `[[typing]]` rules), and whether an event repeats an earlier one (`duplicate`).
+with a rapidfuzz ratio), which edge a pair gets and which way it points (`decide_link`, from the `[[typing]]`
+rules), and whether an event repeats an earlier one (`duplicate`). Whether two texts contradict is
+`kg.graph.stances`.
 Everything it needs comes from `rules/linking.toml` as a frozen `LinkRules`.
 """
 
@@ -68,6 +68,9 @@ class LinkRules:
     stance_kinds: frozenset[str]
     typing: tuple[TypingRule, ...]
     against_cues: tuple[str, ...] = ()
+    order_before: tuple[str, ...] = ()  # "before", "until", "then": what follows comes later
+    order_after: tuple[str, ...] = ()  # "after": what follows comes first
+    order_refusals: tuple[str, ...] = ()  # cues that refuse an order when an ordering word ends their scope
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -116,6 +119,10 @@ class LinkRules:
             stance_kinds=frozenset(strings("contradiction.stance_kinds")),
             typing=tuple(typing_rules),
             against_cues=tuple(_norm(v) for v in r.strings("contradiction.against_cues", (), items="non-blank")),
+            order_before=tuple(_norm(v) for v in r.strings("contradiction.order_before", (), items="non-blank")),
+            order_after=tuple(_norm(v) for v in r.strings("contradiction.order_after", (), items="non-blank")),
+            order_refusals=tuple(_norm(v) for v in r.strings("contradiction.order_refusals", (),
+                                                               items="non-blank")),
         )
 
 
@@ -134,7 +141,6 @@ def default_rules() -> LinkRules:
 # -- text ---------------------------------------------------------------------------------------------------
 
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "`": "'"})
-_CLAUSE = re.compile(r"[,.;:!?()\[\]\n，。；：！？、（）]+|\s+(?:but|however|although)\s+|但是|但|不过|然而")
 
 
 def _norm(text: str) -> str:
@@ -203,115 +209,6 @@ def cues_in(text: str, cue_list: Iterable[str]) -> list[str]:
 
 
 @dataclass(frozen=True)
-class Stance:
-    """What a text wants (keywords outside any refusal) and refuses (each refusal's scope of keywords)."""
-
-    wants: frozenset[str]
-    refuses: tuple[frozenset[str], ...]
-    marked: bool  # the text takes a stance (a scope cue or a bare cue)
-    prefers: tuple[frozenset[str], ...] = ()  # per refusal, the option it names in its place ("pnpm, not npm")
-    against: frozenset[str] = frozenset()  # keywords of clauses that speak against something ("npm breaks ...")
-    clauses: tuple[frozenset[str], ...] = ()  # the keywords of each clause
-    backed: frozenset[str] = frozenset()  # wants said outside the clauses that speak against something
-
-
-def stance(text: str, rules: LinkRules, *, negation: bool = True) -> Stance:
-    """`negation`: whether plain negation ("not") counts as a stance for this text's kind."""
-    return _memo(rules, ("stance", text, negation), lambda: _stance(text, rules, negation))
-
-
-def _stance(text: str, rules: LinkRules, negation: bool) -> Stance:
-    normal = _norm(text)
-    cues = rules.stance_cues + (rules.negation_cues if negation else ())
-    wants: set[str] = set()
-    refuses: list[frozenset[str]] = []
-    prefers: list[frozenset[str]] = []
-    against: set[str] = set()
-    marked = any(_find(c, normal) for c in rules.bare_cues)
-    # The option a refusal prefers: the keyword just before its cue ("uses pnpm, not npm"), else the first one
-    # said after it ("don't mock the store; use a real one").
-    last: list[str] = []
-    open_: list[int] = []  # refusals still without a preferred option
-
-    def said(found: list[str], context: bool) -> None:
-        """`context`: the words after a refusal's scope in its clause ("never push | to main"): wanted, but
-        not the option preferred in its place."""
-        nonlocal last
-        wants.update(found)
-        said_here.extend(found)
-        if found and not context:
-            for i in open_:
-                prefers[i] = frozenset(found[:1])
-            open_.clear()
-            last = found
-
-    clauses: list[frozenset[str]] = []
-    backed: set[str] = set()
-    for clause in _CLAUSE.split(normal):
-        clauses.append(frozenset(terms(clause, rules)))
-        said_here: list[str] = []
-        # A clause speaks against what it names only when its cue is not negated ("npm never breaks ...") and
-        # it wants nothing itself ("use npm because pnpm breaks ...").
-        is_against = bool(rules.against_cues and cues_in(clause, rules.against_cues)
-                          and _scope_start(clause, rules.stance_cues + rules.negation_cues) is None
-                          and not cues_in(clause, rules.cues.get("support", ())))
-        if is_against:
-            against.update(clauses[-1])
-        rest, context = clause, False
-        while rest.strip():
-            cut = _scope_start(rest, cues)
-            if cut is None:
-                said(terms(rest, rules), context)
-                break
-            marked = True
-            said(terms(rest[: cut[0]], rules), context)
-            scope, rest = _scope(rest[cut[1]:], rules)
-            context = True
-            if scope:
-                refuses.append(frozenset(scope))
-                prefers.append(frozenset(last[-1:]))
-                if not last:
-                    open_.append(len(prefers) - 1)
-        if not is_against:
-            backed.update(said_here)
-    return Stance(frozenset(wants), tuple(refuses), marked, tuple(prefers), frozenset(against), tuple(clauses),
-                  frozenset(backed))
-
-
-_WORD = re.compile(r"[\w'-]+|[^\w\s]", re.UNICODE)
-
-
-def _scope(text: str, rules: LinkRules) -> tuple[list[str], str]:
-    """The keywords a cue refuses (up to a break word or `scope_terms` keywords) and the text after them."""
-    found: list[str] = []
-    for m in _WORD.finditer(text):
-        token = m.group(0)
-        if token in rules.scope_breaks and found:
-            return found, text[m.start():]
-        found.extend(t for t in terms(token, rules) if t not in found)
-        if len(found) >= rules.scope_terms:
-            return found[: rules.scope_terms], text[m.end():]
-    return found, ""
-
-
-def _scope_start(clause: str, cues: Sequence[str]) -> tuple[int, int] | None:
-    """Where the earliest scope cue of a clause starts and ends."""
-    best: tuple[int, int] | None = None
-    for cue in cues:
-        if "..." in cue:  # "prefer…over" (NFKC turns the ellipsis into three dots)
-            opener, closer = cue.split("...", 1)
-            m = _find(opener, clause)
-            if m is None:
-                continue
-            m = _find(closer, clause, m.end())
-        else:
-            m = _find(cue, clause)
-        if m is not None and (best is None or m.start() < best[0]):
-            best = (m.start(), m.end())
-    return best
-
-
-@dataclass(frozen=True)
 class Doc:
     """A node as the decisions see it."""
 
@@ -331,45 +228,6 @@ class Doc:
 
 def with_pattern(doc: Doc, key: str) -> Doc:
     return Doc(doc.id, doc.kind, doc.text, doc.entry_type, doc.category, doc.area, doc.created_at, key)
-
-
-def _negation_counts(doc: Doc, rules: LinkRules) -> bool:
-    return not (doc.kind == "event" and doc.entry_type in rules.descriptive_types)
-
-
-def contradiction(a: Doc, b: Doc, rules: LinkRules) -> str | None:
-    """Why two texts contradict (most of what one refuses, the other wants), or None. They agree, whatever
-    else the other names, when it wants the option the refusing one prefers in its place ("uses pnpm, not npm"
-    and "uses pnpm workspaces; npm breaks the lock file") or speaks against what was refused."""
-    sa = stance(a.text, rules, negation=_negation_counts(a, rules))
-    sb = stance(b.text, rules, negation=_negation_counts(b, rules))
-    for one, other in ((sa, sb), (sb, sa)):
-        refused_by_other = frozenset().union(*other.refuses)
-        for i, scope in enumerate(one.refuses):
-            clash = scope & other.wants
-            if not clash or len(clash) / len(scope) <= rules.min_cover:
-                continue
-            preferred = one.prefers[i] if i < len(one.prefers) else frozenset()
-            if (preferred and preferred <= other.backed and not preferred & refused_by_other
-                    and not any(preferred <= c and clash & c for c in other.clauses)):
-                continue  # both want the same option (the other names both apart: "uses pnpm; npm breaks ...")
-            if clash <= other.against:
-                continue  # the other names what was refused only to speak against it
-            return "one refuses what the other wants: " + ", ".join(sorted(clash))
-    return None
-
-
-def opposed(a: Doc, b: Doc, rules: LinkRules) -> str | None:
-    """Why two texts must never be merged: they contradict, or only one of them takes a stance
-    ("use exec instead" against "use exec")."""
-    why = contradiction(a, b, rules)
-    if why:
-        return why
-    sa = stance(a.text, rules, negation=_negation_counts(a, rules))
-    sb = stance(b.text, rules, negation=_negation_counts(b, rules))
-    if sa.marked != sb.marked:
-        return "only one of them refuses something or says 'instead'"
-    return None
 
 
 # -- similarity ---------------------------------------------------------------------------------------------
@@ -427,6 +285,8 @@ def _rule_matches(rule: TypingRule, src: Doc, dst: Doc, rules: LinkRules) -> str
     if not rule.cue:
         return ""
     if rule.cue == "contradiction":
+        from kg.graph.stances import contradiction
+
         return contradiction(src, dst, rules)
     ends = {"from": (src,), "to": (dst,), "either": (src, dst)}[rule.cue_in]
     for doc in ends:
@@ -479,6 +339,8 @@ def duplicate(new: Doc, old: Doc, rules: LinkRules, weights: Mapping[str, float]
     sim = sim or similarity(terms(new.text, rules), terms(old.text, rules), rules, weights)
     if len(sim.shared) < rules.dedup_min_shared or sim.score < rules.dedup_min_score:
         return None
+    from kg.graph.stances import opposed
+
     if opposed(new, old, rules):
         return None
     return Duplicate(sim.score, f"near-duplicate of {old.id}: shared {', '.join(sim.shared[:5])}; "

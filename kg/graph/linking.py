@@ -25,23 +25,20 @@ from kg.graph.decisions import (  # noqa: F401 - the pure half, re-exported: cal
     LinkDecision,
     LinkRules,
     Similarity,
-    Stance,
     TypingRule,
-    contradiction,
     cues_in,
     decide_link,
     default_rules,
     derived_key,
     duplicate,
     idf,
-    opposed,
     pick_query_terms,
     rules_of,
     similarity,
-    stance,
     terms,
     with_pattern,
 )
+from kg.graph.stances import Stance, contradiction, opposed, stance  # noqa: F401 - re-exported
 from kg.graph.term_counts import counting
 
 # -- I/O: the term table ------------------------------------------------------------------------------------

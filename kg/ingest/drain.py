@@ -154,6 +154,10 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
             ws.journal.done(pending)
     if report.stopped:
         report.pending = ws.journal.pending_count()
+    if report.applied:  # memory search's side index, before the reads that follow this drain
+        from kg.store.sideindex import safe_sync
+
+        safe_sync(st)
     return report
 
 

@@ -48,8 +48,8 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
             lc.export()
         monitoring = [_change_view(c) for c in st.run("lc_changes_all") if c["status"] in LIVE]
     rep = lc.report.as_dict()
-    return {k: rep[k] for k in ("now", "dry_run", "verified", "reverted", "reminders", "evidence_requested",
-                                "logged", "files", "flags")} | {"monitoring": monitoring}
+    return {k: rep[k] for k in ("now", "dry_run", "verified", "withdrawn", "reverted", "reminders",
+                                "evidence_requested", "logged", "files", "flags")} | {"monitoring": monitoring}
 
 
 # -- proposals ------------------------------------------------------------------------------------------------
@@ -340,6 +340,10 @@ def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime) -
                         f"{change['target']}; hypothesis: {change['hypothesis']}")
         lines.append(f"verification: {change['verdict'] or 'not yet'}; status {change['status']}; next check "
                      f"{change['next_check']:%Y-%m-%d}")
+        from kg.lifecycle.verify_withdrawn import explain
+
+        if change["status"] in LIVE and (paused := explain(change["evidence"], at)):
+            lines.append(f"verification {paused}")
         checks = [e for e in change["evidence"] or [] if e[:4].isdigit()]
         if len(checks) > 1:
             lines.append(f"last check: {checks[-1]}")
@@ -364,19 +368,40 @@ def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime) -
     return out
 
 
+def _withdrawn(lc: Lifecycle, at: datetime) -> dict[str, dict[str, Any]]:
+    """Live changes whose rule a person took out of its file: paused by a cycle already, or seen so now (the
+    next cycle pauses them)."""
+    from kg.lifecycle import verify_withdrawn, verifying
+
+    rows = lc.st.run("lc_live_effects", statuses=list(LIVE))
+    on = verifying.effects(lc, rows) if rows else {}
+    out = {}
+    for r in rows:
+        since = verify_withdrawn.paused_since(r["evidence"])
+        if since is None and on[r["id"]]:
+            continue
+        out[r["id"]] = {"change": r["id"], "target": r["target"], "text": (r["text"] or "")[:80],
+                        "withdrawn_since": since or at, "recorded": since is not None,
+                        "back_in_file": on[r["id"]]}
+    return out
+
+
 def _ready_view(c: promote.Candidate, lp: Any, room: promote.Budget) -> dict[str, Any]:
     """A ready pattern for `kg status`; `waiting` says why a cycle would not promote it now (a full block)."""
     plan = promote.plan(c, lp)
-    wait = room.why_not(plan.file, plan.block, plan.text)
+    wait = promote.says_nothing_to_do(c, plan.text, lp) or room.why_not(plan.file, plan.block, plan.text)
     return {"pattern": c.pattern_id, "key": c.key, "recurrence": c.recurrence, "sessions": c.sessions,
             "summary": plan.text[:80], "target": plan.file + (f" (waits: {wait})" if wait else ""),
             "waiting": wait, "recovering": bool(c.failed)}
 
 
 def _change_view(c: dict[str, Any]) -> dict[str, Any]:
+    from kg.lifecycle.verify_withdrawn import paused_since
+
     return _jsonable({k: c.get(k) for k in ("id", "status", "target", "text", "hypothesis", "applied_at",
                                             "next_check", "verdict", "verdict_at", "reverted_at", "revert_reason",
-                                            "check_count", "node", "pattern", "key")})
+                                            "check_count", "node", "pattern", "key")}
+                     | {"withdrawn_since": paused_since(c.get("evidence")) if c.get("status") in LIVE else None})
 
 
 # -- status ---------------------------------------------------------------------------------------------------
@@ -388,6 +413,8 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10) -> dict[str, Any
     with holding(ws) as st:
         lc = Lifecycle(ws, st, at)
         due = st.run("lc_changes_due", statuses=list(LIVE), now=at)
+        paused = _withdrawn(lc, at)
+        due = [r for r in due if r["id"] not in paused]
         ready_rows = lc.ready_rows()
         ready = lc.fill(ready_rows[:limit])
         room = promote.Budget(lp, {k: [x.text for x in d.lines] for k, d in lc.desired().items()})
@@ -402,6 +429,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10) -> dict[str, Any
                                "overdue": overdue_stage(r["due_since"] or r["next_check"], at, lp)}
                               for r in due[:limit]],
         "verifications_due_total": len(due),
+        "verifications_paused": list(paused.values()),
         "ready_to_promote": [_ready_view(c, lp, room) for c in ready[:limit]],
         "ready_to_promote_total": len(ready_rows),
         "proposals_pending": [{"number": q["number"], "type": q["type"], "target": q["target"],

@@ -59,7 +59,7 @@ def _raw_digest(inner: str) -> str:
     return hashlib.sha256(inner.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
-def _same(inner: str, expected_hash: str) -> bool:
+def same(inner: str, expected_hash: str) -> bool:
     """Whether `inner` is what kg last wrote (hashes kept before line endings were normalised count too)."""
     return digest(inner) == expected_hash or _raw_digest(inner) == expected_hash
 
@@ -156,7 +156,7 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
         if inner is None and desired is not None:
             return SyncPlan("flag", None, expected_hash, glue,
                             f"the kg block was removed by hand; restore it, or {fix}")
-        if inner is not None and not _same(inner, expected_hash) and inner != desired:
+        if inner is not None and not same(inner, expected_hash) and inner != desired:
             return SyncPlan("flag", None, expected_hash, glue,
                             f"a human edited inside the kg block; move the text outside the markers, or {fix}")
     if desired is None:

@@ -34,6 +34,7 @@ class CycleReport:
     now: str
     dry_run: bool = False
     verified: list[dict[str, Any]] = field(default_factory=list)
+    withdrawn: list[dict[str, Any]] = field(default_factory=list)  # live changes a person took out of the files
     reverted: list[dict[str, Any]] = field(default_factory=list)
     reminders: list[dict[str, Any]] = field(default_factory=list)
     evidence_requested: list[dict[str, Any]] = field(default_factory=list)
@@ -52,8 +53,9 @@ class CycleReport:
     @property
     def changed(self) -> bool:
         d = self.decayed
-        return bool(self.verified or self.reverted or self.evidence_requested or self.conflicts or self.rescored or
-                    self.promoted or self.proposed or self.logged or self.files or
+        moved = any(w["action"] != "still paused" for w in self.withdrawn)
+        return bool(moved or self.verified or self.reverted or self.evidence_requested or self.conflicts or
+                    self.rescored or self.promoted or self.proposed or self.logged or self.files or
                     d["demoted"] or d["stale"] or d["expired"] or d["restored"])
 
     def as_dict(self) -> dict[str, Any]:
@@ -362,7 +364,7 @@ class Lifecycle:
             inner = blocks.inner_of(blocks.read(self.root / file), block)
         except blocks.BlockError as exc:
             return str(exc)
-        if state and state["hash"] and (inner is None or blocks.digest(inner) != state["hash"]):
+        if state and state["hash"] and (inner is None or not blocks.same(inner, state["hash"])):
             return "a human edited inside the kg block (or removed it)"
         return ""
 

@@ -34,6 +34,10 @@ class Promotion:
     # [pattern, replacement] pairs that turn one occurrence's wording into the recurring lesson's (paths to
     # their file name, ids dropped), applied in order to the rule text; the evidence keeps the instances
     generalise: tuple[tuple[re.Pattern[str], str], ...] = ()
+    # a pattern whose events carry one of these tags (tool failures) becomes a rule only when its text says what
+    # to do (matches one of `instruction`); otherwise it waits for a logged fix
+    needs_instruction_tags: tuple[str, ...] = ()
+    instruction: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,9 @@ class Verification:
     leave_out_trigger: bool = True
     check_max_before: float = 0.0
     check_after_days: int = 56
+    thin_deadline_events: float = 0.0
+    mix_source: str = "verdicts"
+    relapse_reference: float = 0.15
 
 
 @dataclass(frozen=True)
@@ -192,6 +199,16 @@ def _pairs(r: RuleReader, key: str) -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple(out)
 
 
+def _regexes(r: RuleReader, key: str) -> tuple[re.Pattern[str], ...]:
+    out = []
+    for i, p in enumerate(r.strings(key) if r.get(key) is not None else ()):
+        try:
+            out.append(re.compile(p))
+        except re.error as exc:
+            raise r.fail(f"{key}[{i}]", f"is not a valid regex ({exc})") from None
+    return tuple(out)
+
+
 def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> LifecyclePolicy:
     r = RuleReader(data, source)
     promotion = Promotion(
@@ -203,6 +220,9 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         max_text_chars=r.whole("promotion.max_text_chars", 20),
         hypothesis=r.string("promotion.hypothesis"),
         generalise=_pairs(r, "promotion.generalise"),
+        needs_instruction_tags=r.strings("promotion.needs_instruction_tags")
+        if r.get("promotion.needs_instruction_tags") is not None else (),
+        instruction=_regexes(r, "promotion.instruction"),
     )
     proposals = Proposals(
         high_impact_recurrence=r.whole("proposals.high_impact_recurrence", 1),
@@ -264,6 +284,9 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         leave_out_trigger=r.flag("verification.leave_out_trigger", default=True),
         check_max_before=r.number("verification.check_max_before", 0, default=0.0),
         check_after_days=r.whole("verification.check_after_days", 1, default=56),
+        thin_deadline_events=r.number("verification.thin_deadline_events", 0, default=0.0),
+        mix_source=r.string("verification.mix_source", ("verdicts", "relapse"), default="verdicts"),
+        relapse_reference=r.number("verification.relapse_reference", 0.01, 0.99, default=0.15),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:
         raise r.fail("verification", "needs confirm_max_ratio < ineffective_min_ratio ≤ worse_min_ratio")

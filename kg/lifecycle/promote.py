@@ -48,6 +48,16 @@ def rule_text(summary: str, action: str | None, policy: LifecyclePolicy) -> str:
     return cut.rstrip(" ,;:.") + "…"
 
 
+def says_nothing_to_do(c: Candidate, text: str, policy: LifecyclePolicy) -> str:
+    """Why a failure pattern's rule would teach nothing ("" when it may be promoted): its events are of a kind
+    that must say what to do (`promotion.needs_instruction_tags`) and its text holds no instruction."""
+    p = policy.promotion
+    if (not set(p.needs_instruction_tags).intersection(c.tags) or (c.action or "").strip()
+            or any(rx.search(text) for rx in p.instruction)):
+        return ""
+    return "says what failed, not what to do: log the fix with `kg log --action`"
+
+
 def general(text: str, policy: LifecyclePolicy) -> str:
     """`text` on one line with the instance details of one occurrence generalised (rules/lifecycle.toml)."""
     out = " ".join(text.split())

@@ -110,7 +110,7 @@ def _promote_ranked(lc: Any, rows: list[dict[str, Any]], budget: promote.Budget)
                                       "reverted and recurring, but no new action to try and no sign the old "
                                       "rule worked: log the fix with --action"})
             continue
-        why = budget.why_not(plan.file, plan.block, plan.text)
+        why = promote.says_nothing_to_do(cand, plan.text, lc.lp) or budget.why_not(plan.file, plan.block, plan.text)
         if not why and not cand.failed and lc.lp.verification.min_baseline_events > 0:  # (recovery: `relapse`)
             why = verify.baseline_short(lc.history(plan.pattern_id, "")[0], lc.now, lc.lp,
                                         observed_from=lc.observed_from())

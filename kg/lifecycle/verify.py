@@ -107,15 +107,20 @@ def _trigger(times: Sequence[datetime], policy: LifecyclePolicy) -> datetime | N
 
 
 def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, policy: LifecyclePolicy, *,
-             excluded: Iterable[tuple[datetime, datetime]] = (), observed_from: datetime | None = None) -> Counts:
+             excluded: Iterable[tuple[datetime, datetime]] = (), observed_from: datetime | None = None,
+             paused: Iterable[tuple[datetime, datetime]] = ()) -> Counts:
     """The counts and exposures behind a verdict, from every occurrence time of the pattern. `excluded`:
     periods when an earlier change of the same pattern was live (not the base rate). `observed_from`: when
-    kg started watching (the workspace's first event)."""
+    kg started watching (the workspace's first event). `paused`: periods since the change when a person had
+    taken the rule out of its file (`kg.lifecycle.verify_withdrawn`): neither their days nor their
+    occurrences count."""
     v = policy.verification
     spans = sorted((a, b) for a, b in excluded if a < applied_at)
+    out_spans = [(max(a, applied_at), min(b, now)) for a, b in paused if min(b, now) > max(a, applied_at)]
     every = sorted(times)
     before_all = [t for t in every if t < applied_at]
-    after = [t for t in every if applied_at <= t <= now]
+    after_all = [t for t in every if applied_at <= t <= now]
+    after = [t for t in after_all if not any(a <= t < b for a, b in out_spans)]
 
     def outside(t: datetime) -> bool:
         return not any(a <= t < b for a, b in spans)
@@ -168,8 +173,11 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
     capped_out += len(after) - int(k_a)
     if capped_out:
         left.append(f"{capped_out} over {cap}/day")
+    t_out = sum(_days(a, b) for a, b in out_spans)
+    if out_spans:
+        left.append(f"{len(after_all) - len(after)} in {t_out:.1f}d withdrawn by hand")
     return Counts(len(before_all), len(after), round(k_b, 4), round(t_b, 4), k_a,
-                  round(max(_days(applied_at, now), 0.0), 4), tuple(left))
+                  round(max(_days(applied_at, now) - t_out, 0.0), 4), tuple(left))
 
 
 @dataclass(frozen=True)
@@ -294,7 +302,8 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         return Verdict(INCONCLUSIVE, c.before, c.after, c.t_before, c.t_after, round(rb, 4), round(ra, 4), None,
                        f"{INCONCLUSIVE}: no time has passed since the change ({numbers})")
     expected = expected_after(c, prior)
-    waits = deadline and expected < v.min_expected
+    thin = c.k_before < v.thin_deadline_events  # a thin baseline: the majority is no decision, keep checking
+    waits = deadline and (expected < v.min_expected or thin)
     deadline = deadline and not waits
     a = v.error_rate
     if effect is not None:
@@ -349,7 +358,10 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         why += (f"; P(ratio > 1) = {p_up:.3f} {'≥' if p_up >= v.worse_min_posterior else '<'} "
                 f"{v.worse_min_posterior:g}" + ("" if median >= v.worse_min_ratio else
                                                 f", median < {v.worse_min_ratio:g}"))
-    if waits:
+    if waits and thin:
+        why += (f"; the deadline waits: {c.k_before:g} counted occurrences before it < {v.thin_deadline_events:g}, "
+                "checking on until the evidence decides")
+    elif waits:
         why += f"; the deadline waits: {expected:.1f} occurrences expected without an effect < {v.min_expected:g}"
     summary = (f"{kind}: ratio {median:.2f}× ({1 - a:.0%} interval {lo:.2f}–{hi:.2f}); {why} ({numbers}"
                + (f"; prior {prior[0]:g} in {prior[1]:g}d" if prior[0] else "")

@@ -6,16 +6,20 @@ queries, decisions are the pure functions of `verify`, writes are set-based; `Li
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from kg.lifecycle import verify
+from kg.lifecycle import blocks, verify
+from kg.lifecycle import verify_withdrawn as withdrawn
 from kg.lifecycle.render import LIVE
 
 
 def verify_due(lc: Any) -> list[dict[str, Any]]:
-    """Judge every due change; returns the reverts to carry out."""
-    rows = lc.st.run("lc_changes_due", statuses=list(LIVE), now=lc.now)
+    """Judge every due change; returns the reverts to carry out. A change a person took out of its file is
+    not judged while it is out (`sync_withdrawals`), and its days out are no evidence."""
+    paused = sync_withdrawals(lc)
+    rows = [r for r in lc.st.run("lc_changes_due", statuses=list(LIVE), now=lc.now)
+            if withdrawn.paused_since(r["evidence"]) is None]  # read after the sync: its lines are in
     if not rows:
         return []
     updates, reverts, requests = [], [], []
@@ -23,8 +27,9 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
     for r in rows:
         times, excluded = history(lc, r["pattern"], r["id"])
         deadline = verify.is_deadline(r["status"], r["due_since"], r["next_check"], lc.now, lc.lp)
+        out = paused.get(r["id"], [])
         counts = verify.evidence(times, r["applied_at"], lc.now, lc.lp, excluded=excluded,
-                                 observed_from=observed_from(lc))
+                                 observed_from=observed_from(lc), paused=out)
         v = verify.judge(counts, lc.lp, deadline=deadline, prior=rate_prior,
                          monitoring=r["status"] == "confirmed", effect=effect, mix=mix)
         human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
@@ -42,7 +47,8 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                           "prior": {"events": rate_prior[0], "days": rate_prior[1]},
                           "effect_prior": effect.as_dict(lc.lp.verification.revert_min_ratio) if effect else None,
                           "expected_after": round(verify.expected_after(counts, rate_prior), 4),
-                          "error_rate": lc.lp.verification.error_rate, "mix": mix},
+                          "error_rate": lc.lp.verification.error_rate, "mix": mix,
+                          "withdrawn": [[a, b] for a, b in out]},
                 "next_check": t.next_check if t.action in ("keep", "extend") else None}
         lc.report.verified.append(item)
         updates.append({"id": r["id"], "status": t.status, "next_check": t.next_check,
@@ -78,7 +84,6 @@ def prior(lc: Any) -> tuple[float, float]:
     if "_prior" in lc.__dict__:
         return lc.__dict__["_prior"]
     rows = [c for c in lc.st.run("lc_changes_all") if c["pattern"] and c["applied_at"]]
-    lc.__dict__["_mix"] = verify.mix_factor((c["status"] for c in rows), lc.lp)
     base, spans = [], []
     for c in rows:
         times, excluded = history(lc, c["pattern"], c["id"])
@@ -87,10 +92,26 @@ def prior(lc: Any) -> tuple[float, float]:
         base.append((e.k_before, e.t_before))
         spans.append((times, excluded, c["applied_at"], min(c["reverted_at"] or lc.now, lc.now)))
     lc.__dict__["_prior"] = rate = verify.population_prior(base, lc.lp)
+    lc.__dict__["_mix"] = workspace_mix(lc, rows, rate)
     lc.__dict__["_effect"] = verify.effect_prior(
         (verify.evidence(t, a, end, lc.lp, excluded=x, observed_from=observed_from(lc)) for t, x, a, end in spans),
         lc.lp, rate)
     return rate
+
+
+def workspace_mix(lc: Any, rows: list[dict[str, Any]], rate: tuple[float, float]) -> float:
+    """The workspace's mix factor (`verify.mix_factor`, or with `mix_source = "relapse"`
+    `verify_mix.relapse_factor` over the relapse verdicts of every pattern with a reverted change)."""
+    if lc.lp.verification.mix_source != "relapse":
+        return verify.mix_factor((c["status"] for c in rows), lc.lp)
+    from kg.lifecycle import verify_mix
+
+    kinds = []
+    for pattern in sorted({c["pattern"] for c in rows if c["reverted_at"]}):
+        times = history(lc, pattern, "")[0]
+        spans = [(c["applied_at"], min(c["reverted_at"] or lc.now, lc.now)) for c in rows if c["pattern"] == pattern]
+        kinds.append(verify.relapse(times, spans, lc.now, lc.lp, observed_from=observed_from(lc), prior=rate).kind)
+    return verify_mix.relapse_factor(kinds, lc.lp)
 
 
 def effect_prior(lc: Any) -> Any:
@@ -135,3 +156,54 @@ def request_evidence(lc: Any, rows: list[dict[str, Any]]) -> None:
             evidence=[r["id"]], risk="Low — just checking", effort="low", impact="high",
             change_id=r["id"])
         lc.report.evidence_requested.append({"change": r["id"], "proposal": number, "target": r["target"]})
+
+
+def effects(lc: Any, rows: list[dict[str, Any]]) -> dict[str, bool]:
+    """Whether each live change's rule is in its file now (`verify_withdrawn.in_effect`), by change id. Reads
+    each file once."""
+    states = {r["id"]: r for r in lc.st.run("lc_blocks")}
+    texts: dict[str, str | None] = {}
+    out = {}
+    for c in rows:
+        path = c["target"]
+        if path not in texts:
+            texts[path] = blocks.read(lc.root / path)
+        state = states.get(f"{path}#{c['block']}") or {}
+        out[c["id"]] = withdrawn.in_effect(texts[path], c["block"], c["text"] or "", state.get("hash"))
+    return out
+
+
+def sync_withdrawals(lc: Any) -> dict[str, list[tuple[datetime, datetime]]]:
+    """Pause the verification of every live change a person took out of its file, and resume the ones put
+    back (their next check and overdue clock moved on by the pause): a dated line in the change's evidence
+    each way. Returns, by change id, the periods it was out."""
+    rows = lc.st.run("lc_live_effects", statuses=list(LIVE))
+    if not rows:
+        return {}
+    on = effects(lc, rows)
+    writes, due, out = [], [], {}
+    for c in rows:
+        evidence = list(c["evidence"] or [])
+        since = withdrawn.paused_since(evidence)
+        view = {"change": c["id"], "target": c["target"], "text": c["text"]}
+        if not on[c["id"]] and since is None:
+            gone = not (lc.root / c["target"]).exists()
+            evidence.append(withdrawn.withdrawn_line(lc.now, c["target"], gone))
+            writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
+            lc.report.withdrawn.append({**view, "action": "paused", "since": lc.now})
+        elif on[c["id"]] and since is not None:
+            gap = max(lc.now - since, timedelta(0))
+            evidence.append(withdrawn.resumed_line(lc.now, since, c["target"]))
+            writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"] + gap})
+            if c["due_since"] is not None:
+                due.append({"id": c["id"], "due_since": c["due_since"] + gap})
+            lc.report.withdrawn.append({**view, "action": "resumed", "since": since,
+                                        "next_check": c["next_check"] + gap})
+        elif since is not None:
+            lc.report.withdrawn.append({**view, "action": "still paused", "since": since})
+        out[c["id"]] = withdrawn.pauses(evidence, lc.now)
+    if writes:
+        lc.st.run("lc_change_pause", rows=writes)
+    if due:
+        lc.st.run("lc_change_due_set", rows=due)
+    return out

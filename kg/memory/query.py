@@ -34,17 +34,23 @@ class Plan:
     nodes: int
     absent: list[str] = field(default_factory=list)
     replaced: dict[str, str] = field(default_factory=dict)
+    mode: str = ""  # how the full-text step asked (kg/memory/search_side.py): ranked | bounded | relaxed | index
 
 
 @dataclass(frozen=True)
 class FtsRules:
     """How much the full-text index may be asked (`rules/search.toml` [fts])."""
     postings_max: int  # the asked rare terms' document frequencies add up to at most this (0: no cap)
+    bounded_candidates: int = 200  # past it: the newest entries holding the two rarest terms, this many
+    relax_below: int = 20          # ... and the rarest term's newest too when those are fewer than this
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> FtsRules:
-        r = RuleReader(data, "rules/search.toml").table("fts").known(("postings_max",))
-        return cls(postings_max=r.whole("postings_max", 0, 10**9))
+        r = RuleReader(data, "rules/search.toml").table("fts").known(
+            ("postings_max", "bounded_candidates", "relax_below"))
+        return cls(postings_max=r.whole("postings_max", 0, 10**9),
+                   bounded_candidates=r.whole("bounded_candidates", 1, 100000, default=200),
+                   relax_below=r.whole("relax_below", 0, 100000, default=20))
 
 
 def fts_rules(ws: Any) -> FtsRules:

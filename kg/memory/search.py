@@ -60,6 +60,7 @@ class Hit:
     also: list[str] = field(default_factory=list)   # where else this memory is: mirrored lines, identical events
     count: int = 1                                  # graph nodes of this memory (identical events collapse)
     match: str = "terms"                            # terms | fuzzy (relaxed) | recent (nothing matched)
+    fts: str = ""                                   # how the full-text step asked: ranked | bounded | relaxed
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -175,7 +176,7 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
     k = max(rules.candidates, limit * 3) * (5 if filtered else 1)
     v = view(ws, st)
     erules = expand.expand_rules(ws)
-    fts = v.fts(" ".join(plan.ask), k) if plan.ask else []
+    fts, plan.mode = v.match(ws, plan, rules, k)
     bm25 = {r["id"]: float(r["score"]) for r in fts}
     rows = {r["id"]: r for r in fts}
     for w in windows:  # events of a time the query names, whatever their words
@@ -194,6 +195,26 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
         if i not in fuzzy:
             fuzzy[i] = coverage(terms, plan.weights, v.words(i, _body(r)), rules.fuzzy_min)
     seed_sessions = [rows[i]["session"] for i in seeds]
+    hits = _score(rows, bm25, text_score, fuzzy, evidence, seeds, seed_sessions, rules, erules, now=now,
+                  kinds=kinds, entry_types=entry_types, since=since, session=session, windows=windows,
+                  w_date=w_date)
+    # Rows from the side index hold priority, pinning and reinforcement as created: the best are read again
+    stale = [h.ref for h in sorted(hits, key=lambda h: -h.score)[:limit] if rows[h.ref].get("side")]
+    if stale:
+        rows.update(v.fresh(stale))
+        fresh = set(stale)
+        hits = [h for h in hits if h.ref not in fresh] + _score(
+            {i: rows[i] for i in stale}, bm25, text_score, fuzzy, evidence, seeds, seed_sessions, rules, erules,
+            now=now, kinds=kinds, entry_types=entry_types, since=since, session=session, windows=windows,
+            w_date=w_date)
+    return hits
+
+
+def _score(rows: dict[str, dict[str, Any]], bm25: dict[str, float], text_score: dict[str, float],
+           fuzzy: dict[str, float], evidence: dict[str, float], seeds: list[str], seed_sessions: list[Any],
+           rules: SearchRules, erules: expand.ExpandRules, *, now: datetime, kinds: set[str] | None,
+           entry_types: set[str] | None, since: datetime | None, session: str | None, windows: list[Window],
+           w_date: float) -> list[Hit]:
     hits = []
     for node_id, row in rows.items():
         if kinds and row["kind"] not in kinds:
@@ -462,10 +483,13 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         h.score = round(h.score, 4)
         h.also.sort()
         h.match = match
+        h.fts = p.mode if p.mode in BOUNDED else ""
         h.snippet = snippet(h.snippet, p.terms, rules.snippet_chars)
     return hits
 
 
+BOUNDED = {"bounded": "common words only: the newest entries holding the rarest of them, re-ranked",
+           "relaxed": "common words only: the newest entries holding the rarest of them, re-ranked"}
 RELAXED = {"fuzzy": "nothing held every word as written; matched similar words instead",
            "recent": "nothing matched; showing the newest memory instead"}
 
@@ -479,6 +503,8 @@ def render(hits: list[dict[str, Any]], query: str) -> str:
     lines = [f"🔍 {len(hits)} result(s) for '{query}':"]
     if hits[0].get("match") in RELAXED:
         lines.append(f"  ({RELAXED[hits[0]['match']]})")
+    if hits[0].get("fts") in BOUNDED:
+        lines.append(f"  ({BOUNDED[hits[0]['fts']]})")
     for i, h in enumerate(hits, 1):
         lines.append(f"  {i}. [{h['score']:.3f}] {h['location']}")
         lines.append(f"     → {h['snippet']}")

@@ -46,10 +46,13 @@ def start(ws: Any, now: datetime | str | None = None, *, source: str = "kg") -> 
         known = [r["id"] for r in st.run("memory_sessions_on_day", day=day)]
         known += [p.stem for p in (ws.memory / "sessions").glob(f"{day}-*.md")]
         sid = next_id(day, known)
+        previous = ws.current_session()
+        rows = st.run("memory_session_get", id=previous) if previous else []
         st.run("memory_session_start", id=sid, at=at, source=source)
-    previous = ws.current_session()
     ws.set_current_session(sid)
-    return {"id": sid, "started_at": at.isoformat(), "previous": previous}
+    # a session started over an open one is left without its summary unless someone ends it: say so
+    return {"id": sid, "started_at": at.isoformat(), "previous": previous,
+            "previous_open": bool(rows) and rows[0]["ended_at"] is None}
 
 
 @dataclass
@@ -104,6 +107,34 @@ def classify(session: str, nodes: list[dict[str, Any]], skills: list[dict[str, A
     out.feedback += [f"preference {p['key']} {'removed' if p['action'] in ('unset', 'hand-unset') else '= ' + p['value']}"
                      for p in prefs]
     out.open_items += open_tail
+    out.tasks, out.learnings, out.feedback, out.open_items = (
+        fold(out.tasks), fold(out.learnings), fold(out.feedback), fold(out.open_items))
+    return out
+
+
+_REF = re.compile(r"^(.*) \[([^\[\]]+)\]$")
+
+
+def fold(items: list[str]) -> list[str]:
+    """One line per distinct item: entries with the same text (an aider session's seven identical "SEARCH/REPLACE
+    block failed to match" errors) become one line naming every id and how many, where the first stood. Pure."""
+    out: list[str] = []
+    where: dict[str, int] = {}
+    refs: dict[str, list[str]] = {}
+    for item in items:
+        m = _REF.match(item)
+        if not m:
+            out.append(item)
+            continue
+        text, ref = m.group(1), m.group(2)
+        if text in where:
+            refs[text].append(ref)
+            continue
+        where[text], refs[text] = len(out), [ref]
+        out.append(item)
+    for text, i in where.items():
+        if len(refs[text]) > 1:
+            out[i] = f"{text} [{', '.join(refs[text])}] ({len(refs[text])}×)"
     return out
 
 

@@ -121,6 +121,8 @@ def _recent_name(path: Path, at: datetime, days: int) -> bool:
 def recall(ws: Any, topic: str | None = None, *, message: str | None = None,
            now: datetime | str | None = None, limit: int | None = None) -> dict[str, Any]:
     rules = topic_rules(ws)
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {limit}")
     detected = bool(message) and not topic  # a named topic wins; the message only names one when none is given
     if message and not topic:
         topic = detect(message, rules)
@@ -140,10 +142,27 @@ def recall(ws: Any, topic: str | None = None, *, message: str | None = None,
         built = True
         index = json.loads(path.read_text(encoding="utf-8"))["index"]
     entries = list(index.get(topic, []))[: limit or rules.recall_files]
-    with ws.reading() as st:
-        nodes = [plain(r) for r in st.run("memory_topic_nodes", topic=topic, limit=rules.recall_nodes)]
+    with ws.reading() as st:  # a window past the limit, so that nodes that read the same take one place
+        rows = [plain(r) for r in st.run("memory_topic_nodes", topic=topic, limit=rules.recall_nodes * FOLD_WINDOW)]
+    nodes = fold_alike(rows)[:rules.recall_nodes]
     return {"topic": topic, "detected_from_message": detected, "built_index": built, "files": entries,
             "nodes": nodes}
+
+
+FOLD_WINDOW = 4  # graph nodes read for recall: this many times `recall_nodes`, to fold alike ones
+
+
+def fold_alike(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One node per text, in order: the first keeps its place and lists the others' ids in `alike` (seven
+    retries of one failed edit took every place of the recall before). Pure."""
+    out: dict[str, dict[str, Any]] = {}
+    for n in nodes:
+        key = " ".join(str(n.get("text") or "").split()).lower()
+        if key in out:
+            out[key].setdefault("alike", []).append(n["id"])
+        else:
+            out[key] = dict(n)
+    return list(out.values())
 
 
 def render_recall(d: dict[str, Any]) -> str:
@@ -156,5 +175,6 @@ def render_recall(d: dict[str, Any]) -> str:
         lines += [f"    → {s[:80]}" for s in e["summary"]]
     if d["nodes"]:
         lines.append("  Graph:")
-        lines += [f"    [{n['id']}] ({n['kind']}) {n['text'][:80]}" for n in d["nodes"]]
+        lines += [f"    [{n['id']}] ({n['kind']}) {n['text'][:80]}"
+                  + (f" (×{1 + len(n['alike'])})" if n.get("alike") else "") for n in d["nodes"]]
     return "\n".join(lines)

@@ -92,14 +92,42 @@ def _fts(st: Any, name: str, q: str, k: int) -> list[dict[str, Any]]:
 Neighbour = tuple[str, dict[str, Any], float, str]  # (from, the neighbour's row, link weight, edge type)
 
 
-class Direct:
-    """One-shot use (a CLI call): ask Kùzu for what this query needs, by key where it can."""
+def _side_match(side: Any, ws: Any, plan: Any, rules: Any, k: int) -> tuple[dict[int, float], str]:
+    from kg.memory.search_side import candidates
 
-    def __init__(self, st: Any):
-        self.st = st
+    found = candidates(side, ws, plan, rules, k)
+    return dict(found.scored), found.mode
+
+
+class Direct:
+    """One-shot use (a CLI call): ask the side index (kg/store/sideindex.py) and Kùzu for what this query
+    needs, by key or by index range. Without a side index (a team graph, a file that cannot be read), the
+    graph's own full-text index."""
+
+    def __init__(self, st: Any, side: Any = None):
+        self.st, self.side = st, side
 
     def fts(self, q: str, k: int) -> list[dict[str, Any]]:
         return _fts(self.st, "memory_fts", q, k)
+
+    def match(self, ws: Any, plan: Any, rules: Any, k: int) -> tuple[list[dict[str, Any]], str]:
+        """The full-text candidates with their score, and how they were asked (ranked / bounded / relaxed;
+        "index": the graph's own index, asked the plan's capped terms)."""
+        if self.side is None:
+            return (self.fts(" ".join(plan.ask), k) if plan.ask else []), "index"
+        scored, mode = _side_match(self.side, ws, plan, rules, k)
+        rows = self.side.rows_at(list(scored))
+        return ranked([{**rows[p], "score": s} for p, s in scored.items() if p in rows],
+                      k if mode == "ranked" else len(scored)), mode
+
+    def fresh(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The current rows of these nodes (priority, status, pinning and reinforcement change after a node
+        is created; the side index keeps them as created), one indexed lookup each."""
+        out = {}
+        for i in ids:
+            for r in self.st.run("search_node", id=i):
+                out[r["id"]] = r
+        return out
 
     def neighbours(self, ids: list[str], per_node: int) -> list[Neighbour]:
         return [(i, r, link_weight(r["manual"], r["link_score"]), r["type"])
@@ -109,13 +137,19 @@ class Direct:
         """(time, id) of the entries of these sessions, at most `limit` (one scan of two columns; the rows
         search needs are then read by key)."""
         out: dict[str, list[tuple[Any, str]]] = {}
+        if self.side is not None:  # an index range read per session, whatever the graph's size
+            for s, at, i in self.side.session_members(sessions, limit):
+                out.setdefault(s, []).append((at, i))
+            return out
         for r in self.st.run("search_session_members", sessions=sessions, limit=limit):
             out.setdefault(r["session"], []).append((r["created_at"], r["id"]))
         return out
 
     def by_id(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """The rows of these nodes that exist, one indexed lookup each (a list of keys is a scan in Kùzu
-        0.11.3: `kg.store.bulk.run_each`)."""
+        0.11.3: `kg.store.bulk.run_each`); from the side index when there is one (as created: see `fresh`)."""
+        if self.side is not None:
+            return self.side.rows_by_id(ids)
         out = {}
         for i in ids:
             for r in self.st.run("search_node", id=i):
@@ -123,9 +157,13 @@ class Direct:
         return out
 
     def between(self, start: datetime, end: datetime, limit: int) -> list[dict[str, Any]]:
+        if self.side is not None:
+            return self.side.between(start, end, limit)
         return self.st.run("memory_nodes_between", after=start, before=end, limit=limit)
 
     def recent(self, limit: int) -> list[dict[str, Any]]:
+        if self.side is not None:
+            return self.side.recent(limit)
         return self.st.run("memory_recent", limit=limit)
 
     def words(self, node_id: str, body: str) -> set[str]:
@@ -157,6 +195,20 @@ class Cached:
     def fts(self, q: str, k: int) -> list[dict[str, Any]]:
         return [{**self.nodes[r["id"]], "score": r["score"]} for r in _fts(self.st, "memory_fts_ids", q, k)
                 if r["id"] in self.nodes]
+
+    def match(self, ws: Any, plan: Any, rules: Any, k: int) -> tuple[list[dict[str, Any]], str]:
+        from kg.store.sideindex import for_reading
+
+        side = for_reading(self.st)
+        if side is None:
+            return (self.fts(" ".join(plan.ask), k) if plan.ask else []), "index"
+        scored, mode = _side_match(side, ws, plan, rules, k)
+        ids = {p: r["id"] for p, r in side.rows_at(list(scored)).items()}
+        return ranked([{**self.nodes[ids[p]], "score": s} for p, s in scored.items()
+                       if p in ids and ids[p] in self.nodes], k if mode == "ranked" else len(scored)), mode
+
+    def fresh(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        return self.by_id(ids)
 
     def neighbours(self, ids: list[str], per_node: int) -> list[Neighbour]:
         return [(i, self.nodes[j], w, t) for i in ids for j, w, t in self.adj.get(i, ())[:per_node]
@@ -218,7 +270,9 @@ def view(ws: Any, st: Any) -> Direct | Cached:
     # One-shot unless the caller holds the workspace open across calls (`with ws:`). Not `ws.is_held`: every
     # `ws.store()` block sets that, so a single CLI search would read every node first (~0.9 s at 100k).
     if not ws.in_batch:
-        return Direct(st)
+        from kg.store.sideindex import for_reading
+
+        return Direct(st, for_reading(st))
     stamp = _stamp(ws)
     cached = ws.__dict__.get("_search_cache")
     if cached is None or cached.stamp != stamp or cached.st is not st:

@@ -82,7 +82,7 @@ def failure_fields(f: Failure, rules: FailureRules, *tags: str) -> tuple[str, di
     return f.summary(rules.summary_chars), {
         "details": f.details(), "error_text": f.error or None, "context": f.command, "area": f.area,
         "priority": f.priority, "category": "error", "source": "error", "pattern_key": f.pattern_key,
-        "tags": [*f.tags(rules), *tags]}
+        "action": f.lesson(), "tags": [*f.tags(rules), *tags]}
 
 
 def _failure_dict(f: Failure, rules: FailureRules, redact: Any) -> dict[str, Any]:

@@ -40,6 +40,7 @@ class Finding:
     turn: int = 0  # index of the turn it came from
     signals: tuple[str, ...] = ()  # the signals that made it, strongest first (learnings)
     score: float | None = None  # the model's score for its class (learnings)
+    also: tuple[str, ...] = ()  # other categories the same entry stands for (a rule stated as a correction)
 
 
 @dataclass(frozen=True)
@@ -292,6 +293,35 @@ def _redacted(f: Finding, redact: Callable[[str], str]) -> Finding:
     )
 
 
+def _one_entry_per_rule(found: list[Finding]) -> list[Finding]:
+    """A turn that corrects the agent in the words of a lasting rule ("No, don't use pip here, this repo uses uv.
+    Remember that.") yields a correction and a preference with the same lesson. An agent reading .learnings needs the
+    rule once, and to know it had just broken it: one entry, the preference (it lasts), at the correction's priority,
+    marked as a correction too, with the signals of both. Lessons that differ stay two entries."""
+    rules = {(f.turn, folded(f.summary)): f for f in found if f.category == "preference"}
+    merged: dict[tuple[int, str], Finding] = {}
+    for f in found:
+        pref = rules.get((f.turn, folded(f.summary))) if f.category == "correction" else None
+        if pref is None:
+            continue
+        merged[(f.turn, folded(f.summary))] = replace(
+            pref,
+            priority=max(pref.priority, f.priority, key=lambda p: _RANK[p]),
+            also=(*pref.also, f.category),
+            signals=(*pref.signals, *(s for s in f.signals if s not in pref.signals)),
+            details=f"{pref.details}\nAlso a correction of what the agent had just done: "
+                    f"{', '.join(f.signals) or 'none'} (score {f.score:.2f})",
+        )
+    out = []
+    for f in found:
+        k = (f.turn, folded(f.summary))
+        if k not in merged:
+            out.append(f)
+        elif f.category == "preference":
+            out.append(merged[k])
+    return out
+
+
 def _dedupe_key(f: Finding) -> tuple[str, str, str]:
     return (f.kind, f.category, f.pattern_key or folded(f.evidence))
 
@@ -306,7 +336,7 @@ def reflect(
     """
     owner, tasks = task_of_turns(transcript, rules)
     redact = redact or default_redact
-    raw = list(_learnings(transcript, rules, owner, tasks))
+    raw = _one_entry_per_rule(list(_learnings(transcript, rules, owner, tasks)))
     raw.sort(key=lambda f: f.turn)
 
     merged: dict[tuple[str, str, str], Finding] = {}

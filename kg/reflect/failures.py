@@ -24,6 +24,7 @@ from typing import Any
 
 from kg.core.policy import RuleReader
 
+from .output_lines import advice_of, evidence, exit_status, salient_line  # noqa: F401 - salient_line re-exported
 from .parse import Transcript, Turn
 from .signature import program_of, slug
 
@@ -34,7 +35,13 @@ _PIPE = re.compile(r"\|")
 _SEGMENT_SKIP = ("cd", "source", ".", "export", "set", "echo", "pushd", "popd")
 _WRAPPERS = ("sudo", "env", "time", "nice", "timeout", "command", "exec")
 SHELLISH = ("bash", "shell", "exec", "exec_command", "local_shell", "run", "sh", "zsh", "powershell")
-_TAGS = re.compile(r"</?[a-z_]+>")
+
+
+@dataclass(frozen=True)
+class ErrorClass:
+    name: str
+    pattern: re.Pattern[str]
+    names: re.Pattern[str] | None  # the named errors (`ModuleNotFoundError`) of this class, case-sensitive
 
 
 @dataclass(frozen=True)
@@ -57,12 +64,18 @@ class FailureRules:
     noise: tuple[re.Pattern[str], ...]
     headers: tuple[re.Pattern[str], ...]
     header_reach: int
+    section: re.Pattern[str]
+    advice: re.Pattern[str]
+    advice_reach: int
+    finding: re.Pattern[str]
     cause: re.Pattern[str]
     salient: re.Pattern[str]
     answer_programs: tuple[re.Pattern[str], ...]
     answer_codes: frozenset[int]
     normalise: tuple[tuple[re.Pattern[str], str], ...]
-    classes: tuple[tuple[str, re.Pattern[str]], ...]
+    classes: tuple[ErrorClass, ...]
+    error_name: re.Pattern[str]
+    arguments: tuple[re.Pattern[str], ...]
     severity: dict[str, int]
     areas: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
     tools_area: str
@@ -79,13 +92,14 @@ def _rx(r: RuleReader, name: str, text: str, flags: int = re.IGNORECASE | re.MUL
 
 def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> FailureRules:
     top = RuleReader(data, source).known(("version", "limits", "priority", "tags", "detect", "lines", "normalise",
-                                          "classes", "severity", "areas", "answers", "tools"))
+                                          "classes", "severity", "areas", "answers", "tools", "classify"))
     lim = top.table("limits").known(("max_per_session", "summary_chars", "error_chars", "error_lines_before",
                                      "scan_lines"))
     pri = top.table("priority").known(("default", "repeat", "repeat_threshold", "exit_code_only"))
     tags = top.table("tags").known(("all", "exit_code_only"))
     det = top.table("detect").known(("flag_patterns", "ignore_patterns", "cascade_patterns"))
     lines = top.table("lines").known(("exit_patterns", "noise_patterns", "header_patterns", "header_reach", "cause",
+                                      "section", "finding", "advice", "advice_reach",
                                       "salient"))
     answers = top.table("answers").known(("programs", "exit_codes"))
     norm = top.table("normalise").known(("rules",))
@@ -103,8 +117,10 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
         rules.append((_rx(norm, f"rules[{i}]", pair[0]), pair[1]))
     classes = []
     for c in top.tables("classes"):
-        c.known(("name", "pattern"))
-        classes.append((c.string("name"), _rx(c, "pattern", c.string("pattern"))))
+        c.known(("name", "pattern", "names"))
+        names = _rx(c, "names", c.string("names"), 0) if "names" in c.data else None
+        classes.append(ErrorClass(c.string("name"), _rx(c, "pattern", c.string("pattern")), names))
+    cl = top.table("classify").known(("error_name", "arguments"))
     order = areas.strings("order")
     area_rules = tuple((name, tuple(tuple(p.lower().split()) for p in areas.strings(name))) for name in order)
     return FailureRules(
@@ -117,10 +133,14 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
         flag=rxs(det, "flag_patterns"), ignore=rxs(det, "ignore_patterns"), cascade=rxs(det, "cascade_patterns"),
         exit_lines=rxs(lines, "exit_patterns"), noise=rxs(lines, "noise_patterns"),
         headers=rxs(lines, "header_patterns"), header_reach=lines.whole("header_reach", 1),
+        section=_rx(lines, "section", lines.string("section"), re.MULTILINE),
+        finding=_rx(lines, "finding", lines.string("finding"), re.MULTILINE),
+        advice=_rx(lines, "advice", lines.string("advice")), advice_reach=lines.whole("advice_reach", 1),
         cause=_rx(lines, "cause", lines.string("cause")),
         salient=_rx(lines, "salient", lines.string("salient")),
         answer_programs=rxs(answers, "programs"),
         answer_codes=_codes(answers, "exit_codes"), normalise=tuple(rules), classes=tuple(classes),
+        error_name=_rx(cl, "error_name", cl.string("error_name")), arguments=rxs(cl, "arguments"),
         severity={k: sev.whole(k, 0) for k in sev.data}, areas=area_rules, tools_area=areas.string("tools"),
         shell_tools=frozenset(s.lower() for s in areas.strings("shell_tools")),
         family=_families(top.table("tools").known(("families",)) if "tools" in data else None))
@@ -159,6 +179,11 @@ class Failure:
     position: str = ""
     turn: int = -1
     cascaded: int = 0  # sibling calls cancelled because of this one
+    advice: str = ""  # what the tool's output says to do about it ("Run 'mix format' to fix.")
+
+    def lesson(self) -> str | None:
+        """The cause and the tool's own advice on it, as the entry's suggested fix; None without advice."""
+        return f"{self.line.rstrip()} {self.advice}".strip() if self.advice else None
 
     def summary(self, width: int) -> str:
         """`<what ran>` failed: <the cause>. The cause is what the entry is for: what ran gives way to it (down
@@ -206,63 +231,29 @@ def _short(text: str | None, width: int) -> str:
 
 
 # -- one tool's output --------------------------------------------------------------------------------------------
-def exit_status(text: str, rules: FailureRules) -> tuple[int | None, str]:
-    """The exit status the runtime wrote around the output, and the output without those lines."""
-    code: int | None = None
-    kept = []
-    for line in text.replace("\r\n", "\n").split("\n"):
-        m = next((m for p in rules.exit_lines if (m := p.match(line))), None)
-        if m:
-            code = int(m.group(1)) if code is None else code
-            continue
-        kept.append(line)
-    return code, "\n".join(kept)
-
-
-def salient_line(text: str, rules: FailureRules) -> str:
-    """The line that says what went wrong: the first line that states an error message (`cause`), else the
-    first error-looking line, else the first line; never noise. A header that introduces the cause ("... the
-    following issue:") gives way to the telling line after it."""
-    lines = [_TAGS.sub("", ln).strip() for ln in text.replace("\\n", "\n").splitlines()[: rules.scan_lines * 4]]
-    lines = [ln for ln in lines if ln and not any(p.search(ln) for p in rules.noise)][: rules.scan_lines]
-    for test in (rules.cause.search, rules.salient.search, lambda ln: True):
-        for i, ln in enumerate(lines):
-            if test(ln):
-                return _past_header(lines, i, rules)[:300]
-    return ""
-
-
-def _is_header(line: str, rules: FailureRules) -> bool:
-    return any(p.search(line) for p in rules.headers)
-
-
-def _past_header(lines: list[str], i: int, rules: FailureRules) -> str:
-    """Line `i`, or when it only introduces the cause, the cause: the first telling line within reach after it
-    that is not a header itself, else the next line that is not a header, else the header without its colon."""
-    if not _is_header(lines[i], rules):
-        return lines[i]
-    after = [ln for ln in lines[i + 1: i + 1 + rules.header_reach] if not _is_header(ln, rules)]
-    for ln in after:
-        if rules.cause.search(ln) or rules.salient.search(ln):
-            return ln
-    return after[0] if after else lines[i].rstrip(" :：")
-
-
-def evidence(body: str, line: str, rules: FailureRules) -> str:
-    """The output an entry keeps: without noise lines and blank runs, from a few lines before the cause on, at
-    most `error_chars` (the banners, warnings and progress before it are no evidence)."""
-    kept = [ln.rstrip() for ln in body.replace("\r\n", "\n").split("\n")
-            if ln.strip() and not any(p.search(_TAGS.sub("", ln).strip()) for p in rules.noise)]
-    at = next((i for i, ln in enumerate(kept) if line and line in ln), 0)
-    text = "\n".join(kept[max(0, at - rules.error_lines_before):]).strip()
-    return (text or body.strip())[: rules.error_chars]
-
-
 def normalise(text: str, rules: FailureRules) -> str:
     out = text.strip()
     for pattern, placeholder in rules.normalise:
         out = pattern.sub(placeholder, out)
     return out.strip().lower()
+
+
+def error_class(head: str, line: str, rules: FailureRules) -> str | None:
+    """The class of the error, from what it is and never from what it is about: the error named on the line
+    that says what went wrong (and any other named in the output) against each class's `names`, and each
+    class's pattern against the output with its arguments masked: quoted names, and that error's own message
+    ("No module named pre-commit" is about pre-commit, not a hook). First class in the rules' order wins."""
+    named = rules.error_name.search(line)
+    masked = head
+    if named and line[named.end():].strip(" :"):
+        masked = masked.replace(line[named.end():].strip(" :"), " ")
+    for p in rules.arguments:
+        masked = p.sub(" ", masked)
+    names = ([named.group(1)] if named else []) + [m.group(1) for m in rules.error_name.finditer(masked)]
+    for c in rules.classes:
+        if (c.names and any(c.names.search(n) for n in names)) or c.pattern.search(masked):
+            return c.name
+    return None
 
 
 def area_of(tool: str, command: str | None, rules: FailureRules) -> str | None:
@@ -305,8 +296,7 @@ def analyse(tool: str | None, text: str, command: str | None, rules: FailureRule
     code, body = exit_status(_message_of(text or ""), rules)
     code = exit_code if exit_code is not None else code
     line = salient_line(body, rules)
-    head = body[:4000]
-    cls = next((name for name, p in rules.classes if p.search(head)), None)
+    cls = error_class(body[:4000], line, rules)
     exit_only = not line
     cls = cls or ("nonzero_exit" if code not in (None, 0) else "failed")
     program = program_of(command) if slug(tool) in rules.shell_tools else ""
@@ -316,6 +306,7 @@ def analyse(tool: str | None, text: str, command: str | None, rules: FailureRule
     severity = rules.severity.get("exit_code_only", 0) if exit_only else rules.severity.get(
         cls, rules.severity.get("default", 0))
     return Failure(tool=tool, command=command, line=line, error=evidence(body, line, rules), exit_code=code,
+                   advice=advice_of(body, line, rules),
                    error_class=cls, pattern_key=f"err.{named}.{cls}.{digest}", area=area_of(tool, command, rules),
                    exit_only=exit_only, severity=severity,
                    priority=rules.exit_only_priority if exit_only else rules.priority)

@@ -26,9 +26,9 @@ SCOPES = ("user", "prev", "next", "next_tools", "before", "commands", "about_age
 USER_SCOPES = ("user", "commands", "about_agent")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
 COMPUTED = ("first_turn", "resumed", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent",
-            "negates_agent", "retries_tool", "repeats_request", "worked")
+            "negates_agent", "retries_tool", "repeats_request", "worked", "reedits", "names_agent_work")
 # Computed signals that read what the user said about the agent's words: reasons in the user's own words.
-USER_COMPUTED = ("quotes_agent", "negates_agent", "repeats_request")
+USER_COMPUTED = ("quotes_agent", "negates_agent", "repeats_request", "names_agent_work")
 KINDS = ("learning", "feature", "preference")
 PRIORITIES = ("low", "medium", "high", "critical")
 
@@ -96,6 +96,8 @@ class Signals:
     # A runtime command or harness note that starts a fresh context ("/clear", a new aider session): what the user
     # says next answers nothing the agent said before it.
     resets: tuple[re.Pattern[str], ...] = ()
+    # Tool names (lower case) whose calls change a file: the input is the path, or names the paths (apply_patch).
+    edit_tools: frozenset[str] = frozenset()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -348,7 +350,7 @@ def _reword(t: RuleReader, categories: set[str], name: str = "reword") -> frozen
 
 def _signals(t: RuleReader) -> Signals:
     t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", "reply_reasons", "combined",
-             "resets", *SCOPES))
+             "resets", "edit_tools", *SCOPES))
     matched: list[Signal] = []
     seen: set[str] = set(COMPUTED)
     flags = re.IGNORECASE | re.MULTILINE
@@ -374,6 +376,7 @@ def _signals(t: RuleReader) -> Signals:
         reply_reasons=_reply_reasons(t, matched),
         combined=_combined(t.table("combined", {}), seen),
         resets=_regexes(t, "resets", flags),
+        edit_tools=frozenset(n.lower() for n in t.strings("edit_tools", [], items="non-empty")),
     )
 
 

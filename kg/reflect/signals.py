@@ -44,6 +44,7 @@ class TurnView:
     prev_tools: str = ""  # the commands and paths of the agent's tool calls since the user last spoke
     resumed: bool = False  # the first turn after a fresh start (a new session in the same file, "/clear") that
     # follows earlier agent work: nothing before it is answered, but it may be about what that work left behind
+    reedits: bool = False  # after the user spoke the agent changes again a file it had changed since they last spoke
 
 
 def straighten(text: str) -> str:
@@ -92,6 +93,9 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     said: list[str] = []  # the user's recent own words, newest last
     commands: list[str] = []  # the user's commands to the runtime since they last spoke
     ran: list[str] = []  # the agent's tool inputs since the user last spoke
+    edited: set[str] = set()  # the files the agent changed since the user last spoke
+    edited_before: dict[int, set[str]] = {}  # ... as it stood when each user turn was said
+    edited_after: dict[int, set[str]] = {}  # the files the agent changed after each user turn, until the next one
     answered = False  # the agent spoke or acted since the user last spoke
     for t in turns:
         prior, last_any = last_any, t
@@ -99,7 +103,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
             # a fresh context ("/clear", a new session in the same file): nothing before it is answered after it
             worked_before = worked_before or seen_agent
             last_agent, seen_agent, error_since_user, pending, last_call, current = None, False, False, None, None, None
-            said, commands, ran = [], [], []
+            said, commands, ran, edited = [], [], [], set()
             continue
         if t.role == "assistant":
             seen_agent = answered = True  # it spoke or acted since the user last spoke
@@ -113,6 +117,11 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 last_call = t
                 if len(ran) < _MAX_TOOLS and t.tool_input:
                     ran.append(t.tool_input[:300])
+                if sig.edit_tools and t.tool_name.lower() in sig.edit_tools:
+                    files = _edited_files(t.tool_input or "")
+                    edited.update(files)
+                    if current is not None:
+                        edited_after.setdefault(current, set()).update(files)
             if not _has_words(t.text) or (t.text.lstrip()[:1] == "<" and not _has_words(_agent_text(t))):
                 continue  # no words to the user (a published chat's bare <div> wrappers are none either)
             # A reply answers the user's last turn: earlier turns that got no reply of their own (a message
@@ -148,7 +157,8 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 commands="\n".join(commands),
                 prev_tools=straighten("\n".join(ran)),
             )
-            commands, ran = [], []
+            edited_before[t.index] = edited
+            commands, ran, edited = [], [], set()
             said = [*said[-(_RECENT - 1):], kept]
             answered = False
             pending = t.index
@@ -159,8 +169,17 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     for u, v in out.items():
         nxt = straighten(_agent_text(replies[u])[: sig.next_chars]) if u in replies else ""
         out[u] = replace(v, next=nxt, next_tools=straighten("\n".join(x for x in tools.get(u, []) if x)),
-                         retries_tool=u in retried)
+                         retries_tool=u in retried,
+                         reedits=bool(edited_before.get(u, set()) & edited_after.get(u, set())))
     return out
+
+
+def _edited_files(tool_input: str) -> set[str]:
+    """The files one call of an edit tool changed: its input is the path, or (Codex's apply_patch) names them."""
+    text = tool_input.strip()
+    if text.startswith("apply_patch"):
+        return set(text.split()[1:])
+    return {text} if text and "\n" not in text and len(text) <= 300 else set()
 
 
 def _resets(text: str, patterns: tuple[re.Pattern[str], ...]) -> bool:
@@ -222,6 +241,8 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         "retries_tool": view.retries_tool,
         "repeats_request": view.repeats,
         "worked": bool(view.prev_tools),
+        "reedits": view.reedits,
+        "names_agent_work": bool(view.prev or view.prev_tools) and _names_agent_work(view.own[: sig.user_chars], view),
     }
     names = [name for name, on in computed.items() if on]
     scopes = {"user": view.own[: sig.user_chars], "prev": view.prev, "next": view.next,
@@ -267,6 +288,29 @@ def _agent_terms(view: TurnView) -> set[str]:
     """The words of the agent's turn before the user spoke and of the tool calls it made since then (paths split
     into their parts)."""
     return set(terms(f"{view.prev}\n{view.prev_tools}", linking_rules()))
+
+
+# A name in code: a path or file name, a dotted or snake_case identifier, a camelCase one, a --flag.
+_CODE_NAME = re.compile(r"(?<![\w./-])(?:[\w-]+(?:[./][\w-]+)+|[A-Za-z]+_\w+|[a-z]+(?:[A-Z][a-z0-9]+)+|--?[a-z][\w-]+)")
+_MIN_NAME = 5
+
+
+def _code_names(text: str) -> set[str]:
+    out = set()
+    for m in _CODE_NAME.finditer(text):
+        name = m.group(0).strip("./-").lower()
+        if len(name) >= _MIN_NAME and not name.replace(".", "").isdigit():
+            out.add(name)
+            if "/" in name:
+                out.add(name.rsplit("/", 1)[1])  # a path is named by its file name too
+    return {n for n in out if len(n) >= _MIN_NAME}
+
+
+def _names_agent_work(own: str, view: TurnView) -> bool:
+    """The user's words name a file, identifier or flag that the agent's last turn or its tool calls since the user
+    last spoke named: the user speaks about what the agent just did, not about something new."""
+    said = _code_names(own)
+    return bool(said) and bool(said & _code_names(f"{view.prev}\n{view.prev_tools}"))
 
 
 def _negates(own: str, prev: str) -> bool:

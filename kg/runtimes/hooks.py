@@ -90,6 +90,7 @@ class Section:
     total: int = 0
     more: str = ""
     render: Callable[[int], str] | None = None
+    weights: list[int] = field(default_factory=list)  # how many of `total` each line stands for (1 if unsaid)
 
 
 def short(text: Any, width: int) -> str:
@@ -131,7 +132,8 @@ def fit(head: str, sections: list[Section], budget: int) -> tuple[str, list[dict
             kept.append(line)
             cost += 1 + len(line)
         while True:
-            left = sec.total - len(kept) if sec.total else len(sec.lines) - len(kept)
+            stood = sum(sec.weights[i] if i < len(sec.weights) else 1 for i in range(len(kept)))
+            left = sec.total - stood if sec.total else len(sec.lines) - len(kept)
             more = f"- … {left} more: `{sec.more}`" if left > 0 and sec.more else (
                 f"- … {left} more" if left > 0 else "")
             extra = 1 + len(more) if more else 0
@@ -151,6 +153,24 @@ def fit(head: str, sections: list[Section], budget: int) -> tuple[str, list[dict
 
 
 # -- the session-start brief ------------------------------------------------------------------------------------
+FOLD_WINDOW = 4  # the pending items read to fold alike ones: this many times the section's limit
+
+
+def fold_alike(rows: list[dict[str, Any]], width: int) -> list[tuple[dict[str, Any], int]]:
+    """Rows whose text reads the same once cut to `width`, as (the newest of them, how many), newest first. Pure."""
+    out: list[tuple[dict[str, Any], int]] = []
+    where: dict[tuple[str, str], int] = {}
+    for row in rows:
+        key = (short(row["text"], width), row["priority"])
+        if key in where:
+            first, n = out[where[key]]
+            out[where[key]] = (first, n + 1)
+        else:
+            where[key] = len(out)
+            out.append((row, 1))
+    return out
+
+
 def _iso_day(value: Any) -> str:
     if isinstance(value, datetime):
         return f"{value:%Y-%m-%d}"
@@ -197,8 +217,11 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
         else:
             session = ws.current_session()
         highs = list(rules.high_priorities)
-        newest = st.run("hooks_pending_high_ids", priorities=highs, limit=max(lim["pending_high"], 1))
-        pending = [row for r in newest for row in st.run("hooks_item", id=r["id"])]
+        # a window past the limit, so that entries with the same text (one failed edit retried seven times)
+        # take one line between them and leave room for the others
+        newest = st.run("hooks_pending_high_ids", priorities=highs,
+                        limit=max(lim["pending_high"], 1) * FOLD_WINDOW)
+        pending = fold_alike([row for r in newest for row in st.run("hooks_item", id=r["id"])], w)
         pending_total = st.run("hooks_pending_high_count", priorities=highs)[0]["n"]
         watch = st.run("hooks_watch", statuses=list(LIVE), now=at, limit=max(lim["watch"], 1))
         watch_total = st.run("hooks_watch_count", statuses=list(LIVE), now=at)[0]["n"]
@@ -214,8 +237,9 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
         sections["pending_high"] = Section(
             "pending_high", TITLES["pending_high"], total=pending_total, more=MORE["pending_high"],
             lines=[f"- [{r['id']}] {short(r['text'], w)}" + (f" ({r['priority']})" if r["priority"] != "high"
-                                                             else "")
-                   for r in pending[:lim["pending_high"]]])
+                                                             else "") + (f" (×{n})" if n > 1 else "")
+                   for r, n in pending[:lim["pending_high"]]],
+            weights=[n for _, n in pending[:lim["pending_high"]]])
         sections["verifications_due"] = Section(
             "verifications_due", TITLES["verifications_due"], total=lc["verifications_due_total"],
             more=MORE["verifications_due"],

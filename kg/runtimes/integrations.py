@@ -41,14 +41,12 @@ from kg.core.errors import UsageError
 from kg.ingest.journal import write_atomic
 from kg.lifecycle import blocks
 from kg.runtimes import codex_toml
+from kg.runtimes.agents_block import AGENTS_BLOCK, AGENTS_BODY, agents_plan
+from kg.runtimes.agents_block import LEGACY_BEGIN, LEGACY_END, upgrade_legacy  # noqa: F401 - imported from here
 from kg.runtimes.openclaw_hook import OPENCLAW_MARK, SERVER_NAME, openclaw_handler, openclaw_hook_md
 
 RUNTIMES = ("claude-code", "openclaw", "codex")
 HOOK_DIR = Path("hooks") / "kaizen-kg"
-AGENTS_BLOCK = "install-codex"  # <!-- kaizen-kg:begin install-codex --> in AGENTS.md
-# the AGENTS.md markers of kg before the one block editor; an install or uninstall turns them into the block's
-LEGACY_BEGIN = "<!-- kaizen-kg:begin (kg install codex; remove with kg uninstall codex) -->"
-LEGACY_END = "<!-- kaizen-kg:end -->"
 
 
 @dataclass
@@ -186,49 +184,6 @@ def strip_mcp(config: dict[str, Any]) -> dict[str, Any]:
     else:
         out.pop("mcpServers", None)
     return out
-
-
-# -- marked text blocks (pure) ---------------------------------------------------------------------------------
-def upgrade_legacy(text: str) -> str:
-    """AGENTS.md with an older kg's markers given the one block format (the text between them is kept). Pure."""
-    start = text.find(LEGACY_BEGIN)
-    stop = text.find(LEGACY_END, start + 1) if start >= 0 else -1
-    if start < 0 or stop < 0:
-        return text
-    return (text[:start] + blocks.BEGIN.format(name=AGENTS_BLOCK) + text[start + len(LEGACY_BEGIN):stop]
-            + blocks.END.format(name=AGENTS_BLOCK) + text[stop + len(LEGACY_END):])
-
-
-def agents_plan(text: str | None, body: str | None, state: dict[str, Any]) -> blocks.SyncPlan:
-    """Bring AGENTS.md's kg block to `body` (None: take it out) through the block editor. Installing again
-    re-adds a block a person removed; an edit inside the block is flagged and kept."""
-    text = upgrade_legacy(text) if text is not None else None
-    present = text is not None and AGENTS_BLOCK in blocks.names(text)
-    return blocks.plan_sync(text, AGENTS_BLOCK, body, expected_hash=(state.get("hash") or None) if present else None,
-                            glue=str(state.get("glue") or ""), created_file=bool(state.get("created_file")),
-                            fix="then run the command again")
-
-
-AGENTS_BODY = """## kaizen-kg (learning memory)
-
-This project keeps what agents learn in kaizen-kg (`kg`). Codex's hooks (`.codex/hooks.json`) open each session
-with kg's brief and, after every turn, log the failed commands and the user's corrections from the rollout: do
-not log those yourself, or each would count twice. Please:
-- Read the brief at the start (pending high-priority items, verifications due, proposals waiting for the user,
-  the watch list). If the session did not open with a "# kaizen-kg brief", the hooks are off: run
-  `{kg} hook session-start --start-session`, and log failures and corrections yourself as below.
-- When you learn what the rollout does not show (a workaround, a fact about this project), run
-  `{kg} log learning "what you learned" --category insight`.
-- Hooks off only: a command that failed in a way worth remembering,
-  `{kg} log error "what failed" --error "the message" --context "the command"`; the user corrects you or
-  states a preference, `{kg} log learning "what you learned" --category correction` (or `--category preference`).
-- Before a task, `{kg} search "words of the task"` finds what was learned before;
-  `{kg} inject --message "the task"` gives a ready memory block.
-- Show waiting proposals (`{kg} propose`) to the user. When they say "approve N" run `{kg} approve N`;
-  "skip N" → `{kg} skip N --reason "their reason"`.
-- Hooks off only, at the end of a session: `{kg} hook session-end --transcript PATH`
-  (or `{kg} session end --summary "what was done"`).
-"""
 
 
 # -- file helpers -----------------------------------------------------------------------------------------------
@@ -410,6 +365,12 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
         plan.notes.append(MCP_MISSING)
     if runtime == "claude-code":
         path = _claude_settings(root, shared)
+        other = _claude_settings(root, not shared)
+        # Claude Code runs the hooks of both files, and kg's two commands differ (PATH vs this machine's path),
+        # so hooks left in the other file would brief the agent twice and reflect on every session twice
+        if other.exists() and _drop_claude_hooks(plan, other):
+            plan.notes.append(f"kg's hooks moved from {plan.rel(other)} to {plan.rel(path)}: Claude Code runs "
+                              "the hooks of both files, so kg's would have run twice")
         settings = _read_json(path)
         plan.write(path, _dump(merge_hooks(settings, hook_entries(ws, runtime, kg_bin, shared=shared), runtime)),
                    "hooks: SessionStart (brief), SessionEnd (reflect + summary), PostToolUseFailure (log errors)",
@@ -445,6 +406,18 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
     return plan.result(runtime, nxt)
 
 
+def _drop_claude_hooks(plan: _Plan, path: Path, runtime: str = "claude-code") -> bool:
+    """Take kg's hooks out of a settings file: its bytes from before kg when it is as kg left it, else kg's
+    entries only. Whether there was anything of kg's to take out."""
+    if plan.restore(runtime, path):
+        (plan.record.get(runtime) or {}).pop(str(path), None)
+        return True
+    new, removed = strip_hooks(_read_json(path), runtime)
+    if removed:
+        plan.json_edit(path, new, f"removed {removed} kg hook(s)", existed=True)
+    return bool(removed)
+
+
 def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path | None = None) -> dict[str, Any]:
     """Take out what install added. A file still as kg left it gets its bytes from before the install back; a
     file edited since loses only kg's part (an edited OpenClaw handler is kept, with a note)."""
@@ -455,12 +428,8 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
         paths = ([_claude_settings(root, False), _claude_settings(root, True)] if runtime == "claude-code"
                  else [root / ".codex" / "hooks.json"])
         for path in paths:
-            if not path.exists() or plan.restore(runtime, path):
-                continue
-            settings = _read_json(path)
-            new, removed = strip_hooks(settings, runtime)
-            if removed:
-                plan.json_edit(path, new, f"removed {removed} kg hook(s)", existed=True)
+            if path.exists():
+                _drop_claude_hooks(plan, path, runtime)
     if runtime == "claude-code":
         mcp = root / ".mcp.json"
         if mcp.exists() and not plan.restore(runtime, mcp):

@@ -44,6 +44,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
     graph = threading.Lock()  # one open of the graph at a time in this process (Kùzu refuses a second)
 
     def answer(fn: Callable[[], T]) -> T:
+        from kg.cli.common import bad_input, os_failure
         from kg.redaction.redact import redact_value
 
         try:
@@ -51,6 +52,10 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
             return redact_value(fn())
         except KgError as exc:
             raise ToolError(redact_value(str(exc))) from None
+        except OSError as exc:  # as `kg` says it: anything else reaches the client as a bare "Error executing tool"
+            raise ToolError(redact_value(os_failure(exc))) from None
+        except (UnicodeError, OverflowError, RecursionError) as exc:
+            raise ToolError(redact_value(bad_input(exc) or str(exc))) from None
 
     def call(fn: Callable[[], T]) -> T:
         """A tool's work on the graph: one at a time in this process, then through the answer gate."""

@@ -206,6 +206,9 @@ def run(argv: list[str], workspace: str | None) -> Outcome:
     protocol.trace(f"client start {request['started']:.3f}")
     sock = _reach(os.path.join(root, MARKER))
     protocol.trace("client connected")
+    if isinstance(sock, int):  # it waited for a migration as long as a read may: it said why
+        _give_back(request["stdin"])
+        return Outcome(code=sock)
     if sock is None:
         _give_back(request["stdin"])
         return Outcome()  # it could not start (the graph stayed busy): this read runs here, as before
@@ -260,39 +263,59 @@ def _reach(kg_dir: str) -> Any:
     """A connection to the workspace's server; when none lives, one is started and waited for (the first read
     pays its start, the pattern of language servers). It takes the graph as a foreground process does, so the
     detached appliers of agents logging stand aside for it. None when it does not come up: it gave up on a graph
-    held past its retry budget, or it was asked to let go meanwhile."""
+    held past its retry budget (or a back-off from the last one that did is on), or it was asked to let go
+    meanwhile. A server that leaves before it listens (killed, or its starter's start failed) is started again
+    once. While a migration runs (`kg.serve.progress`) the read waits for it, saying so on stderr; past that
+    bound, an int: the read's exit code (1), its error written."""
     try:
         return protocol.connect(kg_dir, ANSWER_TIMEOUT)
     except ConnectionRefusedError:  # a socket no one listens on: a killed server's
         clean_stale(kg_dir)
     except OSError:
         pass
-    protocol.trace("client spawns" if not alive(kg_dir) else "client waits for a starting server")
     root = os.path.dirname(os.path.dirname(kg_dir))
-    if not alive(kg_dir) and not spawn(root):
-        return None
+    if not alive(kg_dir):
+        if backing_off(kg_dir):
+            protocol.trace("client backs off")
+            return None
+        protocol.trace("client spawns")
+        if not spawn(root):
+            return None
+    else:
+        protocol.trace("client waits for a starting server")
     try:
         budget = 3 * float(os.environ.get("KG_LOCK_TIMEOUT") or 10) + 30
     except ValueError:
         budget = 60.0
-    started = spawned = time.monotonic()
-    deadline, seen = started + budget, False
-    while time.monotonic() < deadline:
+    from kg.serve.progress import Watch, give_up_line
+
+    watch = Watch(kg_dir)
+    started = spawned = waited = time.monotonic()
+    seen, restarts = False, 0
+    while True:
         time.sleep(0.01)
         try:
             return protocol.connect(kg_dir, ANSWER_TIMEOUT)
         except OSError:
             pass
         now = time.monotonic()
+        migrating = watch.check()
+        if migrating is False:
+            _write(2, f"Error: {give_up_line(watch.record)}\n".encode())
+            return 1
+        if migrating:  # the budget counts from the migration's end
+            waited = now
+        elif now - waited > budget:
+            return None
         if alive(kg_dir):
             seen = True
-        elif seen or now - started > 10.0:  # it left, or never got going
+        elif (not seen and now - started > 10.0) or restarts > 1:  # it never got going, or left twice
             return None
-        elif now - spawned > 0.5:  # a starter said one was starting, yet none lives: start one now
+        elif seen or now - spawned > 0.5:  # it left before it listened, or a starter said one was starting
+            protocol.trace("client starts it again")  # yet none lives: start one now
             if not spawn(root):
                 return None
-            spawned = now
-    return None
+            seen, spawned, restarts = False, now, restarts + 1
 
 
 def _write(fd: int, data: bytes) -> None:
@@ -304,11 +327,14 @@ def _write(fd: int, data: bytes) -> None:
         pass
 
 
-def spawn(root: str | Path) -> bool:
+def spawn(root: str | Path, *, force: bool = False) -> bool:
     """Start the workspace's server, detached (its own session, stdio on /dev/null, so a hook waiting for this
-    process's output is not kept waiting), unless one lives or is starting. False when none could start."""
+    process's output is not kept waiting), unless one lives or is starting. False when none could start, or
+    (unless `force`: `kg serve start`) while the last server's busy back-off lasts (`backing_off`): every
+    starter (a read, `kg log`, the detached applier) honours it, so a graph held by a long job is not met by a
+    new server per read that waits for it and gives up."""
     kg_dir = os.path.join(root, MARKER)
-    if not enabled():
+    if not enabled() or (not force and backing_off(kg_dir)):
         return False
     # (issue 20) the server's liveness lock is taken here and handed to the child, which holds it from its
     # first instant: a server still importing is alive already, so a read arriving meanwhile waits for it
@@ -338,15 +364,16 @@ def prestart(workspace: str | None) -> None:
     if not enabled():
         return
     root = locate(workspace)
-    if root is None or backing_off(os.path.join(root, MARKER)) or alive(os.path.join(root, MARKER)):
+    if root is None or alive(os.path.join(root, MARKER)):
         return
-    if configured(root):
+    if configured(root):  # (spawn honours the busy back-off)
         spawn(root)
 
 
 def backing_off(kg_dir: str | Path) -> bool:
     """Whether the last server to start found the graph held by a long import or cycle, recently (its stamp,
-    `[serve] busy_backoff_seconds`): a log then starts none, which would only wait for the lock and exit."""
+    `[serve] busy_backoff_seconds`): no starter starts one then, which would only wait for the lock and exit.
+    The stamp goes when a process lets go of the graph (`kg.store.lock.FileLock.release`): it is free again."""
     try:
         with open(os.path.join(kg_dir, protocol.BUSY), "rb") as f:
             return float(f.read(64)) > time.time()

@@ -23,6 +23,7 @@ from typing import Any
 
 from kg.serve import client, protocol
 from kg.serve.cache import ReadCache
+from kg.serve.door import Door as _Door
 
 TICK = 1.0  # seconds between looks at the journal while idle (an applier's note may have been missed)
 _KEEP = {"_memory_rules", "_lifecycle_policy"}  # what a workspace derives from its rules alone: kept across reads
@@ -293,7 +294,9 @@ def serve(root: Path, lock: int | None = None) -> str:
         # one query thread: Kùzu's full-text top-k breaks score ties by thread timing, and a one-off reader
         # (`ws.reading()`) runs one thread, so the answers match it. The page cache stays the writer's: Kùzu
         # also works in it (a 96 MB one failed the open of a 10k workspace), and it does not set the resident
-        # size (~5 MB per table's key index does: ~100 MB for kg's schema, measured with a bare Kùzu open)
+        # size (~5 MB per table's key index does: ~100 MB for kg's schema, measured with a bare Kùzu open).
+        # (issue 22) Nor can the server drain with a small one: at 1M, after 300 entries, its CHECKPOINT fails
+        # with 128 MB ("the buffer pool is full"), and one such run left a graph whose log no longer replayed
         ws.open_options = {"max_threads": 1}
         with ExitStack() as stack:
             # a foreground open: the detached appliers stand aside for it (a reader waits for it to answer); a
@@ -328,105 +331,6 @@ def serve(root: Path, lock: int | None = None) -> str:
         return f"cannot serve: {exc}"
     finally:
         os.close(lock)
-
-
-RECEIVE_TIMEOUT = 30.0  # seconds for a connected client to send its whole request (read outside any drain)
-_PEEK = 4096  # a request this small that arrived whole is read at the door (an applier's knock is ~20 bytes)
-
-
-class _Door:
-    """The listening socket, with at most one request taken in early. A drain between reads looks at the door
-    between two records (`waiting`), with a write transaction open, so it never waits there: it answers a
-    detached applier's knock (`drain`: entries wait, which the server applies anyway) that arrived whole and
-    goes on; anything else (a read, a request to let go, a client whose request has not arrived yet) is kept
-    for the loop, which reads it once the drain has stopped and committed (issue 20)."""
-
-    def __init__(self, listener: socket.socket):
-        self.listener = listener
-        self.kept: tuple[socket.socket, dict[str, Any] | None] | None = None
-
-    def waiting(self) -> bool:
-        import select
-
-        while self.kept is None and select.select([self.listener], [], [], 0)[0]:
-            conn = self._accept()
-            if conn is None:
-                continue
-            request = _arrived(conn)
-            if request is False:  # it closed, or sent what is not a request
-                conn.close()
-                continue
-            if request is not None and request.get("op") == "drain":
-                with conn:
-                    try:
-                        protocol.send(conn, {"ok": True})
-                    except OSError:
-                        pass
-                continue
-            self.kept = (conn, request)
-        return self.kept is not None
-
-    def next(self, timeout: float) -> tuple[socket.socket, dict[str, Any]] | None:
-        """The request kept, or the next one to arrive within `timeout` seconds (None: none came)."""
-        if self.kept is not None:
-            (conn, request), self.kept = self.kept, None
-            if request is not None:
-                return conn, request
-            got = _receive(conn)
-            if got is not None:
-                return got
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            self.listener.settimeout(left)
-            conn = self._accept()
-            got = None if conn is None else _receive(conn)
-            if got is not None:
-                return got
-        return None
-
-    def _accept(self) -> socket.socket | None:
-        """One connection of this user's; None when none came in time."""
-        try:
-            conn, _ = self.listener.accept()
-        except OSError:  # the timeout (or, polled, nothing there after all)
-            return None
-        conn.settimeout(RECEIVE_TIMEOUT)
-        if not _same_user(conn):  # the socket is 0600 already; a peer of another user is not answered
-            conn.close()
-            return None
-        return conn
-
-
-def _receive(conn: socket.socket) -> tuple[socket.socket, dict[str, Any]] | None:
-    """The request on `conn` (waiting up to RECEIVE_TIMEOUT for it), or None (closed) when none came whole."""
-    try:
-        return conn, protocol.receive(conn)
-    except (OSError, ValueError, protocol.Closed):
-        conn.close()
-        return None
-
-
-def _arrived(conn: socket.socket) -> dict[str, Any] | None | bool:
-    """The request on `conn` if a small one arrived whole already (read without waiting); None when it has
-    not (or is large: the loop reads it); False when the client closed or sent what is not a request."""
-    conn.setblocking(False)  # (a socket with a timeout polls for data before it reads, whatever the flags)
-    try:
-        head = conn.recv(_PEEK, socket.MSG_PEEK)
-    except BlockingIOError:
-        return None
-    except OSError:
-        return False
-    finally:
-        conn.settimeout(RECEIVE_TIMEOUT)
-    if not head:
-        return False
-    header = protocol.HEADER
-    if len(head) < header or int.from_bytes(head[:header], "big") + header > len(head):
-        return None
-    try:
-        return protocol.receive(conn)  # whole in the socket's buffer: no wait
-    except (OSError, ValueError, protocol.Closed):
-        return False
 
 
 def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket | None]:
@@ -473,19 +377,6 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
         if stop:
             return stop, None
         last = time.monotonic()
-
-
-def _same_user(conn: socket.socket) -> bool:
-    if not hasattr(socket, "SO_PEERCRED"):
-        return True  # not Linux: the socket's mode is the guard
-    import struct
-
-    try:
-        _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                        struct.calcsize("3i")))
-    except OSError:
-        return False
-    return uid == os.getuid()
 
 
 def main(argv: list[str] | None = None) -> int:

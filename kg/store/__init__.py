@@ -24,8 +24,10 @@ from typing import Any
 
 from kg.core.errors import SchemaError, StoreError, UsageError
 from kg.store import aggregates as _aggregates
+from kg.store import migrating as _migrating
 from kg.store import queries as _queries
 from kg.store import rebuild as _rebuild
+from kg.store import sideindex as _side
 from kg.store import tallies as _tallies
 from kg.store.lock import FileLock, Yielded
 from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, NEW_GRAPH_TERMS, check_version, migrations
@@ -187,9 +189,11 @@ class Store:
 
             store = cls(*connect(), path, _named_queries(queries_dir))
             store._lock = lock
+            store.read_only = read_only
             store._threads = max_threads or (os.cpu_count() or 1)  # Kùzu's default: every core
             try:
                 if migrate and not read_only:
+                    _migrating.begin(store, lock_path.parent)  # (issue 22) the steps, for those it shuts out
                     big = None if defer_index else _rebuild.fts_pool_needed(store, buffer_pool_mb)
                     if big:  # the missing index of a big graph: built in a pool sized for it (kg/store/rebuild.py)
                         store.forget_prepared()
@@ -213,10 +217,14 @@ class Store:
                         store.repairs.append("rebuilt the graph, whose full-text index a kill had left half-dropped "
                                              "or half-built (kuzu 0.11.3); every row was kept; the old file is at "
                                              f"{backup}")
+                    _migrating.finish(store)
                 else:
                     store._check_version()
                 yield store
+                if not read_only:  # memory search's side index follows what this writer committed
+                    _side.safe_sync(store)
             finally:
+                _migrating.finish(store)  # (a migration that failed: its marker goes)
                 store._close()
         finally:
             lock.release()
@@ -229,7 +237,9 @@ class Store:
         self._migrate()
         if defer_index:
             return
+        _migrating.step(self, _migrating.AGGREGATES)
         _aggregates.ensure(self)  # issue 22: built after migration 0005 or a killed import
+        _migrating.step(self, _migrating.INDEX)
         if self.ensure_fts():
             self.repairs.append("rebuilt the full-text index node_fts, which was missing (an import or a "
                                 "migration was cut short)")
@@ -283,6 +293,7 @@ class Store:
         for name, statements in migrations():
             if name in applied:
                 continue
+            _migrating.step(self, f"migration {name}")
             # (issue 20) one transaction per migration and its mark: cut short, it leaves nothing for a re-run to
             # fail on (Kùzu rolls DDL back too). A full-text index is made after the commit (or by ensure_fts).
             later = [s for s in statements if s.lstrip().upper().startswith("CALL CREATE_FTS_INDEX")]
@@ -314,6 +325,8 @@ class Store:
         """Run a named query with exactly its parameters."""
         query = self.query(name)
         query.check(params)
+        if name == "node_create":
+            _side.noted_create(self, params)
         if name in _AGGREGATED:  # issue 22: a maintained aggregate answers or is kept (kg/store/aggregates.py)
             return self._run_aggregated(name, query, params)
         return self._execute_raw(query.text, params)
@@ -401,6 +414,7 @@ class Store:
             yield self
         except BaseException:
             self._in_tx = False
+            self._side_dirty = True  # nodes noted for the side index may be rolled back
             try:
                 self._execute_raw("ROLLBACK", {})
             except StoreError:

@@ -17,8 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from kg.core.errors import StoreError
+from kg.core.errors import StoreBusy, StoreError
 from kg.core.paths import HeldLock
+from kg.serve.progress import Watch, give_up_line
 
 
 class Yielded(Exception):
@@ -57,6 +58,7 @@ class FileLock(HeldLock):
         waiting: list[int] = []  # our shared locks on the .wait (and a writer's .xwait) files, while we wait
         ask_at = 0.0  # when to ask a read server holding the graph to hand it over (kg/serve/)
         mode = fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX
+        watch: Watch | None = None  # a migration in progress this waiter waits for past its budget
         try:
             while True:
                 if self.polite and self.others_waiting():
@@ -71,7 +73,15 @@ class FileLock(HeldLock):
                     if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                         os.close(fd)
                         raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from None
-                    if time.monotonic() >= deadline:
+                    if watch is None and not self.polite and self.path.name == "graph.lock":
+                        watch = Watch(self.path.parent)  # (issue 22) a migration holds it: wait, saying so
+                    going = None if watch is None else watch.check()
+                    if going is False:
+                        os.close(fd)
+                        raise StoreBusy(give_up_line(watch.record)) from None
+                    if going:  # the budget counts from the migration's end
+                        deadline = max(deadline, time.monotonic() + self.timeout)
+                    elif time.monotonic() >= deadline:
                         raise self._busy(fd) from None
                     if self.path.name == "graph.lock" and time.monotonic() >= ask_at:
                         ask_at = time.monotonic() + 0.25  # it may be starting: ask again
@@ -95,6 +105,16 @@ class FileLock(HeldLock):
     def others_waiting(self) -> bool:
         """Whether a foreground process waits for this lock."""
         return _waited_for(self.wait_path)
+
+    def release(self) -> None:
+        held = self.held
+        super().release()
+        if held and self.path.name == "graph.lock":
+            # the graph was free to this process: a read server's busy back-off (kg/serve/client.py) is over
+            try:
+                os.unlink(self.path.with_name("serve.busy"))
+            except OSError:
+                pass
 
 
 # How a waiter says it waits, and how others look. On Linux (64-bit) a waiter holds an open-file-description read

@@ -498,3 +498,17 @@ UNION ALL
 MATCH (q:Proposal)
 WHERE q.type = 'promotion' AND q.created_at >= $since AND q.created_at <= $now
 RETURN q.target AS target, count(q) AS n
+
+// name: lc_live_effects
+// Every live change with what tells whether its rule is still in its file (kg/lifecycle/verify_withdrawn.py).
+MATCH (c:Change)
+WHERE c.status IN $statuses
+RETURN c.id AS id, c.status AS status, c.target AS target, c.block AS block, c.text AS text,
+       c.evidence AS evidence, c.next_check AS next_check, c.due_since AS due_since
+ORDER BY id
+
+// name: lc_change_pause
+// A change withdrawn by hand, or back in effect: its evidence trail and its next check (moved on by the pause).
+UNWIND $rows AS r
+MATCH (c:Change {id: r.id})
+SET c.evidence = r.evidence, c.next_check = r.next_check

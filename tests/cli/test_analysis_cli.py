@@ -47,8 +47,9 @@ def test_export_graph_since(run_kg, logged):
      "Error: unknown format 'xml': use one of graphml, gexf, json, mermaid, dot, cypher\n"),
     ("export graph --type rules", ("Error: unknown type 'rules': use one or more of event, lesson, principle, "
                                    "knowledge, pattern, learning, error, feature (comma-separated)\n")),
-    ("export graph --since yesterday", ("Error: invalid --since 'yesterday': use ISO 8601, for example 2026-11-30 "
-                                        "or 2026-11-30T10:35:00\n")),
+    ("export graph --since yesterday", ("Error: invalid --since 'yesterday': use a span such as 7d, 12h, 2w or "
+                                        "30m, or an ISO 8601 date or time such as 2026-11-30 or "
+                                        "2026-11-30T10:35:00\n")),
     ("graph show --out x.png", ("Error: name a node id, or --type (e.g. --type lesson,principle), to choose what "
                                 "to draw\n")),
     ("graph show nope --out x.png", "Error: no node 'nope' in the graph: `kg list` shows the ids\n"),

@@ -50,7 +50,10 @@ def test_status_lists_only_patterns_that_recurred(reflected):
     counts = [int(n) for n in re.findall(r": (\d+)x,", section)]
     assert counts and min(counts) >= 2
     data = run_kg("--now 2026-11-05T11:00 status --json").json
-    assert any(p["recurrence"] == 1 for p in data["patterns"])  # they exist; they just do not recur
+    assert data["patterns"] and min(p["recurrence"] for p in data["patterns"]) >= 2  # --json says the same
+    assert [p["key"] for p in data["patterns"]] == re.findall(r"^   (\S+): \d+x,", section, re.M)
+    every = run_kg("patterns --json").json  # the patterns seen once exist; they just do not recur
+    assert any(p["recurrence"] == 1 for p in every)
 
 
 def test_aider_session_named_by_its_start_time_is_logged(run_kg, shared_data):
@@ -59,3 +62,20 @@ def test_aider_session_named_by_its_start_time_is_logged(run_kg, shared_data):
     done = run_kg(["--now", "2026-11-01T10:00", "reflect", str(path), "--apply", "--json"])
     assert done.exit_code == 0, done.stderr
     assert done.json["session"] == "2025-06-02-14:29:21" and done.json["logged"]
+
+
+def test_a_failure_that_says_nothing_to_do_is_not_promoted(run_kg, shared_data, tmp_path):
+    # aider's "# 1 SEARCH/REPLACE block failed to match!" recurs across two histories: as a rule it would say only
+    # that edits fail; it waits for a logged fix instead, and says so
+    aider = shared_data / "runtimes" / "aider"
+    for day, path in enumerate((aider / "aquaticat_monochromatic" / ".aider.chat.history.md",
+                                aider / "aider-ai_aider" / "chat-history.part1.md"), start=1):
+        done = run_kg(["--now", f"2026-11-0{day}T10:00", "reflect", str(path), "--apply", "--json"])
+        assert done.exit_code == 0, done.stderr
+    cycle = run_kg("--now 2026-11-05T10:00 cycle --json")
+    assert cycle.exit_code == 0, cycle.stderr
+    assert not [p for p in cycle.json["promoted"] if ".edit_no_match." in p["pattern_key"]]
+    waiting = [w for w in cycle.json["waiting"] if ".edit_no_match." in w["pattern_key"]]
+    assert waiting and "not what to do" in waiting[0]["reason"]
+    tools = Path(run_kg("status --json").json["workspace"]) / "TOOLS.md"
+    assert not tools.exists() or "SEARCH/REPLACE" not in tools.read_text(encoding="utf-8")

@@ -386,3 +386,22 @@ def test_session_end_no_summary_keeps_the_session_open_on_a_real_rollout(ws, run
     assert not (ws.root / "memory" / "sessions" / f"{sid}.md").exists()
     ended = run_kg(f"hook session-end --transcript {rollout} --now {NOW} --json")  # the real end writes it
     assert ended.exit_code == 0 and ended.json["summary_file"]
+
+
+@pytest.mark.parametrize("first, then", [("", " --shared"), (" --shared", "")])
+def test_claude_code_install_into_the_other_settings_file_moves_the_hooks(ws, run_kg, first, then):
+    """Claude Code runs the hooks of settings.json and settings.local.json both: installing into one takes kg's
+    hooks out of the other (as uninstall would: bytes back when untouched), or every session got two briefs."""
+    local, shared = ws.root / ".claude" / "settings.local.json", ws.root / ".claude" / "settings.json"
+    local.parent.mkdir()
+    original = '{"permissions": {"allow": ["Bash(ls)"]}}'  # the first install's file, the person's before it
+    (shared if first else local).write_text(original, encoding="utf-8")
+    assert run_kg(f"install claude-code{first}").exit_code == 0
+    res = run_kg(f"install claude-code{then} --json")
+    assert res.exit_code == 0 and any("moved" in n for n in res.json["notes"])
+    target, other = (shared, local) if then else (local, shared)
+    assert other.read_text(encoding="utf-8") == original
+    assert len([c for c in check_hooks_schema(json.loads(target.read_text())) if "--runtime" in c]) == 3
+    assert run_kg(f"install claude-code{then}").stdout == f"claude-code: nothing to change in {ws.root}\n"
+    run_kg("uninstall claude-code")
+    assert not target.exists() and other.read_text(encoding="utf-8") == original

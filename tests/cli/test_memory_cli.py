@@ -71,3 +71,14 @@ def test_retention_reads_lifecycle_rules(run_kg):
     r = run_kg("retention --json")
     assert r.exit_code == 0 and r.json["daily_logs"] == "append-only, kept forever"
     assert "90 days" in r.json["learning_entries"]
+
+
+def test_starting_a_session_over_an_open_one_says_it_was_not_ended(run_kg):
+    # the open session's summary is never written unless someone ends it: a silent switch lost it
+    first = run_kg("session start --now 2026-05-27T09:00 --json").json["id"]
+    r = run_kg("session start --now 2026-05-27T11:00 --json")
+    assert r.json["previous"] == first and r.json["previous_open"] is True
+    assert r.stderr == (f"Session {first} was not ended: `kg session end --session {first}` writes its summary\n")
+    run_kg(f"session end --session {r.json['id']} --summary done --now 2026-05-27T12:00")
+    r = run_kg("session start --now 2026-05-27T13:00 --json")
+    assert r.json["previous_open"] is False and r.stderr == ""

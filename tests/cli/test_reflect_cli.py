@@ -37,8 +37,11 @@ def test_dry_run_lists_findings_and_writes_nothing(run_kg, ws, tmp_path):
     r = run_kg(f"reflect {t} --json {NOW}")
     assert r.exit_code == 0, r.stderr
     kinds = sorted((f["kind"], f["category"]) for f in r.json["findings"])
-    # the rebuke is a correction, and the rule it states in general words ("always run ...") a preference too
-    assert kinds == [("error", "error"), ("learning", "correction"), ("preference", "preference")]
+    # the rebuke is a correction, and the rule it states in general words ("always run ...") a preference too: one
+    # entry with the same lesson, the rule, at the correction's priority (kg.reflect.detect._one_entry_per_rule)
+    assert kinds == [("error", "error"), ("preference", "preference")]
+    rule = next(f for f in r.json["findings"] if f["kind"] == "preference")
+    assert rule["priority"] == "high" and {"rejects", "imperative_rule"} <= set(rule["signals"])
     assert r.json["applied"] is False and r.json["session"] == "sess-a"
     assert run_kg("list --json").json == []
 
@@ -46,12 +49,12 @@ def test_dry_run_lists_findings_and_writes_nothing(run_kg, ws, tmp_path):
 def test_apply_logs_once_and_redacts_every_byte(run_kg, ws, tmp_path):
     t = _claude_code(tmp_path / "sess-a.jsonl", "sess-a", "Error: connection refused to db:5432")
     first = run_kg(f"reflect {t} --apply --json {NOW}").json
-    assert len(first["logged"]) == 3
+    assert len(first["logged"]) == 2
     assert first["summary_file"] == "memory/sessions/sess-a.md"
     summary = (ws.root / first["summary_file"]).read_text(encoding="utf-8")
     assert summary.startswith("# Session Summary: sess-a") and "## Learnings" in summary
     again = run_kg(f"reflect {t} --apply --json {NOW}").json
-    assert again["logged"] == [] and again["already_logged"] == 3 and again["summary_file"] is None
+    assert again["logged"] == [] and again["already_logged"] == 2 and again["summary_file"] is None
     rows = run_kg("list --json").json
     assert {r["session"] for r in rows if r["kind"] == "event"} == {"sess-a"}
     # nothing kg wrote anywhere in the workspace holds the key: graph, WAL, journal, logs, exports

@@ -121,3 +121,20 @@ def test_post_tool_use_logs_failures_only(ws):
     text = json.dumps(node)
     assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in text  # redacted before it is stored
     assert "claude-code" in text and ws.current_session() in text
+
+
+def test_brief_folds_pending_items_that_read_the_same_into_one_line(ws):
+    # aider retried one edit seven times: the brief showed the same line seven times and hid the other items
+    for i in range(7):
+        ws.log("error", "edit failed: # 1 SEARCH/REPLACE block failed to match!", now=f"2026-06-20T10:0{i}",
+               priority="high")
+    for i, what in enumerate(["npm ci failed: lockfile out of date", "pytest: 3 failed", "git push rejected"]):
+        ws.log("error", what, now=f"2026-06-19T10:0{i}", priority="high")
+    brief = hooks.session_start_brief(ws, NOW)
+    lines = [ln for ln in brief["text"].splitlines() if ln.startswith("- [")]
+    assert len(lines) == 4 and sum("SEARCH/REPLACE" in ln for ln in lines) == 1
+    assert lines[0].endswith("block failed to match! (×7)")
+    assert "## ⚠️ Pending High-Priority Items (10)" in brief["text"] and "more" not in brief["text"].split("##")[1]
+    small = hooks.session_start_brief(ws, NOW, budget=260)  # cut short: the count left out is of entries
+    assert small["text"].endswith("(×7)\n- [ERR-20260619-003] git push rejected\n"
+                                  "- … 2 more: `kg list --status pending --priority high`")

@@ -124,3 +124,46 @@ def test_status_is_the_apis_status_as_kg_status_prints_it(ws, _run, monkeypatch)
     api = json.loads(json.dumps(ws.status(), default=lambda v: v.isoformat()))
     assert served == json.loads(printed.stdout) == api
     assert {"lifecycle", "last_cycle", "patterns"} <= set(api)
+
+
+def _stdio(ws_root, calls):
+    """`kg mcp` as a client launches it: newline-delimited JSON-RPC on its stdin and stdout. The answers by id, and
+    what else came out on stdout and stderr."""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    msgs = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    msgs += [{"jsonrpc": "2.0", "id": i, "method": m, "params": p} for i, (m, p) in enumerate(calls, 1)]
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("kg")), "-w", str(ws_root), "mcp"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    answers, other = {}, []
+    for msg in msgs:  # one at a time: the server answers in order, and a closed stdin ends it
+        proc.stdin.write(json.dumps(msg) + "\n")
+        proc.stdin.flush()
+        while "id" in msg and msg["id"] not in answers:
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read()
+            try:
+                answers[json.loads(line)["id"]] = json.loads(line)
+            except (ValueError, KeyError):
+                other.append(line)
+    out, err = proc.communicate(timeout=120)
+    return answers, other + ([out] if out else []), err
+
+
+def test_a_failing_file_system_is_a_tool_error_with_its_reason_over_stdio(ws, need):
+    """A file-system failure (here the journal's place taken by a folder) came back as a bare "Error executing
+    tool status", with a traceback on stderr; `kg status` says why. Bad arguments and an unknown method are
+    errors too, and nothing but JSON-RPC reaches stdout."""
+    need("mcp")
+    answers, other, err = _stdio(ws.root, [("tools/list", {}),
+                                           ("tools/call", {"name": "search", "arguments": {"query": "x", "limit": 0}}),
+                                           ("nosuch/method", {})])
+    assert not other and "Traceback" not in err
+    assert {t["name"] for t in answers[1]["result"]["tools"]} >= {"log", "search", "status", "brief"}
+    assert answers[2]["result"]["isError"] and "limit" in answers[2]["result"]["content"][0]["text"]
+    assert answers[3]["error"]["code"] == -32601
+    (ws.kg_dir / "journal.jsonl").mkdir()
+    answers, other, err = _stdio(ws.root, [("tools/call", {"name": "status", "arguments": {}})])
+    text = answers[1]["result"]["content"][0]["text"]
+    assert answers[1]["result"]["isError"] and "Is a directory" in text and ".jsonl" in text, text
+    assert not other and "Traceback" not in err

@@ -235,3 +235,19 @@ def test_search_skips_a_trail_that_mirrors_the_graph(ws):
     hits = search.search(ws, "gradle wharf", now="2026-03-02", sources=["trail"])
     assert [h.source for h in hits] == ["trail", "trail"]
     assert any("cache corrupted" in h.text for h in hits)
+
+
+def test_recall_folds_nodes_that_read_the_same_and_refuses_a_limit_below_one(ws):
+    # one failed edit retried six times took every place of the recall's graph part
+    for i in range(6):
+        ws.log("error", "python edit failed: SEARCH/REPLACE block did not match", now=f"2026-01-09T10:0{i}",
+               link=False)
+    ws.log("error", "python script crashed with a bug", now="2026-01-08T10:00", link=False)
+    topics.build(ws, now="2026-01-10")
+    r = topics.recall(ws, "code", now="2026-01-10")
+    texts = [n["text"] for n in r["nodes"]]
+    assert len(texts) == len(set(texts)) and "python script crashed with a bug" in texts
+    folded = next(n for n in r["nodes"] if "SEARCH/REPLACE" in n["text"])
+    assert len(folded["alike"]) == 5 and "(×6)" in topics.render_recall(r)
+    with pytest.raises(UsageError, match="--limit must be at least 1"):
+        topics.recall(ws, "code", limit=-1)  # sliced [:-1] before: every file but the last

@@ -259,7 +259,10 @@ def test_openclaw_whole_sessions(ws, shared_data, tmp_path):
     assert len(enoent) == 4 and len({e["pattern_key"] for e in enoent}) == 1
     report = check_nothing_promoted_from_exit_codes(ws.root, "2026-07-04T12:00")
     promoted = [*report["promoted"], *report["proposed"]]
-    assert any("ENOENT" in json.dumps(p) for p in promoted), promoted
+    # the recurring ENOENT is ready, but as a rule it would only say that a read failed: it waits for a fix
+    assert not any("ENOENT" in json.dumps(p) for p in promoted), promoted
+    waiting = [w for w in report["waiting"] if w["pattern_key"] == enoent[0]["pattern_key"]]
+    assert waiting and "not what to do" in waiting[0]["reason"], report["waiting"]
 
 
 def test_a_session_end_whose_transcript_cannot_be_read_still_writes_the_summary(ws, tmp_path):

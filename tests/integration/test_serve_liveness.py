@@ -124,8 +124,43 @@ def test_a_server_that_gives_up_on_a_held_graph_stamps_a_back_off(tmp_path):
     with ws.store():  # a long job holds the graph
         ran = subprocess.run([sys.executable, "-m", "kg.serve.server", str(root)], capture_output=True, text=True,
                              timeout=300, env={**os.environ, "KG_SERVER": "1", "KG_LOCK_TIMEOUT": "0.2"})
-    assert "cannot serve" in ran.stderr, ran.stderr
-    assert client.backing_off(ws.kg_dir)
+        assert "cannot serve" in ran.stderr, ran.stderr
+        assert client.backing_off(ws.kg_dir)
+    assert not client.backing_off(ws.kg_dir)  # the job let go of the graph: it is free, the back-off is over
+
+
+def test_no_starter_starts_a_server_while_the_busy_back_off_lasts(tmp_path, monkeypatch):
+    """Reads and the detached applier honour the back-off as `kg log` does: before, every read started a server
+    that waited for the held graph and gave up, and the read waited for it before running on its own."""
+    from kg.ingest.background import serve_readers
+
+    monkeypatch.setenv("KG_SERVER", "1")
+    root = tmp_path / "ws"
+    kg.init_workspace(root)
+    ws = kg.open_workspace(root)
+    trace = tmp_path / "trace"
+    env = {"KG_LOCK_TIMEOUT": "0.3", "KG_SERVE_TRACE": str(trace)}
+    with ws.store():  # a long job holds the graph, and the last server gave up on it
+        ran = subprocess.run([sys.executable, "-m", "kg.serve.server", str(root)], capture_output=True, text=True,
+                             timeout=300, env={**os.environ, "KG_SERVER": "1", "KG_LOCK_TIMEOUT": "0.2"})
+        assert client.backing_off(ws.kg_dir), ran.stderr
+        for args in (["search", "docker"], ["status"], ["hook", "session-start"]):
+            read = _kg("-w", str(root), *args, env=env)
+            assert read.returncode == 1 and "held by another process" in read.stderr, (args, read.stderr)
+        assert not client.alive(ws.kg_dir)
+        phases = trace.read_text() if trace.exists() else ""
+        assert "spawns" not in phases and "server start" not in phases, phases
+        assert not serve_readers(ws) and not client.spawn(root)  # the applier's starter, any starter
+        assert not client.alive(ws.kg_dir)
+    assert client.spawn(root)  # the graph is free: the next starter starts one
+    try:
+        deadline = time.monotonic() + 120
+        while not (ws.kg_dir / protocol.SOCKET).exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    finally:
+        _kg("-w", str(root), "serve", "stop")
+        _gone(ws.kg_dir)
 
 
 def test_stop_stops_a_server_that_is_still_starting(tmp_path, monkeypatch):

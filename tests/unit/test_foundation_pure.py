@@ -120,6 +120,12 @@ def test_since(span, expected):
     assert clock.parse_since(span, NOW) == expected
 
 
+def test_a_refused_since_names_the_spans_it_takes():
+    # "use ISO 8601" alone sent an agent that typed --since yesterday away from 1d, which --since takes
+    with pytest.raises(UsageError, match=r"invalid --since 'yesterday': use a span such as 7d, 12h, 2w or 30m, or an"):
+        clock.parse_since("yesterday", NOW)
+
+
 def test_query_params_ignore_string_literals():
     assert params_of("MATCH (n {id: $id}) WHERE n.text = '$notaparam' RETURN n") == {"id"}
 

@@ -58,7 +58,6 @@ def test_cues_in(text, cue_list, found):
     ("Use pnpm instead of npm", {"pnpm"}, [{"npm"}]),
     ("Use npm, not pnpm", {"npm"}, [{"pnpm"}]),
     ("Prefer read over exec for viewing files", {"prefer", "read", "view", "file"}, [{"exec"}]),
-    ("Don't run the tests before committing", {"commit"}, [{"run", "test"}]),
     ("直接回答，不要解释", {"直接", "回答"}, [{"解释"}]),
     ("用 npm 安装依赖，而不是 pnpm", {"npm", "安装", "依赖"}, [{"pnpm"}]),
     ("no, that's too much. instead, update the doc", {"updat", "doc", "much"}, []),
@@ -344,3 +343,47 @@ def test_labelled_pairs_never_merge_contradictions():
     assert any(linking.has_cjk(p["a"]) for p in pairs)
     result = mod.evaluate(pairs)
     assert result["wrong_merges"] == 0
+
+
+@pytest.mark.parametrize("text, first, then", [
+    # an ordering word ends a refusal's scope: the text refuses an order, not the action
+    ("Don't run the tests before committing", {"commit"}, {"run", "test"}),
+    ("Never commit before running the tests", {"run", "test"}, {"commit"}),
+    ("Always run the tests before committing", {"run", "test"}, {"commit"}),
+    ("Commit only after running the tests", {"run", "test"}, {"commit"}),
+    ("Run the tests first, then commit", {"run", "test"}, {"commit"}),
+    ("Don't deploy until the review is approved", {"review", "approv"}, {"deploy"}),
+])
+def test_an_ordering_statement_orders_instead_of_refusing(text, first, then):
+    s = linking.stance(text, R)
+    assert s.refuses == ()
+    assert [(set(a) - {"alway", "first", "onli"}, set(b)) for a, b in s.orders] == [(first, then)]
+
+
+@pytest.mark.parametrize("a, b", [
+    ("Never commit before running the tests", "Always run the tests before committing"),
+    ("Never commit before running the tests", "Commit only after running the tests"),
+    ("Run the tests first, then commit", "Never commit before running the tests"),
+    ("Don't push until CI is green", "Wait for CI to be green before pushing"),
+])
+def test_ordering_statements_that_agree_do_not_contradict(a, b):
+    for x, y in ((a, b), (b, a)):
+        for kind in ("principle", "lesson"):
+            assert linking.contradiction(_p(x, kind, "x"), _p(y, kind, "y"), R) is None, (x, y)
+
+
+@pytest.mark.parametrize("a, b", [
+    # opposite orders, in either wording
+    ("Never commit before running the tests", "Commit before running the tests"),
+    ("Always run the tests before committing", "Run the tests after committing"),
+    ("Never commit before running the tests", "Never run the tests before committing"),
+    ("Run the tests first, then commit", "Commit, then run the tests"),
+    ("Never deploy until the review is approved", "Deploy before the review is approved"),
+    # an order against a refusal of one of its steps, and a substitution that an ordering word follows
+    ("Never commit before running the tests", "Commit without running the tests"),
+    ("Use pnpm instead of npm before installing", "Use npm before installing"),
+])
+def test_ordering_statements_that_disagree_contradict(a, b):
+    for x, y in ((a, b), (b, a)):
+        for kind in ("principle", "lesson"):
+            assert linking.contradiction(_p(x, kind, "x"), _p(y, kind, "y"), R), (x, y)

@@ -350,3 +350,15 @@ def test_full_text_top_k_breaks_ties_by_id(scores, k, want):
 
     for order in (scores, scores[::-1]):  # whatever order the index gave them in
         assert [r["id"] for r in ranked([{"id": i, "score": s} for i, s in order], k)] == want
+
+
+def test_session_summary_folds_identical_entries_into_one_line_with_every_id():
+    # an aider session logs the same failed edit seven times: the summary read one line seven times over
+    nodes = [{"id": f"ERR-{i}", "kind": "event", "entry_type": "error", "status": "pending", "priority": "high",
+              "text": "edit failed: # 1 SEARCH/REPLACE block failed to match!"} for i in range(1, 4)]
+    nodes.insert(1, {"id": "ERR-9", "kind": "event", "entry_type": "error", "status": "pending",
+                     "priority": "high", "text": "npm ci failed"})
+    s = sessions.classify("2025-06-02-001", nodes, [], [], open_items=["ask about X", "ask about X"])
+    assert s.open_items == [
+        "error (high): edit failed: # 1 SEARCH/REPLACE block failed to match! [ERR-1, ERR-2, ERR-3] (3×)",
+        "error (high): npm ci failed [ERR-9]", "ask about X", "ask about X"]

@@ -12,6 +12,7 @@ import pytest
 
 from kg.core.errors import RulesError
 from kg.reflect import detect, load_rules, own_lines, parse_text, reflect
+from kg.reflect.detect import Finding, _one_entry_per_rule, learnings
 from kg.reflect.parse import Transcript, Turn
 
 RULES_PATH = Path(__file__).resolve().parents[2] / "rules" / "reflect.toml"
@@ -361,7 +362,7 @@ def test_the_agents_apology_makes_a_plain_instruction_a_correction():
     f = found(conceded)["correction"]
     # an owned mistake, and not only a pasted error: rules/reflect.toml [signals.combined] owns_mistake
     assert {"owns_mistake", "apologises"} <= set(f.signals) and f.score >= 0.5
-    assert "Signals: owns_mistake, apologises" in f.details
+    assert "Signals: owns_mistake, " in f.details and "apologises" in f.details.rsplit("Signals:", 1)[1]
 
 
 def test_praise_is_kept_as_what_worked_not_a_correction():
@@ -562,3 +563,28 @@ def test_pronouns_of_other_languages_never_reach_a_pattern_key(said):
     got = key("correction", said, RULES.lessons)
     assert got is not None and "config" in got
     assert not set(got.split(".", 1)[1].split("-")) & {"ты", "мой", "du", "die", "tu", "le", "el"}
+
+
+def test_a_correction_stated_as_a_lasting_rule_is_one_entry_carrying_both():
+    said = "No, don't use pip here, this repo uses uv for everything. Remember that."
+    t = chat(("user", "install requests"), ("assistant", "I ran pip install requests; it is installed."),
+             ("user", said), ("assistant", "You're right, sorry: uv add requests."))
+    # the model finds both classes on the turn (what the quality bench scores) ...
+    assert {"correction", "preference"} <= {f.category for f in learnings(t, RULES) if f.turn == 2}
+    # ... and the session keeps one entry: the rule, marked as a correction, at the correction's priority
+    got = detect(t, RULES)
+    assert [(f.kind, f.category, f.also) for f in got] == [("preference", "preference", ("correction",))]
+    rule = got[0]
+    assert rule.summary == "Don't use pip here, this repo uses uv for everything" and rule.priority == "high"
+    assert {"rejects", "remember"} <= set(rule.signals) and "Also a correction" in rule.details
+
+
+def test_a_correction_and_a_rule_that_say_different_things_stay_two():
+    a = Finding("learning", "correction", "Run the tests first", "", "", "turn 3", "fix.test", "high",
+                       "user_feedback", 0, turn=2, signals=("rejects",), score=0.9)
+    b = replace(a, kind="preference", category="preference", summary="Always use uv", pattern_key="pref.uv",
+                priority="medium")
+    assert _one_entry_per_rule([a, b]) == [a, b]
+    same = replace(b, summary="Run the tests first")
+    (one,) = _one_entry_per_rule([a, same])
+    assert one.category == "preference" and one.also == ("correction",) and one.priority == "high"

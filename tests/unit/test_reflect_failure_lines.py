@@ -147,3 +147,34 @@ def test_the_error_text_starts_near_the_cause_without_noise():
     assert f.error.splitlines()[-2:] == ["AssertionError: expected 1 to be 2", " ❯ src/a.test.ts:12:5"]
     assert "npm warn" not in f.error and "src/t0.test.ts" not in f.error and len(f.error.splitlines()) <= 6
     assert "Command:" not in f.details() and f.command == "npm test"
+
+
+def test_a_check_runners_section_label_gives_way_to_its_first_finding(shared_data):
+    # A pre-commit script running credo and dialyzer: "[CREDO]" alone says which check failed, not why
+    got = found(shared_data, "transcripts/claude_code/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl.gz").found
+    checks = [f for f in got if f.line.startswith(("[CREDO]", "[DIALYZER]"))]
+    assert len(checks) == 7
+    assert all(len(f.line.split()) > 4 for f in checks), [f.line for f in checks]
+    credo = next(f for f in checks if f.line.startswith("[CREDO]"))
+    assert "complex" in credo.line and "┃" not in credo.line
+    dialyzer = next(f for f in checks if f.line.startswith("[DIALYZER]"))
+    assert ".ex:" in dialyzer.line and "pattern can never match" in dialyzer.line  # the message under the location
+    assert "pattern can never match" in dialyzer.error[:600]  # the evidence starts near the finding
+
+
+@pytest.mark.parametrize(("output", "line"), [
+    ("checks failed:\n[LINT]\nrunning 3 linters\n", "[LINT]"),  # no finding in its section: the label stays
+    ("[TYPES]\nsrc/a.py:3: error: Name 'x' is not defined\n[LINT]\nok", "src/a.py:3: error: Name 'x' is not defined"),
+    ("checks failed:\n[LINT]\nsrc/b.ts:4:2:no-explicit-any\n  Unexpected any. Specify a different type.\n[TYPES]\nok",
+     "[LINT] src/b.ts:4:2:no-explicit-any Unexpected any. Specify a different type."),
+])
+def test_a_section_label_and_its_finding(output, line):
+    assert analyse("Bash", "Exit code 1\n" + output, "make check", RULES).line == line
+
+
+def test_an_error_named_in_camel_case_is_the_cause(shared_data):
+    # newer aider: "# 1 SEARCH/REPLACE block failed to match!" counts, "SearchReplaceNoExactMatch: ..." names the file
+    got = found(shared_data, "runtimes/aider/aquaticat_monochromatic/.aider.chat.history.md").found
+    edits = [f for f in got if f.error_class == "edit_no_match"]
+    assert edits and all(f.line.startswith("SearchReplaceNoExactMatch: ") for f in edits)
+    assert {f.line.rsplit(" ", 1)[-1] for f in edits} >= {"CONVENTIONS.md"}

@@ -205,3 +205,27 @@ def test_only_the_command_whose_status_is_returned_can_be_an_answer(command, ans
     f = Failure(tool="Bash", command=command, line="", error="", exit_code=1, error_class="exit", pattern_key="k",
                 area=None, exit_only=True, severity=1, priority="low")
     assert is_answer(f, RULES) is answer
+
+
+# The class comes from the error, never from the names it is about (real collisions: "ModuleNotFoundError" held
+# "eNotFound", which the case-insensitive errno ENOTFOUND matched; a package, branch or file named like a class).
+@pytest.mark.parametrize(("text", "cls"), [
+    ("ModuleNotFoundError: No module named requests", "module_not_found"),
+    ("Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    import requests\n"
+     "ModuleNotFoundError: No module named 'requests'", "module_not_found"),
+    ("ModuleNotFoundError: No module named pre-commit", "module_not_found"),
+    ("ImportError: cannot import name 'TimeoutError' from 'asyncio'", "module_not_found"),
+    ("error: pathspec 'pre-commit hook failed' did not match any file(s) known to git", "exception"),
+    ("cat: 'permission denied.md': No such file or directory", "file_not_found"),
+    ("RouteNotFoundError: no route for GET /x", "exception"),
+    ("Error: getaddrinfo ENOTFOUND registry.example.org", "connection"),
+    ("requests.exceptions.ConnectionError: HTTPSConnectionPool(host='x', port=443)", "connection"),
+    ("PermissionError: [Errno 13] Permission denied: '/etc/x'", "permission_denied"),
+    ("  File \"a.py\", line 3\n    def f(:\n          ^\nSyntaxError: invalid syntax", "syntax_error"),
+    ("[TypeError: generate is not a function]", "type_error"),
+    ("husky - pre-commit script failed (code 2)", "hook_failed"),
+    ("Pre-commit validation failed:\n\n[FORMAT] Code is not formatted.", "hook_failed"),
+    ("ERROR: Could not find a version that satisfies the requirement pre-commit", "exception"),
+])
+def test_the_class_is_the_errors_not_its_arguments(text, cls):
+    assert analyse("Bash", "Exit code 1\n" + text, "python a.py", RULES).error_class == cls

@@ -151,3 +151,31 @@ def test_unknown_formats_name_the_formats_kg_reads(data):
 def test_transcript_error_for_a_folder(tmp_path: Path):
     with pytest.raises(TranscriptError, match="is a folder"):
         read_transcript(tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_every_runtime_gives_the_agents_next_turn(shared_data, name):
+    """What detection reads after each user turn (kg.reflect.signals.views): the agent's reply, when it wrote one
+    before the user spoke again, and the commands and paths of its tool calls, when it made some."""
+    from kg.reflect import default_rules
+    from kg.reflect.detect import own_lines, speaking_turns
+    from kg.reflect.signals import views
+
+    rules = default_rules()
+    t = read_transcript(shared_data / "runtimes" / name)
+    users = speaking_turns(t, rules)
+    v = views(t, rules, users, {i: own_lines(t.turns[i].text, rules) for i in users})
+    replied = acted = 0
+    for n, i in enumerate(users):
+        end = users[n + 1] if n + 1 < len(users) else len(t.turns)
+        # up to a fresh context ("/clear", "/exit", a new aider session): what follows it answers nothing before
+        window = t.turns[i + 1:end]
+        cut = next((k for k, u in enumerate(window) if u.role in ("user", "system")
+                    and any(p.search(u.text[:200]) for p in rules.signals.resets)), None)
+        window = window if cut is None else window[:cut]
+        said = any(u.role == "assistant" and any(c.isalpha() for c in u.text) for u in window)
+        ran = any(u.role == "assistant" and u.tool_name and u.tool_input for u in window)
+        assert bool(v[i].next) or not said, (i, t.turns[i].text[:60])
+        assert bool(v[i].next_tools) or not ran, (i, t.turns[i].text[:60])
+        replied, acted = replied + said, acted + ran
+    assert replied or acted or not users  # every sample shows the agent answering at least once

@@ -339,3 +339,68 @@ def test_bare_markup_is_not_the_agents_last_words():
     assert view_of(t)[4].prev.startswith("I replaced create_pipe_input()")
     praise = [f for f in learnings(t, RULES) if f.turn == 4 and f.category == "best_practice"]
     assert praise and "create_pipe_input" in praise[0].summary
+
+
+# --- the agent's next action and what the user's words point at ------------------------------------------------------
+
+def test_the_agent_changing_again_the_file_it_had_just_changed_is_a_redo():
+    redo = transcript(("user", "add a retry to the fetch"), ("assistant", "", "Edit", "src/net/fetch.py"),
+                      ("assistant", "Done: fetch now retries three times."), ("user", "the backoff should be longer"),
+                      ("assistant", "", "Edit", "src/net/fetch.py"))
+    other = transcript(("user", "add a retry to the fetch"), ("assistant", "", "Edit", "src/net/fetch.py"),
+                       ("assistant", "Done: fetch now retries three times."), ("user", "now add a README section"),
+                       ("assistant", "", "Edit", "README.md"))
+    read = transcript(("user", "add a retry to the fetch"), ("assistant", "", "Read", "src/net/fetch.py"),
+                      ("assistant", "Done: fetch now retries three times."), ("user", "the backoff should be longer"),
+                      ("assistant", "", "Read", "src/net/fetch.py"))
+    assert {"reedits", "redo_after_claim"} <= set(turn_signals(redo, RULES)[3])
+    assert "reedits" not in turn_signals(other, RULES)[3]
+    assert "reedits" not in turn_signals(read, RULES)[3]  # reading a file again changes nothing
+
+
+def test_codex_patches_name_the_files_they_change():
+    t = transcript(("user", "fix the parser"), ("assistant", "", "apply_patch", "apply_patch kg/parse.py"),
+                   ("assistant", "Fixed the parser."), ("user", "that is still wrong"),
+                   ("assistant", "", "apply_patch", "apply_patch kg/parse.py tests/test_parse.py"))
+    assert "reedits" in turn_signals(t, RULES)[3]
+
+
+def test_naming_the_agents_file_or_identifier_is_about_its_work():
+    before = [("user", "speed up the loader"), ("assistant", "", "Edit", "app/cache_loader.py"),
+              ("assistant", "I added an LRU cache in `load_config`.")]
+    named = turn_signals(transcript(*before, ("user", "only touch cache_loader.py")), RULES)[3]
+    ident = turn_signals(transcript(*before, ("user", "load_config must stay pure")), RULES)[3]
+    new = turn_signals(transcript(*before, ("user", "now write the changelog")), RULES)[3]
+    assert "names_agent_work" in named and "refers_to_work" in named
+    assert "names_agent_work" in ident
+    assert "names_agent_work" not in new
+
+
+def test_a_new_request_after_praise_or_a_finished_task_is_not_a_correction():
+    praised = transcript(*WORK, ("user", "great, that works.\nplease add a high score table"))
+    assert "new_after_praise" in turn_signals(praised, RULES)[3]
+    assert "correction" not in found_at(praised, 3)
+    assert "correction" not in found_at(transcript(*WORK, ("user", "great, that works. now add a high score")), 3)
+    done = transcript(("user", "add a bouncing ball game"),
+                      ("assistant", "I've added the game loop and the paddle; everything works."),
+                      ("user", "please add a high score table"))
+    assert "new_after_done" in turn_signals(done, RULES)[2]
+    assert "correction" not in found_at(done, 2)
+
+
+def test_a_plain_request_the_agent_concedes_is_a_correction():
+    t = transcript(*WORK, ("user", "use requestAnimationFrame for the loop"),
+                   ("assistant", "You're right, my mistake: setInterval was the wrong choice. Switching now."))
+    sigs = turn_signals(t, RULES)[3]
+    assert "request_conceded" in sigs and "correction" in found_at(t, 3)
+    f = next(f for f in learnings(t, RULES) if f.turn == 3 and f.category == "correction")
+    assert "request_conceded" in f.signals and "Signals: " in f.details  # every finding names what fired
+
+
+def test_do_it_yourself_after_the_agent_handed_the_work_back_in_russian():
+    t = transcript(("user", "почини баг с горячей клавишей"),
+                   ("assistant", "Пришлите, пожалуйста, файлы hotkey.ts и store.ts, и я верну исправленные. Жду!"),
+                   ("user", "сам открой файлы"))
+    sigs = turn_signals(t, RULES)[2]
+    assert {"hands_back", "asks_user", "do_it_yourself", "redirect_after_handback"} <= set(sigs)
+    assert "supplies_asked" not in sigs

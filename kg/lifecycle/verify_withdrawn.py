@@ -1,0 +1,113 @@
+"""Changes a person took out of the files: verification pauses while the rule is not in effect. Pure.
+
+A rule is in effect while its line is in its file. When a person deletes kg's block (or the file, or the
+rule's line inside the block), the change stays live in the graph (kg flags the block and does not write it
+back), but the days without the rule are no evidence about it: its verification pauses from the first kg
+run that sees the rule gone, and resumes, its clocks moved on by the pause, when the line is back (the person
+restored it, or `kg export memory --force` rewrote the block). The pauses are kept in the change's evidence
+trail, one dated line each way, so `kg why` and `kg verify --json` show them and no schema change is needed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+
+from kg.lifecycle import blocks
+
+WITHDRAWN = "withdrawn by hand"
+RESUMED = "back in effect"
+_MARK = re.compile(rf"^(\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}:\d{{2}}:\d{{2}}(?:\.\d+)?(?:[+-]\d{{2}}:\d{{2}})?) "
+                   rf"({re.escape(WITHDRAWN)}|{re.escape(RESUMED)})\b")
+_BULLET = re.compile(r"^(?:[-*+]\s+)")
+
+
+def _norm(line: str) -> str:
+    return _BULLET.sub("", line.strip()).strip()
+
+
+def in_effect(text: str | None, block: str, rule: str, expected_hash: str | None) -> bool:
+    """Whether a live change's rule is in its file (`text`, None when the file is gone). A block that still
+    holds what kg last wrote (`expected_hash`), or one kg never recorded writing, is kg's own rendering: in
+    effect. Otherwise a person touched it, and the rule is in effect only while every line of it is still
+    somewhere in the file (kept inside the edited block, or moved out of it)."""
+    if not expected_hash:
+        return True
+    if text is not None:
+        try:
+            inner = blocks.inner_of(text, block)
+        except blocks.BlockError:
+            inner = None
+        if inner is not None and blocks.same(inner, expected_hash):
+            return True
+    if text is None:
+        return False
+    need = {_norm(x) for x in rule.splitlines() if _norm(x)}
+    have = {_norm(x) for x in text.splitlines()}
+    return bool(need) and need <= have
+
+
+def pauses(evidence: Iterable[str] | None, now: datetime) -> list[tuple[datetime, datetime]]:
+    """The periods the change was withdrawn by hand, from its evidence trail (the last one open: up to
+    `now`)."""
+    out: list[tuple[datetime, datetime]] = []
+    start: datetime | None = None
+    for line in evidence or ():
+        m = _MARK.match(line)
+        if not m:
+            continue
+        at = datetime.fromisoformat(m.group(1))
+        if m.group(2) == WITHDRAWN and start is None:
+            start = at
+        elif m.group(2) == RESUMED and start is not None:
+            out.append((start, at))
+            start = None
+    if start is not None:
+        out.append((start, max(start, now)))
+    return out
+
+
+def paused_since(evidence: Iterable[str] | None) -> datetime | None:
+    """When the current pause began (None: the rule is in effect)."""
+    start = None
+    for line in evidence or ():
+        m = _MARK.match(line)
+        if m:
+            start = datetime.fromisoformat(m.group(1)) if m.group(2) == WITHDRAWN else None
+    return start
+
+
+def withdrawn_line(at: datetime, target: str, gone: bool) -> str:
+    what = "the file is gone" if gone else "its line is no longer in the file"
+    return (f"{at.isoformat()} {WITHDRAWN}: {what} ({target}); verification paused, the days from here on are "
+            "no evidence")
+
+
+def resumed_line(at: datetime, since: datetime, target: str) -> str:
+    return (f"{at.isoformat()} {RESUMED}: the rule is in {target} again after {_days(since, at)} withdrawn; "
+            "verification resumed")
+
+
+def _days(a: datetime, b: datetime) -> str:
+    d = (b - a).total_seconds() / 86400
+    return f"{d:.1f} days"
+
+
+def overlap(spans: Sequence[tuple[datetime, datetime]], start: datetime, end: datetime) -> timedelta:
+    """How much of [start, end] the spans cover."""
+    total = timedelta(0)
+    for a, b in spans:
+        lo, hi = max(a, start), min(b, end)
+        if hi > lo:
+            total += hi - lo
+    return total
+
+
+def explain(evidence: Iterable[str] | None, now: datetime) -> str:
+    """One line for `kg status` and `kg why`: '' while the rule is in effect."""
+    since = paused_since(evidence)
+    if since is None:
+        return ""
+    return (f"paused: {WITHDRAWN} since {since:%Y-%m-%d} (the rule is not in its file; put it back, or run "
+            "`kg export memory --force`, and verification resumes)")

@@ -1,0 +1,138 @@
+"""What a long open of the graph is doing, for the processes it shuts out (issue 22).
+
+A writer's open that migrates the graph, or rebuilds what a migration asked for (the pattern aggregates, the
+full-text index), takes minutes at a million entries and holds the graph all along. It says so in
+`memory/.kg/migrating.json` (its pid, the step it is on, when it began), written whole by rename and removed
+when done. A read (through the read server or on its own) or a `kg cycle` that meets it waits for it up to
+`KG_MIGRATION_WAIT` seconds (default `WAIT`), saying on stderr what it waits for, then answers; past the bound
+it fails with exit 1 and says when to retry, never with a bare "the graph is held".
+
+Standard library only: the light client (`kg.serve.client`) reads it before it knows whether it needs kg.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+FILE = "migrating.json"  # in memory/.kg/
+WAIT = 300.0  # seconds a read or a cycle waits for a migration in progress (KG_MIGRATION_WAIT)
+
+
+def wait_bound() -> float:
+    try:
+        return max(0.0, float(os.environ.get("KG_MIGRATION_WAIT") or WAIT))
+    except ValueError:
+        return WAIT
+
+
+class Marker:
+    """The writer's side: `step` before each step, `done` at the end (or when the open fails)."""
+
+    def __init__(self, kg_dir: str | os.PathLike, steps: list[str]):
+        self.path = os.path.join(kg_dir, FILE)
+        self.steps = steps
+        self.started = time.time()
+        self.at: str | None = None
+
+    def step(self, name: str) -> None:
+        from kg.serve.protocol import trace
+
+        if name == self.at:
+            return
+        self.at = name
+        n = self.steps.index(name) + 1 if name in self.steps else len(self.steps)
+        record = {"pid": os.getpid(), "step": n, "of": len(self.steps), "what": name, "started": self.started}
+        trace(f"migration step {n} of {len(self.steps)}: {name}")
+        part = f"{self.path}.{os.getpid()}"
+        try:
+            with open(part, "w", encoding="utf-8") as fh:
+                json.dump(record, fh)
+            os.replace(part, self.path)
+        except OSError:  # only a courtesy to the processes waiting: the migration goes on
+            pass
+
+    def done(self) -> None:
+        from kg.serve.protocol import trace
+
+        trace("migration done")
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
+def current(kg_dir: str | os.PathLike) -> dict | None:
+    """The migration in progress in this workspace (its record), or None: none, or its process is gone (a
+    killed migration: the next writer's open runs it again)."""
+    try:
+        with open(os.path.join(kg_dir, FILE), "rb") as fh:
+            record = json.loads(fh.read(4096))
+        pid = int(record["pid"])
+        int(record["step"]), int(record["of"]), float(record["started"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:
+        pass  # another user's process: it is there
+    return record
+
+
+def describe(record: dict) -> str:
+    ago = max(0.0, time.time() - float(record["started"]))
+    what = f": {record['what']}" if record.get("what") else ""
+    return f"migrating the graph (step {record['step']} of {record['of']}{what}), started {ago:.0f} s ago"
+
+
+def waiting_line(record: dict, bound: float) -> str:
+    return f"kg: {describe(record)} by process {record['pid']}; waiting for it (up to {bound:g} s)\n"
+
+
+def give_up_line(record: dict) -> str:
+    return (f"kg process {record['pid']} is {describe(record)}, and holds the graph until it is done (minutes "
+            "at a million entries); try again in a few minutes, or wait longer with KG_MIGRATION_WAIT=SECONDS")
+
+
+class Watch:
+    """A waiter's view: `check()` each round while it waits for the graph. It says (once per step) what it
+    waits for on stderr, and tells whether to keep waiting: True while a migration runs and its bound (counted
+    from this waiter's first sight of it) is not passed (the waiter's own budget then counts from the
+    migration's end); None when no migration runs; False when the bound is passed (`record`: the migration)."""
+
+    def __init__(self, kg_dir: str | os.PathLike, *, say: bool = True):
+        self.kg_dir = kg_dir
+        self.say = say
+        self.bound = wait_bound()
+        self.since: float | None = None
+        self.shown: tuple | None = None
+        self.record: dict | None = None
+
+    def check(self) -> bool | None:
+        record = current(self.kg_dir)
+        if record is None:
+            return None
+        self.record = record
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        if now - self.since > self.bound:
+            return False
+        key = (record["pid"], record["step"])
+        if self.say and key != self.shown:
+            self.shown = key
+            _stderr(waiting_line(record, self.bound))
+        return True
+
+
+def _stderr(text: str) -> None:
+    import sys
+
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass

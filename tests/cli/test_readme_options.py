@@ -1,0 +1,51 @@
+"""README's Commands tables name options (`kg list ... --since 7d --limit`): each must exist on a command the row
+names (or be a global option), so the README never teaches an option kg would refuse. test_docs.py checks the
+other direction (every command is listed)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import typer
+from kg.cli.app import app
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+ROOT = typer.main.get_command(app)
+
+
+def _options(group, prefix=()):
+    for name, cmd in group.commands.items():
+        path = " ".join((*prefix, name))
+        yield path, {o for p in cmd.params for o in (*p.opts, *getattr(p, "secondary_opts", []))}
+        if hasattr(cmd, "commands"):
+            yield from _options(cmd, (*prefix, name))
+
+
+OPTIONS = dict(_options(ROOT))
+GLOBAL = {o for p in ROOT.params for o in p.opts}
+START = README.index("## Commands")
+ROWS = [line for line in README[START:README.index("\n## ", START + 1)].splitlines() if line.startswith("| `kg ")]
+
+
+def _named(row: str) -> list[str]:
+    """The commands a row names: the longest known prefix of each `kg ...` in it."""
+    out = []
+    for m in re.finditer(r"`kg ([^`]*)`", row):
+        words = m.group(1).replace("\\|", " ").split()
+        out += [p for p in (" ".join(words[:k]) for k in range(len(words), 0, -1)) if p in OPTIONS][:1]
+    return out
+
+
+def test_the_commands_tables_are_found():
+    assert len(ROWS) > 40 and all(_named(r) for r in ROWS)
+
+
+def test_every_option_the_readme_names_exists():
+    wrong = []
+    for row in ROWS:
+        named = _named(row)
+        allowed = GLOBAL.union(*(OPTIONS[c] for c in named))
+        wrong += [f"{named[0]}: {o}" for o in sorted(set(re.findall(r"(?<![\w/-])(--[a-z][a-z-]*|-[a-zA-Z])(?![\w-])",
+                                                                       row))) if o not in allowed]
+    assert not wrong, "README names options these commands do not have: " + "; ".join(wrong)

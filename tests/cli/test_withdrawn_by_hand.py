@@ -1,0 +1,103 @@
+"""A rule a person took out of its file is not in effect: its verification pauses from the first kg run that
+sees it gone, the days it is out are no evidence, `kg status` / `kg verify --json` / `kg why` say so, and when
+the rule is back verification resumes (kg/lifecycle/verify_withdrawn.py)."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+RULE = "Add the user to the docker group"
+LINE = f"- {RULE}"
+
+
+def _log_days(run_kg, first: date, days: int, per_day: int = 1, session: str = "s") -> None:
+    for d in range(days):
+        day = first + timedelta(days=d)
+        for i in range(per_day):
+            r = run_kg(f"log error 'docker permission denied on socket' --category tool_gotcha "
+                       f"--pattern-key docker.perm --session {session}{d}-{i} --action '{RULE}' "
+                       f"--now {day.isoformat()}T{10 + i:02d}:00")
+            assert r.exit_code == 0, r.stderr
+
+
+def test_a_deleted_file_pauses_verification_and_every_view_says_so(run_kg, ws):
+    _log_days(run_kg, date(2026, 5, 1), 21)
+    assert "promoted 'docker.perm' to TOOLS.md" in run_kg("cycle --now 2026-05-21T12:00").stdout
+    (ws.root / "TOOLS.md").unlink()
+    status = run_kg("status --json --now 2026-05-22T11:00").json["lifecycle"]
+    assert [v["change"] for v in status["verifications_paused"]] == ["chg-20260521-001"]
+    r = run_kg("cycle --now 2026-05-22T12:00")
+    assert "withdrawn by hand since 2026-05-22, verification paused" in r.stdout
+    r = run_kg("cycle --json --now 2026-05-29T12:00")  # the first check was due on 2026-05-28
+    d = r.json
+    assert d["verified"] == [] and d["reverted"] == [], d["verified"]
+    assert [(w["change"], w["action"]) for w in d["withdrawn"]] == [("chg-20260521-001", "still paused")]
+    status = run_kg("status --json --now 2026-05-29T13:00").json["lifecycle"]
+    assert status["verifications_due"] == [] and status["verifications_due_total"] == 0
+    assert status["verifications_paused"][0]["withdrawn_since"] == "2026-05-22T12:00:00"
+    assert "Verifications paused" in run_kg("status --now 2026-05-29T13:00").stdout
+    v = run_kg("verify --json --now 2026-06-20T12:00").json
+    assert v["verified"] == []
+    assert v["monitoring"][0]["withdrawn_since"] == "2026-05-22T12:00:00"
+    why = run_kg(["why", LINE, "--json", "--now", "2026-06-20T12:00"]).json
+    assert any("paused: withdrawn by hand since 2026-05-22" in x for x in why["explanation"])
+
+
+def test_days_out_are_no_evidence_and_putting_it_back_resumes(run_kg, ws):
+    _log_days(run_kg, date(2026, 5, 1), 8)
+    assert "promoted 'docker.perm'" in run_kg("cycle --now 2026-05-08T12:00").stdout
+    tools = ws.root / "TOOLS.md"
+    kept = tools.read_text()
+    tools.write_text(kept.replace(LINE + "\n", "- my own note\n"))  # the person takes the rule out of the block
+    assert "verification paused" in run_kg("cycle --now 2026-05-09T08:00").stdout
+    _log_days(run_kg, date(2026, 5, 9), 10, per_day=2, session="out")  # without the rule it recurs, twice a day
+    tools.write_text(kept)  # and puts it back
+    r = run_kg("cycle --json --now 2026-05-19T12:00").json
+    resumed = [w for w in r["withdrawn"] if w["action"] == "resumed"]
+    assert resumed and resumed[0]["next_check"] == "2026-05-25T16:00:00"  # due 05-15 + 10.17 days out
+    assert r["verified"] == []
+    d = run_kg("verify --json --now 2026-05-30T12:00").json
+    (v,) = d["verified"]
+    assert v["verdict"] == "confirmed", v["summary"]
+    assert v["after"] == 0 and v["stats"]["days_after"] == 11.8333  # 0.83 + 11 days in effect
+    assert v["stats"]["withdrawn"] == [["2026-05-09T08:00:00", "2026-05-19T12:00:00"]]
+    assert "20 in 10.2d withdrawn by hand" in v["summary"]
+
+
+def test_an_intact_block_is_in_effect_even_when_kg_wrote_it_in_crlf():
+    from kg.lifecycle import blocks
+    from kg.lifecycle.verify_withdrawn import in_effect
+
+    crlf = ("## Known Gotchas\r\n\r\n<!-- kaizen-kg:begin kaizen-kg -->\r\n- Other rule\r\n"
+            "<!-- kaizen-kg:end kaizen-kg -->\r\n")
+    old_hash = blocks._raw_digest("- Other rule\r\n")  # an older kg hashed the CRLF bytes
+    assert in_effect(crlf, "kaizen-kg", "Other rule", old_hash)
+    assert not in_effect(crlf.replace("- Other rule", "- edited"), "kaizen-kg", "Other rule", old_hash)
+    assert in_effect(None, "kaizen-kg", "Other rule", None)  # kg never recorded writing it: nothing to judge
+    assert not in_effect(None, "kaizen-kg", "Other rule", old_hash)
+
+
+def test_a_crlf_block_an_older_kg_wrote_still_takes_a_promotion(run_kg, ws):
+    """An older kg hashed a CRLF block's raw bytes; the cycle's promotion check (`Lifecycle.blocked`) takes
+    that hash as kg's own, as the writer does, instead of holding every new rule for 'a human edited'."""
+    from kg.lifecycle import blocks
+
+    _log_days(run_kg, date(2026, 5, 1), 3)
+    assert "promoted 'docker.perm'" in run_kg("cycle --now 2026-05-03T12:00").stdout
+    tools = ws.root / "TOOLS.md"
+    tools.write_bytes(tools.read_bytes().replace(b"\n", b"\r\n"))
+    with ws, ws.store() as st:  # what an older kg recorded for the block it wrote in CRLF
+        (row,) = [b for b in st.run("lc_blocks") if b["id"] == "TOOLS.md#kaizen-kg"]
+        inner = blocks.inner_of(blocks.read(tools), "kaizen-kg")
+        st.run("lc_block_upsert", rows=[{**{k: row[k] for k in ("id", "path", "name", "glue", "created_file",
+                                                                   "flag")},
+                                         "hash": blocks._raw_digest(inner), "at": row["updated_at"]}])
+    for d in range(3):
+        r = run_kg(f"log error 'npm ci fails on the lock file' --category tool_gotcha --pattern-key npm.lock "
+                   f"--session n{d} --action 'Run npm install once to refresh the lock' --now 2026-05-0{4 + d}T10:00")
+        assert r.exit_code == 0, r.stderr
+    d = run_kg("cycle --json --now 2026-05-06T12:00").json
+    assert d["held"] == [] and [p["pattern_key"] for p in d["promoted"]] == ["npm.lock"], d["held"]
+    assert d["withdrawn"] == []
+    data = tools.read_bytes()
+    assert b"- Run npm install once to refresh the lock\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
