@@ -67,14 +67,15 @@ def test_a_value_the_gate_found_clean_is_not_scanned_again_and_secrets_are_still
 
 
 def test_batches_are_bounded_by_the_text_they_read_not_only_by_their_number_of_items(tmp_path, monkeypatch):
-    """Memory follows a batch's size in characters: 300 entries of 20 kB each (6 MB) are loaded in several
-    batches, though far fewer than BATCH items, and the graph is the same."""
+    """Memory follows a batch's size in characters: 300 entries of 20 kB each (6 MB), with batches of 2 MiB,
+    are loaded in several batches, though far fewer than BATCH items, and the graph is the same."""
     trail = tmp_path / "trail.json"
     write_trail(trail, 300)
     doc = json.loads(trail.read_text())
     for i, e in enumerate(doc["entries"]):
         e["details"] = f"step {i}: " + "the build log line repeats here " * 600
     trail.write_text(json.dumps(doc))
+    monkeypatch.setattr(importing, "BATCH_CHARS", 2 << 20, raising=False)
     batches: list[int] = []
     entry_rows = kg.ingest.trail._entry_rows
     monkeypatch.setattr(kg.ingest.trail, "_entry_rows",
