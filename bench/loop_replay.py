@@ -119,9 +119,10 @@ def _prior(state: dict[str, State], now: datetime, policy: LifecyclePolicy,
             base.append(c.baseline)
     _PRIOR[memo] = rate = verify.population_prior(base, policy)
     if policy.verification.mix_source == "relapse":
+        settled = now - policy.recovery.cooldown_days * DAY  # a relapse needs time without the rule
         kinds = [verify.relapse([t for t in s.times if t <= now], _spans(s, None, now), now, policy,
                                 observed_from=observed, prior=rate).kind
-                 for s in state.values() if any(c.reverted_at for c in s.changes)]
+                 for s in state.values() if any(c.reverted_at and c.reverted_at <= settled for c in s.changes)]
         _MIX[memo] = verify_mix.relapse_factor(kinds, policy)
     else:
         _MIX[memo] = verify.mix_factor((c.status for s in state.values() for c in s.changes), policy)

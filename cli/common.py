@@ -103,6 +103,9 @@ def run_app(app: typer.Typer, argv: list[str]) -> int:
     box), so every bad input answers the same way: a line starting with `Error:` on stderr, exit 2."""
     from typer import _click  # typer 0.28 carries its own click
 
+    from kg.cli.entry import unwrap_ids
+
+    argv = unwrap_ids(argv)
     try:
         code = app(args=argv, prog_name="kg", standalone_mode=False)
     except _click.exceptions.ClickException as exc:

@@ -9,12 +9,22 @@ server answered, runs the full app (`kg.cli.app.main`) as before.
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 # Global options that take a value: skipped when looking for the subcommand's name on the command line.
 VALUED = {"--workspace", "-w", "--rules", "--now"}
 SERVED = {"search", "inject", "recall", "show", "status", "list"}
 SERVED_HOOKS = {"session-start"}
+
+
+_WRAPPED_ID = re.compile(r"^[\[(<`'\"]*([A-Z][A-Z0-9]{1,7}-\d{8}-[0-9A-Za-z]+)[\])>`'\".,;:!?]*$")
+
+
+def unwrap_ids(argv: list[str]) -> list[str]:
+    """An id copied as the brief prints it (`[ERR-20261201-001]`) or with the sentence's punctuation
+    (`ERR-20261201-001.`) is that id, wherever an id is taken: only a whole argument that is one id changes."""
+    return [m.group(1) if (m := _WRAPPED_ID.match(a)) else a for a in argv]
 
 
 def invoked(argv: list[str]) -> str | None:
@@ -112,7 +122,7 @@ def _log_line_whole(tail: list[str]) -> bool:
 
 
 def main() -> None:
-    argv = sys.argv[1:]
+    argv = sys.argv[1:] = unwrap_ids(sys.argv[1:])  # `[ERR-...]` as the brief prints it: the server sees the id
     root = None
     ok, workspace = served(argv)
     _log_starts_server(argv)

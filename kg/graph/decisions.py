@@ -71,6 +71,7 @@ class LinkRules:
     order_before: tuple[str, ...] = ()  # "before", "until", "then": what follows comes later
     order_after: tuple[str, ...] = ()  # "after": what follows comes first
     order_refusals: tuple[str, ...] = ()  # cues that refuse an order when an ordering word ends their scope
+    location: re.Pattern[str] | None = None  # a path: compared by its file name only (`link_terms`)
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -119,11 +120,24 @@ class LinkRules:
             stance_kinds=frozenset(strings("contradiction.stance_kinds")),
             typing=tuple(typing_rules),
             against_cues=tuple(_norm(v) for v in r.strings("contradiction.against_cues", (), items="non-blank")),
+            location=_location(r),
             order_before=tuple(_norm(v) for v in r.strings("contradiction.order_before", (), items="non-blank")),
             order_after=tuple(_norm(v) for v in r.strings("contradiction.order_after", (), items="non-blank")),
             order_refusals=tuple(_norm(v) for v in r.strings("contradiction.order_refusals", (),
                                                                items="non-blank")),
         )
+
+
+def _location(r: RuleReader) -> re.Pattern[str] | None:
+    text = r.get("link.location")
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise r.fail("link.location", "must be a regex (a string)")
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise r.fail("link.location", f"is not a valid regex ({exc})") from None
 
 
 def rules_of(ruleset: Any) -> LinkRules:
@@ -160,6 +174,16 @@ def _memo(rules: LinkRules, key: Any, make: Any) -> Any:
 def terms(text: str, rules: LinkRules) -> list[str]:
     """The keywords of a text, in order: stemmed Latin words and CJK bigrams, without stopwords."""
     return _memo(rules, ("terms", text), lambda: _terms(text, rules))
+
+
+def link_terms(text: str, rules: LinkRules) -> list[str]:
+    """The keywords two texts are compared on: `terms`, with a path counted by its file name only (its folders
+    say where something happened, not what: two failures in one project share every folder of it)."""
+    if rules.location is None:
+        return terms(text, rules)
+    return _memo(rules, ("link_terms", text),
+                 lambda: terms(rules.location.sub(lambda m: " " + re.split(r"[/\\]", m.group(0).rstrip("/\\"))[-1],
+                                                  text), rules))
 
 
 def _terms(text: str, rules: LinkRules) -> list[str]:
@@ -301,7 +325,7 @@ def decide_link(new: Doc, old: Doc, rules: LinkRules, weights: Mapping[str, floa
     """The auto edge between a new node and an existing one, or None when they are not related enough."""
     if new.id == old.id:
         return None
-    sim = sim or similarity(terms(new.text, rules), terms(old.text, rules), rules, weights)
+    sim = sim or similarity(link_terms(new.text, rules), link_terms(old.text, rules), rules, weights)
     if len(sim.shared) < rules.link_min_shared or sim.score < rules.link_min_score:
         return None
     for rule in rules.typing:
@@ -336,7 +360,7 @@ def duplicate(new: Doc, old: Doc, rules: LinkRules, weights: Mapping[str, float]
         return None
     if not new.entry_type or new.entry_type != old.entry_type or (new.area or "") != (old.area or ""):
         return None
-    sim = sim or similarity(terms(new.text, rules), terms(old.text, rules), rules, weights)
+    sim = sim or similarity(link_terms(new.text, rules), link_terms(old.text, rules), rules, weights)
     if len(sim.shared) < rules.dedup_min_shared or sim.score < rules.dedup_min_score:
         return None
     from kg.graph.stances import opposed

@@ -32,6 +32,7 @@ from kg.graph.decisions import (  # noqa: F401 - the pure half, re-exported: cal
     derived_key,
     duplicate,
     idf,
+    link_terms,
     pick_query_terms,
     rules_of,
     similarity,
@@ -142,7 +143,7 @@ class Candidates:
         """Scored once per pair, however many decisions ask."""
         key = (a.id, b.id)
         if key not in self.sims:
-            self.sims[key] = similarity(terms(a.text, rules), terms(b.text, rules), rules, self.weights)
+            self.sims[key] = similarity(link_terms(a.text, rules), link_terms(b.text, rules), rules, self.weights)
         return self.sims[key]
 
 

@@ -23,9 +23,10 @@ from kg.store import aggregates, tallies
 
 # Writes whose effect the batch states itself: node_create (a fresh id: existence is checked first),
 # link_add_* (CREATE, on a node created in this batch), pattern members (a new event, or the earlier events
-# of a pattern just made), ingest_thread (a MERGE: counted unless the turn's own auto-links made that edge).
+# of a pattern just made), ingest_thread (a MERGE: counted unless the turn's own auto-links made that edge),
+# memory_topic_links (CREATE of an `about` edge per row, each row's node and topic read in the same build).
 NAMES = frozenset({"node_create", "pattern_add_new_member", "pattern_add_member", "ingest_thread",
-                   "ingest_thread_new",
+                   "ingest_thread_new", "memory_topic_links",  # CREATE `about` edges: the topic build counts them
                    *(f"link_add_{t}" for t in ("caused_by", "contradicts", "led_to", "related_to", "supports"))})
 
 

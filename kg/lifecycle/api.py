@@ -282,7 +282,7 @@ def _kg_wrote(ws: Any, desired: dict[tuple[str, str], Any], path: str, text: str
     a block it created."""
     if inside:
         inner = blocks.inner_of(text, inside) or ""
-        if any(s.get("hash") == blocks.digest(inner) for s in blocks.load_states(ws.kg_dir).values()):
+        if any(s.get("hash") and blocks.same(inner, str(s["hash"])) for s in blocks.load_states(ws.kg_dir).values()):
             return (f"kg wrote this line in its block {inside!r} (kept by a kg command such as `kg pref set`, "
                     "not by a lifecycle change), and nobody edited the block since")
         return ""

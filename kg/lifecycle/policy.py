@@ -114,7 +114,7 @@ class Verification:
     check_after_days: int = 56
     thin_deadline_events: float = 0.0
     mix_source: str = "verdicts"
-    relapse_reference: float = 0.15
+    relapse_reference: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -286,7 +286,7 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         check_after_days=r.whole("verification.check_after_days", 1, default=56),
         thin_deadline_events=r.number("verification.thin_deadline_events", 0, default=0.0),
         mix_source=r.string("verification.mix_source", ("verdicts", "relapse"), default="verdicts"),
-        relapse_reference=r.number("verification.relapse_reference", 0.01, 0.99, default=0.15),
+        relapse_reference=r.number("verification.relapse_reference", 0.01, 0.99, default=0.1),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:
         raise r.fail("verification", "needs confirm_max_ratio < ineffective_min_ratio ≤ worse_min_ratio")

@@ -31,7 +31,8 @@ def in_effect(text: str | None, block: str, rule: str, expected_hash: str | None
     """Whether a live change's rule is in its file (`text`, None when the file is gone). A block that still
     holds what kg last wrote (`expected_hash`), or one kg never recorded writing, is kg's own rendering: in
     effect. Otherwise a person touched it, and the rule is in effect only while every line of it is still
-    somewhere in the file (kept inside the edited block, or moved out of it)."""
+    somewhere in the file (kept inside the edited block, moved out of it, or reworded around: "- Avoid x (my
+    wording)" still holds "Avoid x")."""
     if not expected_hash:
         return True
     if text is not None:
@@ -43,9 +44,9 @@ def in_effect(text: str | None, block: str, rule: str, expected_hash: str | None
             return True
     if text is None:
         return False
-    need = {_norm(x) for x in rule.splitlines() if _norm(x)}
-    have = {_norm(x) for x in text.splitlines()}
-    return bool(need) and need <= have
+    need = {_norm(x).casefold() for x in rule.splitlines() if _norm(x)}
+    have = [x.casefold() for x in text.splitlines()]
+    return bool(need) and all(any(n in h for h in have) for n in need)
 
 
 def pauses(evidence: Iterable[str] | None, now: datetime) -> list[tuple[datetime, datetime]]:

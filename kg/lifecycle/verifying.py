@@ -13,6 +13,8 @@ from kg.lifecycle import blocks, verify
 from kg.lifecycle import verify_withdrawn as withdrawn
 from kg.lifecycle.render import LIVE
 
+DAY = verify.DAY
+
 
 def verify_due(lc: Any) -> list[dict[str, Any]]:
     """Judge every due change; returns the reverts to carry out. A change a person took out of its file is
@@ -101,13 +103,15 @@ def prior(lc: Any) -> tuple[float, float]:
 
 def workspace_mix(lc: Any, rows: list[dict[str, Any]], rate: tuple[float, float]) -> float:
     """The workspace's mix factor (`verify.mix_factor`, or with `mix_source = "relapse"`
-    `verify_mix.relapse_factor` over the relapse verdicts of every pattern with a reverted change)."""
+    `verify_mix.relapse_factor` over the relapse verdicts of every pattern reverted at least
+    `recovery.cooldown_days` ago)."""
     if lc.lp.verification.mix_source != "relapse":
         return verify.mix_factor((c["status"] for c in rows), lc.lp)
     from kg.lifecycle import verify_mix
 
     kinds = []
-    for pattern in sorted({c["pattern"] for c in rows if c["reverted_at"]}):
+    settled = lc.now - lc.lp.recovery.cooldown_days * DAY  # a relapse needs time without the rule
+    for pattern in sorted({c["pattern"] for c in rows if c["reverted_at"] and c["reverted_at"] <= settled}):
         times = history(lc, pattern, "")[0]
         spans = [(c["applied_at"], min(c["reverted_at"] or lc.now, lc.now)) for c in rows if c["pattern"] == pattern]
         kinds.append(verify.relapse(times, spans, lc.now, lc.lp, observed_from=observed_from(lc), prior=rate).kind)

@@ -102,6 +102,37 @@ def _session_of(hint: str | None) -> str | None:
     return safe if safe and is_name(safe) else None
 
 
+_NAMED_AT = re.compile(r"(\d{4}-\d{2}-\d{2})[_T](\d{2})-(\d{2})(?:-(\d{2}))?(Z?)")
+_AIDER_STARTED = re.compile(r"^# aider chat started at (.+?)\s*$")
+
+
+def _parsed(text: str | None) -> datetime | None:
+    try:
+        return clock.parse_time(text) if text else None
+    except UsageError:
+        return None
+
+
+def turn_times(transcript: Transcript, path: str, at: datetime) -> list[datetime]:
+    """When each turn happened, never later than `at`: its own timestamp (Codex, Claude Code, OpenClaw/pi,
+    OpenAI JSONL with times), else the last one before it, else when its session started (aider's "chat
+    started at" header; SpecStory's and Codex's file name), else `at`. Turns before the first known time take
+    that time (they happened no later)."""
+    named = _NAMED_AT.search(Path(path).name) if str(path) != "-" else None
+    fallback = at
+    if named:
+        day, hh, mm, ss, z = named.groups()
+        fallback = _parsed(f"{day}T{hh}:{mm}:{ss or '00'}{z}") or at
+    known: list[datetime | None] = []
+    last: datetime | None = None
+    for t in transcript.turns:
+        started = _AIDER_STARTED.match(t.text) if t.role == "system" and transcript.format == "aider" else None
+        last = (_parsed(started.group(1)) if started else _parsed(t.timestamp)) or last
+        known.append(last)
+    first = next((k for k in known if k is not None), fallback)  # turns before the first time: no later than it
+    return [min(k or first, at) for k in known]
+
+
 def _line_of(transcript: Transcript, turn: int) -> int:
     return transcript.turns[turn].line or 0 if 0 <= turn < len(transcript.turns) else 0
 
@@ -151,37 +182,43 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
         d.pop("turn")
     if not apply:
         return report
-    planned = []  # (fingerprint, line, kind, summary, fields)
+    times = turn_times(transcript, path, at)
+
+    def when(turn: int) -> datetime:
+        return times[turn] if 0 <= turn < len(times) else at
+
+    planned = []  # (fingerprint, line, kind, summary, fields, when)
     for f in said:
         kind, fields = _log_fields(ws, f)
         ts = transcript.turns[f.turn].timestamp if 0 <= f.turn < len(transcript.turns) else None
         planned.append((rstate.fingerprint(transcript.format, f.kind, f.category, f.evidence, ts or f.position),
-                        _line_of(transcript, f.turn), kind, f.summary, fields))
+                        _line_of(transcript, f.turn), kind, f.summary, fields, when(f.turn)))
     for f in failed.found:
         summary, fields = failure_fields(f, frules, "reflect")
         ts = transcript.turns[f.turn].timestamp if 0 <= f.turn < len(transcript.turns) else None
         fp = rstate.fingerprint(f.call_id) if f.call_id else rstate.fingerprint(
             transcript.format, "error", f.pattern_key, ts or f.position)
-        planned.append((fp, _line_of(transcript, f.turn), "error", summary, fields))
-    for _, _, kind, summary, fields in planned:
+        planned.append((fp, _line_of(transcript, f.turn), "error", summary, fields, when(f.turn)))
+    for _, _, kind, summary, fields, on in planned:
         # validate everything before the first write: never a partial run
-        prepare(ws.policy, redactor, kind, summary, now=at, session=session_id, **fields)
+        prepare(ws.policy, redactor, kind, summary, now=on, session=session_id, **fields)
     key = f"{transcript.format}:{transcript.session_hint}" if transcript.session_hint else (
         str(Path(path).resolve()) if str(path) != "-" else None)
     head = rstate.head_of(path) if str(path) != "-" else ""
     last = max((t.line or 0 for t in transcript.turns), default=0)
     with ws, rstate.locked(ws) as st:
         report.cursor = st.cursor(key, head)
-        for fp, line, kind, summary, fields in sorted(planned, key=lambda p: p[1]):
+        for fp, line, kind, summary, fields, on in sorted(planned, key=lambda p: (p[5], p[1])):
             if fp in st.seen or (line and line <= report.cursor):
                 report.already_logged += 1
                 continue
-            entry = ws.log(kind, summary, now=at, session=session_id, **fields).id
+            entry = ws.log(kind, summary, now=on, session=session_id, **fields).id
             st.record(fp, entry)
             report.logged.append(entry)
         st.advance(key, head, last)
         if report.logged and end_session:
-            report.summary_file = _write_summary(ws, report, result, at)
+            # the session ends when its last turn happened (the summary and the daily log say that day)
+            report.summary_file = _write_summary(ws, report, result, max(times, default=at))
     report.applied = True
     return report
 

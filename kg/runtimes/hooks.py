@@ -56,6 +56,7 @@ class HookRules:
     limits: dict[str, int]
     end_reflect: bool
     end_summary: bool
+    busy_wait: float = 3.0  # seconds a session-start waits for a graph another process holds read-write
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any], priorities: tuple[str, ...] = ()) -> HookRules:
@@ -71,7 +72,8 @@ class HookRules:
                                              allowed=priorities or None),
                    limits={name: r.whole(f"limits.{name}", 0, default=5, int_only=True) for name in LIMITED},
                    end_reflect=r.flag("session_end.reflect", True),
-                   end_summary=r.flag("session_end.summary", True))
+                   end_summary=r.flag("session_end.summary", True),
+                   busy_wait=r.number("busy_wait_seconds", 0, 25, default=3.0))
 
 
 def load_rules(ws: Any) -> HookRules:
@@ -204,6 +206,23 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     if budget < 200:
         raise UsageError("--budget must be at least 200 characters")
     message = clean(message or "", one_line=True)
+    from kg.core.errors import StoreBusy
+    from kg.runtimes.busy_brief import bounded_wait, busy_brief
+
+    try:
+        with bounded_wait(rules.busy_wait):
+            return _brief(ws, rules, at, budget, message, start_session=start_session, source=source,
+                          write=write)
+    except StoreBusy:
+        note, busy = busy_brief(ws, at, budget, rules.busy_wait)
+        text, shown, omitted = fit(f"# kaizen-kg brief — {at:%Y-%m-%d %H:%M}\n{note}", busy, budget)
+        return {"now": at.isoformat(), "budget": budget, "chars": len(text), "text": text,
+                "message": message or None, "session": None, "session_started": False, "sections": shown,
+                "omitted": omitted, "memory": None, "file": None, "journal_pending": 0, "graph_busy": True}
+
+
+def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *, start_session: bool,
+           source: str, write: bool) -> dict[str, Any]:
     w = rules.item_chars
     lim = rules.limits
     session: str | None = None

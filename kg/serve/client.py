@@ -264,8 +264,8 @@ def _reach(kg_dir: str) -> Any:
     pays its start, the pattern of language servers). It takes the graph as a foreground process does, so the
     detached appliers of agents logging stand aside for it. None when it does not come up: it gave up on a graph
     held past its retry budget (or a back-off from the last one that did is on), or it was asked to let go
-    meanwhile. A server that leaves before it listens (killed, or its starter's start failed) is started again
-    once. While a migration runs (`kg.serve.progress`) the read waits for it, saying so on stderr; past that
+    meanwhile. A server that leaves before it listens (killed, or its starter's start failed) is started again,
+    twice at most. While a migration runs (`kg.serve.progress`) the read waits for it, saying so on stderr; past that
     bound, an int: the read's exit code (1), its error written."""
     try:
         return protocol.connect(kg_dir, ANSWER_TIMEOUT)

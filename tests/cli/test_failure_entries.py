@@ -65,13 +65,15 @@ def test_aider_session_named_by_its_start_time_is_logged(run_kg, shared_data):
 
 
 def test_a_failure_that_says_nothing_to_do_is_not_promoted(run_kg, shared_data, tmp_path):
-    # aider's "# 1 SEARCH/REPLACE block failed to match!" recurs across two histories: as a rule it would say only
-    # that edits fail; it waits for a logged fix instead, and says so
-    aider = shared_data / "runtimes" / "aider"
-    for day, path in enumerate((aider / "aquaticat_monochromatic" / ".aider.chat.history.md",
-                                aider / "aider-ai_aider" / "chat-history.part1.md"), start=1):
-        done = run_kg(["--now", f"2026-11-0{day}T10:00", "reflect", str(path), "--apply", "--json"])
-        assert done.exit_code == 0, done.stderr
+    # aider's "# 1 SEARCH/REPLACE block failed to match!" recurs (27 times in one history, and once more in another
+    # session): as a rule it would say only that edits fail; it waits for a logged fix instead, and says so
+    history = shared_data / "runtimes" / "aider" / "aider-ai_aider" / "chat-history.part1.md"
+    done = run_kg(["--now", "2026-11-01T10:00", "reflect", str(history), "--apply", "--json"])
+    assert done.exit_code == 0, done.stderr
+    key = next(f["pattern_key"] for f in done.json["findings"] if "SEARCH/REPLACE" in f["summary"])
+    again = run_kg(["--now", "2026-11-02T10:00", "log", "error", "edit failed: # 1 SEARCH/REPLACE block failed to match!",
+                    "--pattern-key", key, "--tags", "tool-failure", "--session", "another-day"])
+    assert again.exit_code == 0, again.stderr
     cycle = run_kg("--now 2026-11-05T10:00 cycle --json")
     assert cycle.exit_code == 0, cycle.stderr
     assert not [p for p in cycle.json["promoted"] if ".edit_no_match." in p["pattern_key"]]

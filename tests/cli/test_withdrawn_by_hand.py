@@ -101,3 +101,23 @@ def test_a_crlf_block_an_older_kg_wrote_still_takes_a_promotion(run_kg, ws):
     assert d["withdrawn"] == []
     data = tools.read_bytes()
     assert b"- Run npm install once to refresh the lock\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+
+
+def test_why_takes_an_older_kgs_crlf_hash_of_another_writers_block_as_kgs(run_kg, ws):
+    """`kg why` on a line of the USER.md block `kg pref set` wrote, in a CRLF file whose hash an older kg took
+    on the raw bytes: kg's line, not a person's edit."""
+    import json
+
+    from kg.lifecycle import blocks
+
+    assert run_kg("pref set editor vim").exit_code == 0
+    user = ws.root / "USER.md"
+    user.write_bytes(user.read_bytes().replace(b"\n", b"\r\n"))
+    state = ws.kg_dir / blocks.STATE_FILE
+    data = json.loads(state.read_bytes())
+    inner = blocks.inner_of(blocks.read(user), "preferences")
+    (key,) = [k for k in data if k.startswith("USER.md")]
+    data[key]["hash"] = blocks._raw_digest(inner)
+    state.write_text(json.dumps(data))
+    d = run_kg(["why", "- **editor**: vim", "--json"]).json
+    assert d["source"] == "kg-block", d

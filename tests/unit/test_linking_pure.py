@@ -387,3 +387,25 @@ def test_ordering_statements_that_disagree_contradict(a, b):
     for x, y in ((a, b), (b, a)):
         for kind in ("principle", "lesson"):
             assert linking.contradiction(_p(x, kind, "x"), _p(y, kind, "y"), R), (x, y)
+
+
+@pytest.mark.parametrize("text, kept, dropped", [
+    ("Write `/path/to/Demo/todo-app/src/hooks/useTodos.ts` failed: File has not been read yet",
+     {"usetodo", "ts", "read"}, {"demo", "todo", "app", "src", "hook"}),
+    ("Edit `…lib/spotter_web/controllers/otel.ex` failed", {"otel", "ex"}, {"lib", "spotter", "controller"}),
+    ("`cat > types/README.md` failed", {"readm", "md"}, {"type"}),
+    ("use read/write and pass/fail tests", {"read", "writ", "pass", "fail"}, set()),  # no paths
+])
+def test_a_path_is_compared_by_its_file_name(text, kept, dropped):
+    got = set(linking.link_terms(text, R))
+    assert kept <= got and not dropped & got, got
+
+
+def test_two_failures_in_one_project_are_not_related_by_its_folders():
+    a = Doc("a", "event", "Write `/home/ann/shop-app/src/hooks/useCart.ts` failed: File has not been read yet",
+            entry_type="error")
+    b = Doc("b", "event", "Read `/home/ann/shop-app/src/components` failed: EISDIR: illegal operation on a directory",
+            entry_type="error")
+    c = Doc("c", "event", "Edit `/srv/other/useCart.ts` failed: File has not been read yet", entry_type="error")
+    assert linking.decide_link(a, b, R) is None
+    assert linking.decide_link(a, c, R) is not None

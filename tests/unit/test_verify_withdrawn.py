@@ -35,6 +35,7 @@ def test_pauses_are_read_back_from_the_evidence_trail():
 @pytest.mark.parametrize("text,expected", [
     ("## Gotchas\n\n- my own note\n", False),                       # the rule's line is gone
     ("## Gotchas\n\n* Use uv, not pip\n", True),                     # moved out of the block, other bullet
+    ("- use uv, not pip (my wording)\n", True),                       # reworded around: still the rule
     (None, False),                                                  # the file is gone
 ])
 def test_a_rule_a_person_touched_is_in_effect_only_while_its_line_is_there(text, expected):
