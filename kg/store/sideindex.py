@@ -126,7 +126,9 @@ class SideIndex:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
         else:
-            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0, isolation_level=None)
+            # kept open on the read server's store: its requests may come on another thread than the first
+            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0, isolation_level=None,
+                                      check_same_thread=False)
         self.db.execute("PRAGMA secure_delete=ON")
 
     def close(self) -> None:

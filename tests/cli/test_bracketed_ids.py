@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -12,12 +14,10 @@ NOW = "--now 2026-12-01T10:00:00"
 
 def _kg(ws, capsys):
     """`kg.cli.app.run`, the in-process path every command line takes (`kg` and the read server alike)."""
-    import json
-
     from kg.cli.app import run
 
     def call(args: str | list[str]):
-        argv = __import__("shlex").split(args) if isinstance(args, str) else list(args)
+        argv = shlex.split(args) if isinstance(args, str) else list(args)
         code = run(["-w", str(ws.root), *argv])
         out, err = capsys.readouterr()
         return type("R", (), {"exit_code": code, "stdout": out, "stderr": err,
@@ -50,7 +50,7 @@ def test_the_installed_command_takes_it_too(ws):
     logged = subprocess.run([str(kg), "log", "error", "pip: no matching distribution", "--json", "--wait"],
                             capture_output=True, text=True, env=env, cwd=ws.root, timeout=120)
     assert logged.returncode == 0, logged.stderr
-    eid = __import__("json").loads(logged.stdout)["id"]
+    eid = json.loads(logged.stdout)["id"]
     shown = subprocess.run([str(kg), "show", f"[{eid}]"], capture_output=True, text=True, env=env, cwd=ws.root,
                            timeout=120)
     assert shown.returncode == 0, shown.stderr

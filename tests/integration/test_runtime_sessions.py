@@ -257,7 +257,8 @@ def test_openclaw_whole_sessions(ws, shared_data, tmp_path):
     events = check_graph(ws.root, real)
     enoent = [e for e in events if "ENOENT" in e["text"]]
     assert len(enoent) == 4 and len({e["pattern_key"] for e in enoent}) == 1
-    report = check_nothing_promoted_from_exit_codes(ws.root, "2026-07-04T12:00")
+    # reflection dates each failure by its turn (Feb 26-27, 2026), not by when the hook reflected (July)
+    report = check_nothing_promoted_from_exit_codes(ws.root, "2026-02-28T12:00")
     promoted = [*report["promoted"], *report["proposed"]]
     # the recurring ENOENT is ready, but as a rule it would only say that a read failed: it waits for a fix
     assert not any("ENOENT" in json.dumps(p) for p in promoted), promoted
