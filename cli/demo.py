@@ -14,11 +14,11 @@ def demo(
     as_json: JsonOpt = False,
 ) -> None:
     """Build a demo workspace from a scripted multi-day, multi-session history, and show the result."""
-    from kg.demo import build_demo
+    from kg.demo import build_demo, end_of_story
 
     with errors():
         ws, report = build_demo(path, force=force)
-        status = ws.status()
+        status = ws.status(now=end_of_story())  # the demo's own day: at the real clock its changes look overdue
     if not as_json:
         note(f"Built {report.workspace}: {report.entries} entries over {report.days} days in "
              f"{report.sessions} sessions (redacted: {', '.join(report.redacted) or 'nothing'}).")

@@ -15,7 +15,7 @@ from typing import Any
 from kg.core.errors import UsageError
 from kg.workspace import Workspace, init_workspace
 
-START = datetime(2026, 11, 2, 9, 0)
+START = datetime(2026, 10, 19, 9, 0)  # the story ends on 2026-11-30, the notebooks' fixed now
 
 HUMAN_TOOLS_MD = """# TOOLS.md
 
@@ -80,9 +80,9 @@ HISTORY: list[tuple[int, str, str, str, str, dict[str, Any]]] = [
 ]
 
 # After the first cycle promoted the recurring patterns (day 12), the story goes on for a week: the git,
-# pnpm and preference mistakes stop, the test-database error keeps coming. The verification on day 20 reverts
-# the test-database rule; the others stay inconclusive (three occurrences before them are a thin baseline for
-# one quiet week) and are checked again.
+# pnpm and preference mistakes stop, the test-database error keeps coming. The verification on day 20 finds
+# every change inconclusive (three or four occurrences before them are a thin baseline for one week) and
+# checks again.
 SECOND_ACT: list[tuple[int, str, str, str, str, dict[str, Any]]] = [
     (13, "10:10", "s08", "error", "pytest could not reach the test database again",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
@@ -95,8 +95,29 @@ SECOND_ACT: list[tuple[int, str, str, str, str, dict[str, Any]]] = [
     (18, "16:40", "s11", "error", "pytest could not connect: test database down",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
 ]
+# Act three: four more weeks. The test-database error goes on in spite of its AGENTS.md rule; the git, pnpm
+# and preference mistakes do not come back. The cycle on day 41 has enough evidence to decide both ways.
+THIRD_ACT: list[tuple[int, str, str, str, str, dict[str, Any]]] = [
+    (22, "10:15", "s12", "error", "pytest: the test database refused the connection",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
+    (25, "09:50", "s13", "learning", "The weekly CSV export is used by finance every Monday",
+     {"category": "knowledge_gap", "area": "backend", "source": "user_feedback"}),
+    (26, "14:30", "s13", "error", "pytest failed again: no test database on port 5433",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
+    (29, "11:10", "s14", "error", "Test database down: pytest connection refused",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
+    (33, "15:45", "s15", "error", "pytest could not connect to the test database (port 5433)",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
+    (36, "10:05", "s16", "learning", "Opened the pull request with pnpm's lock file unchanged",
+     {"category": "best_practice", "area": "tooling", "source": "self_discovery"}),
+    (37, "16:20", "s16", "error", "pytest: connection to the test database refused",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
+    (40, "09:40", "s17", "error", "Test DB not running, pytest could not connect",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
+]
 FIRST_CYCLE_DAY = 12
 SECOND_CYCLE_DAY = 20
+THIRD_CYCLE_DAY = 42
 
 # Knowledge added by hand: lessons drawn from the errors, and the principles they led to.
 LESSONS = [
@@ -202,9 +223,17 @@ def _replay(ws: Workspace, root: Path) -> DemoReport:
     play(SECOND_ACT)
     second = lifecycle.cycle(ws, now=START + timedelta(days=SECOND_CYCLE_DAY, hours=-1))
     report.cycles.append(_cycle_summary(second))
+    play(THIRD_ACT)
+    third = lifecycle.cycle(ws, now=end_of_story())
+    report.cycles.append(_cycle_summary(third))
     report.sessions = len(sessions)
     report.redacted = sorted(set(report.redacted))
     return report
+
+
+def end_of_story() -> datetime:
+    """The demo's last moment: the morning of its last cycle."""
+    return START + timedelta(days=THIRD_CYCLE_DAY, hours=-1)
 
 
 def _cycle_summary(report: Any) -> dict[str, Any]:

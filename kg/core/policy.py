@@ -310,7 +310,7 @@ class Policy:
             field_max_chars=r.whole("limits.field_max_chars", 1, 100_000_000),
             list_max_items=r.whole("limits.list_max_items", 1, 100_000),
             lock_timeout=r.number("lock.timeout_seconds", 0, 86_400),
-            buffer_pool_mb=r.whole("store.buffer_pool_mb", 16, 1_048_576),
+            buffer_pool_mb=_buffer_pool(r),
             min_free_mb=r.whole("store.min_free_mb", 0, 1_048_576),
             background_max_queued=r.whole("write.background_max_queued", 0, 1_000_000),
             drain_batch=r.whole("write.drain_batch", 1, 100_000),
@@ -342,3 +342,17 @@ class Policy:
                     raise r.fail(f"entries.{key}", f"has no value for {kind!r}; every kind in entries.kinds "
                                                    "needs one")
         return policy
+
+
+POOL_MIN_MB = 256  # measured on the 100k bench graph: 16 MB cannot open it; 32-128 MB open it, yet apply no entry
+
+
+def _buffer_pool(r: RuleReader) -> int:
+    """`store.buffer_pool_mb`, with the reason for its floor when a value is below it."""
+    value = r.whole("store.buffer_pool_mb", 1, 1_048_576)
+    if value < POOL_MIN_MB:
+        raise r.fail("store.buffer_pool_mb", f"must be at least {POOL_MIN_MB} (MB), not {value}: with less, "
+                     "Kùzu 0.11.3 cannot apply an entry to a 100k-entry graph (\"the buffer pool is full\"), and a "
+                     "CHECKPOINT that failed that way left a 1M graph that would not reopen; remove the line to "
+                     "keep the default (1024)")
+    return value

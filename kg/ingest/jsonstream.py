@@ -117,21 +117,32 @@ def _array_items(w: _Window) -> Iterator[Any]:
             return
 
 
-def iter_trail(fh: IO[str], *, chunk: int = 1 << 20) -> Iterator[tuple[str, Any]]:
+class Read:
+    """How many characters of the document the items handed out so far took (a batch is sized by it)."""
+
+    chars = 0
+
+
+def iter_trail(fh: IO[str], *, chunk: int = 1 << 20, read: Read | None = None) -> Iterator[tuple[str, Any]]:
     """("entries" | "nodes" | "edges", item) for each item of the trail's arrays, in file order; a `graph`
     that is not an object yields ("graph", value) once. Raises JsonStreamError on invalid JSON and on a
-    document that is not an object (the error names what was expected)."""
+    document that is not an object (the error names what was expected). `read.chars` counts the characters
+    read up to each item handed out."""
     w = _Window(fh, chunk)
+    read = read if read is not None else Read()
+    start = read.chars
     if w.peek() != "{":
         raise JsonStreamError("expected a JSON object with 'entries' (the .learning-trail.json format)")
     for key in _object_items(w):
         if key == "entries" and w.peek() == "[":
             for item in _array_items(w):
+                read.chars = start + w.offset + w.pos
                 yield "entries", item
         elif key == "graph" and w.peek() == "{":
             for inner in _object_items(w):
                 if inner in ("nodes", "edges") and w.peek() == "[":
                     for item in _array_items(w):
+                        read.chars = start + w.offset + w.pos
                         yield inner, item
                 else:
                     w.value()

@@ -248,6 +248,8 @@ def _learnings(
                 ctx = in_context(det.category, _trim(words_, 60), v[i].prev, rules.lessons)
                 if ctx is not None:
                     lesson, pattern_key = ctx[0], lesson_key(det.category, ctx[1], rules.lessons)
+                elif _exclaims(words_, rules) or _exclaims(lesson, rules):
+                    continue  # only "wtf", "ugh" (or the lesson is): nothing of its own, no statement of the agent's
             if pattern_key is None and det.category in rules.lessons.need_key:
                 continue  # praise that names nothing, after nothing the agent said it did: no lesson to keep
             details = f"User said: {_trim(words_, 1000)}"
@@ -269,6 +271,11 @@ def _learnings(
                 signals=why,
                 score=round(p, 3),
             )
+
+
+def _exclaims(words: str, rules: ReflectRules) -> bool:
+    """The turn is only an exclamation or an expletive (rules/reflect.toml [lessons] exclamation)."""
+    return rules.lessons.exclamation is not None and bool(rules.lessons.exclamation.fullmatch(words.strip()))
 
 
 def learnings(transcript: Transcript, rules: ReflectRules) -> list[Finding]:

@@ -59,7 +59,13 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tu
         if other is not None:
             s, preferred = other
         else:
-            return _fill(rules.question[category], {"s": s.rstrip(" ?？")}), preferred
+            asked = s.rstrip(" ?？")
+            for rw in rules.question_rewrites:  # said as what to do: "did you push?" -> "Make sure you push ..."
+                m = rw.pattern.search(asked)
+                if m:
+                    return _fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": asked},
+                                 rules.ing_e), preferred
+            return _fill(rules.question[category], {"s": asked}), preferred
     return _fill(rules.fallback[category], {"s": s}), preferred
 
 

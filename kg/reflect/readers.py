@@ -266,8 +266,27 @@ def parse_openclaw(text: str) -> Transcript:
 AIDER_SESSION = re.compile(r"^# aider chat started at (.+?)\s*$")
 _AIDER_FAILED = re.compile(r"^> (# \d+ SEARCH/REPLACE blocks? failed to match!|The LLM did not conform to the "
                            r"edit format\.)")
+_AIDER_MISSED = re.compile(r"^## SearchReplaceNoExactMatch\b")
+_AIDER_GUIDANCE = re.compile(r"^The SEARCH section must exactly match\b")
 _AIDER_APPLIED = re.compile(r"^> Applied edit to (.+?)\s*$")
 _AIDER_CONFIRM = re.compile(r"\? \(Y\)es/\(N\)o")
+
+
+def _aider_failure_detail(block: list[str], lines: list[str], after: int) -> list[str]:
+    """The lines that say which file a failed edit missed and why: `## SearchReplaceNoExactMatch: ... in <file>`
+    and "The SEARCH section must exactly match ...". Older aider prints them inside its `> ` block; newer aider
+    prints them as plain lines after it (the guidance further down, before the next user or aider line)."""
+    inside = [b[1:].strip() for b in block]
+    rest: list[str] = []
+    for ln in lines[after:after + 400]:
+        if ln.startswith("####") or re.match(r">(\s|$)", ln) or AIDER_SESSION.match(ln):
+            break  # `>>>>>>> REPLACE` is the echoed block, not aider's next output
+        rest.append(ln.strip())
+    found: list[str] = []
+    for pool in (inside, rest):
+        found += [ln.lstrip("# ").strip() for ln in pool if _AIDER_MISSED.match(ln)]
+        found += [ln for ln in pool if _AIDER_GUIDANCE.match(ln)][:1]
+    return list(dict.fromkeys(found))
 
 
 def parse_aider(text: str) -> Transcript:
@@ -313,8 +332,7 @@ def parse_aider(text: str) -> Transcript:
             failed = [b for b in block if _AIDER_FAILED.match(b)]
             applied = [am.group(1) for b in block if (am := _AIDER_APPLIED.match(b))]
             if failed:
-                extra = next((ln.lstrip("# ").strip() for ln in lines[i:i + 4] if ln.startswith("## ")), "")
-                body = "\n".join([b[2:].strip() for b in failed] + ([extra] if extra else []))
+                body = "\n".join([b[2:].strip() for b in failed] + _aider_failure_detail(block, lines, i))
                 add("assistant", "", first, tool_name="edit")
                 add("tool", body, first, tool_name="edit", is_error=True)
             for path in applied:

@@ -173,6 +173,11 @@ class Lessons:
     need_key: frozenset[str] = frozenset()
     # Verb stems that take an "e" back when "-ing" is cut ("making" -> "make"; "editing" -> "edit" takes none).
     ing_e: frozenset[str] = frozenset()
+    # A question no rewrite made an instruction is first tried against these ("did you push?" -> "Make sure you
+    # push ..."); only a question with no match keeps the `question` template.
+    question_rewrites: tuple[Rewrite, ...] = ()
+    # A turn that is only an exclamation ("wtf", "ugh", "seriously?") teaches nothing by itself.
+    exclamation: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -290,21 +295,26 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
     from kg.graph.linking import stem  # the stemmer linking uses, so keys and links agree on words
 
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
-             "reword", "drop", "context", "question", "need_key", "ing_e"))
+             "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
+             "exclamation"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
     if missing:
         raise fb.fail(missing[0], "missing: every finding category needs a fallback lesson")
-    rewrites = []
-    for r in t.tables("rewrite", []):
-        r.known(("pattern", "template"))
-        pattern = _regex(r, "pattern", r.string("pattern"), re.IGNORECASE)
-        template = r.string("template")
-        for name in _FIELDS.findall(template):
-            if name.lower() not in (*pattern.groupindex, "s"):
-                raise r.fail("template", f"{{{name}}} is not a named group of the pattern (nor {{s}})")
-        rewrites.append(Rewrite(pattern, template))
+    def rewrites_of(name: str) -> list[Rewrite]:
+        out = []
+        for r in t.tables(name, []):
+            r.known(("pattern", "template"))
+            pattern = _regex(r, "pattern", r.string("pattern"), re.IGNORECASE)
+            template = r.string("template")
+            for field_ in _FIELDS.findall(template):
+                if field_.lower() not in (*pattern.groupindex, "s"):
+                    raise r.fail("template", f"{{{field_}}} is not a named group of the pattern (nor {{s}})")
+            out.append(Rewrite(pattern, template))
+        return out
+
+    rewrites = rewrites_of("rewrite")
     return Lessons(
         strip=_regex(t, "strip", t.string("strip"), re.IGNORECASE),
         fallback=fallback,
@@ -321,6 +331,9 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         question=_context(t, categories, "question", ("s",)),
         need_key=_reword(t, categories, "need_key"),
         ing_e=frozenset(w.lower() for w in t.strings("ing_e", [], items="non-empty")),
+        question_rewrites=tuple(rewrites_of("question_rewrite")),
+        exclamation=_regex(t, "exclamation", t.string("exclamation"), re.IGNORECASE)
+        if "exclamation" in t.data else None,
     )
 
 

@@ -64,8 +64,9 @@ class Marker:
 
 
 def current(kg_dir: str | os.PathLike) -> dict | None:
-    """The migration in progress in this workspace (its record), or None: none, or its process is gone (a
-    killed migration: the next writer's open runs it again)."""
+    """The migration in progress in this workspace (its record), or None: none, its process is gone (a
+    killed migration: the next writer's open runs it again), or the graph is not held (a migration holds it all
+    along: a marker without the lock is a killed one's, whose pid another process may have since been given)."""
     try:
         with open(os.path.join(kg_dir, FILE), "rb") as fh:
             record = json.loads(fh.read(4096))
@@ -79,7 +80,45 @@ def current(kg_dir: str | os.PathLike) -> dict | None:
         return None
     except OSError:
         pass  # another user's process: it is there
-    return record
+    return record if _graph_held(kg_dir) else None
+
+
+def _graph_held(kg_dir: str | os.PathLike) -> bool:
+    """Whether some process holds the graph's lock (`graph.lock`, a flock), asked of the kernel without taking
+    it (`/proc/locks`), so a waiter's look never shuts a writer out. Where that cannot be read: True (the
+    marker's pid is all there is to go by)."""
+    try:
+        st = os.stat(os.path.join(kg_dir, "graph.lock"))
+    except OSError:
+        return False  # no lock file: no open of this graph holds it
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                fields = line.split()
+                if fields[1:2] == ["FLOCK"] and want in fields:  # (not "->": a process waiting for it)
+                    return True
+    except OSError:
+        return True
+    return False
+
+
+def sweep(kg_dir: str | os.PathLike) -> None:
+    """A writer's open that holds the graph's lock: a marker not its own is a killed migration's; it goes, so
+    no waiter mistakes a process that later got its pid for a migration."""
+    path = os.path.join(kg_dir, FILE)
+    try:
+        with open(path, "rb") as fh:
+            pid = json.loads(fh.read(4096)).get("pid")
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError, AttributeError):
+        pid = None  # unreadable or half-written by a killed process: not this one's either
+    if pid != os.getpid():
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def describe(record: dict) -> str:

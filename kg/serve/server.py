@@ -63,6 +63,12 @@ class Server:
     baseline: set[str] = field(default_factory=set)
     behind: bool = False  # its last drain stopped for someone at the door with entries left: agents are logging
     started_amid: bool = False  # agents logged while it started (ids given out meanwhile): for its first read
+    home: tuple = ()  # (device, inode) of the memory/.kg folder it opened: its graph's identity
+
+    def moved(self) -> bool:
+        """The folder it serves is gone or is another one (the workspace was removed, maybe made again at the
+        same path): its graph is not the one there, so it must not answer, drain that journal or touch a file."""
+        return bool(self.home) and _identity(self.ws.root / client.MARKER) != self.home
 
     # -- one request ----------------------------------------------------------------------------------------
     def handle(self, request: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -242,6 +248,20 @@ def _stamp(ws: Any) -> tuple:
         return ()
 
 
+def _identity(path: Path) -> tuple:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ()
+    return (st.st_dev, st.st_ino)
+
+
+def _unlink_own(path: Path, own: tuple) -> None:
+    """Remove the socket only if it is still the one this server made (not a later server's at that path)."""
+    if own and _identity(path) == own:
+        path.unlink(missing_ok=True)
+
+
 def _busy_stamp(kg_dir: Path, seconds: float) -> None:
     """Until when `client.prestart` starts no server: this one found the graph held (written whole, by rename)."""
     try:
@@ -310,12 +330,16 @@ def serve(root: Path, lock: int | None = None) -> str:
             stack.callback(ReadCache(held).install().uninstall)  # answers kept until the graph changes
             server = Server(ws, conf.idle_seconds, stamp, started_amid=read_ids(ws.journal.ids_path) > given)
             server.baseline = set(ws.__dict__)
+            server.home = _identity(kg_dir)
             common._served[:] = [ws]
             stack.callback(common._served.clear)
             listener = stack.enter_context(protocol.listen(kg_dir))
             protocol.trace("server listens")
-            stack.callback((kg_dir / protocol.SOCKET).unlink, missing_ok=True)
+            stack.callback(_unlink_own, kg_dir / protocol.SOCKET, _identity(kg_dir / protocol.SOCKET))
             why, conn = _loop(server, listener)
+            if server.moved():  # closing would checkpoint and clean up files by path: the new workspace's
+                _say(f"stopped: {why}")
+                os._exit(0)
             # leaving the stack: the socket goes first (new readers run on their own), then the graph closes
         if conn is not None:  # the process that asked for the graph hears once it is free
             with conn:
@@ -333,6 +357,9 @@ def serve(root: Path, lock: int | None = None) -> str:
         os.close(lock)
 
 
+_MOVED = "the workspace it served was removed or replaced"
+
+
 def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket | None]:
     door = _Door(listener)
     last, drained = time.monotonic(), True
@@ -347,6 +374,8 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
         # A reader at the door passes the journal over once, never twice in a row: a drain applies at least one
         # record, so readers arriving back to back each wait for one record at most every other request, and
         # what agents logged is still applied (else nothing was, for as long as reads kept coming)
+        if server.moved():
+            return _MOVED, None
         if drained and not fresh and server.ws.journal.has_pending():
             if door.waiting() and not passed_over:
                 passed_over = True
@@ -358,6 +387,10 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
         if left <= 0 and door.kept is None:  # (a request taken in early is answered first)
             return f"idle for {server.idle_seconds:g} s", None
         got = door.next(max(0.0, min(left, TICK)))
+        if server.moved():  # (a client at the door falls back to reading alone, in the workspace there now)
+            if got is not None:
+                got[0].close()
+            return _MOVED, None
         if got is None:
             drained = server.drain(door.waiting)
             continue

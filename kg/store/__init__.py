@@ -171,6 +171,7 @@ class Store:
                     stale.unlink(missing_ok=True)
             if not read_only:
                 _rebuild.finish(path)  # a swap of a rebuilt graph cut short (kg/store/rebuild.py)
+                _migrating.sweep(lock_path.parent)  # a killed migration's marker (its pid may be reused)
 
             def connect() -> tuple[Any, Any]:
                 try:

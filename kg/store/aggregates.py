@@ -28,7 +28,7 @@ fields against `WATCH`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -179,43 +179,63 @@ def _keep_rank(st: Any, pid: str, rank: tuple[int, datetime | None]) -> None:
         st.run("agg_rank_set", id=pid, n=rank[0], last=rank[1])
 
 
-def _all_rows(st: Any) -> tuple[dict[str, dict[str, Any]], dict[str, tuple[int, datetime | None]]]:
-    """PatternOcc's rows and PatternRank's (recurrence, last seen), by pattern, from one read of the graph."""
+def _members(st: Any) -> tuple[dict[str, list[tuple]], dict[str, list[str]], dict[str, tuple[int, datetime | None]]]:
+    """Every pattern's counted members (eid, at, session, status), the ids of those it does not count, and its
+    (recurrence, last seen), from one read of the graph. At a million entries this is every third event: the
+    repeated texts (sessions, statuses) are kept once each, and the ranks as running figures, not lists."""
     from kg.store.bulk import iter_rows
 
     groups: dict[str, list[tuple]] = {}
-    times: dict[str, list[datetime | None]] = {}
     excluded: dict[str, list[str]] = {}
+    ranks: dict[str, tuple[int, datetime | None]] = {}
+    words: dict[str, str] = {}
     for pid, eid, at, session, status, tags in iter_rows(st, "agg_occurrences_all"):
-        times.setdefault(pid, []).append(at)
+        n, last = ranks.get(pid, (0, None))
+        ranks[pid] = (n + 1, at if at is not None and (last is None or at > last) else last)
         if EXCLUDED_TAG not in (tags or ()):
+            if session is not None:
+                session = words.setdefault(session, session)
+            if status is not None:
+                status = words.setdefault(status, status)
             groups.setdefault(pid, []).append((eid, at, session, status))
         else:
             excluded.setdefault(pid, []).append(eid)
-    return ({pid: _row(pid, members, excluded.get(pid, [])) for pid, members in groups.items()},
-            {pid: _rank(ts) for pid, ts in times.items()})
+    return groups, excluded, ranks
+
+
+def _all_rows(st: Any) -> tuple[dict[str, dict[str, Any]], dict[str, tuple[int, datetime | None]]]:
+    """PatternOcc's rows and PatternRank's (recurrence, last seen), by pattern, from one read of the graph."""
+    groups, excluded, ranks = _members(st)
+    return {pid: _row(pid, members, excluded.get(pid, [])) for pid, members in groups.items()}, ranks
+
+
+def _drain(groups: dict[str, list[tuple]], excluded: dict[str, list[str]]) -> Iterator[dict[str, Any]]:
+    """PatternOcc's rows one at a time, each pattern's members let go once its row is written."""
+    for pid in list(groups):
+        yield _row(pid, groups.pop(pid), excluded.get(pid, []))
 
 
 def rebuild(st: Any) -> int:
     """The whole table from the graph; sets the flag. Returns the number of patterns. The flag is cleared
     first and set last (COPY cannot run inside a transaction): a process that dies between leaves it clear,
-    and the next writer's open rebuilds."""
+    and the next writer's open rebuilds. The rows are written to the COPY's file as they are made."""
     from kg.store import tallies
     from kg.store.bulk import copy_rows
 
-    rows, ranks = _all_rows(st)
+    groups, excluded, ranks = _members(st)
     invalidate(st)
     st.run("agg_occ_clear")
     st.run("agg_rank_clear")
     checkpoint(st)
-    copy_rows(st, "PatternOcc", list(rows.values()), scratch=st.path.parent, columns=COLUMNS)
+    count = copy_rows(st, "PatternOcc", _drain(groups, excluded), scratch=st.path.parent, columns=COLUMNS)
+    del excluded
     st.run("agg_occ_link_all")
-    copy_rows(st, "PatternRank", [{"id": pid, "n": n, "last": last} for pid, (n, last) in sorted(ranks.items())],
+    copy_rows(st, "PatternRank", ({"id": pid, "n": n, "last": last} for pid, (n, last) in sorted(ranks.items())),
               scratch=st.path.parent, columns=("id", "n", "last"))
     tallies.rebuild(st)  # the counts of `kg status` (kg/store/tallies.py) share the flag
     st.run("agg_flag_set", value=FLAG_VALUE)
     st._agg_ready = True
-    return len(rows)
+    return count
 
 
 def checkpoint(st: Any) -> None:

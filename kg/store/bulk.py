@@ -160,32 +160,37 @@ def _json_value(value: object) -> object:
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_value)
 
 
-def copy_rows(store: Store, label: str, rows: list[Row], *, scratch: Path, columns: Iterable[str]) -> int:
+def copy_rows(store: Store, label: str, rows: Iterable[Row], *, scratch: Path, columns: Iterable[str]) -> int:
     """Load rows into a node table (or, with `src`/`dst` columns, a relationship table) with one `COPY ...
     FROM` a newline-delimited JSON file in `scratch`: lists, quotes and new lines survive as they are, which
     CSV does not promise, and the load is set-based. The table must have no full-text index (see
-    `fts_drop`); a relationship's endpoints must exist."""
-    if not rows:
+    `fts_drop`); a relationship's endpoints must exist. `rows` may be a generator: each row is written to the
+    file as it comes (an aggregate rebuild's rows are never all in memory). Returns the number of rows."""
+    rows = iter(rows)
+    first = next(rows, None)
+    if first is None:
         return 0
     label = check_label(label, tuple(NODE_TABLES) + STAGING_TABLES + AGGREGATE_TABLES + EDGE_TYPES, "table")
     names = list(columns)
     direct = getattr(store, "copy_rows", None)
     if direct is not None:  # a team graph: the rows go to the server, no file (kg/store/falkor_copy.py)
-        return direct(label, rows, names)
+        return direct(label, [first, *rows], names)
     rename = {"src": "from", "dst": "to"}
     path = scratch / f".bulk-{label}-{os.getpid()}.json"
+    n = 0
     try:
-        exact = set(rows[0]) == set(names) and not set(names) & set(rename)
+        exact = set(first) == set(names) and not set(names) & set(rename)
         encode = _ENCODER.encode  # one encoder: json.dumps with options builds one per row
         with open(path, "w", encoding="utf-8") as fh:
-            for r in rows:
+            for r in itertools.chain((first,), rows):
                 if not exact:
                     r = {rename.get(c, c): r.get(c) for c in names}
                 fh.write(encode(r) + "\n")
+                n += 1
         store._execute_raw(f"COPY {label} FROM {path_literal(path)} (file_format='json')", {})
     finally:
         path.unlink(missing_ok=True)
-    return len(rows)
+    return n
 
 
 NODE_TABLES = ("Node",)

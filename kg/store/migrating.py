@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kg.serve.progress import Marker
+from kg.serve.progress import Marker, sweep  # noqa: F401 - sweep: a writer's open, with the lock held
 
 AGGREGATES = "rebuild the pattern aggregates"
 INDEX = "build the full-text index"

@@ -240,3 +240,37 @@ def test_a_long_workspace_path_and_a_private_socket(tmp_path: Path):
         assert status(root)["requests"] == 1
     finally:
         kg(root, "serve", "stop", server=False)
+
+
+def test_a_server_whose_workspace_was_removed_and_made_again_leaves_the_new_one_alone(served: Path):
+    """A workspace removed (rm -rf) under its live server, then made again at the same path: the old server
+    stops by itself, never removes the new server's socket, and the new workspace answers (before: the old one
+    lived until idle, its exit unlinked the new socket, and reads then waited on a server nobody could reach)."""
+    import shutil
+
+    old = subprocess.Popen([KG, "-w", str(served), "serve", "run"], stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "KG_SERVER": "1"})
+    sock = served / "memory" / ".kg" / "serve.sock"
+    try:
+        deadline = time.monotonic() + 300
+        while not (sock.exists() and status(served).get("pid") == old.pid):
+            assert old.poll() is None and time.monotonic() < deadline, "the first server did not listen"
+        shutil.rmtree(served)
+        assert kg(served.parent, "init", str(served), server=False).returncode == 0
+        assert kg(served, "log", "learning", "use uv, not pip, in the new workspace", "--wait",
+                  server=False).returncode == 0
+        new = kg(served, "serve", "start")
+        assert new.returncode == 0, new.stderr
+        new_pid = status(served)["pid"]
+        assert new_pid != old.pid
+        _, err = old.communicate(timeout=60)  # idle_seconds is 120: it must stop well before, on its own
+        assert "removed or replaced" in err, err
+        assert sock.exists() and status(served)["pid"] == new_pid  # the new server's socket is untouched
+        out = kg(served, "search", "uv", "--json")
+        assert out.returncode == 0, out.stderr
+        assert "new workspace" in out.stdout
+    finally:
+        if old.poll() is None:
+            old.kill()
+            old.wait()
+        kg(served, "serve", "stop")

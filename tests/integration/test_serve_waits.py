@@ -168,3 +168,39 @@ def test_a_real_migration_names_its_steps_and_clears_them(tmp_path, monkeypatch)
         assert migrating.plan(st) == []  # rebuilt by this open
     assert [p for _, _, p in _phases(trace)] == [f"migration step 1 of 1: {migrating.AGGREGATES}", "migration done"]
     assert progress.current(ws.kg_dir) is None and not (ws.kg_dir / progress.FILE).exists()
+
+
+def test_a_killed_migrations_marker_is_not_a_migration_for_the_process_later_given_its_pid(tmp_path):
+    """A SIGKILLed migration leaves `migrating.json`; its pid, given later to another process (here: this test's
+    own, alive and migrating nothing), made every waiter wait KG_MIGRATION_WAIT then fail. A marker counts only
+    while the graph's lock is held, and the next writer's open (which holds the lock) removes it."""
+    root = _workspace(tmp_path)
+    kg_dir = root / "memory" / ".kg"
+    progress.Marker(kg_dir, ["migration 0010_x"]).step("migration 0010_x")  # left behind, pid alive
+    assert (kg_dir / progress.FILE).exists()
+    assert progress.current(kg_dir) is None  # no one holds the graph: no migration runs
+    held = subprocess.Popen([sys.executable, "-c", HOLD, str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env=_env(KG_SERVER="0"))
+    try:
+        assert held.stdout.readline().strip() == "held", held.communicate()
+        assert not (kg_dir / progress.FILE).exists()  # the writer's open swept it
+        assert progress.current(kg_dir) is None
+        mine = progress.Marker(kg_dir, ["migration 0010_x"])  # a marker made while the lock is held is live
+        mine.step("migration 0010_x")
+        assert progress.current(kg_dir)["pid"] == os.getpid()
+        mine.done()
+    finally:
+        held.communicate("", timeout=120)
+    assert held.returncode == 0
+    progress.Marker(kg_dir, ["migration 0010_x"]).step("migration 0010_x")
+    assert _kg(root, "log", "learning", "after a killed migration", "--wait", server=False).returncode == 0
+    assert not (kg_dir / progress.FILE).exists()
+
+
+HOLD = """
+import sys, kg
+ws = kg.open_workspace(sys.argv[1])
+with ws.store():
+    print("held", flush=True)
+    sys.stdin.read()
+"""

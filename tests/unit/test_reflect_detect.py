@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -588,3 +589,22 @@ def test_a_correction_and_a_rule_that_say_different_things_stay_two():
     same = replace(b, summary="Run the tests first")
     (one,) = _one_entry_per_rule([a, same])
     assert one.category == "preference" and one.also == ("correction",) and one.priority == "high"
+
+
+def test_real_sessions_make_no_lesson_of_an_exclamation_or_a_bare_question(shared_data):
+    """What `kg reflect` writes for real sessions of four runtimes: no entry is only the user's "wtf", and a
+    yes/no question about the agent's work ("did you push?", "are all tests passing?") is said as what to do, not
+    kept as "Check this first: <question>?" (62 SpecStory sessions, pi's large session, Claude Code, aider)."""
+    rules = RULES
+    paths = sorted((shared_data / "transcripts" / "specstory").glob("*.md"))
+    paths += [shared_data / "runtimes" / "openclaw" / "transcripts" / "pi-coding-agent" / "large-session.jsonl",
+              shared_data / "transcripts" / "claude_code" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz",
+              shared_data / "runtimes" / "aider" / "alexshchuka_mozgoslav" / ".aider.chat.history.md"]
+    from kg.reflect.parse import read_transcript
+
+    lessons = [f.summary for p in paths for f in reflect(read_transcript(p), rules).findings]
+    assert len(lessons) > 150
+    assert not [s for s in lessons if rules.lessons.exclamation.fullmatch(s)]
+    yes_no = re.compile(r"^Check( this first)?: (did|have|has|are|is|were|was|do|does) ", re.IGNORECASE)
+    assert not [s for s in lessons if yes_no.match(s)]
+    assert any(s.startswith("Check whether ") for s in lessons)  # said as a check, from the user's words

@@ -162,24 +162,28 @@ def test_an_injected_tag_must_be_a_tag_name():
 @pytest.mark.parametrize(
     ("category", "said", "lesson"),
     [
-        # a question is not a lesson: another sentence that says what to do, else the question to check first
+        # a question is not a lesson: another sentence that says what to do, else the question said as a check
         ("correction", ["are you editing the main workspace or the session repo?", "use the session repo"],
          "Use the session repo"),
         ("correction", ["are you editing files in the main workspace or in the session repo?"],
-         "Check this first: are you editing files in the main workspace or in the session repo?"),
+         "Check whether you are editing files in the main workspace or in the session repo"),
+        ("correction", ["did you push?", "why not?"], "Make sure you push before handing work back"),
+        ("correction", ["have all changes been committed and pushed?"],
+         "Check whether all changes have been committed and pushed"),
+        ("correction", ["why do these commands keep hanging?"], "Find out why these commands keep hanging"),
         # a leading "no" is dropped, "no X" is kept
         ("correction", ["no, the block should stay as is"], "The block should stay as is"),
         ("correction", ["no console logs!"], "No console logs"),
         # "did you need to X" doubts X: it is not the lesson "X"
         ("correction", ["did you need to prepend the process path, those are relative links"],
          "Did you need to prepend the process path, those are relative links"),
-        # a rewrite that leaves one word says nothing: the question is the lesson
+        # a rewrite that leaves one word says nothing: the question, said as a check, is the lesson
         ("correction", ["are you currently in the session repo?", "you should be"],
-         "Check this first: are you currently in the session repo?"),
+         "Check whether you are currently in the session repo"),
         # a list item's marker, bold markup and swearing are not part of the lesson
         ("preference", ["- when working with json outputs, never use grep, but rather **jq**"],
          "When working with json outputs, never use grep, but rather jq"),
-        ("correction", ["what the fuck is commit 30bdeaf?"], "Check this first: what is commit 30bdeaf?"),
+        ("correction", ["what the fuck is commit 30bdeaf?"], "Check this first: what is commit 30bdeaf?"),  # no verb to ask
         # the path of an attached screenshot is not part of the lesson
         ("correction", ["'/var/folders/T/Screenshot 2025-11-21 at 01.48.00.png' this is what we had before, make it "
                         "like that again"], "This is what we had before, make it like that again"),

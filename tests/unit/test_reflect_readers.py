@@ -179,3 +179,19 @@ def test_every_runtime_gives_the_agents_next_turn(shared_data, name):
         assert bool(v[i].next_tools) or not ran, (i, t.turns[i].text[:60])
         replied, acted = replied + said, acted + ran
     assert replied or acted or not users  # every sample shows the agent answering at least once
+
+
+@pytest.mark.parametrize("name", ["aider/aider-ai_aider/chat-history.part1.md",  # old aider: all inside `> `
+                                  "aider/aquaticat_monochromatic/.aider.chat.history.md",  # new: plain lines after
+                                  "aider/afi-protocol_afi-core/.aider.chat.history.md"])
+def test_aider_failed_edit_names_the_file_it_missed(shared_data, name):
+    import re
+    source = (shared_data / "runtimes" / name).read_text(encoding="utf-8")
+    missed = re.findall(r"(?m)^(?:> )?## SearchReplaceNoExactMatch: .* in (\S+)", source)
+    t = read_transcript(shared_data / "runtimes" / name)
+    found = [f for f in failures(t, RULES).found if "failed to match" in f.error]
+    assert found and len(found) <= len(missed)
+    for f in found:  # the cause the entry gives is the missed file, not "N blocks failed to match!"
+        assert "SearchReplaceNoExactMatch" in f.line and f.line.split(" in ")[-1].strip() in missed
+        assert "The SEARCH section must exactly match" in f.error
+    assert all(f.summary(160).endswith(f.line.split(" in ")[-1].strip()) for f in found)

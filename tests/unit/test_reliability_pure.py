@@ -111,7 +111,11 @@ def test_kg_toml_values_are_range_checked_and_named(tmp_path: Path):
     with pytest.raises(RulesError) as err:
         Workspace(root).policy
     assert str(err.value).startswith(f"{root / 'kg.toml'} [rules.policy]: store.buffer_pool_mb: must be a whole "
-                                     "number from 16 to 1048576")
+                                     "number from 1 to 1048576")
+    (root / "kg.toml").write_text("[rules.policy.store]\nbuffer_pool_mb = 128\n")  # too small to checkpoint
+    with pytest.raises(RulesError, match=r"store.buffer_pool_mb: must be at least 256 \(MB\), not 128: .*"
+                                         r"buffer pool is full.*CHECKPOINT"):
+        Workspace(root).policy
     (root / "kg.toml").write_text("[rules.nope]\nx = 1\n")
     with pytest.raises(RulesError, match=r"unknown table \[rules.nope\]"):
         Workspace(root)
