@@ -145,12 +145,9 @@ def register(app: typer.Typer) -> None:
         """Counts, pending high-priority items and recurring patterns."""
         with errors():
             data = workspace(ctx).status(now=now_of(ctx, now))  # the API's status, rendered
-        emit({**data, "patterns": _recurring(data["patterns"])}, as_json, _render_status)
+        from kg.graph.reads import recurring
 
-
-def _recurring(patterns: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The patterns that recurred: one seen once does not recur, in the text view and in --json alike."""
-    return [p for p in patterns if (p.get("recurrence") or 0) > 1]
+        emit({**data, "patterns": recurring(data["patterns"])}, as_json, _render_status)
 
 
 def _render_log(d: dict[str, Any]) -> str:
@@ -191,6 +188,8 @@ def _render_status(d: dict[str, Any]) -> str:
     if d["pending_high"]:
         lines.append(f"\n⚠️  Pending high-priority items ({len(d['pending_high'])}):")
         lines += [f"   [{r['id']}] ({r['priority']}) {r['text'][:80]}" for r in d["pending_high"]]
+    from kg.graph.reads import recurring as _recurring
+
     recurring = _recurring(d["patterns"])
     if recurring:
         lines.append("\n🔍 Recurring patterns:")

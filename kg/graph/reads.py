@@ -142,3 +142,8 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
         **({"team": {"graph": ws.store_url.public, "contributors": [plain(r, hide=HIDDEN_COLUMNS) for r in team]}}
            if team is not None else {}),
     }
+
+
+def recurring(patterns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The patterns that recurred: one seen once does not recur (`kg status`, its --json and the MCP status)."""
+    return [p for p in patterns if (p.get("recurrence") or 0) > 1]

@@ -137,9 +137,12 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
                              "verifications due and proposals waiting.")
     def status() -> dict[str, Any]:
         def run() -> dict[str, Any]:
+            from kg.graph.reads import recurring
+
             w = ws()
             with w:
-                return w.status()  # the API's status, as `kg status --json` prints it
+                data = w.status()
+            return {**data, "patterns": recurring(data["patterns"])}  # as `kg status --json` prints it
 
         return call(run)
 

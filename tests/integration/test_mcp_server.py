@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import kg
+from kg.graph.reads import recurring
 
 # Holds the graph open (read-write, as a long `kg cycle` does) until its stdin closes.
 HOLDER = textwrap.dedent("""
@@ -122,6 +123,8 @@ def test_status_is_the_apis_status_as_kg_status_prints_it(ws, _run, monkeypatch)
                              capture_output=True, text=True, timeout=120, check=True, env={**os.environ,
                                                                                            "KG_SERVER": "0"})
     api = json.loads(json.dumps(ws.status(), default=lambda v: v.isoformat()))
+    # the API lists every pattern; kg status (text and --json) and the MCP tool only those that recurred
+    api["patterns"] = recurring(api["patterns"])
     assert served == json.loads(printed.stdout) == api
     assert {"lifecycle", "last_cycle", "patterns"} <= set(api)
 
