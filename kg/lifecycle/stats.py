@@ -72,3 +72,10 @@ def ratio_quantile(prob: float, k_after: float, t_after: float, k_before: float,
         else:
             hi = mid
     return math.exp((lo + hi) / 2)
+
+
+def shrunk_odds(good: int, bad: int, strength: float, reference: float) -> float:
+    """The odds against `good` (bad : good), with good's share shrunk toward `reference` by `strength`
+    pseudo-counts, relative to the reference's own odds (1.0: as the reference)."""
+    share = (good + strength * reference) / (good + bad + strength)
+    return round(((1.0 - share) / share) / ((1.0 - reference) / reference), 4)

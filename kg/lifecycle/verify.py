@@ -275,9 +275,7 @@ def mix_factor(statuses: Iterable[str], policy: LifecyclePolicy) -> float:
     for s in statuses:
         kept += s == "confirmed"
         dropped += s in ("reverted", "auto_reverted")
-    ref = v.mix_reference
-    share = (kept + v.mix_strength * ref) / (kept + dropped + v.mix_strength)
-    return round(((1.0 - share) / share) / ((1.0 - ref) / ref), 4)
+    return stats.shrunk_odds(kept, dropped, v.mix_strength, v.mix_reference)
 
 
 def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,

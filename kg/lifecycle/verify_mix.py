@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from kg.lifecycle import stats
 from kg.lifecycle.policy import LifecyclePolicy
 
 
@@ -27,6 +28,4 @@ def relapse_factor(kinds: Iterable[str], policy: LifecyclePolicy) -> float:
     for k in kinds:
         wrong += k == "confirmed"
         right += k in ("ineffective", "made_worse")
-    ref = v.relapse_reference
-    share = (wrong + v.mix_strength * ref) / (wrong + right + v.mix_strength)
-    return round(((1.0 - share) / share) / ((1.0 - ref) / ref), 4)
+    return stats.shrunk_odds(wrong, right, v.mix_strength, v.relapse_reference)
