@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import kg
 
 HOLDER = """
@@ -20,6 +22,8 @@ with ws.store() as st:
 """
 
 
+@pytest.mark.embedded_only("a writer holds the embedded graph's lock; a team graph's busy error is another "
+                           "exception, not yet briefed from files")
 def test_session_start_briefs_from_files_while_a_writer_holds_the_graph(tmp_path):
     root = tmp_path / "ws"
     ws = kg.init_workspace(root)
