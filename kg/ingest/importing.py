@@ -39,7 +39,7 @@ from kg.core.text import index_tokens
 from kg.ingest.import_gate import GATE_GROUP, REDACTIONS, Clean, Gated, gate  # noqa: F401 (re-exported)
 from kg.ingest.jsonstream import JsonStreamError, Read, iter_trail
 from kg.ingest.trail_seen import Screen, SeenIds
-from kg.store import EDGE_TYPES, NODE_COLUMNS, aggregates, bulk, check_label
+from kg.store import EDGE_TYPES, NODE_COLUMNS, aggregates, bulk, check_label, rollback
 
 MARK = "import.json"
 BATCH = 20_000  # items at most in a batch
@@ -223,38 +223,32 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
     if resumed is not None:  # the index and the aggregates are rebuilt at the end: not on this open too
         ws.open_options = {**options, "defer_index": True}
     try:
-        with ws.store() as st:
+        with ws.store() as st:  # one hold of the lock to the end: the copy taken at the first write stays whole
             ws.open_options = options
             resuming = report.resumed = resumed is not None
-            wrote = _load(ws, st, files, at, report, total, resuming, progress)
-            nodes = st.run("bulk_node_count")[0]["n"] if wrote else 0
-        if wrote:
-            _build_index(ws, nodes)
+            if _load(ws, st, files, at, report, total, resuming, progress):
+                _build_index(ws, st, st.run("bulk_node_count")[0]["n"])
+        _collect()  # what the close freed, before the collector is back (else a young collection at once)
     finally:
         ws.importing = False
         ws.open_options = options
     return report
 
 
-def _build_index(ws: Any, nodes: int) -> None:
-    """The full-text index, built once for everything loaded, then the mark removed. Building it is the one
-    step whose working set grows with the graph (kuzu 0.11.3 sorts every posting in its buffer pool: at a
-    million entries it crawled for over half an hour in the default 1 GiB), so this step alone reopens the
-    graph with a pool sized by the number of nodes (`kg.store.rebuild.fts_pool_mb`), never under the workspace's own."""
-    from kg.store import Store
+def _build_index(ws: Any, st: Any, nodes: int) -> None:
+    """The full-text index, built once for everything loaded, then the copy taken before the first write and
+    the mark removed (in that order: a kill in between leaves a mark, and the import resumes on a whole graph).
+    Building it is the one step whose working set grows with the graph (kuzu 0.11.3 sorts every posting in its
+    buffer pool: at a million entries it crawled for over half an hour in the default 1 GiB), so this step alone
+    reopens the graph with a pool sized by the number of nodes (`kg.store.rebuild.fts_pool_mb`), never under the
+    workspace's own, with the lock still held (kg/store/rollback.py)."""
     from kg.store.rebuild import fts_pool_mb
 
     if getattr(ws, "store_url", None) is not None:  # a team graph keeps its index right row by row
-        with ws.store() as st:
-            st.ensure_fts()
-        mark_path(ws).unlink(missing_ok=True)
-        return
-    pool = fts_pool_mb(nodes, ws.policy.buffer_pool_mb)
-    release_memory()  # the load's freed heap back to the system first: the build's pool comes on top of it
-    with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", lock_timeout=ws.lock_timeout,
-                    queries_dir=ws.rules.rules_dir / "queries" if ws.rules.rules_dir else None,
-                    buffer_pool_mb=pool) as st:
         st.ensure_fts()
+    else:  # (the load's freed heap back to the system first: the build's pool comes on top of it)
+        st.build_index_in(fts_pool_mb(nodes, ws.policy.buffer_pool_mb), before=release_memory)
+        rollback.release(st)
     mark_path(ws).unlink(missing_ok=True)
 
 
@@ -280,14 +274,19 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
     tally = trail_terms.TermTally(linking.rules_of(ws.rules))
     exact_terms = trail_terms.can_merge(st, empty=not check, resuming=resuming)
     marked = [resuming]
+    copied = [False]
 
     def mark() -> None:
-        """Before the first write: the mark, then the index dropped (an import of what is all there already
-        never touches either)."""
+        """Before the first write: the mark, a copy of the graph to restore should a kill leave it unopenable
+        (kg/store/rollback.py), then the index dropped (an import of what is all there already never touches
+        any of them)."""
         if not marked[0]:
             write_atomic(mark_path(ws), json.dumps({"paths": [str(f.resolve()) for f in files],
                                                     "pid": os.getpid(), "started": at.isoformat()}).encode())
             marked[0] = True
+        if not copied[0]:
+            copied[0] = True
+            rollback.take(st, "import")
         bulk.fts_drop(st)
         if aggregates.ready(st):  # the COPYs below bypass its upkeep: rebuilt after the last batch
             aggregates.invalidate(st)

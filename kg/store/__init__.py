@@ -27,6 +27,7 @@ from kg.store import aggregates as _aggregates
 from kg.store import migrating as _migrating
 from kg.store import queries as _queries
 from kg.store import rebuild as _rebuild
+from kg.store import rollback as _rollback
 from kg.store import sideindex as _side
 from kg.store import tallies as _tallies
 from kg.store.lock import FileLock, Yielded
@@ -169,6 +170,7 @@ class Store:
                     raise StoreError(f"the graph {path} is an empty file")
                 for stale in (path, path.with_name(path.name + ".wal")):  # nothing acknowledged: start afresh
                     stale.unlink(missing_ok=True)
+            cut_short = None if read_only else _rollback.pending(path)  # an import a kill cut short (rollback.py)
             if not read_only:
                 _rebuild.finish(path)  # a swap of a rebuilt graph cut short (kg/store/rebuild.py)
                 _migrating.sweep(lock_path.parent)  # a killed migration's marker (its pid may be reused)
@@ -188,7 +190,17 @@ class Store:
                     raise StoreError(f"cannot open the graph {path}: {_plain_error(exc)}") from None
                 return db, conn
 
-            store = cls(*connect(), path, _named_queries(queries_dir))
+            restored = None
+            try:
+                handles = connect()
+            except StoreError:
+                if not cut_short:
+                    raise
+                restored, cut_short = _rollback.restore(path, cut_short), None  # Kùzu cannot open what the kill left
+                handles = connect()
+            store = cls(*handles, path, _named_queries(queries_dir))
+            store._connect = connect
+            store.repairs += [restored] if restored else []
             store._lock = lock
             store.read_only = read_only
             store._threads = max_threads or (os.cpu_count() or 1)  # Kùzu's default: every core
@@ -204,20 +216,30 @@ class Store:
                         store.repairs.append("rebuilt the full-text index node_fts, which was missing (an import "
                                              "or a migration was cut short)")
                     try:
+                        half = _rebuild.half_index(store) if cut_short or defer_index else None
+                        if half:  # (issue 20) the import after a crash: its COPY would fail on it
+                            raise StoreError(half)
                         store._ready(defer_index)
                     except StoreError as exc:
                         if not _rebuild.stale_fts(str(exc)):
                             raise
                         store.forget_prepared()
                         store._close()
-                        backup = _rebuild.rebuild(path, kuzu, _FTS_CREATE, buffer_pool_mb=buffer_pool_mb)
+                        try:
+                            backup = _rebuild.rebuild(path, kuzu, _FTS_CREATE, buffer_pool_mb=buffer_pool_mb)
+                            note = ("rebuilt the graph, whose full-text index a kill had left half-dropped or half-"
+                                    f"built (kuzu 0.11.3); every row was kept; the old file is at {backup}")
+                        except Exception:
+                            if not cut_short:
+                                raise
+                            note, cut_short = _rollback.restore(path, cut_short), None  # the copy, as a last resort
                         store._db, store._conn = connect()
                         store.forget_prepared()
                         store.__dict__.pop("_agg_ready", None)
                         store._ready(defer_index)
-                        store.repairs.append("rebuilt the graph, whose full-text index a kill had left half-dropped "
-                                             "or half-built (kuzu 0.11.3); every row was kept; the old file is at "
-                                             f"{backup}")
+                        store.repairs.append(note)
+                    if cut_short:  # the graph as the kill left it opens and is whole: kept, the copy goes
+                        _rollback.discard(path)
                     _migrating.finish(store)
                 else:
                     store._check_version()
@@ -244,6 +266,21 @@ class Store:
         if self.ensure_fts():
             self.repairs.append("rebuilt the full-text index node_fts, which was missing (an import or a "
                                 "migration was cut short)")
+
+    def build_index_in(self, pool_mb: int, before: Callable[[], None] | None = None) -> bool:
+        """Build the missing full-text index in a handle with a pool of `pool_mb` (the import's last step, its lock
+        still held: kg/store/rollback.py), checkpointed; then this store reconnects. False when it is there."""
+        if self.has_fts():
+            return False
+        from kg.store.kuzu_import import import_kuzu
+
+        self.forget_prepared()
+        self._close()
+        if before is not None:
+            before()
+        _rebuild.build_fts(self.path, import_kuzu(), _FTS_CREATE, buffer_pool_mb=pool_mb)
+        self._db, self._conn = self._connect()
+        return True
 
     def others_waiting(self) -> bool:
         """Whether a foreground process waits for the graph (a polite holder hands over between batches)."""

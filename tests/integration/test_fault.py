@@ -4,6 +4,7 @@ opens. The large run is `bench/fault_soak.py`."""
 
 from __future__ import annotations
 
+import json
 import random
 import secrets
 import sys
@@ -40,3 +41,50 @@ def test_kill_9_loses_nothing_acknowledged(fault_ws, scenario):
         fault_trials.trial(fault_ws, scenario, rng, tally, f"t{secrets.token_hex(4)}{n}")
     assert (tally.lost, tally.duplicated, tally.bricked) == (0, 0, 0), tally.notes
     assert tally.trials == 1
+
+
+# -- the import's kills, made deterministic (issue 20) --------------------------------------------------------------
+from test_reliability import _import_killed  # noqa: E402
+
+
+def _ids(ws: Path) -> set[str]:
+    r = fault_trials.kg(ws, "list", "--limit", "100000", "--json")
+    assert r.returncode == 0, r.stderr
+    return {row["id"] for row in json.loads(r.stdout)}
+
+
+@pytest.mark.embedded_only("damages the Kùzu file an import was killed in")
+@pytest.mark.parametrize("first", ["import", "list"])
+def test_a_graph_a_killed_import_left_unopenable_is_restored_from_the_copy(ws, tmp_path, first):
+    """kuzu 0.11.3 killed inside the import's work could leave a file it cannot open ("Found duplicated primary
+    key value", "Cannot read from file graph.kuzu ... numBytesRead: 0"). Here the kill comes a few statements
+    into the load and the file is then cut as such a kill left it: the next command (a resumed import, or any
+    writer) puts back the copy the import took before its first write, and the import finishes from there."""
+    before, imported = _import_killed(ws, tmp_path, after=3)
+    graph = ws.kg_dir / "graph.kuzu"
+    assert (ws.kg_dir / "graph.kuzu.rollback.json").exists() and (ws.kg_dir / "graph.kuzu.rollback").exists()
+    with open(graph, "r+b") as fh:
+        fh.truncate(8192)
+    r = fault_trials.kg(ws.root, *(["import", "trail"] if first == "import" else ["list", "--limit", "5"]))
+    assert r.returncode == 0, r.stderr
+    assert "restored it as it was before the import" in r.stderr
+    assert (ws.kg_dir / "graph.kuzu.cut-short").exists()
+    assert not (ws.kg_dir / "graph.kuzu.rollback.json").exists()
+    if first != "import":  # (else that command resumed it already)
+        again = fault_trials.kg(ws.root, "import", "trail")
+        assert again.returncode == 0 and "Finished an interrupted import" in again.stdout, again.stderr
+    assert _ids(ws.root) >= set(before + imported)
+    assert not (ws.kg_dir / "graph.kuzu.rollback").exists() and not (ws.kg_dir / "import.json").exists()
+
+
+@pytest.mark.embedded_only("kills a process holding the Kùzu file in the middle of an import")
+def test_a_graph_that_opens_after_a_kill_keeps_what_the_import_loaded(ws, tmp_path):
+    """The copy is a last resort: a graph that opens after the kill is kept (the import resumes where it was) and
+    the copy goes at once, since from then on other writers change the graph."""
+    before, imported = _import_killed(ws, tmp_path, after=3)
+    r = fault_trials.kg(ws.root, "log", "learning", "logged after the kill", "--wait")
+    assert r.returncode == 0 and "restored" not in r.stderr, r.stderr
+    assert not (ws.kg_dir / "graph.kuzu.rollback").exists()
+    again = fault_trials.kg(ws.root, "import", "trail", "--json")
+    assert again.returncode == 0, again.stderr
+    assert _ids(ws.root) >= set(before + imported)
