@@ -247,6 +247,7 @@ def _build_index(ws: Any, st: Any, nodes: int) -> None:
     if getattr(ws, "store_url", None) is not None:  # a team graph keeps its index right row by row
         st.ensure_fts()
     else:  # (the load's freed heap back to the system first: the build's pool comes on top of it)
+        rollback.phase(st, "index")
         st.build_index_in(fts_pool_mb(nodes, ws.policy.buffer_pool_mb), before=release_memory)
         rollback.release(st)
     mark_path(ws).unlink(missing_ok=True)
@@ -287,7 +288,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         if not copied[0]:
             copied[0] = True
             rollback.take(st, "import")
-        bulk.fts_drop(st)
+            bulk.fts_drop(st)
+            rollback.phase(st, "load")  # the drop is checkpointed: rows only from here to the index build
         if aggregates.ready(st):  # the COPYs below bypass its upkeep: rebuilt after the last batch
             aggregates.invalidate(st)
 

@@ -191,6 +191,8 @@ class Store:
                 return db, conn
 
             restored = None
+            if cut_short and not _rollback.trusted(cut_short):  # killed in the index's drop or build
+                restored, cut_short = _rollback.restore(path, cut_short), None
             try:
                 handles = connect()
             except StoreError:

@@ -11,11 +11,13 @@ everything) and copies the file aside (`graph.kuzu.rollback`), then writes the i
 It holds the graph's lock from then until it is done, so nothing else is written meanwhile: the copy plus the
 import run again is everything. At its end it checkpoints and `release`s both.
 
-The next writer's open (with the lock, before Kùzu opens the file) sees the intent of a process that is gone: it
-opens the graph as the kill left it, and only when that fails or the graph cannot be repaired in place does it
-`restore` the copy (the import then resumes from its start). A graph that opens is kept (the rows the import loaded
-stay, so the import resumes where it was) and the intent released: from then on other writers change it, and the
-copy would lose their writes.
+The intent names the phase the import is in. The next writer's open (with the lock, before Kùzu opens the file)
+that finds the intent of a process that is gone `restore`s the copy (the import then runs again from its start)
+when the kill came in the middle of the index's drop or build ("drop", "index": kuzu 0.11.3 leaves half-states
+there that no cheap check finds: killed right after the drop, the next COPY crashed the process), or when the file
+does not open. Killed while loading rows ("load": the drop checkpointed, only COPY and plain writes since), a
+graph that opens is kept, so the import resumes where it was, and the copy goes: from then on other writers
+change the graph, and the copy would lose their writes.
 """
 
 from __future__ import annotations
@@ -51,13 +53,30 @@ def take(store: Any, what: str) -> bool:
         shutil.copyfile(path, part)
         _fsync(part)
         os.replace(part, backup_of(path))
-        _write(intent_of(path), {"what": what, "pid": os.getpid(), "backup": str(backup_of(path))})
+        _write(intent_of(path), {"what": what, "pid": os.getpid(), "backup": str(backup_of(path)), "phase": "drop"})
     except OSError as exc:
         part.unlink(missing_ok=True)
         backup_of(path).unlink(missing_ok=True)
         raise StoreError(f"cannot keep a copy of the graph before the {what} ({exc.strerror or exc}); free some "
                          "space and run it again. Nothing was changed") from None
     return True
+
+
+def phase(store: Any, name: str) -> None:
+    """The bulk change moves on to phase `name` ("load": rows only, the graph whole after a kill; else the copy
+    is restored after one)."""
+    path = Path(store.path)
+    try:
+        plan = json.loads(intent_of(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if plan.get("pid") == os.getpid() and plan.get("phase") != name:
+        _write(intent_of(path), {**plan, "phase": name})
+
+
+def trusted(plan: dict[str, Any]) -> bool:
+    """Whether a graph a kill left in this phase is kept when it opens (else the copy is restored at once)."""
+    return plan.get("phase") == "load"
 
 
 def release(store: Any) -> None:
@@ -92,8 +111,8 @@ def pending(path: Path) -> dict[str, Any] | None:
 
 
 def restore(path: Path, plan: dict[str, Any]) -> str:
-    """Put the copy back in place of the graph a kill left unopenable (closed by the caller, lock held). The
-    unopenable file is kept beside it as `*.cut-short`. Returns what was done, for the open's repairs."""
+    """Put the copy back in place of the graph a kill left (not open, lock held). The file the kill left is kept
+    beside it as `*.cut-short`. Returns what was done, for the open's repairs."""
     backup = backup_of(path)
     if not backup.exists():  # a restore cut short after the swap: the graph is the copy already
         intent_of(path).unlink(missing_ok=True)
@@ -106,8 +125,10 @@ def restore(path: Path, plan: dict[str, Any]) -> str:
     os.replace(backup, path)
     intent_of(path).unlink(missing_ok=True)
     what = plan.get("what") or "bulk change"
-    return (f"the graph could not be opened after a {what} was cut short (kuzu 0.11.3); restored it as it was "
-            f"before the {what}, which resumes from its start when run again; the damaged file is at {kept}")
+    where = {"drop": "dropping the full-text index", "index": "building the full-text index"}.get(
+        plan.get("phase"), "loading rows, and the graph would not open")
+    return (f"the {what} was cut short while {where} (kuzu 0.11.3 may not recover there); restored the graph as it "
+            f"was before the {what}, which runs again from its start; the file the kill left is at {kept}")
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:

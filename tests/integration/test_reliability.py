@@ -412,7 +412,9 @@ run(["-w", sys.argv[1], "import", "trail", sys.argv[3]])
 """
 
 
-def _import_killed(ws, tmp_path: Path, after: int) -> tuple[list[str], list[str]]:
+def _import_killed(ws, tmp_path: Path, after: int, copy: bool = True) -> tuple[list[str], list[str]]:
+    """... and without `copy`, as a kg before the import kept a copy to roll back to (kg/store/rollback.py) left
+    it: the graph as the kill left it is all there is, repaired in place."""
     before = [ws.log("learning", f"logged before the import {i}", wait=True).id for i in range(2)]
     entries = [{"id": f"ERR-20250102-{i:06d}", "type": "error", "summary": f"imported failure {i}",
                 "logged": f"2025-01-02T10:00:{i:02d}", "pattern_key": f"fault.import.{i % 3}"} for i in range(30)]
@@ -422,6 +424,9 @@ def _import_killed(ws, tmp_path: Path, after: int) -> tuple[list[str], list[str]
     proc = subprocess.run([sys.executable, "-c", _KILLED_IMPORT, str(ws.root), str(after), str(trail)],
                           capture_output=True, text=True, env=env)
     assert proc.returncode == -9, proc.stderr  # killed at the phase, not finished nor failed
+    if not copy:
+        for name in ("graph.kuzu.rollback.json", "graph.kuzu.rollback"):
+            (ws.kg_dir / name).unlink()
     return before, [e["id"] for e in entries]
 
 
@@ -429,7 +434,7 @@ def _import_killed(ws, tmp_path: Path, after: int) -> tuple[list[str], list[str]
 def test_an_import_killed_right_after_dropping_the_index_does_not_brick_the_workspace(ws, kg, tmp_path):
     # kuzu 0.11.3 replays that drop wrongly: every command then failed with "Cannot find table catalog entry
     # with id 9223372036854775814"; the next writer's open rebuilds the graph, every row kept
-    before, imported = _import_killed(ws, tmp_path, after=0)
+    before, imported = _import_killed(ws, tmp_path, after=0, copy=False)
     code, out, err = kg("list", "--limit", "1000", "--json")
     assert code == 0, err
     assert "rebuilt the graph, whose full-text index a kill had left half-dropped" in err
@@ -458,7 +463,7 @@ def test_the_index_drop_is_checkpointed_before_the_import_goes_on(ws, kg, tmp_pa
 
 @pytest.mark.embedded_only("kills a process holding the Kùzu file right after it dropped the full-text index")
 def test_doctor_repairs_a_graph_a_killed_import_left_half_dropped(ws, kg, tmp_path):
-    before, _ = _import_killed(ws, tmp_path, after=0)
+    before, _ = _import_killed(ws, tmp_path, after=0, copy=False)
     code, out, err = kg("doctor")
     assert code == 0, out + err
     assert "🔧 full-text index: rebuilt the graph, whose full-text index a kill had left half-dropped" in out
