@@ -14,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import fault_trials  # noqa: E402
+from test_reliability import _import_killed  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -23,17 +24,7 @@ def fault_ws(tmp_path_factory):
     return root
 
 
-# Quarantined, not hidden: in this landing's two full runs, a kill during `import` (and once `batch` and `drain`)
-# left a graph that the next command could not read ("Cannot find table catalog entry with id 2^63+2", "Cannot
-# read from file graph.kuzu ... numBytesRead: 0"); reruns pass. Open in issue 20 (closing note of 2026-12-02):
-# the likely cause is a query at a writer's open (migration planning, side-index sync) on a graph whose
-# full-text index drop was cut short. The trials still run and report; an XPASS is the expected outcome.
-FLAKY = {"import", "batch", "drain"}
-
-
-@pytest.mark.parametrize("scenario", [
-    pytest.param(s, marks=pytest.mark.xfail(reason="intermittent: see FLAKY above", strict=False))
-    if s in FLAKY else s for s in fault_trials.SCENARIOS])
+@pytest.mark.parametrize("scenario", fault_trials.SCENARIOS)
 def test_kill_9_loses_nothing_acknowledged(fault_ws, scenario):
     rng = random.Random(f"{scenario}-20")
     tally = fault_trials.Tally()
@@ -44,7 +35,6 @@ def test_kill_9_loses_nothing_acknowledged(fault_ws, scenario):
 
 
 # -- the import's kills, made deterministic (issue 20) --------------------------------------------------------------
-from test_reliability import _import_killed  # noqa: E402
 
 
 def _ids(ws: Path) -> set[str]:
