@@ -44,6 +44,7 @@ TAIL_WAIT_MS = 2000  # how long a read waits for another process's sync to finis
 class _Tail:
     side: SideIndex  # a writable connection, inside an uncommitted transaction holding the tail's rows
     count: int       # the graph's node count it answers for
+    have: int        # the file's own count (its stamp)
 
 
 def for_reading(st: Any) -> SideIndex | None:
@@ -57,10 +58,14 @@ def for_reading(st: Any) -> SideIndex | None:
     try:
         count = _count(st)
         tail = st.__dict__.get("_side_tail")
-        if tail is not None:
+        if tail is not None and st.__dict__.get("_side_dirty"):
+            release(st)  # a rolled-back batch: its nodes may be in the tail
+        elif tail is not None:
             if tail.count == count:
                 return tail.side
-            release(st)  # the graph moved on within the read (a nested drain): built again below
+            if tail.count < count and count - tail.have <= TAIL_MAX:  # a writer created more (linking
+                return _extend(st, tail, count)  # each node of a batch): the next rows, in the same transaction
+            release(st)
         side = st.__dict__.get("_side_reader")
         if side is None:
             if not path_of(st.path).exists():
@@ -116,8 +121,16 @@ def _with_tail(st: Any, have: int, count: int) -> SideIndex:
     except BaseException:
         side.close()
         raise
-    st.__dict__["_side_tail"] = _Tail(side, count)
+    st.__dict__["_side_tail"] = _Tail(side, count, have)
     return side
+
+
+def _extend(st: Any, tail: _Tail, count: int) -> SideIndex:
+    rows = _tail_rows(st, tail.count, count)
+    tail.side._add(tail.count, rows)
+    tail.side._set_stamp(count, rows[-1]["id"])
+    tail.count = count
+    return tail.side
 
 
 def release(st: Any) -> bool:
