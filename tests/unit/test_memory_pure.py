@@ -151,11 +151,29 @@ NOW = datetime(2023, 12, 20, 10, 0)
     ("on December 25", "2022-12-25", "2022-12-26", "on"),  # a day without a year: its latest one before now
     ("When did Mel go camping in June?", "2023-06-01", "2023-07-01", "when did mel go camping ?"),
     ("what broke during December", "2023-12-01", "2024-01-01", "what broke"),  # a month alone: its latest
+    ("beach trips in 2022?", "2022-01-01", "2023-01-01", "beach trips ?"),  # a year after a preposition
+    ("docker broke two weeks ago", "2023-12-06", "2023-12-13", "docker broke"),  # number words count
+    ("a month ago", "2023-11-20", "2023-12-20", ""),
+    ("moved 2 years ago", "2021-12-20", "2022-12-20", "moved"),
 ])
 def test_dates_in_queries(text, start, end, rest):
     windows, left = dates.find(text, NOW, RULES.dates)
     assert [(f"{w.start:%Y-%m-%d}", f"{w.end:%Y-%m-%d}") for w in windows] == [(start, end)]
     assert left == rest
+
+
+def test_a_bare_number_is_not_a_year():
+    assert dates.find("port 2023 refused", NOW, RULES.dates) == ([], "port 2023 refused")
+    assert dates.find("errors in 2023-1 build", NOW, RULES.dates)[0] == []
+
+
+def test_bad_number_words_are_refused_with_the_key():
+    from kg.core.errors import RulesError
+
+    data = packaged("memory")
+    bad = {**data, "dates": {**data["dates"], "numbers": {"two": "2"}}}
+    with pytest.raises(RulesError, match=r"rules/memory.toml: dates.numbers.two: must be a whole number"):
+        MemoryRules.from_mapping(bad)
 
 
 def test_a_month_word_alone_is_not_a_date():
