@@ -29,12 +29,14 @@ from kg.memory.query import Plan, fts_rules, fuzzy_replacements, plan_query
 from kg.memory.ranking import (  # noqa: F401
     combine,
     coverage,
+    diversify,
     importance,
     only_near_the_date,
     query_terms,
     recency,
     session_share,
     snippet,
+    unmatched,
 )
 from kg.memory.rules import KNOWN_SOURCES, SearchRules, memory_rules
 from kg.memory.search_files import (  # noqa: F401
@@ -268,18 +270,18 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         if not hits and "graph" in chosen and not (kinds or entry_types or since_at or session):
             hits = _graph_hits(ws, st, p, rules, **{**graph_args, "windows": []}, recent=True)
             match = "recent"
-        elif hits and match == "terms" and p.absent and len(p.absent) < len(terms):
+        elif hits and match == "terms" and unmatched(terms, p.absent):
             match = "partial"  # some words are in no memory at all: the hits hold only the others
     order = {s: i for i, s in enumerate(KNOWN_SOURCES)}
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
     hits = collapse(hits)
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
-    hits = hits[:limit]
+    hits = diversify(hits, rules.per_session)[:limit]
     for h in hits:
         h.score = round(h.score, 4)
         h.also.sort(key=lambda a: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", a)])
         h.match = match
         h.fts = p.mode if p.mode in BOUNDED else ""
-        h.unmatched = list(p.absent) if match == "partial" else []
+        h.unmatched = unmatched(terms, p.absent) if match == "partial" else []
         h.snippet = snippet(h.snippet, p.terms, rules.snippet_chars)
     return hits

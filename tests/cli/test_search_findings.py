@@ -86,3 +86,10 @@ def test_a_query_no_memory_holds_is_no_result_and_a_partial_one_says_so(run_kg):
     assert r.json[0]["text"] == "编辑配置文件失败：权限不足" and r.json[0]["match"] == "terms"
     r = run_kg("search '更新 失败' --now 2026-12-02")
     assert r.stdout.splitlines()[1] == "  (no memory holds '更新': matched the other words)", r.stdout
+
+
+def test_chinese_without_spaces_names_no_half_word_as_missing(run_kg):
+    run_kg("log error '编辑配置文件失败：权限不足' --now 2026-12-01T11:00")
+    r = run_kg("search '编辑失败' --now 2026-12-02 --json")  # 编辑 辑失 失败: 辑失 spans the two words
+    assert r.json[0]["text"] == "编辑配置文件失败：权限不足"
+    assert r.json[0]["match"] == "terms" and r.json[0]["unmatched"] == []
