@@ -380,3 +380,46 @@ def test_session_summary_folds_identical_entries_into_one_line_with_every_id():
     assert s.open_items == [
         "error (high): edit failed: # 1 SEARCH/REPLACE block failed to match! [ERR-1, ERR-2, ERR-3] (3×)",
         "error (high): npm ci failed [ERR-9]", "ask about X", "ask about X"]
+
+
+def test_diversify_holds_back_a_sessions_surplus_and_keeps_order():
+    from kg.memory.ranking import diversify
+
+    hits = [_hit(f"e{i}", f"t{i}", 1 - i / 10) for i in range(6)]
+    for h, s in zip(hits, ["a", "a", "a", "b", None, "a"], strict=True):
+        h.session = s
+    assert [h.ref for h in diversify(hits, 2)] == ["e0", "e1", "e3", "e4", "e2", "e5"]
+    assert diversify(hits, 0) == hits
+
+
+@pytest.mark.parametrize("terms, absent, want", [
+    (["编辑", "辑失", "失败"], ["辑失"], []),           # a bigram across two found words
+    (["更新", "失败"], ["更新"], ["更新"]),
+    (["docker", "kubernetes"], ["kubernetes"], ["kubernetes"]),
+    (["zzqx"], ["zzqx"], []),                          # nothing found: said as "no results" instead
+])
+def test_unmatched_words(terms, absent, want):
+    from kg.memory.ranking import unmatched
+
+    assert unmatched(terms, absent) == want
+
+
+def test_collapse_joins_a_summary_line_to_the_events_it_names():
+    hits = [_hit("ERR-20261201-001", "npm ci failed", 0.9),
+            _hit("memory/sessions/s.md:18", "error (high): npm ci failed [ERR-20261201-001, ERR-20261201-002] (2×)",
+                 0.8, source="sessions", kind="file"),
+            _hit("memory/2026-12-01.md:3", "npm ci failed", 0.5, source="daily", kind="file"),
+            _hit("memory/sessions/s.md:6", "Reflected on a transcript", 0.4, source="sessions", kind="file"),
+            _hit("memory/2026-12-01.md:9", "Reflected on a transcript", 0.3, source="daily", kind="file")]
+    out = search.collapse(hits)
+    assert [h.ref for h in out] == ["ERR-20261201-001", "memory/sessions/s.md:6"]
+    assert out[0].count == 2
+    assert set(out[0].also) == {"memory/sessions/s.md:18", "memory/2026-12-01.md:3", "ERR-20261201-002"}
+    assert out[1].also == ["memory/2026-12-01.md:9"]
+
+
+def test_a_session_summary_daily_line_with_a_colon_id_parses():
+    from kg.memory.search_files import LOG_LINE
+
+    m = LOG_LINE.match("### 📝 14:29 - Session summary 2025-06-02-14:29:21: Reflected on a.md (aider)")
+    assert m and m.group(1) == "Reflected on a.md (aider)"
