@@ -86,24 +86,6 @@ def session_share(sessions: list[str | None], session: str | None, own: bool) ->
     return max(0, n) / len(sessions)
 
 
-def diversify(hits: list[Any], per_session: int) -> list[Any]:
-    """Best first, but at most `per_session` hits of one session before every other hit has had its place: a
-    session's neighbouring turns, all lifted by one good hit, would otherwise fill the list. Stable; hits of no
-    session are never held back. Pure."""
-    if per_session <= 0:
-        return hits
-    seen: dict[str, int] = {}
-    first, later = [], []
-    for h in hits:
-        if h.session:
-            seen[h.session] = seen.get(h.session, 0) + 1
-            if seen[h.session] > per_session:
-                later.append(h)
-                continue
-        first.append(h)
-    return first + later
-
-
 def unmatched(terms: list[str], absent: list[str]) -> list[str]:
     """The query's words no memory holds, as a person would name them: a CJK bigram that only spans two words
     ("编辑失败" gives 辑失) is not one when both its characters are in bigrams that are found. Empty when every

@@ -33,7 +33,6 @@ class SearchRules:
     sources: tuple[str, ...]
     kind_weight: dict[str, float]
     priority_weight: dict[str, float]
-    per_session: int = 0  # at most this many hits of one session before any of the others (0: no cap)
 
 
 @dataclass(frozen=True)
@@ -97,7 +96,6 @@ class MemoryRules:
             sources=sources,
             kind_weight={key: kind_weight.number(key, 0, 1) for key in kind_weight.data},
             priority_weight={key: priority_weight.number(key, 0, 1) for key in priority_weight.data},
-            per_session=int(s.number("per_session", 0, 1000, default=0)),
         )
         inject = InjectRules(
             budget=int(i.number("budget", 50)),

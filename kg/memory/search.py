@@ -29,7 +29,6 @@ from kg.memory.query import Plan, fts_rules, fuzzy_replacements, plan_query
 from kg.memory.ranking import (  # noqa: F401
     combine,
     coverage,
-    diversify,
     importance,
     only_near_the_date,
     query_terms,
@@ -276,7 +275,7 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
     hits = collapse(hits)
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
-    hits = diversify(hits, rules.per_session)[:limit]
+    hits = hits[:limit]
     for h in hits:
         h.score = round(h.score, 4)
         h.also.sort(key=lambda a: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", a)])

@@ -382,16 +382,6 @@ def test_session_summary_folds_identical_entries_into_one_line_with_every_id():
         "error (high): npm ci failed [ERR-9]", "ask about X", "ask about X"]
 
 
-def test_diversify_holds_back_a_sessions_surplus_and_keeps_order():
-    from kg.memory.ranking import diversify
-
-    hits = [_hit(f"e{i}", f"t{i}", 1 - i / 10) for i in range(6)]
-    for h, s in zip(hits, ["a", "a", "a", "b", None, "a"], strict=True):
-        h.session = s
-    assert [h.ref for h in diversify(hits, 2)] == ["e0", "e1", "e3", "e4", "e2", "e5"]
-    assert diversify(hits, 0) == hits
-
-
 @pytest.mark.parametrize("terms, absent, want", [
     (["编辑", "辑失", "失败"], ["辑失"], []),           # a bigram across two found words
     (["更新", "失败"], ["更新"], ["更新"]),
