@@ -93,3 +93,13 @@ def test_chinese_without_spaces_names_no_half_word_as_missing(run_kg):
     r = run_kg("search '编辑失败' --now 2026-12-02 --json")  # 编辑 辑失 失败: 辑失 spans the two words
     assert r.json[0]["text"] == "编辑配置文件失败：权限不足"
     assert r.json[0]["match"] == "terms" and r.json[0]["unmatched"] == []
+
+
+def test_a_number_no_memory_holds_is_named_not_taken_for_the_rarest_word(run_kg):
+    run_kg("log learning 'the charity race raised 1500 dollars' --now 2026-12-01T10:00")
+    run_kg("log learning 'the charity bake sale raised money' --now 2026-12-01T11:00")
+    # a number is not in the keyword table: the side index counts it (before, 4217 was "rare", never "missing")
+    r = run_kg("search 'charity 4217' --now 2026-12-02 --json")
+    assert r.json[0]["match"] == "partial" and r.json[0]["unmatched"] == ["4217"], r.json[0]
+    r = run_kg("search 'charity 1500' --now 2026-12-02 --json")
+    assert r.json[0]["text"] == "the charity race raised 1500 dollars" and r.json[0]["match"] == "terms"

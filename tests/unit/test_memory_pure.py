@@ -413,3 +413,13 @@ def test_a_session_summary_daily_line_with_a_colon_id_parses():
 
     m = LOG_LINE.match("### 📝 14:29 - Session summary 2025-06-02-14:29:21: Reflected on a.md (aider)")
     assert m and m.group(1) == "Reflected on a.md (aider)"
+
+
+def test_terms_the_keyword_table_cannot_count_are_counted_by_the_side_index():
+    plan = query.Plan(["charity", "5k", "77b"], ["5k", "77b", "charity"], {"charity": 1.0, "5k": 1.0, "77b": 1.0},
+                      {"charity": 40, "5k": query.UNKNOWN, "77b": query.UNKNOWN}, 1000)
+    counts = {"5k": 3, "77b": 0}
+    out = query.with_counted(plan, counts.get, RULES.search)
+    assert out.df == {"charity": 40, "5k": 3, "77b": 0} and out.absent == ["77b"]
+    assert out.ask == ["5k", "charity"] and out.weights["77b"] == 0.0 and out.weights["5k"] == 1.0
+    assert query.with_counted(plan, lambda t: None, RULES.search) is plan  # no side index: as it was
