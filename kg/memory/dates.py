@@ -30,6 +30,8 @@ class DateRules:
     week_units: tuple[str, ...]
     month_units: tuple[str, ...]
     month_prepositions: tuple[str, ...] = ()
+    year_units: tuple[str, ...] = ()
+    numbers: dict[str, int] | None = None  # "two weeks ago": number words for the digits of an "ago"
 
     @classmethod
     def from_reader(cls, d: RuleReader) -> DateRules:
@@ -51,7 +53,19 @@ class DateRules:
                    relative=relative,
                    ago_words=tuple(d.strings("ago_words")), day_units=tuple(d.strings("day_units")),
                    week_units=tuple(d.strings("week_units")), month_units=tuple(d.strings("month_units")),
-                   month_prepositions=tuple(p.lower() for p in d.strings("month_prepositions", items="non-blank")))
+                   month_prepositions=tuple(p.lower() for p in d.strings("month_prepositions", items="non-blank")),
+                   year_units=tuple(d.strings("year_units", [])), numbers=_numbers(d))
+
+
+def _numbers(d: RuleReader) -> dict[str, int]:
+    t = d.table("numbers", {})
+    out = {}
+    for word in t.data:
+        value = t.get(word)
+        if not (isinstance(value, int) and 0 < value <= 1000):
+            raise t.fail(word, f"must be a whole number from 1 to 1000, not {value!r}")
+        out[str(word).lower()] = value
+    return out
 
 
 @dataclass(frozen=True)
@@ -135,11 +149,19 @@ def find(query: str, now: datetime, rules: DateRules) -> tuple[list[Window], str
         full = "|".join(sorted(map(re.escape, rules.months), key=len, reverse=True))
         preps = "|".join(map(re.escape, rules.month_prepositions))
         patterns.append((re.compile(rf"\b(?:{preps})\s+({full})\b"), lambda m: (None, month_names[m.group(1)], None)))
+    if rules.month_prepositions:  # "in 2023": the whole year (a bare number may be a port or an issue)
+        preps = "|".join(map(re.escape, rules.month_prepositions))
+        patterns.append((re.compile(rf"\b(?:{preps})\s+((?:19|20)\d{{2}})\b(?![-/.]\d)"),
+                         lambda m: (int(m.group(1)), None, None)))
     for pattern, parts in patterns:
         for m in pattern.finditer(low):
             if any(a < m.end() and m.start() < b for a, b in spans):
                 continue
             year, month, day = parts(m)
+            if month is None:
+                start = datetime(year, 1, 1)
+                take(m, Window(start, datetime(year + 1, 1, 1), slack, m.group(0)))
+                continue
             if not 1 <= month <= 12:
                 continue
             try:
@@ -162,10 +184,17 @@ def find(query: str, now: datetime, rules: DateRules) -> tuple[list[Window], str
                 a, b = rules.relative[m.group(0)]
                 take(m, Window(today + timedelta(days=a), today + timedelta(days=b), timedelta(0), m.group(0)))
     if rules.ago_words:
-        units = {u: 1 for u in rules.day_units} | {u: 7 for u in rules.week_units} | {u: 30 for u in rules.month_units}
-        ago = re.compile(rf"\b(\d+)\s+({'|'.join(map(re.escape, units))})\s+(?:{'|'.join(map(re.escape, rules.ago_words))})\b")
+        units = ({u: 1 for u in rules.day_units} | {u: 7 for u in rules.week_units}
+                 | {u: 30 for u in rules.month_units} | {u: 365 for u in rules.year_units})
+        numbers = rules.numbers or {}
+        count = "|".join([r"\d+", *map(re.escape, sorted(numbers, key=len, reverse=True))])
+        ago = re.compile(rf"\b({count})\s+({'|'.join(map(re.escape, units))})\s+"
+                         rf"(?:{'|'.join(map(re.escape, rules.ago_words))})\b")
         for m in ago.finditer(low):
-            days = int(m.group(1)) * units[m.group(2)]
+            if any(x < m.end() and m.start() < y for x, y in spans):
+                continue
+            n = int(m.group(1)) if m.group(1).isdigit() else numbers[m.group(1)]
+            days = n * units[m.group(2)]
             span = units[m.group(2)]
             start = today - timedelta(days=days)
             take(m, Window(start, start + timedelta(days=span), timedelta(days=max(1, span // 2)), m.group(0)))

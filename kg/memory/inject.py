@@ -33,9 +33,11 @@ class Item:
     importance: float
     recency: float
     score: float = 0.0
+    count: int = 1  # identical entries this line stands for
 
     def line(self) -> str:
-        return f"- {self.text}" + (f" [{self.ref}]" if self.ref and self.section != "preference" else "")
+        return (f"- {self.text}" + (f" [{self.ref}]" if self.ref and self.section != "preference" else "")
+                + (f" ({self.count}×)" if self.count > 1 else ""))
 
 
 def rank(items: list[Item], w_rel: float, w_imp: float, w_rec: float) -> list[Item]:
@@ -61,15 +63,25 @@ def fit(items: list[Item], budget: int, head: str) -> tuple[list[Item], int]:
     return kept, len(items) - len(kept)
 
 
-def render_block(head: str, items: list[Item]) -> str:
+EMPTY_NOTE = "(no memory for this message)"
+
+
+def render_block(head: str, items: list[Item], budget: int | None = None) -> str:
+    """The block; with `budget`, never longer (a budget is a hard cap: an empty block's header and note are cut
+    to fit, the note first). Pure."""
     if not items:
-        return head + "\n(no memory for this message)"
+        block = head + "\n" + EMPTY_NOTE
+        return block if budget is None or len(block) <= budget else _cut(head, budget)
     lines = [head]
     for name, title in SECTIONS:
         chosen = [i for i in items if i.section == name]
         if chosen:
             lines += ["", f"### {title}"] + [i.line() for i in chosen]
     return "\n".join(lines)
+
+
+def _cut(text: str, budget: int) -> str:
+    return text if len(text) <= budget else text[: max(0, budget - 1)].rstrip() + "…"
 
 
 _CLOSED = ("resolved", "wont_fix", "reverted", "retired")
@@ -130,6 +142,7 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
             if relevance < ir.min_relevance and section == "lesson":
                 continue
             seen.add(h.ref)
+            seen.update(h.also)  # identical events folded into this hit
             items.append(Item(section, h.ref, h.text, relevance, h.parts.get("importance", 0.5),
                                h.parts.get("recency", 0.0)))
         view = search.cached_view(ws, st)  # held open: the lists come from memory, not from a scan
@@ -150,16 +163,24 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
                               1.0 if row["pinned"] else 0.8,
                               search.recency(row["reinforced_at"] or row["created_at"], at, sr.half_life_days)))
         prio = sr.priority_weight
+        shown: dict[str, Item] = {}  # identical pending entries: one line naming how many
         for row in watch:
+            if row["id"] in seen:  # already a lesson above: one place per entry
+                continue
             r = rel(row["text"])
             if r < ir.min_relevance and row["priority"] != "critical":
                 continue
-            items.append(Item("watch", row["id"], f"{row['text']} ({row['priority']}, pending)", r,
-                              prio.get(row["priority"], 0.5),
-                              search.recency(row["reinforced_at"] or row["created_at"], at, sr.half_life_days)))
+            text = f"{row['text']} ({row['priority']}, pending)"
+            if text in shown:
+                shown[text].count += 1
+                continue
+            seen.add(row["id"])
+            shown[text] = Item("watch", row["id"], text, r, prio.get(row["priority"], 0.5),
+                               search.recency(row["reinforced_at"] or row["created_at"], at, sr.half_life_days))
+            items.append(shown[text])
     ranked = rank(items, ir.w_relevance, ir.w_importance, ir.w_recency)
     head = header(message, topic)
     kept, dropped = fit(ranked, budget, head)
-    block = render_block(head, kept)
+    block = render_block(head, kept, budget)
     return {"message": message, "topic": topic, "budget": budget, "chars": len(block), "block": block,
             "items": [asdict(i) for i in kept], "dropped": dropped, "warnings": warnings}

@@ -143,6 +143,22 @@ def plan_query(st: Any, terms: list[str], rules: SearchRules, link_rules: Any,
                 df, nodes, absent)
 
 
+def with_counted(plan: Plan, count: Callable[[str], int | None], rules: SearchRules,
+                 postings_max: int = 0) -> Plan:
+    """The plan with the frequencies the keyword table cannot say (numbers: "5k", "18th") counted by `count`
+    (the side index), so such a term found nowhere is not taken for the rarest, and one found weighs by its
+    rarity. Unchanged when nothing is unknown or `count` cannot say. Pure given `count`."""
+    unknown = [t for t in plan.terms if plan.df.get(t, UNKNOWN) < 0]
+    counted = {t: count(t) for t in unknown}
+    counted = {t: n for t, n in counted.items() if n is not None}
+    if not counted:
+        return plan
+    df = {**plan.df, **counted}
+    return Plan(plan.terms, pick_index_terms(plan.terms, df, plan.nodes, rules, postings_max),
+                term_weights(plan.terms, df, plan.nodes), df, plan.nodes,
+                [t for t in plan.terms if df.get(t) == 0], dict(plan.replaced), plan.mode)
+
+
 def fuzzy_replacements(st: Any, absent: list[str], rules: SearchRules, link_rules: Any) -> dict[str, str]:
     """For terms found nowhere (a typo, another inflection), the most similar known keyword sharing their
     first three letters, when it is at least `fuzzy_terms_min` alike."""

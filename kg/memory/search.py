@@ -13,130 +13,50 @@ Chinese works because both the index and the query are tokenised by `kg.core.tex
 
 from __future__ import annotations
 
-import math
 import re
 import sqlite3
-from bisect import bisect_right
-from collections import Counter
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
-from pathlib import Path
+from datetime import datetime
 from typing import Any
 
-from rapidfuzz import fuzz, process
-
-from kg.core import clock, paths
+from kg.core import clock
 from kg.core.errors import UsageError
-from kg.core.text import clean, folded, has_cjk, stem_prefix, stopwords, words
+from kg.core.text import clean, words
 from kg.memory import dates, expand
 from kg.memory._common import iso
 from kg.memory.dates import Window
-from kg.memory.query import Plan, fts_rules, fuzzy_replacements, plan_query
+from kg.memory.hits import BOUNDED, RELAXED, Hit, collapse, named_ids, render  # noqa: F401
+from kg.memory.query import Plan, fts_rules, fuzzy_replacements, plan_query, with_counted
+from kg.memory.ranking import (  # noqa: F401
+    combine,
+    coverage,
+    importance,
+    only_near_the_date,
+    query_terms,
+    recency,
+    session_share,
+    snippet,
+    unmatched,
+)
 from kg.memory.rules import KNOWN_SOURCES, SearchRules, memory_rules
-from kg.memory.search_files import TRAIL_ID, TRAIL_PROBE, _trail_lines, mirrors_graph  # noqa: F401
+from kg.memory.search_files import (  # noqa: F401
+    DAILY,
+    FILE_PRIOR,
+    LOG_LINE,
+    TRAIL_ID,
+    TRAIL_PROBE,
+    _trail_lines,
+    file_hits,
+    file_sets,
+    line_time,
+    mirrors_graph,
+)
 from kg.memory.views import cached_view, common_terms, link_weight, refresh_common_terms, view
 from kg.store import KNOWLEDGE_KINDS
 
 __all__ = ["Hit", "search", "render", "cached_view", "refresh_common_terms", "link_weight", "query_terms"]
-DAILY = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
-LOG_LINE = re.compile(r"^###\s+\S+\s+\d{2}:\d{2}\s*[-–—]\s*(?:(?:Error|Insight|Correction|User preference|"
-                      r"Feature request|Session summary [\d-]+):\s*)?(.*)$")
-FILE_PRIOR = {"MEMORY.md": 0.9, "USER.md": 0.8, "skills": 0.6, "sessions": 0.5, "daily": 0.4, "trail": 0.3}
-DAILY_DAYS_DEFAULT = 30
-
-
-@dataclass
-class Hit:
-    source: str                      # graph | MEMORY.md | USER.md | daily | sessions | skills | trail
-    ref: str                         # node id, or path:line
-    kind: str | None
-    text: str
-    snippet: str
-    score: float
-    location: str
-    created_at: str | None = None
-    session: str | None = None
-    tags: list[str] = field(default_factory=list)
-    parts: dict[str, float] = field(default_factory=dict)
-    also: list[str] = field(default_factory=list)   # where else this memory is: mirrored lines, identical events
-    count: int = 1                                  # graph nodes of this memory (identical events collapse)
-    match: str = "terms"                            # terms | fuzzy (relaxed) | recent (nothing matched)
-    fts: str = ""                                   # how the full-text step asked: ranked | bounded | relaxed
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-# -- pure pieces --------------------------------------------------------------------------------------------
-def query_terms(query: str) -> list[str]:
-    """The query's content terms, in order, without repeats or stopwords."""
-    seen: dict[str, None] = {}
-    for w in words(query):
-        if w not in stopwords() and (len(w) > 1 or has_cjk(w)):  # rules/words.toml: the one list
-            seen.setdefault(w, None)
-    return list(seen)
-
-
-def coverage(terms: list[str], weights: dict[str, float], text_words: set[str], fuzzy_min: float) -> float:
-    """Weighted share of the query terms present in the text, exactly or fuzzily. 0..1."""
-    if not terms:
-        return 0.0
-    total = found = 0.0
-    pool = list(text_words)
-    for t in terms:
-        w = weights.get(t, 1.0)
-        total += w
-        if t in text_words:
-            found += w
-        elif pool and not has_cjk(t) and len(t) >= 4:
-            match = process.extractOne(t, pool, scorer=fuzz.ratio, score_cutoff=fuzzy_min)
-            if match is not None:
-                found += w * match[1] / 100.0
-    return found / total if total else 0.0
-
-
-def recency(at: datetime | None, now: datetime, half_life_days: float) -> float:
-    if at is None:
-        return 0.0
-    age = max(0.0, (now - at).total_seconds() / 86400.0)
-    return 0.5 ** (age / half_life_days)
-
-
-def snippet(text: str, terms: list[str], width: int) -> str:
-    """`width` characters around the first query term found, with … where cut."""
-    flat = clean(text, one_line=True)
-    if len(flat) <= width:
-        return flat
-    low = flat.lower()
-    positions = [low.find(stem_prefix(t)) for t in terms]
-    positions = [p for p in positions if p >= 0]
-    start = max(0, min(positions, default=0) - width // 3)
-    start = min(start, len(flat) - width)
-    out = flat[start : start + width]
-    return ("…" if start > 0 else "") + out + ("…" if start + width < len(flat) else "")
-
-
-def combine(parts: dict[str, float], rules: SearchRules, w_date: float = 0.0) -> float:
-    return (rules.w_text * parts.get("text", 0.0) + rules.w_fuzzy * parts.get("fuzzy", 0.0)
-            + rules.w_graph * parts.get("graph", 0.0) + rules.w_recency * parts.get("recency", 0.0)
-            + rules.w_importance * parts.get("importance", 0.0) + w_date * parts.get("date", 0.0))
-
-
-def importance(row: dict[str, Any], rules: SearchRules) -> float:
-    kind = rules.kind_weight.get(row.get("kind") or "event", 0.5)
-    prio = rules.priority_weight.get(row.get("priority") or "", 0.5)
-    return 1.0 if row.get("pinned") else (kind + prio) / 2
 
 
 # -- the graph ----------------------------------------------------------------------------------------------
-def session_share(sessions: list[str | None], session: str | None, own: bool) -> float:
-    """The share of the best hits held in `session` (not counting the node itself). Pure."""
-    if not session or not sessions:
-        return 0.0
-    n = sum(1 for s in sessions if s == session) - (1 if own else 0)
-    return max(0, n) / len(sessions)
-
-
 def _body(row: dict[str, Any]) -> str:
     return " ".join(x for x in (row["text"], row["details"], " ".join(row["tags"] or [])) if x)
 
@@ -171,7 +91,8 @@ def _expand(v: Any, rows: dict[str, dict[str, Any]], text_score: dict[str, float
 
 def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: datetime, kinds: set[str] | None,
                 entry_types: set[str] | None, since: datetime | None, session: str | None, limit: int,
-                windows: list[Window], w_date: float, window_candidates: int, recent: bool = False) -> list[Hit]:
+                windows: list[Window], w_date: float, window_candidates: int, recent: bool = False,
+                near_dates: bool = False) -> list[Hit]:
     terms = plan.terms
     filtered = bool(kinds or entry_types or since or session)
     k = max(rules.candidates, limit * 3) * (5 if filtered else 1)
@@ -203,7 +124,7 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
     seed_sessions = [rows[i]["session"] for i in seeds]
     hits = _score(rows, bm25, text_score, fuzzy, evidence, seeds, seed_sessions, rules, erules, now=now,
                   kinds=kinds, entry_types=entry_types, since=since, session=session, windows=windows,
-                  w_date=w_date)
+                  w_date=w_date, near_dates=near_dates)
     # Rows from the side index hold priority, pinning and reinforcement as created: read again, by key, every
     # one whose best possible current score (pinned, reinforced now) could reach the top `limit`; until the
     # top is stable (refreshing can lower the top's scores, and so the bar)
@@ -220,7 +141,7 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
         hits = [h for h in hits if h.ref not in set(stale)] + _score(
             {i: rows[i] for i in stale if i in by}, bm25, text_score, fuzzy, evidence, seeds, seed_sessions, rules,
             erules, now=now, kinds=kinds, entry_types=entry_types, since=since, session=session, windows=windows,
-            w_date=w_date)
+            w_date=w_date, near_dates=near_dates)
     return hits
 
 
@@ -234,7 +155,7 @@ def _score(rows: dict[str, dict[str, Any]], bm25: dict[str, float], text_score: 
            fuzzy: dict[str, float], evidence: dict[str, float], seeds: list[str], seed_sessions: list[Any],
            rules: SearchRules, erules: expand.ExpandRules, *, now: datetime, kinds: set[str] | None,
            entry_types: set[str] | None, since: datetime | None, session: str | None, windows: list[Window],
-           w_date: float) -> list[Hit]:
+           w_date: float, near_dates: bool = False) -> list[Hit]:
     hits = []
     for node_id, row in rows.items():
         if kinds and row["kind"] not in kinds:
@@ -257,103 +178,13 @@ def _score(rows: dict[str, dict[str, Any]], bm25: dict[str, float], text_score: 
         }
         if windows:
             parts["date"] = dates.weight(windows, row["created_at"])
+            if only_near_the_date(parts) and not near_dates:
+                continue
         kind = row["entry_type"] or row["kind"]
         where = f"graph {node_id} ({kind}" + (f", session {row['session']}" if row["session"] else "") + ")"
         hits.append(Hit("graph", node_id, kind, row["text"], body,  # cut to a snippet once ranked
                         combine(parts, rules, w_date), where, iso(row["created_at"]), row["session"],
                         list(row["tags"] or []), {k: round(v, 4) for k, v in parts.items()}))
-    return hits
-
-
-# -- the files ----------------------------------------------------------------------------------------------
-def _file_sets(ws: Any, sources: tuple[str, ...], since: datetime | None, now: datetime,
-               session: str | None, in_graph: Any = None) -> list[tuple[str, Path]]:
-    out: list[tuple[str, Path]] = []
-    for source in sources:
-        if source in ("MEMORY.md", "USER.md"):
-            for path in (ws.root / source, ws.memory / source):
-                if path.is_file() and not session:
-                    out.append((source, path))
-        elif source == "daily" and not session:
-            start = since or (now - timedelta(days=DAILY_DAYS_DEFAULT))
-            for path in sorted(ws.memory.glob("*.md"), reverse=True):
-                m = DAILY.match(path.name)
-                if m and m.group(1) >= f"{start:%Y-%m-%d}":
-                    out.append(("daily", path))
-        elif source == "sessions":
-            pattern = f"{paths.check_name(session, 'session id')}.md" if session else "*.md"
-            found = set((ws.memory / "sessions").glob(pattern))
-            if session and ":" in session:  # a new file's portable name (kg.memory.sessions.file_name)
-                found |= set((ws.memory / "sessions").glob(session.replace(":", "-") + ".md"))
-            out += [("sessions", p) for p in sorted(found, reverse=True)]
-        elif source == "skills" and not session:
-            out += [("skills", p) for p in sorted((ws.memory / "skills").glob("*.md"))]
-        elif source == "trail" and not session:
-            path = ws.memory / ".learning-trail.json"
-            if path.is_file() and not (in_graph and mirrors_graph(path, in_graph)):
-                out.append(("trail", path))
-    return out
-
-
-def _file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, sources: tuple[str, ...],
-               since: datetime | None, session: str | None, match_terms: list[str] | None = None,
-               in_graph: Any = None) -> list[Hit]:
-    """Lines of the memory files that hold the query's rarer terms (`match_terms`, as for the index: a
-    common word would match thousands of log lines), ranked like the graph's hits."""
-    stems = sorted({stem_prefix(t) for t in (match_terms or terms)}, key=len, reverse=True)
-    if not stems:
-        return []
-    finder = re.compile("|".join(re.escape(s) for s in stems))
-    chunks: list[tuple[str, Path, int, str, set[str]]] = []
-    total_lines = 0
-    for source, path in _file_sets(ws, sources, since, now, session, in_graph):
-        try:
-            if source == "trail":
-                lines = _trail_lines(path)
-                text = "\n".join(lines)
-            else:
-                text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        low = text.lower()
-        total_lines += low.count("\n") + 1
-        if not finder.search(low):
-            continue
-        newlines = [m.start() for m in re.finditer("\n", low)]
-        seen_lines: dict[int, set[str]] = {}
-        for m in finder.finditer(low):
-            seen_lines.setdefault(bisect_right(newlines, m.start()), set()).add(m.group(0))
-        all_lines = text.split("\n")
-        for number, found in seen_lines.items():
-            line = all_lines[number].strip()
-            if not line or (line.startswith("#") and not line.startswith(("###", "## "))):
-                continue
-            chunks.append((source, path, number + 1, line, found))
-    if not chunks:
-        return []
-    df = Counter(s for c in chunks for s in c[4])
-    n = max(total_lines, len(chunks))
-    idf = {s: math.log(1 + (n - df[s] + 0.5) / (df[s] + 0.5)) for s in df}
-    raw = [sum(idf[s] for s in c[4]) for c in chunks]
-    top = max(raw) or 1.0
-    # Only the best lines are re-ranked: a common word can match thousands of log lines.
-    keep = sorted(range(len(chunks)), key=lambda i: (-raw[i], i))[: rules.candidates]
-    hits = []
-    for source, path, number, line, _found, score in ((*chunks[i], raw[i]) for i in keep):
-        m = LOG_LINE.match(line)
-        body = m.group(1) if m else line.lstrip("-* ").strip()
-        day = DAILY.match(path.name)
-        at = datetime.fromisoformat(day.group(1)) if day else datetime.fromtimestamp(path.stat().st_mtime)
-        if since and at < since and source == "daily":
-            continue
-        parts = {"text": score / top, "fuzzy": coverage(terms, {}, set(words(body)), rules.fuzzy_min),
-                 "graph": 0.0, "recency": recency(at, now, rules.half_life_days),
-                 "importance": FILE_PRIOR.get(source, 0.4)}
-        rel = str(path.relative_to(ws.root))
-        hits.append(Hit(source, f"{rel}:{number}", "file", body, body,
-                        combine(parts, rules), f"{rel}:{number}", at.isoformat(),
-                        path.stem if source == "sessions" else None, [],
-                        {k: round(v, 4) for k, v in parts.items()}))
     return hits
 
 
@@ -372,27 +203,6 @@ def _parse_types(type_: str | list[str] | None, ws: Any) -> tuple[set[str] | Non
             else:
                 raise UsageError(f"unknown type {t!r}: use one of {', '.join(KNOWLEDGE_KINDS + ws.policy.kinds)}")
     return kinds or None, entry_types or None
-
-
-def collapse(hits: list[Hit]) -> list[Hit]:
-    """One hit per memory: hits with the same text (an event, the pattern named after it, its daily-log line,
-    identical events logged again) become the best of them, naming the others in `also`, counting the graph
-    nodes, and keeping every tag. An event stands for the group before a pattern, a node before a line.
-    `hits` must be sorted best first. Pure."""
-    groups: dict[str, list[Hit]] = {}
-    for h in hits:
-        groups.setdefault(folded(h.text or ""), []).append(h)
-    out = []
-    for group in groups.values():
-        lead = min(group, key=lambda h: (h.source != "graph", h.kind == "pattern", -h.score))
-        lead.score = max(h.score for h in group)
-        lead.count = sum(1 for h in group if h.source == "graph" and h.kind != "pattern") or 1
-        for h in group:
-            if h is not lead:
-                lead.also.append(h.location if h.source != "graph" else h.ref)
-                lead.tags += [t for t in h.tags if t not in lead.tags]
-        out.append(lead)
-    return out
 
 
 def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: str | datetime | None = None,
@@ -434,6 +244,7 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         cache = cached_view(ws, st)
         memo = cache.memo.setdefault("df", {}) if cache is not None else None
         p = plan_query(st, terms, rules, link_rules, lambda: common_terms(ws, st), memo, budget)
+        p = with_counted(p, view(ws, st).side_df, rules, budget)
         graph_args = dict(now=at, kinds=kinds, entry_types=entry_types, since=since_at, session=session,
                           limit=limit, windows=windows, w_date=mrules.dates.w_date,
                           window_candidates=mrules.dates.window_candidates)
@@ -449,12 +260,18 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
                     match = "fuzzy"
         file_sources = tuple(s for s in chosen if s != "graph")
         if file_sources:
-            hits += _file_hits(ws, p.terms, rules, now=at, sources=file_sources, since=since_at,
+            hits += file_hits(ws, p.terms, rules, now=at, sources=file_sources, since=since_at,
                                session=session, match_terms=p.ask,
-                               in_graph=lambda ids: all(st.run("node_exists", id=i) for i in ids))
+                               in_graph=lambda ids: all(st.run("node_exists", id=i) for i in ids),
+                               windows=windows, w_date=mrules.dates.w_date)
+        if not hits and windows and "graph" in chosen:  # nothing in the time named: the days around it
+            hits = _graph_hits(ws, st, p, rules, **graph_args, near_dates=True)
+            match = "near" if hits else match
         if not hits and "graph" in chosen and not (kinds or entry_types or since_at or session):
             hits = _graph_hits(ws, st, p, rules, **{**graph_args, "windows": []}, recent=True)
             match = "recent"
+        elif hits and match == "terms" and unmatched(terms, p.absent):
+            match = "partial"  # some words are in no memory at all: the hits hold only the others
     order = {s: i for i, s in enumerate(KNOWN_SOURCES)}
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
     hits = collapse(hits)
@@ -462,35 +279,9 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     hits = hits[:limit]
     for h in hits:
         h.score = round(h.score, 4)
-        h.also.sort()
+        h.also.sort(key=lambda a: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", a)])
         h.match = match
         h.fts = p.mode if p.mode in BOUNDED else ""
+        h.unmatched = unmatched(terms, p.absent) if match == "partial" else []
         h.snippet = snippet(h.snippet, p.terms, rules.snippet_chars)
     return hits
-
-
-BOUNDED = {"bounded": "common words only: the newest entries holding the rarest of them, re-ranked",
-           "relaxed": "common words only: the newest entries holding the rarest of them, re-ranked"}
-RELAXED = {"fuzzy": "nothing held every word as written; matched similar words instead",
-           "recent": "nothing matched; showing the newest memory instead"}
-
-
-def render(hits: list[dict[str, Any]], query: str) -> str:
-    from kg.redaction.redact import redact_text
-
-    query = redact_text(query)  # the answer is read back into the agent's context, and often logged
-    if not hits:
-        return f"No results for '{query}'"
-    lines = [f"🔍 {len(hits)} result(s) for '{query}':"]
-    if hits[0].get("match") in RELAXED:
-        lines.append(f"  ({RELAXED[hits[0]['match']]})")
-    if hits[0].get("fts") in BOUNDED:
-        lines.append(f"  ({BOUNDED[hits[0]['fts']]})")
-    for i, h in enumerate(hits, 1):
-        lines.append(f"  {i}. [{h['score']:.3f}] {h['location']}")
-        lines.append(f"     → {h['snippet']}")
-        if h.get("count", 1) > 1:
-            lines.append(f"     {h['count']} identical events")
-        if h.get("also"):
-            lines.append(f"     also in: {', '.join(h['also'])}")
-    return "\n".join(lines)

@@ -120,6 +120,10 @@ class Direct:
         return ranked([{**rows[p], "score": s} for p, s in scored.items() if p in rows],
                       k if mode == "ranked" else len(scored)), mode
 
+    def side_df(self, term: str) -> int | None:
+        """How many nodes hold `term` by the side index's count (None without one)."""
+        return self.side.df(term) if self.side is not None else None
+
     def fresh(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """The current rows of these nodes (priority, status, pinning and reinforcement change after a node
         is created; the side index keeps them as created), one indexed lookup each."""
@@ -206,6 +210,12 @@ class Cached:
         ids = {p: r["id"] for p, r in side.rows_at(list(scored)).items()}
         return ranked([{**self.nodes[ids[p]], "score": s} for p, s in scored.items()
                        if p in ids and ids[p] in self.nodes], k if mode == "ranked" else len(scored)), mode
+
+    def side_df(self, term: str) -> int | None:
+        from kg.store.sideindex import for_reading
+
+        side = for_reading(self.st)
+        return side.df(term) if side is not None else None
 
     def fresh(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         return self.by_id(ids)

@@ -48,10 +48,11 @@ def test_search_inject_recall_skill(run_kg):
     r = run_kg("search 'git push' --now 2026-01-06")
     assert r.exit_code == 0
     assert r.stdout.startswith("🔍 1 result(s) for 'git push':\n  1. [")
-    assert "graph ERR-20260105-001 (error)\n     → git push failed: auth not configured\n" in r.stdout
-    # nothing matches: the newest memory, said so (an empty workspace says "No results")
+    assert "graph ERR-20260105-001 (error) · 2026-01-05 10:00\n     → git push failed: auth not configured\n" in r.stdout
+    # nothing matches: no results, said first; the newest memory after, not scored as matches
     assert run_kg("search 'nothing here'").stdout.startswith(
-        "🔍 1 result(s) for 'nothing here':\n  (nothing matched; showing the newest memory instead)\n  1. [")
+        "No results for 'nothing here'.\n  (nothing matched; showing the newest memory instead: 1, not matches)\n"
+        "  1. graph ERR-20260105-001 (error) · 2026-01-05 10:00\n")
     r = run_kg("inject --message 'git push again' --budget 300 --now 2026-01-06 --json")
     assert r.json["chars"] <= 300 and "git push failed" in r.json["block"]
     r = run_kg("index build --now 2026-01-06 --json")

@@ -24,7 +24,8 @@ def test_a_word_found_nowhere_does_not_empty_the_query(ws):
     ws.log("learning", "Deploys go through the staging cluster first", now="2026-01-06T10:00")
     hits = search.search(ws, "does the user enjoy painting as a hobby xylophonically", now="2026-01-10",
                          sources=["graph"])
-    assert hits and hits[0].text.startswith("The user paints") and hits[0].match == "terms"
+    assert hits and hits[0].text.startswith("The user paints") and hits[0].match == "partial"
+    assert hits[0].unmatched == ["enjoy", "hobby", "xylophonically"]  # said: no memory holds it
 
 
 def test_a_query_that_finds_nothing_relaxes_and_says_so(ws):

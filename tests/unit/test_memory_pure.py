@@ -151,11 +151,29 @@ NOW = datetime(2023, 12, 20, 10, 0)
     ("on December 25", "2022-12-25", "2022-12-26", "on"),  # a day without a year: its latest one before now
     ("When did Mel go camping in June?", "2023-06-01", "2023-07-01", "when did mel go camping ?"),
     ("what broke during December", "2023-12-01", "2024-01-01", "what broke"),  # a month alone: its latest
+    ("beach trips in 2022?", "2022-01-01", "2023-01-01", "beach trips ?"),  # a year after a preposition
+    ("docker broke two weeks ago", "2023-12-06", "2023-12-13", "docker broke"),  # number words count
+    ("a month ago", "2023-11-20", "2023-12-20", ""),
+    ("moved 2 years ago", "2021-12-20", "2022-12-20", "moved"),
 ])
 def test_dates_in_queries(text, start, end, rest):
     windows, left = dates.find(text, NOW, RULES.dates)
     assert [(f"{w.start:%Y-%m-%d}", f"{w.end:%Y-%m-%d}") for w in windows] == [(start, end)]
     assert left == rest
+
+
+def test_a_bare_number_is_not_a_year():
+    assert dates.find("port 2023 refused", NOW, RULES.dates) == ([], "port 2023 refused")
+    assert dates.find("errors in 2023-1 build", NOW, RULES.dates)[0] == []
+
+
+def test_bad_number_words_are_refused_with_the_key():
+    from kg.core.errors import RulesError
+
+    data = packaged("memory")
+    bad = {**data, "dates": {**data["dates"], "numbers": {"two": "2"}}}
+    with pytest.raises(RulesError, match=r"rules/memory.toml: dates.numbers.two: must be a whole number"):
+        MemoryRules.from_mapping(bad)
 
 
 def test_a_month_word_alone_is_not_a_date():
@@ -362,3 +380,46 @@ def test_session_summary_folds_identical_entries_into_one_line_with_every_id():
     assert s.open_items == [
         "error (high): edit failed: # 1 SEARCH/REPLACE block failed to match! [ERR-1, ERR-2, ERR-3] (3×)",
         "error (high): npm ci failed [ERR-9]", "ask about X", "ask about X"]
+
+
+@pytest.mark.parametrize("terms, absent, want", [
+    (["编辑", "辑失", "失败"], ["辑失"], []),           # a bigram across two found words
+    (["更新", "失败"], ["更新"], ["更新"]),
+    (["docker", "kubernetes"], ["kubernetes"], ["kubernetes"]),
+    (["zzqx"], ["zzqx"], []),                          # nothing found: said as "no results" instead
+])
+def test_unmatched_words(terms, absent, want):
+    from kg.memory.ranking import unmatched
+
+    assert unmatched(terms, absent) == want
+
+
+def test_collapse_joins_a_summary_line_to_the_events_it_names():
+    hits = [_hit("ERR-20261201-001", "npm ci failed", 0.9),
+            _hit("memory/sessions/s.md:18", "error (high): npm ci failed [ERR-20261201-001, ERR-20261201-002] (2×)",
+                 0.8, source="sessions", kind="file"),
+            _hit("memory/2026-12-01.md:3", "npm ci failed", 0.5, source="daily", kind="file"),
+            _hit("memory/sessions/s.md:6", "Reflected on a transcript", 0.4, source="sessions", kind="file"),
+            _hit("memory/2026-12-01.md:9", "Reflected on a transcript", 0.3, source="daily", kind="file")]
+    out = search.collapse(hits)
+    assert [h.ref for h in out] == ["ERR-20261201-001", "memory/sessions/s.md:6"]
+    assert out[0].count == 2
+    assert set(out[0].also) == {"memory/sessions/s.md:18", "memory/2026-12-01.md:3", "ERR-20261201-002"}
+    assert out[1].also == ["memory/2026-12-01.md:9"]
+
+
+def test_a_session_summary_daily_line_with_a_colon_id_parses():
+    from kg.memory.search_files import LOG_LINE
+
+    m = LOG_LINE.match("### 📝 14:29 - Session summary 2025-06-02-14:29:21: Reflected on a.md (aider)")
+    assert m and m.group(1) == "Reflected on a.md (aider)"
+
+
+def test_terms_the_keyword_table_cannot_count_are_counted_by_the_side_index():
+    plan = query.Plan(["charity", "5k", "77b"], ["5k", "77b", "charity"], {"charity": 1.0, "5k": 1.0, "77b": 1.0},
+                      {"charity": 40, "5k": query.UNKNOWN, "77b": query.UNKNOWN}, 1000)
+    counts = {"5k": 3, "77b": 0}
+    out = query.with_counted(plan, counts.get, RULES.search)
+    assert out.df == {"charity": 40, "5k": 3, "77b": 0} and out.absent == ["77b"]
+    assert out.ask == ["5k", "charity"] and out.weights["77b"] == 0.0 and out.weights["5k"] == 1.0
+    assert query.with_counted(plan, lambda t: None, RULES.search) is plan  # no side index: as it was

@@ -1,0 +1,96 @@
+"""The pure parts of memory search's ranking: query terms, word coverage, recency, importance, the score."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from kg.core.text import clean, has_cjk, stem_prefix, stopwords, words
+from kg.memory.rules import SearchRules
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's content terms, in order, without repeats or stopwords."""
+    seen: dict[str, None] = {}
+    for w in words(query):
+        if w not in stopwords() and (len(w) > 1 or has_cjk(w)):  # rules/words.toml: the one list
+            seen.setdefault(w, None)
+    return list(seen)
+
+
+def coverage(terms: list[str], weights: dict[str, float], text_words: set[str], fuzzy_min: float) -> float:
+    """Weighted share of the query terms present in the text, exactly or fuzzily. 0..1."""
+    if not terms:
+        return 0.0
+    total = found = 0.0
+    pool = list(text_words)
+    for t in terms:
+        w = weights.get(t, 1.0)
+        total += w
+        if t in text_words:
+            found += w
+        elif pool and not has_cjk(t) and len(t) >= 4:
+            match = process.extractOne(t, pool, scorer=fuzz.ratio, score_cutoff=fuzzy_min)
+            if match is not None:
+                found += w * match[1] / 100.0
+    return found / total if total else 0.0
+
+
+def recency(at: datetime | None, now: datetime, half_life_days: float) -> float:
+    if at is None:
+        return 0.0
+    age = max(0.0, (now - at).total_seconds() / 86400.0)
+    return 0.5 ** (age / half_life_days)
+
+
+def snippet(text: str, terms: list[str], width: int) -> str:
+    """`width` characters around the first query term found, with … where cut."""
+    flat = clean(text, one_line=True)
+    if len(flat) <= width:
+        return flat
+    low = flat.lower()
+    positions = [low.find(stem_prefix(t)) for t in terms]
+    positions = [p for p in positions if p >= 0]
+    start = max(0, min(positions, default=0) - width // 3)
+    start = min(start, len(flat) - width)
+    out = flat[start : start + width]
+    return ("…" if start > 0 else "") + out + ("…" if start + width < len(flat) else "")
+
+
+def combine(parts: dict[str, float], rules: SearchRules, w_date: float = 0.0) -> float:
+    return (rules.w_text * parts.get("text", 0.0) + rules.w_fuzzy * parts.get("fuzzy", 0.0)
+            + rules.w_graph * parts.get("graph", 0.0) + rules.w_recency * parts.get("recency", 0.0)
+            + rules.w_importance * parts.get("importance", 0.0) + w_date * parts.get("date", 0.0))
+
+
+def only_near_the_date(parts: dict[str, float]) -> bool:
+    """A hit whose one reason is a time near, not in, the window the query names ("on December 1" and an entry
+    of December 2 that matches nothing else): not a match, only a relaxation once the window itself is
+    empty. Pure."""
+    return parts.get("date", 0.0) < 1.0 and not any(parts.get(k, 0.0) for k in ("text", "fuzzy", "graph"))
+
+
+def importance(row: dict[str, Any], rules: SearchRules) -> float:
+    kind = rules.kind_weight.get(row.get("kind") or "event", 0.5)
+    prio = rules.priority_weight.get(row.get("priority") or "", 0.5)
+    return 1.0 if row.get("pinned") else (kind + prio) / 2
+
+
+def session_share(sessions: list[str | None], session: str | None, own: bool) -> float:
+    """The share of the best hits held in `session` (not counting the node itself). Pure."""
+    if not session or not sessions:
+        return 0.0
+    n = sum(1 for s in sessions if s == session) - (1 if own else 0)
+    return max(0, n) / len(sessions)
+
+
+def unmatched(terms: list[str], absent: list[str]) -> list[str]:
+    """The query's words no memory holds, as a person would name them: a CJK bigram that only spans two words
+    ("编辑失败" gives 辑失) is not one when both its characters are in bigrams that are found. Empty when every
+    word is absent (nothing matched: said otherwise). Pure."""
+    found = [t for t in terms if t not in absent]
+    if not found:
+        return []
+    return [t for t in absent if not (has_cjk(t) and all(any(c in f for f in found) for c in t))]
