@@ -20,6 +20,8 @@
   4. runtimes/ (Claude Code, Codex, OpenClaw/pi, aider; no labels): the model is fitted on Cursor chats and
      the labelled aider and Codex turns; the share of speaking user turns with a finding
      per runtime, and with --sample N, N findings per runtime printed for reading false alarms by hand;
+- leave one provider out (bench/reflect_lopo.py): the model refitted without each runtime's turns and scored on
+  them, main's tree beside this one; OpenClaw and Claude Code only with --final (held out, read once);
 - throughput: what `kg reflect` does before it writes (parse, what the user said, the failed tool calls) on a
   ~10 MB Claude Code JSONL made by repeating the records of the real ones (budget 2 s), in fresh processes,
   alternating with main's tree (--main, default ../main) so the ratio is measured under the same load.
@@ -39,6 +41,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+import reflect_lopo
 import reflect_train as rt
 
 from kg.core.policy import packaged
@@ -220,7 +223,7 @@ def runtime_files(data: Path) -> dict[str, list[Path]]:
     return out
 
 
-def runtimes(data: Path, rules, sample: int, seed: int = 14) -> None:
+def runtimes(data: Path, rules, sample: int, seed: int = 14, final: bool = False) -> None:
     """Label-free: how often each runtime's user turns get a finding, and (--sample) which, to read by hand."""
     import random
 
@@ -229,6 +232,8 @@ def runtimes(data: Path, rules, sample: int, seed: int = 14) -> None:
     print(f"  {'runtime':12} {'files':>5} {'turns':>6} {'correction':>10} {'preference':>10} {'other':>6} "
           f"{'anything':>8}")
     for name, files in runtime_files(data).items():
+        if name in reflect_lopo.HELD and not final:
+            continue  # held out: not read while developing
         turns = 0
         hit: dict[str, set[tuple[str, int]]] = {"correction": set(), "preference": set(), "other": set(),
                                                 "anything": set()}
@@ -335,6 +340,12 @@ def main() -> None:
     ap.add_argument("--providers", default="",
                     help="score the other users' gold of these runtimes only (comma-separated: aider, claude_code, "
                          "codex, openclaw), to keep a provider split: develop on some, read the others once")
+    ap.add_argument("--final", action="store_true",
+                    help="score the held-out providers too (OpenClaw, Claude Code: read once, at the end of a piece of "
+                         "work); without it the other users' gold is the development runtimes' only")
+    ap.add_argument("--no-lopo", action="store_true", help="skip the leave-one-provider-out table (section 5)")
+    ap.add_argument("--baseline", default=str(REPO.parent / "main"),
+                    help="the tree scored beside this one in the leave-one-provider-out table ('' for none)")
     ap.add_argument("--sample", type=int, default=0, help="print this many findings per runtime (section 4)")
     ap.add_argument("--seed", type=int, default=14, help="which findings --sample draws (a fresh seed for a fresh read)")
     args = ap.parse_args()
@@ -346,9 +357,16 @@ def main() -> None:
     errors(data, frules)
     held_out(data)
     if not args.no_other:
-        other_users(data, rules, frozenset(p for p in args.providers.split(",") if p) or None)
+        chosen = frozenset(p for p in args.providers.split(",") if p)
+        if not args.final:  # the held-out runtimes choose nothing: scored with --final only
+            chosen = (chosen or frozenset(rt.DEV_PROVIDERS)) - set(reflect_lopo.HELD)
+        other_users(data, rules, chosen or None)
     dev_sessions(data, rules)
-    runtimes(data, rules, args.sample, args.seed)
+    runtimes(data, rules, args.sample, args.seed, args.final)
+    if not args.no_lopo:
+        print("5. ", end="")
+        reflect_lopo.report(data, args.final, args.baseline)
+        print()
     if not args.quick:
         throughput(data, dense=False, main=args.main, runs=args.runs)
         throughput(data, dense=True, main=args.main, runs=args.runs)
