@@ -22,6 +22,8 @@
      per runtime, and with --sample N, N findings per runtime printed for reading false alarms by hand;
 - leave one provider out (bench/reflect_lopo.py): the model refitted without each runtime's turns and scored on
   them, main's tree beside this one; OpenClaw and Claude Code only with --final (held out, read once);
+- whole process: `kg reflect FILE --json` on the dense 10 MB file, fresh processes, this tree and main's alternately
+  (median wall and CPU; budget 2 s);
 - throughput: what `kg reflect` does before it writes (parse, what the user said, the failed tool calls) on a
   ~10 MB Claude Code JSONL made by repeating the records of the real ones (budget 2 s), in fresh processes,
   alternating with main's tree (--main, default ../main) so the ratio is measured under the same load.
@@ -38,6 +40,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -329,6 +332,46 @@ def throughput(data: Path, *, dense: bool, main: Path | None, runs: int) -> None
               f"(budget {BUDGET_S:.0f} s)")
 
 
+def whole_process(data: Path, *, main: Path | None, runs: int) -> None:
+    """`kg reflect FILE --json` (a dry run: parse, the redaction gate, detection, failures, the report) on the dense
+    ~10 MB file, each run a fresh process, this tree's kg and main's alternately: median wall and CPU (user + sys of
+    the child). Bytecode is written (a warm-up run per tree first), as in a user's install: a shell with
+    PYTHONDONTWRITEBYTECODE=1 would otherwise make one tree compile its sources on every run."""
+    import os
+    import resource
+
+    kgs = {"this": Path(sys.executable).parent / "kg"}
+    if main is not None and (main / ".venv" / "bin" / "kg").exists():
+        kgs["main"] = main / ".venv" / "bin" / "kg"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "KG_WORKSPACE", "KG_NOW")}
+    got: dict[str, list[tuple[float, float]]] = {name: [] for name in kgs}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "synthetic.jsonl"
+        path.write_bytes(synthetic(data, True))
+        ws = Path(tmp) / "ws"
+        subprocess.run([str(kgs["this"]), "init", str(ws)], capture_output=True, check=True, env=env)
+        for n in range(runs + 1):
+            for name, kg in kgs.items():
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                start = time.perf_counter()
+                subprocess.run([str(kg), "--workspace", str(ws), "reflect", str(path), "--json"], capture_output=True,
+                               check=True, env=env, cwd=tmp)
+                wall = time.perf_counter() - start
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+                if n:  # the first run of each writes its bytecode
+                    got[name].append((wall, cpu))
+    for name, rows in got.items():
+        wall = statistics.median(r[0] for r in rows)
+        cpu = statistics.median(r[1] for r in rows)
+        ratio = ""
+        if name != "main" and "main" in got:
+            ratio = (f" ({wall / statistics.median(r[0] for r in got['main']):.2f}x main's wall, "
+                     f"{cpu / statistics.median(r[1] for r in got['main']):.2f}x its CPU)")
+        print(f"whole process (kg reflect --json, dense 10 MB, {name}): wall {wall:.2f} s, CPU {cpu:.2f} s, median of "
+              f"{runs}{ratio} (budget {BUDGET_S:.0f} s wall; load {os.getloadavg()[0]:.1f})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="skip the 10 MB throughput runs")
@@ -370,6 +413,7 @@ def main() -> None:
     if not args.quick:
         throughput(data, dense=False, main=args.main, runs=args.runs)
         throughput(data, dense=True, main=args.main, runs=args.runs)
+        whole_process(data, main=args.main, runs=args.runs)
 
 
 if __name__ == "__main__":
