@@ -223,3 +223,15 @@ def test_swearing_in_a_question_that_asks_for_help_is_not_at_the_agent():
     vents = transcript(*before, ("user", "what the shit is this border?"))
     assert "frustrated_at_work" not in turn_signals(helps, RULES)[3]
     assert "frustrated_at_work" in turn_signals(vents, RULES)[3]
+
+
+def test_a_few_words_the_agent_answers_with_you_are_right_are_a_correction():
+    """The agent conceding at the start of its reply ("You're right, I'll ...") right after the user's few words
+    about its work is a reason on its own, as an apology is: "the session repo" says nothing wrong in itself. "You're
+    right, good point" welcomes a suggestion, and thanks the agent agrees to are not corrections."""
+    said = [("user", "add caching to the loader"), ("assistant", "", "edit", "loader.py"),
+            ("assistant", "Added an LRU cache to load() in the main workspace.")]
+    conceded = transcript(*said, ("user", "the session repo"), ("assistant", "You're right, I'll move it there."))
+    assert found(conceded, 3) == {"correction"}
+    thanks = transcript(*said, ("user", "thanks, looks good"), ("assistant", "You're right, it is done."))
+    assert "correction" not in found(thanks, 3)
