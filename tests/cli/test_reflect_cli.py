@@ -129,6 +129,9 @@ def test_an_aider_history_logs_each_chat_under_its_own_session(run_kg, ws, share
     assert len(r.json["summary_files"]) == 3
     assert r.json["summary_file"] == r.json["summary_files"][-1]
     assert "3 sessions, 2025-06-02-13:32:13 … 2025-06-02-14:29:21" in run_kg(f"reflect {path}").stdout
+    rerun = run_kg(f"reflect {path} --apply --json --now 2026-12-02T10:00:00")  # once each: nothing new, no summary
+    assert rerun.json["logged"] == [] and rerun.json["summary_files"] == []
+    assert rerun.json["already_logged"] == len(r.json["logged"])
     # a session named by the caller still holds every turn
     again = run_kg(f"reflect {path} --json --session mine")
     assert again.json["sessions"] == ["mine"]
