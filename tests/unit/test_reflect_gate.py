@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from kg.core.policy import packaged
+from kg.redaction.redact import load_default
 from kg.reflect import default_rules, read_transcript
 from kg.reflect import failures as fl
 from kg.reflect.apply import gated
 from kg.reflect.detect import reflect
-from kg.redaction.redact import load_default
 
 SECRET = "ghp_" + "A1b2C3d4E5" * 4  # a GitHub token shape the shipped rules redact
 
