@@ -24,7 +24,8 @@
   them, main's tree beside this one; OpenClaw and Claude Code only with --final (held out, read once);
 - whole process: `kg reflect FILE --json` on the dense 10 MB file, fresh processes, this tree and main's alternately
   (median wall and CPU; budget 2 s);
-- throughput: what `kg reflect` does before it writes (parse, what the user said, the failed tool calls) on a
+- throughput: what `kg reflect` does before it writes (parse, the redaction gate, what the user said, the failed
+  tool calls), CPU per phase, on a
   ~10 MB Claude Code JSONL made by repeating the records of the real ones (budget 2 s), in fresh processes,
   alternating with main's tree (--main, default ../main) so the ratio is measured under the same load.
 
@@ -266,19 +267,30 @@ def runtimes(data: Path, rules, sample: int, seed: int = 14, final: bool = False
 
 _TIMED = """
 import json, sys, time
+from dataclasses import replace
 from kg.core.policy import packaged
+from kg.redaction.redact import load_default
 from kg.reflect import default_rules, read_transcript, reflect
 from kg.reflect import failures as fl
-rules, frules = default_rules(), fl.load_rules(packaged("errors"))
-start = time.perf_counter()
+try:
+    from kg.reflect.apply import gated
+except ImportError:  # a tree before the lean gate: every text and input redacted, as its kg reflect does
+    def gated(t, red):
+        return replace(t, turns=tuple(replace(x, text=red.redact(x.text).text,
+                       tool_input=red.redact(x.tool_input).text if x.tool_input else x.tool_input) for x in t.turns))
+rules, frules, red = default_rules(), fl.load_rules(packaged("errors")), load_default()
+clock = time.process_time
+start = clock()
 t = read_transcript(sys.argv[1])
-parsed = time.perf_counter()
-r = reflect(t, rules)
-said = time.perf_counter()
+parsed = clock()
+t = gated(t, red)
+gate = clock()
+r = reflect(t, rules, redact=lambda s: red.redact(s).text)
+said = clock()
 f = fl.failures(t, frules)
-done = time.perf_counter()
-print(json.dumps({"parse": parsed - start, "said": said - parsed, "failures": done - said, "total": done - start,
-                  "turns": len(t.turns), "users": sum(1 for x in t.turns if x.role == "user"),
+done = clock()
+print(json.dumps({"parse": parsed - start, "gate": gate - parsed, "said": said - gate, "failures": done - said,
+                  "total": done - start, "turns": len(t.turns), "users": sum(1 for x in t.turns if x.role == "user"),
                   "found": len(r.findings), "failed": len(f.found)}))
 """
 
@@ -304,8 +316,9 @@ def synthetic(data: Path, dense: bool) -> bytes:
 
 
 def throughput(data: Path, *, dense: bool, main: Path | None, runs: int) -> None:
-    """Parse, what the user said and the failed tool calls, each run in a fresh process; this tree and main's
-    alternately, so both see the same load. Medians."""
+    """Parse, the redaction gate, what the user said and the failed tool calls, each run in a fresh process; this
+    tree and main's alternately, so both see the same load. CPU seconds of each phase (process time: the machine's
+    load moves it less than wall time), medians."""
     pythons = {"this": Path(sys.executable)}
     if main is not None and (main / ".venv" / "bin" / "python").exists():
         pythons["main"] = main / ".venv" / "bin" / "python"
@@ -321,15 +334,15 @@ def throughput(data: Path, *, dense: bool, main: Path | None, runs: int) -> None
                 got[name].append(json.loads(out.stdout))
     label = "dense" if dense else "as recorded"
     for name, rows in got.items():
-        med = {k: statistics.median(r[k] for r in rows) for k in ("parse", "said", "failures", "total")}
+        med = {k: statistics.median(r[k] for r in rows) for k in ("parse", "gate", "said", "failures", "total")}
         ratio = ""
         if name != "main" and "main" in got:
             ratio = f", {med['total'] / statistics.median(r['total'] for r in got['main']):.2f}x main's"
         r0 = rows[0]
         print(f"throughput ({label}, {name}): {len(body) / 1e6:.1f} MB, {r0['turns']} turns ({r0['users']} user), "
-              f"{r0['found']} said + {r0['failed']} failures: parse {med['parse']:.2f} s + said {med['said']:.2f} s "
-              f"+ failures {med['failures']:.2f} s = {med['total']:.2f} s median of {runs}{ratio} "
-              f"(budget {BUDGET_S:.0f} s)")
+              f"{r0['found']} said + {r0['failed']} failures, CPU: parse {med['parse']:.2f} s + redaction gate "
+              f"{med['gate']:.2f} s + said {med['said']:.2f} s + failures {med['failures']:.2f} s = {med['total']:.2f} s "
+              f"median of {runs}{ratio}")
 
 
 def whole_process(data: Path, *, main: Path | None, runs: int) -> None:
