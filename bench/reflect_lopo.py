@@ -82,7 +82,7 @@ def table(results: dict[str, dict], tests: tuple[str, ...]) -> None:
     print("leave one provider out: P / R / F1 per class (" + " | ".join(names) + ")")
     head = "".join(f"  {n[:16]:>16}" for n in names)
     for cls in SHOW:
-        print(f"\n  {cls:14} {'turns':>5} {'gold':>5}{head}")
+        print(f"\n  {cls:22} {'turns':>5} {'gold':>5}{head}")
         pooled: dict[str, list[int]] = {n: [0, 0, 0] for n in names}
         for test in tests:
             first = results[names[0]][test]
@@ -94,9 +94,9 @@ def table(results: dict[str, dict], tests: tuple[str, ...]) -> None:
                 if c is not None and test in DEV:
                     pooled[n] = [a + b for a, b in zip(pooled[n], c, strict=True)]
             mark = " (held out)" if test in HELD else ""
-            print(f"  {test + mark:14} {first['turns']:5d} {tp + fn:5d}" + "".join(f"  {c}" for c in cells))
+            print(f"  {test + mark:22} {first['turns']:5d} {tp + fn:5d}" + "".join(f"  {c}" for c in cells))
         tp, _, fn = pooled[names[0]]
-        print(f"  {'dev pooled':14} {'':5} {tp + fn:5d}" + "".join(f"  {_cell(pooled[n])}" for n in names))
+        print(f"  {'dev pooled':22} {'':5} {tp + fn:5d}" + "".join(f"  {_cell(pooled[n])}" for n in names))
 
 
 def run_baseline(tree: Path, tests: tuple[str, ...], data: Path) -> dict[str, dict] | None:
