@@ -20,7 +20,12 @@
   4. runtimes/ (Claude Code, Codex, OpenClaw/pi, aider; no labels): the model is fitted on Cursor chats and
      the labelled aider and Codex turns; the share of speaking user turns with a finding
      per runtime, and with --sample N, N findings per runtime printed for reading false alarms by hand;
-- throughput: what `kg reflect` does before it writes (parse, what the user said, the failed tool calls) on a
+- leave one provider out (bench/reflect_lopo.py): the model refitted without each runtime's turns and scored on
+  them, main's tree beside this one; OpenClaw and Claude Code only with --final (held out, read once);
+- whole process: `kg reflect FILE --json` on the dense 10 MB file, fresh processes, this tree and main's alternately
+  (median wall and CPU; budget 2 s);
+- throughput: what `kg reflect` does before it writes (parse, the redaction gate, what the user said, the failed
+  tool calls), CPU per phase, on a
   ~10 MB Claude Code JSONL made by repeating the records of the real ones (budget 2 s), in fresh processes,
   alternating with main's tree (--main, default ../main) so the ratio is measured under the same load.
 
@@ -36,9 +41,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 
+import reflect_lopo
 import reflect_train as rt
 
 from kg.core.policy import packaged
@@ -220,7 +227,7 @@ def runtime_files(data: Path) -> dict[str, list[Path]]:
     return out
 
 
-def runtimes(data: Path, rules, sample: int, seed: int = 14) -> None:
+def runtimes(data: Path, rules, sample: int, seed: int = 14, final: bool = False) -> None:
     """Label-free: how often each runtime's user turns get a finding, and (--sample) which, to read by hand."""
     import random
 
@@ -229,6 +236,8 @@ def runtimes(data: Path, rules, sample: int, seed: int = 14) -> None:
     print(f"  {'runtime':12} {'files':>5} {'turns':>6} {'correction':>10} {'preference':>10} {'other':>6} "
           f"{'anything':>8}")
     for name, files in runtime_files(data).items():
+        if name in reflect_lopo.HELD and not final:
+            continue  # held out: not read while developing
         turns = 0
         hit: dict[str, set[tuple[str, int]]] = {"correction": set(), "preference": set(), "other": set(),
                                                 "anything": set()}
@@ -258,19 +267,30 @@ def runtimes(data: Path, rules, sample: int, seed: int = 14) -> None:
 
 _TIMED = """
 import json, sys, time
+from dataclasses import replace
 from kg.core.policy import packaged
+from kg.redaction.redact import load_default
 from kg.reflect import default_rules, read_transcript, reflect
 from kg.reflect import failures as fl
-rules, frules = default_rules(), fl.load_rules(packaged("errors"))
-start = time.perf_counter()
+try:
+    from kg.reflect.apply import gated
+except ImportError:  # a tree before the lean gate: every text and input redacted, as its kg reflect does
+    def gated(t, red):
+        return replace(t, turns=tuple(replace(x, text=red.redact(x.text).text,
+                       tool_input=red.redact(x.tool_input).text if x.tool_input else x.tool_input) for x in t.turns))
+rules, frules, red = default_rules(), fl.load_rules(packaged("errors")), load_default()
+clock = time.process_time
+start = clock()
 t = read_transcript(sys.argv[1])
-parsed = time.perf_counter()
-r = reflect(t, rules)
-said = time.perf_counter()
+parsed = clock()
+t = gated(t, red)
+gate = clock()
+r = reflect(t, rules, redact=lambda s: red.redact(s).text)
+said = clock()
 f = fl.failures(t, frules)
-done = time.perf_counter()
-print(json.dumps({"parse": parsed - start, "said": said - parsed, "failures": done - said, "total": done - start,
-                  "turns": len(t.turns), "users": sum(1 for x in t.turns if x.role == "user"),
+done = clock()
+print(json.dumps({"parse": parsed - start, "gate": gate - parsed, "said": said - gate, "failures": done - said,
+                  "total": done - start, "turns": len(t.turns), "users": sum(1 for x in t.turns if x.role == "user"),
                   "found": len(r.findings), "failed": len(f.found)}))
 """
 
@@ -296,8 +316,9 @@ def synthetic(data: Path, dense: bool) -> bytes:
 
 
 def throughput(data: Path, *, dense: bool, main: Path | None, runs: int) -> None:
-    """Parse, what the user said and the failed tool calls, each run in a fresh process; this tree and main's
-    alternately, so both see the same load. Medians."""
+    """Parse, the redaction gate, what the user said and the failed tool calls, each run in a fresh process; this
+    tree and main's alternately, so both see the same load. CPU seconds of each phase (process time: the machine's
+    load moves it less than wall time), medians."""
     pythons = {"this": Path(sys.executable)}
     if main is not None and (main / ".venv" / "bin" / "python").exists():
         pythons["main"] = main / ".venv" / "bin" / "python"
@@ -313,15 +334,55 @@ def throughput(data: Path, *, dense: bool, main: Path | None, runs: int) -> None
                 got[name].append(json.loads(out.stdout))
     label = "dense" if dense else "as recorded"
     for name, rows in got.items():
-        med = {k: statistics.median(r[k] for r in rows) for k in ("parse", "said", "failures", "total")}
+        med = {k: statistics.median(r[k] for r in rows) for k in ("parse", "gate", "said", "failures", "total")}
         ratio = ""
         if name != "main" and "main" in got:
             ratio = f", {med['total'] / statistics.median(r['total'] for r in got['main']):.2f}x main's"
         r0 = rows[0]
         print(f"throughput ({label}, {name}): {len(body) / 1e6:.1f} MB, {r0['turns']} turns ({r0['users']} user), "
-              f"{r0['found']} said + {r0['failed']} failures: parse {med['parse']:.2f} s + said {med['said']:.2f} s "
-              f"+ failures {med['failures']:.2f} s = {med['total']:.2f} s median of {runs}{ratio} "
-              f"(budget {BUDGET_S:.0f} s)")
+              f"{r0['found']} said + {r0['failed']} failures, CPU: parse {med['parse']:.2f} s + redaction gate "
+              f"{med['gate']:.2f} s + said {med['said']:.2f} s + failures {med['failures']:.2f} s = {med['total']:.2f} s "
+              f"median of {runs}{ratio}")
+
+
+def whole_process(data: Path, *, main: Path | None, runs: int) -> None:
+    """`kg reflect FILE --json` (a dry run: parse, the redaction gate, detection, failures, the report) on the dense
+    ~10 MB file, each run a fresh process, this tree's kg and main's alternately: median wall and CPU (user + sys of
+    the child). Bytecode is written (a warm-up run per tree first), as in a user's install: a shell with
+    PYTHONDONTWRITEBYTECODE=1 would otherwise make one tree compile its sources on every run."""
+    import os
+    import resource
+
+    kgs = {"this": Path(sys.executable).parent / "kg"}
+    if main is not None and (main / ".venv" / "bin" / "kg").exists():
+        kgs["main"] = main / ".venv" / "bin" / "kg"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "KG_WORKSPACE", "KG_NOW")}
+    got: dict[str, list[tuple[float, float]]] = {name: [] for name in kgs}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "synthetic.jsonl"
+        path.write_bytes(synthetic(data, True))
+        ws = Path(tmp) / "ws"
+        subprocess.run([str(kgs["this"]), "init", str(ws)], capture_output=True, check=True, env=env)
+        for n in range(runs + 1):
+            for name, kg in kgs.items():
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                start = time.perf_counter()
+                subprocess.run([str(kg), "--workspace", str(ws), "reflect", str(path), "--json"], capture_output=True,
+                               check=True, env=env, cwd=tmp)
+                wall = time.perf_counter() - start
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+                if n:  # the first run of each writes its bytecode
+                    got[name].append((wall, cpu))
+    for name, rows in got.items():
+        wall = statistics.median(r[0] for r in rows)
+        cpu = statistics.median(r[1] for r in rows)
+        ratio = ""
+        if name != "main" and "main" in got:
+            ratio = (f" ({wall / statistics.median(r[0] for r in got['main']):.2f}x main's wall, "
+                     f"{cpu / statistics.median(r[1] for r in got['main']):.2f}x its CPU)")
+        print(f"whole process (kg reflect --json, dense 10 MB, {name}): wall {wall:.2f} s, CPU {cpu:.2f} s, median of "
+              f"{runs}{ratio} (budget {BUDGET_S:.0f} s wall; load {os.getloadavg()[0]:.1f})")
 
 
 def main() -> None:
@@ -335,6 +396,12 @@ def main() -> None:
     ap.add_argument("--providers", default="",
                     help="score the other users' gold of these runtimes only (comma-separated: aider, claude_code, "
                          "codex, openclaw), to keep a provider split: develop on some, read the others once")
+    ap.add_argument("--final", action="store_true",
+                    help="score the held-out providers too (OpenClaw, Claude Code: read once, at the end of a piece of "
+                         "work); without it the other users' gold is the development runtimes' only")
+    ap.add_argument("--no-lopo", action="store_true", help="skip the leave-one-provider-out table (section 5)")
+    ap.add_argument("--baseline", default=str(REPO.parent / "main"),
+                    help="the tree scored beside this one in the leave-one-provider-out table ('' for none)")
     ap.add_argument("--sample", type=int, default=0, help="print this many findings per runtime (section 4)")
     ap.add_argument("--seed", type=int, default=14, help="which findings --sample draws (a fresh seed for a fresh read)")
     args = ap.parse_args()
@@ -346,12 +413,20 @@ def main() -> None:
     errors(data, frules)
     held_out(data)
     if not args.no_other:
-        other_users(data, rules, frozenset(p for p in args.providers.split(",") if p) or None)
+        chosen = frozenset(p for p in args.providers.split(",") if p)
+        if not args.final:  # the held-out runtimes choose nothing: scored with --final only
+            chosen = (chosen or frozenset(rt.DEV_PROVIDERS)) - set(reflect_lopo.HELD)
+        other_users(data, rules, chosen or None)
     dev_sessions(data, rules)
-    runtimes(data, rules, args.sample, args.seed)
+    runtimes(data, rules, args.sample, args.seed, args.final)
+    if not args.no_lopo:
+        print("5. ", end="")
+        reflect_lopo.report(data, args.final, args.baseline)
+        print()
     if not args.quick:
         throughput(data, dense=False, main=args.main, runs=args.runs)
         throughput(data, dense=True, main=args.main, runs=args.runs)
+        whole_process(data, main=args.main, runs=args.runs)
 
 
 if __name__ == "__main__":

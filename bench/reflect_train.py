@@ -47,7 +47,7 @@ MIN_POSITIVES = 20
 PRIOR = {
     "correction": {"says_wrong": 1.5, "rejects": 1.5, "you_did": 1.5, "i_mean": 1.5, "contrast": 0.8, "asked_for": 1.0,
                    "why_did": 0.8, "did_you": 0.6, "still_again": 0.8, "try_again": 0.8,
-                   "undo": 1.0, "reverts": 1.5, "apologises": 0.5, "agrees": 0.8, "realises": 0.8, "actually": 0.8,
+                   "undo": 1.0, "reverts": 1.5, "apologises": 0.5, "agrees": 0.8, "concedes": 0.5, "realises": 0.8, "actually": 0.8,
                    "you_should": 0.8,
                    "be_careful": 0.8, "do_it_yourself": 0.8, "better_way": 1.5, "are_you_sure": 0.6, "opener": 1.2,
                    "praise": -1.0, "go_ahead": -1.5, "instruction": -0.5, "first_turn": -2.0, "thanks_back": -0.5,

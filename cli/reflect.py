@@ -34,8 +34,9 @@ def reflect(
 
 
 def _render(d: dict[str, Any]) -> str:
-    head = (f"🔍 {d['source']} ({d['format']}, {d['turns']} turns, session {d['session']}): "
-            f"{len(d['findings'])} finding(s)")
+    many = d.get("sessions") or [d["session"]]
+    where = f"session {d['session']}" if len(many) < 2 else f"{len(many)} sessions, {many[0]} … {many[-1]}"
+    head = f"🔍 {d['source']} ({d['format']}, {d['turns']} turns, {where}): {len(d['findings'])} finding(s)"
     lines = [head]
     for i, f in enumerate(d["findings"], 1):
         key = f" [{f['pattern_key']}]" if f["pattern_key"] else ""
@@ -52,8 +53,8 @@ def _render(d: dict[str, Any]) -> str:
     if d["applied"]:
         lines.append(f"✅ Logged {len(d['logged'])}: {', '.join(d['logged']) or 'nothing new'}"
                      + (f"; {d['already_logged']} already logged before" if d["already_logged"] else ""))
-        if d["summary_file"]:
-            lines.append(f"📝 Session summary: {d['summary_file']}")
+        for file in d.get("summary_files") or ([d["summary_file"]] if d["summary_file"] else []):
+            lines.append(f"📝 Session summary: {file}")
     elif d["findings"]:
         lines.append("Dry run: nothing was written. Run again with --apply to log these.")
     return "\n".join(lines)

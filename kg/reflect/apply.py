@@ -44,7 +44,9 @@ class ReflectReport:
     applied: bool = False
     logged: list[str] = field(default_factory=list)
     already_logged: int = 0
-    summary_file: str | None = None
+    summary_file: str | None = None  # the last session summary written (see summary_files)
+    sessions: list[str] = field(default_factory=list)  # every session the findings belong to, in order
+    summary_files: list[str] = field(default_factory=list)  # one per session that logged something
     cursor: int = 0  # lines reflected on before this run (findings up to there are not logged again)
 
     def as_dict(self) -> dict[str, Any]:
@@ -133,6 +135,48 @@ def turn_times(transcript: Transcript, path: str, at: datetime) -> list[datetime
     return [min(k or first, at) for k in known]
 
 
+def turn_sessions(transcript: Transcript, default: str) -> list[str]:
+    """The session of each turn. aider appends every chat to one history file, each opened by "# aider chat started
+    at <time>": a turn belongs to the chat it was said in, named by that time. Turns before the first header, and
+    every other format's turns, belong to `default`."""
+    out: list[str] = []
+    current = default
+    for t in transcript.turns:
+        started = _AIDER_STARTED.match(t.text) if t.role == "system" and transcript.format == "aider" else None
+        if started:
+            current = _session_of(started.group(1)) or current
+        out.append(current)
+    return out
+
+
+def gated(transcript: Transcript, redactor: Any) -> Transcript:
+    """The transcript with every text detection and `failures` read redacted, and the rest emptied.
+
+    A tool result its runtime marked as not failed (`is_error` False) is never read for its words: `failures` skips
+    it by its flag, and detection reads only that flag, except for the turn right before a user speaks (its ends are
+    the `before` context). Those results are most of a transcript's bytes (1.8 of 1.9 MB of tool output in the 10 MB
+    bench file), so they are emptied instead of scanned: the findings are the same, and no unredacted text is kept."""
+    turns = transcript.turns
+    before_user = {i - 1 for i, t in enumerate(turns) if t.role == "user"}
+
+    inputs: dict[str, tuple[str, str]] = {}  # call id -> (input, redacted): its result's turn repeats the input
+
+    def one(at: int, t: Any) -> Any:
+        tool_input = t.tool_input
+        if tool_input:
+            seen = inputs.get(t.call_id) if t.call_id else None
+            if seen is None or seen[0] != tool_input:
+                seen = (tool_input, redactor.redact(tool_input).text)
+                if t.call_id:
+                    inputs[t.call_id] = seen
+            tool_input = seen[1]
+        if t.role == "tool" and t.is_error is False and at not in before_user:
+            return replace(t, text="", tool_input=tool_input)
+        return replace(t, text=redactor.redact(t.text).text, tool_input=tool_input)
+
+    return replace(transcript, turns=tuple(one(at, t) for at, t in enumerate(turns)))
+
+
 def _line_of(transcript: Transcript, turn: int) -> int:
     return transcript.turns[turn].line or 0 if 0 <= turn < len(transcript.turns) else 0
 
@@ -155,10 +199,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     redactor = ws.rules.redactor
     # The gate, before detection: findings cut error text, lowercase it into signatures and pattern keys,
     # and quote commands; a secret must be gone before any of that.
-    transcript = replace(transcript, turns=tuple(
-        replace(t, text=redactor.redact(t.text).text,
-                tool_input=redactor.redact(t.tool_input).text if t.tool_input else t.tool_input)
-        for t in transcript.turns))
+    transcript = gated(transcript, redactor)
 
     def redact(text: str) -> str:
         return redactor.redact(text).text
@@ -168,18 +209,26 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     failed = failures(transcript, frules)
     at = clock.now(now)
     session_id = session or _session_of(transcript.session_hint) or f"reflect-{at:%Y%m%d-%H%M%S}"
+    # a session named by the caller holds every turn; else each turn its own chat's (aider: one per "chat started")
+    of_turn = [session_id] * len(transcript.turns) if session else turn_sessions(transcript, session_id)
+
+    def session_of(turn: int) -> str:
+        return of_turn[turn] if 0 <= turn < len(of_turn) else session_id
+
     report = ReflectReport(
         source=str(path), format=transcript.format, session=session_id, turns=len(transcript.turns),
         skipped=dict(transcript.skipped),
-        findings=sorted([_finding_dict(f) | {"turn": f.turn} for f in said]
-                        + [_failure_dict(f, frules, redact) | {"turn": f.turn} for f in failed.found],
+        findings=sorted([_finding_dict(f) | {"turn": f.turn, "session": session_of(f.turn)} for f in said]
+                        + [_failure_dict(f, frules, redact) | {"turn": f.turn, "session": session_of(f.turn)}
+                           for f in failed.found],
                         key=lambda d: d["turn"]),
-        skill_candidates=[{"position": t.position, "request": redact(t.request),
-                           "tool_calls": t.tool_calls} for t in result.skill_candidates],
+        skill_candidates=[{"position": t.position, "request": redact(t.request), "tool_calls": t.tool_calls,
+                           "session": session_of(t.turn)} for t in result.skill_candidates],
         dropped_by_cap=result.dropped_by_cap + failed.dropped_by_cap, duplicates=result.duplicates,
     )
     for d in report.findings:
         d.pop("turn")
+    report.sessions = list(dict.fromkeys(d["session"] for d in report.findings)) or [session_id]
     if not apply:
         return report
     times = turn_times(transcript, path, at)
@@ -187,56 +236,64 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     def when(turn: int) -> datetime:
         return times[turn] if 0 <= turn < len(times) else at
 
-    planned = []  # (fingerprint, line, kind, summary, fields, when)
+    planned = []  # (fingerprint, line, kind, summary, fields, when, session)
     for f in said:
         kind, fields = _log_fields(ws, f)
         ts = transcript.turns[f.turn].timestamp if 0 <= f.turn < len(transcript.turns) else None
         planned.append((rstate.fingerprint(transcript.format, f.kind, f.category, f.evidence, ts or f.position),
-                        _line_of(transcript, f.turn), kind, f.summary, fields, when(f.turn)))
+                        _line_of(transcript, f.turn), kind, f.summary, fields, when(f.turn), session_of(f.turn)))
     for f in failed.found:
         summary, fields = failure_fields(f, frules, "reflect")
         ts = transcript.turns[f.turn].timestamp if 0 <= f.turn < len(transcript.turns) else None
         fp = rstate.fingerprint(f.call_id) if f.call_id else rstate.fingerprint(
             transcript.format, "error", f.pattern_key, ts or f.position)
-        planned.append((fp, _line_of(transcript, f.turn), "error", summary, fields, when(f.turn)))
-    for _, _, kind, summary, fields, on in planned:
+        planned.append((fp, _line_of(transcript, f.turn), "error", summary, fields, when(f.turn), session_of(f.turn)))
+    for _, _, kind, summary, fields, on, sid in planned:
         # validate everything before the first write: never a partial run
-        prepare(ws.policy, redactor, kind, summary, now=on, session=session_id, **fields)
+        prepare(ws.policy, redactor, kind, summary, now=on, session=sid, **fields)
     key = f"{transcript.format}:{transcript.session_hint}" if transcript.session_hint else (
         str(Path(path).resolve()) if str(path) != "-" else None)
     head = rstate.head_of(path) if str(path) != "-" else ""
     last = max((t.line or 0 for t in transcript.turns), default=0)
     with ws, rstate.locked(ws) as st:
         report.cursor = st.cursor(key, head)
-        for fp, line, kind, summary, fields, on in sorted(planned, key=lambda p: (p[5], p[1])):
+        wrote: dict[str, list[str]] = {}  # session -> the kinds it logged
+        for fp, line, kind, summary, fields, on, sid in sorted(planned, key=lambda p: (p[5], p[1])):
             if fp in st.seen or (line and line <= report.cursor):
                 report.already_logged += 1
                 continue
-            entry = ws.log(kind, summary, now=on, session=session_id, **fields).id
+            entry = ws.log(kind, summary, now=on, session=sid, **fields).id
             st.record(fp, entry)
             report.logged.append(entry)
+            wrote.setdefault(sid, []).append(kind)
         st.advance(key, head, last)
-        if report.logged and end_session:
-            # the session ends when its last turn happened (the summary and the daily log say that day)
-            report.summary_file = _write_summary(ws, report, result, max(times, default=at))
+        if end_session:
+            for sid in wrote:
+                # each session ends when its last turn happened (the summary and the daily log say that day)
+                ended = max((times[i] for i, s in enumerate(of_turn) if s == sid), default=at)
+                done = _write_summary(ws, report, result, ended, sid)
+                if done:
+                    report.summary_files.append(done)
+                    report.summary_file = done
     report.applied = True
     return report
 
 
-def _write_summary(ws: Any, report: ReflectReport, result: Reflection, at: datetime) -> str | None:
+def _write_summary(ws: Any, report: ReflectReport, result: Reflection, at: datetime, session: str) -> str | None:
     """The L1 session summary (memory/sessions/SESSION.md), filled from the session's events in the graph;
     tasks with many tool calls are listed as open skill candidates. Once per session."""
     from kg.memory import sessions
 
     counts: dict[str, int] = {}
     for f in report.findings:
-        counts[f["kind"]] = counts.get(f["kind"], 0) + 1
+        if f["session"] == session:
+            counts[f["kind"]] = counts.get(f["kind"], 0) + 1
     summary = (f"Reflected on {report.source} ({report.format}, {report.turns} turns): "
                + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())))
     open_items = [f"Skill candidate: {t['request'][:100]} ({t['tool_calls']} tool calls, {t['position']})"
-                  for t in report.skill_candidates]
+                  for t in report.skill_candidates if t.get("session", session) == session]
     try:
-        done = sessions.end(ws, summary, now=at, session=report.session, open_items=open_items)
+        done = sessions.end(ws, summary, now=at, session=session, open_items=open_items)
     except UsageError:
         return None  # ended before (a re-run, or the agent ended it): the first summary stands
     return done["file"]

@@ -39,7 +39,13 @@ def sentence_at(text: str, needle: str) -> str:
 
 def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tuple[str, str]:
     """(lesson, the sentence it came from). The first rewrite, in the rules' order, that matches any
-    sentence of what the user said wins; else the category's template over the `preferred` sentence."""
+    sentence of what the user said wins; else the category's template over the `preferred` sentence.
+
+    A sentence with nothing left once fillers and the path of an attached file are stripped ("ok.", a pasted
+    screenshot's path) is no lesson: the turn's other sentences are read, and `preferred` gives way to the first."""
+    said = [s for s in said if _content(s, rules)] or said
+    if not _content(preferred, rules):
+        preferred = next((s for s in said if _content(s, rules)), preferred)
     cleaned = [(_clean(s, rules), s) for s in said]
     for rw in rules.rewrites:
         for s, original in cleaned:
@@ -113,10 +119,15 @@ def _prose(s: str) -> bool:
 _LIST = re.compile(r"^\s*([-*+•]|\d{1,2}[.)])\s+|\*\*|__")  # a list item's marker, bold markup
 
 
-def _clean(sentence: str, rules: Lessons) -> str:
+def _content(sentence: str, rules: Lessons) -> str:
+    """The sentence without swearing, list markup and leading fillers ("" when nothing else is left)."""
     s = rules.drop.sub("", sentence) if rules.drop is not None else sentence
     s = " ".join(_LIST.sub("", s).split())
-    return rules.strip.sub("", s).strip() or sentence.strip()
+    return rules.strip.sub("", s).strip()
+
+
+def _clean(sentence: str, rules: Lessons) -> str:
+    return _content(sentence, rules) or sentence.strip()
 
 
 def _says_what_to_do(sentence: str, rules: Lessons) -> bool:

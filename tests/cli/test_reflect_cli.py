@@ -106,3 +106,32 @@ def test_real_claude_code_transcript(run_kg, shared_data):
     assert r.exit_code == 0
     assert r.json["format"] == "claude-code" and r.json["findings"]
     assert all(f["position"].startswith("line ") for f in r.json["findings"])
+
+
+def test_an_aider_history_logs_each_chat_under_its_own_session(run_kg, ws, shared_data):
+    """aider appends every chat to one .aider.chat.history.md, each opened by "# aider chat started at <time>": the
+    findings of a chat are logged under that chat's session (before, all under the last chat's), and each session
+    that logged something gets its own summary, dated by its own turns."""
+    path = shared_data / "runtimes" / "aider" / "aquaticat_monochromatic" / ".aider.chat.history.md"
+    r = run_kg(f"reflect {path} --apply --json --now 2026-12-02T10:00:00")
+    assert r.exit_code == 0, r.stderr
+    chats = ["2025-06-02-13:32:13", "2025-06-02-14:15:20", "2025-06-02-14:29:21"]
+    assert r.json["sessions"] == chats
+    assert r.json["session"] == chats[-1]
+    assert {f["session"] for f in r.json["findings"]} == set(chats)
+    by_session = {}
+    for entry in r.json["logged"]:
+        node = run_kg(f"show {entry} --json").json["node"]
+        by_session.setdefault(node["session"], []).append(node["created_at"][:16])
+    assert set(by_session) == set(chats)
+    for sid, created in by_session.items():  # each entry dated within its own chat, never before it started
+        assert min(created) >= sid[:10] + "T" + sid[11:16], (sid, created)
+    assert len(r.json["summary_files"]) == 3
+    assert r.json["summary_file"] == r.json["summary_files"][-1]
+    assert "3 sessions, 2025-06-02-13:32:13 … 2025-06-02-14:29:21" in run_kg(f"reflect {path}").stdout
+    rerun = run_kg(f"reflect {path} --apply --json --now 2026-12-02T10:00:00")  # once each: nothing new, no summary
+    assert rerun.json["logged"] == [] and rerun.json["summary_files"] == []
+    assert rerun.json["already_logged"] == len(r.json["logged"])
+    # a session named by the caller still holds every turn
+    again = run_kg(f"reflect {path} --json --session mine")
+    assert again.json["sessions"] == ["mine"]

@@ -608,3 +608,24 @@ def test_real_sessions_make_no_lesson_of_an_exclamation_or_a_bare_question(share
     yes_no = re.compile(r"^Check( this first)?: (did|have|has|are|is|were|was|do|does) ", re.IGNORECASE)
     assert not [s for s in lessons if yes_no.match(s)]
     assert any(s.startswith("Check whether ") for s in lessons)  # said as a check, from the user's words
+
+
+def test_real_sessions_say_what_where_and_why_questions_as_what_to_do(shared_data):
+    """Every finding `kg reflect` makes on real sessions, before the per-kind cap (a finding the cap drops is still
+    written by a run with fewer findings): a what / where / why question, a request asked as a question, or a
+    statement checked with "right?" is said as what to do, never kept as "Check this first: <question>?"; and the
+    path of an attached screenshot is never a lesson (pi's large session pastes four of them, one before "w.t.f.")."""
+    from kg.reflect.parse import read_transcript
+
+    paths = sorted((shared_data / "transcripts" / "specstory").glob("*.md"))
+    paths += [shared_data / "runtimes" / "openclaw" / "transcripts" / "pi-coding-agent" / "large-session.jsonl",
+              shared_data / "runtimes" / "aider" / "aider-ai_aider" / "website-examples" / "complex-change.md",
+              shared_data / "runtimes" / "aider" / "aider-ai_aider" / "chat-history.part1.md"]
+    lessons = [f.summary for p in paths for f in learnings(read_transcript(p), RULES)]
+    assert len(lessons) > 150
+    asked = re.compile(r"^Check( this first)?: (what|where|why|can|could|would)\b|\b(right|correct)\?$", re.IGNORECASE)
+    assert not [s for s in lessons if asked.search(s)]
+    assert not [s for s in lessons if re.search(r"\.(png|jpe?g|gif|webp)\b", s, re.IGNORECASE)]
+    said = set(lessons)
+    assert "We need to pass those into InputOutput and to prompt_toolkit" in said  # aider's website example
+    assert any(s.startswith(("Find out why ", "Name the source of ", "Say what ", "Make sure ")) for s in said)

@@ -183,7 +183,23 @@ def test_an_injected_tag_must_be_a_tag_name():
         # a list item's marker, bold markup and swearing are not part of the lesson
         ("preference", ["- when working with json outputs, never use grep, but rather **jq**"],
          "When working with json outputs, never use grep, but rather jq"),
-        ("correction", ["what the fuck is commit 30bdeaf?"], "Check this first: what is commit 30bdeaf?"),  # no verb to ask
+        # what / where / why questions and requests asked as questions, said as what to do
+        ("correction", ["what the fuck is commit 30bdeaf?"], "Say what commit 30bdeaf is before relying on it"),
+        ("correction", ["where did you get that number?"], "Name the source of that number before using it"),
+        ("correction", ["where is the config file?"], "Find out where the config file is"),
+        ("correction", ["what's wrong with the parser?"], "Find out what is wrong with the parser"),
+        ("correction", ["why is the cache empty?"], "Find out why the cache is empty"),
+        ("correction", ["why does the test fail?"], "Find out why the test fails"),
+        ("correction", ["any idea why the colors differ in the terminal?"],
+         "Find out why the colors differ in the terminal"),
+        ("correction", ["why wasn't the style guide followed?"], "Make sure the style guide gets followed"),
+        ("correction", ["can you check the logs too please?"], "Check the logs too"),
+        ("correction", ["what about the error path?"], "Cover the error path too"),
+        ("correction", ["we need to pass it to the parser too, right?"], "We need to pass it to the parser too"),
+        ("correction", ["what are you doing?"], "Check this first: what are you doing?"),  # nothing to say it as
+        # a sentence that is only fillers or an attached file's path gives way to the next one
+        ("correction", ["'/var/folders/T/Screenshot 2025-11-21 at 01.39.27.png'", "use the old colours"],
+         "Use the old colours"),
         # the path of an attached screenshot is not part of the lesson
         ("correction", ["'/var/folders/T/Screenshot 2025-11-21 at 01.48.00.png' this is what we had before, make it "
                         "like that again"], "This is what we had before, make it like that again"),
@@ -208,3 +224,15 @@ def test_swearing_in_a_question_that_asks_for_help_is_not_at_the_agent():
     vents = transcript(*before, ("user", "what the shit is this border?"))
     assert "frustrated_at_work" not in turn_signals(helps, RULES)[3]
     assert "frustrated_at_work" in turn_signals(vents, RULES)[3]
+
+
+def test_a_few_words_the_agent_answers_with_you_are_right_are_a_correction():
+    """The agent conceding at the start of its reply ("You're right, I'll ...") right after the user's few words
+    about its work is a reason on its own, as an apology is: "the session repo" says nothing wrong in itself. "You're
+    right, good point" welcomes a suggestion, and thanks the agent agrees to are not corrections."""
+    said = [("user", "add caching to the loader"), ("assistant", "", "edit", "loader.py"),
+            ("assistant", "Added an LRU cache to load() in the main workspace.")]
+    conceded = transcript(*said, ("user", "the session repo"), ("assistant", "You're right, I'll move it there."))
+    assert found(conceded, 3) == {"correction"}
+    thanks = transcript(*said, ("user", "thanks, looks good"), ("assistant", "You're right, it is done."))
+    assert "correction" not in found(thanks, 3)
