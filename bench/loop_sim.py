@@ -26,6 +26,7 @@ tests/integration/test_loop_sim.py checks the two agree day for day.
     python bench/loop_sim.py --seeds 4 --drift 0.5 --burst 0.2 --mix 40/40/20
     python bench/loop_sim.py --seeds 1 --real              # the real cycle, end to end
     python bench/loop_sim.py --seeds 11,12 --set verification.max_per_day=1   # try a rules value
+    python bench/loop_sim.py --seeds 10,11 --frontier      # what any decider could reach on kg's data
 """
 
 from __future__ import annotations
@@ -194,6 +195,14 @@ def bayes_unknown_rate(p: Pattern, until: float, mix: tuple[float, float, float]
     """The Bayes decision without the pattern's base rate: its rate uniform over the --rate range (no drift,
     no bursts assumed), the effect class over the mix, on every occurrence from `start` (the first in the
     history) to `until`, live or not. (label, keep)."""
+    post = class_posterior(p, until, mix, rate, start)
+    label = max(post, key=post.get)
+    return label, post["effective"] > post["ineffective"] + post["harmful"]
+
+
+def class_posterior(p: Pattern, until: float, mix: tuple[float, float, float], rate: tuple[float, float],
+                    start: float) -> dict[str, float]:
+    """`bayes_unknown_rate`'s posterior of the effect class (unnormalised)."""
     spans = [(a, min(b, until)) for a, b in live_periods(p, until)]
     times = [t for t, _ in p.events if start <= t < until]
     k_on = sum(1 for t in times if any(a <= t < b for a, b in spans))
@@ -206,9 +215,49 @@ def bayes_unknown_rate(p: Pattern, until: float, mix: tuple[float, float, float]
         logs[cls] = [k_off * math.log(lam) - lam * t_off + k_on * math.log(m * lam) - m * lam * t_on
                      for m in (lo + (hi - lo) * (i + 0.5) / 30 for i in range(30)) for lam in lams]
     top = max(x for v in logs.values() for x in v)
-    post = {cls: w * sum(math.exp(x - top) for x in logs[cls]) for cls, w in zip(CLASSES, mix)}
-    label = max(post, key=post.get)
-    return label, post["effective"] > post["ineffective"] + post["harmful"]
+    return {cls: w * sum(math.exp(x - top) for x in logs[cls]) for cls, w in zip(CLASSES, mix)}
+
+
+def frontier(hist: list[dict[str, Any]], days: int, mix: tuple[float, float, float],
+             rate: tuple[float, float] = (0.1, 1.0),
+             levels: tuple[float, ...] = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9)) -> list[dict[str, Any]]:
+    """What any decider could reach on kg's own data: the Bayes decider without the base rate (told the true
+    rate range and effect mix) keeping a rule when P(effective) > level, judged at the end of each history.
+    One row per level: right at the end, effective rules reverted at the end, bad rules left applied (%). A
+    higher level trades effective rules for bad ones; the row whose both rates meet their targets, if any, is
+    what the data allow. (It judges once, at the end, with every occurrence kg's own reverts made visible, so
+    its 'effective reverted' counts only rules off at the end; kg's counts every revert on the way.)"""
+    probs = []
+    for h in hist:
+        start = min((t for p in h["patterns"] for t, _ in p.events), default=0.0)
+        for p in h["patterns"]:
+            if p.applied:
+                post = class_posterior(p, days, mix, rate, start)
+                probs.append((p.cls == "effective", post["effective"] / sum(post.values())))
+    eff = [q for e, q in probs if e]
+    bad = [q for e, q in probs if not e]
+    out = []
+    for level in levels:
+        kept_eff, kept_bad = sum(q > level for q in eff), sum(q > level for q in bad)
+        out.append({"level": level, "end_right": _pct([True] * (kept_eff + len(bad) - kept_bad) +
+                                                      [False] * (len(eff) - kept_eff + kept_bad)),
+                    "effective_reverted": _pct([q <= level for q in eff]),
+                    "bad_left_applied": _pct([q > level for q in bad])})
+    return out
+
+
+def frontier_table(rows: list[dict[str, Any]], kg: dict[str, Any]) -> str:
+    out = ["Bayes decider (base rate unknown) keeping a rule when P(effective) > level, at the end, same data:",
+           "| level | right at the end (%) | effective reverted at the end (%) | bad left applied (%) |",
+           "|---|---|---|---|"]
+    out += [f"| {r['level']:g} | {r['end_right']} | {r['effective_reverted']} | {r['bad_left_applied']} |" for r in rows]
+    out.append(f"| kg | {kg['end_right']} | {_pct_of(kg['effective_reverted'], kg)} | {kg['bad_left_applied']} |")
+    return "\n".join(out)
+
+
+def _pct_of(_: Any, kg: dict[str, Any]) -> float | None:
+    """kg's effective rules still reverted at the end (%), comparable with the frontier's column."""
+    return round(100 * kg["effective_permanent_n"] / kg["effective"], 1) if kg["effective"] else None
 
 
 def _integral(p: Pattern, a: float, b: float, days: int) -> float:
@@ -441,6 +490,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override a rules/lifecycle.toml value (fast mode; for tuning)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--frontier", action="store_true",
+                    help="also print what the Bayes decider reaches on kg's data at several keep levels (the "
+                         "trade-off between effective rules reverted and bad rules left applied)")
     ap.add_argument("--wrong", action="store_true",
                     help="print what kg saw at each check of the rules it got wrong at the end, classed (fast mode)")
     a = ap.parse_args(argv)
@@ -460,10 +512,13 @@ def main(argv: list[str] | None = None) -> int:
         hist = [replay_history(seed, policy=policy, **opts) for seed in seeds]
     s = score(hist, a.days, mix, (lo, hi))
     if a.json:
-        print(json.dumps({"args": vars(a), "scores": s, "seconds": [round(h["seconds"], 1) for h in hist]}))
+        extra = {"frontier": frontier(hist, a.days, mix, (lo, hi))} if a.frontier else {}
+        print(json.dumps({"args": vars(a), "scores": s, **extra, "seconds": [round(h["seconds"], 1) for h in hist]}))
     else:
         print(table(f"seeds {a.seeds}, mix {a.mix}, rates {a.rate}/day, drift ±{a.drift}, burst {a.burst}, "
                     f"{a.patterns} patterns × {a.days} days", s))
+        if a.frontier:
+            print(frontier_table(frontier(hist, a.days, mix, (lo, hi)), s["kg"]))
         if a.wrong:
             print(wrong_report(seeds, hist, a.days))
         print(f"seconds per history ({'real cycle' if a.real else 'fast replay'}): "

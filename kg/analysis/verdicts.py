@@ -3,7 +3,8 @@
 `kg graph report` and `kg verify` must never disagree, so nothing here decides: the inputs are the ones
 `kg verify` gathers (`kg.lifecycle.cycle.Lifecycle`: the pattern's whole history, the periods its other
 changes were live, when kg started watching, the workspace's pooled prior on the rate before), and the
-verdict is `kg.lifecycle.verify.evidence` + `judge` with the same deadline and monitoring flags.
+verdict is `kg.lifecycle.verifying.judge_change`, the function `kg verify` calls: the same deadline,
+monitoring flag, workspace mix, and the days a person had taken the rule out of its file left out.
 `tests/cli/test_analysis_cli.py` runs both commands on one workspace and fails when a verdict differs.
 """
 
@@ -21,7 +22,8 @@ def change_effects(ws: Any, st: Store, now: datetime, changes: list[dict[str, An
     first: a live change judged at `now` as `kg verify` would judge it, a reverted one with the verdict it
     was reverted on. Also returns the lifecycle's shared inputs (`prior`, `observed_from`), which the report
     applies to hand-linked principles too."""
-    from kg.lifecycle import verify
+    from kg.lifecycle import verify, verifying
+    from kg.lifecycle import verify_withdrawn as withdrawn
     from kg.lifecycle.cycle import LIVE, Lifecycle
     from kg.lifecycle.policy import load
 
@@ -42,12 +44,8 @@ def change_effects(ws: Any, st: Store, now: datetime, changes: list[dict[str, An
                         "rate_after": round(float(c["rate_after"] or 0.0) * 7, 3),
                         "helped": _helped(verdict), "verdict": verdict, "why": c["revert_reason"] or ""})
             continue
-        times, excluded = lc.history(c["pattern"], c["id"])
-        deadline = verify.is_deadline(c["status"], stored.get(c["id"], {}).get("due_since"), c["next_check"],
-                                      now, lp)
-        counts = verify.evidence(times, c["applied_at"], now, lp, excluded=excluded, observed_from=observed)
-        v = verify.judge(counts, lp, deadline=deadline, prior=prior, monitoring=c["status"] == "confirmed",
-                         effect=lc.effect_prior())
+        out_days = withdrawn.pauses(c["evidence"], now)  # the days a person had taken it out: no evidence
+        _, v, _ = verifying.judge_change(lc, c, out_days, due_since=stored.get(c["id"], {}).get("due_since"))
         out.append({**row, "before": v.before, "after": v.after, "rate_before": round(v.rate_before * 7, 3),
                     "rate_after": round(v.rate_after * 7, 3), "helped": _helped(v.kind), "verdict": v.kind,
                     "why": v.summary})

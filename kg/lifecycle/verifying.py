@@ -27,13 +27,8 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
     updates, reverts, requests = [], [], []
     rate_prior, effect, mix = prior(lc), effect_prior(lc), lc.__dict__["_mix"]
     for r in rows:
-        times, excluded = history(lc, r["pattern"], r["id"])
-        deadline = verify.is_deadline(r["status"], r["due_since"], r["next_check"], lc.now, lc.lp)
         out = paused.get(r["id"], [])
-        counts = verify.evidence(times, r["applied_at"], lc.now, lc.lp, excluded=excluded,
-                                 observed_from=observed_from(lc), paused=out)
-        v = verify.judge(counts, lc.lp, deadline=deadline, prior=rate_prior,
-                         monitoring=r["status"] == "confirmed", effect=effect, mix=mix)
+        counts, v, deadline = judge_change(lc, r, out)
         human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
         t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
                               verdict=v, now=lc.now, policy=lc.lp, human=human)
@@ -77,6 +72,22 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
         lc.st.run("lc_proposals_obsolete", ids=settled, reason="settled by verification", at=lc.now)
     request_evidence(lc, requests)
     return reverts
+
+
+def judge_change(lc: Any, r: dict[str, Any], out: list[tuple[datetime, datetime]],
+                 due_since: datetime | None = None) -> tuple[verify.Counts, verify.Verdict, bool]:
+    """A live change judged at `lc.now` on its pattern's whole history, with the workspace's priors and mix and
+    without the days a person had taken it out of its file (`out`): the one judgement `kg verify`, `kg cycle`
+    and `kg graph report` share, so they cannot disagree. Returns (counts, verdict, deadline)."""
+    times, excluded = history(lc, r["pattern"], r["id"])
+    since = r.get("due_since", due_since)
+    deadline = verify.is_deadline(r["status"], since, r["next_check"], lc.now, lc.lp)
+    counts = verify.evidence(times, r["applied_at"], lc.now, lc.lp, excluded=excluded,
+                             observed_from=observed_from(lc), paused=out)
+    rate_prior = prior(lc)
+    v = verify.judge(counts, lc.lp, deadline=deadline, prior=rate_prior, monitoring=r["status"] == "confirmed",
+                     effect=effect_prior(lc), mix=lc.__dict__["_mix"])
+    return counts, v, deadline
 
 
 def prior(lc: Any) -> tuple[float, float]:

@@ -121,3 +121,24 @@ def test_why_takes_an_older_kgs_crlf_hash_of_another_writers_block_as_kgs(run_kg
     state.write_text(json.dumps(data))
     d = run_kg(["why", "- **editor**: vim", "--json"]).json
     assert d["source"] == "kg-block", d
+
+
+def test_graph_report_leaves_the_days_out_out_as_verify_does(run_kg, ws):
+    """`kg graph report` judges a once-withdrawn rule as `kg verify` does: without the days it was out of its
+    file. Before, the report counted the 20 occurrences of the days out as evidence after the change and called
+    the rule ineffective while `kg verify` confirmed it."""
+    _log_days(run_kg, date(2026, 5, 1), 8)
+    assert "promoted 'docker.perm'" in run_kg("cycle --now 2026-05-08T12:00").stdout
+    tools = ws.root / "TOOLS.md"
+    kept = tools.read_text()
+    tools.write_text(kept.replace(LINE + "\n", "- my own note\n"))
+    assert "verification paused" in run_kg("cycle --now 2026-05-09T08:00").stdout
+    _log_days(run_kg, date(2026, 5, 9), 10, per_day=2, session="out")
+    tools.write_text(kept)
+    assert run_kg("cycle --now 2026-05-19T12:00").exit_code == 0
+    (v,) = run_kg("verify --dry-run --json --now 2026-05-30T12:00").json["verified"]
+    assert v["verdict"] == "confirmed" and v["after"] == 0, v["summary"]
+    report = run_kg("graph report --json --now 2026-05-30T12:00").json["rule_effect"]
+    (r,) = [r for r in report if r.get("change") == v["change"]]
+    assert (r["verdict"], r["before"], r["after"], r["helped"]) == ("confirmed", v["before"], 0, True)
+    assert r["why"] == v["summary"] and "20 in 10.2d withdrawn by hand" in r["why"]

@@ -129,3 +129,20 @@ def test_the_fast_replay_takes_the_real_loops_decisions(history):
     for real, quick in zip(history["patterns"], fast["patterns"]):
         assert (quick.applied, quick.reverted, quick.verdicts) == (real.applied, real.reverted, real.verdicts)
         assert quick.events == real.events
+
+
+def test_the_frontier_is_the_bayes_decider_at_each_keep_level():
+    """`--frontier`: at level 0.5 it is the Bayes column of the table; a higher level keeps fewer rules of
+    both kinds. The thin-start ineffective rule of the test above is kept up to a level and reverted above it."""
+    thin = sim.Pattern("thin", 0.3, "ineffective", 1.0, 0.0, "auto", applied=[3.0])
+    thin.events = [(0.5, False), (1.5, False), (2.5, False)] + [(3.5 + d * 3.3, False) for d in range(30)]
+    works = sim.Pattern("works", 0.6, "effective", 0.2, 0.0, "auto", applied=[5.0])
+    works.events = [(d * 0.9, False) for d in range(6)] + [(5.5 + d * 9.0, False) for d in range(11)]
+    hist = [{"patterns": [thin, works]}]
+    rows = sim.frontier(hist, 103, (60, 30, 10), levels=(0.1, 0.5, 0.99, 1.0))
+    s = sim.score(hist, 103, (60, 30, 10))["bayes"]
+    (mid,) = [r for r in rows if r["level"] == 0.5]
+    assert (mid["end_right"], mid["bad_left_applied"]) == (s["end_right"], s["bad_left_applied"]) == (50.0, 100.0)
+    assert [r["bad_left_applied"] for r in rows] == [100.0, 100.0, 0.0, 0.0]
+    assert [r["effective_reverted"] for r in rows] == [0.0, 0.0, 0.0, 100.0]
+    assert "| kg |" in sim.frontier_table(rows, sim.score(hist, 103, (60, 30, 10))["kg"])
