@@ -301,7 +301,8 @@ def test_mcp_tools_through_the_sdk_client_with_concurrent_cli_writes(ws, need):
     async def main() -> dict:
         async with Client(server) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert {"log", "search", "recall", "inject", "status", "propose", "approve", "skip", "brief"} <= set(tools)
+            assert {"log", "search", "recall", "inject", "status", "propose", "approve", "skip", "brief", "show",
+                    "resolve"} <= set(tools)
             assert tools["log"].input_schema["required"] == ["kind", "summary"]
             assert tools["log"].input_schema["properties"]["kind"]["enum"] == ["learning", "error", "feature"]
             results: list[int] = []
