@@ -266,6 +266,8 @@ def test_codex_install_and_uninstall(ws, run_kg):
     before = {p: (ws.root / p).read_text(encoding="utf-8") for p in ("AGENTS.md", ".codex/config.toml")}
     res = run_kg("install codex --json")
     assert res.exit_code == 0
+    # trusting hooks is done in Codex's TUI command `/hooks`, not in a folder of that name
+    assert any("trust kg's with Codex's `/hooks` command" in n for n in res.json["next"]), res.json["next"]
     hooks = json.loads((ws.root / ".codex" / "hooks.json").read_text())
     check_hooks_schema(hooks)
     assert set(hooks["hooks"]) == {"SessionStart", "Stop", "SessionEnd"}
