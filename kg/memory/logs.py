@@ -228,12 +228,27 @@ def _repeats_line(repeats: list[tuple[str, str]]) -> str:
 
 
 def repeat_key(entry: dict[str, Any]) -> str | None:
-    """What makes two entries repeats of each other: the same session and day, and the same entry apart from its
-    id and time. None without a session (nothing says the two belong together)."""
+    """What makes two entries of a file repeats of each other: the same session and day, and the same title,
+    priority, status and summary (details such as a tool call's id differ between retries of one failing
+    command). None without a session (nothing says the two belong together)."""
     if not entry.get("session"):
         return None
-    body = _learnings_body({**entry, "id": "", "created_at": "", "repeats": None})
-    return f"{str(entry['created_at'])[:10]}\x00{digest(body)}"
+    return _key(entry["session"], str(entry["created_at"])[:10], entry.get("category") or entry["entry_type"],
+                entry["priority"], entry["status"], entry["text"])
+
+
+def _key(*parts: Any) -> str:
+    return digest("\x00".join(map(str, parts)))
+
+
+_FIELDS = re.compile(r"^## \[[^\]]+\] ([^:\n]*):.*?^\*\*Logged\*\*: (\S*)\n\*\*Priority\*\*: (.*?)\n"
+                     r"\*\*Status\*\*: (.*?)\n.*?^### Summary\n(.*?)\n\n.*?^- Session: (.*?)$", re.M | re.S)
+
+
+def _segment_key(body: str) -> str | None:
+    """`repeat_key` of an entry as kg wrote it (its text from heading to metadata)."""
+    m = _FIELDS.search(body)
+    return None if m is None else _key(m.group(6), m.group(2)[:10], m.group(1), m.group(3), m.group(4), m.group(5))
 
 
 def _hm(entry: dict[str, Any]) -> str:
@@ -262,7 +277,8 @@ def append_learning(root: Path, entry: dict[str, Any]) -> Path | None:
 def _fold_learning(path: Path, entry: dict[str, Any]) -> bool:
     """Fold `entry` into the entry it repeats among the last ones of `path` (kg's own, unedited), adding it to
     that entry's `- Repeats:` line. False when there is none (the entry is appended as it is)."""
-    if repeat_key(entry) is None:
+    want = repeat_key(entry)
+    if want is None:
         return False
     try:
         with open(path, "rb") as fh:
@@ -275,8 +291,6 @@ def _fold_learning(path: Path, entry: dict[str, Any]) -> bool:
     if start:  # begin at a line
         cut = tail.find("\n") + 1
         start, tail = start + len(tail[:cut].encode("utf-8", "surrogateescape")), tail[cut:]
-    want = _learnings_body({**entry, "id": "", "created_at": "", "repeats": None})
-    day = str(entry["created_at"])[:10]
     for seg in reversed(list(segments(tail))):
         if not (seg.mark and seg.intact):
             continue
@@ -284,12 +298,7 @@ def _fold_learning(path: Path, entry: dict[str, Any]) -> bool:
         body = region[:region.rindex("<!-- kaizen-kg:entry ")]
         found = _REPEATS_LINE.search(body)
         bare = body[:found.start()] + body[found.end() + 1:] if found else body
-        logged = re.search(r"^\*\*Logged\*\*: (.*)$", bare, re.M)
-        if logged is None or logged.group(1)[:10] != day:
-            continue
-        plain = re.sub(r"^## \[[^\]]+\]", "## []", bare, count=1).replace(f"**Logged**: {logged.group(1)}",
-                                                                           "**Logged**: ", 1)
-        if plain != want:
+        if _segment_key(bare) != want:
             continue
         repeats = _REPEAT.findall(found.group(0)) if found else []
         new_body = bare + _repeats_line([*repeats, (entry["id"], _hm(entry))]) + "\n"

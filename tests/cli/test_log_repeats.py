@@ -19,7 +19,9 @@ def test_repeats_in_a_session_fold_into_the_first_line_and_entry(run_kg, ws):
     (ws.root / ".learnings").mkdir()
     run_kg("session start --now 2026-12-01T10:00")
     first = _log(run_kg, "git push failed: no upstream branch", "10:35")
-    again = [_log(run_kg, "git push failed: no upstream branch", at) for at in ("10:41", "10:52")]
+    # a retry's details differ (its tool call's id): still a repeat of the same failure
+    again = [_log(run_kg, "git push failed: no upstream branch", at, "--details", f"Tool call id: call_{at}")
+             for at in ("10:41", "10:52")]
     other = _log(run_kg, "npm ci failed: EACCES", "10:55")
     last = _log(run_kg, "git push failed: no upstream branch", "11:00")
     day = (ws.memory / "2026-12-01.md").read_text()
