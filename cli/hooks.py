@@ -57,7 +57,7 @@ def hook_errors(runtime: str | None, *, never_fail: bool = False) -> Iterator[No
 
 
 def _stdin_payload() -> dict[str, Any]:
-    from kg.runtimes.hooks import read_payload
+    from kg.runtimes.payload import read_payload
 
     stream = sys.stdin
     if stream is None or stream.isatty():

@@ -483,17 +483,3 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
             st.record(fp, res.id)
     return {"logged": res.id, "failed": True, "summary": res.summary, "tool": failure.tool,
             "pattern_key": failure.pattern_key, "call_id": raw.call_id}
-
-
-def read_payload(text: str) -> dict[str, Any]:
-    """A hook's JSON payload from stdin; empty input is an empty payload."""
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"the hook payload on stdin is not JSON ({exc.msg} at line {exc.lineno}); the runtime "
-                         "sends one JSON object") from None
-    if not isinstance(data, dict):
-        raise UsageError("the hook payload on stdin must be a JSON object")
-    return data

@@ -190,6 +190,19 @@ def test_hook_cli_text_and_bad_payload(ws, run_kg):
     assert "no transcript: nothing to reflect on" in none.stderr
 
 
+def test_a_payload_with_an_emoji_cut_in_half_is_logged(ws):
+    """A runtime that cuts a tool's output inside an emoji's UTF-16 pair sends a lone surrogate ("\\ud83d"): valid
+    JSON, not text. The failure was lost ("not valid UTF-8 text; check the shell's locale", exit 1); now the broken
+    half is U+FFFD and the failure is logged."""
+    payload = ('{"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "npm test"}, '
+               '"tool_use_id": "toolu_cut", "error": "Exit code 1\\nnpm ERR! test failed \\ud83d"}')
+    r = subprocess.run([KG, "-w", str(ws.root), "hook", "post-tool-use", "--json", "--now", "2026-07-01T09:00"],
+                       input=payload, capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    logged = json.loads(r.stdout)["logged"]
+    assert logged and ws.show(logged)["node"]["text"].endswith("npm ERR! test failed \ufffd")
+
+
 # -- openclaw ----------------------------------------------------------------------------------------------------
 def frontmatter(text: str) -> dict[str, str]:
     assert text.startswith("---\n")
