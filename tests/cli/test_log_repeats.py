@@ -90,3 +90,21 @@ def test_merge_folds_what_it_renders_and_keeps_entries_written_before_folding():
     # a file from before: each entry on its own stays so, and nothing is appended twice
     before = "# Errors\n\n" + logs.learnings_entry(a) + logs.learnings_entry(b)
     assert logs.merge_learnings(before, "Errors", [a, b]) == before
+
+
+def test_a_fold_killed_mid_write_is_put_back_before_the_next_write(run_kg, ws):
+    """A fold rewrites only the end of a `.learnings` file, in place, keeping the bytes it replaces beside it first:
+    a process killed mid-write leaves a torn end that the next write puts back from that copy."""
+    (ws.root / ".learnings").mkdir()
+    run_kg("session start --now 2026-12-01T10:00")
+    _log(run_kg, "docker build failed: no space left on device", "10:00")
+    errors = ws.root / ".learnings" / "ERRORS.md"
+    whole = errors.read_bytes()
+    at = whole.index(b"## [")
+    # what a kill between the copy and the end of the in-place write leaves
+    (ws.root / ".learnings" / ".kg-undo.ERRORS.md").write_bytes(b"%d\n" % at + whole[at:])
+    errors.write_bytes(whole[:at] + b"## [ERR-2026120")
+    other = _log(run_kg, "npm ci failed: EACCES", "10:05")
+    text = errors.read_bytes()
+    assert text.startswith(whole) and text.count(b"## [") == 2 and f"## [{other}]".encode() in text
+    assert not (ws.root / ".learnings" / ".kg-undo.ERRORS.md").exists()
