@@ -57,7 +57,7 @@ def hook_errors(runtime: str | None, *, never_fail: bool = False) -> Iterator[No
 
 
 def _stdin_payload() -> dict[str, Any]:
-    from kg.runtimes.hooks import read_payload
+    from kg.runtimes.payload import read_payload
 
     stream = sys.stdin
     if stream is None or stream.isatty():
@@ -232,7 +232,7 @@ def uninstall(ctx: typer.Context, runtime: RuntimeArg, dry_run: DryOpt = False, 
 
 def mcp(ctx: typer.Context) -> None:
     """Serve kg over the Model Context Protocol on stdio (tools: log, search, recall, inject, status, brief,
-    propose, approve, skip). Needs the `mcp` package: pip install 'kaizen-kg[mcp]'."""
+    show, resolve, propose, approve, skip). Needs the `mcp` package: pip install 'kaizen-kg[mcp]'."""
     try:
         from kg.runtimes.mcp_server import build_server
     except ImportError as exc:

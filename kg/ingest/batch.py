@@ -93,13 +93,13 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
                    for i, (_, p) in zip(ids, prepared, strict=True)]
         threaded = _thread(records) if thread else 0
         ws.journal.append(records)
-        days: dict[str, tuple[datetime, list[str]]] = {}
+        days: dict[str, tuple[datetime, list[tuple[str, str | None]]]] = {}
         for at, p in prepared:
             f = p.fields
             line = files.daily_line(ws.policy, f["entry_type"], f.get("category"), f["text"], at)
-            days.setdefault(f"{at:%Y-%m-%d}", (at, []))[1].append(line)
+            days.setdefault(f"{at:%Y-%m-%d}", (at, []))[1].append((line, f.get("session")))
         for at, lines in days.values():
-            files.append_daily(ws.memory, "".join(lines), at)
+            files.append_daily_lines(ws.memory, lines, at)  # a session's repeats fold into their first line
         for i, (_, p) in zip(ids, prepared, strict=True):
             files.append_learning(ws.root, {**p.fields, "id": i})
     out = Ingested(ids, {i: list(p.redactions) for i, (_, p) in zip(ids, prepared, strict=True) if p.redactions},

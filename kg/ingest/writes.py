@@ -56,7 +56,7 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
             (entry_id,) = ws.journal.allocate(ws.policy.entry_prefix[kind], f"{at:%Y%m%d}")
             inode = ws.journal.append([{"op": "log", "id": entry_id, "fields": f,
                                         "redacted": list(prepared.redactions), "link": bool(link)}])
-            daily = files.append_daily(ws.memory, line, at)
+            daily = files.append_daily(ws.memory, line, at, session=f.get("session"))
             files.append_learning(ws.root, {**f, "id": entry_id})
     except PermissionError as exc:
         raise StoreError(f"cannot write to the workspace ({exc.filename}): permission denied; "

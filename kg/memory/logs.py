@@ -10,10 +10,17 @@ entry a human edited (or wrote) is kept byte for byte and reported, and every by
 An entry a human deleted stays deleted: kg notes the id of every entry it writes into a `.learnings` file
 (`memory/.kg/learnings-written`, appended beside the entry), and the export writes again only entries it
 never wrote, or every entry of a file that was removed whole.
+
+A repeat (the same entry again in the same session and day: an agent retrying a failing command) is folded into
+the line or entry it repeats rather than written again: the daily-log line gets a count after its icon
+(`### ❌×3 10:35 - Error: ...`; which lines a session wrote today is kept in `memory/.kg/repeats/DAY`), and the
+`.learnings` entry a `- Repeats:` line naming each repeat's id and time. The graph keeps every event. Only
+kg's own, unedited text is folded into; otherwise the repeat is written as before.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -27,6 +34,7 @@ from kg.core.files import write_atomic
 from kg.core.policy import Policy
 from kg.core.text import slugify
 from kg.lifecycle.blocks import digest
+from kg.memory.repeats import first_lines, fold_daily, fold_learning, hm, repeat_key, repeats_line
 
 LEARNINGS_DIR = ".learnings"
 LEARNINGS_FILES = {"learning": "LEARNINGS.md", "error": "ERRORS.md", "feature": "FEATURE_REQUESTS.md"}
@@ -36,6 +44,8 @@ SEPARATOR = "\n---\n\n"
 _MARK = re.compile(r"^<!-- kaizen-kg:entry ([0-9a-f]{16}) -->$")
 _ENTRY_HEAD = re.compile(r"^##\s*\[([A-Za-z]+-\d{8}-[0-9A-Za-z]+)\]")
 WRITTEN = Path("memory") / ".kg" / "learnings-written"  # ids of the entries kg wrote into .learnings, a line each
+REPEATS = Path(".kg") / "repeats"  # under memory/: per day, `key<TAB>HH:MM` of each session's first daily-log line
+_DAILY = re.compile(r"^### (\S+?)(?:×(\d+))? (\d{2}:\d{2}) - (.*)$")
 
 
 def append_text(path: Path, text: str, *, header: str = "") -> None:
@@ -64,10 +74,87 @@ def daily_line(policy: Policy, kind: str, category: str | None, summary: str, at
     return f"### {icon} {at:%H:%M} - {text}\n"
 
 
-def append_daily(memory: Path, line: str, at: datetime) -> Path:
+def append_daily(memory: Path, line: str, at: datetime, *, session: str | None = None) -> Path:
+    """Append `line` (one or more lines) to the day's log; with `session`, a line that repeats one the session
+    wrote earlier today folds into it as a count instead."""
+    return append_daily_lines(memory, [(line, session)], at)
+
+
+def append_daily_lines(memory: Path, lines: list[tuple[str, str | None]], at: datetime) -> Path:
+    """Append each (line, session) to the day's log, folding a session's repeats (see the module's note). Under
+    a lock on the log file: a fold rewrites it, and no append may land in the copy it replaces."""
     path = daily_log_path(memory, at)
-    append_text(path, line, header=f"# {at:%Y-%m-%d}\n\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    index = memory / REPEATS / f"{at:%Y-%m-%d}"
+    with _locked_log(path) as fd:
+        first = first_lines(index) if any(s for _, s in lines) else {}
+        text: str | None = None  # the file's text once a fold needs it
+        out: list[str] = []
+        noted: list[str] = []
+        for line, session in lines:
+            m = _DAILY.match(line.rstrip("\n")) if session and line.count("\n") <= 1 else None
+            if m is None:
+                out.append(line)
+                continue
+            key = digest(f"{session}\x00{m.group(1)}\x00{m.group(4)}")
+            if key in first:
+                if text is None:
+                    text = os.pread(fd, os.fstat(fd).st_size, 0).decode("utf-8", "surrogateescape") + "".join(out)
+                    out = []
+                folded = fold_daily(text, m.group(1), first[key], m.group(4))
+                if folded is not None:
+                    text = folded
+                    continue
+            first[key] = m.group(3)
+            noted.append(f"{key}\t{m.group(3)}\n")
+            out.append(line)
+        header = f"# {at:%Y-%m-%d}\n\n"
+        if text is not None:
+            data = text + "".join(out)
+            write_atomic(path, (data if data.startswith("# ") or not data else header + data).encode(
+                "utf-8", "surrogateescape"))
+        elif out:
+            data = "".join(out)
+            os.write(fd, ((header if os.fstat(fd).st_size == 0 else "") + data).encode("utf-8"))
+        if noted:
+            _prune_index(memory / REPEATS, at)
+            append_text(index, "".join(noted))
     return path
+
+
+def _prune_index(folder: Path, at: datetime) -> None:
+    """Only today's and yesterday's indexes are kept (a repeat is folded only within its day)."""
+    try:
+        old = sorted(p for p in folder.iterdir() if p.name < f"{at:%Y-%m-%d}")[:-1]
+    except FileNotFoundError:
+        return
+    for stale in old:
+        stale.unlink(missing_ok=True)
+
+
+class _locked_log:
+    """The day's log open for appending under an exclusive lock, reopened if a fold replaced the file while
+    this process waited for the lock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd = -1
+
+    def __enter__(self) -> int:
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                self.fd = fd
+                return fd
+            os.close(fd)
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
 
 
 def learnings_entry(entry: dict[str, Any]) -> str:
@@ -109,6 +196,9 @@ def _learnings_body(entry: dict[str, Any]) -> str:
         meta.append(("Frequency", entry.get("frequency")))
     lines.append("### Metadata")
     lines += [f"- {key}: {value}" for key, value in meta if value]
+    repeats = entry.get("repeats") or []
+    if repeats:  # always the last line: a fold at `kg log` time rewrites only it
+        lines.append(repeats_line(repeats))
     return "\n".join(lines) + "\n"
 
 
@@ -125,9 +215,47 @@ def append_learning(root: Path, entry: dict[str, Any]) -> Path | None:
         return None
     kind = entry["entry_type"]
     path = folder / LEARNINGS_FILES[kind]
-    append_text(path, learnings_entry(entry), header=f"# {LEARNINGS_TITLES[kind]}\n\n")
+    _undo_torn(folder)
+    folded = fold_learning(path, entry)
+    if folded is not None:
+        _rewrite_from(path, *folded)
+    else:
+        append_text(path, learnings_entry(entry), header=f"# {LEARNINGS_TITLES[kind]}\n\n")
     _note_written(root, [entry["id"]])
     return path
+
+
+UNDO_PREFIX = ".kg-undo."  # beside a .learnings file while a fold rewrites its tail (`_rewrite_from`)
+
+
+def _rewrite_from(path: Path, at: int, data: bytes) -> None:
+    """Replace `path` from byte `at` on by `data`, in place: a fold costs the file's last entries, not the whole
+    file (1.6 s for a 45 MB ERRORS.md). The bytes replaced are first kept beside it (`UNDO`, written atomically),
+    so a process killed mid-write leaves a file `_undo_torn` puts back as it was; the repeat is in the graph."""
+    undo = path.with_name(UNDO_PREFIX + path.name)
+    with open(path, "r+b") as fh:
+        fh.seek(at)
+        write_atomic(undo, b"%d\n" % at + fh.read())
+        fh.seek(at)
+        fh.write(data)
+        fh.truncate()
+        fh.flush()
+        os.fsync(fh.fileno())
+    undo.unlink()
+
+
+def _undo_torn(folder: Path) -> None:
+    """Put back what a fold killed mid-write had replaced (see `_rewrite_from`)."""
+    for undo in folder.glob(UNDO_PREFIX + "*"):
+        raw = undo.read_bytes()
+        at, _, old = raw.partition(b"\n")
+        with open(folder / undo.name[len(UNDO_PREFIX):], "r+b") as fh:
+            fh.seek(int(at))
+            fh.write(old)
+            fh.truncate()
+            fh.flush()
+            os.fsync(fh.fileno())
+        undo.unlink()
 
 
 def _note_written(root: Path, ids: Iterable[str]) -> None:
@@ -209,6 +337,7 @@ def merge_learnings(current: str | None, title: str, entries: Iterable[dict[str,
     gone = set(deleted) if current is not None else set()
     wanted = {e["id"]: e for e in entries}
     text = current if current is not None else f"# {title}\n\n"
+    covered = _fold_repeats(wanted, {seg.id for seg in segments(text)}, gone)
     out: list[str] = []
     pos = 0
     seen: set[str] = set()
@@ -231,6 +360,7 @@ def merge_learnings(current: str | None, title: str, entries: Iterable[dict[str,
             pos = seg.end
             report.updated += 1
     out.append(text[pos:])
+    seen |= set(covered)  # repeats folded into their first entry's `- Repeats:` line
     missing = [e for i, e in wanted.items() if i not in seen and i not in gone]
     report.kept += [{"file": file, "id": i, "reason": DELETED} for i in wanted if i not in seen and i in gone]
     if missing:
@@ -241,6 +371,26 @@ def merge_learnings(current: str | None, title: str, entries: Iterable[dict[str,
     return "".join(out)
 
 
+def _fold_repeats(wanted: dict[str, dict[str, Any]], own: set[str], gone: set[str]) -> set[str]:
+    """Fold each entry that repeats an earlier one (`repeat_key`) into the first of them: the first is replaced in
+    `wanted` by a copy naming its repeats, and the ids folded are returned. An entry that has an entry of its own in
+    the file (written before repeats were folded) keeps it; nothing folds into a first entry a person deleted."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for e in sorted(wanted.values(), key=lambda e: (str(e["created_at"]), e["id"])):
+        key = repeat_key(e)
+        if key is not None:
+            groups.setdefault(key, []).append(e)
+    covered: set[str] = set()
+    for lead, *rest in (g for g in groups.values() if len(g) > 1):
+        if lead["id"] in gone and lead["id"] not in own:
+            continue
+        folded = [e for e in rest if e["id"] not in own]
+        if folded:
+            wanted[lead["id"]] = {**lead, "repeats": [(e["id"], hm(e)) for e in folded]}
+            covered |= {e["id"] for e in folded}
+    return covered
+
+
 def write_learnings(root: Path, events: Iterable[dict[str, Any]], *,
                     lock: Callable[[], AbstractContextManager[Any]] | None = None) -> LearningsReport:
     """Bring `.learnings/*.md` up to date with the graph's entries (`events`: node rows with `entry_type`).
@@ -248,6 +398,11 @@ def write_learnings(root: Path, events: Iterable[dict[str, Any]], *,
     logged meanwhile is not lost."""
     folder = root / LEARNINGS_DIR
     folder.mkdir(exist_ok=True)
+    if lock is not None:
+        with lock():
+            _undo_torn(folder)
+    else:
+        _undo_torn(folder)
     by_kind: dict[str, list[dict[str, Any]]] = {k: [] for k in LEARNINGS_FILES}
     for e in events:
         if e.get("entry_type") in by_kind:

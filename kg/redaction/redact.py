@@ -2,7 +2,7 @@
 
 Patterns are data: `rules/secrets.toml` (kg's own rules for what agents' text holds: command lines, headers,
 URLs, key blocks, assignments) and the provider rules it includes, `rules/secrets_gitleaks.toml` (converted
-from gitleaks' MIT rule set). This module applies them; `kg.redaction.rules` parses them.
+from gitleaks' MIT rule set). This module applies them; `kg.redaction.rules` parses them and `kg.redaction.cache` keeps the parse.
 
 How one call works: the text is lowercased once and its keywords are found (a short text, as a `kg log`'s fields
 are, looks up only the keywords whose first two characters it holds; a long one is scanned by trie regexes of the
@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 
-from kg.redaction.rules import KeywordPlan, LazyRules, SecretRule, SecretRulesError, packaged_rows, parse
+from kg.redaction.cache import KeywordPlan, LazyRules, packaged_rows
+from kg.redaction.rules import SecretRule, SecretRulesError, parse
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
@@ -361,7 +362,7 @@ def entropy(value: str) -> float:
 @cache
 def load_default() -> Redactor:
     """The packaged rules, loaded once per process (a Redactor is immutable, so sharing it is safe) from the
-    per-user cache of parsed rules when it matches the rule files (`kg.redaction.rules.packaged_rows`), each rule
+    per-user cache of parsed rules when it matches the rule files (`kg.redaction.cache.packaged_rows`), each rule
     built and its regexes compiled on first use; the test suite compiles and checks every one."""
     rules, ignore = packaged_rows("secrets.toml")
     return Redactor(rules, tuple(ignore))

@@ -41,6 +41,14 @@ MORE = {
     "proposals": "kg propose",
     "watch": "kg verify --dry-run",
 }
+MORE_TOOLS = {**dict.fromkeys(MORE, "status"), "proposals": "propose"}  # over MCP (`tools=True`): its tools
+HOW = {
+    False: ('- Show these to the user. On "approve N" run `kg approve N`; on "skip N" run `kg skip N --reason "..."`.',
+            '- Log what goes wrong or what the user corrects: `kg log error|learning|feature "..."`'),
+    True: ('- Show these to the user. On "approve N" call `approve` with N; on "skip N" call `skip` with N and '
+           "their reason.",
+           "- Log what goes wrong or what the user corrects: call `log` (kind error, learning or feature)"),
+}
 LIVE = ("applied", "confirmed")
 MIN_MEMORY = 80  # below this many characters the memory block is not worth asking for
 
@@ -192,14 +200,15 @@ def _ensure_session(ws: Any, st: Any, at: datetime, source: str) -> tuple[str, b
 
 def session_start_brief(ws: Any, now: datetime | str | None = None, message: str | None = None,
                         budget: int | None = None, *, start_session: bool = False,
-                        source: str = "kg", write: bool = False) -> dict[str, Any]:
+                        source: str = "kg", write: bool = False, tools: bool = False) -> dict[str, Any]:
     """The brief for a new session: pending high-priority items, verifications due, patterns ready for
     promotion, proposals waiting, the watch list, the memory injected for the first message and stats, in the
     order and within the budget of `rules/hooks.toml`.
 
     `start_session` makes sure a kg session is open (starting one unless the current one is still open) so
     that later logs and the session end land in it. `write` also saves the text to memory/.hook-context.txt
-    (the seed's file, which agents are told to read)."""
+    (the seed's file, which agents are told to read). `tools`: for an MCP client, naming its tools where the
+    brief would name `kg` commands."""
     rules = load_rules(ws)
     at = clock.now(now)
     budget = rules.budget if budget is None else budget
@@ -212,7 +221,7 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     try:
         with bounded_wait(rules.busy_wait):
             return _brief(ws, rules, at, budget, message, start_session=start_session, source=source,
-                          write=write)
+                          write=write, tools=tools)
     except StoreBusy:
         note, busy = busy_brief(ws, at, budget, rules.busy_wait)
         text, shown, omitted = fit(f"# kaizen-kg brief — {at:%Y-%m-%d %H:%M}\n{note}", busy, budget)
@@ -222,8 +231,9 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
 
 
 def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *, start_session: bool,
-           source: str, write: bool) -> dict[str, Any]:
+           source: str, write: bool, tools: bool = False) -> dict[str, Any]:
     w = rules.item_chars
+    more = MORE_TOOLS if tools else MORE
     lim = rules.limits
     session: str | None = None
     started = False
@@ -254,20 +264,20 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
 
         sections: dict[str, Section] = {}
         sections["pending_high"] = Section(
-            "pending_high", TITLES["pending_high"], total=pending_total, more=MORE["pending_high"],
+            "pending_high", TITLES["pending_high"], total=pending_total, more=more["pending_high"],
             lines=[f"- [{r['id']}] {short(r['text'], w)}" + (f" ({r['priority']})" if r["priority"] != "high"
                                                              else "") + (f" (×{n})" if n > 1 else "")
                    for r, n in pending[:lim["pending_high"]]],
             weights=[n for _, n in pending[:lim["pending_high"]]])
         sections["verifications_due"] = Section(
             "verifications_due", TITLES["verifications_due"], total=lc["verifications_due_total"],
-            more=MORE["verifications_due"],
+            more=more["verifications_due"],
             lines=[f"- [{v['change']}] {short(v['text'], w)} — due {_iso_day(v['due'])}"
                    + (f", {v['overdue']}" if v.get("overdue") and v["overdue"] != "due" else "")
                    for v in lc["verifications_due"][:lim["verifications_due"]]])
         sections["ready_to_promote"] = Section(
             "ready_to_promote", TITLES["ready_to_promote"], total=lc["ready_to_promote_total"],
-            more=MORE["ready_to_promote"],
+            more=more["ready_to_promote"],
             lines=[f"- `{c['key']}` ({c['recurrence']}x, {c['sessions']} sessions): {short(c['summary'], w)}"
                    + (f" → {c['target']}" if c.get("target") else "")
                    for c in lc["ready_to_promote"][:lim["ready_to_promote"]]])
@@ -275,12 +285,11 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
                  + (f" → {q['target']}" if q.get("target") else "")
                  for q in lc["proposals_pending"][:lim["proposals"]]]
         if props:
-            props.append('- Show these to the user. On "approve N" run `kg approve N`; on "skip N" run '
-                         '`kg skip N --reason "..."`.')
+            props.append(HOW[tools][0])
         sections["proposals"] = Section("proposals", TITLES["proposals"], total=lc["proposals_pending_total"],
-                                        more=MORE["proposals"], lines=props)
+                                        more=more["proposals"], lines=props)
         sections["watch"] = Section(
-            "watch", TITLES["watch"], total=watch_total, more=MORE["watch"],
+            "watch", TITLES["watch"], total=watch_total, more=more["watch"],
             lines=[f"- {short(c['text'], w)} ({c['target']}, next check {_iso_day(c['next_check'])})"
                    for c in watch[:lim["watch"]]])
         stats = [(f"- Entries: {counts['entries'] or 0} | Nodes: {counts['nodes'] or 0} | Edges: {edges} | "
@@ -290,7 +299,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
                          "still being applied (not counted here yet)")
         if session:
             stats.append(f"- Session: {session}" + (" (started now)" if started else ""))
-        stats.append('- Log what goes wrong or what the user corrects: `kg log error|learning|feature "..."`')
+        stats.append(HOW[tools][1])
         sections["stats"] = Section("stats", TITLES["stats"], lines=stats)
         memory: dict[str, Any] = {}
 
@@ -474,17 +483,3 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
             st.record(fp, res.id)
     return {"logged": res.id, "failed": True, "summary": res.summary, "tool": failure.tool,
             "pattern_key": failure.pattern_key, "call_id": raw.call_id}
-
-
-def read_payload(text: str) -> dict[str, Any]:
-    """A hook's JSON payload from stdin; empty input is an empty payload."""
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"the hook payload on stdin is not JSON ({exc.msg} at line {exc.lineno}); the runtime "
-                         "sends one JSON object") from None
-    if not isinstance(data, dict):
-        raise UsageError("the hook payload on stdin must be a JSON object")
-    return data

@@ -400,7 +400,8 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
                    runtime)
         plan.codex_config(root / ".codex" / "config.toml", mcp_argv, runtime)
         plan.agents_block(root / "AGENTS.md", AGENTS_BODY.format(kg=_shell(_argv(ws, kg_bin))), runtime)
-        nxt = ["Codex reads the project's .codex/ folder once the project is trusted; review the hooks in /hooks.",
+        nxt = [("Codex reads the project's .codex/ folder once the project is trusted; hooks run only once "
+                "trusted: review and trust kg's with Codex's `/hooks` command."),
                "Older Codex versions without hooks follow the AGENTS.md block."]
     plan.save()
     return plan.result(runtime, nxt)

@@ -23,14 +23,16 @@ from pydantic import ConfigDict, Field, model_validator
 
 from kg import __version__
 from kg.core.errors import KgError
+from kg.runtimes.mcp_words import argument_errors, in_tool_words
 
 T = TypeVar("T")
 
 INSTRUCTIONS = """kaizen-kg is the user's learning memory. Call `brief` when a session starts and show what needs
 the user. Call `log` when a command fails (kind=error), when the user corrects you or states a preference
 (kind=learning, category=correction|preference) and for requests you cannot meet (kind=feature). Call `search`
-or `inject` before a task to use what was learned. Show `propose` results to the user; when they say
-"approve N" call `approve`, when they say "skip N" call `skip` with their reason."""
+or `inject` before a task to use what was learned; `show` an item by its id and `resolve` it once it is fixed.
+Show `propose` results to the user; when they say "approve N" call `approve`, when they say "skip N" call `skip`
+with their reason."""
 
 
 def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServer:
@@ -43,7 +45,9 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
 
     graph = threading.Lock()  # one open of the graph at a time in this process (Kùzu refuses a second)
 
-    def answer(fn: Callable[[], T]) -> T:
+    arguments: dict[str, list[str]] = {}  # each tool's argument names, filled once the tools are registered
+
+    def answer(fn: Callable[[], T], tool: str = "") -> T:
         from kg.cli.common import bad_input, os_failure
         from kg.redaction.redact import redact_value
 
@@ -51,20 +55,22 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
             # the gate on every answer: a query or message echoed back carries whatever the caller typed
             return redact_value(fn())
         except KgError as exc:
-            raise ToolError(redact_value(str(exc))) from None
+            # the library speaks the command line's words (`--budget`, `kg propose`): say them as tools and arguments
+            said = in_tool_words(str(exc), tool, arguments.get(tool, ()), arguments)
+            raise ToolError(redact_value(said)) from None
         except OSError as exc:  # as `kg` says it: anything else reaches the client as a bare "Error executing tool"
             raise ToolError(redact_value(os_failure(exc))) from None
         except (UnicodeError, OverflowError, RecursionError) as exc:
             raise ToolError(redact_value(bad_input(exc) or str(exc))) from None
 
-    def call(fn: Callable[[], T]) -> T:
+    def call(fn: Callable[[], T], tool: str = "") -> T:
         """A tool's work on the graph: one at a time in this process, then through the answer gate."""
 
         def locked() -> T:
             with graph:
                 return fn()
 
-        return answer(locked)
+        return answer(locked, tool)
 
     def drain() -> None:
         """Apply the journaled entries (links, patterns); whatever is left, the next open applies."""
@@ -93,7 +99,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
                                     "pattern_key": pattern_key}.items() if v is not None}
         # journaled and answered, as `kg log` does: no waiting for a graph another process holds
         res = answer(lambda: ws().log(kind, summary, source="conversation" if kind != "error" else "error",
-                                      apply=False, **fields))
+                                      apply=False, **fields), "log")
         threading.Thread(target=drain, name="kg-mcp-apply", daemon=True).start()
         return answer(lambda: {"id": res.id, "kind": res.kind, "summary": res.summary,
                                "created_at": res.created_at, "applied": res.applied, "queued": True,
@@ -106,7 +112,9 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
                limit: Annotated[int, Field(ge=1, le=100)] = 10) -> dict[str, Any]:
         from kg.memory.search import search as run
 
-        return call(lambda: {"query": query, "hits": [h.as_dict() for h in run(ws(), query, type=type, limit=limit)]})
+        asked = unwrap_id(query)  # `[ERR-...]` as the brief prints it is the id, as on the command line
+        return call(lambda: {"query": asked, "hits": [h.as_dict() for h in run(ws(), asked, type=type, limit=limit)]},
+                    "search")
 
     @server.tool(description="What is remembered about a topic (or the topic of a message): recent files and "
                              "graph nodes.")
@@ -115,7 +123,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
                ) -> dict[str, Any]:
         from kg.memory.topics import recall as run
 
-        return call(lambda: run(ws(), topic, message=message))
+        return call(lambda: run(ws(), topic, message=message), "recall")
 
     @server.tool(description="The memory block to put in context for a message, within a character budget.")
     def inject(message: Annotated[str, Field(description="The user's message or the task.")],
@@ -123,7 +131,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
                ) -> dict[str, Any]:
         from kg.memory.inject import inject as run
 
-        return call(lambda: run(ws(), message, budget=budget))
+        return call(lambda: run(ws(), message, budget=budget), "inject")
 
     @server.tool(description="The session brief: pending high-priority items, verifications due, patterns ready "
                              "for promotion, proposals waiting for the user, the watch list.")
@@ -131,7 +139,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
               budget: Annotated[int | None, Field(ge=200)] = None) -> dict[str, Any]:
         from kg.runtimes.hooks import session_start_brief
 
-        return call(lambda: session_start_brief(ws(), None, message, budget))
+        return call(lambda: session_start_brief(ws(), None, message, budget, tools=True), "brief")
 
     @server.tool(description="Counts of nodes, edges and sessions; pending high-priority entries; patterns; "
                              "verifications due and proposals waiting.")
@@ -144,32 +152,76 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
                 data = w.status()
             return {**data, "patterns": recurring(data["patterns"])}  # as `kg status --json` prints it
 
-        return call(run)
+        return call(run, "status")
+
+    @server.tool(description="One node by its id (`ERR-20261130-001`, or `[ERR-...]` as the brief prints it): its "
+                             "fields and its edges in both directions; a pattern with its recurrence.")
+    def show(id: Annotated[str, Field(description="The node's id.")]) -> dict[str, Any]:
+        return call(lambda: ws().show(unwrap_id(id)), "show")
+
+    @server.tool(description="Move a logged entry (an LRN/ERR/FEAT id) to another status, e.g. resolved once its "
+                             "problem is fixed.")
+    def resolve(id: Annotated[str, Field(description="The entry's id (brackets as the brief prints it are fine).")],
+                status: Annotated[Literal["pending", "in_progress", "resolved", "wont_fix", "promoted"],
+                                  Field(description="The new status.")] = "resolved") -> dict[str, Any]:
+        return call(lambda: ws().resolve(unwrap_id(id), status), "resolve")
 
     @server.tool(description="The proposals waiting for the user's decision, by number.")
     def propose() -> dict[str, Any]:
         from kg.lifecycle.api import propose as run
 
-        return {"proposals": call(lambda: run(ws()))}
+        return {"proposals": call(lambda: run(ws()), "propose")}
 
     @server.tool(description="Carry out proposal N (only when the user said \"approve N\").")
     def approve(number: Annotated[int, Field(ge=1, description="The proposal's number.")]) -> dict[str, Any]:
         from kg.lifecycle.api import approve as run
 
-        return call(lambda: run(ws(), number))
+        return call(lambda: run(ws(), number), "approve")
 
     @server.tool(description="Decline proposal N with the user's reason (when the user said \"skip N\").")
     def skip(number: Annotated[int, Field(ge=1)],
              reason: Annotated[str, Field(min_length=1, description="Why, in the user's words.")]) -> dict[str, Any]:
         from kg.lifecycle.api import skip as run
 
-        return call(lambda: run(ws(), number, reason))
+        return call(lambda: run(ws(), number, reason), "skip")
 
     # The SDK (mcp 2.3) has no public way to list a server's Tool objects or to make their argument models
     # strict; its ToolManager is the one place they live.
     for tool in server._tool_manager.list_tools():
         _refuse_unknown_arguments(tool)
+        _one_line_argument_errors(tool)
+        arguments[tool.name] = list(tool.parameters.get("properties", {}))
     return server
+
+
+def unwrap_id(text: str) -> str:
+    """An id copied with the brief's brackets or a sentence's punctuation is that id (as `kg show [ERR-...]`)."""
+    from kg.cli.entry import unwrap_ids
+
+    return unwrap_ids([text.strip()])[0] if text.strip() else text
+
+
+def _one_line_argument_errors(tool: Any) -> None:
+    """Arguments that do not fit a tool's schema are answered in one line naming each argument and what it should
+    be, not pydantic's multi-line report with its documentation links."""
+    from pydantic import ValidationError
+
+    from kg.redaction.redact import redact_value
+
+    run = tool.run
+
+    async def checked(arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await run(arguments, *args, **kwargs)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            said = argument_errors(tool.name, cause.errors(include_url=False))
+            # the cause stays the ValidationError: the server logs the rejected fields' names, never their values
+            raise ToolError(f"Error executing tool {tool.name}: {redact_value(said)}") from cause
+
+    object.__setattr__(tool, "run", checked)  # Tool is a pydantic model; its method is shadowed on this instance
 
 
 def _refuse_unknown_arguments(tool: Any) -> None:

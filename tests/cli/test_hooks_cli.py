@@ -190,6 +190,19 @@ def test_hook_cli_text_and_bad_payload(ws, run_kg):
     assert "no transcript: nothing to reflect on" in none.stderr
 
 
+def test_a_payload_with_an_emoji_cut_in_half_is_logged(ws):
+    """A runtime that cuts a tool's output inside an emoji's UTF-16 pair sends a lone surrogate ("\\ud83d"): valid
+    JSON, not text. The failure was lost ("not valid UTF-8 text; check the shell's locale", exit 1); now the broken
+    half is U+FFFD and the failure is logged."""
+    payload = ('{"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "npm test"}, '
+               '"tool_use_id": "toolu_cut", "error": "Exit code 1\\nnpm ERR! test failed \\ud83d"}')
+    r = subprocess.run([KG, "-w", str(ws.root), "hook", "post-tool-use", "--json", "--now", "2026-07-01T09:00"],
+                       input=payload, capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    logged = json.loads(r.stdout)["logged"]
+    assert logged and ws.show(logged)["node"]["text"].endswith("npm ERR! test failed \ufffd")
+
+
 # -- openclaw ----------------------------------------------------------------------------------------------------
 def frontmatter(text: str) -> dict[str, str]:
     assert text.startswith("---\n")
@@ -266,6 +279,8 @@ def test_codex_install_and_uninstall(ws, run_kg):
     before = {p: (ws.root / p).read_text(encoding="utf-8") for p in ("AGENTS.md", ".codex/config.toml")}
     res = run_kg("install codex --json")
     assert res.exit_code == 0
+    # trusting hooks is done in Codex's TUI command `/hooks`, not in a folder of that name
+    assert any("trust kg's with Codex's `/hooks` command" in n for n in res.json["next"]), res.json["next"]
     hooks = json.loads((ws.root / ".codex" / "hooks.json").read_text())
     check_hooks_schema(hooks)
     assert set(hooks["hooks"]) == {"SessionStart", "Stop", "SessionEnd"}
@@ -301,7 +316,8 @@ def test_mcp_tools_through_the_sdk_client_with_concurrent_cli_writes(ws, need):
     async def main() -> dict:
         async with Client(server) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert {"log", "search", "recall", "inject", "status", "propose", "approve", "skip", "brief"} <= set(tools)
+            assert {"log", "search", "recall", "inject", "status", "propose", "approve", "skip", "brief", "show",
+                    "resolve"} <= set(tools)
             assert tools["log"].input_schema["required"] == ["kind", "summary"]
             assert tools["log"].input_schema["properties"]["kind"]["enum"] == ["learning", "error", "feature"]
             results: list[int] = []

@@ -110,6 +110,12 @@ def test_patterns_list_show_merge_split(filled):
         f"{key}              2x    2  2026-05-01  2026-05-02  git push failed: no upstream branch\n")
     r = filled("patterns --json")
     assert [(p["key"], p["recurrence"], p["sessions"]) for p in r.json] == [(key, 2, 2)]
+    # a key longer than the column (detected keys carry a hash) widens it: every column stays under its heading
+    long_key = "err.edit.read_before_write.80108eb5"
+    filled(f"patterns split {key} ERR-20260502-001 --key {long_key} --now 2026-05-04T10:00:00")
+    head, *rows = filled("patterns --min 1").stdout.splitlines()
+    assert [row.index("1x ") + 2 for row in rows] == [head.index("SEEN") + 4] * 2, (head, rows)
+    filled(f"patterns merge {key} {long_key} --now 2026-05-04T10:00:00")
     r = filled(f"patterns show {key}")
     assert r.stdout.splitlines()[:2] == [(f"🔍 [pat-20260502-001] {key}: git push failed: no "
                                          "upstream branch"),

@@ -170,3 +170,53 @@ def test_a_failing_file_system_is_a_tool_error_with_its_reason_over_stdio(ws, ne
     text = answers[1]["result"]["content"][0]["text"]
     assert answers[1]["result"]["isError"] and "Is a directory" in text and ".jsonl" in text, text
     assert not other and "Traceback" not in err
+
+
+def test_argument_errors_are_one_line_naming_each_argument(ws, _run):
+    """Arguments that do not fit the schema came back as pydantic's report (a line per field, its type code and a
+    documentation link); an MCP client's model reads one line naming each argument and what it should be."""
+    async def script(client):
+        return [(await client.call_tool(name, args)).content[0].text for name, args in [
+            ("log", {"kind": "bogus"}),
+            ("search", {"query": "npm", "limit": 0}),
+            ("skip", {"number": 1, "reason": ""}),
+        ]]
+
+    bad_kind, limit, reason = _run(ws, script)
+    assert bad_kind == ("Error executing tool log: kind: should be 'learning', 'error' or 'feature' (got 'bogus'); "
+                        "summary: required")
+    assert limit == "Error executing tool search: limit: should be greater than or equal to 1 (got 0)"
+    assert reason == "Error executing tool skip: reason: string should have at least 1 character (got '')"
+
+
+def test_messages_name_the_tools_and_their_arguments_not_the_command_line(ws, _run):
+    """kg's messages are written for the command line (`--message`, TOPIC, `kg propose`); over MCP they name the
+    tool's arguments and the other tools, and the brief tells the client to call tools, not to run `kg`."""
+    ws.log("error", "npm ci failed", priority="high")
+
+    async def script(client):
+        return [await client.call_tool(name, args) for name, args in [
+            ("recall", {}), ("approve", {"number": 3}), ("brief", {})]]
+
+    recall, approve, brief = _run(ws, script)
+    assert recall.content[0].text == "Error executing tool recall: name a `topic` or give `message` to detect one"
+    assert approve.content[0].text == \
+        "Error executing tool approve: no proposal #3: the `propose` tool lists the pending ones"
+    text = brief.structured_content["text"]
+    assert "npm ci failed" in text and "call `log`" in text and "`kg " not in text
+
+
+def test_show_and_resolve_take_ids_as_the_brief_prints_them(ws, _run):
+    """The brief prints `[ERR-...]`; `kg show [ERR-...]` takes it, and so do the MCP tools (show, resolve, and a
+    search for the id)."""
+    entry = ws.log("error", "pytest: connection refused", priority="high", wait=True).id
+
+    async def script(client):
+        return [await client.call_tool(name, args) for name, args in [
+            ("show", {"id": f"[{entry}]"}), ("resolve", {"id": f"{entry}."}), ("search", {"query": f"[{entry}]"})]]
+
+    show, resolve, search = _run(ws, script)
+    assert not show.is_error and show.structured_content["node"]["id"] == entry
+    assert not resolve.is_error and resolve.structured_content["status"] == "resolved"
+    assert search.structured_content["query"] == entry
+    assert ws.show(entry)["node"]["status"] == "resolved"

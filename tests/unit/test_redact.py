@@ -496,14 +496,15 @@ def test_redact_value_reaches_nested_strings(redactor: Redactor) -> None:
 # --- the per-user cache of parsed packaged rules ------------------------------------------------------------
 
 def _rows(rules) -> list[tuple]:
-    from kg.redaction.rules import _FIELDS
+    from kg.redaction.cache import _FIELDS
 
     return [tuple(getattr(rule, name) for name in _FIELDS) for rule in rules]
 
 
 def test_parsed_rules_are_cached_and_read_back_the_same(tmp_path, monkeypatch) -> None:
     from kg.redaction.redact import Redactor
-    from kg.redaction.rules import packaged, packaged_rows, packaged_rules, parse
+    from kg.redaction.cache import packaged_rows, packaged_rules
+    from kg.redaction.rules import packaged, parse
 
     monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
     parsed, ignore = parse(packaged("secrets.toml"), "rules/secrets.toml", validate=False)
@@ -527,7 +528,8 @@ def test_a_damaged_or_foreign_cache_is_ignored(tmp_path, monkeypatch, damage: st
     import marshal
     import zlib
 
-    from kg.redaction.rules import packaged, packaged_rules, parse
+    from kg.redaction.cache import packaged_rules
+    from kg.redaction.rules import packaged, parse
 
     monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
     packaged_rules()
@@ -562,7 +564,7 @@ def test_cached_compiled_forms_are_the_compiled_patterns(tmp_path, monkeypatch) 
     pattern compares equal to another only with the same source, flags and engine code)."""
     import re
 
-    from kg.redaction.rules import packaged_rows
+    from kg.redaction.cache import packaged_rows
 
     monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
     packaged_rows()  # writes the cache
@@ -576,7 +578,7 @@ def test_a_damaged_compiled_form_is_compiled_from_source(tmp_path, monkeypatch, 
     import re
 
     from kg.redaction.redact import Redactor
-    from kg.redaction.rules import packaged_rows
+    from kg.redaction.cache import packaged_rows
 
     monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
     packaged_rows()
@@ -600,7 +602,7 @@ def test_a_damaged_compiled_form_is_compiled_from_source(tmp_path, monkeypatch, 
 
 
 def test_an_unwritable_cache_dir_only_costs_the_parse(tmp_path, monkeypatch) -> None:
-    from kg.redaction.rules import packaged_rules
+    from kg.redaction.cache import packaged_rules
 
     blocker = tmp_path / "file"
     blocker.write_text("x")
