@@ -218,48 +218,6 @@ def class_posterior(p: Pattern, until: float, mix: tuple[float, float, float], r
     return {cls: w * sum(math.exp(x - top) for x in logs[cls]) for cls, w in zip(CLASSES, mix)}
 
 
-def frontier(hist: list[dict[str, Any]], days: int, mix: tuple[float, float, float],
-             rate: tuple[float, float] = (0.1, 1.0),
-             levels: tuple[float, ...] = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9)) -> list[dict[str, Any]]:
-    """What any decider could reach on kg's own data: the Bayes decider without the base rate (told the true
-    rate range and effect mix) keeping a rule when P(effective) > level, judged at the end of each history.
-    One row per level: right at the end, effective rules reverted at the end, bad rules left applied (%). A
-    higher level trades effective rules for bad ones; the row whose both rates meet their targets, if any, is
-    what the data allow. (It judges once, at the end, with every occurrence kg's own reverts made visible, so
-    its 'effective reverted' counts only rules off at the end; kg's counts every revert on the way.)"""
-    probs = []
-    for h in hist:
-        start = min((t for p in h["patterns"] for t, _ in p.events), default=0.0)
-        for p in h["patterns"]:
-            if p.applied:
-                post = class_posterior(p, days, mix, rate, start)
-                probs.append((p.cls == "effective", post["effective"] / sum(post.values())))
-    eff = [q for e, q in probs if e]
-    bad = [q for e, q in probs if not e]
-    out = []
-    for level in levels:
-        kept_eff, kept_bad = sum(q > level for q in eff), sum(q > level for q in bad)
-        out.append({"level": level, "end_right": _pct([True] * (kept_eff + len(bad) - kept_bad) +
-                                                      [False] * (len(eff) - kept_eff + kept_bad)),
-                    "effective_reverted": _pct([q <= level for q in eff]),
-                    "bad_left_applied": _pct([q > level for q in bad])})
-    return out
-
-
-def frontier_table(rows: list[dict[str, Any]], kg: dict[str, Any]) -> str:
-    out = ["Bayes decider (base rate unknown) keeping a rule when P(effective) > level, at the end, same data:",
-           "| level | right at the end (%) | effective reverted at the end (%) | bad left applied (%) |",
-           "|---|---|---|---|"]
-    out += [f"| {r['level']:g} | {r['end_right']} | {r['effective_reverted']} | {r['bad_left_applied']} |" for r in rows]
-    out.append(f"| kg | {kg['end_right']} | {_pct_of(kg['effective_reverted'], kg)} | {kg['bad_left_applied']} |")
-    return "\n".join(out)
-
-
-def _pct_of(_: Any, kg: dict[str, Any]) -> float | None:
-    """kg's effective rules still reverted at the end (%), comparable with the frontier's column."""
-    return round(100 * kg["effective_permanent_n"] / kg["effective"], 1) if kg["effective"] else None
-
-
 def _integral(p: Pattern, a: float, b: float, days: int) -> float:
     steps = max(1, int((b - a) * 4))
     h = (b - a) / steps
@@ -512,12 +470,16 @@ def main(argv: list[str] | None = None) -> int:
         hist = [replay_history(seed, policy=policy, **opts) for seed in seeds]
     s = score(hist, a.days, mix, (lo, hi))
     if a.json:
+        from loop_frontier import frontier
+
         extra = {"frontier": frontier(hist, a.days, mix, (lo, hi))} if a.frontier else {}
         print(json.dumps({"args": vars(a), "scores": s, **extra, "seconds": [round(h["seconds"], 1) for h in hist]}))
     else:
         print(table(f"seeds {a.seeds}, mix {a.mix}, rates {a.rate}/day, drift ±{a.drift}, burst {a.burst}, "
                     f"{a.patterns} patterns × {a.days} days", s))
         if a.frontier:
+            from loop_frontier import frontier, frontier_table
+
             print(frontier_table(frontier(hist, a.days, mix, (lo, hi)), s["kg"]))
         if a.wrong:
             print(wrong_report(seeds, hist, a.days))

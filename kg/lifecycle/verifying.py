@@ -145,14 +145,32 @@ def observed_from(lc: Any) -> datetime | None:
 
 
 def history(lc: Any, pattern: str, change: str) -> tuple[list[datetime], list[tuple[datetime, datetime]]]:
-    """Every occurrence time of a pattern, and the periods when its other changes were live."""
+    """Every occurrence time of a pattern, and the periods when its other changes were in effect: live, less
+    the days a person had taken the rule out of its file (those days had no rule, so they are base rate, and
+    a relapse counts them as time without it)."""
     cache = lc.__dict__.setdefault("_times", {})
     if pattern not in cache:
         cache[pattern] = [e["created_at"] for e in lc.st.run("lc_pattern_times", id=pattern, now=lc.now)]
     times = cache[pattern]
-    spans = [(c["applied_at"], c["reverted_at"] or lc.now)
-             for c in lc.st.run("lc_pattern_changes", id=pattern) if c["id"] != change and c["applied_at"]]
+    spans = []
+    for c in lc.st.run("lc_pattern_changes", id=pattern):
+        if c["id"] != change and c["applied_at"]:
+            end = c["reverted_at"] or lc.now
+            spans += in_effect_spans(c["applied_at"], end, withdrawn.pauses(c["evidence"], end))
     return times, spans
+
+
+def in_effect_spans(start: datetime, end: datetime,
+                    out: list[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
+    """[start, end] less the periods `out`."""
+    spans, cur = [], start
+    for a, b in sorted(out):
+        if a > cur:
+            spans.append((cur, min(a, end)))
+        cur = max(cur, b)
+    if end > cur:
+        spans.append((cur, end))
+    return [(a, b) for a, b in spans if b > a]
 
 
 def request_evidence(lc: Any, rows: list[dict[str, Any]]) -> None:

@@ -425,9 +425,11 @@ RETURN e.created_at AS created_at
 ORDER BY created_at
 
 // name: lc_pattern_changes
-// Every change made from one pattern, live or reverted (their live periods are not the base rate).
+// Every change made from one pattern, live or reverted (their live periods are not the base rate; the evidence
+// trail names the days a person had taken one out of its file, which are).
 MATCH (c:Change)-[:change_pattern]->(p:Node {id: $id})
-RETURN c.id AS id, c.status AS status, c.text AS text, c.applied_at AS applied_at, c.reverted_at AS reverted_at
+RETURN c.id AS id, c.status AS status, c.text AS text, c.applied_at AS applied_at, c.reverted_at AS reverted_at,
+       c.evidence AS evidence
 ORDER BY applied_at, id
 
 // name: lc_reverted_count

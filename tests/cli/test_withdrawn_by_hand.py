@@ -142,3 +142,31 @@ def test_graph_report_leaves_the_days_out_out_as_verify_does(run_kg, ws):
     (r,) = [r for r in report if r.get("change") == v["change"]]
     assert (r["verdict"], r["before"], r["after"], r["helped"]) == ("confirmed", v["before"], 0, True)
     assert r["why"] == v["summary"] and "20 in 10.2d withdrawn by hand" in r["why"]
+
+
+def test_days_out_count_as_time_without_the_rule_when_its_pattern_is_judged_again(run_kg, ws):
+    """A rule out of its file for ten days, then back and reverted: judged again on the pattern's whole history
+    (the relapse, the recovery's test), the days it was out are time without the rule. Before, its change's whole
+    live period counted as 'with the rule', the 20 occurrences of the days out included."""
+    from datetime import datetime
+
+    from kg.lifecycle import verify
+    from kg.lifecycle.cycle import Lifecycle, holding
+
+    _log_days(run_kg, date(2026, 5, 1), 8)
+    assert "promoted 'docker.perm'" in run_kg("cycle --now 2026-05-08T12:00").stdout
+    tools = ws.root / "TOOLS.md"
+    kept = tools.read_text()
+    tools.write_text(kept.replace(LINE + "\n", "- my own note\n"))
+    assert "verification paused" in run_kg("cycle --now 2026-05-09T08:00").stdout
+    _log_days(run_kg, date(2026, 5, 9), 10, per_day=2, session="out")
+    tools.write_text(kept)
+    assert run_kg("cycle --now 2026-05-19T12:00").exit_code == 0
+    now = datetime(2026, 5, 25, 12)
+    with holding(ws) as st:
+        lc = Lifecycle(ws, st, now, dry_run=True)
+        pattern = next(c["pattern"] for c in st.run("lc_changes_all"))
+        times, spans = lc.history(pattern, "")
+        assert spans == [(datetime(2026, 5, 8, 12), datetime(2026, 5, 9, 8)), (datetime(2026, 5, 19, 12), now)]
+        v = verify.relapse(times, spans, now, lc.lp, observed_from=lc.observed_from())
+    assert v.after == 0 and v.before == 28, v.summary  # with the rule: none; without it: 8 before, 20 out

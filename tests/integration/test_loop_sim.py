@@ -139,10 +139,12 @@ def test_the_frontier_is_the_bayes_decider_at_each_keep_level():
     works = sim.Pattern("works", 0.6, "effective", 0.2, 0.0, "auto", applied=[5.0])
     works.events = [(d * 0.9, False) for d in range(6)] + [(5.5 + d * 9.0, False) for d in range(11)]
     hist = [{"patterns": [thin, works]}]
-    rows = sim.frontier(hist, 103, (60, 30, 10), levels=(0.1, 0.5, 0.99, 1.0))
+    from loop_frontier import frontier, frontier_table
+
+    rows = frontier(hist, 103, (60, 30, 10), levels=(0.1, 0.5, 0.99, 1.0))
     s = sim.score(hist, 103, (60, 30, 10))["bayes"]
     (mid,) = [r for r in rows if r["level"] == 0.5]
     assert (mid["end_right"], mid["bad_left_applied"]) == (s["end_right"], s["bad_left_applied"]) == (50.0, 100.0)
     assert [r["bad_left_applied"] for r in rows] == [100.0, 100.0, 0.0, 0.0]
     assert [r["effective_reverted"] for r in rows] == [0.0, 0.0, 0.0, 100.0]
-    assert "| kg |" in sim.frontier_table(rows, sim.score(hist, 103, (60, 30, 10))["kg"])
+    assert "| kg |" in frontier_table(rows, sim.score(hist, 103, (60, 30, 10))["kg"])
