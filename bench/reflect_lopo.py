@@ -14,8 +14,9 @@ The training pool is the development providers only (specstory, aider, codex, `D
 are never trained on and never used to choose anything. Their columns (`--final`) are therefore the model as shipped
 refitted on the development data: held out, to be read once at the end of a piece of work.
 
-The baseline (--baseline, default main's tree) is the same script run by that tree's Python with its bench/reflect_train.py (its signals,
-rules and trainer), in the same run, so both columns see the same data.
+The baseline (--baseline, default main's tree) is the same script run by that tree's Python with its
+bench/reflect_train.py (its signals, rules and trainer; numpy needed), in the same run, so both columns see the same
+data.
 """
 
 from __future__ import annotations
