@@ -14,8 +14,9 @@ The training pool is the development providers only (specstory, aider, codex, `D
 are never trained on and never used to choose anything. Their columns (`--final`) are therefore the model as shipped
 refitted on the development data: held out, to be read once at the end of a piece of work.
 
-"Current" is main's tree: the same script run by main's Python with main's bench/reflect_train.py (main's signals,
-rules and trainer), in the same run, so both columns see the same data.
+The baseline (--baseline, default main's tree) is the same script run by that tree's Python with its
+bench/reflect_train.py (its signals, rules and trainer; numpy needed), in the same run, so both columns see the same
+data.
 """
 
 from __future__ import annotations
@@ -106,7 +107,11 @@ def run_baseline(tree: Path, tests: tuple[str, ...], data: Path) -> dict[str, di
         return None
     env = {**os.environ, "KG_LOPO_TRAIN_DIR": str(tree / "bench"), "KG_SHARED_DATA": str(data)}
     out = subprocess.run([str(py), str(Path(__file__).resolve()), "--json", "--tests", ",".join(tests)],
-                         capture_output=True, text=True, cwd=tree, env=env, check=True)
+                         capture_output=True, text=True, cwd=tree, env=env)
+    if out.returncode:
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        print(f"(no baseline: {tree} failed: {last})", file=sys.stderr)
+        return None
     return json.loads(out.stdout)
 
 
@@ -134,7 +139,7 @@ def report(data: Path, final: bool, baseline: str) -> None:
     if baseline:
         base = run_baseline(Path(baseline), tests, data)
         if base is not None:
-            results["current (main)"] = base
+            results[f"baseline ({Path(baseline).name})"] = base
     results["this tree"] = lopo(data, tests)
     table(results, tests)
 

@@ -195,6 +195,7 @@ def test_an_injected_tag_must_be_a_tag_name():
         ("correction", ["why wasn't the style guide followed?"], "Make sure the style guide gets followed"),
         ("correction", ["can you check the logs too please?"], "Check the logs too"),
         ("correction", ["what about the error path?"], "Cover the error path too"),
+        ("correction", ["the tests still hang, why?"], "Find the cause: the tests still hang"),
         ("correction", ["we need to pass it to the parser too, right?"], "We need to pass it to the parser too"),
         ("correction", ["what are you doing?"], "Check this first: what are you doing?"),  # nothing to say it as
         # a sentence that is only fillers or an attached file's path gives way to the next one
