@@ -109,7 +109,8 @@ def test_the_session_brief_shows_a_pending_entry_once(run_kg):
     run_kg("log learning 'the staging database needs a VPN connection first' --priority high "
            "--now 2026-12-02T10:00")
     run_kg("log error 'npm ci failed with ERESOLVE' --priority high --now 2026-12-02T10:05")
-    text = run_kg("hook session-start -m 'staging database VPN npm ERESOLVE' --now 2026-12-02T12:00 --json").json["text"]
+    brief = run_kg("hook session-start -m 'staging database VPN npm ERESOLVE' --now 2026-12-02T12:00 --json")
+    text = brief.json["text"]
     assert "⚠️ Pending High-Priority Items" in text
     assert text.count("the staging database needs a VPN connection first") == 1, text
     assert text.count("npm ci failed with ERESOLVE") == 1, text
