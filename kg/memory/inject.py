@@ -9,6 +9,7 @@ Same graph, same message, same budget: same block.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -106,7 +107,9 @@ def _watch(nodes: dict[str, dict[str, Any]], priorities: tuple[str, ...], limit:
 
 
 def inject(ws: Any, message: str = "", *, budget: int | None = None,
-           now: datetime | str | None = None) -> dict[str, Any]:
+           now: datetime | str | None = None, elsewhere: Collection[str] = ()) -> dict[str, Any]:
+    """The block for `message`. `elsewhere`: ids the caller shows already (the session brief's pending items),
+    left out here with the entries identical to them."""
     rules = memory_rules(ws)
     ir, sr = rules.inject, rules.search
     at = clock.now(now)
@@ -128,7 +131,7 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
             items.append(Item("preference", key, f"{key}: {shown}", rel(f"{key} {shown}"), 0.9, 1.0))
     except preferences.BrokenPreferences as exc:
         warnings.append(str(exc))
-    seen: set[str] = set()
+    seen: set[str] = set(elsewhere)
     with ws.reading() as st:  # one open for the whole call: search inside shares the handle
         hits = search.search(ws, message, limit=30, now=at, sources=["graph"]) if terms else []
         for h in hits:
@@ -140,6 +143,8 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
             else:
                 section = "lesson"
             if relevance < ir.min_relevance and section == "lesson":
+                continue
+            if h.ref in elsewhere or any(a in elsewhere for a in h.also):
                 continue
             seen.add(h.ref)
             seen.update(h.also)  # identical events folded into this hit
@@ -164,7 +169,11 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
                               search.recency(row["reinforced_at"] or row["created_at"], at, sr.half_life_days)))
         prio = sr.priority_weight
         shown: dict[str, Item] = {}  # identical pending entries: one line naming how many
+        shown_texts: set[str] = set()
         for row in watch:
+            if row["id"] in elsewhere or row["text"] in shown_texts:  # the caller shows it (or its twin)
+                shown_texts.add(row["text"])
+                continue
             if row["id"] in seen:  # already a lesson above: one place per entry
                 continue
             r = rel(row["text"])

@@ -306,7 +306,8 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
         def render_memory(free: int) -> str:
             from kg.memory.inject import inject
 
-            result = inject(ws, message, budget=min(rules.memory_budget, free), now=at)
+            result = inject(ws, message, budget=min(rules.memory_budget, free), now=at,
+                            elsewhere=[r["id"] for r, _ in pending[:lim["pending_high"]]])
             memory.update(topic=result["topic"], items=len(result["items"]), dropped=result["dropped"],
                           warnings=result["warnings"])
             return result["block"]

@@ -103,3 +103,14 @@ def test_a_number_no_memory_holds_is_named_not_taken_for_the_rarest_word(run_kg)
     assert r.json[0]["match"] == "partial" and r.json[0]["unmatched"] == ["4217"], r.json[0]
     r = run_kg("search 'charity 1500' --now 2026-12-02 --json")
     assert r.json[0]["text"] == "the charity race raised 1500 dollars" and r.json[0]["match"] == "terms"
+
+
+def test_the_session_brief_shows_a_pending_entry_once(run_kg):
+    run_kg("log learning 'the staging database needs a VPN connection first' --priority high "
+           "--now 2026-12-02T10:00")
+    run_kg("log error 'npm ci failed with ERESOLVE' --priority high --now 2026-12-02T10:05")
+    brief = run_kg("hook session-start -m 'staging database VPN npm ERESOLVE' --now 2026-12-02T12:00 --json")
+    text = brief.json["text"]
+    assert "⚠️ Pending High-Priority Items" in text
+    assert text.count("the staging database needs a VPN connection first") == 1, text
+    assert text.count("npm ci failed with ERESOLVE") == 1, text
