@@ -178,7 +178,7 @@ def scale_workspace(n: int) -> tuple[Path, datetime]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import scale
 
-    root, _, _ = scale.build(n, {**os.environ, "KG_NOW": scale.NOW}, False)
+    root, _, _ = scale.build(n, {**os.environ, "KG_NOW": scale.moment(n)}, False)
     db = root / "fts5.db"
     if not db.exists():
         con = sqlite3.connect(db)
@@ -187,7 +187,7 @@ def scale_workspace(n: int) -> tuple[Path, datetime]:
                                                          for e in scale.entries(n)))
         con.commit()
         con.close()
-    return root, datetime.fromisoformat(scale.NOW)
+    return root, datetime.fromisoformat(scale.moment(n))
 
 
 def copied(src: Path, dest: Path) -> Path:
@@ -262,7 +262,7 @@ def processes(sizes: list[int], runs: int, use_scale: bool = False, compare: str
                 sys.path.insert(0, str(Path(__file__).resolve().parent))
                 import scale
 
-                root, now = copied(source / f"scale-{n}", Path(tmp) / "ws"), datetime.fromisoformat(scale.NOW)
+                root, now = copied(source / f"scale-{n}", Path(tmp) / "ws"), datetime.fromisoformat(scale.moment(n))
                 fts5_copy(root, n)
             else:
                 root, now = scale_workspace(n) if use_scale else build_process_workspace(Path(tmp) / "ws", n)
