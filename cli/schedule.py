@@ -23,14 +23,18 @@ UnitDirOpt = Annotated[Path | None, typer.Option("--unit-dir", envvar="KG_SYSTEM
 
 @schedule_app.command("install")
 def install(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = False, crontab: CrontabOpt = None,
-            unit_dir: UnitDirOpt = None, as_json: JsonOpt = False) -> None:
+            unit_dir: UnitDirOpt = None,
+            dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be written, and where; "
+                                                                    "write nothing.")] = False,
+            as_json: JsonOpt = False) -> None:
     """Schedule `kg cycle` for this workspace every day at 06:15, with the absolute paths of this kg and the
     workspace, so it runs under cron's bare environment. Every run appends a timestamped line to
     memory/.kg/cycle.log; `kg status` shows the last one. Safe to run again."""
     from kg.runtimes import schedule
 
     with errors():
-        done = schedule.install(workspace(ctx), cron=cron, systemd=systemd, crontab=crontab, unit_dir=unit_dir)
+        done = schedule.install(workspace(ctx), cron=cron, systemd=systemd, crontab=crontab, unit_dir=unit_dir,
+                                dry_run=dry_run)
     if done.get("next"):
         note(f"To enable the timer, run: {done['next']}" + (f" ({done['why']})" if done.get("why") else ""))
     if done.get("flagged"):
@@ -39,6 +43,13 @@ def install(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = Fal
 
 
 def _render_install(d: dict[str, Any]) -> str:
+    if d.get("dry_run"):
+        if d["mode"] == "cron":
+            body = "\n".join(f"   {ln}" for ln in d["lines"])
+            return f"⏰ Would add to {d['written']}:\n{body}\n   Log: {d['log']}\nDry run: nothing was written."
+        texts = "\n".join(f"   --- {name}\n" + "".join(f"   {ln}\n" for ln in d["unit_text"][name].splitlines())
+                          for name in d["units"])
+        return f"⏰ Would write to {d['written']}:\n{texts}Dry run: nothing was written."
     if d["mode"] == "cron" and d.get("flagged"):
         return ""
     if d["mode"] == "cron":

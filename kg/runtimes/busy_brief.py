@@ -34,7 +34,8 @@ def bounded_wait(seconds: float) -> Iterator[None]:
                 os.environ[ENV_LOCK_TIMEOUT] = before
 
 
-def busy_brief(ws: Any, at: datetime, budget: int, seconds: float) -> tuple[str, list[Any]]:
+def busy_brief(ws: Any, at: datetime, budget: int, seconds: float, *, tools: bool = False
+               ) -> tuple[str, list[Any]]:
     """The head line's note and the sections of a brief read from files only."""
     from kg.lifecycle import blocks
     from kg.runtimes.hooks import Section
@@ -59,6 +60,7 @@ def busy_brief(ws: Any, at: datetime, budget: int, seconds: float) -> tuple[str,
         if lines:
             sections.append(Section("daily_log", f"## Today's log ({daily.name}, newest first)", lines=lines,
                                     total=len(lines), more=f"see memory/{daily.name}"))
+    again = "call `brief` again, or `status`," if tools else "run `kg hook session-start` again, or `kg status`,"
     note = (f"- The graph was busy (another kg process held it for over {seconds:g} s): this brief is read from "
-            "files only; run `kg hook session-start` again, or `kg status`, for the rest.")
+            f"files only; {again} for the rest.")
     return note, sections

@@ -223,7 +223,7 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
             return _brief(ws, rules, at, budget, message, start_session=start_session, source=source,
                           write=write, tools=tools)
     except StoreBusy:
-        note, busy = busy_brief(ws, at, budget, rules.busy_wait)
+        note, busy = busy_brief(ws, at, budget, rules.busy_wait, tools=tools)
         text, shown, omitted = fit(f"# kaizen-kg brief — {at:%Y-%m-%d %H:%M}\n{note}", busy, budget)
         return {"now": at.isoformat(), "budget": budget, "chars": len(text), "text": text,
                 "message": message or None, "session": None, "session_started": False, "sections": shown,

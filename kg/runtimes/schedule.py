@@ -224,14 +224,24 @@ def _systemctl(*args: str) -> str | None:
 
 # -- the three commands ------------------------------------------------------------------------------------------
 def install(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str | Path | None = None,
-            unit_dir: str | Path | None = None, kg: Path | None = None) -> dict[str, Any]:
-    """Write the job for this workspace (replacing an earlier one for it). Safe to run again."""
+            unit_dir: str | Path | None = None, kg: Path | None = None, dry_run: bool = False) -> dict[str, Any]:
+    """Write the job for this workspace (replacing an earlier one for it). Safe to run again. `dry_run`: what
+    would be written, and where; nothing is."""
     mode = _mode(cron, systemd)
     root = Path(ws.root).absolute()
     kg = Path(kg).absolute() if kg else kg_executable()
-    log_path(root).parent.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {"mode": mode, "workspace": str(root), "kg": str(kg), "log": str(log_path(root)),
-                           "next": None}
+                           "next": None, "dry_run": dry_run}
+    if dry_run:
+        if mode == "cron":
+            file = _crontab_file(crontab)
+            out.update(written=str(file) if file else "the user's crontab", lines=cron_entry(kg, root).splitlines(),
+                       flagged=None)
+        else:
+            units = systemd_units(kg, root)
+            out.update(written=str(_unit_dir(unit_dir)[0]), units=sorted(units), unit_text=units, enabled=False)
+        return out
+    log_path(root).parent.mkdir(parents=True, exist_ok=True)
     if mode == "cron":
         file = _crontab_file(crontab)
         plan = _sync_cron(ws, root, file, cron_inner(kg, root))

@@ -220,3 +220,24 @@ def test_show_and_resolve_take_ids_as_the_brief_prints_them(ws, _run):
     assert not resolve.is_error and resolve.structured_content["status"] == "resolved"
     assert search.structured_content["query"] == entry
     assert ws.show(entry)["node"]["status"] == "resolved"
+
+
+@pytest.mark.embedded_only("a writer holds the embedded graph's lock; a team graph's busy error is another")
+def test_a_brief_over_mcp_while_the_graph_is_held_names_tools(ws, _run):
+    """When another process holds the graph, the brief is read from the files with a note saying how to get the
+    rest: over MCP that is the `brief` and `status` tools, not `kg hook session-start`."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(ws.root)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "holding\n"
+
+        async def script(client):
+            return await client.call_tool("brief", {})
+
+        r = _run(ws, script)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    out = r.structured_content
+    assert out["graph_busy"] is True and "call `brief` again, or `status`, for the rest" in out["text"]
+    assert "`kg " not in out["text"]

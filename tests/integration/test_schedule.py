@@ -188,3 +188,22 @@ def test_the_log_line_says_which_file_waits_for_a_person():
     line = schedule._summary(report)
     assert line.startswith("1 flags, 4 decayed; ") and f"TOOLS.md: {flag}" in line
     assert schedule._summary({"verified": [], "decayed": {}}) == "nothing to do"
+
+
+def test_a_dry_run_shows_what_install_writes_and_writes_nothing(ws, tmp_path):
+    """The periodic job can be looked at before it is installed: the crontab lines (and the systemd units) a real
+    install writes, and where; the crontab, the unit folder and the workspace's log folder stay as they were."""
+    crontab = tmp_path / "crontab"
+    crontab.write_bytes(HUMAN)
+    dry = kg("-w", str(ws.root), "schedule", "install", "--dry-run", crontab=crontab)
+    assert dry.returncode == 0, dry.stderr
+    assert crontab.read_bytes() == HUMAN and not (ws.root / "memory" / ".kg" / "cycle.log").exists()
+    assert dry.stdout.endswith("Dry run: nothing was written.\n") and f"Would add to {crontab}:" in dry.stdout
+    assert kg("-w", str(ws.root), "schedule", "install", crontab=crontab).returncode == 0
+    shown = [ln.strip() for ln in dry.stdout.splitlines()[1:] if ln.startswith("   ") and "Log:" not in ln]
+    written = crontab.read_bytes()[len(HUMAN):].replace(b"\r\n", b"\n").lstrip(b"\n")  # in the file's line endings
+    assert "\n".join(shown).encode() + b"\n" == written
+    units = tmp_path / "units"
+    dry = kg("-w", str(ws.root), "schedule", "install", "--systemd", "--unit-dir", str(units), "--dry-run", "--json")
+    assert dry.returncode == 0 and not units.exists()
+    assert json.loads(dry.stdout)["unit_text"] == schedule.systemd_units(Path(KG), ws.root.absolute())
