@@ -20,7 +20,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import UsageError
-from kg.core.text import clean, words
+from kg.core.text import clean, has_cjk, words
 from kg.memory import dates, expand
 from kg.memory._common import iso
 from kg.memory.dates import Window
@@ -205,6 +205,17 @@ def _parse_types(type_: str | list[str] | None, ws: Any) -> tuple[set[str] | Non
     return kinds or None, entry_types or None
 
 
+def _named_unmatched(query: str, terms: list[str], absent: list[str]) -> list[str]:
+    """The words no memory holds that the answer may name: only those still in the query once its secrets are
+    redacted (a token's pieces are words no memory holds, and the answer is read back into the agent's context
+    and often logged)."""
+    from kg.redaction.redact import redact_text
+
+    shown = redact_text(query).lower()
+    visible = set(re.findall(r"\w+", shown))
+    return [w for w in unmatched(terms, absent) if w in visible or (has_cjk(w) and w in shown)]
+
+
 def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: str | datetime | None = None,
            session: str | None = None, limit: int | None = None, now: datetime | str | None = None,
            sources: list[str] | tuple[str, ...] | None = None) -> list[Hit]:
@@ -270,7 +281,7 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         if not hits and "graph" in chosen and not (kinds or entry_types or since_at or session):
             hits = _graph_hits(ws, st, p, rules, **{**graph_args, "windows": []}, recent=True)
             match = "recent"
-        elif hits and match == "terms" and unmatched(terms, p.absent):
+        elif hits and match == "terms" and _named_unmatched(query, terms, p.absent):
             match = "partial"  # some words are in no memory at all: the hits hold only the others
     order = {s: i for i, s in enumerate(KNOWN_SOURCES)}
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
@@ -282,6 +293,6 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         h.also.sort(key=lambda a: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", a)])
         h.match = match
         h.fts = p.mode if p.mode in BOUNDED else ""
-        h.unmatched = unmatched(terms, p.absent) if match == "partial" else []
+        h.unmatched = _named_unmatched(query, terms, p.absent) if match == "partial" else []
         h.snippet = snippet(h.snippet, p.terms, rules.snippet_chars)
     return hits
