@@ -2,7 +2,7 @@
 
 Two halves. The pure half (`kg.graph.decisions`, re-exported here) decides: keywords, similarity, stance and
 contradiction, which edge a pair gets, whether an event repeats an earlier one. This module is the I/O half,
-on an open `Store`: it asks memory search's side index (its BM25) for candidates with the new node's rarest terms (a per-term
+on an open `Store`: it asks the full-text index for candidates with the new node's rarest terms (a per-term
 document-frequency table, migration 0004, says which are rare), re-ranks them with the pure functions and
 writes auto edges that carry their score and their reason. It never scans the graph.
 """
@@ -184,7 +184,7 @@ def candidates(st: Any, doc: Doc, rules: LinkRules, *, count: bool = False) -> C
     query = pick_query_terms(keys, _raw_map(doc.text, rules), df, n_docs, rules)
     if not query:
         return Candidates([], weights, [], table)
-    rows = _index_candidates(st, query, rules.top)
+    rows = st.run("link_candidates", q=" ".join(query), k=rules.top)
     seen: dict[str, Doc] = {}
     for row in rows:
         if row["id"] == doc.id or row["kind"] == "pattern":
@@ -192,27 +192,6 @@ def candidates(st: Any, doc: Doc, rules: LinkRules, *, count: bool = False) -> C
         if row["id"] not in seen:
             seen[row["id"]] = _doc(row)
     return Candidates(list(seen.values()), weights, query, table)
-
-
-def _index_candidates(st: Any, query: list[str], k: int) -> list[dict[str, Any]]:
-    """The `k` best nodes holding any of the query's terms (BM25, as the graph's own index scored), patterns
-    left out, best first, ties by id: from memory search's side index (kg/store/sideindex.py; issue 22: the
-    graph's own full-text index is no longer built), with the nodes this writer created since the file's last
-    sync as its tail, so a batch's entries find each other. Their changeable fields (area, pattern key) are
-    read by key. The graph's own index on a team graph (FalkorDB) or when the side file cannot be used."""
-    from kg.store.sideindex import for_reading
-
-    side = for_reading(st)
-    if side is None:
-        return st.run("link_candidates", q=" ".join(query), k=k)
-    scored = side.ranked(query, k * 2)  # patterns are not candidates: room for them among the best
-    found = side.rows_at([p for p, _ in scored])
-    best = sorted(((s, found[p]["id"]) for p, s in scored if p in found and found[p]["kind"] != "pattern"),
-                  key=lambda x: (-x[0], x[1]))[:k]
-    out = []
-    for score, node_id in best:
-        out += [{**r, "score": score} for r in st.run("link_node", id=node_id)]
-    return out
 
 
 def _earlier(a: Doc, b: Doc) -> bool:

@@ -142,20 +142,7 @@ class Server:
         except (KgError, OSError) as exc:  # the entries stay in the journal for the next drain
             _say(f"drain failed: {exc}")
             return False
-        if waiting is None or not waiting():  # a reader at the door reads past it (the tail); synced after
-            self.settle()
         return True
-
-    def settle(self) -> None:
-        """(issue 20) Bring the side index in step with what this server applied, between reads: its drains
-        leave that to here, so a read never waits for it (kg/store/sidetail.py)."""
-        held = self.ws._held
-        if held is not None:
-            from kg.store.sidetail import settle
-
-            done = settle(held)
-            if done:
-                protocol.trace(f"server side index {done}")
 
     def _reader_drain(self, started: Any = None) -> bool:
         """Before a read: apply the journal for at most `write.reader_drain_seconds` (under contention) since
@@ -240,14 +227,6 @@ def _checkpoint(held: Any) -> None:
         held.execute("CHECKPOINT")
     except Exception:  # noqa: BLE001 - best effort: the entries are committed in the log already
         pass
-
-
-def _side_last(held: Any) -> None:
-    """Before the graph closes: the side index in step (the close's own sync is then a no-op)."""
-    from kg.store import sidetail
-
-    sidetail.defer(held, on=False)
-    sidetail.settle(held)
 
 
 def _warm() -> None:
@@ -348,10 +327,6 @@ def serve(root: Path, lock: int | None = None) -> str:
             held = stack.enter_context(ws.store(budget=ws.policy.reader_drain_seconds, apply_journal=False))
             protocol.trace("server opened")
             stack.callback(_checkpoint, held)  # last before the graph closes
-            from kg.store import sidetail
-
-            sidetail.defer(held)  # (issue 20) the side index is synced between reads, not inside them
-            stack.callback(_side_last, held)
             stack.callback(ReadCache(held).install().uninstall)  # answers kept until the graph changes
             server = Server(ws, conf.idle_seconds, stamp, started_amid=read_ids(ws.journal.ids_path) > given)
             server.baseline = set(ws.__dict__)
@@ -430,7 +405,6 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
                 protocol.send(conn, answer)
             except OSError:
                 pass
-        server.settle()  # what the read's own drain applied, after its answer
         if request.get("op") == "drain":
             drained = server.drain(door.waiting)
         if stop:

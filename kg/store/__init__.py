@@ -250,7 +250,6 @@ class Store:
                     _side.safe_sync(store)
             finally:
                 _migrating.finish(store)  # (a migration that failed: its marker goes)
-                _side.let_go(store)  # a read's private transaction on the side index ends with the graph
                 store._close()
         finally:
             lock.release()

@@ -17,7 +17,7 @@ graph by position. A writer's open records the nodes it creates (`Store.run("nod
 adds them when it closes or drains; any other change (a bulk COPY, a crash between the graph's commit and
 this file's, a rolled-back batch) shows as a stamp that differs from the graph's (node count and the id of
 the last node), and `sync` catches up from the side index's high-water mark by position, or rebuilds it.
-Writers catch up (a writer's close, a drain, the read server after its answer): SQLite serialises them
+Whoever finds it behind (a writer, the read server, a one-off reader) catches up: SQLite serialises them
 (`BEGIN IMMEDIATE`, the stamp re-read inside). `kg doctor` reports and repairs it. `remove` takes rows out
 and leaves none of their bytes in the file (secure_delete, FTS5 optimize, VACUUM).
 
@@ -29,11 +29,9 @@ The contract this rests on (break it and search answers from rows the graph no l
 - a migration that rewrites `tokens` (or what `_indexed` keeps) must bump `VERSION`: a file of another
   version is rebuilt by the next writer or `kg doctor`.
 
-A read never writes the file (issue 20, kg/store/sidetail.py): a few nodes behind, it answers from the file
-plus the tail in a transaction it never commits. A read-only reader (a one-off `kg search`) never rebuilds:
-when the file is of another version, damaged, missing or names another graph, or more than `CATCH_UP_MAX`
-nodes behind, it answers None and search asks the graph's own index until a writer's close or `kg doctor`
-brings the file in step.
+A read-only reader (a one-off `kg search`) never rebuilds: when the file is of another version, damaged,
+missing or names another graph, or more than `CATCH_UP_MAX` nodes behind, it answers None and search asks
+the graph's own index until a writer's close or `kg doctor` brings the file in step.
 """
 
 from __future__ import annotations
@@ -131,10 +129,10 @@ def fts_query(terms: Iterable[str], op: str) -> str:
 class SideIndex:
     """One open side file (`writable` for sync, else a read-only connection)."""
 
-    def __init__(self, path: Path, writable: bool, timeout: float = 30.0):
+    def __init__(self, path: Path, writable: bool):
         self.path = path
         if writable:
-            self.db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+            self.db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
@@ -324,7 +322,6 @@ def sync(st: Any, *, rebuild: bool = False) -> str:
     (or `kg doctor`) catches up."""
     if not embedded(st):
         return "not embedded"
-    _release(st)
     created = st.__dict__.pop("_side_created", [])
     dirty = st.__dict__.pop("_side_dirty", False)
     path = path_of(st.path)
@@ -394,14 +391,11 @@ def _stream(st: Any, start: int, stop: int) -> Iterator[list[dict[str, Any]]]:
             yield batch
 
 
-def safe_sync(st: Any, *, deferred: bool = True) -> str:
+def safe_sync(st: Any) -> str:
     """`sync` for a writer's close or drain: a failure (a full disk, a locked file) is left to the next sync
-    and to `kg doctor`; the graph's write is committed already. The read server defers it (`deferred`) to
-    after its answer (kg/store/sidetail.py `settle`): the read answers from the file plus the tail."""
+    and to `kg doctor`; the graph's write is committed already."""
     if st.__dict__.get("_side_hold"):
         return "held"  # `kg doctor --dry-run` reports it and changes nothing
-    if deferred and st.__dict__.get("_side_defer"):
-        return "deferred"
     try:
         return sync(st)
     except (sqlite3.Error, OSError, RuntimeError) as exc:
@@ -415,28 +409,44 @@ def noted_create(st: Any, params: dict[str, Any]) -> None:
         {f: params.get(f) for f in (*FIELDS, "tokens")})
 
 
-def _release(st: Any) -> None:
-    """A read's private transaction ends before this process writes the file (it holds the write lock)."""
-    if "_side_tail" in st.__dict__:
-        from kg.store.sidetail import release
-
-        release(st)
-
-
-def let_go(st: Any) -> None:
-    """The store closes: its side index connections close (a read's transaction rolled back)."""
-    _release(st)
-    side = st.__dict__.pop("_side_reader", None)
-    if side is not None:
-        side.close()
-
-
 def for_reading(st: Any) -> SideIndex | None:
-    """The side index as a synced one answers for the graph `st` holds; a read never writes the file
-    (kg/store/sidetail.py)."""
-    from kg.store.sidetail import for_reading as reading
+    """The side index in step with the graph `st` holds, kept open on `st` for its later reads (the read
+    server's), caught up first when it is behind (whoever reads first pays for it); None for a store it is
+    not for, or a file that cannot be brought in step (search then asks the graph's own index). A read-only
+    reader catches up at most `CATCH_UP_MAX` nodes and never rebuilds (see the module's doc)."""
+    if not embedded(st):
+        return None
+    side = st.__dict__.get("_side_reader")
+    try:
+        count = _count(st)
+        if side is not None and side.current(count):
+            return side
+        if side is None and path_of(st.path).exists():
+            side = st.__dict__["_side_reader"] = SideIndex(path_of(st.path), writable=False)
+            if side.current(count):
+                return side
+        if getattr(st, "read_only", False) and to_write(st, side, count) > CATCH_UP_MAX:
+            return None  # a one-off reader does not rebuild it: the graph's own index, until a writer does
+        sync(st)
+        if side is None:
+            side = st.__dict__["_side_reader"] = SideIndex(path_of(st.path), writable=False)
+        return side if side.current(count) else None
+    except (sqlite3.Error, OSError, RuntimeError):
+        return None
 
-    return reading(st)
+
+def to_write(st: Any, side: SideIndex | None, count: int) -> int:
+    """How many rows `sync` would write to bring `side` in step with the graph's `count` nodes: the gap
+    when it holds the graph's first nodes in this version's form; for a rebuild, more than `CATCH_UP_MAX`
+    whatever the graph's size, so that a read-only reader leaves every rebuild to a writer."""
+    rebuild = max(count, CATCH_UP_MAX + 1)
+    if side is None or side.meta("version") != version():
+        return rebuild
+    have, last = side.stamp()
+    if have == count and (have == 0 or _pos_of(st, last) == have - 1):
+        return 0
+    kept = 0 < have <= count and _pos_of(st, last) == have - 1
+    return count - have if kept else rebuild
 
 
 def forget(st: Any, ids: list[str]) -> int:
@@ -444,7 +454,6 @@ def forget(st: Any, ids: list[str]) -> int:
     the graph). For `kg forget` and redaction edits."""
     if not embedded(st) or not path_of(st.path).exists():
         return 0
-    _release(st)
     rows = [(i, r["tokens"] or "") for i in ids for r in st._execute_raw(_TOKENS, {"id": i})]
     with closing(SideIndex(path_of(st.path), writable=True)) as side:
         return side.remove(rows)
