@@ -38,6 +38,12 @@ class StoreError(KgError):
     """The graph could not be opened or written."""
 
 
+class TeamGraphBusy(StoreBusy, StoreError):
+    """A team graph (FalkorDB) whose writer lock stayed held past the wait, or whose server did not answer: the
+    same to a caller that can do without the graph (the session-start brief from files) as a held embedded
+    graph (StoreBusy), and still a StoreError to those that report or journal around it."""
+
+
 class SchemaError(KgError):
     """The workspace was made by a newer kg, or a migration failed."""
 

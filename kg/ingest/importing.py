@@ -242,13 +242,13 @@ def _build_index(ws: Any, st: Any, nodes: int) -> None:
     buffer pool: at a million entries it crawled for over half an hour in the default 1 GiB), so this step alone
     reopens the graph with a pool sized by the number of nodes (`kg.store.rebuild.fts_pool_mb`), never under the
     workspace's own, with the lock still held (kg/store/rollback.py)."""
-    from kg.store.rebuild import fts_pool_mb
+    from kg.store.rebuild import build_index_in, fts_pool_mb
 
     if getattr(ws, "store_url", None) is not None:  # a team graph keeps its index right row by row
         st.ensure_fts()
     else:  # (the load's freed heap back to the system first: the build's pool comes on top of it)
         rollback.phase(st, "index")
-        st.build_index_in(fts_pool_mb(nodes, ws.policy.buffer_pool_mb), before=release_memory)
+        build_index_in(st, fts_pool_mb(nodes, ws.policy.buffer_pool_mb), before=release_memory)
         rollback.release(st)
     mark_path(ws).unlink(missing_ok=True)
 

@@ -269,21 +269,6 @@ class Store:
             self.repairs.append("rebuilt the full-text index node_fts, which was missing (an import or a "
                                 "migration was cut short)")
 
-    def build_index_in(self, pool_mb: int, before: Callable[[], None] | None = None) -> bool:
-        """Build the missing full-text index in a handle with a pool of `pool_mb` (the import's last step, its lock
-        still held: kg/store/rollback.py), checkpointed; then this store reconnects. False when it is there."""
-        if self.has_fts():
-            return False
-        from kg.store.kuzu_import import import_kuzu
-
-        self.forget_prepared()
-        self._close()
-        if before is not None:
-            before()
-        _rebuild.build_fts(self.path, import_kuzu(), _FTS_CREATE, buffer_pool_mb=pool_mb)
-        self._db, self._conn = self._connect()
-        return True
-
     def others_waiting(self) -> bool:
         """Whether a foreground process waits for the graph (a polite holder hands over between batches)."""
         lock = getattr(self, "_lock", None)

@@ -28,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import StoreError
+from kg.core.errors import StoreError, TeamGraphBusy
 from kg.store import falkor_batch, falkor_copy, falkor_params
 from kg.store import falkor_dialect as dialect
 from kg.store import queries as _queries
@@ -74,7 +74,7 @@ def _plain(exc: BaseException, url: StoreUrl) -> StoreError:
     if isinstance(exc, rx.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
         return StoreError(f"the FalkorDB server at {url.public} refused the password; set KG_STORE_PASSWORD")
     if isinstance(exc, (rx.ConnectionError, rx.TimeoutError, OSError)):
-        return StoreError(f"cannot reach the team graph at {url.public} ({exc}); kg keeps entries in the local "
+        return TeamGraphBusy(f"cannot reach the team graph at {url.public} ({exc}); kg keeps entries in the local "
                           "journal and applies them when the server is back")
     return StoreError(f"graph query failed: {exc}")
 
@@ -137,7 +137,7 @@ class _ServerLock:
                     self.conn.eval(_RELEASE, 1, self.key, held_by)  # only if it still holds that value
                     continue
                 if time.monotonic() >= deadline:
-                    raise StoreError(f"the team graph stayed busy for {self.timeout:.0f} s (another agent is "
+                    raise TeamGraphBusy(f"the team graph stayed busy for {self.timeout:.0f} s (another agent is "
                                      "writing); the entry waits in the local journal for the next command")
                 if waiting is None and not self.polite and self.local is not None:
                     waiting = _announce(self.local.wait_path)

@@ -68,6 +68,23 @@ def build_fts(path: Path, kuzu: Any, fts_create: str, *, buffer_pool_mb: int) ->
         db.close()
 
 
+def build_index_in(store: Any, pool_mb: int, before: Any = None) -> bool:
+    """The import's last step, its lock still held (kg/store/rollback.py): the missing full-text index built by
+    `build_fts` in a pool of `pool_mb`, then `store` (a `kg.store.Store`) reconnects. False when it is there."""
+    if store.has_fts():
+        return False
+    from kg.store import _FTS_CREATE
+    from kg.store.kuzu_import import import_kuzu
+
+    store.forget_prepared()
+    store._close()
+    if before is not None:
+        before()
+    build_fts(store.path, import_kuzu(), _FTS_CREATE, buffer_pool_mb=pool_mb)
+    store._db, store._conn = store._connect()
+    return True
+
+
 def drop_fts(store: Any) -> None:
     """Drop the full-text index, then checkpoint at once, so the drop is never replayed from the log (a
     plain close without a checkpoint, as kg's writers do, leaves the same graph as a kill). A kill between the

@@ -65,6 +65,8 @@ def take(store: Any, what: str) -> bool:
 def phase(store: Any, name: str) -> None:
     """The bulk change moves on to phase `name` ("load": rows only, the graph whole after a kill; else the copy
     is restored after one)."""
+    if getattr(store, "backend", "kuzu") != "kuzu":
+        return
     path = Path(store.path)
     try:
         plan = json.loads(intent_of(path).read_text(encoding="utf-8"))

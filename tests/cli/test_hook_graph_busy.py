@@ -22,8 +22,6 @@ with ws.store() as st:
 """
 
 
-@pytest.mark.embedded_only("a writer holds the embedded graph's lock; a team graph's busy error is another "
-                           "exception, not yet briefed from files")
 def test_session_start_briefs_from_files_while_a_writer_holds_the_graph(tmp_path):
     root = tmp_path / "ws"
     ws = kg.init_workspace(root)
