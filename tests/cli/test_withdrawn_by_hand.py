@@ -123,10 +123,9 @@ def test_why_takes_an_older_kgs_crlf_hash_of_another_writers_block_as_kgs(run_kg
     assert d["source"] == "kg-block", d
 
 
-def test_graph_report_leaves_the_days_out_out_as_verify_does(run_kg, ws):
-    """`kg graph report` judges a once-withdrawn rule as `kg verify` does: without the days it was out of its
-    file. Before, the report counted the 20 occurrences of the days out as evidence after the change and called
-    the rule ineffective while `kg verify` confirmed it."""
+def _out_for_ten_days(run_kg, ws) -> None:
+    """docker.perm promoted on May 8, its line taken out of TOOLS.md by hand from May 9 to 19 (20 occurrences
+    meanwhile), then put back."""
     _log_days(run_kg, date(2026, 5, 1), 8)
     assert "promoted 'docker.perm'" in run_kg("cycle --now 2026-05-08T12:00").stdout
     tools = ws.root / "TOOLS.md"
@@ -136,6 +135,13 @@ def test_graph_report_leaves_the_days_out_out_as_verify_does(run_kg, ws):
     _log_days(run_kg, date(2026, 5, 9), 10, per_day=2, session="out")
     tools.write_text(kept)
     assert run_kg("cycle --now 2026-05-19T12:00").exit_code == 0
+
+
+def test_graph_report_leaves_the_days_out_out_as_verify_does(run_kg, ws):
+    """`kg graph report` judges a once-withdrawn rule as `kg verify` does: without the days it was out of its
+    file. Before, the report counted the 20 occurrences of the days out as evidence after the change and called
+    the rule ineffective while `kg verify` confirmed it."""
+    _out_for_ten_days(run_kg, ws)
     (v,) = run_kg("verify --dry-run --json --now 2026-05-30T12:00").json["verified"]
     assert v["verdict"] == "confirmed" and v["after"] == 0, v["summary"]
     report = run_kg("graph report --json --now 2026-05-30T12:00").json["rule_effect"]
@@ -153,15 +159,7 @@ def test_days_out_count_as_time_without_the_rule_when_its_pattern_is_judged_agai
     from kg.lifecycle import verify
     from kg.lifecycle.cycle import Lifecycle, holding
 
-    _log_days(run_kg, date(2026, 5, 1), 8)
-    assert "promoted 'docker.perm'" in run_kg("cycle --now 2026-05-08T12:00").stdout
-    tools = ws.root / "TOOLS.md"
-    kept = tools.read_text()
-    tools.write_text(kept.replace(LINE + "\n", "- my own note\n"))
-    assert "verification paused" in run_kg("cycle --now 2026-05-09T08:00").stdout
-    _log_days(run_kg, date(2026, 5, 9), 10, per_day=2, session="out")
-    tools.write_text(kept)
-    assert run_kg("cycle --now 2026-05-19T12:00").exit_code == 0
+    _out_for_ten_days(run_kg, ws)
     now = datetime(2026, 5, 25, 12)
     with holding(ws) as st:
         lc = Lifecycle(ws, st, now, dry_run=True)
