@@ -78,10 +78,12 @@ def build_index_in(store: Any, pool_mb: int, before: Any = None) -> bool:
 
     store.forget_prepared()
     store._close()
-    if before is not None:
-        before()
-    build_fts(store.path, import_kuzu(), _FTS_CREATE, buffer_pool_mb=pool_mb)
-    store._db, store._conn = store._connect()
+    try:
+        if before is not None:
+            before()
+        build_fts(store.path, import_kuzu(), _FTS_CREATE, buffer_pool_mb=pool_mb)
+    finally:  # built or not, the caller's store is open again (else its next write fails on a closed handle)
+        store._db, store._conn = store._connect()
     return True
 
 
