@@ -115,3 +115,19 @@ def test_a_restore_writes_through_a_symbolic_link(ws, tmp_path):
     after = ws.log("learning", "logged after the restore", wait=True).id
     assert ws.graph_path.is_symlink()
     assert listed(ws) >= {before, after}
+
+
+def test_a_rebuild_after_a_killed_import_writes_through_a_symbolic_link(ws, tmp_path):
+    from tests.integration.test_reliability import _import_killed
+
+    target = tmp_path / "elsewhere" / "graph.kuzu"
+    target.parent.mkdir()
+    ws.log("learning", "logged before the link", wait=True)
+    os.replace(ws.graph_path, target)
+    ws.graph_path.symlink_to(target)
+    before, _ = _import_killed(ws, tmp_path, after=0)
+    rollback.discard(ws.graph_path)  # no copy (as a kg before it left it): the graph is rebuilt at the next open
+    code, _, err = kg_elsewhere(ws, "log", "learning", "logged by the rebuilding writer", "--wait")
+    assert code == 0 and "rebuilt the graph" in err, err
+    assert ws.graph_path.is_symlink() and Path(os.path.realpath(ws.graph_path)) == target
+    assert listed(ws) >= set(before)
