@@ -51,6 +51,7 @@ def doctor(ws: Any, *, repair: bool = False, dry_run: bool = False) -> DoctorRep
     _folders(ws, report, dry_run)
     _rules(ws, report)
     _temp_files(ws, report, dry_run)
+    _cut_short(ws, report, dry_run)
     _session_pointer(ws, report, dry_run)
     _ids(ws, report)
     if _graph_file(ws, report, repair and not dry_run):
@@ -104,6 +105,22 @@ def _temp_files(ws: Any, report: DoctorReport, dry_run: bool) -> None:
     for p in stale:
         p.unlink(missing_ok=True)
     report.add("temporary files", "repaired", f"removed {len(stale)} left by dead processes: {names}")
+
+
+def _cut_short(ws: Any, report: DoctorReport, dry_run: bool) -> None:
+    """The file a killed import left, kept by the restore of its copy (kg/store/rollback.py): a full-size graph
+    nothing reads again."""
+    from kg.store.rollback import cut_short_of
+
+    kept = cut_short_of(ws.graph_path)
+    if not kept.is_file():
+        return
+    size = f"{kept.stat().st_size / 1e6:.1f} MB"
+    if dry_run:
+        report.add("cut-short graph", "warning", f"{kept} ({size}), left by a restore after a killed import")
+        return
+    kept.unlink(missing_ok=True)
+    report.add("cut-short graph", "repaired", f"removed {kept} ({size}), left by a restore after a killed import")
 
 
 def _session_pointer(ws: Any, report: DoctorReport, dry_run: bool) -> None:

@@ -226,8 +226,12 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
         with ws.store() as st:  # one hold of the lock to the end: the copy taken at the first write stays whole
             ws.open_options = options
             resuming = report.resumed = resumed is not None
-            if _load(ws, st, files, at, report, total, resuming, progress):
-                _build_index(ws, st, st.run("bulk_node_count")[0]["n"])
+            try:
+                if _load(ws, st, files, at, report, total, resuming, progress):
+                    _build_index(ws, st, st.run("bulk_node_count")[0]["n"])
+            except BaseException:  # raised, not killed: its copy goes before this process writes on
+                rollback.abandon(st)
+                raise
         _collect()  # what the close freed, before the collector is back (else a young collection at once)
     finally:
         ws.importing = False

@@ -213,8 +213,10 @@ class Store:
                     if big:  # the missing index of a big graph: built in a pool sized for it (kg/store/rebuild.py)
                         store.forget_prepared()
                         store._close()
-                        _rebuild.build_fts(path, kuzu, _FTS_CREATE, buffer_pool_mb=big)
-                        store._db, store._conn = connect()
+                        try:
+                            _rebuild.build_fts(path, kuzu, _FTS_CREATE, buffer_pool_mb=big)
+                        finally:  # every close-then-reconnect reconnects, whatever the build did
+                            store._db, store._conn = connect()
                         store.repairs.append("rebuilt the full-text index node_fts, which was missing (an import "
                                              "or a migration was cut short)")
                     try:

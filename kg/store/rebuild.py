@@ -78,10 +78,12 @@ def build_index_in(store: Any, pool_mb: int, before: Any = None) -> bool:
 
     store.forget_prepared()
     store._close()
-    if before is not None:
-        before()
-    build_fts(store.path, import_kuzu(), _FTS_CREATE, buffer_pool_mb=pool_mb)
-    store._db, store._conn = store._connect()
+    try:
+        if before is not None:
+            before()
+        build_fts(store.path, import_kuzu(), _FTS_CREATE, buffer_pool_mb=pool_mb)
+    finally:  # built or not, the caller's store is open again (else its next write fails on a closed handle)
+        store._db, store._conn = store._connect()
     return True
 
 
@@ -131,8 +133,10 @@ def _intent(path: Path) -> Path:
 def rebuild(path: Path, kuzu: Any, fts_create: str, *, buffer_pool_mb: int) -> Path:
     """Export the graph at `path` (closed by the caller, whose lock is held), build the new file, swap it in.
     Returns where the old one is kept. (A fresh handle exports: on the one whose CREATE_FTS_INDEX had just
-    failed, kuzu 0.11.3 crashed with a segmentation fault.)"""
-    work = path.with_name(f".rebuild-{os.getpid()}")
+    failed, kuzu 0.11.3 crashed with a segmentation fault.) The new file and the old one's copy live beside the
+    file itself (a symbolic link's target), which the swap replaces: the link stays."""
+    file = Path(os.path.realpath(path))
+    work = file.with_name(f".rebuild-{os.getpid()}")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     export, new = work / "export", work / path.name
@@ -162,7 +166,7 @@ def rebuild(path: Path, kuzu: Any, fts_create: str, *, buffer_pool_mb: int) -> P
         wal.unlink()
     if wal.exists():
         raise RuntimeError(f"the rebuilt graph {new} kept a write-ahead log; the old graph is unchanged")
-    backup = path.with_name(f"{path.name}.stale-fts-{time.strftime('%Y%m%dT%H%M%S')}")
+    backup = file.with_name(f"{file.name}.stale-fts-{time.strftime('%Y%m%dT%H%M%S')}")
     _intent(path).write_text(json.dumps({"new": str(new), "backup": str(backup)}), encoding="utf-8")
     finish(path)
     return backup
@@ -177,12 +181,13 @@ def finish(path: Path) -> bool:
         return False
     new, backup = Path(plan["new"]), Path(plan["backup"])
     wal, backup_wal = path.with_name(path.name + ".wal"), backup.with_name(backup.name + ".wal")
+    file = Path(os.path.realpath(path))  # (Kùzu's log sits beside the name it was given; the file at the target)
     if new.exists():  # not swapped yet: keep the old pair, move the old log aside, then the new file in
-        if path.exists() and not backup.exists():
-            os.link(path, backup)
+        if file.exists() and not backup.exists():
+            os.link(file, backup)
         if wal.exists():
             os.replace(wal, backup_wal)
-        os.replace(new, path)
+        os.replace(new, file)
     intent.unlink()
     shutil.rmtree(new.parent, ignore_errors=True)
     return True

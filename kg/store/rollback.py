@@ -18,12 +18,23 @@ there that no cheap check finds: killed right after the drop, the next COPY cras
 does not open. Killed while loading rows ("load": the drop checkpointed, only COPY and plain writes since), a
 graph that opens is kept, so the import resumes where it was, and the copy goes: from then on other writers
 change the graph, and the copy would lose their writes.
+
+Whose intent it is: a nonce the taking process holds in memory (`_taken`), never its pid alone. A killed
+import's pid may be reused by a later writer (containers restart pids); by pid, that writer took the intent for
+its own, wrote on, and the next writer restored the old copy over those writes. An intent this process did not
+take is stale whatever its pid (the lock is held: no other import is running). An import that raises rather
+than being killed gives its intent up at once (`abandon`): Kùzu rolled the failed statement back, so the graph
+is whole, and the process writes on.
+
+A graph reached through a symbolic link is copied and restored at the link's target (`real`): a restore never
+puts a regular file in the link's place, so later writes keep going to the target.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 from pathlib import Path
 from typing import Any
@@ -31,8 +42,28 @@ from typing import Any
 from kg.core.errors import StoreError
 
 
+_taken: dict[str, str] = {}  # intent file -> the nonce this process wrote in it (in memory only)
+
+
+def real(path: Path) -> Path:
+    """The graph file itself (a symbolic link's target), where the copy and the file a restore replaces live."""
+    return Path(os.path.realpath(path))
+
+
 def backup_of(path: Path) -> Path:
+    path = real(path)
     return path.with_name(path.name + ".rollback")
+
+
+def cut_short_of(path: Path) -> Path:
+    """Where a restore keeps the file the kill left (a full-size copy; `kg doctor` removes it)."""
+    path = real(path)
+    return path.with_name(path.name + ".cut-short")
+
+
+def _mine(path: Path, plan: Any) -> bool:
+    return isinstance(plan, dict) and plan.get("token") is not None and \
+        plan.get("token") == _taken.get(str(intent_of(path)))
 
 
 def intent_of(path: Path) -> Path:
@@ -48,13 +79,18 @@ def take(store: Any, what: str) -> bool:
     if intent_of(path).exists():
         return False
     store._execute_raw("CHECKPOINT", {})  # the file holds every committed write; the log is empty
-    part = path.with_name(f"{path.name}.rollback-{os.getpid()}.part")
+    file = real(path)
+    part = file.with_name(f"{file.name}.rollback-{os.getpid()}.part")
+    token = secrets.token_hex(16)
     try:
-        shutil.copyfile(path, part)
+        shutil.copyfile(file, part)
         _fsync(part)
         os.replace(part, backup_of(path))
-        _write(intent_of(path), {"what": what, "pid": os.getpid(), "backup": str(backup_of(path)), "phase": "drop"})
+        _taken[str(intent_of(path))] = token
+        _write(intent_of(path), {"what": what, "pid": os.getpid(), "token": token, "backup": str(backup_of(path)),
+                                 "phase": "drop"})
     except OSError as exc:
+        _taken.pop(str(intent_of(path)), None)
         part.unlink(missing_ok=True)
         backup_of(path).unlink(missing_ok=True)
         raise StoreError(f"cannot keep a copy of the graph before the {what} ({exc.strerror or exc}); free some "
@@ -72,7 +108,7 @@ def phase(store: Any, name: str) -> None:
         plan = json.loads(intent_of(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return
-    if plan.get("pid") == os.getpid() and plan.get("phase") != name:
+    if _mine(path, plan) and plan.get("phase") != name:
         _write(intent_of(path), {**plan, "phase": name})
 
 
@@ -89,9 +125,35 @@ def release(store: Any) -> None:
     discard(Path(store.path))
 
 
+def abandon(store: Any) -> None:
+    """The bulk change raised (not killed) in this process: its copy is put back at once, before the process
+    writes on (a later writer's open would otherwise restore it over those writes, and a graph left without its
+    index refuses them). The lock was held since `take`, so the copy plus the change run again is everything;
+    the store is open again afterwards, whatever happened."""
+    if getattr(store, "backend", "kuzu") != "kuzu":
+        return
+    path = Path(store.path)
+    try:
+        plan = json.loads(intent_of(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not _mine(path, plan):
+        return
+    store.forget_prepared()
+    store._close()
+    try:
+        restore(path, plan)
+        cut_short_of(path).unlink(missing_ok=True)  # the change's own half, run again from its start
+    finally:
+        _taken.pop(str(intent_of(path)), None)
+        store._db, store._conn = store._connect()
+        store.__dict__.pop("_agg_ready", None)
+
+
 def discard(path: Path) -> None:
     """Intent first, then the copy: a kill in between leaves a copy without intent, which `pending` removes."""
     intent_of(path).unlink(missing_ok=True)
+    _taken.pop(str(intent_of(path)), None)
     backup_of(path).unlink(missing_ok=True)
 
 
@@ -102,14 +164,17 @@ def pending(path: Path) -> dict[str, Any] | None:
         plan = json.loads(intent_of(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         backup_of(path).unlink(missing_ok=True)
-        for part in path.parent.glob(f"{path.name}.rollback-*.part"):
+        file = real(path)
+        for part in file.parent.glob(f"{file.name}.rollback-*.part"):
             part.unlink(missing_ok=True)
         return None
     except (OSError, ValueError):
         plan = {}
-    if not isinstance(plan, dict) or plan.get("pid") == os.getpid():
+    if not isinstance(plan, dict):
+        plan = {}
+    if _mine(path, plan):
         return None  # (this process's own change, still going)
-    return plan
+    return plan  # stale whatever its pid: a killed import's (the pid may be this process's, reused)
 
 
 def restore(path: Path, plan: dict[str, Any]) -> str:
@@ -119,12 +184,13 @@ def restore(path: Path, plan: dict[str, Any]) -> str:
     if not backup.exists():  # a restore cut short after the swap: the graph is the copy already
         intent_of(path).unlink(missing_ok=True)
         return "found the graph restored already"
-    kept = path.with_name(path.name + ".cut-short")
-    if path.exists():
-        os.replace(path, kept)
+    file, kept = real(path), cut_short_of(path)
+    if file.exists():
+        os.replace(file, kept)
     for suffix in (".wal", ".shadow"):
-        path.with_name(path.name + suffix).unlink(missing_ok=True)
-    os.replace(backup, path)
+        for where in {path, file}:
+            where.with_name(where.name + suffix).unlink(missing_ok=True)
+    os.replace(backup, file)
     intent_of(path).unlink(missing_ok=True)
     what = plan.get("what") or "bulk change"
     where = {"drop": "dropping the full-text index", "index": "building the full-text index"}.get(
