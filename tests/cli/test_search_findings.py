@@ -1,5 +1,7 @@
 """A user-view tester's findings on memory search and injection (issue 17), through the real CLI."""
 
+import pytest
+
 
 def test_inject_budget_is_a_hard_cap_even_with_no_memory(run_kg):
     run_kg("log error 'npm ci failed with ERESOLVE' --now 2026-12-01T10:00")
@@ -95,6 +97,7 @@ def test_chinese_without_spaces_names_no_half_word_as_missing(run_kg):
     assert r.json[0]["match"] == "terms" and r.json[0]["unmatched"] == []
 
 
+@pytest.mark.embedded_only("numbers are counted by the SQLite side index, which a team graph does not have")
 def test_a_number_no_memory_holds_is_named_not_taken_for_the_rarest_word(run_kg):
     run_kg("log learning 'the charity race raised 1500 dollars' --now 2026-12-01T10:00")
     run_kg("log learning 'the charity bake sale raised money' --now 2026-12-01T11:00")
