@@ -66,6 +66,19 @@ def _mine(path: Path, plan: Any) -> bool:
         plan.get("token") == _taken.get(str(intent_of(path)))
 
 
+def _own(store: Any) -> tuple[Path, dict[str, Any] | None]:
+    """The graph's path and the intent of this process's own bulk change on it (None: none, not Kùzu, or
+    another process's)."""
+    path = Path(store.path)
+    if getattr(store, "backend", "kuzu") != "kuzu":
+        return path, None
+    try:
+        plan = json.loads(intent_of(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return path, None
+    return path, plan if _mine(path, plan) else None
+
+
 def intent_of(path: Path) -> Path:
     return path.with_name(path.name + ".rollback.json")
 
@@ -101,14 +114,8 @@ def take(store: Any, what: str) -> bool:
 def phase(store: Any, name: str) -> None:
     """The bulk change moves on to phase `name` ("load": rows only, the graph whole after a kill; else the copy
     is restored after one)."""
-    if getattr(store, "backend", "kuzu") != "kuzu":
-        return
-    path = Path(store.path)
-    try:
-        plan = json.loads(intent_of(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    if _mine(path, plan) and plan.get("phase") != name:
+    path, plan = _own(store)
+    if plan is not None and plan.get("phase") != name:
         _write(intent_of(path), {**plan, "phase": name})
 
 
@@ -130,14 +137,8 @@ def abandon(store: Any) -> None:
     writes on (a later writer's open would otherwise restore it over those writes, and a graph left without its
     index refuses them). The lock was held since `take`, so the copy plus the change run again is everything;
     the store is open again afterwards, whatever happened."""
-    if getattr(store, "backend", "kuzu") != "kuzu":
-        return
-    path = Path(store.path)
-    try:
-        plan = json.loads(intent_of(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    if not _mine(path, plan):
+    path, plan = _own(store)
+    if plan is None:
         return
     store.forget_prepared()
     store._close()
