@@ -222,12 +222,31 @@ _PATHISH = re.compile(r"^(?:[A-Za-z]:)?[~./\\]?[\w.@+-]*[/\\]\S*$")
 
 
 def _tail(text: str, width: int) -> str:
-    return text if len(text) <= width else "…" + text[-(width - 1):]
+    """The end of a path within `width`, from a separator: "…/.openclaw/workspace/x.md", never "…me/node/…"."""
+    if len(text) <= width:
+        return text
+    end = text[-(width - 1):]
+    if text[-width] in "/\\":  # the cut falls on a separator: the first segment is whole
+        return "…" + end
+    cut = min((i for i in (end.find("/"), end.find("\\")) if i > 0), default=-1)
+    return "…" + (end[cut:] if 0 < cut < len(end) - 1 else end)
+
+
+_BREAK = re.compile(r"[\s\"'`(\[{|;&,=]|(?<=/)")  # a cut may fall before these, or after a "/"
 
 
 def _short(text: str | None, width: int) -> str:
+    """The text within `width`, cut where a word ends ("git commit -m…", not `git commit -m "f…`; "test/…", not
+    "test/spotter_w…") unless that would leave less than half of it."""
     one = " ".join(str(text or "").split())
-    return one if len(one) <= width else one[:width - 1].rstrip() + "…"
+    if len(one) <= width:
+        return one
+    head = one[:width - 1]
+    if one[width - 1].isalnum() or one[width - 1] in "_-.":  # the cut falls inside a word
+        breaks = [m.start() for m in _BREAK.finditer(head)]
+        if breaks and breaks[-1] >= width // 2:
+            head = head[:breaks[-1]]
+    return head.rstrip(" \"'`([{|;&,=") + "…"
 
 
 # -- one tool's output --------------------------------------------------------------------------------------------

@@ -122,7 +122,7 @@ def test_editor_tools_share_one_key_for_one_mistake():
     # what ran gives way to the cause: a long command is cut, a path keeps its file
     ("exec_command", 'rg -n "compact|compaction|summary|context" node_modules/opencode-ai --glob "!**/*.map"',
      "Exit code 2\nrg: node_modules/opencode-ai: No such file or directory (os error 2)",
-     '`rg -n "compact|compaction|summary|contex…` failed: rg: node_modules/opencode-ai: No such file or directory '
+     '`rg -n "compact|compaction|summary…` failed: rg: node_modules/opencode-ai: No such file or directory '
      '(os error 2)'),
     ("Edit", "/path/to/Demo/todo-app/src/hooks/useTodos.test.ts",
      "File has not been read yet. Read it first before writing to it.",
@@ -135,6 +135,36 @@ def test_editor_tools_share_one_key_for_one_mistake():
 def test_the_summary_keeps_the_cause_whole(tool, command, output, summary):
     f = analyse(tool, output, command, RULES)
     assert f.summary(120) == summary and len(summary) <= 120
+
+
+def test_what_ran_is_cut_where_a_word_or_a_path_segment_ends(shared_data):
+    """Real summaries cut "…me/node/.openclaw/…" and `git commit -m "f…` mid-word: an agent reading the entry cannot
+    tell which file or command it was. The cut falls at a path separator or a word's end."""
+    rows = [*found(shared_data, "runtimes/openclaw/transcripts/f967d602-325a-4a45-8d54-ee17484cfd96.jsonl").found,
+            *found(shared_data, "transcripts/claude_code/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl.gz").found]
+    what = [f.summary(RULES.summary_chars).split("` failed:")[0] for f in rows]
+    cut = [(w.split("`", 1)[1], " ".join(f.command.split())) for w, f in zip(what, rows, strict=True) if "…" in w]
+    assert cut, what
+    for w, ran in cut:
+        head, _, tail = w.partition("…")
+        if tail:  # a path's end: it starts at a separator or with a whole segment
+            at = ran.rindex(tail.lstrip("/\\"))
+            assert at == 0 or ran[at - 1] in "/\\", (w, ran)
+        else:  # a command's start: it ends where a word of the command ends
+            assert ran.startswith(head) and not ran[len(head)].isalnum(), (w, ran)
+    assert "read `…/node/.openclaw/workspace/memory/2026-02-27.md" in what
+    assert not any(w.rstrip("…").endswith('-m "f') for w, _ in cut)
+
+
+@pytest.mark.parametrize(("text", "width", "short"), [
+    ('git add -A && git commit -m "fix: the parser"', 30, "git add -A && git commit -m…"),
+    ("mix test test/spotter_web/live/x_test.exs", 24, "mix test test/…"),
+    ("abcdefghijklmnopqrstuvwxyz0123456789", 20, "abcdefghijklmnopqrs…"),  # no word end in reach: cut as before
+])
+def test_a_long_command_is_cut_after_a_whole_word(text, width, short):
+    from kg.reflect.failures import _short
+
+    assert _short(text, width) == short
 
 
 def test_the_error_text_starts_near_the_cause_without_noise():
