@@ -150,9 +150,16 @@ def _read(said: list[str], chars: int) -> list[str]:
     return out
 
 
-def _trim(text: str, limit: int) -> str:
+def _trim(text: str, limit: int, words: bool = False) -> str:
+    """`text` on one line within `limit`; with `words`, cut where a word ends ("…before the cut…", not "…prio…")
+    unless that would leave less than two thirds of it."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    if words and text[limit - 1].isalnum() and head[-1:].isalnum() and head.rfind(" ") >= 2 * limit // 3:
+        head = head[: head.rfind(" ")]
+    return head.rstrip(" ,;:-(") + "…"
 
 
 # --- tasks ---------------------------------------------------------------------------
@@ -239,7 +246,7 @@ def _learnings(
             evidence = _evidence(line, hit, lim.evidence_chars) if hit else _trim(line, lim.evidence_chars)
             said = _read(sentences(straighten(words_)), rules.signals.user_chars) or [straighten(line)]
             preferred = sentence_at(straighten(line), straighten(hit.group(0)) if hit else "")
-            lesson, source = phrase_lesson(det.category, said, preferred, rules.lessons)
+            lesson, source = phrase_lesson(det.category, said, preferred, rules.lessons, v[i].prev)
             if source != preferred:  # the lesson came from another sentence: show that one as evidence
                 offset = next((o for o, ln in lines if source in straighten(ln)), offset)
                 evidence = _trim(source, lim.evidence_chars)
@@ -259,7 +266,7 @@ def _learnings(
             yield Finding(
                 kind=det.kind,
                 category=det.category,
-                summary=_trim(lesson, lim.summary_chars),
+                summary=_trim(lesson, lim.summary_chars, words=True),
                 details=details,
                 evidence=evidence,
                 position=f"line {turn.line + offset}" if turn.line is not None else turn.position,

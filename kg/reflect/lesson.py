@@ -9,6 +9,7 @@ stemmed and sorted, so the same lesson said another way in another session lands
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import cache
 
 from kg.graph.linking import default_rules, terms
@@ -37,7 +38,7 @@ def sentence_at(text: str, needle: str) -> str:
     return parts[0] if parts else text.strip()
 
 
-def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tuple[str, str]:
+def phrase(category: str, said: list[str], preferred: str, rules: Lessons, prev: str = "") -> tuple[str, str]:
     """(lesson, the sentence it came from). The first rewrite, in the rules' order, that matches any
     sentence of what the user said wins; else the category's template over the `preferred` sentence.
 
@@ -59,9 +60,9 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tu
         other = _with_content(category, cleaned, rules)
         if other is not None:
             s, preferred = other
-    if category in rules.question and _is_question(preferred):
+    if category in rules.question and _asks(preferred, rules):
         # a question is not a lesson: another sentence that says what to do, else the question to answer first
-        other = _with_content(category, [c for c in cleaned if not _is_question(c[1])], rules, strict=True)
+        other = _with_content(category, [c for c in cleaned if not _asks(c[1], rules)], rules, strict=True)
         if other is not None:
             s, preferred = other
         else:
@@ -71,24 +72,49 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tu
                 if m:
                     return _fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": asked},
                                  rules.ing_e), preferred
+            if not is_question(s, rules):  # a statement said with doubt: the statement is the lesson
+                return _fill(rules.fallback[category], {"s": asked}), preferred
+            # no rewrite (another language, a shape no rule knows): the agent's last statement is what to check
+            ctx = in_context(category, asked, prev, rules, rules.question_context) if names_something(
+                asked, rules) else None  # "wtf??" names nothing: detect names the agent's statement its own way
+            if ctx is not None:
+                return ctx[0], preferred
             return _fill(rules.question[category], {"s": asked}), preferred
     return _fill(rules.fallback[category], {"s": s}), preferred
 
 
-def _is_question(sentence: str) -> bool:
-    return sentence.rstrip().endswith(("?", "？"))
+def _asks(sentence: str, rules: Lessons) -> bool:
+    """Said as a question: a "?" at its end, or a question's opening."""
+    return sentence.rstrip().endswith(("?", "？")) or is_question(sentence, rules)
+
+
+def is_question(sentence: str, rules: Lessons) -> bool:
+    """A question: it opens as one ("why not just edit it", "куда ты создал файл"), or it ends with "?" and is not an
+    English statement said with doubt ("scrolling still does not work (maybe X)?": no opener, words of its own).
+    Other languages ask yes/no without an opener ("Удалось понять причину?"): their "?" is a question."""
+    text = _LIST.sub("", sentence).strip()
+    opens = rules.question_opener is not None and bool(rules.question_opener.search(text))
+    if opens or not text.endswith(("?", "？")):
+        return opens
+    words = _PROSE_WORD.findall(text)
+    english = bool(words) and all(w.isascii() for w in words)
+    return not (english and len(words) >= _DOUBT_WORDS)
+
+
+_DOUBT_WORDS = 5  # an English sentence ending "?" with no opener and this many words is a statement said with doubt
 
 
 _MARKUP = re.compile(r"^[\s#>*+\-\d.)]+|[*_`]{2,}")
 
 
-def in_context(category: str, said: str, prev: str, rules: Lessons) -> tuple[str, str] | None:
+def in_context(category: str, said: str, prev: str, rules: Lessons,
+               templates: Mapping[str, str] | None = None) -> tuple[str, str] | None:
     """(lesson, the agent's sentence it names) for a finding whose user words name nothing a key can hold ("wtf",
     "nice, it works"): the lesson names what the agent had just said, the last of its statements (not a question,
     not an offer) that names something, under the category's context template. None: no template or no such
     sentence."""
-    template = rules.context.get(category)
-    if template is None or not prev or names_something(said, rules):
+    template = (rules.context if templates is None else templates).get(category)
+    if template is None or not prev or (templates is None and names_something(said, rules)):
         return None
     for raw in reversed(sentences(prev)):
         s = " ".join(_MARKUP.sub("", raw).split())
@@ -107,11 +133,12 @@ def names_something(text: str, rules: Lessons) -> bool:
 
 _CONTEXT_CHARS = 100
 _PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
+_CODE_MARKS = re.compile(r"\s=\s|[;{}]|^(const|let|var|def|return|import|from)\s")  # a line of code
 
 
 def _prose(s: str) -> bool:
     """Words, not markup or code: most of it letters in words, and no tag or escape."""
-    if "<" in s[:2] or "\\" in s:
+    if "<" in s[:2] or "\\" in s or _CODE_MARKS.search(s):
         return False
     return sum(len(w) for w in _PROSE_WORD.findall(s)) >= 0.6 * len(s.replace(" ", ""))
 

@@ -178,6 +178,12 @@ class Lessons:
     question_rewrites: tuple[Rewrite, ...] = ()
     # A turn that is only an exclamation ("wtf", "ugh", "seriously?") teaches nothing by itself.
     exclamation: re.Pattern[str] | None = None
+    # A sentence that opens as a question is one without its "?" ("why not just edit the file directly"); one that
+    # does not, in English, is a statement said with doubt ("scrolling still does not work (maybe X)?").
+    question_opener: re.Pattern[str] | None = None
+    # category -> template for a question no rewrite made an instruction, said after the agent's last statement
+    # ({s}: the question, {prev}: that statement), before the bare `question` template.
+    question_context: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -296,7 +302,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
 
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
              "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
-             "exclamation"))
+             "exclamation", "question_opener", "question_context"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -334,6 +340,9 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         question_rewrites=tuple(rewrites_of("question_rewrite")),
         exclamation=_regex(t, "exclamation", t.string("exclamation"), re.IGNORECASE)
         if "exclamation" in t.data else None,
+        question_opener=_regex(t, "question_opener", t.string("question_opener"), re.IGNORECASE)
+        if "question_opener" in t.data else None,
+        question_context=_context(t, categories, "question_context"),
     )
 
 

@@ -176,7 +176,7 @@ def test_an_injected_tag_must_be_a_tag_name():
         ("correction", ["no console logs!"], "No console logs"),
         # "did you need to X" doubts X: it is not the lesson "X"
         ("correction", ["did you need to prepend the process path, those are relative links"],
-         "Did you need to prepend the process path, those are relative links"),
+         "Do not prepend the process path unless needed: those are relative links"),
         # a rewrite that leaves one word says nothing: the question, said as a check, is the lesson
         ("correction", ["are you currently in the session repo?", "you should be"],
          "Check whether you are currently in the session repo"),
