@@ -64,7 +64,8 @@ def _cut(lesson: str, source: str) -> bool:
     start cut off on the left, a word's end cut off on the right)."""
     for m in _ELLIPSIS.finditer(lesson):
         left, right = m.group(1).strip("`'\"(["), m.group(2).strip("`'\")].,:")
-        if left and re.search(re.escape(left) + r"[\w]", source) and not re.search(re.escape(left) + r"(?![\w])", source):
+        whole = re.search(re.escape(left) + r"(?![\w])", source)
+        if left and re.search(re.escape(left) + r"[\w]", source) and not whole:
             return True
         if right and not right.startswith(("/", "\\")) and re.search(r"[\w]" + re.escape(right), source) and not \
                 re.search(r"(?<![\w])" + re.escape(right), source):

@@ -1,0 +1,72 @@
+"""Lessons of real transcripts read as rules an agent can follow without the transcript (tests/conftest.py
+`shared_data`): a question said as what to do or what to check, a statement said with doubt kept as the statement, a
+long lesson cut where a word ends. bench/reflect_lessons.py counts the same shapes on every real transcript."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kg.reflect import default_rules, read_transcript
+from kg.reflect.detect import reflect
+
+RULES = default_rules()
+SPEC = "transcripts/specstory/"
+
+
+def lessons(shared_data, name: str) -> dict[int, str]:
+    t = read_transcript(shared_data / name)
+    return {f.turn: f.summary for f in reflect(t, RULES).findings if f.category == "correction"}
+
+
+@pytest.mark.parametrize(("name", "turn", "lesson"), [
+    # no "?" but a question's opening: said as what to do (main: the question itself, "Why not just edit ...")
+    (SPEC + "2025-05-01_19-32-starting-task-027.md", 24, "Edit the file directly"),
+    (SPEC + "2025-04-28_16-22-backlog-task-inquiry.md", 10, "Make sure you cover this logic with a test"),
+    (SPEC + "2025-04-28_19-10-starting-work-on-project-#004.md", 22,
+     "Do not forget: we were about to create a task for that change i requested"),
+    # an English statement said with doubt is the statement (main: "Check this first: scrolling back ...?")
+    ("transcripts/claude_code/tool_heavy.jsonl", 10,
+     "Scrolling back in xterm.js still does not work (maybe because outer web catches it)"),
+])
+def test_a_real_question_becomes_what_to_do(shared_data, name, turn, lesson):
+    assert lessons(shared_data, name)[turn] == lesson
+
+
+def test_a_question_in_another_language_names_what_to_check(shared_data):
+    """"куда ты создал файл" (where did you create the file) has no "?" and no English rule to rewrite it: the lesson
+    names the agent's last statement to check, the question beside it (main: the question as the lesson)."""
+    got = lessons(shared_data, "runtimes/aider/alexshchuka_mozgoslav/.aider.chat.history.md")[28]
+    assert got.startswith("Check this before handing it back: ") and "Report path" in got, got
+
+
+@pytest.mark.parametrize(("sentence", "asks"), [
+    ("why not just edit the file directly", True),
+    ("did you cover this logic with a test", True),
+    ("куда ты создал файл", True),
+    ("Удалось понять причину бага?", True),  # yes/no in Russian: no opener, the "?" decides
+    ("scrolling back still does not work (maybe because X)?", False),
+    ("tests pass?", True),  # too short to be a statement said with doubt
+    ("do it yourself", False),  # an imperative, not "do you ..."
+    ("when working with json outputs, never use grep", False),
+])
+def test_what_is_a_question(sentence, asks):
+    from kg.reflect.lesson import is_question
+
+    assert is_question(sentence, RULES.lessons) is asks
+
+
+def test_no_lesson_of_a_real_transcript_is_cut_mid_word(shared_data):
+    """The 120-character summary cut words in half ("…covers the behavior prio…"): it cuts where a word ends."""
+    cut = []
+    for path in sorted((shared_data / "transcripts" / "specstory").glob("*.md")):
+        t = read_transcript(path)
+        for f in reflect(t, RULES).findings:
+            if not f.summary.endswith("…"):
+                continue
+            last = re.findall(r"[\w'-]+", f.summary[:-1])[-1]
+            words = set(re.findall(r"[\w'-]+", f"{t.turns[f.turn].text} {f.details}"))
+            if last not in words:
+                cut.append(f.summary)
+    assert not cut, cut
