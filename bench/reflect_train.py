@@ -85,7 +85,9 @@ PRIOR = {
                    # the user replaces what the agent just used, narrows what it may touch, proposes another way
                    # after its attempt, or asks about a step its reply admits was not done
                    "replaces_agent_act": 1.0, "restricts_after_work": 1.0, "try_after_work": 1.0,
-                   "status_denied": 2.2},
+                   "status_denied": 2.2,
+                   # agreement alone, to a turn that names no fault: a request or a question agreed with
+                   "agrees_only": -3.0},
     "preference": {"from_now_on": 4.0, "imperative_rule": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0,
                    "we_convention": 0.8, "prohibition": 0.6, "promises_change": 0.8,
                    "edits_rule": 1.5,
@@ -117,7 +119,10 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
                         # a status question the agent's reply answers "no, not done": it cancels the status
                         # question's weight against and stands as a reason (labels/README.md: "pointed questions
                         # about an omission when the step was in fact skipped")
-                        "status_denied"}}
+                        "status_denied",
+                        # agreement alone to a turn naming no fault ("You're absolutely right!" to a new request):
+                        # the labelled chats' agent rarely says it there, other users' agents often do (stated)
+                        "agrees_only"}}
 # Signals a class may not use: how long a turn is does not say whether it states a lasting rule (this user
 # writes rules at length; "I prefer tabs" is short).
 # Nor does pushback at this turn's work (a question, swearing, a flaw, an interrupt, a repeated request).

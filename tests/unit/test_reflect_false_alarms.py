@@ -237,3 +237,47 @@ def test_a_few_words_the_agent_answers_with_you_are_right_are_a_correction():
     assert found(conceded, 3) == {"correction"}
     thanks = transcript(*said, ("user", "thanks, looks good"), ("assistant", "You're right, it is done."))
     assert "correction" not in found(thanks, 3)
+
+
+DONE = [("user", "add an export button"),
+        ("assistant", "I've added the export button to the toolbar and wired it to the CSV writer. The tests pass.")]
+YES = "You're absolutely right! Let me add that."
+
+
+@pytest.mark.parametrize("said", ["can you also add a progress bar?", "how does the CSV writer handle quotes?",
+                                  "what about adding a JSON export too?", "should we add a test for this?",
+                                  "now make the same button for import"])
+def test_agreement_alone_to_a_request_or_a_question_is_not_a_correction(said):
+    """Agents that open replies with "You're absolutely right!" say it to new requests and questions: agreement that
+    is all the agent says, to a turn naming no fault, makes no correction (on main each of these was one)."""
+    t = transcript(*DONE, ("user", said), ("assistant", YES))
+    assert "agrees_only" in turn_signals(t, RULES)[2]
+    assert "correction" not in found(t, 2)
+
+
+@pytest.mark.parametrize(("said", "reply"), [
+    ("no, that's the wrong file, the button goes in the export menu", YES),
+    ("ok but now the import button is gone", YES),
+    ("the staging database", "You're right, my mistake: I used production. Switching to staging."),
+])
+def test_agreement_to_a_fault_or_with_an_admission_stays_a_correction(said, reply):
+    t = transcript(*DONE, ("user", said), ("assistant", reply))
+    assert "agrees_only" not in turn_signals(t, RULES)[2]
+    assert "correction" in found(t, 2)
+
+
+@pytest.mark.parametrize("said", ["I like the approach. Let's keep going with the import",
+                                  "love this, keep going"])
+def test_liking_the_work_and_going_on_is_neither_a_rule_nor_a_correction(said):
+    """"keep going" is not "it keeps failing"; "I like the approach" praises this work, it states no lasting rule."""
+    t = transcript(*DONE, ("user", said), ("assistant", "Great! Moving on to the import."))
+    sigs = turn_signals(t, RULES)[2]
+    assert "still_again" not in sigs and "prefers" not in sigs
+    assert not found(t, 2) & {"correction", "preference"}
+
+
+@pytest.mark.parametrize("said", ["I like tabs over spaces in this repo", "i like it when you run the tests first",
+                                  "it keeps failing on the import", "you keep adding print statements"])
+def test_a_lasting_liking_and_a_repeated_failure_still_fire(said):
+    sigs = turn_signals(transcript(*DONE, ("user", said), ("assistant", "OK.")), RULES)[2]
+    assert {"prefers", "still_again"} & set(sigs)
