@@ -281,3 +281,18 @@ def test_liking_the_work_and_going_on_is_neither_a_rule_nor_a_correction(said):
 def test_a_lasting_liking_and_a_repeated_failure_still_fire(said):
     sigs = turn_signals(transcript(*DONE, ("user", said), ("assistant", "OK.")), RULES)[2]
     assert {"prefers", "still_again"} & set(sigs)
+
+
+@pytest.mark.parametrize(("said", "lasting"), [
+    ("in this project we use tabs, not spaces", True),  # the team's convention
+    ("remember: the staging db is read-only", True),  # a point given to keep
+    ("在这个项目里我们统一用 pnpm", True),
+    ("в этом проекте мы используем pnpm", True),
+    ("always the same error, it fails on import", False),  # what happens, not a rule
+    ("it never finishes, the build hangs", False),
+    ("for now, skip the tests", False),  # a one-off
+    ("这次先跳过测试", False),
+])
+def test_lasting_rule_language_is_kept_apart_from_one_offs_and_reports(said, lasting):
+    t = transcript(*DONE, ("user", said), ("assistant", "OK."))
+    assert ("preference" in found(t, 2)) is lasting, turn_signals(t, RULES)[2]
