@@ -93,7 +93,8 @@ def is_question(sentence: str, rules: Lessons) -> bool:
     English statement said with doubt ("scrolling still does not work (maybe X)?": no opener, words of its own).
     Other languages ask yes/no without an opener ("Удалось понять причину?"): their "?" is a question."""
     text = _LIST.sub("", sentence).strip()
-    opens = rules.question_opener is not None and bool(rules.question_opener.search(text))
+    said = rules.strip.sub("", text).strip() or text  # "i mean, what do you think ...": the question after fillers
+    opens = rules.question_opener is not None and bool(rules.question_opener.search(said))
     if opens or not text.endswith(("?", "？")):
         return opens
     words = _PROSE_WORD.findall(text)

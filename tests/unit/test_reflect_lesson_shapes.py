@@ -15,9 +15,16 @@ RULES = default_rules()
 SPEC = "transcripts/specstory/"
 
 
-def lessons(shared_data, name: str) -> dict[int, str]:
+def lessons(shared_data, name: str, category: str = "correction") -> dict[int, str]:
     t = read_transcript(shared_data / name)
-    return {f.turn: f.summary for f in reflect(t, RULES).findings if f.category == "correction"}
+    return {f.turn: f.summary for f in reflect(t, RULES).findings if f.category == category}
+
+
+def test_a_rule_asked_for_as_a_question_is_said_as_what_to_do(shared_data):
+    """"how can we improve the rules to ensure ...?" (a preference) -> "Find a way to improve the rules ..." (main
+    kept the question)."""
+    got = lessons(shared_data, SPEC + "2025-04-28_18-34-create-minsky-task-command.md", "preference")[4]
+    assert got.startswith("Find a way to improve the rules to ensure"), got
 
 
 @pytest.mark.parametrize(("name", "turn", "lesson"), [
@@ -26,6 +33,7 @@ def lessons(shared_data, name: str) -> dict[int, str]:
     (SPEC + "2025-04-28_16-22-backlog-task-inquiry.md", 10, "Make sure you cover this logic with a test"),
     (SPEC + "2025-04-28_19-10-starting-work-on-project-#004.md", 22,
      "Do not forget: we were about to create a task for that change i requested"),
+    (SPEC + "2025-04-28_16-22-backlog-task-inquiry.md", 22, "Propose what to do about the test"),
     # an English statement said with doubt is the statement (main: "Check this first: scrolling back ...?")
     ("transcripts/claude_code/tool_heavy.jsonl", 10,
      "Scrolling back in xterm.js still does not work (maybe because outer web catches it)"),
