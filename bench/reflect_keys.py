@@ -25,10 +25,11 @@ SAME = 50  # token_set_ratio at or over this: two lessons share most of their wo
 
 
 def sessions(data: Path) -> list[Path]:
-    out = sorted((data / "transcripts" / "specstory").glob("*.md"))
-    for sub in ("transcripts/claude_code", "runtimes"):
-        out += sorted(p for p in (data / sub).rglob("*") if p.is_file() and p.suffix in (".jsonl", ".gz", ".md"))
-    return out
+    """Every real transcript (bench/reflect_lessons.py's list): not the notes beside them (LICENSES.md, HOOKS.md,
+    README.md ...), which read as plain text would make "findings" of documentation."""
+    from reflect_lessons import transcripts
+
+    return [p for _, p in transcripts(data)]
 
 
 def main() -> None:
