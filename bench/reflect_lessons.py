@@ -62,8 +62,12 @@ def transcripts(data: Path) -> list[tuple[str, Path]]:
 def _cut(lesson: str, source: str) -> bool:
     """A word or path cut in the middle: the piece touching "…" is not whole in the text it came from (a word's
     start cut off on the left, a word's end cut off on the right)."""
+    if "…" in source:
+        return False  # the text it came from holds the ellipsis itself
     for m in _ELLIPSIS.finditer(lesson):
         left, right = m.group(1).strip("`'\"(["), m.group(2).strip("`'\")].,:")
+        if left.endswith(("/", "\\")):
+            left = ""  # cut after a path separator: whole segments
         whole = re.search(re.escape(left) + r"(?![\w])", source)
         if left and re.search(re.escape(left) + r"[\w]", source) and not whole:
             return True

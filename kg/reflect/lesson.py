@@ -181,7 +181,7 @@ def _fill(template: str, values: dict[str, str], ing_e: frozenset[str] = frozens
             value = base_form(value, ing_e)
         return value[:1].upper() + value[1:] if name[:1].isupper() else value
 
-    out = _FIELD.sub(one, template).strip()
+    out = " ".join(_FIELD.sub(one, template).split())  # an empty field leaves no double space
     return out[:1].upper() + out[1:]
 
 
