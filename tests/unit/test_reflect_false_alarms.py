@@ -296,3 +296,12 @@ def test_a_lasting_liking_and_a_repeated_failure_still_fire(said):
 def test_lasting_rule_language_is_kept_apart_from_one_offs_and_reports(said, lasting):
     t = transcript(*DONE, ("user", said), ("assistant", "OK."))
     assert ("preference" in found(t, 2)) is lasting, turn_signals(t, RULES)[2]
+
+
+@pytest.mark.parametrize("said", ["I changed my mind, let's use JSON instead of CSV",
+                                  "on second thought, put the button in the menu", "我改主意了，用 JSON 吧"])
+def test_the_user_changing_their_own_mind_is_not_a_correction(said):
+    """The agent did what was asked; the user changed the request: not the agent's mistake (main: a correction)."""
+    t = transcript(*DONE, ("user", said), ("assistant", "Sure."))
+    assert "self_corrects" in turn_signals(t, RULES)[2]
+    assert "correction" not in found(t, 2)
