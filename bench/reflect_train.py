@@ -78,6 +78,8 @@ PRIOR = {
                    # what says a turn is not about the agent's work: the user asks in the runtime's ask-only mode,
                    # or fixes a slip in their own last message
                    "ask_mode": -1.0, "self_corrects": -1.5, "changed_setup": 0.0,
+                   # a problem the user marks as another one ("another issue: ...", "unrelated, but ..."): a new task
+                   "new_problem": -1.5,
                    # the first words of a new session after earlier work in the same file (aider appends sessions to
                    # one history): usually the next task, sometimes about what the last session left behind; the
                    # result said as it should be, right after the agent's work; a fault named after praise
@@ -155,7 +157,7 @@ WEAK = {"correction": {"short", "long", "question", "pasted", "evaluates", "mini
                        "repeats_request", "retries_tool", "worked", "short_after_work",
                        # general evidence against, held at its prior: one user's "also" or "can you" in a rebuke
                        # must not turn it into evidence for
-                       "asks_info", "requests", "extends", "approves", "answers_agent", "ask_mode", "self_corrects", "asks_user", "changed_setup", "supplies_asked", "greets", "praises_work",
+                       "asks_info", "requests", "extends", "approves", "answers_agent", "ask_mode", "self_corrects", "new_problem", "asks_user", "changed_setup", "supplies_asked", "greets", "praises_work",
                        "says_news"},
         "preference": {"describes_habit", "one_off",
                        # how this user words a rule ("we want a real test, not a trivial test") is how anyone words a

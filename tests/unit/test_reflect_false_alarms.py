@@ -305,3 +305,21 @@ def test_the_user_changing_their_own_mind_is_not_a_correction(said):
     t = transcript(*DONE, ("user", said), ("assistant", "Sure."))
     assert "self_corrects" in turn_signals(t, RULES)[2]
     assert "correction" not in found(t, 2)
+
+
+@pytest.mark.parametrize("said", ["there's also a bug in the login page: it doesn't redirect after sign in",
+                                  "another issue: the settings page crashes on save",
+                                  "unrelated, but the footer links are broken",
+                                  "separate problem: our CI is failing on the lint step since last week"])
+def test_a_problem_the_user_marks_as_another_one_is_a_new_task(said):
+    """labels/README.md: "problems the current agent did not cause" are not corrections (main: each one was)."""
+    t = transcript(*DONE, ("user", said), ("assistant", "Let me look into it."))
+    sigs = turn_signals(t, RULES)[2]
+    assert "new_problem" in sigs and "fails_after_claim" not in sigs
+    assert "correction" not in found(t, 2)
+
+
+@pytest.mark.parametrize("said", ["the export button doesn't work, nothing happens when I click it", "the CSV is empty"])
+def test_a_problem_in_what_the_agent_just_did_stays_a_correction(said):
+    t = transcript(*DONE, ("user", said), ("assistant", "Let me look into it."))
+    assert "correction" in found(t, 2)
