@@ -323,3 +323,12 @@ def test_a_problem_the_user_marks_as_another_one_is_a_new_task(said):
 def test_a_problem_in_what_the_agent_just_did_stays_a_correction(said):
     t = transcript(*DONE, ("user", said), ("assistant", "Let me look into it."))
     assert "correction" in found(t, 2)
+
+
+def test_the_same_problem_in_a_hypothetical_is_not_a_recurrence():
+    """"same problem if the app tried ..." describes a design question, not a failure that came back."""
+    said = "in a web ui it is hard to ask the user synchronously. same problem if the app served an api instead."
+    sigs = turn_signals(transcript(*DONE, ("user", said), ("assistant", "OK.")), RULES)[2]
+    assert "still_again" not in sigs
+    again = "same error again after your fix"
+    assert "still_again" in turn_signals(transcript(*DONE, ("user", again), ("assistant", "OK.")), RULES)[2]
