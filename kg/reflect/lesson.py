@@ -121,6 +121,8 @@ def in_context(category: str, said: str, prev: str, rules: Lessons,
         s = " ".join(_MARKUP.sub("", raw).split())
         if s.endswith(("?", "？", ":")) or len(s) < 12 or not _prose(s) or key(category, s, rules) is None:
             continue
+        if rules.context_skip is not None and rules.context_skip.search(s):
+            continue  # an offer or a question back, not what the agent did
         s = s if len(s) <= _CONTEXT_CHARS else s[: _CONTEXT_CHARS - 1].rstrip() + "…"
         return _fill(template, {"s": said.strip(" .!?"), "prev": s}), s
     return None

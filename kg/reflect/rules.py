@@ -184,6 +184,9 @@ class Lessons:
     # category -> template for a question no rewrite made an instruction, said after the agent's last statement
     # ({s}: the question, {prev}: that statement), before the bare `question` template.
     question_context: Mapping[str, str] = field(default_factory=dict)
+    # A sentence of the agent's that is an offer or a question back ("If you want me to ...", "Let me know ..."):
+    # never the statement a context lesson names.
+    context_skip: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -302,7 +305,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
 
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
              "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
-             "exclamation", "question_opener", "question_context"))
+             "exclamation", "question_opener", "question_context", "context_skip"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -343,6 +346,8 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         question_opener=_regex(t, "question_opener", t.string("question_opener"), re.IGNORECASE)
         if "question_opener" in t.data else None,
         question_context=_context(t, categories, "question_context"),
+        context_skip=_regex(t, "context_skip", t.string("context_skip"), re.IGNORECASE)
+        if "context_skip" in t.data else None,
     )
 
 

@@ -80,3 +80,16 @@ def test_no_lesson_of_a_real_transcript_is_cut_mid_word(shared_data):
             if last not in words:
                 cut.append(f.summary)
     assert not cut, cut
+
+
+def test_a_lesson_in_context_names_what_the_agent_did_not_its_offer():
+    """"try again" names nothing: the lesson names the agent's last statement, never an offer ("If you want me to
+    ...") or a question back (main named the offer)."""
+    from kg.reflect.parse import Transcript, Turn
+
+    said = ("I rewrote the retry loop in client.py to back off exponentially. "
+            "If you want, I can also switch the client to a fixed delay.")
+    t = Transcript("text", tuple(Turn(i, r, x, position=f"turn {i + 1}") for i, (r, x) in enumerate(
+        [("user", "fix the retries"), ("assistant", said), ("user", "wtf")])))
+    got = [f.summary for f in reflect(t, RULES).findings if f.category == "correction"]
+    assert got and "retry loop" in got[0] and "fixed delay" not in got[0], got
