@@ -198,10 +198,10 @@ HAND = {
                        "resumed": -2.0,
                        # asking for it to be filed for later, the lack shown by a workaround just before
                        "files_request": 0.6, "workaround": 0.6, "wants_after_workaround": 1.0,
-                       # "is there a way to ...?" asked in ask-only mode is a how-to question
-                       "ask_mode": -2.5}),
+                       # "is there a way to ...?" asked in ask-only mode, or with no lack shown, is a how-to question
+                       "ask_mode": -2.5, "howto_question": -2.5}),
     # Praise of the work; plain thanks after a finished job is weaker than praise of the approach.
-    "best_practice": (-2.6, {"resumed": -2.0, "praise": 3.0, "approves": 0.8, "praises_work": 0.3, "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
+    "best_practice": (-2.6, {"resumed": -2.0, "thanks_only": -3.0, "praise": 3.0, "approves": 0.8, "praises_work": 0.3, "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
                              "rejects": -1.0, "still_again": -0.6, "problem_report": -0.5}),
 }
 

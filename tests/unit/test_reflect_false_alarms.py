@@ -332,3 +332,22 @@ def test_the_same_problem_in_a_hypothetical_is_not_a_recurrence():
     assert "still_again" not in sigs
     again = "same error again after your fix"
     assert "still_again" in turn_signals(transcript(*DONE, ("user", again), ("assistant", "OK.")), RULES)[2]
+
+
+@pytest.mark.parametrize(("said", "praised"), [("ok thanks", False), ("thanks, now write the docs", False),
+                                               ("谢谢", False), ("excellent, that fixed it", True),
+                                               ("works now, thanks for fixing that", True)])
+def test_thanks_alone_is_not_praise_of_the_work(said, praised):
+    """labels/README.md: praise is "explicit praise or confirmation that the work or approach was good"; gratitude
+    alone, or with the next request, says neither (main: a best_practice finding for each)."""
+    t = transcript(*DONE, ("user", said), ("assistant", "You're welcome."))
+    assert ("best_practice" in found(t, 2)) is praised
+
+
+def test_a_how_to_question_with_no_lack_shown_is_not_a_feature_request():
+    """"is there a way to ...?" when nothing failed and the agent said nothing it cannot do: a how-to question."""
+    t = transcript(*DONE, ("user", "is there a way to run only one test?"), ("assistant", "Yes: pytest -k NAME."))
+    assert "feature_request" not in found(t, 2)
+    lack = transcript(("user", "run the tests"), ("assistant", "I can't run a single test with this runner."),
+                      ("user", "is there a way to run only one test?"), ("assistant", "Not yet."))
+    assert "feature_request" in found(lack, 2)
