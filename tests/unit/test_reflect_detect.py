@@ -41,9 +41,7 @@ def kinds(t: Transcript) -> list[tuple[str, str]]:
         ("错了，实际上应该是 8080 端口", ("learning", "correction")),
         ("It would be nice if you could run the linter too", ("feature", "feature_request")),
         ("I wish you could read PDFs", ("feature", "feature_request")),
-        ("Is there a way to skip the slow tests?", ("feature", "feature_request")),
         ("Why can't you run it in the background?", ("feature", "feature_request")),
-        ("能不能支持导出 CSV？", ("feature", "feature_request")),
         ("希望你能自动格式化", ("feature", "feature_request")),
         ("FYI the API now returns a list, not a dict", ("learning", "knowledge_gap")),
         ("There's a better approach: batch the inserts", ("learning", "correction")),
@@ -62,6 +60,16 @@ def kinds(t: Transcript) -> list[tuple[str, str]]:
 def test_user_phrases(said, expected):
     t = chat(("user", "hello"), ("assistant", "Sure, done."), ("user", said))
     assert expected in kinds(t)
+
+
+@pytest.mark.parametrize("said", ["Is there a way to skip the slow tests?", "能不能支持导出 CSV？"])
+def test_a_capability_asked_for_after_the_lack_showed_is_a_feature_request(said):
+    """Asked with nothing lacking before it, it is a how-to question (labels/README.md: the lack is "exposed in the
+    same conversation"); after the agent said it cannot, a feature request."""
+    lack = chat(("user", "hello"), ("assistant", "I can't do that with the tools I have here."), ("user", said))
+    assert ("feature", "feature_request") in kinds(lack)
+    assert ("feature", "feature_request") not in kinds(chat(("user", "hello"), ("assistant", "Sure, done."),
+                                                            ("user", said)))
 
 
 @pytest.mark.parametrize(
