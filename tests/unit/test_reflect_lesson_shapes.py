@@ -93,3 +93,17 @@ def test_a_lesson_in_context_names_what_the_agent_did_not_its_offer():
         [("user", "fix the retries"), ("assistant", said), ("user", "wtf")])))
     got = [f.summary for f in reflect(t, RULES).findings if f.category == "correction"]
     assert got and "retry loop" in got[0] and "fixed delay" not in got[0], got
+
+
+def test_a_lesson_rewritten_from_a_question_keys_as_the_same_lesson_said_plainly():
+    """The templates' own words ("Check whether", "Find the cause:", "before handing work back") are no key words:
+    on main "Check whether you are editing ... main workspace or ... session repo" keyed fix.session-whether-workspac,
+    apart from the same lesson said plainly in other sessions (bench/reflect_keys.py)."""
+    from kg.reflect.lesson import key
+
+    asked = key("correction", "Check whether you are editing files in the main workspace or in the session repo",
+                RULES.lessons)
+    said = key("correction", "Work on the file in the session, not in the main workspace", RULES.lessons)
+    assert asked == said == "fix.main-session-workspac"
+    assert key("correction", "Find the cause: the build still hangs", RULES.lessons) == key(
+        "correction", "The build still hangs", RULES.lessons)
