@@ -51,6 +51,14 @@ def test_a_question_in_another_language_names_what_to_check(shared_data):
     assert got.startswith("Check this before handing it back: ") and "Report path" in got, got
 
 
+def test_a_russian_yes_no_question_becomes_the_step_to_take(shared_data):
+    """"Ты зациклился. Удалось понять причину бага?" (you're looping; did you manage to find the bug's cause?): main
+    wrote "Check this first: Удалось понять причину бага?"; the lesson is the step, said as Russian instructions are
+    (an infinitive)."""
+    got = lessons(shared_data, "runtimes/aider/alexshchuka_mozgoslav/.aider.chat.history.md")[16]
+    assert got == "Понять причину бага до того, как продолжать", got
+
+
 @pytest.mark.parametrize(("sentence", "asks"), [
     ("why not just edit the file directly", True),
     ("did you cover this logic with a test", True),
