@@ -115,3 +115,19 @@ def test_a_lesson_rewritten_from_a_question_keys_as_the_same_lesson_said_plainly
     assert asked == said == "fix.main-session-workspac"
     assert key("correction", "Find the cause: the build still hangs", RULES.lessons) == key(
         "correction", "The build still hangs", RULES.lessons)
+
+
+@pytest.mark.parametrize(("said", "lesson"), [
+    ("你为什么没有运行测试？", "运行测试"),  # why didn't you run the tests -> run the tests
+    ("为什么你改了配置文件？", "不要改配置文件"),  # why did you change the config -> do not change the config
+    ("为什么不直接修改这个文件？", "直接修改这个文件"),  # why not edit this file directly -> edit it directly
+    ("你推送了吗？", "交回前确认已推送"),  # did you push -> before handing back, make sure it is pushed
+])
+def test_a_chinese_question_is_said_as_what_to_do(said, lesson):
+    """The same rules for Chinese (main: "Check this first: <the question>?")."""
+    from kg.reflect.parse import Transcript, Turn
+
+    t = Transcript("text", tuple(Turn(i, r, x, position=f"turn {i + 1}") for i, (r, x) in enumerate(
+        [("user", "修复登录"), ("assistant", "已完成，测试通过。"), ("user", said), ("assistant", "抱歉，我的错。")])))
+    got = [f for f in reflect(t, RULES).findings if f.category == "correction"]
+    assert got and got[0].summary == lesson and got[0].pattern_key, got
