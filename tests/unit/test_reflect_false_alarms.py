@@ -351,3 +351,9 @@ def test_a_how_to_question_with_no_lack_shown_is_not_a_feature_request():
     lack = transcript(("user", "run the tests"), ("assistant", "I can't run a single test with this runner."),
                       ("user", "is there a way to run only one test?"), ("assistant", "Not yet."))
     assert "feature_request" in found(lack, 2)
+
+
+def test_a_dot_inside_a_file_name_does_not_end_the_doubt():
+    """"i don't think the generated pr.md is correct": the dot of "pr.md" cut the sentence, and says_wrong missed it."""
+    t = transcript(*DONE, ("user", "i don't think the generated pr.md is correct"), ("assistant", "Let me check."))
+    assert "says_wrong" in turn_signals(t, RULES)[2]
