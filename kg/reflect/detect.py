@@ -157,7 +157,8 @@ def _trim(text: str, limit: int, words: bool = False) -> str:
     if len(text) <= limit:
         return text
     head = text[: limit - 1]
-    if words and text[limit - 1].isalnum() and head[-1:].isalnum() and head.rfind(" ") >= 2 * limit // 3:
+    inside = all(c.isalnum() or c in "_-" for c in text[limit - 2: limit])  # both sides of the cut: one word
+    if words and inside and head.rfind(" ") >= 2 * limit // 3:
         head = head[: head.rfind(" ")]
     return head.rstrip(" ,;:-(") + "…"
 

@@ -56,6 +56,11 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons, prev:
                 if len(out.split()) >= 2:  # "you should be" -> "Be" says nothing
                     return out, original
     s = _clean(preferred, rules)
+    if rules.meant is not None and rules.meant.search(preferred) and not _says_what_to_do(s, rules):
+        # "i mean non-blank lines": a fragment of what the agent got wrong, said with what it had just said
+        ctx = in_context(category, s, prev, rules, rules.meant_context)
+        if ctx is not None:
+            return ctx[0], preferred
     if category in rules.reword and key(category, s, rules) is None:
         other = _with_content(category, cleaned, rules)
         if other is not None:

@@ -187,6 +187,9 @@ class Lessons:
     # A sentence of the agent's that is an offer or a question back ("If you want me to ...", "Let me know ..."):
     # never the statement a context lesson names.
     context_skip: re.Pattern[str] | None = None
+    # "i mean <words that say no step>": the agent's last statement with what the user meant ({s}, {prev}).
+    meant: re.Pattern[str] | None = None
+    meant_context: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -305,7 +308,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
 
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
              "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
-             "exclamation", "question_opener", "question_context", "context_skip"))
+             "exclamation", "question_opener", "question_context", "context_skip", "meant", "meant_context"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -348,6 +351,8 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         question_context=_context(t, categories, "question_context"),
         context_skip=_regex(t, "context_skip", t.string("context_skip"), re.IGNORECASE)
         if "context_skip" in t.data else None,
+        meant=_regex(t, "meant", t.string("meant"), re.IGNORECASE) if "meant" in t.data else None,
+        meant_context=_context(t, categories, "meant_context"),
     )
 
 

@@ -131,3 +131,10 @@ def test_a_chinese_question_is_said_as_what_to_do(said, lesson):
         [("user", "修复登录"), ("assistant", "已完成，测试通过。"), ("user", said), ("assistant", "抱歉，我的错。")])))
     got = [f for f in reflect(t, RULES).findings if f.category == "correction"]
     assert got and got[0].summary == lesson and got[0].pattern_key, got
+
+
+def test_i_mean_with_no_step_says_what_the_user_meant_after_what_the_agent_said(shared_data):
+    """"i mean non-blank not including the hash, etc" (aider): main wrote the fragment alone ("Non-blank not
+    including the hash, etc"); the lesson now names the agent's statement it answers."""
+    got = lessons(shared_data, "runtimes/aider/aider-ai_aider/chat-history.part1.md")[267]
+    assert got.startswith('The user meant "non-blank not including the hash, etc", after: These modifications'), got
