@@ -184,7 +184,7 @@ class Lessons:
     # category -> template for a question no rewrite made an instruction, said after the agent's last statement
     # ({s}: the question, {prev}: that statement), before the bare `question` template.
     question_context: Mapping[str, str] = field(default_factory=dict)
-    # An agent's offer or question back ("If you want me to ...", "Let me know ..."): never a context lesson's statement.
+    # An agent's offer or question back ("If you want me to ...", "Let me know ..."): never a context lesson.
     context_skip: re.Pattern[str] | None = None
     # "i mean <words that say no step>": the agent's last statement with what the user meant ({s}, {prev}).
     meant: re.Pattern[str] | None = None
