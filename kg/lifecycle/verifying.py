@@ -103,11 +103,13 @@ def prior(lc: Any) -> tuple[float, float]:
         e = verify.evidence(times, c["applied_at"], c["applied_at"], lc.lp, excluded=excluded,
                             observed_from=observed_from(lc))
         base.append((e.k_before, e.t_before))
-        spans.append((times, excluded, c["applied_at"], min(c["reverted_at"] or lc.now, lc.now)))
+        end = min(c["reverted_at"] or lc.now, lc.now)
+        spans.append((times, excluded, c["applied_at"], end, withdrawn.pauses(c["evidence"], end)))
     lc.__dict__["_prior"] = rate = verify.population_prior(base, lc.lp)
     lc.__dict__["_mix"] = workspace_mix(lc, rows, rate)
     lc.__dict__["_effect"] = verify.effect_prior(
-        (verify.evidence(t, a, end, lc.lp, excluded=x, observed_from=observed_from(lc)) for t, x, a, end in spans),
+        (verify.evidence(t, a, end, lc.lp, excluded=x, observed_from=observed_from(lc), paused=out)
+         for t, x, a, end, out in spans),
         lc.lp, rate)
     return rate
 
@@ -124,7 +126,7 @@ def workspace_mix(lc: Any, rows: list[dict[str, Any]], rate: tuple[float, float]
     settled = lc.now - lc.lp.recovery.cooldown_days * DAY  # a relapse needs time without the rule
     for pattern in sorted({c["pattern"] for c in rows if c["reverted_at"] and c["reverted_at"] <= settled}):
         times = history(lc, pattern, "")[0]
-        spans = [(c["applied_at"], min(c["reverted_at"] or lc.now, lc.now)) for c in rows if c["pattern"] == pattern]
+        spans = [s for c in rows if c["pattern"] == pattern for s in live_spans(c, lc.now)]
         kinds.append(verify.relapse(times, spans, lc.now, lc.lp, observed_from=observed_from(lc), prior=rate).kind)
     return verify_mix.relapse_factor(kinds, lc.lp)
 
@@ -155,9 +157,17 @@ def history(lc: Any, pattern: str, change: str) -> tuple[list[datetime], list[tu
     spans = []
     for c in lc.st.run("lc_pattern_changes", id=pattern):
         if c["id"] != change and c["applied_at"]:
-            end = c["reverted_at"] or lc.now
-            spans += in_effect_spans(c["applied_at"], end, withdrawn.pauses(c["evidence"], end))
+            spans += live_spans(c, lc.now, clip=False)
     return times, spans
+
+
+def live_spans(c: dict[str, Any], now: datetime, *, clip: bool = True) -> list[tuple[datetime, datetime]]:
+    """When a change's rule was in its file: applied to reverted (or `now`, and with `clip` never past it),
+    less the days a person had taken it out. History, the effect prior and the relapse mix all count time with
+    the rule through this one function (the last two counted the days out as time with it)."""
+    end = c["reverted_at"] or now
+    end = min(end, now) if clip else end
+    return in_effect_spans(c["applied_at"], end, withdrawn.pauses(c["evidence"], end))
 
 
 def in_effect_spans(start: datetime, end: datetime,
