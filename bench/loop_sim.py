@@ -68,6 +68,8 @@ class Pattern:
     verdicts: list[tuple[float, str]] = field(default_factory=list)   # (day, decisive verdict)
     events: list[tuple[float, bool]] = field(default_factory=list)    # (day, a burst extra?)
     trace: list[tuple[float, str]] = field(default_factory=list)      # (day, why), fast mode: what kg saw
+    checks: list[list[Any]] = field(default_factory=list)             # [out, back] days of kg's checks put back
+    checked: int = 0                                                  # checks begun (put back or not)
 
 
 def base_rate(p: Pattern, day: float, days: int) -> float:
@@ -169,8 +171,24 @@ def _poisson(rng: random.Random, lam: float) -> int:
 
 # -- judging what happened ---------------------------------------------------------------------------------------
 def live_periods(p: Pattern, until: float) -> list[tuple[float, float]]:
+    """When a rule was in its file: applied to reverted, less the days kg had it out for a check."""
     ends = [*p.reverted]
-    return [(a, ends[i] if i < len(ends) else until) for i, a in enumerate(p.applied) if a < until]
+    spans = [(a, ends[i] if i < len(ends) else until) for i, a in enumerate(p.applied) if a < until]
+    out = []
+    for a, b in spans:
+        cur = a
+        for x, y in sorted((x, until if y is None else y) for x, y in p.checks):
+            if x < b and y > cur:
+                if x > cur:
+                    out.append((cur, x))
+                cur = max(cur, y)
+        if b > cur:
+            out.append((cur, b))
+    return out
+
+
+def check_days(p: Pattern, until: float) -> float:
+    return sum(min(until if y is None else y, until) - x for x, y in p.checks if x < until)
 
 
 def oracle(p: Pattern, until: float, days: int, mix: tuple[float, float, float]) -> tuple[str, bool]:
@@ -276,7 +294,8 @@ def score(hist: list[dict[str, Any]], days: int, mix: tuple[float, float, float]
                 eff=eff, first_right=None if first is None else first_keep == eff,
                 end_right=live_end == eff, label=None if first is None else LABEL[first[1]] == p.cls,
                 reverted=bool(p.reverted), permanent=bool(p.reverted) and not live_end,
-                days=None if first is None else first[0] - p.applied[0], left=live_end and not eff))
+                days=None if first is None else first[0] - p.applied[0], left=live_end and not eff,
+                checks=p.checked, out_days=check_days(p, days)))
             b_label, b_days, b_keep = baseline(p, days)
             rows["baseline"].append(dict(
                 eff=eff, first_right=None if b_label is None else (b_label == "confirmed") == eff,
@@ -315,6 +334,8 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "bad_left_applied": _pct([r["left"] for r in bad]),
         "undecided": sum(r["days"] is None for r in rows),
         "median_days": round(statistics.median(days), 1) if days else None,
+        "checks": sum(r.get("checks", 0) for r in rows),
+        "effective_out_days": round(sum(r.get("out_days", 0.0) for r in eff), 1),
     }
 
 
@@ -325,6 +346,8 @@ ROWS = [("keep/revert right, at the first decisive verdict (%)", "first_right"),
         ("  of them (n) / still reverted at the end (n)", "eff_n"),
         ("ineffective or harmful still applied at the end (%)", "bad_left_applied"),
         ("median days to a decisive verdict", "median_days"),
+        ("checks (rules taken out to measure the rate without them)", "checks"),
+        ("  days effective rules were out for a check (total)", "effective_out_days"),
         ("rules never decided", "undecided")]
 
 
