@@ -89,9 +89,10 @@ def make_patterns(rng: random.Random, n: int, mix: tuple[float, float, float], r
 
 def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float], rate: tuple[float, float],
                 drift: float, burst: float, delay: int, root: Path,
-                patterns: list[Pattern] | None = None) -> dict[str, Any]:
+                patterns: list[Pattern] | None = None, sets: list[str] = ()) -> dict[str, Any]:
     """One history through the real loop; returns the patterns with what happened to each. `patterns`:
-    given ones instead of drawn ones (a test's fixed cases)."""
+    given ones instead of drawn ones (a test's fixed cases); `sets`: `section.key=value` rules overrides,
+    written into the workspace's kg.toml."""
     import kg
     from kg.lifecycle import api
 
@@ -99,6 +100,10 @@ def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float]
     pats = patterns if patterns is not None else make_patterns(rng, n, mix, rate, drift, days)
     by_key = {p.key: p for p in pats}
     ws = kg.init_workspace(root / f"ws-{seed}")
+    if sets:
+        (ws.root / "kg.toml").write_text("".join(f"[rules.lifecycle.{k.rpartition('.')[0]}]\n{k.rpartition('.')[2]} = {v}\n"
+                                                 for k, _, v in (x.partition("=") for x in sets)))
+        ws = kg.open_workspace(ws.root)
     approvals: dict[int, list[int]] = {}
     t_start = time.perf_counter()
     with ws:
@@ -127,7 +132,21 @@ def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float]
                 p = by_key[v["pattern_key"]]
                 if v["verdict"] != "inconclusive" or v["action"] == "auto_revert":
                     p.verdicts.append((day + 20 / 24, v["verdict"] if v["action"] != "auto_revert" else "ineffective"))
+            left_out = set()
+            for c in rep.get("checks", []):  # kg took a rule out for a check, put it back, or left it out
+                p = by_key[c["pattern_key"]]
+                p.live = c["action"] == "back"
+                if c["action"] == "out":
+                    p.checks.append([day + 20 / 24, None])
+                    p.checked += 1
+                elif c["action"] == "back":
+                    p.checks[-1][1] = day + 20 / 24
+                else:
+                    p.reverted.append(p.checks.pop()[0])  # out since the check began
+                    left_out.add(c["change"])
             for r in rep["reverted"]:
+                if r["change"] in left_out:
+                    continue
                 p = by_key[r["pattern_key"]]
                 p.live = False
                 p.reverted.append(day + 20 / 24)
@@ -469,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real", action="store_true",
                     help="drive the real cycle end to end (a workspace, ws.log, api.cycle; ~100x slower)")
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                    help="override a rules/lifecycle.toml value (fast mode; for tuning)")
+                    help="override a rules/lifecycle.toml value (for tuning; --real writes it into kg.toml)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--frontier", action="store_true",
                     help="also print what the Bayes decider reaches on kg's data at several keep levels (the "
@@ -485,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.real:
         with tempfile.TemporaryDirectory() as tmp:
             for seed in seeds:
-                hist.append(run_history(seed, root=Path(tmp), **opts))
+                hist.append(run_history(seed, root=Path(tmp), sets=a.set, **opts))
     else:
         from loop_replay import replay_history
 
