@@ -261,7 +261,7 @@ def _promote(pats: list, state: dict[str, State], now: datetime, policy: Lifecyc
             v = verify.relapse([t for t in s.times if t <= now], _spans(s, None, now), now, policy,
                                observed_from=observed, prior=_prior(state, now, policy, observed),
                                effect=_effect(state, now, policy, observed))
-            note = promoting.relapse_head(v, policy)
+            note = promoting.relapse_head(v, policy, len(failed))
             p.trace.append((now.toordinal() - sim.T0.toordinal() + 20 / 24, f"relapse: {note}: {v.summary}"))
         fields = ({"area": "tooling"} if p.target == "auto" else {"area": "backend", "category": "workflow"})
         cand = promote.Candidate(pattern_id=p.key, key=p.key, summary=f"{p.key} went wrong again",
@@ -269,7 +269,7 @@ def _promote(pats: list, state: dict[str, State], now: datetime, policy: Lifecyc
                                  entry_type="error", action=TEXT.format(key=p.key), failed=failed,
                                  actions=(TEXT.format(key=p.key),) if failed else (), note=note, **fields)
         plan = promote.plan(cand, policy)
-        if failed and plan.mode == "ask" and "revert looks wrong" not in note:
+        if failed and plan.mode == "ask" and not promoting.comes_back(note):
             continue
         if budget.why_not(plan.file, plan.block, plan.text):
             continue

@@ -130,6 +130,8 @@ class Recovery:
     min_sessions: int
     min_posterior: float
     max_ratio: float = 0.6325
+    max_tries: int = 1
+    retry_below: float = 0.95
 
 
 @dataclass(frozen=True)
@@ -338,7 +340,9 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
                    min_recurrence=r.whole("recovery.min_recurrence", 1),
                    min_sessions=r.whole("recovery.min_sessions", 1),
                    min_posterior=r.number("recovery.min_posterior", 0.5, 0.9999),
-                   max_ratio=r.number("recovery.max_ratio", 0, default=0.6325))
+                   max_ratio=r.number("recovery.max_ratio", 0, default=0.6325),
+                   max_tries=r.whole("recovery.max_tries", 1, default=1),
+                   retry_below=r.number("recovery.retry_below", 0, 1, default=0.95))
     b = Budget(per_file_per_cycle=r.whole("budget.per_file_per_cycle", 1),
                max_block_lines=r.whole("budget.max_block_lines", 1),
                max_block_chars=r.whole("budget.max_block_chars", 80),
