@@ -255,6 +255,35 @@ def test_a_pattern_judged_again_on_its_whole_history(live_hits, since_hits, wron
     assert ("looks wrong" in promoting.relapse_head(v, LP)) is wrong
 
 
+def test_a_revert_the_whole_history_does_not_confirm_gets_another_try_once():
+    """recovery.max_tries 2, retry_below 0.8: a reverted pattern whose rule had a thin, unlucky live period (3 in
+    its 14 days, against a rate of 0.3/day before and since) is not shown to have failed (P(ratio > 0.5) < 0.8),
+    so its text is tried once more instead of staying reverted for good; after a second revert, or when the
+    history shows the rule failed, it waits (the same text again only with a person's yes)."""
+    live = [(T0 + 20 * D, T0 + 34 * D)]
+    before = [0, 3, 7, 10, 13, 17, 19]
+    thin = verify.relapse(days(*before, 24, 29, 33, 38, 42, 45, 49, 52, 56), live, T0 + 60 * D, LP, observed_from=T0)
+    assert "looks wrong" not in promoting.relapse_head(thin, LP, 1)
+    assert thin.p_not_enough < LP.recovery.retry_below, thin.summary
+    head = promoting.relapse_head(thin, LP, 1)
+    assert head.startswith("worth another try (tried 1 of 2 times") and promoting.comes_back(head)
+    assert not promoting.comes_back(promoting.relapse_head(thin, LP, 2))          # tried twice: it waits
+    once = _with_recovery(max_tries=1)
+    assert not promoting.comes_back(promoting.relapse_head(thin, once, 1))        # the former rule: never
+    failed = verify.relapse(days(*before, *range(20, 34, 2), 38, 42, 45, 49, 52, 56), live, T0 + 60 * D, LP,
+                            observed_from=T0)                                     # live at twice the rate
+    assert failed.p_not_enough >= LP.recovery.retry_below
+    assert not promoting.comes_back(promoting.relapse_head(failed, LP, 1))
+
+
+def _with_recovery(**keys: object) -> LifecyclePolicy:
+    import copy
+
+    data = copy.deepcopy(packaged("lifecycle"))
+    data["recovery"].update(keys)
+    return LifecyclePolicy.from_mapping(data)
+
+
 @pytest.mark.parametrize("actions,failed,expected", [
     (["Use SSH", "Use SSH", "Use a token"], ["Use SSH"], "Use a token"),
     (["Use SSH", "Use a token", "Use a token"], [], "Use a token"),
