@@ -101,8 +101,9 @@ def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float]
     by_key = {p.key: p for p in pats}
     ws = kg.init_workspace(root / f"ws-{seed}")
     if sets:
-        (ws.root / "kg.toml").write_text("".join(f"[rules.lifecycle.{k.rpartition('.')[0]}]\n{k.rpartition('.')[2]} = {v}\n"
-                                                 for k, _, v in (x.partition("=") for x in sets)))
+        toml = [f"[rules.lifecycle.{k.rpartition('.')[0]}]\n{k.rpartition('.')[2]} = {v}\n"
+                for k, _, v in (x.partition("=") for x in sets)]
+        (ws.root / "kg.toml").write_text("".join(toml))
         ws = kg.open_workspace(ws.root)
     approvals: dict[int, list[int]] = {}
     t_start = time.perf_counter()

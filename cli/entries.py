@@ -217,8 +217,8 @@ def _render_status(d: dict[str, Any]) -> str:
     if lc.get("checks_out"):
         lines.append(f"\n🔬 Checks: rules kg took out of their file to measure the rate without them "
                      f"({len(lc['checks_out'])}; each goes back when its check ends unless it did not help):")
-        lines += [f"   [{c['change']}] {c['target']}: {c['text']} (out since {c['since'][:10]}, until {c['until'][:10]})"
-                  for c in lc["checks_out"]]
+        lines += [f"   [{c['change']}] {c['target']}: {c['text']} (out since {c['since'][:10]}, "
+                  f"until {c['until'][:10]})" for c in lc["checks_out"]]
     if lc.get("ready_to_promote"):
         lines.append(f"\n🚀 Patterns ready for promotion ({lc['ready_to_promote_total']}):")
         lines += [f"   {p['key']} ({p['recurrence']}x, {p['sessions']} sessions) → {p['target']}: {p['summary']}"

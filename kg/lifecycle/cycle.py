@@ -55,7 +55,8 @@ class CycleReport:
     def changed(self) -> bool:
         d = self.decayed
         moved = any(w["action"] != "still paused" for w in self.withdrawn)
-        return bool(moved or self.checks or self.verified or self.reverted or self.evidence_requested or self.conflicts or
+        return bool(moved or self.checks or
+                    self.verified or self.reverted or self.evidence_requested or self.conflicts or
                     self.rescored or self.promoted or self.proposed or self.logged or self.files or
                     d["demoted"] or d["stale"] or d["expired"] or d["restored"])
 

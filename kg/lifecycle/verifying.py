@@ -45,7 +45,8 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
         evidence = [*(r["evidence"] or []), t.evidence]
         of_check = t.action in ("check", "back") or r["status"] == CHECKING
         item = {"change": r["id"], "target": r["target"], "text": r["text"], "pattern_key": r["key"],
-                "verdict": t.verdict if of_check else v.kind, "action": t.action, "status": t.status, "overdue": t.overdue,
+                "verdict": t.verdict if of_check else v.kind, "action": t.action, "status": t.status,
+                "overdue": t.overdue,
                 "before": v.before, "after": v.after, "rate_before": v.rate_before,
                 "rate_after": v.rate_after, "ratio": v.ratio, "summary": v.summary,
                 "stats": {"p_cut": v.p_cut, "p_not_enough": v.p_not_enough, "p_up": v.p_up, "interval": v.interval,
