@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from kg.lifecycle import promote, promoting, verify, verify_mix
+from kg.lifecycle import promote, promoting, verify, verify_check, verify_mix
 from kg.lifecycle.policy import LifecyclePolicy
 
 DAY = timedelta(days=1)
@@ -36,6 +36,7 @@ class Change:
     text: str = ""
     target: str = ""
     baseline: tuple[float, float] | None = None  # (counted, days) before it: fixed once it is applied
+    evidence: list[str] = field(default_factory=list)  # the check lines (verify_check), as the graph keeps them
 
 
 @dataclass
@@ -94,7 +95,11 @@ def _apply(s: State, p: Any, at: datetime, policy: LifecyclePolicy, day: float) 
 
 
 def _spans(s: State, skip: Change | None, now: datetime) -> list[tuple[datetime, datetime]]:
-    return [(c.applied_at, c.reverted_at or now) for c in s.changes if c is not skip]
+    """When each change's rule was in its file (verifying.live_spans): less the days it was out for a check."""
+    from kg.lifecycle.verifying import in_effect_spans
+
+    return [x for c in s.changes if c is not skip
+            for x in in_effect_spans(c.applied_at, c.reverted_at or now, verify_check.spans(c.evidence, now))]
 
 
 _PRIOR: dict[tuple[int, datetime], tuple[float, float]] = {}
@@ -146,17 +151,34 @@ def _effect(state: dict[str, State], now: datetime, policy: LifecyclePolicy, obs
 def _verify(pats: list, state: dict[str, State], now: datetime, policy: LifecyclePolicy,
             observed: datetime | None, day: float) -> None:
     due = [(p, c) for p in pats for c in state[p.key].changes
-           if c.status in ("applied", "confirmed") and c.next_check <= now]
+           if c.status in ("applied", "confirmed", "checking") and c.next_check <= now]
     if not due:
         return
     prior = _prior(state, now, policy, observed)
+    out = sum(c.status == "checking" for s in state.values() for c in s.changes)
     for p, c in due:
         s = state[p.key]
         times = [t for t in s.times if t <= now]
         deadline = verify.is_deadline(c.status, c.due_since, c.next_check, now, policy)
-        counts = verify.evidence(times, c.applied_at, now, policy, excluded=_spans(s, c, now), observed_from=observed)
-        v = verify.judge(counts, policy, deadline=deadline, prior=prior, monitoring=c.status == "confirmed",
-                         effect=_effect(state, now, policy, observed), mix=_MIX[(id(state), now)])
+        counts = verify.evidence(times, c.applied_at, now, policy, excluded=_spans(s, c, now), observed_from=observed,
+                                 checks=verify_check.spans(c.evidence, now))
+        judged = dict(prior=prior, effect=_effect(state, now, policy, observed), mix=_MIX[(id(state), now)])
+        if c.status == "checking":
+            out -= _end_check(p, s, c, counts, now, policy, day, judged)
+            continue
+        v = verify.judge(counts, policy, deadline=deadline, monitoring=c.status == "confirmed", **judged)
+        why = verify_check.wants(counts, verify.judge(counts, policy, **judged), status=c.status, deadline=deadline,
+                                 evidence=c.evidence, policy=policy) if out < policy.verification.check_max_out else ""
+        if why:
+            until = now + policy.verification.check_days * DAY
+            c.evidence.append(verify_check.out_line(now, until, c.target, why))
+            c.status, c.next_check, c.due_since = "checking", until, None
+            p.live = False
+            p.checks.append([day, None])
+            p.checked += 1
+            p.trace.append((day, f"check: {why}"))
+            out += 1
+            continue
         t = verify.transition(status=c.status, next_check=c.next_check, due_since=c.due_since, verdict=v, now=now,
                               policy=policy)
         if v.kind != verify.INCONCLUSIVE or t.action == "auto_revert":
@@ -168,6 +190,28 @@ def _verify(pats: list, state: dict[str, State], now: datetime, policy: Lifecycl
             s.status = "reverted"
             p.live = False
             p.reverted.append(day)
+
+
+def _end_check(p: Any, s: State, c: Change, counts: verify.Counts, now: datetime, policy: LifecyclePolicy,
+               day: float, judged: dict[str, Any]) -> int:
+    """A check's period is over: put the rule back, or revert it (verifying.end_checks)."""
+    since = verify_check.current(c.evidence)[0]
+    back, v, why = verify_check.settle(counts, policy, **judged)
+    kind = verify_check.label(v, policy, back)
+    p.verdicts.append((day, kind))
+    p.trace.append((day, f"{'back' if back else 'revert'}: check ended, {why}: {v.summary}"))
+    if back:
+        c.evidence.append(verify_check.back_line(now, since, c.target, why))
+        c.status, c.next_check = "confirmed", now + policy.verification.monitor_days * DAY
+        p.live = True
+        p.checks[-1][1] = day
+    else:
+        c.evidence.append(verify_check.ended_line(now, since, c.target, why))
+        c.status, c.reverted_at = "reverted", now
+        s.status = "reverted"
+        start = p.checks.pop()[0]
+        p.reverted.append(start)  # the rule has been out since the check began
+    return 1
 
 
 def _window(s: State, since: datetime, now: datetime) -> tuple[int, int, datetime | None]:
@@ -217,7 +261,7 @@ def _promote(pats: list, state: dict[str, State], now: datetime, policy: Lifecyc
             v = verify.relapse([t for t in s.times if t <= now], _spans(s, None, now), now, policy,
                                observed_from=observed, prior=_prior(state, now, policy, observed),
                                effect=_effect(state, now, policy, observed))
-            note = promoting.relapse_head(v, policy)
+            note = promoting.relapse_head(v, policy, len(failed))
             p.trace.append((now.toordinal() - sim.T0.toordinal() + 20 / 24, f"relapse: {note}: {v.summary}"))
         fields = ({"area": "tooling"} if p.target == "auto" else {"area": "backend", "category": "workflow"})
         cand = promote.Candidate(pattern_id=p.key, key=p.key, summary=f"{p.key} went wrong again",
@@ -225,7 +269,7 @@ def _promote(pats: list, state: dict[str, State], now: datetime, policy: Lifecyc
                                  entry_type="error", action=TEXT.format(key=p.key), failed=failed,
                                  actions=(TEXT.format(key=p.key),) if failed else (), note=note, **fields)
         plan = promote.plan(cand, policy)
-        if failed and plan.mode == "ask" and "revert looks wrong" not in note:
+        if failed and plan.mode == "ask" and not promoting.comes_back(note):
             continue
         if budget.why_not(plan.file, plan.block, plan.text):
             continue

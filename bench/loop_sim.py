@@ -45,7 +45,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # loop_replay, the fast mode
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # loop_replay, the fast mode; loop_wrong
 T0 = datetime(2026, 1, 5)
 DAY = timedelta(days=1)
 CLASSES = ("effective", "ineffective", "harmful")
@@ -68,6 +68,8 @@ class Pattern:
     verdicts: list[tuple[float, str]] = field(default_factory=list)   # (day, decisive verdict)
     events: list[tuple[float, bool]] = field(default_factory=list)    # (day, a burst extra?)
     trace: list[tuple[float, str]] = field(default_factory=list)      # (day, why), fast mode: what kg saw
+    checks: list[list[Any]] = field(default_factory=list)             # [out, back] days of kg's checks put back
+    checked: int = 0                                                  # checks begun (put back or not)
 
 
 def base_rate(p: Pattern, day: float, days: int) -> float:
@@ -87,9 +89,10 @@ def make_patterns(rng: random.Random, n: int, mix: tuple[float, float, float], r
 
 def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float], rate: tuple[float, float],
                 drift: float, burst: float, delay: int, root: Path,
-                patterns: list[Pattern] | None = None) -> dict[str, Any]:
+                patterns: list[Pattern] | None = None, sets: list[str] = ()) -> dict[str, Any]:
     """One history through the real loop; returns the patterns with what happened to each. `patterns`:
-    given ones instead of drawn ones (a test's fixed cases)."""
+    given ones instead of drawn ones (a test's fixed cases); `sets`: `section.key=value` rules overrides,
+    written into the workspace's kg.toml."""
     import kg
     from kg.lifecycle import api
 
@@ -97,6 +100,11 @@ def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float]
     pats = patterns if patterns is not None else make_patterns(rng, n, mix, rate, drift, days)
     by_key = {p.key: p for p in pats}
     ws = kg.init_workspace(root / f"ws-{seed}")
+    if sets:
+        toml = [f"[rules.lifecycle.{k.rpartition('.')[0]}]\n{k.rpartition('.')[2]} = {v}\n"
+                for k, _, v in (x.partition("=") for x in sets)]
+        (ws.root / "kg.toml").write_text("".join(toml))
+        ws = kg.open_workspace(ws.root)
     approvals: dict[int, list[int]] = {}
     t_start = time.perf_counter()
     with ws:
@@ -125,7 +133,21 @@ def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float]
                 p = by_key[v["pattern_key"]]
                 if v["verdict"] != "inconclusive" or v["action"] == "auto_revert":
                     p.verdicts.append((day + 20 / 24, v["verdict"] if v["action"] != "auto_revert" else "ineffective"))
+            left_out = set()
+            for c in rep.get("checks", []):  # kg took a rule out for a check, put it back, or left it out
+                p = by_key[c["pattern_key"]]
+                p.live = c["action"] == "back"
+                if c["action"] == "out":
+                    p.checks.append([day + 20 / 24, None])
+                    p.checked += 1
+                elif c["action"] == "back":
+                    p.checks[-1][1] = day + 20 / 24
+                else:
+                    p.reverted.append(p.checks.pop()[0])  # out since the check began
+                    left_out.add(c["change"])
             for r in rep["reverted"]:
+                if r["change"] in left_out:
+                    continue
                 p = by_key[r["pattern_key"]]
                 p.live = False
                 p.reverted.append(day + 20 / 24)
@@ -169,8 +191,24 @@ def _poisson(rng: random.Random, lam: float) -> int:
 
 # -- judging what happened ---------------------------------------------------------------------------------------
 def live_periods(p: Pattern, until: float) -> list[tuple[float, float]]:
+    """When a rule was in its file: applied to reverted, less the days kg had it out for a check."""
     ends = [*p.reverted]
-    return [(a, ends[i] if i < len(ends) else until) for i, a in enumerate(p.applied) if a < until]
+    spans = [(a, ends[i] if i < len(ends) else until) for i, a in enumerate(p.applied) if a < until]
+    out = []
+    for a, b in spans:
+        cur = a
+        for x, y in sorted((x, until if y is None else y) for x, y in p.checks):
+            if x < b and y > cur:
+                if x > cur:
+                    out.append((cur, x))
+                cur = max(cur, y)
+        if b > cur:
+            out.append((cur, b))
+    return out
+
+
+def check_days(p: Pattern, until: float) -> float:
+    return sum(min(until if y is None else y, until) - x for x, y in p.checks if x < until)
 
 
 def oracle(p: Pattern, until: float, days: int, mix: tuple[float, float, float]) -> tuple[str, bool]:
@@ -276,7 +314,8 @@ def score(hist: list[dict[str, Any]], days: int, mix: tuple[float, float, float]
                 eff=eff, first_right=None if first is None else first_keep == eff,
                 end_right=live_end == eff, label=None if first is None else LABEL[first[1]] == p.cls,
                 reverted=bool(p.reverted), permanent=bool(p.reverted) and not live_end,
-                days=None if first is None else first[0] - p.applied[0], left=live_end and not eff))
+                days=None if first is None else first[0] - p.applied[0], left=live_end and not eff,
+                checks=p.checked, out_days=check_days(p, days)))
             b_label, b_days, b_keep = baseline(p, days)
             rows["baseline"].append(dict(
                 eff=eff, first_right=None if b_label is None else (b_label == "confirmed") == eff,
@@ -315,6 +354,8 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "bad_left_applied": _pct([r["left"] for r in bad]),
         "undecided": sum(r["days"] is None for r in rows),
         "median_days": round(statistics.median(days), 1) if days else None,
+        "checks": sum(r.get("checks", 0) for r in rows),
+        "effective_out_days": round(sum(r.get("out_days", 0.0) for r in eff), 1),
     }
 
 
@@ -325,6 +366,8 @@ ROWS = [("keep/revert right, at the first decisive verdict (%)", "first_right"),
         ("  of them (n) / still reverted at the end (n)", "eff_n"),
         ("ineffective or harmful still applied at the end (%)", "bad_left_applied"),
         ("median days to a decisive verdict", "median_days"),
+        ("checks (rules taken out to measure the rate without them)", "checks"),
+        ("  days effective rules were out for a check (total)", "effective_out_days"),
         ("rules never decided", "undecided")]
 
 
@@ -342,81 +385,7 @@ def table(title: str, s: dict[str, dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def wrong_class(p: Pattern) -> str | None:
-    """How kg got a rule wrong at the end (None: right): an ineffective or harmful rule still applied (and
-    how it was kept), or an effective rule reverted (at the deadline, at the 1 − error_rate level, or while
-    monitored after a confirmation; "for good" when it was not applied again by the end)."""
-    live_end = len(p.applied) > len(p.reverted)
-    checks = [why for _, why in p.trace if not why.startswith("relapse")]
-    first = next((w for w in checks if not w.startswith("extend")), None)
-    if p.cls != "effective" and live_end:
-        if len(p.applied) > 1:
-            return "bad left: applied again after a revert"
-        if first is None:
-            return "bad left: never decided"
-        return ("bad left: confirmed at the deadline" if "deadline" in first else
-                "bad left: confirmed at 1 − error_rate")
-    if p.cls == "effective" and p.reverted:
-        i = next((i for i, w in enumerate(checks) if w.split(":")[0] in ("revert", "auto_revert")), len(checks))
-        how = ("at the deadline" if i < len(checks) and "deadline" in checks[i] else
-               "while monitored" if any(w.startswith("keep: confirmed") for w in checks[:i]) else
-               "at 1 − revert_error_rate")
-        return f"effective reverted {how}" + ("" if live_end else ", for good")
-    return None
-
-
-def wrong_cause(p: Pattern, days: int, start: float) -> str:
-    """Why the occurrences misled kg about a rule it got wrong, from the truth: the observed ratio (rate
-    after / rate before, from the first change to the wrong decision) is the true effect × the drift of the
-    base rate between the two windows × what burst extras added on each side × chance. The factor that
-    pushed the ratio furthest the wrong way is the cause: "drift mistaken for an effect", "baseline from a
-    burst" (extras before the change), "burst inside the after-window", or "chance (thin baseline)"."""
-    t0 = p.applied[0]
-    bad = p.cls != "effective"
-    end = (p.verdicts[-1][0] if bad and p.verdicts else p.reverted[0] if p.reverted else days)
-    end = max(end, t0 + 1)
-    first = min((t for t, _ in p.events), default=t0)
-    b0 = max(start, first - 30.0)  # where kg starts the clock (promotion.window_days)
-
-    def rate(a: float, b: float, extras: bool) -> float:
-        n = sum(1 for t, x in p.events if a <= t < b and (extras or not x))
-        return (n + 0.5) / max(b - a, 0.5)
-
-    drift = math.log(_integral(p, t0, end, days) / max(end - t0, 1e-9)) - math.log(
-        _integral(p, b0, t0, days) / max(t0 - b0, 1e-9)) if t0 > b0 else 0.0
-    burst_before = math.log(rate(b0, t0, True) / rate(b0, t0, False))
-    burst_after = math.log(rate(t0, end, True) / rate(t0, end, False))
-    observed = math.log(rate(t0, end, True) / rate(b0, t0, True))
-    chance = observed - math.log(p.effect) - drift - burst_after + burst_before
-    sign = -1.0 if bad else 1.0  # bad rules were kept: the ratio looked too low; effective ones too high
-    parts = {"drift mistaken for an effect": sign * drift, "baseline from a burst": -sign * burst_before,
-             "burst inside the after-window": sign * burst_after, "chance (thin baseline)": sign * chance}
-    return max(parts, key=parts.get)
-
-
-def wrong_report(seeds: list[int], hist: list[dict[str, Any]], days: int = 120) -> str:
-    """Every wrong rule with its checks, then the count per class and per cause."""
-    out, classes, causes = [], {}, {}
-    for seed, h in zip(seeds, hist):
-        start = min((t for p in h["patterns"] for t, _ in p.events), default=0.0)
-        for p in h["patterns"]:
-            c = wrong_class(p) if p.applied else None
-            if c is None:
-                continue
-            classes[c] = classes.get(c, 0) + 1
-            cause = wrong_cause(p, days, start)
-            causes[cause] = causes.get(cause, 0) + 1
-            c = f"{c}; cause: {cause}"
-            before = sum(1 for t, _ in p.events if t < p.applied[0])
-            out.append(f"== seed {seed} {p.key}: {c} ({p.cls}, rate {p.rate:.2f}/day × {p.effect:.2f}, drift "
-                       f"{p.drift:+.2f}; {before} occurrences before day {p.applied[0]:.1f}; applied "
-                       f"{[round(x, 1) for x in p.applied]}, reverted {[round(x, 1) for x in p.reverted]})")
-            out += [f"   day {d:6.1f} {why}" for d, why in p.trace if not why.startswith("relapse: no sign")]
-    out.append("wrong at the end, by class: " + "; ".join(f"{n} {c}" for c, n in
-                                                         sorted(classes.items(), key=lambda kv: -kv[1])))
-    out.append("wrong at the end, by cause: " + "; ".join(f"{n} {c}" for c, n in
-                                                         sorted(causes.items(), key=lambda kv: -kv[1])))
-    return "\n".join(out)
+from loop_wrong import wrong_cause, wrong_class, wrong_report  # noqa: E402,F401 (the --wrong report)
 
 
 def load_policy(overrides: list[str]) -> Any:
@@ -446,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real", action="store_true",
                     help="drive the real cycle end to end (a workspace, ws.log, api.cycle; ~100x slower)")
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                    help="override a rules/lifecycle.toml value (fast mode; for tuning)")
+                    help="override a rules/lifecycle.toml value (for tuning; --real writes it into kg.toml)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--frontier", action="store_true",
                     help="also print what the Bayes decider reaches on kg's data at several keep levels (the "
@@ -462,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.real:
         with tempfile.TemporaryDirectory() as tmp:
             for seed in seeds:
-                hist.append(run_history(seed, root=Path(tmp), **opts))
+                hist.append(run_history(seed, root=Path(tmp), sets=a.set, **opts))
     else:
         from loop_replay import replay_history
 

@@ -214,6 +214,11 @@ def _render_status(d: dict[str, Any]) -> str:
                      f"({len(lc['verifications_paused'])}; put it back, or `kg export memory --force`, to resume):")
         lines += [f"   [{v['change']}] {v['target']}: {v['text']} (withdrawn since {v['withdrawn_since'][:10]})"
                   for v in lc["verifications_paused"]]
+    if lc.get("checks_out"):
+        lines.append(f"\n🔬 Checks: rules kg took out of their file to measure the rate without them "
+                     f"({len(lc['checks_out'])}; each goes back when its check ends unless it did not help):")
+        lines += [f"   [{c['change']}] {c['target']}: {c['text']} (out since {c['since'][:10]}, "
+                  f"until {c['until'][:10]})" for c in lc["checks_out"]]
     if lc.get("ready_to_promote"):
         lines.append(f"\n🚀 Patterns ready for promotion ({lc['ready_to_promote_total']}):")
         lines += [f"   {p['key']} ({p['recurrence']}x, {p['sessions']} sessions) → {p['target']}: {p['summary']}"

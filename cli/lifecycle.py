@@ -62,8 +62,12 @@ def _render_cycle(d: dict[str, Any]) -> str:
 
 
 def _render_withdrawn(d: dict[str, Any]) -> list[str]:
-    """Changes a person took out of their file: verification paused, or resumed (kg/lifecycle/verify_withdrawn)."""
-    out = []
+    """Changes a person took out of their file: verification paused, or resumed (kg/lifecycle/verify_withdrawn);
+    rules kg took out for a check, put back or left out (kg/lifecycle/verify_check)."""
+    out = [f"  🔬 {c['change']} → {c['target']}: " + (
+        f"out for a check until {c['until'][:10]} ({c['why']})" if c["action"] == "out" else
+        f"back after its check ({c['why']})" if c["action"] == "back" else
+        f"left out after its check ({c['why']})") for c in d.get("checks", [])]
     for w in d.get("withdrawn", []):
         if w["action"] == "resumed":
             out.append(f"  ▶️  {w['change']} → {w['target']}: back in the file, verification resumed (next check "
@@ -124,6 +128,7 @@ def _render_verify(d: dict[str, Any]) -> str:
         lines.append(f"  ↩️  reverted {r['change']} ({r['status']})")
     for m in d["monitoring"]:
         state = (f"paused (withdrawn by hand since {m['withdrawn_since'][:10]})" if m.get("withdrawn_since") else
+                 f"out for a check until {m['check']['until'][:10]}" if m.get("check") else
                  f"next check {(m['next_check'] or '')[:10]}")
         lines.append(f"  · [{m['id']}] {m['status']} → {m['target']}: {state}")
     lines += _render_files(d)

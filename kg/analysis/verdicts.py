@@ -22,7 +22,7 @@ def change_effects(ws: Any, st: Store, now: datetime, changes: list[dict[str, An
     first: a live change judged at `now` as `kg verify` would judge it, a reverted one with the verdict it
     was reverted on. Also returns the lifecycle's shared inputs (`prior`, `observed_from`), which the report
     applies to hand-linked principles too."""
-    from kg.lifecycle import verify, verifying
+    from kg.lifecycle import verify, verify_check, verifying
     from kg.lifecycle import verify_withdrawn as withdrawn
     from kg.lifecycle.cycle import LIVE, Lifecycle
     from kg.lifecycle.policy import load
@@ -37,12 +37,13 @@ def change_effects(ws: Any, st: Store, now: datetime, changes: list[dict[str, An
             continue
         row = {"change": c["id"], "principle": c["node"], "text": c["text"], "pattern": c["pattern"],
                "key": c["key"], "target": c["target"], "status": c["status"], "promoted_at": c["applied_at"]}
-        if c["status"] not in LIVE:  # reverted: the verdict it was reverted on, as recorded
+        if c["status"] not in LIVE:  # reverted (the verdict it was reverted on, as recorded) or out for a check
             verdict = c["verdict"] or verify.INCONCLUSIVE
             out.append({**row, "before": None, "after": None,
                         "rate_before": round(float(c["rate_before"] or 0.0) * 7, 3),
                         "rate_after": round(float(c["rate_after"] or 0.0) * 7, 3),
-                        "helped": _helped(verdict), "verdict": verdict, "why": c["revert_reason"] or ""})
+                        "helped": _helped(verdict), "verdict": verdict,
+                        "why": c["revert_reason"] or verify_check.explain(c["evidence"])})  # or out for a check
             continue
         out_days = withdrawn.pauses(c["evidence"], now)  # the days a person had taken it out: no evidence
         _, v, _ = verifying.judge_change(lc, c, out_days, due_since=stored.get(c["id"], {}).get("due_since"))

@@ -15,6 +15,9 @@ from kg.core import clock
 from kg.core.errors import NotFound, UsageError
 from kg.lifecycle import blocks, promote
 from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, holding
+from kg.lifecycle.verify_check import current as check_current
+from kg.lifecycle.verify_check import explain as check_explain
+from kg.lifecycle.verifying import CHECKING
 from kg.lifecycle.policy import load as load_policy
 
 __all__ = [
@@ -46,9 +49,9 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
                 logs = lc.revert(lc.verify())
             lc.log(logs)
             lc.export()
-        monitoring = [_change_view(c) for c in st.run("lc_changes_all") if c["status"] in LIVE]
+        monitoring = [_change_view(c) for c in st.run("lc_changes_all") if c["status"] in (*LIVE, CHECKING)]
     rep = lc.report.as_dict()
-    return {k: rep[k] for k in ("now", "dry_run", "verified", "withdrawn", "reverted", "reminders",
+    return {k: rep[k] for k in ("now", "dry_run", "verified", "withdrawn", "checks", "reverted", "reminders",
                                 "evidence_requested", "logged", "files", "flags")} | {"monitoring": monitoring}
 
 
@@ -241,7 +244,9 @@ def why(ws: Any, line: str, now: Now = None, limit: int = 10) -> dict[str, Any]:
             out.update(line=line, found=True, source="kg-inactive", file=c["target"], block=c["block"],
                        text=c["text"])
             out["explanation"].insert(0, f"kg wrote this line with {c['id']}, but that change is {c['status']} "
-                                         "now, so kg no longer renders it.")
+                                         "now, so kg no longer renders it." if c["status"] != CHECKING else
+                                         f"kg wrote this line with {c['id']} and took it out for a check: "
+                                         f"{check_explain(c['evidence'])}.")
             return _jsonable(out)
     human = [(path, x) for path in _instruction_files(ws, desired) for x in (blocks.read(ws.root / path) or "")
              .splitlines() if _norm(x)]
@@ -344,6 +349,8 @@ def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime) -
 
         if change["status"] in LIVE and (paused := explain(change["evidence"], at)):
             lines.append(f"verification {paused}")
+        if change["status"] == CHECKING:
+            lines.append(f"a check, not a revert: {check_explain(change['evidence'])}")
         checks = [e for e in change["evidence"] or [] if e[:4].isdigit()]
         if len(checks) > 1:
             lines.append(f"last check: {checks[-1]}")
@@ -401,7 +408,16 @@ def _change_view(c: dict[str, Any]) -> dict[str, Any]:
     return _jsonable({k: c.get(k) for k in ("id", "status", "target", "text", "hypothesis", "applied_at",
                                             "next_check", "verdict", "verdict_at", "reverted_at", "revert_reason",
                                             "check_count", "node", "pattern", "key")}
-                     | {"withdrawn_since": paused_since(c.get("evidence")) if c.get("status") in LIVE else None})
+                     | {"withdrawn_since": paused_since(c.get("evidence")) if c.get("status") in LIVE else None,
+                        "check": _check_of(c)})
+
+
+def _check_of(c: dict[str, Any]) -> dict[str, Any] | None:
+    """A change out for a check: since, until, and what happens then."""
+    if c.get("status") != CHECKING:
+        return None
+    since, until = check_current(c.get("evidence")) or (None, None)
+    return {"since": since, "until": until, "why": check_explain(c.get("evidence"))}
 
 
 # -- status ---------------------------------------------------------------------------------------------------
@@ -421,6 +437,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10) -> dict[str, Any
         pending = st.run("lc_proposals", statuses=["pending"])
         flags = [b for b in st.run("lc_blocks") if b["flag"]]
         ties = [d for d in st.run("lc_decisions") if d["status"] == "tie"]
+        checks = [c for c in st.run("lc_changes_all") if c["status"] == CHECKING]
     from kg.lifecycle.verify import overdue_stage
 
     return _jsonable({
@@ -430,6 +447,8 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10) -> dict[str, Any
                               for r in due[:limit]],
         "verifications_due_total": len(due),
         "verifications_paused": list(paused.values()),
+        "checks_out": [{"change": c["id"], "target": c["target"], "text": (c["text"] or "")[:80], **_check_of(c)}
+                       for c in checks],
         "ready_to_promote": [_ready_view(c, lp, room) for c in ready[:limit]],
         "ready_to_promote_total": len(ready_rows),
         "proposals_pending": [{"number": q["number"], "type": q["type"], "target": q["target"],

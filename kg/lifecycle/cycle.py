@@ -35,6 +35,7 @@ class CycleReport:
     dry_run: bool = False
     verified: list[dict[str, Any]] = field(default_factory=list)
     withdrawn: list[dict[str, Any]] = field(default_factory=list)  # live changes a person took out of the files
+    checks: list[dict[str, Any]] = field(default_factory=list)  # rules kg took out for a check, or put back
     reverted: list[dict[str, Any]] = field(default_factory=list)
     reminders: list[dict[str, Any]] = field(default_factory=list)
     evidence_requested: list[dict[str, Any]] = field(default_factory=list)
@@ -54,7 +55,8 @@ class CycleReport:
     def changed(self) -> bool:
         d = self.decayed
         moved = any(w["action"] != "still paused" for w in self.withdrawn)
-        return bool(moved or self.verified or self.reverted or self.evidence_requested or self.conflicts or
+        return bool(moved or self.checks or
+                    self.verified or self.reverted or self.evidence_requested or self.conflicts or
                     self.rescored or self.promoted or self.proposed or self.logged or self.files or
                     d["demoted"] or d["stale"] or d["expired"] or d["restored"])
 

@@ -112,6 +112,12 @@ class Verification:
     leave_out_trigger: bool = True
     check_max_before: float = 0.0
     check_after_days: int = 56
+    check_max_out: int = 0
+    check_days: int = 14
+    check_at_deadline: bool = True
+    check_revert_posterior: float = 0.5
+    check_revert_ratio: float = 0.6325
+    check_max_per_change: int = 1
     thin_deadline_events: float = 0.0
     mix_source: str = "verdicts"
     relapse_reference: float = 0.1
@@ -124,6 +130,8 @@ class Recovery:
     min_sessions: int
     min_posterior: float
     max_ratio: float = 0.6325
+    max_tries: int = 1
+    retry_below: float = 0.95
 
 
 @dataclass(frozen=True)
@@ -284,6 +292,12 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         leave_out_trigger=r.flag("verification.leave_out_trigger", default=True),
         check_max_before=r.number("verification.check_max_before", 0, default=0.0),
         check_after_days=r.whole("verification.check_after_days", 1, default=56),
+        check_max_out=r.whole("verification.check_max_out", 0, default=0),
+        check_days=r.whole("verification.check_days", 1, default=14),
+        check_at_deadline=r.flag("verification.check_at_deadline", default=True),
+        check_revert_posterior=r.number("verification.check_revert_posterior", 0.05, 0.9999, default=0.5),
+        check_revert_ratio=r.number("verification.check_revert_ratio", 0, default=0.6325),
+        check_max_per_change=r.whole("verification.check_max_per_change", 1, default=1),
         thin_deadline_events=r.number("verification.thin_deadline_events", 0, default=0.0),
         mix_source=r.string("verification.mix_source", ("verdicts", "relapse"), default="verdicts"),
         relapse_reference=r.number("verification.relapse_reference", 0.01, 0.99, default=0.1),
@@ -326,7 +340,9 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
                    min_recurrence=r.whole("recovery.min_recurrence", 1),
                    min_sessions=r.whole("recovery.min_sessions", 1),
                    min_posterior=r.number("recovery.min_posterior", 0.5, 0.9999),
-                   max_ratio=r.number("recovery.max_ratio", 0, default=0.6325))
+                   max_ratio=r.number("recovery.max_ratio", 0, default=0.6325),
+                   max_tries=r.whole("recovery.max_tries", 1, default=1),
+                   retry_below=r.number("recovery.retry_below", 0, 1, default=0.95))
     b = Budget(per_file_per_cycle=r.whole("budget.per_file_per_cycle", 1),
                max_block_lines=r.whole("budget.max_block_lines", 1),
                max_block_chars=r.whole("budget.max_block_chars", 80),

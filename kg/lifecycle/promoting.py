@@ -73,16 +73,30 @@ def _relapse_note(lc: Any, r: dict[str, Any]) -> str:
     times, spans = lc.history(r["id"], "")
     v = verify.relapse(times, spans, lc.now, lc.lp, observed_from=lc.observed_from(), prior=lc.prior(),
                        effect=verifying.effect_prior(lc))
-    return f"Judged again on its whole history: {v.summary}: {relapse_head(v, lc.lp)}."
+    return f"Judged again on its whole history: {v.summary}: {relapse_head(v, lc.lp, len(r['failed']))}."
 
 
-def relapse_head(v: verify.Verdict, lp: Any) -> str:
+def relapse_head(v: verify.Verdict, lp: Any, tries: int = 1) -> str:
     """'the revert looks wrong' when the rule cut the rate with P ≥ recovery.min_posterior and the posterior
-    median is below recovery.max_ratio."""
-    wrong = (v.ratio is not None and v.p_cut >= lp.recovery.min_posterior
-             and v.ratio < lp.recovery.max_ratio)
-    return (f"the revert looks wrong (P = {v.p_cut:.3f} ≥ {lp.recovery.min_posterior:g})" if wrong else
-            f"no sign the old rule worked (P = {v.p_cut:.3f}, needs {lp.recovery.min_posterior:g})")
+    median is below recovery.max_ratio; else 'worth another try' when its rules were tried fewer than
+    `recovery.max_tries` times and the whole history does not show they failed (P(ratio > revert_min_ratio) <
+    `recovery.retry_below`): a wrong revert on a thin baseline would otherwise stay for good; else 'no sign'."""
+    rec = lp.recovery
+    wrong = v.ratio is not None and v.p_cut >= rec.min_posterior and v.ratio < rec.max_ratio
+    if wrong:
+        return f"the revert looks wrong (P = {v.p_cut:.3f} ≥ {rec.min_posterior:g})"
+    if tries < rec.max_tries and v.ratio is not None and v.p_not_enough < rec.retry_below:
+        return (f"{RETRY} (tried {tries} of {rec.max_tries} times; P(ratio > {lp.verification.revert_min_ratio:g}) "
+                f"= {v.p_not_enough:.3f} < {rec.retry_below:g}, its failure is not shown)")
+    return f"no sign the old rule worked (P = {v.p_cut:.3f}, needs {rec.min_posterior:g})"
+
+
+RETRY = "worth another try"
+
+
+def comes_back(note: str) -> bool:
+    """Whether a reverted pattern's old text may be tried again (a person's yes when the target asks)."""
+    return "revert looks wrong" in note or RETRY in note
 
 
 def promote_all(lc: Any) -> None:
@@ -105,7 +119,7 @@ def promote_all(lc: Any) -> None:
 def _promote_ranked(lc: Any, rows: list[dict[str, Any]], budget: promote.Budget) -> None:
     for cand in fill(lc, rows):   # one read of their events (each read scans the edges)
         plan = promote.plan(cand, lc.lp)
-        if cand.failed and plan.mode == "ask" and "revert looks wrong" not in cand.note:
+        if cand.failed and plan.mode == "ask" and not comes_back(cand.note):
             lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason":
                                       "reverted and recurring, but no new action to try and no sign the old "
                                       "rule worked: log the fix with --action"})

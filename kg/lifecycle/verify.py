@@ -19,8 +19,9 @@ The verdict is a sequential test on the pattern's whole history (`assess`):
   when the posterior median is ≥ worse_min_ratio and P(r > 1) ≥ worse_min_posterior. Until then the check
   is extended; a confirmed rule stays under the same test, so enough new evidence reverts it later. A check
   undecided for `overdue.revert_days` past due is decided by the posterior median against `boundary_ratio`
-  (a truncated sequential test). With `check_max_before` set (off by default), a confirmed rule whose thin
-  baseline never became decisive is reverted after `check_after_days` to measure the rate without it.
+  (a truncated sequential test). A rule whose verdict stays uncertain may instead be taken out of its file
+  for a stated period to measure the rate without it, and put back unless that period shows it did not help
+  (`kg.lifecycle.verify_check`, a switchback; `evidence(checks=...)` counts those days as the rate before).
 """
 
 from __future__ import annotations
@@ -108,19 +109,24 @@ def _trigger(times: Sequence[datetime], policy: LifecyclePolicy) -> datetime | N
 
 def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, policy: LifecyclePolicy, *,
              excluded: Iterable[tuple[datetime, datetime]] = (), observed_from: datetime | None = None,
-             paused: Iterable[tuple[datetime, datetime]] = ()) -> Counts:
+             paused: Iterable[tuple[datetime, datetime]] = (),
+             checks: Iterable[tuple[datetime, datetime]] = ()) -> Counts:
     """The counts and exposures behind a verdict, from every occurrence time of the pattern. `excluded`:
     periods when an earlier change of the same pattern was live (not the base rate). `observed_from`: when
     kg started watching (the workspace's first event). `paused`: periods since the change when a person had
     taken the rule out of its file (`kg.lifecycle.verify_withdrawn`): neither their days nor their
-    occurrences count."""
+    occurrences count. `checks`: periods since the change when kg took the rule out to measure the rate
+    without it (`kg.lifecycle.verify_check`): their days and occurrences are base rate, counted (unweighted:
+    they are recent) in the rate before."""
     v = policy.verification
     spans = sorted((a, b) for a, b in excluded if a < applied_at)
     out_spans = [(max(a, applied_at), min(b, now)) for a, b in paused if min(b, now) > max(a, applied_at)]
+    test_spans = [(max(a, applied_at), min(b, now)) for a, b in checks if min(b, now) > max(a, applied_at)]
     every = sorted(times)
     before_all = [t for t in every if t < applied_at]
     after_all = [t for t in every if applied_at <= t <= now]
-    after = [t for t in after_all if not any(a <= t < b for a, b in out_spans)]
+    after = [t for t in after_all if not any(a <= t < b for a, b in out_spans + test_spans)]
+    tested = [t for t in after_all if any(a <= t < b for a, b in test_spans)]
 
     def outside(t: datetime) -> bool:
         return not any(a <= t < b for a, b in spans)
@@ -168,6 +174,11 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
             if b > a:  # ∫ 0.5^((applied − t)/h) dt over [a, b]
                 t_b += half / math.log(2) * (0.5 ** (_days(b, applied_at) / half) -
                                              0.5 ** (_days(a, applied_at) / half))
+    t_test = sum(_days(a, b) for a, b in test_spans)
+    if test_spans:  # time without the rule since the change: base rate, as recent as it gets
+        k_b += sum(n for _, n in _capped(tested, cap))
+        t_b += t_test
+        left.append(f"{len(tested)} in {t_test:.1f}d out for a check counted as the rate without it")
     a_days = _capped(after, cap)
     k_a = float(sum(n for _, n in a_days))
     capped_out += len(after) - int(k_a)
@@ -177,7 +188,7 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
     if out_spans:
         left.append(f"{len(after_all) - len(after)} in {t_out:.1f}d withdrawn by hand")
     return Counts(len(before_all), len(after), round(k_b, 4), round(t_b, 4), k_a,
-                  round(max(_days(applied_at, now) - t_out, 0.0), 4), tuple(left))
+                  round(max(_days(applied_at, now) - t_out - t_test, 0.0), 4), tuple(left))
 
 
 @dataclass(frozen=True)
@@ -328,9 +339,6 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
     if monitoring and not drop:  # a confirmed rule: reverted on weaker evidence (its baseline cannot grow)
         drop = p_not >= _shift(1.0 - v.monitor_error_rate, 1.0 / mix) and not below_boundary
         keep = keep and not drop
-    check = (monitoring and not keep and not drop and c.k_before < v.check_max_before
-             and c.t_after >= v.check_after_days)
-    drop = drop or check  # a thin baseline that never became decisive: measure the rate without the rule
     if keep and drop:  # the ratio sits between the two thresholds: the nearer side wins
         keep = below_boundary
         drop = not keep
@@ -342,15 +350,11 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         kind = WORSE if worse else INEFFECTIVE
         why = f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}"
         level = drop_level if p_not >= drop_level else _shift(1.0 - v.monitor_error_rate, 1.0 / mix)
-        if check:
-            why = (f"reverted to measure the rate without it: {c.k_before:g} counted occurrences before it "
-                   f"(< {v.check_max_before:g}) and still undecided after {c.t_after:.0f} days; "
-                   f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}")
     else:
         kind, why = INCONCLUSIVE, (f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}, "
                                    f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}, below {level:.2f} / "
                                    f"{drop_level:.2f}")
-    if kind != INCONCLUSIVE and not check:
+    if kind != INCONCLUSIVE:
         why += f" ≥ {level:.2f}" + (" (deadline: the majority decides)" if deadline else "")
     if kind in (WORSE, INEFFECTIVE):
         why += (f"; P(ratio > 1) = {p_up:.3f} {'≥' if p_up >= v.worse_min_posterior else '<'} "

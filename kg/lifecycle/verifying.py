@@ -9,32 +9,44 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from kg.lifecycle import blocks, verify
+from kg.lifecycle import blocks, verify, verify_check
 from kg.lifecycle import verify_withdrawn as withdrawn
 from kg.lifecycle.render import LIVE
 
 DAY = verify.DAY
+CHECKING = "checking"  # a change kg took out of its file for a deliberate check (kg/lifecycle/verify_check.py)
 
 
 def verify_due(lc: Any) -> list[dict[str, Any]]:
     """Judge every due change; returns the reverts to carry out. A change a person took out of its file is
     not judged while it is out (`sync_withdrawals`), and its days out are no evidence."""
     paused = sync_withdrawals(lc)
-    rows = [r for r in lc.st.run("lc_changes_due", statuses=list(LIVE), now=lc.now)
+    rows = [r for r in lc.st.run("lc_changes_due", statuses=[*LIVE, CHECKING], now=lc.now)
             if withdrawn.paused_since(r["evidence"]) is None]  # read after the sync: its lines are in
     if not rows:
         return []
     updates, reverts, requests = [], [], []
     rate_prior, effect, mix = prior(lc), effect_prior(lc), lc.__dict__["_mix"]
+    checking = (sum(c["status"] == CHECKING for c in lc.st.run("lc_changes_all"))
+                if verify_check.enabled(lc.lp) else 0)
     for r in rows:
         out = paused.get(r["id"], [])
         counts, v, deadline = judge_change(lc, r, out)
         human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
-        t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
-                              verdict=v, now=lc.now, policy=lc.lp, human=human)
+        if r["status"] == CHECKING:
+            t, v = end_check(lc, r, counts)
+            checking -= 1
+        elif why := (_check_why(lc, r, counts, deadline) if checking < lc.lp.verification.check_max_out else ""):
+            t = start_check(lc, r, v, why)
+            checking += 1
+        else:
+            t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
+                                  verdict=v, now=lc.now, policy=lc.lp, human=human)
         evidence = [*(r["evidence"] or []), t.evidence]
+        of_check = t.action in ("check", "back") or r["status"] == CHECKING
         item = {"change": r["id"], "target": r["target"], "text": r["text"], "pattern_key": r["key"],
-                "verdict": v.kind, "action": t.action, "status": t.status, "overdue": t.overdue,
+                "verdict": t.verdict if of_check else v.kind, "action": t.action, "status": t.status,
+                "overdue": t.overdue,
                 "before": v.before, "after": v.after, "rate_before": v.rate_before,
                 "rate_after": v.rate_after, "ratio": v.ratio, "summary": v.summary,
                 "stats": {"p_cut": v.p_cut, "p_not_enough": v.p_not_enough, "p_up": v.p_up, "interval": v.interval,
@@ -45,8 +57,10 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                           "effect_prior": effect.as_dict(lc.lp.verification.revert_min_ratio) if effect else None,
                           "expected_after": round(verify.expected_after(counts, rate_prior), 4),
                           "error_rate": lc.lp.verification.error_rate, "mix": mix,
-                          "withdrawn": [[a, b] for a, b in out]},
-                "next_check": t.next_check if t.action in ("keep", "extend") else None}
+                          "withdrawn": [[a, b] for a, b in out],
+                          "checks": [[a, b] for a, b in verify_check.spans(evidence, lc.now)]},
+                "check": _check_view(t, evidence),
+                "next_check": t.next_check if t.action in ("keep", "extend", "check", "back") else None}
         lc.report.verified.append(item)
         updates.append({"id": r["id"], "status": t.status, "next_check": t.next_check,
                         "has_due": t.due_since is not None, "due_since": t.due_since,
@@ -74,6 +88,56 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
     return reverts
 
 
+def _check_why(lc: Any, r: dict[str, Any], counts: verify.Counts, deadline: bool) -> str:
+    """Why this due change should be checked now ('' when not): `verify_check.wants` on its verdict at the
+    1 − error_rate levels, and kg may write its block (a person's edit there is never overwritten)."""
+    if not verify_check.enabled(lc.lp):
+        return ""
+    strict = verify.judge(counts, lc.lp, prior=prior(lc), effect=effect_prior(lc), mix=lc.__dict__["_mix"])
+    why = verify_check.wants(counts, strict, status=r["status"], deadline=deadline, evidence=r["evidence"],
+                             policy=lc.lp)
+    return why if why and not lc.blocked(r["target"], r["block"]) else ""
+
+
+def start_check(lc: Any, r: dict[str, Any], v: verify.Verdict, why: str) -> verify.Transition:
+    """Take the rule out of its file for `check_days` (the export step renders the block without it)."""
+    until = lc.now + lc.lp.verification.check_days * DAY
+    lc._rules = None
+    lc.report.checks.append({"change": r["id"], "target": r["target"], "text": r["text"], "pattern_key": r["key"],
+                             "action": "out", "since": lc.now, "until": until, "why": why})
+    return verify.Transition("check", CHECKING, until, None, verify.INCONCLUSIVE, "none", False,
+                             verify_check.out_line(lc.now, until, r["target"], why) + f" ({v.summary})")
+
+
+def end_check(lc: Any, r: dict[str, Any], counts: verify.Counts) -> tuple[verify.Transition, verify.Verdict]:
+    """A check's period is over: the rule goes back into its file (confirmed, monitored), or, when its days
+    without the rule showed it did not help, it is reverted."""
+    since = (verify_check.current(r["evidence"]) or (lc.now, lc.now))[0]
+    back, v, why = verify_check.settle(counts, lc.lp, prior=prior(lc), effect=effect_prior(lc),
+                                       mix=lc.__dict__["_mix"])
+    kind = verify_check.label(v, lc.lp, back)
+    lc._rules = None
+    lc.report.checks.append({"change": r["id"], "target": r["target"], "text": r["text"], "pattern_key": r["key"],
+                             "action": "back" if back else "left out", "since": since, "until": lc.now, "why": why})
+    if back:
+        monitor = lc.now + lc.lp.verification.monitor_days * DAY
+        return verify.Transition("back", "confirmed", monitor, None, kind, "none", False,
+                                 verify_check.back_line(lc.now, since, r["target"], f"{why} ({v.summary})")), v
+    return verify.Transition("revert", "reverted", r["next_check"], None, kind, "none", kind == verify.WORSE,
+                             verify_check.ended_line(lc.now, since, r["target"], f"{why} ({v.summary})")), v
+
+
+def _check_view(t: verify.Transition, evidence: list[str]) -> dict[str, Any] | None:
+    """What `kg verify --json` says of a check: begun, ended (back or left out), or None."""
+    if t.action == "check":
+        since, until = verify_check.current(evidence) or (None, None)
+        return {"state": "out", "since": since, "until": until}
+    if t.action == "back" or (t.action == "revert" and verify_check.ENDED in t.evidence):
+        a, b = verify_check.spans(evidence, t.next_check)[-1]
+        return {"state": "back" if t.action == "back" else "left out", "since": a, "until": b}
+    return None
+
+
 def judge_change(lc: Any, r: dict[str, Any], out: list[tuple[datetime, datetime]],
                  due_since: datetime | None = None) -> tuple[verify.Counts, verify.Verdict, bool]:
     """A live change judged at `lc.now` on its pattern's whole history, with the workspace's priors and mix and
@@ -83,7 +147,8 @@ def judge_change(lc: Any, r: dict[str, Any], out: list[tuple[datetime, datetime]
     since = r.get("due_since", due_since)
     deadline = verify.is_deadline(r["status"], since, r["next_check"], lc.now, lc.lp)
     counts = verify.evidence(times, r["applied_at"], lc.now, lc.lp, excluded=excluded,
-                             observed_from=observed_from(lc), paused=out)
+                             observed_from=observed_from(lc), paused=out,
+                             checks=verify_check.spans(r.get("evidence"), lc.now))
     rate_prior = prior(lc)
     v = verify.judge(counts, lc.lp, deadline=deadline, prior=rate_prior, monitoring=r["status"] == "confirmed",
                      effect=effect_prior(lc), mix=lc.__dict__["_mix"])
@@ -103,11 +168,14 @@ def prior(lc: Any) -> tuple[float, float]:
         e = verify.evidence(times, c["applied_at"], c["applied_at"], lc.lp, excluded=excluded,
                             observed_from=observed_from(lc))
         base.append((e.k_before, e.t_before))
-        spans.append((times, excluded, c["applied_at"], min(c["reverted_at"] or lc.now, lc.now)))
+        end = min(c["reverted_at"] or lc.now, lc.now)
+        spans.append((times, excluded, c["applied_at"], end, withdrawn.pauses(c["evidence"], end),
+                      verify_check.spans(c["evidence"], end)))
     lc.__dict__["_prior"] = rate = verify.population_prior(base, lc.lp)
     lc.__dict__["_mix"] = workspace_mix(lc, rows, rate)
     lc.__dict__["_effect"] = verify.effect_prior(
-        (verify.evidence(t, a, end, lc.lp, excluded=x, observed_from=observed_from(lc)) for t, x, a, end in spans),
+        (verify.evidence(t, a, end, lc.lp, excluded=x, observed_from=observed_from(lc), paused=out, checks=tested)
+         for t, x, a, end, out, tested in spans),
         lc.lp, rate)
     return rate
 
@@ -124,7 +192,7 @@ def workspace_mix(lc: Any, rows: list[dict[str, Any]], rate: tuple[float, float]
     settled = lc.now - lc.lp.recovery.cooldown_days * DAY  # a relapse needs time without the rule
     for pattern in sorted({c["pattern"] for c in rows if c["reverted_at"] and c["reverted_at"] <= settled}):
         times = history(lc, pattern, "")[0]
-        spans = [(c["applied_at"], min(c["reverted_at"] or lc.now, lc.now)) for c in rows if c["pattern"] == pattern]
+        spans = [s for c in rows if c["pattern"] == pattern for s in live_spans(c, lc.now)]
         kinds.append(verify.relapse(times, spans, lc.now, lc.lp, observed_from=observed_from(lc), prior=rate).kind)
     return verify_mix.relapse_factor(kinds, lc.lp)
 
@@ -155,9 +223,18 @@ def history(lc: Any, pattern: str, change: str) -> tuple[list[datetime], list[tu
     spans = []
     for c in lc.st.run("lc_pattern_changes", id=pattern):
         if c["id"] != change and c["applied_at"]:
-            end = c["reverted_at"] or lc.now
-            spans += in_effect_spans(c["applied_at"], end, withdrawn.pauses(c["evidence"], end))
+            spans += live_spans(c, lc.now, clip=False)
     return times, spans
+
+
+def live_spans(c: dict[str, Any], now: datetime, *, clip: bool = True) -> list[tuple[datetime, datetime]]:
+    """When a change's rule was in its file: applied to reverted (or `now`, and with `clip` never past it),
+    less the days a person had taken it out. History, the effect prior and the relapse mix all count time with
+    the rule through this one function (the last two counted the days out as time with it)."""
+    end = c["reverted_at"] or now
+    end = min(end, now) if clip else end
+    out = withdrawn.pauses(c["evidence"], end) + verify_check.spans(c["evidence"], end)
+    return in_effect_spans(c["applied_at"], end, out)
 
 
 def in_effect_spans(start: datetime, end: datetime,

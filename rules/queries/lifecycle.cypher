@@ -116,7 +116,7 @@ WHERE e.kind = 'event' AND e.status IN $from_statuses AND e.created_at <= $at
 SET e.status = 'promoted', e.updated_at = $at
 
 // name: lc_changes_due
-// Applied or confirmed changes whose check is due. The hint makes Kùzu start from the changes and read only
+// Applied, confirmed or checking changes whose check is due. The hint makes Kùzu start from the changes and read only
 // their patterns' rows; its own plan hashes the whole node table first (0.12 s of CPU at 1M nodes, with no
 // change at all).
 MATCH (c:Change)-[r:change_pattern]->(p:Node)
@@ -124,7 +124,7 @@ WHERE c.status IN $statuses AND c.next_check <= $now
 HINT (c JOIN r) JOIN p
 RETURN c.id AS id, c.status AS status, c.applied_at AS applied_at, c.next_check AS next_check,
        c.due_since AS due_since, c.check_count AS check_count, c.evidence AS evidence, c.target AS target,
-       c.text AS text, c.pattern_key AS key, c.hypothesis AS hypothesis, p.id AS pattern
+       c.text AS text, c.pattern_key AS key, c.hypothesis AS hypothesis, c.block AS block, p.id AS pattern
 ORDER BY next_check, id
 
 // name: lc_changes_due
@@ -134,7 +134,7 @@ MATCH (c:Change)-[:change_pattern]->(p:Node)
 WHERE c.status IN $statuses AND c.next_check <= $now
 RETURN c.id AS id, c.status AS status, c.applied_at AS applied_at, c.next_check AS next_check,
        c.due_since AS due_since, c.check_count AS check_count, c.evidence AS evidence, c.target AS target,
-       c.text AS text, c.pattern_key AS key, c.hypothesis AS hypothesis, p.id AS pattern
+       c.text AS text, c.pattern_key AS key, c.hypothesis AS hypothesis, c.block AS block, p.id AS pattern
 ORDER BY next_check, id
 
 // name: lc_change_update

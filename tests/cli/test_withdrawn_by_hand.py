@@ -168,3 +168,47 @@ def test_days_out_count_as_time_without_the_rule_when_its_pattern_is_judged_agai
         assert spans == [(datetime(2026, 5, 8, 12), datetime(2026, 5, 9, 8)), (datetime(2026, 5, 19, 12), now)]
         v = verify.relapse(times, spans, now, lc.lp, observed_from=lc.observed_from())
     assert v.after == 0 and v.before == 28, v.summary  # with the rule: none; without it: 8 before, 20 out
+
+
+def test_the_effect_prior_leaves_the_days_out_out(run_kg, ws):
+    """The workspace's effect prior is fitted to every change's counts without the days its rule was out of its
+    file, the counts its verdict uses. Before, it took the 20 occurrences of the ten days out as evidence after
+    the change (issue 16: `verifying.prior()` still counted withdrawn days)."""
+    from kg.lifecycle import effect
+
+    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\neffect_prior = true\n"
+                                     "effect_prior_min_changes = 1\n")
+    _out_for_ten_days(run_kg, ws)
+    (v,) = run_kg("verify --dry-run --json --now 2026-05-30T12:00").json["verified"]
+    s = v["stats"]
+    assert s["k_after"] == 0 and s["withdrawn"], v["summary"]
+    fitted = effect.fit([(s["k_before"], s["days_before"], s["k_after"], s["days_after"])], strength=2.0,
+                        min_changes=1, rate_prior=(0.0, 0.0))
+    assert s["effect_prior"] == fitted.as_dict(0.5)
+
+
+def test_the_relapse_mix_counts_the_days_out_as_time_without_the_rule(run_kg, ws):
+    """`mix_source = "relapse"` judges every reverted pattern again; the days its rule was out of its file are
+    time without it, as in the recovery's relapse. Before, the change's whole live period counted as with the
+    rule, the 20 occurrences of the days out included, and the relapse said the rule had not worked."""
+    from dataclasses import replace
+    from datetime import datetime
+
+    from kg.lifecycle import verify, verify_mix, verifying
+    from kg.lifecycle.cycle import Lifecycle, holding
+    from kg.lifecycle.policy import load
+
+    _out_for_ten_days(run_kg, ws)
+    now = datetime(2026, 6, 10, 12)
+    lp = load(ws)
+    lp = replace(lp, verification=replace(lp.verification, mix_source="relapse", mix_strength=10.0))
+    with holding(ws) as st:
+        lc = Lifecycle(ws, st, now, dry_run=True, policy=lp)
+        rows = [{**c, "reverted_at": datetime(2026, 5, 25, 12)} for c in st.run("lc_changes_all")]
+        times = lc.history(rows[0]["pattern"], "")[0]
+        mix = verifying.workspace_mix(lc, rows, (0.0, 0.0))
+        spans = [(datetime(2026, 5, 8, 12), datetime(2026, 5, 9, 8)),
+                 (datetime(2026, 5, 19, 12), datetime(2026, 5, 25, 12))]
+        kind = verify.relapse(times, spans, now, lc.lp, observed_from=lc.observed_from()).kind
+    assert kind == "confirmed"  # with the rule: none in 6.8 days; without it: 28 in the rest
+    assert mix == verify_mix.relapse_factor([kind], lc.lp) != verify_mix.relapse_factor(["ineffective"], lc.lp)

@@ -153,9 +153,11 @@ def test_verification_verdicts_on_the_right_day(replay):
         # 14 days after approval the skill is confirmed: its baseline counts the trigger and the pooled prior
         # lends it 3 occurrences (it waited one more week while the trigger was left out and the prior lent 1.5)
         (40, "deploy.rollback", "confirmed", "keep", "none"),
-        (41, "migrations.order", "ineffective", "auto_revert", "revert"),  # the deadline: the majority decides
+        # the deadline, still undecided at 95 %: out of AGENTS.md for a 14-day check (verification.check_*)
+        (41, "migrations.order", "inconclusive", "check", "none"),
         (41, "git.push.auth", "confirmed", "keep", "none"),               # every 14 days from here on
         (54, "deploy.rollback", "confirmed", "keep", "none"),
+        (55, "migrations.order", "ineffective", "revert", "none"),        # its days out showed it did not help
         (55, "git.push.auth", "confirmed", "keep", "none"),
         (68, "deploy.rollback", "confirmed", "keep", "none"),
         (69, "git.push.auth", "confirmed", "keep", "none"),
@@ -168,7 +170,10 @@ def test_verification_verdicts_on_the_right_day(replay):
     ]
     reverted = [(d, r["pattern_key"], r["status"]) for d, r in _days(reports, "reverted")]
     assert reverted == [(27, "pip.numpy", "reverted"), (27, "answers.long", "reverted"),
-                        (41, "migrations.order", "auto_reverted")]
+                        (55, "migrations.order", "reverted")]
+    checks = [(d, c["pattern_key"], c["action"], c["until"][:10]) for d, c in _days(reports, "checks")]
+    assert checks == [(41, "migrations.order", "out", reports[55]["now"][:10]),
+                      (55, "migrations.order", "left out", reports[55]["now"][:10])]
     assert [d for d, _ in _days(reports, "reminders")] == [27]
     assert [d for d, _ in _days(reports, "evidence_requested")] == [34]
 
@@ -187,6 +192,10 @@ def test_verdicts_carry_their_numbers(replay):
     assert st["p_not_enough"] >= 0.95 and st["not_counted"] == [] and st["days_after"] == 7.0
     deadline = next(x for x in reports[41]["verified"] if x["pattern_key"] == "migrations.order")
     assert deadline["stats"]["deadline"] is True and "the majority decides" in deadline["summary"]
+    assert deadline["action"] == "check" and deadline["check"]["state"] == "out"   # a check, not the majority
+    ended = next(x for x in reports[55]["verified"] if x["pattern_key"] == "migrations.order")
+    assert ended["check"]["state"] == "left out"
+    assert "out for a check counted as the rate without it" in ended["summary"]
 
 
 def test_made_worse_raises_a_critical_item_and_a_critical_fix(replay):

@@ -146,19 +146,30 @@ def test_a_confirmed_rule_is_reverted_on_weaker_evidence():
     assert verify.judge(c, lp, monitoring=True).kind in (verify.INEFFECTIVE, verify.WORSE)
 
 
-def test_a_thin_baseline_still_undecided_after_weeks_of_monitoring_is_measured_without_the_rule():
-    """verification.check_max_before (off by default): 3 occurrences in 3.4 days before, then ~0.3/day for 70 days:
-    a rule that changed nothing and one that cut a fast rate look alike, so the rule is reverted to measure the
-    rate without it (the recovery path brings it back when the rate rises)."""
+def test_a_thin_baseline_still_undecided_after_weeks_of_monitoring_is_checked_without_the_rule():
+    """verification.check_max_before with check_max_out (off by default): 3 occurrences in 3.4 days before, then
+    ~0.3/day for 70 days: a rule that changed nothing and one that cut a fast rate look alike, so the rule is taken
+    out for a check (kg/lifecycle/verify_check.py), not reverted; a person's confirmation is never checked."""
+    from kg.lifecycle import verify_check
+
+    def wants(c, lp, status="confirmed", deadline=False, evidence=()):
+        return verify_check.wants(c, verify.judge(c, lp), status=status, deadline=deadline, evidence=evidence,
+                                  policy=lp)
+
     c = counts(3, 3.4, 21, 70)
     assert verify.judge(c, LP, monitoring=True).kind == verify.INCONCLUSIVE
-    on = _with(check_max_before=5, check_after_days=56)
-    v = verify.judge(c, on, monitoring=True)
-    assert v.kind == verify.INEFFECTIVE and "reverted to measure the rate without it: 3 counted" in v.summary
-    assert verify.judge(c, on).kind == verify.INCONCLUSIVE                    # only a confirmed, monitored rule
-    assert verify.judge(counts(3, 3.4, 15, 50), on, monitoring=True).kind == verify.INCONCLUSIVE   # too soon
-    assert verify.judge(counts(8, 16, 21, 70), on, monitoring=True).kind == verify.INCONCLUSIVE    # enough before
-    assert verify.judge(counts(3, 3.4, 1, 70), on, monitoring=True).kind == verify.CONFIRMED       # decisive
+    assert wants(c, LP) == ""                                                   # off
+    on = _with(check_max_before=5, check_after_days=56, check_max_out=2)
+    assert verify.judge(c, on, monitoring=True).kind == verify.INCONCLUSIVE     # judge itself never reverts for it
+    assert wants(c, on).startswith("3 counted occurrences before it (< 5) and still undecided after 70 days")
+    assert wants(c, on, status="applied") == ""                                 # not at a deadline
+    assert wants(c, on, status="applied", deadline=True).startswith("undecided at its deadline")
+    assert wants(counts(3, 3.4, 15, 50), on) == ""                              # too soon
+    assert wants(counts(8, 16, 21, 70), on) == ""                               # enough before
+    assert wants(counts(3, 3.4, 1, 70), on) == ""                               # decisive
+    assert wants(c, on, evidence=[f"2026-01-01 kept: {verify.HUMAN_CONFIRMED}"]) == ""
+    once = [verify_check.out_line(datetime(2026, 1, 1), datetime(2026, 1, 15), "TOOLS.md", "x")]
+    assert wants(c, on, evidence=once) == ""                                    # check_max_per_change 1
 
 
 def test_the_population_prior_tightens_a_thin_baseline():
@@ -242,6 +253,35 @@ def test_a_pattern_judged_again_on_its_whole_history(live_hits, since_hits, wron
     assert v.after == len(live_hits) and v.before == 4 + len(since_hits)  # raw counts
     assert ("trigger" in v.summary) is LP.verification.leave_out_trigger  # counted: kg watched from T0
     assert ("looks wrong" in promoting.relapse_head(v, LP)) is wrong
+
+
+def test_a_revert_the_whole_history_does_not_confirm_gets_another_try_once():
+    """recovery.max_tries 2, retry_below 0.8: a reverted pattern whose rule had a thin, unlucky live period (3 in
+    its 14 days, against a rate of 0.3/day before and since) is not shown to have failed (P(ratio > 0.5) < 0.8),
+    so its text is tried once more instead of staying reverted for good; after a second revert, or when the
+    history shows the rule failed, it waits (the same text again only with a person's yes)."""
+    live = [(T0 + 20 * D, T0 + 34 * D)]
+    before = [0, 3, 7, 10, 13, 17, 19]
+    thin = verify.relapse(days(*before, 24, 29, 33, 38, 42, 45, 49, 52, 56), live, T0 + 60 * D, LP, observed_from=T0)
+    assert "looks wrong" not in promoting.relapse_head(thin, LP, 1)
+    assert thin.p_not_enough < LP.recovery.retry_below, thin.summary
+    head = promoting.relapse_head(thin, LP, 1)
+    assert head.startswith("worth another try (tried 1 of 2 times") and promoting.comes_back(head)
+    assert not promoting.comes_back(promoting.relapse_head(thin, LP, 2))          # tried twice: it waits
+    once = _with_recovery(max_tries=1)
+    assert not promoting.comes_back(promoting.relapse_head(thin, once, 1))        # the former rule: never
+    failed = verify.relapse(days(*before, *range(20, 34, 2), 38, 42, 45, 49, 52, 56), live, T0 + 60 * D, LP,
+                            observed_from=T0)                                     # live at twice the rate
+    assert failed.p_not_enough >= LP.recovery.retry_below
+    assert not promoting.comes_back(promoting.relapse_head(failed, LP, 1))
+
+
+def _with_recovery(**keys: object) -> LifecyclePolicy:
+    import copy
+
+    data = copy.deepcopy(packaged("lifecycle"))
+    data["recovery"].update(keys)
+    return LifecyclePolicy.from_mapping(data)
 
 
 @pytest.mark.parametrize("actions,failed,expected", [
@@ -373,3 +413,32 @@ def test_a_rare_pattern_counts_its_days_when_burst_caps_are_on():
     assert c.k_after == 2 and "5 over 1/day" in c.left_out
     daily = days(*[i + h for i in range(30) for h in (0, 0.2)])  # twice a day, every day: not a burst
     assert verify.day_cap(daily, T0 + 30 * D, on) == LP.verification.max_per_day
+
+
+def test_a_checks_days_count_as_the_rate_without_the_rule():
+    """`verify.evidence(checks=...)`: the days kg took a rule out for a check, and what recurred meanwhile, are
+    base rate (the rate before), not evidence after the change; a check's end puts a rule back unless those days
+    show it did not help (`verify_check.settle`)."""
+    from kg.lifecycle import verify_check
+
+    d0 = datetime(2026, 3, 1)
+    times = [d0 + timedelta(days=i, hours=9) for i in range(0, 6, 2)]            # 3 before, one every 2 days
+    times += [d0 + timedelta(days=20 + i, hours=9) for i in range(0, 14, 2)]     # 7 in the check, days 20-34
+    applied, now = d0 + timedelta(days=6), d0 + timedelta(days=40)
+    out = [(d0 + timedelta(days=20), d0 + timedelta(days=34))]
+    c = verify.evidence(times, applied, now, LP, observed_from=d0, checks=out)
+    plain = verify.evidence(times, applied, now, LP, observed_from=d0)
+    assert (plain.k_after, plain.t_after) == (7.0, 34.0)
+    assert (c.k_after, c.t_after) == (0.0, 20.0)
+    assert c.k_before == pytest.approx(plain.k_before + 7) and c.t_before == pytest.approx(plain.t_before + 14)
+    assert "7 in 14.0d out for a check counted as the rate without it" in c.left_out
+    back, v, why = verify_check.settle(c, LP)
+    assert back and verify_check.label(v, LP, back) == verify.CONFIRMED, why
+    worse = verify.evidence(times + [applied + timedelta(days=i, hours=3) for i in range(1, 14)], applied, now, LP,
+                            observed_from=d0, checks=out)
+    back, v, why = verify_check.settle(worse, LP)
+    assert not back and verify_check.label(v, LP, back) in (verify.INEFFECTIVE, verify.WORSE), why
+    trail = [verify_check.out_line(out[0][0], out[0][1], "TOOLS.md", "undecided"),
+             verify_check.back_line(out[0][1], out[0][0], "TOOLS.md", why)]
+    assert verify_check.spans(trail, now) == out and verify_check.current(trail) is None
+    assert verify_check.current(trail[:1]) == out[0] and verify_check.spans(trail[:1], now) == [(out[0][0], now)]

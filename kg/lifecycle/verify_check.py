@@ -1,0 +1,146 @@
+"""Deliberate checks (a switchback): a rule whose verdict stays uncertain is taken out of its file for a stated
+period to measure the rate without it, then put back unless that period shows it did not help. Pure.
+
+Why: the rate before a change rests on the 3-5 occurrences that promoted it, so a rule that works and one that
+changes nothing can look alike for months, and no threshold on the same data separates them
+(`bench/loop_sim.py --frontier`). Only time without the rule adds to the base rate. A check is that time,
+taken on purpose and bounded: at most `verification.check_max_out` rules out at once, each out for
+`check_days` days, at most `check_max_per_change` times; a rule a person confirmed or took out by hand is never
+checked. Its days count as the rate without the rule (`verify.evidence(checks=...)`); when the period ends the
+rule is put back, unless P(ratio > revert_min_ratio) on all the evidence reaches `check_revert_posterior`.
+
+A check is taken:
+- at a first verification's deadline, when the evidence is not decisive at the 1 − error_rate levels
+  (`check_at_deadline`), instead of letting the posterior majority decide on a thin baseline;
+- on a confirmed, monitored rule whose rate before rests on fewer than `check_max_before` counted occurrences
+  and is still not decisive `check_after_days` days after the change.
+
+The periods are kept in the change's evidence trail, one dated line each way (as the days a person took a rule
+out are, `verify_withdrawn`), so `kg why`, `kg status` and `kg verify --json` show them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime
+
+from kg.lifecycle import verify
+from kg.lifecycle.policy import LifecyclePolicy
+
+OUT = "out for a check"
+BACK = "back after its check"
+ENDED = "check ended"
+_MARK = re.compile(rf"^(\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}:\d{{2}}:\d{{2}}(?:\.\d+)?(?:[+-]\d{{2}}:\d{{2}})?) "
+                   rf"({re.escape(OUT)}|{re.escape(BACK)}|{re.escape(ENDED)})\b")
+_UNTIL = re.compile(r" until (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2})?)")
+
+
+def enabled(policy: LifecyclePolicy) -> bool:
+    return policy.verification.check_max_out > 0
+
+
+def spans(evidence: Iterable[str] | None, now: datetime) -> list[tuple[datetime, datetime]]:
+    """The periods the rule was out for a check, from its evidence trail (an open one: up to `now`)."""
+    out: list[tuple[datetime, datetime]] = []
+    start: datetime | None = None
+    for line in evidence or ():
+        m = _MARK.match(line)
+        if not m:
+            continue
+        at = datetime.fromisoformat(m.group(1))
+        if m.group(2) == OUT and start is None:
+            start = at
+        elif m.group(2) != OUT and start is not None:
+            out.append((start, at))
+            start = None
+    if start is not None:
+        out.append((start, max(start, now)))
+    return out
+
+
+def current(evidence: Iterable[str] | None) -> tuple[datetime, datetime] | None:
+    """(since, until) of the check in progress, None when there is none."""
+    found = None
+    for line in evidence or ():
+        m = _MARK.match(line)
+        if m and m.group(2) == OUT:
+            u = _UNTIL.search(line)
+            at = datetime.fromisoformat(m.group(1))
+            found = (at, datetime.fromisoformat(u.group(1)) if u else at)
+        elif m:
+            found = None
+    return found
+
+
+def count(evidence: Iterable[str] | None) -> int:
+    return sum(1 for line in evidence or () if (m := _MARK.match(line)) and m.group(2) == OUT)
+
+
+def wants(c: verify.Counts, strict: verify.Verdict, *, status: str, deadline: bool, evidence: Iterable[str] | None,
+          policy: LifecyclePolicy) -> str:
+    """Why this change should be checked now ('' when not): `strict` is its verdict at the 1 − error_rate levels
+    (no deadline majority); the bound on rules out at once is the caller's."""
+    v = policy.verification
+    lines = list(evidence or ())
+    if not enabled(policy) or strict.kind != verify.INCONCLUSIVE or c.t_before <= 0:
+        return ""
+    if any(verify.HUMAN_CONFIRMED in x for x in lines) or count(lines) >= v.check_max_per_change:
+        return ""
+    numbers = f"P(ratio < {v.ineffective_min_ratio:g}) = {strict.p_cut:.3f}, P(ratio > {v.revert_min_ratio:g}) = " \
+              f"{strict.p_not_enough:.3f}"
+    if status == "applied" and deadline and v.check_at_deadline:
+        return f"undecided at its deadline ({numbers}; {c.k_before:g} counted occurrences before it)"
+    if status == "confirmed" and c.k_before < v.check_max_before and c.t_after >= v.check_after_days:
+        return (f"{c.k_before:g} counted occurrences before it (< {v.check_max_before:g}) and still undecided "
+                f"after {c.t_after:.0f} days ({numbers})")
+    return ""
+
+
+def out_line(at: datetime, until: datetime, target: str, why: str) -> str:
+    return (f"{at.isoformat()} {OUT} until {until.isoformat()}: taken out of {target} to measure the rate without "
+            f"it, {why}; put back then unless those days show it did not help")
+
+
+def back_line(at: datetime, since: datetime, target: str, summary: str) -> str:
+    return (f"{at.isoformat()} {BACK}: put back in {target} after {(at - since).total_seconds() / 86400:.1f} days "
+            f"out; {summary}")
+
+
+def ended_line(at: datetime, since: datetime, target: str, summary: str) -> str:
+    return (f"{at.isoformat()} {ENDED}: left out of {target} after {(at - since).total_seconds() / 86400:.1f} days "
+            f"out, the days without it showed it did not help; {summary}")
+
+
+def settle(c: verify.Counts, policy: LifecyclePolicy, **judged: object) -> tuple[bool, verify.Verdict, str]:
+    """At the end of a check, on all the evidence with its days as the rate without the rule (`c`): (put back?,
+    the verdict, why). Put back unless P(ratio > check_revert_ratio) ≥ `check_revert_posterior`; `judged`:
+    the priors and mix `verify.judge` takes."""
+    from kg.lifecycle import stats
+
+    ver = policy.verification
+    v = verify.judge(c, policy, **judged)  # type: ignore[arg-type]
+    cut, level = ver.check_revert_ratio, ver.check_revert_posterior
+    p = 1.0 - stats.p_ratio_below(cut, c.k_after, c.t_after, c.k_before + judged.get("prior", (0, 0))[0],
+                                  c.t_before + judged.get("prior", (0, 0))[1]) if c.t_after > 0 else 0.0
+    if v.ratio is None or p < level:
+        return True, v, f"P(ratio > {cut:g}) = {p:.3f} < {level:g}: put back, monitored"
+    return False, v, f"P(ratio > {cut:g}) = {p:.3f} ≥ {level:g}: reverted"
+
+
+def label(v: verify.Verdict, policy: LifecyclePolicy, back: bool) -> str:
+    """The verdict a check's end records: confirmed when the rule goes back, else ineffective or made worse."""
+    ver = policy.verification
+    if back:
+        return verify.CONFIRMED
+    worse = v.ratio is not None and v.ratio >= ver.worse_min_ratio and v.p_up >= ver.worse_min_posterior
+    return verify.WORSE if worse else verify.INEFFECTIVE
+
+
+def explain(evidence: Iterable[str] | None) -> str:
+    """One line for `kg status` and `kg why`: '' when no check is in progress."""
+    now = current(evidence)
+    if now is None:
+        return ""
+    return (f"{OUT} since {now[0]:%Y-%m-%d} until {now[1]:%Y-%m-%d}: kg took the rule out of its file to measure "
+            "the rate without it; it goes back then unless those days show it did not help")
