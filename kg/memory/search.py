@@ -92,7 +92,7 @@ def _expand(v: Any, rows: dict[str, dict[str, Any]], text_score: dict[str, float
 def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: datetime, kinds: set[str] | None,
                 entry_types: set[str] | None, since: datetime | None, session: str | None, limit: int,
                 windows: list[Window], w_date: float, window_candidates: int, recent: bool = False,
-                near_dates: bool = False) -> list[Hit]:
+                near_dates: bool = False, named: tuple[str, ...] = ()) -> list[Hit]:
     terms = plan.terms
     filtered = bool(kinds or entry_types or since or session)
     k = max(rules.candidates, limit * 3) * (5 if filtered else 1)
@@ -106,6 +106,10 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
         fts, plan.mode = (v.fts(" ".join(plan.ask), k) if plan.ask else []), "index"
     bm25 = {r["id"]: float(r["score"]) for r in fts}
     rows = {r["id"]: r for r in fts}
+    if named:  # ids the query names: those entries, as if they held every word (they lead: see `search`)
+        best = max(bm25.values(), default=1.0) or 1.0
+        for i, r in v.fresh(list(named)).items():
+            rows[i], bm25[i] = r, best
     for w in windows:  # events of a time the query names, whatever their words
         a, b = w.outer
         for r in v.between(a, b, window_candidates):
@@ -216,6 +220,19 @@ def _named_unmatched(query: str, terms: list[str], absent: list[str]) -> list[st
     return [w for w in unmatched(terms, absent) if w in visible or (has_cjk(w) and w in shown)]
 
 
+# An entry's id as kg prints it (`ERR-20261201-001`, `les-20261130-002`), with or without brackets, any case
+ID_IN_QUERY = re.compile(r"(?<![\w-])([A-Za-z]{2,8})-(\d{8})-(\d{3,})(?![\w-])")
+
+
+def named_in_query(text: str) -> tuple[str, ...]:
+    """The ids a query names, each as entries are written (`ERR-…` events upper case, `les-…` nodes lower):
+    both spellings are asked for, only those that exist are found. Pure."""
+    out: list[str] = []
+    for prefix, day, n in ID_IN_QUERY.findall(text):
+        out += [f"{prefix.upper()}-{day}-{n}", f"{prefix.lower()}-{day}-{n}"]
+    return tuple(dict.fromkeys(out))
+
+
 def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: str | datetime | None = None,
            session: str | None = None, limit: int | None = None, now: datetime | str | None = None,
            sources: list[str] | tuple[str, ...] | None = None) -> list[Hit]:
@@ -256,9 +273,10 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         memo = cache.memo.setdefault("df", {}) if cache is not None else None
         p = plan_query(st, terms, rules, link_rules, lambda: common_terms(ws, st), memo, budget)
         p = with_counted(p, view(ws, st).side_df, rules, budget)
+        named = named_in_query(text)
         graph_args = dict(now=at, kinds=kinds, entry_types=entry_types, since=since_at, session=session,
                           limit=limit, windows=windows, w_date=mrules.dates.w_date,
-                          window_candidates=mrules.dates.window_candidates)
+                          window_candidates=mrules.dates.window_candidates, named=named)
         if "graph" in chosen:
             hits = _graph_hits(ws, st, p, rules, **graph_args)
             if not hits and p.absent:
@@ -286,7 +304,7 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     order = {s: i for i, s in enumerate(KNOWN_SOURCES)}
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
     hits = collapse(hits)
-    hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
+    hits.sort(key=lambda h: (h.ref not in named, -round(h.score, 9), order.get(h.source, 99), h.ref))
     hits = hits[:limit]
     for h in hits:
         h.score = round(h.score, 4)
