@@ -17,3 +17,26 @@ def test_an_id_in_the_query_returns_that_entry_first(run_kg, query):
     assert top["match"] != "recent"
     plain = run_kg(["search", query, "--now", "2026-12-02"])
     assert "No results" not in plain.stdout and "ERESOLVE" in plain.stdout.splitlines()[2], plain.stdout
+
+
+def test_why_on_a_block_marker_names_every_file_it_bounds_and_says_kg_wrote_it(run_kg, ws):
+    for name in ("MEMORY.md", "TOOLS.md"):
+        (ws.root / name).write_text(f"# {name}\n\nmine\n\n<!-- kaizen-kg:begin kaizen-kg -->\n- a rule\n"
+                                    "<!-- kaizen-kg:end kaizen-kg -->\n", encoding="utf-8")
+    before = {n: (ws.root / n).read_bytes() for n in ("MEMORY.md", "TOOLS.md")}
+    for end in ("begin", "end"):
+        r = run_kg(["why", f"<!-- kaizen-kg:{end} kaizen-kg -->", "--json"])
+        assert r.exit_code == 0, r.stderr
+        assert r.json["source"] == "kg-marker" and r.json["block"] == "kaizen-kg"
+        assert r.json["files"] == ["MEMORY.md", "TOOLS.md"], r.json
+        assert "edited" not in " ".join(r.json["explanation"])
+    text = run_kg(["why", "<!-- kaizen-kg:begin kaizen-kg -->"]).stdout
+    assert text.startswith("MEMORY.md, TOOLS.md: <!-- kaizen-kg:begin kaizen-kg -->\n"), text
+    assert {n: (ws.root / n).read_bytes() for n in ("MEMORY.md", "TOOLS.md")} == before
+
+
+def test_why_on_a_human_line_in_two_files_names_both(run_kg, ws):
+    for name in ("MEMORY.md", "TOOLS.md"):
+        (ws.root / name).write_text(f"# {name}\n\n- keep the staging database reset on Sundays\n", encoding="utf-8")
+    r = run_kg(["why", "- keep the staging database reset on Sundays", "--json"])
+    assert r.json["source"] == "human" and r.json["files"] == ["MEMORY.md", "TOOLS.md"], r.json
