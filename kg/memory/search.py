@@ -220,6 +220,8 @@ def _named_unmatched(query: str, terms: list[str], absent: list[str]) -> list[st
     return [w for w in unmatched(terms, absent) if w in visible or (has_cjk(w) and w in shown)]
 
 
+LIMIT_MAX = 100_000  # a --limit above this returns what this would: no search ranks more candidates
+
 # An entry's id as kg prints it (`ERR-20261201-001`, `les-20261130-002`), with or without brackets, any case
 ID_IN_QUERY = re.compile(r"(?<![\w-])([A-Za-z]{2,8})-(\d{8})-(\d{3,})(?![\w-])")
 
@@ -245,9 +247,10 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     text = clean(query or "", one_line=True)
     if not text:
         raise UsageError("the search query is empty")
-    limit = limit or rules.limit
-    if limit < 1:
-        raise UsageError("--limit must be at least 1")
+    limit = rules.limit if limit is None else limit
+    if limit < 1:  # 0 is not "the default": say so (it was taken as the default before)
+        raise UsageError(f"--limit must be at least 1, not {limit}")
+    limit = min(limit, LIMIT_MAX)  # more hits than any search ranks (a huge one overflowed SQLite)
     since_at = None
     if since:
         since_at = since if isinstance(since, datetime) else clock.parse_since(since, at)

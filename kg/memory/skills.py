@@ -423,10 +423,12 @@ def find(ws: Any, task: str, *, limit: int | None = None) -> list[dict[str, Any]
     rules = memory_rules(ws).skills
     if not clean(task or ""):
         raise UsageError("describe the task to find a skill for")
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {limit}")
     scored = [(match_score(s, task), s) for s in all_skills(ws)]
     scored = [(sc, s) for sc, s in scored if sc >= rules.find_min]
     scored.sort(key=lambda x: (-x[0], x[1].slug))
-    return [{**s.as_dict(), "score": round(sc, 1)} for sc, s in scored[: limit or rules.find_limit]]
+    return [{**s.as_dict(), "score": round(sc, 1)} for sc, s in scored[: rules.find_limit if limit is None else limit]]
 
 
 def list_(ws: Any) -> list[dict[str, Any]]:

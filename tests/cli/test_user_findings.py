@@ -40,3 +40,13 @@ def test_why_on_a_human_line_in_two_files_names_both(run_kg, ws):
         (ws.root / name).write_text(f"# {name}\n\n- keep the staging database reset on Sundays\n", encoding="utf-8")
     r = run_kg(["why", "- keep the staging database reset on Sundays", "--json"])
     assert r.json["source"] == "human" and r.json["files"] == ["MEMORY.md", "TOOLS.md"], r.json
+
+
+@pytest.mark.parametrize("command", ["list", "search git", "skill find git"])
+def test_a_limit_of_zero_is_refused_plainly_and_a_huge_one_means_all(run_kg, command):
+    run_kg("log error 'git push failed: no upstream branch' --now 2026-12-01T10:00")
+    r = run_kg(f"{command} --limit 0 --now 2026-12-02")
+    assert (r.exit_code, r.stderr) == (2, "Error: --limit must be at least 1, not 0\n")
+    huge = run_kg(f"{command} --limit 99999999999999999999 --now 2026-12-02 --json")
+    assert huge.exit_code == 0, huge.stderr
+    assert huge.json == run_kg(f"{command} --now 2026-12-02 --json").json
