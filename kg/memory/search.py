@@ -25,7 +25,7 @@ from kg.memory import dates, expand
 from kg.memory._common import iso
 from kg.memory.dates import Window
 from kg.memory.hits import BOUNDED, RELAXED, Hit, collapse, named_ids, render  # noqa: F401
-from kg.memory.query import Plan, fts_rules, fuzzy_replacements, plan_query, with_counted
+from kg.memory.query import Plan, fts_rules, fuzzy_replacements, plan_query, with_counted, with_lone_cjk
 from kg.memory.ranking import (  # noqa: F401
     combine,
     coverage,
@@ -276,6 +276,8 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         memo = cache.memo.setdefault("df", {}) if cache is not None else None
         p = plan_query(st, terms, rules, link_rules, lambda: common_terms(ws, st), memo, budget)
         p = with_counted(p, view(ws, st).side_df, rules, budget)
+        p = with_lone_cjk(p, lambda c: [(r["term"], int(r["df"] or 0))
+                                        for r in st.run("memory_terms_around", char=c)])
         named = named_in_query(text)
         graph_args = dict(now=at, kinds=kinds, entry_types=entry_types, since=since_at, session=session,
                           limit=limit, windows=windows, w_date=mrules.dates.w_date,

@@ -50,3 +50,13 @@ def test_a_limit_of_zero_is_refused_plainly_and_a_huge_one_means_all(run_kg, com
     huge = run_kg(f"{command} --limit 99999999999999999999 --now 2026-12-02 --json")
     assert huge.exit_code == 0, huge.stderr
     assert huge.json == run_kg(f"{command} --now 2026-12-02 --json").json
+
+
+@pytest.mark.parametrize("char", ["败", "依", "构"])
+def test_a_single_chinese_character_finds_the_entries_holding_it(run_kg, char):
+    run_kg("log error '构建失败：缺少依赖' --now 2026-12-01T10:00")
+    run_kg("log learning 'deploy with the blue-green script' --now 2026-12-01T11:00")
+    r = run_kg(["search", char, "--now", "2026-12-02", "--source", "graph", "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert [h["ref"] for h in r.json] == ["ERR-20261201-001"], r.json
+    assert r.json[0]["match"] == "terms" and r.json[0]["unmatched"] == []
