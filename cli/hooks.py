@@ -89,7 +89,8 @@ def session_start(
         payload = _stdin_payload() if runtime in HOOK_JSON else {}
         message = message or payload.get("prompt") or None
         brief = hooks.session_start_brief(workspace(ctx), now_of(ctx, now), message, budget,
-                                          start_session=start_session, source=runtime or "kg", write=write)
+                                          start_session=start_session, source=runtime or "kg", write=write,
+                                          transcript=payload.get("transcript_path") or None)
     if runtime in HOOK_JSON and not as_json:
         emit(hooks.claude_context(brief), True)
     else:

@@ -199,13 +199,15 @@ def _ensure_session(ws: Any, st: Any, at: datetime, source: str) -> tuple[str, b
 
 def session_start_brief(ws: Any, now: datetime | str | None = None, message: str | None = None,
                         budget: int | None = None, *, start_session: bool = False,
-                        source: str = "kg", write: bool = False, tools: bool = False) -> dict[str, Any]:
+                        source: str = "kg", write: bool = False, tools: bool = False,
+                        transcript: str | None = None) -> dict[str, Any]:
     """The brief for a new session: pending high-priority items, verifications due, patterns ready for
     promotion, proposals waiting, the watch list, the memory injected for the first message and stats, in the
     order and within the budget of `rules/hooks.toml`.
 
     `start_session` makes sure a kg session is open (starting one unless the current one is still open) so
-    that later logs and the session end land in it. `write` also saves the text to memory/.hook-context.txt
+    that later logs and the session end land in it; with the runtime's `transcript` already holding timed lines
+    (resumed, or replayed), the session is dated when it began (`kg/runtimes/transcript_start.py`). `write` also saves the text to memory/.hook-context.txt
     (the seed's file, which agents are told to read). `tools`: for an MCP client, naming its tools where the
     brief would name `kg` commands."""
     rules = load_rules(ws)
@@ -220,7 +222,7 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     try:
         with bounded_wait(rules.busy_wait):
             return _brief(ws, rules, at, budget, message, start_session=start_session, source=source,
-                          write=write, tools=tools)
+                          write=write, tools=tools, transcript=transcript)
     except StoreBusy:
         note, busy = busy_brief(ws, at, budget, rules.busy_wait, tools=tools)
         text, shown, omitted = fit(f"# kaizen-kg brief — {at:%Y-%m-%d %H:%M}\n{note}", busy, budget)
@@ -230,7 +232,7 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
 
 
 def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *, start_session: bool,
-           source: str, write: bool, tools: bool = False) -> dict[str, Any]:
+           source: str, write: bool, tools: bool = False, transcript: str | None = None) -> dict[str, Any]:
     w = rules.item_chars
     more = MORE_TOOLS if tools else MORE
     lim = rules.limits
@@ -241,7 +243,10 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
     # Read-only (a smaller, cheaper open) unless a session is to be started.
     with (ws.store() if start_session else ws.reading()) as st:
         if start_session:
-            session, started = _ensure_session(ws, st, at, source)
+            from kg.runtimes.transcript_start import began
+
+            first = began(transcript)
+            session, started = _ensure_session(ws, st, min(at, first) if first else at, source)
         else:
             session = ws.current_session()
         highs = list(rules.high_priorities)

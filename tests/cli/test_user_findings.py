@@ -1,5 +1,11 @@
 """A user-view tester's findings (the agent, the analyst, the periodic job), through the real CLI."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 
@@ -60,3 +66,44 @@ def test_a_single_chinese_character_finds_the_entries_holding_it(run_kg, char):
     assert r.exit_code == 0, r.stderr
     assert [h["ref"] for h in r.json] == ["ERR-20261201-001"], r.json
     assert r.json[0]["match"] == "terms" and r.json[0]["unmatched"] == []
+
+
+DATA = Path("/work/shared/data/runtimes")
+REPLAYED = {  # runtime -> (a real transcript, the day it began)
+    "claude-code": (DATA / "claude_code/transcripts/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", "2025-09-07"),
+    "codex": (DATA / "codex/transcripts/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+              "2026-05-11"),
+}
+
+
+@pytest.mark.parametrize("runtime", sorted(REPLAYED))
+def test_a_replayed_session_is_dated_as_its_transcript_so_its_id_and_entries_agree(ws, runtime):
+    """The runtime's hooks, fed a real transcript long after it was made (as a user replaying it, no --now): the
+    session the hook opens and the entries reflection logs into it carry the same day."""
+    path, day = REPLAYED[runtime]
+    if not path.exists():
+        pytest.skip(f"{path} is not in this checkout's shared data")
+    payload = {"session_id": "s-1", "transcript_path": str(path), "cwd": str(ws.root), "permission_mode": "default",
+               "model": "m"}
+    env = {k: v for k, v in os.environ.items() if k != "KG_NOW"} | {"KG_HOOK_WAIT": "1"}
+    kg = [str(Path(sys.executable).parent / "kg"), "-w", str(ws.root), "hook"]
+    start = subprocess.run(kg + ["session-start", "--start-session", "--runtime", runtime, "--json"], env=env,
+                           input=json.dumps({**payload, "hook_event_name": "SessionStart", "source": "resume"}),
+                           capture_output=True, text=True)
+    assert start.returncode == 0, start.stderr
+    assert json.loads(start.stdout)["session"] == f"{day}-001"
+    end = subprocess.run(kg + ["session-end", "--runtime", runtime, "--json"], env=env, capture_output=True,
+                         text=True, input=json.dumps({**payload, "hook_event_name": "SessionEnd", "reason": "other"}))
+    assert end.returncode == 0, end.stderr
+    out = json.loads(end.stdout)
+    assert out["session"] == f"{day}-001" and out["reflect"]["logged"], out
+    assert {i.split("-")[1] for i in out["reflect"]["logged"]} == {day.replace("-", "")}
+    assert out["summary_file"] == f"memory/sessions/{day}-001.md"
+
+
+def test_a_new_session_with_no_transcript_yet_takes_the_clock(run_kg, ws, tmp_path):
+    payload = {"session_id": "s-2", "transcript_path": str(tmp_path / "not-yet.jsonl"), "cwd": str(ws.root),
+               "hook_event_name": "SessionStart", "source": "startup", "model": "m", "permission_mode": "default"}
+    r = run_kg("hook session-start --start-session --runtime claude-code --json --now 2026-12-02T09:00",
+               input=json.dumps(payload))
+    assert r.json["session"] == "2026-12-02-001"
