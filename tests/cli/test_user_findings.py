@@ -107,3 +107,18 @@ def test_a_new_session_with_no_transcript_yet_takes_the_clock(run_kg, ws, tmp_pa
     r = run_kg("hook session-start --start-session --runtime claude-code --json --now 2026-12-02T09:00",
                input=json.dumps(payload))
     assert r.json["session"] == "2026-12-02-001"
+
+
+@pytest.mark.parametrize("where", ["after", "before"])
+def test_an_explicit_now_beats_kg_now_and_a_bad_one_is_refused(run_kg, where):
+    env = {"KG_NOW": "2026-12-02T08:00:00"}
+
+    def argv(command: str, now: str) -> str:
+        return f"{command} --now {now}" if where == "after" else f"--now {now} {command}"
+
+    r = run_kg(argv("log error 'disk full on the build agent' --json", "2026-12-05T10:00"), env=env)
+    assert r.exit_code == 0 and r.json["id"] == "ERR-20261205-001", r.stdout + r.stderr
+    assert run_kg(argv("cycle --dry-run --json", "2026-12-09"), env=env).json["now"] == "2026-12-09T00:00:00"
+    bad = run_kg(argv("cycle --dry-run", "bogus"), env=env)
+    assert (bad.exit_code, bad.stderr) == (2, "Error: invalid --now 'bogus': use ISO 8601, for example 2026-11-30 "
+                                              "or 2026-11-30T10:35:00\n")
