@@ -122,3 +122,15 @@ def test_an_explicit_now_beats_kg_now_and_a_bad_one_is_refused(run_kg, where):
     bad = run_kg(argv("cycle --dry-run", "bogus"), env=env)
     assert (bad.exit_code, bad.stderr) == (2, "Error: invalid --now 'bogus': use ISO 8601, for example 2026-11-30 "
                                               "or 2026-11-30T10:35:00\n")
+
+
+def test_a_session_summarys_frame_is_not_a_search_hit(run_kg):
+    run_kg("session start --now 2026-12-01T09:00")
+    run_kg("log error 'npm run build failed: generate is not a function' --now 2026-12-01T10:00")
+    run_kg("session end --now 2026-12-01T18:00")
+    for query in ("generate", "skills generated", "tasks completed", "session summary"):
+        hits = run_kg(["search", query, "--now", "2026-12-02", "--source", "sessions", "--json"]).json
+        frame = [h["text"] for h in hits if h["text"].startswith(("#", "Generated:", "Skills Generated",
+                                                                   "Tasks Completed", "Session Summary"))
+                 or h["text"] == "(none)"]
+        assert not frame, (query, frame)
