@@ -306,6 +306,8 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
             match = "recent"
         elif hits and match == "terms" and _named_unmatched(query, terms, p.absent):
             match = "partial"  # some words are in no memory at all: the hits hold only the others
+        if windows and hits and match in ("terms", "partial") and not any(h.parts.get("date") for h in hits):
+            match = "elsewhen"  # the words matched, but nothing of the time named: said, not passed off as in it
     order = {s: i for i, s in enumerate(KNOWN_SOURCES)}
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
     hits = collapse(hits)

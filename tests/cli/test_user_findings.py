@@ -134,3 +134,13 @@ def test_a_session_summarys_frame_is_not_a_search_hit(run_kg):
                                                                    "Tasks Completed", "Session Summary"))
                  or h["text"] == "(none)"]
         assert not frame, (query, frame)
+
+
+@pytest.mark.parametrize("query", ["git push in 2023", "git push 4 years ago"])
+def test_words_that_match_only_outside_the_time_named_are_said_to(run_kg, query):
+    run_kg("log error 'git push failed: no upstream branch' --now 2026-12-01T10:00")
+    r = run_kg(["search", query, "--now", "2026-12-02"])
+    assert "nothing in the time named; these match the words at other times" in r.stdout, r.stdout
+    assert run_kg(["search", query, "--now", "2026-12-02", "--json"]).json[0]["match"] == "elsewhen"
+    inside = run_kg(["search", "git push on December 1", "--now", "2026-12-02", "--json"]).json
+    assert inside[0]["match"] == "terms"
