@@ -132,6 +132,7 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
     except preferences.BrokenPreferences as exc:
         warnings.append(str(exc))
     seen: set[str] = set(elsewhere)
+    pattern = f"{ws.policy.node_prefix.get('pattern', 'pat')}-"  # a pattern's id, as `also` names it
     with ws.reading() as st:  # one open for the whole call: search inside shares the handle
         hits = search.search(ws, message, limit=30, now=at, sources=["graph"]) if terms else []
         for h in hits:
@@ -139,7 +140,9 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
             if h.kind == "principle":
                 section = "principle"
             elif h.kind == "error" or h.kind == "feature":
-                continue  # errors come in through the watch list below, when still pending
+                if not (h.count > 1 or any(a.startswith(pattern) for a in h.also)):
+                    continue  # a one-off comes in through the watch list below, when still pending
+                section = "lesson"  # a recurring one (identical events, a pattern search folded into it)
             else:
                 section = "lesson"
             if relevance < ir.min_relevance and section == "lesson":
@@ -149,7 +152,7 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
             seen.add(h.ref)
             seen.update(h.also)  # identical events folded into this hit
             items.append(Item(section, h.ref, h.text, relevance, h.parts.get("importance", 0.5),
-                               h.parts.get("recency", 0.0)))
+                               h.parts.get("recency", 0.0), count=h.count))
         view = search.cached_view(ws, st)  # held open: the lists come from memory, not from a scan
         if view is not None:
             key = (ir.max_principles, ir.watch_priorities)

@@ -144,3 +144,14 @@ def test_words_that_match_only_outside_the_time_named_are_said_to(run_kg, query)
     assert run_kg(["search", query, "--now", "2026-12-02", "--json"]).json[0]["match"] == "elsewhen"
     inside = run_kg(["search", "git push on December 1", "--now", "2026-12-02", "--json"]).json
     assert inside[0]["match"] == "terms"
+
+
+def test_a_recurring_error_reaches_the_memory_for_a_message_about_it(run_kg):
+    for minute in ("01", "02", "03"):  # medium priority, as a tool failure a hook logs: not on the watch list
+        run_kg(f"log error 'npm run build failed: generate is not a function' --now 2026-12-01T10:{minute}")
+    run_kg("log error 'docker pull timed out once' --now 2026-12-01T11:00")
+    block = run_kg("inject -m 'fix the npm build' --now 2026-12-02T09:00 --json").json["block"]
+    assert "- npm run build failed: generate is not a function [ERR-20261201-00" in block, block
+    assert "(3×)" in block and "docker" not in block, block
+    brief = run_kg("hook session-start -m 'fix the npm build' --now 2026-12-02T09:00").stdout
+    assert "npm run build failed: generate is not a function" in brief, brief
