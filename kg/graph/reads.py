@@ -64,7 +64,8 @@ def list_nodes(ws: Workspace, *, type: str | None = None, status: str | None = N
         since_at = since if isinstance(since, datetime) else clock.parse_since(since, clock.now(now))
     if limit < 1:
         raise UsageError(f"--limit must be at least 1, not {limit}")
-    limit = min(limit, 2**62)  # more than there can be nodes: all of them (Kùzu's LIMIT takes an INT64)
+    limit = min(limit, 2**31 - 1)  # more than there are nodes: all of them (a LIMIT past this returned none
+    # on FalkorDB, and Kùzu's takes an INT64)
     filters = {"kind": kind, "entry_type": entry_type, "status": status, "priority": priority,
                "area": area.lower() if area else None}
     with ws.reading() as st:

@@ -262,8 +262,9 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     if kinds or entry_types:
         chosen = ("graph",)  # a node type only exists in the graph
     windows, rest = dates.find(text, at, mrules.dates)
-    terms = query_terms(rest)
-    if not terms and not windows:  # only stopwords: search with them rather than return nothing
+    named = named_in_query(text)
+    terms = query_terms(ID_IN_QUERY.sub(" ", rest))  # an id is looked up whole (`named`), not as its pieces
+    if not terms and not windows and not named:  # only stopwords: search with them rather than return nothing
         terms = list(dict.fromkeys(words(text)))
     from kg.graph import linking
 
@@ -278,7 +279,6 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         p = with_counted(p, view(ws, st).side_df, rules, budget)
         p = with_lone_cjk(p, lambda c: [(r["term"], int(r["df"] or 0))
                                         for r in st.run("memory_terms_around", char=c)])
-        named = named_in_query(text)
         graph_args = dict(now=at, kinds=kinds, entry_types=entry_types, since=since_at, session=session,
                           limit=limit, windows=windows, w_date=mrules.dates.w_date,
                           window_candidates=mrules.dates.window_candidates, named=named)
