@@ -254,7 +254,10 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
         # take one line between them and leave room for the others
         newest = st.run("hooks_pending_high_ids", priorities=highs,
                         limit=max(lim["pending_high"], 1) * FOLD_WINDOW)
-        pending = fold_alike([row for r in newest for row in st.run("hooks_item", id=r["id"])], w)
+        window = [row for r in newest for row in st.run("hooks_item", id=r["id"])]
+        pending = fold_alike(window, w)
+        shown_keys = {(short(r["text"], w), r["priority"]) for r, _ in pending[:lim["pending_high"]]}
+        shown_ids = [r["id"] for r in window if (short(r["text"], w), r["priority"]) in shown_keys]
         pending_total = st.run("hooks_pending_high_count", priorities=highs)[0]["n"]
         watch = st.run("hooks_watch", statuses=list(LIVE), now=at, limit=max(lim["watch"], 1))
         watch_total = st.run("hooks_watch_count", statuses=list(LIVE), now=at)[0]["n"]
@@ -311,7 +314,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
             from kg.memory.inject import inject
 
             result = inject(ws, message, budget=min(rules.memory_budget, free), now=at,
-                            elsewhere=[r["id"] for r, _ in pending[:lim["pending_high"]]])
+                            elsewhere=shown_ids)  # every entry a pending line stands for (its ×N too)
             memory.update(topic=result["topic"], items=len(result["items"]), dropped=result["dropped"],
                           warnings=result["warnings"])
             return result["block"]

@@ -155,3 +155,12 @@ def test_a_recurring_error_reaches_the_memory_for_a_message_about_it(run_kg):
     assert "(3×)" in block and "docker" not in block, block
     brief = run_kg("hook session-start -m 'fix the npm build' --now 2026-12-02T09:00").stdout
     assert "npm run build failed: generate is not a function" in brief, brief
+
+
+def test_the_brief_shows_a_recurring_error_once_under_pending_not_again_under_memory(run_kg):
+    head = "edit failed: This SEARCH block failed to exactly match lines in packages/module/src/" + "x" * 30
+    for i, name in enumerate(("a.ts", "a.ts", "b.ts", "b.ts")):  # alike once cut to the brief's width
+        run_kg(["log", "error", f"{head}/{name}", "--priority", "high", "--now", f"2026-12-01T10:0{i}"])
+    brief = run_kg(["hook", "session-start", "-m", "the SEARCH block failed to match", "--now", "2026-12-02"]).stdout
+    assert "(×4)" in brief, brief
+    assert brief.count("This SEARCH block failed") == 1, brief
