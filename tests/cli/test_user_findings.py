@@ -164,3 +164,9 @@ def test_the_brief_shows_a_recurring_error_once_under_pending_not_again_under_me
     brief = run_kg(["hook", "session-start", "-m", "the SEARCH block failed to match", "--now", "2026-12-02"]).stdout
     assert "(×4)" in brief, brief
     assert brief.count("This SEARCH block failed") == 1, brief
+
+
+def test_graph_report_counts_one_error_in_the_singular(run_kg):
+    run_kg("log error 'deploy script failed: token expired' --area infra --now 2026-12-01T10:00")
+    text = run_kg("graph report --now 2026-12-02").stdout
+    assert "   infra: 1 error, last 2026-12-01\n" in text, text
