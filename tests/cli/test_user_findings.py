@@ -170,3 +170,16 @@ def test_graph_report_counts_one_error_in_the_singular(run_kg):
     run_kg("log error 'deploy script failed: token expired' --area infra --now 2026-12-01T10:00")
     text = run_kg("graph report --now 2026-12-02").stdout
     assert "   infra: 1 error, last 2026-12-01\n" in text, text
+
+
+def test_codex_gets_the_brief_again_after_clear_and_compact(run_kg, ws):
+    """Codex's SessionStart source is startup, resume, clear or compact (its hook schema): after /clear or a
+    compaction the brief is gone from the context, so kg's hook must match those too (as for Claude Code)."""
+    schema = DATA / "codex/hooks/schema/generated/session-start.command.input.schema.json"
+    sources = (json.loads(schema.read_text())["properties"]["source"]["enum"] if schema.exists()
+               else ["startup", "resume", "clear", "compact"])
+    assert run_kg("install codex").exit_code == 0
+    groups = json.loads((ws.root / ".codex" / "hooks.json").read_text())["hooks"]["SessionStart"]
+    import re
+
+    assert all(any(re.fullmatch(g["matcher"], s) for g in groups) for s in sources), groups
