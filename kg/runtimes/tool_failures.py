@@ -44,6 +44,8 @@ def tool_failure(payload: dict[str, Any]) -> ToolFailure | None:
     if payload.get("hook_event_name") == "PostToolUseFailure":
         if payload.get("is_interrupt"):
             return None
+        if not payload.get("tool_name") and not _text(payload.get("error")).strip():
+            return None  # names neither the tool nor the error: nothing to learn ("tool failed: failed" before)
         return ToolFailure(tool, _text(payload.get("error")) or "failed", command, call)
     resp = payload.get("tool_response")
     if not isinstance(resp, dict):

@@ -183,3 +183,10 @@ def test_codex_gets_the_brief_again_after_clear_and_compact(run_kg, ws):
     import re
 
     assert all(any(re.fullmatch(g["matcher"], s) for g in groups) for s in sources), groups
+
+
+def test_a_failure_payload_naming_neither_tool_nor_error_logs_nothing(run_kg):
+    r = run_kg("hook post-tool-use --runtime claude-code --json --now 2026-12-02",
+               input=json.dumps({"hook_event_name": "PostToolUseFailure", "session_id": "s"}))
+    assert r.exit_code == 0 and r.json == {"logged": None, "failed": False}, r.stdout + r.stderr
+    assert run_kg("list --json --now 2026-12-02").json == []
