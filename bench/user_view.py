@@ -9,7 +9,9 @@ as the agent would ask:
   top 10 hits are a session summary's frame (its title, headings, "Generated:", "- (none)"), target 0.
 
 The runtimes' transcripts in ../shared/data/runtimes were looked at while fixing (dev); the Claude Code
-sessions in ../shared/data/transcripts/claude_code were not (held out), and are reported apart.
+sessions in ../shared/data/transcripts/claude_code were not (held out), and are reported apart. The `-hook`
+sets log the Claude Code sessions' failures as the live hook does (PostToolUseFailure payloads: medium
+priority, so not on the watch list) instead of reflecting on them.
 
     .venv/bin/python bench/user_view.py [--baseline REV] [--only dev|held-out]
 
@@ -40,12 +42,45 @@ SETS = {
     + sorted((RT / "openclaw" / "transcripts").glob("*.jsonl"))
     + [RT / "aider" / "aquaticat_monochromatic" / ".aider.chat.history.md"],
     "held-out": sorted((DATA / "transcripts" / "claude_code").glob("*.jsonl*")),
+    # the same Claude Code sessions as the live hook logs them (PostToolUseFailure, one call at a time)
+    "dev-hook": sorted((RT / "claude_code" / "transcripts").glob("*.jsonl")),
+    "held-out-hook": sorted((DATA / "transcripts" / "claude_code").glob("*.jsonl*")),
 }
 NOW = "2026-12-02T12:00:00"
 FRAME = re.compile(r"^(#|Generated: |\(none\)$)")
 
 
-def measure(paths: list[Path]) -> dict[str, list[int]]:
+def _live_hook(ws, path: Path) -> None:
+    """Each failed call of a Claude Code transcript as its PostToolUseFailure hook payload, to kg's hook."""
+    import gzip
+
+    from kg.runtimes import hooks
+
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    uses: dict[str, dict] = {}
+    for line in raw.decode("utf-8", "replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        content = (row.get("message") or {}).get("content") if isinstance(row, dict) else None
+        for b in content if isinstance(content, list) else []:
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "tool_use":
+                uses[b.get("id")] = b
+            elif b.get("type") == "tool_result" and b.get("is_error"):
+                use = uses.get(b.get("tool_use_id"), {})
+                text = b.get("content")
+                if isinstance(text, list):
+                    text = "\n".join(x.get("text", "") for x in text if isinstance(x, dict))
+                error = f"Exit code 1\n{text}" if use.get("name") == "Bash" else str(text or "")
+                hooks.post_tool_use(ws, {"hook_event_name": "PostToolUseFailure", "session_id": path.stem,
+                                         "tool_name": use.get("name"), "tool_input": use.get("input") or {},
+                                         "tool_use_id": b.get("tool_use_id"), "error": error}, now=NOW)
+
+
+def measure(paths: list[Path], hook: bool = False) -> dict[str, list[int]]:
     """[hits, asked] per measure over the transcripts, in this process's `kg`."""
     import kg
     from kg.memory import inject, search
@@ -58,7 +93,10 @@ def measure(paths: list[Path]) -> dict[str, list[int]]:
         with tempfile.TemporaryDirectory(prefix="kg-user-view-") as tmp:
             ws = kg.init_workspace(Path(tmp) / "ws")
             try:
-                reflect_file(ws, str(path), apply=True, now=NOW)
+                if hook:
+                    _live_hook(ws, path)
+                else:
+                    reflect_file(ws, str(path), apply=True, now=NOW)
             except Exception as exc:  # noqa: BLE001 - a transcript this tree cannot read is reported, not fatal
                 print(f"  ({path.name}: {type(exc).__name__}: {exc})", file=sys.stderr)
                 continue
@@ -129,7 +167,8 @@ def main() -> None:
         import kg
 
         print(f"(kg from {Path(kg.__file__).parent})", file=sys.stderr)
-        print(json.dumps({name: measure(SETS[name]) for name in (args.child or sorted(SETS))}))
+        print(json.dumps({name: measure(SETS[name], hook=name.endswith("-hook"))
+                          for name in (args.child or sorted(SETS))}))
         return
     only = args.only or sorted(SETS)
     cols = {"this tree": run(None, only)}
@@ -137,14 +176,14 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="kg-baseline-") as tmp:
             cols[f"baseline ({args.baseline})"] = run(baseline_tree(args.baseline, Path(tmp)), only)
     names = list(cols)
-    print(f"{'set':<10} {'measure':<22}" + "".join(f"{n:>26}" for n in names))
+    print(f"{'set':<14} {'measure':<22}" + "".join(f"{n:>26}" for n in names))
     for s in only:
         for m in ("id", "recurring in inject", "frame hits"):
             cells = []
             for n in names:
                 got, asked = cols[n][s][m]
                 cells.append(f"{got}/{asked} ({got / asked:.0%})" if asked else "-")
-            print(f"{s:<10} {m:<22}" + "".join(f"{c:>26}" for c in cells))
+            print(f"{s:<14} {m:<22}" + "".join(f"{c:>26}" for c in cells))
 
 
 if __name__ == "__main__":
