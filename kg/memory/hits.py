@@ -120,6 +120,8 @@ def render(hits: list[dict[str, Any]], query: str) -> str:
         return f"No results for '{query}'"
     if hits[0].get("match") == "recent":  # not matches: said before anything is listed, and not scored
         lines = [f"No results for '{query}'.", f"  ({RELAXED['recent']}: {len(hits)}, not matches)"]
+        if hits[0].get("unmatched"):  # ids the query names (`kg search ERR-…`) that no entry has
+            lines.insert(1, f"  (no entry {', '.join(hits[0]['unmatched'])})")
     else:
         lines = [f"🔍 {len(hits)} result(s) for '{query}':"]
     if hits[0].get("match") in RELAXED and hits[0].get("match") != "recent":

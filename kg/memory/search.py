@@ -319,5 +319,7 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         h.match = match
         h.fts = p.mode if p.mode in BOUNDED else ""
         h.unmatched = _named_unmatched(query, terms, p.absent) if match == "partial" else []
+        if match == "recent" and named:  # the ids the query names that no entry has: named as missing
+            h.unmatched = [m.group(0) for m in ID_IN_QUERY.finditer(text)]
         h.snippet = snippet(h.snippet, p.terms, rules.snippet_chars)
     return hits

@@ -190,3 +190,11 @@ def test_a_failure_payload_naming_neither_tool_nor_error_logs_nothing(run_kg):
                input=json.dumps({"hook_event_name": "PostToolUseFailure", "session_id": "s"}))
     assert r.exit_code == 0 and r.json == {"logged": None, "failed": False}, r.stdout + r.stderr
     assert run_kg("list --json --now 2026-12-02").json == []
+
+
+def test_an_id_no_entry_has_is_named_as_missing(run_kg):
+    run_kg("log error 'git push failed: no upstream branch' --now 2026-12-01T10:00")
+    r = run_kg(["search", "ERR-20991201-001", "--now", "2026-12-02"])
+    assert r.stdout.startswith("No results for 'ERR-20991201-001'.\n  (no entry ERR-20991201-001)\n"), r.stdout
+    assert run_kg(["search", "[ERR-20991201-001]", "--now", "2026-12-02", "--json"]).json[0]["unmatched"] == [
+        "ERR-20991201-001"]
