@@ -262,6 +262,9 @@ def should_generate(rules: SkillRules, *, tool_calls: int = 0, message: str = ""
                     new_workflow: bool = False) -> Generation:
     """The seed's generation condition, any one of: enough tool calls in the task, the user said 记住 /
     "remember this", the task was done before `min_repeats` times, or a new workflow was found. Pure."""
+    for name, value in (("--tool-calls", tool_calls), ("--repeats", repeats)):
+        if value < 0:
+            raise UsageError(f"{name} must be a count, 0 or more, not {value}")
     reasons = []
     if tool_calls >= rules.min_tool_calls:
         reasons.append(f"{tool_calls} tool calls (≥ {rules.min_tool_calls})")

@@ -198,3 +198,9 @@ def test_an_id_no_entry_has_is_named_as_missing(run_kg):
     assert r.stdout.startswith("No results for 'ERR-20991201-001'.\n  (no entry ERR-20991201-001)\n"), r.stdout
     assert run_kg(["search", "[ERR-20991201-001]", "--now", "2026-12-02", "--json"]).json[0]["unmatched"] == [
         "ERR-20991201-001"]
+
+
+@pytest.mark.parametrize("option", ["--tool-calls", "--repeats"])
+def test_skill_check_refuses_a_negative_count(run_kg, option):
+    r = run_kg(["skill", "check", option, "-1"])
+    assert (r.exit_code, r.stderr) == (2, f"Error: {option} must be a count, 0 or more, not -1\n")
