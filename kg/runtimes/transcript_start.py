@@ -1,9 +1,10 @@
 """When a transcript's conversation began, read from its head only (a hook at session start must stay cheap).
 
-A runtime's SessionStart names its transcript (`transcript_path`). When that file already holds timed lines (a
-resumed conversation, or one replayed into kg), the kg session it opens is dated when the conversation began:
+A runtime's SessionStart names its transcript (`transcript_path`). When a new session's file (source "startup")
+already holds timed lines, it is being replayed into kg, and the kg session it opens is dated when it began:
 the entries reflection later logs from it carry the transcript's own times, and the session's id and day agree
 with them (they did not when the session took the clock's day: `2026-12-02-001` holding entries of 2025-09-03).
+A resumed session (source "resume", "clear", "compact") goes on now: the CLI passes no transcript for it.
 """
 
 from __future__ import annotations

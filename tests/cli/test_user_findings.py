@@ -88,7 +88,7 @@ def test_a_replayed_session_is_dated_as_its_transcript_so_its_id_and_entries_agr
     env = {k: v for k, v in os.environ.items() if k != "KG_NOW"} | {"KG_HOOK_WAIT": "1"}
     kg = [str(Path(sys.executable).parent / "kg"), "-w", str(ws.root), "hook"]
     start = subprocess.run(kg + ["session-start", "--start-session", "--runtime", runtime, "--json"], env=env,
-                           input=json.dumps({**payload, "hook_event_name": "SessionStart", "source": "resume"}),
+                           input=json.dumps({**payload, "hook_event_name": "SessionStart", "source": "startup"}),
                            capture_output=True, text=True)
     assert start.returncode == 0, start.stderr
     assert json.loads(start.stdout)["session"] == f"{day}-001"
@@ -204,3 +204,15 @@ def test_an_id_no_entry_has_is_named_as_missing(run_kg):
 def test_skill_check_refuses_a_negative_count(run_kg, option):
     r = run_kg(["skill", "check", option, "-1"])
     assert (r.exit_code, r.stderr) == (2, f"Error: {option} must be a count, 0 or more, not -1\n")
+
+
+@pytest.mark.parametrize("source", ["resume", "clear", "compact"])
+def test_a_resumed_session_goes_on_today_whatever_its_transcripts_first_day(run_kg, source):
+    path, _ = REPLAYED["claude-code"]
+    if not path.exists():
+        pytest.skip(f"{path} is not in this checkout's shared data")
+    payload = {"session_id": "s-3", "transcript_path": str(path), "cwd": "/x", "hook_event_name": "SessionStart",
+               "source": source, "model": "m", "permission_mode": "default"}
+    r = run_kg("hook session-start --start-session --runtime claude-code --json --now 2026-12-02T09:00",
+               input=json.dumps(payload))
+    assert r.json["session"] == "2026-12-02-001"
