@@ -206,10 +206,10 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     order and within the budget of `rules/hooks.toml`.
 
     `start_session` makes sure a kg session is open (starting one unless the current one is still open) so
-    that later logs and the session end land in it; with a new session's `transcript` already holding timed lines
-    (replayed), the session is dated when it began (`kg/runtimes/transcript_start.py`). `write`
-    also saves the text to memory/.hook-context.txt (the seed's file, which agents are told to read). `tools`: for an MCP client, naming its tools where the
-    brief would name `kg` commands."""
+    that later logs and the session end land in it; with a new session's `transcript` already holding timed
+    lines (replayed), the session is dated when it began (`kg/runtimes/transcript_start.py`). `write` also
+    saves the text to memory/.hook-context.txt (the seed's file, which agents are told to read). `tools`: for
+    an MCP client, naming its tools where the brief would name `kg` commands."""
     rules = load_rules(ws)
     at = clock.now(now)
     budget = rules.budget if budget is None else budget
