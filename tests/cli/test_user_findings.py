@@ -148,8 +148,9 @@ def test_words_that_match_only_outside_the_time_named_are_said_to(run_kg, query)
 
 def test_a_recurring_error_reaches_the_memory_for_a_message_about_it(run_kg):
     for minute in ("01", "02", "03"):  # medium priority, as a tool failure a hook logs: not on the watch list
-        run_kg(f"log error 'npm run build failed: generate is not a function' --now 2026-12-01T10:{minute}")
-    run_kg("log error 'docker pull timed out once' --now 2026-12-01T11:00")
+        run_kg(f"log error 'npm run build failed: generate is not a function' --priority medium "
+               f"--now 2026-12-01T10:{minute}")
+    run_kg("log error 'docker pull timed out once' --priority medium --now 2026-12-01T11:00")
     block = run_kg("inject -m 'fix the npm build' --now 2026-12-02T09:00 --json").json["block"]
     assert "- npm run build failed: generate is not a function [ERR-20261201-00" in block, block
     assert "(3×)" in block and "docker" not in block, block
@@ -216,3 +217,11 @@ def test_a_resumed_session_goes_on_today_whatever_its_transcripts_first_day(run_
     r = run_kg("hook session-start --start-session --runtime claude-code --json --now 2026-12-02T09:00",
                input=json.dumps(payload))
     assert r.json["session"] == "2026-12-02-001"
+
+
+def test_a_recurring_pending_high_error_stays_on_the_watch_list_with_its_count(run_kg):
+    for minute in ("01", "02"):
+        run_kg(f"log error '数据库连接失败：测试库没有启动' --priority high --now 2026-12-01T10:{minute}")
+    block = run_kg("inject -m 帮我修复数据库连接问题 --now 2026-12-02T09:00 --json").json["block"]
+    assert "### Watch list\n- 数据库连接失败：测试库没有启动 (high, pending) [ERR-20261201-002] (2×)" in block, block
+    assert "### Lessons" not in block, block
