@@ -117,7 +117,8 @@ def _render_report(d: dict[str, Any]) -> str:
               f"({_when(c['first'])} → {_when(c['last'])})"),
              "   " + ", ".join(f"{k}: {v}" for k, v in c["nodes"].items())]
     lines.append("\n❌ Where it keeps failing (errors by area):")
-    lines += [f"   {a['area']}: {a['errors']} errors, last {_when(a['last'])}" for a in d["failing_areas"]] or ["   none"]
+    lines += [f"   {a['area']}: {a['errors']} error{'' if a['errors'] == 1 else 's'}, last {_when(a['last'])}"
+              for a in d["failing_areas"]] or ["   none"]
     lines.append("\n🔁 Recurring patterns:")
     lines += [f"   {p['key']}: {p['recurrence']}x in {p['sessions']} session(s), {_when(p['first_seen'])} → "
               f"{_when(p['last_seen'])}" for p in d["patterns"]] or ["   none"]

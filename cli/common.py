@@ -137,7 +137,10 @@ def workspace(ctx: typer.Context):
 
 
 def now_of(ctx: typer.Context, local: str | None) -> str | None:
-    return local or state(ctx).now
+    """The time a command runs at. A `--now` written anywhere on the command line is the global option's (the
+    app moves it there: cli/app.py `hoist_now`), so a command's own `--now` only ever holds KG_NOW: the global
+    value goes first, or an explicit `--now` would lose to KG_NOW (and a bad one pass unnoticed)."""
+    return state(ctx).now or local
 
 
 def _default(value: Any) -> Any:

@@ -68,6 +68,14 @@ def _stdin_payload() -> dict[str, Any]:
     return read_payload(raw.decode("utf-8", "replace"))
 
 
+def _replayed(payload: dict[str, Any]) -> str | None:
+    """The transcript a session start may be dated by: a new session's (`source` startup, or none). Its turns can
+    only be older than now when it is replayed; a resumed one goes on now, whatever its first turn's day."""
+    if payload.get("source") not in (None, "startup"):
+        return None
+    return payload.get("transcript_path") or None
+
+
 @hook_app.command("session-start")
 def session_start(
     ctx: typer.Context,
@@ -89,7 +97,8 @@ def session_start(
         payload = _stdin_payload() if runtime in HOOK_JSON else {}
         message = message or payload.get("prompt") or None
         brief = hooks.session_start_brief(workspace(ctx), now_of(ctx, now), message, budget,
-                                          start_session=start_session, source=runtime or "kg", write=write)
+                                          start_session=start_session, source=runtime or "kg", write=write,
+                                          transcript=_replayed(payload))
     if runtime in HOOK_JSON and not as_json:
         emit(hooks.claude_context(brief), True)
     else:

@@ -114,7 +114,8 @@ def _render_conflicts(rows: list[dict[str, Any]]) -> str:
 
 
 def _render_why(d: dict[str, Any]) -> str:
-    head = f"{d.get('file', '?')}: {d['line'].strip()}" if d["found"] else f"not found: {d['line'].strip()}"
+    where = ", ".join(d.get("files") or []) or d.get("file") or "?"  # a marker or a shared line: every file
+    head = f"{where}: {d['line'].strip()}" if d["found"] else f"not found: {d['line'].strip()}"
     return "\n".join([head, *("  " + x for x in d["explanation"])])
 
 

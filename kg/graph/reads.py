@@ -62,8 +62,10 @@ def list_nodes(ws: Workspace, *, type: str | None = None, status: str | None = N
     since_at = None
     if since:
         since_at = since if isinstance(since, datetime) else clock.parse_since(since, clock.now(now))
-    if limit < 1 or limit > 2**62:
-        raise UsageError(f"--limit must be a whole number from 1 to {2**62}")
+    if limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {limit}")
+    limit = min(limit, 2**31 - 1)  # more than there are nodes: all of them (a LIMIT past this returned none
+    # on FalkorDB, and Kùzu's takes an INT64)
     filters = {"kind": kind, "entry_type": entry_type, "status": status, "priority": priority,
                "area": area.lower() if area else None}
     with ws.reading() as st:

@@ -211,6 +211,9 @@ def export_memory(ws: Any, now: Now = None, dry_run: bool = False, *, force: boo
                        for _, d in sorted(desired.items())]}
 
 
+_MARKER = re.compile(r"^(?:<!--|#)\s*kaizen-kg:(begin|end)\s+(\S+?)\s*(?:-->)?$")
+
+
 def _norm(line: str) -> str:
     text = " ".join(line.split())
     return re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", text).strip()
@@ -250,6 +253,15 @@ def why(ws: Any, line: str, now: Now = None, limit: int = 10) -> dict[str, Any]:
             return _jsonable(out)
     human = [(path, x) for path in _instruction_files(ws, desired) for x in (blocks.read(ws.root / path) or "")
              .splitlines() if _norm(x)]
+    holders = list(dict.fromkeys(path for path, x in human if _norm(x) == needle))
+    marker = _MARKER.match(needle)
+    if marker:  # kg's own marker: the same line bounds its block in every file that has one
+        end, name = marker.group(1), marker.group(2)
+        where = f"in {', '.join(holders)}" if holders else "no instruction file holds it now"
+        return {"line": line, "found": True, "source": "kg-marker", "file": holders[0] if holders else None,
+                "files": holders, "block": name,
+                "explanation": [f"kg wrote this line: the {end} marker of its block {name!r} ({where}); kg writes "
+                                "only between its markers, and the text around them is yours"]}
     for path, x in human:
         if _norm(x) == needle:
             text = blocks.read(ws.root / path) or ""
@@ -261,8 +273,9 @@ def why(ws: Any, line: str, now: Now = None, limit: int = 10) -> dict[str, Any]:
             where = (f"this line is inside kg's block {inside!r}, but kg did not write it: a person edited the "
                      "block (kg keeps the edit and flags the block)" if inside else
                      "this line is outside kg's blocks; kg did not write it")
-            return {"line": line, "found": True, "source": "human", "file": path, "block": inside,
-                    "explanation": [f"{path}: {where}."]}
+            also = [f"the same line is also in {', '.join(holders[1:])}"] if len(holders) > 1 else []
+            return {"line": line, "found": True, "source": "human", "file": path, "files": holders,
+                    "block": inside, "explanation": [f"{path}: {where}.", *also]}
     pool = ([("kg", rl.file, x, rl.change, (changes.get(rl.change) or {}).get("status") or "active")
              for rl, x in live] +
             [("kg-inactive", c["target"], x, c["id"], c["status"]) for c in changes.values() if c["status"] not in LIVE

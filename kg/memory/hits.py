@@ -24,7 +24,7 @@ class Hit:
     parts: dict[str, float] = field(default_factory=dict)
     also: list[str] = field(default_factory=list)   # where else this memory is: mirrored lines, identical events
     count: int = 1                                  # graph nodes of this memory (identical events collapse)
-    match: str = "terms"                            # terms | fuzzy (relaxed) | recent (nothing matched)
+    match: str = "terms"  # terms | partial | fuzzy | near | elsewhen (relaxed: see RELAXED) | recent (nothing matched)
     fts: str = ""                                   # how the full-text step asked: ranked | bounded | relaxed
     unmatched: list[str] = field(default_factory=list)  # query words no memory holds (match "partial")
 
@@ -108,6 +108,7 @@ BOUNDED = {"bounded": "common words only: the newest entries holding the rarest 
            "relaxed": "common words only: the newest entries holding the rarest of them, re-ranked"}
 RELAXED = {"fuzzy": "nothing held every word as written; matched similar words instead",
            "near": "nothing in the time named; showing entries from the days around it",
+           "elsewhen": "nothing in the time named; these match the words at other times",
            "recent": "nothing matched; showing the newest memory instead"}
 
 
@@ -119,6 +120,8 @@ def render(hits: list[dict[str, Any]], query: str) -> str:
         return f"No results for '{query}'"
     if hits[0].get("match") == "recent":  # not matches: said before anything is listed, and not scored
         lines = [f"No results for '{query}'.", f"  ({RELAXED['recent']}: {len(hits)}, not matches)"]
+        if hits[0].get("unmatched"):  # ids the query names (`kg search ERR-…`) that no entry has
+            lines.insert(1, f"  (no entry {', '.join(hits[0]['unmatched'])})")
     else:
         lines = [f"🔍 {len(hits)} result(s) for '{query}':"]
     if hits[0].get("match") in RELAXED and hits[0].get("match") != "recent":

@@ -132,6 +132,8 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
     except preferences.BrokenPreferences as exc:
         warnings.append(str(exc))
     seen: set[str] = set(elsewhere)
+    pattern = f"{ws.policy.node_prefix.get('pattern', 'pat')}-"  # a pattern's id, as `also` names it
+    recurring: dict[str, tuple[Item, set[str]]] = {}  # errors taken as lessons, with the ids they stand for
     with ws.reading() as st:  # one open for the whole call: search inside shares the handle
         hits = search.search(ws, message, limit=30, now=at, sources=["graph"]) if terms else []
         for h in hits:
@@ -139,7 +141,9 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
             if h.kind == "principle":
                 section = "principle"
             elif h.kind == "error" or h.kind == "feature":
-                continue  # errors come in through the watch list below, when still pending
+                if not (h.count > 1 or any(a.startswith(pattern) for a in h.also)):
+                    continue  # a one-off comes in through the watch list below, when still pending
+                section = "lesson"  # a recurring one (identical events, a pattern search folded into it)
             else:
                 section = "lesson"
             if relevance < ir.min_relevance and section == "lesson":
@@ -149,7 +153,9 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
             seen.add(h.ref)
             seen.update(h.also)  # identical events folded into this hit
             items.append(Item(section, h.ref, h.text, relevance, h.parts.get("importance", 0.5),
-                               h.parts.get("recency", 0.0)))
+                               h.parts.get("recency", 0.0), count=h.count))
+            if h.kind in ("error", "feature"):
+                recurring[items[-1].ref] = (items[-1], {h.ref, *h.also})
         view = search.cached_view(ws, st)  # held open: the lists come from memory, not from a scan
         if view is not None:
             key = (ir.max_principles, ir.watch_priorities)
@@ -167,6 +173,11 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
             items.append(Item("principle", row["id"], row["text"], rel(row["text"]),
                               1.0 if row["pinned"] else 0.8,
                               search.recency(row["reinforced_at"] or row["created_at"], at, sr.half_life_days)))
+        pending = {row["id"] for row in watch}
+        for item, ids in recurring.values():  # still pending at a watched priority: the watch list says so
+            if ids & pending:
+                items.remove(item)
+                seen.difference_update(ids)
         prio = sr.priority_weight
         shown: dict[str, Item] = {}  # identical pending entries: one line naming how many
         shown_texts: set[str] = set()

@@ -159,6 +159,25 @@ def with_counted(plan: Plan, count: Callable[[str], int | None], rules: SearchRu
                 [t for t in plan.terms if df.get(t) == 0], dict(plan.replaced), plan.mode)
 
 
+def with_lone_cjk(plan: Plan, known: Callable[[str], list[tuple[str, int]]], per_char: int = 8) -> Plan:
+    """A lone CJK character (`中`) is in no index: they hold CJK text as bigrams. Ask the known bigrams that
+    start or end with it instead (`known(c)`: keyword-table terms holding it and their frequencies), the
+    `per_char` most frequent; the character itself is not absent, and counts in the re-rank as found in any
+    word holding it (`ranking.coverage`), the bigrams not at all. Pure given `known`."""
+    lone = [t for t in plan.terms if len(t) == 1 and has_cjk(t) and plan.df.get(t, UNKNOWN) <= 0]
+    extra: dict[str, int] = {}
+    for c in lone:
+        found = sorted(((t, n) for t, n in known(c) if len(t) > 1 and n > 0), key=lambda x: (-x[1], x[0]))
+        extra.update((t, n) for t, n in found[:per_char] if t not in plan.df)
+    if not extra:
+        return plan
+    df = {**plan.df, **{c: UNKNOWN for c in lone}, **extra}
+    terms = plan.terms + list(extra)
+    weights = {**term_weights(plan.terms, df, plan.nodes), **{t: 0.0 for t in extra}}
+    return Plan(terms, [t for t in plan.ask if t not in lone] + list(extra), weights, df, plan.nodes,
+                [t for t in plan.absent if t not in lone], dict(plan.replaced), plan.mode)
+
+
 def fuzzy_replacements(st: Any, absent: list[str], rules: SearchRules, link_rules: Any) -> dict[str, str]:
     """For terms found nowhere (a typo, another inflection), the most similar known keyword sharing their
     first three letters, when it is at least `fuzzy_terms_min` alike."""

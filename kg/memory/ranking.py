@@ -29,8 +29,8 @@ def coverage(terms: list[str], weights: dict[str, float], text_words: set[str], 
     for t in terms:
         w = weights.get(t, 1.0)
         total += w
-        if t in text_words:
-            found += w
+        if t in text_words or (len(t) == 1 and has_cjk(t) and any(t in x for x in text_words)):
+            found += w  # a lone CJK character: in any bigram holding it (the index holds CJK as bigrams)
         elif pool and not has_cjk(t) and len(t) >= 4:
             match = process.extractOne(t, pool, scorer=fuzz.ratio, score_cutoff=fuzzy_min)
             if match is not None:

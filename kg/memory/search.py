@@ -25,7 +25,7 @@ from kg.memory import dates, expand
 from kg.memory._common import iso
 from kg.memory.dates import Window
 from kg.memory.hits import BOUNDED, RELAXED, Hit, collapse, named_ids, render  # noqa: F401
-from kg.memory.query import Plan, fts_rules, fuzzy_replacements, plan_query, with_counted
+from kg.memory.query import Plan, fts_rules, fuzzy_replacements, plan_query, with_counted, with_lone_cjk
 from kg.memory.ranking import (  # noqa: F401
     combine,
     coverage,
@@ -92,7 +92,7 @@ def _expand(v: Any, rows: dict[str, dict[str, Any]], text_score: dict[str, float
 def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: datetime, kinds: set[str] | None,
                 entry_types: set[str] | None, since: datetime | None, session: str | None, limit: int,
                 windows: list[Window], w_date: float, window_candidates: int, recent: bool = False,
-                near_dates: bool = False) -> list[Hit]:
+                near_dates: bool = False, named: tuple[str, ...] = ()) -> list[Hit]:
     terms = plan.terms
     filtered = bool(kinds or entry_types or since or session)
     k = max(rules.candidates, limit * 3) * (5 if filtered else 1)
@@ -106,6 +106,10 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
         fts, plan.mode = (v.fts(" ".join(plan.ask), k) if plan.ask else []), "index"
     bm25 = {r["id"]: float(r["score"]) for r in fts}
     rows = {r["id"]: r for r in fts}
+    if named:  # ids the query names: those entries, as if they held every word (they lead: see `search`)
+        best = max(bm25.values(), default=1.0) or 1.0
+        for i, r in v.fresh(list(named)).items():
+            rows[i], bm25[i] = r, best
     for w in windows:  # events of a time the query names, whatever their words
         a, b = w.outer
         for r in v.between(a, b, window_candidates):
@@ -216,6 +220,21 @@ def _named_unmatched(query: str, terms: list[str], absent: list[str]) -> list[st
     return [w for w in unmatched(terms, absent) if w in visible or (has_cjk(w) and w in shown)]
 
 
+LIMIT_MAX = 100_000  # a --limit above this returns what this would: no search ranks more candidates
+
+# An entry's id as kg prints it (`ERR-20261201-001`, `les-20261130-002`), with or without brackets, any case
+ID_IN_QUERY = re.compile(r"(?<![\w-])([A-Za-z]{2,8})-(\d{8})-(\d{3,})(?![\w-])")
+
+
+def named_in_query(text: str) -> tuple[str, ...]:
+    """The ids a query names, each as entries are written (`ERR-…` events upper case, `les-…` nodes lower):
+    both spellings are asked for, only those that exist are found. Pure."""
+    out: list[str] = []
+    for prefix, day, n in ID_IN_QUERY.findall(text):
+        out += [f"{prefix.upper()}-{day}-{n}", f"{prefix.lower()}-{day}-{n}"]
+    return tuple(dict.fromkeys(out))
+
+
 def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: str | datetime | None = None,
            session: str | None = None, limit: int | None = None, now: datetime | str | None = None,
            sources: list[str] | tuple[str, ...] | None = None) -> list[Hit]:
@@ -228,9 +247,10 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     text = clean(query or "", one_line=True)
     if not text:
         raise UsageError("the search query is empty")
-    limit = limit or rules.limit
-    if limit < 1:
-        raise UsageError("--limit must be at least 1")
+    limit = rules.limit if limit is None else limit
+    if limit < 1:  # 0 is not "the default": say so (it was taken as the default before)
+        raise UsageError(f"--limit must be at least 1, not {limit}")
+    limit = min(limit, LIMIT_MAX)  # more hits than any search ranks (a huge one overflowed SQLite)
     since_at = None
     if since:
         since_at = since if isinstance(since, datetime) else clock.parse_since(since, at)
@@ -242,8 +262,9 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     if kinds or entry_types:
         chosen = ("graph",)  # a node type only exists in the graph
     windows, rest = dates.find(text, at, mrules.dates)
-    terms = query_terms(rest)
-    if not terms and not windows:  # only stopwords: search with them rather than return nothing
+    named = named_in_query(text)
+    terms = query_terms(ID_IN_QUERY.sub(" ", rest))  # an id is looked up whole (`named`), not as its pieces
+    if not terms and not windows and not named:  # only stopwords: search with them rather than return nothing
         terms = list(dict.fromkeys(words(text)))
     from kg.graph import linking
 
@@ -256,9 +277,11 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         memo = cache.memo.setdefault("df", {}) if cache is not None else None
         p = plan_query(st, terms, rules, link_rules, lambda: common_terms(ws, st), memo, budget)
         p = with_counted(p, view(ws, st).side_df, rules, budget)
+        p = with_lone_cjk(p, lambda c: [(r["term"], int(r["df"] or 0))
+                                        for r in st.run("memory_terms_around", char=c)])
         graph_args = dict(now=at, kinds=kinds, entry_types=entry_types, since=since_at, session=session,
                           limit=limit, windows=windows, w_date=mrules.dates.w_date,
-                          window_candidates=mrules.dates.window_candidates)
+                          window_candidates=mrules.dates.window_candidates, named=named)
         if "graph" in chosen:
             hits = _graph_hits(ws, st, p, rules, **graph_args)
             if not hits and p.absent:
@@ -283,10 +306,12 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
             match = "recent"
         elif hits and match == "terms" and _named_unmatched(query, terms, p.absent):
             match = "partial"  # some words are in no memory at all: the hits hold only the others
+        if windows and hits and match in ("terms", "partial") and not any(h.parts.get("date") for h in hits):
+            match = "elsewhen"  # the words matched, but nothing of the time named: said, not passed off as in it
     order = {s: i for i, s in enumerate(KNOWN_SOURCES)}
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
     hits = collapse(hits)
-    hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
+    hits.sort(key=lambda h: (h.ref not in named, -round(h.score, 9), order.get(h.source, 99), h.ref))
     hits = hits[:limit]
     for h in hits:
         h.score = round(h.score, 4)
@@ -294,5 +319,7 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         h.match = match
         h.fts = p.mode if p.mode in BOUNDED else ""
         h.unmatched = _named_unmatched(query, terms, p.absent) if match == "partial" else []
+        if match == "recent" and named:  # the ids the query names that no entry has: named as missing
+            h.unmatched = [m.group(0) for m in ID_IN_QUERY.finditer(text)]
         h.snippet = snippet(h.snippet, p.terms, rules.snippet_chars)
     return hits

@@ -127,6 +127,8 @@ def file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, s
             line = all_lines[number].strip()
             if not line or (line.startswith("#") and not line.startswith(("###", "## "))):
                 continue
+            if source == "sessions" and (line.startswith("#") or GENERATED.match(line) or line == "- (none)"):
+                continue  # a summary's frame (its title, section headings, "Generated:"): no memory in it
             chunks.append((source, path, number + 1, line, found))
     if not chunks:
         return []

@@ -262,6 +262,9 @@ def should_generate(rules: SkillRules, *, tool_calls: int = 0, message: str = ""
                     new_workflow: bool = False) -> Generation:
     """The seed's generation condition, any one of: enough tool calls in the task, the user said 记住 /
     "remember this", the task was done before `min_repeats` times, or a new workflow was found. Pure."""
+    for name, value in (("--tool-calls", tool_calls), ("--repeats", repeats)):
+        if value < 0:
+            raise UsageError(f"{name} must be a count, 0 or more, not {value}")
     reasons = []
     if tool_calls >= rules.min_tool_calls:
         reasons.append(f"{tool_calls} tool calls (≥ {rules.min_tool_calls})")
@@ -423,10 +426,12 @@ def find(ws: Any, task: str, *, limit: int | None = None) -> list[dict[str, Any]
     rules = memory_rules(ws).skills
     if not clean(task or ""):
         raise UsageError("describe the task to find a skill for")
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {limit}")
     scored = [(match_score(s, task), s) for s in all_skills(ws)]
     scored = [(sc, s) for sc, s in scored if sc >= rules.find_min]
     scored.sort(key=lambda x: (-x[0], x[1].slug))
-    return [{**s.as_dict(), "score": round(sc, 1)} for sc, s in scored[: limit or rules.find_limit]]
+    return [{**s.as_dict(), "score": round(sc, 1)} for sc, s in scored[: rules.find_limit if limit is None else limit]]
 
 
 def list_(ws: Any) -> list[dict[str, Any]]:

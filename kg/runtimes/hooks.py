@@ -13,7 +13,6 @@ Same graph, same `now`, same message, same budget: same brief. Deciding what goe
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -200,15 +199,17 @@ def _ensure_session(ws: Any, st: Any, at: datetime, source: str) -> tuple[str, b
 
 def session_start_brief(ws: Any, now: datetime | str | None = None, message: str | None = None,
                         budget: int | None = None, *, start_session: bool = False,
-                        source: str = "kg", write: bool = False, tools: bool = False) -> dict[str, Any]:
+                        source: str = "kg", write: bool = False, tools: bool = False,
+                        transcript: str | None = None) -> dict[str, Any]:
     """The brief for a new session: pending high-priority items, verifications due, patterns ready for
     promotion, proposals waiting, the watch list, the memory injected for the first message and stats, in the
     order and within the budget of `rules/hooks.toml`.
 
     `start_session` makes sure a kg session is open (starting one unless the current one is still open) so
-    that later logs and the session end land in it. `write` also saves the text to memory/.hook-context.txt
-    (the seed's file, which agents are told to read). `tools`: for an MCP client, naming its tools where the
-    brief would name `kg` commands."""
+    that later logs and the session end land in it; with a new session's `transcript` already holding timed
+    lines (replayed), the session is dated when it began (`kg/runtimes/transcript_start.py`). `write` also
+    saves the text to memory/.hook-context.txt (the seed's file, which agents are told to read). `tools`: for
+    an MCP client, naming its tools where the brief would name `kg` commands."""
     rules = load_rules(ws)
     at = clock.now(now)
     budget = rules.budget if budget is None else budget
@@ -221,7 +222,7 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     try:
         with bounded_wait(rules.busy_wait):
             return _brief(ws, rules, at, budget, message, start_session=start_session, source=source,
-                          write=write, tools=tools)
+                          write=write, tools=tools, transcript=transcript)
     except StoreBusy:
         note, busy = busy_brief(ws, at, budget, rules.busy_wait, tools=tools)
         text, shown, omitted = fit(f"# kaizen-kg brief — {at:%Y-%m-%d %H:%M}\n{note}", busy, budget)
@@ -231,7 +232,7 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
 
 
 def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *, start_session: bool,
-           source: str, write: bool, tools: bool = False) -> dict[str, Any]:
+           source: str, write: bool, tools: bool = False, transcript: str | None = None) -> dict[str, Any]:
     w = rules.item_chars
     more = MORE_TOOLS if tools else MORE
     lim = rules.limits
@@ -242,7 +243,10 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
     # Read-only (a smaller, cheaper open) unless a session is to be started.
     with (ws.store() if start_session else ws.reading()) as st:
         if start_session:
-            session, started = _ensure_session(ws, st, at, source)
+            from kg.runtimes.transcript_start import began
+
+            first = began(transcript)
+            session, started = _ensure_session(ws, st, min(at, first) if first else at, source)
         else:
             session = ws.current_session()
         highs = list(rules.high_priorities)
@@ -250,7 +254,10 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
         # take one line between them and leave room for the others
         newest = st.run("hooks_pending_high_ids", priorities=highs,
                         limit=max(lim["pending_high"], 1) * FOLD_WINDOW)
-        pending = fold_alike([row for r in newest for row in st.run("hooks_item", id=r["id"])], w)
+        window = [row for r in newest for row in st.run("hooks_item", id=r["id"])]
+        pending = fold_alike(window, w)
+        shown_keys = {(short(r["text"], w), r["priority"]) for r, _ in pending[:lim["pending_high"]]}
+        shown_ids = [r["id"] for r in window if (short(r["text"], w), r["priority"]) in shown_keys]
         pending_total = st.run("hooks_pending_high_count", priorities=highs)[0]["n"]
         watch = st.run("hooks_watch", statuses=list(LIVE), now=at, limit=max(lim["watch"], 1))
         watch_total = st.run("hooks_watch_count", statuses=list(LIVE), now=at)[0]["n"]
@@ -307,7 +314,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
             from kg.memory.inject import inject
 
             result = inject(ws, message, budget=min(rules.memory_budget, free), now=at,
-                            elsewhere=[r["id"] for r, _ in pending[:lim["pending_high"]]])
+                            elsewhere=shown_ids)  # every entry a pending line stands for (its ×N too)
             memory.update(topic=result["topic"], items=len(result["items"]), dropped=result["dropped"],
                           warnings=result["warnings"])
             return result["block"]
@@ -399,88 +406,5 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     return out
 
 
-# -- tool failures ----------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ToolFailure:
-    tool: str
-    error: str
-    command: str
-    call_id: str | None = None
-    exit_code: int | None = None
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):  # content blocks: [{"type": "text", "text": "..."}]
-        return "\n".join(_text(v.get("text") if isinstance(v, dict) else v) for v in value)
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def tool_failure(payload: dict[str, Any]) -> ToolFailure | None:
-    """The failure in a hook payload, or None when the tool worked or the user interrupted it. Pure.
-
-    Claude Code sends failures to PostToolUseFailure only (`error`: "Exit code N\n<the output>", `is_interrupt`);
-    a PostToolUse payload whose `tool_response` object reports an error or a non-zero exit is read too (other
-    runtimes' shape). A `tool_response` that is a bare string (Codex) says nothing about failure: None."""
-    if not isinstance(payload, dict):
-        return None
-    tool = str(payload.get("tool_name") or "tool")
-    tin = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-    command = _text(tin.get("command") or tin.get("cmd") or tin.get("file_path") or tin.get("path")
-                    or tin.get("url") or "")
-    call = payload.get("tool_use_id") if isinstance(payload.get("tool_use_id"), str) else None
-    if payload.get("hook_event_name") == "PostToolUseFailure":
-        if payload.get("is_interrupt"):
-            return None
-        return ToolFailure(tool, _text(payload.get("error")) or "failed", command, call)
-    resp = payload.get("tool_response")
-    if not isinstance(resp, dict):
-        return None
-    code = next((resp[k] for k in ("exit_code", "exitCode", "returncode", "return_code") if k in resp), None)
-    code = code if isinstance(code, int) and not isinstance(code, bool) else None
-    failed = (resp.get("is_error") is True or resp.get("isError") is True or resp.get("success") is False
-              or code not in (None, 0) or (isinstance(resp.get("error"), str) and bool(resp["error"].strip())))
-    if not failed or resp.get("interrupted") is True:
-        return None
-    error = _text(resp.get("error")) or _text(resp.get("stderr")) or _text(resp.get("content")) or \
-        _text(resp.get("stdout"))
-    return ToolFailure(tool, error, command, call, code)
-
-
-def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None = None, *,
-                  runtime: str = "claude-code", apply: bool = True) -> dict[str, Any]:
-    """Log an error entry when the payload says the tool failed; nothing otherwise. The entry is the one
-    reflection would log for the same call (same summary, error line, pattern key), and its call id is recorded
-    so that reflecting on the transcript later does not log it again. `apply=False` only journals it (the
-    caller has the graph applied after answering, as `kg log` does)."""
-    from dataclasses import replace
-
-    from kg.reflect import state
-    from kg.reflect.apply import failure_fields, failure_rules
-    from kg.reflect.failures import failure_of_payload
-
-    raw = tool_failure(payload)
-    if raw is None:
-        return {"logged": None, "failed": False}
-    gate = ws.rules.redactor.redact  # before the summary's cuts, the field limits and the lowercased tag
-    raw = replace(raw, tool=gate(raw.tool).text, error=gate(raw.error).text,
-                  command=gate(raw.command).text if raw.command else raw.command)
-    rules = failure_rules(ws)
-    failure = failure_of_payload(raw.tool, raw.error, raw.command or None, rules, raw.call_id, raw.exit_code)
-    if failure is None:  # declined by the user, cancelled because a parallel call failed, or a search found nothing
-        return {"logged": None, "failed": True, "skipped": "declined or cascade"}
-    if raw.exit_code is not None and failure.exit_code is None:
-        failure = replace(failure, exit_code=raw.exit_code)
-    summary, fields = failure_fields(failure, rules, runtime, "live")
-    fp = state.fingerprint(raw.call_id) if raw.call_id else None
-    with state.locked(ws) as st:
-        if fp and fp in st.seen:
-            return {"logged": None, "failed": True, "already_logged": st.seen[fp], "tool": failure.tool}
-        res = ws.log("error", summary, now=now, apply=apply, **fields)
-        if fp:
-            st.record(fp, res.id)
-    return {"logged": res.id, "failed": True, "summary": res.summary, "tool": failure.tool,
-            "pattern_key": failure.pattern_key, "call_id": raw.call_id}
+# -- tool failures: kg/runtimes/tool_failures.py ----------------------------------------------------------------
+from kg.runtimes.tool_failures import ToolFailure, post_tool_use, tool_failure  # noqa: E402,F401

@@ -118,7 +118,7 @@ def hook_entries(ws: Any, runtime: str, kg_bin: str | None = None, *,
         turn = _shell(_argv(ws, kg_bin, "hook", "session-end", "--no-summary", "--runtime", runtime))
         end = _shell(_argv(ws, kg_bin, "hook", "session-end", "--runtime", runtime))
         return {
-            "SessionStart": [group("startup|resume", start, 30)],
+            "SessionStart": [group("startup|resume|clear|compact", start, 30)],
             "Stop": [group(None, turn, 120)],
             "SessionEnd": [group(None, end, 3)],
         }

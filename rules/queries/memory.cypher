@@ -125,6 +125,11 @@ LIMIT $limit
 MATCH (x:Term) WHERE x.term STARTS WITH $prefix AND x.df > 0
 RETURN x.term AS term, x.df AS df
 
+// name: memory_terms_around
+// Known keywords holding a lone CJK character, for a query of one (the index holds CJK text as bigrams).
+MATCH (x:Term) WHERE (x.term STARTS WITH $char OR x.term ENDS WITH $char) AND x.df > 0
+RETURN x.term AS term, x.df AS df
+
 // name: memory_node_count
 MATCH (n:Node) RETURN count(n) AS n
 

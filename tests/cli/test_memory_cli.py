@@ -70,7 +70,8 @@ def test_search_inject_recall_skill(run_kg):
 
 def test_retention_reads_lifecycle_rules(run_kg):
     r = run_kg("retention --json")
-    assert r.exit_code == 0 and r.json["daily_logs"] == "append-only, kept forever"
+    assert r.exit_code == 0 and "append-only" not in r.json["daily_logs"]  # repeats fold into their first line
+    assert r.json["daily_logs"].startswith("kept forever; lines are added at the end")
     assert "90 days" in r.json["learning_entries"]
 
 

@@ -19,13 +19,13 @@ def test_new_summary_file_is_portable_and_old_names_are_still_read(run_kg, ws):
     new = sessions / "2025-06-02-14-29-21.md"
     assert new.is_file() and not [p for p in sessions.iterdir() if ":" in p.name]
     assert f"# Session Summary: {SID}" in new.read_text()
-    hit = run_kg(f"search tasks --source sessions --session {SID} --json")
+    hit = run_kg(f"search CONVENTIONS --source sessions --session {SID} --json")  # a line of it, not a heading
     assert hit.exit_code == 0 and new.name in hit.stdout, hit.stdout
 
     # A workspace an older kg wrote: the summary under its old name is still the session's file.
     old = sessions / f"{SID}.md"
     new.rename(old)
-    hit = run_kg(f"search tasks --source sessions --session {SID} --json")
+    hit = run_kg(f"search CONVENTIONS --source sessions --session {SID} --json")  # a line of it, not a heading
     assert hit.exit_code == 0 and old.name in hit.stdout, hit.stdout
     again = run_kg(f"session end --session {SID}")
     assert again.exit_code == 2 and "ended already" in again.stderr and old.name in again.stderr, again.stderr

@@ -1,0 +1,97 @@
+"""A failed tool call, as an agent runtime's hook reports it: the failure read from the payload (pure) and the
+error entry logged for it, once per call (`kg hook post-tool-use`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolFailure:
+    tool: str
+    error: str
+    command: str
+    call_id: str | None = None
+    exit_code: int | None = None
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):  # content blocks: [{"type": "text", "text": "..."}]
+        return "\n".join(_text(v.get("text") if isinstance(v, dict) else v) for v in value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def tool_failure(payload: dict[str, Any]) -> ToolFailure | None:
+    """The failure in a hook payload, or None when the tool worked or the user interrupted it. Pure.
+
+    Claude Code sends failures to PostToolUseFailure only (`error`: "Exit code N\n<the output>", `is_interrupt`);
+    a PostToolUse payload whose `tool_response` object reports an error or a non-zero exit is read too (other
+    runtimes' shape). A `tool_response` that is a bare string (Codex) says nothing about failure: None."""
+    if not isinstance(payload, dict):
+        return None
+    tool = str(payload.get("tool_name") or "tool")
+    tin = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    command = _text(tin.get("command") or tin.get("cmd") or tin.get("file_path") or tin.get("path")
+                    or tin.get("url") or "")
+    call = payload.get("tool_use_id") if isinstance(payload.get("tool_use_id"), str) else None
+    if payload.get("hook_event_name") == "PostToolUseFailure":
+        if payload.get("is_interrupt"):
+            return None
+        if not payload.get("tool_name") and not _text(payload.get("error")).strip():
+            return None  # names neither the tool nor the error: nothing to learn ("tool failed: failed" before)
+        return ToolFailure(tool, _text(payload.get("error")) or "failed", command, call)
+    resp = payload.get("tool_response")
+    if not isinstance(resp, dict):
+        return None
+    code = next((resp[k] for k in ("exit_code", "exitCode", "returncode", "return_code") if k in resp), None)
+    code = code if isinstance(code, int) and not isinstance(code, bool) else None
+    failed = (resp.get("is_error") is True or resp.get("isError") is True or resp.get("success") is False
+              or code not in (None, 0) or (isinstance(resp.get("error"), str) and bool(resp["error"].strip())))
+    if not failed or resp.get("interrupted") is True:
+        return None
+    error = _text(resp.get("error")) or _text(resp.get("stderr")) or _text(resp.get("content")) or \
+        _text(resp.get("stdout"))
+    return ToolFailure(tool, error, command, call, code)
+
+
+def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None = None, *,
+                  runtime: str = "claude-code", apply: bool = True) -> dict[str, Any]:
+    """Log an error entry when the payload says the tool failed; nothing otherwise. The entry is the one
+    reflection would log for the same call (same summary, error line, pattern key), and its call id is recorded
+    so that reflecting on the transcript later does not log it again. `apply=False` only journals it (the
+    caller has the graph applied after answering, as `kg log` does)."""
+    from dataclasses import replace
+
+    from kg.reflect import state
+    from kg.reflect.apply import failure_fields, failure_rules
+    from kg.reflect.failures import failure_of_payload
+
+    raw = tool_failure(payload)
+    if raw is None:
+        return {"logged": None, "failed": False}
+    gate = ws.rules.redactor.redact  # before the summary's cuts, the field limits and the lowercased tag
+    raw = replace(raw, tool=gate(raw.tool).text, error=gate(raw.error).text,
+                  command=gate(raw.command).text if raw.command else raw.command)
+    rules = failure_rules(ws)
+    failure = failure_of_payload(raw.tool, raw.error, raw.command or None, rules, raw.call_id, raw.exit_code)
+    if failure is None:  # declined by the user, cancelled because a parallel call failed, or a search found nothing
+        return {"logged": None, "failed": True, "skipped": "declined or cascade"}
+    if raw.exit_code is not None and failure.exit_code is None:
+        failure = replace(failure, exit_code=raw.exit_code)
+    summary, fields = failure_fields(failure, rules, runtime, "live")
+    fp = state.fingerprint(raw.call_id) if raw.call_id else None
+    with state.locked(ws) as st:
+        if fp and fp in st.seen:
+            return {"logged": None, "failed": True, "already_logged": st.seen[fp], "tool": failure.tool}
+        res = ws.log("error", summary, now=now, apply=apply, **fields)
+        if fp:
+            st.record(fp, res.id)
+    return {"logged": res.id, "failed": True, "summary": res.summary, "tool": failure.tool,
+            "pattern_key": failure.pattern_key, "call_id": raw.call_id}
