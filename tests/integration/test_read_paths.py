@@ -1,0 +1,93 @@
+"""Issues 17 and 22: the agent's reads (search, inject, the session brief) read less of the graph, and answer
+exactly as before. Each test runs the read twice on one real graph, through the old way of reading (kept here
+as the reference) and the new, and compares the whole answer; the statements each way runs are counted, so a
+test also fails when the new way stops being taken. Real Kùzu, real SQLite side index."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict
+
+import pytest
+
+from kg.lifecycle import api as lifecycle
+from kg.memory import inject, search
+from kg.memory.views import Direct
+from kg.runtimes import hooks
+
+pytestmark = pytest.mark.embedded_only("the side index is the embedded store's; a team graph keeps its own index")
+
+NOW = "2026-02-01T12:00"
+TOOLS = ["docker", "pytest", "git", "npm", "kubectl"]
+FAILS = ["build timed out", "fixture crashed", "push was rejected", "lock file conflict", "rollout stalled"]
+
+
+def _old_fresh(self, ids):
+    """The read before issue 17's change: every column of each node, by key."""
+    out = {}
+    for i in ids:
+        for r in self.st.run("search_node", id=i):
+            out[r["id"]] = r
+    return out
+
+
+@pytest.fixture
+def graph(ws):
+    """Entries whose priority, status, pinning and reinforcement changed after they were logged (what the
+    side index holds as created), a few recurring (patterns), spread over sessions."""
+    logged = []
+    with ws:
+        for i in range(60):
+            tool, fail = TOOLS[i % 5], FAILS[(i * 3) % 5]
+            kind = "error" if i % 3 else "learning"
+            e = ws.log(kind, f"{tool} {fail} on the cache step {i % 7}", now=f"2026-01-{1 + i % 28:02d}T10:{i % 60:02d}",
+                       session=f"2026-01-{1 + i % 28:02d}-00{1 + i % 2}", priority=["low", "medium", "high"][i % 3],
+                       area="infra")
+            logged.append(e.id)
+    for i in logged[::4]:
+        ws.resolve(i, "resolved", now="2026-01-30T09:00")
+    for i in logged[1::9]:
+        lifecycle.pin(ws, i, now="2026-01-30T09:00")
+    for i in logged[2::7]:
+        lifecycle.reinforce(ws, i, now="2026-01-31T09:00")
+    return ws
+
+
+def _counting(monkeypatch):
+    from kg.store import Store
+
+    calls: Counter[str] = Counter()
+    run = Store.run
+
+    def counted(self, name, **params):
+        calls[name] += 1
+        return run(self, name, **params)
+
+    monkeypatch.setattr(Store, "run", counted)
+    return calls
+
+
+QUERIES = ["docker build timed out", "pytest fixture crashed on the cache", "git push rejected", "lock file"]
+
+
+def test_search_reads_only_what_changes_and_answers_as_before(graph, monkeypatch):
+    calls = _counting(monkeypatch)
+    new = {q: [asdict(h) for h in search.search(graph, q, now=NOW, limit=8)] for q in QUERIES}
+    assert calls["search_node_state"] > 0 and calls["search_node"] == 0
+    monkeypatch.setattr(Direct, "fresh", _old_fresh)
+    calls.clear()
+    old = {q: [asdict(h) for h in search.search(graph, q, now=NOW, limit=8)] for q in QUERIES}
+    assert calls["search_node"] > 0
+    assert new == old
+    assert any(h["parts"]["importance"] == 1.0 for hits in new.values() for h in hits)  # a pin was read
+
+
+def test_inject_and_the_session_brief_answer_as_before(graph, monkeypatch):
+    message = "the docker build timed out on the cache step"
+    new = (inject.inject(graph, message, now=NOW)["block"],
+           hooks.session_start_brief(graph, now=NOW, message=message)["text"])
+    monkeypatch.setattr(Direct, "fresh", _old_fresh)
+    old = (inject.inject(graph, message, now=NOW)["block"],
+           hooks.session_start_brief(graph, now=NOW, message=message)["text"])
+    assert new == old
+    assert "docker" in new[0] and "Memory (kg)" in new[1]
