@@ -435,6 +435,18 @@ def for_reading(st: Any) -> SideIndex | None:
         return None
 
 
+def open_reader(st: Any) -> SideIndex | None:
+    """The side index a read on `st` opened already (`for_reading`), while it is in step with the graph; None
+    otherwise. Never opens, catches up or rebuilds: for reads that may take rows from it but do not need it."""
+    side = st.__dict__.get("_side_reader") if embedded(st) else None
+    if side is None:
+        return None
+    try:
+        return side if side.current(_count(st)) else None
+    except (sqlite3.Error, OSError, RuntimeError):
+        return None
+
+
 def to_write(st: Any, side: SideIndex | None, count: int) -> int:
     """How many rows `sync` would write to bring `side` in step with the graph's `count` nodes: the gap
     when it holds the graph's first nodes in this version's form; for a rebuild, more than `CATCH_UP_MAX`

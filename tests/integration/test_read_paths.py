@@ -14,6 +14,7 @@ from kg.lifecycle import api as lifecycle
 from kg.memory import inject, search
 from kg.memory.views import Direct
 from kg.runtimes import hooks
+from kg.store import aggregates, sideindex
 
 pytestmark = pytest.mark.embedded_only("the side index is the embedded store's; a team graph keeps its own index")
 
@@ -31,6 +32,19 @@ def _old_fresh(self, ids):
     return out
 
 
+def _old_events(st, ids):
+    """The read before: every column of each pattern member, by key."""
+    return [e for i in ids for e in st.run("agg_event_in_window", id=i)]
+
+
+def _old_ways(monkeypatch):
+    monkeypatch.setattr(Direct, "fresh", _old_fresh)
+    monkeypatch.setattr(aggregates, "_events", _old_events)
+    status = lifecycle.lifecycle_status
+    monkeypatch.setattr(lifecycle, "lifecycle_status", lambda ws, now=None, limit=10, ready_limit=None:
+                        status(ws, now, limit))  # every list filled to `limit`
+
+
 @pytest.fixture
 def graph(ws):
     """Entries whose priority, status, pinning and reinforcement changed after they were logged (what the
@@ -42,7 +56,8 @@ def graph(ws):
             kind = "error" if i % 3 else "learning"
             e = ws.log(kind, f"{tool} {fail} on the cache step {i % 7}", now=f"2026-01-{1 + i % 28:02d}T10:{i % 60:02d}",
                        session=f"2026-01-{1 + i % 28:02d}-00{1 + i % 2}", priority=["low", "medium", "high"][i % 3],
-                       area="infra")
+                       area=["infra", "ci"][i % 2], pattern_key=f"{tool}.cache" if i % 3 else None,
+                       action=f"check the {tool} cache first" if i % 4 == 1 else None)
             logged.append(e.id)
     for i in logged[::4]:
         ws.resolve(i, "resolved", now="2026-01-30T09:00")
@@ -83,11 +98,22 @@ def test_search_reads_only_what_changes_and_answers_as_before(graph, monkeypatch
 
 
 def test_inject_and_the_session_brief_answer_as_before(graph, monkeypatch):
+    """As the read server runs them: one held handle, the side index opened by an earlier read."""
+    calls = _counting(monkeypatch)
     message = "the docker build timed out on the cache step"
-    new = (inject.inject(graph, message, now=NOW)["block"],
-           hooks.session_start_brief(graph, now=NOW, message=message)["text"])
-    monkeypatch.setattr(Direct, "fresh", _old_fresh)
-    old = (inject.inject(graph, message, now=NOW)["block"],
-           hooks.session_start_brief(graph, now=NOW, message=message)["text"])
+
+    def answers():
+        with graph.reading() as st:
+            sideindex.for_reading(st)
+            return (inject.inject(graph, message, now=NOW)["block"],
+                    hooks.session_start_brief(graph, now=NOW, message=message)["text"],
+                    lifecycle.lifecycle_status(graph, NOW, limit=10))
+
+    new = answers()
+    assert calls["agg_event_state"] > 0 and calls["agg_event_in_window"] == 0
+    _old_ways(monkeypatch)
+    calls.clear()
+    old = answers()
+    assert calls["agg_event_in_window"] > calls["agg_event_state"] == 0
     assert new == old
-    assert "docker" in new[0] and "Memory (kg)" in new[1]
+    assert "docker" in new[0] and "Patterns Ready for Promotion" in new[1] and len(new[2]["ready_to_promote"]) >= 3
