@@ -117,3 +117,30 @@ def test_inject_and_the_session_brief_answer_as_before(graph, monkeypatch):
     assert calls["agg_event_in_window"] > calls["agg_event_state"] == 0
     assert new == old
     assert "docker" in new[0] and "Patterns Ready for Promotion" in new[1] and len(new[2]["ready_to_promote"]) >= 3
+
+
+def test_a_read_can_ask_the_server_for_no_kept_answers(ws):
+    """KG_READ_CACHE=0 in a read's environment: the server answers it as the first read after a write (what
+    bench/scale.py's cold rows measure), and the same."""
+    import kg.cli.common as common
+    from kg.serve.cache import ReadCache
+    from kg.serve.server import Server, _stamp
+
+    ws.log("error", "docker permission denied on the socket", now=NOW, priority="high")
+    with ws.store(apply_journal=False) as held:
+        cache = ReadCache(held).install()
+        common._served[:] = [ws]
+        try:
+            server = Server(ws, 600.0, _stamp(ws), cache=cache)
+            server.baseline = set(ws.__dict__)
+            request = {"argv": ["hook", "session-start"], "env": {"KG_NOW": NOW}, "cwd": str(ws.root)}
+            first = server.run(request)
+            asked = cache.misses
+            warm = server.run(request)
+            again = cache.misses - asked
+            cold = server.run({**request, "env": {"KG_NOW": NOW, "KG_READ_CACHE": "0"}})
+            assert cache.misses - asked - again > again
+            assert first == warm == cold and first["code"] == 0
+        finally:
+            common._served.clear()
+            cache.uninstall()
