@@ -412,6 +412,9 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
     at = clock.now(now)
     lp = load_policy(ws)
     with holding(ws) as st:
+        from kg.store.sideindex import open_reader
+
+        open_reader(st, open_it=True)  # a ready pattern's events: the columns that never change from its rows
         lc = Lifecycle(ws, st, at)
         due = st.run("lc_changes_due", statuses=list(LIVE), now=at)
         paused = _withdrawn(lc, at)

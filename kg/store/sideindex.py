@@ -435,13 +435,18 @@ def for_reading(st: Any) -> SideIndex | None:
         return None
 
 
-def open_reader(st: Any) -> SideIndex | None:
-    """The side index a read on `st` opened already (`for_reading`), while it is in step with the graph; None
-    otherwise. Never opens, catches up or rebuilds: for reads that may take rows from it but do not need it."""
-    side = st.__dict__.get("_side_reader") if embedded(st) else None
-    if side is None:
+def open_reader(st: Any, *, open_it: bool = False) -> SideIndex | None:
+    """The side index a read on `st` keeps open (`for_reading`; or, `open_it`, opened read-only here), when
+    it is in step with the graph; None otherwise. Never catches up or rebuilds (nor writes anything): for
+    reads that may take rows from it but do not need it."""
+    if not embedded(st):
         return None
+    side = st.__dict__.get("_side_reader")
     try:
+        if side is None:
+            if not open_it or not path_of(st.path).exists():
+                return None
+            side = st.__dict__["_side_reader"] = SideIndex(path_of(st.path), writable=False)
         return side if side.current(_count(st)) else None
     except (sqlite3.Error, OSError, RuntimeError):
         return None
