@@ -277,6 +277,15 @@ class SideIndex:
              "ORDER BY created_at DESC, id LIMIT ?")
         return [_dict(r) for r in self.db.execute(q, (_time(start), _time(end), limit))]
 
+    def newest_ids(self, since: datetime | None, limit: int) -> list[tuple[str, datetime | None]]:
+        """(id, time) of the newest nodes of any kind created at or after `since`, newest first, ties by id
+        descending (`nodes_newest_any`'s rows): an index range read."""
+        q = ("SELECT id, created_at FROM node WHERE created_at >= ? ORDER BY created_at DESC, id DESC LIMIT ?"
+             if since is not None else
+             "SELECT id, created_at FROM node WHERE created_at IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT ?")
+        args = (_time(since), limit) if since is not None else (limit,)
+        return [(i, parse_time(t)) for i, t in self.db.execute(q, args)]
+
     def recent(self, limit: int) -> list[dict[str, Any]]:
         q = "SELECT * FROM node WHERE kind <> 'pattern' ORDER BY created_at DESC, id LIMIT ?"
         return [_dict(r) for r in self.db.execute(q, (limit,))]

@@ -144,3 +144,27 @@ def test_a_read_can_ask_the_server_for_no_kept_answers(ws):
         finally:
             common._served.clear()
             cache.uninstall()
+
+
+def test_list_reads_the_newest_from_the_side_index_as_the_graph_gave_them(graph, monkeypatch):
+    """`kg list` with no filter: the newest ids by the side index's time index, as the graph's scan of every
+    node's time gave them (ties by id, a `--since` floor, a limit past the graph's size)."""
+    from datetime import datetime
+
+    import kg.store.sideindex as side_mod
+    from kg.graph import reads
+
+    none = {"kind": None, "entry_type": None, "status": None, "priority": None, "area": None}
+    asks = [(1, None), (7, None), (40, None), (500, None), (10, "2026-01-20T10:30"), (500, "2026-01-27T00:00")]
+    calls = _counting(monkeypatch)
+    with graph.reading() as st:
+        new = [reads.newest_in_windows(st, none, since=datetime.fromisoformat(s) if s else None, limit=n)
+               for n, s in asks]
+        assert calls["nodes_newest_any"] == 0
+        with monkeypatch.context() as m:
+            m.setattr(side_mod, "open_reader", lambda st, open_it=False: None)
+            old = [reads.newest_in_windows(st, none, since=datetime.fromisoformat(s) if s else None, limit=n)
+                   for n, s in asks]
+        assert calls["nodes_newest_any"] > 0
+    assert new == old
+    assert [len(x) for x in new][:3] == [1, 7, 40] and len(new[3]) > 40 and all(new)
