@@ -325,6 +325,19 @@ def _count(st: Any) -> int:
     return int(st._execute_raw(_COUNT, {})[0]["n"])
 
 
+def _read_count(st: Any) -> int:
+    """The graph's node count for a read: once per open of a read-only graph, and as a named query otherwise,
+    which the read server keeps until the graph changes (issue 22: each count scans the node table, and a
+    session brief counted ten times)."""
+    memo = st.__dict__.get("_side_count")
+    if memo is not None:
+        return memo
+    n = int(st.run("side_node_count")[0]["n"])
+    if getattr(st, "read_only", False):
+        st.__dict__["_side_count"] = n
+    return n
+
+
 def sync(st: Any, *, rebuild: bool = False) -> str:
     """Bring the side index in step with the graph `st` holds. Returns what it did: "in step", "added N",
     "caught up N", "rebuilt N". Never fails the caller's write: the graph is the truth, and the next sync
@@ -427,7 +440,7 @@ def for_reading(st: Any) -> SideIndex | None:
         return None
     side = st.__dict__.get("_side_reader")
     try:
-        count = _count(st)
+        count = _read_count(st)
         if side is not None and side.current(count):
             return side
         if side is None and path_of(st.path).exists():
@@ -456,7 +469,7 @@ def open_reader(st: Any, *, open_it: bool = False) -> SideIndex | None:
             if not open_it or not path_of(st.path).exists():
                 return None
             side = st.__dict__["_side_reader"] = SideIndex(path_of(st.path), writable=False)
-        return side if side.current(_count(st)) else None
+        return side if side.current(_read_count(st)) else None
     except (sqlite3.Error, OSError, RuntimeError):
         return None
 
