@@ -4,6 +4,7 @@ the workspace is held open (`with ws:`). Both answer the same questions with the
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
@@ -135,7 +136,10 @@ class Direct:
         only, over the side index's row for the rest (issue 17: reading every column by key was ~60 % of a
         served search at 1M nodes); a node the side index does not hold is read whole."""
         out = {}
-        kept = self.side.rows_by_id(ids) if self.side is not None else {}
+        try:
+            kept = self.side.rows_by_id(ids) if self.side is not None else {}
+        except sqlite3.Error:  # a damaged side index: every column from the graph
+            kept = {}
         for i in ids:
             base = kept.get(i)
             if base is None:
