@@ -10,10 +10,10 @@ by the workspace's read server (started by the first read, as for an agent); its
 and the CPU it spent on each read (from /proc, median) is the command's "(server CPU s)" row: on a shared
 machine wall time mostly measures the queue for a core. The server keeps answers that only a write changes, so
 a read repeated with nothing logged between is partly answered from them; each read's "(cold)" rows ask this
-kg's server to forget them first (KG_READ_CACHE=0), as for the first read after an agent's `kg log`. Each size is read at its own moment, an hour after its
-last entry (`KG_NOW`), as an agent reads a memory it is still writing: the patterns ready to promote and the
-recent entries are then as many at every size. The SQLite FTS5 row asks for any of the query's words (as kg's
-index does), best first. `kg log` is the acknowledged write (applied after, by the server); the first `kg cycle
+kg's server to forget them first (KG_READ_CACHE=0), as for the first read after an agent's `kg log`. Each size
+is read at its own moment, an hour after its last entry (`KG_NOW`), as an agent reads a memory it is still
+writing: the patterns ready to promote and the recent entries are then as many at every size. The SQLite FTS5
+row asks for any of the query's words (as kg's index does), best first. `kg log` is the acknowledged write (applied after, by the server); the first `kg cycle
 --dry-run` runs once.
 
     .venv/bin/python bench/scale.py --sizes 10000 100000 [--runs 5] [--rebuild] [--baseline ../main/.venv/bin/kg]

@@ -96,6 +96,7 @@ def _asked(root: Path, monkeypatch) -> dict[str, tuple[int, int, int]]:
     """(statements, rows of the node table scanned, node counts) of each read, as the read server answers the
     first read after a write."""
     import kg.cli.common as common
+
     from kg.serve.cache import ReadCache, may_write
     from kg.serve.server import Server, _stamp
     from kg.store import Store

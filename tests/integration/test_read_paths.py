@@ -54,7 +54,8 @@ def graph(ws):
         for i in range(60):
             tool, fail = TOOLS[i % 5], FAILS[(i * 3) % 5]
             kind = "error" if i % 3 else "learning"
-            e = ws.log(kind, f"{tool} {fail} on the cache step {i % 7}", now=f"2026-01-{1 + i % 28:02d}T10:{i % 60:02d}",
+            e = ws.log(kind, f"{tool} {fail} on the cache step {i % 7}",
+                       now=f"2026-01-{1 + i % 28:02d}T10:{i % 60:02d}",
                        session=f"2026-01-{1 + i % 28:02d}-00{1 + i % 2}", priority=["low", "medium", "high"][i % 3],
                        area=["infra", "ci"][i % 2], pattern_key=f"{tool}.cache" if i % 3 else None,
                        action=f"check the {tool} cache first" if i % 4 == 1 else None)
@@ -123,6 +124,7 @@ def test_a_read_can_ask_the_server_for_no_kept_answers(ws):
     """KG_READ_CACHE=0 in a read's environment: the server answers it as the first read after a write (what
     bench/scale.py's cold rows measure), and the same."""
     import kg.cli.common as common
+
     from kg.serve.cache import ReadCache
     from kg.serve.server import Server, _stamp
 
