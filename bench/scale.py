@@ -13,8 +13,8 @@ a read repeated with nothing logged between is partly answered from them; each r
 kg's server to forget them first (KG_READ_CACHE=0), as for the first read after an agent's `kg log`. Each size
 is read at its own moment, an hour after its last entry (`KG_NOW`), as an agent reads a memory it is still
 writing: the patterns ready to promote and the recent entries are then as many at every size. The SQLite FTS5
-row asks for any of the query's words (as kg's index does), best first. `kg log` is the acknowledged write (applied after, by the server); the first `kg cycle
---dry-run` runs once.
+row asks for any of the query's words (as kg's index does), best first. `kg log` is the acknowledged write
+(applied after, by the server); the first `kg cycle --dry-run` runs once.
 
     .venv/bin/python bench/scale.py --sizes 10000 100000 [--runs 5] [--rebuild] [--baseline ../main/.venv/bin/kg]
         [--workdir /tmp/scale-run] [--import-sizes 10000 100000] [--cycle-up-to 100000]
