@@ -44,6 +44,7 @@ def child(root: Path, now: str, runs: int, mode: str) -> None:
     os.environ["KG_SERVER"] = "0"
     import kg.cli.app  # noqa: F401 - loaded before the first read, as the server does
     import kg.cli.common as common
+
     from kg.serve.cache import ReadCache
     from kg.serve.server import Server, _stamp
     from kg.store import Store
