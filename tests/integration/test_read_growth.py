@@ -72,6 +72,12 @@ def workspaces(tmp_path_factory):
             trail = root / "memory" / ".learning-trail.json"
             trail.write_text(json.dumps(_trail(n)), encoding="utf-8")
             import_trail(ws, [trail], now=END)
+            for i, text in enumerate(("docker build timed out on the cache", "git push was rejected on the runner",
+                                      "the docker build timed out again on the cache")):
+                # logged and linked, as an agent does: once its edge tables were written to, Kùzu planned the
+                # neighbour read as a scan of the node table (before the hint)
+                ws.log("error", text, now=END - timedelta(minutes=3 - i),
+                       pattern_key="docker.cache" if i != 1 else None)
             made[n] = root
     return made
 
@@ -141,10 +147,16 @@ def _asked(root: Path, monkeypatch) -> dict[str, tuple[int, int, int]]:
 
 def test_served_reads_ask_no_more_of_a_graph_ten_times_the_size(workspaces, monkeypatch):
     """Per read: at most one node count (the side index's stamp check, once per change of the graph), no more
-    rows of the node table scanned, and at most twice the statements (search re-reads by key the candidates
-    whose score may still change, at most `[search] candidates` of them: more tie at ten times the size)."""
+    rows of the node table scanned, and no more statements than the search's candidate cap adds (it re-reads by
+    key the candidates whose score may still change, at most `[search] candidates` of them, and more of them
+    tie in a larger graph)."""
+    from kg.memory.rules import memory_rules
+    from kg.workspace import open_workspace
+
+    rules = memory_rules(open_workspace(workspaces[RECENT])).search
+    cap = max(rules.candidates, 3 * rules.limit)
     small = _asked(workspaces[RECENT], monkeypatch)
     big = _asked(workspaces[10 * RECENT], monkeypatch)
     grew = {name: (small[name], big[name]) for name in READS
-            if big[name][0] > 2 * small[name][0] or big[name][1] > small[name][1] + 50 or big[name][2] > 1}
+            if big[name][0] > small[name][0] + cap or big[name][1] > small[name][1] + 50 or big[name][2] > 1}
     assert not grew, f"(statements, node rows scanned, node counts) at {RECENT:,} and {10 * RECENT:,}: {grew}"
