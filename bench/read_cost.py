@@ -9,7 +9,7 @@ answers installed) and answers each read `--runs` times: "cold" forgets the kept
 The two kgs' children alternate, size by size; the table gives medians and this kg's ratio to the baseline.
 
     .venv/bin/python bench/read_cost.py --sizes 100000 1000000 --baseline-python ../main/.venv/bin/python \
-        --workdir /tmp/read-cost [--runs 5] [--mode cold|warm]
+        --workdir /tmp/read-cost [--runs 5] [--mode cold|warm] [--logs 3]
 """
 
 from __future__ import annotations
@@ -109,6 +109,8 @@ def main() -> None:
     ap.add_argument("--workdir", required=True, help="where the cached workspaces are copied (never opened)")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--mode", choices=("cold", "warm"), default="cold")
+    ap.add_argument("--logs", type=int, default=0,
+                    help="first log one entry this many times with each kg (`kg log`, as an agent repeats an error)")
     args = ap.parse_args()
     results: dict[str, dict[int, dict[str, list[list[float]]]]] = {"this": {}, "baseline": {}}
     for n in args.sizes:
@@ -123,6 +125,13 @@ def main() -> None:
             subprocess.run(["cp", "-a", str(cache), str(dst)], check=True)
             copies[tag] = dst
         for tag, python in (("this", sys.executable), ("baseline", args.baseline_python)):
+            kg = str(Path(python).with_name("kg"))
+            env = {**os.environ, "KG_NOW": moment(n)}
+            for _ in range(args.logs):
+                subprocess.run([kg, "-w", str(copies[tag]), "log", "error", "bench: the docker build timed out",
+                                "--pattern-key", "docker.bench"], check=True, capture_output=True, env=env)
+            if args.logs:
+                subprocess.run([kg, "-w", str(copies[tag]), "serve", "stop"], capture_output=True, env=env)
             results[tag][n] = measure(python, copies[tag], moment(n), args.runs, args.mode)
         for dst in copies.values():
             subprocess.run(["rm", "-rf", str(dst)], check=True)
@@ -145,8 +154,9 @@ def main() -> None:
             g = [statistics.median(x[0] for x in results[t][b][name]) / statistics.median(
                 x[0] for x in results[t][a][name]) for t in ("this", "baseline")]
             row.append(f"{g[0]:.2f}/{g[1]:.2f}")
-    print(table(f"Served reads, {args.mode} (median of {args.runs}; statements this/base; {os.cpu_count()} cores, "
-                f"load {os.getloadavg()[0]:.1f})", header, rows))
+    logs = f", after {args.logs} kg log of one entry" if args.logs else ""
+    print(table(f"Served reads, {args.mode}{logs} (median of {args.runs}; statements this/base; {os.cpu_count()} "
+                f"cores, load {os.getloadavg()[0]:.1f})", header, rows))
 
 
 if __name__ == "__main__":
