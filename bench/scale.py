@@ -8,11 +8,13 @@ run as its own process (`kg ...`) several times: the table gives the median wall
 memory (the process's own, from wait4), and the growth factor from the size 10x smaller. Reads are answered
 by the workspace's read server (started by the first read, as for an agent); its peak memory is its own row,
 and the CPU it spent on each read (from /proc, median) is the command's "(server CPU s)" row: on a shared
-machine wall time mostly measures the queue for a core. Each size is read at its own moment, an hour after its
-last entry (`KG_NOW`), as an agent reads a memory it is still writing: the patterns ready to promote and the
-recent entries are then as many at every size. The SQLite FTS5 row asks for any of the query's words (as kg's
-index does), best first. `kg log` is the acknowledged write (applied after, by the server); the first `kg cycle
---dry-run` runs once.
+machine wall time mostly measures the queue for a core. The server keeps answers that only a write changes, so
+a read repeated with nothing logged between is partly answered from them; each read's "(cold)" rows ask this
+kg's server to forget them first (KG_READ_CACHE=0), as for the first read after an agent's `kg log`. Each size
+is read at its own moment, an hour after its last entry (`KG_NOW`), as an agent reads a memory it is still
+writing: the patterns ready to promote and the recent entries are then as many at every size. The SQLite FTS5
+row asks for any of the query's words (as kg's index does), best first. `kg log` is the acknowledged write
+(applied after, by the server); the first `kg cycle --dry-run` runs once.
 
     .venv/bin/python bench/scale.py --sizes 10000 100000 [--runs 5] [--rebuild] [--baseline ../main/.venv/bin/kg]
         [--workdir /tmp/scale-run] [--import-sizes 10000 100000] [--cycle-up-to 100000]
@@ -267,6 +269,9 @@ def main() -> None:
     ap.add_argument("--workdir", help="measure on copies of the cached workspaces made here (never the cache)")
     ap.add_argument("--import-sizes", type=int, nargs="*", default=[],
                     help="import these sizes' trails again, this kg and the baseline's, into the workdir")
+    ap.add_argument("--no-cold", action="store_true",
+                    help="leave out the (cold) rows: each read answered as the first after a write (KG_READ_CACHE=0 "
+                         "makes the read server forget its kept answers first; a baseline that predates it ignores it)")
     ap.add_argument("--cycle-up-to", type=int, default=10**9, help="the first cycle --dry-run only up to this size")
     args = ap.parse_args()
     if args.import_sizes and not args.workdir:
@@ -308,6 +313,8 @@ def main() -> None:
             results.setdefault("kg cycle --dry-run (first) (CPU s)", {})[n] = (LAST_CPU[0], float("nan"))
         for name, argv in COMMANDS:
             runs = [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base and base.exists() else [])
+            if name != "log" and not args.no_cold:  # this kg's server, each read as the first after a write
+                runs.append((" (cold)", KG, root))
             for _, kg, where in runs:
                 measure([kg, "-w", str(where), *argv], env)  # warm the page cache; migrate; drain
             samples: dict[str, list] = {tag: [] for tag, _, _ in runs}
@@ -317,7 +324,8 @@ def main() -> None:
             for _ in range(args.runs):  # interleaved: the machine's load hits both alike
                 for tag, kg, where in runs:
                     before = cpu_of(pids[tag])
-                    samples[tag].append(measure([kg, "-w", str(where), *argv], env))
+                    samples[tag].append(measure([kg, "-w", str(where), *argv],
+                                                {**env, "KG_READ_CACHE": "0"} if tag == " (cold)" else env))
                     cpus[tag].append(LAST_CPU[0])
                     served[tag].append(cpu_of(pids[tag]) - before)
             for tag, _, _ in runs:

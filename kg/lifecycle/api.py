@@ -434,18 +434,22 @@ def _check_of(c: dict[str, Any]) -> dict[str, Any] | None:
 
 
 # -- status ---------------------------------------------------------------------------------------------------
-def lifecycle_status(ws: Any, now: Now = None, limit: int = 10) -> dict[str, Any]:
+def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int | None = None) -> dict[str, Any]:
     """Extra sections for `kg status`: verifications due, patterns ready to promote, proposals waiting, blocks
-    flagged for review, conflicts tied."""
+    flagged for review, conflicts tied. `ready_limit`: list fewer ready patterns than `limit` (each is filled
+    with its window's events, read by key: the session brief shows 5 of them, not the 8 of its longest list)."""
     at = clock.now(now)
     lp = load_policy(ws)
     with holding(ws) as st:
+        from kg.store.sideindex import open_reader
+
+        open_reader(st, open_it=True)  # a ready pattern's events: the columns that never change from its rows
         lc = Lifecycle(ws, st, at)
         due = st.run("lc_changes_due", statuses=list(LIVE), now=at)
         paused = _withdrawn(lc, at)
         due = [r for r in due if r["id"] not in paused]
         ready_rows = lc.ready_rows()
-        ready = lc.fill(ready_rows[:limit])
+        ready = lc.fill(ready_rows[:limit if ready_limit is None else max(0, min(limit, ready_limit))])
         room = promote.Budget(lp, {k: [x.text for x in d.lines] for k, d in lc.desired().items()})
         pending = st.run("lc_proposals", statuses=["pending"])
         flags = [b for b in st.run("lc_blocks") if b["flag"]]

@@ -267,7 +267,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
         from kg.lifecycle.api import lifecycle_status
 
         lc = lifecycle_status(ws, at, limit=max(lim["verifications_due"], lim["ready_to_promote"],
-                                                 lim["proposals"], 1))
+                                                 lim["proposals"], 1), ready_limit=lim["ready_to_promote"])
 
         sections: dict[str, Section] = {}
         sections["pending_high"] = Section(

@@ -27,7 +27,7 @@ from typing import Any
 _WRITES = re.compile(r"\b(CREATE|MERGE|SET|DELETE|DETACH|REMOVE|COPY|DROP|ALTER|INSTALL|LOAD|CHECKPOINT|"
                      r"BEGIN|COMMIT|ROLLBACK|IMPORT|EXPORT|ATTACH|USE)\b|CALL\s+(?!QUERY_FTS_INDEX\b)",
                      re.IGNORECASE)
-MAX_ENTRIES = 256  # distinct (query, parameters) kept per generation
+MAX_ENTRIES = 4096  # distinct (query, parameters) kept per generation (a session brief asks ~300 by key)
 MAX_ROWS = 20_000  # rows kept in all (a larger answer is not kept: it would cost more memory than it saves)
 _NAME_CHARS = 40  # a list item longer than this is a caller's text, not a name
 
@@ -94,9 +94,10 @@ class ReadCache:
         self.misses += 1
         before = self.generation
         rows = self._run(name, **params)
-        if self.generation == before and not self.store._in_tx and self._count + len(rows) <= MAX_ROWS:
-            if len(self._rows) >= MAX_ENTRIES:
-                self.clear()
+        # full: what is kept stays (clearing it all made a read of more keys than the cap find nothing kept,
+        # however often it was asked)
+        if (self.generation == before and not self.store._in_tx and self._count + len(rows) <= MAX_ROWS
+                and len(self._rows) < MAX_ENTRIES):
             self._rows[key] = copy.deepcopy(rows)
             self._count += len(rows)
         return rows

@@ -25,6 +25,10 @@ from kg.serve import client, protocol
 from kg.serve.cache import ReadCache
 from kg.serve.door import Door as _Door
 
+# KG_READ_CACHE=0 in a read's environment: the server forgets the answers it kept first, so the read costs
+# what the first read after a write costs (an agent logs between its reads; a bench repeating one read would
+# otherwise measure kept answers)
+COLD_ENV = "KG_READ_CACHE"
 TICK = 1.0  # seconds between looks at the journal while idle (an applier's note may have been missed)
 _KEEP = {"_memory_rules", "_lifecycle_policy"}  # what a workspace derives from its rules alone: kept across reads
 # (issue 20) what the first drain and the first reads load (linking, search, the session brief, the lifecycle
@@ -64,6 +68,7 @@ class Server:
     behind: bool = False  # its last drain stopped for someone at the door with entries left: agents are logging
     started_amid: bool = False  # agents logged while it started (ids given out meanwhile): for its first read
     home: tuple = ()  # (device, inode) of the memory/.kg folder it opened: its graph's identity
+    cache: Any = None  # its ReadCache: answers kept until the graph changes
 
     def moved(self) -> bool:
         """The folder it serves is gone or is another one (the workspace was removed, maybe made again at the
@@ -96,6 +101,8 @@ class Server:
 
         for key in set(self.ws.__dict__) - self.baseline - _KEEP:  # what a fresh process would not know yet
             del self.ws.__dict__[key]
+        if self.cache is not None and (request.get("env") or {}).get(COLD_ENV) == "0":
+            self.cache.clear()  # a read answered as the first after a write (bench/scale.py's cold rows)
         bounded = self._reader_drain(request.get("started"))  # (issue 20) as long as a one-shot read waits
         chunks: list[list[Any]] = []
         saved = (dict(os.environ), sys.stdin, sys.stdout, sys.stderr)
@@ -327,8 +334,10 @@ def serve(root: Path, lock: int | None = None) -> str:
             held = stack.enter_context(ws.store(budget=ws.policy.reader_drain_seconds, apply_journal=False))
             protocol.trace("server opened")
             stack.callback(_checkpoint, held)  # last before the graph closes
-            stack.callback(ReadCache(held).install().uninstall)  # answers kept until the graph changes
-            server = Server(ws, conf.idle_seconds, stamp, started_amid=read_ids(ws.journal.ids_path) > given)
+            cache = ReadCache(held).install()  # answers kept until the graph changes
+            stack.callback(cache.uninstall)
+            server = Server(ws, conf.idle_seconds, stamp, started_amid=read_ids(ws.journal.ids_path) > given,
+                            cache=cache)
             server.baseline = set(ws.__dict__)
             server.home = _identity(kg_dir)
             common._served[:] = [ws]

@@ -28,6 +28,7 @@ fields against `WATCH`.
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
@@ -309,15 +310,41 @@ def window_events_of(st: Any, *, id: str, since: datetime, now: datetime,
     wanted = [eid for eid, at in zip(r["ev"], r["at"], strict=True) if at is not None and since <= at <= now]
     skip = set(ignore_statuses)
     out = []
-    for eid in [*wanted, *(r["xev"] or ())]:
-        for e in st.run("agg_event_in_window", id=eid):
-            at, status = e.pop("created_at"), e.pop("status")
-            del e["session"]
-            # as the query's WHERE: a NULL time or status fails its tests
-            if e.pop("kind") != "event" or at is None or status is None or not since <= at <= now or status in skip:
-                continue
-            out.append({"pattern": id, "id": e.pop("id"), "created_at": at, **e})
+    for e in _events(st, [*wanted, *(r["xev"] or ())]):
+        at, status = e.pop("created_at"), e.pop("status")
+        del e["session"]
+        # as the query's WHERE: a NULL time or status fails its tests
+        if e.pop("kind") != "event" or at is None or status is None or not since <= at <= now or status in skip:
+            continue
+        out.append({"pattern": id, "id": e.pop("id"), "created_at": at, **e})
     out.sort(key=lambda e: (e["created_at"], e["id"]))
+    return out
+
+
+# `agg_event_in_window`'s columns, in its order
+EVENT_FIELDS = ("id", "kind", "status", "created_at", "category", "area", "entry_type", "action", "tags", "source",
+                "priority", "text", "session")
+
+
+def _events(st: Any, ids: list[str]) -> list[dict[str, Any]]:
+    """`agg_event_in_window`'s rows of these events (those that exist), in order. With the side index a read
+    opened already in step (the read server's), the columns that never change after an event is logged come
+    from its row and only `agg_event_state`'s six by key (issues 17, 22: these reads were a third of the session
+    brief's time at 100k entries); an event the side index does not hold is read whole."""
+    from kg.store.sideindex import open_reader
+
+    side = open_reader(st) if ids else None
+    try:
+        kept = side.rows_by_id(ids) if side is not None else {}
+    except sqlite3.Error:  # a damaged side index: every column from the graph (`kg doctor` rebuilds it)
+        kept = {}
+    out: list[dict[str, Any]] = []
+    for eid in ids:
+        base = kept.get(eid)
+        if base is None:
+            out += st.run("agg_event_in_window", id=eid)
+            continue
+        out += [{k: r[k] if k in r else base[k] for k in EVENT_FIELDS} for r in st.run("agg_event_state", id=eid)]
     return out
 
 
@@ -337,11 +364,10 @@ def stats_of(st: Any, pid: str) -> list[dict[str, Any]]:
         return st.run("pattern_stats_by_id", id=pid)
     r = rows[0]
     times, sessions = list(r["at"] or ()), list(r["sess"] or ())
-    for eid in r["xev"] or ():
-        for e in st.run("agg_event_in_window", id=eid):
-            if e["kind"] == "event":
-                times.append(e["created_at"])
-                sessions.append(e["session"])
+    for e in _events(st, list(r["xev"] or ())):
+        if e["kind"] == "event":
+            times.append(e["created_at"])
+            sessions.append(e["session"])
     fields = st.run("agg_pattern_fields", id=pid)
     if not fields:
         return []

@@ -136,3 +136,7 @@ RETURN p.id AS id
 MATCH (p:Node {id: $id})<-[:derived_from]-(s:Node)
 RETURN s.id AS id, s.kind AS kind
 ORDER BY id
+
+// name: side_node_count
+// The node count the side index's stamp is checked against on a read (kg/store/sideindex.py `_read_count`).
+MATCH (n:Node) RETURN count(n) AS n

@@ -277,6 +277,15 @@ class SideIndex:
              "ORDER BY created_at DESC, id LIMIT ?")
         return [_dict(r) for r in self.db.execute(q, (_time(start), _time(end), limit))]
 
+    def newest_ids(self, since: datetime | None, limit: int) -> list[tuple[str, datetime | None]]:
+        """(id, time) of the newest nodes of any kind created at or after `since`, newest first, ties by id
+        descending (`nodes_newest_any`'s rows): an index range read."""
+        q = ("SELECT id, created_at FROM node WHERE created_at >= ? ORDER BY created_at DESC, id DESC LIMIT ?"
+             if since is not None else
+             "SELECT id, created_at FROM node WHERE created_at IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT ?")
+        args = (_time(since), limit) if since is not None else (limit,)
+        return [(i, parse_time(t)) for i, t in self.db.execute(q, args)]
+
     def recent(self, limit: int) -> list[dict[str, Any]]:
         q = "SELECT * FROM node WHERE kind <> 'pattern' ORDER BY created_at DESC, id LIMIT ?"
         return [_dict(r) for r in self.db.execute(q, (limit,))]
@@ -314,6 +323,19 @@ def _pos_of(st: Any, node_id: str | None) -> int | None:
 
 def _count(st: Any) -> int:
     return int(st._execute_raw(_COUNT, {})[0]["n"])
+
+
+def _read_count(st: Any) -> int:
+    """The graph's node count for a read: once per open of a read-only graph, and as a named query otherwise,
+    which the read server keeps until the graph changes (issue 22: each count scans the node table, and a
+    session brief counted ten times)."""
+    memo = st.__dict__.get("_side_count")
+    if memo is not None:
+        return memo
+    n = int(st.run("side_node_count")[0]["n"])
+    if getattr(st, "read_only", False):
+        st.__dict__["_side_count"] = n
+    return n
 
 
 def sync(st: Any, *, rebuild: bool = False) -> str:
@@ -418,7 +440,7 @@ def for_reading(st: Any) -> SideIndex | None:
         return None
     side = st.__dict__.get("_side_reader")
     try:
-        count = _count(st)
+        count = _read_count(st)
         if side is not None and side.current(count):
             return side
         if side is None and path_of(st.path).exists():
@@ -431,6 +453,23 @@ def for_reading(st: Any) -> SideIndex | None:
         if side is None:
             side = st.__dict__["_side_reader"] = SideIndex(path_of(st.path), writable=False)
         return side if side.current(count) else None
+    except (sqlite3.Error, OSError, RuntimeError):
+        return None
+
+
+def open_reader(st: Any, *, open_it: bool = False) -> SideIndex | None:
+    """The side index a read on `st` keeps open (`for_reading`; or, `open_it`, opened read-only here), when
+    it is in step with the graph; None otherwise. Never catches up or rebuilds (nor writes anything): for
+    reads that may take rows from it but do not need it."""
+    if not embedded(st):
+        return None
+    side = st.__dict__.get("_side_reader")
+    try:
+        if side is None:
+            if not open_it or not path_of(st.path).exists():
+                return None
+            side = st.__dict__["_side_reader"] = SideIndex(path_of(st.path), writable=False)
+        return side if side.current(_read_count(st)) else None
     except (sqlite3.Error, OSError, RuntimeError):
         return None
 

@@ -101,21 +101,51 @@ MATCH ()-[r:derived_from]->() RETURN count(r) AS n
 MATCH ()-[r:about]->() RETURN count(r) AS n
 
 // name: tly_count_change_applies
+// From the Change side (the hint): Kùzu's own plan scans every Node to count a handful (issue 22).
+MATCH (a:Change)-[r:change_applies]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
+
+// name: tly_count_change_applies
+// dialect: falkordb
 MATCH ()-[r:change_applies]->() RETURN count(r) AS n
 
 // name: tly_count_change_pattern
+// From the Change side (the hint): Kùzu's own plan scans every Node to count a handful (issue 22).
+MATCH (a:Change)-[r:change_pattern]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
+
+// name: tly_count_change_pattern
+// dialect: falkordb
 MATCH ()-[r:change_pattern]->() RETURN count(r) AS n
 
 // name: tly_count_proposal_about
+// From the Proposal side (the hint): Kùzu's own plan scans every Node to count a handful (issue 22).
+MATCH (a:Proposal)-[r:proposal_about]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
+
+// name: tly_count_proposal_about
+// dialect: falkordb
 MATCH ()-[r:proposal_about]->() RETURN count(r) AS n
 
 // name: tly_count_proposal_change
+// From the Proposal side (the hint): Kùzu's own plan scans every Change to count a handful (issue 22).
+MATCH (a:Proposal)-[r:proposal_change]->(b:Change) HINT (a JOIN r) JOIN b RETURN count(r) AS n
+
+// name: tly_count_proposal_change
+// dialect: falkordb
 MATCH ()-[r:proposal_change]->() RETURN count(r) AS n
 
 // name: tly_count_decision_about
+// From the Decision side (the hint): Kùzu's own plan scans every Node to count a handful (issue 22).
+MATCH (a:Decision)-[r:decision_about]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
+
+// name: tly_count_decision_about
+// dialect: falkordb
 MATCH ()-[r:decision_about]->() RETURN count(r) AS n
 
 // name: tly_count_learned_from
+// From the Skill side (the hint): Kùzu's own plan scans every Node to count a handful (issue 22).
+MATCH (a:Skill)-[r:learned_from]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
+
+// name: tly_count_learned_from
+// dialect: falkordb
 MATCH ()-[r:learned_from]->() RETURN count(r) AS n
 
 // name: tly_high_ids

@@ -91,7 +91,20 @@ RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n
 // The nodes one edge away from one node, by its primary key (one statement per node: `UNWIND $ids ... MATCH
 // (a {id: i})` ignores the key index and cost 0.6 s for 100 ids at 100k nodes; this costs ~2 ms). Pattern
 // membership (derived_from) is left out: a pattern's members are not its neighbours, and a pattern reached
-// from each of its events would crowd out the events it summarises.
+// from each of its events would crowd out the events it summarises. The hint keeps Kùzu starting from the
+// node found by key: on the 100k workspace, after an agent logged one entry a third time, its own plan scanned
+// the whole node table and joined it to the node's edges (~25-75 ms a statement, ten per search; issue 17).
+MATCH (a:Node {id: $id})-[r:led_to|caused_by|related_to|supports|contradicts]-(n:Node)
+HINT (a JOIN r) JOIN n
+RETURN label(r) AS type, r.manual AS manual, r.score AS link_score, n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.details AS details,
+       n.category AS category, n.priority AS priority, n.status AS status, n.session AS session,
+       n.tags AS tags, n.context AS context, n.pinned AS pinned, n.created_at AS created_at,
+       n.reinforced_at AS reinforced_at
+ORDER BY n.id, type
+LIMIT $limit
+
+// name: memory_neighbours_of
+// dialect: falkordb
 MATCH (a:Node {id: $id})-[r:led_to|caused_by|related_to|supports|contradicts]-(n:Node)
 RETURN label(r) AS type, r.manual AS manual, r.score AS link_score, n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n.details AS details,
        n.category AS category, n.priority AS priority, n.status AS status, n.session AS session,

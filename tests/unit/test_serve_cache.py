@@ -63,6 +63,24 @@ def test_reads_of_the_moment_or_of_the_callers_words_are_always_asked(ws):
             cache.uninstall()
 
 
+def test_a_full_cache_keeps_what_it_holds(ws, monkeypatch):
+    """Past its cap of distinct reads it keeps no more, and what it holds is still answered (it used to clear
+    itself, so a read of more keys than the cap found nothing kept however often it was asked)."""
+    from kg.serve import cache as cache_mod
+
+    monkeypatch.setattr(cache_mod, "MAX_ENTRIES", 3)
+    with ws.store() as st:
+        cache = ReadCache(st).install()
+        try:
+            keys = [f"ERR-20260601-{i:03d}" for i in range(1, 6)]
+            for _ in range(2):
+                for i in keys:
+                    st.run("search_node", id=i)
+            assert (cache.hits, cache.misses) == (3, 7)
+        finally:
+            cache.uninstall()
+
+
 def test_nothing_is_kept_inside_a_transaction(ws):
     with ws.store() as st:
         cache = ReadCache(st).install()
