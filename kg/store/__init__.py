@@ -449,6 +449,8 @@ class Store:
             raise
         self._in_tx = False
         self._execute_raw("COMMIT", {})
+        if self.__dict__.get("_side_created"):  # (issue 22) linking asks the side index: it follows each commit
+            _side.safe_sync(self)
 
 
 _READS = {"lc_promotion_candidates": _aggregates.promotion_candidates, "count_by_kind": _tallies.count_by_kind,
