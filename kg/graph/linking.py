@@ -196,12 +196,12 @@ def candidates(st: Any, doc: Doc, rules: LinkRules, *, count: bool = False) -> C
 
 def _index_candidates(st: Any, query: list[str], k: int) -> list[dict[str, Any]]:
     """The `k` best nodes for the query (patterns among them, as the index ranks them), best first: from the
-    side index's linking table, ranked as the graph's own full-text index ranks (kg/store/sidelink.py), their
-    fields read from the graph by key (a pattern key changes); from the graph's own index on a team graph or
-    when the side file cannot answer."""
-    from kg.store.sidelink import candidates as side_candidates
+    graph's own full-text index while it has one (a team graph; an embedded graph until node_fts is retired),
+    else from the side index's linking table, ranked as node_fts ranked (kg/store/sidelink.py), their fields
+    read from the graph by key (a pattern key changes)."""
+    from kg.store.sidelink import candidates as side_candidates, graph_index
 
-    found = side_candidates(st, query, k)
+    found = None if graph_index(st) else side_candidates(st, query, k)
     if found is None:
         return st.run("link_candidates", q=" ".join(query), k=k)
     out = []

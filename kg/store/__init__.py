@@ -428,6 +428,7 @@ class Store:
     def forget_prepared(self) -> None:
         """Drop the prepared statements (after DDL such as rebuilding the full-text index)."""
         self._prepared.clear()
+        self.__dict__.pop("_has_node_fts", None)  # (issue 22) linking asks again which index answers it
 
     @contextmanager
     def transaction(self) -> Iterator[Store]:
@@ -449,8 +450,8 @@ class Store:
             raise
         self._in_tx = False
         self._execute_raw("COMMIT", {})
-        if self.__dict__.get("_side_created"):  # (issue 22) linking asks the side index: it follows each commit
-            _side.safe_sync(self)
+        if self.__dict__.get("_side_links") and self.__dict__.get("_side_created"):
+            _side.safe_sync(self)  # (issue 22) linking asks the side index (kg/store/sidelink.py): it follows commits
 
 
 _READS = {"lc_promotion_candidates": _aggregates.promotion_candidates, "count_by_kind": _tallies.count_by_kind,

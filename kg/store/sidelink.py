@@ -157,6 +157,20 @@ def top(parts: list[_Part], query: list[tuple[str, str]], k: int) -> list[tuple[
     return sorted(found, key=lambda x: (-x[1], x[0]))[:k]
 
 
+def graph_index(st: Any) -> bool:
+    """Whether linking asks the graph's own full-text index: a team graph's, or an embedded graph's node_fts
+    while it has one (asked once per open store: an index is made or dropped only by a writer's open, an
+    import or a migration, each of which opens the store anew)."""
+    if not embedded(st):
+        return True
+    known = st.__dict__.get("_has_node_fts")
+    if known is None:
+        known = st.__dict__["_has_node_fts"] = bool(st.has_fts())
+    if not known:
+        st.__dict__["_side_links"] = True  # the writer keeps the side file in step after each commit
+    return known
+
+
 def _reader(st: Any, count: int) -> tuple[SideIndex, int] | None:
     """The side file read-only and how many of the graph's first nodes it holds, or None when it is of
     another version, names another graph, or is ahead of it."""

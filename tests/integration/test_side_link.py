@@ -71,6 +71,7 @@ def test_a_writers_own_uncommitted_nodes_are_candidates_as_in_node_fts(tmp_path)
     with _open(tmp_path) as st:
         with st.transaction():
             _create(st, "A", TEXTS)
+        sideindex.sync(st)
         side_file = sideindex.path_of(st.path)
         with st.transaction():
             _create(st, "B", TEXTS[:6])  # a batch: its own nodes count in N, df and the mean length
@@ -79,18 +80,39 @@ def test_a_writers_own_uncommitted_nodes_are_candidates_as_in_node_fts(tmp_path)
             # nothing uncommitted went into the file: it holds the first commit's nodes only
             with sqlite3.connect(side_file) as db:
                 assert db.execute("SELECT count(*) FROM node").fetchone()[0] == len(TEXTS)
-        # the commit synced the file: the next transaction's tail is empty
-        with sqlite3.connect(side_file) as db:
-            assert db.execute("SELECT count(*) FROM node").fetchone()[0] == len(TEXTS) + 6
+
+
+def test_without_node_fts_linking_asks_the_side_index_and_the_writer_syncs_it_after_each_commit(tmp_path):
+    from kg.graph import linking
+    from kg.store.rebuild import drop_fts
+
+    with _open(tmp_path) as st:
+        with st.transaction():
+            _create(st, "A", TEXTS)
+        expected = _node_fts(st, ["pytest", "retries"], 30)
+        sideindex.sync(st)  # (a writer's close or open does)
+        linking.rebuild_terms(st, linking.default_rules())  # the keyword table, as the write path keeps it
+        drop_fts(st)
+        assert not st.has_fts()
+        side_file = sideindex.path_of(st.path)
+        rules = linking.default_rules()
+        doc = linking.Doc("B-000", "event", TEXTS[3])
+        with st.transaction():
+            _create(st, "B", [TEXTS[3]])
+            found = linking.candidates(st, doc, rules)
+            with sqlite3.connect(side_file) as db:  # nothing uncommitted goes into the file
+                assert db.execute("SELECT count(*) FROM node").fetchone()[0] == len(TEXTS)
+        assert {d.id for d in found.docs} >= {i for i, _ in expected}
+        with sqlite3.connect(side_file) as db:  # the commit synced it: the next transaction's tail is empty
+            assert db.execute("SELECT count(*) FROM node").fetchone()[0] == len(TEXTS) + 1
         assert not st.__dict__.get("_side_created")
-        for words in QUERIES:
-            assert _side(st, words, 50) == _node_fts(st, words, 50), words
 
 
 def test_a_rolled_back_batch_leaves_nothing_in_the_side_index(tmp_path):
     with _open(tmp_path) as st:
         with st.transaction():
             _create(st, "A", TEXTS)
+        sideindex.sync(st)
         with pytest.raises(RuntimeError), st.transaction():
             _create(st, "B", TEXTS[:3])
             raise RuntimeError("cut short")
@@ -98,6 +120,7 @@ def test_a_rolled_back_batch_leaves_nothing_in_the_side_index(tmp_path):
             _create(st, "C", TEXTS[3:5])
             got = _side(st, ["pytest", "retries"], 50)
         assert {i for i, _ in got} == {"A-002", "A-003", "C-000"}
+        sideindex.sync(st)
         with sqlite3.connect(sideindex.path_of(st.path)) as db:
             ids = [r[0] for r in db.execute("SELECT id FROM node ORDER BY pos")]
         assert ids == [f"A-{i:03d}" for i in range(len(TEXTS))] + ["C-000", "C-001"]
