@@ -26,8 +26,7 @@ from pathlib import Path
 
 from kg.graph import linking
 from kg.ingest.apply import node_params
-from kg.store import Store
-from kg.store import sidelink
+from kg.store import Store, sidelink
 
 
 def _kuzu(st, query, k):
@@ -86,7 +85,8 @@ def run(workspace: Path, sample: int, tail: int, workdir: Path, seed: int = 7) -
     graph = work / "memory" / ".kg" / "graph.kuzu"
     rules = linking.default_rules()
     out = []
-    with Store.open(graph, lock_path=graph.with_name("graph.lock"), lock_timeout=60.0) as st:
+    # not migrated: a writer's open drops node_fts (issue 22), the index compared with
+    with Store.open(graph, lock_path=graph.with_name("graph.lock"), lock_timeout=60.0, migrate=False) as st:
         if not st.has_fts():
             raise SystemExit("this graph has no node_fts to compare with")
         from kg.store.sideindex import sync
@@ -124,8 +124,8 @@ def run(workspace: Path, sample: int, tail: int, workdir: Path, seed: int = 7) -
                               ("t_cand_side", "candidates() ms per node, side index")):
                 out.append(f"{name:<40} {1000 * statistics.median(stats[key]) if stats[key] else 0:>10.1f}")
             if stats["t_cand_kuzu"] and stats["t_cand_side"]:
-                out.append(f"{'ratio side / node_fts (candidates())':<40} "
-                           f"{statistics.median(stats['t_cand_side']) / statistics.median(stats['t_cand_kuzu']):>10.2f}")
+                ratio = statistics.median(stats["t_cand_side"]) / statistics.median(stats["t_cand_kuzu"])
+                out.append(f"{'ratio side / node_fts (candidates())':<40} {ratio:>10.2f}")
             for ex in stats["examples"]:
                 out.append(f"  differs: {ex[0]} query={ex[1]}\n    node_fts {ex[2]}\n    side     {ex[3]}")
     return "\n".join(out)

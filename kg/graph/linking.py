@@ -199,7 +199,8 @@ def _index_candidates(st: Any, query: list[str], k: int) -> list[dict[str, Any]]
     graph's own full-text index while it has one (a team graph; an embedded graph until node_fts is retired),
     else from the side index's linking table, ranked as node_fts ranked (kg/store/sidelink.py), their fields
     read from the graph by key (a pattern key changes)."""
-    from kg.store.sidelink import candidates as side_candidates, graph_index
+    from kg.store.sidelink import candidates as side_candidates
+    from kg.store.sidelink import graph_index
 
     found = None if graph_index(st) else side_candidates(st, query, k)
     if found is None:

@@ -209,16 +209,6 @@ class Store:
             try:
                 if migrate and not read_only:
                     _migrating.begin(store, lock_path.parent)  # (issue 22) the steps, for those it shuts out
-                    big = None if defer_index else _rebuild.fts_pool_needed(store, buffer_pool_mb)
-                    if big:  # the missing index of a big graph: built in a pool sized for it (kg/store/rebuild.py)
-                        store.forget_prepared()
-                        store._close()
-                        try:
-                            _rebuild.build_fts(path, kuzu, _FTS_CREATE, buffer_pool_mb=big)
-                        finally:  # every close-then-reconnect reconnects, whatever the build did
-                            store._db, store._conn = connect()
-                        store.repairs.append("rebuilt the full-text index node_fts, which was missing (an import "
-                                             "or a migration was cut short)")
                     try:
                         half = _rebuild.half_index(store) if cut_short or defer_index else None
                         if half:  # (issue 20) the import after a crash: its COPY would fail on it
@@ -230,7 +220,7 @@ class Store:
                         store.forget_prepared()
                         store._close()
                         try:
-                            backup = _rebuild.rebuild(path, kuzu, _FTS_CREATE, buffer_pool_mb=buffer_pool_mb)
+                            backup = _rebuild.rebuild(path, kuzu, "", buffer_pool_mb=buffer_pool_mb)
                             note = ("rebuilt the graph, whose full-text index a kill had left half-dropped or half-"
                                     f"built (kuzu 0.11.3); every row was kept; the old file is at {backup}")
                         except Exception:
@@ -259,17 +249,56 @@ class Store:
                 _open_paths.discard(key)
 
     def _ready(self, defer_index: bool = False) -> None:
-        """A writer's open: migrations, the aggregate table, the full-text index (the last two unless deferred
-        by a resumed import, which rebuilds both at its end)."""
+        """A writer's open: migrations, the aggregate table (unless deferred by a resumed import, which rebuilds
+        it at its end), and an old graph's full-text index dropped (issue 22: nothing asks it any more)."""
         self._migrate()
         if defer_index:
             return
         _migrating.step(self, _migrating.AGGREGATES)
         _aggregates.ensure(self)  # issue 22: built after migration 0005 or a killed import
-        _migrating.step(self, _migrating.INDEX)
-        if self.ensure_fts():
-            self.repairs.append("rebuilt the full-text index node_fts, which was missing (an import or a "
-                                "migration was cut short)")
+        if self.has_fts() or not self.fts_retired():
+            _migrating.step(self, _migrating.RETIRE)
+            self._retire_fts()
+
+    def fts_retired(self) -> bool:
+        """Whether this graph is known to have no full-text index of its own, cleanly (issue 22): made without
+        one, or its node_fts dropped whole. One key lookup."""
+        return bool(self._execute_raw("MATCH (m:Meta {key: $key}) RETURN m.value AS v", {"key": FTS_RETIRED}))
+
+    def _retire_fts(self) -> None:
+        """Drop node_fts (issue 22: linking and search ask the side index; building it cost most of a large
+        import), then mark the graph (`fts_retired`). kuzu 0.11.3 may not survive a kill in the middle of a
+        drop (issue 20), so it is done as the import's drop is: the graph checkpointed and copied aside first
+        (kg/store/rollback.py), the drop checkpointed at once, then the mark and the copy released. Killed
+        before the release, the next writer's open puts the copy back and drops again. Without room for the
+        copy the index stays, for a later open.
+
+        A graph with neither the index nor the mark lost its index some other way: a kill in an older kg's drop
+        or build, which kuzu 0.11.3 may replay half ("Cannot find table catalog entry ..." on a later write,
+        and nothing else shows it). As before issue 22 the index is built once to find out (a graph in that
+        state fails with the signs `open` repairs by rebuilding it), then dropped as above."""
+        if not self.has_fts():
+            try:
+                self._execute_raw(_FTS_CREATE, {})
+            except StoreError as exc:
+                if _rebuild.stale_fts(str(exc)):
+                    raise  # `open` rebuilds the graph, then comes back here
+                return  # (a pool too small at a million nodes) left as it is, for a later open
+            finally:
+                self.forget_prepared()
+        try:
+            taken = _rollback.take(self, "drop of the old full-text index")
+        except StoreError:
+            return  # (no room for the copy) nothing changed; linking asks node_fts while it is there
+        if not taken:
+            return  # another bulk change's copy is held: its own open finishes it
+        _rebuild.drop_fts(self)
+        self._mark_fts_retired()
+        _rollback.release(self)
+
+    def _mark_fts_retired(self) -> None:
+        self._execute_raw("MERGE (m:Meta {key: $key}) SET m.value = $value",
+                          {"key": FTS_RETIRED, "value": datetime.now().isoformat(timespec="seconds")})
 
     def others_waiting(self) -> bool:
         """Whether a foreground process waits for the graph (a polite holder hands over between batches)."""
@@ -281,13 +310,8 @@ class Store:
         return any(r["name"] == FTS_NAME for r in rows)
 
     def ensure_fts(self) -> bool:
-        """Rebuild the full-text index when it is missing (an import killed between dropping and rebuilding
-        it left every reader failing with "doesn't have an index node_fts"). True when it was rebuilt."""
-        if not self.applied_migrations() or self.has_fts():
-            return False
-        self._execute_raw(_FTS_CREATE, {})
-        self.forget_prepared()
-        return True
+        """The graph's own full-text index is no longer built (issue 22): never rebuilt, so never True."""
+        return False
 
     def _close(self) -> None:
         try:
@@ -322,7 +346,7 @@ class Store:
                 continue
             _migrating.step(self, f"migration {name}")
             # (issue 20) one transaction per migration and its mark: cut short, it leaves nothing for a re-run to
-            # fail on (Kùzu rolls DDL back too). A full-text index is made after the commit (or by ensure_fts).
+            # fail on (Kùzu rolls DDL back too). (issue 22) 0001's full-text index is no longer made.
             later = [s for s in statements if s.lstrip().upper().startswith("CALL CREATE_FTS_INDEX")]
             try:
                 with self.transaction():
@@ -333,13 +357,12 @@ class Store:
                         "CREATE (:Meta {key: $key, value: $value})",
                         {"key": f"migration:{name}", "value": datetime.now().isoformat(timespec="seconds")},
                     )
-                for statement in later:
-                    self._execute_raw(statement, {})
             except StoreError as exc:
                 raise SchemaError(f"migration {name} failed: {exc}; the graph is unchanged up to the "
                                   "previous migration. Report this with the message.") from None
         if not applied:  # a new graph: its keyword table is counted from the first node on, never recounted
             self._execute_raw(NEW_GRAPH_TERMS, {})
+            self._mark_fts_retired()  # (issue 22) and it never had a full-text index of its own
 
     # -- queries ------------------------------------------------------------------------------------------
     def query(self, name: str) -> _queries.NamedQuery:
@@ -438,11 +461,12 @@ class Store:
             return
         self._execute_raw("BEGIN TRANSACTION", {})
         self._in_tx = True
+        noted = len(self.__dict__.get("_side_created", ()))
         try:
             yield self
         except BaseException:
             self._in_tx = False
-            self._side_dirty = True  # nodes noted for the side index may be rolled back
+            del self.__dict__.get("_side_created", [])[noted:]  # the side index never gets rolled-back nodes
             try:
                 self._execute_raw("ROLLBACK", {})
             except StoreError:
@@ -525,6 +549,7 @@ NODE_COLUMNS = (
     "tokens",
 )
 FTS_NAME = "node_fts"
+FTS_RETIRED = "fts:retired"  # Meta key: the graph has no full-text index of its own, cleanly (issue 22)
 _FTS_CREATE = "CALL CREATE_FTS_INDEX('Node', 'node_fts', ['tokens'], stemmer := 'porter')"
 _FTS_DROP = "CALL DROP_FTS_INDEX('Node', 'node_fts')"
 

@@ -198,36 +198,53 @@ def _tail(st: Any, have: int, count: int) -> list[tuple[int, dict[str, Any]]]:
     return [(r["pos"], r) for rows in _stream(st, have, count) for r in rows]
 
 
+SCRATCH_MAX = 50_000  # a graph this small is indexed whole in memory when the side file cannot answer
+
+
+def ready(st: Any) -> None:
+    """Before a writer's transaction that links (a drain's batch, `ws.log`): the side file in step with what
+    is committed, when linking asks it (no node_fts), so that inside the transaction only its own nodes are
+    the tail. Outside any Kùzu transaction; a failure is left to the next sync (the tail is then read from
+    the graph)."""
+    if embedded(st) and not st._in_tx and not graph_index(st):
+        safe_sync(st)
+
+
 def candidates(st: Any, words: list[str], k: int) -> list[tuple[str, str, float]] | None:
     """(id, kind, score) of the `k` best nodes for these query words, best first, as node_fts answers
-    `QUERY_FTS_INDEX(..., " ".join(words), top := k)`; None when the side file cannot answer (a team graph,
-    or a file a writer inside its transaction finds missing or of another version: the caller asks the
-    graph's own index)."""
+    `QUERY_FTS_INDEX(..., " ".join(words), top := k)`; None for a team graph (its own index answers). When
+    the side file cannot answer (missing, of another version, damaged) outside a transaction it is synced
+    first; inside one, a graph of at most `SCRATCH_MAX` nodes is indexed whole in memory, a bigger one gets
+    no candidates (its entries are applied unlinked, never refused) until the next sync."""
     if not embedded(st):
         return None
     if not st._in_tx and (st.__dict__.get("_side_created") or st.__dict__.get("_side_dirty")):
         safe_sync(st)  # committed nodes not yet in the file: a writer may write it between transactions
     count = _count(st)
-    opened = _reader(st, count)
-    if opened is None and not st._in_tx:
-        safe_sync(st)
+    try:
         opened = _reader(st, count)
-    if opened is None:
-        return None
-    side, have = opened
+        if opened is None and not st._in_tx:
+            safe_sync(st)
+            opened = _reader(st, count)
+    except sqlite3.Error:
+        opened = None
+    if opened is None and count > SCRATCH_MAX:
+        return []
+    side, have = opened if opened is not None else (None, 0)
     query = stems(link_text(" ".join(words), query=True).split())
     if not query or k < 1:
         return []
     tail = _tail(st, have, count)
     mem = _memory((p, link_text(r.get("tokens"))) for p, r in tail) if tail else None
     try:
-        parts = [_Part(side.db, query)] + ([_Part(mem, query)] if mem is not None else [])
+        parts = ([_Part(side.db, query)] if side is not None else []) + (
+            [_Part(mem, query)] if mem is not None else [])
         best = top(parts, query, k)
     finally:
         if mem is not None:
             mem.close()
     mine = {p: r for p, r in tail}
-    rows = side.rows_at([p for p, _ in best if p not in mine])
+    rows = side.rows_at([p for p, _ in best if p not in mine]) if side is not None else {}
     out = []
     for p, s in best:
         r = mine.get(p) or rows.get(p)

@@ -2,17 +2,18 @@
 (node_fts) gives: the same nodes with the same scores, for texts with digits, Kùzu-only stopwords, two-letter
 words, repeated words; for a writer's nodes not yet in the side file (its open transaction); and the writer
 syncs the file after each commit that created nodes, without ever writing an uncommitted node into it.
-Real Kùzu (which still builds node_fts here), real SQLite."""
+Real Kùzu (given node_fts here to compare with), real SQLite."""
 
 from __future__ import annotations
 
 import sqlite3
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 import pytest
 
 from kg.ingest.apply import node_params
-from kg.store import Store, sideindex, sidelink
+from kg.store import _FTS_CREATE, Store, sideindex, sidelink
 
 pytestmark = pytest.mark.embedded_only("the side index is the embedded store's; a team graph keeps its own index")
 
@@ -36,10 +37,17 @@ QUERIES = [["push", "rejected"], ["pytest", "retries"], ["abc123"], ["abc"], ["b
            ["retry", "retries", "retrying"]]
 
 
+@contextmanager
 def _open(tmp_path):
+    """A graph given node_fts (as graphs before issue 22 had it: made with the schema, before any node), to
+    compare with."""
     graph = tmp_path / "memory" / ".kg" / "graph.kuzu"
     graph.parent.mkdir(parents=True)
-    return Store.open(graph, lock_path=graph.with_name("graph.lock"), lock_timeout=30.0)
+    with Store.open(graph, lock_path=graph.with_name("graph.lock"), lock_timeout=30.0) as st:
+        assert not st.has_fts()  # (issue 22) a new graph has none
+        st.execute(_FTS_CREATE)
+        st.forget_prepared()
+        yield st
 
 
 def _create(st, prefix: str, texts: list[str]) -> None:
