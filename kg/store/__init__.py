@@ -27,6 +27,7 @@ from kg.store import aggregates as _aggregates
 from kg.store import migrating as _migrating
 from kg.store import queries as _queries
 from kg.store import rebuild as _rebuild
+from kg.store import retire as _retire
 from kg.store import rollback as _rollback
 from kg.store import sideindex as _side
 from kg.store import tallies as _tallies
@@ -261,44 +262,14 @@ class Store:
             self._retire_fts()
 
     def fts_retired(self) -> bool:
-        """Whether this graph is known to have no full-text index of its own, cleanly (issue 22): made without
-        one, or its node_fts dropped whole. One key lookup."""
-        return bool(self._execute_raw("MATCH (m:Meta {key: $key}) RETURN m.value AS v", {"key": FTS_RETIRED}))
+        """Whether this graph is known to have no full-text index of its own, cleanly (kg/store/retire.py)."""
+        return _retire.retired(self)
 
     def _retire_fts(self) -> None:
-        """Drop node_fts (issue 22: linking and search ask the side index; building it cost most of a large
-        import), then mark the graph (`fts_retired`). kuzu 0.11.3 may not survive a kill in the middle of a
-        drop (issue 20), so it is done as the import's drop is: the graph checkpointed and copied aside first
-        (kg/store/rollback.py), the drop checkpointed at once, then the mark and the copy released. Killed
-        before the release, the next writer's open puts the copy back and drops again. Without room for the
-        copy the index stays, for a later open.
-
-        A graph with neither the index nor the mark lost its index some other way: a kill in an older kg's drop
-        or build, which kuzu 0.11.3 may replay half ("Cannot find table catalog entry ..." on a later write,
-        and nothing else shows it). As before issue 22 the index is built once to find out (a graph in that
-        state fails with the signs `open` repairs by rebuilding it), then dropped as above."""
-        if not self.has_fts():
-            try:
-                self._execute_raw(_FTS_CREATE, {})
-            except StoreError as exc:
-                if _rebuild.stale_fts(str(exc)):
-                    raise  # `open` rebuilds the graph, then comes back here
-                return  # (a pool too small at a million nodes) left as it is, for a later open
-            finally:
-                self.forget_prepared()
-        try:
-            taken = _rollback.take(self, "drop of the old full-text index")
-        except StoreError:
-            return  # (no room for the copy) nothing changed; linking asks node_fts while it is there
-        if not taken:
-            return  # another bulk change's copy is held: its own open finishes it
-        _rebuild.drop_fts(self)
-        self._mark_fts_retired()
-        _rollback.release(self)
+        _retire.retire(self)
 
     def _mark_fts_retired(self) -> None:
-        self._execute_raw("MERGE (m:Meta {key: $key}) SET m.value = $value",
-                          {"key": FTS_RETIRED, "value": datetime.now().isoformat(timespec="seconds")})
+        _retire.mark(self)
 
     def others_waiting(self) -> bool:
         """Whether a foreground process waits for the graph (a polite holder hands over between batches)."""
@@ -549,7 +520,7 @@ NODE_COLUMNS = (
     "tokens",
 )
 FTS_NAME = "node_fts"
-FTS_RETIRED = "fts:retired"  # Meta key: the graph has no full-text index of its own, cleanly (issue 22)
+FTS_RETIRED = _retire.KEY  # Meta key: the graph has no full-text index of its own, cleanly (issue 22)
 _FTS_CREATE = "CALL CREATE_FTS_INDEX('Node', 'node_fts', ['tokens'], stemmer := 'porter')"
 _FTS_DROP = "CALL DROP_FTS_INDEX('Node', 'node_fts')"
 

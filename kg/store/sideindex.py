@@ -40,13 +40,14 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from kg.store.linktext import link_text
 
 FILE = "search.sqlite"
 VERSION = "4"  # a side file of another version (or stopword list: `version()`) is rebuilt (4: `lfts`)
@@ -68,7 +69,6 @@ _LFTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS lfts USING fts5(terms, content='', 
          "tokenize='porter unicode61 remove_diacritics 0')")
 _LDL = "CREATE TABLE IF NOT EXISTS ldl(pos INTEGER PRIMARY KEY, dl INTEGER NOT NULL)"  # an lfts document's length
 _SCHEMA += _FTS + ";\n" + _LFTS + ";\n" + _LDL + ";\n"
-_IGNORE: re.Pattern[str] | None = None
 _READ = ("MATCH (n:Node) WHERE offset(ID(n)) >= $start AND offset(ID(n)) < $stop "
          "RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in FIELDS) + ", n.tokens AS tokens")
 _POS = "MATCH (n:Node {id: $id}) RETURN offset(ID(n)) AS pos"
@@ -110,44 +110,6 @@ def _indexed(tokens: str | None) -> str:
     return " ".join(w for w in (tokens or "").split() if w not in stop)
 
 
-def link_text(tokens: str | None, *, query: bool = False) -> str:
-    """The text Kùzu's full-text index (node_fts) indexed for these tokens, or (`query`) asked for this query:
-    its ignore pattern (rules/search_stopwords.toml) takes ASCII digits and punctuation out (`abc123` is `abc`,
-    `test_api` two words); a node's text loses Kùzu's stopwords ([fts] and [node_fts] of
-    rules/search_stopwords.toml), a query none. Its porter stemmer stems two-letter words too, which FTS5's
-    leaves as they are: those it changes (`bs` → `b`, `ay` → `ai`) are written stemmed."""
-    stop = _link_stop()  # (and the ignore pattern)
-    stop = frozenset() if query else stop
-    return " ".join(_SHORT.get(w, w) if len(w) == 2 else w
-                    for w in _IGNORE.sub(" ", (tokens or "").lower()).split() if w not in stop)
-
-
-def _short(w: str) -> str:
-    """Porter's steps 1a and 1c on a two-letter word (the only ones that change one)."""
-    if w[1] == "s" and w[0] != "s":
-        w = w[0]
-    elif w[1] == "y" and w[0] in "aeiou":
-        w = w[0] + "i"
-    return w
-
-
-_SHORT = {a + b: _short(a + b) for a in "abcdefghijklmnopqrstuvwxyz" for b in "sy" if _short(a + b) != a + b}
-
-
-def _link_stop() -> frozenset[str]:
-    global _LINK_STOP, _IGNORE
-    if _LINK_STOP is None:
-        from kg.core.policy import packaged
-
-        rules = packaged("search_stopwords")["node_fts"]
-        _IGNORE = re.compile(rules["ignore"])
-        _LINK_STOP = _stop() | frozenset(rules["more"])
-    return _LINK_STOP
-
-
-_LINK_STOP: frozenset[str] | None = None
-
-
 def _stop() -> frozenset[str]:
     global _STOP
     if _STOP is None:
@@ -164,7 +126,9 @@ def version() -> str:
     """The side file's form: this module's and the stopword list's (rules/search_stopwords.toml)."""
     import hashlib
 
-    link = " ".join(sorted(_link_stop())) + "|" + (_IGNORE.pattern if _IGNORE else "")
+    from kg.store.linktext import form
+
+    link = form()
     digest = hashlib.sha256((" ".join(sorted(_stop())) + "|" + link).encode()).hexdigest()[:12]
     return f"{VERSION}:{digest}"
 
