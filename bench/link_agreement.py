@@ -33,6 +33,18 @@ def _kuzu(st, query, k):
     return st.run("link_candidates", q=" ".join(query), k=k)
 
 
+def _side_rows(st, query, k):
+    """linking's own candidates as on a graph without node_fts (this one keeps it, to compare with)."""
+    st.__dict__["_has_node_fts"] = False  # (the answer `sidelink.graph_index` caches)
+    try:
+        return _linking_index(st, query, k)
+    finally:
+        st.__dict__.pop("_has_node_fts", None)
+
+
+_linking_index = linking._index_candidates
+
+
 def _same_topk(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
     if [round(s, 9) for _, s in a] != [round(s, 9) for _, s in b]:
         return False
@@ -64,7 +76,7 @@ def compare(st: Store, doc: linking.Doc, rules: linking.LinkRules, stats: dict) 
     if not _same_topk(kz, sd) and len(stats["examples"]) < 3:
         stats["examples"].append((doc.id, query, kz[:5], sd[:5]))
     plans = []
-    for fn in (_kuzu, linking._index_candidates):
+    for fn in (_kuzu, _side_rows):
         saved = linking._index_candidates
         linking._index_candidates = fn
         try:
