@@ -10,6 +10,9 @@ come from the pair texts themselves as a small corpus, as the graph's keyword ta
 
     .venv/bin/python bench/link_quality.py            # the table
     .venv/bin/python bench/link_quality.py --errors   # and every wrong decision
+    .venv/bin/python bench/link_quality.py --graph WS --sample 300   # linking's candidates: side index vs node_fts
+
+`--graph` (issue 22) asks a real graph's two full-text indexes the same linking queries (bench/link_agreement.py).
 """
 
 from __future__ import annotations
@@ -90,7 +93,19 @@ def prf(counts: list[int]) -> tuple[float, float, float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--errors", action="store_true", help="list every wrong decision")
+    ap.add_argument("--graph", type=Path, help="a workspace whose graph has node_fts: compare the indexes")
+    ap.add_argument("--sample", type=int, default=300, help="with --graph: nodes asked")
+    ap.add_argument("--tail", type=int, default=100, help="with --graph: nodes asked inside a transaction")
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/link-agreement"), help="with --graph: the copy")
     args = ap.parse_args()
+    if args.graph:
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from link_agreement import run
+
+        print(run(args.graph, args.sample, args.tail, args.workdir))
+        return 0
     res = evaluate(load())
     print(f"{res['pairs']} labelled pairs ({DATA.relative_to(DATA.parent.parent.parent)})")
     print(f"{'decision':<22} {'precision':>9} {'recall':>7} {'f1':>6}   tp  fp  fn  tn")

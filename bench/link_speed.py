@@ -4,7 +4,9 @@ For each size a workspace is bulk-loaded with synthetic agent-log texts (a Zipf-
 with real wording from the shared transcripts), then N new nodes are linked one by one, each in a rolled-back
 transaction so every probe sees the same graph. Two ways, in the same run:
 
-- indexed: what kg does (`kg.graph.linking.candidates` + `plan_links`: rarest terms → full-text index → rapidfuzz);
+- indexed: what kg does (`kg.graph.linking.candidates` + `plan_links`: rarest terms → full-text index → rapidfuzz),
+  asking the side index (issue 22: the graph has no node_fts) and, in the same run, Kùzu's node_fts made for
+  the probes (as kg did before; linking asks node_fts while a graph has it), with their ratio;
 - naive:   the seed's way, a full scan of every node's text scored with the same pure functions.
 
     .venv/bin/python bench/link_speed.py                 # 10k and 100k
@@ -27,7 +29,9 @@ from pathlib import Path
 import kg
 from kg.core.text import index_tokens
 from kg.graph import linking
-from kg.store import Store
+from kg.ingest.apply import node_params
+from kg.store import _FTS_CREATE, Store, sideindex
+from kg.store.rebuild import drop_fts
 
 REAL = [
     "git push failed: the current branch has no upstream branch",
@@ -88,7 +92,6 @@ def build(path: Path, n: int, seed: int = 7) -> kg.Workspace:
     weights = zipf(vocab)
     t0 = datetime(2025, 1, 1)
     with ws.store() as st:
-        st.execute("CALL DROP_FTS_INDEX('Node', 'node_fts')")
         batch = []
         for i in range(n):
             kind = rng.choice(KINDS)
@@ -104,8 +107,8 @@ def build(path: Path, n: int, seed: int = 7) -> kg.Workspace:
                            "tokens: r.tokens, files: [], tags: [], redactions: [], pinned: false, stale: false})",
                            {"rows": batch})
                 batch = []
-        st.execute("CALL CREATE_FTS_INDEX('Node', 'node_fts', ['tokens'], stemmer := 'porter')")
         linking.rebuild_terms(st, linking.rules_of(ws.rules))
+        sideindex.sync(st)
     marker.write_text(str(n))
     return ws
 
@@ -122,13 +125,28 @@ class _Rollback(Exception):
     """Leave the graph as it was: every probe sees the same graph."""
 
 
-def probe(ws: kg.Workspace, n_probes: int, naive_probes: int, seed: int = 99) -> dict[str, list[float]]:
+def probe(ws: kg.Workspace, n_probes: int, naive_probes: int, seed: int = 99, index: str = "side"
+          ) -> dict[str, list[float]]:
     rng = random.Random(seed)
     vocab = vocabulary(random.Random(7))
     weights = zipf(vocab)
     rules = linking.rules_of(ws.rules)
     out: dict[str, list[float]] = {"indexed": [], "naive": [], "links": []}
     with ws.store() as st:
+        if index == "node_fts":  # as graphs carried it before issue 22 (dropped again below)
+            st.execute(_FTS_CREATE)
+            st.forget_prepared()
+        try:
+            _probes(st, rules, rng, vocab, weights, n_probes, naive_probes, out)
+        finally:
+            if index == "node_fts":
+                drop_fts(st)
+    return out
+
+
+def _probes(st: Store, rules: linking.LinkRules, rng: random.Random, vocab: list[str], weights: list[float],
+            n_probes: int, naive_probes: int, out: dict[str, list[float]]) -> None:
+    if True:
         for i in range(n_probes):
             text = make_text(rng, vocab, weights)
             doc = linking.Doc(id=f"P{i:05d}", kind=rng.choice(["event", "lesson", "principle"]), text=text,
@@ -136,9 +154,7 @@ def probe(ws: kg.Workspace, n_probes: int, naive_probes: int, seed: int = 99) ->
             rules.memo.clear()
             try:
                 with st.transaction():
-                    st.execute("CREATE (:Node {id: $id, kind: $kind, text: $text, tokens: $tokens, created_at: $at})",
-                               {"id": doc.id, "kind": doc.kind, "text": text, "tokens": index_tokens(text),
-                                "at": doc.created_at})
+                    st.run("node_create", **node_params(doc.id, doc.kind, text, doc.created_at))
                     t = time.perf_counter()  # the node exists (as in the write path); time the linking
                     found = linking.candidates(st, doc, rules, count=True)  # as the write path does
                     linking.index_terms(st, text, rules, found=found)
@@ -155,7 +171,6 @@ def probe(ws: kg.Workspace, n_probes: int, naive_probes: int, seed: int = 99) ->
                     raise _Rollback
             except _Rollback:
                 pass
-    return out
 
 
 def log_speed(path: Path, n_logs: int, seed: int = 5) -> dict[str, list[float]]:
@@ -198,13 +213,17 @@ def main() -> int:
         ws = build(Path(args.dir) / f"n{n}", n)
         built = time.perf_counter() - t
         res = probe(ws, args.probes, args.naive_probes)
+        old = probe(ws, args.probes, 0, index="node_fts")  # the same probes, the same run
         idx, nv = statistics.median(res["indexed"]), statistics.median(res["naive"])
         p90 = sorted(res["indexed"])[int(0.9 * (len(res["indexed"]) - 1))]
-        rows.append((n, idx, p90, nv, nv / idx, statistics.mean(res["links"]), built))
+        rows.append((n, idx, p90, nv, nv / idx, statistics.mean(res["links"]), built,
+                     statistics.median(old["indexed"]), statistics.mean(old["links"])))
         print(f"  built/opened {n:,} nodes in {built:.1f}s", file=sys.stderr)
-    print(f"{'nodes':>10} {'indexed ms':>11} {'p90 ms':>8} {'naive ms':>10} {'naive/indexed':>14} {'links/node':>11}")
-    for n, idx, p90, nv, ratio, links, _ in rows:
-        print(f"{n:>10,} {idx:>11.1f} {p90:>8.1f} {nv:>10.1f} {ratio:>13.1f}x {links:>11.1f}")
+    print(f"{'nodes':>10} {'indexed ms':>11} {'p90 ms':>8} {'naive ms':>10} {'naive/indexed':>14} {'links/node':>11} "
+          f"{'node_fts ms':>12} {'side/node_fts':>14} {'links (node_fts)':>17}")
+    for n, idx, p90, nv, ratio, links, _, kz, kz_links in rows:
+        print(f"{n:>10,} {idx:>11.1f} {p90:>8.1f} {nv:>10.1f} {ratio:>13.1f}x {links:>11.1f} "
+              f"{kz:>12.1f} {idx / kz:>13.2f}x {kz_links:>17.1f}")
     if args.logs:
         n0 = rows[0][0]
         res = log_speed(Path(args.dir) / f"n{n0}", args.logs)

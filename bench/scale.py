@@ -162,8 +162,12 @@ def build(n: int, env: dict[str, str], rebuild: bool) -> tuple[Path, float | Non
     return root, wall, mb
 
 
+LAST_GRAPH_MB = [float("nan")]
+
+
 def fresh_import(kg: str, trail_root: Path, into: Path, env: dict[str, str]) -> tuple[float, float, float]:
-    """`kg import trail` of a cached trail into a new workspace: wall s, peak MB, CPU s."""
+    """`kg import trail` of a cached trail into a new workspace: wall s, peak MB, CPU s (and the graph file's
+    MB in `LAST_GRAPH_MB`)."""
     subprocess.run(["rm", "-rf", str(into)], check=True)
     subprocess.run([kg, "init", str(into)], check=True, capture_output=True, env=env)
     trail = trail_root / "memory" / ".learning-trail.json"
@@ -171,6 +175,8 @@ def fresh_import(kg: str, trail_root: Path, into: Path, env: dict[str, str]) -> 
     if code:
         raise SystemExit(f"import into {into} failed")
     cpu = LAST_CPU[0]
+    graph = into / "memory" / ".kg" / "graph.kuzu"
+    LAST_GRAPH_MB[0] = graph.stat().st_size / 2**20 if graph.exists() else float("nan")
     subprocess.run([kg, "-w", str(into), "serve", "stop"], capture_output=True, env=env)
     subprocess.run(["rm", "-rf", str(into)], check=True)
     return wall, mb, cpu
@@ -293,6 +299,7 @@ def main() -> None:
                 wall, mb, cpu = fresh_import(kg, root, Path(args.workdir) / f"import-{n}", env)
                 results.setdefault(f"import trail{tag}", {})[n] = (wall, mb)
                 results.setdefault(f"import trail{tag} (CPU s)", {})[n] = (cpu, float("nan"))
+                results.setdefault(f"import trail{tag} (graph MB)", {})[n] = (LAST_GRAPH_MB[0], float("nan"))
         else:
             results.setdefault("import trail (cached build)", {})[n] = (secs, mb)
             results.setdefault("import trail (cached build) (CPU s)", {})[n] = (built.get("cpu", float("nan")),

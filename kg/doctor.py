@@ -59,6 +59,8 @@ def doctor(ws: Any, *, repair: bool = False, dry_run: bool = False) -> DoctorRep
         if leftovers and dry_run:  # (the writer's open below would rebuild the graph)
             report.add("full-text index", "error", f"{_left_text(leftovers)}; run `kg doctor` to rebuild the graph")
         else:
+            if leftovers:  # (issue 22) the mark of a clean graph goes: the writer's open then finds and rebuilds it
+                _unmark_fts(ws)
             _graph(ws, report, dry_run, leftovers)
     _journal(ws, report)
     _blocks(ws, report)
@@ -223,6 +225,18 @@ def _fts_leftovers(ws: Any) -> list[str]:
         return []
 
 
+def _unmark_fts(ws: Any) -> None:
+    """Take a graph's mark of having no full-text index cleanly (`Store.fts_retired`) away, so that its next
+    writer's open checks for an index's hidden tables and rebuilds the graph without them."""
+    from kg.store import FTS_RETIRED
+
+    try:
+        with ws.store() as st:
+            st.execute("MATCH (m:Meta {key: $key}) DELETE m", {"key": FTS_RETIRED})
+    except KgError:
+        pass  # `_graph` reports what is wrong
+
+
 def _left_text(leftovers: list[str]) -> str:
     return (f"hidden tables of a full-text index build that failed or was cut short are left without the index "
             f"({', '.join(leftovers)})")
@@ -248,7 +262,10 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
     elif leftovers:  # the writer's open did not repair them (it would have said so)
         report.add("full-text index", "error", f"{_left_text(leftovers)}, and the graph's open did not rebuild it")
     else:
-        report.add("full-text index", "ok" if fts else "error", "node_fts is present" if fts else "node_fts is missing")
+        team = getattr(ws, "store_url", None) is not None  # a team graph keeps its own index (issue 22: the
+        report.add("full-text index", "ok" if fts or not team else "error",  # embedded one none: the side index)
+                   "node_fts is present" if fts else "node_fts is missing" if team else
+                   "none in the graph: the side index serves search and linking")
     if side:
         report.add(*side)
     if drained.applied or drained.rejected:

@@ -256,9 +256,9 @@ class Workspace:
                                 lock_timeout=self.lock_timeout, unless=self.journal.has_pending,
                                 queries_dir=self.rules.rules_dir / "queries" if self.rules.rules_dir else None,
                                 buffer_pool_mb=buffer_pool_mb, max_threads=max_threads, **self._team()) as st:
-                    # a graph without its full-text index (an import cut short) needs the writer's open, which
-                    # rebuilds it
-                    if st is not None and st.has_fts():
+                    # (issue 22) a graph without its old full-text index nor the mark of its clean drop (a kill
+                    # in an older kg's drop) needs the writer's open, which finds out and repairs it
+                    if st is not None and (st.has_fts() or getattr(st, "fts_retired", bool)()):
                         entered = True
                         self._held, self._held_read_only = st, True
                         try:

@@ -184,7 +184,7 @@ def candidates(st: Any, doc: Doc, rules: LinkRules, *, count: bool = False) -> C
     query = pick_query_terms(keys, _raw_map(doc.text, rules), df, n_docs, rules)
     if not query:
         return Candidates([], weights, [], table)
-    rows = st.run("link_candidates", q=" ".join(query), k=rules.top)
+    rows = _index_candidates(st, query, rules.top)
     seen: dict[str, Doc] = {}
     for row in rows:
         if row["id"] == doc.id or row["kind"] == "pattern":
@@ -192,6 +192,26 @@ def candidates(st: Any, doc: Doc, rules: LinkRules, *, count: bool = False) -> C
         if row["id"] not in seen:
             seen[row["id"]] = _doc(row)
     return Candidates(list(seen.values()), weights, query, table)
+
+
+def _index_candidates(st: Any, query: list[str], k: int) -> list[dict[str, Any]]:
+    """The `k` best nodes for the query (patterns among them, as the index ranks them), best first: from the
+    graph's own full-text index while it has one (a team graph; an embedded graph until node_fts is retired),
+    else from the side index's linking table, ranked as node_fts ranked (kg/store/sidelink.py), their fields
+    read from the graph by key (a pattern key changes)."""
+    from kg.store.sidelink import candidates as side_candidates
+    from kg.store.sidelink import graph_index
+
+    found = None if graph_index(st) else side_candidates(st, query, k)
+    if found is None:
+        return st.run("link_candidates", q=" ".join(query), k=k)
+    out = []
+    for node_id, kind, score in found:
+        if kind == "pattern":
+            out.append({"id": node_id, "kind": kind, "score": score})
+            continue
+        out += [{**r, "score": score} for r in st.run("link_node", id=node_id)]
+    return sorted(out, key=lambda r: (-r["score"], r["id"]))
 
 
 def _earlier(a: Doc, b: Doc) -> bool:

@@ -73,6 +73,10 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
         return []
     rules = linking.rules_of(ws.rules)
     batched = getattr(st, "batched", None)  # a team graph: the batch's writes go as one atomic query
+    if any(r.get("link", True) for r in new):  # (issue 22) linking asks the side index: in step first
+        from kg.store.sidelink import ready
+
+        ready(st)
     with (batched() if batched else st.transaction()), linking.counting(st), upkeep.kept(st) as keep:
         linking.prefetch_terms(st, (r["fields"]["text"] for r in new), rules)
         guess = getattr(st, "prefetch_candidates", None)  # a team graph: the full-text lookups in one round trip

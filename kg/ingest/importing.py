@@ -228,7 +228,7 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
             resuming = report.resumed = resumed is not None
             try:
                 if _load(ws, st, files, at, report, total, resuming, progress):
-                    _build_index(ws, st, st.run("bulk_node_count")[0]["n"])
+                    _build_index(ws, st)
             except BaseException:  # raised, not killed: its copy goes before this process writes on
                 rollback.abandon(st)
                 raise
@@ -239,20 +239,15 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
     return report
 
 
-def _build_index(ws: Any, st: Any, nodes: int) -> None:
-    """The full-text index, built once for everything loaded, then the copy taken before the first write and
-    the mark removed (in that order: a kill in between leaves a mark, and the import resumes on a whole graph).
-    Building it is the one step whose working set grows with the graph (kuzu 0.11.3 sorts every posting in its
-    buffer pool: at a million entries it crawled for over half an hour in the default 1 GiB), so this step alone
-    reopens the graph with a pool sized by the number of nodes (`kg.store.rebuild.fts_pool_mb`), never under the
-    workspace's own, with the lock still held (kg/store/rollback.py)."""
-    from kg.store.rebuild import build_index_in, fts_pool_mb
-
-    if getattr(ws, "store_url", None) is not None:  # a team graph keeps its index right row by row
+def _build_index(ws: Any, st: Any) -> None:
+    """The import's end: a team graph's full-text index made sure of (it keeps it right row by row); the copy
+    taken before the first write released, then the mark removed (in that order: a kill in between leaves a
+    mark, and the import resumes on a whole graph). An embedded graph builds no full-text index since issue 22
+    (it cost most of a large import's CPU and memory; linking and search ask the side index, which the
+    writer's close brings in step)."""
+    if getattr(ws, "store_url", None) is not None:
         st.ensure_fts()
-    else:  # (the load's freed heap back to the system first: the build's pool comes on top of it)
-        rollback.phase(st, "index")
-        build_index_in(st, fts_pool_mb(nodes, ws.policy.buffer_pool_mb), before=release_memory)
+    else:
         rollback.release(st)
     mark_path(ws).unlink(missing_ok=True)
 

@@ -113,6 +113,10 @@ def node_add(ws: Workspace, kind: str, text: str, *, now: datetime | str | None 
     with ws.store() as st:
         with ws.journal.locked():
             (node_id,) = ws.journal.allocate(ws.policy.node_prefix[kind], f"{at:%Y%m%d}")
+        if link:  # (issue 22) linking asks the side index: in step with what is committed first
+            from kg.store.sidelink import ready
+
+            ready(st)
         with st.transaction():
             st.run("node_create", **node_params(node_id, kind, fields["text"], at, tags=fields["tags"],
                                                 source=source, redactions=list(kinds)))

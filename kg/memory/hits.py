@@ -105,7 +105,9 @@ def collapse(hits: list[Hit]) -> list[Hit]:
 
 
 BOUNDED = {"bounded": "common words only: the newest entries holding the rarest of them, re-ranked",
-           "relaxed": "common words only: the newest entries holding the rarest of them, re-ranked"}
+           "relaxed": "common words only: the newest entries holding the rarest of them, re-ranked",
+           # (issue 22) the side index could not be read and the graph has no full-text index of its own
+           "scan": "the search index could not be read: every entry's words were scanned; `kg doctor` repairs it"}
 RELAXED = {"fuzzy": "nothing held every word as written; matched similar words instead",
            "near": "nothing in the time named; showing entries from the days around it",
            "elsewhen": "nothing in the time named; these match the words at other times",

@@ -103,7 +103,9 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
     except sqlite3.DatabaseError:  # a damaged side index: the graph's own index (`kg doctor` rebuilds it)
         if hasattr(v, "side"):
             v.side = None
-        fts, plan.mode = (v.fts(" ".join(plan.ask), k) if plan.ask else []), "index"
+        from kg.memory.views import fallback_mode
+
+        fts, plan.mode = (v.fts(" ".join(plan.ask), k) if plan.ask else []), fallback_mode(st)
     bm25 = {r["id"]: float(r["score"]) for r in fts}
     rows = {r["id"]: r for r in fts}
     if named:  # ids the query names: those entries, as if they held every word (they lead: see `search`)

@@ -82,6 +82,8 @@ def _fts(st: Any, name: str, q: str, k: int) -> list[dict[str, Any]]:
     single-thread order: fixed for a given graph, but not by id (asking every match in id order cost 2.4 times
     the CPU of a served search at 100k entries, where templated texts tie by thousands; asking 2k rows and
     cutting by id, 1.35 times)."""
+    if fallback_mode(st) == "scan":
+        return _scan(st, name, q, k)
     one_thread = getattr(st, "one_thread", None)  # Kùzu's; a FalkorDB graph orders by id in the query
     if one_thread is None:
         return ranked(st.run(name, q=q, k=k), k)
@@ -92,6 +94,45 @@ def _fts(st: Any, name: str, q: str, k: int) -> list[dict[str, Any]]:
 # the columns of `search_node`, in its order: a row `Direct.fresh` puts together is the row that query reads
 NODE_FIELDS = ("id", "kind", "entry_type", "text", "details", "category", "priority", "status", "session", "tags",
                "context", "pinned", "created_at", "reinforced_at")
+
+
+def fallback_mode(st: Any) -> str:
+    """How a search the side index cannot serve asks: "index", the graph's own full-text index (a team graph;
+    an old embedded graph until its writer drops node_fts), else "scan" (issue 22: the embedded graph has no
+    full-text index of its own; search says so, and `kg doctor` rebuilds the side file)."""
+    from kg.store.sideindex import embedded
+
+    if not embedded(st):
+        return "index"
+    known = st.__dict__.get("_has_node_fts")
+    if known is None:
+        known = st.__dict__["_has_node_fts"] = bool(st.has_fts())
+    return "index" if known else "scan"
+
+
+def _scan(st: Any, name: str, q: str, k: int) -> list[dict[str, Any]]:
+    """Every node's words read once, scored by the query words each holds (a plain scan: seconds at a million
+    entries, for a read the side index cannot serve)."""
+    from kg.core.text import words
+
+    asked = set(words(q))
+    if not asked:
+        return []
+    scored = []
+    for r in st.execute("MATCH (n:Node) RETURN n.id AS id, n.tokens AS tokens"):
+        s = len(asked & set((r["tokens"] or "").split()))
+        if s:
+            scored.append({"id": r["id"], "score": float(s)})
+    best = ranked(scored, k)
+    if name == "memory_fts_ids" or not best:
+        return best
+    score = {r["id"]: r["score"] for r in best}
+    rows = st.execute("MATCH (n:Node) WHERE n.id IN $ids RETURN n.id AS id, n.kind AS kind, n.entry_type AS "
+                      "entry_type, n.text AS text, n.details AS details, n.category AS category, n.priority AS "
+                      "priority, n.status AS status, n.session AS session, n.tags AS tags, n.context AS context, "
+                      "n.pinned AS pinned, n.created_at AS created_at, n.reinforced_at AS reinforced_at",
+                      {"ids": list(score)})
+    return ranked([{**r, "score": score[r["id"]]} for r in rows], k)
 
 
 # -- the two views ----------------------------------------------------------------------------------------
@@ -120,7 +161,7 @@ class Direct:
         """The full-text candidates with their score, and how they were asked (ranked / bounded / relaxed;
         "index": the graph's own index, asked the plan's capped terms)."""
         if self.side is None:
-            return (self.fts(" ".join(plan.ask), k) if plan.ask else []), "index"
+            return (self.fts(" ".join(plan.ask), k) if plan.ask else []), fallback_mode(self.st)
         scored, mode = _side_match(self.side, ws, plan, rules, k)
         rows = self.side.rows_at(list(scored))
         return ranked([{**rows[p], "score": s} for p, s in scored.items() if p in rows],
@@ -222,7 +263,7 @@ class Cached:
 
         side = for_reading(self.st)
         if side is None:
-            return (self.fts(" ".join(plan.ask), k) if plan.ask else []), "index"
+            return (self.fts(" ".join(plan.ask), k) if plan.ask else []), fallback_mode(self.st)
         scored, mode = _side_match(side, ws, plan, rules, k)
         ids = {p: r["id"] for p, r in side.rows_at(list(scored)).items()}
         return ranked([{**self.nodes[ids[p]], "score": s} for p, s in scored.items()

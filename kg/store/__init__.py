@@ -27,6 +27,7 @@ from kg.store import aggregates as _aggregates
 from kg.store import migrating as _migrating
 from kg.store import queries as _queries
 from kg.store import rebuild as _rebuild
+from kg.store import retire as _retire
 from kg.store import rollback as _rollback
 from kg.store import sideindex as _side
 from kg.store import tallies as _tallies
@@ -209,16 +210,6 @@ class Store:
             try:
                 if migrate and not read_only:
                     _migrating.begin(store, lock_path.parent)  # (issue 22) the steps, for those it shuts out
-                    big = None if defer_index else _rebuild.fts_pool_needed(store, buffer_pool_mb)
-                    if big:  # the missing index of a big graph: built in a pool sized for it (kg/store/rebuild.py)
-                        store.forget_prepared()
-                        store._close()
-                        try:
-                            _rebuild.build_fts(path, kuzu, _FTS_CREATE, buffer_pool_mb=big)
-                        finally:  # every close-then-reconnect reconnects, whatever the build did
-                            store._db, store._conn = connect()
-                        store.repairs.append("rebuilt the full-text index node_fts, which was missing (an import "
-                                             "or a migration was cut short)")
                     try:
                         half = _rebuild.half_index(store) if cut_short or defer_index else None
                         if half:  # (issue 20) the import after a crash: its COPY would fail on it
@@ -230,7 +221,7 @@ class Store:
                         store.forget_prepared()
                         store._close()
                         try:
-                            backup = _rebuild.rebuild(path, kuzu, _FTS_CREATE, buffer_pool_mb=buffer_pool_mb)
+                            backup = _rebuild.rebuild(path, kuzu, "", buffer_pool_mb=buffer_pool_mb)
                             note = ("rebuilt the graph, whose full-text index a kill had left half-dropped or half-"
                                     f"built (kuzu 0.11.3); every row was kept; the old file is at {backup}")
                         except Exception:
@@ -259,17 +250,26 @@ class Store:
                 _open_paths.discard(key)
 
     def _ready(self, defer_index: bool = False) -> None:
-        """A writer's open: migrations, the aggregate table, the full-text index (the last two unless deferred
-        by a resumed import, which rebuilds both at its end)."""
+        """A writer's open: migrations, the aggregate table (unless deferred by a resumed import, which rebuilds
+        it at its end), and an old graph's full-text index dropped (issue 22: nothing asks it any more)."""
         self._migrate()
         if defer_index:
             return
         _migrating.step(self, _migrating.AGGREGATES)
         _aggregates.ensure(self)  # issue 22: built after migration 0005 or a killed import
-        _migrating.step(self, _migrating.INDEX)
-        if self.ensure_fts():
-            self.repairs.append("rebuilt the full-text index node_fts, which was missing (an import or a "
-                                "migration was cut short)")
+        if self.has_fts() or not self.fts_retired():
+            _migrating.step(self, _migrating.RETIRE)
+            self._retire_fts()
+
+    def fts_retired(self) -> bool:
+        """Whether this graph is known to have no full-text index of its own, cleanly (kg/store/retire.py)."""
+        return _retire.retired(self)
+
+    def _retire_fts(self) -> None:
+        _retire.retire(self)
+
+    def _mark_fts_retired(self) -> None:
+        _retire.mark(self)
 
     def others_waiting(self) -> bool:
         """Whether a foreground process waits for the graph (a polite holder hands over between batches)."""
@@ -281,13 +281,8 @@ class Store:
         return any(r["name"] == FTS_NAME for r in rows)
 
     def ensure_fts(self) -> bool:
-        """Rebuild the full-text index when it is missing (an import killed between dropping and rebuilding
-        it left every reader failing with "doesn't have an index node_fts"). True when it was rebuilt."""
-        if not self.applied_migrations() or self.has_fts():
-            return False
-        self._execute_raw(_FTS_CREATE, {})
-        self.forget_prepared()
-        return True
+        """The graph's own full-text index is no longer built (issue 22): never rebuilt, so never True."""
+        return False
 
     def _close(self) -> None:
         try:
@@ -322,7 +317,7 @@ class Store:
                 continue
             _migrating.step(self, f"migration {name}")
             # (issue 20) one transaction per migration and its mark: cut short, it leaves nothing for a re-run to
-            # fail on (Kùzu rolls DDL back too). A full-text index is made after the commit (or by ensure_fts).
+            # fail on (Kùzu rolls DDL back too). (issue 22) 0001's full-text index is no longer made.
             later = [s for s in statements if s.lstrip().upper().startswith("CALL CREATE_FTS_INDEX")]
             try:
                 with self.transaction():
@@ -333,13 +328,12 @@ class Store:
                         "CREATE (:Meta {key: $key, value: $value})",
                         {"key": f"migration:{name}", "value": datetime.now().isoformat(timespec="seconds")},
                     )
-                for statement in later:
-                    self._execute_raw(statement, {})
             except StoreError as exc:
                 raise SchemaError(f"migration {name} failed: {exc}; the graph is unchanged up to the "
                                   "previous migration. Report this with the message.") from None
         if not applied:  # a new graph: its keyword table is counted from the first node on, never recounted
             self._execute_raw(NEW_GRAPH_TERMS, {})
+            self._mark_fts_retired()  # (issue 22) and it never had a full-text index of its own
 
     # -- queries ------------------------------------------------------------------------------------------
     def query(self, name: str) -> _queries.NamedQuery:
@@ -428,6 +422,7 @@ class Store:
     def forget_prepared(self) -> None:
         """Drop the prepared statements (after DDL such as rebuilding the full-text index)."""
         self._prepared.clear()
+        self.__dict__.pop("_has_node_fts", None)  # (issue 22) linking asks again which index answers it
 
     @contextmanager
     def transaction(self) -> Iterator[Store]:
@@ -437,11 +432,12 @@ class Store:
             return
         self._execute_raw("BEGIN TRANSACTION", {})
         self._in_tx = True
+        noted = len(self.__dict__.get("_side_created", ()))
         try:
             yield self
         except BaseException:
             self._in_tx = False
-            self._side_dirty = True  # nodes noted for the side index may be rolled back
+            del self.__dict__.get("_side_created", [])[noted:]  # the side index never gets rolled-back nodes
             try:
                 self._execute_raw("ROLLBACK", {})
             except StoreError:
@@ -449,6 +445,8 @@ class Store:
             raise
         self._in_tx = False
         self._execute_raw("COMMIT", {})
+        if self.__dict__.get("_side_links") and self.__dict__.get("_side_created"):
+            _side.safe_sync(self)  # (issue 22) linking asks the side index (kg/store/sidelink.py): it follows commits
 
 
 _READS = {"lc_promotion_candidates": _aggregates.promotion_candidates, "count_by_kind": _tallies.count_by_kind,
@@ -522,6 +520,7 @@ NODE_COLUMNS = (
     "tokens",
 )
 FTS_NAME = "node_fts"
+FTS_RETIRED = _retire.KEY  # Meta key: the graph has no full-text index of its own, cleanly (issue 22)
 _FTS_CREATE = "CALL CREATE_FTS_INDEX('Node', 'node_fts', ['tokens'], stemmer := 'porter')"
 _FTS_DROP = "CALL DROP_FTS_INDEX('Node', 'node_fts')"
 

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from kg.core.errors import StoreError
-from kg.store import _FTS_CREATE, EDGE_TYPES, NODE_COLUMNS, Row, Store, check_label
+from kg.store import EDGE_TYPES, NODE_COLUMNS, Row, Store, check_label
 from kg.store.rebuild import drop_fts
 from kg.store import queries as _queries
 
@@ -252,18 +252,15 @@ def bulk_load_nodes(store: Store, rows: list[Row], *, chunk: int = 5000) -> None
     """Create many Node rows at once (imports, benchmarks).
 
     In kuzu 0.11.3 a multi-row `UNWIND ... CREATE` into a table with a full-text index leaves that index wrong
-    for the rest of the process, so the index is dropped, the rows are loaded set-based, and the index is
-    rebuilt (about 1.5 s per 100k nodes). Every row must carry every column in NODE_COLUMNS.
+    for the rest of the process: an old graph's is dropped first (none is built since issue 22). Every row
+    must carry every column in NODE_COLUMNS.
     """
     if not rows:
         return
     sets = ", ".join(f"{c}: r.{c}" for c in NODE_COLUMNS)
-    drop_fts(store)
-    try:
-        for start in range(0, len(rows), chunk):
-            store._execute_raw(f"UNWIND $rows AS r CREATE (:Node {{{sets}}})", {"rows": rows[start:start + chunk]})
-    finally:
-        store._execute_raw(_FTS_CREATE, {})
+    fts_drop(store)  # (issue 22) an old graph's; none is built again
+    for start in range(0, len(rows), chunk):
+        store._execute_raw(f"UNWIND $rows AS r CREATE (:Node {{{sets}}})", {"rows": rows[start:start + chunk]})
 
 
 _EDGE_COLUMNS = ("src", "dst", "created_at", "manual", "score", "reason")

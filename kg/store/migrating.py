@@ -1,5 +1,5 @@
 """A writer's open that has work to do before it answers (issue 22): migrations not applied yet, the pattern
-aggregates a migration asked to rebuild, a missing full-text index. At a million entries that is minutes with
+aggregates a migration asked to rebuild, an old full-text index to drop. At a million entries that is minutes with
 the graph held; this module names the steps for the processes waiting (`kg.serve.progress`, the marker).
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 from kg.serve.progress import Marker, sweep  # noqa: F401 - sweep: a writer's open, with the lock held
 
 AGGREGATES = "rebuild the pattern aggregates"
-INDEX = "build the full-text index"
+RETIRE = "drop the old full-text index node_fts"  # (issue 22) linking and search ask the side index instead
 
 
 def plan(store: Any) -> list[str]:
@@ -28,8 +28,8 @@ def plan(store: Any) -> list[str]:
         flag = False
     if steps or not flag:
         steps.append(AGGREGATES)
-    if not store.has_fts():
-        steps.append(INDEX)
+    if store.has_fts():
+        steps.append(RETIRE)
     return steps
 
 

@@ -157,7 +157,8 @@ def rebuild(path: Path, kuzu: Any, fts_create: str, *, buffer_pool_mb: int) -> P
     db = kuzu.Database(str(new), buffer_pool_size=new_pool * 1024 * 1024)
     conn = kuzu.Connection(db)
     conn.execute(f"IMPORT DATABASE {_literal(export)}")
-    conn.execute(fts_create)
+    if fts_create:  # (issue 22) a graph carries no full-text index of its own: ""
+        conn.execute(fts_create)
     conn.execute("CHECKPOINT")
     conn.close()
     db.close()

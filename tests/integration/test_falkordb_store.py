@@ -47,7 +47,8 @@ def test_migrations_are_recorded_once(store):
     from kg.store.schema import migrations
 
     assert store.applied_migrations() == sorted(name for name, _ in migrations())
-    assert store.has_fts()
+    embedded = getattr(store, "backend", "kuzu") == "kuzu"
+    assert store.has_fts() is not embedded  # (issue 22) an embedded graph has none: the side index serves it
     assert store.ensure_fts() is False
 
 
@@ -69,7 +70,18 @@ def test_unbound_and_unknown_parameters_are_refused(store):
         store.run("node_get", id="x", extra=1)
 
 
+def _graph_index(store) -> None:
+    """The graph's own full-text index, as the named queries ask it: a team graph's; on Kùzu, node_fts made
+    for the test (as graphs made before issue 22 carry it until their next writer's open drops it)."""
+    if not store.has_fts():
+        from kg.store import _FTS_CREATE
+
+        store.execute(_FTS_CREATE)
+        store.forget_prepared()
+
+
 def test_full_text_search_finds_any_term_latin_and_chinese(store):
+    _graph_index(store)
     store.run("node_create", **node("ERR-20260301-001", "Database lock timeout on deploy"))
     store.run("node_create", **node("ERR-20260301-002", "数据库连接超时"))
     store.run("node_create", **node("ERR-20260301-003", "Frontend build is slow"))
@@ -182,6 +194,7 @@ def test_bulk_loads_agree(store, tmp_path):
                    columns=NODE_COLUMNS)
     store.ensure_fts()
     bulk_load_nodes(store, [row("ERR-20260301-002", "disk full again")])
+    _graph_index(store)  # (issue 22: on Kùzu, made after the loads, as the import made it before)
     bulk.copy_rows(store, "derived_from", [{"src": "ERR-20260301-001", "dst": "ERR-20260301-002", "created_at": AT,
                                             "manual": False, "score": 1.0, "reason": "same pattern key"}],
                    scratch=tmp_path, columns=("src", "dst", "created_at", "manual", "score", "reason"))

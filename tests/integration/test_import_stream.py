@@ -48,7 +48,7 @@ def test_import_into_a_path_with_a_quote(run_kg, tmp_path):
     assert r.exit_code == 0, r.stderr
     assert (r.json["entries"], r.json["nodes"], r.json["edges"]) == (40, 1 + 5, 1)
     assert graph_facts(ws) == {"nodes": 46, "patterns": 5, "members": 20, "max_memberships": 1, "led_to": 1,
-                               "sessions": 1, "fts": True}
+                               "sessions": 1, "fts": False}  # (issue 22) no full-text index in the graph
     found = run_kg(f"search 'push failed branch' --json {NOW}", workspace=ws.root)
     assert found.exit_code == 0 and found.json, found.stderr
     assert not (ws.kg_dir / "import.json").exists()
@@ -85,7 +85,7 @@ def test_a_killed_import_leaves_a_working_workspace_and_resumes(tmp_path):
     logged = run("log", "error", "disk full on the build box", "--wait", "--json")
     assert logged.returncode == 0, logged.stderr
     partial = graph_facts(ws)
-    assert partial["fts"] and partial["nodes"] < graph_facts(clean)["nodes"] + 1
+    assert partial["nodes"] < graph_facts(clean)["nodes"] + 1
     resumed = run("import", "trail", "--json")  # no paths: the interrupted import's
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["already_present"] > 0
@@ -169,33 +169,28 @@ def test_repeated_ids_across_batches_load_once_and_are_counted(tmp_path, monkeyp
     assert graph_facts(ws)["nodes"] == 200 + 1 + 5
 
 
-@pytest.mark.embedded_only("the buffer pool that builds the full-text index is Kùzu's; a team graph's index is on its server")
-def test_a_missing_index_too_big_for_the_pool_is_built_in_a_bigger_one(tmp_path, monkeypatch):
-    """An import killed after loading a million nodes leaves them without the full-text index, and the
-    workspace's 1 GiB pool cannot build it (kuzu 0.11.3: "buffer pool is full"). The next writer's open builds
-    it in a pool sized by the graph. Here the per-node size is raised so that 46 nodes need more than the pool."""
-    import kg.store.rebuild as rebuild
+@pytest.mark.embedded_only("node_fts is Kùzu's; a team graph keeps its index on its server")
+def test_an_old_graphs_full_text_index_is_dropped_and_an_import_builds_none(tmp_path):
+    """Issue 22: nothing asks Kùzu's node_fts any more (linking and search ask the side index), and building it
+    was most of a large import's CPU and memory. A graph that has it (made before) loses it at the next
+    writer's open, under the import's own crash protection (kg/store/rollback.py); an import builds none, and
+    linking and search still find what it loaded."""
+    from kg.store import _FTS_CREATE
 
     ws = kg.init_workspace(tmp_path / "ws")
     trail = tmp_path / "trail.json"
     write_trail(trail, 40)
     kg.ingest.trail.import_trail(ws, [trail])
     with ws.store() as st:
-        rebuild.drop_fts(st)
         assert not st.has_fts()
-    pool = ws.policy.buffer_pool_mb
-    monkeypatch.setattr(rebuild, "FTS_KB_PER_NODE", (pool + 64) * 1024 / 46)
-    pools: list[int] = []
-    build = rebuild.build_fts
-    monkeypatch.setattr(rebuild, "build_fts", lambda *a, **k: (pools.append(k["buffer_pool_mb"]), build(*a, **k)))
+        st.execute(_FTS_CREATE)  # as a graph made before issue 22 carries it
     with ws.store() as st:
-        assert st.has_fts()
-        assert any("full-text index" in r for r in st.repairs)
-        assert st.execute("CALL QUERY_FTS_INDEX('Node', 'node_fts', 'push failed') RETURN count(*) AS n")[0]["n"]
-    assert pools == [rebuild.fts_pool_mb(46, pool)] and pools[0] > pool
-    with ws.store() as st:  # built once: the next open finds it
-        assert st.has_fts() and not st.repairs
-    assert len(pools) == 1
+        assert not st.has_fts()
+    assert not list(ws.kg_dir.glob("graph.kuzu.rollback*"))
+    entry = ws.log("error", "git push failed again: no upstream branch", wait=True)
+    with ws.store() as st:
+        linked = st.execute("MATCH (a:Node {id: $id})-[r]-(b:Node) RETURN count(r) AS n", {"id": entry.id})
+    assert linked[0]["n"] > 0
 
 
 def kill_import_midway(ws: kg.Workspace, trail: Path, at: int = 250) -> None:
@@ -213,8 +208,8 @@ def kill_import_midway(ws: kg.Workspace, trail: Path, at: int = 250) -> None:
 @pytest.mark.embedded_only("the full-text index and the aggregate table it counts are Kùzu's; a team graph keeps "
                            "neither (its index is on its server)")
 def test_a_resumed_import_builds_the_index_and_the_aggregates_once(tmp_path, monkeypatch):
-    """Resuming, the writer's open does not build the missing full-text index nor the aggregate table that
-    the import drops and rebuilds after its last batch (at a million nodes the index alone is ~50 s of CPU)."""
+    """Resuming, the writer's open does not build the aggregate table that the import drops and rebuilds after
+    its last batch, and no full-text index is built at all (issue 22: it was ~50 s of CPU at a million)."""
     import kg.ingest.importing as importing
     from kg.store import Store, aggregates
 
@@ -236,7 +231,7 @@ def test_a_resumed_import_builds_the_index_and_the_aggregates_once(tmp_path, mon
     monkeypatch.setattr(importing, "BATCH", 50)
     report = kg.ingest.trail.import_trail(kg.open_workspace(ws.root))
     assert report.resumed and report.already_present >= 250
-    assert len(builds) == 1 and len(rebuilt) == 1
+    assert len(builds) == 0 and len(rebuilt) == 1
     clean = kg.init_workspace(tmp_path / "clean")
     kg.ingest.trail.import_trail(clean, [trail])
     assert graph_facts(kg.open_workspace(ws.root)) == graph_facts(clean)

@@ -1,0 +1,253 @@
+"""Linking's candidates from the side index, ranked as Kùzu's own full-text index (node_fts) ranked them.
+
+What `CALL QUERY_FTS_INDEX('Node', 'node_fts', $q, top := $k)` does in kuzu 0.11.3 (measured against it:
+tests/integration/test_side_link.py, bench/link_quality.py --graph):
+- a node's document is its `tokens` with ASCII digits taken out (`abc123` is `abc`) and stopwords out,
+  porter-stemmed; every node inserted after the index was made is a document, one left without a word too
+  (length 0; a build leaves those out: the same unless a text is all stopwords or digits);
+- the query string goes the same way, and a stem asked twice counts once;
+- score = sum over the query's stems of log10(1 + (N - df + 0.5) / (df + 0.5)) * tf * (k1 + 1) /
+  (tf + k1 * (1 - b + b * dl / avgdl)), k1 1.2, b 0.75; the `k` best are kept (among equal scores, in an
+  order of its own: here the newest node first);
+- it sees the nodes its own open transaction created.
+
+The side file's `lfts` holds the same documents (kg/store/sideindex.py `link_text`), stemmed by FTS5's porter
+tokenizer. FTS5's bm25() is the same sum with ln((N - df + 0.5) / (df + 0.5)) (floored at 1e-6) and the
+file's own N and mean length: asked one stem at a time, with the document's length (`lfts_docsize`) and the
+table's totals (its averages record), it gives each posting's tf back exactly, and the score is made again
+with Kùzu's idf over every document the writer sees.
+
+The writer's own nodes that the file does not hold yet (created in its open transaction, or committed and not
+synced) are the tail: indexed in a private in-memory table for the query, never written to the file (the file
+holds only what the graph committed; no SQLite lock is held across a Kùzu transaction). After each commit
+that created nodes the writer syncs the file (`Store.transaction`), so the tail is the open transaction's own
+nodes. Nothing here writes the side file except `sync` outside a transaction.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Iterable
+from contextlib import closing
+from typing import Any
+
+from kg.store.sideindex import (
+    SideIndex,
+    _count,
+    _pos_of,
+    _stream,
+    embedded,
+    fts_query,
+    link_text,
+    path_of,
+    safe_sync,
+    version,
+)
+
+K1, B = 1.2, 0.75  # QUERY_FTS_INDEX's defaults, as FTS5's bm25()
+_TABLE = "CREATE VIRTUAL TABLE {name} USING fts5(terms, content='', tokenize='porter unicode61 remove_diacritics 0')"
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (FTS5's records)."""
+    out, i = [], 0
+    while i < len(blob):
+        v = 0
+        for j in range(9):
+            b = blob[i]
+            i += 1
+            if j == 8:
+                v = (v << 8) | b
+                break
+            v = (v << 7) | (b & 0x7F)
+            if b < 0x80:
+                break
+        out.append(v)
+    return out
+
+
+def _totals(db: sqlite3.Connection) -> tuple[int, int]:
+    """(documents, tokens) of an lfts table: FTS5's averages record, what its bm25() uses."""
+    row = db.execute("SELECT block FROM lfts_data WHERE id = 1").fetchone()
+    totals = _varints(row[0]) if row and row[0] else []
+    return (totals[0], totals[1]) if len(totals) > 1 else (0, 0)
+
+
+def _vocab(db: sqlite3.Connection) -> None:
+    """A per-term document count of lfts on this connection (a temp table: the file may be read-only)."""
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lvocab USING fts5vocab(main, lfts, row)")
+
+
+def _memory(rows: Iterable[tuple[int, str]]) -> sqlite3.Connection:
+    """An in-memory lfts (and its lengths) of these (position, link text) rows."""
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    db.execute(_TABLE.format(name="lfts"))
+    db.execute("CREATE TABLE ldl(pos INTEGER PRIMARY KEY, dl INTEGER NOT NULL)")
+    kept = list(rows)
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO lfts(rowid, terms) VALUES (?, ?)", kept)
+    db.executemany("INSERT INTO ldl VALUES (?, ?)", [(p, len(s.split())) for p, s in kept])
+    db.execute("COMMIT")
+    return db
+
+
+def stems(words: list[str]) -> list[tuple[str, str]]:
+    """(word, porter stem) with one word per stem (the first), as the index's tokenizer stems them."""
+    with closing(_memory(enumerate(words))) as db:
+        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(lfts, 'instance')")
+        stem_of = dict(db.execute("SELECT doc, term FROM v"))
+    seen: set[str] = set()
+    out = []
+    for i, w in enumerate(words):
+        s = stem_of.get(i)
+        if s is not None and s not in seen:
+            seen.add(s)
+            out.append((w, s))
+    return out
+
+
+class _Part:
+    """One lfts table (the side file's, or the tail's in memory) and what it holds of the query's stems."""
+
+    def __init__(self, db: sqlite3.Connection, query: list[tuple[str, str]]):
+        self.db = db
+        self.docs, self.tokens = _totals(db)
+        _vocab(db)
+        self.df = {}
+        for _, stem in query:
+            row = db.execute("SELECT doc FROM temp.lvocab WHERE term = ?", (stem,)).fetchone()
+            self.df[stem] = int(row[0]) if row else 0
+
+    def best(self, query: list[tuple[str, str]], idf: dict[str, float], avg: float, k: int
+             ) -> list[tuple[int, float]]:
+        """The k best of this table's documents by Kùzu's score with the writer's whole statistics (`idf` per
+        stem, `avg` length): each posting's tf is FTS5's bm25() of the stem alone, undone with this table's
+        own idf and mean length (FTS5's), then scored again; summed, ordered, cut inside SQLite."""
+        ctes, parts, params, tail_params = [], [], [], []
+        for n, (word, stem) in enumerate(q for q in query if self.df.get(q[1])):
+            df = self.df[stem]
+            f_idf = math.log((self.docs - df + 0.5) / (df + 0.5))
+            ctes.append(f"t{n} AS MATERIALIZED (SELECT rowid AS p, -bm25(lfts) / ? AS sh FROM lfts WHERE lfts MATCH ?)")
+            params += [f_idf if f_idf > 0 else 1e-6, fts_query([word], "AND")]
+            parts.append(f"SELECT p, ? * tf * {K1 + 1} / (tf + {K1} * ({1 - B} + {B} * dl / ?)) AS w FROM "
+                         f"(SELECT t{n}.p AS p, d.dl AS dl, CAST(t{n}.sh * {K1} * ({1 - B} + {B} * d.dl / ?) / "
+                         f"({K1 + 1} - t{n}.sh) + 0.5 AS INTEGER) AS tf FROM t{n} JOIN ldl d ON d.pos = t{n}.p)")
+            tail_params += [idf[stem], avg, self.tokens / self.docs]
+        if not parts:
+            return []
+        sql = (f"WITH {', '.join(ctes)}, s AS ({' UNION ALL '.join(parts)}) "
+               "SELECT p, round(sum(w), 9) AS sc FROM s GROUP BY p ORDER BY sc DESC, p LIMIT ?")
+        return [(int(p), float(sc)) for p, sc in self.db.execute(sql, (*params, *tail_params, k))]
+
+
+def top(parts: list[_Part], query: list[tuple[str, str]], k: int) -> list[tuple[int, float]]:
+    """Kùzu's k best over the documents of all `parts` together (the side file and the tail): N, each stem's
+    df and the mean length are theirs summed. Among equal scores the oldest node first (node_fts chose among
+    ties in an order of its own, mostly that one)."""
+    n = sum(p.docs for p in parts)
+    if not n:
+        return []
+    avg = sum(p.tokens for p in parts) / n
+    idf = {}
+    for _, stem in query:
+        df = sum(p.df.get(stem, 0) for p in parts)
+        idf[stem] = math.log10(1 + (n - df + 0.5) / (df + 0.5))
+    found = [x for p in parts if p.docs for x in p.best(query, idf, avg, k)]
+    return sorted(found, key=lambda x: (-x[1], x[0]))[:k]
+
+
+def graph_index(st: Any) -> bool:
+    """Whether linking asks the graph's own full-text index: a team graph's, or an embedded graph's node_fts
+    while it has one (asked once per open store: an index is made or dropped only by a writer's open, an
+    import or a migration, each of which opens the store anew)."""
+    if not embedded(st):
+        return True
+    known = st.__dict__.get("_has_node_fts")
+    if known is None:
+        known = st.__dict__["_has_node_fts"] = bool(st.has_fts())
+    if not known:
+        st.__dict__["_side_links"] = True  # the writer keeps the side file in step after each commit
+    return known
+
+
+def _reader(st: Any, count: int) -> tuple[SideIndex, int] | None:
+    """The side file read-only and how many of the graph's first nodes it holds, or None when it is of
+    another version, names another graph, or is ahead of it."""
+    path = path_of(st.path)
+    side = st.__dict__.get("_side_reader")
+    if side is None:
+        if not path.exists():
+            return None
+        side = st.__dict__["_side_reader"] = SideIndex(path, writable=False)
+    if side.meta("version") != version():
+        return None
+    have, last = side.stamp()
+    if have > count or (have and _pos_of(st, last) != have - 1):
+        return None
+    return side, have
+
+
+def _tail(st: Any, have: int, count: int) -> list[tuple[int, dict[str, Any]]]:
+    """The graph's nodes at positions [have, count): those this writer created since its last sync when
+    they are exactly those (the common case, no read), else read from the graph (a scan)."""
+    created = st.__dict__.get("_side_created", [])
+    if (not st.__dict__.get("_side_dirty") and have + len(created) == count
+            and (not created or _pos_of(st, created[-1]["id"]) == count - 1)):
+        return list(enumerate(created, start=have))
+    return [(r["pos"], r) for rows in _stream(st, have, count) for r in rows]
+
+
+SCRATCH_MAX = 50_000  # a graph this small is indexed whole in memory when the side file cannot answer
+
+
+def ready(st: Any) -> None:
+    """Before a writer's transaction that links (a drain's batch, `ws.log`): the side file in step with what
+    is committed, when linking asks it (no node_fts), so that inside the transaction only its own nodes are
+    the tail. Outside any Kùzu transaction; a failure is left to the next sync (the tail is then read from
+    the graph)."""
+    if embedded(st) and not st._in_tx and not graph_index(st):
+        safe_sync(st)
+
+
+def candidates(st: Any, words: list[str], k: int) -> list[tuple[str, str, float]] | None:
+    """(id, kind, score) of the `k` best nodes for these query words, best first, as node_fts answers
+    `QUERY_FTS_INDEX(..., " ".join(words), top := k)`; None for a team graph (its own index answers). When
+    the side file cannot answer (missing, of another version, damaged) outside a transaction it is synced
+    first; inside one, a graph of at most `SCRATCH_MAX` nodes is indexed whole in memory, a bigger one gets
+    no candidates (its entries are applied unlinked, never refused) until the next sync."""
+    if not embedded(st):
+        return None
+    if not st._in_tx and (st.__dict__.get("_side_created") or st.__dict__.get("_side_dirty")):
+        safe_sync(st)  # committed nodes not yet in the file: a writer may write it between transactions
+    count = _count(st)
+    try:
+        opened = _reader(st, count)
+        if opened is None and not st._in_tx:
+            safe_sync(st)
+            opened = _reader(st, count)
+    except sqlite3.Error:
+        opened = None
+    if opened is None and count > SCRATCH_MAX:
+        return []
+    side, have = opened if opened is not None else (None, 0)
+    query = stems(link_text(" ".join(words), query=True).split())
+    if not query or k < 1:
+        return []
+    tail = _tail(st, have, count)
+    mem = _memory((p, link_text(r.get("tokens"))) for p, r in tail) if tail else None
+    try:
+        parts = ([_Part(side.db, query)] if side is not None else []) + (
+            [_Part(mem, query)] if mem is not None else [])
+        best = top(parts, query, k)
+    finally:
+        if mem is not None:
+            mem.close()
+    mine = {p: r for p, r in tail}
+    rows = side.rows_at([p for p, _ in best if p not in mine]) if side is not None else {}
+    out = []
+    for p, s in best:
+        r = mine.get(p) or rows.get(p)
+        if r is not None:
+            out.append((r["id"], r["kind"], s))
+    return out
