@@ -454,7 +454,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
         pending = st.run("lc_proposals", statuses=["pending"])
         flags = [b for b in st.run("lc_blocks") if b["flag"]]
         ties = [d for d in st.run("lc_decisions") if d["status"] == "tie"]
-        checks = [c for c in st.run("lc_changes_all") if c["status"] == CHECKING]
+        checks = st.run("lc_changes_in", statuses=[CHECKING])
     from kg.lifecycle.verify import overdue_stage
 
     return _jsonable({

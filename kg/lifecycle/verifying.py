@@ -27,7 +27,7 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
         return []
     updates, reverts, requests = [], [], []
     rate_prior, effect, mix = prior(lc), effect_prior(lc), lc.__dict__["_mix"]
-    checking = (sum(c["status"] == CHECKING for c in lc.st.run("lc_changes_all"))
+    checking = (len(lc.st.run("lc_changes_in", statuses=[CHECKING]))
                 if verify_check.enabled(lc.lp) else 0)
     for r in rows:
         out = paused.get(r["id"], [])

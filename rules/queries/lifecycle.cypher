@@ -362,6 +362,15 @@ WHERE n.kind = 'event' AND n.status = 'pending' AND n.priority IN $priorities AN
 RETURN n.id AS id, n.text AS text, n.area AS area, n.pattern_key AS key, n.created_at AS created_at
 ORDER BY created_at, id
 
+// name: lc_changes_in
+// Changes in the given statuses, read from the change table alone (no rule or pattern node): `kg status`'s
+// checks out and the count of checks running, without the node-table scan lc_changes_all's optional joins plan.
+MATCH (c:Change)
+WHERE c.status IN $statuses
+RETURN c.id AS id, c.status AS status, c.target AS target, c.text AS text, c.evidence AS evidence,
+       c.next_check AS next_check
+ORDER BY id
+
 // name: lc_changes_all
 // Every change with its rule node and pattern (for `kg why` and reports).
 MATCH (c:Change)
