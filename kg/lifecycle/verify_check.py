@@ -42,21 +42,9 @@ def enabled(policy: LifecyclePolicy) -> bool:
 
 def spans(evidence: Iterable[str] | None, now: datetime) -> list[tuple[datetime, datetime]]:
     """The periods the rule was out for a check, from its evidence trail (an open one: up to `now`)."""
-    out: list[tuple[datetime, datetime]] = []
-    start: datetime | None = None
-    for line in evidence or ():
-        m = _MARK.match(line)
-        if not m:
-            continue
-        at = datetime.fromisoformat(m.group(1))
-        if m.group(2) == OUT and start is None:
-            start = at
-        elif m.group(2) != OUT and start is not None:
-            out.append((start, at))
-            start = None
-    if start is not None:
-        out.append((start, max(start, now)))
-    return out
+    from kg.lifecycle.verify_withdrawn import marked_spans
+
+    return marked_spans(evidence, now, _MARK, lambda word: word == OUT, lambda word: word != OUT)
 
 
 def current(evidence: Iterable[str] | None) -> tuple[datetime, datetime] | None:

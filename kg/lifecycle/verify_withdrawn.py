@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from kg.lifecycle import blocks
 
@@ -52,16 +53,23 @@ def in_effect(text: str | None, block: str, rule: str, expected_hash: str | None
 def pauses(evidence: Iterable[str] | None, now: datetime) -> list[tuple[datetime, datetime]]:
     """The periods the change was withdrawn by hand, from its evidence trail (the last one open: up to
     `now`)."""
+    return marked_spans(evidence, now, _MARK, lambda word: word == WITHDRAWN, lambda word: word == RESUMED)
+
+
+def marked_spans(evidence: Iterable[str] | None, now: datetime, mark: Any, opens: Any,
+                 closes: Any) -> list[tuple[datetime, datetime]]:
+    """Periods between an opening and a closing mark line of an evidence trail (`mark` matches a line as
+    (time, word)); one still open runs up to `now`. Withdrawals by hand and checks are both read this way."""
     out: list[tuple[datetime, datetime]] = []
     start: datetime | None = None
     for line in evidence or ():
-        m = _MARK.match(line)
+        m = mark.match(line)
         if not m:
             continue
         at = datetime.fromisoformat(m.group(1))
-        if m.group(2) == WITHDRAWN and start is None:
+        if opens(m.group(2)) and start is None:
             start = at
-        elif m.group(2) == RESUMED and start is not None:
+        elif closes(m.group(2)) and start is not None:
             out.append((start, at))
             start = None
     if start is not None:
