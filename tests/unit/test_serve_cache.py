@@ -56,7 +56,7 @@ def test_reads_of_the_moment_or_of_the_callers_words_are_always_asked(ws):
         try:
             for _ in range(2):
                 st.run("hooks_watch", statuses=["applied"], now=NOW, limit=5)  # a moment
-                st.run("memory_fts", q="docker permission", k=10)  # the caller's words
+                st.run("link_terms_df_many", terms=["docker", "permission"])  # the caller's words (node_fts is retired)
                 st.execute("MATCH (n:Node) RETURN count(n) AS n")  # inline Cypher
             assert (cache.hits, cache.misses) == (0, 0)
         finally:
