@@ -27,13 +27,13 @@ from datetime import datetime
 
 from kg.lifecycle import verify
 from kg.lifecycle.policy import LifecyclePolicy
+from kg.lifecycle.verify_withdrawn import STAMP, mark_pattern, marked_spans
 
 OUT = "out for a check"
 BACK = "back after its check"
 ENDED = "check ended"
-_MARK = re.compile(rf"^(\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}:\d{{2}}:\d{{2}}(?:\.\d+)?(?:[+-]\d{{2}}:\d{{2}})?) "
-                   rf"({re.escape(OUT)}|{re.escape(BACK)}|{re.escape(ENDED)})\b")
-_UNTIL = re.compile(r" until (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2})?)")
+_MARK = mark_pattern(OUT, BACK, ENDED)
+_UNTIL = re.compile(rf" until ({STAMP})")
 
 
 def enabled(policy: LifecyclePolicy) -> bool:
@@ -42,8 +42,6 @@ def enabled(policy: LifecyclePolicy) -> bool:
 
 def spans(evidence: Iterable[str] | None, now: datetime) -> list[tuple[datetime, datetime]]:
     """The periods the rule was out for a check, from its evidence trail (an open one: up to `now`)."""
-    from kg.lifecycle.verify_withdrawn import marked_spans
-
     return marked_spans(evidence, now, _MARK, lambda word: word == OUT, lambda word: word != OUT)
 
 

@@ -19,8 +19,15 @@ from kg.lifecycle import blocks
 
 WITHDRAWN = "withdrawn by hand"
 RESUMED = "back in effect"
-_MARK = re.compile(rf"^(\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}:\d{{2}}:\d{{2}}(?:\.\d+)?(?:[+-]\d{{2}}:\d{{2}})?) "
-                   rf"({re.escape(WITHDRAWN)}|{re.escape(RESUMED)})\b")
+STAMP = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2})?"  # an evidence line's ISO time
+
+
+def mark_pattern(*words: str) -> re.Pattern[str]:
+    """An evidence line that opens with its time and one of `words`: (time, word)."""
+    return re.compile(rf"^({STAMP}) ({'|'.join(re.escape(w) for w in words)})\b")
+
+
+_MARK = mark_pattern(WITHDRAWN, RESUMED)
 _BULLET = re.compile(r"^(?:[-*+]\s+)")
 
 
