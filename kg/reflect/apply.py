@@ -97,10 +97,11 @@ def _failure_dict(f: Failure, rules: FailureRules, redact: Any) -> dict[str, Any
 
 def _session_of(hint: str | None) -> str | None:
     """The transcript's own session name as a session id: aider names a session by when it started
-    ("2025-06-02 14:29:21"), and a space is no part of an id."""
+    ("2025-06-02 14:29:21"), and a space is no part of an id. A colon becomes a dash too: the summary file is named
+    without colons (kg.memory.sessions.file_name), and the id a user reads there must be the id kg answers to."""
     from kg.core.paths import is_name
 
-    safe = re.sub(r"[^\w.:-]+", "-", hint or "").strip("-.")[:128]
+    safe = re.sub(r"[^\w.-]+", "-", hint or "").strip("-.")[:128]
     return safe if safe and is_name(safe) else None
 
 

@@ -115,7 +115,7 @@ def test_an_aider_history_logs_each_chat_under_its_own_session(run_kg, ws, share
     path = shared_data / "runtimes" / "aider" / "aquaticat_monochromatic" / ".aider.chat.history.md"
     r = run_kg(f"reflect {path} --apply --json --now 2026-12-02T10:00:00")
     assert r.exit_code == 0, r.stderr
-    chats = ["2025-06-02-13:32:13", "2025-06-02-14:15:20", "2025-06-02-14:29:21"]
+    chats = ["2025-06-02-13-32-13", "2025-06-02-14-15-20", "2025-06-02-14-29-21"]
     assert r.json["sessions"] == chats
     assert r.json["session"] == chats[-1]
     assert {f["session"] for f in r.json["findings"]} == set(chats)
@@ -125,13 +125,27 @@ def test_an_aider_history_logs_each_chat_under_its_own_session(run_kg, ws, share
         by_session.setdefault(node["session"], []).append(node["created_at"][:16])
     assert set(by_session) == set(chats)
     for sid, created in by_session.items():  # each entry dated within its own chat, never before it started
-        assert min(created) >= sid[:10] + "T" + sid[11:16], (sid, created)
+        assert min(created) >= sid[:10] + "T" + sid[11:13] + ":" + sid[14:16], (sid, created)
     assert len(r.json["summary_files"]) == 3
     assert r.json["summary_file"] == r.json["summary_files"][-1]
-    assert "3 sessions, 2025-06-02-13:32:13 … 2025-06-02-14:29:21" in run_kg(f"reflect {path}").stdout
+    assert "3 sessions, 2025-06-02-13-32-13 … 2025-06-02-14-29-21" in run_kg(f"reflect {path}").stdout
     rerun = run_kg(f"reflect {path} --apply --json --now 2026-12-02T10:00:00")  # once each: nothing new, no summary
     assert rerun.json["logged"] == [] and rerun.json["summary_files"] == []
     assert rerun.json["already_logged"] == len(r.json["logged"])
     # a session named by the caller still holds every turn
     again = run_kg(f"reflect {path} --json --session mine")
     assert again.json["sessions"] == ["mine"]
+
+
+def test_an_aider_chat_has_one_id_in_the_graph_and_in_its_file_name(run_kg, ws, shared_data):
+    """aider names a chat by when it started ("2025-06-02 14:29:21"); its session id held the colons while its summary
+    file could not (memory/sessions/2025-06-02-14-29-21.md), so the id the user read in the file name answered "no
+    session". One form, colons as dashes, everywhere."""
+    path = shared_data / "runtimes" / "aider" / "aquaticat_monochromatic" / ".aider.chat.history.md"
+    r = run_kg(f"reflect {path} --apply --json --now 2026-12-02T10:00:00")
+    assert r.exit_code == 0, r.stderr
+    assert [Path(f).stem for f in r.json["summary_files"]] == r.json["sessions"]
+    ended = run_kg("session end --session 2025-06-02-14-29-21 --now 2026-12-02T11:00:00")
+    assert ended.exit_code == 2 and "session 2025-06-02-14-29-21 ended already" in ended.stderr, ended.stderr
+    rows = run_kg("list --json").json
+    assert {e["session"] for e in rows if e["kind"] == "event"} == set(r.json["sessions"])

@@ -1,5 +1,6 @@
 """Session summary files get portable names (no ':', which Windows and some sync tools refuse), and the files an
-older kg named with ':' are still found. A real aider history names its session by when it started."""
+older kg named with ':' are still found. A real aider history, reflected on under a session id holding ':' (as an older
+kg named its chats, "2025-06-02-14:29:21"; it now names them with dashes, tests/cli/test_reflect_cli.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ SID = "2025-06-02-14:29:21"
 
 @pytest.mark.skipif(not AIDER.is_file(), reason="needs /work/shared/data/runtimes")
 def test_new_summary_file_is_portable_and_old_names_are_still_read(run_kg, ws):
-    r = run_kg(f"reflect {AIDER} --format aider --apply --json")
+    r = run_kg(f"reflect {AIDER} --format aider --apply --json --session {SID}")
     assert r.exit_code == 0, r.stderr
     sessions = ws.root / "memory" / "sessions"
     new = sessions / "2025-06-02-14-29-21.md"
