@@ -174,7 +174,7 @@ def parse_text(text: str, *, format: str | None = None, name: str = "input") -> 
         "aider": readers.parse_aider,
         "openai": readers.parse_openai,
         "specstory": parse_specstory,
-        "text": parse_plain,
+        "text": lambda body: parse_plain(body, name=name),
     }[fmt](text)
 
 
@@ -403,7 +403,7 @@ def parse_specstory(text: str) -> Transcript:
 # --- Plain text -----------------------------------------------------------------------
 
 
-def parse_plain(text: str) -> Transcript:
+def parse_plain(text: str, *, name: str = "input") -> Transcript:
     """`Role: text` lines start turns; without any role markers each paragraph is a user turn."""
     lines = text.splitlines()
     marked = [(_TEXT_ROLE.match(line), i) for i, line in enumerate(lines, 1)]
@@ -420,9 +420,27 @@ def parse_plain(text: str) -> Transcript:
                 body.append(lines[i - 1])
         _append_plain(turns, role, body, first)
     else:
+        if _is_document(lines):
+            raise TranscriptError(
+                f"{name} reads as a notes document (markdown headings or tables, and no 'User:' / 'Assistant:' turns), "
+                f"not a conversation: kg reflect reads {READS}; to reflect on plain text, start each turn with "
+                "'User:' or 'Assistant:'")
         for first, para in _paragraphs(lines):
             _append_plain(turns, "user", para, first)
     return Transcript("text", tuple(turns), {}, None)
+
+
+_MD_HEADING = re.compile(r"^#{1,6}\s+\S")
+_MD_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$")
+
+
+def _is_document(lines: list[str]) -> bool:
+    """Plain text without role markers is read as what a user said, a paragraph a turn; a README, a licence list or
+    notes are not (every paragraph of LICENSES.md became a "correction"). The shape of a markdown document: it opens
+    with a heading, or holds two headings, or a table (its `|---|---|` rule). A message a user wrote rarely does."""
+    head = next((ln for ln in lines if ln.strip()), "")
+    headings = sum(1 for ln in lines if _MD_HEADING.match(ln))
+    return bool(_MD_HEADING.match(head)) or headings >= 2 or any(_MD_TABLE_RULE.match(ln) for ln in lines)
 
 
 def _append_plain(turns: list[Turn], role: str | None, body: list[str], first: int) -> None:

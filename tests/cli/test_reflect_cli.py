@@ -149,3 +149,30 @@ def test_an_aider_chat_has_one_id_in_the_graph_and_in_its_file_name(run_kg, ws, 
     assert ended.exit_code == 2 and "session 2025-06-02-14-29-21 ended already" in ended.stderr, ended.stderr
     rows = run_kg("list --json").json
     assert {e["session"] for e in rows if e["kind"] == "event"} == set(r.json["sessions"])
+
+
+@pytest.mark.parametrize("name", ["runtimes/LICENSES.md", "README.md", "labels/README.md",
+                                  "transcripts/specstory/2025-05-21_improve-mcp-error-handling.md"])
+def test_a_notes_document_is_refused_not_read_as_what_a_user_said(run_kg, ws, shared_data, name):
+    """Plain text without 'User:' / 'Assistant:' is read a paragraph a user turn; a notes file given to `kg reflect`
+    (the shared data's LICENSES.md, a README, a chat's written summary) made "corrections" and "preferences" of its
+    paragraphs ("## Writes are never lost" became a preference). A markdown document is refused, saying why."""
+    path = shared_data / name
+    r = run_kg(f"reflect {path} --apply --json {NOW}")
+    assert (r.exit_code, r.stdout) == (2, ""), r.stdout
+    assert r.stderr.startswith(f"Error: {path} reads as a notes document (markdown headings or tables, and no "
+                               "'User:' / 'Assistant:' turns), not a conversation: kg reflect reads "), r.stderr
+    assert "start each turn with 'User:' or 'Assistant:'" in r.stderr and "Traceback" not in r.stderr
+    assert run_kg("list --json").json == []
+
+
+@pytest.mark.parametrize(("text", "turns"), [
+    ("just a note\n\nsecond paragraph", 2),
+    ("the build fails again\n# this line is a shell comment I pasted\nnpm test", 1),  # one '#' line, not first
+    ("User: # Title\nAssistant: ok", 2),  # marked turns are a conversation whatever they hold
+])
+def test_plain_text_that_is_no_document_is_still_read(run_kg, tmp_path, text, turns):
+    f = tmp_path / "said.txt"
+    f.write_text(text, encoding="utf-8")
+    r = run_kg(f"reflect {f} --json {NOW}")
+    assert r.exit_code == 0 and r.json["format"] == "text" and r.json["turns"] == turns, r.stderr
