@@ -43,6 +43,15 @@ CATEGORY = {"correction": "correction", "preference": "preference", "knowledge_g
             "feature_request": "feature", "positive": "best_practice"}
 
 
+def held_out_turns() -> set[tuple[str, int]]:
+    """(file under shared data, turn) of every held-out turn: the development benches leave them out of what they
+    print (bench/reflect_lessons.py, reflect_keys.py, reflect_quality.py --sample), so nobody reads the detector's
+    findings on them before the final score."""
+    if not LABELS.exists():
+        return set()
+    return {(lab["file"], lab["turn"]) for lab in map(json.loads, LABELS.read_text(encoding="utf-8").splitlines())}
+
+
 def chosen(data: Path) -> list[tuple[int, object, object]]:
     """(session index, user turn, the turn before it) for every turn the rule keeps; no detector runs."""
     from kg.reflect import read_transcript

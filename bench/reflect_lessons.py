@@ -95,6 +95,9 @@ def shapes(lesson: str, key: str | None, said: bool, source: str = "") -> list[s
 def collect(data: Path) -> list[dict]:
     rules = default_rules()
     frules = fl.load_rules(packaged("errors"))
+    from reflect_heldout import held_out_turns
+
+    held = held_out_turns()  # the fresh held-out aider turns: not read before their one final score
     rows = []
     for runtime, path in transcripts(data):
         try:
@@ -103,12 +106,16 @@ def collect(data: Path) -> list[dict]:
             continue
         name = str(path.relative_to(data))
         for f in reflect(t, rules).findings:
+            if (name, f.turn) in held:
+                continue
             said = " ".join(t.turns[f.turn].text.split())
             before = next((" ".join(x.text.split()) for x in reversed(t.turns[:f.turn]) if x.role == "assistant"), "")
             rows.append({"runtime": runtime, "file": name, "turn": f.turn, "category": f.category, "said": said[:160],
                          "lesson": f.summary, "key": f.pattern_key,
                          "shapes": shapes(f.summary, f.pattern_key, True, f"{said}\n{before}")})
         for f in fl.failures(t, frules).found:
+            if (name, f.turn) in held:
+                continue
             s = f.summary(frules.summary_chars)
             source = " ".join(f"{f.command or ''}\n{f.line or ''}".split())
             rows.append({"runtime": runtime, "file": name, "turn": f.turn, "category": "error", "said": "",

@@ -308,31 +308,49 @@ def _redacted(f: Finding, redact: Callable[[str], str]) -> Finding:
     )
 
 
+# What stays of a turn's one lesson said as several findings, first first: the rule (it lasts), else the correction
+# (the agent's own mistake, what the loop learns from first), else the fact.
+_KEEP = ("preference", "correction", "knowledge_gap")
+
+
 def _one_entry_per_rule(found: list[Finding]) -> list[Finding]:
     """A turn that corrects the agent in the words of a lasting rule ("No, don't use pip here, this repo uses uv.
-    Remember that.") yields a correction and a preference with the same lesson. An agent reading .learnings needs the
-    rule once, and to know it had just broken it: one entry, the preference (it lasts), at the correction's priority,
-    marked as a correction too, with the signals of both. Lessons that differ stay two entries."""
-    rules = {(f.turn, folded(f.summary)): f for f in found if f.category == "preference"}
-    merged: dict[tuple[int, str], Finding] = {}
+    Remember that.") yields a correction and a preference with the same lesson; one that corrects it with a fact
+    ("there's an existing task spec file in the current workspace") a correction and a knowledge gap. An agent reading
+    .learnings needs the lesson once, and to know it had just broken it: one entry (the preference, else the
+    correction; `_KEEP`), at the highest priority, marked as the others too, with the signals of all. The same lesson:
+    the same words, or the same pattern key ("Remember: X" and "X"). Lessons that differ stay apart."""
+    def same(f: Finding) -> tuple[int, str]:
+        return (f.turn, f.pattern_key or folded(f.summary))
+
+    groups: dict[tuple[int, str], list[Finding]] = {}
     for f in found:
-        pref = rules.get((f.turn, folded(f.summary))) if f.category == "correction" else None
-        if pref is None:
+        if f.category in _KEEP:
+            groups.setdefault(same(f), []).append(f)
+    merged: dict[tuple[int, str], Finding] = {}
+    kept: dict[tuple[int, str], Finding] = {}
+    for k, group in groups.items():
+        keep = next(f for c in _KEEP for f in group if f.category == c)
+        if len(group) < 2:
             continue
-        merged[(f.turn, folded(f.summary))] = replace(
-            pref,
-            priority=max(pref.priority, f.priority, key=lambda p: _RANK[p]),
-            also=(*pref.also, f.category),
-            signals=(*pref.signals, *(s for s in f.signals if s not in pref.signals)),
-            details=f"{pref.details}\nAlso a correction of what the agent had just done: "
-                    f"{', '.join(f.signals) or 'none'} (score {f.score:.2f})",
+        kept[k] = keep
+        others = [f for f in group if f is not keep]
+        merged[k] = replace(
+            keep,
+            priority=max((f.priority for f in group), key=lambda p: _RANK[p]),
+            also=(*keep.also, *(f.category for f in others)),
+            signals=(*keep.signals, *dict.fromkeys(x for f in others for x in f.signals if x not in keep.signals)),
+            details=keep.details + "".join(
+                f"\nAlso a {f.category.replace('_', ' ')}"
+                f"{' of what the agent had just done' if f.category == 'correction' else ''}: "
+                f"{', '.join(f.signals) or 'none'} (score {f.score:.2f})" for f in others),
         )
     out = []
     for f in found:
-        k = (f.turn, folded(f.summary))
+        k = same(f)
         if k not in merged:
             out.append(f)
-        elif f.category == "preference":
+        elif f is kept[k]:
             out.append(merged[k])
     return out
 

@@ -225,4 +225,4 @@ def key(category: str, lesson: str, rules: Lessons) -> str | None:
         return None
     ranked = sorted(seen, key=lambda t: (t not in code, -len(t), seen[t]))
     words = sorted(ranked[: rules.key_words])
-    return f"{_PREFIX.get(category, category)}.{'-'.join(words)}"
+    return f"{rules.key_prefix.get(category) or _PREFIX.get(category, category)}.{'-'.join(words)}"

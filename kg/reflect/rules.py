@@ -178,6 +178,7 @@ class Lessons:
     question_rewrites: tuple[Rewrite, ...] = ()
     # A turn that is only an exclamation ("wtf", "ugh", "seriously?") teaches nothing by itself.
     exclamation: re.Pattern[str] | None = None
+    key_prefix: Mapping[str, str] = field(default_factory=dict)  # category -> a pattern key's first part
     # A sentence that opens as a question is one without its "?" ("why not just edit the file directly"); one that
     # does not, in English, is a statement said with doubt ("scrolling still does not work (maybe X)?").
     question_opener: re.Pattern[str] | None = None
@@ -302,12 +303,22 @@ def _injected(q: RuleReader) -> re.Pattern[str] | None:
     return re.compile(rf"<({names})(\s[^>]*)?>.*?(</\1>|\Z)", re.DOTALL)
 
 
+def _key_prefix(t: RuleReader, categories: set[str]) -> dict[str, str]:
+    kp = t.table("key_prefix") if "key_prefix" in t.data else None
+    out = {c: kp.string(c) for c in kp.data} if kp else {}
+    bad = next((c for c, v in out.items() if c not in categories or not re.fullmatch(r"[a-z]+", v)), None)
+    if bad:
+        raise kp.fail(bad, "a finding category, with lower-case letters as its prefix")
+    return out
+
+
 def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
     from kg.graph.linking import stem  # the stemmer linking uses, so keys and links agree on words
 
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
              "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
-             "exclamation", "question_opener", "question_context", "context_skip", "meant", "meant_context"))
+             "exclamation", "question_opener", "question_context", "context_skip", "meant", "meant_context",
+             "key_prefix"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -348,6 +359,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         question_opener=_regex(t, "question_opener", t.string("question_opener"), re.IGNORECASE)
         if "question_opener" in t.data else None,
         question_context=_context(t, categories, "question_context"),
+        key_prefix=_key_prefix(t, categories),
         context_skip=_regex(t, "context_skip", t.string("context_skip"), re.IGNORECASE)
         if "context_skip" in t.data else None,
         meant=_regex(t, "meant", t.string("meant"), re.IGNORECASE) if "meant" in t.data else None,

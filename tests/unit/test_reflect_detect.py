@@ -27,7 +27,10 @@ def chat(*pairs: tuple[str, str]) -> Transcript:
 
 
 def kinds(t: Transcript) -> list[tuple[str, str]]:
-    return [(f.kind, f.category) for f in detect(t, RULES)]
+    """(kind, category) of each entry, and of what an entry stands for too (a correction said as a rule or a fact is
+    one entry, the rule or the fact, marked as the correction: kg.reflect.detect._one_entry_per_rule)."""
+    found = detect(t, RULES)
+    return [(f.kind, f.category) for f in found] + [("learning", c) for f in found for c in f.also]
 
 
 @pytest.mark.parametrize(
@@ -357,8 +360,10 @@ def found(t: Transcript) -> dict[str, object]:
 def test_one_turn_can_be_a_correction_and_a_knowledge_gap():
     t = chat(("user", "add the retry"), ("assistant", "Done: the client now retries."),
              ("user", "no, that's wrong, the client already retries since v2.1"))
-    got = found(t)
-    assert {"correction", "knowledge_gap"} <= set(got)
+    assert {"correction", "knowledge_gap"} <= {f.category for f in learnings(t, RULES)}
+    # written once: the correction, marked as the fact too (the same lesson, the same key)
+    (one,) = [f for f in detect(t, RULES) if f.category in ("correction", "knowledge_gap")]
+    assert one.category == "correction" and one.also == ("knowledge_gap",) and one.pattern_key.startswith("fix.")
 
 
 def test_the_agents_apology_makes_a_plain_instruction_a_correction():
@@ -594,7 +599,7 @@ def test_a_correction_and_a_rule_that_say_different_things_stay_two():
     b = replace(a, kind="preference", category="preference", summary="Always use uv", pattern_key="pref.uv",
                 priority="medium")
     assert _one_entry_per_rule([a, b]) == [a, b]
-    same = replace(b, summary="Run the tests first")
+    same = replace(b, summary="Run the tests first", pattern_key="fix.test")
     (one,) = _one_entry_per_rule([a, same])
     assert one.category == "preference" and one.also == ("correction",) and one.priority == "high"
 
