@@ -102,6 +102,10 @@ def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
         prompted = bool(line.strip()) and (prompted or any(p.search(line) for p in q.prompt_patterns))
         if fenced or prompted or line.lstrip().startswith(q.quote_prefixes) or not line.strip():
             keep[i] = False
+            if prompted and i and keep[i - 1] and len(lines[i - 1].split()) <= q.caption_max_words and \
+                    not lines[i - 1].rstrip().endswith(("?", "!", ".", ":", "？", "！", "。")) and \
+                    any(p.search(line) for p in q.prompt_patterns):
+                keep[i - 1] = False  # a caption naming the paste below it ("vs code"), not words to learn from
         elif any(p.search(line) for p in q.output_line_patterns):
             keep[i] = False
     if q.screen_min_lines:  # a copied terminal screen: many lines padded to one width

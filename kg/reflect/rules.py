@@ -64,6 +64,7 @@ class Quoting:
     injected: re.Pattern[str] | None = None
     # A line after which the user's own words start (an IDE's "## My request for ...:" under the context it adds).
     request_markers: tuple[re.Pattern[str], ...] = ()
+    caption_max_words: int = 0  # a line this short right before a shell prompt names the paste (0: off)
 
 
 @dataclass(frozen=True)
@@ -255,6 +256,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         screen_min_width=q.whole("screen_min_width", 1, int_only=True) if "screen_min_width" in q.data else 40,
         injected=_injected(q),
         request_markers=_regexes(q, "request_markers") if "request_markers" in q.data else (),
+        caption_max_words=q.whole("caption_max_words", 0, int_only=True) if "caption_max_words" in q.data else 0,
     )
 
     signals = _signals(top.table("signals"))

@@ -140,3 +140,20 @@ def test_i_mean_with_no_step_says_what_the_user_meant_after_what_the_agent_said(
     including the hash, etc"); the lesson now names the agent's statement it answers."""
     got = lessons(shared_data, "runtimes/aider/aider-ai_aider/chat-history.part1.md")[267]
     assert got.startswith('The user meant "non-blank not including the hash, etc", after: These modifications'), got
+
+
+def test_a_caption_above_a_pasted_shell_prompt_is_no_lesson(shared_data):
+    """pi's user pasted two terminal screens, each under the terminal's name ("vs code" above "➜  pi-mono git:(main) ✗
+    npx tsx ...", "ghostty" above the next), then "wtf". The caption became the lesson "Vs code", with no key. A line of
+    a few words right before a shell prompt names the paste: the lesson names what the agent had said, as for a bare
+    "wtf"."""
+    t = read_transcript(shared_data / "runtimes" / "openclaw" / "transcripts" / "pi-coding-agent" / "large-session.jsonl")
+    (turn,) = [u.index for u in t.turns if u.role == "user" and u.text.startswith("vs code\n➜")]
+    (f,) = [f for f in reflect(t, RULES).findings if f.turn == turn]
+    assert f.summary.startswith('Check this before handing it back (the user answered "wtf"): '), f.summary
+    assert f.pattern_key and f.evidence != "vs code"
+    # a short line that is the user's own sentence is kept, prompt or not
+    from kg.reflect.detect import own_lines
+    said = own_lines("use pnpm!\n$ npm install\nadded 3 packages", RULES)
+    assert said == [(0, "use pnpm!")]
+    assert own_lines("vs code\n➜  repo git:(main) ✗ npm test\nok", RULES) == []
