@@ -147,7 +147,8 @@ def test_a_caption_above_a_pasted_shell_prompt_is_no_lesson(shared_data):
     npx tsx ...", "ghostty" above the next), then "wtf". The caption became the lesson "Vs code", with no key. A line of
     a few words right before a shell prompt names the paste: the lesson names what the agent had said, as for a bare
     "wtf"."""
-    t = read_transcript(shared_data / "runtimes" / "openclaw" / "transcripts" / "pi-coding-agent" / "large-session.jsonl")
+    t = read_transcript(shared_data / "runtimes" / "openclaw" / "transcripts" / "pi-coding-agent"
+                        / "large-session.jsonl")
     (turn,) = [u.index for u in t.turns if u.role == "user" and u.text.startswith("vs code\n➜")]
     (f,) = [f for f in reflect(t, RULES).findings if f.turn == turn]
     assert f.summary.startswith('Check this before handing it back (the user answered "wtf"): '), f.summary
