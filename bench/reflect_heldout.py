@@ -44,12 +44,17 @@ CATEGORY = {"correction": "correction", "preference": "preference", "knowledge_g
 
 
 def held_out_turns() -> set[tuple[str, int]]:
-    """(file under shared data, turn) of every held-out turn: the development benches leave them out of what they
-    print (bench/reflect_lessons.py, reflect_keys.py, reflect_quality.py --sample), so nobody reads the detector's
-    findings on them before the final score."""
+    """(file under shared data, turn index as this tree's reader counts turns) of every held-out turn: the
+    development benches leave them out of what they print (bench/reflect_lessons.py, reflect_keys.py), so nobody
+    reads the detector's findings on them before the final score. A label names its turn by its first line in the
+    file (`line`), which no change of a reader moves."""
+    from kg.reflect import read_transcript
+
     if not LABELS.exists():
         return set()
-    return {(lab["file"], lab["turn"]) for lab in map(json.loads, LABELS.read_text(encoding="utf-8").splitlines())}
+    lines = {lab["line"] for lab in map(json.loads, LABELS.read_text(encoding="utf-8").splitlines())}
+    t = read_transcript(rt.shared_data() / FILE)
+    return {(FILE, u.index) for u in t.turns if u.role == "user" and u.line in lines}
 
 
 def chosen(data: Path) -> list[tuple[int, object, object]]:
@@ -100,14 +105,14 @@ def show(data: Path) -> None:
 
 def score_tree(tree: Path, data: Path) -> dict[str, tuple[int, int, int]]:
     """Run the tree's own detector (its venv, its rules) on the file; count against the labels."""
-    code = (
+    code = (  # findings by the first line of their user turn: trees whose readers count turns differently agree
         "import json,sys\n"
         "from kg.reflect import default_rules, read_transcript\n"
         "from kg.reflect.detect import learnings\n"
         f"t = read_transcript({str(data / FILE)!r})\n"
         "out = {}\n"
         "for f in learnings(t, default_rules()):\n"
-        "    out.setdefault(f.turn, []).append(f.category)\n"
+        "    out.setdefault(t.turns[f.turn].line, []).append(f.category)\n"
         "print(json.dumps(out))\n")
     res = subprocess.run([str(tree / ".venv" / "bin" / "python"), "-c", code], capture_output=True, text=True,
                          cwd=tree, check=True)
@@ -117,7 +122,7 @@ def score_tree(tree: Path, data: Path) -> dict[str, tuple[int, int, int]]:
     for cls in [*CLASSES, "anything"]:
         tp = fp = fn = 0
         for lab in labels:
-            got = found.get(lab["turn"], set())
+            got = found.get(lab["line"], set())
             a = bool(lab["labels"]) if cls == "anything" else cls in lab["labels"]
             b = bool(got) if cls == "anything" else CATEGORY[cls] in got
             tp, fp, fn = tp + (a and b), fp + (b and not a), fn + (a and not b)
