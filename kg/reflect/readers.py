@@ -270,6 +270,8 @@ _AIDER_MISSED = re.compile(r"^## SearchReplaceNoExactMatch\b")
 _AIDER_GUIDANCE = re.compile(r"^The SEARCH section must exactly match\b")
 _AIDER_APPLIED = re.compile(r"^> Applied edit to (.+?)\s*$")
 _AIDER_CONFIRM = re.compile(r"\? \(Y\)es/\(N\)o")
+_AIDER_TOKENS = re.compile(r"^> Tokens: ")  # printed when a reply is complete
+_AIDER_CTRL_C = re.compile(r"^> \^C (KeyboardInterrupt|again to exit)")
 
 
 def _aider_failure_detail(block: list[str], lines: list[str], after: int) -> list[str]:
@@ -297,6 +299,7 @@ def parse_aider(text: str) -> Transcript:
     turns: list[Turn] = []
     session: str | None = None
     i = 0
+    replying = False  # the agent's reply has started and aider has not yet printed its token count
 
     def add(role: str, body: str, first: int, **kw: Any) -> None:
         if body.strip() or kw.get("tool_name"):
@@ -311,6 +314,7 @@ def parse_aider(text: str) -> Transcript:
             i += 1
             continue
         if line.startswith("####"):
+            replying = False
             first, body = i + 1, []
             while i < len(lines) and lines[i].startswith("####"):
                 body.append(lines[i][5:].rstrip())
@@ -329,6 +333,14 @@ def parse_aider(text: str) -> Transcript:
             while i < len(lines) and lines[i].startswith(">"):
                 block.append(lines[i].rstrip())
                 i += 1
+            for n, b in enumerate(block):
+                if _AIDER_TOKENS.match(b):
+                    replying = False
+                elif replying and _AIDER_CTRL_C.match(b):
+                    # Ctrl-C before the reply was done: the user stopped the agent mid-reply (a Ctrl-C at the prompt,
+                    # after the token count, only clears the input or exits)
+                    add("system", "Interrupted", first + n)
+                    replying = False
             failed = [b for b in block if _AIDER_FAILED.match(b)]
             applied = [am.group(1) for b in block if (am := _AIDER_APPLIED.match(b))]
             if failed:
@@ -343,7 +355,9 @@ def parse_aider(text: str) -> Transcript:
         while i < len(lines) and not (lines[i].startswith(("####", ">")) or AIDER_SESSION.match(lines[i])):
             body.append(lines[i])
             i += 1
-        add("assistant", "\n".join(body).strip("\n"), first)
+        said = "\n".join(body).strip("\n")
+        replying = replying or bool(said.strip())
+        add("assistant", said, first)
     if not turns:
         raise TranscriptError("no `#### ` user lines or `> ` aider lines found: this is not an aider chat history")
     return Transcript("aider", tuple(turns), {}, session)

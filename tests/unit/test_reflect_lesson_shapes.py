@@ -20,6 +20,13 @@ def lessons(shared_data, name: str, category: str = "correction") -> dict[int, s
     return {f.turn: f.summary for f in reflect(t, RULES).findings if f.category == category}
 
 
+def lessons_by_line(shared_data, name: str, category: str = "correction") -> dict[int, str]:
+    """The lessons by the first line of their user turn in the file (aider: a reader that adds a turn, as for an
+    interrupt, moves the turn indexes, not the lines)."""
+    t = read_transcript(shared_data / name)
+    return {t.turns[f.turn].line: f.summary for f in reflect(t, RULES).findings if f.category == category}
+
+
 def test_a_rule_asked_for_as_a_question_is_said_as_what_to_do(shared_data):
     """"how can we improve the rules to ensure ...?" (a preference) -> "Find a way to improve the rules ..." (main
     kept the question)."""
@@ -47,7 +54,7 @@ def test_a_real_question_becomes_what_to_do(shared_data, name, turn, lesson):
 def test_a_question_in_another_language_names_what_to_check(shared_data):
     """"куда ты создал файл" (where did you create the file) has no "?" and no English rule to rewrite it: the lesson
     names the agent's last statement to check, the question beside it (main: the question as the lesson)."""
-    got = lessons(shared_data, "runtimes/aider/alexshchuka_mozgoslav/.aider.chat.history.md")[28]
+    got = lessons_by_line(shared_data, "runtimes/aider/alexshchuka_mozgoslav/.aider.chat.history.md")[4206]
     assert got.startswith("Check this before handing it back: ") and "Report path" in got, got
 
 
@@ -55,7 +62,7 @@ def test_a_russian_yes_no_question_becomes_the_step_to_take(shared_data):
     """"Ты зациклился. Удалось понять причину бага?" (you're looping; did you manage to find the bug's cause?): main
     wrote "Check this first: Удалось понять причину бага?"; the lesson is the step, said as Russian instructions are
     (an infinitive)."""
-    got = lessons(shared_data, "runtimes/aider/alexshchuka_mozgoslav/.aider.chat.history.md")[16]
+    got = lessons_by_line(shared_data, "runtimes/aider/alexshchuka_mozgoslav/.aider.chat.history.md")[3057]
     assert got == "Понять причину бага до того, как продолжать", got
 
 
@@ -138,7 +145,7 @@ def test_a_chinese_question_is_said_as_what_to_do(said, lesson):
 def test_i_mean_with_no_step_says_what_the_user_meant_after_what_the_agent_said(shared_data):
     """"i mean non-blank not including the hash, etc" (aider): main wrote the fragment alone ("Non-blank not
     including the hash, etc"); the lesson now names the agent's statement it answers."""
-    got = lessons(shared_data, "runtimes/aider/aider-ai_aider/chat-history.part1.md")[267]
+    got = lessons_by_line(shared_data, "runtimes/aider/aider-ai_aider/chat-history.part1.md")[5499]
     assert got.startswith('The user meant "non-blank not including the hash, etc", after: These modifications'), got
 
 

@@ -195,3 +195,24 @@ def test_aider_failed_edit_names_the_file_it_missed(shared_data, name):
         assert "SearchReplaceNoExactMatch" in f.line and f.line.split(" in ")[-1].strip() in missed
         assert "The SEARCH section must exactly match" in f.error
     assert all(f.summary(160).endswith(f.line.split(" in ")[-1].strip()) for f in found)
+
+
+def test_aider_ctrl_c_mid_reply_is_an_interrupt_and_at_the_prompt_is_not(shared_data):
+    """aider prints "^C KeyboardInterrupt" when the user stops it; the reader dropped aider's `> ` lines, so "only edit
+    index.html" right after the user stopped the agent editing style.css (aider's own published example) read as a
+    plain request. A Ctrl-C before aider printed the reply's token count stopped the agent: a turn saying so. One at
+    the input prompt (after the token count, or with no reply since the user spoke) clears the input or exits aider."""
+    from kg.reflect import default_rules
+    from kg.reflect.detect import learnings, turn_signals
+
+    rules = default_rules()
+    t = read_transcript(shared_data / "runtimes" / "aider" / "aider-ai_aider" / "website-examples"
+                        / "chat-transcript-css.md")
+    (said,) = [u.index for u in t.turns if u.role == "user" and u.text == "only edit index.html"]
+    assert (t.turns[said - 1].role, t.turns[said - 1].text) == ("system", "Interrupted")
+    assert {"interrupted", "redirect_after_interrupt"} <= set(turn_signals(t, rules)[said])
+    assert "correction" in {f.category for f in learnings(t, rules) if f.turn == said}
+    exits = read_transcript(shared_data / "runtimes" / "aider" / "afi-protocol_afi-core" / ".aider.chat.history.md")
+    assert "^C KeyboardInterrupt" in (shared_data / "runtimes" / "aider" / "afi-protocol_afi-core"
+                                      / ".aider.chat.history.md").read_text(encoding="utf-8")
+    assert not [u for u in exits.turns if u.text == "Interrupted"]
