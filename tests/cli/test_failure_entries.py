@@ -61,7 +61,7 @@ def test_aider_session_named_by_its_start_time_is_logged(run_kg, shared_data):
     path = shared_data / "runtimes" / "aider" / "aquaticat_monochromatic" / ".aider.chat.history.md"
     done = run_kg(["--now", "2026-11-01T10:00", "reflect", str(path), "--apply", "--json"])
     assert done.exit_code == 0, done.stderr
-    assert done.json["session"] == "2025-06-02-14:29:21" and done.json["logged"]
+    assert done.json["session"] == "2025-06-02-14-29-21" and done.json["logged"]
 
 
 def test_a_failure_that_says_nothing_to_do_is_not_promoted(run_kg, shared_data, tmp_path):
