@@ -92,6 +92,7 @@ def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
         if any(p.search(line) for p in q.request_markers):
             keep[: i + 1] = [False] * (i + 1)
     fenced = prompted = False
+    captions: list[int] = []
     for i, line in enumerate(lines):
         if not keep[i]:
             continue
@@ -105,8 +106,11 @@ def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
             if prompted and i and keep[i - 1] and len(lines[i - 1].split()) <= q.caption_max_words and \
                     not lines[i - 1].rstrip().endswith(("?", "!", ".", ":", "？", "！", "。")) and \
                     any(p.search(line) for p in q.prompt_patterns):
-                keep[i - 1] = False  # a caption naming the paste below it ("vs code"), not words to learn from
+                captions.append(i - 1)  # a short line right above a pasted shell prompt
         elif any(p.search(line) for p in q.output_line_patterns):
+            keep[i] = False
+    if q.caption_max_words and len(captions) >= 2:  # screens the user labelled to compare ("vs code", "ghostty"):
+        for i in captions:  # names, not words to learn from (one short line above one paste may be the verdict)
             keep[i] = False
     if q.screen_min_lines:  # a copied terminal screen: many lines padded to one width
         widths: dict[int, int] = {}

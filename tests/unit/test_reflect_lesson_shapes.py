@@ -164,4 +164,7 @@ def test_a_caption_above_a_pasted_shell_prompt_is_no_lesson(shared_data):
     from kg.reflect.detect import own_lines
     said = own_lines("use pnpm!\n$ npm install\nadded 3 packages", RULES)
     assert said == [(0, "use pnpm!")]
-    assert own_lines("vs code\n➜  repo git:(main) ✗ npm test\nok", RULES) == []
+    screens = "vs code\n➜  repo git:(main) ✗ npm test\nok\n\nghostty\n➜  repo git:(main) ✗ npm test\nok"
+    assert own_lines(screens, RULES) == []
+    # one short line above one paste may be the verdict itself
+    assert own_lines("still failing\n$ npm test\n1 failed", RULES) == [(0, "still failing")]
