@@ -271,7 +271,7 @@ _AIDER_GUIDANCE = re.compile(r"^The SEARCH section must exactly match\b")
 _AIDER_APPLIED = re.compile(r"^> Applied edit to (.+?)\s*$")
 _AIDER_CONFIRM = re.compile(r"\? \(Y\)es/\(N\)o")
 _AIDER_TOKENS = re.compile(r"^> Tokens: ")  # printed when a reply is complete
-_AIDER_CTRL_C = re.compile(r"^> \^C (KeyboardInterrupt|again to exit)")
+_AIDER_CTRL_C = re.compile(r"^> \^C KeyboardInterrupt")  # "^C again to exit" is at the prompt
 
 
 def _aider_failure_detail(block: list[str], lines: list[str], after: int) -> list[str]:
