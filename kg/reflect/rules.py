@@ -260,7 +260,9 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
     )
 
     signals = _signals(top.table("signals"))
-    models = _models(model, signals, source=model_source)
+    from .weights import class_models  # the model's file read against these signals (weights.py imports this module)
+
+    models = class_models(model, signals, source=model_source)
     detectors = []
     for name in DETECTORS:
         if name not in data:
@@ -457,32 +459,6 @@ def _reply_reasons(t: RuleReader, matched: list[Signal]) -> tuple[str, ...]:
             raise t.fail("reply_reasons", f"{n!r} is not a signal of the agent's reply ([signals.next] or "
                                           "[signals.next_tools])")
     return names
-
-
-def _models(data: Mapping[str, Any] | None, signals: Signals, *, source: str) -> dict[str, ClassModel]:
-    """The weights of each class, checked against the signals the rules define."""
-    if data is None:
-        return {}
-    top = RuleReader(data, source, error=ReflectRulesError).known(("version", "trained", "classes"))
-    if top.whole("version", int_only=True) != 1:
-        raise top.fail("version", "unsupported version; this kg understands version 1")
-    top.table("trained", {})  # provenance, free-form
-    known = set(signals.names)
-    out: dict[str, ClassModel] = {}
-    classes = top.table("classes")
-    for name in classes.data:
-        if name not in DETECTORS:
-            raise classes.fail(name, f"unknown class (known: {', '.join(DETECTORS)})")
-        c = classes.table(name).known(("bias", "weights", "threshold"))
-        w = c.table("weights")
-        weights = {}
-        for signal in w.data:
-            if signal not in known:
-                raise w.fail(signal, "not a signal of rules/reflect.toml [signals] (or a computed one)")
-            weights[signal] = w.number(signal)
-        threshold = c.number("threshold", 0.0, 1.0) if "threshold" in c.data else None
-        out[name] = ClassModel(c.number("bias"), weights, threshold)
-    return out
 
 
 def load_rules_file(path: str | Path) -> ReflectRules:
