@@ -356,7 +356,7 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
     else:
         kind, why = INCONCLUSIVE, (f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}, "
                                    f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}, below {level:.2f} / "
-                                   f"{drop_level:.2f}")
+                                   f"{levels[1]:.2f}")
     if kind != INCONCLUSIVE:
         why += f" ≥ {level:.2f}" + (" (deadline: the majority decides)" if deadline else "")
     if kind in (WORSE, INEFFECTIVE):
