@@ -385,7 +385,7 @@ def table(title: str, s: dict[str, dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-from loop_wrong import wrong_cause, wrong_class, wrong_report  # noqa: E402,F401 (the --wrong report)
+from loop_wrong import why_not_back, wrong_cause, wrong_class, wrong_report  # noqa: E402,F401 (the --wrong report)
 
 
 def load_policy(overrides: list[str]) -> Any:

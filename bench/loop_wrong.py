@@ -30,6 +30,27 @@ def wrong_class(p: Any) -> str | None:
     return None
 
 
+def why_not_back(p: Any, days: int, cooldown: int = 14) -> str | None:
+    """Why an effective rule is still reverted at the end (None: it is not): what recovery saw after its last
+    revert. "reverted too late": the end came within the cool-down; "never recurred enough": no relapse was
+    judged (the pattern did not recur recovery.min_recurrence times in min_sessions sessions since); "tried
+    N times": the retries were spent; else the last relapse's numbers kept it out ("relapse P(ratio > 0.5)
+    = x ≥ retry_below": the on-period's occurrences, frozen once it is reverted, still show the failure)."""
+    if p.cls != "effective" or not p.reverted or len(p.applied) > len(p.reverted):
+        return None
+    gone = [d for d, why in p.trace if why.startswith(("revert", "auto_revert"))]
+    last = max(gone) if gone else p.reverted[-1]  # a check's revert is dated when it ended, not when it began
+    if last > days - cooldown:
+        return "reverted too late (within the cool-down of the end)"
+    notes = [why for d, why in p.trace if d > last and why.startswith("relapse")]
+    if not notes:
+        return "never recurred enough after the cool-down"
+    if len(p.applied) > 1 and "tried" not in notes[-1] and "looks wrong" not in notes[-1]:
+        return f"tried {len(p.applied)} times, retries spent"
+    head = notes[-1].split(": ", 2)[1]
+    return f"relapse kept it out ({head.split(' (')[0]})"
+
+
 def wrong_cause(p: Any, days: int, start: float) -> str:
     """Why the occurrences misled kg about a rule it got wrong, from the truth: the observed ratio (rate
     after / rate before, from the first change to the wrong decision) is the true effect × the drift of the
@@ -63,7 +84,7 @@ def wrong_cause(p: Any, days: int, start: float) -> str:
 
 def wrong_report(seeds: list[int], hist: list[dict[str, Any]], days: int = 120) -> str:
     """Every wrong rule with its checks, then the count per class and per cause."""
-    out, classes, causes = [], {}, {}
+    out, classes, causes, backs = [], {}, {}, {}
     for seed, h in zip(seeds, hist):
         start = min((t for p in h["patterns"] for t, _ in p.events), default=0.0)
         for p in h["patterns"]:
@@ -74,6 +95,9 @@ def wrong_report(seeds: list[int], hist: list[dict[str, Any]], days: int = 120) 
             cause = wrong_cause(p, days, start)
             causes[cause] = causes.get(cause, 0) + 1
             c = f"{c}; cause: {cause}"
+            if (gone := why_not_back(p, days)) is not None:
+                backs[gone] = backs.get(gone, 0) + 1
+                c += f"; not back: {gone}"
             before = sum(1 for t, _ in p.events if t < p.applied[0])
             out.append(f"== seed {seed} {p.key}: {c} ({p.cls}, rate {p.rate:.2f}/day × {p.effect:.2f}, drift "
                        f"{p.drift:+.2f}; {before} occurrences before day {p.applied[0]:.1f}; applied "
@@ -83,6 +107,8 @@ def wrong_report(seeds: list[int], hist: list[dict[str, Any]], days: int = 120) 
                                                          sorted(classes.items(), key=lambda kv: -kv[1])))
     out.append("wrong at the end, by cause: " + "; ".join(f"{n} {c}" for c, n in
                                                          sorted(causes.items(), key=lambda kv: -kv[1])))
+    out.append("effective rules still reverted at the end, why not back: " + "; ".join(
+        f"{n} {c}" for c, n in sorted(backs.items(), key=lambda kv: -kv[1])))
     return "\n".join(out)
 
 

@@ -207,6 +207,7 @@ class Verdict:
     interval: tuple[float, float] | None = None  # the ratio's central 1 − error_rate interval
     decisive: bool = False
     p_up: float = 0.0            # P(ratio > 1): the rule raised the rate (a revert's "made worse" label)
+    levels: tuple[float, float] | None = None  # (keep, revert): the levels P(ratio < cut) and P(ratio > min) met
 
 
 def population_prior(baselines: Iterable[tuple[float, float]], policy: LifecyclePolicy) -> tuple[float, float]:
@@ -331,6 +332,8 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
     drop_level = _shift((v.deadline_revert_posterior if effect is not None else 0.5) if deadline
                         else 1.0 - v.revert_error_rate, 1.0 / mix)
     keep, drop = p_cut >= level, p_not >= drop_level
+    levels = (round(level, 4), round(_shift(1.0 - v.monitor_error_rate, 1.0 / mix) if monitoring and not drop
+                                     else drop_level, 4))
     # the side of boundary_ratio a tie or a monitored rule falls on: the posterior median against it, or with a
     # mix other than 1, P(ratio < boundary_ratio) against the mix's level
     below_boundary = below(v.boundary_ratio) >= _shift(0.5, mix) if mix != 1.0 else median < v.boundary_ratio
@@ -353,7 +356,7 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
     else:
         kind, why = INCONCLUSIVE, (f"P(ratio < {v.ineffective_min_ratio:g}) = {p_cut:.3f}, "
                                    f"P(ratio > {v.revert_min_ratio:g}) = {p_not:.3f}, below {level:.2f} / "
-                                   f"{drop_level:.2f}")
+                                   f"{levels[1]:.2f}")
     if kind != INCONCLUSIVE:
         why += f" ≥ {level:.2f}" + (" (deadline: the majority decides)" if deadline else "")
     if kind in (WORSE, INEFFECTIVE):
@@ -372,7 +375,7 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
                + (f"; not counted: {', '.join(c.left_out)}" if c.left_out else "") + ")")
     return Verdict(kind, c.before, c.after, c.t_before, c.t_after, round(rb, 4), round(ra, 4), round(median, 4),
                    summary, round(p_cut, 4), round(p_not, 4), (round(lo, 4), round(hi, 4)), kind != INCONCLUSIVE,
-                   round(p_up, 4))
+                   round(p_up, 4), levels)
 
 
 def assess(times: Iterable[datetime], applied_at: datetime, now: datetime, policy: LifecyclePolicy, *,

@@ -102,16 +102,24 @@ def settle(c: verify.Counts, policy: LifecyclePolicy, **judged: object) -> tuple
     """At the end of a check, on all the evidence with its days as the rate without the rule (`c`): (put back?,
     the verdict, why). Put back unless P(ratio > check_revert_ratio) ≥ `check_revert_posterior`; `judged`:
     the priors and mix `verify.judge` takes."""
-    from kg.lifecycle import stats
-
-    ver = policy.verification
     v = verify.judge(c, policy, **judged)  # type: ignore[arg-type]
-    cut, level = ver.check_revert_ratio, ver.check_revert_posterior
-    p = 1.0 - stats.p_ratio_below(cut, c.k_after, c.t_after, c.k_before + judged.get("prior", (0, 0))[0],
-                                  c.t_before + judged.get("prior", (0, 0))[1]) if c.t_after > 0 else 0.0
+    n = numbers(c, policy, judged.get("prior", (0.0, 0.0)))  # type: ignore[arg-type]
+    p, cut, level = n["p"], n["ratio"], n["level"]
     if v.ratio is None or p < level:
         return True, v, f"P(ratio > {cut:g}) = {p:.3f} < {level:g}: put back, monitored"
     return False, v, f"P(ratio > {cut:g}) = {p:.3f} ≥ {level:g}: reverted"
+
+
+def numbers(c: verify.Counts, policy: LifecyclePolicy, prior: tuple[float, float] = (0.0, 0.0)) -> dict[str, float]:
+    """The numbers a check's end is decided on (`settle`), for `kg verify --json`: P(ratio > check_revert_ratio)
+    on all the evidence, the check's days counted as the rate without the rule, and the level it must reach."""
+    from kg.lifecycle import stats
+
+    ver = policy.verification
+    cut = ver.check_revert_ratio
+    p = 1.0 - stats.p_ratio_below(cut, c.k_after, c.t_after, c.k_before + prior[0], c.t_before + prior[1]) \
+        if c.t_after > 0 else 0.0
+    return {"p": p, "ratio": cut, "level": ver.check_revert_posterior}
 
 
 def label(v: verify.Verdict, policy: LifecyclePolicy, back: bool) -> str:

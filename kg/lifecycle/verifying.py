@@ -57,6 +57,10 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                           "effect_prior": effect.as_dict(lc.lp.verification.revert_min_ratio) if effect else None,
                           "expected_after": round(verify.expected_after(counts, rate_prior), 4),
                           "error_rate": lc.lp.verification.error_rate, "mix": mix,
+                          "levels": dict(zip(("keep", "revert"), v.levels)) if v.levels else None,
+                          "check_end": ({k: round(x, 4) for k, x in verify_check.numbers(counts, lc.lp,
+                                                                                           rate_prior).items()}
+                                        if r["status"] == CHECKING else None),
                           "withdrawn": [[a, b] for a, b in out],
                           "checks": [[a, b] for a, b in verify_check.spans(evidence, lc.now)]},
                 "check": _check_view(t, evidence),

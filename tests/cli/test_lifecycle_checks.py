@@ -54,6 +54,9 @@ def test_an_undecided_rule_is_checked_visibly_and_put_back_byte_for_byte(run_kg,
     assert tools.read_bytes().startswith(b"# Tools\r\n\nA person's notes, kept as they are.\n")
     (v,) = d["verified"]
     assert v["action"] == "check" and v["verdict"] == "inconclusive"
+    # the numbers behind it: the levels the posteriors were held to (the deadline's majority), no check end yet
+    assert v["stats"]["levels"] == {"keep": 0.5, "revert": 0.5} and v["stats"]["check_end"] is None
+    assert v["stats"]["p_cut"] < 0.95 and v["stats"]["p_not_enough"] < 0.95
     assert v["check"] == {"state": "out", "since": "2026-06-05T12:00:00", "until": "2026-06-19T12:00:00"}
     text = run_kg("cycle --now 2026-06-05T12:00").stdout  # idempotent: nothing more to do
     assert "nothing to do" in text, text
@@ -75,6 +78,9 @@ def test_an_undecided_rule_is_checked_visibly_and_put_back_byte_for_byte(run_kg,
     (v,) = d["verified"]
     assert (v["verdict"], v["status"], v["check"]["state"]) == ("confirmed", "confirmed", "back")
     assert v["stats"]["checks"] == [["2026-06-05T12:00:00", "2026-06-19T12:00:00"]]
+    end = v["stats"]["check_end"]  # what put it back: P(ratio > 0.6325) below its level
+    assert (end["ratio"], end["level"]) == (0.6325, 0.5) and 0 <= end["p"] < 0.5, end
+    assert f"P(ratio > 0.6325) = {end['p']:.3f} < 0.5: put back" in d["checks"][0]["why"]
     assert "14 in 14.0d out for a check counted as the rate without it" in v["summary"]
     assert tools.read_bytes() == before  # put back where it was, byte for byte
     why = run_kg(["why", LINE, "--json", "--now", "2026-06-19T13:00"]).json

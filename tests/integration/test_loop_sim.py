@@ -149,3 +149,25 @@ def test_the_frontier_is_the_bayes_decider_at_each_keep_level():
     assert [r["bad_left_applied"] for r in rows] == [100.0, 100.0, 0.0, 0.0]
     assert [r["effective_reverted"] for r in rows] == [0.0, 0.0, 0.0, 100.0]
     assert "| kg |" in frontier_table(rows, sim.score(hist, 103, (60, 30, 10))["kg"])
+
+
+@pytest.mark.parametrize(("applied", "reverted", "trace", "want"), [
+    # the relapse still shows the failure: the on-period's occurrences, frozen once reverted, keep it out
+    ([9.8], [23.8], [(23.8, "revert: ineffective: ..."),
+                     (40.8, "relapse: no sign the old rule worked (P = 0.120, needs 0.6): ...")],
+     "relapse kept it out (no sign the old rule worked)"),
+    # a check that began on day 98.8 ended in a revert on day 112.8: the end came within the cool-down
+    ([70.8], [98.8], [(98.8, "check: undecided at its deadline (...)"),
+                      (112.8, "revert: check ended, P(ratio > 0.6325) = 0.746 ≥ 0.5: reverted: ...")],
+     "reverted too late (within the cool-down of the end)"),
+    ([20.0], [40.0], [(40.0, "revert: ineffective: ...")], "never recurred enough after the cool-down"),
+    ([20.0, 70.0], [40.0, 90.0], [(40.0, "revert: ..."), (60.0, "relapse: worth another try (tried 1 of 2 times; ...)"),
+                                  (90.0, "revert: ..."), (104.0, "relapse: no sign the old rule worked (...)")],
+     "tried 2 times, retries spent"),
+    ([20.0, 70.0], [40.0], [(40.0, "revert: ...")], None),     # applied again: back
+])
+def test_an_effective_rule_still_reverted_says_why_it_did_not_come_back(applied, reverted, trace, want):
+    p = sim.Pattern("x", 0.5, "effective", 0.3, 0.0, "auto", applied=applied, reverted=reverted, trace=trace)
+    assert sim.why_not_back(p, 120) == want
+    assert sim.why_not_back(sim.Pattern("y", 0.5, "ineffective", 1.0, 0.0, "auto", applied=applied,
+                                        reverted=reverted, trace=trace), 120) is None

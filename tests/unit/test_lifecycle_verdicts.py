@@ -442,3 +442,14 @@ def test_a_checks_days_count_as_the_rate_without_the_rule():
              verify_check.back_line(out[0][1], out[0][0], "TOOLS.md", why)]
     assert verify_check.spans(trail, now) == out and verify_check.current(trail) is None
     assert verify_check.current(trail[:1]) == out[0] and verify_check.spans(trail[:1], now) == [(out[0][0], now)]
+
+
+@pytest.mark.parametrize(("kw", "want"), [
+    ({}, (0.95, 0.95)),                                   # 1 − error_rate, 1 − revert_error_rate
+    ({"deadline": True}, (0.5, 0.5)),                     # the deadline: the majority decides
+    ({"monitoring": True}, (0.95, 0.8)),                  # a confirmed rule: reverted at 1 − monitor_error_rate
+])
+def test_a_verdict_carries_the_levels_it_was_held_to(kw, want):
+    v = verify.judge(counts(4, 10.0, 3, 14.0), LP, **kw)
+    assert v.levels == want
+    assert f"below {want[0]:.2f} / {want[1]:.2f}" in v.summary or v.kind != verify.INCONCLUSIVE
