@@ -227,7 +227,11 @@ def register(app: typer.Typer) -> None:
         now: NowOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Search the graph and the memory files; each hit shows a snippet and where it lives."""
+        """Search the graph and the memory files; each hit shows a snippet and where it lives.
+
+        Each hit's score is 0 to 1: text match, word coverage, the graph, recency and importance weighed by
+        rules/memory.toml (and the time the query names, when it names one; the weights are then scaled to sum
+        to 1). An id or a pattern key in the query returns that entry or pattern first."""
         from kg.memory import search
 
         with errors():
