@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, pending_note, workspace
+from kg.core.errors import UsageError
 
 ListOpt = list[str] | None
 
@@ -250,6 +251,8 @@ def register(app: typer.Typer) -> None:
         from kg.memory import topics
 
         with errors():
+            if days is not None and days < 1:
+                raise UsageError(f"--days must be at least 1, not {days}")
             data = topics.build(workspace(ctx), now=now_of(ctx, now), days=days)
         emit(data, as_json, lambda d: f"📚 Built memory index: {len(d['topics'])} topics "
              f"({', '.join(d['topics'])}); {d['nodes_linked']} graph node(s) linked")

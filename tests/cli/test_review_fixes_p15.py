@@ -112,3 +112,32 @@ def test_the_readme_states_the_hooks_exit_codes():
 
     readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
     assert "never exits 2" in readme and "non-blocking hook error" in readme
+
+
+# -- every command with bad input, as the agent runs them (p15 sweep) -------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [["retention"], ["conflicts"], ["schedule", "run"], ["trends"], ["status"]])
+def test_a_bad_now_is_bad_input_for_every_command(ws, run_kg, argv):
+    r = run_kg([*argv, "--now", "notadate"])
+    assert r.exit_code == 2 and r.stderr.startswith("Error: invalid --now 'notadate'"), (r.exit_code, r.stderr)
+    r = run_kg(argv, env={"KG_NOW": "notadate"})
+    assert r.exit_code == 2 and r.stderr.startswith("Error: invalid KG_NOW 'notadate'"), (r.exit_code, r.stderr)
+
+
+def test_a_bad_now_in_a_runtimes_hook_is_still_never_exit_2(ws, run_kg):
+    r = run_kg(["hook", "session-start", "--runtime", "claude-code", "--now", "notadate"], input="{}")
+    assert r.exit_code == 1 and "invalid --now" in r.stderr
+
+
+def test_index_build_refuses_a_negative_days(ws, run_kg):
+    r = run_kg("index build --days -1")
+    assert r.exit_code == 2 and r.stderr == "Error: --days must be at least 1, not -1\n"
+
+
+@pytest.mark.parametrize("command", ["install", "uninstall"])
+def test_install_into_a_missing_project_folder_is_refused_and_makes_nothing(ws, run_kg, tmp_path, command):
+    missing = tmp_path / "typo" / "project"
+    r = run_kg([command, "claude-code", "--project", str(missing)])
+    assert r.exit_code == 2 and "does not exist" in r.stderr, (r.exit_code, r.stderr)
+    assert not (tmp_path / "typo").exists()
