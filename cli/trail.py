@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, workspace
+from kg.cli.common import JsonOpt, NowOpt, emit, errors, not_a_file, note, now_of, workspace
 
 import_app = typer.Typer(help="Import memory written by other tools or by hand.", no_args_is_help=True)
 
@@ -49,6 +49,8 @@ def import_trail(
     from kg.ingest.trail import import_trail as run
 
     with errors():
+        for path in paths or []:
+            not_a_file(path, "the trail", folder_ok=True)
         report = run(workspace(ctx), list(paths or []), now=now_of(ctx, now), dry_run=dry_run,
                      progress=_progress_bar() if sys.stderr.isatty() else None)
         if sys.stderr.isatty():

@@ -141,3 +141,22 @@ def test_install_into_a_missing_project_folder_is_refused_and_makes_nothing(ws, 
     r = run_kg([command, "claude-code", "--project", str(missing)])
     assert r.exit_code == 2 and "does not exist" in r.stderr, (r.exit_code, r.stderr)
     assert not (tmp_path / "typo").exists()
+
+
+@pytest.mark.parametrize("argv", [["ingest", "{fifo}"], ["ingest", "/dev/zero"], ["import", "trail", "{fifo}"],
+                                  ["ingest", "{folder}"]])
+def test_ingest_and_import_refuse_a_fifo_a_device_or_a_folder_without_waiting(ws, tmp_path, argv):
+    """A FIFO with no writer blocked `kg ingest` and `kg import trail` forever, and `kg ingest /dev/zero` read
+    without end; both are refused before anything opens them (a subprocess with a timeout: a hang fails)."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    args = [a.format(fifo=fifo, folder=tmp_path) for a in argv]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "0"}
+    r = subprocess.run([sys.executable, "-c", "import sys; from kg.cli.app import run; sys.exit(run(sys.argv[1:]))",
+                        "-w", str(ws.root), *args], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith("Error: the "), r.stderr
+    assert "not a regular file" in r.stderr or "is a folder" in r.stderr
