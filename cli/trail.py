@@ -57,6 +57,9 @@ def import_trail(
             sys.stderr.write("\n")
     for warning in report.warnings[:20]:
         note(f"Warning: {warning}")
+    if paths and not (report.entries or report.nodes or report.edges or report.already_present or report.skipped):
+        note(f"Warning: no entry, node or edge found in {', '.join(str(p) for p in paths)}: a trail is kg's trail "
+             "JSON (memory/.learning-trail.json) or .learnings/*.md files")
     emit(report.as_dict(), as_json, _render_import(dry_run))
 
 

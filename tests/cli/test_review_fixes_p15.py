@@ -160,3 +160,11 @@ def test_ingest_and_import_refuse_a_fifo_a_device_or_a_folder_without_waiting(ws
                         "-w", str(ws.root), *args], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith("Error: the "), r.stderr
     assert "not a regular file" in r.stderr or "is a folder" in r.stderr
+
+
+def test_importing_a_file_that_holds_no_trail_says_so(ws, run_kg, tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("just some notes\nnothing structured here\n")
+    r = run_kg(["import", "trail", str(notes)])
+    assert r.exit_code == 0 and "Imported 0 entries" in r.stdout
+    assert "Warning: no entry, node or edge found in " in r.stderr, r.stderr
