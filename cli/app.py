@@ -104,7 +104,25 @@ def main_options(
         bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print kg's version and exit.")
     ] = False,
 ) -> None:
+    if now and ctx.invoked_subcommand != "hook":  # (a hook says it its own way: cli/hooks.py `hook_errors`)
+        _check_now(ctx, now)
     ctx.obj = State(workspace=workspace, rules=rules, now=now)
+
+
+def _check_now(ctx: typer.Context, now: str) -> None:
+    """A bad `--now` (or KG_NOW) is bad input for every command, also those that read no time (it passed
+    unnoticed: `kg retention --now x` answered, `kg schedule run --now x` exited 1 as a failed cycle)."""
+    import os
+
+    from kg.core import clock
+    from kg.core.errors import UsageError
+
+    env = os.environ.get(clock.ENV_NOW) == now  # (the same value on the command line: either names it)
+    try:
+        clock.parse_time(now, what="KG_NOW" if env else "--now")
+    except UsageError as exc:
+        typer.echo(f"Error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 entries.register(app)

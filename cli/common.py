@@ -136,6 +136,24 @@ def workspace(ctx: typer.Context):
     return open_workspace(st.workspace, rules_dir=st.rules)
 
 
+def not_a_file(path: Path, what: str, *, folder_ok: bool = False) -> None:
+    """Refuse (bad input) a path that is a FIFO, a device or a socket before anything opens it: opening a FIFO
+    with no writer waits forever, and /dev/zero is read without end (`kg ingest`, `kg import trail` hung).
+    A path that does not exist is left to the reader, which names it."""
+    import stat
+
+    from kg.core.errors import UsageError
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    if stat.S_ISDIR(mode) and not folder_ok:
+        raise UsageError(f"{what} {path} is a folder: name one file")
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise UsageError(f"{what} {path} is not a regular file (a FIFO, device or socket); name a file")
+
+
 def now_of(ctx: typer.Context, local: str | None) -> str | None:
     """The time a command runs at. A `--now` written anywhere on the command line is the global option's (the
     app moves it there: cli/app.py `hoist_now`), so a command's own `--now` only ever holds KG_NOW: the global

@@ -29,8 +29,11 @@ hook_app = typer.Typer(help="What agent runtimes call at session start, session 
 
 RuntimeOpt = Annotated[str | None, typer.Option(
     "--runtime", help="The runtime calling (claude-code, codex, openclaw). claude-code and codex read the hook's "
-                      "JSON payload on stdin and answer in their hook output format.")]
+                      "JSON payload on stdin and answer in their hook output format. With it kg never exits 2 "
+                      "(a runtime reads 2 as \"block\"): bad input or a failure is an Error: line and exit 1 "
+                      "(0 for session-end); without it, bad input exits 2 as for every kg command.")]
 HOOK_JSON = ("claude-code", "codex")
+HOOK_RUNTIMES = ("claude-code", "codex", "openclaw")  # kg.runtimes.integrations.RUNTIMES (not imported by a hook)
 
 
 @contextmanager
@@ -38,11 +41,15 @@ def hook_errors(runtime: str | None, *, never_fail: bool = False) -> Iterator[No
     """Errors as `errors()` does, except that a runtime never gets a blocking exit code from kg: to Claude Code
     and Codex exit 2 means "block" (on Stop: "keep going, here is your next prompt"). Under `--runtime` a failure
     is reported on stderr and exits 1 (a non-blocking hook error), or 0 with `never_fail` (session end and
-    Codex's Stop, which must never ask the agent to continue)."""
+    Codex's Stop, which must never ask the agent to continue). An unknown runtime exits 1 in every hook: a hook
+    line written by hand with a typo is said at once, not taken for a quiet session end."""
     if runtime is None:
         with errors():
             yield
         return
+    if runtime not in HOOK_RUNTIMES:
+        note(f"Error: unknown runtime {runtime!r}: use one of {', '.join(HOOK_RUNTIMES)}")
+        raise typer.Exit(1)
     code = 0 if never_fail else 1
     try:
         with errors():
@@ -169,12 +176,13 @@ def _render_end(d: dict[str, Any]) -> str:
 @hook_app.command("post-tool-use")
 def post_tool_use(
     ctx: typer.Context,
-    runtime: RuntimeOpt = "claude-code",
+    runtime: RuntimeOpt = None,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Read a PostToolUse / PostToolUseFailure payload on stdin; log an error entry when the tool failed (the
-    first meaningful line of its output, not the "Exit code N" header)."""
+    """Read a PostToolUse / PostToolUseFailure payload on stdin (Claude Code's shape unless --runtime says
+    otherwise); log an error entry when the tool failed (the first meaningful line of its output, not the
+    "Exit code N" header)."""
     from kg.runtimes import hooks
 
     with hook_errors(runtime):

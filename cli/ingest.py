@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, workspace
+from kg.cli.common import JsonOpt, NowOpt, emit, errors, not_a_file, note, now_of, workspace
 
 
 def register(app: typer.Typer) -> None:
@@ -29,6 +29,7 @@ def register(app: typer.Typer) -> None:
         from kg.ingest.batch import read_jsonl
 
         with errors():
+            not_a_file(path, "the file")
             ws = workspace(ctx)
             result = ws.log_many(list(read_jsonl(path)), now=now_of(ctx, now), session=session,
                                  link=not no_link, thread=thread)

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, pending_note, workspace
+from kg.core.errors import UsageError
 
 ListOpt = list[str] | None
 
@@ -227,7 +228,11 @@ def register(app: typer.Typer) -> None:
         now: NowOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Search the graph and the memory files; each hit shows a snippet and where it lives."""
+        """Search the graph and the memory files; each hit shows a snippet and where it lives.
+
+        Each hit's score is 0 to 1: text match, word coverage, the graph, recency and importance weighed by
+        rules/memory.toml (and the time the query names, when it names one; the weights are then scaled to sum
+        to 1). An id or a pattern key in the query returns that entry or pattern first."""
         from kg.memory import search
 
         with errors():
@@ -246,6 +251,8 @@ def register(app: typer.Typer) -> None:
         from kg.memory import topics
 
         with errors():
+            if days is not None and days < 1:
+                raise UsageError(f"--days must be at least 1, not {days}")
             data = topics.build(workspace(ctx), now=now_of(ctx, now), days=days)
         emit(data, as_json, lambda d: f"📚 Built memory index: {len(d['topics'])} topics "
              f"({', '.join(d['topics'])}); {d['nodes_linked']} graph node(s) linked")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, workspace
+from kg.cli.common import JsonOpt, NowOpt, emit, errors, not_a_file, note, now_of, workspace
 
 import_app = typer.Typer(help="Import memory written by other tools or by hand.", no_args_is_help=True)
 
@@ -49,12 +49,17 @@ def import_trail(
     from kg.ingest.trail import import_trail as run
 
     with errors():
+        for path in paths or []:
+            not_a_file(path, "the trail", folder_ok=True)
         report = run(workspace(ctx), list(paths or []), now=now_of(ctx, now), dry_run=dry_run,
                      progress=_progress_bar() if sys.stderr.isatty() else None)
         if sys.stderr.isatty():
             sys.stderr.write("\n")
     for warning in report.warnings[:20]:
         note(f"Warning: {warning}")
+    if paths and not (report.entries or report.nodes or report.edges or report.already_present or report.skipped):
+        note(f"Warning: no entry, node or edge found in {', '.join(str(p) for p in paths)}: a trail is kg's trail "
+             "JSON (memory/.learning-trail.json) or .learnings/*.md files")
     emit(report.as_dict(), as_json, _render_import(dry_run))
 
 

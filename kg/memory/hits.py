@@ -60,11 +60,12 @@ def named_ids(h: Hit) -> list[str]:
     return [i.strip() for i in m.group(1).split(",")] if m else []
 
 
-def collapse(hits: list[Hit]) -> list[Hit]:
+def collapse(hits: list[Hit], prefer: tuple[str, ...] | frozenset[str] = ()) -> list[Hit]:
     """One hit per memory: hits with the same text (an event, the pattern named after it, its daily-log line,
     identical events logged again) or a line naming a graph hit's id (a session summary's open item) become
-    the best of them, naming the others in `also`, counting the events, and keeping every tag. An event stands
-    for the group before a pattern, a node before a line. `hits` must be sorted best first. Pure."""
+    the best of them, naming the others in `also`, counting the events, and keeping every tag. A node the
+    query names (`prefer`: an id, a pattern key's pattern) stands for its group; else an event before a pattern,
+    a node before a line. `hits` must be sorted best first. Pure."""
     parent = list(range(len(hits)))
 
     def find(i: int) -> int:
@@ -89,7 +90,7 @@ def collapse(hits: list[Hit]) -> list[Hit]:
     out = []
     for root in sorted(groups):
         group = groups[root]
-        lead = min(group, key=lambda h: (h.source != "graph", h.kind == "pattern", -h.score))
+        lead = min(group, key=lambda h: (h.ref not in prefer, h.source != "graph", h.kind == "pattern", -h.score))
         lead.score = max(h.score for h in group)
         events = {h.ref for h in group if h.source == "graph" and h.kind != "pattern"}
         lines_name = [named_ids(h) for h in group if h.source != "graph"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -60,9 +62,15 @@ def snippet(text: str, terms: list[str], width: int) -> str:
 
 
 def combine(parts: dict[str, float], rules: SearchRules, w_date: float = 0.0) -> float:
-    return (rules.w_text * parts.get("text", 0.0) + rules.w_fuzzy * parts.get("fuzzy", 0.0)
-            + rules.w_graph * parts.get("graph", 0.0) + rules.w_recency * parts.get("recency", 0.0)
-            + rules.w_importance * parts.get("importance", 0.0) + w_date * parts.get("date", 0.0))
+    """A hit's score, 0..1: its parts (each 0..1) weighed by rules/memory.toml. When the weights in play sum to
+    more than 1 (a query naming a time adds `w_date`, 0.35, to the others' 0.97; a workspace's own weights) the
+    sum is divided by theirs, so a score never passes 1 and the order is the same. Pure."""
+    w_date = w_date if "date" in parts else 0.0  # (only a query naming a time gives a hit a date part)
+    total = rules.w_text + rules.w_fuzzy + rules.w_graph + rules.w_recency + rules.w_importance + w_date
+    score = (rules.w_text * parts.get("text", 0.0) + rules.w_fuzzy * parts.get("fuzzy", 0.0)
+             + rules.w_graph * parts.get("graph", 0.0) + rules.w_recency * parts.get("recency", 0.0)
+             + rules.w_importance * parts.get("importance", 0.0) + w_date * parts.get("date", 0.0))
+    return score / total if total > 1.0 else score
 
 
 def only_near_the_date(parts: dict[str, float]) -> bool:
@@ -84,6 +92,22 @@ def session_share(sessions: list[str | None], session: str | None, own: bool) ->
         return 0.0
     n = sum(1 for s in sessions if s == session) - (1 if own else 0)
     return max(0, n) / len(sessions)
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def inner_words(texts: Iterable[str]) -> set[str]:
+    """The words inside the camel-case names of these texts, lower-cased (`useFetchHook` → use, fetch, hook;
+    `parseJSONConfig` → parse, json, config): the index holds each name as one word. Pure."""
+    out: set[str] = set()
+    for text in texts:
+        for token in _TOKEN.findall(text or ""):
+            parts = _CAMEL.findall(token) if not token.islower() else []
+            if len(parts) > 1:
+                out.update(p.lower() for p in parts)
+    return out
 
 
 def unmatched(terms: list[str], absent: list[str]) -> list[str]:

@@ -30,6 +30,7 @@ from kg.memory.ranking import (  # noqa: F401
     combine,
     coverage,
     importance,
+    inner_words,
     only_near_the_date,
     query_terms,
     recency,
@@ -139,7 +140,7 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
         by = {h.ref: h for h in hits}
         bar = sorted((h.score for h in hits), reverse=True)[limit - 1] if len(hits) >= limit else -1.0
         stale = [h.ref for h in hits if rows[h.ref].get("side") and h.ref not in done
-                 and _best_case(h, rules) >= bar - 1e-3]
+                 and _best_case(h, rules, w_date) >= bar - 1e-3]
         if not stale:
             return hits
         rows.update(v.fresh(stale))
@@ -151,10 +152,10 @@ def _graph_hits(ws: Any, st: Any, plan: Plan, rules: SearchRules, *, now: dateti
     return hits
 
 
-def _best_case(h: Hit, rules: SearchRules) -> float:
+def _best_case(h: Hit, rules: SearchRules, w_date: float) -> float:
     """The hit's score were it pinned and reinforced now (what a row as created can gain once read again)."""
-    return h.score + rules.w_recency * (1.0 - h.parts.get("recency", 0.0)) + rules.w_importance * (
-        1.0 - h.parts.get("importance", 0.0))
+    return h.score + combine({**h.parts, "recency": 1.0, "importance": 1.0}, rules, w_date) - combine(
+        h.parts, rules, w_date)
 
 
 def _score(rows: dict[str, dict[str, Any]], bm25: dict[str, float], text_score: dict[str, float],
@@ -211,15 +212,19 @@ def _parse_types(type_: str | list[str] | None, ws: Any) -> tuple[set[str] | Non
     return kinds or None, entry_types or None
 
 
-def _named_unmatched(query: str, terms: list[str], absent: list[str]) -> list[str]:
+def _named_unmatched(query: str, terms: list[str], absent: list[str], hits: list[Hit] = ()) -> list[str]:
     """The words no memory holds that the answer may name: only those still in the query once its secrets are
     redacted (a token's pieces are words no memory holds, and the answer is read back into the agent's context
-    and often logged)."""
+    and often logged), and not those the hits hold inside a camel-case name (`fetch` in `useFetchHook`: the
+    index holds the name as one word, but the memory holds the word)."""
     from kg.redaction.redact import redact_text
 
+    if not absent:
+        return []
     shown = redact_text(query).lower()
     visible = set(re.findall(r"\w+", shown))
-    return [w for w in unmatched(terms, absent) if w in visible or (has_cjk(w) and w in shown)]
+    held = inner_words(f"{h.text} {h.snippet}" for h in hits)
+    return [w for w in unmatched(terms, absent) if (w in visible or (has_cjk(w) and w in shown)) and w not in held]
 
 
 LIMIT_MAX = 100_000  # a --limit above this returns what this would: no search ranks more candidates
@@ -234,6 +239,41 @@ def named_in_query(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for prefix, day, n in ID_IN_QUERY.findall(text):
         out += [f"{prefix.upper()}-{day}-{n}", f"{prefix.lower()}-{day}-{n}"]
+    return tuple(dict.fromkeys(out))
+
+
+# A pattern key as kg writes them (`tests.db_not_running`, `git.push.auth`): words joined by dots, not at the
+# end of a sentence's dot
+KEY_IN_QUERY = re.compile(r"(?<![\w.-])([^\W_][\w-]*(?:\.[\w-]+)+)(?![\w-]|\.\w)")
+KEYS_MAX = 3  # keys looked up per query (each: two reads by key; a key no lookup remembers, one scan)
+
+
+def keys_in_query(text: str) -> list[str]:
+    """The pattern keys a query may name, lower-cased, at most `KEYS_MAX` (an id is not one). Pure."""
+    found = [m.group(1).lower() for m in KEY_IN_QUERY.finditer(text) if not ID_IN_QUERY.fullmatch(m.group(1))]
+    return list(dict.fromkeys(found))[:KEYS_MAX]
+
+
+def patterns_named(st: Any, keys: list[str]) -> tuple[str, ...]:
+    """The live patterns these keys name (a merged pattern's key: the pattern it went into). Read only: the key's
+    id remembered in Meta by the write path (kg/ingest/apply.py `pattern_for_key`), checked by primary key;
+    else (a pattern an import made) one scan of the patterns by key, remembered by nothing."""
+    from kg.ingest.apply import PATTERN_KEY_META
+
+    out: list[str] = []
+    scanned = False
+    for key in keys:
+        found = None
+        for row in st.run("meta_get", key=PATTERN_KEY_META + key):
+            if st.run("pattern_has_key", id=row["value"], key=key):
+                into = [r["id"] for r in st.run("pattern_sources", id=row["value"]) if r["kind"] == "pattern"]
+                found = into[0] if into else row["value"]
+        if found is None and not scanned:  # at most one scan per query (30 ms at 100k nodes)
+            scanned = True
+            rows = [r for r in st.run("pattern_get", ref=key) if r["key"] == key]
+            found = (rows[0]["merged_into"] or rows[0]["id"]) if rows else None
+        if found is not None:
+            out.append(found)
     return tuple(dict.fromkeys(out))
 
 
@@ -274,7 +314,9 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     hits: list[Hit] = []
     match = "terms"
     budget = fts_rules(ws).postings_max
+    keys = keys_in_query(text)
     with ws.reading() as st:
+        named += patterns_named(st, keys) if keys else ()  # a pattern key: that pattern first, as an id
         cache = cached_view(ws, st)
         memo = cache.memo.setdefault("df", {}) if cache is not None else None
         p = plan_query(st, terms, rules, link_rules, lambda: common_terms(ws, st), memo, budget)
@@ -306,13 +348,14 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         if not hits and "graph" in chosen and not (kinds or entry_types or since_at or session):
             hits = _graph_hits(ws, st, p, rules, **{**graph_args, "windows": []}, recent=True)
             match = "recent"
-        elif hits and match == "terms" and _named_unmatched(query, terms, p.absent):
+        missing = _named_unmatched(query, terms, p.absent, hits) if hits and match == "terms" else []
+        if hits and match == "terms" and missing:
             match = "partial"  # some words are in no memory at all: the hits hold only the others
         if windows and hits and match in ("terms", "partial") and not any(h.parts.get("date") for h in hits):
             match = "elsewhen"  # the words matched, but nothing of the time named: said, not passed off as in it
     order = {s: i for i, s in enumerate(KNOWN_SOURCES)}
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
-    hits = collapse(hits)
+    hits = collapse(hits, prefer=named)
     hits.sort(key=lambda h: (h.ref not in named, -round(h.score, 9), order.get(h.source, 99), h.ref))
     hits = hits[:limit]
     for h in hits:
@@ -320,7 +363,7 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         h.also.sort(key=lambda a: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", a)])
         h.match = match
         h.fts = p.mode if p.mode in BOUNDED else ""
-        h.unmatched = _named_unmatched(query, terms, p.absent) if match == "partial" else []
+        h.unmatched = missing if match == "partial" else []
         if match == "recent" and named:  # the ids the query names that no entry has: named as missing
             h.unmatched = [m.group(0) for m in ID_IN_QUERY.finditer(text)]
         h.snippet = snippet(h.snippet, p.terms, rules.snippet_chars)

@@ -352,13 +352,25 @@ def _claude_settings(root: Path, shared: bool) -> Path:
     return root / ".claude" / ("settings.json" if shared else "settings.local.json")
 
 
+def _project(ws: Any, project: str | Path | None) -> Path:
+    """The folder install writes into: the workspace root, or `--project`, which must be a folder that exists
+    (a mistyped path made a new folder tree and wrote the runtime's settings there, which no runtime reads)."""
+    if not project:
+        return Path(ws.root)
+    root = Path(project).expanduser().resolve()
+    if not root.is_dir():
+        raise UsageError(f"the project folder {project} {'is not a folder' if root.exists() else 'does not exist'}: "
+                         "give the folder the agent runs in")
+    return root
+
+
 def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path | None = None,
             kg_bin: str | None = None, shared: bool = False) -> dict[str, Any]:
     runtime = _check(runtime)
     if shared and runtime != "claude-code":
         raise UsageError("--shared is for claude-code (its committed .claude/settings.json); drop it for "
                          f"{runtime}")
-    root = Path(project).resolve() if project else Path(ws.root)
+    root = _project(ws, project)
     plan = _Plan(ws, root, dry_run)
     mcp_argv = _argv(ws, kg_bin, "mcp", shared=shared) if mcp_available() else None
     if mcp_argv is None and runtime != "openclaw":
@@ -423,7 +435,7 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
     """Take out what install added. A file still as kg left it gets its bytes from before the install back; a
     file edited since loses only kg's part (an edited OpenClaw handler is kept, with a note)."""
     runtime = _check(runtime)
-    root = Path(project).resolve() if project else Path(ws.root)
+    root = _project(ws, project)
     plan = _Plan(ws, root, dry_run)
     if runtime in ("claude-code", "codex"):
         paths = ([_claude_settings(root, False), _claude_settings(root, True)] if runtime == "claude-code"

@@ -181,8 +181,10 @@ def test_claude_code_hooks_run_with_their_payloads(ws, run_kg, tmp_path):
 def test_hook_cli_text_and_bad_payload(ws, run_kg):
     res = run_kg(f"hook session-start --now {NOW}")
     assert res.exit_code == 0 and res.stdout.startswith("# kaizen-kg brief — 2026-07-01 09:00\n")
-    bad = run_kg("hook post-tool-use", input="not json")  # under a runtime: a non-blocking error, never 2
+    bad = run_kg("hook post-tool-use --runtime claude-code", input="not json")  # a non-blocking error, never 2
     assert bad.exit_code == 1 and "the hook payload on stdin is not JSON" in bad.stderr
+    bad = run_kg("hook post-tool-use", input="not json")  # no runtime: bad input, as every command (p15)
+    assert bad.exit_code == 2 and "the hook payload on stdin is not JSON" in bad.stderr
     small = run_kg("hook session-start --budget 50")
     assert small.exit_code == 2 and small.stderr == "Error: --budget must be at least 200 characters\n"
     none = run_kg("hook session-end --json", input="")

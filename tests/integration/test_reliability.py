@@ -80,9 +80,11 @@ def test_hook_stdin_deep_json_and_oversize_are_bad_input(ws, monkeypatch, capsys
     import io
     import sys
 
-    # A hook answers bad input with an Error: line and exit 1, never 2: Claude Code and Codex read a hook's
-    # exit 2 as "block" / "keep going" (the runtime contract wins over the CLI's usual exit 2).
-    for hook, expected in ((["post-tool-use"], 1), (["session-start", "--runtime", "claude-code"], 1)):
+    # Under --runtime a hook answers bad input with an Error: line and exit 1, never 2: Claude Code and Codex read
+    # a hook's exit 2 as "block" / "keep going" (the runtime contract wins over the CLI's usual exit 2). Without
+    # --runtime it is bad input as for every command: exit 2.
+    for hook, expected in ((["post-tool-use", "--runtime", "claude-code"], 1), (["post-tool-use"], 2),
+                           (["session-start", "--runtime", "claude-code"], 1)):
         for payload in ("[" * 100_000 + "]" * 100_000, '{"a": "' + "x" * (17 * 1024 * 1024) + '"}'):
             monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(payload.encode())))
             code = run(["-w", str(ws.root), "hook", *hook])
