@@ -449,7 +449,8 @@ class Store:
             _side.safe_sync(self)  # (issue 22) linking asks the side index (kg/store/sidelink.py): it follows commits
 
 
-_READS = {"lc_promotion_candidates": _aggregates.promotion_candidates, "count_by_kind": _tallies.count_by_kind,
+_READS = {"lc_promotion_candidates": _aggregates.promotion_candidates,
+          "lc_promotion_figures": _aggregates.promotion_figures, "count_by_kind": _tallies.count_by_kind,
           "count_edges": _tallies.count_edges, "pending_high_newest": _tallies.pending_high_newest,
           "hooks_pending_high_ids": _tallies.high_ids, "hooks_pending_high_count": _tallies.high_count,
           "memory_watch": _tallies.watch, "hooks_counts": _tallies.node_totals, "hooks_edge_count": _tallies.edge_total,

@@ -113,6 +113,15 @@ WHERE a.last >= $since AND a.first <= $now AND size(a.at) >= $min_recurrence
 RETURN a.id AS id, a.at AS at, a.sess AS sess, a.st AS st, id(p) AS node, p.kind AS kind, p.status AS status,
        p.pattern_key AS key, p.text AS text, p.priority AS priority, p.area AS area
 
+// name: agg_occ_window_figures
+// `agg_occ_window_fields` without the patterns' key, text and area (`lc_promotion_figures`): the node table's
+// text column is read only for the few ready patterns a status shows.
+MATCH (a:PatternOcc)-[:occ_of]->(p:Node)
+WHERE a.last >= $since AND a.first <= $now AND size(a.at) >= $min_recurrence
+  AND a.at[size(a.at) - $min_recurrence + 1] >= $since
+RETURN a.id AS id, a.at AS at, a.sess AS sess, a.st AS st, id(p) AS node, p.kind AS kind, p.status AS status,
+       p.priority AS priority
+
 // name: agg_occ_all
 MATCH (a:PatternOcc) RETURN a.id AS id, a.at AS at, a.sess AS sess, a.st AS st, a.ev AS ev, a.xev AS xev
 ORDER BY id

@@ -36,6 +36,11 @@ def check(ws, now: datetime) -> None:
                       "ignore_statuses": ["wont_fix"], "min_recurrence": rec, "min_sessions": sess}
             want = full_query(st, params)
             assert aggregates.promotion_candidates(st, **params) == want
+            # the figures alone (what `kg status` ranks and counts): the aggregate's, the Cypher's, and the full
+            # rows' without key, text and area, alike
+            figures = [{k: v for k, v in r.items() if k not in ("key", "text", "area")} for r in want]
+            assert aggregates.promotion_figures(st, **params) == figures
+            assert full_query_named(st, "lc_promotion_figures", params) == figures
             # each pattern's events in the window, from its row's members read by key (migration 0009), equal
             # the query's (exit-code-only members included, ignored statuses left out)
             window = {"since": params["since"], "now": now, "ignore_statuses": ["wont_fix"]}
