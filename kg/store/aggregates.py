@@ -82,6 +82,14 @@ def window_figures(at: list[datetime], sess: list[str | None], st: list[str | No
     return n, len(sessions), last
 
 
+def times(text: str | None) -> list[datetime | None]:
+    """A TIMESTAMP[] as `CAST(... AS STRING)` gives it ("[2026-01-01 10:00:00,,2026-01-02 09:30:00.5]": a NULL
+    item is empty, a NULL list None) as datetimes (see `agg_occ_window_fields` for why not the list itself)."""
+    if not text or text == "[]":
+        return []
+    return [datetime.fromisoformat(x) if x else None for x in text[1:-1].split(",")]
+
+
 def _blocking(proposals: list[tuple[str | None, datetime | None]], last_seen: datetime) -> int:
     return sum(1 for status, decided in proposals
                if status == "pending" or (status == "skipped" and decided is not None and decided >= last_seen))
@@ -285,7 +293,7 @@ def _candidates(st: Any, query: str, columns: tuple[str, ...], pattern_statuses:
     fields: dict[str, dict[str, Any]] = {}
     nodes: dict[tuple[int, int], str] = {}
     for r in st.run(query, since=since, now=now, min_recurrence=max(min_recurrence, 1)):
-        n, sessions, last = window_figures(r["at"], r["sess"], r["st"], since, now, ignore_statuses)
+        n, sessions, last = window_figures(times(r["at"]), r["sess"], r["st"], since, now, ignore_statuses)
         if last is not None and n >= min_recurrence and sessions >= min_sessions:
             figures[r["id"]] = (n, sessions, last)
             fields[r["id"]] = r

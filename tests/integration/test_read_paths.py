@@ -197,3 +197,30 @@ def test_status_reads_the_text_of_only_the_ready_patterns_it_shows(graph, monkey
     texts.clear()
     assert lifecycle.lifecycle_status(graph, NOW, limit=2) == new
     assert texts["cells"] >= new["ready_to_promote_total"]
+
+
+def test_status_takes_no_list_of_times_for_every_ready_pattern(graph, monkeypatch):
+    """Issue 22: kuzu 0.11.3's Python binding never frees the items of a TIMESTAMP[] it returns, so a read
+    server that read every ready pattern's member times grew with each `kg status` (~15 MB per status and brief
+    at 100k entries). The window's times now come as one text per pattern; the lists a status still takes are
+    the members of the few patterns it shows."""
+    from datetime import datetime
+
+    from kg.store import Store
+
+    items: Counter[str] = Counter()
+    fetch = Store._fetch
+
+    def counted(self, cypher, params):
+        columns, rows = fetch(self, cypher, params)
+        items["times"] += sum(len(v) for row in rows for v in row
+                              if isinstance(v, list) and any(isinstance(x, datetime) for x in v))
+        return columns, rows
+
+    monkeypatch.setattr(Store, "_fetch", counted)
+    shown = lifecycle.lifecycle_status(graph, NOW, limit=1)
+    monkeypatch.undo()
+    with graph.store() as st:
+        members = {r["id"]: len(r["at"] or ()) for r in st.run("agg_occ_all")}
+    assert shown["ready_to_promote_total"] >= 4
+    assert items["times"] <= members[shown["ready_to_promote"][0]["pattern"]] < sum(members.values()) // 2
