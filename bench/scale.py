@@ -183,10 +183,14 @@ def fresh_import(kg: str, trail_root: Path, into: Path, env: dict[str, str]) -> 
 
 
 def copy_to(src: Path, dst: Path) -> Path:
-    """A fresh copy of a cached workspace (the cache itself is never opened)."""
+    """A fresh copy of a cached workspace (the cache itself is never opened). A cache that is a symlink (to
+    another checkout's bench/results) is copied as the folder it names: `cp -a` of the link alone made the
+    "copy" the cache itself, and the measured reads and logs wrote into it."""
     subprocess.run(["rm", "-rf", str(dst)], check=True)
     dst.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["cp", "-a", str(src), str(dst)], check=True)
+    subprocess.run(["cp", "-a", str(src.resolve()), str(dst)], check=True)
+    if dst.is_symlink() or dst.resolve() == src.resolve():
+        raise SystemExit(f"{dst} is not a copy of {src}: refusing to measure on the cache")
     return dst
 
 

@@ -448,8 +448,9 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
         due = st.run("lc_changes_due", statuses=list(LIVE), now=at)
         paused = _withdrawn(lc, at)
         due = [r for r in due if r["id"] not in paused]
-        ready_rows = lc.ready_rows()
-        ready = lc.fill(ready_rows[:limit if ready_limit is None else max(0, min(limit, ready_limit))])
+        shown = limit if ready_limit is None else max(0, min(limit, ready_limit))
+        ready_rows = lc.ready_rows(shown)
+        ready = lc.fill(ready_rows[:shown])
         room = promote.Budget(lp, {k: [x.text for x in d.lines] for k, d in lc.desired().items()})
         pending = st.run("lc_proposals", statuses=["pending"])
         flags = [b for b in st.run("lc_blocks") if b["flag"]]

@@ -319,10 +319,10 @@ class Lifecycle:
         """Every pattern ready to promote, best first, filled in from its window's events."""
         return promoting.fill(self, self.ready_rows())
 
-    def ready_rows(self) -> list[dict[str, Any]]:
+    def ready_rows(self, shown: int | None = None) -> list[dict[str, Any]]:
         """The patterns ready to promote (new, and reverted ones that recur again), best first, with their
-        figures only (a status line needs their number and the first few)."""
-        return promoting.ready_rows(self)
+        figures only (a status line needs their number and the first few: `shown` of them with their text)."""
+        return promoting.ready_rows(self, shown)
 
     def fill(self, rows: list[dict[str, Any]]) -> list[promote.Candidate]:
         return promoting.fill(self, rows)

@@ -14,21 +14,37 @@ from kg.lifecycle import promote, verify, verifying
 BY_KEY_AT_MOST = 50  # patterns filled one by key (a few ms each) up to this many; past it one join is cheaper
 
 
-def ready_rows(lc: Any) -> list[dict[str, Any]]:
+def ready_rows(lc: Any, shown: int | None = None) -> list[dict[str, Any]]:
     """Every pattern ready to promote, ranked by impact, with its figures only. Recovery rows carry
-    `failed` (the reverted texts) and `reverted_at`."""
+    `failed` (the reverted texts) and `reverted_at`. `shown`: only the first `shown` rows carry the patterns'
+    key, text and area (read by key after ranking); the rest are counted and ranked from their figures (issue
+    22: a status shows 5-10 of thousands). A workspace's own `lc_promotion_candidates` is asked as written."""
     p, r = lc.lp.promotion, lc.lp.recovery
     since = lc.now - p.window_days * verify.DAY
-    rows = lc.st.run("lc_promotion_candidates", pattern_statuses=["active"], since=since, now=lc.now,
-                     ignore_statuses=list(p.ignore_event_statuses), min_recurrence=p.min_recurrence,
-                     min_sessions=p.min_sessions)
+    light = shown is not None and _packaged(lc.st, "lc_promotion_candidates")
+    rows = lc.st.run("lc_promotion_figures" if light else "lc_promotion_candidates", pattern_statuses=["active"],
+                     since=since, now=lc.now, ignore_statuses=list(p.ignore_event_statuses),
+                     min_recurrence=p.min_recurrence, min_sessions=p.min_sessions)
     rows = [x for x in rows if promote.eligible(int(x["recurrence"]), int(x["sessions"]), lc.lp)]
-    if not int(lc.st.run("lc_reverted_count")[0]["n"]):  # 2.5 s at 100k events, even with nothing reverted
-        return promote.rank(rows, lc.lp)
-    back = lc.st.run("lc_recovery_candidates", since=since, now=lc.now, cooled=lc.now - r.cooldown_days * verify.DAY,
-                     ignore_statuses=list(p.ignore_event_statuses), min_recurrence=r.min_recurrence,
-                     min_sessions=r.min_sessions)
-    return promote.rank([*rows, *back], lc.lp)
+    if int(lc.st.run("lc_reverted_count")[0]["n"]):  # 2.5 s at 100k events, even with nothing reverted
+        rows += lc.st.run("lc_recovery_candidates", since=since, now=lc.now,
+                          cooled=lc.now - r.cooldown_days * verify.DAY, ignore_statuses=list(p.ignore_event_statuses),
+                          min_recurrence=r.min_recurrence, min_sessions=r.min_sessions)
+    rows = promote.rank(rows, lc.lp)
+    if light:
+        for row in rows[:shown]:
+            if "text" not in row:
+                found = lc.st.run("lc_pattern_fields", id=row["id"])
+                row.update(found[0] if found else {"key": None, "text": None, "area": None})
+    return rows
+
+
+def _packaged(st: Any, name: str) -> bool:
+    """Whether `name` is kg's own query (not a workspace's rules/queries override)."""
+    try:
+        return st.query(name).source.startswith(("kg.rules.queries/", "kg.store/"))
+    except Exception:  # noqa: BLE001 - a store without named-query sources: ask the query as written
+        return False
 
 
 def fill(lc: Any, rows: list[dict[str, Any]]) -> list[promote.Candidate]:
@@ -108,7 +124,7 @@ def promote_all(lc: Any) -> None:
     day = lc.now.replace(hour=0, minute=0, second=0, microsecond=0)
     for r in lc.st.run("lc_promoted_since", since=day, now=lc.now):
         budget.per_file[r["target"]] = budget.per_file.get(r["target"], 0) + int(r["n"])
-    rows = ready_rows(lc)
+    rows = ready_rows(lc, shown=b.max_examined)
     with lc.marking():
         _promote_ranked(lc, rows[:b.max_examined], budget)
     if len(rows) > b.max_examined:

@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import SchemaError, StoreError, UsageError
+from kg.core.errors import SchemaError, StoreError
 from kg.store import aggregates as _aggregates
 from kg.store import migrating as _migrating
 from kg.store import queries as _queries
@@ -33,6 +33,11 @@ from kg.store import sideindex as _side
 from kg.store import tallies as _tallies
 from kg.store.lock import FileLock, Yielded
 from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, NEW_GRAPH_TERMS, check_version, migrations
+from kg.store.values import HIDDEN_COLUMNS, NODE_COLUMNS, check_label, plain  # noqa: F401 - re-exported
+from kg.store.values import check_space as _check_space
+from kg.store.values import check_values as _check_values
+from kg.store.values import empty as _empty
+from kg.store.values import plain_error as _plain_error
 
 __all__ = ["Store", "EDGE_TYPES", "KNOWLEDGE_KINDS", "Row"]
 
@@ -449,76 +454,15 @@ class Store:
             _side.safe_sync(self)  # (issue 22) linking asks the side index (kg/store/sidelink.py): it follows commits
 
 
-_READS = {"lc_promotion_candidates": _aggregates.promotion_candidates, "count_by_kind": _tallies.count_by_kind,
+_READS = {"lc_promotion_candidates": _aggregates.promotion_candidates,
+          "lc_promotion_figures": _aggregates.promotion_figures, "count_by_kind": _tallies.count_by_kind,
           "count_edges": _tallies.count_edges, "pending_high_newest": _tallies.pending_high_newest,
           "hooks_pending_high_ids": _tallies.high_ids, "hooks_pending_high_count": _tallies.high_count,
           "memory_watch": _tallies.watch, "hooks_counts": _tallies.node_totals, "hooks_edge_count": _tallies.edge_total,
           "lc_free_principles": _tallies.free_principles, "memory_principles": _tallies.principles,
           "lc_window_events_of": _aggregates.window_events_of, "lc_proposals": _aggregates.proposals}
 _AGGREGATED = frozenset({*_READS, *_aggregates.WATCH, *_tallies.WATCH})
-_INT64 = (-(2**63), 2**63 - 1)
 
-
-def _check_values(value: Any, name: str = "") -> None:
-    """Refuse, as bad input, values Kùzu cannot hold (a number past 64 bits, text that is not UTF-8), which
-    its binding layer otherwise reports as an opaque cast failure."""
-    if isinstance(value, bool) or value is None:
-        return
-    if isinstance(value, int):
-        if not _INT64[0] <= value <= _INT64[1]:
-            raise UsageError(f"the number {value} is out of range (at most {_INT64[1]:,}); give a smaller value")
-    elif isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise UsageError(f"{name or 'a value'} is not valid UTF-8 text; give UTF-8 text") from None
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_values(item, str(key))
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _check_values(item, name)
-
-
-def _check_space(path: Path, min_free_mb: int) -> None:
-    """Refuse to open the graph for writing on a nearly full disk. Kùzu does not report a failed write to its
-    WAL as an error: it aborts the process (`terminate called after throwing kuzu::common::IOException`),
-    which a caller cannot catch. Entries already acknowledged stay in the journal until there is room."""
-    try:
-        st = os.statvfs(path.parent)
-    except OSError:
-        return
-    free = st.f_bavail * st.f_frsize
-    if free < min_free_mb * 1024 * 1024:
-        raise StoreError(f"the disk holding {path.parent} is full ({free // 1024:,} KB free, kg needs "
-                         f"{min_free_mb} MB to write the graph safely); free some space and run the command "
-                         "again. Acknowledged entries wait in the journal")
-
-
-def _empty(path: Path) -> bool:
-    try:
-        return os.stat(path).st_size == 0
-    except FileNotFoundError:
-        return True
-
-
-def _plain_error(exc: BaseException) -> str:
-    """Kùzu's message, with disk-full and read-only cases said plainly."""
-    text = str(exc)
-    low = text.lower()
-    if "no space" in low or "enospc" in low:
-        return f"the disk is full ({text}); free some space and run the command again"
-    if "read-only" in low or "read only file" in low or "permission denied" in low:
-        return f"the workspace is not writable ({text}); check the folder's permissions"
-    return text
-
-
-NODE_COLUMNS = (
-    "id", "kind", "entry_type", "text", "details", "action", "category", "priority", "status", "area", "source",
-    "pattern_key", "session", "files", "tags", "error_text", "context", "reproducible", "user_context",
-    "complexity", "frequency", "redactions", "created_at", "updated_at", "reinforced_at", "pinned", "stale",
-    "tokens",
-)
 FTS_NAME = "node_fts"
 FTS_RETIRED = _retire.KEY  # Meta key: the graph has no full-text index of its own, cleanly (issue 22)
 _FTS_CREATE = "CALL CREATE_FTS_INDEX('Node', 'node_fts', ['tokens'], stemmer := 'porter')"
@@ -531,23 +475,3 @@ def existing_ids(store: Store, ids: list[str]) -> set[str]:
     if len(ids) <= 32:
         return {i for i in dict.fromkeys(ids) if store.run("node_exists", id=i)}
     return {row["id"] for row in store.run("nodes_existing", ids=list(ids))}
-
-
-HIDDEN_COLUMNS = frozenset({"_id", "_label", "tokens"})
-
-
-def plain(value: Any, *, hide: frozenset[str] = frozenset()) -> Any:
-    """The one JSON-ready conversion (rows, reports): datetimes as ISO text, in nested dicts and lists too;
-    `hide` keys dropped from the top-level dict."""
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items() if k not in hide}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value.isoformat() if isinstance(value, datetime) else value
-
-
-def check_label(name: str, allowed: tuple[str, ...], what: str) -> str:
-    """Labels cannot be parameters in Cypher; only names from the schema's fixed lists are formatted in."""
-    if name not in allowed:
-        raise StoreError(f"unknown {what} {name!r}")
-    return name

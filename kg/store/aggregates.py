@@ -82,6 +82,14 @@ def window_figures(at: list[datetime], sess: list[str | None], st: list[str | No
     return n, len(sessions), last
 
 
+def times(text: str | None) -> list[datetime | None]:
+    """A TIMESTAMP[] as `CAST(... AS STRING)` gives it ("[2026-01-01 10:00:00,,2026-01-02 09:30:00.5]": a NULL
+    item is empty, a NULL list None) as datetimes (see `agg_occ_window_fields` for why not the list itself)."""
+    if not text or text == "[]":
+        return []
+    return [datetime.fromisoformat(x) if x else None for x in text[1:-1].split(",")]
+
+
 def _blocking(proposals: list[tuple[str | None, datetime | None]], last_seen: datetime) -> int:
     return sum(1 for status, decided in proposals
                if status == "pending" or (status == "skipped" and decided is not None and decided >= last_seen))
@@ -266,11 +274,26 @@ def promotion_candidates(st: Any, *, pattern_statuses: list[str], since: datetim
     """The rows of `lc_promotion_candidates`, in its order, from the aggregate: the window's rows with their
     patterns' fields in one query through the rows' links (`agg_occ_window_fields`), and the proposals in
     another (as many rows as the lifecycle's proposals)."""
+    return _candidates(st, "agg_occ_window_fields", ("key", "text", "priority", "area"), pattern_statuses, since,
+                       now, ignore_statuses, min_recurrence, min_sessions)
+
+
+def promotion_figures(st: Any, *, pattern_statuses: list[str], since: datetime, now: datetime,
+                      ignore_statuses: list[str], min_recurrence: int, min_sessions: int) -> list[dict[str, Any]]:
+    """The rows of `lc_promotion_figures` (`lc_promotion_candidates` without key, text and area), in its order,
+    from the aggregate: the node table's text is not read for every ready pattern."""
+    return _candidates(st, "agg_occ_window_figures", ("priority",), pattern_statuses, since, now,
+                       ignore_statuses, min_recurrence, min_sessions)
+
+
+def _candidates(st: Any, query: str, columns: tuple[str, ...], pattern_statuses: list[str], since: datetime,
+                now: datetime, ignore_statuses: list[str], min_recurrence: int,
+                min_sessions: int) -> list[dict[str, Any]]:
     figures: dict[str, tuple[int, int, datetime]] = {}
     fields: dict[str, dict[str, Any]] = {}
     nodes: dict[tuple[int, int], str] = {}
-    for r in st.run("agg_occ_window_fields", since=since, now=now, min_recurrence=max(min_recurrence, 1)):
-        n, sessions, last = window_figures(r["at"], r["sess"], r["st"], since, now, ignore_statuses)
+    for r in st.run(query, since=since, now=now, min_recurrence=max(min_recurrence, 1)):
+        n, sessions, last = window_figures(times(r["at"]), r["sess"], r["st"], since, now, ignore_statuses)
         if last is not None and n >= min_recurrence and sessions >= min_sessions:
             figures[r["id"]] = (n, sessions, last)
             fields[r["id"]] = r
@@ -291,8 +314,8 @@ def promotion_candidates(st: Any, *, pattern_statuses: list[str], since: datetim
         n, sessions, last = figures[pid]
         if _blocking(proposals.get(pid, []), last):
             continue
-        out.append({"id": pid, "key": p["key"], "text": p["text"], "priority": p["priority"], "area": p["area"],
-                    "recurrence": n, "sessions": sessions, "last_seen": last})
+        out.append({"id": pid, **{c: p[c] for c in columns}, "recurrence": n, "sessions": sessions,
+                    "last_seen": last})
     out.sort(key=lambda r: (-r["recurrence"], -r["last_seen"].timestamp(), r["id"]))
     return out
 

@@ -36,6 +36,11 @@ def check(ws, now: datetime) -> None:
                       "ignore_statuses": ["wont_fix"], "min_recurrence": rec, "min_sessions": sess}
             want = full_query(st, params)
             assert aggregates.promotion_candidates(st, **params) == want
+            # the figures alone (what `kg status` ranks and counts): the aggregate's, the Cypher's, and the full
+            # rows' without key, text and area, alike
+            figures = [{k: v for k, v in r.items() if k not in ("key", "text", "area")} for r in want]
+            assert aggregates.promotion_figures(st, **params) == figures
+            assert full_query_named(st, "lc_promotion_figures", params) == figures
             # each pattern's events in the window, from its row's members read by key (migration 0009), equal
             # the query's (exit-code-only members included, ignored statuses left out)
             window = {"since": params["since"], "now": now, "ignore_statuses": ["wont_fix"]}
@@ -343,3 +348,19 @@ def test_each_row_is_linked_to_its_pattern_and_a_lost_link_is_found_and_repaired
         aggregates.rebuild(st)
         assert aggregates.differences(st) == []
         assert aggregates.promotion_candidates(st, **params) == want
+
+
+def test_times_read_as_text_equal_the_list(ws):
+    """(issue 22) The window's times come from Kùzu as one text per pattern (its Python binding never frees the
+    items of a TIMESTAMP[] it returns): parsed, they equal the list, NULL items, an empty and a NULL list too."""
+    from datetime import datetime
+
+    with ws.store() as st:
+        st.execute("CREATE NODE TABLE TimesProbe(id STRING PRIMARY KEY, at TIMESTAMP[])")
+        lists = {"a": [datetime(2026, 1, 1, 10), None, datetime(2026, 1, 2, 9, 30, 0, 500_000)], "b": [],
+                 "c": None, "d": [datetime(1999, 12, 31, 23, 59, 59, 1)]}
+        for key, at in lists.items():
+            st.execute("CREATE (:TimesProbe {id: $id, at: $at})", {"id": key, "at": at})
+        rows = st.execute("MATCH (t:TimesProbe) RETURN t.id AS id, CAST(t.at AS STRING) AS at, t.at AS raw")
+        assert {r["id"]: aggregates.times(r["at"]) for r in rows} == {k: v or [] for k, v in lists.items()}
+        assert all(aggregates.times(r["at"]) == (r["raw"] or []) for r in rows)

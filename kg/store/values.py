@@ -1,0 +1,97 @@
+"""What the store checks and converts, apart from the graph itself: values Kùzu cannot hold refused as bad input,
+a nearly full disk refused before a write, Kùzu's messages said plainly, rows made JSON-ready, labels checked
+against the schema's names. Split from `kg.store` (issue 22: a module of 553 lines); `kg.store` re-exports the
+public names (`plain`, `check_label`, `NODE_COLUMNS`, `HIDDEN_COLUMNS`) and the checks it uses."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg.core.errors import StoreError, UsageError
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def check_values(value: Any, name: str = "") -> None:
+    """Refuse, as bad input, values Kùzu cannot hold (a number past 64 bits, text that is not UTF-8), which
+    its binding layer otherwise reports as an opaque cast failure."""
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, int):
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise UsageError(f"the number {value} is out of range (at most {_INT64[1]:,}); give a smaller value")
+    elif isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(f"{name or 'a value'} is not valid UTF-8 text; give UTF-8 text") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_values(item, str(key))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            check_values(item, name)
+
+
+def check_space(path: Path, min_free_mb: int) -> None:
+    """Refuse to open the graph for writing on a nearly full disk. Kùzu does not report a failed write to its
+    WAL as an error: it aborts the process (`terminate called after throwing kuzu::common::IOException`),
+    which a caller cannot catch. Entries already acknowledged stay in the journal until there is room."""
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return
+    free = st.f_bavail * st.f_frsize
+    if free < min_free_mb * 1024 * 1024:
+        raise StoreError(f"the disk holding {path.parent} is full ({free // 1024:,} KB free, kg needs "
+                         f"{min_free_mb} MB to write the graph safely); free some space and run the command "
+                         "again. Acknowledged entries wait in the journal")
+
+
+def empty(path: Path) -> bool:
+    try:
+        return os.stat(path).st_size == 0
+    except FileNotFoundError:
+        return True
+
+
+def plain_error(exc: BaseException) -> str:
+    """Kùzu's message, with disk-full and read-only cases said plainly."""
+    text = str(exc)
+    low = text.lower()
+    if "no space" in low or "enospc" in low:
+        return f"the disk is full ({text}); free some space and run the command again"
+    if "read-only" in low or "read only file" in low or "permission denied" in low:
+        return f"the workspace is not writable ({text}); check the folder's permissions"
+    return text
+
+
+NODE_COLUMNS = (
+    "id", "kind", "entry_type", "text", "details", "action", "category", "priority", "status", "area", "source",
+    "pattern_key", "session", "files", "tags", "error_text", "context", "reproducible", "user_context",
+    "complexity", "frequency", "redactions", "created_at", "updated_at", "reinforced_at", "pinned", "stale",
+    "tokens",
+)
+
+
+HIDDEN_COLUMNS = frozenset({"_id", "_label", "tokens"})
+
+
+def plain(value: Any, *, hide: frozenset[str] = frozenset()) -> Any:
+    """The one JSON-ready conversion (rows, reports): datetimes as ISO text, in nested dicts and lists too;
+    `hide` keys dropped from the top-level dict."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items() if k not in hide}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def check_label(name: str, allowed: tuple[str, ...], what: str) -> str:
+    """Labels cannot be parameters in Cypher; only names from the schema's fixed lists are formatted in."""
+    if name not in allowed:
+        raise StoreError(f"unknown {what} {name!r}")
+    return name
