@@ -6,8 +6,8 @@ asks by index instead:
 - `fts`: FTS5 over the same text Kùzu indexes (`Node.tokens`: redacted, CJK as bigrams; tokenizer porter
   unicode61 as Kùzu's porter stemmer), contentless (the text is in `node` once); its rowid is the node's
   position in Kùzu's node table;
-- `lfts`: the same tokens as Kùzu's own full-text index (node_fts) held them, for linking's candidates
-  (kg/store/sidelink.py ranks them as node_fts ranked);
+- `lpost`, `ldf`, `ltot`: the tokens as Kùzu's own full-text index (node_fts) held them, counted per porter
+  stem, for linking's candidates (kg/store/linkpost.py; kg/store/sidelink.py ranks them as node_fts ranked);
 - `node`: each node's fields that never change after it is created (id, kind, entry type, text, details,
   category, session, tags, context, created time; priority, status and reinforcement as created: search reads
   the current ones by key for the hits it returns), with indexes on (session, created_at) and (created_at),
@@ -47,10 +47,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kg.store import linkpost
 from kg.store.linktext import link_text
 
 FILE = "search.sqlite"
-VERSION = "4"  # a side file of another version (or stopword list: `version()`) is rebuilt (4: `lfts`)
+VERSION = "5"  # a side file of another version (or stopword list: `version()`) is rebuilt (5: `lpost`)
 CATCH_UP_MAX = 5000  # a one-off reader adds at most this many nodes (else it asks the graph's own index)
 BATCH = 20000  # rows read from the graph and written per transaction in a catch-up or rebuild
 FIELDS = ("id", "kind", "entry_type", "text", "details", "category", "priority", "status", "session", "tags",
@@ -63,12 +64,8 @@ CREATE INDEX IF NOT EXISTS node_session ON node(session, created_at, id) WHERE s
 CREATE INDEX IF NOT EXISTS node_created ON node(created_at);
 """
 _FTS = "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(tokens, content='', tokenize='porter unicode61')"
-# linking's index (kg/store/sidelink.py): each node's tokens as Kùzu's full-text index kept them (ASCII digits
-# dropped, stopwords out, no diacritics folded); rowid the node's position
-_LFTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS lfts USING fts5(terms, content='', "
-         "tokenize='porter unicode61 remove_diacritics 0')")
-_LDL = "CREATE TABLE IF NOT EXISTS ldl(pos INTEGER PRIMARY KEY, dl INTEGER NOT NULL)"  # an lfts document's length
-_SCHEMA += _FTS + ";\n" + _LFTS + ";\n" + _LDL + ";\n"
+_SCHEMA += _FTS + ";\n" + linkpost.SCHEMA  # linking's term counts (kg/store/linkpost.py)
+_OLD = "DROP TABLE IF EXISTS lfts; DROP TABLE IF EXISTS ldl;"  # version 4's linking tables, replaced by linkpost's
 _READ = ("MATCH (n:Node) WHERE offset(ID(n)) >= $start AND offset(ID(n)) < $stop "
          "RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in FIELDS) + ", n.tokens AS tokens")
 _POS = "MATCH (n:Node {id: $id}) RETURN offset(ID(n)) AS pos"
@@ -148,6 +145,8 @@ class SideIndex:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
+            if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'lfts'").fetchone():
+                self.db.executescript(_OLD)  # (the stamp's version differs: the next sync rebuilds it)
         else:
             # kept open on the read server's store: its requests may come on another thread than the first
             self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0, isolation_level=None,
@@ -184,9 +183,7 @@ class SideIndex:
         # every node is a document, a node left without a word too (length 0): node_fts counted each node
         # inserted after it was made (and those a build found with a word: the same unless a text is all
         # stopwords or digits)
-        linked = [(start + k, link_text(r.get("tokens"))) for k, r in enumerate(rows)]
-        self.db.executemany("INSERT INTO lfts(rowid, terms) VALUES (?, ?)", linked)
-        self.db.executemany("INSERT OR REPLACE INTO ldl VALUES (?, ?)", [(p, len(t.split())) for p, t in linked])
+        linkpost.add(self.db, [(start + k, link_text(r.get("tokens"))) for k, r in enumerate(rows)])
 
     def clear(self) -> None:
         """Empty it (inside the caller's transaction); the FTS5 table is made again, not emptied: its pages
@@ -194,9 +191,7 @@ class SideIndex:
         self.db.execute("DELETE FROM node")
         self.db.execute("DROP TABLE IF EXISTS fts")
         self.db.execute(_FTS)
-        self.db.execute("DROP TABLE IF EXISTS lfts")
-        self.db.execute(_LFTS)
-        self.db.execute("DELETE FROM ldl")
+        linkpost.clear(self.db)
         self._set_stamp(0, None)
 
     def remove(self, rows: list[tuple[str, str]]) -> int:
@@ -213,13 +208,10 @@ class SideIndex:
                     continue
                 self.db.execute("INSERT INTO fts(fts, rowid, tokens) VALUES ('delete', ?, ?)",
                                 (found[0], _indexed(tokens)))
-                self.db.execute("INSERT INTO lfts(lfts, rowid, terms) VALUES ('delete', ?, ?)",
-                                (found[0], link_text(tokens)))
-                self.db.execute("DELETE FROM ldl WHERE pos = ?", (found[0],))
+                linkpost.remove(self.db, [(found[0], link_text(tokens))])
                 self.db.execute("DELETE FROM node WHERE pos = ?", (found[0],))
                 gone += 1
             self.db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-            self.db.execute("INSERT INTO lfts(lfts) VALUES ('optimize')")
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -544,7 +536,6 @@ def check(st: Any) -> tuple[bool, str, bool]:
             if quick != ["ok"]:
                 return False, f"{FILE} is damaged ({'; '.join(quick[:3])})", True
             db.execute("INSERT INTO fts(fts) VALUES ('integrity-check')")
-            db.execute("INSERT INTO lfts(lfts) VALUES ('integrity-check')")
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError as exc:
         if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
