@@ -24,7 +24,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS lpost(term TEXT NOT NULL, pos INTEGER NOT NULL, tf INTEGER NOT NULL, dl INTEGER NOT NULL,
                                  PRIMARY KEY (term, pos)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ldf(term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS ltot(one INTEGER PRIMARY KEY CHECK (one = 1), docs INTEGER NOT NULL, tokens INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS ltot(one INTEGER PRIMARY KEY CHECK (one = 1), docs INTEGER NOT NULL,
+                                tokens INTEGER NOT NULL);
 """
 _STEMMER = "CREATE VIRTUAL TABLE s USING fts5(terms, content='', tokenize='porter unicode61 remove_diacritics 0')"
 
