@@ -3,7 +3,8 @@ so that linking's candidates are scored as Kùzu's own full-text index (node_fts
 counts, one index range per asked stem (kg/store/sidelink.py).
 
 The text counted is `link_text` (kg/store/linktext.py: what node_fts indexed), stemmed by FTS5's porter
-tokenizer (an in-memory FTS5 table per batch: the same stems a query's words get in `stems`). Three tables:
+tokenizer (each new word once, in an in-memory FTS5 table, then remembered: the same stems a query's words
+get in `stems`). Three tables:
 - `lpost(term, pos, tf, dl)`: a node (its position in the graph's node table) holds the stem `tf` times; `dl`
   is its document's length in words (node_fts's);
 - `ldf(term, df)`: how many nodes hold the stem;
@@ -30,25 +31,50 @@ CREATE TABLE IF NOT EXISTS ltot(one INTEGER PRIMARY KEY CHECK (one = 1), docs IN
 _STEMMER = "CREATE VIRTUAL TABLE s USING fts5(terms, content='', tokenize='porter unicode61 remove_diacritics 0')"
 
 
-def instances(rows: Iterable[tuple[int, str]]) -> list[tuple[str, int, int]]:
-    """(stem, position, count) of these (position, text) rows, as FTS5's porter tokenizer stems them."""
+_STEMS: dict[str, tuple[str, ...]] = {}  # word -> its FTS5 tokens, porter-stemmed (most words give one)
+_STEMS_MAX = 500_000  # words kept; past it the cache starts again
+
+
+def _learn(words: Iterable[str]) -> None:
+    """Stem the words the cache does not know yet, in one in-memory FTS5 table (each word a document): the
+    stems the index's tokenizer gives a whole text, which splits only where these words split."""
+    new = [w for w in dict.fromkeys(words) if w not in _STEMS]
+    if not new:
+        return
+    if len(_STEMS) + len(new) > _STEMS_MAX:
+        _STEMS.clear()
+    found: dict[int, list[str]] = {}
     with closing(sqlite3.connect(":memory:", isolation_level=None)) as db:
         db.execute(_STEMMER)
         db.execute("BEGIN")
-        db.executemany("INSERT INTO s(rowid, terms) VALUES (?, ?)", rows)
+        db.executemany("INSERT INTO s(rowid, terms) VALUES (?, ?)", enumerate(new))
         db.execute("COMMIT")
         db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(s, 'instance')")
-        return db.execute("SELECT term, doc, count(*) FROM v GROUP BY term, doc").fetchall()
+        for term, doc in db.execute("SELECT term, doc FROM v ORDER BY doc, offset"):
+            found.setdefault(doc, []).append(term)
+    for i, w in enumerate(new):
+        _STEMS[w] = tuple(found.get(i, ()))
+
+
+def stems_of(words: list[str]) -> list[tuple[str, ...]]:
+    """Each word's stems, as the index's tokenizer stems them (none for a word of separators only)."""
+    _learn(words)
+    return [_STEMS[w] for w in words]
 
 
 def postings(rows: Iterable[tuple[int, str]]) -> tuple[list[tuple[str, int, int, int]], Counter[str], int, int]:
     """What these (position, link text) rows add: lpost rows (by term, then position), each stem's document
     count, the documents and the FTS5 tokens."""
-    kept = list(rows)
-    dl = {p: len(t.split()) for p, t in kept}
-    found = instances(kept)
-    df = Counter(term for term, _, _ in found)
-    return ([(t, p, n, dl[p]) for t, p, n in found], df, len(kept), sum(n for _, _, n in found))
+    split = [(p, t.split()) for p, t in rows]
+    _learn(w for _, ws in split for w in ws)
+    post, df, tokens = [], Counter(), 0
+    for p, ws in split:
+        tf = Counter(s for w in ws for s in _STEMS[w])
+        tokens += sum(tf.values())
+        df.update(tf.keys())
+        post += [(s, p, n, len(ws)) for s, n in tf.items()]
+    post.sort()
+    return post, df, len(split), tokens
 
 
 def add(db: sqlite3.Connection, rows: Iterable[tuple[int, str]]) -> None:

@@ -46,11 +46,10 @@ K1, B = 1.2, 0.75  # QUERY_FTS_INDEX's defaults
 
 def stems(words: list[str]) -> list[tuple[str, str]]:
     """(word, porter stem) with one word per stem (the first), as the index's tokenizer stems them."""
-    stem_of = {doc: term for term, doc, _ in linkpost.instances(enumerate(words))}
     seen: set[str] = set()
     out = []
-    for i, w in enumerate(words):
-        s = stem_of.get(i)
+    for w, found in zip(words, linkpost.stems_of(words), strict=True):
+        s = max(found) if found else None  # (a word split in two by the tokenizer: its greater stem, as before)
         if s is not None and s not in seen:
             seen.add(s)
             out.append((w, s))
