@@ -20,6 +20,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable
 from contextlib import closing
+from itertools import chain
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS lpost(term TEXT NOT NULL, pos INTEGER NOT NULL, tf INTEGER NOT NULL, dl INTEGER NOT NULL,
@@ -63,17 +64,19 @@ def stems_of(words: list[str]) -> list[tuple[str, ...]]:
 
 
 def postings(rows: Iterable[tuple[int, str]]) -> tuple[list[tuple[str, int, int, int]], Counter[str], int, int]:
-    """What these (position, link text) rows add: lpost rows (by term, then position), each stem's document
-    count, the documents and the FTS5 tokens."""
+    """What these (position, link text) rows add: lpost rows, each stem's document count, the documents and
+    the FTS5 tokens."""
     split = [(p, t.split()) for p, t in rows]
-    _learn(w for _, ws in split for w in ws)
-    post, df, tokens = [], Counter(), 0
+    _learn(chain.from_iterable(ws for _, ws in split))
+    post: list[tuple[str, int, int, int]] = []
+    df: Counter[str] = Counter()
+    tokens, stems = 0, _STEMS.__getitem__
     for p, ws in split:
-        tf = Counter(s for w in ws for s in _STEMS[w])
-        tokens += sum(tf.values())
+        tf = Counter(chain.from_iterable(map(stems, ws)))
+        tokens += tf.total()
         df.update(tf.keys())
-        post += [(s, p, n, len(ws)) for s, n in tf.items()]
-    post.sort()
+        dl = len(ws)
+        post += [(s, p, n, dl) for s, n in tf.items()]
     return post, df, len(split), tokens
 
 
