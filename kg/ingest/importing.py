@@ -23,7 +23,6 @@ pattern edge or session to the crash get them, read back from the graph.
 from __future__ import annotations
 
 import codecs
-import ctypes
 import gc
 import json
 import os
@@ -250,17 +249,6 @@ def _build_index(ws: Any, st: Any) -> None:
     else:
         rollback.release(st)
     mark_path(ws).unlink(missing_ok=True)
-
-
-def release_memory() -> None:
-    """Hand freed memory back to the system. The load's working set (Kùzu's and Python's) is freed when its
-    store closes, but glibc keeps freed heap for reuse: at 300k entries 470 MB stayed resident into the index
-    build. `malloc_trim` returns it (glibc only; elsewhere nothing happens)."""
-    gc.collect()
-    try:
-        ctypes.CDLL(None).malloc_trim(0)  # the process's own symbols: libc's
-    except (OSError, AttributeError):  # not glibc
-        pass
 
 
 def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total: int, resuming: bool,

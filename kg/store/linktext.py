@@ -1,5 +1,5 @@
 """The text Kùzu's own full-text index (node_fts) indexed for a node's tokens, or asked for a query (issue 22):
-what the side index's linking table (`lfts`, kg/store/sideindex.py and kg/store/sidelink.py) holds and asks,
+what the side index's linking term counts (kg/store/linkpost.py, asked by kg/store/sidelink.py) hold and ask,
 so that linking's candidates are node_fts's. Measured against kuzu 0.11.3 (tests/integration/test_side_link.py):
 its ignore pattern, its whole stopword list (rules/search_stopwords.toml [fts] and [node_fts]), its porter
 stemmer on two-letter words (FTS5's leaves words under three letters as they are)."""
@@ -41,7 +41,7 @@ def _link_stop() -> frozenset[str]:
     global _LINK_STOP, _IGNORE
     if _LINK_STOP is None:
         from kg.core.policy import packaged
-        from kg.store.sideindex import _stop
+        from kg.store.sidefile import _stop
 
         rules = packaged("search_stopwords")["node_fts"]
         _IGNORE = re.compile(rules["ignore"])

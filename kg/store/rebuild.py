@@ -44,49 +44,6 @@ def fts_pool_mb(nodes: int, floor: int) -> int:
     return max(floor, int(nodes * FTS_KB_PER_NODE / 1024) + 1)
 
 
-def fts_pool_needed(store: Any, pool_mb: int) -> int | None:
-    """On a writer's open: the pool (MB) the missing full-text index needs when the store's own `pool_mb` is
-    too small to build it (an import killed at a million nodes: the next open would fail with "buffer pool is
-    full", or crawl for half an hour), else None. One SHOW_INDEXES when the index is there."""
-    if getattr(store, "backend", "kuzu") != "kuzu" or store.has_fts() or not store.applied_migrations():
-        return None
-    result = store._execute_raw("MATCH (n:Node) RETURN count(n) AS n", {})
-    need = fts_pool_mb(int(result[0]["n"]), pool_mb)
-    return need if need > pool_mb else None
-
-
-def build_fts(path: Path, kuzu: Any, fts_create: str, *, buffer_pool_mb: int) -> None:
-    """Build the full-text index of the graph at `path` (closed by the caller, whose lock is held) in a handle
-    with a pool of `buffer_pool_mb`, checkpointed, so that the caller's own handle finds it."""
-    db = kuzu.Database(str(path), buffer_pool_size=buffer_pool_mb * 1024 * 1024)
-    try:
-        conn = kuzu.Connection(db)
-        conn.execute(fts_create)
-        conn.execute("CHECKPOINT")
-        conn.close()
-    finally:
-        db.close()
-
-
-def build_index_in(store: Any, pool_mb: int, before: Any = None) -> bool:
-    """The import's last step, its lock still held (kg/store/rollback.py): the missing full-text index built by
-    `build_fts` in a pool of `pool_mb`, then `store` (a `kg.store.Store`) reconnects. False when it is there."""
-    if store.has_fts():
-        return False
-    from kg.store import _FTS_CREATE
-    from kg.store.kuzu_import import import_kuzu
-
-    store.forget_prepared()
-    store._close()
-    try:
-        if before is not None:
-            before()
-        build_fts(store.path, import_kuzu(), _FTS_CREATE, buffer_pool_mb=pool_mb)
-    finally:  # built or not, the caller's store is open again (else its next write fails on a closed handle)
-        store._db, store._conn = store._connect()
-    return True
-
-
 def drop_fts(store: Any) -> None:
     """Drop the full-text index, then checkpoint at once, so the drop is never replayed from the log (a
     plain close without a checkpoint, as kg's writers do, leaves the same graph as a kill). A kill between the

@@ -10,8 +10,15 @@ copied aside first (kg/store/rollback.py), the drop checkpointed at once, then t
 released. Killed before the release, the next writer's open puts the copy back and drops again.
 
 A graph with neither the index nor the mark lost its index some other way (a kill in an older kg's drop or
-build). As before issue 22 the index is built once to find out: a graph in that state fails with the signs
-`Store.open` repairs by rebuilding it (kg/store/rebuild.py); then it is dropped as above.
+build), or was made by a kg that marked nothing. Before issue 22's fix the index was built whole to find out:
+at a million nodes that build fails in the default 1 GiB pool ("buffer pool is full") and was tried again at
+every open. Now the graph's catalogue is read first: an index's hidden tables left without it (a build cut
+short) make `Store.open` rebuild the graph (kg/store/rebuild.py). A drop replayed half leaves nothing the
+catalogue shows (kuzu 0.11.3: no hidden table, SHOW_INDEXES empty, a checkpoint passes), but refuses an index
+of that name ("Index with name node_fts already exists"; a write to the node table then crashes): so an index
+of that name is built over `PROBE_COLUMN`, a column kg leaves empty but on a feature request's complexity (a
+few words per graph: cheap whatever its size), under the same crash protection as the drop; refused with the
+signs, the graph is rebuilt; built, it is dropped and the graph marked.
 """
 
 from __future__ import annotations
@@ -36,26 +43,43 @@ def mark(store: Any) -> None:
                        {"key": KEY, "value": datetime.now().isoformat(timespec="seconds")})
 
 
+PROBE_COLUMN = "complexity"  # (see the module's doc) empty on every node but a feature request's
+PROBE = f"CALL CREATE_FTS_INDEX('Node', 'node_fts', ['{PROBE_COLUMN}'])"
+
+
 def retire(store: Any) -> None:
     """Drop node_fts and mark the graph (see the module's doc). Without room for the copy, or while another
     bulk change's copy is held, nothing changes (a later open does it)."""
-    from kg.store import _FTS_CREATE
-
-    if not store.has_fts():
-        try:
-            store._execute_raw(_FTS_CREATE, {})
-        except StoreError as exc:
-            if _rebuild.stale_fts(str(exc)):
-                raise  # `open` rebuilds the graph, then comes back here
-            return  # (a pool too small at a million nodes) left as it is, for a later open
-        finally:
-            store.forget_prepared()
+    fts = store.has_fts()
+    if not fts:
+        half = _rebuild.half_index(store)
+        if half:
+            raise StoreError(half)  # `open` rebuilds the graph, then comes back here
     try:
         taken = _rollback.take(store, "drop of the old full-text index")
     except StoreError:
-        return  # (no room for the copy) nothing changed; linking asks node_fts while it is there
+        return  # (no room for the copy) nothing changed; a later open does it
     if not taken:
+        return
+    if not fts and not _probe(store):
+        _rollback.release(store)
         return
     _rebuild.drop_fts(store)
     mark(store)
     _rollback.release(store)
+
+
+def _probe(store: Any) -> bool:
+    """An index of node_fts's name over `PROBE_COLUMN` (see the module's doc): True when built (the graph is
+    clean; the caller drops it); raises the error `Store.open` repairs when refused with a half-dropped
+    index's signs (the copy released first: the rebuild starts from the graph as it is)."""
+    try:
+        store._execute_raw(PROBE, {})
+    except StoreError as exc:
+        if _rebuild.stale_fts(str(exc)):
+            _rollback.release(store)
+            raise
+        return False  # (the disk) left as it is, for a later open
+    finally:
+        store.forget_prepared()
+    return True

@@ -11,11 +11,9 @@ tests/integration/test_side_link.py, bench/link_quality.py --graph):
   order of its own: here the newest node first);
 - it sees the nodes its own open transaction created.
 
-The side file's `lfts` holds the same documents (kg/store/sideindex.py `link_text`), stemmed by FTS5's porter
-tokenizer. FTS5's bm25() is the same sum with ln((N - df + 0.5) / (df + 0.5)) (floored at 1e-6) and the
-file's own N and mean length: asked one stem at a time, with the document's length (`lfts_docsize`) and the
-table's totals (its averages record), it gives each posting's tf back exactly, and the score is made again
-with Kùzu's idf over every document the writer sees.
+The side file holds the same documents' term counts (kg/store/linkpost.py), stemmed by FTS5's porter
+tokenizer: each asked stem is one index range of (node, count, length), scored with Kùzu's idf over every
+document the writer sees, summed and cut inside SQLite.
 
 The writer's own nodes that the file does not hold yet (created in its open transaction, or committed and not
 synced) are the tail: indexed in a private in-memory table for the query, never written to the file (the file
@@ -28,79 +26,30 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Iterable
-from contextlib import closing
 from typing import Any
 
+from kg.store import linkpost
 from kg.store.sideindex import (
     SideIndex,
     _count,
     _pos_of,
     _stream,
     embedded,
-    fts_query,
     link_text,
     path_of,
     safe_sync,
     version,
 )
 
-K1, B = 1.2, 0.75  # QUERY_FTS_INDEX's defaults, as FTS5's bm25()
-_TABLE = "CREATE VIRTUAL TABLE {name} USING fts5(terms, content='', tokenize='porter unicode61 remove_diacritics 0')"
-
-
-def _varints(blob: bytes) -> list[int]:
-    """SQLite's varints (FTS5's records)."""
-    out, i = [], 0
-    while i < len(blob):
-        v = 0
-        for j in range(9):
-            b = blob[i]
-            i += 1
-            if j == 8:
-                v = (v << 8) | b
-                break
-            v = (v << 7) | (b & 0x7F)
-            if b < 0x80:
-                break
-        out.append(v)
-    return out
-
-
-def _totals(db: sqlite3.Connection) -> tuple[int, int]:
-    """(documents, tokens) of an lfts table: FTS5's averages record, what its bm25() uses."""
-    row = db.execute("SELECT block FROM lfts_data WHERE id = 1").fetchone()
-    totals = _varints(row[0]) if row and row[0] else []
-    return (totals[0], totals[1]) if len(totals) > 1 else (0, 0)
-
-
-def _vocab(db: sqlite3.Connection) -> None:
-    """A per-term document count of lfts on this connection (a temp table: the file may be read-only)."""
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lvocab USING fts5vocab(main, lfts, row)")
-
-
-def _memory(rows: Iterable[tuple[int, str]]) -> sqlite3.Connection:
-    """An in-memory lfts (and its lengths) of these (position, link text) rows."""
-    db = sqlite3.connect(":memory:", isolation_level=None)
-    db.execute(_TABLE.format(name="lfts"))
-    db.execute("CREATE TABLE ldl(pos INTEGER PRIMARY KEY, dl INTEGER NOT NULL)")
-    kept = list(rows)
-    db.execute("BEGIN")
-    db.executemany("INSERT INTO lfts(rowid, terms) VALUES (?, ?)", kept)
-    db.executemany("INSERT INTO ldl VALUES (?, ?)", [(p, len(s.split())) for p, s in kept])
-    db.execute("COMMIT")
-    return db
+K1, B = 1.2, 0.75  # QUERY_FTS_INDEX's defaults
 
 
 def stems(words: list[str]) -> list[tuple[str, str]]:
     """(word, porter stem) with one word per stem (the first), as the index's tokenizer stems them."""
-    with closing(_memory(enumerate(words))) as db:
-        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(lfts, 'instance')")
-        stem_of = dict(db.execute("SELECT doc, term FROM v"))
     seen: set[str] = set()
     out = []
-    for i, w in enumerate(words):
-        s = stem_of.get(i)
+    for w, found in zip(words, linkpost.stems_of(words), strict=True):
+        s = max(found) if found else None  # (a word split in two by the tokenizer: its greater stem, as before)
         if s is not None and s not in seen:
             seen.add(s)
             out.append((w, s))
@@ -108,37 +57,29 @@ def stems(words: list[str]) -> list[tuple[str, str]]:
 
 
 class _Part:
-    """One lfts table (the side file's, or the tail's in memory) and what it holds of the query's stems."""
+    """One side file's term counts (the file's, or the tail's in memory) and what it holds of the query's
+    stems."""
 
     def __init__(self, db: sqlite3.Connection, query: list[tuple[str, str]]):
         self.db = db
-        self.docs, self.tokens = _totals(db)
-        _vocab(db)
-        self.df = {}
-        for _, stem in query:
-            row = db.execute("SELECT doc FROM temp.lvocab WHERE term = ?", (stem,)).fetchone()
-            self.df[stem] = int(row[0]) if row else 0
+        self.docs, self.tokens = linkpost.totals(db)
+        self.df = {stem: linkpost.df(db, stem) for _, stem in query}
 
     def best(self, query: list[tuple[str, str]], idf: dict[str, float], avg: float, k: int
              ) -> list[tuple[int, float]]:
-        """The k best of this table's documents by Kùzu's score with the writer's whole statistics (`idf` per
-        stem, `avg` length): each posting's tf is FTS5's bm25() of the stem alone, undone with this table's
-        own idf and mean length (FTS5's), then scored again; summed, ordered, cut inside SQLite."""
-        ctes, parts, params, tail_params = [], [], [], []
-        for n, (word, stem) in enumerate(q for q in query if self.df.get(q[1])):
-            df = self.df[stem]
-            f_idf = math.log((self.docs - df + 0.5) / (df + 0.5))
-            ctes.append(f"t{n} AS MATERIALIZED (SELECT rowid AS p, -bm25(lfts) / ? AS sh FROM lfts WHERE lfts MATCH ?)")
-            params += [f_idf if f_idf > 0 else 1e-6, fts_query([word], "AND")]
-            parts.append(f"SELECT p, ? * tf * {K1 + 1} / (tf + {K1} * ({1 - B} + {B} * dl / ?)) AS w FROM "
-                         f"(SELECT t{n}.p AS p, d.dl AS dl, CAST(t{n}.sh * {K1} * ({1 - B} + {B} * d.dl / ?) / "
-                         f"({K1 + 1} - t{n}.sh) + 0.5 AS INTEGER) AS tf FROM t{n} JOIN ldl d ON d.pos = t{n}.p)")
-            tail_params += [idf[stem], avg, self.tokens / self.docs]
+        """The k best of this part's documents by Kùzu's score with the writer's whole statistics (`idf` per
+        stem, `avg` length): each stem's postings read by index, scored, summed, ordered, cut inside SQLite."""
+        parts, params = [], []
+        for _, stem in query:
+            if self.df.get(stem):
+                parts.append(f"SELECT pos AS p, ? * tf * {K1 + 1} / (tf + {K1} * ({1 - B} + {B} * dl / ?)) AS w "
+                             "FROM lpost WHERE term = ?")
+                params += [idf[stem], avg, stem]
         if not parts:
             return []
-        sql = (f"WITH {', '.join(ctes)}, s AS ({' UNION ALL '.join(parts)}) "
-               "SELECT p, round(sum(w), 9) AS sc FROM s GROUP BY p ORDER BY sc DESC, p LIMIT ?")
-        return [(int(p), float(sc)) for p, sc in self.db.execute(sql, (*params, *tail_params, k))]
+        sql = (f"SELECT p, round(sum(w), 9) AS sc FROM ({' UNION ALL '.join(parts)}) "
+               "GROUP BY p ORDER BY sc DESC, p LIMIT ?")
+        return [(int(p), float(sc)) for p, sc in self.db.execute(sql, (*params, k))]
 
 
 def top(parts: list[_Part], query: list[tuple[str, str]], k: int) -> list[tuple[int, float]]:
@@ -235,7 +176,7 @@ def candidates(st: Any, words: list[str], k: int) -> list[tuple[str, str, float]
     if not query or k < 1:
         return []
     tail = _tail(st, have, count)
-    mem = _memory((p, link_text(r.get("tokens"))) for p, r in tail) if tail else None
+    mem = linkpost.memory((p, link_text(r.get("tokens"))) for p, r in tail) if tail else None
     try:
         parts = ([_Part(side.db, query)] if side is not None else []) + (
             [_Part(mem, query)] if mem is not None else [])

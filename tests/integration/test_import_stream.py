@@ -222,10 +222,6 @@ def test_a_resumed_import_builds_the_index_and_the_aggregates_once(tmp_path, mon
     raw = Store._execute_raw
     monkeypatch.setattr(Store, "_execute_raw", lambda self, cypher, params: (
         builds.append(cypher) if "CREATE_FTS_INDEX" in cypher else None, raw(self, cypher, params))[1])
-    import kg.store.rebuild as rebuild_mod
-
-    build = rebuild_mod.build_fts  # the import's last step builds it in a handle of its own (a pool sized for it)
-    monkeypatch.setattr(rebuild_mod, "build_fts", lambda *a, **k: (builds.append("build_fts"), build(*a, **k))[1])
     rebuilt: list[int] = []
     rebuild = aggregates.rebuild
     monkeypatch.setattr(aggregates, "rebuild", lambda st: (rebuilt.append(1), rebuild(st))[1])

@@ -1,0 +1,290 @@
+"""The side index's file (`memory/.kg/search.sqlite`, kg/store/sideindex.py keeps it in step with the graph):
+its tables, their form (`version`), and one open file's writes and reads (`SideIndex`).
+
+- `fts`: FTS5 over the same text Kùzu indexes (`Node.tokens`: redacted, CJK as bigrams; tokenizer porter
+  unicode61 as Kùzu's porter stemmer), contentless (the text is in `node` once); its rowid is the node's
+  position in Kùzu's node table;
+- `lpost`, `ldf`, `ltot`: the tokens as Kùzu's own full-text index (node_fts) held them, counted per porter
+  stem, for linking's candidates (kg/store/linkpost.py; kg/store/sidelink.py ranks them as node_fts ranked);
+- `node`: each node's fields that never change after it is created (id, kind, entry type, text, details,
+  category, session, tags, context, created time; priority, status and reinforcement as created: search reads
+  the current ones by key for the hits it returns), with indexes on (session, created_at) and (created_at),
+  so a session's members, a window of dates and the newest entries are index range reads.
+
+`remove` takes rows out and leaves none of their bytes in the file (secure_delete, FTS5 optimize, VACUUM).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg.store import linkpost
+from kg.store.linktext import link_text
+
+FILE = "search.sqlite"
+VERSION = "5"  # a side file of another version (or stopword list: `version()`) is rebuilt (5: `lpost`)
+FIELDS = ("id", "kind", "entry_type", "text", "details", "category", "priority", "status", "session", "tags",
+          "context", "created_at")
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS node(pos INTEGER PRIMARY KEY, {", ".join(f + " TEXT" for f in FIELDS)});
+CREATE UNIQUE INDEX IF NOT EXISTS node_id ON node(id);
+CREATE INDEX IF NOT EXISTS node_session ON node(session, created_at, id) WHERE session IS NOT NULL;
+CREATE INDEX IF NOT EXISTS node_created ON node(created_at);
+"""
+_FTS = "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(tokens, content='', tokenize='porter unicode61')"
+_SCHEMA += _FTS + ";\n" + linkpost.SCHEMA  # linking's term counts (kg/store/linkpost.py)
+_OLD = "DROP TABLE IF EXISTS lfts; DROP TABLE IF EXISTS ldl;"  # version 4's linking tables, replaced by linkpost's
+def path_of(graph_path: Path) -> Path:
+    return Path(graph_path).parent / FILE
+
+
+def _time(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return (value if value.tzinfo is None else value.replace(tzinfo=None)).isoformat(" ", "microseconds")
+    return str(value)
+
+
+def parse_time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+_TAGS = FIELDS.index("tags")
+_AT = FIELDS.index("created_at")
+
+
+def _row(pos: int, r: dict[str, Any]) -> list[Any]:
+    vals = [pos, *map(r.get, FIELDS)]
+    vals[_AT + 1] = _time(vals[_AT + 1])
+    tags = vals[_TAGS + 1]
+    vals[_TAGS + 1] = json.dumps(list(tags), ensure_ascii=False) if tags else None
+    return vals
+
+
+def _indexed(tokens: str | None) -> str:
+    """The index text without stopwords (rules/search_stopwords.toml), as Kùzu's index kept it."""
+    stop = _stop()
+    return " ".join(w for w in (tokens or "").split() if w not in stop)
+
+
+def _stop() -> frozenset[str]:
+    global _STOP
+    if _STOP is None:
+        from kg.core.policy import packaged
+
+        _STOP = frozenset(packaged("search_stopwords")["fts"]["stopwords"])
+    return _STOP
+
+
+_STOP: frozenset[str] | None = None
+
+
+def version() -> str:
+    """The side file's form: this module's and the stopword list's (rules/search_stopwords.toml)."""
+    import hashlib
+
+    from kg.store.linktext import form
+
+    link = form()
+    digest = hashlib.sha256((" ".join(sorted(_stop())) + "|" + link).encode()).hexdigest()[:12]
+    return f"{VERSION}:{digest}"
+
+
+def fts_query(terms: Iterable[str], op: str) -> str:
+    """FTS5 syntax for these terms joined by `op` (AND / OR), each quoted (no operator can be injected)."""
+    return f" {op} ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+class SideIndex:
+    """One open side file (`writable` for sync, else a read-only connection)."""
+
+    def __init__(self, path: Path, writable: bool):
+        self.path = path
+        if writable:
+            self.db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
+            if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'lfts'").fetchone():
+                self.db.executescript(_OLD)  # (the stamp's version differs: the next sync rebuilds it)
+        else:
+            # kept open on the read server's store: its requests may come on another thread than the first
+            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0, isolation_level=None,
+                                      check_same_thread=False)
+        self.db.execute("PRAGMA secure_delete=ON")
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- the stamp ------------------------------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def stamp(self) -> tuple[int, str | None]:
+        """(nodes indexed, id of the last one)."""
+        return int(self.meta("count") or 0), self.meta("last_id")
+
+    def current(self, count: int) -> bool:
+        """Whether this file holds the graph's `count` nodes, in this version's form."""
+        return self.stamp()[0] == count and self.meta("version") == version()
+
+    def _set_stamp(self, count: int, last_id: str | None) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                            [("count", str(count)), ("last_id", last_id), ("version", version())])
+
+    # -- writing --------------------------------------------------------------------------------------------
+    def _add(self, start: int, rows: list[dict[str, Any]]) -> None:
+        """Rows at positions start, start+1, ... (inside the caller's transaction)."""
+        self.db.executemany(f"INSERT OR REPLACE INTO node VALUES ({', '.join('?' * (len(FIELDS) + 1))})",
+                            [_row(start + k, r) for k, r in enumerate(rows)])
+        self.db.executemany("INSERT INTO fts(rowid, tokens) VALUES (?, ?)",
+                            [(start + k, _indexed(r.get("tokens"))) for k, r in enumerate(rows)])
+        # every node is a document, a node left without a word too (length 0): node_fts counted each node
+        # inserted after it was made (and those a build found with a word: the same unless a text is all
+        # stopwords or digits)
+        linkpost.add(self.db, [(start + k, link_text(r.get("tokens"))) for k, r in enumerate(rows)])
+
+    def clear(self) -> None:
+        """Empty it (inside the caller's transaction); the FTS5 table is made again, not emptied: its pages
+        may be the damaged part."""
+        self.db.execute("DELETE FROM node")
+        self.db.execute("DROP TABLE IF EXISTS fts")
+        self.db.execute(_FTS)
+        linkpost.clear(self.db)
+        self._set_stamp(0, None)
+
+    def remove(self, rows: list[tuple[str, str]]) -> int:
+        """Take these nodes ((id, index text) pairs: a contentless index deletes a document by its text) out,
+        leaving none of their bytes in the file: FTS5 keeps deleted documents in old segments until they are
+        merged ('optimize'), freed pages are zeroed (secure_delete) and the file vacuumed, its WAL
+        truncated. Returns how many were found."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            gone = 0
+            for node_id, tokens in rows:
+                found = self.db.execute("SELECT pos FROM node WHERE id = ?", (node_id,)).fetchone()
+                if found is None:
+                    continue
+                self.db.execute("INSERT INTO fts(fts, rowid, tokens) VALUES ('delete', ?, ?)",
+                                (found[0], _indexed(tokens)))
+                linkpost.remove(self.db, [(found[0], link_text(tokens))])
+                self.db.execute("DELETE FROM node WHERE pos = ?", (found[0],))
+                gone += 1
+            self.db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.db.execute("VACUUM")
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return gone
+
+    # -- reading --------------------------------------------------------------------------------------------
+    def ranked(self, terms: list[str], k: int) -> list[tuple[int, float]]:
+        """Any of the terms, best BM25 first (exhaustive over their postings): (position, score > 0).
+
+        Scored as Kùzu's index scored (idf log(1 + (N - n + 0.5) / (n + 0.5))): FTS5's bm25() floors the idf
+        of a term in more than half the documents to 1e-6, which made such a word (a speaker's name in a
+        conversation) count for nothing. Each term is asked alone, its bm25() divided by FTS5's idf to give
+        the term's share, and weighed again by Kùzu's idf."""
+        if not terms or k < 1:
+            return []
+        n = max(1, int(self.meta("count") or 0))
+        total: dict[int, float] = {}
+        for t in dict.fromkeys(terms):
+            rows = self.db.execute("SELECT rowid, -bm25(fts) FROM fts WHERE fts MATCH ?",
+                                   (fts_query([t], "AND"),)).fetchall()
+            df = len(rows)
+            if not df:
+                continue
+            fts_idf = math.log((n - df + 0.5) / (df + 0.5))
+            fts_idf = fts_idf if fts_idf > 0 else 1e-6
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            for p, s in rows:
+                total[p] = total.get(p, 0.0) + idf * s / fts_idf
+        best = sorted(((p, round(s, 9)) for p, s in total.items()), key=lambda x: (-x[1], x[0]))
+        if len(best) > k:  # those tied with the k-th too: the caller breaks ties by id, as before
+            best = [x for x in best if x[1] >= best[k - 1][1]]
+        return best
+
+    def newest(self, terms: list[str], k: int) -> list[tuple[int, float]]:
+        """Nodes holding all the terms, newest (last created) first, at most `k`: bounded by `k`, whatever
+        the terms' posting lists."""
+        if not terms or k < 1:
+            return []
+        rows = self.db.execute("SELECT rowid, -bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+                               (fts_query(terms, "AND"), k)).fetchall()
+        return [(int(p), float(s)) for p, s in rows]
+
+    def df(self, term: str) -> int:
+        """How many nodes hold the term (its posting list; the porter stem's, as FTS5 matches)."""
+        row = self.db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (fts_query([term], "AND"),)).fetchone()
+        return int(row[0])
+
+    def rows_at(self, positions: list[int]) -> dict[int, dict[str, Any]]:
+        out: dict[int, dict[str, Any]] = {}
+        for chunk in _chunks(positions, 500):
+            q = f"SELECT * FROM node WHERE pos IN ({', '.join('?' * len(chunk))})"
+            for r in self.db.execute(q, chunk):
+                out[r[0]] = _dict(r)
+        return out
+
+    def rows_by_id(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for chunk in _chunks(ids, 500):
+            q = f"SELECT * FROM node WHERE id IN ({', '.join('?' * len(chunk))})"
+            for r in self.db.execute(q, chunk):
+                d = _dict(r)
+                out[d["id"]] = d
+        return out
+
+    def session_members(self, sessions: list[str], limit: int) -> list[tuple[str, datetime | None, str]]:
+        """(session, time, id) of these sessions' entries, by session then time (none last) and id."""
+        if not sessions or limit < 1:
+            return []
+        q = (f"SELECT session, created_at, id FROM node WHERE session IN ({', '.join('?' * len(sessions))}) "
+             "ORDER BY session, created_at IS NULL, created_at, id LIMIT ?")
+        return [(s, parse_time(t), i) for s, t, i in self.db.execute(q, (*sessions, limit))]
+
+    def between(self, start: datetime, end: datetime, limit: int) -> list[dict[str, Any]]:
+        """Entries (not patterns) created in [start, end), newest first."""
+        q = ("SELECT * FROM node WHERE created_at >= ? AND created_at < ? AND kind <> 'pattern' "
+             "ORDER BY created_at DESC, id LIMIT ?")
+        return [_dict(r) for r in self.db.execute(q, (_time(start), _time(end), limit))]
+
+    def newest_ids(self, since: datetime | None, limit: int) -> list[tuple[str, datetime | None]]:
+        """(id, time) of the newest nodes of any kind created at or after `since`, newest first, ties by id
+        descending (`nodes_newest_any`'s rows): an index range read."""
+        q = ("SELECT id, created_at FROM node WHERE created_at >= ? ORDER BY created_at DESC, id DESC LIMIT ?"
+             if since is not None else
+             "SELECT id, created_at FROM node WHERE created_at IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT ?")
+        args = (_time(since), limit) if since is not None else (limit,)
+        return [(i, parse_time(t)) for i, t in self.db.execute(q, args)]
+
+    def recent(self, limit: int) -> list[dict[str, Any]]:
+        q = "SELECT * FROM node WHERE kind <> 'pattern' ORDER BY created_at DESC, id LIMIT ?"
+        return [_dict(r) for r in self.db.execute(q, (limit,))]
+
+
+def _chunks(items: list[Any], n: int) -> Iterator[list[Any]]:
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
+
+
+def _dict(r: tuple) -> dict[str, Any]:
+    d = dict(zip(("pos", *FIELDS), r, strict=True))
+    d["created_at"] = parse_time(d["created_at"])
+    d["tags"] = json.loads(d["tags"]) if d["tags"] else []
+    d["pinned"], d["reinforced_at"], d["stale"] = False, None, False
+    d["side"] = True  # priority, status, pinned and reinforcement as created: `fresh` reads the current ones
+    return d
