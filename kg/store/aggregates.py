@@ -82,9 +82,12 @@ def window_figures(at: list[datetime], sess: list[str | None], st: list[str | No
     return n, len(sessions), last
 
 
-def times(text: str | None) -> list[datetime | None]:
+def times(text: str | list[datetime | None] | None) -> list[datetime | None]:
     """A TIMESTAMP[] as `CAST(... AS STRING)` gives it ("[2026-01-01 10:00:00,,2026-01-02 09:30:00.5]": a NULL
-    item is empty, a NULL list None) as datetimes (see `agg_occ_window_fields` for why not the list itself)."""
+    item is empty, a NULL list None) as datetimes (see `agg_occ_window_fields` for why not the list itself).
+    A team graph (FalkorDB) has no such cast and returns the list of datetimes itself."""
+    if isinstance(text, list):
+        return text
     if not text or text == "[]":
         return []
     return [datetime.fromisoformat(x) if x else None for x in text[1:-1].split(",")]
