@@ -1,24 +1,28 @@
-"""A fresh held-out set of aider user turns (tests/data/heldout_aider_p15.jsonl), chosen by a fixed rule and
-labelled by hand before any detector change of that landing; scored once, at the end, this tree beside another.
+"""Fresh held-out sets of other users' turns, each chosen by a rule fixed before anyone read a turn and labelled by
+hand before any detector change of its landing; scored once, at the end, this tree beside another.
 
-    .venv/bin/python bench/reflect_heldout.py --show               # the turns to label, with the agent's turn before
+    .venv/bin/python bench/reflect_heldout.py --show               # the turns to label, with the agent's turns around
     .venv/bin/python bench/reflect_heldout.py --score --baseline /work/main    # once, at the end of a piece of work
+    .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
-The rule (fixed before anyone read a turn): in runtimes/aider/aider-ai_aider/chat-history.part1.md (497 sessions),
-walk the sessions of the second half (index >= 248) in file order, skip any session holding a turn labelled in
-tests/data/other_user_turns.jsonl, keep every user turn of each session kept, and stop after the session in which the
-kept turns that are not slash commands reach 150. Slash commands are labelled too (nothing to learn, as the guide
-says of commands). The labels follow $KG_SHARED_DATA/labels/README.md. These turns are never trained on
-(bench/reflect_train.py reads other_user_turns.jsonl only), and --show runs no detector.
+p16 (tests/data/heldout_p16.jsonl, held out; the rule fixed 2026-12-03 07:20 UTC before a turn of it was read):
+1. runtimes/aider/aider-ai_aider/chat-history.part1.md: every session (split at "# aider chat started at") that holds
+   no turn labelled in tests/data/other_user_turns.jsonl nor in tests/data/heldout_aider_p15.jsonl; every user turn
+   of each such session, slash commands included (labelled nothing to learn, as the guide says of commands). Whole
+   sessions only: the unlabelled turns of sessions that hold a labelled turn were read beside it and are left out.
+2. runtimes/{claude_code,codex,openclaw}/transcripts/*: every user turn whose text is not in other_user_turns.jsonl.
+   The other aider histories under runtimes/aider/*/ hold no unlabelled user turn (every one is in that file).
+No cap: that is all the unread user turns the shared data holds. These turns are never trained on
+(bench/reflect_train.py reads other_user_turns.jsonl only), --show runs no detector, and the development benches
+leave them out of what they print (held_out_turns).
 
-What the rule gave (labelled 2026-12-03 before any detector change, by one annotator): 329 user turns of 126 sessions,
-most of them slash commands, "hi", aider's own /help question turns and bare first requests; 8 corrections (a request
-said again after /undo or a failed fix, "no, this happens even on ...", "i don't want to modify the config", an
-instruction to write the just-written code another way) and 1 knowledge gap. Judgement calls, kept the same way
-throughout: a session's first turn is not a correction (the agent of that session did nothing yet), even when it
-asks to change code an earlier session wrote; a pasted error without words is not one; a request split after /clear
-without /undo is not one. The share of corrections (8 of 329) is far below the other sets': recall rests on 8 turns,
-precision on the 321 turns with nothing to learn.
+p15 (tests/data/heldout_aider_p15.jsonl, READ at the end of the fifteenth landing: development data now): the sessions
+of the second half (index >= 248) of the same aider file in file order, skipping any holding a labelled turn, every
+user turn, up to the session where the non-slash turns reach 150. 329 turns, 8 corrections, 1 knowledge gap.
+
+Judgement calls, the same in both sets: a session's first turn is not a correction (the agent of that session did
+nothing yet), even when it asks to change code an earlier session wrote; a pasted error without words is not one; a
+request split after /clear without /undo is not one.
 """
 
 from __future__ import annotations
@@ -34,13 +38,22 @@ import reflect_train as rt
 
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
-LABELS = REPO / "tests" / "data" / "heldout_aider_p15.jsonl"
+RUNTIMES = ("claude_code", "codex", "openclaw")
+SETS = {"p16": REPO / "tests" / "data" / "heldout_p16.jsonl",
+        "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
+HELD_OUT = "p16"
+LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
-FIRST_SESSION = 248
-TARGET = 150
+P15_FIRST_SESSION = 248
+P15_TARGET = 150
 CLASSES = ("correction", "preference", "knowledge_gap", "feature_request", "positive")
 CATEGORY = {"correction": "correction", "preference": "preference", "knowledge_gap": "knowledge_gap",
             "feature_request": "feature", "positive": "best_practice"}
+
+
+def _labels(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()] \
+        if path.exists() else []
 
 
 def held_out_turns() -> set[tuple[str, int]]:
@@ -50,15 +63,35 @@ def held_out_turns() -> set[tuple[str, int]]:
     file (`line`), which no change of a reader moves."""
     from kg.reflect import read_transcript
 
-    if not LABELS.exists():
-        return set()
-    lines = {lab["line"] for lab in map(json.loads, LABELS.read_text(encoding="utf-8").splitlines())}
-    t = read_transcript(rt.shared_data() / FILE)
-    return {(FILE, u.index) for u in t.turns if u.role == "user" and u.line in lines}
+    lines: dict[str, set[int]] = {}
+    for lab in _labels(LABELS):
+        lines.setdefault(lab["file"], set()).add(lab["line"])
+    out = set()
+    for rel, wanted in lines.items():
+        t = read_transcript(rt.shared_data() / rel)
+        out |= {(rel, u.index) for u in t.turns if u.role == "user" and u.line in wanted}
+    return out
 
 
-def chosen(data: Path) -> list[tuple[int, object, object]]:
-    """(session index, user turn, the turn before it) for every turn the rule keeps; no detector runs."""
+def _norm(text: str) -> str:
+    return " ".join(text.split())[:120]
+
+
+def _around(t, i: int) -> tuple[object, object]:
+    """The agent's turn before user turn i and the agent's next turn after it (None where there is none)."""
+    before = next((t.turns[j] for j in range(i - 1, -1, -1) if t.turns[j].role != "user"), None)
+    after = None
+    for j in range(i + 1, len(t.turns)):
+        if t.turns[j].role == "user":
+            break
+        if t.turns[j].role == "assistant":
+            after = t.turns[j]
+            break
+    return before, after
+
+
+def _aider_sessions(data: Path):
+    """(the transcript, {session index: [turn positions]}, positions of turns labelled in other_user_turns)."""
     from kg.reflect import read_transcript
 
     path = data / FILE
@@ -67,9 +100,9 @@ def chosen(data: Path) -> list[tuple[int, object, object]]:
     t = read_transcript(path)
     # the labelled turns as bench/reflect_quality.py finds them: at their index when the text is there, else the
     # first user turn with the same text (the indexes came from an older reader that counted turns differently)
-    texts = {u.index: " ".join(u.text.split())[:120] for u in t.turns if u.role == "user"}
+    texts = {u.index: _norm(u.text) for u in t.turns if u.role == "user"}
     taken = set()
-    for lab in (json.loads(x) for x in OTHER.read_text(encoding="utf-8").splitlines() if x.strip()):
+    for lab in _labels(OTHER):
         if lab["file"] == FILE:
             taken.add(lab["turn"] if texts.get(lab["turn"]) == lab["text"] else next(
                 (i for i, x in texts.items() if x == lab["text"]), -1))
@@ -80,49 +113,74 @@ def chosen(data: Path) -> list[tuple[int, object, object]]:
     by_session: dict[int, list[int]] = {}
     for i, turn in enumerate(t.turns):
         by_session.setdefault(session(turn), []).append(i)
-    out: list[tuple[int, object, object]] = []
-    speaking = 0
+    return t, by_session, taken
+
+
+def chosen(data: Path, which: str = HELD_OUT) -> list[tuple[str, int, int, object, object, object]]:
+    """(file, session, position, user turn, agent's turn before, agent's next turn) for every turn the set's rule
+    keeps; no detector runs."""
+    from kg.reflect import read_transcript
+
+    t, by_session, taken = _aider_sessions(data)
+    out = []
+    if which == "p15":
+        speaking = 0
+        for s in sorted(by_session):
+            if s < P15_FIRST_SESSION or taken & set(by_session[s]):
+                continue
+            for i in by_session[s]:
+                if t.turns[i].role == "user":
+                    out.append((FILE, s, i, t.turns[i], *_around(t, i)))
+                    speaking += not t.turns[i].text.lstrip().startswith("/")
+            if speaking >= P15_TARGET:
+                break
+        return out
+    p15 = {lab["line"] for lab in _labels(SETS["p15"])}
     for s in sorted(by_session):
-        if s < FIRST_SESSION or taken & set(by_session[s]):
+        if taken & set(by_session[s]) or any(t.turns[i].line in p15 for i in by_session[s]):
             continue
-        for i in by_session[s]:
-            if t.turns[i].role == "user":
-                before = next((t.turns[j] for j in range(i - 1, -1, -1) if t.turns[j].role != "user"), None)
-                out.append((s, t.turns[i], before))
-                speaking += not t.turns[i].text.lstrip().startswith("/")
-        if speaking >= TARGET:
-            break
+        out += [(FILE, s, i, t.turns[i], *_around(t, i)) for i in by_session[s] if t.turns[i].role == "user"]
+    other = {(lab["file"], lab["text"]) for lab in _labels(OTHER)}
+    for runtime in RUNTIMES:
+        for path in sorted((data / "runtimes" / runtime / "transcripts").rglob("*.jsonl")):
+            rel = str(path.relative_to(data))
+            rt_t = read_transcript(path)
+            out += [(rel, 0, i, u, *_around(rt_t, i)) for i, u in enumerate(rt_t.turns)
+                    if u.role == "user" and (rel, _norm(u.text)) not in other]
     return out
 
 
-def show(data: Path) -> None:
-    for s, turn, before in chosen(data):
-        print(f"=== session {s} turn {turn.index} (line {turn.line})")
+def show(data: Path, which: str) -> None:
+    for rel, s, _, turn, before, after in chosen(data, which):
+        print(f"=== {rel} session {s} turn {turn.index} (line {turn.line})")
         if before is not None:
             print(f"--- before ({before.role}): {before.text[-600:]}")
         print(f"+++ user: {turn.text[:1500]}")
+        if after is not None:
+            print(f"--- next (assistant): {after.text[:400]}")
 
 
-def score_tree(tree: Path, data: Path) -> dict[str, tuple[int, int, int]]:
-    """Run the tree's own detector (its venv, its rules) on the file; count against the labels."""
+def score_tree(tree: Path, data: Path, labels: list[dict]) -> dict[str, tuple[int, int, int]]:
+    """Run the tree's own detector (its venv, its rules) on each file; count against the labels."""
+    files = sorted({lab["file"] for lab in labels})
     code = (  # findings by the first line of their user turn: trees whose readers count turns differently agree
         "import json,sys\n"
         "from kg.reflect import default_rules, read_transcript\n"
         "from kg.reflect.detect import learnings\n"
-        f"t = read_transcript({str(data / FILE)!r})\n"
         "out = {}\n"
-        "for f in learnings(t, default_rules()):\n"
-        "    out.setdefault(t.turns[f.turn].line, []).append(f.category)\n"
+        f"for rel in {files!r}:\n"
+        f"    t = read_transcript({str(data)!r} + '/' + rel)\n"
+        "    for f in learnings(t, default_rules()):\n"
+        "        out.setdefault(rel + '@' + str(t.turns[f.turn].line), []).append(f.category)\n"
         "print(json.dumps(out))\n")
     res = subprocess.run([str(tree / ".venv" / "bin" / "python"), "-c", code], capture_output=True, text=True,
                          cwd=tree, check=True)
-    found = {int(k): set(v) for k, v in json.loads(res.stdout).items()}
-    labels = [json.loads(x) for x in LABELS.read_text(encoding="utf-8").splitlines() if x.strip()]
+    found = {k: set(v) for k, v in json.loads(res.stdout).items()}
     counts = {}
     for cls in [*CLASSES, "anything"]:
         tp = fp = fn = 0
         for lab in labels:
-            got = found.get(lab["line"], set())
+            got = found.get(f"{lab['file']}@{lab['line']}", set())
             a = bool(lab["labels"]) if cls == "anything" else cls in lab["labels"]
             b = bool(got) if cls == "anything" else CATEGORY[cls] in got
             tp, fp, fn = tp + (a and b), fp + (b and not a), fn + (a and not b)
@@ -134,17 +192,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--show", action="store_true", help="print the chosen turns to label (no detector runs)")
     ap.add_argument("--score", action="store_true", help="score this tree and --baseline on the labels (read once)")
+    ap.add_argument("--set", choices=sorted(SETS), default=HELD_OUT, help=f"which set (default {HELD_OUT}, held out)")
     ap.add_argument("--baseline", type=Path, default=REPO.parent / "main")
     args = ap.parse_args()
     data = rt.shared_data()
     if args.show:
-        show(data)
+        show(data, args.set)
     if args.score:
-        labels = [json.loads(x) for x in LABELS.read_text(encoding="utf-8").splitlines() if x.strip()]
-        print(f"held out (new): {len(labels)} aider turns, {FILE}; gold " + ", ".join(
-            f"{c} {sum(c in lab['labels'] for lab in labels)}" for c in CLASSES))
+        labels = _labels(SETS[args.set])
+        quiet = sum(not lab["labels"] for lab in labels)
+        title = "held out (new)" if args.set == HELD_OUT else f"{args.set} (development data)"
+        print(f"{title}: {len(labels)} user turns of {len({lab['file'] for lab in labels})} files, {quiet} with nothing "
+              "to learn; gold " + ", ".join(f"{c} {sum(c in lab['labels'] for lab in labels)}" for c in CLASSES))
         trees = [("this", REPO)] + ([("baseline", args.baseline)] if str(args.baseline) else [])
-        results = {name: score_tree(tree, data) for name, tree in trees}
+        results = {name: score_tree(tree, data, labels) for name, tree in trees}
         print(f"  {'class':16} " + " ".join(f"{name + ' P / R / F1 (tp fp fn)':>34}" for name, _ in trees))
         for cls in [*CLASSES, "anything"]:
             cells = []
@@ -153,6 +214,10 @@ def main() -> None:
                 p, r, f = rt.prf(tp, fp, fn)
                 cells.append(f"{p:.2f} / {r:.2f} / {f:.2f} ({tp} {fp} {fn})".rjust(34))
             print(f"  {cls:16} " + " ".join(cells))
+        for name, _ in trees:  # false alarms: any finding on a turn with nothing to learn, per 100 such turns
+            fa = results[name]["anything"][1]
+            print(f"  {name}: false alarms {fa} in {quiet} turns with nothing to learn "
+                  f"({100 * fa / max(quiet, 1):.1f} per 100)")
     if not (args.show or args.score):
         sys.exit("say --show or --score")
 
