@@ -12,7 +12,15 @@ p16 (tests/data/heldout_p16.jsonl, held out; the rule fixed 2026-12-03 07:20 UTC
    sessions only: the unlabelled turns of sessions that hold a labelled turn were read beside it and are left out.
 2. runtimes/{claude_code,codex,openclaw}/transcripts/*: every user turn whose text is not in other_user_turns.jsonl.
    The other aider histories under runtimes/aider/*/ hold no unlabelled user turn (every one is in that file).
-No cap: that is all the unread user turns the shared data holds. These turns are never trained on
+No cap: that is all the unread user turns the shared data holds. What it gave (labelled 2026-12-03 07:25-07:50 UTC,
+each turn read with the agent's turn before and its next turn, before any detector ran on them, by one annotator):
+252 user turns (249 aider in 149 sessions, 3 Claude Code session openers), 10 corrections and 1 knowledge gap; most
+turns are "hi" (aider's own test sessions), slash commands and session openers. The data holds no more: 20
+corrections was the aim. Corrections: a request said again after /undo, or after a failed edit, changed ("mock
+only ..."); "i mean ..."/"no, i mean ..."; "don't use X in those tests", "don't replace X. add Y"; a doubt about the
+fix with a fact the agent lacked ("will that fix work on windows? this bug only appears on windows", also the gap).
+Not corrections here: a request said again after an API error, or after /clear with no /undo; an extension ("include
+X too", "use them in Y"); the user dropping part of their own request after interrupting the reply. These turns are never trained on
 (bench/reflect_train.py reads other_user_turns.jsonl only), --show runs no detector, and the development benches
 leave them out of what they print (held_out_turns).
 
