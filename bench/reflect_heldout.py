@@ -5,14 +5,14 @@ hand before any detector change of its landing; scored once, at the end, this tr
     .venv/bin/python bench/reflect_heldout.py --score --baseline /work/main    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
-p16 (tests/data/heldout_p16.jsonl, held out; the rule fixed 2026-12-03 07:20 UTC before a turn of it was read):
+p16 (tests/data/heldout_p16.jsonl, held out; the rule fixed 2026-12-03 07:10 UTC before a turn of it was read):
 1. runtimes/aider/aider-ai_aider/chat-history.part1.md: every session (split at "# aider chat started at") that holds
    no turn labelled in tests/data/other_user_turns.jsonl nor in tests/data/heldout_aider_p15.jsonl; every user turn
    of each such session, slash commands included (labelled nothing to learn, as the guide says of commands). Whole
    sessions only: the unlabelled turns of sessions that hold a labelled turn were read beside it and are left out.
 2. runtimes/{claude_code,codex,openclaw}/transcripts/*: every user turn whose text is not in other_user_turns.jsonl.
    The other aider histories under runtimes/aider/*/ hold no unlabelled user turn (every one is in that file).
-No cap: that is all the unread user turns the shared data holds. What it gave (labelled 2026-12-03 07:25-07:50 UTC,
+No cap: that is all the unread user turns the shared data holds. What it gave (labelled 2026-12-03 by 07:11 UTC,
 each turn read with the agent's turn before and its next turn, before any detector ran on them, by one annotator):
 252 user turns (249 aider in 149 sessions, 3 Claude Code session openers), 10 corrections and 1 knowledge gap; most
 turns are "hi" (aider's own test sessions), slash commands and session openers. The data holds no more: 20
@@ -20,9 +20,9 @@ corrections was the aim. Corrections: a request said again after /undo, or after
 only ..."); "i mean ..."/"no, i mean ..."; "don't use X in those tests", "don't replace X. add Y"; a doubt about the
 fix with a fact the agent lacked ("will that fix work on windows? this bug only appears on windows", also the gap).
 Not corrections here: a request said again after an API error, or after /clear with no /undo; an extension ("include
-X too", "use them in Y"); the user dropping part of their own request after interrupting the reply. These turns are never trained on
-(bench/reflect_train.py reads other_user_turns.jsonl only), --show runs no detector, and the development benches
-leave them out of what they print (held_out_turns).
+X too", "use them in Y"); the user dropping part of their own request after interrupting the reply.
+These turns are never trained on (bench/reflect_train.py reads other_user_turns.jsonl only), --show runs no detector,
+and the development benches leave them out of what they print (held_out_turns).
 
 p15 (tests/data/heldout_aider_p15.jsonl, READ at the end of the fifteenth landing: development data now): the sessions
 of the second half (index >= 248) of the same aider file in file order, skipping any holding a labelled turn, every
@@ -210,8 +210,9 @@ def main() -> None:
         labels = _labels(SETS[args.set])
         quiet = sum(not lab["labels"] for lab in labels)
         title = "held out (new)" if args.set == HELD_OUT else f"{args.set} (development data)"
-        print(f"{title}: {len(labels)} user turns of {len({lab['file'] for lab in labels})} files, {quiet} with nothing "
-              "to learn; gold " + ", ".join(f"{c} {sum(c in lab['labels'] for lab in labels)}" for c in CLASSES))
+        files = len({lab["file"] for lab in labels})
+        gold = ", ".join(f"{c} {sum(c in lab['labels'] for lab in labels)}" for c in CLASSES)
+        print(f"{title}: {len(labels)} user turns of {files} files, {quiet} with nothing to learn; gold {gold}")
         trees = [("this", REPO)] + ([("baseline", args.baseline)] if str(args.baseline) else [])
         results = {name: score_tree(tree, data, labels) for name, tree in trees}
         print(f"  {'class':16} " + " ".join(f"{name + ' P / R / F1 (tp fp fn)':>34}" for name, _ in trees))
