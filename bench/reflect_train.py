@@ -87,6 +87,8 @@ PRIOR = {
                    # the user replaces what the agent just used, narrows what it may touch, proposes another way
                    # after its attempt, or asks about a step its reply admits was not done
                    "replaces_agent_act": 1.0, "restricts_after_work": 1.0, "try_after_work": 1.0,
+                   # the agent's reply restates the user's words as replacing what it had just done
+                   "replaces_own": 1.0, "instruction_replaces_work": 2.0,
                    "status_denied": 2.2,
                    # agreement alone, to a turn that names no fault: a request or a question agreed with
                    "agrees_only": -3.0},
@@ -122,6 +124,11 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
                         # question's weight against and stands as a reason (labels/README.md: "pointed questions
                         # about an omission when the step was in fact skipped")
                         "status_denied",
+                        # an instruction whose reply replaces the agent's own work ("use X" - "... X instead of <its
+                        # Y>"): it cancels the instruction's weight against and stands as a reason, as status_denied
+                        # (labels/README.md: "should do something differently"); 2 turns of the development data
+                        # fire it, too few to fit
+                        "instruction_replaces_work",
                         # agreement alone to a turn naming no fault ("You're absolutely right!" to a new request):
                         # the labelled chats' agent rarely says it there, other users' agents often do (stated)
                         "agrees_only"}}
@@ -144,7 +151,7 @@ EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work"},
                           "worked", "short_after_work", "still_after_work", "fails_after_work", "undid",
                           "redirect_after_undo", "forbids_agent_act", "expects_after_work", "fault_after_praise",
                           "replaces_agent_act", "restricts_after_work", "try_after_work", "status_denied",
-                          "resumed"}}
+                          "resumed", "replaces_own", "instruction_replaces_work"}}
 # Signals that, by what they mean, do not say a turn is of the class (or say it is not): the shape of a turn, generic words ("this",
 # "just", "should"), what the agent says to anything ("I see", "a different approach"). One user's habits make them
 # look like evidence (this user opens most rebukes with "this ..."); on other users' turns they fire on praise, new

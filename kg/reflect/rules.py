@@ -20,7 +20,9 @@ from kg.core.policy import RuleReader
 RULES_FILE = "reflect.toml"
 MODEL_FILE = "reflect_model.toml"
 DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "preference")
-SCOPES = ("user", "prev", "next", "next_tools", "before", "commands", "about_agent")
+SCOPES = ("user", "prev", "next", "next_tools", "before", "commands", "about_agent", "reply_about_work")
+# Scopes whose patterns name an object (`obj`) that must be a word of the agent's own work before the user spoke.
+WORK_SCOPES = ("about_agent", "reply_about_work")
 # Scopes whose signals read what the user said or did (reasons a finding may rest on): their own words, the
 # commands they gave the runtime before speaking ("/undo"), their words about what the agent just said or ran.
 USER_SCOPES = ("user", "commands", "about_agent")
@@ -99,6 +101,9 @@ class Signals:
     resets: tuple[re.Pattern[str], ...] = ()
     # Tool names (lower case) whose calls change a file: the input is the path, or names the paths (apply_patch).
     edit_tools: frozenset[str] = frozenset()
+    # How much of the agent's turn before the user spoke (its last characters) names its work for the signals that
+    # compare an object with it (about_agent, reply_about_work); 0: prev_chars.
+    work_chars: int = 0
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -397,7 +402,7 @@ def _reword(t: RuleReader, categories: set[str], name: str = "reword") -> frozen
 
 def _signals(t: RuleReader) -> Signals:
     t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", "reply_reasons", "combined",
-             "resets", "edit_tools", *SCOPES))
+             "resets", "edit_tools", "work_chars", *SCOPES))
     matched: list[Signal] = []
     seen: set[str] = set(COMPUTED)
     flags = re.IGNORECASE | re.MULTILINE
@@ -410,7 +415,7 @@ def _signals(t: RuleReader) -> Signals:
                 raise table.fail(name, "this signal name is taken (each name once, across scopes and computed ones)")
             seen.add(name)
             patterns = tuple(_regex(table, name, p, flags) for p in table.strings(name, empty=False, items="non-empty"))
-            if scope == "about_agent" and any("obj" not in p.groupindex for p in patterns):
+            if scope in WORK_SCOPES and any("obj" not in p.groupindex for p in patterns):
                 raise table.fail(name, "each pattern needs a group (?P<obj>...): the words compared with the agent's")
             matched.append(Signal(name, scope, patterns))
     return Signals(
@@ -424,6 +429,7 @@ def _signals(t: RuleReader) -> Signals:
         combined=_combined(t.table("combined", {}), seen),
         resets=_regexes(t, "resets", flags),
         edit_tools=frozenset(n.lower() for n in t.strings("edit_tools", [], items="non-empty")),
+        work_chars=t.whole("work_chars", 0, default=0, int_only=True),
     )
 
 
@@ -453,11 +459,11 @@ def _combined(table: RuleReader, seen: set[str]) -> tuple[Combined, ...]:
 
 def _reply_reasons(t: RuleReader, matched: list[Signal]) -> tuple[str, ...]:
     names = t.strings("reply_reasons", [], items="non-empty")
-    reply = {s.name for s in matched if s.scope in ("next", "next_tools")}
+    reply = {s.name for s in matched if s.scope in ("next", "next_tools", "reply_about_work")}
     for n in names:
         if n not in reply:
-            raise t.fail("reply_reasons", f"{n!r} is not a signal of the agent's reply ([signals.next] or "
-                                          "[signals.next_tools])")
+            raise t.fail("reply_reasons", f"{n!r} is not a signal of the agent's reply ([signals.next], "
+                                          "[signals.next_tools] or [signals.reply_about_work])")
     return names
 
 

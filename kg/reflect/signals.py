@@ -45,6 +45,7 @@ class TurnView:
     resumed: bool = False  # the first turn after a fresh start (a new session in the same file, "/clear") that
     # follows earlier agent work: nothing before it is answered, but it may be about what that work left behind
     reedits: bool = False  # after the user spoke the agent changes again a file it had changed since they last spoke
+    work: str = ""  # the longer tail of the agent's turn before (work_chars): what it just wrote or changed, by name
 
 
 def straighten(text: str) -> str:
@@ -91,6 +92,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     current: int | None = None
     last_any: Turn | None = None  # the turn right before, whatever its role
     said: list[str] = []  # the user's recent own words, newest last
+    wrote = ""  # the tail of the texts of the agent's turns since the user last spoke (its edits, its words)
     commands: list[str] = []  # the user's commands to the runtime since they last spoke
     ran: list[str] = []  # the agent's tool inputs since the user last spoke
     edited: set[str] = set()  # the files the agent changed since the user last spoke
@@ -103,10 +105,12 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
             # a fresh context ("/clear", a new session in the same file): nothing before it is answered after it
             worked_before = worked_before or seen_agent
             last_agent, seen_agent, error_since_user, pending, last_call, current = None, False, False, None, None, None
-            said, commands, ran, edited = [], [], [], set()
+            said, commands, ran, edited, wrote = [], [], [], set(), ""
             continue
         if t.role == "assistant":
             seen_agent = answered = True  # it spoke or acted since the user last spoke
+            if sig.work_chars > sig.prev_chars and t.text:
+                wrote = f"{wrote}\n{t.text[-sig.work_chars:]}"[-sig.work_chars:]
             if t.tool_name and current is not None:
                 calls = tools.setdefault(current, [])
                 if not calls and current in before:
@@ -156,9 +160,10 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 repeats=answered and _repeats(kept, said),
                 commands="\n".join(commands),
                 prev_tools=straighten("\n".join(ran)),
+                work=straighten(wrote),
             )
             edited_before[t.index] = edited
-            commands, ran, edited = [], [], set()
+            commands, ran, edited, wrote = [], [], set(), ""
             said = [*said[-(_RECENT - 1):], kept]
             answered = False
             pending = t.index
@@ -247,13 +252,13 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
     names = [name for name, on in computed.items() if on]
     scopes = {"user": view.own[: sig.user_chars], "prev": view.prev, "next": view.next,
               "next_tools": view.next_tools, "before": view.before, "commands": view.commands,
-              "about_agent": view.own[: sig.user_chars]}
+              "about_agent": view.own[: sig.user_chars], "reply_about_work": view.next}
     agent: set[str] | None = None  # the words of the agent's last turn and tool calls, read once if needed
     for s in sig.matched:
         text = scopes[s.scope]
         if not text:
             continue
-        if s.scope != "about_agent":
+        if s.scope not in ("about_agent", "reply_about_work"):
             if any(p.search(text) for p in s.patterns):
                 names.append(s.name)
             continue
@@ -285,9 +290,9 @@ _NEGATED = re.compile(
 
 
 def _agent_terms(view: TurnView) -> set[str]:
-    """The words of the agent's turn before the user spoke and of the tool calls it made since then (paths split
-    into their parts)."""
-    return set(terms(f"{view.prev}\n{view.prev_tools}", linking_rules()))
+    """The words of the agent's turn before the user spoke (its longer tail, `work`, when the rules ask for one) and
+    of the tool calls it made since then (paths split into their parts)."""
+    return set(terms(f"{view.work or view.prev}\n{view.prev_tools}", linking_rules()))
 
 
 # A name in code: a path or file name, a dotted or snake_case identifier, a camelCase one, a --flag.

@@ -316,7 +316,8 @@ def mutate(path: str, value) -> dict:
          "correction.priority: must be one of low, medium, high, critical, not 'urgent'"),
         (mutate("correction.min_score", 1.5), "correction.min_score: must be a number from 0.0 to 1.0, not 1.5"),
         (mutate("signals.reply_reasons", ["rejects"]), "signals.reply_reasons: 'rejects' is not a signal of the "
-                                                       "agent's reply ([signals.next] or [signals.next_tools])"),
+                                                       "agent's reply ([signals.next], [signals.next_tools] or "
+                                                       "[signals.reply_about_work])"),
         (mutate("lessons.rewrite", [{"pattern": "(?P<a>x)", "template": "{b}"}]),
          "lessons.rewrite[0].template: {b} is not a named group of the pattern (nor {s})"),
         (mutate("lessons.context", {"correction": "{s}: {what}"}),
