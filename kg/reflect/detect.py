@@ -259,6 +259,9 @@ def _learnings(
             if source != preferred:  # the lesson came from another sentence: show that one as evidence
                 offset = next((o for o, ln in lines if source in straighten(ln)), offset)
                 evidence = _trim(source, lim.evidence_chars)
+            if det.category == "correction" and "replaces_own" in sigs and \
+                    lesson_key(det.category, lesson, rules.lessons) is None:  # too few words to name the lesson
+                lesson = _with_replaced(lesson, v[i].next, rules)
             pattern_key = lesson_key(det.category, lesson, rules.lessons)
             if pattern_key is None:  # the words name nothing ("wtf"): name what the agent had just done
                 ctx = in_context(det.category, _trim(words_, 60), v[i].prev, rules.lessons)
@@ -287,6 +290,29 @@ def _learnings(
                 signals=why,
                 score=round(p, 3),
             )
+
+
+_CLAUSE_END = re.compile(r"[.;:!?,。；：！？，](?:\s|$)|\n")
+# The user's words already say what not to do ("get not post", "don't mock it"): the reply adds nothing.
+_SAYS_NOT = re.compile(r"\b(not|no|don't|dont|never|instead|rather|without)\b|不|别", re.IGNORECASE)
+
+
+def _with_replaced(lesson: str, reply: str, rules: ReflectRules) -> str:
+    """"Use X" when the agent's reply says it replaces its own Y with it: "Use X instead of Y" (the lesson names
+    what not to do again, which the user's two words left out). Unchanged when the lesson already names Y."""
+    for s in rules.signals.matched:
+        if s.name != "replaces_own":
+            continue
+        for p in s.patterns:
+            hit = p.search(reply)
+            if hit is None:
+                continue
+            said = _CLAUSE_END.split(hit.group(0))[0].strip()
+            obj = _CLAUSE_END.split(hit.group("obj"))[0].strip(" `'\"")
+            if obj and folded(obj) not in folded(lesson) and not _SAYS_NOT.search(lesson):
+                return f"{lesson.rstrip(' .')} {said}"
+            return lesson
+    return lesson
 
 
 def _exclaims(words: str, rules: ReflectRules) -> bool:

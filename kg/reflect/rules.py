@@ -101,8 +101,8 @@ class Signals:
     resets: tuple[re.Pattern[str], ...] = ()
     # Tool names (lower case) whose calls change a file: the input is the path, or names the paths (apply_patch).
     edit_tools: frozenset[str] = frozenset()
-    # How much of the agent's turn before the user spoke (its last characters) names its work for the signals that
-    # compare an object with it (about_agent, reply_about_work); 0: prev_chars.
+    # How much of the agent's answer since the user last spoke (its last characters) names the work that the reply's
+    # signals compare an object with ([signals.reply_about_work]); 0: the last prev_chars of its last turn.
     work_chars: int = 0
 
     @property

@@ -45,7 +45,7 @@ class TurnView:
     resumed: bool = False  # the first turn after a fresh start (a new session in the same file, "/clear") that
     # follows earlier agent work: nothing before it is answered, but it may be about what that work left behind
     reedits: bool = False  # after the user spoke the agent changes again a file it had changed since they last spoke
-    work: str = ""  # the longer tail of the agent's turn before (work_chars): what it just wrote or changed, by name
+    work: str = ""  # the tail of the agent's answer since the user last spoke (work_chars): what it just wrote, by name
 
 
 def straighten(text: str) -> str:
@@ -253,7 +253,7 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
     scopes = {"user": view.own[: sig.user_chars], "prev": view.prev, "next": view.next,
               "next_tools": view.next_tools, "before": view.before, "commands": view.commands,
               "about_agent": view.own[: sig.user_chars], "reply_about_work": view.next}
-    agent: set[str] | None = None  # the words of the agent's last turn and tool calls, read once if needed
+    agent: dict[str, set[str]] = {}  # the words of the agent's work, per scope, read once if needed
     for s in sig.matched:
         text = scopes[s.scope]
         if not text:
@@ -264,9 +264,9 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
             continue
         objs = [m.group("obj") for p in s.patterns for m in p.finditer(text) if m.group("obj")]
         if objs and (view.prev or view.prev_tools):
-            if agent is None:
-                agent = _agent_terms(view)
-            if any(t in agent for o in objs for t in terms(o, linking_rules()) if len(t) >= 3):
+            if s.scope not in agent:
+                agent[s.scope] = _agent_terms(view, whole=s.scope == "reply_about_work")
+            if any(t in agent[s.scope] for o in objs for t in terms(o, linking_rules()) if len(t) >= 3):
                 names.append(s.name)
     on = set(names)
     for c in sig.combined:
@@ -289,10 +289,10 @@ _NEGATED = re.compile(
     re.IGNORECASE)
 
 
-def _agent_terms(view: TurnView) -> set[str]:
-    """The words of the agent's turn before the user spoke (its longer tail, `work`, when the rules ask for one) and
-    of the tool calls it made since then (paths split into their parts)."""
-    return set(terms(f"{view.work or view.prev}\n{view.prev_tools}", linking_rules()))
+def _agent_terms(view: TurnView, whole: bool = False) -> set[str]:
+    """The words of the agent's turn before the user spoke (with `whole`, its answer since the user last spoke,
+    `work`, when the rules ask for one) and of the tool calls it made since then (paths split into their parts)."""
+    return set(terms(f"{view.work if whole and view.work else view.prev}\n{view.prev_tools}", linking_rules()))
 
 
 # A name in code: a path or file name, a dotted or snake_case identifier, a camelCase one, a --flag.

@@ -1,5 +1,5 @@
-"""The agent's own work, as the signals compare it: its whole answer since the user last spoke (aider writes the edit
-blocks first and its last words after them), and its reply restating the user's words as replacing that work."""
+"""The agent's own work as its reply's signals compare it: its whole answer since the user last spoke (aider writes the
+edit blocks first and its last words after them), and the reply restating the user's words as replacing that work."""
 
 from __future__ import annotations
 
@@ -23,11 +23,14 @@ PROSE = ("This new test does the following: 1. It creates a temporary file outsi
          "and the helpers the tests already share. Let me know if you want more cases covered.")
 
 
-def answered(said: str, reply: str) -> Transcript:
+def answered(said: str, reply: str, edited: bool = True) -> Transcript:
     turns = [("user", "add a test like test_read_option_with_external_file for cmd_read"),
              ("assistant", f"Certainly! Here is the test.\n{EDIT}"), ("assistant", PROSE),
-             ("tool", "Applied edit to tests/basic/test_commands.py"), ("user", said), ("assistant", reply)]
-    return Transcript("text", tuple(Turn(i, r, x, position=f"turn {i + 1}") for i, (r, x) in enumerate(turns)))
+             *([("assistant", "", "edit", "tests/basic/test_commands.py")] if edited else []),
+             ("user", said), ("assistant", reply)]
+    return Transcript("text", tuple(Turn(i, r, x, tool_name=tool[0] if tool else None,
+                                         tool_input=tool[1] if tool else None, position=f"turn {i + 1}")
+                                    for i, (r, x, *tool) in enumerate(turns)))
 
 
 def test_prose_after_the_edit_is_longer_than_what_prev_reads():
@@ -40,7 +43,17 @@ def test_an_instruction_the_agent_restates_as_replacing_its_own_work_is_a_correc
                  "`ChdirTemporaryDirectory`. Here are the changes:")
     sigs = turn_signals(t, RULES)[4]
     assert {"replaces_own", "instruction_replaces_work"} <= set(sigs)
-    assert "correction" in {f.category for f in learnings(t, RULES) if f.turn == 4}
+    found = [f for f in learnings(t, RULES) if f.turn == 4 and f.category == "correction"]
+    # the lesson names what not to do again, which the user's two words left out
+    assert [f.summary for f in found] == ["Use `GitTemporaryDirectory` instead of `ChdirTemporaryDirectory`"]
+    assert found[0].pattern_key
+
+
+def test_an_instruction_after_the_agent_only_proposed_a_change_is_the_go_ahead():
+    t = answered("fix that", "Certainly! I'll initialize it in `__init__` instead of using "
+                             "`ChdirTemporaryDirectory` as a class attribute.", edited=False)
+    sigs = turn_signals(t, RULES)[3]
+    assert "replaces_own" in sigs and "instruction_replaces_work" not in sigs
 
 
 def test_a_reply_replacing_what_the_agent_never_wrote_is_the_next_step():
@@ -52,15 +65,13 @@ def test_a_reply_replacing_what_the_agent_never_wrote_is_the_next_step():
     assert "correction" not in {f.category for f in learnings(t, RULES) if f.turn == 4}
 
 
-def test_forbidding_what_the_agents_whole_answer_used_reads_past_its_last_words():
-    # the object is in the edit block, before the last prev_chars of the answer
-    t = answered("write it without ChdirTemporaryDirectory", "Certainly! Here are the changes:")
-    assert "forbids_agent_act" in turn_signals(t, RULES)[4]
-    # ... and only the answer since the user last spoke: an older answer's names are not this work
+def test_the_agents_work_is_its_answer_since_the_user_last_spoke():
+    # an older answer's names are not the work the reply replaces
     older = Transcript("text", (*answered("thanks", "You're welcome.").turns,
-                                Turn(6, "user", "write it without ChdirTemporaryDirectory",
-                                     position="turn 7")))
-    assert "forbids_agent_act" not in turn_signals(older, RULES)[6]
+                                Turn(6, "user", "use `GitTemporaryDirectory`", position="turn 7"),
+                                Turn(7, "assistant", "Certainly! I'll use `GitTemporaryDirectory` instead of "
+                                                     "`ChdirTemporaryDirectory`.", position="turn 8")))
+    assert "replaces_own" not in turn_signals(older, RULES)[6]
 
 
 def test_a_chinese_my_mistake_is_an_apology():
