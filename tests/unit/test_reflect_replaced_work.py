@@ -1,5 +1,6 @@
 """The agent's own work as its reply's signals compare it: its whole answer since the user last spoke (aider writes the
-edit blocks first and its last words after them), and the reply restating the user's words as replacing that work."""
+edit blocks first and its last words after them), and the reply restating the user's words as replacing that work;
+the reply owning a mistake or a skipped step in words the rules missed."""
 
 from __future__ import annotations
 
@@ -79,3 +80,17 @@ def test_a_chinese_my_mistake_is_an_apology():
         [("user", "修复登录"), ("assistant", "已完成，测试通过。"), ("user", "你推送了吗？"),
          ("assistant", "抱歉，我的错。")])))
     assert "apologises" in turn_signals(t, RULES)[2]
+
+
+def test_a_reply_naming_the_step_it_skipped_mid_sentence_admits_the_omission():
+    asked = [("user", "add the session flag"), ("assistant", "I've added the flag and updated the README."),
+             ("user", "did you cover this new behavior with a test?")]
+    admitted = Transcript("text", tuple(Turn(i, r, x, position=f"turn {i + 1}") for i, (r, x) in enumerate(
+        [*asked, ("assistant", "You're right to ask. We implemented the feature but didn't add tests for it.")])))
+    saved = Transcript("text", tuple(Turn(i, r, x, position=f"turn {i + 1}") for i, (r, x) in enumerate(
+        [*asked, ("assistant", "The rule says it belongs in docs/pr.md. Let me save it:")])))
+    covered = Transcript("text", tuple(Turn(i, r, x, position=f"turn {i + 1}") for i, (r, x) in enumerate(
+        [*asked, ("assistant", "Yes: tests/test_session.py covers it, and we didn't change the old tests.")])))
+    assert "admits_no" in turn_signals(admitted, RULES)[2]
+    assert "finds_undone" in turn_signals(saved, RULES)[2]
+    assert "admits_no" not in turn_signals(covered, RULES)[2] and "finds_undone" not in turn_signals(covered, RULES)[2]
