@@ -93,7 +93,10 @@ def test_no_lesson_of_a_real_transcript_is_cut_mid_word(shared_data):
             if not f.summary.endswith("…"):
                 continue
             last = re.findall(r"[\w'-]+", f.summary[:-1])[-1]
-            words = set(re.findall(r"[\w'-]+", f"{t.turns[f.turn].text} {f.details}"))
+            # the words the lesson may come from: the user's turn, and the agent's turns before it (a lesson said
+            # in context quotes the agent's last words, which the details keep only 300 characters of)
+            said = " ".join(x.text for x in t.turns[max(0, f.turn - 5): f.turn + 1])
+            words = set(re.findall(r"[\w'-]+", f"{said} {f.details}"))
             if last not in words:
                 cut.append(f.summary)
     assert not cut, cut
