@@ -14,6 +14,8 @@ The training pool is the development providers only (specstory, aider, codex, `D
 are never trained on and never used to choose anything. Their columns (`--final`) are therefore the model as shipped
 refitted on the development data: held out, to be read once at the end of a piece of work.
 
+Last, false alarms: turns with any finding among those with nothing to learn ("quiet"), per 100 quiet turns.
+
 The baseline (--baseline, default main's tree) is the same script run by that tree's Python with its
 bench/reflect_train.py (its signals, rules and trainer; numpy needed), in the same run, so both columns see the same
 data.
@@ -98,6 +100,16 @@ def table(results: dict[str, dict], tests: tuple[str, ...]) -> None:
             print(f"  {test + mark:22} {first['turns']:5d} {tp + fn:5d}" + "".join(f"  {c}" for c in cells))
         tp, _, fn = pooled[names[0]]
         print(f"  {'dev pooled':22} {'':5} {tp + fn:5d}" + "".join(f"  {_cell(pooled[n])}" for n in names))
+    print(f"\n  {'false alarms':22} {'quiet':>5} {'':5}" + "".join(f"  {'per 100 quiet':>16}" for _ in names))
+    for test in tests:  # any finding on a turn with nothing to learn, per 100 such turns
+        first = results[names[0]][test]
+        tp, _, fn = first["counts"]["anything"]
+        quiet = first["turns"] - tp - fn
+        cells = []
+        for n in names:
+            c = results[n].get(test, {}).get("counts", {}).get("anything")
+            cells.append(f"{'-':>16}" if c is None or not quiet else f"{c[1]:>6} {100 * c[1] / quiet:9.1f}")
+        print(f"  {test:22} {quiet:5d} {'':5}" + "".join(f"  {c}" for c in cells))
 
 
 def run_baseline(tree: Path, tests: tuple[str, ...], data: Path) -> dict[str, dict] | None:
