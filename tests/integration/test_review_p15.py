@@ -133,9 +133,6 @@ def test_an_entry_committed_but_killed_before_its_side_sync_is_found_and_linked(
 _LONG = "abstractsingletonproxyfactorybeanconfigurationinitializationexceptionoverrides"  # 78 letters
 
 
-@pytest.mark.xfail(strict=True, reason="FTS5's porter tokenizer leaves a token over 64 bytes unstemmed, Kùzu's "
-                   "stems it: the side index's linking misses (and scores differently) a long identifier node_fts "
-                   "matched in its other inflection. Owner: side (kg/store/linktext.py, sidelink.py)")
 def test_a_word_longer_than_64_bytes_is_matched_as_node_fts_matches_it(tmp_path):
     from kg.ingest.apply import node_params
     from kg.store import _FTS_CREATE, Store, sidelink
