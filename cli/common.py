@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -98,6 +99,20 @@ def check_argv(argv: list[str]) -> str | None:
     return None
 
 
+_ID_ANY_CASE = re.compile(r"^([\[(<`'\"]*)([A-Za-z][A-Za-z0-9]{1,7})(-\d{8}-[0-9A-Za-z]+[\])>`'\".,;:!?]*)$")
+
+
+def id_case(argv: list[str]) -> list[str]:
+    """An id typed in lower case (`err-20261201-001`, `[lrn-20261201-002]`) is that id: kg's id prefixes are
+    upper case (rules/policy.toml), and `kg show err-...` answered "no node". Only a whole argument that is one
+    id changes, and not in `kg log`, whose words are the entry's own text."""
+    from kg.cli.entry import invoked
+
+    if invoked(argv) == "log":
+        return argv
+    return [m.group(1) + m.group(2).upper() + m.group(3) if (m := _ID_ANY_CASE.match(a)) else a for a in argv]
+
+
 def run_app(app: typer.Typer, argv: list[str]) -> int:
     """Run the app and return its exit code. Usage errors print the usage and one `Error: ...` line (not a
     box), so every bad input answers the same way: a line starting with `Error:` on stderr, exit 2."""
@@ -105,7 +120,7 @@ def run_app(app: typer.Typer, argv: list[str]) -> int:
 
     from kg.cli.entry import unwrap_ids
 
-    argv = unwrap_ids(argv)
+    argv = unwrap_ids(id_case(argv))
     try:
         code = app(args=argv, prog_name="kg", standalone_mode=False)
     except _click.exceptions.ClickException as exc:
