@@ -253,6 +253,7 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
         with ws.store() as st:
             repairs = list(getattr(st, "repairs", []))
             fts = st.has_fts()
+            deferred = _retire_waits(st) if fts else None
             drained = ws._last_drain
             aggregate = _aggregate(ws, st, dry_run)
             side = _search_index(ws, st, dry_run)
@@ -263,10 +264,17 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
         report.add(*aggregate)
     where = ws.store_url.public if getattr(ws, "store_url", None) is not None else ws.graph_path.relative_to(ws.root)
     report.add("graph", "ok", f"{where} opens; its schema is current")
+    from kg.store.retire import NOT_DROPPED
+
+    waits = [r for r in repairs if r.startswith(NOT_DROPPED)]  # (the old index's drop waits for room: a warning)
+    repairs = [r for r in repairs if not r.startswith(NOT_DROPPED)]
     if repairs:
         report.add("full-text index", "repaired", "; ".join(([_left_text(leftovers)] if leftovers else []) + repairs))
     elif leftovers:  # the writer's open did not repair them (it would have said so)
         report.add("full-text index", "error", f"{_left_text(leftovers)}, and the graph's open did not rebuild it")
+    elif fts and getattr(ws, "store_url", None) is None:  # an old graph's, whose drop waits (kg/store/retire.py)
+        report.add("full-text index", "warning", waits[0] if waits else deferred or
+                   "the old full-text index node_fts is still in the graph: the next writer's open drops it")
     else:
         team = getattr(ws, "store_url", None) is not None  # a team graph keeps its own index (issue 22: the
         report.add("full-text index", "ok" if fts or not team else "error",  # embedded one none: the side index)
@@ -296,6 +304,7 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
                         queries_dir=ws.rules.rules_dir / "queries" if ws.rules.rules_dir else None,
                         **ws._team()) as st:
             fts, retired = st.has_fts(), getattr(st, "fts_retired", bool)()
+            waits = _retire_waits(st) if fts and not team else None
             aggregate = _aggregate(ws, st, True)
             side = _search_index(ws, st, True)
     except SchemaError as exc:
@@ -311,8 +320,8 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
     if team:
         report.add("full-text index", "ok" if fts else "error", "node_fts is present" if fts else "node_fts is missing")
     elif fts:
-        report.add("full-text index", "warning", "the old full-text index node_fts is still in the graph (nothing "
-                   "asks it): the next writer's open, or `kg doctor`, drops it")
+        report.add("full-text index", "warning", waits or "the old full-text index node_fts is still in the graph "
+                   "(nothing asks it): the next writer's open, or `kg doctor`, drops it")
     elif not retired:
         report.add("full-text index", "warning", "none in the graph, but the graph is not marked as having dropped "
                    "it cleanly: the next writer's open, or `kg doctor`, checks and marks it")
@@ -320,6 +329,15 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
         report.add("full-text index", "ok", "none in the graph: the side index serves search and linking")
     if side:
         report.add(*side)
+
+
+def _retire_waits(st: Any) -> str | None:
+    """Why an embedded graph's old node_fts is still there after a writer's open (kg/store/retire.py), or None."""
+    if getattr(st, "backend", "kuzu") != "kuzu":
+        return None
+    from kg.store import retire
+
+    return retire._no_room(st) or retire.deferred(st)
 
 
 def _search_index(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +49,85 @@ def test_words_of_62_to_90_bytes_are_linked_as_node_fts_links_them(tmp_path):
             if sorted((i, round(s, 6)) for i, _, s in sidelink.candidates(st, [w], 50)) != expected:
                 differ.append(w)
     assert len(words) > 700 and differ == []
+
+
+# -- an old graph on a disk without room for the copy its index's drop keeps ----------------------------------------
+
+_COUNTING = r"""
+import sys
+copies = []
+def hook(event, args):  # watches (replaces nothing): each file opened to write the drop's copy
+    if event == "open" and isinstance(args[0], str) and ".rollback-" in args[0] and "w" in str(args[1]):
+        copies.append(args[0])
+sys.addaudithook(hook)
+from kg.cli.app import run
+code = run(sys.argv[1:])
+sys.stderr.write(f"[copies {len(copies)}]\n")
+sys.exit(code)
+"""
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 40 MB filesystem (tmpfs), where the test may mount one (root in CI containers)."""
+    import subprocess
+
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("cannot mount a small filesystem here")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_an_old_graph_without_room_for_the_drops_copy_says_so_once_and_never_fills_the_disk(small_disk):
+    """What happened: every writer's open of an old graph (node_fts in it) checkpointed it and copied it aside before
+    the drop; with too little room the copy ran until the disk was full, failed, was removed, silently, at every
+    `kg log` (at 1M nodes ~0.5 GB written per log, the disk full for a moment each time, other writers failing on
+    it). Now the room is checked first (one statvfs): the first open says once why and how to get out, later ones
+    say nothing and copy nothing, and the first open with room drops the index."""
+    import os
+    import subprocess
+    import sys
+
+    import kg as kglib
+    from kg.store import Store
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_reliability import give_legacy_fts
+
+    root = small_disk / "ws"
+    root.mkdir()
+    (root / "kg.toml").write_text("[rules.policy.store]\nmin_free_mb = 2\n")
+    ws = kglib.init_workspace(root)
+    ws.log("learning", "logged before the upgrade", wait=True)
+    give_legacy_fts(ws)
+    filler = small_disk / "filler"
+    fs = os.statvfs(small_disk)
+    filler.write_bytes(b"\0" * (fs.f_bavail * fs.f_frsize - 12 * 1024 * 1024))  # 12 MB left: less than the copy needs
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "0"}
+
+    def log(text: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", _COUNTING, "-w", str(root), "log", "learning", text, "--wait"],
+                              capture_output=True, text=True, env=env, timeout=120)
+
+    first, second = log("written on a disk too small for the copy"), log("and another one after it")
+    for r in (first, second):
+        assert r.returncode == 0 and "Traceback" not in r.stderr and "[copies 0]" in r.stderr, r.stderr
+    assert first.stderr.count("Warning: the old full-text index node_fts was not dropped") == 1, first.stderr
+    assert "run `kg doctor`" in first.stderr and "MB free" in first.stderr
+    assert "Warning" not in second.stderr, second.stderr  # said once
+    fs = os.statvfs(small_disk)
+    assert fs.f_bavail * fs.f_frsize > 4 * 1024 * 1024  # never filled
+    doctor = subprocess.run([str(Path(sys.executable).with_name("kg")), "-w", str(root), "doctor", "--dry-run"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert doctor.returncode == 0 and "node_fts was not dropped" in doctor.stdout and "Free " in doctor.stdout, \
+        doctor.stdout
+    filler.unlink()  # the way out: room, then any write (or `kg doctor`)
+    third = log("written once there is room again")
+    assert third.returncode == 0 and "[copies 1]" in third.stderr and "Warning" not in third.stderr, third.stderr
+    with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", lock_timeout=30.0, read_only=True) as st:
+        assert not st.has_fts() and st.fts_retired()
+        texts = {r["text"] for r in st.execute("MATCH (n:Node) RETURN n.text AS text")}
+    assert {"logged before the upgrade", "written on a disk too small for the copy", "and another one after it",
+            "written once there is room again"} <= texts
