@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -131,3 +133,58 @@ def test_an_old_graph_without_room_for_the_drops_copy_says_so_once_and_never_fil
         texts = {r["text"] for r in st.execute("MATCH (n:Node) RETURN n.text AS text")}
     assert {"logged before the upgrade", "written on a disk too small for the copy", "and another one after it",
             "written once there is room again"} <= texts
+
+
+# -- hooks as each runtime runs them, on payloads a runtime may send that the whole-session trials do not ------------
+
+_ODD = [{"session_id": "x" * 300, "transcript_path": "/etc/passwd", "cwd": "/"},
+        {"session_id": "../../../etc", "transcript_path": "HOME/missing.jsonl", "unknown_key": [1, 2]},
+        {"session_id": "s1", "transcript_path": None, "stop_hook_active": True, "last_assistant_message": None,
+         "source": "compact", "reason": "other"}]
+
+
+@pytest.mark.parametrize("runtime", ["claude-code", "codex"])
+def test_installed_hooks_take_odd_payloads_without_a_block_a_traceback_or_a_write_outside(tmp_path, runtime):
+    """The exact commands `kg install` writes into the runtime's config, run by `sh -c` from the project with the
+    payload on stdin (each runtime's documented fields, and ones it may send: an over-long or path-like session id,
+    a transcript that is no transcript or is missing, no transcript at all): exit 0 (2 would block or, on Stop, make
+    the agent go on: Codex does not cap that loop), stdout empty or the runtime's JSON, no traceback, and the home
+    folder and the project's parent unchanged (kg's per-user rule cache aside: KG_CACHE_DIR, docs/architecture.md)."""
+    import hashlib
+    import subprocess
+    import sys
+
+    kg = str(Path(sys.executable).with_name("kg"))
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {
+        "HOME": str(home), "KG_SERVER": "0", "KG_CACHE_DIR": str(tmp_path / "cache"), "KG_NOW": "2026-12-03T10:00"}
+    for args in (["init"], ["install", runtime]):
+        assert subprocess.run([kg, "-w", str(project), *args], env=env, cwd=project, capture_output=True).returncode == 0
+    config = project / (".claude/settings.local.json" if runtime == "claude-code" else ".codex/hooks.json")
+    hooks = {event: [h["command"] for group in groups for h in group["hooks"]]
+             for event, groups in json.loads(config.read_text())["hooks"].items()}
+
+    def files() -> dict[str, str]:
+        return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(tmp_path.rglob("*"))
+                if p.is_file() and not p.is_relative_to(project) and not p.is_relative_to(tmp_path / "cache")}
+
+    before = files()
+    for event, commands in hooks.items():
+        for odd in _ODD:
+            payload = {"hook_event_name": event, **{k: (v.replace("HOME", str(home)) if isinstance(v, str) else v)
+                                                    for k, v in odd.items()}}
+            for command in commands:
+                r = subprocess.run(["sh", "-c", command], input=json.dumps(payload), capture_output=True, text=True,
+                                   env=env, cwd=project, timeout=300)
+                said = f"{event} {payload['session_id'][:20]}: {r.stderr[-300:]}"
+                assert r.returncode == 0 and "Traceback" not in r.stderr, said
+                if r.stdout.strip():
+                    out = json.loads(r.stdout)
+                    assert out.get("decision") != "block", said
+                    if event == "SessionStart":
+                        assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart", said
+                    else:
+                        assert not set(out) - {"continue", "stopReason", "suppressOutput", "systemMessage"}, said
+    assert files() == before
