@@ -20,7 +20,10 @@ from kg.core.errors import KgError
 from kg.store.lock import pid_alive
 
 INSTRUCTION_FILES = ("AGENTS.md", "MEMORY.md", "SOUL.md", "TOOLS.md", "USER.md", "CLAUDE.md")
-_TMP = re.compile(r"^\..+\.(\d+)(?:\.\d+)?\.tmp$|^\.bulk-.+-(\d+)\.csv$")
+# a temporary file and the pid of the process writing it: `.<name>.<pid>.<thread ident>.tmp` (kg/core/files.py),
+# `.<name>.<pid>.tmp` (older), `.bulk-...-<pid>.csv`. (The thread ident is no pid: read as one, it named a live
+# process, or was too big for the kernel's call and `kg doctor` failed on the very file it is there to remove.)
+_TMP = re.compile(r"^\..+\.(?P<pid>\d+)\.\d+\.tmp$|^\..+\.(?P<old>\d+)\.tmp$|^\.bulk-.+-(?P<bulk>\d+)\.csv$")
 
 
 @dataclass
@@ -97,7 +100,7 @@ def _temp_files(ws: Any, report: DoctorReport, dry_run: bool) -> None:
             continue
         for p in folder.iterdir():
             m = _TMP.match(p.name)
-            if m and p.is_file() and not p.is_symlink() and not pid_alive(int(m.group(1) or m.group(2))):
+            if m and p.is_file() and not p.is_symlink() and not _alive(int(m["pid"] or m["old"] or m["bulk"])):
                 stale.append(p)
     if not stale:
         report.add("temporary files", "ok", "none left behind")
@@ -109,6 +112,13 @@ def _temp_files(ws: Any, report: DoctorReport, dry_run: bool) -> None:
     for p in stale:
         p.unlink(missing_ok=True)
     report.add("temporary files", "repaired", f"removed {len(stale)} left by dead processes: {names}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return pid_alive(pid)
+    except (OverflowError, ValueError):  # no process has such an id
+        return False
 
 
 def _cut_short(ws: Any, report: DoctorReport, dry_run: bool) -> None:

@@ -188,3 +188,58 @@ def test_installed_hooks_take_odd_payloads_without_a_block_a_traceback_or_a_writ
                     else:
                         assert not set(out) - {"continue", "stopReason", "suppressOutput", "systemMessage"}, said
     assert files() == before
+
+
+def test_doctor_dry_run_applies_no_journal_and_sweeps_no_file(ws):
+    """A dry run opened the writer, whose open applied the waiting journal (and its journal lock swept the id
+    file's temporary files): it now reads the graph read-only and reports both for `kg doctor` to do."""
+    import sys
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    import fault_trials
+
+    ws.log("learning", "applied before the check", wait=True)
+    waiting = ws.log("learning", "still waiting in the journal", apply=False).id
+    (ws.kg_dir / ".ids.json.999999999.1.tmp").write_text("{}")  # a killed writer's temporary file (no such pid)
+    files = {str(p): p.read_bytes() for p in sorted(ws.root.rglob("*"))
+             if p.is_file() and not p.name.endswith((".lock", ".lock.wait", ".lock.xwait"))}
+    dry = fault_trials.kg(ws.root, "doctor", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "entries are waiting to be applied: the next write, or `kg doctor`, applies them" in dry.stdout, dry.stdout
+    assert {str(p): p.read_bytes() for p in sorted(ws.root.rglob("*"))
+            if p.is_file() and not p.name.endswith((".lock", ".lock.wait", ".lock.xwait"))} == files
+    fixed = fault_trials.kg(ws.root, "doctor")
+    assert fixed.returncode == 0 and "applied 1 waiting" in fixed.stdout, fixed.stdout
+    assert waiting in {r["id"] for r in json.loads(fault_trials.kg(ws.root, "list", "--json").stdout)}
+
+
+_KILLED_WRITE = r"""
+import os, sys
+from kg.core import files
+def replace(src, dst):
+    os.kill(os.getpid(), 9)  # the temporary file written in full, the kill before it replaces the file
+files.os.replace = replace
+files.write_atomic(__import__("pathlib").Path(sys.argv[1]), b"cut short")
+"""
+
+
+def test_doctor_removes_the_temporary_file_a_killed_atomic_write_left(ws):
+    """kg's atomic writes name their temporary file `.<name>.<pid>.<thread ident>.tmp`; doctor read the thread ident
+    as the pid (a number beyond any pid: "Error: a number or date is out of range", exit 2), so `kg doctor` failed
+    on the very file it is there to remove."""
+    import subprocess
+    import sys
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    import fault_trials
+
+    target = ws.root / "MEMORY.md"
+    killed = subprocess.run([sys.executable, "-c", _KILLED_WRITE, str(target)], capture_output=True, text=True)
+    assert killed.returncode == -9, killed.stderr
+    (left,) = [p for p in ws.root.iterdir() if p.name.startswith(".MEMORY.md.") and p.name.endswith(".tmp")]
+    dry = fault_trials.kg(ws.root, "doctor", "--dry-run")
+    assert dry.returncode == 0 and f"1 left by dead processes: {left.name}" in dry.stdout, dry.stdout + dry.stderr
+    assert left.exists()
+    done = fault_trials.kg(ws.root, "doctor")
+    assert done.returncode == 0 and f"removed 1 left by dead processes: {left.name}" in done.stdout, done.stdout
+    assert not left.exists()
