@@ -292,7 +292,7 @@ def _dict(r: tuple) -> dict[str, Any]:
 
 # -- a file damaged in a way its stamp and SQLite's checks do not see (for `kg doctor`) ----------------------------
 SAMPLE = 16  # nodes whose rows `missing` reads back (the first, the last, and evenly between)
-_TABLES = ("meta", "node", "fts", "lpost", "ldf", "ltot")
+_TABLES = ("meta", "node", "fts", "fts_docsize", "lpost", "ldf", "ltot")
 
 
 def sample_positions(count: int, n: int = SAMPLE) -> list[int]:
@@ -320,6 +320,9 @@ def missing(db: sqlite3.Connection, count: int,
         docs, _ = linkpost.totals(db)
         if docs != count:
             return f"counts {docs} linking documents for its {count} nodes"
+        searched = db.execute("SELECT count(*) FROM fts_docsize").fetchone()[0]  # (one row per FTS5 document)
+        if searched != count:
+            return f"holds {searched} search documents for its {count} nodes"
         sample = sample_positions(count)
         ids = dict(db.execute(f"SELECT pos, id FROM node WHERE pos IN ({', '.join('?' * len(sample))})",
                               sample).fetchall()) if sample else {}

@@ -158,10 +158,13 @@ def test_a_word_longer_than_64_bytes_is_matched_as_node_fts_matches_it(tmp_path)
 
 # -- a side file damaged by hand in a way SQLite's checks do not see ----------------------------------------------
 
+_FTS = "CREATE VIRTUAL TABLE fts USING fts5(tokens, content='', tokenize='porter unicode61')"  # (as a writer re-makes it)
+
 
 @pytest.mark.parametrize("damage", ["DROP TABLE lpost", "DELETE FROM lpost", "DELETE FROM ldf", "DELETE FROM ltot",
                                     "DROP TABLE ldf", "DELETE FROM lpost WHERE pos = 2",
-                                    "DELETE FROM node WHERE pos = 1", "DELETE FROM node"])
+                                    "DELETE FROM node WHERE pos = 1", "DELETE FROM node",
+                                    "DROP TABLE fts; " + _FTS])
 def test_doctor_finds_and_repairs_a_side_file_whose_rows_were_deleted_by_hand(ws, damage):
     """Rows deleted by hand leave the stamp (count, last id) and SQLite's and FTS5's integrity checks as they
     were: `kg doctor` reported such a file in step and never repaired it, and linking silently found fewer or no
@@ -176,7 +179,7 @@ def test_doctor_finds_and_repairs_a_side_file_whose_rows_were_deleted_by_hand(ws
         expected = sidelink.candidates(st, ["zorblax", "compiler"], 10)
     assert len(expected) >= 4
     with sqlite3.connect(ws.kg_dir / "search.sqlite") as db:
-        db.execute(damage)
+        db.executescript(damage)
     dry = fault_trials.kg(ws.root, "doctor", "--dry-run")
     assert dry.returncode == 0 and "search index: search.sqlite holds all" not in dry.stdout, dry.stdout
     assert "run `kg doctor` to do it" in dry.stdout, dry.stdout
