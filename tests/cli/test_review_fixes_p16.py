@@ -85,3 +85,15 @@ def test_an_old_graphs_aider_session_with_colons_answers_to_the_dashed_form(run_
     assert (ws.root / ended.json["file"]).read_text().startswith(f"# Session Summary: {old}")
     again = run_kg(["--now", "2025-06-02T16:00:00", "session", "end", "--session", "2025-06-02-14-29-21"])
     assert again.exit_code == 2 and f"session {old} ended already" in again.stderr, again.stderr
+
+
+@pytest.mark.parametrize(("given", "taken"), [("err-20261201-001", "ERR-20261201-001"),
+                                              ("[lrn-20261201-002].", "LRN-20261201-002"),
+                                              ("ERR-20261201-003", "ERR-20261201-003"),
+                                              ("the err-20261201-001 entry", "the err-20261201-001 entry")])
+def test_the_mcp_servers_id_arguments_take_any_case(given, taken):
+    """The MCP tools (`kg mcp`, installed for Claude Code and Codex) take an id as the CLI does."""
+    pytest.importorskip("mcp")
+    from kg.runtimes.mcp_server import unwrap_id
+
+    assert unwrap_id(given) == taken
