@@ -44,6 +44,23 @@ def test_an_id_typed_in_lower_case_is_the_id(ws, capsys, form):
     assert done.exit_code == 0, done.stderr
 
 
+def test_a_pattern_id_typed_in_upper_case_is_the_id_and_its_own_case_stays(ws, capsys):
+    """Node ids have lower-case prefixes (`pat-...`, rules/policy.toml [nodes.prefix]): folding every id to upper
+    case would lose them; each prefix keeps its own case."""
+    kg = _kg(ws, capsys)
+    for _ in range(2):
+        assert kg(["--now", NOW, "log", "error", "npm install failed with ERESOLVE", "--pattern-key",
+                   "npm.eresolve", "--wait"]).exit_code == 0
+    (pattern,) = [r["id"] for r in kg(["list", "--type", "pattern", "--json"]).json]
+    assert pattern.startswith("pat-")
+    for given in (pattern, pattern.upper(), f"[{pattern.upper()}]"):
+        shown = kg(["show", given, "--json"])
+        assert shown.exit_code == 0, (given, shown.stderr)
+        assert shown.json["node"]["id"] == pattern
+    unknown = kg(["show", "zzz-20261201-001"])  # no prefix of kg's: left as typed
+    assert unknown.exit_code == 2 and "no node 'zzz-20261201-001'" in unknown.stderr, unknown.stderr
+
+
 def test_a_log_whose_whole_text_looks_like_an_id_keeps_its_case(ws, capsys):
     kg = _kg(ws, capsys)
     logged = kg(["--now", NOW, "log", "learning", "abc-20261201-001", "--wait", "--json"])
@@ -90,6 +107,7 @@ def test_an_old_graphs_aider_session_with_colons_answers_to_the_dashed_form(run_
 @pytest.mark.parametrize(("given", "taken"), [("err-20261201-001", "ERR-20261201-001"),
                                               ("[lrn-20261201-002].", "LRN-20261201-002"),
                                               ("ERR-20261201-003", "ERR-20261201-003"),
+                                              ("PAT-20261201-004", "pat-20261201-004"),
                                               ("the err-20261201-001 entry", "the err-20261201-001 entry")])
 def test_the_mcp_servers_id_arguments_take_any_case(given, taken):
     """The MCP tools (`kg mcp`, installed for Claude Code and Codex) take an id as the CLI does."""
