@@ -158,7 +158,8 @@ def test_a_word_longer_than_64_bytes_is_matched_as_node_fts_matches_it(tmp_path)
 
 # -- a side file damaged by hand in a way SQLite's checks do not see ----------------------------------------------
 
-_FTS = "CREATE VIRTUAL TABLE fts USING fts5(tokens, content='', tokenize='porter unicode61')"  # (as a writer re-makes it)
+# the search table as a writer's open re-makes it when it is gone
+_FTS = "CREATE VIRTUAL TABLE fts USING fts5(tokens, content='', tokenize='porter unicode61')"
 
 
 @pytest.mark.parametrize("damage", ["DROP TABLE lpost", "DELETE FROM lpost", "DELETE FROM ldf", "DELETE FROM ltot",

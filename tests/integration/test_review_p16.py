@@ -161,7 +161,8 @@ def test_installed_hooks_take_odd_payloads_without_a_block_a_traceback_or_a_writ
     env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {
         "HOME": str(home), "KG_SERVER": "0", "KG_CACHE_DIR": str(tmp_path / "cache"), "KG_NOW": "2026-12-03T10:00"}
     for args in (["init"], ["install", runtime]):
-        assert subprocess.run([kg, "-w", str(project), *args], env=env, cwd=project, capture_output=True).returncode == 0
+        made = subprocess.run([kg, "-w", str(project), *args], env=env, cwd=project, capture_output=True)
+        assert made.returncode == 0, made.stderr
     config = project / (".claude/settings.local.json" if runtime == "claude-code" else ".codex/hooks.json")
     hooks = {event: [h["command"] for group in groups for h in group["hooks"]]
              for event, groups in json.loads(config.read_text())["hooks"].items()}
