@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -98,6 +99,38 @@ def check_argv(argv: list[str]) -> str | None:
     return None
 
 
+_ID_ANY_CASE = re.compile(r"^[\[(<`'\"]*([A-Za-z][A-Za-z0-9]{1,7})(-\d{8}-[0-9A-Za-z]+)[\])>`'\".,;:!?]*$")
+_OTHER_PREFIXES = ("PREF", "SCR", "dec", "chg")  # kg/memory/preferences.py, scores.py; kg/lifecycle/cycle.py
+
+
+def _id_prefixes() -> dict[str, str]:
+    """kg's id prefixes by their lower case: entries' upper case (`ERR`), nodes' lower case (`pat`): the
+    packaged rules/policy.toml's (a workspace that renames them gets no case folding for its own)."""
+    from kg.core.policy import packaged
+
+    rules = packaged("policy")
+    known = [*rules["entries"]["prefix"].values(), *rules["nodes"]["prefix"].values(), *_OTHER_PREFIXES]
+    return {p.lower(): p for p in known}
+
+
+def id_case(argv: list[str]) -> list[str]:
+    """An id typed in another case (`err-20261201-001`, `[lrn-20261201-002]`, `PAT-20261201-001`) is that id:
+    `kg show err-...` answered "no node". Only a whole argument that is one id with one of kg's prefixes changes
+    (to the bare id, the prefix in its own case: cli/entry.py's `unwrap_ids` unwraps upper-case ones only), and
+    not in `kg log`, whose words are the entry's own text."""
+    from kg.cli.entry import invoked
+
+    found = [(i, m) for i, a in enumerate(argv) if (m := _ID_ANY_CASE.match(a))]
+    if not found or invoked(argv) == "log":
+        return argv
+    known, out = _id_prefixes(), list(argv)
+    for i, m in found:
+        prefix = known.get(m.group(1).lower())
+        if prefix is not None:
+            out[i] = prefix + m.group(2)
+    return out
+
+
 def run_app(app: typer.Typer, argv: list[str]) -> int:
     """Run the app and return its exit code. Usage errors print the usage and one `Error: ...` line (not a
     box), so every bad input answers the same way: a line starting with `Error:` on stderr, exit 2."""
@@ -105,7 +138,7 @@ def run_app(app: typer.Typer, argv: list[str]) -> int:
 
     from kg.cli.entry import unwrap_ids
 
-    argv = unwrap_ids(argv)
+    argv = unwrap_ids(id_case(argv))
     try:
         code = app(args=argv, prog_name="kg", standalone_mode=False)
     except _click.exceptions.ClickException as exc:

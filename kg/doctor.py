@@ -20,7 +20,10 @@ from kg.core.errors import KgError
 from kg.store.lock import pid_alive
 
 INSTRUCTION_FILES = ("AGENTS.md", "MEMORY.md", "SOUL.md", "TOOLS.md", "USER.md", "CLAUDE.md")
-_TMP = re.compile(r"^\..+\.(\d+)(?:\.\d+)?\.tmp$|^\.bulk-.+-(\d+)\.csv$")
+# a temporary file and the pid of the process writing it: `.<name>.<pid>.<thread ident>.tmp` (kg/core/files.py),
+# `.<name>.<pid>.tmp` (older), `.bulk-...-<pid>.csv`. (The thread ident is no pid: read as one, it named a live
+# process, or was too big for the kernel's call and `kg doctor` failed on the very file it is there to remove.)
+_TMP = re.compile(r"^\..+\.(?P<pid>\d+)\.\d+\.tmp$|^\..+\.(?P<old>\d+)\.tmp$|^\.bulk-.+-(?P<bulk>\d+)\.csv$")
 
 
 @dataclass
@@ -53,16 +56,18 @@ def doctor(ws: Any, *, repair: bool = False, dry_run: bool = False) -> DoctorRep
     _temp_files(ws, report, dry_run)
     _cut_short(ws, report, dry_run)
     _session_pointer(ws, report, dry_run)
-    _ids(ws, report)
+    _ids(ws, report, dry_run)
     if _graph_file(ws, report, repair and not dry_run):
         leftovers = _fts_leftovers(ws)
         if leftovers and dry_run:  # (the writer's open below would rebuild the graph)
             report.add("full-text index", "error", f"{_left_text(leftovers)}; run `kg doctor` to rebuild the graph")
+        elif dry_run:
+            _graph_looked_at(ws, report)
         else:
             if leftovers:  # (issue 22) the mark of a clean graph goes: the writer's open then finds and rebuilds it
                 _unmark_fts(ws)
             _graph(ws, report, dry_run, leftovers)
-    _journal(ws, report)
+    _journal(ws, report, dry_run)
     _blocks(ws, report)
     _links(ws, report)
     return report
@@ -95,7 +100,7 @@ def _temp_files(ws: Any, report: DoctorReport, dry_run: bool) -> None:
             continue
         for p in folder.iterdir():
             m = _TMP.match(p.name)
-            if m and p.is_file() and not p.is_symlink() and not pid_alive(int(m.group(1) or m.group(2))):
+            if m and p.is_file() and not p.is_symlink() and not _alive(int(m["pid"] or m["old"] or m["bulk"])):
                 stale.append(p)
     if not stale:
         report.add("temporary files", "ok", "none left behind")
@@ -107,6 +112,13 @@ def _temp_files(ws: Any, report: DoctorReport, dry_run: bool) -> None:
     for p in stale:
         p.unlink(missing_ok=True)
     report.add("temporary files", "repaired", f"removed {len(stale)} left by dead processes: {names}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return pid_alive(pid)
+    except (OverflowError, ValueError):  # no process has such an id
+        return False
 
 
 def _cut_short(ws: Any, report: DoctorReport, dry_run: bool) -> None:
@@ -140,10 +152,14 @@ def _session_pointer(ws: Any, report: DoctorReport, dry_run: bool) -> None:
         report.add("current session", "repaired", f"cleared an invalid id {raw[:60]!r} (it is never used)")
 
 
-def _ids(ws: Any, report: DoctorReport) -> None:
+def _ids(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
     try:
-        with ws.journal.locked():
+        if dry_run:  # read without the journal's lock, whose holder sweeps temporary files
             ws.journal._load_ids()
+            ws.journal._ids = None
+        else:
+            with ws.journal.locked():
+                ws.journal._load_ids()
         report.add("ids", "ok", "memory/.kg/ids.json is readable")
     except KgError as exc:
         report.add("ids", "error", str(exc))
@@ -247,6 +263,7 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
         with ws.store() as st:
             repairs = list(getattr(st, "repairs", []))
             fts = st.has_fts()
+            deferred = _retire_waits(st) if fts else None
             drained = ws._last_drain
             aggregate = _aggregate(ws, st, dry_run)
             side = _search_index(ws, st, dry_run)
@@ -257,10 +274,17 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
         report.add(*aggregate)
     where = ws.store_url.public if getattr(ws, "store_url", None) is not None else ws.graph_path.relative_to(ws.root)
     report.add("graph", "ok", f"{where} opens; its schema is current")
+    from kg.store.retire import NOT_DROPPED
+
+    waits = [r for r in repairs if r.startswith(NOT_DROPPED)]  # (the old index's drop waits for room: a warning)
+    repairs = [r for r in repairs if not r.startswith(NOT_DROPPED)]
     if repairs:
         report.add("full-text index", "repaired", "; ".join(([_left_text(leftovers)] if leftovers else []) + repairs))
     elif leftovers:  # the writer's open did not repair them (it would have said so)
         report.add("full-text index", "error", f"{_left_text(leftovers)}, and the graph's open did not rebuild it")
+    elif fts and getattr(ws, "store_url", None) is None:  # an old graph's, whose drop waits (kg/store/retire.py)
+        report.add("full-text index", "warning", waits[0] if waits else deferred or
+                   "the old full-text index node_fts is still in the graph: the next writer's open drops it")
     else:
         team = getattr(ws, "store_url", None) is not None  # a team graph keeps its own index (issue 22: the
         report.add("full-text index", "ok" if fts or not team else "error",  # embedded one none: the side index)
@@ -271,6 +295,59 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
     if drained.applied or drained.rejected:
         report.add("journal", "repaired", f"applied {drained.applied} waiting entr(y/ies)"
                    + (f"; set aside {drained.rejected} line(s)" if drained.rejected else ""))
+
+
+def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
+    """`--dry-run`: the graph opened read-only, as a one-off reader opens it. A writer's open changes it (it applies
+    the journal, migrates, drops an old graph's node_fts, brings the side index in step): a check-only run leaves
+    all of that to `kg doctor` and says what it would do."""
+    from kg.core.errors import SchemaError
+    from kg.store import Store
+
+    team = getattr(ws, "store_url", None) is not None
+    if not team and not ws.graph_path.exists():
+        report.add("graph", "ok", "no graph yet: the first write makes it")
+        return
+    try:
+        with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", read_only=True,
+                        lock_timeout=ws.lock_timeout,
+                        queries_dir=ws.rules.rules_dir / "queries" if ws.rules.rules_dir else None,
+                        **ws._team()) as st:
+            fts, retired = st.has_fts(), getattr(st, "fts_retired", bool)()
+            waits = _retire_waits(st) if fts and not team else None
+            aggregate = _aggregate(ws, st, True)
+            side = _search_index(ws, st, True)
+    except SchemaError as exc:
+        report.add("graph", "warning", f"{exc} (`kg doctor` does it)")
+        return
+    except KgError as exc:
+        report.add("graph", "error", str(exc))
+        return
+    if aggregate:
+        report.add(*aggregate)
+    where = ws.store_url.public if team else ws.graph_path.relative_to(ws.root)
+    report.add("graph", "ok", f"{where} opens read-only; its schema is current")
+    if team:
+        report.add("full-text index", "ok" if fts else "error", "node_fts is present" if fts else "node_fts is missing")
+    elif fts:
+        report.add("full-text index", "warning", waits or "the old full-text index node_fts is still in the graph "
+                   "(nothing asks it): the next writer's open, or `kg doctor`, drops it")
+    elif not retired:
+        report.add("full-text index", "warning", "none in the graph, but the graph is not marked as having dropped "
+                   "it cleanly: the next writer's open, or `kg doctor`, checks and marks it")
+    else:
+        report.add("full-text index", "ok", "none in the graph: the side index serves search and linking")
+    if side:
+        report.add(*side)
+
+
+def _retire_waits(st: Any) -> str | None:
+    """Why an embedded graph's old node_fts is still there after a writer's open (kg/store/retire.py), or None."""
+    if getattr(st, "backend", "kuzu") != "kuzu":
+        return None
+    from kg.store import retire
+
+    return retire._no_room(st) or retire.deferred(st)
 
 
 def _search_index(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:
@@ -286,6 +363,9 @@ def _search_index(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | Non
     name = path.relative_to(ws.root) if path.is_relative_to(ws.root) else path
     try:
         ok, what, rebuild = sideindex.check(st)
+        lacks = _side_rows(st, path) if ok else None
+        if lacks:  # the stamp says all, but rows were deleted by hand: only a rebuild puts them back
+            ok, what, rebuild = False, f"{sideindex.FILE} {lacks}", True
         if ok:
             return ("search index", "ok", what)
         if dry_run:
@@ -298,6 +378,23 @@ def _search_index(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | Non
         return ("search index", "error", f"{name} cannot be opened for writing ({exc}); search asks the graph's "
                 f"own index meanwhile. Fix: remove or rename {name} (it is derived data, rebuilt from the "
                 "graph) or make it writable, then run `kg doctor`")
+
+
+def _side_rows(st: Any, path: Any) -> str | None:
+    """What the side file lacks though its stamp says it holds every node (kg/store/sidefile.py `missing`: its
+    tables, a row and a linking document per node, a sample of nodes' rows and counts against the graph's)."""
+    import sqlite3
+    from contextlib import closing
+
+    from kg.store import sidefile, sideindex
+
+    def in_graph(node_id: str) -> tuple[int | None, str | None]:
+        rows = st._execute_raw(sideindex._TOKENS, {"id": node_id})
+        return sideindex._pos_of(st, node_id), rows[0]["tokens"] if rows else None
+
+    # read and write (it writes nothing): the last connection's close removes the WAL's files, a read-only one's not
+    with closing(sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=30.0)) as db:
+        return sidefile.missing(db, sideindex._count(st), in_graph)
 
 
 def _aggregate(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:
@@ -316,7 +413,7 @@ def _aggregate(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:
     return ("aggregate", "repaired", f"{len(diff)} pattern row(s) differed ({diff[0]}); rebuilt {n} rows")
 
 
-def _journal(ws: Any, report: DoctorReport) -> None:
+def _journal(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
     pending = ws.journal.has_pending()
     rejected = ws.journal.rejected()
     if rejected:
@@ -327,7 +424,8 @@ def _journal(ws: Any, report: DoctorReport) -> None:
                    f"{first.get('reason')}{f', {shown}' if shown else ''}); fix and re-append them to "
                    "memory/.kg/journal.jsonl, or keep the file as a record")
     elif pending:
-        report.add("journal", "warning", "entries are waiting to be applied (the graph could not be opened)")
+        report.add("journal", "warning", "entries are waiting to be applied: the next write, or `kg doctor`, "
+                   "applies them" if dry_run else "entries are waiting to be applied (the graph could not be opened)")
     else:
         report.add("journal", "ok", "nothing waiting, nothing set aside")
 

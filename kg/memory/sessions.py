@@ -33,6 +33,21 @@ def file_of(ws: Any, sid: str) -> Path:
     return old if ":" in sid and old.exists() else ws.memory / "sessions" / file_name(sid)
 
 
+_AIDER = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{2})[:-](\d{2})[:-](\d{2})$")
+
+
+def same_session(sid: str) -> list[str]:
+    """The forms one session id may have in a graph, `sid` first: an aider chat's id is its start time with colons
+    as dashes (`2025-06-02-14-29-21`), but a graph an older kg wrote holds it with colons (`2025-06-02-14:29:21`),
+    while the summary file's name never had them. Pure."""
+    m = _AIDER.match(sid)
+    if not m:
+        return [sid]
+    day, h, mi, sec = m.groups()
+    forms = [f"{day}-{h}-{mi}-{sec}", f"{day}-{h}:{mi}:{sec}"]
+    return [sid] + [f for f in forms if f != sid]
+
+
 def next_id(day: str, existing: list[str]) -> str:
     """`YYYY-MM-DD-NNN`: one more than the highest number of that day. Pure."""
     numbers = [int(m.group(2)) for e in existing if (m := _ID.match(e)) and m.group(1) == day]
@@ -165,9 +180,16 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
     path = file_of(ws, sid)
     paths.inside(ws.root, path, "the session file")  # memory/sessions may itself be a link out
     with ws.store() as st:
-        rows = st.run("memory_session_get", id=sid)
+        rows = []
+        for form in same_session(sid):
+            rows = st.run("memory_session_get", id=form)
+            if rows:
+                break
         if not rows:
             raise NotFound(f"no session {sid!r}: `kg session start` makes one")
+        if form != sid:  # the form the graph holds (and its summary file's name, when an older kg wrote it)
+            sid, path = form, file_of(ws, form)
+            paths.inside(ws.root, path, "the session file")
         if rows[0]["ended_at"] is not None and path.exists():
             raise UsageError(f"session {sid} ended already at {iso(rows[0]['ended_at'])} ({path.name}); "
                              "start a new one with `kg session start`")
@@ -181,7 +203,7 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
     daily = None
     if texts["summary"]:
         daily = files.append_daily(ws.memory, f"### 📝 {at:%H:%M} - Session summary {sid}: {texts['summary']}\n", at)
-    if ws.current_session() == sid:
+    if ws.current_session() in same_session(sid):
         ws.set_current_session(None)
     return {"id": sid, "ended_at": at.isoformat(), "file": str(path.relative_to(ws.root)),
             "daily_log": str(daily.relative_to(ws.root)) if daily else None, "events": len(nodes),

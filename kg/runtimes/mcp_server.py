@@ -196,9 +196,10 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
 
 def unwrap_id(text: str) -> str:
     """An id copied with the brief's brackets or a sentence's punctuation is that id (as `kg show [ERR-...]`)."""
+    from kg.cli.common import id_case
     from kg.cli.entry import unwrap_ids
 
-    return unwrap_ids([text.strip()])[0] if text.strip() else text
+    return unwrap_ids(id_case([text.strip()]))[0] if text.strip() else text
 
 
 def _one_line_argument_errors(tool: Any) -> None:

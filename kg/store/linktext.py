@@ -21,8 +21,31 @@ def link_text(tokens: str | None, *, query: bool = False) -> str:
     stop = _link_stop()  # (and the ignore pattern)
     stop = frozenset() if query else stop
     assert _IGNORE is not None
-    return " ".join(_SHORT.get(w, w) if len(w) == 2 else w
+    return " ".join(_SHORT.get(w, w) if len(w) == 2 else _long(w) if len(w) > _PORTER_MAX // 4 else w
                     for w in _IGNORE.sub(" ", (tokens or "").lower()).split() if w not in stop)
+
+
+_PORTER_MAX = 64  # FTS5's porter tokenizer passes a token of more bytes through unstemmed; Kùzu's stems it
+
+
+def _long(w: str) -> str:
+    """A word FTS5's porter tokenizer leaves unstemmed for its length (over 64 bytes), stemmed as Kùzu's porter
+    stemmer stems it: its tail (the longest that fits, not starting at a `y`, whose class depends on the letter
+    before) stemmed by FTS5, after the head left as it is. Porter's steps read the end of a word and, of what
+    comes before, only its measure up to 2 (`m > 1`) and whether it holds a vowel: a tail of up to 64 letters
+    reads the same unless it is nearly all one class (state: such a word, 64 consonants in a row, may stem
+    otherwise). A word the tokenizer splits (a separator of its own inside) is left as it is."""
+    if len(w.encode()) <= _PORTER_MAX:
+        return w
+    from kg.store import linkpost
+
+    cut = 0
+    while cut < len(w) and (len(w[cut:].encode()) > _PORTER_MAX or w[cut] == "y"):
+        cut += 1
+    if linkpost.stems_of([w])[0] != (w,):
+        return w
+    stemmed = linkpost.stems_of([w[cut:]])[0]
+    return w[:cut] + stemmed[0] if len(stemmed) == 1 else w
 
 
 def _short(w: str) -> str:
@@ -51,4 +74,5 @@ def _link_stop() -> frozenset[str]:
 
 def form() -> str:
     """What the linking table's text depends on (for the side file's version stamp)."""
-    return " ".join(sorted(_link_stop())) + "|" + (_IGNORE.pattern if _IGNORE else "")
+    # (`long`: words over 64 bytes are written stemmed, as Kùzu stemmed them)
+    return " ".join(sorted(_link_stop())) + "|" + (_IGNORE.pattern if _IGNORE else "") + "|long"

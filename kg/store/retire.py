@@ -23,7 +23,9 @@ signs, the graph is rebuilt; built, it is dropped and the graph marked.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from kg.core.errors import StoreError
@@ -31,6 +33,9 @@ from kg.store import rebuild as _rebuild
 from kg.store import rollback as _rollback
 
 KEY = "fts:retired"  # Meta key: the graph has no full-text index of its own, cleanly
+DEFERRED = "fts:deferred"  # Meta key: the drop waits for room for the copy (said once, not tried at every open)
+ROOM_MARGIN_MB = 16  # free space kept beyond the copy and the checkpoint's growth (a full disk aborts Kùzu)
+NOT_DROPPED = "the old full-text index node_fts was not dropped"
 
 
 def retired(store: Any) -> bool:
@@ -55,9 +60,14 @@ def retire(store: Any) -> None:
         half = _rebuild.half_index(store)
         if half:
             raise StoreError(half)  # `open` rebuilds the graph, then comes back here
+    short = _no_room(store)
+    if short:  # checked before the copy, which filled the disk and failed at every writer's open (p16 review)
+        _defer(store, short)
+        return
     try:
         taken = _rollback.take(store, "drop of the old full-text index")
-    except StoreError:
+    except StoreError as exc:
+        _defer(store, str(exc))
         return  # (no room for the copy) nothing changed; a later open does it
     if not taken:
         return
@@ -66,7 +76,47 @@ def retire(store: Any) -> None:
         return
     _rebuild.drop_fts(store)
     mark(store)
+    store._execute_raw("MATCH (m:Meta {key: $key}) DELETE m", {"key": DEFERRED})
     _rollback.release(store)
+
+
+def _no_room(store: Any) -> str | None:
+    """Why the copy the drop needs would not fit, or None: the graph file and its WAL are copied after a checkpoint
+    (which moves the WAL into the file), and `ROOM_MARGIN_MB` stays free."""
+    if getattr(store, "backend", "kuzu") != "kuzu":
+        return None
+    path = _rollback.real(Path(store.path))
+    try:
+        size = path.stat().st_size
+        wal = path.with_name(path.name + ".wal")
+        size += 2 * (wal.stat().st_size if wal.exists() else 0)
+        fs = os.statvfs(path.parent)
+    except OSError:
+        return None
+    free, need = fs.f_bavail * fs.f_frsize, size + ROOM_MARGIN_MB * 1024 * 1024
+    if free >= need:
+        return None
+    mb = 1024 * 1024
+    return (f"{NOT_DROPPED}: the drop keeps a copy of the graph first ({-(-need // mb)} MB with the room kept free), "
+            f"and {path.parent} has {free // mb} MB free. kg works with it in place meanwhile (each write keeps it "
+            f"up to date: slower). Free {-(-(need - free) // mb)} MB there, then run `kg doctor` (or any write) to "
+            "drop it")
+
+
+def deferred(store: Any) -> str | None:
+    """Why an old graph's node_fts is still there (`_defer`'s message), or None."""
+    rows = store._execute_raw("MATCH (m:Meta {key: $key}) RETURN m.value AS v", {"key": DEFERRED})
+    return rows[0]["v"] if rows else None
+
+
+def _defer(store: Any, why: str) -> None:
+    """Say once (a warning from the open that first finds it, and `kg doctor`'s check after) that the drop waits;
+    later opens check the room again (one statvfs) and say nothing."""
+    if deferred(store) is not None:
+        return
+    why = why if why.startswith(NOT_DROPPED) else f"{NOT_DROPPED}: {why}"
+    store.repairs.append(why)
+    store._execute_raw("MERGE (m:Meta {key: $key}) SET m.value = $value", {"key": DEFERRED, "value": why})
 
 
 def _probe(store: Any) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -288,3 +288,55 @@ def _dict(r: tuple) -> dict[str, Any]:
     d["pinned"], d["reinforced_at"], d["stale"] = False, None, False
     d["side"] = True  # priority, status, pinned and reinforcement as created: `fresh` reads the current ones
     return d
+
+
+# -- a file damaged in a way its stamp and SQLite's checks do not see (for `kg doctor`) ----------------------------
+SAMPLE = 16  # nodes whose rows `missing` reads back (the first, the last, and evenly between)
+_TABLES = ("meta", "node", "fts", "fts_docsize", "lpost", "ldf", "ltot")
+
+
+def sample_positions(count: int, n: int = SAMPLE) -> list[int]:
+    if count <= n:
+        return list(range(count))
+    return sorted({round(i * (count - 1) / (n - 1)) for i in range(n)})
+
+
+def missing(db: sqlite3.Connection, count: int,
+            in_graph: Callable[[str], tuple[int | None, str | None]]) -> str | None:
+    """What a side file stamped as holding the graph's `count` nodes lacks, or None; rows deleted by hand (or by
+    a tool) leave its stamp and SQLite's integrity checks as they were, and linking then silently finds fewer or
+    no candidates. Cheap reads, none growing with the postings: its tables; a node row and a linking document
+    per node (`count(*)` over the node table's smallest index; `ltot`); for `SAMPLE` nodes, their row at their
+    graph position and each of their stems' counts (`lpost`, `ldf`) as `_add` wrote them. `in_graph` gives a
+    node id's (position, tokens) in the graph."""
+    try:
+        have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        gone = [t for t in _TABLES if t not in have]
+        if gone:
+            return f"has no table {', '.join(gone)}"
+        rows = db.execute("SELECT count(*) FROM node").fetchone()[0]
+        if rows != count:
+            return f"holds {rows} node rows for its {count} nodes"
+        docs, _ = linkpost.totals(db)
+        if docs != count:
+            return f"counts {docs} linking documents for its {count} nodes"
+        searched = db.execute("SELECT count(*) FROM fts_docsize").fetchone()[0]  # (one row per FTS5 document)
+        if searched != count:
+            return f"holds {searched} search documents for its {count} nodes"
+        sample = sample_positions(count)
+        ids = dict(db.execute(f"SELECT pos, id FROM node WHERE pos IN ({', '.join('?' * len(sample))})",
+                              sample).fetchall()) if sample else {}
+        for pos in sample:
+            at, tokens = in_graph(ids[pos]) if pos in ids else (None, None)
+            if at != pos:
+                return f"holds no row for the graph's node at position {pos}"
+            post, _, _, _ = linkpost.postings([(pos, link_text(tokens))])
+            for term, p, tf, dl in post:
+                if db.execute("SELECT 1 FROM lpost WHERE term = ? AND pos = ? AND tf = ? AND dl = ?",
+                              (term, p, tf, dl)).fetchone() is None:
+                    return f"lacks the linking count of '{term}' in node {ids[pos]}"
+                if not linkpost.df(db, term):
+                    return f"lacks the document count of '{term}'"
+    except sqlite3.DatabaseError as exc:
+        return f"cannot be read ({exc})"
+    return None
