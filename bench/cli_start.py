@@ -1,7 +1,8 @@
 """How long `kg` takes to start: `kg log` (what every hook pays), `kg --version` and `kg --help` (the whole
 app built), and `kg search` answered by a running read server (the client alone: kg/serve/client.py), against
-`python -c pass` measured in the same run. Prints median wall time, the client's median CPU time and peak RSS
-(from wait4), and ratios; never asserts.
+`python -c pass` measured in the same run; `kg log` with the parsed secret rules cached in the workspace (the
+default), in `KG_CACHE_DIR` (where every process found them before: ~/.cache/kg), and with no usable cache.
+Prints median wall time, the client's median CPU time and peak RSS (from wait4), and ratios; never asserts.
 
     .venv/bin/python bench/cli_start.py --runs 11
 """
@@ -38,18 +39,23 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=11)
     args = ap.parse_args()
-    env = compiled_env()
+    env = {k: v for k, v in compiled_env().items() if k != "KG_CACHE_DIR"}
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:  # detached drainers may linger
         root = Path(tmp) / "ws"
         subprocess.run([KG, "init", str(root)], check=True, capture_output=True, env=env)
         subprocess.run([KG, "-w", str(root), "log", "error", "docker permission denied on the socket"],
                        check=True, capture_output=True, env=env)
         served = {**env, "KG_SERVER": "1"}
+        (Path(tmp) / "a-file").write_text("")  # a cache folder under a file cannot be made: every process parses
+        log = [KG, "-w", str(root), "log", "learning", "start-up probe", "--no-link"]
         cases = [("python -c pass (baseline)", [sys.executable, "-c", "pass"], env),
                  ("kg --version", [KG, "--version"], env),
                  ("kg --help", [KG, "--help"], env),
-                 ("kg log learning ...", [KG, "-w", str(root), "log", "learning", "start-up probe", "--no-link"],
-                  env),
+                 ("kg log learning ... (rules cached in the workspace)", log, env),
+                 ("kg log, rules cached in KG_CACHE_DIR (the old per-user place)", log,
+                  {**env, "KG_CACHE_DIR": str(Path(tmp) / "user-cache")}),
+                 ("kg log, no usable cache (rules parsed in memory)", log,
+                  {**env, "KG_CACHE_DIR": str(Path(tmp) / "a-file" / "kg")}),
                  ("kg search (read server up)", [KG, "-w", str(root), "search", "docker permission"], served)]
         started = subprocess.run([KG, "-w", str(root), "serve", "start"], capture_output=True, env=served)
         rows, base = [], None

@@ -29,6 +29,7 @@ from kg.ingest.background import BackgroundApplier, close_at_exit
 from kg.ingest.drain import DrainReport
 from kg.ingest.journal import Journal, write_atomic
 from kg.ingest.writes import LogResult
+from kg.redaction import cache as _rule_cache
 from kg.store import Store
 
 ENV_WORKSPACE = "KG_WORKSPACE"
@@ -97,6 +98,7 @@ class Workspace:
         self.root = root
         self.memory = root / "memory"
         self.kg_dir = root / MARKER
+        _rule_cache.in_workspace(self.kg_dir)  # the parsed secret rules are kept here, not in the home folder
         self.graph_path = self.kg_dir / GRAPH_FILE
         self.rules = RuleSet(rules_dir=rules_dir, workspace_overrides=self._read_overrides(),
                              workspace_source=str(root / "kg.toml"))

@@ -1,8 +1,10 @@
-"""The packaged secret rules, parsed once per machine: a per-user cache of `kg.redaction.rules.parse`'s result.
+"""The packaged secret rules, parsed once per workspace: a cache of `kg.redaction.rules.parse`'s result.
 
 Parsing secrets.toml and the gitleaks rules costs about 25 ms, and compiling one rule's regex up to 0.6 ms: more than
 a `kg log` spends redacting. The parsed rules, and the regex engine's compiled form of each pattern, are therefore
-cached in the user's cache directory, one file per installation of kg (named by where this module is), keyed by the
+cached in the workspace's state folder (`memory/.kg/cache/`, so kg writes nothing outside the workspace; an
+explicit `KG_CACHE_DIR` names another folder, and a process with no workspace keeps the parse in memory), one file
+per installation of kg (named by where this module is), keyed by the
 packaged rule files' names, sizes and modification times, the interpreter's version and this cache's format: an
 edited rule file gets a new key, so a stale cache is never read. The cache is data, never code: Python's `marshal`
 of strings, numbers and lists (what the interpreter's own bytecode cache is built on: twice as fast to read as JSON,
@@ -10,8 +12,9 @@ and loading it runs nothing). Its index (the rules, their order, the keyword pla
 bytes; each rule's compiled form follows it, with its own checksum in the index, and is read only when that rule is
 first used (a compiled form is handed to the regex engine, which checks it too). It is used only if it is owned by
 this user, not writable by anyone else, and its seals hold (so it is exactly what this code wrote: a torn, edited or
-foreign file is ignored and the TOML is parsed as before). Writing it is best effort (a read-only home just parses)
-and atomic (`write_atomic`).
+foreign file is ignored and the TOML is parsed as before). Writing it is best effort (a read-only workspace just
+parses) and atomic (`write_atomic`: a temporary file per process and thread, renamed over), so processes that race
+each write a whole file and the last rename wins.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ _FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source"
            "priority", "not_before_source", "upper")
 _WHERE = struct.Struct("<III")  # a compiled form's offset, length and crc32: one bytes object for all (fast to load)
 _SEAL = 8  # hex digits of the crc32 that opens the file, then as many of the sealed index's length
+_FOLDER = "cache"  # in the workspace's memory/.kg/
+_workspace: list[Path] = []  # the state folder of the workspace this process works in (`in_workspace`)
 
 
 Row = tuple[Any, ...]  # a rule's fields in `_FIELDS` order
@@ -179,27 +184,38 @@ class _Codes(Sequence[bytes | None]):
 def _packaged(entry: str) -> _Cached:
     """The packaged rules of `entry`: from the cache when a trustworthy one matches the files, else parsed (and
     cached for the next process)."""
-    path = cache_dir() / f"secret-rules-{entry.removesuffix('.toml')}-{zlib.crc32(__file__.encode()):08x}.marshal"
-    cached = _read_cache(path, entry)
-    if cached is not None:
-        return cached
+    where = cache_dir()
+    path = None
+    if where is not None:
+        path = where / f"secret-rules-{entry.removesuffix('.toml')}-{zlib.crc32(__file__.encode()):08x}.marshal"
+        cached = _read_cache(path, entry)
+        if cached is not None:
+            return cached
     folder = _rules_folder()
     key = _packaged_key(entry, folder)
     rules, ignore = parse(packaged(entry), f"rules/{entry}", validate=False)
     rows = [tuple(getattr(rule, name) for name in _FIELDS) for rule in rules]
     order = sorted(range(len(rows)), key=lambda i: (rules[i].priority, i))
     plan = KeywordPlan.of([rules[i].keywords for i in order])
-    if key is not None:
+    if key is not None and path is not None:
         _write_cache(path, key, folder, rows, order, plan, ignore)
     return _Cached(rows, order, plan, ignore)
 
 
-def cache_dir() -> Path:
-    """Where kg caches derived data for this user: $KG_CACHE_DIR, else $XDG_CACHE_HOME/kg, else ~/.cache/kg."""
+def in_workspace(kg_dir: Path) -> None:
+    """Keep the parse in `kg_dir`'s cache folder (a workspace's memory/.kg/): called when a workspace is opened,
+    before anything is redacted; the first workspace of a process is kept (its rules are parsed once)."""
+    if not _workspace:
+        _workspace.append(Path(kg_dir) / _FOLDER)
+
+
+def cache_dir() -> Path | None:
+    """Where the parse is kept: $KG_CACHE_DIR (an explicit opt-in), else the workspace's memory/.kg/cache, else
+    nowhere (None: a process with no workspace parses in memory). Never the home folder or $XDG_CACHE_HOME: kg
+    writes nothing outside the workspace unless told to."""
     if os.environ.get("KG_CACHE_DIR"):
         return Path(os.environ["KG_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "kg"
+    return _workspace[0] if _workspace else None
 
 
 def _packaged_key(entry: str, folder: str) -> str | None:
@@ -288,7 +304,8 @@ def _write_cache(path: Path, key: str, folder: str, rows: list[Row], order: list
     body = marshal.dumps((_CACHE_FORMAT, key, folder, list(ignore), [marshal.dumps(row) for row in rows], order,
                           plan.dump(), bytes(where)))
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # an explicit KG_CACHE_DIR is made with its parents; a workspace's folder only inside its memory/.kg/
+        path.parent.mkdir(mode=0o700, parents=path.parent not in _workspace, exist_ok=True)
         write_atomic(path, b"%08x%08x" % (zlib.crc32(body), len(body)) + body + b"".join(blobs))
         os.chmod(path, 0o600)
     except OSError:
