@@ -51,6 +51,7 @@ from kg.memory.search_files import (  # noqa: F401
     line_time,
     mirrors_graph,
 )
+from kg.memory.sessions import same_session
 from kg.memory.views import cached_view, common_terms, link_weight, refresh_common_terms, view
 from kg.store import KNOWLEDGE_KINDS
 
@@ -164,6 +165,7 @@ def _score(rows: dict[str, dict[str, Any]], bm25: dict[str, float], text_score: 
            entry_types: set[str] | None, since: datetime | None, session: str | None, windows: list[Window],
            w_date: float, near_dates: bool = False) -> list[Hit]:
     hits = []
+    forms = set(same_session(session)) if session else set()  # an aider id: dashed, or colons in an old graph
     for node_id, row in rows.items():
         if kinds and row["kind"] not in kinds:
             continue
@@ -171,7 +173,7 @@ def _score(rows: dict[str, dict[str, Any]], bm25: dict[str, float], text_score: 
             continue
         if since and (row["created_at"] is None or row["created_at"] < since):
             continue
-        if session and row["session"] != session:
+        if session and row["session"] not in forms:
             continue
         body = _body(row)
         share = session_share(seed_sessions, row["session"], node_id in seeds)
