@@ -31,18 +31,20 @@ RuntimeOpt = Annotated[str | None, typer.Option(
     "--runtime", help="The runtime calling (claude-code, codex, openclaw). claude-code and codex read the hook's "
                       "JSON payload on stdin and answer in their hook output format. With it kg never exits 2 "
                       "(a runtime reads 2 as \"block\"): bad input or a failure is an Error: line and exit 1 "
-                      "(0 for session-end); without it, bad input exits 2 as for every kg command.")]
+                      "in every hook; without it, bad input exits 2 as for every kg command.")]
 HOOK_JSON = ("claude-code", "codex")
 HOOK_RUNTIMES = ("claude-code", "codex", "openclaw")  # kg.runtimes.integrations.RUNTIMES (not imported by a hook)
 
 
 @contextmanager
-def hook_errors(runtime: str | None, *, never_fail: bool = False) -> Iterator[None]:
+def hook_errors(runtime: str | None) -> Iterator[None]:
     """Errors as `errors()` does, except that a runtime never gets a blocking exit code from kg: to Claude Code
-    and Codex exit 2 means "block" (on Stop: "keep going, here is your next prompt"). Under `--runtime` a failure
-    is reported on stderr and exits 1 (a non-blocking hook error), or 0 with `never_fail` (session end and
-    Codex's Stop, which must never ask the agent to continue). An unknown runtime exits 1 in every hook: a hook
-    line written by hand with a typo is said at once, not taken for a quiet session end."""
+    and Codex exit 2 means "block" (on Stop: "keep going, here is your next prompt"). One rule for every hook
+    under `--runtime`: bad input (a payload that is not a JSON object, a bad option) or a failure is an `Error:`
+    line on stderr and exit 1, which both runtimes read as a non-blocking hook error: shown to the user, ignored
+    otherwise (Codex's Stop included: only 2, or a block decision on stdout, makes it go on). Exit 0 would hide
+    the error from the user. An unknown runtime exits 1 too: a hook line written by hand with a typo is said at
+    once, not taken for a quiet session end."""
     if runtime is None:
         with errors():
             yield
@@ -50,7 +52,7 @@ def hook_errors(runtime: str | None, *, never_fail: bool = False) -> Iterator[No
     if runtime not in HOOK_RUNTIMES:
         note(f"Error: unknown runtime {runtime!r}: use one of {', '.join(HOOK_RUNTIMES)}")
         raise typer.Exit(1)
-    code = 0 if never_fail else 1
+    code = 1
     try:
         with errors():
             yield
@@ -127,11 +129,13 @@ def session_end(
     as_json: JsonOpt = False,
 ) -> None:
     """Reflect on the transcript (log what it finds, once) and write the session summary. Under `--runtime` it
-    never exits non-zero: a session end (or Codex's Stop, which calls it after every turn) must not ask the agent
-    to go on; `stop_hook_active` in the payload (a Stop that follows another hook's block) is left alone."""
+    never exits 2 (a session end, or Codex's Stop, which calls it after every turn, must not ask the agent to go
+    on): bad input or a failure exits 1, as in every hook; a transcript it cannot read is a note and the summary
+    is still written; `stop_hook_active` in the payload (a Stop that follows another hook's block) is left
+    alone."""
     from kg.runtimes import hooks
 
-    with hook_errors(runtime, never_fail=True):
+    with hook_errors(runtime):
         payload = _stdin_payload() if transcript is None and runtime != "openclaw" else {}
         if payload.get("stop_hook_active") is True:
             note("stop_hook_active: another hook keeps this turn going; nothing to do until it stops")

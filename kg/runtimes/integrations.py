@@ -113,8 +113,9 @@ def hook_entries(ws: Any, runtime: str, kg_bin: str | None = None, *,
             "PostToolUseFailure": [group("*", tool, 30)],
         }
     if runtime == "codex":
-        # Stop (end of each turn) reflects on the rollout so far, past its cursor; it always exits 0. SessionEnd
-        # (1 s budget) answers at once and reflects + summarises in a detached child.
+        # Stop (end of each turn) reflects on the rollout so far, past its cursor; it never exits 2 (bad input exits
+        # 1: Codex ignores a failed Stop hook). SessionEnd (1 s budget) answers at once and reflects + summarises in
+        # a detached child.
         turn = _shell(_argv(ws, kg_bin, "hook", "session-end", "--no-summary", "--runtime", runtime))
         end = _shell(_argv(ws, kg_bin, "hook", "session-end", "--runtime", runtime))
         return {

@@ -203,8 +203,9 @@ def test_codex_whole_session(ws, shared_data, tmp_path):
     json.dumps({"hook_event_name": "Stop", "stop_hook_active": False, "transcript_path": "JSON"}),
 ])
 def test_codex_stop_never_exits_2(ws, tmp_path, payload):
-    """Whatever the payload or transcript, Codex's Stop hook exits 0 (exit 2 would make the agent go on) and
-    prints nothing Codex would read as a Stop decision."""
+    """Whatever the payload or transcript, Codex's Stop hook never exits 2 (2 would make the agent go on) and
+    prints nothing Codex would read as a Stop decision: 0, or 1 for a payload that is not JSON (the hooks' one
+    rule for bad input: Codex reads 1 as a failed hook and ignores it)."""
     assert kg(ws.root, "install", "codex").returncode == 0
     (tmp_path / "b.bin").write_bytes(b"\x00\x01\x02" * 100)
     (tmp_path / "j.json").write_text('{"some": "config"}', encoding="utf-8")
@@ -213,7 +214,7 @@ def test_codex_stop_never_exits_2(ws, tmp_path, payload):
     env = {**os.environ}
     done = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True, cwd=ws.root, env=env,
                           timeout=120, check=False)
-    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    assert (done.returncode, done.stdout) == (1 if payload == "not json" else 0, ""), done.stderr
 
 
 # -- OpenClaw -----------------------------------------------------------------------------------------------------
