@@ -90,3 +90,23 @@ def test_an_explicit_cache_dir_is_still_used(tmp_path):
                    timeout=300)
     assert list((tmp_path / "chosen" / "kg").glob("secret-rules-*.marshal"))
     assert not (project / "memory" / ".kg" / "cache").exists()
+
+
+def test_processes_that_race_to_write_the_workspaces_cache_leave_one_whole_file(tmp_path):
+    """Four `kg log` processes started at once on a workspace with no cache yet: each parses and writes the cache
+    atomically (a temporary file per process, renamed over); one whole, sealed file is left and no temporary file."""
+    from kg.redaction import cache
+
+    env = _env(tmp_path)
+    project = tmp_path / "project"
+    subprocess.run([KG, "init", str(project)], env=env, capture_output=True, check=True, timeout=300)
+    folder = project / "memory" / ".kg" / "cache"
+    shutil.rmtree(folder, ignore_errors=True)
+    runs = [subprocess.Popen([KG, "-w", str(project), "log", "learning", f"racer {i}", "--no-link"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for i in range(4)]
+    for run in runs:
+        assert run.wait(timeout=300) == 0, run.stderr.read() if run.stderr else ""
+    files = sorted(p.name for p in folder.iterdir())
+    assert len(files) == 1 and files[0].startswith("secret-rules-") and files[0].endswith(".marshal"), files
+    assert cache._read_cache(folder / files[0], "secrets.toml") is not None  # sealed: exactly what was written
+    assert sorted(tmp_path.rglob("*")) == sorted([tmp_path / "home", tmp_path / "xdg", *project.rglob("*"), project])
