@@ -362,8 +362,9 @@ def entropy(value: str) -> float:
 @cache
 def load_default() -> Redactor:
     """The packaged rules, loaded once per process (a Redactor is immutable, so sharing it is safe) from the
-    per-user cache of parsed rules when it matches the rule files (`kg.redaction.cache.packaged_rows`), each rule
-    built and its regexes compiled on first use; the test suite compiles and checks every one."""
+    workspace's cache of parsed rules (memory/.kg/cache) when it matches the rule files
+    (`kg.redaction.cache.packaged_rows`), each rule built and its regexes compiled on first use; the test suite
+    compiles and checks every one."""
     rules, ignore = packaged_rows("secrets.toml")
     return Redactor(rules, tuple(ignore))
 

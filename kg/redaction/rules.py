@@ -3,7 +3,7 @@
 A rule's regex is compiled on first use: the packaged set holds about two hundred provider patterns and a
 `kg log` touches a handful of them, so compiling them all would cost more than the redaction itself. Rules
 from a user's override are compiled at load (`validate=True`), so a bad regex is refused with the file, rule
-and reason before anything is written. The packaged rules are read through a per-user cache of the parse
+and reason before anything is written. The packaged rules are read through the workspace's cache of the parse
 (`kg.redaction.cache`).
 """
 

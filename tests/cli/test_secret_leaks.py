@@ -105,9 +105,18 @@ def _found_in(data: bytes, finder: tuple[re.Pattern[bytes], list[tuple[str, set[
     return {kind for kind, pieces in needles if any(piece in text for piece in pieces)}
 
 
+def _files(root: Path) -> list[Path]:
+    """Every file of the workspace but the parsed packaged rules (memory/.kg/cache, kg/redaction/cache.py): built
+    from rules/secrets*.toml alone, never from anything logged, they hold each provider's fixed prefix by design
+    (pypi's `pypi-AgEIcHlwaS5vcmc`), as the rule files do."""
+    cache = root / "memory" / ".kg" / "cache"
+    assert all(p.name.startswith("secret-rules-") and p.suffix == ".marshal" for p in cache.glob("*"))  # nothing else
+    return sorted(p for p in root.rglob("*") if p.is_file() and not p.is_relative_to(cache))
+
+
 def _leaks(root: Path) -> list[tuple[str, str]]:
     finder = _finder()
-    return [(str(path.relative_to(root)), kind) for path in sorted(p for p in root.rglob("*") if p.is_file())
+    return [(str(path.relative_to(root)), kind) for path in _files(root)
             for kind in sorted(_found_in(path.read_bytes(), finder))]
 
 
@@ -333,7 +342,7 @@ def _scan(root: Path, printed: list[tuple[str, str]], secrets: list[tuple[str, s
     shortest = min(min(len(secret), 16) for _, _, secret in secrets)
     finder = (re.compile(rb"[!-~]{%d,}" % shortest),
               [(kind, {piece.lower() for piece in _needles(secret)}) for kind, _, secret in secrets])
-    found = [(str(path.relative_to(root)), kind) for path in sorted(p for p in root.rglob("*") if p.is_file())
+    found = [(str(path.relative_to(root)), kind) for path in _files(root)
              for kind in sorted(_found_in(path.read_bytes(), finder))]
     return found + [(where, kind) for where, out in printed for kind in sorted(_found_in(out.encode(), finder))]
 
