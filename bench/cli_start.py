@@ -60,14 +60,19 @@ def main() -> None:
         started = subprocess.run([KG, "-w", str(root), "serve", "start"], capture_output=True, env=served)
         rows, base = [], None
         try:
+            live = []
             for name, argv, case_env in cases:
                 try:
                     once(argv, case_env)  # warm; absent in older kg
+                    live.append((name, argv, case_env))
                 except subprocess.CalledProcessError:
                     rows.append([name, "n/a", "", "", ""])
-                    continue
-                got = [once(argv, case_env) for _ in range(args.runs)]
-                wall, cpu, rss = (statistics.median(g[i] for g in got) for i in range(3))
+            got: dict[str, list] = {name: [] for name, _, _ in live}
+            for _ in range(args.runs):  # interleaved: the machine's load drifts alike for every case
+                for name, argv, case_env in live:
+                    got[name].append(once(argv, case_env))
+            for name, _, _ in live:
+                wall, cpu, rss = (statistics.median(g[i] for g in got[name]) for i in range(3))
                 base = base or wall
                 rows.append([name, f"{wall * 1000:.0f}", f"{cpu * 1000:.0f}", f"{rss:.0f}", f"{wall / base:.2f}"])
         finally:
