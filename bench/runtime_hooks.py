@@ -104,7 +104,8 @@ for ev, p in payloads:
         tag = f"{ev} {str(p)[:80]!r}"
         if "Traceback" in r.stderr: problems.append(f"TRACEBACK {tag}: {r.stderr[-400:]}")
         if r.returncode == 2: problems.append(f"EXIT 2 {tag}: {r.stderr[-300:]}")
-        elif r.returncode != 0: problems.append(f"EXIT {r.returncode} {tag}: {r.stderr[-300:]}")
+        elif r.returncode != 0 and not (r.returncode == 1 and isinstance(p, str) and p.strip()):  # 1: the rule for bad input
+            problems.append(f"EXIT {r.returncode} {tag}: {r.stderr[-300:]}")
         if timeout and dt > timeout: problems.append(f"SLOW {dt:.1f}s > {timeout}s {tag}")
         out = r.stdout.strip()
         if out:
