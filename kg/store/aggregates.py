@@ -53,6 +53,7 @@ WATCH: dict[str, tuple[str, str | None]] = {
     "lc_decay_apply": ("staged", None),
     "lc_reinforce": ("event", "id"),
     "edge_add_derived_from": ("pattern", "src"),  # an edge added by hand: a member only when src is a pattern
+    "pattern_retire": ("pattern", "id"),  # its status (merged): its ready spans carry it (migration 0010)
 }
 
 
@@ -130,11 +131,19 @@ def affected(st: Any, name: str, params: dict[str, Any]) -> set[str]:
     if how == "pattern":
         pid = params[key]
         return {pid} if any(r["kind"] == "pattern" for r in st.run("agg_pattern_live", id=pid)) else set()
-    if how == "event":
-        return {r["id"] for r in st.run("agg_patterns_of_event", id=params[key])}
+    if how == "event":  # and the node itself when it is a pattern: its status and priority are in its spans
+        return ({r["id"] for r in st.run("agg_patterns_of_event", id=params[key])}
+                | _pattern_itself(st, params[key]))
     if how == "change_rows":
         return {r["id"] for row in params[key] for r in st.run("agg_patterns_of_change", id=row["id"])}
-    return {r["id"] for r in st.run("agg_patterns_of_staged")}
+    return ({r["id"] for r in st.run("agg_patterns_of_staged")}
+            | ({r["id"] for r in st.run("spn_staged_patterns")} if spans.kept(st) else set()))
+
+
+def _pattern_itself(st: Any, nid: str | None) -> set[str]:
+    if not nid or not spans.kept(st):
+        return set()
+    return {nid} if any(r["kind"] == "pattern" for r in st.run("spn_pattern", id=nid)) else set()
 
 
 EXCLUDED_TAG = "exit-code-only"  # an event whose only content is an exit status never counts (rules/errors.toml)
@@ -253,8 +262,9 @@ def rebuild(st: Any) -> int:
                       scratch=st.path.parent, columns=COLUMNS)
     del excluded
     st.run("agg_occ_link_all")
-    copy_rows(st, "ready_span", spans.copy_rows_of(ready_spans or ()), scratch=st.path.parent,
-              columns=spans.COLUMNS)
+    if ready_spans:
+        copy_rows(st, "ready_span", spans.copy_rows_of(ready_spans, spans.patterns(st)), scratch=st.path.parent,
+                  columns=spans.COLUMNS)
     del ready_spans
     spans.mark(st)
     copy_rows(st, "PatternRank", ({"id": pid, "n": n, "last": last} for pid, (n, last) in sorted(ranks.items())),

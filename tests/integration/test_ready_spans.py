@@ -192,3 +192,20 @@ def test_a_first_writer_killed_in_the_migration_leaves_a_graph_that_answers_the_
     with ws.store() as st:
         assert spans.current(st) and aggregates.differences(st) == []
         assert st.applied_migrations()[-1] == "0010_ready_spans"
+
+
+def test_a_pattern_whose_own_status_is_set_leaves_the_ready_spans_at_once(ws):
+    """The spans carry their pattern's status: a status set on the pattern itself (not on a member: the named
+    write `status_set`, as any node's) is copied in the same write, so the count follows without a rebuild."""
+    for i in range(4):
+        ws.log("error", f"npm lock file conflict {i}", now=T0 + timedelta(hours=i), session=f"s{i % 2}",
+               pattern_key="npm.lock", link=False)
+    at = T0 + timedelta(days=1)
+    assert lifecycle_status(ws, at)["ready_to_promote_total"] == 1
+    with ws.store() as st:
+        pid = st.run("patterns_by_key", keys=["npm.lock"])[0]["id"]
+        st.run("status_set", id=pid, status="resolved", at=at)
+    assert lifecycle_status(ws, at)["ready_to_promote_total"] == 0
+    with ws.store() as st:
+        assert aggregates.ready(st) and aggregates.differences(st) == []
+        assert {r["status"] for r in st.run("spn_all")} == {"resolved"}
