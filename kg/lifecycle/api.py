@@ -13,7 +13,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import NotFound, UsageError
-from kg.lifecycle import blocks, promote
+from kg.lifecycle import blocks, promote, promoting
 from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, holding
 from kg.lifecycle.verify_check import current as check_current
 from kg.lifecycle.verify_check import explain as check_explain
@@ -449,8 +449,8 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
         paused = _withdrawn(lc, at)
         due = [r for r in due if r["id"] not in paused]
         shown = limit if ready_limit is None else max(0, min(limit, ready_limit))
-        ready_rows = lc.ready_rows(shown)
-        ready = lc.fill(ready_rows[:shown])
+        ready_rows, ready_total = promoting.ready_top(lc, shown)
+        ready = lc.fill(ready_rows)
         room = promote.Budget(lp, {k: [x.text for x in d.lines] for k, d in lc.desired().items()})
         pending = st.run("lc_proposals", statuses=["pending"])
         flags = [b for b in st.run("lc_blocks") if b["flag"]]
@@ -468,7 +468,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
         "checks_out": [{"change": c["id"], "target": c["target"], "text": (c["text"] or "")[:80], **_check_of(c)}
                        for c in checks],
         "ready_to_promote": [_ready_view(c, lp, room) for c in ready[:limit]],
-        "ready_to_promote_total": len(ready_rows),
+        "ready_to_promote_total": ready_total,
         "proposals_pending": [{"number": q["number"], "type": q["type"], "target": q["target"],
                                "change": q["change"]} for q in pending[:limit]],
         "proposals_pending_total": len(pending),

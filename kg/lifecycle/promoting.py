@@ -39,6 +39,40 @@ def ready_rows(lc: Any, shown: int | None = None) -> list[dict[str, Any]]:
     return rows
 
 
+def ready_top(lc: Any, shown: int) -> tuple[list[dict[str, Any]], int]:
+    """(the first `shown` rows of `ready_rows()`, with their key, text and area; how many rows it has). From the
+    kept spans of readiness when they answer (kg/store/spans.py, issue 22: the cost follows `shown`, not the
+    number of ready patterns), else from `ready_rows`."""
+    from kg.store import spans
+
+    p = lc.lp.promotion
+    found = None
+    if _packaged(lc.st, "lc_promotion_candidates") and _packaged(lc.st, "lc_promotion_figures"):
+        found = spans.ready_top(lc.st, statuses=["active"], now=lc.now, window_days=p.window_days,
+                                min_recurrence=p.min_recurrence, min_sessions=p.min_sessions,
+                                ignore=p.ignore_event_statuses, high_n=lc.lp.proposals.high_impact_recurrence,
+                                high_p=lc.lp.proposals.high_impact_priorities, limit=shown)
+    if found is None:
+        rows = ready_rows(lc, shown)
+        return rows[:shown], len(rows)
+    rows, total = found
+    rows = [x for x in rows if promote.eligible(int(x["recurrence"]), int(x["sessions"]), lc.lp)]
+    if int(lc.st.run("lc_reverted_count")[0]["n"]):
+        r = lc.lp.recovery
+        since = lc.now - p.window_days * verify.DAY
+        recovering = lc.st.run("lc_recovery_candidates", since=since, now=lc.now,
+                               cooled=lc.now - r.cooldown_days * verify.DAY,
+                               ignore_statuses=list(p.ignore_event_statuses), min_recurrence=r.min_recurrence,
+                               min_sessions=r.min_sessions)
+        rows, total = rows + recovering, total + len(recovering)
+    rows = promote.rank(rows, lc.lp)[:shown]
+    for row in rows:
+        if "text" not in row:
+            found_fields = lc.st.run("lc_pattern_fields", id=row["id"])
+            row.update(found_fields[0] if found_fields else {"key": None, "text": None, "area": None})
+    return rows, total
+
+
 def _packaged(st: Any, name: str) -> bool:
     """Whether `name` is kg's own query (not a workspace's rules/queries override)."""
     try:

@@ -33,6 +33,8 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
+from kg.store import spans
+
 FLAG_VALUE = "1"
 COLUMNS = ("id", "first", "last", "at", "sess", "st", "ev", "xev")
 
@@ -51,6 +53,7 @@ WATCH: dict[str, tuple[str, str | None]] = {
     "lc_decay_apply": ("staged", None),
     "lc_reinforce": ("event", "id"),
     "edge_add_derived_from": ("pattern", "src"),  # an edge added by hand: a member only when src is a pattern
+    "pattern_retire": ("pattern", "id"),  # its status (merged): its ready spans carry it (migration 0010)
 }
 
 
@@ -128,11 +131,19 @@ def affected(st: Any, name: str, params: dict[str, Any]) -> set[str]:
     if how == "pattern":
         pid = params[key]
         return {pid} if any(r["kind"] == "pattern" for r in st.run("agg_pattern_live", id=pid)) else set()
-    if how == "event":
-        return {r["id"] for r in st.run("agg_patterns_of_event", id=params[key])}
+    if how == "event":  # and the node itself when it is a pattern: its status and priority are in its spans
+        return ({r["id"] for r in st.run("agg_patterns_of_event", id=params[key])}
+                | _pattern_itself(st, params[key]))
     if how == "change_rows":
         return {r["id"] for row in params[key] for r in st.run("agg_patterns_of_change", id=row["id"])}
-    return {r["id"] for r in st.run("agg_patterns_of_staged")}
+    return ({r["id"] for r in st.run("agg_patterns_of_staged")}
+            | ({r["id"] for r in st.run("spn_staged_patterns")} if spans.kept(st) else set()))
+
+
+def _pattern_itself(st: Any, nid: str | None) -> set[str]:
+    if not nid or not spans.kept(st):
+        return set()
+    return {nid} if any(r["kind"] == "pattern" for r in st.run("spn_pattern", id=nid)) else set()
 
 
 EXCLUDED_TAG = "exit-code-only"  # an event whose only content is an exit status never counts (rules/errors.toml)
@@ -165,9 +176,11 @@ def refresh(st: Any, ids: Iterable[str]) -> None:
             if exists:
                 st.run("agg_occ_delete", id=pid)
             continue
-        st.run("agg_occ_set" if exists else "agg_occ_new", **_row(pid, members, excluded))
+        row = _row(pid, members, excluded)
+        st.run("agg_occ_set" if exists else "agg_occ_new", **row)
         if not exists:
             st.run("agg_occ_link", id=pid)  # to its pattern's node (migration 0008)
+        spans.write(st, pid, row, new=not exists)  # when it is ready to promote (migration 0010)
 
 
 def _rank(times: Iterable[datetime | None]) -> tuple[int, datetime | None]:
@@ -221,10 +234,15 @@ def _all_rows(st: Any) -> tuple[dict[str, dict[str, Any]], dict[str, tuple[int, 
     return {pid: _row(pid, members, excluded.get(pid, [])) for pid, members in groups.items()}, ranks
 
 
-def _drain(groups: dict[str, list[tuple]], excluded: dict[str, list[str]]) -> Iterator[dict[str, Any]]:
-    """PatternOcc's rows one at a time, each pattern's members let go once its row is written."""
+def _drain(groups: dict[str, list[tuple]], excluded: dict[str, list[str]],
+           ready: list[tuple] | None) -> Iterator[dict[str, Any]]:
+    """PatternOcc's rows one at a time, each pattern's members let go once its row is written; the rows'
+    ready spans (kg/store/spans.py) are added to `ready` (None: a graph that keeps none)."""
     for pid in list(groups):
-        yield _row(pid, groups.pop(pid), excluded.get(pid, []))
+        row = _row(pid, groups.pop(pid), excluded.get(pid, []))
+        if ready is not None:
+            ready.extend((pid, s) for s in spans.spans_of_row(row))
+        yield row
 
 
 def rebuild(st: Any) -> int:
@@ -239,9 +257,16 @@ def rebuild(st: Any) -> int:
     st.run("agg_occ_clear")
     st.run("agg_rank_clear")
     checkpoint(st)
-    count = copy_rows(st, "PatternOcc", _drain(groups, excluded), scratch=st.path.parent, columns=COLUMNS)
+    ready_spans: list[tuple] | None = [] if spans.kept(st) else None
+    count = copy_rows(st, "PatternOcc", _drain(groups, excluded, ready_spans),
+                      scratch=st.path.parent, columns=COLUMNS)
     del excluded
     st.run("agg_occ_link_all")
+    if ready_spans:
+        copy_rows(st, "ready_span", spans.copy_rows_of(ready_spans, spans.patterns(st)), scratch=st.path.parent,
+                  columns=spans.COLUMNS)
+    del ready_spans
+    spans.mark(st)
     copy_rows(st, "PatternRank", ({"id": pid, "n": n, "last": last} for pid, (n, last) in sorted(ranks.items())),
               scratch=st.path.parent, columns=("id", "n", "last"))
     tallies.rebuild(st)  # the counts of `kg status` (kg/store/tallies.py) share the flag
@@ -265,7 +290,7 @@ def checkpoint(st: Any) -> None:
 def ensure(st: Any) -> bool:
     """On a writer's open: build the table when it is not complete (after migration 0005, or an import that
     died). True when it was rebuilt."""
-    if ready(st):
+    if ready(st) and spans.current(st):
         return False
     rebuild(st)
     return True
@@ -433,4 +458,4 @@ def differences(st: Any) -> list[str]:
             + [f"pattern rank {pid}: {ranked.get(pid)} kept, {ranks.get(pid)} derived"
                for pid in sorted(set(ranks) | set(ranked)) if ranks.get(pid) != ranked.get(pid)]
             + [f"pattern {pid}: linked to {linked}" for pid, linked in sorted(links.items()) if linked != [pid]]
-            + tallies.differences(st))
+            + spans.differences(st, rows) + tallies.differences(st))

@@ -196,7 +196,7 @@ def copy_rows(store: Store, label: str, rows: Iterable[Row], *, scratch: Path, c
 NODE_TABLES = ("Node",)
 STAGING_TABLES = ("LcStage",)  # scratch tables a set-based update joins against (migration 0002)
 # maintained aggregates, rebuilt whole (kg/store/aggregates.py)
-AGGREGATE_TABLES = ("PatternOcc", "PatternRank", "PendingHigh")
+AGGREGATE_TABLES = ("PatternOcc", "PatternRank", "PendingHigh", "ready_span")
 
 
 def fts_drop(store: Store) -> None:

@@ -92,8 +92,9 @@ RETURN 'in' AS direction, label(r) AS type, m.id AS other, m.kind AS other_kind,
 MATCH (n:Node) RETURN n.kind AS kind, n.entry_type AS entry_type, n.status AS status, count(*) AS n
 
 // name: count_edges
-// Every edge but the aggregate's links to their patterns (occ_of, migration 0008: bookkeeping, not knowledge).
-MATCH ()-[r]->() WHERE label(r) <> 'occ_of' RETURN label(r) AS type, count(*) AS n
+// Every edge but the aggregate's links to their patterns (occ_of, migration 0008, and ready_span, migration 0010:
+// bookkeeping, not knowledge).
+MATCH ()-[r]->() WHERE label(r) <> 'occ_of' AND label(r) <> 'ready_span' RETURN label(r) AS type, count(*) AS n
 
 // name: count_sessions
 MATCH (s:Session) RETURN count(s) AS n

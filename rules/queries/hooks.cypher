@@ -40,7 +40,7 @@ RETURN n.id AS id, n.text AS text, n.priority AS priority
 
 // name: hooks_edge_count
 // All edges, for the brief's stats line (a third faster than counting per type and summing), but the
-// aggregate's links (occ_of, as count_edges).
+// aggregate's links (occ_of and ready_span, as count_edges).
 MATCH ()-[r]->()
-WHERE label(r) <> 'occ_of'
+WHERE label(r) <> 'occ_of' AND label(r) <> 'ready_span'
 RETURN count(*) AS n
