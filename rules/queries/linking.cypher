@@ -179,6 +179,18 @@ LIMIT $limit
 MATCH (x:Term {term: $term})
 SET x.df = $df
 
+// name: link_terms_set_many
+// Many keywords' counts in one statement: a scan of the table in kuzu 0.11.3 (see link_terms_df), cheaper than
+// a lookup by key per keyword only while the table is small beside them (kg/graph/term_counts.py).
+UNWIND $rows AS r
+MATCH (x:Term {term: r.term})
+SET x.df = r.df
+
+// name: link_terms_size
+// How many keywords the table holds.
+MATCH (x:Term)
+RETURN count(x) AS n
+
 // Edges added by hand (`kg link add`, kg/ingest/writes.py edge_add), one query per type (a label cannot be a
 // parameter). Named so that Store.run keeps the aggregates in the write's transaction (kg/store/tallies.py
 // and, for derived_from, kg/store/aggregates.py WATCH); inline Cypher would clear their flag and make the next

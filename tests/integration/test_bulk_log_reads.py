@@ -141,3 +141,24 @@ def test_only_set_event_key_writes_an_events_pattern_key():
     users = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
                    if "pattern_event_set_key" in p.read_text(encoding="utf-8"))
     assert users == ["graph/linking.py", "store/falkor_batch.py"]  # (the team graph's batch: no memo there)
+
+
+def test_a_batchs_keyword_counts_go_in_one_statement_while_the_table_is_small(tmp_path, counted):
+    ws = kg.init_workspace(tmp_path / "ws")
+    with ws:
+        with ws.store() as st:
+            one, many = st.query("link_terms_set").text, st.query("link_terms_set_many").text
+        ws.log_many(_session(12, 0), session="s-0")
+        counted.clear()
+        ws.log_many(_session(12, 10), session="s-1")  # its keywords are known already: counts written
+        assert counted[many] == 1 and counted[one] == 0  # (before: one statement per keyword, ~30 here)
+        with ws.store() as st:
+            written = {r["term"]: r["df"] for r in st.execute("MATCH (x:Term) RETURN x.term AS term, x.df AS df")}
+            linking.rebuild_terms(st, linking.rules_of(ws.rules))  # a recount from the nodes: the same counts
+            assert {r["term"]: r["df"] for r in st.execute(
+                "MATCH (x:Term) RETURN x.term AS term, x.df AS df")} == written
+            # a table far bigger than the writes: by key, each a lookup (one statement would scan it)
+            linking.write_terms(st, {**written, **{f"filler{i}": 1 for i in range(100 * len(written))}})
+        counted.clear()
+        ws.log_many(_session(12, 20), session="s-2")
+        assert counted[many] == 0 and counted[one] > 16
