@@ -162,3 +162,21 @@ def test_a_batchs_keyword_counts_go_in_one_statement_while_the_table_is_small(tm
         counted.clear()
         ws.log_many(_session(12, 20), session="s-2")
         assert counted[many] == 0 and counted[one] > 16
+
+
+def test_a_new_nodes_related_to_edges_go_in_one_statement_in_a_batch(tmp_path, counted):
+    ws = kg.init_workspace(tmp_path / "ws")
+    with ws:
+        with ws.store() as st:
+            names = [f"link_add_{t}" for t in ("related_to", "supports", "caused_by", "led_to", "contradicts")]
+            names += [f"link_add_related_to_{k}" for k in range(2, linking.MANY_MAX + 1)]
+            texts = {st.query(n).text for n in names}
+        counted.clear()
+        for s in range(3):
+            ws.log_many(_session(12, 10 * s), session=f"s-{s}")
+    statements = sum(n for text, n in counted.items() if text in texts)
+    with ws.store() as st:
+        edges = st.execute("MATCH (:Node)-[r]->(:Node) WHERE r.manual = false AND label(r) <> 'derived_from' "
+                           "RETURN count(r) AS n")[0]["n"]
+    assert edges >= 2 * 36  # two or more auto-links an entry ...
+    assert statements <= 36 + counted[st.query("link_add_contradicts").text]  # ... their related_to in one statement
