@@ -9,7 +9,8 @@ writes auto edges that carry their score and their reason. It never scans the gr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -210,8 +211,106 @@ def _index_candidates(st: Any, query: list[str], k: int) -> list[dict[str, Any]]
         if kind == "pattern":
             out.append({"id": node_id, "kind": kind, "score": score})
             continue
-        out += [{**r, "score": score} for r in st.run("link_node", id=node_id)]
+        row = _link_row(st, node_id)
+        if row is not None:
+            out.append({**row, "score": score})
     return sorted(out, key=lambda r: (-r["score"], r["id"]))
+
+
+# -- I/O: the candidates' rows, remembered by a writer (issue 17 item 5) ------------------------------------
+
+
+class _Rows:
+    """`link_node` rows a writer read: most of a bulk log's cost was reading each candidate's row by key
+    (18 reads an entry, ~0.5 ms each), and the same nodes come back as candidates entry after entry (95 % of
+    the reads of a LoCoMo bulk log repeat one made before).
+
+    Rows read inside a batch (`remembering`) are kept for later batches only once its transaction committed
+    (`kept`), so a rolled-back batch leaves nothing behind. A row's fields never change once its node is made,
+    except an event's `pattern_key`, which only `set_event_key` writes: it drops the row. Outside a batch
+    nothing is remembered (and nothing kept is read)."""
+
+    MAX = 200_000  # rows kept; past it the memory starts again
+
+    def __init__(self) -> None:
+        self.kept: dict[str, dict[str, Any]] = {}
+        self.batch: dict[str, dict[str, Any]] | None = None
+
+
+def _rows_of(st: Any) -> _Rows:
+    rows = st.__dict__.get("_link_rows")
+    if rows is None:
+        rows = st.__dict__["_link_rows"] = _Rows()
+    return rows
+
+
+def _link_row(st: Any, node_id: str) -> dict[str, Any] | None:
+    memo = st.__dict__.get("_link_rows")
+    batch = memo.batch if memo is not None else None
+    if batch is not None:
+        row = batch.get(node_id) or memo.kept.get(node_id)
+        if row is not None:
+            return row
+    rows = st.run("link_node", id=node_id)
+    if not rows:
+        return None
+    if batch is not None:
+        batch[node_id] = rows[0]
+    return rows[0]
+
+
+@contextmanager
+def remembering(st: Any) -> Iterator[None]:
+    """Around one batch's transaction (opened inside this block, committed before it ends): the candidates'
+    rows read in it are remembered for the batch, and kept for later batches once it committed. Inside a
+    transaction opened by a caller (whose commit is not seen here), only for the batch."""
+    from kg.store.sideindex import embedded
+
+    if not embedded(st):
+        yield
+        return
+    memo = _rows_of(st)
+    outer = bool(getattr(st, "_in_tx", False)) or memo.batch is not None
+    saved = memo.batch
+    memo.batch = {} if saved is None else saved
+    try:
+        yield
+    except BaseException:
+        memo.batch = saved if outer else None
+        raise
+    if outer:
+        memo.batch = saved
+        return
+    if len(memo.kept) + len(memo.batch) > _Rows.MAX:
+        memo.kept.clear()
+    memo.kept.update(memo.batch)
+    memo.batch = None
+
+
+def remember_created(st: Any, params: Mapping[str, Any]) -> None:
+    """Inside a batch (`remembering`): the row of a node it just created, from the values it was created
+    with (`node_create`'s parameters), so that it is never read back as a later entry's candidate."""
+    memo = st.__dict__.get("_link_rows")
+    if memo is not None and memo.batch is not None:
+        memo.batch[params["id"]] = {k: params.get(k) for k in _ROW}
+
+
+_ROW = ("id", "kind", "entry_type", "category", "area", "text", "created_at", "pattern_key")  # link_node's
+
+
+def set_event_key(st: Any, event: str, key: str | None, at: datetime) -> None:
+    """An event joins a pattern (`key`) or leaves it (None): the only writer of an event's `pattern_key`
+    (the remembered candidate rows above rely on it)."""
+    st.run("pattern_event_set_key", id=event, key=key, at=at)
+    memo = st.__dict__.get("_link_rows")
+    if memo is not None:
+        row = memo.kept.pop(event, None)
+        if memo.batch is not None:  # the batch's own view (dropped with it if it rolls back)
+            row = memo.batch.get(event) or row
+            if row is not None and row["kind"] == "event":
+                memo.batch[event] = {**row, "pattern_key": key}
+            else:
+                memo.batch.pop(event, None)
 
 
 def _earlier(a: Doc, b: Doc) -> bool:
@@ -268,9 +367,42 @@ def link_node(st: Any, node_id: str, rules: LinkRules, *, now: datetime, dry_run
     if dry_run or not plan:
         return out
     with st.transaction():
-        for d in plan:
-            st.run(f"link_add_{d.type}", src=d.src, dst=d.dst, score=d.score, reason=d.reason, at=now)
+        _create(st, plan, now)
     return out
+
+
+MANY_MAX = 5  # link_add_related_to_2 .. _5 (rules/queries/linking.cypher)
+
+
+def _create(st: Any, plan: list[LinkDecision], now: datetime) -> None:
+    """The plan's edges, in its order; inside a batch whose caller keeps the counts (kg/ingest/upkeep.py: the
+    many-edge statements are not among those `Store.run` keeps them for), a node's related_to edges go in
+    statements of up to `MANY_MAX`, where the first of them stands (issue 17 item 5: ~1 ms an edge, and most
+    entries of a bulk log get five)."""
+    groups: dict[str, list[LinkDecision]] = {}
+    if "link_add_related_to" in getattr(st, "upkeep_by_caller", ()):
+        for d in plan:
+            if d.type == "related_to":
+                groups.setdefault(d.src, []).append(d)
+    made: set[str] = set()
+    for d in plan:
+        group = groups.get(d.src) if d.type == "related_to" else None
+        if group is None or len(group) < 2:
+            st.run(f"link_add_{d.type}", src=d.src, dst=d.dst, score=d.score, reason=d.reason, at=now)
+            continue
+        if d.src in made:
+            continue  # created with its group
+        made.add(d.src)
+        for i in range(0, len(group), MANY_MAX):
+            part = group[i:i + MANY_MAX]
+            if len(part) == 1:
+                e = part[0]
+                st.run("link_add_related_to", src=e.src, dst=e.dst, score=e.score, reason=e.reason, at=now)
+                continue
+            params: dict[str, Any] = {"src": d.src, "at": now}
+            for k, e in enumerate(part):
+                params.update({f"dst{k}": e.dst, f"score{k}": e.score, f"reason{k}": e.reason})
+            st.run(f"link_add_related_to_{len(part)}", **params)
 
 
 def link_new(st: Any, doc: Doc, rules: LinkRules, *, now: datetime, link: bool = True) -> list[dict[str, Any]]:

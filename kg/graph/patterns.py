@@ -68,7 +68,7 @@ def merge(ws: Any, into: str, other: str, *, now: datetime | str | None = None) 
                 for event in ids:
                     st.run("pattern_add_member", pattern=a["id"], event=event, at=at, manual=True, score=1.0,
                            reason=reason)
-                    st.run("pattern_event_set_key", id=event, key=a["key"], at=at)
+                    linking.set_event_key(st, event, a["key"], at)
             st.run("pattern_retire", into=a["id"], id=b["id"], at=at, reason=f"{b['key']} merged into {a['key']}")
         stats = _stats(st, a["key"])
     return {"into": a["id"], "key": a["key"], "merged": b["id"], "merged_key": b["key"], "moved": ids,
@@ -105,7 +105,7 @@ def split(ws: Any, ref: str, events: list[str], *, key: str | None = None, detac
         with st.transaction():
             st.run("pattern_move_members", src=p["id"], ids=wanted)
             for event in wanted:
-                st.run("pattern_event_set_key", id=event, key=None, at=at)
+                linking.set_event_key(st, event, None, at)
             target = None
             if new_key:
                 existing = [r for r in st.run("pattern_get", ref=new_key) if r["key"] == new_key]
@@ -120,6 +120,6 @@ def split(ws: Any, ref: str, events: list[str], *, key: str | None = None, detac
                 for event in wanted:
                     st.run("pattern_add_member", pattern=target, event=event, at=at, manual=True, score=1.0,
                            reason=f"split from {p['key']} by hand")
-                    st.run("pattern_event_set_key", id=event, key=new_key, at=at)
+                    linking.set_event_key(st, event, new_key, at)
         return {"from": p["id"], "from_key": p["key"], "events": wanted, "into": target, "key": new_key,
                 "recurrence": _stats(st, p["key"]), "new_recurrence": _stats(st, new_key) if new_key else None}

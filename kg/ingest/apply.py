@@ -77,7 +77,12 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
         from kg.store.sidelink import ready
 
         ready(st)
-    with (batched() if batched else st.transaction()), linking.counting(st), upkeep.kept(st) as keep:
+    from kg.store.sidelink import batch as side_batch
+
+    # (issue 17) remembered across the batch: the candidates' rows (kept once it commits), the side index's
+    # node count, stamp and tail (kg/store/sidelink.py)
+    with linking.remembering(st), side_batch(st), (batched() if batched else st.transaction()), \
+            linking.counting(st), upkeep.kept(st) as keep:
         linking.prefetch_terms(st, (r["fields"]["text"] for r in new), rules)
         guess = getattr(st, "prefetch_candidates", None)  # a team graph: the full-text lookups in one round trip
         if guess is not None:
@@ -98,15 +103,17 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
                 new = new[:n]
                 break
             f = rec["fields"]
-            st.run("node_create", id=rec["id"], kind="event", entry_type=f["entry_type"], text=f["text"],
-                   details=f.get("details"), action=f.get("action"), category=f.get("category"),
-                   priority=f["priority"], status=f["status"], area=f.get("area"), source=f.get("source"),
-                   pattern_key=f.get("pattern_key"), session=f.get("session"), files=f.get("files") or [],
-                   tags=f.get("tags") or [], error_text=f.get("error_text"), context=f.get("context"),
-                   reproducible=f.get("reproducible"), user_context=f.get("user_context"),
-                   complexity=f.get("complexity"), frequency=f.get("frequency"),
-                   redactions=list(rec.get("redacted", [])), created_at=ts(f["created_at"]),
-                   tokens=f["tokens"])
+            params = dict(id=rec["id"], kind="event", entry_type=f["entry_type"], text=f["text"],
+                          details=f.get("details"), action=f.get("action"), category=f.get("category"),
+                          priority=f["priority"], status=f["status"], area=f.get("area"), source=f.get("source"),
+                          pattern_key=f.get("pattern_key"), session=f.get("session"), files=f.get("files") or [],
+                          tags=f.get("tags") or [], error_text=f.get("error_text"), context=f.get("context"),
+                          reproducible=f.get("reproducible"), user_context=f.get("user_context"),
+                          complexity=f.get("complexity"), frequency=f.get("frequency"),
+                          redactions=list(rec.get("redacted", [])), created_at=ts(f["created_at"]),
+                          tokens=f["tokens"])
+            st.run("node_create", **params)
+            linking.remember_created(st, params)  # a later entry's candidate: not read back
             keep.node(rec["id"], "event", f["entry_type"], f["status"], f["priority"], ts(f["created_at"]))
             if not rec.get("link", True):
                 linking.index_terms(st, f["text"], rules)  # linked records are counted after their lookup
@@ -207,7 +214,7 @@ def attach_patterns(ws: Workspace, st: Store, records: list[dict[str, Any]]
                 st.run("pattern_add_new_member" if member == rec["id"] else "pattern_add_member",
                        pattern=pid, event=member, at=at, manual=False, score=match.score, reason=match.reason)
                 upkeep.kept_by(st).member(pid)
-                st.run("pattern_event_set_key", id=member, key=match.key, at=at)
+                linking.set_event_key(st, member, match.key, at)
             doc = linking.with_pattern(doc, match.key)
             found = linking.Candidates(
                 [linking.with_pattern(d, match.key) if d.id in match.members else d for d in found.docs],

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from kg.store import linkpost
@@ -60,10 +62,22 @@ class _Part:
     """One side file's term counts (the file's, or the tail's in memory) and what it holds of the query's
     stems."""
 
-    def __init__(self, db: sqlite3.Connection, query: list[tuple[str, str]]):
+    def __init__(self, db: sqlite3.Connection, query: list[tuple[str, str]], memo: dict[str, Any] | None = None):
+        """`memo`: the side file's totals and stems' counts already read in this batch (the file does not
+        change during a writer's transaction)."""
         self.db = db
-        self.docs, self.tokens = linkpost.totals(db)
-        self.df = {stem: linkpost.df(db, stem) for _, stem in query}
+        if memo is None:
+            self.docs, self.tokens = linkpost.totals(db)
+            self.df = {stem: linkpost.df(db, stem) for _, stem in query}
+            return
+        if "totals" not in memo:
+            memo["totals"] = linkpost.totals(db)
+        self.docs, self.tokens = memo["totals"]
+        df = memo.setdefault("df", {})
+        for _, stem in query:
+            if stem not in df:
+                df[stem] = linkpost.df(db, stem)
+        self.df = {stem: df[stem] for _, stem in query}
 
     def best(self, query: list[tuple[str, str]], idf: dict[str, float], avg: float, k: int
              ) -> list[tuple[int, float]]:
@@ -151,14 +165,49 @@ def ready(st: Any) -> None:
         safe_sync(st)
 
 
-def candidates(st: Any, words: list[str], k: int) -> list[tuple[str, str, float]] | None:
-    """(id, kind, score) of the `k` best nodes for these query words, best first, as node_fts answers
-    `QUERY_FTS_INDEX(..., " ".join(words), top := k)`; None for a team graph (its own index answers). When
-    the side file cannot answer (missing, of another version, damaged) outside a transaction it is synced
-    first; inside one, a graph of at most `SCRATCH_MAX` nodes is indexed whole in memory, a bigger one gets
-    no candidates (its entries are applied unlinked, never refused) until the next sync."""
-    if not embedded(st):
-        return None
+@contextmanager
+def batch(st: Any) -> Iterator[None]:
+    """Around a writer's transaction that links entry after entry (a drained batch; opened inside this block):
+    what `candidates` finds out about the side file and the graph on its first call is kept for the batch
+    (issue 17: the node count, a scan, and the stamp and tail checks, by key, were ~2 ms an entry; the tail's
+    in-memory counts were made anew for each entry). Inside the transaction only this writer changes the graph
+    and only by creating nodes (`Store.run("node_create")` notes each, in order), so the tail grows by the
+    nodes it notes and the count with it; the side file is not written during a transaction (kg/store/
+    sideindex.py: only `sync`, outside one)."""
+    if not embedded(st) or st._in_tx or st.__dict__.get("_side_batch") is not None:
+        yield
+        return
+    memo: dict[str, Any] = {}
+    st.__dict__["_side_batch"] = memo
+    try:
+        yield
+    finally:
+        st.__dict__.pop("_side_batch", None)
+        if memo.get("mem") is not None:
+            memo["mem"].close()
+
+
+def _opened(st: Any) -> dict[str, Any]:
+    """The side file (or None), how many of the graph's first nodes it holds, and the tail after them: asked of
+    the graph once per batch (`batch`), else at each call."""
+    memo = st.__dict__.get("_side_batch") if st._in_tx else None
+    if memo is not None and "have" in memo:
+        if memo["have"] is None:
+            return memo
+        created = st.__dict__.get("_side_created", [])
+        new = created[memo["noted"]:]
+        if new:  # this batch's nodes since the last call, at the next positions
+            at = memo["have"] + len(memo["tail"])
+            rows = list(enumerate(new, start=at))
+            memo["tail"] += rows
+            memo["noted"] = len(created)
+            if memo.get("mem") is None:
+                memo["mem"] = linkpost.memory((p, link_text(r.get("tokens"))) for p, r in rows)
+            else:
+                memo["mem"].execute("BEGIN")
+                linkpost.add(memo["mem"], [(p, link_text(r.get("tokens"))) for p, r in rows])
+                memo["mem"].execute("COMMIT")
+        return memo
     if not st._in_tx and (st.__dict__.get("_side_created") or st.__dict__.get("_side_dirty")):
         safe_sync(st)  # committed nodes not yet in the file: a writer may write it between transactions
     count = _count(st)
@@ -170,21 +219,46 @@ def candidates(st: Any, words: list[str], k: int) -> list[tuple[str, str, float]
     except sqlite3.Error:
         opened = None
     if opened is None and count > SCRATCH_MAX:
+        out: dict[str, Any] = {"have": None}
+    else:
+        side, have = opened if opened is not None else (None, 0)
+        tail = _tail(st, have, count)
+        mem = linkpost.memory((p, link_text(r.get("tokens"))) for p, r in tail) if tail else None
+        out = {"side": side, "have": have, "tail": tail, "mem": mem, "parts": {},
+               "noted": len(st.__dict__.get("_side_created", []))}
+    if memo is not None:
+        memo.update(out)
+    return out
+
+
+def candidates(st: Any, words: list[str], k: int) -> list[tuple[str, str, float]] | None:
+    """(id, kind, score) of the `k` best nodes for these query words, best first, as node_fts answers
+    `QUERY_FTS_INDEX(..., " ".join(words), top := k)`; None for a team graph (its own index answers). When
+    the side file cannot answer (missing, of another version, damaged) outside a transaction it is synced
+    first; inside one, a graph of at most `SCRATCH_MAX` nodes is indexed whole in memory, a bigger one gets
+    no candidates (its entries are applied unlinked, never refused) until the next sync."""
+    if not embedded(st):
+        return None
+    state = _opened(st)
+    kept = "noted" in st.__dict__.get("_side_batch", {}) if st._in_tx else False
+    try:
+        return _best(state, words, k)
+    finally:
+        if not kept and state.get("mem") is not None:
+            state["mem"].close()
+
+
+def _best(state: dict[str, Any], words: list[str], k: int) -> list[tuple[str, str, float]]:
+    if state["have"] is None:
         return []
-    side, have = opened if opened is not None else (None, 0)
+    side, tail, mem = state["side"], state["tail"], state["mem"]
     query = stems(link_text(" ".join(words), query=True).split())
     if not query or k < 1:
         return []
-    tail = _tail(st, have, count)
-    mem = linkpost.memory((p, link_text(r.get("tokens"))) for p, r in tail) if tail else None
-    try:
-        parts = ([_Part(side.db, query)] if side is not None else []) + (
-            [_Part(mem, query)] if mem is not None else [])
-        best = top(parts, query, k)
-    finally:
-        if mem is not None:
-            mem.close()
-    mine = {p: r for p, r in tail}
+    parts = ([_Part(side.db, query, state["parts"])] if side is not None else []) + (
+        [_Part(mem, query)] if mem is not None else [])
+    best = top(parts, query, k)
+    mine = dict(tail)
     rows = side.rows_at([p for p, _ in best if p not in mine]) if side is not None else {}
     out = []
     for p, s in best:

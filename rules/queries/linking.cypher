@@ -85,6 +85,38 @@ CREATE (a)-[:contradicts {created_at: $at, manual: false, score: $score, reason:
 MATCH (a:Node {id: $src}), (b:Node {id: $dst})
 CREATE (a)-[:related_to {created_at: $at, manual: false, score: $score, reason: $reason}]->(b)
 
+// name: link_add_related_to_2
+// A new node's related_to edges to 2 others in one statement (kg/graph/linking.py: inside a batch whose
+// caller keeps the counts, kg/ingest/upkeep.py): one lookup of the node instead of one per edge, one
+// statement instead of 2 (a bulk log's entries mostly get max_links of them).
+MATCH (a:Node {id: $src}), (b0:Node {id: $dst0}), (b1:Node {id: $dst1})
+CREATE (a)-[:related_to {created_at: $at, manual: false, score: $score0, reason: $reason0}]->(b0),
+       (a)-[:related_to {created_at: $at, manual: false, score: $score1, reason: $reason1}]->(b1)
+
+// name: link_add_related_to_3
+// As link_add_related_to_2, to 3 others.
+MATCH (a:Node {id: $src}), (b0:Node {id: $dst0}), (b1:Node {id: $dst1}), (b2:Node {id: $dst2})
+CREATE (a)-[:related_to {created_at: $at, manual: false, score: $score0, reason: $reason0}]->(b0),
+       (a)-[:related_to {created_at: $at, manual: false, score: $score1, reason: $reason1}]->(b1),
+       (a)-[:related_to {created_at: $at, manual: false, score: $score2, reason: $reason2}]->(b2)
+
+// name: link_add_related_to_4
+// As link_add_related_to_2, to 4 others.
+MATCH (a:Node {id: $src}), (b0:Node {id: $dst0}), (b1:Node {id: $dst1}), (b2:Node {id: $dst2}), (b3:Node {id: $dst3})
+CREATE (a)-[:related_to {created_at: $at, manual: false, score: $score0, reason: $reason0}]->(b0),
+       (a)-[:related_to {created_at: $at, manual: false, score: $score1, reason: $reason1}]->(b1),
+       (a)-[:related_to {created_at: $at, manual: false, score: $score2, reason: $reason2}]->(b2),
+       (a)-[:related_to {created_at: $at, manual: false, score: $score3, reason: $reason3}]->(b3)
+
+// name: link_add_related_to_5
+// As link_add_related_to_2, to 5 others.
+MATCH (a:Node {id: $src}), (b0:Node {id: $dst0}), (b1:Node {id: $dst1}), (b2:Node {id: $dst2}), (b3:Node {id: $dst3}), (b4:Node {id: $dst4})
+CREATE (a)-[:related_to {created_at: $at, manual: false, score: $score0, reason: $reason0}]->(b0),
+       (a)-[:related_to {created_at: $at, manual: false, score: $score1, reason: $reason1}]->(b1),
+       (a)-[:related_to {created_at: $at, manual: false, score: $score2, reason: $reason2}]->(b2),
+       (a)-[:related_to {created_at: $at, manual: false, score: $score3, reason: $reason3}]->(b3),
+       (a)-[:related_to {created_at: $at, manual: false, score: $score4, reason: $reason4}]->(b4)
+
 // name: pattern_of_event
 // The pattern an event belongs to.
 MATCH (p:Node)-[:derived_from]->(e:Node {id: $id})
@@ -178,6 +210,18 @@ LIMIT $limit
 // A keyword's count, written by key (kg/graph/term_counts.py: MERGE scans the table in kuzu 0.11.3).
 MATCH (x:Term {term: $term})
 SET x.df = $df
+
+// name: link_terms_set_many
+// Many keywords' counts in one statement: a scan of the table in kuzu 0.11.3 (see link_terms_df), cheaper than
+// a lookup by key per keyword only while the table is small beside them (kg/graph/term_counts.py).
+UNWIND $rows AS r
+MATCH (x:Term {term: r.term})
+SET x.df = r.df
+
+// name: link_terms_size
+// How many keywords the table holds.
+MATCH (x:Term)
+RETURN count(x) AS n
 
 // Edges added by hand (`kg link add`, kg/ingest/writes.py edge_add), one query per type (a label cannot be a
 // parameter). Named so that Store.run keeps the aggregates in the write's transaction (kg/store/tallies.py

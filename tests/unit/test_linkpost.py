@@ -45,3 +45,29 @@ def test_a_file_counts_in_and_out_to_nothing():
     assert linkpost.totals(db) == (0, 0)
     assert db.execute("SELECT count(*) FROM lpost").fetchone()[0] == 0
     assert db.execute("SELECT count(*) FROM ldf").fetchone()[0] == 0
+
+
+def _dump(db: sqlite3.Connection) -> tuple[list, list, tuple[int, int]]:
+    return (db.execute("SELECT * FROM lpost ORDER BY term, pos").fetchall(),
+            db.execute("SELECT * FROM ldf ORDER BY term").fetchall(), linkpost.totals(db))
+
+
+def test_many_rows_counted_by_sqlite_are_counted_as_row_by_row(monkeypatch):
+    """A rebuild's batches (`BULK_MIN` rows or more) are counted by a scratch FTS5 table's vocabulary: the same
+    rows, document counts and totals, into a file that holds counts already too."""
+    texts = [link_text(t) for t in TEXTS] * 3 + [link_text("retries retry retrying the flaky test_api_v2")]
+    first, second = list(enumerate(texts)), list(enumerate(texts, start=len(texts)))
+    files = []
+    for bulk_min in (10**9, 1):  # row by row; by SQLite
+        monkeypatch.setattr(linkpost, "BULK_MIN", bulk_min)
+        db = sqlite3.connect(":memory:", isolation_level=None)
+        db.executescript(linkpost.SCHEMA)
+        for rows in (first, second):
+            db.execute("BEGIN")
+            linkpost.add(db, rows)
+            db.execute("COMMIT")
+        files.append(db)
+    assert _dump(files[1]) == _dump(files[0])
+    assert _dump(files[1])[2][0] == 2 * len(texts)
+    linkpost.remove(files[1], first + second)  # and counted out again to nothing
+    assert linkpost.totals(files[1]) == (0, 0)
