@@ -322,6 +322,13 @@ def main() -> None:
             results.setdefault("kg cycle --dry-run (first)", {})[n] = measure(
                 [KG, "-w", str(root), "cycle", "--dry-run"], env)[:2]
             results.setdefault("kg cycle --dry-run (first) (CPU s)", {})[n] = (LAST_CPU[0], float("nan"))
+        if base:
+            results.setdefault("kg status (first: cold, migrates) [baseline]", {})[n] = measure(
+                [args.baseline, "-w", str(base), "status"], env)[:2]
+        # the read servers start again after the one-off upgrade: "read server peak" is what the agent's reads
+        # cost, not a migration's or a side-file rebuild's (a 1M copy upgraded in the server peaked at 1 GB)
+        for kg, where in [(KG, root)] + ([(args.baseline, base)] if base else []):
+            subprocess.run([kg, "-w", str(where), "serve", "stop"], capture_output=True, env=env)
         for name, argv in COMMANDS:
             runs = [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base and base.exists() else [])
             if name != "log" and not args.no_cold:  # this kg's server, each read as the first after a write
