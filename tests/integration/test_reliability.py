@@ -246,17 +246,11 @@ def test_a_relative_out_lands_in_the_workspace_whatever_the_current_folder(ws, k
 
 
 @pytest.fixture
-def small_fs(tmp_path):
-    """A real 12 MB filesystem (tmpfs), where the test may mount one (root in CI containers)."""
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(mnt)], capture_output=True).returncode:
-        pytest.skip("cannot mount a small filesystem here")
-    yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], check=False)
+def small_fs(small_tmpfs):
+    """A real 12 MB filesystem."""
+    return small_tmpfs(12)
 
 
-@pytest.mark.embedded_only("the free-space guard protects the Kùzu file's WAL; a team graph writes to its server")
 def test_disk_full_keeps_the_id_and_leaves_no_temp_files(small_fs, capsys):
     import kg as kglib
 
