@@ -5,6 +5,7 @@ SQLite, the real CLI in a subprocess killed with SIGKILL."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -133,9 +134,12 @@ def test_an_entry_committed_but_killed_before_its_side_sync_is_found_and_linked(
 _LONG = "abstractsingletonproxyfactorybeanconfigurationinitializationexceptionoverrides"  # 78 letters
 
 
-def test_a_word_longer_than_64_bytes_is_matched_as_node_fts_matches_it(tmp_path):
+@contextlib.contextmanager
+def node_fts_store(tmp_path: Path, texts: list[str]):
+    """A graph holding Kùzu's node_fts beside the side index, one event per text (ids A-0000...), to compare
+    linking's answers with node_fts's."""
     from kg.ingest.apply import node_params
-    from kg.store import _FTS_CREATE, Store, sidelink
+    from kg.store import _FTS_CREATE, Store
 
     graph = tmp_path / "memory" / ".kg" / "graph.kuzu"
     graph.parent.mkdir(parents=True)
@@ -144,14 +148,21 @@ def test_a_word_longer_than_64_bytes_is_matched_as_node_fts_matches_it(tmp_path)
         st.forget_prepared()
         at = datetime(2026, 1, 5, 10)
         with st.transaction():
-            for i, text in enumerate([f"{_LONG} crashed the build", f"{_LONG[:-1]} again in the build",
-                                      "an unrelated note about the weather"]):
-                st.run("node_create", **node_params(f"A-{i:03d}", "event", text, at + timedelta(minutes=i)))
+            for i, text in enumerate(texts):
+                st.run("node_create", **node_params(f"A-{i:04d}", "event", text, at + timedelta(minutes=i)))
+        yield st
+
+
+def test_a_word_longer_than_64_bytes_is_matched_as_node_fts_matches_it(tmp_path):
+    from kg.store import sidelink
+
+    with node_fts_store(tmp_path, [f"{_LONG} crashed the build", f"{_LONG[:-1]} again in the build",
+                                   "an unrelated note about the weather"]) as st:
         for word in (_LONG, _LONG[:-1]):
             rows = st.execute("CALL QUERY_FTS_INDEX('Node', 'node_fts', $q, top := 10) RETURN node.id AS id, score",
                               {"q": word})
             expected = sorted((r["id"], round(r["score"], 9)) for r in rows)
-            assert [i for i, _ in expected] == ["A-000", "A-001"]  # node_fts stems both to one word
+            assert [i for i, _ in expected] == ["A-0000", "A-0001"]  # node_fts stems both to one word
             got = sorted((i, round(s, 9)) for i, _, s in sidelink.candidates(st, [word], 10))
             assert got == expected, word
 

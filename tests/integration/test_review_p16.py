@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -28,21 +27,12 @@ def test_words_of_62_to_90_bytes_are_linked_as_node_fts_links_them(tmp_path):
     `link_text` now writes such a word stemmed (kg/store/linktext.py `_long`). On main 3ac3c2d 108 of 1,264 such
     words (these and heads with `é`) were answered otherwise; now 5, each with non-ASCII letters over 118 bytes,
     where Kùzu's stemmer merges words porter keeps apart (left; not asked here)."""
-    from kg.ingest.apply import node_params
-    from kg.store import _FTS_CREATE, Store, sidelink
+    from kg.store import sidelink
+    from test_review_p15 import node_fts_store
 
     words = list(dict.fromkeys((h * 5)[:max(n - len(e), 1)] + e for h in _HEADS for e in _ENDINGS
                                for n in (62, 66, 70, 90)))
-    graph = tmp_path / "memory" / ".kg" / "graph.kuzu"
-    graph.parent.mkdir(parents=True)
-    with Store.open(graph, lock_path=graph.with_name("graph.lock"), lock_timeout=30.0) as st:
-        st.execute(_FTS_CREATE)
-        st.forget_prepared()
-        at = datetime(2026, 1, 5, 10)
-        with st.transaction():
-            for i, w in enumerate(words):
-                st.run("node_create", **node_params(f"A-{i:04d}", "event", f"{w} broke the build",
-                                                    at + timedelta(minutes=i)))
+    with node_fts_store(tmp_path, [f"{w} broke the build" for w in words]) as st:
         differ = []
         for w in words:
             rows = st.execute("CALL QUERY_FTS_INDEX('Node', 'node_fts', $q, top := 50) RETURN node.id AS id, score",
