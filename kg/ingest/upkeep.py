@@ -27,7 +27,8 @@ from kg.store import aggregates, tallies
 # memory_topic_links (CREATE of an `about` edge per row, each row's node and topic read in the same build).
 NAMES = frozenset({"node_create", "pattern_add_new_member", "pattern_add_member", "ingest_thread",
                    "ingest_thread_new", "memory_topic_links",  # CREATE `about` edges: the topic build counts them
-                   *(f"link_add_{t}" for t in ("caused_by", "contradicts", "led_to", "related_to", "supports"))})
+                   *(f"link_add_{t}" for t in ("caused_by", "contradicts", "led_to", "related_to", "supports")),
+                   *(f"link_add_related_to_{k}" for k in range(2, 6))})  # linking.MANY_MAX
 
 
 class Upkeep:

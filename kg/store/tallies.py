@@ -53,6 +53,11 @@ WATCH: dict[str, tuple[tuple[tuple[str, str | None], ...], tuple[str, ...]]] = {
     "link_add_contradicts": ((("param", "src"),), ("contradicts",)),
     "link_add_led_to": ((("param", "src"),), ("led_to",)),
     "link_add_related_to": ((("param", "src"),), ("related_to",)),
+    # a new node's related_to edges to 2-5 others in one statement (kg/graph/linking.py, inside a bulk batch)
+    "link_add_related_to_2": ((("param", "src"),), ("related_to",)),
+    "link_add_related_to_3": ((("param", "src"),), ("related_to",)),
+    "link_add_related_to_4": ((("param", "src"),), ("related_to",)),
+    "link_add_related_to_5": ((("param", "src"),), ("related_to",)),
     "link_add_supports": ((("param", "src"),), ("supports",)),
     "memory_topic_links": ((("rows", "rows"),), ("about",)),
     "edge_add_caused_by": ((("param", "src"),), ("caused_by",)),
