@@ -251,6 +251,7 @@ def small_fs(small_tmpfs):
     return small_tmpfs(12)
 
 
+@pytest.mark.embedded_only("the free-space guard protects the Kùzu file's WAL; a team graph writes to its server")
 def test_disk_full_keeps_the_id_and_leaves_no_temp_files(small_fs, capsys):
     import kg as kglib
 
