@@ -375,8 +375,8 @@ MANY_MAX = 5  # link_add_related_to_2 .. _5 (rules/queries/linking.cypher)
 
 
 def _create(st: Any, plan: list[LinkDecision], now: datetime) -> None:
-    """The plan's edges, in its order; inside a batch whose caller keeps the counts (kg/ingest/upkeep.py: the
-    many-edge statements are watched as link_add_related_to is, and kept by the batch there), a node's related_to edges go in
+    """The plan's edges, in its order; inside a batch whose caller keeps the counts (kg/ingest/upkeep.py, which
+    keeps them for the many-edge statements as for link_add_related_to), a node's related_to edges go in
     statements of up to `MANY_MAX`, where the first of them stands (issue 17 item 5: ~1 ms an edge, and most
     entries of a bulk log get five)."""
     groups: dict[str, list[LinkDecision]] = {}

@@ -19,24 +19,35 @@ def ready_rows(lc: Any, shown: int | None = None) -> list[dict[str, Any]]:
     `failed` (the reverted texts) and `reverted_at`. `shown`: only the first `shown` rows carry the patterns'
     key, text and area (read by key after ranking); the rest are counted and ranked from their figures (issue
     22: a status shows 5-10 of thousands). A workspace's own `lc_promotion_candidates` is asked as written."""
-    p, r = lc.lp.promotion, lc.lp.recovery
+    p = lc.lp.promotion
     since = lc.now - p.window_days * verify.DAY
     light = shown is not None and _packaged(lc.st, "lc_promotion_candidates")
     rows = lc.st.run("lc_promotion_figures" if light else "lc_promotion_candidates", pattern_statuses=["active"],
                      since=since, now=lc.now, ignore_statuses=list(p.ignore_event_statuses),
                      min_recurrence=p.min_recurrence, min_sessions=p.min_sessions)
     rows = [x for x in rows if promote.eligible(int(x["recurrence"]), int(x["sessions"]), lc.lp)]
-    if int(lc.st.run("lc_reverted_count")[0]["n"]):  # 2.5 s at 100k events, even with nothing reverted
-        rows += lc.st.run("lc_recovery_candidates", since=since, now=lc.now,
-                          cooled=lc.now - r.cooldown_days * verify.DAY, ignore_statuses=list(p.ignore_event_statuses),
-                          min_recurrence=r.min_recurrence, min_sessions=r.min_sessions)
-    rows = promote.rank(rows, lc.lp)
+    rows = promote.rank(rows + _recovering(lc), lc.lp)
     if light:
-        for row in rows[:shown]:
-            if "text" not in row:
-                found = lc.st.run("lc_pattern_fields", id=row["id"])
-                row.update(found[0] if found else {"key": None, "text": None, "area": None})
+        _fill_fields(lc, rows[:shown])
     return rows
+
+
+def _recovering(lc: Any) -> list[dict[str, Any]]:
+    """The reverted patterns that keep recurring after their cool-down (recovery rows)."""
+    if not int(lc.st.run("lc_reverted_count")[0]["n"]):  # 2.5 s at 100k events, even with nothing reverted
+        return []
+    p, r = lc.lp.promotion, lc.lp.recovery
+    return lc.st.run("lc_recovery_candidates", since=lc.now - p.window_days * verify.DAY, now=lc.now,
+                     cooled=lc.now - r.cooldown_days * verify.DAY, ignore_statuses=list(p.ignore_event_statuses),
+                     min_recurrence=r.min_recurrence, min_sessions=r.min_sessions)
+
+
+def _fill_fields(lc: Any, rows: list[dict[str, Any]]) -> None:
+    """The key, text and area of the rows shown, read by key."""
+    for row in rows:
+        if "text" not in row:
+            found = lc.st.run("lc_pattern_fields", id=row["id"])
+            row.update(found[0] if found else {"key": None, "text": None, "area": None})
 
 
 def ready_top(lc: Any, shown: int) -> tuple[list[dict[str, Any]], int]:
@@ -57,20 +68,10 @@ def ready_top(lc: Any, shown: int) -> tuple[list[dict[str, Any]], int]:
         return rows[:shown], len(rows)
     rows, total = found
     rows = [x for x in rows if promote.eligible(int(x["recurrence"]), int(x["sessions"]), lc.lp)]
-    if int(lc.st.run("lc_reverted_count")[0]["n"]):
-        r = lc.lp.recovery
-        since = lc.now - p.window_days * verify.DAY
-        recovering = lc.st.run("lc_recovery_candidates", since=since, now=lc.now,
-                               cooled=lc.now - r.cooldown_days * verify.DAY,
-                               ignore_statuses=list(p.ignore_event_statuses), min_recurrence=r.min_recurrence,
-                               min_sessions=r.min_sessions)
-        rows, total = rows + recovering, total + len(recovering)
-    rows = promote.rank(rows, lc.lp)[:shown]
-    for row in rows:
-        if "text" not in row:
-            found_fields = lc.st.run("lc_pattern_fields", id=row["id"])
-            row.update(found_fields[0] if found_fields else {"key": None, "text": None, "area": None})
-    return rows, total
+    recovering = _recovering(lc)
+    rows = promote.rank(rows + recovering, lc.lp)[:shown]
+    _fill_fields(lc, rows)
+    return rows, total + len(recovering)
 
 
 def _packaged(st: Any, name: str) -> bool:

@@ -30,7 +30,8 @@ from functools import cache
 from typing import Any
 
 TICK = timedelta(microseconds=1)  # Kùzu's and Python's time resolution: an event leaves the window a tick after
-COLUMNS = ("src", "dst", "opens", "closes", "n", "sessions", "last", "pid", "status", "priority")  # a rebuild's COPY into ready_span
+# a rebuild's COPY into ready_span
+COLUMNS = ("src", "dst", "opens", "closes", "n", "sessions", "last", "pid", "status", "priority")
 Span = tuple[datetime, datetime, int, int, datetime]  # opens, closes (exclusive), recurrence, sessions, last seen
 
 
@@ -146,21 +147,25 @@ def copy_rows_of(found: Iterable[tuple[str, Span]],
 def mark(st: Any) -> None:
     """After a rebuild: the rule the spans were made with."""
     if kept(st):
-        p = packaged()
-        st.run("spn_fingerprint_set", value=fingerprint(p["window_days"], p["min_recurrence"], p["min_sessions"],
-                                                          p["ignore"]))
+        st.run("spn_fingerprint_set", value=_packaged_fingerprint())
 
 
 def current(st: Any) -> bool:
     """Whether the kept spans follow the packaged rule (else a writer's open rebuilds them)."""
-    if not kept(st):
-        return True
+    return not kept(st) or _stored(st) == [_packaged_fingerprint()]
+
+
+def _packaged_fingerprint() -> str:
     p = packaged()
+    return fingerprint(p["window_days"], p["min_recurrence"], p["min_sessions"], p["ignore"])
+
+
+def _stored(st: Any) -> list[str] | None:
+    """The rule the kept spans were made with (None on a graph before migration 0010)."""
     try:
-        have = [r["value"] for r in st.run("spn_fingerprint")]
+        return [r["value"] for r in st.run("spn_fingerprint")]
     except Exception:  # noqa: BLE001 - a graph before migration 0010
-        return False
-    return have == [fingerprint(p["window_days"], p["min_recurrence"], p["min_sessions"], p["ignore"])]
+        return None
 
 
 # -- reading --------------------------------------------------------------------------------------------------
@@ -174,11 +179,7 @@ def ready_top(st: Any, *, statuses: list[str], now: datetime, window_days: float
 
     if not kept(st) or not ready(st):
         return None
-    try:
-        have = [r["value"] for r in st.run("spn_fingerprint")]
-    except Exception:  # noqa: BLE001 - a graph before migration 0010
-        return None
-    if have != [fingerprint(window_days, min_recurrence, min_sessions, ignore)]:
+    if _stored(st) != [fingerprint(window_days, min_recurrence, min_sessions, ignore)]:
         return None
     blocked = _blocked(st, statuses, now)
     total = st.run("spn_count", statuses=statuses, now=now)[0]["n"] - len(blocked)
