@@ -41,6 +41,17 @@ def _gone(kg_dir) -> None:
         time.sleep(0.02)
 
 
+def _applied(kg_dir) -> None:
+    """Wait until the log's detached applier let go of its slot: it starts the server when it sees agents logging,
+    so one still running after a `kg serve stop` could start a new server, idle for minutes."""
+    from kg.ingest.background import applier_running
+
+    deadline = time.monotonic() + 120
+    while applier_running(kg_dir):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
 def test_a_checker_never_looks_like_a_server_to_a_starter(tmp_path):
     kg_dir = tmp_path / "kg"
     kg_dir.mkdir()
@@ -111,6 +122,7 @@ def test_a_log_starts_a_server_only_for_a_log_that_runs_in_the_workspace_it_name
             logged = _kg(*form, "log", "learning", "a log names its workspace", "--area", "tests", cwd=elsewhere)
             assert logged.returncode == 0, logged.stderr
             assert client.alive(kg_dir), form  # it started the server of the workspace it named
+            _applied(kg_dir)  # (its detached applier, niced and late on a loaded machine, may start one again)
             assert _kg("-w", str(root), "serve", "stop").returncode == 0
             _gone(kg_dir)
     finally:
