@@ -6,15 +6,22 @@ a private copy instead: `take(ws)` opens the graph for a moment under the worksp
 the write journal into it), checkpoints the write-ahead log into the main file, copies the file, and lets go.
 Everything after that reads the copy, opened read-only under a lock file of its own, and holds nothing the
 agent needs. `read(snapshot)` loads every table of the copy into plain Python values.
+
+A copy the snapshot owns lives inside the workspace (`memory/.kg/snapshots/`), never in the system's temporary
+folder: nothing is written outside the workspace, and a large graph is copied onto the disk that holds it rather
+than onto a small tmpfs. Its owner holds an exclusive lock on the copy's `owner.lock` for as long as it lives;
+the next `take` removes every copy whose lock nobody holds (a process killed before it could remove its own).
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import fcntl
 import secrets
 import shutil
 import tempfile
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,6 +38,9 @@ __all__ = ["GraphData", "Snapshot", "gc_paused", "open_store", "read", "read_sto
 SNAPSHOT_GRAPH = "graph.kuzu"
 SNAPSHOT_LOCK = "snapshot.lock"
 SNAPSHOT_URL = "graph.url"  # a team graph's snapshot: the URL of its copy on the server
+SNAPSHOTS = "snapshots"  # memory/.kg/snapshots/: the copies snapshots own
+OWNER_LOCK = "owner.lock"  # held (exclusive) by the process that owns the copy, as long as it lives
+_UNLOCKED_GRACE = 3600.0  # a copy with no owner lock yet is being made (or a crash left it): swept after this
 # Internal columns: Kùzu's own row ids and labels.
 _INTERNAL = ("_id", "_label", "_src", "_dst")
 
@@ -47,7 +57,8 @@ class Snapshot:
     """A private copy of a workspace's graph, taken at `taken_at`. Use it as a context manager, or call
     `close()`, to remove the copy (it is removed when garbage-collected too)."""
 
-    def __init__(self, directory: Path, *, taken_at: datetime, source: Path, owned: bool, url: Any = None):
+    def __init__(self, directory: Path, *, taken_at: datetime, source: Path, owned: bool, url: Any = None,
+                 owner: int | None = None):
         self.directory = directory
         self.graph_path = directory / SNAPSHOT_GRAPH
         self.taken_at = taken_at
@@ -55,11 +66,11 @@ class Snapshot:
         self.url = url  # a team graph's snapshot is a copy on its server (kg.store.team.copy_graph)
         if url is not None:
             self.graph_path = directory / SNAPSHOT_URL  # names the copy; removed with it
-        self._finalizer = weakref.finalize(self, shutil.rmtree, str(directory), True) if owned else None
+        self._finalizer = weakref.finalize(self, _remove, str(directory), owner) if owned else None
         if url is not None:
             from kg.store.team import drop_graph
 
-            self._finalizer = weakref.finalize(self, _drop_copy, drop_graph, url, str(directory), owned)
+            self._finalizer = weakref.finalize(self, _drop_copy, drop_graph, url, str(directory), owned, owner)
 
     def __repr__(self) -> str:
         return f"Snapshot({str(self.source)!r}, taken_at={self.taken_at.isoformat()!r})"
@@ -99,8 +110,9 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
     The graph is held only while the journal is drained, the WAL checkpointed and the file copied: a few
     milliseconds for a small graph, about as long as copying the file for a large one.
     """
+    owner = None
     if dest is None:
-        directory = Path(tempfile.mkdtemp(prefix="kg-snapshot-"))
+        directory, owner = _own_folder(Path(ws.kg_dir) / SNAPSHOTS, _dropper(getattr(ws, "store_url", None)))
         owned = True
     else:
         directory = Path(dest).expanduser().resolve()
@@ -115,7 +127,7 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
             taken_at = datetime.now().replace(microsecond=0)
             url = copy_graph(ws.store_url, f"snapshot-{os.getpid()}-{secrets.token_hex(4)}")
             (directory / SNAPSHOT_URL).write_text(url.public + "\n", encoding="utf-8")
-        return Snapshot(directory, taken_at=taken_at, source=Path(ws.root), owned=owned, url=url)
+        return Snapshot(directory, taken_at=taken_at, source=Path(ws.root), owned=owned, url=url, owner=owner)
     try:
         # the workspace lock is held, and the journal drained, inside this block; drained as a reader drains
         # (issue 20): with agents logging, a snapshot does not wait for everyone's backlog
@@ -131,15 +143,102 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
                 shutil.copyfile(wal, directory / (SNAPSHOT_GRAPH + ".wal"))
     except BaseException:
         if owned:
-            shutil.rmtree(directory, ignore_errors=True)
+            _remove(str(directory), owner)
         raise
-    return Snapshot(directory, taken_at=taken_at, source=Path(ws.root), owned=owned)
+    return Snapshot(directory, taken_at=taken_at, source=Path(ws.root), owned=owned, owner=owner)
 
 
-def _drop_copy(drop: Any, url: Any, directory: str, owned: bool) -> None:
+def _own_folder(parent: Path, drop: Any = None) -> tuple[Path, int]:
+    """A new folder under `parent` for a copy this process owns, and the descriptor that holds its owner lock.
+    Copies left by processes that died first are removed. The lock is taken on a file of a private name, then
+    renamed to `owner.lock`: a sweeper never sees an owner lock that nobody holds for a copy still in use."""
+    parent.mkdir(parents=True, exist_ok=True)
+    sweep(parent, drop=drop)
+    directory = Path(tempfile.mkdtemp(prefix="snap-", dir=parent))
+    staged = directory / f".{OWNER_LOCK}.{os.getpid()}"
+    fd = os.open(staged, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.replace(staged, directory / OWNER_LOCK)
+    except BaseException:
+        os.close(fd)
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return directory, fd
+
+
+def _dropper(store_url: Any) -> Any:
+    """For a team graph: what deletes a dead owner's copy on the server, by the graph name its folder names
+    (only a snapshot copy of this team graph, never the graph itself)."""
+    if store_url is None:
+        return None
+    from dataclasses import replace
+
+    from kg.store.team import drop_graph
+
+    def drop(name: str) -> None:
+        if name.startswith(f"{store_url.graph}.snapshot-"):
+            drop_graph(replace(store_url, graph=name))
+
+    return drop
+
+
+def sweep(parent: Path, *, now: float | None = None, drop: Any = None) -> list[Path]:
+    """Remove the copies under `parent` that no living process owns: their owner lock is free, or they have
+    none and are older than an hour (a process killed between making the folder and locking it); `drop(name)`
+    deletes a team graph's copy on its server, named in the folder's `graph.url`. Returns the folders removed."""
+    removed = []
+    now = time.time() if now is None else now
+    try:
+        children = [c for c in parent.iterdir() if c.is_dir() and c.name.startswith("snap-")]
+    except OSError:
+        return removed
+    for child in children:
+        lock = child / OWNER_LOCK
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            try:
+                stale = now - child.stat().st_mtime > _UNLOCKED_GRACE
+            except OSError:
+                continue
+            if stale:
+                shutil.rmtree(child, ignore_errors=True)
+                removed.append(child)
+            continue
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # its owner lives
+        else:
+            named = child / SNAPSHOT_URL
+            if drop is not None and named.exists():
+                try:
+                    drop(named.read_text(encoding="utf-8").strip().rsplit("/", 1)[-1])
+                except OSError:
+                    pass
+            shutil.rmtree(child, ignore_errors=True)
+            removed.append(child)
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _remove(directory: str, owner: int | None) -> None:
+    shutil.rmtree(directory, ignore_errors=True)
+    if owner is not None:
+        try:
+            os.close(owner)
+        except OSError:
+            pass
+
+
+def _drop_copy(drop: Any, url: Any, directory: str, owned: bool, owner: int | None = None) -> None:
     drop(url)
     if owned:
-        shutil.rmtree(directory, ignore_errors=True)
+        _remove(directory, owner)
     else:
         (Path(directory) / SNAPSHOT_URL).unlink(missing_ok=True)
 

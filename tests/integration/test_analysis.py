@@ -112,6 +112,54 @@ def _objects(st, label):
     return [{k: v for k, v in r.items() if k not in ("_id", "_label")} for r in rows]
 
 
+KILLED_OWNER = """
+import sys, os
+import kg
+from kg.analysis import snapshot
+snap = snapshot.take(kg.open_workspace(sys.argv[1]))
+print(snap.directory, flush=True)
+os.kill(os.getpid(), 9)  # killed holding its copy: nothing removes it
+"""
+
+
+def _team_graphs(ws) -> list[str]:
+    from kg.store.falkor import _client
+
+    return [g.decode() if isinstance(g, bytes) else g
+            for g in _client(ws.store_url).connection.execute_command("GRAPH.LIST")]
+
+
+def test_a_snapshot_copies_into_the_workspace_and_the_next_sweeps_what_dead_owners_left(ws, tmp_path):
+    """Nothing is written outside the workspace: the copy a snapshot owns lives in memory/.kg/snapshots/, not in
+    $TMPDIR. A process killed holding one leaves it; the next snapshot removes it, never a living owner's."""
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    killed = subprocess.run([sys.executable, "-c", KILLED_OWNER, str(ws.root)], capture_output=True, text=True,
+                            env=env, timeout=120)
+    left = Path(killed.stdout.strip())
+    assert killed.returncode == -9 and left.is_relative_to(ws.kg_dir / snapshot.SNAPSHOTS), killed.stderr
+    copy = left / snapshot.SNAPSHOT_URL  # a team graph's snapshot names its copy on the server
+    assert (left / snapshot.SNAPSHOT_GRAPH).exists() or copy.exists()
+    copy = copy.read_text().strip().rsplit("/", 1)[-1] if copy.exists() else None
+    assert copy is None or copy in _team_graphs(ws)
+    out = tmp_path / "graph.json"
+    ran = subprocess.run([*kg_command(), "-w", str(ws.root), "export", "graph", "--format", "json", "--out",
+                          "g.json"], capture_output=True, text=True, env={**env, "KG_SERVER": "0"}, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert not left.exists()  # swept: its owner is dead
+    assert copy is None or copy not in _team_graphs(ws)  # and its copy on the team's server dropped
+    assert list(tmp.iterdir()) == []  # and the export's own copy was made inside the workspace, then removed
+    assert list((ws.kg_dir / snapshot.SNAPSHOTS).iterdir()) == []
+    assert not out.exists()
+    with snapshot.take(ws) as mine:  # a living owner's copy: another take leaves it alone
+        with snapshot.take(ws) as other:
+            assert mine.directory.exists() and other.directory.parent == mine.directory.parent
+        assert snapshot.sweep(mine.directory.parent) == [] and mine.directory.exists()
+        assert len(snapshot.read(mine).nodes) > 0
+    assert not mine.directory.exists()
+
+
 @pytest.mark.embedded_only("creates a Kùzu table (DDL) and reads it back through Kùzu's own catalogue")
 def test_snapshot_reads_every_table_column_by_column_as_stored(ws, history):
     """The bulk read (columns, not node objects) gives the same rows, keys in the same order, as reading

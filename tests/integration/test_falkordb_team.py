@@ -333,3 +333,43 @@ def test_two_machines_as_separate_processes_verify_against_both(tmp_path, falkor
     who = {(c["workspace"].split("#")[0], c["agent"]): c["events"] for c in status["team"]["contributors"]}
     assert set(who) == {("alpha", "ann"), ("beta", "bob")}
     assert who[("beta", "bob")] == 54 and who[("alpha", "ann")] >= 40  # alpha's cycles may add events of their own
+
+
+KILLED_SNAPSHOT_OWNER = """
+import os, sys
+import kg
+from kg.analysis import snapshot
+snap = snapshot.take(kg.open_workspace(sys.argv[1]))
+print(snap.directory, flush=True)
+os.kill(os.getpid(), 9)  # killed holding its copy on the server: nothing drops it
+"""
+
+
+def test_a_dead_owners_snapshot_copy_is_dropped_from_the_server_by_the_next_snapshot(tmp_path, falkordb_url):
+    import subprocess
+    import sys
+
+    from kg.analysis import snapshot
+    from kg.store.falkor import _client
+    from kg.workspace import open_workspace
+
+    root = init(tmp_path, "alpha", falkordb_url, "ann")
+    assert kg("log error 'deploy failed' --wait", workspace=root)[0] == 0
+    ws = open_workspace(root)
+
+    def graphs() -> set[str]:
+        listed = _client(ws.store_url).connection.execute_command("GRAPH.LIST")
+        return {g.decode() if isinstance(g, bytes) else g for g in listed}
+
+    killed = subprocess.run([sys.executable, "-c", KILLED_SNAPSHOT_OWNER, str(root)], capture_output=True,
+                            text=True, timeout=120)
+    left = Path(killed.stdout.strip())
+    assert killed.returncode == -9 and left.is_relative_to(ws.kg_dir / snapshot.SNAPSHOTS), killed.stderr
+    copy = (left / snapshot.SNAPSHOT_URL).read_text().strip().rsplit("/", 1)[-1]
+    assert copy in graphs() and copy.startswith(f"{ws.store_url.graph}.snapshot-")
+    with snapshot.take(ws) as mine:
+        assert not left.exists() and copy not in graphs()  # the dead owner's folder and its server copy are gone
+        assert ws.store_url.graph in graphs()  # never the team graph itself
+        assert snapshot.sweep(mine.directory.parent) == []  # a living owner's copy stays
+        assert len(snapshot.read(mine).nodes) == 1
+    assert not mine.directory.exists()
