@@ -15,9 +15,9 @@ the next `take` removes every copy whose lock nobody holds (a process killed bef
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import os
-import fcntl
 import secrets
 import shutil
 import tempfile

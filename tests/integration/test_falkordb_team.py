@@ -239,8 +239,9 @@ def test_a_rule_scoped_to_its_workspace_renders_only_there(tmp_path, falkordb_ur
     alpha = init(tmp_path, "alpha", falkordb_url, "ann")
     beta = init(tmp_path, "beta", falkordb_url, "bob")
     for day, session in enumerate(("p1", "p2", "p3")):
-        code, _, err = kg(f"log learning 'Prefer tabs over spaces in Makefiles' --category preference --pattern-key tabs.make "
-                          f"--session {session} --wait --now 2026-02-0{day + 1}T09:00:00", workspace=alpha)
+        code, _, err = kg(f"log learning 'Prefer tabs over spaces in Makefiles' --category preference "
+                          f"--pattern-key tabs.make --session {session} --wait --now 2026-02-0{day + 1}T09:00:00",
+                          workspace=alpha)
         assert code == 0, err
         for root in (alpha, beta):
             _log(root, "docker build failed: no space left on device", "docker.space", day,
