@@ -39,6 +39,10 @@ def chat(*pairs: tuple[str, str]) -> Transcript:
     # a rewrite that names nothing ("There is one") gives way to a sentence that says what to do and names something
     (["that's not true, there is one.", "use the fallback_parser module instead"], 0,
      "Use the fallback_parser module instead"),
+    # "that's not it, X" is "X"; an exclamation after the words is no part of a lesson (main kept ", wtf")
+    (["no, that's not it, use the light palette"], 0, "Use the light palette"),
+    (["the two terminals show the same grey for both styles, wtf?"], 0,
+     "The two terminals show the same grey for both styles"),
 ])
 def test_the_lesson_is_the_sentence_that_says_what_to_do(said, preferred, expected):
     assert lesson(said, said[preferred]) == expected
