@@ -43,6 +43,8 @@ def chat(*pairs: tuple[str, str]) -> Transcript:
     (["no, that's not it, use the light palette"], 0, "Use the light palette"),
     (["the two terminals show the same grey for both styles, wtf?"], 0,
      "The two terminals show the same grey for both styles"),
+    # a lesson is for next time: "just now" / "right now" at its end go (main: "Run the linter just now")
+    (["why didn't you run the linter just now?"], 0, "Run the linter"),
 ])
 def test_the_lesson_is_the_sentence_that_says_what_to_do(said, preferred, expected):
     assert lesson(said, said[preferred]) == expected
