@@ -196,9 +196,9 @@ class Lessons:
     # "i mean <words that say no step>": the agent's last statement with what the user meant ({s}, {prev}).
     meant: re.Pattern[str] | None = None
     meant_context: Mapping[str, str] = field(default_factory=dict)
-    # A sentence that points at the lesson said elsewhere ("make a rule so you never do this again", "remember that"):
-    # the lesson comes from the turn's other sentences when one says something.
-    pointer: re.Pattern[str] | None = None
+    # A sentence pointing at the lesson said elsewhere ("make a rule so you never do this again"); a lesson that ends
+    pointer: re.Pattern[str] | None = None  # pointing at what the user quoted ("you missed this part: > ...")
+    quote_pointer: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -330,7 +330,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
              "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
              "exclamation", "question_opener", "question_context", "context_skip", "meant", "meant_context",
-             "key_prefix", "pointer"))
+             "key_prefix", "pointer", "quote_pointer"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -377,6 +377,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         meant=_regex(t, "meant", t.string("meant"), re.IGNORECASE) if "meant" in t.data else None,
         meant_context=_context(t, categories, "meant_context"),
         pointer=_regex(t, "pointer", t.string("pointer"), re.IGNORECASE) if "pointer" in t.data else None,
+        quote_pointer=_regex(t, "quote_pointer", t.string("quote_pointer"), re.I) if "quote_pointer" in t.data else None,
     )
 
 

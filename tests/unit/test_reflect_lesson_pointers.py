@@ -63,3 +63,13 @@ def test_a_rule_said_with_a_pointer_is_logged_as_the_rule():
     found = [f for f in detect(t, RULES) if f.category in ("correction", "preference")]
     assert found and all(f.summary == "Never `npm link` a session checkout" for f in found), found
     assert all(f.pattern_key and "link" in f.pattern_key for f in found)
+
+
+def test_a_lesson_pointing_at_what_the_user_quoted_names_it():
+    """"you missed this step: > <the step>": the lesson says which step (main: "Do not skip this step", no key)."""
+    t = chat(("user", "set up the test database and seed it"),
+             ("assistant", "Done: the database is created and seeded."),
+             ("user", "you missed this step:\n> run the migrations before seeding the database"))
+    (f,) = [f for f in detect(t, RULES) if f.category == "correction"]
+    assert f.summary == "Do not skip this step: run the migrations before seeding the database"
+    assert f.pattern_key and "migrat" in f.pattern_key
