@@ -196,9 +196,8 @@ class Lessons:
     # "i mean <words that say no step>": the agent's last statement with what the user meant ({s}, {prev}).
     meant: re.Pattern[str] | None = None
     meant_context: Mapping[str, str] = field(default_factory=dict)
-    # A sentence pointing at the lesson said elsewhere ("make a rule so you never do this again"); a lesson that ends
-    pointer: re.Pattern[str] | None = None  # pointing at what the user quoted ("you missed this part: > ...")
-    quote_pointer: re.Pattern[str] | None = None
+    pointer: re.Pattern[str] | None = None  # a sentence pointing at the lesson said elsewhere ("make a rule so ...")
+    quote_pointer: re.Pattern[str] | None = None  # a lesson's end pointing at what the user quoted ("this part")
 
 
 @dataclass(frozen=True)
