@@ -376,7 +376,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         meant=_regex(t, "meant", t.string("meant"), re.IGNORECASE) if "meant" in t.data else None,
         meant_context=_context(t, categories, "meant_context"),
         pointer=_regex(t, "pointer", t.string("pointer"), re.IGNORECASE) if "pointer" in t.data else None,
-        quote_pointer=_regex(t, "quote_pointer", t.string("quote_pointer"), re.I) if "quote_pointer" in t.data else None,
+        quote_pointer=_regex(t, "quote_pointer", t.string("quote_pointer")) if "quote_pointer" in t.data else None,
     )
 
 
