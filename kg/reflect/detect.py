@@ -256,6 +256,9 @@ def _learnings(
             said = _read(sentences(straighten(words_)), rules.signals.user_chars) or [straighten(line)]
             preferred = sentence_at(straighten(line), straighten(hit.group(0)) if hit else "")
             lesson, source = phrase_lesson(det.category, said, preferred, rules.lessons, v[i].prev)
+            pointing = rules.lessons.quote_pointer
+            if pointing is not None and v[i].quoted and pointing.search(lesson):  # "Do not skip this part": which
+                lesson = f"{lesson.rstrip(' .:')}: {sentences(v[i].quoted)[0].rstrip(' .')}"
             if source != preferred:  # the lesson came from another sentence: show that one as evidence
                 offset = next((o for o, ln in lines if source in straighten(ln)), offset)
                 evidence = _trim(source, lim.evidence_chars)

@@ -44,17 +44,31 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons, prev:
 
     A sentence with nothing left once fillers and the path of an attached file are stripped ("ok.", a pasted
     screenshot's path) is no lesson: the turn's other sentences are read, and `preferred` gives way to the first."""
-    said = [s for s in said if _content(s, rules)] or said
+    said = [s for s in said if _content(s, rules) and not _PASTED_MARKUP.match(s)] or said
+    if _PASTED_MARKUP.match(preferred):  # a heading or an emphasised line pasted from the agent's answer
+        preferred = said[0]
+    if rules.pointer is not None:  # "make a rule so you never do this again": the lesson is the other sentences
+        said = [s for s in said if not rules.pointer.search(s)] or said
+        if rules.pointer.search(preferred) or not _content(preferred, rules):
+            preferred = next((s for s in said if _content(s, rules)), preferred)
     if not _content(preferred, rules):
         preferred = next((s for s in said if _content(s, rules)), preferred)
     cleaned = [(_clean(s, rules), s) for s in said]
+    vague: tuple[str, str] | None = None  # the first rewrite that names nothing a key can hold ("I know there is one")
     for rw in rules.rewrites:
         for s, original in cleaned:
             m = rw.pattern.search(s)
             if m:
                 out = _fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": s}, rules.ing_e)
-                if len(out.split()) >= 2:  # "you should be" -> "Be" says nothing
+                if len(out.split()) < 2:  # "you should be" -> "Be" says nothing
+                    continue
+                if key(category, out, rules) is not None:
                     return out, original
+                vague = vague or (out, original)
+    if vague is not None:  # another sentence that says what to do and has a key is the lesson, else the rewrite
+        other = next(((s, o) for s, o in cleaned if o != vague[1] and _says_what_to_do(s, rules)
+                      and key(category, s, rules) is not None and not _asks(o, rules)), None)
+        return (_fill(rules.fallback[category], {"s": other[0]}), other[1]) if other else vague
     s = _clean(preferred, rules)
     if rules.meant is not None and rules.meant.search(preferred) and not _says_what_to_do(s, rules):
         # "i mean non-blank lines": a fragment of what the agent got wrong, said with what it had just said
@@ -86,6 +100,10 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons, prev:
                 return ctx[0], preferred
             return _fill(rules.question[category], {"s": asked}), preferred
     return _fill(rules.fallback[category], {"s": s}), preferred
+
+
+# A markdown heading or a wholly emphasised line ("## Stats", "*No stats available*"): the agent's answer pasted back.
+_PASTED_MARKUP = re.compile(r"^\s*(#{1,6}\s|\*[^*\s][^*]*\*\W*$|_[^_\s][^_]*_\W*$)")
 
 
 def _asks(sentence: str, rules: Lessons) -> bool:

@@ -196,6 +196,8 @@ class Lessons:
     # "i mean <words that say no step>": the agent's last statement with what the user meant ({s}, {prev}).
     meant: re.Pattern[str] | None = None
     meant_context: Mapping[str, str] = field(default_factory=dict)
+    pointer: re.Pattern[str] | None = None  # a sentence pointing at the lesson said elsewhere ("make a rule so ...")
+    quote_pointer: re.Pattern[str] | None = None  # a lesson's end pointing at what the user quoted ("this part")
 
 
 @dataclass(frozen=True)
@@ -327,7 +329,7 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
              "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
              "exclamation", "question_opener", "question_context", "context_skip", "meant", "meant_context",
-             "key_prefix"))
+             "key_prefix", "pointer", "quote_pointer"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -373,6 +375,8 @@ def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
         if "context_skip" in t.data else None,
         meant=_regex(t, "meant", t.string("meant"), re.IGNORECASE) if "meant" in t.data else None,
         meant_context=_context(t, categories, "meant_context"),
+        pointer=_regex(t, "pointer", t.string("pointer"), re.IGNORECASE) if "pointer" in t.data else None,
+        quote_pointer=_regex(t, "quote_pointer", t.string("quote_pointer")) if "quote_pointer" in t.data else None,
     )
 
 

@@ -99,6 +99,11 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     edited_before: dict[int, set[str]] = {}  # ... as it stood when each user turn was said
     edited_after: dict[int, set[str]] = {}  # the files the agent changed after each user turn, until the next one
     answered = False  # the agent spoke or acted since the user last spoke
+    # What the user asked, kept across a fresh start: asked since their last undo, and asked before it (the work the
+    # undo threw away). The first words after "/undo", "/clear" asking again for what was undone redirect that undo.
+    undo = tuple(p for s in sig.matched if s.name == "undid" for p in s.patterns)
+    asked: list[str] = []
+    undone: list[tuple[str, str]] = []  # (what was asked, the undo command that threw its work away)
     for t in turns:
         prior, last_any = last_any, t
         if t.role in ("user", "system") and t.index not in wanted and _resets(t.text, sig.resets):
@@ -137,6 +142,9 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
         elif t.role == "tool":
             error_since_user = error_since_user or bool(t.is_error)
         elif t.role == "user" and t.index not in wanted:
+            if any(p.search(t.text) for p in undo):
+                undone = [*undone, *((a, t.text.strip()[:200]) for a in asked)][-_RECENT:]
+                asked = []
             if len(commands) < _MAX_TOOLS:
                 commands.append(t.text.strip()[:200])
         elif t.index in wanted:
@@ -145,6 +153,11 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
             raw = [ln for ln in t.text.splitlines() if ln.strip()]
             quoted = "\n".join(ln.lstrip()[1:].strip() for ln in raw if ln.lstrip().startswith(">"))
             prev = _agent_text(last_agent)[-sig.prev_chars:] if last_agent else ""
+            redo = [u for a, u in undone if _similar(kept, a, _REDO_SIMILAR)]
+            if redo and not seen_agent and worked_before:  # asked again after an undo and a fresh start
+                commands = [redo[-1], *commands][:_MAX_TOOLS]
+            undone = [(a, u) for a, u in undone if not _similar(kept, a, _REDO_SIMILAR)]  # asked again: answered
+            asked = [*asked[-(_RECENT - 1):], kept]
             out[t.index] = TurnView(
                 own=kept,
                 quoted=straighten(quoted),
@@ -198,15 +211,21 @@ def _ends(text: str, n: int = 200) -> str:
 
 def _repeats(own: str, said: list[str]) -> bool:
     """The user says again what one of their last few turns said (the agent did not do it, or not right)."""
-    a = folded(own)
+    return any(_similar(own, b, _REPEAT_SIMILAR) for b in said)
+
+
+def _similar(a: str, b: str, at_least: float) -> bool:
+    a = folded(a)
     if len(a) < _REPEAT_MIN_CHARS or len(a.split()) < 2:
         return False
-    return any(fuzz.ratio(a, folded(b)) >= _REPEAT_SIMILAR for b in said)
+    return fuzz.ratio(a, folded(b)) >= at_least
 
 
 _RECENT = 5
 _REPEAT_MIN_CHARS = 10
 _REPEAT_SIMILAR = 85
+# Asked again after the user undid the work: the request is often amended ("mock only X" for "mock X"), so less alike.
+_REDO_SIMILAR = 75
 
 
 def _retry(last: Turn, first: Turn) -> bool:
