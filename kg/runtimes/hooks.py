@@ -406,5 +406,19 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     return out
 
 
+def hand_over_end(ws: Any, session: str | None, *, write_summary: bool = True) -> str | None:
+    """Before a runtime's session end is left to a detached child (the hook answers at once): the session that
+    child is to end (`session`, else the current one), named now; and, when the child will end it, it stops
+    being the current session now. The runtime does not wait for the child: Claude Code's /clear fires
+    SessionEnd and the next SessionStart back to back, and a start that still found the old session current
+    and open went on with it, which the late end then closed (everything after the /clear was logged with no
+    session). Named late, a Codex Stop's findings could also land in a session started after the turn."""
+    sid = session or ws.current_session()
+    if sid and write_summary and load_rules(ws).end_summary and ws.current_session() == sid:
+        ws.set_current_session(None)  # (a child that fails leaves it open, no longer current: the next start
+        # opens a new one, as it would after the end)
+    return sid
+
+
 # -- tool failures: kg/runtimes/tool_failures.py ----------------------------------------------------------------
 from kg.runtimes.tool_failures import ToolFailure, post_tool_use, tool_failure  # noqa: E402,F401
