@@ -144,7 +144,7 @@ def session_end(
         ws = workspace(ctx)
         at = now_of(ctx, now)
 
-        def run(session: str | None = session) -> dict[str, Any]:
+        def run(session: str | None = session or None) -> dict[str, Any]:
             return hooks.session_end(ws, path, at, session=session, format=format, summary=summary,
                                      write_summary=not no_summary, strict=runtime is None,
                                      save_brief=runtime == "openclaw")
