@@ -144,7 +144,7 @@ def session_end(
         ws = workspace(ctx)
         at = now_of(ctx, now)
 
-        def run() -> dict[str, Any]:
+        def run(session: str | None = session or None) -> dict[str, Any]:
             return hooks.session_end(ws, path, at, session=session, format=format, summary=summary,
                                      write_summary=not no_summary, strict=runtime is None,
                                      save_brief=runtime == "openclaw")
@@ -154,8 +154,10 @@ def session_end(
             # Codex gives SessionEnd hooks 1 s (at most 3); Claude Code 1.5 s unless a hook's timeout raises it,
             # and it cancels hooks still running when it exits; Codex's turn ends only once its Stop hooks have
             # answered. Answer now, reflect in a detached child that outlives the runtime (KG_HOOK_WAIT=1 keeps
-            # it in the foreground, to see its errors).
-            after_answer(run)
+            # it in the foreground, to see its errors). The session it ends is named now, not when it runs
+            # (Claude Code's /clear starts the next session at once): see `hooks.hand_over_end`.
+            handed = hooks.hand_over_end(ws, session, write_summary=not no_summary)
+            after_answer(lambda: run(handed))
             return
         done = run()
     for line in done["notes"]:

@@ -73,12 +73,14 @@ def start(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 
 @serve_app.command("stop")
 def stop(ctx: typer.Context, as_json: JsonOpt = False) -> None:
-    """Stop the read server (it closes the graph; the next read starts it again unless KG_SERVER=0). A server
-    that is still starting is waited for until it listens (or gives up), then stopped."""
+    """Stop the read server (it closes the graph; the next read or log starts it again unless KG_SERVER=0; a log's
+    applier left before the stop does not). A server that is still starting is waited for until it listens (or
+    gives up), then stopped."""
     from kg.serve import client, protocol
 
     with errors():
         ws = workspace(ctx)
+        client.mark_stopped(ws.kg_dir)  # first: a log's applier left before this starts no server after it
         deadline = time.monotonic() + ws.lock_timeout + 30.0
         stopped = False
         while True:

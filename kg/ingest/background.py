@@ -97,16 +97,22 @@ def close_at_exit(ref: weakref.ref[Workspace]) -> None:
 # looks again in turn. So no acknowledged entry is left waiting for the next command.
 
 APPLIER_LOCK = "applier.lock"
+_claimed: dict[int, float] = {}  # slot -> when it was claimed (epoch seconds): see `detached_applier`
 
 
 def claim_applier(kg_dir: Path) -> int | None:
     """Take the workspace's applier slot without waiting: the file descriptor that holds it (inherited by a
     forked child, which then holds it), or None when an applier is running or queued already (or the
     workspace is unwritable: the log's entry then waits for the next command, as before)."""
-    return try_flock(kg_dir / APPLIER_LOCK)
+    claimed = time.time()
+    slot = try_flock(kg_dir / APPLIER_LOCK)
+    if slot is not None:
+        _claimed[slot] = claimed
+    return slot
 
 
 def release_applier(slot: int) -> None:
+    _claimed.pop(slot, None)
     try:
         fcntl.flock(slot, fcntl.LOCK_UN)
     finally:
@@ -188,20 +194,24 @@ def detached_applier(ws: Workspace, slot: int) -> None:
 
     When entries arrive while it drains (agents logging in parallel), it starts the workspace's read server
     if none lives (`serve_readers`): the first read under that load then finds it warm instead of paying its
-    start (seconds on a busy machine), and the server applies the journal from then on."""
+    start (seconds on a busy machine), and the server applies the journal from then on. Not after a `kg serve
+    stop` that ran once its log had answered (when the slot was claimed): a stopped server does not come back
+    unasked because an applier, late on a loaded machine, ran after the stop."""
+    since = _claimed.get(slot)
     try:
         os.nice(max(0, ws.policy.applier_nice))
     except OSError:
         pass
-    run_applier(ws, slot, drain=watching(ws, lambda: ws.drain(if_pending=True)), served=lambda: server_applies(ws))
+    run_applier(ws, slot, drain=watching(ws, lambda: ws.drain(if_pending=True), since=since),
+                served=lambda: server_applies(ws))
 
 
-def watching(ws: Workspace, drain: Callable[[], Any]) -> Callable[[], Any]:
+def watching(ws: Workspace, drain: Callable[[], Any], *, since: float | None = None) -> Callable[[], Any]:
     """`drain`, which also starts the read server (once) when agents log in parallel: when the journal holds
     more than the entry that started this applier, or entries were appended while it drained. Started before
     the first drain, the server is warm for the first read under that load instead of starting inline (seconds
     on a busy machine), and the applier does not load Kùzu for a drain the server takes over: that round does
-    nothing and `run_applier` hands the work to the server once it listens."""
+    nothing and `run_applier` hands the work to the server once it listens. `since`: see `serve_readers`."""
     started = False
 
     def once() -> Any:
@@ -213,12 +223,12 @@ def watching(ws: Workspace, drain: Callable[[], Any]) -> Callable[[], Any]:
             return None
         if not started and ws.journal.pending_count() > 1:
             started = True
-            if serve_readers(ws):
+            if serve_readers(ws, since=since):
                 return None
         report = drain()
         if not started and ws.journal.growing():
             started = True
-            serve_readers(ws)
+            serve_readers(ws, since=since)
         return report
 
     return once
@@ -243,12 +253,13 @@ def server_applies(ws: Workspace) -> bool:
     return client.hand_over(ws.kg_dir, polite=True, timeout=min(5.0, ws.lock_timeout))
 
 
-def serve_readers(ws: Workspace) -> bool:
+def serve_readers(ws: Workspace, *, since: float | None = None) -> bool:
     """Start the workspace's read server unless one lives, it is switched off (KG_SERVER=0, kg.toml) or the
-    workspace is a team graph. True when one lives or was started."""
+    workspace is a team graph, or (`since`: when the applier's slot was claimed) `kg serve stop` ran after that
+    moment. True when one lives or was started."""
     from kg.serve import client, protocol
 
     if not client.enabled() or not client.configured(ws.root):
         return False
     protocol.trace("applier starts the server")
-    return client.spawn(ws.root)
+    return client.spawn(ws.root, unless_stopped_since=since)

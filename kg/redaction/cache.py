@@ -219,25 +219,28 @@ def cache_dir() -> Path | None:
 
 
 def _packaged_key(entry: str, folder: str) -> str | None:
-    """A key for every secrets*.toml in `folder` as it is now: name, size and modification time in nanoseconds
-    (what Python's own bytecode cache checks against its source), the entry point, the interpreter's version (the
-    compiled forms are its own) and the cache format. An edited or replaced rule file gets a new key without
-    reading it. It is not a defence against a forged cache (the owner and mode checks are)."""
+    """A key for every secrets*.toml in `folder` as it is now: name, size, modification time in nanoseconds (what
+    Python's own bytecode cache checks against its source) and inode, the entry point, the interpreter's version
+    (the compiled forms are its own) and the cache format. An edited or replaced rule file gets a new key without
+    reading it. The inode and the time in nanoseconds are this installation's own: a cache file that came with
+    the workspace (a clone, an archive: the user's own file, mode 0644, so the owner and mode checks pass it)
+    cannot carry a key that matches them, so it never decides what gets redacted."""
     parts = [entry, sys.version]
     try:
         with os.scandir(folder) as entries:
             for item in sorted(entries, key=lambda e: e.name):
                 if item.name.startswith("secrets") and item.name.endswith(".toml"):
                     info = item.stat()
-                    parts.append(f"{item.name}:{info.st_size}:{info.st_mtime_ns}")
+                    parts.append(f"{item.name}:{info.st_size}:{info.st_mtime_ns}:{item.inode()}")
     except (OSError, TypeError):
         return None
     return f"{zlib.crc32(chr(0).join(parts).encode()):08x}-{len(parts)}-f{_CACHE_FORMAT}"
 
 
 def _rules_folder() -> str:
-    """The packaged rules folder (where kg.rules is). Importing kg.rules costs half a millisecond, so a process
-    that finds a cache takes the folder recorded in it (the cache file is this installation's own)."""
+    """The packaged rules folder (where kg.rules is). Importing it costs half a millisecond; a cache file's key is
+    checked against this folder, never the one the file records (before, a file keyed for an empty folder it
+    named itself was taken: its key rested on the entry and the interpreter's version only)."""
     import kg.rules
 
     return os.path.dirname(os.path.abspath(kg.rules.__file__))  # type: ignore[arg-type]
@@ -273,7 +276,8 @@ def _read_cache(path: Path, entry: str) -> _Cached | None:
         if len(body) != length or head[:_SEAL] != b"%08x" % zlib.crc32(body):
             return None  # torn, edited or not ours
         fmt, cached_key, folder, ignore, rows, order, plan, where = marshal.loads(body)
-        if fmt != _CACHE_FORMAT or cached_key != _packaged_key(entry, folder) or not rows or len(rows) != len(order):
+        if fmt != _CACHE_FORMAT or folder != _rules_folder() or cached_key != _packaged_key(entry, folder) \
+                or not rows or len(rows) != len(order):
             return None
         # sealed: exactly what `_write_cache` wrote
         codes = (path, 2 * _SEAL + length, where) if len(where) == _WHERE.size * len(rows) else None

@@ -359,7 +359,7 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
 
     rules = load_rules(ws)
     at = clock.now(now)
-    sid = session or ws.current_session()
+    sid = ws.current_session() if session is None else (session or None)  # "": none (`hand_over_end`)
     out: dict[str, Any] = {"now": at.isoformat(), "session": sid, "transcript": transcript_path,
                            "reflect": None, "summary_file": None, "notes": []}
     rep = None
@@ -404,6 +404,22 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     if save_brief and (ws.memory / ".hook-context.txt").exists():
         out["brief_file"] = session_start_brief(ws, at, write=True)["file"]
     return out
+
+
+def hand_over_end(ws: Any, session: str | None, *, write_summary: bool = True) -> str:
+    """Before a runtime's session end is left to a detached child (the hook answers at once): the session that
+    child is to end (`session`, else the current one), named now; and, when the child will end it, it stops
+    being the current session now. The runtime does not wait for the child: Claude Code's /clear fires
+    SessionEnd and the next SessionStart back to back, and a start that still found the old session current
+    and open went on with it, which the late end then closed (everything after the /clear was logged with no
+    session). Named late, a Codex Stop's findings could also land in a session started after the turn, and with
+    no session current as the hook answered, the child ended the one a start opened meanwhile. "" when there is
+    none: `session_end` then takes none, not the current one as it runs."""
+    sid = session or ws.current_session()
+    if sid and write_summary and load_rules(ws).end_summary and ws.current_session() == sid:
+        ws.set_current_session(None)  # (a child that fails leaves it open, no longer current: the next start
+        # opens a new one, as it would after the end)
+    return sid or ""
 
 
 # -- tool failures: kg/runtimes/tool_failures.py ----------------------------------------------------------------

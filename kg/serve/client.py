@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 ENV = "KG_SERVER"  # 0/false/no/off: never use or start a read server
 OFF = {"0", "false", "no", "off"}
 MARKER = os.path.join("memory", ".kg")  # kg.workspace.MARKER, kept here so that this module imports nothing of kg
+STOPPED = "serve.stopped"  # in memory/.kg/: when (epoch seconds) `kg serve stop` last ran (`mark_stopped`)
 ANSWER_TIMEOUT = 600.0  # a read at a million entries; a server that hangs longer is treated as dead
 _in_server = False  # set in the server process: it never asks itself to let go
 
@@ -327,12 +328,13 @@ def _write(fd: int, data: bytes) -> None:
         pass
 
 
-def spawn(root: str | Path, *, force: bool = False) -> bool:
+def spawn(root: str | Path, *, force: bool = False, unless_stopped_since: float | None = None) -> bool:
     """Start the workspace's server, detached (its own session, stdio on /dev/null, so a hook waiting for this
     process's output is not kept waiting), unless one lives or is starting. False when none could start, or
     (unless `force`: `kg serve start`) while the last server's busy back-off lasts (`backing_off`): every
     starter (a read, `kg log`, the detached applier) honours it, so a graph held by a long job is not met by a
-    new server per read that waits for it and gives up."""
+    new server per read that waits for it and gives up. `unless_stopped_since` (the detached applier: when its
+    log answered): False, and none started, when `kg serve stop` ran after that moment (`stopped_since`)."""
     kg_dir = os.path.join(root, MARKER)
     if not enabled() or (not force and backing_off(kg_dir)):
         return False
@@ -342,6 +344,11 @@ def spawn(root: str | Path, *, force: bool = False) -> bool:
     lock = claim(kg_dir)
     if lock is None:
         return True  # one lives, or is starting
+    if unless_stopped_since is not None and stopped_since(kg_dir, unless_stopped_since):
+        # looked at with the lock held: a stop that stamps after this look finds the lock taken (alive) and waits
+        # for the server to listen, then stops it; one that stamped before is seen here
+        os.close(lock)
+        return False
     try:
         import subprocess
 
@@ -368,6 +375,32 @@ def prestart(workspace: str | None) -> None:
         return
     if configured(root):  # (spawn honours the busy back-off)
         spawn(root)
+
+
+def mark_stopped(kg_dir: str | Path) -> None:
+    """Stamp the moment `kg serve stop` ran, before it stops the server: a detached applier left by a log that
+    answered earlier (niced, late on a loaded machine) then starts no server after the stop (`spawn`'s
+    `unless_stopped_since`). A read, or a log, after the stop starts one as before. Best effort: a workspace
+    that cannot be written keeps no stamp."""
+    part = os.path.join(kg_dir, f"{STOPPED}.{os.getpid()}")
+    try:
+        with open(part, "w", encoding="ascii") as f:
+            f.write(f"{time.time():.6f}")
+        os.replace(part, os.path.join(kg_dir, STOPPED))
+    except OSError:
+        try:
+            os.unlink(part)
+        except OSError:
+            pass
+
+
+def stopped_since(kg_dir: str | Path, moment: float) -> bool:
+    """Whether `kg serve stop` ran after `moment` (epoch seconds)."""
+    try:
+        with open(os.path.join(kg_dir, STOPPED), "rb") as f:
+            return float(f.read(64)) > moment
+    except (OSError, ValueError):
+        return False
 
 
 def backing_off(kg_dir: str | Path) -> bool:

@@ -204,3 +204,32 @@ def test_stop_stops_a_server_that_is_still_starting(tmp_path, monkeypatch):
         if stop is not None and stop.poll() is None:
             stop.kill()
         _kg("-w", str(root), "serve", "stop")
+
+
+def test_a_stopped_server_is_not_started_again_by_an_applier_left_before_the_stop(tmp_path, monkeypatch):
+    """(the CI failure of 786aecf's parent) Agents logged, and the last `kg log` left its detached applier; the user
+    ran `kg serve stop` before that applier ran (niced, late on a loaded machine). The applier saw agents logging
+    and started a new server, idle for minutes: a stopped server came back unasked. It applies the entries itself
+    now; an applier left after the stop starts the server as before (a log after a stop starts one anyway)."""
+    from kg.ingest.background import claim_applier, detached_applier
+
+    monkeypatch.setenv("KG_SERVER", "1")
+    root = tmp_path / "ws"
+    ws = kg.init_workspace(root)
+    try:
+        for i in range(2):  # two agents' entries, journaled: the applier takes that for agents logging in parallel
+            ws.log("error", f"deploy step {i} failed on staging", area="infra", apply=False)
+        slot = claim_applier(ws.kg_dir)  # the last log claims the applier's slot as it answers
+        assert slot is not None
+        stopped = _kg("-w", str(root), "serve", "stop", "--json")  # then the user stops the server
+        assert stopped.returncode == 0 and json.loads(stopped.stdout)["stopped"] is False, stopped.stderr
+        detached_applier(ws, slot)  # the applier runs only now
+        assert not client.alive(ws.kg_dir)  # (before: it had started a server)
+        assert not ws.journal.has_pending()  # it applied both entries itself
+        for i in range(2):  # agents log after the stop: their applier starts the server, as it did
+            ws.log("error", f"deploy step {i} failed again", area="infra", apply=False)
+        detached_applier(ws, claim_applier(ws.kg_dir))
+        assert client.alive(ws.kg_dir)
+    finally:
+        _kg("-w", str(root), "serve", "stop")
+        _gone(ws.kg_dir)

@@ -39,6 +39,23 @@ def _failure(transcript: Path) -> dict:
     raise AssertionError(f"no failed tool call in {transcript}")
 
 
+def _applied(project: Path) -> None:
+    """Wait until the logs' detached applier let go of its slot with the journal empty: until then it renames
+    journal.jsonl to a draining file and removes it, so two listings of the workspace taken one after the other
+    could differ (it was still running after the four logs answered in one run of three, at load ~10)."""
+    import time
+
+    from kg.ingest.background import applier_running
+    from kg.ingest.journal import Journal
+
+    kg_dir = project / "memory" / ".kg"
+    journal = Journal(kg_dir, timeout=30.0)  # (only looked at: it takes no lock)
+    deadline = time.monotonic() + 300
+    while applier_running(kg_dir) or journal.has_pending():
+        assert time.monotonic() < deadline, "the detached applier never finished"
+        time.sleep(0.02)
+
+
 def test_a_fresh_home_and_cache_home_stay_empty_through_init_log_search_and_the_hooks(tmp_path):
     env = _env(tmp_path)
     project = tmp_path / "project"
@@ -106,6 +123,7 @@ def test_processes_that_race_to_write_the_workspaces_cache_leave_one_whole_file(
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for i in range(4)]
     for run in runs:
         assert run.wait(timeout=300) == 0, run.stderr.read() if run.stderr else ""
+    _applied(project)  # (the logs answered before applying: their detached applier moves the journal about)
     files = sorted(p.name for p in folder.iterdir())
     assert len(files) == 1 and files[0].startswith("secret-rules-") and files[0].endswith(".marshal"), files
     assert cache._read_cache(folder / files[0], "secrets.toml") is not None  # sealed: exactly what was written
