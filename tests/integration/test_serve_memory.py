@@ -57,7 +57,7 @@ def served(tmp_path: Path):
 
 def test_the_server_keeps_one_malloc_arena(served: Path):
     """Its threads (the warm-up, Kùzu's worker) allocate in the main arena: on 786aecf each took one of its own
-    (2 in this test), whose freed pages stayed resident (~20 MB of the 221 MB peak at 100k entries)."""
+    (2 in this test), whose freed pages stayed resident (~4 MB of the ~200 MB at 100k entries)."""
     for args in (["search", "docker permission"], ["hook", "session-start", "-m", "docker"], ["status"]):
         out = kg(served, "--now", NOW, *args)
         assert out.returncode == 0, out.stderr
