@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import kg
-from kg.serve.cache import ReadCache, may_write
+from kg.serve.cache import ReadCache, _copy, may_write
 
 NOW = datetime(2026, 6, 1, 12, 0)
 
@@ -106,3 +106,16 @@ def test_nothing_is_kept_inside_a_transaction(ws):
 ])
 def test_which_statements_may_write(cypher, writes):
     assert may_write(cypher) is writes
+
+
+
+def test_kept_rows_are_copied_at_every_depth():
+    """A caller that changes a list or a dict inside the rows it was given does not change the kept rows (nor
+    the reverse); the values themselves (a moment, a name) are equal and need no copy."""
+    rows = [{"id": "ERR-1", "at": [NOW], "sess": ["s1", "s2"], "props": {"k": [1, 2]}, "n": 3}]
+    kept = _copy(rows)
+    assert kept == rows and kept is not rows and kept[0] is not rows[0]
+    assert kept[0]["sess"] is not rows[0]["sess"] and kept[0]["props"]["k"] is not rows[0]["props"]["k"]
+    rows[0]["sess"].append("s3")
+    rows[0]["props"]["k"].clear()
+    assert kept == [{"id": "ERR-1", "at": [NOW], "sess": ["s1", "s2"], "props": {"k": [1, 2]}, "n": 3}]
