@@ -183,6 +183,7 @@ TARGET_RATE = {"correction": 1 / 3}
 # then the one-standard-error rule: the highest threshold whose mean F1 is within one standard error of the best
 # (fewer false alarms unless the data clearly says otherwise). Other classes keep min_score (rules/reflect.toml).
 GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
+PRIOR_BIAS = -2.6  # the bias of the hand-set classes below: one strong cue (4.0) passes, a weak one (1.5) does not
 HAND = {
     # A fact the agent lacked: a statement of fact, stronger when it contradicts the agent.
     # It needs a reason in the user's words: a statement of fact, news ("actually, ..."), or a negation of the agent's
@@ -334,6 +335,10 @@ def train(turns: list[dict], dev: bool = True) -> dict[str, tuple[float, dict[st
         rows = [(tuple(s for s in t["signals"] if s not in skip), cls in t["gold"]) for t in [*turns, *extra]]
         if cls in HAND and sum(y for _, y in rows) < MIN_POSITIVES:
             models[cls] = HAND[cls]
+        elif cls in PRIOR and not any(y for _, y in rows):
+            # Nothing of the class to fit on (preference, when the one user who states rules is left out): a fit
+            # on no positive turns is a bias of -6 that only two fixed signals together pass. Its priors, stated.
+            models[cls] = (PRIOR_BIAS, dict(PRIOR[cls]))
         else:
             b, w = fit(rows, PRIOR.get(cls), fixed=FIXED.get(cls, set()), weak=WEAK.get(cls, set()))
             if cls in TARGET_RATE:

@@ -78,7 +78,11 @@ def is_harness(text: str, rules: ReflectRules) -> bool:
 
 
 def is_speaking_user(turn: Turn, rules: ReflectRules) -> bool:
-    return turn.role == "user" and bool(turn.text.strip()) and not is_harness(turn.text, rules)
+    """A user turn in the user's words: not harness output, unless the harness wraps words the user typed (the
+    arguments of a slash command of their own)."""
+    typed = rules.quoting.typed
+    return turn.role == "user" and bool(turn.text.strip()) and (not is_harness(turn.text, rules) or (
+        typed is not None and any(m.group(3).strip() for m in typed.finditer(turn.text))))
 
 
 def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
@@ -86,6 +90,8 @@ def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
     q = rules.quoting
     if q.injected is not None and "<" in text:  # blanked line for line: offsets still point into the message
         text = q.injected.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    if q.typed is not None and "<" in text:  # the user's words the harness wrapped: the words, not the tags
+        text = q.typed.sub(lambda m: m.group(3), text)
     lines = text.splitlines()
     keep = [True] * len(lines)
     for i, line in enumerate(lines):

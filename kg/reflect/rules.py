@@ -62,8 +62,9 @@ class Quoting:
     # characters, trailing padding included) are pasted, not typed. 0 turns it off.
     screen_min_lines: int = 0
     screen_min_width: int = 40
-    # Sections a runtime or IDE injects into the user's message (`<tag>...</tag>`): not the user's words.
+    # Sections a runtime or IDE injects into the user's message (`<tag>...</tag>`): not the user's words; `typed`
     injected: re.Pattern[str] | None = None
+    typed: re.Pattern[str] | None = None  # sections that are: what the user typed after their slash command
     # A line after which the user's own words start (an IDE's "## My request for ...:" under the context it adds).
     request_markers: tuple[re.Pattern[str], ...] = ()
     caption_max_words: int = 0  # a line this short right before a shell prompt names the paste (0: off)
@@ -249,7 +250,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
     lim = top.table("limits").known(Limits.__dataclass_fields__)
     limits = Limits(**{name: lim.whole(name, 1, int_only=True) for name in Limits.__dataclass_fields__})
 
-    q = top.table("quoting").known((*(f for f in Quoting.__dataclass_fields__ if f != "injected"), "injected_tags"))
+    q = top.table("quoting").known({*Quoting.__dataclass_fields__, "injected_tags", "user_tags"} - {"injected","typed"})
     quoting = Quoting(
         drop_fenced_code=q.flag("drop_fenced_code"),
         quote_prefixes=q.strings("quote_prefixes", items="non-empty"),
@@ -261,7 +262,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         output_line_patterns=_regexes(q, "output_line_patterns") if "output_line_patterns" in q.data else (),
         screen_min_lines=q.whole("screen_min_lines", 0, int_only=True) if "screen_min_lines" in q.data else 0,
         screen_min_width=q.whole("screen_min_width", 1, int_only=True) if "screen_min_width" in q.data else 40,
-        injected=_injected(q),
+        injected=_injected(q), typed=_injected(q, "user_tags"),
         request_markers=_regexes(q, "request_markers") if "request_markers" in q.data else (),
         caption_max_words=q.whole("caption_max_words", 0, int_only=True) if "caption_max_words" in q.data else 0,
     )
@@ -301,17 +302,16 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
 _FIELDS = re.compile(r"\{(\w+)(?::base)?\}")  # "{V:base}": the field's verb in its base form ("editing" -> "edit")
 
 
-def _injected(q: RuleReader) -> re.Pattern[str] | None:
-    """One pattern for every `<tag ...>...</tag>` section of [quoting] injected_tags (an unclosed one runs to the
-    end of the message)."""
-    tags = q.strings("injected_tags", [], items="non-empty")
+def _injected(q: RuleReader, field: str = "injected_tags") -> re.Pattern[str] | None:
+    """One pattern for the `<tag ...>...</tag>` sections of [quoting] `field` (group 3 what one holds; unclosed: all)"""
+    tags = q.strings(field, [], items="non-empty")
     for tag in tags:
         if not re.fullmatch(r"[A-Za-z][\w-]*", tag):
-            raise q.fail("injected_tags", f"{tag!r} is not a tag name (letters, digits, '_' and '-')")
+            raise q.fail(field, f"{tag!r} is not a tag name (letters, digits, '_' and '-')")
     if not tags:
         return None
     names = "|".join(re.escape(t) for t in tags)
-    return re.compile(rf"<({names})(\s[^>]*)?>.*?(</\1>|\Z)", re.DOTALL)
+    return re.compile(rf"<({names})(\s[^>]*)?>(.*?)(</\1>|\Z)", re.DOTALL)
 
 
 def _key_prefix(t: RuleReader, categories: set[str]) -> dict[str, str]:

@@ -81,3 +81,47 @@ def test_what_reflect_logs_from_a_runtime_is_what_its_user_typed(runtime, run_kg
             assert not any(m in f["evidence"] or m in f["summary"] for m in INJECTED), f
     if runtime == "openclaw":
         assert learned >= 10  # the pi session's corrections and preferences are read (13 logged when written)
+
+
+def _args_of(text: str) -> str:
+    start, end = text.find("<command-args>"), text.find("</command-args>")
+    return text[start + len("<command-args>"):end] if 0 <= start < end else ""
+
+
+def test_what_the_user_typed_after_their_own_slash_command_is_read_as_their_words(shared_data):
+    """Claude Code writes `/orchestrator create TODO app` as `<command-message>..<command-name>..<command-args>`:
+    the arguments are the user's words (the request of the session), the rest is the harness."""
+    from kg.reflect import default_rules, own_lines, read_transcript
+    from kg.reflect.detect import speaking_turns
+
+    rules, seen = default_rules(), 0
+    for _, path in [(r, p) for r, p in transcripts(shared_data) if r == "claude_code"]:
+        args = [_args_of(s) for s in typed(path, "claude_code") if _args_of(s).strip()]
+        if not args:
+            continue
+        t = read_transcript(path)
+        words = [" ".join(line for _, line in own_lines(t.turns[i].text, rules)) for i in speaking_turns(t, rules)]
+        for a in args:
+            seen += 1
+            assert a in words, (path.name, a)
+        assert not any("<command-" in w or "is running" in w for w in words)
+    assert seen >= 2  # the two /orchestrator sessions
+
+
+def test_a_correction_said_as_a_slash_commands_arguments_is_learned(run_kg, ws, shared_data, tmp_path):
+    """The real session, and a last turn in its own form: the user runs their /orchestrator again, its arguments a
+    correction of the agent's claim before it."""
+    path = shared_data / "runtimes/claude_code/transcripts/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[1])
+    said = "no, that's wrong: this repo uses pnpm, not npm. redo the setup with pnpm"
+    first["message"]["content"] = first["message"]["content"].replace("create TODO app by Next.js", said)
+    first.update(parentUuid=json.loads(lines[-1])["uuid"], uuid="00000000-0000-4000-8000-000000000001",
+                 timestamp="2025-09-03T01:05:00.000Z")
+    copy = tmp_path / path.name
+    copy.write_text("\n".join([*lines, json.dumps(first)]) + "\n", encoding="utf-8")
+    r = run_kg(f"reflect {copy} --json {NOW}")
+    assert r.exit_code == 0, r.stderr
+    from_it = [f for f in r.json["findings"] if "pnpm" in f["evidence"]]
+    assert from_it and {f["category"] for f in from_it} & {"correction", "preference", "knowledge_gap"}
+    assert not any("<command-" in f["evidence"] or "orchestrator" in f["evidence"] for f in from_it)
