@@ -149,13 +149,15 @@ def session_end(
                                      write_summary=not no_summary, strict=runtime is None,
                                      save_brief=runtime == "openclaw")
 
-        if payload.get("hook_event_name") in ("SessionEnd", "Stop") and runtime in HOOK_JSON and not as_json \
-                and os.environ.get("KG_HOOK_WAIT") != "1" and background_possible():
+        handed_over = runtime == "openclaw" or (payload.get("hook_event_name") in ("SessionEnd", "Stop")
+                                                 and runtime in HOOK_JSON)
+        if handed_over and not as_json and os.environ.get("KG_HOOK_WAIT") != "1" and background_possible():
             # Codex gives SessionEnd hooks 1 s (at most 3); Claude Code 1.5 s unless a hook's timeout raises it,
             # and it cancels hooks still running when it exits; Codex's turn ends only once its Stop hooks have
             # answered. Answer now, reflect in a detached child that outlives the runtime (KG_HOOK_WAIT=1 keeps
             # it in the foreground, to see its errors). The session it ends is named now, not when it runs
-            # (Claude Code's /clear starts the next session at once): see `hooks.hand_over_end`.
+            # (Claude Code's /clear starts the next session at once): see `hooks.hand_over_end`. OpenClaw's
+            # handler.js starts kg detached and holds the next session start until this process has answered.
             handed = hooks.hand_over_end(ws, session, write_summary=not no_summary)
             after_answer(lambda: run(handed))
             return

@@ -44,7 +44,9 @@ Connects OpenClaw to kaizen-kg, the learning memory kept in the kg workspace.
   `~/.openclaw/agents/<agentId>/sessions/<sessionId>.jsonl` or its `.reset.` archive): the corrections, errors
   and requests in it are logged once each, the session summary is written to `memory/sessions/` (not on
   /stop, which aborts a run while the session goes on), and the saved brief is refreshed, so the next session
-  starts with what this one taught.
+  starts with what this one taught. kg answers as soon as it has named the session it ends (the reflection goes
+  on in the background); the next session start (a bootstrap right after /new) waits for that answer, so it
+  opens a new session instead of going on with the one being ended.
 - **gateway:startup**: refreshes `memory/.hook-context.txt`.
 
 The handler never waits for kg except for the very first brief: kg runs detached, so the gateway is not held up
@@ -69,32 +71,63 @@ const KG = process.env.KG_BIN || %(kg)s;
 const WORKSPACE = process.env.KG_WORKSPACE || %(ws)s;
 const BRIEF = path.join(WORKSPACE, "memory", ".hook-context.txt");
 const FIRST_BRIEF_MS = 10000;
+const HAND_OVER_MS = 30000;
 const SAFE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 function args(rest) {
   return ["-w", WORKSPACE, ...rest, "--runtime", "openclaw"];
 }
 
+// Settles once the last session end kg was started for has answered: by then it has named the session it ends
+// and that session is no longer current. A session start waits for it (without holding up the handler): /new and
+// the next run's bootstrap come back to back, and a start that ran first went on with the old session, which
+// the late end then closed.
+let handedOver = Promise.resolve();
+
 // Run kg in its own process group, not waited for: the handler returns at once. (KG_HOOK_WAIT=1 waits for it,
-// to see its errors while debugging a hook.)
-function detached(rest) {
+// to see its errors while debugging a hook.) Settles once kg is started; `answered`, once it has exited.
+function detached(rest, answered = () => {}) {
   return new Promise((resolve) => {
     try {
       const wait = process.env.KG_HOOK_WAIT === "1";
       const stdio = wait ? ["ignore", "ignore", "inherit"] : "ignore";
       const child = spawn(KG, args(rest), { detached: !wait, stdio });
-      child.on("error", (err) => { console.error(`kaizen-kg: ${err.message}`); resolve(); });
-      if (wait) { child.on("exit", () => resolve()); } else { child.unref(); resolve(); }
+      child.on("error", (err) => { console.error(`kaizen-kg: ${err.message}`); answered(); resolve(); });
+      child.on("exit", () => { answered(); if (wait) resolve(); });
+      if (!wait) { child.unref(); resolve(); }
     } catch (err) {
       console.error(`kaizen-kg: ${err && err.message ? err.message : err}`);
+      answered();
       resolve();
     }
   });
 }
 
+// A session end: started once the ends before it have answered, in event order; not waited for. (A kg that has
+// not answered after HAND_OVER_MS is waited for no longer, so that one stuck process does not hold back every
+// session start after it.)
+function sessionEnd(rest) {
+  const before = handedOver;
+  let answered;
+  handedOver = new Promise((resolve) => {
+    answered = resolve;
+    const timer = setTimeout(resolve, HAND_OVER_MS);
+    if (timer.unref) timer.unref();
+  });
+  const started = before.then(() => detached(rest, answered));
+  return process.env.KG_HOOK_WAIT === "1" ? started : Promise.resolve();
+}
+
+// A session start (or brief refresh) once every session end before it has answered; not waited for.
+function afterEnds(rest) {
+  const started = handedOver.then(() => detached(rest));
+  return process.env.KG_HOOK_WAIT === "1" ? started : Promise.resolve();
+}
+
 // The first brief ever has no saved copy: ask kg without blocking the event loop (given up after FIRST_BRIEF_MS;
-// KG_HOOK_WAIT=1 waits however long kg takes, as on a loaded machine).
-function briefNow() {
+// KG_HOOK_WAIT=1 waits however long kg takes, as on a loaded machine), after any session end before it answered.
+async function briefNow() {
+  await handedOver;
   return new Promise((resolve) => {
     const wait = process.env.KG_HOOK_WAIT === "1";
     execFile(KG, args(["hook", "session-start", "--json", "--start-session", "--write"]),
@@ -151,19 +184,19 @@ const handler = async (event) => {
     if (key === "agent:bootstrap") {
       let text = existsSync(BRIEF) ? readFileSync(BRIEF, "utf8") : null;
       if (text) {
-        await detached(["hook", "session-start", "--start-session", "--write"]);
+        await afterEnds(["hook", "session-start", "--start-session", "--write"]);
       } else {
         text = await briefNow();
       }
       if (text) addToBootstrap(ctx, text.trim());
     } else if (key === "gateway:startup") {
-      await detached(["hook", "session-start", "--write"]);
+      await afterEnds(["hook", "session-start", "--write"]);
     } else if (["command:new", "command:reset", "command:stop", "session:end"].includes(key)) {
       const transcript = transcriptOf(event, ctx);
       const rest = ["hook", "session-end"];
       if (transcript) rest.push("--transcript", transcript);
       if (key === "command:stop") rest.push("--no-summary"); // /stop aborts a run; the session goes on
-      await detached(rest);
+      await sessionEnd(rest);
     }
   } catch (err) {
     console.error(`kaizen-kg hook error: ${err && err.message ? err.message : err}`);
