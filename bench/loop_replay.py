@@ -52,7 +52,7 @@ class State:
 
 def replay_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float], rate: tuple[float, float],
                    drift: float, burst: float, delay: int, policy: LifecyclePolicy,
-                   patterns: list | None = None) -> dict[str, Any]:
+                   patterns: list | None = None, paired: bool = False) -> dict[str, Any]:
     import loop_sim as sim
 
     rng = random.Random(seed)
@@ -62,7 +62,7 @@ def replay_history(seed: int, *, n: int, days: int, mix: tuple[float, float, flo
     first: list[datetime] = []
     t_start = time.perf_counter()
     for day in range(days):
-        for hour, p, extra in sim.day_events(rng, pats, day, days, burst):
+        for hour, p, extra in sim.day_events(rng, pats, day, days, burst, seed if paired else None):
             at = sim.T0 + day * DAY + timedelta(hours=hour)
             s = state[p.key]
             s.times.append(at)
@@ -82,7 +82,8 @@ def replay_history(seed: int, *, n: int, days: int, mix: tuple[float, float, flo
                 _apply(state[p.key], p, now, policy, day + 20 / 24)
             else:
                 state[p.key].pending = True
-                approvals.setdefault(day + 1 + rng.randint(0, delay) if delay else day + 1, []).append(p)
+                approvals.setdefault(day + 1 + sim.approval_delay(rng, delay, seed if paired else None, p.key, day),
+                                     []).append(p)
     return {"patterns": pats, "seconds": time.perf_counter() - t_start}
 
 
