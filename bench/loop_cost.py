@@ -20,18 +20,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from loop_replay import replay_history  # noqa: E402
-from loop_sim import kg_summary, load_policy  # noqa: E402
+import loop_sim  # noqa: E402
+from loop_sim import load_policy  # noqa: E402
 
 
 def occurrences(seeds: list[int], sets: list[str], **opts) -> tuple[dict[str, int], dict]:
     """Occurrences per effect class, and loop_sim's kg column (the issue's end-state figures) on the same runs."""
     policy = load_policy(sets)
-    out: dict[str, int] = {}
     hist = [replay_history(seed, policy=policy, **opts) for seed in seeds]
-    for h in hist:
-        for p in h["patterns"]:
-            out[p.cls] = out.get(p.cls, 0) + sum(1 for _, extra in p.events if not extra)
-    return out, kg_summary(hist, opts["days"])
+    return loop_sim.occurrences(hist), loop_sim.kg_summary(hist, opts["days"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -373,6 +373,15 @@ def kg_row(p: Pattern, days: int) -> dict[str, Any]:
         checks=p.checked, out_days=check_days(p, days))
 
 
+def occurrences(hist: list[dict[str, Any]]) -> dict[str, int]:
+    """The occurrences the simulated user saw, per effect class (a burst's extras left out)."""
+    out: dict[str, int] = {}
+    for h in hist:
+        for p in h["patterns"]:
+            out[p.cls] = out.get(p.cls, 0) + sum(1 for _, extra in p.events if not extra)
+    return out
+
+
 def kg_summary(hist: list[dict[str, Any]], days: int) -> dict[str, Any]:
     """`score`'s kg column alone (no deciders beside it)."""
     return _summary([kg_row(p, days) for h in hist for p in h["patterns"] if p.applied])
@@ -431,12 +440,14 @@ from loop_wrong import why_not_back, wrong_cause, wrong_class, wrong_report  # n
 
 
 def load_policy(overrides: list[str]) -> Any:
-    """The packaged lifecycle rules with `section.key=value` overrides (TOML values)."""
+    """The packaged lifecycle rules with `section.key=value` overrides (TOML values): those of the kg that is
+    imported, so another tree's code replays with its own rules (`/work/main/.venv/bin/python bench/...`)."""
     import tomllib
 
+    import kg
     from kg.lifecycle.policy import LifecyclePolicy
 
-    data = tomllib.loads((Path(__file__).resolve().parents[1] / "rules" / "lifecycle.toml").read_text())
+    data = tomllib.loads((Path(kg.__file__).resolve().parents[1] / "rules" / "lifecycle.toml").read_text())
     for item in overrides:
         key, _, value = item.partition("=")
         section, _, name = key.rpartition(".")
@@ -487,7 +498,8 @@ def main(argv: list[str] | None = None) -> int:
         from loop_frontier import frontier
 
         extra = {"frontier": frontier(hist, a.days, mix, (lo, hi))} if a.frontier else {}
-        print(json.dumps({"args": vars(a), "scores": s, **extra, "seconds": [round(h["seconds"], 1) for h in hist]}))
+        print(json.dumps({"args": vars(a), "scores": s, **extra, "occurrences": occurrences(hist),
+                          "seconds": [round(h["seconds"], 1) for h in hist]}))
     else:
         print(table(f"seeds {a.seeds}, mix {a.mix}, rates {a.rate}/day, drift ±{a.drift}, burst {a.burst}, "
                     f"{a.patterns} patterns × {a.days} days", s))
@@ -497,6 +509,9 @@ def main(argv: list[str] | None = None) -> int:
             print(frontier_table(frontier(hist, a.days, mix, (lo, hi)), s["kg"]))
         if a.wrong:
             print(wrong_report(seeds, hist, a.days))
+        occ = occurrences(hist)
+        print(f"occurrences the user saw (bench/loop_cost.py): effective {occ.get('effective', 0)}, ineffective "
+              f"{occ.get('ineffective', 0)}, harmful {occ.get('harmful', 0)}, total {sum(occ.values())}")
         print(f"seconds per history ({'real cycle' if a.real else 'fast replay'}): "
               f"{', '.join(str(round(h['seconds'], 1)) for h in hist)}")
     return 0
