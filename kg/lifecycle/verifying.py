@@ -65,7 +65,8 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                           "checks": [[a, b] for a, b in verify_check.spans(evidence, lc.now)]},
                 "check": _check_view(t, evidence),
                 "next_check": t.next_check if t.action in ("keep", "extend", "check", "back", "checking") else None}
-        lc.report.verified.append(item)
+        if t.action != "checking":  # a look at a rule still out for its check: nothing to report
+            lc.report.verified.append(item)
         updates.append({"id": r["id"], "status": t.status, "next_check": t.next_check,
                         "has_due": t.due_since is not None, "due_since": t.due_since,
                         "check_count": int(r["check_count"] or 0) + 1, "verdict": t.verdict, "at": lc.now,
