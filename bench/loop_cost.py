@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"occurrences the user saw, seeds {a.seeds}, mix {a.mix}, drift {a.drift}, burst {a.burst}, "
           f"{'one stream' if a.stream else 'paired draws'}")
     print("| policy | effective | ineffective | harmful | total | right at end % | effective reverted % (n / at end) "
-          "| bad left % | label % | median days | checks / effective days out |\n|---|---|---|---|---|---|---|---|---|---|---|")
+          "| bad left % | label % | median days | checks / effective days out |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, (c, k) in rows.items():
         print(f"| {name} | {c.get('effective', 0)} | {c.get('ineffective', 0)} | {c.get('harmful', 0)} | "
               f"{sum(c.values())} | {k['end_right']} | {k['effective_reverted']} ({k['effective_reverted_n']} / "
