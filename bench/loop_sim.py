@@ -89,7 +89,7 @@ def make_patterns(rng: random.Random, n: int, mix: tuple[float, float, float], r
 
 def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float], rate: tuple[float, float],
                 drift: float, burst: float, delay: int, root: Path,
-                patterns: list[Pattern] | None = None, sets: list[str] = ()) -> dict[str, Any]:
+                patterns: list[Pattern] | None = None, sets: list[str] = (), paired: bool = False) -> dict[str, Any]:
     """One history through the real loop; returns the patterns with what happened to each. `patterns`:
     given ones instead of drawn ones (a test's fixed cases); `sets`: `section.key=value` rules overrides,
     written into the workspace's kg.toml."""
@@ -109,7 +109,7 @@ def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float]
     t_start = time.perf_counter()
     with ws:
         for day in range(days):
-            for hour, p, extra in day_events(rng, pats, day, days, burst):
+            for hour, p, extra in day_events(rng, pats, day, days, burst, seed if paired else None):
                 at = T0 + day * DAY + timedelta(hours=hour)
                 session = session_of(day, hour)
                 fields = ({"area": "tooling"} if p.target == "auto" else {"area": "backend", "category": "workflow"})
@@ -157,17 +157,30 @@ def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float]
                 p.applied.append(day + 20 / 24)
             for q in rep["proposed"]:
                 if q["type"] == "promotion":
-                    approvals.setdefault(day + 1 + rng.randint(0, delay) if delay else day + 1, []).append((q["number"], q["pattern_key"]))
+                    wait = approval_delay(rng, delay, seed if paired else None, q["pattern_key"], day)
+                    approvals.setdefault(day + 1 + wait, []).append((q["number"], q["pattern_key"]))
     return {"patterns": pats, "seconds": time.perf_counter() - t_start}
 
 
 def day_events(rng: random.Random, pats: list[Pattern], day: int, days: int,
-               burst: float) -> list[tuple[float, Pattern, bool]]:
+               burst: float, paired: int | None = None) -> list[tuple[float, Pattern, bool]]:
     """One simulated day's occurrences, (hour, pattern, a burst extra?) in time order: the same draws in both
-    modes."""
+    modes. `paired` (the history's seed): each pattern's day draws from its own stream, its count by inversion
+    of one uniform, so two policies on one seed see the same days wherever their rules agree, and a live rule's
+    day has at most the occurrences of the same day without it (common random numbers: a policy's cost is then
+    measured against another's on the same luck). Without it one stream serves every draw, and one decision that
+    differs shifts every later draw of the history."""
     todays = []
     for p in pats:
         lam = base_rate(p, day, days) * (p.effect if p.live else 1.0)
+        if paired is not None:  # the count, then whether a burst comes and its size, then the hours
+            own = random.Random(f"{paired}/{p.key}/{day}")
+            k = _poisson_inverse(own.random(), lam)
+            bursts, extra = own.random() < burst, own.randint(2, 5)
+            todays += [(own.uniform(8, 18), p, False) for _ in range(k)]
+            if k and bursts:
+                todays += [(own.uniform(8, 18), p, True) for _ in range(extra)]
+            continue
         k = _poisson(rng, lam)
         for _ in range(k):
             todays.append((rng.uniform(8, 18), p, False))
@@ -179,6 +192,24 @@ def day_events(rng: random.Random, pats: list[Pattern], day: int, days: int,
 
 def session_of(day: int, hour: float) -> str:
     return f"s{day:03d}-{int(hour) // 4}"
+
+
+def _poisson_inverse(u: float, lam: float) -> int:
+    """The smallest k with P(X ≤ k) > u, X ~ Poisson(lam): monotone in lam for a fixed u."""
+    k, term = 0, math.exp(-lam)
+    total = term
+    while total <= u and k < 1000:
+        k += 1
+        term *= lam / k
+        total += term
+    return k
+
+
+def approval_delay(rng: random.Random, delay: int, paired: int | None, key: str, day: int) -> int:
+    """The days the simulated user takes to approve a proposal (0..delay): its own draw when `paired`."""
+    if not delay:
+        return 0
+    return (random.Random(f"{paired}/{key}/{day}/approve") if paired is not None else rng).randint(0, delay)
 
 
 def _poisson(rng: random.Random, lam: float) -> int:
@@ -307,15 +338,8 @@ def score(hist: list[dict[str, Any]], days: int, mix: tuple[float, float, float]
             if not p.applied:
                 continue
             eff = p.cls == "effective"
-            live_end = len(p.applied) > len(p.reverted)
             first = p.verdicts[0] if p.verdicts else None
-            first_keep = (first[1] == "confirmed") if first else None
-            rows["kg"].append(dict(
-                eff=eff, first_right=None if first is None else first_keep == eff,
-                end_right=live_end == eff, label=None if first is None else LABEL[first[1]] == p.cls,
-                reverted=bool(p.reverted), permanent=bool(p.reverted) and not live_end,
-                days=None if first is None else first[0] - p.applied[0], left=live_end and not eff,
-                checks=p.checked, out_days=check_days(p, days)))
+            rows["kg"].append(kg_row(p, days))
             b_label, b_days, b_keep = baseline(p, days)
             rows["baseline"].append(dict(
                 eff=eff, first_right=None if b_label is None else (b_label == "confirmed") == eff,
@@ -334,6 +358,33 @@ def score(hist: list[dict[str, Any]], days: int, mix: tuple[float, float, float]
                 label=(u_first or (u_label, u_keep))[0] == p.cls, reverted=not u_keep, permanent=not u_keep,
                 days=None if first is None else first[0] - p.applied[0], left=u_keep and not eff))
     return {name: _summary(r) for name, r in rows.items()}
+
+
+def kg_row(p: Pattern, days: int) -> dict[str, Any]:
+    """What kg did with one promoted rule, scored against the truth (a row of `score`'s kg column)."""
+    eff = p.cls == "effective"
+    live_end = len(p.applied) > len(p.reverted)
+    first = p.verdicts[0] if p.verdicts else None
+    return dict(
+        eff=eff, first_right=None if first is None else (first[1] == "confirmed") == eff,
+        end_right=live_end == eff, label=None if first is None else LABEL[first[1]] == p.cls,
+        reverted=bool(p.reverted), permanent=bool(p.reverted) and not live_end,
+        days=None if first is None else first[0] - p.applied[0], left=live_end and not eff,
+        checks=p.checked, out_days=check_days(p, days))
+
+
+def occurrences(hist: list[dict[str, Any]]) -> dict[str, int]:
+    """The occurrences the simulated user saw, per effect class (a burst's extras left out)."""
+    out: dict[str, int] = {}
+    for h in hist:
+        for p in h["patterns"]:
+            out[p.cls] = out.get(p.cls, 0) + sum(1 for _, extra in p.events if not extra)
+    return out
+
+
+def kg_summary(hist: list[dict[str, Any]], days: int) -> dict[str, Any]:
+    """`score`'s kg column alone (no deciders beside it)."""
+    return _summary([kg_row(p, days) for h in hist for p in h["patterns"] if p.applied])
 
 
 def _pct(xs: list[bool]) -> float | None:
@@ -389,12 +440,14 @@ from loop_wrong import why_not_back, wrong_cause, wrong_class, wrong_report  # n
 
 
 def load_policy(overrides: list[str]) -> Any:
-    """The packaged lifecycle rules with `section.key=value` overrides (TOML values)."""
+    """The packaged lifecycle rules with `section.key=value` overrides (TOML values): those of the kg that is
+    imported, so another tree's code replays with its own rules (`/work/main/.venv/bin/python bench/...`)."""
     import tomllib
 
+    import kg
     from kg.lifecycle.policy import LifecyclePolicy
 
-    data = tomllib.loads((Path(__file__).resolve().parents[1] / "rules" / "lifecycle.toml").read_text())
+    data = tomllib.loads((Path(kg.__file__).resolve().parents[1] / "rules" / "lifecycle.toml").read_text())
     for item in overrides:
         key, _, value = item.partition("=")
         section, _, name = key.rpartition(".")
@@ -416,6 +469,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="drive the real cycle end to end (a workspace, ws.log, api.cycle; ~100x slower)")
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override a rules/lifecycle.toml value (for tuning; --real writes it into kg.toml)")
+    ap.add_argument("--paired", action="store_true",
+                    help="each pattern's day from its own random stream (common random numbers, as loop_cost.py)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--frontier", action="store_true",
                     help="also print what the Bayes decider reaches on kg's data at several keep levels (the "
@@ -427,7 +482,8 @@ def main(argv: list[str] | None = None) -> int:
     lo, hi = (float(x) for x in a.rate.split("-"))
     seeds = [int(s) for s in a.seeds.split(",")]
     hist = []
-    opts = dict(n=a.patterns, days=a.days, mix=mix, rate=(lo, hi), drift=a.drift, burst=a.burst, delay=a.delay)
+    opts = dict(n=a.patterns, days=a.days, mix=mix, rate=(lo, hi), drift=a.drift, burst=a.burst, delay=a.delay,
+                paired=a.paired)
     if a.real:
         with tempfile.TemporaryDirectory() as tmp:
             for seed in seeds:
@@ -442,7 +498,8 @@ def main(argv: list[str] | None = None) -> int:
         from loop_frontier import frontier
 
         extra = {"frontier": frontier(hist, a.days, mix, (lo, hi))} if a.frontier else {}
-        print(json.dumps({"args": vars(a), "scores": s, **extra, "seconds": [round(h["seconds"], 1) for h in hist]}))
+        print(json.dumps({"args": vars(a), "scores": s, **extra, "occurrences": occurrences(hist),
+                          "seconds": [round(h["seconds"], 1) for h in hist]}))
     else:
         print(table(f"seeds {a.seeds}, mix {a.mix}, rates {a.rate}/day, drift ±{a.drift}, burst {a.burst}, "
                     f"{a.patterns} patterns × {a.days} days", s))
@@ -452,6 +509,9 @@ def main(argv: list[str] | None = None) -> int:
             print(frontier_table(frontier(hist, a.days, mix, (lo, hi)), s["kg"]))
         if a.wrong:
             print(wrong_report(seeds, hist, a.days))
+        occ = occurrences(hist)
+        print(f"occurrences the user saw (bench/loop_cost.py): effective {occ.get('effective', 0)}, ineffective "
+              f"{occ.get('ineffective', 0)}, harmful {occ.get('harmful', 0)}, total {sum(occ.values())}")
         print(f"seconds per history ({'real cycle' if a.real else 'fast replay'}): "
               f"{', '.join(str(round(h['seconds'], 1)) for h in hist)}")
     return 0

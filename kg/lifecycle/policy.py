@@ -118,6 +118,8 @@ class Verification:
     check_revert_posterior: float = 0.5
     check_revert_ratio: float = 0.6325
     check_max_per_change: int = 1
+    check_back_level: float = 0.0
+    check_look_days: int = 1
     thin_deadline_events: float = 0.0
     mix_source: str = "verdicts"
     relapse_reference: float = 0.1
@@ -298,6 +300,8 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         check_revert_posterior=r.number("verification.check_revert_posterior", 0.05, 0.9999, default=0.5),
         check_revert_ratio=r.number("verification.check_revert_ratio", 0, default=0.6325),
         check_max_per_change=r.whole("verification.check_max_per_change", 1, default=1),
+        check_back_level=r.number("verification.check_back_level", 0, 0.9999, default=0.0),
+        check_look_days=r.whole("verification.check_look_days", 1, default=1),
         thin_deadline_events=r.number("verification.thin_deadline_events", 0, default=0.0),
         mix_source=r.string("verification.mix_source", ("verdicts", "relapse"), default="verdicts"),
         relapse_reference=r.number("verification.relapse_reference", 0.01, 0.99, default=0.1),

@@ -8,6 +8,10 @@ taken on purpose and bounded: at most `verification.check_max_out` rules out at 
 `check_days` days, at most `check_max_per_change` times; a rule a person confirmed or took out by hand is never
 checked. Its days count as the rate without the rule (`verify.evidence(checks=...)`); when the period ends the
 rule is put back, unless P(ratio > revert_min_ratio) on all the evidence reaches `check_revert_posterior`.
+With `check_back_level` on, a rule out for a check is looked at every `check_look_days` days and put back as soon
+as P(ratio < check_revert_ratio) reaches that level (`back_early`): a rule that works shows it fast once it is
+out (its rate jumps back), one that does not needs the whole period, so the days out fall where they cost the
+user mistakes. A revert is still only taken at the period's end.
 
 A check is taken:
 - at a first verification's deadline, when the evidence is not decisive at the 1 − error_rate levels
@@ -108,6 +112,30 @@ def settle(c: verify.Counts, policy: LifecyclePolicy, **judged: object) -> tuple
     if v.ratio is None or p < level:
         return True, v, f"P(ratio > {cut:g}) = {p:.3f} < {level:g}: put back, monitored"
     return False, v, f"P(ratio > {cut:g}) = {p:.3f} ≥ {level:g}: reverted"
+
+
+def back_early(c: verify.Counts, policy: LifecyclePolicy, prior: tuple[float, float] = (0.0, 0.0)) -> str:
+    """Why a rule out for a check goes back before its period ends ('' when it stays out): P(ratio <
+    check_revert_ratio) on all the evidence so far, the check's days counted as the rate without the rule, has
+    reached `check_back_level` (0: never early)."""
+    from kg.lifecycle import stats
+
+    ver = policy.verification
+    if ver.check_back_level <= 0 or c.t_after <= 0 or c.t_before <= 0:
+        return ""
+    cut = ver.check_revert_ratio
+    p = stats.p_ratio_below(cut, c.k_after, c.t_after, c.k_before + prior[0], c.t_before + prior[1])
+    if p < ver.check_back_level:
+        return ""
+    return (f"P(ratio < {cut:g}) = {p:.3f} ≥ {ver.check_back_level:g} before the period ended: put back early, "
+            "monitored")
+
+
+def next_look(now: datetime, until: datetime, policy: LifecyclePolicy) -> datetime:
+    """When a rule out for a check is next looked at: its period's end, or sooner with `check_back_level` on."""
+    if policy.verification.check_back_level <= 0:
+        return until
+    return min(until, now + policy.verification.check_look_days * verify.DAY)
 
 
 def numbers(c: verify.Counts, policy: LifecyclePolicy, prior: tuple[float, float] = (0.0, 0.0)) -> dict[str, float]:

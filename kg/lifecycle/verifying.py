@@ -35,14 +35,14 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
         human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
         if r["status"] == CHECKING:
             t, v = end_check(lc, r, counts)
-            checking -= 1
+            checking -= t.status != CHECKING
         elif why := (_check_why(lc, r, counts, deadline) if checking < lc.lp.verification.check_max_out else ""):
             t = start_check(lc, r, v, why)
             checking += 1
         else:
             t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
                                   verdict=v, now=lc.now, policy=lc.lp, human=human)
-        evidence = [*(r["evidence"] or []), t.evidence]
+        evidence = [*(r["evidence"] or []), *([t.evidence] if t.evidence else [])]
         of_check = t.action in ("check", "back") or r["status"] == CHECKING
         item = {"change": r["id"], "target": r["target"], "text": r["text"], "pattern_key": r["key"],
                 "verdict": t.verdict if of_check else v.kind, "action": t.action, "status": t.status,
@@ -64,8 +64,9 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                           "withdrawn": [[a, b] for a, b in out],
                           "checks": [[a, b] for a, b in verify_check.spans(evidence, lc.now)]},
                 "check": _check_view(t, evidence),
-                "next_check": t.next_check if t.action in ("keep", "extend", "check", "back") else None}
-        lc.report.verified.append(item)
+                "next_check": t.next_check if t.action in ("keep", "extend", "check", "back", "checking") else None}
+        if t.action != "checking":  # a look at a rule still out for its check: nothing to report
+            lc.report.verified.append(item)
         updates.append({"id": r["id"], "status": t.status, "next_check": t.next_check,
                         "has_due": t.due_since is not None, "due_since": t.due_since,
                         "check_count": int(r["check_count"] or 0) + 1, "verdict": t.verdict, "at": lc.now,
@@ -109,16 +110,24 @@ def start_check(lc: Any, r: dict[str, Any], v: verify.Verdict, why: str) -> veri
     lc._rules = None
     lc.report.checks.append({"change": r["id"], "target": r["target"], "text": r["text"], "pattern_key": r["key"],
                              "action": "out", "since": lc.now, "until": until, "why": why})
-    return verify.Transition("check", CHECKING, until, None, verify.INCONCLUSIVE, "none", False,
+    return verify.Transition("check", CHECKING, verify_check.next_look(lc.now, until, lc.lp), None,
+                             verify.INCONCLUSIVE, "none", False,
                              verify_check.out_line(lc.now, until, r["target"], why) + f" ({v.summary})")
 
 
 def end_check(lc: Any, r: dict[str, Any], counts: verify.Counts) -> tuple[verify.Transition, verify.Verdict]:
     """A check's period is over: the rule goes back into its file (confirmed, monitored), or, when its days
-    without the rule showed it did not help, it is reverted."""
-    since = (verify_check.current(r["evidence"]) or (lc.now, lc.now))[0]
+    without the rule showed it did not help, it is reverted. Before its end (`check_back_level` on) it goes back
+    early when the days without it already show it works (`verify_check.back_early`), else stays out (no line)."""
+    since, until = verify_check.current(r["evidence"]) or (lc.now, lc.now)
     back, v, why = verify_check.settle(counts, lc.lp, prior=prior(lc), effect=effect_prior(lc),
                                        mix=lc.__dict__["_mix"])
+    if lc.now < until:
+        why = verify_check.back_early(counts, lc.lp, prior(lc))
+        if not why:
+            return verify.Transition("checking", CHECKING, verify_check.next_look(lc.now, until, lc.lp), None,
+                                     verify.INCONCLUSIVE, "none", False, ""), v
+        back = True
     kind = verify_check.label(v, lc.lp, back)
     lc._rules = None
     lc.report.checks.append({"change": r["id"], "target": r["target"], "text": r["text"], "pattern_key": r["key"],

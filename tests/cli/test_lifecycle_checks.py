@@ -9,7 +9,8 @@ from datetime import date, datetime, timedelta
 
 RULE = "Add the user to the docker group"
 LINE = f"- {RULE}"
-CHECKS = "[rules.lifecycle.verification]\ncheck_max_out = {n}\ncheck_days = 14\n"
+# the period as set (a rule that works going back early is tests/cli/test_lifecycle_check_early.py)
+CHECKS = "[rules.lifecycle.verification]\ncheck_max_out = {n}\ncheck_days = 14\ncheck_back_level = 0\n"
 
 
 def _log(run_kg, at: datetime, key: str = "docker.perm", rule: str = RULE) -> None:

@@ -171,3 +171,28 @@ def test_an_effective_rule_still_reverted_says_why_it_did_not_come_back(applied,
     assert sim.why_not_back(p, 120) == want
     assert sim.why_not_back(sim.Pattern("y", 0.5, "ineffective", 1.0, 0.0, "auto", applied=applied,
                                         reverted=reverted, trace=trace), 120) is None
+
+
+def test_paired_draws_give_two_policies_the_same_luck_where_their_rules_agree():
+    """bench/loop_cost.py compares two policies on one seed: with paired draws a rule that differs changes only its
+    own pattern's days, and a live effective rule's day never has more occurrences than the same day without it
+    (with one stream, one differing decision shifted every later draw of the history)."""
+    def days(live_days: set[int], paired: int | None) -> list[list[tuple[float, str]]]:
+        pats = [sim.Pattern(f"sim.p{i}", 0.8, "effective", 0.3, 0.0, "auto") for i in range(3)]
+        rng, out = random.Random(5), []
+        for day in range(40):
+            pats[0].live = day in live_days
+            out.append([(h, p.key) for h, p, _ in sim.day_events(rng, pats, day, 40, 0.2, paired)])
+        return out
+
+    off, on = days(set(), 7), days(set(range(10, 30)), 7)
+    for d in range(40):
+        assert [e for e in on[d] if e[1] != "sim.p0"] == [e for e in off[d] if e[1] != "sim.p0"]
+        assert sum(e[1] == "sim.p0" for e in on[d]) <= sum(e[1] == "sim.p0" for e in off[d])
+    assert on[:10] == off[:10] and on[30:] == off[30:]
+    assert sum(e[1] == "sim.p0" for d in on[10:30] for e in d) < sum(e[1] == "sim.p0" for d in off[10:30] for e in d)
+    stream_off, stream_on = days(set(), None), days(set(range(10, 30)), None)
+    assert [e for d in stream_on[30:] for e in d if e[1] != "sim.p0"] != \
+        [e for d in stream_off[30:] for e in d if e[1] != "sim.p0"]
+    assert sim.approval_delay(random.Random(1), 3, 7, "sim.p0", 4) == sim.approval_delay(random.Random(2), 3, 7,
+                                                                                          "sim.p0", 4)
