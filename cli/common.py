@@ -134,9 +134,8 @@ def id_case(argv: list[str]) -> list[str]:
 def run_app(app: typer.Typer, argv: list[str]) -> int:
     """Run the app and return its exit code. Usage errors print the usage and one `Error: ...` line (not a
     box), so every bad input answers the same way: a line starting with `Error:` on stderr, exit 2."""
-    from typer import _click  # typer 0.28 carries its own click
-
     from kg.cli.entry import unwrap_ids
+    from typer import _click  # typer 0.28 carries its own click
 
     argv = unwrap_ids(id_case(argv))
     try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
@@ -20,7 +20,7 @@ from kg.cli.common import (
 )
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     learning = "learning"
     error = "error"
     feature = "feature"
@@ -68,12 +68,14 @@ def register(app: typer.Typer) -> None:
         category: Annotated[str | None, typer.Option(help="correction, knowledge_gap, best_practice, ...")] = None,
         pattern_key: Annotated[str | None, typer.Option("--pattern-key", help="Key of a recurring pattern.")] = None,
         session: Annotated[str | None, typer.Option(envvar="KG_SESSION", help="Session id (also KG_SESSION).")] = None,
-        files: Annotated[list[str] | None, typer.Option("--files", help="Related files (repeat or comma-separate).")] = None,
+        files: Annotated[list[str] | None,
+                         typer.Option("--files", help="Related files (repeat or comma-separate).")] = None,
         tags: Annotated[list[str] | None, typer.Option("--tags", help="Tags (repeat or comma-separate).")] = None,
         error_text: Annotated[str | None, typer.Option("--error", help="Error: the actual message or output.")] = None,
         context: Annotated[str | None, typer.Option(help="Error: the command or operation attempted.")] = None,
         reproducible: Annotated[str | None, typer.Option(help="Error: yes, no or unknown.")] = None,
-        user_context: Annotated[str | None, typer.Option("--user-context", help="Feature: why the user needs it.")] = None,
+        user_context: Annotated[str | None,
+                                typer.Option("--user-context", help="Feature: why the user needs it.")] = None,
         complexity: Annotated[str | None, typer.Option(help="Feature: simple, medium or complex.")] = None,
         frequency: Annotated[str | None, typer.Option(help="Feature: first_time or recurring.")] = None,
         no_link: Annotated[bool, typer.Option("--no-link", help="Do not auto-link the entry or match it to "
@@ -225,7 +227,8 @@ def _render_status(d: dict[str, Any]) -> str:
                   for p in lc["ready_to_promote"]]
     if lc.get("proposals_pending"):
         lines.append(f"\n📋 Proposals waiting ({lc['proposals_pending_total']}): `kg propose` lists them")
-        lines += [f"   [{p['number']}] {p['type']} → {p['target']}: {p['change'][:80]}" for p in lc["proposals_pending"]]
+        lines += [f"   [{p['number']}] {p['type']} → {p['target']}: {p['change'][:80]}"
+                  for p in lc["proposals_pending"]]
     if lc.get("flags"):
         lines.append("\n⚠️  Blocks a human edited (kg leaves them alone until `kg export memory --force`):")
         lines += [f"   {f['path']} [{f['block']}]: {f['flag']}" for f in lc["flags"]]

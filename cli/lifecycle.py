@@ -29,7 +29,8 @@ def _render_cycle(d: dict[str, Any]) -> str:
         lines.append(f"  🔍 {v['change']} → {v['target']}: {v['summary']}")
     lines += _render_withdrawn(d)
     for r in d["reverted"]:
-        lines.append(f"  ↩️  reverted {r['change']} ({r['status']}, {r['verdict']}): '{r['text'][:60]}' from {r['target']}")
+        lines.append(f"  ↩️  reverted {r['change']} ({r['status']}, {r['verdict']}): '{r['text'][:60]}' "
+                     f"from {r['target']}")
     for r in d["reminders"]:
         lines.append(f"  ⏰ reminder: {r['change']} verification overdue ('{r['text'][:50]}')")
     for r in d["evidence_requested"]:

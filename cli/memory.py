@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, pending_note, workspace
+
 from kg.core.errors import UsageError
 
 ListOpt = list[str] | None

@@ -1,5 +1,6 @@
 """Evidence chains: what a principle or lesson rests on in the graph (events, patterns, lessons), and the
-nodes nothing supports. Part of `kg.analysis` (its functions are reachable as `kg.analysis.evidence`, `kg.analysis.chains` ...)."""
+nodes nothing supports. Part of `kg.analysis` (its functions are reachable as `kg.analysis.evidence`,
+`kg.analysis.chains` ...)."""
 
 from __future__ import annotations
 

@@ -253,8 +253,8 @@ def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime, report: Im
     redacted (their kinds under `_redactions`); by default each value is redacted here.
 
     The closed vocabularies (source, priority, ...) are read once per distinct value of a batch (`_known`'s
-    answers kept per combination in `known`) and handed to `prepare` as None: it would check again what `_known` has checked
-    (its defaults then apply, and the known value replaces them: the same fields as passing it in)."""
+    answers kept per combination in `known`) and handed to `prepare` as None: it would check again what `_known`
+    has checked (its defaults then apply, and the known value replaces them: the same fields as passing it in)."""
     rows, links = [], []
     policy = ws.policy
     redactor = redactor or ws.rules.redactor

@@ -15,10 +15,10 @@ from kg.core import clock
 from kg.core.errors import NotFound, UsageError
 from kg.lifecycle import blocks, promote, promoting
 from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, holding
+from kg.lifecycle.policy import load as load_policy
 from kg.lifecycle.verify_check import current as check_current
 from kg.lifecycle.verify_check import explain as check_explain
 from kg.lifecycle.verifying import CHECKING
-from kg.lifecycle.policy import load as load_policy
 
 __all__ = [
     "CycleReport", "approve", "conflicts", "cycle", "export_memory", "lifecycle_status", "pin", "propose",

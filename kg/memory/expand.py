@@ -10,7 +10,8 @@ A path runs from one seed (a best hit) to a candidate:
 Paths from one seed count once (the strongest); paths from several seeds add up as independent evidence
 (noisy-or), so a candidate reached from two good hits beats one reached from one. One path is worth at most
 `path_max` (< 1): two top hits often tie (FalkorDB's full-text scores do), and a single path from either would
-otherwise already be certain, leaving a candidate of both paths no room above it. The weights are data: `rules/search.toml` `[expand]`.
+otherwise already be certain, leaving a candidate of both paths no room above it. The weights are data:
+`rules/search.toml` `[expand]`.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ class ExpandRules:
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> ExpandRules:
         r = RuleReader(data, SEARCH_SOURCE).table("expand").known(
-            ("seeds", "seed_floor", "edge_weight", "session_steps", "session_rows", "session_weight", "step_decay", "inherit",
-             "w_evidence", "w_session_share", "path_max"))
+            ("seeds", "seed_floor", "edge_weight", "session_steps", "session_rows", "session_weight", "step_decay",
+             "inherit", "w_evidence", "w_session_share", "path_max"))
         edges = r.table("edge_weight", {})
         unknown = [k for k in edges.data if k not in EDGE_TYPES]
         if unknown:

@@ -118,7 +118,8 @@ class MemoryRules:
                             trend_threshold=c.number("trend_threshold", 0))
         if scores.min >= scores.max:
             raise c.fail("min", f"must be below scores.max ({scores.max}), not {scores.min}")
-        return cls(search, inject, skills, scores, dict(r.get("retention", {})), DateRules.from_reader(r.table("dates")))
+        return cls(search, inject, skills, scores, dict(r.get("retention", {})),
+                   DateRules.from_reader(r.table("dates")))
 
 
 @dataclass(frozen=True)

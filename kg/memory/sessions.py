@@ -28,7 +28,8 @@ def file_name(sid: str) -> str:
 
 
 def file_of(ws: Any, sid: str) -> Path:
-    """Where session `sid`'s summary is: the file an older kg named `<sid>.md` when it exists, else the portable name."""
+    """Where session `sid`'s summary is: the file an older kg named `<sid>.md` when it exists, else the portable
+    name."""
     old = ws.memory / "sessions" / f"{sid}.md"
     return old if ":" in sid and old.exists() else ws.memory / "sessions" / file_name(sid)
 
@@ -119,7 +120,8 @@ def classify(session: str, nodes: list[dict[str, Any]], skills: list[dict[str, A
             out.learnings.append(f"pattern: {text}{ref}")
     out.skills = [f"memory/skills/{s['slug']}.md ({'new' if s.get('revisions', 1) <= 1 else 'updated'})"
                   for s in skills]
-    out.feedback += [f"preference {p['key']} {'removed' if p['action'] in ('unset', 'hand-unset') else '= ' + p['value']}"
+    out.feedback += [f"preference {p['key']} "
+                     f"{'removed' if p['action'] in ('unset', 'hand-unset') else '= ' + p['value']}"
                      for p in prefs]
     out.open_items += open_tail
     out.tasks, out.learnings, out.feedback, out.open_items = (

@@ -168,7 +168,9 @@ def _parse_own(slug: str, text: str) -> Skill:
 
 
 def render(skill: Skill) -> str:
-    q = lambda v: json.dumps(v, ensure_ascii=False)
+    def q(v: object) -> str:
+        return json.dumps(v, ensure_ascii=False)
+
     lines = ["---", f"name: {skill.name}", f"description: {skill.description}", f"created: {skill.created}",
              f"updated: {skill.updated}", f"source: {skill.source}", f"triggers: {q(skill.triggers)}",
              f"tools: {q(skill.tools)}"]

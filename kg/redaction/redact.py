@@ -2,7 +2,8 @@
 
 Patterns are data: `rules/secrets.toml` (kg's own rules for what agents' text holds: command lines, headers,
 URLs, key blocks, assignments) and the provider rules it includes, `rules/secrets_gitleaks.toml` (converted
-from gitleaks' MIT rule set). This module applies them; `kg.redaction.rules` parses them and `kg.redaction.cache` keeps the parse.
+from gitleaks' MIT rule set). This module applies them; `kg.redaction.rules` parses them and `kg.redaction.cache`
+keeps the parse.
 
 How one call works: the text is lowercased once and its keywords are found (a short text, as a `kg log`'s fields
 are, looks up only the keywords whose first two characters it holds; a long one is scanned by trie regexes of the

@@ -15,10 +15,9 @@ from dataclasses import dataclass, replace
 
 from kg.core.text import folded
 
-from .lesson import in_context
+from .lesson import in_context, sentence_at, sentences
 from .lesson import key as lesson_key
 from .lesson import phrase as phrase_lesson
-from .lesson import sentence_at, sentences
 from .parse import Transcript, Turn
 from .rules import PRIORITIES, ReflectRules
 from .signals import fired, has_reason, reasons, score, straighten, views

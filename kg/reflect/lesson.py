@@ -223,7 +223,8 @@ def base_form(verb: str, ing_e: frozenset[str] = frozenset()) -> str:
     if stem.lower() in ing_e:
         return stem + "e"
     low = stem.lower()
-    if _DOUBLED.search(low) and low[-1] not in "lsz" and len(low) >= 4 and low[-3] in "aeiou" and low[-4] not in "aeiou":
+    if (_DOUBLED.search(low) and low[-1] not in "lsz" and len(low) >= 4 and low[-3] in "aeiou"
+            and low[-4] not in "aeiou"):
         return stem[:-1]  # "running", "committing"; not "adding", "calling", "passing"
     return stem
 

@@ -67,9 +67,9 @@ def _first_finding(lines: list[str], label: str, rules: FailureRules) -> str:
 
 
 def advice_of(body: str, line: str, rules: FailureRules) -> str:
-    """What the output says to do about the cause: the first line right after it (`advice_reach`) that advises (`advice`: "hint: ...",
-    "Run `x` to fix"), with the line it introduces when it ends in a colon. "" when there is none, or when the
-    cause itself says it."""
+    """What the output says to do about the cause: the first line right after it (`advice_reach`) that advises
+    (`advice`: "hint: ...", "Run `x` to fix"), with the line it introduces when it ends in a colon. "" when there
+    is none, or when the cause itself says it."""
     if not line or rules.advice.search(line):
         return ""
     lines = [_BOX.sub("", _TAGS.sub("", ln)).strip() for ln in body.replace("\\n", "\n").splitlines()]

@@ -27,8 +27,8 @@ WORK_SCOPES = ("about_agent", "reply_about_work")
 # commands they gave the runtime before speaking ("/undo"), their words about what the agent just said or ran.
 USER_SCOPES = ("user", "commands", "about_agent")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
-COMPUTED = ("first_turn", "resumed", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error", "quotes_agent",
-            "negates_agent", "retries_tool", "repeats_request", "worked", "reedits", "names_agent_work")
+COMPUTED = ("first_turn", "resumed", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error",
+            "quotes_agent", "negates_agent", "retries_tool", "repeats_request", "worked", "reedits", "names_agent_work")
 # Computed signals that read what the user said about the agent's words: reasons in the user's own words.
 USER_COMPUTED = ("quotes_agent", "negates_agent", "repeats_request", "names_agent_work")
 KINDS = ("learning", "feature", "preference")

@@ -27,7 +27,8 @@ HOOKS_BLOCK, MCP_BLOCK = "codex-hooks", "codex-mcp"
 NAMES = (HOOKS_BLOCK, MCP_BLOCK)
 FIX = "delete the block, marker lines included, to let kg write it again"
 # the markers of kg before the one block editor: an install or uninstall takes them (and what they hold) out
-LEGACY_BEGIN, LEGACY_END = "# >>> kaizen-kg (kg install codex; remove with kg uninstall codex) >>>", "# <<< kaizen-kg <<<"
+LEGACY_BEGIN, LEGACY_END = ("# >>> kaizen-kg (kg install codex; remove with kg uninstall codex) >>>",
+                             "# <<< kaizen-kg <<<")
 LEGACY_MARK = "  # kaizen-kg"
 _FEATURES = re.compile(r"(?m)^[ \t]*\[[ \t]*features[ \t]*\][ \t]*(#.*)?\r?$")
 

@@ -41,8 +41,14 @@ from kg.core.errors import UsageError
 from kg.ingest.journal import write_atomic
 from kg.lifecycle import blocks
 from kg.runtimes import codex_toml
-from kg.runtimes.agents_block import AGENTS_BLOCK, AGENTS_BODY, agents_plan
-from kg.runtimes.agents_block import LEGACY_BEGIN, LEGACY_END, upgrade_legacy  # noqa: F401 - imported from here
+from kg.runtimes.agents_block import (
+    AGENTS_BLOCK,
+    AGENTS_BODY,
+    LEGACY_BEGIN,  # noqa: F401 - re-exported: imported from this module
+    LEGACY_END,  # noqa: F401 - re-exported: imported from this module
+    agents_plan,
+    upgrade_legacy,  # noqa: F401 - re-exported: imported from this module
+)
 from kg.runtimes.openclaw_hook import OPENCLAW_MARK, SERVER_NAME, openclaw_handler, openclaw_hook_md
 
 RUNTIMES = ("claude-code", "openclaw", "codex")

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from kg.core.errors import StoreError
 from kg.store import EDGE_TYPES, NODE_COLUMNS, Row, Store, check_label
-from kg.store.rebuild import drop_fts
 from kg.store import queries as _queries
+from kg.store.rebuild import drop_fts
 
 __all__ = ["column_names", "copy_rows", "fetch", "fts_drop", "iter_rows", "path_literal",
            "read_relation", "read_table", "run", "run_each", "table_kinds", "top_patterns"]

@@ -284,7 +284,8 @@ class FalkorStore:
             result = QueryResult(self._graph, reply)
             columns = [h[1] for h in (result.header or [])]
             self._batch.memo[("link_candidates", repr(sorted(p.items())))] = [
-                dict(zip(columns, [dialect.from_server(v) for v in row], strict=True)) for row in result.result_set or []]
+                dict(zip(columns, [dialect.from_server(v) for v in row], strict=True))
+                for row in result.result_set or []]
 
     @contextmanager
     def batched(self) -> Iterator[FalkorStore]:

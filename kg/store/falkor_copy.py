@@ -96,7 +96,7 @@ def _send(label: str, statement: str, names: list[str] | None, chunk: list[dict[
         values = list(map(itemgetter(*names), chunk)) if len(names) > 1 else [(r[names[0]],) for r in chunk]
     except KeyError:  # a row without some column: null there
         values = [tuple(r.get(c) for c in names) for r in chunk]
-    columns: dict[str, Any] = dict(zip(names, zip(*values)))
+    columns: dict[str, Any] = dict(zip(names, zip(*values, strict=True), strict=True))
     for c in times.intersection(columns):  # a timestamp column's text in the stored form
         kinds = set(map(type, columns[c]))
         if str in kinds:
@@ -113,7 +113,7 @@ def _send(label: str, statement: str, names: list[str] | None, chunk: list[dict[
         names = sorted(c for c, col in columns.items() if col.count(None) < len(col))
         statement = f"UNWIND $rows AS r CREATE (n:{label}) SET " + ", ".join(
             f"n.{c} = r[{i}]" for i, c in enumerate(names))
-    run(statement, {"rows": list(zip(*(columns[c] for c in names)))})
+    run(statement, {"rows": list(zip(*(columns[c] for c in names), strict=True))})
 
 
 def _value(column: str, value: Any, times: set[str]) -> Any:

@@ -127,8 +127,8 @@ def schema() -> Schema:
     return Schema()
 
 
-_CATALOGUE = re.compile(r"^\s*CALL\s+(show_tables|table_info|show_connection)\(\s*(?:'(\w+)')?\s*\)\s+RETURN\s+(.+?)\s*$",
-                        re.I | re.S)
+_CATALOGUE = re.compile(
+    r"^\s*CALL\s+(show_tables|table_info|show_connection)\(\s*(?:'(\w+)')?\s*\)\s+RETURN\s+(.+?)\s*$", re.I | re.S)
 
 
 def catalogue(cypher: str) -> tuple[list[str], list[list[Any]]] | None:

@@ -81,7 +81,7 @@ def _rows(rows: list[Any]) -> list[Any]:
     if any(len(r) != width for r in rows):
         raise _Slow("ragged")
     out = rows
-    for j, column in enumerate(zip(*rows)):
+    for j, column in enumerate(zip(*rows, strict=True)):
         kinds = set(map(type, column))
         if dict in kinds:
             raise _Slow("map")

@@ -41,7 +41,6 @@ from typing import Any
 
 from kg.core.errors import StoreError
 
-
 _taken: dict[str, str] = {}  # intent file -> the nonce this process wrote in it (in memory only)
 
 

@@ -18,7 +18,6 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from kg.core.errors import RulesError, StoreError, UsageError
 from kg.core.files import write_atomic

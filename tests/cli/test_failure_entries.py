@@ -72,8 +72,9 @@ def test_a_failure_that_says_nothing_to_do_is_not_promoted(run_kg, shared_data, 
     assert done.exit_code == 0, done.stderr
     key = next(f["pattern_key"] for f in done.json["findings"] if "SEARCH block failed" in f["summary"])
     # the history's sessions ran 2024-08-05 to 08-12, and its entries are dated by them
-    again = run_kg(["--now", "2024-08-13T10:00", "log", "error", "edit failed: # 1 SEARCH/REPLACE block failed to match!",
-                    "--pattern-key", key, "--tags", "tool-failure", "--session", "another-day"])
+    again = run_kg(["--now", "2024-08-13T10:00", "log", "error",
+                    "edit failed: # 1 SEARCH/REPLACE block failed to match!", "--pattern-key", key, "--tags",
+                    "tool-failure", "--session", "another-day"])
     assert again.exit_code == 0, again.stderr
     cycle = run_kg("--now 2024-08-15T10:00 cycle --json")
     assert cycle.exit_code == 0, cycle.stderr

@@ -46,8 +46,9 @@ def sh(command: str, payload: dict | None, cwd: Path, env_now: str = NOW) -> sub
 
     env = {**os.environ, "KG_NOW": env_now, "KG_HOOK_WAIT": "1"}  # a session end's work in the foreground
     env.pop("KG_WORKSPACE", None)
-    return subprocess.run(check=False, args=command, shell=True, input=json.dumps(payload) if payload is not None else "",
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+    return subprocess.run(check=False, args=command, shell=True,
+                          input=json.dumps(payload) if payload is not None else "", capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=120)
 
 
 def ours(settings: dict, event: str) -> str:
@@ -312,7 +313,8 @@ def test_mcp_tools_through_the_sdk_client_with_concurrent_cli_writes(ws, need):
     n = 6
 
     def cli_log(i: int) -> int:
-        return subprocess.run(check=False, args=[KG, "-w", str(ws.root), "log", "learning", f"cli note {i} about widgets"],
+        return subprocess.run(check=False,
+                              args=[KG, "-w", str(ws.root), "log", "learning", f"cli note {i} about widgets"],
                               capture_output=True, text=True, timeout=120).returncode
 
     async def main() -> dict:
@@ -346,8 +348,8 @@ def test_mcp_tools_through_the_sdk_client_with_concurrent_cli_writes(ws, need):
     assert len(set(out["ids"])) == n
     assert out["bad"].is_error and "no proposal #99" in out["bad"].content[0].text
     assert out["brief"]["text"].startswith("# kaizen-kg brief")
-    listed = subprocess.run(check=False, args=[KG, "-w", str(ws.root), "list", "--limit", "100", "--json"], capture_output=True,
-                            text=True, timeout=120)
+    listed = subprocess.run(check=False, args=[KG, "-w", str(ws.root), "list", "--limit", "100", "--json"],
+                            capture_output=True, text=True, timeout=120)
     entries = [e for e in json.loads(listed.stdout) if e["kind"] == "event"]
     assert sorted(e["text"] for e in entries) == sorted([f"cli note {i} about widgets" for i in range(n)]
                                                         + [f"mcp error {i} in widgets" for i in range(n)])

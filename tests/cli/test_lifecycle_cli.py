@@ -83,8 +83,8 @@ def test_pin_and_reinforce(run_kg):
     assert (shown["priority"], shown["stale"], shown["status"]) == ("high", False, "pending")
 
 
-@pytest.mark.parametrize("args", ["propose --now 2026-06-01", "conflicts --now 2026-06-01", "retention --now 2026-06-01",
-                                  "status --now 2026-06-01T06:00"])
+@pytest.mark.parametrize("args", ["propose --now 2026-06-01", "conflicts --now 2026-06-01",
+                                  "retention --now 2026-06-01", "status --now 2026-06-01T06:00"])
 def test_now_is_accepted_after_any_subcommand(run_kg, args):
     r = run_kg(args)
     assert r.exit_code == 0, r.stderr

@@ -48,7 +48,8 @@ def test_search_inject_recall_skill(run_kg):
     r = run_kg("search 'git push' --now 2026-01-06")
     assert r.exit_code == 0
     assert r.stdout.startswith("🔍 1 result(s) for 'git push':\n  1. [")
-    assert "graph ERR-20260105-001 (error) · 2026-01-05 10:00\n     → git push failed: auth not configured\n" in r.stdout
+    assert ("graph ERR-20260105-001 (error) · 2026-01-05 10:00\n     → git push failed: auth not configured\n"
+            in r.stdout)
     # nothing matches: no results, said first; the newest memory after, not scored as matches
     assert run_kg("search 'nothing here'").stdout.startswith(
         "No results for 'nothing here'.\n  (nothing matched; showing the newest memory instead: 1, not matches)\n"

@@ -61,13 +61,15 @@ SECRETS = [
     # escaped JSON, CSV)
     ("discord_bot_token", "NzA3Mjk2MTQ1NTM2MzI3NzEx.XkP2aQ.Hq8vRw3LzT1nYb6Ue0cJmKs9D2f",
      "NzA3Mjk2MTQ1NTM2MzI3NzEx.XkP2aQ.Hq8vRw3LzT1nYb6Ue0cJmKs9D2f"),
-    ("okta_api_token", "okta says 00Oj5TZd2WLVG8n-4CPs-rf-pb7IjWH7aWZAfHc8hx", "00Oj5TZd2WLVG8n-4CPs-rf-pb7IjWH7aWZAfHc8hx"),
+    ("okta_api_token", "okta says 00Oj5TZd2WLVG8n-4CPs-rf-pb7IjWH7aWZAfHc8hx",
+     "00Oj5TZd2WLVG8n-4CPs-rf-pb7IjWH7aWZAfHc8hx"),
     ("gitlab_token", "GL_SCIM=glsoat-VG9indb0dfQFS_XDpIGTMnGr8SDNJuhqx8cfpMXK",
      "glsoat-VG9indb0dfQFS_XDpIGTMnGr8SDNJuhqx8cfpMXK"),
     ("azure_function_key",
      "https://kgfunc.azurewebsites.net/api/ingest?code=i5rh08put2UaR4kCp5jRnBnTWDaalr1uRfTbMuJG9CFRgdc2gRey-b==",
      "i5rh08put2UaR4kCp5jRnBnTWDaalr1uRfTbMuJG9CFRgdc2gRey-b=="),
-    ("kubernetes_secret", "apiVersion: v1\nkind: Secret\ndata:\n  extra: c3VwZXItc2VjcmV0LWRiLXBhc3N3b3JkLWZvci1rZw==\n",
+    ("kubernetes_secret",
+     "apiVersion: v1\nkind: Secret\ndata:\n  extra: c3VwZXItc2VjcmV0LWRiLXBhc3N3b3JkLWZvci1rZw==\n",
      "c3VwZXItc2VjcmV0LWRiLXBhc3N3b3JkLWZvci1rZw=="),
     ("cloudflare_api_key", "cloudflare_token: |\n  5peyuouy5e5fzq2es79y5ipftgajcmifqqc322gp",
      "5peyuouy5e5fzq2es79y5ipftgajcmifqqc322gp"),
@@ -254,7 +256,7 @@ def test_the_journal_holds_no_secret_before_it_is_applied(ws):
     import kg
 
     w = kg.open_workspace(ws.root)
-    for kind, text, _ in SECRETS:
+    for _kind, text, _ in SECRETS:
         w.log("error", f"failed: {text}"[:300].replace("\n", " "), error_text=text, area=text[:150],
               now="2026-03-02T10:00", apply=False)
     journal = ws.root / "memory" / ".kg" / "journal.jsonl"

@@ -10,7 +10,6 @@ drains the rest, and the graph is checked against what was acknowledged.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -136,7 +135,8 @@ def test_a_server_killed_mid_batch_loses_and_doubles_nothing(tmp_path, server, w
 
 
 def test_a_backlog_drains_with_a_few_round_trips_per_batch(tmp_path, server):
-    """The batch's writes go as one query, its full-text lookups as one pipeline; a few reads more (not ~16 a record)."""
+    """The batch's writes go as one query, its full-text lookups as one pipeline; a few reads more (not ~16 a
+    record)."""
     import kg
     from kg.store.falkor import FalkorStore
 

@@ -79,7 +79,8 @@ def test_batches_are_bounded_by_the_text_they_read_not_only_by_their_number_of_i
     batches: list[int] = []
     entry_rows = kg.ingest.trail._entry_rows
     monkeypatch.setattr(kg.ingest.trail, "_entry_rows",
-                        lambda ws, entries, *a, **k: (batches.append(len(entries)), entry_rows(ws, entries, *a, **k))[1])
+                        lambda ws, entries, *a, **k: (batches.append(len(entries)),
+                                                      entry_rows(ws, entries, *a, **k))[1])
     ws = kg.init_workspace(tmp_path / "ws")
     report = kg.ingest.trail.import_trail(ws, [trail])
     assert report.entries == 300 and sum(batches) == 300

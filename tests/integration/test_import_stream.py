@@ -14,7 +14,6 @@ import pytest
 import kg
 import kg.ingest.trail
 
-
 NOW = "--now 2026-12-01T12:00:00"
 
 

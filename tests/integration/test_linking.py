@@ -15,7 +15,8 @@ PUSH = [
     "Pushing the session branch failed because no upstream branch was set",
     "git push error, need --set-upstream origin for the new branch",
 ]
-PUSH_ZH = ["推送失败：当前分支没有上游分支", "git push 失败，因为当前分支没有设置上游分支", "推送又失败了：分支没有上游分支"]
+PUSH_ZH = ["推送失败：当前分支没有上游分支", "git push 失败，因为当前分支没有设置上游分支",
+           "推送又失败了：分支没有上游分支"]
 
 
 def _log3(ws, texts, area="tooling", kind="error"):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from kg.cli.app import run
+
 from kg.store.lock import _announce
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from kg.cli.app import run
+
 from kg.ingest.trail import import_trail
 from kg.store import rollback
 

@@ -173,7 +173,8 @@ def test_an_older_kgs_unmarked_job_is_replaced_by_the_block(ws, tmp_path):
     assert kg("-w", str(ws.root), "schedule", "install", crontab=crontab).returncode == 0
     text = crontab.read_text(encoding="utf-8")
     assert text.startswith("MAILTO=me@example.org\n0 * * * * /usr/bin/true\n")
-    assert text.count(f"# kaizen-kg cycle for {ws.root}") == 1 and f"kaizen-kg:begin {schedule.block_name(ws.root)}" in text
+    assert text.count(f"# kaizen-kg cycle for {ws.root}") == 1
+    assert f"kaizen-kg:begin {schedule.block_name(ws.root)}" in text
     assert kg("-w", str(ws.root), "schedule", "uninstall", crontab=crontab).returncode == 0
     assert crontab.read_text(encoding="utf-8") == "MAILTO=me@example.org\n0 * * * * /usr/bin/true\n"
 

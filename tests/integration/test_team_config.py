@@ -7,9 +7,9 @@ from __future__ import annotations
 import tomllib
 
 import pytest
+from kg.cli.app import app
 from typer.testing import CliRunner
 
-from kg.cli.app import app
 from kg.core.errors import UsageError
 from kg.store import team
 
@@ -37,7 +37,9 @@ def test_a_human_edit_inside_the_store_block_is_kept_and_refused(tmp_path):
     path = tmp_path / "kg.toml"
     edited = path.read_text().replace(URL_A, "falkordb://mine.example:6379/team")
     path.write_text(edited)
-    with pytest.raises(UsageError, match=r"a human edited inside the kg block; move the text outside the markers, or delete the block \(both marker lines\) and run `kg init --store URL` again"):
+    with pytest.raises(UsageError, match=r"a human edited inside the kg block; move the text outside the markers, "
+                                         r"or delete the block \(both marker lines\) and run "
+                                         r"`kg init --store URL` again"):
         team.configure(tmp_path, URL_B)
     assert path.read_text() == edited
     r = CliRunner().invoke(app, ["init", str(tmp_path), "--store", URL_B])

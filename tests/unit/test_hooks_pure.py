@@ -158,7 +158,8 @@ def _states(plans):
 
 
 @pytest.mark.parametrize("original", [None, "", 'model = "o3"\n', 'model = "o3"\n\n[features]\nweb_search = true\n',
-                                      '[features]\ncodex_hooks = false\n', 'a = 1\r\n\r\n[features] # mine\r\nx = 2\r\n'])
+                                      '[features]\ncodex_hooks = false\n',
+                                      'a = 1\r\n\r\n[features] # mine\r\nx = 2\r\n'])
 def test_codex_toml_blocks_merge_and_come_out_byte_for_byte(original):
     new, plans, notes = codex_toml.sync(original, ARGV, {})
     data = tomllib.loads(new)
@@ -173,7 +174,8 @@ def test_codex_toml_blocks_merge_and_come_out_byte_for_byte(original):
 
 def test_codex_toml_flags_a_human_edit_and_damaged_markers():
     new, plans, _ = codex_toml.sync('[features]\nx = 1\n', ARGV, {})
-    assert new.startswith("[features]\n# kaizen-kg:begin codex-hooks\nhooks = true\n# kaizen-kg:end codex-hooks\nx = 1\n")
+    assert new.startswith("[features]\n# kaizen-kg:begin codex-hooks\nhooks = true\n# kaizen-kg:end codex-hooks\n"
+                          "x = 1\n")
     edited = new.replace("hooks = true\n", "hooks = true\nmine = 2\n")
     kept, flagged, notes = codex_toml.sync(edited, ARGV, _states(plans))
     assert kept == edited and flagged["codex-hooks"].action == "flag"
@@ -187,7 +189,8 @@ def test_codex_toml_flags_a_human_edit_and_damaged_markers():
 
 def test_codex_toml_an_older_installs_block_becomes_the_new_blocks():
     old = ('model = "o3"\n\n[features]\nhooks = true  # kaizen-kg\nweb = true\n\n'
-           f"{codex_toml.LEGACY_BEGIN}\n[mcp_servers.kaizen-kg]\ncommand = \"kg\"\nargs = []\n{codex_toml.LEGACY_END}\n")
+           f"{codex_toml.LEGACY_BEGIN}\n[mcp_servers.kaizen-kg]\ncommand = \"kg\"\nargs = []\n"
+           f"{codex_toml.LEGACY_END}\n")
     new, _, _ = codex_toml.sync(old, ARGV, {})
     assert codex_toml.LEGACY_BEGIN not in new and "# kaizen-kg\n" not in new.replace("# kaizen-kg:", "")
     assert tomllib.loads(new)["features"] == {"hooks": True, "web": True}

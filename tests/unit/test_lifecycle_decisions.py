@@ -262,7 +262,8 @@ def test_find_all_agrees_with_pairwise_detect():
     ("Rebase onto main before pushing (PR #1234, commit 3f2a9c1d4e)", "Rebase onto main before pushing"),
     ("ls: cannot access /home/ann/proj/memory/: No such file or directory",
      "ls: cannot access <dir>: No such file or directory"),
-    ("Read the guide at https://example.org/docs/setup first", "Read the guide at https://example.org/docs/setup first"),
+    ("Read the guide at https://example.org/docs/setup first",
+     "Read the guide at https://example.org/docs/setup first"),
     ("Use pnpm, not npm, in this repo", "Use pnpm, not npm, in this repo"),
     # review: a file without an extension is no folder; ids after a space went unremoved, leaving a dangling word
     ("Don't edit /etc/hosts by hand", "Don't edit hosts by hand"),

@@ -37,7 +37,8 @@ def test_a_failure_that_only_says_what_failed_waits(summary):
 
 @pytest.mark.parametrize(("summary", "action"), [
     ("Edit failed: File has not been read yet. Read it first before writing to it.", None),
-    ("`git commit` failed: [FORMAT] Code is not formatted.", "[FORMAT] Code is not formatted. Run 'mix format' to fix."),
+    ("`git commit` failed: [FORMAT] Code is not formatted.",
+     "[FORMAT] Code is not formatted. Run 'mix format' to fix."),
     ("`git push` failed: fatal: no upstream branch.", "Push with -u origin <branch> the first time"),  # a logged fix
     ("edit failed: The SEARCH section must exactly match an existing block of lines", None),
 ])

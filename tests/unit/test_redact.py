@@ -116,7 +116,8 @@ NEGATIVE = [
     "apiKey: 'ollama',",
     'os.environ["OPENAI_API_KEY"] = "deadbeef"',
     "aws_access_key: AKIAIOSFODNN7EXAMPLE",  # AWS's documentation id
-    "resolution: {integrity: sha512-pU3KGCUwux1tEyze1iN7LtkeP3IfyxlxF0SU1kk8nVw0YL4xIB5p/tqg7ui5mX9cfCmZ/a/lkyU81lSvTfrXFA==}",
+    "resolution: {integrity: "
+    "sha512-pU3KGCUwux1tEyze1iN7LtkeP3IfyxlxF0SU1kk8nVw0YL4xIB5p/tqg7ui5mX9cfCmZ/a/lkyU81lSvTfrXFA==}",
     "cert MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTESMBAGA1UEChMJQmFsdGltb3Jl",
     "apiKey: 'dummy-proxy-key'",
     "env.API_KEY = apiKeyFromConfig;",
@@ -395,7 +396,8 @@ MISSED_BEFORE = [
     # gitleaks' sample shapes: escaped JSON, YAML block, CSV, a call
     ('\\"fastly_token\\": \\"6unvbcesg75725s3abzv6xs8rz3d5aue\\"', "6unvbcesg75725s3abzv6xs8rz3d5aue",
      "fastly_api_token"),
-    ("codecov_token: |\n  e7h3r55mt8st47ztjr7rq86ybeiqcths", "e7h3r55mt8st47ztjr7rq86ybeiqcths", "codecov_access_token"),
+    ("codecov_token: |\n  e7h3r55mt8st47ztjr7rq86ybeiqcths", "e7h3r55mt8st47ztjr7rq86ybeiqcths",
+     "codecov_access_token"),
     ("droneciToken,a7gt1u315yahsirxxpm8mxjckfswlc5n,", "a7gt1u315yahsirxxpm8mxjckfswlc5n", "droneci_access_token"),
 ]
 
@@ -502,8 +504,8 @@ def _rows(rules) -> list[tuple]:
 
 
 def test_parsed_rules_are_cached_and_read_back_the_same(tmp_path, monkeypatch) -> None:
-    from kg.redaction.redact import Redactor
     from kg.redaction.cache import packaged_rows, packaged_rules
+    from kg.redaction.redact import Redactor
     from kg.redaction.rules import packaged, parse
 
     monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
@@ -577,8 +579,8 @@ def test_cached_compiled_forms_are_the_compiled_patterns(tmp_path, monkeypatch) 
 def test_a_damaged_compiled_form_is_compiled_from_source(tmp_path, monkeypatch, damage: str) -> None:
     import re
 
-    from kg.redaction.redact import Redactor
     from kg.redaction.cache import packaged_rows
+    from kg.redaction.redact import Redactor
 
     monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
     packaged_rows()

@@ -571,7 +571,8 @@ def test_a_feature_request_needs_the_lack_shown_in_the_session():
 
 
 @pytest.mark.parametrize("said", ["ты опять удалил мой файл config.py", "du hast die Datei config.yaml gelöscht",
-                                  "tu as encore supprimé le fichier config.yaml", "borraste otra vez el archivo config.yaml"])
+                                  "tu as encore supprimé le fichier config.yaml",
+                                  "borraste otra vez el archivo config.yaml"])
 def test_pronouns_of_other_languages_never_reach_a_pattern_key(said):
     from kg.reflect.lesson import key
 

@@ -53,7 +53,8 @@ def test_a_test_run_names_the_assertion_not_the_file_summary(shared_data):
 
 
 @pytest.mark.parametrize(("output", "line"), [
-    ("Exit code 1\nInputValidationError: Task failed due to the following issue:\nThe required parameter `x` is missing",
+    ("Exit code 1\nInputValidationError: Task failed due to the following issue:\n"
+     "The required parameter `x` is missing",
      "The required parameter `x` is missing"),
     ("Exit code 1\n> Build error occurred\n[TypeError: x is not a function]", "[TypeError: x is not a function]"),
     ("Exit code 1\nError: Command failed: npm test\nnpm warn config\nError: Cannot find module 'y'",

@@ -52,7 +52,8 @@ def test_words_after_a_fresh_start_answer_nothing_before_it(reset):
 
 def test_a_new_aider_session_in_the_same_history_is_a_fresh_start():
     def history(*sessions: str) -> bytes:
-        return "".join(f"# aider chat started at 2024-08-0{i + 1}10:00:00\n\n{s}" for i, s in enumerate(sessions)).encode()
+        return "".join(f"# aider chat started at 2024-08-0{i + 1}10:00:00\n\n{s}"
+                       for i, s in enumerate(sessions)).encode()
 
     first = "#### add a pager to cmd_web  \n\nI added pypager to `cmd_web`.\n\n> Applied edit to aider/commands.py\n\n"
     said = "#### don't paginate cmd_web  \n\nOK.\n"
@@ -68,7 +69,8 @@ def test_a_new_session_may_correct_what_an_earlier_one_left_behind():
     """A fresh start answers nothing before it, but its words can still say the earlier work was wrong; a plain
     new task after it, or the same words as the very first turn of a transcript, are not corrections."""
     def history(*sessions: str) -> bytes:
-        return "".join(f"# aider chat started at 2024-08-0{i + 1}10:00:00\n\n{s}" for i, s in enumerate(sessions)).encode()
+        return "".join(f"# aider chat started at 2024-08-0{i + 1}10:00:00\n\n{s}"
+                       for i, s in enumerate(sessions)).encode()
 
     first = "#### ask the user before overwriting files  \n\nI added a confirm() call to write_file.\n\n"
     fix = "#### don't use confirm(), just prompt()  \n\nSwitched to prompt().\n"
@@ -87,7 +89,8 @@ def test_a_message_sent_again_is_not_the_agent_told_twice():
     ask = "rename the flag to --dry-run everywhere"
     unanswered = transcript(("user", "go"), ("assistant", "Done."), ("user", ask), ("user", ask))
     assert "repeats_request" not in turn_signals(unanswered, RULES)[3]
-    retried = transcript(("user", ask), ("assistant", "Renamed it in cli.py."), ("user", "/model gpt-4o"), ("user", ask))
+    retried = transcript(("user", ask), ("assistant", "Renamed it in cli.py."), ("user", "/model gpt-4o"),
+                         ("user", ask))
     assert "repeated_ask" not in turn_signals(retried, RULES)[3]
     told = transcript(("user", ask), ("assistant", "Renamed it in cli.py."), ("user", ask))
     assert "repeated_ask" in turn_signals(told, RULES)[2]
@@ -212,7 +215,8 @@ def test_a_lesson_is_said_as_what_to_do(category, said, lesson):
 
 def test_actually_as_an_intensifier_is_not_news():
     before = [("user", "test the headers"), ("assistant", "I mocked completion() in the test.")]
-    intensifier = transcript(*before, ("user", "mock the httpx library which completion uses to actually make the request"))
+    intensifier = transcript(*before,
+                             ("user", "mock the httpx library which completion uses to actually make the request"))
     news = transcript(*before, ("user", "the header is actually set by httpx, not by completion"))
     assert "says_news" not in turn_signals(intensifier, RULES)[2]
     assert "says_news" in turn_signals(news, RULES)[2]
@@ -319,7 +323,8 @@ def test_a_problem_the_user_marks_as_another_one_is_a_new_task(said):
     assert "correction" not in found(t, 2)
 
 
-@pytest.mark.parametrize("said", ["the export button doesn't work, nothing happens when I click it", "the CSV is empty"])
+@pytest.mark.parametrize("said", ["the export button doesn't work, nothing happens when I click it",
+                                  "the CSV is empty"])
 def test_a_problem_in_what_the_agent_just_did_stays_a_correction(said):
     t = transcript(*DONE, ("user", said), ("assistant", "Let me look into it."))
     assert "correction" in found(t, 2)

@@ -117,7 +117,8 @@ def test_empty_input_is_empty_not_an_error(data):
 
 
 def test_unknown_format_name():
-    with pytest.raises(TranscriptError, match="use one of claude-code, codex, openclaw, aider, openai, specstory, text"):
+    with pytest.raises(TranscriptError,
+                       match="use one of claude-code, codex, openclaw, aider, openai, specstory, text"):
         parse_bytes(b"hi", format="yaml")
 
 

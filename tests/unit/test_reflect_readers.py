@@ -17,8 +17,8 @@ RULES = load_rules(packaged("errors"))
 # where one failed reply ("did not conform" + "N blocks failed to match") is one failure, and OpenClaw 2026.2,
 # whose failures are marked by details.status / exitCode (see its README); pi's "Command aborted" is the user's
 # interrupt, not a failure. Not counted either (rules/errors.toml [answers], [lines]): a search or compare that
-# exits 1 with no output (its answer: Codex's two `rg`, pi's eleven `grep`; pi's one more drop is an aborted `npm test`), and a call whose whole result is the
-# bare word "Error" (fe5e1c67's `find`: nothing to learn from).
+# exits 1 with no output (its answer: Codex's two `rg`, pi's eleven `grep`; pi's one more drop is an aborted
+# `npm test`), and a call whose whole result is the bare word "Error" (fe5e1c67's `find`: nothing to learn from).
 SAMPLES = {
     "codex/transcripts/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl": ("codex", 2, 2),
     "codex/transcripts/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl": ("codex", 3, 1),

@@ -318,8 +318,8 @@ def test_russian_words_fire_the_same_signals(said, signal):
     assert signal in turn_signals(transcript(*WORK, ("user", said)), RULES)[3]
 
 
-@pytest.mark.parametrize("said", ["no", "still broken", "same error", "that broke the tests", "hmm, now the logout is gone",
-                                  "did you even run it?", "нет", "всё ещё не работает"])
+@pytest.mark.parametrize("said", ["no", "still broken", "same error", "that broke the tests",
+                                  "hmm, now the logout is gone", "did you even run it?", "нет", "всё ещё не работает"])
 def test_a_terse_verdict_right_after_a_fix_is_a_correction(said):
     fixed = [("user", "fix the login redirect"), ("assistant", "", "edit", "auth/login.py"),
              ("assistant", "I fixed the redirect in login.py; it now sends users to /home.")]
@@ -333,7 +333,8 @@ def test_still_in_russian_is_not_a_next_step():
 
 def test_bare_markup_is_not_the_agents_last_words():
     """A published chat wraps turns in <div> lines: the agent's words before the user spoke are its last prose."""
-    t = transcript(("user", "replace create_pipe_input"), ("assistant", "I replaced create_pipe_input() with create_input()."),
+    t = transcript(("user", "replace create_pipe_input"),
+                   ("assistant", "I replaced create_pipe_input() with create_input()."),
                    ("assistant", "", "edit", "tests/test_main.py"),
                    ("assistant", '</div>\n<div class="chat-transcript" markdown="1">'), ("user", "nice, that worked!"))
     assert view_of(t)[4].prev.startswith("I replaced create_pipe_input()")

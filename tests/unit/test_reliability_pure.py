@@ -109,13 +109,13 @@ def test_kg_toml_values_are_range_checked_and_named(tmp_path: Path):
     (root / "memory" / ".kg").mkdir(parents=True)
     (root / "kg.toml").write_text("[rules.policy.store]\nbuffer_pool_mb = 99999999999\n")
     with pytest.raises(RulesError) as err:
-        Workspace(root).policy
+        _ = Workspace(root).policy
     assert str(err.value).startswith(f"{root / 'kg.toml'} [rules.policy]: store.buffer_pool_mb: must be a whole "
                                      "number from 1 to 1048576")
     (root / "kg.toml").write_text("[rules.policy.store]\nbuffer_pool_mb = 128\n")  # too small to checkpoint
     with pytest.raises(RulesError, match=r"store.buffer_pool_mb: must be at least 256 \(MB\), not 128: .*"
                                          r"buffer pool is full.*CHECKPOINT"):
-        Workspace(root).policy
+        _ = Workspace(root).policy
     (root / "kg.toml").write_text("[rules.nope]\nx = 1\n")
     with pytest.raises(RulesError, match=r"unknown table \[rules.nope\]"):
         Workspace(root)
