@@ -166,7 +166,6 @@ def _row(pid: str, members: list[tuple], excluded: list[str]) -> dict[str, Any]:
 
 
 MANY = 64  # a refresh of more patterns than this reads and writes them in chunks (a decay pass's thousands)
-SPAN_COPY_ROWS = 2000  # more spans than this are written with one COPY
 CHUNK = 10_000  # ids per statement: each is one hash join with a table (bulk.run_each: no per-key lookup)
 
 
@@ -213,12 +212,9 @@ def _refresh_many(st: Any, ids: list[str]) -> None:
     if kept_rows:
         st.run("agg_occ_set_many", rows=kept_rows)
         st.run("spn_clear_many", ids=[r["id"] for r in kept_rows])
-    if len(span_rows) > SPAN_COPY_ROWS:  # a file and one COPY: the UNWIND's CREATE cost 8 s per 10k patterns
-        from kg.store.bulk import copy_rows
-
-        copy_rows(st, "ready_span", ({"src": r["pid"], "dst": r["pid"], **r} for r in span_rows),
-                  scratch=st.path.parent, columns=spans.COLUMNS)
-    elif span_rows:
+    # (not a COPY into ready_span: 0.7 s instead of 8 per 10k patterns at 100k, but at 1M the dry run's rollback
+    # after it crashed kuzu 0.11.3 with a segmentation fault)
+    if span_rows:
         st.run("spn_add_many", rows=span_rows)
 
 

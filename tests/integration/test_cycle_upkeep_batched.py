@@ -70,7 +70,6 @@ def history(ws, monkeypatch, *, batched: bool) -> tuple[dict, list[dict]]:
         monkeypatch.setattr(aggregates, "MANY", 2)  # chunks of 3 patterns, 2 pending rows per statement
         monkeypatch.setattr(aggregates, "CHUNK", 3)
         monkeypatch.setattr(tallies, "HIGH_CHUNK", 2)
-        monkeypatch.setattr(aggregates, "SPAN_COPY_ROWS", 4)  # a chunk's spans by COPY when more than 4
     rng = random.Random(17)
     moments = seed(ws, rng)
     reports = [api.cycle(ws, now=moments[0]).decayed]
