@@ -344,6 +344,10 @@ def main() -> None:
         if base:
             results.setdefault("kg status (first: cold, migrates) [baseline]", {})[n] = measure(
                 [args.baseline, "-w", str(base), "status"], env)[:2]
+        # the read servers start again after the one-off upgrade: "read server peak" is what the agent's reads
+        # cost, not a migration's or a side-file rebuild's (a 1M copy upgraded in the server peaked at 1 GB)
+        for kg, where in [(KG, root)] + ([(args.baseline, base)] if base else []):
+            subprocess.run([kg, "-w", str(where), "serve", "stop"], capture_output=True, env=env)
         cycles = [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base else [])
         if n <= args.cycle_up_to:  # the first cycle after the import (a dry run writes nothing), both kgs
             for tag, kg, where in cycles:
@@ -351,10 +355,6 @@ def main() -> None:
                     continue
                 cycle_row(results, f"kg cycle --dry-run (first){tag}", n, [kg, "-w", str(where), "cycle",
                                                                               "--dry-run"], env)
-        # the read servers start again after the one-off upgrade: "read server peak" is what the agent's reads
-        # cost, not a migration's or a side-file rebuild's (a 1M copy upgraded in the server peaked at 1 GB)
-        for kg, where in [(KG, root)] + ([(args.baseline, base)] if base else []):
-            subprocess.run([kg, "-w", str(where), "serve", "stop"], capture_output=True, env=env)
         for name, argv in COMMANDS:
             runs = [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base and base.exists() else [])
             if name != "log" and not args.no_cold:  # this kg's server, each read as the first after a write
