@@ -14,10 +14,12 @@ kg's server to forget them first (KG_READ_CACHE=0), as for the first read after 
 is read at its own moment, an hour after its last entry (`KG_NOW`), as an agent reads a memory it is still
 writing: the patterns ready to promote and the recent entries are then as many at every size. The SQLite FTS5
 row asks for any of the query's words (as kg's index does), best first. `kg log` is the acknowledged write
-(applied after, by the server); the first `kg cycle --dry-run` runs once.
+(applied after, by the server); the first `kg cycle --dry-run` runs once, this kg's and the baseline's (up to
+--baseline-cycle-up-to), and with --workdir, once the reads are measured, a `kg cycle` that writes and a dry run
+after it (what a periodic job pays once the first cycle has run).
 
     .venv/bin/python bench/scale.py --sizes 10000 100000 [--runs 5] [--rebuild] [--baseline ../main/.venv/bin/kg]
-        [--workdir /tmp/scale-run] [--import-sizes 10000 100000] [--cycle-up-to 100000]
+        [--workdir /tmp/scale-run] [--import-sizes 10000 100000] [--cycle-up-to 100000] [--baseline-cycle-up-to N]
 With --workdir the cached workspaces are copied there (and for the baseline too) and measured on the copies, so
 the cache is never opened, migrated or written. --import-sizes imports the cached trail again, with this kg and
 the baseline's, into fresh workspaces under the workdir: both imports' wall, CPU and peak memory in one run.
@@ -82,6 +84,24 @@ def entries(n: int, seed: int = 11):
                "status": rng.choices(["pending", "resolved"], [1, 3])[0], "logged": at.isoformat(),
                "source": "error" if kind == "error" else "conversation", "pattern_key": key,
                "session": f"{at:%Y-%m-%d}-{1 + (i // 40) % 9:03d}", "files": [], "tags": [tool]}
+
+
+def no_server(kg: str, where: Path, env: dict) -> None:
+    """Stop the workspace's read server and wait until none runs: a server still upgrading the copy (its first
+    read migrates and rebuilds the side file) holds the graph, and a cycle started then failed on the lock."""
+    for _ in range(600):
+        done = subprocess.run([kg, "-w", str(where), "serve", "stop"], capture_output=True, text=True, env=env)
+        if "No read server was running" in done.stdout + done.stderr:
+            return
+        time.sleep(1)
+
+
+def cycle_row(results: dict, name: str, n: int, argv: list[str], env: dict) -> None:
+    """One cycle, once, with no read server on the graph: its wall time and peak memory, and its CPU on a row
+    of its own."""
+    no_server(argv[0], Path(argv[2]), env)
+    results.setdefault(name, {})[n] = measure(argv, {**env, "KG_LOCK_TIMEOUT": "900"})[:2]
+    results.setdefault(f"{name} (CPU s)", {})[n] = (LAST_CPU[0], float("nan"))
 
 
 def moment(n: int) -> str:
@@ -282,7 +302,10 @@ def main() -> None:
     ap.add_argument("--no-cold", action="store_true",
                     help="leave out the (cold) rows: each read answered as the first after a write (KG_READ_CACHE=0 "
                          "makes the read server forget its kept answers first; a baseline that predates it ignores it)")
-    ap.add_argument("--cycle-up-to", type=int, default=10**9, help="the first cycle --dry-run only up to this size")
+    ap.add_argument("--cycle-up-to", type=int, default=10**9, help="the first cycle --dry-run only up to this size "
+                    "(with --workdir, then a cycle that writes and a dry run after it, once the reads are measured)")
+    ap.add_argument("--baseline-cycle-up-to", type=int, default=10**9,
+                    help="the baseline's cycles only up to this size (its first at 1M took ~1,000 s on 786aecf)")
     args = ap.parse_args()
     if args.import_sizes and not args.workdir:
         ap.error("--import-sizes needs --workdir")
@@ -318,10 +341,6 @@ def main() -> None:
         # builds the aggregates), then the first cycle after the import, once: a dry run writes nothing
         results.setdefault("kg status (first: cold, migrates)", {})[n] = measure([KG, "-w", str(root), "status"],
                                                                                  env)[:2]
-        if n <= args.cycle_up_to:
-            results.setdefault("kg cycle --dry-run (first)", {})[n] = measure(
-                [KG, "-w", str(root), "cycle", "--dry-run"], env)[:2]
-            results.setdefault("kg cycle --dry-run (first) (CPU s)", {})[n] = (LAST_CPU[0], float("nan"))
         if base:
             results.setdefault("kg status (first: cold, migrates) [baseline]", {})[n] = measure(
                 [args.baseline, "-w", str(base), "status"], env)[:2]
@@ -335,6 +354,13 @@ def main() -> None:
         # cost, not a migration's or a side-file rebuild's (a 1M copy upgraded in the server peaked at 1 GB)
         for kg, where in [(KG, root)] + ([(args.baseline, base)] if base else []):
             subprocess.run([kg, "-w", str(where), "serve", "stop"], capture_output=True, env=env)
+        cycles = [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base else [])
+        if n <= args.cycle_up_to:  # the first cycle after the import (a dry run writes nothing), both kgs
+            for tag, kg, where in cycles:
+                if tag and n > args.baseline_cycle_up_to:
+                    continue
+                cycle_row(results, f"kg cycle --dry-run (first){tag}", n, [kg, "-w", str(where), "cycle",
+                                                                              "--dry-run"], env)
         for name, argv in COMMANDS:
             runs = [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base and base.exists() else [])
             if name != "log" and not args.no_cold:  # this kg's server, each read as the first after a write
@@ -369,6 +395,13 @@ def main() -> None:
             results.setdefault(name, {})[n] = value
         disk = sum(f.stat().st_size for f in (root / "memory" / ".kg").glob("graph.kuzu*"))
         results.setdefault("graph on disk (MB)", {})[n] = (disk / 2**20, float("nan"))
+        if args.workdir and n <= args.cycle_up_to:  # the cycles that write, last: they change what reads show
+            for tag, kg, where in cycles:
+                if tag and n > args.baseline_cycle_up_to:
+                    continue
+                cycle_row(results, f"kg cycle (first, writes){tag}", n, [kg, "-w", str(where), "cycle"], env)
+                cycle_row(results, f"kg cycle --dry-run (after a cycle){tag}", n,
+                          [kg, "-w", str(where), "cycle", "--dry-run"], env)
         if args.workdir:  # the copies go: a 1M workspace is 1.7 GB
             for where in (root, base):
                 if where and where.exists():

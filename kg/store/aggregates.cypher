@@ -74,6 +74,25 @@ MATCH (a:PatternOcc)
 OPTIONAL MATCH (a)-[:occ_of]->(p:Node)
 RETURN a.id AS id, p.id AS linked
 
+// name: agg_occurrences_many
+// Several patterns' member events (`refresh` of many: a decay pass's), a chunk of ids per statement: one hash
+// join with the node table, where `agg_occurrences_of` per pattern cost ~3 ms each in the cycle's transaction.
+UNWIND $ids AS i
+MATCH (p:Node {id: i})-[:derived_from]->(e:Node)
+WHERE e.kind = 'event'
+RETURN i AS pid, e.id AS eid, e.created_at AS at, e.session AS session, e.status AS status, e.tags AS tags
+
+// name: agg_rank_many
+UNWIND $ids AS i MATCH (r:PatternRank {id: i}) RETURN r.id AS id, r.n AS n, r.last AS last
+
+// name: agg_occ_ids_many
+UNWIND $ids AS i MATCH (a:PatternOcc {id: i}) RETURN a.id AS id
+
+// name: agg_occ_set_many
+UNWIND $rows AS r
+MATCH (a:PatternOcc {id: r.id})
+SET a.first = r.first, a.last = r.last, a.at = r.at, a.sess = r.sess, a.st = r.st, a.ev = r.ev, a.xev = r.xev
+
 // name: agg_rank_get
 MATCH (r:PatternRank {id: $id}) RETURN r.n AS n, r.last AS last
 
@@ -157,10 +176,12 @@ MATCH (p:Node)-[:derived_from]->(e:Node {id: $id}) WHERE p.kind = 'pattern' RETU
 MATCH (c:Change {id: $id})-[:change_pattern]->(p:Node) RETURN p.id AS id
 
 // name: agg_patterns_of_staged
-// The patterns of the events a decay pass is about to restage (lc_stage_apply joins LcStage).
+// The patterns of the events a decay pass is about to restage (lc_stage_apply joins LcStage) whose status it
+// changes: a row holds its members' times, sessions, tags and statuses, and decay sets only the status of
+// these (a first pass at 1M restages ~all events, and most keep their status: demoted, not expired).
 MATCH (s:LcStage)
 MATCH (p:Node)-[:derived_from]->(e:Node {id: s.id})
-WHERE p.kind = 'pattern'
+WHERE p.kind = 'pattern' AND e.kind = 'event' AND (e.status IS NULL OR e.status <> s.status)
 RETURN DISTINCT p.id AS id
 
 // name: agg_flag

@@ -20,11 +20,32 @@ MATCH (p:Node {id: $id}) RETURN p.kind AS kind, p.status AS status, p.priority A
 MATCH (p:Node) WHERE p.kind = 'pattern' RETURN p.id AS id, p.status AS status, p.priority AS priority
 
 // name: spn_staged_patterns
-// The patterns among the nodes a decay pass is about to restage (their status and priority are copied).
+// The patterns among the nodes a decay pass is about to restage whose status or priority it changes (the
+// spans copy those two; decay's other fields are in none).
 MATCH (s:LcStage)
 MATCH (p:Node {id: s.id})
-WHERE p.kind = 'pattern'
+WHERE p.kind = 'pattern' AND (p.status IS NULL OR p.status <> s.status OR p.priority IS NULL
+                              OR p.priority <> s.priority)
 RETURN p.id AS id
+
+// name: spn_pattern_many
+// Many patterns' fields their spans carry (a chunk of ids: one hash join with the node table).
+UNWIND $ids AS i
+MATCH (p:Node {id: i})
+RETURN p.id AS id, p.kind AS kind, p.status AS status, p.priority AS priority
+
+// name: spn_clear_many
+UNWIND $ids AS i
+MATCH (a:PatternOcc {id: i})-[s:ready_span]->(:Node)
+DELETE s
+
+// name: spn_add_many
+// Many patterns' spans, one row per span; the node through the row's link to it (occ_of, migration 0008):
+// matching both endpoints by key from an UNWIND builds a cross product of the two tables in kuzu 0.11.3.
+UNWIND $rows AS x
+MATCH (a:PatternOcc {id: x.pid})-[:occ_of]->(p:Node)
+CREATE (a)-[:ready_span {opens: x.opens, closes: x.closes, n: x.n, sessions: x.sessions, last: x.last,
+                         pid: x.pid, status: x.status, priority: x.priority}]->(p)
 
 // name: spn_count
 // How many patterns of these statuses are ready at $now: counted by Kùzu from this table alone (the spans

@@ -16,8 +16,12 @@ RETURN e.id AS id, e.kind AS kind, e.entry_type AS entry_type, e.status AS statu
 // The rule node and the pattern of a change being reverted.
 MATCH (c:Change {id: $id})-[:change_applies|:change_pattern]->(n:Node) RETURN DISTINCT n.id AS id
 
-// name: tly_staged_ids
-MATCH (s:LcStage) RETURN s.id AS id
+// name: tly_staged_fields
+// The counted fields of the nodes a decay pass restages (before and after it): one hash join, as lc_decay_apply.
+MATCH (s:LcStage), (n:Node)
+WHERE n.id = s.id
+RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.status AS status, n.priority AS priority,
+       n.created_at AS at
 
 // name: tly_all
 MATCH (t:Tally) RETURN t.key AS key, t.n AS n ORDER BY key
@@ -34,6 +38,16 @@ CREATE (:PendingHigh {id: $id, at: $at})
 
 // name: tly_high_drop
 MATCH (x:PendingHigh {id: $id}) DELETE x
+
+// name: tly_high_drop_many
+// A decay pass's demoted entries (a chunk of ids: one hash join with the table).
+UNWIND $ids AS i
+MATCH (x:PendingHigh {id: i})
+DELETE x
+
+// name: tly_high_add_many
+UNWIND $rows AS r
+CREATE (:PendingHigh {id: r.id, at: r.at})
 
 // name: tly_high_clear
 MATCH (x:PendingHigh) DELETE x

@@ -91,6 +91,7 @@ class Anchors:
         self.fields: set[str] = set()
         self.edges: set[str] = set()
         self.about_all = False
+        self.staged = False
         for how, key in spec:
             value = params.get(key) if key else None
             if how == "param" and value:
@@ -103,8 +104,8 @@ class Anchors:
                 for pid in patterns:
                     self.fields.add(pid)
                     self.fields.update(r["id"] for r in st.run("tly_member_shapes", id=pid))
-            elif how == "staged":
-                self.fields.update(r["id"] for r in st.run("tly_staged_ids"))
+            elif how == "staged":  # read in one statement (`read`): a first decay pass stages most of a graph
+                self.staged = True
             elif how == "about_all":
                 self.about_all = True
         self.fields |= self.edges
@@ -115,6 +116,15 @@ class Anchors:
         for nid in sorted(self.fields):
             for r in st.run("tly_fields", id=nid):
                 fields[nid] = (r["kind"], r["entry_type"], r["status"], r["priority"], r["at"])
+        if self.staged:  # one join of the staging table with the node table, not two statements per node
+            from kg.store.bulk import iter_rows
+
+            words: dict[str, str] = {}  # a first pass at 1M restages ~all nodes: each repeated text kept once,
+            for nid, kind, entry_type, status, priority, at in iter_rows(st, "tly_staged_fields"):
+                shape = tuple(words.setdefault(w, w) if w is not None else None
+                              for w in (kind, entry_type, status, priority))
+                # and the time only where it is counted (PendingHigh's): `apply` compares the rest
+                fields[nid] = (*shape, at if high((*shape, at)) else None)  # type: ignore[assignment]
         out = {(nid, t): st.run(f"tly_out_{t}", id=nid)[0]["n"] for nid in sorted(self.edges) for t in self.types}
         return fields, out
 
@@ -127,16 +137,21 @@ def apply(st: Any, before: tuple[dict, dict], after: tuple[dict, dict], about_al
     """Write the difference between two `Anchors.read` readings (inside the write's transaction)."""
     delta: Counter = Counter()
     (f0, e0), (f1, e1) = before, after
+    drop: list[str] = []
+    add: list[dict[str, Any]] = []
     for nid in sorted(set(f0) | set(f1)):
         a, b = f0.get(nid), f1.get(nid)
+        if a == b:  # most of a decay pass: the counted fields did not change
+            continue
         if a is not None and (b is None or a[:3] != b[:3]):
             delta[node_key(*a[:3])] -= 1
         if b is not None and (a is None or a[:3] != b[:3]):
             delta[node_key(*b[:3])] += 1
         if high(a) and not (high(b) and a[4] == b[4]):
-            st.run("tly_high_drop", id=nid)
+            drop.append(nid)
         if high(b) and not (high(a) and a[4] == b[4]):
-            st.run("tly_high_add", id=nid, at=b[4])
+            add.append({"id": nid, "at": b[4]})
+    _high_writes(st, drop, add)
     for (_, t), n in e1.items():
         delta[edge_key(t)] += n - e0.get((_, t), 0)
     if about_all:
@@ -145,6 +160,24 @@ def apply(st: Any, before: tuple[dict, dict], after: tuple[dict, dict], about_al
     for key, d in sorted(delta.items()):
         if d:
             st.run("tly_add", key=key, d=d)
+
+
+HIGH_CHUNK = 20_000  # ids per UNWIND statement: each is one hash join with PendingHigh (bulk.run_each)
+
+
+def _high_writes(st: Any, drop: list[str], add: list[dict[str, Any]]) -> None:
+    """PendingHigh's rows out, then in (a node whose time changed is both): one statement for one row, as
+    a log's write has; a decay pass's thousands in chunks of `HIGH_CHUNK` per statement."""
+    if len(drop) == 1:
+        st.run("tly_high_drop", id=drop[0])
+    else:
+        for i in range(0, len(drop), HIGH_CHUNK):
+            st.run("tly_high_drop_many", ids=drop[i:i + HIGH_CHUNK])
+    if len(add) == 1:
+        st.run("tly_high_add", **add[0])
+    else:
+        for i in range(0, len(add), HIGH_CHUNK):
+            st.run("tly_high_add_many", rows=add[i:i + HIGH_CHUNK])
 
 
 # -- reading --------------------------------------------------------------------------------------------------
