@@ -57,7 +57,7 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                           "effect_prior": effect.as_dict(lc.lp.verification.revert_min_ratio) if effect else None,
                           "expected_after": round(verify.expected_after(counts, rate_prior), 4),
                           "error_rate": lc.lp.verification.error_rate, "mix": mix,
-                          "levels": dict(zip(("keep", "revert"), v.levels)) if v.levels else None,
+                          "levels": dict(zip(("keep", "revert"), v.levels, strict=True)) if v.levels else None,
                           "check_end": ({k: round(x, 4) for k, x in verify_check.numbers(counts, lc.lp,
                                                                                            rate_prior).items()}
                                         if r["status"] == CHECKING else None),

@@ -9,8 +9,8 @@ are counted when read (`tly_count_*`): there are as many as the lifecycle's deci
 
 Kept exact like `kg.store.aggregates` (whose flag, rebuild and `kg doctor` check cover these tables too):
 `Store.run` reads, before every write named in `WATCH`, the counted fields of the nodes it may change and
-the edges of the watched types leaving the nodes it may add edges to (`Anchors`), by key, then again after it, and applies the
-difference, in the write's transaction. Each edge is counted at its source node, so a write lists as
+the edges of the watched types leaving the nodes it may add edges to (`Anchors`), by key, then again after it, and
+applies the difference, in the write's transaction. Each edge is counted at its source node, so a write lists as
 anchors the sources of the edges it adds or deletes and the nodes whose fields it sets.
 """
 
