@@ -66,11 +66,14 @@ class Snapshot:
         self.url = url  # a team graph's snapshot is a copy on its server (kg.store.team.copy_graph)
         if url is not None:
             self.graph_path = directory / SNAPSHOT_URL  # names the copy; removed with it
-        self._finalizer = weakref.finalize(self, _remove, str(directory), owner) if owned else None
+        # one finalizer only: each closes the owner lock's descriptor, and a second close would close whatever
+        # reused that number by then (an event loop's epoll, in the test that found it)
         if url is not None:
             from kg.store.team import drop_graph
 
             self._finalizer = weakref.finalize(self, _drop_copy, drop_graph, url, str(directory), owned, owner)
+        else:
+            self._finalizer = weakref.finalize(self, _remove, str(directory), owner) if owned else None
 
     def __repr__(self) -> str:
         return f"Snapshot({str(self.source)!r}, taken_at={self.taken_at.isoformat()!r})"

@@ -374,3 +374,13 @@ def test_a_dead_owners_snapshot_copy_is_dropped_from_the_server_by_the_next_snap
         assert snapshot.sweep(mine.directory.parent) == []  # a living owner's copy stays
         assert len(snapshot.read(mine).nodes) == 1
     assert not mine.directory.exists()
+    import gc
+    import os
+
+    probe = os.open(os.devnull, os.O_RDONLY)  # takes the number the owner lock's descriptor had
+    try:
+        del mine
+        gc.collect()  # a second finalizer closed that number again: whatever reused it (an event loop's epoll)
+        os.fstat(probe)
+    finally:
+        os.close(probe)
