@@ -37,6 +37,23 @@ def env() -> dict[str, str]:
     return e
 
 
+def processes_of(root: Path, event: str) -> list[int]:
+    """The live processes of `kg ... EVENT` in the workspace at `root` (a hook, the wrapper that ran it, or the
+    detached child it forked, which keeps its command line); zombies do not count."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if str(root).encode() in argv and event.encode() in argv and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
 def kg(ws: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([KG, "-w", str(ws), *args], capture_output=True, text=True, env=env(), timeout=timeout)
 

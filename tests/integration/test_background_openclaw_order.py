@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, os.path.dirname(__file__))
+from fault_trials import processes_of  # noqa: E402
+
 KG = str(Path(sys.executable).parent / "kg")
 TRANSCRIPT = ("runtimes", "openclaw", "transcripts", "b3db607f-7ae8-4089-b806-44800e961672.jsonl")
 
@@ -43,21 +46,6 @@ rc=$?
 case " $* " in *" session-start "*) echo done >> "$KG_TEST_STARTED" ;; esac
 exit $rc
 """
-
-
-def _running(root: Path, event: str) -> bool:
-    """Whether a process for `event` in this workspace is still alive (the wrapper, kg, or kg's detached child)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if str(root).encode() in argv and event.encode() in argv and state not in ("Z", "X"):
-            return True
-    return False
 
 
 def _until(condition, what: str) -> None:
@@ -111,7 +99,7 @@ def test_a_new_then_the_next_bootstrap_open_a_new_session_whichever_kg_runs_firs
             _until(started.exists, "the session start never finished")
         gate.touch()  # the end goes on (late, as on a loaded machine)
         _until(started.exists, "the session start never ran")
-        _until(lambda: not _running(ws.root, "session-end"), "the session end never finished")
+        _until(lambda: not processes_of(ws.root, "session-end"), "the session end never finished")
     finally:
         gate.touch()
         node.stdin.close()

@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, os.path.dirname(__file__))
+from fault_trials import processes_of  # noqa: E402
+
 from kg.store.lock import FileLock
 
 KG = str(Path(sys.executable).parent / "kg")
@@ -28,22 +31,6 @@ def _hook(root: Path, event: str, payload: dict, *extra: str) -> subprocess.Comp
     env.pop("KG_HOOK_WAIT", None)
     return subprocess.run([KG, "-w", str(root), "hook", event, *extra, "--runtime", "claude-code"],
                           input=json.dumps(payload), capture_output=True, text=True, cwd=root, env=env, timeout=300)
-
-
-def _children(root: Path, event: str) -> list[int]:
-    """The detached children a hook of `event` left in this workspace (the fork keeps the hook's command line)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if str(root).encode() in argv and event.encode() in argv and state not in ("Z", "X"):
-            found.append(int(entry.name))
-    return found
 
 
 def _session(brief: subprocess.CompletedProcess) -> str:
@@ -59,7 +46,7 @@ def _end_then_start(root: Path, base: dict) -> str:
     try:
         end = _hook(root, "session-end", {**base, "hook_event_name": "SessionEnd", "reason": "clear"})
         assert (end.returncode, end.stdout) == (0, ""), end.stderr
-        (child,) = _children(root, "session-end")
+        (child,) = processes_of(root, "session-end")
         os.kill(child, signal.SIGSTOP)  # late: it has not ended the session when the next one starts
     finally:
         holder.release()
@@ -69,7 +56,7 @@ def _end_then_start(root: Path, base: dict) -> str:
     finally:
         os.kill(child, signal.SIGCONT)
     deadline = time.monotonic() + 300
-    while _children(root, "session-end"):  # the child reflects and ends the session it was handed
+    while processes_of(root, "session-end"):  # the child reflects and ends the session it was handed
         assert time.monotonic() < deadline, "the detached session end never finished"
         time.sleep(0.05)
     return started
