@@ -382,11 +382,22 @@ def mark_stopped(kg_dir: str | Path) -> None:
     answered earlier (niced, late on a loaded machine) then starts no server after the stop (`spawn`'s
     `unless_stopped_since`). A read, or a log, after the stop starts one as before. Best effort: a workspace
     that cannot be written keeps no stamp."""
-    part = os.path.join(kg_dir, f"{STOPPED}.{os.getpid()}")
+    write_stamp(kg_dir, STOPPED, time.time())
+
+
+def stopped_since(kg_dir: str | Path, moment: float) -> bool:
+    """Whether `kg serve stop` ran after `moment` (epoch seconds)."""
+    stamp = read_stamp(kg_dir, STOPPED)
+    return stamp is not None and stamp > moment
+
+
+def write_stamp(kg_dir: str | Path, name: str, moment: float) -> None:
+    """A moment (epoch seconds) in the file `name` of memory/.kg, written whole (by rename); best effort."""
+    part = os.path.join(kg_dir, f"{name}.{os.getpid()}")
     try:
         with open(part, "w", encoding="ascii") as f:
-            f.write(f"{time.time():.6f}")
-        os.replace(part, os.path.join(kg_dir, STOPPED))
+            f.write(f"{moment:.6f}")
+        os.replace(part, os.path.join(kg_dir, name))
     except OSError:
         try:
             os.unlink(part)
@@ -394,24 +405,21 @@ def mark_stopped(kg_dir: str | Path) -> None:
             pass
 
 
-def stopped_since(kg_dir: str | Path, moment: float) -> bool:
-    """Whether `kg serve stop` ran after `moment` (epoch seconds)."""
+def read_stamp(kg_dir: str | Path, name: str) -> float | None:
+    """The moment `write_stamp` left in `name`, or None (no stamp, or not one)."""
     try:
-        with open(os.path.join(kg_dir, STOPPED), "rb") as f:
-            return float(f.read(64)) > moment
+        with open(os.path.join(kg_dir, name), "rb") as f:
+            return float(f.read(64))
     except (OSError, ValueError):
-        return False
+        return None
 
 
 def backing_off(kg_dir: str | Path) -> bool:
     """Whether the last server to start found the graph held by a long import or cycle, recently (its stamp,
     `[serve] busy_backoff_seconds`): no starter starts one then, which would only wait for the lock and exit.
     The stamp goes when a process lets go of the graph (`kg.store.lock.FileLock.release`): it is free again."""
-    try:
-        with open(os.path.join(kg_dir, protocol.BUSY), "rb") as f:
-            return float(f.read(64)) > time.time()
-    except (OSError, ValueError):
-        return False
+    until = read_stamp(kg_dir, protocol.BUSY)
+    return until is not None and until > time.time()
 
 
 def hand_over(kg_dir: str | Path, *, polite: bool, timeout: float) -> bool:

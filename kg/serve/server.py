@@ -286,13 +286,8 @@ def _unlink_own(path: Path, own: tuple) -> None:
 
 
 def _busy_stamp(kg_dir: Path, seconds: float) -> None:
-    """Until when `client.prestart` starts no server: this one found the graph held (written whole, by rename)."""
-    try:
-        part = kg_dir / f"{protocol.BUSY}.{os.getpid()}"
-        part.write_text(f"{time.time() + seconds:.3f}")
-        part.replace(kg_dir / protocol.BUSY)
-    except OSError:
-        pass
+    """Until when `client.prestart` starts no server: this one found the graph held."""
+    client.write_stamp(kg_dir, protocol.BUSY, time.time() + seconds)
 
 
 def _say(message: str) -> None:

@@ -207,8 +207,7 @@ def _refresh_many(st: Any, ids: list[str]) -> None:
         kept_rows.append(row)
         f = fields.get(pid)
         if f is not None and f["kind"] == "pattern":
-            span_rows.extend({**spans._params(s), "pid": pid, "status": f["status"], "priority": f["priority"]}
-                             for s in spans.spans_of_row(row))
+            span_rows.extend(spans.span_row(pid, s, f["status"], f["priority"]) for s in spans.spans_of_row(row))
     if kept_rows:
         st.run("agg_occ_set_many", rows=kept_rows)
         st.run("spn_clear_many", ids=[r["id"] for r in kept_rows])

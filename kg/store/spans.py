@@ -127,6 +127,12 @@ def _params(s: Span) -> dict[str, Any]:
     return {"opens": s[0], "closes": s[1], "n": s[2], "sessions": s[3], "last": s[4]}
 
 
+def span_row(pid: str, s: Span, status: str | None, priority: str | None) -> dict[str, Any]:
+    """One `ready_span` row of a batch write (`spn_add_many`, a rebuild's COPY): the span with its pattern's
+    id, status and priority."""
+    return {**_params(s), "pid": pid, "status": status, "priority": priority}
+
+
 def patterns(st: Any) -> dict[str, tuple[str | None, str | None]]:
     """Every pattern's (status, priority), for a rebuild (one read of the node table)."""
     from kg.store.bulk import iter_rows
@@ -141,7 +147,7 @@ def copy_rows_of(found: Iterable[tuple[str, Span]],
     for pid, s in found:
         if pid in fields:
             status, priority = fields[pid]
-            yield {"src": pid, "dst": pid, **_params(s), "pid": pid, "status": status, "priority": priority}
+            yield {"src": pid, "dst": pid, **span_row(pid, s, status, priority)}
 
 
 def mark(st: Any) -> None:
