@@ -75,9 +75,11 @@ def history(ws, monkeypatch, *, batched: bool) -> tuple[dict, list[dict]]:
     reports = [api.cycle(ws, now=moments[0]).decayed]
     later(ws, rng, moments[1] - timedelta(days=1))
     reports += [api.cycle(ws, now=m).decayed for m in moments[1:]]
-    # the sampled ids in the order the candidates query returned them: compared as sets
-    return dump(ws), [{k: v if k != "ids" else {s: sorted(i) for s, i in v.items()} for k, v in r.items()}
-                      for r in reports]
+    # the sampled ids in the order the candidates query returned them: compared as sets when the sample holds
+    # them all; a sample cut at SAMPLE depends on that order (it differs between two equal graphs), so only its
+    # size is compared then
+    return dump(ws), [{k: v if k != "ids" else {s: sorted(i) if len(i) == r[s] else len(i) for s, i in v.items()}
+                       for k, v in r.items()} for r in reports]
 
 
 def test_batched_decay_upkeep_leaves_what_the_per_key_upkeep_leaves(tmp_path, request, monkeypatch):
