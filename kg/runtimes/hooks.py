@@ -235,21 +235,22 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     if budget < 200:
         raise UsageError("--budget must be at least 200 characters")
     message = clean(message or "", one_line=True)
-    from kg.core.errors import StoreBusy
+    from kg.core.errors import DiskFull, StoreBusy
     from kg.runtimes.busy_brief import bounded_wait, busy_brief
 
     try:
         with bounded_wait(rules.busy_wait):
             return _brief(ws, rules, at, budget, message, start_session=start_session, source=source,
                           write=write, tools=tools, transcript=transcript, key=key)
-    except StoreBusy:
+    except (StoreBusy, DiskFull) as exc:  # a full disk: the journal's few bytes may still fit (else: its Error)
         session, started = None, False
         if start_session:
             from kg.runtimes.transcript_start import began
 
             first = began(transcript)
             session, started = _ensure_session(ws, None, min(at, first) if first else at, source, key)
-        note, busy = busy_brief(ws, at, budget, rules.busy_wait, tools=tools)
+        note, busy = busy_brief(ws, at, budget, rules.busy_wait, tools=tools,
+                                full=str(exc) if isinstance(exc, DiskFull) else None)
         if session:  # first: the agent's logs name it (a start is a write the agent was told happened)
             busy.insert(0, Section("stats", TITLES["stats"], lines=[
                 f"- Session: {session}" + (" (started now; the graph makes it once it is free)" if started else "")]))

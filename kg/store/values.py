@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import StoreError, UsageError
+from kg.core.errors import DiskFull, StoreError, UsageError
 
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -47,7 +47,7 @@ def check_space(path: Path, min_free_mb: int) -> None:
         return
     free = st.f_bavail * st.f_frsize
     if free < min_free_mb * 1024 * 1024:
-        raise StoreError(f"the disk holding {path.parent} is full ({free // 1024:,} KB free, kg needs "
+        raise DiskFull(f"the disk holding {path.parent} is full ({free // 1024:,} KB free, kg needs "
                          f"{min_free_mb} MB to write the graph safely); free some space and run the command "
                          "again. Acknowledged entries wait in the journal")
 

@@ -97,3 +97,34 @@ def test_a_disk_that_fills_after_the_open_refuses_the_write_and_keeps_the_entry(
         waiting)
     assert not (root / "memory" / ".kg" / "journal.rejected").exists()
     assert _kg(root, "doctor").returncode == 0
+
+
+def test_a_session_start_hook_on_a_full_disk_briefs_from_files_and_keeps_its_session(small_tmpfs, shared_data):
+    """Claude Code's SessionStart on a disk below the floor: the brief from files with kg's error in it, and the
+    session started (journaled: a few bytes), instead of a failed hook and no session."""
+    disk = small_tmpfs(64)
+    root = disk / "ws"
+    kg.init_workspace(root)
+    (root / "AGENTS.md").write_text("# Agents\n\n<!-- kaizen-kg:begin rules -->\n- Run the linter before every "
+                                    "commit.\n<!-- kaizen-kg:end rules -->\n", encoding="utf-8")
+    free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+    (disk / "filler").write_bytes(b"\0" * (free - 2 * 1024 * 1024))  # 2 MB left: below store.min_free_mb (8)
+    transcript = sorted(shared_data.joinpath("runtimes", "claude_code", "transcripts").glob("*.jsonl"))[0]
+    payload = {"session_id": transcript.stem, "transcript_path": None, "cwd": str(root),
+               "permission_mode": "default", "hook_event_name": "SessionStart", "source": "startup"}
+    started = subprocess.run([str(Path(sys.executable).parent / "kg"), "-w", str(root), "hook", "session-start",
+                              "--start-session", "--runtime", "claude-code"], input=json.dumps(payload),
+                             capture_output=True, text=True, env=_env(), timeout=300)
+    assert started.returncode == 0, started.stderr  # (before: exit 1 with the error, no brief and no session)
+    text = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "- Error: the disk holding" in text and "Run the linter before every commit." in text
+    sid = text.split("- Session: ")[1].split()[0]
+    assert "(started now" in text
+    logged = _kg(root, "log", "error", "the linter crashed on a full disk", "--json")
+    assert logged.returncode == 0, logged.stderr
+    entry = json.loads(logged.stdout)["id"]
+    (disk / "filler").unlink()
+    ws = kg.open_workspace(root)
+    with ws.reading() as st:
+        assert st.run("memory_session_get", id=sid)[0]["ended_at"] is None
+        assert [n["id"] for n in st.run("memory_session_nodes", id=sid)] == [entry]
