@@ -32,6 +32,7 @@ from typing import Any, Self
 
 from kg.core.errors import StoreError
 from kg.store import EDGE_TYPES, Row, Store, bulk
+from kg.store.schema import split_meta
 
 __all__ = ["GraphData", "Snapshot", "gc_paused", "open_store", "read", "read_store", "take"]
 
@@ -300,6 +301,8 @@ def read_store(st: Store, *, taken_at: datetime | None = None, include_tokens: b
     sessions = bulk.read_table(st, "Session", skip=_INTERNAL, order_by=("started_at", "id"), kinds=kinds)
     tables: dict[str, list[Row]] = {}
     relations: dict[str, list[Row]] = {}
+    if "kind" in bulk.column_names(st, "Meta", kinds=kinds):  # (migration 0011) four tables are kinds of Meta row
+        tables.update(split_meta(bulk.read_table(st, "Meta", skip=_INTERNAL, kinds=kinds)))
     for name in sorted(kinds):
         if name in _CORE_TABLES or name in EDGE_TYPES:
             continue
@@ -307,5 +310,5 @@ def read_store(st: Store, *, taken_at: datetime | None = None, include_tokens: b
             tables[name] = bulk.read_table(st, name, skip=_INTERNAL, kinds=kinds)
         elif kinds[name] == "REL":
             relations[name] = bulk.read_relation(st, name, kinds=kinds)
-    return GraphData(nodes=nodes, edges=edges, sessions=sessions, tables=tables, relations=relations,
-                     taken_at=taken_at)
+    return GraphData(nodes=nodes, edges=edges, sessions=sessions, tables=dict(sorted(tables.items())),
+                     relations=relations, taken_at=taken_at)

@@ -18,6 +18,33 @@ EDGE_TYPES = ("caused_by", "led_to", "supports", "contradicts", "related_to", "d
 
 META_DDL = "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)"
 
+# (issue 17, migration 0011) Four small tables became kinds of Meta row, to open the graph with four node tables
+# fewer (~6 MB of memory each). Each: its old table name -> (its kind in Meta, its old columns in their order ->
+# the Meta column holding each). A row's Meta key is the kind, ':', then its old key (`id` holds the old key).
+# The analyst still sees them as tables of these names (kg/analysis/snapshot.py), and `kg doctor` checks the shape.
+MERGED_KINDS: dict[str, tuple[str, dict[str, str]]] = {
+    "ManagedBlock": ("block", {"id": "id", "path": "path", "name": "name", "hash": "hash", "glue": "glue",
+                               "created_file": "created_file", "flag": "flag", "updated_at": "updated_at"}),
+    "Preference": ("pref", {"id": "id", "key": "pkey", "value": "value", "previous": "previous",
+                            "action": "action", "at": "at", "source": "source", "session": "session"}),
+    "Score": ("score", {"id": "id", "at": "at", "accuracy": "accuracy", "usefulness": "usefulness",
+                        "efficiency": "efficiency", "tone": "tone", "proactiveness": "proactiveness",
+                        "average": "average", "notes": "notes", "session": "session"}),
+    "Tally": ("tally", {"key": "id", "n": "n"}),
+}
+
+
+def split_meta(rows: list[dict]) -> dict[str, list[dict]]:
+    """Meta's rows of the merged kinds as the tables they were (name -> rows with the old columns), in Meta's
+    order (the migration copied each table in its own order); Meta's own rows (kind 'meta') are left out."""
+    by_kind = {kind: name for name, (kind, _) in MERGED_KINDS.items()}
+    out: dict[str, list[dict]] = {name: [] for name in MERGED_KINDS}
+    for row in rows:
+        name = by_kind.get(row.get("kind") or "")
+        if name is not None:
+            out[name].append({old: row.get(col) for old, col in MERGED_KINDS[name][1].items()})
+    return out
+
 
 # A new graph's keyword table starts counted ('#docs' 0), so kg/graph/linking.py counts each node as it is
 # added. (A graph made before migration 0004 has no such row; its first use recounts every node once. On a new
@@ -59,3 +86,19 @@ def check_version(applied: list[str], graph: str, upgrade: str) -> None:
     if missing:
         raise SchemaError(f"{graph} needs migration {missing[0]}; run any writing kg command (for example "
                           f"`kg status`) {upgrade}")
+
+
+def merged_problems(tables: dict[str, str], meta: list[dict]) -> list[str]:
+    """What is wrong with the shape migration 0011 left (`kg doctor`): `tables` the graph's tables (name -> "NODE"
+    or "REL"), `meta` Meta's rows (key, kind, id). A merged table still there, a row of a merged kind whose key is
+    not its kind and its id, a Meta row keyed like a merged kind but not of it."""
+    problems = [f"the table {name} is still in the graph (its rows belong in Meta, kind '{kind}')"
+                for name, (kind, _) in MERGED_KINDS.items() if tables.get(name) == "NODE"]
+    kinds = {kind for kind, _ in MERGED_KINDS.values()}
+    for row in meta:
+        kind, key = row.get("kind"), row.get("key") or ""
+        if kind in kinds and key != f"{kind}:{row.get('id')}":
+            problems.append(f"the Meta row {key!r} of kind {kind!r} is not keyed {kind}:<its id {row.get('id')!r}>")
+        elif kind not in kinds and key.split(":", 1)[0] in kinds:
+            problems.append(f"the Meta row {key!r} is keyed as a {key.split(':', 1)[0]!r} row but is of kind {kind!r}")
+    return problems

@@ -24,13 +24,14 @@ RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.status AS statu
        n.created_at AS at
 
 // name: tly_all
-MATCH (t:Tally) RETURN t.key AS key, t.n AS n ORDER BY key
+// Tallies are Meta rows of kind 'tally' (migration 0011), keyed 'tally:' + their key; `id` is their key.
+MATCH (t:Meta) WHERE t.kind = 'tally' RETURN t.id AS key, t.n AS n ORDER BY key
 
 // name: tly_add
-MERGE (t:Tally {key: $key}) ON CREATE SET t.n = $d ON MATCH SET t.n = t.n + $d
+MERGE (t:Meta {key: 'tally:' + $key}) ON CREATE SET t.kind = 'tally', t.id = $key, t.n = $d ON MATCH SET t.n = t.n + $d
 
 // name: tly_clear
-MATCH (t:Tally) DELETE t
+MATCH (t:Meta) WHERE t.kind = 'tally' DELETE t
 
 // name: tly_high_add
 // (after tly_high_drop when it was there: MERGE would scan the table in kuzu 0.11.3)

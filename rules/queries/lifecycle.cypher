@@ -314,21 +314,22 @@ SET d.winner = $winner, d.override = true, d.status = 'overridden', d.reason = $
 RETURN d.id AS id
 
 // name: lc_blocks
-MATCH (b:ManagedBlock)
+// Blocks are Meta rows of kind 'block' (migration 0011), keyed 'block:' + their id.
+MATCH (b:Meta) WHERE b.kind = 'block'
 RETURN b.id AS id, b.path AS path, b.name AS name, b.hash AS hash, b.glue AS glue,
        b.created_file AS created_file, b.flag AS flag, b.updated_at AS updated_at
 ORDER BY id
 
 // name: lc_block_upsert
 UNWIND $rows AS r
-MERGE (b:ManagedBlock {id: r.id})
-SET b.path = r.path, b.name = r.name, b.hash = r.hash, b.glue = r.glue, b.created_file = r.created_file,
+MERGE (b:Meta {key: 'block:' + r.id})
+SET b.kind = 'block', b.id = r.id, b.path = r.path, b.name = r.name, b.hash = r.hash, b.glue = r.glue, b.created_file = r.created_file,
     b.flag = r.flag, b.updated_at = r.at
 
 // name: lc_blocks
 // dialect: falkordb
 // A team graph holds every workspace's blocks (what kg last wrote into that workspace's files): this one's.
-MATCH (b:ManagedBlock) WHERE b.workspace = $origin_workspace
+MATCH (b:Meta) WHERE b.kind = 'block' AND b.workspace = $origin_workspace
 RETURN b.block AS id, b.path AS path, b.name AS name, b.hash AS hash, b.glue AS glue,
        b.created_file AS created_file, b.flag AS flag, b.updated_at AS updated_at
 ORDER BY id
@@ -336,8 +337,8 @@ ORDER BY id
 // name: lc_block_upsert
 // dialect: falkordb
 UNWIND $rows AS r
-MERGE (b:ManagedBlock {id: $origin_workspace + '/' + r.id})
-SET b.workspace = $origin_workspace, b.block = r.id, b.path = r.path, b.name = r.name, b.hash = r.hash,
+MERGE (b:Meta {key: 'block:' + $origin_workspace + '/' + r.id})
+SET b.kind = 'block', b.id = $origin_workspace + '/' + r.id, b.workspace = $origin_workspace, b.block = r.id, b.path = r.path, b.name = r.name, b.hash = r.hash,
     b.glue = r.glue, b.created_file = r.created_file, b.flag = r.flag, b.updated_at = r.at
 
 // name: lc_proposal_create

@@ -26,26 +26,28 @@ MATCH (k:Skill) WHERE k.session = $id RETURN k.slug AS slug, k.name AS name, k.r
 ORDER BY k.slug
 
 // name: memory_session_prefs
-MATCH (p:Preference) WHERE p.session = $id
-RETURN p.key AS key, p.value AS value, p.action AS action ORDER BY p.at, p.id
+// Preferences are Meta rows of kind 'pref' (migration 0011): `pkey` is the preference's key, `id` the row's.
+MATCH (p:Meta) WHERE p.kind = 'pref' AND p.session = $id
+RETURN p.pkey AS key, p.value AS value, p.action AS action ORDER BY p.at, p.id
 
 // name: memory_pref_add
-CREATE (p:Preference {id: $id, key: $key, value: $value, previous: $previous, action: $action, at: $at,
-                      source: $source, session: $session})
+CREATE (p:Meta {key: 'pref:' + $id, kind: 'pref', id: $id, pkey: $key, value: $value, previous: $previous,
+                 action: $action, at: $at, source: $source, session: $session})
 
 // name: memory_pref_history
 // Every change, oldest first; `$key` = '' means all keys.
-MATCH (p:Preference) WHERE $key = '' OR p.key = $key
-RETURN p.id AS id, p.key AS key, p.value AS value, p.previous AS previous, p.action AS action, p.at AS at,
+MATCH (p:Meta) WHERE p.kind = 'pref' AND ($key = '' OR p.pkey = $key)
+RETURN p.id AS id, p.pkey AS key, p.value AS value, p.previous AS previous, p.action AS action, p.at AS at,
        p.source AS source, p.session AS session
 ORDER BY p.at, p.id
 
 // name: memory_score_add
-CREATE (s:Score {id: $id, at: $at, accuracy: $a, usefulness: $u, efficiency: $e, tone: $t, proactiveness: $p,
+// Scores are Meta rows of kind 'score' (migration 0011).
+CREATE (s:Meta {key: 'score:' + $id, kind: 'score', id: $id, at: $at, accuracy: $a, usefulness: $u, efficiency: $e, tone: $t, proactiveness: $p,
                  average: $avg, notes: $notes, session: $session})
 
 // name: memory_scores_since
-MATCH (s:Score) WHERE s.at >= $since AND s.at <= $until
+MATCH (s:Meta) WHERE s.kind = 'score' AND s.at >= $since AND s.at <= $until
 RETURN s.id AS id, s.at AS at, s.accuracy AS accuracy, s.usefulness AS usefulness, s.efficiency AS efficiency,
        s.tone AS tone, s.proactiveness AS proactiveness, s.average AS average, s.notes AS notes
 ORDER BY s.at, s.id
