@@ -28,7 +28,9 @@ RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.status AS statu
 MATCH (t:Meta) WHERE t.kind = 'tally' RETURN t.id AS key, t.n AS n ORDER BY key
 
 // name: tly_add
-MERGE (t:Meta {key: 'tally:' + $key}) ON CREATE SET t.kind = 'tally', t.id = $key, t.n = $d ON MATCH SET t.n = t.n + $d
+// `$key` is the row's whole key ('tally:' + `$id`, kg/store/tallies.py `add`): a key built in the pattern
+// (`{key: 'tally:' + $id}`) is not looked up in the primary-key index by kuzu 0.11.3: it scans the table.
+MERGE (t:Meta {key: $key}) ON CREATE SET t.kind = 'tally', t.id = $id, t.n = $d ON MATCH SET t.n = t.n + $d
 
 // name: tly_clear
 MATCH (t:Meta) WHERE t.kind = 'tally' DELETE t

@@ -322,7 +322,7 @@ ORDER BY id
 
 // name: lc_block_upsert
 UNWIND $rows AS r
-MERGE (b:Meta {key: 'block:' + r.id})
+MERGE (b:Meta {key: 'block:' + CAST(r.id AS STRING)})
 SET b.kind = 'block', b.id = r.id, b.path = r.path, b.name = r.name, b.hash = r.hash, b.glue = r.glue, b.created_file = r.created_file,
     b.flag = r.flag, b.updated_at = r.at
 

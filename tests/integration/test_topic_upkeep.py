@@ -44,5 +44,5 @@ def test_a_build_pays_one_upkeep_and_leaves_exact_tallies(tmp_path, monkeypatch)
     with large.store() as st:
         assert aggregates.differences(st) == []
         about = st.execute("MATCH (:Node)-[r:about]->(:Topic) RETURN count(r) AS n")[0]["n"]
-        tally = st.execute("MATCH (t:Tally) WHERE t.key CONTAINS 'about' RETURN t.key AS k, t.n AS n")
+        tally = st.execute("MATCH (t:Meta) WHERE t.kind = 'tally' AND t.id CONTAINS 'about' RETURN t.id AS k, t.n AS n")
     assert about == linked_many and [t["n"] for t in tally] == [about], tally

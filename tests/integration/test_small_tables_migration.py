@@ -1,0 +1,256 @@
+"""Migration 0011 (issue 17): Tally, ManagedBlock, Preference and Score become kinds of Meta row, so the graph
+opens with four node tables fewer. The graph here is built as kg before it built them: migrations 0001-0010
+replayed in another process, rows written by the statements that kg wrote them with, then opened by this kg."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import kg
+import kg.analysis as ka
+import pytest
+from kg.cli.app import run
+from kg.store import spans
+from kg.store.schema import MERGED_KINDS, merged_problems, migrations
+
+NOW = "2026-12-20T10:00:00"
+OLD_TABLES = ("ManagedBlock", "Preference", "Score", "Tally")
+
+# How kg wrote the four tables before migration 0011 (main's rules/queries and kg/store/tallies.cypher).
+_OLD_WRITES = [
+    ("MERGE (t:Tally {key: $key}) ON CREATE SET t.n = $d ON MATCH SET t.n = t.n + $d",
+     [{"key": "node|event|error|pending", "d": 3}, {"key": "node|event|learning|pending", "d": 1},
+      {"key": "edge|derived_from", "d": 2}, {"key": "node|event|error|pending", "d": -1}]),
+    ("UNWIND $rows AS r MERGE (b:ManagedBlock {id: r.id}) SET b.path = r.path, b.name = r.name, b.hash = r.hash, "
+     "b.glue = r.glue, b.created_file = r.created_file, b.flag = r.flag, b.updated_at = timestamp(r.at)",
+     [{"rows": [{"id": "AGENTS.md#rules", "path": "AGENTS.md", "name": "rules", "hash": "ab12", "glue": "\n\n",
+                 "created_file": True, "flag": "", "at": "2026-12-01 10:00:00"},
+                {"id": "USER.md#preferences", "path": "USER.md", "name": "preferences", "hash": "cd34", "glue": "",
+                 "created_file": False, "flag": "edited", "at": "2026-12-02 11:00:00"}]}]),
+    ("CREATE (p:Preference {id: $id, key: $key, value: $value, previous: $previous, action: $action, "
+     "at: timestamp($at), source: $source, session: $session})",
+     [{"id": "PREF-20261201-001", "key": "editor", "value": "\"vim\"", "previous": None, "action": "set",
+       "at": "2026-12-01 09:00:00", "source": "cli", "session": "2026-12-01-001"},
+      {"id": "PREF-20261202-001", "key": "editor", "value": "\"helix\"", "previous": "\"vim\"", "action": "set",
+       "at": "2026-12-02 09:00:00", "source": "cli", "session": None},
+      {"id": "PREF-20261202-002", "key": "tone", "value": "\"terse\"", "previous": None, "action": "set",
+       "at": "2026-12-02 09:30:00", "source": "hand-edit", "session": None}]),
+    ("CREATE (s:Score {id: $id, at: timestamp($at), accuracy: $a, usefulness: $u, efficiency: $e, tone: $t, "
+     "proactiveness: $p, average: $avg, notes: $notes, session: $session})",
+     [{"id": "SCORE-20261201-001", "at": "2026-12-01 18:00:00", "a": 7, "u": 8, "e": 6, "t": 9, "p": 5,
+       "avg": 7.0, "notes": "good", "session": "2026-12-01-001"},
+      {"id": "SCORE-20261202-001", "at": "2026-12-02 18:00:00", "a": 8, "u": 8, "e": 8, "t": 8, "p": 8,
+       "avg": 8.0, "notes": None, "session": None}]),
+    ("MERGE (m:Meta {key: $key}) SET m.value = $value", [{"key": "kg:probe", "value": "x"}]),
+]
+
+# Builds the graph in a process of its own (one Kùzu database per path and process): 0001-0010, their marks,
+# the old rows, and a checkpoint, as kg before 0011 left a graph on disk.
+_BUILD_OLD = """
+import json, sys, kuzu
+from kg.store.schema import META_DDL
+db = kuzu.Database(sys.argv[1]); c = kuzu.Connection(db)
+c.execute(META_DDL)
+for name, statements in json.loads(sys.argv[2]):
+    for s in statements:
+        if not s.lstrip().upper().startswith("CALL CREATE_FTS_INDEX"):
+            c.execute(s)
+    c.execute("CREATE (:Meta {key: $k, value: '2026-11-01T00:00:00'})", {"k": "migration:" + name})
+c.execute("MERGE (t:Term {term: '#docs'}) ON CREATE SET t.df = 0")
+c.execute("MERGE (m:Meta {key: 'fts:retired'}) SET m.value = '1'")
+for cypher, params in json.loads(sys.argv[3]):
+    for p in params:
+        c.execute(cypher, p)
+c.execute("CHECKPOINT"); c.close(); db.close()
+"""
+
+_READ_OLD = """
+import json, sys, kuzu
+db = kuzu.Database(sys.argv[1]); c = kuzu.Connection(db)
+out = {"tables": sorted(r[0] for r in c.execute("CALL show_tables() RETURN name").get_all())}
+for table in (t for t in json.loads(sys.argv[2]) if t in out["tables"]):
+    names = [r[1] for r in c.execute(f"CALL table_info('{table}') RETURN *").get_all()]
+    rows = c.execute(f"MATCH (x:{table}) RETURN " + ", ".join(f"x.{n}" for n in names)).get_all()
+    out[table] = [dict(zip(names, r)) for r in rows]
+print(json.dumps(out, default=str))
+"""
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("KG_")}
+
+
+def _py(script: str, *args: str) -> str:
+    res = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=_env())
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+@pytest.fixture
+def old_ws(tmp_path: Path) -> Path:
+    """A workspace whose graph is as kg before migration 0011 left it (migrations 0001-0010, the old tables)."""
+    root = tmp_path / "ws"
+    kg.init_workspace(root)
+    graph = kg.open_workspace(root).graph_path
+    for leftover in graph.parent.glob(graph.name + "*"):  # the new graph init made: the old one replaces it
+        leftover.unlink()
+    old = [(name, list(statements)) for name, statements in migrations() if name < "0011"]
+    assert [name for name, _ in old][-1].startswith("0010") and len(old) == 10
+    # the aggregates complete, as a graph kg wrote has them (an open then rebuilds none, so the rows stay as made)
+    flags = ("MERGE (m:Meta {key: $key}) SET m.value = $value",
+             [{"key": "aggregate:occurrences", "value": "1"},
+              {"key": "aggregate:ready_spans", "value": spans._packaged_fingerprint()}])
+    _py(_BUILD_OLD, str(graph), json.dumps(old), json.dumps([*_OLD_WRITES, flags]))
+    return root
+
+
+def _read_old(root: Path) -> dict:
+    graph = kg.open_workspace(root).graph_path
+    return json.loads(_py(_READ_OLD, str(graph), json.dumps(OLD_TABLES)))
+
+
+def _analyst_tables(root: Path) -> dict:
+    with ka.load(kg.open_workspace(root)) as a:
+        return json.loads(json.dumps({name: a.data.table(name) for name in OLD_TABLES}, default=str))
+
+
+def _cli(root: Path, *argv: str, capsys) -> tuple[int, str]:
+    code = run(["-w", str(root), "--now", NOW, *argv])
+    return code, capsys.readouterr().out
+
+
+def test_the_migration_moves_every_row_and_the_graph_reads_as_before(old_ws, capsys):
+    before = _read_old(old_ws)
+    assert set(OLD_TABLES) <= set(before["tables"])  # the fixture is the old shape
+    assert sum(len(before[t]) for t in OLD_TABLES) == 3 + 2 + 3 + 2
+    with kg.open_workspace(old_ws).store() as st:  # a writer's open migrates
+        assert any(name.startswith("0011") for name in st.applied_migrations())
+    after = _read_old(old_ws)
+    assert not set(OLD_TABLES) & set(after["tables"])  # four node tables fewer
+    assert len(after["tables"]) == len(before["tables"]) - 4
+    # the analyst sees the four tables as they were, row for row and column for column
+    assert _analyst_tables(old_ws) == {t: before[t] for t in OLD_TABLES}
+    # and the commands read the moved rows
+    code, out = _cli(old_ws, "pref", "history", "--json", capsys=capsys)
+    assert code == 0 and [(p["key"], p["value"]) for p in json.loads(out)] == [
+        ("editor", "vim"), ("editor", "helix"), ("tone", "terse")]
+    with kg.open_workspace(old_ws).store() as st:
+        assert {r["key"]: r["n"] for r in st.run("tly_all")} == {t["key"]: t["n"] for t in before["Tally"]}
+        assert [r["id"] for r in st.run("lc_blocks")] == ["AGENTS.md#rules", "USER.md#preferences"]
+        assert [r["average"] for r in st.run("memory_scores_since", since=_t("2026-11-01"),
+                                             until=_t("2026-12-31"))] == [7.0, 8.0]
+        assert st.run("meta_get", key="kg:probe") == [{"value": "x"}]
+        # a lookup by key is a primary-key lookup: the kind is in the key
+        assert st.execute("MATCH (m:Meta {key: 'tally:edge|derived_from'}) RETURN m.n AS n") == [{"n": 2}]
+    code, out = _cli(old_ws, "doctor", "--json", capsys=capsys)  # (it recounts the tallies: the fixture's are made up)
+    assert code == 0, out
+    checks = {c["name"]: c for c in json.loads(out)["checks"]}
+    assert checks["tables"]["status"] == "ok", checks["tables"]
+
+
+def _t(day: str):
+    from datetime import datetime
+    return datetime.fromisoformat(day)
+
+
+def test_new_rows_after_the_migration_are_written_as_kinds_of_meta_row(old_ws, capsys):
+    assert _cli(old_ws, "pref", "set", "theme", "dark", capsys=capsys)[0] == 0
+    assert _cli(old_ws, "score", "6", "6", "6", "6", "6", capsys=capsys)[0] == 0
+    assert _cli(old_ws, "log", "error", "the build broke again", capsys=capsys)[0] == 0
+    tables = _analyst_tables(old_ws)
+    # (the fixture's memory/preferences.json lacks its rows' keys: kg records that hand edit too, before theme)
+    assert [p["key"] for p in tables["Preference"]][:3] == ["editor", "editor", "tone"]
+    assert (tables["Preference"][-1]["key"], tables["Preference"][-1]["value"]) == ("theme", '"dark"')
+    assert [s["average"] for s in tables["Score"]] == [7.0, 8.0, 6.0]
+    code, out = _cli(old_ws, "doctor", "--json", capsys=capsys)
+    checks = {c["name"]: c for c in json.loads(out)["checks"]}
+    assert checks["tables"]["status"] == "ok" and checks.get("tallies", {"status": "ok"})["status"] == "ok"
+
+
+# kg opening the old graph, SIGKILLed after the `after`-th statement of migration 0011 (in its transaction).
+_KILLED = """
+import os, sys
+import kg.store as S
+from kg.cli.app import run
+after, seen, fetch = int(sys.argv[2]), [], S.Store._fetch
+def killing(self, cypher, params):
+    if seen or cypher.startswith("ALTER TABLE Meta ADD kind"):
+        if len(seen) == after:
+            os.kill(os.getpid(), 9)
+        seen.append(cypher)
+    return fetch(self, cypher, params)
+S.Store._fetch = killing
+run(["-w", sys.argv[1], "status"])
+"""
+
+
+# killed before: the first ALTER, a copy, the drops (after the copies), a drop, the migration's mark, the COMMIT
+@pytest.mark.parametrize("after", [0, 24, 27, 28, 31, 32])
+def test_a_migration_killed_midway_leaves_the_old_graph_and_runs_whole_next_time(old_ws, after, capsys):
+    statements = dict(migrations())[next(n for n, _ in migrations() if n.startswith("0011"))]
+    assert statements[24].startswith("MATCH (b:ManagedBlock)") and statements[27].startswith("DROP TABLE Tally")
+    assert len(statements) == 31  # then its mark (31) and the COMMIT (32), in the same transaction
+    before = _read_old(old_ws)
+    res = subprocess.run([sys.executable, "-c", _KILLED, str(old_ws), str(after)], capture_output=True, text=True,
+                         env=_env())
+    assert res.returncode == -9, res.stderr  # killed inside the migration, not finished nor failed
+    assert _read_old(old_ws) == before  # nothing of it is left: the old graph as it was
+    with kg.open_workspace(old_ws).store() as st:  # the next open migrates, from the start
+        assert any(name.startswith("0011") for name in st.applied_migrations())
+    assert _analyst_tables(old_ws) == {t: before[t] for t in OLD_TABLES}  # every row once, none twice
+
+
+@pytest.mark.parametrize(("tables", "meta", "problem"), [
+    ({"Node": "NODE"}, [{"key": "tally:a", "kind": "tally", "id": "a"}, {"key": "migration:x", "kind": "meta"}],
+     None),
+    ({"Tally": "NODE"}, [], "the table Tally is still in the graph"),
+    ({}, [{"key": "tally:a", "kind": "tally", "id": "b"}], "'tally:a' of kind 'tally' is not keyed"),
+    ({}, [{"key": "score:1", "kind": "meta", "id": None}], "keyed as a 'score' row but is of kind 'meta'"),
+    ({}, [{"key": "block:ws/a", "kind": "block", "id": "ws/a"}], None),
+])
+def test_doctor_names_a_shape_the_migration_would_not_leave(tables, meta, problem):
+    found = merged_problems(tables, meta)
+    assert (found[0] if found else None) == problem or (problem and problem in found[0])
+
+
+def test_a_team_graph_moves_the_same_rows_and_keeps_each_blocks_workspace():
+    """FalkorDB has no tables to drop: the migration's data statements copy the rows, then delete the old
+    labels' nodes; a team block also carries its workspace and block name. Its catalogue no longer lists them."""
+    from kg.store import falkor_dialect as fd
+
+    name = next(n for n, _ in migrations() if n.startswith("0011"))
+    out = fd.data_statements(name)
+    for table in OLD_TABLES:
+        assert f"MATCH (n:{table}) DETACH DELETE n" in out
+        assert table not in fd.schema().columns and table not in fd.schema().keys
+    copy = next(i for i, s in enumerate(out) if s.startswith("MATCH (b:ManagedBlock) CREATE (:Meta"))
+    assert "m.workspace = b.workspace" in out[copy + 1]
+    assert out.index("MATCH (n:ManagedBlock) DETACH DELETE n") > copy + 1
+    assert {"kind", "id", "pkey", "n", "accuracy"} <= set(fd.schema().columns["Meta"])
+    assert set(MERGED_KINDS) == set(OLD_TABLES)
+
+
+# Every query that finds one row of a merged kind by its key: each must stay a primary-key lookup. In kuzu 0.11.3
+# a key built in the pattern (`{key: 'tally:' + $key}`) is not: it scans the whole table.
+_BY_KEY = {
+    "tly_add": {"key": "tally:node|event|error|pending", "id": "node|event|error|pending", "d": 1},
+    "meta_get": {"key": "tally:node|event|error|pending"},
+    "meta_set": {"key": "kg:probe", "value": "1"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BY_KEY))
+def test_a_merged_kinds_row_is_found_by_its_key_without_a_scan(tmp_path, name):
+    root = tmp_path / "ws"
+    kg.init_workspace(root)
+    with kg.open_workspace(root).store() as st:
+        st.execute("UNWIND range(1, 3000) AS i CREATE (:Meta {key: 'pref:P' + CAST(i AS STRING), kind: 'pref'})")
+        plan = st._execute_raw("PROFILE " + st.query(name).text, _BY_KEY[name])[0]
+        text = next(iter(plan.values()))
+    # a lookup reads one row (the plan's scan of a looked-up key outputs it); a scan would read all 3,000
+    assert max(int(n) for n in re.findall(r"NumOutputTuples: (\d+)", text)) <= 1, text
