@@ -57,6 +57,7 @@ _KEY = re.compile(r"^\s*(\w+)\s+[\w\[\]]+\s+PRIMARY KEY", re.M)
 _COLUMN = re.compile(r"^\s*(\w+)\s+[\w\[\]]+", re.M)
 _TIMESTAMP_COLUMN = re.compile(r"\b(\w+)\s+TIMESTAMP\b")
 _DROP = re.compile(r"DROP TABLE(?: IF EXISTS)?\s+(\w+)\s*$")
+_RENAME = re.compile(r"ALTER TABLE\s+(\w+)\s+RENAME TO\s+(\w+)\s*$")
 
 # Statements a migration needs on a team graph after one of its own (by the statement's start): a team graph's
 # ManagedBlock rows also name their workspace and block (rules/queries/lifecycle.cypher, falkordb dialect), which
@@ -129,6 +130,13 @@ class Schema:
         if drop:  # (migration 0011) a table merged into another is gone from the catalogue
             for table in (self.keys, self.columns, self.defaults, self.rels):
                 table.pop(drop.group(1), None)
+            return
+        rename = _RENAME.match(statement.strip())
+        if rename:  # (migration 0011) a relationship table made again under a new name takes the old one back
+            old, new = rename.groups()
+            for table in (self.keys, self.columns, self.defaults, self.rels):
+                if old in table:
+                    table[new] = table.pop(old)
 
     def index_statements(self) -> list[str]:
         """Range indexes on every table's key and on the Node columns the queries filter by."""
@@ -182,11 +190,20 @@ def data_statements(name: str) -> list[str]:
     """The statements of one migration that change data rather than declare tables (FalkorDB needs no DDL),
     translated; an added column's default is set on the nodes that lack it."""
     out: list[str] = []
+    rels = {m.group(1) for _, statements in migrations() for s in statements if (m := _REL.match(s.strip()))}
     for mig, statements in migrations():
         if mig != name:
             continue
+        # (0011) a relationship table made again under a new name, its edges copied, renamed back: FalkorDB's
+        # edges have no table, so the copies are made under the old name at once (the old edges go with the
+        # nodes of their merged end) and the drop and rename of the table are nothing to do
+        renamed = dict(m.groups() for s in statements if (m := _RENAME.match(s.strip())))
         for statement in statements:
             s = statement.strip()
+            for old, new in renamed.items():
+                s = re.sub(rf"\[(\w*):{old}\b", rf"[\1:{new}", s)
+            if _RENAME.match(s) or (_DROP.match(s) and _DROP.match(s).group(1) in rels):
+                continue
             alter = _ALTER.match(s)
             if alter:
                 label, column, default = alter.groups()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from kg.core.errors import SchemaError
 
@@ -18,7 +19,7 @@ EDGE_TYPES = ("caused_by", "led_to", "supports", "contradicts", "related_to", "d
 
 META_DDL = "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)"
 
-# (issue 17, migration 0011) Four small tables became kinds of Meta row, to open the graph with four node tables
+# (issue 17, migration 0011) Six small tables became kinds of Meta row, to open the graph with six node tables
 # fewer (~6 MB of memory each). Each: its old table name -> (its kind in Meta, its old columns in their order ->
 # the Meta column holding each). A row's Meta key is the kind, ':', then its old key (`id` holds the old key).
 # The analyst still sees them as tables of these names (kg/analysis/snapshot.py), and `kg doctor` checks the shape.
@@ -31,7 +32,26 @@ MERGED_KINDS: dict[str, tuple[str, dict[str, str]]] = {
                         "efficiency": "efficiency", "tone": "tone", "proactiveness": "proactiveness",
                         "average": "average", "notes": "notes", "session": "session"}),
     "Tally": ("tally", {"key": "id", "n": "n"}),
+    "Topic": ("topic", {"name": "id", "keywords": "keywords", "built_at": "built_at"}),
+    "Skill": ("skill", {"slug": "id", "name": "name", "description": "description", "created": "created",
+                        "updated": "updated", "source": "source", "triggers": "triggers", "tools": "tools",
+                        "path": "path", "session": "session", "revisions": "revisions"}),
 }
+
+
+def meta_key(table: str, key: str) -> str:
+    """The Meta key of a row of a merged table by its old key: 'skill:' + a slug (pass it whole as a parameter)."""
+    return f"{MERGED_KINDS[table][0]}:{key}"
+
+
+def unmerged_end(table: str, key: Any) -> tuple[str, Any]:
+    """An edge's end as the analyst knew it: a Meta row of a merged kind is its old table and old key."""
+    if table == "Meta" and isinstance(key, str) and ":" in key:
+        kind, old = key.split(":", 1)
+        for name, (k, _) in MERGED_KINDS.items():
+            if k == kind:
+                return name, old
+    return table, key
 
 
 def split_meta(rows: list[dict]) -> dict[str, list[dict]]:

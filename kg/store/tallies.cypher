@@ -158,8 +158,8 @@ MATCH (a:Decision)-[r:decision_about]->(b:Node) HINT (a JOIN r) JOIN b RETURN co
 MATCH ()-[r:decision_about]->() RETURN count(r) AS n
 
 // name: tly_count_learned_from
-// From the Skill side (the hint): Kùzu's own plan scans every Node to count a handful (issue 22).
-MATCH (a:Skill)-[r:learned_from]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
+// From the skills' side (Meta, migration 0011; the hint): Kùzu's own plan scans every Node to count a handful.
+MATCH (a:Meta)-[r:learned_from]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
 
 // name: tly_count_learned_from
 // dialect: falkordb

@@ -1,5 +1,5 @@
-"""Migration 0011 (issue 17): Tally, ManagedBlock, Preference and Score become kinds of Meta row, so the graph
-opens with four node tables fewer. The graph here is built as kg before it built them: migrations 0001-0010
+"""Migration 0011 (issue 17): Tally, ManagedBlock, Preference, Score, Topic and Skill become kinds of Meta row,
+so the graph opens with six node tables fewer; the edges to topics and from skills move with them. The graph here is built as kg before it built them: migrations 0001-0010
 replayed in another process, rows written by the statements that kg wrote them with, then opened by this kg."""
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from kg.store import spans
 from kg.store.schema import MERGED_KINDS, merged_problems, migrations
 
 NOW = "2026-12-20T10:00:00"
-OLD_TABLES = ("ManagedBlock", "Preference", "Score", "Tally")
+KUZU = pytest.mark.embedded_only("builds and kills the embedded Kùzu file of an old graph")
+OLD_TABLES = ("ManagedBlock", "Preference", "Score", "Skill", "Tally", "Topic")
 
 # How kg wrote the four tables before migration 0011 (main's rules/queries and kg/store/tallies.cypher).
 _OLD_WRITES = [
@@ -47,6 +48,25 @@ _OLD_WRITES = [
       {"id": "SCORE-20261202-001", "at": "2026-12-02 18:00:00", "a": 8, "u": 8, "e": 8, "t": 8, "p": 8,
        "avg": 8.0, "notes": None, "session": None}]),
     ("MERGE (m:Meta {key: $key}) SET m.value = $value", [{"key": "kg:probe", "value": "x"}]),
+    ("CREATE (:Node {id: $id, kind: 'event', entry_type: 'error', text: $text, status: 'pending', "
+     "priority: 'high', created_at: timestamp($at)})",
+     [{"id": "ERR-20261201-001", "text": "the docs deploy failed", "at": "2026-12-01 10:00:00"},
+      {"id": "ERR-20261201-002", "text": "the test database was down", "at": "2026-12-01 11:00:00"}]),
+    ("MERGE (t:Topic {name: $name}) SET t.keywords = $keywords, t.built_at = timestamp($at)",
+     [{"name": "docs", "keywords": ["docs", "deploy"], "at": "2026-12-02 08:00:00"},
+      {"name": "testing", "keywords": ["test", "pytest"], "at": "2026-12-02 08:00:00"}]),
+    ("MATCH (n:Node {id: $id}), (t:Topic {name: $topic}) "
+     "CREATE (n)-[:about {score: $score, created_at: timestamp($at)}]->(t)",
+     [{"id": "ERR-20261201-001", "topic": "docs", "score": 2.0, "at": "2026-12-02 08:00:00"},
+      {"id": "ERR-20261201-002", "topic": "testing", "score": 1.0, "at": "2026-12-02 08:00:00"}]),
+    ("MERGE (k:Skill {slug: $slug}) ON CREATE SET k.created = timestamp($at), k.revisions = 0 "
+     "SET k.name = $name, k.description = $description, k.updated = timestamp($at), k.source = 'cli', "
+     "k.triggers = $triggers, k.tools = $tools, k.path = $path, k.session = $session, k.revisions = k.revisions + 1",
+     [{"slug": "deploy-docs", "name": "Deploy docs", "description": "Deploy the docs site", "at": "2026-12-02 09:00:00",
+       "triggers": ["deploy docs"], "tools": ["mkdocs"], "path": "memory/skills/deploy-docs.md", "session": None}]),
+    ("MATCH (k:Skill {slug: $slug}), (n:Node {id: $id}) MERGE (k)-[r:learned_from]->(n) "
+     "ON CREATE SET r.created_at = timestamp($at)",
+     [{"slug": "deploy-docs", "id": "ERR-20261201-001", "at": "2026-12-02 09:00:00"}]),
 ]
 
 # Builds the graph in a process of its own (one Kùzu database per path and process): 0001-0010, their marks,
@@ -77,6 +97,15 @@ for table in (t for t in json.loads(sys.argv[2]) if t in out["tables"]):
     names = [r[1] for r in c.execute(f"CALL table_info('{table}') RETURN *").get_all()]
     rows = c.execute(f"MATCH (x:{table}) RETURN " + ", ".join(f"x.{n}" for n in names)).get_all()
     out[table] = [dict(zip(names, r)) for r in rows]
+# the edges to topics and from skills, as the analyst reads an edge (its ends' tables and keys, its properties)
+ends = {"Node": "id", "Topic": "name", "Skill": "slug"}
+for rel in ("about", "learned_from"):
+    src, dst, props = json.loads(sys.argv[3])[rel]
+    if src in out["tables"] and dst in out["tables"]:
+        rows = c.execute(f"MATCH (a:{src})-[r:{rel}]->(b:{dst}) RETURN a.{ends[src]}, b.{ends[dst]}, "
+                         + ", ".join(f"r.{p}" for p in props)).get_all()
+        out[rel] = [{"src_table": src, "src": r[0], "dst_table": dst, "dst": r[1], **dict(zip(props, r[2:]))}
+                    for r in rows]
 print(json.dumps(out, default=str))
 """
 
@@ -111,12 +140,17 @@ def old_ws(tmp_path: Path) -> Path:
 
 def _read_old(root: Path) -> dict:
     graph = kg.open_workspace(root).graph_path
-    return json.loads(_py(_READ_OLD, str(graph), json.dumps(OLD_TABLES)))
+    rels = {"about": ("Node", "Topic", ["score", "created_at"]), "learned_from": ("Skill", "Node", ["created_at"])}
+    return json.loads(_py(_READ_OLD, str(graph), json.dumps(OLD_TABLES), json.dumps(rels)))
 
 
 def _analyst_tables(root: Path) -> dict:
     with ka.load(kg.open_workspace(root)) as a:
-        return json.loads(json.dumps({name: a.data.table(name) for name in OLD_TABLES}, default=str))
+        tables = {name: a.data.table(name) for name in OLD_TABLES}
+        return json.loads(json.dumps({**tables, **{r: a.data.relations[r] for r in RELS}}, default=str))
+
+
+RELS = ("about", "learned_from")
 
 
 def _cli(root: Path, *argv: str, capsys) -> tuple[int, str]:
@@ -124,17 +158,18 @@ def _cli(root: Path, *argv: str, capsys) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
+@KUZU
 def test_the_migration_moves_every_row_and_the_graph_reads_as_before(old_ws, capsys):
     before = _read_old(old_ws)
     assert set(OLD_TABLES) <= set(before["tables"])  # the fixture is the old shape
-    assert sum(len(before[t]) for t in OLD_TABLES) == 3 + 2 + 3 + 2
+    assert sum(len(before[t]) for t in (*OLD_TABLES, *RELS)) == 3 + 2 + 3 + 2 + 2 + 1 + 2 + 1
     with kg.open_workspace(old_ws).store() as st:  # a writer's open migrates
         assert any(name.startswith("0011") for name in st.applied_migrations())
     after = _read_old(old_ws)
-    assert not set(OLD_TABLES) & set(after["tables"])  # four node tables fewer
-    assert len(after["tables"]) == len(before["tables"]) - 4
-    # the analyst sees the four tables as they were, row for row and column for column
-    assert _analyst_tables(old_ws) == {t: before[t] for t in OLD_TABLES}
+    assert not set(OLD_TABLES) & set(after["tables"])  # six node tables fewer
+    assert len(after["tables"]) == len(before["tables"]) - 6 and set(RELS) <= set(after["tables"])
+    # the analyst sees the six tables as they were, row for row and column for column, and the edges' ends
+    assert _analyst_tables(old_ws) == {t: before[t] for t in (*OLD_TABLES, *RELS)}
     # and the commands read the moved rows
     code, out = _cli(old_ws, "pref", "history", "--json", capsys=capsys)
     assert code == 0 and [(p["key"], p["value"]) for p in json.loads(out)] == [
@@ -145,6 +180,8 @@ def test_the_migration_moves_every_row_and_the_graph_reads_as_before(old_ws, cap
         assert [r["average"] for r in st.run("memory_scores_since", since=_t("2026-11-01"),
                                              until=_t("2026-12-31"))] == [7.0, 8.0]
         assert st.run("meta_get", key="kg:probe") == [{"value": "x"}]
+        assert [r["id"] for r in st.run("memory_topic_nodes", key="topic:docs", limit=5)] == ["ERR-20261201-001"]
+        assert st.run("memory_session_skills", id="none") == []
         # a lookup by key is a primary-key lookup: the kind is in the key
         assert st.execute("MATCH (m:Meta {key: 'tally:edge|derived_from'}) RETURN m.n AS n") == [{"n": 2}]
     code, out = _cli(old_ws, "doctor", "--json", capsys=capsys)  # (it recounts the tallies: the fixture's are made up)
@@ -158,6 +195,7 @@ def _t(day: str):
     return datetime.fromisoformat(day)
 
 
+@KUZU
 def test_new_rows_after_the_migration_are_written_as_kinds_of_meta_row(old_ws, capsys):
     assert _cli(old_ws, "pref", "set", "theme", "dark", capsys=capsys)[0] == 0
     assert _cli(old_ws, "score", "6", "6", "6", "6", "6", capsys=capsys)[0] == 0
@@ -189,12 +227,21 @@ run(["-w", sys.argv[1], "status"])
 """
 
 
-# killed before: the first ALTER, a copy, the drops (after the copies), a drop, the migration's mark, the COMMIT
-@pytest.mark.parametrize("after", [0, 24, 27, 28, 31, 32])
-def test_a_migration_killed_midway_leaves_the_old_graph_and_runs_whole_next_time(old_ws, after, capsys):
+def _point(start: str) -> int:
     statements = dict(migrations())[next(n for n, _ in migrations() if n.startswith("0011"))]
-    assert statements[24].startswith("MATCH (b:ManagedBlock)") and statements[27].startswith("DROP TABLE Tally")
-    assert len(statements) == 31  # then its mark (31) and the COMMIT (32), in the same transaction
+    if start == "mark":  # after its statements, in the same transaction: its mark, then the COMMIT
+        return len(statements)
+    if start == "COMMIT":
+        return len(statements) + 1
+    return next(i for i, s in enumerate(statements) if s.startswith(start))
+
+
+# killed before: the first ALTER, a copy, an edge copy, the first drop, a table's drop, a rename, the mark, the COMMIT
+@KUZU
+@pytest.mark.parametrize("start", ["ALTER TABLE Meta ADD kind", "MATCH (b:ManagedBlock)", "MATCH (n:Node)-[a:about]",
+                                   "DROP TABLE about", "DROP TABLE Score", "ALTER TABLE about_moved", "mark", "COMMIT"])
+def test_a_migration_killed_midway_leaves_the_old_graph_and_runs_whole_next_time(old_ws, start, capsys):
+    after = _point(start)
     before = _read_old(old_ws)
     res = subprocess.run([sys.executable, "-c", _KILLED, str(old_ws), str(after)], capture_output=True, text=True,
                          env=_env())
@@ -202,7 +249,7 @@ def test_a_migration_killed_midway_leaves_the_old_graph_and_runs_whole_next_time
     assert _read_old(old_ws) == before  # nothing of it is left: the old graph as it was
     with kg.open_workspace(old_ws).store() as st:  # the next open migrates, from the start
         assert any(name.startswith("0011") for name in st.applied_migrations())
-    assert _analyst_tables(old_ws) == {t: before[t] for t in OLD_TABLES}  # every row once, none twice
+    assert _analyst_tables(old_ws) == {t: before[t] for t in (*OLD_TABLES, *RELS)}  # every row once, none twice
 
 
 @pytest.mark.parametrize(("tables", "meta", "problem"), [
@@ -231,7 +278,11 @@ def test_a_team_graph_moves_the_same_rows_and_keeps_each_blocks_workspace():
     copy = next(i for i, s in enumerate(out) if s.startswith("MATCH (b:ManagedBlock) CREATE (:Meta"))
     assert "m.workspace = b.workspace" in out[copy + 1]
     assert out.index("MATCH (n:ManagedBlock) DETACH DELETE n") > copy + 1
-    assert {"kind", "id", "pkey", "n", "accuracy"} <= set(fd.schema().columns["Meta"])
+    assert {"kind", "id", "pkey", "n", "accuracy", "keywords", "revisions"} <= set(fd.schema().columns["Meta"])
+    # the edges to topics and from skills are copied under their own names at once (no table to rename)
+    assert not any("_moved" in s or s.startswith(("DROP", "ALTER")) for s in out)
+    assert any(s.startswith("MATCH (n:Node)-[a:about]->(t:Topic)") and "[:about {" in s for s in out)
+    assert fd.schema().rels["about"][:2] == ("Node", "Meta") and fd.schema().rels["learned_from"][:2] == ("Meta", "Node")
     assert set(MERGED_KINDS) == set(OLD_TABLES)
 
 
@@ -244,6 +295,7 @@ _BY_KEY = {
 }
 
 
+@KUZU
 @pytest.mark.parametrize("name", sorted(_BY_KEY))
 def test_a_merged_kinds_row_is_found_by_its_key_without_a_scan(tmp_path, name):
     root = tmp_path / "ws"
@@ -254,3 +306,52 @@ def test_a_merged_kinds_row_is_found_by_its_key_without_a_scan(tmp_path, name):
         text = next(iter(plan.values()))
     # a lookup reads one row (the plan's scan of a looked-up key outputs it); a scan would read all 3,000
     assert max(int(n) for n in re.findall(r"NumOutputTuples: (\d+)", text)) <= 1, text
+
+
+@pytest.mark.falkordb
+def test_a_team_graph_made_before_the_migration_reads_the_same_after_it(tmp_path, monkeypatch, request):
+    """A team graph on FalkorDB made by migrations 0001-0010 with rows under the old labels: after 0011 the same
+    reads answer the same, this workspace's block is still its own, and no node keeps an old label."""
+    import kg.store.falkor as falkor_mod
+    from kg.store import Store
+    from kg.store.backend import parse_url
+
+    url = parse_url(request.getfixturevalue("falkordb_url"))
+    origin = {"origin_workspace": "alpha#1", "origin_agent": "tester"}
+
+    def opened():
+        return Store.open(tmp_path / "unused", lock_path=tmp_path / "graph.lock", lock_timeout=5, url=url,
+                          origin=origin)
+
+    real = falkor_mod.migrations()
+    monkeypatch.setattr(falkor_mod, "migrations", lambda: tuple(m for m in real if m[0] < "0011"))
+    with opened() as st:
+        assert not any(n.startswith("0011") for n in st.applied_migrations())
+        for cypher in (
+            "CREATE (:Tally {key: 'edge|about', n: 1})",
+            "CREATE (:ManagedBlock {id: 'alpha#1/AGENTS.md#rules', workspace: 'alpha#1', block: 'AGENTS.md#rules', "
+            "path: 'AGENTS.md', name: 'rules', hash: 'ab12', glue: '', created_file: true, flag: ''})",
+            "CREATE (:ManagedBlock {id: 'beta#2/AGENTS.md#rules', workspace: 'beta#2', block: 'AGENTS.md#rules', "
+            "path: 'AGENTS.md', name: 'rules', hash: 'ff00', glue: '', created_file: false, flag: ''})",
+            "CREATE (:Node {id: 'ERR-1', kind: 'event', text: 'the docs deploy failed', status: 'pending'})",
+            "CREATE (:Topic {name: 'docs', keywords: ['docs']})",
+            "MATCH (n:Node {id: 'ERR-1'}), (t:Topic {name: 'docs'}) CREATE (n)-[:about {score: 2.0}]->(t)",
+            "CREATE (:Skill {slug: 'deploy-docs', name: 'Deploy docs', session: 's1', revisions: 1})",
+            "MATCH (k:Skill {slug: 'deploy-docs'}), (n:Node {id: 'ERR-1'}) CREATE (k)-[:learned_from]->(n)",
+            "CREATE (:Score {id: 'SCORE-1', average: 7.5})",
+            "CREATE (:Preference {id: 'PREF-1', key: 'editor', value: '\"vim\"', action: 'set', session: 's1'})",
+        ):
+            st._execute_raw(cypher, {})
+    monkeypatch.setattr(falkor_mod, "migrations", lambda: real)
+    with opened() as st:  # migrates
+        assert any(n.startswith("0011") for n in st.applied_migrations())
+        (block,) = st.run("lc_blocks")
+        assert (block["id"], block["hash"]) == ("AGENTS.md#rules", "ab12")  # this workspace's, not beta's
+        assert {r["key"]: r["n"] for r in st.run("tly_all")} == {"edge|about": 1}
+        assert [r["id"] for r in st.run("memory_topic_nodes", key="topic:docs", limit=5)] == ["ERR-1"]
+        assert [r["slug"] for r in st.run("memory_session_skills", id="s1")] == ["deploy-docs"]
+        assert [r["key"] for r in st.run("memory_session_prefs", id="s1")] == ["editor"]
+        assert st.run("tly_count_learned_from") == [{"n": 1}]
+        for label in OLD_TABLES:
+            assert st._execute_raw(f"MATCH (n:{label}) RETURN count(n) AS n", {}) == [{"n": 0}]
+        assert st._execute_raw("MATCH ()-[r:about_moved]->() RETURN count(r) AS n", {}) == [{"n": 0}]
