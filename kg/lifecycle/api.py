@@ -19,6 +19,7 @@ from kg.lifecycle.policy import load as load_policy
 from kg.lifecycle.verify_check import current as check_current
 from kg.lifecycle.verify_check import explain as check_explain
 from kg.lifecycle.verifying import CHECKING
+from kg.store.schema import meta_key
 
 __all__ = [
     "CycleReport", "approve", "conflicts", "cycle", "export_memory", "lifecycle_status", "pin", "propose",
@@ -155,7 +156,7 @@ def resolve_conflict(ws: Any, decision_id: str, winner: str, now: Now = None) ->
             raise UsageError(f"--winner must be {d['a']} or {d['b']} (or a / b), not {winner!r}")
         lc = Lifecycle(ws, st, at)
         with lc.tx():
-            st.run("lc_decision_override", id=decision_id, winner=pick,
+            st.run("lc_decision_override", key=meta_key("Decision", decision_id), winner=pick,
                    reason=f"overridden by a human on {at:%Y-%m-%d}", at=at)
         plans = lc.export()
     return {"id": decision_id, "winner": pick, "loser": d["b"] if pick == d["a"] else d["a"], "override": True,

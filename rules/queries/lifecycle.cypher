@@ -84,7 +84,8 @@ ORDER BY created_at, id
 MATCH (c:Change) WHERE c.id STARTS WITH $prefix RETURN c.id AS id
 
 // name: lc_decision_ids
-MATCH (d:Decision) WHERE d.id STARTS WITH $prefix RETURN d.id AS id
+// Decisions are Meta rows of kind 'decision' (migration 0011), keyed 'decision:' + their id.
+MATCH (d:Meta) WHERE d.kind = 'decision' AND d.id STARTS WITH $prefix RETURN d.id AS id
 
 // name: lc_proposal_max
 MATCH (q:Proposal) RETURN coalesce(max(q.number), 0) AS n
@@ -291,7 +292,7 @@ MERGE (a)-[x:contradicts]->(b)
 ON CREATE SET x.created_at = $at, x.manual = false, x.score = 1.0, x.reason = $reason
 
 // name: lc_decisions
-MATCH (d:Decision)
+MATCH (d:Meta) WHERE d.kind = 'decision'
 RETURN d.id AS id, d.a AS a, d.b AS b, d.score_a AS score_a, d.score_b AS score_b, d.parts_a AS parts_a,
        d.parts_b AS parts_b, d.winner AS winner, d.status AS status, d.override AS override,
        d.reason AS reason, d.created_at AS created_at, d.decided_at AS decided_at
@@ -299,8 +300,8 @@ ORDER BY id
 
 // name: lc_decision_upsert
 UNWIND $rows AS r
-MERGE (d:Decision {id: r.id})
-ON CREATE SET d.created_at = r.at, d.a = r.a, d.b = r.b, d.override = false
+MERGE (d:Meta {key: 'decision:' + CAST(r.id AS STRING)})
+ON CREATE SET d.kind = 'decision', d.id = r.id, d.created_at = r.at, d.a = r.a, d.b = r.b, d.override = false
 SET d.score_a = r.score_a, d.score_b = r.score_b, d.parts_a = r.parts_a, d.parts_b = r.parts_b,
     d.winner = r.winner, d.status = r.status, d.reason = r.reason, d.decided_at = r.at
 WITH d, r
@@ -309,7 +310,8 @@ MERGE (d)-[x:decision_about]->(a) ON CREATE SET x.created_at = r.at
 MERGE (d)-[y:decision_about]->(b) ON CREATE SET y.created_at = r.at
 
 // name: lc_decision_override
-MATCH (d:Decision {id: $id})
+// `$key` is the whole key, 'decision:' + its id (kg/store/schema.py `meta_key`): a primary-key lookup.
+MATCH (d:Meta {key: $key})
 SET d.winner = $winner, d.override = true, d.status = 'overridden', d.reason = $reason, d.decided_at = $at
 RETURN d.id AS id
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from datetime import datetime
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from kg.store.schema import MERGED_KINDS, merged_problems, migrations
 
 NOW = "2026-12-20T10:00:00"
 KUZU = pytest.mark.embedded_only("builds and kills the embedded Kùzu file of an old graph")
-OLD_TABLES = ("ManagedBlock", "Preference", "Score", "Skill", "Tally", "Topic")
+OLD_TABLES = ("Decision", "ManagedBlock", "Preference", "Score", "Skill", "Tally", "Topic")
 
 # How kg wrote the four tables before migration 0011 (main's rules/queries and kg/store/tallies.cypher).
 _OLD_WRITES = [
@@ -67,6 +68,16 @@ _OLD_WRITES = [
     ("MATCH (k:Skill {slug: $slug}), (n:Node {id: $id}) MERGE (k)-[r:learned_from]->(n) "
      "ON CREATE SET r.created_at = timestamp($at)",
      [{"slug": "deploy-docs", "id": "ERR-20261201-001", "at": "2026-12-02 09:00:00"}]),
+    # main's lc_decision_upsert
+    ("UNWIND $rows AS r MERGE (d:Decision {id: r.id}) ON CREATE SET d.created_at = timestamp(r.at), d.a = r.a, "
+     "d.b = r.b, d.override = false SET d.score_a = r.score_a, d.score_b = r.score_b, d.parts_a = r.parts_a, "
+     "d.parts_b = r.parts_b, d.winner = r.winner, d.status = r.status, d.reason = r.reason, "
+     "d.decided_at = timestamp(r.at) WITH d, r MATCH (a:Node {id: r.a}), (b:Node {id: r.b}) "
+     "MERGE (d)-[x:decision_about]->(a) ON CREATE SET x.created_at = timestamp(r.at) "
+     "MERGE (d)-[y:decision_about]->(b) ON CREATE SET y.created_at = timestamp(r.at)",
+     [{"rows": [{"id": "dec-20261202-001", "a": "ERR-20261201-001", "b": "ERR-20261201-002", "score_a": 140,
+                 "score_b": 60, "parts_a": '{"priority": 100}', "parts_b": "{}", "winner": "ERR-20261201-001",
+                 "status": "decided", "reason": "score", "at": "2026-12-02 10:00:00"}]}]),
 ]
 
 # Builds the graph in a process of its own (one Kùzu database per path and process): 0001-0010, their marks,
@@ -98,8 +109,8 @@ for table in (t for t in json.loads(sys.argv[2]) if t in out["tables"]):
     rows = c.execute(f"MATCH (x:{table}) RETURN " + ", ".join(f"x.{n}" for n in names)).get_all()
     out[table] = [dict(zip(names, r)) for r in rows]
 # the edges to topics and from skills, as the analyst reads an edge (its ends' tables and keys, its properties)
-ends = {"Node": "id", "Topic": "name", "Skill": "slug"}
-for rel in ("about", "learned_from"):
+ends = {"Node": "id", "Topic": "name", "Skill": "slug", "Decision": "id"}
+for rel in ("about", "learned_from", "decision_about"):
     src, dst, props = json.loads(sys.argv[3])[rel]
     if src in out["tables"] and dst in out["tables"]:
         rows = c.execute(f"MATCH (a:{src})-[r:{rel}]->(b:{dst}) RETURN a.{ends[src]}, b.{ends[dst]}, "
@@ -140,17 +151,31 @@ def old_ws(tmp_path: Path) -> Path:
 
 def _read_old(root: Path) -> dict:
     graph = kg.open_workspace(root).graph_path
-    rels = {"about": ("Node", "Topic", ["score", "created_at"]), "learned_from": ("Skill", "Node", ["created_at"])}
+    return _sorted_rels(_read_old_raw(graph))
+
+
+def _sorted_rels(out: dict) -> dict:
+    return {k: _sorted(json.loads(json.dumps(v, default=str))) if k in RELS else v for k, v in out.items()}
+
+
+def _read_old_raw(graph: Path) -> dict:
+    rels = {"about": ("Node", "Topic", ["score", "created_at"]), "learned_from": ("Skill", "Node", ["created_at"]),
+            "decision_about": ("Decision", "Node", ["created_at"])}
     return json.loads(_py(_READ_OLD, str(graph), json.dumps(OLD_TABLES), json.dumps(rels)))
 
 
 def _analyst_tables(root: Path) -> dict:
     with ka.load(kg.open_workspace(root)) as a:
         tables = {name: a.data.table(name) for name in OLD_TABLES}
-        return json.loads(json.dumps({**tables, **{r: a.data.relations[r] for r in RELS}}, default=str))
+        # (an edge table is read in Kùzu's storage order, which no query asks for: compared as a set)
+        return json.loads(json.dumps({**tables, **{r: _sorted(a.data.relations[r]) for r in RELS}}, default=str))
 
 
-RELS = ("about", "learned_from")
+def _sorted(rows: list[dict]) -> list[dict]:
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+RELS = ("about", "learned_from", "decision_about")
 
 
 def _cli(root: Path, *argv: str, capsys) -> tuple[int, str]:
@@ -162,13 +187,13 @@ def _cli(root: Path, *argv: str, capsys) -> tuple[int, str]:
 def test_the_migration_moves_every_row_and_the_graph_reads_as_before(old_ws, capsys):
     before = _read_old(old_ws)
     assert set(OLD_TABLES) <= set(before["tables"])  # the fixture is the old shape
-    assert sum(len(before[t]) for t in (*OLD_TABLES, *RELS)) == 3 + 2 + 3 + 2 + 2 + 1 + 2 + 1
+    assert sum(len(before[t]) for t in (*OLD_TABLES, *RELS)) == 1 + 2 + 3 + 2 + 1 + 3 + 2 + 2 + 1 + 2
     with kg.open_workspace(old_ws).store() as st:  # a writer's open migrates
         assert any(name.startswith("0011") for name in st.applied_migrations())
     after = _read_old(old_ws)
-    assert not set(OLD_TABLES) & set(after["tables"])  # six node tables fewer
-    assert len(after["tables"]) == len(before["tables"]) - 6 and set(RELS) <= set(after["tables"])
-    # the analyst sees the six tables as they were, row for row and column for column, and the edges' ends
+    assert not set(OLD_TABLES) & set(after["tables"])  # seven node tables fewer
+    assert len(after["tables"]) == len(before["tables"]) - 7 and set(RELS) <= set(after["tables"])
+    # the analyst sees the seven tables as they were, row for row and column for column, and the edges' ends
     assert _analyst_tables(old_ws) == {t: before[t] for t in (*OLD_TABLES, *RELS)}
     # and the commands read the moved rows
     code, out = _cli(old_ws, "pref", "history", "--json", capsys=capsys)
@@ -182,6 +207,9 @@ def test_the_migration_moves_every_row_and_the_graph_reads_as_before(old_ws, cap
         assert st.run("meta_get", key="kg:probe") == [{"value": "x"}]
         assert [r["id"] for r in st.run("memory_topic_nodes", key="topic:docs", limit=5)] == ["ERR-20261201-001"]
         assert st.run("memory_session_skills", id="none") == []
+        (d,) = st.run("lc_decisions")
+        assert (d["id"], d["winner"], d["override"]) == ("dec-20261202-001", "ERR-20261201-001", False)
+        assert st.run("tly_count_decision_about") == [{"n": 2}]
         # a lookup by key is a primary-key lookup: the kind is in the key
         assert st.execute("MATCH (m:Meta {key: 'tally:edge|derived_from'}) RETURN m.n AS n") == [{"n": 2}]
     code, out = _cli(old_ws, "doctor", "--json", capsys=capsys)  # (it recounts the tallies: the fixture's are made up)
@@ -292,6 +320,8 @@ _BY_KEY = {
     "tly_add": {"key": "tally:node|event|error|pending", "id": "node|event|error|pending", "d": 1},
     "meta_get": {"key": "tally:node|event|error|pending"},
     "meta_set": {"key": "kg:probe", "value": "1"},
+    "lc_decision_override": {"key": "decision:dec-1", "winner": "a", "reason": "r", "at": datetime(2026, 12, 1)},
+    "memory_topic_nodes": {"key": "topic:docs", "limit": 5},
 }
 
 
@@ -340,6 +370,8 @@ def test_a_team_graph_made_before_the_migration_reads_the_same_after_it(tmp_path
             "MATCH (k:Skill {slug: 'deploy-docs'}), (n:Node {id: 'ERR-1'}) CREATE (k)-[:learned_from]->(n)",
             "CREATE (:Score {id: 'SCORE-1', average: 7.5})",
             "CREATE (:Preference {id: 'PREF-1', key: 'editor', value: '\"vim\"', action: 'set', session: 's1'})",
+            "CREATE (:Decision {id: 'dec-1', a: 'ERR-1', b: 'ERR-1', winner: '', status: 'tie'})",
+            "MATCH (d:Decision {id: 'dec-1'}), (n:Node {id: 'ERR-1'}) CREATE (d)-[:decision_about]->(n)",
         ):
             st._execute_raw(cypher, {})
     monkeypatch.setattr(falkor_mod, "migrations", lambda: real)
@@ -351,7 +383,8 @@ def test_a_team_graph_made_before_the_migration_reads_the_same_after_it(tmp_path
         assert [r["id"] for r in st.run("memory_topic_nodes", key="topic:docs", limit=5)] == ["ERR-1"]
         assert [r["slug"] for r in st.run("memory_session_skills", id="s1")] == ["deploy-docs"]
         assert [r["key"] for r in st.run("memory_session_prefs", id="s1")] == ["editor"]
-        assert st.run("tly_count_learned_from") == [{"n": 1}]
+        assert st.run("tly_count_learned_from") == [{"n": 1}] and st.run("tly_count_decision_about") == [{"n": 1}]
+        assert [d["status"] for d in st.run("lc_decisions")] == ["tie"]
         for label in OLD_TABLES:
             assert st._execute_raw(f"MATCH (n:{label}) RETURN count(n) AS n", {}) == [{"n": 0}]
         assert st._execute_raw("MATCH ()-[r:about_moved]->() RETURN count(r) AS n", {}) == [{"n": 0}]

@@ -1,16 +1,17 @@
 // Issue 17: every Kùzu node table costs ~6 MB of the read server's memory when the database opens, whatever its
-// rows; relationship tables cost ~0. Six small tables move into Meta as kinds of row, so the graph opens with six
-// tables fewer: Tally (the counts of `kg status`), ManagedBlock (the marked blocks kg writes), Preference (the
-// history of the user's preferences), Score (self-assessments), Topic (the topic index's topics) and Skill. Each
-// row's key carries its kind ('tally:' + its key, 'block:' + its id, 'pref:' + its id, 'score:' + its id,
-// 'topic:' + its name, 'skill:' + its slug), so every lookup by key stays a primary-key lookup when the caller
-// passes the whole key; `id` holds the old key. A Preference's own `key` column is `pkey` here (Meta's key is
-// the row's). The six kinds hold tens to hundreds of rows whatever the graph's size; the large tables (Session,
-// Change, PatternRank, PendingHigh ...) stay their own, so a scan of them reads no other rows. The edges to a
-// topic (`about`) and from a skill (`learned_from`) now end and start at Meta: each table is made again under a
-// new name, its edges copied, the old one dropped and the new one renamed. The analyst still sees the six as
-// tables of their own names, and the edges' ends as they were (kg/analysis/snapshot.py, kg/store/schema.py
-// MERGED_KINDS). Meta's own rows (migrations, flags) are kind 'meta'.
+// rows; relationship tables cost ~0. Seven small tables move into Meta as kinds of row, so the graph opens with
+// seven tables fewer: Tally (the counts of `kg status`), ManagedBlock (the marked blocks kg writes), Preference
+// (the history of the user's preferences), Score (self-assessments), Topic (the topic index's topics), Skill and
+// Decision (conflict outcomes). Each row's key carries its kind ('tally:' + its key, 'block:' + its id, 'pref:' +
+// its id, 'score:' + its id, 'topic:' + its name, 'skill:' + its slug, 'decision:' + its id), so every lookup by
+// key stays a primary-key lookup when the caller passes the whole key; `id` holds the old key. A Preference's own
+// `key` column is `pkey` here (Meta's key is the row's). The seven kinds hold tens to hundreds of rows whatever
+// the graph's size; the large tables (Session, PatternRank, PendingHigh ...) stay their own, so a scan of them
+// reads no other rows. The edges to a topic (`about`), from a skill (`learned_from`) and from a decision
+// (`decision_about`) now end and start at Meta: each table is made again under a new name, its edges copied, the
+// old one dropped and the new one renamed. The analyst still sees the seven as tables of their own names, and
+// the edges' ends as they were (kg/analysis/snapshot.py, kg/store/schema.py MERGED_KINDS). Meta's own rows
+// (migrations, flags) are kind 'meta'.
 ALTER TABLE Meta ADD kind STRING DEFAULT 'meta';
 ALTER TABLE Meta ADD id STRING;
 ALTER TABLE Meta ADD n INT64;
@@ -42,6 +43,18 @@ ALTER TABLE Meta ADD updated TIMESTAMP;
 ALTER TABLE Meta ADD triggers STRING[];
 ALTER TABLE Meta ADD tools STRING[];
 ALTER TABLE Meta ADD revisions INT64;
+ALTER TABLE Meta ADD a STRING;
+ALTER TABLE Meta ADD b STRING;
+ALTER TABLE Meta ADD score_a INT64;
+ALTER TABLE Meta ADD score_b INT64;
+ALTER TABLE Meta ADD parts_a STRING;
+ALTER TABLE Meta ADD parts_b STRING;
+ALTER TABLE Meta ADD winner STRING;
+ALTER TABLE Meta ADD status STRING;
+ALTER TABLE Meta ADD override BOOLEAN;
+ALTER TABLE Meta ADD reason STRING;
+ALTER TABLE Meta ADD created_at TIMESTAMP;
+ALTER TABLE Meta ADD decided_at TIMESTAMP;
 MATCH (t:Tally) CREATE (:Meta {key: 'tally:' + t.key, kind: 'tally', id: t.key, n: t.n});
 MATCH (b:ManagedBlock) CREATE (:Meta {key: 'block:' + b.id, kind: 'block', id: b.id, path: b.path, name: b.name,
   hash: b.hash, glue: b.glue, created_file: b.created_file, flag: b.flag, updated_at: b.updated_at});
@@ -55,19 +68,28 @@ MATCH (t:Topic) CREATE (:Meta {key: 'topic:' + t.name, kind: 'topic', id: t.name
 MATCH (k:Skill) CREATE (:Meta {key: 'skill:' + k.slug, kind: 'skill', id: k.slug, name: k.name,
   description: k.description, created: k.created, updated: k.updated, source: k.source, triggers: k.triggers,
   tools: k.tools, path: k.path, session: k.session, revisions: k.revisions});
+MATCH (d:Decision) CREATE (:Meta {key: 'decision:' + d.id, kind: 'decision', id: d.id, a: d.a, b: d.b,
+  score_a: d.score_a, score_b: d.score_b, parts_a: d.parts_a, parts_b: d.parts_b, winner: d.winner,
+  status: d.status, override: d.override, reason: d.reason, created_at: d.created_at, decided_at: d.decided_at});
 CREATE REL TABLE about_moved(FROM Node TO Meta, score DOUBLE, created_at TIMESTAMP);
 CREATE REL TABLE learned_from_moved(FROM Meta TO Node, created_at TIMESTAMP);
+CREATE REL TABLE decision_about_moved(FROM Meta TO Node, created_at TIMESTAMP);
 MATCH (n:Node)-[a:about]->(t:Topic), (m:Meta) WHERE m.key = 'topic:' + t.name
 CREATE (n)-[:about_moved {score: a.score, created_at: a.created_at}]->(m);
 MATCH (k:Skill)-[l:learned_from]->(n:Node), (m:Meta) WHERE m.key = 'skill:' + k.slug
 CREATE (m)-[:learned_from_moved {created_at: l.created_at}]->(n);
+MATCH (d:Decision)-[x:decision_about]->(n:Node), (m:Meta) WHERE m.key = 'decision:' + d.id
+CREATE (m)-[:decision_about_moved {created_at: x.created_at}]->(n);
 DROP TABLE about;
 DROP TABLE learned_from;
+DROP TABLE decision_about;
 DROP TABLE Tally;
 DROP TABLE ManagedBlock;
 DROP TABLE Preference;
 DROP TABLE Score;
 DROP TABLE Topic;
 DROP TABLE Skill;
+DROP TABLE Decision;
 ALTER TABLE about_moved RENAME TO about;
 ALTER TABLE learned_from_moved RENAME TO learned_from;
+ALTER TABLE decision_about_moved RENAME TO decision_about;
