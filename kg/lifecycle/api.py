@@ -109,7 +109,7 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
             else:
                 st.run("status_set", id=q["node"], status="in_progress", at=at)
                 result.update(action="in_progress", entry=q["node"])
-            st.run("lc_proposal_decide", id=q["id"], status="approved", reason="", at=at)
+            st.run("lc_proposal_decide", key=meta_key("Proposal", q["id"]), status="approved", reason="", at=at)
         plans = lc.export()
     result["files"] = [p.as_dict() for p in plans if p.action != "none"]
     return result
@@ -125,7 +125,7 @@ def skip(ws: Any, number: int, reason: str, now: Now = None) -> dict[str, Any]:
         q = _proposal(st, number)
         if q["status"] != "pending":
             raise UsageError(f"proposal #{number} is already {q['status']}")
-        st.run("lc_proposal_decide", id=q["id"], status="skipped", reason=reason, at=at)
+        st.run("lc_proposal_decide", key=meta_key("Proposal", q["id"]), status="skipped", reason=reason, at=at)
     return {"number": number, "type": q["type"], "status": "skipped", "reason": reason}
 
 

@@ -19,7 +19,7 @@ EDGE_TYPES = ("caused_by", "led_to", "supports", "contradicts", "related_to", "d
 
 META_DDL = "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)"
 
-# (issue 17, migration 0011) Seven small tables became kinds of Meta row, to open the graph with seven node tables
+# (issue 17, migration 0011) Eight small tables became kinds of Meta row, to open the graph with eight node tables
 # fewer (~6 MB of memory each). Each: its old table name -> (its kind in Meta, its old columns in their order ->
 # the Meta column holding each). A row's Meta key is the kind, ':', then its old key (`id` holds the old key).
 # The analyst still sees them as tables of these names (kg/analysis/snapshot.py), and `kg doctor` checks the shape.
@@ -37,6 +37,12 @@ MERGED_KINDS: dict[str, tuple[str, dict[str, str]]] = {
                               "parts_a": "parts_a", "parts_b": "parts_b", "winner": "winner", "status": "status",
                               "override": "override", "reason": "reason", "created_at": "created_at",
                               "decided_at": "decided_at"}),
+    "Proposal": ("proposal", {"id": "id", "number": "number", "type": "type", "target": "target",
+                              "target_kind": "target_kind", "change": "change", "text": "text",
+                              "hypothesis": "hypothesis", "priority": "priority", "area": "area",
+                              "category": "category", "motivation": "motivation", "evidence": "evidence",
+                              "risk": "risk", "effort": "effort", "impact": "impact", "status": "status",
+                              "reason": "reason", "created_at": "created_at", "decided_at": "decided_at"}),
     "Skill": ("skill", {"slug": "id", "name": "name", "description": "description", "created": "created",
                         "updated": "updated", "source": "source", "triggers": "triggers", "tools": "tools",
                         "path": "path", "session": "session", "revisions": "revisions"}),

@@ -134,16 +134,16 @@ MATCH (a:Change)-[r:change_pattern]->(b:Node) HINT (a JOIN r) JOIN b RETURN coun
 MATCH ()-[r:change_pattern]->() RETURN count(r) AS n
 
 // name: tly_count_proposal_about
-// From the Proposal side (the hint): Kùzu's own plan scans every Node to count a handful (issue 22).
-MATCH (a:Proposal)-[r:proposal_about]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
+// From the proposals' side (Meta, migration 0011; the hint): Kùzu's own plan scans every Node to count a handful.
+MATCH (a:Meta)-[r:proposal_about]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
 
 // name: tly_count_proposal_about
 // dialect: falkordb
 MATCH ()-[r:proposal_about]->() RETURN count(r) AS n
 
 // name: tly_count_proposal_change
-// From the Proposal side (the hint): Kùzu's own plan scans every Change to count a handful (issue 22).
-MATCH (a:Proposal)-[r:proposal_change]->(b:Change) HINT (a JOIN r) JOIN b RETURN count(r) AS n
+// From the proposals' side (Meta, migration 0011; the hint): Kùzu's own plan scans every Change to count a handful.
+MATCH (a:Meta)-[r:proposal_change]->(b:Change) HINT (a JOIN r) JOIN b RETURN count(r) AS n
 
 // name: tly_count_proposal_change
 // dialect: falkordb

@@ -9,7 +9,7 @@ WHERE p.kind = 'pattern' AND e.kind = 'event' AND p.status IN $pattern_statuses
 WITH p, e.session AS s, count(e) AS n, max(e.created_at) AS last
 WITH p, count(s) AS sessions, CAST(sum(n) AS INT64) AS recurrence, max(last) AS last_seen
 WHERE recurrence >= $min_recurrence AND sessions >= $min_sessions
-OPTIONAL MATCH (q:Proposal)-[:proposal_about]->(p)
+OPTIONAL MATCH (q:Meta)-[:proposal_about]->(p)
 WHERE q.status = 'pending' OR (q.status = 'skipped' AND q.decided_at >= last_seen)
 WITH p, sessions, recurrence, last_seen, count(q) AS blocking
 WHERE blocking = 0
@@ -29,7 +29,7 @@ WHERE p.kind = 'pattern' AND e.kind = 'event' AND p.status IN $pattern_statuses
 WITH p, e.session AS s, count(e) AS n, max(e.created_at) AS last
 WITH p, count(s) AS sessions, CAST(sum(n) AS INT64) AS recurrence, max(last) AS last_seen
 WHERE recurrence >= $min_recurrence AND sessions >= $min_sessions
-OPTIONAL MATCH (q:Proposal)-[:proposal_about]->(p)
+OPTIONAL MATCH (q:Meta)-[:proposal_about]->(p)
 WHERE q.status = 'pending' OR (q.status = 'skipped' AND q.decided_at >= last_seen)
 WITH p, sessions, recurrence, last_seen, count(q) AS blocking
 WHERE blocking = 0
@@ -88,7 +88,8 @@ MATCH (c:Change) WHERE c.id STARTS WITH $prefix RETURN c.id AS id
 MATCH (d:Meta) WHERE d.kind = 'decision' AND d.id STARTS WITH $prefix RETURN d.id AS id
 
 // name: lc_proposal_max
-MATCH (q:Proposal) RETURN coalesce(max(q.number), 0) AS n
+// Proposals are Meta rows of kind 'proposal' (migration 0011), keyed 'proposal:' + their id.
+MATCH (q:Meta) WHERE q.kind = 'proposal' RETURN coalesce(max(q.number), 0) AS n
 
 // name: lc_change_create
 // One applied change (a handful per cycle; created one per statement).
@@ -196,7 +197,7 @@ SET e.status = 'pending', e.updated_at = r.at
 
 // name: lc_verification_open
 // Which of these changes already have a pending verification proposal.
-MATCH (q:Proposal)-[:proposal_change]->(c:Change)
+MATCH (q:Meta)-[:proposal_change]->(c:Change)
 WHERE c.id IN $ids AND q.status = 'pending'
 RETURN c.id AS id
 
@@ -344,22 +345,23 @@ SET b.kind = 'block', b.id = $origin_workspace + '/' + r.id, b.workspace = $orig
     b.glue = r.glue, b.created_file = r.created_file, b.flag = r.flag, b.updated_at = r.at
 
 // name: lc_proposal_create
-CREATE (q:Proposal {id: $id, number: $number, type: $type, target: $target, target_kind: $target_kind,
+CREATE (q:Meta {key: 'proposal:' + $id, kind: 'proposal', id: $id, number: $number, type: $type, target: $target, target_kind: $target_kind,
   change: $change, text: $text, hypothesis: $hypothesis, priority: $priority, area: $area, category: $category,
   motivation: $motivation, evidence: $evidence, risk: $risk, effort: $effort,
   impact: $impact, status: 'pending', reason: '', created_at: $at})
 
 // name: lc_proposal_about
-MATCH (q:Proposal {id: $id}), (n:Node {id: $node})
+// `$key`: the proposal's whole key, 'proposal:' + its id (kg/store/schema.py `meta_key`): a primary-key lookup.
+MATCH (q:Meta {key: $key}), (n:Node {id: $node})
 CREATE (q)-[:proposal_about {created_at: $at}]->(n)
 
 // name: lc_proposal_for_change
-MATCH (q:Proposal {id: $id}), (c:Change {id: $change})
+MATCH (q:Meta {key: $key}), (c:Change {id: $change})
 CREATE (q)-[:proposal_change {created_at: $at}]->(c)
 
 // name: lc_proposals
-MATCH (q:Proposal)
-WHERE q.status IN $statuses
+MATCH (q:Meta)
+WHERE q.kind = 'proposal' AND q.status IN $statuses
 OPTIONAL MATCH (q)-[:proposal_about]->(n:Node)
 OPTIONAL MATCH (q)-[:proposal_change]->(c:Change)
 RETURN q.id AS id, q.number AS number, q.type AS type, q.target AS target, q.target_kind AS target_kind,
@@ -371,13 +373,13 @@ RETURN q.id AS id, q.number AS number, q.type AS type, q.target AS target, q.tar
 ORDER BY number
 
 // name: lc_proposal_decide
-MATCH (q:Proposal {id: $id})
+MATCH (q:Meta {key: $key})
 SET q.status = $status, q.reason = $reason, q.decided_at = $at
 RETURN q.id AS id
 
 // name: lc_proposals_obsolete
 // Pending verification proposals of changes that a verdict has settled.
-MATCH (q:Proposal)-[:proposal_change]->(c:Change)
+MATCH (q:Meta)-[:proposal_change]->(c:Change)
 WHERE c.id IN $ids AND q.status = 'pending'
 SET q.status = 'obsolete', q.reason = $reason, q.decided_at = $at
 
@@ -385,7 +387,7 @@ SET q.status = 'obsolete', q.reason = $reason, q.decided_at = $at
 // Open entries of critical priority that no proposal covers yet.
 MATCH (n:Node)
 WHERE n.kind = 'event' AND n.status = 'pending' AND n.priority IN $priorities AND n.created_at <= $now
-  AND NOT EXISTS { MATCH (q:Proposal)-[:proposal_about]->(n) }
+  AND NOT EXISTS { MATCH (q:Meta)-[:proposal_about]->(n) }
 RETURN n.id AS id, n.text AS text, n.area AS area, n.pattern_key AS key, n.created_at AS created_at
 ORDER BY created_at, id
 
@@ -487,7 +489,7 @@ WITH p, reverted_at, applied_at, failed, e.session AS s, count(e) AS n, max(e.cr
 WITH p, reverted_at, applied_at, failed, count(s) AS sessions, CAST(sum(n) AS INT64) AS recurrence,
      max(last) AS last_seen
 WHERE recurrence >= $min_recurrence AND sessions >= $min_sessions
-OPTIONAL MATCH (q:Proposal)-[:proposal_about]->(p)
+OPTIONAL MATCH (q:Meta)-[:proposal_about]->(p)
 WHERE q.status = 'pending' OR (q.status = 'skipped' AND q.decided_at >= last_seen)
 WITH p, reverted_at, applied_at, failed, sessions, recurrence, last_seen, count(q) AS blocking
 WHERE blocking = 0
@@ -522,8 +524,8 @@ RETURN min(e.created_at) AS first
 // name: lc_pending_count
 // How many proposals of one type wait. (Not lc_proposals: in kuzu 0.11.3 its OPTIONAL MATCHes, run in the
 // transaction that just created a proposal, returned undecodable strings once a workspace had ~30 of them.)
-MATCH (q:Proposal)
-WHERE q.status = 'pending' AND q.type = $type
+MATCH (q:Meta)
+WHERE q.kind = 'proposal' AND q.status = 'pending' AND q.type = $type
 RETURN count(q) AS n
 
 // name: lc_promoted_since
@@ -533,8 +535,8 @@ MATCH (c:Change)
 WHERE c.kind = 'promotion' AND c.applied_at >= $since AND c.applied_at <= $now AND c.source = 'auto'
 RETURN c.target AS target, count(c) AS n
 UNION ALL
-MATCH (q:Proposal)
-WHERE q.type = 'promotion' AND q.created_at >= $since AND q.created_at <= $now
+MATCH (q:Meta)
+WHERE q.kind = 'proposal' AND q.type = 'promotion' AND q.created_at >= $since AND q.created_at <= $now
 RETURN q.target AS target, count(q) AS n
 
 // name: lc_live_effects

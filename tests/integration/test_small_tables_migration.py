@@ -21,7 +21,7 @@ from kg.store.schema import MERGED_KINDS, merged_problems, migrations
 
 NOW = "2026-12-20T10:00:00"
 KUZU = pytest.mark.embedded_only("builds and kills the embedded Kùzu file of an old graph")
-OLD_TABLES = ("Decision", "ManagedBlock", "Preference", "Score", "Skill", "Tally", "Topic")
+OLD_TABLES = ("Decision", "ManagedBlock", "Preference", "Proposal", "Score", "Skill", "Tally", "Topic")
 
 # How kg wrote the four tables before migration 0011 (main's rules/queries and kg/store/tallies.cypher).
 _OLD_WRITES = [
@@ -78,6 +78,22 @@ _OLD_WRITES = [
      [{"rows": [{"id": "dec-20261202-001", "a": "ERR-20261201-001", "b": "ERR-20261201-002", "score_a": 140,
                  "score_b": 60, "parts_a": '{"priority": 100}', "parts_b": "{}", "winner": "ERR-20261201-001",
                  "status": "decided", "reason": "score", "at": "2026-12-02 10:00:00"}]}]),
+    # main's lc_change_create (in short), lc_proposal_create, lc_proposal_about and lc_proposal_for_change
+    ("CREATE (c:Change {id: $id, kind: 'verification', target: 'AGENTS.md', status: 'live', evidence: []})",
+     [{"id": "chg-20261202-001"}]),
+    ("CREATE (q:Proposal {id: $id, number: $number, type: $type, target: $target, target_kind: $target_kind, "
+     "change: $change, text: $text, hypothesis: $hypothesis, priority: $priority, area: $area, category: $category, "
+     "motivation: $motivation, evidence: $evidence, risk: $risk, effort: $effort, impact: $impact, "
+     "status: 'pending', reason: '', created_at: timestamp($at)})",
+     [{"id": f"prop-000{i}", "number": i, "type": t, "target": "AGENTS.md", "target_kind": "agents", "change": "c",
+       "text": f"rule {i}", "hypothesis": "h", "priority": "high", "area": "docs", "category": "ops",
+       "motivation": "m", "evidence": ["ERR-20261201-001"], "risk": "low", "effort": "low", "impact": "high",
+       "at": "2026-12-02 12:00:00"} for i, t in ((1, "promotion"), (2, "verification"))]),
+    ("MATCH (q:Proposal {id: $id}), (n:Node {id: $node}) CREATE (q)-[:proposal_about {created_at: timestamp($at)}]->(n)",
+     [{"id": "prop-0001", "node": "ERR-20261201-001", "at": "2026-12-02 12:00:00"}]),
+    ("MATCH (q:Proposal {id: $id}), (c:Change {id: $change}) "
+     "CREATE (q)-[:proposal_change {created_at: timestamp($at)}]->(c)",
+     [{"id": "prop-0002", "change": "chg-20261202-001", "at": "2026-12-02 12:00:00"}]),
 ]
 
 # Builds the graph in a process of its own (one Kùzu database per path and process): 0001-0010, their marks,
@@ -109,8 +125,8 @@ for table in (t for t in json.loads(sys.argv[2]) if t in out["tables"]):
     rows = c.execute(f"MATCH (x:{table}) RETURN " + ", ".join(f"x.{n}" for n in names)).get_all()
     out[table] = [dict(zip(names, r)) for r in rows]
 # the edges to topics and from skills, as the analyst reads an edge (its ends' tables and keys, its properties)
-ends = {"Node": "id", "Topic": "name", "Skill": "slug", "Decision": "id"}
-for rel in ("about", "learned_from", "decision_about"):
+ends = {"Node": "id", "Topic": "name", "Skill": "slug", "Decision": "id", "Proposal": "id", "Change": "id"}
+for rel in ("about", "learned_from", "decision_about", "proposal_about", "proposal_change"):
     src, dst, props = json.loads(sys.argv[3])[rel]
     if src in out["tables"] and dst in out["tables"]:
         rows = c.execute(f"MATCH (a:{src})-[r:{rel}]->(b:{dst}) RETURN a.{ends[src]}, b.{ends[dst]}, "
@@ -160,7 +176,8 @@ def _sorted_rels(out: dict) -> dict:
 
 def _read_old_raw(graph: Path) -> dict:
     rels = {"about": ("Node", "Topic", ["score", "created_at"]), "learned_from": ("Skill", "Node", ["created_at"]),
-            "decision_about": ("Decision", "Node", ["created_at"])}
+            "decision_about": ("Decision", "Node", ["created_at"]), "proposal_about": ("Proposal", "Node", ["created_at"]),
+            "proposal_change": ("Proposal", "Change", ["created_at"])}
     return json.loads(_py(_READ_OLD, str(graph), json.dumps(OLD_TABLES), json.dumps(rels)))
 
 
@@ -175,7 +192,7 @@ def _sorted(rows: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
 
 
-RELS = ("about", "learned_from", "decision_about")
+RELS = ("about", "learned_from", "decision_about", "proposal_about", "proposal_change")
 
 
 def _cli(root: Path, *argv: str, capsys) -> tuple[int, str]:
@@ -187,13 +204,13 @@ def _cli(root: Path, *argv: str, capsys) -> tuple[int, str]:
 def test_the_migration_moves_every_row_and_the_graph_reads_as_before(old_ws, capsys):
     before = _read_old(old_ws)
     assert set(OLD_TABLES) <= set(before["tables"])  # the fixture is the old shape
-    assert sum(len(before[t]) for t in (*OLD_TABLES, *RELS)) == 1 + 2 + 3 + 2 + 1 + 3 + 2 + 2 + 1 + 2
+    assert sum(len(before[t]) for t in (*OLD_TABLES, *RELS)) == 1 + 2 + 3 + 2 + 2 + 1 + 3 + 2 + 2 + 1 + 2 + 1 + 1
     with kg.open_workspace(old_ws).store() as st:  # a writer's open migrates
         assert any(name.startswith("0011") for name in st.applied_migrations())
     after = _read_old(old_ws)
-    assert not set(OLD_TABLES) & set(after["tables"])  # seven node tables fewer
-    assert len(after["tables"]) == len(before["tables"]) - 7 and set(RELS) <= set(after["tables"])
-    # the analyst sees the seven tables as they were, row for row and column for column, and the edges' ends
+    assert not set(OLD_TABLES) & set(after["tables"])  # eight node tables fewer
+    assert len(after["tables"]) == len(before["tables"]) - 8 and set(RELS) <= set(after["tables"])
+    # the analyst sees the eight tables as they were, row for row and column for column, and the edges' ends
     assert _analyst_tables(old_ws) == {t: before[t] for t in (*OLD_TABLES, *RELS)}
     # and the commands read the moved rows
     code, out = _cli(old_ws, "pref", "history", "--json", capsys=capsys)
@@ -210,6 +227,10 @@ def test_the_migration_moves_every_row_and_the_graph_reads_as_before(old_ws, cap
         (d,) = st.run("lc_decisions")
         assert (d["id"], d["winner"], d["override"]) == ("dec-20261202-001", "ERR-20261201-001", False)
         assert st.run("tly_count_decision_about") == [{"n": 2}]
+        assert [(q["number"], q["node"], q["change_id"]) for q in st.run("lc_proposals", statuses=["pending"])] == [
+            (1, "ERR-20261201-001", None), (2, None, "chg-20261202-001")]
+        assert st.run("lc_pending_count", type="promotion") == [{"n": 1}]
+        assert st.run("tly_count_proposal_about") == [{"n": 1}] and st.run("tly_count_proposal_change") == [{"n": 1}]
         # a lookup by key is a primary-key lookup: the kind is in the key
         assert st.execute("MATCH (m:Meta {key: 'tally:edge|derived_from'}) RETURN m.n AS n") == [{"n": 2}]
     code, out = _cli(old_ws, "doctor", "--json", capsys=capsys)  # (it recounts the tallies: the fixture's are made up)
@@ -322,6 +343,8 @@ _BY_KEY = {
     "meta_set": {"key": "kg:probe", "value": "1"},
     "lc_decision_override": {"key": "decision:dec-1", "winner": "a", "reason": "r", "at": datetime(2026, 12, 1)},
     "memory_topic_nodes": {"key": "topic:docs", "limit": 5},
+    "lc_proposal_decide": {"key": "proposal:prop-0001", "status": "skipped", "reason": "r", "at": datetime(2026, 12, 1)},
+    "agg_proposal_links": {"key": "proposal:prop-0001"},
 }
 
 
@@ -372,6 +395,8 @@ def test_a_team_graph_made_before_the_migration_reads_the_same_after_it(tmp_path
             "CREATE (:Preference {id: 'PREF-1', key: 'editor', value: '\"vim\"', action: 'set', session: 's1'})",
             "CREATE (:Decision {id: 'dec-1', a: 'ERR-1', b: 'ERR-1', winner: '', status: 'tie'})",
             "MATCH (d:Decision {id: 'dec-1'}), (n:Node {id: 'ERR-1'}) CREATE (d)-[:decision_about]->(n)",
+            "CREATE (:Proposal {id: 'prop-0001', number: 1, type: 'promotion', status: 'pending', text: 'r'})",
+            "MATCH (q:Proposal {id: 'prop-0001'}), (n:Node {id: 'ERR-1'}) CREATE (q)-[:proposal_about]->(n)",
         ):
             st._execute_raw(cypher, {})
     monkeypatch.setattr(falkor_mod, "migrations", lambda: real)
@@ -385,6 +410,7 @@ def test_a_team_graph_made_before_the_migration_reads_the_same_after_it(tmp_path
         assert [r["key"] for r in st.run("memory_session_prefs", id="s1")] == ["editor"]
         assert st.run("tly_count_learned_from") == [{"n": 1}] and st.run("tly_count_decision_about") == [{"n": 1}]
         assert [d["status"] for d in st.run("lc_decisions")] == ["tie"]
+        assert [(q["number"], q["node"]) for q in st.run("lc_proposals", statuses=["pending"])] == [(1, "ERR-1")]
         for label in OLD_TABLES:
             assert st._execute_raw(f"MATCH (n:{label}) RETURN count(n) AS n", {}) == [{"n": 0}]
         assert st._execute_raw("MATCH ()-[r:about_moved]->() RETURN count(r) AS n", {}) == [{"n": 0}]
