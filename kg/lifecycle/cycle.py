@@ -17,8 +17,8 @@ from kg.lifecycle import blocks, conflicts, decay, promote, promoting, render, v
 from kg.lifecycle.policy import LifecyclePolicy
 from kg.lifecycle.policy import load as load_policy
 from kg.store import Store, bulk
-from kg.store.schema import meta_key
 from kg.store import plain as _jsonable  # the one JSON-ready helper (kg.store.plain); api.py imports this name
+from kg.store.schema import meta_key
 
 DAY = timedelta(days=1)
 LIVE = render.LIVE

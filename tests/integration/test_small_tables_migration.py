@@ -1,21 +1,23 @@
-"""Migration 0011 (issue 17): Tally, ManagedBlock, Preference, Score, Topic and Skill become kinds of Meta row,
-so the graph opens with six node tables fewer; the edges to topics and from skills move with them. The graph here is built as kg before it built them: migrations 0001-0010
-replayed in another process, rows written by the statements that kg wrote them with, then opened by this kg."""
+"""Migration 0011 (issue 17): Tally, ManagedBlock, Preference, Score, Topic, Skill, Decision and Proposal become
+kinds of Meta row, so the graph opens with eight node tables fewer; the edges that started or ended at them move
+with them. The graph here is built as kg before it built them: migrations 0001-0010 replayed in another process,
+rows written by the statements that kg wrote them with, then opened by this kg."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-from datetime import datetime
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
+
+import pytest
+from kg.cli.app import run
 
 import kg
 import kg.analysis as ka
-import pytest
-from kg.cli.app import run
 from kg.store import spans
 from kg.store.schema import MERGED_KINDS, merged_problems, migrations
 
@@ -89,7 +91,8 @@ _OLD_WRITES = [
        "text": f"rule {i}", "hypothesis": "h", "priority": "high", "area": "docs", "category": "ops",
        "motivation": "m", "evidence": ["ERR-20261201-001"], "risk": "low", "effort": "low", "impact": "high",
        "at": "2026-12-02 12:00:00"} for i, t in ((1, "promotion"), (2, "verification"))]),
-    ("MATCH (q:Proposal {id: $id}), (n:Node {id: $node}) CREATE (q)-[:proposal_about {created_at: timestamp($at)}]->(n)",
+    ("MATCH (q:Proposal {id: $id}), (n:Node {id: $node}) "
+     "CREATE (q)-[:proposal_about {created_at: timestamp($at)}]->(n)",
      [{"id": "prop-0001", "node": "ERR-20261201-001", "at": "2026-12-02 12:00:00"}]),
     ("MATCH (q:Proposal {id: $id}), (c:Change {id: $change}) "
      "CREATE (q)-[:proposal_change {created_at: timestamp($at)}]->(c)",
@@ -176,7 +179,8 @@ def _sorted_rels(out: dict) -> dict:
 
 def _read_old_raw(graph: Path) -> dict:
     rels = {"about": ("Node", "Topic", ["score", "created_at"]), "learned_from": ("Skill", "Node", ["created_at"]),
-            "decision_about": ("Decision", "Node", ["created_at"]), "proposal_about": ("Proposal", "Node", ["created_at"]),
+            "decision_about": ("Decision", "Node", ["created_at"]),
+            "proposal_about": ("Proposal", "Node", ["created_at"]),
             "proposal_change": ("Proposal", "Change", ["created_at"])}
     return json.loads(_py(_READ_OLD, str(graph), json.dumps(OLD_TABLES), json.dumps(rels)))
 
@@ -331,7 +335,8 @@ def test_a_team_graph_moves_the_same_rows_and_keeps_each_blocks_workspace():
     # the edges to topics and from skills are copied under their own names at once (no table to rename)
     assert not any("_moved" in s or s.startswith(("DROP", "ALTER")) for s in out)
     assert any(s.startswith("MATCH (n:Node)-[a:about]->(t:Topic)") and "[:about {" in s for s in out)
-    assert fd.schema().rels["about"][:2] == ("Node", "Meta") and fd.schema().rels["learned_from"][:2] == ("Meta", "Node")
+    assert fd.schema().rels["about"][:2] == ("Node", "Meta")
+    assert fd.schema().rels["learned_from"][:2] == ("Meta", "Node")
     assert set(MERGED_KINDS) == set(OLD_TABLES)
 
 
@@ -343,7 +348,8 @@ _BY_KEY = {
     "meta_set": {"key": "kg:probe", "value": "1"},
     "lc_decision_override": {"key": "decision:dec-1", "winner": "a", "reason": "r", "at": datetime(2026, 12, 1)},
     "memory_topic_nodes": {"key": "topic:docs", "limit": 5},
-    "lc_proposal_decide": {"key": "proposal:prop-0001", "status": "skipped", "reason": "r", "at": datetime(2026, 12, 1)},
+    "lc_proposal_decide": {"key": "proposal:prop-0001", "status": "skipped", "reason": "r",
+                           "at": datetime(2026, 12, 1)},
     "agg_proposal_links": {"key": "proposal:prop-0001"},
 }
 
