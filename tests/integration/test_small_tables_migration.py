@@ -258,6 +258,11 @@ def test_new_rows_after_the_migration_are_written_as_kinds_of_meta_row(old_ws, c
     assert [p["key"] for p in tables["Preference"]][:3] == ["editor", "editor", "tone"]
     assert (tables["Preference"][-1]["key"], tables["Preference"][-1]["value"]) == ("theme", '"dark"')
     assert [s["average"] for s in tables["Score"]] == [7.0, 8.0, 6.0]
+    with kg.open_workspace(old_ws).store() as st:  # an upsert finds a block the migration moved, by its key
+        st.run("lc_block_upsert", rows=[{"id": "AGENTS.md#rules", "path": "AGENTS.md", "name": "rules", "hash": "ef56",
+                                         "glue": "", "created_file": True, "flag": "", "at": datetime(2026, 12, 3)}])
+        assert [(b["id"], b["hash"]) for b in st.run("lc_blocks")] == [("AGENTS.md#rules", "ef56"),
+                                                                      ("USER.md#preferences", "cd34")]
     code, out = _cli(old_ws, "doctor", "--json", capsys=capsys)
     checks = {c["name"]: c for c in json.loads(out)["checks"]}
     assert checks["tables"]["status"] == "ok" and checks.get("tallies", {"status": "ok"})["status"] == "ok"
@@ -410,6 +415,9 @@ def test_a_team_graph_made_before_the_migration_reads_the_same_after_it(tmp_path
         assert any(n.startswith("0011") for n in st.applied_migrations())
         (block,) = st.run("lc_blocks")
         assert (block["id"], block["hash"]) == ("AGENTS.md#rules", "ab12")  # this workspace's, not beta's
+        st.run("lc_block_upsert", rows=[{"id": "AGENTS.md#rules", "path": "AGENTS.md", "name": "rules", "hash": "cd34",
+                                         "glue": "", "created_file": True, "flag": "", "at": datetime(2026, 12, 3)}])
+        assert [(b["id"], b["hash"]) for b in st.run("lc_blocks")] == [("AGENTS.md#rules", "cd34")]  # the same row
         assert {r["key"]: r["n"] for r in st.run("tly_all")} == {"edge|about": 1}
         assert [r["id"] for r in st.run("memory_topic_nodes", key="topic:docs", limit=5)] == ["ERR-1"]
         assert [r["slug"] for r in st.run("memory_session_skills", id="s1")] == ["deploy-docs"]
