@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable
 
 # Global options that take a value: skipped when looking for the subcommand's name on the command line.
 VALUED = {"--workspace", "-w", "--rules", "--now"}
@@ -121,6 +122,19 @@ def _log_line_whole(tail: list[str]) -> bool:
     return len(words) == 2 and words[0] in LOG_KINDS
 
 
+def _gives_way(argv: list[str]) -> Callable[[str], bool] | None:
+    """For a `kg hook session-start`: whether a writer holds the graph (`kg.runtimes.graph_held`), looked at
+    before the read server is asked and while a starting one is waited for. A server could only wait for the
+    graph lock (`[lock] timeout_seconds`) first; run here, the hook waits `busy_wait_seconds`, then briefs from
+    files and journals its session, well within the runtime's hook timeout."""
+    at = _position(argv)
+    if at is None or argv[at] != "hook" or invoked(argv[at + 1:]) != "session-start":
+        return None
+    from kg.runtimes.graph_held import by_a_writer
+
+    return by_a_writer
+
+
 def main() -> None:
     argv = sys.argv[1:] = unwrap_ids(sys.argv[1:])  # `[ERR-...]` as the brief prints it: the server sees the id
     root = None
@@ -129,7 +143,7 @@ def main() -> None:
     if ok:
         from kg.serve import client
 
-        outcome = client.run(argv, workspace)
+        outcome = client.run(argv, workspace, _gives_way(argv))
         if outcome.code is not None:
             raise SystemExit(outcome.code)
         root = outcome.root

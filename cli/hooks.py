@@ -172,7 +172,7 @@ def session_end(
             # it in the foreground, to see its errors). The session it ends is named now, not when it runs
             # (Claude Code's /clear starts the next session at once): see `hooks.hand_over_end`. OpenClaw's
             # handler.js starts kg detached and holds the next session start until this process has answered.
-            handed = hooks.hand_over_end(ws, session, write_summary=not no_summary, key=key)
+            handed = hooks.hand_over_end(ws, session, write_summary=not no_summary, key=key, now=at, transcript=path)
             after_answer(lambda: run(handed))
             return
         done = run()

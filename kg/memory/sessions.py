@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core import clock, paths
-from kg.core.errors import NotFound, UsageError
+from kg.core.errors import KgError, NotFound, UsageError
 from kg.core.text import clean
 from kg.ingest.journal import write_atomic
 from kg.memory import logs as files
@@ -248,3 +248,29 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
     return {"id": sid, "ended_at": at.isoformat(), "file": str(path.relative_to(ws.root)),
             "daily_log": str(daily.relative_to(ws.root)) if daily else None, "events": len(nodes),
             "sections": {title: items for title, items in result.sections()}}
+
+
+def end_unfinished(ws: Any) -> list[str]:
+    """End the sessions whose end was handed to a detached child that died before it ended them (a full disk, a
+    crash, kill -9: `kg.memory.session_ends`), each once, dated when its runtime ended it, with the summary the
+    graph can make from what was logged; the reflection the child did not finish is named in Open Items. The
+    sessions ended. Called where a writer holds the graph anyway (a session start, a session end)."""
+    from kg.memory import session_ends
+
+    def finish(record: dict[str, Any]) -> bool:
+        sid = record["session"]
+        with ws.store() as st:
+            rows = [r for form in same_session(sid) for r in st.run("memory_session_get", id=form)]
+        if not rows or rows[0]["ended_at"] is not None:
+            return True  # ended after all (by hand, or by the child just before it died), or never made
+        transcript = record.get("transcript")
+        left = ("this session's end stopped before it finished; kg ended it later from what was logged"
+                + (f" (to reflect on its transcript: `kg reflect {transcript} --apply --session {sid}`)"
+                   if isinstance(transcript, str) and transcript else ""))
+        try:
+            end(ws, "", now=record.get("at") or None, session=sid, open_items=[left])
+        except (KgError, OSError, ValueError):
+            return False  # (a full disk still): the next one to look tries again
+        return True
+
+    return session_ends.sweep(ws, finish)

@@ -199,6 +199,8 @@ def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str
         rows = st.run("memory_session_get", id=sid)
         return sid if rows and rows[0]["ended_at"] is None else None
 
+    if st is not None:
+        sessions.end_unfinished(ws)  # an earlier session whose handed-over end died: ended now, once
     current = ws.current_session()
     going_on = session_ids.which(live(current), session_ids.key_of(ws, current), key,
                                  live(session_ids.tied(ws, key)))
@@ -391,6 +393,10 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     rules = load_rules(ws)
     at = clock.now(now)
     sid = end_target(ws, None, key) if session is None else (session or None)  # "": none (`hand_over_end`)
+    if write_summary:
+        from kg.memory import sessions
+
+        sessions.end_unfinished(ws)  # an earlier session whose handed-over end died (not this one: its lock lives)
     out: dict[str, Any] = {"now": at.isoformat(), "session": sid, "transcript": transcript_path,
                            "reflect": None, "summary_file": None, "notes": []}
     rep = None
@@ -429,6 +435,9 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
                 out["notes"].append(f"session {sid} ended already")
         else:
             out["notes"].append(f"no kg session {sid}: no summary written (`kg session start` names one)")
+        from kg.memory import session_ends
+
+        session_ends.done(ws, sid)  # (a handed-over end: its record goes; a child that died before leaves it)
     else:
         out["notes"].append("no current kg session: no summary written (`kg hook session-start "
                             "--start-session` or `kg session start` opens one)")
@@ -448,7 +457,8 @@ def end_target(ws: Any, session: str | None, key: str | None) -> str | None:
     return session_ids.which(current, session_ids.key_of(ws, current), key, session_ids.tied(ws, key))
 
 
-def hand_over_end(ws: Any, session: str | None, *, write_summary: bool = True, key: str | None = None) -> str:
+def hand_over_end(ws: Any, session: str | None, *, write_summary: bool = True, key: str | None = None,
+                  now: datetime | str | None = None, transcript: str | None = None) -> str:
     """Before a runtime's session end is left to a detached child (the hook answers at once): the session that
     child is to end (`session`, else the current one), named now; and, when the child will end it, it stops
     being the current session now. The runtime does not wait for the child: Claude Code's /clear fires
@@ -458,11 +468,14 @@ def hand_over_end(ws: Any, session: str | None, *, write_summary: bool = True, k
     no session current as the hook answered, the child ended the one a start opened meanwhile. "" when there is
     none: `session_end` then takes none, not the current one as it runs. The session is `end_target`'s (the one
     tied to the runtime's session `key`), and it stops being tied to it now too: a start of the same runtime
-    session after this end (a /clear that keeps its id) opens a new one."""
+    session after this end (a /clear that keeps its id) opens a new one. The hand-over is recorded
+    (`kg.memory.session_ends`, dated `now`, with the `transcript`): if the child dies before it ends the session,
+    the next session start or end ends it."""
     sid = end_target(ws, session, key)
     if sid and write_summary and load_rules(ws).end_summary:
-        from kg.memory import session_ids
+        from kg.memory import session_ends, session_ids
 
+        session_ends.hand_over(ws, sid, clock.now(now).isoformat(), transcript)
         with ws.journal.locked():
             session_ids.untie(ws, sid)
         if ws.current_session() == sid:

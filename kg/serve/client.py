@@ -20,6 +20,7 @@ from kg.serve import protocol
 
 TYPE_CHECKING = False  # `typing` and `pathlib` cost a client that should take tens of ms several of them
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
@@ -193,19 +194,24 @@ def _stdin(argv: list[str]) -> dict[str, Any] | None:
     return {**info, "data": _b64(data)}
 
 
-def run(argv: list[str], workspace: str | None) -> Outcome:
-    """Answer `kg ARGV` (a served read command) from the workspace's server when one runs."""
+def run(argv: list[str], workspace: str | None, give_way: Callable[[str], bool] | None = None) -> Outcome:
+    """Answer `kg ARGV` (a served read command) from the workspace's server when one runs. `give_way(kg_dir)`:
+    whether to run here at once instead, looked at first and while a starting server is waited for (a
+    session-start hook behind a writer: `kg.runtimes.graph_held`)."""
     if not enabled():
         return Outcome()
     root = locate(workspace)
     if root is None or not configured(root):
+        return Outcome()
+    if give_way is not None and give_way(os.path.join(root, MARKER)):
+        protocol.trace("client gives way to a writer")
         return Outcome()
     try:  # built before connecting: a hook's stdin that stays open must not hold the server (issue 20)
         request = _request(argv)
     except (OSError, ValueError):  # stdin unreadable, or not UTF-8: the command reports it here
         return Outcome(root=root)
     protocol.trace(f"client start {request['started']:.3f}")
-    sock = _reach(os.path.join(root, MARKER))
+    sock = _reach(os.path.join(root, MARKER), give_way)
     protocol.trace("client connected")
     if isinstance(sock, int):  # it waited for a migration as long as a read may: it said why
         _give_back(request["stdin"])
@@ -260,14 +266,14 @@ def _b64(data: bytes) -> str:
     return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
-def _reach(kg_dir: str) -> Any:
-    """A connection to the workspace's server; when none lives, one is started and waited for (the first read
-    pays its start, the pattern of language servers). It takes the graph as a foreground process does, so the
-    detached appliers of agents logging stand aside for it. None when it does not come up: it gave up on a graph
-    held past its retry budget (or a back-off from the last one that did is on), or it was asked to let go
-    meanwhile. A server that leaves before it listens (killed, or its starter's start failed) is started again,
-    twice at most. While a migration runs (`kg.serve.progress`) the read waits for it, saying so on stderr; past that
-    bound, an int: the read's exit code (1), its error written."""
+def _reach(kg_dir: str, give_way: Callable[[str], bool] | None = None) -> Any:
+    """A connection to the workspace's server; when none lives, one is started and waited for (the first read pays
+    its start, the pattern of language servers). It takes the graph as a foreground process does, so the detached
+    appliers of agents logging stand aside for it. None when it does not come up: it gave up on a graph held past
+    its retry budget (or a back-off from the last one that did is on), or it was asked to let go meanwhile, or
+    `give_way` said to run here. A server that leaves before it listens (killed, or its starter's start failed) is
+    started again, twice at most. While a migration runs (`kg.serve.progress`) the read waits for it, saying so on
+    stderr; past that bound, an int: the read's exit code (1), its error written."""
     try:
         return protocol.connect(kg_dir, ANSWER_TIMEOUT)
     except ConnectionRefusedError:  # a socket no one listens on: a killed server's
@@ -299,6 +305,9 @@ def _reach(kg_dir: str) -> Any:
             return protocol.connect(kg_dir, ANSWER_TIMEOUT)
         except OSError:
             pass
+        if give_way is not None and give_way(kg_dir):  # the server it waits for waits for a writer itself
+            protocol.trace("client gives way to a writer")
+            return None
         now = time.monotonic()
         migrating = watch.check()
         if migrating is False:

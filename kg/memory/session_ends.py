@@ -1,0 +1,99 @@
+"""Session ends handed to a detached child, kept in `memory/.kg/ending/<session>.json` until that child has ended
+the session, so that a child that never does (a full disk, a crash, kill -9) leaves a session that the next one
+to look ends.
+
+A runtime's session end answers at once and leaves the reflection and the summary to a detached child
+(`kg.runtimes.hooks.hand_over_end`); the session stops being current and tied to its runtime session as the hook
+answers, so nothing would ever end it if the child failed. Before answering, the hook writes the record under an
+exclusive `flock`, taken on a private name and then renamed into place (a sweeper never sees an unheld lock on
+a record whose owner lives), and keeps the descriptor open: the forked child inherits it, so the lock is held
+exactly as long as the hook or its child lives. The child removes the record once the session is ended. A
+record whose lock can be taken belongs to no one alive: `sweep` ends its session, once (the record goes after,
+and a session that ended already is only forgotten), with the summary the graph can still make.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+DIR = "ending"
+_held: list[int] = []  # this process's record locks: inherited by the detached child, released when it exits
+
+
+def _path(ws: Any, sid: str) -> Path:
+    return ws.kg_dir / DIR / f"{sid}.json"
+
+
+def hand_over(ws: Any, sid: str, at: str, transcript: str | None) -> None:
+    """Record that session `sid`'s end (dated `at`, reflecting on `transcript`) is left to this process's
+    detached child; the record's lock is held until this process and that child are gone."""
+    folder = ws.kg_dir / DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    private = folder / f".{sid}.{os.getpid()}.tmp"
+    fd = os.open(private, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, json.dumps({"session": sid, "at": at, "transcript": transcript}).encode())
+        os.fsync(fd)
+        os.rename(private, _path(ws, sid))
+    except BaseException:
+        os.close(fd)
+        private.unlink(missing_ok=True)
+        raise
+    _held.append(fd)
+
+
+def done(ws: Any, sid: str) -> None:
+    """Session `sid`'s end is done (by its child, or by a sweep): its record goes, if it is this process's."""
+    path = _path(ws, sid)
+    try:
+        mine = any(os.fstat(fd).st_ino == path.stat().st_ino for fd in _held)
+    except OSError:
+        return
+    if mine:
+        path.unlink(missing_ok=True)
+
+
+def sweep(ws: Any, finish: Callable[[dict[str, Any]], bool]) -> list[str]:
+    """Give each record whose owner died (its lock free) to `finish`, holding its lock, and remove it when
+    `finish` says so (True: the session is ended, or there is none to end). The sessions finished."""
+    folder = ws.kg_dir / DIR
+    out: list[str] = []
+    try:
+        names = sorted(p for p in folder.iterdir() if p.suffix == ".json")
+    except OSError:
+        return out
+    for path in names:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # its hook or child lives: the end is under way
+            try:
+                if os.fstat(fd).st_ino != path.stat().st_ino:
+                    continue  # finished and removed by another sweep while this one waited
+            except OSError:
+                continue
+            try:
+                record = json.loads(path.read_bytes())
+                sid = record["session"]
+                if not isinstance(sid, str) or not sid:
+                    raise ValueError(sid)
+            except (OSError, ValueError, KeyError, TypeError):
+                path.unlink(missing_ok=True)  # not a record kg wrote whole (written before the rename): nothing to do
+                continue
+            if finish(record):
+                path.unlink(missing_ok=True)
+                out.append(sid)
+        finally:
+            os.close(fd)
+    return out

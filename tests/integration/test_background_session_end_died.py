@@ -1,0 +1,113 @@
+"""A runtime's session end answers at once and leaves the reflection and the summary to a detached child; the
+session stops being current and tied to its runtime session as the hook answers. When that child dies before it
+ends the session (kill -9 here, as a full disk or a crash would leave it), the next session start that reaches the
+graph ends it, once, with the summary it can still make. Real processes, the real console entry, a real
+transcript; the child is held still at the worst moment (answered, nothing ended) instead of hoping for timing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from fault_trials import processes_of  # noqa: E402
+
+from kg.store.lock import FileLock
+
+KG = str(Path(sys.executable).parent / "kg")
+TRANSCRIPT = ("runtimes", "claude_code", "transcripts", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+
+
+def _hook(root: Path, event: str, payload: dict, *extra: str, now: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "KG_NOW": now, "KG_LOCK_TIMEOUT": "600", "KG_SERVER": "0"}
+    env.pop("KG_WORKSPACE", None)
+    env.pop("KG_HOOK_WAIT", None)
+    return subprocess.run([KG, "-w", str(root), "hook", event, *extra, "--runtime", "claude-code"],
+                          input=json.dumps(payload), capture_output=True, text=True, cwd=root, env=env, timeout=300)
+
+
+def _start(root: Path, base: dict, now: str) -> str:
+    brief = _hook(root, "session-start", {**base, "hook_event_name": "SessionStart", "source": "startup"},
+                  "--start-session", now=now)
+    assert brief.returncode == 0, brief.stderr
+    return json.loads(brief.stdout)["hookSpecificOutput"]["additionalContext"].split("- Session: ")[1].split()[0]
+
+
+def _ended(ws, session: str) -> str | None:
+    with ws.reading() as st:
+        at = st.run("memory_session_get", id=session)[0]["ended_at"]
+    return None if at is None else f"{at:%Y-%m-%dT%H:%M}"
+
+
+def _wait_gone(pid: int) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            os.kill(pid, 0)
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in ("Z", "X"):
+            return
+        assert time.monotonic() < deadline, "the killed child never went"
+        time.sleep(0.02)
+
+
+@pytest.mark.embedded_only("holds the Kùzu file lock to keep the detached child waiting")
+def test_a_session_whose_handed_over_end_was_killed_is_ended_by_the_next_start_once(ws, shared_data):
+    real = shared_data.joinpath(*TRANSCRIPT)
+    base = {"session_id": real.stem, "transcript_path": str(real), "cwd": str(ws.root), "permission_mode": "default"}
+    first = _start(ws.root, base, "2026-07-01T09:00")
+    entry = subprocess.run([KG, "-w", str(ws.root), "log", "learning", "run the migrations before the tests",
+                            "--session", first], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "KG_SERVER": "0", "KG_NOW": "2026-07-01T09:30"})
+    assert entry.returncode == 0, entry.stderr
+    holder = FileLock(ws.root / "memory" / ".kg" / "graph.lock", timeout=30)
+    holder.acquire()  # the child cannot reach the graph: it has answered and ended nothing
+    try:
+        end = _hook(ws.root, "session-end", {**base, "hook_event_name": "SessionEnd", "reason": "clear"},
+                    now="2026-07-01T10:00")
+        assert (end.returncode, end.stdout) == (0, ""), end.stderr
+        (child,) = processes_of(ws.root, "session-end")
+        os.kill(child, signal.SIGSTOP)
+    finally:
+        holder.release()
+    try:
+        # the child lives (stopped): its end is under way, and a start does not take it over
+        second = _start(ws.root, {**base, "session_id": "other-runtime-session"}, "2026-07-01T10:01")
+        assert second != first and _ended(ws, first) is None
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.kill(child, signal.SIGCONT)
+    _wait_gone(child)
+    summary = ws.root / "memory" / "sessions" / f"{first}.md"
+    assert _ended(ws, first) is None and not summary.exists()  # what a killed child leaves
+    # (before: nothing ever ended it; it stayed open with no summary, neither current nor tied to anything)
+    assert _start(ws.root, {**base, "session_id": "other-runtime-session"}, "2026-07-01T11:00") == second
+    assert _ended(ws, first) == "2026-07-01T10:00"  # dated when its runtime ended it
+    text = summary.read_text()
+    assert "run the migrations before the tests" in text
+    assert f"`kg reflect {real} --apply --session {first}`" in text
+    assert ws.current_session() == second and _ended(ws, second) is None
+    assert not list((ws.root / "memory" / ".kg" / "ending").iterdir())
+    # once: a later start and a later end leave the first summary as it is
+    stamp = summary.stat().st_mtime_ns
+    assert _start(ws.root, {**base, "session_id": "other-runtime-session"}, "2026-07-01T12:00") == second
+    done = _hook(ws.root, "session-end", {**base, "session_id": "other-runtime-session",
+                                           "hook_event_name": "SessionEnd", "reason": "exit"},
+                 now="2026-07-01T12:30")
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 300
+    while processes_of(ws.root, "session-end"):
+        assert time.monotonic() < deadline, "the detached session end never finished"
+        time.sleep(0.05)
+    assert _ended(ws, second) is not None  # (dated by the reflection, from the transcript)
+    assert summary.stat().st_mtime_ns == stamp and summary.read_text() == text
+    assert not list((ws.root / "memory" / ".kg" / "ending").iterdir())
