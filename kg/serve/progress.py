@@ -3,9 +3,10 @@
 A writer's open that migrates the graph, or rebuilds what a migration asked for (the pattern aggregates, the
 full-text index), takes minutes at a million entries and holds the graph all along. It says so in
 `memory/.kg/migrating.json` (its pid, the step it is on, when it began), written whole by rename and removed
-when done. A read (through the read server or on its own) or a `kg cycle` that meets it waits for it up to
-`KG_MIGRATION_WAIT` seconds (default `WAIT`), saying on stderr what it waits for, then answers; past the bound
-it fails with exit 1 and says when to retry, never with a bare "the graph is held".
+when done. A read (through the read server or on its own) or a `kg cycle` that meets it waits for it as long as
+it runs (the first command after an upgrade must not fail for a one-off upgrade), saying so in one line on
+stderr (upgrading, how long so far), then answers. With `KG_MIGRATION_WAIT=SECONDS` it waits at most that long,
+then fails with exit 1 and says when to retry, never with a bare "the graph is held".
 
 Standard library only: the light client (`kg.serve.client`) reads it before it knows whether it needs kg.
 """
@@ -17,14 +18,15 @@ import os
 import time
 
 FILE = "migrating.json"  # in memory/.kg/
-WAIT = 300.0  # seconds a read or a cycle waits for a migration in progress (KG_MIGRATION_WAIT)
 
 
-def wait_bound() -> float:
+def wait_bound() -> float | None:
+    """Seconds a read or a cycle waits for a migration in progress: KG_MIGRATION_WAIT, else None (as long as it
+    runs: a killed migration stops counting at once, `current`)."""
     try:
-        return max(0.0, float(os.environ.get("KG_MIGRATION_WAIT") or WAIT))
-    except ValueError:
-        return WAIT
+        return max(0.0, float(os.environ["KG_MIGRATION_WAIT"]))
+    except (KeyError, ValueError):
+        return None
 
 
 class Marker:
@@ -127,20 +129,26 @@ def describe(record: dict) -> str:
     return f"migrating the graph (step {record['step']} of {record['of']}{what}), started {ago:.0f} s ago"
 
 
-def waiting_line(record: dict, bound: float) -> str:
-    return f"kg: {describe(record)} by process {record['pid']}; waiting for it (up to {bound:g} s)\n"
+def waiting_line(record: dict, bound: float | None) -> str:
+    """The one line a waiter writes: the graph is being upgraded, for how long so far, and that it waits."""
+    ago = max(0.0, time.time() - float(record["started"]))
+    what = f": {record['what']}" if record.get("what") else ""
+    until = f" (at most {bound:g} s: KG_MIGRATION_WAIT)" if bound is not None else ""
+    return (f"kg: upgrading the graph for this kg (step {record['step']} of {record['of']}{what}), {ago:.0f} s so "
+            f"far, by process {record['pid']}; waiting for it{until}, then answering\n")
 
 
 def give_up_line(record: dict) -> str:
     return (f"kg process {record['pid']} is {describe(record)}, and holds the graph until it is done (minutes "
-            "at a million entries); try again in a few minutes, or wait longer with KG_MIGRATION_WAIT=SECONDS")
+            "at a million entries); try again in a few minutes, or wait longer: a larger KG_MIGRATION_WAIT, or none "
+            "to wait as long as it runs")
 
 
 class Watch:
-    """A waiter's view: `check()` each round while it waits for the graph. It says (once per step) what it
-    waits for on stderr, and tells whether to keep waiting: True while a migration runs and its bound (counted
-    from this waiter's first sight of it) is not passed (the waiter's own budget then counts from the
-    migration's end); None when no migration runs; False when the bound is passed (`record`: the migration)."""
+    """A waiter's view: `check()` each round while it waits for the graph. It says once on stderr what it waits
+    for, and tells whether to keep waiting: True while a migration runs and its bound, if any (counted from this
+    waiter's first sight of it), is not passed (the waiter's own budget then counts from the migration's end);
+    None when no migration runs; False when the bound is passed (`record`: the migration)."""
 
     def __init__(self, kg_dir: str | os.PathLike, *, say: bool = True):
         self.kg_dir = kg_dir
@@ -158,9 +166,9 @@ class Watch:
         now = time.monotonic()
         if self.since is None:
             self.since = now
-        if now - self.since > self.bound:
+        if self.bound is not None and now - self.since > self.bound:
             return False
-        key = (record["pid"], record["step"])
+        key = (record["pid"],)  # one line per migration, not per step
         if self.say and key != self.shown:
             self.shown = key
             _stderr(waiting_line(record, self.bound))
