@@ -1,22 +1,25 @@
 """The read server gives memory back (issue 22): it opens the graph again when what it applied made it grow.
 
 Kùzu keeps what an open database read and wrote resident until its page cache (1 GB) is full, and gives nothing
-back while it stays open: at 1M entries a fresh server held 176 MB, 231 MB after applying 60 logs, and it grows
-with every log of a long day. Closing and opening the graph again (the lock held all along: nobody else gets in)
-starts it from a fresh open's size. The same renewal folds the write-ahead log into the graph, the cheap way:
-Kùzu 0.11.3's CHECKPOINT of logs applied in this open took 161 s at 1M entries (20 logs; the server's own
-stop paid it), of the same logs replayed by a fresh open 0.45 s (`Store.reopen`).
+back while it stays open: at 1M entries a fresh server held 184 MB, 341 MB once it had applied 4 logs (a new
+pattern key scans the node table), 420 MB after 150. Closing and opening the graph again (the lock held all
+along: nobody else gets in) starts it from a fresh open's size; the write-ahead log is replayed by the open.
 
 When (`[serve]` in rules/policy.toml, pure: `due`): after it applied entries, once it was idle for
 `renew_idle_seconds` and holds more than `renew_above_mb`; at once, idle or not, past `renew_hard_mb` or a
-write-ahead log of `renew_wal_mb` (below Kùzu's own checkpoint at 8 MB, which would fold it the slow way inside
-an agent's log). A read that comes during the renewal waits at the door for it (~1 s at 1M) and is answered.
+write-ahead log of `renew_wal_mb`, which the renewal then also folds into the graph (a CHECKPOINT), before Kùzu's
+own at 8 MB would inside an agent's log. A CHECKPOINT at 1M entries took 0.5 s or minutes (123 s for 20 logs,
+165 s at a server's stop after 60: it rewrites what the logs touched), so it is done only then, saying so to the
+commands it shuts out (`kg.serve.progress`). A read that comes during a renewal waits at the door for it (~1 s at
+1M) and is answered.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +40,7 @@ def due(bounds: Bounds, *, grown: bool, idle_for: float, rss_mb: float, wal_mb: 
         return ""  # a fresh open holds what it holds: opening again would give nothing back
     if rss_mb > bounds.hard_mb:
         return f"{rss_mb:.0f} MB resident, over {bounds.hard_mb:g}"
-    if wal_mb >= bounds.wal_mb:
+    if wal_mb > 0 and wal_mb >= bounds.wal_mb:
         return f"a {wal_mb:.1f} MB write-ahead log"
     if idle_for >= bounds.idle_seconds and rss_mb > bounds.above_mb:
         return f"idle, {rss_mb:.0f} MB resident, over {bounds.above_mb:g}"
@@ -63,13 +66,31 @@ def trim_heap() -> None:
         pass
 
 
-def renew(store: Any, why: str) -> float:
-    """Close and open the graph again, folding its write-ahead log; the resident MB after."""
+def renew(store: Any, why: str, *, fold: bool = False) -> float:
+    """Close and open the graph again (with `fold`, folding its write-ahead log too); the resident MB after."""
     protocol.trace(f"server renews: {why}")
-    store.reopen(between=trim_heap, fold=True)
+    with _folding(store, fold):
+        store.reopen(between=trim_heap, fold=fold)
     after = resident_mb()
     protocol.trace(f"server renewed: {after:.0f} MB")
     return after
+
+
+@contextmanager
+def _folding(store: Any, fold: bool) -> Iterator[None]:
+    """A fold's CHECKPOINT can hold the graph for minutes at 1M entries: it says so, as a migration does
+    (`kg.serve.progress`), so that a command it shuts out waits for it saying so instead of failing."""
+    if not fold:
+        yield
+        return
+    from kg.serve.progress import Marker
+
+    marker = Marker(store.path.parent, ["fold the write-ahead log into the graph"])
+    marker.step(marker.steps[0])
+    try:
+        yield
+    finally:
+        marker.done()
 
 
 def renew_if_due(server: Any, idle_since: float) -> str:
@@ -79,24 +100,29 @@ def renew_if_due(server: Any, idle_since: float) -> str:
     if server.bounds is None or not server.grown:
         return ""
     held = server.ws._held
+    wal_mb = held.wal_bytes() / 2**20
     why = due(server.bounds, grown=True, idle_for=time.monotonic() - max(idle_since, server.applied_at),
-              rss_mb=resident_mb(), wal_mb=held.wal_bytes() / 2**20)
+              rss_mb=resident_mb(), wal_mb=wal_mb)
     if not why:
         return ""
     if server.cache is not None:
         server.cache.clear()
-    renew(held, why)
+    renew(held, why, fold=wal_mb >= server.bounds.wal_mb and wal_mb > 0)
     server.grown = False
     return why
 
 
-def fold_before_close(store: Any) -> None:
-    """The server lets go of the graph (asked to, idle, stopped): the log it leaves is folded so the next open
-    replays nothing, by a reopen (seconds at 1M) rather than a CHECKPOINT of what it applied (minutes). Best
-    effort: a failure leaves the log to be replayed."""
+def fold_before_close(store: Any, bounds: Bounds | None, released: bool) -> None:
+    """The server lets go of the graph. Idle or stopped, nobody waits for it: the log it leaves is folded, so the
+    next open replays nothing. Asked to let go by a process that waits for the graph, it folds only a log past
+    `renew_wal_mb`: the waiter replays a small log in a fraction of a second, and a CHECKPOINT at 1M entries took
+    0.5 s or minutes (165 s after 60 logs; the waiter failed its 10 s budget). Best effort: a failure leaves the log
+    to be replayed."""
     try:
-        if store.wal_bytes() > 0:
+        wal_mb = store.wal_bytes() / 2**20
+        if wal_mb > 0 and (not released or bounds is None or wal_mb >= bounds.wal_mb):
             protocol.trace("server folds its log")
-            store.reopen(fold=True)
+            with _folding(store, True):
+                store.reopen(fold=True)
     except Exception:  # noqa: BLE001 - the entries are committed in the log already
         pass

@@ -298,12 +298,12 @@ class Store:
 
     def reopen(self, *, between: Callable[[], None] | None = None, fold: bool = False) -> None:
         """Close the database and open it again on this handle, the graph lock held all along (issue 22: the read
-        server gives back what Kùzu kept resident, which it never does while open). `between` runs while it is
-        closed (the server hands the freed heap back to the system). With `fold`, the write-ahead log is then
-        folded into the graph by a CHECKPOINT and the graph opened once more, holding none of the replay: at 1M
-        entries (kuzu 0.11.3, one thread) a CHECKPOINT of 20 logs applied by this open took 161 s, of the same 20
-        replayed from the log by a fresh open 0.45 s (and 0.37 s to open). Kill -9 anywhere in it: what was
-        committed is in the log or the graph (Kùzu replays the log on the next open; its checkpoint is atomic)."""
+        server gives back what Kùzu kept resident, which it never does while open); the open replays the
+        write-ahead log. `between` runs while it is closed (the server hands the freed heap back to the system).
+        With `fold`, the log is then folded into the graph by a CHECKPOINT and the graph opened once more, holding
+        none of the replay (at 1M entries, kuzu 0.11.3, one thread: 0.45 s, or 123 s when the logs touched much).
+        Kill -9 anywhere in it: what was committed is in the log or the graph (Kùzu replays the log on the next
+        open; its checkpoint is atomic)."""
         self.forget_prepared()
         self._close()
         if between is not None:

@@ -31,3 +31,9 @@ def test_the_shipped_bounds_are_read_from_the_rules(tmp_path):
     assert got == Bounds(idle_seconds=5.0, above_mb=250.0, hard_mb=400.0, wal_mb=4.0)
     (ws.root / "kg.toml").write_text("[rules.policy.serve]\nrenew_above_mb = 300\n", encoding="utf-8")
     assert settings(kg.open_workspace(ws.root)).renew.above_mb == 300.0
+
+
+def test_a_zero_log_bound_renews_after_any_write_but_not_on_an_empty_log():
+    zero = Bounds(idle_seconds=5.0, above_mb=250.0, hard_mb=400.0, wal_mb=0.0)
+    assert due(zero, grown=True, idle_for=0.0, rss_mb=100.0, wal_mb=0.01) == "a 0.0 MB write-ahead log"
+    assert due(zero, grown=True, idle_for=0.0, rss_mb=100.0, wal_mb=0.0) == ""
