@@ -8,10 +8,11 @@ along: nobody else gets in) starts it from a fresh open's size; the write-ahead 
 When (`[serve]` in rules/policy.toml, pure: `due`): after it applied entries, once it was idle for
 `renew_idle_seconds` and holds more than `renew_above_mb`; at once, idle or not, past `renew_hard_mb` or a
 write-ahead log of `renew_wal_mb`, which the renewal then also folds into the graph (a CHECKPOINT), before Kùzu's
-own at 8 MB would inside an agent's log. A CHECKPOINT at 1M entries took 0.5 s or minutes (123 s for 20 logs,
-165 s at a server's stop after 60: it rewrites what the logs touched), so it is done only then, saying so to the
-commands it shuts out (`kg.serve.progress`). A read that comes during a renewal waits at the door for it (~1 s at
-1M) and is answered.
+own at 8 MB would inside an agent's log; or when the open's replay of the log left the server above
+`renew_above_mb` (replaying 0.8 MB of log took back ~100 MB at 1M). A CHECKPOINT at 1M entries took 0.5 s or
+minutes (123 s for 20 logs, 165 s at a server's stop after 60: it rewrites what the logs touched), so it is done
+only then, saying so to the commands it shuts out (`kg.serve.progress`). A read that comes during a renewal
+waits at the door for it (~1 s at 1M without a fold) and is answered.
 """
 
 from __future__ import annotations
@@ -66,12 +67,19 @@ def trim_heap() -> None:
         pass
 
 
-def renew(store: Any, why: str, *, fold: bool = False) -> float:
-    """Close and open the graph again (with `fold`, folding its write-ahead log too); the resident MB after."""
+def renew(store: Any, why: str, *, fold: bool = False, above_mb: float | None = None) -> float:
+    """Close and open the graph again (with `fold`, folding its write-ahead log too); the resident MB after. When
+    the open's replay of the log leaves it above `above_mb`, the log is folded after all: at 1M entries replaying
+    the log of 150 logs (0.8 MB) took back ~100 MB, and each later renewal would give back nothing."""
     protocol.trace(f"server renews: {why}")
     with _folding(store, fold):
         store.reopen(between=trim_heap, fold=fold)
     after = resident_mb()
+    if not fold and above_mb is not None and after > above_mb and store.wal_bytes() > 0:
+        protocol.trace(f"server folds its log: {after:.0f} MB after the replay")
+        with _folding(store, True):
+            store.reopen(between=trim_heap, fold=True)
+        after = resident_mb()
     protocol.trace(f"server renewed: {after:.0f} MB")
     return after
 
@@ -107,7 +115,7 @@ def renew_if_due(server: Any, idle_since: float) -> str:
         return ""
     if server.cache is not None:
         server.cache.clear()
-    renew(held, why, fold=wal_mb >= server.bounds.wal_mb and wal_mb > 0)
+    renew(held, why, fold=wal_mb >= server.bounds.wal_mb and wal_mb > 0, above_mb=server.bounds.above_mb)
     server.grown = False
     return why
 
