@@ -354,10 +354,9 @@ def serve(root: Path, lock: int | None = None) -> str:
             protocol.trace("server opened")
             # last before the graph closes: the log folded into the graph (issue 20: kg closes without a checkpoint,
             # which a short `kg log` cannot afford, so every later open replays what the server applied, up to 8 MB;
-            # 140 KB of it made an open 0.3 s slower at load 18); (issue 22) not for a process waiting for the graph,
-            # unless the log is large: a CHECKPOINT took minutes at 1M entries (165 s after 60 logs), past its budget
-            released: list[bool] = [False]  # asked to let go: a process waits for the graph
-            stack.callback(lambda: fold_before_close(held, conf.renew, released[0]))
+            # 140 KB of it made an open 0.3 s slower at load 18); (issue 22) saying so to those it shuts out: a
+            # CHECKPOINT took minutes at 1M entries (165 s after 60 logs), past a waiting process's 10 s budget
+            stack.callback(fold_before_close, held)
             cache = ReadCache(held).install()  # answers kept until the graph changes
             stack.callback(cache.uninstall)
             server = Server(ws, conf.idle_seconds, stamp, started_amid=read_ids(ws.journal.ids_path) > given,
@@ -370,7 +369,6 @@ def serve(root: Path, lock: int | None = None) -> str:
             protocol.trace("server listens")
             stack.callback(_unlink_own, kg_dir / protocol.SOCKET, _identity(kg_dir / protocol.SOCKET))
             why, conn = _loop(server, listener)
-            released[0] = conn is not None
             if server.moved():  # closing would checkpoint and clean up files by path: the new workspace's
                 _say(f"stopped: {why}")
                 os._exit(0)
