@@ -18,6 +18,11 @@ import os
 import time
 
 FILE = "migrating.json"  # in memory/.kg/
+# A waiter says nothing of a wait for a marker younger than this (seconds): the read server folds its log as it
+# lets go (kg/serve/renew.py), ~0.1 s on most graphs, and a line for that would only be noise on the stderr of a
+# command (one a served read must match byte for byte); an upgrade or a fold that takes minutes is still said
+SAY_AFTER = 2.0
+UPGRADING = "upgrading the graph for this kg"  # what a marker's holder does, unless it names it (`Marker(doing=)`)
 
 
 def wait_bound() -> float | None:
@@ -32,9 +37,10 @@ def wait_bound() -> float | None:
 class Marker:
     """The writer's side: `step` before each step, `done` at the end (or when the open fails)."""
 
-    def __init__(self, kg_dir: str | os.PathLike, steps: list[str]):
+    def __init__(self, kg_dir: str | os.PathLike, steps: list[str], *, doing: str | None = None):
         self.path = os.path.join(kg_dir, FILE)
         self.steps = steps
+        self.doing = doing  # what a waiter is told the holder does (None: `UPGRADING`)
         self.started = time.time()
         self.at: str | None = None
 
@@ -46,6 +52,8 @@ class Marker:
         self.at = name
         n = self.steps.index(name) + 1 if name in self.steps else len(self.steps)
         record = {"pid": os.getpid(), "step": n, "of": len(self.steps), "what": name, "started": self.started}
+        if self.doing:
+            record["doing"] = self.doing
         trace(f"migration step {n} of {len(self.steps)}: {name}")
         part = f"{self.path}.{os.getpid()}"
         try:
@@ -126,7 +134,8 @@ def sweep(kg_dir: str | os.PathLike) -> None:
 def describe(record: dict) -> str:
     ago = max(0.0, time.time() - float(record["started"]))
     what = f": {record['what']}" if record.get("what") else ""
-    return f"migrating the graph (step {record['step']} of {record['of']}{what}), started {ago:.0f} s ago"
+    doing = record.get("doing") or "migrating the graph"
+    return f"{doing} (step {record['step']} of {record['of']}{what}), started {ago:.0f} s ago"
 
 
 def waiting_line(record: dict, bound: float | None) -> str:
@@ -134,8 +143,9 @@ def waiting_line(record: dict, bound: float | None) -> str:
     ago = max(0.0, time.time() - float(record["started"]))
     what = f": {record['what']}" if record.get("what") else ""
     until = f" (at most {bound:g} s: KG_MIGRATION_WAIT)" if bound is not None else ""
-    return (f"kg: upgrading the graph for this kg (step {record['step']} of {record['of']}{what}), {ago:.0f} s so "
-            f"far, by process {record['pid']}; waiting for it{until}, then answering\n")
+    doing = record.get("doing") or UPGRADING
+    return (f"kg: {doing} (step {record['step']} of {record['of']}{what}), {ago:.0f} s so far, by process "
+            f"{record['pid']}; waiting for it{until}, then answering\n")
 
 
 def give_up_line(record: dict) -> str:
@@ -146,9 +156,10 @@ def give_up_line(record: dict) -> str:
 
 class Watch:
     """A waiter's view: `check()` each round while it waits for the graph. It says once on stderr what it waits
-    for, and tells whether to keep waiting: True while a migration runs and its bound, if any (counted from this
-    waiter's first sight of it), is not passed (the waiter's own budget then counts from the migration's end);
-    None when no migration runs; False when the bound is passed (`record`: the migration)."""
+    for (once the marker is `SAY_AFTER` seconds old: a short fold is waited for silently), and tells whether to
+    keep waiting: True while a migration runs and its bound, if any (counted from this waiter's first sight of it),
+    is not passed (the waiter's own budget then counts from the migration's end); None when no migration runs;
+    False when the bound is passed (`record`: the migration)."""
 
     def __init__(self, kg_dir: str | os.PathLike, *, say: bool = True):
         self.kg_dir = kg_dir
@@ -169,7 +180,7 @@ class Watch:
         if self.bound is not None and now - self.since > self.bound:
             return False
         key = (record["pid"],)  # one line per migration, not per step
-        if self.say and key != self.shown:
+        if self.say and key != self.shown and time.time() - float(record["started"]) >= SAY_AFTER:
             self.shown = key
             _stderr(waiting_line(record, self.bound))
         return True

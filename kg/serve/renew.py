@@ -26,6 +26,8 @@ from typing import Any
 
 from kg.serve import protocol
 
+FOLDING = "writing the read server's log into the graph"  # what a command it shuts out is told (not an upgrade)
+
 
 @dataclass(frozen=True)
 class Bounds:
@@ -93,7 +95,7 @@ def _folding(store: Any, fold: bool) -> Iterator[None]:
         return
     from kg.serve.progress import Marker
 
-    marker = Marker(store.path.parent, ["fold the write-ahead log into the graph"])
+    marker = Marker(store.path.parent, ["fold the write-ahead log into the graph"], doing=FOLDING)
     marker.step(marker.steps[0])
     try:
         yield

@@ -130,8 +130,9 @@ def test_a_server_asked_to_let_go_folds_its_log_saying_so_and_the_waiter_waits(t
         os.kill(stopped, signal.SIGSTOP)  # the fold held still: the waiter's budget passes, and it waits
         if progress.current(kg_dir) is not None:  # (else the fold ended between the look and the stop)
             line = waiter.stderr.readline()
-            assert line.startswith("kg: upgrading the graph for this kg (step 1 of 1: fold the write-ahead log into "
-                                   "the graph), "), line
+            # (said once the fold is SAY_AFTER s old, and for what it is: not an upgrade)
+            assert line.startswith("kg: writing the read server's log into the graph (step 1 of 1: fold the "
+                                   "write-ahead log into the graph), "), line
     finally:
         if stopped:
             os.kill(stopped, signal.SIGCONT)

@@ -127,3 +127,32 @@ def test_a_side_index_rebuild_says_so_to_the_commands_it_shuts_out(tmp_path, mon
     assert seen and all(r is not None and r["what"].startswith("rebuild the search side index") for r in seen)
     assert progress.current(ws.kg_dir) is None and not (ws.kg_dir / progress.FILE).exists()
 
+
+def test_a_waiter_says_nothing_of_a_short_fold_and_names_a_long_one_for_what_it_is(tmp_path, monkeypatch, capsys):
+    """The read server folds its log as it lets go (~0.1 s on most graphs), and a command waiting behind it wrote
+    "kg: upgrading the graph for this kg ..." on stderr for it: a line a served read's stderr must not carry (its
+    output must be the one-off read's), naming an upgrade that was not one. A marker younger than SAY_AFTER is
+    waited for silently; an older one is said once, as what its holder does. The graph lock is held for real (a
+    waiter's look asks the kernel), and the fold's age is set on its marker: no sleep."""
+    import fcntl
+
+    from kg.serve.renew import FOLDING
+
+    monkeypatch.delenv("KG_MIGRATION_WAIT", raising=False)
+    with open(tmp_path / "graph.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # held, as by the server that folds
+        marker = progress.Marker(tmp_path, ["fold the write-ahead log into the graph"], doing=FOLDING)
+        marker.step(marker.steps[0])
+        watch = progress.Watch(tmp_path)
+        assert watch.check() is True  # waited for, saying nothing yet
+        assert capsys.readouterr().err == ""
+        marker.started -= progress.SAY_AFTER + 1  # the same fold, SAY_AFTER + 1 s on
+        marker.at = None
+        marker.step(marker.steps[0])
+        assert watch.check() is True and watch.check() is True
+        err = capsys.readouterr().err
+        assert err.startswith("kg: writing the read server's log into the graph (step 1 of 1: fold the write-ahead "
+                              f"log into the graph), {progress.SAY_AFTER + 1:.0f} s so far, by process {os.getpid()}; "
+                              "waiting for it, then answering\n") and err.count("\n") == 1, err
+        marker.done()
+        assert watch.check() is None
