@@ -107,8 +107,8 @@ def renew_if_due(server: Any, idle_since: float) -> str:
     """Renew the server's graph when `due` (idle since the monotonic `idle_since`, or since it last applied an
     entry); "" when not, else why it did. Raises what a failed open raises: the server then stops (what it had not
     applied stays in the journal)."""
-    if server.bounds is None or not server.grown:
-        return ""
+    if server.bounds is None or not server.grown or server.moved():
+        return ""  # (moved: the graph at its path is another workspace's, whose lock it does not hold; it stops)
     held = server.ws._held
     wal_mb = held.wal_bytes() / 2**20
     why = due(server.bounds, grown=True, idle_for=time.monotonic() - max(idle_since, server.applied_at),

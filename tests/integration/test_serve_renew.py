@@ -238,3 +238,29 @@ def test_a_read_during_the_renewal_waits_for_it_and_is_answered_by_the_server(tm
     assert kg(root, "serve", "stop").returncode == 0
     assert proc.wait(timeout=300) == 0
     _all_there(root, ids)
+
+
+def test_a_server_whose_workspace_was_replaced_does_not_open_the_graph_now_at_its_path(tmp_path, monkeypatch):
+    """The workspace the server serves is removed and made again at the same path while the server holds the old
+    graph (and the old graph's lock): a renewal opens its graph again by path, so it would open the new
+    workspace's graph, whose lock it does not hold. It renews nothing then; the loop sees the move and stops."""
+    import kg as kglib
+    from kg.serve.renew import Bounds, renew_if_due
+    from kg.serve.server import Server, _identity
+
+    monkeypatch.setenv("KG_SERVER", "0")
+    root = tmp_path / "ws"
+    ws = kglib.init_workspace(root)
+    ws.log("error", "docker permission denied on the socket")
+    with ws.store() as held:
+        server = Server(ws, 120.0, (), bounds=Bounds(idle_seconds=0.0, above_mb=0.0, hard_mb=0.0, wal_mb=0.0))
+        server.home = _identity(ws.kg_dir)
+        db = held._db
+        os.rename(root, tmp_path / "old")
+        assert kg(tmp_path, "init", str(root), server=False).returncode == 0  # another workspace at the same path
+        assert server.moved()
+        assert renew_if_due(server, 0.0) == ""
+        assert held._db is db  # (before: a renewal with the new workspace's graph open, its lock not held)
+        os.rename(root, tmp_path / "new")
+        os.rename(tmp_path / "old", root)  # the old one back, so that the handle closes on its own graph
+        assert renew_if_due(server, 0.0) != "" and held._db is not db  # (the same call renews, unmoved)
