@@ -5,8 +5,9 @@ full-text index), takes minutes at a million entries and holds the graph all alo
 `memory/.kg/migrating.json` (its pid, the step it is on, when it began), written whole by rename and removed
 when done. A read (through the read server or on its own) or a `kg cycle` that meets it waits for it as long as
 it runs (the first command after an upgrade must not fail for a one-off upgrade), saying so in one line on
-stderr (upgrading, how long so far), then answers. With `KG_MIGRATION_WAIT=SECONDS` it waits at most that long,
-then fails with exit 1 and says when to retry, never with a bare "the graph is held".
+stderr (upgrading, how long so far) once the marker is `SAY_AFTER` old, then answers. With
+`KG_MIGRATION_WAIT=SECONDS` it waits at most that long, then fails with exit 1 and says when to retry, never
+with a bare "the graph is held". The read server's fold of its log uses the marker too (`kg.serve.renew`).
 
 Standard library only: the light client (`kg.serve.client`) reads it before it knows whether it needs kg.
 """
