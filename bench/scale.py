@@ -232,20 +232,31 @@ def cpu_of(pid: int | None) -> float:
         return float("nan")
 
 
-def server_peak_mb(root: Path, env: dict[str, str]) -> float:
-    """The workspace's read server (it answered the reads above, warm): its peak resident memory; then it is
-    stopped, so the cached workspace is left closed."""
-    done = subprocess.run([KG, "-w", str(root), "serve", "status", "--json"], capture_output=True, text=True, env=env)
+IDLE = 7.0  # seconds the read server is left idle before its resident memory is read: past [serve]
+# renew_idle_seconds (5 s), after which this kg's server opens its graph again when it grew (kg/serve/renew.py)
+
+
+def server_peak_mb(root: Path, env: dict[str, str], kg: str = KG) -> tuple[float, float]:
+    """The workspace's read server (it answered the reads above, warm, and applied the logs): its peak resident
+    memory, and its resident memory once left idle `IDLE` seconds; then it is stopped, so the cached workspace is
+    left closed."""
+    done = subprocess.run([kg, "-w", str(root), "serve", "status", "--json"], capture_output=True, text=True, env=env)
     pid = json.loads(done.stdout or "{}").get("pid")
-    peak = float("nan")
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                peak = int(line.split()[1]) / 1024
-    except (OSError, ValueError):
-        pass
-    subprocess.run([KG, "-w", str(root), "serve", "stop"], capture_output=True, env=env)
-    return peak
+
+    def field(name: str) -> float:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith(name):
+                    return int(line.split()[1]) / 1024
+        except (OSError, ValueError):
+            pass
+        return float("nan")
+
+    peak = field("VmHWM:")
+    time.sleep(IDLE)
+    idle = field("VmRSS:")
+    subprocess.run([kg, "-w", str(root), "serve", "stop"], capture_output=True, env=env)
+    return peak, idle
 
 
 def seed_rows(root: Path, runs: int) -> dict[str, tuple[float, float]]:
@@ -387,10 +398,12 @@ def main() -> None:
                         statistics.median(served[tag]), float("nan"))
         results.setdefault("python start-up, no kg (floor)", {})[n] = (
             statistics.median(measure(floor, env)[0] for _ in range(args.runs)), float("nan"))
-        results.setdefault("read server peak (MB)", {})[n] = (float("nan"), server_peak_mb(root, env))
-        if base and base.exists():
-            results.setdefault("read server peak (MB) [baseline]", {})[n] = (float("nan"),
-                                                                           server_peak_mb(base, env))
+        for tag, kg, where in [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base and base.exists()
+                                                   else []):
+            peak, idle = server_peak_mb(where, env, kg)
+            results.setdefault(f"read server peak (MB){tag}", {})[n] = (float("nan"), peak)
+            results.setdefault(f"read server resident, {IDLE:g} s idle after the reads (MB){tag}", {})[n] = (
+                float("nan"), idle)
         for name, value in {**seed_rows(root, args.runs), **fts5_rows(root, n, args.runs)}.items():
             results.setdefault(name, {})[n] = value
         disk = sum(f.stat().st_size for f in (root / "memory" / ".kg").glob("graph.kuzu*"))

@@ -3,9 +3,11 @@
 A writer's open that migrates the graph, or rebuilds what a migration asked for (the pattern aggregates, the
 full-text index), takes minutes at a million entries and holds the graph all along. It says so in
 `memory/.kg/migrating.json` (its pid, the step it is on, when it began), written whole by rename and removed
-when done. A read (through the read server or on its own) or a `kg cycle` that meets it waits for it up to
-`KG_MIGRATION_WAIT` seconds (default `WAIT`), saying on stderr what it waits for, then answers; past the bound
-it fails with exit 1 and says when to retry, never with a bare "the graph is held".
+when done. A read (through the read server or on its own) or a `kg cycle` that meets it waits for it as long as
+it runs (the first command after an upgrade must not fail for a one-off upgrade), saying so in one line on
+stderr (upgrading, how long so far) once the marker is `SAY_AFTER` old, then answers. With
+`KG_MIGRATION_WAIT=SECONDS` it waits at most that long, then fails with exit 1 and says when to retry, never
+with a bare "the graph is held". The read server's fold of its log uses the marker too (`kg.serve.renew`).
 
 Standard library only: the light client (`kg.serve.client`) reads it before it knows whether it needs kg.
 """
@@ -17,22 +19,29 @@ import os
 import time
 
 FILE = "migrating.json"  # in memory/.kg/
-WAIT = 300.0  # seconds a read or a cycle waits for a migration in progress (KG_MIGRATION_WAIT)
+# A waiter says nothing of a wait for a marker younger than this (seconds): the read server folds its log as it
+# lets go (kg/serve/renew.py), ~0.1 s on most graphs, and a line for that would only be noise on the stderr of a
+# command (one a served read must match byte for byte); an upgrade or a fold that takes minutes is still said
+SAY_AFTER = 2.0
+UPGRADING = "upgrading the graph for this kg"  # what a marker's holder does, unless it names it (`Marker(doing=)`)
 
 
-def wait_bound() -> float:
+def wait_bound() -> float | None:
+    """Seconds a read or a cycle waits for a migration in progress: KG_MIGRATION_WAIT, else None (as long as it
+    runs: a killed migration stops counting at once, `current`)."""
     try:
-        return max(0.0, float(os.environ.get("KG_MIGRATION_WAIT") or WAIT))
-    except ValueError:
-        return WAIT
+        return max(0.0, float(os.environ["KG_MIGRATION_WAIT"]))
+    except (KeyError, ValueError):
+        return None
 
 
 class Marker:
     """The writer's side: `step` before each step, `done` at the end (or when the open fails)."""
 
-    def __init__(self, kg_dir: str | os.PathLike, steps: list[str]):
+    def __init__(self, kg_dir: str | os.PathLike, steps: list[str], *, doing: str | None = None):
         self.path = os.path.join(kg_dir, FILE)
         self.steps = steps
+        self.doing = doing  # what a waiter is told the holder does (None: `UPGRADING`)
         self.started = time.time()
         self.at: str | None = None
 
@@ -44,6 +53,8 @@ class Marker:
         self.at = name
         n = self.steps.index(name) + 1 if name in self.steps else len(self.steps)
         record = {"pid": os.getpid(), "step": n, "of": len(self.steps), "what": name, "started": self.started}
+        if self.doing:
+            record["doing"] = self.doing
         trace(f"migration step {n} of {len(self.steps)}: {name}")
         part = f"{self.path}.{os.getpid()}"
         try:
@@ -124,23 +135,32 @@ def sweep(kg_dir: str | os.PathLike) -> None:
 def describe(record: dict) -> str:
     ago = max(0.0, time.time() - float(record["started"]))
     what = f": {record['what']}" if record.get("what") else ""
-    return f"migrating the graph (step {record['step']} of {record['of']}{what}), started {ago:.0f} s ago"
+    doing = record.get("doing") or "migrating the graph"
+    return f"{doing} (step {record['step']} of {record['of']}{what}), started {ago:.0f} s ago"
 
 
-def waiting_line(record: dict, bound: float) -> str:
-    return f"kg: {describe(record)} by process {record['pid']}; waiting for it (up to {bound:g} s)\n"
+def waiting_line(record: dict, bound: float | None) -> str:
+    """The one line a waiter writes: the graph is being upgraded, for how long so far, and that it waits."""
+    ago = max(0.0, time.time() - float(record["started"]))
+    what = f": {record['what']}" if record.get("what") else ""
+    until = f" (at most {bound:g} s: KG_MIGRATION_WAIT)" if bound is not None else ""
+    doing = record.get("doing") or UPGRADING
+    return (f"kg: {doing} (step {record['step']} of {record['of']}{what}), {ago:.0f} s so far, by process "
+            f"{record['pid']}; waiting for it{until}, then answering\n")
 
 
 def give_up_line(record: dict) -> str:
     return (f"kg process {record['pid']} is {describe(record)}, and holds the graph until it is done (minutes "
-            "at a million entries); try again in a few minutes, or wait longer with KG_MIGRATION_WAIT=SECONDS")
+            "at a million entries); try again in a few minutes, or wait longer: a larger KG_MIGRATION_WAIT, or none "
+            "to wait as long as it runs")
 
 
 class Watch:
-    """A waiter's view: `check()` each round while it waits for the graph. It says (once per step) what it
-    waits for on stderr, and tells whether to keep waiting: True while a migration runs and its bound (counted
-    from this waiter's first sight of it) is not passed (the waiter's own budget then counts from the
-    migration's end); None when no migration runs; False when the bound is passed (`record`: the migration)."""
+    """A waiter's view: `check()` each round while it waits for the graph. It says once on stderr what it waits
+    for (once the marker is `SAY_AFTER` seconds old: a short fold is waited for silently), and tells whether to
+    keep waiting: True while a migration runs and its bound, if any (counted from this waiter's first sight of it),
+    is not passed (the waiter's own budget then counts from the migration's end); None when no migration runs;
+    False when the bound is passed (`record`: the migration)."""
 
     def __init__(self, kg_dir: str | os.PathLike, *, say: bool = True):
         self.kg_dir = kg_dir
@@ -158,10 +178,10 @@ class Watch:
         now = time.monotonic()
         if self.since is None:
             self.since = now
-        if now - self.since > self.bound:
+        if self.bound is not None and now - self.since > self.bound:
             return False
-        key = (record["pid"], record["step"])
-        if self.say and key != self.shown:
+        key = (record["pid"],)  # one line per migration, not per step
+        if self.say and key != self.shown and time.time() - float(record["started"]) >= SAY_AFTER:
             self.shown = key
             _stderr(waiting_line(record, self.bound))
         return True

@@ -24,6 +24,7 @@ from typing import Any
 from kg.serve import client, protocol
 from kg.serve.cache import ReadCache
 from kg.serve.door import Door as _Door
+from kg.serve.renew import Bounds, fold_before_close
 
 # KG_READ_CACHE=0 in a read's environment: the server forgets the answers it kept first, so the read costs
 # what the first read after a write costs (an agent logs between its reads; a bench repeating one read would
@@ -43,6 +44,7 @@ class Settings:
     idle_seconds: float
     busy_backoff: float = 30.0
     malloc_arenas: int = 0
+    renew: Bounds | None = None  # when to open the graph again, giving memory back (kg/serve/renew.py)
 
 
 def settings(ws: Any) -> Settings:
@@ -51,10 +53,14 @@ def settings(ws: Any) -> Settings:
 
     def build(data: dict[str, Any]) -> Settings:
         r = RuleReader(data, "rules/policy.toml").table("serve")
-        r.known(("enabled", "idle_seconds", "busy_backoff_seconds", "malloc_arenas"))
+        r.known(("enabled", "idle_seconds", "busy_backoff_seconds", "malloc_arenas", "renew_idle_seconds",
+                 "renew_above_mb", "renew_hard_mb", "renew_wal_mb"))
+        bounds = Bounds(idle_seconds=r.number("renew_idle_seconds", 0.0, 86_400),
+                        above_mb=r.number("renew_above_mb", 0.0, 1 << 20),
+                        hard_mb=r.number("renew_hard_mb", 0.0, 1 << 20), wal_mb=r.number("renew_wal_mb", 0.0, 1 << 20))
         return Settings(enabled=r.flag("enabled"), idle_seconds=r.number("idle_seconds", 0.05, 7 * 86_400),
                         busy_backoff=r.number("busy_backoff_seconds", 0.0, 86_400),
-                        malloc_arenas=r.whole("malloc_arenas", 0, 1024, default=0))
+                        malloc_arenas=r.whole("malloc_arenas", 0, 1024, default=0), renew=bounds)
 
     return ws.rules.checked("policy", build)
 
@@ -71,6 +77,9 @@ class Server:
     started_amid: bool = False  # agents logged while it started (ids given out meanwhile): for its first read
     home: tuple = ()  # (device, inode) of the memory/.kg folder it opened: its graph's identity
     cache: Any = None  # its ReadCache: answers kept until the graph changes
+    bounds: Bounds | None = None  # when it opens the graph again (kg/serve/renew.py); None: never
+    grown: bool = True  # it applied entries (or migrated, at its open) since it last opened the graph
+    applied_at: float = 0.0  # when (monotonic) it last applied an entry
 
     def moved(self) -> bool:
         """The folder it serves is gone or is another one (the workspace was removed, maybe made again at the
@@ -145,7 +154,9 @@ class Server:
         from kg.ingest.drain import drain_held
 
         try:
-            stopped = drain_held(self.ws, yield_to=waiting).stopped
+            report = drain_held(self.ws, yield_to=waiting)
+            self._applied(report)
+            stopped = report.stopped
             self.behind = stopped == "handed over"
             self.started_amid = self.started_amid and self.behind  # a backlog it caught up with is not theirs
         except (KgError, OSError) as exc:  # the entries stay in the journal for the next drain
@@ -169,12 +180,18 @@ class Server:
             # budget applies none of it (else it applied a record or more before an entry arrived to show it)
             # (the first read: agents logged while the server started, so the backlog is theirs, still growing)
             streaming, self.started_amid = self.behind or self.started_amid, False
-            self.ws.pending = drain_held(self.ws, budget=self.ws.policy.reader_drain_seconds, since=since,
-                                         streaming=streaming).pending
+            report = drain_held(self.ws, budget=self.ws.policy.reader_drain_seconds, since=since,
+                                streaming=streaming)
+            self._applied(report)
+            self.ws.pending = report.pending
         except (KgError, OSError):
             return False
         self.ws._held_reader = True
         return True
+
+    def _applied(self, report: Any) -> None:
+        if report.applied or report.rejected:
+            self.grown, self.applied_at = True, time.monotonic()
 
     def describe(self) -> dict[str, Any]:
         return {"pid": os.getpid(), "workspace": str(self.ws.root), "since": self.since,
@@ -226,16 +243,6 @@ def _stdin(info: dict[str, Any] | None) -> Any:
         return _Tty(io.BytesIO(b""))
     return io.TextIOWrapper(io.BytesIO(base64.b64decode(info.get("data") or "")),
                             encoding=info.get("encoding") or "utf-8", errors=info.get("errors") or "strict")
-
-
-def _checkpoint(held: Any) -> None:
-    """Fold the write-ahead log into the graph before letting go of it (issue 20): kg closes without a
-    checkpoint (a short `kg log` cannot afford one), so every later open replays what the server applied, up to
-    8 MB; 140 KB of it made an open 0.3 s slower at load 18. A failure only leaves the log to be replayed."""
-    try:
-        held.execute("CHECKPOINT")
-    except Exception:  # noqa: BLE001 - best effort: the entries are committed in the log already
-        pass
 
 
 def _cap_arenas(arenas: int) -> bool:
@@ -345,11 +352,15 @@ def serve(root: Path, lock: int | None = None) -> str:
             protocol.trace("server opening")
             held = stack.enter_context(ws.store(budget=ws.policy.reader_drain_seconds, apply_journal=False))
             protocol.trace("server opened")
-            stack.callback(_checkpoint, held)  # last before the graph closes
+            # last before the graph closes: the log folded into the graph (issue 20: kg closes without a checkpoint,
+            # which a short `kg log` cannot afford, so every later open replays what the server applied, up to 8 MB;
+            # 140 KB of it made an open 0.3 s slower at load 18); (issue 22) saying so to those it shuts out: a
+            # CHECKPOINT took minutes at 1M entries (165 s after 60 logs), past a waiting process's 10 s budget
+            stack.callback(fold_before_close, held)
             cache = ReadCache(held).install()  # answers kept until the graph changes
             stack.callback(cache.uninstall)
             server = Server(ws, conf.idle_seconds, stamp, started_amid=read_ids(ws.journal.ids_path) > given,
-                            cache=cache)
+                            cache=cache, bounds=conf.renew)
             server.baseline = set(ws.__dict__)
             server.home = _identity(kg_dir)
             common._served[:] = [ws]
@@ -414,6 +425,8 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
             return _MOVED, None
         if got is None:
             drained = server.drain(door.waiting)
+            if not door.waiting() and (failed := _renew(server, last)):
+                return failed, None
             continue
         conn, request = got
         protocol.trace(f"server request {request.get('op')}")
@@ -431,6 +444,20 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
         if stop:
             return stop, None
         last = time.monotonic()
+        if failed := _renew(server, last):  # (past its hard bounds only: it was just busy)
+            return failed, None
+
+
+def _renew(server: Server, idle_since: float) -> str:
+    """Give memory back when due (kg/serve/renew.py); why to stop when the graph would not open again."""
+    from kg.core.errors import KgError
+    from kg.serve.renew import renew_if_due
+
+    try:
+        renew_if_due(server, idle_since)
+    except (KgError, OSError) as exc:
+        return f"could not open the graph again: {exc}"
+    return ""
 
 
 def main(argv: list[str] | None = None) -> int:

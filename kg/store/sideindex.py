@@ -50,6 +50,7 @@ from kg.store.sidefile import (  # noqa: F401 (the file's names, for the side in
 
 CATCH_UP_MAX = 5000  # a one-off reader adds at most this many nodes (else it asks the graph's own index)
 BATCH = 20000  # rows read from the graph and written per transaction in a catch-up or rebuild
+MARKED_ROWS = 50_000  # a catch-up or rebuild of this many nodes or more says so to the processes it shuts out
 _READ = ("MATCH (n:Node) WHERE offset(ID(n)) >= $start AND offset(ID(n)) < $stop "
          "RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in FIELDS) + ", n.tokens AS tokens")
 _POS = "MATCH (n:Node {id: $id}) RETURN offset(ID(n)) AS pos"
@@ -137,16 +138,34 @@ def _sync(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild: bool
     if start == 0:
         side.clear()
     at = start
-    for rows in _stream(st, start, count):
-        if [r["pos"] for r in rows] != list(range(at, at + len(rows))):
-            raise RuntimeError("the graph's node positions are not dense")  # never seen: nodes are not deleted
-        side._add(at, rows)
-        at += len(rows)
-        last = rows[-1]["id"]
+    marker = _marked(st, count - start)
+    try:
+        for rows in _stream(st, start, count):
+            if [r["pos"] for r in rows] != list(range(at, at + len(rows))):
+                raise RuntimeError("the graph's node positions are not dense")  # never seen: nodes are not deleted
+            side._add(at, rows)
+            at += len(rows)
+            last = rows[-1]["id"]
+    finally:
+        if marker is not None:
+            marker.done()
     if at != count:
         raise RuntimeError(f"read {at} of the graph's {count} nodes")
     side._set_stamp(count, last if count else None)
     return f"{'caught up' if start else 'rebuilt'} {count - start}"
+
+
+def _marked(st: Any, rows: int) -> Any:
+    """(issue 22) A rebuild of many nodes holds the graph for minutes at 1M entries (the first writer after an
+    upgrade that changed the side file's form): it says so as a migration does (`kg.serve.progress`), so that the
+    commands it shuts out wait for it saying so, instead of failing after their 10 s lock budget."""
+    if rows < MARKED_ROWS:
+        return None
+    from kg.serve.progress import Marker
+
+    marker = Marker(st.path.parent, [f"rebuild the search side index, {rows:,} entries"])
+    marker.step(marker.steps[0])
+    return marker
 
 
 def _stream(st: Any, start: int, stop: int) -> Iterator[list[dict[str, Any]]]:

@@ -122,9 +122,9 @@ def test_a_read_and_a_cycle_wait_for_a_migration_saying_so_then_answer(tmp_path,
                                           stderr=subprocess.PIPE, text=True, env={**env, "KG_SERVER": server}))
         for proc in procs:  # each says what it waits for (before: "the graph is held by another process")
             line = _line(proc.stderr, proc)
-            assert line.startswith("kg: migrating the graph (step 2 of 3: rebuild the pattern aggregates), "
-                                   "started "), line
-            assert f"by process {os.getpid()}; waiting for it (up to 300 s)" in line
+            assert line.startswith("kg: upgrading the graph for this kg (step 2 of 3: rebuild the pattern "
+                                   "aggregates), "), line
+            assert line.endswith(f" s so far, by process {os.getpid()}; waiting for it, then answering\n"), line
         assert all(proc.poll() is None for proc in procs)
     finally:
         marker.done()
