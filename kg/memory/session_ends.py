@@ -31,7 +31,12 @@ def _path(ws: Any, sid: str) -> Path:
 
 def hand_over(ws: Any, sid: str, at: str, transcript: str | None) -> None:
     """Record that session `sid`'s end (dated `at`, reflecting on `transcript`) is left to this process's
-    detached child; the record's lock is held until this process and that child are gone."""
+    detached child; the record's lock is held until this process and that child are gone. A session id that is
+    not a plain name (`--session ../x`, a hand-edited current-session file) is refused before anything is written,
+    as the end refuses it: it is the record's file name, which it would put outside memory/.kg/ending."""
+    from kg.core.paths import check_name
+
+    check_name(sid, "session id")
     folder = ws.kg_dir / DIR
     folder.mkdir(parents=True, exist_ok=True)
     private = folder / f".{sid}.{os.getpid()}.tmp"

@@ -57,9 +57,13 @@ def next_id(day: str, existing: list[str]) -> str:
 
 
 def _known(ws: Any, day: str) -> list[str]:
-    """The session ids of `day` that need no graph to know: summary files, the current session, and the highest
-    number a start noted (`kg.memory.session_ids`)."""
+    """The session ids of `day` that need no graph to know: summary files, the current session, the sessions
+    whose end is handed over (`kg.memory.session_ends`: no longer current, no summary file yet; one started by
+    kg before sessions.json is noted nowhere else), and the highest number a start noted (`kg.memory.session_ids`)."""
+    from kg.memory.session_ends import DIR
+
     known = [p.stem for p in (ws.memory / "sessions").glob(f"{day}-*.md")]
+    known += [p.stem for p in (ws.kg_dir / DIR).glob(f"{day}-*.json")]
     known += [s for s in [ws.current_session()] if s]
     highest = session_ids.highest(ws, day)
     return known + ([f"{day}-{highest:03d}"] if highest else [])

@@ -186,11 +186,14 @@ def _iso_day(value: Any) -> str:
     return str(value or "")[:10]
 
 
-def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str | None) -> tuple[str, bool]:
+def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str | None
+                    ) -> tuple[str | None, bool]:
     """The session a start goes on with (made current), else a new one: `kg.memory.session_ids.which`. `st` None:
     another process holds the graph, so the start is journaled (`sessions.start_journaled`) and a session is
     taken as open while it is current or tied to its runtime session (an end unties it and stops it being
-    current as it answers)."""
+    current as it answers). On a team graph none is started then (None): its session numbers are every
+    workspace's, which no file here knows, and a number given without the graph took another workspace's
+    session (the drain merged the two: this workspace's logs in that one's summary, this end ending it)."""
     from kg.memory import session_ids, sessions
 
     def live(sid: str | None) -> str | None:
@@ -209,6 +212,8 @@ def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str
             ws.set_current_session(going_on)
         return going_on, False
     if st is None:
+        if ws.store_url is not None:
+            return None, False
         return sessions.start_journaled(ws, at, source=source, key=key)["id"], True
     return sessions.start(ws, at, source=source, key=key)["id"], True
 

@@ -111,3 +111,20 @@ def test_a_session_whose_handed_over_end_was_killed_is_ended_by_the_next_start_o
     assert _ended(ws, second) is not None  # (dated by the reflection, from the transcript)
     assert summary.stat().st_mtime_ns == stamp and summary.read_text() == text
     assert not list((ws.root / "memory" / ".kg" / "ending").iterdir())
+
+
+
+def test_a_handed_over_end_never_writes_its_record_outside_the_workspace(ws, tmp_path):
+    """The session a runtime's end names (`--session`, or the current session's file) becomes the record's file name
+    in memory/.kg/ending/: a name with a path in it put the record outside the workspace (the session end refused
+    it as a session id only after the record was written). Refused before anything is written, as the end does."""
+    from kg.core.errors import UsageError
+    from kg.runtimes import hooks
+
+    assert ws.root == tmp_path / "ws"
+    (tmp_path / tmp_path.name).mkdir()  # where `./../../../../<name>/evil` leads from memory/.kg/ending
+    for session in ("./" + "../" * 4 + f"{tmp_path.name}/evil", "../escape", "a/b"):
+        with pytest.raises(UsageError, match="session id"):
+            hooks.hand_over_end(ws, session, write_summary=True, now="2026-12-03T10:00:00")
+    assert [p for p in tmp_path.rglob("*evil*")] == []
+    assert not (ws.kg_dir / "ending").exists() or not any((ws.kg_dir / "ending").iterdir())

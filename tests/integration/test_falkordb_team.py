@@ -384,3 +384,38 @@ def test_a_dead_owners_snapshot_copy_is_dropped_from_the_server_by_the_next_snap
         os.fstat(probe)
     finally:
         os.close(probe)
+
+
+def test_a_start_behind_a_busy_team_graph_never_takes_another_workspaces_session(tmp_path, falkordb_url):
+    """Session numbers on a team graph are the team's: alpha's first session of the day is 001 for everyone. A
+    session start in beta while the team graph is busy (another agent's writer lock held past the hook's wait)
+    cannot ask the graph which numbers exist: a start journaled with the numbers beta's files know was 001 too,
+    which the drain merged into alpha's session, so beta's logs went into alpha's summary and beta's session end
+    ended alpha's session."""
+    import redis
+
+    from kg.store.backend import parse_url
+
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann")
+    beta = init(tmp_path, "beta", falkordb_url, "bob")
+    now = "--now 2026-12-03T10:00:00"
+    code, out, err = kg(f"session start --json {now}", workspace=alpha, env={"KG_AGENT": "ann"})
+    assert code == 0, err
+    theirs = json.loads(out)["id"]
+    url = parse_url(falkordb_url)
+    server = redis.Redis(host="127.0.0.1", port=url.port)
+    server.set(f"kg:lock:{url.graph}", "another-machine/1/2/token", px=600_000)  # another agent writes
+    try:
+        code, out, err = kg(f"hook session-start --start-session --json {now}", workspace=beta,
+                            env={"KG_AGENT": "bob"})
+    finally:
+        server.delete(f"kg:lock:{url.graph}")
+    assert code == 0, err
+    brief = json.loads(out)
+    assert brief["graph_busy"] is True
+    assert brief["session"] != theirs
+    code, out, err = kg(f"log error 'beta deploy failed' --wait --json {now}", workspace=beta, env={"KG_AGENT": "bob"})
+    assert code == 0, err
+    code, out, err = kg(f"session end --json {now}", workspace=alpha, env={"KG_AGENT": "ann"})
+    assert code == 0, err
+    assert json.loads(out)["events"] == 0  # alpha logged nothing: beta's entry is not in its session

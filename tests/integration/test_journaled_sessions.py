@@ -63,3 +63,17 @@ def test_a_batch_cut_short_reports_no_start_past_the_cut(ws):
     with ws.reading() as st:
         assert [n["id"] for n in st.run("memory_session_nodes", id=sid)] == [c]
         assert all(st.run("node_exists", id=i) for i in (a, b, c))
+
+
+def test_a_session_handed_to_its_end_keeps_its_number_when_kg_before_sessions_json_started_it(ws):
+    """A session started by kg before memory/.kg/sessions.json existed (an upgrade) is noted nowhere but the
+    graph. Its end handed over (no longer current, no summary file yet) and its reflection holding the graph, the
+    next start, journaled, took its number: the child's end of that session then ended the new one too (it was
+    current under the same id), and everything the agent did next had no session."""
+    from kg.runtimes import hooks
+
+    first = sessions.start(ws, "2026-07-01T09:00")["id"]
+    (ws.kg_dir / "sessions.json").unlink()  # as kg before it left the workspace
+    assert hooks.hand_over_end(ws, None, write_summary=True, now="2026-07-01T09:30") == first
+    assert ws.current_session() is None
+    assert sessions.start_journaled(ws, "2026-07-01T09:31")["id"] > first

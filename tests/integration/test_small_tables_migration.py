@@ -428,3 +428,64 @@ def test_a_team_graph_made_before_the_migration_reads_the_same_after_it(tmp_path
         for label in OLD_TABLES:
             assert st._execute_raw(f"MATCH (n:{label}) RETURN count(n) AS n", {}) == [{"n": 0}]
         assert st._execute_raw("MATCH ()-[r:about_moved]->() RETURN count(r) AS n", {}) == [{"n": 0}]
+
+
+class _Killed(BaseException):
+    """The process dying at a statement: on a team graph every statement before it stays written (no transaction)."""
+
+
+@pytest.mark.falkordb
+@pytest.mark.parametrize("start", ["MATCH (b:ManagedBlock) MATCH", "MATCH (n:Node)-[a:about]",
+                                   "MATCH (n:Tally) DETACH", "MATCH (n:Topic) DETACH", "MATCH (n:Proposal) DETACH"])
+def test_a_team_graph_migration_cut_short_runs_again_without_twins(tmp_path, monkeypatch, request, start):
+    """FalkorDB has no multi-statement transaction: a migration cut short (kill -9, the server gone) leaves the
+    statements before the cut written, and the next open runs the migration again from its first statement. Each
+    row and edge must still be there once: a twin block row makes the export write the block twice, a twin
+    `about` edge counts a node twice in its topic."""
+    import kg.store.falkor as falkor_mod
+    from kg.store import Store
+    from kg.store import falkor_dialect as fd
+    from kg.store.backend import parse_url
+
+    url = parse_url(request.getfixturevalue("falkordb_url"))
+
+    def opened():
+        return Store.open(tmp_path / "unused", lock_path=tmp_path / "graph.lock", lock_timeout=5, url=url,
+                          origin={"origin_workspace": "alpha#1", "origin_agent": "tester"})
+
+    real = falkor_mod.migrations()
+    monkeypatch.setattr(falkor_mod, "migrations", lambda: tuple(m for m in real if m[0] < "0011"))
+    with opened() as st:
+        for cypher in (
+            "CREATE (:Tally {key: 'edge|about', n: 1})",
+            "CREATE (:ManagedBlock {id: 'alpha#1/AGENTS.md#rules', workspace: 'alpha#1', block: 'AGENTS.md#rules', "
+            "path: 'AGENTS.md', name: 'rules', hash: 'ab12', glue: '', created_file: true, flag: ''})",
+            "CREATE (:Node {id: 'ERR-1', kind: 'event', text: 'the docs deploy failed', status: 'pending'})",
+            "CREATE (:Topic {name: 'docs', keywords: ['docs']})",
+            "MATCH (n:Node {id: 'ERR-1'}), (t:Topic {name: 'docs'}) CREATE (n)-[:about {score: 2.0}]->(t)",
+            "CREATE (:Proposal {id: 'prop-0001', number: 1, type: 'promotion', status: 'pending', text: 'r'})",
+            "MATCH (q:Proposal {id: 'prop-0001'}), (n:Node {id: 'ERR-1'}) CREATE (q)-[:proposal_about]->(n)",
+        ):
+            st._execute_raw(cypher, {})
+    monkeypatch.setattr(falkor_mod, "migrations", lambda: real)
+    cut = next(s for s in fd.data_statements("0011_small_tables") if s.startswith(start))  # killed before it
+    raw = falkor_mod.FalkorStore._execute_raw
+
+    def dying(self, cypher, params):
+        if cypher == cut:
+            raise _Killed()
+        return raw(self, cypher, params)
+
+    monkeypatch.setattr(falkor_mod.FalkorStore, "_execute_raw", dying)
+    with pytest.raises(_Killed):
+        with opened():
+            pass
+    monkeypatch.setattr(falkor_mod.FalkorStore, "_execute_raw", raw)
+    with opened() as st:  # migrates again, from its first statement
+        assert any(n.startswith("0011") for n in st.applied_migrations())
+        keys = [r["key"] for r in st._execute_raw("MATCH (m:Meta) WHERE m.kind <> 'meta' RETURN m.key AS key", {})]
+        assert sorted(keys) == ["block:alpha#1/AGENTS.md#rules", "proposal:prop-0001", "tally:edge|about",
+                                "topic:docs"]
+        assert [(b["id"], b["hash"]) for b in st.run("lc_blocks")] == [("AGENTS.md#rules", "ab12")]
+        assert st._execute_raw("MATCH ()-[r:about]->() RETURN count(r) AS n", {}) == [{"n": 1}]
+        assert st._execute_raw("MATCH ()-[r:proposal_about]->() RETURN count(r) AS n", {}) == [{"n": 1}]
