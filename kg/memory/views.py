@@ -179,15 +179,17 @@ class Direct:
         out = {}
         try:
             kept = self.side.rows_by_id(ids) if self.side is not None else {}
+            state = self.side.state(list(kept)) if kept else {}  # (issue 17) kept current: no lookup by key
         except sqlite3.Error:  # a damaged side index: every column from the graph
-            kept = {}
+            kept, state = {}, {}
         for i in ids:
             base = kept.get(i)
             if base is None:
                 for r in self.st.run("search_node", id=i):
                     out[r["id"]] = r
                 continue
-            for r in self.st.run("search_node_state", id=i):
+            now = state.get(i)
+            for r in [{"id": i, **now}] if now is not None else self.st.run("search_node_state", id=i):
                 out[r["id"]] = {k: r[k] if k in r else base[k] for k in NODE_FIELDS}
         return out
 

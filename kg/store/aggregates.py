@@ -438,15 +438,18 @@ def _events(st: Any, ids: list[str]) -> list[dict[str, Any]]:
     side = open_reader(st) if ids else None
     try:
         kept = side.rows_by_id(ids) if side is not None else {}
+        state = side.state(list(kept)) if kept else {}  # (issue 17) kept current in the side index
     except sqlite3.Error:  # a damaged side index: every column from the graph (`kg doctor` rebuilds it)
-        kept = {}
+        kept, state = {}, {}
     out: list[dict[str, Any]] = []
     for eid in ids:
         base = kept.get(eid)
         if base is None:
             out += st.run("agg_event_in_window", id=eid)
             continue
-        out += [{k: r[k] if k in r else base[k] for k in EVENT_FIELDS} for r in st.run("agg_event_state", id=eid)]
+        now = state.get(eid)
+        rows = [{"id": eid, **now}] if now is not None else st.run("agg_event_state", id=eid)
+        out += [{k: r[k] if k in r else base[k] for k in EVENT_FIELDS} for r in rows]
     return out
 
 
