@@ -126,9 +126,22 @@ def flush(st: Any) -> None:
 
 
 def mark_stale(path: Path, ids: Iterable[str], *, everything: bool = False) -> None:
+    """Name these nodes dirty (or the whole table stale) in a committed SQLite transaction. A file that is not a
+    database, or is damaged, is derived data: it goes (the next sync builds it from the graph, as it would).
+    Raises sqlite3.OperationalError (locked past 30 s, the disk) and OSError."""
+    try:
+        _mark(path, ids, everything)
+    except sqlite3.OperationalError:
+        raise
+    except sqlite3.DatabaseError:
+        for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            p.unlink(missing_ok=True)
+
+
+def _mark(path: Path, ids: Iterable[str], everything: bool) -> None:
     with closing(sqlite3.connect(path, timeout=30.0, isolation_level=None)) as db:
         db.execute("PRAGMA journal_mode=WAL")
-        db.executescript(SCHEMA)
+        db.executescript("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);" + SCHEMA)
         db.execute("BEGIN IMMEDIATE")
         try:
             if everything:
