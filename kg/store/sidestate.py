@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator
-from contextlib import closing
+from contextlib import closing, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -92,7 +92,10 @@ def note(st: Any, cypher: str, params: dict[str, Any]) -> None:
     if how == ():
         return
     pending = st.__dict__.setdefault("_state_pending", [set(), False])
-    if how is None:
+    named = st.__dict__.get("_state_named")
+    if how is None and named is not None:  # a caller that knows which nodes this statement changes
+        pending[0].update(named)
+    elif how is None:
         pending[1] = True
     else:
         pending[0].update(ids_of(how, params))
@@ -104,6 +107,17 @@ def note(st: Any, cypher: str, params: dict[str, Any]) -> None:
 
             raise StoreError(f"the write was not made: the search index beside the graph could not be told "
                              f"({exc}); run `kg doctor`") from None
+
+
+@contextmanager
+def naming(st: Any, ids: Iterable[str]) -> Iterator[None]:
+    """The statements run inside change the kept state of these nodes only (a cycle's decay: the ids it staged),
+    where their text alone would mark the whole table stale."""
+    st.__dict__["_state_named"] = list(ids)
+    try:
+        yield
+    finally:
+        st.__dict__.pop("_state_named", None)
 
 
 def drop_pending(st: Any) -> None:
@@ -198,15 +212,16 @@ def catch_up(st: Any, db: sqlite3.Connection, whole: bool) -> str:
         return f"state reread {len(dirty)}"
     if getattr(st, "read_only", False):
         return "state left stale"  # a one-off reader does not refill it (the graph answers by key meanwhile)
-    db.execute("DELETE FROM state")
     n = 0
-    for rows in _stream(st):
-        db.executemany(f"INSERT INTO state VALUES ({', '.join('?' * (len(STATE) + 1))})",
-                       [row(int(r["pos"]), r) for r in rows])
-        n += len(rows)
+    for rows in _stream(st):  # in position order: each batch compared with the rows the file keeps for it
+        new = [row(int(r["pos"]), r) for r in rows]
+        have = set(db.execute("SELECT * FROM state WHERE pos BETWEEN ? AND ?", (new[0][0], new[-1][0])))
+        changed = [x for x in new if x not in have]  # only what differs is written (a cycle's refill at 1M)
+        db.executemany(f"INSERT OR REPLACE INTO state VALUES ({', '.join('?' * (len(STATE) + 1))})", changed)
+        n += len(changed)
     db.execute("DELETE FROM dirty")
     db.execute("INSERT OR REPLACE INTO meta VALUES (?, 'ok')", (MARK,))
-    return f"state refilled {n}"
+    return f"state refilled ({n} changed)"
 
 
 def _meta(db: sqlite3.Connection) -> str | None:

@@ -187,8 +187,13 @@ def test_a_kill_between_the_graphs_commit_and_the_side_index_never_gives_a_stale
         side = sideindex.for_reading(st)
         assert Direct(st, side).fresh([target])[target]["status"] == "resolved"  # a search hit's state
         assert aggregates._events(st, [target])[0]["status"] == "resolved"  # a ready pattern's member
-    _killed(ws, "cycle")  # a cycle's decay, killed after its commit: the whole table is stale
-    assert _meta(ws)[0] is None and _right(ws) == {}
+    before = _graph_state(ws)
+    _killed(ws, "cycle")  # a cycle's decay and promotion, killed after their commits
+    changed = {i for i, v in _graph_state(ws).items() if before.get(i) != v}
+    assert len(changed) >= 5
+    mark, dirty = _meta(ws)
+    assert mark is None or dirty >= len(changed - set(before))  # the table stale, or those nodes named dirty
+    assert not changed & set(_right(ws))  # none of them is taken from the file
     with ws.store():
         pass  # the next writer's close refills it
     assert _meta(ws) == ("ok", 0) and len(_right(ws)) == len(_graph_state(ws))
@@ -209,3 +214,24 @@ def test_doctor_finds_a_kept_state_the_graph_does_not_hold_and_rebuilds_it(ws):
     _right(ws)
     with ws.reading() as st:
         assert sideindex.check(st)[0]
+
+
+def test_the_queries_named_as_changing_known_nodes_take_those_parameters(ws):
+    import re
+
+    from kg.store.sidestate import KNOWN, NOT_NODES, STATE, classify, known_texts
+
+    with ws.reading() as st:
+        queries = st._queries
+    texts = known_texts(queries)
+    for name, params in KNOWN.items():
+        assert set(params) <= queries[name].params, name
+        assert classify(queries[name].text, texts) == params
+    for name in NOT_NODES:
+        text = queries[name].text
+        set_vars = set(re.findall(r"(\w+)\.(?:" + "|".join(STATE) + r")\s*=(?!=)", text.split("SET", 1)[1]))
+        assert set_vars and not any(re.search(rf"\({v}:Node\b", text) for v in set_vars), name
+        assert classify(queries[name].text, texts) == ()
+    assert classify(queries["lc_decay_apply"].text, texts) is None  # the caller names its nodes
+    assert classify("MATCH (n:Node) SET n.status = 'x'", texts) is None  # inline Cypher: the whole table
+    assert classify("MATCH (n:Node) WHERE n.status = 'x' RETURN n.id", texts) == ()
