@@ -40,8 +40,9 @@ def _log_many(ws, start: int, n: int) -> list[str]:
     with ws:
         for i in range(start, start + n):
             tool, fail = TOOLS[i % 5], FAILS[(i * 3) % 5]
+            day = f"2026-01-{1 + i % 28:02d}"
             e = ws.log("error" if i % 3 else "learning", f"{tool} {fail} on the cache step {i % 7}",
-                       now=f"2026-01-{1 + i % 28:02d}T10:{i % 60:02d}", session=f"2026-01-{1 + i % 28:02d}-00{1 + i % 2}",
+                       now=f"{day}T10:{i % 60:02d}", session=f"{day}-00{1 + i % 2}",
                        priority=["high", "medium", "high", "critical"][i % 4], area=["infra", "ci"][i % 2],
                        pattern_key=f"{tool}.cache" if i % 3 else None, link=False)
             out.append(e.id)
