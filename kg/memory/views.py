@@ -173,9 +173,9 @@ class Direct:
 
     def fresh(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """The current rows of these nodes (priority, status, pinning and reinforcement change after a node
-        is created; the side index keeps them as created), one indexed lookup each: of those four columns
-        only, over the side index's row for the rest (issue 17: reading every column by key was ~60 % of a
-        served search at 1M nodes); a node the side index does not hold is read whole."""
+        is created): the side index's row with its kept state (kg/store/sidestate.py); a node whose state it
+        does not keep right, those four columns by key over its row (issue 17: reading every column by key was
+        ~60 % of a served search at 1M nodes); a node the side index does not hold, read whole."""
         out = {}
         try:
             kept = self.side.rows_by_id(ids) if self.side is not None else {}

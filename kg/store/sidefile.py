@@ -7,8 +7,8 @@ its tables, their form (`version`), and one open file's writes and reads (`SideI
 - `lpost`, `ldf`, `ltot`: the tokens as Kùzu's own full-text index (node_fts) held them, counted per porter
   stem, for linking's candidates (kg/store/linkpost.py; kg/store/sidelink.py ranks them as node_fts ranked);
 - `node`: each node's fields that never change after it is created (id, kind, entry type, text, details,
-  category, session, tags, context, created time; priority, status and reinforcement as created: search reads
-  the current ones by key for the hits it returns), with indexes on (session, created_at) and (created_at),
+  category, session, tags, context, created time; priority, status and reinforcement as created: the current
+  ones are in `state`), with indexes on (session, created_at) and (created_at),
   so a session's members, a window of dates and the newest entries are index range reads;
 - `state`, `dirty`: what changes on a node after it is created, kept current (kg/store/sidestate.py).
 
