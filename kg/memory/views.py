@@ -195,7 +195,21 @@ class Direct:
 
     def neighbours(self, ids: list[str], per_node: int) -> list[Neighbour]:
         return [(i, r, link_weight(r["manual"], r["link_score"]), r["type"])
-                for i in ids for r in self.st.run("memory_neighbours_of", id=i, limit=per_node)]
+                for i in ids for r in self._neighbours_of(i, per_node)]
+
+    def _neighbours_of(self, node_id: str, per_node: int) -> list[dict[str, Any]]:
+        """`memory_neighbours_of`'s rows: with the side index, the edges and ids by key, the rows from the file
+        with their kept state (issue 17); the whole query when any of them is not kept right."""
+        if self.side is None:
+            return self.st.run("memory_neighbours_of", id=node_id, limit=per_node)
+        from kg.store.sideindex import current_rows
+
+        edges = self.st.run("memory_neighbour_ids_of", id=node_id, limit=per_node)
+        kept = current_rows(self.st, list(dict.fromkeys(e["id"] for e in edges))) if edges else {}
+        if any(e["id"] not in kept for e in edges):
+            return self.st.run("memory_neighbours_of", id=node_id, limit=per_node)
+        return [{"type": e["type"], "manual": e["manual"], "link_score": e["link_score"],
+                 **{k: kept[e["id"]][k] for k in NODE_FIELDS}} for e in edges]
 
     def session_members(self, sessions: list[str], limit: int) -> dict[str, list[tuple[Any, str]]]:
         """(time, id) of the entries of these sessions, at most `limit` (one scan of two columns; the rows

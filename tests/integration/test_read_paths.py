@@ -232,3 +232,19 @@ def test_status_takes_no_list_of_times_for_every_ready_pattern(graph, monkeypatc
         members = {r["id"]: len(r["at"] or ()) for r in st.run("agg_occ_all")}
     assert shown["ready_to_promote_total"] >= 4
     assert items["times"] <= members[shown["ready_to_promote"][0]["pattern"]] < sum(members.values()) // 2
+
+
+def test_a_nodes_neighbours_come_from_the_side_index_as_the_graph_gives_them(graph, monkeypatch):
+    """Issue 17: the edges and ids by key, each neighbour's row from the side index with its kept state."""
+    calls = _counting(monkeypatch)
+    with graph.reading() as st:
+        side = sideindex.for_reading(st)
+        view = Direct(st, side)
+        linked = 0
+        for r in st.execute("MATCH (n:Node) RETURN n.id AS id"):
+            old = st.run("memory_neighbours_of", id=r["id"], limit=8)
+            assert view._neighbours_of(r["id"], 8) == old
+            linked += bool(old)
+        nodes = len(st.execute("MATCH (n:Node) RETURN n.id AS id"))
+    assert linked >= 10
+    assert calls["memory_neighbours_of"] == nodes == calls["memory_neighbour_ids_of"]  # only the reference's own
