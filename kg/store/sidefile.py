@@ -30,7 +30,9 @@ from kg.store import linkpost, sidestate
 from kg.store.linktext import link_text
 
 FILE = "search.sqlite"
-VERSION = "5"  # a side file of another version (or stopword list: `version()`) is rebuilt (5: `lpost`)
+VERSION = "6"  # a side file of another version (or stopword list: `version()`) is rebuilt (5: `lpost`)
+# 6: `state` (kg/store/sidestate.py). An older kg changes a node's status without telling this file, so it must
+# not read or keep ours (it rebuilds a file of another version; ours then rebuilds its own, the kept state whole)
 FIELDS = ("id", "kind", "entry_type", "text", "details", "category", "priority", "status", "session", "tags",
           "context", "created_at")
 _SCHEMA = f"""

@@ -236,3 +236,21 @@ def test_the_queries_named_as_changing_known_nodes_take_those_parameters(ws):
     assert classify(queries["lc_decay_apply"].text, texts) is None  # the caller names its nodes
     assert classify("MATCH (n:Node) SET n.status = 'x'", texts) is None  # inline Cypher: the whole table
     assert classify("MATCH (n:Node) WHERE n.status = 'x' RETURN n.id", texts) == ()
+
+
+def test_a_side_file_an_older_kg_wrote_is_not_read_for_a_state(ws):
+    """An older kg changes a status without telling the side file: a file of its version is never read (and the
+    next writer rebuilds it, its kept state whole)."""
+    ids = _log_many(ws, 0, 6)
+    older = "5:" + sideindex.version().split(":", 1)[1]  # the form before the kept state, same stopwords
+    with sqlite3.connect(sideindex.path_of(ws.graph_path)) as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (older,))
+    with ws.store() as st:
+        st.__dict__["_side_hold"] = True  # its close leaves the file as the older kg left it
+        st._fetch("MATCH (n:Node {id: $id}) SET n.status = 'wont_fix'", {"id": ids[1]})  # the older kg's write
+    with ws.reading() as st:
+        assert sideindex.current_rows(st, [ids[1]]) == {} and sideindex.for_reading(st) is None
+        assert aggregates._events(st, [ids[1]])[0]["status"] == "wont_fix"
+    with ws.store():
+        pass
+    assert _meta(ws) == ("ok", 0) and _right(ws)[ids[1]][1] == "wont_fix"
