@@ -463,8 +463,7 @@ class Store:
                 self._execute_raw("ROLLBACK", {})
             except StoreError:
                 pass
-            raise StoreError(f"the write was not made: the search index beside the graph could not be told "
-                             f"({exc}); run `kg doctor`") from None
+            raise StoreError(_sidestate.not_told(exc)) from None
         self._in_tx = False
         self._execute_raw("COMMIT", {})
         if self.__dict__.get("_side_links") and self.__dict__.get("_side_created"):

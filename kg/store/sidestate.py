@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS state(pos INTEGER PRIMARY KEY, {", ".join(f + " TEXT"
 CREATE TABLE IF NOT EXISTS dirty(id TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 MARK = "state"  # meta key: "ok" when `state` holds every node's current values but those named in `dirty`
+LOCK_WAIT = 30.0  # seconds a write waits for the side file's lock before it is refused (and retried)
 DIRTY_MAX = 2000  # more dirty nodes than this: the next sync refills the whole table in one scan
 
 # a statement that may set one of the columns (a false alarm only costs a reread)
@@ -105,8 +106,7 @@ def note(st: Any, cypher: str, params: dict[str, Any]) -> None:
         except (OSError, sqlite3.Error) as exc:
             from kg.core.errors import StoreError
 
-            raise StoreError(f"the write was not made: the search index beside the graph could not be told "
-                             f"({exc}); run `kg doctor`") from None
+            raise StoreError(not_told(exc)) from None
 
 
 @contextmanager
@@ -139,6 +139,13 @@ def flush(st: Any) -> None:
     mark_stale(path, pending[0], everything=pending[1])
 
 
+def not_told(exc: BaseException) -> str:
+    """The error of a write refused because the side file could not be told first: "not writable" makes the
+    journal's drain keep the entries and retry them (kg/ingest/drain.py `operational`), never set them aside."""
+    return (f"the write was not made: the search index beside the graph (memory/.kg/search.sqlite) is not writable "
+            f"now ({exc}); try again, or run `kg doctor`")
+
+
 def mark_stale(path: Path, ids: Iterable[str], *, everything: bool = False) -> None:
     """Name these nodes dirty (or the whole table stale) in a committed SQLite transaction. A file that is not a
     database, or is damaged, is derived data: it goes (the next sync builds it from the graph, as it would).
@@ -153,7 +160,7 @@ def mark_stale(path: Path, ids: Iterable[str], *, everything: bool = False) -> N
 
 
 def _mark(path: Path, ids: Iterable[str], everything: bool) -> None:
-    with closing(sqlite3.connect(path, timeout=30.0, isolation_level=None)) as db:
+    with closing(sqlite3.connect(path, timeout=LOCK_WAIT, isolation_level=None)) as db:
         db.execute("PRAGMA journal_mode=WAL")
         db.executescript("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);" + SCHEMA)
         db.execute("BEGIN IMMEDIATE")

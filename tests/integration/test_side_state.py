@@ -254,3 +254,30 @@ def test_a_side_file_an_older_kg_wrote_is_not_read_for_a_state(ws):
     with ws.store():
         pass
     assert _meta(ws) == ("ok", 0) and _right(ws)[ids[1]][1] == "wont_fix"
+
+
+def test_a_write_the_side_file_cannot_be_told_of_is_not_made_and_is_retried(ws, monkeypatch):
+    """Write-ahead: a side file locked by another process (past the wait) refuses the write before the graph
+    commits it, in a transaction or not; the error is one the journal's drain keeps and retries."""
+    from kg.core.errors import StoreError
+    from kg.ingest.drain import operational
+    from kg.store import sidestate
+
+    ids = _log_many(ws, 0, 6)
+    monkeypatch.setattr(sidestate, "LOCK_WAIT", 0.05)
+    holder = sqlite3.connect(sideindex.path_of(ws.graph_path), isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with ws.store() as st:
+            st.__dict__["_side_hold"] = True  # (its close's sync would wait for the same lock)
+            with pytest.raises(StoreError) as alone:
+                st.run("status_set", id=ids[0], status="wont_fix", at=datetime(2026, 2, 1, 12))
+            with pytest.raises(StoreError) as joined, st.transaction():
+                st.run("lc_pin", id=ids[1], pinned=True, at=datetime(2026, 2, 1, 12))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert operational(alone.value) and operational(joined.value) and "not writable" in str(alone.value)
+    graph = _graph_state(ws)
+    assert graph[ids[0]][1] == "pending" and graph[ids[1]][2] is False  # neither write was made
+    assert _right(ws)[ids[0]] == graph[ids[0]]
