@@ -1,14 +1,15 @@
 """What changes on a node after it is created, kept in the side index (issue 17): the `state` table of
 `memory/.kg/search.sqlite` holds every node's priority, status, pinning, reinforcement, area, action and source.
 
-A cold session brief read these by key from Kùzu, one statement per node (258 of its 295 statements at 100k
-entries, 0.2-0.4 ms each: search hits, a ready pattern's window events, the pending entries), and a list of keys
-is a scan in Kùzu 0.11.3. SQLite reads them by key in microseconds.
+A cold session brief read these by key from Kùzu, one statement per node (258 of its 309 statements at 100k
+entries, 0.2-0.6 ms each: search hits 100, a ready pattern's window events 76, the watch list 50, the pending
+entries 32), and a list of keys is a scan in Kùzu 0.11.3. SQLite reads them by key in microseconds.
 
 Kept right by writing ahead, never behind the graph:
 - every statement run on the graph is classed once by its text (`classify`): one that may set a state column
   names the nodes it changes by its parameters (`KNOWN`), or changes no node (`NOT_NODES`), or is unknown, which
-  marks the whole table stale (a safe default for any new query, inline Cypher included);
+  marks the whole table stale (a safe default for any new query, inline Cypher included) unless its caller names
+  the nodes (`naming`: a cycle's decay, the ids it staged);
 - before the graph commits (`Store.transaction`, or before an autocommit statement), `flush` records the named
   nodes in the table `dirty`, or clears the `state` mark in `meta`, in a committed SQLite transaction; a failure
   to record fails the write before it commits;
