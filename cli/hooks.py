@@ -32,6 +32,11 @@ RuntimeOpt = Annotated[str | None, typer.Option(
                       "JSON payload on stdin and answer in their hook output format. With it kg never exits 2 "
                       "(a runtime reads 2 as \"block\"): bad input or a failure is an Error: line and exit 1 "
                       "in every hook; without it, bad input exits 2 as for every kg command.")]
+RuntimeSessionOpt = Annotated[str | None, typer.Option(
+    "--runtime-session", help="The runtime's own id for the session (default: session_id of the hook payload on "
+                              "stdin, for claude-code and codex; OpenClaw's handler passes its sessionId). The kg "
+                              "session a start opens is tied to it, and its end ends that one, not whichever is "
+                              "current.")]
 HOOK_JSON = ("claude-code", "codex")
 HOOK_RUNTIMES = ("claude-code", "codex", "openclaw")  # kg.runtimes.integrations.RUNTIMES (not imported by a hook)
 
@@ -77,6 +82,12 @@ def _stdin_payload() -> dict[str, Any]:
     return read_payload(raw.decode("utf-8", "replace"))
 
 
+def _key(runtime: str | None, given: str | None, payload: dict[str, Any]) -> str | None:
+    from kg.memory.session_ids import runtime_key
+
+    return runtime_key(runtime, given if given is not None else payload.get("session_id"))
+
+
 def _replayed(payload: dict[str, Any]) -> str | None:
     """The transcript a session start may be dated by: a new session's (`source` startup, or none). Its turns can
     only be older than now when it is replayed; a resumed one goes on now, whatever its first turn's day."""
@@ -95,6 +106,7 @@ def session_start(
                                                                         "one is still open) for later logs.")] = False,
     write: Annotated[bool, typer.Option("--write", help="Also save the brief to memory/.hook-context.txt.")] = False,
     runtime: RuntimeOpt = None,
+    runtime_session: RuntimeSessionOpt = None,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -107,7 +119,7 @@ def session_start(
         message = message or payload.get("prompt") or None
         brief = hooks.session_start_brief(workspace(ctx), now_of(ctx, now), message, budget,
                                           start_session=start_session, source=runtime or "kg", write=write,
-                                          transcript=_replayed(payload))
+                                          transcript=_replayed(payload), key=_key(runtime, runtime_session, payload))
     if runtime in HOOK_JSON and not as_json:
         emit(hooks.claude_context(brief), True)
     else:
@@ -125,6 +137,7 @@ def session_end(
     summary: Annotated[str, typer.Option(help="A line for the summary's Tasks section.")] = "",
     no_summary: Annotated[bool, typer.Option("--no-summary", help="Reflect only; keep the session open.")] = False,
     runtime: RuntimeOpt = None,
+    runtime_session: RuntimeSessionOpt = None,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -143,11 +156,12 @@ def session_end(
         path = transcript or payload.get("transcript_path") or None
         ws = workspace(ctx)
         at = now_of(ctx, now)
+        key = _key(runtime, runtime_session, payload)
 
         def run(session: str | None = session or None) -> dict[str, Any]:
             return hooks.session_end(ws, path, at, session=session, format=format, summary=summary,
                                      write_summary=not no_summary, strict=runtime is None,
-                                     save_brief=runtime == "openclaw")
+                                     save_brief=runtime == "openclaw", key=key)
 
         handed_over = runtime == "openclaw" or (payload.get("hook_event_name") in ("SessionEnd", "Stop")
                                                  and runtime in HOOK_JSON)
@@ -158,7 +172,7 @@ def session_end(
             # it in the foreground, to see its errors). The session it ends is named now, not when it runs
             # (Claude Code's /clear starts the next session at once): see `hooks.hand_over_end`. OpenClaw's
             # handler.js starts kg detached and holds the next session start until this process has answered.
-            handed = hooks.hand_over_end(ws, session, write_summary=not no_summary)
+            handed = hooks.hand_over_end(ws, session, write_summary=not no_summary, key=key)
             after_answer(lambda: run(handed))
             return
         done = run()

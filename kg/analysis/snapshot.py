@@ -32,6 +32,7 @@ from typing import Any, Self
 
 from kg.core.errors import StoreError
 from kg.store import EDGE_TYPES, Row, Store, bulk
+from kg.store.schema import split_meta, unmerged_end
 
 __all__ = ["GraphData", "Snapshot", "gc_paused", "open_store", "read", "read_store", "take"]
 
@@ -284,6 +285,15 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _unmerged(row: Row) -> Row:
+    """(migration 0011) An edge to or from a Meta row of a merged kind (a topic, a skill), as the analyst knew it:
+    its end in the old table, by the old key."""
+    if row["src_table"] == "Meta" or row["dst_table"] == "Meta":
+        row["src_table"], row["src"] = unmerged_end(row["src_table"], row["src"])
+        row["dst_table"], row["dst"] = unmerged_end(row["dst_table"], row["dst"])
+    return row
+
+
 def read(snapshot: Snapshot, *, include_tokens: bool = False) -> GraphData:
     """Load the whole snapshot. Node rows leave out `tokens` (the search index's text, derived from the
     others) unless `include_tokens`."""
@@ -300,12 +310,14 @@ def read_store(st: Store, *, taken_at: datetime | None = None, include_tokens: b
     sessions = bulk.read_table(st, "Session", skip=_INTERNAL, order_by=("started_at", "id"), kinds=kinds)
     tables: dict[str, list[Row]] = {}
     relations: dict[str, list[Row]] = {}
+    if "kind" in bulk.column_names(st, "Meta", kinds=kinds):  # (migration 0011) four tables are kinds of Meta row
+        tables.update(split_meta(bulk.read_table(st, "Meta", skip=_INTERNAL, kinds=kinds)))
     for name in sorted(kinds):
         if name in _CORE_TABLES or name in EDGE_TYPES:
             continue
         if kinds[name] == "NODE":
             tables[name] = bulk.read_table(st, name, skip=_INTERNAL, kinds=kinds)
         elif kinds[name] == "REL":
-            relations[name] = bulk.read_relation(st, name, kinds=kinds)
-    return GraphData(nodes=nodes, edges=edges, sessions=sessions, tables=tables, relations=relations,
-                     taken_at=taken_at)
+            relations[name] = [_unmerged(r) for r in bulk.read_relation(st, name, kinds=kinds)]
+    return GraphData(nodes=nodes, edges=edges, sessions=sessions, tables=dict(sorted(tables.items())),
+                     relations=relations, taken_at=taken_at)

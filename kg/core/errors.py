@@ -38,6 +38,10 @@ class StoreError(KgError):
     """The graph could not be opened or written."""
 
 
+class DiskFull(StoreError):
+    """The disk holding the graph has less free space than `store.min_free_mb`: nothing was written."""
+
+
 class TeamGraphBusy(StoreBusy, StoreError):
     """A team graph (FalkorDB) whose writer lock stayed held past the wait, or whose server did not answer: the
     same to a caller that can do without the graph (the session-start brief from files) as a held embedded

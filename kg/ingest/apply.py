@@ -63,14 +63,20 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
     from kg.graph import linking
 
     logs = [r for r in records if r.get("op") == "log"]
+    started = {r["id"]: {"id": r["id"], "at": ts(r["at"]), "source": r.get("source")}
+               for r in records if r.get("op") == "session"}  # session starts journaled while the graph was held
     if not logs:
-        return []
+        if started:
+            st.run("sessions_touch", rows=list(started.values()))  # made on first use: a replay changes nothing
+        return list(started)
     present = getattr(st, "present", None)  # a team graph: one round trip for the batch
     existing = present([r["id"] for r in logs]) if present else {
         r["id"] for r in logs if st.run("node_exists", id=r["id"])}  # key lookups, not a scan
     new = [r for r in logs if r["id"] not in existing]
     if not new:
-        return []
+        if started:
+            st.run("sessions_touch", rows=list(started.values()))
+        return list(started)
     rules = linking.rules_of(ws.rules)
     batched = getattr(st, "batched", None)  # a team graph: the batch's writes go as one atomic query
     if any(r.get("link", True) for r in new):  # (issue 22) linking asks the side index: in step first
@@ -87,7 +93,7 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
         guess = getattr(st, "prefetch_candidates", None)  # a team graph: the full-text lookups in one round trip
         if guess is not None:
             guess([r["fields"]["text"] for r in new], rules)
-        sessions = {}
+        sessions = dict(started)  # a journaled start before the logs that name its session: its time and source
         for rec in new:
             f = rec["fields"]
             if f.get("session") and f["session"] not in sessions:
@@ -98,9 +104,10 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
         # the next exists, so a drained batch ends up exactly as the same logs applied one by one (created
         # all at once, each would find the later ones among its candidates, and link both ways). Keyword
         # counts are kept in memory and written once per keyword at the batch's end (kg/graph/term_counts.py).
+        left = None  # the first record a stop left for the next batch
         for n, rec in enumerate(new):
             if n and stop is not None and stop():
-                new = new[:n]
+                left, new = rec, new[:n]
                 break
             f = rec["fields"]
             params = dict(id=rec["id"], kind="event", entry_type=f["entry_type"], text=f["text"],
@@ -128,7 +135,12 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
                     keep.edge(edge["type"])
             if rec.get("after"):
                 _thread(st, keep, rec["after"], rec["id"], ts(f["created_at"]), made)
-    return [r["id"] for r in new]
+    if started and left is not None:
+        # cut short: only the starts before the cut are reported (`drain.apply_batch` resumes after the last record
+        # it is told of); those after it were made already, and their replay changes nothing
+        cut = next(i for i, r in enumerate(records) if r is left)
+        started = {r["id"]: None for r in records[:cut] if r.get("op") == "session"}
+    return list(started) + [r["id"] for r in new]
 
 
 def _thread(st: Store, keep: upkeep.Upkeep, src: str, dst: str, at: datetime, made: list[dict[str, Any]]) -> None:

@@ -63,7 +63,7 @@ def warn(message: str) -> None:
 def operational(exc: StoreError) -> bool:
     """A failure of the disk or the database (kept, retried by the next drain), not of one record's data."""
     low = str(exc).lower()
-    return any(w in low for w in ("disk is full", "not writable", "io exception", "i/o", "no space",
+    return any(w in low for w in ("disk is full", " is full (", "not writable", "io exception", "i/o", "no space",
                                   "buffer manager", "out of memory", "read-only", "read only",
                                   "cannot reach the team graph"))  # a FalkorDB server away: kg/store/falkor.py
 

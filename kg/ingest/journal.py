@@ -319,6 +319,8 @@ _STR_FIELDS = ("details", "action", "category", "area", "source", "pattern_key",
 def check_record(rec: dict[str, Any], kinds: tuple[str, ...] | list[str]) -> str | None:
     """Why a journal record cannot be applied, or None when it can. Pure: the drain quarantines a record with
     a reason instead of failing every reader on it."""
+    if rec.get("op") == "session":
+        return _check_session(rec)
     if rec.get("op") != "log":
         return f"unknown op {str(rec.get('op'))[:40]!r}"
     rid = rec.get("id")
@@ -353,4 +355,24 @@ def check_record(rec: dict[str, Any], kinds: tuple[str, ...] | list[str]) -> str
     after = rec.get("after")
     if after is not None and (not isinstance(after, str) or not _ID.match(after) or len(after) > 64):
         return f"bad 'after' id {str(after)[:40]!r}"
+    return None
+
+
+def _check_session(rec: dict[str, Any]) -> str | None:
+    """Why a journaled session start (`kg.memory.sessions.start_journaled`) cannot be applied, or None. Pure."""
+    from datetime import datetime
+
+    from kg.core.paths import is_name
+
+    sid = rec.get("id")
+    if not isinstance(sid, str) or len(sid) > 64 or not is_name(sid):
+        return f"bad session id {str(sid)[:40]!r}"
+    if not isinstance(rec.get("at"), str):
+        return "'at' missing or not text"
+    try:
+        datetime.fromisoformat(rec["at"])
+    except ValueError:
+        return f"'at' {rec['at'][:40]!r} is not an ISO time"
+    if rec.get("source") is not None and not isinstance(rec["source"], str):
+        return "'source' is not text"
     return None

@@ -58,7 +58,7 @@ class Upkeep:
         aggregates.refresh(st, self.patterns)
         for key, d in sorted(self.counts.items()):
             if d:
-                st.run("tly_add", key=key, d=d)
+                tallies.bump(st, key, d)
         for node_id, at in self.high:
             st.run("tly_high_add", id=node_id, at=at)
 

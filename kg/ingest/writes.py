@@ -90,6 +90,11 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
     except KgError as exc:
         note = (f"recorded in the journal; not yet in the graph ({exc}). The next kg command applies it.")
         return replace(result, note=note)
+    except OSError as exc:  # the disk filled while applying (a new pattern's id saved, a side file): the entry is
+        # durable and its id must be printed, or a caller's retry logs it twice; the graph rolled back
+        note = (f"recorded in the journal; not yet in the graph (cannot write to the workspace: {exc.strerror}). "
+                "The next kg command applies it.")
+        return replace(result, note=note)
     return replace(result, applied=True, pattern=pattern, pattern_key=key)
 
 

@@ -19,6 +19,7 @@ from kg.lifecycle.policy import load as load_policy
 from kg.lifecycle.verify_check import current as check_current
 from kg.lifecycle.verify_check import explain as check_explain
 from kg.lifecycle.verifying import CHECKING
+from kg.store.schema import meta_key
 
 __all__ = [
     "CycleReport", "approve", "conflicts", "cycle", "export_memory", "lifecycle_status", "pin", "propose",
@@ -108,7 +109,7 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
             else:
                 st.run("status_set", id=q["node"], status="in_progress", at=at)
                 result.update(action="in_progress", entry=q["node"])
-            st.run("lc_proposal_decide", id=q["id"], status="approved", reason="", at=at)
+            st.run("lc_proposal_decide", key=meta_key("Proposal", q["id"]), status="approved", reason="", at=at)
         plans = lc.export()
     result["files"] = [p.as_dict() for p in plans if p.action != "none"]
     return result
@@ -124,7 +125,7 @@ def skip(ws: Any, number: int, reason: str, now: Now = None) -> dict[str, Any]:
         q = _proposal(st, number)
         if q["status"] != "pending":
             raise UsageError(f"proposal #{number} is already {q['status']}")
-        st.run("lc_proposal_decide", id=q["id"], status="skipped", reason=reason, at=at)
+        st.run("lc_proposal_decide", key=meta_key("Proposal", q["id"]), status="skipped", reason=reason, at=at)
     return {"number": number, "type": q["type"], "status": "skipped", "reason": reason}
 
 
@@ -155,7 +156,7 @@ def resolve_conflict(ws: Any, decision_id: str, winner: str, now: Now = None) ->
             raise UsageError(f"--winner must be {d['a']} or {d['b']} (or a / b), not {winner!r}")
         lc = Lifecycle(ws, st, at)
         with lc.tx():
-            st.run("lc_decision_override", id=decision_id, winner=pick,
+            st.run("lc_decision_override", key=meta_key("Decision", decision_id), winner=pick,
                    reason=f"overridden by a human on {at:%Y-%m-%d}", at=at)
         plans = lc.export()
     return {"id": decision_id, "winner": pick, "loser": d["b"] if pick == d["a"] else d["a"], "override": True,

@@ -18,6 +18,7 @@ from kg.lifecycle.policy import LifecyclePolicy
 from kg.lifecycle.policy import load as load_policy
 from kg.store import Store, bulk
 from kg.store import plain as _jsonable  # the one JSON-ready helper (kg.store.plain); api.py imports this name
+from kg.store.schema import meta_key
 
 DAY = timedelta(days=1)
 LIVE = render.LIVE
@@ -356,9 +357,9 @@ class Lifecycle:
             fields[k] = self._redact(fields[k])
         self.st.run("lc_proposal_create", id=pid, number=number, at=self.now, **fields)
         if node:
-            self.st.run("lc_proposal_about", id=pid, node=node, at=self.now)
+            self.st.run("lc_proposal_about", key=meta_key("Proposal", pid), node=node, at=self.now)
         if change_id:
-            self.st.run("lc_proposal_for_change", id=pid, change=change_id, at=self.now)
+            self.st.run("lc_proposal_for_change", key=meta_key("Proposal", pid), change=change_id, at=self.now)
         return number
 
     def blocked(self, file: str, block: str) -> str:

@@ -15,6 +15,7 @@ from kg.core.errors import NotFound, UsageError
 from kg.core.text import clean
 from kg.ingest.journal import write_atomic
 from kg.memory import logs as files
+from kg.memory import session_ids
 from kg.memory._common import iso
 
 _ID = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{3,})$")
@@ -55,20 +56,55 @@ def next_id(day: str, existing: list[str]) -> str:
     return f"{day}-{max(numbers, default=0) + 1:03d}"
 
 
-def start(ws: Any, now: datetime | str | None = None, *, source: str = "kg") -> dict[str, Any]:
+def _known(ws: Any, day: str) -> list[str]:
+    """The session ids of `day` that need no graph to know: summary files, the current session, and the highest
+    number a start noted (`kg.memory.session_ids`)."""
+    known = [p.stem for p in (ws.memory / "sessions").glob(f"{day}-*.md")]
+    known += [s for s in [ws.current_session()] if s]
+    highest = session_ids.highest(ws, day)
+    return known + ([f"{day}-{highest:03d}"] if highest else [])
+
+
+def _number(sid: str) -> tuple[str, int]:
+    m = _ID.match(sid)
+    assert m, sid
+    return m.group(1), int(m.group(2))
+
+
+def start(ws: Any, now: datetime | str | None = None, *, source: str = "kg", key: str | None = None
+          ) -> dict[str, Any]:
+    """Open a new session and make it the current one. `key`: the runtime session it is started for
+    (`kg.memory.session_ids.runtime_key`), whose end then ends this one."""
     at = clock.now(now)
     day = f"{at:%Y-%m-%d}"
     with ws.store() as st, ws.journal.locked():
-        known = [r["id"] for r in st.run("memory_sessions_on_day", day=day)]
-        known += [p.stem for p in (ws.memory / "sessions").glob(f"{day}-*.md")]
+        known = [r["id"] for r in st.run("memory_sessions_on_day", day=day)] + _known(ws, day)
         sid = next_id(day, known)
         previous = ws.current_session()
         rows = st.run("memory_session_get", id=previous) if previous else []
+        session_ids.note(ws, sid, key, _number(sid))  # (before the write: a crash between leaves a gap, never a twin)
         st.run("memory_session_start", id=sid, at=at, source=source)
     ws.set_current_session(sid)
     # a session started over an open one is left without its summary unless someone ends it: say so
     return {"id": sid, "started_at": at.isoformat(), "previous": previous,
             "previous_open": bool(rows) and rows[0]["ended_at"] is None}
+
+
+def start_journaled(ws: Any, now: datetime | str | None = None, *, source: str = "kg", key: str | None = None
+                    ) -> dict[str, Any]:
+    """Open a new session without the graph (another process holds it: the last session end's reflection), as
+    `kg log` does an entry: its id is decided now and it is the current session at once, so the logs that follow
+    name it; the journal keeps the start (`{"op": "session"}`) and the next drain creates it, before those logs.
+    Its number is one past every number known without the graph (`_known`): every start notes the number it
+    gives out."""
+    at = clock.now(now)
+    day = f"{at:%Y-%m-%d}"
+    with ws.journal.locked():
+        sid = next_id(day, _known(ws, day))
+        session_ids.note(ws, sid, key, _number(sid))
+        ws.journal.append([{"op": "session", "id": sid, "at": at.isoformat(), "source": source}])
+    ws.set_current_session(sid)
+    return {"id": sid, "started_at": at.isoformat(), "journaled": True}
 
 
 @dataclass
@@ -202,6 +238,8 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, render(result, at).encode("utf-8"))
         st.run("memory_session_end", id=sid, at=at, summary=texts["summary"] or None)
+    with ws.journal.locked():
+        session_ids.untie(ws, sid)  # ended: a runtime session that names it later ends nothing
     daily = None
     if texts["summary"]:
         daily = files.append_daily(ws.memory, f"### 📝 {at:%H:%M} - Session summary {sid}: {texts['summary']}\n", at)

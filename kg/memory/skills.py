@@ -339,8 +339,11 @@ def _save(ws: Any, skill: Skill, at: datetime, session: str | None, sources: lis
     path = _dir(ws) / f"{skill.slug}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, render_file(skill))
+    from kg.store.schema import meta_key
+
     with ws.store() as st:
-        st.run("memory_skill_upsert", slug=skill.slug, skill_name=skill.name, description=skill.description,
+        st.run("memory_skill_upsert", key=meta_key("Skill", skill.slug), slug=skill.slug, skill_name=skill.name,
+               description=skill.description,
                created=at, updated=at, source=skill.source, triggers=skill.triggers, tools=skill.tools,
                path=str(path.relative_to(ws.root)), session=session)
         if sources:
@@ -348,7 +351,7 @@ def _save(ws: Any, skill: Skill, at: datetime, session: str | None, sources: lis
             missing = [s for s in sources if s not in found]
             if missing:
                 raise NotFound(f"no node {missing[0]!r} to learn the skill from: `kg list` shows the ids")
-            st.run("memory_skill_link", slug=skill.slug, ids=sources, at=at)
+            st.run("memory_skill_link", key=meta_key("Skill", skill.slug), ids=sources, at=at)
 
 
 def _clean_list(values: list[str] | None) -> list[str]:

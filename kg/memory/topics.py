@@ -20,6 +20,7 @@ from kg.core.text import has_cjk
 from kg.ingest.journal import write_atomic
 from kg.memory.rules import TopicRules, topic_rules
 from kg.store import plain
+from kg.store.schema import meta_key
 
 INDEX_FILE = ".memory-index.json"
 
@@ -148,7 +149,8 @@ def recall(ws: Any, topic: str | None = None, *, message: str | None = None,
         index = json.loads(path.read_text(encoding="utf-8"))["index"]
     entries = list(index.get(topic, []))[: limit or rules.recall_files]
     with ws.reading() as st:  # a window past the limit, so that nodes that read the same take one place
-        rows = [plain(r) for r in st.run("memory_topic_nodes", topic=topic, limit=rules.recall_nodes * FOLD_WINDOW)]
+        rows = [plain(r) for r in st.run("memory_topic_nodes", key=meta_key("Topic", topic),
+                                         limit=rules.recall_nodes * FOLD_WINDOW)]
     nodes = fold_alike(rows)[:rules.recall_nodes]
     return {"topic": topic, "detected_from_message": detected, "built_index": built, "files": entries,
             "nodes": nodes}

@@ -34,9 +34,10 @@ def bounded_wait(seconds: float) -> Iterator[None]:
                 os.environ[ENV_LOCK_TIMEOUT] = before
 
 
-def busy_brief(ws: Any, at: datetime, budget: int, seconds: float, *, tools: bool = False
-               ) -> tuple[str, list[Any]]:
-    """The head line's note and the sections of a brief read from files only."""
+def busy_brief(ws: Any, at: datetime, budget: int, seconds: float, *, tools: bool = False,
+               full: str | None = None) -> tuple[str, list[Any]]:
+    """The head line's note and the sections of a brief read from files only. `full`: why the graph could not be
+    opened for writing (the disk is full), said instead of the busy note."""
     from kg.lifecycle import blocks
     from kg.runtimes.hooks import Section
 
@@ -63,4 +64,6 @@ def busy_brief(ws: Any, at: datetime, budget: int, seconds: float, *, tools: boo
     again = "call `brief` again, or `status`," if tools else "run `kg hook session-start` again, or `kg status`,"
     note = (f"- The graph was busy (another kg process held it for over {seconds:g} s): this brief is read from "
             f"files only; {again} for the rest.")
+    if full:
+        note = f"- Error: {full}. This brief is read from files only; once there is room, {again} for the rest."
     return note, sections

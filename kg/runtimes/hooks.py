@@ -186,21 +186,35 @@ def _iso_day(value: Any) -> str:
     return str(value or "")[:10]
 
 
-def _ensure_session(ws: Any, st: Any, at: datetime, source: str) -> tuple[str, bool]:
-    from kg.memory import sessions
+def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str | None) -> tuple[str, bool]:
+    """The session a start goes on with (made current), else a new one: `kg.memory.session_ids.which`. `st` None:
+    another process holds the graph, so the start is journaled (`sessions.start_journaled`) and a session is
+    taken as open while it is current or tied to its runtime session (an end unties it and stops it being
+    current as it answers)."""
+    from kg.memory import session_ids, sessions
+
+    def live(sid: str | None) -> str | None:
+        if not sid or st is None:
+            return sid
+        rows = st.run("memory_session_get", id=sid)
+        return sid if rows and rows[0]["ended_at"] is None else None
 
     current = ws.current_session()
-    if current:
-        rows = st.run("memory_session_get", id=current)
-        if rows and rows[0]["ended_at"] is None:
-            return current, False
-    return sessions.start(ws, at, source=source)["id"], True
+    going_on = session_ids.which(live(current), session_ids.key_of(ws, current), key,
+                                 live(session_ids.tied(ws, key)))
+    if going_on:
+        if going_on != current:
+            ws.set_current_session(going_on)
+        return going_on, False
+    if st is None:
+        return sessions.start_journaled(ws, at, source=source, key=key)["id"], True
+    return sessions.start(ws, at, source=source, key=key)["id"], True
 
 
 def session_start_brief(ws: Any, now: datetime | str | None = None, message: str | None = None,
                         budget: int | None = None, *, start_session: bool = False,
                         source: str = "kg", write: bool = False, tools: bool = False,
-                        transcript: str | None = None) -> dict[str, Any]:
+                        transcript: str | None = None, key: str | None = None) -> dict[str, Any]:
     """The brief for a new session: pending high-priority items, verifications due, patterns ready for
     promotion, proposals waiting, the watch list, the memory injected for the first message and stats, in the
     order and within the budget of `rules/hooks.toml`.
@@ -209,30 +223,46 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     that later logs and the session end land in it; with a new session's `transcript` already holding timed
     lines (replayed), the session is dated when it began (`kg/runtimes/transcript_start.py`). `write` also
     saves the text to memory/.hook-context.txt (the seed's file, which agents are told to read). `tools`: for
-    an MCP client, naming its tools where the brief would name `kg` commands."""
+    an MCP client, naming its tools where the brief would name `kg` commands. `key`: the runtime's own session
+    (`kg.memory.session_ids.runtime_key`), which the session started is tied to.
+
+    When another process holds the graph past `busy_wait_seconds` (the last session end's reflection), the brief
+    is read from files, and a session to start is journaled like a log: it is current at once and named in the
+    brief, and the next drain makes it, so the logs that follow are never left without a session."""
     rules = load_rules(ws)
     at = clock.now(now)
     budget = rules.budget if budget is None else budget
     if budget < 200:
         raise UsageError("--budget must be at least 200 characters")
     message = clean(message or "", one_line=True)
-    from kg.core.errors import StoreBusy
+    from kg.core.errors import DiskFull, StoreBusy
     from kg.runtimes.busy_brief import bounded_wait, busy_brief
 
     try:
         with bounded_wait(rules.busy_wait):
             return _brief(ws, rules, at, budget, message, start_session=start_session, source=source,
-                          write=write, tools=tools, transcript=transcript)
-    except StoreBusy:
-        note, busy = busy_brief(ws, at, budget, rules.busy_wait, tools=tools)
+                          write=write, tools=tools, transcript=transcript, key=key)
+    except (StoreBusy, DiskFull) as exc:  # a full disk: the journal's few bytes may still fit (else: its Error)
+        session, started = None, False
+        if start_session:
+            from kg.runtimes.transcript_start import began
+
+            first = began(transcript)
+            session, started = _ensure_session(ws, None, min(at, first) if first else at, source, key)
+        note, busy = busy_brief(ws, at, budget, rules.busy_wait, tools=tools,
+                                full=str(exc) if isinstance(exc, DiskFull) else None)
+        if session:  # first: the agent's logs name it (a start is a write the agent was told happened)
+            busy.insert(0, Section("stats", TITLES["stats"], lines=[
+                f"- Session: {session}" + (" (started now; the graph makes it once it is free)" if started else "")]))
         text, shown, omitted = fit(f"# kaizen-kg brief — {at:%Y-%m-%d %H:%M}\n{note}", busy, budget)
         return {"now": at.isoformat(), "budget": budget, "chars": len(text), "text": text,
-                "message": message or None, "session": None, "session_started": False, "sections": shown,
+                "message": message or None, "session": session, "session_started": started, "sections": shown,
                 "omitted": omitted, "memory": None, "file": None, "journal_pending": 0, "graph_busy": True}
 
 
 def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *, start_session: bool,
-           source: str, write: bool, tools: bool = False, transcript: str | None = None) -> dict[str, Any]:
+           source: str, write: bool, tools: bool = False, transcript: str | None = None,
+           key: str | None = None) -> dict[str, Any]:
     w = rules.item_chars
     more = MORE_TOOLS if tools else MORE
     lim = rules.limits
@@ -246,7 +276,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
             from kg.runtimes.transcript_start import began
 
             first = began(transcript)
-            session, started = _ensure_session(ws, st, min(at, first) if first else at, source)
+            session, started = _ensure_session(ws, st, min(at, first) if first else at, source, key)
         else:
             session = ws.current_session()
         highs = list(rules.high_priorities)
@@ -353,17 +383,18 @@ def claude_context(brief: dict[str, Any], event: str = "SessionStart") -> dict[s
 def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str | None = None, *,
                 session: str | None = None, format: str | None = None, summary: str = "",
                 write_summary: bool = True, stdin: Any = None, strict: bool = True,
-                save_brief: bool = False) -> dict[str, Any]:
+                save_brief: bool = False, key: str | None = None) -> dict[str, Any]:
     """Reflect on the session's transcript and log what it finds (once: a transcript reflected on before adds
     nothing twice), then end the current kg session, writing memory/sessions/<id>.md. `strict=False` (a
     runtime's hook) notes a transcript it cannot read and still writes the summary. `save_brief` then rewrites
     the saved brief (memory/.hook-context.txt) when there is one: OpenClaw's next session starts from that copy,
-    which would otherwise not hold what this session's end just logged."""
+    which would otherwise not hold what this session's end just logged. `key`: the runtime's own session ending,
+    whose kg session is the one ended (`end_target`)."""
     from kg.reflect.apply import reflect_file
 
     rules = load_rules(ws)
     at = clock.now(now)
-    sid = ws.current_session() if session is None else (session or None)  # "": none (`hand_over_end`)
+    sid = end_target(ws, None, key) if session is None else (session or None)  # "": none (`hand_over_end`)
     out: dict[str, Any] = {"now": at.isoformat(), "session": sid, "transcript": transcript_path,
                            "reflect": None, "summary_file": None, "notes": []}
     rep = None
@@ -410,7 +441,18 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     return out
 
 
-def hand_over_end(ws: Any, session: str | None, *, write_summary: bool = True) -> str:
+def end_target(ws: Any, session: str | None, key: str | None) -> str | None:
+    """The kg session a session end ends: `session` when named, else the one tied to the runtime's session `key`,
+    else the current one unless it belongs to another runtime session (`kg.memory.session_ids.which`)."""
+    if session:
+        return session
+    from kg.memory import session_ids
+
+    current = ws.current_session()
+    return session_ids.which(current, session_ids.key_of(ws, current), key, session_ids.tied(ws, key))
+
+
+def hand_over_end(ws: Any, session: str | None, *, write_summary: bool = True, key: str | None = None) -> str:
     """Before a runtime's session end is left to a detached child (the hook answers at once): the session that
     child is to end (`session`, else the current one), named now; and, when the child will end it, it stops
     being the current session now. The runtime does not wait for the child: Claude Code's /clear fires
@@ -418,11 +460,18 @@ def hand_over_end(ws: Any, session: str | None, *, write_summary: bool = True) -
     and open went on with it, which the late end then closed (everything after the /clear was logged with no
     session). Named late, a Codex Stop's findings could also land in a session started after the turn, and with
     no session current as the hook answered, the child ended the one a start opened meanwhile. "" when there is
-    none: `session_end` then takes none, not the current one as it runs."""
-    sid = session or ws.current_session()
-    if sid and write_summary and load_rules(ws).end_summary and ws.current_session() == sid:
-        ws.set_current_session(None)  # (a child that fails leaves it open, no longer current: the next start
-        # opens a new one, as it would after the end)
+    none: `session_end` then takes none, not the current one as it runs. The session is `end_target`'s (the one
+    tied to the runtime's session `key`), and it stops being tied to it now too: a start of the same runtime
+    session after this end (a /clear that keeps its id) opens a new one."""
+    sid = end_target(ws, session, key)
+    if sid and write_summary and load_rules(ws).end_summary:
+        from kg.memory import session_ids
+
+        with ws.journal.locked():
+            session_ids.untie(ws, sid)
+        if ws.current_session() == sid:
+            ws.set_current_session(None)  # (a child that fails leaves it open, no longer current: the next start
+            # opens a new one, as it would after the end)
     return sid or ""
 
 

@@ -46,7 +46,8 @@ Connects OpenClaw to kaizen-kg, the learning memory kept in the kg workspace.
   /stop, which aborts a run while the session goes on), and the saved brief is refreshed, so the next session
   starts with what this one taught. kg answers as soon as it has named the session it ends (the reflection goes
   on in the background); the next session start (a bootstrap right after /new) waits for that answer, so it
-  opens a new session instead of going on with the one being ended.
+  opens a new session instead of going on with the one being ended. Each kg session is tied to OpenClaw's
+  sessionId: an end ends the session started for the id it names, even after the next session started.
 - **gateway:startup**: refreshes `memory/.hook-context.txt`.
 
 The handler never waits for kg except for the very first brief: kg runs detached, so the gateway is not held up
@@ -126,11 +127,11 @@ function afterEnds(rest) {
 
 // The first brief ever has no saved copy: ask kg without blocking the event loop (given up after FIRST_BRIEF_MS;
 // KG_HOOK_WAIT=1 waits however long kg takes, as on a loaded machine), after any session end before it answered.
-async function briefNow() {
+async function briefNow(id) {
   await handedOver;
   return new Promise((resolve) => {
     const wait = process.env.KG_HOOK_WAIT === "1";
-    execFile(KG, args(["hook", "session-start", "--json", "--start-session", "--write"]),
+    execFile(KG, args(naming(["hook", "session-start", "--json", "--start-session", "--write"], id)),
       { encoding: "utf8", timeout: wait ? 0 : FIRST_BRIEF_MS },
       (err, stdout) => {
         if (err) { console.error(`kaizen-kg: ${err.message}`); resolve(null); return; }
@@ -142,10 +143,22 @@ async function briefNow() {
 // The session's transcript. OpenClaw's session entry names it in sessionFile only when it overrides the default,
 // ~/.openclaw/agents/<agentId>/sessions/<sessionId>.jsonl (the agent id is the second part of the session key,
 // agent:<agentId>:...); /stop gives only the sessionId. A /reset may have archived it as <file>.reset.<time>.
+// The id of the session an event is about: the pre-reset entry's on /new and /reset, else the event's.
+function sessionIdOf(ctx) {
+  const entry = ctx.previousSessionEntry || ctx.sessionEntry || {};
+  return String(entry.sessionId || ctx.sessionId || "");
+}
+
+// kg ties the session it starts to OpenClaw's sessionId, and a session end ends the kg session tied to the id it
+// names, not whichever is current (a session:end can come after the next session started).
+function naming(rest, id) {
+  return SAFE.test(id) ? [...rest, "--runtime-session", id] : rest;
+}
+
 function transcriptOf(event, ctx) {
   const entry = ctx.previousSessionEntry || ctx.sessionEntry || {};
   let file = entry.sessionFile || ctx.sessionFile || null;
-  const id = String(entry.sessionId || ctx.sessionId || "");
+  const id = sessionIdOf(ctx);
   if (!file && SAFE.test(id)) {
     const key = /^agent:([^:]+):/.exec(String(event.sessionKey || ctx.sessionKey || ""));
     const agent = String(ctx.agentId || (key ? key[1] : "main"));
@@ -183,10 +196,11 @@ const handler = async (event) => {
     const key = `${event.type}:${event.action}`;
     if (key === "agent:bootstrap") {
       let text = existsSync(BRIEF) ? readFileSync(BRIEF, "utf8") : null;
+      const id = sessionIdOf(ctx);
       if (text) {
-        await afterEnds(["hook", "session-start", "--start-session", "--write"]);
+        await afterEnds(naming(["hook", "session-start", "--start-session", "--write"], id));
       } else {
-        text = await briefNow();
+        text = await briefNow(id);
       }
       if (text) addToBootstrap(ctx, text.trim());
     } else if (key === "gateway:startup") {
@@ -196,7 +210,7 @@ const handler = async (event) => {
       const rest = ["hook", "session-end"];
       if (transcript) rest.push("--transcript", transcript);
       if (key === "command:stop") rest.push("--no-summary"); // /stop aborts a run; the session goes on
-      await sessionEnd(rest);
+      await sessionEnd(naming(rest, sessionIdOf(ctx)));
     }
   } catch (err) {
     console.error(`kaizen-kg hook error: ${err && err.message ? err.message : err}`);

@@ -40,6 +40,7 @@ from kg.store.values import check_space as _check_space
 from kg.store.values import check_values as _check_values
 from kg.store.values import empty as _empty
 from kg.store.values import plain_error as _plain_error
+from kg.store.values import writes as _writes
 
 __all__ = ["Store", "EDGE_TYPES", "KNOWLEDGE_KINDS", "Row"]
 
@@ -73,6 +74,7 @@ class Store:
 
     # Watched writes whose aggregate upkeep the caller does itself, for a whole batch (kg/ingest/upkeep.py)
     upkeep_by_caller: frozenset[str] = frozenset()
+    min_free_mb = 0  # a writer's free-space floor, checked before each write and each commit (`_room`)
 
     def __init__(self, db: Any, conn: Any, path: Path, queries: dict[str, _queries.NamedQuery]):
         self._lock: FileLock | None = None
@@ -215,6 +217,7 @@ class Store:
                 _sidestate.mark_stale(_side.path_of(path), (), everything=True)  # reread (kg/store/sidestate.py)
             store._lock = lock
             store.read_only = read_only
+            store.min_free_mb = 0 if read_only else min_free_mb
             store._threads = max_threads or (os.cpu_count() or 1)  # Kùzu's default: every core
             try:
                 if migrate and not read_only:
@@ -390,7 +393,16 @@ class Store:
             _aggregates.invalidate(self)  # an inline write the upkeep does not follow: rebuilt on the next open
         return self._execute_raw(cypher, params)
 
+    def _room(self) -> None:
+        """Refuse a write while the disk holding the graph has less than `min_free_mb` free (one statvfs): Kùzu
+        0.11.3 writes a transaction's WAL at its commit and aborts the process when that fails, where a refusal
+        is kg's `Error:` line; the journal keeps what was acknowledged. A disk that filled after the open counts."""
+        if self.min_free_mb:
+            _check_space(self.path, self.min_free_mb)
+
     def _execute_raw(self, cypher: str, params: dict[str, Any]) -> list[Row]:
+        if not self._in_tx and self.min_free_mb and _writes(cypher):
+            self._room()  # a statement that commits on its own
         if params:
             _check_values(params)
         _sidestate.note(self, cypher, params)  # (issue 17) the side index's kept state, recorded before a commit
@@ -440,11 +452,13 @@ class Store:
         if self._in_tx:
             yield self
             return
+        self._room()
         self._execute_raw("BEGIN TRANSACTION", {})
         self._in_tx = True
         noted = len(self.__dict__.get("_side_created", ()))
         try:
             yield self
+            self._room()  # the disk filled meanwhile: roll back (which needs no room) rather than abort at COMMIT
         except BaseException:
             self._in_tx = False
             del self.__dict__.get("_side_created", [])[noted:]  # the side index never gets rolled-back nodes

@@ -152,7 +152,7 @@ ORDER BY id
 // A candidate pattern's own fields and the proposals about it, by key (one row per proposal, or one with
 // nulls).
 MATCH (p:Node {id: $id})
-OPTIONAL MATCH (q:Proposal)-[:proposal_about]->(p)
+OPTIONAL MATCH (q:Meta)-[:proposal_about]->(p)
 RETURN p.id AS id, p.kind AS kind, p.status AS status, p.pattern_key AS key, p.text AS text,
        p.priority AS priority, p.area AS area, q.status AS q_status, q.decided_at AS q_decided
 
@@ -160,13 +160,13 @@ RETURN p.id AS id, p.kind AS kind, p.status AS status, p.pattern_key AS key, p.t
 // Every proposal about a node, by the node's internal id: returning `p.id` would read the node table's id
 // column whole (0.07 s at 1M nodes); `id(p)` costs as many proposals as there are, once the hint makes Kùzu
 // start from the proposals (its own plan scanned every node: issue 22).
-MATCH (q:Proposal)-[r:proposal_about]->(p:Node)
+MATCH (q:Meta)-[r:proposal_about]->(p:Node)
 HINT (q JOIN r) JOIN p
 RETURN id(p) AS node, q.status AS q_status, q.decided_at AS q_decided
 
 // name: agg_proposals_about
 // dialect: falkordb
-MATCH (q:Proposal)-[:proposal_about]->(p:Node)
+MATCH (q:Meta)-[:proposal_about]->(p:Node)
 RETURN id(p) AS node, q.status AS q_status, q.decided_at AS q_decided
 
 // name: agg_patterns_of_event
@@ -202,8 +202,8 @@ MATCH (p:Node {id: $id}) RETURN p.id AS id, p.pattern_key AS key, p.text AS text
 // `lc_proposals` without its two OPTIONAL MATCHes: Kùzu 0.11.3 answers `OPTIONAL MATCH (q)-[:proposal_about]->
 // (n:Node)` with a hash join that reads the node table's id column whole (0.08 s at 1M nodes, with no proposal
 // at all); the caller reads each proposal's node and change by key (`agg_proposal_links`).
-MATCH (q:Proposal)
-WHERE q.status IN $statuses
+MATCH (q:Meta)
+WHERE q.kind = 'proposal' AND q.status IN $statuses
 RETURN q.id AS id, q.number AS number, q.type AS type, q.target AS target, q.target_kind AS target_kind,
        q.change AS change, q.text AS text, q.hypothesis AS hypothesis, q.priority AS priority, q.area AS area,
        q.category AS category, q.motivation AS motivation, q.evidence AS evidence,
@@ -213,7 +213,7 @@ ORDER BY number
 
 // name: agg_proposal_links
 // One proposal's node and change, by key (as `lc_proposals`' OPTIONAL MATCHes: one row per pair, or nulls).
-MATCH (q:Proposal {id: $id})
+MATCH (q:Meta {key: $key})
 OPTIONAL MATCH (q)-[:proposal_about]->(n:Node)
 OPTIONAL MATCH (q)-[:proposal_change]->(c:Change)
 RETURN n.id AS node, n.kind AS node_kind, c.id AS change_id

@@ -34,6 +34,7 @@ from datetime import datetime
 from typing import Any
 
 from kg.store import spans
+from kg.store.schema import meta_key
 
 FLAG_VALUE = "1"
 COLUMNS = ("id", "first", "last", "at", "sess", "st", "ev", "xev")
@@ -484,7 +485,7 @@ def proposals(st: Any, *, statuses: list[str]) -> list[dict[str, Any]]:
     """`lc_proposals`' rows: the proposals first (a handful), then each one's node and change by key."""
     out = []
     for q in st.run("agg_proposals_only", statuses=statuses):
-        out += [{**q, **link} for link in st.run("agg_proposal_links", id=q["id"])]
+        out += [{**q, **link} for link in st.run("agg_proposal_links", key=meta_key("Proposal", q["id"]))]
     return out
 
 

@@ -56,6 +56,17 @@ _REL = re.compile(r"CREATE REL TABLE(?: IF NOT EXISTS)?\s+(\w+)\s*\(\s*FROM\s+(\
 _KEY = re.compile(r"^\s*(\w+)\s+[\w\[\]]+\s+PRIMARY KEY", re.M)
 _COLUMN = re.compile(r"^\s*(\w+)\s+[\w\[\]]+", re.M)
 _TIMESTAMP_COLUMN = re.compile(r"\b(\w+)\s+TIMESTAMP\b")
+_DROP = re.compile(r"DROP TABLE(?: IF EXISTS)?\s+(\w+)\s*$")
+_RENAME = re.compile(r"ALTER TABLE\s+(\w+)\s+RENAME TO\s+(\w+)\s*$")
+
+# Statements a migration needs on a team graph after one of its own (by the statement's start): a team graph's
+# ManagedBlock rows also name their workspace and block (rules/queries/lifecycle.cypher, falkordb dialect), which
+# migration 0011's copy into Meta carries over here.
+_AFTER: dict[str, tuple[str, ...]] = {
+    "MATCH (b:ManagedBlock) CREATE (:Meta": (
+        "MATCH (b:ManagedBlock) MATCH (m:Meta {key: 'block:' + b.id}) SET m.workspace = b.workspace, "
+        "m.block = b.block",),
+}
 
 
 _TIMESTAMP_LITERAL = re.compile(r"\btimestamp\('([^']*)'\)")
@@ -114,6 +125,18 @@ class Schema:
             self.columns.setdefault(label, []).append(column)
             if default is not None:
                 self.defaults.setdefault(label, {})[column] = default.strip()
+            return
+        drop = _DROP.match(statement.strip())
+        if drop:  # (migration 0011) a table merged into another is gone from the catalogue
+            for table in (self.keys, self.columns, self.defaults, self.rels):
+                table.pop(drop.group(1), None)
+            return
+        rename = _RENAME.match(statement.strip())
+        if rename:  # (migration 0011) a relationship table made again under a new name takes the old one back
+            old, new = rename.groups()
+            for table in (self.keys, self.columns, self.defaults, self.rels):
+                if old in table:
+                    table[new] = table.pop(old)
 
     def index_statements(self) -> list[str]:
         """Range indexes on every table's key and on the Node columns the queries filter by."""
@@ -167,18 +190,30 @@ def data_statements(name: str) -> list[str]:
     """The statements of one migration that change data rather than declare tables (FalkorDB needs no DDL),
     translated; an added column's default is set on the nodes that lack it."""
     out: list[str] = []
+    rels = {m.group(1) for _, statements in migrations() for s in statements if (m := _REL.match(s.strip()))}
     for mig, statements in migrations():
         if mig != name:
             continue
+        # (0011) a relationship table made again under a new name, its edges copied, renamed back: FalkorDB's
+        # edges have no table, so the copies are made under the old name at once (the old edges go with the
+        # nodes of their merged end) and the drop and rename of the table are nothing to do
+        renamed = dict(m.groups() for s in statements if (m := _RENAME.match(s.strip())))
         for statement in statements:
             s = statement.strip()
+            for old, new in renamed.items():
+                s = re.sub(rf"\[(\w*):{old}\b", rf"[\1:{new}", s)
+            if _RENAME.match(s) or (_DROP.match(s) and _DROP.match(s).group(1) in rels):
+                continue
             alter = _ALTER.match(s)
             if alter:
                 label, column, default = alter.groups()
                 if default is not None:
                     out.append(f"MATCH (n:{label}) WHERE n.{column} IS NULL SET n.{column} = {default.strip()}")
-            elif not re.match(r"(CREATE (NODE|REL) TABLE|CALL (CREATE|DROP)_FTS_INDEX|DROP TABLE|ALTER TABLE)", s):
+            elif _DROP.match(s):  # the label's nodes go (its rows were copied by the statements before)
+                out.append(f"MATCH (n:{_DROP.match(s).group(1)}) DETACH DELETE n")
+            elif not re.match(r"(CREATE (NODE|REL) TABLE|CALL (CREATE|DROP)_FTS_INDEX|ALTER TABLE)", s):
                 out.append(translate(s))
+                out += [extra for start, extras in _AFTER.items() if s.startswith(start) for extra in extras]
     return out
 
 

@@ -199,10 +199,11 @@ def ready_top(st: Any, *, statuses: list[str], now: datetime, window_days: float
 def _blocked(st: Any, statuses: list[str], now: datetime) -> set[str]:
     """The patterns ready at `now` that a proposal keeps out (pending, or skipped since their last event)."""
     from kg.store.aggregates import _blocking
+    from kg.store.schema import meta_key
 
     about: dict[str, list[tuple[str | None, datetime | None]]] = {}
     for q in st.run("agg_proposals_only", statuses=["pending", "skipped"]):
-        for link in st.run("agg_proposal_links", id=q["id"]):
+        for link in st.run("agg_proposal_links", key=meta_key("Proposal", q["id"])):
             if link["node"] is not None:
                 about.setdefault(link["node"], []).append((q["status"], q["decided_at"]))
     out = set()

@@ -24,13 +24,16 @@ RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.status AS statu
        n.created_at AS at
 
 // name: tly_all
-MATCH (t:Tally) RETURN t.key AS key, t.n AS n ORDER BY key
+// Tallies are Meta rows of kind 'tally' (migration 0011), keyed 'tally:' + their key; `id` is their key.
+MATCH (t:Meta) WHERE t.kind = 'tally' RETURN t.id AS key, t.n AS n ORDER BY key
 
 // name: tly_add
-MERGE (t:Tally {key: $key}) ON CREATE SET t.n = $d ON MATCH SET t.n = t.n + $d
+// `$key` is the row's whole key ('tally:' + `$id`, kg/store/tallies.py `add`): a key built in the pattern
+// (`{key: 'tally:' + $id}`) is not looked up in the primary-key index by kuzu 0.11.3: it scans the table.
+MERGE (t:Meta {key: $key}) ON CREATE SET t.kind = 'tally', t.id = $id, t.n = $d ON MATCH SET t.n = t.n + $d
 
 // name: tly_clear
-MATCH (t:Tally) DELETE t
+MATCH (t:Meta) WHERE t.kind = 'tally' DELETE t
 
 // name: tly_high_add
 // (after tly_high_drop when it was there: MERGE would scan the table in kuzu 0.11.3)
@@ -131,32 +134,32 @@ MATCH (a:Change)-[r:change_pattern]->(b:Node) HINT (a JOIN r) JOIN b RETURN coun
 MATCH ()-[r:change_pattern]->() RETURN count(r) AS n
 
 // name: tly_count_proposal_about
-// From the Proposal side (the hint): Kùzu's own plan scans every Node to count a handful (issue 22).
-MATCH (a:Proposal)-[r:proposal_about]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
+// From the proposals' side (Meta, migration 0011; the hint): Kùzu's own plan scans every Node to count a handful.
+MATCH (a:Meta)-[r:proposal_about]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
 
 // name: tly_count_proposal_about
 // dialect: falkordb
 MATCH ()-[r:proposal_about]->() RETURN count(r) AS n
 
 // name: tly_count_proposal_change
-// From the Proposal side (the hint): Kùzu's own plan scans every Change to count a handful (issue 22).
-MATCH (a:Proposal)-[r:proposal_change]->(b:Change) HINT (a JOIN r) JOIN b RETURN count(r) AS n
+// From the proposals' side (Meta, migration 0011; the hint): Kùzu's own plan scans every Change to count a handful.
+MATCH (a:Meta)-[r:proposal_change]->(b:Change) HINT (a JOIN r) JOIN b RETURN count(r) AS n
 
 // name: tly_count_proposal_change
 // dialect: falkordb
 MATCH ()-[r:proposal_change]->() RETURN count(r) AS n
 
 // name: tly_count_decision_about
-// From the Decision side (the hint): Kùzu's own plan scans every Node to count a handful (issue 22).
-MATCH (a:Decision)-[r:decision_about]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
+// From the decisions' side (Meta, migration 0011; the hint): Kùzu's own plan scans every Node to count a handful.
+MATCH (a:Meta)-[r:decision_about]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
 
 // name: tly_count_decision_about
 // dialect: falkordb
 MATCH ()-[r:decision_about]->() RETURN count(r) AS n
 
 // name: tly_count_learned_from
-// From the Skill side (the hint): Kùzu's own plan scans every Node to count a handful (issue 22).
-MATCH (a:Skill)-[r:learned_from]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
+// From the skills' side (Meta, migration 0011; the hint): Kùzu's own plan scans every Node to count a handful.
+MATCH (a:Meta)-[r:learned_from]->(b:Node) HINT (a JOIN r) JOIN b RETURN count(r) AS n
 
 // name: tly_count_learned_from
 // dialect: falkordb

@@ -27,6 +27,12 @@ SMALL_EDGES = ("change_applies", "change_pattern", "proposal_about", "proposal_c
                "learned_from")
 
 NODE_EDGES = (*EDGE_TYPES, "about")  # the typed edges between nodes, and a lesson's link to its topic
+TALLY = "tally:"  # (migration 0011) a tally is a Meta row keyed by this and its own key
+
+
+def bump(st: Any, key: str, d: int) -> None:
+    """Add `d` to one count, by its Meta row's primary key."""
+    st.run("tly_add", key=TALLY + key, id=key, d=d)
 
 # query name -> (its anchors, the edge types it may add or delete at them). Anchors: ("param", p) a node id,
 # ("rows", p) the `id` of each row, ("members", p) a pattern and its member events, ("members_list", p) the
@@ -159,7 +165,7 @@ def apply(st: Any, before: tuple[dict, dict], after: tuple[dict, dict], about_al
         delta[edge_key("about")] = -have
     for key, d in sorted(delta.items()):
         if d:
-            st.run("tly_add", key=key, d=d)
+            bump(st, key, d)
 
 
 HIGH_CHUNK = 20_000  # ids per UNWIND statement: each is one hash join with PendingHigh (bulk.run_each)
@@ -297,7 +303,7 @@ def rebuild(st: Any) -> None:
     st.run("tly_high_clear")
     checkpoint(st)  # the same kuzu bug as PatternOcc's (aggregates.checkpoint) before a COPY into a cleared table
     for key, n in sorted(counts.items()):
-        st.run("tly_add", key=key, d=n)
+        bump(st, key, n)
     copy_rows(st, "PendingHigh", [{"id": i, "at": at} for i, at in pending], scratch=st.path.parent,
               columns=("id", "at"))
 

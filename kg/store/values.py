@@ -6,11 +6,12 @@ public names (`plain`, `check_label`, `NODE_COLUMNS`, `HIDDEN_COLUMNS`) and the 
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import StoreError, UsageError
+from kg.core.errors import DiskFull, StoreError, UsageError
 
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -46,9 +47,24 @@ def check_space(path: Path, min_free_mb: int) -> None:
         return
     free = st.f_bavail * st.f_frsize
     if free < min_free_mb * 1024 * 1024:
-        raise StoreError(f"the disk holding {path.parent} is full ({free // 1024:,} KB free, kg needs "
+        raise DiskFull(f"the disk holding {path.parent} is full ({free // 1024:,} KB free, kg needs "
                          f"{min_free_mb} MB to write the graph safely); free some space and run the command "
                          "again. Acknowledged entries wait in the journal")
+
+
+_WRITES = re.compile(r"\b(CREATE|MERGE|SET|DELETE|REMOVE|COPY|DROP|ALTER|CHECKPOINT|INSTALL|LOAD)\b", re.IGNORECASE)
+_written: dict[str, bool] = {}
+
+
+def writes(cypher: str) -> bool:
+    """Whether a statement may write to the graph (and so to its WAL): a keyword test, kept per statement text.
+    Generous on purpose (a read that names `set` is checked too): the check it guards is one statvfs."""
+    found = _written.get(cypher)
+    if found is None:
+        found = _written[cypher] = bool(_WRITES.search(cypher))
+        if len(_written) > 4096:  # inline statements with formatted labels: bounded
+            _written.clear()
+    return found
 
 
 def empty(path: Path) -> bool:

@@ -9,7 +9,7 @@ WHERE p.kind = 'pattern' AND e.kind = 'event' AND p.status IN $pattern_statuses
 WITH p, e.session AS s, count(e) AS n, max(e.created_at) AS last
 WITH p, count(s) AS sessions, CAST(sum(n) AS INT64) AS recurrence, max(last) AS last_seen
 WHERE recurrence >= $min_recurrence AND sessions >= $min_sessions
-OPTIONAL MATCH (q:Proposal)-[:proposal_about]->(p)
+OPTIONAL MATCH (q:Meta)-[:proposal_about]->(p)
 WHERE q.status = 'pending' OR (q.status = 'skipped' AND q.decided_at >= last_seen)
 WITH p, sessions, recurrence, last_seen, count(q) AS blocking
 WHERE blocking = 0
@@ -29,7 +29,7 @@ WHERE p.kind = 'pattern' AND e.kind = 'event' AND p.status IN $pattern_statuses
 WITH p, e.session AS s, count(e) AS n, max(e.created_at) AS last
 WITH p, count(s) AS sessions, CAST(sum(n) AS INT64) AS recurrence, max(last) AS last_seen
 WHERE recurrence >= $min_recurrence AND sessions >= $min_sessions
-OPTIONAL MATCH (q:Proposal)-[:proposal_about]->(p)
+OPTIONAL MATCH (q:Meta)-[:proposal_about]->(p)
 WHERE q.status = 'pending' OR (q.status = 'skipped' AND q.decided_at >= last_seen)
 WITH p, sessions, recurrence, last_seen, count(q) AS blocking
 WHERE blocking = 0
@@ -84,10 +84,12 @@ ORDER BY created_at, id
 MATCH (c:Change) WHERE c.id STARTS WITH $prefix RETURN c.id AS id
 
 // name: lc_decision_ids
-MATCH (d:Decision) WHERE d.id STARTS WITH $prefix RETURN d.id AS id
+// Decisions are Meta rows of kind 'decision' (migration 0011), keyed 'decision:' + their id.
+MATCH (d:Meta) WHERE d.kind = 'decision' AND d.id STARTS WITH $prefix RETURN d.id AS id
 
 // name: lc_proposal_max
-MATCH (q:Proposal) RETURN coalesce(max(q.number), 0) AS n
+// Proposals are Meta rows of kind 'proposal' (migration 0011), keyed 'proposal:' + their id.
+MATCH (q:Meta) WHERE q.kind = 'proposal' RETURN coalesce(max(q.number), 0) AS n
 
 // name: lc_change_create
 // One applied change (a handful per cycle; created one per statement).
@@ -195,7 +197,7 @@ SET e.status = 'pending', e.updated_at = r.at
 
 // name: lc_verification_open
 // Which of these changes already have a pending verification proposal.
-MATCH (q:Proposal)-[:proposal_change]->(c:Change)
+MATCH (q:Meta)-[:proposal_change]->(c:Change)
 WHERE c.id IN $ids AND q.status = 'pending'
 RETURN c.id AS id
 
@@ -291,7 +293,7 @@ MERGE (a)-[x:contradicts]->(b)
 ON CREATE SET x.created_at = $at, x.manual = false, x.score = 1.0, x.reason = $reason
 
 // name: lc_decisions
-MATCH (d:Decision)
+MATCH (d:Meta) WHERE d.kind = 'decision'
 RETURN d.id AS id, d.a AS a, d.b AS b, d.score_a AS score_a, d.score_b AS score_b, d.parts_a AS parts_a,
        d.parts_b AS parts_b, d.winner AS winner, d.status AS status, d.override AS override,
        d.reason AS reason, d.created_at AS created_at, d.decided_at AS decided_at
@@ -299,8 +301,8 @@ ORDER BY id
 
 // name: lc_decision_upsert
 UNWIND $rows AS r
-MERGE (d:Decision {id: r.id})
-ON CREATE SET d.created_at = r.at, d.a = r.a, d.b = r.b, d.override = false
+MERGE (d:Meta {key: 'decision:' + CAST(r.id AS STRING)})
+ON CREATE SET d.kind = 'decision', d.id = r.id, d.created_at = r.at, d.a = r.a, d.b = r.b, d.override = false
 SET d.score_a = r.score_a, d.score_b = r.score_b, d.parts_a = r.parts_a, d.parts_b = r.parts_b,
     d.winner = r.winner, d.status = r.status, d.reason = r.reason, d.decided_at = r.at
 WITH d, r
@@ -309,26 +311,28 @@ MERGE (d)-[x:decision_about]->(a) ON CREATE SET x.created_at = r.at
 MERGE (d)-[y:decision_about]->(b) ON CREATE SET y.created_at = r.at
 
 // name: lc_decision_override
-MATCH (d:Decision {id: $id})
+// `$key` is the whole key, 'decision:' + its id (kg/store/schema.py `meta_key`): a primary-key lookup.
+MATCH (d:Meta {key: $key})
 SET d.winner = $winner, d.override = true, d.status = 'overridden', d.reason = $reason, d.decided_at = $at
 RETURN d.id AS id
 
 // name: lc_blocks
-MATCH (b:ManagedBlock)
+// Blocks are Meta rows of kind 'block' (migration 0011), keyed 'block:' + their id.
+MATCH (b:Meta) WHERE b.kind = 'block'
 RETURN b.id AS id, b.path AS path, b.name AS name, b.hash AS hash, b.glue AS glue,
        b.created_file AS created_file, b.flag AS flag, b.updated_at AS updated_at
 ORDER BY id
 
 // name: lc_block_upsert
 UNWIND $rows AS r
-MERGE (b:ManagedBlock {id: r.id})
-SET b.path = r.path, b.name = r.name, b.hash = r.hash, b.glue = r.glue, b.created_file = r.created_file,
+MERGE (b:Meta {key: 'block:' + CAST(r.id AS STRING)})
+SET b.kind = 'block', b.id = r.id, b.path = r.path, b.name = r.name, b.hash = r.hash, b.glue = r.glue, b.created_file = r.created_file,
     b.flag = r.flag, b.updated_at = r.at
 
 // name: lc_blocks
 // dialect: falkordb
 // A team graph holds every workspace's blocks (what kg last wrote into that workspace's files): this one's.
-MATCH (b:ManagedBlock) WHERE b.workspace = $origin_workspace
+MATCH (b:Meta) WHERE b.kind = 'block' AND b.workspace = $origin_workspace
 RETURN b.block AS id, b.path AS path, b.name AS name, b.hash AS hash, b.glue AS glue,
        b.created_file AS created_file, b.flag AS flag, b.updated_at AS updated_at
 ORDER BY id
@@ -336,27 +340,28 @@ ORDER BY id
 // name: lc_block_upsert
 // dialect: falkordb
 UNWIND $rows AS r
-MERGE (b:ManagedBlock {id: $origin_workspace + '/' + r.id})
-SET b.workspace = $origin_workspace, b.block = r.id, b.path = r.path, b.name = r.name, b.hash = r.hash,
+MERGE (b:Meta {key: 'block:' + $origin_workspace + '/' + r.id})
+SET b.kind = 'block', b.id = $origin_workspace + '/' + r.id, b.workspace = $origin_workspace, b.block = r.id, b.path = r.path, b.name = r.name, b.hash = r.hash,
     b.glue = r.glue, b.created_file = r.created_file, b.flag = r.flag, b.updated_at = r.at
 
 // name: lc_proposal_create
-CREATE (q:Proposal {id: $id, number: $number, type: $type, target: $target, target_kind: $target_kind,
+CREATE (q:Meta {key: 'proposal:' + $id, kind: 'proposal', id: $id, number: $number, type: $type, target: $target, target_kind: $target_kind,
   change: $change, text: $text, hypothesis: $hypothesis, priority: $priority, area: $area, category: $category,
   motivation: $motivation, evidence: $evidence, risk: $risk, effort: $effort,
   impact: $impact, status: 'pending', reason: '', created_at: $at})
 
 // name: lc_proposal_about
-MATCH (q:Proposal {id: $id}), (n:Node {id: $node})
+// `$key`: the proposal's whole key, 'proposal:' + its id (kg/store/schema.py `meta_key`): a primary-key lookup.
+MATCH (q:Meta {key: $key}), (n:Node {id: $node})
 CREATE (q)-[:proposal_about {created_at: $at}]->(n)
 
 // name: lc_proposal_for_change
-MATCH (q:Proposal {id: $id}), (c:Change {id: $change})
+MATCH (q:Meta {key: $key}), (c:Change {id: $change})
 CREATE (q)-[:proposal_change {created_at: $at}]->(c)
 
 // name: lc_proposals
-MATCH (q:Proposal)
-WHERE q.status IN $statuses
+MATCH (q:Meta)
+WHERE q.kind = 'proposal' AND q.status IN $statuses
 OPTIONAL MATCH (q)-[:proposal_about]->(n:Node)
 OPTIONAL MATCH (q)-[:proposal_change]->(c:Change)
 RETURN q.id AS id, q.number AS number, q.type AS type, q.target AS target, q.target_kind AS target_kind,
@@ -368,13 +373,13 @@ RETURN q.id AS id, q.number AS number, q.type AS type, q.target AS target, q.tar
 ORDER BY number
 
 // name: lc_proposal_decide
-MATCH (q:Proposal {id: $id})
+MATCH (q:Meta {key: $key})
 SET q.status = $status, q.reason = $reason, q.decided_at = $at
 RETURN q.id AS id
 
 // name: lc_proposals_obsolete
 // Pending verification proposals of changes that a verdict has settled.
-MATCH (q:Proposal)-[:proposal_change]->(c:Change)
+MATCH (q:Meta)-[:proposal_change]->(c:Change)
 WHERE c.id IN $ids AND q.status = 'pending'
 SET q.status = 'obsolete', q.reason = $reason, q.decided_at = $at
 
@@ -382,7 +387,7 @@ SET q.status = 'obsolete', q.reason = $reason, q.decided_at = $at
 // Open entries of critical priority that no proposal covers yet.
 MATCH (n:Node)
 WHERE n.kind = 'event' AND n.status = 'pending' AND n.priority IN $priorities AND n.created_at <= $now
-  AND NOT EXISTS { MATCH (q:Proposal)-[:proposal_about]->(n) }
+  AND NOT EXISTS { MATCH (q:Meta)-[:proposal_about]->(n) }
 RETURN n.id AS id, n.text AS text, n.area AS area, n.pattern_key AS key, n.created_at AS created_at
 ORDER BY created_at, id
 
@@ -484,7 +489,7 @@ WITH p, reverted_at, applied_at, failed, e.session AS s, count(e) AS n, max(e.cr
 WITH p, reverted_at, applied_at, failed, count(s) AS sessions, CAST(sum(n) AS INT64) AS recurrence,
      max(last) AS last_seen
 WHERE recurrence >= $min_recurrence AND sessions >= $min_sessions
-OPTIONAL MATCH (q:Proposal)-[:proposal_about]->(p)
+OPTIONAL MATCH (q:Meta)-[:proposal_about]->(p)
 WHERE q.status = 'pending' OR (q.status = 'skipped' AND q.decided_at >= last_seen)
 WITH p, reverted_at, applied_at, failed, sessions, recurrence, last_seen, count(q) AS blocking
 WHERE blocking = 0
@@ -519,8 +524,8 @@ RETURN min(e.created_at) AS first
 // name: lc_pending_count
 // How many proposals of one type wait. (Not lc_proposals: in kuzu 0.11.3 its OPTIONAL MATCHes, run in the
 // transaction that just created a proposal, returned undecodable strings once a workspace had ~30 of them.)
-MATCH (q:Proposal)
-WHERE q.status = 'pending' AND q.type = $type
+MATCH (q:Meta)
+WHERE q.kind = 'proposal' AND q.status = 'pending' AND q.type = $type
 RETURN count(q) AS n
 
 // name: lc_promoted_since
@@ -530,8 +535,8 @@ MATCH (c:Change)
 WHERE c.kind = 'promotion' AND c.applied_at >= $since AND c.applied_at <= $now AND c.source = 'auto'
 RETURN c.target AS target, count(c) AS n
 UNION ALL
-MATCH (q:Proposal)
-WHERE q.type = 'promotion' AND q.created_at >= $since AND q.created_at <= $now
+MATCH (q:Meta)
+WHERE q.kind = 'proposal' AND q.type = 'promotion' AND q.created_at >= $since AND q.created_at <= $now
 RETURN q.target AS target, count(q) AS n
 
 // name: lc_live_effects

@@ -22,46 +22,51 @@ RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.category AS cat
 ORDER BY n.created_at, n.id
 
 // name: memory_session_skills
-MATCH (k:Skill) WHERE k.session = $id RETURN k.slug AS slug, k.name AS name, k.revisions AS revisions
-ORDER BY k.slug
+// Skills are Meta rows of kind 'skill' (migration 0011): `id` is the slug.
+MATCH (k:Meta) WHERE k.kind = 'skill' AND k.session = $id RETURN k.id AS slug, k.name AS name, k.revisions AS revisions
+ORDER BY slug
 
 // name: memory_session_prefs
-MATCH (p:Preference) WHERE p.session = $id
-RETURN p.key AS key, p.value AS value, p.action AS action ORDER BY p.at, p.id
+// Preferences are Meta rows of kind 'pref' (migration 0011): `pkey` is the preference's key, `id` the row's.
+MATCH (p:Meta) WHERE p.kind = 'pref' AND p.session = $id
+RETURN p.pkey AS key, p.value AS value, p.action AS action ORDER BY p.at, p.id
 
 // name: memory_pref_add
-CREATE (p:Preference {id: $id, key: $key, value: $value, previous: $previous, action: $action, at: $at,
-                      source: $source, session: $session})
+CREATE (p:Meta {key: 'pref:' + $id, kind: 'pref', id: $id, pkey: $key, value: $value, previous: $previous,
+                 action: $action, at: $at, source: $source, session: $session})
 
 // name: memory_pref_history
 // Every change, oldest first; `$key` = '' means all keys.
-MATCH (p:Preference) WHERE $key = '' OR p.key = $key
-RETURN p.id AS id, p.key AS key, p.value AS value, p.previous AS previous, p.action AS action, p.at AS at,
+MATCH (p:Meta) WHERE p.kind = 'pref' AND ($key = '' OR p.pkey = $key)
+RETURN p.id AS id, p.pkey AS key, p.value AS value, p.previous AS previous, p.action AS action, p.at AS at,
        p.source AS source, p.session AS session
 ORDER BY p.at, p.id
 
 // name: memory_score_add
-CREATE (s:Score {id: $id, at: $at, accuracy: $a, usefulness: $u, efficiency: $e, tone: $t, proactiveness: $p,
+// Scores are Meta rows of kind 'score' (migration 0011).
+CREATE (s:Meta {key: 'score:' + $id, kind: 'score', id: $id, at: $at, accuracy: $a, usefulness: $u, efficiency: $e, tone: $t, proactiveness: $p,
                  average: $avg, notes: $notes, session: $session})
 
 // name: memory_scores_since
-MATCH (s:Score) WHERE s.at >= $since AND s.at <= $until
+MATCH (s:Meta) WHERE s.kind = 'score' AND s.at >= $since AND s.at <= $until
 RETURN s.id AS id, s.at AS at, s.accuracy AS accuracy, s.usefulness AS usefulness, s.efficiency AS efficiency,
        s.tone AS tone, s.proactiveness AS proactiveness, s.average AS average, s.notes AS notes
 ORDER BY s.at, s.id
 
 // name: memory_skill_upsert
-MERGE (k:Skill {slug: $slug})
-ON CREATE SET k.created = $created, k.revisions = 0
+// `$key` is the row's whole key, 'skill:' + `$slug` (kg/store/schema.py `meta_key`): a key built in the pattern
+// is not looked up in the primary-key index by kuzu 0.11.3 (it scans the table).
+MERGE (k:Meta {key: $key})
+ON CREATE SET k.kind = 'skill', k.id = $slug, k.created = $created, k.revisions = 0
 SET k.name = $skill_name, k.description = $description, k.updated = $updated, k.source = $source,
     k.triggers = $triggers, k.tools = $tools, k.path = $path, k.session = $session,
     k.revisions = k.revisions + 1
-RETURN k.slug AS slug, k.revisions AS revisions
+RETURN k.id AS slug, k.revisions AS revisions
 
 // name: memory_skill_link
 // A skill learned from these nodes (events, patterns, lessons).
 UNWIND $ids AS i
-MATCH (k:Skill {slug: $slug}), (n:Node {id: i})
+MATCH (k:Meta {key: $key}), (n:Node {id: i})
 MERGE (k)-[r:learned_from]->(n)
 ON CREATE SET r.created_at = $at
 
@@ -186,16 +191,17 @@ LIMIT $limit
 
 // name: memory_topics_reset
 // Rebuilding the topic index replaces every `about` link.
-MATCH (:Node)-[r:about]->(:Topic) DELETE r
+MATCH (:Node)-[r:about]->(:Meta) DELETE r
 
 // name: memory_topic_upsert
+// Topics are Meta rows of kind 'topic' (migration 0011), keyed 'topic:' + their name; `id` is the name.
 UNWIND $rows AS r
-MERGE (t:Topic {name: r.name})
-SET t.keywords = r.keywords, t.built_at = $at
+MERGE (t:Meta {key: 'topic:' + CAST(r.name AS STRING)})
+SET t.kind = 'topic', t.id = r.name, t.keywords = r.keywords, t.built_at = $at
 
 // name: memory_topic_links
 UNWIND $rows AS r
-MATCH (n:Node {id: r.id}), (t:Topic {name: r.topic})
+MATCH (n:Node {id: r.id}), (t:Meta {key: 'topic:' + CAST(r.topic AS STRING)})
 CREATE (n)-[:about {score: r.score, created_at: $at}]->(t)
 
 // name: memory_nodes_for_topics
@@ -204,7 +210,7 @@ MATCH (n:Node) WHERE n.status IS NULL OR NOT n.status IN ['wont_fix', 'reverted'
 RETURN n.id AS id, n.text AS text, n.details AS details
 
 // name: memory_topic_nodes
-MATCH (n:Node)-[a:about]->(t:Topic {name: $topic})
+MATCH (n:Node)-[a:about]->(t:Meta {key: $key})
 RETURN n.id AS id, n.kind AS kind, n.text AS text, n.priority AS priority, n.status AS status,
        n.created_at AS created_at, a.score AS score
 ORDER BY a.score DESC, n.created_at DESC, n.id

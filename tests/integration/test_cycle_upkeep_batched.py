@@ -47,7 +47,7 @@ def dump(ws) -> dict:
     """Every node's properties, every edge of every table, the aggregate tables and every file kg wrote."""
     out: dict = {}
     with ws.store() as st:
-        for table in ("Node", "PatternOcc", "PatternRank", "Tally", "PendingHigh"):
+        for table in ("Node", "PatternOcc", "PatternRank", "Meta {kind: 'tally'}", "PendingHigh"):  # (0011: Tally)
             out[table] = sorted(repr(sorted((k, v) for k, v in r["n"].items() if k not in ("_id",)))
                                 for r in st._execute_raw(f"MATCH (n:{table}) RETURN n", {}))
         for rel in ("derived_from", "related_to", "caused_by", "led_to", "supports", "contradicts", "about",

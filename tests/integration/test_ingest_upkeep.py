@@ -39,7 +39,7 @@ def _graph(ws) -> tuple[list, list]:
     with ws.store() as st:
         edges = st.execute("MATCH (a:Node)-[r]->(b:Node) RETURN a.id AS src, label(r) AS t, b.id AS dst, "
                            "r.manual AS m, r.score AS s ORDER BY src, t, dst")
-        tally = st.execute("MATCH (t:Tally) WHERE t.n <> 0 RETURN t.key AS k, t.n AS n ORDER BY k")
+        tally = st.execute("MATCH (t:Meta) WHERE t.kind = 'tally' AND t.n <> 0 RETURN t.id AS k, t.n AS n ORDER BY k")
     return edges, tally
 
 
@@ -72,12 +72,12 @@ def test_bulk_logs_leave_the_aggregates_equal_to_a_recount(tmp_path, monkeypatch
 
 def test_a_failed_batch_writes_no_counts(ws):
     with ws.store() as st:
-        before = st.execute("MATCH (t:Tally) RETURN t.key AS k, t.n AS n ORDER BY k")
+        before = st.execute("MATCH (t:Meta) WHERE t.kind = 'tally' RETURN t.id AS k, t.n AS n ORDER BY k")
         with pytest.raises(RuntimeError), st.transaction(), upkeep.kept(st) as keep:
             keep.node("ERR-x", "event", "error", "pending", "high", None)
             raise RuntimeError("the batch failed")
         assert st.upkeep_by_caller == frozenset()  # the store's own upkeep is back
-        assert st.execute("MATCH (t:Tally) RETURN t.key AS k, t.n AS n ORDER BY k") == before
+        assert st.execute("MATCH (t:Meta) WHERE t.kind = 'tally' RETURN t.id AS k, t.n AS n ORDER BY k") == before
 
 
 @pytest.mark.parametrize("after, why", [(5, "bad 'after' id '5'"), ("no such id!", "bad 'after' id")])

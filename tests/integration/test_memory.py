@@ -100,7 +100,7 @@ def test_skills_new_dedupes_updates_and_finds(ws):
     with pytest.raises(UsageError, match="kebab-case"):
         skills.new(ws, "Bad Slug!")
     with ws.store() as st:
-        rows = st.execute("MATCH (k:Skill {slug: 'deploy-docs'}) RETURN k.revisions AS r")
+        rows = st.execute("MATCH (k:Meta {key: 'skill:deploy-docs'}) RETURN k.revisions AS r")
     assert rows[0]["r"] == 2
 
 

@@ -191,7 +191,7 @@ def test_a_first_writer_killed_in_the_migration_leaves_a_graph_that_answers_the_
     assert doctor.returncode == 0 and "aggregate: the pattern-occurrence table equals" in doctor.stdout, doctor.stdout
     with ws.store() as st:
         assert spans.current(st) and aggregates.differences(st) == []
-        assert st.applied_migrations()[-1] == "0010_ready_spans"
+        assert "0010_ready_spans" in st.applied_migrations()  # (the downgrade left the later ones applied)
 
 
 def test_a_pattern_whose_own_status_is_set_leaves_the_ready_spans_at_once(ws):

@@ -43,6 +43,6 @@ def test_a_build_pays_one_upkeep_and_leaves_exact_tallies(tmp_path, monkeypatch)
     assert again <= many + 1  # plus the reset's one tally change, not one per link
     with large.store() as st:
         assert aggregates.differences(st) == []
-        about = st.execute("MATCH (:Node)-[r:about]->(:Topic) RETURN count(r) AS n")[0]["n"]
-        tally = st.execute("MATCH (t:Tally) WHERE t.key CONTAINS 'about' RETURN t.key AS k, t.n AS n")
+        about = st.execute("MATCH (:Node)-[r:about]->(:Meta) RETURN count(r) AS n")[0]["n"]
+        tally = st.execute("MATCH (t:Meta) WHERE t.kind = 'tally' AND t.id CONTAINS 'about' RETURN t.id AS k, t.n AS n")
     assert about == linked_many and [t["n"] for t in tally] == [about], tally

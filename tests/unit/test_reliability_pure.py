@@ -143,3 +143,21 @@ def test_a_polite_acquirer_stands_aside_for_a_waiting_reader(tmp_path: Path):
     assert got.is_set()
     reader.release()
     assert not holder.others_waiting()
+
+
+@pytest.mark.parametrize(("cypher", "writes"), [
+    ("MATCH (n:Node {id: $id}) RETURN n.id AS id", False),
+    ("MATCH (s:Session) WHERE s.id STARTS WITH $day RETURN s.id AS id", False),
+    ("BEGIN TRANSACTION", False), ("COMMIT", False), ("ROLLBACK", False),
+    ("MERGE (s:Session {id: $id}) ON CREATE SET s.started_at = $at", True),
+    ("MATCH (n:Node {id: $id}) SET n.status = $status", True),
+    ("MATCH (n:Node {id: $id}) DETACH DELETE n", True),
+    ("UNWIND $rows AS r CREATE (:Node {id: r.id})", True),
+    ("COPY ready_span FROM '/x.csv'", True), ("CHECKPOINT", True), ("create node table T(id STRING)", True),
+])
+def test_a_statement_that_may_write_is_told_from_a_read(cypher, writes):
+    """The free-space floor is checked before a statement that commits on its own when it may write (Kùzu aborts
+    the process when its WAL cannot be written); a read pays nothing."""
+    from kg.store.values import writes as may_write
+
+    assert may_write(cypher) is writes

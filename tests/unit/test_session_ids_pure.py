@@ -1,0 +1,48 @@
+"""Which kg session a runtime's session start goes on with and its end ends (`kg.memory.session_ids.which`), the
+runtime key, and the journal's check of a session start journaled while the graph was held. Pure."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg.ingest.journal import check_record
+from kg.memory.session_ids import runtime_key, which
+
+A, B = "claude-code:aaa", "claude-code:bbb"
+
+
+@pytest.mark.parametrize(("current", "current_key", "key", "mine", "expected"), [
+    (None, None, None, None, None),  # nothing open: a new one (a start), none (an end)
+    ("s1", None, None, None, "s1"),  # no runtime id (a typed command, an older hook line): the current one
+    ("s1", A, None, None, "s1"),
+    ("s1", None, A, None, "s1"),  # the current one was not started for a runtime session (an older kg)
+    ("s1", A, A, "s1", "s1"),  # its own
+    ("s1", A, B, None, None),  # the current one is another runtime session's: a new one, or none ended
+    ("s2", B, A, "s1", "s1"),  # the runtime session's own open session, though another is current
+    (None, None, A, "s1", "s1"),
+])
+def test_which_session_a_runtime_session_goes_on_with_or_ends(current, current_key, key, mine, expected):
+    assert which(current, current_key, key, mine) == expected
+
+
+@pytest.mark.parametrize(("runtime", "rid", "expected"), [
+    ("claude-code", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7", "claude-code:5c0375b4-57a5-4f26-b12d-d022ee4e51b7"),
+    ("openclaw", " x\n", "openclaw:x"), ("codex", "", None), ("codex", None, None), ("codex", 7, None),
+    (None, "x", None), ("codex", "y" * 500, "codex:" + "y" * 200),
+])
+def test_a_runtime_key_is_the_runtime_and_its_id(runtime, rid, expected):
+    assert runtime_key(runtime, rid) == expected
+
+
+@pytest.mark.parametrize(("record", "why"), [
+    ({"op": "session", "id": "2026-07-01-002", "at": "2026-07-01T10:00:00", "source": "claude-code"}, None),
+    ({"op": "session", "id": "2026-07-01-002", "at": "2026-07-01T10:00:00"}, None),
+    ({"op": "session", "id": "../../AGENTS", "at": "2026-07-01T10:00:00"}, "bad session id"),
+    ({"op": "session", "id": "2026-07-01-002"}, "'at' missing"),
+    ({"op": "session", "id": "2026-07-01-002", "at": "yesterday"}, "not an ISO time"),
+    ({"op": "session", "id": "2026-07-01-002", "at": "2026-07-01T10:00:00", "source": 3}, "'source' is not text"),
+    ({"op": "sessions", "id": "2026-07-01-002"}, "unknown op"),
+])
+def test_a_journaled_session_start_is_checked_before_it_is_applied(record, why):
+    found = check_record(record, ("learning", "error", "feature"))
+    assert (found is None) if why is None else (why in found), found
