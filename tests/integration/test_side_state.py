@@ -281,3 +281,41 @@ def test_a_write_the_side_file_cannot_be_told_of_is_not_made_and_is_retried(ws, 
     graph = _graph_state(ws)
     assert graph[ids[0]][1] == "pending" and graph[ids[1]][2] is False  # neither write was made
     assert _right(ws)[ids[0]] == graph[ids[0]]
+
+
+def test_a_write_the_free_space_floor_refuses_tells_the_side_file_nothing(ws):
+    """A disk below `store.min_free_mb` refuses a write before the graph commits (kg.core.errors.DiskFull): the
+    refusal comes before the side file is told, so it names no node dirty and keeps no state the graph lacks:
+    a write alone (in its own transaction, or a statement that commits as it runs), one in a transaction, or one
+    whose disk fills inside the transaction after its statement noted the change."""
+    from kg.core.errors import DiskFull
+
+    ids = _log_many(ws, 0, 6)
+    at = datetime(2026, 2, 1, 12)
+    with ws.store() as st:
+        st.__dict__["_side_hold"] = True  # its close leaves the file as the refusals left it
+        st.min_free_mb = 1 << 40  # a floor no disk meets (the real statvfs answers)
+        with pytest.raises(DiskFull):
+            st.run("status_set", id=ids[0], status="wont_fix", at=at)
+        with pytest.raises(DiskFull):  # a statement that commits on its own (no aggregate follows a pin)
+            st.run("lc_pin", id=ids[1], pinned=True, at=at)
+        with pytest.raises(DiskFull), st.transaction():
+            st.run("lc_pin", id=ids[1], pinned=True, at=at)
+        st.min_free_mb = 0
+        with pytest.raises(DiskFull), st.transaction():
+            st.run("lc_reinforce", id=ids[2], at=at, priority="critical", status="in_progress")
+            st.min_free_mb = 1 << 40  # the disk filled after the statement, before the commit
+    assert _meta(ws) == ("ok", 0)  # the side file was told of none of the three
+    # (the next write in a graph opened again: in the same connection, kuzu 0.11.3 may answer a write after a
+    # rolled-back one with "Write-write conflict of updating the same row", side index or not)
+    with ws.store() as st:
+        st.__dict__["_side_hold"] = True
+        st.run("status_set", id=ids[3], status="resolved", at=at)  # the next write names its own node only
+        with sqlite3.connect(sideindex.path_of(ws.graph_path)) as db:
+            assert db.execute("SELECT id FROM dirty").fetchall() == [(ids[3],)]
+    graph = _graph_state(ws)
+    assert [graph[i][:3] for i in ids[:3]] == [_kept_state(ws)[i][:3] for i in ids[:3]]
+    assert graph[ids[0]][1] == "pending" and graph[ids[1]][2] is False and graph[ids[2]][0] != "critical"
+    with ws.store():
+        pass
+    assert _meta(ws) == ("ok", 0) and _right(ws)[ids[3]][1] == "resolved"
