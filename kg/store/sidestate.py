@@ -10,9 +10,10 @@ Kept right by writing ahead, never behind the graph:
   names the nodes it changes by its parameters (`KNOWN`), or changes no node (`NOT_NODES`), or is unknown, which
   marks the whole table stale (a safe default for any new query, inline Cypher included) unless its caller names
   the nodes (`naming`: a cycle's decay, the ids it staged);
-- before the graph commits (`Store.transaction`, or before an autocommit statement), `flush` records the named
-  nodes in the table `dirty`, or clears the `state` mark in `meta`, in a committed SQLite transaction; a failure
-  to record fails the write before it commits;
+- before the graph commits (`Store.transaction`, or before an autocommit statement) and after the free-space
+  floor's check (a write refused for room, DiskFull, is rolled back with nothing recorded), `flush` records the
+  named nodes in the table `dirty`, or clears the `state` mark in `meta`, in a committed SQLite transaction; a
+  failure to record fails the write before it commits;
 - after a commit, `sync` (kg/store/sideindex.py: a writer's close, a drain) rereads the dirty nodes by key, or
   the whole table in one scan when it is stale, and clears them.
 A reader takes a node's state from here only when the mark says the table is whole and the node is not dirty;
@@ -46,7 +47,8 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "status_set": ("id",), "lc_pin": ("id",), "lc_reinforce": ("id",), "pattern_retire": ("id",),
     "pattern_add_member": ("pattern",), "pattern_add_new_member": ("pattern",),
 }
-# named queries that set a column of that name on other tables (changes, decisions, proposals, sessions, skills)
+# named queries that set a column of that name on other tables (changes, sessions; decisions, proposals and skills
+# are Meta rows since migration 0011)
 NOT_NODES = frozenset({"lc_change_confirm", "lc_change_update", "lc_decision_override", "lc_decision_upsert",
                        "lc_proposal_decide", "lc_proposals_obsolete", "memory_session_start",
                        "memory_skill_upsert", "sessions_touch"})
