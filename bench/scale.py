@@ -376,6 +376,8 @@ def main() -> None:
             runs = [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base and base.exists() else [])
             if name != "log" and not args.no_cold:  # this kg's server, each read as the first after a write
                 runs.append((" (cold)", KG, root))
+                if base and base.exists():  # and the baseline's, in the same loop (it honours KG_READ_CACHE since
+                    runs.append((" [baseline] (cold)", args.baseline, base))  # the read cache's landing)
             for _, kg, where in runs:
                 measure([kg, "-w", str(where), *argv], env)  # warm the page cache; migrate; drain
             samples: dict[str, list] = {tag: [] for tag, _, _ in runs}
@@ -386,7 +388,7 @@ def main() -> None:
                 for tag, kg, where in runs:
                     before = cpu_of(pids[tag])
                     samples[tag].append(measure([kg, "-w", str(where), *argv],
-                                                {**env, "KG_READ_CACHE": "0"} if tag == " (cold)" else env))
+                                                {**env, "KG_READ_CACHE": "0"} if tag.endswith(" (cold)") else env))
                     cpus[tag].append(LAST_CPU[0])
                     served[tag].append(cpu_of(pids[tag]) - before)
             for tag, _, _ in runs:

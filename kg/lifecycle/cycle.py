@@ -244,7 +244,10 @@ class Lifecycle:
                 bulk.copy_rows(self.st, "LcStage", updates, scratch=self.ws.kg_dir, columns=STAGE_COLUMNS)
             else:
                 self.st.run("lc_stage_load", rows=updates)
-            self.st.run("lc_decay_apply")
+            from kg.store.sidestate import naming
+
+            with naming(self.st, [u["id"] for u in updates]):  # (issue 17) the side index rereads only these
+                self.st.run("lc_decay_apply")
             self.st.run("lc_stage_clear")
 
     # -- 4. conflicts ---------------------------------------------------------------------------------------

@@ -173,27 +173,43 @@ class Direct:
 
     def fresh(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """The current rows of these nodes (priority, status, pinning and reinforcement change after a node
-        is created; the side index keeps them as created), one indexed lookup each: of those four columns
-        only, over the side index's row for the rest (issue 17: reading every column by key was ~60 % of a
-        served search at 1M nodes); a node the side index does not hold is read whole."""
+        is created): the side index's row with its kept state (kg/store/sidestate.py); a node whose state it
+        does not keep right, those four columns by key over its row (issue 17: reading every column by key was
+        ~60 % of a served search at 1M nodes); a node the side index does not hold, read whole."""
         out = {}
         try:
             kept = self.side.rows_by_id(ids) if self.side is not None else {}
+            state = self.side.state(list(kept)) if kept else {}  # (issue 17) kept current: no lookup by key
         except sqlite3.Error:  # a damaged side index: every column from the graph
-            kept = {}
+            kept, state = {}, {}
         for i in ids:
             base = kept.get(i)
             if base is None:
                 for r in self.st.run("search_node", id=i):
                     out[r["id"]] = r
                 continue
-            for r in self.st.run("search_node_state", id=i):
+            now = state.get(i)
+            for r in [{"id": i, **now}] if now is not None else self.st.run("search_node_state", id=i):
                 out[r["id"]] = {k: r[k] if k in r else base[k] for k in NODE_FIELDS}
         return out
 
     def neighbours(self, ids: list[str], per_node: int) -> list[Neighbour]:
         return [(i, r, link_weight(r["manual"], r["link_score"]), r["type"])
-                for i in ids for r in self.st.run("memory_neighbours_of", id=i, limit=per_node)]
+                for i in ids for r in self._neighbours_of(i, per_node)]
+
+    def _neighbours_of(self, node_id: str, per_node: int) -> list[dict[str, Any]]:
+        """`memory_neighbours_of`'s rows: with the side index, the edges and ids by key, the rows from the file
+        with their kept state (issue 17); the whole query when any of them is not kept right."""
+        if self.side is None:
+            return self.st.run("memory_neighbours_of", id=node_id, limit=per_node)
+        from kg.store.sideindex import current_rows
+
+        edges = self.st.run("memory_neighbour_ids_of", id=node_id, limit=per_node)
+        kept = current_rows(self.st, list(dict.fromkeys(e["id"] for e in edges))) if edges else {}
+        if any(e["id"] not in kept for e in edges):
+            return self.st.run("memory_neighbours_of", id=node_id, limit=per_node)
+        return [{"type": e["type"], "manual": e["manual"], "link_score": e["link_score"],
+                 **{k: kept[e["id"]][k] for k in NODE_FIELDS}} for e in edges]
 
     def session_members(self, sessions: list[str], limit: int) -> dict[str, list[tuple[Any, str]]]:
         """(time, id) of the entries of these sessions, at most `limit` (one scan of two columns; the rows

@@ -291,7 +291,11 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
         # take one line between them and leave room for the others
         newest = st.run("hooks_pending_high_ids", priorities=highs,
                         limit=max(lim["pending_high"], 1) * FOLD_WINDOW)
-        window = [row for r in newest for row in st.run("hooks_item", id=r["id"])]
+        from kg.store.sideindex import current_rows
+
+        kept = current_rows(st, [r["id"] for r in newest])  # (issue 17) no lookup by key when the side index holds them
+        window = [row for r in newest for row in ([{k: kept[r["id"]][k] for k in ("id", "text", "priority")}]
+                                                  if r["id"] in kept else st.run("hooks_item", id=r["id"]))]
         pending = fold_alike(window, w)
         shown_keys = {(short(r["text"], w), r["priority"]) for r, _ in pending[:lim["pending_high"]]}
         shown_ids = [r["id"] for r in window if (short(r["text"], w), r["priority"]) in shown_keys]

@@ -14,6 +14,7 @@ Kùzu facts this module is shaped by (kuzu 0.11.3):
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -30,6 +31,7 @@ from kg.store import rebuild as _rebuild
 from kg.store import retire as _retire
 from kg.store import rollback as _rollback
 from kg.store import sideindex as _side
+from kg.store import sidestate as _sidestate
 from kg.store import tallies as _tallies
 from kg.store.lock import FileLock, Yielded
 from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, NEW_GRAPH_TERMS, check_version, migrations
@@ -211,6 +213,8 @@ class Store:
             store = cls(*handles, path, _named_queries(queries_dir))
             store._connect = connect
             store.repairs += [restored] if restored else []
+            if restored and _side.path_of(path).exists():  # the graph went back to a copy: every kept state is
+                _sidestate.mark_stale(_side.path_of(path), (), everything=True)  # reread (kg/store/sidestate.py)
             store._lock = lock
             store.read_only = read_only
             store.min_free_mb = 0 if read_only else min_free_mb
@@ -431,6 +435,7 @@ class Store:
             self._room()  # a statement that commits on its own
         if params:
             _check_values(params)
+        _sidestate.note(self, cypher, params)  # (issue 17) the side index's kept state, recorded before a commit
         columns, rows = self._fetch(cypher, params)
         return [dict(zip(columns, row, strict=True)) for row in rows]
 
@@ -487,11 +492,22 @@ class Store:
         except BaseException:
             self._in_tx = False
             del self.__dict__.get("_side_created", [])[noted:]  # the side index never gets rolled-back nodes
+            _sidestate.drop_pending(self)
             try:
                 self._execute_raw("ROLLBACK", {})
             except StoreError:
                 pass
             raise
+        try:  # (issue 17) the nodes whose kept state this write changes are named in the side index first
+            _sidestate.flush(self)
+        except (OSError, sqlite3.Error) as exc:
+            self._in_tx = False
+            _sidestate.drop_pending(self)
+            try:
+                self._execute_raw("ROLLBACK", {})
+            except StoreError:
+                pass
+            raise StoreError(_sidestate.not_told(exc)) from None
         self._in_tx = False
         self._execute_raw("COMMIT", {})
         if self.__dict__.get("_side_links") and self.__dict__.get("_side_created"):

@@ -432,22 +432,24 @@ EVENT_FIELDS = ("id", "kind", "status", "created_at", "category", "area", "entry
 def _events(st: Any, ids: list[str]) -> list[dict[str, Any]]:
     """`agg_event_in_window`'s rows of these events (those that exist), in order. With the side index a read
     opened already in step (the read server's), the columns that never change after an event is logged come
-    from its row and only `agg_event_state`'s six by key (issues 17, 22: these reads were a third of the session
-    brief's time at 100k entries); an event the side index does not hold is read whole."""
+    from its row, the rest from its kept state (kg/store/sidestate.py) or, not kept, `agg_event_state`'s six by key
+    (issue 17: these reads were a third of the brief's time at 100k); an event it does not hold is read whole."""
     from kg.store.sideindex import open_reader
 
     side = open_reader(st) if ids else None
     try:
         kept = side.rows_by_id(ids) if side is not None else {}
+        state = side.state(list(kept)) if kept else {}  # (issue 17) kept current in the side index
     except sqlite3.Error:  # a damaged side index: every column from the graph (`kg doctor` rebuilds it)
-        kept = {}
+        kept, state = {}, {}
     out: list[dict[str, Any]] = []
     for eid in ids:
         base = kept.get(eid)
         if base is None:
             out += st.run("agg_event_in_window", id=eid)
             continue
-        out += [{k: r[k] if k in r else base[k] for k in EVENT_FIELDS} for r in st.run("agg_event_state", id=eid)]
+        rows = [{"id": eid, **state[eid]}] if eid in state else st.run("agg_event_state", id=eid)
+        out += [{k: r[k] if k in r else base[k] for k in EVENT_FIELDS} for r in rows]
     return out
 
 

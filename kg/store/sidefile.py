@@ -7,9 +7,10 @@ its tables, their form (`version`), and one open file's writes and reads (`SideI
 - `lpost`, `ldf`, `ltot`: the tokens as Kùzu's own full-text index (node_fts) held them, counted per porter
   stem, for linking's candidates (kg/store/linkpost.py; kg/store/sidelink.py ranks them as node_fts ranked);
 - `node`: each node's fields that never change after it is created (id, kind, entry type, text, details,
-  category, session, tags, context, created time; priority, status and reinforcement as created: search reads
-  the current ones by key for the hits it returns), with indexes on (session, created_at) and (created_at),
-  so a session's members, a window of dates and the newest entries are index range reads.
+  category, session, tags, context, created time; priority, status and reinforcement as created: the current
+  ones are in `state`), with indexes on (session, created_at) and (created_at),
+  so a session's members, a window of dates and the newest entries are index range reads;
+- `state`, `dirty`: what changes on a node after it is created, kept current (kg/store/sidestate.py).
 
 `remove` takes rows out and leaves none of their bytes in the file (secure_delete, FTS5 optimize, VACUUM).
 """
@@ -25,11 +26,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.store import linkpost
+from kg.store import linkpost, sidestate
 from kg.store.linktext import link_text
 
 FILE = "search.sqlite"
-VERSION = "5"  # a side file of another version (or stopword list: `version()`) is rebuilt (5: `lpost`)
+VERSION = "6"  # a side file of another version (or stopword list: `version()`) is rebuilt (5: `lpost`)
+# 6: `state` (kg/store/sidestate.py). An older kg changes a node's status without telling this file, so it must
+# not read or keep ours (it rebuilds a file of another version; ours then rebuilds its own, the kept state whole)
 FIELDS = ("id", "kind", "entry_type", "text", "details", "category", "priority", "status", "session", "tags",
           "context", "created_at")
 _SCHEMA = f"""
@@ -41,6 +44,7 @@ CREATE INDEX IF NOT EXISTS node_created ON node(created_at);
 """
 _FTS = "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(tokens, content='', tokenize='porter unicode61')"
 _SCHEMA += _FTS + ";\n" + linkpost.SCHEMA  # linking's term counts (kg/store/linkpost.py)
+_SCHEMA += sidestate.SCHEMA  # what changes on a node after it is created (kg/store/sidestate.py)
 _OLD = "DROP TABLE IF EXISTS lfts; DROP TABLE IF EXISTS ldl;"  # version 4's linking tables, replaced by linkpost's
 def path_of(graph_path: Path) -> Path:
     return Path(graph_path).parent / FILE
@@ -153,6 +157,7 @@ class SideIndex:
         # inserted after it was made (and those a build found with a word: the same unless a text is all
         # stopwords or digits)
         linkpost.add(self.db, [(start + k, link_text(r.get("tokens"))) for k, r in enumerate(rows)])
+        sidestate.add(self.db, start, rows)
 
     def clear(self) -> None:
         """Empty it (inside the caller's transaction); the FTS5 table is made again, not emptied: its pages
@@ -161,6 +166,7 @@ class SideIndex:
         self.db.execute("DROP TABLE IF EXISTS fts")
         self.db.execute(_FTS)
         linkpost.clear(self.db)
+        sidestate.clear(self.db)
         self._set_stamp(0, None)
 
     def remove(self, rows: list[tuple[str, str]]) -> int:
@@ -179,6 +185,7 @@ class SideIndex:
                                 (found[0], _indexed(tokens)))
                 linkpost.remove(self.db, [(found[0], link_text(tokens))])
                 self.db.execute("DELETE FROM node WHERE pos = ?", (found[0],))
+                self.db.execute("DELETE FROM state WHERE pos = ?", (found[0],))
                 gone += 1
             self.db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
             self.db.execute("COMMIT")
@@ -246,6 +253,11 @@ class SideIndex:
                 d = _dict(r)
                 out[d["id"]] = d
         return out
+
+    def state(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The current priority, status, pinning, reinforcement, area, action and source of these nodes, for
+        those the file keeps right (kg/store/sidestate.py); the others are asked of the graph by key."""
+        return sidestate.current(self.db, ids)
 
     def session_members(self, sessions: list[str], limit: int) -> list[tuple[str, datetime | None, str]]:
         """(session, time, id) of these sessions' entries, by session then time (none last) and id."""

@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from contextlib import closing
 from typing import Any
 
+from kg.store import sidestate
 from kg.store.sidefile import (  # noqa: F401 (the file's names, for the side index's callers)
     FIELDS,
     FILE,
@@ -45,6 +46,7 @@ from kg.store.sidefile import (  # noqa: F401 (the file's names, for the side in
     link_text,
     parse_time,
     path_of,
+    sample_positions,
     version,
 )
 
@@ -52,7 +54,8 @@ CATCH_UP_MAX = 5000  # a one-off reader adds at most this many nodes (else it as
 BATCH = 20000  # rows read from the graph and written per transaction in a catch-up or rebuild
 MARKED_ROWS = 50_000  # a catch-up or rebuild of this many nodes or more says so to the processes it shuts out
 _READ = ("MATCH (n:Node) WHERE offset(ID(n)) >= $start AND offset(ID(n)) < $stop "
-         "RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in FIELDS) + ", n.tokens AS tokens")
+         "RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in FIELDS) + ", n.tokens AS tokens, "
+         + ", ".join(f"n.{f} AS {f}" for f in sidestate.STATE if f not in FIELDS))
 _POS = "MATCH (n:Node {id: $id}) RETURN offset(ID(n)) AS pos"
 _TOKENS = "MATCH (n:Node {id: $id}) RETURN n.tokens AS tokens"
 _COUNT = "MATCH (n:Node) RETURN count(n) AS n"
@@ -121,19 +124,26 @@ def sync(st: Any, *, rebuild: bool = False) -> str:
 
 
 def _sync(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild: bool) -> str:
+    nodes, whole = _sync_nodes(st, side, created, rebuild)
+    state = sidestate.catch_up(st, side.db, whole)  # (issue 17) after the nodes: a dirty node may be a new one
+    return nodes if state == "state in step" else f"{nodes}; {state}"
+
+
+def _sync_nodes(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild: bool) -> tuple[str, bool]:
+    """(what it did, whether the state table was refilled whole with the nodes: a rebuild)."""
     count = _count(st)
     have, last = side.stamp()
     rebuild = rebuild or side.meta("version") != version()
     # the side index's last node is where it was: what it holds is the graph's first `have` nodes
     kept = not rebuild and 0 < have <= count and _pos_of(st, last) == have - 1
     if not rebuild and have == count and (have == 0 or kept):
-        return "in step"
+        return "in step", False
     # the nodes this process created, when they are exactly the graph's new ones
     if (created and (have == 0 or kept) and have + len(created) == count
             and _pos_of(st, created[-1]["id"]) == count - 1):
         side._add(have, created)
         side._set_stamp(count, created[-1]["id"])
-        return f"added {len(created)}"
+        return f"added {len(created)}", have == 0
     start = have if kept else 0
     if start == 0:
         side.clear()
@@ -152,7 +162,7 @@ def _sync(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild: bool
     if at != count:
         raise RuntimeError(f"read {at} of the graph's {count} nodes")
     side._set_stamp(count, last if count else None)
-    return f"{'caught up' if start else 'rebuilt'} {count - start}"
+    return f"{'caught up' if start else 'rebuilt'} {count - start}", start == 0 and not st._in_tx
 
 
 def _marked(st: Any, rows: int) -> Any:
@@ -200,7 +210,7 @@ def safe_sync(st: Any) -> str:
 def noted_create(st: Any, params: dict[str, Any]) -> None:
     """`Store.run` hands this every node it creates (the fields the index keeps), for the next `sync`."""
     st.__dict__.setdefault("_side_created", []).append(
-        {f: params.get(f) for f in (*FIELDS, "tokens")})
+        {**{f: params.get(f) for f in (*FIELDS, "tokens")}, **sidestate.created(params)})
 
 
 def for_reading(st: Any) -> SideIndex | None:
@@ -303,4 +313,24 @@ def check(st: Any) -> tuple[bool, str, bool]:
     if have != count or (count and _pos_of(st, last) != count - 1):
         kept = 0 < have <= count and _pos_of(st, last) == have - 1
         return False, f"{FILE} holds {have} of the graph's {count} nodes", not kept
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as db:
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'state'").fetchone():
+            wrong = sidestate.differences(st, db, sample_positions(count))  # (issue 17) the kept state
+            if wrong:
+                return False, f"{FILE} {wrong}", True
     return True, f"{FILE} holds all {count} nodes", False
+
+
+def current_rows(st: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """(issue 17) These nodes' side-index rows with their current state (kg/store/sidestate.py), for those the
+    file keeps right; the caller asks the graph by key for the others. {} on a store it is not for, or a file not
+    in step with the graph."""
+    side = open_reader(st, open_it=True) if ids else None
+    if side is None:
+        return {}
+    try:
+        rows = side.rows_by_id(ids)
+        state = side.state(list(rows))
+    except sqlite3.Error:
+        return {}
+    return {i: {**rows[i], **s} for i, s in state.items()}

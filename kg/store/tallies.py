@@ -256,8 +256,13 @@ def watch(st: Any, *, priorities: list[str], limit: int) -> list[dict[str, Any]]
     if not _high(priorities):
         return None
     from kg.store.bulk import run_each
+    from kg.store.sideindex import current_rows
 
-    return run_each(st, "tly_watch_row", ({"id": r["id"]} for r in st.run("tly_high_ids", limit=limit)))
+    ids = [r["id"] for r in st.run("tly_high_ids", limit=limit)]
+    kept = current_rows(st, ids)  # (issue 17) the side index's rows, kept current: no lookup by key
+    cols = ("id", "text", "priority", "entry_type", "area", "created_at", "reinforced_at")
+    return [row for i in ids for row in ([{k: kept[i][k] for k in cols}] if i in kept
+                                         else run_each(st, "tly_watch_row", [{"id": i}]))]
 
 
 def node_totals(st: Any) -> list[dict[str, Any]]:

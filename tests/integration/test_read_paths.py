@@ -89,12 +89,19 @@ QUERIES = ["docker build timed out", "pytest fixture crashed on the cache", "git
 def test_search_reads_only_what_changes_and_answers_as_before(graph, monkeypatch):
     calls = _counting(monkeypatch)
     new = {q: [asdict(h) for h in search.search(graph, q, now=NOW, limit=8)] for q in QUERIES}
-    assert calls["search_node_state"] > 0 and calls["search_node"] == 0
+    assert calls["search_node_state"] == calls["search_node"] == 0  # issue 17: the state kept in the side index
+    import sqlite3
+
+    with sqlite3.connect(sideindex.path_of(graph.graph_path)) as db:  # a kept state not known to be whole
+        db.execute("DELETE FROM meta WHERE key = 'state'")
+    calls.clear()
+    stale = {q: [asdict(h) for h in search.search(graph, q, now=NOW, limit=8)] for q in QUERIES}
+    assert calls["search_node_state"] > 0 and calls["search_node"] == 0  # four columns by key, as before
     monkeypatch.setattr(Direct, "fresh", _old_fresh)
     calls.clear()
     old = {q: [asdict(h) for h in search.search(graph, q, now=NOW, limit=8)] for q in QUERIES}
     assert calls["search_node"] > 0
-    assert new == old
+    assert new == old == stale
     assert any(h["parts"]["importance"] == 1.0 for hits in new.values() for h in hits)  # a pin was read
 
 
@@ -111,7 +118,7 @@ def test_inject_and_the_session_brief_answer_as_before(graph, monkeypatch):
                     lifecycle.lifecycle_status(graph, NOW, limit=10))
 
     new = answers()
-    assert calls["agg_event_state"] > 0 and calls["agg_event_in_window"] == 0
+    assert calls["agg_event_state"] == calls["agg_event_in_window"] == 0  # issue 17: kept in the side index
     _old_ways(monkeypatch)
     calls.clear()
     old = answers()
@@ -225,3 +232,19 @@ def test_status_takes_no_list_of_times_for_every_ready_pattern(graph, monkeypatc
         members = {r["id"]: len(r["at"] or ()) for r in st.run("agg_occ_all")}
     assert shown["ready_to_promote_total"] >= 4
     assert items["times"] <= members[shown["ready_to_promote"][0]["pattern"]] < sum(members.values()) // 2
+
+
+def test_a_nodes_neighbours_come_from_the_side_index_as_the_graph_gives_them(graph, monkeypatch):
+    """Issue 17: the edges and ids by key, each neighbour's row from the side index with its kept state."""
+    calls = _counting(monkeypatch)
+    with graph.reading() as st:
+        side = sideindex.for_reading(st)
+        view = Direct(st, side)
+        linked = 0
+        for r in st.execute("MATCH (n:Node) RETURN n.id AS id"):
+            old = st.run("memory_neighbours_of", id=r["id"], limit=8)
+            assert view._neighbours_of(r["id"], 8) == old
+            linked += bool(old)
+        nodes = len(st.execute("MATCH (n:Node) RETURN n.id AS id"))
+    assert linked >= 10
+    assert calls["memory_neighbours_of"] == nodes == calls["memory_neighbour_ids_of"]  # only the reference's own

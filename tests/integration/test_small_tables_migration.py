@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from datetime import datetime
@@ -292,6 +293,67 @@ def _point(start: str) -> int:
     if start == "COMMIT":
         return len(statements) + 1
     return next(i for i, s in enumerate(statements) if s.startswith(start))
+
+
+# (issue 17) The side index as a kg before 0011 left it: its sync over the old graph, in a process of its own.
+_SIDE_BEFORE = """
+import sys, kuzu
+from pathlib import Path
+from kg.store import Store, _named_queries, sideindex
+db = kuzu.Database(sys.argv[1]); c = kuzu.Connection(db)
+print(sideindex.sync(Store(db, c, Path(sys.argv[1]), _named_queries(None)), rebuild=True))
+c.close(); db.close()
+"""
+
+
+@KUZU
+def test_the_side_indexs_kept_state_stays_whole_and_right_across_the_migration(old_ws):
+    """The side index keeps each node's current state (kg/store/sidestate.py). The migration moves no node, so a
+    file kept whole before it stays whole and right; after it, a proposal's decision (a Meta row's status now)
+    names no node, and a node's status change names only that node."""
+    from kg.store import sideindex
+    from kg.store.schema import meta_key
+    from kg.store.sidefile import SideIndex
+
+    ws = kg.open_workspace(old_ws)
+    side_path = sideindex.path_of(ws.graph_path)
+    assert _py(_SIDE_BEFORE, str(ws.graph_path)).startswith("rebuilt 2")  # nodes and kept state built whole
+    ids = ["ERR-20261201-001", "ERR-20261201-002"]
+
+    def meta() -> tuple:
+        with sqlite3.connect(side_path) as db:
+            mark = db.execute("SELECT value FROM meta WHERE key = 'state'").fetchone()
+            return (mark[0] if mark else None), [r[0] for r in db.execute("SELECT id FROM dirty")]
+
+    def kept_and_graph() -> tuple[dict, dict]:
+        side = SideIndex(side_path, writable=False)
+        try:
+            kept = {i: (s["status"], s["priority"]) for i, s in side.state(ids).items()}
+        finally:
+            side.close()
+        with ws.reading() as st:
+            rows = st.execute("MATCH (n:Node) RETURN n.id AS id, n.status AS status, n.priority AS priority")
+            graph = {r["id"]: (r["status"], r["priority"]) for r in rows}
+        return kept, graph
+
+    assert meta() == ("ok", [])
+    at = datetime(2026, 12, 20, 10)
+    with ws.store() as st:  # a writer's open migrates
+        assert any(name.startswith("0011") for name in st.applied_migrations())
+        assert meta() == ("ok", [])  # the migration changed no node's state
+        st.__dict__["_side_hold"] = True  # (the close leaves the file as the writes left it)
+        st.run("lc_proposal_decide", key=meta_key("Proposal", "prop-0001"), status="skipped", reason="not now", at=at)
+        assert meta() == ("ok", [])  # a Meta row's status is not a node's
+        st.run("status_set", id=ids[0], status="resolved", at=at)
+        assert meta() == ("ok", [ids[0]])
+    kept, graph = kept_and_graph()
+    assert kept == {ids[1]: ("pending", "high")} and graph[ids[0]][0] == "resolved"  # the dirty one asks the graph
+    with ws.store() as st:
+        pass  # the next writer's close rereads it
+    kept, graph = kept_and_graph()
+    assert meta() == ("ok", []) and kept == graph == {ids[0]: ("resolved", "high"), ids[1]: ("pending", "high")}
+    with ws.reading() as st:
+        assert sideindex.check(st)[0]
 
 
 # killed before: the first ALTER, a copy, an edge copy, the first drop, a table's drop, a rename, the mark, the COMMIT
