@@ -182,17 +182,7 @@ def _stream(st: Any, start: int, stop: int) -> Iterator[list[dict[str, Any]]]:
     """The graph's nodes at positions [start, stop), in order, `BATCH` rows at a time: one scan on one thread
     (rows come in position order; `_sync` checks it), fetched row by row. Not sorted by Kùzu: sorting a
     million rows with their text fills its buffer pool; nor a range query per batch: each scans the table."""
-    with st.one_thread():
-        result = st._conn.execute(_READ, {"start": start, "stop": stop})
-        columns = result.get_column_names()
-        batch: list[dict[str, Any]] = []
-        while result.has_next():
-            batch.append(dict(zip(columns, result.get_next(), strict=True)))
-            if len(batch) >= BATCH:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+    return sidestate.in_batches(st, _READ, {"start": start, "stop": stop}, BATCH)
 
 
 def safe_sync(st: Any) -> str:

@@ -240,13 +240,19 @@ def _meta(db: sqlite3.Connection) -> str | None:
 
 
 def _stream(st: Any) -> Iterator[list[dict[str, Any]]]:
+    return in_batches(st, _READ, {}, BATCH)
+
+
+def in_batches(st: Any, cypher: str, params: dict[str, Any], size: int) -> Iterator[list[dict[str, Any]]]:
+    """The rows of one Kùzu read, `size` at a time: one scan on one thread (rows come in the table's order),
+    fetched row by row, never all in memory (the side files' rebuilds at 1M nodes)."""
     with st.one_thread():
-        result = st._conn.execute(_READ)
+        result = st._conn.execute(cypher, params)
         columns = result.get_column_names()
         batch: list[dict[str, Any]] = []
         while result.has_next():
             batch.append(dict(zip(columns, result.get_next(), strict=True)))
-            if len(batch) >= BATCH:
+            if len(batch) >= size:
                 yield batch
                 batch = []
         if batch:

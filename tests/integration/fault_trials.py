@@ -37,6 +37,15 @@ def env() -> dict[str, str]:
     return e
 
 
+def until(ready, what: str, proc: subprocess.Popen | None = None, seconds: float = 120) -> None:
+    """Poll `ready` (never a fixed sleep): fails naming `what` after `seconds`, or at once when `proc` ended."""
+    deadline = time.monotonic() + seconds
+    while not ready():
+        assert proc is None or proc.poll() is None, (what, proc.communicate())
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
 def processes_of(root: Path, event: str) -> list[int]:
     """The live processes of `kg ... EVENT` in the workspace at `root` (a hook, the wrapper that ran it, or the
     detached child it forked, which keeps its command line); zombies do not count."""

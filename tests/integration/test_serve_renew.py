@@ -10,10 +10,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from fault_trials import until  # noqa: E402
 
 KG = str(Path(sys.executable).with_name("kg"))
 NOW = "2026-06-01T12:00:00"
@@ -37,12 +39,6 @@ def _phases(trace: Path) -> list[tuple[int, str]]:
     return [(int(pid), phase) for _, pid, phase in (line.split(" ", 2) for line in trace.read_text().splitlines())]
 
 
-def _until(ready, what: str, proc: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + 120
-    while not ready():
-        assert proc is None or proc.poll() is None, (what, proc.communicate())
-        assert time.monotonic() < deadline, what
-        time.sleep(0.02)
 
 
 def _workspace(tmp_path: Path, toml: str = RENEW_SOON) -> tuple[Path, list[str]]:
@@ -91,7 +87,7 @@ def test_a_server_that_applied_logs_opens_the_graph_again_and_answers_the_same(t
     # applied, then renewed: the small log was replayed by the reopen, which left the server above its (1 MB) bound,
     # so it was folded after all. (Not "a renewal was traced": the fresh server may renew once before the logs come,
     # and that renewal's trace is no sign that what it applied since was folded.)
-    _until(lambda: _applied(root) and (not wal.exists() or wal.stat().st_size == 0),
+    until(lambda: _applied(root) and (not wal.exists() or wal.stat().st_size == 0),
            "the server did not fold the log it applied")
     assert any(p.startswith("server folds its log: ") and p.endswith(" MB after the replay") for _, p in
                _phases(trace))
@@ -117,14 +113,14 @@ def test_a_server_asked_to_let_go_folds_its_log_saying_so_and_the_waiter_waits(t
     kg_dir = root / "memory" / ".kg"
     assert kg(root, "search", "docker").returncode == 0
     ids.append(_log(root, "the docker build timed out"))
-    _until(lambda: _applied(root), "the server did not apply the log")
+    until(lambda: _applied(root), "the server did not apply the log")
     assert (kg_dir / "graph.kuzu.wal").stat().st_size > 0
     waiter = subprocess.Popen([KG, "-w", str(root), "log", "error", "the first writer after it", "--wait", "--json"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env=_env(KG_LOCK_TIMEOUT="0.2"))
     stopped = None
     try:
-        _until(lambda: (progress.current(kg_dir) or {}).get("what") == "fold the write-ahead log into the graph",
+        until(lambda: (progress.current(kg_dir) or {}).get("what") == "fold the write-ahead log into the graph",
                "the server did not say it folds", waiter)
         stopped = progress.current(kg_dir)["pid"]
         os.kill(stopped, signal.SIGSTOP)  # the fold held still: the waiter's budget passes, and it waits
@@ -192,7 +188,7 @@ def _run_server(root: Path, point: str, gate: Path, trace: Path) -> subprocess.P
     proc = subprocess.Popen([sys.executable, "-c", _SERVER, str(root), point, str(gate)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, env=_env(KG_SERVE_TRACE=str(trace)),
                             start_new_session=True)
-    _until(lambda: any(p == "server listens" for _, p in _phases(trace)), "the server did not listen", proc)
+    until(lambda: any(p == "server listens" for _, p in _phases(trace)), "the server did not listen", proc)
     return proc
 
 
@@ -220,10 +216,10 @@ def test_a_read_during_the_renewal_waits_for_it_and_is_answered_by_the_server(tm
     read = None
     try:
         ids.append(_log(root, "the docker build timed out while renewing"))
-        _until(lambda: gate.with_suffix(".held").exists(), "the server did not renew", proc)  # graph closed now
+        until(lambda: gate.with_suffix(".held").exists(), "the server did not renew", proc)  # graph closed now
         read = subprocess.Popen([KG, "-w", str(root), "search", "docker", "--json"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=_env(KG_SERVE_TRACE=str(trace)))
-        _until(lambda: (read.pid, "client connected") in _phases(trace), "the read did not reach the server", read)
+        until(lambda: (read.pid, "client connected") in _phases(trace), "the read did not reach the server", read)
         gate.touch()  # the renewal goes on: the graph opens again, and the read is answered
         out, err = read.communicate(timeout=300)
     finally:

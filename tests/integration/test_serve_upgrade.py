@@ -10,13 +10,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 import kg
 from kg.serve import progress
+
+sys.path.insert(0, os.path.dirname(__file__))
+from fault_trials import until  # noqa: E402
 
 KG = str(Path(sys.executable).with_name("kg"))
 NOW = "2026-06-01T12:00:00"
@@ -37,12 +39,6 @@ def _kg(root: Path, *args: str, server: bool) -> subprocess.CompletedProcess:
                           env=_env(KG_SERVER="1" if server else "0"))
 
 
-def _until(ready, what: str, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 120
-    while not ready():
-        assert proc.poll() is None, (what, proc.communicate())
-        assert time.monotonic() < deadline, what
-        time.sleep(0.01)
 
 
 def _old_workspace(tmp_path: Path) -> tuple[Path, str]:
@@ -73,14 +69,14 @@ def test_the_first_command_after_an_upgrade_says_so_once_waits_and_answers(tmp_p
     if not server:  # the upgrade is another command's (a writer's first open, which adds nothing), held still
         migrator = subprocess.Popen([KG, "-w", str(root), "cycle", "--dry-run"],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        _until(lambda: progress.current(kg_dir) is not None, "no migration began", migrator)
+        until(lambda: progress.current(kg_dir) is not None, "no migration began", migrator)
         os.kill(migrator.pid, signal.SIGSTOP)
     read = subprocess.Popen([KG, "-w", str(root), "status", "--json"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     stopped = None
     try:
         if server:  # the server this read started migrates: held still in its migration
-            _until(lambda: progress.current(kg_dir) is not None, "no migration began", read)
+            until(lambda: progress.current(kg_dir) is not None, "no migration began", read)
             stopped = progress.current(kg_dir)["pid"]
             os.kill(stopped, signal.SIGSTOP)
         line = read.stderr.readline()  # said while the upgrade is held still: the read waits, past its budget

@@ -9,11 +9,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import kg
 from kg.serve import client, progress
+
+sys.path.insert(0, os.path.dirname(__file__))
+from fault_trials import until  # noqa: E402
 
 KG = str(Path(sys.executable).with_name("kg"))
 NOW = "2026-06-01T12:00:00"
@@ -28,12 +30,6 @@ def _kg(root: Path, *args: str, server: bool = True, **extra: str) -> subprocess
                           env={**_env(**extra), "KG_SERVER": "1" if server else "0"})
 
 
-def _until(ready, what: str, proc: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + 120
-    while not ready():
-        assert proc is None or proc.poll() is None, (what, proc.communicate())
-        assert time.monotonic() < deadline, what
-        time.sleep(0.02)
 
 
 def _phases(trace: Path) -> list[tuple[float, int, str]]:
@@ -69,11 +65,11 @@ def test_a_server_killed_before_it_listens_is_started_again_by_the_read(tmp_path
             read = subprocess.Popen([KG, "-w", str(root), "--now", NOW, "search", "docker permission", "--json"],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                     env=_env(KG_SERVE_TRACE=str(trace), KG_LOCK_TIMEOUT="120"))
-            _until(lambda: any(p == "server start" or p.startswith("server start ") for _, _, p in _phases(trace)),
+            until(lambda: any(p == "server start" or p.startswith("server start ") for _, _, p in _phases(trace)),
                    "the read started no server", read)
             first = next(pid for _, pid, p in _phases(trace) if p.startswith("server start"))
             os.kill(first, signal.SIGKILL)  # before it answers: it waits for the graph
-            _until(lambda: any(p == "client starts it again" for _, _, p in _phases(trace)),
+            until(lambda: any(p == "client starts it again" for _, _, p in _phases(trace)),
                    "the read did not start it again", read)
         out, err = read.communicate(timeout=300)  # the graph is free: the new server answers
     finally:
