@@ -6,7 +6,10 @@ pattern key scans the node table), 420 MB after 150. Closing and opening the gra
 along: nobody else gets in) starts it from a fresh open's size; the write-ahead log is replayed by the open.
 
 When (`[serve]` in rules/policy.toml, pure: `due`): after it applied entries, once it was idle for
-`renew_idle_seconds` and holds more than `renew_above_mb`; at once, idle or not, past `renew_hard_mb` or a
+`renew_idle_seconds` and holds more than `renew_above_mb`, or more than `renew_grew_mb` over what its last open
+left it (at 100k entries one `kg log` with a pattern key took a server from ~135 to ~171 MB: a bound in MB alone
+is too low for a large graph's fresh open or too high for a small one's); at once, idle or not, past
+`renew_hard_mb` or a
 write-ahead log of `renew_wal_mb`, which the renewal then also folds into the graph (a CHECKPOINT), before Kùzu's
 own at 8 MB would inside an agent's log; or when the open's replay of the log left the server above
 `renew_above_mb` (replaying 0.8 MB of log took back ~100 MB at 1M). A CHECKPOINT at 1M entries took 0.5 s or
@@ -35,10 +38,13 @@ class Bounds:
     above_mb: float
     hard_mb: float
     wal_mb: float
+    grew_mb: float = 0.0  # over what its last open left (0: no such bound)
 
 
-def due(bounds: Bounds, *, grown: bool, idle_for: float, rss_mb: float, wal_mb: float) -> str:
-    """Why to renew now ("" not to): `grown` when entries were applied since the graph was last opened."""
+def due(bounds: Bounds, *, grown: bool, idle_for: float, rss_mb: float, wal_mb: float,
+        opened_mb: float = 0.0) -> str:
+    """Why to renew now ("" not to): `grown` when entries were applied since the graph was last opened, which
+    left the process at `opened_mb` (0: not known)."""
     if not grown:
         return ""  # a fresh open holds what it holds: opening again would give nothing back
     if rss_mb > bounds.hard_mb:
@@ -47,6 +53,9 @@ def due(bounds: Bounds, *, grown: bool, idle_for: float, rss_mb: float, wal_mb: 
         return f"a {wal_mb:.1f} MB write-ahead log"
     if idle_for >= bounds.idle_seconds and rss_mb > bounds.above_mb:
         return f"idle, {rss_mb:.0f} MB resident, over {bounds.above_mb:g}"
+    if idle_for >= bounds.idle_seconds and bounds.grew_mb > 0 and opened_mb > 0 \
+            and rss_mb - opened_mb > bounds.grew_mb:
+        return f"idle, {rss_mb:.0f} MB resident, {rss_mb - opened_mb:.0f} MB over its open, over {bounds.grew_mb:g}"
     return ""
 
 
@@ -112,12 +121,15 @@ def renew_if_due(server: Any, idle_since: float) -> str:
     held = server.ws._held
     wal_mb = held.wal_bytes() / 2**20
     why = due(server.bounds, grown=True, idle_for=time.monotonic() - max(idle_since, server.applied_at),
-              rss_mb=resident_mb(), wal_mb=wal_mb)
+              rss_mb=resident_mb(), wal_mb=wal_mb, opened_mb=server.opened_mb)
     if not why:
         return ""
     if server.cache is not None:
         server.cache.clear()
-    renew(held, why, fold=wal_mb >= server.bounds.wal_mb and wal_mb > 0, above_mb=server.bounds.above_mb)
+    above = server.bounds.above_mb  # the replay of the log leaves it above this: the log is folded too
+    if server.bounds.grew_mb > 0 and server.opened_mb > 0:  # (at 100k: 124 MB, 170 applied, 152 after a replay)
+        above = min(above, server.opened_mb + server.bounds.grew_mb)
+    server.opened_mb = renew(held, why, fold=wal_mb >= server.bounds.wal_mb and wal_mb > 0, above_mb=above)
     server.grown = False
     return why
 

@@ -24,7 +24,7 @@ from typing import Any
 from kg.serve import client, protocol
 from kg.serve.cache import ReadCache
 from kg.serve.door import Door as _Door
-from kg.serve.renew import Bounds, fold_before_close
+from kg.serve.renew import Bounds, fold_before_close, resident_mb
 
 # KG_READ_CACHE=0 in a read's environment: the server forgets the answers it kept first, so the read costs
 # what the first read after a write costs (an agent logs between its reads; a bench repeating one read would
@@ -54,10 +54,11 @@ def settings(ws: Any) -> Settings:
     def build(data: dict[str, Any]) -> Settings:
         r = RuleReader(data, "rules/policy.toml").table("serve")
         r.known(("enabled", "idle_seconds", "busy_backoff_seconds", "malloc_arenas", "renew_idle_seconds",
-                 "renew_above_mb", "renew_hard_mb", "renew_wal_mb"))
+                 "renew_above_mb", "renew_hard_mb", "renew_wal_mb", "renew_grew_mb"))
         bounds = Bounds(idle_seconds=r.number("renew_idle_seconds", 0.0, 86_400),
                         above_mb=r.number("renew_above_mb", 0.0, 1 << 20),
-                        hard_mb=r.number("renew_hard_mb", 0.0, 1 << 20), wal_mb=r.number("renew_wal_mb", 0.0, 1 << 20))
+                        hard_mb=r.number("renew_hard_mb", 0.0, 1 << 20), wal_mb=r.number("renew_wal_mb", 0.0, 1 << 20),
+                        grew_mb=r.number("renew_grew_mb", 0.0, 1 << 20, default=0.0))
         return Settings(enabled=r.flag("enabled"), idle_seconds=r.number("idle_seconds", 0.05, 7 * 86_400),
                         busy_backoff=r.number("busy_backoff_seconds", 0.0, 86_400),
                         malloc_arenas=r.whole("malloc_arenas", 0, 1024, default=0), renew=bounds)
@@ -80,6 +81,7 @@ class Server:
     bounds: Bounds | None = None  # when it opens the graph again (kg/serve/renew.py); None: never
     grown: bool = True  # it applied entries (or migrated, at its open) since it last opened the graph
     applied_at: float = 0.0  # when (monotonic) it last applied an entry
+    opened_mb: float = 0.0  # its resident MB once it (last) opened the graph (kg/serve/renew.py; 0: not known)
 
     def moved(self) -> bool:
         """The folder it serves is gone or is another one (the workspace was removed, maybe made again at the
@@ -362,6 +364,7 @@ def serve(root: Path, lock: int | None = None) -> str:
             server = Server(ws, conf.idle_seconds, stamp, started_amid=read_ids(ws.journal.ids_path) > given,
                             cache=cache, bounds=conf.renew)
             server.baseline = set(ws.__dict__)
+            server.opened_mb = resident_mb()
             server.home = _identity(kg_dir)
             common._served[:] = [ws]
             stack.callback(common._served.clear)

@@ -39,8 +39,6 @@ def _phases(trace: Path) -> list[tuple[int, str]]:
     return [(int(pid), phase) for _, pid, phase in (line.split(" ", 2) for line in trace.read_text().splitlines())]
 
 
-
-
 def _workspace(tmp_path: Path, toml: str = RENEW_SOON) -> tuple[Path, list[str]]:
     root = tmp_path / "ws"
     assert kg(root.parent, "init", str(root), server=False).returncode == 0
@@ -99,6 +97,27 @@ def test_a_server_that_applied_logs_opens_the_graph_again_and_answers_the_same(t
     servers = {pid for pid, p in _phases(trace) if p.startswith("server start")}
     assert len(servers) == 1 and phases.count("server request run") == 2  # one server read before and after
     assert any(p.startswith("server renews: idle, ") for p in phases)
+    kg(root, "serve", "stop")
+    _all_there(root, ids)
+
+
+def test_a_server_that_grew_past_its_open_renews_under_the_bound_in_mb(tmp_path):
+    """`renew_grew_mb`: at 100k entries one `kg log` with a pattern key took a server from ~135 to ~171 MB, under
+    `renew_above_mb` (250, set for a 1M graph's fresh open); the growth over its open is what it gives back. Here the
+    bound in MB is out of reach and the growth bound tiny: the server renews for its growth alone."""
+    grew = ("[rules.policy.serve]\nidle_seconds = 120\nrenew_idle_seconds = 0.1\nrenew_above_mb = 100000\n"
+            "renew_grew_mb = 0.01\n")
+    root, ids = _workspace(tmp_path, grew)
+    trace = tmp_path / "trace"
+    first = kg(root, "search", "docker", "--json", KG_SERVE_TRACE=str(trace))  # starts the server
+    assert first.returncode == 0, first.stderr
+    ids += [_log(root, f"the docker build {i} timed out") for i in range(3)]
+    until(lambda: _applied(root) and any(" MB over its open, over 0.01" in p for _, p in _phases(trace)),
+          "the server did not renew for what it grew")
+    served = kg(root, "search", "docker", "--json", KG_SERVE_TRACE=str(trace))
+    alone = kg(root, "search", "docker", "--json", server=False)
+    assert served.returncode == 0 and (served.stdout, served.stderr) == (alone.stdout, alone.stderr)
+    assert not any("over 100000" in p for _, p in _phases(trace))
     kg(root, "serve", "stop")
     _all_there(root, ids)
 
