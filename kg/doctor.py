@@ -268,6 +268,7 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
             aggregate = _aggregate(ws, st, dry_run)
             side = _search_index(ws, st, dry_run)
             merged = _merged_tables(st)
+            logged = _team_log(st)
     except KgError as exc:
         report.add("graph", "error", str(exc))
         return
@@ -276,6 +277,8 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
     where = ws.store_url.public if getattr(ws, "store_url", None) is not None else ws.graph_path.relative_to(ws.root)
     report.add("graph", "ok", f"{where} opens; its schema is current")
     report.add(*merged)
+    if logged:
+        report.add(*logged)
     from kg.store.retire import NOT_DROPPED
 
     waits = [r for r in repairs if r.startswith(NOT_DROPPED)]  # (the old index's drop waits for room: a warning)
@@ -320,6 +323,7 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
             aggregate = _aggregate(ws, st, True)
             side = _search_index(ws, st, True)
             merged = _merged_tables(st)
+            logged = _team_log(st)
     except SchemaError as exc:
         report.add("graph", "warning", f"{exc} (`kg doctor` does it)")
         return
@@ -331,6 +335,8 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
     where = ws.store_url.public if team else ws.graph_path.relative_to(ws.root)
     report.add("graph", "ok", f"{where} opens read-only; its schema is current")
     report.add(*merged)
+    if logged:
+        report.add(*logged)
     if team:
         report.add("full-text index", "ok" if fts else "error", "node_fts is present" if fts else "node_fts is missing")
     elif fts:
@@ -343,6 +349,27 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
         report.add("full-text index", "ok", "none in the graph: the side index serves search and linking")
     if side:
         report.add(*side)
+
+
+def _team_log(st: Any) -> tuple[str, str, str] | None:
+    """A team graph's server: how it logs writes to its append-only file (kg/store/falkor_server.py). Replayed
+    from their effects after a kill -9, FalkorDB 1.4.1 brought back a graph upgraded by migration 0011 without
+    the keyword counts it had acknowledged; replayed as queries, it did not."""
+    read = getattr(st, "effects_threshold", None)
+    if read is None:
+        return None  # the embedded graph
+    from kg.store.falkor_server import EFFECTS_THRESHOLD_US
+
+    got = read()
+    if got is None:
+        return ("team server", "warning", "could not read its EFFECTS_THRESHOLD (GRAPH.CONFIG): make sure the "
+                f"module is loaded with EFFECTS_THRESHOLD {EFFECTS_THRESHOLD_US}")
+    if got < EFFECTS_THRESHOLD_US:
+        return ("team server", "warning", f"EFFECTS_THRESHOLD is {got} µs: writes that run longer go to its "
+                "append-only file as effects, and a restart after a crash replayed such effects without the keyword "
+                f"counts they set; load the module with EFFECTS_THRESHOLD {EFFECTS_THRESHOLD_US} (`kg server start` "
+                f"does), or run GRAPH.CONFIG SET EFFECTS_THRESHOLD {EFFECTS_THRESHOLD_US} until its next restart")
+    return ("team server", "ok", "its append-only file keeps each write as its query")
 
 
 def _merged_tables(st: Any) -> tuple[str, str, str]:

@@ -390,6 +390,15 @@ class FalkorStore:
             except Exception:  # noqa: BLE001 - an inert copy left behind; nothing reads it
                 pass
 
+    def effects_threshold(self) -> int | None:
+        """The server's `EFFECTS_THRESHOLD` (µs; kg/store/falkor_server.py says why kg wants it out of reach), or
+        None when it does not say (an older FalkorDB, or a user not allowed GRAPH.CONFIG)."""
+        try:
+            got = _client(self.url).connection.execute_command("GRAPH.CONFIG", "GET", "EFFECTS_THRESHOLD")
+            return int(got[1])
+        except Exception:  # noqa: BLE001 - redis raises its own classes; not knowing is not an error
+            return None
+
     # -- schema ---------------------------------------------------------------------------------------------
     def has_fts(self) -> bool:
         try:

@@ -419,3 +419,24 @@ def test_a_start_behind_a_busy_team_graph_never_takes_another_workspaces_session
     code, out, err = kg(f"session end --json {now}", workspace=alpha, env={"KG_AGENT": "ann"})
     assert code == 0, err
     assert json.loads(out)["events"] == 0  # alpha logged nothing: beta's entry is not in its session
+
+
+def test_doctor_warns_when_the_team_server_logs_writes_as_effects(tmp_path, falkordb_url):
+    """Replayed from effects after a kill -9, FalkorDB 1.4.1 brought back a graph upgraded by migration 0011 without
+    its keyword counts (test_falkordb_drain): kg's own server logs queries; a team's own server is checked."""
+    from kg.store.backend import parse_url
+    from kg.store.falkor import _client
+    from kg.store.falkor_server import EFFECTS_THRESHOLD_US
+
+    root = init(tmp_path, "alpha", falkordb_url, "ann")
+    code, out, _ = kg("doctor", workspace=root)
+    assert code == 0 and "team server: its append-only file keeps each write as its query" in out
+    conn = _client(parse_url(falkordb_url)).connection
+    conn.execute_command("GRAPH.CONFIG", "SET", "EFFECTS_THRESHOLD", 300)
+    try:
+        for args in ("doctor", "doctor --dry-run"):
+            code, out, _ = kg(args, workspace=root)
+            assert code == 0 and "team server: EFFECTS_THRESHOLD is 300 µs" in out, out
+            assert f"EFFECTS_THRESHOLD {EFFECTS_THRESHOLD_US}" in out
+    finally:
+        conn.execute_command("GRAPH.CONFIG", "SET", "EFFECTS_THRESHOLD", EFFECTS_THRESHOLD_US)
