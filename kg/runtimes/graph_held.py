@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import fcntl
 import os
-import struct
-import sys
 
-_OFD = sys.platform.startswith("linux") and hasattr(fcntl, "F_OFD_GETLK") and struct.calcsize("P") == 8
-_FLOCK = "@hhqqi4x"  # struct flock on 64-bit Linux (as kg.store.lock's waiters are looked at)
+from kg.core import ofdlock
 
 
 def _taken(path: str, mode: int) -> bool:
@@ -42,15 +39,14 @@ def _taken(path: str, mode: int) -> bool:
 def _waiters(path: str) -> bool:
     """Whether a process waits for the graph (holds its read lock on `graph.lock.wait`; Linux only, else False:
     the hook then asks the server as before)."""
-    if not _OFD:
+    if not ofdlock.OFD:
         return False
     try:
         fd = os.open(path, os.O_RDWR)  # (as kg.store.lock opens it; a lock of its kind is looked at, never taken)
     except OSError:
         return False
     try:
-        probe = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
-        return struct.unpack(_FLOCK, fcntl.fcntl(fd, fcntl.F_OFD_GETLK, probe))[0] != fcntl.F_UNLCK
+        return ofdlock.read_lock_held(fd)
     except OSError:
         return False
     finally:

@@ -12,11 +12,10 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import struct
-import sys
 import time
 from pathlib import Path
 
+from kg.core import ofdlock
 from kg.core.errors import StoreBusy, StoreError
 from kg.core.paths import HeldLock
 from kg.serve.progress import Watch, give_up_line
@@ -123,12 +122,8 @@ class FileLock(HeldLock):
 # tries the exclusive one for a moment; another checker's moment can then look like a waiter (a few quick
 # tries tell them apart on an idle machine; on a loaded one a checker descheduled mid-try is read as a waiter,
 # which costs a reader a short delay, never a lost write).
-_OFD = sys.platform.startswith("linux") and hasattr(fcntl, "F_OFD_GETLK") and struct.calcsize("P") == 8
-_FLOCK = "@hhqqi4x"  # struct flock on 64-bit Linux: l_type, l_whence, l_start, l_len, l_pid (32 bytes)
-
-
-def _range(kind: int) -> bytes:
-    return struct.pack(_FLOCK, kind, os.SEEK_SET, 0, 0, 0)  # the whole file; l_pid must be 0 for OFD locks
+_OFD = ofdlock.OFD
+_range = ofdlock.whole_file
 
 
 def _waited_for(path: Path) -> bool:
@@ -140,10 +135,9 @@ def _waited_for(path: Path) -> bool:
     try:
         if _OFD:
             try:
-                held = struct.unpack(_FLOCK, fcntl.fcntl(fd, fcntl.F_OFD_GETLK, _range(fcntl.F_WRLCK)))[0]
+                return ofdlock.read_lock_held(fd)
             except OSError:
                 return False
-            return held != fcntl.F_UNLCK
         for attempt in range(3):
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
