@@ -23,19 +23,39 @@ PATTERN_KEY_META = "pattern-key:"
 def pattern_for_key(st: Store, key: str) -> str | None:
     """The live pattern with this key (a merged pattern's key finds the pattern it went into), or None.
 
-    Kùzu has no secondary index, so finding a pattern by key scans every node (30 ms at 100k events). The id
-    found is remembered in `Meta` under `pattern-key:KEY` and checked by primary key on later use (about
-    1 ms); a stale or missing entry falls back to the scan, so the cache can never give a wrong answer."""
+    Kùzu has no secondary index, so finding a pattern by key scans every node (112 ms and +17 MB resident at
+    100k entries). The id found is remembered in `Meta` under `pattern-key:KEY` and checked by primary key on
+    later use (about 1 ms); else the side index's patterns of that key (kg/store/sidekeys.py: none means none),
+    each checked by primary key; else (a team graph, a side index that cannot say) the scan. A stale or missing
+    entry falls back to the next, so no shortcut can give a wrong answer."""
     meta = PATTERN_KEY_META + key
     for row in st.run("meta_get", key=meta):
-        if st.run("pattern_has_key", id=row["value"], key=key):
-            into = [r["id"] for r in st.run("pattern_sources", id=row["value"]) if r["kind"] == "pattern"]
-            return into[0] if into else row["value"]
+        found = live_pattern(st, row["value"], key)
+        if found is not None:
+            return found
+    from kg.store.sidekeys import pattern_ids
+
+    ids = pattern_ids(st, key)
+    if ids is not None:
+        for pid in ids:  # in id order, as the scan below takes them
+            found = live_pattern(st, pid, key)
+            if found is not None:
+                st.run("meta_set", key=meta, value=pid)
+                return found
+        return None
     for row in st.run("pattern_get", ref=key):
         if row["key"] == key:
             st.run("meta_set", key=meta, value=row["id"])
             return row["merged_into"] or row["id"]
     return None
+
+
+def live_pattern(st: Store, pid: str, key: str) -> str | None:
+    """The pattern `pid` when it has this key (by primary key): itself, or the pattern it was merged into."""
+    if not st.run("pattern_has_key", id=pid, key=key):
+        return None
+    into = [r["id"] for r in st.run("pattern_sources", id=pid) if r["kind"] == "pattern"]
+    return into[0] if into else pid
 
 
 def node_params(node_id: str, kind: str, text: str, at: datetime, **extra: Any) -> dict[str, Any]:

@@ -10,7 +10,10 @@ its tables, their form (`version`), and one open file's writes and reads (`SideI
   category, session, tags, context, created time; priority, status and reinforcement as created: the current
   ones are in `state`), with indexes on (session, created_at) and (created_at),
   so a session's members, a window of dates and the newest entries are index range reads;
-- `state`, `dirty`: what changes on a node after it is created, kept current (kg/store/sidestate.py).
+- `state`, `dirty`: what changes on a node after it is created, kept current (kg/store/sidestate.py);
+- `pkey`: each pattern's Pattern-Key (a pattern's key never changes after it is created; an event's does, and is
+  not kept), indexed, so that a key no pattern has is known absent without reading the node table
+  (kg/store/sidekeys.py).
 
 `remove` takes rows out and leaves none of their bytes in the file (secure_delete, FTS5 optimize, VACUUM).
 """
@@ -30,7 +33,9 @@ from kg.store import linkpost, sidestate
 from kg.store.linktext import link_text
 
 FILE = "search.sqlite"
-VERSION = "6"  # a side file of another version (or stopword list: `version()`) is rebuilt (5: `lpost`)
+VERSION = "7"  # a side file of another version (or stopword list: `version()`) is rebuilt (5: `lpost`)
+# 7: `pkey`. A file of version 6 with the same stopwords is brought to 7 in place (kg/store/sidekeys.py: its
+# patterns' keys, read from the graph once), not rebuilt; an older kg rebuilds a file of version 7 as its own 6
 # 6: `state` (kg/store/sidestate.py). An older kg changes a node's status without telling this file, so it must
 # not read or keep ours (it rebuilds a file of another version; ours then rebuilds its own, the kept state whole)
 FIELDS = ("id", "kind", "entry_type", "text", "details", "category", "priority", "status", "session", "tags",
@@ -45,6 +50,10 @@ CREATE INDEX IF NOT EXISTS node_created ON node(created_at);
 _FTS = "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(tokens, content='', tokenize='porter unicode61')"
 _SCHEMA += _FTS + ";\n" + linkpost.SCHEMA  # linking's term counts (kg/store/linkpost.py)
 _SCHEMA += sidestate.SCHEMA  # what changes on a node after it is created (kg/store/sidestate.py)
+_SCHEMA += """
+CREATE TABLE IF NOT EXISTS pkey(pos INTEGER PRIMARY KEY, key TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS pkey_key ON pkey(key);
+"""
 _OLD = "DROP TABLE IF EXISTS lfts; DROP TABLE IF EXISTS ldl;"  # version 4's linking tables, replaced by linkpost's
 def path_of(graph_path: Path) -> Path:
     return Path(graph_path).parent / FILE
@@ -92,15 +101,15 @@ def _stop() -> frozenset[str]:
 _STOP: frozenset[str] | None = None
 
 
-def version() -> str:
-    """The side file's form: this module's and the stopword list's (rules/search_stopwords.toml)."""
+def version(form: str = VERSION) -> str:
+    """The side file's form: this module's (or an earlier `form`'s) and the stopword list's
+    (rules/search_stopwords.toml)."""
     import hashlib
 
-    from kg.store.linktext import form
+    from kg.store.linktext import form as link_form
 
-    link = form()
-    digest = hashlib.sha256((" ".join(sorted(_stop())) + "|" + link).encode()).hexdigest()[:12]
-    return f"{VERSION}:{digest}"
+    digest = hashlib.sha256((" ".join(sorted(_stop())) + "|" + link_form()).encode()).hexdigest()[:12]
+    return f"{form}:{digest}"
 
 
 def fts_query(terms: Iterable[str], op: str) -> str:
@@ -158,6 +167,9 @@ class SideIndex:
         # stopwords or digits)
         linkpost.add(self.db, [(start + k, link_text(r.get("tokens"))) for k, r in enumerate(rows)])
         sidestate.add(self.db, start, rows)
+        self.db.executemany("INSERT OR REPLACE INTO pkey VALUES (?, ?)",
+                            [(start + k, r["pattern_key"]) for k, r in enumerate(rows)
+                             if r.get("kind") == "pattern" and r.get("pattern_key")])
 
     def clear(self) -> None:
         """Empty it (inside the caller's transaction); the FTS5 table is made again, not emptied: its pages
@@ -167,6 +179,7 @@ class SideIndex:
         self.db.execute(_FTS)
         linkpost.clear(self.db)
         sidestate.clear(self.db)
+        self.db.execute("DELETE FROM pkey")
         self._set_stamp(0, None)
 
     def remove(self, rows: list[tuple[str, str]]) -> int:
@@ -186,6 +199,7 @@ class SideIndex:
                 linkpost.remove(self.db, [(found[0], link_text(tokens))])
                 self.db.execute("DELETE FROM node WHERE pos = ?", (found[0],))
                 self.db.execute("DELETE FROM state WHERE pos = ?", (found[0],))
+                self.db.execute("DELETE FROM pkey WHERE pos = ?", (found[0],))
                 gone += 1
             self.db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
             self.db.execute("COMMIT")
@@ -253,6 +267,11 @@ class SideIndex:
                 d = _dict(r)
                 out[d["id"]] = d
         return out
+
+    def pattern_ids(self, key: str) -> list[str]:
+        """The ids of the patterns the file holds whose Pattern-Key is `key`, in id order (one index read)."""
+        return [r[0] for r in self.db.execute(
+            "SELECT n.id FROM pkey k JOIN node n ON n.pos = k.pos WHERE k.key = ? ORDER BY n.id", (key,))]
 
     def state(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """The current priority, status, pinning, reinforcement, area, action and source of these nodes, for

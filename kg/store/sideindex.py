@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from contextlib import closing
 from typing import Any
 
-from kg.store import sidestate
+from kg.store import sidekeys, sidestate
 from kg.store.sidefile import (  # noqa: F401 (the file's names, for the side index's callers)
     FIELDS,
     FILE,
@@ -55,7 +55,7 @@ BATCH = 20000  # rows read from the graph and written per transaction in a catch
 MARKED_ROWS = 50_000  # a catch-up or rebuild of this many nodes or more says so to the processes it shuts out
 _READ = ("MATCH (n:Node) WHERE offset(ID(n)) >= $start AND offset(ID(n)) < $stop "
          "RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in FIELDS) + ", n.tokens AS tokens, "
-         + ", ".join(f"n.{f} AS {f}" for f in sidestate.STATE if f not in FIELDS))
+         + ", ".join(f"n.{f} AS {f}" for f in sidestate.STATE if f not in FIELDS) + ", n.pattern_key AS pattern_key")
 _POS = "MATCH (n:Node {id: $id}) RETURN offset(ID(n)) AS pos"
 _TOKENS = "MATCH (n:Node {id: $id}) RETURN n.tokens AS tokens"
 _COUNT = "MATCH (n:Node) RETURN count(n) AS n"
@@ -133,6 +133,8 @@ def _sync_nodes(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild
     """(what it did, whether the state table was refilled whole with the nodes: a rebuild)."""
     count = _count(st)
     have, last = side.stamp()
+    if not rebuild:
+        sidekeys.upgrade(st, side)  # a file of version 6: its patterns' keys added in place, not rebuilt
     rebuild = rebuild or side.meta("version") != version()
     # the side index's last node is where it was: what it holds is the graph's first `have` nodes
     kept = not rebuild and 0 < have <= count and _pos_of(st, last) == have - 1
@@ -200,7 +202,7 @@ def safe_sync(st: Any) -> str:
 def noted_create(st: Any, params: dict[str, Any]) -> None:
     """`Store.run` hands this every node it creates (the fields the index keeps), for the next `sync`."""
     st.__dict__.setdefault("_side_created", []).append(
-        {**{f: params.get(f) for f in (*FIELDS, "tokens")}, **sidestate.created(params)})
+        {**{f: params.get(f) for f in (*FIELDS, "tokens", "pattern_key")}, **sidestate.created(params)})
 
 
 def for_reading(st: Any) -> SideIndex | None:

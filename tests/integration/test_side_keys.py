@@ -1,0 +1,147 @@
+"""Issues 17 and 22: a pattern is found by its Pattern-Key from the side index (kg/store/sidekeys.py), so a key no
+pattern has is known absent without reading the node table (`pattern_get` scans it: 112 ms and +17 MB resident at
+100k entries, on every new key an agent logs). The side index's answer must equal the graph's for every key, across
+merges, splits, a writer's open transaction, and a side file of the previous form. Real Kùzu, real SQLite."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+
+import pytest
+
+from kg.graph import patterns
+from kg.ingest.apply import PATTERN_KEY_META, node_params, pattern_for_key
+from kg.memory import search
+from kg.store import Store, sidefile, sideindex
+from kg.store.sidekeys import pattern_ids
+
+pytestmark = pytest.mark.embedded_only("the side index is the embedded store's; a team graph indexes its keys")
+
+NOW = "2026-02-01T12:00"
+
+
+def _log(ws, items: list[tuple[str, str | None]], day: int = 1) -> list[str]:
+    out = []
+    with ws:
+        for i, (text, key) in enumerate(items):
+            e = ws.log("error", text, now=f"2026-01-{day:02d}T10:{i % 60:02d}", session=f"2026-01-{day:02d}-001",
+                       pattern_key=key, link=False)
+            out.append(e.id)
+    return out
+
+
+def _graph_keys(st) -> dict[str, list[str]]:
+    """Every pattern's key and the patterns holding it, read from the graph itself."""
+    out: dict[str, list[str]] = {}
+    for r in st.execute("MATCH (p:Node) WHERE p.kind = 'pattern' RETURN p.id AS id, p.pattern_key AS key"):
+        out.setdefault(r["key"], []).append(r["id"])
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _scanned(st, key: str) -> str | None:
+    """`pattern_for_key`'s answer as the scan gives it (the path before the side index)."""
+    for row in st.run("pattern_get", ref=key):
+        if row["key"] == key:
+            return row["merged_into"] or row["id"]
+    return None
+
+
+class _Calls:
+    """The named queries a block runs (a spy on the real store, which still runs each)."""
+
+    def __enter__(self) -> Counter:
+        self.calls: Counter[str] = Counter()
+        self.run = Store.run
+        calls, run = self.calls, self.run
+
+        def counted(store, name, /, **params):
+            calls[name] += 1
+            return run(store, name, **params)
+
+        Store.run = counted
+        return self.calls
+
+    def __exit__(self, *exc) -> None:
+        Store.run = self.run
+
+
+def _forget_remembered(st, keys) -> None:
+    for key in keys:
+        st.execute("MATCH (m:Meta {key: $k}) DELETE m", {"k": PATTERN_KEY_META + key})
+
+
+def test_a_new_key_and_a_key_not_remembered_are_found_without_reading_the_node_table(ws):
+    _log(ws, [("docker build timed out", "docker.build"), ("git push was rejected", "git.push"),
+              ("docker build timed out again", "docker.build")])
+    with ws.store() as st:
+        _forget_remembered(st, ["git.push"])  # as an import leaves an imported pattern: not remembered in Meta
+    with _Calls() as calls:
+        ids = _log(ws, [("npm lock file conflict", "npm.lock"), ("git push was rejected again", "git.push")], day=2)
+    assert calls["pattern_get"] == 0, sorted(calls.items())
+    with ws.store() as st:
+        keys = _graph_keys(st)
+        assert len(keys["npm.lock"]) == 1 and len(keys["git.push"]) == 1  # no second pattern for a known key
+        members = {r["id"] for r in st.run("pattern_members", id=keys["git.push"][0])}
+        assert ids[1] in members and len(members) == 2
+
+
+def test_the_side_index_names_the_graphs_patterns_for_every_key_across_merges_and_splits(ws):
+    ids = _log(ws, [(f"{tool} {what} failed on step {i}", f"{tool}.{what}")
+                    for i, (tool, what) in enumerate([("docker", "build"), ("git", "push"), ("npm", "lock"),
+                                                      ("docker", "build"), ("pytest", "fixture"), ("git", "push"),
+                                                      ("npm", "lock"), ("kubectl", "rollout")])])
+    with ws.store() as st:
+        pid = {k: v[0] for k, v in _graph_keys(st).items()}
+    patterns.merge(ws, pid["git.push"], pid["npm.lock"], now=NOW)  # npm.lock's pattern is a tombstone now
+    patterns.split(ws, pid["docker.build"], [ids[3]], key="docker.cache", now=NOW)
+    _log(ws, [("npm lock file again", "npm.lock"), ("docker cache again", "docker.cache"),
+              ("helm chart failed", "helm.chart")], day=3)
+    with ws.store() as st:
+        graph = _graph_keys(st)
+        assert len(graph) == 7 and len(graph["npm.lock"]) == 1  # the merged key still names the tombstone
+        _forget_remembered(st, graph)
+        for key in [*graph, "absent.key", "docker", "pat-20260101-001"]:
+            assert pattern_ids(st, key) == graph.get(key, []), key
+            assert pattern_for_key(st, key) == _scanned(st, key), key
+        assert pattern_for_key(st, "npm.lock") == pid["git.push"]  # a merged key finds the pattern it went into
+    with ws.reading() as st:  # a one-off reader: the file in step, read-only
+        assert all(pattern_ids(st, key) == graph[key] for key in graph) and pattern_ids(st, "absent.key") == []
+        with _Calls() as calls:
+            assert search.patterns_named(st, ["npm.lock", "helm.chart", "absent.key"]) == (
+                pid["git.push"], graph["helm.chart"][0])
+        assert calls["pattern_get"] == 0
+
+
+def test_a_pattern_made_in_the_writers_open_transaction_is_found_by_its_key(ws):
+    _log(ws, [("docker build timed out", "docker.build")])
+    with ws.store() as st:
+        with st.transaction():
+            st.run("node_create", **node_params("pat-20260201-900", "pattern", "a pattern made by hand",
+                                                __import__("datetime").datetime(2026, 2, 1), pattern_key="hand.made"))
+            assert pattern_ids(st, "hand.made") == ["pat-20260201-900"]
+            assert pattern_for_key(st, "hand.made") == "pat-20260201-900"
+        assert pattern_ids(st, "hand.made") == ["pat-20260201-900"]  # committed (and synced or in the tail)
+    with ws.reading() as st:
+        assert pattern_ids(st, "hand.made") == ["pat-20260201-900"]
+
+
+def test_a_side_file_of_the_previous_form_gets_its_keys_in_place_not_rebuilt(ws):
+    _log(ws, [("docker build timed out", "docker.build"), ("git push was rejected", "git.push"),
+              ("a note without a key", None)])
+    path = sideindex.path_of(ws.graph_path)
+    with sqlite3.connect(path) as db:  # as kg with side file version 6 left it (an older kg's rebuild: stale rows)
+        db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (sidefile.version("6"),))
+        db.execute("DELETE FROM pkey")
+        db.execute("INSERT INTO pkey VALUES (0, 'stale.key')")
+        fts_before = db.execute("SELECT count(*) FROM fts").fetchone()[0]
+    with ws.reading() as st:  # a one-off reader does not write the file: it cannot say, and the graph answers
+        assert pattern_ids(st, "docker.build") is None
+    with ws.store() as st:
+        assert sideindex.sync(st) == "in step"  # brought to this form in place: nothing to add, nothing rebuilt
+        graph = _graph_keys(st)
+        assert all(pattern_ids(st, k) == v for k, v in graph.items()) and pattern_ids(st, "stale.key") == []
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0] == sidefile.version()
+        assert db.execute("SELECT count(*) FROM pkey").fetchone()[0] == 2
+        assert db.execute("SELECT count(*) FROM fts").fetchone()[0] == fts_before
