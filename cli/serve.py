@@ -75,26 +75,19 @@ def start(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 def stop(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Stop the read server (it closes the graph; the next read or log starts it again unless KG_SERVER=0; a log's
     applier left before the stop does not). A server that is still starting is waited for until it listens (or
-    gives up), then stopped."""
-    from kg.serve import client, protocol
+    gives up), then stopped; one that is writing its log into the graph as it closes (minutes at a million entries)
+    is waited for as long as it says it is, saying so (at most KG_MIGRATION_WAIT seconds when set)."""
+    from kg.serve import client
+    from kg.serve.stop import StopFailed
+    from kg.serve.stop import stop as stop_server
 
     with errors():
         ws = workspace(ctx)
         client.mark_stopped(ws.kg_dir)  # first: a log's applier left before this starts no server after it
-        deadline = time.monotonic() + ws.lock_timeout + 30.0
-        stopped = False
-        while True:
-            try:
-                stopped = bool(protocol.ask(ws.kg_dir, {"op": "stop"}, ws.lock_timeout + 30.0).get("ok"))
-                break
-            except (OSError, ValueError, protocol.Closed):
-                pass
-            if not client.alive(ws.kg_dir) or time.monotonic() > deadline:  # none, or it never got going
-                break
-            protocol.trace("stop waits for a starting server")
-            time.sleep(0.02)  # starting: it holds its lock and does not listen yet
-        if not stopped and client.alive(ws.kg_dir):
-            fail("the read server is still starting and did not answer; try `kg serve stop` again", 1)
+        try:
+            stopped = stop_server(ws.kg_dir, ws.lock_timeout + 30.0)
+        except StopFailed as exc:
+            fail(str(exc), 1)
     emit({"stopped": stopped}, as_json,
          lambda d: "Stopped the read server." if d["stopped"] else "No read server was running.")
 

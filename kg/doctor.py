@@ -297,9 +297,11 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
                    "none in the graph: the side index serves search and linking")
     if side:
         report.add(*side)
-    if drained.applied or drained.rejected:
-        report.add("journal", "repaired", f"applied {drained.applied} waiting entr(y/ies)"
-                   + (f"; set aside {drained.rejected} line(s)" if drained.rejected else ""))
+    if drained.applied or drained.sessions or drained.rejected:
+        done = ([f"applied {drained.applied} waiting entr(y/ies)"] if drained.applied else []) + (
+            [f"made {drained.sessions} session start(s) journaled while the graph was held"] if drained.sessions
+            else []) + ([f"set aside {drained.rejected} line(s)"] if drained.rejected else [])
+        report.add("journal", "repaired", "; ".join(done))
 
 
 def _graph_looked_at(ws: Any, report: DoctorReport) -> None:

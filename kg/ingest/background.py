@@ -177,7 +177,7 @@ def _drain_until_empty(ws: Workspace, once: Callable[[], Any], sleep: Callable[[
             report = once()
         except StoreBusy:  # held past the retry budget (a long cycle, a busy machine): wait and try again
             report = None
-        if report is not None and (report.applied or report.skipped or report.rejected):
+        if report is not None and (report.applied or report.sessions or report.skipped or report.rejected):
             idle, pause = 0, 0.02
             continue
         idle += 1

@@ -43,10 +43,11 @@ _DATA_ERRORS = (KeyError, TypeError, ValueError, AttributeError, OverflowError)
 
 @dataclass
 class DrainReport:
-    applied: int = 0
+    applied: int = 0  # entries (logs) applied; session starts journaled while the graph was held are `sessions`
+    sessions: int = 0
     skipped: int = 0
     torn: int = 0
-    ids: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)  # every id applied: the entries' and the session starts'
     rejected: int = 0
     pending: int = 0  # records left in the journal when the drain stopped early (0 when it emptied it)
     stopped: str = ""  # why it stopped early: "handed over" or "budget"
@@ -138,7 +139,10 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
                 batch = records[start:start + size]
                 why.clear()
                 done, used = apply_batch(ws, st, pending, batch, report, stop=between if handing else None)
-                report.applied += len(done)
+                starts = {r.get("id") for r in batch if r.get("op") == "session"}
+                entries = [i for i in done if i not in starts]  # a session start is not an entry: counted apart
+                report.applied += len(entries)
+                report.sessions += len(done) - len(entries)
                 report.skipped += used - len(done)
                 report.ids.extend(done)
                 start += used
@@ -153,7 +157,7 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
                 break
             ws.journal.done(pending)
     if report.stopped:
-        report.pending = ws.journal.pending_count()
+        report.pending = ws.journal.pending_count(entries=True)
     if report.applied:  # memory search's side index, before the reads that follow this drain
         from kg.store.sideindex import safe_sync
 

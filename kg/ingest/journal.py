@@ -29,6 +29,7 @@ from kg.core.files import write_atomic  # noqa: F401 - re-exported: kg.ingest.jo
 from kg.core.paths import WaitLock
 
 _ID = re.compile(r"^([A-Za-z]+)-(\d{8})-(\d+)$")
+_SESSION = b'"op": "session"'  # a journaled session start as json.dumps writes it (an escaped quote never matches)
 
 
 @dataclass
@@ -246,15 +247,16 @@ class Journal:
         write_atomic(pending.path, data)
         pending.records = rest
 
-    def pending_count(self) -> int:
-        """How many journal lines wait to be applied (the newest file and every draining file)."""
+    def pending_count(self, *, entries: bool = False) -> int:
+        """How many journal lines wait to be applied (the newest file and every draining file). `entries`: only
+        the logs, not the session starts journaled while the graph was held (what a reader reports as entries)."""
         count = 0
         for path in (self.path, *self.folder.glob("draining-*.jsonl")):
             try:
                 data = path.read_bytes()
             except FileNotFoundError:
                 continue
-            count += sum(1 for line in data.splitlines() if line.strip())
+            count += sum(1 for line in data.splitlines() if line.strip() and not (entries and _SESSION in line))
         return count
 
     def growing(self) -> bool:

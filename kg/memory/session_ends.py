@@ -9,7 +9,9 @@ exclusive `flock`, taken on a private name and then renamed into place (a sweepe
 a record whose owner lives), and keeps the descriptor open: the forked child inherits it, so the lock is held
 exactly as long as the hook or its child lives. The child removes the record once the session is ended. A
 record whose lock can be taken belongs to no one alive: `sweep` ends its session, once (the record goes after,
-and a session that ended already is only forgotten), with the summary the graph can still make.
+and a session that ended already is only forgotten), with the summary the graph can still make. A private name
+whose writer was killed before its rename (`.<session>.<pid>.tmp`, its pid gone) is removed by the same sweep; a
+live writer's is left to it.
 """
 
 from __future__ import annotations
@@ -64,15 +66,41 @@ def done(ws: Any, sid: str) -> None:
         path.unlink(missing_ok=True)
 
 
+def _writer(name: str) -> int | None:
+    """The pid in a private name `.<session>.<pid>.tmp` (`hand_over`), or None for a name kg did not make."""
+    if not name.startswith(".") or not name.endswith(".tmp"):
+        return None
+    pid = name[:-len(".tmp")].rpartition(".")[2]
+    return int(pid) if pid.isdigit() and int(pid) > 0 else None
+
+
+def _alive(pid: int | None) -> bool:
+    """Whether process `pid` exists (another user's counts: it may still rename its record). None: unknown, kept."""
+    if pid is None:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def sweep(ws: Any, finish: Callable[[dict[str, Any]], bool]) -> list[str]:
     """Give each record whose owner died (its lock free) to `finish`, holding its lock, and remove it when
-    `finish` says so (True: the session is ended, or there is none to end). The sessions finished."""
+    `finish` says so (True: the session is ended, or there is none to end). The sessions finished. A private
+    name left by a writer that died before its rename goes too (no record was handed over under it)."""
     folder = ws.kg_dir / DIR
     out: list[str] = []
     try:
-        names = sorted(p for p in folder.iterdir() if p.suffix == ".json")
+        found = list(folder.iterdir())
     except OSError:
         return out
+    for path in found:
+        if path.suffix == ".tmp" and not _alive(_writer(path.name)):
+            path.unlink(missing_ok=True)  # its writer died between the open and the rename: never a record
+    names = sorted(p for p in found if p.suffix == ".json")
     for path in names:
         try:
             fd = os.open(path, os.O_RDONLY)

@@ -52,14 +52,14 @@ def busy_brief(ws: Any, at: datetime, budget: int, seconds: float, *, tools: boo
             inner = (blocks.inner_of(text, block) or "").strip()
             lines = [ln for ln in inner.splitlines() if ln.strip()]
             if lines:
-                sections.append(Section(f"file:{name}:{block}", f"## {name} ({block})", lines=lines,
+                sections.append(Section(f"file:{name}:{block}", f"{name} ({block})", lines=lines,
                                         total=len(lines), more="see the file"))
     daily = ws.memory / f"{at:%Y-%m-%d}.md"
     with contextlib.suppress(OSError):
         lines = [ln for ln in daily.read_text(encoding="utf-8", errors="replace").splitlines()
                  if ln.startswith("### ")][-8:][::-1]
         if lines:
-            sections.append(Section("daily_log", f"## Today's log ({daily.name}, newest first)", lines=lines,
+            sections.append(Section("daily_log", f"Today's log ({daily.name}, newest first)", lines=lines,
                                     total=len(lines), more=f"see memory/{daily.name}"))
     again = "call `brief` again, or `status`," if tools else "run `kg hook session-start` again, or `kg status`,"
     note = (f"- The graph was busy (another kg process held it for over {seconds:g} s): this brief is read from "

@@ -192,7 +192,7 @@ class Server:
         return True
 
     def _applied(self, report: Any) -> None:
-        if report.applied or report.rejected:
+        if report.applied or report.sessions or report.rejected:
             self.grown, self.applied_at = True, time.monotonic()
 
     def describe(self) -> dict[str, Any]:

@@ -54,7 +54,9 @@ NOT_NODES = frozenset({"lc_change_confirm", "lc_change_update", "lc_decision_ove
                        "memory_skill_upsert", "sessions_touch"})
 _READ = ("MATCH (n:Node) RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in STATE))
 _BY_KEY = ("MATCH (n:Node {id: $id}) RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in STATE))
+_COUNT = "MATCH (n:Node) RETURN count(n) AS n"
 BATCH = 50000
+DOING = "bringing the search side index in step with the graph"  # what a waiter is told, during a long refill
 
 
 # -- classing the graph's statements (pure) -----------------------------------------------------------------------
@@ -223,15 +225,37 @@ def catch_up(st: Any, db: sqlite3.Connection, whole: bool) -> str:
     if getattr(st, "read_only", False):
         return "state left stale"  # a one-off reader does not refill it (the graph answers by key meanwhile)
     n = 0
-    for rows in _stream(st):  # in position order: each batch compared with the rows the file keeps for it
-        new = [row(int(r["pos"]), r) for r in rows]
-        have = set(db.execute("SELECT * FROM state WHERE pos BETWEEN ? AND ?", (new[0][0], new[-1][0])))
-        changed = [x for x in new if x not in have]  # only what differs is written (a cycle's refill at 1M)
-        db.executemany(f"INSERT OR REPLACE INTO state VALUES ({', '.join('?' * (len(STATE) + 1))})", changed)
-        n += len(changed)
+    marker = _marked(st)
+    try:
+        for rows in _stream(st):  # in position order: each batch compared with the rows the file keeps for it
+            new = [row(int(r["pos"]), r) for r in rows]
+            have = set(db.execute("SELECT * FROM state WHERE pos BETWEEN ? AND ?", (new[0][0], new[-1][0])))
+            changed = [x for x in new if x not in have]  # only what differs is written (a cycle's refill at 1M)
+            db.executemany(f"INSERT OR REPLACE INTO state VALUES ({', '.join('?' * (len(STATE) + 1))})", changed)
+            n += len(changed)
+    finally:
+        if marker is not None:
+            marker.done()
     db.execute("DELETE FROM dirty")
     db.execute("INSERT OR REPLACE INTO meta VALUES (?, 'ok')", (MARK,))
     return f"state refilled ({n} changed)"
+
+
+def _marked(st: Any) -> Any:
+    """A refill of many nodes' state holds the graph for about a minute at 1M entries (the first writer after the
+    upgrade to side file version 6, or after a write that changed more than DIRTY_MAX nodes): it says so as the
+    node index's rebuild does (`sideindex._marked`, at as many rows), so that a command it shuts out waits for it
+    saying so instead of failing after its lock budget."""
+    from kg.store import sideindex
+
+    rows = int(st._execute_raw(_COUNT, {})[0]["n"])
+    if rows < sideindex.MARKED_ROWS:
+        return None
+    from kg.serve.progress import Marker
+
+    marker = Marker(st.path.parent, [f"refill the kept state of {rows:,} entries"], doing=DOING)
+    marker.step(marker.steps[0])
+    return marker
 
 
 def _meta(db: sqlite3.Connection) -> str | None:

@@ -46,6 +46,9 @@ def test_session_start_briefs_from_files_while_a_writer_holds_the_graph(tmp_path
     assert "graph was busy" in context
     assert "uv run pytest" in context  # the AGENTS.md block
     assert "docker: permission denied" in context  # today's daily log
+    assert "## ## " not in context  # (was: the brief's fit adds the "## " the busy sections' titles had already)
+    assert "\n\n## Today's log (2026-12-02.md, newest first) (1)\n" in context
+    assert "\n\n## AGENTS.md (rules) (1)\n" in context
 
 
 def test_the_wait_is_a_rule(tmp_path):

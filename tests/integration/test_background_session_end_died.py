@@ -128,3 +128,26 @@ def test_a_handed_over_end_never_writes_its_record_outside_the_workspace(ws, tmp
             hooks.hand_over_end(ws, session, write_summary=True, now="2026-12-03T10:00:00")
     assert [p for p in tmp_path.rglob("*evil*")] == []
     assert not (ws.kg_dir / "ending").exists() or not any((ws.kg_dir / "ending").iterdir())
+
+
+def test_a_start_removes_the_private_record_of_a_writer_killed_before_its_rename_and_keeps_a_live_ones(ws):
+    """`hand_over` writes its record under a private name `.<session>.<pid>.tmp` and renames it into place; a hook
+    killed between the two left that file in memory/.kg/ending for ever. The next start's sweep removes it when its
+    writer's pid is gone; a live writer's stays (it is about to rename it)."""
+    folder = ws.root / "memory" / ".kg" / "ending"
+    folder.mkdir(parents=True, exist_ok=True)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=60)  # reaped: its pid names no process
+    live = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        dead_tmp = folder / f".2026-07-01-001.{gone.pid}.tmp"
+        live_tmp = folder / f".2026-07-01-002.{live.pid}.tmp"
+        for path in (dead_tmp, live_tmp):
+            path.write_text('{"session": "2026-07-01-00')  # cut short, as a kill before the rename leaves it
+        base = {"session_id": "runtime-session", "cwd": str(ws.root), "permission_mode": "default"}
+        _start(ws.root, base, "2026-07-01T09:00")
+        assert not dead_tmp.exists()
+        assert live_tmp.exists()
+    finally:
+        live.stdin.close()
+        live.wait(timeout=60)

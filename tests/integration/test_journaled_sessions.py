@@ -77,3 +77,25 @@ def test_a_session_handed_to_its_end_keeps_its_number_when_kg_before_sessions_js
     assert hooks.hand_over_end(ws, None, write_summary=True, now="2026-07-01T09:30") == first
     assert ws.current_session() is None
     assert sessions.start_journaled(ws, "2026-07-01T09:31")["id"] > first
+
+
+def test_a_drain_counts_journaled_session_starts_apart_from_entries(ws, run_kg):
+    """A journaled session start is made by the drain, but it is no entry: `kg doctor` (text and --json), which
+    reports the drain it did, said "applied 3 waiting entr(y/ies)" for two logs and a start; what a read leaves
+    waiting (`ws.pending`, status's journal_pending: "entries logged moments ago") counted the start as one too."""
+    sid = sessions.start_journaled(ws, "2026-07-01T09:30", source="claude-code")["id"]
+    for i in range(2):
+        ws.log("error", f"the deploy step {i} failed on staging", now=f"2026-07-01T1{i}:00", apply=False)
+    out = run_kg("doctor --json")
+    (journal,) = [c for c in out.json["checks"] if c["name"] == "journal" and c["status"] == "repaired"]
+    assert journal["detail"] == ("applied 2 waiting entr(y/ies); made 1 session start(s) journaled while the "
+                                 "graph was held")
+    assert ws.journal.pending_count() == 0
+    sessions.start_journaled(ws, "2026-07-01T12:30")
+    ws.log("learning", "staging deploys need the VPN", now="2026-07-01T12:40", apply=False)
+    assert ws.journal.pending_count() == 2 and ws.journal.pending_count(entries=True) == 1
+    text = run_kg("doctor")
+    assert ("applied 1 waiting entr(y/ies); made 1 session start(s) journaled while the graph was held"
+            in text.stdout)
+    with ws.reading() as st:
+        assert st.run("memory_session_get", id=sid)[0]["ended_at"] is None

@@ -319,3 +319,46 @@ def test_a_write_the_free_space_floor_refuses_tells_the_side_file_nothing(ws):
     with ws.store():
         pass
     assert _meta(ws) == ("ok", 0) and _right(ws)[ids[3]][1] == "resolved"
+
+
+@pytest.mark.embedded_only("the side index is the embedded graph's")
+def test_a_long_refill_of_the_kept_state_says_so_to_the_commands_it_shuts_out(ws, monkeypatch, tmp_path):
+    """A refill of the whole state table (the first writer after the upgrade to side file version 6: about a
+    minute at 1M entries, the graph held) was not under the progress marker the node index's rebuild writes, so a
+    command that waited for the graph meanwhile failed after its lock budget instead of waiting and saying so.
+    At MARKED_ROWS nodes or more it is marked (lowered here for a small real graph); below, it says nothing."""
+    from kg.serve import progress
+    from kg.store import sidestate
+
+    for text in ("docker permission denied", "git push rejected", "pnpm, not npm"):
+        ws.log("error", text)
+    seen = []
+    stream = sidestate._stream
+
+    def streaming(st):
+        for rows in stream(st):
+            seen.append(progress.current(ws.kg_dir))  # asked as a waiter asks, while the rows go in
+            yield rows
+
+    monkeypatch.setattr(sidestate, "_stream", streaming)
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("KG_SERVE_TRACE", str(trace))
+    for threshold, marked in ((10_000, False), (3, True)):
+        monkeypatch.setattr(sideindex, "MARKED_ROWS", threshold)
+        seen.clear()
+        trace.unlink(missing_ok=True)
+        with sqlite3.connect(sideindex.path_of(ws.graph_path)) as db:
+            db.execute("DELETE FROM meta WHERE key = 'state'")  # as the upgrade to version 6 leaves it: not whole
+        with ws.store():
+            pass  # the writer's close refills it
+        assert _meta(ws) == ("ok", 0)
+        phases = [line.split(" ", 2)[2] for line in trace.read_text().splitlines()] if trace.exists() else []
+        if not marked:
+            assert seen == [None] and not [p for p in phases if p.startswith("migration")]
+            continue
+        assert len(seen) == 1 and seen[0] is not None, seen  # (before: None, no marker)
+        assert (seen[0]["what"], seen[0]["doing"]) == (f"refill the kept state of {len(_graph_state(ws))} entries",
+                                                       sidestate.DOING)
+        assert [p for p in phases if p.startswith("migration")] == [
+            f"migration step 1 of 1: refill the kept state of {len(_graph_state(ws))} entries", "migration done"]
+    assert progress.current(ws.kg_dir) is None and not (ws.kg_dir / progress.FILE).exists()
