@@ -20,7 +20,7 @@ from kg.store import Store, aggregates, tallies
 
 T0 = datetime(2026, 1, 5, 9)
 PRIORITIES = ["critical", "high", "medium", "low"]
-pytestmark = pytest.mark.embedded_only  # the batched path is Kùzu's (a team graph keeps no spans)
+pytestmark = pytest.mark.embedded_only("the batched path is Kùzu's (a team graph keeps no spans)")
 
 
 def seed(ws, rng: random.Random) -> list[datetime]:
