@@ -255,6 +255,7 @@ def test_a_read_during_the_renewal_waits_for_it_and_is_answered_by_the_server(tm
     _all_there(root, ids)
 
 
+@pytest.mark.embedded_only("a renewal opens the embedded Kùzu file again by path; the test holds its database")
 def test_a_server_whose_workspace_was_replaced_does_not_open_the_graph_now_at_its_path(tmp_path, monkeypatch):
     """The workspace the server serves is removed and made again at the same path while the server holds the old
     graph (and the old graph's lock): a renewal opens its graph again by path, so it would open the new
