@@ -142,6 +142,7 @@ class Lifecycle:
             self.decay()
             self.settle_conflicts()
             self.promote()
+        bulk.unstage(self.st, "LcStage")  # the decay's scratch table, once its pass is committed (migration 0013)
         self.export(force=force)
         return self.report
 
@@ -239,16 +240,15 @@ class Lifecycle:
             updates.append({"id": u.id, "stage": u.stage, "priority": u.priority, "base": u.base_priority,
                             "stale": u.stale, "status": u.status, "at": self.now})
         if updates:
-            self.st.run("lc_stage_clear")
+            from kg.store.sidestate import naming
+
+            bulk.stage(self.st, "LcStage")  # (issue 17) made for this pass, dropped after its commit (run_all)
             if len(updates) > STAGE_COPY_ROWS:  # COPY FROM a file: 30k rows in ~0.3 s, UNWIND CREATE ~10 s
                 bulk.copy_rows(self.st, "LcStage", updates, scratch=self.ws.kg_dir, columns=STAGE_COLUMNS)
             else:
                 self.st.run("lc_stage_load", rows=updates)
-            from kg.store.sidestate import naming
-
             with naming(self.st, [u["id"] for u in updates]):  # (issue 17) the side index rereads only these
                 self.st.run("lc_decay_apply")
-            self.st.run("lc_stage_clear")
 
     # -- 4. conflicts ---------------------------------------------------------------------------------------
     def rule_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

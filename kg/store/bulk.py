@@ -24,7 +24,7 @@ from kg.store import queries as _queries
 from kg.store.rebuild import drop_fts
 
 __all__ = ["column_names", "copy_rows", "fetch", "fts_drop", "iter_rows", "path_literal",
-           "read_relation", "read_table", "run", "run_each", "table_kinds", "top_patterns"]
+           "read_relation", "read_table", "run", "run_each", "stage", "table_kinds", "top_patterns", "unstage"]
 
 
 def fetch(store: Store, cypher: str) -> tuple[list[str], list[list]]:
@@ -194,7 +194,7 @@ def copy_rows(store: Store, label: str, rows: Iterable[Row], *, scratch: Path, c
 
 
 NODE_TABLES = ("Node",)
-STAGING_TABLES = ("LcStage",)  # scratch tables a set-based update joins against (migration 0002)
+STAGING_TABLES = ("LcStage",)  # scratch tables a set-based update joins against (made on demand: `stage`)
 # maintained aggregates, rebuilt whole (kg/store/aggregates.py)
 AGGREGATE_TABLES = ("PatternOcc", "PatternRank", "PendingHigh", "ready_span")
 
@@ -291,3 +291,31 @@ def bulk_load_edges(store: Store, label: str, rows: list[Row], *, scratch: Path)
     finally:
         path.unlink(missing_ok=True)
     return len(rows)
+
+
+
+def stage(store: Store, label: str) -> None:
+    """A scratch table (`STAGING_TABLES`) ready and empty for a set-based update, inside the caller's transaction
+    (migration 0013: in an embedded graph it exists only while used, as a node table costs ~5-6 MB resident at every
+    open even empty; made here, so a rolled-back pass leaves none, and dropped by `unstage` after the commit: Kùzu
+    0.11.3 cannot commit a transaction that wrote to a table and dropped it). What a killed pass left is emptied.
+    A team graph keeps no tables: its staged nodes are only deleted. Statements prepared against a table made
+    again are forgotten (a prepared plan names the table's id)."""
+    from kg.store.schema import STAGING_DDL
+
+    label = check_label(label, STAGING_TABLES, "staging table")
+    if getattr(store, "backend", "kuzu") == "kuzu":
+        store._execute_raw(STAGING_DDL[label], {})
+        store.forget_prepared()
+    store._execute_raw(f"MATCH (s:{label}) DELETE s", {})
+
+
+def unstage(store: Store, label: str) -> None:
+    """After the transaction that used it (outside any): the scratch table dropped (embedded graph) or emptied."""
+    label = check_label(label, STAGING_TABLES, "staging table")
+    if getattr(store, "backend", "kuzu") != "kuzu":
+        store._execute_raw(f"MATCH (s:{label}) DELETE s", {})
+        return
+    if label in table_kinds(store):
+        store._execute_raw(f"DROP TABLE {label}", {})
+        store.forget_prepared()

@@ -19,6 +19,13 @@ EDGE_TYPES = ("caused_by", "led_to", "supports", "contradicts", "related_to", "d
 
 META_DDL = "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)"
 
+# (issue 17, migration 0013) Scratch tables a set-based update joins against, made only while it runs
+# (kg/store/bulk.py `staging`): a node table costs ~5-6 MB resident at every open of the graph, even empty.
+STAGING_DDL = {
+    "LcStage": "CREATE NODE TABLE IF NOT EXISTS LcStage(id STRING PRIMARY KEY, stage INT64, priority STRING, "
+               "base STRING, stale BOOLEAN, status STRING, at TIMESTAMP)",
+}
+
 # (issue 17, migration 0011) Eight small tables became kinds of Meta row, to open the graph with eight node tables
 # fewer (~6 MB of memory each). Each: its old table name -> (its kind in Meta, its old columns in their order ->
 # the Meta column holding each). A row's Meta key is the kind, ':', then its old key (`id` holds the old key).

@@ -225,9 +225,6 @@ WHERE reached <> coalesce(n.decay_stage, 0) AND coalesce(n.decay_stage, 0) < 3
 RETURN n.id AS id, n.status AS status, n.priority AS priority, n.base_priority AS base_priority,
        coalesce(n.decay_stage, 0) AS stage, last
 
-// name: lc_stage_clear
-MATCH (s:LcStage) DELETE s
-
 // name: lc_stage_load
 // Decay decisions into the staging table (no full-text index there, so a multi-row CREATE is safe).
 UNWIND $rows AS r

@@ -214,7 +214,9 @@ def test_the_migration_moves_every_row_and_the_graph_reads_as_before(old_ws, cap
         assert any(name.startswith("0011") for name in st.applied_migrations())
     after = _read_old(old_ws)
     assert not set(OLD_TABLES) & set(after["tables"])  # eight node tables fewer
-    assert len(after["tables"]) == len(before["tables"]) - 8 and set(RELS) <= set(after["tables"])
+    # (and migration 0013 drops the decay's staging table, made again only while a pass uses it)
+    assert len(after["tables"]) == len(before["tables"]) - 8 - 1 and set(RELS) <= set(after["tables"])
+    assert "LcStage" in before["tables"] and "LcStage" not in after["tables"]
     # the analyst sees the eight tables as they were, row for row and column for column, and the edges' ends
     assert _analyst_tables(old_ws) == {t: before[t] for t in (*OLD_TABLES, *RELS)}
     # and the commands read the moved rows
