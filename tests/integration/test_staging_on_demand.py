@@ -40,6 +40,15 @@ def _stages(ws) -> dict[str, tuple]:
     return {r["id"]: (r["stage"] or 0, r["status"], r["priority"]) for r in rows}
 
 
+def _same(a: dict, b: dict) -> bool:
+    """Two decay reports alike: the counts, and the sampled ids as sets (they come in the candidates query's row
+    order, which differs between a rehearsal and the pass; fewer than `cycle.SAMPLE` here, so none is cut)."""
+    ids = ("ids",)
+    return ({k: v for k, v in a.items() if k not in ids} == {k: v for k, v in b.items() if k not in ids}
+            and {k: sorted(v) for k, v in a["ids"].items()} == {k: sorted(v) for k, v in b["ids"].items()}
+            and all(len(v) < cycle.SAMPLE for v in a["ids"].values()))
+
+
 @pytest.mark.parametrize("copy", [False, True], ids=["create", "copy"])
 def test_decay_passes_in_one_process_stage_join_and_leave_no_table(ws, monkeypatch, copy):
     if copy:
@@ -49,7 +58,7 @@ def test_decay_passes_in_one_process_stage_join_and_leave_no_table(ws, monkeypat
     rehearsed = api.cycle(ws, now=T0 + timedelta(days=70), dry_run=True).decayed
     assert "LcStage" not in _tables(ws)  # a dry run's table went with its rolled-back transaction
     first = api.cycle(ws, now=T0 + timedelta(days=70)).decayed
-    assert first == rehearsed
+    assert _same(first, rehearsed)
     after_first = _stages(ws)
     assert sum(first[k] for k in ("demoted", "stale", "expired")) > 0
     assert "LcStage" not in _tables(ws)
