@@ -49,16 +49,8 @@ def stop(kg_dir: str | os.PathLike, budget: float) -> bool:
             if sock is None:
                 protocol.trace("stop waits for a starting server")
                 time.sleep(0.02)  # starting: it holds its lock and does not listen yet
-            migrating = watch.check()
-            if migrating is False:
-                raise StopFailed(give_up_line(watch.record))
-            now = time.monotonic()
-            if migrating:  # a fold (or a migration) in progress: the budget counts from its end
-                waited = now
-            elif now - waited > budget:
-                raise StopFailed("the read server took the request to stop but did not let go of the graph within "
-                                 f"{budget:g} s; try `kg serve stop` again" if sock is not None else
-                                 "the read server is still starting and did not answer; try `kg serve stop` again")
+            waited = _still(watch, waited, budget, _HELD.format(budget=budget) if sock is not None else
+                            "the read server is still starting and did not answer; try `kg serve stop` again")
     finally:
         if sock is not None:
             sock.close()
@@ -68,13 +60,25 @@ def _gone(kg_dir: str | os.PathLike, watch: Watch, budget: float) -> bool:
     """The server took the stop and closed the connection without answering: it stopped once its lock is free."""
     waited = time.monotonic()
     while client.alive(kg_dir):
-        migrating = watch.check()
-        if migrating is False:
-            raise StopFailed(give_up_line(watch.record))
-        if migrating:
-            waited = time.monotonic()
-        elif time.monotonic() - waited > budget:
-            raise StopFailed(f"the read server took the request to stop but did not let go of the graph within "
-                             f"{budget:g} s; try `kg serve stop` again")
+        waited = _still(watch, waited, budget, _HELD.format(budget=budget))
         time.sleep(0.02)
     return True
+
+
+_HELD = ("the read server took the request to stop but did not let go of the graph within {budget:g} s; "
+         "try `kg serve stop` again")
+
+
+def _still(watch: Watch, waited: float, budget: float, late: str) -> float:
+    """One look at the server's progress marker while waiting: the time the budget now counts from (a fold or a
+    migration in progress: its end, so far now); raises StopFailed past the marker's own wait, or with `late` past
+    `budget` seconds without one."""
+    migrating = watch.check()
+    if migrating is False:
+        raise StopFailed(give_up_line(watch.record))
+    now = time.monotonic()
+    if migrating:
+        return now
+    if now - waited > budget:
+        raise StopFailed(late)
+    return waited

@@ -293,7 +293,6 @@ def bulk_load_edges(store: Store, label: str, rows: list[Row], *, scratch: Path)
     return len(rows)
 
 
-
 def stage(store: Store, label: str) -> None:
     """A scratch table (`STAGING_TABLES`) ready and empty for a set-based update, inside the caller's transaction
     (migration 0013: in an embedded graph it exists only while used, as a node table costs ~5-6 MB resident at every

@@ -167,15 +167,16 @@ def _sync_nodes(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild
     return f"{'caught up' if start else 'rebuilt'} {count - start}", start == 0 and not st._in_tx
 
 
-def _marked(st: Any, rows: int) -> Any:
+def _marked(st: Any, rows: int, step: str | None = None, doing: str | None = None) -> Any:
     """(issue 22) A rebuild of many nodes holds the graph for minutes at 1M entries (the first writer after an
-    upgrade that changed the side file's form): it says so as a migration does (`kg.serve.progress`), so that the
-    commands it shuts out wait for it saying so, instead of failing after their 10 s lock budget."""
+    upgrade that changed the side file's form), a refill of their kept state about a minute (kg/store/sidestate.py):
+    at `MARKED_ROWS` rows or more it says so as a migration does (`kg.serve.progress`: `step`, and `doing` for the
+    waiter), so that the commands it shuts out wait for it saying so, instead of failing after their lock budget."""
     if rows < MARKED_ROWS:
         return None
     from kg.serve.progress import Marker
 
-    marker = Marker(st.path.parent, [f"rebuild the search side index, {rows:,} entries"])
+    marker = Marker(st.path.parent, [step or f"rebuild the search side index, {rows:,} entries"], doing=doing)
     marker.step(marker.steps[0])
     return marker
 

@@ -31,9 +31,7 @@ def pattern_ids(st: Any, key: str) -> list[str] | None:
     if getattr(st, "read_only", False):  # a one-off reader: the file when it is in step, else the graph
         side = open_reader(st, open_it=True)
         return _ids(side, key) if side is not None else None
-    state = sidelink._opened(st)
-    kept = "noted" in st.__dict__.get("_side_batch", {}) if st._in_tx else False
-    try:
+    with sidelink.opened(st) as state:
         if state["have"] is None:
             return None
         found = _ids(state["side"], key) if state["side"] is not None else []
@@ -41,9 +39,6 @@ def pattern_ids(st: Any, key: str) -> list[str] | None:
             return None
         found += [r["id"] for _, r in state["tail"] if r.get("kind") == "pattern" and r.get("pattern_key") == key]
         return sorted(set(found))
-    finally:
-        if not kept and state.get("mem") is not None:
-            state["mem"].close()
 
 
 def _ids(side: SideIndex, key: str) -> list[str] | None:

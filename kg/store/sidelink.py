@@ -239,10 +239,18 @@ def candidates(st: Any, words: list[str], k: int) -> list[tuple[str, str, float]
     no candidates (its entries are applied unlinked, never refused) until the next sync."""
     if not embedded(st):
         return None
+    with opened(st) as state:
+        return _best(state, words, k)
+
+
+@contextmanager
+def opened(st: Any) -> Iterator[dict[str, Any]]:
+    """`_opened`'s state for one question (the side file, how many nodes it holds, the tail after them), its
+    in-memory tail index closed after unless a batch keeps it (`batch`)."""
     state = _opened(st)
     kept = "noted" in st.__dict__.get("_side_batch", {}) if st._in_tx else False
     try:
-        return _best(state, words, k)
+        yield state
     finally:
         if not kept and state.get("mem") is not None:
             state["mem"].close()

@@ -54,7 +54,6 @@ NOT_NODES = frozenset({"lc_change_confirm", "lc_change_update", "lc_decision_ove
                        "memory_skill_upsert", "sessions_touch"})
 _READ = ("MATCH (n:Node) RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in STATE))
 _BY_KEY = ("MATCH (n:Node {id: $id}) RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in STATE))
-_COUNT = "MATCH (n:Node) RETURN count(n) AS n"
 BATCH = 50000
 DOING = "bringing the search side index in step with the graph"  # what a waiter is told, during a long refill
 
@@ -243,19 +242,12 @@ def catch_up(st: Any, db: sqlite3.Connection, whole: bool) -> str:
 
 def _marked(st: Any) -> Any:
     """A refill of many nodes' state holds the graph for about a minute at 1M entries (the first writer after the
-    upgrade to side file version 6, or after a write that changed more than DIRTY_MAX nodes): it says so as the
-    node index's rebuild does (`sideindex._marked`, at as many rows), so that a command it shuts out waits for it
-    saying so instead of failing after its lock budget."""
+    upgrade to side file version 6, or after a write that changed more than DIRTY_MAX nodes): marked as the node
+    index's rebuild is (`sideindex._marked`), so that a command it shuts out waits for it saying so."""
     from kg.store import sideindex
 
-    rows = int(st._execute_raw(_COUNT, {})[0]["n"])
-    if rows < sideindex.MARKED_ROWS:
-        return None
-    from kg.serve.progress import Marker
-
-    marker = Marker(st.path.parent, [f"refill the kept state of {rows:,} entries"], doing=DOING)
-    marker.step(marker.steps[0])
-    return marker
+    rows = sideindex._count(st)
+    return sideindex._marked(st, rows, f"refill the kept state of {rows:,} entries", DOING)
 
 
 def _meta(db: sqlite3.Connection) -> str | None:
