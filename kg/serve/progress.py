@@ -55,7 +55,6 @@ class Marker:
         record = {"pid": os.getpid(), "step": n, "of": len(self.steps), "what": name, "started": self.started}
         if self.doing:
             record["doing"] = self.doing
-        trace(f"migration step {n} of {len(self.steps)}: {name}")
         part = f"{self.path}.{os.getpid()}"
         try:
             with open(part, "w", encoding="utf-8") as fh:
@@ -63,6 +62,7 @@ class Marker:
             os.replace(part, self.path)
         except OSError:  # only a courtesy to the processes waiting: the migration goes on
             pass
+        trace(f"migration step {n} of {len(self.steps)}: {name}")  # after the record: a reader of it sees the step
 
     def done(self) -> None:
         from kg.serve.protocol import trace
