@@ -431,11 +431,12 @@ def _search_index(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | Non
 
 def _side_rows(st: Any, path: Any) -> str | None:
     """What the side file lacks though its stamp says it holds every node (kg/store/sidefile.py `missing`: its
-    tables, a row and a linking document per node, a sample of nodes' rows and counts against the graph's)."""
+    tables, a row and a linking document per node, a sample of nodes' rows and counts against the graph's, every
+    pattern's Pattern-Key)."""
     import sqlite3
     from contextlib import closing
 
-    from kg.store import sidefile, sideindex
+    from kg.store import sidefile, sideindex, sidekeys
 
     def in_graph(node_id: str) -> tuple[int | None, str | None]:
         rows = st._execute_raw(sideindex._TOKENS, {"id": node_id})
@@ -443,7 +444,8 @@ def _side_rows(st: Any, path: Any) -> str | None:
 
     # read and write (it writes nothing): the last connection's close removes the WAL's files, a read-only one's not
     with closing(sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=30.0)) as db:
-        return sidefile.missing(db, sideindex._count(st), in_graph)
+        count = sideindex._count(st)
+        return sidefile.missing(db, count, in_graph, lambda: sidekeys.graph_keys(st, count))
 
 
 def _aggregate(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:

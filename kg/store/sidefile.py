@@ -331,14 +331,16 @@ def sample_positions(count: int, n: int = SAMPLE) -> list[int]:
     return sorted({round(i * (count - 1) / (n - 1)) for i in range(n)})
 
 
-def missing(db: sqlite3.Connection, count: int,
-            in_graph: Callable[[str], tuple[int | None, str | None]]) -> str | None:
+def missing(db: sqlite3.Connection, count: int, in_graph: Callable[[str], tuple[int | None, str | None]],
+            keys: Callable[[], set[tuple[int, str]]] | None = None) -> str | None:
     """What a side file stamped as holding the graph's `count` nodes lacks, or None; rows deleted by hand (or by
     a tool) leave its stamp and SQLite's integrity checks as they were, and linking then silently finds fewer or
     no candidates. Cheap reads, none growing with the postings: its tables; a node row and a linking document
     per node (`count(*)` over the node table's smallest index; `ltot`); for `SAMPLE` nodes, their row at their
     graph position and each of their stems' counts (`lpost`, `ldf`) as `_add` wrote them. `in_graph` gives a
-    node id's (position, tokens) in the graph."""
+    node id's (position, tokens) in the graph; `keys`, every keyed pattern's (position, Pattern-Key) in it: `pkey`
+    must hold exactly those, or a known key looks absent and a second pattern is made for it (kg/store/sidekeys.py
+    trusts the file; one read of the patterns, not of their postings)."""
     try:
         have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         gone = [t for t in _TABLES if t not in have]
@@ -367,6 +369,14 @@ def missing(db: sqlite3.Connection, count: int,
                     return f"lacks the linking count of '{term}' in node {ids[pos]}"
                 if not linkpost.df(db, term):
                     return f"lacks the document count of '{term}'"
+        if keys is not None:
+            graph, held = keys(), set(db.execute("SELECT pos, key FROM pkey").fetchall())
+            if graph - held:
+                pos, key = min(graph - held)
+                return f"lacks the Pattern-Key '{key}' of the graph's pattern at position {pos}"
+            if held - graph:
+                pos, key = min(held - graph)
+                return f"names a Pattern-Key '{key}' at position {pos} that the graph's patterns do not have"
     except sqlite3.DatabaseError as exc:
         return f"cannot be read ({exc})"
     return None

@@ -41,6 +41,12 @@ def pattern_ids(st: Any, key: str) -> list[str] | None:
         return sorted(set(found))
 
 
+def graph_keys(st: Any, stop: int) -> set[tuple[int, str]]:
+    """Every keyed pattern's (position, Pattern-Key) among the graph's first `stop` nodes: what `pkey` holds when the
+    file is whole (for `kg doctor`; a read of every node's kind)."""
+    return {(int(r["pos"]), r["key"]) for r in st._execute_raw(_KEYS, {"stop": stop})}
+
+
 def _ids(side: SideIndex, key: str) -> list[str] | None:
     try:
         return side.pattern_ids(key) if side.meta("version") == version() else None

@@ -145,3 +145,33 @@ def test_a_side_file_of_the_previous_form_gets_its_keys_in_place_not_rebuilt(ws)
         assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0] == sidefile.version()
         assert db.execute("SELECT count(*) FROM pkey").fetchone()[0] == 2
         assert db.execute("SELECT count(*) FROM fts").fetchone()[0] == fts_before
+
+
+@pytest.mark.parametrize("damage", ["deleted", "renamed"])
+def test_doctor_finds_a_pattern_key_row_lost_by_hand_and_rebuilds_it(ws, damage):
+    """The file is trusted for which keys exist: a `pkey` row deleted (or changed) by hand made a known key look
+    absent, and the next log of it made a second pattern. `kg doctor` reads the rows back against the graph's
+    patterns and rebuilds; no other check of the file notices (its stamp, counts and sample are unchanged)."""
+    from kg.doctor import doctor
+
+    _log(ws, [("docker build timed out", "docker.build"), ("git push was rejected", "git.push"),
+              ("docker build timed out again", "docker.build")])
+    with ws.reading() as st:
+        before = _graph_keys(st)
+    with sqlite3.connect(sideindex.path_of(ws.graph_path)) as db:
+        if damage == "deleted":
+            db.execute("DELETE FROM pkey WHERE key = 'docker.build'")
+        else:
+            db.execute("UPDATE pkey SET key = 'docker.built' WHERE key = 'docker.build'")
+    with ws.reading() as st:
+        assert sideindex.status(st)[0]  # the stamp and the sample still say the file is whole
+    check = {c.name: c for c in doctor(ws, dry_run=True).checks}["search index"]
+    assert check.status == "warning" and "docker.buil" in check.detail and "Pattern-Key" in check.detail
+    check = {c.name: c for c in doctor(ws).checks}["search index"]
+    assert check.status == "repaired" and "rebuilt" in check.detail
+    with ws.store() as st:
+        assert pattern_ids(st, "docker.build") == before["docker.build"]
+    _log(ws, [("docker build timed out once more", "docker.build")], day=2)
+    with ws.reading() as st:
+        assert _graph_keys(st) == before  # the same pattern took it: no second one
+    assert {c.name: c for c in doctor(ws, dry_run=True).checks}["search index"].status == "ok"
