@@ -5,6 +5,22 @@ hand before any detector change of its landing; scored once, at the end, this tr
     .venv/bin/python bench/reflect_heldout.py --score --baseline /work/main    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p17 (tests/data/heldout_p17.jsonl, held out; the rule fixed 2026-12-03 21:47 UTC before a turn of it was read):
+other users' Cursor chats saved by SpecStory, from the public-code library (not in shared data; the text stays
+outside the repository, under the folder given by --data, by default /work/heldout17/raw, and the labels hold a
+sha1 of each turn so a drifted file is refused).
+1. Every file of the library that begins "<!-- SpecStory chat sample; ..." and "# chat_sample_NNN", found by
+   asking the library for "# chat_sample_0", "# chat_sample_00" ... "# chat_sample_1", "# chat_sample_10" ... until
+   no new number comes back; one file per number (where the library holds more than one version of a number, the
+   first it returns); saved verbatim as <data>/chat_sample_NNN.md.
+2. In number order, every user turn of each file as kg.reflect.read_transcript reads it, whole files only, until
+   the file that brings the count to 200 user turns or more; Chinese turns kept like the others. A file is skipped
+   (and named here) only if read_transcript finds no user turn in it or a user turn of it is already labelled in
+   shared data (the same text, found by program, not by reading).
+3. If time is left after labelling them: whole .specstory/history/*.md files of other repositories, in the
+   order find_repos "specstory" lists them, every user turn; the same skips.
+Judgement calls as p15/p16 below, and those of the labels guide (shared/data/labels/README.md).
+
 p16 (tests/data/heldout_p16.jsonl, held out; the rule fixed 2026-12-03 07:10 UTC before a turn of it was read):
 1. runtimes/aider/aider-ai_aider/chat-history.part1.md: every session (split at "# aider chat started at") that holds
    no turn labelled in tests/data/other_user_turns.jsonl nor in tests/data/heldout_aider_p15.jsonl; every user turn
