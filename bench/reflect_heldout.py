@@ -20,8 +20,24 @@ sha1 of each turn so a drifted file is refused).
 3. If time is left after labelling them: whole .specstory/history/*.md files of other repositories, in the
    order find_repos "specstory" lists them, every user turn; the same skips.
 Judgement calls as p15/p16 below, and those of the labels guide (shared/data/labels/README.md).
+What it gave (labelled 2026-12-03 by 22:22 UTC, each turn read with the agent's turn before and after it, before any
+detector ran on them, by one annotator): the library held numbers 001-100 with gaps; 45 files read, 001-064 as held
+(001-009, 011-013, 015-018, 020, 022, 026, 028, 030, 031, 034, 035, 037, 039, 040, 042-047, 050, 052-057, 060-064).
+011 skipped: its one user turn is labelled in shared data. 184 user turns in 44 files, short of 200: the time for the
+work ran out at 064, a cut by the clock, not by content; step 3 was not reached. 34 corrections, 8 knowledge gaps,
+1 preference, 3 praise, 143 turns with nothing to learn. By script (kana: Japanese, Han without kana: Chinese,
+Cyrillic: Russian/Ukrainian, else Latin script: English with one Portuguese and one Spanish file): 118 Latin turns
+(19 corrections), 32 Japanese (12), 29 Chinese (2), 5 Cyrillic (1). Three saved files differ from the library by
+whitespace only (004 by 9 characters, 022 by 3, 060 by 1: copying lost them); the sha1s are of the saved files.
+Corrections here: the user says the agent's change does not work or still fails (often with the log), says the
+agent broke something or did the wrong thing, asks to undo, or stops the agent to do it another way or in smaller
+steps; asking again when the agent's edit was not applied (not after an auth or tool failure: none). Not
+corrections: a first turn; Cursor's quick-fix template ("For the code present, we get this error ... fix it") and
+a pasted error without words, even after the agent's edit (as p15/p16); answers to the agent's questions; a next
+request on working code.
 
-p16 (tests/data/heldout_p16.jsonl, held out; the rule fixed 2026-12-03 07:10 UTC before a turn of it was read):
+p16 (tests/data/heldout_p16.jsonl, held out until p17, development data now; the rule fixed 2026-12-03 07:10 UTC
+before a turn of it was read):
 1. runtimes/aider/aider-ai_aider/chat-history.part1.md: every session (split at "# aider chat started at") that holds
    no turn labelled in tests/data/other_user_turns.jsonl nor in tests/data/heldout_aider_p15.jsonl; every user turn
    of each such session, slash commands included (labelled nothing to learn, as the guide says of commands). Whole
