@@ -2,10 +2,43 @@
 hand before any detector change of its landing; scored once, at the end, this tree beside another.
 
     .venv/bin/python bench/reflect_heldout.py --show               # the turns to label, with the agent's turns around
-    .venv/bin/python bench/reflect_heldout.py --score --baseline /work/main    # once, at the end of a piece of work
+    .venv/bin/python bench/reflect_heldout.py --set p17 --data /work/heldout17/raw --score --baseline /work/main
+                                                                   # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
-p16 (tests/data/heldout_p16.jsonl, held out; the rule fixed 2026-12-03 07:10 UTC before a turn of it was read):
+p17 (tests/data/heldout_p17.jsonl, held out; the rule fixed 2026-12-03 21:47 UTC before a turn of it was read):
+other users' Cursor chats saved by SpecStory, from the public-code library (not in shared data; the text stays
+outside the repository, under the folder given by --data, by default /work/heldout17/raw, and the labels hold a
+sha1 of each turn so a drifted file is refused).
+1. Every file of the library that begins "<!-- SpecStory chat sample; ..." and "# chat_sample_NNN", found by
+   asking the library for "# chat_sample_0", "# chat_sample_00" ... "# chat_sample_1", "# chat_sample_10" ... until
+   no new number comes back; one file per number (where the library holds more than one version of a number, the
+   first it returns); saved verbatim as <data>/chat_sample_NNN.md.
+2. In number order, every user turn of each file as kg.reflect.read_transcript reads it, whole files only, until
+   the file that brings the count to 200 user turns or more; Chinese turns kept like the others. A file is skipped
+   (and named here) only if read_transcript finds no user turn in it or a user turn of it is already labelled in
+   shared data (the same text, found by program, not by reading).
+3. If time is left after labelling them: whole .specstory/history/*.md files of other repositories, in the
+   order find_repos "specstory" lists them, every user turn; the same skips.
+Judgement calls as p15/p16 below, and those of the labels guide (shared/data/labels/README.md).
+What it gave (labelled 2026-12-03 by 22:22 UTC, each turn read with the agent's turn before and after it, before any
+detector ran on them, by one annotator): the library held numbers 001-100 with gaps; 45 files read, 001-064 as held
+(001-009, 011-013, 015-018, 020, 022, 026, 028, 030, 031, 034, 035, 037, 039, 040, 042-047, 050, 052-057, 060-064).
+011 skipped: its one user turn is labelled in shared data. 184 user turns in 44 files, short of 200: the time for the
+work ran out at 064, a cut by the clock, not by content; step 3 was not reached. 34 corrections, 8 knowledge gaps,
+1 preference, 3 praise, 143 turns with nothing to learn. By script (kana: Japanese, Han without kana: Chinese,
+Cyrillic: Russian/Ukrainian, else Latin script: English with one Portuguese and one Spanish file): 118 Latin turns
+(19 corrections), 32 Japanese (12), 29 Chinese (2), 5 Cyrillic (1). Three saved files differ from the library by
+whitespace only (004 by 9 characters, 022 by 3, 060 by 1: copying lost them); the sha1s are of the saved files.
+Corrections here: the user says the agent's change does not work or still fails (often with the log), says the
+agent broke something or did the wrong thing, asks to undo, or stops the agent to do it another way or in smaller
+steps; asking again when the agent's edit was not applied (not after an auth or tool failure: none). Not
+corrections: a first turn; Cursor's quick-fix template ("For the code present, we get this error ... fix it") and
+a pasted error without words, even after the agent's edit (as p15/p16); answers to the agent's questions; a next
+request on working code.
+
+p16 (tests/data/heldout_p16.jsonl, held out until p17, development data now; the rule fixed 2026-12-03 07:10 UTC
+before a turn of it was read):
 1. runtimes/aider/aider-ai_aider/chat-history.part1.md: every session (split at "# aider chat started at") that holds
    no turn labelled in tests/data/other_user_turns.jsonl nor in tests/data/heldout_aider_p15.jsonl; every user turn
    of each such session, slash commands included (labelled nothing to learn, as the guide says of commands). Whole
@@ -36,6 +69,7 @@ request split after /clear without /undo is not one.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import subprocess
@@ -47,9 +81,13 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p16": REPO / "tests" / "data" / "heldout_p16.jsonl",
+SETS = {"p17": REPO / "tests" / "data" / "heldout_p17.jsonl",
+        "p16": REPO / "tests" / "data" / "heldout_p16.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
-HELD_OUT = "p16"
+# sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
+# hold the sha1 of each turn's text instead of the text
+OUTSIDE = {"p17": Path("/work/heldout17/raw")}
+HELD_OUT = "p17"
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
@@ -71,6 +109,8 @@ def held_out_turns() -> set[tuple[str, int]]:
     file (`line`), which no change of a reader moves."""
     from kg.reflect import read_transcript
 
+    if HELD_OUT in OUTSIDE:  # no turn of shared data is held out: all of it is development data
+        return set()
     lines: dict[str, set[int]] = {}
     for lab in _labels(LABELS):
         lines.setdefault(lab["file"], set()).add(lab["line"])
@@ -124,11 +164,64 @@ def _aider_sessions(data: Path):
     return t, by_session, taken
 
 
+def _sha1(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def checked_texts(data: Path, labels: list[dict]) -> dict[tuple[str, int], str]:
+    """{(file, line): text} of every labelled turn of a set kept outside shared data, after checking that each file is
+    there and each turn's text still has the sha1 it was labelled with; exits 2 naming what drifted otherwise (a score
+    on other text than was labelled would measure nothing)."""
+    from kg.reflect import read_transcript
+
+    texts, bad = {}, []
+    for rel in sorted({lab["file"] for lab in labels}):
+        path = data / rel
+        if not path.is_file():
+            bad.append(f"{path}: missing")
+            continue
+        users = {u.line: u.text for u in read_transcript(path).turns if u.role == "user"}
+        for lab in labels:
+            if lab["file"] != rel:
+                continue
+            text = users.get(lab["line"])
+            if text is None or _sha1(text) != lab["sha1"]:
+                bad.append(f"{path}: the user turn at line {lab['line']} "
+                           + ("is not there" if text is None else "is not the text that was labelled (sha1 differs)"))
+            else:
+                texts[(rel, lab["line"])] = text
+        if len(users) != sum(lab["file"] == rel for lab in labels):
+            bad.append(f"{path}: {len(users)} user turns, the labels name "
+                       f"{sum(lab['file'] == rel for lab in labels)}")
+    if bad:
+        print(f"refused: {data} does not hold the files the labels were written on:", *bad[:20],
+              *([f"... and {len(bad) - 20} more"] if len(bad) > 20 else []), sep="\n  ", file=sys.stderr)
+        sys.exit(2)
+    return texts
+
+
+def language(text: str) -> str:
+    """The script a turn is written in, as the per-language rows split turns: kana, Han, Cyrillic, else Latin."""
+    if re.search(r"[\u3040-\u30ff]", text):
+        return "Japanese"
+    if re.search(r"[\u4e00-\u9fff]", text):
+        return "Chinese"
+    if re.search(r"[\u0400-\u04ff]", text):
+        return "Cyrillic"
+    return "Latin"
+
+
 def chosen(data: Path, which: str = HELD_OUT) -> list[tuple[str, int, int, object, object, object]]:
     """(file, session, position, user turn, agent's turn before, agent's next turn) for every turn the set's rule
     keeps; no detector runs."""
     from kg.reflect import read_transcript
 
+    if which in OUTSIDE:  # the rule chose whole files: every user turn of each labelled file
+        out = []
+        for rel in sorted({lab["file"] for lab in _labels(SETS[which])}):
+            t = read_transcript(data / rel)
+            out += [(rel, 0, i, u, *_around(t, i)) for i, u in enumerate(t.turns) if u.role == "user"]
+        return out
     t, by_session, taken = _aider_sessions(data)
     out = []
     if which == "p15":
@@ -168,8 +261,8 @@ def show(data: Path, which: str) -> None:
             print(f"--- next (assistant): {after.text[:400]}")
 
 
-def score_tree(tree: Path, data: Path, labels: list[dict]) -> dict[str, tuple[int, int, int]]:
-    """Run the tree's own detector (its venv, its rules) on each file; count against the labels."""
+def score_tree(tree: Path, data: Path, labels: list[dict]) -> dict[str, set[str]]:
+    """Run the tree's own detector (its venv, its rules) on each file: {"file@line": categories found}."""
     files = sorted({lab["file"] for lab in labels})
     code = (  # findings by the first line of their user turn: trees whose readers count turns differently agree
         "import json,sys\n"
@@ -183,7 +276,11 @@ def score_tree(tree: Path, data: Path, labels: list[dict]) -> dict[str, tuple[in
         "print(json.dumps(out))\n")
     res = subprocess.run([str(tree / ".venv" / "bin" / "python"), "-c", code], capture_output=True, text=True,
                          cwd=tree, check=True)
-    found = {k: set(v) for k, v in json.loads(res.stdout).items()}
+    return {k: set(v) for k, v in json.loads(res.stdout).items()}
+
+
+def count(found: dict[str, set[str]], labels: list[dict]) -> dict[str, tuple[int, int, int]]:
+    """(tp, fp, fn) per class and for "anything" (any finding on a turn with any label)."""
     counts = {}
     for cls in [*CLASSES, "anything"]:
         tp = fp = fn = 0
@@ -196,25 +293,48 @@ def score_tree(tree: Path, data: Path, labels: list[dict]) -> dict[str, tuple[in
     return counts
 
 
+def by_language(texts: dict[tuple[str, int], str], labels: list[dict], found: dict[str, dict]) -> None:
+    """Correction and "anything" rows, and false alarms, per script of the turn's text."""
+    langs = sorted({language(x) for x in texts.values()})
+    print(f"  {'script':10} {'turns':>5} {'quiet':>5} " + " ".join(
+        f"{name + ' correction P/R/F1 (tp fp fn)':>36} {'anything F1':>11} {'false al.':>9}" for name in found))
+    for lang in langs:
+        part = [lab for lab in labels if language(texts[(lab["file"], lab["line"])]) == lang]
+        quiet = sum(not lab["labels"] for lab in part)
+        cells = []
+        for name in found:
+            c = count(found[name], part)
+            tp, fp, fn = c["correction"]
+            p, r, f = rt.prf(tp, fp, fn)
+            fa = c["anything"][1]
+            cells.append(f"{p:.2f} / {r:.2f} / {f:.2f} ({tp} {fp} {fn})".rjust(36)
+                         + f"{rt.prf(*c['anything'])[2]:12.2f} {fa:>9}")
+        print(f"  {lang:10} {len(part):>5} {quiet:>5} " + " ".join(cells))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--show", action="store_true", help="print the chosen turns to label (no detector runs)")
     ap.add_argument("--score", action="store_true", help="score this tree and --baseline on the labels (read once)")
     ap.add_argument("--set", choices=sorted(SETS), default=HELD_OUT, help=f"which set (default {HELD_OUT}, held out)")
     ap.add_argument("--baseline", type=Path, default=REPO.parent / "main")
+    ap.add_argument("--data", type=Path, help="where the set's files are: shared data, or for "
+                    + ", ".join(f"{k} {v}" for k, v in OUTSIDE.items()))
     args = ap.parse_args()
-    data = rt.shared_data()
+    data = (args.data or OUTSIDE.get(args.set) or rt.shared_data()).resolve()
     if args.show:
         show(data, args.set)
     if args.score:
         labels = _labels(SETS[args.set])
+        texts = checked_texts(data, labels) if args.set in OUTSIDE else {}
         quiet = sum(not lab["labels"] for lab in labels)
         title = "held out (new)" if args.set == HELD_OUT else f"{args.set} (development data)"
         files = len({lab["file"] for lab in labels})
         gold = ", ".join(f"{c} {sum(c in lab['labels'] for lab in labels)}" for c in CLASSES)
         print(f"{title}: {len(labels)} user turns of {files} files, {quiet} with nothing to learn; gold {gold}")
         trees = [("this", REPO)] + ([("baseline", args.baseline)] if str(args.baseline) else [])
-        results = {name: score_tree(tree, data, labels) for name, tree in trees}
+        found = {name: score_tree(tree, data, labels) for name, tree in trees}
+        results = {name: count(found[name], labels) for name in found}
         print(f"  {'class':16} " + " ".join(f"{name + ' P / R / F1 (tp fp fn)':>34}" for name, _ in trees))
         for cls in [*CLASSES, "anything"]:
             cells = []
@@ -227,6 +347,18 @@ def main() -> None:
             fa = results[name]["anything"][1]
             print(f"  {name}: false alarms {fa} in {quiet} turns with nothing to learn "
                   f"({100 * fa / max(quiet, 1):.1f} per 100)")
+        if texts:
+            by_language(texts, labels, found)
+            for name, _ in trees:
+                miss, alarms = [], []
+                for lab in labels:
+                    got = found[name].get(f"{lab['file']}@{lab['line']}", set())
+                    if "correction" in lab["labels"] and "correction" not in got:
+                        miss.append(f"{lab['file']}:{lab['line']}")
+                    if not lab["labels"] and got:
+                        alarms.append(f"{lab['file']}:{lab['line']} " + "+".join(sorted(got)))
+                print(f"  {name}: missed corrections ({len(miss)}): " + ", ".join(miss))
+                print(f"  {name}: false alarms ({len(alarms)}): " + ", ".join(alarms))
     if not (args.show or args.score):
         sys.exit("say --show or --score")
 
