@@ -49,7 +49,8 @@ def test_questions_thanks_and_next_requests_are_not(agent, said):
 def test_an_apology_for_a_missing_tool_is_politeness_not_owning_a_mistake():
     """The agent's reply says sorry that a tool is unavailable, after a plain request: nothing was corrected (the
     Japanese "申し訳ありません" is "sorry", not "my mistake")."""
-    turns = [("user", "こんにちは"), ("assistant", "こんにちは。何をしましょうか。"), ("user", "日本語のメッセージでコミットして"),
+    turns = [("user", "こんにちは"), ("assistant", "こんにちは。何をしましょうか。"),
+             ("user", "日本語のメッセージでコミットして"),
              ("assistant", "申し訳ありません、ターミナルを使うツールが現在利用できないようです。")]
     t = Transcript("text", tuple(Turn(i, r, x, position=f"turn {i + 1}") for i, (r, x) in enumerate(turns)))
     assert [f.category for f in detect(t, RULES)] == []
