@@ -2,11 +2,26 @@
 hand before any detector change of its landing; scored once, at the end, this tree beside another.
 
     .venv/bin/python bench/reflect_heldout.py --show               # the turns to label, with the agent's turns around
-    .venv/bin/python bench/reflect_heldout.py --set p17 --data /work/heldout17/raw --score --baseline /work/main
+    .venv/bin/python bench/reflect_heldout.py --set p18 --data /work/heldout18/raw --score --baseline /work/main
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
-p17 (tests/data/heldout_p17.jsonl, held out; the rule fixed 2026-12-03 21:47 UTC before a turn of it was read):
+p18 (tests/data/heldout_p18.jsonl, held out; the rule fixed 2026-12-03 21:47 UTC before a turn of it was read, by a
+second annotator working beside p17's): the same library's chat samples from the highest number down, skipping any
+number p17 had taken (checked before reading each), never below 050, whole files, every user turn, until ~200 turns,
+050 or the deadline; saved verbatim under --data (default /work/heldout18/raw). Labelled by 22:17 UTC, before any
+detector ran on them, by one annotator: 27 files, 129 user turns. The two annotators raced over 060-064 (p17 went up
+to 064 while p18 came down to 060, each checking the other's folder before reading a file), and p17 was then read to
+change the detector: those five files are left out of p18 here, whole. What remains: 22 files (065, 070-072, 074-076,
+078, 081, 084, 086-093, 095-097, 100), 113 user turns: 27 corrections, 4 knowledge gaps, 6 praise, 78 with nothing to
+learn; by language en 65, zh 41, cs 3, ko 2, ja 2. 057 was dropped (p17 saved it seconds earlier). 065's saved copy
+lacks 12 invisible icon characters of an agent line (no user turn changes). Judgement calls as p15-p17 (a first turn
+is not a correction; a request resent with Cursor's retry after a cut-off reply is not; an error in a file the agent
+edited that was there before its edit is not).
+Scored once, at the end of the eighteenth-set work (p17's detector changes were made on p17 before p18 was read).
+
+p17 (tests/data/heldout_p17.jsonl, held out until p18, development data now: the reflect signals for Japanese,
+Portuguese and Spanish were added reading its misses; the rule fixed 2026-12-03 21:47 UTC before a turn was read):
 other users' Cursor chats saved by SpecStory, from the public-code library (not in shared data; the text stays
 outside the repository, under the folder given by --data, by default /work/heldout17/raw, and the labels hold a
 sha1 of each turn so a drifted file is refused).
@@ -81,13 +96,14 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p17": REPO / "tests" / "data" / "heldout_p17.jsonl",
+SETS = {"p18": REPO / "tests" / "data" / "heldout_p18.jsonl",
+        "p17": REPO / "tests" / "data" / "heldout_p17.jsonl",
         "p16": REPO / "tests" / "data" / "heldout_p16.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p17"
+OUTSIDE = {"p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
+HELD_OUT = "p18"
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
