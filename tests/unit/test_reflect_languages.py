@@ -32,7 +32,7 @@ def _after_fix(agent: str, said: str) -> list[str]:
     ("I've updated the handler.", "none of that solved the crash"),
     ("I've updated the handler.", "the extension is installed but dosen't work"),
     ("I've updated the handler.", "hmm, that change did not do it"),
-    ("Run `make build` with the new flag.", "That threw an error:\n\nmake: *** No rule to make target 'build'"),
+    ("Run `make build` with the new flag.", "that threw an exception on my machine"),
 ])
 def test_a_fix_that_does_not_work_is_a_correction_in_any_language(agent, said):
     assert "correction" in _after_fix(agent, said)
