@@ -90,6 +90,8 @@ PRIOR = {
                    # the agent's reply restates the user's words as replacing what it had just done
                    "replaces_own": 1.0, "instruction_replaces_work": 2.0,
                    "status_denied": 2.2,
+                   # the agent's reply sees that what it had fixed still fails (the user showed it)
+                   "sees_it_persist": 1.2,
                    # agreement alone, to a turn that names no fault: a request or a question agreed with
                    "agrees_only": -3.0},
     "preference": {"from_now_on": 4.0, "imperative_rule": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0,
@@ -116,6 +118,9 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
                         # that the agent used tools since the user spoke is context, not evidence: it fires on most
                         # turns of runtimes with tool calls; what follows the work (the combinations) is the evidence
                         "worked",
+                        # the agent's reply sees its fix still failing: Cursor's agent in the labelled chats rarely
+                        # says it, so it keeps its prior (stated, not fitted)
+                        "sees_it_persist",
                         # no labelled turn follows a fresh start (the chats have none): stated, not fitted
                         "resumed",
                         # a fault named after praise outweighs the praise it follows (praise, approval, thanks)

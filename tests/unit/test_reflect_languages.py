@@ -56,3 +56,19 @@ def test_an_apology_for_a_missing_tool_is_politeness_not_owning_a_mistake():
              ("assistant", "申し訳ありません、ターミナルを使うツールが現在利用できないようです。")]
     t = Transcript("text", tuple(Turn(i, r, x, position=f"turn {i + 1}") for i, (r, x) in enumerate(turns)))
     assert [f.category for f in detect(t, RULES)] == []
+
+
+@pytest.mark.parametrize(("said", "reply"), [
+    ("ok, here is the output now", "I see the issue still persists: the address is wrong. Let me look again."),
+    ("日志如下", "我看到问题依然存在！地址还是错误的。"),
+])
+def test_a_reply_that_sees_its_fix_still_failing_makes_the_turn_a_correction(said, reply):
+    """The user sends the result back in a few words or a log; the agent's reply sees that what it fixed still fails
+    (the user showed it), whether or not the user's words say so."""
+    turns = [("user", "fix the flash address"), ("assistant", "I've fixed the address calculation."),
+             ("user", said), ("assistant", reply)]
+    t = Transcript("text", tuple(Turn(i, r, x, position=f"turn {i + 1}") for i, (r, x) in enumerate(turns)))
+    assert "correction" in [f.category for f in detect(t, RULES)]
+    quiet = [*turns[:3], ("assistant", "Thanks, that output looks right: the address is correct now.")]
+    t = Transcript("text", tuple(Turn(i, r, x, position=f"turn {i + 1}") for i, (r, x) in enumerate(quiet)))
+    assert "correction" not in [f.category for f in detect(t, RULES)]
