@@ -2,8 +2,7 @@
 
 A trail is read one item at a time (`kg.ingest.jsonstream` for JSON, line by line for `.learnings/*.md`) and loaded
 in batches: each batch's rows are validated and redacted (`kg.ingest.trail`), its new patterns get their ids in one
-allocation, and its nodes and `derived_from` edges go in with one `COPY` each (into an empty embedded graph, on a
-second thread while the next batch is read: `Behind`). The full-text index is
+allocation, and its nodes and `derived_from` edges go in with one `COPY` each. The full-text index is
 dropped once before the first batch and rebuilt once after the last (a multi-row load into an indexed table
 leaves the index wrong in kuzu 0.11.3, and rebuilding it per batch would make the import quadratic); the
 keyword table auto-linking ranks by gets the loaded nodes' counts added once (kg/ingest/trail_terms.py).
@@ -27,7 +26,6 @@ import codecs
 import gc
 import json
 import os
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -271,7 +269,6 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         """Before the first write: the mark, a copy of the graph to restore should a kill leave it unopenable
         (kg/store/rollback.py), then the index dropped (an import of what is all there already never touches
         any of them)."""
-        behind.wait()
         if not marked[0]:
             write_atomic(mark_path(ws), json.dumps({"paths": [str(f.resolve()) for f in files],
                                                     "pid": os.getpid(), "started": at.isoformat()}).encode())
@@ -285,10 +282,7 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
             aggregates.invalidate(st)
 
     patterns = {r["key"]: r["id"] for r in st.run("bulk_pattern_keys")}
-    # into an empty embedded graph, a batch's COPYs run on a second thread while this one reads the next batch;
-    # whatever asks the graph waits for them first (`Behind`)
-    behind = Behind(enabled=not check and getattr(ws, "store_url", None) is None)
-    seen = SeenIds(lambda ids: (behind.wait(), _in_graph(st, ids))[1])  # bounded: no set of every id
+    seen = SeenIds(lambda ids: _in_graph(st, ids))  # bounded: no set of every id
     sessions: dict[str, datetime] = {}
     spool = ws.kg_dir / f".import-edges-{os.getpid()}.jsonl"
     screen = Screen(st, seen, lambda ids: _present(st, ids) if check else set())
@@ -329,31 +323,28 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                 for r in kept + new_rows:
                     if r.get("session") and (r["session"] not in sessions or r["created_at"] < sessions[r["session"]]):
                         sessions[r["session"]] = r["created_at"]
-                behind.wait()  # the batch behind is in (or its error raised) before this one's ids are recorded
                 with ws.journal.locked():
                     ws.journal.observe([r["id"] for r in new_rows])
                 if new_rows or attach:
                     mark()
                 new_patterns = _new_patterns(ws, attach, patterns)
                 report.nodes += len(new_patterns)
-                edge_rows = [{"src": patterns[x["key"]], "dst": x["event"], "created_at": x["at"], "manual": False,
-                              "score": 1.0, "reason": "same pattern key"} for x in attach]
-                # progress is told once the batch is loaded (a caller may stop the import there: the tests' kill)
-                done = screen.done
-                behind.run(_copier(ws, st, new_patterns + new_rows, edge_rows),
-                           then=(lambda done=done: progress(done, total)) if progress else None)
+                bulk.copy_rows(st, "Node", new_patterns + new_rows, scratch=ws.kg_dir, columns=NODE_COLUMNS)
                 if exact_terms:
                     tally.add([r["text"] for r in new_patterns] + [r["text"] for r in new_rows])
+                edge_rows = [{"src": patterns[x["key"]], "dst": x["event"], "created_at": x["at"], "manual": False,
+                              "score": 1.0, "reason": "same pattern key"} for x in attach]
+                bulk.copy_rows(st, "derived_from", edge_rows, scratch=ws.kg_dir, columns=_EDGE_COLUMNS)
                 loaded_any = loaded_any or bool(new_rows or new_patterns or edge_rows)
+                if progress:
+                    progress(screen.done, total)
                 # the batch's items and rows go now, not when the next batch is bound: the collection `_batches`
                 # runs between batches then walks what lives on, not ~170k objects of this batch (0.17 s each at
                 # 100k entries), and two batches' rows are never alive at once
                 del entries, nodes, edges, rows, links, first, repeated, keep, fresh, present, new_rows, new_ids
                 del attach, kept, new_patterns, edge_rows
-        behind.wait()
         report.edges += _load_edges(ws, st, spool, report, mark)
     finally:
-        behind.settle()  # (raised: the last COPY ends before the caller abandons the run's copy)
         spool.unlink(missing_ok=True)
     rows = [{"id": s, "at": t, "source": "import"} for s, t in sorted(sessions.items())]
     for i in range(0, len(rows), 5000):
@@ -364,66 +355,6 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         trail_terms.merge(st, tally, exact=exact_terms)
         aggregates.rebuild(st)
     return marked[0]
-
-
-def _copier(ws: Any, st: Any, nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> Callable[[], None]:
-    """A batch's load: its nodes with one COPY, then its pattern edges (their endpoints are in by then)."""
-    def load() -> None:
-        bulk.copy_rows(st, "Node", nodes, scratch=ws.kg_dir, columns=NODE_COLUMNS)
-        bulk.copy_rows(st, "derived_from", edges, scratch=ws.kg_dir, columns=_EDGE_COLUMNS)
-    return load
-
-
-class Behind:
-    """A batch's COPYs on a second thread while this one reads, gates and checks the next batch (issue 22: Kùzu
-    runs a COPY with the GIL released, ~4 s of a 100k import's load). One batch behind at most, and everything
-    that asks the graph or writes it waits for it first (`wait`): the graph gets the same statements in the same
-    order as on one thread. Only into an empty graph, where reading a batch asks the graph nothing; `enabled`
-    false runs each load at once."""
-
-    def __init__(self, *, enabled: bool):
-        self.enabled = enabled
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
-        self._then: Callable[[], None] | None = None
-
-    def run(self, load: Callable[[], None], *, then: Callable[[], None] | None = None) -> None:
-        """`load` (after the one behind), and `then` on this thread once it is done."""
-        self.wait()
-        if not self.enabled:
-            load()
-            if then is not None:
-                then()
-            return
-        self._then = then
-
-        def work() -> None:
-            try:
-                load()
-            except BaseException as exc:  # raised on the import's thread, at its next wait
-                self._error = exc
-
-        self._thread = threading.Thread(target=work, name="kg-import-copy", daemon=True)
-        self._thread.start()
-
-    def wait(self) -> None:
-        """The batch behind loaded, and its `then` run; what its load raised is raised here instead."""
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.join()
-        error, self._error = self._error, None
-        then, self._then = self._then, None
-        if error is not None:
-            raise error
-        if then is not None:
-            then()
-
-    def settle(self) -> None:
-        """`wait`, for a run already raising: its own error is the one the caller sees."""
-        try:
-            self.wait()
-        except BaseException:  # noqa: S110 - the error on its way out is the import's
-            pass
 
 
 def _present(st: Any, ids: list[str]) -> set[str]:

@@ -107,37 +107,3 @@ def test_an_import_holds_every_entry_as_it_was_and_the_side_file_a_rebuild_would
     with ws.store() as st:  # the same file, made again from the graph alone
         assert sideindex.sync(st, rebuild=True).startswith("rebuilt")
     assert side_dump(side) == imported
-
-
-def test_a_load_that_fails_on_the_second_thread_fails_the_import_and_running_it_again_finishes_it(
-        run_kg, ws, tmp_path, monkeypatch):
-    """Into an empty graph a batch's COPYs run on a second thread while the next batch is read
-    (kg.ingest.importing.Behind): a COPY that fails there fails the import as on one thread (exit 1, the
-    graph's error said, no traceback), no later batch is loaded, and the import run again holds every entry."""
-    from kg.core.errors import StoreError
-
-    monkeypatch.setattr(importing, "BATCH", 64)
-    entries = trail(tmp_path / "trail.json")
-    real = bulk.copy_rows
-    nodes_loaded: list[int] = []
-
-    def failing(st, label, rows, **kw):
-        rows = list(rows)
-        if label == "Node":
-            if len(nodes_loaded) == 2:
-                raise StoreError("graph query failed: the disk said no")
-            nodes_loaded.append(len(rows))
-        return real(st, label, rows, **kw)
-
-    monkeypatch.setattr(bulk, "copy_rows", failing)
-    r = run_kg(f"import trail {tmp_path / 'trail.json'} --json {NOW}")
-    assert r.exit_code == 1 and "the disk said no" in r.stderr and "Traceback" not in r.stderr, r.stderr
-    assert len(nodes_loaded) == 2
-    monkeypatch.setattr(bulk, "copy_rows", real)
-    again = run_kg(f"import trail --json {NOW}")  # no paths: the interrupted import's
-    assert again.exit_code == 0, again.stderr
-    with ws.store() as st:
-        ids = {n["id"] for n in bulk.read_table(st, "Node") if n["kind"] == "event"}
-        members = st.execute("MATCH (p:Node)-[:derived_from]->(e:Node) RETURN e.id AS e")
-    assert ids == {e["id"] for e in entries}
-    assert sorted(m["e"] for m in members) == sorted(e["id"] for e in entries if e["pattern_key"])
