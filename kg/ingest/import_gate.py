@@ -44,6 +44,8 @@ def _strings(value: Any, out: list[str]) -> None:
                 out.append(k)  # a JSON key is always a string
             if v.__class__ is str:
                 out.append(v)
+            elif v.__class__ is list and all(x.__class__ is str for x in v):
+                out.extend(v)  # (tags, files: the same strings in the same order, without a call each)
             elif v is not None:
                 _strings(v, out)
     elif isinstance(value, str):

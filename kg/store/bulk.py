@@ -181,10 +181,11 @@ def copy_rows(store: Store, label: str, rows: Iterable[Row], *, scratch: Path, c
     try:
         exact = set(first) == set(names) and not set(names) & set(rename)
         encode = _ENCODER.encode  # one encoder: json.dumps with options builds one per row
+        keys = [rename.get(c, c) for c in names]
         with open(path, "w", encoding="utf-8") as fh:
             for r in itertools.chain((first,), rows):
                 if not exact:
-                    r = {rename.get(c, c): r.get(c) for c in names}
+                    r = dict(zip(keys, map(r.get, names), strict=True))
                 fh.write(encode(r) + "\n")
                 n += 1
         store._execute_raw(f"COPY {label} FROM {path_literal(path)} (file_format='json')", {})

@@ -21,8 +21,8 @@ def link_text(tokens: str | None, *, query: bool = False) -> str:
     stop = _link_stop()  # (and the ignore pattern)
     stop = frozenset() if query else stop
     assert _IGNORE is not None
-    return " ".join(_SHORT.get(w, w) if len(w) == 2 else _long(w) if len(w) > _PORTER_MAX // 4 else w
-                    for w in _IGNORE.sub(" ", (tokens or "").lower()).split() if w not in stop)
+    return " ".join([_SHORT.get(w, w) if len(w) == 2 else _long(w) if len(w) > _PORTER_MAX // 4 else w
+                     for w in _IGNORE.sub(" ", (tokens or "").lower()).split() if w not in stop])
 
 
 _PORTER_MAX = 64  # FTS5's porter tokenizer passes a token of more bytes through unstemmed; Kùzu's stems it

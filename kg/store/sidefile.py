@@ -75,18 +75,22 @@ _TAGS = FIELDS.index("tags")
 _AT = FIELDS.index("created_at")
 
 
+_TAGS_TEXT = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(..., ensure_ascii=False), one encoder:
+# json.dumps with an option builds an encoder per call (a fifth of a rebuild's Python per row)
+
+
 def _row(pos: int, r: dict[str, Any]) -> list[Any]:
     vals = [pos, *map(r.get, FIELDS)]
     vals[_AT + 1] = _time(vals[_AT + 1])
     tags = vals[_TAGS + 1]
-    vals[_TAGS + 1] = json.dumps(list(tags), ensure_ascii=False) if tags else None
+    vals[_TAGS + 1] = _TAGS_TEXT(list(tags)) if tags else None
     return vals
 
 
 def _indexed(tokens: str | None) -> str:
     """The index text without stopwords (rules/search_stopwords.toml), as Kùzu's index kept it."""
     stop = _stop()
-    return " ".join(w for w in (tokens or "").split() if w not in stop)
+    return " ".join([w for w in (tokens or "").split() if w not in stop])  # (a list joins faster)
 
 
 def _stop() -> frozenset[str]:

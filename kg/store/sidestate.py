@@ -189,7 +189,8 @@ def _text(value: Any) -> Any:
 
 
 def row(pos: int, r: dict[str, Any]) -> tuple:
-    return (pos, *(_text(r.get(f)) for f in STATE))
+    # (text and None as they are, without a call each: a rebuild makes 7 values a node)
+    return (pos, *[v if v is None or v.__class__ is str else _text(v) for v in map(r.get, STATE)])
 
 
 def add(db: sqlite3.Connection, start: int, rows: list[dict[str, Any]]) -> None:
