@@ -203,7 +203,9 @@ def run(argv: list[str]) -> int:
 
     refused = check_argv(argv)
     if refused:
-        sys.stderr.write(f"Error: {refused}\n")
+        from kg.redaction.redact import redact_text  # it quotes the argument
+
+        sys.stderr.write(f"Error: {redact_text(refused)}\n")
         return 2
     name = _invoked(argv)
     if name is None and {"--version", "-V"} & set(argv):
@@ -214,7 +216,9 @@ def run(argv: list[str]) -> int:
         if bad_input(exc):
             sys.stderr.write(f"Error: {bad_input(exc)}\n")
             return 2
-        sys.stderr.write(f"Error: unexpected failure: {type(exc).__name__}: {exc}\n"
+        from kg.redaction.redact import redact_text  # the exception's text may quote the input
+
+        sys.stderr.write(f"Error: unexpected failure: {type(exc).__name__}: {redact_text(str(exc))}\n"
                          "Please report this with the command you ran.\n")
         return 1
 
