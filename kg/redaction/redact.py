@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 
-from kg.redaction.cache import KeywordPlan, LazyRules, packaged_rows
-from kg.redaction.rules import SecretRule, SecretRulesError, parse
+from kg.redaction.cache import KeywordPlan, LazyRules, packaged_parts
+from kg.redaction.rules import DEFAULT_ECHO_MIN, SecretRule, SecretRulesError, echo_min, parse
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
@@ -60,19 +60,21 @@ class Redactor:
     ignore_sources: tuple[str, ...] = field(default=())
     # a secret value of this many characters or more is redacted wherever else it occurs in the text or group
     # (rules/secrets.toml `echo_min_chars`); shorter ones (a -u user:pw's "pw") would take common words with them
-    echo_min: int = 6
+    echo_min: int = DEFAULT_ECHO_MIN
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "rules/secrets.toml", *,
                      validate: bool = True) -> Redactor:
         """Validate parsed TOML: unknown keys refused, regexes compiled (unless `validate=False`), groups checked."""
-        return cls.from_rules(*parse(data, source, validate=validate))
+        rules, ignore = parse(data, source, validate=validate)
+        return cls.from_rules(rules, ignore, echo_min(data, source))
 
     @classmethod
-    def from_rules(cls, rules: Iterable[SecretRule], ignore: Iterable[str] = ()) -> Redactor:
+    def from_rules(cls, rules: Iterable[SecretRule], ignore: Iterable[str] = (),
+                   echo_min: int = DEFAULT_ECHO_MIN) -> Redactor:
         """Parsed rules in file order, applied by priority (stable, so file order breaks ties)."""
         ordered = sorted(enumerate(rules), key=lambda pair: (pair[1].priority, pair[0]))
-        return cls(tuple(rule for _, rule in ordered), tuple(ignore))
+        return cls(tuple(rule for _, rule in ordered), tuple(ignore), echo_min)
 
     # --- the scan -----------------------------------------------------------------------------------------
 
@@ -428,10 +430,10 @@ def entropy(value: str) -> float:
 def load_default() -> Redactor:
     """The packaged rules, loaded once per process (a Redactor is immutable, so sharing it is safe) from the
     workspace's cache of parsed rules (memory/.kg/cache) when it matches the rule files
-    (`kg.redaction.cache.packaged_rows`), each rule built and its regexes compiled on first use; the test suite
+    (`kg.redaction.cache.packaged_parts`), each rule built and its regexes compiled on first use; the test suite
     compiles and checks every one."""
-    rules, ignore = packaged_rows("secrets.toml")
-    return Redactor(rules, tuple(ignore))
+    rules, ignore, echo = packaged_parts("secrets.toml")
+    return Redactor(rules, tuple(ignore), echo)
 
 
 def redact_text(text: str, redactor: Redactor | None = None) -> str:

@@ -78,3 +78,16 @@ def test_an_aws_secret_key_beside_its_access_key_id_is_redacted_without_a_label(
 def test_a_40_character_value_needs_a_key_id_on_its_line(text):
     out = redact(text)
     assert "aws_secret_key" not in out, out
+
+
+def test_how_long_a_secret_must_be_to_be_chased_is_rules_data():
+    from kg.redaction.redact import Redactor
+    from kg.redaction.rules import SecretRulesError
+
+    rule = {"kind": "env_secret", "pattern": "PGPASSWORD=(?P<s>\\S+)", "group": "s", "keywords": ["pgpassword"]}
+    text = f"PGPASSWORD={PW} and again {PW}"
+    assert Redactor.from_mapping({"rule": [rule]}).redact(text).text.count("[REDACTED") == 2
+    assert Redactor.from_mapping({"rule": [rule], "echo_min_chars": 13}).redact(text).text.endswith(PW)
+    assert load_default().echo_min == 6  # rules/secrets.toml's echo_min_chars
+    with pytest.raises(SecretRulesError, match="echo_min_chars"):
+        Redactor.from_mapping({"rule": [rule], "echo_min_chars": 0})
