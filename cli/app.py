@@ -121,7 +121,9 @@ def _check_now(ctx: typer.Context, now: str) -> None:
     try:
         clock.parse_time(now, what="KG_NOW" if env else "--now")
     except UsageError as exc:
-        typer.echo(f"Error: {exc}", err=True)
+        from kg.redaction.redact import redact_text  # it quotes the value given
+
+        typer.echo(f"Error: {redact_text(str(exc))}", err=True)
         raise typer.Exit(2) from None
 
 

@@ -101,4 +101,7 @@ def test_what_a_command_echoes_is_redacted(run_kg, ws):
     assert (show.exit_code, show.stderr) == (2, "Error: no node '[REDACTED:openai_key]': `kg list` shows the ids\n")
     status = run_kg(["resolve", "ERR-20261203-001", "--status", f"password={PW}"])
     assert status.exit_code == 2 and PW not in status.stderr and "[REDACTED:" in status.stderr, status.stderr
+    now = run_kg(["--now", KEY, "status"])
+    assert (now.exit_code, now.stderr) == (2, "Error: invalid --now '[REDACTED:openai_key]': use ISO 8601, for "
+                                              "example 2026-11-30 or 2026-11-30T10:35:00\n")
     assert _holding(ws.root, KEY) == []
