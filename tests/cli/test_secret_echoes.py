@@ -105,3 +105,16 @@ def test_what_a_command_echoes_is_redacted(run_kg, ws):
     assert (now.exit_code, now.stderr) == (2, "Error: invalid --now '[REDACTED:openai_key]': use ISO 8601, for "
                                               "example 2026-11-30 or 2026-11-30T10:35:00\n")
     assert _holding(ws.root, KEY) == []
+
+
+def test_a_live_failed_call_loses_the_password_its_error_repeats(run_kg, ws):
+    payload = {"session_id": "s-live", "transcript_path": str(ws.root / "none.jsonl"), "cwd": str(ws.root),
+               "hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_use_id": "toolu_live",
+               "tool_input": {"command": f"curl -fsS -u admin:{PW} https://api.example.com/deploy"},
+               "error": f"curl: (22) 401: user admin with {PW.lower()} rejected", "is_interrupt": False}
+    r = run_kg(["hook", "post-tool-use", "--runtime", "claude-code", *NOW], input=json.dumps(payload))
+    assert r.exit_code == 0, r.stderr
+    errors = run_kg(["list", "--type", "error", "--json"]).json
+    assert len(errors) == 1 and errors[0]["text"].endswith("user admin with [REDACTED:cli_credential] rejected"), errors
+    assert run_kg(["export", "trail", "--learnings", *NOW]).exit_code == 0
+    assert _holding(ws.root, PW) == []
