@@ -121,7 +121,9 @@ def _check_now(ctx: typer.Context, now: str) -> None:
     try:
         clock.parse_time(now, what="KG_NOW" if env else "--now")
     except UsageError as exc:
-        typer.echo(f"Error: {exc}", err=True)
+        from kg.redaction.redact import redact_text  # it quotes the value given
+
+        typer.echo(f"Error: {redact_text(str(exc))}", err=True)
         raise typer.Exit(2) from None
 
 
@@ -203,7 +205,9 @@ def run(argv: list[str]) -> int:
 
     refused = check_argv(argv)
     if refused:
-        sys.stderr.write(f"Error: {refused}\n")
+        from kg.redaction.redact import redact_text  # it quotes the argument
+
+        sys.stderr.write(f"Error: {redact_text(refused)}\n")
         return 2
     name = _invoked(argv)
     if name is None and {"--version", "-V"} & set(argv):
@@ -214,7 +218,9 @@ def run(argv: list[str]) -> int:
         if bad_input(exc):
             sys.stderr.write(f"Error: {bad_input(exc)}\n")
             return 2
-        sys.stderr.write(f"Error: unexpected failure: {type(exc).__name__}: {exc}\n"
+        from kg.redaction.redact import redact_text  # the exception's text may quote the input
+
+        sys.stderr.write(f"Error: unexpected failure: {type(exc).__name__}: {redact_text(str(exc))}\n"
                          "Please report this with the command you ran.\n")
         return 1
 

@@ -37,7 +37,11 @@ def state(ctx: typer.Context) -> State:
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    typer.echo(f"Error: {message}", err=True)
+    """`Error: message` on stderr and exit `code`. The message is redacted: it may quote what the user typed
+    (`no node 'sk-proj-...'`, `unknown status '...'`), and a pasted secret is not echoed back."""
+    from kg.redaction.redact import redact_text
+
+    typer.echo(f"Error: {redact_text(message)}", err=True)
     raise typer.Exit(code)
 
 

@@ -116,7 +116,7 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
     budget = budget if budget is not None else ir.budget
     if budget < 40:
         raise UsageError("--budget must be at least 40 characters")
-    message = clean(message or "", one_line=True)
+    message = ws.rules.redactor.redact(clean(message or "", one_line=True)).text  # it is echoed in the answer
     terms = search.query_terms(message)
     topic = topics.detect(message, topic_rules(ws)) if message else topic_rules(ws).fallback
     warnings: list[str] = []

@@ -29,9 +29,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from kg.redaction.rules import SecretRule, packaged, parse
+from kg.redaction.rules import SecretRule, echo_min, packaged, parse
 
-_CACHE_FORMAT = 6  # bump when the meaning of a cached rule changes
+_CACHE_FORMAT = 7  # bump when the meaning of a cached rule changes
 
 _FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",
            "priority", "not_before_source", "upper")
@@ -139,9 +139,15 @@ def packaged_rules(entry: str = "secrets.toml") -> tuple[list[SecretRule], list[
 def packaged_rows(entry: str = "secrets.toml") -> tuple[LazyRules, list[str]]:
     """(rules in the order they apply (priority, then file order), each built on first use; global ignore regexes)
     of the packaged `entry` file and what it includes."""
+    rules, ignore, _ = packaged_parts(entry)
+    return rules, ignore
+
+
+def packaged_parts(entry: str = "secrets.toml") -> tuple[LazyRules, list[str], int]:
+    """`packaged_rows` and the file's `echo_min_chars` (`kg.redaction.rules.echo_min`), from one read."""
     cached = _packaged(entry)
     codes = _Codes(cached.codes, cached.order) if cached.codes is not None else None
-    return LazyRules([cached.rows[i] for i in cached.order], cached.plan, codes), cached.ignore
+    return LazyRules([cached.rows[i] for i in cached.order], cached.plan, codes), cached.ignore, cached.echo_min
 
 
 @dataclass
@@ -152,6 +158,7 @@ class _Cached:
     ignore: list[str]
     # the cache file, where its compiled forms start, and (offset, length, crc) of each row's, packed (`_WHERE`)
     codes: tuple[Path, int, bytes] | None = None
+    echo_min: int = 6  # the file's echo_min_chars
 
 
 class _Codes(Sequence[bytes | None]):
@@ -193,13 +200,15 @@ def _packaged(entry: str) -> _Cached:
             return cached
     folder = _rules_folder()
     key = _packaged_key(entry, folder)
-    rules, ignore = parse(packaged(entry), f"rules/{entry}", validate=False)
+    data = packaged(entry)
+    rules, ignore = parse(data, f"rules/{entry}", validate=False)
+    echo = echo_min(data, f"rules/{entry}")
     rows = [tuple(getattr(rule, name) for name in _FIELDS) for rule in rules]
     order = sorted(range(len(rows)), key=lambda i: (rules[i].priority, i))
     plan = KeywordPlan.of([rules[i].keywords for i in order])
     if key is not None and path is not None:
-        _write_cache(path, key, folder, rows, order, plan, ignore)
-    return _Cached(rows, order, plan, ignore)
+        _write_cache(path, key, folder, rows, order, plan, ignore, echo)
+    return _Cached(rows, order, plan, ignore, echo_min=echo)
 
 
 def in_workspace(kg_dir: Path) -> None:
@@ -275,19 +284,19 @@ def _read_cache(path: Path, entry: str) -> _Cached | None:
             body = handle.read(length)
         if len(body) != length or head[:_SEAL] != b"%08x" % zlib.crc32(body):
             return None  # torn, edited or not ours
-        fmt, cached_key, folder, ignore, rows, order, plan, where = marshal.loads(body)
+        fmt, cached_key, folder, ignore, rows, order, plan, where, echo = marshal.loads(body)
         if fmt != _CACHE_FORMAT or folder != _rules_folder() or cached_key != _packaged_key(entry, folder) \
                 or not rows or len(rows) != len(order):
             return None
         # sealed: exactly what `_write_cache` wrote
         codes = (path, 2 * _SEAL + length, where) if len(where) == _WHERE.size * len(rows) else None
-        return _Cached(rows, order, KeywordPlan(*plan), ignore, codes)
+        return _Cached(rows, order, KeywordPlan(*plan), ignore, codes, echo)
     except (OSError, ValueError, TypeError, EOFError):
         return None
 
 
 def _write_cache(path: Path, key: str, folder: str, rows: list[Row], order: list[int], plan: KeywordPlan,
-                 ignore: list[str]) -> None:
+                 ignore: list[str], echo: int = 6) -> None:
     """Each row marshalled on its own (a process unpacks only the rules it uses) in the sealed index, each rule's
     compiled form after it; written atomically."""
     import marshal
@@ -306,7 +315,7 @@ def _write_cache(path: Path, key: str, folder: str, rows: list[Row], order: list
         blobs.append(blob)
         offset += len(blob)
     body = marshal.dumps((_CACHE_FORMAT, key, folder, list(ignore), [marshal.dumps(row) for row in rows], order,
-                          plan.dump(), bytes(where)))
+                          plan.dump(), bytes(where), echo))
     try:
         # an explicit KG_CACHE_DIR is made with its parents; a workspace's folder only inside its memory/.kg/
         path.parent.mkdir(mode=0o700, parents=path.parent not in _workspace, exist_ok=True)

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 
-from kg.redaction.cache import KeywordPlan, LazyRules, packaged_rows
-from kg.redaction.rules import SecretRule, SecretRulesError, parse
+from kg.redaction.cache import KeywordPlan, LazyRules, packaged_parts
+from kg.redaction.rules import DEFAULT_ECHO_MIN, SecretRule, SecretRulesError, echo_min, parse
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
@@ -58,29 +58,70 @@ class Redactor:
 
     rules: Sequence[SecretRule]  # a tuple, or the packaged rules as `LazyRules` (each built on first use)
     ignore_sources: tuple[str, ...] = field(default=())
+    # a secret value of this many characters or more is redacted wherever else it occurs in the text or group
+    # (rules/secrets.toml `echo_min_chars`); shorter ones (a -u user:pw's "pw") would take common words with them
+    echo_min: int = DEFAULT_ECHO_MIN
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "rules/secrets.toml", *,
                      validate: bool = True) -> Redactor:
         """Validate parsed TOML: unknown keys refused, regexes compiled (unless `validate=False`), groups checked."""
-        return cls.from_rules(*parse(data, source, validate=validate))
+        rules, ignore = parse(data, source, validate=validate)
+        return cls.from_rules(rules, ignore, echo_min(data, source))
 
     @classmethod
-    def from_rules(cls, rules: Iterable[SecretRule], ignore: Iterable[str] = ()) -> Redactor:
+    def from_rules(cls, rules: Iterable[SecretRule], ignore: Iterable[str] = (),
+                   echo_min: int = DEFAULT_ECHO_MIN) -> Redactor:
         """Parsed rules in file order, applied by priority (stable, so file order breaks ties)."""
         ordered = sorted(enumerate(rules), key=lambda pair: (pair[1].priority, pair[0]))
-        return cls(tuple(rule for _, rule in ordered), tuple(ignore))
+        return cls(tuple(rule for _, rule in ordered), tuple(ignore), echo_min)
 
     # --- the scan -----------------------------------------------------------------------------------------
 
     def redact(self, text: str) -> Redacted:
-        """Replace every secret in `text` with `[REDACTED:<kind>]`."""
+        """Replace every secret in `text` with `[REDACTED:<kind>]`, and every other occurrence of a secret found
+        (`_echoes`: "PGPASSWORD=X ... the password is X" loses both copies)."""
         if not text:
             return Redacted(text)
         spans = self._collect(text)
         if not spans.kinds:
             return Redacted(text)
+        self._echoes(text, spans, _found(text, spans, self.echo_min))
         return Redacted(spans.render(text), tuple(sorted(spans.kinds)))
+
+    def redact_group(self, texts: Sequence[str]) -> list[Redacted]:
+        """Redact texts that belong together (the fields of one entry, a tool call's input and its result): a
+        secret found in any of them is redacted wherever it occurs in all of them."""
+        collected = [self._collect(text) if text else None for text in texts]
+        found: dict[str, str] = {}
+        for text, spans in zip(texts, collected, strict=True):
+            if spans is not None and spans.kinds:
+                found.update(_found(text, spans, self.echo_min))
+        out = []
+        for text, spans in zip(texts, collected, strict=True):
+            if spans is None:
+                out.append(Redacted(text))
+                continue
+            self._echoes(text, spans, found)
+            out.append(Redacted(spans.render(text), tuple(sorted(spans.kinds))) if spans.kinds else Redacted(text))
+        return out
+
+    def _echoes(self, text: str, spans: _Spans, found: Mapping[str, str]) -> None:
+        """Add a span for every occurrence of a secret value in `found` (lowercased value -> kind), in any case and
+        inside any word: a secret the rules found once is a secret wherever it is repeated."""
+        if not found:
+            return
+        lowered = text.lower()
+        same = len(lowered) == len(text)  # else (a character that lowercases to two) positions differ: use re
+        for value, kind in found.items():
+            if same:
+                at = lowered.find(value)
+                while at >= 0:
+                    spans.add(at, at + len(value), kind)
+                    at = lowered.find(value, at + len(value))
+            else:
+                for match in re.finditer(re.escape(value), text, re.IGNORECASE):
+                    spans.add(match.start(), match.end(), kind)
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, kind) of every secret `redact` replaces, in order (for reviewing what was redacted)."""
@@ -253,28 +294,24 @@ class Redactor:
     def redact_many(
         self, fields: Mapping[str, str | list[str] | None]
     ) -> tuple[dict[str, str | list[str] | None], tuple[str, ...]]:
-        """Redact every string, also inside list fields; return the new mapping and all kinds found."""
-        out: dict[str, str | list[str] | None] = {}
+        """Redact every string, also inside list fields, as one group (a secret found in one field is redacted in
+        every field); return the new mapping and all kinds found."""
         kinds: set[str] = set()
-        for key, value in fields.items():
-            out[key] = self.redact_value(value, kinds)
-        return out, tuple(sorted(kinds))
+        out = self.redact_value(dict(fields), kinds)
+        return {key: out[key] for key in fields}, tuple(sorted(kinds))
 
     def redact_value(self, value: Any, kinds: set[str] | None = None) -> Any:
-        """Redact every string inside `value` (str, list, tuple, dict values and keys, nested); other values
-        are returned as they are. Kinds found are added to `kinds`."""
-        if isinstance(value, str):
-            result = self.redact(value)
+        """Redact every string inside `value` (str, list, tuple, dict values and keys, nested) as one group
+        (`redact_group`); other values are returned as they are. Kinds found are added to `kinds`."""
+        strings: dict[str, Redacted] = {}
+        _strings_of(value, strings)
+        if not strings:
+            return value
+        for text, result in zip(list(strings), self.redact_group(list(strings)), strict=True):
+            strings[text] = result
             if kinds is not None:
                 kinds.update(result.kinds)
-            return result.text
-        if isinstance(value, list):
-            return [self.redact_value(v, kinds) for v in value]
-        if isinstance(value, tuple):
-            return tuple(self.redact_value(v, kinds) for v in value)
-        if isinstance(value, dict):
-            return {self.redact_value(k, kinds): self.redact_value(v, kinds) for k, v in value.items()}
-        return value
+        return _rebuilt(value, strings)
 
 
 class _Spans:
@@ -318,6 +355,35 @@ class _Spans:
             done = end
         parts.append(text[done:])
         return "".join(parts)
+
+
+def _found(text: str, spans: _Spans, least: int) -> dict[str, str]:
+    """The secret values of `spans` (lowercased, `least` characters or more) and their kinds."""
+    return {text[start:end].lower(): kind for start, end, kind in spans.items if kind and end - start >= least}
+
+
+def _strings_of(value: Any, out: dict[str, Redacted]) -> None:
+    if isinstance(value, str):
+        out.setdefault(value, Redacted(value))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _strings_of(item, out)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _strings_of(key, out)
+            _strings_of(item, out)
+
+
+def _rebuilt(value: Any, done: Mapping[str, Redacted]) -> Any:
+    if isinstance(value, str):
+        return done[value].text
+    if isinstance(value, list):
+        return [_rebuilt(v, done) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_rebuilt(v, done) for v in value)
+    if isinstance(value, dict):
+        return {_rebuilt(k, done): _rebuilt(v, done) for k, v in value.items()}
+    return value
 
 
 def _trie(words: Iterable[str]) -> str:
@@ -364,10 +430,10 @@ def entropy(value: str) -> float:
 def load_default() -> Redactor:
     """The packaged rules, loaded once per process (a Redactor is immutable, so sharing it is safe) from the
     workspace's cache of parsed rules (memory/.kg/cache) when it matches the rule files
-    (`kg.redaction.cache.packaged_rows`), each rule built and its regexes compiled on first use; the test suite
+    (`kg.redaction.cache.packaged_parts`), each rule built and its regexes compiled on first use; the test suite
     compiles and checks every one."""
-    rules, ignore = packaged_rows("secrets.toml")
-    return Redactor(rules, tuple(ignore))
+    rules, ignore, echo = packaged_parts("secrets.toml")
+    return Redactor(rules, tuple(ignore), echo)
 
 
 def redact_text(text: str, redactor: Redactor | None = None) -> str:

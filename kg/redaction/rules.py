@@ -20,8 +20,9 @@ from kg.core.errors import RulesError
 _KIND = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
 _RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "not_before", "description",
               "template", "key", "secret", "window", "ignore", "priority", "upper"}
-_TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence"}
+_TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence", "echo_min_chars"}
 DEFAULT_PRIORITY = 50
+DEFAULT_ECHO_MIN = 6  # a file that does not say (`echo_min_chars`): the packaged secrets.toml's value
 
 
 class SecretRulesError(RulesError, ValueError):
@@ -108,6 +109,14 @@ def parse(data: Mapping[str, Any], source: str, *, validate: bool = True,
         rules += sub_rules
         ignore += sub_ignore
     return rules, ignore
+
+
+def echo_min(data: Mapping[str, Any], source: str) -> int:
+    """`echo_min_chars`: how long a found secret must be for its other occurrences to be redacted too."""
+    value = data.get("echo_min_chars", DEFAULT_ECHO_MIN) if isinstance(data, Mapping) else DEFAULT_ECHO_MIN
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
+        raise SecretRulesError(f"{source}: 'echo_min_chars' must be a whole number from 1 to 1024")
+    return value
 
 
 def packaged(name: str) -> dict[str, Any]:

@@ -87,11 +87,14 @@ def failure_fields(f: Failure, rules: FailureRules, *tags: str) -> tuple[str, di
         "action": f.lesson(), "tags": [*f.tags(rules), *tags]}
 
 
-def _failure_dict(f: Failure, rules: FailureRules, redact: Any) -> dict[str, Any]:
-    return {"kind": "error", "category": "error", "summary": redact(f.summary(rules.summary_chars)),
-            "evidence": redact(f.line or f.summary(rules.summary_chars)), "position": f.position,
+def _failure_dict(f: Failure, rules: FailureRules, redactor: Any) -> dict[str, Any]:
+    # one group: a secret the rules find in the command is redacted in the error line too
+    summary, evidence, command = (r.text for r in redactor.redact_group(
+        [f.summary(rules.summary_chars), f.line or f.summary(rules.summary_chars), f.command or ""]))
+    return {"kind": "error", "category": "error", "summary": summary,
+            "evidence": evidence, "position": f.position,
             "pattern_key": f.pattern_key, "area": f.area, "priority": f.priority, "source": "error",
-            "occurrences": 1 + f.cascaded, "command": redact(f.command) if f.command else None,
+            "occurrences": 1 + f.cascaded, "command": command if f.command else None,
             "call_id": f.call_id, "error_class": f.error_class, "exit_code_only": f.exit_only}
 
 
@@ -164,16 +167,23 @@ def gated(transcript: Transcript, redactor: Any) -> Transcript:
 
     def one(at: int, t: Any) -> Any:
         tool_input = t.tool_input
-        if tool_input:
-            seen = inputs.get(t.call_id) if t.call_id else None
-            if seen is None or seen[0] != tool_input:
-                seen = (tool_input, redactor.redact(tool_input).text)
-                if t.call_id:
-                    inputs[t.call_id] = seen
-            tool_input = seen[1]
         if t.role == "tool" and t.is_error is False and at not in before_user:
+            if tool_input:
+                seen = inputs.get(t.call_id) if t.call_id else None
+                if seen is None or seen[0] != tool_input:
+                    seen = (tool_input, redactor.redact(tool_input).text)
+                    if t.call_id:
+                        inputs[t.call_id] = seen
+                tool_input = seen[1]
             return replace(t, text="", tool_input=tool_input)
-        return replace(t, text=redactor.redact(t.text).text, tool_input=tool_input)
+        if not tool_input:
+            return replace(t, text=redactor.redact(t.text).text)
+        # a call's input and the text beside it (its result quoting the password the command line held) as one
+        # group: a secret found in either is redacted in both
+        text, redacted_input = redactor.redact_group([t.text, tool_input])
+        if t.call_id:
+            inputs[t.call_id] = (tool_input, redacted_input.text)
+        return replace(t, text=text.text, tool_input=redacted_input.text)
 
     return replace(transcript, turns=tuple(one(at, t) for at, t in enumerate(turns)))
 
@@ -205,7 +215,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     def redact(text: str) -> str:
         return redactor.redact(text).text
 
-    result: Reflection = reflect(transcript, rules, redact=redact)
+    result: Reflection = reflect(transcript, rules, redact=redact, gated=True)
     said = list(result.findings)  # what the user said; failed tool calls come from `failures`, one per call
     failed = failures(transcript, frules)
     at = clock.now(now)
@@ -220,7 +230,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
         source=str(path), format=transcript.format, session=session_id, turns=len(transcript.turns),
         skipped=dict(transcript.skipped),
         findings=sorted([_finding_dict(f) | {"turn": f.turn, "session": session_of(f.turn)} for f in said]
-                        + [_failure_dict(f, frules, redact) | {"turn": f.turn, "session": session_of(f.turn)}
+                        + [_failure_dict(f, frules, redactor) | {"turn": f.turn, "session": session_of(f.turn)}
                            for f in failed.found],
                         key=lambda d: d["turn"]),
         skill_candidates=[{"position": t.position, "request": redact(t.request), "tool_calls": t.tool_calls,

@@ -402,15 +402,23 @@ def _dedupe_key(f: Finding) -> tuple[str, str, str]:
 
 
 def reflect(
-    transcript: Transcript, rules: ReflectRules, *, redact: Callable[[str], str] | None = None
+    transcript: Transcript, rules: ReflectRules, *, redact: Callable[[str], str] | None = None,
+    gated: bool = False,
 ) -> Reflection:
     """Findings, tasks and skill candidates of one session.
 
     `redact` scrubs every text field; by default with the secret rules shipped for everything stored
-    (rules/secrets.toml). Pass the workspace's redactor to apply its own.
+    (rules/secrets.toml). Pass the workspace's redactor to apply its own. The turns are redacted before anything
+    is read from them (a pattern key is their words lowercased and cut, where a secret is no longer recognised),
+    unless the caller says it has done so (`gated`: `kg.reflect.apply.gated`, which redacts a call's input and
+    its result together).
     """
-    owner, tasks = task_of_turns(transcript, rules)
     redact = redact or default_redact
+    if not gated:
+        transcript = replace(transcript, turns=tuple(
+            replace(t, text=redact(t.text), tool_input=redact(t.tool_input) if t.tool_input else t.tool_input)
+            for t in transcript.turns))
+    owner, tasks = task_of_turns(transcript, rules)
     raw = _one_entry_per_rule(list(_learnings(transcript, rules, owner, tasks)))
     raw.sort(key=lambda f: f.turn)
 
@@ -445,7 +453,8 @@ def reflect(
 
 
 def detect(
-    transcript: Transcript, rules: ReflectRules, *, redact: Callable[[str], str] | None = None
+    transcript: Transcript, rules: ReflectRules, *, redact: Callable[[str], str] | None = None,
+    gated: bool = False,
 ) -> list[Finding]:
     """The findings of one session, deduplicated, capped and redacted."""
-    return list(reflect(transcript, rules, redact=redact).findings)
+    return list(reflect(transcript, rules, redact=redact, gated=gated).findings)

@@ -241,7 +241,8 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     budget = rules.budget if budget is None else budget
     if budget < 200:
         raise UsageError("--budget must be at least 200 characters")
-    message = clean(message or "", one_line=True)
+    # redacted first: the message is echoed in the answer (`message`) and read for the memory block's topic
+    message = ws.rules.redactor.redact(clean(message or "", one_line=True)).text
     from kg.core.errors import DiskFull, StoreBusy
     from kg.runtimes.busy_brief import bounded_wait, busy_brief
 

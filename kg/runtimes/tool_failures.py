@@ -76,9 +76,10 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
     raw = tool_failure(payload)
     if raw is None:
         return {"logged": None, "failed": False}
-    gate = ws.rules.redactor.redact  # before the summary's cuts, the field limits and the lowercased tag
-    raw = replace(raw, tool=gate(raw.tool).text, error=gate(raw.error).text,
-                  command=gate(raw.command).text if raw.command else raw.command)
+    # before the summary's cuts, the field limits and the lowercased tag; as one group, so a password the command
+    # held is redacted where the error repeats it too
+    tool, error, command = ws.rules.redactor.redact_group([raw.tool, raw.error, raw.command or ""])
+    raw = replace(raw, tool=tool.text, error=error.text, command=command.text if raw.command else raw.command)
     rules = failure_rules(ws)
     failure = failure_of_payload(raw.tool, raw.error, raw.command or None, rules, raw.call_id, raw.exit_code)
     if failure is None:  # declined by the user, cancelled because a parallel call failed, or a search found nothing

@@ -31,6 +31,10 @@ class Counting:
         self.chars += len(text)
         return self.inner.redact(text)
 
+    def redact_group(self, texts):
+        self.chars += sum(map(len, texts))
+        return self.inner.redact_group(texts)
+
 
 def _full(transcript, redactor):
     """The gate as it was: every text and input of every turn redacted."""
