@@ -1,0 +1,53 @@
+"""Defects a QA pass found on a fresh clone, through the real CLI on a real workspace: a time before year 1000
+acknowledged a write the applier then refused (the entry was lost)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+RANGE = "the year must be 1000-9999"
+
+
+@pytest.mark.parametrize("argv", [
+    ["--now", "0999-05-01T10:00:00", "log", "learning", "old entry"],
+    ["log", "learning", "old entry", "--now", "0999-05-01"],
+    ["--now", "0001-01-01", "cycle", "--dry-run"],
+    ["--now", "0001-01-01T00:00:00+01:00", "status"],
+])
+def test_a_time_before_year_1000_is_refused_before_anything_is_written(ws, run_kg, argv):
+    """`kg --now 0999-05-01T10:00:00 log ...` printed its 📝 acknowledgement with id `LRN-9990501-001`, which the
+    applier refused (journal.rejected), and named the daily log 999-05-01.md; year 1 failed as "a number or date
+    is out of range". Now: exit 2, one line saying the accepted years, nothing written."""
+    r = run_kg(argv)
+    assert (r.exit_code, r.stdout) == (2, ""), r.stderr
+    assert r.stderr.startswith("Error: invalid --now ") and RANGE in r.stderr, r.stderr
+    assert not list((ws.root / "memory").glob("*.md")), "a daily log was written"
+
+
+def test_kg_now_before_year_1000_is_refused_and_named(ws, run_kg):
+    r = run_kg(["log", "learning", "old entry"], env={"KG_NOW": "0999-01-01"})
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr.startswith("Error: invalid KG_NOW '0999-01-01': ") and RANGE in r.stderr, r.stderr
+
+
+def test_an_ingested_entry_at_before_year_1000_is_refused_before_anything_is_written(ws, run_kg, tmp_path):
+    """`kg ingest` took an entry's own `at` as it took `--now`: year 999 logged `LRN-9990101-001` and lost it."""
+    lines = [{"kind": "learning", "summary": "fine", "at": "2026-11-30T10:00:00"},
+             {"kind": "learning", "summary": "too old", "at": "0999-01-01"}]
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    r = run_kg(["--now", "2026-12-01T10:00:00", "ingest", str(source)])
+    assert r.exit_code == 2, r.stderr
+    assert r.stderr.startswith("Error: entry 2: invalid `at` time '0999-01-01': ") and RANGE in r.stderr, r.stderr
+    assert not list((ws.root / "memory").glob("*.md"))
+
+
+def test_the_first_and_last_writable_years_are_kept(ws, run_kg):
+    for at, day in (("1000-01-01T00:00:00", "10000101"), ("9999-12-31T23:00:00", "99991231")):
+        r = run_kg(["--now", at, "log", "learning", f"entry at {at}", "--wait", "--json"])
+        assert r.exit_code == 0, r.stderr
+        assert r.json["id"] == f"LRN-{day}-001"
+    rejected = ws.root / "memory" / ".kg" / "journal.rejected"
+    assert not rejected.exists() or not rejected.read_text().strip()
