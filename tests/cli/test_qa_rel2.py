@@ -1,9 +1,13 @@
 """Defects a QA pass found on a fresh clone, through the real CLI on a real workspace: a time before year 1000
-acknowledged a write the applier then refused (the entry was lost)."""
+acknowledged a write the applier then refused (the entry was lost); a runtime's hook exited 2 on a bad option."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +55,41 @@ def test_the_first_and_last_writable_years_are_kept(ws, run_kg):
         assert r.json["id"] == f"LRN-{day}-001"
     rejected = ws.root / "memory" / ".kg" / "journal.rejected"
     assert not rejected.exists() or not rejected.read_text().strip()
+
+
+# -- B: a runtime's hook never exits 2, whatever is wrong with its command line ---------------------------------
+
+
+def _kg_process(ws, args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """The installed `kg` console script, as a runtime runs it (payload on stdin)."""
+    kg = str(Path(sys.executable).with_name("kg"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "0"}
+    if os.environ.get("KG_STORE"):  # the FalkorDB pass: this workspace's graph on the test server
+        env["KG_STORE"] = os.environ["KG_STORE"]
+    return subprocess.run([kg, "-w", str(ws.root), *args], input=stdin, capture_output=True, text=True, env=env,
+                          timeout=300)
+
+
+STOP = '{"session_id":"s","hook_event_name":"Stop","transcript_path":null,"stop_hook_active":false}'
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["hook", "session-end", "--no-summary", "--runtime", "codex", "--bogus"], "Error: No such option: --bogus\n"),
+    (["hook", "post-tool-use", "--runtime", "claude-code", "--bogus"], "Error: No such option: --bogus\n"),
+    (["hook", "session-start", "--runtime=claude-code", "--budget", "abc"],
+     "Error: Invalid value for '--budget': 'abc' is not a valid int.\n"),
+    (["hook", "--runtime", "codex", "session-end"], "Error: No such option: --runtime\n"),
+])
+def test_a_hook_under_runtime_answers_a_bad_option_with_one_error_line_and_exit_1(ws, args, said):
+    """README: "With `--runtime` ... kg never exits 2". Click's usage errors (an unknown option, a value of the
+    wrong type: a hook line left from another kg version) still exited 2 with a usage block, which Codex's Stop
+    turns into the next prompt and Claude Code's PostToolUse feeds to the model."""
+    r = _kg_process(ws, args, STOP)
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", said)
+
+
+def test_a_hook_without_runtime_still_answers_a_bad_option_as_every_command(ws):
+    r = _kg_process(ws, ["hook", "session-start", "--budget", "abc"])
+    assert r.returncode == 2 and r.stderr.startswith("Usage: kg hook session-start"), r.stderr
+    r = _kg_process(ws, ["hook", "session-end", "--bogus", "--", "--runtime"])  # after `--`: an argument, not it
+    assert r.returncode == 2, r.stderr
