@@ -93,3 +93,48 @@ def test_a_hook_without_runtime_still_answers_a_bad_option_as_every_command(ws):
     assert r.returncode == 2 and r.stderr.startswith("Usage: kg hook session-start"), r.stderr
     r = _kg_process(ws, ["hook", "session-end", "--bogus", "--", "--runtime"])  # after `--`: an argument, not it
     assert r.returncode == 2, r.stderr
+
+
+# -- C: a tool call id is one call within one session -----------------------------------------------------------
+
+
+def _tool_call(command: str, error: str, code: int = 1, **extra: str) -> str:
+    return json.dumps({**extra, "tool_name": "bash", "tool_input": {"command": command}, "tool_use_id": "call_1",
+                       "tool_response": {"exit_code": code, "stderr": error}})
+
+
+OPENAI_TRANSCRIPT = [
+    {"role": "user", "content": "run the tests"},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+        "name": "bash", "arguments": json.dumps({"command": "pytest -q"})}}]},
+    {"role": "tool", "tool_call_id": "call_1",
+     "content": "Traceback (most recent call last):\nModuleNotFoundError: No module named requests\nexit code 1"},
+    {"role": "assistant", "content": "The requests module is missing."},
+]
+
+
+def test_a_call_id_is_new_in_another_session_and_still_logged_once_within_one(ws, run_kg, tmp_path):
+    """Simple agents number their calls per conversation (README's own example is `call_1`): a failure in a later
+    session with the same id was dropped as "already_logged" for ever. Within a session the hook and the
+    reflection of that session's transcript still log one call once."""
+    first = _tool_call("pytest -q", "ModuleNotFoundError: No module named requests")
+    assert run_kg("--now 2026-12-01T10:00:00 hook session-start --start-session").exit_code == 0
+    logged = run_kg("--now 2026-12-01T10:01:00 hook post-tool-use --json", input=first).json["logged"]
+    assert logged
+    again = run_kg("--now 2026-12-01T10:02:00 hook post-tool-use --json", input=first).json
+    assert (again["logged"], again["already_logged"]) == (None, logged)
+    transcript = tmp_path / "conv-1.json"
+    transcript.write_text(json.dumps(OPENAI_TRANSCRIPT), encoding="utf-8")
+    end = run_kg(["--now", "2026-12-01T10:05:00", "hook", "session-end", "--transcript", str(transcript), "--json"])
+    assert end.exit_code == 0, end.stderr
+    assert (end.json["reflect"]["logged"], end.json["reflect"]["already_logged"]) == ([], 1)
+
+    assert run_kg("--now 2026-12-02T09:00:00 hook session-start --start-session").exit_code == 0
+    other = _tool_call("npm run build", "error TS2304: Cannot find name foo", 2, session_id="conv-2")
+    second = run_kg("--now 2026-12-02T09:01:00 hook post-tool-use --json", input=other).json
+    assert second["logged"] and second["logged"] != logged, second
+    repeat = run_kg("--now 2026-12-02T09:02:00 hook post-tool-use --json", input=other).json
+    assert (repeat["logged"], repeat["already_logged"]) == (None, second["logged"])
+    events = [n["text"] for n in run_kg("--now 2026-12-02T10:00:00 list --json").json if n["kind"] == "event"]
+    assert sorted(events) == ["`npm run build` failed: error TS2304: Cannot find name foo",
+                              "`pytest -q` failed: ModuleNotFoundError: No module named requests"]
