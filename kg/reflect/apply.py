@@ -182,6 +182,11 @@ def _line_of(transcript: Transcript, turn: int) -> int:
     return transcript.turns[turn].line or 0 if 0 <= turn < len(transcript.turns) else 0
 
 
+class UnreadableTranscript(UsageError):
+    """The transcript cannot be read (missing, not a regular file, not a transcript): bad input to `kg reflect`,
+    a note to a session end, which still writes the summary (kg.runtimes.hooks.session_end)."""
+
+
 def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool = False,
                  session: str | None = None, now: datetime | str | None = None, stdin: Any = None,
                  end_session: bool = True) -> ReflectReport:
@@ -196,7 +201,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     try:
         transcript: Transcript = read_transcript(path, format=format, stdin=stdin)
     except TranscriptError as exc:
-        raise UsageError(str(exc)) from None
+        raise UnreadableTranscript(str(exc)) from None
     redactor = ws.rules.redactor
     # The gate, before detection: findings cut error text, lowercase it into signatures and pattern keys,
     # and quote commands; a secret must be gone before any of that.

@@ -188,3 +188,27 @@ def test_a_team_workspace_without_the_extra_says_what_to_install(tmp_path):
     r = _kg_without_the_extra(tmp_path, "-w", str(root), "status")
     assert r.returncode == 1 and "unexpected failure" not in r.stderr, r.stderr
     assert r.stderr.startswith("Error: ") and "pip install 'kaizen-kg[falkordb]'" in r.stderr, r.stderr
+
+
+# -- E: a session end whose transcript cannot be read --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("runtime", [[], ["--runtime", "openclaw"]])
+def test_a_session_end_whose_transcript_is_missing_notes_it_and_still_ends_the_session(ws, run_kg, runtime):
+    """README: "A transcript session-end cannot read (missing, not a file) is a note and the summary is still
+    written". Without --runtime it was "Error: the transcript ... does not exist", exit 2, no summary, and the
+    session stayed current. Now as under --runtime: a note, the summary, the session ended, exit 0."""
+    sid = run_kg("--now 2026-12-01T10:00:00 hook session-start --start-session --json").json["session"]
+    env = {"KG_HOOK_WAIT": "1"}  # (openclaw's end otherwise hands the work to a detached child)
+    r = run_kg(["--now", "2026-12-01T11:00:00", "hook", "session-end", "--transcript", "/nonexistent/x.jsonl",
+                *runtime], env=env)
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr == ("Error: could not reflect on /nonexistent/x.jsonl: the transcript /nonexistent/x.jsonl does "
+                        "not exist: check the path\n")
+    assert (ws.root / "memory" / "sessions" / f"{sid}.md").is_file()
+    assert ws.current_session() is None
+
+
+def test_a_bad_transcript_format_is_still_bad_input(run_kg):
+    r = run_kg("hook session-end --transcript /nonexistent/x.jsonl --format bogus")
+    assert r.exit_code == 2 and r.stderr.startswith("Error: unknown transcript format 'bogus'"), r.stderr
