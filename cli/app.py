@@ -201,14 +201,15 @@ def run(argv: list[str]) -> int:
     operational failure 1, never a traceback. (Tests call this; `main` adds the detached after-answer work.)"""
     import sys
 
-    from kg.cli.common import bad_input, check_argv, run_app
+    from kg.cli.common import bad_input, check_argv, hook_under_runtime, run_app
 
+    usage = 1 if hook_under_runtime(argv) else 2  # a runtime's hook never gets 2 (cli/hooks.py hook_errors)
     refused = check_argv(argv)
     if refused:
         from kg.redaction.redact import redact_text  # it quotes the argument
 
         sys.stderr.write(f"Error: {redact_text(refused)}\n")
-        return 2
+        return usage
     name = _invoked(argv)
     if name is None and {"--version", "-V"} & set(argv):
         name = "--version"
@@ -217,7 +218,7 @@ def run(argv: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - last line of defence; the library raises KgError for known cases
         if bad_input(exc):
             sys.stderr.write(f"Error: {bad_input(exc)}\n")
-            return 2
+            return usage
         from kg.redaction.redact import redact_text  # the exception's text may quote the input
 
         sys.stderr.write(f"Error: unexpected failure: {type(exc).__name__}: {redact_text(str(exc))}\n"

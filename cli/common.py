@@ -103,6 +103,21 @@ def check_argv(argv: list[str]) -> str | None:
     return None
 
 
+def hook_under_runtime(argv: list[str]) -> bool:
+    """Whether `argv` runs `kg hook ...` with `--runtime` among the hook's arguments: a runtime reads exit 2 as
+    "block" (Codex's Stop makes stderr the next prompt, Claude Code's PostToolUse feeds it to the model), so
+    there bad input of any kind, an unknown option or a bad value included (a hook line left from another kg
+    version), is one `Error:` line and exit 1."""
+    from kg.cli.entry import _position
+
+    at = _position(argv)
+    if at is None or argv[at] != "hook":
+        return False
+    words = argv[at + 1:]
+    words = words[:words.index("--")] if "--" in words else words
+    return any(w == "--runtime" or w.startswith("--runtime=") for w in words)
+
+
 _ID_ANY_CASE = re.compile(r"^[\[(<`'\"]*([A-Za-z][A-Za-z0-9]{1,7})(-\d{8}-[0-9A-Za-z]+)[\])>`'\".,;:!?]*$")
 _OTHER_PREFIXES = ("PREF", "SCR", "dec", "chg")  # kg/memory/preferences.py, scores.py; kg/lifecycle/cycle.py
 
@@ -149,6 +164,9 @@ def run_app(app: typer.Typer, argv: list[str]) -> int:
         from kg.redaction.redact import redact_text
 
         exc.message = redact_text(exc.message)
+        if hook_under_runtime(argv):  # one line and 1, never Click's usage block and 2 (cli/hooks.py hook_errors)
+            typer.echo(f"Error: {exc.format_message()}", err=True)
+            return 1
         exc.show()
         return exc.exit_code
     except typer.Abort:

@@ -145,9 +145,9 @@ def session_end(
 ) -> None:
     """Reflect on the transcript (log what it finds, once) and write the session summary. Under `--runtime` it
     never exits 2 (a session end, or Codex's Stop, which calls it after every turn, must not ask the agent to go
-    on): bad input or a failure exits 1, as in every hook; a transcript it cannot read is a note and the summary
-    is still written; `stop_hook_active` in the payload (a Stop that follows another hook's block) is left
-    alone."""
+    on): bad input or a failure exits 1, as in every hook. A transcript it cannot read is a note and the summary
+    is still written (with or without `--runtime`); `stop_hook_active` in the payload (a Stop that follows
+    another hook's block) is left alone."""
     from kg.runtimes import hooks
 
     with hook_errors(runtime):

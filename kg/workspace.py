@@ -68,6 +68,10 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
     """Make (or re-open) a workspace at `path`: the memory folders and an empty graph. Idempotent. With
     `store` (falkordb://HOST:PORT/GRAPH) its graph is a team's on that server, named in kg.toml."""
     root = Path(path).expanduser().resolve()
+    if store:
+        from kg.store.team import check_store
+
+        check_store(store)  # before anything is written
     try:
         for sub in (MARKER, Path("memory") / "sessions", Path("memory") / "skills"):
             (root / sub).mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,10 @@ from datetime import date, datetime, timedelta
 from kg.core.errors import UsageError
 
 ENV_NOW = "KG_NOW"
+# The years a time may fall in. An id and a daily log carry the date as eight digits (`LRN-20261130-001`,
+# `2026-11-30.md`): year 999 wrote `LRN-9990501-001`, which the applier refuses after `kg log` had acknowledged
+# it (the entry was lost), and year 1 overflowed the first date arithmetic.
+YEARS = (1000, 9999)
 
 
 def parse_time(value: str, *, what: str = "time") -> datetime:
@@ -19,21 +23,37 @@ def parse_time(value: str, *, what: str = "time") -> datetime:
     text = value.strip()
     try:
         if len(text) == 10:
-            return datetime.combine(date.fromisoformat(text), datetime.min.time())
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            parsed = datetime.combine(date.fromisoformat(text), datetime.min.time())
+        else:
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise UsageError(
             f"invalid {what} {value!r}: use ISO 8601, for example 2026-11-30 or 2026-11-30T10:35:00"
         ) from None
     if parsed.tzinfo is not None:
-        parsed = parsed.astimezone().replace(tzinfo=None)
-    return parsed.replace(microsecond=0)
+        try:
+            parsed = parsed.astimezone().replace(tzinfo=None)
+        except OverflowError:  # 0001-01-01T00:00+01:00 falls before year 1
+            raise UsageError(_out_of_range(what, value)) from None
+    return in_range(parsed.replace(microsecond=0), what=what, value=value)
+
+
+def in_range(at: datetime, *, what: str = "time", value: object = None) -> datetime:
+    """`at` if its year is one kg can write (YEARS), else a UsageError that says the accepted range."""
+    if not YEARS[0] <= at.year <= YEARS[1]:
+        raise UsageError(_out_of_range(what, at.isoformat() if value is None else value))
+    return at
+
+
+def _out_of_range(what: str, value: object) -> str:
+    return (f"invalid {what} {str(value)!r}: the year must be {YEARS[0]}-{YEARS[1]} "
+            "(kg writes dates as eight digits), for example 2026-11-30T10:35:00")
 
 
 def now(override: str | datetime | None = None) -> datetime:
     """The current time: an explicit override, else `KG_NOW`, else the wall clock."""
     if isinstance(override, datetime):
-        return override.replace(microsecond=0, tzinfo=None)
+        return in_range(override.replace(microsecond=0, tzinfo=None), what="--now")
     if override:
         return parse_time(override, what="--now")
     env = os.environ.get(ENV_NOW)

@@ -62,6 +62,12 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             yield item
 
 
+def _at(value: Any) -> datetime:
+    """An item's own `at`: its refusal names the field (not `--now`), and a year kg cannot write is refused
+    here, before anything is acknowledged (clock.YEARS)."""
+    return clock.now(value) if isinstance(value, datetime) else clock.parse_time(str(value), what="`at` time")
+
+
 def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str | None = None,
              session: str | None = None, link: bool = True, thread: bool = False,
              apply: bool = True) -> Ingested:
@@ -73,7 +79,7 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
     for number, raw in enumerate(items, 1):
         try:
             item = dict(raw)
-            at = clock.now(item["at"]) if item.get("at") else base
+            at = _at(item["at"]) if item.get("at") else base
             sid = paths.check_name(item["session"], "session id") if item.get("session") else default_session
             kind = item.get("kind") or "learning"
             p = prepare(ws.policy, ws.rules.redactor, kind, item.get("summary") or "", now=at, session=sid,

@@ -192,6 +192,11 @@ def _line_of(transcript: Transcript, turn: int) -> int:
     return transcript.turns[turn].line or 0 if 0 <= turn < len(transcript.turns) else 0
 
 
+class UnreadableTranscript(UsageError):
+    """The transcript cannot be read (missing, not a regular file, not a transcript): bad input to `kg reflect`,
+    a note to a session end, which still writes the summary (kg.runtimes.hooks.session_end)."""
+
+
 def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool = False,
                  session: str | None = None, now: datetime | str | None = None, stdin: Any = None,
                  end_session: bool = True) -> ReflectReport:
@@ -206,7 +211,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     try:
         transcript: Transcript = read_transcript(path, format=format, stdin=stdin)
     except TranscriptError as exc:
-        raise UsageError(str(exc)) from None
+        raise UnreadableTranscript(str(exc)) from None
     redactor = ws.rules.redactor
     # The gate, before detection: findings cut error text, lowercase it into signatures and pattern keys,
     # and quote commands; a secret must be gone before any of that.
@@ -247,17 +252,19 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     def when(turn: int) -> datetime:
         return times[turn] if 0 <= turn < len(times) else at
 
-    planned = []  # (fingerprint, line, kind, summary, fields, when, session)
+    planned = []  # (fingerprints, line, kind, summary, fields, when, session)
     for f in said:
         kind, fields = _log_fields(ws, f)
         ts = transcript.turns[f.turn].timestamp if 0 <= f.turn < len(transcript.turns) else None
-        planned.append((rstate.fingerprint(transcript.format, f.kind, f.category, f.evidence, ts or f.position),
+        planned.append(((rstate.fingerprint(transcript.format, f.kind, f.category, f.evidence, ts or f.position),),
                         _line_of(transcript, f.turn), kind, f.summary, fields, when(f.turn), session_of(f.turn)))
     for f in failed.found:
         summary, fields = failure_fields(f, frules, "reflect")
         ts = transcript.turns[f.turn].timestamp if 0 <= f.turn < len(transcript.turns) else None
-        fp = rstate.fingerprint(f.call_id) if f.call_id else rstate.fingerprint(
-            transcript.format, "error", f.pattern_key, ts or f.position)
+        # a call id within the transcript's session and the kg session it goes into (the hook's, kg.runtimes.
+        # tool_failures): a call the hook logged under either is not logged again
+        fp = rstate.call_keys(f.call_id, transcript.session_hint, session_of(f.turn)) if f.call_id else (
+            rstate.fingerprint(transcript.format, "error", f.pattern_key, ts or f.position),)
         planned.append((fp, _line_of(transcript, f.turn), "error", summary, fields, when(f.turn), session_of(f.turn)))
     for _, _, kind, summary, fields, on, sid in planned:
         # validate everything before the first write: never a partial run
@@ -269,12 +276,13 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     with ws, rstate.locked(ws) as st:
         report.cursor = st.cursor(key, head)
         wrote: dict[str, list[str]] = {}  # session -> the kinds it logged
-        for fp, line, kind, summary, fields, on, sid in sorted(planned, key=lambda p: (p[5], p[1])):
-            if fp in st.seen or (line and line <= report.cursor):
+        for fps, line, kind, summary, fields, on, sid in sorted(planned, key=lambda p: (p[5], p[1])):
+            if any(fp in st.seen for fp in fps) or (line and line <= report.cursor):
                 report.already_logged += 1
                 continue
             entry = ws.log(kind, summary, now=on, session=sid, **fields).id
-            st.record(fp, entry)
+            for fp in fps:
+                st.record(fp, entry)
             report.logged.append(entry)
             wrote.setdefault(sid, []).append(kind)
         st.advance(key, head, last)

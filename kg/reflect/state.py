@@ -2,9 +2,11 @@
 
 `memory/.kg/reflect-state.json` holds two things, changed only under an exclusive lock
 (`memory/.kg/reflect-state.lock`) and written atomically:
-- `seen`: a fingerprint per logged finding (a tool call's id, or a hash of what was said where) → the entry
-  id. The live hook records the call id of the failure it logged; reflection skips every failure whose call id
-  is there, and every user finding it logged before, whatever file it is found in again (a resumed session).
+- `seen`: a fingerprint per logged finding (a tool call's id within its session, or a hash of what was said
+  where) → the entry id. The live hook records the call id of the failure it logged, within the runtime's
+  session (the payload's session_id) and the kg session it logged into; reflection skips every failure whose
+  call id is there within the transcript's session or the kg session it reflects into, and every user finding
+  it logged before, whatever file it is found in again (a resumed session).
 - `cursors`: per transcript (its runtime and session id, else its path), the last line reflected on and a hash
   of its first line. Reflecting again, or after a resume, adds only what lies past the cursor.
 """
@@ -82,6 +84,14 @@ def fingerprint(*parts: Any) -> str:
     if len(parts) == 1 and isinstance(parts[0], str) and parts[0]:
         return "call:" + parts[0]
     return "h:" + hashlib.sha256("\x1f".join(str(p or "") for p in parts).encode()).hexdigest()[:16]
+
+
+def call_keys(call_id: str, *sessions: Any) -> tuple[str, ...]:
+    """The fingerprints of a tool call's id within each session that names it (a runtime's own session id, a kg
+    session): a call id is unique only within one conversation (simple agents number them `call_1`, `call_2`
+    ... in every one), so the same id in another session is another call. Without any session: the id alone."""
+    named = [str(s).strip()[:200] for s in sessions if isinstance(s, str) and s.strip()]
+    return tuple(dict.fromkeys(f"call:{s}:{call_id}" for s in named)) or (fingerprint(call_id),)
 
 
 def head_of(path: str) -> str:

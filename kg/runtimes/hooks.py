@@ -393,12 +393,13 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
                 write_summary: bool = True, stdin: Any = None, strict: bool = True,
                 save_brief: bool = False, key: str | None = None) -> dict[str, Any]:
     """Reflect on the session's transcript and log what it finds (once: a transcript reflected on before adds
-    nothing twice), then end the current kg session, writing memory/sessions/<id>.md. `strict=False` (a
-    runtime's hook) notes a transcript it cannot read and still writes the summary. `save_brief` then rewrites
+    nothing twice), then end the current kg session, writing memory/sessions/<id>.md. A transcript it cannot read
+    (missing, not a file, not a transcript) is a note, and the summary is still written; `strict=False` (a
+    runtime's hook) notes any other bad input to the reflection too. `save_brief` then rewrites
     the saved brief (memory/.hook-context.txt) when there is one: OpenClaw's next session starts from that copy,
     which would otherwise not hold what this session's end just logged. `key`: the runtime's own session ending,
     whose kg session is the one ended (`end_target`)."""
-    from kg.reflect.apply import reflect_file
+    from kg.reflect.apply import UnreadableTranscript, reflect_file
 
     rules = load_rules(ws)
     at = clock.now(now)
@@ -415,7 +416,7 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
             rep = reflect_file(ws, transcript_path, format=format, apply=True, session=sid, now=at, stdin=stdin,
                                end_session=write_summary and rules.end_summary)
         except UsageError as exc:
-            if strict:
+            if strict and not isinstance(exc, UnreadableTranscript):
                 raise
             out["notes"].append(f"Error: could not reflect on {transcript_path}: {exc}")
     if rep is not None:

@@ -65,8 +65,8 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
                   runtime: str = "claude-code", apply: bool = True) -> dict[str, Any]:
     """Log an error entry when the payload says the tool failed; nothing otherwise. The entry is the one
     reflection would log for the same call (same summary, error line, pattern key), and its call id is recorded
-    so that reflecting on the transcript later does not log it again. `apply=False` only journals it (the
-    caller has the graph applied after answering, as `kg log` does)."""
+    (within the session) so that reflecting on the transcript later does not log it again. `apply=False` only
+    journals it (the caller has the graph applied after answering, as `kg log` does)."""
     from dataclasses import replace
 
     from kg.reflect import state
@@ -87,12 +87,15 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
     if raw.exit_code is not None and failure.exit_code is None:
         failure = replace(failure, exit_code=raw.exit_code)
     summary, fields = failure_fields(failure, rules, runtime, "live")
-    fp = state.fingerprint(raw.call_id) if raw.call_id else None
+    # A call id dedupes within one session: the runtime's (the payload's session_id), else kg's current one.
+    # It is recorded within both, so the reflection of either session's transcript finds it (kg.reflect.apply).
+    ours = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    keys = state.call_keys(raw.call_id, ours or ws.current_session(), ws.current_session()) if raw.call_id else ()
     with state.locked(ws) as st:
-        if fp and fp in st.seen:
-            return {"logged": None, "failed": True, "already_logged": st.seen[fp], "tool": failure.tool}
+        if keys and keys[0] in st.seen:
+            return {"logged": None, "failed": True, "already_logged": st.seen[keys[0]], "tool": failure.tool}
         res = ws.log("error", summary, now=now, apply=apply, **fields)
-        if fp:
-            st.record(fp, res.id)
+        for key in keys:
+            st.record(key, res.id)
     return {"logged": res.id, "failed": True, "summary": res.summary, "tool": failure.tool,
             "pattern_key": failure.pattern_key, "call_id": raw.call_id}

@@ -11,6 +11,7 @@ a server (`kg.store.lock`).
 from __future__ import annotations
 
 import binascii
+import errno
 import fcntl
 import os
 import sys
@@ -106,6 +107,26 @@ def alive(kg_dir: str | Path) -> bool:
     finally:
         os.close(fd)  # closing drops the lock if it was taken
     return False
+
+
+# Why `serve.lock` could not be opened, when it means no server can run for the workspace: a read-only
+# filesystem, or a folder this user cannot write. `alive` says "cannot tell" (True) for any failure to open it,
+# so a read then waited its whole budget (~60 s) for a server that could never start.
+UNSERVABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+
+
+def servable(open_errno: int | None) -> bool:
+    """Whether a server can run, given the errno of opening `serve.lock` for writing (None: it opened). Pure."""
+    return open_errno not in UNSERVABLE
+
+
+def _open_errno(kg_dir: str | Path) -> int | None:
+    try:
+        fd = os.open(os.path.join(kg_dir, protocol.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        return exc.errno
+    os.close(fd)
+    return None
 
 
 def clean_stale(kg_dir: str | Path) -> None:
@@ -281,6 +302,9 @@ def _reach(kg_dir: str, give_way: Callable[[str], bool] | None = None) -> Any:
     except OSError:
         pass
     root = os.path.dirname(os.path.dirname(kg_dir))
+    if not servable(_open_errno(kg_dir)):  # the command fails here at once, saying why (as with KG_SERVER=0)
+        protocol.trace("client: no server can run (the workspace is not writable)")
+        return None
     if not alive(kg_dir):
         if backing_off(kg_dir):
             protocol.trace("client backs off")

@@ -69,6 +69,8 @@ def _client(url: StoreUrl) -> Any:
 
 
 def _plain(exc: BaseException, url: StoreUrl) -> StoreError:
+    if isinstance(exc, StoreError):  # already said plainly (the client missing: _client)
+        return exc
     import redis.exceptions as rx
 
     if isinstance(exc, rx.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):

@@ -60,6 +60,20 @@ def store_table(public_url: str) -> str:
     return f'[store]\nurl = "{public_url}"\n'
 
 
+def check_store(url: str) -> StoreUrl:
+    """The parsed `--store` URL, once kg can use it: a bad URL, or the FalkorDB client not installed, is bad
+    input refused before `kg init` writes anything (a kg.toml naming a server kg cannot reach made every later
+    command fail)."""
+    parsed = parse_url(url, allow_password=False)
+    try:
+        import falkordb  # noqa: F401
+        import redis  # noqa: F401
+    except ImportError:
+        raise UsageError("a team graph on FalkorDB needs its client, an optional extra: install it with "
+                         "`pip install 'kaizen-kg[falkordb]'`, then run `kg init --store URL` again") from None
+    return parsed
+
+
 def configure(root: Path, url: str) -> StoreUrl:
     """Write `[store] url` into kg.toml (added, or replacing an earlier one); the password is refused.
 

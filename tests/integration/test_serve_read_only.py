@@ -1,0 +1,68 @@
+"""A read-only workspace fails a read at once, with the read server on as with it off: the client took "cannot
+open serve.lock" for "a server is starting" and waited its whole budget (~60 s) for one that never could."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from kg.serve.client import servable
+
+pytestmark = pytest.mark.embedded_only  # about the workspace's own folder and its lock files
+
+
+@pytest.mark.parametrize(("open_errno", "expected"), [
+    (None, True), (errno.ENOENT, True), (errno.EMFILE, True), (errno.EISDIR, True),
+    (errno.EROFS, False), (errno.EACCES, False), (errno.EPERM, False),
+])
+def test_a_server_can_run_unless_its_lock_cannot_be_written(open_errno, expected):
+    assert servable(open_errno) is expected
+
+
+@contextmanager
+def _read_only(folder: Path, spare: Path) -> Iterator[Path]:
+    """`folder` seen read-only: `chmod -R a-w` for a user, a read-only bind mount for root (whom modes do not stop)."""
+    if os.geteuid() != 0:
+        subprocess.run(["chmod", "-R", "a-w", str(folder)], check=True)
+        try:
+            yield folder
+        finally:
+            subprocess.run(["chmod", "-R", "u+w", str(folder)], check=True)
+        return
+    if not shutil.which("mount"):
+        pytest.skip("needs `mount` to make a read-only view as root")
+    view = spare / "read-only"
+    view.mkdir()
+    if subprocess.run(["mount", "--bind", str(folder), str(view)], capture_output=True).returncode != 0:
+        pytest.skip("root here cannot bind-mount (no CAP_SYS_ADMIN): cannot make a read-only view")
+    try:
+        if subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], capture_output=True).returncode != 0:
+            pytest.skip("cannot remount the bind mount read-only")
+        yield view
+    finally:
+        subprocess.run(["umount", str(view)], check=True)
+
+
+@pytest.mark.parametrize("argv", [["search", "docker socket"], ["hook", "session-start"]])
+def test_a_read_in_a_read_only_workspace_fails_at_once_with_the_server_on(ws, tmp_path, argv):
+    ws.log("error", "docker socket permission denied", now="2026-12-01T10:00:00", wait=True)
+    trace = tmp_path / "trace.txt"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVE_TRACE": str(trace)}
+    kg = str(Path(sys.executable).with_name("kg"))
+    with _read_only(ws.root, tmp_path) as root:
+        # (the timeout only keeps a regression from holding the run for the client's whole budget)
+        r = subprocess.run([kg, "-w", str(root), *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           env=env, timeout=25)
+    assert r.returncode == 1 and r.stderr.startswith("Error: cannot open lock file "), r.stderr
+    assert "Read-only file system" in r.stderr or "Permission denied" in r.stderr, r.stderr
+    phases = trace.read_text(encoding="utf-8")
+    assert "client: no server can run (the workspace is not writable)" in phases, phases
+    assert "client waits" not in phases and "client spawns" not in phases, phases
