@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
                               no_args_is_help=True)
     pref_app = typer.Typer(help="The user's preferences (memory/preferences.json, rendered into USER.md).",
                            no_args_is_help=True)
-    skill_app = typer.Typer(help="Reusable procedures in memory/skills/<slug>.md.", no_args_is_help=True)
+    skill_app = typer.Typer(help="Reusable procedures in memory/skills/SLUG.md.", no_args_is_help=True)
     index_app = typer.Typer(help="The topic index (memory/.memory-index.json and topic links in the graph).",
                             no_args_is_help=True)
     app.add_typer(session_app, name="session")
