@@ -174,8 +174,10 @@ def fold_alike(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def render_recall(d: dict[str, Any]) -> str:
     """The seed's `--query-memory` output, then the graph's nodes on the topic."""
-    if not d["files"] and not d["nodes"]:
-        return f"No memory found for topic '{d['topic']}'\n  Try: kg index build first"
+    if not d["files"] and not d["nodes"]:  # the index is built on first use, so building it again finds no more
+        how = " (the topic detected from the message)" if d.get("detected_from_message") else ""
+        return (f"No memory found for topic '{d['topic']}'{how}\n"
+                "  Try: kg search WORDS (any memory holding the words), or name another topic")
     lines = [f"🔍 Memory for topic '{d['topic']}':"]
     for e in d["files"]:
         lines.append(f"  [{e['date']}] {e['file']}")

@@ -212,3 +212,15 @@ def test_a_session_end_whose_transcript_is_missing_notes_it_and_still_ends_the_s
 def test_a_bad_transcript_format_is_still_bad_input(run_kg):
     r = run_kg("hook session-end --transcript /nonexistent/x.jsonl --format bogus")
     assert r.exit_code == 2 and r.stderr.startswith("Error: unknown transcript format 'bogus'"), r.stderr
+
+
+
+def test_recall_that_finds_nothing_points_to_search_not_to_the_index_it_just_built(ws, run_kg):
+    """QA: `kg recall --message "git push failed"` right after `kg index build` said "Try: kg index build first"
+    (the topic detected was 'general', which held nothing): the hint named the step just taken."""
+    assert run_kg(["log", "error", "git push failed: no upstream branch", "--wait"]).exit_code == 0
+    assert run_kg(["index", "build"]).exit_code == 0
+    r = run_kg(["recall", "--message", "git push failed"])
+    assert r.exit_code == 0, r.stderr
+    assert "kg index build" not in r.stdout
+    assert "No memory found" not in r.stdout or "kg search" in r.stdout
