@@ -229,8 +229,16 @@ class _Plan:
         except ValueError:
             return str(path)
 
-    def write(self, path: Path, text: str, detail: str, runtime: str | None = None) -> None:
+    def write(self, path: Path, text: str, detail: str, runtime: str | None = None, keep_edited: bool = False) -> None:
+        """Write `text` to `path`, recording the bytes before. `keep_edited`: a file wholly kg's (OpenClaw's hook
+        folder) that was edited since kg last wrote it is kept, with a note, as uninstall keeps it."""
         old = blocks.read(path)
+        last = ((self.record.get(runtime) or {}).get(str(path)) or {}).get("after") if runtime else None
+        if keep_edited and old is not None and last is not None and old not in (last, text):
+            self.changes.append(Change(self.rel(path), "unchanged", f"{detail}: kept, edited since kg wrote it"))
+            self.notes.append(f"{self.rel(path)} was edited since kg wrote it: kept; to get kg's again, move your "
+                              "edit out and delete the file, then install again")
+            return
         if runtime:
             files = self.record.setdefault(runtime, {})
             entry = files.get(str(path))
@@ -406,9 +414,10 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
                        "--shared` writes the team's .claude/settings.json instead, calling `kg` from PATH.")
     elif runtime == "openclaw":
         folder = root / HOOK_DIR
-        plan.write(folder / "HOOK.md", openclaw_hook_md(), "OpenClaw hook metadata and documentation", runtime)
+        plan.write(folder / "HOOK.md", openclaw_hook_md(), "OpenClaw hook metadata and documentation", runtime,
+                   keep_edited=True)
         plan.write(folder / "handler.js", openclaw_handler(ws, kg_bin or kg_executable()),
-                   "OpenClaw hook handler (runs `kg` detached)", runtime)
+                   "OpenClaw hook handler (runs `kg` detached)", runtime, keep_edited=True)
         nxt = [(f"Run `openclaw hooks enable {SERVER_NAME}` (OpenClaw finds hooks in <workspace>/hooks/), then "
                 "restart the gateway."),
                "If the OpenClaw workspace is not this folder, install with --project <openclaw workspace>."]

@@ -265,6 +265,21 @@ def test_openclaw_uninstall_keeps_an_edited_handler(ws, run_kg):
     assert not (ws.root / "hooks" / "kaizen-kg" / "HOOK.md").exists()
 
 
+def test_openclaw_install_again_keeps_an_edited_handler(ws, run_kg):
+    """QA: a second `kg install openclaw` overwrote a handler.js the user had edited (uninstall keeps it)."""
+    run_kg("install openclaw")
+    handler = ws.root / "hooks" / "kaizen-kg" / "handler.js"
+    handler.write_text(handler.read_text(encoding="utf-8") + "// my local tweak\n", encoding="utf-8")
+    dry = run_kg("install openclaw --dry-run --json")
+    assert dry.exit_code == 0 and not any(c["path"].endswith("handler.js") and c["action"] == "update"
+                                          for c in dry.json["changes"]), dry.stdout
+    res = run_kg("install openclaw")
+    assert res.exit_code == 0 and "handler.js was edited since kg wrote it: kept" in res.stdout + res.stderr
+    assert handler.read_text(encoding="utf-8").endswith("// my local tweak\n")
+    handler.unlink()
+    assert run_kg("install openclaw").exit_code == 0 and "my local tweak" not in handler.read_text(encoding="utf-8")
+
+
 def test_openclaw_uninstall_leaves_a_foreign_hook(ws, run_kg):
     folder = ws.root / "hooks" / "kaizen-kg"
     folder.mkdir(parents=True)
