@@ -84,7 +84,11 @@ def _progress_bar():
 def _render_import(dry_run: bool):
     def render(d: dict[str, Any]) -> str:
         verb = "Would import" if dry_run else "Imported"
-        text = f"{verb} {d['entries']} entries, {d['nodes']} nodes, {d['edges']} edges"
+        # nodes and edges: the trail's own graph section; the links, patterns and counts made from the entries are
+        # the graph's (`kg status`), so "0 edges" beside 30,000 in status read as lost edges
+        text = f"{verb} {d['entries']} entries"
+        if d["nodes"] or d["edges"]:
+            text += f" and the trail's graph section ({d['nodes']} nodes, {d['edges']} edges)"
         if d.get("resumed"):
             text = "Finished an interrupted import. " + text
         if d["already_present"]:
