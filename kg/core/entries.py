@@ -76,7 +76,8 @@ def prepare(policy: Policy, redactor: Any, kind: str, summary: str, *, now: date
         if value is not None:
             value = clean(value)
             if len(value) > policy.field_max_chars:
-                raise UsageError(f"--{name.replace('_', '-')} is {len(value):,} characters; the limit is "
+                # named as a field and as its flag: `kg ingest` and `kg import` read it from a JSON field
+                raise UsageError(f"{name} (--{name.replace('_', '-')}) is {len(value):,} characters; the limit is "
                                  f"{policy.field_max_chars:,} (rules: limits.field_max_chars)")
         out[name] = value or None
     for name, table in CHOICE_FIELDS.items():
