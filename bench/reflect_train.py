@@ -61,6 +61,10 @@ PRIOR = {
                    # anyone's pushback: a challenging question, swearing, a named flaw, a result that fails right
                    # after the agent's claim, a question the agent concedes, a request said again, an interrupt
                    "negative_question": 0.8, "frustration": 0.8, "flaw": 0.8, "fails_after_claim": 1.2,
+                   # a few words of the user's over a pasted error saying it fails: the agent's fix did not work
+                   "fails_with_paste": 1.2,
+                   # "try again" taking up the agent's own offer to retry what failed outside its work
+                   "accepts_retry": -1.5,
                    "question_conceded": 1.2, "repeated_ask": 1.0, "redirect_after_interrupt": 1.0,
                    "frustrated_at_work": 1.0, "changes_course": 0.6, "interrupted": 0.3,
                    # the agent's next action and what the user's words point at (general, any runtime)
@@ -136,7 +140,10 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
                         "instruction_replaces_work",
                         # agreement alone to a turn naming no fault ("You're absolutely right!" to a new request):
                         # the labelled chats' agent rarely says it there, other users' agents often do (stated)
-                        "agrees_only"}}
+                        "agrees_only",
+                        # "try again" taking up the agent's offer to retry (a login refused, a service down): no
+                        # labelled development turn shows an agent offering it, so it keeps its prior (stated)
+                        "accepts_retry"}}
 # Signals a class may not use: how long a turn is does not say whether it states a lasting rule (this user
 # writes rules at length; "I prefer tabs" is short).
 # Nor does pushback at this turn's work (a question, swearing, a flaw, an interrupt, a repeated request).

@@ -1,0 +1,125 @@
+"""What any user says when the agent's fix did not do it, and what only looks like it: the result reported after a
+change the agent stated as made (in English, Chinese, Japanese, Portuguese), a few words over a pasted error, a
+failure that persists whatever the user does, "不需要 X，直接 Y"; and a "try again" that takes up the agent's offer
+to retry what failed outside its work, or a request sent again once the agent had asked for what it needed.
+Every turn here is written for the test, none is taken from a labelled transcript."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from kg.reflect import load_rules
+from kg.reflect.detect import learnings, turn_signals
+from kg.reflect.parse import Transcript, Turn
+
+RULES_PATH = Path(__file__).resolve().parents[2] / "rules" / "reflect.toml"
+RULES = load_rules(tomllib.loads(RULES_PATH.read_text(encoding="utf-8")))
+
+
+def transcript(*turns: tuple[str, str]) -> Transcript:
+    return Transcript("text", tuple(Turn(i, role, text, position=f"turn {i + 1}") for i, (role, text) in enumerate(turns)))
+
+
+def signals(*turns: tuple[str, str]) -> tuple[str, ...]:
+    t = transcript(*turns)
+    return turn_signals(t, RULES)[len(turns) - 1]
+
+
+def found(*turns: tuple[str, str]) -> set[str]:
+    t = transcript(*turns)
+    return {f.category for f in learnings(t, RULES) if f.turn == len(turns) - 1}
+
+
+ASK = ("user", "the sidebar shows two copies of the menu, fix it")
+
+
+@pytest.mark.parametrize("claim", [
+    "The second copy of the menu has been removed from the sidebar template.",
+    "I've refactored the layout so the menu is rendered once. It should work correctly now.",
+    "侧边栏模板里重复的菜单已经删除了。",
+    "サイドバーの重複したメニューを削除しました。",
+    "Removi a segunda cópia do menu. Agora deve funcionar.",
+])
+def test_a_change_stated_as_made_is_a_claim_in_any_language(claim):
+    assert "claims_done" in signals(ASK, ("assistant", claim), ("user", "ok"))
+
+
+@pytest.mark.parametrize("said", [
+    "i can still see both menus",
+    "it only shows the first menu now and the links are gone",
+    "侧边栏还是有两个菜单",
+    "メニューのエラーが発生しています",
+    "aparece apenas o primeiro menu",
+])
+def test_the_result_reported_after_the_claim_is_a_correction(said):
+    turns = (ASK, ("assistant", "The second copy of the menu has been removed from the sidebar template. "
+                                "侧边栏模板里重复的菜单已经删除了。メニューを削除しました。Agora deve funcionar."),
+             ("user", said))
+    sigs = signals(*turns)
+    assert {"still_after_fix", "fails_after_claim"} & set(sigs), sigs
+    if "still_after_fix" in sigs:  # "still" right after the claim is a reason of its own (the others weigh in)
+        assert "correction" in found(*turns)
+
+
+def test_a_failure_whatever_the_user_does_persists():
+    assert "still_again" in signals(ASK, ("assistant", "Done."), ("user", "i get the same page no matter what i do"))
+    assert "still_again" in signals(ASK, ("assistant", "Done."), ("user", "不管怎么刷新页面都是两个菜单"))
+
+
+PASTE = "```\nTypeError: Cannot read properties of undefined (reading 'items')\n    at Sidebar (sidebar.js:12)\n```"
+SUGGEST = ("assistant", "Run `npm run dev` again; the sidebar reads its items from the store now.")
+
+
+def test_a_few_words_over_a_pasted_error_say_the_fix_failed():
+    turns = (ASK, SUGGEST, ("user", f"that gave me an error:\n{PASTE}"))
+    assert "fails_with_paste" in signals(*turns)
+    assert "correction" in found(*turns)
+
+
+@pytest.mark.parametrize("said", [PASTE, f"I got this error, can you explain what it means?\n{PASTE}"])
+def test_a_pasted_error_alone_or_asked_about_is_a_report(said):
+    turns = (ASK, SUGGEST, ("user", said))
+    assert "fails_with_paste" not in signals(*turns)
+    assert "correction" not in found(*turns)
+
+
+def test_an_error_named_in_the_users_words_is_not_a_pasted_error():
+    assert "error_paste" not in signals(ASK, SUGGEST, ("user", "that gave me an error:"))
+    assert "error_paste" in signals(ASK, SUGGEST, ("user", "still getting TypeError: items is undefined"))
+
+
+def test_dont_x_just_y_in_chinese_is_a_contrast():
+    turns = (ASK, ("assistant", "我已经重写了侧边栏组件，并添加了三个测试。"), ("user", "不需要写测试，直接把菜单去重就行"))
+    sigs = signals(*turns)
+    assert "contrast" in sigs and "prohibition" in sigs
+    assert "correction" in found(*turns)
+
+
+AUTH = ("assistant", "I could not push the branch: the remote refused the credentials (authentication failed). "
+                     "Let me know if you'd like me to try again once the token is updated.")
+OWN_FAIL = ("assistant", "My edit to sidebar.js did not apply cleanly. Let me know if you'd like me to try again.")
+
+
+def test_try_again_taking_up_an_offer_to_retry_an_outside_failure_is_a_go_ahead():
+    turns = (ASK, AUTH, ("user", "try again, i updated the token"))
+    assert "accepts_retry" in signals(*turns)
+    assert "correction" not in found(*turns)
+
+
+def test_try_again_after_the_agents_own_failed_attempt_stays_a_correction():
+    turns = (ASK, OWN_FAIL, ("user", "try again"))
+    assert "accepts_retry" not in signals(*turns)
+    assert "correction" in found(*turns)
+
+
+REQUEST = "merge the two sidebar menus into one list sorted by name"
+
+
+def test_a_request_sent_again_after_the_agent_asked_for_files_is_not_a_repeat():
+    asked = ("assistant", "Could you add sidebar.js and menu.js to the chat? I need to see them first.")
+    assert "repeated_ask" not in signals(("user", REQUEST), asked, ("user", REQUEST))
+    answered = ("assistant", "I merged the menus in sidebar.js.")
+    assert "repeated_ask" in signals(("user", REQUEST), answered, ("user", REQUEST))
