@@ -163,7 +163,10 @@ EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work"},
                           "worked", "short_after_work", "still_after_work", "fails_after_work", "undid",
                           "redirect_after_undo", "forbids_agent_act", "expects_after_work", "fault_after_praise",
                           "replaces_agent_act", "restricts_after_work", "try_after_work", "status_denied",
-                          "resumed", "replaces_own", "instruction_replaces_work"}}
+                          "resumed", "replaces_own", "instruction_replaces_work",
+                          # a fix reported failing, and a retry and what it answers, say nothing of a lasting rule
+                          "fails_with_paste", "offers_retry", "outside_failure", "cut_off", "bare_retry",
+                          "accepts_retry"}}
 # Signals that, by what they mean, do not say a turn is of the class (or say it is not): the shape of a turn, generic words ("this",
 # "just", "should"), what the agent says to anything ("I see", "a different approach"). One user's habits make them
 # look like evidence (this user opens most rebukes with "this ..."); on other users' turns they fire on praise, new
@@ -177,7 +180,11 @@ WEAK = {"correction": {"short", "long", "question", "pasted", "evaluates", "mini
                        # general evidence against, held at its prior: one user's "also" or "can you" in a rebuke
                        # must not turn it into evidence for
                        "asks_info", "requests", "extends", "approves", "answers_agent", "ask_mode", "self_corrects", "new_problem", "asks_user", "changed_setup", "supplies_asked", "greets", "praises_work",
-                       "says_news"},
+                       "says_news",
+                       # context that only means something in a combination (accepts_retry): an offer to retry, a
+                       # failure outside the agent's work, a reply cut off, a turn that is only "retry"
+                       "offers_retry", "outside_failure", "cut_off", "bare_retry",
+                       },
         "preference": {"describes_habit", "one_off",
                        # how this user words a rule ("we want a real test, not a trivial test") is how anyone words a
                        # correction or a request: a contrast, a negation of the agent, a polite ask, a hand-back

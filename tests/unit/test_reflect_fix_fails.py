@@ -20,7 +20,8 @@ RULES = load_rules(tomllib.loads(RULES_PATH.read_text(encoding="utf-8")))
 
 
 def transcript(*turns: tuple[str, str]) -> Transcript:
-    return Transcript("text", tuple(Turn(i, role, text, position=f"turn {i + 1}") for i, (role, text) in enumerate(turns)))
+    return Transcript("text", tuple(Turn(i, role, text, position=f"turn {i + 1}")
+                                    for i, (role, text) in enumerate(turns)))
 
 
 def signals(*turns: tuple[str, str]) -> tuple[str, ...]:
@@ -92,7 +93,8 @@ def test_an_error_named_in_the_users_words_is_not_a_pasted_error():
 
 
 def test_dont_x_just_y_in_chinese_is_a_contrast():
-    turns = (ASK, ("assistant", "我已经重写了侧边栏组件，并添加了三个测试。"), ("user", "不需要写测试，直接把菜单去重就行"))
+    turns = (ASK, ("assistant", "我已经重写了侧边栏组件，并添加了三个测试。"),
+             ("user", "不需要写测试，直接把菜单去重就行"))
     sigs = signals(*turns)
     assert "contrast" in sigs and "prohibition" in sigs
     assert "correction" in found(*turns)
@@ -123,3 +125,22 @@ def test_a_request_sent_again_after_the_agent_asked_for_files_is_not_a_repeat():
     assert "repeated_ask" not in signals(("user", REQUEST), asked, ("user", REQUEST))
     answered = ("assistant", "I merged the menus in sidebar.js.")
     assert "repeated_ask" in signals(("user", REQUEST), answered, ("user", REQUEST))
+
+
+CUT = ("assistant", "I'll fix the lint rules next: sort the imports, switch to function declarations, and")
+
+
+@pytest.mark.parametrize("retry", ["retry", "@agent retry", "@agent 重试", "try again"])
+def test_a_bare_retry_after_a_reply_cut_off_mid_sentence_resends_the_request(retry):
+    turns = (ASK, CUT, ("user", retry))
+    assert {"cut_off", "bare_retry", "accepts_retry"} <= set(signals(*turns))
+    assert "correction" not in found(*turns)
+
+
+@pytest.mark.parametrize("prev", [
+    "I'll fix the lint rules next: sort the imports and switch to function declarations.",
+    "- sort the imports\n- switch to function declarations",
+    "```\nnpm run lint\n```",
+])
+def test_a_reply_that_ends_a_sentence_a_list_or_code_is_not_cut_off(prev):
+    assert "cut_off" not in signals(ASK, ("assistant", prev), ("user", "retry"))
