@@ -105,6 +105,11 @@ class Signals:
     # How much of the agent's answer since the user last spoke (its last characters) names the work that the reply's
     # signals compare an object with ([signals.reply_about_work]); 0: the last prev_chars of its last turn.
     work_chars: int = 0
+    # A request said again: how alike (rapidfuzz ratio, 0-100) the user's words must be to one of their last
+    # `repeat_recent` turns after the agent answered it, and to a request whose work the user undid (often amended).
+    repeat_similar: int = 85
+    redo_similar: int = 75
+    repeat_recent: int = 5
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -406,7 +411,7 @@ def _reword(t: RuleReader, categories: set[str], name: str = "reword") -> frozen
 
 def _signals(t: RuleReader) -> Signals:
     t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", "reply_reasons", "combined",
-             "resets", "edit_tools", "work_chars", *SCOPES))
+             "resets", "edit_tools", "work_chars", "repeat_similar", "redo_similar", "repeat_recent", *SCOPES))
     matched: list[Signal] = []
     seen: set[str] = set(COMPUTED)
     flags = re.IGNORECASE | re.MULTILINE
@@ -434,6 +439,9 @@ def _signals(t: RuleReader) -> Signals:
         resets=_regexes(t, "resets", flags),
         edit_tools=frozenset(n.lower() for n in t.strings("edit_tools", [], items="non-empty")),
         work_chars=t.whole("work_chars", 0, default=0, int_only=True),
+        repeat_similar=t.whole("repeat_similar", 1, 100, default=85, int_only=True),
+        redo_similar=t.whole("redo_similar", 1, 100, default=75, int_only=True),
+        repeat_recent=t.whole("repeat_recent", 1, default=5, int_only=True),
     )
 
 

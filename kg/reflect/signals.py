@@ -143,7 +143,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
             error_since_user = error_since_user or bool(t.is_error)
         elif t.role == "user" and t.index not in wanted:
             if any(p.search(t.text) for p in undo):
-                undone = [*undone, *((a, t.text.strip()[:200]) for a in asked)][-_RECENT:]
+                undone = [*undone, *((a, t.text.strip()[:200]) for a in asked)][-sig.repeat_recent:]
                 asked = []
             if len(commands) < _MAX_TOOLS:
                 commands.append(t.text.strip()[:200])
@@ -153,11 +153,11 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
             raw = [ln for ln in t.text.splitlines() if ln.strip()]
             quoted = "\n".join(ln.lstrip()[1:].strip() for ln in raw if ln.lstrip().startswith(">"))
             prev = _agent_text(last_agent)[-sig.prev_chars:] if last_agent else ""
-            redo = [u for a, u in undone if _similar(kept, a, _REDO_SIMILAR)]
+            redo = [u for a, u in undone if _similar(kept, a, sig.redo_similar)]
             if redo and not seen_agent and worked_before:  # asked again after an undo and a fresh start
                 commands = [redo[-1], *commands][:_MAX_TOOLS]
-            undone = [(a, u) for a, u in undone if not _similar(kept, a, _REDO_SIMILAR)]  # asked again: answered
-            asked = [*asked[-(_RECENT - 1):], kept]
+            undone = [(a, u) for a, u in undone if not _similar(kept, a, sig.redo_similar)]  # asked again: answered
+            asked = [*asked[-(sig.repeat_recent - 1):], kept]
             out[t.index] = TurnView(
                 own=kept,
                 quoted=straighten(quoted),
@@ -170,14 +170,14 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 before=straighten(_ends(prior.text)) if prior is not None else "",
                 # Said again to the agent, after it answered or acted: a message sent again before that is the
                 # user re-sending it, not telling the agent twice.
-                repeats=answered and _repeats(kept, said),
+                repeats=answered and _repeats(kept, said, sig.repeat_similar),
                 commands="\n".join(commands),
                 prev_tools=straighten("\n".join(ran)),
                 work=straighten(wrote),
             )
             edited_before[t.index] = edited
             commands, ran, edited, wrote = [], [], set(), ""
-            said = [*said[-(_RECENT - 1):], kept]
+            said = [*said[-(sig.repeat_recent - 1):], kept]
             answered = False
             pending = t.index
             current = t.index
@@ -209,9 +209,9 @@ def _ends(text: str, n: int = 200) -> str:
     return text if len(text) <= 2 * n else f"{text[:n]}\n{text[-n:]}"
 
 
-def _repeats(own: str, said: list[str]) -> bool:
+def _repeats(own: str, said: list[str], at_least: int) -> bool:
     """The user says again what one of their last few turns said (the agent did not do it, or not right)."""
-    return any(_similar(own, b, _REPEAT_SIMILAR) for b in said)
+    return any(_similar(own, b, at_least) for b in said)
 
 
 def _similar(a: str, b: str, at_least: float) -> bool:
@@ -221,11 +221,9 @@ def _similar(a: str, b: str, at_least: float) -> bool:
     return fuzz.ratio(a, folded(b)) >= at_least
 
 
-_RECENT = 5
+# A request shorter than this (or of one word) is never "said again": "ok", "yes" and "continue" recur by themselves.
+# (How alike and how far back: [signals] repeat_similar, redo_similar, repeat_recent in rules/reflect.toml.)
 _REPEAT_MIN_CHARS = 10
-_REPEAT_SIMILAR = 85
-# Asked again after the user undid the work: the request is often amended ("mock only X" for "mock X"), so less alike.
-_REDO_SIMILAR = 75
 
 
 def _retry(last: Turn, first: Turn) -> bool:

@@ -6,17 +6,20 @@ Every turn here is written for the test, none is taken from a labelled transcrip
 
 from __future__ import annotations
 
+import copy
 import tomllib
 from pathlib import Path
 
 import pytest
 
+from kg.core.errors import RulesError
 from kg.reflect import load_rules
 from kg.reflect.detect import learnings, turn_signals
 from kg.reflect.parse import Transcript, Turn
 
 RULES_PATH = Path(__file__).resolve().parents[2] / "rules" / "reflect.toml"
-RULES = load_rules(tomllib.loads(RULES_PATH.read_text(encoding="utf-8")))
+RAW = tomllib.loads(RULES_PATH.read_text(encoding="utf-8"))
+RULES = load_rules(RAW)
 
 
 def transcript(*turns: tuple[str, str]) -> Transcript:
@@ -144,3 +147,18 @@ def test_a_bare_retry_after_a_reply_cut_off_mid_sentence_resends_the_request(ret
 ])
 def test_a_reply_that_ends_a_sentence_a_list_or_code_is_not_cut_off(prev):
     assert "cut_off" not in signals(ASK, ("assistant", prev), ("user", "retry"))
+
+
+def test_how_alike_a_request_said_again_must_be_is_a_rule():
+    answered = ("assistant", "I merged the menus in sidebar.js.")
+    turns = (("user", REQUEST), answered, ("user", REQUEST + " please"))
+    assert "repeats_request" in signals(*turns)
+    strict = copy.deepcopy(RAW)
+    strict["signals"]["repeat_similar"] = 100  # only the same words count as said again
+    t = transcript(*turns)
+    assert "repeats_request" not in turn_signals(t, load_rules(strict))[2]
+    assert "repeats_request" in turn_signals(transcript(("user", REQUEST), answered, ("user", REQUEST)),
+                                             load_rules(strict))[2]
+    strict["signals"]["repeat_similar"] = 101
+    with pytest.raises(RulesError, match="repeat_similar"):
+        load_rules(strict)
