@@ -65,6 +65,8 @@ PRIOR = {
                    "fails_with_paste": 1.2,
                    # "try again" taking up the agent's own offer to retry what failed outside its work
                    "accepts_retry": -1.5,
+                   # the user reports what they see in the result, or says what fixed it (the agent had not)
+                   "observes": 0.5, "user_solved": 1.2,
                    "question_conceded": 1.2, "repeated_ask": 1.0, "redirect_after_interrupt": 1.0,
                    "frustrated_at_work": 1.0, "changes_course": 0.6, "interrupted": 0.3,
                    # the agent's next action and what the user's words point at (general, any runtime)
@@ -166,7 +168,7 @@ EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work"},
                           "resumed", "replaces_own", "instruction_replaces_work",
                           # a fix reported failing, and a retry and what it answers, say nothing of a lasting rule
                           "fails_with_paste", "offers_retry", "outside_failure", "cut_off", "bare_retry",
-                          "accepts_retry"}}
+                          "accepts_retry", "observes", "user_solved"}}
 # Signals that, by what they mean, do not say a turn is of the class (or say it is not): the shape of a turn, generic words ("this",
 # "just", "should"), what the agent says to anything ("I see", "a different approach"). One user's habits make them
 # look like evidence (this user opens most rebukes with "this ..."); on other users' turns they fire on praise, new

@@ -141,7 +141,7 @@ def test_a_bare_retry_after_a_reply_cut_off_mid_sentence_resends_the_request(ret
 
 
 @pytest.mark.parametrize("prev", [
-    "I'll fix the lint rules next: sort the imports and switch to function declarations.",
+    "I fixed the lint rules: sorted the imports and switched to function declarations.",
     "- sort the imports\n- switch to function declarations",
     "```\nnpm run lint\n```",
 ])
@@ -162,3 +162,35 @@ def test_how_alike_a_request_said_again_must_be_is_a_rule():
     strict["signals"]["repeat_similar"] = 101
     with pytest.raises(RulesError, match="repeat_similar"):
         load_rules(strict)
+
+
+DONE = ("assistant", "I added a retry wrapper and a second config loader to sidebar.js.")
+
+
+@pytest.mark.parametrize(("said", "signal"), [
+    ("i see no menu items at all on the mobile layout", "observes"),
+    ("我发现侧边栏里有很多重复的代码", "observes"),
+    ("the solution was to clear the browser cache", "user_solved"),
+    ("why is the loader there? i dont need it to be there!", "not_asked"),
+    ("do we need all that code, can't we drop most of it", "flaw"),
+])
+def test_what_the_user_sees_in_the_work_or_did_about_it(said, signal):
+    assert signal in signals(ASK, DONE, ("user", said))
+
+
+@pytest.mark.parametrize("said", ["i see, thanks", "i see what you mean, go ahead", "i don't want it to crash on load"])
+def test_acknowledging_or_saying_what_to_avoid_is_not_an_observation_of_the_work(said):
+    sigs = signals(ASK, DONE, ("user", said))
+    assert "observes" not in sigs and "not_asked" not in sigs
+
+
+def test_a_logfmt_line_is_a_programs_output_not_the_users_words():
+    log = 'time="2026-01-02T10:00:00Z" level=warning msg="the attribute `version` is obsolete, please remove it"'
+    sigs = signals(ASK, DONE, ("user", f"I got this when starting it, what does it mean?\n{log}"))
+    assert "undo" not in sigs and "pasted" in sigs
+
+
+@pytest.mark.parametrize("prev", ["Let me update the sidebar tests.", "我将更新 sidebar.ts，去掉未使用的常量。"])
+def test_a_reply_that_ends_announcing_a_step_it_never_took_stopped(prev):
+    assert "cut_off" in signals(ASK, ("assistant", prev), ("user", "retry"))
+    assert "cut_off" not in signals(ASK, ("assistant", "Let me know if the menu still shows twice."), ("user", "retry"))
