@@ -194,3 +194,9 @@ def test_a_logfmt_line_is_a_programs_output_not_the_users_words():
 def test_a_reply_that_ends_announcing_a_step_it_never_took_stopped(prev):
     assert "cut_off" in signals(ASK, ("assistant", prev), ("user", "retry"))
     assert "cut_off" not in signals(ASK, ("assistant", "Let me know if the menu still shows twice."), ("user", "retry"))
+
+
+@pytest.mark.parametrize("said", ["if the image is set, just print the docker pull command they should use",
+                                  "debug logs should only appear when --debug is given"])
+def test_an_instruction_with_only_or_just_is_not_a_result_that_falls_short(said):
+    assert "not_done" not in signals(ASK, DONE, ("user", said))
