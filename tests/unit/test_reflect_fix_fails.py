@@ -15,6 +15,7 @@ import pytest
 from kg.core.errors import RulesError
 from kg.reflect import load_rules
 from kg.reflect.detect import learnings, turn_signals
+from kg.reflect.lesson import phrase
 from kg.reflect.parse import Transcript, Turn
 
 RULES_PATH = Path(__file__).resolve().parents[2] / "rules" / "reflect.toml"
@@ -200,3 +201,17 @@ def test_a_reply_that_ends_announcing_a_step_it_never_took_stopped(prev):
                                   "debug logs should only appear when --debug is given"])
 def test_an_instruction_with_only_or_just_is_not_a_result_that_falls_short(said):
     assert "not_done" not in signals(ASK, DONE, ("user", said))
+
+
+def test_a_flag_or_path_holding_verify_is_not_a_doubt():
+    assert "are_you_sure" not in signals(ASK, DONE, ("user", "commit it with --no-verify"))
+    assert "are_you_sure" not in signals(ASK, DONE, ("user", "run scripts/verify.sh next"))
+    assert "are_you_sure" in signals(ASK, DONE, ("user", "please verify the menu renders once"))
+
+
+@pytest.mark.parametrize(("said", "lesson"), [
+    ("the solution was to run git commit with --no-verify", "Run git commit with --no-verify"),
+    ("what fixed it was pinning numpy to 1.26", "Pinning numpy to 1.26"),
+])
+def test_a_fix_the_user_found_is_the_lesson(said, lesson):
+    assert phrase("correction", [said], said, RULES.lessons)[0] == lesson
