@@ -2,11 +2,24 @@
 hand before any detector change of its landing; scored once, at the end, this tree beside another.
 
     .venv/bin/python bench/reflect_heldout.py --show               # the turns to label, with the agent's turns around
-    .venv/bin/python bench/reflect_heldout.py --set p18 --data /work/heldout18/raw --score --baseline /work/main
+    .venv/bin/python bench/reflect_heldout.py --set p19 --data /work/heldout19/raw --score --baseline /work/main
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
-p18 (tests/data/heldout_p18.jsonl, held out; the rule fixed 2026-12-03 21:47 UTC before a turn of it was read, by a
+p19 (tests/data/heldout_p19.jsonl, held out; the rule fixed 2026-12-04 03:04 UTC before a turn of it was read, by an
+annotator who read no detector code): `.specstory/history/*.md` files of public repositories (Cursor and Claude Code
+chats saved by SpecStory; never a "chat_sample" file of p17/p18, nor shared data), repositories in the order the
+library lists those named "specstory", their history files in name order, at most 3 a repository (amended at 03:11
+from 6, for time: a verbatim copy costs ~40 s per 16,000 characters), whole files, every user turn, until ~200 turns
+or the deadline; saved verbatim under --data (default /work/heldout19/raw) as <owner>__<repo>__<file>. Labelled by
+03:57 UTC, before any detector ran on them: 8 files of 4 repositories (specstoryai/getspecstory 3, warnes/getspecstory
+3, specstoryai/2025-02-Reddit-BMA 1, specstoryai/tnyOffice 1; ai-data-grid lists no history file), 98 user turns, all
+English: 26 corrections, 4 knowledge gaps, 2 preferences, 70 with nothing to learn; stopped by the clock. Judgement
+calls as p15-p18; Claude Code's shell echoes, /exit and interrupt markers read as user turns are labelled nothing.
+Scored once, at the end of the nineteenth-set work (its detector changes were made reading p17 and p18):
+correction 0.87 / 0.50 / 0.63 (main before them 0.86 / 0.46 / 0.60), 4.3 false alarms per 100 quiet turns (both).
+
+p18 (tests/data/heldout_p18.jsonl, held out until p19, development data now; the rule fixed 2026-12-03 21:47 UTC before a turn of it was read, by a
 second annotator working beside p17's): the same library's chat samples from the highest number down, skipping any
 number p17 had taken (checked before reading each), never below 050, whole files, every user turn, until ~200 turns,
 050 or the deadline; saved verbatim under --data (default /work/heldout18/raw). Labelled by 22:17 UTC, before any
@@ -96,14 +109,15 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p18": REPO / "tests" / "data" / "heldout_p18.jsonl",
+SETS = {"p19": REPO / "tests" / "data" / "heldout_p19.jsonl",
+        "p18": REPO / "tests" / "data" / "heldout_p18.jsonl",
         "p17": REPO / "tests" / "data" / "heldout_p17.jsonl",
         "p16": REPO / "tests" / "data" / "heldout_p16.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p18"
+OUTSIDE = {"p19": Path("/work/heldout19/raw"), "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
+HELD_OUT = "p19"
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
