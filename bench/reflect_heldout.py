@@ -19,7 +19,8 @@ calls as p15-p18; Claude Code's shell echoes, /exit and interrupt markers read a
 Scored once, at the end of the nineteenth-set work (its detector changes were made reading p17 and p18):
 correction 0.87 / 0.50 / 0.63 (main before them 0.86 / 0.46 / 0.60), 4.3 false alarms per 100 quiet turns (both).
 
-p18 (tests/data/heldout_p18.jsonl, held out until p19, development data now; the rule fixed 2026-12-03 21:47 UTC before a turn of it was read, by a
+p18 (tests/data/heldout_p18.jsonl, held out until p19, development data now; the rule fixed 2026-12-03 21:47 UTC
+before a turn of it was read, by a
 second annotator working beside p17's): the same library's chat samples from the highest number down, skipping any
 number p17 had taken (checked before reading each), never below 050, whole files, every user turn, until ~200 turns,
 050 or the deadline; saved verbatim under --data (default /work/heldout18/raw). Labelled by 22:17 UTC, before any
