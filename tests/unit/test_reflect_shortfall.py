@@ -58,3 +58,31 @@ def test_a_step_stopped_as_not_needed_redirects_the_agent():
     sigs = turn_signals(t, RULES)[3]
     assert "not_asked" in sigs and "redirect_after_interrupt" in sigs
     assert "correction" in {f.category for f in learnings(t, RULES) if f.turn == 3}
+
+
+def test_praise_with_a_problem_after_the_claim_is_a_correction():
+    t = transcript(ASK, DONE, ("user", "nice, almost there. the export doesn't let me pick a folder"))
+    sigs = turn_signals(t, RULES)[2]
+    assert "praise" in sigs and "fault_after_praise" in sigs
+    assert "correction" in {f.category for f in learnings(t, RULES) if f.turn == 2}
+
+
+@pytest.mark.parametrize("said", ["nice, that works. now add a print button next to it",
+                                  "great job! can you also handle the empty report case?"])
+def test_praise_and_the_next_request_is_not_a_correction(said):
+    t = transcript(ASK, DONE, ("user", said))
+    assert "fault_after_praise" not in turn_signals(t, RULES)[2]
+    assert "correction" not in {f.category for f in learnings(t, RULES) if f.turn == 2}
+
+
+@pytest.mark.parametrize("prev", [
+    "I added logging around the request and the render. Try exporting a report and check the console.",
+    "The handler now writes the file. Test it again with the big report.",
+])
+def test_an_agent_ending_by_telling_the_user_to_try_hands_the_work_back(prev):
+    assert "hands_back" in turn_signals(transcript(ASK, ("assistant", prev), ("user", "ok")), RULES)[2]
+
+
+def test_telling_the_user_to_try_mid_reply_is_not_handing_back():
+    prev = "Try exporting first. I checked the handler: it writes the file to the temp folder."
+    assert "hands_back" not in turn_signals(transcript(ASK, ("assistant", prev), ("user", "ok")), RULES)[2]
