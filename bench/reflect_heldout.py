@@ -16,7 +16,8 @@ order. Labelled by 04:22 UTC: 29 files of 15 repositories (Cursor, Claude Code, 
 p19 tuning: correction 0.64 / 0.39 / 0.49, 9.2 false alarms per 100 quiet turns, Chinese corrections 0 of 5; the
 same, turn for turn, as main before this landing's detector changes (e5b20b0) and before the p19 tuning (0f23780).
 
-p19 (tests/data/heldout_p19.jsonl, held out until p20, development data now; the rule fixed 2026-12-04 03:04 UTC before a turn of it was read, by an
+p19 (tests/data/heldout_p19.jsonl, held out until p20, development data now; the rule fixed 2026-12-04 03:04 UTC
+before a turn of it was read, by an
 annotator who read no detector code): `.specstory/history/*.md` files of public repositories (Cursor and Claude Code
 chats saved by SpecStory; never a "chat_sample" file of p17/p18, nor shared data), repositories in the order the
 library lists those named "specstory", their history files in name order, at most 3 a repository (amended at 03:11
