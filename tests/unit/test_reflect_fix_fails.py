@@ -7,8 +7,6 @@ Every turn here is written for the test, none is taken from a labelled transcrip
 from __future__ import annotations
 
 import copy
-import tomllib
-from pathlib import Path
 
 import pytest
 
@@ -16,16 +14,7 @@ from kg.core.errors import RulesError
 from kg.reflect import load_rules
 from kg.reflect.detect import learnings, turn_signals
 from kg.reflect.lesson import phrase
-from kg.reflect.parse import Transcript, Turn
-
-RULES_PATH = Path(__file__).resolve().parents[2] / "rules" / "reflect.toml"
-RAW = tomllib.loads(RULES_PATH.read_text(encoding="utf-8"))
-RULES = load_rules(RAW)
-
-
-def transcript(*turns: tuple[str, str]) -> Transcript:
-    return Transcript("text", tuple(Turn(i, role, text, position=f"turn {i + 1}")
-                                    for i, (role, text) in enumerate(turns)))
+from tests.unit.test_reflect_signals import RAW, RULES, transcript
 
 
 def signals(*turns: tuple[str, str]) -> tuple[str, ...]:

@@ -6,24 +6,10 @@ written for the test, none is taken from a labelled transcript."""
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
-
 import pytest
 
-from kg.reflect import load_rules
 from kg.reflect.detect import learnings, turn_signals
-from kg.reflect.parse import Transcript, Turn
-
-RULES = load_rules(tomllib.loads((Path(__file__).resolve().parents[2] / "rules" / "reflect.toml")
-                                 .read_text(encoding="utf-8")))
-
-
-def transcript(*turns: tuple) -> Transcript:
-    return Transcript("text", tuple(Turn(i, t[0], t[1], tool_name=t[2] if len(t) > 2 else None,
-                                         tool_input=t[3] if len(t) > 3 else None, position=f"turn {i + 1}")
-                                    for i, t in enumerate(turns)))
-
+from tests.unit.test_reflect_signals import RULES, transcript
 
 ASK = ("user", "add an export button to the report toolbar")
 DONE = ("assistant", "I've added the export button to the toolbar. It should work correctly now.")
