@@ -5,7 +5,8 @@ For each size a seed-style trail (`memory/.learning-trail.json` and `.learnings/
 about one entry in three carrying one of n/20 pattern keys) is written and imported with `kg import trail`;
 the workspace is cached under bench/results/scale-N/ (gitignored) and reused by later runs. Each command is
 run as its own process (`kg ...`) several times: the table gives the median wall time and the peak resident
-memory (the process's own, from wait4), and the growth factor from the size 10x smaller. Reads are answered
+memory (the process's own, from wait4), and the growth factor from the size 10x smaller; each run goes round
+every size and both kgs, so a load that changes during the run hits them alike. Reads are answered
 by the workspace's read server (started by the first read, as for an agent); its peak memory is its own row,
 and the CPU it spent on each read (from /proc, median) is the command's "(server CPU s)" row: on a shared
 machine wall time mostly measures the queue for a core. The server keeps answers that only a write changes, so
@@ -325,6 +326,7 @@ def main() -> None:
     base_env = {**os.environ}
     base_env.pop("PYTHONDONTWRITEBYTECODE", None)
     results: dict[str, dict[int, tuple[float, float]]] = {}
+    sizes: dict[int, tuple[dict[str, str], Path, Path | None]] = {}  # size -> (env, workspace, baseline's)
     floor = [str(REPO / ".venv" / "bin" / "python"), "-c", "pass"]
     for n in args.sizes:
         env = {**base_env, "KG_NOW": moment(n)}
@@ -372,32 +374,45 @@ def main() -> None:
                     continue
                 cycle_row(results, f"kg cycle --dry-run (first){tag}", n, [kg, "-w", str(where), "cycle",
                                                                               "--dry-run"], env)
-        for name, argv in COMMANDS:
-            runs = [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base and base.exists() else [])
+        sizes[n] = (env, root, base)
+    if args.build_only:
+        return
+    # Every size's reads in one loop, each run going round the sizes (and both kgs): the machine's load over the
+    # run hits every size alike, so the growth factors compare like with like (measured one size after another,
+    # a load that rose between two sizes read as growth: 10k->100k search 1.40 on a quiet machine, 2.05 while
+    # helpers' tests ran, the same tree).
+    for name, argv in COMMANDS:
+        runs = []  # (size, tag, kg, workspace, env)
+        for n, (env, root, base) in sizes.items():
+            runs.append((n, "", KG, root, env))
+            if base and base.exists():
+                runs.append((n, " [baseline]", args.baseline, base, env))
             if name != "log" and not args.no_cold:  # this kg's server, each read as the first after a write
-                runs.append((" (cold)", KG, root))
+                runs.append((n, " (cold)", KG, root, env))
                 if base and base.exists():  # and the baseline's, in the same loop (it honours KG_READ_CACHE since
-                    runs.append((" [baseline] (cold)", args.baseline, base))  # the read cache's landing)
-            for _, kg, where in runs:
-                measure([kg, "-w", str(where), *argv], env)  # warm the page cache; migrate; drain
-            samples: dict[str, list] = {tag: [] for tag, _, _ in runs}
-            cpus: dict[str, list] = {tag: [] for tag, _, _ in runs}
-            served: dict[str, list] = {tag: [] for tag, _, _ in runs}
-            pids = {tag: server_pid(kg, where, env) for tag, kg, where in runs}
-            for _ in range(args.runs):  # interleaved: the machine's load hits both alike
-                for tag, kg, where in runs:
-                    before = cpu_of(pids[tag])
-                    samples[tag].append(measure([kg, "-w", str(where), *argv],
-                                                {**env, "KG_READ_CACHE": "0"} if tag.endswith(" (cold)") else env))
-                    cpus[tag].append(LAST_CPU[0])
-                    served[tag].append(cpu_of(pids[tag]) - before)
-            for tag, _, _ in runs:
-                results.setdefault(f"kg {name}{tag}", {})[n] = (statistics.median(s[0] for s in samples[tag]),
-                                                               max(s[1] for s in samples[tag]))
-                results.setdefault(f"kg {name}{tag} (CPU s)", {})[n] = (statistics.median(cpus[tag]), float("nan"))
-                if name != "log":  # a read the server answered: the CPU it spent on it
-                    results.setdefault(f"kg {name}{tag} (server CPU s)", {})[n] = (
-                        statistics.median(served[tag]), float("nan"))
+                    runs.append((n, " [baseline] (cold)", args.baseline, base, env))  # the read cache's landing)
+        for _, _, kg, where, env in runs:
+            measure([kg, "-w", str(where), *argv], env)  # warm the page cache; migrate; drain
+        samples: dict[tuple[int, str], list] = {(n, tag): [] for n, tag, *_ in runs}
+        cpus: dict[tuple[int, str], list] = {(n, tag): [] for n, tag, *_ in runs}
+        served: dict[tuple[int, str], list] = {(n, tag): [] for n, tag, *_ in runs}
+        pids = {(n, tag): server_pid(kg, where, env) for n, tag, kg, where, env in runs}
+        for _ in range(args.runs):  # interleaved: the machine's load hits every size and both kgs alike
+            for n, tag, kg, where, env in runs:
+                before = cpu_of(pids[n, tag])
+                samples[n, tag].append(measure([kg, "-w", str(where), *argv],
+                                               {**env, "KG_READ_CACHE": "0"} if tag.endswith(" (cold)") else env))
+                cpus[n, tag].append(LAST_CPU[0])
+                served[n, tag].append(cpu_of(pids[n, tag]) - before)
+        for n, tag, *_ in runs:
+            results.setdefault(f"kg {name}{tag}", {})[n] = (statistics.median(s[0] for s in samples[n, tag]),
+                                                           max(s[1] for s in samples[n, tag]))
+            results.setdefault(f"kg {name}{tag} (CPU s)", {})[n] = (statistics.median(cpus[n, tag]), float("nan"))
+            if name != "log":  # a read the server answered: the CPU it spent on it
+                results.setdefault(f"kg {name}{tag} (server CPU s)", {})[n] = (
+                    statistics.median(served[n, tag]), float("nan"))
+    for n, (env, root, base) in sizes.items():
+        cycles = [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base else [])
         results.setdefault("python start-up, no kg (floor)", {})[n] = (
             statistics.median(measure(floor, env)[0] for _ in range(args.runs)), float("nan"))
         for tag, kg, where in [("", KG, root)] + ([(" [baseline]", args.baseline, base)] if base and base.exists()
@@ -422,8 +437,6 @@ def main() -> None:
                 if where and where.exists():
                     subprocess.run([KG, "-w", str(where), "serve", "stop"], capture_output=True, env=env)
                     subprocess.run(["rm", "-rf", str(where)], check=True)
-    if args.build_only:
-        return
     header = ["command"]
     for n in args.sizes:
         header += [f"{n:,} s", "MB"] + (["x/10x"] if n != args.sizes[0] else [])
