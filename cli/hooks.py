@@ -122,6 +122,12 @@ def session_start(
         brief = hooks.session_start_brief(workspace(ctx), now_of(ctx, now), message, budget,
                                           start_session=start_session, source=runtime or "kg", write=write,
                                           transcript=_replayed(payload), key=_key(runtime, runtime_session, payload))
+        if runtime == "claude-code" and start_session:  # this window's logs go to this window's session
+            from kg.runtimes.session_env import export_session
+
+            problem = export_session(brief.get("session"))
+            if problem:
+                note(problem)
     if runtime in HOOK_JSON and not as_json:
         emit(hooks.claude_context(brief), True)
     else:
