@@ -38,7 +38,9 @@ Connects OpenClaw to kaizen-kg, the learning memory kept in the kg workspace.
 
 - **agent:bootstrap**: adds kg's brief (pending high-priority items, verifications due, patterns ready for
   promotion, proposals waiting, the watch list) to the agent's AGENTS.md context. It uses the brief kg saved
-  in `memory/.hook-context.txt` and refreshes it in the background (the first time, it waits for kg).
+  in `memory/.hook-context.txt` and refreshes it in the background (the first time, it waits for kg; right
+  after /new or /reset it waits up to 5 s for the ending session's answer and asks kg for the new session's
+  brief, so the agent is not shown the ended session's).
 - **command:new / command:reset / command:stop / session:end**: runs `kg hook session-end` on the session's
   transcript in the background (the entry's `sessionFile`, else
   `~/.openclaw/agents/<agentId>/sessions/<sessionId>.jsonl` or its `.reset.` archive): the corrections, errors
@@ -50,7 +52,8 @@ Connects OpenClaw to kaizen-kg, the learning memory kept in the kg workspace.
   sessionId: an end ends the session started for the id it names, even after the next session started.
 - **gateway:startup**: refreshes `memory/.hook-context.txt`.
 
-The handler never waits for kg except for the very first brief: kg runs detached, so the gateway is not held up
+The handler never waits for kg except for the very first brief and a bootstrap right after a session end: kg
+runs detached, so the gateway is not held up
 (`KG_HOOK_WAIT=1` makes it wait, to see kg's errors while debugging).
 
 ## Requirements
@@ -73,6 +76,7 @@ const WORKSPACE = process.env.KG_WORKSPACE || %(ws)s;
 const BRIEF = path.join(WORKSPACE, "memory", ".hook-context.txt");
 const FIRST_BRIEF_MS = 10000;
 const HAND_OVER_MS = 30000;
+const AFTER_END_MS = 5000;
 const SAFE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 function args(rest) {
@@ -84,6 +88,8 @@ function args(rest) {
 // the next run's bootstrap come back to back, and a start that ran first went on with the old session, which
 // the late end then closed.
 let handedOver = Promise.resolve();
+// Session ends started and not yet answered.
+let endsInFlight = 0;
 
 // Run kg in its own process group, not waited for: the handler returns at once. (KG_HOOK_WAIT=1 waits for it,
 // to see its errors while debugging a hook.) Settles once kg is started; `answered`, once it has exited.
@@ -110,9 +116,11 @@ function detached(rest, answered = () => {}) {
 function sessionEnd(rest) {
   const before = handedOver;
   let answered;
+  endsInFlight += 1;
   handedOver = new Promise((resolve) => {
-    answered = resolve;
-    const timer = setTimeout(resolve, HAND_OVER_MS);
+    let done = false;
+    answered = () => { if (!done) { done = true; endsInFlight -= 1; } resolve(); };
+    const timer = setTimeout(answered, HAND_OVER_MS);
     if (timer.unref) timer.unref();
   });
   const started = before.then(() => detached(rest, answered));
@@ -137,6 +145,14 @@ async function briefNow(id) {
         if (err) { console.error(`kaizen-kg: ${err.message}`); resolve(null); return; }
         try { resolve(JSON.parse(stdout).text); } catch { resolve(null); }
       });
+  });
+}
+
+// Whether `promise` settles within `ms`.
+function settledWithin(promise, ms) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms); // (not unref'd: the handler is awaiting it)
+    promise.then(() => { clearTimeout(timer); resolve(true); });
   });
 }
 
@@ -195,12 +211,18 @@ const handler = async (event) => {
     const ctx = event.context || {};
     const key = `${event.type}:${event.action}`;
     if (key === "agent:bootstrap") {
-      let text = existsSync(BRIEF) ? readFileSync(BRIEF, "utf8") : null;
       const id = sessionIdOf(ctx);
-      if (text) {
-        await afterEnds(naming(["hook", "session-start", "--start-session", "--write"], id));
-      } else {
-        text = await briefNow(id);
+      // Right after /new or /reset the saved brief is the ended session's (its id, not the errors its end just
+      // logged): when that end answers within AFTER_END_MS, the brief is asked for now, for the session this run
+      // logs into; else the saved one, and the start goes on in the background as for any bootstrap.
+      let text = endsInFlight > 0 && await settledWithin(handedOver, AFTER_END_MS) ? await briefNow(id) : null;
+      if (!text) {
+        text = existsSync(BRIEF) ? readFileSync(BRIEF, "utf8") : null;
+        if (text) {
+          await afterEnds(naming(["hook", "session-start", "--start-session", "--write"], id));
+        } else {
+          text = await briefNow(id);
+        }
       }
       if (text) addToBootstrap(ctx, text.trim());
     } else if (key === "gateway:startup") {
