@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 import typer
 from kg.cli.common import JsonOpt, NowOpt, emit, errors, fail, now_of, workspace
+
+from kg.core import clock
+from kg.core.errors import UsageError
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say what would change; write nothing.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Rewrite kg blocks even where a human edited inside "
@@ -138,11 +142,30 @@ def _render_verify(d: dict[str, Any]) -> str:
 
 
 # -- commands -------------------------------------------------------------------------------------------------
-def cycle(ctx: typer.Context, dry_run: DryRunOpt = False, force: ForceOpt = False, now: NowOpt = None,
-          as_json: JsonOpt = False) -> None:
+def _not_a_future_day(at: datetime) -> None:
+    """A cycle that writes, at a time past the machine's clock, is refused (QA pass: a mistyped `--now 2099-01-01`
+    marked every entry stale and won't-fix, and no later cycle at the real time gives that back)."""
+    wall = datetime.now().replace(microsecond=0)
+    if at > wall + FUTURE_SLACK:
+        raise UsageError(f"--now {at:%Y-%m-%d %H:%M} is {(at - wall).days} day(s) after this machine's clock "
+                         f"({wall:%Y-%m-%d %H:%M}): a cycle then decays and expires everything not reinforced by "
+                         "that day, and a later cycle does not undo it. Check the date; `kg cycle --dry-run` shows "
+                         "what it would do; add --future to run at that day on purpose.")
+
+
+FutureOpt = Annotated[bool, typer.Option("--future", help="Run at a --now / KG_NOW more than a day after this "
+                                                          "machine's clock (a future day replayed on purpose).")]
+FUTURE_SLACK = timedelta(days=1)
+
+
+def cycle(ctx: typer.Context, dry_run: DryRunOpt = False, force: ForceOpt = False, future: FutureOpt = False,
+          now: NowOpt = None, as_json: JsonOpt = False) -> None:
     """Verify, revert, decay, settle conflicts, promote, export — the periodic job. Idempotent."""
     with errors():
-        report = _api().cycle(workspace(ctx), now_of(ctx, now), dry_run, force=force)
+        at = now_of(ctx, now)
+        if at and not dry_run and not future:
+            _not_a_future_day(clock.now(at))
+        report = _api().cycle(workspace(ctx), at, dry_run, force=force)
     emit(report.as_dict(), as_json, _render_cycle)
 
 

@@ -78,7 +78,7 @@ def test_pin_and_reinforce(run_kg):
     r = run_kg(f"reinforce {eid} --now 2026-03-05T11:00")
     assert r.stdout == f"💪 {eid} reinforced at 2026-03-05T11:00:00 (high, pending)\n"
     assert run_kg(f"pin {eid}").stdout == f"📌 {eid} pinned\n"
-    run_kg("cycle --now 2027-01-01T10:00")
+    run_kg("cycle --now 2027-01-01T10:00 --future")
     shown = run_kg(f"show {eid} --json").json["node"]
     assert (shown["priority"], shown["stale"], shown["status"]) == ("high", False, "pending")
 
@@ -96,3 +96,15 @@ def test_why_with_now_after_the_line(run_kg):
     assert r.exit_code == 2
     assert r.stderr.startswith("Error: kg did not write this line")
     assert r.stdout.startswith("not found: - nobody wrote this\n")
+
+
+def test_a_cycle_at_a_mistyped_future_day_is_refused(run_kg):
+    """(QA pass) `kg cycle --now 2099-01-01` marked every entry stale and won't-fix for good; a later cycle at the
+    real time gave nothing back. Refused now, unless --future says the day is meant; a dry run shows it."""
+    eid = run_kg("log error 'disk full' --json").json["id"]
+    r = run_kg("cycle --now 2099-01-01")
+    assert r.exit_code == 2 and "after this machine's clock" in r.stderr and "--future" in r.stderr
+    assert run_kg(f"show {eid} --json").json["node"]["status"] == "pending"
+    assert run_kg("cycle --now 2099-01-01 --dry-run").exit_code == 0
+    assert run_kg("cycle --future --now 2099-01-01").exit_code == 0
+    assert run_kg(f"show {eid} --json").json["node"]["stale"] is True
