@@ -97,7 +97,9 @@ def prepare(policy: Policy, redactor: Any, kind: str, summary: str, *, now: date
     status = choice(fields.pop("status", None), policy.statuses, "status")
     out["status"] = status or "pending"
     if fields:
-        raise UsageError(f"unknown field(s): {', '.join(sorted(fields))}")
+        known = [*TEXT_FIELDS, *CHOICE_FIELDS, "area", "pattern_key", "files", "tags", "status"]
+        raise UsageError(f"unknown field(s): {', '.join(sorted(fields))}; an entry takes kind, summary, "
+                         f"{', '.join(known)} (error_text is `kg log --error`)")
     # Closed vocabularies (kind, priority, status, ...) were checked against the rules and cannot hold a
     # secret; every free-text field was redacted above, before it was cleaned, cut or lowercased.
     redacted = out

@@ -28,6 +28,8 @@ from kg.memory import logs as files
 THREAD_REASON = "the next turn of the conversation"  # the reason on a thread's `led_to` (kg/ingest/apply.py)
 
 _KNOWN = ("kind", "summary", "at", "session")
+# A field may be named as `kg log`'s flag is (`error`, `pattern-key`), as the README says any `kg log` field works
+_FIELD_OF = {"error": "error_text"}
 
 
 @dataclass
@@ -78,7 +80,7 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
     prepared = []
     for number, raw in enumerate(items, 1):
         try:
-            item = dict(raw)
+            item = {_FIELD_OF.get(k, k.replace("-", "_")) if isinstance(k, str) else k: v for k, v in raw.items()}
             at = _at(item["at"]) if item.get("at") else base
             sid = paths.check_name(item["session"], "session id") if item.get("session") else default_session
             kind = item.get("kind") or "learning"
