@@ -122,3 +122,16 @@ def test_openclaw_force_puts_kg_s_handler_back(ws, run_kg):
     kept = run_kg("uninstall openclaw")
     assert "or run `kg uninstall openclaw --force`" in kept.stderr and handler.exists()
     assert run_kg("uninstall openclaw --force").exit_code == 0 and not (ws.root / "hooks").exists()
+
+
+def test_codex_force_rewrites_an_edited_agents_block(ws, run_kg):
+    """Codex's marked blocks answered the question already (flagged and kept); --force is their way back too."""
+    run_kg("install codex")
+    agents = ws.root / "AGENTS.md"
+    ours = agents.read_text(encoding="utf-8")
+    agents.write_text(ours.replace("Please:", "Please, always:"), encoding="utf-8")
+    res = run_kg("install codex")
+    assert ("AGENTS.md: kg's block was left as it is: a human edited inside the kg block; move the text outside the "
+            "markers, or run `kg install codex --force`") in res.stderr
+    assert "Please, always:" in agents.read_text(encoding="utf-8")
+    assert run_kg("install codex --force").exit_code == 0 and agents.read_text(encoding="utf-8") == ours
