@@ -165,9 +165,10 @@ class _Plan:
     """The changes of one install or uninstall. Every file an install writes is recorded with its bytes before
     (`memory/.kg/installs.json`, by absolute path), so that uninstall can put those bytes back."""
 
-    def __init__(self, ws: Any, project: Path, dry_run: bool, force: bool = False):
+    def __init__(self, ws: Any, project: Path, dry_run: bool, force: bool = False, again: str = ""):
         self.ws, self.project, self.dry_run, self.changes = ws, project, dry_run, []
         self.force = force  # kg's parts a person edited are rewritten (install) or taken out (uninstall) all the same
+        self.again = again  # the command that does so, for the notes
         self.notes: list[str] = []
         self.record_path = Path(ws.memory) / ".kg" / "installs.json"
         try:
@@ -190,8 +191,8 @@ class _Plan:
         last = ((self.record.get(runtime) or {}).get(str(path)) or {}).get("after") if runtime else None
         if keep_edited and not self.force and old is not None and last is not None and old not in (last, text):
             self.changes.append(Change(self.rel(path), "unchanged", f"{detail}: kept, edited since kg wrote it"))
-            self.notes.append(f"{self.rel(path)} was edited since kg wrote it: kept; `kg install {runtime} --force` "
-                              "puts kg's back (your edit is lost)")
+            self.notes.append(f"{self.rel(path)} was edited since kg wrote it: kept; `{self.again}` puts kg's back "
+                              "(your edit is lost)")
             return
         if runtime:
             files = self.record.setdefault(runtime, {})
@@ -236,12 +237,12 @@ class _Plan:
                 blocks.apply(path, blocks.SyncPlan("update", entry["before"], None, ""))
         return True
 
-    def agents_block(self, path: Path, body: str | None, runtime: str | None, force_cmd: str) -> None:
+    def agents_block(self, path: Path, body: str | None, runtime: str | None) -> None:
         """Write (or, with None, take out) kg's AGENTS.md block through the block editor."""
         key = f"{self.rel(path)}#{AGENTS_BLOCK}"
         state = blocks.load_states(self.ws.kg_dir).get(key) or {}
         old = blocks.read(path)
-        sync = agents_plan(old, body, state, force=self.force, fix=f"run `{force_cmd}`")
+        sync = agents_plan(old, body, state, force=self.force, fix=f"run `{self.again}`")
         if sync.action == "flag":
             self.notes.append(f"{self.rel(path)}: kg's block was left as it is: {sync.reason}")
             self.changes.append(Change(self.rel(path), "unchanged", f"flagged: {sync.reason}"))
@@ -258,7 +259,7 @@ class _Plan:
             blocks.save_state(self.ws.kg_dir, key, {"hash": sync.hash, "glue": sync.glue, "created_file": created}
                               if body is not None and sync.hash else None)
 
-    def codex_config(self, path: Path, argv: list[str] | None, runtime: str | None, force_cmd: str) -> None:
+    def codex_config(self, path: Path, argv: list[str] | None, runtime: str | None) -> None:
         """Bring kg's blocks in .codex/config.toml to what an install (`runtime`) wants, or take them out
         (None), through the block editor (`kg/runtimes/codex_toml.py`)."""
         rel = self.rel(path)
@@ -266,7 +267,7 @@ class _Plan:
         mine = {name: states.get(f"{rel}#{name}") or {} for name in codex_toml.NAMES}
         old = blocks.read(path)
         new, plans, notes = codex_toml.sync(old, argv, mine, install=runtime is not None, force=self.force,
-                                            fix=f"{codex_toml.FIX}, or run `{force_cmd}`")
+                                            fix=f"{codex_toml.FIX}, or run `{self.again}`")
         self.notes += [f"{rel}: {note}" for note in notes]
         if runtime is not None:
             self.write(path, new or "", "features.hooks" + (f" and MCP server {SERVER_NAME!r}" if argv else "")
@@ -354,14 +355,14 @@ def _again(verb: str, runtime: str, project: str | Path | None, *flags: str) -> 
     return _shell(["kg", verb, runtime, *where, *flags])
 
 
-def _write_hooks(plan: _Plan, path: Path, runtime: str, entries: dict[str, Any], detail: str, force_cmd: str) -> None:
+def _write_hooks(plan: _Plan, path: Path, runtime: str, entries: dict[str, Any], detail: str) -> None:
     """kg's current hook entries in a settings file, but for those a person edited since kg wrote them: kept where
     and as they are, with a note (an unedited one is brought to the current; others' entries are not touched)."""
     settings = _read_json(path)
     edited = {} if plan.force else edited_hooks(settings, runtime, plan.wrote_hooks(runtime, path), entries)
     for name, what in edited.items():
         plan.notes.append(f"{plan.rel(path)}: kg's {name.split()[0]} hook was edited since kg wrote it ({what}): "
-                          f"kept; `{force_cmd}` puts kg's back (your edit is lost)")
+                          f"kept; `{plan.again}` puts kg's back (your edit is lost)")
     if edited:
         detail += f"; kept as you edited: {', '.join(name.split()[0] for name in edited)}"
     plan.write(path, _dump(merge_hooks(settings, entries, runtime, frozenset(edited))), detail, runtime,
@@ -378,8 +379,8 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
         raise UsageError("--shared is for claude-code (its committed .claude/settings.json); drop it for "
                          f"{runtime}")
     root = _project(ws, project)
-    plan = _Plan(ws, root, dry_run, force)
     again = _again("install", runtime, project, *(["--shared"] if shared else []), "--force")
+    plan = _Plan(ws, root, dry_run, force, again)
     mcp_argv = _argv(ws, kg_bin, "mcp", shared=shared) if mcp_available() else None
     if mcp_argv is None and runtime != "openclaw":
         plan.notes.append(MCP_MISSING)
@@ -392,8 +393,7 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
             plan.notes.append(f"kg's hooks moved from {plan.rel(other)} to {plan.rel(path)}: Claude Code runs "
                               "the hooks of both files, so kg's would have run twice")
         _write_hooks(plan, path, runtime, hook_entries(ws, runtime, kg_bin, shared=shared),
-                     "hooks: SessionStart (brief), SessionEnd (reflect + summary), PostToolUseFailure (log errors)",
-                     again)
+                     "hooks: SessionStart (brief), SessionEnd (reflect + summary), PostToolUseFailure (log errors)")
         if mcp_argv:
             mcp = root / ".mcp.json"
             plan.write(mcp, _dump(merge_mcp(_read_json(mcp), mcp_argv)), f"MCP server {SERVER_NAME!r} (`kg mcp`)",
@@ -415,10 +415,9 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
                "If the OpenClaw workspace is not this folder, install with --project <openclaw workspace>."]
     else:
         _write_hooks(plan, root / ".codex" / "hooks.json", runtime, hook_entries(ws, runtime, kg_bin),
-                     "hooks: SessionStart (brief), Stop (reflect, always exit 0), SessionEnd (reflect + summary)",
-                     again)
-        plan.codex_config(root / ".codex" / "config.toml", mcp_argv, runtime, again)
-        plan.agents_block(root / "AGENTS.md", AGENTS_BODY.format(kg=_shell(_argv(ws, kg_bin))), runtime, again)
+                     "hooks: SessionStart (brief), Stop (reflect, always exit 0), SessionEnd (reflect + summary)")
+        plan.codex_config(root / ".codex" / "config.toml", mcp_argv, runtime)
+        plan.agents_block(root / "AGENTS.md", AGENTS_BODY.format(kg=_shell(_argv(ws, kg_bin))), runtime)
         nxt = [("Codex reads the project's .codex/ folder once the project is trusted; hooks run only once "
                 "trusted: review and trust kg's with Codex's `/hooks` command."),
                "Older Codex versions without hooks follow the AGENTS.md block."]
@@ -426,8 +425,8 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
     return plan.result(runtime, nxt)
 
 
-def _drop_claude_hooks(plan: _Plan, path: Path, runtime: str = "claude-code", kept: dict[str, Any] | None = None,
-                       force_cmd: str = "") -> bool:
+def _drop_claude_hooks(plan: _Plan, path: Path, runtime: str = "claude-code",
+                       kept: dict[str, Any] | None = None) -> bool:
     """Take kg's hooks out of a settings file: its bytes from before kg when it is as kg left it, else kg's
     entries only. With `kept` (uninstall), an entry a person edited since kg wrote it stays, with a note, and what
     kg wrote there goes into `kept` for the next install. Whether there was anything of kg's to take out."""
@@ -439,7 +438,7 @@ def _drop_claude_hooks(plan: _Plan, path: Path, runtime: str = "claude-code", ke
     edited = edited_hooks(settings, runtime, wrote, {}) if kept is not None and not plan.force else {}
     for name, what in edited.items():
         plan.notes.append(f"{plan.rel(path)}: kg's {name.split()[0]} hook was edited since kg wrote it ({what}): "
-                          f"kept; remove it by hand, or run `{force_cmd}`")
+                          f"kept; remove it by hand, or run `{plan.again}`")
     if edited and kept is not None:
         kept[str(path)] = {"hooks": wrote}
     new, removed = strip_hooks(settings, runtime, frozenset(edited))
@@ -455,15 +454,15 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
     marked block) is kept, with a note, unless `force`."""
     runtime = _check(runtime)
     root = _project(ws, project)
-    plan = _Plan(ws, root, dry_run, force)
     again = _again("uninstall", runtime, project, "--force")
+    plan = _Plan(ws, root, dry_run, force, again)
     kept: dict[str, Any] = {}  # the settings files whose edited kg entries stay: what kg wrote there
     if runtime in ("claude-code", "codex"):
         paths = ([_claude_settings(root, False), _claude_settings(root, True)] if runtime == "claude-code"
                  else [root / ".codex" / "hooks.json"])
         for path in paths:
             if path.exists():
-                _drop_claude_hooks(plan, path, runtime, kept, again)
+                _drop_claude_hooks(plan, path, runtime, kept)
     if runtime == "claude-code":
         mcp = root / ".mcp.json"
         if mcp.exists() and not plan.restore(runtime, mcp):
@@ -491,10 +490,10 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
         if cfg.exists() and plan.restore(runtime, cfg):
             plan.forget_blocks(cfg, codex_toml.NAMES)  # its bytes from before the install are back
         elif cfg.exists():
-            plan.codex_config(cfg, None, None, again)
+            plan.codex_config(cfg, None, None)
         agents = root / "AGENTS.md"
         if agents.exists() and not plan.restore(runtime, agents):
-            plan.agents_block(agents, None, None, again)
+            plan.agents_block(agents, None, None)
     plan.forget(runtime)
     if kept:
         plan.record[runtime] = kept
