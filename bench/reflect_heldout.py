@@ -224,7 +224,13 @@ def checked_texts(data: Path, labels: list[dict]) -> dict[tuple[str, int], str]:
         if not path.is_file():
             bad.append(f"{path}: missing")
             continue
-        users = {u.line: u.text for u in read_transcript(path).turns if u.role == "user"}
+        turns = read_transcript(path).turns
+        users = {u.line: u.text for u in turns if u.role == "user"}
+        # a turn labelled when the reader took it for the user's and now reads as the harness's (Claude Code's caveat,
+        # a sub-agent's prompt, saved by SpecStory): still the text that was labelled, and still a quiet turn
+        said = {u.line: u.text for u in turns if u.role == "system" and any(
+            lab["file"] == rel and lab["line"] == u.line for lab in labels)}
+        users.update(said)
         for lab in labels:
             if lab["file"] != rel:
                 continue

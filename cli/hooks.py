@@ -253,25 +253,30 @@ def install(ctx: typer.Context, runtime: RuntimeArg, dry_run: DryOpt = False, pr
                                                                   ".claude/settings.json (calling `kg` from PATH) "
                                                                   "instead of the personal settings.local.json.")]
             = False,
+            force: Annotated[bool, typer.Option("--force", help="Put kg's defaults back in what you edited of kg's "
+                                                                "(a hook entry's timeout, matcher or command, the "
+                                                                "OpenClaw hook's files, a marked block).")] = False,
             as_json: JsonOpt = False) -> None:
     """Wire kg into an agent runtime: hooks (session brief, reflection, error logging) and the MCP server (when
-    the `mcp` package is installed)."""
+    the `mcp` package is installed). Run again, it updates kg's parts and keeps those you edited (see --force)."""
     from kg.runtimes.integrations import install as run
 
     with errors():
-        done = run(workspace(ctx), runtime, dry_run, project=project, shared=shared)
+        done = run(workspace(ctx), runtime, dry_run, project=project, shared=shared, force=force)
     for line in done["notes"]:
         note(line)
     emit(done, as_json, _render_install)
 
 
 def uninstall(ctx: typer.Context, runtime: RuntimeArg, dry_run: DryOpt = False, project: ProjectOpt = None,
+              force: Annotated[bool, typer.Option("--force", help="Take out kg's parts you edited too (kept "
+                                                                  "otherwise).")] = False,
               as_json: JsonOpt = False) -> None:
-    """Remove exactly what `kg install` added for a runtime."""
+    """Remove exactly what `kg install` added for a runtime; the parts of kg's you edited stay (see --force)."""
     from kg.runtimes.integrations import uninstall as run
 
     with errors():
-        done = run(workspace(ctx), runtime, dry_run, project=project)
+        done = run(workspace(ctx), runtime, dry_run, project=project, force=force)
     for line in done["notes"]:
         note(line)
     emit(done, as_json, _render_install)

@@ -24,14 +24,15 @@ def upgrade_legacy(text: str) -> str:
             + blocks.END.format(name=AGENTS_BLOCK) + text[stop + len(LEGACY_END):])
 
 
-def agents_plan(text: str | None, body: str | None, state: dict[str, Any]) -> blocks.SyncPlan:
+def agents_plan(text: str | None, body: str | None, state: dict[str, Any], *, force: bool = False,
+                fix: str = "then run the command again") -> blocks.SyncPlan:
     """Bring AGENTS.md's kg block to `body` (None: take it out) through the block editor. Installing again
-    re-adds a block a person removed; an edit inside the block is flagged and kept."""
+    re-adds a block a person removed; an edit inside the block is flagged and kept, unless `force`."""
     text = upgrade_legacy(text) if text is not None else None
     present = text is not None and AGENTS_BLOCK in blocks.names(text)
     return blocks.plan_sync(text, AGENTS_BLOCK, body, expected_hash=(state.get("hash") or None) if present else None,
                             glue=str(state.get("glue") or ""), created_file=bool(state.get("created_file")),
-                            fix="then run the command again")
+                            force=force, fix=fix)
 
 
 AGENTS_BODY = """## kaizen-kg (learning memory)

@@ -89,10 +89,11 @@ def wanted(text: str, argv: list[str] | None) -> tuple[dict[str, tuple[str | Non
 
 
 def sync(text: str | None, argv: list[str] | None, states: Mapping[str, Mapping[str, Any]], *,
-         install: bool = True) -> tuple[str | None, dict[str, blocks.SyncPlan], list[str]]:
+         install: bool = True, force: bool = False,
+         fix: str = FIX) -> tuple[str | None, dict[str, blocks.SyncPlan], list[str]]:
     """The file with kg's blocks as an install (`install`) or uninstall wants them, the editor's plan for each
     block, and notes. `states` is what kg last wrote in each block (its hash and glue, by block name). A block a
-    person removed is added again by an install; one they edited is flagged and kept."""
+    person removed is added again by an install; one they edited is flagged and kept, unless `force`."""
     new = strip_legacy(text) if text is not None else None
     want, notes = wanted(new or "", argv) if install else ({n: (None, "") for n in NAMES}, [])
     plans: dict[str, blocks.SyncPlan] = {}
@@ -104,7 +105,7 @@ def sync(text: str | None, argv: list[str] | None, states: Mapping[str, Mapping[
         present = new is not None and name in blocks.names(new, blocks.TOML)
         plan = blocks.plan_sync(new, name, desired, expected_hash=(state.get("hash") or None) if present else None,
                                 glue=str(state.get("glue") or ""), created_file=bool(state.get("created_file")),
-                                section=section, fix=FIX, markers=blocks.TOML)
+                                section=section, force=force, fix=fix, markers=blocks.TOML)
         plans[name] = plan
         if plan.action == "flag":
             notes.append(f"kg's block {name} was left as it is: {plan.reason}")

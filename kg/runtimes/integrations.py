@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import re
 import shlex
 import shutil
 import sys
@@ -49,6 +48,7 @@ from kg.runtimes.agents_block import (
     agents_plan,
     upgrade_legacy,  # noqa: F401 - re-exported: imported from this module
 )
+from kg.runtimes.hook_settings import edited_hooks, merge_hooks, strip_hooks
 from kg.runtimes.openclaw_hook import OPENCLAW_MARK, SERVER_NAME, openclaw_handler, openclaw_hook_md
 
 RUNTIMES = ("claude-code", "openclaw", "codex")
@@ -93,11 +93,6 @@ def _shell(argv: list[str]) -> str:
     return " ".join(shlex.quote(a) for a in argv)
 
 
-def _marker(runtime: str) -> re.Pattern[str]:
-    return re.compile(r"\bhook (session-start|session-end|post-tool-use)\b.*--runtime " + re.escape(runtime)
-                      + r"(\s|$)")
-
-
 # -- JSON settings merging (pure) ------------------------------------------------------------------------------
 def hook_entries(ws: Any, runtime: str, kg_bin: str | None = None, *,
                  shared: bool = False) -> dict[str, list[dict[str, Any]]]:
@@ -130,50 +125,6 @@ def hook_entries(ws: Any, runtime: str, kg_bin: str | None = None, *,
             "SessionEnd": [group(None, end, 3)],
         }
     raise UsageError(f"no hook settings for runtime {runtime!r}")
-
-
-def strip_hooks(settings: dict[str, Any], runtime: str) -> tuple[dict[str, Any], int]:
-    """`settings` without kg's handlers for `runtime` (groups and events left empty by that go too). Pure."""
-    mark = _marker(runtime)
-    out = dict(settings)
-    hooks = settings.get("hooks")
-    if not isinstance(hooks, dict):
-        return out, 0
-    removed = 0
-    new_hooks: dict[str, Any] = {}
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            new_hooks[event] = groups
-            continue
-        kept_groups = []
-        for g in groups:
-            if not isinstance(g, dict) or not isinstance(g.get("hooks"), list):
-                kept_groups.append(g)
-                continue
-            kept = [h for h in g["hooks"] if not (isinstance(h, dict) and mark.search(str(h.get("command", ""))))]
-            removed += len(g["hooks"]) - len(kept)
-            if kept:
-                kept_groups.append({**g, "hooks": kept})
-            elif not g["hooks"]:
-                kept_groups.append(g)
-        if kept_groups or not groups:
-            new_hooks[event] = kept_groups
-    if new_hooks:
-        out["hooks"] = new_hooks
-    else:
-        out.pop("hooks", None)
-    return out, removed
-
-
-def merge_hooks(settings: dict[str, Any], entries: dict[str, list[dict[str, Any]]],
-                runtime: str) -> dict[str, Any]:
-    """`settings` with kg's hook groups in place of any earlier kg ones; everything else kept as it was. Pure."""
-    out, _ = strip_hooks(settings, runtime)
-    hooks = dict(out.get("hooks") or {})
-    for event, groups in entries.items():
-        hooks[event] = list(hooks.get(event) or []) + groups
-    out["hooks"] = hooks
-    return out
 
 
 def merge_mcp(config: dict[str, Any], argv: list[str]) -> dict[str, Any]:
@@ -214,8 +165,10 @@ class _Plan:
     """The changes of one install or uninstall. Every file an install writes is recorded with its bytes before
     (`memory/.kg/installs.json`, by absolute path), so that uninstall can put those bytes back."""
 
-    def __init__(self, ws: Any, project: Path, dry_run: bool):
+    def __init__(self, ws: Any, project: Path, dry_run: bool, force: bool = False, again: str = ""):
         self.ws, self.project, self.dry_run, self.changes = ws, project, dry_run, []
+        self.force = force  # kg's parts a person edited are rewritten (install) or taken out (uninstall) all the same
+        self.again = again  # the command that does so, for the notes
         self.notes: list[str] = []
         self.record_path = Path(ws.memory) / ".kg" / "installs.json"
         try:
@@ -229,15 +182,17 @@ class _Plan:
         except ValueError:
             return str(path)
 
-    def write(self, path: Path, text: str, detail: str, runtime: str | None = None, keep_edited: bool = False) -> None:
-        """Write `text` to `path`, recording the bytes before. `keep_edited`: a file wholly kg's (OpenClaw's hook
+    def write(self, path: Path, text: str, detail: str, runtime: str | None = None, keep_edited: bool = False,
+              hooks: dict[str, Any] | None = None) -> None:
+        """Write `text` to `path`, recording the bytes before (and `hooks`, kg's own hook entries in it, which tell
+        the next install a person's edit of one from kg's text). `keep_edited`: a file wholly kg's (OpenClaw's hook
         folder) that was edited since kg last wrote it is kept, with a note, as uninstall keeps it."""
         old = blocks.read(path)
         last = ((self.record.get(runtime) or {}).get(str(path)) or {}).get("after") if runtime else None
-        if keep_edited and old is not None and last is not None and old not in (last, text):
+        if keep_edited and not self.force and old is not None and last is not None and old not in (last, text):
             self.changes.append(Change(self.rel(path), "unchanged", f"{detail}: kept, edited since kg wrote it"))
-            self.notes.append(f"{self.rel(path)} was edited since kg wrote it: kept; to get kg's again, move your "
-                              "edit out and delete the file, then install again")
+            self.notes.append(f"{self.rel(path)} was edited since kg wrote it: kept; `{self.again}` puts kg's back "
+                              "(your edit is lost)")
             return
         if runtime:
             files = self.record.setdefault(runtime, {})
@@ -249,6 +204,8 @@ class _Plan:
             else:  # edited since kg wrote it, or holding an earlier kg's part: no bytes to go back to (uninstall
                 # takes out kg's part only), since those bytes would lose the edit or bring kg's old part back
                 files[str(path)] = {"after": text}
+            if hooks is not None:
+                files[str(path)]["hooks"] = hooks
         if old == text:
             self.changes.append(Change(self.rel(path), "unchanged", detail))
             return
@@ -285,7 +242,7 @@ class _Plan:
         key = f"{self.rel(path)}#{AGENTS_BLOCK}"
         state = blocks.load_states(self.ws.kg_dir).get(key) or {}
         old = blocks.read(path)
-        sync = agents_plan(old, body, state)
+        sync = agents_plan(old, body, state, force=self.force, fix=f"run `{self.again}`")
         if sync.action == "flag":
             self.notes.append(f"{self.rel(path)}: kg's block was left as it is: {sync.reason}")
             self.changes.append(Change(self.rel(path), "unchanged", f"flagged: {sync.reason}"))
@@ -309,7 +266,8 @@ class _Plan:
         states = blocks.load_states(self.ws.kg_dir)
         mine = {name: states.get(f"{rel}#{name}") or {} for name in codex_toml.NAMES}
         old = blocks.read(path)
-        new, plans, notes = codex_toml.sync(old, argv, mine, install=runtime is not None)
+        new, plans, notes = codex_toml.sync(old, argv, mine, install=runtime is not None, force=self.force,
+                                            fix=f"{codex_toml.FIX}, or run `{self.again}`")
         self.notes += [f"{rel}: {note}" for note in notes]
         if runtime is not None:
             self.write(path, new or "", "features.hooks" + (f" and MCP server {SERVER_NAME!r}" if argv else "")
@@ -334,6 +292,18 @@ class _Plan:
         if not self.dry_run:
             for name in names:
                 blocks.save_state(self.ws.kg_dir, f"{self.rel(path)}#{name}", None)
+
+    def wrote_hooks(self, runtime: str, path: Path) -> dict[str, Any] | None:
+        """kg's hook entries as kg last wrote them in `path` (by event), or None when it does not know. An install
+        before kg kept them overwrote its entries every time: the file as it left it holds them."""
+        entry = (self.record.get(runtime) or {}).get(str(path)) or {}
+        if isinstance(entry.get("hooks"), dict):
+            return entry["hooks"]
+        try:
+            hooks = json.loads(entry["after"]).get("hooks")
+        except (KeyError, TypeError, AttributeError, json.JSONDecodeError):
+            return None
+        return hooks if isinstance(hooks, dict) else None
 
     def forget(self, runtime: str) -> None:
         self.record.pop(runtime, None)
@@ -379,14 +349,38 @@ def _project(ws: Any, project: str | Path | None) -> Path:
     return root
 
 
+def _again(verb: str, runtime: str, project: str | Path | None, *flags: str) -> str:
+    """The command that runs this install or uninstall again with `flags`."""
+    where = ("--project", str(project)) if project else ()
+    return _shell(["kg", verb, runtime, *where, *flags])
+
+
+def _write_hooks(plan: _Plan, path: Path, runtime: str, entries: dict[str, Any], detail: str) -> None:
+    """kg's current hook entries in a settings file, but for those a person edited since kg wrote them: kept where
+    and as they are, with a note (an unedited one is brought to the current; others' entries are not touched)."""
+    settings = _read_json(path)
+    edited = {} if plan.force else edited_hooks(settings, runtime, plan.wrote_hooks(runtime, path), entries)
+    for name, what in edited.items():
+        plan.notes.append(f"{plan.rel(path)}: kg's {name.split()[0]} hook was edited since kg wrote it ({what}): "
+                          f"kept; `{plan.again}` puts kg's back (your edit is lost)")
+    if edited:
+        detail += f"; kept as you edited: {', '.join(name.split()[0] for name in edited)}"
+    plan.write(path, _dump(merge_hooks(settings, entries, runtime, frozenset(edited))), detail, runtime,
+               hooks=entries)
+
+
 def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path | None = None,
-            kg_bin: str | None = None, shared: bool = False) -> dict[str, Any]:
+            kg_bin: str | None = None, shared: bool = False, force: bool = False) -> dict[str, Any]:
+    """Wire kg into `runtime`. Run again, it brings kg's parts to the current ones and keeps, with a note, those a
+    person edited since kg wrote them (a hook entry, the OpenClaw hook's files, a marked block); `force` rewrites
+    them all the same."""
     runtime = _check(runtime)
     if shared and runtime != "claude-code":
         raise UsageError("--shared is for claude-code (its committed .claude/settings.json); drop it for "
                          f"{runtime}")
     root = _project(ws, project)
-    plan = _Plan(ws, root, dry_run)
+    again = _again("install", runtime, project, *(["--shared"] if shared else []), "--force")
+    plan = _Plan(ws, root, dry_run, force, again)
     mcp_argv = _argv(ws, kg_bin, "mcp", shared=shared) if mcp_available() else None
     if mcp_argv is None and runtime != "openclaw":
         plan.notes.append(MCP_MISSING)
@@ -398,10 +392,8 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
         if other.exists() and _drop_claude_hooks(plan, other):
             plan.notes.append(f"kg's hooks moved from {plan.rel(other)} to {plan.rel(path)}: Claude Code runs "
                               "the hooks of both files, so kg's would have run twice")
-        settings = _read_json(path)
-        plan.write(path, _dump(merge_hooks(settings, hook_entries(ws, runtime, kg_bin, shared=shared), runtime)),
-                   "hooks: SessionStart (brief), SessionEnd (reflect + summary), PostToolUseFailure (log errors)",
-                   runtime)
+        _write_hooks(plan, path, runtime, hook_entries(ws, runtime, kg_bin, shared=shared),
+                     "hooks: SessionStart (brief), SessionEnd (reflect + summary), PostToolUseFailure (log errors)")
         if mcp_argv:
             mcp = root / ".mcp.json"
             plan.write(mcp, _dump(merge_mcp(_read_json(mcp), mcp_argv)), f"MCP server {SERVER_NAME!r} (`kg mcp`)",
@@ -422,10 +414,8 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
                 "restart the gateway."),
                "If the OpenClaw workspace is not this folder, install with --project <openclaw workspace>."]
     else:
-        path = root / ".codex" / "hooks.json"
-        plan.write(path, _dump(merge_hooks(_read_json(path), hook_entries(ws, runtime, kg_bin), runtime)),
-                   "hooks: SessionStart (brief), Stop (reflect, always exit 0), SessionEnd (reflect + summary)",
-                   runtime)
+        _write_hooks(plan, root / ".codex" / "hooks.json", runtime, hook_entries(ws, runtime, kg_bin),
+                     "hooks: SessionStart (brief), Stop (reflect, always exit 0), SessionEnd (reflect + summary)")
         plan.codex_config(root / ".codex" / "config.toml", mcp_argv, runtime)
         plan.agents_block(root / "AGENTS.md", AGENTS_BODY.format(kg=_shell(_argv(ws, kg_bin))), runtime)
         nxt = [("Codex reads the project's .codex/ folder once the project is trusted; hooks run only once "
@@ -435,30 +425,44 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
     return plan.result(runtime, nxt)
 
 
-def _drop_claude_hooks(plan: _Plan, path: Path, runtime: str = "claude-code") -> bool:
+def _drop_claude_hooks(plan: _Plan, path: Path, runtime: str = "claude-code",
+                       kept: dict[str, Any] | None = None) -> bool:
     """Take kg's hooks out of a settings file: its bytes from before kg when it is as kg left it, else kg's
-    entries only. Whether there was anything of kg's to take out."""
+    entries only. With `kept` (uninstall), an entry a person edited since kg wrote it stays, with a note, and what
+    kg wrote there goes into `kept` for the next install. Whether there was anything of kg's to take out."""
     if plan.restore(runtime, path):
         (plan.record.get(runtime) or {}).pop(str(path), None)
         return True
-    new, removed = strip_hooks(_read_json(path), runtime)
+    settings = _read_json(path)
+    wrote = plan.wrote_hooks(runtime, path)
+    edited = edited_hooks(settings, runtime, wrote, {}) if kept is not None and not plan.force else {}
+    for name, what in edited.items():
+        plan.notes.append(f"{plan.rel(path)}: kg's {name.split()[0]} hook was edited since kg wrote it ({what}): "
+                          f"kept; remove it by hand, or run `{plan.again}`")
+    if edited and kept is not None:
+        kept[str(path)] = {"hooks": wrote}
+    new, removed = strip_hooks(settings, runtime, frozenset(edited))
     if removed:
         plan.json_edit(path, new, f"removed {removed} kg hook(s)", existed=True)
-    return bool(removed)
+    return bool(removed or edited)
 
 
-def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path | None = None) -> dict[str, Any]:
+def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path | None = None,
+              force: bool = False) -> dict[str, Any]:
     """Take out what install added. A file still as kg left it gets its bytes from before the install back; a
-    file edited since loses only kg's part (an edited OpenClaw handler is kept, with a note)."""
+    file edited since loses only kg's part. A part of kg's a person edited (a hook entry, the OpenClaw handler, a
+    marked block) is kept, with a note, unless `force`."""
     runtime = _check(runtime)
     root = _project(ws, project)
-    plan = _Plan(ws, root, dry_run)
+    again = _again("uninstall", runtime, project, "--force")
+    plan = _Plan(ws, root, dry_run, force, again)
+    kept: dict[str, Any] = {}  # the settings files whose edited kg entries stay: what kg wrote there
     if runtime in ("claude-code", "codex"):
         paths = ([_claude_settings(root, False), _claude_settings(root, True)] if runtime == "claude-code"
                  else [root / ".codex" / "hooks.json"])
         for path in paths:
             if path.exists():
-                _drop_claude_hooks(plan, path, runtime)
+                _drop_claude_hooks(plan, path, runtime, kept)
     if runtime == "claude-code":
         mcp = root / ".mcp.json"
         if mcp.exists() and not plan.restore(runtime, mcp):
@@ -475,11 +479,12 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
             if not path.exists() or plan.restore(runtime, path):
                 continue
             ours = openclaw_handler(ws, kg_executable()) if name == "handler.js" else openclaw_hook_md()
-            if path.read_text(encoding="utf-8") == ours:
-                plan.remove(path, "kg's OpenClaw hook")
+            if path.read_text(encoding="utf-8") == ours or force:
+                plan.remove(path, "kg's OpenClaw hook" + ("" if path.read_text(encoding="utf-8") == ours
+                                                          else ", edited since kg wrote it (--force)"))
             else:
-                plan.notes.append(f"{plan.rel(path)} was edited since kg wrote it: kept; remove it by hand if you "
-                                  "no longer want it")
+                plan.notes.append(f"{plan.rel(path)} was edited since kg wrote it: kept; remove it by hand, or run "
+                                  f"`{again}`")
     else:
         cfg = root / ".codex" / "config.toml"
         if cfg.exists() and plan.restore(runtime, cfg):
@@ -490,5 +495,7 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
         if agents.exists() and not plan.restore(runtime, agents):
             plan.agents_block(agents, None, None)
     plan.forget(runtime)
+    if kept:
+        plan.record[runtime] = kept
     plan.save()
     return plan.result(runtime, [])

@@ -10,14 +10,9 @@ import pytest
 from kg.core.errors import RulesError, UsageError
 from kg.lifecycle import blocks
 from kg.runtimes import codex_toml
+from kg.runtimes.hook_settings import edited_hooks, merge_hooks, strip_hooks
 from kg.runtimes.hooks import HookRules, Section, fit, tool_failure
-from kg.runtimes.integrations import (
-    LEGACY_BEGIN,
-    LEGACY_END,
-    agents_plan,
-    merge_hooks,
-    strip_hooks,
-)
+from kg.runtimes.integrations import LEGACY_BEGIN, LEGACY_END, agents_plan
 
 
 def _sec(name: str, n: int, total: int | None = None) -> Section:
@@ -120,6 +115,38 @@ def test_merge_keeps_other_hooks_and_settings_and_strip_restores_them():
     assert merge_hooks(merged, entries, "claude-code") == merged  # idempotent
     back, removed = strip_hooks(merged, "claude-code")
     assert removed == 2 and json.dumps(back) == json.dumps(original)
+
+
+def _kg_group(matcher: str | None = "x", timeout: int = 30, prefix: str = "") -> dict:
+    g = _ours("session-start")
+    g["hooks"][0]["timeout"] = timeout
+    g["hooks"][0]["command"] = prefix + g["hooks"][0]["command"]
+    return g if matcher == "x" else {**({"matcher": matcher} if matcher else {}), "hooks": g["hooks"]}
+
+
+@pytest.mark.parametrize(("now", "wrote", "want", "edited"), [
+    (_kg_group(), _kg_group(), _kg_group(timeout=60), {}),                        # as kg wrote it: update it
+    (_kg_group(timeout=90), _kg_group(), _kg_group(), {"SessionStart session-start": "timeout"}),
+    (_kg_group(matcher=None), _kg_group(), _kg_group(), {"SessionStart session-start": "matcher"}),
+    (_kg_group(prefix="A=1 "), _kg_group(), _kg_group(), {"SessionStart session-start": "command"}),
+    (_kg_group(timeout=60), _kg_group(), _kg_group(timeout=60), {}),              # already what kg wants now
+    (_kg_group(timeout=90), None, _kg_group(), {}),                               # kg does not know what it wrote
+])
+def test_edited_hooks(now, wrote, want, edited):
+    settings = {"hooks": {"SessionStart": [now]}}
+    assert edited_hooks(settings, "claude-code", None if wrote is None else {"SessionStart": [wrote]},
+                        {"SessionStart": [want]}) == edited
+
+
+def test_merge_keeps_the_hooks_it_is_told_to_keep_where_they_are():
+    mine = {"hooks": [{"type": "command", "command": "echo mine"}]}
+    edited = _kg_group(timeout=90)
+    settings = {"hooks": {"SessionStart": [edited, mine]}}
+    merged = merge_hooks(settings, {"SessionStart": [_kg_group()]}, "claude-code",
+                         frozenset({"SessionStart session-start"}))
+    assert merged == settings
+    assert merge_hooks(settings, {"SessionStart": [_kg_group()]}, "claude-code") == {
+        "hooks": {"SessionStart": [mine, _kg_group()]}}
 
 
 def test_strip_leaves_other_runtimes_and_lookalikes():
