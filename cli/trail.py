@@ -57,6 +57,9 @@ def import_trail(
             sys.stderr.write("\n")
     for warning in report.warnings[:20]:
         note(f"Warning: {warning}")
+    for what, count in sorted(report.defaulted.items())[:20]:  # kept, with kg's default: said, not silent
+        note(f"Warning: {what} is not a value kg knows: {count:,} entr{'y' if count == 1 else 'ies'} took the "
+             "kind's default (rules/policy.toml lists the values)")
     if paths and not (report.entries or report.nodes or report.edges or report.already_present or report.skipped):
         note(f"Warning: no entry, node or edge found in {', '.join(str(p) for p in paths)}: a trail is kg's trail "
              "JSON (memory/.learning-trail.json) or .learnings/*.md files")

@@ -45,6 +45,8 @@ class ImportReport:
     redacted: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     resumed: bool = False  # this run finished an import that was interrupted
+    # a value kg's vocabulary does not hold, which took the default: "priority 'urgent' -> medium" -> entries
+    defaulted: dict[str, int] = field(default_factory=dict)
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -52,7 +54,8 @@ class ImportReport:
     def as_dict(self) -> dict[str, Any]:
         return {"entries": self.entries, "nodes": self.nodes, "edges": self.edges,
                 "already_present": self.already_present, "skipped": self.skipped,
-                "redacted": sorted(set(self.redacted)), "warnings": self.warnings, "resumed": self.resumed}
+                "redacted": sorted(set(self.redacted)), "warnings": self.warnings, "resumed": self.resumed,
+                "defaulted": self.defaulted}
 
 
 # -- export -------------------------------------------------------------------------------------------------
@@ -258,7 +261,8 @@ def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime, report: Im
     rows, links = [], []
     policy = ws.policy
     redactor = redactor or ws.rules.redactor
-    known: dict[tuple[Any, ...], tuple[tuple[str, str], ...]] = {}  # the vocabulary fields' values -> `_known`'s
+    # the vocabulary fields' values -> `_known`'s answers, and the values it did not know (each took the default)
+    known: dict[tuple[Any, ...], tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {}
     choices = [(name, getattr(policy, table), default) for name, table, default in _CHOICES]
     names = [name for name, _, _ in _CHOICES]
     columns = _ROW.keys()
@@ -286,14 +290,20 @@ def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime, report: Im
         fields["tags"] = _split_list(item.get("tags"))
         values = tuple(map(item.get, names))
         try:
-            chosen = known.get(values)
+            hit = known.get(values)
         except TypeError:  # a list or an object where a word belongs: `_known` reads it as text
-            chosen = None
-        if chosen is None:
+            hit = None
+        if hit is None:
             chosen = tuple((name, got) for (name, allowed, default), value in zip(choices, values, strict=True)
                            if (got := _known(value, allowed, default)) is not None)
+            hit = chosen, tuple(f"{name} {str(value).strip()!r}"
+                                for (name, allowed, default), value in zip(choices, values, strict=True)
+                                if value is not None and str(value).strip() and _known(value, allowed, None) is None)
             if len(known) < 4096 and all(v.__class__ in (str, type(None)) for v in values):
-                known[values] = chosen
+                known[values] = hit
+        chosen, unknown = hit
+        for what in unknown:
+            report.defaulted[what] = report.defaulted.get(what, 0) + 1
         try:
             prepared = prepare(policy, redactor, kind, str(summary), now=created,
                                session=item.get("session") or None, **fields)
