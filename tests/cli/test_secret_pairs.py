@@ -80,3 +80,14 @@ def test_the_detect_secrets_tuple_fixture_loses_both_values(run_kg, ws, shared_d
     assert run_kg(["search", "secret values", *NOW]).exit_code in (0, 1)
     for value in values:
         assert _holding(ws.root, value) == [], value
+
+
+def test_a_skills_own_frontmatter_loses_a_secret_named_keys_value_on_rewrite(run_kg, ws):
+    assert run_kg(["skill", "new", "deploy-docs", "-d", "Deploy the docs site", *NOW]).exit_code == 0
+    path = ws.root / "memory" / "skills" / "deploy-docs.md"
+    text = path.read_text()
+    path.write_text(text.replace("---\n", "---\ndeploy_token: hunter2secretpw\nowner: docs-team\n", 1))
+    r = run_kg(["skill", "update", "deploy-docs", "--step", "run the deploy", *NOW])
+    assert r.exit_code == 0, r.stderr
+    assert _holding(ws.root, "hunter2secretpw") == []
+    assert "owner: docs-team" in path.read_text()  # the rest of the person's frontmatter is kept
