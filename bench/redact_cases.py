@@ -190,7 +190,8 @@ def provider_cases(redactor, seed: int = 15) -> Iterator[Case]:
 
 _GENERIC = {"password_assignment", "high_entropy_secret", "env_secret", "key_assignment", "cli_credential",
             "authorization_header", "api_key_header", "bearer_token", "basic_auth", "password_in_url",
-            "ci_secure_value", "private_key", "discord_bot_token", "telegram_bot_token", "kubernetes_secret"}
+            "ci_secure_value", "private_key", "discord_bot_token", "telegram_bot_token", "kubernetes_secret",
+            "secret_list"}
 
 
 # --- hand-labelled cases ----------------------------------------------------------------------------------

@@ -135,6 +135,7 @@ def _sync_hand_edits(ws: Any, st: Any, prefs: dict[str, Any], at: datetime) -> l
     latest = _latest(st)
     changed = []
     learned = learned_key(ws)
+    prefs = gated(ws, prefs)  # a hand edit's secret is the person's, in their file: kg keeps no copy of it
     for key in sorted(set(prefs) | set(latest)):
         if key == learned:  # the lifecycle's key: its history is the lifecycle's changes, not a hand edit
             continue
@@ -146,6 +147,20 @@ def _sync_hand_edits(ws: Any, st: Any, prefs: dict[str, Any], at: datetime) -> l
                     at, "file", None)
             changed.append(key)
     return changed
+
+
+def gated(ws: Any, prefs: dict[str, Any]) -> dict[str, Any]:
+    """`prefs` as kg may copy them (history rows, USER.md): each key and value redacted as a pair
+    (`Redactor.redact_pair`: `db_password: X` loses X), a structured value string by string."""
+    red = ws.rules.redactor
+    out: dict[str, Any] = {}
+    for key, value in prefs.items():
+        if isinstance(value, str):
+            pair = red.redact_pair(key, value)
+            out[pair[0].text] = pair[1].text
+        else:
+            out[red.redact(key).text] = red.redact_value(value)
+    return out
 
 
 def learned_key(ws: Any) -> str:
@@ -162,9 +177,12 @@ def set_(ws: Any, key: str, value: Any, *, now: datetime | str | None = None, so
     if key == learned_key(ws):
         raise UsageError(f"the key {key!r} is kg's own (the preferences the lifecycle learned); choose another "
                          "key, or `kg status` to see the learned rules")
+    red_key, red = ws.rules.redactor.redact_pair(key, value if isinstance(value, str) else "")
+    if red_key.kinds:  # a name is not kept redacted: `[REDACTED:...]` is no key, and the secret is never stored
+        raise UsageError(f"the preference key holds a secret ({', '.join(red_key.kinds)}); name the preference "
+                         "(for example github_token) and keep the secret out of kg")
     kinds: list[str] = []
-    if isinstance(value, str):
-        red = ws.rules.redactor.redact(value)  # the gate, before the value is cleaned and measured
+    if isinstance(value, str):  # the gate, with the key as context (`db_password X`), before cleaning and measuring
         value, kinds = clean(red.text, one_line=True), list(red.kinds)
         if not value:
             raise UsageError("the preference value is empty; use `kg pref unset KEY` to remove one")
@@ -304,8 +322,8 @@ def render_user_block(ws: Any, prefs: dict[str, Any] | None = None, *, force: bo
     path = ws.root / USER_FILE
     key = f"{USER_FILE}#{BLOCK}"
     _migrate_legacy(ws, path, key)
-    plan = blocks.write_block(path, BLOCK, render_block(prefs, learned_key(ws)), state_dir=ws.kg_dir, key=key,
-                              force=force, fix=PREF_FIX)
+    plan = blocks.write_block(path, BLOCK, render_block(gated(ws, prefs), learned_key(ws)), state_dir=ws.kg_dir,
+                              key=key, force=force, fix=PREF_FIX)
     if plan.action == "flag":
         import sys
 

@@ -336,6 +336,10 @@ def _save(ws: Any, skill: Skill, at: datetime, session: str | None, sources: lis
     skill.triggers = [red.redact(t).text for t in skill.triggers]
     skill.tools = [red.redact(t).text for t in skill.tools]
     skill.name, skill.title = red.redact(skill.name).text, red.redact(skill.title).text
+    skill.source = red.redact(skill.source).text  # stored in the graph too
+    # frontmatter a person added: the key is context for its value (`deploy_token: X`), as in `kg pref set`
+    pairs = [red.redact_pair(key, value) for key, value in skill.extra.items()]
+    skill.extra = {key.text: value.text for key, value in pairs}
     path = _dir(ws) / f"{skill.slug}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, render_file(skill))

@@ -40,6 +40,7 @@ _SHORT = 4096  # below this many characters keywords are found by str.find, abov
 # Keyword-less rules (rules/secrets.toml says so) all need a run of 20 such characters: text without one, as most
 # of a kg log's fields, skips them, and so never pays for compiling them.
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{20}")
+_NOT_NAME = re.compile(r"[^A-Za-z0-9_]+")  # a key as an env name (`redact_pair`): db.password -> DB_PASSWORD
 _MAX_EXTEND = 16384  # longer runs are not secrets but blobs; the bound keeps adversarial input linear
 _WINDOW_RUN_ON = 160  # how far past its window a windowed rule's match may run (a quoted value's closing quote)
 
@@ -105,6 +106,29 @@ class Redactor:
             self._echoes(text, spans, found)
             out.append(Redacted(spans.render(text), tuple(sorted(spans.kinds))) if spans.kinds else Redacted(text))
         return out
+
+    def redact_pair(self, key: str, value: str) -> tuple[Redacted, Redacted]:
+        """A key and the value set under it (a preference, a skill's frontmatter field): the key is redacted as any
+        text, and the value both by itself and as it would be after the key on a .env line (`KEY=value`), so the
+        key's name is context: `db_password hunter2secretpw` loses the value, which alone is not a secret. A secret
+        found in either is redacted in both."""
+        name = _NOT_NAME.sub("_", key).upper()
+        quote = '"' if any(c.isspace() for c in value) and '"' not in value else ""
+        lead = len(name) + 1 + len(quote)
+        spans = _Spans()
+        if name and value:
+            for start, end, kind in self._collect(f"{name}={quote}{value}{quote}").items:
+                if kind and end > lead and start < lead + len(value):
+                    spans.add(max(start, lead) - lead, min(end, lead + len(value)) - lead, kind)
+        for start, end, kind in self._collect(value).items if value else ():
+            spans.add(start, end, kind)
+        key_spans = self._collect(key) if key else _Spans()
+        found = {**_found(key, key_spans, self.echo_min), **_found(value, spans, self.echo_min)}
+        out = []
+        for text, taken in ((key, key_spans), (value, spans)):
+            self._echoes(text, taken, found)
+            out.append(Redacted(taken.render(text), tuple(sorted(taken.kinds))) if taken.kinds else Redacted(text))
+        return out[0], out[1]
 
     def _echoes(self, text: str, spans: _Spans, found: Mapping[str, str]) -> None:
         """Add a span for every occurrence of a secret value in `found` (lowercased value -> kind), in any case and

@@ -1,0 +1,65 @@
+"""The QA pass of 2026-12-04: a key is context for its value (`Redactor.redact_pair`), a list of values under a
+secret-named key loses every value, and `secret_key_base:` hex and any command's `login -p` are secrets. Each with
+its near miss, which must survive."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg.redaction.redact import load_default
+
+
+def redact(text: str) -> str:
+    return load_default().redact(text).text
+
+
+@pytest.mark.parametrize("key, value", [("db_password", "hunter2secretpw"), ("github_token", "Gh0stTokenValue77"),
+                                        ("aws_secret_access_key", "wJalrXUtnFEMIK7MDENGbPxRfiCYzz"),
+                                        ("db.password", "two words")])
+def test_a_secret_named_keys_value_is_redacted_as_key_equals_value_would_be(key, value):
+    name, red = load_default().redact_pair(key, value)
+    assert (name.text, red.text, red.kinds) == (key, "[REDACTED:env_secret]", ("env_secret",))
+
+
+@pytest.mark.parametrize("key, value", [("answer_style", "short and direct"), ("theme", "dark"),
+                                        ("api_token", "your-token-here"), ("db_password", "$DB_PASSWORD"),
+                                        ("password_policy", "at least twelve characters and one symbol please")])
+def test_other_pairs_and_placeholders_are_kept(key, value):
+    name, red = load_default().redact_pair(key, value)
+    assert (name.text, red.text, red.kinds) == (key, value, ())
+
+
+def test_a_key_that_is_a_secret_is_redacted_and_so_is_its_echo_in_the_value():
+    token = "ghp_R4nd0mT0k3nV4lu3xxAbCdEfGhIjKlMnOpQr12"
+    name, red = load_default().redact_pair(token, f"same as {token}")
+    assert (name.text, red.text) == ("[REDACTED:github_token]", "same as [REDACTED:github_token]")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('API_KEYS = ["Qm9vYXJkZjE2YmY4MGFiZ", "Wm9vZGFiY2RlZjEyMGNkX"]', "API_KEYS = [[REDACTED:secret_list]]"),
+    ('{"api_keys": ["Qm9vYXJkZjE2YmY4MGFiZ"]}', '{"api_keys": [[REDACTED:secret_list]]}'),
+    ("SUPER_SECRET_VALUES = 'a1b2c3d4e5f6a7b8c9d0', '9f8e7d6c5b4a39281706'",
+     "SUPER_SECRET_VALUES = [REDACTED:secret_list]"),
+    ("secrets:\n  - Ab9Cd8Ef7Gh6Ij5Kl4Mn\n  - Zx1Yw2Vu3Ts4Rq5Po6Nm\nretries: 3",
+     "secrets:\n[REDACTED:secret_list]\nretries: 3"),
+    ("secret_key_base: 9f8e7d6c5b4a39281706f5e4d3c2b1a0e9d8c7b6a5f4e3d2",
+     "secret_key_base: [REDACTED:high_entropy_secret]"),
+    ("az login -u app -p Az9Pr1nc1palS3cr3t", "az login -u app -p [REDACTED:cli_credential]"),
+    ("oc login https://api.c1:6443 -u dev -p 0cPassw0rdX",
+     "oc login https://api.c1:6443 -u dev -p [REDACTED:cli_credential]"),
+])
+def test_lists_rails_hex_and_login_passwords_are_redacted(text, expected):
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    'keywords = ["pass", "pwd", "secret", "token"]',   # names, not values
+    'tokens = ["abc", "def"]',
+    "secrets:\n  - name: foo\n    value: bar\n",
+    "tokens: []",
+    "ssh -l login -p 22 host",                          # a port
+    "docker login --password-stdin registry.example.com",
+    "commit_token_sha: d41d8cd98f00b204e9800998ecf8427e",  # a digest's name
+])
+def test_near_misses_survive(text):
+    assert redact(text) == text
