@@ -88,24 +88,45 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
     return ws
 
 
-def open_workspace(path: str | os.PathLike[str] | None = None, *, rules_dir: Path | None = None) -> Workspace:
-    """The workspace at `path`, or the one found from the current directory."""
-    return Workspace(find_root(path), rules_dir=rules_dir)
+def open_workspace(path: str | os.PathLike[str] | None = None, *, rules_dir: Path | None = None,
+                   fallback: bool = False) -> Workspace:
+    """The workspace at `path`, or the one found from the current directory. With `fallback`, see Workspace."""
+    return Workspace(find_root(path), rules_dir=rules_dir, fallback=fallback)
 
 
 class Workspace:
     """One agent workspace. Every method opens the graph, works and closes it again, unless the workspace
     is used as a context manager (`with ws:`), which holds the graph open (and other processes out) for a
-    batch of calls."""
+    batch of calls.
 
-    def __init__(self, root: Path, *, rules_dir: Path | None = None):
+    A kg.toml that cannot be read, or whose rules a command would refuse, refuses the workspace, except with
+    `fallback` (`kg doctor`, and the hooks, which must not lose a capture to a typo in kg.toml): then the packaged
+    rules are used and `rules_problem` says what is wrong and how to fix it."""
+
+    def __init__(self, root: Path, *, rules_dir: Path | None = None, fallback: bool = False):
         self.root = root
         self.memory = root / "memory"
         self.kg_dir = root / MARKER
         _rule_cache.in_workspace(self.kg_dir)  # the parsed secret rules are kept here, not in the home folder
         self.graph_path = self.kg_dir / GRAPH_FILE
-        self.rules = RuleSet(rules_dir=rules_dir, workspace_overrides=self._read_overrides(),
-                             workspace_source=str(root / "kg.toml"))
+        self.rules_problem: str | None = None
+        source = str(root / "kg.toml")
+        try:
+            overrides = self._read_overrides()
+        except RulesError as exc:
+            if not fallback:
+                raise
+            from kg.core.rulecheck import explain, salvaged_store
+
+            overrides, self.rules_problem = {}, explain(str(exc), root / "kg.toml")
+            self._store_conf = salvaged_store(root / "kg.toml")
+        self.rules = RuleSet(rules_dir=rules_dir, workspace_overrides=overrides, workspace_source=source)
+        if fallback and overrides:
+            from kg.core.rulecheck import problem
+
+            self.rules_problem = problem(self.rules)
+            if self.rules_problem:
+                self.rules = RuleSet(rules_dir=rules_dir, workspace_source=source)
         self._held: Store | None = None
         self._held_read_only = False  # the held handle is a `reading()` one: nothing to drain into
         self._held_reader = False  # the held handle is a reader's, whose drain had a budget: no second drain
