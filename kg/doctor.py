@@ -158,6 +158,10 @@ def _session_pointer(ws: Any, report: DoctorReport, dry_run: bool) -> None:
 
 
 def _ids(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
+    """A damaged ids.json is rebuilt from the graph and the journal (kg/ingest/ids_rebuild.py) by an open of the
+    graph that does not drain the journal first."""
+    from kg.ingest.journal import IdsDamaged
+
     try:
         if dry_run:  # read without the journal's lock, whose holder sweeps temporary files
             ws.journal._load_ids()
@@ -166,6 +170,16 @@ def _ids(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
             with ws.journal.locked():
                 ws.journal._load_ids()
         report.add("ids", "ok", "memory/.kg/ids.json is readable")
+    except IdsDamaged as exc:
+        if dry_run:
+            report.add("ids", "error", str(exc))
+            return
+        try:
+            ws.rebuild_ids()
+        except KgError as failed:
+            report.add("ids", "error", f"{exc}; the graph could not be opened to rebuild it ({failed})")
+            return
+        report.add("ids", "repaired", ws.ids_rebuilt or "memory/.kg/ids.json is readable")
     except KgError as exc:
         report.add("ids", "error", str(exc))
 

@@ -23,7 +23,7 @@ from kg.core import clock, paths
 from kg.core.errors import NoWorkspace, RulesError, SchemaError, StoreError, UsageError
 from kg.core.policy import RuleSet
 from kg.graph import reads
-from kg.ingest import drain, writes
+from kg.ingest import drain, ids_rebuild, writes
 from kg.ingest.apply import PATTERN_KEY_META, pattern_for_key  # noqa: F401 - public here since before kg.ingest
 from kg.ingest.background import BackgroundApplier, close_at_exit
 from kg.ingest.drain import DrainReport
@@ -201,6 +201,12 @@ class Workspace:
         return self._journal
 
     _store_conf: Any = None  # kg.toml's [store] table, read with the rule overrides
+    ids_rebuilt: str | None = None  # what the last open of the graph did about a damaged ids.json
+
+    def rebuild_ids(self) -> None:
+        """Open the graph without draining the journal: the open rebuilds a damaged ids.json (see `_opened`)."""
+        with self.store(apply_journal=False):
+            pass
     drain_budget: float | None = None  # see `_drain`
 
     @cached_property
@@ -312,6 +318,9 @@ class Workspace:
                 return
             for repair in st.repairs:
                 drain.warn(repair)
+            if ids_rebuild.damaged(self.journal.ids_path):  # before the drain, which may give out a pattern's id
+                self.ids_rebuilt = ids_rebuild.rebuild(self, st)
+                drain.warn(self.ids_rebuilt)
             # (the read server opens with `apply_journal=False`: it drains between and before its reads)
             self.pending = self._drain(st, polite=polite, budget=budget).pending if apply_journal else 0
             self._held, self._held_reader = st, budget is not None  # nested store() calls share this handle
