@@ -21,9 +21,11 @@ from kg.store.lock import pid_alive
 
 INSTRUCTION_FILES = ("AGENTS.md", "MEMORY.md", "SOUL.md", "TOOLS.md", "USER.md", "CLAUDE.md")
 # a temporary file and the pid of the process writing it: `.<name>.<pid>.<thread ident>.tmp` (kg/core/files.py),
-# `.<name>.<pid>.tmp` (older), `.bulk-...-<pid>.csv`. (The thread ident is no pid: read as one, it named a live
+# `.<name>.<pid>.tmp` (older), `.bulk-...-<pid>.csv`, `.import-edges-<pid>.jsonl` (a killed import's edges, which
+# its resumption spools again). (The thread ident is no pid: read as one, it named a live
 # process, or was too big for the kernel's call and `kg doctor` failed on the very file it is there to remove.)
-_TMP = re.compile(r"^\..+\.(?P<pid>\d+)\.\d+\.tmp$|^\..+\.(?P<old>\d+)\.tmp$|^\.bulk-.+-(?P<bulk>\d+)\.csv$")
+_TMP = re.compile(r"^\..+\.(?P<pid>\d+)\.\d+\.tmp$|^\..+\.(?P<old>\d+)\.tmp$|^\.bulk-.+-(?P<bulk>\d+)\.csv$"
+                  r"|^\.import-edges-(?P<spool>\d+)\.jsonl$")
 
 
 @dataclass
@@ -68,6 +70,7 @@ def doctor(ws: Any, *, repair: bool = False, dry_run: bool = False) -> DoctorRep
                 _unmark_fts(ws)
             _graph(ws, report, dry_run, leftovers)
     _journal(ws, report, dry_run)
+    _import(ws, report)
     _blocks(ws, report)
     _links(ws, report)
     return report
@@ -105,7 +108,8 @@ def _temp_files(ws: Any, report: DoctorReport, dry_run: bool) -> None:
             continue
         for p in folder.iterdir():
             m = _TMP.match(p.name)
-            if m and p.is_file() and not p.is_symlink() and not _alive(int(m["pid"] or m["old"] or m["bulk"])):
+            pid = m and int(m["pid"] or m["old"] or m["bulk"] or m["spool"])
+            if m and p.is_file() and not p.is_symlink() and not _alive(pid):
                 stale.append(p)
     if not stale:
         report.add("temporary files", "ok", "none left behind")
@@ -498,6 +502,15 @@ def _journal(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
                    "applies them" if dry_run else "entries are waiting to be applied (the graph could not be opened)")
     else:
         report.add("journal", "ok", "nothing waiting, nothing set aside")
+
+
+def _import(ws: Any, report: DoctorReport) -> None:
+    """An import that did not finish: only running it again loads its entries (kg/ingest/importing.py)."""
+    from kg.ingest.importing import unfinished, unfinished_text
+
+    left = unfinished(ws)
+    if left:
+        report.add("import", "warning" if left["running"] else "error", unfinished_text(left))
 
 
 def _blocks(ws: Any, report: DoctorReport) -> None:
