@@ -68,7 +68,7 @@ def doctor(ws: Any, *, repair: bool = False, dry_run: bool = False) -> DoctorRep
         else:
             if leftovers:  # (issue 22) the mark of a clean graph goes: the writer's open then finds and rebuilds it
                 _unmark_fts(ws)
-            _graph(ws, report, dry_run, leftovers)
+            _graph(ws, report, dry_run, leftovers, repair)
     _journal(ws, report, dry_run)
     _import(ws, report)
     _blocks(ws, report)
@@ -190,6 +190,8 @@ def _ids(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
 
 def _graph_file(ws: Any, report: DoctorReport, repair: bool) -> bool:
     """False when the graph is missing or empty while ids were given out (and was not repaired)."""
+    from kg.ingest.recover import reimport
+
     if getattr(ws, "store_url", None) is not None:
         return True  # a team graph is on its server: there is no file here to be missing
     path = ws.graph_path
@@ -211,22 +213,11 @@ def _graph_file(ws: Any, report: DoctorReport, repair: bool) -> bool:
     try:
         with ws.store():
             pass
-        imported = _reimport(ws)
+        imported = reimport(ws)
     finally:
         ws._allow_new_graph = False
     report.add("graph", "repaired", f"started a new graph{aside}; {imported}")
     return True
-
-
-def _reimport(ws: Any) -> str:
-    from kg.ingest.trail import import_trail
-
-    sources = [p for p in (ws.memory / ".learning-trail.json", ws.root / ".learnings") if p.exists()]
-    if not sources:
-        return "no trail or .learnings/ to rebuild from: entries acknowledged before are not in it"
-    rep = import_trail(ws, sources)
-    return f"rebuilt {rep.entries} entries, {rep.nodes} nodes and {rep.edges} edges from " + \
-        ", ".join(str(p.relative_to(ws.root)) for p in sources)
 
 
 # the hidden tables of kuzu 0.11.3's full-text index: a complete index has the last three; a build holds the
@@ -281,7 +272,10 @@ def _left_text(leftovers: list[str]) -> str:
             f"({', '.join(leftovers)})")
 
 
-def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | None = None) -> None:
+def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | None = None,
+           repair: bool = False) -> None:
+    from kg.core.errors import GraphUnopenable
+
     try:
         with ws.store() as st:
             repairs = list(getattr(st, "repairs", []))
@@ -292,6 +286,11 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
             side = _search_index(ws, st, dry_run)
             merged = _merged_tables(st)
             logged = _team_log(st)
+    except GraphUnopenable as exc:
+        from kg.ingest.recover import start_over
+
+        report.add("graph", *start_over(ws, exc, repair))
+        return
     except KgError as exc:
         report.add("graph", "error", str(exc))
         return
