@@ -122,9 +122,9 @@ class Workspace:
             self._store_conf = salvaged_store(root / "kg.toml")
         self.rules = RuleSet(rules_dir=rules_dir, workspace_overrides=overrides, workspace_source=source)
         if fallback and overrides:
-            from kg.core.rulecheck import problem
+            from kg.core.rulecheck import checked_before
 
-            self.rules_problem = problem(self.rules)
+            self.rules_problem = checked_before(self.rules, self.kg_dir)
             if self.rules_problem:
                 self.rules = RuleSet(rules_dir=rules_dir, workspace_source=source)
         self._held: Store | None = None

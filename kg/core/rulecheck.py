@@ -123,3 +123,35 @@ def salvaged_store(toml: Path) -> Any:
             except tomllib.TOMLDecodeError:
                 return None
     return None
+
+
+def checked_before(rules: RuleSet, kg_dir: Path) -> str | None:
+    """`problem(rules)`, skipped when these very rule files loaded before: loading them all costs a hook about
+    0.27 s (bench/hook_config.py), and kg.toml changes rarely. The stamp is kg.toml's bytes and the size and time
+    of every rule file (packaged and --rules), kept in the workspace's cache folder once they loaded."""
+    import hashlib
+    from importlib import resources
+
+    digest = hashlib.sha256(Path(rules.workspace_source).read_bytes() if Path(rules.workspace_source).is_file()
+                            else b"")
+    folders = [Path(str(resources.files("kg.rules")))] + ([rules.rules_dir] if rules.rules_dir else [])
+    for folder in folders:
+        for path in sorted(folder.glob("*.toml")):
+            st = path.stat()
+            digest.update(f"{path}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    stamp, mark = digest.hexdigest(), kg_dir / "cache" / "rules-checked"
+    try:
+        if mark.read_text(encoding="utf-8") == stamp:
+            return None
+    except (OSError, UnicodeDecodeError):
+        pass
+    found = problem(rules)
+    if found is None:
+        try:
+            from kg.core.files import write_atomic
+
+            mark.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(mark, stamp.encode())
+        except OSError:
+            pass  # checked again next time
+    return found

@@ -75,3 +75,17 @@ def test_a_hook_keeps_the_capture_of_a_real_failed_tool_call_over_a_broken_kg_to
     listed = run_kg(["list", "--type", "error", "--json"])
     assert listed.exit_code == 0, listed.stderr
     assert len(listed.json) == 1, listed.json
+
+
+def test_the_hook_checks_kg_toml_again_once_it_changes(ws, run_kg):
+    """The hook skips loading every rule file when kg.toml and the rule files loaded before (a stamp in the
+    cache folder); a kg.toml edited since is checked again."""
+    payload = json.dumps({"session_id": "s", "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+                          "tool_input": {"command": "make"}, "error": "Exit code 2\nmake: *** no rule"})
+    (ws.root / "kg.toml").write_text("[rules.lifecycle.promotion]\nmin_recurrence = 4\n", encoding="utf-8")
+    first = _hook(ws, ["hook", "post-tool-use", "--runtime", "claude-code"], payload)
+    assert first.returncode == 0 and "Warning" not in first.stderr, first.stderr
+    assert (ws.kg_dir / "cache" / "rules-checked").is_file()
+    (ws.root / "kg.toml").write_text(BAD_KEY, encoding="utf-8")
+    second = _hook(ws, ["hook", "post-tool-use", "--runtime", "claude-code"], payload)
+    assert second.returncode == 0 and "promotion.min_occurrences: unknown key" in second.stderr, second.stderr
