@@ -119,7 +119,7 @@ class Workspace:
             from kg.core.rulecheck import explain, salvaged_store
 
             overrides, self.rules_problem = {}, explain(str(exc), root / "kg.toml")
-            self._store_conf = salvaged_store(root / "kg.toml")
+            self._store_conf, self._toml_broken = salvaged_store(root / "kg.toml"), True
         self.rules = RuleSet(rules_dir=rules_dir, workspace_overrides=overrides, workspace_source=source)
         if fallback and overrides:
             from kg.core.rulecheck import checked_before
@@ -201,6 +201,7 @@ class Workspace:
         return self._journal
 
     _store_conf: Any = None  # kg.toml's [store] table, read with the rule overrides
+    _toml_broken = False  # kg.toml did not parse (opened with `fallback`): _store_conf is its [store] read alone
     ids_rebuilt: str | None = None  # what the last open of the graph did about a damaged ids.json
 
     def rebuild_ids(self) -> None:
@@ -214,6 +215,11 @@ class Workspace:
         """The team graph's URL (a FalkorDB server: kg/store/backend.py), or None for the embedded graph."""
         if self._store_conf is None and not os.environ.get("KG_STORE"):
             return None  # the embedded graph, without importing the team modules
+        if self._toml_broken:  # (`fallback`) the [store] table read alone, or none: KG_STORE may still name one
+            from kg.store.backend import resolve
+
+            url = self._store_conf.get("url") if isinstance(self._store_conf, dict) else None
+            return resolve(url if isinstance(url, str) else None, self.root)
         from kg.store.team import store_url
 
         return store_url(self.root)

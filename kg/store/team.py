@@ -37,11 +37,7 @@ def configured_url(root: Path) -> str | None:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        from kg.core.rulecheck import salvaged_store
-
-        data = {"store": salvaged_store(path)}  # a typo elsewhere (a workspace opened with `fallback`)
-        if data["store"] is None:
-            raise RulesError(f"{path}: not valid TOML: {exc}") from None
+        raise RulesError(f"{path}: not valid TOML: {exc}") from None
     table = data.get("store") or {}
     if not isinstance(table, dict) or set(table) - {"url"}:
         raise RulesError(f"{path}: [store] holds one key, url = \"falkordb://HOST:PORT/GRAPH\"")

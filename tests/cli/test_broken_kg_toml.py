@@ -89,3 +89,17 @@ def test_the_hook_checks_kg_toml_again_once_it_changes(ws, run_kg):
     (ws.root / "kg.toml").write_text(BAD_KEY, encoding="utf-8")
     second = _hook(ws, ["hook", "post-tool-use", "--runtime", "claude-code"], payload)
     assert second.returncode == 0 and "promotion.min_occurrences: unknown key" in second.stderr, second.stderr
+
+
+def test_a_team_workspace_keeps_its_store_over_a_typo_elsewhere_in_kg_toml(ws, monkeypatch):
+    """The hooks' fallback reads the [store] table alone: a typo in [rules.NAME] must not send a team workspace's
+    captures to a local graph of its own."""
+    from kg.workspace import Workspace
+
+    monkeypatch.delenv("KG_STORE", raising=False)
+    (ws.root / "kg.toml").write_text('[store]\nurl = "falkordb://127.0.0.1:6390/team"\n\n' + TYPO, encoding="utf-8")
+    opened = Workspace(ws.root, fallback=True)
+    assert opened.rules_problem and "not valid TOML" in opened.rules_problem
+    assert opened.store_url is not None and opened.store_url.graph == "team"
+    (ws.root / "kg.toml").write_text(TYPO, encoding="utf-8")
+    assert Workspace(ws.root, fallback=True).store_url is None
