@@ -203,12 +203,12 @@ class Workspace:
     _store_conf: Any = None  # kg.toml's [store] table, read with the rule overrides
     _toml_broken = False  # kg.toml did not parse (opened with `fallback`): _store_conf is its [store] read alone
     ids_rebuilt: str | None = None  # what the last open of the graph did about a damaged ids.json
+    drain_budget: float | None = None  # see `_drain`
 
     def rebuild_ids(self) -> None:
         """Open the graph without draining the journal: the open rebuilds a damaged ids.json (see `_opened`)."""
         with self.store(apply_journal=False):
             pass
-    drain_budget: float | None = None  # see `_drain`
 
     @cached_property
     def store_url(self) -> Any:
