@@ -110,7 +110,7 @@ def unfinished_text(left: dict[str, Any]) -> str:
     files = ", ".join(left["paths"][:3]) + (" ..." if len(left["paths"]) > 3 else "") or "its files"
     if left["running"]:
         return f"an import of {files} is running (memory/.kg/{MARK}); its entries appear when it ends"
-    return (f"an import of {files} was interrupted (memory/.kg/{MARK}): its entries are not in the graph yet. "
+    return (f"an import of {files} was interrupted (memory/.kg/{MARK}): some of its entries may be missing. "
             f"Run `{left['resume']}` to resume it")
 
 

@@ -1,6 +1,7 @@
 """An import killed with kill -9 was invisible: `kg status` showed the graph as before it, `kg doctor` was all ok,
 including "temporary files: none left behind" beside its `.import-edges-<pid>.jsonl`, and nothing said to run it
-again. Now status and doctor say it was interrupted and give the command that resumes it; that command finishes it."""
+again. Now status, doctor and the session brief say it was interrupted and give the command that resumes it; that
+command finishes it."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ def test_status_and_doctor_name_an_interrupted_import_and_the_command_that_resum
     assert left["resume"] == f"kg -w {shlex.quote(str(ws.root))} import trail"
     text = run_kg(["status"]).stdout
     assert "was interrupted" in text and f"Run `{left['resume']}` to resume it" in text, text
+    brief = run_kg(["hook", "session-start", "--json"])
+    assert brief.exit_code == 0 and f"Run `{left['resume']}` to resume it" in brief.json["text"], brief.stderr
 
     doctor = run_kg(["doctor", "--json"])
     assert doctor.exit_code == 1, doctor.stdout  # not all is well until it is run again
