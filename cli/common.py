@@ -181,13 +181,15 @@ def run_app(app: typer.Typer, argv: list[str]) -> int:
 _served: list[Any] = []
 
 
-def workspace(ctx: typer.Context):
+def workspace(ctx: typer.Context, *, fallback: bool = False):
+    """The workspace the command works in; with `fallback`, on the packaged rules when kg.toml is broken
+    (kg.workspace.Workspace: `rules_problem` says what is wrong)."""
     from kg.workspace import find_root, open_workspace
 
     st = state(ctx)
     if _served and st.rules is None and find_root(st.workspace) == _served[0].root:
         return _served[0]
-    return open_workspace(st.workspace, rules_dir=st.rules)
+    return open_workspace(st.workspace, rules_dir=st.rules, fallback=fallback)
 
 
 def not_a_file(path: Path, what: str, *, folder_ok: bool = False) -> None:

@@ -23,7 +23,7 @@ def doctor(
     from kg.doctor import doctor as run
 
     with errors():
-        report = run(workspace(ctx), repair=repair, dry_run=dry_run)
+        report = run(workspace(ctx, fallback=True), repair=repair, dry_run=dry_run)
     emit(report.as_dict(), as_json, _render)
     if not report.ok:
         raise typer.Exit(1)

@@ -184,6 +184,10 @@ def _render_status(d: dict[str, Any]) -> str:
     if d.get("journal_pending"):
         lines.append(f"   ⏳ Journal: {d['journal_pending']} entr(y/ies) logged moments ago still being applied "
                      "(not counted above yet)")
+    if d.get("import_unfinished"):
+        from kg.ingest.importing import unfinished_text
+
+        lines.append(f"   ⚠️  Import: {unfinished_text(d['import_unfinished'])}")
     if d.get("journal_rejected"):
         lines.append(f"   ⚠️  Journal: {d['journal_rejected']} line(s) set aside in memory/.kg/journal.rejected "
                      "(could not be applied); `kg doctor` shows them")

@@ -72,6 +72,19 @@ def hook_errors(runtime: str | None) -> Iterator[None]:
         raise typer.Exit(code) from None
 
 
+def _workspace(ctx: typer.Context) -> Any:
+    """The hook's workspace. A broken kg.toml does not cost the capture (every tool failure of every session
+    would be dropped until someone noticed): the hook runs on the packaged rules, which redact every secret the
+    packaged rules know, and says so in one warning line on stderr, which the runtime shows as it shows a hook's
+    error. The journal (where the capture goes either way) is not the place: what waits there is applied by the
+    next command, which refuses the same kg.toml."""
+    ws = workspace(ctx, fallback=True)
+    if ws.rules_problem:
+        note(f"Warning: {ws.rules_problem}. This hook ran on the packaged rules; the capture is kept. "
+             "`kg doctor` checks kg.toml")
+    return ws
+
+
 def _stdin_payload() -> dict[str, Any]:
     from kg.runtimes.payload import read_payload
 
@@ -119,7 +132,7 @@ def session_start(
     with hook_errors(runtime):
         payload = _stdin_payload() if runtime in HOOK_JSON else {}
         message = message or payload.get("prompt") or None
-        brief = hooks.session_start_brief(workspace(ctx), now_of(ctx, now), message, budget,
+        brief = hooks.session_start_brief(_workspace(ctx), now_of(ctx, now), message, budget,
                                           start_session=start_session, source=runtime or "kg", write=write,
                                           transcript=_replayed(payload), key=_key(runtime, runtime_session, payload))
         if runtime == "claude-code" and start_session:  # this window's logs go to this window's session
@@ -162,7 +175,7 @@ def session_end(
             note("stop_hook_active: another hook keeps this turn going; nothing to do until it stops")
             return
         path = transcript or payload.get("transcript_path") or None
-        ws = workspace(ctx)
+        ws = _workspace(ctx)
         at = now_of(ctx, now)
         key = _key(runtime, runtime_session, payload)
 
@@ -217,7 +230,7 @@ def post_tool_use(
 
     with hook_errors(runtime):
         payload = _stdin_payload()
-        ws = workspace(ctx)
+        ws = _workspace(ctx)
         # the runtime waits for this hook: answer once the entry is journaled, apply it right after
         later = background_possible()
         done = hooks.post_tool_use(ws, payload, now_of(ctx, now), runtime=runtime or "claude-code",

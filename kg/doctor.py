@@ -21,9 +21,11 @@ from kg.store.lock import pid_alive
 
 INSTRUCTION_FILES = ("AGENTS.md", "MEMORY.md", "SOUL.md", "TOOLS.md", "USER.md", "CLAUDE.md")
 # a temporary file and the pid of the process writing it: `.<name>.<pid>.<thread ident>.tmp` (kg/core/files.py),
-# `.<name>.<pid>.tmp` (older), `.bulk-...-<pid>.csv`. (The thread ident is no pid: read as one, it named a live
+# `.<name>.<pid>.tmp` (older), `.bulk-...-<pid>.csv`, `.import-edges-<pid>.jsonl` (a killed import's edges, which
+# its resumption spools again). (The thread ident is no pid: read as one, it named a live
 # process, or was too big for the kernel's call and `kg doctor` failed on the very file it is there to remove.)
-_TMP = re.compile(r"^\..+\.(?P<pid>\d+)\.\d+\.tmp$|^\..+\.(?P<old>\d+)\.tmp$|^\.bulk-.+-(?P<bulk>\d+)\.csv$")
+_TMP = re.compile(r"^\..+\.(?P<pid>\d+)\.\d+\.tmp$|^\..+\.(?P<old>\d+)\.tmp$|^\.bulk-.+-(?P<bulk>\d+)\.csv$"
+                  r"|^\.import-edges-(?P<spool>\d+)\.jsonl$")
 
 
 @dataclass
@@ -66,8 +68,9 @@ def doctor(ws: Any, *, repair: bool = False, dry_run: bool = False) -> DoctorRep
         else:
             if leftovers:  # (issue 22) the mark of a clean graph goes: the writer's open then finds and rebuilds it
                 _unmark_fts(ws)
-            _graph(ws, report, dry_run, leftovers)
+            _graph(ws, report, dry_run, leftovers, repair)
     _journal(ws, report, dry_run)
+    _import(ws, report)
     _blocks(ws, report)
     _links(ws, report)
     return report
@@ -86,11 +89,16 @@ def _folders(ws: Any, report: DoctorReport, dry_run: bool) -> None:
 
 
 def _rules(ws: Any, report: DoctorReport) -> None:
-    try:
-        ws.policy  # noqa: B018 - loading it validates kg.toml and the rule files
+    """Every rule file loaded as the commands load it (kg/core/rulecheck.py). A workspace opened with `fallback`
+    found the problem already and runs the rest of the checks on the packaged rules."""
+    from kg.core.rulecheck import problem
+
+    found = getattr(ws, "rules_problem", None) or problem(ws.rules)
+    if found:
+        report.add("rules", "error", found + ("; the other checks ran on the packaged rules"
+                                              if getattr(ws, "rules_problem", None) else ""))
+    else:
         report.add("rules", "ok", "kg.toml and the rule files are valid")
-    except KgError as exc:
-        report.add("rules", "error", str(exc))
 
 
 def _temp_files(ws: Any, report: DoctorReport, dry_run: bool) -> None:
@@ -100,7 +108,8 @@ def _temp_files(ws: Any, report: DoctorReport, dry_run: bool) -> None:
             continue
         for p in folder.iterdir():
             m = _TMP.match(p.name)
-            if m and p.is_file() and not p.is_symlink() and not _alive(int(m["pid"] or m["old"] or m["bulk"])):
+            pid = m and int(m["pid"] or m["old"] or m["bulk"] or m["spool"])
+            if m and p.is_file() and not p.is_symlink() and not _alive(pid):
                 stale.append(p)
     if not stale:
         report.add("temporary files", "ok", "none left behind")
@@ -153,6 +162,10 @@ def _session_pointer(ws: Any, report: DoctorReport, dry_run: bool) -> None:
 
 
 def _ids(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
+    """A damaged ids.json is rebuilt from the graph and the journal (kg/ingest/ids_rebuild.py) by an open of the
+    graph that does not drain the journal first."""
+    from kg.ingest.journal import IdsDamaged
+
     try:
         if dry_run:  # read without the journal's lock, whose holder sweeps temporary files
             ws.journal._load_ids()
@@ -161,12 +174,24 @@ def _ids(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
             with ws.journal.locked():
                 ws.journal._load_ids()
         report.add("ids", "ok", "memory/.kg/ids.json is readable")
+    except IdsDamaged as exc:
+        if dry_run:
+            report.add("ids", "error", str(exc))
+            return
+        try:
+            ws.rebuild_ids()
+        except KgError as failed:
+            report.add("ids", "error", f"{exc}; the graph could not be opened to rebuild it ({failed})")
+            return
+        report.add("ids", "repaired", ws.ids_rebuilt or "memory/.kg/ids.json is readable")
     except KgError as exc:
         report.add("ids", "error", str(exc))
 
 
 def _graph_file(ws: Any, report: DoctorReport, repair: bool) -> bool:
     """False when the graph is missing or empty while ids were given out (and was not repaired)."""
+    from kg.ingest.recover import reimport
+
     if getattr(ws, "store_url", None) is not None:
         return True  # a team graph is on its server: there is no file here to be missing
     path = ws.graph_path
@@ -188,22 +213,11 @@ def _graph_file(ws: Any, report: DoctorReport, repair: bool) -> bool:
     try:
         with ws.store():
             pass
-        imported = _reimport(ws)
+        imported = reimport(ws)
     finally:
         ws._allow_new_graph = False
     report.add("graph", "repaired", f"started a new graph{aside}; {imported}")
     return True
-
-
-def _reimport(ws: Any) -> str:
-    from kg.ingest.trail import import_trail
-
-    sources = [p for p in (ws.memory / ".learning-trail.json", ws.root / ".learnings") if p.exists()]
-    if not sources:
-        return "no trail or .learnings/ to rebuild from: entries acknowledged before are not in it"
-    rep = import_trail(ws, sources)
-    return f"rebuilt {rep.entries} entries, {rep.nodes} nodes and {rep.edges} edges from " + \
-        ", ".join(str(p.relative_to(ws.root)) for p in sources)
 
 
 # the hidden tables of kuzu 0.11.3's full-text index: a complete index has the last three; a build holds the
@@ -258,7 +272,10 @@ def _left_text(leftovers: list[str]) -> str:
             f"({', '.join(leftovers)})")
 
 
-def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | None = None) -> None:
+def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | None = None,
+           repair: bool = False) -> None:
+    from kg.core.errors import GraphUnopenable
+
     try:
         with ws.store() as st:
             repairs = list(getattr(st, "repairs", []))
@@ -269,6 +286,11 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
             side = _search_index(ws, st, dry_run)
             merged = _merged_tables(st)
             logged = _team_log(st)
+    except GraphUnopenable as exc:
+        from kg.ingest.recover import start_over
+
+        report.add("graph", *start_over(ws, exc, repair))
+        return
     except KgError as exc:
         report.add("graph", "error", str(exc))
         return
@@ -479,6 +501,15 @@ def _journal(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
                    "applies them" if dry_run else "entries are waiting to be applied (the graph could not be opened)")
     else:
         report.add("journal", "ok", "nothing waiting, nothing set aside")
+
+
+def _import(ws: Any, report: DoctorReport) -> None:
+    """An import that did not finish: only running it again loads its entries (kg/ingest/importing.py)."""
+    from kg.ingest.importing import unfinished, unfinished_text
+
+    left = unfinished(ws)
+    if left:
+        report.add("import", "warning" if left["running"] else "error", unfinished_text(left))
 
 
 def _blocks(ws: Any, report: DoctorReport) -> None:

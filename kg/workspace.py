@@ -23,7 +23,7 @@ from kg.core import clock, paths
 from kg.core.errors import NoWorkspace, RulesError, SchemaError, StoreError, UsageError
 from kg.core.policy import RuleSet
 from kg.graph import reads
-from kg.ingest import drain, writes
+from kg.ingest import drain, ids_rebuild, writes
 from kg.ingest.apply import PATTERN_KEY_META, pattern_for_key  # noqa: F401 - public here since before kg.ingest
 from kg.ingest.background import BackgroundApplier, close_at_exit
 from kg.ingest.drain import DrainReport
@@ -88,24 +88,45 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
     return ws
 
 
-def open_workspace(path: str | os.PathLike[str] | None = None, *, rules_dir: Path | None = None) -> Workspace:
-    """The workspace at `path`, or the one found from the current directory."""
-    return Workspace(find_root(path), rules_dir=rules_dir)
+def open_workspace(path: str | os.PathLike[str] | None = None, *, rules_dir: Path | None = None,
+                   fallback: bool = False) -> Workspace:
+    """The workspace at `path`, or the one found from the current directory. With `fallback`, see Workspace."""
+    return Workspace(find_root(path), rules_dir=rules_dir, fallback=fallback)
 
 
 class Workspace:
     """One agent workspace. Every method opens the graph, works and closes it again, unless the workspace
     is used as a context manager (`with ws:`), which holds the graph open (and other processes out) for a
-    batch of calls."""
+    batch of calls.
 
-    def __init__(self, root: Path, *, rules_dir: Path | None = None):
+    A kg.toml that cannot be read, or whose rules a command would refuse, refuses the workspace, except with
+    `fallback` (`kg doctor`, and the hooks, which must not lose a capture to a typo in kg.toml): then the packaged
+    rules are used and `rules_problem` says what is wrong and how to fix it."""
+
+    def __init__(self, root: Path, *, rules_dir: Path | None = None, fallback: bool = False):
         self.root = root
         self.memory = root / "memory"
         self.kg_dir = root / MARKER
         _rule_cache.in_workspace(self.kg_dir)  # the parsed secret rules are kept here, not in the home folder
         self.graph_path = self.kg_dir / GRAPH_FILE
-        self.rules = RuleSet(rules_dir=rules_dir, workspace_overrides=self._read_overrides(),
-                             workspace_source=str(root / "kg.toml"))
+        self.rules_problem: str | None = None
+        source = str(root / "kg.toml")
+        try:
+            overrides = self._read_overrides()
+        except RulesError as exc:
+            if not fallback:
+                raise
+            from kg.core.rulecheck import explain, salvaged_store
+
+            overrides, self.rules_problem = {}, explain(str(exc), root / "kg.toml")
+            self._store_conf, self._toml_broken = salvaged_store(root / "kg.toml"), True
+        self.rules = RuleSet(rules_dir=rules_dir, workspace_overrides=overrides, workspace_source=source)
+        if fallback and overrides:
+            from kg.core.rulecheck import checked_before
+
+            self.rules_problem = checked_before(self.rules, self.kg_dir)
+            if self.rules_problem:
+                self.rules = RuleSet(rules_dir=rules_dir, workspace_source=source)
         self._held: Store | None = None
         self._held_read_only = False  # the held handle is a `reading()` one: nothing to drain into
         self._held_reader = False  # the held handle is a reader's, whose drain had a budget: no second drain
@@ -180,13 +201,25 @@ class Workspace:
         return self._journal
 
     _store_conf: Any = None  # kg.toml's [store] table, read with the rule overrides
+    _toml_broken = False  # kg.toml did not parse (opened with `fallback`): _store_conf is its [store] read alone
+    ids_rebuilt: str | None = None  # what the last open of the graph did about a damaged ids.json
     drain_budget: float | None = None  # see `_drain`
+
+    def rebuild_ids(self) -> None:
+        """Open the graph without draining the journal: the open rebuilds a damaged ids.json (see `_opened`)."""
+        with self.store(apply_journal=False):
+            pass
 
     @cached_property
     def store_url(self) -> Any:
         """The team graph's URL (a FalkorDB server: kg/store/backend.py), or None for the embedded graph."""
         if self._store_conf is None and not os.environ.get("KG_STORE"):
             return None  # the embedded graph, without importing the team modules
+        if self._toml_broken:  # (`fallback`) the [store] table read alone, or none: KG_STORE may still name one
+            from kg.store.backend import resolve
+
+            url = self._store_conf.get("url") if isinstance(self._store_conf, dict) else None
+            return resolve(url if isinstance(url, str) else None, self.root)
         from kg.store.team import store_url
 
         return store_url(self.root)
@@ -291,6 +324,9 @@ class Workspace:
                 return
             for repair in st.repairs:
                 drain.warn(repair)
+            if ids_rebuild.damaged(self.journal.ids_path):  # before the drain, which may give out a pattern's id
+                self.ids_rebuilt = ids_rebuild.rebuild(self, st)
+                drain.warn(self.ids_rebuilt)
             # (the read server opens with `apply_journal=False`: it drains between and before its reads)
             self.pending = self._drain(st, polite=polite, budget=budget).pending if apply_journal else 0
             self._held, self._held_reader = st, budget is not None  # nested store() calls share this handle

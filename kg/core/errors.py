@@ -48,6 +48,11 @@ class TeamGraphBusy(StoreBusy, StoreError):
     graph (StoreBusy), and still a StoreError to those that report or journal around it."""
 
 
+class GraphUnopenable(StoreError):
+    """Kùzu cannot open the graph file (damaged, cut short): `kg doctor --repair` starts a new one and brings back
+    what the workspace still holds."""
+
+
 class SchemaError(KgError):
     """The workspace was made by a newer kg, or a migration failed."""
 

@@ -118,6 +118,8 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
     """The workspace's status: nodes by kind, entries by type and status, edges by type, sessions, the high
     priority entries still pending, the top patterns, the journal's backlog (and, on a team graph, who
     contributed)."""
+    from kg.ingest.importing import unfinished
+
     at = clock.now(now)
     with ws.reading() as st:
         counts = st.run("count_by_kind")
@@ -152,6 +154,7 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
         "patterns": [plain(p, hide=HIDDEN_COLUMNS) for p in patterns],
         "journal_rejected": len(ws.journal.rejected()),
         "journal_pending": ws.pending,  # acknowledged, not applied when this was read
+        "import_unfinished": unfinished(ws),
         **({"team": {"graph": ws.store_url.public, "contributors": [plain(r, hide=HIDDEN_COLUMNS) for r in team]}}
            if team is not None else {}),
     }

@@ -23,6 +23,7 @@ from typing import Any
 from kg.core import clock, paths
 from kg.core.entries import prepare
 from kg.core.errors import UsageError
+from kg.ingest.ids_rebuild import with_ids
 from kg.memory import logs as files
 
 THREAD_REASON = "the next turn of the conversation"  # the reason on a thread's `led_to` (kg/ingest/apply.py)
@@ -94,22 +95,27 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
         prepared.append((at, p))
     if not prepared:
         return Ingested([])
-    with ws.journal.locked():
-        ids = ws.journal.allocate_many([(ws.policy.entry_prefix[p.fields["entry_type"]], f"{at:%Y%m%d}")
-                                        for at, p in prepared])
-        records = [{"op": "log", "id": i, "fields": p.fields, "redacted": list(p.redactions), "link": bool(link)}
-                   for i, (_, p) in zip(ids, prepared, strict=True)]
-        threaded = _thread(records) if thread else 0
-        ws.journal.append(records)
-        days: dict[str, tuple[datetime, list[tuple[str, str | None]]]] = {}
-        for at, p in prepared:
-            f = p.fields
-            line = files.daily_line(ws.policy, f["entry_type"], f.get("category"), f["text"], at)
-            days.setdefault(f"{at:%Y-%m-%d}", (at, []))[1].append((line, f.get("session")))
-        for at, lines in days.values():
-            files.append_daily_lines(ws.memory, lines, at)  # a session's repeats fold into their first line
-        for i, (_, p) in zip(ids, prepared, strict=True):
-            files.append_learning(ws.root, {**p.fields, "id": i})
+
+    def journaled() -> tuple[list[str], int]:
+        with ws.journal.locked():
+            ids = ws.journal.allocate_many([(ws.policy.entry_prefix[p.fields["entry_type"]], f"{at:%Y%m%d}")
+                                            for at, p in prepared])
+            records = [{"op": "log", "id": i, "fields": p.fields, "redacted": list(p.redactions),
+                        "link": bool(link)} for i, (_, p) in zip(ids, prepared, strict=True)]
+            threaded = _thread(records) if thread else 0
+            ws.journal.append(records)
+            days: dict[str, tuple[datetime, list[tuple[str, str | None]]]] = {}
+            for at, p in prepared:
+                f = p.fields
+                line = files.daily_line(ws.policy, f["entry_type"], f.get("category"), f["text"], at)
+                days.setdefault(f"{at:%Y-%m-%d}", (at, []))[1].append((line, f.get("session")))
+            for at, lines in days.values():
+                files.append_daily_lines(ws.memory, lines, at)  # a session's repeats fold into their first line
+            for i, (_, p) in zip(ids, prepared, strict=True):
+                files.append_learning(ws.root, {**p.fields, "id": i})
+        return ids, threaded
+
+    ids, threaded = with_ids(ws, journaled)  # a damaged ids.json is rebuilt, not the end of the batch
     out = Ingested(ids, {i: list(p.redactions) for i, (_, p) in zip(ids, prepared, strict=True) if p.redactions},
                    threaded)
     if not apply:

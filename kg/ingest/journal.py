@@ -47,6 +47,10 @@ class Pending:
     bad: list[BadLine] = field(default_factory=list)
 
 
+class IdsDamaged(StoreError):
+    """ids.json does not read as the counters: the next open of the graph rebuilds it (kg/ingest/ids_rebuild.py)."""
+
+
 REJECTED = "journal.rejected"
 MAX_DRAINING = 4  # draining files kept apart before `take` merges them (see `Journal._merge`)
 
@@ -99,9 +103,9 @@ class Journal:
                 self._ids = {k: int(v) for k, v in json.loads(self.ids_path.read_text()).items()}
             except FileNotFoundError:
                 self._ids = {}
-            except (ValueError, AttributeError):
-                raise StoreError(f"{self.ids_path} is damaged. It holds the last id kg gave out for each day; "
-                                 "restore it from a backup (a fresh file could hand out an id twice)") from None
+            except (ValueError, AttributeError, TypeError):
+                raise IdsDamaged(f"{self.ids_path} is damaged. It holds the last id kg gave out for each day; "
+                                 "run `kg doctor` to rebuild it from the graph and the journal") from None
         return self._ids
 
     def allocate(self, prefix: str, day: str, count: int = 1) -> list[str]:

@@ -13,6 +13,7 @@ from kg.core.entries import choice, prepare
 from kg.core.errors import KgError, NotFound, StoreError, UsageError
 from kg.core.text import clean
 from kg.ingest.apply import node_params
+from kg.ingest.ids_rebuild import with_ids
 from kg.memory import logs as files
 from kg.store import EDGE_TYPES, HIDDEN_COLUMNS, KNOWLEDGE_KINDS, check_label, existing_ids, plain
 
@@ -51,13 +52,17 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
     f = prepared.fields
     kind = f["entry_type"]
     line = files.daily_line(ws.policy, kind, f.get("category"), f["text"], at)
-    try:
+    def journaled() -> tuple[str, int, Any]:
         with ws.journal.locked():
             (entry_id,) = ws.journal.allocate(ws.policy.entry_prefix[kind], f"{at:%Y%m%d}")
             inode = ws.journal.append([{"op": "log", "id": entry_id, "fields": f,
                                         "redacted": list(prepared.redactions), "link": bool(link)}])
             daily = files.append_daily(ws.memory, line, at, session=f.get("session"))
             files.append_learning(ws.root, {**f, "id": entry_id})
+        return entry_id, inode, daily
+
+    try:
+        entry_id, inode, daily = with_ids(ws, journaled)
     except PermissionError as exc:
         raise StoreError(f"cannot write to the workspace ({exc.filename}): permission denied; "
                          "check the folder's permissions") from None

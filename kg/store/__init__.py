@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import SchemaError, StoreError
+from kg.core.errors import GraphUnopenable, SchemaError, StoreError
 from kg.store import aggregates as _aggregates
 from kg.store import migrating as _migrating
 from kg.store import queries as _queries
@@ -197,7 +197,8 @@ class Store:
                         # checkpointed instead when it passes CHECKPOINT_BYTES, and replayed on open until then.
                         conn.execute("CALL force_checkpoint_on_close=false")
                 except (RuntimeError, IndexError) as exc:  # a damaged file: Kùzu raised IndexError on some
-                    raise StoreError(f"cannot open the graph {path}: {_plain_error(exc)}") from None
+                    raise GraphUnopenable(f"cannot open the graph {path}: {_plain_error(exc)}. Run `kg doctor`: it "
+                                          "says what can be done") from None
                 return db, conn
 
             restored = None

@@ -1,0 +1,97 @@
+"""Rebuild a damaged `memory/.kg/ids.json` (the last id given out per prefix and day) from what kg still holds.
+
+Every acknowledged id is in the graph (applied) or in the journal (`journal.jsonl`, `draining-*.jsonl`, set aside
+in `journal.rejected`), and a learning's also in `.learnings/`: the highest number of each prefix and day among
+them is the counter. An id given out and never acknowledged (its writer died before the journal append) may be
+given out again; that is allowed: nothing carries it.
+
+Lock order: the graph, then the journal, as a drain takes them. So a write that finds the file damaged (under the
+journal lock) lets the lock go, opens the graph without draining it (the drain could allocate a pattern's id from
+the damaged file) and rebuilds under the journal lock taken again (`Workspace.rebuild_ids`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kg.core.errors import KgError
+from kg.core.files import write_atomic
+from kg.ingest.journal import IdsDamaged
+
+T = TypeVar("T")
+
+_ID = re.compile(r"\b([A-Za-z]+)-(\d{8})-(\d+)\b")
+# the tables whose rows carry an id kg gave out (the small kinds are Meta rows keyed `kind:id`: migration 0011)
+_GRAPH = ("MATCH (n:Node) RETURN n.id AS id", "MATCH (m:Meta) RETURN m.id AS id",
+          "MATCH (s:Session) RETURN s.id AS id", "MATCH (c:Change) RETURN c.id AS id")
+
+
+def damaged(path: Path) -> bool:
+    """Whether ids.json is there and does not read as the counters (a missing file is a new workspace's)."""
+    try:
+        data = json.loads(path.read_bytes())
+        return not isinstance(data, dict) or not all(isinstance(v, int) for v in data.values())
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        return True
+
+
+def counters(found: dict[str, int], text: str) -> None:
+    """Raise `found` (`PREFIX-YYYYMMDD` -> highest number) past every id in `text`."""
+    for prefix, day, number in _ID.findall(text):
+        key = f"{prefix}-{day}"
+        if int(number) > found.get(key, 0):
+            found[key] = int(number)
+
+
+def _journal_files(kg_dir: Path, root: Path) -> list[Path]:
+    learnings = root / ".learnings"
+    return [kg_dir / "journal.jsonl", *sorted(kg_dir.glob("draining-*.jsonl")), kg_dir / "journal.rejected",
+            *(sorted(learnings.glob("*.md")) if learnings.is_dir() else [])]
+
+
+def rebuild(ws: Any, st: Any) -> str:
+    """Write ids.json anew from the graph `st` (held by the caller) and the journal; the damaged file is kept
+    beside it. Returns what was done. A file that reads fine is left alone (another process rebuilt it first)."""
+    found: dict[str, int] = {}
+    for query in _GRAPH:
+        try:
+            rows = st.execute(query)
+        except KgError:
+            continue  # a table this graph does not have
+        counters(found, "\n".join(str(r["id"]) for r in rows if r.get("id")))
+    journal = ws.journal
+    with journal.locked():
+        try:
+            journal._load_ids()
+            return "memory/.kg/ids.json is readable"
+        except KgError:
+            pass
+        for path in _journal_files(ws.kg_dir, ws.root):
+            try:
+                counters(found, path.read_bytes().decode("utf-8", "replace"))
+            except OSError:
+                continue
+        kept = journal.ids_path.with_name(f"ids.json.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        journal.ids_path.replace(kept)
+        write_atomic(journal.ids_path, json.dumps(found, sort_keys=True).encode())
+        journal._ids = None
+    return (f"rebuilt memory/.kg/ids.json from the graph and the journal ({len(found)} counter(s), "
+            f"{sum(found.values()):,} id(s)); the damaged file was kept as {kept.name}")
+
+
+def with_ids(ws: Any, work: Callable[[], T]) -> T:
+    """`work()`, whose first step under the journal lock gives out ids. A damaged ids.json (nothing written yet)
+    is rebuilt by an open of the graph, after the journal lock is let go (the graph is taken first, as a drain
+    takes them: kg/ingest/ids_rebuild.py), and `work()` runs again: the capture is not lost to it."""
+    try:
+        return work()
+    except IdsDamaged:
+        ws.rebuild_ids()
+        return work()

@@ -1,0 +1,110 @@
+"""Entries back from memory search's side file (`memory/.kg/search.sqlite`) when the graph cannot be opened.
+
+The side file keeps a row per node (id, kind, entry type, text, details, category, priority, status, session,
+tags, context, time; area and action in its state table; a pattern's key): a graph file that Kùzu cannot open
+any more (`truncate -s 100000 graph.kuzu`) still has its nodes there. `kg doctor --repair` writes them as a trail
+(the format `kg export trail` writes) and imports it into the new graph, as it imports the workspace's own trail.
+The edges (links, an event's pattern) are not in the side file: they are lost with the graph.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from contextlib import closing
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg.core import clock
+
+# the state table holds what changes after a node is made (status, priority): newer than the node row's copy
+_ROWS = ("SELECT n.id, n.kind, n.entry_type, n.text, n.details, n.category, coalesce(s.priority, n.priority) AS "
+         "priority, coalesce(s.status, n.status) AS status, n.session, "
+         "n.tags, n.context, n.created_at, s.area, s.action, s.source, k.key AS pattern_key FROM node n "
+         "LEFT JOIN state s ON s.pos = n.pos LEFT JOIN pkey k ON k.pos = n.pos ORDER BY n.pos")
+
+
+def _tags(value: Any) -> list[str]:
+    if not value:
+        return []
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return [t for t in str(value).split() if t]
+    return [str(t) for t in parsed] if isinstance(parsed, list) else [str(parsed)]
+
+
+def nodes_of(side: Path) -> list[dict[str, Any]]:
+    """The side file's nodes as graph rows (`kg.ingest.trail.build_trail`'s input); [] when it cannot be read."""
+    try:
+        with closing(sqlite3.connect(f"file:{side}?mode=ro", uri=True, timeout=30.0)) as db:
+            db.row_factory = sqlite3.Row
+            rows = [dict(r) for r in db.execute(_ROWS)]
+    except sqlite3.Error:
+        return []
+    out = []
+    for r in rows:
+        if not r.get("id") or not r.get("kind") or not r.get("text"):
+            continue
+        at = (r.get("created_at") or "").replace(" ", "T")[:19] or None
+        out.append({**r, "tags": _tags(r.get("tags")), "created_at": at})
+    return out
+
+
+def write_trail(side: Path, out: Path, at: datetime) -> int:
+    """Write the side file's nodes to `out` as a trail; the number of nodes (0: nothing written)."""
+    from kg.core.files import write_atomic
+    from kg.ingest.trail import build_trail
+
+    nodes = nodes_of(side)
+    if nodes:
+        write_atomic(out, json.dumps(build_trail(nodes, [], {}, at), default=str).encode())
+    return len(nodes)
+
+
+def reimport(ws: Any, first: list[Any] | None = None) -> str:
+    """Import the workspace's trail and .learnings/ (after `first`) into a graph started anew."""
+    from kg.ingest.trail import import_trail
+
+    sources = [*(first or []), *(p for p in (ws.memory / ".learning-trail.json", ws.root / ".learnings")
+                                 if p.exists())]
+    if not sources:
+        return "no trail or .learnings/ to rebuild from: entries acknowledged before are not in it"
+    rep = import_trail(ws, sources)
+    return f"rebuilt {rep.entries} entries, {rep.nodes} nodes and {rep.edges} edges from " + \
+        ", ".join(str(p.relative_to(ws.root)) for p in sources)
+
+
+def start_over(ws: Any, exc: Exception, repair: bool) -> tuple[str, str]:
+    """`kg doctor`'s graph check over a file Kùzu cannot open: (status, detail). Without `repair`: what --repair
+    would bring back. With it: the file (and its WAL) kept aside, the side file read into a trail first (the new
+    graph's side index replaces it), then a new graph with that trail and the workspace's own trail and
+    .learnings/ imported. ids.json is kept: no id is given out twice."""
+    from kg.store import sideindex
+
+    cause = str(exc).split(". Run `kg doctor`")[0]
+    side = sideindex.path_of(ws.graph_path)
+    if not repair:
+        held = len(nodes_of(side)) if side.is_file() else 0
+        return ("error", f"{cause}. Run `kg doctor --repair`: it keeps the file aside and starts a new "
+                f"graph with the {held} node(s) memory search's index ({side.name}) still holds and the "
+                "workspace's trail and .learnings/ (their links, and what is in none of them, are lost)")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    recovered = ws.kg_dir / f"recovered-{stamp}.trail.json"
+    n = write_trail(side, recovered, clock.now(None)) if side.is_file() else 0
+    for path in (ws.graph_path, ws.graph_path.with_name(ws.graph_path.name + ".wal"),
+                 *(side.with_name(side.name + tail) for tail in ("", "-wal", "-shm"))):
+        if path.exists():
+            os.replace(path, path.with_name(f"{path.name}.damaged-{stamp}"))
+    ws._allow_new_graph = True
+    try:
+        with ws.store():
+            pass
+        rebuilt = reimport(ws, [recovered] if n else [])
+    finally:
+        ws._allow_new_graph = False
+    return ("repaired", f"{cause}: started a new graph (the old file kept as "
+            f"{ws.graph_path.name}.damaged-{stamp}); {rebuilt}")
