@@ -14,6 +14,7 @@ import pytest
 
 from kg.reflect import state as rstate
 from kg.reflect.apply import reflect_file
+from kg.reflect.parse import TranscriptError, read_transcript
 from tests.conftest import fresh_workspace, shared_data_dir
 
 NOW = "2027-01-02T00:00:00"
@@ -111,12 +112,21 @@ def test_a_growing_real_transcript_logs_what_the_whole_file_logs(src, tmp_path, 
 
 @pytest.mark.slow
 def test_every_specstory_chat_grown_logs_what_the_whole_file_logs(tmp_path, request):
-    assert len(SPECSTORY) >= 50
+    chats = [p for p in SPECSTORY if _reads(p)]  # (one of them is notes, not a chat: kg refuses it whole)
+    assert len(chats) >= 50
     resumed = 0
-    for i, src in enumerate(SPECSTORY):
+    for i, src in enumerate(chats):
         starts = check_equivalent(src, tmp_path / str(i), request, 4)
         resumed += max(starts) > 1
-    assert resumed >= len(SPECSTORY) // 2
+    assert resumed >= len(chats) // 2
+
+
+def _reads(path: Path) -> bool:
+    try:
+        read_transcript(path)
+    except TranscriptError:
+        return False
+    return True
 
 
 def test_codex_stops_after_each_turn_read_only_what_is_new(ws, tmp_path):
