@@ -4,12 +4,14 @@ Parsing and detection are pure (`parse`, `detect` for what the user said, `failu
 this module joins them to a workspace. Every finding is validated before any is written, so a bad one stops
 the run before the first write. Each real failure is one event: a failure whose tool call the live hook logged
 is skipped, and reflecting on a transcript again, or after a resume, adds only what lies past its cursor and
-was not logged before (`kg.reflect.state`).
+was not logged before (`kg.reflect.state`); it reads the file from about where the last one ended
+(`kg.reflect.window`).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -19,6 +21,7 @@ from kg.core import clock
 from kg.core.entries import prepare
 from kg.core.errors import UsageError
 from kg.reflect import state as rstate
+from kg.reflect import window
 from kg.reflect.failures import Failure, FailureRules, failures
 from kg.reflect.failures import load_rules as load_failure_rules
 from kg.reflect.parse import FORMATS, Transcript, TranscriptError, read_transcript
@@ -48,6 +51,7 @@ class ReflectReport:
     sessions: list[str] = field(default_factory=list)  # every session the findings belong to, in order
     summary_files: list[str] = field(default_factory=list)  # one per session that logged something
     cursor: int = 0  # lines reflected on before this run (findings up to there are not logged again)
+    read_from: int = 1  # the line this run began reading at (past 1: where the last reflection left off)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -188,6 +192,10 @@ def gated(transcript: Transcript, redactor: Any) -> Transcript:
     return replace(transcript, turns=tuple(one(at, t) for at, t in enumerate(turns)))
 
 
+def _line(cursor: dict[str, Any] | None) -> int:
+    return int(cursor.get("line", 0)) if cursor else 0
+
+
 def _line_of(transcript: Transcript, turn: int) -> int:
     return transcript.turns[turn].line or 0 if 0 <= turn < len(transcript.turns) else 0
 
@@ -202,14 +210,26 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
                  end_session: bool = True) -> ReflectReport:
     """What a transcript teaches; with `apply`, logged once each, and the session ended with its summary when
     something was logged (`end_session=False`: Codex's Stop after every turn, `kg hook session-end --no-summary`)."""
-    from kg.reflect.detect import reflect
+    from kg.reflect.detect import is_speaking_user, reflect
 
     if format is not None and format not in FORMATS:
         raise UsageError(f"unknown transcript format {format!r}: use one of {', '.join(FORMATS)}")
     rules = load_rules(ws.rules.raw("reflect"), source="rules/reflect.toml", model=ws.rules.raw("reflect_model"))
     frules = failure_rules(ws)
+    prior: dict[str, Any] | None = None  # where the last reflection on this file left off, and what it found
+    nxt: dict[str, Any] | None = None  # ... and this one
+    read_from, size = 1, 0
     try:
-        transcript: Transcript = read_transcript(path, format=format, stdin=stdin)
+        if str(path) == "-":
+            transcript: Transcript = read_transcript(path, format=format, stdin=stdin)
+        else:
+            # with `apply`, from where the last reflection on this file left off (a dry run reads it all)
+            prior = rstate.read(ws).window_of(str(Path(path).resolve())) if apply else None
+            got = window.read(path, format, prior)
+            transcript, read_from, size = got.transcript, got.from_line, got.size
+            if apply:
+                nxt = window.plan(got, path, lambda t: is_speaking_user(t, rules), rules.limits.context_turns)
+            del got  # (its text: a whole file's worth, not kept through detection)
     except TranscriptError as exc:
         raise UnreadableTranscript(str(exc)) from None
     redactor = ws.rules.redactor
@@ -220,9 +240,13 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     def redact(text: str) -> str:
         return redactor.redact(text).text
 
-    result: Reflection = reflect(transcript, rules, redact=redact, gated=True)
+    # a read that resumed: what the reflection before it found, so that its part finds what the whole would
+    resumed = prior if read_from > 1 else None
+    result: Reflection = reflect(transcript, rules, redact=redact, gated=True, after_line=_line(resumed),
+                                 earlier={k: (kind, p) for k, kind, p in resumed["found"]} if resumed else None)
     said = list(result.findings)  # what the user said; failed tool calls come from `failures`, one per call
-    failed = failures(transcript, frules)
+    failed = failures(transcript, frules, after_line=_line(resumed),
+                      earlier=Counter(resumed["errors"]) if resumed else None)
     at = clock.now(now)
     session_id = session or _session_of(transcript.session_hint) or f"reflect-{at:%Y%m%d-%H%M%S}"
     # a session named by the caller holds every turn; else each turn its own chat's (aider: one per "chat started")
@@ -241,6 +265,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
         skill_candidates=[{"position": t.position, "request": redact(t.request), "tool_calls": t.tool_calls,
                            "session": session_of(t.turn)} for t in result.skill_candidates],
         dropped_by_cap=result.dropped_by_cap + failed.dropped_by_cap, duplicates=result.duplicates,
+        read_from=read_from,
     )
     for d in report.findings:
         d.pop("turn")
@@ -252,6 +277,8 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     def when(turn: int) -> datetime:
         return times[turn] if 0 <= turn < len(times) else at
 
+    key = f"{transcript.format}:{transcript.session_hint}" if transcript.session_hint else (
+        str(Path(path).resolve()) if str(path) != "-" else None)
     planned = []  # (fingerprints, line, kind, summary, fields, when, session)
     for f in said:
         kind, fields = _log_fields(ws, f)
@@ -269,8 +296,6 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     for _, _, kind, summary, fields, on, sid in planned:
         # validate everything before the first write: never a partial run
         prepare(ws.policy, redactor, kind, summary, now=on, session=sid, **fields)
-    key = f"{transcript.format}:{transcript.session_hint}" if transcript.session_hint else (
-        str(Path(path).resolve()) if str(path) != "-" else None)
     head = rstate.head_of(path) if str(path) != "-" else ""
     last = max((t.line or 0 for t in transcript.turns), default=0)
     with ws, rstate.locked(ws) as st:
@@ -285,12 +310,20 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
                 st.record(fp, entry)
             report.logged.append(entry)
             wrote.setdefault(sid, []).append(kind)
-        st.advance(key, head, last)
+        if nxt:  # what the next read, from there on, needs of what came before (see `reflect`, `failures`)
+            nxt["found"] = [*(resumed["found"] if resumed else []), *map(list, result.found)]
+            nxt["errors"] = dict(Counter(resumed["errors"] if resumed else {}) + Counter(failed.keys))
+        st.advance(key, head, last, {
+            "path": str(Path(path).resolve()), "format": transcript.format, "hint": transcript.session_hint,
+            "size": size, **(nxt or {})} if str(path) != "-" else None)
+        # the summary counts what the whole session found: a read that resumed saw only its end
+        whole = report if report.read_from == 1 or not (end_session and wrote) else reflect_file(
+            ws, path, format=transcript.format, session=session, now=at)
         if end_session:
             for sid in wrote:
                 # each session ends when its last turn happened (the summary and the daily log say that day)
                 ended = max((times[i] for i, s in enumerate(of_turn) if s == sid), default=at)
-                done = _write_summary(ws, report, result, ended, sid)
+                done = _write_summary(ws, whole, result, ended, sid)
                 if done:
                     report.summary_files.append(done)
                     report.summary_file = done

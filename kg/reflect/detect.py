@@ -9,8 +9,9 @@ session, capped, and redacted before they leave this module. Failed tool calls a
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from kg.core.text import folded
@@ -60,6 +61,7 @@ class Reflection:
     skill_candidates: tuple[Task, ...]
     dropped_by_cap: int
     duplicates: int
+    found: tuple[tuple[str, str, str], ...] = ()  # (`unique_key`, kind, priority) of each finding before the caps
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -397,13 +399,18 @@ def _one_entry_per_rule(found: list[Finding]) -> list[Finding]:
     return out
 
 
-def _dedupe_key(f: Finding) -> tuple[str, str, str]:
+def dedupe_key(f: Finding) -> tuple[str, str, str]:
     return (f.kind, f.category, f.pattern_key or folded(f.evidence))
+
+
+def unique_key(f: Finding) -> str:
+    """A finding's `dedupe_key` hashed: what a reflection that reads on from the last one keeps of it."""
+    return hashlib.sha256("\x1f".join(dedupe_key(f)).encode()).hexdigest()[:16]
 
 
 def reflect(
     transcript: Transcript, rules: ReflectRules, *, redact: Callable[[str], str] | None = None,
-    gated: bool = False,
+    gated: bool = False, earlier: Mapping[str, tuple[str, str]] | None = None, after_line: int = 0,
 ) -> Reflection:
     """Findings, tasks and skill candidates of one session.
 
@@ -412,6 +419,11 @@ def reflect(
     is read from them (a pattern key is their words lowercased and cut, where a secret is no longer recognised),
     unless the caller says it has done so (`gated`: `kg.reflect.apply.gated`, which redacts a call's input and
     its result together).
+
+    `earlier` (`unique_key` -> kind, priority): the findings of the same transcript before this part of it, read
+    by an earlier reflection (`kg.reflect.window`). A finding said again is theirs, and they rank first for the
+    caps: this part yields what a reading of the whole transcript yields in it. Findings up to `after_line` (the
+    context it re-reads) were that reflection's.
     """
     redact = redact or default_redact
     if not gated:
@@ -421,11 +433,16 @@ def reflect(
     owner, tasks = task_of_turns(transcript, rules)
     raw = _one_entry_per_rule(list(_learnings(transcript, rules, owner, tasks)))
     raw.sort(key=lambda f: f.turn)
+    if earlier is not None:
+        raw = [f for f in raw if (transcript.turns[f.turn].line or 0) > after_line]
+    before = dict(earlier or {})
 
     merged: dict[tuple[str, str, str], Finding] = {}
     for f in raw:
         f = _redacted(f, redact)
-        key = _dedupe_key(f)
+        key = dedupe_key(f)
+        if unique_key(f) in before:
+            continue  # said before this part: the earlier reflection's finding
         if key in merged:
             first = merged[key]
             merged[key] = replace(first, occurrences=first.occurrences + 1)
@@ -438,18 +455,24 @@ def reflect(
         unique.append(f)
 
     lim = rules.limits
-    ranked = sorted(unique, key=lambda f: (-_RANK[f.priority], f.turn))
+    ghosts = [(kind, priority) for kind, priority in before.values()]
+    ranked = sorted([(-_RANK[p], -1, k, None) for k, p in ghosts]
+                    + [(-_RANK[f.priority], f.turn, f.kind, f) for f in unique], key=lambda x: (x[0], x[1]))
     per_kind: dict[str, int] = {}
     kept = []
-    for f in ranked:
-        if per_kind.get(f.kind, 0) >= lim.max_per_kind or len(kept) >= lim.max_findings_per_session:
+    taken = 0
+    for _, _, kind, f in ranked:
+        if per_kind.get(kind, 0) >= lim.max_per_kind or taken >= lim.max_findings_per_session:
             continue
-        per_kind[f.kind] = per_kind.get(f.kind, 0) + 1
-        kept.append(f)
+        per_kind[kind] = per_kind.get(kind, 0) + 1
+        taken += 1
+        if f is not None:
+            kept.append(f)
     kept.sort(key=lambda f: f.turn)
 
     candidates = tuple(t for t in tasks if t.tool_calls >= lim.skill_candidate_min_tool_calls)
-    return Reflection(tuple(kept), tuple(tasks), candidates, len(unique) - len(kept), len(raw) - len(unique))
+    return Reflection(tuple(kept), tuple(tasks), candidates, len(unique) - len(kept), len(raw) - len(unique),
+                      tuple((unique_key(f), f.kind, f.priority) for f in unique))
 
 
 def detect(

@@ -379,10 +379,14 @@ class Failures:
     declined: int
     cascades: int
     answers: int = 0  # searches and compares that found nothing (exit 1, no output): not failures
+    keys: tuple[str, ...] = ()  # the pattern key of every failure found (before the cap)
 
 
-def failures(transcript: Transcript, rules: FailureRules) -> Failures:
-    """Every failed tool call of the transcript, in order, one each."""
+def failures(transcript: Transcript, rules: FailureRules, *, earlier: Counter[str] | None = None,
+             after_line: int = 0) -> Failures:
+    """Every failed tool call of the transcript, in order, one each. `earlier`: the pattern keys of the failures an
+    earlier reflection found before this part of the transcript (`kg.reflect.window`), for the repeats; failures up
+    to `after_line` (the context it re-reads) were that reflection's."""
     found: list[Failure] = []
     cascades: list[int] = []
     declined = answers = 0
@@ -409,14 +413,17 @@ def failures(transcript: Transcript, rules: FailureRules) -> Failures:
         if found:
             i = min(range(len(found)), key=lambda k: (abs(found[k].turn - at), found[k].turn > at))
             found[i] = replace(found[i], cascaded=found[i].cascaded + 1)
-    counts = Counter(f.pattern_key for f in found)
+    if earlier is not None:
+        found = [f for f in found if (transcript.turns[f.turn].line or 0) > after_line]
+    keys = tuple(f.pattern_key for f in found)
+    counts = Counter(keys) + Counter(earlier or {})
     found = [replace(f, priority=rules.repeat_priority)
              if counts[f.pattern_key] >= rules.repeat_threshold and not f.exit_only else f for f in found]
     kept = found
     if len(found) > rules.max_per_session:
         ranked = sorted(found, key=lambda f: (-f.severity, -f.turn))[: rules.max_per_session]
         kept = sorted(ranked, key=lambda f: f.turn)
-    return Failures(tuple(kept), len(found) - len(kept), declined, len(cascades), answers)
+    return Failures(tuple(kept), len(found) - len(kept), declined, len(cascades), answers, keys)
 
 
 def failure_of_payload(tool: str | None, text: str, command: str | None, rules: FailureRules,

@@ -106,21 +106,29 @@ class Transcript:
 
 
 def read_transcript(path: str | Path, *, format: str | None = None, stdin: Any = None) -> Transcript:
-    """Read PATH (or '-' for stdin bytes) and parse it. The only function here that does I/O."""
+    """Read PATH (or '-' for stdin bytes) and parse it. With `kg.reflect.window`, the only functions that do I/O."""
     if str(path) == "-":
         import sys
 
         stream = stdin if stdin is not None else sys.stdin.buffer
         return parse_bytes(inputs.read_stream(stream, what="stdin"), format=format, name="<stdin>")
+    if format is not None and format not in FORMATS:
+        raise TranscriptError(f"unknown format {format!r}: use one of {', '.join(FORMATS)}")
     p = Path(path)
     try:
         data = inputs.read_file(p, what="the transcript")  # bounded; FIFOs and devices refused
     except UsageError as exc:
         raise TranscriptError(str(exc)) from None
+    return transcript_of(p, decode(data, str(p)), format)
+
+
+def transcript_of(p: Path, text: str, format: str | None = None) -> Transcript:
+    """The transcript of the file `p` from its text: named by the file when the text names no session (Codex:
+    rollout-<time>-<thread uuid>.jsonl), and a Claude Code session with its sub-agents' files beside it."""
     hint = p.name.split(".")[0] if paths.is_name(p.name.split(".")[0]) else None
     if p.name.startswith("rollout-") and p.name.endswith((".jsonl", ".jsonl.gz")):
-        hint = p.name.split(".")[0][-36:]  # Codex: rollout-<time>-<thread uuid>.jsonl
-    t = parse_bytes(data, format=format, name=str(p))
+        hint = p.name.split(".")[0][-36:]
+    t = parse_text(text, format=format, name=str(p))
     if t.format == "claude-code":
         from .readers import with_subagents
 

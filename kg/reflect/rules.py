@@ -42,6 +42,7 @@ class Limits:
     evidence_chars: int
     summary_chars: int
     skill_candidate_min_tool_calls: int
+    context_turns: int  # earlier user turns an incremental reflection reads again (kg.reflect.window)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,9 @@
   call id is there within the transcript's session or the kg session it reflects into, and every user finding
   it logged before, whatever file it is found in again (a resumed session).
 - `cursors`: per transcript (its runtime and session id, else its path), the last line reflected on and a hash
-  of its first line. Reflecting again, or after a resume, adds only what lies past the cursor.
+  of its first line. Reflecting again, or after a resume, adds only what lies past the cursor. With them, the
+  file's path and size and where the next reflection resumes reading (`kg.reflect.window`); a cursor written
+  before kg kept those only makes the next reflection read the whole file.
 """
 
 from __future__ import annotations
@@ -42,10 +44,22 @@ class State:
         c = self.cursors.get(key or "")
         return int(c.get("line", 0)) if c and c.get("head") == head else 0
 
-    def advance(self, key: str | None, head: str, line: int) -> None:
-        if key and line > self.cursor(key, head):
-            self.cursors[key] = {"head": head, "line": line}
+    def advance(self, key: str | None, head: str, line: int, window: dict[str, Any] | None = None) -> None:
+        """Past `line` now; `window`: where the next reflection resumes reading (with the file's path and size).
+        Never back: a reflection that read less (two at once) leaves the cursor of the one that read more."""
+        if not key or line < self.cursor(key, head):
+            return
+        new = {"head": head, "line": line, **(window or {})}
+        if new != self.cursors.get(key):
+            self.cursors[key] = new
             self.changed = True
+
+    def window_of(self, path: str) -> dict[str, Any] | None:
+        """The cursor of the file at `path` that says where to resume reading it (the furthest, when the file was
+        reflected on under more than one key: an aider history names itself by its last chat)."""
+        found = [c for c in self.cursors.values() if isinstance(c, dict) and c.get("path") == path
+                 and {"at", "found", "errors"} <= c.keys()]
+        return max(found, key=lambda c: int(c.get("line", 0)), default=None)
 
 
 def _folder(ws: Any) -> Path:

@@ -427,7 +427,7 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     if rep is not None:
         out["reflect"] = {"session": rep.session, "format": rep.format, "turns": rep.turns,
                           "findings": len(rep.findings), "logged": rep.logged,
-                          "already_logged": rep.already_logged}
+                          "already_logged": rep.already_logged, "read_from": rep.read_from}
         out["session"] = sid or rep.session
         out["summary_file"] = rep.summary_file  # reflect --apply writes the session summary itself
     elif not transcript_path:
