@@ -17,6 +17,7 @@ from typing import Any
 
 from kg.core import paths
 from kg.core.errors import KgError
+from kg.redaction import cache as _rule_cache
 from kg.store.lock import pid_alive
 
 INSTRUCTION_FILES = ("AGENTS.md", "MEMORY.md", "SOUL.md", "TOOLS.md", "USER.md", "CLAUDE.md")
@@ -52,6 +53,13 @@ class DoctorReport:
 
 
 def doctor(ws: Any, *, repair: bool = False, dry_run: bool = False) -> DoctorReport:
+    if dry_run:  # "repair nothing": not even the secret rules' parse is kept in the workspace's cache
+        with _rule_cache.writes_held():
+            return _doctor(ws, repair=repair, dry_run=True)
+    return _doctor(ws, repair=repair, dry_run=False)
+
+
+def _doctor(ws: Any, *, repair: bool, dry_run: bool) -> DoctorReport:
     report = DoctorReport(str(ws.root))
     _folders(ws, report, dry_run)
     _rules(ws, report)

@@ -23,7 +23,8 @@ import os
 import struct
 import sys
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -39,6 +40,7 @@ _WHERE = struct.Struct("<III")  # a compiled form's offset, length and crc32: on
 _SEAL = 8  # hex digits of the crc32 that opens the file, then as many of the sealed index's length
 _FOLDER = "cache"  # in the workspace's memory/.kg/
 _workspace: list[Path] = []  # the state folder of the workspace this process works in (`in_workspace`)
+_held: list[bool] = []  # non-empty while `writes_held()` is open: the parse is kept in memory only
 
 
 Row = tuple[Any, ...]  # a rule's fields in `_FIELDS` order
@@ -206,7 +208,7 @@ def _packaged(entry: str) -> _Cached:
     rows = [tuple(getattr(rule, name) for name in _FIELDS) for rule in rules]
     order = sorted(range(len(rows)), key=lambda i: (rules[i].priority, i))
     plan = KeywordPlan.of([rules[i].keywords for i in order])
-    if key is not None and path is not None:
+    if key is not None and path is not None and not _held:
         _write_cache(path, key, folder, rows, order, plan, ignore, echo)
     return _Cached(rows, order, plan, ignore, echo_min=echo)
 
@@ -216,6 +218,17 @@ def in_workspace(kg_dir: Path) -> None:
     before anything is redacted; the first workspace of a process is kept (its rules are parsed once)."""
     if not _workspace:
         _workspace.append(Path(kg_dir) / _FOLDER)
+
+
+@contextmanager
+def writes_held() -> Iterator[None]:
+    """Within it, a parse is not written to the cache (`kg doctor --dry-run` promises a workspace left byte for byte
+    as it was); a cache already there is still read."""
+    _held.append(True)
+    try:
+        yield
+    finally:
+        _held.pop()
 
 
 def cache_dir() -> Path | None:
