@@ -301,7 +301,7 @@ def mcp(ctx: typer.Context) -> None:
     try:
         from kg.runtimes.mcp_server import build_server
     except ImportError as exc:
-        fail(f"the MCP server needs the `mcp` package ({exc.name} is missing): pip install 'kaizen-kg[mcp]'", 1)
+        fail(f"the MCP server needs the `mcp` package ({exc.name} is missing): pip install 'kaizen-kg[mcp]'", 2)
     with errors():
         ws = workspace(ctx)
         ws.root  # noqa: B018 - fail now (exit 2) when there is no workspace, not at the first tool call

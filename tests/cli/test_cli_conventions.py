@@ -130,3 +130,13 @@ def test_zsh_completion(tmp_path):
                            "_arguments() { print -r -- \"$@\"; }; words=(kg exp); CURRENT=2; _kg_completion",
                     tmp_path)
     assert out.startswith('*: :(("export":')
+
+
+def test_a_missing_extra_is_a_usage_error_for_every_command(tmp_path):
+    """A missing optional extra is fixed by the user (a pip install), as `kg graph show` and the FalkorDB commands
+    say with exit 2: `kg mcp` said the same with exit 1, an operational failure."""
+    code = ("import sys; sys.modules['mcp'] = None; sys.argv = ['kg', '--workspace', sys.argv[1], 'mcp'];"
+            "from kg.cli.entry import main; main()")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'kaizen-kg[mcp]'" in done.stderr and "Traceback" not in done.stderr
