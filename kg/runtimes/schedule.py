@@ -308,6 +308,7 @@ def _summary(report: dict[str, Any]) -> str:
         parts.append(f"{changed} decayed")
     # under cron this line is all a person sees: a flag says which file waits for them and what to do
     flags = [f"{f.get('path')}: {f.get('flag')}" for f in report.get("flags") or [] if isinstance(f, dict)]
+    flags += [f"{f.get('reason')} (skipped)" for f in report.get("skipped") or [] if isinstance(f, dict)]
     return ", ".join(parts) + "".join(f"; {f}" for f in flags) if parts else "nothing to do"
 
 
