@@ -53,7 +53,8 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
         monitoring = [_change_view(c) for c in st.run("lc_changes_all") if c["status"] in (*LIVE, CHECKING)]
     rep = lc.report.as_dict()
     return {k: rep[k] for k in ("now", "dry_run", "verified", "withdrawn", "checks", "reverted", "reminders",
-                                "evidence_requested", "logged", "files", "flags")} | {"monitoring": monitoring}
+                                "evidence_requested", "logged", "files", "flags", "skipped")} | \
+        {"monitoring": monitoring}
 
 
 # -- proposals ------------------------------------------------------------------------------------------------

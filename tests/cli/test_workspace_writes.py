@@ -76,6 +76,7 @@ def test_cycle_skips_a_folder_named_user_md_and_does_the_rest(demo):
     assert again.json["skipped"] == [{"path": "USER.md", "reason": "USER.md is a folder, not a file: kg keeps its "
                                       "text in a file of that name; move or rename the folder"}]
     assert again.json["withdrawn"] == []  # a rule in a file kg cannot read is not taken as withdrawn
+    assert "  ⛔ USER.md: skipped, left as it is: USER.md is a folder" in kg(f"verify --now {now}").stdout
 
 
 def test_cycle_leaves_a_file_an_outside_link_leads_to_as_it_is(demo, tmp_path):
