@@ -115,3 +115,17 @@ def test_pref_set_keeps_the_preference_and_leaves_an_outside_user_md_alone(run_k
     assert outside.read_text(encoding="utf-8") == "someone's profile\n"
     assert run_kg("pref get editor --json").json["value"] == "vim"
 
+
+
+def test_ingest_keeps_every_entry_when_the_daily_log_links_out_of_the_workspace(run_kg, ws, tmp_path):
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("mine\n", encoding="utf-8")
+    (ws.memory / "2026-12-04.md").symlink_to(outside)
+    lines = tmp_path / "entries.jsonl"
+    lines.write_text('{"kind": "error", "summary": "npm ci failed", "at": "2026-12-04T09:00"}\n'
+                     '{"kind": "learning", "summary": "use pnpm here", "at": "2026-12-04T09:05"}\n', encoding="utf-8")
+    r = run_kg(["ingest", str(lines), "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert r.json["logged"] == 2 and r.stderr.count("Warning: memory/2026-12-04.md is a symlink to ") == 1
+    assert outside.read_text(encoding="utf-8") == "mine\n"
+    assert len(run_kg("list --json").json) == 2
