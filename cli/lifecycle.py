@@ -61,6 +61,7 @@ def _render_cycle(d: dict[str, Any]) -> str:
         lines.append(f"  📄 {f['path']}: {f['action']}")
     for f in d["flags"]:
         lines.append(f"  ⚠️  {f['path']}: {f['flag']}")
+    lines += _render_skipped(d)
     if not d["changed"]:
         lines.append("  nothing to do")
     return "\n".join(lines)
@@ -98,7 +99,18 @@ def _render_proposals(rows: list[dict[str, Any]]) -> str:
 
 def _render_files(d: dict[str, Any]) -> list[str]:
     return [f"  📄 {f['path']}: {f['action']}" + (f" — {f['flag']}" if f.get("flag") else "")
-            for f in d.get("files", [])]
+            for f in d.get("files", [])] + _render_skipped(d)
+
+
+def _render_skipped(d: dict[str, Any]) -> list[str]:
+    return [f"  ⛔ {f['path']}: skipped, left as it is: {f['reason']}" for f in d.get("skipped", [])]
+
+
+def _exit_if_skipped(d: dict[str, Any]) -> None:
+    """Exit 1 when a file was skipped: the rest was done, but a file waits for a person (as `kg doctor` exits 1
+    on a problem it left), and a job's exit status is what a scheduler shows."""
+    if d.get("skipped"):
+        raise typer.Exit(1)
 
 
 def _render_conflicts(rows: list[dict[str, Any]]) -> str:
@@ -160,13 +172,15 @@ FUTURE_SLACK = timedelta(days=1)
 
 def cycle(ctx: typer.Context, dry_run: DryRunOpt = False, force: ForceOpt = False, future: FutureOpt = False,
           now: NowOpt = None, as_json: JsonOpt = False) -> None:
-    """Verify, revert, decay, settle conflicts, promote, export — the periodic job. Idempotent."""
+    """Verify, revert, decay, settle conflicts, promote, export — the periodic job. Idempotent. A file kg may
+    not use (a symlink out of the workspace, a folder) is reported and skipped, and the exit code is 1."""
     with errors():
         at = now_of(ctx, now)
         if at and not dry_run and not future:
             _not_a_future_day(clock.now(at))
         report = _api().cycle(workspace(ctx), at, dry_run, force=force)
     emit(report.as_dict(), as_json, _render_cycle)
+    _exit_if_skipped(report.as_dict())
 
 
 def propose(ctx: typer.Context, as_json: JsonOpt = False) -> None:
@@ -265,6 +279,7 @@ def export_memory(ctx: typer.Context, dry_run: DryRunOpt = False, force: ForceOp
     with errors():
         d = _api().export_memory(workspace(ctx), now_of(ctx, now), dry_run, force=force)
     emit(d, as_json, _render_export)
+    _exit_if_skipped(d)
 
 
 def _render_export(d: dict[str, Any]) -> str:

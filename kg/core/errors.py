@@ -22,6 +22,16 @@ class NotFound(UsageError):
     """An id, file or name that does not exist."""
 
 
+class UnusableFile(UsageError):
+    """A file of the workspace kg may not or cannot write (or read): a symlink leading out of the workspace, a
+    folder or other non-file where a file belongs, an unreadable file. `path` names it; a job that writes many
+    files (`kg cycle`) reports it and skips it, a command that writes only it fails with the message."""
+
+    def __init__(self, message: str, path: str = ""):
+        super().__init__(message)
+        self.path = path
+
+
 class NoWorkspace(UsageError):
     """No workspace was found or named."""
 

@@ -1,7 +1,11 @@
 """Writing a file so that a reader sees the old or the new content, never a mix: the one way kg replaces a file.
 
 Every module that owns a file kg writes (see docs/architecture.md, "Files kg writes") replaces it through
-`write_atomic` (bytes in hand) or `atomic_writer` (a format streamed into a handle, as GraphML is).
+`write_atomic` (bytes in hand) or `atomic_writer` (a format streamed into a handle, as GraphML is), and a
+module that appends to one (the daily log, `.learnings/`) checks it first with `check_target`: one rule for
+where a write may land. A file of a workspace that is a symlink is written through only when the link leads to
+a file inside that workspace (a person links AGENTS.md to CLAUDE.md); one leading out of it is refused, as is
+a folder or any other non-file where kg's file belongs.
 """
 
 from __future__ import annotations
@@ -13,6 +17,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
+
+from kg.core.errors import UnusableFile
+
+STATE = Path("memory") / ".kg"  # the folder that makes a folder a workspace (kg.workspace.MARKER)
 
 
 def fsync_dir(path: Path) -> None:
@@ -45,15 +53,71 @@ def _create(tmp: Path, mode: int | None) -> int:
     return fd
 
 
+def workspace_of(path: Path) -> Path | None:
+    """The workspace holding `path`: the nearest folder above it that has `memory/.kg`; None outside any."""
+    for folder in Path(os.path.abspath(path)).parents:
+        if (folder / STATE).is_dir():
+            return folder
+    return None
+
+
+def target_problem(path: Path, *, root: Path | None = None, confined: bool = True) -> str:
+    """Why kg may not write `path` ('' when it may). A symlink in a workspace (`root`, else the one holding
+    `path`) must lead inside it, unless `confined` is off (`kg install` writes the runtime's settings wherever
+    the person's link leads: that is what installing into a runtime means); what is there must be a file (or
+    nothing). A QA pass found `kg export memory` rewriting the file an outside link led to, and a folder named
+    USER.md failing the whole cycle."""
+    path = Path(path)
+    if confined and os.path.islink(path):
+        root = root if root is not None else workspace_of(path)
+        if root is not None:
+            real = Path(os.path.realpath(path))
+            if Path(os.path.realpath(root)) not in real.parents:
+                return (f"{_shown(path, root)} is a symlink to {real}, outside the workspace {root}; kg will not "
+                        "write there: replace the link with a copy of the file, or link to a file inside the "
+                        "workspace")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:  # a symlink loop, a folder on the way that cannot be searched
+        return f"{_shown(path, root)} cannot be used: {exc.strerror}; fix or remove it"
+    if stat.S_ISDIR(mode):
+        return (f"{_shown(path, root)} is a folder, not a file: kg keeps its text in a file of that name; move or "
+                "rename the folder")
+    if not stat.S_ISREG(mode):
+        return (f"{_shown(path, root)} is not a regular file (a device, FIFO or socket); remove it so kg can "
+                "write a file there")
+    return ""
+
+
+def check_target(path: Path, *, root: Path | None = None, confined: bool = True) -> None:
+    """Refuse (UnusableFile, naming the file) a write `target_problem` finds a reason against."""
+    problem = target_problem(path, root=root, confined=confined)
+    if problem:
+        raise UnusableFile(problem, str(path))
+
+
+def _shown(path: Path, root: Path | None) -> str:
+    """`path` as a person names it: relative to its workspace."""
+    root = root if root is not None else workspace_of(path)
+    try:
+        return str(Path(os.path.abspath(path)).relative_to(os.path.abspath(root))) if root else str(path)
+    except ValueError:
+        return str(path)
+
+
 @contextmanager
-def atomic_writer(path: Path, *, text: bool = False, encoding: str = "utf-8") -> Iterator[IO[Any]]:
+def atomic_writer(path: Path, *, text: bool = False, encoding: str = "utf-8",
+                  confined: bool = True) -> Iterator[IO[Any]]:
     """A handle on a temporary file beside `path` that replaces `path` when the block ends without error.
 
-    A symlink is written through: its target gets the new content and the link stays a link (a person who
-    linked CLAUDE.md to AGENTS.md keeps the link), and the file keeps its permission bits. A failed write (disk
-    full, read-only folder, an exception in the block) leaves no temporary file behind and the old content in
-    place."""
+    A symlink is written through when `check_target` lets it (see `target_problem`): its target gets the new
+    content and the link stays a link (a person who linked CLAUDE.md to AGENTS.md keeps the link), and the file
+    keeps its permission bits. A failed write (disk full, read-only folder, an exception in the block) leaves
+    no temporary file behind and the old content in place."""
     path = Path(path)
+    check_target(path, confined=confined)
     if os.path.islink(path):
         path = Path(os.path.realpath(path))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -77,7 +141,7 @@ def atomic_writer(path: Path, *, text: bool = False, encoding: str = "utf-8") ->
     fsync_dir(path.parent)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, *, confined: bool = True) -> None:
     """Replace `path` with `data` (see `atomic_writer`)."""
-    with atomic_writer(path) as fh:
+    with atomic_writer(path, confined=confined) as fh:
         fh.write(data)

@@ -13,7 +13,7 @@ never lost, and counted with the batch's aggregates (kg/ingest/upkeep.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,7 +22,7 @@ from typing import Any
 
 from kg.core import clock, paths
 from kg.core.entries import prepare
-from kg.core.errors import UsageError
+from kg.core.errors import UnusableFile, UsageError
 from kg.ingest.ids_rebuild import with_ids
 from kg.memory import logs as files
 
@@ -39,6 +39,7 @@ class Ingested:
     redacted: dict[str, list[str]] = field(default_factory=dict)   # id -> kinds of secret removed
     threaded: int = 0                                              # led_to edges asked for (`after`)
     applied: bool = False
+    skipped: list[str] = field(default_factory=list)                # files kg may not write: not copied there
 
     def as_dict(self) -> dict[str, Any]:
         return {"logged": len(self.ids), "ids": self.ids, "redacted": self.redacted, "threaded": self.threaded,
@@ -109,21 +110,31 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
                 f = p.fields
                 line = files.daily_line(ws.policy, f["entry_type"], f.get("category"), f["text"], at)
                 days.setdefault(f"{at:%Y-%m-%d}", (at, []))[1].append((line, f.get("session")))
+            # the journal holds the entries now: a file kg may not write (`check_target`) costs its copy only
             for at, lines in days.values():
-                files.append_daily_lines(ws.memory, lines, at)  # a session's repeats fold into their first line
+                _copy(skipped, files.append_daily_lines, ws.memory, lines, at)  # a session's repeats fold
             for i, (_, p) in zip(ids, prepared, strict=True):
-                files.append_learning(ws.root, {**p.fields, "id": i})
+                _copy(skipped, files.append_learning, ws.root, {**p.fields, "id": i})
         return ids, threaded
 
+    skipped: list[str] = []
     ids, threaded = with_ids(ws, journaled)  # a damaged ids.json is rebuilt, not the end of the batch
     out = Ingested(ids, {i: list(p.redactions) for i, (_, p) in zip(ids, prepared, strict=True) if p.redactions},
-                   threaded)
+                   threaded, skipped=list(dict.fromkeys(skipped)))
     if not apply:
         return out
     with bulk(ws), ws.store():  # opening drains the journal: every entry applied, linked and threaded, in order
         pass
     out.applied = True
     return out
+
+
+def _copy(skipped: list[str], write: Callable[..., Any], *args: Any) -> None:
+    """Write an entry's readable copy; a file kg may not write is noted in `skipped` instead."""
+    try:
+        write(*args)
+    except UnusableFile as exc:
+        skipped.append(str(exc))
 
 
 @contextmanager

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kg.core import clock, paths
 from kg.core.entries import choice, prepare
-from kg.core.errors import KgError, NotFound, StoreError, UsageError
+from kg.core.errors import KgError, NotFound, StoreError, UnusableFile, UsageError
 from kg.core.text import clean
 from kg.ingest.apply import node_params
 from kg.ingest.ids_rebuild import with_ids
@@ -57,10 +57,18 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
             (entry_id,) = ws.journal.allocate(ws.policy.entry_prefix[kind], f"{at:%Y%m%d}")
             inode = ws.journal.append([{"op": "log", "id": entry_id, "fields": f,
                                         "redacted": list(prepared.redactions), "link": bool(link)}])
-            daily = files.append_daily(ws.memory, line, at, session=f.get("session"))
-            files.append_learning(ws.root, {**f, "id": entry_id})
+            try:  # the journal holds the entry now: a file kg may not write costs that file's copy, not the entry
+                daily = files.append_daily(ws.memory, line, at, session=f.get("session"))
+            except UnusableFile as exc:
+                skipped.append(str(exc))
+                daily = None
+            try:
+                files.append_learning(ws.root, {**f, "id": entry_id})
+            except UnusableFile as exc:
+                skipped.append(str(exc))
         return entry_id, inode, daily
 
+    skipped: list[str] = []
     try:
         entry_id, inode, daily = with_ids(ws, journaled)
     except PermissionError as exc:
@@ -70,7 +78,9 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
         raise StoreError(f"cannot write to the workspace: {exc.strerror}") from None
     result = LogResult(id=entry_id, kind=kind, summary=f["text"], created_at=f["created_at"],
                        redacted=prepared.redactions, applied=False, pattern_key=f.get("pattern_key"),
-                       daily_log=str(daily.relative_to(ws.root)))
+                       daily_log=str(daily.relative_to(ws.root)) if daily else "",
+                       note="; ".join(f"Warning: {x} (the entry is recorded; only its copy there was not written)"
+                                 for x in skipped))
     if not apply:
         return result
     if not wait and ws._hand_to_applier():

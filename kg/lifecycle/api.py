@@ -53,7 +53,8 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
         monitoring = [_change_view(c) for c in st.run("lc_changes_all") if c["status"] in (*LIVE, CHECKING)]
     rep = lc.report.as_dict()
     return {k: rep[k] for k in ("now", "dry_run", "verified", "withdrawn", "checks", "reverted", "reminders",
-                                "evidence_requested", "logged", "files", "flags")} | {"monitoring": monitoring}
+                                "evidence_requested", "logged", "files", "flags", "skipped")} | \
+        {"monitoring": monitoring}
 
 
 # -- proposals ------------------------------------------------------------------------------------------------
@@ -207,7 +208,8 @@ def export_memory(ws: Any, now: Now = None, dry_run: bool = False, *, force: boo
         plans = lc.export(force=force)
         desired = lc.desired()
     return {"now": at.isoformat(), "dry_run": dry_run,
-            "files": [p.as_dict() for p in plans if p.action not in ("none",)],
+            "files": [p.as_dict() for p in plans if p.action not in ("none", "skip")],
+            "skipped": lc.report.skipped,
             "blocks": [{"path": d.file, "block": d.block, "lines": [line.text for line in d.lines]}
                        for _, d in sorted(desired.items())]}
 
@@ -399,7 +401,7 @@ def _withdrawn(lc: Lifecycle, at: datetime) -> dict[str, dict[str, Any]]:
     out = {}
     for r in rows:
         since = verify_withdrawn.paused_since(r["evidence"])
-        if since is None and on[r["id"]]:
+        if since is None and on[r["id"]] is not False:  # in its file, or its file cannot be read (None)
             continue
         out[r["id"]] = {"change": r["id"], "target": r["target"], "text": (r["text"] or "")[:80],
                         "withdrawn_since": since or at, "recorded": since is not None,

@@ -29,7 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kg.core.files import write_atomic
+from kg.core.errors import UnusableFile
+from kg.core.files import target_problem, write_atomic
 
 BEGIN = "<!-- kaizen-kg:begin {name} -->"
 END = "<!-- kaizen-kg:end {name} -->"
@@ -203,14 +204,21 @@ def _section_end(text: str, section: str) -> int | None:
 
 
 def read(path: Path) -> str | None:
+    """The file's text, None when there is none; a folder or an unreadable file where it belongs is an
+    UnusableFile naming it (a job that reads many files skips that one, see `Lifecycle.problem`)."""
     try:
         return path.read_bytes().decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise UnusableFile(target_problem(path, confined=False) or
+                           f"{path} cannot be read: {exc.strerror}; let kg read it (chmod u+r) or move it away",
+                           str(path)) from None
 
 
-def apply(path: Path, plan: SyncPlan) -> None:
-    """Carry out a plan on disk (atomic replace; a file kg created and emptied is removed)."""
+def apply(path: Path, plan: SyncPlan, *, confined: bool = True) -> None:
+    """Carry out a plan on disk (atomic replace; a file kg created and emptied is removed). `confined`: see
+    `kg.core.files.target_problem` (off only for `kg install`'s runtime settings)."""
     if plan.action in ("none", "flag"):
         return
     if plan.action == "delete":
@@ -221,7 +229,7 @@ def apply(path: Path, plan: SyncPlan) -> None:
         return
     assert plan.text is not None
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, plan.text.encode("utf-8", "surrogateescape"))
+    write_atomic(path, plan.text.encode("utf-8", "surrogateescape"), confined=confined)
 
 
 # -- blocks whose hash lives in a file (every writer but the lifecycle, which keeps it in the graph) -------------

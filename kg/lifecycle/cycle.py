@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from kg.core.errors import UnusableFile
+from kg.core.files import target_problem
 from kg.core.text import index_tokens
 from kg.lifecycle import blocks, conflicts, decay, promote, promoting, render, verifying
 from kg.lifecycle.policy import LifecyclePolicy
@@ -51,6 +53,7 @@ class CycleReport:
     logged: list[dict[str, Any]] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)
     flags: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # files kg may not use: left as they are
 
     @property
     def changed(self) -> bool:
@@ -100,6 +103,24 @@ class Lifecycle:
         self._marks: list[str] | None = None  # patterns to mark promoted at once (`marking`), else at apply
         self._rules: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None  # rule_rows, until a write
         self._next_number = 0  # the next proposal number, once read (the cycle holds the write lock)
+        self._problems: dict[str, str] = {}
+
+    def problem(self, file: str) -> str:
+        """Why the target `file` cannot be used this run ('' when it can): a symlink out of the workspace, a
+        folder, an unreadable file (`kg.core.files.target_problem`). Such a file is reported once in
+        `report.skipped` and left as it is; every other file and step goes on (a QA pass: one folder named
+        USER.md failed the whole cycle)."""
+        if file not in self._problems:
+            why = target_problem(self.root / file, root=self.root)
+            if not why:
+                try:
+                    blocks.read(self.root / file)
+                except UnusableFile as exc:
+                    why = str(exc)
+            self._problems[file] = why
+            if why:
+                self.report.skipped.append({"path": file, "reason": why})
+        return self._problems[file]
 
     # -- transactions ---------------------------------------------------------------------------------------
     @contextmanager
@@ -363,7 +384,10 @@ class Lifecycle:
         return number
 
     def blocked(self, file: str, block: str) -> str:
-        """Why kg may not write this block now ('' when it may): a human edit inside it, damaged markers."""
+        """Why kg may not write this block now ('' when it may): a human edit inside it, damaged markers, a file
+        kg may not use."""
+        if self.problem(file):
+            return self.problem(file)
         states = {r["id"]: r for r in self.st.run("lc_blocks")}
         state = states.get(f"{file}#{block}")
         try:
@@ -380,7 +404,8 @@ class Lifecycle:
         why = self.blocked(plan.file, plan.block)
         if why:
             self.report.held.append({"pattern_key": plan.key, "target": plan.file, "reason": why})
-            self.report.flags.append({"path": plan.file, "block": plan.block, "flag": why})
+            if not self.problem(plan.file):  # (a file kg may not use is in `skipped` already)
+                self.report.flags.append({"path": plan.file, "block": plan.block, "flag": why})
             return None
         prior = blocks.inner_of(blocks.read(self.root / plan.file), plan.block)
         text = self._redact(plan.text)
@@ -441,7 +466,7 @@ class Lifecycle:
         desired = self.desired()
         states = {r["id"]: r for r in self.st.run("lc_blocks")}
         plans = render.plan_files(self.root, desired, states, render.preference_lines(desired, self.lp), self.lp,
-                                  force=force)
+                                  force=force, problem=self.problem)
         new = [p["change"] for p in self.report.promoted]
         posts = []
         for ch in self.st.run("lc_changes_all") if new else []:
@@ -452,11 +477,15 @@ class Lifecycle:
             if p.action == "flag":
                 if not any(f["path"] == p.path and f["block"] == p.block for f in self.report.flags):
                     self.report.flags.append({"path": p.path, "block": p.block, "flag": p.flag})
-            elif p.action != "none":
+            elif p.action not in ("none", render.SKIP):
                 self.report.files.append(p.as_dict())
         if self.dry_run:
             return plans
-        render.write(self.root, plans)
+        for path, why in render.write(self.root, plans):  # a file that became unusable since it was planned
+            self._problems[path] = why
+            self.report.skipped.append({"path": path, "reason": why})
+            self.report.files = [f for f in self.report.files if f["path"] != path]
+        plans = [p for p in plans if not self._problems.get(p.path)]
         rows = render.block_rows(plans, states, self.now)
         if rows or posts:
             with self.tx():

@@ -8,16 +8,19 @@ back byte for byte as it was before the change.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kg.core.errors import UnusableFile
 from kg.lifecycle import blocks
 from kg.lifecycle.policy import LifecyclePolicy
 
 LIVE = ("applied", "confirmed")
 JSON_BLOCK = "json"
+SKIP = "skip"  # a plan's action for a file kg may not use (`Lifecycle.problem`): not read, not written
 
 
 @dataclass(frozen=True)
@@ -110,12 +113,17 @@ class FilePlan:
 
 
 def plan_files(root: Path, desired: dict[tuple[str, str], Desired], states: dict[str, dict[str, Any]],
-               prefs: list[dict[str, str]], lp: LifecyclePolicy, *, force: bool = False) -> list[FilePlan]:
-    """Plan every block sync (no writes). `states` are the stored ManagedBlock rows by id."""
+               prefs: list[dict[str, str]], lp: LifecyclePolicy, *, force: bool = False,
+               problem: Callable[[str], str] = lambda file: "") -> list[FilePlan]:
+    """Plan every block sync (no writes). `states` are the stored ManagedBlock rows by id; a file `problem`
+    gives a reason against is planned as SKIP, with the reason as its flag."""
     keys = set(desired) | {(s["path"], s["name"]) for s in states.values() if s["name"] != JSON_BLOCK}
     plans: list[FilePlan] = []
     for file, name in sorted(keys):
         state = states.get(f"{file}#{name}") or {}
+        if problem(file):
+            plans.append(FilePlan(file, name, SKIP, None, "", "", False, problem(file)))
+            continue
         d = desired.get((file, name))
         current = blocks.read(root / file)
         plan = blocks.plan_sync(
@@ -129,7 +137,9 @@ def plan_files(root: Path, desired: dict[tuple[str, str], Desired], states: dict
                               plan.reason))
     prefs_path = lp.memory.preferences_file
     state = states.get(f"{prefs_path}#{JSON_BLOCK}")
-    if prefs or state:
+    if (prefs or state) and problem(prefs_path):
+        plans.append(FilePlan(prefs_path, JSON_BLOCK, SKIP, None, "", "", False, problem(prefs_path)))
+    elif prefs or state:
         plans.append(_plan_json(root, prefs_path, lp.memory.preferences_key, prefs, state or {}, force))
     return plans
 
@@ -144,25 +154,35 @@ def _plan_json(root: Path, rel: str, key: str, prefs: list[dict[str, str]], stat
     return FilePlan(rel, JSON_BLOCK, p.action, p.text, p.hash, "", p.created_file, p.flag)
 
 
-def write(root: Path, plans: list[FilePlan]) -> None:
+def write(root: Path, plans: list[FilePlan]) -> list[tuple[str, str]]:
     """Carry the plans out. A file with an owner module is written through it (preferences.json's learned key,
-    a promoted skill's file), every other one by the block editor: each file kg writes has one writer."""
+    a promoted skill's file), every other one by the block editor: each file kg writes has one writer. Returns
+    (path, reason) for each file the writer refused (`kg.core.files.check_target`); the others are written."""
     from kg.memory import preferences, skills
 
+    refused: list[tuple[str, str]] = []
     for p in plans:
+        if p.action == SKIP or any(path == p.path for path, _ in refused):
+            continue
         plan = blocks.SyncPlan(p.action, p.text, p.hash, p.glue, p.flag)
-        if p.block == JSON_BLOCK:
-            preferences.apply_plan(root / p.path, plan)
-        elif skills.is_skill_file(p.path):
-            skills.apply_plan(root / p.path, plan)
-        else:
-            blocks.apply(root / p.path, plan)
+        try:
+            if p.block == JSON_BLOCK:
+                preferences.apply_plan(root / p.path, plan)
+            elif skills.is_skill_file(p.path):
+                skills.apply_plan(root / p.path, plan)
+            else:
+                blocks.apply(root / p.path, plan)
+        except UnusableFile as exc:
+            refused.append((p.path, str(exc)))
+    return refused
 
 
 def block_rows(plans: list[FilePlan], states: dict[str, dict[str, Any]], at: datetime) -> list[dict[str, Any]]:
     """ManagedBlock rows that differ from what is stored (so a second run writes nothing)."""
     rows = []
     for p in plans:
+        if p.action == SKIP:  # its row stays as it was: the file is brought up to date once kg may use it
+            continue
         old = states.get(p.block_id) or {}
         row = {"id": p.block_id, "path": p.path, "name": p.block, "hash": p.hash, "glue": p.glue,
                "created_file": p.created_file, "flag": p.flag}

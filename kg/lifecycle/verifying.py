@@ -281,14 +281,18 @@ def request_evidence(lc: Any, rows: list[dict[str, Any]]) -> None:
         lc.report.evidence_requested.append({"change": r["id"], "proposal": number, "target": r["target"]})
 
 
-def effects(lc: Any, rows: list[dict[str, Any]]) -> dict[str, bool]:
-    """Whether each live change's rule is in its file now (`verify_withdrawn.in_effect`), by change id. Reads
+def effects(lc: Any, rows: list[dict[str, Any]]) -> dict[str, bool | None]:
+    """Whether each live change's rule is in its file now (`verify_withdrawn.in_effect`), by change id; None
+    when its file cannot be used (`Lifecycle.problem`): nobody can tell, so nothing is paused or resumed. Reads
     each file once."""
     states = {r["id"]: r for r in lc.st.run("lc_blocks")}
     texts: dict[str, str | None] = {}
-    out = {}
+    out: dict[str, bool | None] = {}
     for c in rows:
         path = c["target"]
+        if lc.problem(path):
+            out[c["id"]] = None
+            continue
         if path not in texts:
             texts[path] = blocks.read(lc.root / path)
         state = states.get(f"{path}#{c['block']}") or {}
@@ -309,7 +313,9 @@ def sync_withdrawals(lc: Any) -> dict[str, list[tuple[datetime, datetime]]]:
         evidence = list(c["evidence"] or [])
         since = withdrawn.paused_since(evidence)
         view = {"change": c["id"], "target": c["target"], "text": c["text"]}
-        if not on[c["id"]] and since is None:
+        if on[c["id"]] is None:  # its file cannot be read (reported in `skipped`): neither paused nor resumed
+            pass
+        elif not on[c["id"]] and since is None:
             gone = not (lc.root / c["target"]).exists()
             evidence.append(withdrawn.withdrawn_line(lc.now, c["target"], gone))
             writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})

@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.core.files import write_atomic
+from kg.core.files import check_target, write_atomic
 from kg.core.policy import Policy
 from kg.core.text import slugify
 from kg.lifecycle.blocks import digest
@@ -49,8 +49,10 @@ _DAILY = re.compile(r"^### (\S+?)(?:×(\d+))? (\d{2}:\d{2}) - (.*)$")
 
 
 def append_text(path: Path, text: str, *, header: str = "") -> None:
-    """Append with O_APPEND, so concurrent writers never interleave inside one write."""
+    """Append with O_APPEND, so concurrent writers never interleave inside one write. An append follows a
+    symlink as a replace does, so it passes the same check (`check_target`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    check_target(path)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         data = text
@@ -141,6 +143,7 @@ class _locked_log:
         self.fd = -1
 
     def __enter__(self) -> int:
+        check_target(self.path)
         while True:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -215,6 +218,7 @@ def append_learning(root: Path, entry: dict[str, Any]) -> Path | None:
         return None
     kind = entry["entry_type"]
     path = folder / LEARNINGS_FILES[kind]
+    check_target(path)  # before a fold reads it and rewrites its tail in place
     _undo_torn(folder)
     folded = fold_learning(path, entry)
     if folded is not None:
@@ -249,7 +253,9 @@ def _undo_torn(folder: Path) -> None:
     for undo in folder.glob(UNDO_PREFIX + "*"):
         raw = undo.read_bytes()
         at, _, old = raw.partition(b"\n")
-        with open(folder / undo.name[len(UNDO_PREFIX):], "r+b") as fh:
+        target = folder / undo.name[len(UNDO_PREFIX):]
+        check_target(target)
+        with open(target, "r+b") as fh:
             fh.seek(int(at))
             fh.write(old)
             fh.truncate()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core import clock
-from kg.core.errors import NotFound, UsageError
+from kg.core.errors import NotFound, UnusableFile, UsageError
 from kg.core.text import clean
 from kg.ingest.journal import write_atomic
 from kg.lifecycle import blocks
@@ -318,15 +318,19 @@ def render_user_block(ws: Any, prefs: dict[str, Any] | None = None, *, force: bo
     """Write the preferences block into USER.md through the block editor. Returns the file's path relative to
     the workspace and the flag ('' when written): a block a person edited inside (or removed, or whose markers
     are damaged) is kept as it is and reported on stderr, until they move their text out or pass --force."""
+    import sys
+
     prefs = load(ws) if prefs is None else prefs
     path = ws.root / USER_FILE
     key = f"{USER_FILE}#{BLOCK}"
-    _migrate_legacy(ws, path, key)
-    plan = blocks.write_block(path, BLOCK, render_block(gated(ws, prefs), learned_key(ws)), state_dir=ws.kg_dir,
-                              key=key, force=force, fix=PREF_FIX)
+    try:
+        _migrate_legacy(ws, path, key)
+        plan = blocks.write_block(path, BLOCK, render_block(gated(ws, prefs), learned_key(ws)),
+                                  state_dir=ws.kg_dir, key=key, force=force, fix=PREF_FIX)
+    except UnusableFile as exc:  # a link out of the workspace, a folder: preferences.json holds the preference
+        sys.stderr.write(f"Warning: {exc} (the preference is kept in {_rel(ws, path_of(ws))})\n")
+        return _rel(ws, path), str(exc)
     if plan.action == "flag":
-        import sys
-
         sys.stderr.write(f"Warning: {USER_FILE}: kg's preferences block was not updated: {plan.reason}\n")
     return _rel(ws, path), plan.reason if plan.action == "flag" else ""
 

@@ -129,6 +129,20 @@ def parse(slug: str, text: str) -> Skill:
     return skill
 
 
+def frontmatter_problem(text: str) -> str:
+    """Why a skill file's frontmatter cannot be read ('' when it can, or when there is none): it opens with
+    `---` and no `---` line closes it. Read leniently that is body text, and `kg skill update` stacked a second,
+    empty frontmatter on top of it (a QA pass); so an update is refused, saying where to close it. Pure."""
+    if not text.startswith("---") or text.find("\n---", 3) != -1:
+        return ""
+    lines = text.replace("\r\n", "\n").split("\n")
+    last = 1
+    while last < len(lines) and re.match(r"^\s*[A-Za-z_][\w.-]*\s*:", lines[last]):
+        last += 1
+    return (f"its frontmatter opens with `---` on line 1 and no `---` line closes it: add a line `---` after "
+            f"line {last} (the last `key: value` line), then run the command again")
+
+
 def _parse_own(slug: str, text: str) -> Skill:
     meta: dict[str, str] = {}
     kept: list[str] = []
@@ -317,7 +331,11 @@ def load(ws: Any, slug: str) -> Skill:
     path = paths.inside(ws.root, _dir(ws) / f"{slug}.md", "the skill file")
     if not path.is_file():
         raise NotFound(f"no skill {slug!r}: `kg skill list` shows them")
-    return parse(slug, path.read_bytes().decode("utf-8"))  # not read_text: its newline translation hides CRLF
+    text = path.read_bytes().decode("utf-8")  # not read_text: its newline translation hides CRLF
+    broken = frontmatter_problem(text)
+    if broken:
+        raise UsageError(f"{(_dir(ws) / path.name).relative_to(ws.root)}: {broken}")
+    return parse(slug, text)
 
 
 def _check_slug(slug: str) -> str:

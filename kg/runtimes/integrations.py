@@ -211,7 +211,7 @@ class _Plan:
             return
         self.changes.append(Change(self.rel(path), "create" if old is None else "update", detail))
         if not self.dry_run:  # carried out by the block editor, whose plans computed the marked files' text
-            blocks.apply(path, blocks.SyncPlan("update", text, None, ""))
+            blocks.apply(path, blocks.SyncPlan("update", text, None, ""), confined=False)
 
     def remove(self, path: Path, detail: str) -> None:
         if not path.exists():
@@ -234,7 +234,7 @@ class _Plan:
         else:
             self.changes.append(Change(self.rel(path), "update", "restored byte for byte"))
             if not self.dry_run:
-                blocks.apply(path, blocks.SyncPlan("update", entry["before"], None, ""))
+                blocks.apply(path, blocks.SyncPlan("update", entry["before"], None, ""), confined=False)
         return True
 
     def agents_block(self, path: Path, body: str | None, runtime: str | None) -> None:

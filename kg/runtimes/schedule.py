@@ -101,19 +101,39 @@ def unit_name(root: Path) -> str:
     return f"kg-cycle-{slug}-{hashlib.sha1(str(root).encode()).hexdigest()[:6]}"
 
 
-def _systemd_quote(value: str) -> str:
-    return value if re.fullmatch(r"[A-Za-z0-9_./:@+=,-]+", value) else '"' + value.replace('"', '\\"') + '"'
+def _specifiers(value: str) -> str:
+    """A value systemd expands `%` specifiers in (Description=, an append: path, each ExecStart= word, quoted
+    or not) with every `%` kept literal: `%%` (systemd.unit(5), "Specifiers"). Unescaped, a workspace
+    `/srv/50%home` would have its `%h` read as the home folder."""
+    return value.replace("%", "%%")
+
+
+def _systemd_word(value: str) -> str:
+    """One ExecStart= argument as systemd.service(5)'s "Command lines" reads it back: `$` doubled (else
+    environment substitution), `%` doubled, and quoted with C escapes (`\\`, `\"`) unless it is plain."""
+    value = _specifiers(value).replace("$", "$$")
+    if re.fullmatch(r"[A-Za-z0-9_./:@+=,-]+", value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def unit_files(root: Path) -> list[str]:
+    """The service's and the timer's file names."""
+    return [f"{unit_name(root)}.service", f"{unit_name(root)}.timer"]
 
 
 def systemd_units(kg: Path, root: Path) -> dict[str, str]:
-    """The service and timer files, by file name."""
+    """The service and timer files, by file name. A path that holds a newline cannot be a unit's value."""
+    if "\n" in str(root) or "\n" in str(kg):
+        raise UsageError(f"{root!r}: a systemd unit cannot name a path with a line break in it; use --cron, or "
+                         "a workspace folder without one")
     name = unit_name(root)
-    log = log_path(root)
-    service = (f"[Unit]\nDescription=kaizen-kg learning cycle for {root}\n[Service]\nType=oneshot\n"
-               f"ExecStart={' '.join(_systemd_quote(a) for a in job_argv(kg, root))}\n"
+    log = _specifiers(str(log_path(root)))
+    service = (f"[Unit]\nDescription=kaizen-kg learning cycle for {_specifiers(str(root))}\n[Service]\n"
+               f"Type=oneshot\nExecStart={' '.join(_systemd_word(a) for a in job_argv(kg, root))}\n"
                f"StandardOutput=append:{log}\nStandardError=append:{log}\n")
-    timer = (f"[Unit]\nDescription=Run kg cycle daily for {root}\n[Timer]\nOnCalendar={TIMER_CALENDAR}\n"
-             "Persistent=true\n[Install]\nWantedBy=timers.target\n")
+    timer = (f"[Unit]\nDescription=Run kg cycle daily for {_specifiers(str(root))}\n[Timer]\n"
+             f"OnCalendar={TIMER_CALENDAR}\nPersistent=true\n[Install]\nWantedBy=timers.target\n")
     return {f"{name}.service": service, f"{name}.timer": timer}
 
 
@@ -273,7 +293,7 @@ def uninstall(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: st
         flagged = plan.reason if plan.action == "flag" else None
         return {"mode": mode, "workspace": str(root), "removed": had and not flagged, "flagged": flagged}
     folder, real = _unit_dir(unit_dir)
-    names = list(systemd_units(Path("kg"), root))
+    names = unit_files(root)
     timer = next(n for n in names if n.endswith(".timer"))
     if real and (folder / timer).exists():
         _systemctl("disable", "--now", timer)
@@ -294,7 +314,7 @@ def status(ws: Any, *, crontab: str | Path | None = None, unit_dir: str | Path |
     except KgError:
         cron_line = None
     folder, _ = _unit_dir(unit_dir)
-    units = [n for n in systemd_units(Path("kg"), root) if (folder / n).exists()]
+    units = [n for n in unit_files(root) if (folder / n).exists()]
     return {"workspace": str(root), "cron": cron_line, "systemd": units, "log": str(log_path(root)),
             "last_run": last_run(ws)}
 
@@ -308,6 +328,7 @@ def _summary(report: dict[str, Any]) -> str:
         parts.append(f"{changed} decayed")
     # under cron this line is all a person sees: a flag says which file waits for them and what to do
     flags = [f"{f.get('path')}: {f.get('flag')}" for f in report.get("flags") or [] if isinstance(f, dict)]
+    flags += [f"{f.get('reason')} (skipped)" for f in report.get("skipped") or [] if isinstance(f, dict)]
     return ", ".join(parts) + "".join(f"; {f}" for f in flags) if parts else "nothing to do"
 
 

@@ -4,5 +4,5 @@
 // Who contributed to the team graph: nodes and events per workspace and agent, and their latest.
 MATCH (n:Node) WHERE n.workspace IS NOT NULL
 RETURN n.workspace AS workspace, n.agent AS agent, count(n) AS nodes,
-       sum(CASE WHEN n.kind = 'event' THEN 1 ELSE 0 END) AS events, max(n.created_at) AS last_at
+       CAST(sum(CASE WHEN n.kind = 'event' THEN 1 ELSE 0 END) AS INT64) AS events, max(n.created_at) AS last_at
 ORDER BY events DESC, workspace, agent

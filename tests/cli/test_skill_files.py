@@ -5,6 +5,8 @@ rewrote the file with a new `updated:` stamp."""
 
 from __future__ import annotations
 
+import pytest
+
 NOTES = "# Release App\n\nAsk Dana before any release on a Friday.\n\n> Owner: platform team\n"
 
 
@@ -44,3 +46,20 @@ def test_an_update_that_adds_nothing_leaves_the_file_alone(ws, run_kg):
     assert (ws.memory / "skills" / "release-app.md").read_bytes() == before
     res = run_kg("skill new release-app --step tag --now 2026-06-09T10:00 --json")
     assert res.exit_code == 0 and (ws.memory / "skills" / "release-app.md").read_bytes() == before
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_update_refuses_a_frontmatter_that_lost_its_closing_line_and_keeps_the_file(run_kg, ws, newline):
+    assert run_kg("skill new deploy-app --description 'Deploy the app' --step 'run make deploy'").exit_code == 0
+    path = ws.memory / "skills" / "deploy-app.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    del lines[lines.index("---", 1)]  # a person's edit took the closing line out
+    broken = newline.join(lines).encode("utf-8")
+    path.write_bytes(broken)
+    r = run_kg("skill update deploy-app --pitfall 'the staging key expires monthly'")
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == ("Error: memory/skills/deploy-app.md: its frontmatter opens with `---` on line 1 and no "
+                        "`---` line closes it: add a line `---` after line 8 (the last `key: value` line), then "
+                        "run the command again\n")
+    assert path.read_bytes() == broken
+    assert run_kg("skill new deploy-app --step 'another'").exit_code == 2 and path.read_bytes() == broken

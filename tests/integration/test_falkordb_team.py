@@ -69,8 +69,9 @@ def test_two_workspaces_share_one_graph(tmp_path, falkordb_url):
     assert status["entries"] == {"error": 3}
     who = {(c["workspace"].split("#")[0], c["agent"], c["events"]) for c in status["team"]["contributors"]}
     assert who == {("alpha", "ann", 2), ("beta", "bob", 1)}
+    assert all(type(c[k]) is int for c in status["team"]["contributors"] for k in ("events", "nodes"))  # not 2.0
     code, out, _ = kg("status --now 2026-03-04T10:00:00", workspace=beta)
-    assert "Team graph" in out and "alpha#" in out and "(bob)" in out
+    assert "Team graph" in out and "alpha#" in out and "(bob): 1 event(s), 1 node(s), last 2026-03-02" in out
 
 
 def test_an_unreachable_server_journals_and_the_entry_lands_later(tmp_path, falkordb_server):

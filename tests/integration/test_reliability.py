@@ -190,6 +190,7 @@ def test_preferences_block_contract_in_user_md(ws, kg):
 
 
 def test_write_atomic_writes_through_a_link_and_leaves_no_temp(ws):
+    from kg.core.errors import UnusableFile
     from kg.ingest.journal import write_atomic
 
     target = ws.root / "AGENTS.md"
@@ -198,7 +199,7 @@ def test_write_atomic_writes_through_a_link_and_leaves_no_temp(ws):
     link.symlink_to("AGENTS.md")
     write_atomic(link, b"new\n")
     assert link.is_symlink() and target.read_text() == "new\n"
-    with pytest.raises(IsADirectoryError):
+    with pytest.raises(UnusableFile, match="^memory is a folder, not a file: "):
         write_atomic(ws.memory, b"x")
     assert not [p for p in ws.root.rglob("*.tmp")]
 

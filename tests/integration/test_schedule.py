@@ -127,6 +127,61 @@ def test_paths_with_spaces_and_percent_signs_survive_cron(tmp_path):
     assert STAMPED.match((ws.root / "memory/.kg/cycle.log").read_text(encoding="utf-8").splitlines()[0])
 
 
+def _systemd_reads(value: str, *, command: bool = False) -> list[str]:
+    """What systemd makes of a unit file's value: for a command line (systemd.service(5), "Command lines") the
+    words split on blanks with quotes and C escapes undone, then in each word `%%` is `%` (systemd.unit(5),
+    "Specifiers") and `$$` is `$`; a lone `%` or `$` would be a specifier or a variable, so it fails here."""
+    words, word, quote, i, started = [], "", "", 0, False
+    while command and i < len(value):
+        c = value[i]
+        if c == "\\":
+            i += 1
+            word += {"n": "\n", "t": "\t"}.get(value[i], value[i])
+        elif quote and c == quote:
+            quote = ""
+        elif not quote and c in "\"'":
+            quote, started = c, True
+        elif not quote and c in " \t":
+            if word or started:
+                words.append(word)
+            word, started = "", False
+        else:
+            word += c
+        i += 1
+    words = [*words, word] if command else [value]
+
+    def literal(w: str) -> str:
+        assert "%" not in w.replace("%%", ""), f"a specifier systemd would expand in {w!r}"
+        w = w.replace("%%", "%")
+        if command:
+            assert "$" not in w.replace("$$", ""), f"a variable systemd would substitute in {w!r}"
+            w = w.replace("$$", "$")
+        return w
+
+    return [literal(w) for w in words]
+
+
+def test_systemd_units_keep_percent_signs_quotes_and_dollars_in_the_workspace_path(tmp_path):
+    import kg as kglib
+
+    ws = kglib.init_workspace(tmp_path / 'my work 100%h "q" $HOME a\\b')
+    units = tmp_path / "units"
+    done = kg("-w", str(ws.root), "schedule", "install", "--systemd", "--unit-dir", str(units), "--json")
+    assert done.returncode == 0, done.stderr
+    service, timer = (units / name for name in json.loads(done.stdout)["units"])
+    fields = dict(ln.split("=", 1) for ln in service.read_text(encoding="utf-8").splitlines() if "=" in ln)
+    log = str(ws.root / "memory/.kg/cycle.log")
+    assert _systemd_reads(fields["StandardOutput"]) == _systemd_reads(fields["StandardError"]) == [f"append:{log}"]
+    assert _systemd_reads(fields["Description"]) == [f"kaizen-kg learning cycle for {ws.root}"]
+    argv = _systemd_reads(fields["ExecStart"], command=True)
+    assert argv == [KG, "-w", str(ws.root), "schedule", "run"]
+    timed = dict(ln.split("=", 1) for ln in timer.read_text(encoding="utf-8").splitlines() if "=" in ln)
+    assert _systemd_reads(timed["Description"]) == [f"Run kg cycle daily for {ws.root}"]
+    with open(log, "a", encoding="utf-8") as fh:  # what systemd would run, run: the job works from that path
+        assert subprocess.run(["env", "-i", *argv], stdout=fh, stderr=fh, cwd="/", timeout=180).returncode == 0
+    assert STAMPED.match(Path(log).read_text(encoding="utf-8").splitlines()[0])
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["install", "--cron", "--systemd"], "Error: choose one of --cron and --systemd\n"),
 ])

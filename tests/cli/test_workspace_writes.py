@@ -1,0 +1,131 @@
+"""Files kg writes stay in the workspace, and one file kg may not use does not fail the whole job (a QA pass of
+the periodic job: `kg export memory --force` rewrote the file an outside symlink led to, and a folder named
+USER.md failed `kg cycle`). Real CLI, real files, the demo's real graph."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import timedelta
+
+import pytest
+
+from tests.conftest import kg_runner
+
+NOW = "--now 2026-12-04T09:00"
+
+
+@pytest.fixture(scope="module")
+def _demo(tmp_path_factory):
+    """The demo workspace (a live rule in each of TOOLS.md, USER.md, SOUL.md), built once per module."""
+    from kg.demo import build_demo, end_of_story
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KG_SERVER", "0")
+        ws, _ = build_demo(tmp_path_factory.mktemp("demo") / "ws")
+    return ws.root, (end_of_story() + timedelta(hours=1)).isoformat()
+
+
+@pytest.fixture
+def demo(_demo, tmp_path):
+    """A copy of the demo for one test, with its cycle time and a runner."""
+    root = tmp_path / "ws"
+    shutil.copytree(_demo[0], root, symlinks=True)
+    return root, _demo[1], kg_runner(root)
+
+
+def test_export_memory_refuses_a_symlink_out_of_the_workspace_and_writes_the_rest(run_kg, ws, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("a file of someone else\n", encoding="utf-8")
+    (ws.root / "MEMORY.md").symlink_to(outside)
+    assert run_kg(f"node add principle 'Prefer small commits' {NOW}").exit_code == 0
+    r = run_kg(f"export memory --force {NOW}")
+    assert r.exit_code == 1, r.stderr
+    assert outside.read_text(encoding="utf-8") == "a file of someone else\n"
+    assert (ws.root / "MEMORY.md").is_symlink()
+    assert (f"⛔ MEMORY.md: skipped, left as it is: MEMORY.md is a symlink to {outside}, outside the workspace "
+            f"{ws.root}; kg will not write there: replace the link with a copy of the file") in r.stdout
+    data = run_kg(f"export memory --force --json {NOW}")
+    assert data.exit_code == 1 and [s["path"] for s in data.json["skipped"]] == ["MEMORY.md"]
+    assert data.json["files"] == []
+
+
+def test_a_symlink_inside_the_workspace_is_still_written_through(run_kg, ws):
+    (ws.root / "NOTES.md").write_text("# Notes\n", encoding="utf-8")
+    (ws.root / "MEMORY.md").symlink_to("NOTES.md")
+    assert run_kg(f"node add principle 'Prefer small commits' {NOW}").exit_code == 0
+    r = run_kg(f"export memory {NOW}")
+    assert r.exit_code == 0 and "skipped" not in r.stdout, r.stdout
+    assert (ws.root / "MEMORY.md").is_symlink()
+    assert "- Prefer small commits\n" in (ws.root / "NOTES.md").read_text(encoding="utf-8")
+
+
+def test_cycle_skips_a_folder_named_user_md_and_does_the_rest(demo):
+    root, now, kg = demo
+    (root / "USER.md").unlink()
+    (root / "USER.md").mkdir()
+    assert kg(f"node add principle 'Review the diff before pushing' --now {now}").exit_code == 0
+    r = kg(f"cycle --now {now}")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert ("  ⛔ USER.md: skipped, left as it is: USER.md is a folder, not a file: kg keeps its text in a file "
+            "of that name; move or rename the folder\n") in r.stdout
+    assert "📄 MEMORY.md: update" in r.stdout  # the rest of the cycle ran: the new principle is in MEMORY.md
+    assert "- Review the diff before pushing\n" in (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert not any((root / "USER.md").iterdir())
+    again = kg(f"cycle --json --now {now}")
+    assert again.exit_code == 1
+    assert again.json["skipped"] == [{"path": "USER.md", "reason": "USER.md is a folder, not a file: kg keeps its "
+                                      "text in a file of that name; move or rename the folder"}]
+    assert again.json["withdrawn"] == []  # a rule in a file kg cannot read is not taken as withdrawn
+    assert "  ⛔ USER.md: skipped, left as it is: USER.md is a folder" in kg(f"verify --now {now}").stdout
+
+
+def test_cycle_leaves_a_file_an_outside_link_leads_to_as_it_is(demo, tmp_path):
+    root, now, kg = demo
+    outside = tmp_path / "TOOLS-elsewhere.md"
+    outside.write_bytes((root / "TOOLS.md").read_bytes())
+    before = outside.read_bytes()
+    (root / "TOOLS.md").unlink()
+    (root / "TOOLS.md").symlink_to(outside)
+    assert kg(f"node add principle 'Review the diff before pushing' --now {now}").exit_code == 0
+    r = kg(f"cycle --json --now {now}")
+    assert r.exit_code == 1
+    assert [s["path"] for s in r.json["skipped"]] == ["TOOLS.md"]
+    assert "outside the workspace" in r.json["skipped"][0]["reason"]
+    assert [f["path"] for f in r.json["files"]] == ["MEMORY.md"]
+    assert outside.read_bytes() == before
+
+
+def test_a_daily_log_linked_out_of_the_workspace_is_not_appended_to_and_the_entry_is_kept(run_kg, ws, tmp_path):
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("mine\n", encoding="utf-8")
+    (ws.memory / "2026-12-04.md").symlink_to(outside)
+    r = run_kg(f"log error 'git push failed: no upstream branch' {NOW} --json")
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr.startswith("Warning: memory/2026-12-04.md is a symlink to ")
+    assert outside.read_text(encoding="utf-8") == "mine\n"
+    assert run_kg(f"show {r.json['id']}").exit_code == 0
+
+
+def test_pref_set_keeps_the_preference_and_leaves_an_outside_user_md_alone(run_kg, ws, tmp_path):
+    outside = tmp_path / "USER.md"
+    outside.write_text("someone's profile\n", encoding="utf-8")
+    (ws.root / "USER.md").symlink_to(outside)
+    r = run_kg("pref set editor vim")
+    assert r.exit_code == 0 and "USER.md is a symlink to" in r.stderr and r.stderr.startswith("Warning: ")
+    assert outside.read_text(encoding="utf-8") == "someone's profile\n"
+    assert run_kg("pref get editor --json").json["value"] == "vim"
+
+
+
+def test_ingest_keeps_every_entry_when_the_daily_log_links_out_of_the_workspace(run_kg, ws, tmp_path):
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("mine\n", encoding="utf-8")
+    (ws.memory / "2026-12-04.md").symlink_to(outside)
+    lines = tmp_path / "entries.jsonl"
+    lines.write_text('{"kind": "error", "summary": "npm ci failed", "at": "2026-12-04T09:00"}\n'
+                     '{"kind": "learning", "summary": "use pnpm here", "at": "2026-12-04T09:05"}\n', encoding="utf-8")
+    r = run_kg(["ingest", str(lines), "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert r.json["logged"] == 2 and r.stderr.count("Warning: memory/2026-12-04.md is a symlink to ") == 1
+    assert outside.read_text(encoding="utf-8") == "mine\n"
+    assert len(run_kg("list --json").json) == 2
