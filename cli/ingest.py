@@ -35,6 +35,8 @@ def register(app: typer.Typer) -> None:
                                  link=not no_link, thread=thread)
         if result.redacted:
             note(f"Redacted before storing, in {len(result.redacted)} entries")
+        if result.note:
+            note(result.note)
         emit(result.as_dict(), as_json,
              lambda d: f"Logged {d['logged']} entries" + (f", {d['threaded']} joined by led_to" if d["threaded"]
                                                            else ""))

@@ -77,11 +77,18 @@ def test_a_stopped_server_is_one_clear_error_and_no_entry_is_lost(tmp_path):
         assert during.returncode == 0, during.stderr
         logged = json.loads(during.stdout)
         assert logged["applied"] is False and "cannot reach the team graph at " + url in logged["note"]
+        # a bulk log journals its entries first: it exited 1 after that, and running it again logged them twice
+        batch = tmp_path / "batch.jsonl"
+        batch.write_text('{"kind": "error", "summary": "ingested during the outage"}\n', encoding="utf-8")
+        ingested = kg_process(root, "ingest", str(batch), "--json")
+        assert ingested.returncode == 0, ingested.stderr
+        assert json.loads(ingested.stdout)["applied"] is False and "cannot reach the team graph" in ingested.stderr
         falkor_server.start(data, port=server.port)
         listed = kg_process(root, "list", "--json")
         assert listed.returncode == 0, listed.stderr
         rows = json.loads(listed.stdout)
-        assert sorted(r["text"] for r in rows if r["kind"] == "event") == ["written before the outage",
+        assert sorted(r["text"] for r in rows if r["kind"] == "event") == ["ingested during the outage",
+                                                                          "written before the outage",
                                                                           "written during the outage"], rows
     finally:
         falkor_server.stop(data)
