@@ -37,6 +37,8 @@ def register(app: typer.Typer) -> None:
             note(f"Redacted before storing, in {len(result.redacted)} entries")
         for skipped in result.skipped:
             note(f"Warning: {skipped} (the entries are recorded; only their copy there was not written)")
+        if result.note:
+            note(result.note)
         emit(result.as_dict(), as_json,
              lambda d: f"Logged {d['logged']} entries" + (f", {d['threaded']} joined by led_to" if d["threaded"]
                                                            else ""))

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-_SUBMODULES = {"graphs", "support", "timelines", "export", "cypher_export", "drawing", "fonts", "snapshot"}
+_SUBMODULES = {"graphs", "support", "timelines", "checks", "export", "cypher_export", "drawing", "fonts", "snapshot"}
 
 
 def __getattr__(name: str) -> Any:

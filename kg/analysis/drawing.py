@@ -18,9 +18,10 @@ from typing import Any
 
 import networkx as nx
 
+from kg.analysis import checks
 from kg.analysis.export import KIND_COLORS
 from kg.analysis.fonts import MissingGlyphsWarning, readable
-from kg.core.errors import UsageError
+from kg.core.errors import ArgumentError, UsageError
 from kg.core.files import atomic_writer
 from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS
 
@@ -91,6 +92,9 @@ def draw_graph(graph: nx.MultiDiGraph, *, ax: Any = None, title: str | None = No
     Labels are pushed apart until none overlaps another (a thin line joins a moved label to its node), and
     text in any script is drawn with an installed font that has its glyphs (see `readable`). Returns the
     matplotlib Figure."""
+    graph = checks.graph_of(graph)
+    if center is not None and center not in graph:
+        raise ArgumentError(f"center {center!r} is not a node of the graph to draw")
     n = graph.number_of_nodes()
     if n > MAX_DRAWN:
         raise UsageError(f"{n} nodes is too many to draw legibly (at most {MAX_DRAWN}); narrow it with a "
@@ -240,7 +244,15 @@ def _legend(fig: Any, graph: nx.MultiDiGraph) -> None:
 
 def plot_timeline(table: Any, *, ax: Any = None, title: str | None = None, top: int = 8):
     """A stacked bar chart of a `kg.analysis.Table` (rows stacked per period), e.g. errors by area."""
+    table = checks.table_of(table)
+    top = checks.whole("top", top, minimum=1)
     fig, ax = _axes(ax, (11, 4.5))
+    if not table.rows:
+        ax.text(0.5, 0.5, "nothing logged yet", ha="center", va="center", transform=ax.transAxes)
+        ax.set_title(title or table.title)
+        ax.set_axis_off()
+        readable(fig)
+        return fig
     rows = table.rows[:top]
     bottom = [0] * len(table.columns)
     x = range(len(table.columns))
@@ -268,6 +280,7 @@ def _period_ticks(ax: Any, columns: list[str]) -> None:
 
 def plot_heatmap(table: Any, *, ax: Any = None, title: str | None = None, cmap: str = "Reds"):
     """A heatmap of a `kg.analysis.Table` (rows × periods), e.g. pattern recurrence per week."""
+    table = checks.table_of(table)
     fig, ax = _axes(ax, (11, 1.5 + 0.4 * max(len(table.rows), 1)))
     if not table.rows:
         ax.text(0.5, 0.5, "nothing recurred yet", ha="center", va="center", transform=ax.transAxes)
@@ -296,6 +309,7 @@ def plot_heatmap(table: Any, *, ax: Any = None, title: str | None = None, cmap: 
 
 def plot_score_trends(rows: list[dict[str, Any]], *, ax: Any = None, title: str = "self-assessment scores"):
     """Lines of each score dimension over time (rows from `kg.analysis.score_trends`)."""
+    rows = checks.rows_of(rows, "rows", "a.score_trends()")
     fig, ax = _axes(ax, (11, 4))
     if not rows:
         ax.text(0.5, 0.5, "no scores yet (kg score ...)", ha="center", va="center", transform=ax.transAxes)
@@ -321,6 +335,7 @@ def plot_score_trends(rows: list[dict[str, Any]], *, ax: Any = None, title: str 
 def plot_rule_effect(rows: list[dict[str, Any]], *, ax: Any = None,
                      title: str = "recurrence per week, before and after each rule"):
     """Paired bars per promoted rule (rows from `kg.analysis.rule_effect`)."""
+    rows = checks.rows_of(rows, "rows", "a.rule_effect()")
     fig, ax = _axes(ax, (11, 1.8 + 0.45 * max(len(rows), 1)))
     if not rows:
         ax.text(0.5, 0.5, "no rule was promoted from a pattern yet", ha="center", va="center",

@@ -128,6 +128,9 @@ def _format(fmt: str) -> str:
 
 
 def render(graph: nx.MultiDiGraph, fmt: str, *, dialect: str = "kuzu") -> str:
+    from kg.analysis.checks import graph_of
+
+    graph = graph_of(graph)
     fmt = _format(fmt)
     if fmt == "cypher":
         return to_cypher(graph, dialect=dialect)

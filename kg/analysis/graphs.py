@@ -23,7 +23,7 @@ from typing import Any, Self
 
 import networkx as nx
 
-from kg.analysis import snapshot
+from kg.analysis import checks, snapshot
 from kg.analysis.support import _node, chains, evidence, orphans, unsupported
 from kg.analysis.timelines import (
     ENTRY_TYPES,
@@ -41,7 +41,7 @@ from kg.analysis.timelines import (
     score_trends,
 )
 from kg.core import clock
-from kg.core.errors import UsageError
+from kg.core.errors import ArgumentError, UsageError
 from kg.core.text import stopwords, words
 from kg.store import KNOWLEDGE_KINDS
 
@@ -85,7 +85,8 @@ def _workspace(source: Any) -> Any:
         return source
     if source is None or isinstance(source, (str, os.PathLike)):
         return open_workspace(source)
-    raise UsageError(f"expected a workspace or its path, got {type(source).__name__}")
+    raise ArgumentError(f"workspace must be a Workspace, a workspace folder's path, or None for the one this "
+                        f"folder is in (got {type(source).__name__})")
 
 
 def load(workspace: Any = None, *, now: datetime | str | None = None) -> Analysis:
@@ -159,6 +160,8 @@ def parse_types(types: str | Iterable[str] | None) -> tuple[set[str], set[str]]:
     """`"lesson,principle"` or `["error"]` → (kinds, entry types). Plurals are accepted."""
     if types is None:
         return set(), set()
+    if not isinstance(types, (str, Iterable)):
+        raise ArgumentError(f"types must be text such as 'lesson,principle' or a list of names (got {types!r})")
     items = [types] if isinstance(types, str) else list(types)
     kinds: set[str] = set()
     entries: set[str] = set()
@@ -174,7 +177,7 @@ def parse_types(types: str | Iterable[str] | None) -> tuple[set[str], set[str]]:
             elif t in ENTRY_TYPES:
                 entries.add(t)
             else:
-                raise UsageError(f"unknown type {raw.strip()!r}: use one or more of "
+                raise ArgumentError(f"unknown type {raw.strip()!r}: use one or more of "
                                  f"{', '.join(KNOWLEDGE_KINDS + ENTRY_TYPES)} (comma-separated)")
     return kinds, entries
 
@@ -184,11 +187,14 @@ def _since(since: str | datetime | None, now: datetime | str | None) -> datetime
         return None
     if isinstance(since, datetime):
         return since
+    if not isinstance(since, str):
+        raise ArgumentError(f"since must be a span such as '7d', an ISO date or a datetime (got {since!r})")
     return clock.parse_since(since, clock.now(now))
 
 
 def filter_graph(graph: nx.MultiDiGraph, *, types: str | Iterable[str] | None = None,
                  since: str | datetime | None = None, now: datetime | str | None = None) -> nx.MultiDiGraph:
+    graph = checks.graph_of(graph)
     kinds, entries = parse_types(types)
     since_at = _since(since, now)
     if not kinds and not entries and since_at is None:
@@ -207,12 +213,13 @@ def filter_graph(graph: nx.MultiDiGraph, *, types: str | Iterable[str] | None = 
 
 def neighbourhood(graph: nx.MultiDiGraph, center: str, depth: int = 1, *, limit: int | None = None) -> nx.MultiDiGraph:
     """The nodes within `depth` links of `center` (either direction), nearest first, at most `limit`."""
+    graph = checks.graph_of(graph)
+    depth = checks.whole("depth", depth, minimum=0)
+    limit = checks.whole("limit", limit, minimum=1, optional=True)
     if center not in graph:
         from kg.core.errors import NotFound
 
         raise NotFound(f"no node {center!r} in the graph: `kg list` shows the ids")
-    if depth < 0:
-        raise UsageError("--depth must be 0 or more")
     seen = {center: 0}
     frontier = [center]
     for level in range(1, depth + 1):
@@ -255,6 +262,10 @@ def pagerank(graph: nx.Graph | nx.MultiDiGraph, *, damping: float = 0.85, iterat
              tol: float = 1.0e-10) -> dict[str, float]:
     """Weighted PageRank over the undirected links (power iteration in pure Python: networkx's own needs
     scipy, which kg does not depend on)."""
+    graph = checks.graph_of(graph)
+    iterations = checks.whole("iterations", iterations, minimum=1)
+    if isinstance(damping, bool) or not isinstance(damping, (int, float)) or not 0 < damping < 1:
+        raise ArgumentError(f"damping must be a number between 0 and 1 (got {damping!r})")
     simple = graph if isinstance(graph, nx.Graph) and not graph.is_directed() else _undirected(graph)
     nodes = list(simple.nodes)
     n = len(nodes)
@@ -283,7 +294,9 @@ def central(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = ("principle", "les
             top: int = 10) -> list[dict[str, Any]]:
     """The hubs: nodes of these kinds ranked by PageRank over all links (contradictions included: a node
     argued about is central too), with their degree and the number of events behind them."""
-    wanted = set(kinds)
+    graph = checks.graph_of(graph)
+    wanted = set(checks.names("kinds", kinds, KNOWLEDGE_KINDS))
+    top = checks.whole("top", top, minimum=1)
     rank = pagerank(graph)
     found = [n for n, a in graph.nodes(data=True) if a.get("kind") in wanted]
     found.sort(key=lambda n: (-rank.get(n, 0.0), n))
@@ -295,6 +308,9 @@ def communities(graph: nx.MultiDiGraph, *, kind: str = "lesson", min_size: int =
                 seed: int = 0) -> list[dict[str, Any]]:
     """Groups of related nodes of one kind: Louvain communities (networkx, fixed seed, so repeatable) of the
     whole graph's supporting links, each reported by its members of `kind`, their areas and common words."""
+    graph = checks.graph_of(graph)
+    kind = checks.one_name("kind", kind, KNOWLEDGE_KINDS)
+    min_size = checks.whole("min_size", min_size, minimum=1)
     simple = _undirected(graph, skip=("contradicts",))
     if simple.number_of_edges() == 0:
         return []
@@ -302,7 +318,7 @@ def communities(graph: nx.MultiDiGraph, *, kind: str = "lesson", min_size: int =
     out = []
     for group in groups:
         members = sorted(n for n in group if graph.nodes[n].get("kind") == kind)
-        if len(members) < max(1, min_size):
+        if len(members) < min_size:
             continue
         areas = Counter(graph.nodes[n].get("area") or "unspecified" for n in group)
         terms = Counter(w for n in members for w in set(words(graph.nodes[n].get("text") or ""))
@@ -328,6 +344,7 @@ class Analysis:
     def __init__(self, ws: Any, *, now: datetime | str | None = None):
         self.ws = ws
         self.root = ws.root
+        clock.now(now)  # a `now` that is not a time is refused here, not at the first question that reads it
         self._now = now
         self.snapshot: snapshot.Snapshot | None = None
         self.refresh()
@@ -443,6 +460,8 @@ class Analysis:
 def failing_areas(graph: nx.MultiDiGraph, *, entry_type: str = "error") -> list[dict[str, Any]]:
     """Errors per area, most first, with when the last one happened and how many recurring patterns the
     area has."""
+    graph = checks.graph_of(graph)
+    entry_type = checks.one_name("entry_type", entry_type, ENTRY_TYPES, what="entry type")
     errors: dict[str, list[datetime]] = defaultdict(list)
     for _, a in graph.nodes(data=True):
         if a.get("kind") == "event" and a.get("entry_type") == entry_type:
@@ -457,8 +476,9 @@ def failing_areas(graph: nx.MultiDiGraph, *, entry_type: str = "error") -> list[
 def report(workspace: Any = None, *, top: int = 5, now: datetime | str | None = None) -> dict[str, Any]:
     """The one-page answer to "where does the agent keep failing, and what has it learned?" (`kg graph
     report`)."""
-    if top < 1:
+    if isinstance(top, int) and top < 1:
         raise UsageError("--top must be at least 1")
+    top = checks.whole("top", top, minimum=1)
     with load(workspace, now=now) as a:
         g = a.graph
         hubs = central(g, kinds=("principle",), top=top)

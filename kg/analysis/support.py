@@ -9,6 +9,7 @@ from typing import Any
 
 import networkx as nx
 
+from kg.analysis import checks
 from kg.analysis.timelines import kind_of as _kind
 from kg.analysis.timelines import linked as _links
 from kg.store import KNOWLEDGE_KINDS
@@ -26,6 +27,8 @@ def evidence(graph: nx.MultiDiGraph, node: str, *, max_hops: int = 3) -> dict[st
     through supporting links, as chains event → (pattern →) lesson → node of at most `max_hops` links, and
     what contradicts it. Paths go through lessons, knowledge and patterns only, never through another
     principle or event."""
+    graph = checks.graph_of(graph)
+    max_hops = checks.whole("max_hops", max_hops, minimum=1)
     if node not in graph:
         from kg.core.errors import NotFound
 
@@ -67,6 +70,8 @@ def evidence(graph: nx.MultiDiGraph, node: str, *, max_hops: int = 3) -> dict[st
 
 def chains(graph: nx.MultiDiGraph, *, kind: str = "principle") -> list[dict[str, Any]]:
     """Every principle (or `kind`) with its evidence, the best-supported first."""
+    graph = checks.graph_of(graph)
+    kind = checks.one_name("kind", kind, KNOWLEDGE_KINDS)
     out = []
     for node in (n for n, a in graph.nodes(data=True) if a.get("kind") == kind):
         ev = evidence(graph, node)
@@ -79,7 +84,8 @@ def chains(graph: nx.MultiDiGraph, *, kind: str = "principle") -> list[dict[str,
 def orphans(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = KNOWLEDGE_KINDS) -> list[dict[str, Any]]:
     """Nodes with no link at all, by kind then id: events nothing was learned from, lessons never tied to
     an event or principle."""
-    wanted = set(kinds)
+    graph = checks.graph_of(graph)
+    wanted = set(checks.names("kinds", kinds, KNOWLEDGE_KINDS))
     found = [n for n, a in graph.nodes(data=True) if a.get("kind") in wanted and graph.degree(n) == 0]
     found.sort(key=lambda n: (KNOWLEDGE_KINDS.index(_kind(graph, n)) if _kind(graph, n) in KNOWLEDGE_KINDS else 9, n))
     return [_node(graph, n, created_at=graph.nodes[n].get("created_at")) for n in found]
@@ -87,7 +93,8 @@ def orphans(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = KNOWLEDGE_KINDS) -
 
 def unsupported(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = ("principle", "lesson")) -> list[dict[str, Any]]:
     """Principles and lessons that no event supports, even if they have other links."""
-    wanted = set(kinds)
+    graph = checks.graph_of(graph)
+    wanted = set(checks.names("kinds", kinds, KNOWLEDGE_KINDS))
     out = [_node(graph, n) for n, a in sorted(graph.nodes(data=True)) if a.get("kind") in wanted
            and not evidence(graph, n)["events"]]
     return out

@@ -16,9 +16,9 @@ from typing import Any
 
 import networkx as nx
 
-from kg.analysis import snapshot
+from kg.analysis import checks, snapshot
 from kg.core import clock
-from kg.core.errors import UsageError
+from kg.core.errors import ArgumentError
 from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS
 
 ENTRY_TYPES = ("learning", "error", "feature")
@@ -51,7 +51,7 @@ def period_of(at: datetime | date, period: str = "day") -> str:
         return f"{year}-W{week:02d}"
     if period == "month":
         return f"{at:%Y-%m}"
-    raise UsageError(f"unknown period {period!r}: use one of {', '.join(PERIODS)}")
+    raise ArgumentError(f"unknown period {period!r}: use one of {', '.join(PERIODS)}")
 
 
 def periods_between(first: datetime | date, last: datetime | date, period: str = "day") -> list[str]:
@@ -108,7 +108,10 @@ def error_timeline(graph: nx.MultiDiGraph, *, by: str = "area", period: str = "d
                    entry_type: str | None = "error") -> Table:
     """Logged events (errors by default) per period, one row per value of `by` (area, category, priority,
     source, session...). Where the agent keeps failing, at a glance."""
+    graph = checks.graph_of(graph)
     period_of(datetime(2000, 1, 1), period)  # validates
+    by = checks.column("by", by, graph, "event")
+    entry_type = checks.one_name("entry_type", entry_type, ENTRY_TYPES, what="entry type", optional=True)
     buckets: dict[str, Counter] = defaultdict(Counter)
     times = []
     for _, a in graph.nodes(data=True):
@@ -125,6 +128,7 @@ def error_timeline(graph: nx.MultiDiGraph, *, by: str = "area", period: str = "d
 def patterns(graph: nx.MultiDiGraph) -> list[dict[str, Any]]:
     """Each pattern's recurrence, distinct sessions, first and last seen, derived from its member events
     (as the `pattern_stats` query does)."""
+    graph = checks.graph_of(graph)
     out = []
     for node, a in graph.nodes(data=True):
         if a.get("kind") != "pattern":
@@ -144,7 +148,9 @@ def patterns(graph: nx.MultiDiGraph) -> list[dict[str, Any]]:
 
 def recurrence(graph: nx.MultiDiGraph, *, period: str = "week", top: int | None = 20) -> Table:
     """Member events of each pattern per period (rows: pattern keys, most recurrent first)."""
+    graph = checks.graph_of(graph)
     period_of(datetime(2000, 1, 1), period)
+    top = checks.whole("top", top, minimum=1, optional=True)
     buckets: dict[str, Counter] = defaultdict(Counter)
     times = []
     for p in patterns(graph):
@@ -168,6 +174,7 @@ def rule_effect(graph: nx.MultiDiGraph, *, now: datetime | str | None = None, po
     instead (`kg.analysis.verdicts`, which `Analysis.rule_effect` calls first); `skip` their rule nodes."""
     from kg.lifecycle.verify import assess
 
+    graph = checks.graph_of(graph)
     at_now = clock.now(now)
     lp = policy if policy is not None else _packaged_lifecycle_policy()
     skipped = set(skip)
@@ -200,6 +207,7 @@ def _packaged_lifecycle_policy() -> Any:
 
 # -- counts ----------------------------------------------------------------------------------------------------
 def counts(graph: nx.MultiDiGraph, data: snapshot.GraphData | None = None) -> dict[str, Any]:
+    graph = checks.graph_of(graph)
     kinds = Counter(a.get("kind") for _, a in graph.nodes(data=True))
     entries = Counter(a.get("entry_type") for _, a in graph.nodes(data=True) if a.get("entry_type"))
     statuses = Counter(a.get("status") for _, a in graph.nodes(data=True) if a.get("entry_type"))

@@ -18,6 +18,11 @@ class UsageError(KgError):
     exit_code = 2
 
 
+class ArgumentError(UsageError, ValueError):
+    """A Python caller's argument is wrong (the analyst's functions: `central(top="x")`): said at the call, naming
+    the argument and what it accepts. A ValueError too, so plain Python code catches it as one."""
+
+
 class NotFound(UsageError):
     """An id, file or name that does not exist."""
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from kg.core import clock, paths
 from kg.core.entries import prepare
-from kg.core.errors import UnusableFile, UsageError
+from kg.core.errors import KgError, UnusableFile, UsageError
 from kg.ingest.ids_rebuild import with_ids
 from kg.memory import logs as files
 
@@ -40,10 +40,11 @@ class Ingested:
     threaded: int = 0                                              # led_to edges asked for (`after`)
     applied: bool = False
     skipped: list[str] = field(default_factory=list)                # files kg may not write: not copied there
+    note: str = ""                                                 # why they are not in the graph yet
 
     def as_dict(self) -> dict[str, Any]:
         return {"logged": len(self.ids), "ids": self.ids, "redacted": self.redacted, "threaded": self.threaded,
-                "applied": self.applied}
+                "applied": self.applied, "note": self.note, "skipped": self.skipped}
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -123,8 +124,12 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
                    threaded, skipped=list(dict.fromkeys(skipped)))
     if not apply:
         return out
-    with bulk(ws), ws.store():  # opening drains the journal: every entry applied, linked and threaded, in order
-        pass
+    try:
+        with bulk(ws), ws.store():  # opening drains the journal: every entry applied, linked and threaded, in order
+            pass
+    except KgError as exc:  # acknowledged: an error here would have the caller log them all a second time
+        out.note = f"recorded in the journal; not yet in the graph ({exc}). The next kg command applies them."
+        return out
     out.applied = True
     return out
 

@@ -66,7 +66,9 @@ def operational(exc: StoreError) -> bool:
     low = str(exc).lower()
     return any(w in low for w in ("disk is full", " is full (", "not writable", "io exception", "i/o", "no space",
                                   "buffer manager", "out of memory", "read-only", "read only",
-                                  "cannot reach the team graph"))  # a FalkorDB server away: kg/store/falkor.py
+                                  # a FalkorDB server away, or refusing this workspace: kg/store/falkor.py
+                                  "cannot reach the team graph", "refused the password",
+                                  "asks for a password", "is not a falkordb server"))
 
 
 def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | None = None,

@@ -32,7 +32,7 @@ from kg.core.errors import StoreError, TeamGraphBusy
 from kg.store import falkor_batch, falkor_copy, falkor_params
 from kg.store import falkor_dialect as dialect
 from kg.store import queries as _queries
-from kg.store.backend import ENV_CA, StoreUrl
+from kg.store.backend import ENV_CA, ENV_STORE, StoreUrl
 from kg.store.lock import FileLock, Yielded, _announce, pid_alive
 from kg.store.schema import NEW_GRAPH_TERMS, check_version, migrations
 
@@ -51,6 +51,17 @@ _REFRESH = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pe
 
 def _client(url: StoreUrl) -> Any:
     """One connection pool per server per process (a hook or the MCP server opens the graph many times)."""
+    try:
+        return _connect(url)
+    except StoreError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - redis raises its own classes; said plainly
+        raise _plain(exc, url) from None
+
+
+def _connect(url: StoreUrl) -> Any:
+    """`_client` with redis's own errors: the client asks the server at once (INFO, to learn whether it is a
+    sentinel), so a server away, or one refusing the password, fails here."""
     key = f"{url.public}|{url.password or ''}"
     if key not in _clients:
         try:
@@ -58,8 +69,6 @@ def _client(url: StoreUrl) -> Any:
         except ImportError:
             raise StoreError("this workspace's graph is on a FalkorDB server, and the client is an optional "
                              "extra: install it with `pip install 'kaizen-kg[falkordb]'`") from None
-        import os
-
         tls: dict[str, Any] = {}
         if url.tls:
             tls = {"ssl": True, **({"ssl_ca_certs": os.environ[ENV_CA]} if os.environ.get(ENV_CA) else {})}
@@ -68,17 +77,47 @@ def _client(url: StoreUrl) -> Any:
     return _clients[key]
 
 
-def _plain(exc: BaseException, url: StoreUrl) -> StoreError:
+def _plain(exc: BaseException, url: StoreUrl, *, journaled: bool = True) -> StoreError:
+    """A redis or FalkorDB failure as kg's own error, naming the server and what to do. `journaled`: whether
+    what was being written waits in the local journal (a log does; the member number a first write asks for
+    does not: kg/store/team.py)."""
     if isinstance(exc, StoreError):  # already said plainly (the client missing: _client)
         return exc
     import redis.exceptions as rx
 
     if isinstance(exc, rx.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
-        return StoreError(f"the FalkorDB server at {url.public} refused the password; set KG_STORE_PASSWORD")
+        given = "refused the password" if url.password else "asks for a password and none was given"
+        return StoreError(f"the FalkorDB server at {url.public} {given} ({str(exc).rstrip('.')}): set "
+                          "KG_STORE_PASSWORD to the password it expects")
     if isinstance(exc, (rx.ConnectionError, rx.TimeoutError, OSError)):
-        return TeamGraphBusy(f"cannot reach the team graph at {url.public} ({exc}); kg keeps entries in the local "
-                          "journal and applies them when the server is back")
-    return StoreError(f"graph query failed: {exc}")
+        return TeamGraphBusy(unreachable(url, exc, journaled=journaled))
+    if isinstance(exc, rx.InvalidResponse) or "unknown command 'GRAPH." in str(exc):
+        return StoreError(f"the server at {url.public} is not a FalkorDB server ({exc}); check "
+                          f"{_configured_in()}: it must name a Redis server with the FalkorDB module")
+    return StoreError(f"graph query failed on the team graph at {url.public}: {exc}")
+
+
+def _configured_in() -> str:
+    return "KG_STORE" if os.environ.get(ENV_STORE, "").strip() else "`[store] url` in kg.toml"
+
+
+def unreachable(url: StoreUrl, exc: BaseException, *, journaled: bool = True) -> str:
+    """Why the server could not be reached and what to do: one line (kg/ingest/drain.py keeps a record whose
+    write failed with "cannot reach the team graph" for the next drain)."""
+    import redis.exceptions as rx
+
+    text = str(exc).strip().rstrip(".")
+    local = f" (kg's own loopback server: `kg server start --port {url.port}` in the workspace that keeps its data)" \
+        if url.host in ("127.0.0.1", "localhost", "::1") else ""
+    if isinstance(exc, (rx.TimeoutError, TimeoutError)):
+        why, do = "it did not answer in time", "Check that the FalkorDB server there runs and is not overloaded"
+    elif "refused" in text.lower():
+        why, do = "nothing accepts connections there (connection refused)", f"Start the FalkorDB server{local}"
+    else:
+        why, do = text.rsplit(". ", 1)[-1] or type(exc).__name__, f"Start the FalkorDB server{local}"
+    then = ("entries logged meanwhile wait in the local journal and are applied when it is back" if journaled
+            else "nothing was recorded")
+    return f"cannot reach the team graph at {url.public}: {why}. {do}, or check {_configured_in()}; {then}"
 
 
 def _process_tag() -> str:

@@ -19,7 +19,7 @@ import os
 import tomllib
 from pathlib import Path
 
-from kg.core.errors import RulesError, StoreError, UsageError
+from kg.core.errors import RulesError, StoreError, TeamGraphBusy, UsageError
 from kg.core.files import write_atomic
 from kg.ingest.journal import Journal
 from kg.store.backend import StoreUrl, parse_url, resolve
@@ -131,13 +131,16 @@ def member(kg_dir: Path, url: StoreUrl) -> int:
             return int(data["member"])
     except (OSError, ValueError, AttributeError):
         pass
-    from kg.store.falkor import _client, _plain
+    from kg.store.falkor import _connect, _plain
 
     try:
-        number = int(_client(url).connection.incr(f"kg:members:{url.graph}"))
+        number = int(_connect(url).connection.incr(f"kg:members:{url.graph}"))
     except Exception as exc:  # noqa: BLE001 - redis raises its own classes
-        raise StoreError(f"{_plain(exc, url)}. A workspace asks the team graph for its member number once, "
-                         "before its first entry: run the command again when the server is reachable") from None
+        plain = _plain(exc, url, journaled=False)
+        if isinstance(plain, TeamGraphBusy):
+            plain = StoreError(f"{plain} (a workspace asks the team graph once for the member number its ids "
+                               "carry, before its first entry); run the command again once the server answers")
+        raise plain from None
     if number > MAX_MEMBERS:
         raise StoreError(f"the team graph {url.public} has given out {MAX_MEMBERS} member numbers, the most ids "
                          "can carry; use a new graph name")

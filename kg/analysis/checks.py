@@ -1,0 +1,98 @@
+"""The analyst's arguments, checked at the call: a wrong one is refused naming it and what it accepts
+(`ArgumentError`: kg's usage error, and a ValueError to Python), instead of a TypeError from deep inside networkx,
+or an empty answer that reads as "nothing found" (`central(kinds="principal")`, `error_timeline(by="areas")`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import networkx as nx
+
+from kg.core.errors import ArgumentError
+
+
+def whole(name: str, value: Any, *, minimum: int = 0, optional: bool = False) -> Any:
+    """A whole number of at least `minimum` (None too when `optional`)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        also = " or None" if optional else ""
+        raise ArgumentError(f"{name} must be a whole number, at least {minimum}{also} (got {value!r})")
+    return value
+
+
+def names(name: str, value: Any, allowed: Iterable[str], *, what: str = "kind") -> tuple[str, ...]:
+    """One name or several (text, comma-separated, or a list), each one of `allowed`; a plural is taken for its
+    singular (`principles`). Text is one argument, never its letters: `kinds="principle"` is one kind."""
+    choices = tuple(allowed)
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, Iterable):
+        items = list(value)
+    else:
+        raise ArgumentError(f"{name} must be a {what} name or a list of them, one or more of {', '.join(choices)} "
+                            f"(got {value!r})")
+    out = []
+    for item in items:
+        if not isinstance(item, str):
+            raise ArgumentError(f"{name} holds {item!r}: give {what} names, one or more of {', '.join(choices)}")
+        word = item.strip().lower()
+        if not word:
+            continue
+        if word not in choices and word.endswith("s") and word[:-1] in choices:
+            word = word[:-1]
+        if word not in choices:
+            raise ArgumentError(f"{name}: unknown {what} {item!r}: use one or more of {', '.join(choices)}")
+        out.append(word)
+    if not out:
+        raise ArgumentError(f"{name} names no {what}: use one or more of {', '.join(choices)}")
+    return tuple(dict.fromkeys(out))
+
+
+def one_name(name: str, value: Any, allowed: Iterable[str], *, what: str = "kind", optional: bool = False) -> Any:
+    """One of `allowed` (a plural taken for its singular; None too when `optional`)."""
+    if value is None and optional:
+        return None
+    choices = tuple(allowed)
+    found = names(name, value, choices, what=what) if isinstance(value, str) else ()
+    if len(found) != 1:
+        also = ", or None for all" if optional else ""
+        raise ArgumentError(f"{name} must be one {what}: one of {', '.join(choices)}{also} (got {value!r})")
+    return found[0]
+
+
+def graph_of(value: Any, name: str = "graph") -> nx.Graph:
+    """The networkx graph to work on: a graph, or an Analysis (its `.graph`)."""
+    if isinstance(value, nx.Graph):
+        return value
+    inner = getattr(value, "graph", None)
+    if isinstance(inner, nx.Graph):
+        return inner
+    raise ArgumentError(f"{name} must be a networkx graph: an Analysis (kg.analysis.load(...)), its .graph, or "
+                        f"kg.analysis.to_networkx(...) (got {type(value).__name__})")
+
+
+def column(name: str, value: Any, graph: nx.Graph, kind: str) -> str:
+    """A node attribute that the graph's nodes of `kind` have (any, when there are none yet)."""
+    held = sorted({k for _, a in graph.nodes(data=True) if a.get("kind") == kind for k in a})
+    if not isinstance(value, str) or (held and value not in held):
+        raise ArgumentError(f"{name} must name a field of the {kind} nodes: one of {', '.join(held)} (got {value!r})")
+    return value
+
+
+def table_of(value: Any, name: str = "table") -> Any:
+    """A `Table` to draw (what `error_timeline` and `recurrence` return)."""
+    from kg.analysis.timelines import Table
+
+    if not isinstance(value, Table):
+        raise ArgumentError(f"{name} must be a Table, as a.error_timeline(...) or a.recurrence(...) returns "
+                            f"(got {type(value).__name__})")
+    return value
+
+
+def rows_of(value: Any, name: str, made_by: str) -> list[dict[str, Any]]:
+    """A list of rows (dicts), as `made_by` returns them."""
+    if not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
+        raise ArgumentError(f"{name} must be the list of rows {made_by} returns (got {type(value).__name__})")
+    return value

