@@ -350,8 +350,7 @@ def test_the_rate_before_under_the_promotion_stopping_rule(leave_out, factor):
     # from a fixed start and stopped at the 3rd occurrence, the days hold 3 exponential gaps: days / 3 is
     # unbiased, and leaving the trigger out (days / 2) overstates 1 / rate by 3/2 (effective rules reverted)
     lp = LifecyclePolicy.from_mapping({**packaged("lifecycle"), "verification": {
-        **packaged("lifecycle")["verification"], "leave_out_trigger": leave_out, "baseline_half_life_days": 1e6,
-        "max_per_day": 3}})  # the per-day burst cap is not what is measured here: 3 occurrences, none capped
+        **packaged("lifecycle")["verification"], "leave_out_trigger": leave_out, "baseline_half_life_days": 1e6}})
     rate, inv = 0.5, []
     for times in _stopped_histories(rate, 1500):
         c = verify.evidence(times, times[-1] + 0.01 * D, times[-1] + 0.01 * D, lp, observed_from=T0)
@@ -448,7 +447,7 @@ def test_a_checks_days_count_as_the_rate_without_the_rule():
 @pytest.mark.parametrize(("kw", "want"), [
     ({}, (0.95, 0.95)),                                   # 1 − error_rate, 1 − revert_error_rate
     ({"deadline": True}, (0.5, 0.5)),                     # the deadline: the majority decides
-    ({"monitoring": True}, (0.95, 0.5)),                  # a confirmed rule: the majority on the whole history
+    ({"monitoring": True}, (0.95, 0.8)),                  # a confirmed rule: reverted at 1 − monitor_error_rate
 ])
 def test_a_verdict_carries_the_levels_it_was_held_to(kw, want):
     v = verify.judge(counts(4, 10.0, 3, 14.0), LP, **kw)
