@@ -74,7 +74,7 @@ def day_cap(times: Sequence[datetime], now: datetime, policy: LifecyclePolicy,
     typical rate comes from the share of days it occurred on (a burst is one such day however many it
     brings), λ = −ln(1 − days with it / (days watched + 1)); the cap is the `burst_quantile` quantile of
     Poisson(λ), between 1 and `max_per_day`. A rate of 0.3 a day counts its days (cap 1); at 1 a day and
-    above the cap stays 3, so a rule that doubled a daily pattern still shows."""
+    above the cap stays `max_per_day`, so a rule that doubled a daily pattern still shows."""
     v = policy.verification
     if v.burst_quantile <= 0:
         return v.max_per_day
