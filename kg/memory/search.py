@@ -18,9 +18,9 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from kg.core import clock
+from kg.core import clock, paths
 from kg.core.errors import UsageError
-from kg.core.text import clean, has_cjk, words
+from kg.core.text import clean, has_cjk, stopwords, words
 from kg.memory import dates, expand
 from kg.memory._common import iso
 from kg.memory.dates import Window
@@ -298,8 +298,9 @@ def common_words_only(ws: Any, query: str, *, now: datetime | str | None = None)
     windows, terms, named = _asked(text, clock.now(now), memory_rules(ws))
     if not text or terms or windows or named or keys_in_query(text):
         return None
-    shown = ", ".join(dict.fromkeys(words(text)))
-    return f"only common words ({shown}): add a word that says what to look for"
+    shown = dict.fromkeys(words(text))
+    what = "common words" if all(w in stopwords() for w in shown) else "single letters and common words"
+    return f"only {what} ({', '.join(shown)}): add a word that says what to look for"
 
 
 def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: str | datetime | None = None,
@@ -330,6 +331,8 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         chosen = ("graph",)  # a node type only exists in the graph
     windows, terms, named = _asked(text, at, mrules)
     if not (terms or windows or named or keys_in_query(text)):
+        if session and "sessions" in chosen:  # a bad session id is bad input, as the file side says it
+            paths.check_name(session, "session id")
         return []  # only common words: `common_words_only` says why (the graph's index holds none of them)
     from kg.graph import linking
 

@@ -26,6 +26,10 @@ def test_a_query_of_common_words_finds_nothing_and_says_why(run_kg, ws):
     assert r.stderr == f"No results: {WHY.format('a, an, of')}\n"
     r = run_kg(["search", '"The A"', *NOW.split()])
     assert r.stdout == f"No results for '\"The A\"': {WHY.format('the, a')}\n"
+    r = run_kg(f"search 'x of' {NOW}")  # a lone letter is no term either (as in the graph's index)
+    assert r.stdout == "No results for 'x of': only single letters and common words (x, of): add a word that says " \
+        "what to look for\n"
+    assert run_kg("search the --session ../../AGENTS").exit_code == 2  # bad input stays bad input
 
 
 def test_a_word_besides_them_a_phrase_and_chinese_still_find(run_kg, ws):
