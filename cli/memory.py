@@ -241,8 +241,11 @@ def register(app: typer.Typer) -> None:
             hits = [h.as_dict() for h in search.search(ws, query, type=type_, since=since,
                                                        session=session, limit=limit, now=now_of(ctx, now),
                                                        sources=source)]
+            why = None if hits else search.common_words_only(ws, query, now=now_of(ctx, now))
         pending_note(ws)
-        emit(hits, as_json, lambda rows: search.render(rows, query))
+        if why and as_json:  # the JSON is a list of hits: the reason goes beside it, on stderr
+            note(f"No results: {why}")
+        emit(hits, as_json, lambda rows: search.render(rows, query, why))
 
     @index_app.command("build")
     def index_build(ctx: typer.Context, days: Annotated[int | None, typer.Option(help="Files changed within "

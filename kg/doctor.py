@@ -22,11 +22,11 @@ from kg.store.lock import pid_alive
 
 INSTRUCTION_FILES = ("AGENTS.md", "MEMORY.md", "SOUL.md", "TOOLS.md", "USER.md", "CLAUDE.md")
 # a temporary file and the pid of the process writing it: `.<name>.<pid>.<thread ident>.tmp` (kg/core/files.py),
-# `.<name>.<pid>.tmp` (older), `.bulk-...-<pid>.csv`, `.import-edges-<pid>.jsonl` (a killed import's edges, which
-# its resumption spools again). (The thread ident is no pid: read as one, it named a live
+# `.<name>.<pid>.tmp` (older), `.bulk-...-<pid>.csv`, `.import-{edges,implied,lifecycle}-<pid>.jsonl` (a killed
+# import's spools, which its resumption writes again). (The thread ident is no pid: read as one, it named a live
 # process, or was too big for the kernel's call and `kg doctor` failed on the very file it is there to remove.)
 _TMP = re.compile(r"^\..+\.(?P<pid>\d+)\.\d+\.tmp$|^\..+\.(?P<old>\d+)\.tmp$|^\.bulk-.+-(?P<bulk>\d+)\.csv$"
-                  r"|^\.import-edges-(?P<spool>\d+)\.jsonl$")
+                  r"|^\.import-(?:edges|implied|lifecycle)-(?P<spool>\d+)\.jsonl$")
 
 
 @dataclass

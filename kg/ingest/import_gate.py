@@ -33,7 +33,9 @@ _FIELD_NAMES = frozenset({
     "id", "type", "category", "summary", "details", "suggested_action", "area", "priority", "status", "logged",
     "first_seen", "last_seen", "source", "pattern_key", "session", "files", "tags", "error", "context",
     "reproducible", "user_context", "complexity", "frequency", "recurrence_count", "see_also", "resolution",
-    "_title", "_source"})
+    "_title", "_source",
+    # each node's own state (kg/ingest/trail_lifecycle.py NODE_STATE), on every entry kg's trail writes
+    "updated", "reinforced", "decay_stage", "base_priority", "pinned", "stale"})
 
 
 def _strings(value: Any, out: list[str]) -> None:

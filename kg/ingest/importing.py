@@ -18,6 +18,10 @@ no paths it takes the mark's) resumes: its own open does not build the index nor
 at its first write (`defer_index`: about 50 s of CPU at a million nodes), ids already loaded are set aside
 before the gate (never redacted again: `kg.ingest.trail_seen.Screen`), and those of its events that lost their
 pattern edge or session to the crash get them, read back from the graph.
+
+A trail of kg's own carries its patterns and lifecycle too: the first pass notes its patterns by key, so its
+entries join them rather than new patterns of the same keys, and the changes, proposals, decisions and blocks
+load after every node and edge (kg/ingest/trail_lifecycle.py): a graph rebuilt from its trail is the same graph.
 """
 
 from __future__ import annotations
@@ -32,13 +36,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.core import clock
 from kg.core.errors import UsageError
 from kg.core.text import index_tokens
 from kg.ingest.import_gate import GATE_GROUP, REDACTIONS, Clean, Gated, gate  # noqa: F401 (re-exported)
 from kg.ingest.jsonstream import JsonStreamError, Read, iter_trail
 from kg.ingest.trail_seen import Screen, SeenIds
-from kg.store import EDGE_TYPES, NODE_COLUMNS, aggregates, bulk, check_label, rollback
+from kg.store import NODE_COLUMNS, aggregates, bulk, rollback
 
 MARK = "import.json"
 BATCH = 20_000  # items at most in a batch
@@ -46,7 +49,7 @@ BATCH = 20_000  # items at most in a batch
 # not their number (20k items of 20 kB would be 400 MB of text). Not smaller: each COPY into the growing tables
 # costs more than the last (100k entries in batches of 2 MiB, ~4,600 entries: 16.8 s of COPY instead of 9.6 s)
 BATCH_CHARS = 16 << 20
-_EDGE_COLUMNS = ("src", "dst", "created_at", "manual", "score", "reason")
+_NODE_COLUMNS = NODE_COLUMNS + ("decay_stage", "base_priority")  # and each node's decay (kg/ingest/trail_lifecycle.py)
 Progress = Callable[[int, int], None]
 
 
@@ -152,7 +155,7 @@ def items(file: Path, report: Any, read: Read | None = None, *, named: bool = Tr
                         yield kind, ({**item, "_source": str(file)} if kind == "entries" and named else item)
                     else:
                         report.skip({"entries": "entry is not an object", "nodes": "graph node is not an object",
-                                     "edges": "graph edge is not an object"}[kind])
+                                     "edges": "graph edge is not an object"}.get(kind, f"{kind[:-1]} is not an object"))
             except JsonStreamError as exc:
                 raise UsageError(f"{file} is not valid JSON ({exc}); fix it or import the .learnings/*.md "
                                  "files") from None
@@ -165,34 +168,52 @@ def items(file: Path, report: Any, read: Read | None = None, *, named: bool = Tr
         report.warnings.append(f"{file}: not valid UTF-8; undecodable bytes were replaced with U+FFFD")
 
 
-def _count(files: list[Path]) -> int:
-    """A first pass: the whole input is valid before anything is written, and the progress bar has a total."""
-    from kg.ingest.trail import ImportReport
+def _count(files: list[Path]) -> tuple[int, dict[str, str]]:
+    """A first pass: the whole input is valid before anything is written, and the progress bar has a total.
+    With it, the trail's own patterns (key -> id; a live one over a merged one): its entries come before its
+    graph section, and an entry whose pattern the trail holds must join that pattern, not a new one of its key
+    (every key was held twice in a graph rebuilt from its trail)."""
+    from kg.ingest.trail import ImportReport, item_id
 
     scratch = ImportReport()
-    return sum(1 for f in files for kind, _ in items(f, scratch, named=False) if kind != "edges")
+    total = 0
+    keys: dict[str, tuple[bool, str]] = {}
+    for f in files:
+        for kind, item in items(f, scratch, named=False):
+            total += kind != "edges"
+            if kind == "nodes" and item.get("type") == "pattern" and item_id(kind, item):
+                key = item.get("pattern_key")
+                live = item.get("status") != "merged"
+                if isinstance(key, str) and key and (key not in keys or (live and not keys[key][0])):
+                    keys[key] = (live, item["id"])
+    return total, {key: pid for key, (_, pid) in keys.items()}
 
 
 def _batches(ws: Any, files: list[Path], report: Any,
              screen: Callable[[list[tuple[str, Any]]], list[tuple[str, Any]]] | None = None,
-             ) -> Iterator[tuple[list, list, list]]:
+             ) -> Iterator[tuple[list, list, list, list]]:
     """The files' items in batches of BATCH items or BATCH_CHARS characters, each batch `screen`ed (items already
-    in the graph set aside) and then passed through the gate: what is skipped is never redacted."""
+    in the graph set aside) and then passed through the gate: what is skipped is never redacted. Each batch:
+    its entries, nodes, edges, and its lifecycle items as (kind, item) (kg/ingest/trail_lifecycle.py)."""
     redactor = ws.rules.redactor
     clean = Clean()
 
-    def gated(raw: list[tuple[str, Any]]) -> tuple[list, list, list]:
+    def gated(raw: list[tuple[str, Any]]) -> tuple[list, list, list, list]:
         entries: list = []
         nodes: list = []
         edges: list = []
+        rest: list = []
         out = {"entries": entries, "nodes": nodes, "edges": edges}
         kept = screen(raw) if screen is not None else raw
         for i in range(0, len(kept), GATE_GROUP):
             for kind, item in gate(redactor, kept[i:i + GATE_GROUP], clean):
                 if isinstance(item, dict) and item.get(REDACTIONS):
                     report.redacted.extend(item[REDACTIONS])
-                out[kind].append(item)
-        return entries, nodes, edges
+                if kind in out:
+                    out[kind].append(item)
+                else:
+                    rest.append((kind, item))
+        return entries, nodes, edges, rest
 
     raw: list[tuple[str, Any]] = []
     read = Read()
@@ -246,12 +267,14 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
          progress: Progress | None) -> Any:
     from kg.ingest import trail
 
-    total = _count(files)
+    total, trail_patterns = _count(files)
     if dry_run:
-        for entries, nodes, edges in _batches(ws, files, report):
+        for entries, nodes, edges, rest in _batches(ws, files, report):
             report.entries += len(trail._entry_rows(ws, entries, at, report, redactor=Gated)[0])
             report.nodes += len(trail._node_rows(ws, nodes, at, report, redactor=Gated))
             report.edges += len(edges)
+            for kind, _ in rest:
+                report.lifecycle[kind] = report.lifecycle.get(kind, 0) + 1
         return report
     ws.importing = True
     options = ws.open_options
@@ -262,7 +285,7 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
             ws.open_options = options
             resuming = report.resumed = resumed is not None
             try:
-                if _load(ws, st, files, at, report, total, resuming, progress):
+                if _load(ws, st, files, at, report, total, resuming, progress, trail_patterns):
                     _build_index(ws, st)
             except BaseException:  # raised, not killed: its copy goes before this process writes on
                 rollback.abandon(st)
@@ -288,10 +311,10 @@ def _build_index(ws: Any, st: Any) -> None:
 
 
 def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total: int, resuming: bool,
-          progress: Progress | None) -> bool:
+          progress: Progress | None, trail_patterns: dict[str, str]) -> bool:
     """Load every batch; True when the graph was written to (the index then needs building)."""
     from kg.graph import linking
-    from kg.ingest import trail, trail_terms
+    from kg.ingest import import_edges, trail, trail_lifecycle, trail_terms
     from kg.ingest.journal import write_atomic
 
     check = resuming or st.run("bulk_node_count")[0]["n"] > 0  # an empty graph has nothing to skip
@@ -317,18 +340,38 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
             aggregates.invalidate(st)
 
     patterns = {r["key"]: r["id"] for r in st.run("bulk_pattern_keys")}
+    # the trail's own patterns (`_count`): an entry joins the pattern of its key the trail holds, loaded with the
+    # graph section after the entries (so its edge waits in `implied`); one whose key the graph holds under
+    # another id is that pattern (`alias`), not a second of the key
+    coming: set[str] = set()
+    alias: dict[str, str] = {}
+    for key, pid in trail_patterns.items():
+        if key not in patterns:
+            patterns[key] = pid
+            coming.add(pid)
+        elif patterns[key] != pid:
+            alias[pid] = patterns[key]
     seen = SeenIds(lambda ids: _in_graph(st, ids))  # bounded: no set of every id
     sessions: dict[str, datetime] = {}
     spool = ws.kg_dir / f".import-edges-{os.getpid()}.jsonl"
+    implied = ws.kg_dir / f".import-implied-{os.getpid()}.jsonl"
+    lifecycle = ws.kg_dir / f".import-lifecycle-{os.getpid()}.jsonl"
     screen = Screen(st, seen, lambda ids: _present(st, ids) if check else set())
     loaded_any = False
     try:
-        with open(spool, "w", encoding="utf-8") as edges_out:
-            for entries, nodes, edges in _batches(ws, files, report, screen):
+        with open(spool, "w", encoding="utf-8") as edges_out, open(implied, "w", encoding="utf-8") as implied_out, \
+                open(lifecycle, "w", encoding="utf-8") as lifecycle_out:
+            for entries, nodes, edges, rest in _batches(ws, files, report, screen):
                 for e in edges:
                     edges_out.write(json.dumps(e, ensure_ascii=False, default=str) + "\n")
+                for pair in rest:
+                    lifecycle_out.write(json.dumps(pair, ensure_ascii=False, default=str) + "\n")
                 rows, links = trail._entry_rows(ws, entries, at, report, redactor=Gated)
                 rows += trail._node_rows(ws, nodes, at, report, redactor=Gated)
+                if alias:
+                    n = len(rows)
+                    rows = [r for r in rows if r["id"] not in alias]
+                    report.already_present += n - len(rows)
                 report.already_present += len(screen.skipped)
                 first, repeated = seen.split([r["id"] for r in rows])
                 for _ in repeated:
@@ -364,12 +407,18 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                     mark()
                 new_patterns = _new_patterns(ws, attach, patterns)
                 report.nodes += len(new_patterns)
-                bulk.copy_rows(st, "Node", new_patterns + new_rows, scratch=ws.kg_dir, columns=NODE_COLUMNS)
+                bulk.copy_rows(st, "Node", new_patterns + new_rows, scratch=ws.kg_dir, columns=_NODE_COLUMNS)
                 if exact_terms:
                     tally.add([r["text"] for r in new_patterns] + [r["text"] for r in new_rows])
-                edge_rows = [{"src": patterns[x["key"]], "dst": x["event"], "created_at": x["at"], "manual": False,
-                              "score": 1.0, "reason": "same pattern key"} for x in attach]
-                bulk.copy_rows(st, "derived_from", edge_rows, scratch=ws.kg_dir, columns=_EDGE_COLUMNS)
+                edge_rows = []
+                for x in attach:
+                    row = {"src": patterns[x["key"]], "dst": x["event"], "created_at": x["at"], "manual": False,
+                           "score": 1.0, "reason": "same pattern key"}
+                    if row["src"] in coming:
+                        implied_out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+                    else:
+                        edge_rows.append(row)
+                bulk.copy_rows(st, "derived_from", edge_rows, scratch=ws.kg_dir, columns=import_edges.EDGE_COLUMNS)
                 loaded_any = loaded_any or bool(new_rows or new_patterns or edge_rows)
                 if progress:
                     progress(screen.done, total)
@@ -378,9 +427,16 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                 # 100k entries), and two batches' rows are never alive at once
                 del entries, nodes, edges, rows, links, first, repeated, keep, fresh, present, new_rows, new_ids
                 del attach, kept, new_patterns, edge_rows
-        report.edges += _load_edges(ws, st, spool, report, mark)
+        held = lambda ids: _present(st, ids)  # noqa: E731
+        report.edges += import_edges.load(ws, st, import_edges.trail_rows(spool, report, alias), report, mark, held)
+        # the entries' edges to the trail's patterns, where the trail's own edges did not make them already
+        loaded_any = import_edges.load(ws, st, import_edges.implied_rows(implied), report, mark, held,
+                                       quiet=True) > 0 or loaded_any
+        report.lifecycle = trail_lifecycle.load(ws, st, lifecycle, report, mark, alias, held)
+        loaded_any = loaded_any or any(report.lifecycle.values())
     finally:
-        spool.unlink(missing_ok=True)
+        for path in (spool, implied, lifecycle):
+            path.unlink(missing_ok=True)
     rows = [{"id": s, "at": t, "source": "import"} for s, t in sorted(sessions.items())]
     for i in range(0, len(rows), 5000):
         st.run("sessions_touch", rows=rows[i:i + 5000])
@@ -424,73 +480,7 @@ def _new_patterns(ws: Any, links: list[dict[str, Any]], known: dict[str, str]) -
         row.update(id=pid, kind="pattern", text=link["text"], pattern_key=link["key"], area=link["area"],
                    priority=link["priority"], status="active", source="import", files=[], tags=[], redactions=[],
                    created_at=link["at"], updated_at=link["at"], reinforced_at=link["at"], pinned=False,
-                   stale=False, tokens=index_tokens(link["text"]))
+                   stale=False, decay_stage=0, tokens=index_tokens(link["text"]))
         out.append(row)
         known[link["key"]] = pid
     return out
-
-
-def _edge_rows(spool: Path, report: Any) -> Iterator[tuple[str, dict[str, Any]]]:
-    with open(spool, encoding="utf-8") as fh:
-        for line in fh:
-            item = json.loads(line)
-            kind = str(item.get("type") or "")
-            if kind not in EDGE_TYPES or not item.get("from") or not item.get("to") or item["from"] == item["to"]:
-                report.skip("graph edge with an unknown type or endpoint")
-                continue
-            props = item.get("properties") if isinstance(item.get("properties"), dict) else {}
-            try:
-                created = clock.parse_time(str(item.get("created"))) if item.get("created") else None
-            except UsageError:
-                created = None
-            try:
-                score = float(props.get("score") or 1.0)
-            except (TypeError, ValueError):
-                score = 1.0
-            yield kind, {"src": str(item["from"]), "dst": str(item["to"]), "created_at": created,
-                         "manual": bool(props.get("manual", True)), "score": score,
-                         "reason": " ".join(str(props.get("reason") or "imported").split())}
-
-
-def _load_edges(ws: Any, st: Any, spool: Path, report: Any, mark: Callable[[], None]) -> int:
-    """The trail's own graph edges, after every node is in: endpoints checked in the graph a batch at a
-    time, pairs already present skipped."""
-    total = 0
-    batch: list[tuple[str, dict[str, Any]]] = []
-
-    def flush() -> int:
-        seen: set[tuple[str, str, str]] = set()  # this batch's: an earlier batch's edges are in the graph (`have`)
-        ids = sorted({r["src"] for _, r in batch} | {r["dst"] for _, r in batch})
-        present = _present(st, ids)
-        by_type: dict[str, list[dict[str, Any]]] = {}
-        for kind, r in batch:
-            if r["src"] not in present or r["dst"] not in present:
-                report.skip("edge whose endpoint is not in the graph")
-            else:
-                by_type.setdefault(kind, []).append(r)
-        n = 0
-        for kind, rows in by_type.items():
-            label = check_label(kind, EDGE_TYPES, "edge type")
-            srcs = sorted({r["src"] for r in rows})
-            have = {(x["src"], x["dst"]) for x in bulk.run_each(st, f"bulk_out_{label}", ({"id": s} for s in srcs))}
-            fresh = []
-            for r in rows:
-                pair = (r["src"], r["dst"])
-                if pair in have or (kind, *pair) in seen:
-                    report.skip("edge already present")
-                else:
-                    seen.add((kind, *pair))
-                    fresh.append(r)
-            if fresh:
-                mark()
-            n += bulk.copy_rows(st, label, fresh, scratch=ws.kg_dir, columns=_EDGE_COLUMNS)
-        return n
-
-    for item in _edge_rows(spool, report):
-        batch.append(item)
-        if len(batch) >= BATCH:
-            total += flush()
-            batch = []
-    if batch:
-        total += flush()
-    return total

@@ -124,8 +124,9 @@ class Read:
 
 
 def iter_trail(fh: IO[str], *, chunk: int = 1 << 20, read: Read | None = None) -> Iterator[tuple[str, Any]]:
-    """("entries" | "nodes" | "edges", item) for each item of the trail's arrays, in file order; a `graph`
-    that is not an object yields ("graph", value) once. Raises JsonStreamError on invalid JSON and on a
+    """("entries" | "nodes" | "edges" | "changes" | "proposals" | "decisions" | "blocks", item) for each item of
+    the trail's arrays (`graph` holds nodes and edges, `lifecycle` the last three), in file order; a `graph` that
+    is not an object yields ("graph", value) once. Raises JsonStreamError on invalid JSON and on a
     document that is not an object (the error names what was expected). `read.chars` counts the characters
     read up to each item handed out."""
     w = _Window(fh, chunk)
@@ -148,6 +149,18 @@ def iter_trail(fh: IO[str], *, chunk: int = 1 << 20, read: Read | None = None) -
                     w.value()
         elif key == "graph":
             yield "graph", w.value()
+        elif key == "changes" and w.peek() == "[":  # kg's lifecycle (kg/ingest/trail_lifecycle.py)
+            for item in _array_items(w):
+                read.chars = start + w.offset + w.pos
+                yield "changes", item
+        elif key == "lifecycle" and w.peek() == "{":
+            for inner in _object_items(w):
+                if inner in ("proposals", "decisions", "blocks") and w.peek() == "[":
+                    for item in _array_items(w):
+                        read.chars = start + w.offset + w.pos
+                        yield inner, item
+                else:
+                    w.value()
         else:
             w.value()
     if w.peek():

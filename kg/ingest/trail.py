@@ -20,6 +20,7 @@ from kg.core.entries import prepare
 from kg.core.errors import KgError, UsageError
 from kg.core.paths import out_path
 from kg.core.text import clean, index_tokens
+from kg.ingest import trail_lifecycle
 from kg.ingest.journal import write_atomic
 from kg.memory.logs import LEARNINGS_DIR, write_learnings
 from kg.store import (
@@ -47,6 +48,8 @@ class ImportReport:
     resumed: bool = False  # this run finished an import that was interrupted
     # a value kg's vocabulary does not hold, which took the default: "priority 'urgent' -> medium" -> entries
     defaulted: dict[str, int] = field(default_factory=dict)
+    # the trail's lifecycle loaded (kg/ingest/trail_lifecycle.py): "changes" | "proposals" | ... -> how many
+    lifecycle: dict[str, int] = field(default_factory=dict)
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -55,7 +58,7 @@ class ImportReport:
         return {"entries": self.entries, "nodes": self.nodes, "edges": self.edges,
                 "already_present": self.already_present, "skipped": self.skipped,
                 "redacted": sorted(set(self.redacted)), "warnings": self.warnings, "resumed": self.resumed,
-                "defaulted": self.defaulted}
+                "defaulted": self.defaulted, "lifecycle": self.lifecycle}
 
 
 # -- export -------------------------------------------------------------------------------------------------
@@ -68,7 +71,8 @@ def export_trail(ws: Any, *, out: Path | None = None, learnings: bool | None = N
         edges = [plain(r, hide=HIDDEN_COLUMNS) for r in st.run("edges_all")]
         stats = st.run("pattern_stats_all", limit=10**9)
         patterns = {p["key"]: p for p in (plain(r, hide=HIDDEN_COLUMNS) for r in stats)}
-    doc = build_trail(nodes, edges, patterns, at)
+        lifecycle = trail_lifecycle.read(st, ws)
+    doc = build_trail(nodes, edges, patterns, at, lifecycle)
     target = out_path(out, ws.kg_dir) or ws.root / TRAIL_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(target, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
@@ -84,8 +88,12 @@ def export_trail(ws: Any, *, out: Path | None = None, learnings: bool | None = N
 
 
 def build_trail(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], patterns: dict[str, dict[str, Any]],
-                at: datetime) -> dict[str, Any]:
-    """The seed's trail document (version 3) from graph rows. Pure."""
+                at: datetime, lifecycle: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """The seed's trail document (version 3) from graph rows, with kg's own additions: each node's state
+    (`kg.ingest.trail_lifecycle.NODE_STATE`), the applied `changes` and the `lifecycle` (proposals, decisions,
+    blocks), so that a graph rebuilt from it is the same graph. Pure."""
+    lifecycle = lifecycle or {}
+    changes = lifecycle.get("changes") or []
     entries, graph_nodes, principles = [], [], []
     for n in nodes:
         if n["kind"] == "event" and n.get("entry_type"):
@@ -101,15 +109,15 @@ def build_trail(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], patter
                 "session": n.get("session"), "files": n.get("files") or [], "tags": n.get("tags") or [],
                 "error": n.get("error_text"), "context": n.get("context"), "reproducible": n.get("reproducible"),
                 "user_context": n.get("user_context"), "complexity": n.get("complexity"),
-                "frequency": n.get("frequency"),
+                "frequency": n.get("frequency"), **trail_lifecycle.state_of(n),
             })
         else:
             graph_nodes.append({
                 "id": n["id"], "type": n["kind"], "content": n["text"], "tags": n.get("tags") or [],
                 "source": n.get("source") or "manual", "created": n.get("created_at"),
-                "updated": n.get("updated_at"), "confidence": 1.0 if n["kind"] == "event" else 0.5,
+                "confidence": 1.0 if n["kind"] == "event" else 0.5,
                 "status": n.get("status"), "pattern_key": n.get("pattern_key"), "area": n.get("area"),
-                "priority": n.get("priority"),
+                "priority": n.get("priority"), **trail_lifecycle.state_of(n),
             })
             if n["kind"] == "principle" and n.get("status") not in ("reverted", "wont_fix"):
                 principles.append(n["text"])
@@ -118,9 +126,12 @@ def build_trail(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], patter
                    for e in edges]
     return {
         "version": 3, "generator": "kaizen-kg", "exported": at.isoformat(), "last_cycle": None,
-        "entries": entries, "changes": [], "watchlist": [], "principles": principles,
+        "entries": entries, "changes": changes, "watchlist": [], "principles": principles,
         "graph": {"nodes": graph_nodes, "edges": graph_edges},
-        "stats": {"total_entries": len(entries), "total_changes": 0, "verified_ok": 0, "reverted": 0,
+        "lifecycle": {kind: lifecycle.get(kind) or [] for kind in ("proposals", "decisions", "blocks")},
+        "stats": {"total_entries": len(entries), "total_changes": len(changes),
+                  "verified_ok": sum(1 for c in changes if c.get("status") == "confirmed"),
+                  "reverted": sum(1 for c in changes if c.get("reverted_at")),
                   "total_nodes": len(graph_nodes), "total_edges": len(graph_edges)},
     }
 
@@ -247,7 +258,7 @@ _CHOICES = (("source", "sources", "import"), ("priority", "priorities", None), (
 # the trail's free-text fields -> `prepare`'s names
 _TEXTS = (("details", "details"), ("suggested_action", "action"), ("area", "area"), ("pattern_key", "pattern_key"),
           ("error", "error_text"), ("context", "context"), ("user_context", "user_context"))
-_ROW = dict.fromkeys(NODE_COLUMNS)
+_ROW = dict.fromkeys(NODE_COLUMNS + trail_lifecycle.NODE_STATE_COLUMNS)
 
 
 def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime, report: ImportReport, *,
@@ -318,8 +329,9 @@ def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime, report: Im
         row.update(f if f.keys() <= columns else {k: v for k, v in f.items() if k in columns})
         found = item.get("_redactions")
         row.update(id=entry_id, kind="event", created_at=created, updated_at=created, reinforced_at=created,
-                   pinned=False, stale=False,
+                   pinned=False, stale=False, decay_stage=0,
                    redactions=sorted({*prepared.redactions, *found}) if found or prepared.redactions else [])
+        trail_lifecycle.apply_state(row, item)
         rows.append(row)
         if f["pattern_key"]:
             links.append({"key": f["pattern_key"], "event": entry_id, "at": created, "text": f["text"],
@@ -361,6 +373,7 @@ def _node_rows(ws: Any, nodes: list[dict[str, Any]], at: datetime, report: Impor
                    source=str(item.get("source") or "import"), status=item.get("status") or "active",
                    pattern_key=item.get("pattern_key"), area=item.get("area"), priority=item.get("priority"),
                    created_at=created, updated_at=created, reinforced_at=created, pinned=False, stale=False,
-                   tokens=index_tokens(redacted.text, " ".join(tags)))
+                   decay_stage=0, tokens=index_tokens(redacted.text, " ".join(tags)))
+        trail_lifecycle.apply_state(row, item)
         rows.append(row)
     return rows

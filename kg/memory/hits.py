@@ -115,12 +115,13 @@ RELAXED = {"fuzzy": "nothing held every word as written; matched similar words i
            "recent": "nothing matched; showing the newest memory instead"}
 
 
-def render(hits: list[dict[str, Any]], query: str) -> str:
+def render(hits: list[dict[str, Any]], query: str, why: str | None = None) -> str:
+    """`why`: why there is nothing (kg.memory.search.common_words_only)."""
     from kg.redaction.redact import redact_text
 
     query = redact_text(query)  # the answer is read back into the agent's context, and often logged
     if not hits:
-        return f"No results for '{query}'"
+        return f"No results for '{query}'" + (f": {why}" if why else "")
     if hits[0].get("match") == "recent":  # not matches: said before anything is listed, and not scored
         lines = [f"No results for '{query}'.", f"  ({RELAXED['recent']}: {len(hits)}, not matches)"]
         if hits[0].get("unmatched"):  # ids the query names (`kg search ERR-…`) that no entry has

@@ -18,9 +18,9 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from kg.core import clock
+from kg.core import clock, paths
 from kg.core.errors import UsageError
-from kg.core.text import clean, has_cjk, words
+from kg.core.text import clean, has_cjk, stopwords, words
 from kg.memory import dates, expand
 from kg.memory._common import iso
 from kg.memory.dates import Window
@@ -282,6 +282,27 @@ def patterns_named(st: Any, keys: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def _asked(text: str, at: datetime, mrules: Any) -> tuple[list[Window], list[str], tuple[str, ...]]:
+    """What a query asks for: the times it names, its content terms (without stopwords: rules/words.toml) and the
+    ids it names (looked up whole, not as their pieces)."""
+    windows, rest = dates.find(text, at, mrules.dates)
+    return windows, query_terms(ID_IN_QUERY.sub(" ", rest)), named_in_query(text)
+
+
+def common_words_only(ws: Any, query: str, *, now: datetime | str | None = None) -> str | None:
+    """Why `query` finds nothing when every word of it is a common one (rules/words.toml: "the", "a an of")
+    and it names no time, id or pattern key; else None. Such words are in almost every memory, so neither
+    side searches for them: the graph's index never held them, and the memory files' lines no longer match
+    them alone (they returned whatever lines held "the")."""
+    text = clean(query or "", one_line=True)
+    windows, terms, named = _asked(text, clock.now(now), memory_rules(ws))
+    if not text or terms or windows or named or keys_in_query(text):
+        return None
+    shown = dict.fromkeys(words(text))
+    what = "common words" if all(w in stopwords() for w in shown) else "single letters and common words"
+    return f"only {what} ({', '.join(shown)}): add a word that says what to look for"
+
+
 def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: str | datetime | None = None,
            session: str | None = None, limit: int | None = None, now: datetime | str | None = None,
            sources: list[str] | tuple[str, ...] | None = None) -> list[Hit]:
@@ -308,11 +329,11 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
             raise UsageError(f"unknown source {s!r}: use one of {', '.join(KNOWN_SOURCES)}")
     if kinds or entry_types:
         chosen = ("graph",)  # a node type only exists in the graph
-    windows, rest = dates.find(text, at, mrules.dates)
-    named = named_in_query(text)
-    terms = query_terms(ID_IN_QUERY.sub(" ", rest))  # an id is looked up whole (`named`), not as its pieces
-    if not terms and not windows and not named:  # only stopwords: search with them rather than return nothing
-        terms = list(dict.fromkeys(words(text)))
+    windows, terms, named = _asked(text, at, mrules)
+    if not (terms or windows or named or keys_in_query(text)):
+        if session and "sessions" in chosen:  # a bad session id is bad input, as the file side says it
+            paths.check_name(session, "session id")
+        return []  # only common words: `common_words_only` says why (the graph's index holds none of them)
     from kg.graph import linking
 
     link_rules = linking.rules_of(ws.rules)

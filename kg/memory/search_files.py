@@ -28,6 +28,9 @@ DAILY_DAYS_DEFAULT = 30
 
 TRAIL_ID = re.compile(rb'"id"\s*:\s*"([A-Za-z0-9_.:-]{1,80})"')
 TRAIL_PROBE = 65536
+# the ids of the trail's entries and graph nodes (as kg.ingest.trail reads them): its changes, proposals,
+# decisions and blocks (kg/ingest/trail_lifecycle.py) have ids too, which are no graph nodes
+GRAPH_ID = re.compile(r"^(?:(?:LRN|ERR|FEAT)-\d{8}-[0-9A-Za-z]+|(?:eve|les|pri|kno|pat)-\d{8}-\d+)$")
 
 
 def mirrors_graph(path: Path, in_graph: Any) -> bool:
@@ -43,7 +46,8 @@ def mirrors_graph(path: Path, in_graph: Any) -> bool:
             tail = f.read()
     except OSError:
         return False
-    ids = [m.decode() for m in TRAIL_ID.findall(head)[:5] + TRAIL_ID.findall(tail)[-5:]]
+    ids = [i for i in (m.decode() for m in TRAIL_ID.findall(head)) if GRAPH_ID.match(i)][:5] + \
+        [i for i in (m.decode() for m in TRAIL_ID.findall(tail)) if GRAPH_ID.match(i)][-5:]
     return bool(ids) and in_graph(ids)
 
 

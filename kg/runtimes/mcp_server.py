@@ -110,11 +110,17 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
                type: Annotated[str | None, Field(description="Only this kind: lesson, principle, pattern, error, "
                                                              "learning, feature...")] = None,
                limit: Annotated[int, Field(ge=1, le=100)] = 10) -> dict[str, Any]:
+        from kg.memory.search import common_words_only
         from kg.memory.search import search as run
 
         asked = unwrap_id(query)  # `[ERR-...]` as the brief prints it is the id, as on the command line
-        return call(lambda: {"query": asked, "hits": [h.as_dict() for h in run(ws(), asked, type=type, limit=limit)]},
-                    "search")
+
+        def found() -> dict[str, Any]:
+            hits = [h.as_dict() for h in run(ws(), asked, type=type, limit=limit)]
+            why = None if hits else common_words_only(ws(), asked)
+            return {"query": asked, "hits": hits, **({"reason": why} if why else {})}
+
+        return call(found, "search")
 
     @server.tool(description="What is remembered about a topic (or the topic of a message): recent files and "
                              "graph nodes.")

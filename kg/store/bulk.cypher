@@ -84,3 +84,40 @@ MATCH (n:Node)
 WHERE n.id = i AND n.kind = 'event'
 RETURN n.id AS id, n.session AS session, n.created_at AS created_at, n.pattern_key AS key, n.id AS event,
        n.created_at AS at, n.text AS text, n.area AS area, n.priority AS priority
+
+// name: trail_changes
+// Every applied change with the rule node it wrote and the pattern it came from, for the trail (what was
+// written where: `kg why` and reverts need it after the graph is rebuilt from the trail).
+MATCH (c:Change)
+OPTIONAL MATCH (c)-[:change_applies]->(n:Node)
+OPTIONAL MATCH (c)-[:change_pattern]->(p:Node)
+RETURN c, n.id AS rule, p.id AS pattern
+ORDER BY c.applied_at, c.id
+
+// name: trail_meta
+// The lifecycle's rows kept in Meta (proposals, decisions, kg's marked blocks), for the trail.
+MATCH (m:Meta)
+WHERE m.kind IN $kinds
+RETURN m
+ORDER BY m.key
+
+// name: trail_meta_about
+// What the proposals and decisions are about (their edges to nodes and to changes), for the trail.
+MATCH (m:Meta)-[r:proposal_about|decision_about]->(n:Node)
+RETURN m.key AS key, n.id AS id, 'about' AS type
+UNION ALL
+MATCH (m:Meta)-[:proposal_change]->(c:Change)
+RETURN m.key AS key, c.id AS id, 'change' AS type
+
+// name: trail_changes_present
+// Which of these changes the graph holds (a trail imported again loads none twice).
+UNWIND $ids AS i
+MATCH (c:Change)
+WHERE c.id = i
+RETURN c.id AS id
+
+// name: trail_meta_present
+UNWIND $keys AS k
+MATCH (m:Meta)
+WHERE m.key = k
+RETURN m.key AS key

@@ -170,7 +170,8 @@ def copy_rows(store: Store, label: str, rows: Iterable[Row], *, scratch: Path, c
     first = next(rows, None)
     if first is None:
         return 0
-    label = check_label(label, tuple(NODE_TABLES) + STAGING_TABLES + AGGREGATE_TABLES + EDGE_TYPES, "table")
+    label = check_label(label, tuple(NODE_TABLES) + STAGING_TABLES + AGGREGATE_TABLES + EDGE_TYPES + LIFECYCLE_TABLES,
+                        "table")
     names = list(columns)
     direct = getattr(store, "copy_rows", None)
     if direct is not None:  # a team graph: the rows go to the server, no file (kg/store/falkor_copy.py)
@@ -198,6 +199,9 @@ NODE_TABLES = ("Node",)
 STAGING_TABLES = ("LcStage",)  # scratch tables a set-based update joins against (made on demand: `stage`)
 # maintained aggregates, rebuilt whole (kg/store/aggregates.py)
 AGGREGATE_TABLES = ("PatternOcc", "PatternRank", "PendingHigh", "ready_span")
+# the lifecycle's tables and edges, loaded by an import of a trail that carries them (kg/ingest/trail_lifecycle.py)
+LIFECYCLE_TABLES = ("Change", "Meta", "change_applies", "change_pattern", "proposal_about", "proposal_change",
+                    "decision_about")
 
 
 def fts_drop(store: Store) -> None:

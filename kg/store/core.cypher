@@ -38,11 +38,13 @@ MATCH (p:Node) WHERE p.kind = 'pattern' AND p.pattern_key IN $keys
 RETURN p.id AS id, p.pattern_key AS key
 
 // name: pattern_reinforce_bulk
-// After a bulk load of member edges: each pattern's reinforcement is its newest member's time.
+// After a bulk load of member edges: each pattern's reinforcement is its newest member's time, unless it was
+// reinforced or updated later (a pattern a trail brings with its own state keeps it: promoted, reverted, pinned).
 MATCH (p:Node)-[:derived_from]->(e:Node)
 WHERE p.kind = 'pattern' AND e.kind = 'event'
 WITH p, max(e.created_at) AS last
-SET p.reinforced_at = last, p.updated_at = last
+SET p.reinforced_at = CASE WHEN p.reinforced_at IS NULL OR p.reinforced_at < last THEN last ELSE p.reinforced_at END,
+    p.updated_at = CASE WHEN p.updated_at IS NULL OR p.updated_at < last THEN last ELSE p.updated_at END
 
 // name: pattern_stats
 // Recurrence, distinct sessions, first and last seen of the patterns with these keys: derived from the

@@ -1,0 +1,261 @@
+"""The lifecycle's part of the trail: applied changes, proposals, conflict decisions, kg's marked blocks, and each
+node's own state (when it was last updated and reinforced, its decay, its pin).
+
+A graph rebuilt from its trail (`kg doctor --repair` over a lost graph, `kg import trail` into a new workspace)
+used to forget them: the changes were written as `[]`, so `kg why` could not say what wrote a line and a revert
+had nothing to restore; a reverted pattern's history was gone, so the next cycle proposed its rule again; the
+pending proposals were gone, so the next cycle proposed them again under new numbers. The trail now carries
+them (`changes`, and `lifecycle` beside `graph`), and the import loads them after the nodes they point at, each
+once (a trail imported again adds nothing), so that export → import → export gives the same trail.
+
+A team graph (FalkorDB) keeps its lifecycle per workspace on the server: its trail carries none of it, and an
+import into one loads none (said in the report).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg.core import clock
+from kg.core.errors import UsageError
+from kg.store import bulk, plain
+from kg.store.schema import MERGED_KINDS, meta_key
+
+KINDS = ("changes", "proposals", "decisions", "blocks")
+_TABLE = {"proposals": "Proposal", "decisions": "Decision", "blocks": "ManagedBlock"}
+
+CHANGE_COLUMNS = (
+    "id", "kind", "target", "block", "target_kind", "text", "hypothesis", "prior_block", "prior_exists",
+    "post_block", "pattern_key", "applied_at", "next_check", "due_since", "check_count", "verdict", "verdict_at",
+    "rate_before", "rate_after", "evidence", "status", "reverted_at", "revert_reason", "proposal", "source",
+)
+_TIMES = frozenset({"applied_at", "next_check", "due_since", "verdict_at", "reverted_at", "created_at",
+                    "decided_at", "updated_at"})
+_LISTS = frozenset({"evidence"})
+_INTS = frozenset({"check_count", "proposal", "number", "score_a", "score_b"})
+_FLOATS = frozenset({"rate_before", "rate_after"})
+_BOOLS = frozenset({"prior_exists", "override", "created_file"})
+
+# a node's own state in the trail -> its column (entries and graph nodes alike)
+NODE_STATE = (("updated", "updated_at"), ("reinforced", "reinforced_at"), ("decay_stage", "decay_stage"),
+              ("base_priority", "base_priority"), ("pinned", "pinned"), ("stale", "stale"))
+NODE_STATE_COLUMNS = tuple(col for _, col in NODE_STATE)
+
+
+# -- export -------------------------------------------------------------------------------------------------
+def state_of(n: dict[str, Any]) -> dict[str, Any]:
+    """A node's own state as the trail writes it (`n` a plain row)."""
+    return {name: n.get(col) for name, col in NODE_STATE}
+
+
+def read(st: Any, ws: Any) -> dict[str, list[dict[str, Any]]]:
+    """The lifecycle's rows for the trail, in a stable order; none on a team graph."""
+    if getattr(ws, "store_url", None) is not None:
+        return {kind: [] for kind in KINDS}
+    changes = []
+    for r in st.run("trail_changes"):
+        c = plain(r["c"])
+        changes.append({**{k: c.get(k) for k in CHANGE_COLUMNS}, "rule": r["rule"], "pattern": r["pattern"]})
+    about: dict[str, dict[str, list[str]]] = {}
+    for r in st.run("trail_meta_about"):
+        about.setdefault(r["key"], {}).setdefault(r["type"], []).append(r["id"])
+    out: dict[str, list[dict[str, Any]]] = {"changes": changes}
+    kinds = {MERGED_KINDS[table][0]: name for name, table in _TABLE.items()}
+    for name in _TABLE:
+        out[name] = []
+    for r in st.run("trail_meta", kinds=sorted(kinds)):
+        m = plain(r["m"])
+        name = kinds[m["kind"]]
+        row = {old: m.get(col) for old, col in MERGED_KINDS[_TABLE[name]][1].items()}
+        if name != "blocks":
+            edges = about.get(m["key"], {})
+            row["about"] = sorted(edges.get("about", []))
+            if name == "proposals":
+                row["for_change"] = (edges.get("change") or [None])[0]
+        out[name].append(row)
+    return out
+
+
+# -- import -------------------------------------------------------------------------------------------------
+def apply_state(row: dict[str, Any], item: dict[str, Any]) -> None:
+    """A node row takes the state its trail item carries (a trail without it keeps the import's defaults)."""
+    for name, col in NODE_STATE:
+        value = item.get(name)
+        if value is None:
+            continue
+        if col in ("updated_at", "reinforced_at"):
+            try:
+                row[col] = clock.parse_time(str(value))
+            except UsageError:
+                continue
+        elif col == "decay_stage" and isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 3:
+            row[col] = value
+        elif col == "base_priority" and isinstance(value, str):
+            row[col] = value
+        elif col in ("pinned", "stale") and isinstance(value, bool):
+            row[col] = value
+
+
+def _typed(item: dict[str, Any], columns: tuple[str, ...]) -> dict[str, Any] | None:
+    """The item's values for `columns`, each of its column's type (None where absent); None when one is not."""
+    row: dict[str, Any] = {}
+    for col in columns:
+        v = item.get(col)
+        if v is None:
+            row[col] = None
+        elif col in _TIMES or col in ("at", "created", "updated"):
+            try:
+                row[col] = clock.parse_time(str(v))
+            except UsageError:
+                return None
+        elif col in _LISTS:
+            if not isinstance(v, list):
+                return None
+            row[col] = [str(x) for x in v]
+        elif col in _INTS:
+            if isinstance(v, bool) or not isinstance(v, int):
+                return None
+            row[col] = v
+        elif col in _FLOATS:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                return None
+            row[col] = float(v)
+        elif col in _BOOLS:
+            if not isinstance(v, bool):
+                return None
+            row[col] = v
+        else:
+            row[col] = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+    return row
+
+
+def _read_spool(spool: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    with open(spool, encoding="utf-8") as fh:
+        for line in fh:
+            kind, item = json.loads(line)
+            yield kind, item
+
+
+def load(ws: Any, st: Any, spool: Path, report: Any, mark: Callable[[], None], alias: dict[str, str],
+         present: Callable[[list[str]], set[str]]) -> dict[str, int]:
+    """Load the lifecycle items spooled by the import, after every node and edge is in: the changes with their
+    edges to the rule and pattern they name (`alias`: a trail pattern the graph holds under another id), then the
+    proposals, decisions and blocks, each once (those the graph holds are counted as already present).
+    `present`: which of some node ids are in the graph. The tables are small (a lifecycle's decisions): read whole."""
+    items: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
+    for kind, item in _read_spool(spool):
+        items[kind].append(item)
+    loaded = dict.fromkeys(KINDS, 0)
+    if not any(items.values()):
+        return loaded
+    if getattr(ws, "store_url", None) is not None:
+        report.warnings.append("the trail's changes, proposals, decisions and blocks are not imported into a "
+                               "team graph: each workspace's cycle keeps its own there")
+        return loaded
+    changes, applies, patterns = _changes(st, items["changes"], report, alias, present)
+    metas, about, for_change = _metas(st, items, report, alias, present, ws.root)
+    known_changes = {c["id"] for c in changes} | _changes_present(st, [c for _, c, _ in for_change])
+    if changes or metas:
+        mark()
+    bulk.copy_rows(st, "Change", changes, scratch=ws.kg_dir, columns=CHANGE_COLUMNS)
+    for label, rows in (("change_applies", applies), ("change_pattern", patterns)):
+        bulk.copy_rows(st, label, rows, scratch=ws.kg_dir, columns=("src", "dst", "created_at"))
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for row in metas:
+        by_kind.setdefault(row["kind"], []).append(row)
+    for rows in by_kind.values():
+        bulk.copy_rows(st, "Meta", rows, scratch=ws.kg_dir, columns=list(rows[0]))
+    for label, pairs in (("proposal_about", [p for p in about if p[0].startswith("proposal:")]),
+                         ("decision_about", [p for p in about if p[0].startswith("decision:")]),
+                         ("proposal_change", [p for p in for_change if p[1] in known_changes])):
+        bulk.copy_rows(st, label, ({"src": k, "dst": n, "created_at": at} for k, n, at in pairs),
+                       scratch=ws.kg_dir, columns=("src", "dst", "created_at"))
+    loaded["changes"] = len(changes)
+    for row in metas:
+        loaded[{"proposal": "proposals", "decision": "decisions", "block": "blocks"}[row["kind"]]] += 1
+    return loaded
+
+
+def _holds(base: Path, path: Any) -> bool:
+    if not isinstance(path, str) or not path:
+        return False
+    target = (base / path).resolve()
+    return target.is_relative_to(base) and target.is_file()
+
+
+def _changes_present(st: Any, ids: list[str]) -> set[str]:
+    return {r["id"] for r in st.run("trail_changes_present", ids=ids)} if ids else set()
+
+
+def _changes(st: Any, items: list[dict[str, Any]], report: Any, alias: dict[str, str],
+             present: Callable[[list[str]], set[str]]) -> tuple[list, list, list]:
+    rows: dict[str, dict[str, Any]] = {}
+    links: dict[str, tuple[str | None, str | None]] = {}
+    for item in items:
+        row = _typed(item, CHANGE_COLUMNS) if isinstance(item.get("id"), str) and item["id"] else None
+        if row is None or row["applied_at"] is None:
+            report.skip("change kg cannot read")
+            continue
+        if row["id"] in rows:
+            report.skip("duplicate id in the imported files")
+            continue
+        rows[row["id"]] = row
+        rule, pattern = item.get("rule"), item.get("pattern")
+        links[row["id"]] = (alias.get(rule, rule) if isinstance(rule, str) else None,
+                            alias.get(pattern, pattern) if isinstance(pattern, str) else None)
+    have = _changes_present(st, list(rows))
+    report.already_present += len(have)
+    fresh = [r for i, r in rows.items() if i not in have]
+    nodes = present(sorted({n for r in fresh for n in links[r["id"]] if n}))
+    applies = [{"src": r["id"], "dst": links[r["id"]][0], "created_at": r["applied_at"]}
+               for r in fresh if links[r["id"]][0] in nodes]
+    patterns = [{"src": r["id"], "dst": links[r["id"]][1], "created_at": r["applied_at"]}
+                for r in fresh if links[r["id"]][1] in nodes]
+    return fresh, applies, patterns
+
+
+def _metas(st: Any, items: dict[str, list[dict[str, Any]]], report: Any, alias: dict[str, str],
+           present: Callable[[list[str]], set[str]], root: Path) -> tuple[list, list, list]:
+    """Meta rows of the proposals, decisions and blocks not in the graph yet, their `about` edges (key, node,
+    time) to nodes the graph holds, and the proposals' (key, change, time) edges to their changes.
+
+    A block is what kg last wrote into a file of the workspace the trail came from: it is taken where this
+    workspace holds that file (a graph rebuilt in its own workspace), or where kg wrote nothing (its hash empty:
+    a block a revert emptied). Into a new workspace it would flag each block as removed by hand and pause the
+    verification of every rule in it; without it, the next cycle writes the blocks afresh."""
+    base = root.resolve()
+    rows: dict[str, dict[str, Any]] = {}
+    about: list[tuple[str, str, datetime | None]] = []
+    for_change: list[tuple[str, str, datetime | None]] = []
+    for name, table in _TABLE.items():
+        kind, columns = MERGED_KINDS[table]
+        for item in items[name]:
+            key_col = next(iter(columns))  # the old key: id (a Tally's key, a Skill's slug are not here)
+            row = _typed(item, tuple(columns)) if isinstance(item.get(key_col), str) and item[key_col] else None
+            if row is None:
+                report.skip(f"{name[:-1]} kg cannot read")
+                continue
+            if name == "blocks" and row.get("hash") and not _holds(base, row.get("path")):
+                report.skip("block of a file this workspace does not hold (the next cycle writes it)")
+                continue
+            key = meta_key(table, row[key_col])
+            if key in rows:
+                report.skip("duplicate id in the imported files")
+                continue
+            meta = {"key": key, "kind": kind, **{col: row[old] for old, col in columns.items()}}
+            rows[key] = meta
+            for node in item.get("about") or []:
+                if isinstance(node, str):
+                    about.append((key, alias.get(node, node), meta.get("created_at")))
+            if isinstance(item.get("for_change"), str):
+                for_change.append((key, item["for_change"], meta.get("created_at")))
+    have = {r["key"] for r in st.run("trail_meta_present", keys=list(rows))} if rows else set()
+    report.already_present += len(have)
+    nodes = present(sorted({n for k, n, _ in about if k not in have}))
+    about = [(k, n, at) for k, n, at in about if k not in have and n in nodes]
+    for_change = [x for x in for_change if x[0] not in have]
+    return [r for k, r in rows.items() if k not in have], about, for_change
