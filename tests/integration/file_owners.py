@@ -85,7 +85,7 @@ def normalise(rel: str) -> str:
     rel = re.sub(r"^(memory/(?:sessions|skills|topics))/[^/]+$", r"\1/*", rel)
     rel = re.sub(r"draining-[^/]+\.jsonl$", "draining-*.jsonl", rel)
     rel = re.sub(r"^memory/\.kg/graph\.kuzu.*", "memory/.kg/graph.kuzu*", rel)
-    rel = re.sub(r"^(memory/\.kg/\.(?:bulk-[^/]*|import-edges))-\d+(\.jsonl?)$", r"\1-PID\2", rel)
+    rel = re.sub(r"^(memory/\.kg/\.(?:bulk-[^/]*|import-(?:edges|implied|lifecycle)))-\d+(\.jsonl?)$", r"\1-PID\2", rel)
     rel = re.sub(r"^(~/\.cache/kg/\.secret-rules)-[^/]+$", r"\1-*", rel)
     return rel
 
