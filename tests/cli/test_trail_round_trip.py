@@ -17,6 +17,11 @@ LATER = "--now 2026-12-02T09:00:00"  # the next day's cycle
 RULE = "- push with `git push -u origin HEAD`"  # a rule the demo confirms in TOOLS.md
 
 
+# the trail carries the lifecycle of an embedded graph: a team graph neither exports nor imports it (the import
+# warns), and a copied workspace's Kùzu file is its graph
+pytestmark = pytest.mark.embedded_only("the lifecycle round trip is the embedded graph's (a team graph lacks it)")
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     from kg.cli.app import app

@@ -14,6 +14,9 @@ from tests.conftest import kg_runner
 NOW = "--now 2026-12-04T09:00"
 
 
+COPIES_KUZU = "copies the demo workspace's Kùzu file: a team graph stays on the server, so the copy has no rules"
+
+
 @pytest.fixture(scope="module")
 def _demo(tmp_path_factory):
     """The demo workspace (a live rule in each of TOOLS.md, USER.md, SOUL.md), built once per module."""
@@ -59,6 +62,7 @@ def test_a_symlink_inside_the_workspace_is_still_written_through(run_kg, ws):
     assert "- Prefer small commits\n" in (ws.root / "NOTES.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.embedded_only(COPIES_KUZU)
 def test_cycle_skips_a_folder_named_user_md_and_does_the_rest(demo):
     root, now, kg = demo
     (root / "USER.md").unlink()
@@ -79,6 +83,7 @@ def test_cycle_skips_a_folder_named_user_md_and_does_the_rest(demo):
     assert "  ⛔ USER.md: skipped, left as it is: USER.md is a folder" in kg(f"verify --now {now}").stdout
 
 
+@pytest.mark.embedded_only(COPIES_KUZU)
 def test_cycle_leaves_a_file_an_outside_link_leads_to_as_it_is(demo, tmp_path):
     root, now, kg = demo
     outside = tmp_path / "TOOLS-elsewhere.md"
