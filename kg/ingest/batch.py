@@ -13,7 +13,7 @@ never lost, and counted with the batch's aggregates (kg/ingest/upkeep.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,7 +22,7 @@ from typing import Any
 
 from kg.core import clock, paths
 from kg.core.entries import prepare
-from kg.core.errors import KgError, UnusableFile, UsageError
+from kg.core.errors import KgError, UsageError
 from kg.ingest.ids_rebuild import with_ids
 from kg.memory import logs as files
 
@@ -113,9 +113,9 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
                 days.setdefault(f"{at:%Y-%m-%d}", (at, []))[1].append((line, f.get("session")))
             # the journal holds the entries now: a file kg may not write (`check_target`) costs its copy only
             for at, lines in days.values():
-                _copy(skipped, files.append_daily_lines, ws.memory, lines, at)  # a session's repeats fold
+                files.copy_or_note(skipped, files.append_daily_lines, ws.memory, lines, at)  # a session's repeats fold
             for i, (_, p) in zip(ids, prepared, strict=True):
-                _copy(skipped, files.append_learning, ws.root, {**p.fields, "id": i})
+                files.copy_or_note(skipped, files.append_learning, ws.root, {**p.fields, "id": i})
         return ids, threaded
 
     skipped: list[str] = []
@@ -132,14 +132,6 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
         return out
     out.applied = True
     return out
-
-
-def _copy(skipped: list[str], write: Callable[..., Any], *args: Any) -> None:
-    """Write an entry's readable copy; a file kg may not write is noted in `skipped` instead."""
-    try:
-        write(*args)
-    except UnusableFile as exc:
-        skipped.append(str(exc))
 
 
 @contextmanager

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kg.core import clock, paths
 from kg.core.entries import choice, prepare
-from kg.core.errors import KgError, NotFound, StoreError, UnusableFile, UsageError
+from kg.core.errors import KgError, NotFound, StoreError, UsageError
 from kg.core.text import clean
 from kg.ingest.apply import node_params
 from kg.ingest.ids_rebuild import with_ids
@@ -57,15 +57,8 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
             (entry_id,) = ws.journal.allocate(ws.policy.entry_prefix[kind], f"{at:%Y%m%d}")
             inode = ws.journal.append([{"op": "log", "id": entry_id, "fields": f,
                                         "redacted": list(prepared.redactions), "link": bool(link)}])
-            try:  # the journal holds the entry now: a file kg may not write costs that file's copy, not the entry
-                daily = files.append_daily(ws.memory, line, at, session=f.get("session"))
-            except UnusableFile as exc:
-                skipped.append(str(exc))
-                daily = None
-            try:
-                files.append_learning(ws.root, {**f, "id": entry_id})
-            except UnusableFile as exc:
-                skipped.append(str(exc))
+            daily = files.copy_or_note(skipped, files.append_daily, ws.memory, line, at, session=f.get("session"))
+            files.copy_or_note(skipped, files.append_learning, ws.root, {**f, "id": entry_id})
         return entry_id, inode, daily
 
     skipped: list[str] = []

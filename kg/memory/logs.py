@@ -30,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kg.core.errors import UnusableFile
 from kg.core.files import check_target, write_atomic
 from kg.core.policy import Policy
 from kg.core.text import slugify
@@ -46,6 +47,17 @@ _ENTRY_HEAD = re.compile(r"^##\s*\[([A-Za-z]+-\d{8}-[0-9A-Za-z]+)\]")
 WRITTEN = Path("memory") / ".kg" / "learnings-written"  # ids of the entries kg wrote into .learnings, a line each
 REPEATS = Path(".kg") / "repeats"  # under memory/: per day, `key<TAB>HH:MM` of each session's first daily-log line
 _DAILY = re.compile(r"^### (\S+?)(?:×(\d+))? (\d{2}:\d{2}) - (.*)$")
+
+
+def copy_or_note(skipped: list[str], write: Any, *args: Any, **kwargs: Any) -> Any:
+    """An entry's readable copy written by `write` (its result), or None with the reason added to `skipped` when
+    the file is one kg may not write (`check_target`): the journal already holds the entry, so that costs the copy
+    only, never the entry."""
+    try:
+        return write(*args, **kwargs)
+    except UnusableFile as exc:
+        skipped.append(str(exc))
+        return None
 
 
 def append_text(path: Path, text: str, *, header: str = "") -> None:
