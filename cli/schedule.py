@@ -102,7 +102,8 @@ def last_run_text(last: dict[str, Any] | None) -> str:
 @schedule_app.command("run")
 def run(ctx: typer.Context, now: NowOpt = None, as_json: JsonOpt = False) -> None:
     """What the job runs: `kg cycle`, then one timestamped line in memory/.kg/cycle.log, success or failure.
-    Exits 1 when the cycle failed."""
+    Exits 1 when the cycle failed, or skipped a file it could not use (as `kg cycle` does): cron mails, and
+    systemd marks the unit failed, so a person hears of the file that waits for them."""
     from kg.cli.common import state
 
     from kg.runtimes import schedule
@@ -111,7 +112,7 @@ def run(ctx: typer.Context, now: NowOpt = None, as_json: JsonOpt = False) -> Non
         done = schedule.run(state(ctx).workspace, rules_dir=state(ctx).rules, now=now_of(ctx, now))
     if as_json or not _writes_to(done["log"]):  # under the job, stdout is the log: the line is there already
         emit(done, as_json, lambda d: d["line"])
-    if not done["ok"]:
+    if not done["ok"] or done["skipped"]:
         raise typer.Exit(1)
 
 

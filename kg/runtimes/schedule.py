@@ -335,7 +335,8 @@ def _summary(report: dict[str, Any]) -> str:
 def run(target: Any = None, *, rules_dir: Path | None = None, now: datetime | str | None = None) -> dict[str, Any]:
     """Run the cycle for a workspace (or its path), append one timestamped line to its log whatever happens,
     and keep the outcome for `kg status`. The cycle's failures, a broken rules file or a bad time included, do
-    not raise: the record says `ok: false` with the error."""
+    not raise: the record says `ok: false` with the error. A file the cycle could not use (a folder named
+    USER.md, a link out of the workspace) is in `skipped`: the rest ran, and the file waits for a person."""
     from kg.lifecycle.api import cycle
     from kg.workspace import find_root, open_workspace
 
@@ -344,11 +345,11 @@ def run(target: Any = None, *, rules_dir: Path | None = None, now: datetime | st
         started = clock.now(now)
     except KgError:
         started = clock.now(datetime.now())
-    record: dict[str, Any] = {"at": started.isoformat(), "ok": False, "summary": "", "error": None}
+    record: dict[str, Any] = {"at": started.isoformat(), "ok": False, "summary": "", "error": None, "skipped": []}
     try:
         ws = target if hasattr(target, "root") else open_workspace(root, rules_dir=rules_dir)
         report = cycle(ws, clock.now(now)).as_dict()
-        record.update(ok=True, summary=_summary(report))
+        record.update(ok=True, summary=_summary(report), skipped=[f.get("path") for f in report.get("skipped") or []])
     except KgError as exc:
         record["error"] = str(exc)
     except Exception as exc:  # noqa: BLE001 - the job must log every failure, the unexpected ones too

@@ -263,3 +263,22 @@ def test_a_dry_run_shows_what_install_writes_and_writes_nothing(ws, tmp_path):
     dry = kg("-w", str(ws.root), "schedule", "install", "--systemd", "--unit-dir", str(units), "--dry-run", "--json")
     assert dry.returncode == 0 and not units.exists()
     assert json.loads(dry.stdout)["unit_text"] == schedule.systemd_units(Path(KG), ws.root.absolute())
+
+
+def test_the_job_exits_1_when_the_cycle_skipped_a_file(ws, tmp_path):
+    """A file the cycle cannot use (here MEMORY.md linked out of the workspace) is left alone and the rest runs,
+    as `kg cycle` does; the job exits 1 as `kg cycle` does, so cron mails and systemd marks the unit failed."""
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("someone else's notes\n", encoding="utf-8")
+    (ws.root / "MEMORY.md").unlink(missing_ok=True)
+    (ws.root / "MEMORY.md").symlink_to(outside)
+    assert kg("node", "add", "principle", "Review the diff before pushing", cwd=ws.root).returncode == 0
+    r = kg("schedule", "run", "--json", cwd=ws.root)
+    assert r.returncode == 1, r.stdout + r.stderr
+    done = json.loads(r.stdout)
+    assert done["ok"] is True and done["skipped"] == ["MEMORY.md"]
+    assert done["line"].endswith("replace the link with a copy of the file, or link to a file inside the workspace "
+                                 "(skipped)")
+    assert outside.read_text(encoding="utf-8") == "someone else's notes\n"
+    last = json.loads((ws.root / "memory" / ".kg" / schedule.LAST_FILE).read_text(encoding="utf-8"))
+    assert last["ok"] is True and last["skipped"] == ["MEMORY.md"]
