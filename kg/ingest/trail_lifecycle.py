@@ -159,7 +159,8 @@ def load(ws: Any, st: Any, spool: Path, report: Any, mark: Callable[[], None], a
     changes, applies, patterns = _changes(st, items["changes"], report, alias, present)
     metas, about, for_change = _metas(st, items, report, alias, present, ws.root)
     known_changes = {c["id"] for c in changes} | _changes_present(st, [c for _, c, _ in for_change])
-    if changes or metas:
+    for_change = [p for p in for_change if p[1] in known_changes]
+    if changes or applies or patterns or metas or about or for_change:
         mark()
     bulk.copy_rows(st, "Change", changes, scratch=ws.kg_dir, columns=CHANGE_COLUMNS)
     for label, rows in (("change_applies", applies), ("change_pattern", patterns)):
@@ -171,7 +172,7 @@ def load(ws: Any, st: Any, spool: Path, report: Any, mark: Callable[[], None], a
         bulk.copy_rows(st, "Meta", rows, scratch=ws.kg_dir, columns=list(rows[0]))
     for label, pairs in (("proposal_about", [p for p in about if p[0].startswith("proposal:")]),
                          ("decision_about", [p for p in about if p[0].startswith("decision:")]),
-                         ("proposal_change", [p for p in for_change if p[1] in known_changes])):
+                         ("proposal_change", for_change)):
         bulk.copy_rows(st, label, ({"src": k, "dst": n, "created_at": at} for k, n, at in pairs),
                        scratch=ws.kg_dir, columns=("src", "dst", "created_at"))
     loaded["changes"] = len(changes)
@@ -210,11 +211,14 @@ def _changes(st: Any, items: list[dict[str, Any]], report: Any, alias: dict[str,
     have = _changes_present(st, list(rows))
     report.already_present += len(have)
     fresh = [r for i, r in rows.items() if i not in have]
-    nodes = present(sorted({n for r in fresh for n in links[r["id"]] if n}))
-    applies = [{"src": r["id"], "dst": links[r["id"]][0], "created_at": r["applied_at"]}
-               for r in fresh if links[r["id"]][0] in nodes]
-    patterns = [{"src": r["id"], "dst": links[r["id"]][1], "created_at": r["applied_at"]}
-                for r in fresh if links[r["id"]][1] in nodes]
+    # a change present may lack its edges (an import killed between the two COPYs): those it lacks are loaded too
+    linked = {(x["src"], x["dst"], x["type"]) for x in st.run("trail_change_links", ids=sorted(have))} \
+        if have else set()
+    nodes = present(sorted({n for r in rows.values() for n in links[r["id"]] if n}))
+    applies = [{"src": i, "dst": links[i][0], "created_at": r["applied_at"]} for i, r in rows.items()
+               if links[i][0] in nodes and (i, links[i][0], "change_applies") not in linked]
+    patterns = [{"src": i, "dst": links[i][1], "created_at": r["applied_at"]} for i, r in rows.items()
+                if links[i][1] in nodes and (i, links[i][1], "change_pattern") not in linked]
     return fresh, applies, patterns
 
 
@@ -255,7 +259,9 @@ def _metas(st: Any, items: dict[str, list[dict[str, Any]]], report: Any, alias: 
                 for_change.append((key, item["for_change"], meta.get("created_at")))
     have = {r["key"] for r in st.run("trail_meta_present", keys=list(rows))} if rows else set()
     report.already_present += len(have)
-    nodes = present(sorted({n for k, n, _ in about if k not in have}))
-    about = [(k, n, at) for k, n, at in about if k not in have and n in nodes]
-    for_change = [x for x in for_change if x[0] not in have]
+    # as for changes: a proposal or decision present may lack the edges a killed import had not loaded yet
+    linked = {(x["src"], x["dst"]) for x in st.run("trail_meta_links", keys=sorted(have))} if have else set()
+    nodes = present(sorted({n for _, n, _ in about}))
+    about = [(k, n, at) for k, n, at in about if n in nodes and (k, n) not in linked]
+    for_change = [x for x in for_change if (x[0], x[1]) not in linked]
     return [r for k, r in rows.items() if k not in have], about, for_change

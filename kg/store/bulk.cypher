@@ -116,6 +116,32 @@ MATCH (c:Change)
 WHERE c.id = i
 RETURN c.id AS id
 
+// name: trail_change_links
+// The edges these changes have to their rule and pattern: an import killed between loading the changes and their
+// edges resumes with the changes present, and loads the edges they lack.
+UNWIND $ids AS i
+MATCH (c:Change)-[:change_applies]->(n:Node)
+WHERE c.id = i
+RETURN c.id AS src, n.id AS dst, 'change_applies' AS type
+UNION ALL
+UNWIND $ids AS i
+MATCH (c:Change)-[:change_pattern]->(n:Node)
+WHERE c.id = i
+RETURN c.id AS src, n.id AS dst, 'change_pattern' AS type
+
+// name: trail_meta_links
+// The edges these proposals and decisions have (to the nodes they are about, to their changes), for the same
+// resume.
+UNWIND $keys AS k
+MATCH (m:Meta)-[:proposal_about|decision_about]->(n:Node)
+WHERE m.key = k
+RETURN m.key AS src, n.id AS dst
+UNION ALL
+UNWIND $keys AS k
+MATCH (m:Meta)-[:proposal_change]->(c:Change)
+WHERE m.key = k
+RETURN m.key AS src, c.id AS dst
+
 // name: trail_meta_present
 UNWIND $keys AS k
 MATCH (m:Meta)

@@ -116,3 +116,37 @@ def test_a_trail_with_its_lifecycle_still_reads_as_the_graphs_mirror(run_kg, ori
     _trail(run_kg, original, original / "memory" / ".learning-trail.json")
     r = run_kg(f"search 'pytest database' --source trail --json {NOW}", workspace=original)
     assert (r.exit_code, r.json) == (0, [])
+
+
+@pytest.mark.parametrize("edge", ["change_applies", "proposal_about"])
+def test_an_import_killed_between_the_lifecycle_and_its_edges_resumes_to_the_same_graph(run_kg, ws, original, edge):
+    """A real SIGKILL after the changes (or the proposals) are loaded and before their edges: the resumed import
+    found them present and skipped them whole, so `kg why` could not say which rule a change wrote (its `rule`
+    and `pattern` were gone from the trail) and a proposal was about nothing."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    trail = original / "trail.json"
+    before = _trail(run_kg, original, trail)
+    script = ("import os, signal, sys\nfrom pathlib import Path\nimport kg, kg.ingest.trail\n"
+              "from kg.store import bulk\n"
+              "copy = bulk.copy_rows\n"
+              "def die(st, label, rows, **kw):\n"
+              "    if label == sys.argv[3]:\n        os.kill(os.getpid(), signal.SIGKILL)\n"
+              "    return copy(st, label, rows, **kw)\n"
+              "bulk.copy_rows = die\n"
+              "kg.ingest.trail.import_trail(kg.open_workspace(Path(sys.argv[1])), [Path(sys.argv[2])])\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("KG_WORKSPACE", "KG_STORE")}
+    proc = subprocess.run([sys.executable, "-c", script, str(ws.root), str(trail), edge], timeout=300, env=env)
+    assert proc.returncode == -signal.SIGKILL
+    assert (ws.kg_dir / "import.json").exists()
+    r = run_kg(f"import trail --json {NOW}")
+    assert r.exit_code == 0 and r.json["resumed"], r.stdout + r.stderr
+    after = _trail(run_kg, ws.root, ws.root / "trail.json")
+    blocks = before["lifecycle"].pop("blocks")
+    assert after["lifecycle"].pop("blocks") == [b for b in blocks if b["path"] == "AGENTS.md"]
+    assert after == before
+    why = run_kg(["why", RULE, "--json", *LATER.split()]).json
+    assert why["change"]["id"] == "chg-20261031-001" and why["change"]["status"] == "confirmed", why
