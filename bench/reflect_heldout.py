@@ -6,15 +6,27 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
-p20 (tests/data/heldout_p20.jsonl, held out; the rule fixed 2026-12-04 03:59 UTC before a turn was read, by an annotator
-who read no detector code): p19's rule carried on where p19 stopped (tnyOffice's next files, then the next repositories,
-at most 3 history files each, whole files), files over 120,000 characters skipped by size alone; the library's
-"specstory" repositories ran dry after four files, so (amendments written before reading on) repositories holding
-SpecStory's `.specstory/history/.what-is-this.md`, then those holding `.specstory/.project.json` in the library's
-order. Labelled by 04:22 UTC: 29 files of 15 repositories (Cursor, Claude Code, Codex CLI, Copilot), 88 user turns
-(en 71, zh 15, ja 2): 23 corrections, 4 knowledge gaps, 1 praise, 65 with nothing to learn. Scored once, after the
-p19 tuning: correction 0.64 / 0.39 / 0.49, 9.2 false alarms per 100 quiet turns, Chinese corrections 0 of 5; the
-same, turn for turn, as main before this landing's detector changes (e5b20b0) and before the p19 tuning (0f23780).
+p21 (tests/data/heldout_p21.jsonl; the rule fixed 2026-12-04 16:46 UTC before a turn was read, by an annotator who read
+no detector code): p20's rule carried on where it stopped. p20 ended on AIL2Lab/AIL2-Builder (all 3 of its history
+files), the 14th repository find_files lists for path `.specstory/.project.json`; p21 takes the repositories listed
+after it, in that order (AJV009/esp32-s3-lcd-2-badge, AKumarKaushik/TicketManagement, AV77web/app, ...; the
+`.what-is-this.md` list was passed by p20 and is not revisited). Of each repository, its `.specstory/history/*.md` files
+as find_files lists them under `.specstory/history`, in name order, the first 3 not over 120,000 characters (the size
+read as read_file's total_chars at an offset past the end, so no text is seen); the version read_file gives without a
+commit; whole files, every user turn. A repository any earlier set took (p17-p20 labels' owner__repo) is skipped, and
+any file already in shared data (its SpecStory chats are edobry/minsky's). Saved verbatim, every page, as
+<data>/<owner>__<repo>__<file name> (default /work/heldout21/raw), until ~150 user turns or the clock (deadline 17:55
+UTC), whole files only.
+
+p20 (tests/data/heldout_p20.jsonl, held out until p21, development data now; the rule fixed 2026-12-04 03:59 UTC before
+a turn was read, by an annotator who read no detector code): p19's rule carried on where p19 stopped (tnyOffice's next
+files, then the next repositories, at most 3 history files each, whole files), files over 120,000 characters skipped by
+size alone; the library's "specstory" repositories ran dry after four files, so (amendments written before reading on)
+repositories holding SpecStory's `.specstory/history/.what-is-this.md`, then those holding `.specstory/.project.json` in
+the library's order. Labelled by 04:22 UTC: 29 files of 15 repositories (Cursor, Claude Code, Codex CLI, Copilot), 88
+user turns (en 71, zh 15, ja 2): 23 corrections, 4 knowledge gaps, 1 praise, 65 with nothing to learn. Scored once,
+after the p19 tuning: correction 0.64 / 0.39 / 0.49, 9.2 false alarms per 100 quiet turns, Chinese corrections 0 of 5;
+the same, turn for turn, as main before this landing's detector changes (e5b20b0) and before the p19 tuning (0f23780).
 
 p19 (tests/data/heldout_p19.jsonl, held out until p20, development data now; the rule fixed 2026-12-04 03:04 UTC
 before a turn of it was read, by an
