@@ -2,19 +2,49 @@
 hand before any detector change of its landing; scored once, at the end, this tree beside another.
 
     .venv/bin/python bench/reflect_heldout.py --show               # the turns to label, with the agent's turns around
-    .venv/bin/python bench/reflect_heldout.py --set p20 --data /work/heldout20/raw --score --baseline /work/main
+    .venv/bin/python bench/reflect_heldout.py --set p21 --data /work/heldout21/raw --score --baseline /work/main
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
-p20 (tests/data/heldout_p20.jsonl, held out; the rule fixed 2026-12-04 03:59 UTC before a turn was read, by an annotator
-who read no detector code): p19's rule carried on where p19 stopped (tnyOffice's next files, then the next repositories,
-at most 3 history files each, whole files), files over 120,000 characters skipped by size alone; the library's
-"specstory" repositories ran dry after four files, so (amendments written before reading on) repositories holding
-SpecStory's `.specstory/history/.what-is-this.md`, then those holding `.specstory/.project.json` in the library's
-order. Labelled by 04:22 UTC: 29 files of 15 repositories (Cursor, Claude Code, Codex CLI, Copilot), 88 user turns
-(en 71, zh 15, ja 2): 23 corrections, 4 knowledge gaps, 1 praise, 65 with nothing to learn. Scored once, after the
-p19 tuning: correction 0.64 / 0.39 / 0.49, 9.2 false alarms per 100 quiet turns, Chinese corrections 0 of 5; the
-same, turn for turn, as main before this landing's detector changes (e5b20b0) and before the p19 tuning (0f23780).
+p21 (tests/data/heldout_p21.jsonl; the rule fixed 2026-12-04 16:46 UTC before a turn was read, by an annotator who read
+no detector code): p20's rule carried on where it stopped. p20 ended on AIL2Lab/AIL2-Builder (all 3 of its history
+files), the 14th repository find_files lists for path `.specstory/.project.json`; p21 takes the repositories listed
+after it, in that order (AJV009/esp32-s3-lcd-2-badge, AKumarKaushik/TicketManagement, AV77web/app, ...; the
+`.what-is-this.md` list was passed by p20 and is not revisited). Of each repository, its `.specstory/history/*.md` files
+as find_files lists them under `.specstory/history`, in name order, the first 3 not over 120,000 characters (the size
+read as read_file's total_chars at an offset past the end, so no text is seen); the version read_file gives without a
+commit; whole files, every user turn. A repository any earlier set took (p17-p20 labels' owner__repo) is skipped, and
+any file already in shared data (its SpecStory chats are edobry/minsky's). Saved verbatim, every page, as
+<data>/<owner>__<repo>__<file name> (default /work/heldout21/raw), until ~150 user turns or the clock (deadline 17:55
+UTC), whole files only. What it gave (labelled by 17:12 UTC, each turn read with the agent's turn before and after,
+before any detector ran on them, by one annotator; held out, not yet scored): 31 files of 14 repositories
+(AJV009/esp32-s3-lcd-2-badge 3, AKumarKaushik/TicketManagement 3, AV77web/app 1, AV77web/magricambi 3,
+Abhi919/support-ticket-pipeline 3, AbhinavTTN/C2-ticketManagement 1, Abhishek00810/arxiv-research-paper-rag 3,
+AgentPhoenix7/bing-wallpaper 3, Ai-Whisperers/Relocation-Business 2, Ai-Whisperers/elviajero-comercio 1,
+Ai-Whisperers/nexa-paraguay 1, AlexandreMaillot/digiharmony 1, AlexeyYuPopkov/nostr_notes 3, Aliraad99/AliRaad 3;
+AdilYassar's two repositories and Akaina1/questapi list no history file); runtimes Cursor IDE, Claude Code, Copilot,
+Cursor CLI, Codex CLI. Skipped by size: AJV009's first three files, one file each of Abhi919, Abhishek00810,
+AlexeyYuPopkov and AliRaad, two of Relocation-Business. 144 user turns: 11 corrections, 5 knowledge gaps, 4 preferences
+(2 turns carry two labels), 126 with nothing to learn; by language en 80, it 45 (3 corrections), ru 16 (1), fr 3; by
+script Latin 128, Cyrillic 16. Stopped by the clock before AllProAi's first file (no turn of it read). No amendment to
+the rule. Judgement calls as p15-p20, and: 'from now on act as a senior developer' and 'the focus is my learning' read
+as preferences (a lasting rule of how to work), even in a first turn; redirects after the agent left work undone ('run
+and test everything', 'install what you want') and rejections of its diagnosis with evidence are corrections; a fact
+that overturns the agent's guess is a knowledge gap; pasted terminal references without words, Copilot's 'Continue to
+iterate?', Cursor's system notification and reconstructed-prompt openers are nothing. AliRaad's 2026-05-30 file holds no
+turn and the reader reads its three header lines as user turns: labelled nothing, kept so the gate counts match. The
+saved copy of AJV009's 2026-11-06 file lacks 28 invisible characters of ffmpeg progress lines in the agent's tool output
+(no user turn changes); the sha1s are of the saved files.
+
+p20 (tests/data/heldout_p20.jsonl, held out until p21, development data now; the rule fixed 2026-12-04 03:59 UTC before
+a turn was read, by an annotator who read no detector code): p19's rule carried on where p19 stopped (tnyOffice's next
+files, then the next repositories, at most 3 history files each, whole files), files over 120,000 characters skipped by
+size alone; the library's "specstory" repositories ran dry after four files, so (amendments written before reading on)
+repositories holding SpecStory's `.specstory/history/.what-is-this.md`, then those holding `.specstory/.project.json` in
+the library's order. Labelled by 04:22 UTC: 29 files of 15 repositories (Cursor, Claude Code, Codex CLI, Copilot), 88
+user turns (en 71, zh 15, ja 2): 23 corrections, 4 knowledge gaps, 1 praise, 65 with nothing to learn. Scored once,
+after the p19 tuning: correction 0.64 / 0.39 / 0.49, 9.2 false alarms per 100 quiet turns, Chinese corrections 0 of 5;
+the same, turn for turn, as main before this landing's detector changes (e5b20b0) and before the p19 tuning (0f23780).
 
 p19 (tests/data/heldout_p19.jsonl, held out until p20, development data now; the rule fixed 2026-12-04 03:04 UTC
 before a turn of it was read, by an
@@ -121,7 +151,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p20": REPO / "tests" / "data" / "heldout_p20.jsonl",
+SETS = {"p21": REPO / "tests" / "data" / "heldout_p21.jsonl",
+        "p20": REPO / "tests" / "data" / "heldout_p20.jsonl",
         "p19": REPO / "tests" / "data" / "heldout_p19.jsonl",
         "p18": REPO / "tests" / "data" / "heldout_p18.jsonl",
         "p17": REPO / "tests" / "data" / "heldout_p17.jsonl",
@@ -129,9 +160,9 @@ SETS = {"p20": REPO / "tests" / "data" / "heldout_p20.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
-            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p20"
+OUTSIDE = {"p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
+           "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
+HELD_OUT = "p21"
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
