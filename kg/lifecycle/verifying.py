@@ -211,9 +211,10 @@ def prior(lc: Any) -> tuple[float, float]:
 
 def pattern_rates(lc: Any, rows: list[dict[str, Any]]) -> list[tuple[float, float]]:
     """Every pattern's (counted occurrences, days) without its rules (`verify.rate_without_rules`): the rows of
-    the rate prior with `verification.prior_source = "patterns"`. One read of every pattern's occurrence times."""
+    the rate prior with `verification.prior_source = "patterns"`. One read of every pattern's occurrence times,
+    less kg's own notes of its reverts (`Lifecycle.log`: a record of a verdict, not a mistake that recurs)."""
     times: dict[str, list[datetime]] = {}
-    for e in lc.st.run("lc_patterns_times", now=lc.now):
+    for e in lc.st.run("lc_patterns_times", now=lc.now, own_area="kg-lifecycle"):
         times.setdefault(e["pattern"], []).append(e["created_at"])
     spans: dict[str, list[tuple[datetime, datetime]]] = {}
     for c in rows:

@@ -461,9 +461,9 @@ ORDER BY created_at
 
 // name: lc_patterns_times
 // Every occurrence time of every pattern: each pattern's rate without its rules, the rows of the workspace's
-// rate prior (verification.prior_source = "patterns").
+// rate prior (verification.prior_source = "patterns"); not kg's own notes of its verdicts (area $own_area).
 MATCH (p:Node)-[:derived_from]->(e:Node)
-WHERE p.kind = 'pattern' AND e.kind = 'event' AND e.created_at <= $now
+WHERE p.kind = 'pattern' AND e.kind = 'event' AND e.created_at <= $now AND coalesce(e.area, '') <> $own_area
 RETURN p.id AS pattern, e.created_at AS created_at
 ORDER BY pattern, created_at
 
