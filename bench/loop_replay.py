@@ -106,6 +106,16 @@ def _spans(s: State, skip: Change | None, now: datetime) -> list[tuple[datetime,
             for x in in_effect_spans(c.applied_at, c.reverted_at or now, verify_check.spans(c.evidence, now))]
 
 
+def _tries(s: State, c: Change, now: datetime, policy: LifecyclePolicy) -> list[tuple[datetime, datetime]]:
+    """The live periods of earlier tries of the same rule (verifying.tries), pooled into its rate after."""
+    if not getattr(policy.verification, "pool_retries", False):
+        return []
+    from kg.lifecycle.verifying import in_effect_spans
+
+    return [x for e in s.changes if e is not c and e.text == c.text and e.applied_at < c.applied_at
+            for x in in_effect_spans(e.applied_at, e.reverted_at or now, verify_check.spans(e.evidence, now))]
+
+
 _PRIOR: dict[tuple[int, datetime], tuple[float, float]] = {}
 
 
@@ -126,6 +136,9 @@ def _prior(state: dict[str, State], now: datetime, policy: LifecyclePolicy,
                                     excluded=_spans(s, c, now), observed_from=observed)
                 c.baseline = (e.k_before, e.t_before)
             base.append(c.baseline)
+    if getattr(policy.verification, "prior_source", "changes") == "patterns":  # every pattern's rate without its rules
+        base = [verify.rate_without_rules(s.times, _spans(s, None, now), now, policy, observed)
+                for s in state.values() if s.times]
     _PRIOR[memo] = rate = verify.population_prior(base, policy)
     if policy.verification.mix_source == "relapse":
         settled = now - policy.recovery.cooldown_days * DAY  # a relapse needs time without the rule
@@ -164,13 +177,14 @@ def _verify(pats: list, state: dict[str, State], now: datetime, policy: Lifecycl
         s = state[p.key]
         times = [t for t in s.times if t <= now]
         deadline = verify.is_deadline(c.status, c.due_since, c.next_check, now, policy)
+        tries = _tries(s, c, now, policy)
         counts = verify.evidence(times, c.applied_at, now, policy, excluded=_spans(s, c, now), observed_from=observed,
-                                 checks=verify_check.spans(c.evidence, now))
+                                 checks=verify_check.spans(c.evidence, now), **({"pooled": tries} if tries else {}))
         judged = dict(prior=prior, effect=_effect(state, now, policy, observed), mix=_MIX[(id(state), now)])
         if c.status == "checking":
             out -= _end_check(p, s, c, counts, now, policy, day, judged, prior)
             continue
-        v = verify.judge(counts, policy, deadline=deadline, monitoring=c.status == "confirmed", **judged)
+        v = verify.judge(counts, policy, deadline=deadline, monitoring=c.status == "confirmed" or bool(tries), **judged)
         why = verify_check.wants(counts, verify.judge(counts, policy, **judged), status=c.status, deadline=deadline,
                                  evidence=c.evidence, policy=policy) if out < policy.verification.check_max_out else ""
         if why:

@@ -101,9 +101,11 @@ def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float]
     by_key = {p.key: p for p in pats}
     ws = kg.init_workspace(root / f"ws-{seed}")
     if sets:
-        toml = [f"[rules.lifecycle.{k.rpartition('.')[0]}]\n{k.rpartition('.')[2]} = {v}\n"
-                for k, _, v in (x.partition("=") for x in sets)]
-        (ws.root / "kg.toml").write_text("".join(toml))
+        tables: dict[str, list[str]] = {}  # one table per section: TOML refuses a table declared twice
+        for k, _, v in (x.partition("=") for x in sets):
+            tables.setdefault(k.rpartition(".")[0], []).append(f"{k.rpartition('.')[2]} = {v}\n")
+        (ws.root / "kg.toml").write_text("".join(f"[rules.lifecycle.{t}]\n" + "".join(lines)
+                                                 for t, lines in tables.items()))
         ws = kg.open_workspace(ws.root)
     approvals: dict[int, list[int]] = {}
     t_start = time.perf_counter()

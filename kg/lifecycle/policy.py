@@ -123,6 +123,8 @@ class Verification:
     thin_deadline_events: float = 0.0
     mix_source: str = "verdicts"
     relapse_reference: float = 0.1
+    prior_source: str = "changes"
+    pool_retries: bool = False
 
 
 @dataclass(frozen=True)
@@ -304,6 +306,8 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         check_look_days=r.whole("verification.check_look_days", 1, default=1),
         thin_deadline_events=r.number("verification.thin_deadline_events", 0, default=0.0),
         mix_source=r.string("verification.mix_source", ("verdicts", "relapse"), default="verdicts"),
+        prior_source=r.string("verification.prior_source", ("changes", "patterns"), default="changes"),
+        pool_retries=r.flag("verification.pool_retries", default=False),
         relapse_reference=r.number("verification.relapse_reference", 0.01, 0.99, default=0.1),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:

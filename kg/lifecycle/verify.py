@@ -110,14 +110,17 @@ def _trigger(times: Sequence[datetime], policy: LifecyclePolicy) -> datetime | N
 def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, policy: LifecyclePolicy, *,
              excluded: Iterable[tuple[datetime, datetime]] = (), observed_from: datetime | None = None,
              paused: Iterable[tuple[datetime, datetime]] = (),
-             checks: Iterable[tuple[datetime, datetime]] = ()) -> Counts:
+             checks: Iterable[tuple[datetime, datetime]] = (),
+             pooled: Iterable[tuple[datetime, datetime]] = ()) -> Counts:
     """The counts and exposures behind a verdict, from every occurrence time of the pattern. `excluded`:
     periods when an earlier change of the same pattern was live (not the base rate). `observed_from`: when
     kg started watching (the workspace's first event). `paused`: periods since the change when a person had
     taken the rule out of its file (`kg.lifecycle.verify_withdrawn`): neither their days nor their
     occurrences count. `checks`: periods since the change when kg took the rule out to measure the rate
     without it (`kg.lifecycle.verify_check`): their days and occurrences are base rate, counted (unweighted:
-    they are recent) in the rate before."""
+    they are recent) in the rate before. `pooled`: periods before the change when an earlier try of the same
+    rule was live (`verification.pool_retries`): a rule tried again is judged on every period it was in its
+    file, so their occurrences and days count as the rate after (they must be in `excluded` too)."""
     v = policy.verification
     spans = sorted((a, b) for a, b in excluded if a < applied_at)
     out_spans = [(max(a, applied_at), min(b, now)) for a, b in paused if min(b, now) > max(a, applied_at)]
@@ -179,6 +182,13 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
         k_b += sum(n for _, n in _capped(tested, cap))
         t_b += t_test
         left.append(f"{len(tested)} in {t_test:.1f}d out for a check counted as the rate without it")
+    withdrawn_n = len(after_all) - len(after)
+    tries = [(a, min(b, now, applied_at)) for a, b in pooled if min(b, now, applied_at) > a]
+    t_tries = sum(_days(a, b) for a, b in tries)
+    if tries:
+        earlier = [t for t in every if any(a <= t < b for a, b in tries)]
+        after = earlier + after
+        left.append(f"{len(earlier)} in {t_tries:.1f}d of an earlier try counted as after")
     a_days = _capped(after, cap)
     k_a = float(sum(n for _, n in a_days))
     capped_out += len(after) - int(k_a)
@@ -186,9 +196,9 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
         left.append(f"{capped_out} over {cap}/day")
     t_out = sum(_days(a, b) for a, b in out_spans)
     if out_spans:
-        left.append(f"{len(after_all) - len(after)} in {t_out:.1f}d withdrawn by hand")
+        left.append(f"{withdrawn_n} in {t_out:.1f}d withdrawn by hand")
     return Counts(len(before_all), len(after), round(k_b, 4), round(t_b, 4), k_a,
-                  round(max(_days(applied_at, now) - t_out - t_test, 0.0), 4), tuple(left))
+                  round(max(_days(applied_at, now) - t_out - t_test, 0.0) + t_tries, 4), tuple(left))
 
 
 @dataclass(frozen=True)
@@ -233,6 +243,26 @@ def population_prior(baselines: Iterable[tuple[float, float]], policy: Lifecycle
     grid = [0.05 * 1.15 ** i for i in range(60)]  # 0.05 … ~190 occurrences
     shape = min(max(grid, key=loglik), 4.0, v.prior_max_events)  # 4: ±50 % of the mean
     return round(shape, 4), round(shape / mean, 4)
+
+
+def rate_without_rules(times: Iterable[datetime], live: Iterable[tuple[datetime, datetime]], now: datetime,
+                       policy: LifecyclePolicy, observed_from: datetime | None = None) -> tuple[float, float]:
+    """One pattern's (counted occurrences, days) in all the time none of its rules was in effect, from when it
+    could have been seen (as `evidence`'s clock: kg's start, or a promotion window before its first occurrence)
+    to `now`, capped per day: a row of the workspace's rate prior (`prior_source = "patterns"`). A pattern never
+    promoted counts all its days, so the workspace's slow patterns tell the prior that rates can be low, which
+    the baselines of promoted changes (each ended by a burst of recurrences) never do."""
+    every = sorted(t for t in times if t <= now)
+    if not every:
+        return 0.0, 0.0
+    spans = [(a, min(b, now)) for a, b in live if min(b, now) > a]
+    start = every[0] if observed_from is None else max(observed_from, every[0] - policy.promotion.window_days * DAY)
+    off = [t for t in every if not any(a <= t < b for a, b in spans)]
+    if observed_from is None:
+        off = off[1:]  # the clock starts at the first occurrence, which is then not counted
+    t_on = sum(_days(max(a, start), b) for a, b in spans if b > start)
+    k = float(sum(n for _, n in _capped(off, day_cap(every, now, policy, observed_from))))
+    return k, round(max(_days(start, now) - t_on, 0.0), 4)
 
 
 def baseline_short(times: Iterable[datetime], now: datetime, policy: LifecyclePolicy, *,

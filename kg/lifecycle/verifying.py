@@ -53,7 +53,8 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                           "k_before": counts.k_before, "days_before": counts.t_before,
                           "k_after": counts.k_after, "days_after": counts.t_after,
                           "not_counted": list(counts.left_out), "deadline": deadline,
-                          "prior": {"events": rate_prior[0], "days": rate_prior[1]},
+                          "prior": {"events": rate_prior[0], "days": rate_prior[1],
+                                    "source": lc.lp.verification.prior_source},
                           "effect_prior": effect.as_dict(lc.lp.verification.revert_min_ratio) if effect else None,
                           "expected_after": round(verify.expected_after(counts, rate_prior), 4),
                           "error_rate": lc.lp.verification.error_rate, "mix": mix,
@@ -159,13 +160,26 @@ def judge_change(lc: Any, r: dict[str, Any], out: list[tuple[datetime, datetime]
     times, excluded = history(lc, r["pattern"], r["id"])
     since = r.get("due_since", due_since)
     deadline = verify.is_deadline(r["status"], since, r["next_check"], lc.now, lc.lp)
+    pooled = tries(lc, r)
     counts = verify.evidence(times, r["applied_at"], lc.now, lc.lp, excluded=excluded,
                              observed_from=observed_from(lc), paused=out,
-                             checks=verify_check.spans(r.get("evidence"), lc.now))
+                             checks=verify_check.spans(r.get("evidence"), lc.now), pooled=pooled)
     rate_prior = prior(lc)
-    v = verify.judge(counts, lc.lp, deadline=deadline, prior=rate_prior, monitoring=r["status"] == "confirmed",
-                     effect=effect_prior(lc), mix=lc.__dict__["_mix"])
+    # a rule tried again is judged as a monitored one from its first check: its evidence is not new
+    v = verify.judge(counts, lc.lp, deadline=deadline, prior=rate_prior,
+                     monitoring=r["status"] == "confirmed" or bool(pooled), effect=effect_prior(lc),
+                     mix=lc.__dict__["_mix"])
     return counts, v, deadline
+
+
+def tries(lc: Any, r: dict[str, Any]) -> list[tuple[datetime, datetime]]:
+    """With `verification.pool_retries`, the periods an earlier change of the same pattern with the same text was
+    in its file: a rule tried again after a revert is judged on every day it was live, not only its own."""
+    if not lc.lp.verification.pool_retries:
+        return []
+    return [s for c in lc.st.run("lc_pattern_changes", id=r["pattern"])
+            if c["id"] != r["id"] and c["text"] == r["text"] and c["applied_at"] and c["applied_at"] < r["applied_at"]
+            for s in live_spans(c, lc.now, clip=False)]
 
 
 def prior(lc: Any) -> tuple[float, float]:
@@ -184,6 +198,8 @@ def prior(lc: Any) -> tuple[float, float]:
         end = min(c["reverted_at"] or lc.now, lc.now)
         spans.append((times, excluded, c["applied_at"], end, withdrawn.pauses(c["evidence"], end),
                       verify_check.spans(c["evidence"], end)))
+    if lc.lp.verification.prior_source == "patterns":
+        base = pattern_rates(lc, rows)
     lc.__dict__["_prior"] = rate = verify.population_prior(base, lc.lp)
     lc.__dict__["_mix"] = workspace_mix(lc, rows, rate)
     lc.__dict__["_effect"] = verify.effect_prior(
@@ -191,6 +207,20 @@ def prior(lc: Any) -> tuple[float, float]:
          for t, x, a, end, out, tested in spans),
         lc.lp, rate)
     return rate
+
+
+def pattern_rates(lc: Any, rows: list[dict[str, Any]]) -> list[tuple[float, float]]:
+    """Every pattern's (counted occurrences, days) without its rules (`verify.rate_without_rules`): the rows of
+    the rate prior with `verification.prior_source = "patterns"`. One read of every pattern's occurrence times,
+    less kg's own notes of its reverts (`Lifecycle.log`: a record of a verdict, not a mistake that recurs)."""
+    times: dict[str, list[datetime]] = {}
+    for e in lc.st.run("lc_patterns_times", now=lc.now, own_area="kg-lifecycle"):
+        times.setdefault(e["pattern"], []).append(e["created_at"])
+    spans: dict[str, list[tuple[datetime, datetime]]] = {}
+    for c in rows:
+        spans.setdefault(c["pattern"], []).extend(live_spans(c, lc.now))
+    return [verify.rate_without_rules(t, spans.get(p, []), lc.now, lc.lp, observed_from(lc))
+            for p, t in sorted(times.items())]
 
 
 def workspace_mix(lc: Any, rows: list[dict[str, Any]], rate: tuple[float, float]) -> float:

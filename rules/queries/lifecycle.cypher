@@ -459,6 +459,14 @@ WHERE e.kind = 'event' AND e.created_at <= $now
 RETURN e.created_at AS created_at
 ORDER BY created_at
 
+// name: lc_patterns_times
+// Every occurrence time of every pattern: each pattern's rate without its rules, the rows of the workspace's
+// rate prior (verification.prior_source = "patterns"); not kg's own notes of its verdicts (area $own_area).
+MATCH (p:Node)-[:derived_from]->(e:Node)
+WHERE p.kind = 'pattern' AND e.kind = 'event' AND e.created_at <= $now AND coalesce(e.area, '') <> $own_area
+RETURN p.id AS pattern, e.created_at AS created_at
+ORDER BY pattern, created_at
+
 // name: lc_pattern_changes
 // Every change made from one pattern, live or reverted (their live periods are not the base rate; the evidence
 // trail names the days a person had taken one out of its file, which are).
