@@ -8,6 +8,8 @@ same (不对, 还是, 重新, 没有…变化). Every sentence here is written f
 
 from __future__ import annotations
 
+import pytest
+
 from kg.reflect import detect
 from kg.reflect.detect import turn_signals
 from kg.reflect.parse import Transcript, Turn
@@ -48,6 +50,102 @@ def test_a_chinese_negation_of_the_agents_own_words_is_compared_by_its_character
     agent = "问题出在缓存上，我已清除缓存逻辑。"
     assert "negates_agent" in signals(agent, "问题不在缓存，查一下查询语句")
     assert "negates_agent" not in signals(agent, "问题不在这里，查一下查询语句")
+
+
+@pytest.mark.parametrize(("signal", "said"), [
+    ("says_wrong", "that's not the issue, the cache is fine"),
+    ("says_wrong", "the problem isn't the cache"),
+    ("says_wrong", "问题不在前端，是接口返回的数据"),
+    ("not_done", "the toggle isn't visible anywhere"),
+    ("not_done", "no difference at all, it looks exactly the same"),
+    ("not_done", "改完之后没有任何变化"),
+    ("not_done", "页面跟之前一样"),
+    ("not_done", "não mudou nada"),
+    ("problem_report", "导出的文件是空的"),
+    ("undo", "I reverted your change, the login broke"),
+    ("undo", "I rolled it back, the login broke"),
+    ("do_it_yourself", "you run them"),
+    ("do_it_yourself", "你来跑一下测试"),
+    ("do_it_yourself", "自分でやってください"),
+    ("do_it_yourself", "hazlo tú"),
+    ("try_again", "你重新改一下"),
+    ("be_careful", "重新检查一下代码"),
+    ("flaw", "这是过度设计"),
+    ("contrast", "不是前端，是后端"),
+    ("asked_for", "我想要的是一个按钮"),
+    ("says_wrong", "the page won't scroll past the first screen"),
+    ("says_wrong", "Not working."),
+    ("still_again", "the flicker persists"),
+])
+def test_the_users_words_for_a_change_that_missed(signal, said):
+    assert signal in signals("I've updated the list view.", said)
+
+
+@pytest.mark.parametrize(("signal", "reply"), [
+    ("apologises", "I introduced a regression in the sort order."),
+    ("apologises", "My earlier change broke the sort order."),
+    ("apologises", "抱歉，我理解错了您的需求。"),
+    ("apologises", "失礼しました。セレクタを直します。"),
+    ("apologises", "Cometí un error con el selector."),
+    ("apologises", "Cometi um erro no seletor."),
+    ("concedes", "您说得对，列表确实渲染了两次。"),
+    ("concedes", "你是对的，我来改。"),
+    ("concedes", "その通りです。修正します。"),
+    ("concedes", "Você está certo, o seletor estava errado."),
+    ("concedes", "Thanks for flagging that: the key is reused."),
+    ("agrees", "Tiene razon, lo corrijo."),
+    ("realises", "我发现问题了：列表的 key 重复。"),
+])
+def test_the_agents_words_for_owning_a_mistake(signal, reply):
+    assert signal in signals("I've updated the list view.", "look at the second row", reply)
+
+
+@pytest.mark.parametrize(("fails", "not_a_verdict"), [
+    ("the links don't open", "just don't open a new tab"),
+    ("the totals do not update", "please do not update the docs"),
+    ("the stats don't sync", "we don't sync on weekends"),
+])
+def test_what_the_result_does_not_do_is_said_with_its_subject_not_as_a_prohibition(fails, not_a_verdict):
+    """"the links don't open" judges the result; the same words after "just", "please" or "we" tell or describe."""
+    assert "says_wrong" in signals("I've updated the list view.", fails)
+    assert "says_wrong" not in signals("I've updated the list view.", not_a_verdict)
+
+
+def test_a_pointed_why_right_after_the_agent_acted_questions_that_step():
+    """"why are you deleting that directory?" right after the agent ran a command: the step it just took is questioned
+    (a "why" about the world, with nothing done before it, is a question)."""
+    turns = [("user", "clean the build"), Turn(1, "assistant", "", tool_name="Bash", tool_input="rm -rf build/ dist/"),
+             ("user", "wait, why are you deleting dist?")]
+    t = Transcript("text", tuple(x if isinstance(x, Turn) else Turn(i, x[0], x[1], position=f"turn {i + 1}")
+                                 for i, x in enumerate(turns)))
+    assert "why_after_work" in turn_signals(t, RULES)[2]
+    assert [f.category for f in detect(t, RULES)] == ["correction"]
+    assert "why_after_work" not in signals("Here is how the cache works.", "why is the cache keyed by path?")
+
+
+@pytest.mark.parametrize("agent", ["I added a toggle to the settings panel.", "已将过滤逻辑移到服务端。"])
+def test_a_change_stated_in_the_plain_past_is_a_claim_of_work_done(agent):
+    assert "claims_done" in signals(agent, "ok")
+
+
+@pytest.mark.parametrize(("agent", "said"), [
+    ("我已经修复了这个问题，现在列表应该只显示一次了。", "改完之后没有任何变化"),
+    ("问题出在缓存上，我已清除缓存逻辑。", "问题不在缓存，你重新看一下代码"),
+    ("I added a toggle to the settings panel.", "the toggle isn't visible anywhere"),
+    ("You can now run the tests to verify the fix.", "you run them"),
+])
+def test_a_change_that_missed_is_a_correction_and_the_next_request_is_not(agent, said):
+    assert corrections(agent, said) == ["correction"]
+    assert corrections(agent, "好的，谢谢！接下来帮我写测试") == []
+    assert corrections(agent, "thanks, now add a footer") == []
+
+
+@pytest.mark.parametrize("reply", ["您说得对，我理解错了您的需求，我重新修改。", "抱歉，我之前的理解有误，马上调整。"])
+def test_a_chinese_reply_owning_a_mistake_makes_a_plain_turn_a_correction(reply):
+    """The user's words hold no reason ("按钮在右边": the button is on the right); the agent's reply owns a mistake in
+    Chinese, as "you're right" / "I misunderstood" do in English. A reply that only goes ahead does not."""
+    assert corrections("我修改了样式。", "按钮在右边", reply) == ["correction"]
+    assert corrections("我修改了样式。", "按钮在右边", "好的，我把按钮移到右边。") == []
 
 
 def test_a_runtimes_session_read_before_the_agent_answered_has_no_correction_in_its_opening_words():
