@@ -154,3 +154,24 @@ def test_a_runtimes_session_read_before_the_agent_answered_has_no_correction_in_
     said = (Turn(0, "user", "the dev server doesn't seem to work", position="line 1"),)
     assert [f.category for f in detect(Transcript("claude-code", said), RULES)] == []
     assert [f.category for f in detect(Transcript("text", said), RULES)] == ["correction"]
+
+
+@pytest.mark.parametrize(("again", "not_again"), [
+    ("还是不行，页面还是空白的", "还是用表格展示比较好吧？"),
+    ("又报错了，和刚才一样", "又加了一个需求：支持导出"),
+    ("怎么又是这个错误", "还是你来写测试吧"),
+])
+def test_chinese_still_and_again_only_of_a_fault(again, not_again):
+    """还是 is "still" and also "or" / "had better", 又 is "again" and also "also": after a claimed fix, only the
+    fault said right after them sends the work back."""
+    agent = "我已经修复了这个问题，现在列表应该只显示一次了。"
+    assert "still_after_fix" in signals(agent, again)
+    assert corrections(agent, again) == ["correction"]
+    assert "still_again" not in signals(agent, not_again)
+    assert corrections(agent, not_again) == []
+
+
+def test_same_as_before_is_a_fault_of_the_result_not_an_instruction_to_keep_it():
+    agent = "我已经修复了这个问题，现在列表应该只显示一次了。"
+    assert "not_done" in signals(agent, "结果和之前一样")
+    assert "not_done" not in signals(agent, "和之前一样，用 MySQL")
