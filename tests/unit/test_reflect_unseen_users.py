@@ -123,15 +123,15 @@ def test_a_pointed_why_right_after_the_agent_acted_questions_that_step():
     assert "why_after_work" not in signals("Here is how the cache works.", "why is the cache keyed by path?")
 
 
-@pytest.mark.parametrize("agent", ["I added a toggle to the settings panel.", "已将过滤逻辑移到服务端。"])
-def test_a_change_stated_in_the_plain_past_is_a_claim_of_work_done(agent):
-    assert "claims_done" in signals(agent, "ok")
+def test_a_change_stated_with_yi_jiang_is_a_claim_of_work_done():
+    """已将 X 移到 Y ("have moved X to Y") states a change made, as "I've moved X to Y" does."""
+    assert "claims_done" in signals("已将过滤逻辑移到服务端。", "好")
 
 
 @pytest.mark.parametrize(("agent", "said"), [
     ("我已经修复了这个问题，现在列表应该只显示一次了。", "改完之后没有任何变化"),
     ("问题出在缓存上，我已清除缓存逻辑。", "问题不在缓存，你重新看一下代码"),
-    ("I added a toggle to the settings panel.", "the toggle isn't visible anywhere"),
+    ("I've added a toggle to the settings panel.", "the toggle isn't visible anywhere"),
     ("You can now run the tests to verify the fix.", "you run them"),
 ])
 def test_a_change_that_missed_is_a_correction_and_the_next_request_is_not(agent, said):
@@ -175,3 +175,12 @@ def test_same_as_before_is_a_fault_of_the_result_not_an_instruction_to_keep_it()
     agent = "我已经修复了这个问题，现在列表应该只显示一次了。"
     assert "not_done" in signals(agent, "结果和之前一样")
     assert "not_done" not in signals(agent, "和之前一样，用 MySQL")
+    # 不显示 of the result, not of a case asked about ("when it does not show, what is the logic?")
+    assert "not_done" in signals(agent, "按钮还是不显示")
+    assert corrections(agent, "这个按钮不显示的时候是什么逻辑？") == []
+
+
+def test_a_chinese_why_that_asks_to_understand_is_a_question_not_a_challenge():
+    agent = "我已经把会话存储改成了 Redis。"
+    assert "why_after_work" in signals(agent, "为什么要用 Redis？")
+    assert "why_after_work" not in signals(agent, "为什么要用 Redis？我想了解一下原理")
