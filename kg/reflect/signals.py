@@ -79,9 +79,11 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     An agent turn's text is only cleaned when it is the one before or after a user turn."""
     sig = rules.signals
     turns = transcript.turns
-    # A runtime's own transcript holds the agent's turns, even when none is written yet (a session read as it grows,
-    # before the agent's first answer): its opening words answer nothing. Plain text of user lines alone may be notes.
-    has_agent = transcript.format in _RUNTIME_FORMATS or any(t.role == "assistant" for t in turns)
+    has_agent = any(t.role == "assistant" for t in turns)
+    # A runtime's session read as it grows, before the agent's first answer, holds the user's opening words: they
+    # answer nothing, as when the whole file is read. (Later user turns of a file without agent turns are still read
+    # as answering something: plain text of user lines, a runtime's transcript cut short.)
+    opening = not has_agent and transcript.format in _RUNTIME_FORMATS
     wanted = set(users)
     out: dict[int, TurnView] = {}
     last_agent: Turn | None = None  # the agent's last turn with words
@@ -168,7 +170,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 quoted=straighten(quoted),
                 prev=straighten(prev),
                 next="",
-                first_turn=has_agent and not seen_agent,
+                first_turn=(has_agent and not seen_agent) or (opening and not out),
                 resumed=has_agent and not seen_agent and worked_before,
                 pasted=len(lines) < len(raw),
                 prior_tool_error=error_since_user,
