@@ -96,6 +96,8 @@ PRIOR = {
                    # the agent's reply restates the user's words as replacing what it had just done
                    "replaces_own": 1.0, "instruction_replaces_work": 2.0,
                    "status_denied": 2.2,
+                   # a pointed "why" right after the agent acted or said it was done: the step it just took questioned
+                   "why_after_work": 1.0,
                    # the agent's reply sees that what it had fixed still fails (the user showed it)
                    "sees_it_persist": 1.2,
                    # agreement alone, to a turn that names no fault: a request or a question agreed with

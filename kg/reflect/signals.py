@@ -21,7 +21,10 @@ from .parse import Transcript, Turn
 from .rules import ClassModel, ReflectRules
 
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
-_WORD = re.compile(rf"[\w'-]+|[{CJK}]")  # kg's one CJK range (kg.core.text)
+# A word: a run of letters outside the CJK range, or one CJK character (kg's one CJK range, kg.core.text). Without
+# the CJK range taken out of the first part a whole Chinese sentence was one word: every Chinese turn was "short".
+_WORD = re.compile(rf"(?:[^\W{CJK}]|['-])+|[{CJK}]")
+_CJK_CHAR = re.compile(rf"[{CJK}]")
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,10 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     sig = rules.signals
     turns = transcript.turns
     has_agent = any(t.role == "assistant" for t in turns)
+    # A runtime's session read as it grows, before the agent's first answer, holds the user's opening words: they
+    # answer nothing, as when the whole file is read. (Later user turns of a file without agent turns are still read
+    # as answering something: plain text of user lines, a runtime's transcript cut short.)
+    opening = not has_agent and transcript.format in _RUNTIME_FORMATS
     wanted = set(users)
     out: dict[int, TurnView] = {}
     last_agent: Turn | None = None  # the agent's last turn with words
@@ -163,7 +170,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 quoted=straighten(quoted),
                 prev=straighten(prev),
                 next="",
-                first_turn=has_agent and not seen_agent,
+                first_turn=(has_agent and not seen_agent) or (opening and not out),
                 resumed=has_agent and not seen_agent and worked_before,
                 pasted=len(lines) < len(raw),
                 prior_tool_error=error_since_user,
@@ -190,6 +197,10 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                          retries_tool=u in retried,
                          reedits=bool(edited_before.get(u, set()) & edited_after.get(u, set())))
     return out
+
+
+# The formats a runtime writes as the session goes (kg.reflect.parse, kg.reflect.readers): the agent's turns come.
+_RUNTIME_FORMATS = frozenset(("claude-code", "codex", "openclaw", "aider"))
 
 
 def _edited_files(tool_input: str) -> set[str]:
@@ -283,7 +294,7 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         if objs and (view.prev or view.prev_tools):
             if s.scope not in agent:
                 agent[s.scope] = _agent_terms(view, whole=s.scope == "reply_about_work")
-            if any(t in agent[s.scope] for o in objs for t in terms(o, linking_rules()) if len(t) >= 3):
+            if any(t in agent[s.scope] for o in objs for t in terms(o, linking_rules()) if _telling(t)):
                 names.append(s.name)
     on = set(names)
     for c in sig.combined:
@@ -342,7 +353,13 @@ def _negates(own: str, prev: str) -> bool:
     if not hits:
         return False
     agent = set(terms(prev, linking_rules()))
-    return any(t in agent for h in hits for t in terms(h, linking_rules()) if len(t) >= 3)
+    return any(t in agent for h in hits for t in terms(h, linking_rules()) if _telling(t))
+
+
+def _telling(term: str) -> bool:
+    """A term long enough to say the user speaks of the agent's words: three letters, or a CJK bigram (the terms of
+    Chinese text are character pairs: "缓存" in "问题不在缓存" after the agent spoke of "缓存" was never compared)."""
+    return len(term) >= 3 or (len(term) == 2 and bool(_CJK_CHAR.match(term)))
 
 
 def score(model: ClassModel, signals: tuple[str, ...]) -> float:
