@@ -17,7 +17,7 @@ commit; whole files, every user turn. A repository any earlier set took (p17-p20
 any file already in shared data (its SpecStory chats are edobry/minsky's). Saved verbatim, every page, as
 <data>/<owner>__<repo>__<file name> (default /work/heldout21/raw), until ~150 user turns or the clock (deadline 17:55
 UTC), whole files only. What it gave (labelled by 17:12 UTC, each turn read with the agent's turn before and after,
-before any detector ran on them, by one annotator; held out, not yet scored): 31 files of 14 repositories
+before any detector ran on them, by one annotator; scored once: see its end): 31 files of 14 repositories
 (AJV009/esp32-s3-lcd-2-badge 3, AKumarKaushik/TicketManagement 3, AV77web/app 1, AV77web/magricambi 3,
 Abhi919/support-ticket-pipeline 3, AbhinavTTN/C2-ticketManagement 1, Abhishek00810/arxiv-research-paper-rag 3,
 AgentPhoenix7/bing-wallpaper 3, Ai-Whisperers/Relocation-Business 2, Ai-Whisperers/elviajero-comercio 1,
@@ -35,6 +35,10 @@ iterate?', Cursor's system notification and reconstructed-prompt openers are not
 turn and the reader reads its three header lines as user turns: labelled nothing, kept so the gate counts match. The
 saved copy of AJV009's 2026-11-06 file lacks 28 invisible characters of ffmpeg progress lines in the agent's tool output
 (no user turn changes); the sha1s are of the saved files.
+Scored once, 2026-12-04 18:00 UTC, main before the twenty-fourth landing's detector changes (694dd45's parent
+213bb6d) beside them (w-d14): the same, turn for turn: correction 0.36 / 0.36 / 0.36 (4 found, 7 false, 7 missed),
+anything 0.45 / 0.28 / 0.34, 4.8 false alarms per 100 quiet turns; of the 7 missed corrections 3 are Italian and
+1 Russian (languages kg's rules do not read), 3 English.
 
 p20 (tests/data/heldout_p20.jsonl, held out until p21, development data now; the rule fixed 2026-12-04 03:59 UTC before
 a turn was read, by an annotator who read no detector code): p19's rule carried on where p19 stopped (tnyOffice's next
