@@ -237,7 +237,7 @@ class Lifecycle:
                 continue
             res = self.ws.log(item["kind"], item["summary"], now=self.now, priority=item["priority"],
                               category=item["category"], details=item["details"], source="self_discovery",
-                              area="kg-lifecycle", tags=["kg-lifecycle", item["change"]])
+                              area=verifying.OWN_AREA, tags=[verifying.OWN_AREA, item["change"]])
             self.report.logged.append({**item, "id": res.id})
 
     # -- 3. decay -------------------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from kg.lifecycle import blocks, verify, verify_check
 from kg.lifecycle import verify_withdrawn as withdrawn
 from kg.lifecycle.render import LIVE
 
+OWN_AREA = "kg-lifecycle"  # the area of kg's own notes of its verdicts (`Lifecycle.log`): no mistake that recurs
+
 DAY = verify.DAY
 CHECKING = "checking"  # a change kg took out of its file for a deliberate check (kg/lifecycle/verify_check.py)
 
@@ -214,7 +216,7 @@ def pattern_rates(lc: Any, rows: list[dict[str, Any]]) -> list[tuple[float, floa
     the rate prior with `verification.prior_source = "patterns"`. One read of every pattern's occurrence times,
     less kg's own notes of its reverts (`Lifecycle.log`: a record of a verdict, not a mistake that recurs)."""
     times: dict[str, list[datetime]] = {}
-    for e in lc.st.run("lc_patterns_times", now=lc.now, own_area="kg-lifecycle"):
+    for e in lc.st.run("lc_patterns_times", now=lc.now, own_area=OWN_AREA):
         times.setdefault(e["pattern"], []).append(e["created_at"])
     spans: dict[str, list[tuple[datetime, datetime]]] = {}
     for c in rows:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from rapidfuzz import fuzz
 
-from kg.core.text import CJK, folded
+from kg.core.text import CJK, folded, has_cjk
 
 from .lesson import linking_rules, terms
 from .parse import Transcript, Turn
@@ -24,7 +24,6 @@ _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": 
 # A word: a run of letters outside the CJK range, or one CJK character (kg's one CJK range, kg.core.text). Without
 # the CJK range taken out of the first part a whole Chinese sentence was one word: every Chinese turn was "short".
 _WORD = re.compile(rf"(?:[^\W{CJK}]|['-])+|[{CJK}]")
-_CJK_CHAR = re.compile(rf"[{CJK}]")
 
 
 @dataclass(frozen=True)
@@ -359,7 +358,7 @@ def _negates(own: str, prev: str) -> bool:
 def _telling(term: str) -> bool:
     """A term long enough to say the user speaks of the agent's words: three letters, or a CJK bigram (the terms of
     Chinese text are character pairs: "缓存" in "问题不在缓存" after the agent spoke of "缓存" was never compared)."""
-    return len(term) >= 3 or (len(term) == 2 and bool(_CJK_CHAR.match(term)))
+    return len(term) >= 3 or (len(term) == 2 and has_cjk(term))
 
 
 def score(model: ClassModel, signals: tuple[str, ...]) -> float:
