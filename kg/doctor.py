@@ -509,6 +509,16 @@ def _journal(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
                    "applies them" if dry_run else "entries are waiting to be applied (the graph could not be opened)")
     else:
         report.add("journal", "ok", "nothing waiting, nothing set aside")
+    others = ws.journal.other_lanes()
+    if others:
+        name, lines = next(iter(others.items()))
+        whose = ("the store kg.toml configures" if name == "journal.jsonl" or name.startswith("draining-")
+                 else "the embedded graph (`KG_STORE=kuzu`)" if ".kuzu" in name
+                 else "a team graph `KG_STORE` chose")
+        report.add("journal", "warning",
+                   f"{sum(others.values())} line(s) wait in {len(others)} other store's lane(s) (first: "
+                   f"memory/.kg/{name}, {lines} line(s), for {whose}): a kg command run against that store applies "
+                   "them; no other store takes them")
 
 
 def _import(ws: Any, report: DoctorReport) -> None:

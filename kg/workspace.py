@@ -193,12 +193,22 @@ class Workspace:
     def journal(self) -> Journal:
         if self._journal is None:
             if self.store_url is None:
-                self._journal = Journal(self.kg_dir, timeout=self.lock_timeout)
+                self._journal = Journal(self.kg_dir, timeout=self.lock_timeout, lane=self._lane())
             else:
                 from kg.store.team import TeamJournal  # ids carry a member number on a team graph
 
-                self._journal = TeamJournal(self.kg_dir, timeout=self.lock_timeout, url=self.store_url)
+                self._journal = TeamJournal(self.kg_dir, timeout=self.lock_timeout, url=self.store_url,
+                                            lane=self._lane())
         return self._journal
+
+    def _lane(self) -> str | None:
+        """The journal lane of the store this process writes to (kg/ingest/journal.py): None (the plain names)
+        for the store kg.toml configures, else one named for the store `KG_STORE` chose instead."""
+        if not os.environ.get("KG_STORE"):
+            return None
+        from kg.store.backend import lane, resolve_configured
+
+        return lane(self.store_url, resolve_configured(self._store_conf))
 
     _store_conf: Any = None  # kg.toml's [store] table, read with the rule overrides
     _toml_broken = False  # kg.toml did not parse (opened with `fallback`): _store_conf is its [store] read alone

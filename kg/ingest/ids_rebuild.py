@@ -1,9 +1,9 @@
 """Rebuild a damaged `memory/.kg/ids.json` (the last id given out per prefix and day) from what kg still holds.
 
-Every acknowledged id is in the graph (applied) or in the journal (`journal.jsonl`, `draining-*.jsonl`, set aside
-in `journal.rejected`), and a learning's also in `.learnings/`: the highest number of each prefix and day among
-them is the counter. An id given out and never acknowledged (its writer died before the journal append) may be
-given out again; that is allowed: nothing carries it.
+Every acknowledged id is in the graph (applied) or in the journal (`journal.jsonl`, `draining-*.jsonl`, other
+stores' lanes, set aside in `journal.rejected`), and a learning's also in `.learnings/`: the highest number of each
+prefix and day among them is the counter. An id given out and never acknowledged (its writer died before the
+journal append) may be given out again; that is allowed: nothing carries it.
 
 Lock order: the graph, then the journal, as a drain takes them. So a write that finds the file damaged (under the
 journal lock) lets the lock go, opens the graph without draining it (the drain could allocate a pattern's id from
@@ -52,8 +52,9 @@ def counters(found: dict[str, int], text: str) -> None:
 
 def _journal_files(kg_dir: Path, root: Path) -> list[Path]:
     learnings = root / ".learnings"
-    return [kg_dir / "journal.jsonl", *sorted(kg_dir.glob("draining-*.jsonl")), kg_dir / "journal.rejected",
-            *(sorted(learnings.glob("*.md")) if learnings.is_dir() else [])]
+    # every store's lane (kg/ingest/journal.py): ids.json counts the ids given out to any of them
+    return [*sorted(kg_dir.glob("journal*.jsonl")), *sorted(kg_dir.glob("draining*.jsonl")),
+            kg_dir / "journal.rejected", *(sorted(learnings.glob("*.md")) if learnings.is_dir() else [])]
 
 
 def rebuild(ws: Any, st: Any) -> str:

@@ -8,6 +8,12 @@ later, or any other kg command) drains the journal into the graph in one transac
 
 Draining renames `journal.jsonl` to `draining-*.jsonl` (new appends start a fresh file), applies it, then
 deletes it; a drainer that dies leaves the file behind for the next one.
+
+Each store has a lane of its own. The plain names belong to the store the workspace is configured for (kg.toml's
+`[store] url`, else the embedded graph); a process sent elsewhere by `KG_STORE` (`KG_STORE=kuzu` in a team's
+workspace, or another server) journals to `journal.<lane>.jsonl` and drains only `draining.<lane>-*.jsonl`. Without
+that, whichever store held the graph next took every pending write: a team's entries logged while its server was
+away went into a local graph the team never reads, and one command's local writes into the team's graph.
 """
 
 from __future__ import annotations
@@ -56,10 +62,12 @@ MAX_DRAINING = 4  # draining files kept apart before `take` merges them (see `Jo
 
 
 class Journal:
-    def __init__(self, folder: Path, *, timeout: float):
+    def __init__(self, folder: Path, *, timeout: float, lane: str | None = None):
         self.folder = folder
         self.timeout = timeout
-        self.path = folder / "journal.jsonl"
+        self.lane = lane  # None: the workspace's configured store (see the module docstring)
+        self.path = folder / ("journal.jsonl" if lane is None else f"journal.{lane}.jsonl")
+        self._draining = "draining-" if lane is None else f"draining.{lane}-"
         self.ids_path = folder / "ids.json"
         self._lock = WaitLock(folder / "journal.lock", timeout=timeout, what="the write journal")
         # The file lock keeps other processes out; this keeps this process's other threads out (a workspace's
@@ -174,11 +182,33 @@ class Journal:
         its budget, reads no more than it applies)."""
         with self.locked():
             if self.path.exists() and self.path.stat().st_size:
-                os.replace(self.path, self.folder / f"draining-{time.time_ns():020d}-{os.getpid()}.jsonl")
-        paths = sorted(self.folder.glob("draining-*.jsonl"))
+                os.replace(self.path, self.draining_path(f"{time.time_ns():020d}-{os.getpid()}"))
+        paths = self.draining_files()
         if len(paths) > MAX_DRAINING:
             paths = self._merge(paths)
         return (_pending(path) for path in paths)
+
+    def draining_path(self, stamp: str) -> Path:
+        """A draining file of this lane; `stamp` (a time in ns, the process id) orders them."""
+        return self.folder / f"{self._draining}{stamp}.jsonl"
+
+    def draining_files(self) -> list[Path]:
+        """This lane's draining files, oldest first."""
+        return sorted(self.folder.glob(f"{self._draining}*.jsonl"))
+
+    def other_lanes(self) -> dict[str, int]:
+        """Lines waiting in other stores' lanes, by file name (what `kg doctor` reports: they wait for a command
+        run against their store)."""
+        mine = {self.path, *self.draining_files()}
+        out = {}
+        for path in sorted({*self.folder.glob("journal*.jsonl"), *self.folder.glob("draining*.jsonl")} - mine):
+            try:
+                lines = sum(1 for line in path.read_bytes().splitlines() if line.strip())
+            except OSError:
+                continue
+            if lines:
+                out[path.name] = lines
+        return out
 
     def _merge(self, paths: list[Path]) -> list[Path]:
         """Drains that stop early (for a reader, at a budget) leave a draining file each round; past
@@ -190,7 +220,7 @@ class Journal:
         for path in rest:
             data = path.read_bytes()
             parts.append(data if not data or data.endswith(b"\n") else data + b"\n")
-        merged = rest[-1].with_name(f"draining-{time.time_ns():020d}-{os.getpid()}-merged.jsonl")
+        merged = self.draining_path(f"{time.time_ns():020d}-{os.getpid()}-merged")
         write_atomic(merged, b"".join(parts))
         for path in rest:
             path.unlink(missing_ok=True)
@@ -241,7 +271,7 @@ class Journal:
                 return False
         except FileNotFoundError:
             pass
-        return not any(self.folder.glob("draining-*.jsonl"))
+        return not any(self.draining_files())
 
     def keep(self, pending: Pending, rest: list[dict[str, Any]]) -> None:
         """A drain stopped short (handed over, or out of budget): its draining file now holds only the records
@@ -255,7 +285,7 @@ class Journal:
         """How many journal lines wait to be applied (the newest file and every draining file). `entries`: only
         the logs, not the session starts journaled while the graph was held (what a reader reports as entries)."""
         count = 0
-        for path in (self.path, *self.folder.glob("draining-*.jsonl")):
+        for path in (self.path, *self.draining_files()):
             try:
                 data = path.read_bytes()
             except FileNotFoundError:
@@ -273,7 +303,7 @@ class Journal:
 
     def has_pending(self) -> bool:
         # asked before any lock: a drainer may move the file away between two looks (it is then a draining file)
-        return self.growing() or any(self.folder.glob("draining-*.jsonl"))
+        return self.growing() or any(self.draining_files())
 
     @staticmethod
     def done(pending: Pending) -> None:

@@ -13,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from kg.core.errors import UsageError
@@ -82,3 +83,32 @@ def resolve(configured: str | None, root: Path | None = None) -> StoreUrl | None
             env = env.replace(WORKSPACE_SLOT, f"{re.sub(r'[^A-Za-z0-9_-]', '_', root.name)[:20]}-{key}")
         return None if env.lower() == "kuzu" else parse_url(env)
     return parse_url(configured) if configured else None
+
+
+def resolve_configured(table: Any) -> StoreUrl | None:
+    """The store kg.toml's `[store]` table names (`KG_STORE` aside), or None for the embedded graph; a table kg
+    cannot read counts as none (opening the workspace reports it)."""
+    url = table.get("url") if isinstance(table, dict) else None
+    if not isinstance(url, str) or not url.strip():
+        return None
+    try:
+        return parse_url(url)
+    except UsageError:
+        return None
+
+
+def lane(chosen: StoreUrl | None, configured: StoreUrl | None) -> str | None:
+    """The journal lane for writes to `chosen` when the workspace is configured for `configured`
+    (kg/ingest/journal.py): None when they are the same store, else `kuzu` or a fixed-length key of the server's
+    address and graph (fixed length, so no lane's file names start with another's)."""
+    if _same(chosen, configured):
+        return None
+    if chosen is None:
+        return "kuzu"
+    return hashlib.sha1(f"{chosen.host}:{chosen.port}/{chosen.graph}".encode()).hexdigest()[:12]
+
+
+def _same(a: StoreUrl | None, b: StoreUrl | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return (a.host.lower(), a.port, a.graph) == (b.host.lower(), b.port, b.graph)

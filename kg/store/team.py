@@ -160,8 +160,8 @@ def origin(root: Path, kg_dir: Path, url: StoreUrl) -> dict[str, str]:
 class TeamJournal(Journal):
     """The local journal, with ids that carry the workspace's member number (see the module docstring)."""
 
-    def __init__(self, kg_dir: Path, *, timeout: float, url: StoreUrl):
-        super().__init__(kg_dir, timeout=timeout)
+    def __init__(self, kg_dir: Path, *, timeout: float, url: StoreUrl, lane: str | None = None):
+        super().__init__(kg_dir, timeout=timeout, lane=lane)
         self._member = member(kg_dir, url)
 
     def _tag(self, ids: list[str]) -> list[str]:

@@ -259,7 +259,7 @@ def test_the_journal_holds_no_secret_before_it_is_applied(ws):
     for _kind, text, _ in SECRETS:
         w.log("error", f"failed: {text}"[:300].replace("\n", " "), error_text=text, area=text[:150],
               now="2026-03-02T10:00", apply=False)
-    journal = ws.root / "memory" / ".kg" / "journal.jsonl"
+    journal = w.journal.path  # this store's lane (kg/ingest/journal.py)
     assert journal.stat().st_size > 0
     data = journal.read_bytes()
     assert [kind for kind, _, secret in SECRETS if any(p in data for p in _needles(secret))] == []

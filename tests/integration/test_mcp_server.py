@@ -165,7 +165,7 @@ def test_a_failing_file_system_is_a_tool_error_with_its_reason_over_stdio(ws, ne
     assert {t["name"] for t in answers[1]["result"]["tools"]} >= {"log", "search", "status", "brief"}
     assert answers[2]["result"]["isError"] and "limit" in answers[2]["result"]["content"][0]["text"]
     assert answers[3]["error"]["code"] == -32601
-    (ws.kg_dir / "journal.jsonl").mkdir()
+    ws.journal.path.mkdir()
     answers, other, err = _stdio(ws.root, [("tools/call", {"name": "status", "arguments": {}})])
     text = answers[1]["result"]["content"][0]["text"]
     assert answers[1]["result"]["isError"] and "Is a directory" in text and ".jsonl" in text, text

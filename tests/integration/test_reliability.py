@@ -95,7 +95,7 @@ def test_hook_stdin_deep_json_and_oversize_are_bad_input(ws, monkeypatch, capsys
 
 def test_one_bad_journal_record_is_quarantined_not_blocking(ws, kg):
     ws.log("learning", "a good entry before", apply=False)
-    with open(ws.kg_dir / "journal.jsonl", "a") as fh:
+    with open(ws.journal.path, "a") as fh:
         fh.write('{"op":"log","id":"LRN-20261201-900"}\n')
         fh.write("garbled \x00 line\n")
     good = ws.log("learning", "a good entry after", apply=False)
@@ -105,7 +105,7 @@ def test_one_bad_journal_record_is_quarantined_not_blocking(ws, kg):
     assert {r["id"] for r in json.loads(out)} >= {good.id}
     rejected = [json.loads(x) for x in (ws.kg_dir / "journal.rejected").read_text().splitlines()]
     assert [r["reason"] for r in rejected] == ["not a JSON line (torn by a crash, or garbled)", "no 'fields' object"]
-    assert not list(ws.kg_dir.glob("draining-*"))
+    assert not ws.journal.draining_files()
     code, out, _ = kg("status")
     assert "2 line(s) set aside in memory/.kg/journal.rejected" in out
     assert kg("list")[0] == 0  # and every later read works
@@ -315,7 +315,7 @@ def test_a_reader_drains_within_its_budget_and_says_what_it_left(tmp_path, capsy
     assert ws.status(now="2026-11-02")["entries"] == {"error": 12}
     assert ws.status(now="2026-11-02")["journal_pending"] == 0
     assert sorted(r["id"] for r in ws.list(type="error", limit=100)) == sorted(ids)  # every entry once
-    assert not list(ws.kg_dir.glob("draining-*.jsonl"))
+    assert not ws.journal.draining_files()
 
 
 def test_a_budgeted_drain_stops_between_records_and_keeps_the_rest(ws):

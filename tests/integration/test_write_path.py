@@ -124,11 +124,11 @@ def test_graph_held_past_budget_fails_reads_clearly_but_logs_are_journaled(ws, m
 def test_crashed_drain_replays_exactly_once(ws):
     r = ws.log("error", "first", now=NOW, apply=False)
     ws.journal.take()  # a drainer took the records and died before applying them
-    assert list(ws.kg_dir.glob("draining-*.jsonl"))
+    assert ws.journal.draining_files()
     assert ws.drain().applied == 1
     # replaying a file whose records are already in the graph changes nothing
-    (ws.kg_dir / "draining-00000000000000000001-1.jsonl").write_text(
-        json.dumps({"op": "log", "id": r.id, "fields": {}}) + "\n")
+    replay = json.dumps({"op": "log", "id": r.id, "fields": {}}) + "\n"
+    ws.journal.draining_path("00000000000000000001-1").write_text(replay)
     assert ws.drain().applied == 0
     assert len(ws.list()) == 1
 

