@@ -69,9 +69,14 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
     `store` (falkordb://HOST:PORT/GRAPH) its graph is a team's on that server, named in kg.toml."""
     root = Path(path).expanduser().resolve()
     if store:
-        from kg.store.team import check_store
+        from kg.store.team import check_store, configure, reach
 
-        check_store(store)  # before anything is written
+        # before anything is written: a bad URL or a kg.toml kg may not edit (bad input), then a server that does
+        # not answer (a kg.toml naming a server kg cannot reach left the workspace unable to log at all: a new
+        # member's ids need its number from there)
+        parsed = check_store(store)
+        configure(root, store, dry_run=True)
+        reach(parsed)
     try:
         for sub in (MARKER, Path("memory") / "sessions", Path("memory") / "skills"):
             (root / sub).mkdir(parents=True, exist_ok=True)
@@ -79,8 +84,6 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
         raise StoreError(f"cannot create the workspace at {root}: {exc.strerror}; choose a folder you can "
                          "write to") from None
     if store:
-        from kg.store.team import configure
-
         configure(root, store)
     ws = Workspace(root, rules_dir=rules_dir)
     with ws.store():

@@ -74,12 +74,12 @@ def check_store(url: str) -> StoreUrl:
     return parsed
 
 
-def configure(root: Path, url: str) -> StoreUrl:
+def configure(root: Path, url: str, *, dry_run: bool = False) -> StoreUrl:
     """Write `[store] url` into kg.toml (added, or replacing an earlier one); the password is refused.
 
     kg.toml is the person's file: kg's table is a marked block written through the one block editor (every
     other byte kept, a human edit inside the block kept and reported as an error saying what to do). kg writes
-    nothing else into kg.toml."""
+    nothing else into kg.toml. `dry_run`: only refuse what would be refused, writing nothing."""
     from kg.lifecycle import blocks
 
     parsed = parse_url(url, allow_password=False)
@@ -90,10 +90,10 @@ def configure(root: Path, url: str) -> StoreUrl:
     state_dir = root / "memory" / ".kg"
     plan = blocks.sync_block(current, STORE_BLOCK, store_table(parsed.public),
                              write=lambda p: blocks.apply(path, p), state_dir=state_dir, key="kg.toml:store",
-                             fix=STORE_FIX, markers=blocks.TOML)
+                             fix=STORE_FIX, markers=blocks.TOML, dry_run=dry_run)
     if plan.action == "flag":
         raise UsageError(f"{path}: kg's [store] block was not changed: {plan.reason}")
-    if plan.action == "none" and current != before:  # an older kg's table, now in the block: taken out
+    if plan.action == "none" and current != before and not dry_run:  # an older kg's table, now in the block: taken out
         blocks.apply(path, blocks.SyncPlan("update", current, None, ""))
     return parsed
 
@@ -120,6 +120,16 @@ def _without_own_store_table(text: str, path: Path) -> str:
             start -= 1  # and the blank lines an older kg put before the table go with it
         return "".join(lines[:start] + lines[end:])
     return text
+
+
+def reach(url: StoreUrl) -> None:
+    """Whether the server answers (and accepts the password), as kg's own plain error if not."""
+    from kg.store.falkor import _connect, _plain
+
+    try:
+        _connect(url).connection.ping()
+    except Exception as exc:  # noqa: BLE001 - redis raises its own classes
+        raise _plain(exc, url, journaled=False) from None
 
 
 def member(kg_dir: Path, url: StoreUrl) -> int:

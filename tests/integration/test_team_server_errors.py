@@ -94,6 +94,30 @@ def test_a_stopped_server_is_one_clear_error_and_no_entry_is_lost(tmp_path):
         falkor_server.stop(data)
 
 
+@pytest.mark.parametrize("existing", [False, True], ids=["new", "embedded-before"])
+def test_init_store_with_the_server_away_changes_no_setting(tmp_path, existing):
+    """`kg init --store URL` with nothing listening wrote `[store] url` into kg.toml and then exited 1: every later
+    command failed (a new member cannot even journal a log without its member number). It now exits 1 with the
+    same plain message and writes nothing: kg.toml stays as it was, an embedded workspace goes on working, a new
+    folder is not made."""
+    from kg.store import falkor_server
+
+    root = tmp_path / "ws"
+    if existing:
+        kg.init_workspace(root)
+        (root / "kg.toml").write_text("# the person's settings\n", encoding="utf-8")
+    url = f"falkordb://127.0.0.1:{falkor_server.free_port()}/team"
+    done = kg_process(root, "init", "--store", url)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stderr.startswith(f"Error: cannot reach the team graph at {url}") and "Traceback" not in done.stderr
+    if not existing:
+        assert not root.exists()  # no half-made workspace either
+        return
+    assert (root / "kg.toml").read_text() == "# the person's settings\n"
+    logged = kg_process(root, "log", "error", "still on the embedded graph", "--wait", "--json")
+    assert logged.returncode == 0 and json.loads(logged.stdout)["applied"] is True, logged.stderr
+
+
 @pytest.mark.parametrize("member", [True, False], ids=["member", "first-command"])
 def test_a_url_naming_a_closed_port_is_a_kg_error_in_python(tmp_path, member):
     """`kg.analysis.load` raised redis's ConnectionError from deep inside the client; an analyst gets kg's own
