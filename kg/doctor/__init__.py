@@ -1,0 +1,270 @@
+"""`kg doctor`: check a workspace (folders, rules, ids, graph, full-text index, journal, blocks, files) and
+repair what can be repaired safely, saying what was done.
+
+Safe repairs run by default: missing folders made, leftover temporary files of dead processes removed, a
+stale current-session pointer cleared, the full-text index rebuilt, the journal applied. Starting a new graph
+over a missing or empty one (rebuilt from the workspace's trail and `.learnings/` files when present) only
+happens with `repair=True` (`kg doctor --repair`), because what was acknowledged and not exported is gone.
+The graph's own checks live in kg/doctor/graph.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kg.core import paths
+from kg.core.errors import KgError
+from kg.doctor.graph import _fts_leftovers, _graph, _graph_file, _graph_looked_at, _left_text, _unmark_fts
+from kg.redaction import cache as _rule_cache
+from kg.store.lock import pid_alive
+
+INSTRUCTION_FILES = ("AGENTS.md", "MEMORY.md", "SOUL.md", "TOOLS.md", "USER.md", "CLAUDE.md")
+# a temporary file and the pid of the process writing it: `.<name>.<pid>.<thread ident>.tmp` (kg/core/files.py),
+# `.<name>.<pid>.tmp` (older), `.bulk-...-<pid>.csv`, `.import-{edges,implied,lifecycle}-<pid>.jsonl` (a killed
+# import's spools, which its resumption writes again). (The thread ident is no pid: read as one, it named a live
+# process, or was too big for the kernel's call and `kg doctor` failed on the very file it is there to remove.)
+_TMP = re.compile(r"^\..+\.(?P<pid>\d+)\.\d+\.tmp$|^\..+\.(?P<old>\d+)\.tmp$|^\.bulk-.+-(?P<bulk>\d+)\.csv$"
+                  r"|^\.import-(?:edges|implied|lifecycle)-(?P<spool>\d+)\.jsonl$")
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | repaired | warning | error
+    detail: str
+
+
+@dataclass
+class DoctorReport:
+    workspace: str
+    checks: list[Check] = field(default_factory=list)
+
+    def add(self, name: str, status: str, detail: str) -> None:
+        self.checks.append(Check(name, status, detail))
+
+    @property
+    def ok(self) -> bool:
+        return not any(c.status == "error" for c in self.checks)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"workspace": self.workspace, "ok": self.ok, "checks": [asdict(c) for c in self.checks]}
+
+
+def doctor(ws: Any, *, repair: bool = False, dry_run: bool = False) -> DoctorReport:
+    if dry_run:  # "repair nothing": not even the secret rules' parse is kept in the workspace's cache
+        with _rule_cache.writes_held():
+            return _doctor(ws, repair=repair, dry_run=True)
+    return _doctor(ws, repair=repair, dry_run=False)
+
+
+def _doctor(ws: Any, *, repair: bool, dry_run: bool) -> DoctorReport:
+    report = DoctorReport(str(ws.root))
+    _folders(ws, report, dry_run)
+    _rules(ws, report)
+    _temp_files(ws, report, dry_run)
+    _cut_short(ws, report, dry_run)
+    _session_pointer(ws, report, dry_run)
+    _ids(ws, report, dry_run)
+    if _graph_file(ws, report, repair and not dry_run):
+        leftovers = _fts_leftovers(ws)
+        if leftovers and dry_run:  # (the writer's open below would rebuild the graph)
+            report.add("full-text index", "error", f"{_left_text(leftovers)}; run `kg doctor` to rebuild the graph")
+        elif dry_run:
+            _graph_looked_at(ws, report)
+        else:
+            if leftovers:  # (issue 22) the mark of a clean graph goes: the writer's open then finds and rebuilds it
+                _unmark_fts(ws)
+            _graph(ws, report, dry_run, leftovers, repair)
+    _journal(ws, report, dry_run)
+    _import(ws, report)
+    _blocks(ws, report)
+    _links(ws, report)
+    return report
+
+
+def _folders(ws: Any, report: DoctorReport, dry_run: bool) -> None:
+    missing = [p for p in (ws.memory / "sessions", ws.memory / "skills") if not p.is_dir()]
+    if not missing:
+        report.add("folders", "ok", "memory/, memory/sessions/, memory/skills/ and memory/.kg/ exist")
+    elif dry_run:
+        report.add("folders", "warning", f"missing: {', '.join(str(p.relative_to(ws.root)) for p in missing)}")
+    else:
+        for p in missing:
+            p.mkdir(parents=True, exist_ok=True)
+        report.add("folders", "repaired", f"made {', '.join(str(p.relative_to(ws.root)) for p in missing)}")
+
+
+def _rules(ws: Any, report: DoctorReport) -> None:
+    """Every rule file loaded as the commands load it (kg/core/rulecheck.py). A workspace opened with `fallback`
+    found the problem already and runs the rest of the checks on the packaged rules."""
+    from kg.core.rulecheck import problem
+
+    found = getattr(ws, "rules_problem", None) or problem(ws.rules)
+    if found:
+        report.add("rules", "error", found + ("; the other checks ran on the packaged rules"
+                                              if getattr(ws, "rules_problem", None) else ""))
+    else:
+        report.add("rules", "ok", "kg.toml and the rule files are valid")
+
+
+def _temp_files(ws: Any, report: DoctorReport, dry_run: bool) -> None:
+    stale = []
+    for folder in (ws.root, ws.memory, ws.kg_dir, ws.memory / "sessions", ws.memory / "skills"):
+        if not folder.is_dir():
+            continue
+        for p in folder.iterdir():
+            m = _TMP.match(p.name)
+            pid = m and int(m["pid"] or m["old"] or m["bulk"] or m["spool"])
+            if m and p.is_file() and not p.is_symlink() and not _alive(pid):
+                stale.append(p)
+    if not stale:
+        report.add("temporary files", "ok", "none left behind")
+        return
+    names = ", ".join(str(p.relative_to(ws.root)) for p in stale[:5]) + (" ..." if len(stale) > 5 else "")
+    if dry_run:
+        report.add("temporary files", "warning", f"{len(stale)} left by dead processes: {names}")
+        return
+    for p in stale:
+        p.unlink(missing_ok=True)
+    report.add("temporary files", "repaired", f"removed {len(stale)} left by dead processes: {names}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return pid_alive(pid)
+    except (OverflowError, ValueError):  # no process has such an id
+        return False
+
+
+def _cut_short(ws: Any, report: DoctorReport, dry_run: bool) -> None:
+    """The file a killed import left, kept by the restore of its copy (kg/store/rollback.py): a full-size graph
+    nothing reads again."""
+    from kg.store.rollback import cut_short_of
+
+    kept = cut_short_of(ws.graph_path)
+    if not kept.is_file():
+        return
+    size = f"{kept.stat().st_size / 1e6:.1f} MB"
+    if dry_run:
+        report.add("cut-short graph", "warning", f"{kept} ({size}), left by a restore after a killed import")
+        return
+    kept.unlink(missing_ok=True)
+    report.add("cut-short graph", "repaired", f"removed {kept} ({size}), left by a restore after a killed import")
+
+
+def _session_pointer(ws: Any, report: DoctorReport, dry_run: bool) -> None:
+    path = ws.kg_dir / "current-session"
+    try:
+        raw = path.read_bytes().decode("utf-8", "replace").strip()
+    except FileNotFoundError:
+        return
+    if paths.is_name(raw):
+        report.add("current session", "ok", raw)
+    elif dry_run:
+        report.add("current session", "warning", f"memory/.kg/current-session holds an invalid id {raw[:60]!r}")
+    else:
+        path.unlink(missing_ok=True)
+        report.add("current session", "repaired", f"cleared an invalid id {raw[:60]!r} (it is never used)")
+
+
+def _ids(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
+    """A damaged ids.json is rebuilt from the graph and the journal (kg/ingest/ids_rebuild.py) by an open of the
+    graph that does not drain the journal first."""
+    from kg.ingest.journal import IdsDamaged
+
+    try:
+        if dry_run:  # read without the journal's lock, whose holder sweeps temporary files
+            ws.journal._load_ids()
+            ws.journal._ids = None
+        else:
+            with ws.journal.locked():
+                ws.journal._load_ids()
+        report.add("ids", "ok", "memory/.kg/ids.json is readable")
+    except IdsDamaged as exc:
+        if dry_run:
+            report.add("ids", "error", str(exc))
+            return
+        try:
+            ws.rebuild_ids()
+        except KgError as failed:
+            report.add("ids", "error", f"{exc}; the graph could not be opened to rebuild it ({failed})")
+            return
+        report.add("ids", "repaired", ws.ids_rebuilt or "memory/.kg/ids.json is readable")
+    except KgError as exc:
+        report.add("ids", "error", str(exc))
+
+
+
+def _journal(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
+    pending = ws.journal.has_pending()
+    rejected = ws.journal.rejected()
+    if rejected:
+        first = rejected[0]
+        shown = first.get("record", {}).get("id") if isinstance(first.get("record"), dict) else None
+        report.add("journal", "warning",
+                   f"{len(rejected)} line(s) in memory/.kg/journal.rejected could not be applied (first: "
+                   f"{first.get('reason')}{f', {shown}' if shown else ''}); fix and re-append them to "
+                   "memory/.kg/journal.jsonl, or keep the file as a record")
+    elif pending:
+        report.add("journal", "warning", "entries are waiting to be applied: the next write, or `kg doctor`, "
+                   "applies them" if dry_run else "entries are waiting to be applied (the graph could not be opened)")
+    else:
+        report.add("journal", "ok", "nothing waiting, nothing set aside")
+    others = ws.journal.other_lanes()
+    if others:
+        name, lines = next(iter(others.items()))
+        whose = ("the store kg.toml configures" if name == "journal.jsonl" or name.startswith("draining-")
+                 else "the embedded graph (`KG_STORE=kuzu`)" if ".kuzu" in name
+                 else "a team graph `KG_STORE` chose")
+        report.add("journal", "warning",
+                   f"{sum(others.values())} line(s) wait in {len(others)} other store's lane(s) (first: "
+                   f"memory/.kg/{name}, {lines} line(s), for {whose}): a kg command run against that store applies "
+                   "them; no other store takes them")
+
+
+def _import(ws: Any, report: DoctorReport) -> None:
+    """An import that did not finish: only running it again loads its entries (kg/ingest/importing.py)."""
+    from kg.ingest.importing import unfinished, unfinished_text
+
+    left = unfinished(ws)
+    if left:
+        report.add("import", "warning" if left["running"] else "error", unfinished_text(left))
+
+
+def _blocks(ws: Any, report: DoctorReport) -> None:
+    from kg.lifecycle.blocks import BEGIN, END
+
+    damaged = []
+    for name in INSTRUCTION_FILES:
+        path = ws.root / name
+        if not path.is_file():
+            continue
+        text = path.read_bytes().decode("utf-8", "surrogateescape")
+        names = set(re.findall(r"<!-- kaizen-kg:(?:begin|end) (\S+) -->", text))
+        for block in sorted(names):
+            if text.count(BEGIN.format(name=block)) != 1 or text.count(END.format(name=block)) != 1:
+                damaged.append(f"{name} [{block}]")
+    if damaged:
+        report.add("blocks", "warning", "damaged kg block markers (kg leaves these blocks alone until fixed): "
+                   + ", ".join(damaged))
+    else:
+        report.add("blocks", "ok", "every kg block in the instruction files has one begin and one end marker")
+
+
+def _links(ws: Any, report: DoctorReport) -> None:
+    outside = []
+    for folder in (ws.memory / "sessions", ws.memory / "skills"):
+        if not folder.is_dir():
+            continue
+        for p in folder.iterdir():
+            try:
+                paths.inside(ws.root, p, "file")
+            except KgError:
+                outside.append(str(p.relative_to(ws.root)))
+    if outside:
+        report.add("files", "warning", "links leading outside the workspace (kg will not read or write them): "
+                   + ", ".join(outside[:5]))
+    else:
+        report.add("files", "ok", "session and skill files stay inside the workspace")
