@@ -244,16 +244,36 @@ class Redactor:
         return KeywordPlan.of([rule.keywords for rule in rules])
 
     @cached_property
-    def _other_words(self) -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]] | None:
-        """The non-ASCII keywords (the CJK labels) by their first character, and one regex of those characters: a long
-        text is scanned once (a character class the regex engine skips through fast), not once per keyword."""
-        by_first: dict[str, list[str]] = {}
+    def _other_words(self) -> tuple[re.Pattern[str], dict[str, tuple[tuple[str, int], ...]]] | None:
+        """The non-ASCII keywords (labels in other scripts: 密码, пароль, hasło) by their first non-ASCII character
+        (and its offset in the word), and one regex of those characters in either case: a text is scanned once (a
+        character class the regex engine skips through fast), not once per keyword, and an ASCII letter never
+        starts a look (hasło is looked for at each ł, not at each h). Keywords are lowercase; a capitalised label
+        (Пароль) is found too."""
+        by_char: dict[str, list[tuple[str, int]]] = {}
         for word in self._plan.other:
-            by_first.setdefault(word[0], []).append(word)
-        if not by_first:
+            at = next(i for i, c in enumerate(word) if not c.isascii())
+            by_char.setdefault(word[at], []).append((word, at))
+        if not by_char:
             return None
-        chars = re.compile("[" + "".join(re.escape(c) for c in sorted(by_first)) + "]")
-        return chars, {c: tuple(words) for c, words in by_first.items()}
+        cases = {v for c in by_char for v in (c, c.upper(), c.title()) if len(v) == 1}
+        chars = re.compile("[" + "".join(re.escape(c) for c in sorted(cases)) + "]")
+        return chars, {c: tuple(words) for c, words in by_char.items()}
+
+    def _other_starts(self, text: str, starts: dict[int, list[int]]) -> None:
+        """Where the non-ASCII keywords occur in `text`, any case (see `_other_words`)."""
+        if text.isascii():
+            return
+        other = self._other_words
+        if other is None:
+            return
+        chars, by_char = other
+        for match in chars.finditer(text):
+            for word, offset in by_char.get(match.group().lower(), ()):
+                at = match.start() - offset
+                if at >= 0 and text[at:at + len(word)].lower() == word:
+                    for index in self._plan.other[word]:
+                        starts.setdefault(index, []).append(at)
 
     @cached_property
     def _keyword_index(self) -> tuple[tuple[re.Pattern[str], ...], dict[str, tuple[int, ...]]]:
@@ -269,7 +289,8 @@ class Redactor:
         return tuple(re.compile(_trie(group)) for _, group in sorted(groups.items())), lookup
 
     def _keyword_starts(self, lowered: str, text: str) -> dict[int, list[int]]:
-        """Where each rule's keywords occur: ASCII keywords in `lowered`, the others (CJK labels) in `text`."""
+        """Where each rule's keywords occur: ASCII keywords in `lowered`, the others (labels in other scripts) in
+        `text`."""
         starts: dict[int, list[int]] = {}
         if len(lowered) < _SHORT:  # a kg log's fields: finds of the keywords whose first pair occurs here
             plan = self._plan
@@ -283,23 +304,9 @@ class Redactor:
                         for index in indexes:
                             starts.setdefault(index, []).append(at)
                         at = lowered.find(keyword, at + 1)
-            if not text.isascii():
-                for keyword, indexes in plan.other.items():
-                    at = text.find(keyword)
-                    while at >= 0:
-                        for index in indexes:
-                            starts.setdefault(index, []).append(at)
-                        at = text.find(keyword, at + 1)
+            self._other_starts(text, starts)
             return starts
-        other = self._other_words
-        if other is not None and not text.isascii():
-            chars, by_first = other
-            for match in chars.finditer(text):
-                at = match.start()
-                for word in by_first[match.group()]:
-                    if text.startswith(word, at):
-                        for index in self._plan.other[word]:
-                            starts.setdefault(index, []).append(at)
+        self._other_starts(text, starts)
         tries, lookup = self._keyword_index
         by_word: dict[str, list[int]] = {}  # one append per keyword found; rules gather their words' lists after
         for trie in tries:

@@ -77,6 +77,9 @@ SECRETS = [
      "6unvbcesg75725s3abzv6xs8rz3d5aue"),
     ("linear_api_key", "linearToken,lin_api_tnCHOl7x4fflF5uBi0llUQgc3uGL0WL67B7xrKnK,",
      "lin_api_tnCHOl7x4fflF5uBi0llUQgc3uGL0WL67B7xrKnK"),
+    # credentials as an agent lists them (a Markdown label, a value in backticks) and under a label in Russian
+    ("password_in_prose", "- **Password:** `Wq83!mZpTkv`", "Wq83!mZpTkv"),
+    ("password_in_prose", "Пароль: Gh47!bNqXyr", "Gh47!bNqXyr"),
 ]
 BLOB = "\n".join(text for _, text, _ in SECRETS)
 ONE_LINE = " ; ".join(text for _, text, _ in SECRETS if "\n" not in text and len(text) < 100)

@@ -106,9 +106,21 @@ POSITIVE = [
      'os.getenv("API_TOKEN", "[REDACTED:password_assignment]")'),
     ('apikey = @"Qz7pL2x9Kd!"', 'apikey = @"[REDACTED:password_assignment]"'),
     ("sl_pass=Qz7pL2x9Kd", "sl_pass=[REDACTED:password_assignment]"),
+    # credentials as agents write them out: a label in Markdown emphasis, a value in backticks taken to its end
+    ("- **Password:** `Zq81!wLm`", "- **Password:** `[REDACTED:password_in_prose]`"),
+    ("**Password**: Tr0ub4dor&3 for staging", "**Password**: [REDACTED:password_in_prose] for staging"),
+    ('the password is "hunter2!"', 'the password is "[REDACTED:password_in_prose]"'),
+    ("la password è Vx93kqLp", "la password è [REDACTED:password_in_prose]"),
+    # labels in other languages, a capitalised one too (non-ASCII keywords are found in either case)
+    ("Пароль: Gh47!bNq", "Пароль: [REDACTED:password_in_prose]"),
+    ("**heslo:** `Lm20xQwe`", "**heslo:** `[REDACTED:password_in_prose]`"),
+    ("パスワード: Xk29slaP", "パスワード: [REDACTED:password_in_prose]"),
+    ("Wachtwoord = Rt5!kdPz", "Wachtwoord = [REDACTED:password_in_prose]"),
 ]
 
 NEGATIVE = [
+    "**Validating Password Fields**\n\nI'll check the form.",  # a heading's closing emphasis is no value
+    "heslo: nové", "Пароль: неверный", "**Password:** the one you set before",
     # `word:VALUE` is not an assignment (YAML: one plain scalar), and a hidden form field's value is public
     "foo:AAH1bjqpKKW3maRSPAxzIU-0v6xNuq2-NjM",
     '<input type="hidden" name="state" value="7SWa-Fo1_hsC6oovfBsJFLGPUl2EhkSWPbJhWANwgaJWBDl1vxd9VNqXTN">',
