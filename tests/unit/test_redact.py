@@ -111,6 +111,8 @@ POSITIVE = [
     ("**Password**: Tr0ub4dor&3 for staging", "**Password**: [REDACTED:password_in_prose] for staging"),
     ('the password is "hunter2!"', 'the password is "[REDACTED:password_in_prose]"'),
     ("la password è Vx93kqLp", "la password è [REDACTED:password_in_prose]"),
+    ("Password root: `Pk20!vvQ`", "Password root: `[REDACTED:password_in_prose]`"),
+    ('the password for staging is "Rr7#qwLm"', 'the password for staging is "[REDACTED:password_in_prose]"'),
     # labels in other languages, a capitalised one too (non-ASCII keywords are found in either case)
     ("Пароль: Gh47!bNq", "Пароль: [REDACTED:password_in_prose]"),
     ("**heslo:** `Lm20xQwe`", "**heslo:** `[REDACTED:password_in_prose]`"),
@@ -121,6 +123,8 @@ POSITIVE = [
 NEGATIVE = [
     "**Validating Password Fields**\n\nI'll check the form.",  # a heading's closing emphasis is no value
     "heslo: nové", "Пароль: неверный", "**Password:** the one you set before",
+    "password reset link: `https://example.com/reset`", "password file: `/etc/shadow`",
+    "password variable: `DB_PASSWORD`", "the password you chose is \"wrong\"",
     # `word:VALUE` is not an assignment (YAML: one plain scalar), and a hidden form field's value is public
     "foo:AAH1bjqpKKW3maRSPAxzIU-0v6xNuq2-NjM",
     '<input type="hidden" name="state" value="7SWa-Fo1_hsC6oovfBsJFLGPUl2EhkSWPbJhWANwgaJWBDl1vxd9VNqXTN">',
