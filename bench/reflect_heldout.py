@@ -2,39 +2,74 @@
 hand before any detector change of its landing; scored once, at the end, this tree beside another.
 
     .venv/bin/python bench/reflect_heldout.py --show               # the turns to label, with the agent's turns around
-    .venv/bin/python bench/reflect_heldout.py --set p21 --data /work/heldout21/raw --score --baseline /work/main
+    .venv/bin/python bench/reflect_heldout.py --set p22 --data /work/heldout22/raw --score --baseline /work/main
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
-p21 (tests/data/heldout_p21.jsonl; the rule fixed 2026-12-04 16:46 UTC before a turn was read, by an annotator who read
-no detector code): p20's rule carried on where it stopped. p20 ended on AIL2Lab/AIL2-Builder (all 3 of its history
-files), the 14th repository find_files lists for path `.specstory/.project.json`; p21 takes the repositories listed
-after it, in that order (AJV009/esp32-s3-lcd-2-badge, AKumarKaushik/TicketManagement, AV77web/app, ...; the
-`.what-is-this.md` list was passed by p20 and is not revisited). Of each repository, its `.specstory/history/*.md` files
-as find_files lists them under `.specstory/history`, in name order, the first 3 not over 120,000 characters (the size
-read as read_file's total_chars at an offset past the end, so no text is seen); the version read_file gives without a
-commit; whole files, every user turn. A repository any earlier set took (p17-p20 labels' owner__repo) is skipped, and
-any file already in shared data (its SpecStory chats are edobry/minsky's). Saved verbatim, every page, as
-<data>/<owner>__<repo>__<file name> (default /work/heldout21/raw), until ~150 user turns or the clock (deadline 17:55
-UTC), whole files only. What it gave (labelled by 17:12 UTC, each turn read with the agent's turn before and after,
-before any detector ran on them, by one annotator; scored once: see its end): 31 files of 14 repositories
-(AJV009/esp32-s3-lcd-2-badge 3, AKumarKaushik/TicketManagement 3, AV77web/app 1, AV77web/magricambi 3,
-Abhi919/support-ticket-pipeline 3, AbhinavTTN/C2-ticketManagement 1, Abhishek00810/arxiv-research-paper-rag 3,
-AgentPhoenix7/bing-wallpaper 3, Ai-Whisperers/Relocation-Business 2, Ai-Whisperers/elviajero-comercio 1,
-Ai-Whisperers/nexa-paraguay 1, AlexandreMaillot/digiharmony 1, AlexeyYuPopkov/nostr_notes 3, Aliraad99/AliRaad 3;
-AdilYassar's two repositories and Akaina1/questapi list no history file); runtimes Cursor IDE, Claude Code, Copilot,
-Cursor CLI, Codex CLI. Skipped by size: AJV009's first three files, one file each of Abhi919, Abhishek00810,
-AlexeyYuPopkov and AliRaad, two of Relocation-Business. 144 user turns: 11 corrections, 5 knowledge gaps, 4 preferences
-(2 turns carry two labels), 126 with nothing to learn; by language en 80, it 45 (3 corrections), ru 16 (1), fr 3; by
-script Latin 128, Cyrillic 16. Stopped by the clock before AllProAi's first file (no turn of it read). No amendment to
-the rule. Judgement calls as p15-p20, and: 'from now on act as a senior developer' and 'the focus is my learning' read
-as preferences (a lasting rule of how to work), even in a first turn; redirects after the agent left work undone ('run
-and test everything', 'install what you want') and rejections of its diagnosis with evidence are corrections; a fact
-that overturns the agent's guess is a knowledge gap; pasted terminal references without words, Copilot's 'Continue to
-iterate?', Cursor's system notification and reconstructed-prompt openers are nothing. AliRaad's 2026-05-30 file holds no
-turn and the reader reads its three header lines as user turns: labelled nothing, kept so the gate counts match. The
-saved copy of AJV009's 2026-11-06 file lacks 28 invisible characters of ffmpeg progress lines in the agent's tool output
-(no user turn changes); the sha1s are of the saved files.
+p22 (tests/data/heldout_p22.jsonl; the rule fixed 2026-12-04 19:05 UTC before a turn was read, by an annotator who read
+no detector code): p21's rule carried on where it stopped. p21 stopped by the clock before AllProAi's first file, in the
+list find_files gives for path `.specstory/.project.json`; p22 takes that repository and those listed after it, in the
+library's order. Of each repository, its `.specstory/history/*.md` files as find_files lists them under
+`.specstory/history`, in name order, the first 3 not over 120,000 characters (the size read as read_file's total_chars
+at an offset past the end, so no text is seen); the version read_file gives without a commit; whole files, every user
+turn. A repository any earlier set took (p17-p21 labels' owner__repo) is skipped, and any file already in shared data.
+Saved verbatim, every page, as <data>/<owner>__<repo>__<file name> (default /work/heldout22/raw), until ~150 user turns
+or the clock (no new file saved after 20:05 UTC; deadline 20:35 UTC), whole files only. Should that list run dry, the
+amendment (which list next, in what order) is written here before reading on.
+What it gave (labelled by 19:53 UTC, each turn read with the agent's turn before and after, before any detector ran on
+them, by one annotator who read no detector code; held out, not yet scored): 22 files of 9 repositories
+(AllProAi/Sanza-TV-App_QuickPoll_v1 3, AllProAi/TV-App 2, AltarsCN/Openwrt-CI 3, AmbidextrousCoatie/bowlyzer_legacy 3,
+Amen-ai36/softwork-project 3, ArhamBafna/owgt-rewards-site 3, ArjunDivecha/qscreen-strategy-screener 1,
+AryanSinCel/StreamList 2, AryanSinCel/StreamLit 2); runtimes Cursor (SpecStory's classic and v2.1 formats), Copilot in
+VS Code, Antigravity CLI. No history file listed: AltarsCN/luci-app-frpc, AltarsCN/luci-app-frps,
+AnSaradar/rpf-mapping-dashboard, AndyChen05/Jana-30_Recitation_Rotate, Arluigi/portfolio, Arman-Luthra/ripppl,
+Artemonim/AskVLM. Skipped by size: bowlyzer_legacy's gf-api-data-fetching (222,355), player-stats-overview (196,444) and
+frontend-replacement (190,760); AnanyaShukla029/support-ticket-system's only file (402,520); AndyCross/pytato's only
+file (855,010); StreamLit's usewatchlist-implementation-details (127,534), home-ui-parity-adjustments (350,338) and
+movie-grid-layout (187,173). Saving stopped at 19:52 UTC, for time to label before the 20:05 cut-off (no file saved
+after): StreamLit's next file, movie-list-grid-layout, not looked at; AsabaRikka/ChatBot (only its sizes looked up) and
+later repositories not read. No amendment to the rule. 93 user turns: 16 corrections, 5 knowledge gaps, 1 preference (5
+turns carry two labels), 76 with nothing to learn; by language en 74 (14 corrections), zh 19 (2); by script Latin 75,
+Chinese 18 (a bare URL in a Chinese session is labelled zh). Judgement calls as p15-p21, and: 'fix it' / 'make sure our
+app is integrated' / 'fix' after the agent handed the work back or declared broken work ready are corrections; 'this is
+[what] i am getting' with a screenshot outside the text, right after the agent said its change works, is a correction,
+while a bare '?' is nothing (no words); 'it already has them' / 'there are already applescripts' / 'it always works when
+started from here' overturn the agent's premise: correction and knowledge gap; 'as usual, take the venv from ...' after
+the agent ran bare python is a correction and a preference; a user reversing their own earlier request, resending their
+own cut-off prompt, Copilot's 'Enable GPT-5' prompt and the runtime's 'File editing session' placeholder are nothing.
+The saved copy of AryanSinCel/StreamList's 2026-04-09_05-18 file lacks 1,115 invisible characters (ANSI escape sequences
+in pod-install output inside an agent tool block, stripped by the library's display; no user turn changes); the sha1s
+are of the saved files.
+
+p21 (tests/data/heldout_p21.jsonl, held out until p22, development data now; the rule fixed 2026-12-04 16:46 UTC before
+a turn was read, by an annotator who read no detector code): p20's rule carried on where it stopped. p20 ended on
+AIL2Lab/AIL2-Builder (all 3 of its history files), the 14th repository find_files lists for path
+`.specstory/.project.json`; p21 takes the repositories listed after it, in that order (AJV009/esp32-s3-lcd-2-badge,
+AKumarKaushik/TicketManagement, AV77web/app, ...; the `.what-is-this.md` list was passed by p20 and is not revisited).
+Of each repository, its `.specstory/history/*.md` files as find_files lists them under `.specstory/history`, in name
+order, the first 3 not over 120,000 characters (the size read as read_file's total_chars at an offset past the end, so
+no text is seen); the version read_file gives without a commit; whole files, every user turn. A repository any earlier
+set took (p17-p20 labels' owner__repo) is skipped, and any file already in shared data (its SpecStory chats are
+edobry/minsky's). Saved verbatim, every page, as <data>/<owner>__<repo>__<file name> (default /work/heldout21/raw),
+until ~150 user turns or the clock (deadline 17:55 UTC), whole files only. What it gave (labelled by 17:12 UTC, each
+turn read with the agent's turn before and after, before any detector ran on them, by one annotator; scored once: see
+its end): 31 files of 14 repositories (AJV009/esp32-s3-lcd-2-badge 3, AKumarKaushik/TicketManagement 3, AV77web/app 1,
+AV77web/magricambi 3, Abhi919/support-ticket-pipeline 3, AbhinavTTN/C2-ticketManagement 1,
+Abhishek00810/arxiv-research-paper-rag 3, AgentPhoenix7/bing-wallpaper 3, Ai-Whisperers/Relocation-Business 2,
+Ai-Whisperers/elviajero-comercio 1, Ai-Whisperers/nexa-paraguay 1, AlexandreMaillot/digiharmony 1,
+AlexeyYuPopkov/nostr_notes 3, Aliraad99/AliRaad 3; AdilYassar's two repositories and Akaina1/questapi list no history
+file); runtimes Cursor IDE, Claude Code, Copilot, Cursor CLI, Codex CLI. Skipped by size: AJV009's first three files,
+one file each of Abhi919, Abhishek00810, AlexeyYuPopkov and AliRaad, two of Relocation-Business. 144 user turns: 11
+corrections, 5 knowledge gaps, 4 preferences (2 turns carry two labels), 126 with nothing to learn; by language en 80,
+it 45 (3 corrections), ru 16 (1), fr 3; by script Latin 128, Cyrillic 16. Stopped by the clock before AllProAi's first
+file (no turn of it read). No amendment to the rule. Judgement calls as p15-p20, and: 'from now on act as a senior
+developer' and 'the focus is my learning' read as preferences (a lasting rule of how to work), even in a first turn;
+redirects after the agent left work undone ('run and test everything', 'install what you want') and rejections of its
+diagnosis with evidence are corrections; a fact that overturns the agent's guess is a knowledge gap; pasted terminal
+references without words, Copilot's 'Continue to iterate?', Cursor's system notification and reconstructed-prompt
+openers are nothing. AliRaad's 2026-05-30 file holds no turn and the reader reads its three header lines as user turns:
+labelled nothing, kept so the gate counts match. The saved copy of AJV009's 2026-11-06 file lacks 28 invisible
+characters of ffmpeg progress lines in the agent's tool output (no user turn changes); the sha1s are of the saved files.
 Scored once, 2026-12-04 18:00 UTC, main before the twenty-fourth landing's detector changes (694dd45's parent
 213bb6d) beside them (w-d14): the same, turn for turn: correction 0.36 / 0.36 / 0.36 (4 found, 7 false, 7 missed),
 anything 0.45 / 0.28 / 0.34, 4.8 false alarms per 100 quiet turns; of the 7 missed corrections 3 are Italian and
@@ -155,7 +190,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p21": REPO / "tests" / "data" / "heldout_p21.jsonl",
+SETS = {"p22": REPO / "tests" / "data" / "heldout_p22.jsonl",
+        "p21": REPO / "tests" / "data" / "heldout_p21.jsonl",
         "p20": REPO / "tests" / "data" / "heldout_p20.jsonl",
         "p19": REPO / "tests" / "data" / "heldout_p19.jsonl",
         "p18": REPO / "tests" / "data" / "heldout_p18.jsonl",
@@ -164,9 +200,9 @@ SETS = {"p21": REPO / "tests" / "data" / "heldout_p21.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
-           "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p21"
+OUTSIDE = {"p22": Path("/work/heldout22/raw"), "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"),
+           "p19": Path("/work/heldout19/raw"), "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
+HELD_OUT = "p22"
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
