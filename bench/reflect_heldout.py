@@ -67,8 +67,9 @@ developer' and 'the focus is my learning' read as preferences (a lasting rule of
 redirects after the agent left work undone ('run and test everything', 'install what you want') and rejections of its
 diagnosis with evidence are corrections; a fact that overturns the agent's guess is a knowledge gap; pasted terminal
 references without words, Copilot's 'Continue to iterate?', Cursor's system notification and reconstructed-prompt
-openers are nothing. AliRaad's 2026-05-30 file holds no turn and the reader reads its three header lines as user turns:
-labelled nothing, kept so the gate counts match. The saved copy of AJV009's 2026-11-06 file lacks 28 invisible
+openers are nothing. AliRaad's 2026-05-30 file holds no turn and the reader read its three header lines as user turns:
+labelled nothing (those three labels were taken out when the reader learnt SpecStory's banner, after the score below:
+141 turns since, of which 123 nothing). The saved copy of AJV009's 2026-11-06 file lacks 28 invisible
 characters of ffmpeg progress lines in the agent's tool output (no user turn changes); the sha1s are of the saved files.
 Scored once, 2026-12-04 18:00 UTC, main before the twenty-fourth landing's detector changes (694dd45's parent
 213bb6d) beside them (w-d14): the same, turn for turn: correction 0.36 / 0.36 / 0.36 (4 found, 7 false, 7 missed),
