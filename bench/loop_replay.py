@@ -13,6 +13,7 @@ About 100× faster than driving the real cycle (`loop_sim.py --real`), which che
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from dataclasses import dataclass, field
@@ -29,6 +30,9 @@ _next_look = getattr(verify_check, "next_look", lambda now, until, policy: until
 _back_early = getattr(verify_check, "back_early", lambda c, policy, prior: "")
 
 
+_CREATED = itertools.count()
+
+
 @dataclass
 class Change:
     applied_at: datetime
@@ -40,6 +44,7 @@ class Change:
     target: str = ""
     baseline: tuple[float, float] | None = None  # (counted, days) before it: fixed once it is applied
     evidence: list[str] = field(default_factory=list)  # the check lines (verify_check), as the graph keeps them
+    seq: int = field(default_factory=lambda: next(_CREATED))  # creation order: the real ids' (chg-<day>-<n>)
 
 
 @dataclass
@@ -167,8 +172,11 @@ def _effect(state: dict[str, State], now: datetime, policy: LifecyclePolicy, obs
 
 def _verify(pats: list, state: dict[str, State], now: datetime, policy: LifecyclePolicy,
             observed: datetime | None, day: float) -> None:
-    due = [(p, c) for p in pats for c in state[p.key].changes
-           if c.status in ("applied", "confirmed", "checking") and c.next_check <= now]
+    # in the order the cycle reads them (lc_changes_due: next check, then id): with check_max_out rules out at
+    # once, which due change takes the last free place depends on it
+    due = sorted(((p, c) for p in pats for c in state[p.key].changes
+                  if c.status in ("applied", "confirmed", "checking") and c.next_check <= now),
+                 key=lambda pc: (pc[1].next_check, pc[1].seq))
     if not due:
         return
     prior = _prior(state, now, policy, observed)
