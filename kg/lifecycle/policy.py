@@ -125,6 +125,7 @@ class Verification:
     relapse_reference: float = 0.1
     prior_source: str = "changes"
     pool_retries: bool = False
+    trigger_window: str = "counted"
 
 
 @dataclass(frozen=True)
@@ -308,6 +309,7 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         mix_source=r.string("verification.mix_source", ("verdicts", "relapse"), default="verdicts"),
         prior_source=r.string("verification.prior_source", ("changes", "patterns"), default="changes"),
         pool_retries=r.flag("verification.pool_retries", default=False),
+        trigger_window=r.string("verification.trigger_window", ("counted", "left_out"), default="counted"),
         relapse_reference=r.number("verification.relapse_reference", 0.01, 0.99, default=0.1),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:
