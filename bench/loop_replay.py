@@ -28,6 +28,7 @@ TEXT = "Avoid the {key} mistake"
 # An older kg has neither (the held-out comparison replays main's code with this bench): its checks end on their day.
 _next_look = getattr(verify_check, "next_look", lambda now, until, policy: until)
 _back_early = getattr(verify_check, "back_early", lambda c, policy, prior: "")
+_asks = getattr(promoting, "asks", lambda note: False)  # nor recovery.max_returns: it never stops to ask
 
 
 _CREATED = itertools.count()
@@ -88,6 +89,8 @@ def replay_history(seed: int, *, n: int, days: int, mix: tuple[float, float, flo
         for p, mode in _promote(pats, state, now, policy, observed):
             if mode == "auto":
                 _apply(state[p.key], p, now, policy, day + 20 / 24)
+            elif mode == "asked":  # kg's question after recovery.max_returns: the simulated user leaves it alone
+                state[p.key].pending = True
             else:
                 state[p.key].pending = True
                 approvals.setdefault(day + 1 + sim.approval_delay(rng, delay, seed if paired else None, p.key, day),
@@ -302,14 +305,15 @@ def _promote(pats: list, state: dict[str, State], now: datetime, policy: Lifecyc
                                  entry_type="error", action=TEXT.format(key=p.key), failed=failed,
                                  actions=(TEXT.format(key=p.key),) if failed else (), note=note, **fields)
         plan = promote.plan(cand, policy)
-        if failed and plan.mode == "ask" and not promoting.comes_back(note):
+        asked = bool(failed) and plan.mode == "ask" and _asks(note)
+        if failed and plan.mode == "ask" and not promoting.comes_back(note) and not asked:
             continue
         if budget.why_not(plan.file, plan.block, plan.text):
             continue
         if not failed and verify.baseline_short(s.times, now, policy, observed_from=observed):
             continue
         budget.take(plan.file, plan.block, plan.text)
-        out.append((p, plan.mode))
+        out.append((p, "asked" if asked else plan.mode))
     return out
 
 

@@ -137,6 +137,7 @@ class Recovery:
     max_ratio: float = 0.6325
     max_tries: int = 1
     retry_below: float = 0.95
+    max_returns: int = 0
 
 
 @dataclass(frozen=True)
@@ -352,7 +353,8 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
                    min_posterior=r.number("recovery.min_posterior", 0.5, 0.9999),
                    max_ratio=r.number("recovery.max_ratio", 0, default=0.6325),
                    max_tries=r.whole("recovery.max_tries", 1, default=1),
-                   retry_below=r.number("recovery.retry_below", 0, 1, default=0.95))
+                   retry_below=r.number("recovery.retry_below", 0, 1, default=0.95),
+                   max_returns=r.whole("recovery.max_returns", 0, default=0))
     b = Budget(per_file_per_cycle=r.whole("budget.per_file_per_cycle", 1),
                max_block_lines=r.whole("budget.max_block_lines", 1),
                max_block_chars=r.whole("budget.max_block_chars", 80),
