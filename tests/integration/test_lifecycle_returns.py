@@ -1,6 +1,7 @@
-"""Recovery's "the revert looks wrong" is bounded (`recovery.max_returns`): once a pattern's rules were reverted that
-many times, kg asks a person instead of proposing the same text again as a retry. Through the real cycle with a
-replayed `now`; the ask and its numbers are in `kg cycle --json` and `kg propose --json`."""
+"""Recovery's "the revert looks wrong" can be bounded (`recovery.max_returns`, 0 by default: measured in
+rules/lifecycle.toml): once a pattern's rules were reverted that many times, kg asks a person instead of proposing the
+same text again as a retry. Through the real cycle with a replayed `now`; the ask and its numbers are in `kg cycle
+--json` and `kg propose --json`."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def _history(ws, extra: str = "") -> list[tuple[datetime, dict]]:
 
 
 def test_after_max_returns_reverts_kg_asks_instead_of_trying_again(ws, run_kg):
-    proposed = _history(ws)
+    proposed = _history(ws, "[rules.lifecycle.recovery]\nmax_returns = 2\n")
     assert [bool(q.get("asked")) for _, q in proposed] == [False, True], proposed
     (day, ask) = proposed[-1]
     assert ask["recovered"] and ask["mode"] == "ask" and ask["text"] == RULE
@@ -58,5 +59,6 @@ def test_after_max_returns_reverts_kg_asks_instead_of_trying_again(ws, run_kg):
 
 
 def test_without_the_bound_the_same_text_is_retried_each_time_the_revert_looks_wrong(ws):
-    proposed = _history(ws, "[rules.lifecycle.recovery]\nmax_returns = 0\n")
+    """The default (0, measured in rules/lifecycle.toml): every revert that looks wrong brings the text back."""
+    proposed = _history(ws)
     assert len(proposed) >= 2 and not any(q.get("asked") for _, q in proposed), proposed
