@@ -13,6 +13,7 @@ About 100× faster than driving the real cycle (`loop_sim.py --real`), which che
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from dataclasses import dataclass, field
@@ -27,6 +28,10 @@ TEXT = "Avoid the {key} mistake"
 # An older kg has neither (the held-out comparison replays main's code with this bench): its checks end on their day.
 _next_look = getattr(verify_check, "next_look", lambda now, until, policy: until)
 _back_early = getattr(verify_check, "back_early", lambda c, policy, prior: "")
+_asks = getattr(promoting, "asks", lambda note: False)  # nor recovery.max_returns: it never stops to ask
+
+
+_CREATED = itertools.count()
 
 
 @dataclass
@@ -40,6 +45,7 @@ class Change:
     target: str = ""
     baseline: tuple[float, float] | None = None  # (counted, days) before it: fixed once it is applied
     evidence: list[str] = field(default_factory=list)  # the check lines (verify_check), as the graph keeps them
+    seq: int = field(default_factory=lambda: next(_CREATED))  # creation order: the real ids' (chg-<day>-<n>)
 
 
 @dataclass
@@ -83,6 +89,8 @@ def replay_history(seed: int, *, n: int, days: int, mix: tuple[float, float, flo
         for p, mode in _promote(pats, state, now, policy, observed):
             if mode == "auto":
                 _apply(state[p.key], p, now, policy, day + 20 / 24)
+            elif mode == "asked":  # kg's question after recovery.max_returns: the simulated user leaves it alone
+                state[p.key].pending = True
             else:
                 state[p.key].pending = True
                 approvals.setdefault(day + 1 + sim.approval_delay(rng, delay, seed if paired else None, p.key, day),
@@ -167,8 +175,11 @@ def _effect(state: dict[str, State], now: datetime, policy: LifecyclePolicy, obs
 
 def _verify(pats: list, state: dict[str, State], now: datetime, policy: LifecyclePolicy,
             observed: datetime | None, day: float) -> None:
-    due = [(p, c) for p in pats for c in state[p.key].changes
-           if c.status in ("applied", "confirmed", "checking") and c.next_check <= now]
+    # in the order the cycle reads them (lc_changes_due: next check, then id): with check_max_out rules out at
+    # once, which due change takes the last free place depends on it
+    due = sorted(((p, c) for p in pats for c in state[p.key].changes
+                  if c.status in ("applied", "confirmed", "checking") and c.next_check <= now),
+                 key=lambda pc: (pc[1].next_check, pc[1].seq))
     if not due:
         return
     prior = _prior(state, now, policy, observed)
@@ -294,14 +305,15 @@ def _promote(pats: list, state: dict[str, State], now: datetime, policy: Lifecyc
                                  entry_type="error", action=TEXT.format(key=p.key), failed=failed,
                                  actions=(TEXT.format(key=p.key),) if failed else (), note=note, **fields)
         plan = promote.plan(cand, policy)
-        if failed and plan.mode == "ask" and not promoting.comes_back(note):
+        asked = bool(failed) and plan.mode == "ask" and _asks(note)
+        if failed and plan.mode == "ask" and not promoting.comes_back(note) and not asked:
             continue
         if budget.why_not(plan.file, plan.block, plan.text):
             continue
         if not failed and verify.baseline_short(s.times, now, policy, observed_from=observed):
             continue
         budget.take(plan.file, plan.block, plan.text)
-        out.append((p, plan.mode))
+        out.append((p, "asked" if asked else plan.mode))
     return out
 
 

@@ -5,7 +5,8 @@ histories where the truth is known, driving the REAL loop: a real workspace, `ws
 Each pattern recurs as a Poisson process (rate drawn from --rate, optionally drifting on its own, optionally
 with bursty days). When kg applies a rule for it, its rate is multiplied by the rule's true effect:
 effective (× 0.05–0.45), ineffective (× 0.85–1.15) or harmful (× 1.6–2.6), drawn with the --mix shares.
-The user approves promotion proposals after 0–3 days (--delay) and leaves verification requests alone.
+The user approves promotion proposals after 0–3 days (--delay) and leaves verification requests alone, and
+kg's question whether to try a rule again once it stopped trying (recovery.max_returns).
 
 Beside kg, two deciders see the same events: a **baseline** (kg's former rule: rate after vs the 30 days
 before, a 7-day floor, a verdict at day 7 then monthly, auto-revert when undecided at 28 days), and the **best
@@ -157,8 +158,8 @@ def run_history(seed: int, *, n: int, days: int, mix: tuple[float, float, float]
                 p = by_key[r["pattern_key"]]
                 p.live = True
                 p.applied.append(day + 20 / 24)
-            for q in rep["proposed"]:
-                if q["type"] == "promotion":
+            for q in rep["proposed"]:  # kg's question after recovery.max_returns tries is left alone, as requests are
+                if q["type"] == "promotion" and not q.get("asked"):
                     wait = approval_delay(rng, delay, seed if paired else None, q["pattern_key"], day)
                     approvals.setdefault(day + 1 + wait, []).append((q["number"], q["pattern_key"]))
     return {"patterns": pats, "seconds": time.perf_counter() - t_start}

@@ -125,6 +125,7 @@ class Verification:
     relapse_reference: float = 0.1
     prior_source: str = "changes"
     pool_retries: bool = False
+    trigger_window: str = "counted"
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,7 @@ class Recovery:
     max_ratio: float = 0.6325
     max_tries: int = 1
     retry_below: float = 0.95
+    max_returns: int = 0
 
 
 @dataclass(frozen=True)
@@ -308,6 +310,7 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         mix_source=r.string("verification.mix_source", ("verdicts", "relapse"), default="verdicts"),
         prior_source=r.string("verification.prior_source", ("changes", "patterns"), default="changes"),
         pool_retries=r.flag("verification.pool_retries", default=False),
+        trigger_window=r.string("verification.trigger_window", ("counted", "left_out"), default="counted"),
         relapse_reference=r.number("verification.relapse_reference", 0.01, 0.99, default=0.1),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:
@@ -350,7 +353,8 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
                    min_posterior=r.number("recovery.min_posterior", 0.5, 0.9999),
                    max_ratio=r.number("recovery.max_ratio", 0, default=0.6325),
                    max_tries=r.whole("recovery.max_tries", 1, default=1),
-                   retry_below=r.number("recovery.retry_below", 0, 1, default=0.95))
+                   retry_below=r.number("recovery.retry_below", 0, 1, default=0.95),
+                   max_returns=r.whole("recovery.max_returns", 0, default=0))
     b = Budget(per_file_per_cycle=r.whole("budget.per_file_per_cycle", 1),
                max_block_lines=r.whole("budget.max_block_lines", 1),
                max_block_chars=r.whole("budget.max_block_chars", 80),

@@ -131,9 +131,15 @@ def relapse_head(v: verify.Verdict, lp: Any, tries: int = 1) -> str:
     """'the revert looks wrong' when the rule cut the rate with P ≥ recovery.min_posterior and the posterior
     median is below recovery.max_ratio; else 'worth another try' when its rules were tried fewer than
     `recovery.max_tries` times and the whole history does not show they failed (P(ratio > revert_min_ratio) <
-    `recovery.retry_below`): a wrong revert on a thin baseline would otherwise stay for good; else 'no sign'."""
+    `recovery.retry_below`): a wrong revert on a thin baseline would otherwise stay for good; else 'no sign'.
+    A revert that looks wrong after `recovery.max_returns` reverts of the pattern's rules is a question for a
+    person (`asks`) instead of another try: each try is weeks of a rule that may not work, and the relapse that
+    brings it back rests on the same on/off periods every time."""
     rec = lp.recovery
     wrong = v.ratio is not None and v.p_cut >= rec.min_posterior and v.ratio < rec.max_ratio
+    if wrong and 0 < rec.max_returns <= tries:
+        return (f"the revert may be wrong (P = {v.p_cut:.3f} ≥ {rec.min_posterior:g}), but its rules were reverted "
+                f"{tries} times (recovery.max_returns {rec.max_returns}): {ASK}")
     if wrong:
         return f"the revert looks wrong (P = {v.p_cut:.3f} ≥ {rec.min_posterior:g})"
     if tries < rec.max_tries and v.ratio is not None and v.p_not_enough < rec.retry_below:
@@ -143,11 +149,18 @@ def relapse_head(v: verify.Verdict, lp: Any, tries: int = 1) -> str:
 
 
 RETRY = "worth another try"
+ASK = "kg asks before trying it again"
 
 
 def comes_back(note: str) -> bool:
     """Whether a reverted pattern's old text may be tried again (a person's yes when the target asks)."""
     return "revert looks wrong" in note or RETRY in note
+
+
+def asks(note: str) -> bool:
+    """Whether kg stopped trying a reverted pattern's old text and asks a person instead (a proposal that says
+    so: `"asked": true` in the cycle's report, the numbers in its motivation)."""
+    return ASK in note
 
 
 def promote_all(lc: Any) -> None:
@@ -170,7 +183,8 @@ def promote_all(lc: Any) -> None:
 def _promote_ranked(lc: Any, rows: list[dict[str, Any]], budget: promote.Budget) -> None:
     for cand in fill(lc, rows):   # one read of their events (each read scans the edges)
         plan = promote.plan(cand, lc.lp)
-        if cand.failed and plan.mode == "ask" and not comes_back(cand.note):
+        asked = bool(cand.failed) and plan.mode == "ask" and asks(cand.note)
+        if cand.failed and plan.mode == "ask" and not comes_back(cand.note) and not asked:
             lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason":
                                       "reverted and recurring, but no new action to try and no sign the old "
                                       "rule worked: log the fix with --action"})
@@ -183,10 +197,10 @@ def _promote_ranked(lc: Any, rows: list[dict[str, Any]], budget: promote.Budget)
             lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason": why})
             continue
         budget.take(plan.file, plan.block, plan.text)
-        _carry_out(lc, plan, recovered=bool(cand.failed))
+        _carry_out(lc, plan, recovered=bool(cand.failed), asked=asked)
 
 
-def _carry_out(lc: Any, plan: promote.Plan, *, recovered: bool) -> None:
+def _carry_out(lc: Any, plan: promote.Plan, *, recovered: bool, asked: bool = False) -> None:
     if plan.mode == "auto":
         change = lc.apply(plan, source="auto", proposal=0)
         if change and recovered:
@@ -198,7 +212,8 @@ def _carry_out(lc: Any, plan: promote.Plan, *, recovered: bool) -> None:
         category=plan.category, motivation=plan.motivation, evidence=list(plan.event_ids),
         risk=plan.risk, effort=plan.effort, impact=plan.impact, node=plan.pattern_id)
     lc.report.proposed.append({"number": number, "type": "promotion", "pattern_key": plan.key,
-                               "target": plan.file, "mode": plan.mode, "text": plan.text, "recovered": recovered})
+                               "target": plan.file, "mode": plan.mode, "text": plan.text, "recovered": recovered,
+                               **({"asked": True} if asked else {})})
 
 
 def _dominant(values: list[Any]) -> Any:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from kg.lifecycle import effect as effects
-from kg.lifecycle import stats
+from kg.lifecycle import stats, verify_stop
 from kg.lifecycle.policy import LifecyclePolicy
 
 CONFIRMED, INEFFECTIVE, WORSE, INCONCLUSIVE = "confirmed", "ineffective", "made_worse", "inconclusive"
@@ -96,15 +96,8 @@ def day_cap(times: Sequence[datetime], now: datetime, policy: LifecyclePolicy,
 def _trigger(times: Sequence[datetime], policy: LifecyclePolicy) -> datetime | None:
     """The occurrence at which the pattern first met the promotion threshold (≥ min_recurrence inside the
     window): the stopping time of the sampling."""
-    p = policy.promotion
-    w = p.window_days * DAY
-    lo = 0
-    for i, t in enumerate(times):
-        while times[lo] <= t - w:
-            lo += 1
-        if i - lo + 1 >= p.min_recurrence:
-            return t
-    return None
+    group = verify_stop.trigger_group(times, policy)
+    return group[1] if group else None
 
 
 def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, policy: LifecyclePolicy, *,
@@ -139,18 +132,24 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
     if len(base) < len(before_all):
         left.append(f"{len(before_all) - len(base)} while an earlier change was live")
     start = base[0] if base else None
+    gap = None
     if base:
         since = max((b for _, b in spans), default=start)
-        trig = (_trigger([t for t in base if t >= since], policy)
-                if v.leave_out_trigger or observed_from is None else None)
+        recent = [t for t in base if t >= since]
+        kept, gap = verify_stop.left_out(recent, policy)
+        if gap is not None:  # the triggering group was selected for being close together
+            base = [t for t in base if t < since] + kept
+            left.append(f"{len(recent) - len(kept)} in the {_days(*gap):.1f}d of the promotion's trigger")
+        trig = (_trigger(recent, policy)
+                if gap is None and (v.leave_out_trigger or observed_from is None) else None)
         if trig is not None:
             base.remove(trig)
             left.append("trigger")
-    if base and observed_from is not None:
+    if start is not None and observed_from is not None:
         # the pattern may have been there since kg started watching, or a window before its first
         # occurrence, whichever is later: the clock starts there, and the first occurrence counts
         start = max(observed_from, start - policy.promotion.window_days * DAY)
-    elif base:
+    elif base and base[0] == start:
         base = base[1:]
         left.insert(len(left) - ("trigger" in left), "first")
     half = v.baseline_half_life_days
@@ -167,7 +166,7 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
     t_b = 0.0
     if start is not None:
         pieces, cur = [], start
-        for a, b in spans:
+        for a, b in sorted(spans + ([gap] if gap else [])):
             if b > cur:
                 if a > cur:
                     pieces.append((cur, min(a, applied_at)))
