@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core import clock, paths
-from kg.core.errors import NoWorkspace, RulesError, SchemaError, StoreError, UsageError
+from kg.core.errors import KgError, NoWorkspace, RulesError, SchemaError, StoreError, UsageError
 from kg.core.policy import RuleSet
 from kg.graph import reads
 from kg.ingest import drain, ids_rebuild, writes
@@ -84,11 +84,35 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
         raise StoreError(f"cannot create the workspace at {root}: {exc.strerror}; choose a folder you can "
                          "write to") from None
     if store:
+        _settle_pending(root, parsed, rules_dir)
         configure(root, store)
     ws = Workspace(root, rules_dir=rules_dir)
     with ws.store():
         pass
     return ws
+
+
+def _settle_pending(root: Path, new: Any, rules_dir: Path | None) -> None:
+    """Writes waiting in the journal's plain lane were made for the store kg.toml named until now, and once
+    `[store]` names another the plain lane is the new store's (kg/ingest/journal.py). So they are applied where
+    they were made first (when this process writes to that store), and whatever is left moves to that store's own
+    lane, where `kg doctor` names it: never into the new store, whose ids they could collide with."""
+    from kg.store.backend import lane, resolve_configured
+
+    old = Workspace(root, rules_dir=rules_dir)
+    to = lane(resolve_configured(old._store_conf), new)
+    plain = Journal(old.kg_dir, timeout=old.lock_timeout)
+    if to is None or not plain.has_pending():
+        return
+    try:
+        if old.journal.lane is None:
+            old.drain()
+    except KgError:
+        pass  # (the old store busy or away) they wait in its lane
+    if plain.hand_over(to):
+        drain.warn(f"writes made for the store this workspace used until now could not be applied to it; they wait in "
+             f"memory/.kg/ (lane {to}) for a kg command run against it"
+             + (" (`KG_STORE=kuzu kg status` applies them to the embedded graph)" if to == "kuzu" else ""))
 
 
 def open_workspace(path: str | os.PathLike[str] | None = None, *, rules_dir: Path | None = None,

@@ -196,6 +196,23 @@ class Journal:
         """This lane's draining files, oldest first."""
         return sorted(self.folder.glob(f"{self._draining}*.jsonl"))
 
+    def hand_over(self, lane: str | None) -> int:
+        """Move every pending file of this lane to `lane`, by renames under the journal lock (so a crash leaves
+        each file whole in one lane or the other), kept in order; how many files moved. `kg init --store` hands the
+        writes made for the store it replaces to that store's lane: the plain lane becomes the new store's."""
+        other = Journal(self.folder, timeout=self.timeout, lane=lane)
+        moved = 0
+        with self.locked():
+            for path in self.draining_files():
+                os.replace(path, other.draining_path(path.name[len(self._draining):-len(".jsonl")]))
+                moved += 1
+            if self.path.exists() and self.path.stat().st_size:
+                os.replace(self.path, other.draining_path(f"{time.time_ns():020d}-{os.getpid()}"))
+                moved += 1
+            if moved:
+                _fsync_dir(self.folder)
+        return moved
+
     def other_lanes(self) -> dict[str, int]:
         """Lines waiting in other stores' lanes, by file name (what `kg doctor` reports: they wait for a command
         run against their store)."""

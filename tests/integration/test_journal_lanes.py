@@ -88,3 +88,29 @@ def test_an_embedded_write_waiting_for_its_graph_stays_out_of_the_team(tmp_path,
     assert ws.journal.other_lanes() == {"journal.kuzu.jsonl": 1}
     assert texts(kg_process(root, "list", "--json", store="kuzu")) == ["journaled for the embedded graph",
                                                                        "the first local entry"]
+
+
+@pytest.mark.parametrize("graph_busy", [False, True], ids=["applied-first", "graph-busy"])
+def test_moving_to_a_team_keeps_the_writes_made_for_the_embedded_graph(tmp_path, falkordb_url, graph_busy):
+    """Writes waiting for the embedded graph when `kg init --store` moves the workspace to a team (a background
+    applier had not run yet, the graph was busy) were in the plain lane, which becomes the team's: they went into the
+    team's graph, or were dropped there when a member-1 id of the same number existed (the review's repro). They are
+    applied to the embedded graph first; when it is busy they move to its lane and wait for a command run on it."""
+    from kg.store.lock import FileLock
+
+    root = kg.init_workspace(tmp_path / "ws").root
+    kg.open_workspace(root).log("error", "made for the embedded graph", apply=False)
+    holder = FileLock(root / "memory" / ".kg" / "graph.lock", timeout=1) if graph_busy else None
+    if holder:
+        holder.acquire()
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "KG_STORE"}
+        moved = subprocess.run([KG, "-w", str(root), "init", "--store", falkordb_url], capture_output=True, text=True,
+                               timeout=120, env={**env, "KG_SERVER": "0", "KG_LOCK_TIMEOUT": "0.3"})
+    finally:
+        if holder:
+            holder.release()
+    assert moved.returncode == 0, moved.stderr
+    assert ("wait in memory/.kg/ (lane kuzu)" in moved.stderr) is graph_busy, moved.stderr
+    assert texts(kg_process(root, "list", "--json")) == []
+    assert texts(kg_process(root, "list", "--json", store="kuzu")) == ["made for the embedded graph"]
