@@ -118,6 +118,11 @@ POSITIVE = [
     ("**heslo:** `Lm20xQwe`", "**heslo:** `[REDACTED:password_in_prose]`"),
     ("パスワード: Xk29slaP", "パスワード: [REDACTED:password_in_prose]"),
     ("Wachtwoord = Rt5!kdPz", "Wachtwoord = [REDACTED:password_in_prose]"),
+    ("Passwort: Gehe1mXy", "Passwort: [REDACTED:password_in_prose]"),  # a plain colon, where no assignment rule reads
+    ("| Password | `Vv55!abc` |", "| Password | `[REDACTED:password_in_prose]` |"),  # a Markdown table's row
+    ("пароль от базы: `Bb71!kzq`", "пароль от базы: `[REDACTED:password_in_prose]`"),
+    ("パスワードは `Mq83nnXz` です", "パスワードは `[REDACTED:password_in_prose]` です"),
+    ("the password is /Xk9#mQ2z", "the password is [REDACTED:password_in_prose]"),  # a leading / is no path
 ]
 
 NEGATIVE = [
@@ -125,6 +130,8 @@ NEGATIVE = [
     "heslo: nové", "Пароль: неверный", "**Password:** the one you set before",
     "password reset link: `https://example.com/reset`", "password file: `/etc/shadow`",
     "password variable: `DB_PASSWORD`", "the password you chose is \"wrong\"",
+    "Password field: `PasswordInput`", "the password policy is \"Min8Chars\"", "**Password:** `minLength: 8`",
+    "- **Password:** `hashPassword()`", "Parola — OpenAI's 2023 release", "our password manager is `1Password`",
     # `word:VALUE` is not an assignment (YAML: one plain scalar), and a hidden form field's value is public
     "foo:AAH1bjqpKKW3maRSPAxzIU-0v6xNuq2-NjM",
     '<input type="hidden" name="state" value="7SWa-Fo1_hsC6oovfBsJFLGPUl2EhkSWPbJhWANwgaJWBDl1vxd9VNqXTN">',
