@@ -247,7 +247,7 @@ def detect_format(text: str, name: str = "input") -> str:
         if len(text.splitlines()) > 1 or head == "{":
             # A first line that is broken JSON: most likely JSONL with a damaged first record.
             return "claude-code"
-    if first.startswith(SPECSTORY_BANNER) or any(_SPECSTORY_HEADING.match(line) for line in text.splitlines()[:2000]):
+    if any(_SPECSTORY_HEADING.match(line) for line in text.splitlines()[:2000]) or _header_only(text):
         return "specstory"  # (the banner alone: a history saved before its first turn, which holds none)
     if looks_like_aider(text):
         return "aider"
@@ -380,6 +380,20 @@ def _describe(skipped: Counter[str] | dict[str, int]) -> str:
 # --- SpecStory markdown ---------------------------------------------------------------
 
 
+_NOT_HEADER = re.compile(r"^(?![ \t]*(?:#|<!--|---|$))", re.M)  # a line that is not a heading, comment or rule
+
+
+def _header_only(text: str) -> bool:
+    """A history SpecStory saved before its first turn: its banner, then only headings, comments and rules (found
+    at the first other line, without splitting a long text). A file with the banner and text in sections of another
+    shape is not this: it is read as before (as plain text, or refused when named specstory)."""
+    text = text.lstrip("\ufeff").lstrip()
+    if not text.startswith(SPECSTORY_BANNER):
+        return False
+    end = text.find("\n")
+    return end < 0 or _NOT_HEADER.search(text, end + 1) is None
+
+
 def parse_specstory(text: str) -> Transcript:
     """`_**User**_` / `_**Assistant**_` (Cursor) or `_**Agent (model)**_` (Claude Code, Codex) sections. A history
     saved from Claude Code is read as its JSONL is (`parse_claude_code`): a sub-agent's sections (`(sidechain)` or
@@ -430,7 +444,7 @@ def parse_specstory(text: str) -> Transcript:
         elif role is not None:
             body.append(line)
     flush()
-    if not turns and not text.lstrip().startswith(SPECSTORY_BANNER):
+    if not turns and not _header_only(text):
         raise TranscriptError(
             "no _**User**_ / _**Assistant**_ sections found: this is not SpecStory markdown; "
             "name the format with --format"
