@@ -1,0 +1,120 @@
+"""Issue 14: corrections, lasting rules and the agent's concessions in Italian, Russian, French and German (Czech and
+Korean where cheap), read by the same signals as English; and accents, "ё" and Italian's apostrophe-accent folded so
+one pattern reads every spelling. Every sentence here is written for this test; none is a labelled turn."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg.reflect import detect
+from kg.reflect.language import fold
+from kg.reflect.parse import Transcript, Turn
+from tests.unit.test_reflect_detect import RULES
+from tests.unit.test_reflect_unseen_users import corrections, signals
+
+DONE = "I've updated the list view."
+
+
+def test_accents_yo_and_an_apostrophe_for_an_accent_fold_to_one_spelling():
+    assert fold("perché è già così") == fold("perche' e' gia' cosi'") == "perche e gia cosi"
+    assert fold("ça ne marche déjà plus, läuft nicht") == "ca ne marche deja plus, lauft nicht"
+    assert fold("всё ещё не работает") == "все еще не работает"
+    # what a mark makes another letter keeps it: Cyrillic й, kana, Hangul; a quoted word and an elision stay
+    assert fold("мой が 아니요") == "мой が 아니요"
+    assert fold("add a 'force' flag, l'ho fatto, c'est, don't") == "add a 'force' flag, l'ho fatto, c'est, don't"
+
+
+@pytest.mark.parametrize(("signal", "said"), [
+    # Italian
+    ("says_wrong", "non funziona ancora"),
+    ("says_wrong", "il problema non è la cache"),
+    ("still_again", "ancora lo stesso errore"),
+    ("not_done", "non è cambiato niente"),
+    ("contrast", "non nel controller, ma nel servizio"),
+    ("asked_for", "ti avevo chiesto solo di rinominare la funzione"),
+    ("you_did", "hai dimenticato i test"),
+    ("why_did", "perche' non hai eseguito i test?"),
+    ("why_did", "perché non hai eseguito i test?"),
+    ("prohibition", "non toccare il file di configurazione"),
+    ("rejects", "sbagliato, la porta è 8080"),
+    # Russian (stems: every person and tense)
+    ("says_wrong", "дело не в кэше, а в запросе"),
+    ("says_wrong", "это не помогло"),
+    ("not_done", "ничего не поменялось"),
+    ("problem_report", "приложение зависает на старте"),
+    ("asked_for", "я же просила только переименовать"),
+    ("contrast", "не в контроллере, а в сервисе"),
+    ("prohibition", "не трогай конфиг"),
+    ("you_did", "вы забыли обновить тесты"),
+    # French
+    ("says_wrong", "ça ne marche toujours pas"),
+    ("says_wrong", "le problème n'est pas le cache"),
+    ("still_again", "toujours la même erreur"),
+    ("not_done", "rien n'a changé"),
+    ("contrast", "pas dans le contrôleur, mais dans le service"),
+    ("asked_for", "je t'ai demandé de renommer la fonction"),
+    ("you_did", "tu as oublié les tests"),
+    ("why_did", "pourquoi as-tu supprimé ce fichier ?"),
+    # German
+    ("says_wrong", "das funktioniert immer noch nicht"),
+    ("says_wrong", "das Problem ist nicht der Cache"),
+    ("still_again", "schon wieder derselbe Fehler"),
+    ("not_done", "es hat sich nichts geändert"),
+    ("contrast", "nicht im Controller, sondern im Service"),
+    ("asked_for", "ich hatte dich gebeten, nur die Funktion umzubenennen"),
+    ("you_did", "du hast die Tests vergessen"),
+    ("why_did", "warum hast du die Datei gelöscht?"),
+    # Czech, Korean
+    ("says_wrong", "pořád to nefunguje"),
+    ("says_wrong", "아직도 작동하지 않아요"),
+    ("still_again", "여전히 같은 오류가 나요"),
+])
+def test_corrections_in_other_languages_fire_the_same_signals(signal, said):
+    assert signal in signals(DONE, said)
+
+
+@pytest.mark.parametrize(("signal", "reply"), [
+    ("concedes", "Hai ragione, il filtro era applicato due volte."),
+    ("apologises", "Mi scuso, ho frainteso la richiesta."),
+    ("concedes", "Вы правы, фильтр применялся дважды."),
+    ("apologises", "Извините, я ошибся в условии."),
+    ("concedes", "Vous avez raison, le filtre était appliqué deux fois."),
+    ("apologises", "Désolé, je me suis trompé de fichier."),
+    ("concedes", "Sie haben recht, der Filter wurde doppelt angewendet."),
+    ("apologises", "Entschuldigung, ich habe mich geirrt."),
+    ("concedes", "Máte pravdu, filtr se použil dvakrát."),
+    ("agrees", "맞습니다, 필터가 두 번 적용되었습니다."),
+])
+def test_the_agent_conceding_in_other_languages(signal, reply):
+    assert signal in signals(DONE, "look at the second row", reply)
+
+
+@pytest.mark.parametrize(("agent", "said", "new_request"), [
+    ("Ho aggiornato la vista elenco.", "non funziona ancora, il problema non è la cache",
+     "grazie, ora aggiungi un footer"),
+    ("Я обновил список.", "дело не в кэше, ничего не поменялось", "спасибо, теперь добавь футер"),
+    ("J'ai mis à jour la liste.", "ça ne marche toujours pas, rien n'a changé",
+     "merci, ajoute maintenant un pied de page"),
+    ("Ich habe die Liste aktualisiert.", "das funktioniert immer noch nicht, es hat sich nichts geändert",
+     "danke, füge jetzt eine Fußzeile hinzu"),
+])
+def test_a_change_that_missed_is_a_correction_and_the_next_request_is_not(agent, said, new_request):
+    assert corrections(agent, said) == ["correction"]
+    assert corrections(agent, new_request) == []
+
+
+def _preferences(said: str) -> list[str]:
+    t = Transcript("text", tuple(Turn(i, r, x, position=f"turn {i + 1}") for i, (r, x) in enumerate(
+        [("user", "sistema la lista"), ("assistant", DONE), ("user", said)])))
+    return [f.category for f in detect(t, RULES) if f.category == "preference"]
+
+
+@pytest.mark.parametrize(("rule", "one_off"), [
+    ("d'ora in poi usa sempre le virgolette doppie", "usa le virgolette doppie in questo file"),
+    ("od teď vždy piš testy v pytestu", "napiš test v pytestu"),
+    ("à partir de maintenant, utilise toujours des guillemets doubles", "utilise des guillemets doubles ici"),
+    ("ab jetzt verwende immer doppelte Anführungszeichen", "verwende hier doppelte Anführungszeichen"),
+])
+def test_a_lasting_rule_in_other_languages_is_a_preference_and_a_one_off_is_not(rule, one_off):
+    assert _preferences(rule) == ["preference"]
+    assert _preferences(one_off) == []
