@@ -118,3 +118,39 @@ def _preferences(said: str) -> list[str]:
 def test_a_lasting_rule_in_other_languages_is_a_preference_and_a_one_off_is_not(rule, one_off):
     assert _preferences(rule) == ["preference"]
     assert _preferences(one_off) == []
+
+
+def test_a_status_question_with_was_that_the_reply_answers_no_is_a_correction():
+    """"was the migration run on staging?" - "No — it was only applied locally.": a step asked about and not done (the
+    status question read "is", not "was"; the reply's bare "No" and a dash was no admission)."""
+    agent = "I've added the migration and updated the models."
+    said = "was the migration run on staging?"
+    assert "status_denied" in signals(agent, said, "No — it was only applied locally. Running it on staging now.")
+    assert corrections(agent, said, "No — it was only applied locally. Running it on staging now.") == ["correction"]
+    assert corrections(agent, said, "Yes, it ran on staging at 10:02.") == []
+
+
+def test_youre_absolutely_right_opening_the_answer_to_a_short_new_request_is_no_correction():
+    """Agents open their answer to a plain new request with "You're absolutely right!": a request of a few words
+    agreed with is a request followed."""
+    reply = "You're absolutely right! Let me add a footer to the page."
+    assert "request_conceded" not in signals(DONE, "add a footer", reply)
+    assert corrections(DONE, "add a footer", reply) == []
+    assert corrections(DONE, "add a footer", "I apologize, I forgot the footer you asked for.") == ["correction"]
+
+
+def test_work_the_agent_left_undone_sent_back_whole_is_do_it_yourself():
+    agent = "The tests were not run here because pytest is not installed. You can run them with `pytest -q`."
+    assert "redirect_after_handback" in signals(agent, "install whatever you need and run everything")
+    assert "redirect_after_handback" in signals(agent, "run and test everything")
+
+
+@pytest.mark.parametrize(("signal", "said"), [
+    ("lasting", "if I had never seen the original I would have never noticed the artifacts"),
+    ("prohibition", "I would have never noticed the artifacts"),
+    ("contrast", "not sure, what does the flag do?"),
+    ("contrast", "not understanding, what do you mean by once?"),
+    ("frustration", "can we cache it with `_stream ??= build()`?"),
+])
+def test_what_english_says_of_the_speaker_or_in_code_is_no_signal_of_the_agents_fault(signal, said):
+    assert signal not in signals(DONE, said)
