@@ -154,3 +154,17 @@ def test_work_the_agent_left_undone_sent_back_whole_is_do_it_yourself():
 ])
 def test_what_english_says_of_the_speaker_or_in_code_is_no_signal_of_the_agents_fault(signal, said):
     assert signal not in signals(DONE, said)
+
+
+@pytest.mark.parametrize("rule", ["non usare mai var", "Utilise toujours des guillemets doubles",
+                                  "Verwende immer doppelte Anführungszeichen", "앞으로 항상 테스트를 작성해 주세요"])
+def test_always_and_never_said_to_the_agent_is_a_rule(rule):
+    assert "imperative_rule" in signals(DONE, rule)
+
+
+@pytest.mark.parametrize("said", ["Sempre lo stesso errore", "Toujours pas mieux", "Immer noch kaputt",
+                                  "Mai funzionato", "Crasha sempre all'avvio"])
+def test_still_and_what_happens_said_with_always_or_never_is_no_rule(said):
+    """"sempre lo stesso", "toujours pas", "immer noch" say "still"; "mai funzionato" (never worked) and "crasha sempre"
+    (Italian drops the subject: "it always crashes") say what happens."""
+    assert "imperative_rule" not in signals(DONE, said)
