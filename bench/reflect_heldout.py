@@ -75,6 +75,11 @@ Scored once, 2026-12-04 18:00 UTC, main before the twenty-fourth landing's detec
 213bb6d) beside them (w-d14): the same, turn for turn: correction 0.36 / 0.36 / 0.36 (4 found, 7 false, 7 missed),
 anything 0.45 / 0.28 / 0.34, 4.8 false alarms per 100 quiet turns; of the 7 missed corrections 3 are Italian and
 1 Russian (languages kg's rules do not read), 3 English.
+Then tuned on (development data, 2026-12-04, w-d15: Italian, French, German, more Russian signals written from the
+languages, accents folded; p21's English misses that generalise): correction 0.64 / 0.64 / 0.64 (7 of 11, 4 false),
+anything 0.67 / 0.44 / 0.53, false alarms 4 in 126 (3.2 per 100; main 6), Cyrillic 1 of 1; still missed: two Italian
+turns no general signal reads (a terminal reference with a fact, "the command for cmd"), an Italian "why?" the agent
+answered without conceding, and "run and test everything" after a hand-back (0.545 against the threshold 0.55).
 
 p20 (tests/data/heldout_p20.jsonl, held out until p21, development data now; the rule fixed 2026-12-04 03:59 UTC before
 a turn was read, by an annotator who read no detector code): p19's rule carried on where p19 stopped (tnyOffice's next

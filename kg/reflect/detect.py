@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from kg.core.text import folded
 
+from .language import fold
 from .lesson import in_context, sentence_at, sentences
 from .lesson import key as lesson_key
 from .lesson import phrase as phrase_lesson
@@ -228,7 +229,7 @@ def _evidence_line(lines: list[tuple[int, str]], why: tuple[str, ...],
         if s is None:
             continue
         for offset, line in lines:
-            text = straighten(line)
+            text = fold(straighten(line))
             for p in s.patterns:
                 hit = p.search(text)
                 if hit:

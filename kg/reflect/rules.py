@@ -17,6 +17,8 @@ from typing import Any
 from kg.core.errors import RulesError
 from kg.core.policy import RuleReader
 
+from .language import fold
+
 RULES_FILE = "reflect.toml"
 MODEL_FILE = "reflect_model.toml"
 DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "preference")
@@ -424,7 +426,9 @@ def _signals(t: RuleReader) -> Signals:
             if name in seen:
                 raise table.fail(name, "this signal name is taken (each name once, across scopes and computed ones)")
             seen.add(name)
-            patterns = tuple(_regex(table, name, p, flags) for p in table.strings(name, empty=False, items="non-empty"))
+            # folded as the text they read is (kg.reflect.language): one pattern for each spelling of its words
+            patterns = tuple(_regex(table, name, fold(p), flags)
+                             for p in table.strings(name, empty=False, items="non-empty"))
             if scope in WORK_SCOPES and any("obj" not in p.groupindex for p in patterns):
                 raise table.fail(name, "each pattern needs a group (?P<obj>...): the words compared with the agent's")
             matched.append(Signal(name, scope, patterns))

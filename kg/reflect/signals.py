@@ -16,6 +16,7 @@ from rapidfuzz import fuzz
 
 from kg.core.text import CJK, folded, has_cjk
 
+from .language import fold
 from .lesson import linking_rules, terms
 from .parse import Transcript, Turn
 from .rules import ClassModel, ReflectRules
@@ -259,6 +260,7 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
     """The names of the signals that fire on one user turn, in the rules' order."""
     sig = rules.signals
     n = words(view.own)
+    own = fold(view.own[: sig.user_chars])  # read as the patterns are written: kg.reflect.language
     computed = {
         "first_turn": view.first_turn and not view.resumed,
         "resumed": view.resumed,
@@ -269,7 +271,7 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         "only_pasted": view.pasted and not view.own.strip(),
         "prior_tool_error": view.prior_tool_error,
         "quotes_agent": bool(view.quoted) and _quotes(view.quoted, view.prev),
-        "negates_agent": bool(view.prev) and _negates(view.own[: sig.user_chars], view.prev),
+        "negates_agent": bool(view.prev) and _negates(own, fold(view.prev)),
         "retries_tool": view.retries_tool,
         "repeats_request": view.repeats,
         "worked": bool(view.prev_tools),
@@ -277,9 +279,9 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         "names_agent_work": bool(view.prev or view.prev_tools) and _names_agent_work(view.own[: sig.user_chars], view),
     }
     names = [name for name, on in computed.items() if on]
-    scopes = {"user": view.own[: sig.user_chars], "prev": view.prev, "next": view.next,
-              "next_tools": view.next_tools, "before": view.before, "commands": view.commands,
-              "about_agent": view.own[: sig.user_chars], "reply_about_work": view.next}
+    scopes = {"user": own, "prev": fold(view.prev), "next": fold(view.next),
+              "next_tools": view.next_tools, "before": fold(view.before), "commands": view.commands,
+              "about_agent": own, "reply_about_work": fold(view.next)}
     agent: dict[str, set[str]] = {}  # the words of the agent's work, per scope, read once if needed
     for s in sig.matched:
         text = scopes[s.scope]
@@ -309,17 +311,19 @@ def _quotes(quoted: str, prev: str) -> bool:
     return any(len(q) >= 12 and folded(q)[:40] in flat for q in quoted.splitlines())
 
 
-# A negation and the few words after it ("that's not the system prompt", "it isn't in src").
+# A negation and the few words after it ("that's not the system prompt", "it isn't in src"); Italian "non", French
+# "pas", German "nicht" / "kein", Czech "není" (folded "neni": kg.reflect.language), Korean "아니" / "않" the same way.
 _NEGATED = re.compile(
     r"\b(?:not|isn't|isnt|aren't|arent|wasn't|wasnt|doesn't|doesnt|don't|dont|didn't|didnt|no|never|nothing|"
-    r"neither|nor)\b((?:\W+[\w'./-]+){1,4})|(?:不是|没有|不)(\w{2,8})|(?<!\w)(?:не|нет)((?:\W+\w+){1,4})",
+    r"neither|nor|non(?!-)|pas|nicht|kein\w*|neni|nie)\b((?:\W+[\w'./-]+){1,4})|(?:不是|没有|不)(\w{2,8})|"
+    r"(?<!\w)(?:не|нет)((?:\W+\w+){1,4})|(?:아니|않)(\w*(?:\W+\w+){1,3})",
     re.IGNORECASE)
 
 
 def _agent_terms(view: TurnView, whole: bool = False) -> set[str]:
     """The words of the agent's turn before the user spoke (with `whole`, its answer since the user last spoke,
     `work`, when the rules ask for one) and of the tool calls it made since then (paths split into their parts)."""
-    return set(terms(f"{view.work if whole and view.work else view.prev}\n{view.prev_tools}", linking_rules()))
+    return set(terms(fold(f"{view.work if whole and view.work else view.prev}\n{view.prev_tools}"), linking_rules()))
 
 
 # A name in code: a path or file name, a dotted or snake_case identifier, a camelCase one, a --flag.
