@@ -17,7 +17,7 @@ Saved verbatim, every page, as <data>/<owner>__<repo>__<file name> (default /wor
 or the clock (no new file saved after 20:05 UTC; deadline 20:35 UTC), whole files only. Should that list run dry, the
 amendment (which list next, in what order) is written here before reading on.
 What it gave (labelled by 19:53 UTC, each turn read with the agent's turn before and after, before any detector ran on
-them, by one annotator who read no detector code; held out, not yet scored): 22 files of 9 repositories
+them, by one annotator who read no detector code; scored once: see its end): 22 files of 9 repositories
 (AllProAi/Sanza-TV-App_QuickPoll_v1 3, AllProAi/TV-App 2, AltarsCN/Openwrt-CI 3, AmbidextrousCoatie/bowlyzer_legacy 3,
 Amen-ai36/softwork-project 3, ArhamBafna/owgt-rewards-site 3, ArjunDivecha/qscreen-strategy-screener 1,
 AryanSinCel/StreamList 2, AryanSinCel/StreamLit 2); runtimes Cursor (SpecStory's classic and v2.1 formats), Copilot in
@@ -40,6 +40,10 @@ own cut-off prompt, Copilot's 'Enable GPT-5' prompt and the runtime's 'File edit
 The saved copy of AryanSinCel/StreamList's 2026-04-09_05-18 file lacks 1,115 invisible characters (ANSI escape sequences
 in pod-install output inside an agent tool block, stripped by the library's display; no user turn changes); the sha1s
 are of the saved files.
+Scored once, 2026-12-04 20:11 UTC, main with the twenty-fifth landing's detector changes (w-d15: Italian, French,
+German, Russian, Czech, Korean; English fixes) beside main before them (7dd7191): the same, turn for turn: correction
+0.39 / 0.44 / 0.41 (7 found, 11 false, 9 missed), anything 0.39 / 0.41 / 0.40, 14.5 false alarms per 100 quiet turns;
+Chinese corrections 0 of 2 (2 false alarms), Latin 0.44 / 0.50 / 0.47. p22 holds no language the changes read anew.
 
 p21 (tests/data/heldout_p21.jsonl, held out until p22, development data now; the rule fixed 2026-12-04 16:46 UTC before
 a turn was read, by an annotator who read no detector code): p20's rule carried on where it stopped. p20 ended on
