@@ -279,7 +279,7 @@ def apply_after_answer(ws: Any) -> None:
     already (it applies this entry too): see `kg.ingest.background`."""
     from kg.ingest.background import claim_applier, detached_applier
 
-    slot = claim_applier(ws.kg_dir)
+    slot = claim_applier(ws.kg_dir, ws.journal.lane)
     if slot is not None:
         after_answer(lambda: detached_applier(ws, slot))
 

@@ -100,12 +100,18 @@ APPLIER_LOCK = "applier.lock"
 _claimed: dict[int, float] = {}  # slot -> when it was claimed (epoch seconds): see `detached_applier`
 
 
-def claim_applier(kg_dir: Path) -> int | None:
-    """Take the workspace's applier slot without waiting: the file descriptor that holds it (inherited by a
-    forked child, which then holds it), or None when an applier is running or queued already (or the
-    workspace is unwritable: the log's entry then waits for the next command, as before)."""
+def _slot_file(kg_dir: Path, lane: str | None) -> Path:
+    """One slot per journal lane (kg/ingest/journal.py): an applier drains its own lane only, so a log in another
+    lane that found the slot taken would wait for the next command."""
+    return kg_dir / (APPLIER_LOCK if lane is None else f"applier.{lane}.lock")
+
+
+def claim_applier(kg_dir: Path, lane: str | None = None) -> int | None:
+    """Take the workspace's applier slot (of the journal lane `lane`) without waiting: the file descriptor that
+    holds it (inherited by a forked child, which then holds it), or None when an applier is running or queued
+    already (or the workspace is unwritable: the log's entry then waits for the next command, as before)."""
     claimed = time.time()
-    slot = try_flock(kg_dir / APPLIER_LOCK)
+    slot = try_flock(_slot_file(kg_dir, lane))
     if slot is not None:
         _claimed[slot] = claimed
     return slot
@@ -119,10 +125,10 @@ def release_applier(slot: int) -> None:
         os.close(slot)
 
 
-def applier_running(kg_dir: Path) -> bool:
+def applier_running(kg_dir: Path, lane: str | None = None) -> bool:
     """Whether a detached applier holds (or is about to hold) the slot: a reader need not drain for it."""
     try:
-        fd = os.open(kg_dir / APPLIER_LOCK, os.O_RDONLY)
+        fd = os.open(_slot_file(kg_dir, lane), os.O_RDONLY)
     except OSError:
         return False
     try:
@@ -157,7 +163,7 @@ def run_applier(ws: Workspace, slot: int, *, drain: Callable[[], Any] | None = N
             if before_release is not None:
                 before_release()
             release_applier(slot)
-        slot = claim_applier(ws.kg_dir) if ws.journal.has_pending() else None
+        slot = claim_applier(ws.kg_dir, ws.journal.lane) if ws.journal.has_pending() else None
     return turns
 
 

@@ -114,3 +114,17 @@ def test_moving_to_a_team_keeps_the_writes_made_for_the_embedded_graph(tmp_path,
     assert ("wait in memory/.kg/ (lane kuzu)" in moved.stderr) is graph_busy, moved.stderr
     assert texts(kg_process(root, "list", "--json")) == []
     assert texts(kg_process(root, "list", "--json", store="kuzu")) == ["made for the embedded graph"]
+
+
+def test_each_lane_has_its_own_applier_slot(tmp_path):
+    """A detached applier drains its own lane only: a log in another lane that found one slot for all taken left
+    its entry to the next command run in its lane (the review's find)."""
+    from kg.ingest.background import claim_applier, release_applier
+
+    kg_dir = kg.init_workspace(tmp_path / "ws").kg_dir
+    plain = claim_applier(kg_dir)
+    assert plain is not None and claim_applier(kg_dir) is None  # one applier a lane
+    other = claim_applier(kg_dir, "kuzu")
+    assert other is not None
+    release_applier(other)
+    release_applier(plain)
