@@ -212,7 +212,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p22": REPO / "tests" / "data" / "heldout_p22.jsonl",
+SETS = {"p23": REPO / "tests" / "data" / "heldout_p23.jsonl",
+        "p22": REPO / "tests" / "data" / "heldout_p22.jsonl",
         "p21": REPO / "tests" / "data" / "heldout_p21.jsonl",
         "p20": REPO / "tests" / "data" / "heldout_p20.jsonl",
         "p19": REPO / "tests" / "data" / "heldout_p19.jsonl",
@@ -222,9 +223,10 @@ SETS = {"p22": REPO / "tests" / "data" / "heldout_p22.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p22": Path("/work/heldout22/raw"), "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"),
-           "p19": Path("/work/heldout19/raw"), "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p22"
+OUTSIDE = {"p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"), "p21": Path("/work/heldout21/raw"),
+           "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"), "p18": Path("/work/heldout18/raw"),
+           "p17": Path("/work/heldout17/raw")}
+HELD_OUT = "p23"
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
