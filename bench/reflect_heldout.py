@@ -14,9 +14,32 @@ looked at) and AsabaRikka/ChatBot (only its sizes looked up), in the list find_f
 lists them under `.specstory/history`, in name order, the first 3 not over 120,000 characters (the size read as
 read_file's total_chars at an offset past the end, so no text is seen); the version read_file gives without a commit;
 whole files, every user turn. A repository any earlier set took (p17-p22 labels' owner__repo) is skipped, and any file
-already in shared data. Saved verbatim, every page, as <data>/<owner>__<repo>__<file name> (default /work/heldout23/raw),
-until ~100 user turns or the clock (no new file saved after 20:40 UTC; deadline 21:00 UTC), whole files only. Should that
-list run dry, the amendment (which list next, in what order) is written here before reading on.
+already in shared data. Saved verbatim, every page, as <data>/<owner>__<repo>__<file name> (default
+/work/heldout23/raw), until ~100 user turns or the clock (no new file saved after 20:40 UTC; deadline 21:00 UTC), whole
+files only. Should that list run dry, the amendment (which list next, in what order) is written here before reading on.
+What it gave (held out, not yet scored; labelled by 20:34 UTC, each turn read with the agent's turn before and after,
+before any detector ran on them, by one annotator who read no detector code): 11 files of 6 repositories
+(AsabaRikka/ChatBot 2, Atlia-Code/website 3, AurionRodgerDiablo/claude-plugins 1, AvaTar-ArTs/CoX-mod-Adventure 2,
+Aviweb/cab-booking-site 2, Ayu219/syncticket 1); runtimes Claude Code (one session on a DeepSeek model), Cursor
+(SpecStory's classic and v2.1 formats), Copilot in VS Code, Codex CLI (its auto-review approval prompts). Skipped by
+size: Atlia-Code's 2026-01-04_19-44-31Z (132,285), AvaTar-ArTs' 2026-07-13_04-52-31Z (157,519), 17-55-38Z (147,621) and
+19-50-41Z (895,580), Ayu219's spec-readme-context-review (144,488). Saving stopped at 20:33 UTC for time to label:
+Ayu219's code-review-request (83,396; its first page read, not saved) and later repositories not taken. No amendment to
+the rule. 52 user turns: 10 corrections, 1 knowledge gap, 1 preference (1 turn carries two labels), 41 with nothing to
+learn; by language en 40 (3 corrections), fr 10 (7), zh 2; by script Latin 50, Chinese 2. Judgement calls as p15-p22,
+and: French 'ta solution marche pas' / 'marche pas' / 'non tu dis des conneries' (the last with the site's deploy guide:
+also a knowledge gap), a pasted error with commentary on the agent's code ('et c'était ta première version pour l'url'),
+and 'je comprends rien fait les édit' / 'je te laisse faire en mode edit' after the agent handed the work back are
+corrections; a pasted build error without words right after the agent declared the work done stays nothing (as p15-p17);
+a new bug report that says nothing of the agent's change (even one the agent's change caused) is nothing; 'can u use
+caveman?' (talk in that style for the session) is a preference, as p21's 'act as a senior developer'; Claude Code's
+/effort, /model, /config, /resume, /exit, /recap and their stdout, its interrupt marker, and Codex's auto-review prompts
+(the harness's text, quoting another session's user) are nothing. Saved copies are shorter than the library's count,
+probably by characters its display does not show (every other page matches its length exactly; each gap located by
+reading at offsets): Atlia-Code's 2026-01-04 file by 58 (first page), its 2026-06-26 file by 9 (in its first 2,577
+characters: the first request's pasted lines probably lost carriage returns), AvaTar-ArTs' 20-09-47Z file by 10 (in a
+quoted paste inside a harness prompt), Aviweb's 09-18-09Z file by 8 (in an agent summary); the sha1s are of the saved
+files. Raw files hold a third party's phone numbers in agent tool output (not copied here); no credential seen.
 
 p22 (tests/data/heldout_p22.jsonl; the rule fixed 2026-12-04 19:05 UTC before a turn was read, by an annotator who read
 no detector code): p21's rule carried on where it stopped. p21 stopped by the clock before AllProAi's first file, in the
