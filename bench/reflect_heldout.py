@@ -6,6 +6,41 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p23 (tests/data/heldout_p23.jsonl; the rule fixed 2026-12-04 20:13 UTC before a turn was read, by an annotator who read
+no detector code): p22's rule carried on where it stopped. p22 stopped before StreamLit's movie-list-grid-layout (not
+looked at) and AsabaRikka/ChatBot (only its sizes looked up), in the list find_files gives for path
+`.specstory/.project.json`; p23 takes AsabaRikka/ChatBot and the repositories listed after it, in the library's order
+(AryanSinCel/StreamLit was taken by p22: skipped). Of each repository, its `.specstory/history/*.md` files as find_files
+lists them under `.specstory/history`, in name order, the first 3 not over 120,000 characters (the size read as
+read_file's total_chars at an offset past the end, so no text is seen); the version read_file gives without a commit;
+whole files, every user turn. A repository any earlier set took (p17-p22 labels' owner__repo) is skipped, and any file
+already in shared data. Saved verbatim, every page, as <data>/<owner>__<repo>__<file name> (default
+/work/heldout23/raw), until ~100 user turns or the clock (no new file saved after 20:40 UTC; deadline 21:00 UTC), whole
+files only. Should that list run dry, the amendment (which list next, in what order) is written here before reading on.
+What it gave (held out, not yet scored; labelled by 20:34 UTC, each turn read with the agent's turn before and after,
+before any detector ran on them, by one annotator who read no detector code): 11 files of 6 repositories
+(AsabaRikka/ChatBot 2, Atlia-Code/website 3, AurionRodgerDiablo/claude-plugins 1, AvaTar-ArTs/CoX-mod-Adventure 2,
+Aviweb/cab-booking-site 2, Ayu219/syncticket 1); runtimes Claude Code (one session on a DeepSeek model), Cursor
+(SpecStory's classic and v2.1 formats), Copilot in VS Code, Codex CLI (its auto-review approval prompts). Skipped by
+size: Atlia-Code's 2026-01-04_19-44-31Z (132,285), AvaTar-ArTs' 2026-07-13_04-52-31Z (157,519), 17-55-38Z (147,621) and
+19-50-41Z (895,580), Ayu219's spec-readme-context-review (144,488). Saving stopped at 20:33 UTC for time to label:
+Ayu219's code-review-request (83,396; its first page read, not saved) and later repositories not taken. No amendment to
+the rule. 52 user turns: 10 corrections, 1 knowledge gap, 1 preference (1 turn carries two labels), 41 with nothing to
+learn; by language en 40 (3 corrections), fr 10 (7), zh 2; by script Latin 50, Chinese 2. Judgement calls as p15-p22,
+and: French 'ta solution marche pas' / 'marche pas' / 'non tu dis des conneries' (the last with the site's deploy guide:
+also a knowledge gap), a pasted error with commentary on the agent's code ('et c'était ta première version pour l'url'),
+and 'je comprends rien fait les édit' / 'je te laisse faire en mode edit' after the agent handed the work back are
+corrections; a pasted build error without words right after the agent declared the work done stays nothing (as p15-p17);
+a new bug report that says nothing of the agent's change (even one the agent's change caused) is nothing; 'can u use
+caveman?' (talk in that style for the session) is a preference, as p21's 'act as a senior developer'; Claude Code's
+/effort, /model, /config, /resume, /exit, /recap and their stdout, its interrupt marker, and Codex's auto-review prompts
+(the harness's text, quoting another session's user) are nothing. Saved copies are shorter than the library's count,
+probably by characters its display does not show (every other page matches its length exactly; each gap located by
+reading at offsets): Atlia-Code's 2026-01-04 file by 58 (first page), its 2026-06-26 file by 9 (in its first 2,577
+characters: the first request's pasted lines probably lost carriage returns), AvaTar-ArTs' 20-09-47Z file by 10 (in a
+quoted paste inside a harness prompt), Aviweb's 09-18-09Z file by 8 (in an agent summary); the sha1s are of the saved
+files. Raw files hold a third party's phone numbers in agent tool output (not copied here); no credential seen.
+
 p22 (tests/data/heldout_p22.jsonl; the rule fixed 2026-12-04 19:05 UTC before a turn was read, by an annotator who read
 no detector code): p21's rule carried on where it stopped. p21 stopped by the clock before AllProAi's first file, in the
 list find_files gives for path `.specstory/.project.json`; p22 takes that repository and those listed after it, in the
@@ -200,7 +235,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p22": REPO / "tests" / "data" / "heldout_p22.jsonl",
+SETS = {"p23": REPO / "tests" / "data" / "heldout_p23.jsonl",
+        "p22": REPO / "tests" / "data" / "heldout_p22.jsonl",
         "p21": REPO / "tests" / "data" / "heldout_p21.jsonl",
         "p20": REPO / "tests" / "data" / "heldout_p20.jsonl",
         "p19": REPO / "tests" / "data" / "heldout_p19.jsonl",
@@ -210,9 +246,10 @@ SETS = {"p22": REPO / "tests" / "data" / "heldout_p22.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p22": Path("/work/heldout22/raw"), "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"),
-           "p19": Path("/work/heldout19/raw"), "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p22"
+OUTSIDE = {"p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"), "p21": Path("/work/heldout21/raw"),
+           "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"), "p18": Path("/work/heldout18/raw"),
+           "p17": Path("/work/heldout17/raw")}
+HELD_OUT = "p23"
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
