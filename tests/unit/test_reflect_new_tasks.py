@@ -1,0 +1,57 @@
+"""What a new task looks like on other users' transcripts, and why it is no correction: a long brief that names the
+files to read, a question whether something is wrong, a pasted error with no words of the user's."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from kg.reflect import load_rules
+from kg.reflect.detect import learnings, turn_signals
+from kg.reflect.parse import Transcript, Turn
+
+RULES_PATH = Path(__file__).resolve().parents[2] / "rules" / "reflect.toml"
+RULES = load_rules(tomllib.loads(RULES_PATH.read_text(encoding="utf-8")))
+
+
+def transcript(*turns: tuple) -> Transcript:
+    """(role, text) or (role, text, tool_name, tool_input) per turn."""
+    out = []
+    for i, t in enumerate(turns):
+        role, text, *tool = t
+        out.append(Turn(i, role, text, tool_name=tool[0] if tool else None, tool_input=tool[1] if tool else None,
+                        position=f"turn {i + 1}"))
+    return Transcript("text", tuple(out))
+
+
+def found(t: Transcript, turn: int) -> set[str]:
+    return {f.category for f in learnings(t, RULES) if f.turn == turn}
+
+
+DONE = [("user", "add the export button"), ("assistant", "", "edit", "src/Export.tsx"),
+        ("assistant", "Done: the export button is in the toolbar and the tests pass.")]
+
+BRIEF = """## Next step: the settings page
+
+Goal: build a settings page where the reader picks a theme, a font size and a language, saved per account.
+
+Context: @docs/settings-design.md @src/api/account.ts @notes/conventions.md
+
+Requirements
+1. A form with three fields, each with a label and a short hint below it.
+2. Save on submit through the account client; show a spinner while it saves and a message when it fails.
+3. The current layout of the header and the side bar stays as it is.
+4. Unit tests for the form's validation and one for the save call.
+
+Deliverable: the files changed and a short summary of how to try it by hand in the browser."""
+
+
+def test_a_long_brief_naming_files_after_finished_work_is_a_new_task():
+    t = transcript(*DONE, ("user", BRIEF))
+    assert "rule_ref_after_work" not in turn_signals(t, RULES)[3]
+    assert "correction" not in found(t, 3)
+
+
+def test_a_bare_rule_file_after_finished_work_is_still_a_rebuke():
+    t = transcript(*DONE, ("user", "@notes/conventions.md"))
+    assert "rule_ref_after_work" in turn_signals(t, RULES)[3]
