@@ -55,3 +55,12 @@ def test_a_long_brief_naming_files_after_finished_work_is_a_new_task():
 def test_a_bare_rule_file_after_finished_work_is_still_a_rebuke():
     t = transcript(*DONE, ("user", "@notes/conventions.md"))
     assert "rule_ref_after_work" in turn_signals(t, RULES)[3]
+
+
+def test_a_chinese_question_whether_something_is_wrong_does_not_say_it_is():
+    for asked in ("数据库连接的设置是否有问题", "这个脚本有没有问题", "缓存的配置有问题吗"):
+        t = transcript(*DONE, ("user", asked))
+        assert "says_wrong" not in turn_signals(t, RULES)[3], asked
+        assert "correction" not in found(t, 3), asked
+    # said, not asked: still wrong
+    assert "says_wrong" in turn_signals(transcript(*DONE, ("user", "导出的文件有问题")), RULES)[3]
