@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 from kg.reflect import load_rules
-from kg.reflect.detect import learnings, turn_signals
+from kg.reflect.detect import learnings, own_lines, turn_signals
 from kg.reflect.parse import Transcript, Turn
 
 RULES_PATH = Path(__file__).resolve().parents[2] / "rules" / "reflect.toml"
@@ -64,3 +64,24 @@ def test_a_chinese_question_whether_something_is_wrong_does_not_say_it_is():
         assert "correction" not in found(t, 3), asked
     # said, not asked: still wrong
     assert "says_wrong" in turn_signals(transcript(*DONE, ("user", "导出的文件有问题")), RULES)[3]
+
+
+# a shell's error record as PowerShell prints it, wrapped at the terminal's width (written for this test)
+RECORD = """npx : The term 'npx' is not recognized as the name of a cmdlet, function, script file, or operable program.
+Check the spelling of the name, or if a path was included, verify that the path is correct and try again.
+At line:1 char:1
++ npx vite build
++ ~~~
+    + CategoryInfo          : ObjectNotFound: (npx:String) [], CommandNotFoundException
+    + FullyQualifiedErrorId : CommandNotFoundException"""
+
+
+def test_a_pasted_powershell_error_record_is_not_the_users_words():
+    assert own_lines(RECORD, RULES) == []
+    t = transcript(("user", "build the site"), ("assistant", "Run `npx vite build` in the terminal."), ("user", RECORD))
+    sigs = turn_signals(t, RULES)[2]
+    assert "try_again" not in sigs and "are_you_sure" not in sigs
+    assert found(t, 2) == set()
+    # the user's own words around it stay theirs
+    said = own_lines(f"still failing after your fix:\n\n{RECORD}\n\nplease try again", RULES)
+    assert [x for _, x in said] == ["still failing after your fix:", "please try again"]
