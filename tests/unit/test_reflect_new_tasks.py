@@ -85,3 +85,16 @@ def test_a_pasted_powershell_error_record_is_not_the_users_words():
     # the user's own words around it stay theirs
     said = own_lines(f"still failing after your fix:\n\n{RECORD}\n\nplease try again", RULES)
     assert [x for _, x in said] == ["still failing after your fix:", "please try again"]
+
+
+def test_still_of_the_users_own_need_is_no_fault_that_persists():
+    for said in ("ok, so we still need the staging server running for the API, right?",
+                 "good. i still want the old CSV export next to the new one"):
+        t = transcript(*DONE, ("user", said))
+        sigs = turn_signals(t, RULES)[3]
+        assert "still_again" not in sigs and "better_but" not in sigs, said
+        assert "correction" not in found(t, 3), said
+    # a fault that outlasts the fix is still one
+    t = transcript(*DONE, ("user", "ok, but the export button still does nothing"))
+    assert {"still_again", "better_but"} <= set(turn_signals(t, RULES)[3])
+    assert "correction" in found(t, 3)
