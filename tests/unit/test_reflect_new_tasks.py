@@ -98,3 +98,14 @@ def test_still_of_the_users_own_need_is_no_fault_that_persists():
     t = transcript(*DONE, ("user", "ok, but the export button still does nothing"))
     assert {"still_again", "better_but"} <= set(turn_signals(t, RULES)[3])
     assert "correction" in found(t, 3)
+
+
+def test_a_verb_after_a_negation_says_what_something_does_not_what_to_undo():
+    grouped = [("user", "tidy the toolbar"), ("assistant", "", "edit", "src/Toolbar.tsx"),
+               ("assistant", "The toolbar now groups the export button with the print button.")]
+    t = transcript(*grouped, ("user", "so the grouping does not remove the old export button from the toolbar?"))
+    assert "forbids_agent_act" not in turn_signals(t, RULES)[3]
+    assert "correction" not in found(t, 3)
+    # an order to undo what the agent made is one, with "don't" as much as without
+    for said in ("remove the export button from the toolbar", "don't put the export button in the toolbar"):
+        assert "forbids_agent_act" in turn_signals(transcript(*DONE, ("user", said)), RULES)[3], said
