@@ -109,3 +109,25 @@ def test_a_verb_after_a_negation_says_what_something_does_not_what_to_undo():
     # an order to undo what the agent made is one, with "don't" as much as without
     for said in ("remove the export button from the toolbar", "don't put the export button in the toolbar"):
         assert "forbids_agent_act" in turn_signals(transcript(*DONE, ("user", said)), RULES)[3], said
+
+
+def test_a_new_requirement_with_its_checks_is_no_doubt_of_the_work():
+    said = """Cap uploads at 5 MB.
+
+- Check the size in the handler (not in the form)
+- The form should just show the message the handler returns
+
+Verify:
+- a 6 MB file is refused
+- a 4 MB file is"""
+    t = transcript(("user", "what does the upload form do?"),
+                   ("assistant", "It posts the file to /api/upload, and the handler saves it as it is."),
+                   ("user", said))
+    sigs = turn_signals(t, RULES)[2]
+    assert "instruction" in sigs and "are_you_sure" not in sigs
+    assert "correction" not in found(t, 2)
+    for verb in ("Cap the retries at three", "limit the log to the last 100 lines", "restrict uploads to images"):
+        assert "instruction" in turn_signals(transcript(("user", "hi"), ("assistant", "Hello!"), ("user", verb)),
+                                             RULES)[2], verb
+    # doubt is still doubt
+    assert "are_you_sure" in turn_signals(transcript(*DONE, ("user", "can you verify the tests pass")), RULES)[3]
