@@ -131,3 +131,13 @@ Verify:
                                              RULES)[2], verb
     # doubt is still doubt
     assert "are_you_sure" in turn_signals(transcript(*DONE, ("user", "can you verify the tests pass")), RULES)[3]
+
+
+def test_as_usual_states_a_standing_way_of_working():
+    ran = [("user", "run the tests"), ("assistant", "", "bash", "python -m pytest"),
+           ("assistant", "python: command not found")]
+    t = transcript(*ran, ("user", "as usual, use the interpreter in ~/envs/shop/bin"))
+    assert "lasting" in turn_signals(t, RULES)[3]
+    assert "preference" in found(t, 3)
+    # praise that says "as always" states no rule
+    assert "preference" not in found(transcript(*DONE, ("user", "thanks, quick as always")), 3)
