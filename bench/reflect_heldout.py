@@ -79,6 +79,14 @@ Scored once, 2026-12-04 20:11 UTC, main with the twenty-fifth landing's detector
 German, Russian, Czech, Korean; English fixes) beside main before them (7dd7191): the same, turn for turn: correction
 0.39 / 0.44 / 0.41 (7 found, 11 false, 9 missed), anything 0.39 / 0.41 / 0.40, 14.5 false alarms per 100 quiet turns;
 Chinese corrections 0 of 2 (2 false alarms), Latin 0.44 / 0.50 / 0.47. p22 holds no language the changes read anew.
+Then read as development data (w-d16): of its 11 false alarms, 7 came from signals that fire on ordinary requests and
+were narrowed in general words (a long brief naming files is no rule_ref_after_work; 是否有问题 asks; a PowerShell error
+record is pasted; 'i still need' is the user's need; 'does not delete' describes; 'Verify:' labels checks; limit / cap
+open an instruction); 'as usual' became lasting language. Correction 0.64 / 0.44 / 0.52 (7 4 9), 6.6 false alarms per
+100 quiet turns; p21, p15, the 441 turns sessions-out and the development providers left out unchanged. Its 9 missed
+corrections stay missed: 3 bare 'fix it' after a handback need the model refitted (tried: the refit moves the threshold
+to 0.65 and loses a correction each on p21 and p22), the others ('there are already ...', a rule restated) no general
+signal here reads.
 
 p21 (tests/data/heldout_p21.jsonl, held out until p22, development data now; the rule fixed 2026-12-04 16:46 UTC before
 a turn was read, by an annotator who read no detector code): p20's rule carried on where it stopped. p20 ended on

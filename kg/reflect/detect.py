@@ -120,6 +120,15 @@ def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
     if q.caption_max_words and len(captions) >= 2:  # screens the user labelled to compare ("vs code", "ghostty"):
         for i in captions:  # names, not words to learn from (one short line above one paste may be the verdict)
             keep[i] = False
+    for i, line in enumerate(lines):  # a shell's error record: its message from the head line, the place, the rest
+        if not any(p.search(line) for p in q.record_position_patterns):
+            continue
+        start = next((j for j in range(i - 1, max(-1, i - 4), -1)
+                      if any(p.search(lines[j]) for p in q.record_head_patterns)), i)
+        end = i
+        while end < len(lines) and lines[end].strip():
+            end += 1
+        keep[start:end] = [False] * (end - start)
     if q.screen_min_lines:  # a copied terminal screen: many lines padded to one width
         widths: dict[int, int] = {}
         for line in lines:

@@ -71,6 +71,11 @@ class Quoting:
     # A line after which the user's own words start (an IDE's "## My request for ...:" under the context it adds).
     request_markers: tuple[re.Pattern[str], ...] = ()
     caption_max_words: int = 0  # a line this short right before a shell prompt names the paste (0: off)
+    # An error record a shell prints (PowerShell's): a line placing the error (`record_position_patterns`), the
+    # message above it from its head line (`record_head_patterns`, at most 3 lines up) and the lines after it up to a
+    # blank line are pasted, wrapped message lines too ("... verify that the path is correct and try again.").
+    record_position_patterns: tuple[re.Pattern[str], ...] = ()
+    record_head_patterns: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -273,6 +278,8 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         injected=_injected(q), typed=_injected(q, "user_tags"),
         request_markers=_regexes(q, "request_markers") if "request_markers" in q.data else (),
         caption_max_words=q.whole("caption_max_words", 0, int_only=True) if "caption_max_words" in q.data else 0,
+        record_position_patterns=_regexes(q, "record_position_patterns"),
+        record_head_patterns=_regexes(q, "record_head_patterns"),
     )
 
     signals = _signals(top.table("signals"))
