@@ -17,7 +17,7 @@ whole files, every user turn. A repository any earlier set took (p17-p22 labels'
 already in shared data. Saved verbatim, every page, as <data>/<owner>__<repo>__<file name> (default
 /work/heldout23/raw), until ~100 user turns or the clock (no new file saved after 20:40 UTC; deadline 21:00 UTC), whole
 files only. Should that list run dry, the amendment (which list next, in what order) is written here before reading on.
-What it gave (held out, not yet scored; labelled by 20:34 UTC, each turn read with the agent's turn before and after,
+What it gave (scored once: see its end; labelled by 20:34 UTC, each turn read with the agent's turn before and after,
 before any detector ran on them, by one annotator who read no detector code): 11 files of 6 repositories
 (AsabaRikka/ChatBot 2, Atlia-Code/website 3, AurionRodgerDiablo/claude-plugins 1, AvaTar-ArTs/CoX-mod-Adventure 2,
 Aviweb/cab-booking-site 2, Ayu219/syncticket 1); runtimes Claude Code (one session on a DeepSeek model), Cursor
@@ -40,6 +40,12 @@ reading at offsets): Atlia-Code's 2026-01-04 file by 58 (first page), its 2026-0
 characters: the first request's pasted lines probably lost carriage returns), AvaTar-ArTs' 20-09-47Z file by 10 (in a
 quoted paste inside a harness prompt), Aviweb's 09-18-09Z file by 8 (in an agent summary); the sha1s are of the saved
 files. Raw files hold a third party's phone numbers in agent tool output (not copied here); no credential seen.
+Scored once, 2026-12-04 20:45 UTC, main with the twenty-fifth landing's detector work (w-d15's languages, w-d16's
+narrower signals) beside main before both (7dd7191): correction 0.33 / 0.50 / 0.40 (5 found, 10 false, 5 missed) vs
+0.10 / 0.10 / 0.10 (1, 9, 9); anything 0.33 / 0.45 / 0.38 vs 0.10 / 0.09 / 0.10; false alarms 10 vs 9 in 41 quiet turns
+(24.4 vs 22.0 per 100). The gain is French: 4 of its 7 corrections found (0 before), one new false alarm in that file;
+5 of the 10 false alarms on both sides are one Codex CLI file's auto-review prompts (the harness's text, quoting another
+session's user), which kg reads as the user's.
 
 p22 (tests/data/heldout_p22.jsonl; the rule fixed 2026-12-04 19:05 UTC before a turn was read, by an annotator who read
 no detector code): p21's rule carried on where it stopped. p21 stopped by the clock before AllProAi's first file, in the
