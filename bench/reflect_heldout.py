@@ -45,7 +45,9 @@ narrower signals) beside main before both (7dd7191): correction 0.33 / 0.50 / 0.
 0.10 / 0.10 / 0.10 (1, 9, 9); anything 0.33 / 0.45 / 0.38 vs 0.10 / 0.09 / 0.10; false alarms 10 vs 9 in 41 quiet turns
 (24.4 vs 22.0 per 100). The gain is French: 4 of its 7 corrections found (0 before), one new false alarm in that file;
 5 of the 10 false alarms on both sides are one Codex CLI file's auto-review prompts (the harness's text, quoting another
-session's user), which kg reads as the user's.
+session's user), which kg reads as the user's. Development data since: kg reads those prompts as the harness's
+(a section before a `codex-auto-review` agent's heading is a system turn): correction 0.50 / 0.50 / 0.50, false alarms
+5 in 41 quiet turns.
 
 p22 (tests/data/heldout_p22.jsonl; the rule fixed 2026-12-04 19:05 UTC before a turn was read, by an annotator who read
 no detector code): p21's rule carried on where it stopped. p21 stopped by the clock before AllProAi's first file, in the
