@@ -3,30 +3,9 @@ files to read, a question whether something is wrong, a pasted error with no wor
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
-
-from kg.reflect import load_rules
-from kg.reflect.detect import learnings, own_lines, turn_signals
-from kg.reflect.parse import Transcript, Turn
-
-RULES_PATH = Path(__file__).resolve().parents[2] / "rules" / "reflect.toml"
-RULES = load_rules(tomllib.loads(RULES_PATH.read_text(encoding="utf-8")))
-
-
-def transcript(*turns: tuple) -> Transcript:
-    """(role, text) or (role, text, tool_name, tool_input) per turn."""
-    out = []
-    for i, t in enumerate(turns):
-        role, text, *tool = t
-        out.append(Turn(i, role, text, tool_name=tool[0] if tool else None, tool_input=tool[1] if tool else None,
-                        position=f"turn {i + 1}"))
-    return Transcript("text", tuple(out))
-
-
-def found(t: Transcript, turn: int) -> set[str]:
-    return {f.category for f in learnings(t, RULES) if f.turn == turn}
-
+from kg.reflect.detect import own_lines, turn_signals
+from tests.unit.test_reflect_false_alarms import found
+from tests.unit.test_reflect_signals import RULES, transcript
 
 DONE = [("user", "add the export button"), ("assistant", "", "edit", "src/Export.tsx"),
         ("assistant", "Done: the export button is in the toolbar and the tests pass.")]
