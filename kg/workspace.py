@@ -68,8 +68,9 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
     """Make (or re-open) a workspace at `path`: the memory folders and an empty graph. Idempotent. With
     `store` (falkordb://HOST:PORT/GRAPH) its graph is a team's on that server, named in kg.toml."""
     root = Path(path).expanduser().resolve()
+    made = next((folder for folder in (root, root / "memory") if not folder.exists()), None)
     if store:
-        from kg.store.team import check_store, configure, reach
+        from kg.store.team import check_store, configure, reach, trial
 
         # before anything is written: a bad URL or a kg.toml kg may not edit (bad input), then a server that does
         # not answer (a kg.toml naming a server kg cannot reach left the workspace unable to log at all: a new
@@ -84,6 +85,14 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
         raise StoreError(f"cannot create the workspace at {root}: {exc.strerror}; choose a folder you can "
                          "write to") from None
     if store:
+        try:
+            trial(Workspace(root, rules_dir=rules_dir), parsed)  # before anything names the server
+        except KgError:
+            if made is not None:
+                import shutil
+
+                shutil.rmtree(made, ignore_errors=True)  # no half-made workspace
+            raise
         _settle_pending(root, parsed, rules_dir)
         configure(root, store)
     ws = Workspace(root, rules_dir=rules_dir)

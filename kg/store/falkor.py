@@ -24,6 +24,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,8 @@ QUERY_TIMEOUT_S = 300.0
 FTS_FIELD = "tokens"
 _ORIGIN = ("origin_workspace", "origin_agent")
 _clients: dict[str, Any] = {}
+# where the URL a message tells the user to check came from, when it is neither KG_STORE nor kg.toml (`named_by`)
+_named_by: ContextVar[str | None] = ContextVar("kg_store_named_by", default=None)
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 _REFRESH = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) "
             "else return 0 end")
@@ -98,7 +101,18 @@ def _plain(exc: BaseException, url: StoreUrl, *, journaled: bool = True) -> Stor
 
 
 def _configured_in() -> str:
-    return "KG_STORE" if os.environ.get(ENV_STORE, "").strip() else "`[store] url` in kg.toml"
+    return _named_by.get() or ("KG_STORE" if os.environ.get(ENV_STORE, "").strip() else "`[store] url` in kg.toml")
+
+
+@contextmanager
+def named_by(source: str) -> Iterator[None]:
+    """Messages inside name `source` as where the URL came from (`kg init --store` tries a server that kg.toml
+    does not name yet: "check `[store] url` in kg.toml" would send the user to a file that does not hold it)."""
+    token = _named_by.set(source)
+    try:
+        yield
+    finally:
+        _named_by.reset(token)
 
 
 def unreachable(url: StoreUrl, exc: BaseException, *, journaled: bool = True) -> str:

@@ -18,6 +18,7 @@ import json
 import os
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from kg.core.errors import RulesError, StoreError, TeamGraphBusy, UsageError
 from kg.core.files import write_atomic
@@ -122,14 +123,36 @@ def _without_own_store_table(text: str, path: Path) -> str:
     return text
 
 
-def reach(url: StoreUrl) -> None:
-    """Whether the server answers (and accepts the password), as kg's own plain error if not."""
-    from kg.store.falkor import _connect, _plain
+INIT_SOURCE = "the URL given to `kg init --store`"
 
-    try:
-        _connect(url).connection.ping()
-    except Exception as exc:  # noqa: BLE001 - redis raises its own classes
-        raise _plain(exc, url, journaled=False) from None
+
+def reach(url: StoreUrl) -> None:
+    """Whether the server answers (and accepts the password), as kg's own plain error if not: `kg init --store`
+    asks before it makes a folder."""
+    from kg.store.falkor import _connect, _plain, named_by
+
+    with named_by(INIT_SOURCE):
+        try:
+            _connect(url).connection.ping()
+        except Exception as exc:  # noqa: BLE001 - redis raises its own classes
+            raise _plain(exc, url, journaled=False) from None
+
+
+def trial(ws: Any, url: StoreUrl) -> None:
+    """Open the team graph at `url` as the workspace `ws` will once kg.toml names it: its member number, the
+    server's graph module, the writer lock and the schema, each refused as kg's plain error. `kg init --store` asks
+    this before it writes kg.toml: a server that answers a ping but is a plain Redis (or lets this user read but
+    not write) left kg.toml naming a graph no command could open."""
+    from kg.ingest import drain
+    from kg.store import Store
+    from kg.store.falkor import named_by
+
+    queries = ws.rules.rules_dir / "queries" if ws.rules.rules_dir else None
+    with named_by(INIT_SOURCE), Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock",
+                                           lock_timeout=ws.lock_timeout, queries_dir=queries, url=url,
+                                           origin=origin(ws.root, ws.kg_dir, url)) as st:
+        for repair in st.repairs:
+            drain.warn(repair)
 
 
 def member(kg_dir: Path, url: StoreUrl) -> int:

@@ -118,6 +118,35 @@ def test_init_store_with_the_server_away_changes_no_setting(tmp_path, existing):
     assert logged.returncode == 0 and json.loads(logged.stdout)["applied"] is True, logged.stderr
 
 
+@pytest.mark.parametrize("existing", [False, True], ids=["new", "embedded-before"])
+def test_init_store_naming_a_plain_redis_changes_no_setting(tmp_path, existing):
+    """A server that answers a ping but is not a FalkorDB server (a plain Redis, say the team's cache): `kg init
+    --store` wrote `[store] url`, then exited 1 when the graph would not open, and every later command failed the
+    same way. The graph is now opened before kg.toml names it: exit 1, the message points at the URL given (not at
+    kg.toml, which does not hold it), and nothing is written."""
+    proc, port = _server(tmp_path / "redis", module=False)
+    url = f"falkordb://127.0.0.1:{port}/team"
+    root = tmp_path / "ws"
+    try:
+        if existing:
+            kg.init_workspace(root)
+            (root / "kg.toml").write_text("# the person's settings\n", encoding="utf-8")
+        done = kg_process(root, "init", "--store", url)
+        assert done.returncode == 1, (done.stdout, done.stderr)
+        assert done.stderr.startswith(f"Error: the server at {url} is not a FalkorDB server"), done.stderr
+        assert "the URL given to `kg init --store`" in done.stderr and "kg.toml" not in done.stderr, done.stderr
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+        if not existing:
+            assert not root.exists()  # no half-made workspace
+            return
+        assert (root / "kg.toml").read_text() == "# the person's settings\n"
+        logged = kg_process(root, "log", "error", "still on the embedded graph", "--wait", "--json")
+        assert logged.returncode == 0 and json.loads(logged.stdout)["applied"] is True, logged.stderr
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 @pytest.mark.parametrize("member", [True, False], ids=["member", "first-command"])
 def test_a_url_naming_a_closed_port_is_a_kg_error_in_python(tmp_path, member):
     """`kg.analysis.load` raised redis's ConnectionError from deep inside the client; an analyst gets kg's own
@@ -156,18 +185,21 @@ def test_mcp_tools_answer_an_unreachable_server_with_its_message(tmp_path, need)
         assert "Start the FalkorDB server" in text and "kg.toml" in text, text
 
 
-def _password_server(folder: Path) -> tuple[subprocess.Popen[bytes], int]:
+def _server(folder: Path, *, module: bool = True, password: str | None = None
+            ) -> tuple[subprocess.Popen[bytes], int]:
+    """A server of the test's own on loopback: FalkorDB's, or without `module` a plain Redis."""
     from kg.store import falkor_server
 
-    binary, module = falkor_server.binaries()
+    binary, so = falkor_server.binaries()
     port = falkor_server.free_port()
     folder.mkdir(parents=True)
-    proc = subprocess.Popen([binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder),
-                             "--loadmodule", module, "--requirepass", "team-secret", "--save", ""],
+    proc = subprocess.Popen([binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder), "--save", "",
+                             *(["--loadmodule", so] if module else []),
+                             *(["--requirepass", password] if password else [])],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
     while not falkor_server._answer(port):
-        assert proc.poll() is None and time.monotonic() < deadline, "the password server did not start"
+        assert proc.poll() is None and time.monotonic() < deadline, "the test's server did not start"
         time.sleep(0.05)
     return proc, port
 
@@ -175,7 +207,7 @@ def _password_server(folder: Path) -> tuple[subprocess.Popen[bytes], int]:
 def test_a_password_the_server_refuses_is_said_plainly(tmp_path):
     """A server that wants a password: none given, or a wrong one, is one line naming the server and
     KG_STORE_PASSWORD (it was redis's AuthenticationError, an "unexpected failure")."""
-    proc, port = _password_server(tmp_path / "server")
+    proc, port = _server(tmp_path / "server", password="team-secret")
     url = f"falkordb://127.0.0.1:{port}/team"
     try:
         root = tmp_path / "ws"
