@@ -44,7 +44,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Make a workspace: memory/ folders and an empty graph. Safe to run again."""
-        from kg.workspace import init_workspace
+        from kg.workspace_setup import init_workspace
 
         with errors():
             target = path or state(ctx).workspace or "."

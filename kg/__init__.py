@@ -16,7 +16,8 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-_FROM_WORKSPACE = {"LogResult", "Workspace", "find_root", "init_workspace", "open_workspace"}
+_FROM_WORKSPACE = {"LogResult": "kg.workspace", "Workspace": "kg.workspace", "find_root": "kg.workspace",
+                   "init_workspace": "kg.workspace_setup", "open_workspace": "kg.workspace"}
 
 
 def __getattr__(name: str) -> object:
@@ -25,7 +26,7 @@ def __getattr__(name: str) -> object:
     import importlib
 
     if name in _FROM_WORKSPACE:
-        return getattr(importlib.import_module("kg.workspace"), name)
+        return getattr(importlib.import_module(_FROM_WORKSPACE[name]), name)
     try:
         return importlib.import_module(f"kg.{name}")
     except ModuleNotFoundError as exc:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from kg.core.errors import UsageError
-from kg.workspace import Workspace, init_workspace
+from kg.workspace import Workspace
+from kg.workspace_setup import init_workspace
 
 START = datetime(2026, 10, 19, 9, 0)  # the story ends on 2026-11-30, the notebooks' fixed now
 

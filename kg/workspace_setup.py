@@ -1,0 +1,74 @@
+"""Making a workspace (`kg init`): its folders and graph, and, for a team, the server tried and named in kg.toml
+only once it works, with the writes waiting for the store it replaces settled first."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from kg.core.errors import KgError, StoreError
+from kg.ingest import drain
+from kg.ingest.journal import Journal
+from kg.workspace import MARKER, Workspace
+
+
+def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = None,
+                   store: str | None = None) -> Workspace:
+    """Make (or re-open) a workspace at `path`: the memory folders and an empty graph. Idempotent. With
+    `store` (falkordb://HOST:PORT/GRAPH) its graph is a team's on that server, named in kg.toml."""
+    root = Path(path).expanduser().resolve()
+    made = next((folder for folder in (root, root / "memory") if not folder.exists()), None)
+    if store:
+        from kg.store.team import check_store, configure, reach, trial
+
+        # before anything is written: a bad URL or a kg.toml kg may not edit (bad input), then a server that does
+        # not answer (a kg.toml naming a server kg cannot reach left the workspace unable to log at all: a new
+        # member's ids need its number from there)
+        parsed = check_store(store)
+        configure(root, store, dry_run=True)
+        reach(parsed)
+    try:
+        for sub in (MARKER, Path("memory") / "sessions", Path("memory") / "skills"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the workspace at {root}: {exc.strerror}; choose a folder you can "
+                         "write to") from None
+    if store:
+        try:
+            trial(Workspace(root, rules_dir=rules_dir), parsed)  # before anything names the server
+        except KgError:
+            if made is not None:
+                import shutil
+
+                shutil.rmtree(made, ignore_errors=True)  # no half-made workspace
+            raise
+        _settle_pending(root, parsed, rules_dir)
+        configure(root, store)
+    ws = Workspace(root, rules_dir=rules_dir)
+    with ws.store():
+        pass
+    return ws
+
+
+def _settle_pending(root: Path, new: Any, rules_dir: Path | None) -> None:
+    """Writes waiting in the journal's plain lane were made for the store kg.toml named until now, and once
+    `[store]` names another the plain lane is the new store's (kg/ingest/journal.py). So they are applied where
+    they were made first (when this process writes to that store), and whatever is left moves to that store's own
+    lane, where `kg doctor` names it: never into the new store, whose ids they could collide with."""
+    from kg.store.backend import lane, resolve_configured
+
+    old = Workspace(root, rules_dir=rules_dir)
+    to = lane(resolve_configured(old._store_conf), new)
+    plain = Journal(old.kg_dir, timeout=old.lock_timeout)
+    if to is None or not plain.has_pending():
+        return
+    try:
+        if old.journal.lane is None:
+            old.drain()
+    except KgError:
+        pass  # (the old store busy or away) they wait in its lane
+    if plain.hand_over(to):
+        drain.warn(f"writes made for the store this workspace used until now could not be applied to it; they wait in "
+             f"memory/.kg/ (lane {to}) for a kg command run against it"
+             + (" (`KG_STORE=kuzu kg status` applies them to the embedded graph)" if to == "kuzu" else ""))
