@@ -261,7 +261,8 @@ class Redactor:
         return chars, {c: tuple(words) for c, words in by_char.items()}
 
     def _other_starts(self, text: str, starts: dict[int, list[int]]) -> None:
-        """Where the non-ASCII keywords occur in `text`, any case (see `_other_words`)."""
+        """Where the non-ASCII keywords occur in `text`, any case (see `_other_words`), compared letter for letter
+        as the rules' `(?i)` does (ŞİFRE is şifre, though str.lower() makes İ two characters)."""
         if text.isascii():
             return
         other = self._other_words
@@ -271,7 +272,7 @@ class Redactor:
         for match in chars.finditer(text):
             for word, offset in by_char.get(match.group().lower(), ()):
                 at = match.start() - offset
-                if at >= 0 and text[at:at + len(word)].lower() == word:
+                if at >= 0 and _simple_lower(text[at:at + len(word)]) == word:
                     for index in self._plan.other[word]:
                         starts.setdefault(index, []).append(at)
 
@@ -415,6 +416,12 @@ def _rebuilt(value: Any, done: Mapping[str, Redacted]) -> Any:
     if isinstance(value, dict):
         return {_rebuilt(k, done): _rebuilt(v, done) for k, v in value.items()}
     return value
+
+
+def _simple_lower(text: str) -> str:
+    """Each letter lowercased to one letter, as a regex's `(?i)` compares them: İ is i (str.lower() gives i and a
+    combining dot)."""
+    return "".join(c.lower()[:1] for c in text)
 
 
 def _trie(words: Iterable[str]) -> str:
