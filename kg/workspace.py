@@ -223,9 +223,13 @@ class Workspace:
         from kg.ingest.journal import read_ids
 
         given = read_ids(self.journal.ids_path)
-        if given:
-            return f"{given:,} id(s) were given out (memory/.kg/ids.json)"
-        return None
+        if not given:
+            return None
+        if self.journal.lane == "kuzu":  # ids.json counts the team's ids too: this graph may never have been made
+            return (f"{given:,} id(s) were given out (memory/.kg/ids.json), some or all of them on the team graph "
+                    "kg.toml names (with KG_STORE=kuzu a team workspace uses an embedded graph of its own, which "
+                    "`KG_STORE=kuzu kg doctor --repair` starts when it was never made)")
+        return f"{given:,} id(s) were given out (memory/.kg/ids.json)"
 
     @contextmanager
     def store(self, *, unless: Callable[[], bool] | None = None, polite: bool = False,

@@ -128,3 +128,23 @@ def test_each_lane_has_its_own_applier_slot(tmp_path):
     assert other is not None
     release_applier(other)
     release_applier(plain)
+
+
+def test_a_team_workspace_that_never_had_an_embedded_graph_says_how_to_start_one(tmp_path, falkordb_url):
+    """A workspace made for a team has no embedded graph. `KG_STORE=kuzu kg log` is acknowledged (it waits in the
+    embedded lane), but the next embedded command refused with "restore the file from a backup": ids.json counts the
+    team's ids too. The refusal stays (it cannot tell a graph never made from one deleted), and now says what
+    happened and the command that starts the embedded graph, which then holds the local entry and the team's graph
+    does not."""
+    root = tmp_path / "ws"
+    assert kg_process(tmp_path, "init", str(root), "--store", falkordb_url).returncode == 0
+    assert kg_process(root, "log", "error", "the team's entry", "--wait").returncode == 0
+    local = kg_process(root, "log", "error", "a local entry", "--json", store="kuzu")
+    assert local.returncode == 0, local.stderr
+    refused = kg_process(root, "status", store="kuzu")
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "on the team graph kg.toml names" in refused.stderr, refused.stderr
+    assert "`KG_STORE=kuzu kg doctor --repair` starts when it was never made" in refused.stderr, refused.stderr
+    assert kg_process(root, "doctor", "--repair", store="kuzu").returncode == 0
+    assert texts(kg_process(root, "list", "--json", store="kuzu")) == ["a local entry"]
+    assert texts(kg_process(root, "list", "--json")) == ["the team's entry"]
