@@ -6,6 +6,52 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p24 (tests/data/heldout_p24.jsonl; the rule fixed 2026-12-04 22:00 UTC before a turn was read, by an annotator who read
+no detector code): p23's rule carried on where it stopped. p23 stopped at Ayu219/syncticket's code-review-request (its
+first page read, not saved; later repositories not taken), in the list find_files gives for path
+`.specstory/.project.json`; p24 takes the repositories listed after Ayu219/syncticket, in the library's order
+(Ayu219/syncticket itself is not revisited). Of each repository, its `.specstory/history/*.md` files as find_files lists
+them under `.specstory/history`, in name order, the first 3 not over 120,000 characters (the size read as read_file's
+total_chars at an offset past the end, so no text is seen); the version read_file gives without a commit; whole files,
+every user turn. A repository any earlier set took (p17-p23 labels' owner__repo) is skipped, and any file already in
+shared data. Saved verbatim, every page, as <data>/<owner>__<repo>__<file name> (default /work/heldout24/raw), until
+~100 user turns or the clock (no new file saved after 23:00 UTC; deadline 23:20 UTC), whole files only. Should that
+list run dry, the amendment (which list next, in what order) is written here before reading on.
+What it gave (held out, not yet scored; labelled by 22:30 UTC, each turn read with the agent's turn before and after,
+before any detector ran on them, by one annotator who read no detector code): 30 files of 13 repositories
+(BAI26/HT67595Prj 3, BaghelDhruvTTN/C2-Course-By-Cursor 3, BillWan-zzzyyy/BillWan-zzzyyy.github.io 3,
+BillWan-zzzyyy/alpamayo 3, Bucur21/PaperBites 3, CZD-123-hub/czd 3, CentOsss/ai-agents-in-action 2,
+ChenLight-s/ChenLight-s.github.io 1, ChickenParts/qemu-ia64 1, ChrisGVE/MunsellSpace 3, CodeXdhruv/Dr.Swatantra-AI 1,
+Crush52532/Crush52532.github.io 1, DEBAGanov/PizzaNatWeb 3); runtimes Cursor (SpecStory's classic and v2.1 formats, one
+Codex session imported into it), Claude Code, Copilot in VS Code. No history files: BenjaminScholtens/Afterburn,
+BillWan-zzzyyy/repo759 and the repositories of Caffa, Choi-YewChieh, Cimergence, CloudEngineHub, CommanderPho,
+Computational-Planet, ConutlessLoneSmokes, CooKingThe1st, DGM-Cloud, DULASlee, DakineMI/mcp-gateway. Skipped by size:
+BAI26's 2026-08-04_01-20-46Z (187,835), 02-47-25Z (350,003), 2026-08-06 (266,172), 2026-08-20 image (127,607);
+Borewit/listFix's one file (751,270); BillWan-zzzyyy.github.io's 2025-11-21 (1,088,929), 2025-12-17 (268,262),
+2026-03-31_03-15-59Z (374,641); PaperBites' 2026-04-07_19-37-09Z (469,085), 2026-04-10 (187,302);
+CS485-Harmony/Harmony's one file (126,747); CSCI-435-SE/excalidraw's one (960,090); czd's 2026-04-07_22-09-30Z
+(162,270), 22-20-45Z (222,653), 2026-04-08_01-26-39Z (650,911), 02-12-01Z (681,763), 03-39-45Z (448,530);
+ai-agents-in-action's 2025-07-06_18-50-47Z (268,512), 18-50Z (210,222); qemu-ia64's 2025-09-28_07-18Z (299,617),
+2025-11-25 (135,453); MunsellSpace's 2025-12-06 (135,945); Crush52532's 2026-04-12 (143,077); PizzaNatWeb's 2025-07-01
+(677,129), 2025-07-02_12-09 (237,005). Saving stopped at 22:28 UTC for time to label: DEBAGanov/magicvetov12 (only its
+sizes looked up) and later repositories not taken. No amendment to the rule. 76 user turns: 9 corrections, 3 knowledge
+gaps, 1 praise (3 turns carry two labels), 66 with nothing to learn; by language zh 43 (7 corrections), en 20 (0), ru 13
+(2); by script Chinese 43, Latin 20, Cyrillic 13 (English harness prompts in Chinese sessions are labelled en).
+Judgement calls as p15-p23, and: 'there is nothing inside' after the agent said the move was done, 'now the site does
+not open' after its page change, 'roll back the code so I can try', 'the progress bars do not show in the browser', 'the
+user confirmed but the site did not let them in' are corrections; the agent said nvidia-smi failed before its install /
+blamed the network / said the container was ready, and the user says it worked before / it worked before this update /
+the host runs its own nginx: correction and knowledge gap; 'the problem is solved' after the fix is praise; Cursor's
+system notifications, 'Briefly inform the user', 'Implement the plan as specified', sub-agent prompts, Claude Code's
+/exit and /plugin, pasted logs without words after a fix, and a message the Codex import wrote twice are nothing. The
+saved copies differ from the library's display in places the library strips or cannot show: BAI26's 2026-08-04_01-14-08Z
+lacks 110 characters (agent tool tables and a terminal line), ChenLight-s' file 90 (curl progress output; a repeated
+glob block the display dropped was put back by length), both in agent turns, PizzaNatWeb's 2025-07-02 file 1 invisible
+character (where, not found); czd's 2026-04-08_05-59-57Z lacks 6 invisible characters inside two pasted requirement
+lists of user turns; the CRLF line ends of ai-agents-in-action's 17-51Z and qemu-ia64's file were restored by count.
+Crush52532's file name is cut to 253 bytes (the file system's limit). The sha1s are of the saved files. User turns of
+PizzaNatWeb hold temporary login tokens in pasted logs: they stay in the raw copies only, not in the labels.
+
 p23 (tests/data/heldout_p23.jsonl; the rule fixed 2026-12-04 20:13 UTC before a turn was read, by an annotator who read
 no detector code): p22's rule carried on where it stopped. p22 stopped before StreamLit's movie-list-grid-layout (not
 looked at) and AsabaRikka/ChatBot (only its sizes looked up), in the list find_files gives for path
@@ -251,7 +297,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p23": REPO / "tests" / "data" / "heldout_p23.jsonl",
+SETS = {"p24": REPO / "tests" / "data" / "heldout_p24.jsonl",
+        "p23": REPO / "tests" / "data" / "heldout_p23.jsonl",
         "p22": REPO / "tests" / "data" / "heldout_p22.jsonl",
         "p21": REPO / "tests" / "data" / "heldout_p21.jsonl",
         "p20": REPO / "tests" / "data" / "heldout_p20.jsonl",
@@ -262,10 +309,10 @@ SETS = {"p23": REPO / "tests" / "data" / "heldout_p23.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"), "p21": Path("/work/heldout21/raw"),
-           "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"), "p18": Path("/work/heldout18/raw"),
-           "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p23"
+OUTSIDE = {"p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
+           "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
+           "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
+HELD_OUT = "p24"
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
@@ -400,9 +447,10 @@ def chosen(data: Path, which: str = HELD_OUT) -> list[tuple[str, int, int, objec
     keeps; no detector runs."""
     from kg.reflect import read_transcript
 
-    if which in OUTSIDE:  # the rule chose whole files: every user turn of each labelled file
-        out = []
-        for rel in sorted({lab["file"] for lab in _labels(SETS[which])}):
+    if which in OUTSIDE:  # the rule chose whole files: every user turn of each labelled file (of each saved file
+        out = []          # while the set has no label yet, so the annotator can check each file reads)
+        for rel in sorted({lab["file"] for lab in _labels(SETS[which])}) or sorted(
+                p.name for p in data.iterdir() if p.is_file()):
             t = read_transcript(data / rel)
             out += [(rel, 0, i, u, *_around(t, i)) for i, u in enumerate(t.turns) if u.role == "user"]
         return out

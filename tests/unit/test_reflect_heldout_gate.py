@@ -53,3 +53,20 @@ def test_a_labelled_turn_now_read_as_the_harness_s_passes_the_gate(heldout, tmp_
     labels[2]["sha1"] = "0" * 40
     with pytest.raises(SystemExit):  # a drifted text is still refused
         heldout.checked_texts(tmp_path, labels)
+
+
+def test_an_outside_set_with_no_label_yet_shows_every_saved_file(heldout, tmp_path, monkeypatch):
+    """--show on a set whose rule chose whole files, before its first label: every user turn of every saved file (so
+    the annotator can check each file reads); once labels exist, the labelled files only."""
+    data = tmp_path / "raw"
+    data.mkdir()
+    for name in ("a.md", "b.md"):
+        (data / name).write_text(f"_**User (2026-01-16 22:21:24Z)**_\n\nask {name}\n\n---\n\n"
+                                 "_**Agent (2026-01-16 22:21:30Z)**_\n\ndone\n", encoding="utf-8")
+    labels = tmp_path / "heldout_px.jsonl"
+    monkeypatch.setitem(heldout.SETS, "px", labels)
+    monkeypatch.setitem(heldout.OUTSIDE, "px", data)
+    assert [(rel, turn.text) for rel, *_, turn, _, _ in heldout.chosen(data, "px")] == [
+        ("a.md", "ask a.md"), ("b.md", "ask b.md")]
+    labels.write_text('{"file": "b.md", "line": 3, "sha1": "", "labels": []}\n', encoding="utf-8")
+    assert [rel for rel, *_ in heldout.chosen(data, "px")] == ["b.md"]
