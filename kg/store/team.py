@@ -4,7 +4,8 @@
   server (kg/store/backend.py).
 - Ids stay unique across the team without asking the server at each `kg log` (which must work while the
   server is away): each workspace gets a member number from the server once (`INCR` on one key), kept in
-  `memory/.kg/team.json`, and its ids carry it: `ERR-20260102-007012` is member 7's 12th error that day.
+  `memory/.kg/team.json` (one per graph it opened), and its ids carry it: `ERR-20260102-007012` is member 7's
+  12th error that day.
   Member 1 (the workspace that made the graph, often a team's only one at first) keeps the embedded graph's
   ids (`ERR-20260102-012`): a tagged id's number has six or more digits and, for members 2-99, a leading
   zero, which an untagged number never has; so they cannot meet (members from 100 on could only meet member
@@ -139,8 +140,8 @@ def reach(url: StoreUrl) -> None:
 
 
 def trial(ws: Any, url: StoreUrl) -> None:
-    """Open the team graph at `url` as the workspace `ws` will once kg.toml names it: its member number, the
-    server's graph module, the writer lock and the schema, each refused as kg's plain error. `kg init --store` asks
+    """Open the team graph at `url` as the workspace `ws` will once kg.toml names it: the server's graph module,
+    the writer lock and the schema, then its member number, each refused as kg's plain error. `kg init --store` asks
     this before it writes kg.toml: a server that answers a ping but is a plain Redis (or lets this user read but
     not write) left kg.toml naming a graph no command could open."""
     from kg.ingest import drain
@@ -148,22 +149,23 @@ def trial(ws: Any, url: StoreUrl) -> None:
     from kg.store.falkor import named_by
 
     queries = ws.rules.rules_dir / "queries" if ws.rules.rules_dir else None
-    with named_by(INIT_SOURCE), Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock",
-                                           lock_timeout=ws.lock_timeout, queries_dir=queries, url=url,
-                                           origin=origin(ws.root, ws.kg_dir, url)) as st:
-        for repair in st.repairs:
-            drain.warn(repair)
+    with named_by(INIT_SOURCE):
+        with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", lock_timeout=ws.lock_timeout,
+                        queries_dir=queries, url=url) as st:
+            for repair in st.repairs:
+                drain.warn(repair)
+        member(ws.kg_dir, url)  # once the graph opened: a refused attempt takes no number and writes no team.json
 
 
 def member(kg_dir: Path, url: StoreUrl) -> int:
-    """This workspace's member number on the team graph, asked of the server once and kept."""
+    """This workspace's member number on the team graph, asked of the server once and kept, one per graph: a
+    workspace that also opened another graph (`KG_STORE`) kept only the last, so back on its own graph it could not
+    log while the server was away (a new member's ids need the server) and was given another number each switch."""
     path = kg_dir / MEMBER_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("graph") == url.public and isinstance(data.get("member"), int):
-            return int(data["member"])
-    except (OSError, ValueError, AttributeError):
-        pass
+    known = _members(path)
+    key = _member_key(url)
+    if key in known:
+        return known[key]
     from kg.store.falkor import _connect, _plain
 
     try:
@@ -177,8 +179,37 @@ def member(kg_dir: Path, url: StoreUrl) -> int:
     if number > MAX_MEMBERS:
         raise StoreError(f"the team graph {url.public} has given out {MAX_MEMBERS} member numbers, the most ids "
                          "can carry; use a new graph name")
-    write_atomic(path, json.dumps({"graph": url.public, "member": number}).encode("utf-8"))
+    known = {**_members(path), key: number}  # read again: another graph's number kept meanwhile stays
+    write_atomic(path, json.dumps({"members": known}, sort_keys=True).encode("utf-8"))
     return number
+
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "0:0:0:0:0:0:0:1"})
+
+
+def _member_key(url: StoreUrl) -> str:
+    """A graph as the server knows it: its address and name, whatever the user name, scheme or spelling of this
+    machine's loopback (each spelling asked for a number of its own)."""
+    host = url.host.lower()
+    return f"{'127.0.0.1' if host in _LOOPBACK else host}:{url.port}/{url.graph}"
+
+
+def _members(path: Path) -> dict[str, int]:
+    """team.json's member numbers by graph (`_member_key`); an older kg's file held one: {"graph", "member"}."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    if isinstance(data.get("members"), dict):
+        return {k: v for k, v in data["members"].items() if isinstance(k, str) and type(v) is int and v > 0}
+    if isinstance(data.get("graph"), str) and type(data.get("member")) is int:
+        try:
+            return {_member_key(parse_url(data["graph"], allow_password=False)): data["member"]}
+        except UsageError:
+            return {}
+    return {}
 
 
 def origin(root: Path, kg_dir: Path, url: StoreUrl) -> dict[str, str]:

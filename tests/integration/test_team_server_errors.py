@@ -136,15 +136,62 @@ def test_init_store_naming_a_plain_redis_changes_no_setting(tmp_path, existing):
         assert done.stderr.startswith(f"Error: the server at {url} is not a FalkorDB server"), done.stderr
         assert "the URL given to `kg init --store`" in done.stderr and "kg.toml" not in done.stderr, done.stderr
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+        import redis
+
+        assert redis.Redis(port=port).get("kg:members:team") is None  # no member number taken either
         if not existing:
             assert not root.exists()  # no half-made workspace
             return
         assert (root / "kg.toml").read_text() == "# the person's settings\n"
+        assert not (root / "memory" / ".kg" / "team.json").exists()
         logged = kg_process(root, "log", "error", "still on the embedded graph", "--wait", "--json")
         assert logged.returncode == 0 and json.loads(logged.stdout)["applied"] is True, logged.stderr
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_member_number_is_kept_per_graph(tmp_path):
+    """team.json kept one graph's member number: a command on another graph (`KG_STORE`, or the same graph spelled
+    `localhost`) replaced it, so back on its own graph, with the server away, `kg log` exited 1 ("nothing was
+    recorded": a new member's ids need the server) and a hook's capture was lost; each switch took another number.
+    Now each graph keeps its number: the log is journaled while the server is away, and lands once it is back,
+    from the workspace's one member number there."""
+    from kg.store import falkor_server
+
+    data = tmp_path / "server"
+    server = falkor_server.start(data)
+    url = f"falkordb://127.0.0.1:{server.port}/team"
+    try:
+        root = tmp_path / "ws"
+        assert kg_process(tmp_path, "init", str(root), "--store", url).returncode == 0
+        assert kg_process(root, "log", "error", "on the team graph", "--wait").returncode == 0
+        for other in (f"falkordb://127.0.0.1:{server.port}/other", f"falkordb://localhost:{server.port}/team"):
+            assert kg_process(root, "status", env={"KG_STORE": other}).returncode == 0
+        falkor_server.stop(data)
+        away = kg_process(root, "log", "error", "logged while the server was away", "--json")
+        assert away.returncode == 0 and json.loads(away.stdout)["applied"] is False, away.stderr
+        assert json.loads(away.stdout)["id"].startswith("ERR-")
+        falkor_server.start(data, port=server.port)
+        shown = kg_process(root, "list", "--json")
+        assert shown.returncode == 0, shown.stderr
+        texts = sorted(r["text"] for r in json.loads(shown.stdout) if r["kind"] == "event")
+        assert texts == ["logged while the server was away", "on the team graph"]
+        import redis
+
+        assert redis.Redis(port=server.port).get("kg:members:team") == b"1"  # localhost asked for none
+    finally:
+        falkor_server.stop(data)
+
+
+def test_an_older_kg_s_member_file_is_read(tmp_path):
+    """team.json as an older kg wrote it ({"graph", "member"}) still gives the number, without the server."""
+    from kg.store import falkor_server, team
+    from kg.store.backend import parse_url
+
+    url = parse_url(f"falkordb://127.0.0.1:{falkor_server.free_port()}/team")
+    (tmp_path / team.MEMBER_FILE).write_text(json.dumps({"graph": url.public, "member": 7}))
+    assert team.member(tmp_path, url) == 7
 
 
 @pytest.mark.parametrize("member", [True, False], ids=["member", "first-command"])
