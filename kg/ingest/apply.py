@@ -5,7 +5,7 @@ skipped, so a drain that a crash cut short replays safely."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kg.core.text import index_tokens
@@ -89,10 +89,15 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
         if started:
             st.run("sessions_touch", rows=list(started.values()))  # made on first use: a replay changes nothing
         return list(started)
-    present = getattr(st, "present", None)  # a team graph: one round trip for the batch
-    existing = present([r["id"] for r in logs]) if present else {
-        r["id"] for r in logs if st.run("node_exists", id=r["id"])}  # key lookups, not a scan
-    new = [r for r in logs if r["id"] not in existing]
+    existing = _present(st, [r["id"] for r in logs])
+    renamed = _renamed(ws, st, logs, existing) if existing else {}
+    new = [r for r in logs if r["id"] not in existing or r["id"] in renamed]
+    for rec in new:
+        if rec["id"] in renamed:
+            rec["id"], rec["taken"] = renamed[rec["id"]], rec["id"]
+    for rec in new:
+        if rec.get("after") in renamed:
+            rec["after"] = renamed[rec["after"]]
     if not new:
         if started:
             st.run("sessions_touch", rows=list(started.values()))
@@ -140,6 +145,8 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
                           redactions=list(rec.get("redacted", [])), created_at=ts(f["created_at"]),
                           tokens=f["tokens"])
             st.run("node_create", **params)
+            if rec.get("taken"):  # in the same transaction: a replay of this record finds it was applied
+                st.run("meta_set", key=_taken_key(rec["taken"], f), value=rec["id"])
             linking.remember_created(st, params)  # a later entry's candidate: not read back
             keep.node(rec["id"], "event", f["entry_type"], f["status"], f["priority"], ts(f["created_at"]))
             if not rec.get("link", True):
@@ -161,6 +168,64 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
         cut = next(i for i, r in enumerate(records) if r is left)
         started = {r["id"]: None for r in records[:cut] if r.get("op") == "session"}
     return list(started) + [r["id"] for r in new]
+
+
+def _present(st: Store, ids: list[str]) -> set[str]:
+    present = getattr(st, "present", None)  # a team graph: one round trip for the batch
+    return present(ids) if present else {i for i in ids if st.run("node_exists", id=i)}  # key lookups, not a scan
+
+
+TAKEN_META = "taken:"
+
+
+def _taken_key(taken: str, fields: dict[str, Any]) -> str:
+    """The Meta key that says which id a log journaled as `taken` was applied under (one log: its id, time, text)."""
+    import hashlib
+
+    digest = hashlib.sha1(f"{fields['created_at']}\n{fields['text']}".encode()).hexdigest()[:16]
+    return f"{TAKEN_META}{taken}:{digest}"
+
+
+def _renamed(ws: Workspace, st: Store, logs: list[dict[str, Any]], existing: set[str]) -> dict[str, str]:
+    """Of the logs whose id is a node already, a replay (a drain a crash cut short: the node is this log, or the
+    graph notes the log was applied under another id) is skipped. A log whose id another entry holds gets the next
+    free id of its kind: on a team graph an import of an embedded workspace's trail by another member holds plain
+    ids, which member 1 gives out too, and its acknowledged log was skipped as "already there" (a lost write)."""
+    from kg.ingest import drain
+
+    out: dict[str, str] = {}
+    for rec in logs:
+        if rec["id"] not in existing or rec["id"] in out:
+            continue
+        f = rec["fields"]
+        if st.run("meta_get", key=_taken_key(rec["id"], f)):
+            continue  # applied under its new id before
+        rows = st.run("node_get", id=rec["id"])
+        node = rows[0]["n"] if rows else {}
+        if (node.get("text"), node.get("entry_type"), _second(node.get("created_at"))) == \
+                (f["text"], f["entry_type"], _second(f["created_at"])):
+            continue
+        head = rec["id"].rsplit("-", 1)[0]
+        prefix, day = head.split("-", 1)
+        with ws.journal.locked():
+            while rec["id"] not in out:
+                ids = ws.journal.allocate(prefix, day, 8)
+                free = [i for i in ids if i not in _present(st, ids) and i not in out.values()]
+                if free:
+                    out[rec["id"]] = free[0]
+        drain.warn(f"the id {rec['id']} is another entry's in the graph (an import of another workspace's "
+                   f"trail gives out the same ids); the entry logged as {rec['id']} is kept as {out[rec['id']]}")
+    return out
+
+
+def _second(value: Any) -> datetime | None:
+    """A time as kg keeps it (naive UTC, whole seconds), whichever form it was read in."""
+    if value is None:
+        return None
+    at = ts(value)
+    if at.tzinfo is not None:
+        at = at.astimezone(UTC).replace(tzinfo=None)
+    return at.replace(microsecond=0)
 
 
 def _thread(st: Store, keep: upkeep.Upkeep, src: str, dst: str, at: datetime, made: list[dict[str, Any]]) -> None:
