@@ -87,6 +87,12 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
     if running is not None:
         return running
     server, module = binaries()
+    if port and not _free(port):
+        # the new server would fail to bind and exit, while whatever holds the port answered the wait below: `kg
+        # server start` said it runs, and workspaces pointed there wrote into another server's data
+        raise UsageError(f"port {port} on 127.0.0.1 is in use by another program"
+                         f"{' (a Redis or FalkorDB server)' if ping(port) else ''}; choose another --port, or leave "
+                         "it out and kg picks a free one")
     port = port or free_port()
     log = folder / LOG_FILE
     args = [server, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder), "--loadmodule", module,
@@ -104,11 +110,11 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
     loading_until = time.monotonic() + max(wait_s, LOADING_MAX_S)
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            tail = log.read_text(encoding="utf-8", errors="replace")[-600:] if log.exists() else ""
             _forget(folder)
-            raise StoreError(f"the FalkorDB server did not start (exit {proc.returncode}): {tail.strip()}")
+            raise StoreError(f"the FalkorDB server did not start (exit {proc.returncode}): {_last_lines(log)}; "
+                             f"its log is {log}")
         reply = _answer(port)
-        if reply.startswith(b"+PONG"):
+        if reply.startswith(b"+PONG") and proc.poll() is None:  # it answered, and it is ours
             return Server(port, proc.pid, folder)
         if reply.startswith(b"-LOADING") or reply == BUSY:  # replaying its data (a big graph, or after a
             deadline = min(max(deadline, time.monotonic() + wait_s), loading_until)  # crash): not stuck
@@ -116,6 +122,27 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
     proc.kill()
     _forget(folder)
     raise StoreError(f"the FalkorDB server did not answer on 127.0.0.1:{port} within {wait_s:.0f} s; see {log}")
+
+
+def _free(port: int) -> bool:
+    """Whether nothing listens on the loopback port (a bind there succeeds; with SO_REUSEADDR, as Redis binds, so
+    the closed connections of a server just stopped there do not count)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _last_lines(log: Path, n: int = 3) -> str:
+    """The last lines of the server's log, whole, on one line (a cut at a byte count began mid-word)."""
+    try:
+        lines = [ln.strip() for ln in log.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return "no log written"
+    return " / ".join(lines[-n:])[-400:] or "its log is empty"
 
 
 def status(folder: Path) -> Server | None:

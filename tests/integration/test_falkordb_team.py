@@ -118,6 +118,20 @@ def test_kg_server_start_status_stop(tmp_path, falkordb_server):
     assert json.loads(out) == {"running": False}
 
 
+def test_kg_server_start_on_a_port_another_server_holds_is_refused(tmp_path, falkordb_server):
+    """The new server failed to bind and exited while the other one answered the wait: `kg server start --port P`
+    said it runs (exit 0), and workspaces pointed there wrote into another workspace's server. Now exit 2, a
+    plain line, and nothing recorded as running."""
+    root = tmp_path / "ws"
+    assert kg(f"init {root}", workspace=root)[0] == 0
+    code, out, err = kg(f"server start --port {falkordb_server.port}", workspace=root)
+    assert code == 2, (out, err)
+    assert err.startswith(f"Error: port {falkordb_server.port} on 127.0.0.1 is in use by another program "
+                          "(a Redis or FalkorDB server)") and err.count("\n") == 1, err
+    code, out, _ = kg("server status --json", workspace=root)
+    assert json.loads(out) == {"running": False}
+
+
 def test_a_mistake_recurring_across_two_workspaces_is_promoted_once_into_both(tmp_path, falkordb_url):
     """The issue's "done when", as far as it goes here: the same failure in two workspaces (two each, four
     sessions) makes one proposal; approved in one workspace, the rule is rendered into both workspaces'
