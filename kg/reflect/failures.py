@@ -315,7 +315,8 @@ def analyse(tool: str | None, text: str, command: str | None, rules: FailureRule
     code, body = exit_status(_message_of(text or ""), rules)
     code = exit_code if exit_code is not None else code
     line = salient_line(body, rules)
-    cls = error_class(body[:4000], line, rules)
+    at = body.find(line) if line else -1  # a cause past the head (a long build's): the output around it
+    cls = error_class(body[:4000] if at < 3000 else body[at - 2000:at + 2000], line, rules)
     exit_only = not line
     cls = cls or ("nonzero_exit" if code not in (None, 0) else "failed")
     program = program_of(command) if slug(tool) in rules.shell_tools else ""

@@ -30,15 +30,26 @@ def exit_status(text: str, rules: FailureRules) -> tuple[int | None, str]:
 def salient_line(text: str, rules: FailureRules) -> str:
     """The line that says what went wrong: the first line that states an error message (`cause`), else the
     first error-looking line, else the first line; never noise. A header that introduces the cause ("... the
-    following issue:") gives way to the telling line after it."""
-    lines = [_TAGS.sub("", ln).strip() for ln in text.replace("\\n", "\n").splitlines()[: rules.scan_lines * 4]]
-    lines = [ln for ln in lines if ln and not any(p.search(ln) for p in rules.noise)][: rules.scan_lines]
+    following issue:") gives way to the telling line after it. The output's head is read first, then its tail:
+    a build or a test run prints its error after hundreds of progress lines."""
+    views = [[ln for ln in (_TAGS.sub("", raw).strip() for raw in part)
+              if ln and not any(p.search(ln) for p in rules.noise)][: rules.scan_lines]
+             for part in _head_and_tail(text, rules)]
     for test in (rules.cause.search, rules.salient.search, lambda ln: True):
-        for i, ln in enumerate(lines):
-            if test(ln):
-                cause = _past_header(lines, i, rules)
-                return (_first_finding(lines, cause, rules) if rules.section.match(cause) else cause)[:300]
+        for lines in views:
+            for i, ln in enumerate(lines):
+                if test(ln):
+                    cause = _past_header(lines, i, rules)
+                    return (_first_finding(lines, cause, rules) if rules.section.match(cause) else cause)[:300]
     return ""
+
+
+def _head_and_tail(text: str, rules: FailureRules) -> list[list[str]]:
+    """The output's first `scan_lines` × 4 lines, and, when it is longer, as many of its last ones (no line twice):
+    what is read of an output of any length."""
+    raw = text.replace("\\n", "\n").splitlines()
+    reach = rules.scan_lines * 4
+    return [raw[:reach]] + ([raw[max(reach, len(raw) - reach):]] if len(raw) > reach else [])
 
 
 _LEAD = re.compile(r"^[^\w\[(/.~-]+")  # box drawing and arrows before a finding
@@ -72,8 +83,8 @@ def advice_of(body: str, line: str, rules: FailureRules) -> str:
     is none, or when the cause itself says it."""
     if not line or rules.advice.search(line):
         return ""
-    lines = [_BOX.sub("", _TAGS.sub("", ln)).strip() for ln in body.replace("\\n", "\n").splitlines()]
-    lines = [ln for ln in lines[: rules.scan_lines * 4] if ln]
+    lines = [ln for part in _head_and_tail(body, rules) for ln in (_BOX.sub("", _TAGS.sub("", raw)).strip()
+                                                                  for raw in part) if ln]
     tail = line.split("] ", 1)[-1][-40:]  # a check's finding is said after its label
     at = next((i for i, ln in enumerate(lines) if ln in line or tail in ln), None)
     if at is None:

@@ -209,3 +209,17 @@ def test_an_error_named_in_camel_case_is_the_cause(shared_data):
     edits = [f for f in got if f.error_class == "edit_no_match"]
     assert edits and all(f.line.startswith("SearchReplaceNoExactMatch: ") for f in edits)
     assert {f.line.rsplit(" ", 1)[-1] for f in edits} >= {"CONVENTIONS.md"}
+
+
+def test_a_build_error_after_hundreds_of_progress_lines_is_the_cause():
+    """Only the output's first `scan_lines` × 4 lines were read: a cargo build whose 400 "Compiling" lines came
+    first was "failed: exit code 1 (no output)", and every such failure of the tool shared one pattern key. The
+    tail is read too."""
+    progress = "\n".join(f"   Compiling dep{i} v0.1.{i}" for i in range(400))
+    body = (f"Exit code 1\n{progress}\nerror[E0425]: cannot find value `total` in this scope\n --> src/main.rs:3:5\n"
+            "error: could not compile `app` (bin \"app\") due to 1 previous error")
+    failure = analyse("Bash", body, "cargo build", RULES)
+    assert failure.line == "error[E0425]: cannot find value `total` in this scope"
+    assert not failure.exit_only and "error[E0425]" in failure.error
+    short = analyse("Bash", body.replace(progress + "\n", ""), "cargo build", RULES)
+    assert short.line == failure.line and short.pattern_key == failure.pattern_key
