@@ -272,7 +272,7 @@ class Redactor:
         for match in chars.finditer(text):
             for word, offset in by_char.get(match.group().lower(), ()):
                 at = match.start() - offset
-                if at >= 0 and _simple_lower(text[at:at + len(word)]) == word:
+                if at >= 0 and _lowered_is(text[at:at + len(word)], word):
                     for index in self._plan.other[word]:
                         starts.setdefault(index, []).append(at)
 
@@ -418,10 +418,13 @@ def _rebuilt(value: Any, done: Mapping[str, Redacted]) -> Any:
     return value
 
 
-def _simple_lower(text: str) -> str:
-    """Each letter lowercased to one letter, as a regex's `(?i)` compares them: İ is i (str.lower() gives i and a
-    combining dot)."""
-    return "".join(c.lower()[:1] for c in text)
+def _lowered_is(text: str, word: str) -> bool:
+    """Whether `text` lowercased is `word`, each letter to one letter as a regex's `(?i)` compares them: İ is i
+    (str.lower() gives i and a combining dot, a string one longer)."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low == word
+    return "".join(c.lower()[:1] for c in text) == word
 
 
 def _trie(words: Iterable[str]) -> str:
