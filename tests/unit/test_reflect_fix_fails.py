@@ -58,6 +58,19 @@ def test_the_result_reported_after_the_claim_is_a_correction(said):
         assert "correction" in found(*turns)
 
 
+@pytest.mark.parametrize("claim", [
+    "Menu: the template renders it once, so the sidebar no longer shows a second copy.",
+    "Wrapped the list in a single container; now it no longer duplicates the links.",
+])
+def test_a_fault_said_to_be_gone_is_a_claim_and_still_after_it_a_correction(claim):
+    """An agent's summary that ends by saying the fault is gone ("so X no longer overflows") claims the fix as any
+    "it now works" does: "still" right after it says the fix did not do it."""
+    turns = (ASK, ("assistant", claim), ("user", "there is still a second menu at the bottom of the page"))
+    assert "claims_done" in signals(*turns)
+    assert "still_after_fix" in signals(*turns)
+    assert "correction" in found(*turns)
+
+
 def test_a_failure_whatever_the_user_does_persists():
     assert "still_again" in signals(ASK, ("assistant", "Done."), ("user", "i get the same page no matter what i do"))
     assert "still_again" in signals(ASK, ("assistant", "Done."), ("user", "不管怎么刷新页面都是两个菜单"))
