@@ -168,3 +168,29 @@ def test_still_and_what_happens_said_with_always_or_never_is_no_rule(said):
     """"sempre lo stesso", "toujours pas", "immer noch" say "still"; "mai funzionato" (never worked) and "crasha sempre"
     (Italian drops the subject: "it always crashes") say what happens."""
     assert "imperative_rule" not in signals(DONE, said)
+
+
+@pytest.mark.parametrize(("agent", "said"), [
+    ("Pouvez-vous : 1. exécuter la migration 2. me copier le résultat ici. Ensuite je corrigerai le schéma.",
+     "je te laisse le faire, tu as accès au terminal"),
+    ("Peux-tu lancer les tests et me dire lesquels échouent ? Je regarderai ensuite.",
+     "à toi de jouer, lance-les toi"),
+    ("You can run the migration with `make migrate` and send me the output.",
+     "I'll leave it to you, you have the shell"),
+])
+def test_the_work_handed_back_and_left_to_the_agent_is_a_redirect(agent, said):
+    """The agent asks the user to run its steps ("Pouvez-vous : 1. exécuter ..."; French asks "can you" with the verb
+    first), and the user leaves the work to it ("je te laisse faire", "à toi de jouer", "I'll leave it to you"): the
+    work sent back, as "do it yourself"."""
+    assert "hands_back" in signals(agent, "ok")
+    assert "redirect_after_handback" in signals(agent, said)
+    assert corrections(agent, said) == ["correction"]
+
+
+@pytest.mark.parametrize(("offer", "said"), [
+    ("Voulez-vous que je crée la route API pour contourner le CORS ?", "je te laisse faire"),
+    ("Would you like me to create the API route for the proxy?", "I'll leave it to you"),
+])
+def test_leaving_it_to_the_agent_after_its_offer_accepts_the_offer(offer, said):
+    assert "redirect_after_handback" not in signals(offer, said)
+    assert corrections(offer, said) == []
