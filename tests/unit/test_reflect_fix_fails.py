@@ -217,3 +217,29 @@ def test_a_flag_or_path_holding_verify_is_not_a_doubt():
 ])
 def test_a_fix_the_user_found_is_the_lesson(said, lesson):
     assert phrase("correction", [said], said, RULES.lessons)[0] == lesson
+
+
+HANDED = ("assistant", "The build fails because the icons folder is not copied. You can run `npm run copy-icons` "
+                       "before `npm run build`.")
+
+
+@pytest.mark.parametrize("said", ["fix it", "just fix this please", "fix", "修一下", "corrige ça"])
+def test_an_order_to_fix_naming_nothing_after_a_hand_back_sends_the_work_back(said):
+    """The agent explained the fault and handed the fix to the user; the whole reply is "fix it": the work sent back,
+    not the next piece of work (which names what to do: "fix the footer links")."""
+    turns = (ASK, HANDED, ("user", said))
+    assert "redirect_after_handback" in signals(*turns)
+    assert "correction" in found(*turns)
+
+
+def test_an_order_to_fix_after_a_claim_of_done_says_it_is_broken():
+    turns = (ASK, ("assistant", "Done. The sidebar now works correctly."), ("user", "fix it"))
+    assert "correction" in found(*turns)
+
+
+@pytest.mark.parametrize(("agent", "said"), [
+    ("The icons folder is not copied before the build. Want me to fix it?", "fix it"),
+    ("Done. The sidebar now works correctly.", "fix the footer links too"),
+])
+def test_fix_accepting_an_offer_or_naming_new_work_is_no_correction(agent, said):
+    assert "correction" not in found(ASK, ("assistant", agent), ("user", said))
