@@ -243,3 +243,14 @@ def test_an_order_to_fix_after_a_claim_of_done_says_it_is_broken():
 ])
 def test_fix_accepting_an_offer_or_naming_new_work_is_no_correction(agent, said):
     assert "correction" not in found(ASK, ("assistant", agent), ("user", said))
+
+
+@pytest.mark.parametrize("said", ["check and fix everything", "run it all"])
+def test_the_whole_of_the_work_sent_back_after_a_hand_back_is_no_new_instruction(said):
+    """"check and fix everything" after the agent left its checks to the user names no new work: the work sent back
+    whole (do_it_yourself), which the model's weight against a new instruction no longer cancels."""
+    agent = ("assistant", "I could not run the suite here because no JDK is installed. You can run it with "
+                          "`./gradlew test`.")
+    turns = (ASK, agent, ("user", said))
+    assert "instruction" not in signals(*turns)
+    assert "correction" in found(*turns)
