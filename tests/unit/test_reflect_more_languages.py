@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from kg.reflect import detect
+from kg.reflect.detect import learnings
 from kg.reflect.language import fold
 from kg.reflect.parse import Transcript, Turn
 from tests.unit.test_reflect_detect import RULES
-from tests.unit.test_reflect_unseen_users import corrections, signals
+from tests.unit.test_reflect_unseen_users import _chat, corrections, signals
 
 DONE = "I've updated the list view."
 
@@ -194,3 +195,25 @@ def test_the_work_handed_back_and_left_to_the_agent_is_a_redirect(agent, said):
 def test_leaving_it_to_the_agent_after_its_offer_accepts_the_offer(offer, said):
     assert "redirect_after_handback" not in signals(offer, said)
     assert corrections(offer, said) == []
+
+
+CANNOT_HOST = "Their platform cannot host a plain static site, so you need a Node server for the plugin list."
+
+
+@pytest.mark.parametrize("said", [
+    "the docs say to host the static build on their CDN",
+    "selon la doc il faut héberger le build statique",
+    "sur leur site ils disent qu'il faut héberger le build statique",
+    "文档里说要用静态托管",
+])
+def test_a_fact_cited_from_its_source_is_a_statement_of_fact(said):
+    assert "states_fact" in signals(CANNOT_HOST, said)
+
+
+def test_a_cited_fact_the_agent_concedes_is_a_knowledge_gap():
+    """The user answers the agent's claim with what the project's documentation says, and the agent owns it: a fact it
+    lacked (read as a statement of fact, where only "actually" / "already" / "because" were before)."""
+    said = "no, their docs say to host the static build on their CDN"
+    reply = "You're right, I apologize for the confusion: their guide does host static builds."
+    t = _chat(("user", "fix the list view"), ("assistant", CANNOT_HOST), ("user", said), ("assistant", reply))
+    assert {"correction", "knowledge_gap"} <= {f.category for f in learnings(t, RULES)}
