@@ -238,7 +238,7 @@ def test_an_order_to_fix_after_a_claim_of_done_says_it_is_broken():
 
 
 @pytest.mark.parametrize(("agent", "said"), [
-    ("The icons folder is not copied before the build. Want me to fix it?", "fix it"),
+    ("The icons folder is not copied before the build. Would you like me to fix it?", "fix it"),
     ("Done. The sidebar now works correctly.", "fix the footer links too"),
 ])
 def test_fix_accepting_an_offer_or_naming_new_work_is_no_correction(agent, said):
