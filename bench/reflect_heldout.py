@@ -94,6 +94,22 @@ narrower signals) beside main before both (7dd7191): correction 0.33 / 0.50 / 0.
 session's user), which kg reads as the user's. Development data since: kg reads those prompts as the harness's
 (a section before a `codex-auto-review` agent's heading is a system turn): correction 0.50 / 0.50 / 0.50, false alarms
 5 in 41 quiet turns.
+Then p21-p23's missed corrections read together (w-d17), grouped by what a general detector could see, each fix kept
+only if no set got a false alarm more: an agent's summary saying the fault is gone ("so X no longer overflows") is a
+claim of done, so "still" after it is still_after_fix; French hands back with "pouvez-vous / peux-tu" and leaves the
+work to the agent with "je te laisse faire" / "à toi de jouer" (English "I'll leave it to you"; after an offer the
+same words accept it); a whole turn that only orders a fix ("fix it", "fix", 修一下) after a hand-back or a claim of
+done, and "run and test everything", name no new work (no instruction); a fact cited from its source ("the docs say",
+"ils disent que", 文档里说) is a statement of fact. Correction p21 0.67 / 0.73 / 0.70 (8 4 3), p22 0.69 / 0.56 / 0.62
+(9 4 7), p23 0.58 / 0.70 / 0.64 (7 5 3), p23's knowledge gap found; false alarms, p15, the 441 turns sessions-out and
+the development providers left out unchanged. Tried and not kept: SpecStory's `<tool-use>` blocks read as the agent's
+tool calls (so "worked" fires on Cursor / Copilot histories): +1 correction each on p22 and p23 but 4 more false
+alarms on p22 (3 more reading only write and shell blocks), 1 on p21 and p23; "you need to <verb>" as a hand-back: p22
++1, but sessions-out correction F1 0.84 -> 0.81; the model refitted (bench/reflect_train.py --write): fewer false
+alarms (p21 3, p22 4, p23 4) but corrections lost (p21 7, p22 7, p23 4 found). Still missed: "there are already ..." /
+已经有了 (the agent's premise overturned: the knowledge-gap weights are hand-set, and writing them refits
+corrections), a regression said without a fault word ("now it scrolls the other way"), a pasted error with commentary,
+Italian push-back questions and a restated rule.
 
 p22 (tests/data/heldout_p22.jsonl; the rule fixed 2026-12-04 19:05 UTC before a turn was read, by an annotator who read
 no detector code): p21's rule carried on where it stopped. p21 stopped by the clock before AllProAi's first file, in the

@@ -157,7 +157,11 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
 # and 0 of them corrections. Fitted, they became evidence against (-0.36, -0.29) and cancelled the restrictions that
 # name the agent's file ("only edit game.js"), so they are not weights of their own: they count through the
 # combinations that need more (redo_after_claim: a redo right after "done"; new_after_done needs them absent).
-EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work"},
+# The agent's offer to act, the user leaving the work to it and a bare "fix it" are read only in the hand-back they
+# answer (redirect_after_handback); the offer, fitted alone, became a weight of this user's habits (it follows 79 of
+# the 441 turns; sessions-out correction F1 0.84 -> 0.81), so none is a weight of its own.
+HANDBACK_PARTS = {"offers_work", "leaves_to_agent", "bare_fix"}
+EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HANDBACK_PARTS},
            "preference": {"reedits", "names_agent_work", "refers_to_work",
                           "short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",
                           "question_conceded", "repeated_ask", "redirect_after_interrupt", "frustrated_at_work",
@@ -170,7 +174,7 @@ EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work"},
                           "resumed", "replaces_own", "instruction_replaces_work",
                           # a fix reported failing, and a retry and what it answers, say nothing of a lasting rule
                           "fails_with_paste", "offers_retry", "outside_failure", "cut_off", "bare_retry",
-                          "accepts_retry", "observes", "user_solved"}}
+                          "accepts_retry", "observes", "user_solved", *HANDBACK_PARTS}}
 # Signals that, by what they mean, do not say a turn is of the class (or say it is not): the shape of a turn, generic words ("this",
 # "just", "should"), what the agent says to anything ("I see", "a different approach"). One user's habits make them
 # look like evidence (this user opens most rebukes with "this ..."); on other users' turns they fire on praise, new

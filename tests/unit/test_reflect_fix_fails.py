@@ -58,6 +58,19 @@ def test_the_result_reported_after_the_claim_is_a_correction(said):
         assert "correction" in found(*turns)
 
 
+@pytest.mark.parametrize("claim", [
+    "Menu: the template renders it once, so the sidebar no longer shows a second copy.",
+    "Wrapped the list in a single container; now it no longer duplicates the links.",
+])
+def test_a_fault_said_to_be_gone_is_a_claim_and_still_after_it_a_correction(claim):
+    """An agent's summary that ends by saying the fault is gone ("so X no longer overflows") claims the fix as any
+    "it now works" does: "still" right after it says the fix did not do it."""
+    turns = (ASK, ("assistant", claim), ("user", "there is still a second menu at the bottom of the page"))
+    assert "claims_done" in signals(*turns)
+    assert "still_after_fix" in signals(*turns)
+    assert "correction" in found(*turns)
+
+
 def test_a_failure_whatever_the_user_does_persists():
     assert "still_again" in signals(ASK, ("assistant", "Done."), ("user", "i get the same page no matter what i do"))
     assert "still_again" in signals(ASK, ("assistant", "Done."), ("user", "不管怎么刷新页面都是两个菜单"))
@@ -204,3 +217,40 @@ def test_a_flag_or_path_holding_verify_is_not_a_doubt():
 ])
 def test_a_fix_the_user_found_is_the_lesson(said, lesson):
     assert phrase("correction", [said], said, RULES.lessons)[0] == lesson
+
+
+HANDED = ("assistant", "The build fails because the icons folder is not copied. You can run `npm run copy-icons` "
+                       "before `npm run build`.")
+
+
+@pytest.mark.parametrize("said", ["fix it", "just fix this please", "fix", "修一下", "corrige ça"])
+def test_an_order_to_fix_naming_nothing_after_a_hand_back_sends_the_work_back(said):
+    """The agent explained the fault and handed the fix to the user; the whole reply is "fix it": the work sent back,
+    not the next piece of work (which names what to do: "fix the footer links")."""
+    turns = (ASK, HANDED, ("user", said))
+    assert "redirect_after_handback" in signals(*turns)
+    assert "correction" in found(*turns)
+
+
+def test_an_order_to_fix_after_a_claim_of_done_says_it_is_broken():
+    turns = (ASK, ("assistant", "Done. The sidebar now works correctly."), ("user", "fix it"))
+    assert "correction" in found(*turns)
+
+
+@pytest.mark.parametrize(("agent", "said"), [
+    ("The icons folder is not copied before the build. Would you like me to fix it?", "fix it"),
+    ("Done. The sidebar now works correctly.", "fix the footer links too"),
+])
+def test_fix_accepting_an_offer_or_naming_new_work_is_no_correction(agent, said):
+    assert "correction" not in found(ASK, ("assistant", agent), ("user", said))
+
+
+@pytest.mark.parametrize("said", ["check and fix everything", "run it all"])
+def test_the_whole_of_the_work_sent_back_after_a_hand_back_is_no_new_instruction(said):
+    """"check and fix everything" after the agent left its checks to the user names no new work: the work sent back
+    whole (do_it_yourself), which the model's weight against a new instruction no longer cancels."""
+    agent = ("assistant", "I could not run the suite here because no JDK is installed. You can run it with "
+                          "`./gradlew test`.")
+    turns = (ASK, agent, ("user", said))
+    assert "instruction" not in signals(*turns)
+    assert "correction" in found(*turns)

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from kg.reflect import detect
+from kg.reflect.detect import learnings
 from kg.reflect.language import fold
 from kg.reflect.parse import Transcript, Turn
 from tests.unit.test_reflect_detect import RULES
-from tests.unit.test_reflect_unseen_users import corrections, signals
+from tests.unit.test_reflect_unseen_users import _chat, corrections, signals
 
 DONE = "I've updated the list view."
 
@@ -168,3 +169,51 @@ def test_still_and_what_happens_said_with_always_or_never_is_no_rule(said):
     """"sempre lo stesso", "toujours pas", "immer noch" say "still"; "mai funzionato" (never worked) and "crasha sempre"
     (Italian drops the subject: "it always crashes") say what happens."""
     assert "imperative_rule" not in signals(DONE, said)
+
+
+@pytest.mark.parametrize(("agent", "said"), [
+    ("Pouvez-vous : 1. exécuter la migration 2. me copier le résultat ici. Ensuite je corrigerai le schéma.",
+     "je te laisse le faire, tu as accès au terminal"),
+    ("Peux-tu lancer les tests et me dire lesquels échouent ? Je regarderai ensuite.",
+     "à toi de jouer, lance-les toi"),
+    ("You can run the migration with `make migrate` and send me the output.",
+     "I'll leave it to you, you have the shell"),
+])
+def test_the_work_handed_back_and_left_to_the_agent_is_a_redirect(agent, said):
+    """The agent asks the user to run its steps ("Pouvez-vous : 1. exécuter ..."; French asks "can you" with the verb
+    first), and the user leaves the work to it ("je te laisse faire", "à toi de jouer", "I'll leave it to you"): the
+    work sent back, as "do it yourself"."""
+    assert "hands_back" in signals(agent, "ok")
+    assert "redirect_after_handback" in signals(agent, said)
+    assert corrections(agent, said) == ["correction"]
+
+
+@pytest.mark.parametrize(("offer", "said"), [
+    ("Voulez-vous que je crée la route API pour contourner le CORS ?", "je te laisse faire"),
+    ("Would you like me to create the API route for the proxy?", "I'll leave it to you"),
+])
+def test_leaving_it_to_the_agent_after_its_offer_accepts_the_offer(offer, said):
+    assert "redirect_after_handback" not in signals(offer, said)
+    assert corrections(offer, said) == []
+
+
+CANNOT_HOST = "Their platform cannot host a plain static site, so you need a Node server for the plugin list."
+
+
+@pytest.mark.parametrize("said", [
+    "the docs say to host the static build on their CDN",
+    "selon la doc il faut héberger le build statique",
+    "sur leur site ils disent qu'il faut héberger le build statique",
+    "文档里说要用静态托管",
+])
+def test_a_fact_cited_from_its_source_is_a_statement_of_fact(said):
+    assert "states_fact" in signals(CANNOT_HOST, said)
+
+
+def test_a_cited_fact_the_agent_concedes_is_a_knowledge_gap():
+    """The user answers the agent's claim with what the project's documentation says, and the agent owns it: a fact it
+    lacked (read as a statement of fact, where only "actually" / "already" / "because" were before)."""
+    said = "no, their docs say to host the static build on their CDN"
+    reply = "You're right, I apologize for the confusion: their guide does host static builds."
+    t = _chat(("user", "fix the list view"), ("assistant", CANNOT_HOST), ("user", said), ("assistant", reply))
+    assert {"correction", "knowledge_gap"} <= {f.category for f in learnings(t, RULES)}
