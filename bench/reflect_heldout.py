@@ -17,7 +17,7 @@ every user turn. A repository any earlier set took (p17-p23 labels' owner__repo)
 shared data. Saved verbatim, every page, as <data>/<owner>__<repo>__<file name> (default /work/heldout24/raw), until
 ~100 user turns or the clock (no new file saved after 23:00 UTC; deadline 23:20 UTC), whole files only. Should that
 list run dry, the amendment (which list next, in what order) is written here before reading on.
-What it gave (held out, not yet scored; labelled by 22:30 UTC, each turn read with the agent's turn before and after,
+What it gave (scored once: see its end; labelled by 22:30 UTC, each turn read with the agent's turn before and after,
 before any detector ran on them, by one annotator who read no detector code): 30 files of 13 repositories
 (BAI26/HT67595Prj 3, BaghelDhruvTTN/C2-Course-By-Cursor 3, BillWan-zzzyyy/BillWan-zzzyyy.github.io 3,
 BillWan-zzzyyy/alpamayo 3, Bucur21/PaperBites 3, CZD-123-hub/czd 3, CentOsss/ai-agents-in-action 2,
@@ -51,6 +51,11 @@ character (where, not found); czd's 2026-04-08_05-59-57Z lacks 6 invisible chara
 lists of user turns; the CRLF line ends of ai-agents-in-action's 17-51Z and qemu-ia64's file were restored by count.
 Crush52532's file name is cut to 253 bytes (the file system's limit). The sha1s are of the saved files. User turns of
 PizzaNatWeb hold temporary login tokens in pasted logs: they stay in the raw copies only, not in the labels.
+Scored once, 2026-12-04 22:57 UTC, main with the twenty-sixth landing's detector work (w-d17) beside main before it
+(e1903d9): **identical**, correction 0.12 / 0.11 / 0.12 (1 found, 7 false, 8 missed), knowledge gaps 0 of 3, false
+alarms 8 in 66 quiet turns (12.1 per 100): Chinese corrections 1 of 7 (2 false alarms), Russian 0 of 2 (1), English
+none to find (5 false alarms, in two Chinese sessions' English harness prompts and turns). w-d17's gains (p21-p23, French
+and English hand-backs) meet no turn here; a session nobody tuned for, in Chinese or Russian, is where kg finds least.
 
 p23 (tests/data/heldout_p23.jsonl; the rule fixed 2026-12-04 20:13 UTC before a turn was read, by an annotator who read
 no detector code): p22's rule carried on where it stopped. p22 stopped before StreamLit's movie-list-grid-layout (not
