@@ -74,7 +74,10 @@ _RANK = {p: i for i, p in enumerate(PRIORITIES)}
 
 
 def is_harness(text: str, rules: ReflectRules) -> bool:
-    head = text.lstrip()
+    """Harness output in the user's place, read past the sections a runtime injects before it (Cursor's time stamp
+    and background-task notice)."""
+    injected = rules.quoting.injected
+    head = (injected.sub("", text) if injected is not None and "<" in text else text).lstrip()
     return any(head.startswith(p) for p in rules.quoting.harness_prefixes) or bool(
         rules.quoting.command_pattern.match(head))
 
