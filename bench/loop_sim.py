@@ -498,18 +498,20 @@ def main(argv: list[str] | None = None) -> int:
         hist = [replay_history(seed, policy=policy, **opts) for seed in seeds]
     s = score(hist, a.days, mix, (lo, hi))
     if a.json:
-        from loop_frontier import frontier
+        from loop_frontier import frontier, pooled_end
 
-        extra = {"frontier": frontier(hist, a.days, mix, (lo, hi))} if a.frontier else {}
+        extra = ({"frontier": frontier(hist, a.days, mix, (lo, hi)),
+                  "pooled_end": pooled_end(hist, a.days, load_policy(a.set))} if a.frontier else {})
         print(json.dumps({"args": vars(a), "scores": s, **extra, "occurrences": occurrences(hist),
                           "seconds": [round(h["seconds"], 1) for h in hist]}))
     else:
         print(table(f"seeds {a.seeds}, mix {a.mix}, rates {a.rate}/day, drift ±{a.drift}, burst {a.burst}, "
                     f"{a.patterns} patterns × {a.days} days", s))
         if a.frontier:
-            from loop_frontier import frontier, frontier_table
+            from loop_frontier import frontier, frontier_table, pooled_end
 
-            print(frontier_table(frontier(hist, a.days, mix, (lo, hi)), s["kg"]))
+            print(frontier_table(frontier(hist, a.days, mix, (lo, hi)), s["kg"],
+                                 pooled_end(hist, a.days, load_policy(a.set))))
         if a.wrong:
             print(wrong_report(seeds, hist, a.days))
         occ = occurrences(hist)

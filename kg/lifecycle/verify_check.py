@@ -18,6 +18,10 @@ A check is taken:
   (`check_at_deadline`), instead of letting the posterior majority decide on a thin baseline;
 - on a confirmed, monitored rule whose rate before rests on fewer than `check_max_before` counted occurrences
   and is still not decisive `check_after_days` days after the change.
+- with `check_doubtful` on, on a confirmed rule whose posterior median at a monitor look is past boundary_ratio
+  (the majority would revert it) and not decisive at the 1 − error_rate levels: the evidence leans against it,
+  and a thin baseline cannot say more without time out. The check comes before the monitor's own decision, so it
+  also stands in for a revert at monitor_error_rate.
 
 The periods are kept in the change's evidence trail, one dated line each way (as the days a person took a rule
 out are, `verify_withdrawn`), so `kg why`, `kg status` and `kg verify --json` show them.
@@ -84,6 +88,9 @@ def wants(c: verify.Counts, strict: verify.Verdict, *, status: str, deadline: bo
     if status == "confirmed" and c.k_before < v.check_max_before and c.t_after >= v.check_after_days:
         return (f"{c.k_before:g} counted occurrences before it (< {v.check_max_before:g}) and still undecided "
                 f"after {c.t_after:.0f} days ({numbers})")
+    if status == "confirmed" and v.check_doubtful and strict.ratio is not None and strict.ratio >= v.boundary_ratio:
+        return (f"confirmed, but its posterior median {strict.ratio:.2f} is now past {v.boundary_ratio:g} without "
+                f"reaching the monitor's level ({numbers})")
     return ""
 
 

@@ -169,6 +169,26 @@ def test_the_frontier_is_the_bayes_decider_at_each_keep_level():
     assert "| kg |" in frontier_table(rows, sim.score(hist, 103, (60, 30, 10))["kg"])
 
 
+def test_the_pooled_row_judges_kgs_own_counts_once_at_the_end():
+    """`--frontier`'s row of what a workspace knows: the pattern's counts while its rule was live against all the
+    other time, no rate range, no mix. The thin, fast start looks like a rule that works until the days after a
+    revert show the same rate without it; the rule that works stays kept."""
+    from loop_frontier import pooled_end
+
+    thin = sim.Pattern("thin", 0.3, "ineffective", 1.0, 0.0, "auto", applied=[3.0])
+    thin.events = [(0.5, False), (1.5, False), (2.5, False)] + [(3.5 + d * 3.3, False) for d in range(30)]
+    works = sim.Pattern("works", 0.6, "effective", 0.2, 0.0, "auto", applied=[5.0])
+    works.events = [(d * 0.9, False) for d in range(6)] + [(5.5 + d * 9.0, False) for d in range(11)]
+    policy = sim.load_policy([])
+    assert pooled_end([{"patterns": [thin, works]}], 103, policy) == {
+        "end_right": 50.0, "effective_reverted": 0.0, "bad_left_applied": 100.0}
+    thin.reverted = [103.0]
+    thin.events += [(103.5 + d * 3.3, False) for d in range(20)]
+    works.events += [(103.5 + d * 9.0, False) for d in range(8)]
+    assert pooled_end([{"patterns": [thin, works]}], 170, policy) == {
+        "end_right": 100.0, "effective_reverted": 0.0, "bad_left_applied": 0.0}
+
+
 @pytest.mark.parametrize(("applied", "reverted", "trace", "want"), [
     # the relapse still shows the failure: the on-period's occurrences, frozen once reverted, keep it out
     ([9.8], [23.8], [(23.8, "revert: ineffective: ..."),
