@@ -49,7 +49,8 @@ def test_cursor_s_prompts_are_not_the_user_speaking():
 
 
 def test_the_user_s_words_after_a_time_stamp_are_still_theirs():
-    said = "<timestamp>Monday, Mar 2, 2026, 4:07 PM (UTC+1)</timestamp>\nno, you dropped the wrong table, restore orders"
+    said = ("<timestamp>Monday, Mar 2, 2026, 4:07 PM (UTC+1)</timestamp>\n"
+            "no, you dropped the wrong table, restore orders")
     t = parse_text(session("add a created_at column to orders", said))
     users = [x for x in t.turns if x.role == "user"]
     assert [is_speaking_user(x, RULES) for x in users] == [True, True]
