@@ -15,7 +15,8 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         path: Annotated[Path, typer.Argument(metavar="FILE.jsonl", help="One entry a line: "
                                              '{"kind": "learning", "summary": "...", "at": "ISO time", '
-                                             '"session": "...", "details": "...", "tags": [...]}.')],
+                                             '"session": "...", "details": "...", "tags": [...]}; '
+                                             "- for stdin.")],
         session: Annotated[str | None, typer.Option(
             envvar="KG_SESSION", help="Session of entries that name none (also KG_SESSION).")] = None,
         thread: Annotated[bool, typer.Option("--thread", help="Join each entry to the next of its session by "

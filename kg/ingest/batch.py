@@ -48,23 +48,33 @@ class Ingested:
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Entries from a JSON-lines file, one object a line (blank lines skipped); a bad line is bad input."""
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    """Entries from a JSON-lines file (`-`: standard input, as `kg reflect -` reads it), one object a line (blank
+    lines skipped); a bad line is bad input."""
+    if str(path) == "-":
+        import io
+        import sys
+
+        handle, name = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline=None), "stdin"
+    else:
+        try:
+            handle, name = path.open(encoding="utf-8"), str(path)
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror}") from None
     with handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except ValueError as exc:
-                raise UsageError(f"{path}:{number}: not JSON ({exc.msg}); write one object per line") from None
-            if not isinstance(item, dict):
-                raise UsageError(f"{path}:{number}: expected an object such as "
-                                 '{"kind": "learning", "summary": "..."}')
-            yield item
+        try:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    item = json.loads(line)
+                except ValueError as exc:
+                    raise UsageError(f"{name}:{number}: not JSON ({exc.msg}); write one object per line") from None
+                if not isinstance(item, dict):
+                    raise UsageError(f"{name}:{number}: expected an object such as "
+                                     '{"kind": "learning", "summary": "..."}')
+                yield item
+        except UnicodeDecodeError:
+            raise UsageError(f"{name} is not UTF-8 text; give JSON lines in UTF-8") from None
 
 
 def _at(value: Any) -> datetime:

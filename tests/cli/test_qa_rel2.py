@@ -224,3 +224,18 @@ def test_recall_that_finds_nothing_points_to_search_not_to_the_index_it_just_bui
     assert r.exit_code == 0, r.stderr
     assert "kg index build" not in r.stdout
     assert "No memory found" not in r.stdout or "kg search" in r.stdout
+
+
+def test_kg_ingest_reads_standard_input_as_kg_reflect_does(ws):
+    """`kg ingest -` failed with "cannot read -: No such file" while `kg reflect -` read stdin (a QA pass). A process
+    of its own, with real stdin: the lines are logged; a bad line is refused (exit 2) and nothing is written."""
+    kg = str(Path(sys.executable).with_name("kg"))
+    env = {**os.environ, "KG_SERVER": "0"}
+    lines = '{"kind": "learning", "summary": "this repo uses pnpm"}\n{"kind": "error", "summary": "the build broke"}\n'
+    done = subprocess.run([kg, "-w", str(ws.root), "ingest", "-", "--json"], input=lines, capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.returncode == 0 and json.loads(done.stdout)["logged"] == 2, done.stderr
+    bad = subprocess.run([kg, "-w", str(ws.root), "ingest", "-"], input='{"kind": "learning", "summary": "x"}\nno\n',
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("Error: stdin:2: not JSON"), bad.stderr
+    assert sorted(r["text"] for r in ws.list()) == ["the build broke", "this repo uses pnpm"]
