@@ -33,7 +33,7 @@ from kg.core.errors import StoreError, TeamGraphBusy
 from kg.store import falkor_batch, falkor_copy, falkor_params
 from kg.store import falkor_dialect as dialect
 from kg.store import queries as _queries
-from kg.store.backend import ENV_CA, ENV_STORE, StoreUrl
+from kg.store.backend import ENV_CA, ENV_PASSWORD, ENV_STORE, StoreUrl
 from kg.store.lock import FileLock, Yielded, _announce, pid_alive
 from kg.store.schema import NEW_GRAPH_TERMS, check_version, migrations
 
@@ -90,8 +90,10 @@ def _plain(exc: BaseException, url: StoreUrl, *, journaled: bool = True) -> Stor
 
     if isinstance(exc, rx.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
         given = "refused the password" if url.password else "asks for a password and none was given"
-        return StoreError(f"the FalkorDB server at {url.public} {given} ({str(exc).rstrip('.')}): set "
-                          "KG_STORE_PASSWORD to the password it expects")
+        in_url = bool(url.password) and url.password != os.environ.get(ENV_PASSWORD)  # written in KG_STORE's URL
+        fix = ("correct the password in the URL of KG_STORE (or leave it out and set KG_STORE_PASSWORD)" if in_url
+               else "set KG_STORE_PASSWORD to the password it expects")
+        return StoreError(f"the FalkorDB server at {url.public} {given} ({str(exc).rstrip('.')}): {fix}")
     if isinstance(exc, (rx.ConnectionError, rx.TimeoutError, OSError)):
         return TeamGraphBusy(unreachable(url, exc, journaled=journaled))
     if isinstance(exc, rx.InvalidResponse) or "unknown command 'GRAPH." in str(exc):

@@ -268,6 +268,10 @@ def test_a_password_the_server_refuses_is_said_plainly(tmp_path):
             assert done.stderr.startswith(f"Error: the FalkorDB server at {url} {said}"), done.stderr
             assert "KG_STORE_PASSWORD" in done.stderr and "wrong" not in done.stderr.replace(said, "")
             assert "unexpected failure" not in done.stderr and done.stderr.count("\n") == 1
+        # a wrong password written in KG_STORE's URL is corrected there (it was told to set KG_STORE_PASSWORD)
+        done = kg_process(root, "status", env={"KG_STORE": f"falkordb://:wrong-one@127.0.0.1:{port}/team"})
+        assert done.returncode == 1 and "refused the password" in done.stderr, done.stderr
+        assert "correct the password in the URL of KG_STORE" in done.stderr and "wrong-one" not in done.stderr
     finally:
         proc.terminate()
         proc.wait(timeout=30)
