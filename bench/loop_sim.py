@@ -257,7 +257,7 @@ def oracle(p: Pattern, until: float, days: int, mix: tuple[float, float, float])
         grid = [lo + (hi - lo) * (i + 0.5) / 40 for i in range(40)]
         logs[cls] = [k * math.log(m * expo) - m * expo if expo > 0 else 0.0 for m in grid]
     top = max(x for v in logs.values() for x in v)
-    post = {cls: w * sum(math.exp(x - top) for x in logs[cls]) / 40 for cls, w in zip(CLASSES, mix)}
+    post = {cls: w * sum(math.exp(x - top) for x in logs[cls]) / 40 for cls, w in zip(CLASSES, mix, strict=True)}
     label = max(post, key=post.get)
     return label, post["effective"] > post["ineffective"] + post["harmful"]
 
@@ -287,7 +287,7 @@ def class_posterior(p: Pattern, until: float, mix: tuple[float, float, float], r
         logs[cls] = [k_off * math.log(lam) - lam * t_off + k_on * math.log(m * lam) - m * lam * t_on
                      for m in (lo + (hi - lo) * (i + 0.5) / 30 for i in range(30)) for lam in lams]
     top = max(x for v in logs.values() for x in v)
-    return {cls: w * sum(math.exp(x - top) for x in logs[cls]) for cls, w in zip(CLASSES, mix)}
+    return {cls: w * sum(math.exp(x - top) for x in logs[cls]) for cls, w in zip(CLASSES, mix, strict=True)}
 
 
 def _integral(p: Pattern, a: float, b: float, days: int) -> float:
@@ -403,7 +403,8 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "first_right": _pct([r["first_right"] for r in rows if r["first_right"] is not None]),
         "end_right": _pct([r["end_right"] for r in rows]),
         "label_right": _pct([r["label"] for r in rows if r["label"] is not None]),
-        "effective_reverted": _pct([r["reverted"] for r in eff]), "effective_reverted_n": sum(r["reverted"] for r in eff),
+        "effective_reverted": _pct([r["reverted"] for r in eff]),
+        "effective_reverted_n": sum(r["reverted"] for r in eff),
         "effective_permanent_n": sum(r["permanent"] for r in eff),
         "bad_left_applied": _pct([r["left"] for r in bad]),
         "undecided": sum(r["days"] is None for r in rows),
@@ -482,6 +483,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="print what kg saw at each check of the rules it got wrong at the end, classed (fast mode)")
     a = ap.parse_args(argv)
     mix = tuple(float(x) for x in a.mix.split("/"))
+    if len(mix) != 3:
+        ap.error(f"--mix takes three shares, effective/ineffective/harmful (e.g. 60/30/10), not {a.mix!r}")
     lo, hi = (float(x) for x in a.rate.split("-"))
     seeds = [int(s) for s in a.seeds.split(",")]
     hist = []
