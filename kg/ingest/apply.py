@@ -98,6 +98,7 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
     for rec in new:
         if rec.get("after") in renamed:
             rec["after"] = renamed[rec["after"]]
+    _earlier_renames(st, [r for r in new if r.get("after") and r["after"] not in renamed.values()])
     if not new:
         if started:
             st.run("sessions_touch", rows=list(started.values()))
@@ -145,8 +146,11 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
                           redactions=list(rec.get("redacted", [])), created_at=ts(f["created_at"]),
                           tokens=f["tokens"])
             st.run("node_create", **params)
-            if rec.get("taken"):  # in the same transaction: a replay of this record finds it was applied
+            if rec.get("taken"):  # in the same transaction: a replay of this record finds it was applied,
                 st.run("meta_set", key=_taken_key(rec["taken"], f), value=rec["id"])
+                # and a later batch's turn threaded after it finds where it went
+                st.run("meta_set", key=f"{TAKEN_META}id:{rec['taken']}", value=rec["id"])
+                st.run("meta_set", key=f"{TAKEN_META}any", value="1")
             linking.remember_created(st, params)  # a later entry's candidate: not read back
             keep.node(rec["id"], "event", f["entry_type"], f["status"], f["priority"], ts(f["created_at"]))
             if not rec.get("link", True):
@@ -182,15 +186,34 @@ def _taken_key(taken: str, fields: dict[str, Any]) -> str:
     """The Meta key that says which id a log journaled as `taken` was applied under (one log: its id, time, text)."""
     import hashlib
 
-    digest = hashlib.sha1(f"{fields['created_at']}\n{fields['text']}".encode()).hexdigest()[:16]
+    at = _second(fields["created_at"])
+    digest = hashlib.sha1(f"{at.isoformat() if at else ''}\n{fields['text']}".encode()).hexdigest()[:16]
     return f"{TAKEN_META}{taken}:{digest}"
+
+
+def applied_as(st: Store, entry_id: str, fields: dict[str, Any]) -> str:
+    """The id the log journaled as `entry_id` is in the graph under: its own, or the one `_renamed` gave it."""
+    rows = st.run("meta_get", key=_taken_key(entry_id, fields))
+    return rows[0]["value"] if rows else entry_id
+
+
+def _earlier_renames(st: Store, threaded: list[dict[str, Any]]) -> None:
+    """A turn threaded after a log an earlier batch kept under a new id (`_renamed`) is threaded after that id, not
+    the other entry that holds the old one. One lookup a batch until any log was ever renamed in this graph."""
+    if not threaded or not st.run("meta_get", key=f"{TAKEN_META}any"):
+        return
+    for rec in threaded:
+        rows = st.run("meta_get", key=f"{TAKEN_META}id:{rec['after']}")
+        if rows:
+            rec["after"] = rows[0]["value"]
 
 
 def _renamed(ws: Workspace, st: Store, logs: list[dict[str, Any]], existing: set[str]) -> dict[str, str]:
     """Of the logs whose id is a node already, a replay (a drain a crash cut short: the node is this log, or the
     graph notes the log was applied under another id) is skipped. A log whose id another entry holds gets the next
     free id of its kind: on a team graph an import of an embedded workspace's trail by another member holds plain
-    ids, which member 1 gives out too, and its acknowledged log was skipped as "already there" (a lost write)."""
+    ids, which member 1 gives out too, and its acknowledged log was skipped as "already there" (a lost write; such
+    an import is refused now: kg/ingest/importing.py `_plain_ids`, so this is the net under any other way)."""
     from kg.ingest import drain
 
     out: dict[str, str] = {}
@@ -213,8 +236,8 @@ def _renamed(ws: Workspace, st: Store, logs: list[dict[str, Any]], existing: set
                 free = [i for i in ids if i not in _present(st, ids) and i not in out.values()]
                 if free:
                     out[rec["id"]] = free[0]
-        drain.warn(f"the id {rec['id']} is another entry's in the graph (an import of another workspace's "
-                   f"trail gives out the same ids); the entry logged as {rec['id']} is kept as {out[rec['id']]}")
+        drain.warn(f"the id {rec['id']} is another entry's in the graph (one another workspace gave out: an import "
+                   f"of its trail brings its ids); the entry logged as {rec['id']} is kept as {out[rec['id']]}")
     return out
 
 

@@ -30,6 +30,7 @@ import codecs
 import gc
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -168,25 +169,48 @@ def items(file: Path, report: Any, read: Read | None = None, *, named: bool = Tr
         report.warnings.append(f"{file}: not valid UTF-8; undecodable bytes were replaced with U+FFFD")
 
 
-def _count(files: list[Path]) -> tuple[int, dict[str, str]]:
+_PLAIN_ID = re.compile(r"-\d{1,5}$")  # an embedded graph's (and a team's member 1's) id: kg/store/team.py
+
+
+def _count(files: list[Path]) -> tuple[int, dict[str, str], list[str]]:
     """A first pass: the whole input is valid before anything is written, and the progress bar has a total.
     With it, the trail's own patterns (key -> id; a live one over a merged one): its entries come before its
     graph section, and an entry whose pattern the trail holds must join that pattern, not a new one of its key
-    (every key was held twice in a graph rebuilt from its trail)."""
+    (every key was held twice in a graph rebuilt from its trail). And the first few plain ids (`_plain_ids`)."""
     from kg.ingest.trail import ImportReport, item_id
 
     scratch = ImportReport()
     total = 0
     keys: dict[str, tuple[bool, str]] = {}
+    plain: list[str] = []
     for f in files:
         for kind, item in items(f, scratch, named=False):
             total += kind != "edges"
+            if kind != "edges" and len(plain) < 3 and _PLAIN_ID.search(item_id(kind, item) or ""):
+                plain.append(item_id(kind, item))
             if kind == "nodes" and item.get("type") == "pattern" and item_id(kind, item):
                 key = item.get("pattern_key")
                 live = item.get("status") != "merged"
                 if isinstance(key, str) and key and (key not in keys or (live and not keys[key][0])):
                     keys[key] = (live, item["id"])
-    return total, {key: pid for key, (_, pid) in keys.items()}
+    return total, {key: pid for key, (_, pid) in keys.items()}, plain
+
+
+def _plain_ids(ws: Any, plain: list[str]) -> None:
+    """Refuse (bad input, before anything is written) a trail with plain ids on a team graph this workspace is not
+    member 1 of: plain ids are member 1's there, so member 1's next entries would be given the same ids (its journal
+    cannot know them) and one of the two was lost. Member 1's own journal counts them, as an embedded one does."""
+    if not plain or ws.store_url is None:
+        return
+    from kg.store.team import member
+
+    number = member(ws.kg_dir, ws.store_url)
+    if number != 1:
+        raise UsageError(
+            f"this trail holds plain ids ({', '.join(plain)}, ...), an embedded workspace's; on the team graph "
+            f"{ws.store_url.public} plain ids are member 1's, and this workspace is member {number}, so member 1's "
+            "next entries would be given the same ids. Import it in the workspace that made the team graph (member "
+            "1), or into an embedded workspace")
 
 
 def _batches(ws: Any, files: list[Path], report: Any,
@@ -267,7 +291,8 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
          progress: Progress | None) -> Any:
     from kg.ingest import trail
 
-    total, trail_patterns = _count(files)
+    total, trail_patterns, plain = _count(files)
+    _plain_ids(ws, plain)
     if dry_run:
         for entries, nodes, edges, rest in _batches(ws, files, report):
             report.entries += len(trail._entry_rows(ws, entries, at, report, redactor=Gated)[0])

@@ -89,6 +89,12 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
                 return replace(result, note="recorded in the journal; not yet in the graph (another process "
                                "waits for the graph, so applying stopped). The next kg command applies it.")
             if st is not None:
+                from kg.ingest.apply import applied_as
+
+                # (another entry held its id: the drain kept it under the next free one, kg/ingest/apply.py;
+                # asked only when this open's drain did not apply it under its own)
+                if entry_id not in ws._last_drain.ids:
+                    entry_id = applied_as(st, entry_id, f)
                 # the pattern the entry joined: its own key, or the one near-duplicate matching found
                 joined = st.run("pattern_of_event", id=entry_id)
                 rows = st.run("pattern_stats_by_id", id=joined[0]["id"]) if joined else []
@@ -103,7 +109,7 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
         note = (f"recorded in the journal; not yet in the graph (cannot write to the workspace: {exc.strerror}). "
                 "The next kg command applies it.")
         return replace(result, note=note)
-    return replace(result, applied=True, pattern=pattern, pattern_key=key)
+    return replace(result, id=entry_id, applied=True, pattern=pattern, pattern_key=key)
 
 
 def node_add(ws: Workspace, kind: str, text: str, *, now: datetime | str | None = None,

@@ -55,6 +55,19 @@ def test_a_log_whose_id_another_entry_holds_is_kept_under_a_new_id_and_replays_o
     assert mine.log("learning", "the next one", now=NOW).id not in {record["id"], done[0]}
 
 
+def test_kg_log_wait_reports_the_id_its_entry_was_kept_under(tmp_path, request):
+    """`kg log --wait` answered with the journaled id after the drain had kept the entry under another: `kg show` on
+    it showed the other entry (the reviewer's find)."""
+    mine = fresh_workspace(tmp_path / "mine", request)
+    theirs = fresh_workspace(tmp_path / "theirs", request)
+    taken = theirs.log("learning", "use pnpm, not npm", now=NOW)
+    with mine.store() as st:  # their entry is in my graph under the id my next log is given
+        apply_records(mine, st, [journaled(fresh_workspace(tmp_path / "other", request), "use pnpm, not npm")])
+    result = mine.log("learning", "prefer yarn workspaces", now=NOW, wait=True)
+    assert result.applied and result.id != taken.id
+    assert mine.show(result.id)["node"]["text"] == "prefer yarn workspaces"
+
+
 def test_a_replay_of_an_applied_log_is_still_skipped(tmp_path, request):
     ws = fresh_workspace(tmp_path / "ws", request)
     record = journaled(ws, "the entry itself")
@@ -64,12 +77,15 @@ def test_a_replay_of_an_applied_log_is_still_skipped(tmp_path, request):
 
 
 @pytest.mark.falkordb
-def test_member_one_keeps_its_log_after_another_member_imports_plain_ids(tmp_path, falkordb_url):
+def test_another_member_cannot_import_plain_ids_so_member_one_keeps_its_next_log(tmp_path, falkordb_url):
+    """The QA pass's repro, through real processes: member 2 imported an embedded workspace's trail (plain ids) into
+    the team graph, and member 1's next log of one of those ids was acknowledged and lost. The import is now refused
+    before anything is written (exit 2, naming member 1), and member 1's log lands under the id it was given."""
     env = {k: v for k, v in os.environ.items() if k != "KG_STORE"} | {"KG_SERVER": "0", "KG_NOW": NOW}
 
-    def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    def run(root: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
         done = subprocess.run([KG, "-w", str(root), *args], capture_output=True, text=True, timeout=120, env=env)
-        assert done.returncode == 0, (args, done.stderr)
+        assert done.returncode == code, (args, done.stderr)
         return done
 
     first, second = tmp_path / "first", tmp_path / "second"
@@ -80,8 +96,34 @@ def test_member_one_keeps_its_log_after_another_member_imports_plain_ids(tmp_pat
     run(second, "log", "learning", "second: use pnpm, not npm")
     run(second, "export", "trail")
     run(second, "init", "--store", falkordb_url)
-    run(second, "import", "trail")
+    refused = run(second, "import", "trail", code=2)
+    assert "plain ids are member 1's, and this workspace is member 2" in refused.stderr, refused.stderr
+    assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
     logged = json.loads(run(first, "log", "learning", "first: prefer yarn workspaces", "--wait", "--json").stdout)
     assert logged["applied"] is True
-    listed = json.loads(run(first, "list", "--json").stdout)
-    assert "first: prefer yarn workspaces" in [r["text"] for r in listed], listed
+    listed = {r["id"]: r["text"] for r in json.loads(run(first, "list", "--json").stdout)}
+    assert listed[logged["id"]] == "first: prefer yarn workspaces", listed
+    assert "second: use pnpm, not npm" not in listed.values()
+
+
+def test_a_turn_threaded_after_a_log_an_earlier_batch_renamed_follows_it(tmp_path, request):
+    """`after` was remapped only inside the batch that renamed its turn: the next batch's turn was threaded
+    (`led_to`) from the other entry that holds the old id (the reviewer's find, with 66 turns over two batches)."""
+    mine = fresh_workspace(tmp_path / "mine", request)
+    other = fresh_workspace(tmp_path / "other", request)
+    with mine.store() as st:  # another's entry holds the id my first turn is given
+        apply_records(mine, st, [journaled(other, "their note")])
+    mine.log_many([{"kind": "learning", "summary": "turn one of mine", "session": "s1"},
+                   {"kind": "learning", "summary": "turn two of mine", "session": "s1"}], now=NOW, thread=True,
+                  apply=False)
+    with mine.journal.locked():
+        records = [json.loads(line) for line in mine.journal.path.read_text().splitlines()]
+    first, second = [r for r in records if r.get("op") == "log"]
+    journaled_as = first["id"]
+    assert second.get("after") == journaled_as
+    with mine.store(apply_journal=False) as st:  # one batch each, as a drain cut between them applies them
+        (one,) = apply_records(mine, st, [first])
+        (two,) = apply_records(mine, st, [second])
+    assert one != journaled_as
+    led = [e for e in mine.show(two)["edges"] if e["type"] == "led_to" and e["direction"] == "in"]
+    assert [e["other"] for e in led] == [one], led
