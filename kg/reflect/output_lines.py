@@ -32,9 +32,11 @@ def salient_line(text: str, rules: FailureRules) -> str:
     first error-looking line, else the first line; never noise. A header that introduces the cause ("... the
     following issue:") gives way to the telling line after it. The output's head is read first, then its tail:
     a build or a test run prints its error after hundreds of progress lines."""
-    views = [[ln for ln in (_TAGS.sub("", raw).strip() for raw in part)
-              if ln and not any(p.search(ln) for p in rules.noise)][: rules.scan_lines]
-             for part in _head_and_tail(text, rules)]
+    head, *tail = [[ln for ln in (_TAGS.sub("", raw).strip() for raw in part)
+                    if ln and not any(p.search(ln) for p in rules.noise)] for part in _head_and_tail(text, rules)]
+    # the first `scan_lines` telling lines, and the last ones when there are more (a run's error is at its end)
+    views = [head[: rules.scan_lines]] + [(tail[0] if tail else head)[-rules.scan_lines:]] * (
+        bool(tail) or len(head) > rules.scan_lines)
     for test in (rules.cause.search, rules.salient.search, lambda ln: True):
         for lines in views:
             for i, ln in enumerate(lines):
@@ -45,8 +47,8 @@ def salient_line(text: str, rules: FailureRules) -> str:
 
 
 def _head_and_tail(text: str, rules: FailureRules) -> list[list[str]]:
-    """The output's first `scan_lines` × 4 lines, and, when it is longer, as many of its last ones (no line twice):
-    what is read of an output of any length."""
+    """The output's first `scan_lines` × 4 lines, and, when it is longer, its last ones (no line twice): what is read
+    of an output of any length."""
     raw = text.replace("\\n", "\n").splitlines()
     reach = rules.scan_lines * 4
     return [raw[:reach]] + ([raw[max(reach, len(raw) - reach):]] if len(raw) > reach else [])

@@ -223,3 +223,21 @@ def test_a_build_error_after_hundreds_of_progress_lines_is_the_cause():
     assert not failure.exit_only and "error[E0425]" in failure.error
     short = analyse("Bash", body.replace(progress + "\n", ""), "cargo build", RULES)
     assert short.line == failure.line and short.pattern_key == failure.pattern_key
+
+
+@pytest.mark.parametrize("passed", [100, 250, 600])
+def test_a_test_run_s_failure_after_its_passing_lines_is_the_cause(passed):
+    """The tail was cut to its first lines, not its last, and an output of 81-320 lines had no tail at all (the
+    reviewer's find): a pytest -v run's failure after its PASSED lines gave 'tests/...::test_0 PASSED' as the cause."""
+    lines = "\n".join(f"tests/test_m.py::test_{i} PASSED [{i % 100:3d}%]" for i in range(passed))
+    body = (f"Exit code 1\n{lines}\n{'=' * 30} FAILURES {'=' * 30}\n___ test_parse ___\n    def test_parse():\n"
+            '>       assert parse("x") == 1\nE       AssertionError: assert 2 == 1\n'
+            f"tests/test_m.py:10: AssertionError\n=== 1 failed, {passed} passed ===")
+    assert analyse("Bash", body, "pytest -v", RULES).line == "E       AssertionError: assert 2 == 1"
+
+
+def test_a_bundler_s_error_after_its_asset_lines_is_the_cause():
+    assets = "\n".join(f"asset chunk-{i}.js 12 KiB [emitted]" for i in range(500))
+    body = f"{assets}\nERROR in ./src/index.js 3:0-24\nModule not found: Error: Can't resolve './missing' in '/app/src'"
+    assert analyse("Bash", body, "npx webpack", RULES).line == (
+        "Module not found: Error: Can't resolve './missing' in '/app/src'")
