@@ -18,7 +18,8 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
     """Make (or re-open) a workspace at `path`: the memory folders and an empty graph. Idempotent. With
     `store` (falkordb://HOST:PORT/GRAPH) its graph is a team's on that server, named in kg.toml."""
     root = Path(path).expanduser().resolve()
-    made = next((folder for folder in (root, root / "memory") if not folder.exists()), None)
+    # the outermost folder this call makes (a missing parent too), removed again when a team server refuses
+    made = next((folder for folder in (*reversed(root.parents), root, root / "memory") if not folder.exists()), None)
     if store:
         from kg.store.team import check_store, configure, reach, trial
 

@@ -38,7 +38,8 @@ class StoreUrl:
     def public(self) -> str:
         """The URL without its password: safe for kg.toml, messages and logs."""
         user = f"{self.username}@" if self.username else ""
-        return f"{'falkordbs' if self.tls else 'falkordb'}://{user}{self.host}:{self.port}/{self.graph}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 address, as a URL writes it
+        return f"{'falkordbs' if self.tls else 'falkordb'}://{user}{host}:{self.port}/{self.graph}"
 
     def __repr__(self) -> str:  # never print the password by accident
         return f"StoreUrl({self.public!r})"

@@ -87,12 +87,12 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
     if running is not None:
         return running
     server, module = binaries()
-    if port and not _free(port):
+    why = _taken(port) if port else None
+    if why:
         # the new server would fail to bind and exit, while whatever holds the port answered the wait below: `kg
         # server start` said it runs, and workspaces pointed there wrote into another server's data
-        raise UsageError(f"port {port} on 127.0.0.1 is in use by another program"
-                         f"{' (a Redis or FalkorDB server)' if ping(port) else ''}; choose another --port, or leave "
-                         "it out and kg picks a free one")
+        raise UsageError(f"port {port} on 127.0.0.1 {why}; choose another --port, or leave it out and kg picks a "
+                         "free one")
     port = port or free_port()
     log = folder / LOG_FILE
     args = [server, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder), "--loadmodule", module,
@@ -124,16 +124,22 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
     raise StoreError(f"the FalkorDB server did not answer on 127.0.0.1:{port} within {wait_s:.0f} s; see {log}")
 
 
-def _free(port: int) -> bool:
-    """Whether nothing listens on the loopback port (a bind there succeeds; with SO_REUSEADDR, as Redis binds, so
-    the closed connections of a server just stopped there do not count)."""
+def _taken(port: int) -> str | None:
+    """Why a server cannot listen on the loopback port, or None (a bind there succeeds; with SO_REUSEADDR, as Redis
+    binds, so the closed connections of a server just stopped there do not count)."""
+    import errno
+
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
+        except PermissionError:
+            return "needs privileges this user does not have (ports below 1024 usually do)"
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return f"is in use by another program{' (a Redis or FalkorDB server)' if ping(port) else ''}"
+            return f"cannot be listened on ({exc.strerror})"
+    return None
 
 
 def _last_lines(log: Path, n: int = 3) -> str:

@@ -207,7 +207,11 @@ def _members(path: Path) -> dict[str, int]:
     if isinstance(data.get("graph"), str) and type(data.get("member")) is int:
         try:
             return {_member_key(parse_url(data["graph"], allow_password=False)): data["member"]}
-        except UsageError:
+        except UsageError:  # an IPv6 host an older kg wrote without brackets (falkordb://::1:6379/team)
+            head, _, graph = data["graph"].rpartition("/")
+            host, _, port = head.split("://", 1)[-1].rpartition(":")
+            if host and port.isdigit():
+                return {_member_key(StoreUrl(host=host.split("@")[-1], port=int(port), graph=graph)): data["member"]}
             return {}
     return {}
 

@@ -141,6 +141,8 @@ def test_init_store_naming_a_plain_redis_changes_no_setting(tmp_path, existing):
         assert redis.Redis(port=port).get("kg:members:team") is None  # no member number taken either
         if not existing:
             assert not root.exists()  # no half-made workspace
+            nested = kg_process(tmp_path, "init", str(tmp_path / "deep" / "er" / "ws"), "--store", url)
+            assert nested.returncode == 1 and not (tmp_path / "deep").exists()  # nor the parents it made
             return
         assert (root / "kg.toml").read_text() == "# the person's settings\n"
         assert not (root / "memory" / ".kg" / "team.json").exists()
@@ -184,13 +186,16 @@ def test_a_member_number_is_kept_per_graph(tmp_path):
         falkor_server.stop(data)
 
 
-def test_an_older_kg_s_member_file_is_read(tmp_path):
-    """team.json as an older kg wrote it ({"graph", "member"}) still gives the number, without the server."""
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_an_older_kg_s_member_file_is_read(tmp_path, host):
+    """team.json as an older kg wrote it ({"graph", "member"}) still gives the number, without the server; an IPv6
+    host it wrote without brackets too (`falkordb://::1:P/team`, which is no URL)."""
     from kg.store import falkor_server, team
     from kg.store.backend import parse_url
 
-    url = parse_url(f"falkordb://127.0.0.1:{falkor_server.free_port()}/team")
-    (tmp_path / team.MEMBER_FILE).write_text(json.dumps({"graph": url.public, "member": 7}))
+    port = falkor_server.free_port()
+    url = parse_url(f"falkordb://{'[::1]' if ':' in host else host}:{port}/team")
+    (tmp_path / team.MEMBER_FILE).write_text(json.dumps({"graph": f"falkordb://{host}:{port}/team", "member": 7}))
     assert team.member(tmp_path, url) == 7
 
 
