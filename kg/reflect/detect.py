@@ -77,9 +77,11 @@ def is_harness(text: str, rules: ReflectRules) -> bool:
     """Harness output in the user's place, read past the sections a runtime injects before it (Cursor's time stamp
     and background-task notice)."""
     injected = rules.quoting.injected
-    head = (injected.sub("", text) if injected is not None and "<" in text else text).lstrip()
-    return any(head.startswith(p) for p in rules.quoting.harness_prefixes) or bool(
-        rules.quoting.command_pattern.match(head))
+    heads = [text.lstrip()]
+    if injected is not None and "<" in text:  # (a prefix may be an injected tag itself: `<command-name>`)
+        heads.append(injected.sub("", text).lstrip())
+    return any(head.startswith(p) for head in heads for p in rules.quoting.harness_prefixes) or bool(
+        rules.quoting.command_pattern.match(heads[0]))
 
 
 def is_speaking_user(turn: Turn, rules: ReflectRules) -> bool:
