@@ -6,6 +6,18 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p25 (tests/data/heldout_p25.jsonl; the rule fixed 2026-12-04 23:02 UTC before a turn was read, by an annotator who read
+no detector code): p24's rule carried on where it stopped. p24 stopped at DEBAGanov/magicvetov12 (only its sizes looked
+up; later repositories not taken), in the list find_files gives for path `.specstory/.project.json`; p25 takes
+DEBAGanov/magicvetov12 and the repositories listed after it, in the library's order. Of each repository, its
+`.specstory/history/*.md` files as find_files lists them under `.specstory/history`, in name order, the first 3 not over
+120,000 characters (the size read as read_file's total_chars at an offset past the end, so no text is seen); the version
+read_file gives without a commit; whole files, every user turn. A repository any earlier set took (p17-p24 labels'
+owner__repo) is skipped, and any file already in shared data. Saved verbatim, every page, as
+<data>/<owner>__<repo>__<file name> (default /work/heldout25/raw), until ~100 user turns or the clock (no new file
+saved after 23:38 UTC; deadline 23:55 UTC), whole files only. Should that list run dry, the amendment (which list next,
+in what order) is written here before reading on.
+
 p24 (tests/data/heldout_p24.jsonl; the rule fixed 2026-12-04 22:00 UTC before a turn was read, by an annotator who read
 no detector code): p23's rule carried on where it stopped. p23 stopped at Ayu219/syncticket's code-review-request (its
 first page read, not saved; later repositories not taken), in the list find_files gives for path
