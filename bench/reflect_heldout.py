@@ -6,6 +6,52 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p25 (tests/data/heldout_p25.jsonl; the rule fixed 2026-12-04 23:02 UTC before a turn was read, by an annotator who read
+no detector code): p24's rule carried on where it stopped. p24 stopped at DEBAGanov/magicvetov12 (only its sizes looked
+up; later repositories not taken), in the list find_files gives for path `.specstory/.project.json`; p25 takes
+DEBAGanov/magicvetov12 and the repositories listed after it, in the library's order. Of each repository, its
+`.specstory/history/*.md` files as find_files lists them under `.specstory/history`, in name order, the first 3 not over
+120,000 characters (the size read as read_file's total_chars at an offset past the end, so no text is seen); the version
+read_file gives without a commit; whole files, every user turn. A repository any earlier set took (p17-p24 labels'
+owner__repo) is skipped, and any file already in shared data. Saved verbatim, every page, as
+<data>/<owner>__<repo>__<file name> (default /work/heldout25/raw), until ~100 user turns or the clock (no new file
+saved after 23:38 UTC; deadline 23:55 UTC), whole files only. Should that list run dry, the amendment (which list next,
+in what order) is written here before reading on.
+What it gave (held out, not yet scored; labelled by 23:26 UTC, each turn read with the agent's turn before and after,
+before any detector ran on them, by one annotator who read no detector code): 18 files of 8 repositories
+(DEBAGanov/magicvetov12 3, DanCard/cal-date-widget 3, DebugifyAI/Debugify 3, Direct-Launch/Griffin-Co-2026 3,
+DongLung/cli-universal 1, Dylan2020THU/ddpg_pendulum_v1 1, Dylan2020THU/double-q-learning-for-blackjack 3,
+Dylan2020THU/ppo-pendulum 1); runtimes Cursor (SpecStory's classic and v2.1 formats), Codex CLI and an empty Gemini CLI
+session (SpecStory v2.0; the Gemini one holds no turn), Claude Code (three test messages), Copilot in VS Code. No
+history file: DGM-Cloud/DGMCloud_Official_Web, DULASlee/SC, DakineMI/mcp-gateway, DanielBeauchamp/MindScroll,
+DanniShen0329/API_Test, Darrenthinker/forwarder-system. Skipped by size: magicvetov12's 2025-05-06 (1,187,998),
+2025-05-22 (2,655,697), 2025-05-23 (1,074,688), 2025-05-26 (1,012,976), 2025-05-31 (1,504,620), 2025-06-10
+(1,147,835), 2025-06-12 (1,315,376), 2025-06-15_10-04 (401,864), 2025-06-15_12-47 (650,559), 2025-06-20 (917,959),
+2025-06-23 (1,127,160), 2025-06-29_09-28 (204,221), 2025-06-29_10-50 (282,156), 2025-06-30_11-53 (120,005),
+2025-06-30_15-19 (220,039), 2025-07-01_07-23 (221,076); DakineMI/tree-sitter-languages-rs's one file (211,391);
+cal-date-widget's 2025-12-02_23-39-04Z (1,054,512), 2025-12-04_22-30-17Z (127,816), 23-15-57Z (159,425), 23-40-03Z
+(171,344); DavidLi33/nfl-model-final's two files (197,711; 125,357); Duy-Khang0607's DeliveryFolder (437,886) and
+Landing-page-model-3d (195,266) files. Saving stopped at 23:25 UTC with the list find_files gives ended (it lists 100
+repositories, the last Dylan2020THU/ppo-pendulum; nothing read past it), so no amendment was needed. 87 user turns: 17
+corrections, 2 knowledge gaps, 1 preference (1 turn carries two labels), 68 with nothing to learn; by language en 59
+(17 corrections), zh 23 (0), ru 5 (0); by script Latin 59, Chinese 23, Cyrillic 5 (a pasted English build log in a
+Chinese Copilot session is labelled en). Judgement calls as p15-p24, and: the agent leaving a step to the user ("next
+steps: capture a screenshot", "provide the APK path", shell steps for the user, warnings "you may want to clean up")
+and the user handing it back ("adb install, take a screen and verify", "figure out the apk path", "can you do that for
+me?", "Do you want to fix warnings?") are corrections; "I don't see a change", "I still see ellpsis", "there is unused
+space" after the agent said its change worked, a request repeated verbatim after the agent called it done, and "Did you
+install it and run tests?" / "How many tests passed?" when the step or answer was skipped are corrections; "I don't like
+the ellipses" after the agent explained them away is a correction; "the widget is not on the home screen" (the agent
+went to capture it there) is correction and knowledge gap; "Android sdk is installed" after the agent asked to ensure it
+is a knowledge gap; "yes always" to "want me to redeploy and grab a screenshot?" is a preference; accepting the agent's
+offer or picking its option, a typo'd message resent, test messages, learning questions, a request id with "continue",
+and first-turn bug reports or pasted errors are nothing. The saved copies are shorter than the library's count only in
+two blackjack files, inside pasted web-search results of agent tool blocks (arXiv math converted to text; probably
+invisible characters such as function application the display drops, every page boundary checked by reading at its
+offset): 2025-09-13 by 39, 2025-09-14 by 63; every other file matches its length exactly. The sha1s are of the saved
+files. Raw files hold only default or test credentials in agent text (minioadmin, a compose file's debugify password,
+test123): not copied here.
+
 p24 (tests/data/heldout_p24.jsonl; the rule fixed 2026-12-04 22:00 UTC before a turn was read, by an annotator who read
 no detector code): p23's rule carried on where it stopped. p23 stopped at Ayu219/syncticket's code-review-request (its
 first page read, not saved; later repositories not taken), in the list find_files gives for path
@@ -54,8 +100,9 @@ PizzaNatWeb hold temporary login tokens in pasted logs: they stay in the raw cop
 Scored once, 2026-12-04 22:57 UTC, main with the twenty-sixth landing's detector work (w-d17) beside main before it
 (e1903d9): **identical**, correction 0.12 / 0.11 / 0.12 (1 found, 7 false, 8 missed), knowledge gaps 0 of 3, false
 alarms 8 in 66 quiet turns (12.1 per 100): Chinese corrections 1 of 7 (2 false alarms), Russian 0 of 2 (1), English
-none to find (5 false alarms, in two Chinese sessions' English harness prompts and turns). w-d17's gains (p21-p23, French
-and English hand-backs) meet no turn here; a session nobody tuned for, in Chinese or Russian, is where kg finds least.
+none to find (5 false alarms, in two Chinese sessions' English harness prompts and turns). w-d17's gains (p21-p23,
+French and English hand-backs) meet no turn here; a session nobody tuned for, in Chinese or Russian, is where kg
+finds least.
 
 p23 (tests/data/heldout_p23.jsonl; the rule fixed 2026-12-04 20:13 UTC before a turn was read, by an annotator who read
 no detector code): p22's rule carried on where it stopped. p22 stopped before StreamLit's movie-list-grid-layout (not
@@ -318,7 +365,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p24": REPO / "tests" / "data" / "heldout_p24.jsonl",
+SETS = {"p25": REPO / "tests" / "data" / "heldout_p25.jsonl",
+        "p24": REPO / "tests" / "data" / "heldout_p24.jsonl",
         "p23": REPO / "tests" / "data" / "heldout_p23.jsonl",
         "p22": REPO / "tests" / "data" / "heldout_p22.jsonl",
         "p21": REPO / "tests" / "data" / "heldout_p21.jsonl",
@@ -330,10 +378,10 @@ SETS = {"p24": REPO / "tests" / "data" / "heldout_p24.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
-           "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
-           "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p24"
+OUTSIDE = {"p25": Path("/work/heldout25/raw"), "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"),
+           "p22": Path("/work/heldout22/raw"), "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"),
+           "p19": Path("/work/heldout19/raw"), "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
+HELD_OUT = "p25"
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
