@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_reflect_unseen_users import corrections, signals
+from kg.reflect.detect import learnings
+from tests.unit.test_reflect_detect import RULES
+from tests.unit.test_reflect_unseen_users import _chat, corrections, signals
 
 CLAIM_ZH = "我已经把项目文件移到新的目录了。"
 CLAIM_RU = "Я обновил страницу входа, теперь всё работает."
@@ -57,3 +59,15 @@ def test_a_russian_result_that_does_not_open_or_let_one_in_is_said_wrong_not_a_p
 @pytest.mark.parametrize("said", ["回退刚才的修改", "先退回到上一个版本", "换回原来的样式"])
 def test_chinese_words_for_a_rollback_are_undo(said):
     assert "undo" in signals("我已经改好了样式。", said)
+
+
+def test_a_message_written_twice_with_nothing_of_the_agents_between_is_one_finding():
+    """SpecStory's copy of a Codex session writes a user message twice in a row: one finding, on the first copy (kg
+    reflect kept one entry of the two, but each was scored as a turn); the same words after the agent answered are
+    read again."""
+    said = "首页现在打不开了"
+    twice = _chat(("user", "改一下首页"), ("assistant", CLAIM_ZH), ("user", said), ("user", said))
+    assert [(f.category, f.turn) for f in learnings(twice, RULES)] == [("correction", 2)]
+    again = _chat(("user", "改一下首页"), ("assistant", CLAIM_ZH), ("user", said), ("assistant", CLAIM_ZH),
+                  ("user", said))
+    assert [f.turn for f in learnings(again, RULES) if f.category == "correction"] == [2, 4]
