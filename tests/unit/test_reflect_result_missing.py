@@ -71,3 +71,20 @@ def test_a_message_written_twice_with_nothing_of_the_agents_between_is_one_findi
     again = _chat(("user", "改一下首页"), ("assistant", CLAIM_ZH), ("user", said), ("assistant", CLAIM_ZH),
                   ("user", said))
     assert [f.turn for f in learnings(again, RULES) if f.category == "correction"] == [2, 4]
+
+
+@pytest.mark.parametrize("said", ["改之前一直是好好的", "以前都能正常登录", "раньше всё работало",
+                                  "до обновления всё открывалось", "it worked fine before your change",
+                                  "this used to work"])
+def test_it_worked_before_is_a_fact_the_agent_lacked(said):
+    assert "states_fact" in signals("这可能是你本地环境的问题。", said)
+
+
+def test_it_worked_before_against_the_agents_diagnosis_is_a_knowledge_gap_and_a_correction():
+    """The agent blamed the network; the user denies it and says the site worked before this change: a fact it did not
+    have. An instruction about before ("run the tests before you commit") states nothing."""
+    agent = "这很可能是网络问题，建议检查代理设置。"
+    said = "肯定不是网络问题，这次更新之前，一直可以正常访问"
+    found = {f.category for f in learnings(_chat(("user", "改一下首页"), ("assistant", agent), ("user", said)), RULES)}
+    assert found == {"correction", "knowledge_gap"}
+    assert "states_fact" not in signals(agent, "提交之前先跑一遍测试")
