@@ -88,3 +88,12 @@ def test_it_worked_before_against_the_agents_diagnosis_is_a_knowledge_gap_and_a_
     found = {f.category for f in learnings(_chat(("user", "改一下首页"), ("assistant", agent), ("user", said)), RULES)}
     assert found == {"correction", "knowledge_gap"}
     assert "states_fact" not in signals(agent, "提交之前先跑一遍测试")
+
+
+@pytest.mark.parametrize("said", ["配置已经加了，但是没有编译这个插件", "镜像里并没有安装这个包",
+                                  "日志显示还没有生成报告"])
+def test_a_chinese_build_step_not_done_after_the_agents_work(said):
+    """没有编译 / 并没有安装 / 还没有生成: the step the agent's work was for did not happen, as "hasn't been built" /
+    "wasn't installed"."""
+    assert "not_done" in signals("我已经把插件加到配置里了。", said)
+    assert "not_done" not in signals("我已经把插件加到配置里了。", "好的，编译一下看看")
