@@ -259,10 +259,12 @@ def _learnings(
     users = speaking_turns(transcript, rules)
     own = {i: own_lines(transcript.turns[i].text, rules) for i in users}
     v = views(transcript, rules, users, own)
-    for i in users:
+    for n, i in enumerate(users):
         lines = own[i]
         if not lines:
             continue  # nothing but pasted text: no commentary to learn from
+        if n and _written_twice(transcript, users[n - 1], i):
+            continue  # the same message again with nothing of the agent's between: the first copy answered
         turn = transcript.turns[i]
         sigs = fired(v[i], rules)
         words_ = "\n".join(ln for _, ln in lines)
@@ -320,6 +322,15 @@ def _learnings(
 _CLAUSE_END = re.compile(r"[.;:!?,。；：！？，](?:\s|$)|\n")
 # The user's words already say what not to do ("get not post", "don't mock it"): the reply adds nothing.
 _SAYS_NOT = re.compile(r"\b(not|no|don't|dont|never|instead|rather|without)\b|不|别", re.IGNORECASE)
+
+
+def _written_twice(transcript: Transcript, before: int, i: int) -> bool:
+    """The user's message is the one they sent just before, with no agent turn between: a runtime's import that
+    writes a message twice (SpecStory's copy of a Codex session), or a resend of a message the agent had not yet
+    answered. What it says was read on the first copy; a second finding would count the same words twice."""
+    turns = transcript.turns
+    return turns[i].text.strip() == turns[before].text.strip() and not any(
+        t.role == "assistant" for t in turns[before + 1:i])
 
 
 def _with_replaced(lesson: str, reply: str, rules: ReflectRules) -> str:
