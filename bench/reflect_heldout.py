@@ -17,7 +17,7 @@ owner__repo) is skipped, and any file already in shared data. Saved verbatim, ev
 <data>/<owner>__<repo>__<file name> (default /work/heldout25/raw), until ~100 user turns or the clock (no new file
 saved after 23:38 UTC; deadline 23:55 UTC), whole files only. Should that list run dry, the amendment (which list next,
 in what order) is written here before reading on.
-What it gave (held out, not yet scored; labelled by 23:26 UTC, each turn read with the agent's turn before and after,
+What it gave (scored once: see its end; labelled by 23:26 UTC, each turn read with the agent's turn before and after,
 before any detector ran on them, by one annotator who read no detector code): 18 files of 8 repositories
 (DEBAGanov/magicvetov12 3, DanCard/cal-date-widget 3, DebugifyAI/Debugify 3, Direct-Launch/Griffin-Co-2026 3,
 DongLung/cli-universal 1, Dylan2020THU/ddpg_pendulum_v1 1, Dylan2020THU/double-q-learning-for-blackjack 3,
@@ -51,6 +51,13 @@ invisible characters such as function application the display drops, every page 
 offset): 2025-09-13 by 39, 2025-09-14 by 63; every other file matches its length exactly. The sha1s are of the saved
 files. Raw files hold only default or test credentials in agent text (minioadmin, a compose file's debugify password,
 test123): not copied here.
+Scored once, 2026-12-04 23:32 UTC, main with the twenty-sixth landing's detector work (w-d17, the Cursor prompts,
+w-d18's Chinese and Russian signals) beside main before it (e1903d9): **identical**, correction 0.80 / 0.47 / 0.59
+(8 found, 2 false, 9 missed), anything 0.82 / 0.47 / 0.60, false alarms 2 in 68 quiet turns (2.9 per 100). Every
+correction is English, in two Codex sessions saved by SpecStory; none of this landing's signals met a turn. Missed: the
+user handing back work the agent left to them ("figure out the apk path", "can you do that for me?"), "I don't see a
+change" / "I still see ellpsis" after the agent said its change worked, a request repeated verbatim, "Did you install it
+and run tests?".
 
 p24 (tests/data/heldout_p24.jsonl; the rule fixed 2026-12-04 22:00 UTC before a turn was read, by an annotator who read
 no detector code): p23's rule carried on where it stopped. p23 stopped at Ayu219/syncticket's code-review-request (its
