@@ -34,9 +34,9 @@ def salient_line(text: str, rules: FailureRules) -> str:
     a build or a test run prints its error after hundreds of progress lines."""
     head, *tail = [[ln for ln in (_TAGS.sub("", raw).strip() for raw in part)
                     if ln and not any(p.search(ln) for p in rules.noise)] for part in _head_and_tail(text, rules)]
-    # the first `scan_lines` telling lines, and the last ones when there are more (a run's error is at its end)
-    views = [head[: rules.scan_lines]] + [(tail[0] if tail else head)[-rules.scan_lines:]] * (
-        bool(tail) or len(head) > rules.scan_lines)
+    views = [head[: rules.scan_lines]]  # the first `scan_lines` telling lines,
+    if tail or len(head) > rules.scan_lines:  # and the last ones when there are more (a run's error is at its end)
+        views.append((tail[0] if tail else head)[-rules.scan_lines:])
     for test in (rules.cause.search, rules.salient.search, lambda ln: True):
         for lines in views:
             for i, ln in enumerate(lines):
