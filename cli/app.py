@@ -104,7 +104,7 @@ def main_options(
         bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print kg's version and exit.")
     ] = False,
 ) -> None:
-    if now and ctx.invoked_subcommand != "hook":  # (a hook says it its own way: cli/hooks.py `hook_errors`)
+    if now is not None and ctx.invoked_subcommand != "hook":  # (a hook says it its own way: cli/hooks.py `hook_errors`)
         _check_now(ctx, now)
     ctx.obj = State(workspace=workspace, rules=rules, now=now)
 
