@@ -165,7 +165,14 @@ class Redactor:
             todo.update(self._plan.bare)
         for index in sorted(todo):  # in the order rules apply: an earlier rule's span wins
             rule = self.rules[index]
-            if rule.keywords:
+            if rule.column:
+                from kg.redaction.columns import column_cells  # (few texts hold a table: not paid by the rest)
+
+                for lo, hi in column_cells(text, sorted(set(starts[index]))):
+                    match = rule.pattern.fullmatch(text, lo, hi)
+                    if match is not None:
+                        self._take(rule, match, text, spans)
+            elif rule.keywords:
                 self._apply_at(rule, text, sorted(set(starts[index])), spans)
             else:
                 for match in rule.pattern.finditer(text):

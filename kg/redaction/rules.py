@@ -19,7 +19,7 @@ from kg.core.errors import RulesError
 
 _KIND = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
 _RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "not_before", "description",
-              "template", "key", "secret", "window", "ignore", "priority", "upper"}
+              "template", "key", "secret", "window", "ignore", "priority", "upper", "column"}
 _TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence", "echo_min_chars"}
 DEFAULT_PRIORITY = 50
 DEFAULT_ECHO_MIN = 6  # a file that does not say (`echo_min_chars`): the packaged secrets.toml's value
@@ -51,6 +51,7 @@ class SecretRule:
     priority: int = DEFAULT_PRIORITY
     not_before_source: str | None = None
     upper: bool = False  # a keyword counts only where its first letter is a capital in the text (ENV_NAME=)
+    column: bool = False  # the keywords name a table's column; the pattern is matched on each cell under it
     code: bytes | None = None  # the regex engine's compiled form of `source`, from the cache (`engine_code`)
 
     @cached_property
@@ -206,10 +207,15 @@ def _parse_rule(entry: Any, index: int, source: str, templates: Mapping[str, str
     upper = entry.get("upper", False)
     if not isinstance(upper, bool):
         raise SecretRulesError(f"{where}: 'upper' must be true or false")
+    column = entry.get("column", False)
+    if not isinstance(column, bool):
+        raise SecretRulesError(f"{where}: 'column' must be true or false")
+    if column and (not keywords or window):
+        raise SecretRulesError(f"{where}: a 'column' rule needs 'keywords' (the column's names) and no 'window'")
     if not isinstance(entry.get("description", ""), str):
         raise SecretRulesError(f"{where}: 'description' must be a string")
     return SecretRule(kind, raw, group, tuple(k.lower() for k in keywords), float(min_entropy), before, window,
-                      tuple(ignore), priority, not_before, upper)
+                      tuple(ignore), priority, not_before, upper, column)
 
 
 def _pattern_of(entry: Mapping[str, Any], where: str, templates: Mapping[str, str]) -> str:

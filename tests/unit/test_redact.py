@@ -279,7 +279,7 @@ def test_every_match_starts_at_a_keyword(redactor: Redactor, text: str, expected
     lowercased one for one, as `(?i)` compares them: İ is i)."""
     lowered = "".join(c.lower()[:1] for c in text)
     for rule in redactor.rules:
-        if rule.keywords and not rule.window:
+        if rule.keywords and not rule.window and not rule.column:  # (a column rule's pattern is tried on cells)
             for match in rule.pattern.finditer(text):
                 assert lowered.startswith(rule.keywords, match.start()), (rule.kind, match.group(0))
 

@@ -1,0 +1,66 @@
+"""A password in a Markdown table's column whose header names it (`| Role | Email | Password |`, then a row per
+account), as agents list the accounts they made: every other rule saw only `| Admin | a@b.io | Adm1n!2024 |`, a row
+with no label in it, and kept the password. Each case with its near misses, which must survive."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg.redaction.redact import Redactor, load_default
+from kg.redaction.rules import SecretRulesError
+
+ACCOUNTS = """Seeded these test accounts:
+
+| Role | Email | Password |
+|------|-------|----------|
+| Admin | admin@shop.test | Adm1n!2024 |
+| Editor | ed@shop.test | `edit0rPass` |
+| Guest | guest@shop.test | auto-generated |
+"""
+
+
+def redact(text: str) -> str:
+    return load_default().redact(text).text
+
+
+def test_each_accounts_password_under_its_header_is_redacted_and_the_rest_kept():
+    out = redact(ACCOUNTS)
+    assert "Adm1n!2024" not in out and "edit0rPass" not in out
+    assert "| Admin | admin@shop.test | [REDACTED:password_in_table] |" in out
+    assert "| Editor | ed@shop.test | `[REDACTED:password_in_table]` |" in out
+    assert "| Guest | guest@shop.test | auto-generated |" in out  # a note, not a value
+    assert redact(out) == out  # idempotent: the markers are left as they are
+
+
+@pytest.mark.parametrize("table, secret", [
+    ("| User | Default Password |\n| :--- | :---: |\n| root | Toor#4711 |", "Toor#4711"),
+    ("| service | DB_PASSWORD | port |\n|---|---|---|\n| api | s3cretDbPw | 5432 |", "s3cretDbPw"),
+    ("Password | notes\n--- | ---\nS3cretVal | first login", "S3cretVal"),
+    ("| Пользователь | Пароль |\n|---|---|\n| root | Qwerty123 |", "Qwerty123"),
+    ("| 用户 | 密码 |\n|---|---|\n| admin | abc12345 |", "abc12345"),
+    ("| a | password |\n|---|---|\n| x | Secr3t1 |\n\n| b | Password |\n|---|---|\n| y | 0ther9x! |", "0ther9x!"),
+    ("| Role | Password |\r\n|---|---|\r\n| ops | CrLf2024pw |\r\n", "CrLf2024pw"),
+])
+def test_other_headers_layouts_and_languages(table, secret):
+    assert secret not in redact(table)
+
+
+@pytest.mark.parametrize("table", [
+    "| Setting | Password |\n| --- | --- |\n| policy | min 8 chars |\n| hash | SHA-256 |\n| rotated | 2024-03-01 |",
+    "| Test | Pass | Fail |\n|---|---|---|\n| unit | 12 | 0 |",  # pass/fail counts: `pass` names no password
+    "| Field | Password |\n|---|---|\n| env | DB_PASSWORD |\n| type | string |",  # a variable's name, a type
+    "| Password | x |\n| Abc12345 | y |",  # no separator line: not a table's header
+    "| How to reset the password, step by step |\n|---|\n| Click Forgot1 |",  # a sentence, not a column's name
+    "| Role | Password |\n|---|---|\n| admin | (set on first login) |\n| ops | user-defined |",
+])
+def test_near_misses_survive(table):
+    assert redact(table) == table
+
+
+def test_a_column_rule_needs_keywords_and_no_window():
+    for rule in ({"kind": "x", "pattern": "a+", "column": True},
+                 {"kind": "x", "pattern": "a+", "column": True, "keywords": ["pw"], "window": 10}):
+        with pytest.raises(SecretRulesError, match="a 'column' rule needs 'keywords'"):
+            Redactor.from_mapping({"rule": [rule]})
+    with pytest.raises(SecretRulesError, match="'column' must be true or false"):
+        Redactor.from_mapping({"rule": [{"kind": "x", "pattern": "a+", "column": "yes", "keywords": ["pw"]}]})
