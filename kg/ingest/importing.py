@@ -170,22 +170,28 @@ def items(file: Path, report: Any, read: Read | None = None, *, named: bool = Tr
 
 
 _PLAIN_ID = re.compile(r"-\d{1,5}$")  # an embedded graph's (and a team's member 1's) id: kg/store/team.py
+_NUMBERED = re.compile(r"^([A-Z]+-\d{8})-(\d{1,9})$")
 
 
-def _count(files: list[Path]) -> tuple[int, dict[str, str], list[str]]:
+def _count(files: list[Path]) -> tuple[int, dict[str, str], list[str], list[str]]:
     """A first pass: the whole input is valid before anything is written, and the progress bar has a total.
     With it, the trail's own patterns (key -> id; a live one over a merged one): its entries come before its
     graph section, and an entry whose pattern the trail holds must join that pattern, not a new one of its key
-    (every key was held twice in a graph rebuilt from its trail). And the first few plain ids (`_plain_ids`)."""
+    (every key was held twice in a graph rebuilt from its trail). And the first few plain ids (`_plain_ids`), and
+    the highest entry id of each kind and day (an entry kept under a new id must not take one the trail holds)."""
     from kg.ingest.trail import ImportReport, item_id
 
     scratch = ImportReport()
     total = 0
     keys: dict[str, tuple[bool, str]] = {}
     plain: list[str] = []
+    highest: dict[str, tuple[int, str]] = {}
     for f in files:
         for kind, item in items(f, scratch, named=False):
             total += kind != "edges"
+            if kind == "entries" and (number := _NUMBERED.match(item_id(kind, item) or "")):
+                if int(number.group(2)) > highest.get(number.group(1), (-1, ""))[0]:
+                    highest[number.group(1)] = (int(number.group(2)), number.group(0))
             if kind != "edges" and len(plain) < 3 and _PLAIN_ID.search(item_id(kind, item) or ""):
                 plain.append(item_id(kind, item))
             if kind == "nodes" and item.get("type") == "pattern" and item_id(kind, item):
@@ -193,7 +199,7 @@ def _count(files: list[Path]) -> tuple[int, dict[str, str], list[str]]:
                 live = item.get("status") != "merged"
                 if isinstance(key, str) and key and (key not in keys or (live and not keys[key][0])):
                     keys[key] = (live, item["id"])
-    return total, {key: pid for key, (_, pid) in keys.items()}, plain
+    return total, {key: pid for key, (_, pid) in keys.items()}, plain, [top for _, top in highest.values()]
 
 
 def _plain_ids(ws: Any, plain: list[str]) -> None:
@@ -291,7 +297,7 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
          progress: Progress | None) -> Any:
     from kg.ingest import trail
 
-    total, trail_patterns, plain = _count(files)
+    total, trail_patterns, plain, highest = _count(files)
     _plain_ids(ws, plain)
     if dry_run:
         for entries, nodes, edges, rest in _batches(ws, files, report):
@@ -301,6 +307,9 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
             for kind, _ in rest:
                 report.lifecycle[kind] = report.lifecycle.get(kind, 0) + 1
         return report
+    if highest:
+        with ws.journal.locked():
+            ws.journal.observe(highest)
     ws.importing = True
     options = ws.open_options
     if resumed is not None:  # the index and the aggregates are rebuilt at the end: not on this open too
@@ -340,6 +349,7 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
     """Load every batch; True when the graph was written to (the index then needs building)."""
     from kg.graph import linking
     from kg.ingest import import_edges, trail, trail_lifecycle, trail_terms
+    from kg.ingest.import_renames import Renames
     from kg.ingest.journal import write_atomic
 
     check = resuming or st.run("bulk_node_count")[0]["n"] > 0  # an empty graph has nothing to skip
@@ -381,7 +391,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
     spool = ws.kg_dir / f".import-edges-{os.getpid()}.jsonl"
     implied = ws.kg_dir / f".import-implied-{os.getpid()}.jsonl"
     lifecycle = ws.kg_dir / f".import-lifecycle-{os.getpid()}.jsonl"
-    screen = Screen(st, seen, lambda ids: _present(st, ids) if check else set())
+    renames = Renames(ws, st) if check else None
+    screen = Screen(st, seen, lambda ids: _present(st, ids) if check else set(), renames)
     loaded_any = False
     try:
         with open(spool, "w", encoding="utf-8") as edges_out, open(implied, "w", encoding="utf-8") as implied_out, \
@@ -430,6 +441,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                     ws.journal.observe([r["id"] for r in new_rows])
                 if new_rows or attach:
                     mark()
+                if renames is not None:
+                    renames.flush()  # before the rows: a resumed run keeps each under the same new id
                 new_patterns = _new_patterns(ws, attach, patterns)
                 report.nodes += len(new_patterns)
                 bulk.copy_rows(st, "Node", new_patterns + new_rows, scratch=ws.kg_dir, columns=_NODE_COLUMNS)
@@ -453,6 +466,9 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                 del entries, nodes, edges, rows, links, first, repeated, keep, fresh, present, new_rows, new_ids
                 del attach, kept, new_patterns, edge_rows
         held = lambda ids: _present(st, ids)  # noqa: E731
+        if renames is not None and renames.moved:  # the trail's edges and records name its entries by their old ids
+            alias = {**alias, **renames.moved}
+        report.warnings.extend(renames.warnings() if renames is not None else [])
         report.edges += import_edges.load(ws, st, import_edges.trail_rows(spool, report, alias), report, mark, held)
         # the entries' edges to the trail's patterns, where the trail's own edges did not make them already
         loaded_any = import_edges.load(ws, st, import_edges.implied_rows(implied), report, mark, held,

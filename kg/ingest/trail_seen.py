@@ -76,8 +76,9 @@ class Screen:
     resumed import's, or a trail imported again): they are counted, never redacted nor validated again.
     An id the run met already, or may have (`SeenIds`), goes on, to be counted as a repeat as before."""
 
-    def __init__(self, st: Any, seen: SeenIds, present: Callable[[list[str]], set[str]]):
+    def __init__(self, st: Any, seen: SeenIds, present: Callable[[list[str]], set[str]], renames: Any = None):
         self.st, self.seen, self._present = st, seen, present
+        self.renames = renames  # kg/ingest/import_renames.py: an entry whose id another entry holds goes on renamed
         self.done = 0  # entries and nodes read so far
         self.present: set[str] = set()  # the batch's ids found in the graph
         self.skipped: list[str] = []  # the batch's ids set aside
@@ -91,11 +92,20 @@ class Screen:
         self.present = self._present([k for k in keys if k])
         if not self.present:
             return raw
+        # `maybe_add` false: certainly not met in this run, so in the graph before it (and now met)
+        aside = [key in self.present and not self.seen.maybe_add(key) for key in keys]
+        moved: dict[str, str | None] = {}
+        if self.renames is not None:
+            moved = self.renames.decide([(key, item) for key, (kind, item), out in zip(keys, raw, aside, strict=True)
+                                         if out and kind == "entries"])
+        loaded = self._present([new for new in moved.values() if new])  # by the run a kill cut short
         kept = []
-        for key, pair in zip(keys, raw, strict=True):
-            # `maybe_add` false: certainly not met in this run, so in the graph before it (and now met)
-            if key in self.present and not self.seen.maybe_add(key):
-                self.skipped.append(key)
+        for key, pair, out in zip(keys, raw, aside, strict=True):
+            new = moved.get(key) if out else None
+            if new is not None and new not in loaded:
+                kept.append((pair[0], {**pair[1], "id": new}))
+            elif out:
+                self.skipped.append(new or key)
             else:
                 kept.append(pair)
         return kept

@@ -147,3 +147,11 @@ UNWIND $keys AS k
 MATCH (m:Meta)
 WHERE m.key = k
 RETURN m.key AS key
+
+// name: bulk_stamps
+// A batch of ids that are nodes, with when each was made: an imported entry whose id one of them holds is that
+// node (a trail imported again) only when it was made at the same time (kg/ingest/import_renames.py).
+UNWIND $ids AS i
+MATCH (n:Node)
+WHERE n.id = i
+RETURN n.id AS id, n.created_at AS created_at

@@ -1,0 +1,112 @@
+"""An imported entry whose id another entry of the graph holds is kept under a new id, not dropped. Two workspaces
+give out the same ids (each one's first learning of a day is `LRN-<day>-001`), and so does the seed skill's
+`.learnings/*.md`: importing one into the other counted every such entry "already present" and lost it. Real CLI,
+real graphs (Kùzu, and a FalkorDB graph each in that pass); a kill between the rename's note and the rows it names,
+and one after them, then the resumed import, on Kùzu."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import fresh_workspace, kg_runner
+
+DAY = "2026-12-04"
+
+
+def _texts(run) -> dict[str, str]:
+    listed = run(["list", "--limit", "1000", "--json"])
+    assert listed.exit_code == 0, listed.stderr
+    return {r["id"]: r["summary"] if "summary" in r else r["text"] for r in listed.json}
+
+
+def _two_workspaces(ws, run_kg, tmp_path, request):
+    for i, text in enumerate(("caching needs a key per tenant", "retries need backoff")):
+        assert run_kg(["log", "learning", text, "--wait", "--now", f"{DAY}T1{i}:00"]).exit_code == 0
+    other = fresh_workspace(tmp_path / "b", request)
+    run_b = kg_runner(other.root)
+    for hour, text in ((9, "docker volumes need an absolute path"), (12, "docker volumes again need an absolute path"),
+                       (13, "the tests need a clean database")):
+        key = ["--pattern-key", "docker.volume"] if "docker" in text else []
+        r = run_b(["log", "learning", text, *key, "--wait", "--now", f"{DAY}T{hour:02d}:00", "--json"])
+        assert r.exit_code == 0, r.stderr
+    assert run_b(["edge", "add", "LRN-20261204-003", "LRN-20261204-001", "caused_by"]).exit_code == 0
+    assert run_b(["export", "trail"]).exit_code == 0
+    return other.root / "memory" / ".learning-trail.json"
+
+
+def test_another_workspaces_trail_keeps_every_entry_and_its_edges(ws, run_kg, tmp_path, request):
+    trail = _two_workspaces(ws, run_kg, tmp_path, request)
+    own = _texts(run_kg)
+    r = run_kg(["import", "trail", str(trail)])
+    assert r.exit_code == 0, r.stderr
+    assert "2 imported entries have ids other entries of this graph hold" in r.stderr
+    texts = _texts(run_kg)
+    assert {k: texts[k] for k in own} == own  # this workspace's entries as they were
+    by_text = {v: k for k, v in texts.items()}
+    for text in ("docker volumes need an absolute path", "docker volumes again need an absolute path",
+                 "the tests need a clean database"):
+        assert text in by_text, texts
+    moved = by_text["docker volumes need an absolute path"]
+    assert moved not in own and by_text["the tests need a clean database"] == "LRN-20261204-003"
+    shown = run_kg(["show", "LRN-20261204-003"]).stdout
+    assert f"caused_by──► [{moved}]" in shown, shown  # the trail's edge follows its entry
+    pattern = [k for k, v in texts.items() if k.startswith("pat-") and "docker" in v]
+    members = run_kg(["show", pattern[0]]).stdout
+    assert moved in members and by_text["docker volumes again need an absolute path"] in members, members
+
+    again = run_kg(["import", "trail", str(trail)])  # the same trail again: nothing new, nothing renamed again
+    assert again.exit_code == 0 and "Imported 0 entries" in again.stdout, again.stdout + again.stderr
+    assert "have ids other entries" not in again.stderr and _texts(run_kg) == texts
+    later = run_kg(["log", "learning", "logged after the merge", "--wait", "--json", "--now", f"{DAY}T15:00"])
+    assert later.exit_code == 0 and later.json["id"] not in texts
+
+
+def test_a_seed_skill_learnings_file_whose_ids_this_workspace_gave_out(ws, run_kg, tmp_path):
+    assert run_kg(["log", "learning", "kg's own first learning", "--wait", "--now", f"{DAY}T10:00"]).exit_code == 0
+    md = tmp_path / "LEARNINGS.md"
+    md.write_text("# Learnings\n\n## [LRN-20261204-001] best_practice\n\n**Logged**: 2026-12-04T08:30:00Z\n"
+                  "**Priority**: medium\n**Status**: pending\n**Area**: backend\n\n### Summary\n"
+                  "Run the migrations before the seed script\n")
+    r = run_kg(["import", "trail", str(md)])
+    assert r.exit_code == 0 and "Imported 1 entries" in r.stdout, r.stdout + r.stderr
+    texts = _texts(run_kg)
+    assert texts["LRN-20261204-001"] == "kg's own first learning"
+    assert "Run the migrations before the seed script" in texts.values()
+
+
+_KILLED = """
+import os, sys
+import kg.store as S
+from kg.cli.app import run
+when, fetch = sys.argv[2], S.Store._fetch
+def killing(self, cypher, params):
+    if when == "before" and cypher.lstrip().startswith("COPY ") and "Node" in cypher:
+        os.kill(os.getpid(), 9)
+    out = fetch(self, cypher, params)
+    if when == "after" and cypher.lstrip().startswith("COPY ") and "Node" in cypher:
+        os.kill(os.getpid(), 9)
+    return out
+S.Store._fetch = killing
+run(["-w", sys.argv[1], "import", "trail", sys.argv[3]])
+"""
+
+
+@pytest.mark.embedded_only("kills a process in the middle of its COPY into the Kùzu file")
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_killed_import_resumed_keeps_each_renamed_entry_once(ws, run_kg, tmp_path, request, when):
+    trail = _two_workspaces(ws, run_kg, tmp_path, request)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")}
+    proc = subprocess.run([sys.executable, "-c", _KILLED, str(ws.root), when, str(trail)], capture_output=True,
+                          text=True, env=env, cwd=Path(__file__).parents[2])
+    assert proc.returncode == -9, proc.stderr
+    resumed = run_kg(["import", "trail"])
+    assert resumed.exit_code == 0, resumed.stderr
+    texts = [v for k, v in _texts(run_kg).items() if k.startswith("LRN-")]
+    for text in ("docker volumes need an absolute path", "docker volumes again need an absolute path",
+                 "the tests need a clean database", "caching needs a key per tenant", "retries need backoff"):
+        assert texts.count(text) == 1, texts
