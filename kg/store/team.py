@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import os
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -162,10 +164,20 @@ def member(kg_dir: Path, url: StoreUrl) -> int:
     workspace that also opened another graph (`KG_STORE`) kept only the last, so back on its own graph it could not
     log while the server was away (a new member's ids need the server) and was given another number each switch."""
     path = kg_dir / MEMBER_FILE
-    known = _members(path)
     key = _member_key(url)
+    known = _members(path)
     if key in known:
         return known[key]
+    with _folder_locked(kg_dir):  # two processes asking at once: one asks the server, the other reads its answer
+        known = _members(path)  # (and two graphs' numbers kept at once: neither write drops the other's)
+        if key in known:
+            return known[key]
+        number = _next_member(url)
+        write_atomic(path, json.dumps({"members": {**known, key: number}}, sort_keys=True).encode("utf-8"))
+    return number
+
+
+def _next_member(url: StoreUrl) -> int:
     from kg.store.falkor import _connect, _plain
 
     try:
@@ -179,9 +191,21 @@ def member(kg_dir: Path, url: StoreUrl) -> int:
     if number > MAX_MEMBERS:
         raise StoreError(f"the team graph {url.public} has given out {MAX_MEMBERS} member numbers, the most ids "
                          "can carry; use a new graph name")
-    known = {**_members(path), key: number}  # read again: another graph's number kept meanwhile stays
-    write_atomic(path, json.dumps({"members": known}, sort_keys=True).encode("utf-8"))
     return number
+
+
+@contextmanager
+def _folder_locked(kg_dir: Path) -> Iterator[None]:
+    """An exclusive flock on the workspace's state folder itself (no lock file to leave behind), while team.json
+    is read, its number asked for and the file written."""
+    import fcntl
+
+    fd = os.open(kg_dir, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "0:0:0:0:0:0:0:1"})

@@ -305,3 +305,37 @@ def test_a_server_that_stops_answering_mid_command_keeps_the_entry(tmp_path, mon
         assert [n["text"] for n in kg.open_workspace(root).list()] == ["logged while the server is silent"]
     finally:
         falkor_server.stop(data)
+
+
+def test_a_member_number_kept_meanwhile_by_another_process_is_used_not_asked_again(tmp_path):
+    """Two processes of one workspace asked the server for a member number at once and each kept its own (and two
+    asking for different graphs could each write team.json over the other's). The ask holds the state folder's
+    lock: the second waits, then reads the first one's number without asking (here the server is away, so asking
+    would fail)."""
+    import fcntl
+    import threading
+
+    from kg.store import falkor_server, team
+    from kg.store.backend import parse_url
+
+    url = parse_url(f"falkordb://127.0.0.1:{falkor_server.free_port()}/team")
+    got: list[object] = []
+    holder = os.open(tmp_path, os.O_RDONLY)  # "another process" asking for the number
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        asker = threading.Thread(target=lambda: got.append(_or_error(team.member, tmp_path, url)))
+        asker.start()
+        asker.join(timeout=0.5)
+        assert asker.is_alive() and not got, got  # waiting for the lock, not asking the server
+        (tmp_path / team.MEMBER_FILE).write_text(json.dumps({"members": {team._member_key(url): 4}}))
+    finally:
+        os.close(holder)
+    asker.join()
+    assert got == [4]
+
+
+def _or_error(fn, *args):
+    try:
+        return fn(*args)
+    except Exception as exc:  # noqa: BLE001 - the test compares what came back
+        return exc
