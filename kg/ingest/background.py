@@ -155,8 +155,9 @@ def run_applier(ws: Workspace, slot: int, *, drain: Callable[[], Any] | None = N
     while slot is not None:
         turns += 1
         try:
-            if _drain_until_empty(ws, once, sleep, served):
-                return turns
+            if _drain_until_empty(ws, once, sleep, served) != "empty":
+                return turns  # a read server took the work, or nothing could be applied for ~200 rounds (a team
+                # server away: taking the slot again looped forever, a detached process waking every 0.3 s)
         except Exception:  # noqa: BLE001 - see the docstring
             return turns
         finally:
@@ -168,17 +169,17 @@ def run_applier(ws: Workspace, slot: int, *, drain: Callable[[], Any] | None = N
 
 
 def _drain_until_empty(ws: Workspace, once: Callable[[], Any], sleep: Callable[[float], None],
-                       served: Callable[[], bool] | None = None) -> bool:
-    """Polite drains until the journal is empty (False), or until a read server takes the work (True). A drain
-    that stood aside for a waiting reader (or handed the graph over between batches, or the graph stayed held
-    past the retry budget) is retried after a short pause; after about 200 rounds that applied nothing, the
-    next command is left to go on."""
+                       served: Callable[[], bool] | None = None) -> str:
+    """Polite drains until the journal is empty ("empty"), or until a read server takes the work ("served"). A
+    drain that stood aside for a waiting reader (or handed the graph over between batches, or the graph stayed
+    held past the retry budget) is retried after a short pause; after about 200 rounds that applied nothing
+    ("idle"), the next command is left to go on."""
     from kg.core.errors import StoreBusy
 
     pause, idle = 0.02, 0
     while ws.journal.has_pending():
         if served is not None and served():
-            return True
+            return "served"
         try:
             report = once()
         except StoreBusy:  # held past the retry budget (a long cycle, a busy machine): wait and try again
@@ -188,10 +189,10 @@ def _drain_until_empty(ws: Workspace, once: Callable[[], Any], sleep: Callable[[
             continue
         idle += 1
         if idle > 200:
-            return False
+            return "idle"
         sleep(pause)
         pause = min(pause * 2, 0.3)
-    return False
+    return "empty"
 
 
 def detached_applier(ws: Workspace, slot: int) -> None:

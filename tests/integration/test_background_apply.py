@@ -327,3 +327,21 @@ def test_a_held_graph_drains_in_batches_and_stops_for_a_reader_at_the_door(ws):
         assert drain_held(ws).applied == 0  # nothing waits: nothing to do
     with ws.reading():
         assert set(ids) <= {r["id"] for r in ws.list(limit=50)}
+
+
+def test_an_applier_that_can_apply_nothing_ends_instead_of_taking_the_slot_again(ws):
+    """The team server away, every drain applied nothing: after its ~200 idle rounds the applier released the slot,
+    saw the entry still pending and took it again, for ever (a detached process waking every 0.3 s until the server
+    came back). It ends after one turn; the entry waits in the journal for the next command."""
+    from kg.ingest.background import claim_applier, run_applier
+
+    ws.log("error", "logged while nothing could be applied", apply=False)
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        if len(pauses) > 1000:  # (the former loop: end the test, not the machine)
+            raise RuntimeError("still polling")
+
+    assert run_applier(ws, claim_applier(ws.kg_dir), drain=lambda: None, sleep=pause) == 1
+    assert len(pauses) == 200 and ws.journal.has_pending()
