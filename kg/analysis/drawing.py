@@ -45,6 +45,9 @@ EDGE_COLORS = {"caused_by": "#c0392b", "led_to": "#e67e22", "supports": "#27ae60
 
 
 def _figure(figsize: tuple[float, float], layout: str | None = "constrained"):
+    from kg.analysis.fonts import matplotlib_home
+
+    matplotlib_home()
     try:
         from matplotlib.figure import Figure
     except ImportError:

@@ -12,8 +12,11 @@ with the package to install.
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import warnings
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 __all__ = ["MissingGlyphsWarning", "fallback_families", "readable"]
@@ -74,9 +77,29 @@ def _fallbacks(missing: frozenset[int]) -> tuple[tuple[str, ...], frozenset[int]
     return tuple(chosen), frozenset(left)
 
 
+def matplotlib_home() -> None:
+    """Before kg first imports matplotlib: matplotlib keeps its font list under ~/.cache/matplotlib and makes
+    ~/.config/matplotlib, and kg writes nothing outside the workspace unless told to. Where the user has no
+    matplotlib folder of their own yet (nor MPLCONFIGDIR), it keeps them in the workspace's cache folder
+    (memory/.kg/cache/matplotlib); a process that imported matplotlib already (a notebook) is left as it is."""
+    if "MPLCONFIGDIR" in os.environ or "matplotlib" in sys.modules:
+        return
+    from kg.redaction.cache import cache_dir
+
+    where = cache_dir()
+    if where is None:
+        return
+    home = Path.home()
+    own = (Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache") / "matplotlib",
+           Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "matplotlib", home / ".matplotlib")
+    if not any(folder.is_dir() for folder in own):
+        os.environ["MPLCONFIGDIR"] = str(where / "matplotlib")
+
+
 def fallback_families(texts: Iterable[str]) -> tuple[list[str], str | None]:
     """The font families for these texts, default first, and a one-line hint when some characters have no
     installed font (None when all can be drawn)."""
+    matplotlib_home()
     from matplotlib import font_manager as fm
 
     default = fm.FontProperties(family=["sans-serif"])
