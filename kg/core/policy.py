@@ -170,6 +170,19 @@ def packaged_names() -> list[str]:
     return sorted(e.name[:-5] for e in resources.files("kg.rules").iterdir() if e.name.endswith(".toml"))
 
 
+def check_rules_dir(folder: Path) -> None:
+    """`--rules DIR` names a folder whose every `*.toml` is a rule file kg ships: a missing folder, a file, or a
+    misspelt file name (`lifecyle.toml`) was passed over in silence and the packaged rules applied."""
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise RulesError(f"--rules {folder} {what}: name a folder of rule files (lifecycle.toml, reflect.toml, ...)")
+    known = packaged_names()
+    for path in sorted(folder.glob("*.toml")):
+        if path.name[:-5] not in known:
+            raise RulesError(f"{path}: not a rule file kg knows; rename it to one of "
+                             f"{', '.join(n + '.toml' for n in known)}, or move it out of --rules {folder}")
+
+
 def packaged(name: str) -> dict[str, Any]:
     entry = resources.files("kg.rules") / f"{name}.toml"
     return _read_toml(None, entry.read_text(encoding="utf-8"), f"rules/{name}.toml")
@@ -215,6 +228,10 @@ class RuleSet:
     rules_dir: Path | None = None
     workspace_overrides: dict[str, Any] = field(default_factory=dict)
     workspace_source: str = "kg.toml"
+
+    def __post_init__(self) -> None:
+        if self.rules_dir is not None:
+            check_rules_dir(Path(self.rules_dir))
 
     def raw(self, name: str) -> dict[str, Any]:
         return self._cache_get(name)

@@ -164,3 +164,18 @@ def test_no_traceback_when_the_graph_is_held(ws, tmp_path):
     env["KG_LOCK_TIMEOUT"] = "30"  # the detached drainer may still hold the graph for a moment
     listed = subprocess.run([kg_bin, "list", "--json"], capture_output=True, text=True, env=env, timeout=60)
     assert sorted(r["text"] for r in json.loads(listed.stdout)) == ["answered at once", "queued while busy"]
+
+
+def test_a_rules_folder_that_is_none_or_holds_an_unknown_file_is_refused(run_kg, tmp_path):
+    """`--rules DIR` with a missing folder, a file, or a misspelt rule file passed in silence (exit 0) and the
+    packaged rules applied: the override the user meant was never read."""
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "typo").mkdir()
+    (tmp_path / "typo" / "lifecyle.toml").write_text("[promotion]\nmin_recurrence = 5\n")
+    for folder, said in ((tmp_path / "none", "does not exist"), (tmp_path / "file", "is not a folder"),
+                         (tmp_path / "typo", "lifecyle.toml: not a rule file kg knows")):
+        r = run_kg(["--rules", str(folder), "status"])
+        assert r.exit_code == 2 and r.stderr.startswith("Error: ") and said in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1
+    (tmp_path / "typo" / "lifecyle.toml").rename(tmp_path / "typo" / "lifecycle.toml")
+    assert run_kg(["--rules", str(tmp_path / "typo"), "status"]).exit_code == 0
