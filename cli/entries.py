@@ -44,9 +44,12 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Make a workspace: memory/ folders and an empty graph. Safe to run again."""
+        from kg.core.errors import UsageError
         from kg.workspace_setup import init_workspace
 
         with errors():
+            if path is not None and not path.strip():  # a script's unset variable: not "here"
+                raise UsageError("the folder to make a workspace of is empty: name one, or leave it out for here")
             target = path or state(ctx).workspace or "."
             ws = init_workspace(target, rules_dir=state(ctx).rules, store=store)
         graph = ws.store_url.public if ws.store_url is not None else str(ws.graph_path)
