@@ -41,7 +41,7 @@ from kg.analysis.timelines import (
     score_trends,
 )
 from kg.core import clock
-from kg.core.errors import ArgumentError, UsageError
+from kg.core.errors import ArgumentError, NoWorkspace, UsageError
 from kg.core.text import stopwords, words
 from kg.store import KNOWLEDGE_KINDS
 
@@ -84,7 +84,10 @@ def _workspace(source: Any) -> Any:
     if isinstance(source, Workspace):
         return source
     if source is None or isinstance(source, (str, os.PathLike)):
-        return open_workspace(source)
+        try:
+            return open_workspace(source)
+        except NoWorkspace as exc:  # the README's promise to Python callers: a ValueError, naming the path
+            raise ArgumentError(str(exc)) from None
     raise ArgumentError(f"workspace must be a Workspace, a workspace folder's path, or None for the one this "
                         f"folder is in (got {type(source).__name__})")
 
@@ -189,7 +192,10 @@ def _since(since: str | datetime | None, now: datetime | str | None) -> datetime
         return since
     if not isinstance(since, str):
         raise ArgumentError(f"since must be a span such as '7d', an ISO date or a datetime (got {since!r})")
-    return clock.parse_since(since, clock.now(now))
+    try:
+        return clock.parse_since(since, clock.now(now))
+    except UsageError as exc:  # a ValueError to Python callers, as every other wrong argument here
+        raise ArgumentError(str(exc)) from None
 
 
 def filter_graph(graph: nx.MultiDiGraph, *, types: str | Iterable[str] | None = None,

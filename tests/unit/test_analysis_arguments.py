@@ -12,7 +12,7 @@ import pytest
 
 from kg import analysis as ka
 from kg.analysis import export as ke
-from kg.core.errors import ArgumentError, NoWorkspace, UsageError
+from kg.core.errors import ArgumentError, UsageError
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +100,18 @@ def test_the_plots_refuse_what_they_cannot_draw(graph, need):
 
 
 def test_a_folder_that_is_not_a_workspace_and_a_bad_now_are_said_at_load(tmp_path, ws):
-    with pytest.raises(NoWorkspace, match="is not a kg workspace: run `kg init"):
+    with pytest.raises(ArgumentError, match="is not a kg workspace: run `kg init"):  # a usage error and a ValueError
         ka.load(tmp_path / "elsewhere")
     with pytest.raises(UsageError, match="invalid --now 'last tuesday'"):
         ka.load(ws, now="last tuesday")  # refused at load, not at the first question that reads the time
+
+
+def test_a_path_that_is_no_workspace_and_a_bad_since_are_value_errors(tmp_path):
+    """The README promises a ValueError for a wrong argument, a path that is not a workspace included; `load`
+    raised NoWorkspace (kg's usage error only) and `to_networkx(since="garbage")` a UsageError."""
+    import kg.analysis as ka
+
+    with pytest.raises(ValueError, match="workspace"):
+        ka.load(tmp_path)
+    with pytest.raises(ValueError, match="garbage"):
+        ka.filter_graph(nx.MultiDiGraph(), since="garbage")
