@@ -33,6 +33,7 @@ from kg.store import (
 TRAIL_FILE = Path("memory") / ".learning-trail.json"
 _ENTRY_ID = re.compile(r"^(LRN|ERR|FEAT)-\d{8}-[0-9A-Za-z]+$")
 _NODE_ID = re.compile(r"^(eve|les|pri|kno|pat)-\d{8}-\d+$")
+_KIND = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")  # a secret kind's name (kg/redaction/rules.py)
 _KIND_OF_PREFIX = {"LRN": "learning", "ERR": "error", "FEAT": "feature"}
 
 
@@ -109,7 +110,8 @@ def build_trail(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], patter
                 "session": n.get("session"), "files": n.get("files") or [], "tags": n.get("tags") or [],
                 "error": n.get("error_text"), "context": n.get("context"), "reproducible": n.get("reproducible"),
                 "user_context": n.get("user_context"), "complexity": n.get("complexity"),
-                "frequency": n.get("frequency"), **trail_lifecycle.state_of(n),
+                "frequency": n.get("frequency"), "redactions": n.get("redactions") or [],
+                **trail_lifecycle.state_of(n),
             })
         else:
             graph_nodes.append({
@@ -117,7 +119,8 @@ def build_trail(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], patter
                 "source": n.get("source") or "manual", "created": n.get("created_at"),
                 "confidence": 1.0 if n["kind"] == "event" else 0.5,
                 "status": n.get("status"), "pattern_key": n.get("pattern_key"), "area": n.get("area"),
-                "priority": n.get("priority"), **trail_lifecycle.state_of(n),
+                "priority": n.get("priority"), "category": n.get("category"), "files": n.get("files") or [],
+                "redactions": n.get("redactions") or [], **trail_lifecycle.state_of(n),
             })
             if n["kind"] == "principle" and n.get("status") not in ("reverted", "wont_fix"):
                 principles.append(n["text"])
@@ -240,6 +243,12 @@ def _split_list(value: Any) -> list[str]:
     return []
 
 
+def _kinds(value: Any) -> list[str]:
+    """The secret kinds a trail says an item's text lost (`redactions`, as kg exports it): a graph rebuilt from
+    the trail says so too (the text holds only the markers, so the import finds nothing to redact)."""
+    return [v for v in value if isinstance(v, str) and _KIND.fullmatch(v)] if isinstance(value, list) else []
+
+
 def item_id(kind: str, item: Any) -> str | None:
     """The id an entry or graph node of the files will be loaded under, when it has a valid one (as
     `_entry_rows` and `_node_rows` read it), else None."""
@@ -327,7 +336,7 @@ def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime, report: Im
         f.update(chosen)
         row = _ROW.copy()
         row.update(f if f.keys() <= columns else {k: v for k, v in f.items() if k in columns})
-        found = item.get("_redactions")
+        found = [*(item.get("_redactions") or ()), *_kinds(item.get("redactions"))]
         row.update(id=entry_id, kind="event", created_at=created, updated_at=created, reinforced_at=created,
                    pinned=False, stale=False, decay_stage=0,
                    redactions=sorted({*prepared.redactions, *found}) if found or prepared.redactions else [])
@@ -362,14 +371,16 @@ def _node_rows(ws: Any, nodes: list[dict[str, Any]], at: datetime, report: Impor
             continue
         redacted = redactor.redact(text)
         report.redacted.extend(redacted.kinds)
-        kinds = sorted({*redacted.kinds, *(item.get("_redactions") or ())})
+        kinds = sorted({*redacted.kinds, *(item.get("_redactions") or ()), *_kinds(item.get("redactions"))})
         try:
             created = clock.parse_time(str(item.get("created") or at.isoformat()))
         except UsageError:
             created = at
         row = {c: None for c in NODE_COLUMNS}
         tags = _split_list(item.get("tags"))
-        row.update(id=node_id, kind=kind, text=redacted.text, tags=tags, files=[], redactions=kinds,
+        category = item.get("category")
+        row.update(id=node_id, kind=kind, text=redacted.text, tags=tags, files=_split_list(item.get("files")),
+                   category=category if isinstance(category, str) and category else None, redactions=kinds,
                    source=str(item.get("source") or "import"), status=item.get("status") or "active",
                    pattern_key=item.get("pattern_key"), area=item.get("area"), priority=item.get("priority"),
                    created_at=created, updated_at=created, reinforced_at=created, pinned=False, stale=False,

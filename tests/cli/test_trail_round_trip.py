@@ -150,3 +150,20 @@ def test_an_import_killed_between_the_lifecycle_and_its_edges_resumes_to_the_sam
     assert after == before
     why = run_kg(["why", RULE, "--json", *LATER.split()]).json
     assert why["change"]["id"] == "chg-20261031-001" and why["change"]["status"] == "confirmed", why
+
+
+def test_a_graph_rebuilt_from_its_trail_holds_every_column_of_every_node(run_kg, ws, original):
+    """The trail left out a knowledge or principle node's category and files (the file its rule is in) and the
+    secret kinds an entry's text lost: `kg why` on a rule named its file before and none after a restore."""
+    from kg.analysis import to_networkx
+
+    _trail(run_kg, original, original / "trail.json")
+    assert run_kg(f"import trail {original / 'trail.json'} {NOW}").exit_code == 0
+    theirs, mine = to_networkx(original), to_networkx(ws.root)
+    assert set(theirs) == set(mine)
+    differ = {(n, key): (value, mine.nodes[n].get(key)) for n, attrs in theirs.nodes(data=True)
+              for key, value in attrs.items() if mine.nodes[n].get(key) != value}
+    assert differ == {}
+    assert any(attrs.get("files") for _, attrs in mine.nodes(data=True) if attrs["kind"] == "principle")
+    why = run_kg(["why", RULE, "--json", *LATER.split()]).json
+    assert why["node"]["files"] == ["TOOLS.md"], why
