@@ -299,6 +299,8 @@ def common_words_only(ws: Any, query: str, *, now: datetime | str | None = None)
     if not text or terms or windows or named or keys_in_query(text):
         return None
     shown = dict.fromkeys(words(text))
+    if not shown:  # emoji, symbols, punctuation: no word at all (the message listed none: "common words ()")
+        return f"no word to look for in {text!r} (kg searches words, not symbols or emoji): add a word"
     what = "common words" if all(w in stopwords() for w in shown) else "single letters and common words"
     return f"only {what} ({', '.join(shown)}): add a word that says what to look for"
 

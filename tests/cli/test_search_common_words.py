@@ -41,3 +41,13 @@ def test_a_word_besides_them_a_phrase_and_chinese_still_find(run_kg, ws):
         hits = run_kg(["search", query, "--json", *NOW.split()]).json
         assert hits and hits[0]["text"] == found, (query, hits)
         assert run_kg(["search", query, "--json", *NOW.split()]).stderr == ""
+
+
+def test_a_query_of_symbols_or_emoji_says_it_holds_no_word(run_kg, ws):
+    """`kg search '🚀'` (entries do hold it) said "only common words (): ..." naming no word."""
+    assert run_kg(["log", "learning", "deploy 🚀 after the tests pass", *NOW.split()]).exit_code == 0
+    for query in ("🚀", "*", "%"):
+        r = run_kg(["search", query, "--json", *NOW.split()])
+        assert (r.exit_code, r.json) == (0, [])
+        assert r.stderr == f"No results: no word to look for in {query!r} (kg searches words, not symbols or emoji): " \
+            "add a word\n", r.stderr
