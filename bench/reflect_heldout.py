@@ -6,6 +6,22 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p26 (tests/data/heldout_p26.jsonl; the rule fixed 2026-12-05 00:30 UTC before a turn was read, by an annotator who read
+no detector code): a new runtime, as the SpecStory lists p17-p25 read have run dry: aider's `.aider.chat.history.md`
+files in other people's repositories (`#### ` lines are the user's). The repositories in the list find_files gives for
+path `.aider.chat.history.md`, in the library's order, from its first on. A repository is skipped if an earlier set's
+labels hold its owner__repo (p17-p25), and a file if it is in shared data (runtimes/aider: afi-protocol/afi-core,
+aider-ai/aider, alexshchuka/mozgoslav, aquaticat/monochromatic). Of each repository's file, the version read_file gives
+without a commit, only its first 48,000 characters are read (offsets 0, 16000, 32000: three pages) and of them only the
+sessions (split at "# aider chat started at") that lie wholly inside; a session the 48,000 boundary cuts is left out,
+and so is every session after it. Of those, whole sessions in file order, every user turn (slash commands included,
+labelled nothing to learn), at most 12 non-slash user turns a repository: stop before the session that would take the
+count past 12, unless it is the first (then it alone). A repository giving no user turn is named as such. Saved
+verbatim as <data>/<owner>__<repo>__.aider.chat.history.md (default /work/heldout26/raw): the pages read, concatenated,
+cut at the end of the last session taken (just before the next "# aider chat started at" line, or the end of the
+file), so the bench reads exactly the chosen sessions as a whole file. Until ~100 non-slash user turns or the clock (no
+new file saved after 01:20 UTC; deadline 01:40 UTC).
+
 p25 (tests/data/heldout_p25.jsonl; the rule fixed 2026-12-04 23:02 UTC before a turn was read, by an annotator who read
 no detector code): p24's rule carried on where it stopped. p24 stopped at DEBAGanov/magicvetov12 (only its sizes looked
 up; later repositories not taken), in the list find_files gives for path `.specstory/.project.json`; p25 takes
