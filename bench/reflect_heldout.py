@@ -6,6 +6,58 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p26 (tests/data/heldout_p26.jsonl; the rule fixed 2026-12-05 00:30 UTC before a turn was read, by an annotator who read
+no detector code): a new runtime, as the SpecStory lists p17-p25 read have run dry: aider's `.aider.chat.history.md`
+files in other people's repositories (`#### ` lines are the user's). The repositories in the list find_files gives for
+path `.aider.chat.history.md`, in the library's order, from its first on. A repository is skipped if an earlier set's
+labels hold its owner__repo (p17-p25), and a file if it is in shared data (runtimes/aider: afi-protocol/afi-core,
+aider-ai/aider, alexshchuka/mozgoslav, aquaticat/monochromatic). Of each repository's file, the version read_file gives
+without a commit, only its first 48,000 characters are read (offsets 0, 16000, 32000: three pages) and of them only the
+sessions (split at "# aider chat started at") that lie wholly inside; a session the 48,000 boundary cuts is left out,
+and so is every session after it. Of those, whole sessions in file order, every user turn (slash commands included,
+labelled nothing to learn), at most 12 non-slash user turns a repository: stop before the session that would take the
+count past 12, unless it is the first (then it alone). A repository giving no user turn is named as such. Saved
+verbatim as <data>/<owner>__<repo>__.aider.chat.history.md (default /work/heldout26/raw): the pages read, concatenated,
+cut at the end of the last session taken (just before the next "# aider chat started at" line, or the end of the
+file), so the bench reads exactly the chosen sessions as a whole file. Until ~100 non-slash user turns or the clock (no
+new file saved after 01:20 UTC; deadline 01:40 UTC).
+What it gave (labelled by 00:45 UTC, each turn read with the agent's turn before and after, before any detector ran on
+them, by one annotator who read no detector code; held out, not yet scored): 22 files of 22 repositories, non-slash
+turns in brackets (0anes0/verilog_simulasyonu-LSFL- 1, 0xf1e/health-analyzer-poc 6, 123pescao/Prototipo 8,
+123valentine/Valleymind-AI 1, 1molchuan/Brain-MRI 1, 37designfk/37design-astro-site 1, 3oFiz4/web_portfolio 5,
+4L3SS104/clay-vue 1, 4reeb-5yed/forge_test_2 1, 6531503070/smartfarm_mobile 1,
+870255728/modern-software-dev-assignments 1, 87maxi/SupplyChainTracker2 6, ADVFINALPROJ2/online_merkato- 5,
+AIXMOS537/TMMT 5, Abdalla-Le/Cube3D 1, AbdulAlkawasmeh/metadata-aider 12, Abhisekpm/JobSpeak 4,
+AbilioN/starter_kit_backend 4, AbnerMSaconi/Nexus-Analytics 9 (its fourth session would take it past 12: left out),
+AbrahamMk/GMS 6, AccidentalJedi/AI-Catalyst 5, Adimas-Prakoso/hmtipemuda 9); aider v0.50-v0.86 on many models, most
+sessions short, many ending in provider errors with no agent reply, five repositories' turns sent by scripts
+(--message). No user turn: 0202alcc/luvatrix, 70152UCSIBD/UCSIBD_QR_Attendence-, 7onc3k/brejlator,
+448482MOHAMEDibourk/mithaly, Adilveis81/burabay-website (first session cut by the 48,000 boundary), 151henry151/
+my-webserver-setup and 2BE-ops/agent-orchestrator (their sessions before the cut one hold no turn), 0latency-ai/
+0latency-cli, 1013-eh/Gestion_parc_informatique, 1764712542/dotfiles, 3oFiz4/note_app, Aak4shz/Umbrella-Corporation_OS
+(no turn at all). AFI-Protocol/afi-core skipped (shared data). One departure from the rule: 121378-cell/
+Spartan_ai_studio's four whole sessions hold a single user turn, the slash command /chat-mode, beside ~40,000
+characters of repo map; not saved (a slash command is labelled nothing). Saving stopped at 00:42 UTC after
+Adimas-Prakoso/hmtipemuda at 93 non-slash turns; Adithya-ux-2006/Hey-roomie (2 non-slash turns) and
+AdrianGhazvini/cra-js were read, not saved; nothing later read. 122 user turns (93 not slash commands): 6 corrections,
+116 with nothing to learn; no knowledge gap, preference or praise; by language en 85 (74 not slash; 5 corrections),
+pt 19 (10), es 14 (6; 1 correction), zh 2 (1), tr 1, id 1; by script Latin 120, Chinese 2. Judgement calls as p15-p25,
+and: a request resent as the first turn of a new session after a restart or a provider error, shell lines, globs,
+'exit' and '<blank>' typed as messages, aider's echo of a request after /ask or /code, a user reversing their own plan
+('Actually, never mind'), questions to the agent and scripted missions are nothing; a first turn that reacts to an
+earlier session's change ('No additional components') is nothing; corrections are 'Somehow it made the SVG to be
+invisible. Fix it.', 'Please fix the frontend UI so that it does not use Chart.js' (the agent used it though the request
+said no external libraries: a rule restated to rebuke, not a preference), a re-specified 'chart fully visible ... labels
+not cut off' after the agent's label edit, 'help me debug why the labels on the chart are not displayinh' after its two
+label edits, 'podes resolver el problema' after the agent answered with a checklist and no fix, and 'read the
+ChatController.php' after two generic 'what changes do you need' replies. The saved copies match the library's pages
+to the character (each cut copy checked by reading the library at the cut offset or at a page boundary) except two:
+Abhisekpm/JobSpeak's copy has the plaintext Anthropic API key of an aider command line replaced by [REDACTED]
+(system line, no user turn changed), and AbrahamMk/GMS's agent turn of looping reasoning was rebuilt by count (5
+characters short of the library at its third page; no user turn changed). The sha1s are of the saved files. The
+library also shows a plaintext Gemini API key (70152UCSIBD, not saved: its session is cut) and a password hash
+(151henry151, not saved); no secret is in the saved copies or here.
+
 p25 (tests/data/heldout_p25.jsonl; the rule fixed 2026-12-04 23:02 UTC before a turn was read, by an annotator who read
 no detector code): p24's rule carried on where it stopped. p24 stopped at DEBAGanov/magicvetov12 (only its sizes looked
 up; later repositories not taken), in the list find_files gives for path `.specstory/.project.json`; p25 takes
@@ -372,7 +424,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p25": REPO / "tests" / "data" / "heldout_p25.jsonl",
+SETS = {"p26": REPO / "tests" / "data" / "heldout_p26.jsonl",
+        "p25": REPO / "tests" / "data" / "heldout_p25.jsonl",
         "p24": REPO / "tests" / "data" / "heldout_p24.jsonl",
         "p23": REPO / "tests" / "data" / "heldout_p23.jsonl",
         "p22": REPO / "tests" / "data" / "heldout_p22.jsonl",
@@ -385,10 +438,11 @@ SETS = {"p25": REPO / "tests" / "data" / "heldout_p25.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p25": Path("/work/heldout25/raw"), "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"),
-           "p22": Path("/work/heldout22/raw"), "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"),
-           "p19": Path("/work/heldout19/raw"), "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p25"
+OUTSIDE = {"p26": Path("/work/heldout26/raw"), "p25": Path("/work/heldout25/raw"), "p24": Path("/work/heldout24/raw"),
+           "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"), "p21": Path("/work/heldout21/raw"),
+           "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"), "p18": Path("/work/heldout18/raw"),
+           "p17": Path("/work/heldout17/raw")}
+HELD_OUT = "p26"
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
