@@ -1,0 +1,60 @@
+"""What the user says right after the agent called its work done, in shapes any agent and user produce: the agent's
+summary says the fault is gone or its checks pass, and the user still sees the fault, or asks again for what they
+asked before. Every turn here is written for the test, none is taken from a labelled transcript."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg.reflect.detect import learnings, turn_signals
+from tests.unit.test_reflect_signals import RULES, transcript
+
+
+def signals(*turns: tuple[str, str]) -> tuple[str, ...]:
+    return turn_signals(transcript(*turns), RULES)[len(turns) - 1]
+
+
+def found(*turns: tuple[str, str]) -> set[str]:
+    return {f.category for f in learnings(transcript(*turns), RULES) if f.turn == len(turns) - 1}
+
+
+ASK = ("user", "the chart legend overlaps the bars on small screens, move it below the chart")
+
+
+@pytest.mark.parametrize("claim", [
+    "Moved the legend into its own row under the plot area. The overlap is gone.",
+    "- Legend now renders below the chart.\n- Tests: `npm run test:unit` passed.",
+    "Changes:\n- legend placed in a footer row\n- All 14 tests pass",
+    "Updated the layout. The build succeeded.",
+])
+def test_a_summary_saying_the_fault_is_gone_or_the_checks_pass_is_a_claim_of_done(claim):
+    assert "claims_done" in signals(ASK, ("assistant", claim), ("user", "ok"))
+
+
+@pytest.mark.parametrize("not_a_claim", [
+    "I moved the legend. Let me know if the tests pass on your machine.",
+    "Legend moved below the chart.\nTests: `npm test` ran (2 failed, 12 passed).",
+])
+def test_a_condition_or_a_count_with_failures_is_no_claim(not_a_claim):
+    assert "claims_done" not in signals(ASK, ("assistant", not_a_claim), ("user", "ok"))
+
+
+def test_still_seeing_the_fault_the_summary_called_gone_is_a_correction():
+    turns = (ASK, ("assistant", "Moved the legend into a footer row; the overlap is gone."),
+             ("user", "I still see the legend on top of the bars. Is there a way to fix that?"))
+    assert "still_after_fix" in signals(*turns)
+    assert "correction" in found(*turns)
+
+
+def test_the_same_request_again_right_after_the_claim_of_done_is_a_correction():
+    turns = (ASK, ("assistant", "- Legend moved below the chart.\n- Tests: `npm test` passed."),
+             ("user", "The chart legend overlaps the bars on small screens, can you move it below the chart?"))
+    sigs = signals(*turns)
+    assert "still_after_fix" in sigs and "new_after_done" not in sigs, sigs
+    assert "correction" in found(*turns)
+
+
+def test_a_request_said_again_after_the_agent_asked_for_something_is_an_answer():
+    turns = (ASK, ("assistant", "The legend is now below the chart. Could you paste the screen width you test on?"),
+             ("user", "The chart legend overlaps the bars on small screens, can you move it below the chart?"))
+    assert "still_after_fix" not in signals(*turns)
