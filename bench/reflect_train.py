@@ -157,10 +157,11 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
 # and 0 of them corrections. Fitted, they became evidence against (-0.36, -0.29) and cancelled the restrictions that
 # name the agent's file ("only edit game.js"), so they are not weights of their own: they count through the
 # combinations that need more (redo_after_claim: a redo right after "done"; new_after_done needs them absent).
-# The agent's offer to act, the user leaving the work to it and a bare "fix it" are read only in the hand-back they
-# answer (redirect_after_handback); the offer, fitted alone, became a weight of this user's habits (it follows 79 of
-# the 441 turns; sessions-out correction F1 0.84 -> 0.81), so none is a weight of its own.
-HANDBACK_PARTS = {"offers_work", "leaves_to_agent", "bare_fix"}
+# The agent's offer to act, the user leaving the work to it (or the finding of what it asked for) and a bare "fix it"
+# are read only in the hand-back they answer (redirect_after_handback); the offer, fitted alone, became a weight of
+# this user's habits (it follows 79 of the 441 turns; sessions-out correction F1 0.84 -> 0.81), so none is a weight of
+# its own.
+HANDBACK_PARTS = {"offers_work", "leaves_to_agent", "bare_fix", "finds_it"}
 EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HANDBACK_PARTS},
            "preference": {"reedits", "names_agent_work", "refers_to_work",
                           "short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",

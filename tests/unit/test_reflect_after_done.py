@@ -58,3 +58,46 @@ def test_a_request_said_again_after_the_agent_asked_for_something_is_an_answer()
     turns = (ASK, ("assistant", "The legend is now below the chart. Could you paste the screen width you test on?"),
              ("user", "The chart legend overlaps the bars on small screens, can you move it below the chart?"))
     assert "still_after_fix" not in signals(*turns)
+
+
+STEPS = ("assistant", "The tool is not on your PATH. Add this line to your shell config:\n"
+                      "```bash\nexport PATH=\"$HOME/.local/bin:$PATH\"\n```\n"
+                      "Then open a new shell. You can verify with `which mytool`.")
+
+
+@pytest.mark.parametrize("said", ["can you do that for me?", "do it for me please", "fais-le pour moi",
+                                  "hazlo por mí"])
+def test_the_steps_the_agent_left_to_the_user_asked_back_of_it_are_a_correction(said):
+    turns = (("user", "install mytool and run its self-check"), STEPS, ("user", said))
+    sigs = signals(*turns)
+    assert "redirect_after_handback" in sigs and "requests" not in sigs, sigs
+    assert "correction" in found(*turns)
+
+
+def test_do_that_for_me_after_the_agents_offer_accepts_it():
+    turns = (("user", "install mytool and run its self-check"),
+             ("assistant", "mytool is not on your PATH. Would you like me to add it to your shell config?"),
+             ("user", "yes, can you do that for me?"))
+    assert "redirect_after_handback" not in signals(*turns)
+    assert "correction" not in found(*turns)
+
+
+ASKED = ("assistant", "I can build the release bundle. Please provide the path to your signing key file.")
+
+
+@pytest.mark.parametrize("said", ["figure out the key path", "find it", "look it up yourself", "你自己查一下"])
+def test_what_the_agent_asked_for_sent_back_to_be_found_is_a_correction(said):
+    turns = (("user", "build the release bundle"), ASKED, ("user", said))
+    sigs = signals(*turns)
+    assert "redirect_after_handback" in sigs and "answers_agent" not in sigs, sigs
+    assert "correction" in found(*turns)
+
+
+def test_the_answer_the_agent_asked_for_is_no_correction():
+    turns = (("user", "build the release bundle"), ASKED, ("user", "~/keys/release.jks"))
+    assert "redirect_after_handback" not in signals(*turns)
+    assert "correction" not in found(*turns)
+
+
+def test_a_polite_request_with_its_own_object_is_still_a_request():
+    assert "requests" in signals(("user", "hi"), ("assistant", "Hello!"), ("user", "can you do the footer next?"))
