@@ -101,3 +101,32 @@ def test_the_answer_the_agent_asked_for_is_no_correction():
 
 def test_a_polite_request_with_its_own_object_is_still_a_request():
     assert "requests" in signals(("user", "hi"), ("assistant", "Hello!"), ("user", "can you do the footer next?"))
+
+
+DONE = ("assistant", "- Reworked the date header.\n- Tests: `./gradlew test` passed.\nChanges are committed.")
+
+
+@pytest.mark.parametrize("said", ["Did you install it on the phone?", "How long did it take? Did you deploy it?",
+                                  "你有没有部署？"])
+def test_a_question_about_a_step_the_claim_of_done_never_names_is_a_correction(said):
+    turns = (("user", "make the date header smaller"), DONE, ("user", said))
+    sigs = signals(*turns)
+    assert "asks_skipped_step" in sigs, sigs
+    assert "correction" in found(*turns)
+
+
+@pytest.mark.parametrize("agent, said", [
+    (DONE[1], "did you run the tests?"),  # the claim names the tests
+    ("Installed the new build on the phone; the header is smaller now.", "did you install it on the phone?"),
+    ("已部署到服务器，页面已经更新。", "你部署了吗？"),
+])
+def test_a_question_about_a_step_the_agent_reported_skips_nothing(agent, said):
+    assert "skipped_step" not in signals(("user", "make the date header smaller"), ("assistant", agent),
+                                         ("user", said))
+
+
+def test_a_step_its_tool_calls_show_is_not_skipped_and_one_they_do_not_show_is():
+    work = (("user", "make the date header smaller"), ("assistant", "", "edit", "src/header.kt"),
+            ("assistant", "", "bash", "./gradlew test"), ("assistant", "The header is smaller."))
+    assert "skipped_step" not in signals(*work, ("user", "did you run the tests?"))
+    assert "asks_skipped_step" in signals(*work, ("user", "did you install it on the phone?"))
