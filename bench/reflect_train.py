@@ -96,6 +96,8 @@ PRIOR = {
                    # the agent's reply restates the user's words as replacing what it had just done
                    "replaces_own": 1.0, "instruction_replaces_work": 2.0,
                    "status_denied": 2.2,
+                   # a question whether the agent did a step that its claim of done or its tool calls never show
+                   "asks_skipped_step": 1.5,
                    # a pointed "why" right after the agent acted or said it was done: the step it just took questioned
                    "why_after_work": 1.0,
                    # the agent's reply sees that what it had fixed still fails (the user showed it)
@@ -137,6 +139,10 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
                         # question's weight against and stands as a reason (labels/README.md: "pointed questions
                         # about an omission when the step was in fact skipped")
                         "status_denied",
+                        # a question about a step the agent's claim of done never named ("did you install it?"):
+                        # labels/README.md's "pointed questions about an omission when the step was in fact skipped",
+                        # told from the agent's side; too rare in the development data to fit (stated)
+                        "asks_skipped_step",
                         # an instruction whose reply replaces the agent's own work ("use X" - "... X instead of <its
                         # Y>"): it cancels the instruction's weight against and stands as a reason, as status_denied
                         # (labels/README.md: "should do something differently"); 2 turns of the development data
@@ -157,10 +163,11 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
 # and 0 of them corrections. Fitted, they became evidence against (-0.36, -0.29) and cancelled the restrictions that
 # name the agent's file ("only edit game.js"), so they are not weights of their own: they count through the
 # combinations that need more (redo_after_claim: a redo right after "done"; new_after_done needs them absent).
-# The agent's offer to act, the user leaving the work to it and a bare "fix it" are read only in the hand-back they
-# answer (redirect_after_handback); the offer, fitted alone, became a weight of this user's habits (it follows 79 of
-# the 441 turns; sessions-out correction F1 0.84 -> 0.81), so none is a weight of its own.
-HANDBACK_PARTS = {"offers_work", "leaves_to_agent", "bare_fix"}
+# The agent's offer to act, the user leaving the work to it (or the finding of what it asked for) and a bare "fix it"
+# are read only in the hand-back they answer (redirect_after_handback); the offer, fitted alone, became a weight of
+# this user's habits (it follows 79 of the 441 turns; sessions-out correction F1 0.84 -> 0.81), so none is a weight of
+# its own.
+HANDBACK_PARTS = {"offers_work", "leaves_to_agent", "bare_fix", "finds_it"}
 EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HANDBACK_PARTS},
            "preference": {"reedits", "names_agent_work", "refers_to_work",
                           "short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",
@@ -171,6 +178,7 @@ EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HAND
                           "worked", "short_after_work", "still_after_work", "fails_after_work", "undid",
                           "redirect_after_undo", "forbids_agent_act", "expects_after_work", "fault_after_praise",
                           "replaces_agent_act", "restricts_after_work", "try_after_work", "status_denied",
+                          "skipped_step", "asks_skipped_step",
                           "resumed", "replaces_own", "instruction_replaces_work",
                           # a fix reported failing, and a retry and what it answers, say nothing of a lasting rule
                           "fails_with_paste", "offers_retry", "outside_failure", "cut_off", "bare_retry",

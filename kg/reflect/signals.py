@@ -281,13 +281,13 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
     names = [name for name, on in computed.items() if on]
     scopes = {"user": own, "prev": fold(view.prev), "next": fold(view.next),
               "next_tools": view.next_tools, "before": fold(view.before), "commands": view.commands,
-              "about_agent": own, "reply_about_work": fold(view.next)}
+              "about_agent": own, "reply_about_work": fold(view.next), "beyond_agent": own}
     agent: dict[str, set[str]] = {}  # the words of the agent's work, per scope, read once if needed
     for s in sig.matched:
         text = scopes[s.scope]
         if not text:
             continue
-        if s.scope not in ("about_agent", "reply_about_work"):
+        if s.scope not in ("about_agent", "reply_about_work", "beyond_agent"):
             if any(p.search(text) for p in s.patterns):
                 names.append(s.name)
             continue
@@ -295,7 +295,8 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         if objs and (view.prev or view.prev_tools):
             if s.scope not in agent:
                 agent[s.scope] = _agent_terms(view, whole=s.scope == "reply_about_work")
-            if any(t in agent[s.scope] for o in objs for t in terms(o, linking_rules()) if _telling(t)):
+            named = [t in agent[s.scope] for o in objs for t in terms(o, linking_rules()) if _telling(t)]
+            if any(named) if s.scope != "beyond_agent" else (named and not any(named)):
                 names.append(s.name)
     on = set(names)
     for c in sig.combined:
