@@ -155,9 +155,9 @@ def run_applier(ws: Workspace, slot: int, *, drain: Callable[[], Any] | None = N
     while slot is not None:
         turns += 1
         try:
-            if _drain_until_empty(ws, once, sleep, served) != "empty":
-                return turns  # a read server took the work, or nothing could be applied for ~200 rounds (a team
-                # server away: taking the slot again looped forever, a detached process waking every 0.3 s)
+            if _drain_until_empty(ws, once, sleep, served) in ("served", "away"):
+                return turns  # a read server took the work, or the team server stayed away for ~200 rounds (taking
+                # the slot again looped for ever, a detached process waking every 0.3 s until it came back)
         except Exception:  # noqa: BLE001 - see the docstring
             return turns
         finally:
@@ -173,23 +173,25 @@ def _drain_until_empty(ws: Workspace, once: Callable[[], Any], sleep: Callable[[
     """Polite drains until the journal is empty ("empty"), or until a read server takes the work ("served"). A
     drain that stood aside for a waiting reader (or handed the graph over between batches, or the graph stayed
     held past the retry budget) is retried after a short pause; after about 200 rounds that applied nothing
-    ("idle"), the next command is left to go on."""
-    from kg.core.errors import StoreBusy
+    ("idle"), the caller looks again (the holder of a long hold lets go in the end), unless the last round found
+    the team server away ("away"): the entries then wait in the journal for the next command."""
+    from kg.core.errors import StoreBusy, TeamGraphBusy
 
-    pause, idle = 0.02, 0
+    pause, idle, away = 0.02, 0, False
     while ws.journal.has_pending():
         if served is not None and served():
             return "served"
         try:
             report = once()
-        except StoreBusy:  # held past the retry budget (a long cycle, a busy machine): wait and try again
-            report = None
+            away = False
+        except StoreBusy as exc:  # held past the retry budget (a long cycle, a busy machine): wait and try again
+            report, away = None, isinstance(exc, TeamGraphBusy)
         if report is not None and (report.applied or report.sessions or report.skipped or report.rejected):
             idle, pause = 0, 0.02
             continue
         idle += 1
         if idle > 200:
-            return "idle"
+            return "away" if away else "idle"
         sleep(pause)
         pause = min(pause * 2, 0.3)
     return "empty"

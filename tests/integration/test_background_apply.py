@@ -329,10 +329,12 @@ def test_a_held_graph_drains_in_batches_and_stops_for_a_reader_at_the_door(ws):
         assert set(ids) <= {r["id"] for r in ws.list(limit=50)}
 
 
-def test_an_applier_that_can_apply_nothing_ends_instead_of_taking_the_slot_again(ws):
-    """The team server away, every drain applied nothing: after its ~200 idle rounds the applier released the slot,
-    saw the entry still pending and took it again, for ever (a detached process waking every 0.3 s until the server
-    came back). It ends after one turn; the entry waits in the journal for the next command."""
+def test_an_applier_whose_team_server_stays_away_ends_instead_of_taking_the_slot_again(ws):
+    """The team server away, every drain failed: after its ~200 idle rounds the applier released the slot, saw the
+    entry still pending and took it again, for ever (a detached process waking every 0.3 s until the server came
+    back). It ends after one turn; the entry waits in the journal for the next command. A graph held by another
+    process (a long cycle) is still waited out: its holder lets go in the end."""
+    from kg.core.errors import StoreBusy, TeamGraphBusy
     from kg.ingest.background import claim_applier, run_applier
 
     ws.log("error", "logged while nothing could be applied", apply=False)
@@ -343,5 +345,17 @@ def test_an_applier_that_can_apply_nothing_ends_instead_of_taking_the_slot_again
         if len(pauses) > 1000:  # (the former loop: end the test, not the machine)
             raise RuntimeError("still polling")
 
-    assert run_applier(ws, claim_applier(ws.kg_dir), drain=lambda: None, sleep=pause) == 1
+    def away():
+        raise TeamGraphBusy("cannot reach the team graph")
+
+    assert run_applier(ws, claim_applier(ws.kg_dir), drain=away, sleep=pause) == 1
     assert len(pauses) == 200 and ws.journal.has_pending()
+
+    def held():
+        if len(pauses) < 600:
+            raise StoreBusy("the graph is held")
+        return ws.drain(if_pending=True)
+
+    pauses.clear()
+    assert run_applier(ws, claim_applier(ws.kg_dir), drain=held, sleep=pause) == 3
+    assert not ws.journal.has_pending()
