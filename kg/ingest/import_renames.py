@@ -2,11 +2,12 @@
 
 Two workspaces give out the same ids (`LRN-20261204-001` is each one's first learning that day), and so does the
 seed skill's `.learnings/*.md`: importing one into the other skipped every such entry as "already present", and the
-trail's lessons were lost. An entry is the node that holds its id (a trail imported again, a resumed import) when it
-names no time of its own or was made at the same second; else it is another entry and gets the next free id of its
-kind and day. The new id is noted in Meta (`taken:import:<id>@<time>`) before the batch that holds it is written,
-so a resumed import finds it and loads (or skips) the entry under it, never under a third id; the trail's edges and
-lifecycle records that name the old id follow it (`moved`)."""
+trail's lessons were lost. The entry is the node that holds its id (a trail imported again, a resumed import) when
+it was made at the same second, or holds the same text at a time a time zone apart (a `Z` or offset time read on a
+machine in another zone is another local time). Else it is another entry: an event of the graph that is this entry
+by the same test (kept under a new id by an earlier import, of this graph or of the graph its trail rebuilt) takes
+it; else it gets the next free id of its kind and day. The trail's edges and lifecycle records that name the old id
+follow it (`moved`)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,8 @@ from typing import Any
 from kg.core import clock
 from kg.core.errors import UsageError
 
-META = "taken:import:"
-
-
-def _key(old: str, at: datetime) -> str:
-    return f"{META}{old}@{at.isoformat()}"
+_ZONES = 14 * 3600  # the widest gap two time zones' local times of one instant have, in seconds
+_ZONE_STEP = 900  # zones are whole quarter hours apart
 
 
 def _second(value: Any) -> datetime | None:
@@ -29,34 +27,59 @@ def _second(value: Any) -> datetime | None:
     return second(value)
 
 
+def same_entry(text: str | None, at: datetime | None, other_text: Any, other_at: Any) -> bool:
+    """Is an entry (its normalised text, its time) the node with `other_text` made at `other_at`?"""
+    other = _second(other_at)
+    if at is None or other is None or at == other:
+        return True
+    gap = abs((at - other).total_seconds())
+    return text is not None and text == other_text and gap <= _ZONES and gap % _ZONE_STEP == 0
+
+
 class Renames:
-    """The run's renames (old id -> new id, `moved`), decided by `screen` for the entries a batch holds whose
-    ids are present, and their Meta notes waiting for `flush` (after the import's mark, before its rows)."""
+    """The run's renames (old id -> new id, `moved`), decided by `decide` for the entries a batch holds whose ids
+    are present; `made`: those this run gave a new id (not found kept by an earlier import)."""
 
     def __init__(self, ws: Any, st: Any) -> None:
         self.ws, self.st = ws, st
         self.moved: dict[str, str] = {}
-        self.made: list[tuple[str, str]] = []  # the renames this run decided (not found noted by an earlier one)
-        self._notes: list[tuple[str, str]] = []
+        self.made: list[tuple[str, str]] = []
         self._spare: dict[str, list[str]] = {}  # ids allocated and not used yet, by kind and day
 
     def decide(self, entries: list[tuple[str, dict[str, Any]]]) -> dict[str, str | None]:
         """For (id, item) pairs whose id is a node: None when the node is this entry, else the id it is kept under."""
-        stamps = {r["id"]: _second(r["created_at"]) for r in self.st.run("bulk_stamps", ids=[k for k, _ in entries])}
+        holders = {r["id"]: r for r in self.st.run("bulk_stamps", ids=[k for k, _ in entries])}
         out: dict[str, str | None] = {}
+        others: list[tuple[str, str | None, datetime | None]] = []
         for old, item in entries:
-            at = self._time(item)
-            if at is None or stamps.get(old) is None or stamps[old] == at:
+            text, at = self._text(item), self._time(item)
+            holder = holders.get(old)
+            if holder is None or same_entry(text, at, holder["text"], holder["created_at"]):
                 out[old] = None
-                continue
-            rows = self.st.run("meta_get", key=_key(old, at))
-            new = rows[0]["value"] if rows else self._allocate(old)
-            if not rows:
-                self._notes.append((_key(old, at), new))
+            else:
+                others.append((old, text, at))
+        texts = sorted({text for _, text, _ in others if text})
+        kept: dict[str, list[dict[str, Any]]] = {}
+        for row in self.st.run("bulk_events_by_text", texts=texts) if texts else ():
+            kept.setdefault(row["text"], []).append(row)
+        for old, text, at in others:
+            prefix = old.split("-", 1)[0] + "-"
+            found = [r["id"] for r in kept.get(text or "", ()) if r["id"].startswith(prefix)
+                     and same_entry(text, at, r["text"], r["created_at"])]
+            new = min(found) if found else self._allocate(old)
+            if not found:
                 self.made.append((old, new))
-            self.moved[old] = new
-            out[old] = new
+            self.moved[old] = out[old] = new
         return out
+
+    def _text(self, item: dict[str, Any]) -> str | None:
+        """The entry's text as the graph keeps it (`kg.core.entries.prepare`: redacted, then one clean line)."""
+        from kg.core.text import clean
+
+        summary = item.get("summary") or (str(item.get("_title") or "").split(":", 1)[-1].replace("_", " "))
+        if not isinstance(summary, str) or not summary:
+            return None
+        return clean(self.ws.rules.redactor.redact(summary).text, one_line=True) or None
 
     @staticmethod
     def _time(item: dict[str, Any]) -> datetime | None:
@@ -73,21 +96,13 @@ class Renames:
 
         head = old.rsplit("-", 1)[0]
         spare = self._spare.setdefault(head, [])
-        while True:
-            if not spare:
-                prefix, day = head.split("-", 1)
-                with self.ws.journal.locked():
-                    ids = self.ws.journal.allocate(prefix, day, 8)
-                present = _present(self.st, ids)
-                spare.extend(i for i in ids if i not in present)
-                continue
-            return spare.pop(0)
-
-    def flush(self) -> None:
-        """The batch's new notes, written before its rows (the import's mark taken first)."""
-        for key, new in self._notes:
-            self.st.run("meta_set", key=key, value=new)
-        self._notes = []
+        while not spare:
+            prefix, day = head.split("-", 1)
+            with self.ws.journal.locked():
+                ids = self.ws.journal.allocate(prefix, day, 8)
+            present = _present(self.st, ids)
+            spare.extend(i for i in ids if i not in present)
+        return spare.pop(0)
 
     def warnings(self) -> list[str]:
         if not self.made:

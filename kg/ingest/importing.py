@@ -170,7 +170,7 @@ def items(file: Path, report: Any, read: Read | None = None, *, named: bool = Tr
 
 
 _PLAIN_ID = re.compile(r"-\d{1,5}$")  # an embedded graph's (and a team's member 1's) id: kg/store/team.py
-_NUMBERED = re.compile(r"^([A-Z]+-\d{8})-(\d{1,9})$")
+_NUMBERED = re.compile(r"^([A-Za-z]+-\d{8})-(\d{1,9})$")
 
 
 def _count(files: list[Path]) -> tuple[int, dict[str, str], list[str], list[str]]:
@@ -178,7 +178,7 @@ def _count(files: list[Path]) -> tuple[int, dict[str, str], list[str], list[str]
     With it, the trail's own patterns (key -> id; a live one over a merged one): its entries come before its
     graph section, and an entry whose pattern the trail holds must join that pattern, not a new one of its key
     (every key was held twice in a graph rebuilt from its trail). And the first few plain ids (`_plain_ids`), and
-    the highest entry id of each kind and day (an entry kept under a new id must not take one the trail holds)."""
+    the highest id of each kind and day (an entry or pattern given a new id must not take one the trail holds)."""
     from kg.ingest.trail import ImportReport, item_id
 
     scratch = ImportReport()
@@ -189,7 +189,7 @@ def _count(files: list[Path]) -> tuple[int, dict[str, str], list[str], list[str]
     for f in files:
         for kind, item in items(f, scratch, named=False):
             total += kind != "edges"
-            if kind == "entries" and (number := _NUMBERED.match(item_id(kind, item) or "")):
+            if kind != "edges" and (number := _NUMBERED.match(item_id(kind, item) or "")):
                 if int(number.group(2)) > highest.get(number.group(1), (-1, ""))[0]:
                     highest[number.group(1)] = (int(number.group(2)), number.group(0))
             if kind != "edges" and len(plain) < 3 and _PLAIN_ID.search(item_id(kind, item) or ""):
@@ -380,8 +380,14 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
     # another id is that pattern (`alias`), not a second of the key
     coming: set[str] = set()
     alias: dict[str, str] = {}
+    # a trail pattern whose id another node of the graph holds (another workspace's pattern of another key): its
+    # entries join a new pattern of their key, made below as for a key the trail does not hold, and its edges follow
+    held = _present(st, [pid for key, pid in trail_patterns.items() if key not in patterns]) if check else set()
+    renamed: dict[str, str] = {}  # such a trail pattern id -> its key
     for key, pid in trail_patterns.items():
-        if key not in patterns:
+        if key not in patterns and pid in held:
+            renamed[pid] = key
+        elif key not in patterns:
             patterns[key] = pid
             coming.add(pid)
         elif patterns[key] != pid:
@@ -441,8 +447,6 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                     ws.journal.observe([r["id"] for r in new_rows])
                 if new_rows or attach:
                     mark()
-                if renames is not None:
-                    renames.flush()  # before the rows: a resumed run keeps each under the same new id
                 new_patterns = _new_patterns(ws, attach, patterns)
                 report.nodes += len(new_patterns)
                 bulk.copy_rows(st, "Node", new_patterns + new_rows, scratch=ws.kg_dir, columns=_NODE_COLUMNS)
@@ -468,6 +472,7 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         held = lambda ids: _present(st, ids)  # noqa: E731
         if renames is not None and renames.moved:  # the trail's edges and records name its entries by their old ids
             alias = {**alias, **renames.moved}
+        alias.update({pid: patterns[key] for pid, key in renamed.items() if key in patterns})
         report.warnings.extend(renames.warnings() if renames is not None else [])
         report.edges += import_edges.load(ws, st, import_edges.trail_rows(spool, report, alias), report, mark, held)
         # the entries' edges to the trail's patterns, where the trail's own edges did not make them already

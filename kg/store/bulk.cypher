@@ -149,9 +149,17 @@ WHERE m.key = k
 RETURN m.key AS key
 
 // name: bulk_stamps
-// A batch of ids that are nodes, with when each was made: an imported entry whose id one of them holds is that
-// node (a trail imported again) only when it was made at the same time (kg/ingest/import_renames.py).
+// A batch of ids that are nodes, with their text and when each was made: is an imported entry whose id one of
+// them holds that node (a trail imported again) or another entry (kg/ingest/import_renames.py)?
 UNWIND $ids AS i
 MATCH (n:Node)
 WHERE n.id = i
-RETURN n.id AS id, n.created_at AS created_at
+RETURN n.id AS id, n.text AS text, n.created_at AS created_at
+
+// name: bulk_events_by_text
+// The events holding one of these texts: an imported entry kept under a new id by an earlier import (of this
+// graph, or of the graph its trail rebuilt) is found there, not renamed again. One scan, joined by hash.
+UNWIND $texts AS t
+MATCH (n:Node)
+WHERE n.kind = 'event' AND n.text = t
+RETURN n.id AS id, n.text AS text, n.created_at AS created_at

@@ -110,3 +110,57 @@ def test_a_killed_import_resumed_keeps_each_renamed_entry_once(ws, run_kg, tmp_p
     for text in ("docker volumes need an absolute path", "docker volumes again need an absolute path",
                  "the tests need a clean database", "caching needs a key per tenant", "retries need backoff"):
         assert texts.count(text) == 1, texts
+
+
+def test_the_same_file_read_in_another_time_zone_adds_nothing(ws, run_kg, tmp_path, monkeypatch):
+    """A `Z` time is read as this machine's local time: imported again under another TZ, the entry's time differed
+    from the node's and it was taken for another entry and kept twice (the reviewer's repro)."""
+    import time
+
+    md = tmp_path / "LEARNINGS.md"
+    md.write_text("## [LRN-20261204-001] best_practice\n\n**Logged**: 2026-12-04T08:30:00Z\n\n### Summary\n"
+                  "Run the migrations before the seed script\n")
+    with monkeypatch.context() as zoned:
+        for zone in ("UTC", "Europe/Berlin", "Asia/Kolkata"):
+            zoned.setenv("TZ", zone)
+            time.tzset()
+            assert run_kg(["import", "trail", str(md)]).exit_code == 0
+    time.tzset()
+    assert list(_texts(run_kg).values()).count("Run the migrations before the seed script") == 1
+
+
+def test_a_trail_rebuilt_after_a_rename_then_the_other_trail_again_adds_nothing(ws, run_kg, tmp_path, request):
+    """This workspace kept the other's LRN-...-001 as -003; a graph rebuilt from this workspace's trail, then given
+    the other trail again, kept it a second time (the rename was known only to the graph the import ran in)."""
+    trail = _two_workspaces(ws, run_kg, tmp_path, request)
+    assert run_kg(["import", "trail", str(trail)]).exit_code == 0
+    assert run_kg(["export", "trail"]).exit_code == 0
+    rebuilt = fresh_workspace(tmp_path / "rebuilt", request)
+    run_c = kg_runner(rebuilt.root)
+    assert run_c(["import", "trail", str(ws.root / "memory" / ".learning-trail.json")]).exit_code == 0
+    again = run_c(["import", "trail", str(trail)])
+    assert again.exit_code == 0 and "Imported 0 entries" in again.stdout, again.stdout + again.stderr
+    texts = [v for k, v in _texts(run_c).items() if k.startswith("LRN-")]
+    assert sorted(texts) == sorted(set(texts)) and len(texts) == 5, texts
+
+
+def test_a_trail_pattern_whose_id_another_pattern_holds_keeps_its_own_key(ws, run_kg, tmp_path, request):
+    """Both workspaces' first pattern was `pat-<day>-001`, of other keys: the trail's was dropped as present and its
+    entries joined this graph's pattern of the other key (recurrence 4x), its own key gone."""
+    other = fresh_workspace(tmp_path / "h", request)
+    run_h = kg_runner(other.root)
+    for i in (1, 2):
+        assert run_kg(["log", "learning", f"cache lesson {i}", "--pattern-key", "caching.tenant", "--wait",
+                       "--now", f"{DAY}T1{i}:00"]).exit_code == 0
+        assert run_h(["log", "learning", f"docker lesson {i}", "--pattern-key", "docker.volume", "--wait",
+                      "--now", f"{DAY}T0{i}:00"]).exit_code == 0
+    assert run_h(["export", "trail"]).exit_code == 0
+    assert run_kg(["import", "trail", str(other.root / "memory" / ".learning-trail.json")]).exit_code == 0
+    listed = run_kg(["list", "--type", "pattern", "--json"]).json
+    keys = {}
+    for row in listed:
+        shown = run_kg(["show", row["id"], "--json"]).json
+        keys[shown["node"]["pattern_key"]] = sorted(e["other"] for e in shown["edges"] if e["type"] == "derived_from")
+    texts = _texts(run_kg)
+    assert {k: sorted(texts[i] for i in v) for k, v in keys.items()} == {
+        "caching.tenant": ["cache lesson 1", "cache lesson 2"], "docker.volume": ["docker lesson 1", "docker lesson 2"]}
