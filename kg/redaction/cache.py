@@ -32,10 +32,10 @@ from typing import Any
 
 from kg.redaction.rules import SecretRule, echo_min, packaged, parse
 
-_CACHE_FORMAT = 8  # bump when the meaning of a cached rule changes
+_CACHE_FORMAT = 9  # bump when the meaning of a cached rule changes
 
 _FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",
-           "priority", "not_before_source", "upper", "column")
+           "priority", "not_before_source", "upper", "column", "header_source")
 _WHERE = struct.Struct("<III")  # a compiled form's offset, length and crc32: one bytes object for all (fast to load)
 _SEAL = 8  # hex digits of the crc32 that opens the file, then as many of the sealed index's length
 _FOLDER = "cache"  # in the workspace's memory/.kg/

@@ -21,9 +21,11 @@ _NOT_HEADER = re.compile(r"[.!?:;=,]")  # "reset the password: ..." is a sentenc
 _COLUMNS = 8  # password columns read per table: a header naming more is no list of accounts (and stays cheap)
 
 
-def column_cells(text: str, positions: Sequence[int]) -> Iterator[tuple[int, int]]:
-    """(start, end), spaces trimmed, of each cell under a header cell that holds one of `positions` (sorted): a
-    header is a table row whose next line is a separator. Cells are counted by pipes, as Markdown does."""
+def column_cells(text: str, positions: Sequence[int], header: re.Pattern[str] | None = None
+                 ) -> Iterator[tuple[int, int]]:
+    """(start, end), spaces trimmed, of each cell under a header cell that holds one of `positions` (sorted) and,
+    emphasis and code marks stripped, matches `header` whole: a header is a table row whose next line is a
+    separator. Cells are counted by pipes, as Markdown does."""
     line_end = -1
     columns: set[int] = set()
     for at in positions:
@@ -45,7 +47,8 @@ def column_cells(text: str, positions: Sequence[int]) -> Iterator[tuple[int, int
         left = pipes[index - 1] + 1 if index else start
         right = pipes[index] if index < len(pipes) else line_end
         cell = text[left:right].strip(" \t*_`")
-        if len(cell) <= _HEADER_CELL and not _NOT_HEADER.search(cell) and len(columns) < _COLUMNS:
+        if len(cell) <= _HEADER_CELL and not _NOT_HEADER.search(cell) and len(columns) < _COLUMNS and (
+                header is None or header.fullmatch(cell)):
             columns.add(index)
     if columns:
         yield from _under(text, line_end, columns)

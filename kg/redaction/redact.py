@@ -168,7 +168,7 @@ class Redactor:
             if rule.column:
                 from kg.redaction.columns import column_cells  # (few texts hold a table: not paid by the rest)
 
-                for lo, hi in column_cells(text, sorted(set(starts[index]))):
+                for lo, hi in column_cells(text, sorted(set(starts[index])), rule.header):
                     match = rule.pattern.fullmatch(text, lo, hi)
                     if match is not None:
                         self._take(rule, match, text, spans)

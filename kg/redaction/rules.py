@@ -19,7 +19,7 @@ from kg.core.errors import RulesError
 
 _KIND = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
 _RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "not_before", "description",
-              "template", "key", "secret", "window", "ignore", "priority", "upper", "column"}
+              "template", "key", "secret", "window", "ignore", "priority", "upper", "column", "header"}
 _TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence", "echo_min_chars"}
 DEFAULT_PRIORITY = 50
 DEFAULT_ECHO_MIN = 6  # a file that does not say (`echo_min_chars`): the packaged secrets.toml's value
@@ -52,6 +52,7 @@ class SecretRule:
     not_before_source: str | None = None
     upper: bool = False  # a keyword counts only where its first letter is a capital in the text (ENV_NAME=)
     column: bool = False  # the keywords name a table's column; the pattern is matched on each cell under it
+    header_source: str | None = None  # a column rule's header cell must match this whole (emphasis stripped)
     code: bytes | None = None  # the regex engine's compiled form of `source`, from the cache (`engine_code`)
 
     @cached_property
@@ -73,6 +74,10 @@ class SecretRule:
     @cached_property
     def not_before(self) -> re.Pattern[str] | None:
         return re.compile(self.not_before_source) if self.not_before_source else None
+
+    @cached_property
+    def header(self) -> re.Pattern[str] | None:
+        return re.compile(self.header_source) if self.header_source else None
 
     @cached_property
     def ignore(self) -> tuple[re.Pattern[str], ...]:
@@ -212,10 +217,15 @@ def _parse_rule(entry: Any, index: int, source: str, templates: Mapping[str, str
         raise SecretRulesError(f"{where}: 'column' must be true or false")
     if column and (not keywords or window):
         raise SecretRulesError(f"{where}: a 'column' rule needs 'keywords' (the column's names) and no 'window'")
+    header = entry.get("header")
+    if header is not None:
+        if not column or not isinstance(header, str) or not header:
+            raise SecretRulesError(f"{where}: 'header' is a non-empty regex, and only a 'column' rule has one")
+        _regex_list([header], f"{where}: 'header'", validate)
     if not isinstance(entry.get("description", ""), str):
         raise SecretRulesError(f"{where}: 'description' must be a string")
     return SecretRule(kind, raw, group, tuple(k.lower() for k in keywords), float(min_entropy), before, window,
-                      tuple(ignore), priority, not_before, upper, column)
+                      tuple(ignore), priority, not_before, upper, column, header)
 
 
 def _pattern_of(entry: Mapping[str, Any], where: str, templates: Mapping[str, str]) -> str:

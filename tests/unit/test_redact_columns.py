@@ -52,6 +52,12 @@ def test_other_headers_layouts_and_languages(table, secret):
     "| Password | x |\n| Abc12345 | y |",  # no separator line: not a table's header
     "| How to reset the password, step by step |\n|---|\n| Click Forgot1 |",  # a sentence, not a column's name
     "| Role | Password |\n|---|---|\n| admin | (set on first login) |\n| ops | user-defined |",
+    # the reviewer's: results under a "Password reset" column (and echoed into the prose), a policy's value
+    "everything passed in CI, which failed twice.\n\n| Browser | Login | Password reset |\n|---|---|---|\n"
+    "| Chrome | PASSED | FAILED |",
+    "| Setting | Password policy |\n|---|---|\n| rotation | 90days |\n\nRotate every 90days.",
+    "| Item | Password |\n|---|---|\n| lib | passlib==1.7.4 |\n| file | src/auth/password.py |\n| cost | bcrypt(12) |"
+    "\n| rule | minLength=8 |\n| state | PASSED |",
 ])
 def test_near_misses_survive(table):
     assert redact(table) == table

@@ -30,7 +30,7 @@ def test_said_credentials_lose_the_password(text):
     "login: api/auth/login", "sign in with google / GitHub", "login: /api/v2/login", "pass: true", "pass: 12",
     "pass: 12/15", "tests pass: 3 of 5", "Forgot password - self-service reset", "password - 8 characters",
     "pw reset link", "Password — Argon2id", "login: admin / admin", "log in as user:user", "login page - v2 release",
-    "if ok: pass",
+    "if ok: pass", "users sign in with Google/OAuth2", "users log in with Google/OAuth2", "bisect: last pass: 3f2a9c1",
     "login as root:0:0:root", f"bypass: {SECRET}", "compass: N45E12x",
 ])
 def test_near_misses_survive(text):
