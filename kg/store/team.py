@@ -196,11 +196,12 @@ def _next_member(url: StoreUrl) -> int:
 
 @contextmanager
 def _folder_locked(kg_dir: Path) -> Iterator[None]:
-    """An exclusive flock on the workspace's state folder itself (no lock file to leave behind), while team.json
-    is read, its number asked for and the file written."""
+    """An exclusive flock on `team.lock` in the workspace's state folder, while team.json is read, its number asked
+    for and the file written. A file opened for writing, as the other locks: on NFS a flock is a write lock,
+    which a folder (open read-only) cannot take."""
     import fcntl
 
-    fd = os.open(kg_dir, os.O_RDONLY)
+    fd = os.open(kg_dir / "team.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -320,7 +320,7 @@ def test_a_member_number_kept_meanwhile_by_another_process_is_used_not_asked_aga
 
     url = parse_url(f"falkordb://127.0.0.1:{falkor_server.free_port()}/team")
     got: list[object] = []
-    holder = os.open(tmp_path, os.O_RDONLY)  # "another process" asking for the number
+    holder = os.open(tmp_path / "team.lock", os.O_RDWR | os.O_CREAT)  # "another process" asking for the number
     fcntl.flock(holder, fcntl.LOCK_EX)
     try:
         asker = threading.Thread(target=lambda: got.append(_or_error(team.member, tmp_path, url)))
