@@ -106,6 +106,10 @@ def main_options(
 ) -> None:
     if now is not None and ctx.invoked_subcommand != "hook":  # (a hook says it its own way: cli/hooks.py `hook_errors`)
         _check_now(ctx, now)
+    if workspace is not None and not workspace.strip() and ctx.invoked_subcommand != "hook":  # `-w "$WS"`, WS unset
+        typer.echo("Error: the workspace folder is empty: name one with -w/--workspace, or leave it out to use "
+                   "the one this folder is in", err=True)
+        raise typer.Exit(2)
     ctx.obj = State(workspace=workspace, rules=rules, now=now)
 
 

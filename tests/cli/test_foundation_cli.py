@@ -53,6 +53,8 @@ def test_a_usage_error_does_not_echo_a_pasted_secret(ws):
         ("log error x --now yesterday", "Error: invalid --now 'yesterday': use ISO 8601, for example 2026-11-30 "
                                         "or 2026-11-30T10:35:00\n"),
         ("init ''", "Error: the folder to make a workspace of is empty: name one, or leave it out for here\n"),
+        ("-w '' init", "Error: the workspace folder is empty: name one with -w/--workspace, or leave it out to use "
+                       "the one this folder is in\n"),
         ("status --now ''", "Error: invalid --now '': use ISO 8601, for example 2026-11-30 or 2026-11-30T10:35:00\n"),
         ("resolve ERR-20990101-001", "Error: no node 'ERR-20990101-001': `kg list` shows the ids\n"),
     ],
