@@ -22,7 +22,7 @@ cut at the end of the last session taken (just before the next "# aider chat sta
 file), so the bench reads exactly the chosen sessions as a whole file. Until ~100 non-slash user turns or the clock (no
 new file saved after 01:20 UTC; deadline 01:40 UTC).
 What it gave (labelled by 00:45 UTC, each turn read with the agent's turn before and after, before any detector ran on
-them, by one annotator who read no detector code; held out, not yet scored): 22 files of 22 repositories, non-slash
+them, by one annotator who read no detector code; scored once: see its end): 22 files of 22 repositories, non-slash
 turns in brackets (0anes0/verilog_simulasyonu-LSFL- 1, 0xf1e/health-analyzer-poc 6, 123pescao/Prototipo 8,
 123valentine/Valleymind-AI 1, 1molchuan/Brain-MRI 1, 37designfk/37design-astro-site 1, 3oFiz4/web_portfolio 5,
 4L3SS104/clay-vue 1, 4reeb-5yed/forge_test_2 1, 6531503070/smartfarm_mobile 1,
@@ -57,6 +57,14 @@ Abhisekpm/JobSpeak's copy has the plaintext Anthropic API key of an aider comman
 characters short of the library at its third page; no user turn changed). The sha1s are of the saved files. The
 library also shows a plaintext Gemini API key (70152UCSIBD, not saved: its session is cut) and a password hash
 (151henry151, not saved); no secret is in the saved copies or here.
+Scored once, 2026-12-05 01:46 UTC, main with the twenty-seventh landing's detector work (w-d19: a claim of done, a
+request said again after it, hand-backs redirected, a question about a skipped step) beside main before it (3a62b15):
+**identical**, correction 0.00 / 0.00 / 0.00 (0 found, 2 false, 6 missed), false alarms 2 in 116 quiet turns (1.7 per
+100). Missed: "it made the SVG invisible. Fix it." (a fault the agent's change caused, said as a fact), a rule of the
+request restated ("so that it does not use Chart.js"), a request re-specified and "help me debug why the labels are not
+displaying" after the agent's edits (no claim of done in aider's turns: it edits and stops), "can you solve the
+problem" after a checklist, "read the ChatController.php" after a generic reply. A thin set: 6 corrections in 93
+non-slash turns; what it says is that the signals built on the agent's claims meet no aider turn, which claims nothing.
 
 p25 (tests/data/heldout_p25.jsonl; the rule fixed 2026-12-04 23:02 UTC before a turn was read, by an annotator who read
 no detector code): p24's rule carried on where it stopped. p24 stopped at DEBAGanov/magicvetov12 (only its sizes looked
