@@ -43,8 +43,8 @@ from rapidfuzz import fuzz
 
 from kg.core import clock, paths
 from kg.core.errors import NotFound, UsageError
+from kg.core.files import make_folder, write_atomic
 from kg.core.text import CJK, clean, slugify, words
-from kg.ingest.journal import write_atomic
 from kg.lifecycle import blocks
 from kg.memory.rules import SkillRules, memory_rules
 
@@ -359,7 +359,7 @@ def _save(ws: Any, skill: Skill, at: datetime, session: str | None, sources: lis
     pairs = [red.redact_pair(key, value) for key, value in skill.extra.items()]
     skill.extra = {key.text: value.text for key, value in pairs}
     path = _dir(ws) / f"{skill.slug}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent, root=ws.root)  # a `memory/skills` linked out of the workspace is refused
     write_atomic(path, render_file(skill))
     from kg.store.schema import meta_key
 

@@ -134,3 +134,42 @@ def test_ingest_keeps_every_entry_when_the_daily_log_links_out_of_the_workspace(
     assert r.json["logged"] == 2 and r.stderr.count("Warning: memory/2026-12-04.md is a symlink to ") == 1
     assert outside.read_text(encoding="utf-8") == "mine\n"
     assert len(run_kg("list --json").json) == 2
+
+
+def test_skill_new_refuses_a_skills_folder_linked_out_of_the_workspace(run_kg, ws, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    shutil.rmtree(ws.memory / "skills", ignore_errors=True)
+    (ws.memory / "skills").symlink_to(outside)
+    r = run_kg(f"skill new sym-skill --description 'Deploy the docs' {NOW}")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert r.stderr == (f"Error: memory/skills is a symlink to {outside}, outside the workspace {ws.root}; kg will "
+                        "not write there: replace the link with a copy of the folder, or link to a folder inside "
+                        "the workspace\n")
+    assert list(outside.iterdir()) == []
+    assert run_kg("skill list --json").json == []
+
+
+def test_export_trail_refuses_a_learnings_folder_linked_out_of_the_workspace(run_kg, ws, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (ws.root / ".learnings").symlink_to(outside)
+    assert run_kg(f"log error 'git push failed: no upstream branch' {NOW}").exit_code == 0
+    for args in ("export trail --learnings", "export trail"):  # named, or because the folder is there
+        r = run_kg(f"{args} {NOW}")
+        assert r.exit_code == 1, r.stdout + r.stderr
+        assert r.stderr.startswith(f"Error: .learnings is a symlink to {outside}, outside the workspace {ws.root}; ")
+    assert list(outside.iterdir()) == []
+
+
+def test_session_end_refuses_a_sessions_folder_linked_out_of_the_workspace(run_kg, ws, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    sid = run_kg(f"session start --json {NOW}").json["id"]
+    shutil.rmtree(ws.memory / "sessions", ignore_errors=True)
+    (ws.memory / "sessions").symlink_to(outside)
+    r = run_kg(f"session end --session {sid} --summary 'shipped the docs' {NOW}")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert r.stderr.startswith(f"Error: memory/sessions is a symlink to {outside}, outside the workspace ")
+    assert list(outside.iterdir()) == []
+
