@@ -65,8 +65,10 @@ def target_problem(path: Path, *, root: Path | None = None, confined: bool = Tru
     """Why kg may not write `path` ('' when it may). A symlink in a workspace (`root`, else the one holding
     `path`) must lead inside it, unless `confined` is off (`kg install` writes the runtime's settings wherever
     the person's link leads: that is what installing into a runtime means); what is there must be a file (or
-    nothing). A QA pass found `kg export memory` rewriting the file an outside link led to, and a folder named
-    USER.md failing the whole cycle."""
+    nothing), and a file of a workspace must be writable: a person who made TOOLS.md read-only (no owner
+    write bit, which root's writes would ignore) keeps it as it is. A QA pass found `kg export memory`
+    rewriting the file an outside link led to, a folder named USER.md failing the whole cycle, and a
+    read-only TOOLS.md replaced by a rename."""
     path = Path(path)
     root = root if root is not None else workspace_of(path)
     if confined:
@@ -85,6 +87,9 @@ def target_problem(path: Path, *, root: Path | None = None, confined: bool = Tru
     if not stat.S_ISREG(mode):
         return (f"{_shown(path, root)} is not a regular file (a device, FIFO or socket); remove it so kg can "
                 "write a file there")
+    if root is not None and (not mode & stat.S_IWUSR or not os.access(path, os.W_OK)):
+        return (f"{_shown(path, root)} is read-only (mode {stat.S_IMODE(mode):o}); kg will not replace a file a "
+                f"person made read-only: make it writable (chmod u+w {_shown(path, root)}) for kg to update it")
     return ""
 
 

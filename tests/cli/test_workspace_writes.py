@@ -173,3 +173,22 @@ def test_session_end_refuses_a_sessions_folder_linked_out_of_the_workspace(run_k
     assert r.stderr.startswith(f"Error: memory/sessions is a symlink to {outside}, outside the workspace ")
     assert list(outside.iterdir()) == []
 
+
+@pytest.mark.embedded_only(COPIES_KUZU)
+def test_cycle_leaves_a_read_only_instruction_file_as_it_is(demo):
+    root, now, kg = demo
+    tools = root / "TOOLS.md"
+    tools.chmod(0o444)  # kg runs as root here: the mode bits, not a failed write, must stop it
+    before, inode = tools.read_bytes(), tools.stat().st_ino
+    assert kg(f"node add principle 'Review the diff before pushing' --now {now}").exit_code == 0
+    reason = "TOOLS.md is read-only (mode 444); kg will not replace a file a person made read-only: make it "
+    dry = kg(f"cycle --dry-run --json --now {now}")
+    assert dry.exit_code == 1, dry.stdout + dry.stderr
+    assert [s["path"] for s in dry.json["skipped"]] == ["TOOLS.md"]
+    assert dry.json["skipped"][0]["reason"].startswith(reason)
+    r = kg(f"cycle --now {now}")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert f"  ⛔ TOOLS.md: skipped, left as it is: {reason}" in r.stdout and "TOOLS.md: insert" not in r.stdout
+    assert "📄 MEMORY.md: update" in r.stdout
+    assert tools.read_bytes() == before and tools.stat().st_ino == inode
+
