@@ -192,3 +192,17 @@ def test_cycle_leaves_a_read_only_instruction_file_as_it_is(demo):
     assert "📄 MEMORY.md: update" in r.stdout
     assert tools.read_bytes() == before and tools.stat().st_ino == inode
 
+
+def test_a_folder_named_preferences_json_is_said_with_its_fix_by_pref_and_doctor(run_kg, ws):
+    (ws.memory / "preferences.json").mkdir()
+    said = ("memory/preferences.json is a folder, not a file: kg keeps its text in a file of that name; move or "
+            "rename the folder")
+    for args in ("pref list", "pref set editor vim"):
+        r = run_kg(args)
+        assert (r.exit_code, r.stderr) == (1, f"Error: {said}\n"), args
+    doctor = run_kg("doctor --json")
+    assert doctor.exit_code == 1 and not doctor.json["ok"]
+    assert {"name": "preferences", "status": "error", "detail": said} in doctor.json["checks"]
+    (ws.memory / "preferences.json").rmdir()
+    assert {"name": "preferences", "status": "ok", "detail": "memory/preferences.json is readable and kg may "
+            "write it"} in run_kg("doctor --json").json["checks"]
