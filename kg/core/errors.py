@@ -32,6 +32,8 @@ class UnusableFile(UsageError):
     folder or other non-file where a file belongs, an unreadable file. `path` names it; a job that writes many
     files (`kg cycle`) reports it and skips it, a command that writes only it fails with the message."""
 
+    exit_code = 1  # the workspace's state, not the command typed, is what is wrong: an operational failure
+
     def __init__(self, message: str, path: str = ""):
         super().__init__(message)
         self.path = path

@@ -65,17 +65,16 @@ def target_problem(path: Path, *, root: Path | None = None, confined: bool = Tru
     """Why kg may not write `path` ('' when it may). A symlink in a workspace (`root`, else the one holding
     `path`) must lead inside it, unless `confined` is off (`kg install` writes the runtime's settings wherever
     the person's link leads: that is what installing into a runtime means); what is there must be a file (or
-    nothing). A QA pass found `kg export memory` rewriting the file an outside link led to, and a folder named
-    USER.md failing the whole cycle."""
+    nothing), and a file of a workspace must be writable: a person who made TOOLS.md read-only (no owner
+    write bit, which root's writes would ignore) keeps it as it is. A QA pass found `kg export memory`
+    rewriting the file an outside link led to, a folder named USER.md failing the whole cycle, and a
+    read-only TOOLS.md replaced by a rename."""
     path = Path(path)
-    if confined and os.path.islink(path):
-        root = root if root is not None else workspace_of(path)
-        if root is not None:
-            real = Path(os.path.realpath(path))
-            if Path(os.path.realpath(root)) not in real.parents:
-                return (f"{_shown(path, root)} is a symlink to {real}, outside the workspace {root}; kg will not "
-                        "write there: replace the link with a copy of the file, or link to a file inside the "
-                        "workspace")
+    root = root if root is not None else workspace_of(path)
+    if confined:
+        leak = outside_problem(path, root=root)
+        if leak:
+            return leak
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -88,7 +87,55 @@ def target_problem(path: Path, *, root: Path | None = None, confined: bool = Tru
     if not stat.S_ISREG(mode):
         return (f"{_shown(path, root)} is not a regular file (a device, FIFO or socket); remove it so kg can "
                 "write a file there")
+    if root is not None and (not mode & stat.S_IWUSR or not os.access(path, os.W_OK)):
+        return (f"{_shown(path, root)} is read-only (mode {stat.S_IMODE(mode):o}); kg will not replace a file a "
+                f"person made read-only: make it writable (chmod u+w {_shown(path, root)}) for kg to update it")
     return ""
+
+
+def outside_problem(path: Path, *, root: Path | None = None) -> str:
+    """Why `path`, a file or folder of a workspace (`root`, else the one holding it), leads out of it ('' when
+    it stays inside): a symlink on the way (the file itself, or a folder such as `memory/skills` or
+    `.learnings`) whose target is elsewhere. Inside kg's state folder the folder's own place is the bound:
+    a person may keep `memory/.kg` elsewhere through a link. A QA pass found `kg skill new` writing into the
+    folder a linked `memory/skills` led to, and `kg export trail --learnings` into a linked `.learnings`."""
+    root = root if root is not None else workspace_of(path)
+    if root is None:
+        return ""
+    given, base = Path(os.path.abspath(path)), Path(os.path.abspath(root))
+    if base not in given.parents:
+        return ""  # not a file of this workspace (an `--out` the person named is theirs to choose)
+    if base / STATE in given.parents:  # kg's own state: a linked `memory/.kg` moved it (and the graph Kùzu
+        base = base / STATE            # writes, which no check of kg's reaches) elsewhere; a link in it may not
+    real_base = Path(os.path.realpath(base))
+    real = Path(os.path.realpath(given))
+    if real == real_base or real_base in real.parents:
+        return ""
+    link = base
+    for part in given.relative_to(base).parts:  # the first link on the way that leads out
+        link = link / part
+        target = Path(os.path.realpath(link))
+        if os.path.islink(link) and target != real_base and real_base not in target.parents:
+            break
+    what = "folder" if os.path.isdir(link) else "file"
+    written = "" if link == given else f" {_shown(given, root)}"
+    return (f"{_shown(link, root)} is a symlink to {target}, outside the workspace {root}; kg will not write"
+            f"{written} there: replace the link with a copy of the {what}, or link to a {what} inside the "
+            "workspace")
+
+
+def make_folder(folder: Path, *, root: Path | None = None) -> None:
+    """Create a workspace folder kg writes into (and the folders above it), refusing (UnusableFile) one that
+    leads out of the workspace before anything is made there."""
+    check_folder(folder, root=root)
+    folder.mkdir(parents=True, exist_ok=True)
+
+
+def check_folder(folder: Path, *, root: Path | None = None) -> None:
+    """Refuse (UnusableFile) a workspace folder that leads out of the workspace (`outside_problem`)."""
+    problem = outside_problem(folder, root=root)
+    if problem:
+        raise UnusableFile(problem, str(folder))
 
 
 def check_target(path: Path, *, root: Path | None = None, confined: bool = True) -> None:

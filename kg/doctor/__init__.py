@@ -81,6 +81,7 @@ def _doctor(ws: Any, *, repair: bool, dry_run: bool) -> DoctorReport:
     _import(ws, report)
     _blocks(ws, report)
     _links(ws, report)
+    _preferences(ws, report)
     return report
 
 
@@ -268,3 +269,21 @@ def _links(ws: Any, report: DoctorReport) -> None:
                    + ", ".join(outside[:5]))
     else:
         report.add("files", "ok", "session and skill files stay inside the workspace")
+
+
+def _preferences(ws: Any, report: DoctorReport) -> None:
+    """memory/preferences.json as `kg pref` reads it: a folder of that name, a broken file or one kg may not
+    replace fails every `kg pref` command, so it is said here with the fix."""
+    from kg.core.files import target_problem
+    from kg.memory import preferences
+
+    try:
+        preferences.load(ws)
+    except KgError as exc:
+        report.add("preferences", "error", str(exc))
+        return
+    problem = target_problem(preferences.path_of(ws), root=ws.root)
+    if problem:
+        report.add("preferences", "error", f"{problem} (`kg pref set` would fail)")
+    else:
+        report.add("preferences", "ok", f"memory/{preferences.FILE} is readable and kg may write it")

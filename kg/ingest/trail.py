@@ -18,6 +18,7 @@ from typing import Any
 from kg.core import clock
 from kg.core.entries import prepare
 from kg.core.errors import KgError, UsageError
+from kg.core.files import check_folder
 from kg.core.paths import out_path
 from kg.core.text import clean, index_tokens
 from kg.ingest import trail_lifecycle
@@ -75,6 +76,8 @@ def export_trail(ws: Any, *, out: Path | None = None, learnings: bool | None = N
         lifecycle = trail_lifecycle.read(st, ws)
     doc = build_trail(nodes, edges, patterns, at, lifecycle)
     target = out_path(out, ws.kg_dir) or ws.root / TRAIL_FILE
+    if learnings or (learnings is None and (ws.root / LEARNINGS_DIR).is_dir()):
+        check_folder(ws.root / LEARNINGS_DIR, root=ws.root)  # refused before the trail is written either
     target.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(target, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
     written = [str(target)]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kg.core.errors import UnusableFile
-from kg.core.files import target_problem, write_atomic
+from kg.core.files import check_target, target_problem, write_atomic
 
 BEGIN = "<!-- kaizen-kg:begin {name} -->"
 END = "<!-- kaizen-kg:end {name} -->"
@@ -228,6 +228,8 @@ def apply(path: Path, plan: SyncPlan, *, confined: bool = True) -> None:
             pass
         return
     assert plan.text is not None
+    if confined:
+        check_target(path)  # before its folder is made: a linked folder on the way may lead out
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, plan.text.encode("utf-8", "surrogateescape"), confined=confined)
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core.errors import UnusableFile
-from kg.core.files import check_target, write_atomic
+from kg.core.files import check_folder, check_target, make_folder, write_atomic
 from kg.core.policy import Policy
 from kg.core.text import slugify
 from kg.lifecycle.blocks import digest
@@ -63,8 +63,8 @@ def copy_or_note(skipped: list[str], write: Any, *args: Any, **kwargs: Any) -> A
 def append_text(path: Path, text: str, *, header: str = "") -> None:
     """Append with O_APPEND, so concurrent writers never interleave inside one write. An append follows a
     symlink as a replace does, so it passes the same check (`check_target`)."""
+    check_target(path)  # before its folder is made: a linked folder on the way may lead out
     path.parent.mkdir(parents=True, exist_ok=True)
-    check_target(path)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         data = text
@@ -98,7 +98,7 @@ def append_daily_lines(memory: Path, lines: list[tuple[str, str | None]], at: da
     """Append each (line, session) to the day's log, folding a session's repeats (see the module's note). Under
     a lock on the log file: a fold rewrites it, and no append may land in the copy it replaces."""
     path = daily_log_path(memory, at)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     index = memory / REPEATS / f"{at:%Y-%m-%d}"
     with _locked_log(path) as fd:
         first = first_lines(index) if any(s for _, s in lines) else {}
@@ -415,6 +415,7 @@ def write_learnings(root: Path, events: Iterable[dict[str, Any]], *,
     `lock` makes the journal lock `kg log` appends under: held while each file is read and replaced, so an entry
     logged meanwhile is not lost."""
     folder = root / LEARNINGS_DIR
+    check_folder(folder, root=root)  # a link out: nothing of the graph's entries is written there
     folder.mkdir(exist_ok=True)
     if lock is not None:
         with lock():

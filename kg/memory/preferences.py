@@ -23,6 +23,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import NotFound, UnusableFile, UsageError
+from kg.core.files import target_problem
 from kg.core.text import clean
 from kg.ingest.journal import write_atomic
 from kg.lifecycle import blocks
@@ -50,12 +51,17 @@ def path_of(ws: Any) -> Path:
 
 
 def load(ws: Any) -> dict[str, Any]:
-    """The current preferences. Raises BrokenPreferences, saying where, if the file was broken by hand."""
+    """The current preferences. Raises BrokenPreferences, saying where, if the file was broken by hand, and
+    UnusableFile if it cannot be read (a QA pass: a folder named preferences.json gave a bare "Is a
+    directory")."""
     path = path_of(ws)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return {}
+    except OSError as exc:  # a folder of that name, a link loop, no read permission: said as kg's own words
+        raise UnusableFile(target_problem(path, root=ws.root) or f"{_rel(ws, path)} cannot be read: "
+                           f"{exc.strerror}; let kg read it (chmod u+r) or move it away", str(path)) from None
     try:
         data = json.loads(raw.decode("utf-8"), parse_float=_finite, parse_constant=_no_constant)
     except _NotFinite as exc:

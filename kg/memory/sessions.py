@@ -12,8 +12,8 @@ from typing import Any
 
 from kg.core import clock, paths
 from kg.core.errors import KgError, NotFound, UsageError
+from kg.core.files import check_target, make_folder, write_atomic
 from kg.core.text import clean
-from kg.ingest.journal import write_atomic
 from kg.memory import logs as files
 from kg.memory import session_ids
 from kg.memory._common import iso
@@ -220,7 +220,7 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
     lists = {k: [clean(red.redact(v).text, one_line=True) for v in vs if clean(v, one_line=True)]
              for k, vs in lists.items()}
     path = file_of(ws, sid)
-    paths.inside(ws.root, path, "the session file")  # memory/sessions may itself be a link out
+    check_target(path, root=ws.root)  # memory/sessions may itself be a link out
     with ws.store() as st:
         rows = []
         for form in same_session(sid):
@@ -231,7 +231,7 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
             raise NotFound(f"no session {sid!r}: `kg session start` makes one")
         if form != sid:  # the form the graph holds (and its summary file's name, when an older kg wrote it)
             sid, path = form, file_of(ws, form)
-            paths.inside(ws.root, path, "the session file")
+            check_target(path, root=ws.root)
         if rows[0]["ended_at"] is not None and path.exists():
             raise UsageError(f"session {sid} ended already at {iso(rows[0]['ended_at'])} ({path.name}); "
                              "start a new one with `kg session start`")
@@ -239,7 +239,7 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
         skills = st.run("memory_session_skills", id=sid)
         prefs = st.run("memory_session_prefs", id=sid)
         result = classify(sid, nodes, skills, prefs, summary=texts["summary"], **lists)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent, root=ws.root)
         write_atomic(path, render(result, at).encode("utf-8"))
         st.run("memory_session_end", id=sid, at=at, summary=texts["summary"] or None)
     with ws.journal.locked():

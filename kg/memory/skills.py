@@ -43,11 +43,12 @@ from rapidfuzz import fuzz
 
 from kg.core import clock, paths
 from kg.core.errors import NotFound, UsageError
+from kg.core.files import make_folder, write_atomic
 from kg.core.text import CJK, clean, slugify, words
-from kg.ingest.journal import write_atomic
 from kg.lifecycle import blocks
 from kg.memory.rules import SkillRules, memory_rules
 
+BOM = "\ufeff"
 SLUG = re.compile(rf"^[a-z0-9{CJK}]+(?:-[a-z0-9{CJK}]+)*$")
 OWN = ("Procedure", "Pitfalls", "Verification")
 FIELDS = ("name", "description", "created", "updated", "source", "triggers", "tools")
@@ -70,6 +71,7 @@ class Skill:
     head: str = ""          # the body before its first `## ` section (title, a person's notes), as in the file
     kept: list[str] = field(default_factory=list)                 # frontmatter lines that are not `key: value`
     newline: str = "\n"                                           # the file's line ending, kept on rewrite
+    bom: str = ""                                                 # a UTF-8 byte order mark, kept on rewrite
 
     def items(self, section: str) -> list[str]:
         """The list items of a section, without their `1.` / `-` markers."""
@@ -117,13 +119,17 @@ def _parse_list(value: str) -> list[str]:
 def parse(slug: str, text: str) -> Skill:
     """Read a skill file. Lenient: a file without frontmatter is a skill named after its slug. A lifecycle
     block is kept aside, untouched (its heading gives the title when the file has none of its own). A file
-    whose every line ends in CRLF is read as LF and written back with CRLF (`render_file`)."""
+    whose every line ends in CRLF is read as LF and written back with CRLF (`render_file`); one that opens
+    with a byte order mark (an editor on Windows) is read after it and written back with it: read with it,
+    its frontmatter was body text, and an update stacked a new, empty one on top (a QA pass)."""
+    bom = BOM if text.startswith(BOM) else ""
+    text = text[len(bom):]
     newline = "\r\n" if "\r\n" in text and "\n" not in text.replace("\r\n", "") else "\n"
     if newline != "\n":
         text = text.replace("\r\n", "\n")
     before, block, after = _split(text)
     skill = _parse_own(slug, before + after)
-    skill.block, skill.newline = block, newline
+    skill.block, skill.newline, skill.bom = block, newline, bom
     if block and not skill.title:
         skill.title = next((line[2:].strip() for line in block.splitlines() if line.startswith("# ")), "")
     return skill
@@ -133,6 +139,7 @@ def frontmatter_problem(text: str) -> str:
     """Why a skill file's frontmatter cannot be read ('' when it can, or when there is none): it opens with
     `---` and no `---` line closes it. Read leniently that is body text, and `kg skill update` stacked a second,
     empty frontmatter on top of it (a QA pass); so an update is refused, saying where to close it. Pure."""
+    text = text.removeprefix(BOM)
     if not text.startswith("---") or text.find("\n---", 3) != -1:
         return ""
     lines = text.replace("\r\n", "\n").split("\n")
@@ -202,8 +209,8 @@ def render(skill: Skill) -> str:
 
 
 def render_file(skill: Skill) -> bytes:
-    """The file's bytes: `render` with the line ending the file had."""
-    return render(skill).replace("\n", skill.newline).encode("utf-8")
+    """The file's bytes: `render` with the line ending and the byte order mark the file had."""
+    return (skill.bom + render(skill).replace("\n", skill.newline)).encode("utf-8")
 
 
 def _sections(skill: Skill) -> str:
@@ -359,7 +366,7 @@ def _save(ws: Any, skill: Skill, at: datetime, session: str | None, sources: lis
     pairs = [red.redact_pair(key, value) for key, value in skill.extra.items()]
     skill.extra = {key.text: value.text for key, value in pairs}
     path = _dir(ws) / f"{skill.slug}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent, root=ws.root)  # a `memory/skills` linked out of the workspace is refused
     write_atomic(path, render_file(skill))
     from kg.store.schema import meta_key
 

@@ -39,6 +39,23 @@ def test_skill_update_keeps_crlf(ws, run_kg):
         .replace(b"## Pitfalls\r\n\r\n- (none yet)\r\n", b"## Pitfalls\r\n\r\n- a Friday release\r\n")
 
 
+@pytest.mark.parametrize("crlf", [False, True])
+def test_skill_update_keeps_a_byte_order_mark_and_the_one_frontmatter(ws, run_kg, crlf):
+    """An editor's UTF-8 BOM hid the frontmatter: the update put a new one in front, `created` reset, `source`
+    blank, and the old one became body text (a QA pass)."""
+    path = ws.memory / "skills" / "release-app.md"
+    before = b"\xef\xbb\xbf" + _edited(ws, run_kg, crlf=crlf)
+    path.write_bytes(before)
+    nl = b"\r\n" if crlf else b"\n"
+    assert run_kg("skill update release-app --step x --now 2026-06-02T10:00").exit_code == 0
+    after = path.read_bytes()
+    assert after == before.replace(b"updated: 2026-06-01 10:00", b"updated: 2026-06-02 10:00") \
+        .replace(b"1. tag" + nl, b"1. tag" + nl + b"2. x" + nl)
+    assert after.count(b"---" + nl) == 2 and after.count(b"created: 2026-06-01 10:00") == 1
+    [listed] = run_kg("skill list --json").json
+    assert listed["created"] == "2026-06-01 10:00" and listed["name"] == "release-app"
+
+
 def test_an_update_that_adds_nothing_leaves_the_file_alone(ws, run_kg):
     before = _edited(ws, run_kg)
     res = run_kg("skill update release-app --step tag --now 2026-06-09T10:00")

@@ -134,3 +134,75 @@ def test_ingest_keeps_every_entry_when_the_daily_log_links_out_of_the_workspace(
     assert r.json["logged"] == 2 and r.stderr.count("Warning: memory/2026-12-04.md is a symlink to ") == 1
     assert outside.read_text(encoding="utf-8") == "mine\n"
     assert len(run_kg("list --json").json) == 2
+
+
+def test_skill_new_refuses_a_skills_folder_linked_out_of_the_workspace(run_kg, ws, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    shutil.rmtree(ws.memory / "skills", ignore_errors=True)
+    (ws.memory / "skills").symlink_to(outside)
+    r = run_kg(f"skill new sym-skill --description 'Deploy the docs' {NOW}")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert r.stderr == (f"Error: memory/skills is a symlink to {outside}, outside the workspace {ws.root}; kg will "
+                        "not write there: replace the link with a copy of the folder, or link to a folder inside "
+                        "the workspace\n")
+    assert list(outside.iterdir()) == []
+    assert run_kg("skill list --json").json == []
+
+
+def test_export_trail_refuses_a_learnings_folder_linked_out_of_the_workspace(run_kg, ws, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (ws.root / ".learnings").symlink_to(outside)
+    assert run_kg(f"log error 'git push failed: no upstream branch' {NOW}").exit_code == 0
+    for args in ("export trail --learnings", "export trail"):  # named, or because the folder is there
+        r = run_kg(f"{args} {NOW}")
+        assert r.exit_code == 1, r.stdout + r.stderr
+        assert r.stderr.startswith(f"Error: .learnings is a symlink to {outside}, outside the workspace {ws.root}; ")
+    assert list(outside.iterdir()) == []
+
+
+def test_session_end_refuses_a_sessions_folder_linked_out_of_the_workspace(run_kg, ws, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    sid = run_kg(f"session start --json {NOW}").json["id"]
+    shutil.rmtree(ws.memory / "sessions", ignore_errors=True)
+    (ws.memory / "sessions").symlink_to(outside)
+    r = run_kg(f"session end --session {sid} --summary 'shipped the docs' {NOW}")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert r.stderr.startswith(f"Error: memory/sessions is a symlink to {outside}, outside the workspace ")
+    assert list(outside.iterdir()) == []
+
+
+@pytest.mark.embedded_only(COPIES_KUZU)
+def test_cycle_leaves_a_read_only_instruction_file_as_it_is(demo):
+    root, now, kg = demo
+    tools = root / "TOOLS.md"
+    tools.chmod(0o444)  # kg runs as root here: the mode bits, not a failed write, must stop it
+    before, inode = tools.read_bytes(), tools.stat().st_ino
+    assert kg(f"node add principle 'Review the diff before pushing' --now {now}").exit_code == 0
+    reason = "TOOLS.md is read-only (mode 444); kg will not replace a file a person made read-only: make it "
+    dry = kg(f"cycle --dry-run --json --now {now}")
+    assert dry.exit_code == 1, dry.stdout + dry.stderr
+    assert [s["path"] for s in dry.json["skipped"]] == ["TOOLS.md"]
+    assert dry.json["skipped"][0]["reason"].startswith(reason)
+    r = kg(f"cycle --now {now}")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert f"  ⛔ TOOLS.md: skipped, left as it is: {reason}" in r.stdout and "TOOLS.md: insert" not in r.stdout
+    assert "📄 MEMORY.md: update" in r.stdout
+    assert tools.read_bytes() == before and tools.stat().st_ino == inode
+
+
+def test_a_folder_named_preferences_json_is_said_with_its_fix_by_pref_and_doctor(run_kg, ws):
+    (ws.memory / "preferences.json").mkdir()
+    said = ("memory/preferences.json is a folder, not a file: kg keeps its text in a file of that name; move or "
+            "rename the folder")
+    for args in ("pref list", "pref set editor vim"):
+        r = run_kg(args)
+        assert (r.exit_code, r.stderr) == (1, f"Error: {said}\n"), args
+    doctor = run_kg("doctor --json")
+    assert doctor.exit_code == 1 and not doctor.json["ok"]
+    assert {"name": "preferences", "status": "error", "detail": said} in doctor.json["checks"]
+    (ws.memory / "preferences.json").rmdir()
+    assert {"name": "preferences", "status": "ok", "detail": "memory/preferences.json is readable and kg may "
+            "write it"} in run_kg("doctor --json").json["checks"]
