@@ -184,9 +184,9 @@ def refresh(st: Any, ids: Iterable[str]) -> None:
 
 def _refresh_many(st: Any, ids: list[str]) -> None:
     """`refresh` of a chunk of patterns with a handful of statements, whatever their number: their members,
-    ranks and rows read in one statement each; the rows that stay rows rewritten, their spans cleared and
-    written again, in one statement each. A row made or deleted (never in a decay pass) and a rank that
-    changes go by key, as one pattern's refresh does."""
+    ranks and rows read in one statement each; the rows that stay rows deleted and made again (never SET:
+    `agg_occ_new`), their spans written again, in one statement each. A row made or deleted (never in a decay
+    pass) and a rank that changes go by key, as one pattern's refresh does."""
     from kg.store.bulk import iter_rows
 
     members: dict[str, list[tuple]] = {pid: [] for pid in ids}
@@ -209,9 +209,9 @@ def _refresh_many(st: Any, ids: list[str]) -> None:
         f = fields.get(pid)
         if f is not None and f["kind"] == "pattern":
             span_rows.extend(spans.span_row(pid, s, f["status"], f["priority"]) for s in spans.spans_of_row(row))
-    if kept_rows:
-        st.run("agg_occ_set_many", rows=kept_rows)
-        st.run("spn_clear_many", ids=[r["id"] for r in kept_rows])
+    if kept_rows:  # made anew, never SET (`agg_occ_new`): their spans and links go with the old rows
+        st.run("agg_occ_delete_many", ids=[r["id"] for r in kept_rows])
+        st.run("agg_occ_new_many", rows=kept_rows)
     # (not a COPY into ready_span: 0.7 s instead of 8 per 10k patterns at 100k, but at 1M the dry run's rollback
     # after it crashed kuzu 0.11.3 with a segmentation fault)
     if span_rows:
@@ -228,10 +228,11 @@ def _refresh_one(st: Any, pid: str, rows: list[tuple], exists: bool, rank: list[
             st.run("agg_occ_delete", id=pid)
         return
     row = _row(pid, members, excluded)
-    st.run("agg_occ_set" if exists else "agg_occ_new", **row)
-    if not exists:
-        st.run("agg_occ_link", id=pid)  # to its pattern's node (migration 0008)
-    spans.write(st, pid, row, new=not exists)  # when it is ready to promote (migration 0010)
+    if exists:  # made anew, never SET (`agg_occ_new`: a kuzu 0.11.3 checkpoint bug); its link and spans go with it
+        st.run("agg_occ_delete", id=pid)
+    st.run("agg_occ_new", **row)
+    st.run("agg_occ_link", id=pid)  # to its pattern's node (migration 0008)
+    spans.write(st, pid, row)  # when it is ready to promote (migration 0010)
 
 
 def _rank(times: Iterable[datetime | None]) -> tuple[int, datetime | None]:
@@ -329,7 +330,7 @@ def rebuild(st: Any) -> int:
 
 def checkpoint(st: Any) -> None:
     """Write the WAL into the database file before a COPY into a table just cleared. kuzu 0.11.3 bug: after an
-    import's rebuild (COPY into PatternOcc) then a cycle whose upkeep rewrote rows' lists (`agg_occ_set`), left
+    import's rebuild (COPY into PatternOcc) then a cycle whose upkeep rewrote rows' lists (a SET, as then), left
     in the WAL (the store does not checkpoint on close), the next rebuild's DELETE of every row then COPY read
     back wrong TIMESTAMP[] values (`at` held other rows' times; the STRING[] columns were right) under a flag
     saying complete, so promotion windows counted wrong times. Shortest sequence found: three logs, an import,
