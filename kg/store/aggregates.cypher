@@ -151,6 +151,14 @@ WHERE a.last >= $since AND a.first <= $now AND size(a.at) >= $min_recurrence
 RETURN a.id AS id, CAST(a.at AS STRING) AS at, a.sess AS sess, a.st AS st, id(p) AS node, p.kind AS kind,
        p.status AS status, p.priority AS priority
 
+// name: agg_occ_torn
+// Rows whose lists disagree with their own times or each other (`aggregates.torn`): `at` is oldest first, so its
+// first and last items are the row's `first` and `last`. One scan of the small table; Kùzu counts lists from 1.
+MATCH (a:PatternOcc)
+WHERE a.at[1] <> a.first OR a.at[size(a.at)] <> a.last OR size(a.sess) <> size(a.at) OR size(a.st) <> size(a.at)
+   OR size(a.ev) <> size(a.at)
+RETURN a.id AS id ORDER BY id
+
 // name: agg_occ_all
 MATCH (a:PatternOcc) RETURN a.id AS id, a.at AS at, a.sess AS sess, a.st AS st, a.ev AS ev, a.xev AS xev
 ORDER BY id

@@ -127,3 +127,37 @@ def test_kuzu_moves_a_new_rows_lists_when_a_set_is_checkpointed(tmp_path):
                                (NEW, r)])
     assert anew[0] == anew[1]
     assert anew[1][1][2] == [datetime(2026, 11, 7, 10)]
+
+
+def _tear(graph: Path, key: str, times: list[datetime]) -> None:
+    """What such a checkpoint left in QA's graph (another process, plain Kùzu): the pattern's row holds other
+    times and sessions in its lists, its own `first` and `last` kept."""
+    code = ("import kuzu, sys, json; from datetime import datetime; db = kuzu.Database(sys.argv[1]); "
+            "c = kuzu.Connection(db); at = [datetime.fromisoformat(t) for t in json.loads(sys.argv[3])]; "
+            "c.execute('MATCH (p:Node {pattern_key: $k}), (a:PatternOcc {id: p.id}) SET a.at = $at, a.sess = $s', "
+            "{'k': sys.argv[2], 'at': at, 's': [f'old-{i}' for i in range(len(at))]}); "
+            "c.execute('CHECKPOINT'); c.close(); db.close()")
+    subprocess.run([sys.executable, "-c", code, str(graph), key, json.dumps([t.isoformat() for t in times])],
+                   check=True, env=_env("0"))
+
+
+def test_a_torn_table_is_not_acted_on(tmp_path):
+    """QA's second workspace: a pattern ready to promote (three events, three sessions, today) whose row a
+    checkpoint had given October's times. `kg status` ranked it by them and `kg cycle` said "nothing to do";
+    now a read answers from the graph and the cycle's open rebuilds the table (saying so), then promotes."""
+    root = tmp_path / "ws"
+    kg.init_workspace(root)
+    for hour in (11, 12, 13):
+        _kg(root, "log", "error", "npm install failed: ERESOLVE peer dep", "--pattern-key", "npm.eresolve",
+            "--action", "use npm install --legacy-peer-deps", "--priority", "high", "--session", f"s{hour}",
+            "--now", f"2026-11-26T{hour}:00:00", "--wait")
+    _tear(root / "memory" / ".kg" / "graph.kuzu", "npm.eresolve", [datetime(2026, 10, d, 10) for d in (3, 5, 7)])
+    doctor = _kg(root, "doctor", "--dry-run")
+    assert "1 pattern row(s) differ" in doctor.stdout  # the tear is there
+    status = json.loads(_kg(root, "status", "--json", "--now", "2026-11-26T23:00:00").stdout)
+    assert [(p["key"], p["last_seen"]) for p in status["patterns"]] == [("npm.eresolve", "2026-11-26T13:00:00")]
+    cycle = _kg(root, "cycle", "--now", "2026-11-26T23:00:00")
+    assert "promoted 'npm.eresolve' to TOOLS.md" in cycle.stdout
+    assert "rebuilt the pattern-occurrence table: 1 row(s) held times that were not their own" in cycle.stderr
+    assert "use npm install --legacy-peer-deps" in (root / "TOOLS.md").read_text(encoding="utf-8")
+    assert "aggregate: the pattern-occurrence table equals" in _kg(root, "doctor", "--dry-run").stdout
