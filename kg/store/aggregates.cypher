@@ -14,11 +14,10 @@ MATCH (p:Node)-[:derived_from]->(e:Node)
 WHERE p.kind = 'pattern' AND e.kind = 'event'
 RETURN p.id AS id, e.id AS eid, e.created_at AS at, e.session AS session, e.status AS status, e.tags AS tags
 
-// name: agg_occ_set
-MATCH (a:PatternOcc {id: $id})
-SET a.first = $first, a.last = $last, a.at = $at, a.sess = $sess, a.st = $st, a.ev = $ev, a.xev = $xev
-
 // name: agg_occ_new
+// A row is never updated in place: a row written again is deleted and made anew (`aggregates.refresh`). Kùzu
+// 0.11.3's CHECKPOINT of a SET on a row's lists, with a row made in the same checkpoint's span, wrote the new
+// row's TIMESTAMP[] and STRING[] items from other rows (tests/integration/test_aggregate_checkpoint.py).
 CREATE (:PatternOcc {id: $id, first: $first, last: $last, at: $at, sess: $sess, st: $st, ev: $ev, xev: $xev})
 
 // name: agg_occ_members
@@ -88,10 +87,18 @@ UNWIND $ids AS i MATCH (r:PatternRank {id: i}) RETURN r.id AS id, r.n AS n, r.la
 // name: agg_occ_ids_many
 UNWIND $ids AS i MATCH (a:PatternOcc {id: i}) RETURN a.id AS id
 
-// name: agg_occ_set_many
+// name: agg_occ_delete_many
+// Rows written again (`agg_occ_new`: never SET), their links and spans with them.
+UNWIND $ids AS i
+MATCH (a:PatternOcc {id: i})
+DETACH DELETE a
+
+// name: agg_occ_new_many
+// Rows made again, each linked to its pattern's node found by key (one hash join, as `agg_occurrences_many`).
 UNWIND $rows AS r
-MATCH (a:PatternOcc {id: r.id})
-SET a.first = r.first, a.last = r.last, a.at = r.at, a.sess = r.sess, a.st = r.st, a.ev = r.ev, a.xev = r.xev
+MATCH (p:Node {id: r.id})
+CREATE (a:PatternOcc {id: r.id, first: r.first, last: r.last, at: r.at, sess: r.sess, st: r.st, ev: r.ev,
+                      xev: r.xev})-[:occ_of]->(p)
 
 // name: agg_rank_get
 MATCH (r:PatternRank {id: $id}) RETURN r.n AS n, r.last AS last
@@ -143,6 +150,14 @@ WHERE a.last >= $since AND a.first <= $now AND size(a.at) >= $min_recurrence
   AND a.at[size(a.at) - $min_recurrence + 1] >= $since
 RETURN a.id AS id, CAST(a.at AS STRING) AS at, a.sess AS sess, a.st AS st, id(p) AS node, p.kind AS kind,
        p.status AS status, p.priority AS priority
+
+// name: agg_occ_torn
+// Rows whose lists disagree with their own times or each other (`aggregates.torn`): `at` is oldest first, so its
+// first and last items are the row's `first` and `last`. One scan of the small table; Kùzu counts lists from 1.
+MATCH (a:PatternOcc)
+WHERE a.at[1] <> a.first OR a.at[size(a.at)] <> a.last OR size(a.sess) <> size(a.at) OR size(a.st) <> size(a.at)
+   OR size(a.ev) <> size(a.at)
+RETURN a.id AS id ORDER BY id
 
 // name: agg_occ_all
 MATCH (a:PatternOcc) RETURN a.id AS id, a.at AS at, a.sess AS sess, a.st AS st, a.ev AS ev, a.xev AS xev

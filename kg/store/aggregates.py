@@ -20,6 +20,9 @@ Kept exact, in the same transaction as the write:
   its last; a process that dies in between leaves the flag clear, and every reader then uses the full
   query until the next writer's open rebuilds it (`ensure`).
 - `kg doctor` compares the table with a full recomputation and rebuilds it with `--repair`.
+- A row is never updated in place (kuzu 0.11.3 checkpointed such updates wrong: `agg_occ_new`), and a row whose
+  lists disagree with its own times (`torn`, checked once per open) makes the table incomplete: readers ask the
+  full query, the writer's open rebuilds it.
 `tests/integration/test_aggregates.py` checks the table against the full recomputation after a random
 sequence of logs, resolves, cycles, imports and an interrupted import, and every query that writes those
 fields against `WATCH`.
@@ -104,15 +107,28 @@ def _blocking(proposals: list[tuple[str | None, datetime | None]], last_seen: da
 
 # -- the flag -------------------------------------------------------------------------------------------------
 def ready(st: Any) -> bool:
-    """Whether the table is complete (cached on the open store; writes here keep the cache right)."""
+    """Whether the table is complete and none of its rows is torn (cached on the open store; writes here keep the
+    cache right). A torn table is answered as an incomplete one: readers ask the full query, the next writer's
+    open rebuilds it (`ensure`)."""
     flag = getattr(st, "_agg_ready", None)
     if flag is None:
         try:
-            flag = any(r["value"] == FLAG_VALUE for r in st.run("agg_flag"))
+            flag = any(r["value"] == FLAG_VALUE for r in st.run("agg_flag")) and not torn(st)
         except Exception:  # noqa: BLE001 - a graph before migration 0005 has no aggregate
             flag = False
         st._agg_ready = flag
     return flag
+
+
+def torn(st: Any) -> list[str]:
+    """The rows whose lists disagree with their own times or with each other (one scan of the table, once per
+    open: `ready`). kuzu 0.11.3 wrote a row's `at` and `sess` items from another row's at a CHECKPOINT after a
+    SET of rows' lists (`agg_occ_new`: kg no longer updates rows in place), leaving its `first` and `last` as
+    they were; a graph checkpointed so before (`kg serve stop`) still holds such rows. A team graph (FalkorDB)
+    has no such checkpoint: nothing to check there."""
+    if not spans.kept(st):
+        return []
+    return [r["id"] for r in st.run("agg_occ_torn")]
 
 
 def invalidate(st: Any) -> None:
@@ -184,9 +200,9 @@ def refresh(st: Any, ids: Iterable[str]) -> None:
 
 def _refresh_many(st: Any, ids: list[str]) -> None:
     """`refresh` of a chunk of patterns with a handful of statements, whatever their number: their members,
-    ranks and rows read in one statement each; the rows that stay rows rewritten, their spans cleared and
-    written again, in one statement each. A row made or deleted (never in a decay pass) and a rank that
-    changes go by key, as one pattern's refresh does."""
+    ranks and rows read in one statement each; the rows that stay rows deleted and made again (never SET:
+    `agg_occ_new`), their spans written again, in one statement each. A row made or deleted (never in a decay
+    pass) and a rank that changes go by key, as one pattern's refresh does."""
     from kg.store.bulk import iter_rows
 
     members: dict[str, list[tuple]] = {pid: [] for pid in ids}
@@ -209,9 +225,9 @@ def _refresh_many(st: Any, ids: list[str]) -> None:
         f = fields.get(pid)
         if f is not None and f["kind"] == "pattern":
             span_rows.extend(spans.span_row(pid, s, f["status"], f["priority"]) for s in spans.spans_of_row(row))
-    if kept_rows:
-        st.run("agg_occ_set_many", rows=kept_rows)
-        st.run("spn_clear_many", ids=[r["id"] for r in kept_rows])
+    if kept_rows:  # made anew, never SET (`agg_occ_new`): their spans and links go with the old rows
+        st.run("agg_occ_delete_many", ids=[r["id"] for r in kept_rows])
+        st.run("agg_occ_new_many", rows=kept_rows)
     # (not a COPY into ready_span: 0.7 s instead of 8 per 10k patterns at 100k, but at 1M the dry run's rollback
     # after it crashed kuzu 0.11.3 with a segmentation fault)
     if span_rows:
@@ -228,10 +244,11 @@ def _refresh_one(st: Any, pid: str, rows: list[tuple], exists: bool, rank: list[
             st.run("agg_occ_delete", id=pid)
         return
     row = _row(pid, members, excluded)
-    st.run("agg_occ_set" if exists else "agg_occ_new", **row)
-    if not exists:
-        st.run("agg_occ_link", id=pid)  # to its pattern's node (migration 0008)
-    spans.write(st, pid, row, new=not exists)  # when it is ready to promote (migration 0010)
+    if exists:  # made anew, never SET (`agg_occ_new`: a kuzu 0.11.3 checkpoint bug); its link and spans go with it
+        st.run("agg_occ_delete", id=pid)
+    st.run("agg_occ_new", **row)
+    st.run("agg_occ_link", id=pid)  # to its pattern's node (migration 0008)
+    spans.write(st, pid, row)  # when it is ready to promote (migration 0010)
 
 
 def _rank(times: Iterable[datetime | None]) -> tuple[int, datetime | None]:
@@ -329,7 +346,7 @@ def rebuild(st: Any) -> int:
 
 def checkpoint(st: Any) -> None:
     """Write the WAL into the database file before a COPY into a table just cleared. kuzu 0.11.3 bug: after an
-    import's rebuild (COPY into PatternOcc) then a cycle whose upkeep rewrote rows' lists (`agg_occ_set`), left
+    import's rebuild (COPY into PatternOcc) then a cycle whose upkeep rewrote rows' lists (a SET, as then), left
     in the WAL (the store does not checkpoint on close), the next rebuild's DELETE of every row then COPY read
     back wrong TIMESTAMP[] values (`at` held other rows' times; the STRING[] columns were right) under a flag
     saying complete, so promotion windows counted wrong times. Shortest sequence found: three logs, an import,
@@ -341,10 +358,14 @@ def checkpoint(st: Any) -> None:
 
 def ensure(st: Any) -> bool:
     """On a writer's open: build the table when it is not complete (after migration 0005, or an import that
-    died). True when it was rebuilt."""
+    died) or a row of it is torn (`torn`, said as a repair). True when it was rebuilt."""
     if ready(st) and spans.current(st):
         return False
+    bad = torn(st) if any(r["value"] == FLAG_VALUE for r in st.run("agg_flag")) else []
     rebuild(st)
+    if bad:
+        st.repairs.append(f"rebuilt the pattern-occurrence table: {len(bad)} row(s) held times that were not their "
+                          f"own ({', '.join(bad[:3])}{', ...' if len(bad) > 3 else ''}; a Kùzu 0.11.3 checkpoint)")
     return True
 
 

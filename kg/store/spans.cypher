@@ -1,9 +1,5 @@
 // Issue 22: the spans of time during which each pattern is ready to promote (kg/store/spans.py, migration 0010).
 
-// name: spn_clear_of
-// One pattern's spans, before they are written again (by key, then its row's edges).
-MATCH (a:PatternOcc {id: $id})-[s:ready_span]->(:Node) DELETE s
-
 // name: spn_add
 // One pattern's spans, written in one statement (both endpoints by key), with its id, status and priority.
 MATCH (a:PatternOcc {id: $id}), (p:Node {id: $id})
@@ -33,11 +29,6 @@ RETURN p.id AS id
 UNWIND $ids AS i
 MATCH (p:Node {id: i})
 RETURN p.id AS id, p.kind AS kind, p.status AS status, p.priority AS priority
-
-// name: spn_clear_many
-UNWIND $ids AS i
-MATCH (a:PatternOcc {id: i})-[s:ready_span]->(:Node)
-DELETE s
 
 // name: spn_add_many
 // Many patterns' spans, one row per span; the node through the row's link to it (occ_of, migration 0008):

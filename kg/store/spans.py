@@ -106,14 +106,11 @@ def kept(st: Any) -> bool:
     return getattr(st, "backend", "kuzu") == "kuzu"
 
 
-def write(st: Any, pid: str, row: dict[str, Any] | None, *, new: bool) -> None:
-    """One pattern's spans again, from its PatternOcc row and its node's status and priority (inside the
-    write's transaction); `new`: the row was just made (it has no span yet). A row deleted takes its spans
-    with it (DETACH DELETE)."""
+def write(st: Any, pid: str, row: dict[str, Any] | None) -> None:
+    """One pattern's spans, from its PatternOcc row just made (a row is never updated in place: the old one
+    took its spans with it, DETACH DELETE) and its node's status and priority (inside the write's transaction)."""
     if not kept(st) or row is None:
         return
-    if not new:
-        st.run("spn_clear_of", id=pid)
     fields = st.run("spn_pattern", id=pid)
     if not fields or fields[0]["kind"] != "pattern":
         return

@@ -1,9 +1,9 @@
-"""The ready-span upkeep of ordinary writes (not the upgrade to migration 0010, covered in test_ready_spans.py),
-killed -9 or starved of disk inside it: a `kg log` that joins a pattern (its spans cleared, then written again)
-and a `kg cycle` that promotes (each promoted pattern's spans rewritten with its new status). Real processes on a
-real workspace; the kill comes from inside the process right after the k-th statement naming ready_span has run
-(inside the write's transaction). Afterwards `kg doctor` is clean, and `kg status` answers as it does once the
-aggregates are rebuilt from the graph (a copy of the workspace, rebuilt in place)."""
+"""The ready-span upkeep of ordinary writes (not the upgrade to migration 0010, covered in test_ready_spans.py), killed
+-9 or starved of disk inside it: a `kg log` that joins a pattern (its row deleted with its spans, then both made
+again) and a `kg cycle` that promotes (each promoted pattern's row and spans made again with its new status). Real
+processes on a real workspace; the kill comes from inside the process right after the k-th statement naming
+PatternOcc or ready_span has run (inside the write's transaction). Afterwards `kg doctor` is clean, and `kg status`
+answers as it does once the aggregates are rebuilt from the graph (a copy of the workspace, rebuilt in place)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ pytestmark = pytest.mark.embedded_only("the ready spans are the embedded store's
 
 T0 = datetime(2026, 3, 1, 9, 0)
 
-# Runs the real console command; right after the k-th statement naming ready_span returns, either dies (kill)
-# or fills the disk holding the workspace (full), and goes on.
+# Runs the real console command; right after the k-th statement naming PatternOcc or ready_span returns, either
+# dies (kill) or fills the disk holding the workspace (full), and goes on.
 _FAULTY = """
 import json, os, sys
 import kg.store as S
@@ -35,7 +35,7 @@ root, mode, after, argv = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads
 seen, fetch = [0], S.Store._fetch
 def faulty(self, cypher, params):
     out = fetch(self, cypher, params)
-    if "ready_span" in cypher and "aggregate:ready_spans" not in cypher:
+    if ("ready_span" in cypher or "PatternOcc" in cypher) and "aggregate:ready_spans" not in cypher:
         seen[0] += 1
         if seen[0] == after:
             if mode == "kill":
@@ -107,8 +107,8 @@ def _check(root: Path, tmp_path: Path) -> None:
                                                                    if k != "workspace"}
 
 
-@pytest.mark.parametrize(("command", "after"), [("log", 1), ("log", 2), ("cycle", 1), ("cycle", 2), ("cycle", 5),
-                                                ("cycle", 10)])
+@pytest.mark.parametrize(("command", "after"), [("log", 1), ("log", 2), ("log", 4), ("cycle", 1), ("cycle", 2),
+                                                ("cycle", 5), ("cycle", 10)])
 def test_a_write_killed_inside_its_ready_span_upkeep_leaves_a_graph_that_answers_as_a_rebuild(tmp_path, command,
                                                                                             after):
     root = tmp_path / "ws"
