@@ -382,10 +382,10 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
     alias: dict[str, str] = {}
     # a trail pattern whose id another node of the graph holds (another workspace's pattern of another key): its
     # entries join a new pattern of their key, made below as for a key the trail does not hold, and its edges follow
-    held = _present(st, [pid for key, pid in trail_patterns.items() if key not in patterns]) if check else set()
+    others = _present(st, [pid for key, pid in trail_patterns.items() if key not in patterns]) if check else set()
     renamed: dict[str, str] = {}  # such a trail pattern id -> its key
     for key, pid in trail_patterns.items():
-        if key not in patterns and pid in held:
+        if key not in patterns and pid in others:
             renamed[pid] = key
         elif key not in patterns:
             patterns[key] = pid
