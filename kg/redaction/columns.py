@@ -46,7 +46,7 @@ def column_cells(text: str, positions: Sequence[int], header: re.Pattern[str] | 
         index = bisect_left(pipes, at)
         left = pipes[index - 1] + 1 if index else start
         right = pipes[index] if index < len(pipes) else line_end
-        cell = text[left:right].strip(" \t*_`")
+        cell = text[left:right].strip(" \t\r*_`")
         if len(cell) <= _HEADER_CELL and not _NOT_HEADER.search(cell) and len(columns) < _COLUMNS and (
                 header is None or header.fullmatch(cell)):
             columns.add(index)

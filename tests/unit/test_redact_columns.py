@@ -40,6 +40,7 @@ def test_each_accounts_password_under_its_header_is_redacted_and_the_rest_kept()
     ("| 用户 | 密码 |\n|---|---|\n| admin | abc12345 |", "abc12345"),
     ("| a | password |\n|---|---|\n| x | Secr3t1 |\n\n| b | Password |\n|---|---|\n| y | 0ther9x! |", "0ther9x!"),
     ("| Role | Password |\r\n|---|---|\r\n| ops | CrLf2024pw |\r\n", "CrLf2024pw"),
+    ("Role | Password\r\n--- | ---\r\nops | CrLf2024pw\r\n", "CrLf2024pw"),  # no outer pipes: the header ends in \r
 ])
 def test_other_headers_layouts_and_languages(table, secret):
     assert secret not in redact(table)
