@@ -16,15 +16,10 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import UsageError
+from kg.ingest.apply import _second  # a time as kg keeps it (naive UTC, whole seconds)
 
 _ZONES = 14 * 3600  # the widest gap two time zones' local times of one instant have, in seconds
 _ZONE_STEP = 900  # zones are whole quarter hours apart
-
-
-def _second(value: Any) -> datetime | None:
-    from kg.ingest.apply import _second as second
-
-    return second(value)
 
 
 def same_entry(text: str | None, at: datetime | None, other_text: Any, other_at: Any) -> bool:

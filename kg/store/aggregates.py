@@ -112,8 +112,11 @@ def ready(st: Any) -> bool:
     open rebuilds it (`ensure`)."""
     flag = getattr(st, "_agg_ready", None)
     if flag is None:
+        st._agg_torn = []  # the torn rows `ensure` says it repaired: found here, not scanned for again
         try:
-            flag = any(r["value"] == FLAG_VALUE for r in st.run("agg_flag")) and not torn(st)
+            flag = any(r["value"] == FLAG_VALUE for r in st.run("agg_flag"))
+            st._agg_torn = torn(st) if flag else []
+            flag = flag and not st._agg_torn
         except Exception:  # noqa: BLE001 - a graph before migration 0005 has no aggregate
             flag = False
         st._agg_ready = flag
@@ -134,7 +137,7 @@ def torn(st: Any) -> list[str]:
 def invalidate(st: Any) -> None:
     """Before a bulk write that bypasses `Store.run`'s upkeep: readers use the full query until `rebuild`."""
     st.run("agg_flag_clear")
-    st._agg_ready = False
+    st._agg_ready, st._agg_torn = False, []
 
 
 # -- upkeep ---------------------------------------------------------------------------------------------------
@@ -340,7 +343,7 @@ def rebuild(st: Any) -> int:
               scratch=st.path.parent, columns=("id", "n", "last"))
     tallies.rebuild(st)  # the counts of `kg status` (kg/store/tallies.py) share the flag
     st.run("agg_flag_set", value=FLAG_VALUE)
-    st._agg_ready = True
+    st._agg_ready, st._agg_torn = True, []
     return count
 
 
@@ -361,7 +364,7 @@ def ensure(st: Any) -> bool:
     died) or a row of it is torn (`torn`, said as a repair). True when it was rebuilt."""
     if ready(st) and spans.current(st):
         return False
-    bad = torn(st) if any(r["value"] == FLAG_VALUE for r in st.run("agg_flag")) else []
+    bad = getattr(st, "_agg_torn", [])  # (`ready` found them)
     rebuild(st)
     if bad:
         st.repairs.append(f"rebuilt the pattern-occurrence table: {len(bad)} row(s) held times that were not their "
