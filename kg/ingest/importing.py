@@ -290,7 +290,39 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
         paths = [Path(p) for p in resumed] + list(paths)
     files = list({f.resolve(): f for f in files_of(paths)}.values())
     with collector_paused():
-        return _run(ws, files, resumed, at=at, report=report, dry_run=dry_run, progress=progress)
+        for i, group in enumerate(_groups(files)):
+            _run(ws, group, resumed if i == 0 else None, at=at, report=report, dry_run=dry_run, progress=progress)
+    return report
+
+
+def _groups(files: list[Path]) -> list[list[Path]]:
+    """The files in runs that share no id, each imported after the one before. Two workspaces' trails give out
+    the same ids (each one's first learning of a day is `LRN-<day>-001`): in one run the second file's entry was
+    a repeat of the first's and skipped, where imported one after the other it is another workspace's entry,
+    kept under a new id (kg/ingest/import_renames.py). A repeat inside one file stays a repeat. The ids met are
+    kept in Bloom filters (kg/ingest/trail_seen.py): bounded memory, and a false "met" only splits a run."""
+    from kg.ingest.trail import ImportReport, item_id
+
+    if len(files) < 2:
+        return [files]
+    scratch = ImportReport()
+    groups: list[list[Path]] = []
+    met = SeenIds(lambda ids: set())
+    for f in files:
+        own = SeenIds(lambda ids: set())
+        shared = False
+        for kind, item in items(f, scratch, named=False):
+            key = item_id(kind, item) if kind != "edges" else None
+            if key is not None:
+                shared = shared or met.maybe(key)
+                own.maybe_add(key)
+        if shared or not groups:
+            groups.append([f])
+            met = own
+        else:
+            groups[-1].append(f)
+            met.absorb(own)
+    return groups
 
 
 def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime, report: Any, dry_run: bool,
@@ -317,7 +349,8 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
     try:
         with ws.store() as st:  # one hold of the lock to the end: the copy taken at the first write stays whole
             ws.open_options = options
-            resuming = report.resumed = resumed is not None
+            resuming = resumed is not None
+            report.resumed = report.resumed or resuming  # (a later run of files sharing ids resumes nothing)
             try:
                 if _load(ws, st, files, at, report, total, resuming, progress, trail_patterns):
                     _build_index(ws, st)

@@ -49,6 +49,16 @@ class SeenIds:
         """Whether `key` may have been met already (False: certainly not); it is met from now on."""
         return self._maybe_and_add(key)
 
+    def maybe(self, key: str) -> bool:
+        """Whether `key` may have been met (False: certainly not), without meeting it."""
+        bits = self._bits
+        return all(bits[s >> 3] & (1 << (s & 7)) for s in self._slots(key))
+
+    def absorb(self, other: SeenIds) -> None:
+        """Meet every id `other` met (a filter of the same size)."""
+        merged = int.from_bytes(self._bits, "little") | int.from_bytes(other._bits, "little")
+        self._bits[:] = merged.to_bytes(len(self._bits), "little")
+
     def split(self, ids: Iterable[str]) -> tuple[list[str], list[str]]:
         """(fresh, repeated), each in input order: `repeated` holds the ids met in an earlier batch (as the
         graph confirms) or earlier in this one."""

@@ -164,3 +164,26 @@ def test_a_trail_pattern_whose_id_another_pattern_holds_keeps_its_own_key(ws, ru
     texts = _texts(run_kg)
     assert {k: sorted(texts[i] for i in v) for k, v in keys.items()} == {
         "caching.tenant": ["cache lesson 1", "cache lesson 2"], "docker.volume": ["docker lesson 1", "docker lesson 2"]}
+
+
+def test_two_trails_that_share_ids_imported_in_one_run_keep_every_entry(ws, run_kg, tmp_path, request):
+    """Two other workspaces' trails given to one `kg import trail`: the second's LRN-...-001 was a "duplicate id in
+    the imported files" and skipped (lost, exit 0), where imported one after the other it is kept under a new id.
+    A repeat of one file (the same trail named twice) is still loaded once."""
+    trails = []
+    for name, texts in (("x", ("x caching lesson", "x retry lesson")), ("y", ("y docker lesson",))):
+        other = fresh_workspace(tmp_path / name, request)
+        run_o = kg_runner(other.root)
+        for hour, text in enumerate(texts, start=8 if name == "x" else 14):
+            assert run_o(["log", "learning", text, "--wait", "--now", f"{DAY}T{hour:02d}:00"]).exit_code == 0
+        assert run_o(["export", "trail"]).exit_code == 0
+        trails.append(tmp_path / f"{name}.json")
+        trails[-1].write_bytes((other.root / "memory" / ".learning-trail.json").read_bytes())
+    r = run_kg(["import", "trail", *map(str, trails), "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert r.json["entries"] == 3 and not r.json["skipped"], r.json
+    texts = sorted(v for k, v in _texts(run_kg).items() if k.startswith("LRN-"))
+    assert texts == ["x caching lesson", "x retry lesson", "y docker lesson"]
+    again = run_kg(["import", "trail", *map(str, trails), str(trails[0]), "--json"])
+    assert again.exit_code == 0 and again.json["entries"] == 0, again.stdout + again.stderr
+    assert sorted(v for k, v in _texts(run_kg).items() if k.startswith("LRN-")) == texts
