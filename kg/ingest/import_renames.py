@@ -1,12 +1,13 @@
-"""An imported entry whose id another entry of the graph holds is kept under the next free id, not dropped.
+"""An imported entry (or lesson, principle, knowledge node) whose id another node of the graph holds is kept under
+the next free id, not dropped.
 
 Two workspaces give out the same ids (`LRN-20261204-001` is each one's first learning that day), and so does the
 seed skill's `.learnings/*.md`: importing one into the other skipped every such entry as "already present", and the
 trail's lessons were lost. The entry is the node that holds its id (a trail imported again, a resumed import) when
 it was made at the same second, or holds the same text at a time a time zone apart (a `Z` or offset time read on a
-machine in another zone is another local time). Else it is another entry: an event of the graph that is this entry
-by the same test (kept under a new id by an earlier import, of this graph or of the graph its trail rebuilt) takes
-it; else it gets the next free id of its kind and day. The trail's edges and lifecycle records that name the old id
+machine in another zone is another local time). Else it is another entry: a node of its kind that is this entry by
+the same test (kept under a new id by an earlier import, of this graph or of the graph its trail rebuilt) takes it;
+else it gets the next free id of its kind and day. The trail's edges and lifecycle records that name the old id
 follow it (`moved`)."""
 
 from __future__ import annotations
@@ -41,13 +42,15 @@ class Renames:
         self.made: list[tuple[str, str]] = []
         self._spare: dict[str, list[str]] = {}  # ids allocated and not used yet, by kind and day
 
-    def decide(self, entries: list[tuple[str, dict[str, Any]]]) -> dict[str, str | None]:
-        """For (id, item) pairs whose id is a node: None when the node is this entry, else the id it is kept under."""
-        holders = {r["id"]: r for r in self.st.run("bulk_stamps", ids=[k for k, _ in entries])}
+    def decide(self, entries: list[tuple[str, str, dict[str, Any]]]) -> dict[str, str | None]:
+        """For (id, kind, item) of the files (kind "entries" or "nodes") whose id is a node: None when the node is
+        this entry, else the id it is kept under."""
+        holders = {r["id"]: r for r in self.st.run("bulk_stamps", ids=[k for k, _, _ in entries])}
         out: dict[str, str | None] = {}
         others: list[tuple[str, str | None, datetime | None]] = []
-        for old, item in entries:
-            text, at = self._text(item), self._time(item)
+        for old, kind, item in entries:
+            node = kind == "nodes"
+            text, at = self._text(item, node), self._time(item, node)
             holder = holders.get(old)
             if holder is None or same_entry(text, at, holder["text"], holder["created_at"]):
                 out[old] = None
@@ -55,7 +58,7 @@ class Renames:
                 others.append((old, text, at))
         texts = sorted({text for _, text, _ in others if text})
         kept: dict[str, list[dict[str, Any]]] = {}
-        for row in self.st.run("bulk_events_by_text", texts=texts) if texts else ():
+        for row in self.st.run("bulk_nodes_by_text", texts=texts) if texts else ():
             kept.setdefault(row["text"], []).append(row)
         for old, text, at in others:
             prefix = old.split("-", 1)[0] + "-"
@@ -67,18 +70,19 @@ class Renames:
             self.moved[old] = out[old] = new
         return out
 
-    def _text(self, item: dict[str, Any]) -> str | None:
+    def _text(self, item: dict[str, Any], node: bool) -> str | None:
         """The entry's text as the graph keeps it (`kg.core.entries.prepare`: redacted, then one clean line)."""
         from kg.core.text import clean
 
-        summary = item.get("summary") or (str(item.get("_title") or "").split(":", 1)[-1].replace("_", " "))
+        summary = item.get("content") if node else (
+            item.get("summary") or (str(item.get("_title") or "").split(":", 1)[-1].replace("_", " ")))
         if not isinstance(summary, str) or not summary:
             return None
         return clean(self.ws.rules.redactor.redact(summary).text, one_line=True) or None
 
     @staticmethod
-    def _time(item: dict[str, Any]) -> datetime | None:
-        logged = item.get("logged") or item.get("first_seen")
+    def _time(item: dict[str, Any], node: bool) -> datetime | None:
+        logged = item.get("created") if node else (item.get("logged") or item.get("first_seen"))
         if not logged:
             return None
         try:

@@ -106,8 +106,10 @@ class Screen:
         aside = [key in self.present and not self.seen.maybe_add(key) for key in keys]
         moved: dict[str, str | None] = {}
         if self.renames is not None:
-            moved = self.renames.decide([(key, item) for key, (kind, item), out in zip(keys, raw, aside, strict=True)
-                                         if out and kind == "entries"])
+            # entries, and knowledge nodes (a pattern is one by its key: kg/ingest/importing.py)
+            moved = self.renames.decide([
+                (key, kind, item) for key, (kind, item), out in zip(keys, raw, aside, strict=True)
+                if out and (kind == "entries" or kind == "nodes" and item.get("type") != "pattern")])
         loaded = self._present([new for new in moved.values() if new])  # by the run a kill cut short
         kept = []
         for key, pair, out in zip(keys, raw, aside, strict=True):

@@ -156,10 +156,11 @@ MATCH (n:Node)
 WHERE n.id = i
 RETURN n.id AS id, n.text AS text, n.created_at AS created_at
 
-// name: bulk_events_by_text
-// The events holding one of these texts: an imported entry kept under a new id by an earlier import (of this
-// graph, or of the graph its trail rebuilt) is found there, not renamed again. One scan, joined by hash.
+// name: bulk_nodes_by_text
+// The entries and knowledge nodes (not patterns) holding one of these texts: an imported one kept under a new id
+// by an earlier import (of this graph, or of the graph its trail rebuilt) is found there, not renamed again. One
+// scan, joined by hash.
 UNWIND $texts AS t
 MATCH (n:Node)
-WHERE n.kind = 'event' AND n.text = t
+WHERE n.kind <> 'pattern' AND n.text = t
 RETURN n.id AS id, n.text AS text, n.created_at AS created_at

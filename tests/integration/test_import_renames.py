@@ -187,3 +187,29 @@ def test_two_trails_that_share_ids_imported_in_one_run_keep_every_entry(ws, run_
     again = run_kg(["import", "trail", *map(str, trails), str(trails[0]), "--json"])
     assert again.exit_code == 0 and again.json["entries"] == 0, again.stdout + again.stderr
     assert sorted(v for k, v in _texts(run_kg).items() if k.startswith("LRN-")) == texts
+
+
+def test_another_workspaces_principle_and_lesson_of_the_same_ids_are_kept(ws, run_kg, tmp_path, request):
+    """Each workspace's first principle of a day is `pri-<day>-001`, its first lesson `les-<day>-001`: the other
+    workspace's were counted "already present" and lost (only entries were renamed). Its edge follows them."""
+    other = fresh_workspace(tmp_path / "k", request)
+    run_k = kg_runner(other.root)
+    for run, hour, who in ((run_kg, "09", "own"), (run_k, "14", "other")):
+        assert run(["node", "add", "principle", f"{who}: prefer small commits", "--now", f"{DAY}T{hour}:00"]
+                   ).exit_code == 0
+        assert run(["node", "add", "lesson", f"{who}: check the lockfile", "--now", f"{DAY}T{hour}:05"]).exit_code == 0
+        assert run(["edge", "add", f"les-{DAY.replace('-', '')}-001", f"pri-{DAY.replace('-', '')}-001", "supports"]
+                   ).exit_code == 0
+    assert run_k(["export", "trail"]).exit_code == 0
+    trail = other.root / "memory" / ".learning-trail.json"
+    r = run_kg(["import", "trail", str(trail)])
+    assert r.exit_code == 0 and "kept under new ids" in r.stderr, r.stdout + r.stderr
+    texts = _texts(run_kg)
+    by_text = {v: k for k, v in texts.items()}
+    assert {"own: prefer small commits", "other: prefer small commits", "own: check the lockfile",
+            "other: check the lockfile"} <= set(by_text), texts
+    lesson, principle = by_text["other: check the lockfile"], by_text["other: prefer small commits"]
+    assert lesson.startswith("les-") and principle.startswith("pri-") and lesson != f"les-{DAY.replace('-', '')}-001"
+    assert f"supports──► [{principle}]" in run_kg(["show", lesson]).stdout
+    again = run_kg(["import", "trail", str(trail)])
+    assert again.exit_code == 0 and "kept under new ids" not in again.stderr and _texts(run_kg) == texts
