@@ -305,7 +305,9 @@ def mcp(ctx: typer.Context) -> None:
     with errors():
         ws = workspace(ctx)
         ws.root  # noqa: B018 - fail now (exit 2) when there is no workspace, not at the first tool call
-    build_server(ws.root, rules_dir=ws.rules.rules_dir).run("stdio")
+    from kg.runtimes.mcp_stdio import serve
+
+    serve(build_server(ws.root, rules_dir=ws.rules.rules_dir))
 
 
 def register(app: typer.Typer) -> None:

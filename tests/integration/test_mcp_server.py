@@ -241,3 +241,26 @@ def test_a_brief_over_mcp_while_the_graph_is_held_names_tools(ws, _run):
     out = r.structured_content
     assert out["graph_busy"] is True and "call `brief` again, or `status`, for the rest" in out["text"]
     assert "`kg " not in out["text"]
+
+
+def test_requests_written_all_at_once_then_stdin_closed_are_all_answered(ws, need):
+    """A script's or a home-grown agent's way: every request written, stdin closed. The SDK stopped at EOF and
+    cancelled the tool calls still running: only `initialize` was answered, the logged lesson was written
+    without its answer. Nothing but JSON-RPC on stdout, and the wire's fds are the server's alone."""
+    need("mcp")
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    msgs = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+             "params": {"name": "log", "arguments": {"kind": "learning", "summary": "answered after stdin ended"}}},
+            {"jsonrpc": "2.0", "id": "two", "method": "tools/call", "params": {"name": "search",
+                                                                               "arguments": {"query": "stdin"}}},
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}}]
+    proc = subprocess.run([str(Path(sys.executable).with_name("kg")), "-w", str(ws.root), "mcp"],
+                          input="".join(json.dumps(m) + "\n" for m in msgs), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    answers = {m["id"]: m for m in map(json.loads, proc.stdout.splitlines())}
+    assert set(answers) == {0, 1, "two", 3}, proc.stdout
+    assert not answers[1]["result"]["isError"], answers[1]
+    assert "LRN-" in answers[1]["result"]["content"][0]["text"]
