@@ -194,16 +194,24 @@ def _next_member(url: StoreUrl) -> int:
     return number
 
 
+TEAM_LOCK_WAIT = 120.0  # seconds: `_folder_locked`
+
+
 @contextmanager
 def _folder_locked(kg_dir: Path) -> Iterator[None]:
     """An exclusive flock on `team.lock` in the workspace's state folder, while team.json is read, its number asked
     for and the file written. A file opened for writing, as the other locks: on NFS a flock is a write lock,
     which a folder (open read-only) cannot take."""
-    import fcntl
+    from kg.core.paths import flock_wait
 
     fd = os.open(kg_dir / "team.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        # its holder asks the server for a number, which its socket timeout bounds: a wait far past that is a
+        # holder stuck, said, not waited for for ever
+        if not flock_wait(fd, TEAM_LOCK_WAIT):
+            raise StoreError(f"another kg process has held {kg_dir / 'team.lock'} for {TEAM_LOCK_WAIT:.0f} s while "
+                             "asking the team server for this workspace's member number; try again, and if it "
+                             "stays, find that process (`fuser` on the file) and end it")
         yield
     finally:
         os.close(fd)

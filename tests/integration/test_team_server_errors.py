@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import kg
-from kg.core.errors import KgError
+from kg.core.errors import KgError, StoreError
 
 pytestmark = pytest.mark.falkordb
 
@@ -339,3 +339,24 @@ def _or_error(fn, *args):
         return fn(*args)
     except Exception as exc:  # noqa: BLE001 - the test compares what came back
         return exc
+
+
+def test_a_team_lock_held_past_the_wait_is_a_store_error_not_a_wait_for_ever(tmp_path, monkeypatch):
+    """The lock was taken with a blocking flock: a process stuck while holding it (a hung asker, a stopped shell
+    job) left every later command of the workspace waiting for ever. Past TEAM_LOCK_WAIT it says which file and
+    what to do (here the wait is 0: the lock is held)."""
+    import fcntl
+
+    from kg.store import falkor_server, team
+    from kg.store.backend import parse_url
+
+    url = parse_url(f"falkordb://127.0.0.1:{falkor_server.free_port()}/team")
+    holder = os.open(tmp_path / "team.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(team, "TEAM_LOCK_WAIT", 0.0)
+            with pytest.raises(StoreError, match="another kg process has held .*team.lock for 0 s"):
+                team.member(tmp_path, url)
+    finally:
+        os.close(holder)
