@@ -188,7 +188,7 @@ def _render_status(d: dict[str, Any]) -> str:
         lines.append(f"   ⏳ Journal: {d['journal_pending']} entr(y/ies) logged moments ago still being applied "
                      "(not counted above yet)")
     if d.get("import_unfinished"):
-        from kg.ingest.importing import unfinished_text
+        from kg.ingest.import_mark import unfinished_text
 
         lines.append(f"   ⚠️  Import: {unfinished_text(d['import_unfinished'])}")
     if d.get("journal_rejected"):

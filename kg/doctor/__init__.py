@@ -227,7 +227,7 @@ def _journal(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
 
 def _import(ws: Any, report: DoctorReport) -> None:
     """An import that did not finish: only running it again loads its entries (kg/ingest/importing.py)."""
-    from kg.ingest.importing import unfinished, unfinished_text
+    from kg.ingest.import_mark import unfinished, unfinished_text
 
     left = unfinished(ws)
     if left:

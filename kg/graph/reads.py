@@ -118,7 +118,7 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
     """The workspace's status: nodes by kind, entries by type and status, edges by type, sessions, the high
     priority entries still pending, the top patterns, the journal's backlog (and, on a team graph, who
     contributed)."""
-    from kg.ingest.importing import unfinished
+    from kg.ingest.import_mark import unfinished
 
     at = clock.now(now)
     with ws.reading() as st:

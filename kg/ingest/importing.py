@@ -40,11 +40,11 @@ from typing import Any
 from kg.core.errors import UsageError
 from kg.core.text import index_tokens
 from kg.ingest.import_gate import GATE_GROUP, REDACTIONS, Clean, Gated, gate  # noqa: F401 (re-exported)
+from kg.ingest.import_mark import interrupted, mark_path
 from kg.ingest.jsonstream import JsonStreamError, Read, iter_trail
 from kg.ingest.trail_seen import Screen, SeenIds
 from kg.store import NODE_COLUMNS, aggregates, bulk, rollback
 
-MARK = "import.json"
 BATCH = 20_000  # items at most in a batch
 # and at most this many characters of trail text: a batch's rows, items and COPY file grow with its items' size,
 # not their number (20k items of 20 kB would be 400 MB of text). Not smaller: each COPY into the growing tables
@@ -68,56 +68,7 @@ class _Undecodable:
 codecs.register_error("kg-import-count", _Undecodable.handler)
 
 
-def mark_path(ws: Any) -> Path:
-    return ws.kg_dir / MARK
-
-
-def interrupted(ws: Any) -> list[str] | None:
-    """The paths of an import that was interrupted, or None."""
-    try:
-        return list(json.loads(mark_path(ws).read_text(encoding="utf-8")).get("paths") or [])
-    except FileNotFoundError:
-        return None
-    except (ValueError, AttributeError):
-        return []
-
-
 # -- reading ------------------------------------------------------------------------------------------------
-def unfinished(ws: Any) -> dict[str, Any] | None:
-    """The import the mark says did not finish (None when there is none): its files, whether its process still
-    runs, and the command that resumes it (`kg import trail` with no paths takes the mark's). `kg status` and
-    `kg doctor` say it: a killed import left the graph as it was before it (kg/store/rollback.py), and nothing
-    else told the user that its entries are missing until it is run again."""
-    import shlex
-
-    try:
-        mark = json.loads(mark_path(ws).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        mark = {}
-    mark = mark if isinstance(mark, dict) else {}
-    pid = mark.get("pid")
-    from kg.store.lock import pid_alive
-
-    try:
-        running = isinstance(pid, int) and pid != os.getpid() and pid_alive(pid)
-    except (OverflowError, ValueError):
-        running = False
-    paths = [str(p) for p in mark.get("paths") or []]
-    return {"paths": paths, "started": mark.get("started"), "running": running,
-            "resume": f"kg -w {shlex.quote(str(ws.root))} import trail"}
-
-
-def unfinished_text(left: dict[str, Any]) -> str:
-    """One line on an unfinished import, for `kg status` and `kg doctor`."""
-    files = ", ".join(left["paths"][:3]) + (" ..." if len(left["paths"]) > 3 else "") or "its files"
-    if left["running"]:
-        return f"an import of {files} is running (memory/.kg/{MARK}); its entries appear when it ends"
-    return (f"an import of {files} was interrupted (memory/.kg/{MARK}): some of its entries may be missing. "
-            f"Run `{left['resume']}` to resume it")
-
-
 def files_of(paths: list[Path]) -> list[Path]:
     out = []
     for path in paths:

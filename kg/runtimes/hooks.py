@@ -346,7 +346,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
         if ws.pending:  # the read did not wait for every agent's backlog (write.reader_drain_seconds)
             stats.append(f"- {ws.pending} entr{'y' if ws.pending == 1 else 'ies'} logged moments ago "
                          "still being applied (not counted here yet)")
-        from kg.ingest.importing import unfinished, unfinished_text
+        from kg.ingest.import_mark import unfinished, unfinished_text
 
         left = unfinished(ws)
         if left:  # its entries are not counted above: only running it again loads them
