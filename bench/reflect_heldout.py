@@ -6,6 +6,18 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p27 (tests/data/heldout_p27.jsonl; the rule fixed 2026-12-05 03:18 UTC before a turn was read, by an annotator who read
+no detector code): p26's rule carried on where it stopped. The repositories in the list find_files gives for path
+`.aider.chat.history.md` (paged on with what it returns), in the library's order, from the first after
+Adimas-Prakoso/hmtipemuda (Adithya-ux-2006/Hey-roomie and AdrianGhazvini/cra-js, read by p26 but not saved, are taken as
+any other). A repository is skipped if an earlier set's labels hold its owner__repo (p15-p26) or if it is in shared data
+(runtimes/aider). Of each repository's file, the version read_file gives without a commit, only its first 48,000
+characters (offsets 0, 16000, 32000) and of them only the sessions that lie wholly inside, whole sessions in file order,
+every user turn, at most 12 non-slash user turns a repository, exactly as p26's paragraph says. Saved verbatim as
+<data>/<owner>__<repo>__.aider.chat.history.md (default /work/heldout27/raw), cut as p26's, a live-looking secret
+replaced by [REDACTED]. Until ~150 non-slash user turns or the clock (no new file saved after 04:20 UTC; labels by 04:45
+UTC; deadline 04:50 UTC).
+
 p26 (tests/data/heldout_p26.jsonl; the rule fixed 2026-12-05 00:30 UTC before a turn was read, by an annotator who read
 no detector code): a new runtime, as the SpecStory lists p17-p25 read have run dry: aider's `.aider.chat.history.md`
 files in other people's repositories (`#### ` lines are the user's). The repositories in the list find_files gives for
