@@ -6,6 +6,72 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p27 (tests/data/heldout_p27.jsonl; the rule fixed 2026-12-05 03:18 UTC before a turn was read, by an annotator who read
+no detector code): p26's rule carried on where it stopped. The repositories in the list find_files gives for path
+`.aider.chat.history.md` (paged on with what it returns), in the library's order, from the first after
+Adimas-Prakoso/hmtipemuda (Adithya-ux-2006/Hey-roomie and AdrianGhazvini/cra-js, read by p26 but not saved, are taken as
+any other). A repository is skipped if an earlier set's labels hold its owner__repo (p15-p26) or if it is in shared data
+(runtimes/aider). Of each repository's file, the version read_file gives without a commit, only its first 48,000
+characters (offsets 0, 16000, 32000) and of them only the sessions that lie wholly inside, whole sessions in file order,
+every user turn, at most 12 non-slash user turns a repository, exactly as p26's paragraph says. Saved verbatim as
+<data>/<owner>__<repo>__.aider.chat.history.md (default /work/heldout27/raw), cut as p26's, a live-looking secret
+replaced by [REDACTED]. Until ~150 non-slash user turns or the clock (no new file saved after 04:20 UTC; labels by 04:45
+UTC; deadline 04:50 UTC).
+What it gave (labelled by 03:39 UTC, each turn read with the agent's turn before and after, before any detector ran on
+them, by one annotator who read no detector code; not scored yet): 27 files of 27 repositories, non-slash turns in
+brackets (Adithya-ux-2006/Hey-roomie 2, AdrianGhazvini/cra-js 2, Aeell/ai-text-detector 1,
+AgentArchitectDev/SYNERGIA_CORE_NEXT_PRO 5, Ahmad-A0/Inversity-SnapSwap 3, Ahmedrali/rfp_response_platform 3,
+Akash-Modi104/trading-bot 3, AkshajV/SpearFish 3, Alejo-1701/sistema_parqueadero 5, AlosMarkets/myproject 4,
+Amarel-Taylor-Scott/open-harness-hub 1, AmyWeitzman/lemonade-v2 4, AnChiUk/Homepage 4, AndreasDebel/HaaV-CatalogService
+1 (its second session is cut by the 48,000 boundary), Andregit93/kasir-kite-app 4, Anshgrag/amazon-tools-dashboard 3,
+Ariatd/tost-sirasi-kiosk 3 (third session cut), Arjo67-tech/black-hole-faraday-reconstruction- 11 (its sixth session
+would take it past 12: left out), ArkMaster123/clientdemoNISTAI 4 (fourth session cut),
+Artifrack/conclave-fixissue-sandbox 1, Ashish080/petshop 10 (four of them the agent's '#### Step N' markdown headings,
+which the reader takes for user lines), Ashveil1/Elengenix 7, AshwaniRajput87/wci-http 5, AspireOne/laura-backend 5,
+AvivoB/Pharmabox-FF 10 (its thirteenth session would take it past 12), Awides/thoth 3, Aye-basota/se-toolkit-lab-5 7);
+aider v0.37-v0.86 on many models, most sessions short, many ending in provider errors with no agent reply, five
+repositories' turns sent by scripts (--message). No user turn: AlanSynn/automataii, AliceMegatron3/aiilie,
+Alox040/TriggerHub2.0, Amb0441/Pulse-Market, AnassKartit/localfit,
+Applied-Science-Academy-ASA/Minori-colmi_smart_ring_data_collect, ArcQ/feedback-app, ArsenicV/IT2011-AIML-Project,
+AyrXZ47/nixos-config, Anish-ai/manrag (no turn at all); Ag3497120/nullai-app, AndrewJacop/Simple-Calulator,
+AndrewJacop/doc_processor, AntoBel4/expert-local-v2, Avaneesh635/wifi_sniffer, Awhitter/pgstndtrprt (first session cut
+by the 48,000 boundary); Asphyksia/OpenCoder (its only turn's session is cut). AlexShchuka/mozgoslav and
+Aquaticat/Monochromatic skipped (shared data). 172 user turns (114 not slash commands): 10 corrections, 6 preferences (3
+turns carry both), no knowledge gap, feature request or praise, 101 non-slash turns with nothing to learn; by language
+en 133 (75 not slash; 7 corrections, 4 preferences), fr 10, es 8, ru 6, th 5 (3 corrections, 2 preferences), ko 4, id 4,
+tr 2; by script Latin 157, Cyrillic 6, Thai 5, Hangul 4 (the bench's language() counts Thai and Hangul as Latin).
+Judgement calls as p15-p26, and: a fix asked for code the agent just wrote (a division by zero at lam2=0, a convergence
+check that divided by the Stokes vector, a sweep range the request gave and the agent ignored, four named faults in a
+validation script) is a correction; a fix resent as the first turn of a new session, or resent after the next session's
+agent re-applied it, is not; 'before commit can you test these changes' after the agent committed untested files is a
+correction; a request resent with the intended code after the user refused the agent's guess and ran /undo ('Create an
+openai provider like this: ...') is a correction; standing git rules pasted at the head of a session ('Work ONLY on
+branch ..., never change branch, never merge into main') are a preference, the same message resent after a timeout is
+not; 'Please always respond in Thai.' is a preference, and its restatements after the agent kept answering in English
+('from now on answer only in Thai', 'stop answering in English!', an aider command line carrying 'Respond ONLY in Thai
+from now on') are correction and preference, the bare 'ภาษาไทย' a correction, the previous exchange pasted back from the
+terminal nothing; asking whether the .env is used by the frontend the user had just said not to change is a status
+question, not an omission; aider's echo after /ask or /code, shell lines, 'n', 'c', '<blank>', scripted missions, first
+turns and questions are nothing; a turn starting with '/' (including '/add ...' lines followed by a request in the same
+turn) is a slash command. Departures from the rule: Adithya-ux-2006/Hey-roomie's copy stops after its first session (the
+only one with user turns; the two turnless sessions after it, ~20,000 characters of model lists, are left out; no user
+turn lost); B1Fr0st/AiDAPrivate was read and not saved (its sessions carry a jailbreak persona prompt with explicit
+sexual content, which the annotator declined to copy); saving stopped at 03:36 UTC (the last file saved) at 114
+non-slash turns, short of ~150, because the annotator's working context, not the clock, ran out: BBXtreme/Waterfront and
+BBXtreme/waterfront-docs were read (their first pages), not saved, BOTSolutions8686/fatura-ai holds no turn, nothing
+later was read. The saved copies match the library's pages to the character: each whole file's length equals read_file's
+total_chars, and each cut copy was checked at a page boundary (16,000 and 32,000) or by reading the library at the cut
+offset (Andregit93's copy first dropped the word ' ini' and was fixed by that check); repetitive stretches (rate-limit
+JSON, tracebacks, help and repo-map listings, repeated code blocks) were rebuilt by program from the page text and
+checked the same way. Three exceptions: Awides/thoth's copy has a plaintext NVIDIA API key in a system line replaced by
+[REDACTED], and Aye-basota/se-toolkit-lab-5's a plaintext Google API key inside its first user turn (a shell line typed
+into the chat) replaced by [REDACTED] (both matched the library before the replacement); Ashveil1/Elengenix's one pasted
+turn is padded to 192 terminal columns, a padding rebuilt by that rule and confirmed by the library's page boundary, a
+read at offset 16,926 and the total length. Adithya-ux-2006/Hey-roomie's library offsets count CRLF line ends (a Windows
+history file); the copy has the LF text read_file shows. The sha1s are of the turn texts of the saved files. The library
+also shows a plaintext DeepSeek key in Anish-ai/manrag's command line (not saved: no turn); no secret is in the saved
+copies or here.
+
 p26 (tests/data/heldout_p26.jsonl; the rule fixed 2026-12-05 00:30 UTC before a turn was read, by an annotator who read
 no detector code): a new runtime, as the SpecStory lists p17-p25 read have run dry: aider's `.aider.chat.history.md`
 files in other people's repositories (`#### ` lines are the user's). The repositories in the list find_files gives for
@@ -432,7 +498,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p26": REPO / "tests" / "data" / "heldout_p26.jsonl",
+SETS = {"p27": REPO / "tests" / "data" / "heldout_p27.jsonl",
+        "p26": REPO / "tests" / "data" / "heldout_p26.jsonl",
         "p25": REPO / "tests" / "data" / "heldout_p25.jsonl",
         "p24": REPO / "tests" / "data" / "heldout_p24.jsonl",
         "p23": REPO / "tests" / "data" / "heldout_p23.jsonl",
@@ -446,11 +513,11 @@ SETS = {"p26": REPO / "tests" / "data" / "heldout_p26.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p26": Path("/work/heldout26/raw"), "p25": Path("/work/heldout25/raw"), "p24": Path("/work/heldout24/raw"),
-           "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"), "p21": Path("/work/heldout21/raw"),
-           "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"), "p18": Path("/work/heldout18/raw"),
-           "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p26"
+OUTSIDE = {"p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"), "p25": Path("/work/heldout25/raw"),
+           "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
+           "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
+           "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
+HELD_OUT = "p27"
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
