@@ -165,7 +165,7 @@ def breakdown(hist: list[dict[str, Any]], days: int, mix: tuple[float, float, fl
     for name, rows in groups.items():
         out.append(f"{name}: {len(rows)}, the Bayes decider wrong on {sum(w for _, w in rows)} of them too")
         facets = {"first decided": lambda p: _first(p)[0] + (", tried again" if len(p.applied) > 1 else ""),
-                  "counted before": lambda p: _bins(_first(p)[1], (3, 5, 10)),
+                  "counted before": lambda p: _bins(None if _first(p)[1] is None else round(_first(p)[1]), (3, 5, 10)),
                   "promoted on day": lambda p: _bins(p.applied[0], (10, 30, 60)),
                   "rate a day": lambda p: _bins(p.rate, (0.3, 0.6))}
         for facet, key in facets.items():
