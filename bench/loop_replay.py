@@ -13,6 +13,7 @@ About 100× faster than driving the real cycle (`loop_sim.py --real`), which che
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import random
 import time
@@ -29,6 +30,9 @@ TEXT = "Avoid the {key} mistake"
 _next_look = getattr(verify_check, "next_look", lambda now, until, policy: until)
 _back_early = getattr(verify_check, "back_early", lambda c, policy, prior: "")
 _asks = getattr(promoting, "asks", lambda note: False)  # nor recovery.max_returns: it never stops to ask
+# nor a check's end that reads why it began (verification.check_lopsided)
+_SETTLE_ON = ((lambda c: {"evidence": c.evidence}) if "evidence" in inspect.signature(verify_check.settle).parameters
+              else (lambda c: {}))
 
 
 _CREATED = itertools.count()
@@ -226,7 +230,7 @@ def _end_check(p: Any, s: State, c: Change, counts: verify.Counts, now: datetime
     """A check's period is over: put the rule back, or revert it; before its end, back early or still out
     (verifying.end_check)."""
     since, until = verify_check.current(c.evidence)
-    back, v, why = verify_check.settle(counts, policy, **judged)
+    back, v, why = verify_check.settle(counts, policy, **_SETTLE_ON(c), **judged)
     if now < until:
         why = _back_early(counts, policy, prior)
         if not why:

@@ -440,7 +440,7 @@ def table(title: str, s: dict[str, dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-from loop_wrong import why_not_back, wrong_cause, wrong_class, wrong_report  # noqa: E402,F401 (the --wrong report)
+from loop_wrong import breakdown, why_not_back, wrong_cause, wrong_class, wrong_report  # noqa: E402,F401 (--wrong)
 
 
 def load_policy(overrides: list[str]) -> Any:
@@ -481,6 +481,8 @@ def main(argv: list[str] | None = None) -> int:
                          "trade-off between effective rules reverted and bad rules left applied)")
     ap.add_argument("--wrong", action="store_true",
                     help="print what kg saw at each check of the rules it got wrong at the end, classed (fast mode)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="bad rules left and effective rules reverted, by cause; which the Bayes decider misses too")
     a = ap.parse_args(argv)
     mix = tuple(float(x) for x in a.mix.split("/"))
     if len(mix) != 3:
@@ -517,6 +519,8 @@ def main(argv: list[str] | None = None) -> int:
                                  pooled_end(hist, a.days, load_policy(a.set))))
         if a.wrong:
             print(wrong_report(seeds, hist, a.days))
+        if a.breakdown:
+            print(breakdown(hist, a.days, mix, (lo, hi)))
         occ = occurrences(hist)
         print(f"occurrences the user saw (bench/loop_cost.py): effective {occ.get('effective', 0)}, ineffective "
               f"{occ.get('ineffective', 0)}, harmful {occ.get('harmful', 0)}, total {sum(occ.values())}")

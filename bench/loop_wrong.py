@@ -85,7 +85,7 @@ def wrong_cause(p: Any, days: int, start: float) -> str:
 def wrong_report(seeds: list[int], hist: list[dict[str, Any]], days: int = 120) -> str:
     """Every wrong rule with its checks, then the count per class and per cause."""
     out, classes, causes, backs = [], {}, {}, {}
-    for seed, h in zip(seeds, hist):
+    for seed, h in zip(seeds, hist, strict=True):
         start = min((t for p in h["patterns"] for t, _ in p.events), default=0.0)
         for p in h["patterns"]:
             c = wrong_class(p) if p.applied else None
@@ -112,3 +112,68 @@ def wrong_report(seeds: list[int], hist: list[dict[str, Any]], days: int = 120) 
     return "\n".join(out)
 
 
+
+
+def _first(p: Any) -> tuple[str, float | None]:
+    """How kg first decided a rule (the first check that did not extend) and the counted occurrences its rate
+    before rested on then (None when the line does not say)."""
+    import re
+
+    for _, why in p.trace:
+        if why.startswith(("relapse", "extend")):
+            continue
+        how = ("check at the deadline" if "deadline" in why else "check") if why.startswith("check:") else \
+            why.split(":")[0] + (" at the deadline" if "deadline" in why else "")
+        m = re.search(r"before \d+ \(([\d.]+) counted\)|; ([\d.]+) counted occurrences before it", why)
+        return how, float(m.group(1) or m.group(2)) if m else None
+    return "never decided", None
+
+
+def _bins(x: float | None, edges: tuple[float, ...], unit: str = "") -> str:
+    if x is None:
+        return "?"
+    lo = max((e for e in edges if e <= x), default=None)
+    hi = min((e for e in edges if e > x), default=None)
+    return f"<{hi:g}{unit}" if lo is None else f"{lo:g}+{unit}" if hi is None else f"{lo:g}-{hi:g}{unit}"
+
+
+def breakdown(hist: list[dict[str, Any]], days: int, mix: tuple[float, float, float],
+              rate: tuple[float, float]) -> str:
+    """The bad rules left applied and the effective rules reverted, by how kg first decided them, the counted
+    occurrences their rate before rested on then, the day kg promoted them and their pattern's true rate; and how
+    many of each the Bayes decider beside kg (base rate unknown, judged once at the end on every occurrence kg saw)
+    gets wrong too: the share no decider could fix with the data kg had."""
+    import loop_sim as sim
+
+    groups: dict[str, list[tuple[Any, bool]]] = {"bad left applied at the end": [],
+                                                 "effective reverted (on the way)": [],
+                                                 "effective reverted, still at the end": []}
+    for h in hist:
+        start = min((t for p in h["patterns"] for t, _ in p.events), default=0.0)
+        for p in h["patterns"]:
+            if not p.applied:
+                continue
+            live = len(p.applied) > len(p.reverted)
+            bayes_wrong = sim.bayes_unknown_rate(p, days, mix, rate, start)[1] != (p.cls == "effective")
+            if p.cls != "effective" and live:
+                groups["bad left applied at the end"].append((p, bayes_wrong))
+            if p.cls == "effective" and p.reverted:
+                groups["effective reverted (on the way)"].append((p, bayes_wrong))
+                if not live:
+                    groups["effective reverted, still at the end"].append((p, bayes_wrong))
+    out = []
+    for name, rows in groups.items():
+        out.append(f"{name}: {len(rows)}, the Bayes decider wrong on {sum(w for _, w in rows)} of them too")
+        facets = {"first decided": lambda p: _first(p)[0] + (", tried again" if len(p.applied) > 1 else ""),
+                  "counted before": lambda p: _bins(None if _first(p)[1] is None else round(_first(p)[1]), (3, 5, 10)),
+                  "promoted on day": lambda p: _bins(p.applied[0], (10, 30, 60)),
+                  "rate a day": lambda p: _bins(p.rate, (0.3, 0.6))}
+        for facet, key in facets.items():
+            count: dict[str, list[int]] = {}
+            for p, w in rows:
+                c = count.setdefault(key(p), [0, 0])
+                c[0] += 1
+                c[1] += w
+            out.append(f"  {facet}: " + "; ".join(f"{k} {n} ({b} Bayes too)" for k, (n, b) in
+                                                   sorted(count.items(), key=lambda kv: -kv[1][0])))
+    return "\n".join(out)

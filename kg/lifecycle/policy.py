@@ -121,6 +121,8 @@ class Verification:
     check_back_level: float = 0.0
     check_look_days: int = 1
     check_doubtful: bool = False
+    check_lopsided: float = 0.0
+    check_lopsided_posterior: float = 0.5
     thin_deadline_events: float = 0.0
     mix_source: str = "verdicts"
     relapse_reference: float = 0.1
@@ -308,6 +310,8 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         check_back_level=r.number("verification.check_back_level", 0, 0.9999, default=0.0),
         check_look_days=r.whole("verification.check_look_days", 1, default=1),
         check_doubtful=r.flag("verification.check_doubtful", default=False),
+        check_lopsided=r.number("verification.check_lopsided", 0, default=0.0),
+        check_lopsided_posterior=r.number("verification.check_lopsided_posterior", 0.05, 0.9999, default=0.5),
         thin_deadline_events=r.number("verification.thin_deadline_events", 0, default=0.0),
         mix_source=r.string("verification.mix_source", ("verdicts", "relapse"), default="verdicts"),
         prior_source=r.string("verification.prior_source", ("changes", "patterns"), default="changes"),

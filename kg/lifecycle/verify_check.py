@@ -22,6 +22,9 @@ A check is taken:
   (the majority would revert it) and not decisive at the 1 − error_rate levels: the evidence leans against it,
   and a thin baseline cannot say more without time out. The check comes before the monitor's own decision, so it
   also stands in for a revert at monitor_error_rate.
+- with `check_lopsided` on, on a confirmed rule whose counted occurrences since the change are that many times
+  those its rate before rests on (decisive or not: a burst baseline confirms at 0.95), once more than
+  `check_max_per_change` allows; it ends at `check_lopsided_posterior`, as the rule was confirmed.
 
 The periods are kept in the change's evidence trail, one dated line each way (as the days a person took a rule
 out are, `verify_withdrawn`), so `kg why`, `kg status` and `kg verify --json` show them.
@@ -41,6 +44,7 @@ OUT = "out for a check"
 BACK = "back after its check"
 ENDED = "check ended"
 _MARK = mark_pattern(OUT, BACK, ENDED)
+_LOPSIDED = "the rate before is what the verdict lacks"
 _UNTIL = re.compile(rf" until ({STAMP})")
 
 
@@ -77,9 +81,11 @@ def wants(c: verify.Counts, strict: verify.Verdict, *, status: str, deadline: bo
     (no deadline majority); the bound on rules out at once is the caller's."""
     v = policy.verification
     lines = list(evidence or ())
-    if not enabled(policy) or strict.kind != verify.INCONCLUSIVE or c.t_before <= 0:
+    if not enabled(policy) or c.t_before <= 0 or any(verify.HUMAN_CONFIRMED in x for x in lines):
         return ""
-    if any(verify.HUMAN_CONFIRMED in x for x in lines) or count(lines) >= v.check_max_per_change:
+    if status == "confirmed" and (why := lopsided(c, lines, policy)):
+        return why
+    if strict.kind != verify.INCONCLUSIVE or count(lines) >= v.check_max_per_change:
         return ""
     numbers = f"P(ratio < {v.ineffective_min_ratio:g}) = {strict.p_cut:.3f}, P(ratio > {v.revert_min_ratio:g}) = " \
               f"{strict.p_not_enough:.3f}"
@@ -92,6 +98,18 @@ def wants(c: verify.Counts, strict: verify.Verdict, *, status: str, deadline: bo
         return (f"confirmed, but its posterior median {strict.ratio:.2f} is now past {v.boundary_ratio:g} without "
                 f"reaching the monitor's level ({numbers})")
     return ""
+
+
+def lopsided(c: verify.Counts, evidence: list[str], policy: LifecyclePolicy) -> str:
+    """Why a confirmed rule is checked (again) for a lopsided record ('' when not, `check_lopsided` 0: off): the
+    counted occurrences since it are at least `check_lopsided` times those its rate before rests on, so the ratio's
+    doubt is all in the rate before, which only time without the rule narrows. Decisive or not at the strict
+    levels (a burst baseline confirms at 0.95); one check more than `check_max_per_change` allows."""
+    v = policy.verification
+    if v.check_lopsided <= 0 or count(evidence) > v.check_max_per_change or c.k_after < v.check_lopsided * c.k_before:
+        return ""
+    return (f"{c.k_after:g} counted occurrences since it against {c.k_before:g} before it (≥ {v.check_lopsided:g}×): "
+            f"{_LOPSIDED}")
 
 
 def out_line(at: datetime, until: datetime, target: str, why: str) -> str:
@@ -109,12 +127,13 @@ def ended_line(at: datetime, since: datetime, target: str, summary: str) -> str:
             f"out, the days without it showed it did not help; {summary}")
 
 
-def settle(c: verify.Counts, policy: LifecyclePolicy, **judged: object) -> tuple[bool, verify.Verdict, str]:
+def settle(c: verify.Counts, policy: LifecyclePolicy, evidence: Iterable[str] | None = None,
+           **judged: object) -> tuple[bool, verify.Verdict, str]:
     """At the end of a check, on all the evidence with its days as the rate without the rule (`c`): (put back?,
     the verdict, why). Put back unless P(ratio > check_revert_ratio) ≥ `check_revert_posterior`; `judged`:
     the priors and mix `verify.judge` takes."""
     v = verify.judge(c, policy, **judged)  # type: ignore[arg-type]
-    n = numbers(c, policy, judged.get("prior", (0.0, 0.0)))  # type: ignore[arg-type]
+    n = numbers(c, policy, judged.get("prior", (0.0, 0.0)), evidence)  # type: ignore[arg-type]
     p, cut, level = n["p"], n["ratio"], n["level"]
     if v.ratio is None or p < level:
         return True, v, f"P(ratio > {cut:g}) = {p:.3f} < {level:g}: put back, monitored"
@@ -145,7 +164,8 @@ def next_look(now: datetime, until: datetime, policy: LifecyclePolicy) -> dateti
     return min(until, now + policy.verification.check_look_days * verify.DAY)
 
 
-def numbers(c: verify.Counts, policy: LifecyclePolicy, prior: tuple[float, float] = (0.0, 0.0)) -> dict[str, float]:
+def numbers(c: verify.Counts, policy: LifecyclePolicy, prior: tuple[float, float] = (0.0, 0.0),
+            evidence: Iterable[str] | None = None) -> dict[str, float]:
     """The numbers a check's end is decided on (`settle`), for `kg verify --json`: P(ratio > check_revert_ratio)
     on all the evidence, the check's days counted as the rate without the rule, and the level it must reach."""
     from kg.lifecycle import stats
@@ -154,7 +174,19 @@ def numbers(c: verify.Counts, policy: LifecyclePolicy, prior: tuple[float, float
     cut = ver.check_revert_ratio
     p = 1.0 - stats.p_ratio_below(cut, c.k_after, c.t_after, c.k_before + prior[0], c.t_before + prior[1]) \
         if c.t_after > 0 else 0.0
-    return {"p": p, "ratio": cut, "level": ver.check_revert_posterior}
+    level = ver.check_lopsided_posterior if ver.check_lopsided > 0 and _LOPSIDED in _why(evidence) else \
+        ver.check_revert_posterior
+    return {"p": p, "ratio": cut, "level": level}
+
+
+def _why(evidence: Iterable[str] | None) -> str:
+    """The out line of the check in progress ('' when none)."""
+    found = ""
+    for line in evidence or ():
+        m = _MARK.match(line)
+        if m:
+            found = line if m.group(2) == OUT else ""
+    return found
 
 
 def label(v: verify.Verdict, policy: LifecyclePolicy, back: bool) -> str:

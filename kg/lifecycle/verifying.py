@@ -61,8 +61,8 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                           "expected_after": round(verify.expected_after(counts, rate_prior), 4),
                           "error_rate": lc.lp.verification.error_rate, "mix": mix,
                           "levels": dict(zip(("keep", "revert"), v.levels, strict=True)) if v.levels else None,
-                          "check_end": ({k: round(x, 4) for k, x in verify_check.numbers(counts, lc.lp,
-                                                                                           rate_prior).items()}
+                          "check_end": ({k: round(x, 4) for k, x in verify_check.numbers(counts, lc.lp, rate_prior,
+                                                                                           r["evidence"]).items()}
                                         if r["status"] == CHECKING else None),
                           "withdrawn": [[a, b] for a, b in out],
                           "checks": [[a, b] for a, b in verify_check.spans(evidence, lc.now)]},
@@ -123,7 +123,7 @@ def end_check(lc: Any, r: dict[str, Any], counts: verify.Counts) -> tuple[verify
     without the rule showed it did not help, it is reverted. Before its end (`check_back_level` on) it goes back
     early when the days without it already show it works (`verify_check.back_early`), else stays out (no line)."""
     since, until = verify_check.current(r["evidence"]) or (lc.now, lc.now)
-    back, v, why = verify_check.settle(counts, lc.lp, prior=prior(lc), effect=effect_prior(lc),
+    back, v, why = verify_check.settle(counts, lc.lp, r["evidence"], prior=prior(lc), effect=effect_prior(lc),
                                        mix=lc.__dict__["_mix"])
     if lc.now < until:
         why = verify_check.back_early(counts, lc.lp, prior(lc))

@@ -234,3 +234,26 @@ def test_paired_draws_give_two_policies_the_same_luck_where_their_rules_agree():
         [e for d in stream_off[30:] for e in d if e[1] != "sim.p0"]
     assert sim.approval_delay(random.Random(1), 3, 7, "sim.p0", 4) == sim.approval_delay(random.Random(2), 3, 7,
                                                                                           "sim.p0", 4)
+
+
+def test_the_breakdown_says_how_each_wrong_rule_was_decided_and_whether_bayes_misses_it_too():
+    """`--breakdown`: a bad rule confirmed at 0.95 on a burst baseline of 3 and kept (its pattern recurring at
+    its own pace all along: the Bayes decider sees the rate never fell and reverts it), an effective rule reverted
+    for good (its rate fell to a tenth: the Bayes decider keeps it), and a rule kg got right, which is in no row."""
+    steady = [(float(d), False) for d in range(0, 120, 2)]
+    bad = sim.Pattern("bad", 0.5, "ineffective", 1.0, 0.0, "auto", applied=[4.0], events=steady, trace=[
+        (11.0, "keep: confirmed: ratio 0.10× (...) (before 3 (3 counted) in 0.5d = 6.000/day; after 0 in 7.0d)")])
+    good = sim.Pattern("good", 0.5, "effective", 0.1, 0.0, "auto", applied=[4.0], reverted=[40.0],
+                       events=[e for e in steady if e[0] < 4 or e[0] >= 40 or e[0] % 20 == 0], trace=[
+        (11.0, "extend: inconclusive: (before 3 (3 counted) in 4.0d)"),
+        (40.0, "revert: ineffective: ratio 0.9× (...) (before 3 (3 counted) in 4.0d = 0.75/day; after 2 in 36d)")])
+    right = sim.Pattern("right", 0.5, "effective", 0.1, 0.0, "auto", applied=[4.0], events=steady[:3],
+                        trace=[(11.0, "keep: confirmed: (before 3 (3 counted) in 4.0d)")])
+    out = sim.breakdown([{"patterns": [bad, good, right]}], 120, (60, 30, 10), (0.1, 1.0)).splitlines()
+    assert out[0] == "bad left applied at the end: 1, the Bayes decider wrong on 0 of them too"
+    assert out[1] == "  first decided: keep 1 (0 Bayes too)"
+    assert out[2] == "  counted before: 3-5 1 (0 Bayes too)"
+    assert out[3:5] == ["  promoted on day: <10 1 (0 Bayes too)", "  rate a day: 0.3-0.6 1 (0 Bayes too)"]
+    assert out[5] == "effective reverted (on the way): 1, the Bayes decider wrong on 0 of them too"
+    assert out[6] == "  first decided: revert 1 (0 Bayes too)"
+    assert out[10] == "effective reverted, still at the end: 1, the Bayes decider wrong on 0 of them too"
