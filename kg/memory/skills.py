@@ -334,7 +334,7 @@ def all_skills(ws: Any) -> list[Skill]:
 
 
 def load(ws: Any, slug: str) -> Skill:
-    slug = _check_slug(slug)  # kebab-case letters, digits and CJK only: no '/', '.' or '..'
+    slug = _check_slug(slug, ws.rules.redactor)  # kebab-case letters, digits and CJK only: no '/', '.' or '..'
     path = paths.inside(ws.root, _dir(ws) / f"{slug}.md", "the skill file")
     if not path.is_file():
         raise NotFound(f"no skill {slug!r}: `kg skill list` shows them")
@@ -345,7 +345,13 @@ def load(ws: Any, slug: str) -> Skill:
     return parse(slug, text)
 
 
-def _check_slug(slug: str) -> str:
+def _check_slug(slug: str, redactor: Any) -> str:
+    """The slug as a file name, or a usage error. A slug that holds a secret is refused, neither echoed nor
+    suggested: it would be the file's name, its title and a graph key, which no redaction reaches."""
+    found = redactor.redact(slug or "").kinds
+    if found:
+        raise UsageError(f"the skill name holds what looks like a secret ({', '.join(found)}): a skill's name is its "
+                         "file name and title; choose a name without it, such as deploy-docs")
     s = clean(slug or "", one_line=True).lower()
     if not SLUG.match(s) or len(s) > 60:
         raise UsageError(f"invalid skill slug {slug!r}: use kebab-case such as deploy-docs "
@@ -398,7 +404,7 @@ def new(ws: Any, slug: str, *, description: str = "", triggers: list[str] | None
         force: bool = False, now: datetime | str | None = None, session: str | None = None) -> dict[str, Any]:
     """Create a skill, unless a similar one exists: then that one is updated (unless `force`)."""
     rules = memory_rules(ws).skills
-    slug = _check_slug(slug)
+    slug = _check_slug(slug, ws.rules.redactor)
     # the gate, before anything is cleaned, compared or cut
     description, triggers, tools, steps, pitfalls, checks = ws.rules.redactor.redact_value(
         [description, triggers, tools, steps, pitfalls, checks])
@@ -434,7 +440,7 @@ def update(ws: Any, slug: str, *, description: str | None = None, triggers: list
            checks: list[str] | None = None, from_ids: list[str] | None = None,
            now: datetime | str | None = None, session: str | None = None) -> dict[str, Any]:
     """Add to a skill: new triggers, tools and section items are appended; nothing is removed."""
-    slug = _check_slug(slug)
+    slug = _check_slug(slug, ws.rules.redactor)
     description, triggers, tools, steps, pitfalls, checks = ws.rules.redactor.redact_value(
         [description, triggers, tools, steps, pitfalls, checks])  # the gate, before anything is cleaned or cut
     skill = load(ws, slug)

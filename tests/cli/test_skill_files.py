@@ -80,3 +80,17 @@ def test_update_refuses_a_frontmatter_that_lost_its_closing_line_and_keeps_the_f
                         "run the command again\n")
     assert path.read_bytes() == broken
     assert run_kg("skill new deploy-app --step 'another'").exit_code == 2 and path.read_bytes() == broken
+
+
+@pytest.mark.parametrize("name, kind", [("xoxb-111111111111-2222222222222-abcdefghijklmnopqrstuvwx", "slack_token"),
+                                        ("deploy-ghp_" + "u8JzPdE0" * 4 + "abcd", "github_token")])
+def test_a_skill_named_by_a_secret_is_refused_and_never_echoed(ws, run_kg, name, kind):
+    """A Slack token as the name was a file memory/skills/<token>.md, its title and a graph key (only the frontmatter
+    name was redacted); a GitHub token came back lower-cased in the error's suggestion."""
+    r = run_kg(["skill", "new", name, "-d", "deploy the docs"])
+    assert r.exit_code == 2 and kind in r.stderr, r.stderr
+    secret = name.split("-", 1)[1] if name.startswith("deploy") else name
+    assert secret.lower()[5:] not in (r.stdout + r.stderr).lower()
+    assert not (ws.root / "memory" / "skills").exists() or not any((ws.root / "memory" / "skills").iterdir())
+    with ws.store() as st:
+        assert st.execute("MATCH (m:Meta) WHERE m.key STARTS WITH 'Skill' RETURN count(m) AS n")[0]["n"] == 0
