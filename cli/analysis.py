@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from kg.cli.common import JsonOpt, NowOpt, emit, errors, note, now_of, workspace
+from kg.cli.common import JsonOpt, NowOpt, emit, errors, export_out, note, now_of, workspace
 
 # The `export` sub-app, for when the main app does not pass its own to `register` (the lead's `kg export
 # trail` lives beside `kg export graph`).
@@ -47,12 +47,11 @@ def export_graph(
 ) -> None:
     """Export the knowledge graph (from a snapshot) for Gephi, networkx, GitHub, Graphviz, Kùzu or Neo4j."""
     from kg.analysis.export import export_graph as run
-    from kg.core.paths import out_path
 
     with errors():
         ws = workspace(ctx)
         result = run(ws, fmt, types=_types(types), since=since, now=now_of(ctx, now),
-                     out=out_path(out, ws.kg_dir, root=ws.root),
+                     out=export_out(ws, out),
                      dialect=dialect)
     for warning in result.warnings:
         note(f"Warning: {warning}")
@@ -78,11 +77,10 @@ def graph_show(
 ) -> None:
     """Draw a subgraph: around ID, or the best-connected nodes of --type. Writes --out (default graph.png)."""
     from kg.analysis.drawing import show_subgraph
-    from kg.core.paths import out_path
 
     with errors():
         ws = workspace(ctx)
-        report = show_subgraph(ws, out=out_path(out, ws.kg_dir, root=ws.root), node_id=node_id,
+        report = show_subgraph(ws, out=export_out(ws, out), node_id=node_id,
                                types=_types(types), depth=depth,
                                limit=limit, since=since, now=now_of(ctx, now))
     for warning in report["warnings"]:

@@ -317,3 +317,35 @@ def run_after_answer(exit_code: int) -> None:
     finally:
         if pid == 0:
             os._exit(0)
+
+
+def export_out(ws: Any, out: Path | None) -> Path | None:
+    """An export's `--out` (kg/core/paths.py out_path: inside the workspace, not in memory/.kg, a regular file),
+    and not a file kg keeps or agents read: an export over MEMORY.md or README-like instruction files, a daily log,
+    preferences.json or a skill replaced them whole (exit 0), and `kg pref list` then read the graph's JSON keys as
+    preferences. The trail file itself (memory/.learning-trail.json) may be named."""
+    import os
+
+    from kg.core.errors import UsageError
+    from kg.core.paths import out_path
+    from kg.ingest.trail import TRAIL_FILE
+    from kg.lifecycle.api import instruction_files
+
+    target = out_path(out, ws.kg_dir, root=ws.root)
+    if target is None:
+        return None
+    real = Path(os.path.realpath(target))
+    root = Path(os.path.realpath(ws.root))
+    if real == Path(os.path.realpath(ws.root / TRAIL_FILE)):
+        return target
+    why = None
+    if any(real == Path(os.path.realpath(ws.root / name)) for name in instruction_files(ws)):
+        why = "an instruction file agents read at start"
+    elif root / "memory" in real.parents:
+        why = "in kg's memory folder (daily logs, preferences, skills, topics)"
+    elif root / ".learnings" in real.parents:
+        why = "in .learnings/, which `kg export trail --learnings` keeps"
+    if why is not None:
+        raise UsageError(f"--out {out} is {why}: kg keeps that place for what agents read, and an export there "
+                         "would replace or add to it. Name another file, such as graph.json or graph.mmd")
+    return target

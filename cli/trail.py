@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from kg.cli.common import JsonOpt, NowOpt, emit, errors, not_a_file, note, now_of, workspace
+from kg.cli.common import JsonOpt, NowOpt, emit, errors, export_out, not_a_file, note, now_of, workspace
 
 import_app = typer.Typer(help="Import memory written by other tools or by hand.", no_args_is_help=True)
 
@@ -24,12 +24,11 @@ def export_trail(
     as_json: JsonOpt = False,
 ) -> None:
     """Write memory/.learning-trail.json (and .learnings/*.md) from the graph."""
-    from kg.core.paths import out_path
     from kg.ingest.trail import export_trail as run
 
     with errors():
         ws = workspace(ctx)
-        result = run(ws, out=out_path(out, ws.kg_dir, root=ws.root), learnings=learnings, now=now_of(ctx, now))
+        result = run(ws, out=export_out(ws, out), learnings=learnings, now=now_of(ctx, now))
     emit(result, as_json, lambda d: f"Exported {d['entries']} entries, {d['nodes']} nodes and {d['edges']} edges "
                                     f"to {', '.join(d['written'])}")
     for kept in result.get("kept", []):

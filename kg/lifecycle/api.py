@@ -342,6 +342,12 @@ def _candidates(needle: str, pool: list[tuple[str, str, str, str, str]], limit: 
     return out[:limit]
 
 
+def instruction_files(ws: Any) -> list[str]:
+    """The files kg's promotions write (each target's file and the memory file), as workspace-relative names."""
+    lp = load_policy(ws)
+    return sorted({t.file for t in lp.targets.values() if "{" not in t.file} | {lp.memory.file})
+
+
 def _instruction_files(ws: Any, desired: dict[tuple[str, str], Any]) -> list[str]:
     lp = load_policy(ws)
     names = {t.file for t in lp.targets.values() if "{" not in t.file} | {lp.memory.file} | {f for f, _ in desired}

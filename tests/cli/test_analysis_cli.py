@@ -120,3 +120,24 @@ def test_graph_report_and_verify_give_one_verdict(ws, run_kg):
         assert (r["verdict"], r["before"], r["after"]) == (v["verdict"], v["before"], v["after"])
         assert r["why"] == v["summary"]  # the numbers behind it, the prior's included
         assert r["helped"] == {"confirmed": True, "inconclusive": None}.get(v["verdict"], False)
+
+
+@pytest.mark.parametrize("argv", [["export", "graph", "--format", "json"], ["export", "trail"],
+                                  ["graph", "show", "--type", "learning"]])
+@pytest.mark.parametrize("target", ["MEMORY.md", "AGENTS.md", "memory/preferences.json", "memory/notes.png",
+                                    ".learnings/LEARNINGS.md"])
+def test_an_export_never_replaces_a_file_kg_keeps_or_agents_read(ws, run_kg, argv, target):
+    """`--out MEMORY.md` replaced it whole (the person's text and kg's block gone, exit 0); `--out
+    memory/preferences.json` made the graph's keys preferences. A file of the user's own may still be named."""
+    assert run_kg(["log", "learning", "pin the versions", "--wait"]).exit_code == 0
+    path = ws.root / target
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = path.read_bytes() if path.exists() else None
+    if before is None and target.endswith(".md"):
+        path.write_text("# kept\n")
+        before = path.read_bytes()
+    r = run_kg([*argv, "--out", target])
+    assert r.exit_code == 2 and "kg keeps that place" in r.stderr, r.stdout + r.stderr
+    assert (path.read_bytes() if path.exists() else None) == before
+    suffix = ".png" if argv[0] == "graph" else ".json"
+    assert run_kg([*argv, "--out", f"mine{suffix}"]).exit_code == 0 and (ws.root / f"mine{suffix}").exists()
