@@ -238,6 +238,7 @@ def _blocks(ws: Any, report: DoctorReport) -> None:
     from kg.lifecycle.blocks import BEGIN, END
 
     damaged = []
+    first = ""  # the first damaged block's name, for the fix's example
     for name in INSTRUCTION_FILES:
         path = ws.root / name
         if not path.is_file():
@@ -247,9 +248,13 @@ def _blocks(ws: Any, report: DoctorReport) -> None:
         for block in sorted(names):
             if text.count(BEGIN.format(name=block)) != 1 or text.count(END.format(name=block)) != 1:
                 damaged.append(f"{name} [{block}]")
+                first = first or block
     if damaged:
-        report.add("blocks", "warning", "damaged kg block markers (kg leaves these blocks alone until fixed): "
-                   + ", ".join(damaged))
+        # a person's fix: kg writes no promotion or revert into these blocks until then (exit 1)
+        report.add("blocks", "error", "damaged kg block markers (kg leaves these blocks alone until fixed): "
+                   + ", ".join(damaged) + ". Give each block one begin line and one end line after it ("
+                   f"`{BEGIN.format(name=first)}` ... `{END.format(name=first)}`), or delete its markers and the "
+                   "lines between them, then run `kg cycle`")
     else:
         report.add("blocks", "ok", "every kg block in the instruction files has one begin and one end marker")
 

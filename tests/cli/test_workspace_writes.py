@@ -206,3 +206,14 @@ def test_a_folder_named_preferences_json_is_said_with_its_fix_by_pref_and_doctor
     (ws.memory / "preferences.json").rmdir()
     assert {"name": "preferences", "status": "ok", "detail": "memory/preferences.json is readable and kg may "
             "write it"} in run_kg("doctor --json").json["checks"]
+
+
+def test_doctor_exits_1_on_damaged_block_markers_and_says_the_fix(ws, run_kg):
+    """kg leaves a block with a lost end marker alone, so no promotion reaches that file until a person mends it:
+    `kg doctor` said so as a warning and exited 0, though its help says it exits 1 when a person is needed."""
+    (ws.root / "MEMORY.md").write_text("# Memory\n\n<!-- kaizen-kg:begin principles -->\n- a rule\n")
+    r = run_kg(["doctor"])
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "MEMORY.md [principles]" in r.stdout and "<!-- kaizen-kg:end principles -->" in r.stdout, r.stdout
+    (ws.root / "MEMORY.md").write_text("# Memory\n")
+    assert run_kg(["doctor"]).exit_code == 0
