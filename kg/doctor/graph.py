@@ -156,7 +156,7 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
     """`--dry-run`: the graph opened read-only, as a one-off reader opens it. A writer's open changes it (it applies
     the journal, migrates, drops an old graph's node_fts, brings the side index in step): a check-only run leaves
     all of that to `kg doctor` and says what it would do."""
-    from kg.core.errors import SchemaError
+    from kg.core.errors import GraphUnopenable, SchemaError
     from kg.store import Store
 
     team = getattr(ws, "store_url", None) is not None
@@ -176,6 +176,11 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
             logged = _team_log(st)
     except SchemaError as exc:
         report.add("graph", "warning", f"{exc} (`kg doctor` does it)")
+        return
+    except GraphUnopenable as exc:  # what --repair would bring back, as `kg doctor` says it (not "run kg doctor")
+        from kg.ingest.recover import start_over
+
+        report.add("graph", *start_over(ws, exc, False))
         return
     except KgError as exc:
         report.add("graph", "error", str(exc))

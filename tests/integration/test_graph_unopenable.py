@@ -28,11 +28,13 @@ def test_repair_brings_back_the_entries_of_a_graph_that_cannot_be_opened(ws, run
     for args in (["status"], ["list"], ["search", "damage"]):
         r = run_kg(args)
         assert r.exit_code == 1 and "cannot open the graph" in r.stderr and "Run `kg doctor`" in r.stderr, r.stderr
-    r = run_kg(["doctor", "--json"])
-    graph = next(c for c in r.json["checks"] if c["name"] == "graph")
-    assert r.exit_code == 1 and graph["status"] == "error", graph
-    # the six entries and the two patterns the errors' repeats made
-    assert "Run `kg doctor --repair`" in graph["detail"] and "with the 8 node(s)" in graph["detail"], graph
+    for check_only in ([], ["--dry-run"]):  # --dry-run said "Run `kg doctor`: it says what can be done" (QA)
+        r = run_kg(["doctor", *check_only, "--json"])
+        graph = next(c for c in r.json["checks"] if c["name"] == "graph")
+        assert r.exit_code == 1 and graph["status"] == "error", graph
+        # the six entries and the two patterns the errors' repeats made
+        assert "Run `kg doctor --repair`" in graph["detail"] and "with the 8 node(s)" in graph["detail"], graph
+    assert not list(ws.kg_dir.glob("graph.kuzu.damaged-*"))
 
     r = run_kg(["doctor", "--repair", "--json"])
     graph = next(c for c in r.json["checks"] if c["name"] == "graph")
