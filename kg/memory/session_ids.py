@@ -17,6 +17,7 @@ unreadable file is an empty one: the graph and the summary files stay the truth 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from kg.core.files import write_atomic
@@ -24,6 +25,11 @@ from kg.core.files import write_atomic
 FILE = "sessions.json"
 KEEP_RUNTIME = 256  # runtime sessions remembered (the oldest go first)
 KEEP_DAYS = 14  # days whose numbers are remembered
+# A runtime's session id is a UUID or a short key (`agent:main:main`). One that holds a run of 20 or more token
+# characters besides its UUIDs may be a token (a key, a password) and is kept as its digest: the same key for
+# the same id, no secret in the file. (The redactor's rules cost a hook ~0.1 s to load without the workspace.)
+_UUID = re.compile(r"[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}")
+_LONG_RUN = re.compile(r"[A-Za-z0-9_+/=]{20,}")
 MAX_ID = 200  # characters of a runtime's session id kept (it is a key in a JSON file, never a path)
 
 
@@ -32,6 +38,10 @@ def runtime_key(runtime: str | None, rid: Any) -> str | None:
     if not runtime or not isinstance(rid, str):
         return None
     rid = "".join(ch for ch in rid.strip() if ch.isprintable())[:MAX_ID]
+    if _LONG_RUN.search(_UUID.sub("", rid)):  # what may be a token: kept as its digest, never in sessions.json
+        import hashlib
+
+        rid = "sha256-" + hashlib.sha256(rid.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return f"{runtime}:{rid}" if rid else None
 
 

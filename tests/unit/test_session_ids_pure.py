@@ -28,7 +28,7 @@ def test_which_session_a_runtime_session_goes_on_with_or_ends(current, current_k
 @pytest.mark.parametrize(("runtime", "rid", "expected"), [
     ("claude-code", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7", "claude-code:5c0375b4-57a5-4f26-b12d-d022ee4e51b7"),
     ("openclaw", " x\n", "openclaw:x"), ("codex", "", None), ("codex", None, None), ("codex", 7, None),
-    (None, "x", None), ("codex", "y" * 500, "codex:" + "y" * 200),
+    (None, "x", None), ("codex", "y-" * 250, "codex:" + "y-" * 100),
 ])
 def test_a_runtime_key_is_the_runtime_and_its_id(runtime, rid, expected):
     assert runtime_key(runtime, rid) == expected
@@ -46,3 +46,11 @@ def test_a_runtime_key_is_the_runtime_and_its_id(runtime, rid, expected):
 def test_a_journaled_session_start_is_checked_before_it_is_applied(record, why):
     found = check_record(record, ("learning", "error", "feature"))
     assert (found is None) if why is None else (why in found), found
+
+
+def test_a_runtime_session_id_holding_a_secret_is_kept_as_its_digest():
+    """A hook payload's session_id went raw into memory/.kg/sessions.json: secrets never reach storage."""
+    token = "ghp_" + "u8JzPdE0" * 4 + "abcd"
+    key = runtime_key("codex", token)
+    assert token not in key and key.startswith("codex:sha256-") and key == runtime_key("codex", token)
+    assert runtime_key("codex", "1af7fc5e-1111-2222-3333-444455556666") == "codex:1af7fc5e-1111-2222-3333-444455556666"
