@@ -23,13 +23,13 @@ RULES_FILE = "reflect.toml"
 MODEL_FILE = "reflect_model.toml"
 DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "preference")
 SCOPES = ("user", "prev", "next", "next_tools", "before", "commands", "about_agent", "reply_about_work",
-          "beyond_agent")
+          "beyond_agent", "about_work")
 # Scopes whose patterns name an object (`obj`) that must be a word of the agent's own work before the user spoke
-# (beyond_agent: that must not be).
-WORK_SCOPES = ("about_agent", "reply_about_work", "beyond_agent")
+# (beyond_agent: that must not be; about_work: of its whole answer since the user last spoke, its edits too).
+WORK_SCOPES = ("about_agent", "reply_about_work", "beyond_agent", "about_work")
 # Scopes whose signals read what the user said or did (reasons a finding may rest on): their own words, the
 # commands they gave the runtime before speaking ("/undo"), their words about what the agent just said or ran.
-USER_SCOPES = ("user", "commands", "about_agent", "beyond_agent")
+USER_SCOPES = ("user", "commands", "about_agent", "beyond_agent", "about_work")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
 COMPUTED = ("first_turn", "resumed", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error",
             "quotes_agent", "negates_agent", "retries_tool", "repeats_request", "worked", "reedits", "names_agent_work")

@@ -19,7 +19,7 @@ from kg.core.text import CJK, folded, has_cjk
 from .language import fold
 from .lesson import linking_rules, terms
 from .parse import Transcript, Turn
-from .rules import ClassModel, ReflectRules
+from .rules import WORK_SCOPES, ClassModel, ReflectRules
 
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 # A word: a run of letters outside the CJK range, or one CJK character (kg's one CJK range, kg.core.text). Without
@@ -281,20 +281,20 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
     names = [name for name, on in computed.items() if on]
     scopes = {"user": own, "prev": fold(view.prev), "next": fold(view.next),
               "next_tools": view.next_tools, "before": fold(view.before), "commands": view.commands,
-              "about_agent": own, "reply_about_work": fold(view.next), "beyond_agent": own}
+              "about_agent": own, "reply_about_work": fold(view.next), "beyond_agent": own, "about_work": own}
     agent: dict[str, set[str]] = {}  # the words of the agent's work, per scope, read once if needed
     for s in sig.matched:
         text = scopes[s.scope]
         if not text:
             continue
-        if s.scope not in ("about_agent", "reply_about_work", "beyond_agent"):
+        if s.scope not in WORK_SCOPES:
             if any(p.search(text) for p in s.patterns):
                 names.append(s.name)
             continue
         objs = [m.group("obj") for p in s.patterns for m in p.finditer(text) if m.group("obj")]
         if objs and (view.prev or view.prev_tools):
             if s.scope not in agent:
-                agent[s.scope] = _agent_terms(view, whole=s.scope == "reply_about_work")
+                agent[s.scope] = _agent_terms(view, whole=s.scope in ("reply_about_work", "about_work"))
             named = [t in agent[s.scope] for o in objs for t in terms(o, linking_rules()) if _telling(t)]
             if any(named) if s.scope != "beyond_agent" else (named and not any(named)):
                 names.append(s.name)
