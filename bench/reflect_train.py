@@ -179,8 +179,8 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
 # its own.
 HANDBACK_PARTS = {"offers_work", "leaves_to_agent", "bare_fix", "finds_it"}
 # The parts of defect_after_change and redo_after_advice count only together: a defect word alone is any bug report
-# (a new task), steps alone are any answer, a "can you fix it?" alone any request.
-AFTERMATH_PARTS = {"result_defect", "gives_steps", "asks_to_solve", "forbids_used"}
+# (a new task), steps alone are any answer, a "can you fix it?" alone any request, a question before it is context.
+AFTERMATH_PARTS = {"result_defect", "gives_steps", "asks_to_solve", "forbids_used", "follows_question"}
 EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HANDBACK_PARTS, *AFTERMATH_PARTS},
            "preference": {"reedits", "names_agent_work", "refers_to_work",
                           "short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",

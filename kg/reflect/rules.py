@@ -23,7 +23,7 @@ RULES_FILE = "reflect.toml"
 MODEL_FILE = "reflect_model.toml"
 DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "preference")
 SCOPES = ("user", "prev", "next", "next_tools", "before", "commands", "about_agent", "reply_about_work",
-          "beyond_agent", "about_work")
+          "beyond_agent", "about_work", "answer")
 # Scopes whose patterns name an object (`obj`) that must be a word of the agent's own work before the user spoke
 # (beyond_agent: that must not be; about_work: of its whole answer since the user last spoke, its edits too).
 WORK_SCOPES = ("about_agent", "reply_about_work", "beyond_agent", "about_work")
@@ -32,7 +32,8 @@ WORK_SCOPES = ("about_agent", "reply_about_work", "beyond_agent", "about_work")
 USER_SCOPES = ("user", "commands", "about_agent", "beyond_agent", "about_work")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
 COMPUTED = ("first_turn", "resumed", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error",
-            "quotes_agent", "negates_agent", "retries_tool", "repeats_request", "worked", "reedits", "names_agent_work")
+            "quotes_agent", "negates_agent", "retries_tool", "repeats_request", "worked", "reedits", "names_agent_work",
+            "follows_question")
 # Computed signals that read what the user said about the agent's words: reasons in the user's own words.
 USER_COMPUTED = ("quotes_agent", "negates_agent", "repeats_request", "names_agent_work")
 KINDS = ("learning", "feature", "preference")

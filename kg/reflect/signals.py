@@ -49,6 +49,7 @@ class TurnView:
     # follows earlier agent work: nothing before it is answered, but it may be about what that work left behind
     reedits: bool = False  # after the user spoke the agent changes again a file it had changed since they last spoke
     work: str = ""  # the tail of the agent's answer since the user last spoke (work_chars): what it just wrote, by name
+    follows_question: bool = False  # the user's own turn before this one asked a question (an answer was due, not work)
 
 
 def straighten(text: str) -> str:
@@ -181,6 +182,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 commands="\n".join(commands),
                 prev_tools=straighten("\n".join(ran)),
                 work=straighten(wrote),
+                follows_question=bool(said) and ("?" in said[-1] or "？" in said[-1]),
             )
             edited_before[t.index] = edited
             commands, ran, edited, wrote = [], [], set(), ""
@@ -277,9 +279,10 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         "worked": bool(view.prev_tools),
         "reedits": view.reedits,
         "names_agent_work": bool(view.prev or view.prev_tools) and _names_agent_work(view.own[: sig.user_chars], view),
+        "follows_question": view.follows_question,
     }
     names = [name for name, on in computed.items() if on]
-    scopes = {"user": own, "prev": fold(view.prev), "next": fold(view.next),
+    scopes = {"user": own, "prev": fold(view.prev), "next": fold(view.next), "answer": fold(view.work or view.prev),
               "next_tools": view.next_tools, "before": fold(view.before), "commands": view.commands,
               "about_agent": own, "reply_about_work": fold(view.next), "beyond_agent": own, "about_work": own}
     agent: dict[str, set[str]] = {}  # the words of the agent's work, per scope, read once if needed

@@ -108,6 +108,24 @@ def test_a_go_ahead_or_work_done_is_not_the_work_sent_back(reply, ask):
     assert "redo_after_advice" not in sigs, sigs
 
 
+LONG_ADVICE = ADVICE + "\n" + "I will look into the code and propose the changes once I know more. " * 8 + \
+    "Please let me know if you have any other questions!\n"
+
+
+def test_steps_early_in_a_long_answer_are_still_advice():
+    # the steps come first, the last words only promise: the whole answer is read for the list
+    sigs, found = last(aider("find out why the signup form does not save and solve it", "can you solve it?",
+                             reply=LONG_ADVICE))
+    assert "gives_steps" in sigs and "redo_after_advice" in sigs, sigs
+    assert "correction" in found
+
+
+def test_fix_that_after_steps_that_answered_a_question_is_the_next_request():
+    sigs, _ = last(aider("what are the ways to make the signup form save its data?", "fix that", reply=ADVICE))
+    assert "follows_question" in sigs
+    assert "redo_after_advice" not in sigs, sigs  # (a hand-back's own combination may still read it: not this one)
+
+
 IMPORTED = """Here is the chart.
 
 chart.ts
