@@ -104,6 +104,8 @@ PRIOR = {
                    "defect_after_change": 2.5, "redo_after_advice": 2.5,
                    # asked not to use what the agent's change just used (its edits name it): a broken rule
                    "forbids_what_it_used": 3.0,
+                   # a constraint clause of an earlier request said again after the agent worked (rapidfuzz)
+                   "constraint_restated": 2.5,
                    # a pointed "why" right after the agent acted or said it was done: the step it just took questioned
                    "why_after_work": 1.0,
                    # the agent's reply sees that what it had fixed still fails (the user showed it)
@@ -163,7 +165,8 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
                         # the result's defect right after a change, the work sent back after advice: aider's turns
                         # claim nothing and the labelled chats' agent claims most of what it does, so the 441 turns
                         # cannot weigh them (stated, not fitted; written for p26's misses)
-                        "defect_after_change", "redo_after_advice", "forbids_what_it_used"}}
+                        "defect_after_change", "redo_after_advice", "forbids_what_it_used",
+                        "constraint_restated"}}
 # Signals a class may not use: how long a turn is does not say whether it states a lasting rule (this user
 # writes rules at length; "I prefer tabs" is short).
 # Nor does pushback at this turn's work (a question, swearing, a flaw, an interrupt, a repeated request).
@@ -180,7 +183,8 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
 HANDBACK_PARTS = {"offers_work", "leaves_to_agent", "bare_fix", "finds_it"}
 # The parts of defect_after_change and redo_after_advice count only together: a defect word alone is any bug report
 # (a new task), steps alone are any answer, a "can you fix it?" alone any request, a question before it is context.
-AFTERMATH_PARTS = {"result_defect", "gives_steps", "asks_to_solve", "forbids_used", "follows_question"}
+AFTERMATH_PARTS = {"result_defect", "gives_steps", "asks_to_solve", "forbids_used", "follows_question",
+                   "restates_constraint"}
 EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HANDBACK_PARTS, *AFTERMATH_PARTS},
            "preference": {"reedits", "names_agent_work", "refers_to_work",
                           "short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",
@@ -197,7 +201,8 @@ EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HAND
                           "fails_with_paste", "offers_retry", "outside_failure", "cut_off", "bare_retry",
                           "accepts_retry", "observes", "user_solved", *HANDBACK_PARTS,
                           # a defect in the result or the work sent back after advice: about this work, not a rule
-                          "defect_after_change", "redo_after_advice", "forbids_what_it_used", *AFTERMATH_PARTS}}
+                          "defect_after_change", "redo_after_advice", "forbids_what_it_used",
+                          "constraint_restated", *AFTERMATH_PARTS}}
 # Signals that, by what they mean, do not say a turn is of the class (or say it is not): the shape of a turn, generic words ("this",
 # "just", "should"), what the agent says to anything ("I see", "a different approach"). One user's habits make them
 # look like evidence (this user opens most rebukes with "this ..."); on other users' turns they fire on praise, new

@@ -36,7 +36,7 @@ USER_SCOPES = ("user", "commands", "about_agent", "beyond_agent", "about_work")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
 COMPUTED = ("first_turn", "resumed", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error",
             "quotes_agent", "negates_agent", "retries_tool", "repeats_request", "worked", "reedits", "names_agent_work",
-            "follows_question")
+            "follows_question", "restates_constraint")
 # Computed signals that read what the user said about the agent's words: reasons in the user's own words.
 USER_COMPUTED = ("quotes_agent", "negates_agent", "repeats_request", "names_agent_work")
 KINDS = ("learning", "feature", "preference")
@@ -124,6 +124,10 @@ class Signals:
     repeat_similar: int = 85
     redo_similar: int = 75
     repeat_recent: int = 5
+    # A constraint of an earlier request said again (kg.reflect.restate): the words that make a clause a constraint,
+    # and how alike (rapidfuzz token sort ratio) its restatement must be.
+    constraint_words: tuple[re.Pattern[str], ...] = ()
+    restate_similar: int = 85
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -271,7 +275,8 @@ def _injected(q: RuleReader, field: str = "injected_tags") -> re.Pattern[str] | 
 
 def _signals(t: RuleReader) -> Signals:
     t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", "reply_reasons", "combined",
-             "resets", "edit_tools", "work_chars", "repeat_similar", "redo_similar", "repeat_recent", *SCOPES))
+             "resets", "edit_tools", "work_chars", "repeat_similar", "redo_similar", "repeat_recent",
+             "constraint_words", "restate_similar", *SCOPES))
     matched: list[Signal] = []
     seen: set[str] = set(COMPUTED)
     flags = re.IGNORECASE | re.MULTILINE
@@ -304,6 +309,8 @@ def _signals(t: RuleReader) -> Signals:
         repeat_similar=t.whole("repeat_similar", 1, 100, default=85, int_only=True),
         redo_similar=t.whole("redo_similar", 1, 100, default=75, int_only=True),
         repeat_recent=t.whole("repeat_recent", 1, default=5, int_only=True),
+        constraint_words=_regexes(t, "constraint_words", flags),
+        restate_similar=t.whole("restate_similar", 1, 100, default=85, int_only=True),
     )
 
 

@@ -19,6 +19,7 @@ from kg.core.text import CJK, folded, has_cjk
 from .language import fold
 from .lesson import linking_rules, terms
 from .parse import Transcript, Turn
+from .restate import constraint_clauses, restates
 from .rules import WORK_SCOPES, ClassModel, ReflectRules
 
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
@@ -50,6 +51,7 @@ class TurnView:
     reedits: bool = False  # after the user spoke the agent changes again a file it had changed since they last spoke
     work: str = ""  # the tail of the agent's answer since the user last spoke (work_chars): what it just wrote, by name
     follows_question: bool = False  # the user's own turn before this one asked a question (an answer was due, not work)
+    restates_constraint: bool = False  # a constraint clause of one of the user's earlier turns is said again
 
 
 def straighten(text: str) -> str:
@@ -100,6 +102,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     current: int | None = None
     last_any: Turn | None = None  # the turn right before, whatever its role
     said: list[str] = []  # the user's recent own words, newest last
+    bound: list[list[str]] = []  # the constraint clauses of each of those turns (kg.reflect.restate)
     wrote = ""  # the tail of the texts of the agent's turns since the user last spoke (its edits, its words)
     commands: list[str] = []  # the user's commands to the runtime since they last spoke
     ran: list[str] = []  # the agent's tool inputs since the user last spoke
@@ -118,7 +121,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
             # a fresh context ("/clear", a new session in the same file): nothing before it is answered after it
             worked_before = worked_before or seen_agent
             last_agent, seen_agent, error_since_user, pending, last_call, current = None, False, False, None, None, None
-            said, commands, ran, edited, wrote = [], [], [], set(), ""
+            said, commands, ran, edited, wrote, bound = [], [], [], set(), "", []
             continue
         if t.role == "assistant":
             seen_agent = answered = True  # it spoke or acted since the user last spoke
@@ -161,6 +164,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
             raw = [ln for ln in t.text.splitlines() if ln.strip()]
             quoted = "\n".join(ln.lstrip()[1:].strip() for ln in raw if ln.lstrip().startswith(">"))
             prev = _agent_text(last_agent)[-sig.prev_chars:] if last_agent else ""
+            clauses = constraint_clauses(kept[: sig.user_chars], sig.constraint_words) if sig.constraint_words else []
             redo = [u for a, u in undone if _similar(kept, a, sig.redo_similar)]
             if redo and not seen_agent and worked_before:  # asked again after an undo and a fresh start
                 commands = [redo[-1], *commands][:_MAX_TOOLS]
@@ -183,10 +187,12 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 prev_tools=straighten("\n".join(ran)),
                 work=straighten(wrote),
                 follows_question=bool(said) and ("?" in said[-1] or "？" in said[-1]),
+                restates_constraint=answered and restates(clauses, [c for b in bound for c in b], sig.restate_similar),
             )
             edited_before[t.index] = edited
             commands, ran, edited, wrote = [], [], set(), ""
             said = [*said[-(sig.repeat_recent - 1):], kept]
+            bound = [*bound[-(sig.repeat_recent - 1):], clauses]
             answered = False
             pending = t.index
             current = t.index
@@ -280,6 +286,7 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         "reedits": view.reedits,
         "names_agent_work": bool(view.prev or view.prev_tools) and _names_agent_work(view.own[: sig.user_chars], view),
         "follows_question": view.follows_question,
+        "restates_constraint": view.restates_constraint,
     }
     names = [name for name, on in computed.items() if on]
     scopes = {"user": own, "prev": fold(view.prev), "next": fold(view.next), "answer": fold(view.work or view.prev),

@@ -166,3 +166,32 @@ def test_a_defect_without_any_work_before_it_is_no_defect_after_change():
     turns = transcript(("user", "add a menu"), ("assistant", "Which page should hold it?"),
                        ("user", "the header, the menu is invisible there today"))
     assert "defect_after_change" not in turn_signals(turns, RULES)[2]
+
+
+BRIEF = "Build a sales chart page in plain TypeScript, without any external libraries"
+
+
+@pytest.mark.parametrize("again", [
+    "Please redo it without any external libraries, plain canvas",
+    "it has to be built without any external libraries",
+])
+def test_a_constraint_of_the_request_said_again_after_the_work_is_a_correction(again):
+    sigs, found = last(aider(BRIEF, again))
+    assert "constraint_restated" in sigs, sigs
+    assert "correction" in found
+
+
+@pytest.mark.parametrize("other", [
+    "do not change the tests",  # another constraint sharing only its negation
+    "now add a legend without a border",
+    "Build a sales chart page",  # the request again without its constraint: not this signal
+])
+def test_another_constraint_or_none_is_not_the_constraint_said_again(other):
+    sigs, _ = last(aider(BRIEF + ". Do not change the API", other))
+    assert "restates_constraint" not in sigs, sigs
+
+
+def test_a_constraint_said_again_before_any_work_is_no_correction():
+    t = transcript(("user", BRIEF), ("user", "remember: without any external libraries"))
+    sigs = turn_signals(t, RULES)[1]
+    assert "constraint_restated" not in sigs
