@@ -195,3 +195,14 @@ def test_a_constraint_said_again_before_any_work_is_no_correction():
     t = transcript(("user", BRIEF), ("user", "remember: without any external libraries"))
     sigs = turn_signals(t, RULES)[1]
     assert "constraint_restated" not in sigs
+
+
+@pytest.mark.parametrize("said,lesson", [
+    ("your change left the search icon hidden", "After a change, check that it does not leave the search icon hidden"),
+    ("please find out why the badges are still not showing",
+     "After a change, check the result: the badges are not showing"),
+])
+def test_a_defect_report_becomes_what_to_check_after_a_change(said, lesson):
+    t = parse_aider(aider(FIRST, said))
+    f = next(f for f in learnings(t, RULES) if f.category == "correction")
+    assert f.summary == lesson
