@@ -206,3 +206,11 @@ def test_a_defect_report_becomes_what_to_check_after_a_change(said, lesson):
     t = parse_aider(aider(FIRST, said))
     f = next(f for f in learnings(t, RULES) if f.category == "correction")
     assert f.summary == lesson
+
+
+@pytest.mark.parametrize("ask", ["can you solve it?", "puedes resolver el problema", "você pode resolver isso?"])
+def test_the_work_sent_back_after_advice_is_one_lesson_to_do_it(ask):
+    t = parse_aider(aider("the signup form does not save anything", ask, reply=ADVICE))
+    f = next(f for f in learnings(t, RULES) if f.category == "correction")
+    assert f.summary == "Solve the problem asked about yourself; do not answer with steps for the user"
+    assert f.pattern_key == "fix.answer-problem-yourself"  # the same key each time: it recurs, it can be promoted
