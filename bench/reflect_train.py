@@ -98,6 +98,14 @@ PRIOR = {
                    "status_denied": 2.2,
                    # a question whether the agent did a step that its claim of done or its tool calls never show
                    "asks_skipped_step": 1.5,
+                   # a defect in the result (invisible, not shown, cut off, not working) right after the agent
+                   # changed or ran something, claimed or not; and a "can you solve it?" after steps given instead
+                   # of the work (p26's aider misses: no claim of done to deny)
+                   "defect_after_change": 2.5, "redo_after_advice": 2.5,
+                   # asked not to use what the agent's change just used (its edits name it): a broken rule
+                   "forbids_what_it_used": 3.0,
+                   # a constraint clause of an earlier request said again after the agent worked (rapidfuzz)
+                   "constraint_restated": 2.5,
                    # a pointed "why" right after the agent acted or said it was done: the step it just took questioned
                    "why_after_work": 1.0,
                    # the agent's reply sees that what it had fixed still fails (the user showed it)
@@ -153,7 +161,12 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
                         "agrees_only",
                         # "try again" taking up the agent's offer to retry (a login refused, a service down): no
                         # labelled development turn shows an agent offering it, so it keeps its prior (stated)
-                        "accepts_retry"}}
+                        "accepts_retry",
+                        # the result's defect right after a change, the work sent back after advice: aider's turns
+                        # claim nothing and the labelled chats' agent claims most of what it does, so the 441 turns
+                        # cannot weigh them (stated, not fitted; written for p26's misses)
+                        "defect_after_change", "redo_after_advice", "forbids_what_it_used",
+                        "constraint_restated"}}
 # Signals a class may not use: how long a turn is does not say whether it states a lasting rule (this user
 # writes rules at length; "I prefer tabs" is short).
 # Nor does pushback at this turn's work (a question, swearing, a flaw, an interrupt, a repeated request).
@@ -168,7 +181,11 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
 # this user's habits (it follows 79 of the 441 turns; sessions-out correction F1 0.84 -> 0.81), so none is a weight of
 # its own.
 HANDBACK_PARTS = {"offers_work", "leaves_to_agent", "bare_fix", "finds_it"}
-EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HANDBACK_PARTS},
+# The parts of defect_after_change and redo_after_advice count only together: a defect word alone is any bug report
+# (a new task), steps alone are any answer, a "can you fix it?" alone any request, a question before it is context.
+AFTERMATH_PARTS = {"result_defect", "gives_steps", "asks_to_solve", "forbids_used", "follows_question",
+                   "restates_constraint"}
+EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HANDBACK_PARTS, *AFTERMATH_PARTS},
            "preference": {"reedits", "names_agent_work", "refers_to_work",
                           "short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",
                           "question_conceded", "repeated_ask", "redirect_after_interrupt", "frustrated_at_work",
@@ -182,7 +199,10 @@ EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HAND
                           "resumed", "replaces_own", "instruction_replaces_work",
                           # a fix reported failing, and a retry and what it answers, say nothing of a lasting rule
                           "fails_with_paste", "offers_retry", "outside_failure", "cut_off", "bare_retry",
-                          "accepts_retry", "observes", "user_solved", *HANDBACK_PARTS}}
+                          "accepts_retry", "observes", "user_solved", *HANDBACK_PARTS,
+                          # a defect in the result or the work sent back after advice: about this work, not a rule
+                          "defect_after_change", "redo_after_advice", "forbids_what_it_used",
+                          "constraint_restated", *AFTERMATH_PARTS}}
 # Signals that, by what they mean, do not say a turn is of the class (or say it is not): the shape of a turn, generic words ("this",
 # "just", "should"), what the agent says to anything ("I see", "a different approach"). One user's habits make them
 # look like evidence (this user opens most rebukes with "this ..."); on other users' turns they fire on praise, new

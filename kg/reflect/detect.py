@@ -237,7 +237,7 @@ def turn_signals(transcript: Transcript, rules: ReflectRules) -> dict[int, tuple
 def _evidence_line(lines: list[tuple[int, str]], why: tuple[str, ...],
                    rules: ReflectRules) -> tuple[int, str, re.Match[str] | None]:
     """The line of the user's words where the strongest user-side signal of this class matched."""
-    by_name = {s.name: s for s in rules.signals.matched if s.scope in ("user", "about_agent")}
+    by_name = {s.name: s for s in rules.signals.matched if s.scope in ("user", "about_agent", "about_work")}
     for name in why:
         s = by_name.get(name)
         if s is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -18,21 +18,25 @@ from kg.core.errors import RulesError
 from kg.core.policy import RuleReader
 
 from .language import fold
+from .lesson_rules import Lessons, lessons_of
+from .lesson_rules import regex as _regex
+from .lesson_rules import regexes as _regexes
 
 RULES_FILE = "reflect.toml"
 MODEL_FILE = "reflect_model.toml"
 DETECTORS = ("correction", "feature", "knowledge_gap", "best_practice", "preference")
 SCOPES = ("user", "prev", "next", "next_tools", "before", "commands", "about_agent", "reply_about_work",
-          "beyond_agent")
+          "beyond_agent", "about_work", "answer")
 # Scopes whose patterns name an object (`obj`) that must be a word of the agent's own work before the user spoke
-# (beyond_agent: that must not be).
-WORK_SCOPES = ("about_agent", "reply_about_work", "beyond_agent")
+# (beyond_agent: that must not be; about_work: of its whole answer since the user last spoke, its edits too).
+WORK_SCOPES = ("about_agent", "reply_about_work", "beyond_agent", "about_work")
 # Scopes whose signals read what the user said or did (reasons a finding may rest on): their own words, the
 # commands they gave the runtime before speaking ("/undo"), their words about what the agent just said or ran.
-USER_SCOPES = ("user", "commands", "about_agent", "beyond_agent")
+USER_SCOPES = ("user", "commands", "about_agent", "beyond_agent", "about_work")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
 COMPUTED = ("first_turn", "resumed", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error",
-            "quotes_agent", "negates_agent", "retries_tool", "repeats_request", "worked", "reedits", "names_agent_work")
+            "quotes_agent", "negates_agent", "retries_tool", "repeats_request", "worked", "reedits", "names_agent_work",
+            "follows_question", "restates_constraint")
 # Computed signals that read what the user said about the agent's words: reasons in the user's own words.
 USER_COMPUTED = ("quotes_agent", "negates_agent", "repeats_request", "names_agent_work")
 KINDS = ("learning", "feature", "preference")
@@ -120,6 +124,10 @@ class Signals:
     repeat_similar: int = 85
     redo_similar: int = 75
     repeat_recent: int = 5
+    # A constraint of an earlier request said again (kg.reflect.restate): the words that make a clause a constraint,
+    # and how alike (rapidfuzz token sort ratio) its restatement must be.
+    constraint_words: tuple[re.Pattern[str], ...] = ()
+    restate_similar: int = 85
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -165,58 +173,6 @@ class Detector:
 
 
 @dataclass(frozen=True)
-class Rewrite:
-    pattern: re.Pattern[str]
-    template: str
-
-
-@dataclass(frozen=True)
-class Lessons:
-    strip: re.Pattern[str]
-    fallback: Mapping[str, str]  # category -> template
-    key_skip: frozenset[str]  # stemmed
-    key_weak: frozenset[str]  # stemmed: used only when the key has too few words without them
-    key_words: int
-    key_min_words: int
-    rewrites: tuple[Rewrite, ...]
-    # A sentence that says what to do: when the sentence a finding matched names nothing a key can hold ("are you
-    # kidding me?"), the lesson comes from another sentence of the turn, these first.
-    actionable: tuple[re.Pattern[str], ...] = ()
-    # Categories whose lesson may come from another sentence that way (praise stays with the praising sentence).
-    reword: frozenset[str] = frozenset()
-    drop: re.Pattern[str] | None = None  # words taken out of a lesson wherever they stand (swearing)
-    # category -> template for a lesson whose user words name nothing a key can hold ("wtf", "nice, it works"): it
-    # names what the agent had just said it did ({prev}), with the user's words ({s}) as the verdict.
-    context: Mapping[str, str] = field(default_factory=dict)
-    # category -> template for a lesson whose sentence is a question no rewrite turned into an instruction ({s}).
-    question: Mapping[str, str] = field(default_factory=dict)
-    # Categories whose finding needs a pattern key: words that name nothing, with nothing the agent said to name
-    # either ("Thanks" after a greeting), make no lesson.
-    need_key: frozenset[str] = frozenset()
-    # Verb stems that take an "e" back when "-ing" is cut ("making" -> "make"; "editing" -> "edit" takes none).
-    ing_e: frozenset[str] = frozenset()
-    # A question no rewrite made an instruction is first tried against these ("did you push?" -> "Make sure you
-    # push ..."); only a question with no match keeps the `question` template.
-    question_rewrites: tuple[Rewrite, ...] = ()
-    # A turn that is only an exclamation ("wtf", "ugh", "seriously?") teaches nothing by itself.
-    exclamation: re.Pattern[str] | None = None
-    key_prefix: Mapping[str, str] = field(default_factory=dict)  # category -> a pattern key's first part
-    # A sentence that opens as a question is one without its "?" ("why not just edit the file directly"); one that
-    # does not, in English, is a statement said with doubt ("scrolling still does not work (maybe X)?").
-    question_opener: re.Pattern[str] | None = None
-    # category -> template for a question no rewrite made an instruction, said after the agent's last statement
-    # ({s}: the question, {prev}: that statement), before the bare `question` template.
-    question_context: Mapping[str, str] = field(default_factory=dict)
-    # An agent's offer or question back ("If you want me to ...", "Let me know ..."): never a context lesson.
-    context_skip: re.Pattern[str] | None = None
-    # "i mean <words that say no step>": the agent's last statement with what the user meant ({s}, {prev}).
-    meant: re.Pattern[str] | None = None
-    meant_context: Mapping[str, str] = field(default_factory=dict)
-    pointer: re.Pattern[str] | None = None  # a sentence pointing at the lesson said elsewhere ("make a rule so ...")
-    quote_pointer: re.Pattern[str] | None = None  # a lesson's end pointing at what the user quoted ("this part")
-
-
-@dataclass(frozen=True)
 class ReflectRules:
     version: int
     limits: Limits
@@ -234,17 +190,6 @@ class ReflectRules:
 
 class ReflectRulesError(RulesError, ValueError):
     """The reflect rules are malformed. A `ValueError` too, which is what `load_rules` has always raised."""
-
-
-def _regex(r: RuleReader, name: str, pattern: str, flags: int = 0) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern, flags)
-    except re.error as exc:
-        raise r.fail(name, f"bad regular expression {pattern!r}: {exc}") from None
-
-
-def _regexes(r: RuleReader, name: str, flags: int = 0) -> tuple[re.Pattern[str], ...]:
-    return tuple(_regex(r, name, p, flags) for p in r.strings(name, [], items="non-empty"))
 
 
 def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
@@ -312,11 +257,8 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
             )
         )
 
-    lessons = _lessons(top.table("lessons"), {d.category for d in detectors})
+    lessons = lessons_of(top.table("lessons"), {d.category for d in detectors})
     return ReflectRules(version, limits, quoting, signals, tuple(detectors), lessons)
-
-
-_FIELDS = re.compile(r"\{(\w+)(?::base)?\}")  # "{V:base}": the field's verb in its base form ("editing" -> "edit")
 
 
 def _injected(q: RuleReader, field: str = "injected_tags") -> re.Pattern[str] | None:
@@ -331,99 +273,10 @@ def _injected(q: RuleReader, field: str = "injected_tags") -> re.Pattern[str] | 
     return re.compile(rf"<({names})(\s[^>]*)?>(.*?)(</\1>|\Z)", re.DOTALL)
 
 
-def _key_prefix(t: RuleReader, categories: set[str]) -> dict[str, str]:
-    kp = t.table("key_prefix") if "key_prefix" in t.data else None
-    out = {c: kp.string(c) for c in kp.data} if kp else {}
-    bad = next((c for c, v in out.items() if c not in categories or not re.fullmatch(r"[a-z]+", v)), None)
-    if bad:
-        raise kp.fail(bad, "a finding category, with lower-case letters as its prefix")
-    return out
-
-
-def _lessons(t: RuleReader, categories: set[str]) -> Lessons:
-    from kg.graph.linking import stem  # the stemmer linking uses, so keys and links agree on words
-
-    t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
-             "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
-             "exclamation", "question_opener", "question_context", "context_skip", "meant", "meant_context",
-             "key_prefix", "pointer", "quote_pointer"))
-    fb = t.table("fallback")
-    fallback = {c: fb.string(c) for c in fb.data}
-    missing = sorted(categories - set(fallback))
-    if missing:
-        raise fb.fail(missing[0], "missing: every finding category needs a fallback lesson")
-    def rewrites_of(name: str) -> list[Rewrite]:
-        out = []
-        for r in t.tables(name, []):
-            r.known(("pattern", "template"))
-            pattern = _regex(r, "pattern", r.string("pattern"), re.IGNORECASE)
-            template = r.string("template")
-            for field_ in _FIELDS.findall(template):
-                if field_.lower() not in (*pattern.groupindex, "s"):
-                    raise r.fail("template", f"{{{field_}}} is not a named group of the pattern (nor {{s}})")
-            out.append(Rewrite(pattern, template))
-        return out
-
-    rewrites = rewrites_of("rewrite")
-    return Lessons(
-        strip=_regex(t, "strip", t.string("strip"), re.IGNORECASE),
-        fallback=fallback,
-        key_skip=frozenset(stem(w.lower()) for w in t.strings("key_skip", items="non-empty")),
-        key_weak=frozenset(stem(w.lower()) for w in t.strings("key_weak", [], items="non-empty")),
-        key_words=t.whole("key_words", 1, int_only=True),
-        key_min_words=t.whole("key_min_words", 1, int_only=True),
-        rewrites=tuple(rewrites),
-        actionable=tuple(_regex(t, "actionable", p, re.IGNORECASE)
-                         for p in t.strings("actionable", [], items="non-empty")),
-        reword=_reword(t, categories),
-        drop=_regex(t, "drop", t.string("drop"), re.IGNORECASE) if "drop" in t.data else None,
-        context=_context(t, categories),
-        question=_context(t, categories, "question", ("s",)),
-        need_key=_reword(t, categories, "need_key"),
-        ing_e=frozenset(w.lower() for w in t.strings("ing_e", [], items="non-empty")),
-        question_rewrites=tuple(rewrites_of("question_rewrite")),
-        exclamation=_regex(t, "exclamation", t.string("exclamation"), re.IGNORECASE)
-        if "exclamation" in t.data else None,
-        question_opener=_regex(t, "question_opener", t.string("question_opener"), re.IGNORECASE)
-        if "question_opener" in t.data else None,
-        question_context=_context(t, categories, "question_context"),
-        key_prefix=_key_prefix(t, categories),
-        context_skip=_regex(t, "context_skip", t.string("context_skip"), re.IGNORECASE)
-        if "context_skip" in t.data else None,
-        meant=_regex(t, "meant", t.string("meant"), re.IGNORECASE) if "meant" in t.data else None,
-        meant_context=_context(t, categories, "meant_context"),
-        pointer=_regex(t, "pointer", t.string("pointer"), re.IGNORECASE) if "pointer" in t.data else None,
-        quote_pointer=_regex(t, "quote_pointer", t.string("quote_pointer")) if "quote_pointer" in t.data else None,
-    )
-
-
-def _context(t: RuleReader, categories: set[str], table: str = "context",
-             fields: tuple[str, ...] = ("s", "prev")) -> dict[str, str]:
-    ctx = t.table(table, {})
-    out = {}
-    for c in ctx.data:
-        if c not in categories:
-            raise ctx.fail(c, f"not a finding category ({', '.join(sorted(categories))})")
-        template = ctx.string(c)
-        for name in _FIELDS.findall(template):
-            if name.lower() not in fields:
-                raise ctx.fail(c, f"{{{name}}} is not a field of a {table} lesson "
-                                  f"({', '.join('{' + f + '}' for f in fields)})")
-        out[c] = template
-    return out
-
-
-def _reword(t: RuleReader, categories: set[str], name: str = "reword") -> frozenset[str]:
-    names = t.strings(name, [], items="non-empty")
-    for n in names:
-        if n not in categories:
-            raise t.fail(name, f"{n!r} is not a finding category ({', '.join(sorted(categories))})")
-    return frozenset(names)
-
-
 def _signals(t: RuleReader) -> Signals:
     t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", "reply_reasons", "combined",
-             "resets", "edit_tools", "work_chars", "repeat_similar", "redo_similar", "repeat_recent", *SCOPES))
+             "resets", "edit_tools", "work_chars", "repeat_similar", "redo_similar", "repeat_recent",
+             "constraint_words", "restate_similar", *SCOPES))
     matched: list[Signal] = []
     seen: set[str] = set(COMPUTED)
     flags = re.IGNORECASE | re.MULTILINE
@@ -456,6 +309,8 @@ def _signals(t: RuleReader) -> Signals:
         repeat_similar=t.whole("repeat_similar", 1, 100, default=85, int_only=True),
         redo_similar=t.whole("redo_similar", 1, 100, default=75, int_only=True),
         repeat_recent=t.whole("repeat_recent", 1, default=5, int_only=True),
+        constraint_words=_regexes(t, "constraint_words", flags),
+        restate_similar=t.whole("restate_similar", 1, 100, default=85, int_only=True),
     )
 
 

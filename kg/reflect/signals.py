@@ -19,7 +19,8 @@ from kg.core.text import CJK, folded, has_cjk
 from .language import fold
 from .lesson import linking_rules, terms
 from .parse import Transcript, Turn
-from .rules import ClassModel, ReflectRules
+from .restate import constraint_clauses, restates
+from .rules import WORK_SCOPES, ClassModel, ReflectRules
 
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 # A word: a run of letters outside the CJK range, or one CJK character (kg's one CJK range, kg.core.text). Without
@@ -49,6 +50,8 @@ class TurnView:
     # follows earlier agent work: nothing before it is answered, but it may be about what that work left behind
     reedits: bool = False  # after the user spoke the agent changes again a file it had changed since they last spoke
     work: str = ""  # the tail of the agent's answer since the user last spoke (work_chars): what it just wrote, by name
+    follows_question: bool = False  # the user's own turn before this one asked a question (an answer was due, not work)
+    restates_constraint: bool = False  # a constraint clause of one of the user's earlier turns is said again
 
 
 def straighten(text: str) -> str:
@@ -99,6 +102,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     current: int | None = None
     last_any: Turn | None = None  # the turn right before, whatever its role
     said: list[str] = []  # the user's recent own words, newest last
+    bound: list[list[str]] = []  # the constraint clauses of each of those turns (kg.reflect.restate)
     wrote = ""  # the tail of the texts of the agent's turns since the user last spoke (its edits, its words)
     commands: list[str] = []  # the user's commands to the runtime since they last spoke
     ran: list[str] = []  # the agent's tool inputs since the user last spoke
@@ -117,7 +121,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
             # a fresh context ("/clear", a new session in the same file): nothing before it is answered after it
             worked_before = worked_before or seen_agent
             last_agent, seen_agent, error_since_user, pending, last_call, current = None, False, False, None, None, None
-            said, commands, ran, edited, wrote = [], [], [], set(), ""
+            said, commands, ran, edited, wrote, bound = [], [], [], set(), "", []
             continue
         if t.role == "assistant":
             seen_agent = answered = True  # it spoke or acted since the user last spoke
@@ -160,6 +164,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
             raw = [ln for ln in t.text.splitlines() if ln.strip()]
             quoted = "\n".join(ln.lstrip()[1:].strip() for ln in raw if ln.lstrip().startswith(">"))
             prev = _agent_text(last_agent)[-sig.prev_chars:] if last_agent else ""
+            clauses = constraint_clauses(kept[: sig.user_chars], sig.constraint_words) if sig.constraint_words else []
             redo = [u for a, u in undone if _similar(kept, a, sig.redo_similar)]
             if redo and not seen_agent and worked_before:  # asked again after an undo and a fresh start
                 commands = [redo[-1], *commands][:_MAX_TOOLS]
@@ -181,10 +186,13 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 commands="\n".join(commands),
                 prev_tools=straighten("\n".join(ran)),
                 work=straighten(wrote),
+                follows_question=bool(said) and ("?" in said[-1] or "？" in said[-1]),
+                restates_constraint=answered and restates(clauses, [c for b in bound for c in b], sig.restate_similar),
             )
             edited_before[t.index] = edited
             commands, ran, edited, wrote = [], [], set(), ""
             said = [*said[-(sig.repeat_recent - 1):], kept]
+            bound = [*bound[-(sig.repeat_recent - 1):], clauses]
             answered = False
             pending = t.index
             current = t.index
@@ -277,24 +285,26 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         "worked": bool(view.prev_tools),
         "reedits": view.reedits,
         "names_agent_work": bool(view.prev or view.prev_tools) and _names_agent_work(view.own[: sig.user_chars], view),
+        "follows_question": view.follows_question,
+        "restates_constraint": view.restates_constraint,
     }
     names = [name for name, on in computed.items() if on]
-    scopes = {"user": own, "prev": fold(view.prev), "next": fold(view.next),
+    scopes = {"user": own, "prev": fold(view.prev), "next": fold(view.next), "answer": fold(view.work or view.prev),
               "next_tools": view.next_tools, "before": fold(view.before), "commands": view.commands,
-              "about_agent": own, "reply_about_work": fold(view.next), "beyond_agent": own}
+              "about_agent": own, "reply_about_work": fold(view.next), "beyond_agent": own, "about_work": own}
     agent: dict[str, set[str]] = {}  # the words of the agent's work, per scope, read once if needed
     for s in sig.matched:
         text = scopes[s.scope]
         if not text:
             continue
-        if s.scope not in ("about_agent", "reply_about_work", "beyond_agent"):
+        if s.scope not in WORK_SCOPES:
             if any(p.search(text) for p in s.patterns):
                 names.append(s.name)
             continue
         objs = [m.group("obj") for p in s.patterns for m in p.finditer(text) if m.group("obj")]
         if objs and (view.prev or view.prev_tools):
             if s.scope not in agent:
-                agent[s.scope] = _agent_terms(view, whole=s.scope == "reply_about_work")
+                agent[s.scope] = _agent_terms(view, whole=s.scope in ("reply_about_work", "about_work"))
             named = [t in agent[s.scope] for o in objs for t in terms(o, linking_rules()) if _telling(t)]
             if any(named) if s.scope != "beyond_agent" else (named and not any(named)):
                 names.append(s.name)
