@@ -97,7 +97,10 @@ def check_argv(argv: list[str]) -> str | None:
         try:
             arg.encode("utf-8")
         except UnicodeEncodeError:
-            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            try:  # bad bytes as Python holds them; a lone surrogate of another range (an API caller's) shown escaped
+                shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            except UnicodeEncodeError:
+                shown = arg.encode("utf-8", "backslashreplace").decode("utf-8")
             return (f"argument {i} ({shown[:60]!r}) is not valid UTF-8 text; give UTF-8 text (check the "
                     "shell's locale)")
     return None

@@ -53,3 +53,12 @@ def test_bad_input_never_fails_operationally(fuzz_ws, capsys, argv):
     assert "Traceback" not in err and "unexpected failure" not in err, (argv, err[-400:])
     if code == 2:
         assert "Error: " in err, (argv, err)
+
+
+def test_a_lone_surrogate_outside_the_escape_range_is_bad_input():
+    """Hypothesis once drew "\\ud800": the message's own rendering of the bad argument raised UnicodeEncodeError
+    (surrogateescape holds only \\udc80-\\udcff), an unexpected failure where bad input was meant."""
+    from kg.cli.common import check_argv
+
+    said = check_argv(["log", "learning", "a\ud800b"])
+    assert said is not None and "argument 3" in said and "not valid UTF-8 text" in said and "\\ud800" in said
