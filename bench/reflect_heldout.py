@@ -71,6 +71,11 @@ read at offset 16,926 and the total length. Adithya-ux-2006/Hey-roomie's library
 history file); the copy has the LF text read_file shows. The sha1s are of the turn texts of the saved files. The library
 also shows a plaintext DeepSeek key in Anish-ai/manrag's command line (not saved: no turn); no secret is in the saved
 copies or here.
+Scored once, 2026-12-05 04:40 UTC, main with the twenty-eighth landing's detector work (w-d20: a defect reported right
+after a change, a redo asked for after advice, a constraint of the request restated, the user forbidding what the
+agent's edit brought in) beside 1fa2c71: identical. Correction 0.44 / 0.40 / 0.42 (4 found, 5 false, 6 missed),
+preference 1.00 / 0.67 / 0.80 (4, 0, 2), anything 0.58 / 0.54 / 0.56; false alarms 5 in 159 quiet turns (3.1 per 100).
+The new signals, written after p26's misses, met no turn of this set. (language() counts Thai and Hangul as Latin.)
 
 p26 (tests/data/heldout_p26.jsonl; the rule fixed 2026-12-05 00:30 UTC before a turn was read, by an annotator who read
 no detector code): a new runtime, as the SpecStory lists p17-p25 read have run dry: aider's `.aider.chat.history.md`
