@@ -242,15 +242,17 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
 
     # a read that resumed: what the reflection before it found, so that its part finds what the whole would
     resumed = prior if read_from > 1 else None
-    result: Reflection = reflect(transcript, rules, redact=redact, gated=True, after_line=_line(resumed),
-                                 earlier={k: (kind, p) for k, kind, p in resumed["found"]} if resumed else None)
-    said = list(result.findings)  # what the user said; failed tool calls come from `failures`, one per call
-    failed = failures(transcript, frules, after_line=_line(resumed),
-                      earlier=Counter(resumed["errors"]) if resumed else None)
     at = clock.now(now)
     session_id = session or _session_of(transcript.session_hint) or f"reflect-{at:%Y%m%d-%H%M%S}"
     # a session named by the caller holds every turn; else each turn its own chat's (aider: one per "chat started")
     of_turn = [session_id] * len(transcript.turns) if session else turn_sessions(transcript, session_id)
+    several = len(set(of_turn)) > 1  # (one session: the keys and caps of the whole file, as a single session's)
+    result: Reflection = reflect(transcript, rules, redact=redact, gated=True, after_line=_line(resumed),
+                                 earlier={k: (kind, p) for k, kind, p in resumed["found"]} if resumed else None,
+                                 sessions=of_turn if several else None)
+    said = list(result.findings)  # what the user said; failed tool calls come from `failures`, one per call
+    failed = failures(transcript, frules, after_line=_line(resumed),
+                      earlier=Counter(resumed["errors"]) if resumed else None)
 
     def session_of(turn: int) -> str:
         return of_turn[turn] if 0 <= turn < len(of_turn) else session_id

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from kg.core.text import folded
@@ -429,16 +429,21 @@ def dedupe_key(f: Finding) -> tuple[str, str, str]:
     return (f.kind, f.category, f.pattern_key or folded(f.evidence))
 
 
-def unique_key(f: Finding) -> str:
-    """A finding's `dedupe_key` hashed: what a reflection that reads on from the last one keeps of it."""
-    return hashlib.sha256("\x1f".join(dedupe_key(f)).encode()).hexdigest()[:16]
+def unique_key(f: Finding, session: str = "") -> str:
+    """A finding's `dedupe_key` (and its session, when the file holds several) hashed: what a reflection that reads
+    on from the last one keeps of it."""
+    return hashlib.sha256("\x1f".join((*dedupe_key(f), session) if session else dedupe_key(f)).encode()
+                          ).hexdigest()[:16]
 
 
 def reflect(
     transcript: Transcript, rules: ReflectRules, *, redact: Callable[[str], str] | None = None,
     gated: bool = False, earlier: Mapping[str, tuple[str, str]] | None = None, after_line: int = 0,
+    sessions: Sequence[str] | None = None,
 ) -> Reflection:
-    """Findings, tasks and skill candidates of one session.
+    """Findings, tasks and skill candidates of one session (or of each, `sessions` naming every turn's: an aider
+    history holds one chat after another, each deduplicated and capped on its own, so one chat's findings neither
+    merge with another's recurrence nor use up its caps).
 
     `redact` scrubs every text field; by default with the secret rules shipped for everything stored
     (rules/secrets.toml). Pass the workspace's redactor to apply its own. The turns are redacted before anything
@@ -463,11 +468,14 @@ def reflect(
         raw = [f for f in raw if (transcript.turns[f.turn].line or 0) > after_line]
     before = dict(earlier or {})
 
-    merged: dict[tuple[str, str, str], Finding] = {}
+    def session(turn: int) -> str:
+        return sessions[turn] if sessions and 0 <= turn < len(sessions) else ""
+
+    merged: dict[tuple[str, ...], Finding] = {}
     for f in raw:
         f = _redacted(f, redact)
-        key = dedupe_key(f)
-        if unique_key(f) in before:
+        key = (session(f.turn), *dedupe_key(f))
+        if unique_key(f, session(f.turn)) in before:
             continue  # said before this part: the earlier reflection's finding
         if key in merged:
             first = merged[key]
@@ -481,24 +489,28 @@ def reflect(
         unique.append(f)
 
     lim = rules.limits
+    # the earlier part's findings count against the caps of the session this part begins in (most lie in it; one
+    # of an earlier chat only makes this one's caps stricter)
+    first = next((i for i, t in enumerate(transcript.turns) if (t.line or 0) > after_line), 0)
     ghosts = [(kind, priority) for kind, priority in before.values()]
-    ranked = sorted([(-_RANK[p], -1, k, None) for k, p in ghosts]
-                    + [(-_RANK[f.priority], f.turn, f.kind, f) for f in unique], key=lambda x: (x[0], x[1]))
-    per_kind: dict[str, int] = {}
+    ranked = sorted([(-_RANK[p], -1, k, None, session(first)) for k, p in ghosts]
+                    + [(-_RANK[f.priority], f.turn, f.kind, f, session(f.turn)) for f in unique],
+                    key=lambda x: (x[0], x[1]))
+    per_kind: dict[tuple[str, str], int] = {}
+    taken: dict[str, int] = {}
     kept = []
-    taken = 0
-    for _, _, kind, f in ranked:
-        if per_kind.get(kind, 0) >= lim.max_per_kind or taken >= lim.max_findings_per_session:
+    for _, _, kind, f, where in ranked:
+        if per_kind.get((where, kind), 0) >= lim.max_per_kind or taken.get(where, 0) >= lim.max_findings_per_session:
             continue
-        per_kind[kind] = per_kind.get(kind, 0) + 1
-        taken += 1
+        per_kind[(where, kind)] = per_kind.get((where, kind), 0) + 1
+        taken[where] = taken.get(where, 0) + 1
         if f is not None:
             kept.append(f)
     kept.sort(key=lambda f: f.turn)
 
     candidates = tuple(t for t in tasks if t.tool_calls >= lim.skill_candidate_min_tool_calls)
     return Reflection(tuple(kept), tuple(tasks), candidates, len(unique) - len(kept), len(raw) - len(unique),
-                      tuple((unique_key(f), f.kind, f.priority) for f in unique))
+                      tuple((unique_key(f, session(f.turn)), f.kind, f.priority) for f in unique))
 
 
 def detect(
