@@ -169,7 +169,8 @@ def trial(ws: Any, url: StoreUrl) -> None:
 def member(kg_dir: Path, url: StoreUrl) -> int:
     """This workspace's member number on the team graph, asked of the server once and kept, one per graph: a
     workspace that also opened another graph (`KG_STORE`) kept only the last, so back on its own graph it could not
-    log while the server was away (a new member's ids need the server) and was given another number each switch."""
+    log while the server was away (a new member's ids need the server) and was given another number each switch.
+    The numbers belong to the folder team.json names: a copy's are the original's, so it asks anew (and says so)."""
     path = kg_dir / MEMBER_FILE
     key = _member_key(url)
     here = _folder(kg_dir)
