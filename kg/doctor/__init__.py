@@ -66,6 +66,7 @@ def _doctor(ws: Any, *, repair: bool, dry_run: bool) -> DoctorReport:
     _temp_files(ws, report, dry_run)
     _cut_short(ws, report, dry_run)
     _session_pointer(ws, report, dry_run)
+    _team(ws, report, dry_run)
     _ids(ws, report, dry_run)
     if _graph_file(ws, report, repair and not dry_run):
         leftovers = _fts_leftovers(ws)
@@ -168,6 +169,31 @@ def _session_pointer(ws: Any, report: DoctorReport, dry_run: bool) -> None:
     else:
         path.unlink(missing_ok=True)
         report.add("current session", "repaired", f"cleared an invalid id {raw[:60]!r} (it is never used)")
+
+
+def _team(ws: Any, report: DoctorReport, dry_run: bool) -> None:
+    """memory/.kg/team.json made for another folder: this workspace is a copy holding the original's member numbers
+    (kg/store/team.py), whose ids would be the original's. Repaired by asking the server for a number of its own."""
+    from kg.store import team
+
+    source = team.copied_from(ws.kg_dir)
+    if source is None:
+        return
+    said = f"memory/.kg/team.json was made for {source}: this workspace is a copy and holds that one's member numbers"
+    if dry_run or ws.store_url is None:
+        report.add("team member", "warning", f"{said}; its next write on the team graph (or `kg doctor`) asks the "
+                   "server for a number of its own")
+        if dry_run and ws.store_url is not None:  # the team journal would ask for it: the other checks read the
+            from kg.ingest.journal import Journal  # same files through a plain one, which gives out no id
+
+            ws._journal = Journal(ws.kg_dir, timeout=ws.lock_timeout, lane=ws._lane())
+        return
+    try:
+        number = team.member(ws.kg_dir, ws.store_url)
+    except KgError as exc:
+        report.add("team member", "error", str(exc))
+        return
+    report.add("team member", "repaired", f"{said}; the server gave it member number {number} of its own")
 
 
 def _ids(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:

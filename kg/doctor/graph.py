@@ -167,7 +167,7 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
         with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", read_only=True,
                         lock_timeout=ws.lock_timeout,
                         queries_dir=ws.rules.rules_dir / "queries" if ws.rules.rules_dir else None,
-                        **ws._team()) as st:
+                        url=ws.store_url) as st:  # read-only: no origin stamp, so no member number asked for
             fts, retired = st.has_fts(), getattr(st, "fts_retired", bool)()
             waits = _retire_waits(st) if fts and not team else None
             aggregate = _aggregate(ws, st, True)

@@ -10,6 +10,13 @@
   ids (`ERR-20260102-012`): a tagged id's number has six or more digits and, for members 2-99, a leading
   zero, which an untagged number never has; so they cannot meet (members from 100 on could only meet member
   1's ids past its 99,999th entry of one kind in one day).
+- A member number belongs to one folder: team.json names the state folder it was given to (its path and inode).
+  A copy (`cp -a`, rsync, a backup restored beside the original) has another inode, so before it gives out an id
+  it asks the server for a number of its own (with the server away it refuses to log, as a new member does: ids
+  shared with the original would be two members' acknowledged entries under one id). A folder moved on its
+  filesystem (`mv`) keeps its inode, and so its number: the original is gone, nothing else gives out its ids.
+  Entries journaled before the copy sit in both journals with the same ids: they are one write each, and the
+  second drain skips them as a replay (kg/ingest/apply.py `_renamed`), whichever workspace drains first.
 - Every node it creates names the workspace and the agent (`KG_AGENT`, else user@host).
 """
 
@@ -162,31 +169,79 @@ def trial(ws: Any, url: StoreUrl) -> None:
 def member(kg_dir: Path, url: StoreUrl) -> int:
     """This workspace's member number on the team graph, asked of the server once and kept, one per graph: a
     workspace that also opened another graph (`KG_STORE`) kept only the last, so back on its own graph it could not
-    log while the server was away (a new member's ids need the server) and was given another number each switch."""
+    log while the server was away (a new member's ids need the server) and was given another number each switch.
+    The numbers belong to the folder team.json names: a copy's are the original's, so it asks anew (and says so)."""
     path = kg_dir / MEMBER_FILE
     key = _member_key(url)
+    here = _folder(kg_dir)
     known = _members(path)
-    if key in known:
+    if key in known and made_for(path) == here:
         return known[key]
     with _folder_locked(kg_dir):  # two processes asking at once: one asks the server, the other reads its answer
         known = _members(path)  # (and two graphs' numbers kept at once: neither write drops the other's)
-        if key in known:
-            return known[key]
-        number = _next_member(url)
-        write_atomic(path, json.dumps({"members": {**known, key: number}}, sort_keys=True).encode("utf-8"))
-    return number
+        made = made_for(path)
+        if made is not None and not same_folder(made, here):
+            known = {}  # a copy's numbers are the original's: each graph is asked for one of its own
+        changed = made != here  # a copy, a moved folder (its path), an older kg's file: the folder is recorded
+        if key not in known:
+            known[key] = _next_member(url, copy_of=None if made is None or same_folder(made, here) else made)
+            changed = True
+        if changed:
+            write_atomic(path, json.dumps({"members": known, **here}, sort_keys=True).encode("utf-8"))
+    if made is not None and not same_folder(made, here):
+        from kg.ingest import drain
+
+        drain.warn(f"this workspace is a copy of {made['folder']} (its memory/.kg/team.json was made there): the "
+                   f"team graph gave it member number {known[key]} of its own, so its ids are not the original's")
+    return known[key]
 
 
-def _next_member(url: StoreUrl) -> int:
+def _folder(kg_dir: Path) -> dict[str, Any]:
+    """The state folder a member number is given to: its path (for people) and its inode (what tells a copy)."""
+    return {"folder": str(kg_dir.resolve()), "inode": os.stat(kg_dir).st_ino}
+
+
+def same_folder(made: dict[str, Any], here: dict[str, Any]) -> bool:
+    """Whether team.json's numbers belong to this folder: the same inode, wherever it now is (`mv` keeps it, a copy
+    never has it while the original lives). The device number is not compared: some file systems give another one
+    at each mount."""
+    return made.get("inode") == here["inode"]
+
+
+def made_for(path: Path) -> dict[str, Any] | None:
+    """The folder team.json was written for, or None: no file, or an older kg's, which named none (a copy made
+    before this kg cannot be told from its original; the first open here records the folder)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or type(data.get("inode")) is not int or not isinstance(data.get("folder"), str):
+        return None
+    return {"folder": data["folder"], "inode": data["inode"]}
+
+
+def copied_from(kg_dir: Path) -> str | None:
+    """The folder whose team.json this workspace holds, when that is another folder (a copy that has not opened
+    its team graph since), else None: `kg doctor` says it."""
+    made = made_for(kg_dir / MEMBER_FILE)
+    if made is None or same_folder(made, _folder(kg_dir)):
+        return None
+    return made["folder"]
+
+
+def _next_member(url: StoreUrl, *, copy_of: dict[str, Any] | None = None) -> int:
     from kg.store.falkor import _connect, _plain
 
     try:
         number = int(_connect(url).connection.incr(f"kg:members:{url.graph}"))
     except Exception as exc:  # noqa: BLE001 - redis raises its own classes
         plain = _plain(exc, url, journaled=False)
-        if isinstance(plain, TeamGraphBusy):
-            plain = StoreError(f"{plain} (a workspace asks the team graph once for the member number its ids "
-                               "carry, before its first entry); run the command again once the server answers")
+        if isinstance(plain, TeamGraphBusy) or copy_of is not None:
+            why = (f"this workspace is a copy of {copy_of['folder']} (its memory/.kg/team.json was made there) and "
+                   "needs a member number of its own before it gives out an id, or its ids would be the "
+                   "original's" if copy_of is not None else
+                   "a workspace asks the team graph once for the member number its ids carry, before its first entry")
+            plain = StoreError(f"{plain} ({why}); run the command again once the server answers")
         raise plain from None
     if number > MAX_MEMBERS:
         raise StoreError(f"the team graph {url.public} has given out {MAX_MEMBERS} member numbers, the most ids "
