@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 KG = str(Path(sys.executable).with_name("kg"))
+SESSION = "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
 
 
 def _kg(ws, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -34,3 +36,19 @@ def test_a_session_start_naming_a_fifo_transcript_starts_now_with_a_note(ws, tmp
     assert (brief["session"], brief["session_started"]) == ("2026-12-05-001", True)
     after = _kg(ws, "status", "--json")  # nothing is left holding the graph
     assert after.returncode == 0 and json.loads(after.stdout)["sessions"] == 1, after.stderr
+
+
+def test_claude_code_sub_agent_files_that_are_not_files_are_skipped_with_a_note(ws, tmp_path, shared_data):
+    main = tmp_path / "s1.jsonl"
+    shutil.copy(shared_data / "runtimes" / "claude_code" / "transcripts" / SESSION, main)
+    subs = tmp_path / "s1" / "subagents"
+    subs.mkdir(parents=True)
+    os.mkfifo(subs / "agent-fifo.jsonl")
+    (subs / "agent-null.jsonl").symlink_to("/dev/null")
+    done = _kg(ws, "reflect", str(main), "--json")
+    assert done.returncode == 0, done.stderr
+    skipped = json.loads(done.stdout)["skipped"]
+    assert {k: v for k, v in skipped.items() if "sub-agent" in k} == {
+        f"sub-agent file agent-{name}.jsonl, which is not a regular file (a FIFO, device or socket)": 1
+        for name in ("fifo", "null")}
+    assert json.loads(done.stdout)["turns"] > 0  # the session itself was read
