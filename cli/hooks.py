@@ -127,14 +127,18 @@ def session_start(
 ) -> None:
     """The brief an agent sees when a session begins: pending high-priority items, verifications due, patterns
     ready for promotion, proposals waiting, the watch list and the memory for the first message."""
-    from kg.runtimes import hooks
+    from kg.runtimes import hooks, transcript_start
 
     with hook_errors(runtime):
         payload = _stdin_payload() if runtime in HOOK_JSON else {}
         message = message or payload.get("prompt") or None
+        transcript = _replayed(payload)
+        if start_session and (skip := transcript_start.skipped(transcript)):
+            note(f"Note: {skip}")  # a hook never blocks: began() refuses it too, this says so
+            transcript = None
         brief = hooks.session_start_brief(_workspace(ctx), now_of(ctx, now), message, budget,
                                           start_session=start_session, source=runtime or "kg", write=write,
-                                          transcript=_replayed(payload), key=_key(runtime, runtime_session, payload))
+                                          transcript=transcript, key=_key(runtime, runtime_session, payload))
         if runtime == "claude-code" and start_session:  # this window's logs go to this window's session
             from kg.runtimes.session_env import export_session
 

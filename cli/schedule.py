@@ -29,7 +29,8 @@ def install(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = Fal
             as_json: JsonOpt = False) -> None:
     """Schedule `kg cycle` for this workspace every day at 06:15, with the absolute paths of this kg and the
     workspace, so it runs under cron's bare environment. Every run appends a timestamped line to
-    memory/.kg/cycle.log; `kg status` shows the last one. Safe to run again."""
+    memory/.kg/cycle.log; `kg status` shows the last one. Safe to run again. With --systemd, exits 1 when
+    systemctl cannot enable the timer (no user bus): the units stay written, and the message says what to run."""
     from kg.runtimes import schedule
 
     with errors():
@@ -84,9 +85,12 @@ def status(ctx: typer.Context, crontab: CrontabOpt = None, unit_dir: UnitDirOpt 
 
 
 def _render_status(d: dict[str, Any]) -> str:
+    units = ", ".join(d["systemd"]) or "not installed"
+    if d.get("systemd_enabled") is False:
+        units += f" (written, not enabled: nothing is scheduled; run `{d['systemd_next']}`)"
     lines = [f"⏰ {d['workspace']}",
              f"   cron: {d['cron'] or 'not installed'}",
-             f"   systemd: {', '.join(d['systemd']) or 'not installed'}",
+             f"   systemd: {units}",
              f"   log: {d['log']}",
              f"   last run: {last_run_text(d['last_run'])}"]
     return "\n".join(lines)

@@ -30,10 +30,38 @@ def _mb(n: int) -> str:
     return f"{n / (1024 * 1024):,.0f} MB"
 
 
-def read_file(path: str | os.PathLike[str], *, what: str = "the input", limit: int = MAX_INPUT_BYTES) -> bytes:
-    """The bytes of a regular file, refused past `limit`. FIFOs, devices and sockets are refused without
-    blocking (the file is opened non-blocking and checked before a byte is read)."""
+def read_file(path: str | os.PathLike[str], *, what: str = "the input", limit: int | None = None) -> bytes:
+    """The bytes of a regular file, refused past `limit` (default MAX_INPUT_BYTES, read when called). FIFOs,
+    devices and sockets are refused without blocking (the file is opened non-blocking and checked before a byte
+    is read), and so is a file whose size is already past the limit (a sparse 3 GB file is not read first)."""
+    limit = MAX_INPUT_BYTES if limit is None else limit
     p = Path(path)
+    fd = _open_regular(p, what)
+    try:
+        if os.fstat(fd).st_size > limit:
+            raise InputTooLarge(f"{what} {p} is larger than {_mb(limit)}, more than kg reads; split it or give a "
+                                "smaller file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return _bounded(fh, limit, f"{what} {p}")
+    finally:
+        os.close(fd)
+
+
+def read_head(path: str | os.PathLike[str], size: int, *, what: str = "the input") -> bytes:
+    """At most the first `size` bytes of a regular file, refused as `read_file` refuses what is not one (a
+    FIFO would block a plain open for ever)."""
+    p = Path(path)
+    fd = _open_regular(p, what)
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(size)
+    finally:
+        os.close(fd)
+
+
+def _open_regular(p: Path, what: str) -> int:
+    """An open descriptor on the regular file `p`: opened non-blocking (a FIFO with no writer would block a
+    plain open), then checked, so nothing else is ever read."""
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
@@ -51,10 +79,10 @@ def read_file(path: str | os.PathLike[str], *, what: str = "the input", limit: i
         if not stat.S_ISREG(mode):
             raise UsageError(f"{what} {p} is not a regular file (a FIFO, device or socket); kg reads only "
                              "files, or '-' for stdin")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return _bounded(fh, limit, f"{what} {p}")
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
 
 
 def read_stream(stream: Any, *, what: str = "stdin", limit: int = MAX_INPUT_BYTES) -> bytes:

@@ -29,6 +29,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from kg.core import inputs
+from kg.core.errors import UsageError
+
 from .parse import (
     Transcript,
     TranscriptError,
@@ -45,7 +48,9 @@ from .parse import (
 # -- Claude Code sub-agent files ---------------------------------------------------------------------------------
 def with_subagents(t: Transcript, path: Path) -> Transcript:
     """Newer Claude Code versions write each sub-agent to `<session>/subagents/agent-<id>.jsonl` beside the
-    session's file: their turns (tool calls and failures included) belong to the session."""
+    session's file: their turns (tool calls and failures included) belong to the session. Each file is read as
+    the session's own is (kg.core.inputs.read_file: a regular file, within the same size limit): a FIFO, a link
+    to /dev/zero or a file past the limit is skipped with a note, never read (they hung or filled memory)."""
     folder = path.with_name(path.name.split(".")[0]) / "subagents"
     if not folder.is_dir():
         return t
@@ -53,8 +58,14 @@ def with_subagents(t: Transcript, path: Path) -> Transcript:
     skipped = Counter(t.skipped)
     for sub in sorted(folder.glob("*.jsonl")):
         try:
-            part = parse_claude_code(decode(sub.read_bytes(), str(sub)), sidechain=True)
-        except (OSError, TranscriptError):
+            data = inputs.read_file(sub, what="the sub-agent file")
+        except UsageError as exc:  # "the sub-agent file P is not a regular file (...); kg reads only ..."
+            why = str(exc).removeprefix(f"the sub-agent file {sub} ").split(";")[0]
+            skipped[f"sub-agent file {sub.name}, which {why}"] += 1
+            continue
+        try:
+            part = parse_claude_code(decode(data, str(sub)), sidechain=True)
+        except TranscriptError:
             skipped[f"unreadable sub-agent file {sub.name}"] += 1
             continue
         for turn in part.turns:

@@ -274,11 +274,27 @@ def install(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str 
     for name, text in units.items():
         write_atomic(folder / name, text.encode("utf-8"))
     timer = next(n for n in units if n.endswith(".timer"))
-    enable = f"systemctl --user daemon-reload && systemctl --user enable --now {timer}"
+    enable = _enable_command(timer)
     problem = (_systemctl("daemon-reload") or _systemctl("enable", "--now", timer)) if real else "not asked"
+    if real and problem is not None:  # written, nothing scheduled: a failure (the units stay: run from a shell
+        # without a bus, a second install must not take a working timer away)
+        raise KgError(f"systemd could not enable the timer ({problem}): {', '.join(sorted(units))} are written in "
+                      f"{folder} but nothing is scheduled. Run `{enable}` in a login session with a user bus "
+                      "(where there is none, `loginctl enable-linger $USER` first), or use `kg schedule install "
+                      "--cron`; `kg schedule uninstall --systemd` removes the units")
     out.update(written=str(folder), units=sorted(units), enabled=problem is None,
-               next=None if problem is None else enable, why=problem if real else None)
+               next=None if problem is None else enable, why=None)
     return out
+
+
+def _enable_command(timer: str) -> str:
+    return f"systemctl --user daemon-reload && systemctl --user enable --now {timer}"
+
+
+def _enabled(folder: Path, timer: str) -> bool:
+    """Whether the timer is enabled: `systemctl --user enable` links it into `timers.target.wants/` beside it
+    (the file is the truth, asked without a user bus, which `systemctl is-enabled` needs)."""
+    return (folder / "timers.target.wants" / timer).is_symlink()
 
 
 def uninstall(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str | Path | None = None,
@@ -306,16 +322,22 @@ def uninstall(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: st
 
 
 def status(ws: Any, *, crontab: str | Path | None = None, unit_dir: str | Path | None = None) -> dict[str, Any]:
-    """Where the job is installed (cron, systemd, both or neither), and the last run."""
+    """Where the job is installed (cron, systemd, both or neither), and the last run. `systemd_enabled`: whether
+    the timer in the user's unit folder is enabled (None: no timer there, or units in another folder)."""
     root = Path(ws.root).absolute()
     file = _crontab_file(crontab)
     try:
         cron_line = job_in(_read_crontab(file) or "", root)
     except KgError:
         cron_line = None
-    folder, _ = _unit_dir(unit_dir)
+    folder, real = _unit_dir(unit_dir)
     units = [n for n in unit_files(root) if (folder / n).exists()]
-    return {"workspace": str(root), "cron": cron_line, "systemd": units, "log": str(log_path(root)),
+    timer = next(n for n in unit_files(root) if n.endswith(".timer"))
+    # written is not scheduled (an install where systemctl failed): said for the user's own folder, the one
+    # kg enables in; units written elsewhere (--unit-dir) are enabled, if at all, by hand where kg cannot see
+    enabled = _enabled(folder, timer) if real and timer in units else None
+    return {"workspace": str(root), "cron": cron_line, "systemd": units, "systemd_enabled": enabled,
+            "systemd_next": _enable_command(timer) if enabled is False else None, "log": str(log_path(root)),
             "last_run": last_run(ws)}
 
 

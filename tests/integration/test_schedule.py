@@ -104,6 +104,54 @@ def test_systemd_units_run_in_a_bare_environment(ws, tmp_path):
     assert gone.returncode == 0 and list(units.iterdir()) == []
 
 
+# `systemctl --user` as a machine without a user bus answers it (a login over ssh, a container), and as one with
+# a bus does: `enable` links the timer into timers.target.wants/ in the user's unit folder.
+NO_BUS = '#!/bin/sh\necho "Failed to connect to bus: No medium found" >&2\nexit 1\n'
+WITH_BUS = ('#!/bin/sh\nif [ "$2" = enable ]; then d="$HOME/.config/systemd/user/timers.target.wants"; '
+            'mkdir -p "$d" && ln -sf "../$4" "$d/$4"; fi\nexit 0\n')
+
+
+def test_systemd_install_where_systemctl_fails_exits_1_and_status_says_not_enabled(ws, tmp_path):
+    """Written is not scheduled: where `systemctl --user` cannot reach a user bus, install exits 1 saying so and
+    what to run; the units stay (a working timer is not taken away by an install from a shell without a bus),
+    and `kg schedule status` says they are written but not enabled."""
+    home, bin_ = tmp_path / "home", tmp_path / "bin"
+    bin_.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("KG_CRONTAB", "KG_SYSTEMD_DIR", "KG_WORKSPACE")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_RUNTIME_DIR=str(home / "run"),
+               PATH=f"{bin_}{os.pathsep}{env.get('PATH', '')}", KG_CRONTAB=str(tmp_path / "crontab"))
+
+    def kg_(*args: str, systemctl: str) -> subprocess.CompletedProcess[str]:
+        (bin_ / "systemctl").write_text(systemctl, encoding="utf-8")
+        (bin_ / "systemctl").chmod(0o755)
+        return subprocess.run([KG, "-w", str(ws.root), "schedule", *args], capture_output=True, text=True,
+                              timeout=180, check=False, env=env)
+
+    folder = home / ".config" / "systemd" / "user"
+    timer = f"{schedule.unit_name(ws.root)}.timer"
+    units = [f"{schedule.unit_name(ws.root)}.service", timer]
+    enable = f"systemctl --user daemon-reload && systemctl --user enable --now {timer}"
+    done = kg_("install", "--systemd", systemctl=NO_BUS)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"Error: systemd could not enable the timer (Failed to connect to bus: No medium found): {', '.join(units)} "
+        f"are written in {folder} but nothing is scheduled. Run `{enable}` in a login session with a user bus "
+        "(where there is none, `loginctl enable-linger $USER` first), or use `kg schedule install --cron`; "
+        "`kg schedule uninstall --systemd` removes the units\n")
+    assert sorted(p.name for p in folder.iterdir()) == units
+    shown = kg_("status", "--json", systemctl=NO_BUS)
+    assert shown.returncode == 0, shown.stderr
+    assert {k: json.loads(shown.stdout)[k] for k in ("systemd", "systemd_enabled", "systemd_next")} == {
+        "systemd": units, "systemd_enabled": False, "systemd_next": enable}
+    text = kg_("status", systemctl=NO_BUS).stdout
+    assert f"   systemd: {', '.join(units)} (written, not enabled: nothing is scheduled; run `{enable}`)\n" in text
+    # with a user bus: enabled, and status says so
+    done = kg_("install", "--systemd", systemctl=WITH_BUS)
+    assert done.returncode == 0 and "systemd timer enabled" in done.stdout, done.stderr
+    shown = json.loads(kg_("status", "--json", systemctl=WITH_BUS).stdout)
+    assert (shown["systemd"], shown["systemd_enabled"], shown["systemd_next"]) == (units, True, None)
+
+
 def test_readme_shows_what_install_writes():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     kg_path, root = Path("/path/to/kaizen-kg/.venv/bin/kg"), Path("/path/to/workspace")

@@ -116,6 +116,28 @@ def test_claude_code_sidechain_and_subagent_files(shared_data, tmp_path):
     assert sorted((f.call_id, f.pattern_key, f.line) for f in failures(split, RULES).found) == key and len(key) == 22
 
 
+def test_a_sub_agent_file_past_the_size_limit_is_skipped_as_the_session_file_would_be(tmp_path, monkeypatch):
+    """Sub-agent files go through the session file's own reader (a regular file, the same size limit): one past
+    the limit is skipped with a note, the others are read."""
+    from kg.core import inputs
+
+    def lines(text: str, n: int) -> str:
+        return "".join(json.dumps({"type": "assistant", "sessionId": "s", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": text}}]}}) + "\n"
+            for i in range(n))
+
+    (tmp_path / "s1.jsonl").write_text(lines("ls", 2), encoding="utf-8")
+    subs = tmp_path / "s1" / "subagents"
+    subs.mkdir(parents=True)
+    (subs / "agent-big.jsonl").write_text(lines("make build", 8000), encoding="utf-8")  # ~1.4 MB
+    (subs / "agent-ok.jsonl").write_text(lines("make test", 1), encoding="utf-8")
+    with monkeypatch.context() as m:
+        m.setattr(inputs, "MAX_INPUT_BYTES", 1024 * 1024)
+        t = read_transcript(tmp_path / "s1.jsonl")
+    assert t.skipped == {"sub-agent file agent-big.jsonl, which is larger than 1 MB, more than kg reads": 1}
+    assert [x.tool_input for x in t.turns] == ["ls", "ls", "make test"]
+
+
 def test_claude_code_compaction_summary_is_not_the_user():
     records = [
         {"type": "user", "message": {"role": "user", "content": "fix the build"}, "sessionId": "s"},
