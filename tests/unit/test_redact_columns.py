@@ -41,6 +41,10 @@ def test_each_accounts_password_under_its_header_is_redacted_and_the_rest_kept()
     ("| a | password |\n|---|---|\n| x | Secr3t1 |\n\n| b | Password |\n|---|---|\n| y | 0ther9x! |", "0ther9x!"),
     ("| Role | Password |\r\n|---|---|\r\n| ops | CrLf2024pw |\r\n", "CrLf2024pw"),
     ("Role | Password\r\n--- | ---\r\nops | CrLf2024pw\r\n", "CrLf2024pw"),  # no outer pipes: the header ends in \r
+    # outer pipes on the header and not on the rows, or the other way: a leading pipe opens no cell
+    ("User | Password\n---|---\n| admin | Adm1nPass2024 |", "Adm1nPass2024"),
+    ("Role | Email | Password\n| --- | --- | --- |\n| ops | o@x.io | 0psPass!24 |", "0psPass!24"),
+    ("| User | Password |\n|---|---|\nadmin | Adm1nPass2024", "Adm1nPass2024"),
 ])
 def test_other_headers_layouts_and_languages(table, secret):
     assert secret not in redact(table)
@@ -59,6 +63,7 @@ def test_other_headers_layouts_and_languages(table, secret):
     "| Setting | Password policy |\n|---|---|\n| rotation | 90days |\n\nRotate every 90days.",
     "| Item | Password |\n|---|---|\n| lib | passlib==1.7.4 |\n| file | src/auth/password.py |\n| cost | bcrypt(12) |"
     "\n| rule | minLength=8 |\n| state | PASSED |",
+    "Password | User\n---|---\n| (none) | Adm1nUser2024 |",  # the row's first cell is the header's first
 ])
 def test_near_misses_survive(table):
     assert redact(table) == table
