@@ -71,6 +71,10 @@ def _sample(tree, rng: random.Random, ignorecase: bool, groups: dict[int, str]) 
             out.append(_sample(rng.choice(av[1]), rng, ignorecase, groups))
         elif op is C.GROUPREF:
             out.append(groups.get(av, ""))
+        elif op is C.GROUPREF_EXISTS:  # (?(user)yes|no): the branch the groups sampled so far choose
+            group, yes, no = av
+            branch = yes if groups.get(group) else no
+            out.append(_sample(branch, rng, ignorecase, groups) if branch is not None else "")
         elif op is C.ASSERT and av[0] < 0 and "SUBPATTERN" in str(av[1]):
             # a look-behind that captures (a rule that opens at its keyword and takes the secret before it): what
             # it matches ends here, so it is the text so far
@@ -488,4 +492,8 @@ def adversarial() -> list[str]:
         "密码：" * 300_000,
         "| password " * 1_000 + "|\n" + "|---" * 1_000 + "|\n" + ("| x1y2z3 " * 1_000 + "|\n") * 120,
         "|password|\n|---|\n" * 60_000,
+        "|pw|\n|---|\n" * 60_000,
+        "pass |\n" * 150_000,  # a short keyword on every line of a table that has no separator
+        "| Pass | Credentials | Secret |\n|---|---|---|\n"
+        + ("| a1/" * 10 + "| admin / " + "a" * 60 + " | x:" + "b1" * 40 + " |\n") * 7_000,  # user/password cells
     ]
