@@ -496,4 +496,14 @@ def adversarial() -> list[str]:
         "pass |\n" * 150_000,  # a short keyword on every line of a table that has no separator
         "| Pass | Credentials | Secret |\n|---|---|---|\n"
         + ("| a1/" * 10 + "| admin / " + "a" * 60 + " | x:" + "b1" * 40 + " |\n") * 7_000,  # user/password cells
+        "htpasswd -b '" * 80_000,
+        "htpasswd -b a b c d e f g h i j " * 30_000,
+        "ldapsearch " * 100_000,
+        "smbclient -U " * 80_000,
+        "openssl -k " * 90_000,
+        ("jdbc:oracle:thin:" + "a" * 64 + "/" + "b" * 128 + " ") * 4_500,
+        ("-----BEGIN RSA PRIVATE KEY-----\n" + '" +\n "' * 10) * 10_000,  # a key in joined string literals
+        "-----BEGIN RSA PRIVATE KEY-----\n" + "> \n" * 330_000,
+        "senha_" * 170_000,
+        "密码_" * 300_000,
     ]

@@ -1,0 +1,54 @@
+"""Credential forms agents put in transcripts and notes that the rules kept (each checked to pass first): passwords
+on command lines (htpasswd -b, mysqldump -p'X', Oracle's user/X@db, ldapsearch -w, smbclient -U user%X, openssl
+pass:X, keytool -storepass), password keys in other languages in code and config ("senha": "X", mot_de_passe: X,
+"密码": "X"), and private keys cut across lines (quoted, commented out, joined string literals). Each with the
+near misses that must survive."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg.redaction.redact import load_default
+
+
+def redact(text: str) -> str:
+    return load_default().redact(text).text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("htpasswd -b /etc/nginx/.htpasswd admin S3cretPw1", "S3cretPw1"),
+    ("htpasswd -bc .htpasswd bob S3cretPw1 && nginx -s reload", "S3cretPw1"),
+    ('RUN htpasswd -nbB admin "S3cret Pw1" > /etc/htpasswd', "S3cret Pw1"),
+    ("echo $(htpasswd -nb admin S3cretPw1)", "S3cretPw1"),
+    ("mysqldump -uroot -p'S3cretPw1' app > dump.sql", "S3cretPw1"),
+    ('mysql -uroot -p"my S3cret" app', "my S3cret"),
+    ("jdbc:oracle:thin:scott/T1ger99@db.example.com:1521/XE", "T1ger99"),
+    ("sqlplus -S system/Manag3r@//db:1521/XE @script.sql", "Manag3r"),
+    ("expdp system/Manag3r directory=dp schemas=hr", "Manag3r"),
+    ("rman target sys/Sys0racle@prod", "Sys0racle"),
+    ("ldapsearch -x -H ldap://x -D cn=admin,dc=x -w S3cretPw1 -b dc=x", "S3cretPw1"),
+    ("smbclient //srv/share -U bob%S3cretPw1", "S3cretPw1"),
+    ("openssl pkcs12 -export -passout pass:S3cretPw1 -out x.p12", "S3cretPw1"),
+    ("openssl enc -aes-256-cbc -k S3cretPw1 -in a -out b", "S3cretPw1"),
+    ("keytool -importkeystore -srcstorepass S3cretPw1 -deststorepass 'Other Pw2'", "Other Pw2"),
+])
+def test_passwords_on_command_lines(text, secret):
+    out = redact(text)
+    assert secret not in out and "[REDACTED:cli_credential]" in out
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize("text", [
+    "htpasswd -c /etc/nginx/.htpasswd admin",  # prompts
+    "htpasswd -D .htpasswd bob",
+    "htpasswd -b .htpasswd bob $PASSWORD",
+    'mysql -uroot -p"$DB_PW" app',
+    "sqlplus / as sysdba",
+    "the sqlplus tool has a help/usage page",
+    "ldapadd -x -D cn=admin -W -f x.ldif",
+    "openssl rsa -passin env:KEY_PW -in k.pem",
+    "keytool -list -keystore x.jks -storepass changeit",  # Java's documented default
+    "git log --pretty=format:%h -w 80",
+])
+def test_command_lines_without_a_password_survive(text):
+    assert redact(text) == text
