@@ -52,3 +52,34 @@ def test_passwords_on_command_lines(text, secret):
 ])
 def test_command_lines_without_a_password_survive(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ('{"usuario": "admin", "contraseña": "Adm1n!2024"}', "Adm1n!2024"),
+    ('"senha": "S3cretPw1"', "S3cretPw1"),
+    ("senha_db: S3cretPw1", "S3cretPw1"),
+    ('db_contraseña = "S3cretPw1"', "S3cretPw1"),
+    ("mot_de_passe: S3cretPw1", "S3cretPw1"),
+    ('"mot-de-passe": "S3cretPw1"', "S3cretPw1"),
+    ('"Passwort": "Geh31mPw"', "Geh31mPw"),
+    ('"пароль": "S3cretPw1"', "S3cretPw1"),
+    ('"wachtwoord": "S3cretPw1"', "S3cretPw1"),
+    ('"密码": "S3cretPw1"', "S3cretPw1"),
+    ("[db]\nsenha = 'S3cretPw1'", "S3cretPw1"),
+])
+def test_password_keys_in_other_languages(text, secret):
+    out = redact(text)
+    assert secret not in out and "[REDACTED:" in out
+
+
+@pytest.mark.parametrize("text", [
+    '"senha": "Senha inválida"',
+    '"contraseña": "Contraseña"',
+    '"mot_de_passe_oublie": "Mot de passe oublié ?"',
+    "senha_minima: 8",
+    '"senha_label": "Digite sua senha"',
+    '"密码": "请输入密码"',  # "enter the password": a UI string
+    "senha_hash: $2b$12$abcdef",
+])
+def test_labels_and_settings_in_other_languages_survive(text):
+    assert redact(text) == text
