@@ -83,3 +83,25 @@ def test_password_keys_in_other_languages(text, secret):
 ])
 def test_labels_and_settings_in_other_languages_survive(text):
     assert redact(text) == text
+
+
+KEY_BODY = "MIIEowIBAAKCAQEA1234567890abcdefghijklmnopqrstuv"
+
+
+@pytest.mark.parametrize("text", [
+    f"> -----BEGIN RSA PRIVATE KEY-----\n> {KEY_BODY}\n> wxyzABCDEFGH12345\n> -----END RSA PRIVATE KEY-----",
+    f"# -----BEGIN RSA PRIVATE KEY-----\n# {KEY_BODY}\n# wxyzABCDEFGH12345",
+    f'key = "-----BEGIN OPENSSH PRIVATE KEY-----" +\n  "{KEY_BODY}" +\n  "wxyzABCDEFGH12345"',
+    f'KEY = ("-----BEGIN PRIVATE KEY-----\\n"\n       "{KEY_BODY}\\n"\n       "wxyzABCDEFGH12345\\n"\n'
+    f'       "-----END PRIVATE KEY-----\\n")',
+    f'String k = "-----BEGIN EC PRIVATE KEY-----\\n" +\n    "{KEY_BODY}\\n" +\n    "wxyzABCDEFGH12345";',
+])
+def test_a_private_key_cut_across_lines_is_one_key(text):
+    out = redact(text)
+    assert KEY_BODY not in out and "wxyzABCDEFGH12345" not in out and "[REDACTED:private_key]" in out
+
+
+def test_the_text_after_a_quoted_key_is_kept():
+    text = (f"> -----BEGIN RSA PRIVATE KEY-----\n> {KEY_BODY}\n> -----END RSA PRIVATE KEY-----\n"
+            "> and then the text goes on")
+    assert redact(text) == "> [REDACTED:private_key]\n> and then the text goes on"
