@@ -506,4 +506,8 @@ def adversarial() -> list[str]:
         "-----BEGIN RSA PRIVATE KEY-----\n" + "> \n" * 330_000,
         "senha_" * 170_000,
         "密码_" * 300_000,
+        "machine h" + " login u" * 125_000,  # a .netrc entry that never reaches its password
+        "default login x " * 62_000,
+        "password=a host=" * 62_000,
+        'senha_x: "' * 100_000,
     ]

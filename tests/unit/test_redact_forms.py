@@ -105,3 +105,31 @@ def test_the_text_after_a_quoted_key_is_kept():
     text = (f"> -----BEGIN RSA PRIVATE KEY-----\n> {KEY_BODY}\n> -----END RSA PRIVATE KEY-----\n"
             "> and then the text goes on")
     assert redact(text) == "> [REDACTED:private_key]\n> and then the text goes on"
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("machine api.example.com login bob password hunter", "hunter"),
+    ("machine h.io\n    login bob\n    password hunter\n", "hunter"),
+    ("default login anonymous password hunter", "hunter"),
+    ('psql "host=db user=bob password=hunter dbname=app"', "hunter"),
+    ("password=hunter host=db port=5432", "hunter"),
+    ('"senha": "hunter"', "hunter"),
+    ("contraseña = 'hunter'", "hunter"),
+    ('"пароль": "hunter"', "hunter"),
+])
+def test_a_plain_word_is_a_password_where_the_form_says_so(text, secret):
+    # .netrc, libpq's keyword/value strings and a quoted key's value: the password is whatever follows its key
+    out = redact(text)
+    assert secret not in out and "[REDACTED:" in out
+
+
+@pytest.mark.parametrize("text", [
+    "the default password is set by admin",
+    "machine learning password reset",
+    "set host=db user=bob then password=x",
+    '"senha": "Senha"',  # an i18n file's label
+    '"contraseña": "contraseña:"',
+    '"passwort": "$PW"',
+])
+def test_prose_and_labels_near_those_forms_survive(text):
+    assert redact(text) == text
