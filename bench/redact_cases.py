@@ -195,7 +195,7 @@ def provider_cases(redactor, seed: int = 15) -> Iterator[Case]:
 _GENERIC = {"password_assignment", "high_entropy_secret", "env_secret", "key_assignment", "cli_credential",
             "authorization_header", "api_key_header", "bearer_token", "basic_auth", "password_in_url",
             "ci_secure_value", "private_key", "discord_bot_token", "telegram_bot_token", "kubernetes_secret",
-            "secret_list"}
+            "secret_list", "session_cookie", "azure_sas_token"}
 
 
 # --- hand-labelled cases ----------------------------------------------------------------------------------
@@ -510,4 +510,13 @@ def adversarial() -> list[str]:
         "default login x " * 62_000,
         "password=a host=" * 62_000,
         'senha_x: "' * 100_000,
+        "zip " * 250_000,  # a tool's name on its own, again and again: each is scanned for its -P
+        "mongo -p " * 110_000,
+        " -password " * 90_000,
+        "echo " * 200_000,
+        'key="password" value="' * 45_000,
+        " password(" * 100_000,
+        "identified by '" * 66_000,
+        "'password' => " * 70_000,
+        "cookie:" * 140_000,
     ]

@@ -133,3 +133,66 @@ def test_a_plain_word_is_a_password_where_the_form_says_so(text, secret):
 ])
 def test_prose_and_labels_near_those_forms_survive(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("mongosh mongodb://db -u admin -p S3cretPw1 --authenticationDatabase admin", "S3cretPw1"),
+    ("sqlcmd -S db -U sa -P S3cretPw1 -Q 'select 1'", "S3cretPw1"),
+    ("zip -P S3cretPw1 out.zip report.pdf", "S3cretPw1"),
+    ("unzip -P S3cretPw1 out.zip", "S3cretPw1"),
+    ("7z a -pS3cretPw1 out.7z dir", "S3cretPw1"),
+    ("ssh-keygen -t ed25519 -N 'S3cretPw1' -f key", "S3cretPw1"),
+    ("evil-winrm -i 10.0.0.5 -u bob -p S3cretPw1", "S3cretPw1"),
+    ("lftp -u bob,S3cretPw1 ftp.example.com", "S3cretPw1"),
+    ("xfreerdp /v:host /u:bob /p:S3cretPw1", "S3cretPw1"),
+    ("rabbitmqctl add_user bob S3cretPw1", "S3cretPw1"),
+    ("net user bob S3cretPw1 /add", "S3cretPw1"),
+    ("influx -username bob -password S3cretPw1", "S3cretPw1"),
+    ("gpg --batch --passphrase S3cretPw1 -d f.gpg", "S3cretPw1"),
+    ('echo "S3cretPw1" | sudo -S apt install x', "S3cretPw1"),
+    ("echo 'S3cretPw1' | docker login --username bob --password-stdin", "S3cretPw1"),
+    ('echo "bob:S3cretPw1" | chpasswd', "S3cretPw1"),
+])
+def test_more_tools_that_take_a_password_on_the_command_line(text, secret):
+    out = redact(text)
+    assert secret not in out and "[REDACTED:cli_credential]" in out
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("CREATE USER 'bob'@'%' IDENTIFIED BY 'S3cretPw1';", "S3cretPw1"),
+    ("SET PASSWORD FOR 'bob'@'localhost' = PASSWORD('S3cretPw1');", "S3cretPw1"),
+    ('$pw = ConvertTo-SecureString "S3cretPw1" -AsPlainText -Force', "S3cretPw1"),
+    ("<server><id>nexus</id><password>S3cretPw1</password></server>", "S3cretPw1"),
+    ('<add key="SmtpPassword" value="S3cretPw1"/>', "S3cretPw1"),
+    ('"password" => "S3cretPw1",', "S3cretPw1"),
+    ("Cookie: theme=dark; sessionid=Zk3pW9qLm2abcdef", "Zk3pW9qLm2abcdef"),
+    ("Set-Cookie: _app_session=Zk3pW9qLm2abcdef; Path=/; HttpOnly", "Zk3pW9qLm2abcdef"),
+    ("https://acct.blob.core.windows.net/c/b?sv=2021-08-06&se=2024-01-01&sp=r&sig=Zk3pW9qLm2abcdefXYZ%2B12345%3D",
+     "Zk3pW9qLm2abcdefXYZ"),
+    ("npm config set //registry.npmjs.org/:_authToken S3cretPw1abc", "S3cretPw1abc"),
+])
+def test_passwords_in_sql_xml_php_cookies_and_signed_urls(text, secret):
+    assert secret not in redact(text)
+
+
+@pytest.mark.parametrize("text", [
+    "echo hello | grep h",
+    "echo $PW | sudo -S apt update",
+    "mongo -u admin -p --authenticationDatabase admin",  # prompts
+    "ssh-keygen -t ed25519 -N '' -f key",
+    "net user bob /delete",
+    "net user bob * /add",
+    "<password></password>",
+    "<token>{{ token }}</token>",
+    "Cookie: theme=dark; lang=en",
+    'input.password("Enter password")',
+    "'password' => 'required|string|min:8|confirmed',",  # Laravel's validation rules
+    "'password' => $request->password,",
+    "the user identified by the token",
+    "7z a -t7z archive.7z dir",
+    "scp -P 2222 file host:",
+    "hydra -L users.txt -P rockyou.txt ssh://h",
+    "mysql -h db -P 3306 -u root -p",
+])
+def test_near_misses_of_those_forms_survive(text):
+    assert redact(text) == text
