@@ -28,6 +28,8 @@ def redact(text: str) -> str:
     ("rman target sys/Sys0racle@prod", "Sys0racle"),
     ("ldapsearch -x -H ldap://x -D cn=admin,dc=x -w S3cretPw1 -b dc=x", "S3cretPw1"),
     ("smbclient //srv/share -U bob%S3cretPw1", "S3cretPw1"),
+    ("ldapsearch -w S3cretPw1 -x -b dc=x", "S3cretPw1"),  # the option right after the command
+    ("smbclient -U bob%S3cretPw1 //srv/share", "S3cretPw1"),
     ("openssl pkcs12 -export -passout pass:S3cretPw1 -out x.p12", "S3cretPw1"),
     ("openssl enc -aes-256-cbc -k S3cretPw1 -in a -out b", "S3cretPw1"),
     ("keytool -importkeystore -srcstorepass S3cretPw1 -deststorepass 'Other Pw2'", "Other Pw2"),
