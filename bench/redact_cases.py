@@ -73,7 +73,7 @@ def _sample(tree, rng: random.Random, ignorecase: bool, groups: dict[int, str]) 
             out.append(groups.get(av, ""))
         elif op is C.GROUPREF_EXISTS:  # (?(user)yes|no): the branch the groups sampled so far choose
             group, yes, no = av
-            branch = yes if groups.get(group) else no
+            branch = yes if group in groups else no  # a group that matched, if only the empty string
             out.append(_sample(branch, rng, ignorecase, groups) if branch is not None else "")
         elif op is C.ASSERT and av[0] < 0 and "SUBPATTERN" in str(av[1]):
             # a look-behind that captures (a rule that opens at its keyword and takes the secret before it): what
@@ -519,4 +519,6 @@ def adversarial() -> list[str]:
         "identified by '" * 66_000,
         "'password' => " * 70_000,
         "cookie:" * 140_000,
+        "?pass=" * 160_000,
+        "&session=a1" * 90_000,
     ]

@@ -198,3 +198,28 @@ def test_passwords_in_sql_xml_php_cookies_and_signed_urls(text, secret):
 ])
 def test_near_misses_of_those_forms_survive(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("https://h.io/x?a=1&pass=Hunt3rPw", "Hunt3rPw"),
+    ("https://h.io/x?user=bob&pw=hunter", "hunter"),
+    ("https://db.firebaseio.com/users.json?auth=abc123def456ghi", "abc123def456ghi"),
+    ("https://h.io/app#sessionid=abc123def456ghi", "abc123def456ghi"),
+    ("https://b.s3.amazonaws.com/k?X-Amz-Credential=x&X-Amz-Signature=9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+     "9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
+])
+def test_credentials_in_a_urls_query_under_short_names(text, secret):
+    out = redact(text)
+    assert secret not in out and "[REDACTED:password_in_url]" in out
+
+
+@pytest.mark.parametrize("text", [
+    "https://h.io/login?pass=true",
+    "https://h.io/x?session=new&x=1",
+    "https://h.io/auth?auth=google",
+    "https://h.io/x?signature=v2",
+    "https://h.io/x?session=2024-summer",
+    "the pass=3 fail=0 summary",
+])
+def test_query_parameters_that_hold_no_credential_survive(text):
+    assert redact(text) == text
