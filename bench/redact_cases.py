@@ -521,4 +521,8 @@ def adversarial() -> list[str]:
         "cookie:" * 140_000,
         "?pass=" * 160_000,
         "&session=a1" * 90_000,
+        "auth(" * 200_000,
+        "password" * 125_000,  # each one a prompt an expect script might answer
+        "set -x A_PASSWORD " * 55_000,
+        "security add-generic-password " * 33_000,
     ]

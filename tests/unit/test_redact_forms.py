@@ -223,3 +223,41 @@ def test_credentials_in_a_urls_query_under_short_names(text, secret):
 ])
 def test_query_parameters_that_hold_no_credential_survive(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ('requests.get(url, auth=("bob", "S3cretPw1"))', "S3cretPw1"),
+    ("requests.get(url, auth=HTTPBasicAuth('bob', 'S3cretPw1'))", "S3cretPw1"),
+    ('new NetworkCredential("bob", "S3cretPw1")', "S3cretPw1"),
+    ('smtp.login("bob@x.io", "S3cretPw1")', "S3cretPw1"),
+    ("""curl -H "Authorization: Basic $(echo -n 'bob:S3cretPw1' | base64)" https://x""", "S3cretPw1"),
+    ('expect "Password:"\nsend "S3cretPw1\\r"', "S3cretPw1"),
+    ("set -x PGPASSWORD S3cretPw1", "S3cretPw1"),
+    ("ENV DB_PASSWORD hunter2pw", "hunter2pw"),
+    ('gh secret set DB_PASSWORD --body "S3cretPw1"', "S3cretPw1"),
+    ("aws ssm put-parameter --name /db/pw --value S3cretPw1 --type SecureString", "S3cretPw1"),
+    ("aws secretsmanager create-secret --name db --secret-string S3cretPw1", "S3cretPw1"),
+    ("security add-generic-password -a bob -s svc -w S3cretPw1", "S3cretPw1"),
+])
+def test_passwords_in_auth_calls_scripts_and_secret_stores(text, secret):
+    out = redact(text)
+    assert secret not in out and "[REDACTED:" in out
+    assert "--value [REDACTED" in out if "--value" in text else True  # the option is kept, its value taken
+
+
+@pytest.mark.parametrize("text", [
+    "requests.get(url, auth=(\"bob\", password))",
+    'smtp.login(user, os.environ["SMTP_PW"])',
+    'self.login("Login", "Failed")',
+    'echo "http://localhost:8080" | base64',
+    'echo "$USER:$PASS" | base64',
+    "set -x PATH /usr/bin $PATH",
+    "set -x DB_PASSWORD $PW",
+    "ENV NODE_ENV production",
+    "gh secret set DB_PASSWORD < pw.txt",
+    "aws ssm put-parameter --name /app/url --value https://x --type String",
+    'aws ssm put-parameter --name /db/pw --value "$PW" --type SecureString',
+    'expect "password:" { send "$env(PW)\\r" }',
+])
+def test_near_misses_of_auth_calls_and_secret_stores_survive(text):
+    assert redact(text) == text
