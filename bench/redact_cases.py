@@ -71,6 +71,10 @@ def _sample(tree, rng: random.Random, ignorecase: bool, groups: dict[int, str]) 
             out.append(_sample(rng.choice(av[1]), rng, ignorecase, groups))
         elif op is C.GROUPREF:
             out.append(groups.get(av, ""))
+        elif op is C.GROUPREF_EXISTS:  # (?(user)yes|no): the branch the groups sampled so far choose
+            group, yes, no = av
+            branch = yes if group in groups else no  # a group that matched, if only the empty string
+            out.append(_sample(branch, rng, ignorecase, groups) if branch is not None else "")
         elif op is C.ASSERT and av[0] < 0 and "SUBPATTERN" in str(av[1]):
             # a look-behind that captures (a rule that opens at its keyword and takes the secret before it): what
             # it matches ends here, so it is the text so far
@@ -191,7 +195,7 @@ def provider_cases(redactor, seed: int = 15) -> Iterator[Case]:
 _GENERIC = {"password_assignment", "high_entropy_secret", "env_secret", "key_assignment", "cli_credential",
             "authorization_header", "api_key_header", "bearer_token", "basic_auth", "password_in_url",
             "ci_secure_value", "private_key", "discord_bot_token", "telegram_bot_token", "kubernetes_secret",
-            "secret_list"}
+            "secret_list", "session_cookie", "azure_sas_token"}
 
 
 # --- hand-labelled cases ----------------------------------------------------------------------------------
@@ -488,4 +492,37 @@ def adversarial() -> list[str]:
         "密码：" * 300_000,
         "| password " * 1_000 + "|\n" + "|---" * 1_000 + "|\n" + ("| x1y2z3 " * 1_000 + "|\n") * 120,
         "|password|\n|---|\n" * 60_000,
+        "|pw|\n|---|\n" * 60_000,
+        "pass |\n" * 150_000,  # a short keyword on every line of a table that has no separator
+        "| Pass | Credentials | Secret |\n|---|---|---|\n"
+        + ("| a1/" * 10 + "| admin / " + "a" * 60 + " | x:" + "b1" * 40 + " |\n") * 7_000,  # user/password cells
+        "htpasswd -b '" * 80_000,
+        "htpasswd -b a b c d e f g h i j " * 30_000,
+        "ldapsearch " * 100_000,
+        "smbclient -U " * 80_000,
+        "openssl -k " * 90_000,
+        ("jdbc:oracle:thin:" + "a" * 64 + "/" + "b" * 128 + " ") * 4_500,
+        ("-----BEGIN RSA PRIVATE KEY-----\n" + '" +\n "' * 10) * 10_000,  # a key in joined string literals
+        "-----BEGIN RSA PRIVATE KEY-----\n" + "> \n" * 330_000,
+        "senha_" * 170_000,
+        "密码_" * 300_000,
+        "machine h" + " login u" * 125_000,  # a .netrc entry that never reaches its password
+        "default login x " * 62_000,
+        "password=a host=" * 62_000,
+        'senha_x: "' * 100_000,
+        "zip " * 250_000,  # a tool's name on its own, again and again: each is scanned for its -P
+        "mongo -p " * 110_000,
+        " -password " * 90_000,
+        "echo " * 200_000,
+        'key="password" value="' * 45_000,
+        " password(" * 100_000,
+        "identified by '" * 66_000,
+        "'password' => " * 70_000,
+        "cookie:" * 140_000,
+        "?pass=" * 160_000,
+        "&session=a1" * 90_000,
+        "auth(" * 200_000,
+        "password" * 125_000,  # each one a prompt an expect script might answer
+        "set -x A_PASSWORD " * 55_000,
+        "security add-generic-password " * 33_000,
     ]

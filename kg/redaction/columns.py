@@ -3,6 +3,9 @@ under it, as agents list the accounts they made (`| Role | Email | Password |` a
 can pair a row's cell with the header's column, so a `column` rule (rules/secrets.toml) names the header words as
 its keywords and its pattern is matched on each cell under them, whole.
 
+Cells are counted as Markdown counts them: outer pipes are optional, on the header and on each row apart (a header
+written `User | Password` over rows written `| admin | X |` has its password in each row's second cell).
+
 Each line is split once, whatever the number of keywords on it, and a table's rows end at the next separator
 line (a new table), so the work stays linear in the text for any input."""
 
@@ -25,7 +28,7 @@ def column_cells(text: str, positions: Sequence[int], header: re.Pattern[str] | 
                  ) -> Iterator[tuple[int, int]]:
     """(start, end), spaces trimmed, of each cell under a header cell that holds one of `positions` (sorted) and,
     emphasis and code marks stripped, matches `header` whole: a header is a table row whose next line is a
-    separator. Cells are counted by pipes, as Markdown does."""
+    separator. Cells are counted by pipes, as Markdown does (a leading pipe opens no cell)."""
     line_end = -1
     columns: set[int] = set()
     for at in positions:
@@ -49,7 +52,7 @@ def column_cells(text: str, positions: Sequence[int], header: re.Pattern[str] | 
         cell = text[left:right].strip(" \t\r*_`")
         if len(cell) <= _HEADER_CELL and not _NOT_HEADER.search(cell) and len(columns) < _COLUMNS and (
                 header is None or header.fullmatch(cell)):
-            columns.add(index)
+            columns.add(index - _leads(text, start, pipes[0]))
     if columns:
         yield from _under(text, line_end, columns)
 
@@ -59,8 +62,14 @@ def _next_end(text: str, pos: int) -> int:
     return len(text) if end < 0 else end
 
 
+def _leads(text: str, start: int, pipe: int) -> int:
+    """1 if the line starting at `start` opens with its first pipe (at `pipe`), which opens no cell, else 0."""
+    return int(not text[start:pipe].strip(" \t"))
+
+
 def _under(text: str, header_end: int, columns: set[int]) -> Iterator[tuple[int, int]]:
-    """The cells in `columns` of the rows after the header ending at `header_end` and its separator line."""
+    """The cells in `columns` (counted without a leading pipe) of the rows after the header ending at `header_end`
+    and its separator line."""
     pos = _next_end(text, header_end + 1) + 1
     while pos < len(text):
         stop = _next_end(text, pos)
@@ -68,7 +77,9 @@ def _under(text: str, header_end: int, columns: set[int]) -> Iterator[tuple[int,
         if not pipes or _SEPARATOR.match(text, pos, stop) is not None:
             return
         bounds = [pos - 1, *pipes, stop]
-        for index in columns:
+        lead = _leads(text, pos, pipes[0])
+        for column in columns:
+            index = column + lead
             if index + 1 < len(bounds):
                 lo, hi = bounds[index] + 1, bounds[index + 1]
                 while lo < hi and text[lo] in " \t":

@@ -41,6 +41,14 @@ def test_each_accounts_password_under_its_header_is_redacted_and_the_rest_kept()
     ("| a | password |\n|---|---|\n| x | Secr3t1 |\n\n| b | Password |\n|---|---|\n| y | 0ther9x! |", "0ther9x!"),
     ("| Role | Password |\r\n|---|---|\r\n| ops | CrLf2024pw |\r\n", "CrLf2024pw"),
     ("Role | Password\r\n--- | ---\r\nops | CrLf2024pw\r\n", "CrLf2024pw"),  # no outer pipes: the header ends in \r
+    # outer pipes on the header and not on the rows, or the other way: a leading pipe opens no cell
+    ("User | Password\n---|---\n| admin | Adm1nPass2024 |", "Adm1nPass2024"),
+    ("Role | Email | Password\n| --- | --- | --- |\n| ops | o@x.io | 0psPass!24 |", "0psPass!24"),
+    ("| User | Password |\n|---|---|\nadmin | Adm1nPass2024", "Adm1nPass2024"),
+    # the short words for the column, and a user and its password in one cell
+    ("| User | Pass |\n|---|---|\n| admin | Adm1nPass2024 |", "Adm1nPass2024"),
+    ("| Host | PW |\n|---|---|\n| nas | Nas!2024x |", "Nas!2024x"),
+    ("| Service | Password |\n|---|---|\n| ssh | deploy/`S3cure!pw` |", "S3cure!pw"),
 ])
 def test_other_headers_layouts_and_languages(table, secret):
     assert secret not in redact(table)
@@ -59,9 +67,33 @@ def test_other_headers_layouts_and_languages(table, secret):
     "| Setting | Password policy |\n|---|---|\n| rotation | 90days |\n\nRotate every 90days.",
     "| Item | Password |\n|---|---|\n| lib | passlib==1.7.4 |\n| file | src/auth/password.py |\n| cost | bcrypt(12) |"
     "\n| rule | minLength=8 |\n| state | PASSED |",
+    "Password | User\n---|---\n| (none) | Adm1nUser2024 |",  # the row's first cell is the header's first
+    # a Pass column of test results: counts, ratios, percentages, times
+    "| Suite | Pass | Fail |\n|---|---|---|\n| unit | 12/12 | 0 |\n| e2e | 98.5% | 1.5% |\n| all | 100.0% | 0.00% |"
+    "\n| time | 12.35s | 0.5s |\n| api | PASSED | - |",
+    "| Model | Pass (%) |\n|---|---|\n| gpt-4o | 87.30% |",
+    # a Credentials or Secret column that names where a secret is kept
+    "| Service | Credentials | Secret |\n|---|---|---|\n| github | OAuth2 | yes |\n| db | vault kv/db | db-secret-v2 |"
+    "\n| k8s | IAM role | app_secret_2024 |\n| api | `DB_PASSWORD` | secrets/api/key |\n| x | see 1Password | N/A |"
+    "\n| z | admin / (set on first login) | none |\n| w | ~/.aws/credentials | kubernetes.io/basic-auth |"
+    "\n| t | credentials.json | s3cretsFile.yaml |",
 ])
 def test_near_misses_survive(table):
     assert redact(table) == table
+
+
+@pytest.mark.parametrize("table, secret, kept", [
+    ("| Service | Credentials |\n|---|---|\n| db | admin / Xk9pQ2wLz |", "Xk9pQ2wLz", "| db | admin / [REDACTED:"),
+    ("| Service | Credentials |\n|---|---|\n| db | admin:Xk9pQ2wLz |", "Xk9pQ2wLz", "| db | admin:[REDACTED:"),
+    ("| Login | Credentials |\n|---|---|\n| web | `admin / Hunt3r2go` |", "Hunt3r2go", "| web | `admin / [REDACTED:"),
+    ("| Site | Username/Password |\n|---|---|\n| web | bob@x.io / W3bPass!x |", "W3bPass!x", "| web | bob@x.io / ["),
+    ("| Service | DB Creds |\n|---|---|\n| cache | Rd5kLp9qTz |", "Rd5kLp9qTz", "| cache | [REDACTED:"),
+    ("| Service | Secret |\n|---|---|\n| api | s3cr3tV4lue! |", "s3cr3tV4lue!", "| api | [REDACTED:"),
+])
+def test_credentials_and_secret_columns_lose_the_secret_and_keep_the_user(table, secret, kept):
+    out = redact(table)
+    assert secret not in out and kept in out
+    assert redact(out) == out
 
 
 def test_a_column_rule_needs_keywords_and_no_window():
