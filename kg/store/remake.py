@@ -157,3 +157,36 @@ def _relink(st: Any, table: str, key: str, value: Any, rel: str, out: bool, othe
     text = f"MATCH (n:{table} {{{key}: $k}}) UNWIND $edges AS e MATCH (m:{other} {{{other_key}: e.o}}) CREATE {make}"
     st._execute_raw(text, {"k": value, "edges": [{"o": o, **{f"p{i}": props.get(c) for i, c in enumerate(columns)}}
                                                  for o, props in edges]})
+
+
+# -- what a checkpoint tore before (`kg doctor`) ---------------------------------------------------------------------
+KIND_LISTS = {"topic": ("keywords",), "skill": ("triggers", "tools"), "proposal": ("evidence",)}
+_DAY = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+
+
+def torn(st: Any) -> tuple[list[str], list[str]]:
+    """The rows whose lists a checkpoint tore, where that can be seen: Meta rows holding a list their kind never
+    has (another row's items; repairable: `clear`), and changes whose evidence holds a line dated before the change
+    was applied (another change's trail; kg cannot tell its own lines back). Embedded graphs only."""
+    if not kept(st):
+        return [], []
+    meta = [r["key"] for r in st.run("rmk_meta_lists")]
+    changes = []
+    for r in st.run("rmk_change_evidence"):
+        day = r["applied_at"].date().isoformat()
+        if any((m := _DAY.match(line or "")) and m.group(1) < day for line in r["evidence"]):
+            changes.append(r["id"])
+    return meta, changes
+
+
+def clear(st: Any, keys: list[str]) -> int:
+    """The Meta rows `torn` named made anew without the lists their kind never has (in one transaction)."""
+    every = {c for cols in KIND_LISTS.values() for c in cols}
+    done = 0
+    with st.transaction():
+        for key in keys:
+            found = st.run("rmk_meta_kind", key=key)
+            if found:
+                own = KIND_LISTS.get(found[0]["kind"], ())
+                done += remake(st, "Meta", "key", key, {c: None for c in every - set(own)})
+    return done

@@ -246,3 +246,38 @@ def test_kuzu_looks_up_a_list_of_keys_wrongly_for_a_row_made_in_the_transaction(
     with Store.open(path, lock_path=path.with_name("graph.lock"), lock_timeout=10) as st:
         due = {r["id"]: r["due"] for r in st.execute("MATCH (c:Change) RETURN c.id AS id, c.due_since AS due")}
     assert due["chg-1"] is None and due["chg-0"] == AT
+
+
+def _kg(root: Path, *args: str, code: int = 0) -> str:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("KG_WORKSPACE", "KG_NOW", "KG_SESSION")}
+    done = subprocess.run([str(Path(sys.executable).with_name("kg")), "-w", str(root), *args], capture_output=True,
+                          text=True, timeout=300, env={**env, "KG_SERVER": "0"})
+    assert done.returncode == code, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_doctor_tells_a_torn_row_and_clears_what_it_can(tmp_path):
+    """What such a checkpoint left (written here by plain Kùzu, as the tear writes it): a tally row holding a
+    topic's keywords, a change's evidence holding a line of months before it. `kg doctor --dry-run` names both;
+    `kg doctor` clears the tally's list and says the change's trail is not its own and what to do."""
+    import kg
+
+    root = tmp_path / "ws"
+    kg.init_workspace(root)
+    _kg(root, "log", "error", "npm failed", "--now", "2026-11-02T10:00:00", "--wait")
+    graph = root / "memory" / ".kg" / "graph.kuzu"
+    assert "lists: no small-table row holds another kind's list" in _kg(root, "doctor", "--dry-run")
+    _kuzu(graph, [("MATCH (m:Meta) WHERE m.kind = 'tally' WITH m LIMIT 1 SET m.keywords = ['dns', 'vpn']", {}),
+                  ("CREATE (:Change {id: 'chg-1', applied_at: $at, evidence: ['2026-11-01 applied (auto)', "
+                   "'2026-09-03 confirmed: ratio 0.2']})", {"at": AT})], checkpoint=True)
+    looked = _kg(root, "doctor", "--dry-run", code=1)  # (an error found: exit 1)
+    assert "1 small-table row(s) (tally:" in looked and "run `kg doctor` to clear them" in looked
+    assert "1 change(s) (chg-1) hold evidence dated before they were applied" in looked
+    repaired = _kg(root, "doctor", code=1)
+    assert "cleared 1" in repaired and "1 change(s) (chg-1)" in repaired
+    again = _kg(root, "doctor", "--dry-run", code=1)
+    assert "small-table row(s)" not in again and "1 change(s) (chg-1)" in again
