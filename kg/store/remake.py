@@ -78,17 +78,18 @@ def settle(st: Any, name: str, params: dict[str, Any], rows: list[dict[str, Any]
 def remake(st: Any, table: str, key: str, value: Any, lists: dict[str, Any]) -> bool:
     """The row `table.key = value` with these lists: deleted and made again with its other columns and its edges
     when a list differs (True), else untouched. No row: nothing."""
-    found = st._execute_raw(f"MATCH (n:{_name(table)} {{{_name(key)}: $k}}) RETURN n", {"k": value})
-    if not found:
-        return False
+    node = f"MATCH (n:{_name(table)} {{{_name(key)}: $k}})"
+    now = st._execute_raw(f"{node} RETURN " + ", ".join(f"n.{_name(c)} AS {c}" for c in lists), {"k": value})
+    if not now or all(now[0][c] == v for c, v in lists.items()):
+        return False  # no row, or its lists are those already: one read of the lists alone
+    found = st._execute_raw(f"{node} RETURN n", {"k": value})
     props = {c: v for c, v in found[0]["n"].items() if not c.startswith("_")}
-    if all(props.get(c) == v for c, v in lists.items()):
-        return False
     props.update(lists)
     edges = [(rel, out, other, other_key, _edges(st, table, key, value, rel, out, other, other_key))
              for rel, out, other, other_key in _connections(st, table)]
-    st._execute_raw(f"MATCH (n:{table} {{{key}: $k}}) DETACH DELETE n", {"k": value})
-    columns = sorted(props)
+    st._execute_raw(f"{node} DETACH DELETE n", {"k": value})
+    # a null is written only where the column's default is not null (Meta's 60 columns, mostly null in a row)
+    columns = sorted(c for c, v in props.items() if v is not None or c in _defaulted(st, table))
     st._execute_raw(f"CREATE (:{table} {{{', '.join(f'{_name(c)}: $p{i}' for i, c in enumerate(columns))}}})",
                     {f"p{i}": props[c] for i, c in enumerate(columns)})
     for rel, out, other, other_key, found_edges in edges:
@@ -122,6 +123,15 @@ def _connections(st: Any, table: str) -> list[tuple[str, bool, str, str]]:
                 if dst == table and src != table:  # (an edge from a row to itself is read once, going out)
                     found.append((t["name"], False, _name(src), _name(src_key)))
         cache[table] = found
+    return cache[table]
+
+
+def _defaulted(st: Any, table: str) -> set[str]:
+    """The columns of `table` whose default is not null (left out of a CREATE, they would not be null)."""
+    cache = st.__dict__.setdefault("_remake_defaults", {})
+    if table not in cache:
+        info = st._execute_raw(f"CALL table_info('{_name(table)}') RETURN *", {})
+        cache[table] = {r["name"] for r in info if str(r.get("default expression", "NULL")).upper() != "NULL"}
     return cache[table]
 
 
