@@ -109,6 +109,7 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
             deferred = _retire_waits(st) if fts else None
             drained = ws._last_drain
             aggregate = _aggregate(ws, st, dry_run)
+            lists = _lists(st, dry_run)
             side = _search_index(ws, st, dry_run)
             merged = _merged_tables(st)
             logged = _team_log(st)
@@ -122,6 +123,8 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
         return
     if aggregate:
         report.add(*aggregate)
+    for found in lists:
+        report.add(*found)
     where = ws.store_url.public if getattr(ws, "store_url", None) is not None else ws.graph_path.relative_to(ws.root)
     report.add("graph", "ok", f"{where} opens; its schema is current")
     report.add(*merged)
@@ -171,6 +174,7 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
             fts, retired = st.has_fts(), getattr(st, "fts_retired", bool)()
             waits = _retire_waits(st) if fts and not team else None
             aggregate = _aggregate(ws, st, True)
+            lists = _lists(st, True)
             side = _search_index(ws, st, True)
             merged = _merged_tables(st)
             logged = _team_log(st)
@@ -187,6 +191,8 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
         return
     if aggregate:
         report.add(*aggregate)
+    for found in lists:
+        report.add(*found)
     where = ws.store_url.public if team else ws.graph_path.relative_to(ws.root)
     report.add("graph", "ok", f"{where} opens read-only; its schema is current")
     report.add(*merged)
@@ -315,3 +321,28 @@ def _aggregate(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:
         return ("aggregate", "warning", f"{len(diff)} pattern row(s) differ ({diff[0]}); run `kg doctor` to rebuild")
     n = aggregates.rebuild(st)
     return ("aggregate", "repaired", f"{len(diff)} pattern row(s) differed ({diff[0]}); rebuilt {n} rows")
+
+
+def _lists(st: Any, dry_run: bool) -> list[tuple[str, str, str]]:
+    """The rows whose lists a kuzu 0.11.3 checkpoint tore before kg made such rows anew (kg/store/remake.py), where
+    a torn row can be told: a Meta row holding a list its kind never has (cleared), a change's evidence holding a
+    line dated before the change (told: kg cannot tell its own lines back)."""
+    from kg.store import remake
+
+    if not remake.kept(st):
+        return []
+    meta, changes = remake.torn(st)
+    out = []
+    if meta:
+        what = (f"{len(meta)} small-table row(s) ({', '.join(meta[:3])}) hold a list their kind never has: another "
+                "row's items, which a kuzu 0.11.3 checkpoint wrote there")
+        out.append(("lists", "warning", f"{what}; run `kg doctor` to clear them") if dry_run else
+                   ("lists", "repaired", f"{what}; cleared {remake.clear(st, meta)}"))
+    if changes:
+        out.append(("lists", "error", f"{len(changes)} change(s) ({', '.join(changes[:3])}) hold evidence dated before "
+                    "they were applied: another change's trail, which a kuzu 0.11.3 checkpoint wrote there, and their "
+                    "next verification reads it; kg cannot tell their own lines back: read each with `kg why`, and "
+                    "take a rule whose verdict looks wrong out of its file by hand"))
+    if not out:
+        out.append(("lists", "ok", "no small-table row holds another kind's list; no change's evidence predates it"))
+    return out

@@ -28,6 +28,7 @@ from kg.store import aggregates as _aggregates
 from kg.store import migrating as _migrating
 from kg.store import queries as _queries
 from kg.store import rebuild as _rebuild
+from kg.store import remake as _remake
 from kg.store import retire as _retire
 from kg.store import rollback as _rollback
 from kg.store import sideindex as _side
@@ -391,6 +392,12 @@ class Store:
         query.check(params)
         if name == "node_create":
             _side.noted_create(self, params)
+        if name in _remake.WRITES:  # a row's lists are made anew, never SET (kg/store/remake.py)
+            with self.transaction():
+                return _remake.settle(self, name, params, self._run_plain(name, query, params))
+        return self._run_plain(name, query, params)
+
+    def _run_plain(self, name: str, query: _queries.NamedQuery, params: dict[str, Any]) -> list[Row]:
         if name in _AGGREGATED:  # issue 22: a maintained aggregate answers or is kept (kg/store/aggregates.py)
             return self._run_aggregated(name, query, params)
         return self._execute_raw(query.text, params)

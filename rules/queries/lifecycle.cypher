@@ -167,6 +167,17 @@ ORDER BY next_check, id
 // A verification's outcome (every field typed: a null inside UNWIND rows breaks type inference, and in
 // kuzu 0.11.3 `SET x = CASE WHEN r.flag THEN r.v ELSE NULL END` under UNWIND fails with bad_function_call,
 // so the overdue clock is set and cleared by the two queries below).
+// Lists are never SET here: `lst_` columns name them, and the store makes such a row anew (kg/store/remake.py).
+UNWIND $rows AS r
+MATCH (c:Change {id: r.id})
+SET c.status = r.status, c.next_check = r.next_check,
+    c.check_count = r.check_count, c.verdict = r.verdict, c.verdict_at = r.at,
+    c.rate_before = r.rate_before, c.rate_after = r.rate_after
+RETURN c.id AS lst_key, CAST(r.evidence AS STRING[]) AS lst_evidence
+
+// name: lc_change_update
+// dialect: falkordb
+// A team graph SETs the lists in place (the bug is kuzu 0.11.3's checkpoint).
 UNWIND $rows AS r
 MATCH (c:Change {id: r.id})
 SET c.status = r.status, c.next_check = r.next_check,
@@ -179,10 +190,29 @@ UNWIND $rows AS r
 MATCH (c:Change {id: r.id}) SET c.due_since = r.due_since
 
 // name: lc_change_due_clear
-MATCH (c:Change) WHERE c.id IN $ids AND c.due_since IS NOT NULL SET c.due_since = NULL
+// By key from an UNWIND, never `c.id IN $ids`: kuzu 0.11.3 looks such a list up in the key index wrongly for a
+// row made in the open transaction (a change made anew, kg/store/remake.py) and matched the row before it.
+UNWIND $ids AS i
+MATCH (c:Change {id: i}) WHERE c.due_since IS NOT NULL SET c.due_since = NULL
 
 // name: lc_change_revert
 // Revert: the change, its rule node and its pattern; the pattern's promoted occurrences are open again.
+// Its evidence is not SET here: the store makes each change's row anew with `$rows`' evidence (kg/store/remake.py).
+UNWIND $rows AS r
+MATCH (c:Change {id: r.id})-[:change_applies]->(n:Node)
+SET c.status = r.status, c.reverted_at = r.at, c.revert_reason = r.reason,
+    n.status = 'reverted', n.updated_at = r.at
+WITH c, r
+MATCH (c)-[:change_pattern]->(p:Node)
+SET p.status = 'reverted', p.updated_at = r.at
+WITH p, r
+MATCH (p)-[:derived_from]->(e:Node)
+WHERE e.kind = 'event' AND e.status = 'promoted'
+SET e.status = 'pending', e.updated_at = r.at
+
+// name: lc_change_revert
+// dialect: falkordb
+// A team graph SETs the lists in place (the bug is kuzu 0.11.3's checkpoint).
 UNWIND $rows AS r
 MATCH (c:Change {id: r.id})-[:change_applies]->(n:Node)
 SET c.status = r.status, c.reverted_at = r.at, c.revert_reason = r.reason, c.evidence = r.evidence,
@@ -197,9 +227,11 @@ SET e.status = 'pending', e.updated_at = r.at
 
 // name: lc_verification_open
 // Which of these changes already have a pending verification proposal.
-MATCH (q:Meta)-[:proposal_change]->(c:Change)
-WHERE c.id IN $ids AND q.status = 'pending'
-RETURN c.id AS id
+// By key from an UNWIND (see `lc_change_due_clear`).
+UNWIND $ids AS i
+MATCH (q:Meta)-[:proposal_change]->(c:Change {id: i})
+WHERE q.status = 'pending'
+RETURN DISTINCT c.id AS id
 
 // name: lc_decay_candidates
 // Nodes whose decay stage changes: unpinned, open, and either unreinforced since the first threshold or
@@ -375,9 +407,10 @@ SET q.status = $status, q.reason = $reason, q.decided_at = $at
 RETURN q.id AS id
 
 // name: lc_proposals_obsolete
-// Pending verification proposals of changes that a verdict has settled.
-MATCH (q:Meta)-[:proposal_change]->(c:Change)
-WHERE c.id IN $ids AND q.status = 'pending'
+// Pending verification proposals of changes that a verdict has settled (by key: see `lc_change_due_clear`).
+UNWIND $ids AS i
+MATCH (q:Meta)-[:proposal_change]->(c:Change {id: i})
+WHERE q.status = 'pending'
 SET q.status = 'obsolete', q.reason = $reason, q.decided_at = $at
 
 // name: lc_critical_candidates
@@ -435,6 +468,16 @@ RETURN n.id AS id
 
 // name: lc_change_confirm
 // A human confirmed a change works (an approved verification proposal): monitored monthly from now.
+// Lists are never SET here: `lst_` columns name them, and the store makes such a row anew (kg/store/remake.py).
+MATCH (c:Change {id: $id})
+WHERE c.status IN $statuses
+SET c.status = 'confirmed', c.verdict = 'confirmed', c.verdict_at = $at, c.next_check = $next_check,
+    c.due_since = NULL
+RETURN c.id AS id, c.id AS lst_key, list_append(c.evidence, $line) AS lst_evidence
+
+// name: lc_change_confirm
+// dialect: falkordb
+// A team graph SETs the lists in place (the bug is kuzu 0.11.3's checkpoint).
 MATCH (c:Change {id: $id})
 WHERE c.status IN $statuses
 SET c.status = 'confirmed', c.verdict = 'confirmed', c.verdict_at = $at, c.next_check = $next_check,
@@ -554,6 +597,15 @@ ORDER BY id
 
 // name: lc_change_pause
 // A change withdrawn by hand, or back in effect: its evidence trail and its next check (moved on by the pause).
+// Lists are never SET here: `lst_` columns name them, and the store makes such a row anew (kg/store/remake.py).
+UNWIND $rows AS r
+MATCH (c:Change {id: r.id})
+SET c.next_check = r.next_check
+RETURN c.id AS lst_key, CAST(r.evidence AS STRING[]) AS lst_evidence
+
+// name: lc_change_pause
+// dialect: falkordb
+// A team graph SETs the lists in place (the bug is kuzu 0.11.3's checkpoint).
 UNWIND $rows AS r
 MATCH (c:Change {id: r.id})
 SET c.evidence = r.evidence, c.next_check = r.next_check

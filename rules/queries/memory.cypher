@@ -56,6 +56,17 @@ ORDER BY s.at, s.id
 // name: memory_skill_upsert
 // `$key` is the row's whole key, 'skill:' + `$slug` (kg/store/schema.py `meta_key`): a key built in the pattern
 // is not looked up in the primary-key index by kuzu 0.11.3 (it scans the table).
+// Lists are never SET here: `lst_` columns name them, and the store makes such a row anew (kg/store/remake.py).
+MERGE (k:Meta {key: $key})
+ON CREATE SET k.kind = 'skill', k.id = $slug, k.created = $created, k.revisions = 0
+SET k.name = $skill_name, k.description = $description, k.updated = $updated, k.source = $source,
+    k.path = $path, k.session = $session, k.revisions = k.revisions + 1
+RETURN k.id AS slug, k.revisions AS revisions, k.key AS lst_key, CAST($triggers AS STRING[]) AS lst_triggers,
+       CAST($tools AS STRING[]) AS lst_tools
+
+// name: memory_skill_upsert
+// dialect: falkordb
+// A team graph SETs the lists in place (the bug is kuzu 0.11.3's checkpoint).
 MERGE (k:Meta {key: $key})
 ON CREATE SET k.kind = 'skill', k.id = $slug, k.created = $created, k.revisions = 0
 SET k.name = $skill_name, k.description = $description, k.updated = $updated, k.source = $source,
@@ -195,6 +206,15 @@ MATCH (:Node)-[r:about]->(:Meta) DELETE r
 
 // name: memory_topic_upsert
 // Topics are Meta rows of kind 'topic' (migration 0011), keyed 'topic:' + their name; `id` is the name.
+// Lists are never SET here: `lst_` columns name them, and the store makes such a row anew (kg/store/remake.py).
+UNWIND $rows AS r
+MERGE (t:Meta {key: 'topic:' + CAST(r.name AS STRING)})
+SET t.kind = 'topic', t.id = r.name, t.built_at = $at
+RETURN t.key AS lst_key, CAST(r.keywords AS STRING[]) AS lst_keywords
+
+// name: memory_topic_upsert
+// dialect: falkordb
+// A team graph SETs the lists in place (the bug is kuzu 0.11.3's checkpoint).
 UNWIND $rows AS r
 MERGE (t:Meta {key: 'topic:' + CAST(r.name AS STRING)})
 SET t.kind = 'topic', t.id = r.name, t.keywords = r.keywords, t.built_at = $at
