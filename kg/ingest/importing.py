@@ -241,9 +241,15 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
         paths = [Path(p) for p in resumed] + list(paths)
     files = list({f.resolve(): f for f in files_of(paths)}.values())
     with collector_paused():
-        for i, group in enumerate(_groups(files)):
-            _run(ws, group, resumed if i == 0 else None, at=at, report=report, dry_run=dry_run, progress=progress)
+        groups = _groups(files)
+        for i, group in enumerate(groups):
+            later = [f for g in groups[i + 1:] for f in g]  # named by the mark too: a kill in this run loses none
+            _run(ws, group, resumed if i == 0 else None, at=at, report=report, dry_run=dry_run, progress=progress,
+                 later=later)
     return report
+
+
+_GROUP_BITS = 1 << 24  # 2 MB a filter: a few hundred small files are grouped in well under a second
 
 
 def _groups(files: list[Path]) -> list[list[Path]]:
@@ -258,9 +264,9 @@ def _groups(files: list[Path]) -> list[list[Path]]:
         return [files]
     scratch = ImportReport()
     groups: list[list[Path]] = []
-    met = SeenIds(lambda ids: set())
+    met = SeenIds(lambda ids: set(), bits=_GROUP_BITS)
     for f in files:
-        own = SeenIds(lambda ids: set())
+        own = SeenIds(lambda ids: set(), bits=_GROUP_BITS)
         shared = False
         for kind, item in items(f, scratch, named=False):
             key = item_id(kind, item) if kind != "edges" else None
@@ -277,7 +283,7 @@ def _groups(files: list[Path]) -> list[list[Path]]:
 
 
 def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime, report: Any, dry_run: bool,
-         progress: Progress | None) -> Any:
+         progress: Progress | None, later: list[Path] | None = None) -> Any:
     from kg.ingest import trail
 
     total, trail_patterns, plain, highest = _count(files)
@@ -303,7 +309,7 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
             resuming = resumed is not None
             report.resumed = report.resumed or resuming  # (a later run of files sharing ids resumes nothing)
             try:
-                if _load(ws, st, files, at, report, total, resuming, progress, trail_patterns):
+                if _load(ws, st, files, at, report, total, resuming, progress, trail_patterns, later or []):
                     _build_index(ws, st)
             except BaseException:  # raised, not killed: its copy goes before this process writes on
                 rollback.abandon(st)
@@ -329,7 +335,7 @@ def _build_index(ws: Any, st: Any) -> None:
 
 
 def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total: int, resuming: bool,
-          progress: Progress | None, trail_patterns: dict[str, str]) -> bool:
+          progress: Progress | None, trail_patterns: dict[str, str], later: list[Path]) -> bool:
     """Load every batch; True when the graph was written to (the index then needs building)."""
     from kg.graph import linking
     from kg.ingest import import_edges, trail, trail_lifecycle, trail_terms
@@ -347,7 +353,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         (kg/store/rollback.py), then the index dropped (an import of what is all there already never touches
         any of them)."""
         if not marked[0]:
-            write_atomic(mark_path(ws), json.dumps({"paths": [str(f.resolve()) for f in files],
+            # this run's files and the later runs' (`run`): `kg import trail` with no paths then finishes them all
+            write_atomic(mark_path(ws), json.dumps({"paths": [str(f.resolve()) for f in files + later],
                                                     "pid": os.getpid(), "started": at.isoformat()}).encode())
             marked[0] = True
         if not copied[0]:
@@ -462,8 +469,9 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         # the entries' edges to the trail's patterns, where the trail's own edges did not make them already
         loaded_any = import_edges.load(ws, st, import_edges.implied_rows(implied), report, mark, held,
                                        quiet=True) > 0 or loaded_any
-        report.lifecycle = trail_lifecycle.load(ws, st, lifecycle, report, mark, alias, held)
-        loaded_any = loaded_any or any(report.lifecycle.values())
+        loaded = trail_lifecycle.load(ws, st, lifecycle, report, mark, alias, held)
+        report.lifecycle = {k: report.lifecycle.get(k, 0) + loaded.get(k, 0) for k in {*report.lifecycle, *loaded}}
+        loaded_any = loaded_any or any(loaded.values())
     finally:
         for path in (spool, implied, lifecycle):
             path.unlink(missing_ok=True)

@@ -213,3 +213,34 @@ def test_another_workspaces_principle_and_lesson_of_the_same_ids_are_kept(ws, ru
     assert f"supports──► [{principle}]" in run_kg(["show", lesson]).stdout
     again = run_kg(["import", "trail", str(trail)])
     assert again.exit_code == 0 and "kept under new ids" not in again.stderr and _texts(run_kg) == texts
+
+
+_KILLED_FIRST_RUN = """
+import os, sys
+import kg.ingest.importing as imp
+imp._build_index = lambda ws, st: os.kill(os.getpid(), 9)  # the first run of files killed at its end
+from kg.cli.app import run
+run(["-w", sys.argv[1], "import", "trail", *sys.argv[2:]])
+"""
+
+
+@pytest.mark.embedded_only("kills a process holding the Kùzu file")
+def test_a_kill_in_the_first_run_of_files_that_share_ids_resumes_every_file(ws, run_kg, tmp_path, request):
+    """Files that share ids are imported one run after another; the mark named only the first run's files, so a
+    kill there, then `kg import trail` (which finishes what the mark names), lost the later files (the reviewer)."""
+    trails = []
+    for name, hour in (("m", "08"), ("n", "15")):
+        other = fresh_workspace(tmp_path / name, request)
+        run_o = kg_runner(other.root)
+        assert run_o(["log", "learning", f"{name} lesson", "--wait", "--now", f"{DAY}T{hour}:00"]).exit_code == 0
+        assert run_o(["export", "trail"]).exit_code == 0
+        trails.append(tmp_path / f"{name}.json")
+        trails[-1].write_bytes((other.root / "memory" / ".learning-trail.json").read_bytes())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")}
+    proc = subprocess.run([sys.executable, "-c", _KILLED_FIRST_RUN, str(ws.root), *map(str, trails)],
+                          capture_output=True, text=True, env=env, cwd=Path(__file__).parents[2])
+    assert proc.returncode == -9, proc.stderr
+    resumed = run_kg(["import", "trail"])
+    assert resumed.exit_code == 0, resumed.stderr
+    assert sorted(v for k, v in _texts(run_kg).items() if k.startswith("LRN-")) == ["m lesson", "n lesson"]
+    assert not (ws.kg_dir / "import.json").exists()
