@@ -249,7 +249,8 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
     return report
 
 
-_GROUP_BITS = 1 << 24  # 2 MB a filter: a few hundred small files are grouped in well under a second
+_GROUP_BITS = 1 << 24  # 2 MB a filter
+_GROUP_EXACT = 100_000  # a file's ids kept as a list up to this many, then in a filter of their own
 
 
 def _groups(files: list[Path]) -> list[list[Path]]:
@@ -266,19 +267,32 @@ def _groups(files: list[Path]) -> list[list[Path]]:
     groups: list[list[Path]] = []
     met = SeenIds(lambda ids: set(), bits=_GROUP_BITS)
     for f in files:
-        own = SeenIds(lambda ids: set(), bits=_GROUP_BITS)
+        own: list[str] = []  # a file's ids, met once the file is read (its own repeats are not shared)
+        big: SeenIds | None = None  # ... in a filter of their own past _GROUP_EXACT ids
         shared = False
         for kind, item in items(f, scratch, named=False):
             key = item_id(kind, item) if kind != "edges" else None
-            if key is not None:
-                shared = shared or met.maybe(key)
-                own.maybe_add(key)
+            if key is None:
+                continue
+            shared = shared or met.maybe(key)
+            if big is not None:
+                big.maybe_add(key)
+            elif len(own) < _GROUP_EXACT:
+                own.append(key)
+            else:
+                big = SeenIds(lambda ids: set(), bits=_GROUP_BITS)
+                for k in [*own, key]:
+                    big.maybe_add(k)
+                own = []
         if shared or not groups:
             groups.append([f])
-            met = own
+            met = SeenIds(lambda ids: set(), bits=_GROUP_BITS)
         else:
             groups[-1].append(f)
-            met.absorb(own)
+        if big is not None:
+            met.absorb(big)
+        for k in own:
+            met.maybe_add(k)
     return groups
 
 
