@@ -322,11 +322,16 @@ def run_after_answer(exit_code: int) -> None:
             os._exit(0)
 
 
-def export_out(ws: Any, out: Path | None) -> Path | None:
+# what agent runtimes read at start besides kg's own targets (Claude Code, Gemini CLI, Cursor, Windsurf, Copilot, aider)
+_READ_AT_START = ("CLAUDE.md", "GEMINI.md", ".cursorrules", ".windsurfrules", ".github/copilot-instructions.md",
+                  "CONVENTIONS.md")
+
+
+def export_out(ws: Any, out: Path | None, *, trail: bool = False) -> Path | None:
     """An export's `--out` (kg/core/paths.py out_path: inside the workspace, not in memory/.kg, a regular file),
     and not a file kg keeps or agents read: an export over MEMORY.md or README-like instruction files, a daily log,
     preferences.json or a skill replaced them whole (exit 0), and `kg pref list` then read the graph's JSON keys as
-    preferences. The trail file itself (memory/.learning-trail.json) may be named."""
+    preferences. `kg export trail` (`trail`) may name the trail file itself (memory/.learning-trail.json)."""
     import os
 
     from kg.core.errors import UsageError
@@ -339,10 +344,13 @@ def export_out(ws: Any, out: Path | None) -> Path | None:
         return None
     real = Path(os.path.realpath(target))
     root = Path(os.path.realpath(ws.root))
-    if real == Path(os.path.realpath(ws.root / TRAIL_FILE)):
+    if trail and real == Path(os.path.realpath(ws.root / TRAIL_FILE)):
         return target
+    from kg.doctor import INSTRUCTION_FILES
+
     why = None
-    if any(real == Path(os.path.realpath(ws.root / name)) for name in instruction_files(ws)):
+    kept = {*instruction_files(ws), *INSTRUCTION_FILES, *_READ_AT_START}
+    if any(real == Path(os.path.realpath(ws.root / name)) for name in kept):
         why = "an instruction file agents read at start"
     elif root / "memory" in real.parents:
         why = "in kg's memory folder (daily logs, preferences, skills, topics)"

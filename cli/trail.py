@@ -28,7 +28,7 @@ def export_trail(
 
     with errors():
         ws = workspace(ctx)
-        result = run(ws, out=export_out(ws, out), learnings=learnings, now=now_of(ctx, now))
+        result = run(ws, out=export_out(ws, out, trail=True), learnings=learnings, now=now_of(ctx, now))
     emit(result, as_json, lambda d: f"Exported {d['entries']} entries, {d['nodes']} nodes and {d['edges']} edges "
                                     f"to {', '.join(d['written'])}")
     for kept in result.get("kept", []):

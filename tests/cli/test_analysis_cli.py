@@ -125,7 +125,7 @@ def test_graph_report_and_verify_give_one_verdict(ws, run_kg):
 @pytest.mark.parametrize("argv", [["export", "graph", "--format", "json"], ["export", "trail"],
                                   ["graph", "show", "--type", "learning"]])
 @pytest.mark.parametrize("target", ["MEMORY.md", "AGENTS.md", "memory/preferences.json", "memory/notes.png",
-                                    ".learnings/LEARNINGS.md"])
+                                    ".learnings/LEARNINGS.md", "CLAUDE.md", ".cursorrules"])
 def test_an_export_never_replaces_a_file_kg_keeps_or_agents_read(ws, run_kg, argv, target):
     """`--out MEMORY.md` replaced it whole (the person's text and kg's block gone, exit 0); `--out
     memory/preferences.json` made the graph's keys preferences. A file of the user's own may still be named."""
@@ -141,3 +141,13 @@ def test_an_export_never_replaces_a_file_kg_keeps_or_agents_read(ws, run_kg, arg
     assert (path.read_bytes() if path.exists() else None) == before
     suffix = ".png" if argv[0] == "graph" else ".json"
     assert run_kg([*argv, "--out", f"mine{suffix}"]).exit_code == 0 and (ws.root / f"mine{suffix}").exists()
+
+
+def test_only_kg_export_trail_may_name_the_trail_file(ws, run_kg):
+    """The trail file's exemption was shared: `kg export graph --out memory/.learning-trail.json` replaced the
+    trail with a Mermaid chart (the reviewer)."""
+    assert run_kg(["log", "learning", "pin the versions", "--wait"]).exit_code == 0
+    assert run_kg(["export", "trail", "--out", "memory/.learning-trail.json"]).exit_code == 0
+    before = (ws.root / "memory" / ".learning-trail.json").read_bytes()
+    r = run_kg(["export", "graph", "--format", "mermaid", "--out", "memory/.learning-trail.json"])
+    assert r.exit_code == 2 and (ws.root / "memory" / ".learning-trail.json").read_bytes() == before
