@@ -27,13 +27,15 @@ def _ids(line: str, *, answers: bool) -> list[str]:
         parsed = json.loads(line)
     except ValueError:
         return []
-    out = []
-    for msg in parsed if isinstance(parsed, list) else [parsed]:
-        if not isinstance(msg, dict) or msg.get("id") is None:
-            continue
-        if answers != ("method" in msg) and (not answers or "result" in msg or "error" in msg):
-            out.append(json.dumps(msg["id"], sort_keys=True))
-    return out
+    if not isinstance(parsed, dict):  # a batch: the SDK answers none of it (JSON-RPC batches left MCP in 2025-06)
+        return []
+    key = parsed.get("id")
+    if isinstance(key, bool) or not isinstance(key, int | str):  # the SDK's RequestId: an int or a string
+        return []
+    if answers:
+        return [json.dumps(key)] if "method" not in parsed and ("result" in parsed or "error" in parsed) else []
+    # a request the SDK reads as one: else it is dropped unanswered, and waiting for it would hold EOF for GRACE
+    return [json.dumps(key)] if parsed.get("jsonrpc") == "2.0" and isinstance(parsed.get("method"), str) else []
 
 
 class _Wire:
