@@ -30,6 +30,13 @@ KEEP_DAYS = 14  # days whose numbers are remembered
 # the same id, no secret in the file. (The redactor's rules cost a hook ~0.1 s to load without the workspace.)
 _UUID = re.compile(r"[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}")
 _LONG_RUN = re.compile(r"[A-Za-z0-9_+/=]{20,}")
+_HEX = re.compile(r"[0-9A-Fa-f]+")
+
+
+def _token_like(run: str) -> bool:
+    """Letters and digits mixed, not hex alone (a dashless UUID, a hash) nor digits alone (a chat's number): the
+    ids runtimes give out stay as they are, and a session already in sessions.json is found again."""
+    return any(c.isdigit() for c in run) and any(c.isalpha() for c in run) and not _HEX.fullmatch(run)
 MAX_ID = 200  # characters of a runtime's session id kept (it is a key in a JSON file, never a path)
 
 
@@ -38,7 +45,7 @@ def runtime_key(runtime: str | None, rid: Any) -> str | None:
     if not runtime or not isinstance(rid, str):
         return None
     rid = "".join(ch for ch in rid.strip() if ch.isprintable())[:MAX_ID]
-    if _LONG_RUN.search(_UUID.sub("", rid)):  # what may be a token: kept as its digest, never in sessions.json
+    if any(_token_like(run) for run in _LONG_RUN.findall(_UUID.sub("", rid))):  # kept as its digest, not raw
         import hashlib
 
         rid = "sha256-" + hashlib.sha256(rid.encode("utf-8", "surrogatepass")).hexdigest()[:32]

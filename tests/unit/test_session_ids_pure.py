@@ -54,3 +54,11 @@ def test_a_runtime_session_id_holding_a_secret_is_kept_as_its_digest():
     key = runtime_key("codex", token)
     assert token not in key and key.startswith("codex:sha256-") and key == runtime_key("codex", token)
     assert runtime_key("codex", "1af7fc5e-1111-2222-3333-444455556666") == "codex:1af7fc5e-1111-2222-3333-444455556666"
+
+
+@pytest.mark.parametrize("rid", ["agent:main:telegram:dm:123456789012345678901", "5c0375b457a54f26b12dd022ee4e51b7",
+                                 "2026-12-05-001", "agent:main:main"])
+def test_an_id_a_runtime_gives_out_is_kept_as_it_is(rid):
+    """Digits alone, hex alone (a dashless UUID): a session already in sessions.json under its raw key is found
+    again (the first form digested every long run, and such a session was started anew; the reviewer)."""
+    assert runtime_key("openclaw", rid) == f"openclaw:{rid}"
