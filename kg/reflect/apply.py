@@ -248,7 +248,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     of_turn = [session_id] * len(transcript.turns) if session else turn_sessions(transcript, session_id)
     several = len(set(of_turn)) > 1  # (one session: the keys and caps of the whole file, as a single session's)
     result: Reflection = reflect(transcript, rules, redact=redact, gated=True, after_line=_line(resumed),
-                                 earlier={k: (kind, p) for k, kind, p in resumed["found"]} if resumed else None,
+                                 earlier={said[0]: tuple(said[1:]) for said in resumed["found"]} if resumed else None,
                                  sessions=of_turn if several else None)
     said = list(result.findings)  # what the user said; failed tool calls come from `failures`, one per call
     failed = failures(transcript, frules, after_line=_line(resumed),

@@ -62,7 +62,8 @@ class Reflection:
     skill_candidates: tuple[Task, ...]
     dropped_by_cap: int
     duplicates: int
-    found: tuple[tuple[str, str, str], ...] = ()  # (`unique_key`, kind, priority) of each finding before the caps
+    # (`unique_key`, kind, priority, session: "" when the file is one session) of each finding before the caps
+    found: tuple[tuple[str, str, str, str], ...] = ()
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -438,7 +439,7 @@ def unique_key(f: Finding, session: str = "") -> str:
 
 def reflect(
     transcript: Transcript, rules: ReflectRules, *, redact: Callable[[str], str] | None = None,
-    gated: bool = False, earlier: Mapping[str, tuple[str, str]] | None = None, after_line: int = 0,
+    gated: bool = False, earlier: Mapping[str, tuple[str, ...]] | None = None, after_line: int = 0,
     sessions: Sequence[str] | None = None,
 ) -> Reflection:
     """Findings, tasks and skill candidates of one session (or of each, `sessions` naming every turn's: an aider
@@ -451,8 +452,8 @@ def reflect(
     unless the caller says it has done so (`gated`: `kg.reflect.apply.gated`, which redacts a call's input and
     its result together).
 
-    `earlier` (`unique_key` -> kind, priority): the findings of the same transcript before this part of it, read
-    by an earlier reflection (`kg.reflect.window`). A finding said again is theirs, and they rank first for the
+    `earlier` (`unique_key` -> kind, priority[, session]): the findings of the same transcript before this part of
+    it, read by an earlier reflection (`kg.reflect.window`). A finding said again is theirs, and they rank first for the
     caps: this part yields what a reading of the whole transcript yields in it. Findings up to `after_line` (the
     context it re-reads) were that reflection's.
     """
@@ -489,11 +490,11 @@ def reflect(
         unique.append(f)
 
     lim = rules.limits
-    # the earlier part's findings count against the caps of the session this part begins in (most lie in it; one
-    # of an earlier chat only makes this one's caps stricter)
+    # the earlier part's findings count against their own session's caps; one an older reflection kept without its
+    # session, against the session this part begins in (only stricter)
     first = next((i for i, t in enumerate(transcript.turns) if (t.line or 0) > after_line), 0)
-    ghosts = [(kind, priority) for kind, priority in before.values()]
-    ranked = sorted([(-_RANK[p], -1, k, None, session(first)) for k, p in ghosts]
+    ghosts = [(said[0], said[1], said[2] if len(said) > 2 else session(first)) for said in before.values()]
+    ranked = sorted([(-_RANK[p], -1, k, None, where) for k, p, where in ghosts]
                     + [(-_RANK[f.priority], f.turn, f.kind, f, session(f.turn)) for f in unique],
                     key=lambda x: (x[0], x[1]))
     per_kind: dict[tuple[str, str], int] = {}
@@ -510,7 +511,7 @@ def reflect(
 
     candidates = tuple(t for t in tasks if t.tool_calls >= lim.skill_candidate_min_tool_calls)
     return Reflection(tuple(kept), tuple(tasks), candidates, len(unique) - len(kept), len(raw) - len(unique),
-                      tuple((unique_key(f, session(f.turn)), f.kind, f.priority) for f in unique))
+                      tuple((unique_key(f, session(f.turn)), f.kind, f.priority, session(f.turn)) for f in unique))
 
 
 def detect(
