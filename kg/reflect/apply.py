@@ -246,10 +246,9 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     session_id = session or _session_of(transcript.session_hint) or f"reflect-{at:%Y%m%d-%H%M%S}"
     # a session named by the caller holds every turn; else each turn its own chat's (aider: one per "chat started")
     of_turn = [session_id] * len(transcript.turns) if session else turn_sessions(transcript, session_id)
-    several = len(set(of_turn)) > 1  # (one session: the keys and caps of the whole file, as a single session's)
     result: Reflection = reflect(transcript, rules, redact=redact, gated=True, after_line=_line(resumed),
                                  earlier={said[0]: tuple(said[1:]) for said in resumed["found"]} if resumed else None,
-                                 sessions=of_turn if several else None)
+                                 sessions=of_turn if len(set(of_turn)) > 1 else None)  # each chat capped alone
     said = list(result.findings)  # what the user said; failed tool calls come from `failures`, one per call
     failed = failures(transcript, frules, after_line=_line(resumed),
                       earlier=Counter(resumed["errors"]) if resumed else None)

@@ -430,11 +430,9 @@ def dedupe_key(f: Finding) -> tuple[str, str, str]:
     return (f.kind, f.category, f.pattern_key or folded(f.evidence))
 
 
-def unique_key(f: Finding, session: str = "") -> str:
-    """A finding's `dedupe_key` (and its session, when the file holds several) hashed: what a reflection that reads
-    on from the last one keeps of it."""
-    return hashlib.sha256("\x1f".join((*dedupe_key(f), session) if session else dedupe_key(f)).encode()
-                          ).hexdigest()[:16]
+def unique_key(f: Finding) -> str:
+    """A finding's `dedupe_key` hashed: what a reflection that reads on from the last one keeps of it."""
+    return hashlib.sha256("\x1f".join(dedupe_key(f)).encode()).hexdigest()[:16]
 
 
 def reflect(
@@ -443,8 +441,8 @@ def reflect(
     sessions: Sequence[str] | None = None,
 ) -> Reflection:
     """Findings, tasks and skill candidates of one session (or of each, `sessions` naming every turn's: an aider
-    history holds one chat after another, each deduplicated and capped on its own, so one chat's findings neither
-    merge with another's recurrence nor use up its caps).
+    history holds one chat after another, each capped on its own, so one chat's findings do not use up another's
+    caps; a finding said again in a later chat is still the first one's, "Seen N times").
 
     `redact` scrubs every text field; by default with the secret rules shipped for everything stored
     (rules/secrets.toml). Pass the workspace's redactor to apply its own. The turns are redacted before anything
@@ -472,11 +470,11 @@ def reflect(
     def session(turn: int) -> str:
         return sessions[turn] if sessions and 0 <= turn < len(sessions) else ""
 
-    merged: dict[tuple[str, ...], Finding] = {}
+    merged: dict[tuple[str, str, str], Finding] = {}
     for f in raw:
         f = _redacted(f, redact)
-        key = (session(f.turn), *dedupe_key(f))
-        if unique_key(f, session(f.turn)) in before:
+        key = dedupe_key(f)
+        if unique_key(f) in before:
             continue  # said before this part: the earlier reflection's finding
         if key in merged:
             first = merged[key]
@@ -511,7 +509,7 @@ def reflect(
 
     candidates = tuple(t for t in tasks if t.tool_calls >= lim.skill_candidate_min_tool_calls)
     return Reflection(tuple(kept), tuple(tasks), candidates, len(unique) - len(kept), len(raw) - len(unique),
-                      tuple((unique_key(f, session(f.turn)), f.kind, f.priority, session(f.turn)) for f in unique))
+                      tuple((unique_key(f), f.kind, f.priority, session(f.turn)) for f in unique))
 
 
 def detect(
