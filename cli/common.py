@@ -322,9 +322,9 @@ def run_after_answer(exit_code: int) -> None:
             os._exit(0)
 
 
-# what agent runtimes read at start besides kg's own targets (Claude Code, Gemini CLI, Cursor, Windsurf, Copilot, aider)
-_READ_AT_START = ("CLAUDE.md", "GEMINI.md", ".cursorrules", ".windsurfrules", ".github/copilot-instructions.md",
-                  "CONVENTIONS.md")
+# what agent runtimes read at start besides kg's targets and kg.doctor.INSTRUCTION_FILES (which holds CLAUDE.md):
+# Gemini CLI, Cursor, Windsurf, Copilot, aider
+_READ_AT_START = ("GEMINI.md", ".cursorrules", ".windsurfrules", ".github/copilot-instructions.md", "CONVENTIONS.md")
 
 
 def export_out(ws: Any, out: Path | None, *, trail: bool = False) -> Path | None:

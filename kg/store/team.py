@@ -174,12 +174,11 @@ def member(kg_dir: Path, url: StoreUrl) -> int:
     path = kg_dir / MEMBER_FILE
     key = _member_key(url)
     here = _folder(kg_dir)
-    known = _members(path)
-    if key in known and made_for(path) == here:
+    known, made = _read(path)
+    if key in known and made == here:
         return known[key]
     with _folder_locked(kg_dir):  # two processes asking at once: one asks the server, the other reads its answer
-        known = _members(path)  # (and two graphs' numbers kept at once: neither write drops the other's)
-        made = made_for(path)
+        known, made = _read(path)  # (and two graphs' numbers kept at once: neither write drops the other's)
         if made is not None and not same_folder(made, here):
             known = {}  # a copy's numbers are the original's: each graph is asked for one of its own
         changed = made != here  # a copy, a moved folder (its path), an older kg's file: the folder is recorded
@@ -211,13 +210,20 @@ def same_folder(made: dict[str, Any], here: dict[str, Any]) -> bool:
 def made_for(path: Path) -> dict[str, Any] | None:
     """The folder team.json was written for, or None: no file, or an older kg's, which named none (a copy made
     before this kg cannot be told from its original; the first open here records the folder)."""
+    return _read(path)[1]
+
+
+def _read(path: Path) -> tuple[dict[str, int], dict[str, Any] | None]:
+    """team.json, read once: its member numbers (`_members`) and the folder it was written for (`made_for`)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or type(data.get("inode")) is not int or not isinstance(data.get("folder"), str):
-        return None
-    return {"folder": data["folder"], "inode": data["inode"]}
+        return {}, None
+    if not isinstance(data, dict):
+        return {}, None
+    made = ({"folder": data["folder"], "inode": data["inode"]}
+            if type(data.get("inode")) is int and isinstance(data.get("folder"), str) else None)
+    return _members(data), made
 
 
 def copied_from(kg_dir: Path) -> str | None:
@@ -282,14 +288,8 @@ def _member_key(url: StoreUrl) -> str:
     return f"{'127.0.0.1' if host in _LOOPBACK else host}:{url.port}/{url.graph}"
 
 
-def _members(path: Path) -> dict[str, int]:
+def _members(data: dict[str, Any]) -> dict[str, int]:
     """team.json's member numbers by graph (`_member_key`); an older kg's file held one: {"graph", "member"}."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
     if isinstance(data.get("members"), dict):
         return {k: v for k, v in data["members"].items() if isinstance(k, str) and type(v) is int and v > 0}
     if isinstance(data.get("graph"), str) and type(data.get("member")) is int:
