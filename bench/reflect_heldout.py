@@ -6,6 +6,19 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p28 (tests/data/heldout_p28.jsonl; the rule fixed 2026-12-05 06:20 UTC before a turn was read, by an annotator who read
+no detector code): p27's rule carried on. aider's `.aider.chat.history.md` files of the repositories in the list
+find_files gives for path `.aider.chat.history.md` (paged on with what it returns), in the library's order, starting with
+BBXtreme/Waterfront (BBXtreme/waterfront-docs and the rest after it taken as any other; B1Fr0st/AiDAPrivate and earlier
+are done). A repository is skipped if an earlier set's labels hold its owner__repo (tests/data/heldout_*.jsonl) or if it
+is in shared data (runtimes/aider). Of each repository's file, the version read_file gives without a commit, only its
+first 48,000 characters (offsets 0, 16000, 32000) and of them only the sessions that lie wholly inside, whole sessions
+in file order, every user turn, at most 12 non-slash user turns a repository, exactly as p27's paragraph says. Saved
+verbatim as <data>/<owner>__<repo>__.aider.chat.history.md (default /work/heldout28/raw), cut as p27's, a live-looking
+secret replaced by [REDACTED]. Until ~150 non-slash user turns or the clock (no new file saved after 07:10 UTC; labels by
+07:40 UTC; deadline 07:50 UTC). Another annotator labels another stretch of the same list into another set at the same
+time; the lead merges both.
+
 p27 (tests/data/heldout_p27.jsonl; the rule fixed 2026-12-05 03:18 UTC before a turn was read, by an annotator who read
 no detector code): p26's rule carried on where it stopped. The repositories in the list find_files gives for path
 `.aider.chat.history.md` (paged on with what it returns), in the library's order, from the first after
