@@ -6,18 +6,60 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
-p28 (tests/data/heldout_p28.jsonl; the rule fixed 2026-12-05 06:20 UTC before a turn was read, by an annotator who read
+p28 (tests/data/heldout_p28.jsonl; the rule fixed 2026-12-05 06:19 UTC before a turn was read, by an annotator who read
 no detector code): p27's rule carried on. aider's `.aider.chat.history.md` files of the repositories in the list
-find_files gives for path `.aider.chat.history.md` (paged on with what it returns), in the library's order, starting with
-BBXtreme/Waterfront (BBXtreme/waterfront-docs and the rest after it taken as any other; B1Fr0st/AiDAPrivate and earlier
-are done). A repository is skipped if an earlier set's labels hold its owner__repo (tests/data/heldout_*.jsonl) or if it
-is in shared data (runtimes/aider). Of each repository's file, the version read_file gives without a commit, only its
-first 48,000 characters (offsets 0, 16000, 32000) and of them only the sessions that lie wholly inside, whole sessions
-in file order, every user turn, at most 12 non-slash user turns a repository, exactly as p27's paragraph says. Saved
-verbatim as <data>/<owner>__<repo>__.aider.chat.history.md (default /work/heldout28/raw), cut as p27's, a live-looking
-secret replaced by [REDACTED]. Until ~150 non-slash user turns or the clock (no new file saved after 07:10 UTC; labels by
-07:40 UTC; deadline 07:50 UTC). Another annotator labels another stretch of the same list into another set at the same
-time; the lead merges both.
+find_files gives for path `.aider.chat.history.md` (paged on with what it returns), in the library's order, starting
+with BBXtreme/Waterfront (BBXtreme/waterfront-docs and the rest after it taken as any other; B1Fr0st/AiDAPrivate and
+earlier are done). A repository is skipped if an earlier set's labels hold its owner__repo (tests/data/heldout_*.jsonl)
+or if it is in shared data (runtimes/aider). Of each repository's file, the version read_file gives without a commit,
+only its first 48,000 characters (offsets 0, 16000, 32000) and of them only the sessions that lie wholly inside, whole
+sessions in file order, every user turn, at most 12 non-slash user turns a repository, exactly as p27's paragraph says.
+Saved verbatim as <data>/<owner>__<repo>__.aider.chat.history.md (default /work/heldout28/raw), cut as p27's, a
+live-looking secret replaced by [REDACTED]. Until ~150 non-slash user turns or the clock (no new file saved after 07:10
+UTC; labels by 07:40 UTC; deadline 07:50 UTC). Another annotator labels another stretch of the same list into another
+set at the same time; the lead merges both.
+What it gave (labelled by 06:32 UTC, each turn read with the agent's turn before and after, before any detector ran on
+them, by one annotator who read no detector code; not scored yet): 12 files of 12 repositories, non-slash turns in
+brackets (BBXtreme/Waterfront 3, BBXtreme/waterfront-docs 3 (the same history file: its three pages match Waterfront's),
+BUNTA-98/MOKUREN 4 (its second session, 12 turns of which 11 are 'Add file to the chat? ... all' answers, would take it
+past 12: left out), BarcaLive/BarcaLive-Page 1, BartoshMaxim/TradePirates 11 (its eleventh session would take it past
+12), Bashara-aina/Babas_Swarms_bot 6 (seventh session cut by the 48,000 boundary), BeauCranston/car-game 3,
+BeehiveInnovations/zen-mcp-server 0 (8 slash commands), BenitoSeguraGonzalez/Giproy-Network 0 (/exit),
+BharathKumarKS/pdf_ingestion 4 (eighteenth session cut), Bilal933933/EduAssist 12 (sixth session would take it past 12),
+Blizard32/seniales 7); aider v0.86 on grok-code-fast-1, deepseek, qwen, minimax, gpt-5 and gemini models, many sessions
+ending in provider errors with no agent reply, two repositories' turns sent by scripts (--message: TradePirates 7,
+Babas_Swarms_bot 6). No user turn: BOTSolutions8686/fatura-ai, BStainz/ChefDalle, Barthmalemew/nixos-config (no turn at
+all); Beni-004/carboncheck, BjornNordblom/pocketflow-text2sql-gui (first session cut by the 48,000 boundary). None
+skipped (no B... repository is in an earlier set's labels or in shared data). 105 user turns (54 not slash commands): 4
+corrections, 1 preference, no knowledge gap, feature request or praise, 49 non-slash turns with nothing to learn; by
+language en 76 (32 not slash; 1 correction, 1 preference), ar 14 (12), es 7 (3 corrections), zh 5 (all slash), de 3; by
+script Latin 100, Chinese 5 (the bench's language() counts Arabic as Latin). Judgement calls as p15-p27, and: a handover
+protocol of standing coding rules pasted before any task (interfaces not to break, milestones never to revert, comments
+minimalist lowercase English, no hardcoded trade logic) is a preference, as p27's pasted git rules; 'i mean the LLM
+behind the chat>?' after an answer about the project's embedding models is a correction (a misunderstanding cleared up);
+'podes terminar lo que hacías antes??' after the agent's edits failed (it wrote the folder seniales/test as a file) is a
+correction (a redo asked for after a failed attempt), and so are 'Hiciste lo que te pedí?? Pudiste hacer el commit y
+push...?' (the agent had printed git commands and made files named after its steps instead) and 'Quiero darte el permiso
+para que edites ... y luego realices un commit y push' (a redirect after the agent handed the commit back as steps to
+run); aider's architect mode passing the architect's answer to the editor as a '####' turn (TradePirates 4) is nothing
+(the agent's own text); '/model' commands pasted with a leading '> ' are nothing (not slash-led, so counted non-slash);
+' /exit' with a leading space is counted a slash command (as the p15 count, lstrip); asking whether the agent can
+compile and run terminal commands is a question, nothing; scripted missions, shell lines, '<blank>', greetings and
+aider's echo after /ask are nothing. Departures from the rule: none in what was taken; the set is short of ~150 because
+the list ran out, not the clock: find_files for the path stops at Blizard32/seniales (it says truncated, 'a common name
+cannot be listed in full', and gives no cursor to page on with; given a repo it answers for that repository only), so
+nothing after it was read (saving stopped 06:30 UTC at 54 non-slash turns). The saved copies match the library's pages
+to the character: each whole file's length equals read_file's total_chars (BarcaLive 4,209, car-game 27,086,
+zen-mcp-server 5,770, Giproy-Network 528, seniales 43,974); each cut copy was checked at the page boundaries it crosses
+and by reading the library at the cut offset (MOKUREN 8,333, TradePirates, pdf_ingestion 19,951, EduAssist 8,448,
+Waterfront 27,492) or by the third page's end (Babas_Swarms_bot 45,103); repetitive stretches (a pip install log,
+TradePirates' repeated mission and architect echoes, Babas_Swarms_bot's pytest pastes, pdf_ingestion's model warnings)
+were rebuilt by program from the page text and checked the same way; waterfront-docs' middle page was compared with
+Waterfront's by eye, not by program. BartoshMaxim/TradePirates' library offsets count CRLF line ends and one more CR in
+each of the 7 continuation lines of every --message command line (as the offsets imply; a Windows history file); the
+copy has the LF text read_file shows (as p27's Hey-roomie), its 37,704 characters ending at the library's offset 38,441.
+No secret was found (aider's masked xAI key 'gs***re' and '--api-key openai=dummy' only); nothing was replaced. The
+sha1s are of the turn texts of the saved files.
 
 p27 (tests/data/heldout_p27.jsonl; the rule fixed 2026-12-05 03:18 UTC before a turn was read, by an annotator who read
 no detector code): p26's rule carried on where it stopped. The repositories in the list find_files gives for path
@@ -516,7 +558,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p27": REPO / "tests" / "data" / "heldout_p27.jsonl",
+SETS = {"p28": REPO / "tests" / "data" / "heldout_p28.jsonl",
+        "p27": REPO / "tests" / "data" / "heldout_p27.jsonl",
         "p26": REPO / "tests" / "data" / "heldout_p26.jsonl",
         "p25": REPO / "tests" / "data" / "heldout_p25.jsonl",
         "p24": REPO / "tests" / "data" / "heldout_p24.jsonl",
@@ -531,10 +574,10 @@ SETS = {"p27": REPO / "tests" / "data" / "heldout_p27.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"), "p25": Path("/work/heldout25/raw"),
-           "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
-           "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
-           "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
+OUTSIDE = {"p28": Path("/work/heldout28/raw"), "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"),
+           "p25": Path("/work/heldout25/raw"), "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"),
+           "p22": Path("/work/heldout22/raw"), "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"),
+           "p19": Path("/work/heldout19/raw"), "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
 HELD_OUT = "p27"
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
