@@ -6,6 +6,18 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p29 (tests/data/heldout_p29.jsonl; the rule fixed 2026-12-05 06:21 UTC before a turn was read, by an annotator who read
+no detector code): p27's rule continued. The repositories in the list find_files gives for path
+`.aider.chat.history.md` (paged on with what it returns), in the library's order, from the first whose owner begins
+with the letter M (case-insensitive; paged on until it is reached, then on in order). A repository is skipped if an
+earlier set's labels hold its owner__repo (tests/data/heldout_*.jsonl) or if it is in shared data (runtimes/aider). Of
+each repository's file, the version read_file gives without a commit, only its first 48,000 characters (offsets 0,
+16000, 32000) and of them only the sessions that lie wholly inside, whole sessions in file order, every user turn, at
+most 12 non-slash user turns a repository, exactly as p26's and p27's paragraphs say. Saved verbatim as
+<data>/<owner>__<repo>__.aider.chat.history.md (default /work/heldout29/raw), cut as p26's, a live-looking secret
+replaced by [REDACTED]. Until ~150 non-slash user turns or the clock (no new file saved after 07:10 UTC; labels by 07:40
+UTC; deadline 07:50 UTC). Another annotator labels another stretch of the same list at the same time.
+
 p27 (tests/data/heldout_p27.jsonl; the rule fixed 2026-12-05 03:18 UTC before a turn was read, by an annotator who read
 no detector code): p26's rule carried on where it stopped. The repositories in the list find_files gives for path
 `.aider.chat.history.md` (paged on with what it returns), in the library's order, from the first after
