@@ -6,7 +6,7 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
-p29 (tests/data/heldout_p29.jsonl; the rule fixed 2026-12-05 06:21 UTC before a turn was read, by an annotator who read
+p29 (tests/data/heldout_p29.jsonl; the rule fixed 2026-12-05 06:19 UTC before a turn was read, by an annotator who read
 no detector code): p27's rule continued. The repositories in the list find_files gives for path
 `.aider.chat.history.md` (paged on with what it returns), in the library's order, from the first whose owner begins
 with the letter M (case-insensitive; paged on until it is reached, then on in order). A repository is skipped if an
