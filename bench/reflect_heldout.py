@@ -17,7 +17,7 @@ most 12 non-slash user turns a repository, exactly as p26's and p27's paragraphs
 <data>/<owner>__<repo>__.aider.chat.history.md (default /work/heldout29/raw), cut as p26's, a live-looking secret
 replaced by [REDACTED]. Until ~150 non-slash user turns or the clock (no new file saved after 07:10 UTC; labels by 07:40
 UTC; deadline 07:50 UTC). Another annotator labels another stretch of the same list at the same time.
-The list could not be paged (06:20-06:25 UTC, before a turn was read): find_files for that path gives the first 100
+The list could not be paged (06:19-06:22 UTC, before a turn was read): find_files for that path gives the first 100
 repositories in ASCII order (0202alcc/luvatrix .. Blizard32/seniales), "truncated", count 2,866, with no offset or
 cursor, and takes no argument that moves the start (repo must be an exact owner/name; paths match exactly); the code
 search and find_string hold no aider histories. So no owner beginning with M can be reached in the library's order,
@@ -26,7 +26,7 @@ and the stretch is taken from the library's lists of aider's two other per-repos
 paradox8599/dotfiles). Their union, owners from "M" on in the same ASCII order (112 repositories,
 MercuryTechnologies/haskell_llm_benchmark .. yukihamada/sokora), each read with read_file(repo,
 ".aider.chat.history.md") without a commit; one that holds no such file is passed over; then p27's rule for each file.
-Fixed 06:24 UTC, before a turn was read.
+Fixed 06:22 UTC, before a turn was read.
 
 p27 (tests/data/heldout_p27.jsonl; the rule fixed 2026-12-05 03:18 UTC before a turn was read, by an annotator who read
 no detector code): p26's rule carried on where it stopped. The repositories in the list find_files gives for path
