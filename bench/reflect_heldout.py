@@ -27,6 +27,10 @@ paradox8599/dotfiles). Their union, owners from "M" on in the same ASCII order (
 MercuryTechnologies/haskell_llm_benchmark .. yukihamada/sokora), each read with read_file(repo,
 ".aider.chat.history.md") without a commit; one that holds no such file is passed over; then p27's rule for each file.
 Fixed 06:22 UTC, before a turn was read.
+Extended 06:31 UTC, before any of its turns was read, when those 112 were all checked (10 hold the file): the
+repositories with owners from "M" on, in the same order, that find_files lists for the history file one folder down,
+at backend/, frontend/, app/, src/, server/, client/, web/, api/ and docs/ + `.aider.chat.history.md` (lists short
+enough to be complete), read and cut by the same rule.
 
 p27 (tests/data/heldout_p27.jsonl; the rule fixed 2026-12-05 03:18 UTC before a turn was read, by an annotator who read
 no detector code): p26's rule carried on where it stopped. The repositories in the list find_files gives for path
