@@ -529,7 +529,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p27": REPO / "tests" / "data" / "heldout_p27.jsonl",
+SETS = {"p29": REPO / "tests" / "data" / "heldout_p29.jsonl",
+        "p27": REPO / "tests" / "data" / "heldout_p27.jsonl",
         "p26": REPO / "tests" / "data" / "heldout_p26.jsonl",
         "p25": REPO / "tests" / "data" / "heldout_p25.jsonl",
         "p24": REPO / "tests" / "data" / "heldout_p24.jsonl",
@@ -544,7 +545,8 @@ SETS = {"p27": REPO / "tests" / "data" / "heldout_p27.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"), "p25": Path("/work/heldout25/raw"),
+OUTSIDE = {"p29": Path("/work/heldout29/raw"),
+           "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"), "p25": Path("/work/heldout25/raw"),
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
