@@ -31,6 +31,44 @@ Extended 06:31 UTC, before any of its turns was read, when those 112 were all ch
 repositories with owners from "M" on, in the same order, that find_files lists for the history file one folder down,
 at backend/, frontend/, app/, src/, server/, client/, web/, api/ and docs/ + `.aider.chat.history.md` (lists short
 enough to be complete), read and cut by the same rule.
+What it gave (labelled by 06:32 UTC, each turn read with the agent's turn before and after, before any detector ran on
+them, by one annotator who read no detector code; not scored yet): 10 files of 10 repositories, non-slash turns in
+brackets. From the model-file lists (112 checked, 10 hold a root history): MukulRamesh/fpscompress 1 (its seventh
+session is cut by the 48,000 boundary), NguyenIvan/isaaclab-soarm-101 5 (its 2026-06-13 session, 8 turns, would take it
+past 12: left out), andre98king/giochidicoopia 3, greyHairChooseLife/dotfiles 0 (five slash commands, saved and
+labelled nothing), mazino189/Web-E-commerce-online 4, nishadhka/geomanager 7 (seventh session cut), njones920/Gehenna 7
+(all scripted --message missions; eighth session cut). One folder down: MarcVilaseca/fantasy-betting-backend (backend/)
+4, Mohammed-ahmady/eye-js8 (docs/) 7, codejedi-ai/Defang-Django (app/) 1; their copies keep the <owner>__<repo>__ name.
+No user turn: Tradouf/Scalper-V6, eakarsu/cash_flow, abestein/item_info (client/) and djha786543-gif/career-os-v2
+(backend/) (the first session with turns cut by the 48,000 boundary); Sumitgupta54856171/AiAssistant (frontend/),
+douglashellowell/douglashellowell.github.io (src/), sabelosimelane/prompt_sail_2 (backend/), theusnevess/CortAI
+(backend/), xcvweryuu/chattist (server/) (no turn at all); BrunoAguiar-A/Poketibiazero (server/) is before M. Aider
+v0.72-v0.86, local and hosted models, most sessions short and many ending in provider, memory or context-limit errors
+with no reply. 55 user turns (39 not slash commands): 1 correction, no preference, knowledge gap, feature request or
+praise, 54 with nothing to learn (38 not slash); by language en 48 (32 not slash; the correction), ca 3, it 3, vi 1; by
+script Latin 55. A thin, quiet set: it measures false alarms on aider's quiet turns (errors, greetings, 'exit', resent
+requests, scripted missions) more than it measures recall. Judgement calls as p15-p27, and: 'can you check a syntax
+error in ... production.py based on decouple method removing env depeancy' right after the agent imported env from
+django-environ and asked to pip install it (refused) is a correction (it rejects the agent's approach); a first turn
+questioning the previous session's change ('the debug is set to false, how it would be helpful with your latest
+changes') is nothing; a silent /undo followed by a request about another file is nothing; '<blank>', 'exit', 'quit',
+'bye', 'npm start' and greetings typed as messages are nothing; 'nô' ('no' through a Vietnamese input method) is
+labelled vi; a request resent after a provider error or in a new session is nothing; 'Do NOT modify
+WorldSimulation.swift' inside a scripted mission is that task's constraint, not a preference. Two answers typed into
+aider's add-file prompt (codejedi-ai, echoed as '#### Add file to the chat? ... all') are not user turns to the reader
+and carry no label. Departures from the rule: the list could not be paged to M (see above), so the stretch came from
+the model-file lists and then one folder down, each fixed before its turns were read; collection stopped at 06:32 UTC
+at 39 non-slash turns, short of ~150, because both lists were spent (not the clock); eakarsu/cash_flow's second page
+was not read (its first page ends inside the agent's generated calculations.ts and its third page holds the same
+reply's later widgets in the order the reply announced, so no session can start between them). The saved copies match
+the library's pages: each whole file's length equals read_file's total_chars (andre98king 4,647, greyHairChooseLife
+1,877, mazino189 5,025, MarcVilaseca 3,557, codejedi-ai 7,509, Mohammed-ahmady 26,689); each cut copy was taken from
+page text read in full, cut just before the next '# aider chat started at' line, and its full pages measured 16,000
+exactly (NguyenIvan page 1, nishadhka pages 1-2, njones920 page 1); repetitive stretches (option dumps, retry lines,
+repeated code listings) were rebuilt by program and checked the same way (Mohammed-ahmady's page boundary falls at
+16,000 and its total matches; njones920's text at 32,000 matches the library's third page start). The sha1s are of the
+turn texts of the saved files. No secret was in the saved copies (no [REDACTED] needed); the library shows a plaintext
+OpenRouter key in eakarsu/cash_flow's aider command line (not saved: no turn).
 
 p27 (tests/data/heldout_p27.jsonl; the rule fixed 2026-12-05 03:18 UTC before a turn was read, by an annotator who read
 no detector code): p26's rule carried on where it stopped. The repositories in the list find_files gives for path
