@@ -6,6 +6,70 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p29 (tests/data/heldout_p29.jsonl; the rule fixed 2026-12-05 06:19 UTC before a turn was read, by an annotator who read
+no detector code): p27's rule continued. The repositories in the list find_files gives for path
+`.aider.chat.history.md` (paged on with what it returns), in the library's order, from the first whose owner begins
+with the letter M (case-insensitive; paged on until it is reached, then on in order). A repository is skipped if an
+earlier set's labels hold its owner__repo (tests/data/heldout_*.jsonl) or if it is in shared data (runtimes/aider). Of
+each repository's file, the version read_file gives without a commit, only its first 48,000 characters (offsets 0,
+16000, 32000) and of them only the sessions that lie wholly inside, whole sessions in file order, every user turn, at
+most 12 non-slash user turns a repository, exactly as p26's and p27's paragraphs say. Saved verbatim as
+<data>/<owner>__<repo>__.aider.chat.history.md (default /work/heldout29/raw), cut as p26's, a live-looking secret
+replaced by [REDACTED]. Until ~150 non-slash user turns or the clock (no new file saved after 07:10 UTC; labels by 07:40
+UTC; deadline 07:50 UTC). Another annotator labels another stretch of the same list at the same time.
+The list could not be paged (06:19-06:22 UTC, before a turn was read): find_files for that path gives the first 100
+repositories in ASCII order (0202alcc/luvatrix .. Blizard32/seniales), "truncated", count 2,866, with no offset or
+cursor, and takes no argument that moves the start (repo must be an exact owner/name; paths match exactly); the code
+search and find_string hold no aider histories. So no owner beginning with M can be reached in the library's order,
+and the stretch is taken from the library's lists of aider's two other per-repository files that reach past M:
+`.aider.model.metadata.json` (82, listed in full) and `.aider.model.settings.yml` (the first 100 of 136, to
+paradox8599/dotfiles). Their union, owners from "M" on in the same ASCII order (112 repositories,
+MercuryTechnologies/haskell_llm_benchmark .. yukihamada/sokora), each read with read_file(repo,
+".aider.chat.history.md") without a commit; one that holds no such file is passed over; then p27's rule for each file.
+Fixed 06:22 UTC, before a turn was read.
+Extended 06:31 UTC, before any of its turns was read, when those 112 were all checked (10 hold the file): the
+repositories with owners from "M" on, in the same order, that find_files lists for the history file one folder down,
+at backend/, frontend/, app/, src/, server/, client/, web/, api/ and docs/ + `.aider.chat.history.md` (lists short
+enough to be complete), read and cut by the same rule.
+What it gave (labelled by 06:32 UTC, each turn read with the agent's turn before and after, before any detector ran on
+them, by one annotator who read no detector code; not scored yet): 10 files of 10 repositories, non-slash turns in
+brackets. From the model-file lists (112 checked, 10 hold a root history): MukulRamesh/fpscompress 1 (its seventh
+session is cut by the 48,000 boundary), NguyenIvan/isaaclab-soarm-101 5 (its 2026-06-13 session, 8 turns, would take it
+past 12: left out), andre98king/giochidicoopia 3, greyHairChooseLife/dotfiles 0 (five slash commands, saved and
+labelled nothing), mazino189/Web-E-commerce-online 4, nishadhka/geomanager 7 (seventh session cut), njones920/Gehenna 7
+(all scripted --message missions; eighth session cut). One folder down: MarcVilaseca/fantasy-betting-backend (backend/)
+4, Mohammed-ahmady/eye-js8 (docs/) 7, codejedi-ai/Defang-Django (app/) 1; their copies keep the <owner>__<repo>__ name.
+No user turn: Tradouf/Scalper-V6, eakarsu/cash_flow, abestein/item_info (client/) and djha786543-gif/career-os-v2
+(backend/) (the first session with turns cut by the 48,000 boundary); Sumitgupta54856171/AiAssistant (frontend/),
+douglashellowell/douglashellowell.github.io (src/), sabelosimelane/prompt_sail_2 (backend/), theusnevess/CortAI
+(backend/), xcvweryuu/chattist (server/) (no turn at all); BrunoAguiar-A/Poketibiazero (server/) is before M. Aider
+v0.72-v0.86, local and hosted models, most sessions short and many ending in provider, memory or context-limit errors
+with no reply. 55 user turns (39 not slash commands): 1 correction, no preference, knowledge gap, feature request or
+praise, 54 with nothing to learn (38 not slash); by language en 48 (32 not slash; the correction), ca 3, it 3, vi 1; by
+script Latin 55. A thin, quiet set: it measures false alarms on aider's quiet turns (errors, greetings, 'exit', resent
+requests, scripted missions) more than it measures recall. Judgement calls as p15-p27, and: 'can you check a syntax
+error in ... production.py based on decouple method removing env depeancy' right after the agent imported env from
+django-environ and asked to pip install it (refused) is a correction (it rejects the agent's approach); a first turn
+questioning the previous session's change ('the debug is set to false, how it would be helpful with your latest
+changes') is nothing; a silent /undo followed by a request about another file is nothing; '<blank>', 'exit', 'quit',
+'bye', 'npm start' and greetings typed as messages are nothing; 'nô' ('no' through a Vietnamese input method) is
+labelled vi; a request resent after a provider error or in a new session is nothing; 'Do NOT modify
+WorldSimulation.swift' inside a scripted mission is that task's constraint, not a preference. Two answers typed into
+aider's add-file prompt (codejedi-ai, echoed as '#### Add file to the chat? ... all') are not user turns to the reader
+and carry no label. Departures from the rule: the list could not be paged to M (see above), so the stretch came from
+the model-file lists and then one folder down, each fixed before its turns were read; collection stopped at 06:32 UTC
+at 39 non-slash turns, short of ~150, because both lists were spent (not the clock); eakarsu/cash_flow's second page
+was not read (its first page ends inside the agent's generated calculations.ts and its third page holds the same
+reply's later widgets in the order the reply announced, so no session can start between them). The saved copies match
+the library's pages: each whole file's length equals read_file's total_chars (andre98king 4,647, greyHairChooseLife
+1,877, mazino189 5,025, MarcVilaseca 3,557, codejedi-ai 7,509, Mohammed-ahmady 26,689); each cut copy was taken from
+page text read in full, cut just before the next '# aider chat started at' line, and its full pages measured 16,000
+exactly (NguyenIvan page 1, nishadhka pages 1-2, njones920 page 1); repetitive stretches (option dumps, retry lines,
+repeated code listings) were rebuilt by program and checked the same way (Mohammed-ahmady's page boundary falls at
+16,000 and its total matches; njones920's text at 32,000 matches the library's third page start). The sha1s are of the
+turn texts of the saved files. No secret was in the saved copies (no [REDACTED] needed); the library shows a plaintext
+OpenRouter key in eakarsu/cash_flow's aider command line (not saved: no turn).
+
 p28 (tests/data/heldout_p28.jsonl; the rule fixed 2026-12-05 06:19 UTC before a turn was read, by an annotator who read
 no detector code): p27's rule carried on. aider's `.aider.chat.history.md` files of the repositories in the list
 find_files gives for path `.aider.chat.history.md` (paged on with what it returns), in the library's order, starting
@@ -558,7 +622,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p28": REPO / "tests" / "data" / "heldout_p28.jsonl",
+SETS = {"p29": REPO / "tests" / "data" / "heldout_p29.jsonl",
+        "p28": REPO / "tests" / "data" / "heldout_p28.jsonl",
         "p27": REPO / "tests" / "data" / "heldout_p27.jsonl",
         "p26": REPO / "tests" / "data" / "heldout_p26.jsonl",
         "p25": REPO / "tests" / "data" / "heldout_p25.jsonl",
@@ -574,10 +639,11 @@ SETS = {"p28": REPO / "tests" / "data" / "heldout_p28.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p28": Path("/work/heldout28/raw"), "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"),
-           "p25": Path("/work/heldout25/raw"), "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"),
-           "p22": Path("/work/heldout22/raw"), "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"),
-           "p19": Path("/work/heldout19/raw"), "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
+OUTSIDE = {"p29": Path("/work/heldout29/raw"), "p28": Path("/work/heldout28/raw"),
+           "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"), "p25": Path("/work/heldout25/raw"),
+           "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
+           "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
+           "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
 HELD_OUT = "p27"
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
