@@ -6,6 +6,21 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p30 (tests/data/heldout_p30.jsonl; the rule fixed 2026-12-05 06:36 UTC before a turn was read, by an annotator who read
+no detector code): a new list, as the lists of paths `.specstory/.project.json`, `.specstory/.what-is-this.md` and root
+`.aider.chat.history.md` are used up or taken by p28/p29 now. The repositories in the list find_files gives for path
+`.specstory/.gitignore` (100 shown of 138, from 13jden/health-backend to puyuan-yang-ai/quant-dca), in the library's
+order, from its first on. A repository is skipped if an earlier set's labels hold its owner__repo (p15-p27) or if it is
+in shared data (octoplorer/octopulse, hpm27/agente-bsc-rag, edobry/minsky). Of each repository, its
+`.specstory/history/*.md` files as find_files lists them under `.specstory/history`, in name order, the first 3 not
+over 30,000 characters (the size read as read_file's total_chars at an offset past the end, so no text is seen; a small
+cap, as every saved character is copied by hand); the version read_file gives without a commit; whole files, every
+user turn (slash commands included, labelled nothing to learn), at most 12 non-slash user turns a repository: stop
+before the file that would take the count past 12, unless it is the repository's first (then it alone). A repository
+giving no file or no user turn is named as such. Saved verbatim as <data>/<owner>__<repo>__<file name> (default
+/work/heldout30/raw), a live-looking secret replaced by [REDACTED] and said. Until ~150 non-slash user turns or the clock
+(no new file saved after 07:20 UTC; labels by 07:45 UTC; deadline 07:50 UTC).
+
 p27 (tests/data/heldout_p27.jsonl; the rule fixed 2026-12-05 03:18 UTC before a turn was read, by an annotator who read
 no detector code): p26's rule carried on where it stopped. The repositories in the list find_files gives for path
 `.aider.chat.history.md` (paged on with what it returns), in the library's order, from the first after
