@@ -6,6 +6,77 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p30 (tests/data/heldout_p30.jsonl; the rule fixed 2026-12-05 06:36 UTC before a turn was read, by an annotator who read
+no detector code): a new list, as the lists of paths `.specstory/.project.json`, `.specstory/.what-is-this.md` and root
+`.aider.chat.history.md` are used up or taken by p28/p29 now. The repositories in the list find_files gives for path
+`.specstory/.gitignore` (100 shown of 138, from 13jden/health-backend to puyuan-yang-ai/quant-dca), in the library's
+order, from its first on. A repository is skipped if an earlier set's labels hold its owner__repo (p15-p27) or if it is
+in shared data (octoplorer/octopulse, hpm27/agente-bsc-rag, edobry/minsky). Of each repository, its
+`.specstory/history/*.md` files as find_files lists them under `.specstory/history`, in name order, the first 3 not
+over 30,000 characters (the size read as read_file's total_chars at an offset past the end, so no text is seen; a small
+cap, as every saved character is copied by hand); the version read_file gives without a commit; whole files, every
+user turn (slash commands included, labelled nothing to learn), at most 12 non-slash user turns a repository: stop
+before the file that would take the count past 12, unless it is the repository's first (then it alone). A repository
+giving no file or no user turn is named as such. Saved verbatim as <data>/<owner>__<repo>__<file name> (default
+/work/heldout30/raw), a live-looking secret replaced by [REDACTED] and said. Until ~150 non-slash user turns or the
+clock (no new file saved after 07:20 UTC; labels by 07:45 UTC; deadline 07:50 UTC).
+What it gave (labelled by 06:51 UTC, each turn read with the agent's turn before and after, before any detector ran on
+them, by one annotator who read no detector code; not scored yet): 26 files of 15 repositories, non-slash turns in
+brackets (CommanderPho/medusa-platform 2, FPGArtktic/FPGArtktic-FPGArktic.github.io 11,
+JohnLloydddd/Classroom-Monitoring-System 2, KaungSithuLinn/v0-personal-developer-portfolio 8,
+MichaelPaulukonis/polychrome.p5 10, PavelA85/BlueprintBuddyApp 1, RonenSivak/figma-plugin-vite-react 2, ThatHunky/gryag
+10, Tre-Seibert/FishtownWebDesign 4, VinayakHegde/customer-financial-health 2 (and 1 slash),
+andrew0928/columns.chicken-house.net 9, atsuki61/walkary-app 9 (its only file, taken alone; its image-only turns are
+empty and the reader skips them), barbarachbc/esphome-workshop 4, calcom/cal.com 4 (and 2 slash), coasting-nc/LMUFFB 2);
+runtimes Cursor (SpecStory's classic and v2.1 formats), Copilot in VS Code, Cursor IDE sessions of the SpecStory CLI.
+The next file would have taken a repository past 12: FPGArtktic's second, MichaelPaulukonis' third (6 turns),
+ThatHunky's second, andrew0928's third (8 turns): left out. No history file: 55Cancri/qstd, Artemonim/AgentTools,
+Artemonim/AskVLM, BLamy/does-it-throw, DILA-edu/BK-EVAL, DiSHTiX/LMUFFB, DrayChou/deep-research,
+FPGArtktic/FPGArtktic.github.io, Hayden0226/Photography, Henrique0x2A/RimWorld-Piezoelectric-Flooring-Mod,
+Hornsyld/economic-bc-connector, LawndaleLights/EFG, Miller547719886/md, Mmohet/EfficiencyTool,
+Nishantg7/Voice-Assistant-For-Visually-Impaired, Offerman1/in-the-biz-ai-1, Sthmpe/Stitchsuit, akeyz/prompts,
+anansrich/anyan, awesomemotive/beacon-plugin, bthos/awesome-research, bthos/azure-devops-wiki-editor,
+bthos/yalose-flashcards, chl19940220/happy-llm. No readable file: DakineMI/mcp-static-embed-tool (38 files listed,
+read_file stores no text for any of the five tried). Skipped: Abhi919/support-ticket-pipeline (earlier labels). Skipped
+by size: 13jden/health-backend's one file (34,502), Episk-pos/lenr.academy's two (607,454; 482,749),
+Nemo-G/codely-agent-ui's three (2,477,989; 383,751; 163,234), CommanderPho's 00-05Z (99,423), 13-58Z (77,870), 16-17Z
+(267,150), 19-15Z (378,265), JohnLloydddd's 03-54Z (61,754) and 07-13 (50,369), KaungSithuLinn's 11-30Z (183,651),
+2025-05-04 (241,825; 60,207) and 2025-06-11 (127,312), Tre-Seibert's 01-27Z (85,753), VinayakHegde's 10-20-18Z
+(330,563), 13-29-42Z (78,941) and 15-57-27Z (83,704), calcom's 2026-04-09 (33,589) and 2026-04-15 (155,159),
+coasting-nc's 22-20Z (57,556). 83 user turns (80 not slash commands): 13 corrections, 3 knowledge gaps, 2 preferences, 3
+praise (2 turns carry more than one label), 65 with nothing to learn; by language en 56 (53 not slash; 7 corrections, 1
+praise), pl 11 (2 corrections), ja 9 (1 correction, 2 knowledge gaps, 2 praise), zh 7 (3 corrections, 2 preferences, 1
+knowledge gap); by script Latin 68, Japanese 8, Chinese 7 (a bare URL in a Japanese session is labelled ja). Judgement
+calls as p15-p27, and: 'yes, type it into the terminal for me' after the agent offered commands for the user to run, and
+'Let's fix it' after the agent only said what to update, are work handed back (corrections); 'still no menu', a runtime
+error, 'check, diagnose and fix' and 'Here what it returned' (a screenshot) right after the agent said its change works
+are corrections; a request for an answer in markdown repeated after the agent gave another answer, rendered, and again
+after its repeat was cut off, is a correction each time; Chinese '更正, ...請略過這動作' while the agent downloads what
+it should skip, 'the image paths all do not exist' with the log after the agent said they were right, and 'do the check
+list in instructions' after it skipped the checklist are corrections; 'you missed a step: remove the permalink ... from
+now on every rename follows these steps' is correction, preference and knowledge gap; asking to write the conventions
+into basic.instructions.md is a preference; Japanese '.env is hidden from the editor for security, keep in mind it
+exists' after the agent kept saying to create it is correction and knowledge gap, the .env.example content given with
+'you probably cannot see it' a knowledge gap; 'I think it worked', 'いけた', 'うまくいった！' after the agent's steps
+are praise (as p24's 'the problem is solved'); 'Actually put it in the bottom left corner' (the user's own spec
+changed), Copilot's '@agent Try Again' and enable-model prompt, Cursor's plan hand-off text, a shell line typed into the
+chat, first turns, questions and accepted offers are nothing; '@Copilot /fix ...', '@workspace /explain ...' and 'S004'
++ a line break + '/prd ...' do not start with '/' and count as non-slash (labelled nothing). Departures from the rule:
+VinayakHegde's first file (10,825) holds only the slash command '/ac' and was read, not saved (as p26's slash-only
+file); saving stopped at 06:50 UTC at 80 non-slash turns, short of ~150, because the annotator's working context, not
+the clock, ran out (every saved character is copied by hand): coasting-nc's fourth file (15,393) had only its size
+looked up, cursor7366-code/AgentKYC and later repositories were not read. The saved copies match the library to the
+character (each length equals read_file's total_chars, each page boundary checked; repeated log lines, links and tool
+blocks rebuilt by program and checked the same way) except: atsuki61's copy has a plaintext Render PostgreSQL password
+(in a DATABASE_URL, 11 times in agent turns) replaced by [REDACTED] (it matched the library before: 17,061);
+VinayakHegde's 12-51-06Z copy is 5 characters short of 28,858 somewhere between offsets 8,000 and 15,415 (the pasted PDF
+text or the agent's thinking; both user turns are outside it), not located; KaungSithuLinn's 2025-03-25 copy is the LF
+text read_file shows (the library counts 308 CRLF line ends and one more invisible character), PavelA85's copy and
+coasting-nc's 08-39Z copy are one invisible character short (before offsets 299 and 479: a BOM or a character the
+display drops; coasting-nc's may be inside its one user turn). The sha1s are of the saved turn texts. Raw files hold
+personal e-mail addresses (KaungSithuLinn's pasted settings) and default admin passwords in agent text; no secret is in
+the saved copies or here.
+
 p29 (tests/data/heldout_p29.jsonl; the rule fixed 2026-12-05 06:19 UTC before a turn was read, by an annotator who read
 no detector code): p27's rule continued. The repositories in the list find_files gives for path
 `.aider.chat.history.md` (paged on with what it returns), in the library's order, from the first whose owner begins
@@ -622,7 +693,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p29": REPO / "tests" / "data" / "heldout_p29.jsonl",
+SETS = {"p30": REPO / "tests" / "data" / "heldout_p30.jsonl",
+        "p29": REPO / "tests" / "data" / "heldout_p29.jsonl",
         "p28": REPO / "tests" / "data" / "heldout_p28.jsonl",
         "p27": REPO / "tests" / "data" / "heldout_p27.jsonl",
         "p26": REPO / "tests" / "data" / "heldout_p26.jsonl",
@@ -639,7 +711,7 @@ SETS = {"p29": REPO / "tests" / "data" / "heldout_p29.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p29": Path("/work/heldout29/raw"), "p28": Path("/work/heldout28/raw"),
+OUTSIDE = {"p30": Path("/work/heldout30/raw"), "p29": Path("/work/heldout29/raw"), "p28": Path("/work/heldout28/raw"),
            "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"), "p25": Path("/work/heldout25/raw"),
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
