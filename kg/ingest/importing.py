@@ -39,6 +39,7 @@ from typing import Any
 
 from kg.core.errors import UsageError
 from kg.core.text import index_tokens
+from kg.ingest import import_groups
 from kg.ingest.import_gate import GATE_GROUP, REDACTIONS, Clean, Gated, gate  # noqa: F401 (re-exported)
 from kg.ingest.import_mark import interrupted, mark_path
 from kg.ingest.jsonstream import JsonStreamError, Read, iter_trail
@@ -241,59 +242,12 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
         paths = [Path(p) for p in resumed] + list(paths)
     files = list({f.resolve(): f for f in files_of(paths)}.values())
     with collector_paused():
-        groups = _groups(files)
+        groups = import_groups.groups(files)
         for i, group in enumerate(groups):
             later = [f for g in groups[i + 1:] for f in g]  # named by the mark too: a kill in this run loses none
             _run(ws, group, resumed if i == 0 else None, at=at, report=report, dry_run=dry_run, progress=progress,
                  later=later)
     return report
-
-
-_GROUP_BITS = 1 << 24  # 2 MB a filter
-_GROUP_EXACT = 100_000  # a file's ids kept as a list up to this many, then in a filter of their own
-
-
-def _groups(files: list[Path]) -> list[list[Path]]:
-    """The files in runs that share no id, each imported after the one before. Two workspaces' trails give out
-    the same ids (each one's first learning of a day is `LRN-<day>-001`): in one run the second file's entry was
-    a repeat of the first's and skipped, where imported one after the other it is another workspace's entry,
-    kept under a new id (kg/ingest/import_renames.py). A repeat inside one file stays a repeat. The ids met are
-    kept in Bloom filters (kg/ingest/trail_seen.py): bounded memory, and a false "met" only splits a run."""
-    from kg.ingest.trail import ImportReport, item_id
-
-    if len(files) < 2:
-        return [files]
-    scratch = ImportReport()
-    groups: list[list[Path]] = []
-    met = SeenIds(lambda ids: set(), bits=_GROUP_BITS)
-    for f in files:
-        own: list[str] = []  # a file's ids, met once the file is read (its own repeats are not shared)
-        big: SeenIds | None = None  # ... in a filter of their own past _GROUP_EXACT ids
-        shared = False
-        for kind, item in items(f, scratch, named=False):
-            key = item_id(kind, item) if kind != "edges" else None
-            if key is None:
-                continue
-            shared = shared or met.maybe(key)
-            if big is not None:
-                big.maybe_add(key)
-            elif len(own) < _GROUP_EXACT:
-                own.append(key)
-            else:
-                big = SeenIds(lambda ids: set(), bits=_GROUP_BITS)
-                for k in [*own, key]:
-                    big.maybe_add(k)
-                own = []
-        if shared or not groups:
-            groups.append([f])
-            met = SeenIds(lambda ids: set(), bits=_GROUP_BITS)
-        else:
-            groups[-1].append(f)
-        if big is not None:
-            met.absorb(big)
-        for k in own:
-            met.maybe_add(k)
-    return groups
 
 
 def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime, report: Any, dry_run: bool,
