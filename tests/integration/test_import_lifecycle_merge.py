@@ -53,7 +53,7 @@ def merged(ws, run_kg, tmp_path, request):
     return mine, theirs, r
 
 
-def test_another_workspaces_lifecycle_is_not_imported_and_this_ones_is_unchanged(ws, run_kg, merged):
+def test_another_workspaces_lifecycle_is_not_imported_and_this_ones_is_unchanged(ws, run_kg, merged, tmp_path):
     mine, theirs, r = merged
     # every entry of it is kept: each was made at the same second as this workspace's entry of its id (10:00)
     assert (r.json["entries"], r.json["nodes"]) == (8, 2), r.json  # (the rule, and a pattern of the trail's key)
@@ -70,7 +70,9 @@ def test_another_workspaces_lifecycle_is_not_imported_and_this_ones_is_unchanged
     assert why["change"]["id"] == CHANGE and "docker group" in why["change"]["text"], why
     text = run_kg(["import", "trail", str(ws.root / "before.json"), "--now", "2026-05-09T09:30"])
     assert text.exit_code == 0 and "Imported 0 entries" in text.stdout, text.stdout + text.stderr
-    assert "not imported" not in text.stderr  # its own trail again: every record of it present as it is
+    assert "not imported" not in text.stderr + text.stdout  # its own trail again: each record present as it is
+    text = run_kg(["import", "trail", str(tmp_path / "other" / "theirs.json"), "--now", "2026-05-09T09:30"])
+    assert text.stdout.endswith("; not imported, of the trail's lifecycle: 1 block, 1 change\n"), text.stdout
 
 
 def test_this_workspaces_cycle_checks_and_reverts_only_what_it_wrote(ws, run_kg, tmp_path, request):
