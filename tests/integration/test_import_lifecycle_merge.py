@@ -68,6 +68,10 @@ def test_another_workspaces_lifecycle_is_not_imported_and_this_ones_is_unchanged
     assert len(texts) == 16
     why = run_kg(["why", "- Add the user to the docker group", "--json", "--now", "2026-05-09T10:00"]).json
     assert why["change"]["id"] == CHANGE and "docker group" in why["change"]["text"], why
+    for again in (ws.root / "before.json", tmp_path / "other" / "theirs.json"):
+        r = run_kg(["import", "trail", str(again), "--json", "--now", "2026-05-09T09:30"])
+        assert r.exit_code == 0 and (r.json["entries"], r.json["nodes"], r.json["edges"]) == (0, 0, 0), r.json
+    assert r.json["lifecycle_not_imported"] == {"changes": 1, "blocks": 1}
     text = run_kg(["import", "trail", str(ws.root / "before.json"), "--now", "2026-05-09T09:30"])
     assert text.exit_code == 0 and "Imported 0 entries" in text.stdout, text.stdout + text.stderr
     assert "not imported" not in text.stderr + text.stdout  # its own trail again: each record present as it is
