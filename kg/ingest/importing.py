@@ -253,7 +253,7 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
             _run(ws, group, resumed if i == 0 else None, at=at, report=report, dry_run=dry_run, progress=progress,
                  later=later, claim=claim)
     if report.lifecycle_not_imported:
-        report.warnings.append(not_imported(report.lifecycle_not_imported))
+        report.warnings.append(not_imported(report.lifecycle_not_imported, dry_run))
     return report
 
 
@@ -264,12 +264,18 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
     total, trail_patterns, plain, highest = _count(files)
     _plain_ids(ws, plain)
     if dry_run:
+        team = getattr(ws, "store_url", None) is not None
+        if claim is not None and claim.open is None and not team:  # whose lifecycle it would take, as `_load`
+            with ws.reading() as st:
+                claim.decide(st, team)
         for entries, nodes, edges, rest in _batches(ws, files, report):
             report.entries += len(trail._entry_rows(ws, entries, at, report, redactor=Gated)[0])
             report.nodes += len(trail._node_rows(ws, nodes, at, report, redactor=Gated))
             report.edges += len(edges)
-            for kind, _ in rest:
-                report.lifecycle[kind] = report.lifecycle.get(kind, 0) + 1
+            for kind, item in rest:
+                taken = team or claim is None or claim.takes(item.get("_source"))
+                counts = report.lifecycle if taken else report.lifecycle_not_imported
+                counts[kind] = counts.get(kind, 0) + 1
         return report
     if highest:
         with ws.journal.locked():

@@ -360,10 +360,11 @@ def _not_taken(st: Any, items: dict[str, list[dict[str, Any]]], report: Any, roo
         report.lifecycle_not_imported[kind] = report.lifecycle_not_imported.get(kind, 0) + n
 
 
-def not_imported(counts: dict[str, int]) -> str:
+def not_imported(counts: dict[str, int], dry_run: bool = False) -> str:
     """The import's warning for the lifecycle records it did not load (`_not_taken`)."""
     said = ", ".join(f"{n} {kind if n != 1 else kind[:-1]}" for kind, n in sorted(counts.items()))
-    return (f"the trail's lifecycle ({said}) was not imported: it records rules kg wrote into the files of the "
+    return (f"the trail's lifecycle ({said}) {'would not be' if dry_run else 'was not'} imported: it records "
+            "rules kg wrote into the files of the "
             "workspace the trail came from, which this workspace's cycle must not check or revert, and this graph "
             "holds a history of its own (a lifecycle is imported only into an empty graph: a restore, a move). "
             "Its entries and nodes are imported")

@@ -48,6 +48,9 @@ def merged(ws, run_kg, tmp_path, request):
     theirs = _trail(run_o, other.root, "theirs.json")
     mine = _trail(run_kg, ws.root, "before.json")
     assert [c["id"] for c in theirs["changes"]] == [c["id"] for c in mine["changes"]] == [CHANGE]
+    dry = run_kg(["import", "trail", str(other.root / "theirs.json"), "--json", "--dry-run"])
+    assert dry.exit_code == 0 and dry.json["lifecycle"] == {}, dry.stdout + dry.stderr
+    assert dry.json["lifecycle_not_imported"] == {"changes": 1, "blocks": 1}, dry.json
     r = run_kg(["import", "trail", str(other.root / "theirs.json"), "--json", "--now", "2026-05-09T09:00"])
     assert r.exit_code == 0, r.stderr
     return mine, theirs, r
@@ -107,6 +110,8 @@ def test_a_trail_restored_into_an_empty_workspace_keeps_its_lifecycle_and_again_
     before = _trail(run_kg, ws.root, "before.json")
     moved = fresh_workspace(tmp_path / "moved", request)
     run_m = kg_runner(moved.root)
+    dry = run_m(["import", "trail", str(ws.root / "before.json"), "--json", "--dry-run"])
+    assert dry.exit_code == 0 and dry.json["lifecycle"] == {"changes": 1, "blocks": 1}, dry.stdout + dry.stderr
     for _ in range(2):
         r = run_m(["import", "trail", str(ws.root / "before.json"), "--json", "--now", "2026-05-09T09:00"])
         assert r.exit_code == 0 and not r.json.get("lifecycle_not_imported"), r.stdout + r.stderr
