@@ -97,6 +97,9 @@ def _render_import(dry_run: bool):
             text += f"; {d['already_present']} already present"
         if d["skipped"]:
             text += "; skipped " + ", ".join(f"{n} {why}" for why, n in sorted(d["skipped"].items()))
+        if d.get("lifecycle_not_imported"):  # another workspace's: the warning on stderr says why
+            text += "; not imported, of the trail's lifecycle: " + ", ".join(
+                f"{n} {kind if n != 1 else kind[:-1]}" for kind, n in sorted(d["lifecycle_not_imported"].items()))
         if d["redacted"]:
             text += f"; redacted: {', '.join(d['redacted'])}"
         return text

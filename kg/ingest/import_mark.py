@@ -26,6 +26,15 @@ def interrupted(ws: Any) -> list[str] | None:
         return []
 
 
+def mark_claim(ws: Any) -> Any:
+    """Whose lifecycle the interrupted import takes, as its mark keeps it (kg/ingest/trail_lifecycle.py `Claim`)."""
+    try:
+        mark = json.loads(mark_path(ws).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return mark.get("lifecycle") if isinstance(mark, dict) else None
+
+
 def unfinished(ws: Any) -> dict[str, Any] | None:
     """The import the mark says did not finish (None when there is none): its files, whether its process still
     runs, and the command that resumes it (`kg import trail` with no paths takes the mark's). `kg status` and

@@ -4,11 +4,11 @@ the next free id, not dropped.
 Two workspaces give out the same ids (`LRN-20261204-001` is each one's first learning that day), and so does the
 seed skill's `.learnings/*.md`: importing one into the other skipped every such entry as "already present", and the
 trail's lessons were lost. The entry is the node that holds its id (a trail imported again, a resumed import) when
-it was made at the same second, or holds the same text at a time a time zone apart (a `Z` or offset time read on a
-machine in another zone is another local time). Else it is another entry: a node of its kind that is this entry by
-the same test (kept under a new id by an earlier import, of this graph or of the graph its trail rebuilt) takes it;
-else it gets the next free id of its kind and day. The trail's edges and lifecycle records that name the old id
-follow it (`moved`)."""
+it holds the same text, made at the same second or at a time a time zone apart (a `Z` or offset time read on a
+machine in another zone is another local time); never by its time alone (two workspaces' entries of one second).
+Else it is another entry: a node of its kind that is this entry by the same test (kept under a new id by an earlier
+import, of this graph or of the graph its trail rebuilt) takes it; else it gets the next free id of its kind and
+day. The trail's edges and lifecycle records that name the old id follow it (`moved`)."""
 
 from __future__ import annotations
 
@@ -24,12 +24,17 @@ _ZONE_STEP = 900  # zones are whole quarter hours apart
 
 
 def same_entry(text: str | None, at: datetime | None, other_text: Any, other_at: Any) -> bool:
-    """Is an entry (its normalised text, its time) the node with `other_text` made at `other_at`?"""
+    """Is an entry (its normalised text, its time) the node with `other_text` made at `other_at`? Its text and its
+    time both: two workspaces' entries made at the same second (each one's first error of a day, logged by one
+    hook at 10:00) are two entries, and one was lost as "already present". Where a text is unknown (an item
+    without one), the time alone decides, as before."""
     other = _second(other_at)
+    if text is not None and isinstance(other_text, str) and text != other_text:
+        return False
     if at is None or other is None or at == other:
         return True
     gap = abs((at - other).total_seconds())
-    return text is not None and text == other_text and gap <= _ZONES and gap % _ZONE_STEP == 0
+    return text is not None and gap <= _ZONES and gap % _ZONE_STEP == 0
 
 
 class Renames:

@@ -39,8 +39,9 @@ from typing import Any
 
 from kg.core.errors import UsageError
 from kg.core.text import index_tokens
+from kg.ingest import import_groups
 from kg.ingest.import_gate import GATE_GROUP, REDACTIONS, Clean, Gated, gate  # noqa: F401 (re-exported)
-from kg.ingest.import_mark import interrupted, mark_path
+from kg.ingest.import_mark import interrupted, mark_claim, mark_path
 from kg.ingest.jsonstream import JsonStreamError, Read, iter_trail
 from kg.ingest.trail_seen import Screen, SeenIds
 from kg.store import NODE_COLUMNS, aggregates, bulk, rollback
@@ -83,8 +84,9 @@ def files_of(paths: list[Path]) -> list[Path]:
 
 def items(file: Path, report: Any, read: Read | None = None, *, named: bool = True) -> Iterator[tuple[str, Any]]:
     """("entries" | "nodes" | "edges", item) from one trail JSON or `.learnings` markdown file; `read.chars`
-    counts the characters read up to each item. An entry of a JSON file is a copy naming its file (`_source`),
-    unless not `named` (the first pass only counts them)."""
+    counts the characters read up to each item. An entry or lifecycle record of a JSON file is a copy naming its
+    file (`_source`: whose lifecycle an import takes is one file's, kg/ingest/trail_lifecycle.py), unless not `named`
+    (the first pass only counts them)."""
     from kg.ingest.trail import iter_learnings_md
 
     try:
@@ -104,7 +106,7 @@ def items(file: Path, report: Any, read: Read | None = None, *, named: bool = Tr
                     if kind == "graph":
                         report.skip("graph is not an object")
                     elif isinstance(item, dict):
-                        yield kind, ({**item, "_source": str(file)} if kind == "entries" and named else item)
+                        yield kind, ({**item, "_source": str(file)} if kind in _NAMED and named else item)
                     else:
                         report.skip({"entries": "entry is not an object", "nodes": "graph node is not an object",
                                      "edges": "graph edge is not an object"}.get(kind, f"{kind[:-1]} is not an object"))
@@ -120,6 +122,7 @@ def items(file: Path, report: Any, read: Read | None = None, *, named: bool = Tr
         report.warnings.append(f"{file}: not valid UTF-8; undecodable bytes were replaced with U+FFFD")
 
 
+_NAMED = frozenset({"entries", "changes", "proposals", "decisions", "blocks"})
 _PLAIN_ID = re.compile(r"-\d{1,5}$")  # an embedded graph's (and a team's member 1's) id: kg/store/team.py
 _NUMBERED = re.compile(r"^([A-Za-z]+-\d{8})-(\d{1,9})$")
 
@@ -236,79 +239,43 @@ def _collect() -> None:
 # -- loading ------------------------------------------------------------------------------------------------
 def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
         progress: Progress | None = None) -> Any:
+    from kg.ingest.trail_lifecycle import Claim, not_imported
+
     resumed = interrupted(ws)
     if resumed:  # the interrupted import's files come first, so it is finished whatever else is named
         paths = [Path(p) for p in resumed] + list(paths)
     files = list({f.resolve(): f for f in files_of(paths)}.values())
+    claim = Claim.of_mark(mark_claim(ws)) if resumed is not None else Claim()  # whose lifecycle is taken
     with collector_paused():
-        groups = _groups(files)
+        groups = import_groups.groups(files)
         for i, group in enumerate(groups):
             later = [f for g in groups[i + 1:] for f in g]  # named by the mark too: a kill in this run loses none
             _run(ws, group, resumed if i == 0 else None, at=at, report=report, dry_run=dry_run, progress=progress,
-                 later=later)
+                 later=later, claim=claim)
+    if report.lifecycle_not_imported:
+        report.warnings.append(not_imported(report.lifecycle_not_imported, dry_run))
     return report
 
 
-_GROUP_BITS = 1 << 24  # 2 MB a filter
-_GROUP_EXACT = 100_000  # a file's ids kept as a list up to this many, then in a filter of their own
-
-
-def _groups(files: list[Path]) -> list[list[Path]]:
-    """The files in runs that share no id, each imported after the one before. Two workspaces' trails give out
-    the same ids (each one's first learning of a day is `LRN-<day>-001`): in one run the second file's entry was
-    a repeat of the first's and skipped, where imported one after the other it is another workspace's entry,
-    kept under a new id (kg/ingest/import_renames.py). A repeat inside one file stays a repeat. The ids met are
-    kept in Bloom filters (kg/ingest/trail_seen.py): bounded memory, and a false "met" only splits a run."""
-    from kg.ingest.trail import ImportReport, item_id
-
-    if len(files) < 2:
-        return [files]
-    scratch = ImportReport()
-    groups: list[list[Path]] = []
-    met = SeenIds(lambda ids: set(), bits=_GROUP_BITS)
-    for f in files:
-        own: list[str] = []  # a file's ids, met once the file is read (its own repeats are not shared)
-        big: SeenIds | None = None  # ... in a filter of their own past _GROUP_EXACT ids
-        shared = False
-        for kind, item in items(f, scratch, named=False):
-            key = item_id(kind, item) if kind != "edges" else None
-            if key is None:
-                continue
-            shared = shared or met.maybe(key)
-            if big is not None:
-                big.maybe_add(key)
-            elif len(own) < _GROUP_EXACT:
-                own.append(key)
-            else:
-                big = SeenIds(lambda ids: set(), bits=_GROUP_BITS)
-                for k in [*own, key]:
-                    big.maybe_add(k)
-                own = []
-        if shared or not groups:
-            groups.append([f])
-            met = SeenIds(lambda ids: set(), bits=_GROUP_BITS)
-        else:
-            groups[-1].append(f)
-        if big is not None:
-            met.absorb(big)
-        for k in own:
-            met.maybe_add(k)
-    return groups
-
-
 def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime, report: Any, dry_run: bool,
-         progress: Progress | None, later: list[Path] | None = None) -> Any:
+         progress: Progress | None, later: list[Path] | None = None, claim: Any = None) -> Any:
     from kg.ingest import trail
 
     total, trail_patterns, plain, highest = _count(files)
     _plain_ids(ws, plain)
     if dry_run:
+        team = getattr(ws, "store_url", None) is not None
+        if claim is not None and claim.open is None and not team:  # whose lifecycle it would take, as `_load`
+            with ws.reading() as st:
+                claim.decide(st, team)
         for entries, nodes, edges, rest in _batches(ws, files, report):
             report.entries += len(trail._entry_rows(ws, entries, at, report, redactor=Gated)[0])
             report.nodes += len(trail._node_rows(ws, nodes, at, report, redactor=Gated))
             report.edges += len(edges)
-            for kind, _ in rest:
-                report.lifecycle[kind] = report.lifecycle.get(kind, 0) + 1
+            for kind, item in rest:
+                taken = team or claim is None or claim.takes(item.get("_source"))
+                counts = report.lifecycle if taken else report.lifecycle_not_imported
+                counts[kind] = counts.get(kind, 0) + 1
         return report
     if highest:
         with ws.journal.locked():
@@ -323,7 +290,7 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
             resuming = resumed is not None
             report.resumed = report.resumed or resuming  # (a later run of files sharing ids resumes nothing)
             try:
-                if _load(ws, st, files, at, report, total, resuming, progress, trail_patterns, later or []):
+                if _load(ws, st, files, at, report, total, resuming, progress, trail_patterns, later or [], claim):
                     _build_index(ws, st)
             except BaseException:  # raised, not killed: its copy goes before this process writes on
                 rollback.abandon(st)
@@ -349,17 +316,25 @@ def _build_index(ws: Any, st: Any) -> None:
 
 
 def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total: int, resuming: bool,
-          progress: Progress | None, trail_patterns: dict[str, str], later: list[Path]) -> bool:
+          progress: Progress | None, trail_patterns: dict[str, str], later: list[Path], claim: Any) -> bool:
     """Load every batch; True when the graph was written to (the index then needs building)."""
     from kg.graph import linking
     from kg.ingest import import_edges, trail, trail_lifecycle, trail_terms
     from kg.ingest.import_renames import Renames
     from kg.ingest.journal import write_atomic
 
+    claim.decide(st, getattr(ws, "store_url", None) is not None)  # (by the first run of files, before it writes)
     check = resuming or st.run("bulk_node_count")[0]["n"] > 0  # an empty graph has nothing to skip
     tally = trail_terms.TermTally(linking.rules_of(ws.rules))
     exact_terms = trail_terms.can_merge(st, empty=not check, resuming=resuming)
     marked = [resuming]
+
+    def write_mark() -> None:
+        # this run's files and the later runs' (`run`): `kg import trail` with no paths then finishes them all; and
+        # whose lifecycle it takes, so the resumed import takes the same
+        write_atomic(mark_path(ws), json.dumps({"paths": [str(f.resolve()) for f in files + later],
+                                                "pid": os.getpid(), "started": at.isoformat(),
+                                                "lifecycle": claim.as_mark()}).encode())
     copied = [False]
 
     def mark() -> None:
@@ -367,9 +342,7 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         (kg/store/rollback.py), then the index dropped (an import of what is all there already never touches
         any of them)."""
         if not marked[0]:
-            # this run's files and the later runs' (`run`): `kg import trail` with no paths then finishes them all
-            write_atomic(mark_path(ws), json.dumps({"paths": [str(f.resolve()) for f in files + later],
-                                                    "pid": os.getpid(), "started": at.isoformat()}).encode())
+            write_mark()
             marked[0] = True
         if not copied[0]:
             copied[0] = True
@@ -412,6 +385,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                 for e in edges:
                     edges_out.write(json.dumps(e, ensure_ascii=False, default=str) + "\n")
                 for pair in rest:
+                    if claim.open and claim.source is None and claim.takes(pair[1].get("_source")) and marked[0]:
+                        write_mark()  # the file whose lifecycle is taken, named before it is loaded
                     lifecycle_out.write(json.dumps(pair, ensure_ascii=False, default=str) + "\n")
                 rows, links = trail._entry_rows(ws, entries, at, report, redactor=Gated)
                 rows += trail._node_rows(ws, nodes, at, report, redactor=Gated)
@@ -483,7 +458,7 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         # the entries' edges to the trail's patterns, where the trail's own edges did not make them already
         loaded_any = import_edges.load(ws, st, import_edges.implied_rows(implied), report, mark, held,
                                        quiet=True) > 0 or loaded_any
-        loaded = trail_lifecycle.load(ws, st, lifecycle, report, mark, alias, held)
+        loaded = trail_lifecycle.load(ws, st, lifecycle, report, mark, alias, held, claim)
         report.lifecycle = {k: report.lifecycle.get(k, 0) + loaded.get(k, 0) for k in {*report.lifecycle, *loaded}}
         loaded_any = loaded_any or any(loaded.values())
     finally:

@@ -52,6 +52,8 @@ class ImportReport:
     defaulted: dict[str, int] = field(default_factory=dict)
     # the trail's lifecycle loaded (kg/ingest/trail_lifecycle.py): "changes" | "proposals" | ... -> how many
     lifecycle: dict[str, int] = field(default_factory=dict)
+    # ... and not loaded: another workspace's lifecycle, or one beside the graph's own (kg/ingest/trail_lifecycle.py)
+    lifecycle_not_imported: dict[str, int] = field(default_factory=dict)
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -60,7 +62,8 @@ class ImportReport:
         return {"entries": self.entries, "nodes": self.nodes, "edges": self.edges,
                 "already_present": self.already_present, "skipped": self.skipped,
                 "redacted": sorted(set(self.redacted)), "warnings": self.warnings, "resumed": self.resumed,
-                "defaulted": self.defaulted, "lifecycle": self.lifecycle}
+                "defaulted": self.defaulted, "lifecycle": self.lifecycle,
+                "lifecycle_not_imported": self.lifecycle_not_imported}
 
 
 # -- export -------------------------------------------------------------------------------------------------

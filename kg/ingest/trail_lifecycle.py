@@ -8,6 +8,16 @@ pending proposals were gone, so the next cycle proposed them again under new num
 them (`changes`, and `lifecycle` beside `graph`), and the import loads them after the nodes they point at, each
 once (a trail imported again adds nothing), so that export → import → export gives the same trail.
 
+Whose lifecycle: its records describe lines kg wrote into the files of the workspace the trail came from. It is
+taken only into a graph that held no node and no change when `kg import trail` began (a restore, a move, a graph
+rebuilt by `kg doctor --repair`), and from one file only (`Claim`: the first that carries one). Into a graph that
+holds its own history (a merge of another workspace's trail, or this workspace's own trail imported again) it is
+not imported: a record the graph holds as it is counts as already present, the rest are counted as not imported
+(`lifecycle_not_imported`, and a warning), never loaded. Loaded under their ids they took this workspace's
+`chg-<day>-001` for theirs (the other's change was dropped as "already present" and its proposal's edge reached
+this workspace's change); loaded under new ids, this workspace's cycle would check and revert rules in files it
+never wrote. The trail's entries and nodes are imported in either case.
+
 A team graph (FalkorDB) keeps its lifecycle per workspace on the server: its trail carries none of it, and an
 import into one loads none (said in the report).
 """
@@ -81,6 +91,40 @@ def read(st: Any, ws: Any) -> dict[str, list[dict[str, Any]]]:
 
 
 # -- import -------------------------------------------------------------------------------------------------
+class Claim:
+    """Whose lifecycle one `kg import trail` takes (see the module's docstring): `open` is decided once, by the first
+    run of files, before it writes (None until then); `source` is the one file whose lifecycle is taken, the first
+    met that carries one. The import's mark keeps both, so a resumed import takes the same one."""
+
+    def __init__(self, open_: bool | None = None, source: str | None = None) -> None:
+        self.open, self.source = open_, source
+
+    @classmethod
+    def of_mark(cls, mark: Any) -> Claim:
+        """From an interrupted import's mark; one written before the mark kept it took every file's, as then."""
+        if not isinstance(mark, dict) or not isinstance(mark.get("open"), bool):
+            return cls(True)
+        source = mark.get("source")
+        return cls(mark["open"], source if isinstance(source, str) else None)
+
+    def as_mark(self) -> dict[str, Any]:
+        return {"open": self.open, "source": self.source}
+
+    def decide(self, st: Any, team: bool) -> None:
+        if self.open is None:  # (a team graph takes none: `load`)
+            self.open = not team and st.run("bulk_node_count")[0]["n"] == 0 \
+                and st.run("trail_lifecycle_count")[0]["n"] == 0
+
+    def takes(self, source: Any) -> bool:
+        """Whether the lifecycle of the file `source` is taken; the first such file asked about claims it."""
+        if not self.open or not isinstance(source, str):
+            return False
+        source = str(Path(source).resolve())  # as the mark names its files: a resumed import reads those
+        if self.source is None:
+            self.source = source
+        return source == self.source
+
+
 def apply_state(row: dict[str, Any], item: dict[str, Any]) -> None:
     """A node row takes the state its trail item carries (a trail without it keeps the import's defaults)."""
     for name, col in NODE_STATE:
@@ -141,20 +185,25 @@ def _read_spool(spool: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def load(ws: Any, st: Any, spool: Path, report: Any, mark: Callable[[], None], alias: dict[str, str],
-         present: Callable[[list[str]], set[str]]) -> dict[str, int]:
+         present: Callable[[list[str]], set[str]], claim: Claim) -> dict[str, int]:
     """Load the lifecycle items spooled by the import, after every node and edge is in: the changes with their
     edges to the rule and pattern they name (`alias`: a trail pattern the graph holds under another id), then the
-    proposals, decisions and blocks, each once (those the graph holds are counted as already present).
-    `present`: which of some node ids are in the graph. The tables are small (a lifecycle's decisions): read whole."""
+    proposals, decisions and blocks, each once (those the graph holds are counted as already present). Only the
+    file's that `claim` takes: the others' are counted (`_not_taken`). `present`: which of some node ids are in the
+    graph. The tables are small (a lifecycle's decisions): read whole."""
     items: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
+    others: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
     for kind, item in _read_spool(spool):
-        items[kind].append(item)
+        (items if claim.takes(item.get("_source")) else others)[kind].append(item)
     loaded = dict.fromkeys(KINDS, 0)
-    if not any(items.values()):
-        return loaded
     if getattr(ws, "store_url", None) is not None:
-        report.warnings.append("the trail's changes, proposals, decisions and blocks are not imported into a "
-                               "team graph: each workspace's cycle keeps its own there")
+        if any(items.values()) or any(others.values()):
+            report.warnings.append("the trail's changes, proposals, decisions and blocks are not imported into a "
+                                   "team graph: each workspace's cycle keeps its own there")
+        return loaded
+    if any(others.values()):
+        _not_taken(st, others, report, ws.root)
+    if not any(items.values()):
         return loaded
     changes, applies, patterns = _changes(st, items["changes"], report, alias, present)
     metas, about, for_change = _metas(st, items, report, alias, present, ws.root)
@@ -265,3 +314,57 @@ def _metas(st: Any, items: dict[str, list[dict[str, Any]]], report: Any, alias: 
     about = [(k, n, at) for k, n, at in about if n in nodes and (k, n) not in linked]
     for_change = [x for x in for_change if (x[0], x[1]) not in linked]
     return [r for k, r in rows.items() if k not in have], about, for_change
+
+
+_SAME = {"proposals": ("text",), "decisions": ("a", "b"), "blocks": ("hash",)}  # with its time: the same record
+
+
+def _not_taken(st: Any, items: dict[str, list[dict[str, Any]]], report: Any, root: Path) -> None:
+    """The records of a lifecycle not taken (module docstring): each the graph holds as it is (the same id, made at
+    the same time with the same text: two workspaces promote at the same hour) is already present, the rest are
+    counted as not imported."""
+    base = root.resolve()
+    held: dict[str, int] = {}
+    changes = {}
+    for item in items["changes"]:
+        row = _typed(item, CHANGE_COLUMNS) if isinstance(item.get("id"), str) and item["id"] else None
+        if row is None or row["applied_at"] is None:
+            report.skip("change kg cannot read")
+        else:
+            changes[row["id"]] = row
+    stamps = {r["id"]: r for r in st.run("trail_change_stamps", ids=sorted(changes))} if changes else {}
+    for i, row in changes.items():
+        have = stamps.get(i)
+        same = have is not None and (have["applied_at"], have["target"], have["text"]) == (
+            row["applied_at"], row["target"], row["text"])
+        held["changes" if not same else ""] = held.get("changes" if not same else "", 0) + 1
+    metas: dict[str, tuple[str, dict[str, Any]]] = {}
+    for name, table in _TABLE.items():
+        columns = MERGED_KINDS[table][1]
+        for item in items[name]:
+            row = _typed(item, tuple(columns)) if isinstance(item.get("id"), str) and item["id"] else None
+            if row is None:
+                report.skip(f"{name[:-1]} kg cannot read")
+            elif name == "blocks" and row.get("hash") and not _holds(base, row.get("path")):
+                report.skip("block of a file this workspace does not hold (the next cycle writes it)")
+            else:
+                metas[meta_key(table, row["id"])] = (name, row)
+    stamps = {r["key"]: r for r in st.run("trail_meta_stamps", keys=sorted(metas))} if metas else {}
+    for key, (name, row) in metas.items():
+        have = stamps.get(key)
+        same = have is not None and have["at"] == row.get("updated_at" if name == "blocks" else "created_at") \
+            and all(have[col] == row.get(col) for col in _SAME[name])
+        held[name if not same else ""] = held.get(name if not same else "", 0) + 1
+    report.already_present += held.pop("", 0)
+    for kind, n in held.items():
+        report.lifecycle_not_imported[kind] = report.lifecycle_not_imported.get(kind, 0) + n
+
+
+def not_imported(counts: dict[str, int], dry_run: bool = False) -> str:
+    """The import's warning for the lifecycle records it did not load (`_not_taken`)."""
+    said = ", ".join(f"{n} {kind if n != 1 else kind[:-1]}" for kind, n in sorted(counts.items()))
+    return (f"the trail's lifecycle ({said}) {'would not be' if dry_run else 'was not'} imported: it records "
+            "rules kg wrote into the files of the "
+            "workspace the trail came from, which this workspace's cycle must not check or revert, and this graph "
+            "holds a history of its own (a lifecycle is imported only into an empty graph: a restore, a move). "
+            "Its entries and nodes are imported")

@@ -116,6 +116,27 @@ MATCH (c:Change)
 WHERE c.id = i
 RETURN c.id AS id
 
+// name: trail_lifecycle_count
+// Whether the graph holds a lifecycle of its own: an import takes a trail's lifecycle only into a graph without one.
+MATCH (c:Change) RETURN count(c) AS n
+
+// name: trail_change_stamps
+// These changes as the graph holds them, by what makes a change the one it is: a change of another workspace's
+// trail whose id this graph holds is the same change only when applied at the same time to the same text.
+UNWIND $ids AS i
+MATCH (c:Change)
+WHERE c.id = i
+RETURN c.id AS id, c.applied_at AS applied_at, c.target AS target, c.text AS text
+
+// name: trail_meta_stamps
+// The same for proposals and decisions (the same record only when made at the same time, of the same text or pair)
+// and blocks (written at the same time with the same hash).
+UNWIND $keys AS k
+MATCH (m:Meta)
+WHERE m.key = k
+RETURN m.key AS key, CASE WHEN m.kind = 'block' THEN m.updated_at ELSE m.created_at END AS at, m.hash AS hash,
+       m.text AS text, m.a AS a, m.b AS b
+
 // name: trail_change_links
 // The edges these changes have to their rule and pattern: an import killed between loading the changes and their
 // edges resumes with the changes present, and loads the edges they lack.

@@ -244,3 +244,27 @@ def test_a_kill_in_the_first_run_of_files_that_share_ids_resumes_every_file(ws, 
     assert resumed.exit_code == 0, resumed.stderr
     assert sorted(v for k, v in _texts(run_kg).items() if k.startswith("LRN-")) == ["m lesson", "n lesson"]
     assert not (ws.kg_dir / "import.json").exists()
+
+
+def test_two_workspaces_entries_made_at_the_same_second_are_both_kept(ws, run_kg, tmp_path, request):
+    """Each workspace's first learning of the day, logged by a hook at 10:00 sharp, is `LRN-<day>-001`: the other's
+    was taken for this one's (the same id, the same second) and dropped as "already present", exit 0, no warning.
+    The same text at the same second is still the same entry: the trail again, or this workspace's own, adds none."""
+    other = fresh_workspace(tmp_path / "s", request)
+    run_s = kg_runner(other.root)
+    for run, text in ((run_kg, "pin the node version in CI"), (run_s, "the staging database needs a VPN")):
+        r = run(["log", "learning", text, "--wait", "--json", "--now", f"{DAY}T10:00"])
+        assert r.exit_code == 0 and r.json["id"] == "LRN-20261204-001", r.stdout + r.stderr
+    assert run_s(["export", "trail"]).exit_code == 0
+    trail = other.root / "memory" / ".learning-trail.json"
+    r = run_kg(["import", "trail", str(trail), "--json"])
+    assert r.exit_code == 0 and (r.json["entries"], r.json["already_present"]) == (1, 0), r.stdout + r.stderr
+    assert any("LRN-20261204-001 as LRN-20261204-002" in w for w in r.json["warnings"]), r.json["warnings"]
+    texts = _texts(run_kg)
+    assert texts == {"LRN-20261204-001": "pin the node version in CI",
+                     "LRN-20261204-002": "the staging database needs a VPN"}, texts
+    assert run_kg(["export", "trail"]).exit_code == 0
+    for again in (trail, ws.root / "memory" / ".learning-trail.json"):
+        r = run_kg(["import", "trail", str(again), "--json"])
+        assert r.exit_code == 0 and r.json["entries"] == 0 and not r.json["warnings"], r.stdout + r.stderr
+    assert _texts(run_kg) == texts
