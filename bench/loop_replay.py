@@ -35,6 +35,11 @@ _SETTLE_ON = ((lambda c: {"evidence": c.evidence}) if "evidence" in inspect.sign
               else (lambda c: {}))
 
 
+try:  # the promotion's wait; an older kg has it in verify (the held-out comparison may replay main's code)
+    from kg.lifecycle.verify_wait import baseline_short as _baseline_short
+except ImportError:
+    _baseline_short = verify.baseline_short
+
 _CREATED = itertools.count()
 
 
@@ -314,7 +319,7 @@ def _promote(pats: list, state: dict[str, State], now: datetime, policy: Lifecyc
             continue
         if budget.why_not(plan.file, plan.block, plan.text):
             continue
-        if not failed and verify.baseline_short(s.times, now, policy, observed_from=observed):
+        if not failed and _baseline_short(s.times, now, policy, observed_from=observed):
             continue
         budget.take(plan.file, plan.block, plan.text)
         out.append((p, "asked" if asked else plan.mode))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kg.lifecycle import promote, verify, verifying
+from kg.lifecycle import promote, verify, verify_wait, verifying
 
 BY_KEY_AT_MOST = 50  # patterns filled one by key (a few ms each) up to this many; past it one join is cheaper
 
@@ -190,8 +190,9 @@ def _promote_ranked(lc: Any, rows: list[dict[str, Any]], budget: promote.Budget)
                                       "rule worked: log the fix with --action"})
             continue
         why = promote.says_nothing_to_do(cand, plan.text, lc.lp) or budget.why_not(plan.file, plan.block, plan.text)
-        if not why and not cand.failed and lc.lp.verification.min_baseline_events > 0:  # (recovery: `relapse`)
-            why = verify.baseline_short(lc.history(plan.pattern_id, "")[0], lc.now, lc.lp,
+        if not why and not cand.failed and (lc.lp.verification.min_baseline_events > 0
+                                            or lc.lp.verification.min_baseline_days > 0):  # (recovery: `relapse`)
+            why = verify_wait.baseline_short(lc.history(plan.pattern_id, "")[0], lc.now, lc.lp,
                                         observed_from=lc.observed_from())
         if why:
             lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason": why})

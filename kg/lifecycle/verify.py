@@ -264,21 +264,6 @@ def rate_without_rules(times: Iterable[datetime], live: Iterable[tuple[datetime,
     return k, round(max(_days(start, now) - t_on, 0.0), 4)
 
 
-def baseline_short(times: Iterable[datetime], now: datetime, policy: LifecyclePolicy, *,
-                   observed_from: datetime | None = None) -> str:
-    """Why a pattern should not be promoted yet ('' when it may): the rate before its change would rest on
-    fewer than `min_baseline_events` counted occurrences (the same count a verdict uses, trigger left out), so
-    no verdict could tell a rule that works from one that does not, and a wrong revert would be likely."""
-    need = policy.verification.min_baseline_events
-    if need <= 0:
-        return ""
-    c = evidence([t for t in times if t <= now], now, now, policy, observed_from=observed_from)
-    if c.k_before >= need:
-        return ""
-    return (f"too little history to verify a rule: {c.k_before:g} counted occurrences before it, needs {need:g} "
-            "(verification.min_baseline_events)")
-
-
 def expected_after(c: Counts, prior: tuple[float, float] = (0.0, 0.0)) -> float:
     """How many occurrences the time since the change would hold had the rule changed nothing: its days × the
     posterior mean of the rate before. Below `min_expected` no test can tell an effect yet."""

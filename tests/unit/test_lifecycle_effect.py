@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from kg.core.policy import packaged
-from kg.lifecycle import effect, stats, verify
+from kg.lifecycle import effect, stats, verify, verify_wait
 from kg.lifecycle.policy import LifecyclePolicy
 
 LP = LifecyclePolicy.from_mapping(packaged("lifecycle"))
@@ -108,11 +108,11 @@ def test_the_deadline_waits_until_an_effect_could_show():
 ])
 def test_a_pattern_waits_for_a_baseline_a_verdict_can_rest_on(times, short):
     lp = _with(min_baseline_events=5.0)
-    why = verify.baseline_short([T0 + t * D for t in times], T0 + 22 * D, lp, observed_from=T0)
+    why = verify_wait.baseline_short([T0 + t * D for t in times], T0 + 22 * D, lp, observed_from=T0)
     assert bool(why) is short
     if short:
         assert "verification.min_baseline_events" in why
-    assert verify.baseline_short([T0], T0 + D, _with(min_baseline_events=0.0)) == ""
+    assert verify_wait.baseline_short([T0], T0 + D, _with(min_baseline_events=0.0)) == ""
 
 
 def test_the_cdf_and_quantile_agree():
