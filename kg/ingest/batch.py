@@ -50,15 +50,16 @@ class Ingested:
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """Entries from a JSON-lines file (`-`: standard input, as `kg reflect -` reads it), one object a line (blank
-    lines skipped); a bad line is bad input."""
+    lines skipped; a byte order mark at the start, as Windows editors save UTF-8, is no part of it); a bad line is
+    bad input."""
     if str(path) == "-":
         import io
         import sys
 
-        handle, name = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline=None), "stdin"
+        handle, name = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", newline=None), "stdin"
     else:
         try:
-            handle, name = path.open(encoding="utf-8"), str(path)
+            handle, name = path.open(encoding="utf-8-sig"), str(path)
         except OSError as exc:
             raise UsageError(f"cannot read {path}: {exc.strerror}") from None
     with handle:
