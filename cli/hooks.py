@@ -101,8 +101,11 @@ def _key(ws: Any, runtime: str | None, given: str | None, payload: dict[str, Any
     """The runtime session's key in sessions.json; a secret-like id as its digest, as every session id."""
     from kg.memory.session_ids import runtime_key
 
-    rid = given if given is not None else payload.get("session_id")
-    return runtime_key(runtime, rid, ws.rules.redactor if isinstance(rid, str) and rid.strip() else None)
+    class Rules:  # the workspace's redaction rules, loaded only for an id they are asked about (not a UUID)
+        def redact(self, text: str) -> Any:
+            return ws.rules.redactor.redact(text)
+
+    return runtime_key(runtime, given if given is not None else payload.get("session_id"), Rules())
 
 
 def _replayed(payload: dict[str, Any]) -> str | None:

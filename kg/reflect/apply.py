@@ -189,7 +189,11 @@ def gated(transcript: Transcript, redactor: Any) -> Transcript:
             inputs[t.call_id] = (tool_input, redacted_input.text)
         return replace(t, text=text.text, tool_input=redacted_input.text)
 
-    return replace(transcript, turns=tuple(one(at, t) for at, t in enumerate(turns)))
+    from kg.memory.session_ids import stored  # the runtime's session id: a secret-like one as its digest, as a
+    # hook keeps it (its session name, its reflection's state and call ids agree with the hook's)
+
+    hint = stored(transcript.session_hint, redactor) if transcript.session_hint else transcript.session_hint
+    return replace(transcript, turns=tuple(one(at, t) for at, t in enumerate(turns)), session_hint=hint)
 
 
 def _line(cursor: dict[str, Any] | None) -> int:
