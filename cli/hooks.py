@@ -97,10 +97,15 @@ def _stdin_payload() -> dict[str, Any]:
     return read_payload(raw.decode("utf-8", "replace"))
 
 
-def _key(runtime: str | None, given: str | None, payload: dict[str, Any]) -> str | None:
+def _key(ws: Any, runtime: str | None, given: str | None, payload: dict[str, Any]) -> str | None:
+    """The runtime session's key in sessions.json; a secret-like id as its digest, as every session id."""
     from kg.memory.session_ids import runtime_key
 
-    return runtime_key(runtime, given if given is not None else payload.get("session_id"))
+    class Rules:  # the workspace's redaction rules, loaded only for an id they are asked about (not a UUID)
+        def redact(self, text: str) -> Any:
+            return ws.rules.redactor.redact(text)
+
+    return runtime_key(runtime, given if given is not None else payload.get("session_id"), Rules())
 
 
 def _replayed(payload: dict[str, Any]) -> str | None:
@@ -136,9 +141,10 @@ def session_start(
         if start_session and (skip := transcript_start.skipped(transcript)):
             note(f"Note: {skip}")  # a hook never blocks: began() refuses it too, this says so
             transcript = None
-        brief = hooks.session_start_brief(_workspace(ctx), now_of(ctx, now), message, budget,
+        ws = _workspace(ctx)
+        brief = hooks.session_start_brief(ws, now_of(ctx, now), message, budget,
                                           start_session=start_session, source=runtime or "kg", write=write,
-                                          transcript=transcript, key=_key(runtime, runtime_session, payload))
+                                          transcript=transcript, key=_key(ws, runtime, runtime_session, payload))
         if runtime == "claude-code" and start_session:  # this window's logs go to this window's session
             from kg.runtimes.session_env import export_session
 
@@ -181,7 +187,11 @@ def session_end(
         path = transcript or payload.get("transcript_path") or None
         ws = _workspace(ctx)
         at = now_of(ctx, now)
-        key = _key(runtime, runtime_session, payload)
+        key = _key(ws, runtime, runtime_session, payload)
+        if session:  # a secret-like id is kept as its digest: the same id names the same session
+            from kg.memory.session_ids import given
+
+            session = given(session, ws.rules.redactor)
 
         def run(session: str | None = session or None) -> dict[str, Any]:
             return hooks.session_end(ws, path, at, session=session, format=format, summary=summary,

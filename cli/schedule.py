@@ -62,7 +62,8 @@ def _render_install(d: dict[str, Any]) -> str:
 @schedule_app.command("uninstall")
 def uninstall(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = False, crontab: CrontabOpt = None,
               unit_dir: UnitDirOpt = None, as_json: JsonOpt = False) -> None:
-    """Remove this workspace's job (the log stays)."""
+    """Remove this workspace's job (the log stays). With --systemd, exits 1 when systemctl cannot disable the
+    enabled timer (no user bus): nothing is removed, and the message says what is left and what to run."""
     from kg.runtimes import schedule
 
     with errors():

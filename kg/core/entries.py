@@ -107,3 +107,30 @@ def prepare(policy: Policy, redactor: Any, kind: str, summary: str, *, now: date
                                       redacted.get("error_text"), " ".join(redacted.get("tags") or ()))
     redacted["created_at"] = now.isoformat(timespec="seconds")
     return Prepared(redacted, tuple(kinds))
+
+
+def problems(policy: Policy, redactor: Any, kind: Any, summary: Any, *, now: datetime, **fields: Any) -> list[str]:
+    """Every reason `prepare` would refuse this entry, one message each, where `prepare` names the first: for a
+    caller that names all its bad arguments at once (the MCP `log` tool). Empty when `prepare` takes it. A field
+    that is no text of the kind asked for is left to the caller's own schema check."""
+
+    def refused(k: Any, s: Any, **f: Any) -> str | None:
+        try:
+            prepare(policy, redactor, k, s, now=now, **f)
+        except UsageError as exc:
+            return str(exc)
+        except (TypeError, AttributeError, ValueError):
+            return None
+        return None
+
+    if refused(kind, summary, **fields) is None:
+        return []
+    found = []
+    try:
+        choice(kind if isinstance(kind, str) else None, policy.kinds, "entry kind")
+    except UsageError as exc:
+        found.append(str(exc))
+    good = kind if not found and isinstance(kind, str) else next(iter(policy.kinds))
+    parts: list[tuple[Any, dict[str, Any]]] = [(summary, {})] + [("x", {k: v}) for k, v in fields.items()]
+    found += [why for s, f in parts if (why := refused(good, s, **f)) is not None]
+    return list(dict.fromkeys(found))

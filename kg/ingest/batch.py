@@ -20,11 +20,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.core import clock, paths
+from kg.core import clock
 from kg.core.entries import prepare
 from kg.core.errors import KgError, UsageError
 from kg.ingest.ids_rebuild import with_ids
 from kg.memory import logs as files
+from kg.memory import session_ids
 
 THREAD_REASON = "the next turn of the conversation"  # the reason on a thread's `led_to` (kg/ingest/apply.py)
 
@@ -49,15 +50,16 @@ class Ingested:
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """Entries from a JSON-lines file (`-`: standard input, as `kg reflect -` reads it), one object a line (blank
-    lines skipped); a bad line is bad input."""
+    lines skipped; a byte order mark at the start, as Windows editors save UTF-8, is no part of it); a bad line is
+    bad input."""
     if str(path) == "-":
         import io
         import sys
 
-        handle, name = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline=None), "stdin"
+        handle, name = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", newline=None), "stdin"
     else:
         try:
-            handle, name = path.open(encoding="utf-8"), str(path)
+            handle, name = path.open(encoding="utf-8-sig"), str(path)
         except OSError as exc:
             raise UsageError(f"cannot read {path}: {exc.strerror}") from None
     with handle:
@@ -89,13 +91,13 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
     """Log every item (`kind`, `summary`, optional `at` and `session`, and any field `ws.log` takes) in one
     pass. Every item is checked before anything is written; an error names the item (1-based)."""
     base = clock.now(now)
-    default_session = paths.check_name(session, "session id") if session else ws.current_session()
+    default_session = session_ids.given(session, ws.rules.redactor) if session else ws.current_session()
     prepared = []
     for number, raw in enumerate(items, 1):
         try:
             item = {_FIELD_OF.get(k, k.replace("-", "_")) if isinstance(k, str) else k: v for k, v in raw.items()}
             at = _at(item["at"]) if item.get("at") else base
-            sid = paths.check_name(item["session"], "session id") if item.get("session") else default_session
+            sid = session_ids.given(item["session"], ws.rules.redactor) if item.get("session") else default_session
             kind = item.get("kind") or "learning"
             p = prepare(ws.policy, ws.rules.redactor, kind, item.get("summary") or "", now=at, session=sid,
                         **{k: v for k, v in item.items() if k not in _KNOWN})

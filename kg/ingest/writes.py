@@ -8,13 +8,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kg.core import clock, paths
+from kg.core import clock
 from kg.core.entries import choice, prepare
 from kg.core.errors import KgError, NotFound, StoreError, UsageError
 from kg.core.text import clean
 from kg.ingest.apply import node_params
 from kg.ingest.ids_rebuild import with_ids
 from kg.memory import logs as files
+from kg.memory import session_ids
 from kg.store import EDGE_TYPES, HIDDEN_COLUMNS, KNOWLEDGE_KINDS, check_label, existing_ids, plain
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
         apply: bool = True, wait: bool = False, link: bool = True, **fields: Any) -> LogResult:
     """Record a learning, error or feature request: see `Workspace.log`."""
     at = clock.now(now)
-    session = paths.check_name(session, "session id") if session else ws.current_session()
+    session = session_ids.given(session, ws.rules.redactor) if session else ws.current_session()
     prepared = prepare(ws.policy, ws.rules.redactor, kind, summary, now=at, session=session, **fields)
     f = prepared.fields
     kind = f["entry_type"]

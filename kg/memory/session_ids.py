@@ -25,30 +25,61 @@ from kg.core.files import write_atomic
 FILE = "sessions.json"
 KEEP_RUNTIME = 256  # runtime sessions remembered (the oldest go first)
 KEEP_DAYS = 14  # days whose numbers are remembered
-# A runtime's session id is a UUID or a short key (`agent:main:main`). One that holds a run of 20 or more token
-# characters besides its UUIDs may be a token (a key, a password) and is kept as its digest: the same key for
-# the same id, no secret in the file. (The redactor's rules cost a hook ~0.1 s to load without the workspace.)
+# A session id is kept as its digest when it may be a secret (a key, a password, pasted by mistake or given out
+# by a runtime), one way wherever it comes from: `kg log --session`, KG_SESSION, `kg ingest`, `kg reflect`, a
+# hook's `--runtime-session` or payload `session_id`. The same id digests to the same key, so the session it
+# named is found again; no secret reaches the graph, the files or sessions.json. Secret-like: the redaction rules
+# find a secret in it (a provider's key of letters alone too: `AKIA...`, `glpat-...`), or, besides its UUIDs, it
+# holds a run of 20 or more letters and digits mixed (a key no rule names). Ids people and runtimes give out stay
+# as they are: UUIDs, hex alone (a dashless UUID, a hash), digits alone (a chat's number), words joined by `_`,
+# `-` or `:` (`agent:main:main`, `my_session_for_issue_42`).
 _UUID = re.compile(r"[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}")
-_LONG_RUN = re.compile(r"[A-Za-z0-9_+/=]{20,}")
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/=]{20,}")
+_SHORT_RUN = re.compile(r"[^\s:_.-]{6,}")  # a secret the rules name holds one (echo_min_chars)
 _HEX = re.compile(r"[0-9A-Fa-f]+")
+MAX_ID = 200  # characters of a runtime's session id kept (it is a key in a JSON file, never a path)
+DIGEST = "sha256-"
 
 
 def _token_like(run: str) -> bool:
-    """Letters and digits mixed, not hex alone (a dashless UUID, a hash) nor digits alone (a chat's number): the
-    ids runtimes give out stay as they are, and a session already in sessions.json is found again."""
+    """Letters and digits mixed, not hex alone nor digits alone."""
     return any(c.isdigit() for c in run) and any(c.isalpha() for c in run) and not _HEX.fullmatch(run)
-MAX_ID = 200  # characters of a runtime's session id kept (it is a key in a JSON file, never a path)
 
 
-def runtime_key(runtime: str | None, rid: Any) -> str | None:
-    """`<runtime>:<id>` for a runtime's session id, or None when there is none to go by. Pure."""
+def secret_like(sid: str, redactor: Any = None) -> bool:
+    """Whether session id `sid` may be a secret (see above). `redactor`: the workspace's (`ws.rules.redactor`);
+    None judges by the form alone. The rules are asked only about an id with a run they could take for a secret,
+    so a UUID or a short key costs a hook nothing."""
+    rest = _UUID.sub(" ", sid)
+    if any(_token_like(run) for run in _LONG_RUN.findall(rest)):
+        return True
+    return redactor is not None and bool(_SHORT_RUN.search(rest)) and bool(redactor.redact(sid).kinds)
+
+
+def stored(sid: str, redactor: Any = None) -> str:
+    """Session id `sid` as kg keeps it: itself, or its digest when it may be a secret (the same id, the same
+    digest). Pure but for the rules it is given."""
+    if not secret_like(sid, redactor):
+        return sid
+    import hashlib
+
+    return DIGEST + hashlib.sha256(sid.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def given(sid: str, redactor: Any) -> str:
+    """A kg session id given to kg (`--session`, KG_SESSION, an ingested entry's `session`) as kg keeps it
+    (`stored`), checked as a name: it names the summary file."""
+    from kg.core.paths import check_name
+
+    return check_name(stored(sid, redactor), "session id")
+
+
+def runtime_key(runtime: str | None, rid: Any, redactor: Any = None) -> str | None:
+    """`<runtime>:<id>` for a runtime's session id (its digest when it may be a secret: `stored`), or None when
+    there is none to go by."""
     if not runtime or not isinstance(rid, str):
         return None
-    rid = "".join(ch for ch in rid.strip() if ch.isprintable())[:MAX_ID]
-    if any(_token_like(run) for run in _LONG_RUN.findall(_UUID.sub("", rid))):  # kept as its digest, not raw
-        import hashlib
-
-        rid = "sha256-" + hashlib.sha256(rid.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    rid = stored("".join(ch for ch in rid.strip() if ch.isprintable())[:MAX_ID], redactor)
     return f"{runtime}:{rid}" if rid else None
 
 

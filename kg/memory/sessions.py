@@ -209,11 +209,11 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
         tasks: list[str] | None = None, learnings: list[str] | None = None, feedback: list[str] | None = None,
         open_items: list[str] | None = None) -> dict[str, Any]:
     at = clock.now(now)
-    sid = session or ws.current_session()
+    red = ws.rules.redactor  # the gate, before anything is cleaned
+    sid = session_ids.given(session, red) if session else ws.current_session()
     if not sid:
         raise UsageError("no session to end: run `kg session start` first, or name one with --session")
     paths.check_name(sid, "session id")
-    red = ws.rules.redactor  # the gate, before anything is cleaned
     texts = {"summary": clean(red.redact(summary or "").text, one_line=True)}
     lists = {"tasks": tasks or [], "learnings": learnings or [], "feedback": feedback or [],
              "open_items": open_items or []}

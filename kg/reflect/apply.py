@@ -189,7 +189,11 @@ def gated(transcript: Transcript, redactor: Any) -> Transcript:
             inputs[t.call_id] = (tool_input, redacted_input.text)
         return replace(t, text=text.text, tool_input=redacted_input.text)
 
-    return replace(transcript, turns=tuple(one(at, t) for at, t in enumerate(turns)))
+    from kg.memory.session_ids import stored  # the runtime's session id: a secret-like one as its digest, as a
+    # hook keeps it (its session name, its reflection's state and call ids agree with the hook's)
+
+    hint = stored(transcript.session_hint, redactor) if transcript.session_hint else transcript.session_hint
+    return replace(transcript, turns=tuple(one(at, t) for at, t in enumerate(turns)), session_hint=hint)
 
 
 def _line(cursor: dict[str, Any] | None) -> int:
@@ -243,6 +247,10 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     # a read that resumed: what the reflection before it found, so that its part finds what the whole would
     resumed = prior if read_from > 1 else None
     at = clock.now(now)
+    if session:  # a secret-like id is kept as its digest, as `kg log --session` keeps it
+        from kg.memory.session_ids import given
+
+        session = given(session, redactor)
     session_id = session or _session_of(transcript.session_hint) or f"reflect-{at:%Y%m%d-%H%M%S}"
     # a session named by the caller holds every turn; else each turn its own chat's (aider: one per "chat started")
     of_turn = [session_id] * len(transcript.turns) if session else turn_sessions(transcript, session_id)

@@ -22,7 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ConfigDict, Field, model_validator
 
 from kg import __version__
-from kg.core.errors import KgError
+from kg.core.errors import KgError, UsageError
 from kg.runtimes.mcp_words import argument_errors, in_tool_words
 
 T = TypeVar("T")
@@ -97,9 +97,16 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
         fields = {k: v for k, v in {"details": details, "action": action, "category": category,
                                     "priority": priority, "area": area, "error_text": error_text,
                                     "pattern_key": pattern_key}.items() if v is not None}
-        # journaled and answered, as `kg log` does: no waiting for a graph another process holds
-        res = answer(lambda: ws().log(kind, summary, source="conversation" if kind != "error" else "error",
-                                      apply=False, **fields), "log")
+        def logged() -> Any:
+            w = ws()
+            try:  # journaled and answered, as `kg log` does: no waiting for a graph another process holds
+                return w.log(kind, summary, source="conversation" if kind != "error" else "error", apply=False,
+                             **fields)
+            except UsageError as exc:  # the library names the first problem: name each argument's
+                raise UsageError("; ".join(entry_problems(w, {"kind": kind, "summary": summary, **fields}))
+                                 or str(exc)) from None
+
+        res = answer(logged, "log")
         threading.Thread(target=drain, name="kg-mcp-apply", daemon=True).start()
         return answer(lambda: {"id": res.id, "kind": res.kind, "summary": res.summary,
                                "created_at": res.created_at, "applied": res.applied, "queued": True,
@@ -191,11 +198,24 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
 
         return call(lambda: run(ws(), number, reason), "skip")
 
+    def log_problems(given: dict[str, Any], refused: set[str]) -> list[str]:
+        """kg's own refusals of the `log` arguments the schema took, beside the schema's refusals: each named."""
+        if not isinstance(given, dict):
+            return []
+        kept = {k: v for k, v in given.items() if k not in refused and k in arguments["log"]}
+        kept.setdefault("kind", "learning")
+        kept.setdefault("summary", "x")  # a missing summary is the schema's to name
+        try:
+            said = entry_problems(ws(), kept)
+        except Exception:  # noqa: BLE001 - the schema's refusal is the answer; this only adds to it
+            return []
+        return [in_tool_words(s, "log", arguments["log"], arguments) for s in said]
+
     # The SDK (mcp 2.3) has no public way to list a server's Tool objects or to make their argument models
     # strict; its ToolManager is the one place they live.
     for tool in server._tool_manager.list_tools():
         _refuse_unknown_arguments(tool)
-        _one_line_argument_errors(tool)
+        _one_line_argument_errors(tool, log_problems if tool.name == "log" else None)
         arguments[tool.name] = list(tool.parameters.get("properties", {}))
     return server
 
@@ -208,9 +228,21 @@ def unwrap_id(text: str) -> str:
     return unwrap_ids(id_case([text.strip()]))[0] if text.strip() else text
 
 
-def _one_line_argument_errors(tool: Any) -> None:
+def entry_problems(w: Any, given: dict[str, Any]) -> list[str]:
+    """Each reason kg refuses the `log` tool's arguments `given` (kg.core.entries.problems), in the order given."""
+    from kg.core import clock
+    from kg.core.entries import problems
+
+    fields = {k: v for k, v in given.items() if k not in ("kind", "summary")}
+    return problems(w.policy, w.rules.redactor, given.get("kind"), given.get("summary"), now=clock.now(None),
+                    **fields)
+
+
+def _one_line_argument_errors(tool: Any, also: Callable[[dict[str, Any], set[str]], list[str]] | None = None
+                              ) -> None:
     """Arguments that do not fit a tool's schema are answered in one line naming each argument and what it should
-    be, not pydantic's multi-line report with its documentation links."""
+    be, not pydantic's multi-line report with its documentation links; with `also`, kg's own refusals of the
+    arguments the schema took follow (the `log` tool: a bad kind and an unknown category are both named)."""
     from pydantic import ValidationError
 
     from kg.redaction.redact import redact_value
@@ -224,7 +256,11 @@ def _one_line_argument_errors(tool: Any) -> None:
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):
                 raise
-            said = argument_errors(tool.name, cause.errors(include_url=False))
+            errors = cause.errors(include_url=False)
+            said = argument_errors(tool.name, errors)
+            if also is not None:
+                refused = {str(e["loc"][0]) for e in errors if e.get("loc")}
+                said = "; ".join([said, *also(arguments, refused)])
             # the cause stays the ValidationError: the server logs the rejected fields' names, never their values
             raise ToolError(f"Error executing tool {tool.name}: {redact_value(said)}") from cause
 

@@ -23,7 +23,38 @@ def read_payload(text: str) -> dict[str, Any]:
         json.dumps(data, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:  # "\ud83d" alone: a runtime cut a tool's output inside an emoji's UTF-16 pair
         data = _mended(data)
+    wrong = [f"{name} should be {FIELDS[name][1]}, not {_kind(value)}" for name, value in data.items()
+             if name in FIELDS and value is not None and not isinstance(value, FIELDS[name][0])]
+    if wrong:  # bad input, as a payload that is no object: never taken for an absent field (a session_id that was
+        # a number ended whichever session was current) nor met later as a TypeError
+        raise UsageError(f"the hook payload on stdin does not fit the hook's schema: {'; '.join(wrong)}")
     return data
+
+
+# The fields kg reads, with the JSON types it takes (null is always taken: the field is absent). A tool's input
+# may come as a JSON string (an OpenAI tool call's `arguments`); its response and error are read in any shape.
+FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "session_id": ((str,), "text (a JSON string)"),
+    "transcript_path": ((str,), "text (the transcript's path, a JSON string)"),
+    "cwd": ((str,), "text (a JSON string)"),
+    "hook_event_name": ((str,), "text (a JSON string)"),
+    "source": ((str,), "text (a JSON string: startup, resume, clear or compact)"),
+    "prompt": ((str,), "text (a JSON string)"),
+    "stop_hook_active": ((bool,), "true or false"),
+    "tool_name": ((str,), "text (a JSON string)"),
+    "tool_use_id": ((str,), "text (a JSON string)"),
+    "tool_input": ((dict, str), "an object"),
+    "is_interrupt": ((bool,), "true or false"),
+}
+
+
+def _kind(value: Any) -> str:
+    """The JSON type of `value`, in words."""
+    if isinstance(value, bool):
+        return f"{str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "text", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def _mended(value: Any) -> Any:

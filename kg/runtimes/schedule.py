@@ -13,7 +13,8 @@ flagged instead of overwritten (its hash is kept in `memory/.kg/blocks.json`).
 
 Where the job goes can be redirected, for tests and for people who keep their crontab in a file: `KG_CRONTAB`
 (or `crontab=`) names a file used instead of `crontab -l` / `crontab -`, and `KG_SYSTEMD_DIR` (or `unit_dir=`)
-a folder used instead of `~/.config/systemd/user` (then systemctl is not called: the answer says what to run).
+a folder used instead of `$XDG_CONFIG_HOME/systemd/user` or `~/.config/systemd/user` (then systemctl is not
+called: the answer says what to run).
 """
 
 from __future__ import annotations
@@ -227,11 +228,13 @@ def _sync_cron(ws: Any, root: Path, file: Path | None, desired: str | None) -> b
 
 
 def _unit_dir(unit_dir: str | Path | None) -> tuple[Path, bool]:
-    """The folder for unit files, and whether it is the user's real one (then systemctl is called)."""
+    """The folder for unit files, and whether it is the user's real one (then systemctl is called): the one
+    `systemctl --user` reads, `$XDG_CONFIG_HOME/systemd/user` (an absolute XDG_CONFIG_HOME; else ~/.config)."""
     value = unit_dir if unit_dir is not None else os.environ.get(ENV_SYSTEMD_DIR)
     if value:
         return Path(value).expanduser(), False
-    return Path.home() / ".config" / "systemd" / "user", True
+    config = os.environ.get("XDG_CONFIG_HOME", "")
+    return (Path(config) if os.path.isabs(config) else Path.home() / ".config") / "systemd" / "user", True
 
 
 def _systemctl(*args: str) -> str | None:
@@ -312,7 +315,13 @@ def uninstall(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: st
     names = unit_files(root)
     timer = next(n for n in names if n.endswith(".timer"))
     if real and (folder / timer).exists():
-        _systemctl("disable", "--now", timer)
+        problem = _systemctl("disable", "--now", timer)
+        if problem is not None and _enabled(folder, timer):  # still scheduled: its units are what says so
+            left = [n for n in names if (folder / n).exists()]
+            raise KgError(f"systemd could not disable the timer ({problem}): nothing was removed, and the job "
+                          f"still runs: {', '.join(left)} are left in {folder}, the timer enabled. Run "
+                          f"`systemctl --user disable --now {timer}` in a login session with a user bus, then "
+                          "`kg schedule uninstall --systemd` again")
     removed = [n for n in names if (folder / n).exists()]
     for n in removed:
         (folder / n).unlink()

@@ -90,6 +90,10 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
     # A call id dedupes within one session: the runtime's (the payload's session_id), else kg's current one.
     # It is recorded within both, so the reflection of either session's transcript finds it (kg.reflect.apply).
     ours = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    if ours:  # a secret-like id as its digest, as every session id (kg.memory.session_ids)
+        from kg.memory.session_ids import stored
+
+        ours = stored(ours, ws.rules.redactor)
     keys = state.call_keys(raw.call_id, ours or ws.current_session(), ws.current_session()) if raw.call_id else ()
     with state.locked(ws) as st:
         if keys and keys[0] in st.seen:

@@ -49,3 +49,48 @@ def test_every_option_the_readme_names_exists():
         wrong += [f"{named[0]}: {o}" for o in sorted(set(re.findall(r"(?<![\w/-])(--[a-z][a-z-]*|-[a-zA-Z])(?![\w-])",
                                                                        row))) if o not in allowed]
     assert not wrong, "README names options these commands do not have: " + "; ".join(wrong)
+
+
+def _command(words: list[str]) -> tuple[str | None, list[str]]:
+    """The longest known command that `words` start with (after global options), and the words after it."""
+    i = 0
+    while i < len(words) and words[i].startswith("-"):
+        i += 2 if words[i] in ("-w", "--workspace", "--rules", "--now") else 1
+    words = words[i:]
+    k = next((k for k in range(len(words), 0, -1) if " ".join(words[:k]) in OPTIONS), 0)
+    return (" ".join(words[:k]) if k else None), words[k:]
+
+
+def test_every_command_the_readme_names_anywhere_exists():
+    """Prose named `kg export cypher`, a command kg does not have (it is `kg export graph --format cypher`)."""
+    wrong = []
+    for span in sorted(set(re.findall(r"`kg ([^`]*)`", README))):
+        words = span.replace("\\|", " ").split()
+        if not words or words[0].startswith("-") and len(words) == 1:
+            continue  # a global option alone: `kg --version`
+        name, rest = _command(words)
+        group = ROOT if name is None else ROOT.get_command(None, name.split()[0])
+        for part in name.split()[1:] if name else ():
+            group = group.commands[part]
+        if name is None or (hasattr(group, "commands") and rest and re.fullmatch(r"[a-z][a-z-]+", rest[0])):
+            wrong.append(f"kg {span}")
+    assert not wrong, "README names commands kg does not have: " + "; ".join(wrong)
+
+
+def test_each_command_of_a_row_has_the_options_written_after_it():
+    """A row naming several commands (`kg schedule install`, ..., `kg schedule status` `[--cron|--systemd]`) gave
+    status options only install and uninstall take."""
+    wrong = []
+    for row in ROWS:
+        current = None
+        for part in re.split(r"(`kg [^`]*`)", row.split(" | ")[0]):
+            m = re.fullmatch(r"`kg ([^`]*)`", part)
+            text = part
+            if m:
+                current, rest = _command(m.group(1).replace("\\|", " ").split())
+                text = " ".join(rest)
+            if current is None:
+                continue
+            wrong += [f"{current}: {o}" for o in re.findall(r"(?<![\w/-])(--[a-z][a-z-]*|-[a-zA-Z])(?![\w-])", text)
+                      if o not in GLOBAL | OPTIONS[current]]
+    assert not wrong, "README gives commands options they do not take: " + "; ".join(wrong)

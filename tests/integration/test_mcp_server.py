@@ -189,6 +189,25 @@ def test_argument_errors_are_one_line_naming_each_argument(ws, _run):
     assert reason == "Error executing tool skip: reason: string should have at least 1 character (got '')"
 
 
+def test_log_names_every_bad_argument_when_the_schema_and_kgs_checks_both_refuse(ws, _run):
+    """The schema's refusal (a bad kind) hid kg's own (an unknown category), and kg's checks named only their first
+    (an empty summary hid a category and an area kg refuses): a client fixed one argument a call."""
+    async def script(client):
+        return [(await client.call_tool("log", args)).content[0].text for args in [
+            {"kind": "bogus", "summary": "npm ci failed", "category": "nonsense"},
+            {"kind": "error", "summary": " ", "category": "nonsense", "area": "a" * 300},
+        ]]
+
+    both, own = _run(ws, script)
+    category = "unknown category 'nonsense': use one of correction, knowledge_gap, "
+    assert both.startswith("Error executing tool log: kind: should be 'learning', 'error' or 'feature' (got "
+                           "'bogus'); " + category), both
+    assert own.startswith("Error executing tool log: the summary is empty: say in one line what happened; "
+                          + category), own
+    assert own.endswith("; area is too long (300 characters, at most 200)"), own
+    assert ws.journal.pending_count() == 0  # nothing was recorded
+
+
 def test_messages_name_the_tools_and_their_arguments_not_the_command_line(ws, _run):
     """kg's messages are written for the command line (`--message`, TOPIC, `kg propose`); over MCP they name the
     tool's arguments and the other tools, and the brief tells the client to call tools, not to run `kg`."""

@@ -152,6 +152,52 @@ def test_systemd_install_where_systemctl_fails_exits_1_and_status_says_not_enabl
     assert (shown["systemd"], shown["systemd_enabled"], shown["systemd_next"]) == (units, True, None)
 
 
+# a user bus that keeps the user's units where systemd looks for them: $XDG_CONFIG_HOME/systemd/user when it is set
+XDG_BUS = ('#!/bin/sh\nd="${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user/timers.target.wants"\n'
+           'if [ "$2" = enable ]; then mkdir -p "$d" && ln -sf "../$4" "$d/$4"; fi\n'
+           'if [ "$2" = disable ]; then rm -f "$d/$4"; fi\nexit 0\n')
+
+
+def test_systemd_units_go_where_xdg_config_home_says_and_a_failed_disable_is_said(ws, tmp_path):
+    """`_unit_dir` ignored XDG_CONFIG_HOME (the units went to ~/.config, where a systemd reading the other folder
+    never saw them), and uninstall ignored a failed `systemctl --user disable`: it removed the unit files under a
+    timer still enabled and said "Removed". Now what was left is said, with what to run, and it exits 1."""
+    home, config, bin_ = tmp_path / "home", tmp_path / "xdg-config", tmp_path / "bin"
+    bin_.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("KG_CRONTAB", "KG_SYSTEMD_DIR", "KG_WORKSPACE")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(config), XDG_RUNTIME_DIR=str(home / "run"),
+               PATH=f"{bin_}{os.pathsep}{env.get('PATH', '')}", KG_CRONTAB=str(tmp_path / "crontab"))
+
+    def kg_(*args: str, systemctl: str) -> subprocess.CompletedProcess[str]:
+        (bin_ / "systemctl").write_text(systemctl, encoding="utf-8")
+        (bin_ / "systemctl").chmod(0o755)
+        return subprocess.run([KG, "-w", str(ws.root), "schedule", *args], capture_output=True, text=True,
+                              timeout=180, check=False, env=env)
+
+    folder = config / "systemd" / "user"
+    timer = f"{schedule.unit_name(ws.root)}.timer"
+    units = [f"{schedule.unit_name(ws.root)}.service", timer]
+    done = kg_("install", "--systemd", systemctl=XDG_BUS)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in folder.glob("kg-*")) == units and not (home / ".config").exists()
+    assert json.loads(kg_("status", "--json", systemctl=XDG_BUS).stdout)["systemd_enabled"] is True
+    gone = kg_("uninstall", "--systemd", systemctl=NO_BUS)
+    assert (gone.returncode, gone.stdout) == (1, "")
+    assert gone.stderr == (
+        "Error: systemd could not disable the timer (Failed to connect to bus: No medium found): nothing was "
+        f"removed, and the job still runs: {', '.join(units)} are left in {folder}, the timer enabled. Run "
+        f"`systemctl --user disable --now {timer}` in a login session with a user bus, then "
+        "`kg schedule uninstall --systemd` again\n")
+    assert sorted(p.name for p in folder.glob("kg-*")) == units
+    gone = kg_("uninstall", "--systemd", systemctl=XDG_BUS)
+    assert gone.returncode == 0 and "Removed the systemd job" in gone.stdout, gone.stderr
+    assert list(folder.glob("kg-*")) == [] and list((folder / "timers.target.wants").iterdir()) == []
+    # units written where systemctl failed to enable them: nothing schedules them, so they go without a bus
+    assert kg_("install", "--systemd", systemctl=NO_BUS).returncode == 1
+    gone = kg_("uninstall", "--systemd", systemctl=NO_BUS)
+    assert gone.returncode == 0 and list(folder.glob("kg-*")) == [], gone.stderr
+
+
 def test_readme_shows_what_install_writes():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     kg_path, root = Path("/path/to/kaizen-kg/.venv/bin/kg"), Path("/path/to/workspace")

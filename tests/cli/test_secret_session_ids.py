@@ -1,0 +1,90 @@
+"""A session id that holds a secret (a key pasted as `--session`, a runtime's id of token form) is kept as its
+digest, one way wherever it is given: `kg log --session` filed the entry under `[REDACTED:github_token]`, a session
+`kg session end --session <the same id>` could not end; a runtime session id holding a provider's key of letters
+alone (`AKIA...`, no digit) went raw into memory/.kg/sessions.json. The real CLI on a real workspace."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+NOW = "2026-07-01T10:00:00"
+GITHUB = "ghp_" + "u8JzPdE0" * 4 + "abcd"  # the redaction rules: github_token
+AWS_LETTERS = "AKIA" + "QWERTYUIOPASDFGH"  # aws_access_key, letters alone: no digit
+
+
+def _files_hold(ws, secret: str) -> list[str]:
+    return [str(p) for p in ws.root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+
+
+@pytest.mark.parametrize("secret", [GITHUB, AWS_LETTERS])
+def test_a_secret_session_id_is_one_session_that_its_id_ends(ws, run_kg, secret):
+    r = run_kg(["log", "error", "deploy failed", "--session", secret, "--now", NOW, "--json"])
+    assert r.exit_code == 0, r.stderr
+    entry = json.loads(run_kg(["show", r.json["id"], "--json"]).stdout)
+    sid = entry["node"]["session"]
+    assert sid.startswith("sha256-") and "REDACTED" not in sid
+    # the same id, given again by another command, names the same session
+    line = json.dumps({"kind": "error", "summary": "deploy failed again", "session": secret})
+    assert run_kg(["ingest", "-", "--now", NOW, "--json"], input=line + "\n").exit_code == 0
+    hits = run_kg(["search", "deploy", "--session", secret, "--now", NOW, "--json"])
+    assert hits.exit_code == 0 and len({h["ref"] for h in hits.json if h["source"] == "graph"}) == 2, hits.stdout
+    end = run_kg(["session", "end", "--session", secret, "--summary", "done", "--now", NOW, "--json"])
+    assert end.exit_code == 0, end.stderr
+    assert end.json["id"] == sid and end.json["events"] == 2
+    assert (ws.root / "memory" / "sessions" / f"{sid}.md").is_file()
+    assert _files_hold(ws, secret) == []
+
+
+def test_a_runtime_session_id_of_letters_alone_the_rules_call_a_key_is_kept_as_its_digest(ws, run_kg):
+    payload = {"session_id": AWS_LETTERS, "hook_event_name": "SessionStart", "source": "startup",
+               "cwd": str(ws.root)}
+    start = run_kg(["hook", "session-start", "--start-session", "--runtime", "codex", "--now", NOW, "--json"],
+                   input=json.dumps(payload))
+    assert start.exit_code == 0, start.stderr
+    sid = start.json["session"]
+    kept = json.loads((ws.root / "memory" / ".kg" / "sessions.json").read_text())["runtime"]
+    assert AWS_LETTERS not in json.dumps(kept) and kept == {f"codex:{next(iter(kept))[6:]}": sid}
+    assert next(iter(kept)).startswith("codex:sha256-")
+    # its end, naming the same runtime session, ends that session
+    end = run_kg(["hook", "session-end", "--runtime", "codex", "--runtime-session", AWS_LETTERS, "--now", NOW,
+                  "--json"], input="")
+    assert end.exit_code == 0, end.stderr
+    assert end.json["session"] == sid and end.json["summary_file"]
+
+
+@pytest.mark.parametrize("rid", ["my_session_for_issue_42", "agent:main:main", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"])
+def test_ids_people_and_runtimes_give_out_stay_as_they_are(run_kg, rid):
+    r = run_kg(["log", "learning", "use pnpm", "--session", rid, "--now", NOW, "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(run_kg(["show", r.json["id"], "--json"]).stdout)["node"]["session"] == rid
+
+
+def test_a_transcripts_own_secret_session_id_meets_the_hooks_digest(ws, run_kg, tmp_path):
+    """A transcript's session id named its kg session and keyed its reflection's state and call ids raw; a hook's
+    payload session_id keyed the call the hook logged raw too. Both are kept as the digest now, and still agree:
+    the call the hook logged is not logged again from the transcript."""
+    error = "Exit code 1\nError: connection refused to db:5432"
+    records = [
+        {"type": "user", "uuid": "u1", "sessionId": GITHUB, "timestamp": "2026-07-01T09:00:00Z",
+         "message": {"role": "user", "content": "Deploy the api service please"}},
+        {"type": "assistant", "uuid": "a1", "sessionId": GITHUB, "timestamp": "2026-07-01T09:00:05Z",
+         "message": {"role": "assistant", "content": [
+             {"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": {"command": "./deploy.sh"}}]}},
+        {"type": "user", "uuid": "u2", "sessionId": GITHUB, "timestamp": "2026-07-01T09:00:09Z",
+         "message": {"role": "user", "content": [
+             {"type": "tool_result", "tool_use_id": "toolu_01", "is_error": True, "content": error}]}},
+    ]
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    payload = {"session_id": GITHUB, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+               "tool_input": {"command": "./deploy.sh"}, "tool_use_id": "toolu_01", "error": error,
+               "transcript_path": str(transcript)}
+    hooked = run_kg(["hook", "post-tool-use", "--now", NOW, "--json"], input=json.dumps(payload))
+    assert hooked.exit_code == 0 and hooked.json["logged"], hooked.stderr
+    done = run_kg(["reflect", str(transcript), "--apply", "--now", NOW, "--json"])
+    assert done.exit_code == 0, done.stderr
+    assert done.json["logged"] == [] and done.json["already_logged"] == 1, done.stdout
+    assert done.json["session"].startswith("sha256-")
+    assert _files_hold(ws, GITHUB) == []
