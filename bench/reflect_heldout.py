@@ -836,14 +836,20 @@ def checked_texts(data: Path, labels: list[dict]) -> dict[tuple[str, int], str]:
 
 
 def language(text: str) -> str:
-    """The script a turn is written in, as the per-language rows split turns: kana, Han, Cyrillic, else Latin."""
-    if re.search(r"[\u3040-\u30ff]", text):
-        return "Japanese"
-    if re.search(r"[\u4e00-\u9fff]", text):
-        return "Chinese"
-    if re.search(r"[\u0400-\u04ff]", text):
-        return "Cyrillic"
+    """The script a turn is written in, as the per-language rows split turns: kana, Han, Hangul, Thai, Cyrillic,
+    Arabic, Hebrew, Devanagari, Greek, else Latin (a Thai or Korean turn with a Latin file name in it is Thai or
+    Korean)."""
+    for name, chars in _SCRIPTS:
+        if re.search(chars, text):
+            return name
     return "Latin"
+
+
+# In the order language() asks: kana before Han (Japanese writes both), the rest share no letter.
+_SCRIPTS = (("Japanese", r"[\u3040-\u30ff]"), ("Chinese", r"[\u4e00-\u9fff]"),
+            ("Hangul", r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]"), ("Thai", r"[\u0e00-\u0e7f]"),
+            ("Cyrillic", r"[\u0400-\u04ff]"), ("Arabic", r"[\u0600-\u06ff]"), ("Hebrew", r"[\u0590-\u05ff]"),
+            ("Devanagari", r"[\u0900-\u097f]"), ("Greek", r"[\u0370-\u03ff]"))
 
 
 def chosen(data: Path, which: str = HELD_OUT) -> list[tuple[str, int, int, object, object, object]]:

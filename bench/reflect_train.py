@@ -104,6 +104,10 @@ PRIOR = {
                    "defect_after_change": 2.5, "redo_after_advice": 2.5,
                    # asked not to use what the agent's change just used (its edits name it): a broken rule
                    "forbids_what_it_used": 3.0,
+                   # a reply language the user set asked for again after a reply in another (a rule restated after
+                   # its violation); an order to fix what the agent's work named, the agent then re-editing the file
+                   # it had just changed (code it just wrote sent back): p27's aider misses, no claim of done
+                   "language_broken": 3.0, "fix_of_its_work": 2.0,
                    # a constraint clause of an earlier request said again after the agent worked (rapidfuzz)
                    "constraint_restated": 2.5,
                    # a pointed "why" right after the agent acted or said it was done: the step it just took questioned
@@ -166,7 +170,10 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
                         # claim nothing and the labelled chats' agent claims most of what it does, so the 441 turns
                         # cannot weigh them (stated, not fitted; written for p26's misses)
                         "defect_after_change", "redo_after_advice", "forbids_what_it_used",
-                        "constraint_restated"}}
+                        "constraint_restated",
+                        # the same for a reply language asked for again and code the agent just wrote sent back
+                        # (written for p27's misses; stated, not fitted)
+                        "language_broken", "fix_of_its_work"}}
 # Signals a class may not use: how long a turn is does not say whether it states a lasting rule (this user
 # writes rules at length; "I prefer tabs" is short).
 # Nor does pushback at this turn's work (a question, swearing, a flaw, an interrupt, a repeated request).
@@ -183,8 +190,8 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
 HANDBACK_PARTS = {"offers_work", "leaves_to_agent", "bare_fix", "finds_it"}
 # The parts of defect_after_change and redo_after_advice count only together: a defect word alone is any bug report
 # (a new task), steps alone are any answer, a "can you fix it?" alone any request, a question before it is context.
-AFTERMATH_PARTS = {"result_defect", "gives_steps", "asks_to_solve", "forbids_used", "follows_question",
-                   "restates_constraint"}
+AFTERMATH_PARTS = {"result_defect", "gives_steps", "asks_to_solve", "forbids_used", "fixes_its_work",
+                   "follows_question", "restates_constraint"}
 EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HANDBACK_PARTS, *AFTERMATH_PARTS},
            "preference": {"reedits", "names_agent_work", "refers_to_work",
                           "short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",
@@ -202,7 +209,10 @@ EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HAND
                           "accepts_retry", "observes", "user_solved", *HANDBACK_PARTS,
                           # a defect in the result or the work sent back after advice: about this work, not a rule
                           "defect_after_change", "redo_after_advice", "forbids_what_it_used",
-                          "constraint_restated", *AFTERMATH_PARTS}}
+                          "constraint_restated", *AFTERMATH_PARTS,
+                          # a reply language asked for again, code just written sent back: about this work (the
+                          # rule's own words are read by from_now_on and imperative_rule)
+                          "language_broken", "fix_of_its_work"}}
 # Signals that, by what they mean, do not say a turn is of the class (or say it is not): the shape of a turn, generic words ("this",
 # "just", "should"), what the agent says to anything ("I see", "a different approach"). One user's habits make them
 # look like evidence (this user opens most rebukes with "this ..."); on other users' turns they fire on praise, new
@@ -235,8 +245,9 @@ ANCHOR = 20.0
 TARGET_RATE = {"correction": 1 / 3}
 # The threshold of a class with a TARGET_RATE is chosen by cross-validation over sessions: F1 per fold for each
 # value of GRID, false alarms weighted as if the class were as common as its TARGET_RATE (where nobody tuned);
-# then the one-standard-error rule: the highest threshold whose mean F1 is within one standard error of the best
-# (fewer false alarms unless the data clearly says otherwise). Other classes keep min_score (rules/reflect.toml).
+# then the one-standard-error rule: the highest threshold whose mean F1 is within one standard error of the best,
+# the error of the fold-by-fold shortfall (one_se; fewer false alarms unless the data clearly says otherwise).
+# Other classes keep min_score (rules/reflect.toml).
 GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 PRIOR_BIAS = -2.6  # the bias of the hand-set classes below: one strong cue (4.0) passes, a weak one (1.5) does not
 HAND = {
@@ -452,12 +463,27 @@ def calibrate(turns: list[dict], k: int = FOLDS) -> dict[str, float]:
                     g = cls in t["gold"]
                     tp, fp, fn = tp + (got and g), fp + neg * (got and not g), fn + (g and not got)
                 f1.setdefault(th, []).append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
-        mean = {th: sum(v) / len(v) for th, v in f1.items()}
-        best = max(mean, key=lambda th: mean[th])
-        spread = f1[best]
-        se = (sum((x - mean[best]) ** 2 for x in spread) / (len(spread) - 1)) ** 0.5 / len(spread) ** 0.5
-        out[cls] = max(th for th in GRID if mean[th] >= mean[best] - se)
+        # never under the class's min_score (rules/reflect.toml): a finding more likely than not. Fitted without
+        # aider's turns, the rule chose 0.40 and aider's quiet turns drew 8 false alarms where 0.45-0.65 draw 3
+        out[cls] = max(one_se(f1), default_rules(model=False).detector(cls).min_score)
     return out
+
+
+def one_se(f1: dict[float, list[float]]) -> float:
+    """The highest threshold whose F1 falls short of the best one's by no more than one standard error of that
+    shortfall, measured fold by fold (paired): the folds differ from each other far more than thresholds do within a
+    fold (one fold's sessions score ~0.15 below another's at every threshold), so an unpaired error let thresholds
+    through that lose in nearly every fold (0.65, ~0.03 below the best, where 0.55 loses ~0.015)."""
+    mean = {th: sum(v) / len(v) for th, v in f1.items()}
+    best = max(mean, key=lambda th: mean[th])
+
+    def within(th: float) -> bool:
+        gap = [b - x for b, x in zip(f1[best], f1[th], strict=True)]
+        m = sum(gap) / len(gap)
+        se = (sum((g - m) ** 2 for g in gap) / (len(gap) - 1)) ** 0.5 / len(gap) ** 0.5 if len(gap) > 1 else 0.0
+        return m <= se
+
+    return max(th for th in f1 if within(th))
 
 
 def held_out_predictions(turns: list[dict]) -> list[set[str]]:

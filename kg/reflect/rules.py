@@ -17,6 +17,7 @@ from typing import Any
 from kg.core.errors import RulesError
 from kg.core.policy import RuleReader
 
+from . import reply_language
 from .language import fold
 from .lesson_rules import Lessons, lessons_of
 from .lesson_rules import regex as _regex
@@ -36,9 +37,9 @@ USER_SCOPES = ("user", "commands", "about_agent", "beyond_agent", "about_work")
 # Signals computed from the turn's shape rather than matched (see [signals] in rules/reflect.toml).
 COMPUTED = ("first_turn", "resumed", "short", "long", "question", "pasted", "only_pasted", "prior_tool_error",
             "quotes_agent", "negates_agent", "retries_tool", "repeats_request", "worked", "reedits", "names_agent_work",
-            "follows_question", "restates_constraint")
+            "follows_question", "restates_constraint", "language_broken")
 # Computed signals that read what the user said about the agent's words: reasons in the user's own words.
-USER_COMPUTED = ("quotes_agent", "negates_agent", "repeats_request", "names_agent_work")
+USER_COMPUTED = ("quotes_agent", "negates_agent", "repeats_request", "names_agent_work", "language_broken")
 KINDS = ("learning", "feature", "preference")
 PRIORITIES = ("low", "medium", "high", "critical")
 
@@ -128,6 +129,8 @@ class Signals:
     # and how alike (rapidfuzz token sort ratio) its restatement must be.
     constraint_words: tuple[re.Pattern[str], ...] = ()
     restate_similar: int = 85
+    # The language the user asks replies in (kg.reflect.reply_language): its names, the verbs, how a reply shows it.
+    reply_language: reply_language.ReplyLanguages = reply_language.ReplyLanguages()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -276,7 +279,7 @@ def _injected(q: RuleReader, field: str = "injected_tags") -> re.Pattern[str] | 
 def _signals(t: RuleReader) -> Signals:
     t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", "reply_reasons", "combined",
              "resets", "edit_tools", "work_chars", "repeat_similar", "redo_similar", "repeat_recent",
-             "constraint_words", "restate_similar", *SCOPES))
+             "constraint_words", "restate_similar", "reply_language", *SCOPES))
     matched: list[Signal] = []
     seen: set[str] = set(COMPUTED)
     flags = re.IGNORECASE | re.MULTILINE
@@ -311,6 +314,7 @@ def _signals(t: RuleReader) -> Signals:
         repeat_recent=t.whole("repeat_recent", 1, default=5, int_only=True),
         constraint_words=_regexes(t, "constraint_words", flags),
         restate_similar=t.whole("restate_similar", 1, 100, default=85, int_only=True),
+        reply_language=reply_language.load(t.table("reply_language", {})),
     )
 
 

@@ -16,6 +16,7 @@ from rapidfuzz import fuzz
 
 from kg.core.text import CJK, folded, has_cjk
 
+from . import reply_language
 from .language import fold
 from .lesson import linking_rules, terms
 from .parse import Transcript, Turn
@@ -52,6 +53,7 @@ class TurnView:
     work: str = ""  # the tail of the agent's answer since the user last spoke (work_chars): what it just wrote, by name
     follows_question: bool = False  # the user's own turn before this one asked a question (an answer was due, not work)
     restates_constraint: bool = False  # a constraint clause of one of the user's earlier turns is said again
+    language_broken: bool = False  # a reply language the user asked for before is asked again after a reply not in it
 
 
 def straighten(text: str) -> str:
@@ -70,7 +72,11 @@ _MARKUP = re.compile(r"^\s*(</?[A-Za-z][\w:-]*(\s[^<>]*)?/?>\s*)+$")
 
 
 def _agent_text(turn: Turn) -> str:
-    text = _THINKING.sub("", turn.text) if "<think" in turn.text else turn.text
+    return _agent_text_of(turn.text)
+
+
+def _agent_text_of(text: str) -> str:
+    text = _THINKING.sub("", text) if "<think" in text else text
     lines = [ln for ln in text.splitlines() if ln.strip() not in ("", "---") and not _MARKUP.match(ln)]
     return "\n".join(lines).strip()
 
@@ -115,6 +121,11 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     undo = tuple(p for s in sig.matched if s.name == "undid" for p in s.patterns)
     asked: list[str] = []
     undone: list[tuple[str, str]] = []  # (what was asked, the undo command that threw its work away)
+    # The reply languages the user asked for so far, and the agent's last words: kept across a fresh start (a rule
+    # the user set stands; the agent's answer in another language is what they saw last).
+    langs = sig.reply_language
+    set_langs: frozenset[str] = frozenset()
+    last_words = ""
     for t in turns:
         prior, last_any = last_any, t
         if t.role in ("user", "system") and t.index not in wanted and _resets(t.text, sig.resets):
@@ -150,6 +161,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 replies[pending] = t
             pending = None
             last_agent = t
+            last_words = t.text
         elif t.role == "tool":
             error_since_user = error_since_user or bool(t.is_error)
         elif t.role == "user" and t.index not in wanted:
@@ -170,6 +182,11 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 commands = [redo[-1], *commands][:_MAX_TOOLS]
             undone = [(a, u) for a, u in undone if not _similar(kept, a, sig.redo_similar)]  # asked again: answered
             asked = [*asked[-(sig.repeat_recent - 1):], kept]
+            folded_own, n_words = fold(kept[: sig.user_chars]), words(kept)
+            broke = bool(set_langs) and bool(last_words) and reply_language.broken(
+                folded_own, n_words, set_langs, _agent_text_of(last_words), langs)
+            if langs.languages:
+                set_langs = set_langs | reply_language.asked(folded_own, n_words, langs)
             out[t.index] = TurnView(
                 own=kept,
                 quoted=straighten(quoted),
@@ -188,6 +205,7 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                 work=straighten(wrote),
                 follows_question=bool(said) and ("?" in said[-1] or "？" in said[-1]),
                 restates_constraint=answered and restates(clauses, [c for b in bound for c in b], sig.restate_similar),
+                language_broken=broke,
             )
             edited_before[t.index] = edited
             commands, ran, edited, wrote = [], [], set(), ""
@@ -287,6 +305,7 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
         "names_agent_work": bool(view.prev or view.prev_tools) and _names_agent_work(view.own[: sig.user_chars], view),
         "follows_question": view.follows_question,
         "restates_constraint": view.restates_constraint,
+        "language_broken": view.language_broken,
     }
     names = [name for name, on in computed.items() if on]
     scopes = {"user": own, "prev": fold(view.prev), "next": fold(view.next), "answer": fold(view.work or view.prev),

@@ -70,3 +70,13 @@ def test_an_outside_set_with_no_label_yet_shows_every_saved_file(heldout, tmp_pa
         ("a.md", "ask a.md"), ("b.md", "ask b.md")]
     labels.write_text('{"file": "b.md", "line": 3, "sha1": "", "labels": []}\n', encoding="utf-8")
     assert [rel for rel, *_ in heldout.chosen(data, "px")] == ["b.md"]
+
+
+def test_the_per_script_rows_tell_thai_and_hangul_from_latin(heldout):
+    """p27 held Thai and Korean turns; the rows counted them as Latin."""
+    assert heldout.language("ภาษาไทย") == "Thai"
+    assert heldout.language("main.py 파일을 분석해 주세요") == "Hangul"
+    assert heldout.language("ответь по-русски") == "Cyrillic"
+    assert heldout.language("これを直して") == "Japanese"
+    assert heldout.language("修复这个") == "Chinese"
+    assert heldout.language("fix validate_burn.py") == "Latin"
