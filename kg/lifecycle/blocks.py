@@ -149,15 +149,8 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
     """Decide how to bring `current` (file text, None if missing) to hold `desired` inside block `name`
     (None: no block at all). `expected_hash` is the hash of what kg last wrote there (None: never wrote).
     `markers` are the begin and end lines' formats (HTML comments by default; `TOML` for '#' comments).
-    The plan's `base` is `current`: `apply` refuses to write over a file that changed since."""
-    return replace(_plan_sync(current, name, desired, expected_hash=expected_hash, glue=glue,
-                              created_file=created_file, section=section, force=force, fix=fix, markers=markers),
-                   base=current)
-
-
-def _plan_sync(current: str | None, name: str, desired: str | None, *, expected_hash: str | None,
-               glue: str, created_file: bool, section: str, force: bool, fix: str,
-               markers: tuple[str, str]) -> SyncPlan:
+    The plan's `base` is left unknown: a caller whose `current` is the file's text as read sets it
+    (`replace(plan, base=current)`), and `apply` then refuses to write over a file that changed since."""
     try:
         span = find(current, name, markers) if current is not None else None
     except BlockError as exc:
@@ -268,7 +261,9 @@ def write_block(path: Path, name: str, desired: str | None, *, state_dir: Path, 
                 markers: tuple[str, str] = HTML) -> SyncPlan:
     """Sync one block in one file and remember what kg wrote there (`state_dir/blocks.json`, under `key`).
     A block a human edited, removed or damaged is left as it is: the plan says `flag`, with the reason."""
-    return sync_block(read(path), name, desired, write=lambda plan: apply(path, plan), state_dir=state_dir,
+    current = read(path)  # the plan is written only over this text (`apply`, `SyncPlan.base`)
+    return sync_block(current, name, desired, write=lambda plan: apply(path, replace(plan, base=current)),
+                      state_dir=state_dir,
                       key=key, section=section, force=force, fix=fix, dry_run=dry_run, markers=markers)
 
 

@@ -71,3 +71,19 @@ def test_write_atomic_with_a_stale_base_leaves_the_file(tmp_path):
     assert path.read_bytes() == b"read\nthen written\n" and [p.name for p in tmp_path.iterdir()] == ["notes.md"]
     files.write_atomic(path, b"merged\n", base=b"read\nthen written\n")
     assert path.read_bytes() == b"merged\n"
+
+
+def test_write_block_leaves_a_file_written_meanwhile(tmp_path, monkeypatch):
+    """The block editor's one-file writer (USER.md's preferences, AGENTS.md, kg.toml) refuses, the file kept."""
+    from kg.lifecycle import blocks
+
+    path = tmp_path / "USER.md"
+    path.write_text("# Me\n")
+    hook, written = _appender(path, 1)
+    with monkeypatch.context() as m:
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        with pytest.raises(FileChanged):
+            blocks.write_block(path, "prefs", "- short answers\n", state_dir=tmp_path / "state", key="USER.md")
+    assert path.read_text() == "# Me\n- human note 0\n" and written
+    blocks.write_block(path, "prefs", "- short answers\n", state_dir=tmp_path / "state", key="USER.md")
+    assert path.read_text().startswith("# Me\n- human note 0\n") and "- short answers\n" in path.read_text()
