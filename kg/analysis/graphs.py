@@ -277,23 +277,31 @@ def pagerank(graph: nx.Graph | nx.MultiDiGraph, *, damping: float = 0.85, iterat
     n = len(nodes)
     if n == 0:
         return {}
-    strength = {u: sum(d["weight"] for _, _, d in simple.edges(u, data=True)) for u in nodes}
-    rank = dict.fromkeys(nodes, 1.0 / n)
+    # lists indexed by position, each link's share of its source's strength computed once: the same sums as
+    # a power iteration over the dicts, about 4x faster (bench/central_speed.py)
+    index = {u: i for i, u in enumerate(nodes)}
+    out: list[tuple[int, list[tuple[int, float]]]] = []
+    dangling: list[int] = []
+    for i, u in enumerate(nodes):
+        links = [(index[v], float(d["weight"])) for v, d in simple[u].items()]
+        strength = sum(w for _, w in links)
+        if strength == 0:
+            dangling.append(i)
+        else:
+            out.append((i, [(j, w / strength) for j, w in links]))
+    rank = [1.0 / n] * n
     for _ in range(iterations):
-        dangling = sum(rank[u] for u in nodes if strength[u] == 0)
-        base = (1.0 - damping) / n + damping * dangling / n
-        new = dict.fromkeys(nodes, base)
-        for u in nodes:
-            if strength[u] == 0:
-                continue
-            share = damping * rank[u] / strength[u]
-            for v, d in simple[u].items():
-                new[v] += share * d["weight"]
-        delta = sum(abs(new[u] - rank[u]) for u in nodes)
+        lost = sum(rank[i] for i in dangling)
+        new = [(1.0 - damping) / n + damping * lost / n] * n
+        for i, links in out:
+            share = damping * rank[i]
+            for j, w in links:
+                new[j] += share * w
+        delta = sum(abs(a - b) for a, b in zip(new, rank, strict=True))
         rank = new
         if delta < tol * n:
             break
-    return rank
+    return dict(zip(nodes, rank, strict=True))
 
 
 def central(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = ("principle", "lesson"),
@@ -303,8 +311,10 @@ def central(graph: nx.MultiDiGraph, *, kinds: Iterable[str] = ("principle", "les
     graph = checks.graph_of(graph)
     wanted = set(checks.names("kinds", kinds, KNOWLEDGE_KINDS))
     top = checks.whole("top", top, minimum=1)
-    rank = pagerank(graph)
     found = [n for n, a in graph.nodes(data=True) if a.get("kind") in wanted]
+    if not found:  # nothing to rank: no PageRank over the whole graph (a QA pass: 12.5 s at 10k events for [])
+        return []
+    rank = pagerank(graph)
     found.sort(key=lambda n: (-rank.get(n, 0.0), n))
     return [_node(graph, n, pagerank=round(rank.get(n, 0.0), 6), degree=graph.degree(n),
                   evidence=len(evidence(graph, n)["events"])) for n in found[:top]]

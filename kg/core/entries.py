@@ -103,8 +103,9 @@ def prepare(policy: Policy, redactor: Any, kind: str, summary: str, *, now: date
     # Closed vocabularies (kind, priority, status, ...) were checked against the rules and cannot hold a
     # secret; every free-text field was redacted above, before it was cleaned, cut or lowercased.
     redacted = out
-    redacted["tokens"] = index_tokens(redacted["text"], redacted.get("details"), redacted.get("action"),
-                                      redacted.get("error_text"), " ".join(redacted.get("tags") or ()))
+    # every free-text field is searchable (a QA pass: --context and --user-context were stored, never found)
+    redacted["tokens"] = index_tokens(redacted["text"], *(redacted.get(f) for f in TEXT_FIELDS),
+                                      " ".join(redacted.get("tags") or ()))
     redacted["created_at"] = now.isoformat(timespec="seconds")
     return Prepared(redacted, tuple(kinds))
 

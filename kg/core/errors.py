@@ -39,6 +39,12 @@ class UnusableFile(UsageError):
         self.path = path
 
 
+class FileChanged(UnusableFile):
+    """The file changed (a person or an agent wrote it) after kg read it to merge its block in: kg did not
+    replace it, so nothing that was written is lost. A caller that can merge again re-reads it and retries; a
+    job that writes many files (`kg cycle`) reports it as skipped and the next run brings it up to date."""
+
+
 class NoWorkspace(UsageError):
     """No workspace was found or named."""
 

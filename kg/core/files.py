@@ -18,9 +18,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from kg.core.errors import UnusableFile
+from kg.core.errors import FileChanged, UnusableFile
 
 STATE = Path("memory") / ".kg"  # the folder that makes a folder a workspace (kg.workspace.MARKER)
+ANY: Any = object()  # `base` when kg replaces a file whatever it holds now (its own state files)
+BEFORE_REPLACE: Any = None  # a test hook: called with the path after the new content is on disk, before the check
 
 
 def fsync_dir(path: Path) -> None:
@@ -156,13 +158,18 @@ def _shown(path: Path, root: Path | None) -> str:
 
 @contextmanager
 def atomic_writer(path: Path, *, text: bool = False, encoding: str = "utf-8",
-                  confined: bool = True) -> Iterator[IO[Any]]:
+                  confined: bool = True, base: bytes | None = ANY) -> Iterator[IO[Any]]:
     """A handle on a temporary file beside `path` that replaces `path` when the block ends without error.
 
     A symlink is written through when `check_target` lets it (see `target_problem`): its target gets the new
     content and the link stays a link (a person who linked CLAUDE.md to AGENTS.md keeps the link), and the file
     keeps its permission bits. A failed write (disk full, read-only folder, an exception in the block) leaves
-    no temporary file behind and the old content in place."""
+    no temporary file behind and the old content in place.
+
+    `base` is what the file held when the new content was made from it (None: there was no file): a file that
+    no longer holds it is left as it is and FileChanged is raised, so a write made between kg's read and its
+    replace is never lost. The check reads the file right before the rename; what the OS leaves is the window
+    between that read and `os.replace` (microseconds: rename has no compare-and-swap)."""
     path = Path(path)
     check_target(path, confined=confined)
     if os.path.islink(path):
@@ -178,6 +185,10 @@ def atomic_writer(path: Path, *, text: bool = False, encoding: str = "utf-8",
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+        if BEFORE_REPLACE is not None:
+            BEFORE_REPLACE(path)
+        if base is not ANY:
+            _check_unchanged(path, base)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -188,7 +199,20 @@ def atomic_writer(path: Path, *, text: bool = False, encoding: str = "utf-8",
     fsync_dir(path.parent)
 
 
-def write_atomic(path: Path, data: bytes, *, confined: bool = True) -> None:
-    """Replace `path` with `data` (see `atomic_writer`)."""
-    with atomic_writer(path, confined=confined) as fh:
+def _check_unchanged(path: Path, base: bytes | None) -> None:
+    """Refuse (FileChanged) to replace `path` when it no longer holds `base` (None: no file)."""
+    try:
+        now: bytes | None = path.read_bytes()
+    except FileNotFoundError:
+        now = None
+    except OSError as exc:
+        raise UnusableFile(f"{_shown(path, None)} cannot be read: {exc.strerror}", str(path)) from None
+    if now != base:
+        raise FileChanged(f"{_shown(path, None)} was written by someone else while kg was updating it, so kg did "
+                          "not replace it (nothing written to it is lost): run the command again", str(path))
+
+
+def write_atomic(path: Path, data: bytes, *, confined: bool = True, base: bytes | None = ANY) -> None:
+    """Replace `path` with `data` (see `atomic_writer`; `base`: what the file held when `data` was made)."""
+    with atomic_writer(path, confined=confined, base=base) as fh:
         fh.write(data)

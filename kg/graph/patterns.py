@@ -23,7 +23,9 @@ def _json(row: dict[str, Any]) -> dict[str, Any]:
 
 def list_patterns(ws: Any, *, limit: int = 50, min_recurrence: int = 1) -> list[dict[str, Any]]:
     if limit < 1:
-        raise UsageError("--limit must be at least 1")
+        raise UsageError(f"--limit must be at least 1, not {limit}")
+    if min_recurrence < 1:  # a QA pass: `--min -1` listed every pattern with exit 0
+        raise UsageError(f"--min must be at least 1 (a pattern is seen once or more), not {min_recurrence}")
     with ws.store() as st:
         rows = st.run("pattern_list", limit=limit, min_recurrence=min_recurrence)
     return [_json(r) for r in rows]

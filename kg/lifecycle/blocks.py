@@ -26,11 +26,12 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from kg.core.errors import UnusableFile
-from kg.core.files import check_target, target_problem, write_atomic
+from kg.core.errors import FileChanged, UnusableFile
+from kg.core.files import ANY, check_target, target_problem, write_atomic
 
 BEGIN = "<!-- kaizen-kg:begin {name} -->"
 END = "<!-- kaizen-kg:end {name} -->"
@@ -109,13 +110,15 @@ def list_inner(lines: list[str], nl: str = "\n") -> str:
 @dataclass(frozen=True)
 class SyncPlan:
     """What syncing one block does. action: none, create (file), insert, update, remove, delete (file),
-    flag (not written: a human edited inside the block, removed it, or damaged its markers)."""
+    flag (not written: a human edited inside the block, removed it, or damaged its markers). `base` is the file
+    text the plan was made from (None: no file; ANY: not known): `apply` writes only over that text."""
 
     action: str
     text: str | None
     hash: str | None
     glue: str
     reason: str = ""
+    base: Any = ANY
 
 
 EXPORT_FIX = "run `kg export memory --force` to let kg rewrite the block"
@@ -145,7 +148,9 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
               fix: str = EXPORT_FIX, markers: tuple[str, str] = HTML) -> SyncPlan:
     """Decide how to bring `current` (file text, None if missing) to hold `desired` inside block `name`
     (None: no block at all). `expected_hash` is the hash of what kg last wrote there (None: never wrote).
-    `markers` are the begin and end lines' formats (HTML comments by default; `TOML` for '#' comments)."""
+    `markers` are the begin and end lines' formats (HTML comments by default; `TOML` for '#' comments).
+    The plan's `base` is left unknown: a caller whose `current` is the file's text as read sets it
+    (`replace(plan, base=current)`), and `apply` then refuses to write over a file that changed since."""
     try:
         span = find(current, name, markers) if current is not None else None
     except BlockError as exc:
@@ -218,11 +223,15 @@ def read(path: Path) -> str | None:
 
 def apply(path: Path, plan: SyncPlan, *, confined: bool = True) -> None:
     """Carry out a plan on disk (atomic replace; a file kg created and emptied is removed). `confined`: see
-    `kg.core.files.target_problem` (off only for `kg install`'s runtime settings)."""
+    `kg.core.files.target_problem` (off only for `kg install`'s runtime settings). A plan whose `base` is known
+    is written only over that text: a file written since it was read raises FileChanged and stays as it is."""
     if plan.action in ("none", "flag"):
         return
     if plan.action == "delete":
         try:
+            if plan.base is not ANY and path.read_bytes() != (plan.base or "").encode("utf-8", "surrogateescape"):
+                raise FileChanged(f"{path.name} changed while kg was removing it; kg left it as it is: run the "
+                                  "command again", str(path))
             os.unlink(path)
         except FileNotFoundError:
             pass
@@ -231,7 +240,8 @@ def apply(path: Path, plan: SyncPlan, *, confined: bool = True) -> None:
     if confined:
         check_target(path)  # before its folder is made: a linked folder on the way may lead out
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, plan.text.encode("utf-8", "surrogateescape"), confined=confined)
+    base = plan.base if plan.base is ANY or plan.base is None else plan.base.encode("utf-8", "surrogateescape")
+    write_atomic(path, plan.text.encode("utf-8", "surrogateescape"), confined=confined, base=base)
 
 
 # -- blocks whose hash lives in a file (every writer but the lifecycle, which keeps it in the graph) -------------
@@ -251,7 +261,9 @@ def write_block(path: Path, name: str, desired: str | None, *, state_dir: Path, 
                 markers: tuple[str, str] = HTML) -> SyncPlan:
     """Sync one block in one file and remember what kg wrote there (`state_dir/blocks.json`, under `key`).
     A block a human edited, removed or damaged is left as it is: the plan says `flag`, with the reason."""
-    return sync_block(read(path), name, desired, write=lambda plan: apply(path, plan), state_dir=state_dir,
+    current = read(path)  # the plan is written only over this text (`apply`, `SyncPlan.base`)
+    return sync_block(current, name, desired, write=lambda plan: apply(path, replace(plan, base=current)),
+                      state_dir=state_dir,
                       key=key, section=section, force=force, fix=fix, dry_run=dry_run, markers=markers)
 
 

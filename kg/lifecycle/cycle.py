@@ -465,8 +465,8 @@ class Lifecycle:
         """Render every block from the graph and write the files that differ (not in a dry run)."""
         desired = self.desired()
         states = {r["id"]: r for r in self.st.run("lc_blocks")}
-        plans = render.plan_files(self.root, desired, states, render.preference_lines(desired, self.lp), self.lp,
-                                  force=force, problem=self.problem)
+        prefs = render.preference_lines(desired, self.lp)
+        plans = render.plan_files(self.root, desired, states, prefs, self.lp, force=force, problem=self.problem)
         new = [p["change"] for p in self.report.promoted]
         posts = []
         for ch in self.st.run("lc_changes_all") if new else []:
@@ -481,7 +481,8 @@ class Lifecycle:
                 self.report.files.append(p.as_dict())
         if self.dry_run:
             return plans
-        for path, why in render.write(self.root, plans):  # a file that became unusable since it was planned
+        again = lambda p: render.replan(self.root, p, desired, states, prefs, self.lp, force=force)  # noqa: E731
+        for path, why in render.write(self.root, plans, replan=again):  # unusable (or kept changing) since planned
             self._problems[path] = why
             self.report.skipped.append({"path": path, "reason": why})
             self.report.files = [f for f in self.report.files if f["path"] != path]

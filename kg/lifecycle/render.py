@@ -14,7 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import UnusableFile
+from kg.core.errors import FileChanged, UnusableFile
+from kg.core.files import ANY
 from kg.lifecycle import blocks
 from kg.lifecycle.policy import LifecyclePolicy
 
@@ -103,6 +104,7 @@ class FilePlan:
     glue: str
     created_file: bool
     flag: str
+    base: Any = ANY  # the file text the plan was made from (`blocks.SyncPlan.base`)
 
     @property
     def block_id(self) -> str:
@@ -120,21 +122,10 @@ def plan_files(root: Path, desired: dict[tuple[str, str], Desired], states: dict
     keys = set(desired) | {(s["path"], s["name"]) for s in states.values() if s["name"] != JSON_BLOCK}
     plans: list[FilePlan] = []
     for file, name in sorted(keys):
-        state = states.get(f"{file}#{name}") or {}
         if problem(file):
             plans.append(FilePlan(file, name, SKIP, None, "", "", False, problem(file)))
             continue
-        d = desired.get((file, name))
-        current = blocks.read(root / file)
-        plan = blocks.plan_sync(
-            current, name, d.inner() if d else None, expected_hash=state.get("hash") or None,
-            glue=state.get("glue") or "", created_file=bool(state.get("created_file")),
-            section=d.section if d else "", force=force,
-        )
-        created = plan.action == "create" or (bool(state.get("created_file")) and plan.action not in
-                                               ("remove", "delete"))
-        plans.append(FilePlan(file, name, plan.action, plan.text, plan.hash or "", plan.glue, created,
-                              plan.reason))
+        plans.append(plan_block(root, file, name, desired.get((file, name)), states, force=force))
     prefs_path = lp.memory.preferences_file
     state = states.get(f"{prefs_path}#{JSON_BLOCK}")
     if (prefs or state) and problem(prefs_path):
@@ -144,37 +135,82 @@ def plan_files(root: Path, desired: dict[tuple[str, str], Desired], states: dict
     return plans
 
 
+def plan_block(root: Path, file: str, name: str, d: Desired | None, states: dict[str, dict[str, Any]], *,
+               force: bool = False) -> FilePlan:
+    """Plan one block's sync from the file as it is now (`plan_files`, and again for a file that changed
+    before kg could write it)."""
+    state = states.get(f"{file}#{name}") or {}
+    current = blocks.read(root / file)
+    plan = blocks.plan_sync(
+        current, name, d.inner() if d else None, expected_hash=state.get("hash") or None,
+        glue=state.get("glue") or "", created_file=bool(state.get("created_file")),
+        section=d.section if d else "", force=force,
+    )
+    created = plan.action == "create" or (bool(state.get("created_file")) and plan.action not in
+                                           ("remove", "delete"))
+    return FilePlan(file, name, plan.action, plan.text, plan.hash or "", plan.glue, created, plan.reason, current)
+
+
+def replan(root: Path, p: FilePlan, desired: dict[tuple[str, str], Desired], states: dict[str, dict[str, Any]],
+           prefs: list[dict[str, str]], lp: LifecyclePolicy, *, force: bool = False) -> FilePlan:
+    """`p` planned again from its file as it is now (someone wrote the file after it was planned)."""
+    if p.block == JSON_BLOCK:
+        state = states.get(f"{p.path}#{JSON_BLOCK}") or {}
+        return _plan_json(root, p.path, lp.memory.preferences_key, prefs, state, force)
+    return plan_block(root, p.path, p.block, desired.get((p.path, p.block)), states, force=force)
+
+
 def _plan_json(root: Path, rel: str, key: str, prefs: list[dict[str, str]], state: dict[str, Any],
                force: bool) -> FilePlan:
     """memory/preferences.json: kg owns one key; its format and plan belong to kg/memory/preferences.py."""
     from kg.memory.preferences import plan_learned
 
-    p = plan_learned(blocks.read(root / rel), key, prefs, expected_hash=state.get("hash") or "",
+    current = blocks.read(root / rel)
+    p = plan_learned(current, key, prefs, expected_hash=state.get("hash") or "",
                      created_file=bool(state.get("created_file")), force=force)
-    return FilePlan(rel, JSON_BLOCK, p.action, p.text, p.hash, "", p.created_file, p.flag)
+    return FilePlan(rel, JSON_BLOCK, p.action, p.text, p.hash, "", p.created_file, p.flag, current)
 
 
-def write(root: Path, plans: list[FilePlan]) -> list[tuple[str, str]]:
+def write(root: Path, plans: list[FilePlan], *,
+          replan: Callable[[FilePlan], FilePlan] | None = None, tries: int = 5) -> list[tuple[str, str]]:
     """Carry the plans out. A file with an owner module is written through it (preferences.json's learned key,
     a promoted skill's file), every other one by the block editor: each file kg writes has one writer. Returns
-    (path, reason) for each file the writer refused (`kg.core.files.check_target`); the others are written."""
+    (path, reason) for each file the writer refused (`kg.core.files.check_target`); the others are written.
+    A file written by someone else after it was planned (FileChanged) is planned again from its new text with
+    `replan` and written, at most `tries` times in all; then it is refused, as it was found, for the next run.
+    `plans` is updated in place with the plans carried out."""
+    refused: list[tuple[str, str]] = []
+    for i, p in enumerate(plans):
+        for attempt in range(tries):
+            if p.action == SKIP or any(path == p.path for path, _ in refused):
+                break
+            try:
+                _write_one(root, p)
+                break
+            except FileChanged as exc:
+                if replan is None or attempt == tries - 1:
+                    refused.append((p.path, str(exc)))
+                    break
+                try:
+                    p = plans[i] = replan(p)
+                except UnusableFile as why:
+                    refused.append((p.path, str(why)))
+            except UnusableFile as exc:
+                refused.append((p.path, str(exc)))
+                break
+    return refused
+
+
+def _write_one(root: Path, p: FilePlan) -> None:
     from kg.memory import preferences, skills
 
-    refused: list[tuple[str, str]] = []
-    for p in plans:
-        if p.action == SKIP or any(path == p.path for path, _ in refused):
-            continue
-        plan = blocks.SyncPlan(p.action, p.text, p.hash, p.glue, p.flag)
-        try:
-            if p.block == JSON_BLOCK:
-                preferences.apply_plan(root / p.path, plan)
-            elif skills.is_skill_file(p.path):
-                skills.apply_plan(root / p.path, plan)
-            else:
-                blocks.apply(root / p.path, plan)
-        except UnusableFile as exc:
-            refused.append((p.path, str(exc)))
-    return refused
+    plan = blocks.SyncPlan(p.action, p.text, p.hash, p.glue, p.flag, p.base)
+    if p.block == JSON_BLOCK:
+        preferences.apply_plan(root / p.path, plan)
+    elif skills.is_skill_file(p.path):
+        skills.apply_plan(root / p.path, plan)
+    else:
+        blocks.apply(root / p.path, plan)
 
 
 def block_rows(plans: list[FilePlan], states: dict[str, dict[str, Any]], at: datetime) -> list[dict[str, Any]]:

@@ -144,13 +144,23 @@ def plan_query(st: Any, terms: list[str], rules: SearchRules, link_rules: Any,
 
 
 def with_counted(plan: Plan, count: Callable[[str], int | None], rules: SearchRules,
-                 postings_max: int = 0) -> Plan:
-    """The plan with the frequencies the keyword table cannot say (numbers: "5k", "18th") counted by `count`
-    (the side index), so such a term found nowhere is not taken for the rarest, and one found weighs by its
-    rarity. Unchanged when nothing is unknown or `count` cannot say. Pure given `count`."""
-    unknown = [t for t in plan.terms if plan.df.get(t, UNKNOWN) < 0]
-    counted = {t: count(t) for t in unknown}
-    counted = {t: n for t, n in counted.items() if n is not None}
+                 postings_max: int = 0, found: Callable[[str], bool] | None = None) -> Plan:
+    """The plan with the frequencies the keyword table cannot say counted by `count` (the side index, which
+    indexes every text field of an entry): numbers ("5k", "18th"), so such a term found nowhere is not taken
+    for the rarest, and one found weighs by its rarity; and the terms the table counts 0, since it counts
+    summaries alone (a QA pass: a word only in an entry's --details, --error or --action was taken for absent
+    and never asked). Without a side index (`count` says None), such a term is asked when `found` says the
+    graph's own index holds it, else it stays absent. Unchanged when nothing needs counting. Pure given
+    `count` and `found`."""
+    counted: dict[str, int] = {}
+    for t in plan.terms:
+        if plan.df.get(t, UNKNOWN) > 0:
+            continue
+        n = count(t)
+        if n is None and plan.df.get(t, UNKNOWN) == 0 and found is not None and found(t):
+            n = UNKNOWN
+        if n is not None:
+            counted[t] = n
     if not counted:
         return plan
     df = {**plan.df, **counted}

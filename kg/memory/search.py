@@ -61,7 +61,8 @@ __all__ = ["Hit", "search", "render", "cached_view", "refresh_common_terms", "li
 
 # -- the graph ----------------------------------------------------------------------------------------------
 def _body(row: dict[str, Any]) -> str:
-    return " ".join(x for x in (row["text"], row["details"], " ".join(row["tags"] or [])) if x)
+    return " ".join(x for x in (row["text"], row["details"], row.get("error_text"), row.get("action"),
+                                row.get("context"), row.get("user_context"), " ".join(row["tags"] or [])) if x)
 
 
 def _expand(v: Any, rows: dict[str, dict[str, Any]], text_score: dict[str, float], fuzzy: dict[str, float],
@@ -351,7 +352,9 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         cache = cached_view(ws, st)
         memo = cache.memo.setdefault("df", {}) if cache is not None else None
         p = plan_query(st, terms, rules, link_rules, lambda: common_terms(ws, st), memo, budget)
-        p = with_counted(p, view(ws, st).side_df, rules, budget)
+        v = view(ws, st)
+        found = lambda t: bool(v.fts(t, 1))  # noqa: E731 (without a side index: whether the graph's index has it)
+        p = with_counted(p, v.side_df, rules, budget, found)
         p = with_lone_cjk(p, lambda c: [(r["term"], int(r["df"] or 0))
                                         for r in st.run("memory_terms_around", char=c)])
         graph_args = dict(now=at, kinds=kinds, entry_types=entry_types, since=since_at, session=session,
@@ -362,8 +365,9 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
             if not hits and p.absent:
                 replaced = fuzzy_replacements(st, p.absent, rules, link_rules)
                 if replaced:
-                    p = plan_query(st, [replaced.get(t, t) for t in terms], rules, link_rules,
-                                   lambda: common_terms(ws, st), memo, budget)
+                    p = with_counted(plan_query(st, [replaced.get(t, t) for t in terms], rules, link_rules,
+                                                lambda: common_terms(ws, st), memo, budget), v.side_df, rules,
+                                     budget, found)
                     p.replaced = replaced
                     hits = _graph_hits(ws, st, p, rules, **graph_args)
                     match = "fuzzy"

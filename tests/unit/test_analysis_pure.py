@@ -73,6 +73,46 @@ def test_central_filters_kinds(graph):
     assert [c["id"] for c in ka.central(graph, kinds=("principle",))] == ["pri", "rival"]
 
 
+def test_central_ranks_nothing_when_no_node_qualifies(graph, monkeypatch):
+    """No node of the wanted kinds: [] at once, no PageRank over the whole graph (a QA pass: 12.5 s at 10k
+    events for an empty answer; bench/central_speed.py measures it)."""
+    from kg.analysis import graphs
+
+    def whole_graph(*a, **k):
+        raise AssertionError("PageRank ran with nothing to rank")
+    with monkeypatch.context() as m:
+        m.setattr(graphs, "pagerank", whole_graph)
+        graph.remove_node("lonely")
+        assert ka.central(graph, kinds=("knowledge",)) == []
+    assert [c["id"] for c in ka.central(graph, kinds=("principle",))] == ["pri", "rival"]
+
+
+def test_pagerank_matches_a_plain_power_iteration():
+    """The list-based iteration gives the dict-based one's ranks (weighted, dangling nodes, a self-loop)."""
+    g = nx.MultiDiGraph()
+    g.add_nodes_from(["a", "b", "c", "d", "lone"])
+    for u, v, s in [("a", "b", 0.5), ("b", "c", 2.0), ("a", "c", 1.0), ("c", "d", 1.0), ("a", "b", 1.0),
+                    ("d", "d", 1.0)]:
+        g.add_edge(u, v, key="supports", type="supports", score=s)
+    simple = nx.Graph()
+    simple.add_nodes_from(g.nodes)
+    for u, v, d in g.edges(data=True):
+        if u != v:
+            w = simple[u][v]["weight"] + d["score"] if simple.has_edge(u, v) else d["score"]
+            simple.add_edge(u, v, weight=w)
+    n, rank = 5, dict.fromkeys(simple.nodes, 0.2)
+    for _ in range(200):
+        strength = {u: simple.degree(u, weight="weight") for u in simple}
+        lost = sum(rank[u] for u in simple if strength[u] == 0)
+        new = dict.fromkeys(simple.nodes, 0.15 / n + 0.85 * lost / n)
+        for u in simple:
+            for v, d in simple[u].items():
+                new[v] += 0.85 * rank[u] * d["weight"] / strength[u]
+        rank = new
+    got = ka.pagerank(g)
+    assert got.keys() == rank.keys() and all(abs(got[u] - rank[u]) < 1e-9 for u in rank), (got, rank)
+
+
 def test_patterns_derive_recurrence(graph):
     (p,) = ka.patterns(graph)
     assert (p["key"], p["recurrence"], p["sessions"], p["area"]) == ("git.push", 3, 3, "tooling")
