@@ -525,4 +525,15 @@ def adversarial() -> list[str]:
         "password" * 125_000,  # each one a prompt an expect script might answer
         "set -x A_PASSWORD " * 55_000,
         "security add-generic-password " * 33_000,
+        "?token=" * 140_000,
+        "psql -W " * 120_000,
+        "psql -U a " * 100_000 + "-W Ab1!",  # one -W after a long command line
+        "mc alias set a b c " * 50_000,
+        "mc admin user add a " * 50_000,
+        "rclone config create " * 45_000,
+        "rclone config create a s3 key " * 33_000,
+        "vercel env add " * 65_000,
+        "echo a | vercel " * 60_000,
+        "senha: " * 140_000,
+        "senha: a" * 120_000,
     ]
