@@ -555,4 +555,9 @@ def adversarial() -> list[str]:
         "poetry config http-basic.a " * 35_000,
         "--with-token a " * 65_000,
         "[your-" * 160_000,
+        "re_" + "a1B2c3D4_" * 110_000,  # a provider prefix, each followed by a near-token
+        "gsk_" + "a1" * 500_000,
+        "sk_" * 330_000,
+        "key-" * 250_000,
+        "fc-" + "a1" * 500_000,
     ]

@@ -1,9 +1,10 @@
 """Credentials in the forms published scanners know (trufflehog's and others' provider formats, docker and npm config,
 cloud and registry CLIs) that passed the rules, each checked to pass first: provider tokens by their prefix (NVIDIA,
-Google OAuth, Doppler, Supabase, Firebase Cloud Messaging), a docker config's `auth`, an .npmrc's
-bare `_auth` and `_password`, Yarn's npmAuthToken, and tokens given positionally to CLIs (cargo login, vault login,
-aws configure set, poetry config, netlify env:set, twine -p, a here-string after --with-token). Each with the near
-misses that must survive, and placeholders inside a value (nvapi-[your-key])."""
+Google OAuth, Doppler, Supabase, Firebase Cloud Messaging, Groq, Stripe webhooks, Figma, PostHog, LangSmith, Tavily,
+Firecrawl, Jina, Pinecone, Cerebras, Docker Hub, Resend, ElevenLabs, Buildkite, Netlify, Linear, Mailgun, E2B, Neon),
+a docker config's `auth`, an .npmrc's bare `_auth` and `_password`, Yarn's npmAuthToken, and tokens given positionally
+to CLIs (cargo login, vault login, aws configure set, poetry config, netlify env:set, twine -p, a here-string after
+--with-token). Each with the near misses that must survive, and placeholders inside a value (nvapi-[your-key])."""
 
 from __future__ import annotations
 
@@ -35,6 +36,50 @@ def test_provider_tokens_by_prefix(text, secret):
     out = redact(text)
     assert secret not in out and "[REDACTED:" in out
     assert redact(out) == out
+
+
+HEX = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+
+
+@pytest.mark.parametrize("token", [
+    f"gsk_{B62}",
+    f"whsec_{B62[:32]}",
+    f"figd_{B62[:40]}",
+    f"phx_{B62[:43]}",
+    f"lsv2_pt_{HEX[:32]}_{HEX[32:42]}",
+    f"tvly-dev-{B62[:32]}",
+    f"fc-{HEX[:32]}",
+    f"jina_{B62}",
+    f"pcsk_5aBc9d_{B62[:50]}",
+    f"csk-{B62.lower()[:48]}",
+    f"dckr_pat_{B62[:27]}",
+    f"re_{B62[:8]}_{B62[8:34]}",
+    f"sk_{HEX[:48]}",
+    f"bkua_{HEX[:40]}",
+    f"nfp_{B62[:36]}",
+    f"lin_oauth_{HEX}",
+    f"key-{HEX[:32]}",
+    f"e2b_{HEX[:40]}",
+    f"napi_{B62.lower()}{HEX[:12]}",
+])
+def test_more_provider_tokens_by_prefix(token):
+    for text in (f"ran it with {token} and it worked", f"{token}"):
+        out = redact(text)
+        assert token not in out and "[REDACTED:" in out
+
+
+@pytest.mark.parametrize("text", [
+    "gsk_your_groq_key_here",
+    "the whsec_ secret signs Stripe's webhooks",
+    "figd_... is a Figma token",
+    "re_compile_all_patterns_first",
+    "set sk_test_... in the dashboard",
+    "fc-button fc-state-default",  # FullCalendar's CSS classes
+    "key-value-store key-1234",
+    "lsv2_pt_ keys are LangSmith's",
+])
+def test_provider_prefixes_in_prose_survive(text):
+    assert redact(text) == text
 
 
 @pytest.mark.parametrize("text", [
