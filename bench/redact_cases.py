@@ -560,4 +560,7 @@ def adversarial() -> list[str]:
         "sk_" * 330_000,
         "key-" * 250_000,
         "fc-" + "a1" * 500_000,
+        "doppler secrets set" + " --a" * 250_000,
+        "az keyvault secret set " + "a " * 500_000,
+        "supabase secrets set " * 47_000,
     ]

@@ -4,7 +4,8 @@ Google OAuth, Doppler, Supabase, Firebase Cloud Messaging, Groq, Stripe webhooks
 Firecrawl, Jina, Pinecone, Cerebras, Docker Hub, Resend, ElevenLabs, Buildkite, Netlify, Linear, Mailgun, E2B, Neon),
 a docker config's `auth`, an .npmrc's bare `_auth` and `_password`, Yarn's npmAuthToken, and tokens given positionally
 to CLIs (cargo login, vault login, aws configure set, poetry config, netlify env:set, twine -p, a here-string after
---with-token). Each with the near misses that must survive, and placeholders inside a value (nvapi-[your-key])."""
+--with-token) and secret managers' CLIs (doppler, supabase, az keyvault, gcloud secrets). Each with the near misses
+that must survive, and placeholders inside a value (nvapi-[your-key])."""
 
 from __future__ import annotations
 
@@ -140,6 +141,11 @@ def test_registry_config_near_misses_survive(text):
     ("docker login ghcr.io -u bob --password-stdin <<< 'hunterword'", "hunterword"),
     ("echo hunterword | wrangler secret put API_KEY", "hunterword"),
     ("printf '%s' hunterword | gh secret set DEPLOY_PASS", "hunterword"),
+    ("echo -n hunterword | gcloud secrets versions add db-pass --data-file=-", "hunterword"),
+    ("doppler secrets set API_KEY hunterword", "hunterword"),
+    ("doppler secrets set --silent API_KEY=hunterword", "hunterword"),
+    ("supabase secrets set STRIPE_KEY=hunterword", "hunterword"),
+    ("az keyvault secret set --vault-name kv --name db-pass --value hunterword", "hunterword"),
 ])
 def test_tokens_given_to_clis(text, secret):
     out = redact(text)
@@ -161,6 +167,10 @@ def test_tokens_given_to_clis(text, secret):
     "twine upload dist/*",
     'gh auth login --with-token < token.txt',
     'docker login -u bob --password-stdin <<< "$CR_PAT"',
+    "doppler secrets set API_KEY",  # prompts
+    "supabase secrets set --env-file .env",
+    "az keyvault secret set --vault-name kv --name db-pass --file secret.txt",
+    "gcloud secrets versions add db-pass --data-file=secret.txt",
 ])
 def test_cli_forms_without_a_token_survive(text):
     assert redact(text) == text
