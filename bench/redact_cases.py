@@ -563,4 +563,6 @@ def adversarial() -> list[str]:
         "doppler secrets set" + " --a" * 250_000,
         "az keyvault secret set " + "a " * 500_000,
         "supabase secrets set " * 47_000,
+        "http" + " -a " * 250_000,
+        "http -a a:" + " -a a" * 200_000,
     ]

@@ -146,6 +146,9 @@ def test_registry_config_near_misses_survive(text):
     ("doppler secrets set --silent API_KEY=hunterword", "hunterword"),
     ("supabase secrets set STRIPE_KEY=hunterword", "hunterword"),
     ("az keyvault secret set --vault-name kv --name db-pass --value hunterword", "hunterword"),
+    ("http -a bob:hunterword https://api.example.com/me", "hunterword"),
+    ("https --verify=no -a 'bob':hunterword POST api.example.com/items", "hunterword"),
+    ("xh -a bob:hunterword get api.example.com", "hunterword"),
 ])
 def test_tokens_given_to_clis(text, secret):
     out = redact(text)
@@ -171,6 +174,9 @@ def test_tokens_given_to_clis(text, secret):
     "supabase secrets set --env-file .env",
     "az keyvault secret set --vault-name kv --name db-pass --file secret.txt",
     "gcloud secrets versions add db-pass --data-file=secret.txt",
+    "ls -a x:y",
+    "http -a bob https://api.example.com/me",  # prompts for the password
+    "git commit -a -m 'fix: a:b'",
 ])
 def test_cli_forms_without_a_token_survive(text):
     assert redact(text) == text
