@@ -195,7 +195,10 @@ def provider_cases(redactor, seed: int = 15) -> Iterator[Case]:
 _GENERIC = {"password_assignment", "high_entropy_secret", "env_secret", "key_assignment", "cli_credential",
             "authorization_header", "api_key_header", "bearer_token", "basic_auth", "password_in_url",
             "ci_secure_value", "private_key", "discord_bot_token", "telegram_bot_token", "kubernetes_secret",
-            "secret_list", "session_cookie", "azure_sas_token"}
+            "secret_list", "session_cookie", "azure_sas_token",
+            # forms of config files (a line of .npmrc or .yarnrc.yml, a docker config's "auth"), not token formats:
+            # the five shapes would take them out of their line or their JSON
+            "npm_config_auth", "docker_config_auth"}
 
 
 # --- hand-labelled cases ----------------------------------------------------------------------------------
@@ -525,4 +528,41 @@ def adversarial() -> list[str]:
         "password" * 125_000,  # each one a prompt an expect script might answer
         "set -x A_PASSWORD " * 55_000,
         "security add-generic-password " * 33_000,
+        "?token=" * 140_000,
+        "psql -W " * 120_000,
+        "psql -U a " * 100_000 + "-W Ab1!",  # one -W after a long command line
+        "mc alias set a b c " * 50_000,
+        "mc admin user add a " * 50_000,
+        "rclone config create " * 45_000,
+        "rclone config create a s3 key " * 33_000,
+        "vercel env add " * 65_000,
+        "echo a | vercel " * 60_000,
+        "senha: " * 140_000,
+        "senha: a" * 120_000,
+        "nvapi-" + "a1" * 500_000,
+        "ya29." * 200_000,
+        "1//0" + "a1" * 500_000,
+        "dp.st." * 160_000,
+        "sb_secret_" * 100_000,
+        "AAAAaaaaaaa:APA91b" * 55_000,
+        '"auth": "' * 110_000,
+        '"auth": "' + "Ab1/" * 250_000,
+        "_auth=" * 160_000,
+        "config set _auth " + "Ab1/" * 250_000 + " x",
+        "npmAuthToken " * 75_000,
+        "cargo login --registry " * 40_000,
+        "aws configure set a." * 50_000,
+        "poetry config http-basic.a " * 35_000,
+        "--with-token a " * 65_000,
+        "[your-" * 160_000,
+        "re_" + "a1B2c3D4_" * 110_000,  # a provider prefix, each followed by a near-token
+        "gsk_" + "a1" * 500_000,
+        "sk_" * 330_000,
+        "key-" * 250_000,
+        "fc-" + "a1" * 500_000,
+        "doppler secrets set" + " --a" * 250_000,
+        "az keyvault secret set " + "a " * 500_000,
+        "supabase secrets set " * 47_000,
+        "http" + " -a " * 250_000,
+        "http -a a:" + " -a a" * 200_000,
     ]
