@@ -15,22 +15,10 @@ from kg.reflect.detect import learnings, turn_signals
 from kg.reflect.readers import parse_aider
 from kg.reflect.reply_language import written_in
 from kg.reflect.rules import ReflectRulesError
+from tests.unit.test_reflect_aftermath import EDIT
 from tests.unit.test_reflect_signals import RAW, RULES
 
 ENGLISH = "Sure. The launcher reads the settings file, starts the worker and prints a short summary for you.\n"
-EDIT = """I'll update the stylesheet.
-
-style.css
-```css
-<<<<<<< SEARCH
-.menu {{ color: black; }}
-=======
-.menu {{ color: {color}; }}
->>>>>>> REPLACE
-```
-
-> Applied edit to style.css
-"""
 
 
 def session(*exchanges: tuple[str, str]) -> str:
