@@ -111,14 +111,13 @@ WITH_BUS = ('#!/bin/sh\nif [ "$2" = enable ]; then d="$HOME/.config/systemd/user
             'mkdir -p "$d" && ln -sf "../$4" "$d/$4"; fi\nexit 0\n')
 
 
-def test_systemd_install_where_systemctl_fails_exits_1_and_status_says_not_enabled(ws, tmp_path):
-    """Written is not scheduled: where `systemctl --user` cannot reach a user bus, install exits 1 saying so and
-    what to run; the units stay (a working timer is not taken away by an install from a shell without a bus),
-    and `kg schedule status` says they are written but not enabled."""
+def _schedule_with_systemctl(ws, tmp_path, config):
+    """`kg schedule ...` run with HOME under tmp_path, XDG_CONFIG_HOME at `config` and a `systemctl` on PATH whose
+    script each call gives (the fake is the only stand-in: the machine running the tests has no user bus)."""
     home, bin_ = tmp_path / "home", tmp_path / "bin"
     bin_.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("KG_CRONTAB", "KG_SYSTEMD_DIR", "KG_WORKSPACE")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_RUNTIME_DIR=str(home / "run"),
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(config), XDG_RUNTIME_DIR=str(home / "run"),
                PATH=f"{bin_}{os.pathsep}{env.get('PATH', '')}", KG_CRONTAB=str(tmp_path / "crontab"))
 
     def kg_(*args: str, systemctl: str) -> subprocess.CompletedProcess[str]:
@@ -127,6 +126,15 @@ def test_systemd_install_where_systemctl_fails_exits_1_and_status_says_not_enabl
         return subprocess.run([KG, "-w", str(ws.root), "schedule", *args], capture_output=True, text=True,
                               timeout=180, check=False, env=env)
 
+    return kg_
+
+
+def test_systemd_install_where_systemctl_fails_exits_1_and_status_says_not_enabled(ws, tmp_path):
+    """Written is not scheduled: where `systemctl --user` cannot reach a user bus, install exits 1 saying so and
+    what to run; the units stay (a working timer is not taken away by an install from a shell without a bus),
+    and `kg schedule status` says they are written but not enabled."""
+    home = tmp_path / "home"
+    kg_ = _schedule_with_systemctl(ws, tmp_path, home / ".config")
     folder = home / ".config" / "systemd" / "user"
     timer = f"{schedule.unit_name(ws.root)}.timer"
     units = [f"{schedule.unit_name(ws.root)}.service", timer]
@@ -162,18 +170,8 @@ def test_systemd_units_go_where_xdg_config_home_says_and_a_failed_disable_is_sai
     """`_unit_dir` ignored XDG_CONFIG_HOME (the units went to ~/.config, where a systemd reading the other folder
     never saw them), and uninstall ignored a failed `systemctl --user disable`: it removed the unit files under a
     timer still enabled and said "Removed". Now what was left is said, with what to run, and it exits 1."""
-    home, config, bin_ = tmp_path / "home", tmp_path / "xdg-config", tmp_path / "bin"
-    bin_.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("KG_CRONTAB", "KG_SYSTEMD_DIR", "KG_WORKSPACE")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(config), XDG_RUNTIME_DIR=str(home / "run"),
-               PATH=f"{bin_}{os.pathsep}{env.get('PATH', '')}", KG_CRONTAB=str(tmp_path / "crontab"))
-
-    def kg_(*args: str, systemctl: str) -> subprocess.CompletedProcess[str]:
-        (bin_ / "systemctl").write_text(systemctl, encoding="utf-8")
-        (bin_ / "systemctl").chmod(0o755)
-        return subprocess.run([KG, "-w", str(ws.root), "schedule", *args], capture_output=True, text=True,
-                              timeout=180, check=False, env=env)
-
+    home, config = tmp_path / "home", tmp_path / "xdg-config"
+    kg_ = _schedule_with_systemctl(ws, tmp_path, config)
     folder = config / "systemd" / "user"
     timer = f"{schedule.unit_name(ws.root)}.timer"
     units = [f"{schedule.unit_name(ws.root)}.service", timer]
