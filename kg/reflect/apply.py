@@ -323,7 +323,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
             st.pending.update({fps[0]: ident for fps, ident, *_ in todo})
             st.save()
         for fps, _, kind, summary, fields, on, sid in todo:
-            entry = ws.log(kind, summary, now=on, session=sid, **fields).id
+            entry = ws.log(kind, summary, now=on, session=sid, learned=at, **fields).id
             for fp in fps:
                 st.record(fp, entry)
             report.logged.append(entry)

@@ -22,3 +22,28 @@ def test_doctor_dry_run_says_a_torn_journal_line_is_set_aside(ws, run_kg):
     done = run_kg(["doctor"])
     assert done.exit_code == 0, done.stderr
     assert 'broken json' in (folder / "journal.rejected").read_text()
+
+
+def _status(run_kg) -> dict[str, tuple[str, str]]:
+    listed = run_kg(["list", "--json", "--limit", "50"])
+    assert listed.exit_code == 0, listed.stderr
+    return {e["text"]: (e["status"], e["priority"]) for e in listed.json}
+
+
+def test_an_old_import_is_not_expired_by_the_next_cycle_and_a_preference_never(ws, run_kg):
+    items = ('{"kind":"learning","summary":"User prefers tabs over spaces in every file","category":"preference",'
+             '"at":"2026-08-01T10:00:00"}\n'
+             '{"kind":"learning","summary":"Run the migrations before the seed script","at":"2026-08-01T10:00:00"}\n')
+    assert run_kg(["--now", NOW, "ingest", "-"], input=items).exit_code == 0
+    first = run_kg(["--now", "2026-12-05T06:15:00", "cycle"])
+    assert first.exit_code == 0, first.stderr
+    assert "expired (wont_fix)" not in first.stdout or "0 expired (wont_fix)" in first.stdout, first.stdout
+    assert _status(run_kg) == {"User prefers tabs over spaces in every file": ("pending", "medium"),
+                               "Run the migrations before the seed script": ("pending", "medium")}
+    # 90 days after kg learned it the other one expires; the preference is kept until changed
+    late = run_kg(["--now", "2027-03-06T06:15:00", "cycle", "--future"])
+    assert late.exit_code == 0, late.stderr
+    assert _status(run_kg) == {"User prefers tabs over spaces in every file": ("pending", "medium"),
+                               "Run the migrations before the seed script": ("wont_fix", "low")}
+    retention = run_kg(["retention"])
+    assert "when kg learned them" in retention.stdout and "except preference entries" in retention.stdout
