@@ -47,3 +47,33 @@ def test_an_old_import_is_not_expired_by_the_next_cycle_and_a_preference_never(w
                                "Run the migrations before the seed script": ("wont_fix", "low")}
     retention = run_kg(["retention"])
     assert "when kg learned them" in retention.stdout and "except preference entries" in retention.stdout
+
+
+RULE = "Add the user to the docker group"
+
+
+def test_a_rule_reworded_inside_its_block_is_called_edited_not_withdrawn(ws, run_kg):
+    from datetime import date, timedelta
+
+    for d in range(21):
+        day = date(2026, 5, 1) + timedelta(days=d)
+        r = run_kg(f"log error 'docker permission denied on socket' --category tool_gotcha --pattern-key docker.perm "
+                   f"--session s{d} --action '{RULE}' --now {day.isoformat()}T10:00")
+        assert r.exit_code == 0, r.stderr
+    assert "promoted 'docker.perm' to TOOLS.md" in run_kg("cycle --now 2026-05-21T12:00").stdout
+    tools = ws.root / "TOOLS.md"
+    tools.write_text(tools.read_text().replace(f"- {RULE}", "- Put the user in the docker group (then log in again)"))
+    for now in ("2026-05-22T12:00", "2026-05-23T12:00"):  # the cycle that pauses it, and the next
+        r = run_kg(f"cycle --now {now}")
+        assert r.exit_code == 0, r.stderr
+        assert "edited by hand inside its kg block since 2026-05-22" in r.stdout, r.stdout
+        assert "withdrawn by hand" not in r.stdout, r.stdout
+    status = run_kg("status --now 2026-05-23T13:00")
+    assert "edited by hand inside its kg block: reworded" in status.stdout, status.stdout
+    assert "taken out of its file by hand" not in status.stdout and "withdrawn by hand" not in status.stdout
+    paused = run_kg("status --json --now 2026-05-23T13:00").json["lifecycle"]["verifications_paused"]
+    assert [(p["change"], p["how"]) for p in paused] == [("chg-20260521-001", "edited")]
+    verify = run_kg("verify --now 2026-05-23T14:00")
+    assert "paused (edited by hand inside its kg block since 2026-05-22)" in verify.stdout, verify.stdout
+    tools.unlink()  # the file gone: that is a withdrawal
+    assert "withdrawn by hand" in run_kg("status --now 2026-05-23T15:00").stdout
