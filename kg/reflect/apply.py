@@ -328,8 +328,9 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
                 st.record(fp, entry)
             report.logged.append(entry)
             wrote.setdefault(sid, []).append(kind)
-        for fps, *_ in todo:
-            st.pending.pop(fps[0], None)
+        for fps, *_ in planned:  # logged now, or found logged: nothing of this run is pending any more
+            if st.pending.pop(fps[0], None) is not None:
+                st.changed = True
         if nxt:  # what the next read, from there on, needs of what came before (see `reflect`, `failures`)
             nxt["found"] = [*(resumed["found"] if resumed else []), *map(list, result.found)]
             nxt["errors"] = dict(Counter(resumed["errors"] if resumed else {}) + Counter(failed.keys))
