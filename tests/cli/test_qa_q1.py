@@ -9,8 +9,8 @@ NOW = "2026-12-05T06:00:00"
 
 def test_doctor_dry_run_says_a_torn_journal_line_is_set_aside(ws, run_kg):
     assert run_kg(["--now", NOW, "log", "learning", "first thing", "--wait"]).exit_code == 0
-    folder = ws.root / "memory" / ".kg"
-    with open(folder / "journal.jsonl", "a", encoding="utf-8") as fh:
+    folder, journal = ws.root / "memory" / ".kg", ws.journal.path  # (a lane of its own on a team graph)
+    with open(journal, "a", encoding="utf-8") as fh:
         fh.write('{"broken json\n')
     dry = run_kg(["doctor", "--dry-run"])
     assert dry.exit_code == 0, dry.stderr
@@ -18,7 +18,7 @@ def test_doctor_dry_run_says_a_torn_journal_line_is_set_aside(ws, run_kg):
     assert "1 journal line(s) cannot be applied" in line and "journal.rejected" in line, line
     assert "waiting to be applied" not in line, line
     assert not (folder / "journal.rejected").exists()  # a dry run moves nothing
-    assert '{"broken json' in (folder / "journal.jsonl").read_text()
+    assert '{"broken json' in journal.read_text()
     done = run_kg(["doctor"])
     assert done.exit_code == 0, done.stderr
     assert 'broken json' in (folder / "journal.rejected").read_text()
