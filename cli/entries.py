@@ -219,10 +219,12 @@ def _render_status(d: dict[str, Any]) -> str:
                   + (f", overdue: {v['overdue']}" if v["overdue"] != "none" else "") + ")"
                   for v in lc["verifications_due"]]
     if lc.get("verifications_paused"):
-        lines.append(f"\n⏸️  Verifications paused: the rule was taken out of its file by hand "
+        lines.append(f"\n⏸️  Verifications paused: the rule is not in its file as kg wrote it "
                      f"({len(lc['verifications_paused'])}; put it back, or `kg export memory --force`, to resume):")
-        lines += [f"   [{v['change']}] {v['target']}: {v['text']} (withdrawn since {v['withdrawn_since'][:10]})"
-                  for v in lc["verifications_paused"]]
+        lines += [f"   [{v['change']}] {v['target']}: {v['text']} ("
+                  + ("edited by hand inside its kg block: reworded, or taken out of the block"
+                     if v.get("how") == "edited" else "withdrawn by hand: its kg block or file is gone")
+                  + f", since {v['withdrawn_since'][:10]})" for v in lc["verifications_paused"]]
     if lc.get("checks_out"):
         lines.append(f"\n🔬 Checks: rules kg took out of their file to measure the rate without them "
                      f"({len(lc['checks_out'])}; each goes back when its check ends unless it did not help):")

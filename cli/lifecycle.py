@@ -78,6 +78,10 @@ def _render_withdrawn(d: dict[str, Any]) -> list[str]:
         if w["action"] == "resumed":
             out.append(f"  ▶️  {w['change']} → {w['target']}: back in the file, verification resumed (next check "
                        f"{w['next_check'][:10]})")
+        elif w.get("how") == "edited":
+            out.append(f"  ⏸️  {w['change']} → {w['target']}: edited by hand inside its kg block since "
+                       f"{w['since'][:10]} (the rule is not there in kg's words: reworded, or taken out of the block), "
+                       "verification paused until the block holds it again (`kg export memory --force` rewrites it)")
         else:
             out.append(f"  ⏸️  {w['change']} → {w['target']}: withdrawn by hand since {w['since'][:10]}, "
                        "verification paused (its days out are no evidence)")
@@ -145,7 +149,8 @@ def _render_verify(d: dict[str, Any]) -> str:
     for r in d["reverted"]:
         lines.append(f"  ↩️  reverted {r['change']} ({r['status']})")
     for m in d["monitoring"]:
-        state = (f"paused (withdrawn by hand since {m['withdrawn_since'][:10]})" if m.get("withdrawn_since") else
+        state = (f"paused ({'edited by hand inside its kg block' if m.get('how') == 'edited' else 'withdrawn by hand'}"
+                 f" since {m['withdrawn_since'][:10]})" if m.get("withdrawn_since") else
                  f"out for a check until {m['check']['until'][:10]}" if m.get("check") else
                  f"next check {(m['next_check'] or '')[:10]}")
         lines.append(f"  · [{m['id']}] {m['status']} → {m['target']}: {state}")

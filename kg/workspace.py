@@ -437,7 +437,8 @@ class Workspace:
 
     # -- writing (kg/ingest/writes.py) ------------------------------------------------------------------
     def log(self, kind: str, summary: str, *, now: datetime | str | None = None, session: str | None = None,
-            apply: bool = True, wait: bool = False, link: bool = True, **fields: Any) -> LogResult:
+            apply: bool = True, wait: bool = False, link: bool = True, learned: datetime | str | None = None,
+            **fields: Any) -> LogResult:
         """Record a learning, error or feature request.
 
         The entry is validated, redacted and made durable in the journal before this returns. Then it is
@@ -449,9 +450,11 @@ class Workspace:
         - Inside `with ws:` it answers at the ack instead (`queued`), and the workspace's background thread
           applies it; every read, and leaving the block, waits for that. `wait=True` applies it here.
         - `apply=False` only journals it: the next command that opens the graph applies it.
+        - `learned`: when kg learns it, when that is later than `now` (the entry's own time, read from a
+          transcript): its age, for decay, counts from the later of the two.
         """
         return writes.log(self, kind, summary, now=now, session=session, apply=apply, wait=wait, link=link,
-                          **fields)
+                          learned=learned, **fields)
 
     def _hand_to_applier(self) -> bool:
         """Hand a just-journaled entry to the background thread (inside `with ws:`, between calls): True if

@@ -224,6 +224,29 @@ def _ids(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
 
 
 
+def _waiting(ws: Any) -> str:
+    """What `kg doctor` will do with the journal's waiting lines, read without moving them: apply the records and
+    set aside in journal.rejected the lines the drain cannot apply (torn, garbled, malformed: kg.ingest.drain
+    `quarantine`), as the drain does."""
+    from kg.ingest.journal import check_record, read_lines
+
+    good = bad = 0
+    for path in (ws.journal.path, *ws.journal.draining_files()):
+        try:
+            records, torn = read_lines(path)
+        except FileNotFoundError:
+            continue
+        refused = sum(1 for rec in records if check_record(rec, ws.policy.kinds))
+        good, bad = good + len(records) - refused, bad + len(torn) + refused
+    said = []
+    if good:
+        said.append(f"{good} journal line(s) wait to be applied: the next write, or `kg doctor`, applies them")
+    if bad:
+        said.append(f"{bad} journal line(s) cannot be applied (torn by a crash, garbled or malformed): `kg doctor` "
+                    "sets them aside into memory/.kg/journal.rejected")
+    return "; ".join(said) or "entries are waiting to be applied: the next write, or `kg doctor`, applies them"
+
+
 def _journal(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
     pending = ws.journal.has_pending()
     rejected = ws.journal.rejected()
@@ -234,9 +257,10 @@ def _journal(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
                    f"{len(rejected)} line(s) in memory/.kg/journal.rejected could not be applied (first: "
                    f"{first.get('reason')}{f', {shown}' if shown else ''}); fix and re-append them to "
                    "memory/.kg/journal.jsonl, or keep the file as a record")
+    elif pending and dry_run:
+        report.add("journal", "warning", _waiting(ws))
     elif pending:
-        report.add("journal", "warning", "entries are waiting to be applied: the next write, or `kg doctor`, "
-                   "applies them" if dry_run else "entries are waiting to be applied (the graph could not be opened)")
+        report.add("journal", "warning", "entries are waiting to be applied (the graph could not be opened)")
     else:
         report.add("journal", "ok", "nothing waiting, nothing set aside")
     others = ws.journal.other_lanes()

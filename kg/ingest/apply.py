@@ -146,6 +146,8 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
                           redactions=list(rec.get("redacted", [])), created_at=ts(f["created_at"]),
                           tokens=f["tokens"])
             st.run("node_create", **params)
+            if rec.get("learned"):  # an old entry kg learns now: its age counts from now (kg.ingest.batch)
+                st.run("node_learned", id=rec["id"], at=ts(rec["learned"]))
             if rec.get("taken"):  # in the same transaction: a replay of this record finds it was applied,
                 st.run("meta_set", key=_taken_key(rec["taken"], f), value=rec["id"])
                 # and a later batch's turn threaded after it finds where it went

@@ -48,6 +48,13 @@ class Ingested:
                 "applied": self.applied, "note": self.note, "skipped": self.skipped}
 
 
+
+def learned_field(at: datetime, learned: datetime) -> dict[str, str]:
+    """A journal record's `learned`: when kg learned an entry whose own time (`at`, from a transcript or an import)
+    is earlier. The entry's age, for decay, counts from then (kg/ingest/apply.py sets its `reinforced_at`), so a first
+    import of old history is not expired by the next cycle."""
+    return {"learned": learned.isoformat(timespec="seconds")} if learned > at else {}
+
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """Entries from a JSON-lines file (`-`: standard input, as `kg reflect -` reads it), one object a line (blank
     lines skipped; a byte order mark at the start, as Windows editors save UTF-8, is no part of it); a bad line is
@@ -115,7 +122,8 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
             ids = ws.journal.allocate_many([(ws.policy.entry_prefix[p.fields["entry_type"]], f"{at:%Y%m%d}")
                                             for at, p in prepared])
             records = [{"op": "log", "id": i, "fields": p.fields, "redacted": list(p.redactions),
-                        "link": bool(link)} for i, (_, p) in zip(ids, prepared, strict=True)]
+                        "link": bool(link), **learned_field(at, base)}
+                       for i, (at, p) in zip(ids, prepared, strict=True)]
             threaded = _thread(records) if thread else 0
             ws.journal.append(records)
             days: dict[str, tuple[datetime, list[tuple[str, str | None]]]] = {}

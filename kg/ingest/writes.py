@@ -13,6 +13,7 @@ from kg.core.entries import choice, prepare
 from kg.core.errors import KgError, NotFound, StoreError, UsageError
 from kg.core.text import clean
 from kg.ingest.apply import node_params
+from kg.ingest.batch import learned_field
 from kg.ingest.ids_rebuild import with_ids
 from kg.memory import logs as files
 from kg.memory import session_ids
@@ -45,9 +46,11 @@ class LogResult:
 
 
 def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = None, session: str | None = None,
-        apply: bool = True, wait: bool = False, link: bool = True, **fields: Any) -> LogResult:
+        apply: bool = True, wait: bool = False, link: bool = True, learned: datetime | str | None = None,
+        **fields: Any) -> LogResult:
     """Record a learning, error or feature request: see `Workspace.log`."""
     at = clock.now(now)
+    since = learned_field(at, clock.now(learned)) if learned is not None else {}
     session = session_ids.given(session, ws.rules.redactor) if session else ws.current_session()
     prepared = prepare(ws.policy, ws.rules.redactor, kind, summary, now=at, session=session, **fields)
     f = prepared.fields
@@ -56,7 +59,7 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
     def journaled() -> tuple[str, int, Any]:
         with ws.journal.locked():
             (entry_id,) = ws.journal.allocate(ws.policy.entry_prefix[kind], f"{at:%Y%m%d}")
-            inode = ws.journal.append([{"op": "log", "id": entry_id, "fields": f,
+            inode = ws.journal.append([{"op": "log", "id": entry_id, "fields": f, **since,
                                         "redacted": list(prepared.redactions), "link": bool(link)}])
             daily = files.copy_or_note(skipped, files.append_daily, ws.memory, line, at, session=f.get("session"))
             files.copy_or_note(skipped, files.append_learning, ws.root, {**f, "id": entry_id})

@@ -33,7 +33,10 @@ def cycle(ws: Any, now: Now = None, dry_run: bool = False, *, force: bool = Fals
     """verify, revert, decay, conflicts, promote, export. Idempotent for a given `now`."""
     at = clock.now(now)
     with holding(ws) as st:
-        return Lifecycle(ws, st, at, dry_run=dry_run).run_all(force=force)
+        lc = Lifecycle(ws, st, at, dry_run=dry_run)
+        report = lc.run_all(force=force)
+        _how_out(lc, report.withdrawn)
+        return report
 
 
 def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
@@ -51,6 +54,8 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
             lc.log(logs)
             lc.export()
         monitoring = [_change_view(c) for c in st.run("lc_changes_all") if c["status"] in (*LIVE, CHECKING)]
+        _how_out(lc, lc.report.withdrawn)
+        _how_out(lc, monitoring, key="id")
     rep = lc.report.as_dict()
     return {k: rep[k] for k in ("now", "dry_run", "verified", "withdrawn", "checks", "reverted", "reminders",
                                 "evidence_requested", "logged", "files", "flags", "skipped")} | \
@@ -397,6 +402,24 @@ def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime) -
     return out
 
 
+def _how_out(lc: Lifecycle, items: list[dict[str, Any]], key: str = "change") -> None:
+    """Say how each paused change's rule left its file (`how`): "edited" while its kg block is still there (a
+    person edited inside it: the rule reworded, or taken out of the block, the block kept), "withdrawn" when the
+    block or the whole file is gone. Verification pauses either way (kg/lifecycle/verify_withdrawn.py): the rule
+    as kg wrote it is not in effect, and a reworded rule is no evidence about kg's words."""
+    if not items:
+        return
+    blocks_of = {r["id"]: (r["target"], r["block"]) for r in lc.st.run("lc_live_effects", statuses=list(LIVE))}
+    texts: dict[str, str | None] = {}
+    for item in items:
+        target, block = blocks_of.get(item.get(key), (None, None))
+        if target is None or lc.problem(target):
+            continue
+        if target not in texts:
+            texts[target] = blocks.read(lc.root / target)
+        item["how"] = "edited" if blocks.inner_of(texts[target], block) is not None else "withdrawn"
+
+
 def _withdrawn(lc: Lifecycle, at: datetime) -> dict[str, dict[str, Any]]:
     """Live changes whose rule a person took out of its file: paused by a cycle already, or seen so now (the
     next cycle pauses them)."""
@@ -412,6 +435,7 @@ def _withdrawn(lc: Lifecycle, at: datetime) -> dict[str, dict[str, Any]]:
         out[r["id"]] = {"change": r["id"], "target": r["target"], "text": (r["text"] or "")[:80],
                         "withdrawn_since": since or at, "recorded": since is not None,
                         "back_in_file": on[r["id"]]}
+    _how_out(lc, list(out.values()))
     return out
 
 

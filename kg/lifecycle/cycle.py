@@ -244,6 +244,7 @@ class Lifecycle:
     def decay(self) -> None:
         d = self.lp.decay
         rows = self.st.run("lc_decay_candidates", kinds=list(d.kinds), statuses=list(d.statuses),
+                           keep_categories=list(d.keep_categories),
                            demote_before=self.now - d.demote_days * DAY, stale_before=self.now - d.stale_days * DAY,
                            expire_before=self.now - d.expire_days * DAY)
         updates = []

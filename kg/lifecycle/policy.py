@@ -167,6 +167,7 @@ class Decay:
     kinds: tuple[str, ...]
     statuses: tuple[str, ...]
     expired_status: str
+    keep_categories: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -333,7 +334,8 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         raise r.fail("overdue", "needs grace_days ≤ extend_days ≤ revert_days")
     d = Decay(demote_days=r.whole("decay.demote_days", 1), stale_days=r.whole("decay.stale_days", 1),
               expire_days=r.whole("decay.expire_days", 1), kinds=r.strings("decay.kinds"),
-              statuses=r.strings("decay.statuses"), expired_status=r.string("decay.expired_status"))
+              statuses=r.strings("decay.statuses"), expired_status=r.string("decay.expired_status"),
+              keep_categories=r.strings("decay.keep_categories", []))
     if not d.demote_days <= d.stale_days <= d.expire_days:
         raise r.fail("decay", "needs demote_days ≤ stale_days ≤ expire_days")
     pairs = r.get("conflicts.opposite_pairs")

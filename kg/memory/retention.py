@@ -19,9 +19,12 @@ def describe(ws: Any) -> dict[str, Any]:
     except (RulesError, FileNotFoundError, ModuleNotFoundError):
         decay = {}
     days = decay.get("expire_days")
+    kept = decay.get("keep_categories") or []
     entries = (f"pending {', '.join(decay.get('kinds', ['event']))} entries unreinforced for {days} days "
-               f"become {decay.get('expired_status', 'wont_fix')} (applied by `kg cycle`); nothing is deleted"
-               if days else "decay is applied by the lifecycle cycle (`kg cycle`)")
+               "(counted from the later of their own time and when kg learned them) "
+               f"become {decay.get('expired_status', 'wont_fix')} (applied by `kg cycle`)"
+               + (f", except {', '.join(kept)} entries, which never expire" if kept else "")
+               + "; nothing is deleted" if days else "decay is applied by the lifecycle cycle (`kg cycle`)")
     return {"daily_logs": own.get("daily_logs", ""), "learning_entries": entries,
             "principles": own.get("principles", ""), "preferences": own.get("preferences", ""),
             "decay": decay}

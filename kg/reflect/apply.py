@@ -302,23 +302,43 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
         fp = rstate.call_keys(f.call_id, transcript.session_hint, session_of(f.turn)) if f.call_id else (
             rstate.fingerprint(transcript.format, "error", f.pattern_key, ts or f.position),)
         planned.append((fp, _line_of(transcript, f.turn), "error", summary, fields, when(f.turn), session_of(f.turn)))
+    idents = []  # what each planned entry says, where and when, as the graph will hold it
     for _, _, kind, summary, fields, on, sid in planned:
         # validate everything before the first write: never a partial run
-        prepare(ws.policy, redactor, kind, summary, now=on, session=sid, **fields)
+        f = prepare(ws.policy, redactor, kind, summary, now=on, session=sid, **fields).fields
+        idents.append({"session": sid, "at": f["created_at"], "text": f["text"], "details": f.get("details")})
     head = rstate.head_of(path) if str(path) != "-" else ""
     last = max((t.line or 0 for t in transcript.turns), default=0)
     with ws, rstate.locked(ws) as st:
         report.cursor = st.cursor(key, head)
         wrote: dict[str, list[str]] = {}  # session -> the kinds it logged
-        for fps, line, kind, summary, fields, on, sid in sorted(planned, key=lambda p: (p[5], p[1])):
+        todo = []
+        for (fps, line, *rest), ident in sorted(zip(planned, idents, strict=True),
+                                                key=lambda p: (p[0][5], p[0][1])):
             if any(fp in st.seen for fp in fps) or (line and line <= report.cursor):
                 report.already_logged += 1
-                continue
-            entry = ws.log(kind, summary, now=on, session=sid, **fields).id
+            else:
+                todo.append((fps, ident, *rest))
+        if any(fps[0] in st.pending for fps, *_ in todo):  # a reflection killed while logging these
+            found = _logged_before(ws, [(fps, st.pending[fps[0]]) for fps, *_ in todo if fps[0] in st.pending],
+                                   set(st.seen.values()))
+            for fps, entry in found:
+                for fp in fps:
+                    st.record(fp, entry)
+            report.already_logged += len(found)
+            todo = [t for t in todo if not any(fp in st.seen for fp in t[0])]
+        if todo:  # durable before the first entry: a kill from here on leaves what to look up
+            st.pending.update({fps[0]: ident for fps, ident, *_ in todo})
+            st.save()
+        for fps, _, kind, summary, fields, on, sid in todo:
+            entry = ws.log(kind, summary, now=on, session=sid, learned=at, **fields).id
             for fp in fps:
                 st.record(fp, entry)
             report.logged.append(entry)
             wrote.setdefault(sid, []).append(kind)
+        for fps, *_ in planned:  # logged now, or found logged: nothing of this run is pending any more
+            if st.pending.pop(fps[0], None) is not None:
+                st.changed = True
         if nxt:  # what the next read, from there on, needs of what came before (see `reflect`, `failures`)
             nxt["found"] = [*(resumed["found"] if resumed else []), *map(list, result.found)]
             nxt["errors"] = dict(Counter(resumed["errors"] if resumed else {}) + Counter(failed.keys))
@@ -338,6 +358,27 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
                     report.summary_file = done
     report.applied = True
     return report
+
+
+def _logged_before(ws: Any, pending: list[tuple[tuple[str, ...], dict[str, Any]]],
+                   known: set[str]) -> list[tuple[tuple[str, ...], str]]:
+    """Of the findings a killed reflection was logging (`pending`: fingerprints, what the entry says, where and
+    when), those in the graph now, with their entry ids. Opening the workspace applied the journal, so an entry the
+    killed run journaled is a node; each node answers one finding, and never one `known` to the state already."""
+    from kg.ingest.apply import _second
+
+    with ws.store() as st:
+        rows = st.run("reflect_logged", sessions=sorted({i["session"] for _, i in pending}))
+    free: dict[tuple[Any, ...], list[str]] = {}
+    for r in rows:
+        if r["id"] not in known:
+            free.setdefault((r["session"], r["text"], r["details"], _second(r["created_at"])), []).append(r["id"])
+    out = []
+    for fps, i in pending:
+        ids = free.get((i["session"], i["text"], i["details"], _second(i["at"])))
+        if ids:
+            out.append((fps, ids.pop(0)))
+    return out
 
 
 def _write_summary(ws: Any, report: ReflectReport, result: Reflection, at: datetime, session: str) -> str | None:

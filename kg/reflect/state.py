@@ -11,6 +11,10 @@
   of its first line. Reflecting again, or after a resume, adds only what lies past the cursor. With them, the
   file's path and size and where the next reflection resumes reading (`kg.reflect.window`); a cursor written
   before kg kept those only makes the next reflection read the whole file.
+- `pending`: what a reflection is about to log (fingerprint -> the entry's session, time, text and details),
+  saved before its first write and emptied with its last. A reflection killed in between (the entries are in the
+  journal, the fingerprints not yet here) leaves it behind: the next one looks each up in the graph by what it
+  says, where and when (`kg.reflect.apply._logged_before`), and logs only what is not there.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ FILE = "reflect-state.json"
 class State:
     seen: dict[str, str] = field(default_factory=dict)
     cursors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     changed: bool = False
+    save: Any = None  # under `locked`: writes the state now (before the first entry of a run is logged)
 
     def record(self, fingerprint: str, entry: str) -> None:
         self.seen[fingerprint] = entry
@@ -73,7 +79,7 @@ def read(ws: Any) -> State:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
         return State()
-    return State(dict(data.get("seen") or {}), dict(data.get("cursors") or {}))
+    return State(dict(data.get("seen") or {}), dict(data.get("cursors") or {}), dict(data.get("pending") or {}))
 
 
 @contextmanager
@@ -85,10 +91,18 @@ def locked(ws: Any) -> Iterator[State]:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             state = read(ws)
+
+            def save() -> None:
+                doc: dict[str, Any] = {"seen": state.seen, "cursors": state.cursors}
+                if state.pending:
+                    doc["pending"] = state.pending
+                write_atomic(folder / FILE, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+                state.changed = False
+
+            state.save = save
             yield state
             if state.changed:
-                doc = {"seen": state.seen, "cursors": state.cursors}
-                write_atomic(folder / FILE, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+                save()
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 

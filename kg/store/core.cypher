@@ -27,6 +27,11 @@ CREATE (n:Node {id: $id, kind: $kind, entry_type: $entry_type, text: $text, deta
   reinforced_at: $created_at, pinned: false, stale: false, tokens: $tokens,
   workspace: $origin_workspace, agent: $origin_agent})
 
+// name: node_learned
+// An entry older than when kg learned it (a transcript's or an import's time): reinforced then, so its age for
+// decay counts from when kg learned it (rules/queries/lifecycle.cypher lc_decay_candidates takes the later).
+MATCH (n:Node {id: $id}) SET n.reinforced_at = $at
+
 // name: sessions_touch
 // Sessions are made on first use; a later event never moves the start.
 UNWIND $rows AS r

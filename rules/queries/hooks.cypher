@@ -44,3 +44,11 @@ RETURN n.id AS id, n.text AS text, n.priority AS priority
 MATCH ()-[r]->()
 WHERE label(r) <> 'occ_of' AND label(r) <> 'ready_span'
 RETURN count(*) AS n
+
+// name: reflect_logged
+// The entries of the sessions a reflection killed mid-write was logging into (kg/reflect/apply.py
+// `_logged_before`): its pending findings found here by what they say and when are not logged again. Asked only
+// after such a kill; one scan (Kùzu 0.11.3 has no index on `session`).
+MATCH (n:Node) WHERE n.session IN $sessions AND n.kind = 'event'
+RETURN n.id AS id, n.session AS session, n.text AS text, n.details AS details, n.created_at AS created_at
+ORDER BY id

@@ -239,9 +239,11 @@ RETURN DISTINCT c.id AS id
 // clock, its pattern's last occurrence and its newest edge, taken in one pass over its edges; the stage it
 // has reached by then comes from the three thresholds ($demote_before > $stale_before > $expire_before), and
 // only nodes whose stage differs are returned (a first cycle over a year's import returns what changes, not
-// every old node). kg/lifecycle/decay.py decides what each one becomes.
+// every old node). kg/lifecycle/decay.py decides what each one becomes. Categories in $keep_categories (a
+// preference: kept until changed) never decay.
 MATCH (n:Node)
 WHERE n.kind IN $kinds AND n.status IN $statuses AND (n.pinned IS NULL OR n.pinned = false)
+  AND NOT coalesce(n.category, '') IN $keep_categories
   AND (n.reinforced_at < $demote_before OR n.decay_stage > 0)
 OPTIONAL MATCH (n)-[r]-(m:Node)
 WITH n, max(r.created_at) AS edge_at,
