@@ -6,6 +6,17 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p31 (tests/data/heldout_p31.jsonl; the rule fixed 2026-12-05 07:33 UTC before a turn was read, by an annotator who read
+no detector code; held out, not scored): p30's rule carried on where it stopped. The list find_files gives for path
+`.specstory/.gitignore`, in the library's order, from cursor7366-code/AgentKYC on (listed by p30, not read);
+coasting-nc's fourth file is not revisited. Same per-repository caps and cut rules as p30 (of each repository its
+`.specstory/history/*.md` files in name order, the first 3 not over 30,000 characters, whole files, at most 12 non-slash
+user turns a repository, stop before the file that would take it past 12 unless it is the first). A repository is
+skipped if an earlier set's labels hold its owner__repo (tests/data/heldout_*.jsonl) or it is in shared data. Saved
+verbatim as <data>/<owner>__<repo>__<file name> (default /work/heldout31/raw), a live-looking secret replaced by
+[REDACTED] and said. Until ~150 non-slash user turns or the clock (no new file saved after 07:55 UTC; labels by 08:12
+UTC; deadline 08:15 UTC).
+
 p30 (tests/data/heldout_p30.jsonl; the rule fixed 2026-12-05 06:36 UTC before a turn was read, by an annotator who read
 no detector code): a new list, as the lists of paths `.specstory/.project.json`, `.specstory/.what-is-this.md` and root
 `.aider.chat.history.md` are used up or taken by p28/p29 now. The repositories in the list find_files gives for path
