@@ -6,6 +6,68 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p31 (tests/data/heldout_p31.jsonl; the rule fixed 2026-12-05 07:33 UTC before a turn was read, by an annotator who read
+no detector code; held out, not scored): p30's rule carried on where it stopped. The list find_files gives for path
+`.specstory/.gitignore`, in the library's order, from cursor7366-code/AgentKYC on (listed by p30, not read);
+coasting-nc's fourth file is not revisited. Same per-repository caps and cut rules as p30 (of each repository its
+`.specstory/history/*.md` files in name order, the first 3 not over 30,000 characters, whole files, at most 12 non-slash
+user turns a repository, stop before the file that would take it past 12 unless it is the first). A repository is
+skipped if an earlier set's labels hold its owner__repo (tests/data/heldout_*.jsonl) or it is in shared data. Saved
+verbatim as <data>/<owner>__<repo>__<file name> (default /work/heldout31/raw), a live-looking secret replaced by
+[REDACTED] and said. Until ~150 non-slash user turns or the clock (no new file saved after 07:55 UTC; labels by 08:12
+UTC; deadline 08:15 UTC).
+What it gave (labelled by 07:50 UTC, each turn read with the agent's turn before and after, before any detector ran on
+them, by one annotator who read no detector code; held out, not scored): 26 files of 12 repositories, non-slash turns in
+brackets (cursor7366-code/AgentKYC 1, daviddwlee84/agent-skills 4 (and 2 slash), daviddwlee84/dotfiles 3 (and 6 slash),
+daviddwlee84/exp-cli 5, daviswhitehead/chef-chopsky 6, destyler/destyler 6, diegofal/dialfa-sales 7, funnysubaru/Yuichat
+9, gbenroscience/gotermchat 1, goldwish1/lennys-podcast-transcripts 3, guthubrx/bigmind 16 (its first file, taken
+alone), iDorgham/DocGen 4); runtimes Claude Code and Codex CLI sessions saved by SpecStory, Cursor (classic and v2.1
+formats), Copilot in VS Code. Left out by the 12 cap: Yuichat's third file (13-12, about 10 turns, read), bigmind's
+second (22-42, 5 turns, copied then dropped). DocGen's 11-02 copy opens with an empty user turn (the reader skips it).
+No history file: daikunpeng/traffic-sign-classifier, deco-cx/deco-create, enrikademi/opsfleet-assignment,
+eugenp/tutorials, f2152026/f215-digital-design-dd-2026-verilog-labs-atreya-khose, facebookresearch/xformers,
+finnito-ctrl/build-your-own-x, genesiscz/GenesisTools, hangzhao1006/Hang-Skinme, hasanabuzayed/mersal-kava,
+infrasoftbe/vnv-doc, ivi374forivi/cognitive-archaelogy-tribunal, jakujobi/AkujobiP1Shell, jhsebastian/pw-atenea,
+jimmy-guzman/notras, jlov7/Sentinel-MCP. No file within the cap: daviddwlee84/pi-agents (14,568,032; 41,528; 8,302,420;
+57,096), design4pro/mcp-rag-server (1,196,666; 42,762). No user turn: gerSanzag/EnglishGame's one small file (1,560, a
+hand-written session note; read, unsaved). Skipped by size (over 30,000; sizes in /work/heldout31/notes.txt): AgentKYC's
+first three, agent-skills' first three and 20 more around its 07-03 and 07-06 files (one more, 05-08, has no stored
+text), dotfiles' 09-44 to 13-48, 14-34, 14-39 and 02-04 to 02-05 01-36, exp-cli's 09-02 and 09-07, chef-chopsky's first
+12, its 10-02 feature file, 10-03 20-55 and 21-34, dialfa-sales' 10-16, 10-17 14-15 and 10-22 02-00, Yuichat's
+2025-12-22, bigmind's first three, EnglishGame's first three, DocGen's 08-57, 09-17, 10-20 and 10-47. 73 user turns (65
+not slash commands): 10 corrections, 2 knowledge gaps, 2 preferences, 1 praise (2 turns carry two labels), 60 with
+nothing to learn; by language en 41 (34 not slash; 4 corrections, 1 knowledge gap, 1 preference, 1 praise), zh 20 (19
+not slash; 6 corrections, 1 knowledge gap; Simplified and Traditional), fr 12 (1 preference); by script Latin 53,
+Chinese 20. Judgement calls as p15-p30, and: Claude Code's records of a typed slash command (`<command-name>/exit`,
+`/clear`, `/skill-author` with or without `<command-args>`) and their local output (`<local-command-stdout>`) count as
+slash commands (labelled nothing), though the text starts with '<'; skill bodies Claude Code injects as user turns, its
+skill-load records without a slash, '[Request interrupted by user]', a lone code fence and pasted terminal output are
+nothing; Chinese 'it is by the Vue one, Vue is the standard' after the agent rewrote the Vue file, 'I have an external
+CSS, just sync by Vue' after it inlined CSS, 'expected: one external URL per project' quoting the agent's
+per-knowledge-base design, 'did not see .env.local' after it said the files were ready, and 'there is no Fetch upstream
+option, search online' are corrections; pasting back the agent's own next steps (npm install, env, start) is work handed
+back (correction); 'I added the documents to Cursor's docs' while the agent searched the repository is a knowledge gap;
+'CONITNUE, WHAT'S MISSING?' after the agent stopped mid-step is a correction; 'are you right? or can I have a railway
+json per service' with the docs link is correction and knowledge gap; 'THIS RAILWAY CONFIG NOW WORKS. DO NOT TOUCH IT
+AGAIN. but I see this' with a build error is correction and praise; asking to write in CLAUDE.md that the LLM must keep
+README.md updated is a preference (as p30's basic.instructions.md), and so is French 'répond en francais' put before a
+question after English answers; 'cursor plan 40$' sent again after an empty reply is a resend (nothing); questions about
+Cursor's plans, models and IDE behaviour are nothing. Departures from the rule: a file name too long for the file system
+(destyler's 14-37Z, 325 bytes) is saved cut to 248 bytes; saving stopped at 07:49 UTC, before the 07:55 cut, at 65
+non-slash turns, short of ~150, to leave time to label by hand (every saved character is copied by hand): the list not
+read past john-pretsch/myeverything (jjgordon89/inkwell-ai-weaver's first three within the cap, 15,483, 15,481 and 9,017
+characters, two exports of the same sessions among them, and myeverything's 163 and 617 were sized, not read); DocGen's
+11-17 (19,020, its fourth file within the cap) was copied by mistake and dropped. The saved copies match the library to
+the character (each length equals read_file's total_chars, each page boundary checked; repeated blocks rebuilt by
+program and checked the same way) except: chef-chopsky's 10-03 19-23Z copy has a live-looking OpenAI key and LangSmith
+key (4 times each, in the agent's grep output) replaced by [REDACTED], and diegofal's 21-50Z copy a plaintext SQL Server
+sa password (5 times, agent text) (lengths account for the library's exactly: the LangSmith key's 51 characters and a
+164-character OpenAI key, the usual sk-proj length, for 12,380; the 19-character password for 3,475); AgentKYC's copy is
+55 spaces short inside the winget tool output; destyler's 12-33Z copy 2 characters, DocGen's 09-23Z 1 and chef-chopsky's
+10-03 23-50Z 132 short, each in agent text before the last page and not located (the defect may lie anywhere before that
+point, a user turn not excluded; the sha1s are of the saved texts). Raw files hold default admin passwords in agent text
+and a Supabase project URL; no secret is in the saved copies or here.
+
 p30 (tests/data/heldout_p30.jsonl; the rule fixed 2026-12-05 06:36 UTC before a turn was read, by an annotator who read
 no detector code): a new list, as the lists of paths `.specstory/.project.json`, `.specstory/.what-is-this.md` and root
 `.aider.chat.history.md` are used up or taken by p28/p29 now. The repositories in the list find_files gives for path
@@ -693,7 +755,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p30": REPO / "tests" / "data" / "heldout_p30.jsonl",
+SETS = {"p31": REPO / "tests" / "data" / "heldout_p31.jsonl",
+        "p30": REPO / "tests" / "data" / "heldout_p30.jsonl",
         "p29": REPO / "tests" / "data" / "heldout_p29.jsonl",
         "p28": REPO / "tests" / "data" / "heldout_p28.jsonl",
         "p27": REPO / "tests" / "data" / "heldout_p27.jsonl",
@@ -711,8 +774,9 @@ SETS = {"p30": REPO / "tests" / "data" / "heldout_p30.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p30": Path("/work/heldout30/raw"), "p29": Path("/work/heldout29/raw"), "p28": Path("/work/heldout28/raw"),
-           "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"), "p25": Path("/work/heldout25/raw"),
+OUTSIDE = {"p31": Path("/work/heldout31/raw"), "p30": Path("/work/heldout30/raw"), "p29": Path("/work/heldout29/raw"),
+           "p28": Path("/work/heldout28/raw"), "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"),
+           "p25": Path("/work/heldout25/raw"),
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
