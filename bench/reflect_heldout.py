@@ -780,7 +780,7 @@ OUTSIDE = {"p31": Path("/work/heldout31/raw"), "p30": Path("/work/heldout30/raw"
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p27"
+HELD_OUT = "p31"  # labelled 2026-12-05 blind and not scored: held out for the next detector work
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
