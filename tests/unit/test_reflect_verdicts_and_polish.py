@@ -1,12 +1,15 @@
-"""Issue 14: a claim of done said the way Copilot's agent sums up ("- Fix the crash — **Done** (...)") or as "no
-further changes are needed".
+"""Issue 14: signals kg has in other languages, read in Polish (a fault still there, an error, a hand-back, "do it for
+me"), Japanese (the agent handing the work back) and Traditional Chinese (an error, "none exist"); and a claim of done
+said the way Copilot's agent sums up ("- Fix the crash — **Done** (...)") or as "no further changes are needed".
 Every sentence here is written for this test; none is a labelled turn."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_reflect_unseen_users import signals
+from kg.reflect import detect
+from tests.unit.test_reflect_detect import RULES
+from tests.unit.test_reflect_unseen_users import _chat, _turns, signals
 
 OK = "ok"
 
@@ -27,3 +30,46 @@ def test_a_bold_verdict_or_no_work_left_is_a_claim_of_done(claim):
 ])
 def test_a_bold_word_in_a_question_or_a_question_of_work_left_is_no_claim(not_a_claim):
     assert "claims_done" not in signals(not_a_claim, OK)
+
+
+@pytest.mark.parametrize(("signal", "agent", "said"), [
+    ("still_again", "I've updated the menu.", "wciąż nie ma menu"),
+    ("still_again", "I've updated the menu.", "nadal nie dziala"),
+    ("still_again", "I've updated the menu.", "znowu ten sam błąd"),
+    ("problem_report", "I've updated the menu.", "strona się nie wyświetla"),
+    ("problem_report", "I've updated the menu.", "jest blad przy buildzie"),
+    ("hands_back", "Mogę przygotować polecenia. Czy chcesz taką instrukcję?", OK),
+    ("hands_back", "Gotowe. Możesz teraz uruchomić serwer.", OK),
+    ("leaves_to_agent", "Uruchom te polecenia w terminalu.", "wpisz mi to do terminala"),
+    ("leaves_to_agent", "Uruchom te polecenia w terminalu.", "zrób to za mnie"),
+    ("hands_back", "`.env`を作成したら、もう一度実行してみてください！", OK),
+    ("hands_back", "結果を教えてください。", OK),
+    ("problem_report", "已修正路徑。", "圖檔路徑都不存在"),
+    ("problem_report", "已修正路徑。", "還是報錯"),
+])
+def test_polish_japanese_and_traditional_chinese_words_fire_the_signal(signal, agent, said):
+    assert signal in signals(agent, said)
+
+
+@pytest.mark.parametrize(("signal", "agent", "said"), [
+    ("still_again", OK, "dalej zrób stronę kontaktu"),          # "further / next": a request
+    ("still_again", OK, "nadal chcę używać Hugo"),              # "still want": the user's own need
+    ("leaves_to_agent", OK, "wpisz tytuł strony do config.toml"),  # an instruction with no "for me"
+])
+def test_polish_words_that_also_mean_something_else_do_not_fire(signal, agent, said):
+    assert signal not in signals(agent, said)
+
+
+@pytest.mark.parametrize(("agent", "said"), [
+    # the fault still there right after the agent said no more work was needed
+    ("The menu is defined in config.toml. It will appear automatically; no further changes are needed.",
+     "wciąż nie ma menu"),
+    # the steps handed to the user, and the user hands them back
+    ("Mogę przygotować polecenia do terminala, które wykonasz lokalnie. Czy chcesz taką instrukcję?",
+     "tak, wpisz mi to do terminala"),
+])
+def test_a_polish_fault_after_done_or_work_handed_back_is_a_correction(agent, said):
+    # (a correction, or a finding that is also one: German's "nie" (never) in the lasting words reads Polish "nie"
+    # (not) as a rule, which merges the correction into a preference; left as it is)
+    found = [(f.category, *f.also) for f in detect(_chat(*_turns(agent, said, None)), RULES)]
+    assert any("correction" in cats for cats in found), found
