@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kg.reflect import detect
+from kg.reflect.detect import own_lines
 from tests.unit.test_reflect_detect import RULES
 from tests.unit.test_reflect_unseen_users import _chat, _turns, signals
 
@@ -73,3 +74,22 @@ def test_a_polish_fault_after_done_or_work_handed_back_is_a_correction(agent, sa
     # (not) as a rule, which merges the correction into a preference; left as it is)
     found = [(f.category, *f.also) for f in detect(_chat(*_turns(agent, said, None)), RULES)]
     assert any("correction" in cats for cats in found), found
+
+
+@pytest.mark.parametrize(("said", "words"), [
+    ("#terminalSelection Please check the build and fix it", "Please check the build and fix it"),
+    ("#terminalLastCommand #file:src/app.py the server crashed again", "the server crashed again"),
+    ("@workspace where is the config read?", "where is the config read?"),
+])
+def test_copilot_context_before_the_words_is_not_the_users_words(said, words):
+    assert [line for _, line in own_lines(said, RULES)] == [words]
+
+
+@pytest.mark.parametrize("said", ["#terminalSelection fix it", "@workspace fix it", "#file:app.py fix it"])
+def test_a_bare_fix_behind_copilot_context_reads_as_one(said):
+    assert "bare_fix" in signals("- Fix the crash — **Done** (guarded the null path).", said)
+
+
+@pytest.mark.parametrize("said", ["@docs/design.md fix it", "#123 is broken again", "# Plan\nadd a footer"])
+def test_a_file_the_user_points_at_an_issue_number_or_a_heading_stay(said):
+    assert [line for _, line in own_lines(said, RULES)][0] == said.splitlines()[0]
