@@ -156,7 +156,9 @@ def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
             for j in run:
                 keep[j] = False
         run = []
-    return [(i, lines[i].strip()) for i in range(len(lines)) if keep[i]]
+    if q.reference_prefix is not None:  # "#terminalSelection please fix": the words after the attached context
+        lines = [q.reference_prefix.sub("", line, count=1) if k else line for k, line in zip(keep, lines, strict=True)]
+    return [(i, lines[i].strip()) for i in range(len(lines)) if keep[i] and lines[i].strip()]
 
 
 def _evidence(line: str, hit: re.Match[str], limit: int) -> str:

@@ -83,6 +83,9 @@ class Quoting:
     # blank line are pasted, wrapped message lines too ("... verify that the path is correct and try again.").
     record_position_patterns: tuple[re.Pattern[str], ...] = ()
     record_head_patterns: tuple[re.Pattern[str], ...] = ()
+    # What an IDE's chat puts before the user's words to attach context (Copilot's `#terminalSelection`,
+    # `#file:app.py`, `@workspace`): taken off the line's start, so a signal anchored there reads the words.
+    reference_prefix: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -230,6 +233,8 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         caption_max_words=q.whole("caption_max_words", 0, int_only=True) if "caption_max_words" in q.data else 0,
         record_position_patterns=_regexes(q, "record_position_patterns"),
         record_head_patterns=_regexes(q, "record_head_patterns"),
+        reference_prefix=_regex(q, "reference_prefix", q.string("reference_prefix"))
+        if "reference_prefix" in q.data else None,
     )
 
     signals = _signals(top.table("signals"))
