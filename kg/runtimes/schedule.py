@@ -13,8 +13,7 @@ flagged instead of overwritten (its hash is kept in `memory/.kg/blocks.json`).
 
 Where the job goes can be redirected, for tests and for people who keep their crontab in a file: `KG_CRONTAB`
 (or `crontab=`) names a file used instead of `crontab -l` / `crontab -`, and `KG_SYSTEMD_DIR` (or `unit_dir=`)
-a folder used instead of `$XDG_CONFIG_HOME/systemd/user` or `~/.config/systemd/user` (then systemctl is not
-called: the answer says what to run).
+a folder used instead of `~/.config/systemd/user` (then systemctl is not called: the answer says what to run).
 """
 
 from __future__ import annotations
@@ -228,13 +227,14 @@ def _sync_cron(ws: Any, root: Path, file: Path | None, desired: str | None) -> b
 
 
 def _unit_dir(unit_dir: str | Path | None) -> tuple[Path, bool]:
-    """The folder for unit files, and whether it is the user's real one (then systemctl is called): the one
-    `systemctl --user` reads, `$XDG_CONFIG_HOME/systemd/user` (an absolute XDG_CONFIG_HOME; else ~/.config)."""
+    """The folder for unit files, and whether it is the user's real one (then systemctl is called). Always
+    ~/.config/systemd/user, whatever XDG_CONFIG_HOME this shell has: the user's systemd manager does not take a
+    shell's environment (it reads $XDG_CONFIG_HOME only when its own environment sets it, which is rare), and a job
+    installed by an earlier kg stays where status and uninstall look for it."""
     value = unit_dir if unit_dir is not None else os.environ.get(ENV_SYSTEMD_DIR)
     if value:
         return Path(value).expanduser(), False
-    config = os.environ.get("XDG_CONFIG_HOME", "")
-    return (Path(config) if os.path.isabs(config) else Path.home() / ".config") / "systemd" / "user", True
+    return Path.home() / ".config" / "systemd" / "user", True
 
 
 def _systemctl(*args: str) -> str | None:

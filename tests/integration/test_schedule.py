@@ -161,24 +161,25 @@ def test_systemd_install_where_systemctl_fails_exits_1_and_status_says_not_enabl
 
 
 # a user bus that keeps the user's units where systemd looks for them: $XDG_CONFIG_HOME/systemd/user when it is set
-XDG_BUS = ('#!/bin/sh\nd="${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user/timers.target.wants"\n'
-           'if [ "$2" = enable ]; then mkdir -p "$d" && ln -sf "../$4" "$d/$4"; fi\n'
-           'if [ "$2" = disable ]; then rm -f "$d/$4"; fi\nexit 0\n')
+HOME_BUS = ('#!/bin/sh\nd="$HOME/.config/systemd/user/timers.target.wants"\n'
+            'if [ "$2" = enable ]; then mkdir -p "$d" && ln -sf "../$4" "$d/$4"; fi\n'
+            'if [ "$2" = disable ]; then rm -f "$d/$4"; fi\nexit 0\n')
 
 
-def test_systemd_units_go_where_xdg_config_home_says_and_a_failed_disable_is_said(ws, tmp_path):
-    """`_unit_dir` ignored XDG_CONFIG_HOME (the units went to ~/.config, where a systemd reading the other folder
-    never saw them), and uninstall ignored a failed `systemctl --user disable`: it removed the unit files under a
-    timer still enabled and said "Removed". Now what was left is said, with what to run, and it exits 1."""
+def test_a_failed_disable_is_said_and_units_stay_where_the_user_manager_reads(ws, tmp_path):
+    """Uninstall ignored a failed `systemctl --user disable`: it removed the unit files under a timer still enabled
+    and said "Removed". Now what was left is said, with what to run, and it exits 1. The units stay in
+    ~/.config/systemd/user whatever XDG_CONFIG_HOME the shell has (the user's manager does not take the shell's
+    environment, and a job an earlier kg installed there must stay visible to status and uninstall)."""
     home, config = tmp_path / "home", tmp_path / "xdg-config"
     kg_ = _schedule_with_systemctl(ws, tmp_path, config)
-    folder = config / "systemd" / "user"
+    folder = home / ".config" / "systemd" / "user"
     timer = f"{schedule.unit_name(ws.root)}.timer"
     units = [f"{schedule.unit_name(ws.root)}.service", timer]
-    done = kg_("install", "--systemd", systemctl=XDG_BUS)
+    done = kg_("install", "--systemd", systemctl=HOME_BUS)
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in folder.glob("kg-*")) == units and not (home / ".config").exists()
-    assert json.loads(kg_("status", "--json", systemctl=XDG_BUS).stdout)["systemd_enabled"] is True
+    assert sorted(p.name for p in folder.glob("kg-*")) == units and not config.exists()
+    assert json.loads(kg_("status", "--json", systemctl=HOME_BUS).stdout)["systemd_enabled"] is True
     gone = kg_("uninstall", "--systemd", systemctl=NO_BUS)
     assert (gone.returncode, gone.stdout) == (1, "")
     assert gone.stderr == (
@@ -187,7 +188,7 @@ def test_systemd_units_go_where_xdg_config_home_says_and_a_failed_disable_is_sai
         f"`systemctl --user disable --now {timer}` in a login session with a user bus, then "
         "`kg schedule uninstall --systemd` again\n")
     assert sorted(p.name for p in folder.glob("kg-*")) == units
-    gone = kg_("uninstall", "--systemd", systemctl=XDG_BUS)
+    gone = kg_("uninstall", "--systemd", systemctl=HOME_BUS)
     assert gone.returncode == 0 and "Removed the systemd job" in gone.stdout, gone.stderr
     assert list(folder.glob("kg-*")) == [] and list((folder / "timers.target.wants").iterdir()) == []
     # units written where systemctl failed to enable them: nothing schedules them, so they go without a bus
