@@ -19,9 +19,6 @@ from .lesson_rules import regex as _regex
 
 _FENCED = re.compile(r"^\s*(```|~~~).*?^\s*(```|~~~)", re.DOTALL | re.MULTILINE)
 _LETTER = re.compile(r"[^\W\d_]")
-_SCRIPT_SHARE = 0.3  # a reply is in a language of its own script when this share of its letters is of that script
-_MIN_WORDS = 2  # a reply is in a Latin-script language when this many of its commonest words show, the most of any
-_READ = 1500  # characters of the reply read
 
 
 @dataclass(frozen=True)
@@ -37,12 +34,17 @@ class ReplyLanguages:
     verbs: tuple[re.Pattern[str], ...] = ()  # "answer", "respond", "ตอบ", "回答": the words asking for replies
     languages: tuple[ReplyLanguage, ...] = ()
     bare_words: int = 3  # a turn of at most this many words that names a language asks for it without a verb
+    work: tuple[re.Pattern[str], ...] = ()  # a language named as the object of the work ("Chinese input"): left out
+    script_share: float = 0.3  # a reply is in a language of its own script when this share of its letters is of it
+    min_words: int = 2  # a reply is in a Latin-script language when this many of its commonest words show, the most
+    read_chars: int = 1500  # characters of the reply read
 
 
 def load(t: RuleReader) -> ReplyLanguages:
-    """[signals.reply_language]: verbs, bare_words and one table per language (names, and script or words)."""
+    """[signals.reply_language]: verbs, work, bare_words, how a reply is read, and one table per language (names,
+    and script or words)."""
     flags = re.IGNORECASE
-    t.known(("verbs", "bare_words", "languages"))
+    t.known(("verbs", "work", "bare_words", "script_share", "min_words", "read_chars", "languages"))
     langs = []
     table = t.table("languages", {})
     for name in table.data:
@@ -58,12 +60,19 @@ def load(t: RuleReader) -> ReplyLanguages:
             _regex(lt, "words", "|".join(fold(w) for w in words), flags) if words else None))
     return ReplyLanguages(
         verbs=tuple(_regex(t, "verbs", fold(p), flags) for p in t.strings("verbs", [], items="non-empty")),
-        languages=tuple(langs), bare_words=t.whole("bare_words", 0, default=3, int_only=True))
+        work=tuple(_regex(t, "work", fold(p), flags) for p in t.strings("work", [], items="non-empty")),
+        languages=tuple(langs), bare_words=t.whole("bare_words", 0, default=3, int_only=True),
+        script_share=t.number("script_share", 0, 1, default=0.3),
+        min_words=t.whole("min_words", 1, default=2, int_only=True),
+        read_chars=t.whole("read_chars", 1, default=1500, int_only=True))
 
 
 def asked(own: str, words: int, rules: ReplyLanguages) -> frozenset[str]:
     """The languages the user's words (folded) ask replies in: a language named with a verb of replying, or named
-    by a turn of at most bare_words words."""
+    by a turn of at most bare_words words. A language named as the object of the work ("Chinese input", "translate
+    it into German") asks nothing of the replies."""
+    for w in rules.work:
+        own = w.sub(" ", own)
     named = frozenset(lang.name for lang in rules.languages if lang.names.search(own))
     if not named or words <= rules.bare_words or any(v.search(own) for v in rules.verbs):
         return named
@@ -73,18 +82,19 @@ def asked(own: str, words: int, rules: ReplyLanguages) -> frozenset[str]:
 def written_in(reply: str, name: str, rules: ReplyLanguages) -> bool | None:
     """Whether the agent's reply (its words, code blocks left out) is in the language; None when it cannot tell
     (no letters, or a language the rules do not know)."""
-    text = _FENCED.sub("", reply)[:_READ]
+    text = _FENCED.sub("", reply)[:rules.read_chars]
     letters = len(_LETTER.findall(text))
     lang = next((lang for lang in rules.languages if lang.name == name), None)
     if lang is None or letters == 0:
         return None
     if lang.script is not None:
-        return len(lang.script.findall(text)) >= _SCRIPT_SHARE * letters
-    if any(o.script is not None and len(o.script.findall(text)) >= _SCRIPT_SHARE * letters for o in rules.languages):
+        return len(lang.script.findall(text)) >= rules.script_share * letters
+    share = rules.script_share * letters
+    if any(o.script is not None and len(o.script.findall(text)) >= share for o in rules.languages):
         return False  # written in another script
     folded = fold(text)
     hits = {o.name: len(o.words.findall(folded)) for o in rules.languages if o.words is not None}
-    return hits[name] >= _MIN_WORDS and hits[name] >= max(hits.values())
+    return hits[name] >= rules.min_words and hits[name] >= max(hits.values())
 
 
 def broken(own: str, words: int, earlier: frozenset[str], reply: str, rules: ReplyLanguages) -> bool:

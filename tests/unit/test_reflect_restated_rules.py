@@ -78,6 +78,41 @@ def test_a_language_asked_for_once_or_kept_is_quiet(exchanges):
     assert "correction" not in found
 
 
+@pytest.mark.parametrize(("work", "again"), [
+    # the reviewer's two: "chat" is a noun here, and the language is what the work handles
+    ("Make the chat bubble support Chinese input.", "Chinese input in the chat bubble: also handle emoji."),
+    ("Add Spanish labels to the chat sidebar.", "Spanish chat labels next: the date format in the header."),
+    ("Translate the reply templates into Spanish.", "Spanish reply templates: also the footer."),
+    ("Ajoute une option de langue espagnol dans les réglages du chat.",
+     "Ajoute la traduction en espagnol pour la langue du menu."),
+    ("Füge Deutsch als Sprache für die Menüs hinzu.", "Die Sprache Deutsch fehlt noch im Auswahlmenü."),
+    ("Agrega el idioma francés a los menús de la app.", "El idioma francés también debe aparecer en el pie de página."),
+    ("Добавь немецкий язык в настройки интерфейса.", "Немецкий язык ещё нужен на странице входа."),
+    ("给聊天界面加上日语语言包", "日语语言包还缺少设置页面的文案"),
+])
+def test_a_language_the_work_is_about_is_no_reply_language(work, again):
+    """i18n work names a language (input, labels, a translation, a language added to a menu): it asks nothing of
+    the agent's replies, however often it is named after a reply in English."""
+    sigs, found = last(session((work, ENGLISH), (again, ENGLISH)))
+    assert "language_broken" not in sigs, sigs
+
+
+@pytest.mark.parametrize("again", ["Talk to me in Spanish, please.", "in Spanish please",
+                                   "Spanish chat labels can wait: answer me in Spanish."])
+def test_a_reply_language_asked_in_other_words_still_counts(again):
+    sigs, _ = last(session(("Answer in Spanish from now on.", ENGLISH), ("What does the launcher do?", ENGLISH),
+                           (again, ENGLISH)))
+    assert "language_broken" in sigs, sigs
+
+
+def test_how_a_reply_is_read_is_policy():
+    raw = copy.deepcopy(RAW)  # the shipped rules, a reply read only in its first few characters
+    raw["signals"]["reply_language"]["read_chars"] = 5
+    langs = load_rules(raw).signals.reply_language
+    assert written_in(ENGLISH, "english", langs) is False  # "Sure." alone shows no common English words
+    assert written_in(ENGLISH, "english", RULES.signals.reply_language)
+
+
 def test_which_language_a_reply_is_in():
     langs = RULES.signals.reply_language
     assert written_in("สวัสดีครับ ไฟล์นี้ทำหน้าที่เปิดโปรแกรม", "thai", langs)
