@@ -101,11 +101,16 @@ class Claim:
 
     @classmethod
     def of_mark(cls, mark: Any) -> Claim:
-        """From an interrupted import's mark; one written before the mark kept it took every file's, as then."""
-        if not isinstance(mark, dict) or not isinstance(mark.get("open"), bool):
+        """From an interrupted import's mark (None: unreadable); one written before the mark kept it took every
+        file's, as then. A mark that cannot be read, or whose claim cannot, is decided from the graph again (it
+        took another workspace's lifecycle into a graph with a history of its own)."""
+        if isinstance(mark, dict) and "lifecycle" not in mark:
             return cls(True)
-        source = mark.get("source")
-        return cls(mark["open"], source if isinstance(source, str) else None)
+        claim = mark.get("lifecycle") if isinstance(mark, dict) else None
+        if not isinstance(claim, dict) or not isinstance(claim.get("open"), bool):
+            return cls()
+        source = claim.get("source")
+        return cls(claim["open"], source if isinstance(source, str) else None)
 
     def as_mark(self) -> dict[str, Any]:
         return {"open": self.open, "source": self.source}

@@ -144,3 +144,20 @@ def test_a_restore_named_by_a_relative_path_killed_in_its_lifecycle_resumes_it_w
     assert r.exit_code == 0 and r.json["resumed"] and not r.json["lifecycle_not_imported"], r.stdout + r.stderr
     after = _trail(kg_runner(moved.root), moved.root, "after.json")
     assert after["changes"] == before["changes"] and after["changes"][0]["rule"]
+
+
+def test_an_unreadable_import_mark_takes_no_lifecycle_into_a_graph_with_its_own(ws, run_kg, tmp_path, request):
+    """A mark that cannot be read was taken for one written before marks kept whose lifecycle: every file's was
+    taken, and another workspace's change loaded into a graph with its own history."""
+    _promote(run_kg, "docker.perm", "docker permission denied on socket", "Add the user to the docker group")
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    _promote(run_o, "git.push", "git push rejected without upstream", "Push with git push -u origin HEAD",
+             first=date(2026, 5, 2))
+    _trail(run_o, other.root, "theirs.json")
+    mine = _trail(run_kg, ws.root, "before.json")
+    (ws.kg_dir / "import.json").write_text('{"paths": "x"', encoding="utf-8")
+    r = run_kg(["import", "trail", str(other.root / "theirs.json"), "--json", "--now", "2026-05-10T09:00"])
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert r.json["lifecycle_not_imported"] == {"changes": 1, "blocks": 1}, r.json
+    assert _trail(run_kg, ws.root, "after.json")["changes"] == mine["changes"]
