@@ -27,12 +27,13 @@ def interrupted(ws: Any) -> list[str] | None:
 
 
 def mark_claim(ws: Any) -> Any:
-    """Whose lifecycle the interrupted import takes, as its mark keeps it (kg/ingest/trail_lifecycle.py `Claim`)."""
+    """The interrupted import's mark as read, for whose lifecycle it takes (kg/ingest/trail_lifecycle.py
+    `Claim.of_mark`); None when it cannot be read."""
     try:
         mark = json.loads(mark_path(ws).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return mark.get("lifecycle") if isinstance(mark, dict) else None
+    return mark if isinstance(mark, dict) else None
 
 
 def unfinished(ws: Any) -> dict[str, Any] | None:

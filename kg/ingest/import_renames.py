@@ -5,7 +5,9 @@ Two workspaces give out the same ids (`LRN-20261204-001` is each one's first lea
 seed skill's `.learnings/*.md`: importing one into the other skipped every such entry as "already present", and the
 trail's lessons were lost. The entry is the node that holds its id (a trail imported again, a resumed import) when
 it holds the same text, made at the same second or at a time a time zone apart (a `Z` or offset time read on a
-machine in another zone is another local time); never by its time alone (two workspaces' entries of one second).
+machine in another zone is another local time); never by its time alone (two workspaces' entries of one second),
+except for an entry read from `.learnings` markdown: its id and its second (its text may not survive the markdown
+round trip, or a person edited it there).
 Else it is another entry: a node of its kind that is this entry by the same test (kept under a new id by an earlier
 import, of this graph or of the graph its trail rebuilt) takes it; else it gets the next free id of its kind and
 day. The trail's edges and lifecycle records that name the old id follow it (`moved`)."""
@@ -57,7 +59,11 @@ class Renames:
             node = kind == "nodes"
             text, at = self._text(item, node), self._time(item, node)
             holder = holders.get(old)
-            if holder is None or same_entry(text, at, holder["text"], holder["created_at"]):
+            # an entry read from `.learnings` markdown is the node of its id made at its second, whatever its text:
+            # a summary does not always survive the markdown round trip, and a person edits LEARNINGS.md in place
+            # (taken for another workspace's, this workspace's own file read back was kept again under new ids)
+            known = None if not node and "_title" in item else text
+            if holder is None or same_entry(known, at, holder["text"], holder["created_at"]):
                 out[old] = None
             else:
                 others.append((old, text, at))

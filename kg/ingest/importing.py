@@ -239,43 +239,45 @@ def _collect() -> None:
 # -- loading ------------------------------------------------------------------------------------------------
 def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
         progress: Progress | None = None) -> Any:
-    from kg.ingest.trail_lifecycle import Claim, not_imported
+    from kg.ingest.trail_lifecycle import Claim, not_imported, undecided_text
 
     resumed = interrupted(ws)
     if resumed:  # the interrupted import's files come first, so it is finished whatever else is named
         paths = [Path(p) for p in resumed] + list(paths)
     files = list({f.resolve(): f for f in files_of(paths)}.values())
     claim = Claim.of_mark(mark_claim(ws)) if resumed is not None else Claim()  # whose lifecycle is taken
+    undecided: dict[str, int] = {}  # a dry run's lifecycle records, by kind
     with collector_paused():
         groups = import_groups.groups(files)
         for i, group in enumerate(groups):
             later = [f for g in groups[i + 1:] for f in g]  # named by the mark too: a kill in this run loses none
             _run(ws, group, resumed if i == 0 else None, at=at, report=report, dry_run=dry_run, progress=progress,
-                 later=later, claim=claim)
+                 later=later, claim=claim, undecided=undecided)
+    if undecided:
+        report.warnings.append(undecided_text(undecided, getattr(ws, "store_url", None) is not None))
     if report.lifecycle_not_imported:
         report.warnings.append(not_imported(report.lifecycle_not_imported, dry_run))
     return report
 
 
 def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime, report: Any, dry_run: bool,
-         progress: Progress | None, later: list[Path] | None = None, claim: Any = None) -> Any:
+         progress: Progress | None, later: list[Path] | None = None, claim: Any = None,
+         undecided: dict[str, int] | None = None) -> Any:
     from kg.ingest import trail
+
+    undecided = {} if undecided is None else undecided
 
     total, trail_patterns, plain, highest = _count(files)
     _plain_ids(ws, plain)
-    if dry_run:
-        team = getattr(ws, "store_url", None) is not None
-        if claim is not None and claim.open is None and not team:  # whose lifecycle it would take, as `_load`
-            with ws.reading() as st:
-                claim.decide(st, team)
+    if dry_run:  # the files only, never the graph (an open applied the journal, or waited for another's hold):
+        # whether the trail's lifecycle is taken is the import's to decide (`Claim`), so it is counted and said,
+        # neither as imported nor as not (`undecided`)
         for entries, nodes, edges, rest in _batches(ws, files, report):
             report.entries += len(trail._entry_rows(ws, entries, at, report, redactor=Gated)[0])
             report.nodes += len(trail._node_rows(ws, nodes, at, report, redactor=Gated))
             report.edges += len(edges)
-            for kind, item in rest:
-                taken = team or claim is None or claim.takes(item.get("_source"))
-                counts = report.lifecycle if taken else report.lifecycle_not_imported
-                counts[kind] = counts.get(kind, 0) + 1
+            for kind, _ in rest:
+                undecided[kind] = undecided.get(kind, 0) + 1
         return report
     if highest:
         with ws.journal.locked():

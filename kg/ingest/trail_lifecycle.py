@@ -101,11 +101,16 @@ class Claim:
 
     @classmethod
     def of_mark(cls, mark: Any) -> Claim:
-        """From an interrupted import's mark; one written before the mark kept it took every file's, as then."""
-        if not isinstance(mark, dict) or not isinstance(mark.get("open"), bool):
+        """From an interrupted import's mark (None: unreadable); one written before the mark kept it took every
+        file's, as then. A mark that cannot be read, or whose claim cannot, is decided from the graph again (it
+        took another workspace's lifecycle into a graph with a history of its own)."""
+        if isinstance(mark, dict) and "lifecycle" not in mark:
             return cls(True)
-        source = mark.get("source")
-        return cls(mark["open"], source if isinstance(source, str) else None)
+        claim = mark.get("lifecycle") if isinstance(mark, dict) else None
+        if not isinstance(claim, dict) or not isinstance(claim.get("open"), bool):
+            return cls()
+        source = claim.get("source")
+        return cls(claim["open"], source if isinstance(source, str) else None)
 
     def as_mark(self) -> dict[str, Any]:
         return {"open": self.open, "source": self.source}
@@ -368,3 +373,14 @@ def not_imported(counts: dict[str, int], dry_run: bool = False) -> str:
             "workspace the trail came from, which this workspace's cycle must not check or revert, and this graph "
             "holds a history of its own (a lifecycle is imported only into an empty graph: a restore, a move). "
             "Its entries and nodes are imported")
+
+
+def undecided_text(counts: dict[str, int], team: bool) -> str:
+    """A dry run's word on the trail's lifecycle records: it reads no graph, so whether they would be imported is
+    not said as if known."""
+    said = ", ".join(f"{n} {kind if n != 1 else kind[:-1]}" for kind, n in sorted(counts.items()))
+    if team:
+        return f"the trail's lifecycle ({said}) would not be imported: a team graph keeps each workspace's own"
+    return (f"the trail holds a lifecycle ({said}); whether it is imported is decided by the import, not by a dry "
+            "run (which reads no graph): only into a graph with no history of its own (a restore, a move), a block "
+            "only where this workspace holds its file. Its entries and nodes are imported either way")
