@@ -14,6 +14,8 @@ import json
 
 import pytest
 
+from tests.conftest import fresh_workspace, kg_runner
+
 NOW = "2026-07-01T10:00:00"
 GITHUB = "ghp_" + "u8JzPdE0" * 4 + "abcd"  # the redaction rules: github_token
 AWS_LETTERS = "AKIA" + "QWERTYUIOPASDFGH"  # aws_access_key, letters alone: no digit
@@ -148,3 +150,24 @@ def test_a_failed_call_the_older_hook_logged_under_a_ulid_session_is_not_logged_
     assert done.json["logged"] == [] and done.json["already_logged"] == 1, done.stdout
     assert done.json["session"] == ULID
 
+
+def test_an_imported_entrys_secret_session_is_its_digest_as_everywhere(ws, run_kg, tmp_path, request):
+    """`kg import trail` stored a `ghp_...` session as `[REDACTED:github_token]`: its digest now, the session
+    `kg log --session` gives the same id."""
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    assert run_o(["log", "error", "deploy failed", "--session", "sprint42refactorWeek3x", "--now", NOW]).exit_code == 0
+    out = other.root / "trail.json"
+    assert run_o(["export", "trail", "--out", "trail.json", "--now", NOW]).exit_code == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert [e["session"] for e in doc["entries"]] == ["sprint42refactorWeek3x"]
+    doc["entries"][0]["session"] = GITHUB
+    out.write_text(json.dumps(doc), encoding="utf-8")
+    r = run_kg(["import", "trail", str(out), "--now", NOW, "--json"])
+    assert r.exit_code == 0 and r.json["entries"] == 1, r.stdout + r.stderr
+    logged = run_kg(["log", "error", "deploy failed again", "--session", GITHUB, "--now", NOW, "--json"])
+    sid = json.loads(run_kg(["show", logged.json["id"], "--json"]).stdout)["node"]["session"]
+    assert sid.startswith("sha256-")
+    hits = run_kg(["search", "deploy", "--session", GITHUB, "--now", NOW, "--json"])
+    assert hits.exit_code == 0 and len({h["ref"] for h in hits.json if h["source"] == "graph"}) == 2, hits.stdout
+    assert _files_hold(ws, GITHUB) == []
