@@ -173,6 +173,18 @@ def _plain_ids(ws: Any, plain: list[str]) -> None:
             "1), or into an embedded workspace")
 
 
+def _session_kept(item: Any, redactor: Any, seen: dict[str, str]) -> Any:
+    """An entry with its session as kg keeps every session id given to it (`kg.memory.session_ids.stored`)."""
+    sid = item.get("session") if isinstance(item, dict) else None
+    if not isinstance(sid, str) or not sid:
+        return item
+    if sid not in seen:
+        from kg.memory.session_ids import stored
+
+        seen[sid] = stored(sid, redactor)
+    return item if seen[sid] == sid else {**item, "session": seen[sid]}
+
+
 def _batches(ws: Any, files: list[Path], report: Any,
              screen: Callable[[list[tuple[str, Any]]], list[tuple[str, Any]]] | None = None,
              ) -> Iterator[tuple[list, list, list, list]]:
@@ -181,6 +193,7 @@ def _batches(ws: Any, files: list[Path], report: Any,
     its entries, nodes, edges, and its lifecycle items as (kind, item) (kg/ingest/trail_lifecycle.py)."""
     redactor = ws.rules.redactor
     clean = Clean()
+    sessions: dict[str, str] = {}  # each entry's session as kg keeps it (kg.memory.session_ids.stored), asked once
 
     def gated(raw: list[tuple[str, Any]]) -> tuple[list, list, list, list]:
         entries: list = []
@@ -189,6 +202,8 @@ def _batches(ws: Any, files: list[Path], report: Any,
         rest: list = []
         out = {"entries": entries, "nodes": nodes, "edges": edges}
         kept = screen(raw) if screen is not None else raw
+        kept = [(kind, _session_kept(item, redactor, sessions)) if kind == "entries" else (kind, item)
+                for kind, item in kept]  # before the gate, which would make a secret one `[REDACTED:...]`
         for i in range(0, len(kept), GATE_GROUP):
             for kind, item in gate(redactor, kept[i:i + GATE_GROUP], clean):
                 if isinstance(item, dict) and item.get(REDACTIONS):

@@ -26,15 +26,20 @@ FILE = "sessions.json"
 KEEP_RUNTIME = 256  # runtime sessions remembered (the oldest go first)
 KEEP_DAYS = 14  # days whose numbers are remembered
 # A session id is kept as its digest when it may be a secret (a key, a password, pasted by mistake or given out
-# by a runtime), one way wherever it comes from: `kg log --session`, KG_SESSION, `kg ingest`, `kg reflect`, a
-# hook's `--runtime-session` or payload `session_id`. The same id digests to the same key, so the session it
-# named is found again; no secret reaches the graph, the files or sessions.json. Secret-like: the redaction rules
-# find a secret in it (a provider's key of letters alone too: `AKIA...`, `glpat-...`), or, besides its UUIDs, it
-# holds a run of 20 or more letters and digits mixed (a key no rule names). Ids people and runtimes give out stay
-# as they are: UUIDs, hex alone (a dashless UUID, a hash), digits alone (a chat's number), words joined by `_`,
-# `-` or `:` (`agent:main:main`, `my_session_for_issue_42`).
+# by a runtime); the same id digests to the same key, so the session it named is found again, and no secret
+# reaches the graph, the files or sessions.json. Every form an older kg stored is kept, so that an upgrade finds
+# what it saved:
+# - an id given to kg or a transcript's own id (`kg log --session`, KG_SESSION, `kg ingest`, `kg import trail`, a
+#   transcript's session id, a hook's payload `session_id` in reflect-state call keys): its digest only when the
+#   redaction rules find a secret in it (an older kg stored that one as `[REDACTED:...]`, unusable already); else
+#   as it is (`sprint42refactorWeek3x`, a ULID, an OpenAI `thread_...`, `my_session_for_issue_42`).
+# - a runtime's session id in sessions.json (`runtime_key`): its digest by the older kg's rule, besides its UUIDs a
+#   run of 20 or more of `[A-Za-z0-9_+/=]` with letters and digits mixed, not hex alone (so
+#   `agent_main_telegram_direct_12345` keeps the key it was saved under), or when the rules find a secret in it.
+# The run lengths stay here, not in rules/: they decide the keys already saved (a changed length would lose them),
+# and a hook asks them before it loads any rules.
 _UUID = re.compile(r"[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}")
-_LONG_RUN = re.compile(r"[A-Za-z0-9+/=]{20,}")
+_LONG_RUN = re.compile(r"[A-Za-z0-9_+/=]{20,}")  # the older kg's runtime-key rule, exactly
 _SHORT_RUN = re.compile(r"[^\s:_.-]{6,}")  # a secret the rules name holds one (echo_min_chars)
 _HEX = re.compile(r"[0-9A-Fa-f]+")
 MAX_ID = 200  # characters of a runtime's session id kept (it is a key in a JSON file, never a path)
@@ -46,24 +51,23 @@ def _token_like(run: str) -> bool:
     return any(c.isdigit() for c in run) and any(c.isalpha() for c in run) and not _HEX.fullmatch(run)
 
 
-def secret_like(sid: str, redactor: Any = None) -> bool:
-    """Whether session id `sid` may be a secret (see above). `redactor`: the workspace's (`ws.rules.redactor`);
-    None judges by the form alone. The rules are asked only about an id with a run they could take for a secret,
-    so a UUID or a short key costs a hook nothing."""
-    rest = _UUID.sub(" ", sid)
-    if any(_token_like(run) for run in _LONG_RUN.findall(rest)):
-        return True
-    return redactor is not None and bool(_SHORT_RUN.search(rest)) and bool(redactor.redact(sid).kinds)
+def holds_secret(sid: str, redactor: Any) -> bool:
+    """Whether the redaction rules (`redactor`: the workspace's, `ws.rules.redactor`; None: no rules) find a secret
+    in session id `sid`. They are asked only about an id with a run they could take for a secret, so a UUID or a
+    short key costs a hook nothing."""
+    return redactor is not None and bool(_SHORT_RUN.search(_UUID.sub(" ", sid))) and bool(redactor.redact(sid).kinds)
 
 
-def stored(sid: str, redactor: Any = None) -> str:
-    """Session id `sid` as kg keeps it: itself, or its digest when it may be a secret (the same id, the same
-    digest). Pure but for the rules it is given."""
-    if not secret_like(sid, redactor):
-        return sid
+def _digest(sid: str) -> str:
     import hashlib
 
     return DIGEST + hashlib.sha256(sid.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def stored(sid: str, redactor: Any = None) -> str:
+    """Session id `sid` given to kg or a transcript's own, as kg keeps it: its digest when the rules find a secret
+    in it (the same id, the same digest), else itself. Pure but for the rules it is given."""
+    return _digest(sid) if holds_secret(sid, redactor) else sid
 
 
 def given(sid: str, redactor: Any) -> str:
@@ -75,11 +79,13 @@ def given(sid: str, redactor: Any) -> str:
 
 
 def runtime_key(runtime: str | None, rid: Any, redactor: Any = None) -> str | None:
-    """`<runtime>:<id>` for a runtime's session id (its digest when it may be a secret: `stored`), or None when
-    there is none to go by."""
+    """`<runtime>:<id>` for a runtime's session id (its digest by the older kg's rule or when the rules find a
+    secret in it: see above), or None when there is none to go by."""
     if not runtime or not isinstance(rid, str):
         return None
-    rid = stored("".join(ch for ch in rid.strip() if ch.isprintable())[:MAX_ID], redactor)
+    rid = "".join(ch for ch in rid.strip() if ch.isprintable())[:MAX_ID]
+    if any(_token_like(run) for run in _LONG_RUN.findall(_UUID.sub("", rid))) or holds_secret(rid, redactor):
+        rid = _digest(rid)
     return f"{runtime}:{rid}" if rid else None
 
 

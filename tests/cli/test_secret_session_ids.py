@@ -1,17 +1,29 @@
-"""A session id that holds a secret (a key pasted as `--session`, a runtime's id of token form) is kept as its
-digest, one way wherever it is given: `kg log --session` filed the entry under `[REDACTED:github_token]`, a session
-`kg session end --session <the same id>` could not end; a runtime session id holding a provider's key of letters
-alone (`AKIA...`, no digit) went raw into memory/.kg/sessions.json. The real CLI on a real workspace."""
+"""Session ids: every form an older kg stored is kept, and a secret never reaches storage. An id given to kg
+(`--session`, KG_SESSION, `kg ingest`, `kg import trail`) or a transcript's own id is its digest only when the
+redaction rules find a secret in it (`kg log --session ghp_...` filed the entry under `[REDACTED:github_token]`, a
+session `kg session end --session <the same id>` could not end; `kg import trail` stored it so still), else as it
+is: `sprint42refactorWeek3x` or a ULID stayed raw in the older kg, and digesting them split a session in two after
+an upgrade, and logged a failed call again. A runtime's id in sessions.json keeps the older kg's rule (a run of 20
+of `[A-Za-z0-9_+/=]` mixed: `agent_main_telegram_direct_12345` was saved as its digest) or the rules' (a provider's
+key of letters alone, `AKIA...`, went raw into the file). The real CLI on a real workspace."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
 
+from tests.conftest import fresh_workspace, kg_runner
+
 NOW = "2026-07-01T10:00:00"
 GITHUB = "ghp_" + "u8JzPdE0" * 4 + "abcd"  # the redaction rules: github_token
 AWS_LETTERS = "AKIA" + "QWERTYUIOPASDFGH"  # aws_access_key, letters alone: no digit
+ULID = "01HZX3K8M9N2P4Q5R6S7T8V9W0"
+
+
+def _old_digest(rid: str) -> str:  # the older kg's key of a runtime's token-like session id in sessions.json
+    return "sha256-" + hashlib.sha256(rid.encode()).hexdigest()[:32]
 
 
 def _files_hold(ws, secret: str) -> list[str]:
@@ -54,7 +66,8 @@ def test_a_runtime_session_id_of_letters_alone_the_rules_call_a_key_is_kept_as_i
     assert end.json["session"] == sid and end.json["summary_file"]
 
 
-@pytest.mark.parametrize("rid", ["my_session_for_issue_42", "agent:main:main", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"])
+@pytest.mark.parametrize("rid", ["my_session_for_issue_42", "agent:main:main", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7",
+                                 "sprint42refactorWeek3x", ULID, "thread_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7"])
 def test_ids_people_and_runtimes_give_out_stay_as_they_are(run_kg, rid):
     r = run_kg(["log", "learning", "use pnpm", "--session", rid, "--now", NOW, "--json"])
     assert r.exit_code == 0, r.stderr
@@ -87,4 +100,74 @@ def test_a_transcripts_own_secret_session_id_meets_the_hooks_digest(ws, run_kg, 
     assert done.exit_code == 0, done.stderr
     assert done.json["logged"] == [] and done.json["already_logged"] == 1, done.stdout
     assert done.json["session"].startswith("sha256-")
+    assert _files_hold(ws, GITHUB) == []
+
+
+def test_a_runtime_session_the_older_kg_saved_as_its_digest_is_ended_after_an_upgrade(ws, run_kg):
+    """`agent_main_telegram_direct_12345` holds a run of 20 of `[A-Za-z0-9_]` with digits: the older kg saved it as
+    its digest. Its session end, after the upgrade, ends that session, not "no current kg session"."""
+    rid = "agent_main_telegram_direct_12345"
+    start = run_kg(["hook", "session-start", "--start-session", "--runtime", "openclaw", "--runtime-session", rid,
+                    "--now", NOW, "--json"], input="{}")
+    assert start.exit_code == 0, start.stderr
+    sid = start.json["session"]
+    path = ws.root / "memory" / ".kg" / "sessions.json"
+    data = json.loads(path.read_text())
+    data["runtime"] = {f"openclaw:{_old_digest(rid)}": sid}  # as the older kg wrote it
+    path.write_text(json.dumps(data))
+    end = run_kg(["hook", "session-end", "--runtime", "openclaw", "--runtime-session", rid, "--now", NOW, "--json"],
+                 input="{}")
+    assert end.exit_code == 0, end.stderr
+    assert end.json["session"] == sid and end.json["summary_file"], end.stdout
+    assert json.loads(path.read_text())["runtime"] == {}
+
+
+def test_a_failed_call_the_older_hook_logged_under_a_ulid_session_is_not_logged_again(ws, run_kg, tmp_path):
+    """The older kg keyed a call in reflect-state.json by the payload's session id as it is (`call:<ULID>:<id>`);
+    the reflection of that transcript after the upgrade finds it there."""
+    error = "Exit code 1\nError: connection refused to db:5432"
+    records = [
+        {"type": "user", "uuid": "u1", "sessionId": ULID, "timestamp": "2026-07-01T09:00:00Z",
+         "message": {"role": "user", "content": "Deploy the api service please"}},
+        {"type": "assistant", "uuid": "a1", "sessionId": ULID, "timestamp": "2026-07-01T09:00:05Z",
+         "message": {"role": "assistant", "content": [
+             {"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": {"command": "./deploy.sh"}}]}},
+        {"type": "user", "uuid": "u2", "sessionId": ULID, "timestamp": "2026-07-01T09:00:09Z",
+         "message": {"role": "user", "content": [
+             {"type": "tool_result", "tool_use_id": "toolu_01", "is_error": True, "content": error}]}},
+    ]
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    payload = {"session_id": ULID, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+               "tool_input": {"command": "./deploy.sh"}, "tool_use_id": "toolu_01", "error": error,
+               "transcript_path": str(transcript)}
+    hooked = run_kg(["hook", "post-tool-use", "--now", NOW, "--json"], input=json.dumps(payload))
+    assert hooked.exit_code == 0 and hooked.json["logged"], hooked.stderr
+    state = (ws.root / "memory" / ".kg" / "reflect-state.json").read_text()
+    assert f"call:{ULID}:toolu_01" in state  # the older kg's key
+    done = run_kg(["reflect", str(transcript), "--apply", "--now", NOW, "--json"])
+    assert done.exit_code == 0, done.stderr
+    assert done.json["logged"] == [] and done.json["already_logged"] == 1, done.stdout
+    assert done.json["session"] == ULID
+
+
+def test_an_imported_entrys_secret_session_is_its_digest_as_everywhere(ws, run_kg, tmp_path, request):
+    """`kg import trail` stored a `ghp_...` session as `[REDACTED:github_token]`: its digest now, the session
+    `kg log --session` gives the same id."""
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    assert run_o(["log", "error", "deploy failed", "--session", "sprint42refactorWeek3x", "--now", NOW]).exit_code == 0
+    out = other.root / "trail.json"
+    assert run_o(["export", "trail", "--out", "trail.json", "--now", NOW]).exit_code == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert [e["session"] for e in doc["entries"]] == ["sprint42refactorWeek3x"]
+    doc["entries"][0]["session"] = GITHUB
+    out.write_text(json.dumps(doc), encoding="utf-8")
+    r = run_kg(["import", "trail", str(out), "--now", NOW, "--json"])
+    assert r.exit_code == 0 and r.json["entries"] == 1, r.stdout + r.stderr
+    logged = run_kg(["log", "error", "deploy failed again", "--session", GITHUB, "--now", NOW, "--json"])
+    sid = json.loads(run_kg(["show", logged.json["id"], "--json"]).stdout)["node"]["session"]
+    assert sid.startswith("sha256-")
+    hits = run_kg(["search", "deploy", "--session", GITHUB, "--now", NOW, "--json"])
+    assert hits.exit_code == 0 and len({h["ref"] for h in hits.json if h["source"] == "graph"}) == 2, hits.stdout
     assert _files_hold(ws, GITHUB) == []
