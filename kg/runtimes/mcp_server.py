@@ -80,6 +80,11 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
         except Exception:  # noqa: BLE001 - the entries are durable in the journal: the next open retries
             pass
 
+    # the apply threads `log` starts: `serve` joins them before it returns (wait_applied), as a daemon thread
+    # still inside Kùzu when the interpreter ends aborts the process ("terminate called without an active
+    # exception", exit -6) after every answer was sent
+    appliers: list[threading.Thread] = []
+
     server = MCPServer("kaizen-kg", instructions=INSTRUCTIONS, version=__version__)
 
     @server.tool(description="Record a learning, an error or a feature request in the graph. Returns its id.")
@@ -107,7 +112,9 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
                                  or str(exc)) from None
 
         res = answer(logged, "log")
-        threading.Thread(target=drain, name="kg-mcp-apply", daemon=True).start()
+        applier = threading.Thread(target=drain, name="kg-mcp-apply", daemon=True)
+        appliers.append(applier)
+        applier.start()
         return answer(lambda: {"id": res.id, "kind": res.kind, "summary": res.summary,
                                "created_at": res.created_at, "applied": res.applied, "queued": True,
                                "pattern_key": res.pattern_key, "redacted": list(res.redacted)})
@@ -217,6 +224,13 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
         _refuse_unknown_arguments(tool)
         _one_line_argument_errors(tool, log_problems if tool.name == "log" else None)
         arguments[tool.name] = list(tool.parameters.get("properties", {}))
+
+    def wait_applied() -> None:
+        """Join every apply thread `log` started, so no Kùzu object is alive in another thread at exit."""
+        while appliers:
+            appliers.pop().join()
+
+    server.kg_wait_applied = wait_applied  # type: ignore[attr-defined]
     return server
 
 

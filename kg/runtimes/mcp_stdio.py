@@ -106,5 +106,8 @@ def serve(server: Any) -> None:
         async with stdio_server(stdin=wire, stdout=wire) as (read, write):
             await low.run(read, write, low.create_initialization_options())
 
-    with _claimed() as (wire_in, wire_out):
-        anyio.run(main, wire_in, wire_out)
+    try:
+        with _claimed() as (wire_in, wire_out):
+            anyio.run(main, wire_in, wire_out)
+    finally:  # the graph's apply threads end before the process does (kg/runtimes/mcp_server.py)
+        getattr(server, "kg_wait_applied", lambda: None)()

@@ -109,7 +109,10 @@ def test_a_failed_index_build_is_found_by_doctor_and_rebuilt_cleanly(tmp_path):
     checked = _kg(root, "doctor", "--dry-run", "--json")
     index = [c for c in json.loads(checked.stdout)["checks"] if c["name"] == "full-text index"]
     assert checked.returncode == 1 and index[0]["status"] == "error", checked.stdout
-    assert re.search(r"\(\d+_node_fts_appears_info\); run `kg doctor`", index[0]["detail"])
+    # the cut build may leave one hidden table or several: "(1_node_fts_appears_info, 1_node_fts_docs); run ..."
+    named = re.search(r"\(([^()]*)\); run `kg doctor`", index[0]["detail"])
+    tables = named.group(1).split(", ") if named else []
+    assert tables and all(re.fullmatch(r"\d+_node_fts_\w+", t) for t in tables), index[0]["detail"]
     assert not list(graph.parent.glob("graph.kuzu.stale-fts-*"))  # a dry run rebuilt nothing
     repaired = _kg(root, "doctor", "--json")
     index = [c for c in json.loads(repaired.stdout)["checks"] if c["name"] == "full-text index"]
