@@ -74,26 +74,32 @@ def test_ids_people_and_runtimes_give_out_stay_as_they_are(run_kg, rid):
     assert json.loads(run_kg(["show", r.json["id"], "--json"]).stdout)["node"]["session"] == rid
 
 
-def test_a_transcripts_own_secret_session_id_meets_the_hooks_digest(ws, run_kg, tmp_path):
-    """A transcript's session id named its kg session and keyed its reflection's state and call ids raw; a hook's
-    payload session_id keyed the call the hook logged raw too. Both are kept as the digest now, and still agree:
-    the call the hook logged is not logged again from the transcript."""
+def _failed_deploy(tmp_path, sid):
+    """A Claude Code transcript of session `sid` whose one Bash call failed, and the hook payload of that call."""
     error = "Exit code 1\nError: connection refused to db:5432"
     records = [
-        {"type": "user", "uuid": "u1", "sessionId": GITHUB, "timestamp": "2026-07-01T09:00:00Z",
+        {"type": "user", "uuid": "u1", "sessionId": sid, "timestamp": "2026-07-01T09:00:00Z",
          "message": {"role": "user", "content": "Deploy the api service please"}},
-        {"type": "assistant", "uuid": "a1", "sessionId": GITHUB, "timestamp": "2026-07-01T09:00:05Z",
+        {"type": "assistant", "uuid": "a1", "sessionId": sid, "timestamp": "2026-07-01T09:00:05Z",
          "message": {"role": "assistant", "content": [
              {"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": {"command": "./deploy.sh"}}]}},
-        {"type": "user", "uuid": "u2", "sessionId": GITHUB, "timestamp": "2026-07-01T09:00:09Z",
+        {"type": "user", "uuid": "u2", "sessionId": sid, "timestamp": "2026-07-01T09:00:09Z",
          "message": {"role": "user", "content": [
              {"type": "tool_result", "tool_use_id": "toolu_01", "is_error": True, "content": error}]}},
     ]
     transcript = tmp_path / "t.jsonl"
     transcript.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
-    payload = {"session_id": GITHUB, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+    payload = {"session_id": sid, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
                "tool_input": {"command": "./deploy.sh"}, "tool_use_id": "toolu_01", "error": error,
                "transcript_path": str(transcript)}
+    return transcript, payload
+
+
+def test_a_transcripts_own_secret_session_id_meets_the_hooks_digest(ws, run_kg, tmp_path):
+    """A transcript's session id named its kg session and keyed its reflection's state and call ids raw; a hook's
+    payload session_id keyed the call the hook logged raw too. Both are kept as the digest now, and still agree:
+    the call the hook logged is not logged again from the transcript."""
+    transcript, payload = _failed_deploy(tmp_path, GITHUB)
     hooked = run_kg(["hook", "post-tool-use", "--now", NOW, "--json"], input=json.dumps(payload))
     assert hooked.exit_code == 0 and hooked.json["logged"], hooked.stderr
     done = run_kg(["reflect", str(transcript), "--apply", "--now", NOW, "--json"])
@@ -125,22 +131,7 @@ def test_a_runtime_session_the_older_kg_saved_as_its_digest_is_ended_after_an_up
 def test_a_failed_call_the_older_hook_logged_under_a_ulid_session_is_not_logged_again(ws, run_kg, tmp_path):
     """The older kg keyed a call in reflect-state.json by the payload's session id as it is (`call:<ULID>:<id>`);
     the reflection of that transcript after the upgrade finds it there."""
-    error = "Exit code 1\nError: connection refused to db:5432"
-    records = [
-        {"type": "user", "uuid": "u1", "sessionId": ULID, "timestamp": "2026-07-01T09:00:00Z",
-         "message": {"role": "user", "content": "Deploy the api service please"}},
-        {"type": "assistant", "uuid": "a1", "sessionId": ULID, "timestamp": "2026-07-01T09:00:05Z",
-         "message": {"role": "assistant", "content": [
-             {"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": {"command": "./deploy.sh"}}]}},
-        {"type": "user", "uuid": "u2", "sessionId": ULID, "timestamp": "2026-07-01T09:00:09Z",
-         "message": {"role": "user", "content": [
-             {"type": "tool_result", "tool_use_id": "toolu_01", "is_error": True, "content": error}]}},
-    ]
-    transcript = tmp_path / "t.jsonl"
-    transcript.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
-    payload = {"session_id": ULID, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
-               "tool_input": {"command": "./deploy.sh"}, "tool_use_id": "toolu_01", "error": error,
-               "transcript_path": str(transcript)}
+    transcript, payload = _failed_deploy(tmp_path, ULID)
     hooked = run_kg(["hook", "post-tool-use", "--now", NOW, "--json"], input=json.dumps(payload))
     assert hooked.exit_code == 0 and hooked.json["logged"], hooked.stderr
     state = (ws.root / "memory" / ".kg" / "reflect-state.json").read_text()

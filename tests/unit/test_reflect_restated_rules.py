@@ -11,11 +11,9 @@ import copy
 import pytest
 
 from kg.reflect import load_rules
-from kg.reflect.detect import learnings, turn_signals
-from kg.reflect.readers import parse_aider
 from kg.reflect.reply_language import written_in
 from kg.reflect.rules import ReflectRulesError
-from tests.unit.test_reflect_aftermath import EDIT
+from tests.unit.test_reflect_aftermath import EDIT, last
 from tests.unit.test_reflect_signals import RAW, RULES
 
 ENGLISH = "Sure. The launcher reads the settings file, starts the worker and prints a short summary for you.\n"
@@ -28,13 +26,6 @@ def session(*exchanges: tuple[str, str]) -> str:
         parts.append(f"#### {said}\n")
         parts.append(reply)
     return "\n".join(parts)
-
-
-def last(text: str) -> tuple[tuple[str, ...], set[str]]:
-    """The signals and the categories found on the last user turn."""
-    t = parse_aider(text)
-    i = max(u.index for u in t.turns if u.role == "user")
-    return turn_signals(t, RULES)[i], {f.category for f in learnings(t, RULES) if f.turn == i}
 
 
 @pytest.mark.parametrize(("rule", "again", "reply"), [
