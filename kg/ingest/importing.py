@@ -99,8 +99,9 @@ def items(file: Path, report: Any, read: Read | None = None, *, named: bool = Tr
         report.skip("binary file")
         return
     before = _Undecodable.count
-    with open(file, encoding="utf-8", errors="kg-import-count", newline="") as fh:
-        if file.suffix == ".json" or head.lstrip().startswith(b"{"):
+    bom = head.startswith(b"\xef\xbb\xbf")  # a Windows editor's byte order mark: not part of the text
+    with open(file, encoding="utf-8-sig" if bom else "utf-8", errors="kg-import-count", newline="") as fh:
+        if file.suffix == ".json" or head[3 if bom else 0:].lstrip().startswith(b"{"):
             try:
                 for kind, item in iter_trail(fh, read=read):
                     if kind == "graph":

@@ -18,3 +18,21 @@ def test_an_unknown_vocabulary_value_is_kept_with_the_default_and_said(ws, run_k
     shown = run_kg("show LRN-20261101-001 --json").json["node"]
     assert shown["priority"] == "medium"
     assert run_kg("show LRN-20261101-003 --json").json["node"]["priority"] == "high"
+
+
+def test_a_trail_saved_with_a_byte_order_mark_is_imported(ws, run_kg, tmp_path):
+    """A trail JSON or LEARNINGS.md saved by a Windows editor starts with a UTF-8 byte order mark: the JSON was
+    refused as "not valid JSON" and a markdown file's first entry could be lost to its glued first line."""
+    entry = {"id": "LRN-20261101-001", "type": "learning", "summary": "saved with a BOM",
+             "timestamp": "2026-11-01T10:00:00"}
+    trail = tmp_path / "trail.json"
+    trail.write_bytes(b"\xef\xbb\xbf" + json.dumps({"entries": [entry]}).encode("utf-8"))
+    done = run_kg(f"import trail {trail} --json")
+    assert done.exit_code == 0 and done.json["entries"] == 1, done.stderr
+    assert "saved with a BOM" in run_kg("show LRN-20261101-001 --json").stdout
+    md = tmp_path / "LEARNINGS.md"
+    md.write_bytes(b"\xef\xbb\xbf" + (
+        b"## [LRN-20261102-001] testing\n\n**Logged**: 2026-11-02T10:00:00\n**Priority**: medium\n**Status**: pending\n"
+        b"**Area**: tests\n\n### Summary\nmarkdown saved with a BOM\n\n---\n"))
+    done = run_kg(f"import trail {md} --json")
+    assert done.exit_code == 0 and done.json["entries"] == 1, done.stderr + done.stdout
