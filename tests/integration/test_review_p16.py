@@ -193,7 +193,7 @@ def test_doctor_dry_run_applies_no_journal_and_sweeps_no_file(ws):
              if p.is_file() and not p.name.endswith((".lock", ".lock.wait", ".lock.xwait"))}
     dry = fault_trials.kg(ws.root, "doctor", "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert "entries are waiting to be applied: the next write, or `kg doctor`, applies them" in dry.stdout, dry.stdout
+    assert "1 journal line(s) wait to be applied: the next write, or `kg doctor`, applies" in dry.stdout, dry.stdout
     assert {str(p): p.read_bytes() for p in sorted(ws.root.rglob("*"))
             if p.is_file() and not p.name.endswith((".lock", ".lock.wait", ".lock.xwait"))} == files
     fixed = fault_trials.kg(ws.root, "doctor")
