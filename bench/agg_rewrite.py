@@ -15,32 +15,17 @@ back, and the scan itself (`agg_occ_torn`). Medians; never asserts.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import build_workspace, median_of, table  # noqa: E402
+from common import build_workspace, compare_builds, median_of, ratio_rows, table  # noqa: E402
 
 from kg.store import aggregates  # noqa: E402
 
 KG = str(Path(sys.executable).parent / "kg")
 NOW = "2026-06-01T12:00:00"
-
-
-def _env() -> dict[str, str]:
-    return {**{k: v for k, v in os.environ.items() if not k.startswith("KG_")}, "KG_SERVER": "0"}
-
-
-def _timed(argv: list[str]) -> float:
-    t = time.perf_counter()
-    subprocess.run(argv, check=True, capture_output=True, env=_env())
-    return time.perf_counter() - t
 
 
 # the form before: the row's lists SET in place, its spans cleared and written again
@@ -118,26 +103,17 @@ def main() -> None:
                        for form in ("SET in place (before)", "delete and make (this)")}
             batch = {form: median_of(lambda f=form: _rewrite_all(st, f), args.runs)[0]
                      for form in ("SET in place (before)", "delete and make (this)")}
-        copies = {}
-        for name in builds:
-            copies[name] = Path(tmp) / name
-            shutil.copytree(base, copies[name])
-        samples: dict[tuple[str, str], list[float]] = {}
-        for i in range(args.runs):
-            for name, kg in (builds.items() if i % 2 == 0 else reversed(builds.items())):
-                w = ["-w", str(copies[name])]
-                for what, argv in (
-                        ("kg log --wait, joins the largest pattern",
-                         [kg, *w, "log", "error", f"bench join {i}", "--pattern-key", key, "--now", NOW, "--wait"]),
-                        ("kg log --wait, no pattern",
-                         [kg, *w, "log", "learning", f"bench plain note {i}", "--no-link", "--now", NOW, "--wait"]),
-                        ("kg status --json", [kg, *w, "status", "--json", "--now", NOW])):
-                    samples.setdefault((what, name), []).append(_timed(argv))
+
+        def commands(i: int, kg: str, w: list[str]) -> list[tuple[str, list[str]]]:
+            return [("kg log --wait, joins the largest pattern",
+                     [kg, *w, "log", "error", f"bench join {i}", "--pattern-key", key, "--now", NOW, "--wait"]),
+                    ("kg log --wait, no pattern",
+                     [kg, *w, "log", "learning", f"bench plain note {i}", "--no-link", "--now", NOW, "--wait"]),
+                    ("kg status --json", [kg, *w, "status", "--json", "--now", NOW])]
+
+        samples = compare_builds(base, builds, args.runs, commands)
     names = list(builds)
-    whats = list(dict.fromkeys(w for w, _ in samples))
-    out = [[w, *(f"{statistics.median(samples[(w, n)]):.3f}" for n in names),
-            *([f"{statistics.median(samples[(w, 'this')]) / statistics.median(samples[(w, n)]):.2f}x"
-               for n in names[1:]])] for w in whats]
+    out = ratio_rows(samples, names)
     out += [[f"row rewrite, {form}, in process", f"{t * 1000:.2f} ms", *(["-"] * (2 * len(names) - 2))]
             for form, t in rewrite.items()]
     out += [[f"every row rewritten in one batch, {form}, in process", f"{t * 1000:.1f} ms",

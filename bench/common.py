@@ -6,8 +6,11 @@ assert. Machines here are shared and noisy, so compare ratios, not absolute numb
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -93,3 +96,42 @@ def table(title: str, header: list[str], rows: list[list[str]]) -> str:
     out = [f"\n{title}", line, "-" * len(line)]
     out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     return "\n".join(out)
+
+
+# -- this build beside another, each command a new process ---------------------------------------------------
+def process_env() -> dict[str, str]:
+    """A benchmarked kg process's environment: none of this shell's KG_ settings, the read server off."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("KG_")}, "KG_SERVER": "0"}
+
+
+def timed_process(argv: list[str]) -> float:
+    """Seconds one kg process takes, start to exit."""
+    t = time.perf_counter()
+    subprocess.run(argv, check=True, capture_output=True, env=process_env())
+    return time.perf_counter() - t
+
+
+def compare_builds(base: Path, builds: dict[str, str], runs: int,
+                   commands: Callable[[int, str, list[str]], list[tuple[str, list[str]]]]
+                   ) -> dict[tuple[str, str], list[float]]:
+    """Each build (name -> its kg) on its own copy of workspace `base` (made beside it), alternating which goes
+    first run by run; `commands(run, kg, ["-w", copy])` gives that run's (what, argv). Samples by (what, build)."""
+    copies = {}
+    for name in builds:
+        copies[name] = base.parent / name
+        shutil.copytree(base, copies[name])
+    samples: dict[tuple[str, str], list[float]] = {}
+    for i in range(runs):
+        for name, kg in (builds.items() if i % 2 == 0 else reversed(builds.items())):
+            for what, argv in commands(i, kg, ["-w", str(copies[name])]):
+                samples.setdefault((what, name), []).append(timed_process(argv))
+    return samples
+
+
+def ratio_rows(samples: dict[tuple[str, str], list[float]], names: list[str]) -> list[list[str]]:
+    """A table's rows of `compare_builds`' samples: each command's median per build (s), then this build's over
+    each other's (the first name is this build)."""
+    whats = list(dict.fromkeys(w for w, _ in samples))
+    return [[w, *(f"{statistics.median(samples[(w, n)]):.3f}" for n in names),
+             *(f"{statistics.median(samples[(w, names[0])]) / statistics.median(samples[(w, n)]):.2f}x"
+               for n in names[1:])] for w in whats]

@@ -16,34 +16,20 @@ committed (another trail or other keywords each time). Medians; never asserts.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import build_workspace, median_of, table  # noqa: E402
+from common import build_workspace, compare_builds, median_of, process_env, ratio_rows, table  # noqa: E402
 
 KG = str(Path(sys.executable).parent / "kg")
 NOW = datetime(2026, 6, 1, 12)
 SET_EVIDENCE = "UNWIND $rows AS r MATCH (c:Change {id: r.id}) SET c.evidence = r.evidence, c.next_check = r.next_check"
 SET_TOPICS = ("UNWIND $rows AS r MERGE (t:Meta {key: 'topic:' + CAST(r.name AS STRING)}) "
               "SET t.kind = 'topic', t.id = r.name, t.keywords = r.keywords, t.built_at = $at")
-
-
-def _env() -> dict[str, str]:
-    return {**{k: v for k, v in os.environ.items() if not k.startswith("KG_")}, "KG_SERVER": "0"}
-
-
-def _timed(argv: list[str]) -> float:
-    t = time.perf_counter()
-    subprocess.run(argv, check=True, capture_output=True, env=_env())
-    return time.perf_counter() - t
 
 
 def _once(st, work) -> None:
@@ -83,9 +69,9 @@ def main() -> None:
         ws = build_workspace(base, args.events)
         change, topic_rows = _prepare(ws)
         subprocess.run([KG, "-w", str(base), "skill", "new", "bench-deploy", "--trigger", "deploy"], check=True,
-                       capture_output=True, env=_env())
+                       capture_output=True, env=process_env())
         subprocess.run([KG, "-w", str(base), "cycle", "--now", NOW.isoformat()], check=True, capture_output=True,
-                       env=_env())  # the topic index and the first verification, in both copies alike
+                       env=process_env())  # the topic index and the first verification, in both copies alike
         with ws.store() as st:
             about = st._execute_raw("MATCH (:Node)-[r:about]->(:Meta) RETURN count(r) AS n", {})[0]["n"]
             flip = iter(range(10 ** 6))
@@ -112,25 +98,16 @@ def main() -> None:
                     st, lambda: st.run("memory_topic_upsert", rows=others(), at=NOW)),
             }
             timed = {what: median_of(f, args.runs)[0] for what, f in inproc.items()}
-        copies = {}
-        for name in builds:
-            copies[name] = Path(tmp) / name
-            shutil.copytree(base, copies[name])
-        samples: dict[tuple[str, str], list[float]] = {}
-        for i in range(args.runs):
-            for name, kg in (builds.items() if i % 2 == 0 else reversed(builds.items())):
-                w = ["-w", str(copies[name])]
-                day = (NOW + timedelta(days=7 * (i + 1))).isoformat()
-                for what, argv in (
-                        ("kg cycle (a week on: topics, the change verified)", [kg, *w, "cycle", "--now", day]),
-                        ("kg skill update --trigger", [kg, *w, "skill", "update", "bench-deploy", "--trigger",
-                                                       f"deploy {i}"])):
-                    samples.setdefault((what, name), []).append(_timed(argv))
+
+        def commands(i: int, kg: str, w: list[str]) -> list[tuple[str, list[str]]]:
+            day = (NOW + timedelta(days=7 * (i + 1))).isoformat()
+            return [("kg cycle (a week on: topics, the change verified)", [kg, *w, "cycle", "--now", day]),
+                    ("kg skill update --trigger", [kg, *w, "skill", "update", "bench-deploy", "--trigger",
+                                                   f"deploy {i}"])]
+
+        samples = compare_builds(base, builds, args.runs, commands)
     names = list(builds)
-    whats = list(dict.fromkeys(w for w, _ in samples))
-    out = [[w, *(f"{statistics.median(samples[(w, n)]):.3f}" for n in names),
-            *([f"{statistics.median(samples[(w, 'this')]) / statistics.median(samples[(w, n)]):.2f}x"
-               for n in names[1:]])] for w in whats]
+    out = ratio_rows(samples, names)
     out += [[f"{what}, in process", f"{t * 1000:.2f} ms", *(["-"] * (2 * len(names) - 2))]
             for what, t in timed.items()]
     print(table(f"rows made anew instead of SET lists, {args.events} events, median of {args.runs} (s)",
