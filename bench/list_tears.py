@@ -24,7 +24,8 @@ LISTS = {"change": {"change": ("evidence",)},
 SET_KINDS = {"change": ("change",), "meta": ("topic", "skill")}  # the rows kg wrote again
 
 
-def _fresh(folder: Path) -> Path:
+def fresh(folder: Path) -> Path:
+    """A new graph with kg's schema in `folder` (which exists), closed: plain Kùzu writes on it next."""
     from kg.store import Store
 
     path = folder / "graph.kuzu"
@@ -33,7 +34,9 @@ def _fresh(folder: Path) -> Path:
     return path
 
 
-def _session(path: Path, statements: list[tuple[str, dict]], checkpoint: bool) -> None:
+def session(path: Path, statements: list[tuple[str, dict]], checkpoint: bool, read: str | None = None) -> list:
+    """One plain Kùzu session on `path`: the statements autocommitted, a CHECKPOINT if asked, then the rows of
+    `read` (if given); closed without a checkpoint, as kg closes. (tests/integration's checkpoint tests use it.)"""
     import kuzu
 
     db = kuzu.Database(str(path))
@@ -44,6 +47,10 @@ def _session(path: Path, statements: list[tuple[str, dict]], checkpoint: bool) -
             conn.execute(q, params)
         if checkpoint:
             conn.execute("CHECKPOINT")
+        if read is None:
+            return []
+        result = conn.execute(read)
+        return [result.get_next() for _ in range(result.get_num_tuples())]
     finally:
         conn.close()
         db.close()
@@ -83,7 +90,7 @@ def _statements(table: str, kind: str, key: str, lists: dict[str, list[str]], ne
 
 def trial(table: str, form: str, rng: random.Random, folder: Path) -> bool:
     """One random history; True when a row's lists came out wrong."""
-    path = _fresh(folder)
+    path = fresh(folder)
     want: dict[str, tuple[str, dict[str, list[str]]]] = {}
     longest = rng.choice([3, 8, 30])
 
@@ -108,8 +115,8 @@ def trial(table: str, form: str, rng: random.Random, folder: Path) -> bool:
             lists = {c: items() for c in LISTS[table][kind]}
             want[key] = (kind, lists)
             statements += _statements(table, kind, key, lists, new, form)
-        _session(path, statements, checkpoint=rng.random() < 0.5)
-    _session(path, [], checkpoint=True)
+        session(path, statements, checkpoint=rng.random() < 0.5)
+    session(path, [], checkpoint=True)
     got = _rows(path, table)
     every = {c for cols in LISTS[table].values() for c in cols}
     return any(got.get(key, {}).get(c) != lists.get(c) for key, (_, lists) in want.items() for c in every)

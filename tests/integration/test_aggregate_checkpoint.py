@@ -20,7 +20,10 @@ from pathlib import Path
 import pytest
 
 import kg
-from kg.store import Store, _named_queries
+from kg.store import _named_queries
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import list_tears  # noqa: E402 - the bench's plain-Kùzu session, shared
 
 pytestmark = pytest.mark.embedded_only("the write-ahead log and its CHECKPOINT are Kùzu's")
 
@@ -86,27 +89,13 @@ def _history(path: Path, rewrite) -> tuple[list, list]:
     """The reduction on kg's schema (migrations 0005-0010): row A made with one time and rewritten four times (one
     more each), CHECKPOINT; A rewritten once more and row B made; the writer closes without a checkpoint (as kg
     does); then the rows before and after a CHECKPOINT."""
-    import kuzu
-
     path.parent.mkdir()
-    with Store.open(path, lock_path=path.with_name("graph.lock"), lock_timeout=10):
-        pass  # kg's schema, checkpointed on close by nothing: Kùzu replays it below
+    list_tears.fresh(path.parent)  # kg's schema, checkpointed on close by nothing: Kùzu replays it below
     times = [datetime(2026, 11, 1, 10) + timedelta(days=d) for d in range(7)]
 
     def session(statements, checkpoint: bool) -> list:
-        db = kuzu.Database(str(path))
-        conn = kuzu.Connection(db)
-        conn.execute("CALL force_checkpoint_on_close=false")
-        try:
-            for q, params in statements:
-                conn.execute(q, params)
-            if checkpoint:
-                conn.execute("CHECKPOINT")
-            result = conn.execute("MATCH (a:PatternOcc) RETURN a.id, a.first, a.at, a.sess ORDER BY a.id")
-            return [result.get_next() for _ in range(result.get_num_tuples())]
-        finally:
-            conn.close()
-            db.close()
+        return list_tears.session(path, statements, checkpoint,
+                                  "MATCH (a:PatternOcc) RETURN a.id, a.first, a.at, a.sess ORDER BY a.id")
 
     session([(NEW, _row("A", times[:1]))] + [s for n in range(2, 6) for s in rewrite(_row("A", times[:n]))],
             checkpoint=True)

@@ -11,12 +11,16 @@ Real Kùzu files, kg's own schema and named queries; Kùzu's own `Database` only
 from __future__ import annotations
 
 import re
+import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from kg.store import Store, _named_queries
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import list_tears  # noqa: E402 - the bench's plain-Kùzu session, shared
 
 pytestmark = pytest.mark.embedded_only("the write-ahead log and its CHECKPOINT are Kùzu's")
 
@@ -72,30 +76,14 @@ HISTORY = [
 
 
 def _fresh(tmp_path: Path) -> Path:
-    path = tmp_path / "memory" / ".kg" / "graph.kuzu"
-    path.parent.mkdir(parents=True)
-    with Store.open(path, lock_path=path.with_name("graph.lock"), lock_timeout=10):
-        pass  # kg's schema
-    return path
+    folder = tmp_path / "memory" / ".kg"
+    folder.mkdir(parents=True)
+    return list_tears.fresh(folder)
 
 
 def _kuzu(path: Path, statements: list[tuple[str, dict]], checkpoint: bool) -> list:
     """Plain Kùzu, closed without a checkpoint as kg closes (unless asked); returns every change's evidence."""
-    import kuzu
-
-    db = kuzu.Database(str(path))
-    conn = kuzu.Connection(db)
-    conn.execute("CALL force_checkpoint_on_close=false")
-    try:
-        for q, params in statements:
-            conn.execute(q, params)
-        if checkpoint:
-            conn.execute("CHECKPOINT")
-        result = conn.execute("MATCH (c:Change) RETURN c.id, c.evidence")
-        return [result.get_next() for _ in range(result.get_num_tuples())]
-    finally:
-        conn.close()
-        db.close()
+    return list_tears.session(path, statements, checkpoint, "MATCH (c:Change) RETURN c.id, c.evidence")
 
 
 def _want() -> dict[str, list[str]]:
