@@ -54,13 +54,19 @@ def shown_text(root: Path, entry: str) -> str:
     return json.loads(out)["node"]["text"]
 
 
-def test_a_copy_asks_for_a_member_number_of_its_own_before_its_first_id(tmp_path, falkordb_url):
-    """The QA repro: b and its copy c each acknowledged ERR-20261205-002001."""
-    init(tmp_path / "a", falkordb_url)
-    b = init(tmp_path / "b", falkordb_url)
+def member_and_copy(tmp_path: Path, url: str) -> tuple[Path, Path]:
+    """Team members a and b (b has given out an id), and c: `cp -a` of b."""
+    init(tmp_path / "a", url)
+    b = init(tmp_path / "b", url)
     logged(b, "learning", "b first note")
     c = tmp_path / "c"
     subprocess.run(["cp", "-a", str(b), str(c)], check=True)
+    return b, c
+
+
+def test_a_copy_asks_for_a_member_number_of_its_own_before_its_first_id(tmp_path, falkordb_url):
+    """The QA repro: b and its copy c each acknowledged ERR-20261205-002001."""
+    b, c = member_and_copy(tmp_path, falkordb_url)
     b_id = logged(b, "error", "b alpha failed")["id"]
     c_id = logged(c, "error", "c beta failed")["id"]
     assert b_id == "ERR-20261205-002001"
@@ -129,11 +135,7 @@ def test_entries_journaled_before_the_copy_land_once_and_the_copy_waits_for_its_
 
 
 def test_doctor_reports_a_copy_and_gives_it_a_number_of_its_own(tmp_path, falkordb_url):
-    init(tmp_path / "a", falkordb_url)
-    b = init(tmp_path / "b", falkordb_url)
-    logged(b, "learning", "b first note")
-    c = tmp_path / "c"
-    subprocess.run(["cp", "-a", str(b), str(c)], check=True)
+    b, c = member_and_copy(tmp_path, falkordb_url)
     made_for = (b / "memory" / ".kg").resolve()
     code, out, err = kg("doctor --dry-run --json", workspace=c)
     (check,) = [ch for ch in json.loads(out)["checks"] if ch["name"] == "team member"]
