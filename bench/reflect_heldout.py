@@ -6,6 +6,67 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p32 (tests/data/heldout_p32.jsonl; the rule fixed 2026-12-05 09:16 UTC before a turn was read, by an annotator who read
+no detector code; held out, not scored): p31's rule carried on where it stopped. The list find_files gives for path
+`.specstory/.gitignore`, in the library's order, from jjgordon89/inkwell-ai-weaver on (p31 sized it, did not read it);
+when that list ends, the list find_files gives for path `.specstory/.what-is-this.md`, in its order, skipping
+repositories already taken. Same per-repository caps and cut rules as p31 (of each repository its
+`.specstory/history/*.md` files in name order, the first 3 not over 30,000 characters, whole files, at most 12 non-slash
+user turns a repository, stop before the file that would take it past 12 unless it is the first). A repository is
+skipped if an earlier set's labels hold its owner__repo (tests/data/heldout_*.jsonl) or it is in shared data. Saved
+verbatim as <data>/<owner>__<repo>__<file name> (default /work/heldout32/raw), a live-looking secret replaced by
+[REDACTED] and said, a file name too long for the file system cut as p31 did. Until ~120 non-slash user turns or the
+clock (no new file saved after 10:00 UTC; labels by 10:25 UTC; deadline 10:30 UTC).
+What it gave (labelled by 09:36 UTC, each turn read with the agent's turn before and after, before any detector ran on
+them, by one annotator who read no detector code; held out, not scored): 33 files of 16 repositories, non-slash turns in
+brackets, in the lists' order (jjgordon89/inkwell-ai-weaver 8, john-pretsch/myeverything 0 (and 1 slash),
+kevinslin/skillz 2, learnwithcc/focuslab 11, luojinan/lifeblog 7, luojinan/test-interview 5, mehdiihn/policy 4,
+michalhorcic/cozy-checkout 8, ozand/Code2MARKDOWN 13 (its one file, taken whole), pichsy/download-manager 2,
+puyuan-yang-ai/quant-dca 10; from `.what-is-this.md`: hpm27/agente-bsc-rag 1, maloneype/yposfgold-community-platform 8,
+octoplorer/octopulse 7, rpng/open_vins 1, zchdoc/shadcn-ui-sidebar-08-admin-dev 3); runtimes Cursor (classic, v2.0 and
+v2.1 formats, Cursor IDE), Copilot in VS Code, Claude Code saved by SpecStory. Three sessions are saved twice, as
+SpecStory's two exports of one session (inkwell's 23-13 and 23-13Z, focuslab's 15-56 and 15-56Z, quant-dca's 03-43-35Z
+and 03-43Z): 22 turns are 11 pairs, each pair labelled alike. Left out by the 12 cap (read): inkwell's 06-21 06-00 (8
+turns), cozy-checkout's 14-13Z (5), maloneype's 23-18Z (5; its agent text holds a Clerk secret key, not copied
+anywhere). No history file: k-iizuka000/my-portfolio, kamekamek/gakkoudayori-ai, ktsu-dev/blogs, lhrkkk/stow,
+maha-atman/maha-atman-umbrel, maungyehtunzaw/who-am-i, mmverick123/lin-ai, mukeez/macro-meals-mobile-app,
+munzer221/in-the-biz-ai, nmd1406/NutriPal, okonnu/chamav1, organvm-i-theoria/radix-recursiva-solve-coagula-redi,
+philberndt/philberndt (jlov7/Sentinel-MCP as p31 found), and of the second list NexIoTPlatform/Universal-IoT-Web,
+Rinku8381/seraphine-hybrid-v1, Singingkettle/ChangShuoRadioRecognition, adobe/spectrum-web-components,
+ahostwin/shellbale, closup/process-xbrl, danny-avila/LibreChat, gamers-hack/valorant, iterative/dvc,
+jonathan-nascimento51/glpi_dashboard_cau, mitmproxy/mitmproxy, robin-collins/Roo-Cline, sambecker/exif-photo-blog,
+simbolico/politipo, studioplaynl/ARTWORLD_client, tr3stanley/autogenerate-site-test-1, twardoch/uubed-py,
+yowainwright/nextra-codemods, zxk1212/tins. No file within the cap: khurrambhutto/ORM-Drilling-Operations,
+onotakuy/work20260103_01, onotakuy/work20260104_01; OdyAsh/odyash-dev.to's one small file is a hand-written todo note
+(no user turn; read, unsaved). No user turn: myeverything's 19-56-28Z.md (163) and zchdoc's untitled.md (13; the reader
+refuses it as a notes document), read, unsaved. Skipped: edobry/minsky (shared data). Sizes in
+/work/heldout32/notes.txt. 91 user turns (90 not slash commands): 18 corrections, 7 praise, 2 preferences, 1 knowledge
+gap (3 turns carry two labels), 66 with nothing to learn; by language en 58 (57 not slash; 13 corrections, 4 praise, 1
+preference, 1 knowledge gap), zh 24 (4 corrections, 3 praise, 1 preference), ru 7 (1 correction), pt 1, fr 1; by script
+Latin 60, Chinese 24, Cyrillic 7. Judgement calls as p15-p31, and: 'Thank you, let's fix the following problem' with
+pasted VS Code problems is nothing (thanks is not praise of the work, the errors come without commentary); Copilot's
+'@agent Continue' and Cursor's canned 'Implement the plan as specified' are nothing, and so are Chinese and Russian
+'continue' and 'what model are you?'; a first turn's 'git commit after each successful sub-task ... Always commit the
+parent task' is a preference, and so is Chinese 'do not use @apply, write it directly in the template' (a first turn,
+phrased as a rule); Chinese 'very good, ... but in the dark theme the icons still show black' is correction and praise;
+'Your assumptions sound good. Love swiping gestures.' with answers, 'Looks good. One thing.' with a new requirement and
+Chinese 'your first, detailed version is quite good, create it' are praise; 'fix' picking among the agent's options for
+a .DS_Store conflict is an answer (nothing); 'you should not be moving anything from the prototypes directory. please
+undo that' is a correction only (as p31's 'DO NOT TOUCH IT AGAIN'); '@unocss/preset-icons is no need, also config can be
+no specific collections' is correction and knowledge gap; a first turn saying the email template asks for a password the
+users never set 'like i first told you in the project brief' is a correction (of the agent's earlier session), while a
+first turn's plain 'it says internal server error' is nothing; a Russian plan that says to delete the
+requirements_new.txt the agent's dependency work left ('misleading, must not be used') is a correction. Departures from
+the rule: both lists ran out at 90 non-slash turns, short of ~120 (the `.gitignore` list as find_files gives it holds
+100 of its 138 repositories and cannot be paged; it ends at puyuan-yang-ai/quant-dca); saving ended at 09:33 UTC. The
+saved copies match the library to the character (each length equals read_file's total_chars, each page boundary checked;
+repeated blocks rebuilt by program and checked the same way) except: focuslab's three copies lack 14 characters on each
+zsh prompt line (12, 2 and 5 lines: 168, 28 and 70 characters the tool does not show, likely Nerd Font glyphs; the page
+boundaries agree); inkwell's two copies and rpng's are CRLF in the library (the tool shows LF, total_chars counts CRLF)
+and are saved with CRLF, rpng's exact, inkwell's each 9 characters short, not located (7 before offset 14,640, 2 after;
+the sha1s are of the saved texts); quant-dca's 15-18Z garbled GBK header line is written with U+FFFD (length matches).
+No file name needed cutting (rpng's is 245 bytes). No secret is in the saved copies or here.
+
 p31 (tests/data/heldout_p31.jsonl; the rule fixed 2026-12-05 07:33 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): p30's rule carried on where it stopped. The list find_files gives for path
 `.specstory/.gitignore`, in the library's order, from cursor7366-code/AgentKYC on (listed by p30, not read);
@@ -755,7 +816,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p31": REPO / "tests" / "data" / "heldout_p31.jsonl",
+SETS = {"p32": REPO / "tests" / "data" / "heldout_p32.jsonl",
+        "p31": REPO / "tests" / "data" / "heldout_p31.jsonl",
         "p30": REPO / "tests" / "data" / "heldout_p30.jsonl",
         "p29": REPO / "tests" / "data" / "heldout_p29.jsonl",
         "p28": REPO / "tests" / "data" / "heldout_p28.jsonl",
@@ -774,7 +836,8 @@ SETS = {"p31": REPO / "tests" / "data" / "heldout_p31.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p31": Path("/work/heldout31/raw"), "p30": Path("/work/heldout30/raw"), "p29": Path("/work/heldout29/raw"),
+OUTSIDE = {"p32": Path("/work/heldout32/raw"),
+           "p31": Path("/work/heldout31/raw"), "p30": Path("/work/heldout30/raw"), "p29": Path("/work/heldout29/raw"),
            "p28": Path("/work/heldout28/raw"), "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"),
            "p25": Path("/work/heldout25/raw"),
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
