@@ -1,6 +1,6 @@
 """Issue 14: a word of one language that is another word in another is read only in its own language (German "nie",
-never, is Polish "nie", not: [signals.in_language]). Every sentence here is written for this test; none is a labelled
-turn."""
+never, is Polish "nie", not: [signals.in_language]); Chinese and Japanese verbs of correcting a mistake (更正, 纠正,
+改正, 訂正) say the agent was wrong. Every sentence here is written for this test; none is a labelled turn."""
 
 from __future__ import annotations
 
@@ -37,6 +37,20 @@ def test_german_nie_in_german_words_is_still_a_lasting_rule(said):
 def test_a_polish_fault_after_done_is_a_correction_not_a_rule():
     found = [f.category for f in detect(_chat(*_turns(DONE, "wciąż nie ma przycisku", None)), RULES)]
     assert found == ["correction"]
+
+
+@pytest.mark.parametrize("said", [
+    "更正：只处理 src 目录下的文件，测试文件不要动",
+    "请纠正这个函数的返回值",
+    "这里要改正，日期格式应该是 yyyy-MM-dd",
+    "訂正してください。ファイル名は英語だけです",
+])
+def test_chinese_and_japanese_verbs_of_correcting_say_it_was_wrong(said):
+    assert "says_wrong" in signals(DONE, said)
+
+
+def test_the_user_correcting_their_own_words_is_not_the_agent_wrong():
+    assert "says_wrong" not in signals(OK, "我更正一下刚才的说法：端口是 8080")
 
 
 @pytest.mark.parametrize(("scoped", "message"), [
