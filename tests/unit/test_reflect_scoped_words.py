@@ -1,6 +1,7 @@
 """Issue 14: a word of one language that is another word in another is read only in its own language (German "nie",
 never, is Polish "nie", not: [signals.in_language]); Chinese and Japanese verbs of correcting a mistake (更正, 纠正,
-改正, 訂正) say the agent was wrong. Every sentence here is written for this test; none is a labelled turn."""
+改正, 訂正) say the agent was wrong; a user handing over what the result showed ("here's what it returned") reports
+what they see. Every sentence here is written for this test; none is a labelled turn."""
 
 from __future__ import annotations
 
@@ -51,6 +52,11 @@ def test_chinese_and_japanese_verbs_of_correcting_say_it_was_wrong(said):
 
 def test_the_user_correcting_their_own_words_is_not_the_agent_wrong():
     assert "says_wrong" not in signals(OK, "我更正一下刚才的说法：端口是 8080")
+
+
+@pytest.mark.parametrize("said", ["Here's what it printed.", "this is what I get now", "Here is what the page shows:"])
+def test_what_the_result_showed_handed_over_is_an_observation(said):
+    assert "observes" in signals(DONE, said)
 
 
 @pytest.mark.parametrize(("scoped", "message"), [
