@@ -1,7 +1,8 @@
 """Issue 14: a word of one language that is another word in another is read only in its own language (German "nie",
 never, is Polish "nie", not: [signals.in_language]); Chinese and Japanese verbs of correcting a mistake (更正, 纠正,
 改正, 訂正) say the agent was wrong; a user handing over what the result showed ("here's what it returned") reports
-what they see. Every sentence here is written for this test; none is a labelled turn."""
+what they see; "let's fix it" after a change the agent only told in prose sends the work back. Every sentence here is
+written for this test; none is a labelled turn."""
 
 from __future__ import annotations
 
@@ -71,3 +72,19 @@ def test_scoped_words_name_a_known_language_and_a_user_signal(scoped, message):
     with pytest.raises(RulesError) as exc:
         load_rules(data, source="rules/reflect.toml", model=None)
     assert str(exc.value).startswith(f"rules/reflect.toml: {message}")
+
+
+ADVICE = "The client raises because the reply holds a tool call. Update the handler to read the tool call first."
+
+
+@pytest.mark.parametrize("said", ["Let's fix it", "let us fix this", "can you fix it?"])
+def test_a_fix_asked_after_a_change_told_in_prose_sends_the_work_back(said):
+    assert "redo_after_advice" in signals(ADVICE, said)
+
+
+@pytest.mark.parametrize(("agent", "said"), [
+    ("Updated the handler to read the tool call first.", "Let's fix it"),   # it did the work: the next step
+    (ADVICE, "let's add a test for it"),                                    # a new request, not the fix
+])
+def test_no_redo_after_work_done_or_a_new_request(agent, said):
+    assert "redo_after_advice" not in signals(agent, said)
