@@ -70,8 +70,8 @@ def test_polish_words_that_also_mean_something_else_do_not_fire(signal, agent, s
      "tak, wpisz mi to do terminala"),
 ])
 def test_a_polish_fault_after_done_or_work_handed_back_is_a_correction(agent, said):
-    # (a correction, or a finding that is also one: German's "nie" (never) in the lasting words reads Polish "nie"
-    # (not) as a rule, which merges the correction into a preference; left as it is)
+    # (a correction, or a finding that is also one; German's "nie" (never) is read in German words only:
+    # tests/unit/test_reflect_scoped_words.py)
     found = [(f.category, *f.also) for f in detect(_chat(*_turns(agent, said, None)), RULES)]
     assert any("correction" in cats for cats in found), found
 

@@ -1,0 +1,90 @@
+"""Issue 14: a word of one language that is another word in another is read only in its own language (German "nie",
+never, is Polish "nie", not: [signals.in_language]); Chinese and Japanese verbs of correcting a mistake (更正, 纠正,
+改正, 訂正) say the agent was wrong; a user handing over what the result showed ("here's what it returned") reports
+what they see; "let's fix it" after a change the agent only told in prose sends the work back. Every sentence here is
+written for this test; none is a labelled turn."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from kg.core.errors import RulesError
+from kg.reflect import detect, load_rules
+from tests.unit.test_reflect_detect import RAW, RULES
+from tests.unit.test_reflect_unseen_users import _chat, _turns, signals
+
+OK = "ok"
+DONE = "I've updated the export. It should work now."
+
+
+@pytest.mark.parametrize("said", [
+    "wciąż nie ma przycisku",
+    "to nie działa, nie widzę zmian",
+    "nie ma tego pliku w repo",
+])
+def test_polish_nie_is_not_a_lasting_rule(said):
+    assert "lasting" not in signals(DONE, said)
+
+
+@pytest.mark.parametrize("said", [
+    "Benutze nie Tabs, das ist die Regel in diesem Projekt",
+    "Schreib nie direkt in die Datenbank und nutze immer die Migrationen",
+])
+def test_german_nie_in_german_words_is_still_a_lasting_rule(said):
+    assert "lasting" in signals(OK, said)
+
+
+def test_a_polish_fault_after_done_is_a_correction_not_a_rule():
+    found = [f.category for f in detect(_chat(*_turns(DONE, "wciąż nie ma przycisku", None)), RULES)]
+    assert found == ["correction"]
+
+
+@pytest.mark.parametrize("said", [
+    "更正：只处理 src 目录下的文件，测试文件不要动",
+    "请纠正这个函数的返回值",
+    "这里要改正，日期格式应该是 yyyy-MM-dd",
+    "訂正してください。ファイル名は英語だけです",
+])
+def test_chinese_and_japanese_verbs_of_correcting_say_it_was_wrong(said):
+    assert "says_wrong" in signals(DONE, said)
+
+
+def test_the_user_correcting_their_own_words_is_not_the_agent_wrong():
+    assert "says_wrong" not in signals(OK, "我更正一下刚才的说法：端口是 8080")
+
+
+@pytest.mark.parametrize("said", ["Here's what it printed.", "this is what I get now", "Here is what the page shows:"])
+def test_what_the_result_showed_handed_over_is_an_observation(said):
+    assert "observes" in signals(DONE, said)
+
+
+@pytest.mark.parametrize(("scoped", "message"), [
+    ({"klingon": {"lasting": ["x"]}},
+     "signals.in_language.klingon: not a language of [signals.reply_language.languages]"),
+    ({"german": {"claims_done": ["x"]}},
+     "signals.in_language.german.claims_done: not a signal of [signals.user]"),
+])
+def test_scoped_words_name_a_known_language_and_a_user_signal(scoped, message):
+    data = copy.deepcopy(RAW)
+    data["signals"]["in_language"] = scoped
+    with pytest.raises(RulesError) as exc:
+        load_rules(data, source="rules/reflect.toml", model=None)
+    assert str(exc.value).startswith(f"rules/reflect.toml: {message}")
+
+
+ADVICE = "The client raises because the reply holds a tool call. Update the handler to read the tool call first."
+
+
+@pytest.mark.parametrize("said", ["Let's fix it", "let us fix this", "can you fix it?"])
+def test_a_fix_asked_after_a_change_told_in_prose_sends_the_work_back(said):
+    assert "redo_after_advice" in signals(ADVICE, said)
+
+
+@pytest.mark.parametrize(("agent", "said"), [
+    ("Updated the handler to read the tool call first.", "Let's fix it"),   # it did the work: the next step
+    (ADVICE, "let's add a test for it"),                                    # a new request, not the fix
+])
+def test_no_redo_after_work_done_or_a_new_request(agent, said):
+    assert "redo_after_advice" not in signals(agent, said)
