@@ -6,6 +6,18 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p33 (tests/data/heldout_p33.jsonl; the rule fixed 2026-12-05 09:35 UTC before a turn was read, by an annotator who read
+no detector code; held out, not scored): a list no set used. The list find_files gives for path `.specstory/.project.json`
+(1264 repositories; the tool shows the first 100, alphabetical), in its order, from the first repository on. Same
+per-repository caps and cut rules as p32 (of each repository its `.specstory/history/*.md` files in name order, the first
+3 not over 30,000 characters, whole files, at most 12 non-slash user turns a repository, stop before the file that would
+take it past 12 unless it is the first); two SpecStory exports of the same session (names differing only by a trailing Z
+or seconds) count once: the first kept, the other skipped and said. A repository is skipped if an earlier set's labels
+hold its owner__repo (tests/data/heldout_*.jsonl) or it is in shared data. Saved verbatim as
+<data>/<owner>__<repo>__<file name> (default /work/heldout33/raw), a live-looking secret replaced by [REDACTED] and said,
+a file name too long for the file system cut as p32 did. Until ~120 non-slash user turns or the clock (no new file saved
+after 10:10 UTC; labels by 10:32 UTC; deadline 10:35 UTC).
+
 p32 (tests/data/heldout_p32.jsonl; the rule fixed 2026-12-05 09:16 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): p31's rule carried on where it stopped. The list find_files gives for path
 `.specstory/.gitignore`, in the library's order, from jjgordon89/inkwell-ai-weaver on (p31 sized it, did not read it);
