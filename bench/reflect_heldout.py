@@ -19,8 +19,8 @@ a file name too long for the file system cut as p32 did. Until ~120 non-slash us
 after 10:10 UTC; labels by 10:32 UTC; deadline 10:35 UTC).
 Amendment (fixed 09:38 UTC, no turn read yet): the list was not new. p17-p25 used it up (with a 120,000-character
 cap), as p22, p25 and p30 say; its 99 repositories shown (0-auth/zero-auth to Dylan2020THU/ppo-pendulum) were all
-checked by name and size only: 43 are held by earlier sets' labels, 42 of the rest have no `.specstory/history` file,
-and every history file of the other 14 is over 30,000 characters, but AGalleonCodes/tft-bot's 04-01 untitled.md (162
+checked by name and size only: 57 are held by earlier sets' labels, 31 of the rest have no `.specstory/history` file,
+and every history file of the other 11 is over 30,000 characters, but AGalleonCodes/tft-bot's 04-01 untitled.md (162
 characters, a header with no turn). So p33 goes on with a list no set used: the list find_files gives for path
 `.cursorindexingignore` (the file SpecStory writes at a repository's root; 809 repositories, the tool shows the first
 100, alphabetical, 0xWelt/TradeMasterOnline to Jakeminator123/sajtbyggaren), in its order, from its first on, with the
