@@ -25,6 +25,10 @@ characters, a header with no turn). So p33 goes on with a list no set used: the 
 `.cursorindexingignore` (the file SpecStory writes at a repository's root; 809 repositories, the tool shows the first
 100, alphabetical, 0xWelt/TradeMasterOnline to Jakeminator123/sajtbyggaren), in its order, from its first on, with the
 same caps, cut rules and skips.
+Second amendment (fixed 09:46 UTC, before a turn of the next list was read): the 100 shown of `.cursorindexingignore`
+ran out at about 36 user turns; p33 goes on with the list find_files gives for path `.cursor/rules/derived-cursor-rules.mdc`
+(the rules file SpecStory derives; 166 repositories, the first 100 shown, 0xmcc/clerk-chrome-extension to
+ktsu-dev/Keybinding), in its order, repositories already taken skipped, same caps, cut rules and skips.
 
 p32 (tests/data/heldout_p32.jsonl; the rule fixed 2026-12-05 09:16 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): p31's rule carried on where it stopped. The list find_files gives for path
