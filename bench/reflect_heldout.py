@@ -30,20 +30,20 @@ ran out at about 36 user turns; p33 goes on with the list find_files gives for p
 `.cursor/rules/derived-cursor-rules.mdc` (the rules file SpecStory derives; 166 repositories, the first 100 shown,
 0xmcc/clerk-chrome-extension to ktsu-dev/Keybinding), in its order, repositories already taken skipped, same caps, cut
 rules and skips.
-What it gave (labelled by 09:56 UTC, each turn read with the agent's turn before and after, before any detector ran on
-them, by one annotator who read no detector code; held out, not scored): 26 files of 16 repositories, non-slash turns
+What it gave (labelled by 10:00 UTC, each turn read with the agent's turn before and after, before any detector ran on
+them, by one annotator who read no detector code; held out, not scored): 29 files of 17 repositories, non-slash turns
 in brackets, in the lists' order (from `.cursorindexingignore`: 9BwgeBTPG-QH/mark-it-down 4,
 Clark-zhang/llm-chat-history-plugin 11, DULASlee/hxlot 1, Darrenthinker/huodai-nav 4, DigitalNomad-Chat/lobe-chat 3,
 DummyJack/JPQuiz 3, IMUR/colab-config 4; from `derived-cursor-rules.mdc`: 0xmcc/stashy 1, 139QQ/news_look 7,
 7MPra/ytdlpSpout 7 (its first file: the second, 10 turns, would pass 12 and was copied, then dropped),
 Alex-Superside/system-prompt-designer 4, CzarX86/CoupaDownloads 2, Dhananjay-2710/veriphy_bank_frontend 5,
-Digital-Mischief-Group/dmg-dev-lab 1, Logique-ID/project-starter 5, MASAKASUNO1/codex-demo 3); runtime Cursor saved by
-SpecStory (classic and Markdown v2.1 exports, Cursor IDE sessions among them). 65 user turns (none a slash command): 8
-corrections, 3 preferences, 3 knowledge gaps, 1 praise (1 turn carries two labels), 51 with nothing to learn; by
-language en 30 (1 correction, 2 preferences), zh 24 (4 corrections, 1 knowledge gap, 1 praise; Simplified and
-Traditional), ja 9 (3 corrections, 2 knowledge gaps, 1 preference), pt 2; by script Latin 32, Chinese 24, Japanese 9.
-Judgement calls as p15-p32 and the label guide (pasted logs or errors with no commentary are nothing, also right after
-the agent's own change; a bug report with a question about code the agent just changed is a correction), and:
+Digital-Mischief-Group/dmg-dev-lab 1, Logique-ID/project-starter 5, MASAKASUNO1/codex-demo 3, Monichre/fls 9); runtime
+Cursor saved by SpecStory (classic and Markdown v2.1 exports, Cursor IDE sessions among them). 74 user turns (none a
+slash command): 10 corrections, 3 preferences, 3 knowledge gaps, 1 praise (1 turn carries two labels), 58 with nothing
+to learn; by language en 39 (3 corrections, 2 preferences), zh 24 (4 corrections, 1 knowledge gap, 1 praise; Simplified
+and Traditional), ja 9 (3 corrections, 2 knowledge gaps, 1 preference), pt 2; by script Latin 41, Chinese 24, Japanese
+9. Judgement calls as p15-p32 and the label guide (pasted logs or errors with no commentary are nothing, also right
+after the agent's own change; a bug report with a question about code the agent just changed is a correction), and:
 Clark-zhang's '用户问题' is the agent's own markdown example of its output format, which the reader takes for a user
 turn (labelled nothing, kept so the labels name every turn the reader finds); the same request sent again word for word
 after a generic answer is a resend (nothing), while Chinese 'search the codebase and optimise the crawler again' after
@@ -57,20 +57,22 @@ nothing; a first turn's implementation brief with a 'Constraints and style' sect
 NotoSansTC-VariableFont_wght.ttf' after it guessed another is a knowledge gap, 'very good, now write it into a file' is
 praise; 'I like how it looks now' answering the agent's theme question about a look it did not make is nothing; 'just
 add .specstory and .cursor to the .gitignore' after cancelling the agent's long rebase repair is a correction; Japanese
-'I think what should be used is' whose package name is lost in the export is a correction. Departures from the rule:
-the rule's list was not new (p17-p25 used it up; see the amendments, both fixed before their turns were read); saving
-stopped by choice at 09:56 UTC at 65 turns, short of ~120, to label by hand in time (the third list not read past
-MASAKASUNO1/codex-demo); Dhananjay's second and third files within the cap (09-20 01-05Z, 28,615, a wide console table
-of customer rows with personal emails and phone numbers, and 01-17Z, 21,454) were not saved, as that table cannot be
-copied by hand exactly in the time left; mark-it-down's SpecStory exports of one session were taken once (its 12-21
-04-17-45Z-skip-to-content-focus and 04-17Z copies and 12-24 23-50Z skipped; for 01-10 12-20 the first export within the
-cap, 12-20Z, 16,894, was taken, the others being 75,242 and 92,031). The saved copies match the library to the
-character in length (each equals read_file's total_chars, each page boundary checked) except Alex-Superside's 03-06
-17-43Z, 1 character over in its second page (agent text, not located); copying slips found by length or by eye were
-fixed (lobe-chat's last agent turn, JPQuiz's tail, Alex-Superside's 03-03 21-06Z last path, Dhananjay's 07-16Z second
-page); Alex-Superside's 03-04 14-40Z file listing (96 paths under one prefix) was rebuilt by program; huodai-nav's file
-is CRLF in the library and saved with CRLF. No file name needed cutting; no secret is in the saved copies. Sizes and
-skips in /work/heldout33/notes.txt.
+'I think what should be used is' whose package name is lost in the export is a correction; 'is this correct according
+to the Tailwind CSS Upgrade Guide v4?' about the agent's utilities (it was not) is a correction, and so is 'I meant to
+have this implemented on DualSection.tsx'. Departures from the rule: the rule's list was not new (p17-p25 used it up;
+see the amendments, both fixed before their turns were read); saving stopped by choice at 09:59 UTC at 74 turns, short
+of ~120, to label by hand in time (the third list not taken past Monichre/fls: Monichre/intentified's first two files
+within the cap, 14,828 and 2,044 characters, were read and not saved); Dhananjay's second and third files within the
+cap (09-20 01-05Z, 28,615, a wide console table of customer rows with personal emails and phone numbers, and 01-17Z,
+21,454) were not saved, as that table cannot be copied by hand exactly in the time left; mark-it-down's SpecStory
+exports of one session were taken once (its 12-21 04-17-45Z-skip-to-content-focus and 04-17Z copies and 12-24 23-50Z
+skipped; for 01-10 12-20 the first export within the cap, 12-20Z, 16,894, was taken, the others being 75,242 and
+92,031). The saved copies match the library to the character in length (each equals read_file's total_chars, each page
+boundary checked) except Alex-Superside's 03-06 17-43Z, 1 character over in its second page (agent text, not located);
+copying slips found by length or by eye were fixed (lobe-chat's last agent turn, JPQuiz's tail, Alex-Superside's 03-03
+21-06Z last path, Dhananjay's 07-16Z second page); Alex-Superside's 03-04 14-40Z file listing (96 paths under one
+prefix) was rebuilt by program; huodai-nav's file is CRLF in the library and saved with CRLF. No file name needed
+cutting; no secret is in the saved copies. Sizes and skips in /work/heldout33/notes.txt.
 
 p32 (tests/data/heldout_p32.jsonl; the rule fixed 2026-12-05 09:16 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): p31's rule carried on where it stopped. The list find_files gives for path
