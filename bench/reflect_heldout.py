@@ -6,6 +6,74 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p33 (tests/data/heldout_p33.jsonl; the rule fixed 2026-12-05 09:35 UTC before a turn was read, by an annotator who read
+no detector code; held out, not scored): a list no set used. The list find_files gives for path
+`.specstory/.project.json` (1264 repositories; the tool shows the first 100, alphabetical), in its order, from the
+first repository on. Same per-repository caps and cut rules as p32 (of each repository its `.specstory/history/*.md`
+files in name order, the first 3 not over 30,000 characters, whole files, at most 12 non-slash user turns a repository,
+stop before the file that would take it past 12 unless it is the first); two SpecStory exports of the same session
+(names differing only by a trailing Z or seconds) count once: the first kept, the other skipped and said. A repository
+is skipped if an earlier set's labels hold its owner__repo (tests/data/heldout_*.jsonl) or it is in shared data. Saved
+verbatim as <data>/<owner>__<repo>__<file name> (default /work/heldout33/raw), a live-looking secret replaced by
+[REDACTED] and said, a file name too long for the file system cut as p32 did. Until ~120 non-slash user turns or the
+clock (no new file saved after 10:10 UTC; labels by 10:32 UTC; deadline 10:35 UTC).
+Amendment (fixed 09:38 UTC, no turn read yet): the list was not new. p17-p25 used it up (with a 120,000-character cap),
+as p22, p25 and p30 say; its 99 repositories shown (0-auth/zero-auth to Dylan2020THU/ppo-pendulum) were all checked by
+name and size only: 57 are held by earlier sets' labels, 31 of the rest have no `.specstory/history` file, and every
+history file of the other 11 is over 30,000 characters, but AGalleonCodes/tft-bot's 04-01 untitled.md (162 characters,
+a header with no turn). So p33 goes on with a list no set used: the list find_files gives for path
+`.cursorindexingignore` (the file SpecStory writes at a repository's root; 809 repositories, the tool shows the first
+100, alphabetical, 0xWelt/TradeMasterOnline to Jakeminator123/sajtbyggaren), in its order, from its first on, with the
+same caps, cut rules and skips.
+Second amendment (fixed 09:46 UTC, before a turn of the next list was read): the 100 shown of `.cursorindexingignore`
+ran out at about 36 user turns; p33 goes on with the list find_files gives for path
+`.cursor/rules/derived-cursor-rules.mdc` (the rules file SpecStory derives; 166 repositories, the first 100 shown,
+0xmcc/clerk-chrome-extension to ktsu-dev/Keybinding), in its order, repositories already taken skipped, same caps, cut
+rules and skips.
+What it gave (labelled by 10:00 UTC, each turn read with the agent's turn before and after, before any detector ran on
+them, by one annotator who read no detector code; held out, not scored): 29 files of 17 repositories, non-slash turns
+in brackets, in the lists' order (from `.cursorindexingignore`: 9BwgeBTPG-QH/mark-it-down 4,
+Clark-zhang/llm-chat-history-plugin 11, DULASlee/hxlot 1, Darrenthinker/huodai-nav 4, DigitalNomad-Chat/lobe-chat 3,
+DummyJack/JPQuiz 3, IMUR/colab-config 4; from `derived-cursor-rules.mdc`: 0xmcc/stashy 1, 139QQ/news_look 7,
+7MPra/ytdlpSpout 7 (its first file: the second, 10 turns, would pass 12 and was copied, then dropped),
+Alex-Superside/system-prompt-designer 4, CzarX86/CoupaDownloads 2, Dhananjay-2710/veriphy_bank_frontend 5,
+Digital-Mischief-Group/dmg-dev-lab 1, Logique-ID/project-starter 5, MASAKASUNO1/codex-demo 3, Monichre/fls 9); runtime
+Cursor saved by SpecStory (classic and Markdown v2.1 exports, Cursor IDE sessions among them). 74 user turns (none a
+slash command): 10 corrections, 3 preferences, 3 knowledge gaps, 1 praise (1 turn carries two labels), 58 with nothing
+to learn; by language en 39 (3 corrections, 2 preferences), zh 24 (4 corrections, 1 knowledge gap, 1 praise; Simplified
+and Traditional), ja 9 (3 corrections, 2 knowledge gaps, 1 preference), pt 2; by script Latin 41, Chinese 24, Japanese
+9. Judgement calls as p15-p32 and the label guide (pasted logs or errors with no commentary are nothing, also right
+after the agent's own change; a bug report with a question about code the agent just changed is a correction), and:
+Clark-zhang's '用户问题' is the agent's own markdown example of its output format, which the reader takes for a user
+turn (labelled nothing, kept so the labels name every turn the reader finds); the same request sent again word for word
+after a generic answer is a resend (nothing), while Chinese 'search the codebase and optimise the crawler again' after
+the agent's tool error and stop is a correction (try again), and so is 'why can't it be closed and still garbled' after
+the agent closed the task; Japanese 'are you looking at another branch? I am on dev-mac-syphon' is correction and
+knowledge gap, giving the library's GitHub URL the agent had asked for after guessing the API is a knowledge gap, and
+'fix them as you go, no need to ask me for confirmation' is a preference; 'let's not hurry and fix everything step by
+step!' after the agent offered several fixes at once is a preference, its later 'continue slowly and steadily' is
+nothing; a first turn's implementation brief with a 'Constraints and style' section of standing rules is a preference
+(as p32's first-turn commit rule); Chinese 'use kivy' after the agent chose tkinter is a correction, 'the font file is
+NotoSansTC-VariableFont_wght.ttf' after it guessed another is a knowledge gap, 'very good, now write it into a file' is
+praise; 'I like how it looks now' answering the agent's theme question about a look it did not make is nothing; 'just
+add .specstory and .cursor to the .gitignore' after cancelling the agent's long rebase repair is a correction; Japanese
+'I think what should be used is' whose package name is lost in the export is a correction; 'is this correct according
+to the Tailwind CSS Upgrade Guide v4?' about the agent's utilities (it was not) is a correction, and so is 'I meant to
+have this implemented on DualSection.tsx'. Departures from the rule: the rule's list was not new (p17-p25 used it up;
+see the amendments, both fixed before their turns were read); saving stopped by choice at 09:59 UTC at 74 turns, short
+of ~120, to label by hand in time (the third list not taken past Monichre/fls: Monichre/intentified's first two files
+within the cap, 14,828 and 2,044 characters, were read and not saved); Dhananjay's second and third files within the
+cap (09-20 01-05Z, 28,615, a wide console table of customer rows with personal emails and phone numbers, and 01-17Z,
+21,454) were not saved, as that table cannot be copied by hand exactly in the time left; mark-it-down's SpecStory
+exports of one session were taken once (its 12-21 04-17-45Z-skip-to-content-focus and 04-17Z copies and 12-24 23-50Z
+skipped; for 01-10 12-20 the first export within the cap, 12-20Z, 16,894, was taken, the others being 75,242 and
+92,031). The saved copies match the library to the character in length (each equals read_file's total_chars, each page
+boundary checked) except Alex-Superside's 03-06 17-43Z, 1 character over in its second page (agent text, not located);
+copying slips found by length or by eye were fixed (lobe-chat's last agent turn, JPQuiz's tail, Alex-Superside's 03-03
+21-06Z last path, Dhananjay's 07-16Z second page); Alex-Superside's 03-04 14-40Z file listing (96 paths under one
+prefix) was rebuilt by program; huodai-nav's file is CRLF in the library and saved with CRLF. No file name needed
+cutting; no secret is in the saved copies. Sizes and skips in /work/heldout33/notes.txt.
+
 p32 (tests/data/heldout_p32.jsonl; the rule fixed 2026-12-05 09:16 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): p31's rule carried on where it stopped. The list find_files gives for path
 `.specstory/.gitignore`, in the library's order, from jjgordon89/inkwell-ai-weaver on (p31 sized it, did not read it);
@@ -816,7 +884,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p32": REPO / "tests" / "data" / "heldout_p32.jsonl",
+SETS = {"p33": REPO / "tests" / "data" / "heldout_p33.jsonl",
+        "p32": REPO / "tests" / "data" / "heldout_p32.jsonl",
         "p31": REPO / "tests" / "data" / "heldout_p31.jsonl",
         "p30": REPO / "tests" / "data" / "heldout_p30.jsonl",
         "p29": REPO / "tests" / "data" / "heldout_p29.jsonl",
@@ -836,7 +905,7 @@ SETS = {"p32": REPO / "tests" / "data" / "heldout_p32.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p32": Path("/work/heldout32/raw"),
+OUTSIDE = {"p33": Path("/work/heldout33/raw"), "p32": Path("/work/heldout32/raw"),
            "p31": Path("/work/heldout31/raw"), "p30": Path("/work/heldout30/raw"), "p29": Path("/work/heldout29/raw"),
            "p28": Path("/work/heldout28/raw"), "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"),
            "p25": Path("/work/heldout25/raw"),
