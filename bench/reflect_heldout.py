@@ -134,6 +134,9 @@ boundaries agree); inkwell's two copies and rpng's are CRLF in the library (the 
 and are saved with CRLF, rpng's exact, inkwell's each 9 characters short, not located (7 before offset 14,640, 2 after;
 the sha1s are of the saved texts); quant-dca's 15-18Z garbled GBK header line is written with U+FFFD (length matches).
 No file name needed cutting (rpng's is 245 bytes). No secret is in the saved copies or here.
+Scored once (2026-12-05, main 1d1c2b5 with w-d23 beside cc974b7, `--set p32 --data /work/heldout32/raw --score
+--baseline /work/cdx`): correction 0.64 / 0.39 / 0.48 (7 of 18), both trees alike; false alarms 6 in 66 quiet turns (9.1
+per 100). Development data since.
 
 p31 (tests/data/heldout_p31.jsonl; the rule fixed 2026-12-05 07:33 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): p30's rule carried on where it stopped. The list find_files gives for path
@@ -196,6 +199,9 @@ sa password (5 times, agent text) (lengths account for the library's exactly: th
 10-03 23-50Z 132 short, each in agent text before the last page and not located (the defect may lie anywhere before that
 point, a user turn not excluded; the sha1s are of the saved texts). Raw files hold default admin passwords in agent text
 and a Supabase project URL; no secret is in the saved copies or here.
+Scored once (2026-12-05, main 1d1c2b5 with w-d23 beside cc974b7, `--set p31 --data /work/heldout31/raw --score
+--baseline /work/cdx`): correction 0.75 / 0.60 / 0.67 (6 of 10), both trees alike (w-d23's signals met none of its
+turns); false alarms 6 in 60 quiet turns (10.0 per 100). Development data since.
 
 p30 (tests/data/heldout_p30.jsonl; the rule fixed 2026-12-05 06:36 UTC before a turn was read, by an annotator who read
 no detector code): a new list, as the lists of paths `.specstory/.project.json`, `.specstory/.what-is-this.md` and root
@@ -912,7 +918,7 @@ OUTSIDE = {"p33": Path("/work/heldout33/raw"), "p32": Path("/work/heldout32/raw"
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p31"  # labelled 2026-12-05 blind and not scored: held out for the next detector work
+HELD_OUT = "p33"  # labelled 2026-12-05 blind and not scored: held out for the next detector work
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
