@@ -1,0 +1,67 @@
+"""A write made to a file kg reads, changes and replaces (memory/preferences.json, a skill file, a runtime's
+settings, a crontab file, kg.toml), between kg's read and its replace, is never lost: kg reads the file again
+and merges, or, when it keeps changing, leaves it as that person left it and says so (exit 1). The write is
+injected through `kg.core.files.BEFORE_REPLACE`, called after kg's new content is on disk and before the check
+and the replace (as tests/integration/test_concurrent_edit.py does for the block exports)."""
+
+from __future__ import annotations
+
+import json
+
+from kg.core import files
+
+
+def _writer(path, edit, times: int | None):
+    """A hook that runs `edit(path, n)` each time kg is about to replace `path` (`times` at most)."""
+    done: list[int] = []
+
+    def hook(target) -> None:
+        if target.resolve() == path.resolve() and (times is None or len(done) < times):
+            edit(path, len(done))
+            done.append(len(done))
+    return hook, done
+
+
+def _add_key(path, n: int) -> None:
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[f"human_{n}"] = "by hand"
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def test_pref_set_keeps_a_key_written_meanwhile(ws, run_kg, monkeypatch):
+    prefs = ws.root / "memory" / "preferences.json"
+    assert run_kg("pref set tone concise").exit_code == 0
+    hook, done = _writer(prefs, _add_key, 1)
+    with monkeypatch.context() as m:
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        r = run_kg("pref set language en")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert done and json.loads(prefs.read_text()) == {"tone": "concise", "language": "en", "human_0": "by hand"}
+    history = [(h["key"], h["action"]) for h in run_kg("pref history --json").json]
+    assert ("human_0", "hand-edit") in history  # the person's key is in the history, as any hand edit is
+
+
+def test_pref_unset_keeps_a_key_written_meanwhile(ws, run_kg, monkeypatch):
+    prefs = ws.root / "memory" / "preferences.json"
+    assert run_kg("pref set tone concise").exit_code == 0
+    hook, done = _writer(prefs, _add_key, 1)
+    with monkeypatch.context() as m:
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        r = run_kg("pref unset tone")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert json.loads(prefs.read_text()) == {"human_0": "by hand"}
+
+
+def test_pref_set_on_a_file_that_keeps_changing_leaves_it_and_says_so(ws, run_kg, monkeypatch):
+    prefs = ws.root / "memory" / "preferences.json"
+    assert run_kg("pref set tone concise").exit_code == 0
+    hook, done = _writer(prefs, _add_key, None)
+    with monkeypatch.context() as m:
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        r = run_kg("pref set language en")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "preferences.json was written by someone else while kg was updating it" in r.stderr
+    assert "Traceback" not in r.stderr
+    data = json.loads(prefs.read_text())
+    assert "language" not in data and data["tone"] == "concise" and len(done) == files.TRIES
+    assert all(data[f"human_{n}"] == "by hand" for n in done)
