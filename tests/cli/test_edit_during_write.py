@@ -65,3 +65,33 @@ def test_pref_set_on_a_file_that_keeps_changing_leaves_it_and_says_so(ws, run_kg
     data = json.loads(prefs.read_text())
     assert "language" not in data and data["tone"] == "concise" and len(done) == files.TRIES
     assert all(data[f"human_{n}"] == "by hand" for n in done)
+
+
+def _append_pitfall(path, n: int) -> None:
+    text = path.read_text()
+    path.write_text(text.replace("## Pitfalls\n", f"## Pitfalls\n\n- a pitfall a person wrote {n}\n", 1)
+                    if "## Pitfalls\n" in text else text + f"\n## Pitfalls\n\n- a pitfall a person wrote {n}\n")
+
+
+def test_skill_update_keeps_a_line_written_meanwhile(ws, run_kg, monkeypatch):
+    assert run_kg(["skill", "new", "deploy-docs", "-d", "publish the docs", "--step", "build the site"]).exit_code == 0
+    skill = ws.root / "memory" / "skills" / "deploy-docs.md"
+    hook, done = _writer(skill, _append_pitfall, 1)
+    with monkeypatch.context() as m:
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        r = run_kg(["skill", "update", "deploy-docs", "--step", "upload it"])
+    assert r.exit_code == 0, r.stdout + r.stderr
+    text = skill.read_text()
+    assert done and "a pitfall a person wrote 0" in text and "upload it" in text and "build the site" in text, text
+
+
+def test_skill_update_on_a_file_that_keeps_changing_leaves_it(ws, run_kg, monkeypatch):
+    assert run_kg(["skill", "new", "deploy-docs", "-d", "publish the docs", "--step", "build the site"]).exit_code == 0
+    skill = ws.root / "memory" / "skills" / "deploy-docs.md"
+    hook, done = _writer(skill, _append_pitfall, None)
+    with monkeypatch.context() as m:
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        r = run_kg(["skill", "update", "deploy-docs", "--step", "upload it"])
+    assert r.exit_code == 1 and "deploy-docs.md was written by someone else" in r.stderr, r.stdout + r.stderr
+    text = skill.read_text()
+    assert "upload it" not in text and all(f"a pitfall a person wrote {n}" in text for n in done), text
