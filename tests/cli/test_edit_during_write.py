@@ -95,3 +95,58 @@ def test_skill_update_on_a_file_that_keeps_changing_leaves_it(ws, run_kg, monkey
     assert r.exit_code == 1 and "deploy-docs.md was written by someone else" in r.stderr, r.stdout + r.stderr
     text = skill.read_text()
     assert "upload it" not in text and all(f"a pitfall a person wrote {n}" in text for n in done), text
+
+
+def _add_permission(path, n: int) -> None:
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data.setdefault("permissions", {}).setdefault("allow", []).append(f"Bash(make test-{n})")
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def test_install_keeps_a_settings_edit_made_meanwhile(ws, run_kg, monkeypatch):
+    """A person's edit of .claude/settings.local.json while `kg install` merges kg's hooks into it is kept, and
+    uninstall afterwards takes out kg's hooks only (the bytes from before the install would lose the edit)."""
+    settings = ws.root / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"model": "opus"}, indent=2) + "\n")
+    hook, done = _writer(settings, _add_permission, 1)
+    with monkeypatch.context() as m:
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        r = run_kg("install claude-code")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    data = json.loads(settings.read_text())
+    assert done and data["model"] == "opus" and data["permissions"] == {"allow": ["Bash(make test-0)"]}, data
+    assert "SessionStart" in data["hooks"]
+    assert run_kg("uninstall claude-code").exit_code == 0
+    assert json.loads(settings.read_text()) == {"model": "opus", "permissions": {"allow": ["Bash(make test-0)"]}}
+
+
+def test_install_on_settings_that_keep_changing_leaves_them_and_says_so(ws, run_kg, monkeypatch):
+    settings = ws.root / ".codex" / "hooks.json"
+    settings.parent.mkdir()
+    settings.write_text("{}\n")
+    hook, done = _writer(settings, _add_permission, None)
+    with monkeypatch.context() as m:
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        r = run_kg("install codex")
+    assert r.exit_code == 1 and "hooks.json was written by someone else" in r.stderr, r.stdout + r.stderr
+    assert json.loads(settings.read_text()) == {"permissions": {"allow": [f"Bash(make test-{n})" for n in done]}}
+    assert run_kg("install codex").exit_code == 0  # run again, the file left alone: kg's hooks are merged in
+    data = json.loads(settings.read_text())
+    assert "SessionStart" in data["hooks"] and len(data["permissions"]["allow"]) == files.TRIES
+
+
+def test_install_keeps_an_agents_md_edit_made_meanwhile(ws, run_kg, monkeypatch):
+    agents = ws.root / "AGENTS.md"
+    agents.write_text("# Agents\n\nMy rules.\n")
+
+    def note(path, n: int) -> None:
+        with path.open("a") as f:
+            f.write(f"- a rule written meanwhile {n}\n")
+    hook, done = _writer(agents, note, 1)
+    with monkeypatch.context() as m:
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        r = run_kg("install codex")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    text = agents.read_text()
+    assert done and "My rules.\n" in text and "- a rule written meanwhile 0\n" in text and "kaizen-kg" in text, text
