@@ -150,3 +150,46 @@ def test_install_keeps_an_agents_md_edit_made_meanwhile(ws, run_kg, monkeypatch)
     assert r.exit_code == 0, r.stdout + r.stderr
     text = agents.read_text()
     assert done and "My rules.\n" in text and "- a rule written meanwhile 0\n" in text and "kaizen-kg" in text, text
+
+
+def _add_cron_line(path, n: int) -> None:
+    with path.open("a") as f:
+        f.write(f"0 {n} * * * /usr/local/bin/backup-{n}\n")
+
+
+def test_schedule_install_keeps_a_crontab_line_written_meanwhile(ws, run_kg, monkeypatch, tmp_path):
+    crontab = tmp_path / "crontab"
+    crontab.write_text("MAILTO=me@example.org\n")
+    hook, done = _writer(crontab, _add_cron_line, 1)
+    with monkeypatch.context() as m:
+        m.setenv("KG_CRONTAB", str(crontab))
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        r = run_kg("schedule install --cron")
+        assert r.exit_code == 0, r.stdout + r.stderr
+        text = crontab.read_text()
+        assert done and text.startswith("MAILTO=me@example.org\n0 0 * * * /usr/local/bin/backup-0\n"), text
+        assert "kg" in text.split("backup-0\n", 1)[1]
+        hook, done = _writer(crontab, _add_cron_line, 1)
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        r = run_kg("schedule uninstall --cron")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert crontab.read_text() == ("MAILTO=me@example.org\n0 0 * * * /usr/local/bin/backup-0\n"
+                                   "0 0 * * * /usr/local/bin/backup-0\n"), crontab.read_text()
+
+
+def test_the_store_table_keeps_a_kg_toml_line_written_meanwhile(tmp_path, monkeypatch):
+    from kg.store import team
+
+    path = tmp_path / "kg.toml"
+    path.write_text("# my settings\n")
+
+    def line(p, n: int) -> None:
+        with p.open("a") as f:
+            f.write(f"# a note written meanwhile {n}\n")
+    hook, done = _writer(path, line, 1)
+    with monkeypatch.context() as m:
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        team.configure(tmp_path, "falkordb://db.example:6379/team")
+    text = path.read_text()
+    assert done and text.startswith("# my settings\n# a note written meanwhile 0\n") and "[store]" in text, text
+    assert team.configured_url(tmp_path) == "falkordb://db.example:6379/team"
