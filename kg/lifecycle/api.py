@@ -245,13 +245,13 @@ def why(ws: Any, line: str, now: Now = None, limit: int = 10) -> dict[str, Any]:
         live = [(rl, x) for d in desired.values() for rl in d.lines for x in rl.text.splitlines() if _norm(x)]
         hit = next((rl for rl, x in live if _norm(x) == needle), None)
         if hit is not None:
-            out = _trace(st, hit.node, changes.get(hit.change), at)
+            out = _trace(st, hit.node, changes.get(hit.change), at, _how(lc, hit.change))
             out.update(line=line, found=True, source="kg", file=hit.file, block=hit.block, text=hit.text)
             return _jsonable(out)
         past = [c for c in changes.values() if any(_norm(x) == needle for x in (c["text"] or "").splitlines())]
         if past:
             c = past[-1]
-            out = _trace(st, c["node"], c, at)
+            out = _trace(st, c["node"], c, at, _how(lc, c["id"]))
             out.update(line=line, found=True, source="kg-inactive", file=c["target"], block=c["block"],
                        text=c["text"])
             out["explanation"].insert(0, f"kg wrote this line with {c['id']}, but that change is {c['status']} "
@@ -359,7 +359,8 @@ def _instruction_files(ws: Any, desired: dict[tuple[str, str], Any]) -> list[str
     return sorted(names)
 
 
-def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime) -> dict[str, Any]:
+def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime,
+           out_how: str | None = None) -> dict[str, Any]:
     node_rows = st.run("node_get", id=node_id)
     node = {k: v for k, v in node_rows[0]["n"].items() if not k.startswith("_") and k != "tokens"} if node_rows else {}
     out: dict[str, Any] = {"node": node, "change": None, "pattern": None, "events": [], "decisions": []}
@@ -374,7 +375,7 @@ def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime) -
                      f"{change['next_check']:%Y-%m-%d}")
         from kg.lifecycle.verify_withdrawn import explain
 
-        if change["status"] in LIVE and (paused := explain(change["evidence"], at)):
+        if change["status"] in LIVE and (paused := explain(change["evidence"], at, out_how)):
             lines.append(f"verification {paused}")
         if change["status"] == CHECKING:
             lines.append(f"a check, not a revert: {check_explain(change['evidence'])}")
@@ -418,6 +419,13 @@ def _how_out(lc: Lifecycle, items: list[dict[str, Any]], key: str = "change") ->
         if target not in texts:
             texts[target] = blocks.read(lc.root / target)
         item["how"] = "edited" if blocks.inner_of(texts[target], block) is not None else "withdrawn"
+
+
+def _how(lc: Lifecycle, change: str | None) -> str | None:
+    """How a paused change's rule left its file now (`_how_out`), so `kg why` says what `kg status` says."""
+    item: dict[str, Any] = {"change": change}
+    _how_out(lc, [item])
+    return item.get("how")
 
 
 def _withdrawn(lc: Lifecycle, at: datetime) -> dict[str, dict[str, Any]]:

@@ -104,16 +104,17 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
              excluded: Iterable[tuple[datetime, datetime]] = (), observed_from: datetime | None = None,
              paused: Iterable[tuple[datetime, datetime]] = (),
              checks: Iterable[tuple[datetime, datetime]] = (),
-             pooled: Iterable[tuple[datetime, datetime]] = ()) -> Counts:
+             pooled: Iterable[tuple[datetime, datetime]] = (), out_words: str = "withdrawn by hand") -> Counts:
     """The counts and exposures behind a verdict, from every occurrence time of the pattern. `excluded`:
     periods when an earlier change of the same pattern was live (not the base rate). `observed_from`: when
     kg started watching (the workspace's first event). `paused`: periods since the change when a person had
     taken the rule out of its file (`kg.lifecycle.verify_withdrawn`): neither their days nor their
-    occurrences count. `checks`: periods since the change when kg took the rule out to measure the rate
-    without it (`kg.lifecycle.verify_check`): their days and occurrences are base rate, counted (unweighted:
-    they are recent) in the rate before. `pooled`: periods before the change when an earlier try of the same
-    rule was live (`verification.pool_retries`): a rule tried again is judged on every period it was in its
-    file, so their occurrences and days count as the rate after (they must be in `excluded` too)."""
+    occurrences count (`out_words`: how, for the counts' note). `checks`: periods since the change when kg
+    took the rule out to measure the rate without it (`kg.lifecycle.verify_check`): their days and
+    occurrences are base rate, counted (unweighted: they are recent) in the rate before. `pooled`: periods
+    before the change when an earlier try of the same rule was live (`verification.pool_retries`): a rule
+    tried again is judged on every period it was in its file, so their occurrences and days count as the rate
+    after (they must be in `excluded` too)."""
     v = policy.verification
     spans = sorted((a, b) for a, b in excluded if a < applied_at)
     out_spans = [(max(a, applied_at), min(b, now)) for a, b in paused if min(b, now) > max(a, applied_at)]
@@ -195,7 +196,7 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
         left.append(f"{capped_out} over {cap}/day")
     t_out = sum(_days(a, b) for a, b in out_spans)
     if out_spans:
-        left.append(f"{withdrawn_n} in {t_out:.1f}d withdrawn by hand")
+        left.append(f"{withdrawn_n} in {t_out:.1f}d {out_words}")
     return Counts(len(before_all), len(after), round(k_b, 4), round(t_b, 4), k_a,
                   round(max(_days(applied_at, now) - t_out - t_test, 0.0) + t_tries, 4), tuple(left))
 
