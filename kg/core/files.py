@@ -13,16 +13,18 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from kg.core.errors import FileChanged, UnusableFile
 
 STATE = Path("memory") / ".kg"  # the folder that makes a folder a workspace (kg.workspace.MARKER)
 ANY: Any = object()  # `base` when kg replaces a file whatever it holds now (its own state files)
 BEFORE_REPLACE: Any = None  # a test hook: called with the path after the new content is on disk, before the check
+TRIES = 5  # how many times a read-merge-write of a file someone keeps writing is made from a fresh read (`retried`)
+T = TypeVar("T")
 
 
 def fsync_dir(path: Path) -> None:
@@ -216,3 +218,16 @@ def write_atomic(path: Path, data: bytes, *, confined: bool = True, base: bytes 
     """Replace `path` with `data` (see `atomic_writer`; `base`: what the file held when `data` was made)."""
     with atomic_writer(path, confined=confined, base=base) as fh:
         fh.write(data)
+
+
+def retried(step: Callable[[], T], tries: int = TRIES) -> T:
+    """Run `step`, a read of a file, a merge and a write checked against what was read (`base`), again from a
+    fresh read each time the file was written by someone else in between (FileChanged), `tries` times in all;
+    then the FileChanged is raised, the file as that person left it. A step must read inside itself."""
+    for attempt in range(tries):
+        try:
+            return step()
+        except FileChanged:
+            if attempt == tries - 1:
+                raise
+    raise AssertionError("unreachable")

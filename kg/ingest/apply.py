@@ -64,9 +64,10 @@ def node_params(node_id: str, kind: str, text: str, at: datetime, **extra: Any) 
         "category": None, "priority": None, "status": "active", "area": None, "source": "manual",
         "pattern_key": None, "session": None, "files": [], "tags": [], "error_text": None, "context": None,
         "reproducible": None, "user_context": None, "complexity": None, "frequency": None, "redactions": [],
-        "created_at": at, "tokens": "",
+        "created_at": at, "reinforced_at": None, "tokens": "",
     }
     params.update(extra)
+    params["reinforced_at"] = params["reinforced_at"] or params["created_at"]  # when kg learned it: node_create
     params["tokens"] = index_tokens(params["text"], params.get("details"), " ".join(params["tags"]))
     return params
 
@@ -144,10 +145,9 @@ def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
                           reproducible=f.get("reproducible"), user_context=f.get("user_context"),
                           complexity=f.get("complexity"), frequency=f.get("frequency"),
                           redactions=list(rec.get("redacted", [])), created_at=ts(f["created_at"]),
-                          tokens=f["tokens"])
+                          # an old entry kg learns now: its age counts from now (kg.ingest.batch learned_field)
+                          reinforced_at=ts(rec.get("learned") or f["created_at"]), tokens=f["tokens"])
             st.run("node_create", **params)
-            if rec.get("learned"):  # an old entry kg learns now: its age counts from now (kg.ingest.batch)
-                st.run("node_learned", id=rec["id"], at=ts(rec["learned"]))
             if rec.get("taken"):  # in the same transaction: a replay of this record finds it was applied,
                 st.run("meta_set", key=_taken_key(rec["taken"], f), value=rec["id"])
                 # and a later batch's turn threaded after it finds where it went

@@ -17,7 +17,7 @@ def groups(files: list[Path]) -> list[list[Path]]:
     a repeat of the first's and skipped, where imported one after the other it is another workspace's entry,
     kept under a new id (kg/ingest/import_renames.py). A repeat inside one file stays a repeat. The ids met are
     kept in Bloom filters (kg/ingest/trail_seen.py): bounded memory, and a false "met" only splits a run."""
-    from kg.ingest.importing import items
+    from kg.ingest.import_read import items
     from kg.ingest.trail import ImportReport, item_id
 
     if len(files) < 2:

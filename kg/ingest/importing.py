@@ -26,7 +26,6 @@ load after every node and edge (kg/ingest/trail_lifecycle.py): a graph rebuilt f
 
 from __future__ import annotations
 
-import codecs
 import gc
 import json
 import os
@@ -42,7 +41,8 @@ from kg.core.text import index_tokens
 from kg.ingest import import_groups
 from kg.ingest.import_gate import GATE_GROUP, REDACTIONS, Clean, Gated, gate  # noqa: F401 (re-exported)
 from kg.ingest.import_mark import interrupted, mark_claim, mark_path
-from kg.ingest.jsonstream import JsonStreamError, Read, iter_trail
+from kg.ingest.import_read import files_of, items
+from kg.ingest.jsonstream import Read
 from kg.ingest.trail_seen import Screen, SeenIds
 from kg.store import NODE_COLUMNS, aggregates, bulk, rollback
 
@@ -55,75 +55,7 @@ _NODE_COLUMNS = NODE_COLUMNS + ("decay_stage", "base_priority")  # and each node
 Progress = Callable[[int, int], None]
 
 
-class _Undecodable:
-    """Counts bytes that were not UTF-8 (replaced with U+FFFD), so the report can say so."""
-
-    count = 0
-
-    @classmethod
-    def handler(cls, exc: UnicodeDecodeError) -> tuple[str, int]:
-        cls.count += 1
-        return "\ufffd", exc.end
-
-
-codecs.register_error("kg-import-count", _Undecodable.handler)
-
-
-# -- reading ------------------------------------------------------------------------------------------------
-def files_of(paths: list[Path]) -> list[Path]:
-    out = []
-    for path in paths:
-        if path.is_dir():
-            out += sorted(path.glob("*.md")) + sorted(path.glob("*.json"))
-        elif not path.exists():
-            raise UsageError(f"cannot read {path}: no such file")
-        else:
-            out.append(path)
-    return out
-
-
-def items(file: Path, report: Any, read: Read | None = None, *, named: bool = True) -> Iterator[tuple[str, Any]]:
-    """("entries" | "nodes" | "edges", item) from one trail JSON or `.learnings` markdown file; `read.chars`
-    counts the characters read up to each item. An entry or lifecycle record of a JSON file is a copy naming its
-    file (`_source`: whose lifecycle an import takes is one file's, kg/ingest/trail_lifecycle.py), unless not `named`
-    (the first pass only counts them)."""
-    from kg.ingest.trail import iter_learnings_md
-
-    try:
-        with open(file, "rb") as fh:
-            head = fh.read(4096)
-    except OSError as exc:
-        raise UsageError(f"cannot read {file}: {exc.strerror}") from None
-    if b"\x00" in head:
-        report.warnings.append(f"{file}: binary file, skipped")
-        report.skip("binary file")
-        return
-    before = _Undecodable.count
-    bom = head.startswith(b"\xef\xbb\xbf")  # a Windows editor's byte order mark: not part of the text
-    with open(file, encoding="utf-8-sig" if bom else "utf-8", errors="kg-import-count", newline="") as fh:
-        if file.suffix == ".json" or head[3 if bom else 0:].lstrip().startswith(b"{"):
-            try:
-                for kind, item in iter_trail(fh, read=read):
-                    if kind == "graph":
-                        report.skip("graph is not an object")
-                    elif isinstance(item, dict):
-                        yield kind, ({**item, "_source": str(file)} if kind in _NAMED and named else item)
-                    else:
-                        report.skip({"entries": "entry is not an object", "nodes": "graph node is not an object",
-                                     "edges": "graph edge is not an object"}.get(kind, f"{kind[:-1]} is not an object"))
-            except JsonStreamError as exc:
-                raise UsageError(f"{file} is not valid JSON ({exc}); fix it or import the .learnings/*.md "
-                                 "files") from None
-        else:
-            for entry in iter_learnings_md(fh, file, report):
-                if read is not None:
-                    read.chars += sum(len(v) for v in entry.values() if isinstance(v, str))
-                yield "entries", entry
-    if _Undecodable.count != before:
-        report.warnings.append(f"{file}: not valid UTF-8; undecodable bytes were replaced with U+FFFD")
-
-
-_NAMED = frozenset({"entries", "changes", "proposals", "decisions", "blocks"})
+# -- reading (one trail file, item by item: kg/ingest/import_read.py) ----------------------------------------
 _PLAIN_ID = re.compile(r"-\d{1,5}$")  # an embedded graph's (and a team's member 1's) id: kg/store/team.py
 _NUMBERED = re.compile(r"^([A-Za-z]+-\d{8})-(\d{1,9})$")
 

@@ -14,6 +14,7 @@ from typing import Any
 from kg.core import clock
 from kg.core.errors import NotFound, UsageError
 from kg.lifecycle import blocks, promote, promoting
+from kg.lifecycle.api_controls import conflicts, pin, reinforce, resolve_conflict  # noqa: F401 - api.X stays
 from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, holding
 from kg.lifecycle.policy import load as load_policy
 from kg.lifecycle.verify_check import current as check_current
@@ -135,74 +136,6 @@ def skip(ws: Any, number: int, reason: str, now: Now = None) -> dict[str, Any]:
     return {"number": number, "type": q["type"], "status": "skipped", "reason": reason}
 
 
-# -- conflicts ------------------------------------------------------------------------------------------------
-def conflicts(ws: Any, now: Now = None) -> list[dict[str, Any]]:
-    """Every conflict decision with both rules, their scores and the winner ('' for a tie under review)."""
-    with holding(ws) as st:
-        decisions = st.run("lc_decisions")
-        ids = sorted({d["a"] for d in decisions} | {d["b"] for d in decisions})
-        facts = Lifecycle(ws, st, clock.now(now)).rule_facts(ids) if ids else {}
-    out = []
-    for d in decisions:
-        out.append(_jsonable({**d, "text_a": (facts.get(d["a"]) or {}).get("text"),
-                              "text_b": (facts.get(d["b"]) or {}).get("text")}))
-    return out
-
-
-def resolve_conflict(ws: Any, decision_id: str, winner: str, now: Now = None) -> dict[str, Any]:
-    """Override a decision: `winner` is one of its two rule ids (or 'a' / 'b'). Re-renders the files."""
-    at = clock.now(now)
-    with holding(ws) as st:
-        found = [d for d in st.run("lc_decisions") if d["id"] == decision_id]
-        if not found:
-            raise NotFound(f"no conflict decision {decision_id!r}: `kg conflicts` lists them")
-        d = found[0]
-        pick = {"a": d["a"], "b": d["b"]}.get(winner.lower(), winner)
-        if pick not in (d["a"], d["b"]):
-            raise UsageError(f"--winner must be {d['a']} or {d['b']} (or a / b), not {winner!r}")
-        lc = Lifecycle(ws, st, at)
-        with lc.tx():
-            st.run("lc_decision_override", key=meta_key("Decision", decision_id), winner=pick,
-                   reason=f"overridden by a human on {at:%Y-%m-%d}", at=at)
-        plans = lc.export()
-    return {"id": decision_id, "winner": pick, "loser": d["b"] if pick == d["a"] else d["a"], "override": True,
-            "files": [p.as_dict() for p in plans if p.action != "none"]}
-
-
-# -- decay controls -------------------------------------------------------------------------------------------
-def _brief(st: Any, node_id: str) -> dict[str, Any]:
-    rows = st.run("lc_node_brief", id=node_id)
-    if not rows:
-        raise NotFound(f"no node {node_id!r}: `kg list` shows the ids")
-    return rows[0]
-
-
-def pin(ws: Any, node_id: str, now: Now = None, pinned: bool = True) -> dict[str, Any]:
-    """Pinned nodes never decay."""
-    at = clock.now(now)
-    with holding(ws) as st:
-        _brief(st, node_id)
-        st.run("lc_pin", id=node_id, pinned=pinned, at=at)
-    return {"id": node_id, "pinned": pinned}
-
-
-def reinforce(ws: Any, node_id: str, now: Now = None) -> dict[str, Any]:
-    """A user confirmation: resets the decay clock, restores the priority decay took, revives an expired
-    node."""
-    at = clock.now(now)
-    lp = load_policy(ws)
-    with holding(ws) as st:
-        n = _brief(st, node_id)
-        status = n["status"]
-        if n["stage"] >= 3 and status == lp.decay.expired_status:
-            status = "active" if n["kind"] == "pattern" else "pending"
-        priority = n["base_priority"] or n["priority"]
-        st.run("lc_reinforce", id=node_id, at=at, priority=priority, status=status)
-    return {"id": node_id, "reinforced_at": at.isoformat(), "priority": priority, "status": status,
-            "previous": {"priority": n["priority"], "status": n["status"], "stale": bool(n["stale"]),
-                         "stage": n["stage"]}}
-
-
 # -- export and explanation -------------------------------------------------------------------------------------
 def export_memory(ws: Any, now: Now = None, dry_run: bool = False, *, force: bool = False) -> dict[str, Any]:
     """Render every kg block (MEMORY.md's active principles, conflict winners only, in a stable order; and the
@@ -245,13 +178,13 @@ def why(ws: Any, line: str, now: Now = None, limit: int = 10) -> dict[str, Any]:
         live = [(rl, x) for d in desired.values() for rl in d.lines for x in rl.text.splitlines() if _norm(x)]
         hit = next((rl for rl, x in live if _norm(x) == needle), None)
         if hit is not None:
-            out = _trace(st, hit.node, changes.get(hit.change), at)
+            out = _trace(st, hit.node, changes.get(hit.change), at, _how(lc, hit.change))
             out.update(line=line, found=True, source="kg", file=hit.file, block=hit.block, text=hit.text)
             return _jsonable(out)
         past = [c for c in changes.values() if any(_norm(x) == needle for x in (c["text"] or "").splitlines())]
         if past:
             c = past[-1]
-            out = _trace(st, c["node"], c, at)
+            out = _trace(st, c["node"], c, at, _how(lc, c["id"]))
             out.update(line=line, found=True, source="kg-inactive", file=c["target"], block=c["block"],
                        text=c["text"])
             out["explanation"].insert(0, f"kg wrote this line with {c['id']}, but that change is {c['status']} "
@@ -359,7 +292,8 @@ def _instruction_files(ws: Any, desired: dict[tuple[str, str], Any]) -> list[str
     return sorted(names)
 
 
-def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime) -> dict[str, Any]:
+def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime,
+           out_how: str | None = None) -> dict[str, Any]:
     node_rows = st.run("node_get", id=node_id)
     node = {k: v for k, v in node_rows[0]["n"].items() if not k.startswith("_") and k != "tokens"} if node_rows else {}
     out: dict[str, Any] = {"node": node, "change": None, "pattern": None, "events": [], "decisions": []}
@@ -374,7 +308,7 @@ def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime) -
                      f"{change['next_check']:%Y-%m-%d}")
         from kg.lifecycle.verify_withdrawn import explain
 
-        if change["status"] in LIVE and (paused := explain(change["evidence"], at)):
+        if change["status"] in LIVE and (paused := explain(change["evidence"], at, out_how)):
             lines.append(f"verification {paused}")
         if change["status"] == CHECKING:
             lines.append(f"a check, not a revert: {check_explain(change['evidence'])}")
@@ -418,6 +352,13 @@ def _how_out(lc: Lifecycle, items: list[dict[str, Any]], key: str = "change") ->
         if target not in texts:
             texts[target] = blocks.read(lc.root / target)
         item["how"] = "edited" if blocks.inner_of(texts[target], block) is not None else "withdrawn"
+
+
+def _how(lc: Lifecycle, change: str | None) -> str | None:
+    """How a paused change's rule left its file now (`_how_out`), so `kg why` says what `kg status` says."""
+    item: dict[str, Any] = {"change": change}
+    _how_out(lc, [item])
+    return item.get("how")
 
 
 def _withdrawn(lc: Lifecycle, at: datetime) -> dict[str, dict[str, Any]]:

@@ -415,7 +415,7 @@ class Lifecycle:
                     action=None, category=plan.category or None, priority=plan.priority, status="active",
                     area=plan.area or None, source="promotion", pattern_key=None, session=None, files=[plan.file],
                     tags=[plan.target], error_text=None, context=None, reproducible=None, user_context=None,
-                    complexity=None, frequency=None, redactions=[], created_at=self.now,
+                    complexity=None, frequency=None, redactions=[], created_at=self.now, reinforced_at=self.now,
                     tokens=index_tokens(text))
         body = text
         if self.lp.targets[plan.target].format == "document":

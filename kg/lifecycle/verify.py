@@ -29,15 +29,23 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from kg.lifecycle import effect as effects
 from kg.lifecycle import stats, verify_stop
 from kg.lifecycle.policy import LifecyclePolicy
-
-CONFIRMED, INEFFECTIVE, WORSE, INCONCLUSIVE = "confirmed", "ineffective", "made_worse", "inconclusive"
-DAY = timedelta(days=1)
-HUMAN_CONFIRMED = "confirmed by a human"
+from kg.lifecycle.verify_transition import (  # noqa: F401 - verify.transition and the rest stay importable here
+    CONFIRMED,
+    DAY,
+    HUMAN_CONFIRMED,
+    INCONCLUSIVE,
+    INEFFECTIVE,
+    WORSE,
+    Transition,
+    is_deadline,
+    overdue_stage,
+    transition,
+)
 
 
 @dataclass(frozen=True)
@@ -104,16 +112,17 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
              excluded: Iterable[tuple[datetime, datetime]] = (), observed_from: datetime | None = None,
              paused: Iterable[tuple[datetime, datetime]] = (),
              checks: Iterable[tuple[datetime, datetime]] = (),
-             pooled: Iterable[tuple[datetime, datetime]] = ()) -> Counts:
+             pooled: Iterable[tuple[datetime, datetime]] = (), out_words: str = "withdrawn by hand") -> Counts:
     """The counts and exposures behind a verdict, from every occurrence time of the pattern. `excluded`:
     periods when an earlier change of the same pattern was live (not the base rate). `observed_from`: when
     kg started watching (the workspace's first event). `paused`: periods since the change when a person had
     taken the rule out of its file (`kg.lifecycle.verify_withdrawn`): neither their days nor their
-    occurrences count. `checks`: periods since the change when kg took the rule out to measure the rate
-    without it (`kg.lifecycle.verify_check`): their days and occurrences are base rate, counted (unweighted:
-    they are recent) in the rate before. `pooled`: periods before the change when an earlier try of the same
-    rule was live (`verification.pool_retries`): a rule tried again is judged on every period it was in its
-    file, so their occurrences and days count as the rate after (they must be in `excluded` too)."""
+    occurrences count (`out_words`: how, for the counts' note). `checks`: periods since the change when kg
+    took the rule out to measure the rate without it (`kg.lifecycle.verify_check`): their days and
+    occurrences are base rate, counted (unweighted: they are recent) in the rate before. `pooled`: periods
+    before the change when an earlier try of the same rule was live (`verification.pool_retries`): a rule
+    tried again is judged on every period it was in its file, so their occurrences and days count as the rate
+    after (they must be in `excluded` too)."""
     v = policy.verification
     spans = sorted((a, b) for a, b in excluded if a < applied_at)
     out_spans = [(max(a, applied_at), min(b, now)) for a, b in paused if min(b, now) > max(a, applied_at)]
@@ -195,7 +204,7 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
         left.append(f"{capped_out} over {cap}/day")
     t_out = sum(_days(a, b) for a, b in out_spans)
     if out_spans:
-        left.append(f"{withdrawn_n} in {t_out:.1f}d withdrawn by hand")
+        left.append(f"{withdrawn_n} in {t_out:.1f}d {out_words}")
     return Counts(len(before_all), len(after), round(k_b, 4), round(t_b, 4), k_a,
                   round(max(_days(applied_at, now) - t_out - t_test, 0.0) + t_tries, 4), tuple(left))
 
@@ -399,79 +408,6 @@ def assess(times: Iterable[datetime], applied_at: datetime, now: datetime, polic
     analysis all use."""
     return judge(evidence(times, applied_at, now, policy, excluded=excluded, observed_from=observed_from),
                  policy, deadline=deadline, prior=prior)
-
-
-def overdue_stage(due_since: datetime, now: datetime, policy: LifecyclePolicy) -> str:
-    """none / remind (grace) / request_evidence (first extension) / revert (the deadline), by whole days
-    overdue."""
-    days = (now - due_since) // DAY
-    o = policy.overdue
-    if days >= o.revert_days:
-        return "revert"
-    if days >= o.extend_days:
-        return "request_evidence"
-    if days >= o.grace_days:
-        return "remind"
-    return "none"
-
-
-def is_deadline(status: str, due_since: datetime | None, next_check: datetime, now: datetime,
-                policy: LifecyclePolicy) -> bool:
-    """A first verification undecided for `overdue.revert_days` past due is decided by the majority."""
-    return status == "applied" and overdue_stage(due_since or next_check, now, policy) == "revert"
-
-
-@dataclass(frozen=True)
-class Transition:
-    """What a verification does to a change. `action`: keep, extend, revert, auto_revert."""
-
-    action: str
-    status: str
-    next_check: datetime
-    due_since: datetime | None
-    verdict: str
-    overdue: str
-    critical: bool
-    evidence: str
-
-
-def transition(*, status: str, next_check: datetime, due_since: datetime | None, verdict: Verdict,
-               now: datetime, policy: LifecyclePolicy, human: bool = False) -> Transition:
-    """Decide a due change's next state from its verdict.
-
-    confirmed → monitored every `monitor_days`; ineffective → revert; made worse → revert at once + a
-    critical item; inconclusive → checked again in `extend_days`, with the overdue clock (from the first
-    undecided due date) reminding, then asking for evidence; at `revert_days` overdue the verdict was taken
-    at the deadline (majority), so it is decisive, and a revert then is an auto-revert. A confirmed change
-    that turns inconclusive stays confirmed. A change a human confirmed is never reverted by kg: the
-    evidence is noted instead.
-    """
-    v = policy.verification
-    day = now.date().isoformat()
-    monitor = now + v.monitor_days * DAY
-    if verdict.kind == CONFIRMED:
-        return Transition("keep", "confirmed", monitor, None, CONFIRMED, "none", False,
-                          f"{day} {verdict.summary}; next check in {v.monitor_days} days")
-    if verdict.kind in (WORSE, INEFFECTIVE) and human:
-        return Transition("keep", "confirmed", monitor, None, verdict.kind, "none", verdict.kind == WORSE,
-                          f"{day} {verdict.summary}; kept: {HUMAN_CONFIRMED} (a human decision wins)")
-    stage = overdue_stage(due_since or next_check, now, policy) if status == "applied" else "none"
-    if verdict.kind in (WORSE, INEFFECTIVE):
-        auto = stage == "revert"
-        what = "auto-reverted at the deadline" if auto else ("reverted at once" if verdict.kind == WORSE else
-                                                             "reverted")
-        return Transition("auto_revert" if auto else "revert", "auto_reverted" if auto else "reverted",
-                          next_check, None, verdict.kind, stage, verdict.kind == WORSE,
-                          f"{day} {verdict.summary}; {what}")
-    if status == "confirmed":
-        return Transition("keep", "confirmed", monitor, None, CONFIRMED, "none", False,
-                          f"{day} {verdict.summary}; stays confirmed, next check in {v.monitor_days} days")
-    since = due_since or next_check
-    note = {"none": "check extended", "remind": "check extended (reminder: overdue, grace period)",
-            "request_evidence": "check extended (first extension: evidence requested)",
-            "revert": "check extended"}[stage]
-    return Transition("extend", status, now + v.extend_days * DAY, since, INCONCLUSIVE, stage, False,
-                      f"{day} {verdict.summary}; {note} to {(now + v.extend_days * DAY).date().isoformat()}")
 
 
 def relapse(times: Iterable[datetime], live: Sequence[tuple[datetime, datetime]], now: datetime,

@@ -17,7 +17,8 @@ from typing import Any
 
 from kg.lifecycle import blocks
 
-WITHDRAWN = "withdrawn by hand"
+WITHDRAWN = "withdrawn by hand"  # kg's block or the file is gone
+EDITED = "edited by hand"  # kg's block is there, the rule reworded or taken out of it (said as `kg status` says it)
 RESUMED = "back in effect"
 STAMP = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2})?"  # an evidence line's ISO time
 
@@ -27,7 +28,8 @@ def mark_pattern(*words: str) -> re.Pattern[str]:
     return re.compile(rf"^({STAMP}) ({'|'.join(re.escape(w) for w in words)})\b")
 
 
-_MARK = mark_pattern(WITHDRAWN, RESUMED)
+_MARK = mark_pattern(WITHDRAWN, EDITED, RESUMED)
+OUT = (WITHDRAWN, EDITED)
 _BULLET = re.compile(r"^(?:[-*+]\s+)")
 
 
@@ -60,7 +62,7 @@ def in_effect(text: str | None, block: str, rule: str, expected_hash: str | None
 def pauses(evidence: Iterable[str] | None, now: datetime) -> list[tuple[datetime, datetime]]:
     """The periods the change was withdrawn by hand, from its evidence trail (the last one open: up to
     `now`)."""
-    return marked_spans(evidence, now, _MARK, lambda word: word == WITHDRAWN, lambda word: word == RESUMED)
+    return marked_spans(evidence, now, _MARK, lambda word: word in OUT, lambda word: word == RESUMED)
 
 
 def marked_spans(evidence: Iterable[str] | None, now: datetime, mark: Any, opens: Any,
@@ -90,11 +92,33 @@ def paused_since(evidence: Iterable[str] | None) -> datetime | None:
     for line in evidence or ():
         m = _MARK.match(line)
         if m:
-            start = datetime.fromisoformat(m.group(1)) if m.group(2) == WITHDRAWN else None
+            start = datetime.fromisoformat(m.group(1)) if m.group(2) in OUT else None
     return start
 
 
-def withdrawn_line(at: datetime, target: str, gone: bool) -> str:
+def out_words(evidence: Iterable[str] | None) -> str:
+    """How the rule left its file in the pauses of an evidence trail, for a verdict's counts: "withdrawn by
+    hand", "edited by hand", or both when it was out both ways."""
+    words = [w for w in OUT if any((m := _MARK.match(line)) and m.group(2) == w for line in evidence or ())]
+    return " or ".join(w.removesuffix(" by hand") for w in words) + " by hand" if words else WITHDRAWN
+
+
+def last_out(evidence: Iterable[str] | None) -> str:
+    """The word of the last pause line (WITHDRAWN or EDITED), WITHDRAWN when there is none."""
+    word = WITHDRAWN
+    for line in evidence or ():
+        m = _MARK.match(line)
+        if m and m.group(2) in OUT:
+            word = m.group(2)
+    return word
+
+
+def withdrawn_line(at: datetime, target: str, gone: bool, edited: bool = False) -> str:
+    """The evidence line of a pause: `edited` when kg's block is still in the file (a person reworded the rule
+    inside it, or took it out of the block), as `kg status` tells the two apart."""
+    if edited:
+        return (f"{at.isoformat()} {EDITED}: the rule was reworded or taken out inside its kg block ({target}); "
+                "verification paused, the days from here on are no evidence")
     what = "the file is gone" if gone else "its line is no longer in the file"
     return (f"{at.isoformat()} {WITHDRAWN}: {what} ({target}); verification paused, the days from here on are "
             "no evidence")
@@ -120,10 +144,15 @@ def overlap(spans: Sequence[tuple[datetime, datetime]], start: datetime, end: da
     return total
 
 
-def explain(evidence: Iterable[str] | None, now: datetime) -> str:
-    """One line for `kg status` and `kg why`: '' while the rule is in effect."""
+def explain(evidence: Iterable[str] | None, now: datetime, how: str | None = None) -> str:
+    """One line for `kg status` and `kg why`: '' while the rule is in effect. `how`: "edited" or "withdrawn",
+    as `kg status` finds it in the file now (None: as the last pause line says)."""
     since = paused_since(evidence)
     if since is None:
         return ""
+    edited = how == "edited" if how is not None else last_out(evidence) == EDITED
+    if edited:
+        return (f"paused: {EDITED} inside its kg block since {since:%Y-%m-%d} (the rule as kg wrote it is not in "
+                "its file; put kg's words back, or run `kg export memory --force`, and verification resumes)")
     return (f"paused: {WITHDRAWN} since {since:%Y-%m-%d} (the rule is not in its file; put it back, or run "
             "`kg export memory --force`, and verification resumes)")

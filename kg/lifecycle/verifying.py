@@ -165,6 +165,7 @@ def judge_change(lc: Any, r: dict[str, Any], out: list[tuple[datetime, datetime]
     pooled = tries(lc, r)
     counts = verify.evidence(times, r["applied_at"], lc.now, lc.lp, excluded=excluded,
                              observed_from=observed_from(lc), paused=out,
+                             out_words=withdrawn.out_words(r.get("evidence")),
                              checks=verify_check.spans(r.get("evidence"), lc.now), pooled=pooled)
     rate_prior = prior(lc)
     # a rule tried again is judged as a monitored one from its first check: its evidence is not new
@@ -332,6 +333,14 @@ def effects(lc: Any, rows: list[dict[str, Any]]) -> dict[str, bool | None]:
     return out
 
 
+def _block_there(path: Any, block: str) -> bool:
+    """Whether kg's block is still in the file (a rule out of it was edited by hand, not withdrawn)."""
+    try:
+        return blocks.inner_of(blocks.read(path), block) is not None
+    except blocks.BlockError:
+        return False
+
+
 def sync_withdrawals(lc: Any) -> dict[str, list[tuple[datetime, datetime]]]:
     """Pause the verification of every live change a person took out of its file, and resume the ones put
     back (their next check and overdue clock moved on by the pause): a dated line in the change's evidence
@@ -349,7 +358,8 @@ def sync_withdrawals(lc: Any) -> dict[str, list[tuple[datetime, datetime]]]:
             pass
         elif not on[c["id"]] and since is None:
             gone = not (lc.root / c["target"]).exists()
-            evidence.append(withdrawn.withdrawn_line(lc.now, c["target"], gone))
+            edited = not gone and _block_there(lc.root / c["target"], c["block"])
+            evidence.append(withdrawn.withdrawn_line(lc.now, c["target"], gone, edited))
             writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
             lc.report.withdrawn.append({**view, "action": "paused", "since": lc.now})
         elif on[c["id"]] and since is not None:

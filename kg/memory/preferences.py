@@ -23,7 +23,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import NotFound, UnusableFile, UsageError
-from kg.core.files import target_problem
+from kg.core.files import retried, target_problem
 from kg.core.text import clean
 from kg.ingest.journal import write_atomic
 from kg.lifecycle import blocks
@@ -54,11 +54,17 @@ def load(ws: Any) -> dict[str, Any]:
     """The current preferences. Raises BrokenPreferences, saying where, if the file was broken by hand, and
     UnusableFile if it cannot be read (a QA pass: a folder named preferences.json gave a bare "Is a
     directory")."""
+    return _read(ws)[0]
+
+
+def _read(ws: Any) -> tuple[dict[str, Any], bytes | None]:
+    """The preferences and the file's bytes they were read from (None: no file), the `base` a write of them
+    is checked against: a person's or another process's write since is never replaced (`_write`)."""
     path = path_of(ws)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return {}
+        return {}, None
     except OSError as exc:  # a folder of that name, a link loop, no read permission: said as kg's own words
         raise UnusableFile(target_problem(path, root=ws.root) or f"{_rel(ws, path)} cannot be read: "
                            f"{exc.strerror}; let kg read it (chmod u+r) or move it away", str(path)) from None
@@ -81,7 +87,7 @@ def load(ws: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BrokenPreferences(f"{_rel(ws, path)} must hold one JSON object ({{\"key\": \"value\", ...}}), "
                                 f"not a {type(data).__name__}; kg will not overwrite it. Fix it by hand")
-    return data
+    return data, raw
 
 
 class _NotFinite(ValueError):
@@ -118,8 +124,10 @@ def _encode(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def _write(ws: Any, prefs: dict[str, Any]) -> None:
-    write_atomic(path_of(ws), _dump(dict(sorted(prefs.items()))).encode("utf-8"))
+def _write(ws: Any, prefs: dict[str, Any], base: bytes | None) -> None:
+    """Replace the file with `prefs`, only if it still holds `base` (what they were read from), else
+    FileChanged: a key a person or an agent wrote meanwhile is not lost (the caller reads again, `retried`)."""
+    write_atomic(path_of(ws), _dump(dict(sorted(prefs.items()))).encode("utf-8"), base=base)
 
 
 def _latest(st: Any) -> dict[str, tuple[str, str]]:
@@ -196,15 +204,19 @@ def set_(ws: Any, key: str, value: Any, *, now: datetime | str | None = None, so
             raise UsageError(f"the value is {len(value):,} characters; the limit is {MAX_VALUE:,}")
     session = session or ws.current_session()
     with ws.store() as st:
-        prefs = load(ws)  # raises before anything is written if the file is broken
-        _sync_hand_edits(ws, st, prefs, at)
-        previous = prefs.get(key)
-        changed = previous != value
-        if changed:
-            prefs[key] = value
-            _write(ws, prefs)
-            _record(ws, st, key, _encode(value), None if previous is None else _encode(previous), "set", at,
-                    source, session)
+        def step() -> tuple[dict[str, Any], Any, bool]:
+            prefs, base = _read(ws)  # raises before anything is written if the file is broken
+            _sync_hand_edits(ws, st, prefs, at)
+            previous = prefs.get(key)
+            changed = previous != value
+            if changed:
+                prefs[key] = value
+                _write(ws, prefs, base)
+                _record(ws, st, key, _encode(value), None if previous is None else _encode(previous), "set", at,
+                        source, session)
+            return prefs, previous, changed
+
+        prefs, previous, changed = retried(step)
     user_md, flag = render_user_block(ws, prefs, force=force)
     return {"key": key, "value": value, "previous": previous, "changed": changed, "at": at.isoformat(),
             "redacted": kinds, "user_md": user_md, "flag": flag}
@@ -216,13 +228,17 @@ def unset(ws: Any, key: str, *, now: datetime | str | None = None, source: str =
     key = check_key(key)
     session = session or ws.current_session()
     with ws.store() as st:
-        prefs = load(ws)
-        _sync_hand_edits(ws, st, prefs, at)
-        if key not in prefs:
-            raise NotFound(f"no preference {key!r}: `kg pref list` shows them")
-        previous = prefs.pop(key)
-        _write(ws, prefs)
-        _record(ws, st, key, None, _encode(previous), "unset", at, source, session)
+        def step() -> tuple[dict[str, Any], Any]:
+            prefs, base = _read(ws)
+            _sync_hand_edits(ws, st, prefs, at)
+            if key not in prefs:
+                raise NotFound(f"no preference {key!r}: `kg pref list` shows them")
+            previous = prefs.pop(key)
+            _write(ws, prefs, base)
+            _record(ws, st, key, None, _encode(previous), "unset", at, source, session)
+            return prefs, previous
+
+        prefs, previous = retried(step)
     user_md, flag = render_user_block(ws, prefs)
     return {"key": key, "previous": previous, "at": at.isoformat(), "user_md": user_md, "flag": flag}
 
@@ -357,7 +373,7 @@ def _migrate_legacy(ws: Any, path: Path, key: str) -> None:
     ours = lines == last.split("\n") if last is not None else all(_OWN_LINE.match(line) for line in lines)
     new = text.replace(begin, blocks.BEGIN.format(name=BLOCK)).replace(end, blocks.END.format(name=BLOCK))
     new_inner = blocks.inner_of(new, BLOCK) or ""
-    blocks.apply(path, blocks.SyncPlan("update", new, None, ""))
+    blocks.apply(path, blocks.SyncPlan("update", new, None, "", base=text))  # a write since the read: FileChanged
     blocks.save_state(ws.kg_dir, key, {"hash": blocks.digest(new_inner) if ours else "edited-before-upgrade",
                                        "glue": "", "created_file": False})
 

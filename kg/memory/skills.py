@@ -43,7 +43,7 @@ from rapidfuzz import fuzz
 
 from kg.core import clock, paths
 from kg.core.errors import NotFound, UsageError
-from kg.core.files import make_folder, write_atomic
+from kg.core.files import make_folder, retried, write_atomic
 from kg.core.text import CJK, clean, slugify, words
 from kg.lifecycle import blocks
 from kg.memory.rules import SkillRules, memory_rules
@@ -334,15 +334,21 @@ def all_skills(ws: Any) -> list[Skill]:
 
 
 def load(ws: Any, slug: str) -> Skill:
+    return _read(ws, slug)[0]
+
+
+def _read(ws: Any, slug: str) -> tuple[Skill, bytes]:
+    """The skill and the file's bytes it was read from: the `base` its rewrite is checked against (`_save`)."""
     slug = _check_slug(slug, ws.rules.redactor)  # kebab-case letters, digits and CJK only: no '/', '.' or '..'
     path = paths.inside(ws.root, _dir(ws) / f"{slug}.md", "the skill file")
     if not path.is_file():
         raise NotFound(f"no skill {slug!r}: `kg skill list` shows them")
-    text = path.read_bytes().decode("utf-8")  # not read_text: its newline translation hides CRLF
+    raw = path.read_bytes()
+    text = raw.decode("utf-8")  # not read_text: its newline translation hides CRLF
     broken = frontmatter_problem(text)
     if broken:
         raise UsageError(f"{(_dir(ws) / path.name).relative_to(ws.root)}: {broken}")
-    return parse(slug, text)
+    return parse(slug, text), raw
 
 
 def _check_slug(slug: str, redactor: Any) -> str:
@@ -359,7 +365,10 @@ def _check_slug(slug: str, redactor: Any) -> str:
     return s
 
 
-def _save(ws: Any, skill: Skill, at: datetime, session: str | None, sources: list[str]) -> None:
+def _save(ws: Any, skill: Skill, at: datetime, session: str | None, sources: list[str], *,
+          base: bytes | None) -> None:
+    """Write the skill's file, only over `base` (what it was made from; None: no file), else FileChanged and
+    the file as its writer left it; then its graph row."""
     red = ws.rules.redactor
     skill.description = red.redact(skill.description).text
     for name in OWN:
@@ -373,7 +382,7 @@ def _save(ws: Any, skill: Skill, at: datetime, session: str | None, sources: lis
     skill.extra = {key.text: value.text for key, value in pairs}
     path = _dir(ws) / f"{skill.slug}.md"
     make_folder(path.parent, root=ws.root)  # a `memory/skills` linked out of the workspace is refused
-    write_atomic(path, render_file(skill))
+    write_atomic(path, render_file(skill), base=base)
     from kg.store.schema import meta_key
 
     with ws.store() as st:
@@ -431,7 +440,7 @@ def new(ws: Any, slug: str, *, description: str = "", triggers: list[str] | None
     _add_items(skill, "Procedure", list(steps or []), True)
     _add_items(skill, "Pitfalls", list(pitfalls or []), False)
     _add_items(skill, "Verification", list(checks or []), False)
-    _save(ws, skill, at, session or ws.current_session(), list(from_ids or []))
+    _save(ws, skill, at, session or ws.current_session(), list(from_ids or []), base=None)
     return {**skill.as_dict(), "action": "created"}
 
 
@@ -439,11 +448,19 @@ def update(ws: Any, slug: str, *, description: str | None = None, triggers: list
            tools: list[str] | None = None, steps: list[str] | None = None, pitfalls: list[str] | None = None,
            checks: list[str] | None = None, from_ids: list[str] | None = None,
            now: datetime | str | None = None, session: str | None = None) -> dict[str, Any]:
-    """Add to a skill: new triggers, tools and section items are appended; nothing is removed."""
+    """Add to a skill: new triggers, tools and section items are appended; nothing is removed. A file written
+    by someone else between kg's read and its replace is read again and added to (`retried`), never lost."""
     slug = _check_slug(slug, ws.rules.redactor)
     description, triggers, tools, steps, pitfalls, checks = ws.rules.redactor.redact_value(
         [description, triggers, tools, steps, pitfalls, checks])  # the gate, before anything is cleaned or cut
-    skill = load(ws, slug)
+    return retried(lambda: _update(ws, slug, description, triggers, tools, steps, pitfalls, checks, from_ids,
+                                   now, session))
+
+
+def _update(ws: Any, slug: str, description: str | None, triggers: list[str] | None, tools: list[str] | None,
+            steps: list[str] | None, pitfalls: list[str] | None, checks: list[str] | None,
+            from_ids: list[str] | None, now: datetime | str | None, session: str | None) -> dict[str, Any]:
+    skill, base = _read(ws, slug)
     at = clock.now(now)
     was = (skill.description, skill.triggers, skill.tools)
     if description:
@@ -457,7 +474,7 @@ def update(ws: Any, slug: str, *, description: str | None = None, triggers: list
         return {**load(ws, slug).as_dict(), "action": "unchanged", "added": added}  # the file stays as it is
     skill.updated = f"{at:%Y-%m-%d %H:%M}"
     skill.created = skill.created or skill.updated  # a promoted skill starts without frontmatter
-    _save(ws, skill, at, session or ws.current_session(), list(from_ids or []))
+    _save(ws, skill, at, session or ws.current_session(), list(from_ids or []), base=base)
     return {**skill.as_dict(), "action": "updated", "added": added}
 
 

@@ -27,16 +27,14 @@ those bytes back when the file is as kg left it, and otherwise takes out only kg
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import shlex
-import shutil
-import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import UsageError
+from kg.core.errors import FileChanged, UsageError
+from kg.core.files import retried
 from kg.ingest.journal import write_atomic
 from kg.lifecycle import blocks
 from kg.runtimes import codex_toml
@@ -47,6 +45,16 @@ from kg.runtimes.agents_block import (
     LEGACY_END,  # noqa: F401 - re-exported: imported from this module
     agents_plan,
     upgrade_legacy,  # noqa: F401 - re-exported: imported from this module
+)
+from kg.runtimes.hook_commands import (  # noqa: F401 - hook_entries, merge_mcp, strip_mcp: imported from here too
+    MCP_MISSING,
+    _argv,
+    _shell,
+    hook_entries,
+    kg_executable,
+    mcp_available,
+    merge_mcp,
+    strip_mcp,
 )
 from kg.runtimes.hook_settings import edited_hooks, merge_hooks, strip_hooks
 from kg.runtimes.openclaw_hook import OPENCLAW_MARK, SERVER_NAME, openclaw_handler, openclaw_hook_md
@@ -65,91 +73,13 @@ class Change:
         return {"path": self.path, "action": self.action, "detail": self.detail}
 
 
-# -- the kg command the runtimes call -------------------------------------------------------------------------
-def kg_executable() -> str:
-    """The `kg` script of this installation (beside the running Python), else the one on PATH, else `kg`."""
-    here = Path(sys.executable).parent / "kg"
-    if here.exists():
-        return str(here)
-    return shutil.which("kg") or "kg"
-
-
-def _argv(ws: Any, kg_bin: str | None, *args: str, shared: bool = False) -> list[str]:
-    if shared:  # a file the team commits: `kg` from PATH, the workspace found from the project folder
-        return ["kg", *args]
-    return [kg_bin or kg_executable(), "-w", str(ws.root), *args]
-
-
-def mcp_available() -> bool:
-    """Whether `kg mcp` can start here: the optional `mcp` package imports."""
-    return importlib.util.find_spec("mcp") is not None
-
-
-MCP_MISSING = ("MCP server not registered: `kg mcp` needs the `mcp` package (pip install 'kaizen-kg[mcp]'); "
-               "install it, then run this install again")
-
-
-def _shell(argv: list[str]) -> str:
-    return " ".join(shlex.quote(a) for a in argv)
-
-
-# -- JSON settings merging (pure) ------------------------------------------------------------------------------
-def hook_entries(ws: Any, runtime: str, kg_bin: str | None = None, *,
-                 shared: bool = False) -> dict[str, list[dict[str, Any]]]:
-    """The hook groups kg adds, by event, in Claude Code's settings schema (Codex's hooks.json is the same)."""
-    start = _shell(_argv(ws, kg_bin, "hook", "session-start", "--start-session", "--runtime", runtime,
-                         shared=shared))
-    tool = _shell(_argv(ws, kg_bin, "hook", "post-tool-use", "--runtime", runtime, shared=shared))
-
-    def group(matcher: str | None, command: str, timeout: int) -> dict[str, Any]:
-        g: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
-        g["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
-        return g
-
-    if runtime == "claude-code":
-        end = _shell(_argv(ws, kg_bin, "hook", "session-end", "--runtime", runtime, shared=shared))
-        return {
-            "SessionStart": [group("startup|resume|clear|compact", start, 30)],
-            "SessionEnd": [group(None, end, 120)],
-            "PostToolUseFailure": [group("*", tool, 30)],
-        }
-    if runtime == "codex":
-        # Stop (end of each turn) reflects on the rollout so far, past its cursor; it never exits 2 (bad input exits
-        # 1: Codex ignores a failed Stop hook). SessionEnd (1 s budget) answers at once and reflects + summarises in
-        # a detached child.
-        turn = _shell(_argv(ws, kg_bin, "hook", "session-end", "--no-summary", "--runtime", runtime))
-        end = _shell(_argv(ws, kg_bin, "hook", "session-end", "--runtime", runtime))
-        return {
-            "SessionStart": [group("startup|resume|clear|compact", start, 30)],
-            "Stop": [group(None, turn, 120)],
-            "SessionEnd": [group(None, end, 3)],
-        }
-    raise UsageError(f"no hook settings for runtime {runtime!r}")
-
-
-def merge_mcp(config: dict[str, Any], argv: list[str]) -> dict[str, Any]:
-    servers = dict(config.get("mcpServers") or {})
-    servers[SERVER_NAME] = {"command": argv[0], "args": argv[1:]}
-    return {**config, "mcpServers": servers}
-
-
-def strip_mcp(config: dict[str, Any]) -> dict[str, Any]:
-    out = dict(config)
-    servers = dict(out.get("mcpServers") or {})
-    servers.pop(SERVER_NAME, None)
-    if servers:
-        out["mcpServers"] = servers
-    else:
-        out.pop("mcpServers", None)
-    return out
-
-
 # -- file helpers -----------------------------------------------------------------------------------------------
-def _read_json(path: Path) -> dict[str, Any]:
-    if not path.exists():
+def _read_json(path: Path, text: str | None) -> dict[str, Any]:
+    """The JSON object `text`, read from `path` (None: no file)."""
+    if text is None:
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+        data = json.loads(text or "{}")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path} is not valid JSON ({exc}); fix it, then run the command again") from None
     if not isinstance(data, dict):
@@ -163,18 +93,30 @@ def _dump(data: dict[str, Any]) -> str:
 
 class _Plan:
     """The changes of one install or uninstall. Every file an install writes is recorded with its bytes before
-    (`memory/.kg/installs.json`, by absolute path), so that uninstall can put those bytes back."""
+    (`memory/.kg/installs.json`, by absolute path), so that uninstall can put those bytes back. A file is
+    written only over the text this plan first read of it (`seen`): a person's edit of their settings since is
+    never replaced (FileChanged; `_carried` runs the install again from a fresh read)."""
 
     def __init__(self, ws: Any, project: Path, dry_run: bool, force: bool = False, again: str = ""):
         self.ws, self.project, self.dry_run, self.changes = ws, project, dry_run, []
         self.force = force  # kg's parts a person edited are rewritten (install) or taken out (uninstall) all the same
         self.again = again  # the command that does so, for the notes
         self.notes: list[str] = []
+        self.seen: dict[str, str | None] = {}  # path → its text when this plan first read it
         self.record_path = Path(ws.memory) / ".kg" / "installs.json"
         try:
             self.record: dict[str, Any] = json.loads(self.record_path.read_text(encoding="utf-8"))
         except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
             self.record = {}
+
+    def read(self, path: Path) -> str | None:
+        """The file's text now (None: no file); the first read of each file is what a write goes over."""
+        text = blocks.read(path)
+        self.seen.setdefault(str(path), text)
+        return text
+
+    def read_json(self, path: Path) -> dict[str, Any]:
+        return _read_json(path, self.read(path))
 
     def rel(self, path: Path) -> str:
         try:
@@ -187,14 +129,20 @@ class _Plan:
         """Write `text` to `path`, recording the bytes before (and `hooks`, kg's own hook entries in it, which tell
         the next install a person's edit of one from kg's text). `keep_edited`: a file wholly kg's (OpenClaw's hook
         folder) that was edited since kg last wrote it is kept, with a note, as uninstall keeps it."""
-        old = blocks.read(path)
+        old = self.read(path)
         last = ((self.record.get(runtime) or {}).get(str(path)) or {}).get("after") if runtime else None
         if keep_edited and not self.force and old is not None and last is not None and old not in (last, text):
             self.changes.append(Change(self.rel(path), "unchanged", f"{detail}: kept, edited since kg wrote it"))
             self.notes.append(f"{self.rel(path)} was edited since kg wrote it: kept; `{self.again}` puts kg's back "
                               "(your edit is lost)")
             return
-        if runtime:
+        if old != text:
+            self.changes.append(Change(self.rel(path), "create" if old is None else "update", detail))
+            if not self.dry_run:  # carried out by the block editor, whose plans computed the marked files' text
+                self.apply(path, text)
+        else:
+            self.changes.append(Change(self.rel(path), "unchanged", detail))
+        if runtime:  # recorded once written: a file left as its writer left it (FileChanged) keeps its record
             files = self.record.setdefault(runtime, {})
             entry = files.get(str(path))
             if entry is None and (old is None or SERVER_NAME not in old):
@@ -206,18 +154,20 @@ class _Plan:
                 files[str(path)] = {"after": text}
             if hooks is not None:
                 files[str(path)]["hooks"] = hooks
-        if old == text:
-            self.changes.append(Change(self.rel(path), "unchanged", detail))
-            return
-        self.changes.append(Change(self.rel(path), "create" if old is None else "update", detail))
-        if not self.dry_run:  # carried out by the block editor, whose plans computed the marked files' text
-            blocks.apply(path, blocks.SyncPlan("update", text, None, ""), confined=False)
+
+    def apply(self, path: Path, text: str) -> None:
+        """Replace `path` with `text`, only if it still holds what this plan first read of it."""
+        base = self.seen.get(str(path), blocks.ANY)
+        blocks.apply(path, blocks.SyncPlan("update", text, None, "", base=base), confined=False)
 
     def remove(self, path: Path, detail: str) -> None:
         if not path.exists():
             return
         self.changes.append(Change(self.rel(path), "remove", detail))
         if not self.dry_run:
+            if str(path) in self.seen and blocks.read(path) != self.seen[str(path)]:
+                raise FileChanged(f"{self.rel(path)} was written by someone else while kg was taking it out, so kg "
+                                  "left it (nothing written to it is lost): run the command again", str(path))
             path.unlink()
             parent = path.parent
             while parent != self.project and parent.is_dir() and not any(parent.iterdir()):
@@ -227,21 +177,21 @@ class _Plan:
     def restore(self, runtime: str, path: Path) -> bool:
         """Put back the bytes `path` had before kg's install, when the file is still as kg left it."""
         entry = (self.record.get(runtime) or {}).get(str(path))
-        if not entry or "before" not in entry or blocks.read(path) != entry["after"]:
+        if not entry or "before" not in entry or self.read(path) != entry["after"]:
             return False
         if entry["before"] is None:
             self.remove(path, "kg created it; as kg left it")
         else:
             self.changes.append(Change(self.rel(path), "update", "restored byte for byte"))
             if not self.dry_run:
-                blocks.apply(path, blocks.SyncPlan("update", entry["before"], None, ""), confined=False)
+                self.apply(path, entry["before"])
         return True
 
     def agents_block(self, path: Path, body: str | None, runtime: str | None) -> None:
         """Write (or, with None, take out) kg's AGENTS.md block through the block editor."""
         key = f"{self.rel(path)}#{AGENTS_BLOCK}"
         state = blocks.load_states(self.ws.kg_dir).get(key) or {}
-        old = blocks.read(path)
+        old = self.read(path)
         sync = agents_plan(old, body, state, force=self.force, fix=f"run `{self.again}`")
         if sync.action == "flag":
             self.notes.append(f"{self.rel(path)}: kg's block was left as it is: {sync.reason}")
@@ -265,7 +215,7 @@ class _Plan:
         rel = self.rel(path)
         states = blocks.load_states(self.ws.kg_dir)
         mine = {name: states.get(f"{rel}#{name}") or {} for name in codex_toml.NAMES}
-        old = blocks.read(path)
+        old = self.read(path)
         new, plans, notes = codex_toml.sync(old, argv, mine, install=runtime is not None, force=self.force,
                                             fix=f"{codex_toml.FIX}, or run `{self.again}`")
         self.notes += [f"{rel}: {note}" for note in notes]
@@ -358,7 +308,7 @@ def _again(verb: str, runtime: str, project: str | Path | None, *flags: str) -> 
 def _write_hooks(plan: _Plan, path: Path, runtime: str, entries: dict[str, Any], detail: str) -> None:
     """kg's current hook entries in a settings file, but for those a person edited since kg wrote them: kept where
     and as they are, with a note (an unedited one is brought to the current; others' entries are not touched)."""
-    settings = _read_json(path)
+    settings = plan.read_json(path)
     edited = {} if plan.force else edited_hooks(settings, runtime, plan.wrote_hooks(runtime, path), entries)
     for name, what in edited.items():
         plan.notes.append(f"{plan.rel(path)}: kg's {name.split()[0]} hook was edited since kg wrote it ({what}): "
@@ -369,11 +319,31 @@ def _write_hooks(plan: _Plan, path: Path, runtime: str, entries: dict[str, Any],
                hooks=entries)
 
 
+def _carried(run: Callable[[list[_Plan]], dict[str, Any]]) -> dict[str, Any]:
+    """Run an install or uninstall (`run`, which puts its plan in the list it is given), again from a fresh read
+    when a file it writes was written by someone else after it was read (FileChanged, `retried`): what was
+    written before that is recorded first (installs.json), so that uninstall can still put its bytes back."""
+    def once() -> dict[str, Any]:
+        made: list[_Plan] = []
+        try:
+            return run(made)
+        except FileChanged:
+            if made:
+                made[0].save()
+            raise
+    return retried(once)
+
+
 def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path | None = None,
             kg_bin: str | None = None, shared: bool = False, force: bool = False) -> dict[str, Any]:
     """Wire kg into `runtime`. Run again, it brings kg's parts to the current ones and keeps, with a note, those a
     person edited since kg wrote them (a hook entry, the OpenClaw hook's files, a marked block); `force` rewrites
-    them all the same."""
+    them all the same. A file a person writes while kg installs is read again, their edit kept (`_carried`)."""
+    return _carried(lambda made: _install(made, ws, runtime, dry_run, project, kg_bin, shared, force))
+
+
+def _install(made: list[_Plan], ws: Any, runtime: str, dry_run: bool, project: str | Path | None,
+             kg_bin: str | None, shared: bool, force: bool) -> dict[str, Any]:
     runtime = _check(runtime)
     if shared and runtime != "claude-code":
         raise UsageError("--shared is for claude-code (its committed .claude/settings.json); drop it for "
@@ -381,6 +351,7 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
     root = _project(ws, project)
     again = _again("install", runtime, project, *(["--shared"] if shared else []), "--force")
     plan = _Plan(ws, root, dry_run, force, again)
+    made.append(plan)
     mcp_argv = _argv(ws, kg_bin, "mcp", shared=shared) if mcp_available() else None
     if mcp_argv is None and runtime != "openclaw":
         plan.notes.append(MCP_MISSING)
@@ -396,7 +367,7 @@ def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path
                      "hooks: SessionStart (brief), SessionEnd (reflect + summary), PostToolUseFailure (log errors)")
         if mcp_argv:
             mcp = root / ".mcp.json"
-            plan.write(mcp, _dump(merge_mcp(_read_json(mcp), mcp_argv)), f"MCP server {SERVER_NAME!r} (`kg mcp`)",
+            plan.write(mcp, _dump(merge_mcp(plan.read_json(mcp), mcp_argv)), f"MCP server {SERVER_NAME!r} (`kg mcp`)",
                        runtime)
         nxt = ["Start Claude Code in this folder: the session begins with kg's brief."]
         if mcp_argv:
@@ -433,7 +404,7 @@ def _drop_claude_hooks(plan: _Plan, path: Path, runtime: str = "claude-code",
     if plan.restore(runtime, path):
         (plan.record.get(runtime) or {}).pop(str(path), None)
         return True
-    settings = _read_json(path)
+    settings = plan.read_json(path)
     wrote = plan.wrote_hooks(runtime, path)
     edited = edited_hooks(settings, runtime, wrote, {}) if kept is not None and not plan.force else {}
     for name, what in edited.items():
@@ -452,10 +423,16 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
     """Take out what install added. A file still as kg left it gets its bytes from before the install back; a
     file edited since loses only kg's part. A part of kg's a person edited (a hook entry, the OpenClaw handler, a
     marked block) is kept, with a note, unless `force`."""
+    return _carried(lambda made: _uninstall(made, ws, runtime, dry_run, project, force))
+
+
+def _uninstall(made: list[_Plan], ws: Any, runtime: str, dry_run: bool, project: str | Path | None,
+               force: bool) -> dict[str, Any]:
     runtime = _check(runtime)
     root = _project(ws, project)
     again = _again("uninstall", runtime, project, "--force")
     plan = _Plan(ws, root, dry_run, force, again)
+    made.append(plan)
     kept: dict[str, Any] = {}  # the settings files whose edited kg entries stay: what kg wrote there
     if runtime in ("claude-code", "codex"):
         paths = ([_claude_settings(root, False), _claude_settings(root, True)] if runtime == "claude-code"
@@ -466,7 +443,7 @@ def uninstall(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Pa
     if runtime == "claude-code":
         mcp = root / ".mcp.json"
         if mcp.exists() and not plan.restore(runtime, mcp):
-            config = _read_json(mcp)
+            config = plan.read_json(mcp)
             if SERVER_NAME in (config.get("mcpServers") or {}):
                 plan.json_edit(mcp, strip_mcp(config), f"removed MCP server {SERVER_NAME!r}", existed=True)
     elif runtime == "openclaw":

@@ -26,13 +26,14 @@ import shlex
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from kg.core import clock
-from kg.core.errors import KgError, UsageError
-from kg.core.files import write_atomic
+from kg.core.errors import FileChanged, KgError, UsageError
+from kg.core.files import retried, write_atomic
 from kg.lifecycle import blocks
 
 __all__ = ["cron_entry", "cron_job", "install", "job_argv", "last_run", "run", "status", "systemd_units", "uninstall"]
@@ -193,12 +194,18 @@ def _read_crontab(file: Path | None) -> str | None:
     return done.stdout.decode("utf-8", "surrogateescape")
 
 
-def _write_crontab(file: Path | None, plan: blocks.SyncPlan) -> None:
+def _write_crontab(file: Path | None, plan: blocks.SyncPlan, before: str | None) -> None:
+    """Write the crontab `plan` made from `before`, only if it still holds `before` (else FileChanged): a job a
+    person added meanwhile is not lost. The user's crontab has no compare-and-swap: it is read again right
+    before `crontab -` replaces it."""
     if file is not None:
         if not file.parent.is_dir():
             raise UsageError(f"cannot write {file}: its folder does not exist")
-        blocks.apply(file, plan)
+        blocks.apply(file, replace(plan, base=before))
         return
+    if _read_crontab(None) != before:
+        raise FileChanged("the crontab was changed by someone else while kg was updating it, so kg did not replace "
+                          "it (nothing written to it is lost): run the command again", "crontab")
     data = (plan.text or "").encode("utf-8", "surrogateescape")
     done = subprocess.run(["crontab", "-"], input=data, capture_output=True, check=False)
     if done.returncode != 0:
@@ -210,13 +217,18 @@ CRON_FIX = "delete the block (both marker lines) and run `kg schedule install` a
 
 def _sync_cron(ws: Any, root: Path, file: Path | None, desired: str | None) -> blocks.SyncPlan:
     """Write (or, with None, remove) this workspace's crontab block through the one block editor; an older
-    kg's unmarked job for the workspace is taken out in the same write."""
+    kg's unmarked job for the workspace is taken out in the same write. A crontab written by someone else
+    between kg's read and its write is read again (`retried`)."""
+    return retried(lambda: _sync_cron_once(ws, root, file, desired))
+
+
+def _sync_cron_once(ws: Any, root: Path, file: Path | None, desired: str | None) -> blocks.SyncPlan:
     before = _read_crontab(file)
     current = None if before is None else without_legacy_entry(before, root)
     wrote: list[blocks.SyncPlan] = []
 
     def write(plan: blocks.SyncPlan) -> None:
-        _write_crontab(file, plan)
+        _write_crontab(file, plan, before)
         wrote.append(plan)
 
     plan = blocks.sync_block(current, block_name(root), desired, write=write, state_dir=Path(ws.kg_dir),

@@ -9,12 +9,15 @@ MATCH (n:Node {id: $id}) RETURN n.id AS id
 // name: node_create
 // One knowledge node. Created one statement per node: in kuzu 0.11.3 a multi-row `UNWIND ... CREATE` into a
 // table with a full-text index leaves that index wrong for the rest of the process (correct after reopen).
+// `reinforced_at` is `created_at`, or for an entry older than when kg learned it (a transcript's or an import's
+// time) when kg learned it, so its age for decay counts from then (lifecycle.cypher lc_decay_candidates takes
+// the later): one write, where a second statement set it after the create.
 CREATE (n:Node {id: $id, kind: $kind, entry_type: $entry_type, text: $text, details: $details,
   action: $action, category: $category, priority: $priority, status: $status, area: $area, source: $source,
   pattern_key: $pattern_key, session: $session, files: $files, tags: $tags, error_text: $error_text,
   context: $context, reproducible: $reproducible, user_context: $user_context, complexity: $complexity,
   frequency: $frequency, redactions: $redactions, created_at: $created_at, updated_at: $created_at,
-  reinforced_at: $created_at, pinned: false, stale: false, tokens: $tokens})
+  reinforced_at: $reinforced_at, pinned: false, stale: false, tokens: $tokens})
 
 // name: node_create
 // dialect: falkordb
@@ -24,13 +27,8 @@ CREATE (n:Node {id: $id, kind: $kind, entry_type: $entry_type, text: $text, deta
   pattern_key: $pattern_key, session: $session, files: $files, tags: $tags, error_text: $error_text,
   context: $context, reproducible: $reproducible, user_context: $user_context, complexity: $complexity,
   frequency: $frequency, redactions: $redactions, created_at: $created_at, updated_at: $created_at,
-  reinforced_at: $created_at, pinned: false, stale: false, tokens: $tokens,
+  reinforced_at: $reinforced_at, pinned: false, stale: false, tokens: $tokens,
   workspace: $origin_workspace, agent: $origin_agent})
-
-// name: node_learned
-// An entry older than when kg learned it (a transcript's or an import's time): reinforced then, so its age for
-// decay counts from when kg learned it (rules/queries/lifecycle.cypher lc_decay_candidates takes the later).
-MATCH (n:Node {id: $id}) SET n.reinforced_at = $at
 
 // name: sessions_touch
 // Sessions are made on first use; a later event never moves the start.

@@ -41,7 +41,7 @@ Row = dict[str, Any]
 _PARAM = re.compile(r"\$(\w+)")
 _COMMENT = re.compile(r"^\s*//.*$", re.M)
 _CANDIDATE = ("id", "kind", "entry_type", "category", "area", "text", "created_at", "pattern_key")
-WRITES = frozenset({"node_create", "node_learned", "meta_set", "pattern_add_new_member", "pattern_add_member",
+WRITES = frozenset({"node_create", "meta_set", "pattern_add_new_member", "pattern_add_member",
                     "pattern_event_set_key", "link_terms_set", "link_terms_load", "sessions_touch",
                     "link_add_caused_by", "link_add_led_to", "link_add_supports", "link_add_contradicts",
                     "link_add_related_to"})

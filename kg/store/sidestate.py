@@ -200,8 +200,9 @@ def add(db: sqlite3.Connection, start: int, rows: list[dict[str, Any]]) -> None:
 
 
 def created(params: dict[str, Any]) -> dict[str, Any]:
-    """A node's state as `node_create` makes it (pinned false, reinforced when created)."""
-    return {**{f: params.get(f) for f in STATE}, "pinned": False, "reinforced_at": params.get("created_at")}
+    """A node's state as `node_create` makes it (pinned false, reinforced when created, or when kg learned it)."""
+    return {**{f: params.get(f) for f in STATE}, "pinned": False,
+            "reinforced_at": params.get("reinforced_at") or params.get("created_at")}
 
 
 def catch_up(st: Any, db: sqlite3.Connection, whole: bool) -> str:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core.errors import RulesError, StoreError, TeamGraphBusy, UsageError
-from kg.core.files import write_atomic
+from kg.core.files import retried, write_atomic
 from kg.ingest.journal import Journal
 from kg.store.backend import StoreUrl, parse_url, resolve
 
@@ -91,22 +91,29 @@ def configure(root: Path, url: str, *, dry_run: bool = False) -> StoreUrl:
     kg.toml is the person's file: kg's table is a marked block written through the one block editor (every
     other byte kept, a human edit inside the block kept and reported as an error saying what to do). kg writes
     nothing else into kg.toml. `dry_run`: only refuse what would be refused, writing nothing."""
+    parsed = parse_url(url, allow_password=False)
+    retried(lambda: _configure_once(root, parsed, dry_run))  # kg.toml written meanwhile: read and merged again
+    return parsed
+
+
+def _configure_once(root: Path, parsed: StoreUrl, dry_run: bool) -> None:
+    """One read of kg.toml and the write of kg's block into it, only over what was read (else FileChanged)."""
+    from dataclasses import replace
+
     from kg.lifecycle import blocks
 
-    parsed = parse_url(url, allow_password=False)
     path = root / "kg.toml"
     configured_url(root)  # refuse to edit a kg.toml that does not parse
     before = blocks.read(path)
     current = None if before is None else _without_own_store_table(before, path)
     state_dir = root / "memory" / ".kg"
     plan = blocks.sync_block(current, STORE_BLOCK, store_table(parsed.public),
-                             write=lambda p: blocks.apply(path, p), state_dir=state_dir, key="kg.toml:store",
-                             fix=STORE_FIX, markers=blocks.TOML, dry_run=dry_run)
+                             write=lambda p: blocks.apply(path, replace(p, base=before)), state_dir=state_dir,
+                             key="kg.toml:store", fix=STORE_FIX, markers=blocks.TOML, dry_run=dry_run)
     if plan.action == "flag":
         raise UsageError(f"{path}: kg's [store] block was not changed: {plan.reason}")
     if plan.action == "none" and current != before and not dry_run:  # an older kg's table, now in the block: taken out
-        blocks.apply(path, blocks.SyncPlan("update", current, None, ""))
-    return parsed
+        blocks.apply(path, blocks.SyncPlan("update", current, None, "", base=before))
 
 
 def _without_own_store_table(text: str, path: Path) -> str:

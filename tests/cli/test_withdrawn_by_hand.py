@@ -61,7 +61,7 @@ def test_days_out_are_no_evidence_and_putting_it_back_resumes(run_kg, ws):
     assert v["verdict"] == "confirmed", v["summary"]
     assert v["after"] == 0 and v["stats"]["days_after"] == 11.8333  # 0.83 + 11 days in effect
     assert v["stats"]["withdrawn"] == [["2026-05-09T08:00:00", "2026-05-19T12:00:00"]]
-    assert "20 in 10.2d withdrawn by hand" in v["summary"]
+    assert "20 in 10.2d edited by hand" in v["summary"]  # taken out of its block, the block kept: as kg status says
 
 
 def test_an_intact_block_is_in_effect_even_when_kg_wrote_it_in_crlf():
@@ -147,7 +147,7 @@ def test_graph_report_leaves_the_days_out_out_as_verify_does(run_kg, ws):
     report = run_kg("graph report --json --now 2026-05-30T12:00").json["rule_effect"]
     (r,) = [r for r in report if r.get("change") == v["change"]]
     assert (r["verdict"], r["before"], r["after"], r["helped"]) == ("confirmed", v["before"], 0, True)
-    assert r["why"] == v["summary"] and "20 in 10.2d withdrawn by hand" in r["why"]
+    assert r["why"] == v["summary"] and "20 in 10.2d edited by hand" in r["why"]
 
 
 def test_days_out_count_as_time_without_the_rule_when_its_pattern_is_judged_again(run_kg, ws):
@@ -212,3 +212,22 @@ def test_the_relapse_mix_counts_the_days_out_as_time_without_the_rule(run_kg, ws
         kind = verify.relapse(times, spans, now, lc.lp, observed_from=lc.observed_from()).kind
     assert kind == "confirmed"  # with the rule: none in 6.8 days; without it: 28 in the rest
     assert mix == verify_mix.relapse_factor([kind], lc.lp) != verify_mix.relapse_factor(["ineffective"], lc.lp)
+
+
+def test_a_rule_reworded_inside_its_block_is_edited_in_why_and_its_evidence(run_kg, ws):
+    """`kg status` and the cycle call a rule reworded inside its kg block "edited by hand" (test_qa_q1.py); `kg
+    why` and the pause's evidence line said "withdrawn by hand" for it (and so the verdict's counts, once it is
+    back: test_days_out_are_no_evidence_and_putting_it_back_resumes)."""
+    _log_days(run_kg, date(2026, 5, 1), 21)
+    assert "promoted 'docker.perm' to TOOLS.md" in run_kg("cycle --now 2026-05-21T12:00").stdout
+    tools = ws.root / "TOOLS.md"
+    tools.write_text(tools.read_text().replace(LINE, "- Put the user in the docker group (then log in again)"))
+    assert "edited by hand inside its kg block" in run_kg("cycle --now 2026-05-22T12:00").stdout
+    _log_days(run_kg, date(2026, 5, 23), 3, session="out")
+    why = run_kg(["why", LINE, "--json", "--now", "2026-05-26T12:00"]).json
+    said = " ".join(why["explanation"] + why["change"]["evidence"])
+    assert "paused: edited by hand inside its kg block since 2026-05-22" in said, said
+    assert "withdrawn by hand" not in said, said
+    tools.unlink()  # the file gone afterwards: kg why says withdrawn, as kg status does
+    why = run_kg(["why", LINE, "--json", "--now", "2026-05-27T12:00"]).json
+    assert any("paused: withdrawn by hand since 2026-05-22" in x for x in why["explanation"]), why["explanation"]

@@ -62,8 +62,8 @@ def test_a_held_writer_reads_no_candidate_row_back_and_counts_the_nodes_once_a_b
     assert counted[link_node] == 0
     # the node count (a scan) and the side file's position checks a few times a batch (the syncs around its
     # transaction, its first candidates), not once or twice an entry (before: 60 counts and 98 checks here); these
-    # turns are older than when kg learns them, so each also has its `reinforced_at` set (kg.ingest.batch
-    # learned_field), which cost one count more here (21, where it was at most 20)
+    # turns are older than when kg learns them, so each is created reinforced then (kg.ingest.batch learned_field,
+    # in its node_create: a second statement setting it cost one count more here, 21 where it was at most 20)
     assert counted[sideindex._COUNT] <= 6 * sessions
     assert counted[sideindex._POS] <= 6 * sessions
 

@@ -162,8 +162,8 @@ def test_a_backlog_drains_with_a_few_round_trips_per_batch(tmp_path, server):
             pass
     finally:
         FalkorStore._fetch, FalkorStore._send = real, real_send
-    # 150 records in batches of 64: one send each (one query, or a few in one MULTI/EXEC when a batch is long, as
-    # entries older than when kg learned them carry one statement more: kg/ingest/batch.py learned_field)
+    # 150 records in batches of 64: one send each (one query, or a few in one MULTI/EXEC when a batch is long; an
+    # entry older than when kg learned it is still one statement: its node_create sets when, kg/ingest/batch.py)
     assert len(sends) == 3, sends
     assert len(calls) < N  # before: about 16 a record
     lookups = [c for c in calls if "queryNodes" in c]

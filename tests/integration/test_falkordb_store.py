@@ -37,7 +37,7 @@ def node(node_id: str, text: str, *, kind: str = "event", at: datetime = AT, **e
         "details": None, "action": None, "category": None, "priority": "high", "status": "pending", "area": None,
         "source": "test", "pattern_key": None, "session": "s1", "files": ["a.py"], "tags": ["ci"],
         "error_text": None, "context": None, "reproducible": None, "user_context": None, "complexity": None,
-        "frequency": None, "redactions": [], "created_at": at, "tokens": index_tokens(text),
+        "frequency": None, "redactions": [], "created_at": at, "reinforced_at": at, "tokens": index_tokens(text),
     }
     params.update(extra)
     return params
