@@ -31,9 +31,17 @@ class Wait:
     def __bool__(self) -> bool:
         return bool(self.reason)
 
+    @property
+    def short(self) -> str:
+        """What it waits for in a few words: "watched 3.0 of 14 days, eligible from 2026-05-16 03:33"."""
+        if self.by == "events":
+            return f"{self.watched:g} of {self.needed:g} occurrences counted before it"
+        return (f"watched {_down(self.watched)} of {self.needed:g} days"
+                + (f", eligible from {self.eligible:%Y-%m-%d %H:%M}" if self.eligible else ""))
+
     def as_dict(self) -> dict:
-        return {"reason": self.reason, "by": self.by, "watched": round(self.watched, 1), "needed": self.needed,
-                "eligible": self.eligible}
+        return {"reason": self.reason, "by": self.by, "watched": float(_down(self.watched)), "needed": self.needed,
+                "eligible": self.eligible, "short": self.short}
 
 
 def baseline_wait(times: Iterable[datetime], now: datetime, policy: LifecyclePolicy, *,
@@ -55,7 +63,7 @@ def baseline_wait(times: Iterable[datetime], now: datetime, policy: LifecyclePol
                     c.k_before, v.min_baseline_events, None, "events")
     if c.t_before < v.min_baseline_days:
         when = _eligible(seen, now, policy, observed_from)
-        return Wait(f"too little history to verify a rule: watched {c.t_before:.1f} of {v.min_baseline_days:g} days "
+        return Wait(f"too little history to verify a rule: watched {_down(c.t_before)} of {v.min_baseline_days:g} days "
                     f"before it (verification.min_baseline_days)"
                     + (f", eligible from {when:%Y-%m-%d %H:%M} if nothing else changes" if when else ""),
                     c.t_before, v.min_baseline_days, when, "days")
@@ -97,5 +105,10 @@ def _eligible(seen: list[datetime], now: datetime, policy: LifecyclePolicy,
             hi = mid
         else:
             lo = mid
-    hi = hi.replace(second=0, microsecond=0) + (MINUTE if hi.second or hi.microsecond else timedelta())
-    return hi if _days_met(seen, hi, policy, observed_from) else hi + MINUTE
+    whole = hi.replace(second=0, microsecond=0)  # lo fails, hi passes, hi − lo ≤ 1 min: the first whole minute
+    return whole if _days_met(seen, whole, policy, observed_from) else whole + MINUTE  # that passes is one of two
+
+
+def _down(days: float) -> str:
+    """Days watched to a tenth, rounded down (13.99 is not yet 14.0)."""
+    return f"{int(days * 10) / 10:.1f}"
