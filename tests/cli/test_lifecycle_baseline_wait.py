@@ -1,8 +1,8 @@
-"""The wait for a baseline (`verification.min_baseline_days`, 14 in the packaged rules), as a user sees it through
-the real CLI: a pattern ready on a fresh workspace's first days is not promoted, and `kg cycle` (and its dry run),
-`kg status`, `kg patterns` and `kg patterns show` say it waits, how far it got and the minute it becomes eligible,
-one answer from the promotion gate itself; a cycle at that minute promotes it, one a day earlier does not; history
-imported with its own dates counts as watched."""
+"""The wait for a baseline (`verification.min_baseline_days` 14, the held-out choice, set in kg.toml here), as a
+user sees it through the real CLI: a pattern ready on a fresh workspace's first days is not promoted, and `kg cycle`
+(and its dry run), `kg status`, `kg patterns` and `kg patterns show` say it waits, how far it got and the minute it
+becomes eligible, one answer from the promotion gate itself; a cycle at that minute promotes it, one a day earlier
+does not; history imported with its own dates counts as watched."""
 
 from __future__ import annotations
 
@@ -13,14 +13,21 @@ KEY = "docker.perm"
 ACTION = "Add the user to the docker group"
 
 
+def _on(ws) -> None:
+    """The wait, on as the held-out reads chose (14 days; the packaged rules keep it off for now)."""
+    with (ws.root / "kg.toml").open("a") as f:
+        f.write("\n[rules.lifecycle.verification]\nmin_baseline_days = 14\n")
+
+
 def _log(run_kg, at: str, session: str, key: str = KEY) -> None:
     r = run_kg(["log", "error", f"{key} permission denied on the socket", "--pattern-key", key, "--area", "tooling",
                 "--action", ACTION, "--session", session, "--now", at, "--wait"])
     assert r.exit_code == 0, r.stderr
 
 
-def _fresh_burst(run_kg) -> None:
-    """kg's first events: the pattern three times on May 1 and 2, in three sessions."""
+def _fresh_burst(ws, run_kg) -> None:
+    """kg's first events: the pattern three times on May 1 and 2, in three sessions (the wait on)."""
+    _on(ws)
     for i, at in enumerate(("2026-05-01T09:00", "2026-05-01T10:00", "2026-05-02T11:00")):
         _log(run_kg, at, f"s{i}")
 
@@ -30,8 +37,8 @@ def _ready(run_kg, now: str) -> dict:
     return p
 
 
-def test_status_cycle_and_patterns_say_the_pattern_waits_and_until_when(run_kg):
-    _fresh_burst(run_kg)
+def test_status_cycle_and_patterns_say_the_pattern_waits_and_until_when(ws, run_kg):
+    _fresh_burst(ws, run_kg)
     now = "2026-05-03T12:00"
     p = _ready(run_kg, now)
     wait = p["baseline"]
@@ -58,8 +65,8 @@ def test_status_cycle_and_patterns_say_the_pattern_waits_and_until_when(run_kg):
     assert f"waits: {p['waiting']}" in run_kg(f"patterns show {KEY} --now {now}").stdout
 
 
-def test_promoted_at_the_stated_minute_not_a_day_earlier(run_kg):
-    _fresh_burst(run_kg)
+def test_promoted_at_the_stated_minute_not_a_day_earlier(ws, run_kg):
+    _fresh_burst(ws, run_kg)
     eligible = datetime.fromisoformat(_ready(run_kg, "2026-05-03T12:00")["baseline"]["eligible"])
     _log(run_kg, "2026-05-08T09:00", "s3")  # a later occurrence does not move the day
     early = run_kg(f"cycle --json --now {(eligible - timedelta(days=1)).isoformat()}").json
@@ -69,12 +76,12 @@ def test_promoted_at_the_stated_minute_not_a_day_earlier(run_kg):
     assert ACTION in run_kg("why --json " + json.dumps(f"- {ACTION}") + f" --now {eligible.isoformat()}").stdout
 
 
-def test_imported_older_history_counts_as_watched(run_kg, tmp_path):
+def test_imported_older_history_counts_as_watched(ws, run_kg, tmp_path):
     old = tmp_path / "old.jsonl"
     old.write_text(json.dumps({"kind": "learning", "summary": "The staging database is reset every Sunday",
                                "at": "2026-04-10T09:00:00", "session": "imported"}) + "\n", encoding="utf-8")
     assert run_kg(f"ingest {old} --json --now 2026-05-01T08:00").exit_code == 0
-    _fresh_burst(run_kg)
+    _fresh_burst(ws, run_kg)
     assert _ready(run_kg, "2026-05-03T12:00")["baseline"] is None  # watched since April 10: 23 days
     report = run_kg("cycle --json --now 2026-05-03T12:00").json
     assert [p["pattern_key"] for p in report["promoted"]] == [KEY] and report["waiting"] == []
