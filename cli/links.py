@@ -59,16 +59,21 @@ def patterns_list(
     ctx: typer.Context,
     limit: Annotated[int, typer.Option(help="At most this many patterns.")] = 50,
     min_recurrence: Annotated[int, typer.Option("--min", help="Only patterns seen at least this often.")] = 1,
+    now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List recurring patterns with recurrence, sessions, first and last seen."""
+    """List recurring patterns with recurrence, sessions, first and last seen, and for a pattern ready to
+    promote that waits until kg has watched it long enough to verify its rule, the day it becomes eligible."""
     if ctx.invoked_subcommand is not None:
         return
     from kg.graph import patterns
+    from kg.lifecycle.waiting import baseline_waits
 
     with errors():
-        rows = patterns.list_patterns(workspace(ctx), limit=limit, min_recurrence=min_recurrence)
-    emit(rows, as_json, _render_patterns)
+        ws = workspace(ctx)
+        rows = patterns.list_patterns(ws, limit=limit, min_recurrence=min_recurrence)
+        waits = baseline_waits(ws, now_of(ctx, now), keys=[r["key"] for r in rows]) if rows else {}
+    emit([{**r, "waits": waits.get(r["key"])} for r in rows], as_json, _render_patterns)
 
 
 def _render_patterns(rows: list[dict[str, Any]]) -> str:
@@ -79,20 +84,34 @@ def _render_patterns(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         lines.append(f"{r['key']:<{width}} {r['recurrence']:>3}x {r['sessions']:>4}  {r['first_seen'][:10]:<10}  "
                      f"{r['last_seen'][:10]:<10}  {(r['text'] or '')[:50]}")
-    return "\n".join(lines)
+    return "\n".join(lines + _render_waits({r["key"]: r["waits"] for r in rows if r.get("waits")}))
+
+
+def _render_waits(waits: dict[str, dict[str, Any]]) -> list[str]:
+    """The ready patterns that wait for their baseline: what for and until when."""
+    if not waits:
+        return []
+    return ["", "⏳ Ready, but waiting until kg has watched them long enough to verify a rule "
+            "(verification.min_baseline_days in rules/lifecycle.toml):"] + [
+        f"   {key}: {w['short']}" for key, w in waits.items()]
 
 
 @patterns_app.command("show")
 def patterns_show(
     ctx: typer.Context,
     pattern: Annotated[str, typer.Argument(metavar="PATTERN", help="Pattern id or key.")],
+    now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """A pattern with its events and why each joined."""
+    """A pattern with its events and why each joined, and whether it waits for its baseline to be promoted."""
     from kg.graph import patterns
+    from kg.lifecycle.waiting import baseline_waits
 
     with errors():
-        data = patterns.show(workspace(ctx), pattern)
+        ws = workspace(ctx)
+        data = patterns.show(ws, pattern)
+        key = data["pattern"]["key"]
+        data["waits"] = baseline_waits(ws, now_of(ctx, now), keys=[key]).get(key)
     emit(data, as_json, _render_pattern)
 
 
@@ -104,6 +123,8 @@ def _render_pattern(d: dict[str, Any]) -> str:
     if r:
         lines.append(f"   {r['recurrence']}x in {r['sessions']} session(s), {r['first_seen'][:10]} → "
                      f"{r['last_seen'][:10]}")
+    if d.get("waits"):
+        lines.append(f"   ⏳ ready to promote, but waits: {d['waits']['reason']}")
     for m in d["members"]:
         lines.append(f"   [{m['id']}] {(m['created_at'] or '')[:16]}  {(m['text'] or '')[:60]}")
         lines.append(f"       {m['reason']}")

@@ -380,13 +380,17 @@ def _withdrawn(lc: Lifecycle, at: datetime) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _ready_view(c: promote.Candidate, lp: Any, room: promote.Budget) -> dict[str, Any]:
-    """A ready pattern for `kg status`; `waiting` says why a cycle would not promote it now (a full block)."""
-    plan = promote.plan(c, lp)
-    wait = promote.says_nothing_to_do(c, plan.text, lp) or room.why_not(plan.file, plan.block, plan.text)
+def _ready_view(c: promote.Candidate, lc: Lifecycle, room: promote.Budget) -> dict[str, Any]:
+    """A ready pattern for `kg status`; `waiting` says why a cycle would not promote it now (a full block, or
+    its rate before resting on too few days watched: `baseline`, with the day it becomes eligible)."""
+    plan = promote.plan(c, lc.lp)
+    wait = promote.says_nothing_to_do(c, plan.text, lc.lp) or room.why_not(plan.file, plan.block, plan.text)
+    base = promoting.baseline_wait(lc, c.pattern_id) if not wait and not c.failed else None
     return {"pattern": c.pattern_id, "key": c.key, "recurrence": c.recurrence, "sessions": c.sessions,
-            "summary": plan.text[:80], "target": plan.file + (f" (waits: {wait})" if wait else ""),
-            "waiting": wait, "recovering": bool(c.failed)}
+            "summary": plan.text[:80], "target": plan.file + (f" (waits: {wait or base.short})" if wait or base
+                                                              else ""),
+            "waiting": wait or (base.reason if base else ""), "baseline": base.as_dict() if base else None,
+            "recovering": bool(c.failed)}
 
 
 def _change_view(c: dict[str, Any]) -> dict[str, Any]:
@@ -426,6 +430,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
         ready_rows, ready_total = promoting.ready_top(lc, shown)
         ready = lc.fill(ready_rows)
         room = promote.Budget(lp, {k: [x.text for x in d.lines] for k, d in lc.desired().items()})
+        ready_views = [_ready_view(c, lc, room) for c in ready[:limit]]
         pending = st.run("lc_proposals", statuses=["pending"])
         flags = [b for b in st.run("lc_blocks") if b["flag"]]
         ties = [d for d in st.run("lc_decisions") if d["status"] == "tie"]
@@ -441,7 +446,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
         "verifications_paused": list(paused.values()),
         "checks_out": [{"change": c["id"], "target": c["target"], "text": (c["text"] or "")[:80], **_check_of(c)}
                        for c in checks],
-        "ready_to_promote": [_ready_view(c, lp, room) for c in ready[:limit]],
+        "ready_to_promote": ready_views,
         "ready_to_promote_total": ready_total,
         "proposals_pending": [{"number": q["number"], "type": q["type"], "target": q["target"],
                                "change": q["change"]} for q in pending[:limit]],

@@ -190,15 +190,26 @@ def _promote_ranked(lc: Any, rows: list[dict[str, Any]], budget: promote.Budget)
                                       "rule worked: log the fix with --action"})
             continue
         why = promote.says_nothing_to_do(cand, plan.text, lc.lp) or budget.why_not(plan.file, plan.block, plan.text)
-        if not why and not cand.failed and (lc.lp.verification.min_baseline_events > 0
-                                            or lc.lp.verification.min_baseline_days > 0):  # (recovery: `relapse`)
-            why = verify_wait.baseline_short(lc.history(plan.pattern_id, "")[0], lc.now, lc.lp,
-                                        observed_from=lc.observed_from())
+        if not why and not cand.failed:  # (recovery: `relapse`)
+            wait = baseline_wait(lc, plan.pattern_id)
+            if wait:
+                lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason": wait.reason,
+                                          "baseline": wait.as_dict()})
+                continue
         if why:
             lc.report.waiting.append({"pattern_key": plan.key, "target": plan.file, "reason": why})
             continue
         budget.take(plan.file, plan.block, plan.text)
         _carry_out(lc, plan, recovered=bool(cand.failed), asked=asked)
+
+
+def baseline_wait(lc: Any, pattern_id: str) -> verify_wait.Wait:
+    """Whether a ready pattern waits for the days watched its rate before needs, and until when: the promotion
+    gate's own answer, which `kg status`, `kg patterns` and the cycle's report show."""
+    v = lc.lp.verification
+    if v.min_baseline_events <= 0 and v.min_baseline_days <= 0:
+        return verify_wait.Wait()
+    return verify_wait.baseline_wait(lc.history(pattern_id, "")[0], lc.now, lc.lp, observed_from=lc.observed_from())
 
 
 def _carry_out(lc: Any, plan: promote.Plan, *, recovered: bool, asked: bool = False) -> None:

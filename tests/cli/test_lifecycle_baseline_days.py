@@ -39,7 +39,7 @@ def test_a_pattern_waits_until_its_rate_before_rests_on_enough_days(ws, run_kg):
     first, *later = _watch(ws, 14)
     assert _promoted(first) == []
     (wait,) = [w for w in first["waiting"] if w["pattern_key"] == "docker.perm"]
-    assert "days watched before it, needs 14 (verification.min_baseline_days)" in wait["reason"]
+    assert "watched 0.1 of 14 days before it (verification.min_baseline_days)" in wait["reason"]
     assert [_promoted(r) for r in later] == [[], [], [], ["docker.perm"]]  # May 5, 9, 13 wait; May 16 is day 15
     (v,) = run_kg("verify --json --now 2026-05-23T12:00").json["verified"]
     assert v["stats"]["days_before"] >= 14 and v["before"] == 7  # the burst is 3 of 7 occurrences, not 3 of 3
