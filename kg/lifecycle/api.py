@@ -51,7 +51,7 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
         else:
             with lc.tx():
                 logs = lc.revert(lc.verify())
-            lc.log(logs)
+            lc.log(lc.missed_logs(logs))
             lc.export()
         monitoring = [_change_view(c) for c in st.run("lc_changes_all") if c["status"] in (*LIVE, CHECKING)]
         _how_out(lc, lc.report.withdrawn)

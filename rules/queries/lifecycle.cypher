@@ -611,3 +611,9 @@ RETURN c.id AS lst_key, CAST(r.evidence AS STRING[]) AS lst_evidence
 UNWIND $rows AS r
 MATCH (c:Change {id: r.id})
 SET c.evidence = r.evidence, c.next_check = r.next_check
+
+// name: lc_area_event_tags
+// The tags of the entries of one area (kg's own notes: the entry a revert logged is tagged with its change's id).
+MATCH (e:Node)
+WHERE e.kind = 'event' AND e.area = $area
+RETURN e.tags AS tags
