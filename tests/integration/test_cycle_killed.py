@@ -1,4 +1,6 @@
-"""`kg cycle` killed after its reverts committed and before it logged why: the rerun logs the entries the reverts
+"""One cycle that reverts two rules, whole or killed.
+
+`kg cycle` killed after its reverts committed and before it logged why: the rerun logs the entries the reverts
 lost, so the critical items and their critical_fix proposals are made as an unkilled cycle makes them (QA: a kill
 at 1.4 s, then a rerun, gave 0 critical entries and no proposals where an unkilled cycle gave 2 and 2). The real
 CLI in a child process that kills itself at that point, real Kùzu, no timing."""
@@ -17,6 +19,8 @@ import pytest
 import kg
 from kg.lifecycle import api
 from tests.conftest import kg_runner
+
+KG = str(Path(sys.executable).with_name("kg"))
 
 NOW = "2026-11-30T23:00:00"
 KEYS = {"tests.db_not_running": "pytest failed: database not running", "other.key": "npm build failed: cache locked"}
@@ -98,3 +102,47 @@ def test_a_cycle_killed_before_it_logged_its_reverts_loses_no_critical_item(_bui
         assert (killed / name).exists() == (plain / name).exists()
         if (plain / name).exists():
             assert (killed / name).read_bytes() == (plain / name).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def _served(tmp_path_factory):
+    """The same two rules, as an agent's shell builds them: each `kg` command through the workspace's server (one
+    long-lived graph), which is stopped at the end (QA's setup: the Kùzu state in which the bug below shows)."""
+    root = tmp_path_factory.mktemp("served") / "ws"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "1"}
+
+    def kg_(*args: str, now: str = "") -> None:
+        proc = subprocess.run([KG, "-w", str(root), *args], capture_output=True, text=True,
+                              env=env | ({"KG_NOW": now} if now else {}))
+        assert proc.returncode == 0, proc.stderr
+
+    kg_("init")
+    with (root / "kg.toml").open("a") as f:
+        f.write("\n[rules.lifecycle.verification]\ncheck_max_out = 0\nmin_baseline_days = 0\n")
+    try:
+        kg_("log", "error", "slow went wrong", "--pattern-key", "slow", now="2026-10-25T08:00:00")  # watched since
+        for day in range(20, 29):
+            for key, text in KEYS.items():
+                kg_("log", "error", text, "--pattern-key", key, "--session", f"s{day}", now=f"2026-11-{day}T10:00:00")
+            kg_("cycle", now=f"2026-11-{day}T23:00:00")
+    finally:
+        subprocess.run([KG, "-w", str(root), "serve", "stop"], capture_output=True, env=env)
+    return root
+
+
+def test_one_cycle_reverting_two_rules_reverts_each_change_and_pattern_whole(_served, tmp_path):
+    """The verify step makes the changes' rows anew before the revert, in one transaction: the revert must still
+    find each change's rule and pattern (QA: the second change kept no reverted_at or revert reason, and its
+    pattern stayed promoted, its occurrences closed)."""
+    root = _copy(_served, tmp_path)
+    run_kg = kg_runner(root)
+    assert run_kg(f"cycle --now {NOW}").exit_code == 0
+    report = run_kg("graph report --json")
+    assert report.exit_code == 0, report.stderr
+    changes = report.json["changes"]
+    assert [(c["status"], c["reverted_at"]) for c in changes] == [("reverted", NOW)] * 2
+    assert all(c["revert_reason"].startswith("2026-11-30 made_worse") for c in changes)
+    assert all(e["why"].startswith("2026-11-30 made_worse") for e in report.json["rule_effect"])
+    patterns = run_kg("list --type pattern --json")
+    assert patterns.exit_code == 0, patterns.stderr
+    assert sorted(p["status"] for p in patterns.json if p.get("pattern_key") in KEYS) == ["reverted", "reverted"]
