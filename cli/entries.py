@@ -223,7 +223,8 @@ def _render_status(d: dict[str, Any]) -> str:
                      f"({len(lc['verifications_paused'])}; put it back, or `kg export memory --force`, to resume):")
         lines += [f"   [{v['change']}] {v['target']}: {v['text']} ("
                   + ("edited by hand inside its kg block: reworded, or taken out of the block"
-                     if v.get("how") == "edited" else "withdrawn by hand: its kg block or file is gone")
+                     if v.get("how") == "edited" else "its kg block's markers are damaged (see below)"
+                     if v.get("how") == "damaged" else "withdrawn by hand: its kg block or file is gone")
                   + f", since {v['withdrawn_since'][:10]})" for v in lc["verifications_paused"]]
     if lc.get("checks_out"):
         lines.append(f"\n🔬 Checks: rules kg took out of their file to measure the rate without them "
@@ -242,7 +243,7 @@ def _render_status(d: dict[str, Any]) -> str:
         lines += [f"   [{p['number']}] {p['type']} → {p['target']}: {p['change'][:80]}"
                   for p in lc["proposals_pending"]]
     if lc.get("flags"):
-        lines.append("\n⚠️  Blocks a human edited (kg leaves them alone until `kg export memory --force`):")
+        lines.append("\n⚠️  Blocks a human edited or damaged (kg leaves them alone; each says how to fix it):")
         lines += [f"   {f['path']} [{f['block']}]: {f['flag']}" for f in lc["flags"]]
     if lc.get("conflicts_tied"):
         lines.append("\n⚖️  Conflicts tied (`kg conflicts`):")

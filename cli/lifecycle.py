@@ -78,6 +78,9 @@ def _render_withdrawn(d: dict[str, Any]) -> list[str]:
         if w["action"] == "resumed":
             out.append(f"  ▶️  {w['change']} → {w['target']}: back in the file, verification resumed (next check "
                        f"{w['next_check'][:10]})")
+        elif w.get("how") == "damaged":
+            out.append(f"  ⏸️  {w['change']} → {w['target']}: its kg block's markers are damaged since "
+                       f"{w['since'][:10]}, verification paused until they are fixed (the flag below says how)")
         elif w.get("how") == "edited":
             out.append(f"  ⏸️  {w['change']} → {w['target']}: edited by hand inside its kg block since "
                        f"{w['since'][:10]} (the rule is not there in kg's words: reworded, or taken out of the block), "

@@ -52,7 +52,7 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
         else:
             with lc.tx():
                 logs = lc.revert(lc.verify())
-            lc.log(logs)
+            lc.log(lc.missed_logs(logs))
             lc.export()
         monitoring = [_change_view(c) for c in st.run("lc_changes_all") if c["status"] in (*LIVE, CHECKING)]
         _how_out(lc, lc.report.withdrawn)
@@ -351,7 +351,17 @@ def _how_out(lc: Lifecycle, items: list[dict[str, Any]], key: str = "change") ->
             continue
         if target not in texts:
             texts[target] = blocks.read(lc.root / target)
-        item["how"] = "edited" if blocks.inner_of(texts[target], block) is not None else "withdrawn"
+        try:
+            item["how"] = "edited" if blocks.inner_of(texts[target], block) is not None else "withdrawn"
+        except blocks.BlockError as exc:  # damaged markers: kg leaves the block alone, and says so (`kg doctor`)
+            item["how"] = "damaged"
+            _flag_damaged(lc.report.flags, target, block, exc)
+
+
+def _flag_damaged(flags: list[dict[str, Any]], path: str, block: str, exc: Exception) -> None:
+    """A block whose markers are damaged, as a flag (once): a person's fix, kg writes nothing into it until then."""
+    if not any(f["path"] == path and f["block"] == block for f in flags):
+        flags.append({"path": path, "block": block, "flag": f"{exc}; {blocks.DAMAGED_FIX}"})
 
 
 def _how(lc: Lifecycle, change: str | None) -> str | None:
@@ -432,7 +442,9 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
         room = promote.Budget(lp, {k: [x.text for x in d.lines] for k, d in lc.desired().items()})
         ready_views = [_ready_view(c, lc, room) for c in ready[:limit]]
         pending = st.run("lc_proposals", statuses=["pending"])
-        flags = [b for b in st.run("lc_blocks") if b["flag"]]
+        flags = [{"path": b["path"], "block": b["name"], "flag": b["flag"]} for b in st.run("lc_blocks") if b["flag"]]
+        flags += [f for f in lc.report.flags  # damaged markers seen now (`_how_out`), before a cycle stored them
+                  if not any(f["path"] == g["path"] and f["block"] == g["block"] for g in flags)]
         ties = [d for d in st.run("lc_decisions") if d["status"] == "tie"]
         checks = st.run("lc_changes_in", statuses=[CHECKING])
     from kg.lifecycle.verify import overdue_stage
@@ -451,7 +463,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
         "proposals_pending": [{"number": q["number"], "type": q["type"], "target": q["target"],
                                "change": q["change"]} for q in pending[:limit]],
         "proposals_pending_total": len(pending),
-        "flags": [{"path": b["path"], "block": b["name"], "flag": b["flag"]} for b in flags],
+        "flags": flags,
         "conflicts_tied": [{"id": d["id"], "a": d["a"], "b": d["b"], "score": d["score_a"],
                             "kept": d["winner"] or None} for d in ties],
     })

@@ -122,6 +122,8 @@ class SyncPlan:
 
 
 EXPORT_FIX = "run `kg export memory --force` to let kg rewrite the block"
+DAMAGED_FIX = ("kg leaves the block alone until it has one begin line and one end line after it, or none (delete "
+               "its markers and the lines between them)")
 _ANY_BEGIN = re.compile(r"<!-- kaizen-kg:begin (\S+) -->")
 
 
@@ -154,7 +156,7 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
     try:
         span = find(current, name, markers) if current is not None else None
     except BlockError as exc:
-        return SyncPlan("flag", None, expected_hash, glue, str(exc))
+        return SyncPlan("flag", None, expected_hash, glue, f"{exc}; {DAMAGED_FIX}")
     inner = None if span is None or current is None else current[span.inner_start:span.inner_end]
     if desired is not None and current is not None and newline_of(current) == "\r\n":
         desired = desired.replace("\r\n", "\n").replace("\n", "\r\n")  # a CRLF file gets CRLF lines

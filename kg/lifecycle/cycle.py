@@ -15,7 +15,7 @@ from typing import Any
 from kg.core.errors import UnusableFile
 from kg.core.files import target_problem
 from kg.core.text import index_tokens
-from kg.lifecycle import blocks, conflicts, decay, promote, promoting, render, verifying
+from kg.lifecycle import blocks, conflicts, decay, promote, promoting, render, revert_log, verifying
 from kg.lifecycle.policy import LifecyclePolicy
 from kg.lifecycle.policy import load as load_policy
 from kg.store import Store, bulk
@@ -158,7 +158,7 @@ class Lifecycle:
         with self.tx():
             reverts = self.verify()
             logs = self.revert(reverts)
-        self.log(logs)
+        self.log(self.missed_logs(logs))
         with self.tx():
             self.decay()
             self.settle_conflicts()
@@ -214,21 +214,14 @@ class Lifecycle:
         self._rules = None
         self.st.run("lc_change_revert", rows=[{"id": r["change"], "status": r["status"], "at": self.now,
                                                "reason": r["reason"], "evidence": r["evidence"]} for r in reverts])
-        logs = []
         for r in reverts:
             self.report.reverted.append({k: r[k] for k in ("change", "target", "text", "pattern_key", "verdict",
                                                             "status", "summary")})
-            what = {"made_worse": "made things worse", "ineffective": "was ineffective"}.get(
-                r["verdict"], "was auto-reverted (verification overdue)")
-            summary = f"kg reverted the rule '{r['text'][:80]}' in {r['target']}: it {what}"
-            details = f"{r['summary']}\nChange {r['change']}, pattern '{r['pattern_key']}'."
-            if r["critical"]:
-                logs.append({"kind": "error", "summary": summary, "priority": self.lp.verification.critical_priority,
-                             "category": "error", "details": details, "change": r["change"]})
-            else:
-                logs.append({"kind": "learning", "summary": summary, "priority": "medium", "category": "insight",
-                             "details": details, "change": r["change"]})
-        return logs
+        return [revert_log.entry(r, self.lp.verification.critical_priority) for r in reverts]
+
+    def missed_logs(self, logs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """`logs`, and the entries of changes a killed run reverted without logging (kg/lifecycle/revert_log.py)."""
+        return logs + revert_log.missed(self, verifying.OWN_AREA, {item["change"] for item in logs})
 
     def log(self, logs: list[dict[str, Any]]) -> None:
         for item in logs:

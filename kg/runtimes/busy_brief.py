@@ -49,7 +49,10 @@ def busy_brief(ws: Any, at: datetime, budget: int, seconds: float, *, tools: boo
         except OSError:
             continue
         for block in blocks.names(text):
-            inner = (blocks.inner_of(text, block) or "").strip()
+            try:
+                inner = (blocks.inner_of(text, block) or "").strip()
+            except blocks.BlockError:  # damaged markers: no block to show (`kg doctor` says how to fix them)
+                continue
             lines = [ln for ln in inner.splitlines() if ln.strip()]
             if lines:
                 sections.append(Section(f"file:{name}:{block}", f"{name} ({block})", lines=lines,

@@ -198,12 +198,17 @@ MATCH (c:Change {id: i}) WHERE c.due_since IS NOT NULL SET c.due_since = NULL
 // name: lc_change_revert
 // Revert: the change, its rule node and its pattern; the pattern's promoted occurrences are open again.
 // Its evidence is not SET here: the store makes each change's row anew with `$rows`' evidence (kg/store/remake.py).
+// The hints walk each edge from the change: the verify step made the changes' rows anew in this transaction, and
+// Kùzu 0.11.3 then finds a remade row's edges from their other end under the wrong row (QA: of two changes
+// reverted by one cycle, the second kept no reverted_at or reason, and its pattern stayed promoted).
 UNWIND $rows AS r
-MATCH (c:Change {id: r.id})-[:change_applies]->(n:Node)
+MATCH (c:Change {id: r.id})-[a:change_applies]->(n:Node)
+HINT (c JOIN a) JOIN n
 SET c.status = r.status, c.reverted_at = r.at, c.revert_reason = r.reason,
     n.status = 'reverted', n.updated_at = r.at
 WITH c, r
-MATCH (c)-[:change_pattern]->(p:Node)
+MATCH (c)-[b:change_pattern]->(p:Node)
+HINT (c JOIN b) JOIN p
 SET p.status = 'reverted', p.updated_at = r.at
 WITH p, r
 MATCH (p)-[:derived_from]->(e:Node)
@@ -611,3 +616,9 @@ RETURN c.id AS lst_key, CAST(r.evidence AS STRING[]) AS lst_evidence
 UNWIND $rows AS r
 MATCH (c:Change {id: r.id})
 SET c.evidence = r.evidence, c.next_check = r.next_check
+
+// name: lc_area_event_tags
+// The tags of the entries of one area (kg's own notes: the entry a revert logged is tagged with its change's id).
+MATCH (e:Node)
+WHERE e.kind = 'event' AND e.area = $area
+RETURN e.tags AS tags

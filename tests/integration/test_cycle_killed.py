@@ -1,0 +1,148 @@
+"""One cycle that reverts two rules, whole or killed.
+
+`kg cycle` killed after its reverts committed and before it logged why: the rerun logs the entries the reverts
+lost, so the critical items and their critical_fix proposals are made as an unkilled cycle makes them (QA: a kill
+at 1.4 s, then a rerun, gave 0 critical entries and no proposals where an unkilled cycle gave 2 and 2). The real
+CLI in a child process that kills itself at that point, real Kùzu, no timing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+import kg
+from kg.lifecycle import api
+from tests.conftest import kg_runner
+
+KG = str(Path(sys.executable).with_name("kg"))
+
+NOW = "2026-11-30T23:00:00"
+KEYS = {"tests.db_not_running": "pytest failed: database not running", "other.key": "npm build failed: cache locked"}
+
+# The real CLI in a child that SIGKILLs itself when the cycle is about to log its reverts' entries: the verify
+# step's transaction (the changes marked reverted) has committed, no entry is written yet.
+_KILLED = """
+import os, sys
+from kg.lifecycle.cycle import Lifecycle
+from kg.cli.app import run
+def killing(self, logs):
+    if logs:
+        os.kill(os.getpid(), 9)
+Lifecycle.log = killing
+run(sys.argv[1:])
+"""
+
+
+@pytest.fixture(scope="module")
+def _built(tmp_path_factory):
+    """Two patterns promoted on Nov 22 that keep coming twice as often: the cycle of Nov 30 reverts both rules,
+    made things worse (a critical item each)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KG_SERVER", "0")
+        ws = kg.init_workspace(tmp_path_factory.mktemp("killed") / "ws")
+        with (ws.root / "kg.toml").open("a") as f:
+            f.write("\n[rules.lifecycle.verification]\ncheck_max_out = 0\nmin_baseline_days = 0\n")
+        ws = kg.open_workspace(ws.root)
+        with ws:
+            # kg watches from Oct 25: the rate before the rules rests on four weeks
+            ws.log("error", "slow went wrong", now=datetime(2026, 10, 25, 8), session="s0", pattern_key="slow")
+            for day in range(20, 29):
+                for key, text in KEYS.items():
+                    ws.log("error", text, now=datetime(2026, 11, day, 10), session=f"s{day}", pattern_key=key)
+                    if day >= 23:  # after the rules: more often
+                        ws.log("error", text, now=datetime(2026, 11, day, 12), session=f"s{day}", pattern_key=key)
+                api.cycle(ws, now=datetime(2026, 11, day, 23))
+    return ws.root
+
+
+def _copy(built: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    shutil.copytree(built, root, symlinks=True)
+    return root
+
+
+def _outcome(run_kg) -> tuple[list[str], list[str]]:
+    listed = run_kg(["list", "--type", "event", "--limit", "500", "--json"])
+    assert listed.exit_code == 0, listed.stderr
+    critical = sorted(e["text"] for e in listed.json if e.get("priority") == "critical")
+    proposals = run_kg("propose --json")
+    assert proposals.exit_code == 0, proposals.stderr
+    return critical, sorted(p["text"] for p in proposals.json if p["type"] == "critical_fix")
+
+
+def test_a_cycle_killed_before_it_logged_its_reverts_loses_no_critical_item(_built, tmp_path):
+    plain = _copy(_built, tmp_path / "plain")
+    run_plain = kg_runner(plain)
+    first = run_plain(f"cycle --json --now {NOW}")
+    assert first.exit_code == 0, first.stderr
+    assert sorted(r["pattern_key"] for r in first.json["reverted"]) == sorted(KEYS)
+    expected = _outcome(run_plain)
+    assert len(expected[0]) == 2 and expected[1] == expected[0]
+
+    killed = _copy(_built, tmp_path / "killed")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "0"}
+    proc = subprocess.run([sys.executable, "-c", _KILLED, "-w", str(killed), "cycle", "--now", NOW],
+                          capture_output=True, text=True, env=env, cwd=Path(__file__).parents[2])
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+    run_kg = kg_runner(killed)
+    again = run_kg(f"cycle --json --now {NOW}")
+    assert again.exit_code == 0, again.stderr
+    assert again.json["reverted"] == []  # reverted by the killed run
+    assert sorted(item["change"] for item in again.json["logged"]) == sorted(
+        r["change"] for r in first.json["reverted"])
+    assert _outcome(run_kg) == expected
+    assert run_kg(f"cycle --json --now {NOW}").json["logged"] == []  # once
+    for name in ("TOOLS.md", "AGENTS.md", "MEMORY.md"):
+        assert (killed / name).exists() == (plain / name).exists()
+        if (plain / name).exists():
+            assert (killed / name).read_bytes() == (plain / name).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def _served(tmp_path_factory):
+    """The same two rules, as an agent's shell builds them: each `kg` command through the workspace's server (one
+    long-lived graph), which is stopped at the end (QA's setup: the Kùzu state in which the bug below shows)."""
+    root = tmp_path_factory.mktemp("served") / "ws"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "1"}
+
+    def kg_(*args: str, now: str = "") -> None:
+        proc = subprocess.run([KG, "-w", str(root), *args], capture_output=True, text=True,
+                              env=env | ({"KG_NOW": now} if now else {}))
+        assert proc.returncode == 0, proc.stderr
+
+    kg_("init")
+    with (root / "kg.toml").open("a") as f:
+        f.write("\n[rules.lifecycle.verification]\ncheck_max_out = 0\nmin_baseline_days = 0\n")
+    try:
+        kg_("log", "error", "slow went wrong", "--pattern-key", "slow", now="2026-10-25T08:00:00")  # watched since
+        for day in range(20, 29):
+            for key, text in KEYS.items():
+                kg_("log", "error", text, "--pattern-key", key, "--session", f"s{day}", now=f"2026-11-{day}T10:00:00")
+            kg_("cycle", now=f"2026-11-{day}T23:00:00")
+    finally:
+        subprocess.run([KG, "-w", str(root), "serve", "stop"], capture_output=True, env=env)
+    return root
+
+
+def test_one_cycle_reverting_two_rules_reverts_each_change_and_pattern_whole(_served, tmp_path):
+    """The verify step makes the changes' rows anew before the revert, in one transaction: the revert must still
+    find each change's rule and pattern (QA: the second change kept no reverted_at or revert reason, and its
+    pattern stayed promoted, its occurrences closed)."""
+    root = _copy(_served, tmp_path)
+    run_kg = kg_runner(root)
+    assert run_kg(f"cycle --now {NOW}").exit_code == 0
+    report = run_kg("graph report --json")
+    assert report.exit_code == 0, report.stderr
+    changes = report.json["changes"]
+    assert [(c["status"], c["reverted_at"]) for c in changes] == [("reverted", NOW)] * 2
+    assert all(c["revert_reason"].startswith("2026-11-30 made_worse") for c in changes)
+    assert all(e["why"].startswith("2026-11-30 made_worse") for e in report.json["rule_effect"])
+    patterns = run_kg("list --type pattern --json")
+    assert patterns.exit_code == 0, patterns.stderr
+    assert sorted(p["status"] for p in patterns.json if p.get("pattern_key") in KEYS) == ["reverted", "reverted"]
