@@ -57,3 +57,22 @@ def test_should_now_work_correctly_in_chinese_is_a_claim_and_no_effect_after_it_
     assert "claims_done" in signals(agent, "好")
     reply = "我明白了问题所在。img 标签不会继承文字颜色，我来改成内联 SVG。"
     assert corrections(agent, "暗色主题下图标的颜色没有生效。", reply) == ["correction"]
+
+
+def test_a_bare_fix_that_picks_one_of_the_offered_options_sends_no_work_back():
+    """"fix" after the agent listed ways out and asked which one to take answers the offer; after it handed the work
+    back ("You can run the migration yourself.") it sends the work back."""
+    options = ("1. **Reset the branch**: `git reset --hard origin/main`\n2. **Rebase it**: `git rebase main`\n"
+               "Please let me know which option you'd like to proceed with, or if you need further help!")
+    assert not {"redirect_after_handback", "redo_after_advice"} & set(signals(options, "fix"))
+    assert corrections(options, "fix") == []
+    assert "redirect_after_handback" in signals("You can now run the migration to finish.", "fix")
+
+
+@pytest.mark.parametrize(("said", "still"), [
+    ("暗色主题下图标还是显示黑色", True),
+    ("还是显示旧的数据，应该显示新的", True),
+    ("还是用表格吧", False),
+])
+def test_chinese_still_shows_is_a_fault_that_persists(said, still):
+    assert ("still_again" in signals("我已经把图标改成 currentColor 了。", said)) is still
