@@ -76,3 +76,13 @@ def test_a_bare_fix_that_picks_one_of_the_offered_options_sends_no_work_back():
 ])
 def test_chinese_still_shows_is_a_fault_that_persists(said, still):
     assert ("still_again" in signals("我已经把图标改成 currentColor 了。", said)) is still
+
+
+@pytest.mark.parametrize(("said", "lasting"), [
+    ("every time it rebuilds, the sidebar scrolls back to the top", False),
+    ("à chaque fois, il remonte la page tout en haut", False),
+    ("every time you change the schema, run the migrations", True),
+    ("à chaque fois que tu modifies le code, lance les tests", True),
+])
+def test_every_time_it_happens_is_a_description_not_a_lasting_rule(said, lasting):
+    assert ("lasting" in signals("Voilà, c'est fait. / Done.", said)) is lasting
