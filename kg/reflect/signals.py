@@ -392,11 +392,16 @@ def _names_agent_work(own: str, view: TurnView) -> bool:
 def _negates(own: str, prev: str) -> bool:
     """The user negates something the agent just said: a word the agent used follows one of the user's
     negations closely ("not the README", "it's not in src" after the agent spoke of the README / src)."""
-    hits = [m.group(m.lastindex or 0) for m in _NEGATED.finditer(own)]
+    hits = [m.group(m.lastindex or 0) for m in _NEGATED.finditer(own) if not _asks_either(own, m.start())]
     if not hits:
         return False
     agent = set(terms(prev, linking_rules()))
     return any(t in agent for h in hits for t in terms(h, linking_rules()) if _telling(t))
+
+
+def _asks_either(text: str, at: int) -> bool:
+    """A Chinese A-not-A question ("是不是应该...", "能不能", "有没有"): its 不 / 没 asks, it negates nothing."""
+    return 0 < at < len(text) - 1 and text[at] in "不没" and text[at - 1] == text[at + 1]
 
 
 def _telling(term: str) -> bool:
