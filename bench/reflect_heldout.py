@@ -73,6 +73,10 @@ copying slips found by length or by eye were fixed (lobe-chat's last agent turn,
 21-06Z last path, Dhananjay's 07-16Z second page); Alex-Superside's 03-04 14-40Z file listing (96 paths under one
 prefix) was rebuilt by program; huodai-nav's file is CRLF in the library and saved with CRLF. No file name needed
 cutting; no secret is in the saved copies. Sizes and skips in /work/heldout33/notes.txt.
+Scored once (2026-12-05, main with w-d23 and w-d24 beside cc974b7, the tree before this landing's detector work,
+`--set p33 --data /work/heldout33/raw --score --baseline /work/cdx`): correction 0.62 / 0.50 / 0.56 (5 of 10), both trees
+alike; false alarms 3 in 58 quiet turns (5.2 per 100), alike; Latin 3 of 3, Chinese 1 of 4, Japanese 1 of 3.
+Development data since.
 
 p32 (tests/data/heldout_p32.jsonl; the rule fixed 2026-12-05 09:16 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): p31's rule carried on where it stopped. The list find_files gives for path
@@ -918,7 +922,7 @@ OUTSIDE = {"p33": Path("/work/heldout33/raw"), "p32": Path("/work/heldout32/raw"
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p33"  # labelled 2026-12-05 blind and not scored: held out for the next detector work
+HELD_OUT = "p33"  # scored once 2026-12-05 (see its paragraph): the next set labelled blind takes its place
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
