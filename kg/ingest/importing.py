@@ -272,8 +272,10 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
     from kg.ingest import import_edges, trail, trail_lifecycle, trail_terms
     from kg.ingest.import_renames import Renames
     from kg.ingest.journal import write_atomic
+    from kg.lifecycle import imported
 
-    claim.decide(st, getattr(ws, "store_url", None) is not None)  # (by the first run of files, before it writes)
+    team = getattr(ws, "store_url", None) is not None
+    claim.decide(st, team)  # (by the first run of files, before it writes)
     check = resuming or st.run("bulk_node_count")[0]["n"] > 0  # an empty graph has nothing to skip
     tally = trail_terms.TermTally(linking.rules_of(ws.rules))
     exact_terms = trail_terms.can_merge(st, empty=not check, resuming=resuming)
@@ -326,6 +328,10 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
     implied = ws.kg_dir / f".import-implied-{os.getpid()}.jsonl"
     lifecycle = ws.kg_dir / f".import-lifecycle-{os.getpid()}.jsonl"
     renames = Renames(ws, st) if check else None
+    # another workspace's principles, into a graph with a history of its own: each waits for a human's approval
+    # (kg/lifecycle/imported.py); a restore or a move into an empty graph renders them as before
+    origin = str(files[0]) if len(files) == 1 else ", ".join(f.name for f in files)
+    principles: list[dict[str, Any]] | None = [] if not claim.open and (check or not team) else None
     screen = Screen(st, seen, lambda ids: _present(st, ids) if check else set(), renames)
     loaded_any = False
     try:
@@ -368,6 +374,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                     lost = [x["event"] for x in earlier]
                     have = {r["id"] for r in st.run("bulk_with_pattern", ids=lost)} if lost else set()
                     attach += [x for x in earlier if x["event"] not in have]
+                if principles is not None:
+                    principles += imported.principles_of(new_rows, origin)
                 report.entries += sum(1 for r in new_rows if r["entry_type"])
                 report.nodes += sum(1 for r in new_rows if not r["entry_type"])
                 for r in kept + new_rows:
@@ -411,6 +419,10 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         loaded = trail_lifecycle.load(ws, st, lifecycle, report, mark, alias, held, claim)
         report.lifecycle = {k: report.lifecycle.get(k, 0) + loaded.get(k, 0) for k in {*report.lifecycle, *loaded}}
         loaded_any = loaded_any or any(loaded.values())
+        if principles:
+            from kg.lifecycle.policy import load as load_policy
+
+            report.principles_proposed += imported.propose(st, principles, at, load_policy(ws))
     finally:
         for path in (spool, implied, lifecycle):
             path.unlink(missing_ok=True)

@@ -54,6 +54,8 @@ class ImportReport:
     lifecycle: dict[str, int] = field(default_factory=dict)
     # ... and not loaded: another workspace's lifecycle, or one beside the graph's own (kg/ingest/trail_lifecycle.py)
     lifecycle_not_imported: dict[str, int] = field(default_factory=dict)
+    # another workspace's active principles, each a pending `import` proposal (kg/lifecycle/imported.py)
+    principles_proposed: int = 0
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -63,7 +65,8 @@ class ImportReport:
                 "already_present": self.already_present, "skipped": self.skipped,
                 "redacted": sorted(set(self.redacted)), "warnings": self.warnings, "resumed": self.resumed,
                 "defaulted": self.defaulted, "lifecycle": self.lifecycle,
-                "lifecycle_not_imported": self.lifecycle_not_imported}
+                "lifecycle_not_imported": self.lifecycle_not_imported,
+                "principles_proposed": self.principles_proposed}
 
 
 # -- export -------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import NotFound, UsageError
-from kg.lifecycle import blocks, promote, promoting
+from kg.lifecycle import blocks, imported, promote, promoting
 from kg.lifecycle.api_controls import conflicts, pin, reinforce, resolve_conflict  # noqa: F401 - api.X stays
 from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, holding
 from kg.lifecycle.policy import load as load_policy
@@ -79,7 +79,8 @@ def _proposal(st: Any, number: int) -> dict[str, Any]:
 
 
 def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
-    """Carry out pending proposal N: apply a promotion, confirm a verification, take up a critical fix."""
+    """Carry out pending proposal N: apply a promotion, confirm a verification, take up a critical fix, render an
+    imported principle (kg/lifecycle/imported.py)."""
     at = clock.now(now)
     lp = load_policy(ws)
     with holding(ws) as st:
@@ -108,6 +109,8 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
                     raise UsageError(f"{q['target']}: {lc.report.held[-1]['reason']}; fix the file, then approve "
                                      "again")
                 result.update(action="applied", change=change, target=q["target"], text=q["text"])
+            elif q["type"] == imported.TYPE:  # another workspace's principle, rendered only now
+                result.update(imported.adopt(lc, q, number))
             elif q["type"] == "verification":
                 line = f"{at:%Y-%m-%d} confirmed by a human (proposal #{number})"
                 rows = st.run("lc_change_confirm", id=q["change_id"], statuses=list(LIVE), at=at,
@@ -302,6 +305,8 @@ def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime,
         out["change"] = _change_view(change) | {"evidence": change["evidence"], "rate_before": change["rate_before"],
                                                 "rate_after": change["rate_after"]}
         how = "auto-applied" if change["source"] == "auto" else f"approved (proposal #{change['proposal']})"
+        if change["source"] == imported.TYPE:
+            how = f"imported from another workspace, approved by a human (proposal #{change['proposal']})"
         lines.insert(0, f"written by {change['id']} on {change['applied_at']:%Y-%m-%d} ({how}) into "
                         f"{change['target']}; hypothesis: {change['hypothesis']}")
         lines.append(f"verification: {change['verdict'] or 'not yet'}; status {change['status']}; next check "

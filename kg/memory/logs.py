@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core.errors import UnusableFile
-from kg.core.files import check_folder, check_target, make_folder, write_atomic
+from kg.core.files import check_folder, check_target, make_folder, retried, write_atomic
 from kg.core.policy import Policy
 from kg.core.text import slugify
 from kg.lifecycle.blocks import digest
@@ -430,15 +430,28 @@ def write_learnings(root: Path, events: Iterable[dict[str, Any]], *,
     written = _written(root)  # an entry `kg log` appends meanwhile is in its file when the file is read
     for kind, name in LEARNINGS_FILES.items():
         path = folder / name
-        with lock() if lock is not None else nullcontext():
+
+        def step(path: Path = path, kind: str = kind) -> tuple[str, LearningsReport]:
+            """Read, merge, and replace only over what was read: a person's edit made in between (kg log appends
+            under `lock`, an editor does not) raises FileChanged and the file is read again (`retried`). Each try
+            reports into its own report, so a retry counts nothing twice."""
             try:
                 current: str | None = path.read_bytes().decode("utf-8", "surrogateescape")
             except FileNotFoundError:
                 current = None
-            text = merge_learnings(current, LEARNINGS_TITLES[kind], by_kind[kind], file=str(path), report=report,
+            part = LearningsReport()
+            text = merge_learnings(current, LEARNINGS_TITLES[kind], by_kind[kind], file=str(path), report=part,
                                    deleted=written)
             if text != current:
-                write_atomic(path, text.encode("utf-8", "surrogateescape"))
+                base = None if current is None else current.encode("utf-8", "surrogateescape")
+                write_atomic(path, text.encode("utf-8", "surrogateescape"), base=base)
+            return text, part
+
+        with lock() if lock is not None else nullcontext():
+            text, part = retried(step)
+            report.appended += part.appended
+            report.updated += part.updated
+            report.kept += part.kept
             new = [s.id for s in segments(text) if s.mark and s.id not in written]
             _note_written(root, new)
             written.update(new)

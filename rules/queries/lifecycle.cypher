@@ -297,10 +297,15 @@ RETURN c.id AS change, c.target AS target, c.block AS block, c.target_kind AS ta
 ORDER BY applied_at, change
 
 // name: lc_free_principles
-// Active principles no change rendered (added by hand or imported): they go to MEMORY.md.
+// Active principles no change rendered (added by hand, or restored into an empty graph): they go to MEMORY.md.
+// One with a proposal about it is another workspace's, imported into a graph with a history of its own
+// (kg/lifecycle/imported.py): it waits for `kg approve N` (then a change renders it) and a skipped one never
+// renders. (Only import proposals are about a principle: a promotion's is about its pattern, a critical fix's
+// about its entry.)
 MATCH (n:Node)
 WHERE n.kind = 'principle' AND n.status = 'active'
   AND NOT EXISTS { MATCH (c:Change)-[:change_applies]->(n) }
+  AND NOT EXISTS { MATCH (q:Meta)-[:proposal_about]->(n) }
 RETURN n.id AS node, n.text AS text, n.created_at AS created_at
 ORDER BY created_at, node
 
@@ -390,6 +395,24 @@ CREATE (q:Meta {key: 'proposal:' + $id, kind: 'proposal', id: $id, number: $numb
 // `$key`: the proposal's whole key, 'proposal:' + its id (kg/store/schema.py `meta_key`): a primary-key lookup.
 MATCH (q:Meta {key: $key}), (n:Node {id: $node})
 CREATE (q)-[:proposal_about {created_at: $at}]->(n)
+
+// name: lc_import_pattern
+// The pattern an imported principle derives from (its trail's `derived_from`), if any: its change is checked
+// against it like a promotion's (kg/lifecycle/imported.py).
+MATCH (n:Node {id: $node})-[:derived_from]->(p:Node)
+WHERE p.kind = 'pattern'
+RETURN p.id AS id, p.pattern_key AS key
+ORDER BY id
+LIMIT 1
+
+// name: lc_import_apply
+// An approved import proposal's change → the principle it renders (the node is the other workspace's, as it is).
+MATCH (c:Change {id: $change}), (n:Node {id: $node})
+CREATE (c)-[:change_applies {created_at: $at}]->(n)
+
+// name: lc_import_apply_pattern
+MATCH (c:Change {id: $change}), (p:Node {id: $pattern})
+CREATE (c)-[:change_pattern {created_at: $at}]->(p)
 
 // name: lc_proposal_for_change
 MATCH (q:Meta {key: $key}), (c:Change {id: $change})

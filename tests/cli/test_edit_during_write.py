@@ -193,3 +193,41 @@ def test_the_store_table_keeps_a_kg_toml_line_written_meanwhile(tmp_path, monkey
     text = path.read_text()
     assert done and text.startswith("# my settings\n# a note written meanwhile 0\n") and "[store]" in text, text
     assert team.configured_url(tmp_path) == "falkordb://db.example:6379/team"
+
+
+def _append_note(path, n: int) -> None:
+    path.write_text(path.read_text() + f"\nA note a person wrote {n}\n")
+
+
+def test_export_learnings_keeps_a_note_written_meanwhile_and_reports_once(ws, run_kg, monkeypatch):
+    """`kg export trail --learnings` merges into `.learnings/*.md`: a person's write between its read and its
+    replace is read again and kept, and the entries kg leaves alone are reported once, not once per try."""
+    assert run_kg(["log", "learning", "first lesson of the day", "--now", "2026-05-01T10:00"]).exit_code == 0
+    assert run_kg(["export", "trail", "--learnings", "--now", "2026-05-01T11:00"]).exit_code == 0
+    learnings = ws.root / ".learnings" / "LEARNINGS.md"
+    learnings.write_text(learnings.read_text().replace("first lesson of the day", "first lesson (edited by hand)"))
+    assert run_kg(["log", "learning", "second lesson of the day", "--now", "2026-05-01T12:00"]).exit_code == 0
+    hook, done = _writer(learnings, _append_note, 1)
+    with monkeypatch.context() as m:
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        r = run_kg(["export", "trail", "--learnings", "--json", "--now", "2026-05-01T13:00"])
+    assert r.exit_code == 0 and done, r.stdout + r.stderr
+    text = learnings.read_text()
+    assert "A note a person wrote 0" in text and "second lesson of the day" in text, text
+    assert "first lesson (edited by hand)" in text
+    assert [k["reason"] for k in r.json["kept"]] == ["edited by hand since kg wrote it: kept as it is"], r.json
+
+
+def test_export_learnings_on_a_file_that_keeps_changing_leaves_it_and_says_so(ws, run_kg, monkeypatch):
+    assert run_kg(["log", "learning", "first lesson of the day", "--now", "2026-05-01T10:00"]).exit_code == 0
+    assert run_kg(["export", "trail", "--learnings", "--now", "2026-05-01T11:00"]).exit_code == 0
+    learnings = ws.root / ".learnings" / "LEARNINGS.md"
+    assert run_kg(["log", "learning", "second lesson of the day", "--now", "2026-05-01T12:00"]).exit_code == 0
+    hook, done = _writer(learnings, _append_note, None)
+    with monkeypatch.context() as m:
+        m.setattr(files, "BEFORE_REPLACE", hook)
+        r = run_kg(["export", "trail", "--learnings", "--now", "2026-05-01T13:00"])
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "LEARNINGS.md was written by someone else while kg was updating it" in r.stderr
+    assert "Traceback" not in r.stderr and len(done) == files.TRIES
+    assert all(f"A note a person wrote {n}" in learnings.read_text() for n in done)

@@ -1,0 +1,80 @@
+"""Another workspace's principles, brought in by `kg import trail` into a graph with a history of its own.
+
+An active principle that no change rendered is "free": `kg cycle` writes it into MEMORY.md (a principle added by
+hand). One imported from another workspace's trail arrived free too, so this workspace's MEMORY.md took the other's
+rules at its next cycle, without this workspace's evidence or a human's word. Now each such principle gets a pending
+proposal of type `import` (about the principle, saying where it came from) and is not free while that proposal
+exists (`lc_free_principles`): `kg approve N` renders it with a Change (next check set; checked against its pattern
+like a promotion when it derives from one), `kg skip N` keeps it out for good. A restore or move into an empty graph
+(whose lifecycle the import takes: kg/ingest/trail_lifecycle.py) renders them as before: no proposal is made.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg.core.errors import UsageError
+from kg.store.schema import meta_key
+
+TYPE = "import"
+TARGET = "principle"  # rules/lifecycle.toml [targets.principle]: MEMORY.md's block
+
+
+def principles_of(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
+    """The active principles among an import's new node rows, each with the file it came from."""
+    return [{"id": r["id"], "text": r["text"] or "", "created_at": r["created_at"], "source": source}
+            for r in rows if r.get("kind") == "principle" and r.get("status") == "active" and not r.get("entry_type")]
+
+
+def propose(st: Any, rows: list[dict[str, Any]], at: datetime, lp: Any) -> int:
+    """One pending `import` proposal per principle (the import's new rows: `principles_of`); how many."""
+    target = lp.targets.get(TARGET)
+    if not rows or target is None:
+        return 0
+    number = int(st.run("lc_proposal_max")[0]["n"] or 0)
+    for r in rows:
+        number += 1
+        pid = f"prop-{number:04d}"
+        origin = Path(r["source"]).name if r["source"] else "another workspace's trail"
+        st.run("lc_proposal_create", id=pid, number=number, at=at, type=TYPE, target=target.file,
+               target_kind=TARGET, change=f"Import principle from {origin}: '{r['text'][:80]}'", text=r["text"],
+               hypothesis="", priority="medium", area="", category="",
+               motivation=f"imported from {r['source'] or origin} (another workspace's principle, {r['id']}); "
+                          "not rendered until approved", evidence=[r["id"]], risk="Medium", effort="low",
+               impact="medium")
+        st.run("lc_proposal_about", key=meta_key("Proposal", pid), node=r["id"], at=at)
+    return len(rows)
+
+
+def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:
+    """Approve import proposal `q`: a Change renders its principle into the principle target's block."""
+    st, lp = lc.st, lc.lp
+    target = lp.targets.get(q["target_kind"] or TARGET)
+    node = st.run("lc_node_brief", id=q["node"]) if q["node"] else []
+    if target is None or not node:
+        raise UsageError(f"proposal #{number}: its principle or its target ({q['target_kind']!r}, rules/"
+                         "lifecycle.toml [targets]) is gone; skip it with kg skip N --reason \"...\"")
+    if node[0]["status"] != "active":
+        raise UsageError(f"principle {q['node']} is {node[0]['status']} now; skip proposal #{number}")
+    why = lc.blocked(target.file, target.block)
+    if why:
+        raise UsageError(f"{target.file}: {why}; fix the file, then approve again")
+    from kg.lifecycle import blocks
+    from kg.lifecycle.cycle import DAY
+
+    prior = blocks.inner_of(blocks.read(lc.root / target.file), target.block)
+    change = lc._seq_id("lc_change_ids", "chg")
+    pattern = st.run("lc_import_pattern", node=q["node"])
+    nxt = lc.now + lp.verification.first_check_days * DAY
+    st.run("lc_change_create", id=change, kind=TYPE, target=target.file, block=target.block, target_kind=TARGET,
+           text=node[0]["text"], hypothesis=q["hypothesis"] or "", prior_block=prior, prior_exists=prior is not None,
+           post_block=None, pattern_key=pattern[0]["key"] if pattern else None, at=lc.now, next_check=nxt,
+           evidence=[f"{lc.now:%Y-%m-%d} applied (imported, approved: proposal #{number}); {q['motivation']}"],
+           proposal=number, source=TYPE)
+    st.run("lc_import_apply", change=change, node=q["node"], at=lc.now)
+    if pattern:
+        st.run("lc_import_apply_pattern", change=change, pattern=pattern[0]["id"], at=lc.now)
+    lc._rules = None
+    return {"action": "applied", "change": change, "target": target.file, "text": node[0]["text"]}

@@ -1,0 +1,118 @@
+"""Another workspace's principles imported into a graph with a history of its own wait for a human: each is a
+pending `import` proposal, not a line of this workspace's MEMORY.md at the next `kg cycle`. `kg approve N` renders
+it as a change (verified like a promotion), `kg skip N` keeps it out for good. A restore into an empty graph renders
+them as before. Real CLI, real graph."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import fresh_workspace, kg_runner
+
+THEIRS = "Always pin the base image digest in Dockerfiles"
+OWN = "Prefer small commits with a message that says why"
+
+
+@pytest.fixture
+def imported(ws, run_kg, tmp_path, request):
+    assert run_kg(["node", "add", "principle", OWN, "--now", "2026-05-01T10:00"]).exit_code == 0
+    assert run_kg(["cycle", "--now", "2026-05-01T11:00"]).exit_code == 0
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    assert run_o(["node", "add", "principle", THEIRS, "--now", "2026-05-02T10:00"]).exit_code == 0
+    out = other.root / "theirs.json"
+    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    r = run_kg(["import", "trail", str(out), "--json", "--now", "2026-05-03T09:00"])
+    assert r.exit_code == 0, r.stderr
+    return out
+
+
+def _memory(ws) -> str:
+    path = ws.root / "MEMORY.md"
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def _pending(run_kg) -> list[dict]:
+    r = run_kg(["propose", "--json"])
+    assert r.exit_code == 0, r.stderr
+    return [p for p in r.json if p["type"] == "import"]
+
+
+def test_imported_principle_waits_for_approval(ws, run_kg, imported):
+    r = run_kg(["cycle", "--now", "2026-05-03T10:00"])
+    assert r.exit_code == 0, r.stderr
+    memory = _memory(ws)
+    assert OWN in memory and THEIRS not in memory, memory
+    (p,) = _pending(run_kg)
+    assert p["text"] == THEIRS and "theirs.json" in p["motivation"], p
+    text = run_kg(["propose"]).stdout
+    assert THEIRS in text and "imported" in text, text
+    status = run_kg(["status", "--json"])
+    assert status.exit_code == 0, status.stderr
+    listed = [q for q in status.json["lifecycle"]["proposals_pending"] if q["type"] == "import"]
+    assert [q["number"] for q in listed] == [p["number"]] and "theirs.json" in listed[0]["change"], listed
+    assert "import" in run_kg(["status"]).stdout
+    a = run_kg(["approve", str(p["number"]), "--json", "--now", "2026-05-03T11:00"])
+    assert a.exit_code == 0 and a.json["action"] == "applied", a.stdout + a.stderr
+    assert THEIRS in _memory(ws) and OWN in _memory(ws)
+    assert run_kg(["cycle", "--now", "2026-05-03T12:00"]).exit_code == 0
+    assert THEIRS in _memory(ws)
+    why = run_kg(["why", f"- {THEIRS}", "--json", "--now", "2026-05-03T12:00"])
+    assert why.exit_code == 0 and why.json["change"]["id"] == a.json["change"], why.stdout
+    assert any("imported" in x and "approved" in x for x in why.json["explanation"]), why.json
+    # verified like any promotion: the change has a next check
+    assert why.json["change"]["next_check"], why.json["change"]
+
+
+def test_skipped_import_is_never_rendered(ws, run_kg, imported):
+    (p,) = _pending(run_kg)
+    s = run_kg(["skip", str(p["number"]), "--reason", "not how we work", "--now", "2026-05-03T10:00"])
+    assert s.exit_code == 0, s.stderr
+    for day in ("2026-05-03T11:00", "2026-05-20T11:00"):
+        assert run_kg(["cycle", "--now", day]).exit_code == 0
+        assert THEIRS not in _memory(ws) and OWN in _memory(ws)
+    assert _pending(run_kg) == []
+
+
+def test_restore_into_an_empty_graph_renders_as_before(tmp_path, request):
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    assert run_o(["node", "add", "principle", THEIRS, "--now", "2026-05-02T10:00"]).exit_code == 0
+    out = other.root / "theirs.json"
+    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    new = fresh_workspace(tmp_path / "new", request)
+    run_n = kg_runner(new.root)
+    assert run_n(["import", "trail", str(out), "--now", "2026-05-03T09:00"]).exit_code == 0
+    assert run_n(["cycle", "--now", "2026-05-03T10:00"]).exit_code == 0
+    assert THEIRS in _memory(new)
+    assert _pending(run_n) == []
+
+
+PROMOTED = "Review the staged diff before every commit"
+
+
+def test_promoted_principle_of_another_workspace_is_verified_once_approved(ws, run_kg, tmp_path, request):
+    """The other workspace promoted it (its change is that workspace's lifecycle, not imported): here it waits,
+    and once approved its change is checked against the pattern it came from, like a promotion."""
+    assert run_kg(["node", "add", "principle", OWN, "--now", "2026-05-01T10:00"]).exit_code == 0
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    for d in range(1, 9):
+        r = run_o(["log", "learning", "review the diff before each commit", "--pattern-key", "commit.review",
+                   "--session", f"s{d}", "--action", PROMOTED, "--now", f"2026-05-0{d}T10:00"])
+        assert r.exit_code == 0, r.stderr
+    assert "promoted 'commit.review'" in run_o(["cycle", "--now", "2026-05-08T12:00"]).stdout
+    out = other.root / "theirs.json"
+    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-09T09:00"]).exit_code == 0
+    r = run_kg(["import", "trail", str(out), "--now", "2026-05-09T10:00"])
+    assert r.exit_code == 0 and "1 principle(s) of another workspace wait for your approval" in r.stdout, r.stdout
+    assert run_kg(["cycle", "--now", "2026-05-09T11:00"]).exit_code == 0
+    assert PROMOTED not in _memory(ws) and OWN in _memory(ws)
+    (p,) = _pending(run_kg)
+    a = run_kg(["approve", str(p["number"]), "--json", "--now", "2026-05-09T12:00"])
+    assert a.exit_code == 0 and PROMOTED in _memory(ws), a.stdout + a.stderr
+    c = run_kg(["cycle", "--json", "--now", "2026-05-17T12:00"])
+    assert c.exit_code == 0, c.stderr
+    assert [v["change"] for v in c.json["verified"]] == [a.json["change"]], c.json["verified"]
+    why = run_kg(["why", f"- {PROMOTED}", "--json", "--now", "2026-05-17T12:00"]).json
+    assert why["pattern"]["key"] == "commit.review", why
