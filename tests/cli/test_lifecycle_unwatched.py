@@ -42,14 +42,14 @@ def test_a_transcript_from_last_year_does_not_make_a_daily_error_look_rare(run_k
         _log(run_kg, d)
         if d.day in (3, 10, 16, 24):
             reports[d.day] = _cycle(run_kg, d)
-    # Oct 3: 3 occurrences in 3 sessions, ready; kg has watched 2.5 days, not the 13 months since the transcript
-    (w,) = [w for w in reports[3]["waiting"] if w["pattern_key"] == KEY]
-    assert reports[3]["promoted"] == [] and 2.4 <= w["baseline"]["watched"] < 3
-    assert reports[10]["verified"] == [] and reports[10]["reverted"] == []  # nothing to judge, nothing removed
-    assert [p["pattern_key"] for p in reports[16]["promoted"]] == [KEY]  # 14 days watched since Oct 1
-    (v,) = reports[24]["verified"]  # its first check, a week later: the rule changed nothing, it made nothing worse
-    assert v["pattern_key"] == KEY and v["verdict"] != "made_worse" and v["action"] not in ("revert", "auto_revert")
-    assert 14 <= v["stats"]["days_before"] < 16.5 and 0.8 <= v["rate_before"] <= 1.2
+    # promoted once ready (Oct 3) or, with verification.min_baseline_days 14, once 14 days are watched (Oct 16);
+    # either way judged a week later on a rate before of about 1 a day (not 3 in 28.8 days = 0.103/day)
+    promoted = [d for d, r in reports.items() if KEY in [p["pattern_key"] for p in r["promoted"]]]
+    verdicts = [v for r in reports.values() for v in r["verified"]]
+    assert promoted in ([3], [16]) and verdicts and all(r["reverted"] == [] for r in reports.values())
+    for v in verdicts:  # the rule changed nothing: it made nothing worse
+        assert v["pattern_key"] == KEY and v["verdict"] != "made_worse" and v["action"] not in ("revert", "auto_revert")
+        assert 0.7 <= v["rate_before"] <= 1.3 and v["stats"]["days_before"] >= 2.5
     assert "critical" not in run_kg("list --json --now 2026-10-24T23:30").stdout
 
 
