@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from kg.lifecycle import promote, promoting, verify, verify_check, verify_mix
+from kg.lifecycle import promote, promoting, verify, verify_check, verify_mix, verify_watch
 from kg.lifecycle.policy import LifecyclePolicy
 
 DAY = timedelta(days=1)
@@ -78,6 +78,7 @@ def replay_history(seed: int, *, n: int, days: int, mix: tuple[float, float, flo
     state = {p.key: State() for p in pats}
     approvals: dict[int, list[Any]] = {}
     first: list[datetime] = []
+    seen_days: set = set()  # the days with anything logged: the real cycle's unwatched spells (verify_watch)
     t_start = time.perf_counter()
     for day in range(days):
         for hour, p, extra in sim.day_events(rng, pats, day, days, burst, seed if paired else None):
@@ -87,13 +88,15 @@ def replay_history(seed: int, *, n: int, days: int, mix: tuple[float, float, flo
             s.sessions.append(sim.session_of(day, hour))
             p.events.append((day + hour / 24, extra))
             first = first or [at]
+            seen_days.add(at.date())
         for p in approvals.pop(day, []):
             s = state[p.key]
             s.pending = False
             if s.status != "promoted":
                 _apply(s, p, sim.T0 + day * DAY + timedelta(hours=19), policy, day + 19 / 24)
         now = sim.T0 + day * DAY + timedelta(hours=20)
-        observed = first[0] if first else None
+        observed = (verify_watch.watched(first[0], seen_days, policy.verification.unobserved_gap_days)
+                    if first else None)
         _verify(pats, state, now, policy, observed, day + 20 / 24)
         for p, mode in _promote(pats, state, now, policy, observed):
             if mode == "auto":

@@ -103,6 +103,7 @@ class Verification:
     min_expected: float = 0.0
     min_baseline_events: float = 0.0
     min_baseline_days: float = 0.0
+    unobserved_gap_days: float = 0.0
     deadline_revert_posterior: float = 0.5
     effect_prior: bool = False
     effect_prior_min_changes: int = 8
@@ -294,6 +295,7 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         min_expected=r.number("verification.min_expected", 0, default=0.0),
         min_baseline_events=r.number("verification.min_baseline_events", 0, default=0.0),
         min_baseline_days=r.number("verification.min_baseline_days", 0, default=0.0),
+        unobserved_gap_days=r.number("verification.unobserved_gap_days", 0, default=0.0),
         deadline_revert_posterior=r.number("verification.deadline_revert_posterior", 0.5, 0.9999, default=0.5),
         effect_prior=r.flag("verification.effect_prior", default=False),
         effect_prior_min_changes=r.whole("verification.effect_prior_min_changes", 1, default=8),

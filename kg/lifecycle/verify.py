@@ -2,15 +2,17 @@
 
 The verdict is a sequential test on the pattern's whole history (`assess`):
 - **Rate before** comes from every occurrence before the change, not a window: the clock starts when kg
-  started watching (the workspace's first event) or a promotion window before the pattern's first occurrence,
-  whichever is later (without a start, at the first occurrence, which is then not counted). The occurrence
-  that triggered promotion counts when the clock has such a start (`leave_out_trigger = false`): the ratio
+  started watching (the workspace's first event) or a promotion window before the pattern's first
+  occurrence, whichever is later (without a start, at the first occurrence, which is then not counted), less
+  the long spells with nothing at all logged (`verify_watch`: kg was not watching then). The occurrence that
+  triggered promotion counts when the clock has such a start (`leave_out_trigger = false`): the ratio
   divides by the rate before, and days / occurrences is unbiased for 1 / rate when sampling stops at the
   trigger, while leaving the trigger out overstates it by 3/2 at three occurrences. Without a start, or with
   `leave_out_trigger`, it is left out (the inverse-sampling correction). Time when an earlier change of the
   same pattern was live is left out too, and older days weigh less (`baseline_half_life_days`, for rates
   that drift). At most `max_per_day` occurrences count per day, so one bursty day is not a rate.
-- **Rate after**: every occurrence since the change, the same per-day cap.
+- **Rate after**: every occurrence since the change over every day since it (a quiet spell there may be the
+  rule working), the same per-day cap.
 - The **posterior of the ratio** r = after / before (Jeffreys priors; `kg.lifecycle.stats`) gives
   P(r < ineffective_min_ratio), that the rule cut the rate at all, and P(r > revert_min_ratio), that it did
   not cut it enough. A confirmation needs the first ≥ 1 − error_rate, a revert the second ≥ 1 −
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from kg.lifecycle import effect as effects
-from kg.lifecycle import stats, verify_stop
+from kg.lifecycle import stats, verify_stop, verify_watch
 from kg.lifecycle.policy import LifecyclePolicy
 from kg.lifecycle.verify_transition import (  # noqa: F401 - verify.transition and the rest stay importable here
     CONFIRMED,
@@ -115,11 +117,12 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
              pooled: Iterable[tuple[datetime, datetime]] = (), out_words: str = "withdrawn by hand") -> Counts:
     """The counts and exposures behind a verdict, from every occurrence time of the pattern. `excluded`:
     periods when an earlier change of the same pattern was live (not the base rate). `observed_from`: when
-    kg started watching (the workspace's first event). `paused`: periods since the change when a person had
-    taken the rule out of its file (`kg.lifecycle.verify_withdrawn`): neither their days nor their
-    occurrences count (`out_words`: how, for the counts' note). `checks`: periods since the change when kg
-    took the rule out to measure the rate without it (`kg.lifecycle.verify_check`): their days and
-    occurrences are base rate, counted (unweighted: they are recent) in the rate before. `pooled`: periods
+    kg started watching (the workspace's first event); a `verify_watch.Watched` also names the spells it was
+    not (nothing at all logged), whose days are no exposure before the change. `paused`: periods since the
+    change when a person had taken the rule out of its file (`kg.lifecycle.verify_withdrawn`): neither their
+    days nor their occurrences count (`out_words`: how, for the counts' note). `checks`: periods since the
+    change when kg took the rule out to measure the rate without it (`kg.lifecycle.verify_check`): their days
+    and occurrences are base rate, counted (unweighted: they are recent) in the rate before. `pooled`: periods
     before the change when an earlier try of the same rule was live (`verification.pool_retries`): a rule
     tried again is judged on every period it was in its file, so their occurrences and days count as the rate
     after (they must be in `excluded` too)."""
@@ -175,7 +178,7 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
     t_b = 0.0
     if start is not None:
         pieces, cur = [], start
-        for a, b in sorted(spans + ([gap] if gap else [])):
+        for a, b in sorted(spans + ([gap] if gap else []) + verify_watch.gaps(observed_from)):
             if b > cur:
                 if a > cur:
                     pieces.append((cur, min(a, applied_at)))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from kg.lifecycle import blocks, verify, verify_check
+from kg.lifecycle import blocks, verify, verify_check, verify_watch
 from kg.lifecycle import verify_withdrawn as withdrawn
 from kg.lifecycle.render import LIVE
 
@@ -251,10 +251,15 @@ def effect_prior(lc: Any) -> Any:
 
 
 def observed_from(lc: Any) -> datetime | None:
-    """When kg started watching: the workspace's first event."""
+    """When kg started watching: the workspace's first event, with the spells since in which nothing at all was
+    logged (`verify_watch`; the distinct days with an event or a session, one query)."""
     if "_observed" not in lc.__dict__:
         rows = lc.st.run("lc_first_event")
-        lc.__dict__["_observed"] = rows[0]["first"] if rows else None
+        first = rows[0]["first"] if rows else None
+        gap = lc.lp.verification.unobserved_gap_days
+        if first is not None and gap > 0:
+            first = verify_watch.watched(first, (r["day"] for r in lc.st.run("lc_watch_days", now=lc.now)), gap)
+        lc.__dict__["_observed"] = first
     return lc.__dict__["_observed"]
 
 

@@ -599,6 +599,36 @@ MATCH (e:Node)
 WHERE e.kind = 'event'
 RETURN min(e.created_at) AS first
 
+// name: lc_watch_days
+// The distinct days with anything logged up to now (an event of any kind or pattern, a session's start or end):
+// kg/lifecycle/verify_watch.py leaves the long spells between them out of a rule's rate before.
+MATCH (e:Node)
+WHERE e.kind = 'event' AND e.created_at <= $now
+RETURN DISTINCT CAST(e.created_at AS DATE) AS day
+UNION
+MATCH (s:Session)
+WHERE s.started_at <= $now
+RETURN DISTINCT CAST(s.started_at AS DATE) AS day
+UNION
+MATCH (s:Session)
+WHERE s.ended_at <= $now
+RETURN DISTINCT CAST(s.ended_at AS DATE) AS day
+
+// name: lc_watch_days
+// dialect: falkordb
+// (a datetime is ISO text here: its first ten characters are the day)
+MATCH (e:Node)
+WHERE e.kind = 'event' AND e.created_at <= $now
+RETURN DISTINCT substring(e.created_at, 0, 10) AS day
+UNION
+MATCH (s:Session)
+WHERE s.started_at <= $now
+RETURN DISTINCT substring(s.started_at, 0, 10) AS day
+UNION
+MATCH (s:Session)
+WHERE s.ended_at <= $now
+RETURN DISTINCT substring(s.ended_at, 0, 10) AS day
+
 // name: lc_pending_count
 // How many proposals of one type wait. (Not lc_proposals: in kuzu 0.11.3 its OPTIONAL MATCHes, run in the
 // transaction that just created a proposal, returned undecodable strings once a workspace had ~30 of them.)

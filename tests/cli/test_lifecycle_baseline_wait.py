@@ -78,8 +78,11 @@ def test_promoted_at_the_stated_minute_not_a_day_earlier(ws, run_kg):
 
 def test_imported_older_history_counts_as_watched(ws, run_kg, tmp_path):
     old = tmp_path / "old.jsonl"
-    old.write_text(json.dumps({"kind": "learning", "summary": "The staging database is reset every Sunday",
-                               "at": "2026-04-10T09:00:00", "session": "imported"}) + "\n", encoding="utf-8")
+    # a history kept every few days (one entry three weeks before and nothing since would be days nobody
+    # watched: verification.unobserved_gap_days, tests/cli/test_lifecycle_unwatched.py)
+    old.write_text("".join(json.dumps({"kind": "learning", "summary": f"The staging database is reset on day {d}",
+                                       "at": f"2026-04-{d}T09:00:00", "session": "imported"}) + "\n"
+                           for d in (10, 15, 20, 25, 30)), encoding="utf-8")
     assert run_kg(f"ingest {old} --json --now 2026-05-01T08:00").exit_code == 0
     _fresh_burst(ws, run_kg)
     assert _ready(run_kg, "2026-05-03T12:00")["baseline"] is None  # watched since April 10: 23 days

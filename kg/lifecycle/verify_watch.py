@@ -1,0 +1,67 @@
+"""When kg was watching a workspace: from its first event, less the spells in which nothing at all was logged. Pure.
+
+A rule's rate before is occurrences / days watched (`verify.evidence`). History reflected or ingested with its
+own dates (a transcript from last year) starts the clock weeks before kg was installed, and the weeks between
+that history and kg's first own session hold no event of any kind: nobody was watching, yet counted as days
+without the pattern they make its rate before look low, and a rule that changed nothing then reads "made worse"
+and is reverted (issue 16). A spell of more than `verification.unobserved_gap_days` from one day with anything
+logged (any event, any pattern, a session's start or end) to the next is not watched: its days are left out of
+the exposure before a change. Shorter breaks are a workspace's rhythm (weekends, a holiday; the real aider
+histories in /work/shared/data have up to 12 days between sessions) and count, as they do after the change.
+
+The spells travel with `observed_from` as a `Watched` (a datetime, the first event, that also carries them), so
+every caller that passes the start on (the verdicts, the rate prior, the promotion gate of
+`kg.lifecycle.verify_wait`) sees the same exposure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date, datetime, timedelta
+
+DAY = timedelta(days=1)
+
+
+class Watched(datetime):
+    """When kg started watching (the datetime itself) and the spells it was not (`gaps`, each [start, end) at
+    midnights). Arithmetic on it gives a plain datetime; only `verify.evidence` reads `gaps`."""
+
+    gaps: tuple[tuple[datetime, datetime], ...] = ()
+
+
+def watched(first: datetime, days: Iterable[date | str], gap_days: float) -> datetime:
+    """`first` with the unwatched spells among `days` (the distinct days with anything logged) attached; `first`
+    itself when there are none or `gap_days` is 0 (off)."""
+    spells = unwatched(days, gap_days)
+    if not spells:
+        return first
+    w = Watched(first.year, first.month, first.day, first.hour, first.minute, first.second, first.microsecond,
+                first.tzinfo)
+    w.gaps = tuple(spells)
+    return w
+
+
+def unwatched(days: Iterable[date | str], gap_days: float) -> list[tuple[datetime, datetime]]:
+    """The spells between two days with anything logged that are more than `gap_days` apart: from the midnight
+    after the earlier day to the midnight that starts the later one (the whole days with nothing logged)."""
+    if gap_days <= 0:
+        return []
+    seen = sorted({_day(d) for d in days if d is not None})
+    out = []
+    for a, b in zip(seen, seen[1:], strict=False):
+        if (b - a).days > gap_days:
+            out.append((datetime.combine(a, datetime.min.time()) + DAY, datetime.combine(b, datetime.min.time())))
+    return out
+
+
+def gaps(observed_from: datetime | None) -> list[tuple[datetime, datetime]]:
+    """The unwatched spells `observed_from` carries (none for a plain datetime or None)."""
+    return list(getattr(observed_from, "gaps", ()))
+
+
+def _day(d: date | str | datetime) -> date:
+    if isinstance(d, datetime):
+        return d.date()
+    if isinstance(d, date):
+        return d
+    return date.fromisoformat(str(d)[:10])
