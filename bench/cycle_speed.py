@@ -38,7 +38,7 @@ CHUNK = 20_000
 
 
 def build(root: Path, n: int, seed: int = 7) -> kg.Workspace:
-    """Bulk-load the graph: UNWIND CREATE for nodes (full-text index dropped around it) and COPY FROM CSV for
+    """Bulk-load the graph: UNWIND CREATE for nodes (the graph has no full-text index since issue 22) and COPY FROM CSV for
     the pattern edges (UNWIND ... MATCH two nodes by id costs rows × nodes in kuzu 0.11.3)."""
     rnd = random.Random(seed)
     ws = kg.init_workspace(root)
@@ -64,7 +64,6 @@ def build(root: Path, n: int, seed: int = 7) -> kg.Workspace:
     csv = root.parent / "derived_from.csv"
     csv.write_text("".join(f"{a},{b},{at.isoformat(sep=' ')},false,1.0,same pattern key\n" for a, b, at in links))
     with ws.store() as st:
-        st.execute("CALL DROP_FTS_INDEX('Node', 'node_fts')")
         for k in range(0, len(pats), CHUNK):
             st.execute(
                 "UNWIND $rows AS r CREATE (:Node {id: r.id, kind: 'pattern', text: r.text, pattern_key: r.key, "
@@ -79,7 +78,6 @@ def build(root: Path, n: int, seed: int = 7) -> kg.Workspace:
                 "reinforced_at: r.at, pinned: false, stale: false, files: [], tags: [], redactions: [], "
                 "tokens: r.text, decay_stage: 0})", {"rows": rows[k:k + CHUNK]})
         st.execute(f"COPY derived_from FROM '{csv}' (header=false)")
-        st.execute("CALL CREATE_FTS_INDEX('Node', 'node_fts', ['tokens'], stemmer := 'porter')")
     return ws
 
 
