@@ -38,8 +38,8 @@ CHUNK = 20_000
 
 
 def build(root: Path, n: int, seed: int = 7) -> kg.Workspace:
-    """Bulk-load the graph: UNWIND CREATE for nodes (the graph has no full-text index since issue 22) and COPY FROM CSV for
-    the pattern edges (UNWIND ... MATCH two nodes by id costs rows × nodes in kuzu 0.11.3)."""
+    """Bulk-load the graph: UNWIND CREATE for nodes (the graph has no full-text index since issue 22) and COPY
+    FROM CSV for the pattern edges (UNWIND ... MATCH two nodes by id costs rows × nodes in kuzu 0.11.3)."""
     rnd = random.Random(seed)
     ws = kg.init_workspace(root)
     n_patterns = max(1, n // 50)
