@@ -29,9 +29,12 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
         parsed = check_store(store)
         configure(root, store, dry_run=True)
         reach(parsed)
+    new = not (root / MARKER).exists()  # a used workspace without ids.json is rebuilt by the open below
     try:
         for sub in (MARKER, Path("memory") / "sessions", Path("memory") / "skills"):
             (root / sub).mkdir(parents=True, exist_ok=True)
+        if new:  # no id given out yet (a missing ids.json reads as damaged: kg/ingest/ids_rebuild.py)
+            Journal(root / MARKER, timeout=30.0).start_ids()
     except OSError as exc:
         raise StoreError(f"cannot create the workspace at {root}: {exc.strerror}; choose a folder you can "
                          "write to") from None
