@@ -41,6 +41,9 @@ def register(app: typer.Typer) -> None:
         store: Annotated[str | None, typer.Option(
             "--store", help="Share a team graph on a FalkorDB server: falkordb://HOST:PORT/GRAPH "
                             "(password in KG_STORE_PASSWORD).")] = None,
+        force: Annotated[bool, typer.Option(
+            "--force", help="With --store: move a workspace that holds entries anyway (they stay in its embedded "
+                            "graph; `kg export trail` / `kg import trail` carry them over).")] = False,
         as_json: JsonOpt = False,
     ) -> None:
         """Make a workspace: memory/ folders and an empty graph. Safe to run again."""
@@ -51,7 +54,7 @@ def register(app: typer.Typer) -> None:
             if path is not None and not path.strip():  # a script's unset variable: not "here"
                 raise UsageError("the folder to make a workspace of is empty: name one, or leave it out for here")
             target = path or state(ctx).workspace or "."
-            ws = init_workspace(target, rules_dir=state(ctx).rules, store=store)
+            ws = init_workspace(target, rules_dir=state(ctx).rules, store=store, force=force)
         graph = ws.store_url.public if ws.store_url is not None else str(ws.graph_path)
         emit({"workspace": str(ws.root), "graph": graph}, as_json,
              lambda d: f"Workspace ready at {d['workspace']}")

@@ -14,9 +14,10 @@ from kg.workspace import MARKER, Workspace
 
 
 def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = None,
-                   store: str | None = None) -> Workspace:
+                   store: str | None = None, force: bool = False) -> Workspace:
     """Make (or re-open) a workspace at `path`: the memory folders and an empty graph. Idempotent. With
-    `store` (falkordb://HOST:PORT/GRAPH) its graph is a team's on that server, named in kg.toml."""
+    `store` (falkordb://HOST:PORT/GRAPH) its graph is a team's on that server, named in kg.toml; an embedded
+    workspace that holds entries is moved only with `force` (they stay in its embedded graph: `_left_behind`)."""
     root = Path(path).expanduser().resolve()
     # the outermost folder this call makes (a missing parent too), removed again when a team server refuses
     made = next((folder for folder in (*reversed(root.parents), root, root / "memory") if not folder.exists()), None)
@@ -28,10 +29,15 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
         # member's ids need its number from there)
         parsed = check_store(store)
         configure(root, store, dry_run=True)
+        if not force:
+            _left_behind(root, store)
         reach(parsed)
+    new = not (root / MARKER).exists()  # a used workspace without ids.json is rebuilt by the open below
     try:
         for sub in (MARKER, Path("memory") / "sessions", Path("memory") / "skills"):
             (root / sub).mkdir(parents=True, exist_ok=True)
+        if new:  # no id given out yet (a missing ids.json reads as damaged: kg/ingest/ids_rebuild.py)
+            Journal(root / MARKER, timeout=30.0).start_ids()
     except OSError as exc:
         raise StoreError(f"cannot create the workspace at {root}: {exc.strerror}; choose a folder you can "
                          "write to") from None
@@ -50,6 +56,27 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
     with ws.store():
         pass
     return ws
+
+
+def _left_behind(root: Path, store: str) -> None:
+    """Refuse (bad input) to move an embedded workspace that holds entries to a team graph: every command then
+    reads the team's graph and what was logged here stays in the embedded one, unseen (`kg status` went from 49
+    events to 0 without a word). Says how to carry them over, or to move without them."""
+    from kg.core.errors import UsageError
+    from kg.ingest.journal import read_ids
+    from kg.store.team import configured_url
+
+    if configured_url(root) is not None:  # a team workspace already: its entries are on its server
+        return
+    given = read_ids(root / MARKER / "ids.json")
+    if not given:
+        return
+    raise UsageError(
+        f"this workspace's embedded graph holds what kg logged here ({given:,} id(s) given out, memory/.kg/ids.json), "
+        "and the team graph does not: every command would read the team graph and leave them unseen. To carry them "
+        f"over: `kg export trail`, then `kg init --store {store} --force`, then `kg import trail` (in the workspace "
+        "that made the team graph, member 1). To move without them, pass --force: they stay in the embedded graph "
+        "(`KG_STORE=kuzu kg list`)")
 
 
 def _settle_pending(root: Path, new: Any, rules_dir: Path | None) -> None:

@@ -32,12 +32,11 @@ _GRAPH = ("MATCH (n:Node) RETURN n.id AS id", "MATCH (m:Meta) RETURN m.id AS id"
 
 
 def damaged(path: Path) -> bool:
-    """Whether ids.json is there and does not read as the counters (a missing file is a new workspace's)."""
+    """Whether ids.json is missing or does not read as the counters (`kg init` writes it: a used workspace
+    without it would give out its ids again from 001)."""
     try:
         data = json.loads(path.read_bytes())
         return not isinstance(data, dict) or not all(isinstance(v, int) for v in data.values())
-    except FileNotFoundError:
-        return False
     except (OSError, ValueError):
         return True
 
@@ -80,11 +79,15 @@ def rebuild(ws: Any, st: Any) -> str:
             except OSError:
                 continue
         kept = journal.ids_path.with_name(f"ids.json.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-        journal.ids_path.replace(kept)
+        try:
+            journal.ids_path.replace(kept)
+            said = f"the damaged file was kept as {kept.name}"
+        except FileNotFoundError:
+            said = "it was missing"
         write_atomic(journal.ids_path, json.dumps(found, sort_keys=True).encode())
         journal._ids = None
     return (f"rebuilt memory/.kg/ids.json from the graph and the journal ({len(found)} counter(s), "
-            f"{sum(found.values()):,} id(s)); the damaged file was kept as {kept.name}")
+            f"{sum(found.values()):,} id(s)); {said}")
 
 
 def with_ids(ws: Any, work: Callable[[], T]) -> T:

@@ -109,12 +109,20 @@ class Journal:
         if self._ids is None:
             try:
                 self._ids = {k: int(v) for k, v in json.loads(self.ids_path.read_text()).items()}
-            except FileNotFoundError:
-                self._ids = {}
+            except FileNotFoundError:  # `kg init` writes it: gone from a used workspace, the counters restart
+                # at 001 and `kg log` answered an older entry's id (the applier stored the entry under another)
+                raise IdsDamaged(f"{self.ids_path} is missing. It holds the last id kg gave out for each day; "
+                                 "run `kg doctor` to rebuild it from the graph and the journal") from None
             except (ValueError, AttributeError, TypeError):
                 raise IdsDamaged(f"{self.ids_path} is damaged. It holds the last id kg gave out for each day; "
                                  "run `kg doctor` to rebuild it from the graph and the journal") from None
         return self._ids
+
+    def start_ids(self) -> None:
+        """A new workspace's counters, none given out yet (`kg init`): a missing ids.json reads as damaged."""
+        with self.locked():
+            if not self.ids_path.exists():
+                write_atomic(self.ids_path, b"{}")
 
     def allocate(self, prefix: str, day: str, count: int = 1) -> list[str]:
         """Reserve the next `count` ids `PREFIX-YYYYMMDD-NNN`. The counter is saved before the caller writes

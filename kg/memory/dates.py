@@ -32,6 +32,7 @@ class DateRules:
     month_prepositions: tuple[str, ...] = ()
     year_units: tuple[str, ...] = ()
     numbers: dict[str, int] | None = None  # "two weeks ago": number words for the digits of an "ago"
+    ago_joined_words: tuple[str, ...] = ()  # "三天前": number, unit and word written without spaces
 
     @classmethod
     def from_reader(cls, d: RuleReader) -> DateRules:
@@ -54,7 +55,8 @@ class DateRules:
                    ago_words=tuple(d.strings("ago_words")), day_units=tuple(d.strings("day_units")),
                    week_units=tuple(d.strings("week_units")), month_units=tuple(d.strings("month_units")),
                    month_prepositions=tuple(p.lower() for p in d.strings("month_prepositions", items="non-blank")),
-                   year_units=tuple(d.strings("year_units", [])), numbers=_numbers(d))
+                   year_units=tuple(d.strings("year_units", [])), numbers=_numbers(d),
+                   ago_joined_words=tuple(d.strings("ago_joined_words", [], items="non-blank")))
 
 
 def _numbers(d: RuleReader) -> dict[str, int]:
@@ -183,14 +185,18 @@ def find(query: str, now: datetime, rules: DateRules) -> tuple[list[Window], str
             if not any(x < m.end() and m.start() < y for x, y in spans):
                 a, b = rules.relative[m.group(0)]
                 take(m, Window(today + timedelta(days=a), today + timedelta(days=b), timedelta(0), m.group(0)))
-    if rules.ago_words:
+    if rules.ago_words or rules.ago_joined_words:
         units = ({u: 1 for u in rules.day_units} | {u: 7 for u in rules.week_units}
                  | {u: 30 for u in rules.month_units} | {u: 365 for u in rules.year_units})
         numbers = rules.numbers or {}
         count = "|".join([r"\d+", *map(re.escape, sorted(numbers, key=len, reverse=True))])
-        ago = re.compile(rf"\b({count})\s+({'|'.join(map(re.escape, units))})\s+"
-                         rf"(?:{'|'.join(map(re.escape, rules.ago_words))})\b")
-        for m in ago.finditer(low):
+        unit = "|".join(map(re.escape, sorted(units, key=len, reverse=True)))
+        forms = []
+        if rules.ago_words:
+            forms.append(rf"\b({count})\s+({unit})\s+(?:{'|'.join(map(re.escape, rules.ago_words))})\b")
+        if rules.ago_joined_words:  # no word boundary inside CJK text: "三天前数据库" reads as a time and a word
+            forms.append(rf"({count})\s*({unit})\s*(?:{'|'.join(map(re.escape, rules.ago_joined_words))})")
+        for m in (m for form in forms for m in re.finditer(form, low)):
             if any(x < m.end() and m.start() < y for x, y in spans):
                 continue
             n = int(m.group(1)) if m.group(1).isdigit() else numbers[m.group(1)]

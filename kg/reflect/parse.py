@@ -142,6 +142,9 @@ def transcript_of(p: Path, text: str, format: str | None = None) -> Transcript:
     return t
 
 
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # a zstd frame's first four bytes
+
+
 def decode(data: bytes, name: str = "input") -> str:
     """Bytes to text: gunzip if gzipped, refuse binary, tolerate a few bad bytes."""
     if data[:2] == b"\x1f\x8b":
@@ -153,6 +156,11 @@ def decode(data: bytes, name: str = "input") -> str:
                 raise TranscriptError(
                     f"{name} is a damaged gzip file: unpack it with `gunzip` to see what is left"
                 ) from None
+    if data[:4] == ZSTD_MAGIC:  # Codex keeps cold rollouts as `.jsonl.zst`: the standard library reads no zstd
+        raise TranscriptError(
+            f"{name} is zstd-compressed: decompress it first with `zstd -d {name}` (it writes the file without "
+            "`.zst` beside it) and reflect on that"
+        )
     sample = data[:8192]
     if b"\x00" in sample:
         raise TranscriptError(

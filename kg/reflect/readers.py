@@ -158,6 +158,8 @@ def parse_codex(text: str) -> Transcript:
                 if call not in calls:
                     cmd = p.get("command")
                     calls[call] = ("exec_command", _codex_command("exec_command", {"command": cmd}))
+                if p.get("process_id") is not None:  # the polls after it speak for this call: a read that resumed
+                    sessions[str(p["process_id"])] = call  # past "Process running" learns it only here
                 result(call, _flatten(p.get("aggregated_output") or p.get("stderr") or ""), code or 1, lineno, ts)
             elif ptype == "patch_apply_end" and p.get("success") is False:
                 result(str(p.get("call_id")), _flatten(p.get("stderr") or p.get("stdout") or ""), 1, lineno, ts)

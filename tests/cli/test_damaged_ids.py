@@ -63,3 +63,20 @@ def test_a_hook_keeps_a_real_failed_tool_call_over_a_damaged_ids_json(ws, run_kg
     assert r.returncode == 0, r.stderr
     errors = run_kg(["list", "--type", "error", "--json"]).json
     assert len(errors) == 2 and len({e["id"] for e in errors}) == 2, errors
+
+
+def test_a_missing_ids_json_is_rebuilt_and_the_id_answered_is_the_one_stored(ws, run_kg):
+    """QA: with ids.json removed, doctor said "readable" and `kg log` answered ERR-...-001 (the first entry's id)
+    while it stored the entry as ERR-...-003: `kg show`/`resolve` of the id it answered acted on another entry."""
+    before = [run_kg(["--now", NOW, "log", "error", f"error {n}", "--wait", "--json"]).json["id"]
+              for n in ("one", "two")]
+    (ws.kg_dir / "ids.json").unlink()
+    dry = run_kg(["doctor", "--dry-run", "--json"])
+    ids = next(c for c in dry.json["checks"] if c["name"] == "ids")
+    assert ids["status"] == "error" and "ids.json is missing" in ids["detail"], ids
+    r = run_kg(["--now", NOW, "log", "error", "error three", "--wait", "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert r.json["id"] not in before, r.json["id"]
+    shown = run_kg(["--now", NOW, "show", r.json["id"], "--json"])
+    assert shown.exit_code == 0 and "error three" in shown.stdout, shown.stdout
+    assert sorted(_ids(run_kg)) == sorted([*before, r.json["id"]])

@@ -177,3 +177,14 @@ def test_plain_text_that_is_no_document_is_still_read(run_kg, tmp_path, text, tu
     f.write_text(text, encoding="utf-8")
     r = run_kg(f"reflect {f} --json {NOW}")
     assert r.exit_code == 0 and r.json["format"] == "text" and r.json["turns"] == turns, r.stderr
+
+
+def test_a_zstd_rollout_says_how_to_decompress_it(run_kg, tmp_path):
+    """Codex keeps cold rollouts as `.jsonl.zst`; kg said it "looks binary (it has NUL bytes)"."""
+    f = tmp_path / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.zst"
+    f.write_bytes(b'(\xb5/\xfd\x04Xi\x01\x00{"type":"session_meta","payload":{"id":"x"}}\n\x08\x125\xfb')  # `zstd -c`
+    for args in ([], ["--apply"]):
+        r = run_kg(["reflect", str(f), *args])
+        assert r.exit_code == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr == f"Error: {f} is zstd-compressed: decompress it first with `zstd -d {f}` (it writes the " \
+                           "file without `.zst` beside it) and reflect on that\n", r.stderr

@@ -78,6 +78,19 @@ def test_a_named_day_matches_that_day_only(run_kg):
     assert "2026-11-24" in r.stdout and "2026-12-0" not in r.stdout
 
 
+def test_chinese_relative_days_are_read_as_times(run_kg):
+    """QA: `kg search "三天前 数据库"` said "no memory holds '三天', '天前'": "三天前" (three days ago) was read as
+    words, not as the time "3 days ago" is, as the Chinese phrases of rules/memory.toml's [dates] are."""
+    run_kg("log error '数据库 连接 超时' --now 2026-12-02T10:00")
+    run_kg("log error '数据库 迁移 失败' --now 2026-11-20T10:00")
+    now = "--now 2026-12-05T12:00"
+    for query, day in (("三天前 数据库", "2026-12-02"), ("三天前数据库", "2026-12-02"), ("3天前 数据库", "2026-12-02"),
+                       ("两周前 数据库", "2026-11-20"), ("3 days ago 数据库", "2026-12-02")):
+        r = run_kg(f"search '{query}' {now}")
+        assert r.exit_code == 0 and "no memory holds" not in r.stdout, (query, r.stdout)
+        assert r.stdout.splitlines()[1].endswith(f"· {day} 10:00"), (query, r.stdout)
+
+
 def test_a_query_no_memory_holds_is_no_result_and_a_partial_one_says_so(run_kg):
     run_kg("log error 'edit failed: file has not been read yet' --now 2026-12-01T10:00")
     run_kg("log error '编辑配置文件失败：权限不足' --now 2026-12-01T11:00")

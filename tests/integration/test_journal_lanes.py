@@ -44,7 +44,7 @@ def test_pending_writes_reach_the_store_they_were_written_for(tmp_path):
     try:
         root = kg.init_workspace(tmp_path / "ws").root
         assert kg_process(root, "log", "error", "kept on this machine", "--wait").returncode == 0
-        moved = kg_process(root, "init", "--store", url)
+        moved = kg_process(root, "init", "--store", url, "--force")
         assert moved.returncode == 0, moved.stderr
         assert kg_process(root, "log", "error", "the team saw this first", "--wait").returncode == 0
 
@@ -73,7 +73,7 @@ def test_an_embedded_write_waiting_for_its_graph_stays_out_of_the_team(tmp_path,
     not applied to the team's graph, nor its id given out again; the next embedded command applies it."""
     root = kg.init_workspace(tmp_path / "ws").root
     assert kg_process(root, "log", "error", "the first local entry", "--wait").returncode == 0
-    assert kg_process(root, "init", "--store", falkordb_url).returncode == 0
+    assert kg_process(root, "init", "--store", falkordb_url, "--force").returncode == 0
     ws = kg.open_workspace(root)
     monkeypatch.setenv("KG_STORE", "kuzu")
     local = kg.open_workspace(root).log("error", "journaled for the embedded graph", apply=False)
@@ -105,8 +105,8 @@ def test_moving_to_a_team_keeps_the_writes_made_for_the_embedded_graph(tmp_path,
         holder.acquire()
     try:
         env = {k: v for k, v in os.environ.items() if k != "KG_STORE"}
-        moved = subprocess.run([KG, "-w", str(root), "init", "--store", falkordb_url], capture_output=True, text=True,
-                               timeout=120, env={**env, "KG_SERVER": "0", "KG_LOCK_TIMEOUT": "0.3"})
+        moved = subprocess.run([KG, "-w", str(root), "init", "--store", falkordb_url, "--force"], capture_output=True,
+                               text=True, timeout=120, env={**env, "KG_SERVER": "0", "KG_LOCK_TIMEOUT": "0.3"})
     finally:
         if holder:
             holder.release()
@@ -148,3 +148,21 @@ def test_a_team_workspace_that_never_had_an_embedded_graph_says_how_to_start_one
     assert kg_process(root, "doctor", "--repair", store="kuzu").returncode == 0
     assert texts(kg_process(root, "list", "--json", store="kuzu")) == ["a local entry"]
     assert texts(kg_process(root, "list", "--json")) == ["the team's entry"]
+
+
+def test_moving_a_workspace_that_holds_entries_to_a_team_is_refused_without_force(tmp_path, falkordb_url):
+    """QA: `kg init --store` on a workspace holding entries switched it to the empty team graph without a word
+    (`kg status`: 49 events, then 0). It is refused (exit 2, nothing written), saying how to carry them over."""
+    root = kg.init_workspace(tmp_path / "ws").root
+    assert kg_process(root, "log", "error", "logged before the team", "--wait").returncode == 0
+    refused = kg_process(root, "init", "--store", falkordb_url)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert refused.stderr.startswith("Error: this workspace's embedded graph holds what kg logged here (1 id(s)")
+    assert "`kg export trail`, then `kg init --store" in refused.stderr and "pass --force" in refused.stderr
+    assert not (root / "kg.toml").exists()
+    assert texts(kg_process(root, "list", "--json")) == ["logged before the team"]
+    assert kg_process(root, "export", "trail").returncode == 0
+    assert kg_process(root, "init", "--store", falkordb_url, "--force").returncode == 0
+    assert texts(kg_process(root, "list", "--json")) == []
+    assert kg_process(root, "import", "trail").returncode == 0
+    assert texts(kg_process(root, "list", "--json")) == ["logged before the team"]

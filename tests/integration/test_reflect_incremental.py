@@ -268,3 +268,21 @@ def test_a_summary_after_a_read_that_resumed_tells_the_whole_session(ws, tmp_pat
                     for w, r, d in ((ws, grown_rep, dest), (one, one_rep, dest_one)))
     assert f"{one_rep.turns} turns)" in theirs
     assert mine == theirs
+
+
+@pytest.mark.skipif(not CODEX.is_file(), reason="needs /work/shared/data/runtimes")
+@pytest.mark.parametrize("lines", [269, 270, 271, 273])
+def test_a_poll_of_a_command_started_before_the_cursor_is_that_commands_failure(ws, run_kg, tmp_path, lines):
+    """QA: the Codex Stop hook reflected this rollout at line 273, then whole: the read that resumed at 269 began
+    after the command's "Process running with session ID 83395", so the poll (write_stdin) that brought its exit
+    was a call of its own, and the one npm test failure was logged twice (ERR-002, then "write_stdin failed")."""
+    text = CODEX.read_text(encoding="utf-8")
+    dest = tmp_path / CODEX.name
+    dest.write_text("".join(text.splitlines(keepends=True)[:lines]), encoding="utf-8")
+    for _ in range(2):
+        r = run_kg(["--now", NOW, "reflect", str(dest), "--apply"])
+        assert r.exit_code == 0, r.stderr
+        dest.write_text(text, encoding="utf-8")
+    logged = [e[1] for e in entries(ws) if e[0] == "error"]
+    assert not [s for s in logged if s.startswith("write_stdin failed")], logged
+    assert len(logged) == 2, logged

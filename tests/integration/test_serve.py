@@ -274,3 +274,17 @@ def test_a_server_whose_workspace_was_removed_and_made_again_leaves_the_new_one_
             old.kill()
             old.wait()
         kg(served, "serve", "stop")
+
+
+def test_a_read_is_answered_in_the_time_zone_of_whoever_asks(served: Path):
+    """A server started by a UTC job answered an LA shell's `--since 1h` in UTC: what was logged a moment ago
+    (stored in the logger's local time) fell 8 hours outside the window and was not found."""
+    here = {"TZ": "America/Los_Angeles"}
+    assert kg(served, "log", "error", "logged just now by the shell", "--wait", server=False, env=here).returncode == 0
+    assert kg(served, "status", env={"TZ": "UTC"}).returncode == 0  # the UTC job starts the server
+    assert status(served)["running"]
+    listed = kg(served, "list", "--since", "1h", env=here)
+    assert listed.returncode == 0, listed.stderr
+    assert "logged just now by the shell" in listed.stdout
+    found = kg(served, "search", "logged just now", "--since", "1h", env=here)
+    assert "logged just now by the shell" in found.stdout, found.stdout

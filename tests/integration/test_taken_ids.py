@@ -95,7 +95,7 @@ def test_another_member_cannot_import_plain_ids_so_member_one_keeps_its_next_log
     run(second, "log", "error", "second: flaky selenium test")
     run(second, "log", "learning", "second: use pnpm, not npm")
     run(second, "export", "trail")
-    run(second, "init", "--store", falkordb_url)
+    run(second, "init", "--store", falkordb_url, "--force")
     refused = run(second, "import", "trail", code=2)
     assert "plain ids are member 1's, and this workspace is member 2" in refused.stderr, refused.stderr
     assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
