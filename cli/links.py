@@ -63,16 +63,17 @@ def patterns_list(
     as_json: JsonOpt = False,
 ) -> None:
     """List recurring patterns with recurrence, sessions, first and last seen, and for a pattern ready to
-    promote that waits until kg has watched it long enough to verify its rule, the day it becomes eligible."""
+    promote that a cycle would hold now (while min_baseline_days is on) the first reason, as `kg status` says it:
+    for too few days watched to verify its rule, the day it becomes eligible."""
     if ctx.invoked_subcommand is not None:
         return
     from kg.graph import patterns
-    from kg.lifecycle.waiting import baseline_waits
+    from kg.lifecycle.waiting import gate_waits
 
     with errors():
         ws = workspace(ctx)
         rows = patterns.list_patterns(ws, limit=limit, min_recurrence=min_recurrence)
-        waits = baseline_waits(ws, now_of(ctx, now), keys=[r["key"] for r in rows]) if rows else {}
+        waits = gate_waits(ws, now_of(ctx, now), keys=[r["key"] for r in rows]) if rows else {}
     emit([{**r, "waits": waits.get(r["key"])} for r in rows], as_json, _render_patterns)
 
 
@@ -88,12 +89,15 @@ def _render_patterns(rows: list[dict[str, Any]]) -> str:
 
 
 def _render_waits(waits: dict[str, dict[str, Any]]) -> list[str]:
-    """The ready patterns that wait for their baseline: what for and until when."""
+    """The ready patterns a cycle would hold now: the first reason, as `kg status` says it (for the baseline,
+    until when), and where the baseline's days are set."""
+    from kg.lifecycle.waiting import BASELINE_SET
+
     if not waits:
         return []
-    return ["", "⏳ Ready, but waiting until kg has watched them long enough to verify a rule "
-            "(verification.min_baseline_days in rules/lifecycle.toml):"] + [
-        f"   {key}: {w['short']}" for key, w in waits.items()]
+    return ["", "⏳ Ready, but a cycle would hold them now:"] + [
+        f"   {key}: {w['short']}" for key, w in waits.items()] + (
+        [f"   (days watched before a rule: {BASELINE_SET})"] if any(w["by"] for w in waits.values()) else [])
 
 
 @patterns_app.command("show")
@@ -103,15 +107,16 @@ def patterns_show(
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """A pattern with its events and why each joined, and whether it waits for its baseline to be promoted."""
+    """A pattern with its events and why each joined, and why a cycle would hold it now if it is ready to
+    promote (while min_baseline_days is on; the first reason, as `kg status` says it)."""
     from kg.graph import patterns
-    from kg.lifecycle.waiting import baseline_waits
+    from kg.lifecycle.waiting import gate_waits
 
     with errors():
         ws = workspace(ctx)
         data = patterns.show(ws, pattern)
         key = data["pattern"]["key"]
-        data["waits"] = baseline_waits(ws, now_of(ctx, now), keys=[key]).get(key)
+        data["waits"] = gate_waits(ws, now_of(ctx, now), keys=[key]).get(key)
     emit(data, as_json, _render_pattern)
 
 

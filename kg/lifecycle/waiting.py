@@ -1,6 +1,7 @@
-"""The ready patterns a cycle would promote but that wait for their baseline (`verification.min_baseline_days`,
-`min_baseline_events`), for `kg patterns` and `kg patterns show`: by key, what each waits for and the day it
-becomes eligible. The promotion gate's own answer (kg/lifecycle/promoting.py `baseline_wait`), read only."""
+"""The ready patterns a cycle would hold back while the baseline gate is on (`verification.min_baseline_days`,
+`min_baseline_events`), for `kg patterns` and `kg patterns show`: by key, the first reason the promotion gate
+holds each, as `kg status` says it (kg/lifecycle/api.py `_ready_view`: a rule that says what failed but not
+what to do, a full block, then the baseline, with the day it becomes eligible), read only."""
 
 from __future__ import annotations
 
@@ -8,26 +9,36 @@ from datetime import datetime
 from typing import Any
 
 from kg.core import clock
-from kg.lifecycle import promoting
+from kg.lifecycle import promote, promoting
 from kg.lifecycle.cycle import Lifecycle, _jsonable, holding
 
+# where the baseline's days are set: the packaged rules, or a workspace's own kg.toml over them
+BASELINE_SET = ("verification.min_baseline_days: rules/lifecycle.toml, or [rules.lifecycle.verification] in "
+                "the workspace's kg.toml")
 
-def baseline_waits(ws: Any, now: datetime | str | None = None, *, keys: list[str] | None = None,
-                   limit: int = 50) -> dict[str, dict[str, Any]]:
-    """{pattern key: the wait (`reason`, `short`, `watched`, `needed`, `eligible`)} for the best `limit` ready
-    patterns (or those of `keys`) that wait for their baseline; a pattern kg tried before (recovery) does not."""
+
+def gate_waits(ws: Any, now: datetime | str | None = None, *, keys: list[str] | None = None,
+               limit: int = 50) -> dict[str, dict[str, Any]]:
+    """{pattern key: why a cycle would hold it now (`reason`, `short`; for the baseline also `by`, `watched`,
+    `needed`, `eligible`; `by` is "" for another reason)} for the best `limit` ready patterns (or those of
+    `keys`) that a cycle would hold, while the baseline gate is on; the same answer as `kg status`'s."""
+    from kg.lifecycle.api import _ready_view
+    from kg.store.sideindex import open_reader
+
     at = clock.now(now)
     with holding(ws) as st:
         lc = Lifecycle(ws, st, at)
         v = lc.lp.verification
         if v.min_baseline_days <= 0 and v.min_baseline_events <= 0:
             return {}
+        open_reader(st, open_it=True)  # as `kg status` reads the ready patterns' events
         rows, _ = promoting.ready_top(lc, limit)
+        rows = [r for r in rows if r.get("key") and (keys is None or r["key"] in keys)]
+        room = promote.Budget(lc.lp, {k: [x.text for x in d.lines] for k, d in lc.desired().items()})
         out = {}
-        for r in rows:
-            if r.get("failed") or not r.get("key") or (keys is not None and r["key"] not in keys):
-                continue
-            wait = promoting.baseline_wait(lc, r["id"])
-            if wait:
-                out[r["key"]] = wait.as_dict()
+        for c in lc.fill(rows):
+            view = _ready_view(c, lc, room)
+            if view["waiting"]:
+                out[c.key] = view["baseline"] or {"reason": view["waiting"], "short": view["waiting"], "by": "",
+                                                  "watched": None, "needed": None, "eligible": None}
     return _jsonable(out)

@@ -103,6 +103,7 @@ class _Plan:
         self.again = again  # the command that does so, for the notes
         self.notes: list[str] = []
         self.seen: dict[str, str | None] = {}  # path → its text when this plan first read it
+        self.done: list[Change] = []  # the changes carried out on disk (the report of a retried run keeps them)
         self.record_path = Path(ws.memory) / ".kg" / "installs.json"
         try:
             self.record: dict[str, Any] = json.loads(self.record_path.read_text(encoding="utf-8"))
@@ -140,6 +141,7 @@ class _Plan:
             self.changes.append(Change(self.rel(path), "create" if old is None else "update", detail))
             if not self.dry_run:  # carried out by the block editor, whose plans computed the marked files' text
                 self.apply(path, text)
+                self.done.append(self.changes[-1])
         else:
             self.changes.append(Change(self.rel(path), "unchanged", detail))
         if runtime:  # recorded once written: a file left as its writer left it (FileChanged) keeps its record
@@ -169,6 +171,7 @@ class _Plan:
                 raise FileChanged(f"{self.rel(path)} was written by someone else while kg was taking it out, so kg "
                                   "left it (nothing written to it is lost): run the command again", str(path))
             path.unlink()
+            self.done.append(self.changes[-1])
             parent = path.parent
             while parent != self.project and parent.is_dir() and not any(parent.iterdir()):
                 parent.rmdir()
@@ -185,6 +188,7 @@ class _Plan:
             self.changes.append(Change(self.rel(path), "update", "restored byte for byte"))
             if not self.dry_run:
                 self.apply(path, entry["before"])
+                self.done.append(self.changes[-1])
         return True
 
     def agents_block(self, path: Path, body: str | None, runtime: str | None) -> None:
@@ -322,16 +326,35 @@ def _write_hooks(plan: _Plan, path: Path, runtime: str, entries: dict[str, Any],
 def _carried(run: Callable[[list[_Plan]], dict[str, Any]]) -> dict[str, Any]:
     """Run an install or uninstall (`run`, which puts its plan in the list it is given), again from a fresh read
     when a file it writes was written by someone else after it was read (FileChanged, `retried`): what was
-    written before that is recorded first (installs.json), so that uninstall can still put its bytes back."""
+    written before that is recorded first (installs.json), so that uninstall can still put its bytes back, and
+    is kept in the report (`_with_earlier`)."""
+    earlier: list[Change] = []
+
     def once() -> dict[str, Any]:
         made: list[_Plan] = []
         try:
-            return run(made)
+            return _with_earlier(run(made), earlier)
         except FileChanged:
             if made:
                 made[0].save()
+                earlier.extend(made[0].done)
             raise
     return retried(once)
+
+
+def _with_earlier(result: dict[str, Any], earlier: list[Change]) -> dict[str, Any]:
+    """The report of the attempt that succeeded, with what earlier attempts wrote (there: "unchanged" or absent)."""
+    changes, before = result["changes"], []
+    for c in earlier:
+        same = next((x for x in changes if x["path"] == c.path), None)
+        if same is None:
+            before.append(c.as_dict())  # first, as they were written
+        elif same["action"] == "unchanged":
+            same.update(c.as_dict())
+        elif c.action == "create" and same["action"] == "update":
+            same["action"] = "create"
+    result["changes"] = before + changes
+    return result
 
 
 def install(ws: Any, runtime: str, dry_run: bool = False, *, project: str | Path | None = None,

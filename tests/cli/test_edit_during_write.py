@@ -121,6 +121,27 @@ def test_install_keeps_a_settings_edit_made_meanwhile(ws, run_kg, monkeypatch):
     assert json.loads(settings.read_text()) == {"model": "opus", "permissions": {"allow": ["Bash(make test-0)"]}}
 
 
+def test_a_retried_install_and_uninstall_report_what_their_first_attempt_wrote(ws, run_kg, monkeypatch):
+    """A person's edit of .mcp.json between kg's read and replace makes install (and uninstall) run again; the
+    first attempt had already written .claude/settings.local.json (install: kg's hooks; uninstall: its bytes from
+    before put back), so the --json report says so, not "unchanged" or nothing."""
+    settings, mcp = ws.root / ".claude" / "settings.local.json", ws.root / ".mcp.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"model": "opus"}, indent=2) + "\n")
+    mcp.write_text(json.dumps({"mcpServers": {}}, indent=2) + "\n")
+    for verb, action in (("install", "update"), ("uninstall", "update")):
+        hook, done = _writer(mcp, _add_key, 1)
+        with monkeypatch.context() as m:
+            m.setattr(files, "BEFORE_REPLACE", hook)
+            r = run_kg(f"{verb} claude-code --json")
+        assert r.exit_code == 0 and done, r.stdout + r.stderr
+        changes = {c["path"]: c["action"] for c in r.json["changes"]}
+        assert changes.get(".claude/settings.local.json") == action, (verb, changes)
+        assert changes.get(".mcp.json") == "update", (verb, changes)
+    assert json.loads(settings.read_text()) == {"model": "opus"}
+    assert json.loads(mcp.read_text()) == {"mcpServers": {}, "human_0": "by hand"}
+
+
 def test_install_on_settings_that_keep_changing_leaves_them_and_says_so(ws, run_kg, monkeypatch):
     settings = ws.root / ".codex" / "hooks.json"
     settings.parent.mkdir()
