@@ -23,6 +23,7 @@ DONE = "I've updated the export. It should work now."
     "wciąż nie ma przycisku",
     "to nie działa, nie widzę zmian",
     "nie ma tego pliku w repo",
+    "Nie, to nie to",
 ])
 def test_polish_nie_is_not_a_lasting_rule(said):
     assert "lasting" not in signals(DONE, said)
@@ -34,6 +35,19 @@ def test_polish_nie_is_not_a_lasting_rule(said):
 ])
 def test_german_nie_in_german_words_is_still_a_lasting_rule(said):
     assert "lasting" in signals(OK, said)
+
+
+@pytest.mark.parametrize("said", [
+    "Benutze nie npm, nur pnpm.",
+    "Nie wieder force-push auf main!",
+    "Verwende nie sudo in diesem Repo.",
+    "Mach das nie wieder.",
+    "Committe nie direkt auf main, immer über einen Branch.",
+])
+def test_a_short_german_rule_with_nie_is_a_lasting_preference(said):
+    # too short to have two of German's commonest words: "nie" counts unless the words are Polish (the reviewer's cases)
+    assert "lasting" in signals(OK, said)
+    assert [f.category for f in detect(_chat(*_turns(OK, said, None)), RULES)] == ["preference"]
 
 
 def test_a_polish_fault_after_done_is_a_correction_not_a_rule():
