@@ -65,6 +65,23 @@ def test_chinese_and_japanese_verbs_of_correcting_say_it_was_wrong(said):
     assert "says_wrong" in signals(DONE, said)
 
 
+@pytest.mark.parametrize("said", ["请更正", "你需要改正", "纠正一下"])
+def test_the_reviewers_real_uses_of_correcting_say_it_was_wrong(said):
+    assert "says_wrong" in signals(DONE, said)
+
+
+@pytest.mark.parametrize("said", [
+    "现在更正常了，再把按钮颜色调深一点。",
+    "语气再更正式一些，开头加上称呼。",
+    "帮我修改正文的第二段，写得简短一点。",
+    "这样写更正确，也更正规。",
+])
+def test_a_correcting_verb_inside_another_word_is_not_the_agent_wrong(said):
+    # 更正常 more normal, 更正式 more formal, 修改正文 edit the body text (the reviewer's zh3, zh4)
+    assert "says_wrong" not in signals(DONE, said)
+    assert "correction" not in [f.category for f in detect(_chat(*_turns(DONE, said, None)), RULES)]
+
+
 def test_the_user_correcting_their_own_words_is_not_the_agent_wrong():
     assert "says_wrong" not in signals(OK, "我更正一下刚才的说法：端口是 8080")
 
