@@ -83,6 +83,14 @@ def test_chinese_still_shows_is_a_fault_that_persists(said, still):
     ("à chaque fois, il remonte la page tout en haut", False),
     ("every time you change the schema, run the migrations", True),
     ("à chaque fois que tu modifies le code, lance les tests", True),
+    # a condition told of "it"/"this" with an order in the main clause is a rule (the reviewer's e1, e3, f1)
+    ("Every time it times out, rerun it with --retries 3 before you report a failure.", True),
+    ("Every time this happens, clear the cache and deploy again.", True),
+    ("À chaque fois, il faut relancer le serveur de test avant de lancer les tests.", True),
+    ("every time it fails, you must restart the worker", True),
+    # a statement in the main clause tells what keeps happening
+    ("every time it rebuilds, the sidebar scrolls to the top", False),
+    ("every time this happens, I have to log in again", False),
 ])
 def test_every_time_it_happens_is_a_description_not_a_lasting_rule(said, lasting):
     assert ("lasting" in signals("Voilà, c'est fait. / Done.", said)) is lasting

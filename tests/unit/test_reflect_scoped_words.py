@@ -23,6 +23,7 @@ DONE = "I've updated the export. It should work now."
     "wciąż nie ma przycisku",
     "to nie działa, nie widzę zmian",
     "nie ma tego pliku w repo",
+    "Nie, to nie to",
 ])
 def test_polish_nie_is_not_a_lasting_rule(said):
     assert "lasting" not in signals(DONE, said)
@@ -34,6 +35,19 @@ def test_polish_nie_is_not_a_lasting_rule(said):
 ])
 def test_german_nie_in_german_words_is_still_a_lasting_rule(said):
     assert "lasting" in signals(OK, said)
+
+
+@pytest.mark.parametrize("said", [
+    "Benutze nie npm, nur pnpm.",
+    "Nie wieder force-push auf main!",
+    "Verwende nie sudo in diesem Repo.",
+    "Mach das nie wieder.",
+    "Committe nie direkt auf main, immer über einen Branch.",
+])
+def test_a_short_german_rule_with_nie_is_a_lasting_preference(said):
+    # too short to have two of German's commonest words: "nie" counts unless the words are Polish (the reviewer's cases)
+    assert "lasting" in signals(OK, said)
+    assert [f.category for f in detect(_chat(*_turns(OK, said, None)), RULES)] == ["preference"]
 
 
 def test_a_polish_fault_after_done_is_a_correction_not_a_rule():
@@ -49,6 +63,23 @@ def test_a_polish_fault_after_done_is_a_correction_not_a_rule():
 ])
 def test_chinese_and_japanese_verbs_of_correcting_say_it_was_wrong(said):
     assert "says_wrong" in signals(DONE, said)
+
+
+@pytest.mark.parametrize("said", ["请更正", "你需要改正", "纠正一下"])
+def test_the_reviewers_real_uses_of_correcting_say_it_was_wrong(said):
+    assert "says_wrong" in signals(DONE, said)
+
+
+@pytest.mark.parametrize("said", [
+    "现在更正常了，再把按钮颜色调深一点。",
+    "语气再更正式一些，开头加上称呼。",
+    "帮我修改正文的第二段，写得简短一点。",
+    "这样写更正确，也更正规。",
+])
+def test_a_correcting_verb_inside_another_word_is_not_the_agent_wrong(said):
+    # 更正常 more normal, 更正式 more formal, 修改正文 edit the body text (the reviewer's zh3, zh4)
+    assert "says_wrong" not in signals(DONE, said)
+    assert "correction" not in [f.category for f in detect(_chat(*_turns(DONE, said, None)), RULES)]
 
 
 def test_the_user_correcting_their_own_words_is_not_the_agent_wrong():
