@@ -37,7 +37,8 @@ def _render_story(d: dict) -> str:
                   for p in c["proposed"]]
         lines += [f"    🔍 {v['pattern_key']} in {v['target']}: {v['verdict']} ({v['summary']})" for v in c["verified"]]
         lines += [f"    ↩️  reverted {r['pattern_key']} from {r['target']}" for r in c["reverted"]]
-        if c is d["cycles"][0]:
+        lines += [f"    ⏳ {w['pattern_key']} waits: {w['reason']}" for w in c.get("waiting", [])]
+        if c is next((x for x in d["cycles"] if any(p["type"] == "promotion" for p in x["proposed"])), None):
             lines += [f"  kg approve {a['number']}   (the user approves: → {a['target']})" for a in d["approved"]]
     w = d["workspace"]
     lines += ["", f"Explore it: cat {w}/TOOLS.md {w}/USER.md {w}/SOUL.md",

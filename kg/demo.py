@@ -16,7 +16,7 @@ from kg.core.errors import UsageError
 from kg.workspace import Workspace
 from kg.workspace_setup import init_workspace
 
-START = datetime(2026, 10, 19, 9, 0)  # the story ends on 2026-11-30, the notebooks' fixed now
+START = datetime(2026, 10, 15, 9, 0)  # the story ends on 2026-11-30, the notebooks' fixed now
 
 HUMAN_TOOLS_MD = """# TOOLS.md
 
@@ -70,6 +70,8 @@ HISTORY: list[tuple[int, str, str, str, str, dict[str, Any]]] = [
      {"category": "correction", "area": "tooling", "pattern_key": "pkg.use_pnpm", "source": "user_feedback"}),
     (6, "11:00", "s05", "learning", "Running the linter before committing saves a CI round trip",
      {"category": "best_practice", "area": "tooling", "source": "self_discovery"}),
+    (6, "15:40", "s05", "error", "pytest: the test database was not up, connection refused",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
     (8, "15:15", "s06", "error", "Test database not running: pytest connection refused",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
     (8, "16:00", "s06", "feature", "I wish you could open a pull request when the tests pass",
@@ -78,53 +80,58 @@ HISTORY: list[tuple[int, str, str, str, str, dict[str, Any]]] = [
      {"category": "preference", "area": "behavior", "source": "user_feedback", "pattern_key": "pref.direct_answers"}),
     (11, "10:40", "s07", "error", "pytest: connection refused, the test database was down again",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
+    (11, "17:20", "s07", "error", "pytest failed once more: the test database was not started",
+     {"area": "tests", "pattern_key": "tests.db_not_running"}),
 ]
 
-# After the first cycle promoted the recurring patterns (day 12), the story goes on for a week: the git,
-# pnpm and preference mistakes stop, the test-database error keeps coming. The verification on day 20 finds
-# every change inconclusive (three or four occurrences before them are a thin baseline for one week) and
-# checks again.
+# The cycle on day 12 finds the recurring patterns ready but promotes none: a rule's verification compares the
+# rate after it with the rate before, and that rate must rest on 14 days watched (verification.min_baseline_days),
+# so each waits and says the day it becomes eligible. The cycle on day 16 promotes them; the story goes on for
+# a week: the git, pnpm and preference mistakes stop, the test-database error keeps coming. The verification on
+# day 24 finds every change inconclusive (three to five occurrences before them are a thin baseline for one
+# week) and checks again.
 SECOND_ACT: list[tuple[int, str, str, str, str, dict[str, Any]]] = [
-    (13, "10:10", "s08", "error", "pytest could not reach the test database again",
+    (17, "10:10", "s08", "error", "pytest could not reach the test database again",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
-    (14, "09:20", "s09", "learning", "Pushed the new branch with -u first time, as TOOLS.md says",
+    (18, "09:20", "s09", "learning", "Pushed the new branch with -u first time, as TOOLS.md says",
      {"category": "best_practice", "area": "tooling", "source": "self_discovery"}),
-    (15, "11:30", "s09", "error", "pytest: test database connection refused, port 5433",
+    (19, "11:30", "s09", "error", "pytest: test database connection refused, port 5433",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
-    (17, "14:05", "s10", "error", "Test DB was not up, pytest failed to connect",
+    (21, "14:05", "s10", "error", "Test DB was not up, pytest failed to connect",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
-    (18, "16:40", "s11", "error", "pytest could not connect: test database down",
+    (22, "16:40", "s11", "error", "pytest could not connect: test database down",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
 ]
 # Act three: four more weeks. The test-database error goes on in spite of its AGENTS.md rule; the git, pnpm
-# and preference mistakes do not come back. The cycle on day 41 has enough evidence to decide both ways.
+# and preference mistakes do not come back. The cycle on day 46 has enough evidence to decide both ways.
 THIRD_ACT: list[tuple[int, str, str, str, str, dict[str, Any]]] = [
-    (22, "10:15", "s12", "error", "pytest: the test database refused the connection",
+    (26, "10:15", "s12", "error", "pytest: the test database refused the connection",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
-    (25, "09:50", "s13", "learning", "The weekly CSV export is used by finance every Monday",
+    (29, "09:50", "s13", "learning", "The weekly CSV export is used by finance every Monday",
      {"category": "knowledge_gap", "area": "backend", "source": "user_feedback"}),
-    (26, "14:30", "s13", "error", "pytest failed again: no test database on port 5433",
+    (30, "14:30", "s13", "error", "pytest failed again: no test database on port 5433",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
-    (24, "15:30", "s12", "error", "pytest: test database not started, connection refused",
+    (28, "15:30", "s12", "error", "pytest: test database not started, connection refused",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
-    (29, "11:10", "s14", "error", "Test database down: pytest connection refused",
+    (33, "11:10", "s14", "error", "Test database down: pytest connection refused",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
-    (31, "14:20", "s14", "error", "pytest failed to reach the test database, port 5433 closed",
+    (35, "14:20", "s14", "error", "pytest failed to reach the test database, port 5433 closed",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
-    (33, "15:45", "s15", "error", "pytest could not connect to the test database (port 5433)",
+    (37, "15:45", "s15", "error", "pytest could not connect to the test database (port 5433)",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
-    (36, "10:05", "s16", "learning", "Opened the pull request with pnpm's lock file unchanged",
+    (40, "10:05", "s16", "learning", "Opened the pull request with pnpm's lock file unchanged",
      {"category": "best_practice", "area": "tooling", "source": "self_discovery"}),
-    (37, "16:20", "s16", "error", "pytest: connection to the test database refused",
+    (41, "16:20", "s16", "error", "pytest: connection to the test database refused",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
-    (38, "11:25", "s16", "error", "pytest: no test database listening, connection refused",
+    (42, "11:25", "s16", "error", "pytest: no test database listening, connection refused",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
-    (40, "09:40", "s17", "error", "Test DB not running, pytest could not connect",
+    (44, "09:40", "s17", "error", "Test DB not running, pytest could not connect",
      {"area": "tests", "pattern_key": "tests.db_not_running"}),
 ]
-FIRST_CYCLE_DAY = 12
-SECOND_CYCLE_DAY = 20
-THIRD_CYCLE_DAY = 42
+WAITING_CYCLE_DAY = 12  # a cycle that promotes nothing yet: kg has watched for 11 days, a verdict needs 14
+FIRST_CYCLE_DAY = 16
+SECOND_CYCLE_DAY = 24
+THIRD_CYCLE_DAY = 46
 
 # Knowledge added by hand: lessons drawn from the errors, and the principles they led to.
 LESSONS = [
@@ -220,6 +227,8 @@ def _replay(ws: Workspace, root: Path) -> DemoReport:
     # verification keeps what helped and reverts what did not.
     from kg.lifecycle import api as lifecycle
 
+    waiting = lifecycle.cycle(ws, now=START + timedelta(days=WAITING_CYCLE_DAY, hours=-1))
+    report.cycles.append(_cycle_summary(waiting))
     first = lifecycle.cycle(ws, now=START + timedelta(days=FIRST_CYCLE_DAY, hours=-1))
     report.cycles.append(_cycle_summary(first))
     for proposal in lifecycle.propose(ws):
@@ -251,4 +260,6 @@ def _cycle_summary(report: Any) -> dict[str, Any]:
                          for p in report.proposed],
             "verified": [{"pattern_key": v["pattern_key"], "target": v["target"], "verdict": v["verdict"],
                           "summary": v["summary"]} for v in report.verified],
-            "reverted": [{"pattern_key": r["pattern_key"], "target": r["target"]} for r in report.reverted]}
+            "reverted": [{"pattern_key": r["pattern_key"], "target": r["target"]} for r in report.reverted],
+            "waiting": [{"pattern_key": w["pattern_key"], "target": w["target"], "reason": w["reason"]}
+                        for w in report.waiting]}

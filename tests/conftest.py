@@ -52,7 +52,8 @@ def _empty_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def fresh_workspace(path: Path, request: pytest.FixtureRequest):
-    """A new, empty workspace at `path`, as `kg.init_workspace(path)` makes it. On Kùzu it is a copy of the
+    """A new, empty workspace at `path`, as `kg.init_workspace(path)` makes it (with the wait for a baseline off
+    under the `baseline_wait_off` marker). On Kùzu it is a copy of the
     session's empty workspace; in the FalkorDB pass each workspace's graph is its own on the server, so it is
     made there."""
     import shutil
@@ -60,11 +61,35 @@ def fresh_workspace(path: Path, request: pytest.FixtureRequest):
     import kg
     from kg.workspace import Workspace
 
+    wait_off = request.node.get_closest_marker("baseline_wait_off") is not None
     if TEST_STORE != "kuzu":
-        return kg.init_workspace(path)
+        made = kg.init_workspace(path)
+        if not wait_off:
+            return made
+        baseline_wait_off(made.root)
+        return Workspace(made.root)
     root = Path(path).expanduser().resolve()
     shutil.copytree(request.getfixturevalue("_empty_workspace"), root, symlinks=True)
+    if wait_off:
+        baseline_wait_off(root)
     return Workspace(root)
+
+
+def baseline_wait_off(root: Path) -> None:
+    """Turn the wait for a baseline (`verification.min_baseline_days`, 14 in the packaged rules) off in the
+    workspace's kg.toml, for a test about something else that promotes on a workspace's first days (the wait's
+    own tests are tests/cli/test_lifecycle_baseline_wait.py and test_lifecycle_baseline_days.py). Call it after
+    the test writes its own kg.toml: a [rules.lifecycle.verification] table it has gets the line."""
+    path = Path(root) / "kg.toml"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    header = "[rules.lifecycle.verification]"
+    if "min_baseline_days" in text:
+        return
+    if header in text:
+        text = text.replace(header, header + "\nmin_baseline_days = 0", 1)
+    else:
+        text += f"\n{header}\nmin_baseline_days = 0\n"
+    path.write_text(text, encoding="utf-8")
 
 
 @pytest.fixture

@@ -90,6 +90,7 @@ def test_commands_have_help(run_kg):
         assert r.exit_code == 0 and "Usage:" in r.stdout
 
 
+@pytest.mark.baseline_wait_off("the report and verify giving one verdict")
 def test_graph_report_and_verify_give_one_verdict(ws, run_kg):
     """`kg graph report` says whether each rule helped with the verdict `kg verify` gives it: the same history,
     deadline and the workspace's pooled prior (five changes, so the prior is in play). Fails when the report

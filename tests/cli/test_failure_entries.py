@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.baseline_wait_off("the text of a failure's rule")
+
 # tests/conftest.py's shared_data, for a module-scoped fixture
 DATA = Path(os.environ.get("KG_SHARED_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
 

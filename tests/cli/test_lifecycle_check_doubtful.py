@@ -10,7 +10,9 @@ from datetime import datetime, timedelta
 
 from tests.cli.test_lifecycle_checks import LINE, _log
 
-CHECKS = "[rules.lifecycle.verification]\ncheck_max_out = 1\ncheck_days = 14\ncheck_doubtful = {on}\n"
+# min_baseline_days 0: these tests are about checking a doubtful confirmed rule, not the wait for a baseline
+CHECKS = ("[rules.lifecycle.verification]\ncheck_max_out = 1\ncheck_days = 14\ncheck_doubtful = {on}\n"
+          "min_baseline_days = 0\n")
 
 
 def _confirmed_then_doubtful(run_kg, ws) -> dict:

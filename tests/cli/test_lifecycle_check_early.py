@@ -9,7 +9,9 @@ from datetime import date, datetime, timedelta
 
 from tests.cli.test_lifecycle_checks import LINE, _cycles, _log, _undecided_until_the_deadline
 
-EARLY = "[rules.lifecycle.verification]\ncheck_max_out = 1\ncheck_days = 14\ncheck_back_level = 0.9\n"
+# min_baseline_days 0: these tests are about the check's early return, not the wait for a baseline
+EARLY = ("[rules.lifecycle.verification]\ncheck_max_out = 1\ncheck_days = 14\ncheck_back_level = 0.9\n"
+         "min_baseline_days = 0\n")
 
 
 def _checked_on_june_5(run_kg, ws) -> dict:

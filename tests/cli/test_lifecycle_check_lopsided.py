@@ -10,8 +10,9 @@ from datetime import datetime, timedelta
 
 from tests.cli.test_lifecycle_checks import LINE, _log
 
+# min_baseline_days 0: these tests are about a lopsided record promoted on a burst, not the wait for a baseline
 CHECKS = ("[rules.lifecycle.verification]\ncheck_max_out = 1\ncheck_days = 14\ncheck_back_level = 0\n"
-          "check_lopsided = {ratio}\ncheck_lopsided_posterior = 0.7\n")
+          "check_lopsided = {ratio}\ncheck_lopsided_posterior = 0.7\nmin_baseline_days = 0\n")
 
 
 def _confirmed_then_lopsided(run_kg, ws, until: datetime = datetime(2026, 5, 24, 12)) -> dict:

@@ -40,6 +40,7 @@ def test_why_unknown_line_is_bad_input(run_kg):
     assert r.stderr.startswith("Error: kg did not write this line")
 
 
+@pytest.mark.baseline_wait_off("the proposal flow and status sections")
 def test_proposal_flow_and_status_sections(run_kg, ws):
     from kg.lifecycle import api
 

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+import pytest
+
+pytestmark = pytest.mark.baseline_wait_off("a rule taken out by hand")
+
 RULE = "Add the user to the docker group"
 LINE = f"- {RULE}"
 
@@ -176,7 +180,7 @@ def test_the_effect_prior_leaves_the_days_out_out(run_kg, ws):
     the change (issue 16: `verifying.prior()` still counted withdrawn days)."""
     from kg.lifecycle import effect
 
-    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\neffect_prior = true\n"
+    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\neffect_prior = true\nmin_baseline_days = 0\n"
                                      "effect_prior_min_changes = 1\n")
     _out_for_ten_days(run_kg, ws)
     (v,) = run_kg("verify --dry-run --json --now 2026-05-30T12:00").json["verified"]

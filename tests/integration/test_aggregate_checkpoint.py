@@ -25,6 +25,8 @@ from kg.store import _named_queries
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import list_tears  # noqa: E402 - the bench's plain-Kùzu session, shared
 
+from tests.conftest import baseline_wait_off
+
 pytestmark = pytest.mark.embedded_only("the write-ahead log and its CHECKPOINT are Kùzu's")
 
 KG = str(Path(sys.executable).with_name("kg"))
@@ -136,6 +138,7 @@ def test_a_torn_table_is_not_acted_on(tmp_path):
     now a read answers from the graph and the cycle's open rebuilds the table (saying so), then promotes."""
     root = tmp_path / "ws"
     kg.init_workspace(root)
+    baseline_wait_off(root)  # the test is about a torn table, not the wait for a baseline
     for hour in (11, 12, 13):
         _kg(root, "log", "error", "npm install failed: ERESOLVE peer dep", "--pattern-key", "npm.eresolve",
             "--action", "use npm install --legacy-peer-deps", "--priority", "high", "--session", f"s{hour}",

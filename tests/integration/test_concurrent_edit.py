@@ -11,6 +11,8 @@ import pytest
 from kg.core import files
 from kg.core.errors import FileChanged
 
+pytestmark = pytest.mark.baseline_wait_off("a file edited while kg writes it")
+
 RULE = "start docker with sudo systemctl start docker first"
 
 

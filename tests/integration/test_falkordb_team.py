@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import baseline_wait_off
+
 pytestmark = pytest.mark.falkordb
 
 
@@ -24,11 +26,15 @@ def kg(args: str, *, workspace: Path, env: dict[str, str] | None = None) -> tupl
     return result.exit_code, result.stdout, result.stderr
 
 
-def init(tmp_path: Path, name: str, url: str, agent: str) -> Path:
+def init(tmp_path: Path, name: str, url: str, agent: str, wait_off: bool = False) -> Path:
+    """A workspace on the team graph at `url`; `wait_off`: with the wait for a baseline off (a test about the team
+    store whose patterns promote on the workspace's first days)."""
     root = tmp_path / name
     code, out, err = kg(f"init {root} --store {url} --json", workspace=root, env={"KG_AGENT": agent})
     assert code == 0, err
     assert json.loads(out)["graph"] == url
+    if wait_off:
+        baseline_wait_off(root)
     return root
 
 
@@ -136,8 +142,8 @@ def test_a_mistake_recurring_across_two_workspaces_is_promoted_once_into_both(tm
     """The issue's "done when", as far as it goes here: the same failure in two workspaces (two each, four
     sessions) makes one proposal; approved in one workspace, the rule is rendered into both workspaces'
     files, and the other workspace's cycle proposes nothing more."""
-    alpha = init(tmp_path, "alpha", falkordb_url, "ann")
-    beta = init(tmp_path, "beta", falkordb_url, "bob")
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann", wait_off=True)
+    beta = init(tmp_path, "beta", falkordb_url, "bob", wait_off=True)
     for day, (root, session) in enumerate([(alpha, "s1"), (beta, "s2"), (alpha, "s3"), (beta, "s4")], start=1):
         code, _, err = kg(f"log error 'Deploy failed: database lock timeout on migrate' --pattern-key db.lock "
                           f"--area backend --session {session} --wait --now 2026-03-0{day}T10:00:00", workspace=root)
@@ -182,6 +188,7 @@ def test_two_machines_as_separate_processes_learn_from_each_other(tmp_path, falk
     alpha, beta = tmp_path / "alpha", tmp_path / "beta"
     for root, agent in ((alpha, "ann"), (beta, "bob")):
         done(start(root, agent, "init", str(root), "--store", falkordb_url))
+        baseline_wait_off(root)  # the test is about two machines on one team graph, not the wait for a baseline
     ids = []
     for day in (1, 2):
         racing = [start(root, agent, "log", "error", "Deploy failed: database lock timeout on migrate",
@@ -251,8 +258,8 @@ def test_verification_counts_both_workspaces_later_events(tmp_path, falkordb_url
 def test_a_rule_scoped_to_its_workspace_renders_only_there(tmp_path, falkordb_url):
     """rules/lifecycle.toml gives each target a scope. A preference (USER.md) stays with the workspace whose
     cycle promoted it; a team-scoped rule (TOOLS.md) goes into every workspace's files."""
-    alpha = init(tmp_path, "alpha", falkordb_url, "ann")
-    beta = init(tmp_path, "beta", falkordb_url, "bob")
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann", wait_off=True)
+    beta = init(tmp_path, "beta", falkordb_url, "bob", wait_off=True)
     for day, session in enumerate(("p1", "p2", "p3")):
         code, _, err = kg(f"log learning 'Prefer tabs over spaces in Makefiles' --category preference "
                           f"--pattern-key tabs.make --session {session} --wait --now 2026-02-0{day + 1}T09:00:00",

@@ -16,7 +16,8 @@ import pytest
 
 from tests.conftest import fresh_workspace, kg_runner
 
-pytestmark = pytest.mark.embedded_only("the trail's lifecycle is the embedded graph's (a team graph lacks it)")
+pytestmark = [pytest.mark.embedded_only("the trail's lifecycle is the embedded graph's (a team graph lacks it)"),
+              pytest.mark.baseline_wait_off("importing another workspace's lifecycle")]
 
 FIRST = date(2026, 5, 1)
 PROMOTED = "2026-05-08T12:00"

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import pytest
+
 from kg.lifecycle import api
+
+pytestmark = pytest.mark.baseline_wait_off("the per-file budget")
 
 T0 = datetime(2026, 4, 1, 9)
 

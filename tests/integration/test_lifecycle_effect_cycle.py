@@ -14,7 +14,8 @@ RULES = """[rules.lifecycle.verification]
 effect_prior = true
 effect_prior_min_changes = 2
 min_baseline_events = 4
-"""
+min_baseline_days = 0
+"""  # min_baseline_days 0: the test is about the events gate and the effect prior, not the days watched
 
 
 def _log(ws, k: int, at: datetime, i: int) -> None:

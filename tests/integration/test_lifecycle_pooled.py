@@ -17,7 +17,9 @@ RULE = "Add the user to the docker group"
 def _with_rules(ws, text: str):
     """The workspace reopened with these lifecycle rules in its kg.toml (appended: a team store's lines stay)."""
     with (ws.root / "kg.toml").open("a") as f:
-        f.write("\n[rules.lifecycle.verification]\n" + text)
+        # min_baseline_days 0: these tests are about pooling a rule's periods and the workspace prior, not the
+        # wait for a baseline
+        f.write("\n[rules.lifecycle.verification]\nmin_baseline_days = 0\n" + text)
     return kg.open_workspace(ws.root)
 
 

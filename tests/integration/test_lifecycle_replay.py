@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from kg.lifecycle import api
+from tests.conftest import baseline_wait_off
 
 T0 = datetime(2026, 1, 1)
 DAYS = 120
@@ -67,6 +68,10 @@ def replay(tmp_path_factory):
     import kg
 
     ws = kg.init_workspace(tmp_path_factory.mktemp("replay") / "ws")
+    # the replay's own schedule (promotions from day 12, a 20-day baseline for A, B and C) is about each
+    # transition's day, not the wait for a baseline (tests/cli/test_lifecycle_baseline_wait.py)
+    baseline_wait_off(ws.root)
+    ws = kg.open_workspace(ws.root)
     (ws.root / "TOOLS.md").write_text(TOOLS_HUMAN)
     (ws.root / "MEMORY.md").write_text(MEMORY_HUMAN)
     events = schedule()

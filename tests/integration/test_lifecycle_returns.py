@@ -24,7 +24,8 @@ def _history(ws, extra: str = "") -> list[tuple[datetime, dict]]:
     day with it again, so each revert looks wrong and recovery brings the same text back. Every proposal that is
     not an ask is approved the day it is made; an ask is left alone. Returns every recovery proposal, (day, item)."""
     with (ws.root / "kg.toml").open("a") as f:
-        f.write("\n[rules.lifecycle.verification]\ncheck_max_out = 0\n" + extra)
+        # min_baseline_days 0: the test is about returns after reverts, not the wait for a baseline
+        f.write("\n[rules.lifecycle.verification]\ncheck_max_out = 0\nmin_baseline_days = 0\n" + extra)
     ws = kg.open_workspace(ws.root)
     proposed, state, i = [], "first", 0
     with ws:

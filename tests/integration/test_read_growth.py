@@ -21,6 +21,7 @@ import pytest
 
 import kg
 from kg.ingest.trail import import_trail
+from tests.conftest import baseline_wait_off
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.embedded_only("the read server and the side index are the embedded store's")]
@@ -69,6 +70,8 @@ def workspaces(tmp_path_factory):
         for n in (RECENT, 10 * RECENT):
             root = tmp_path_factory.mktemp(f"grow{n}") / "ws"
             ws = kg.init_workspace(root)
+            baseline_wait_off(root)  # about what reads ask of a larger graph, not the wait for a baseline
+            ws = kg.open_workspace(root)
             trail = root / "memory" / ".learning-trail.json"
             trail.write_text(json.dumps(_trail(n)), encoding="utf-8")
             import_trail(ws, [trail], now=END)

@@ -107,12 +107,12 @@ def test_the_deadline_waits_until_an_effect_could_show():
     ([0, 3, 6, 9, 12, 15, 18, 21], False),     # 8 counted (first and trigger kept: kg watched from day 0)
 ])
 def test_a_pattern_waits_for_a_baseline_a_verdict_can_rest_on(times, short):
-    lp = _with(min_baseline_events=5.0)
+    lp = _with(min_baseline_events=5.0, min_baseline_days=0.0)  # about the events gate, not the days one
     why = verify_wait.baseline_short([T0 + t * D for t in times], T0 + 22 * D, lp, observed_from=T0)
     assert bool(why) is short
     if short:
         assert "verification.min_baseline_events" in why
-    assert verify_wait.baseline_short([T0], T0 + D, _with(min_baseline_events=0.0)) == ""
+    assert verify_wait.baseline_short([T0], T0 + D, _with(min_baseline_events=0.0, min_baseline_days=0.0)) == ""
 
 
 def test_the_cdf_and_quantile_agree():
