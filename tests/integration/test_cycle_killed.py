@@ -52,6 +52,9 @@ def _built(tmp_path_factory):
         with ws:
             # kg watches from Oct 25: the rate before the rules rests on four weeks
             ws.log("error", "slow went wrong", now=datetime(2026, 10, 25, 8), session="s0", pattern_key="slow")
+            for day, note in ((3, "read the release notes"), (12, "tidied the staging folder")):
+                # kg kept watching (a spell of over 14 days with nothing logged would not count as watched)
+                ws.log("learning", note, now=datetime(2026, 11, day, 8), session=f"w{day}")
             for day in range(20, 29):
                 for key, text in KEYS.items():
                     ws.log("error", text, now=datetime(2026, 11, day, 10), session=f"s{day}", pattern_key=key)
@@ -121,6 +124,8 @@ def _served(tmp_path_factory):
         f.write("\n[rules.lifecycle.verification]\ncheck_max_out = 0\nmin_baseline_days = 0\n")
     try:
         kg_("log", "error", "slow went wrong", "--pattern-key", "slow", now="2026-10-25T08:00:00")  # watched since
+        for when, note in (("2026-11-03", "read the release notes"), ("2026-11-12", "tidied the staging folder")):
+            kg_("log", "learning", note, now=f"{when}T08:00:00")  # and kept watching (no spell of over 14 days)
         for day in range(20, 29):
             for key, text in KEYS.items():
                 kg_("log", "error", text, "--pattern-key", key, "--session", f"s{day}", now=f"2026-11-{day}T10:00:00")

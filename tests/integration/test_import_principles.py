@@ -91,6 +91,7 @@ def test_restore_into_an_empty_graph_renders_as_before(tmp_path, request):
 PROMOTED = "Review the staged diff before every commit"
 
 
+@pytest.mark.baseline_wait_off("the other workspace promotes within its first days: the test is about importing it")
 def test_promoted_principle_of_another_workspace_is_verified_once_approved(ws, run_kg, tmp_path, request):
     """The other workspace promoted it (its change is that workspace's lifecycle, not imported): here it waits,
     and once approved its change is checked against the pattern it came from, like a promotion."""
