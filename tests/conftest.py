@@ -134,6 +134,20 @@ def run_kg(ws):
     return kg_runner(ws.root)
 
 
+@pytest.fixture(scope="session")
+def demo_built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The demo workspace (`kg demo`: a live rule in each of TOOLS.md, USER.md, SOUL.md), built once, and a time
+    just after its story for commands run on it. Tests copy its folder and never write into it."""
+    from datetime import timedelta
+
+    from kg.demo import build_demo, end_of_story
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KG_SERVER", "0")
+        made, _ = build_demo(tmp_path_factory.mktemp("demo") / "ws")
+    return made.root, (end_of_story() + timedelta(hours=1)).isoformat()
+
+
 @pytest.fixture(scope="module")
 def module_workspace(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest):
     """`(ws, run_kg)` for a module's tests that only read what they share: built once (the fixture that fills

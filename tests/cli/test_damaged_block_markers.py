@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import timedelta
 
 import pytest
 
@@ -19,27 +18,17 @@ pytestmark = pytest.mark.embedded_only("copies the demo workspace's Kùzu file")
 DAMAGED = "the kg block markers for 'kaizen-kg' are damaged (1 begin, 0 end)"
 
 
-@pytest.fixture(scope="module")
-def _demo(tmp_path_factory):
-    from kg.demo import build_demo, end_of_story
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("KG_SERVER", "0")
-        ws, _ = build_demo(tmp_path_factory.mktemp("demo") / "ws")
-    return ws.root, (end_of_story() + timedelta(hours=1)).isoformat()
-
-
 @pytest.fixture
-def cut(_demo, tmp_path):
+def cut(demo_built, tmp_path):
     """A copy of the demo whose TOOLS.md kg block stops in the middle of its first line (no end marker)."""
     root = tmp_path / "ws"
-    shutil.copytree(_demo[0], root, symlinks=True)
+    shutil.copytree(demo_built[0], root, symlinks=True)
     tools = root / "TOOLS.md"
     text = tools.read_text(encoding="utf-8")
     begin = text.index("<!-- kaizen-kg:begin kaizen-kg -->\n") + len("<!-- kaizen-kg:begin kaizen-kg -->\n")
     assert text[begin:].startswith("- ")  # a live rule of the demo
     tools.write_text(text[:begin + 8], encoding="utf-8")
-    return root, _demo[1], kg_runner(root)
+    return root, demo_built[1], kg_runner(root)
 
 
 def _flagged(flags: list[dict]) -> list[dict]:

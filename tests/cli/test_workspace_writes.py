@@ -5,7 +5,6 @@ USER.md failed `kg cycle`). Real CLI, real files, the demo's real graph."""
 from __future__ import annotations
 
 import shutil
-from datetime import timedelta
 
 import pytest
 
@@ -17,23 +16,12 @@ NOW = "--now 2026-12-04T09:00"
 COPIES_KUZU = "copies the demo workspace's Kùzu file: a team graph stays on the server, so the copy has no rules"
 
 
-@pytest.fixture(scope="module")
-def _demo(tmp_path_factory):
-    """The demo workspace (a live rule in each of TOOLS.md, USER.md, SOUL.md), built once per module."""
-    from kg.demo import build_demo, end_of_story
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("KG_SERVER", "0")
-        ws, _ = build_demo(tmp_path_factory.mktemp("demo") / "ws")
-    return ws.root, (end_of_story() + timedelta(hours=1)).isoformat()
-
-
 @pytest.fixture
-def demo(_demo, tmp_path):
+def demo(demo_built, tmp_path):
     """A copy of the demo for one test, with its cycle time and a runner."""
     root = tmp_path / "ws"
-    shutil.copytree(_demo[0], root, symlinks=True)
-    return root, _demo[1], kg_runner(root)
+    shutil.copytree(demo_built[0], root, symlinks=True)
+    return root, demo_built[1], kg_runner(root)
 
 
 def test_export_memory_refuses_a_symlink_out_of_the_workspace_and_writes_the_rest(run_kg, ws, tmp_path):
