@@ -95,7 +95,7 @@ def replay_history(seed: int, *, n: int, days: int, mix: tuple[float, float, flo
             if s.status != "promoted":
                 _apply(s, p, sim.T0 + day * DAY + timedelta(hours=19), policy, day + 19 / 24)
         now = sim.T0 + day * DAY + timedelta(hours=20)
-        observed = (verify_watch.watched(first[0], seen_days, policy.verification.unobserved_gap_days)
+        observed = (verify_watch.watched(first[0], seen_days, policy.verification.unobserved_gap_days, now)
                     if first else None)
         _verify(pats, state, now, policy, observed, day + 20 / 24)
         for p, mode in _promote(pats, state, now, policy, observed):

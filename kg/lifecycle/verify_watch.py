@@ -29,10 +29,13 @@ class Watched(datetime):
     gaps: tuple[tuple[datetime, datetime], ...] = ()
 
 
-def watched(first: datetime, days: Iterable[date | str], gap_days: float) -> datetime:
+def watched(first: datetime, days: Iterable[date | str], gap_days: float, now: datetime | None = None) -> datetime:
     """`first` with the unwatched spells among `days` (the distinct days with anything logged) attached; `first`
-    itself when there are none or `gap_days` is 0 (off)."""
-    spells = unwatched(days, gap_days)
+    itself when there are none or `gap_days` is 0 (off). `now` closes the last spell: the days since the last one
+    with anything logged are not watched either once they are more than `gap_days`, so the promotion gate (which
+    asks at `now`) and a later verdict (which sees the spell closed by the next event) count the same days; a
+    burst followed by silence does not earn its 14 days watched by the silence."""
+    spells = unwatched([*days, *([now] if now is not None else [])], gap_days)
     if not spells:
         return first
     w = Watched(first.year, first.month, first.day, first.hour, first.minute, first.second, first.microsecond,

@@ -258,7 +258,7 @@ def observed_from(lc: Any) -> datetime | None:
         first = rows[0]["first"] if rows else None
         gap = lc.lp.verification.unobserved_gap_days
         if first is not None and gap > 0:
-            first = verify_watch.watched(first, (r["day"] for r in lc.st.run("lc_watch_days", now=lc.now)), gap)
+            first = verify_watch.watched(first, [r["day"] for r in lc.st.run("lc_watch_days", now=lc.now)], gap, lc.now)
         lc.__dict__["_observed"] = first
     return lc.__dict__["_observed"]
 

@@ -63,3 +63,18 @@ def test_a_real_history_a_week_before_kgs_own_first_day_counts_as_watched(run_kg
             if p["key"] == KEY]
     assert p["baseline"] is None  # watched since Aug 6: 15 days, the 8-day break included
     assert [p["pattern_key"] for p in _cycle(run_kg, date(2024, 8, 21))["promoted"]] == [KEY]
+
+
+def test_silence_after_a_burst_does_not_earn_the_baseline_the_wait_asks_for(run_kg):
+    """A burst on one day, then nothing for 16 days: the days since the last event are no more watched when the gate
+    asks than when a later verdict sees them closed by the next event (a review: the gate promoted on Nov 17 and the
+    verdict then read the burst as the rate before, 3 in 0.6 days)."""
+    for hour in (9, 11, 15):
+        _log(run_kg, date(2026, 11, 1), hour)
+    waits = _cycle(run_kg, date(2026, 11, 2))["waiting"]
+    assert [w["pattern_key"] for w in waits] == [KEY]
+    report = _cycle(run_kg, date(2026, 11, 17))
+    assert report["promoted"] == [] and KEY in [w["pattern_key"] for w in report["waiting"]]
+    _ok(run_kg(["log", "learning", "read the docs on the export format", "--session", "s20", "--now",
+                "2026-11-20T10:00", "--wait"]))
+    assert _cycle(run_kg, date(2026, 11, 24))["promoted"] == []  # watched Nov 1 and Nov 20-24: still waiting
