@@ -53,6 +53,9 @@ def register(app: typer.Typer) -> None:
         with errors():
             if path is not None and not path.strip():  # a script's unset variable: not "here"
                 raise UsageError("the folder to make a workspace of is empty: name one, or leave it out for here")
+            if force and not store:  # nothing for it to do: accepted silently, it read as if it had done something
+                raise UsageError("--force only applies with --store (it moves a workspace that holds entries to a "
+                                 "team graph): add --store falkordb://HOST:PORT/GRAPH, or leave --force out")
             target = path or state(ctx).workspace or "."
             ws = init_workspace(target, rules_dir=state(ctx).rules, store=store, force=force)
         graph = ws.store_url.public if ws.store_url is not None else str(ws.graph_path)
