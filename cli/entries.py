@@ -242,8 +242,10 @@ def _render_status(d: dict[str, Any]) -> str:
         lines += [f"   {p['key']} ({p['recurrence']}x, {p['sessions']} sessions) → {p['target']}: {p['summary']}"
                   for p in lc["ready_to_promote"]]
         if any(p.get("baseline") for p in lc["ready_to_promote"]):
-            lines.append("   ⏳ a pattern is promoted once kg has watched it long enough to verify its rule "
-                         "(verification.min_baseline_days); until then it waits, and says until when")
+            from kg.lifecycle.waiting import BASELINE_NOTE
+
+            lines.append("   ⏳ a pattern is promoted once kg has watched it long enough to verify its rule; until "
+                         f"then it waits, and says until when {BASELINE_NOTE}")
     if lc.get("proposals_pending"):
         lines.append(f"\n📋 Proposals waiting ({lc['proposals_pending_total']}): `kg propose` lists them")
         lines += [f"   [{p['number']}] {p['type']} → {p['target']}: {p['change'][:80]}"
