@@ -53,6 +53,9 @@ def register(app: typer.Typer) -> None:
         with errors():
             if path is not None and not path.strip():  # a script's unset variable: not "here"
                 raise UsageError("the folder to make a workspace of is empty: name one, or leave it out for here")
+            if force and not store:  # nothing for it to do: accepted silently, it read as if it had done something
+                raise UsageError("--force only applies with --store (it moves a workspace that holds entries to a "
+                                 "team graph): add --store falkordb://HOST:PORT/GRAPH, or leave --force out")
             target = path or state(ctx).workspace or "."
             ws = init_workspace(target, rules_dir=state(ctx).rules, store=store, force=force)
         graph = ws.store_url.public if ws.store_url is not None else str(ws.graph_path)
@@ -239,8 +242,10 @@ def _render_status(d: dict[str, Any]) -> str:
         lines += [f"   {p['key']} ({p['recurrence']}x, {p['sessions']} sessions) → {p['target']}: {p['summary']}"
                   for p in lc["ready_to_promote"]]
         if any(p.get("baseline") for p in lc["ready_to_promote"]):
-            lines.append("   ⏳ a pattern is promoted once kg has watched it long enough to verify its rule "
-                         "(verification.min_baseline_days); until then it waits, and says until when")
+            from kg.lifecycle.waiting import BASELINE_NOTE
+
+            lines.append("   ⏳ a pattern is promoted once kg has watched it long enough to verify its rule; until "
+                         f"then it waits, and says until when {BASELINE_NOTE}")
     if lc.get("proposals_pending"):
         lines.append(f"\n📋 Proposals waiting ({lc['proposals_pending_total']}): `kg propose` lists them")
         lines += [f"   [{p['number']}] {p['type']} → {p['target']}: {p['change'][:80]}"

@@ -91,13 +91,13 @@ def _render_patterns(rows: list[dict[str, Any]]) -> str:
 def _render_waits(waits: dict[str, dict[str, Any]]) -> list[str]:
     """The ready patterns a cycle would hold now: the first reason, as `kg status` says it (for the baseline,
     until when), and where the baseline's days are set."""
-    from kg.lifecycle.waiting import BASELINE_SET
+    from kg.lifecycle.waiting import BASELINE_NOTE
 
     if not waits:
         return []
     return ["", "⏳ Ready, but a cycle would hold them now:"] + [
         f"   {key}: {w['short']}" for key, w in waits.items()] + (
-        [f"   (days watched before a rule: {BASELINE_SET})"] if any(w["by"] for w in waits.values()) else [])
+        [f"   {BASELINE_NOTE}"] if any(w["by"] for w in waits.values()) else [])
 
 
 @patterns_app.command("show")

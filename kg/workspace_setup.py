@@ -10,7 +10,7 @@ from typing import Any
 from kg.core.errors import KgError, StoreError
 from kg.ingest import drain
 from kg.ingest.journal import Journal
-from kg.workspace import MARKER, Workspace
+from kg.workspace import GRAPH_FILE, MARKER, Workspace
 
 
 def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = None,
@@ -69,14 +69,37 @@ def _left_behind(root: Path, store: str) -> None:
     if configured_url(root) is not None:  # a team workspace already: its entries are on its server
         return
     given = read_ids(root / MARKER / "ids.json")
-    if not given:
+    held = (f"{given:,} id(s) given out, memory/.kg/ids.json" if given else _held_without_ids(root))
+    if not held:
         return
     raise UsageError(
-        f"this workspace's embedded graph holds what kg logged here ({given:,} id(s) given out, memory/.kg/ids.json), "
+        f"this workspace's embedded graph holds what kg logged here ({held}), "
         "and the team graph does not: every command would read the team graph and leave them unseen. To carry them "
         f"over: `kg export trail`, then `kg init --store {store} --force`, then `kg import trail` (in the workspace "
         "that made the team graph, member 1). To move without them, pass --force: they stay in the embedded graph "
         "(`KG_STORE=kuzu kg list`)")
+
+
+def _held_without_ids(root: Path) -> str | None:
+    """What the embedded graph holds when ids.json does not say (missing or damaged: the next open rebuilds it
+    from the graph): entries waiting in the journal, else the graph's nodes, counted read-only. None when both
+    are empty; a graph that cannot be read is taken to hold entries (moving is then refused, --force moves)."""
+    from kg.core.errors import SchemaError
+    from kg.store import Store
+
+    kg_dir = root / MARKER
+    if Journal(kg_dir, timeout=30.0).has_pending():
+        return "entries logged here still waiting in memory/.kg/ to be applied"
+    graph = kg_dir / GRAPH_FILE
+    if not graph.exists():
+        return None
+    try:
+        with Store.open(graph, lock_path=kg_dir / "graph.lock", read_only=True, lock_timeout=30.0,
+                        buffer_pool_mb=64, max_threads=1) as st:
+            n = int(st.run("bulk_node_count")[0]["n"])
+    except (StoreError, SchemaError):
+        return f"{GRAPH_FILE} in memory/.kg/, which kg could not read to count them"
+    return f"{n:,} node(s) in its graph, memory/.kg/{GRAPH_FILE}" if n else None
 
 
 def _settle_pending(root: Path, new: Any, rules_dir: Path | None) -> None:

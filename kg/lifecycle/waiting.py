@@ -12,9 +12,11 @@ from kg.core import clock
 from kg.lifecycle import promote, promoting
 from kg.lifecycle.cycle import Lifecycle, _jsonable, holding
 
-# where the baseline's days are set: the packaged rules, or a workspace's own kg.toml over them
-BASELINE_SET = ("verification.min_baseline_days: rules/lifecycle.toml, or [rules.lifecycle.verification] in "
-                "the workspace's kg.toml")
+# where the baseline's days are set (and the wait turned off): the packaged rules, or a workspace's own kg.toml over
+# them; `kg status` and `kg patterns` both end their waiting patterns with BASELINE_NOTE
+BASELINE_SET = ("verification.min_baseline_days, 0 turns the wait off: rules/lifecycle.toml, or "
+                "[rules.lifecycle.verification] in the workspace's kg.toml")
+BASELINE_NOTE = f"(days watched before a rule: {BASELINE_SET})"
 
 
 def gate_waits(ws: Any, now: datetime | str | None = None, *, keys: list[str] | None = None,

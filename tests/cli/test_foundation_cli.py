@@ -53,6 +53,8 @@ def test_a_usage_error_does_not_echo_a_pasted_secret(ws):
         ("log error x --now yesterday", "Error: invalid --now 'yesterday': use ISO 8601, for example 2026-11-30 "
                                         "or 2026-11-30T10:35:00\n"),
         ("init ''", "Error: the folder to make a workspace of is empty: name one, or leave it out for here\n"),
+        ("init --force", "Error: --force only applies with --store (it moves a workspace that holds entries to a "
+                         "team graph): add --store falkordb://HOST:PORT/GRAPH, or leave --force out\n"),
         ("-w '' init", "Error: the workspace folder is empty: name one with -w/--workspace, or leave it out to use "
                        "the one this folder is in\n"),
         ("status --now ''", "Error: invalid --now '': use ISO 8601, for example 2026-11-30 or 2026-11-30T10:35:00\n"),
@@ -62,6 +64,13 @@ def test_a_usage_error_does_not_echo_a_pasted_secret(ws):
 def test_bad_input_exits_2_with_a_clear_message(run_kg, args, message):
     r = run_kg(args)
     assert (r.exit_code, r.stdout, r.stderr) == (2, "", message)
+
+
+def test_init_force_without_store_is_refused_and_makes_nothing(run_kg, tmp_path):
+    """Review: `kg init . --force` said "Workspace ready" (exit 0), as if --force had done something."""
+    r = run_kg(["init", str(tmp_path / "new"), "--force"])
+    assert (r.exit_code, r.stdout) == (2, "") and r.stderr.startswith("Error: --force only applies with --store")
+    assert not (tmp_path / "new").exists()
 
 
 def test_one_megabyte_summary_is_refused(run_kg):

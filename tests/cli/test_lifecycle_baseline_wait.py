@@ -66,6 +66,18 @@ def test_status_cycle_and_patterns_say_the_pattern_waits_and_until_when(ws, run_
     assert f"waits: {p['waiting']}" in run_kg(f"patterns show {KEY} --now {now}").stdout
 
 
+def test_status_says_how_to_turn_the_wait_off_in_the_words_patterns_uses(ws, run_kg):
+    """Review: `kg patterns` said where the days are set (rules/lifecycle.toml, or kg.toml), `kg status`'s ⏳ line
+    named the rule alone, and neither said how to turn the wait off."""
+    _fresh_burst(ws, run_kg)
+    now = "2026-05-03T12:00"
+    (note,) = [line.strip() for line in run_kg(f"patterns --now {now}").stdout.splitlines()
+               if "days watched before a rule" in line]
+    assert "0 turns the wait off" in note and "[rules.lifecycle.verification] in the workspace's kg.toml" in note
+    (line,) = [line for line in run_kg(f"status --now {now}").stdout.splitlines() if "⏳ a pattern" in line]
+    assert line.endswith(note), line
+
+
 def test_promoted_at_the_stated_minute_not_a_day_earlier(ws, run_kg):
     _fresh_burst(ws, run_kg)
     eligible = datetime.fromisoformat(_ready(run_kg, "2026-05-03T12:00")["baseline"]["eligible"])

@@ -166,3 +166,31 @@ def test_moving_a_workspace_that_holds_entries_to_a_team_is_refused_without_forc
     assert texts(kg_process(root, "list", "--json")) == []
     assert kg_process(root, "import", "trail").returncode == 0
     assert texts(kg_process(root, "list", "--json")) == ["logged before the team"]
+
+
+def test_moving_is_refused_when_the_entries_are_there_but_ids_json_is_not(tmp_path, falkordb_url):
+    """Review: the refusal counted entries only through ids.json, so with it missing (a state kg rebuilds) `kg init
+    --store` moved a workspace of 3 events ("Workspace ready", `kg status` 0 events). It asks the graph too."""
+    root = kg.init_workspace(tmp_path / "ws").root
+    for i in (1, 2, 3):
+        assert kg_process(root, "log", "error", f"pytest failed {i}", "--pattern-key", "tests.db", "--session",
+                          f"s{i}", "--wait").returncode == 0
+    (root / "memory" / ".kg" / "ids.json").unlink()
+    refused = kg_process(root, "init", "--store", falkordb_url)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert refused.stderr.startswith("Error: this workspace's embedded graph holds what kg logged here (")
+    assert "node(s) in its graph" in refused.stderr and "pass --force" in refused.stderr, refused.stderr
+    assert not (root / "kg.toml").exists()
+    assert len(texts(kg_process(root, "list", "--json"))) == 3
+
+
+def test_moving_is_refused_while_entries_wait_in_the_journal(tmp_path, falkordb_url):
+    """Entries acknowledged but not yet applied (no ids.json either) are entries too."""
+    root = kg.init_workspace(tmp_path / "ws").root
+    kg.open_workspace(root).log("error", "waiting to be applied", apply=False)
+    (root / "memory" / ".kg" / "ids.json").unlink()
+    refused = kg_process(root, "init", "--store", falkordb_url)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert "(entries logged here still waiting in memory/.kg/ to be applied)" in refused.stderr, refused.stderr
+    assert not (root / "kg.toml").exists()
+    assert texts(kg_process(root, "list", "--json")) == ["waiting to be applied"]
