@@ -22,6 +22,7 @@ from kg.lifecycle import promoting
 from kg.lifecycle.api import cycle, holding, lifecycle_status
 from kg.lifecycle.cycle import Lifecycle
 from kg.store import Store, aggregates, spans
+from tests.conftest import baseline_wait_off
 
 pytestmark = pytest.mark.embedded_only("the ready spans are the embedded store's (a team graph asks the query)")
 
@@ -122,6 +123,7 @@ def test_status_reads_as_many_rows_with_ten_times_the_ready_patterns(tmp_path, m
     for ready in (24, 240):
         root = tmp_path / f"w{ready}"
         ws = kg.init_workspace(root)
+        baseline_wait_off(root)  # the rows of the ready patterns' figures, not the wait's (no event in the last weeks)
         trail = root / "t.json"
         trail.write_text(json.dumps(_trail(ready)), encoding="utf-8")
         import_trail(ws, [trail], now=T0)

@@ -20,6 +20,7 @@ import pytest
 import kg
 from kg.ingest.trail import import_trail
 from kg.store import aggregates, spans
+from tests.conftest import baseline_wait_off
 
 pytestmark = pytest.mark.embedded_only("the ready spans are the embedded store's (a team graph asks the query)")
 
@@ -63,8 +64,10 @@ def _kg(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _workspace(root: Path) -> None:
-    """Six patterns ready at T0 (three events in two sessions each), so a cycle promotes."""
+    """Six patterns ready at T0 (three events in two sessions each), so a cycle promotes (the wait for a baseline
+    off: the tests are about the spans' upkeep, and nothing is logged in the 20 days before T0)."""
     ws = kg.init_workspace(root)
+    baseline_wait_off(root)
     out = []
     for p in range(6):
         for j in range(3):
