@@ -247,7 +247,7 @@ def _evidence_line(lines: list[tuple[int, str]], why: tuple[str, ...],
             continue
         for offset, line in lines:
             text = fold(straighten(line))
-            for p in (*s.patterns, *(q for _, pats in s.by_language for q in pats)):
+            for p in s.patterns:
                 hit = p.search(text)
                 if hit:
                     return offset, line, hit

@@ -95,9 +95,6 @@ class Signal:
     # next_tools: the commands and paths of the agent's tool calls after the user spoke; before: whatever came
     # right before the user spoke (an agent's turn, a tool result, or the harness noting an interrupt)
     patterns: tuple[re.Pattern[str], ...]
-    # Words of one language that are other words in another (German "nie", never, is Polish "nie", not): read only
-    # when the user's words are written in that language ([signals.in_language], kg.reflect.reply_language).
-    by_language: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -287,7 +284,7 @@ def _injected(q: RuleReader, field: str = "injected_tags") -> re.Pattern[str] | 
 def _signals(t: RuleReader) -> Signals:
     t.known(("prev_chars", "next_chars", "short_words", "long_words", "user_chars", "reply_reasons", "combined",
              "resets", "edit_tools", "work_chars", "repeat_similar", "redo_similar", "repeat_recent",
-             "constraint_words", "restate_similar", "reply_language", "in_language", *SCOPES))
+             "constraint_words", "restate_similar", "reply_language", *SCOPES))
     matched: list[Signal] = []
     seen: set[str] = set(COMPUTED)
     flags = re.IGNORECASE | re.MULTILINE
@@ -305,8 +302,6 @@ def _signals(t: RuleReader) -> Signals:
             if scope in WORK_SCOPES and any("obj" not in p.groupindex for p in patterns):
                 raise table.fail(name, "each pattern needs a group (?P<obj>...): the words compared with the agent's")
             matched.append(Signal(name, scope, patterns))
-    langs = reply_language.load(t.table("reply_language", {}))
-    matched = _in_language(t.table("in_language", {}), matched, frozenset(lang.name for lang in langs.languages))
     return Signals(
         prev_chars=t.whole("prev_chars", 1, int_only=True),
         next_chars=t.whole("next_chars", 1, int_only=True),
@@ -324,28 +319,8 @@ def _signals(t: RuleReader) -> Signals:
         repeat_recent=t.whole("repeat_recent", 1, default=5, int_only=True),
         constraint_words=_regexes(t, "constraint_words", flags),
         restate_similar=t.whole("restate_similar", 1, 100, default=85, int_only=True),
-        reply_language=langs,
+        reply_language=reply_language.load(t.table("reply_language", {})),
     )
-
-
-def _in_language(table: RuleReader, matched: list[Signal], languages: frozenset[str]) -> list[Signal]:
-    """[signals.in_language.<language>]: signal = [patterns] read only in a user turn written in that language (one
-    of [signals.reply_language.languages]); the signal is one of [signals.user]."""
-    flags = re.IGNORECASE | re.MULTILINE
-    extra: dict[str, list[tuple[str, tuple[re.Pattern[str], ...]]]] = {}
-    user = {s.name for s in matched if s.scope == "user"}
-    for lang in table.data:
-        if lang not in languages:
-            known = ", ".join(sorted(languages))
-            raise table.fail(lang, f"not a language of [signals.reply_language.languages] ({known})")
-        lt = table.table(lang)
-        for name in lt.data:
-            if name not in user:
-                raise lt.fail(name, "not a signal of [signals.user] (a language's words add to one of those)")
-            pats = tuple(_regex(lt, name, fold(p), flags) for p in lt.strings(name, empty=False, items="non-empty"))
-            extra.setdefault(name, []).append((lang, pats))
-    return [Signal(s.name, s.scope, s.patterns, tuple(extra[s.name])) if s.name in extra and s.scope == "user" else s
-            for s in matched]
 
 
 def _combined(table: RuleReader, seen: set[str]) -> tuple[Combined, ...]:

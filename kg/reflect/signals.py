@@ -21,7 +21,7 @@ from .language import fold
 from .lesson import linking_rules, terms
 from .parse import Transcript, Turn
 from .restate import constraint_clauses, restates
-from .rules import WORK_SCOPES, ClassModel, ReflectRules, Signals
+from .rules import WORK_SCOPES, ClassModel, ReflectRules
 
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 # A word: a run of letters outside the CJK range, or one CJK character (kg's one CJK range, kg.core.text). Without
@@ -312,15 +312,12 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
               "next_tools": view.next_tools, "before": fold(view.before), "commands": view.commands,
               "about_agent": own, "reply_about_work": fold(view.next), "beyond_agent": own, "about_work": own}
     agent: dict[str, set[str]] = {}  # the words of the agent's work, per scope, read once if needed
-    langs: dict[str, bool] = {}  # the languages the user's words are written in, each read once if needed
     for s in sig.matched:
         text = scopes[s.scope]
         if not text:
             continue
         if s.scope not in WORK_SCOPES:
-            if any(p.search(text) for p in s.patterns) or any(
-                    any(p.search(text) for p in pats) and _written_in(view.own[: sig.user_chars], lang, sig, langs)
-                    for lang, pats in s.by_language):
+            if any(p.search(text) for p in s.patterns):
                 names.append(s.name)
             continue
         objs = [m.group("obj") for p in s.patterns for m in p.finditer(text) if m.group("obj")]
@@ -336,13 +333,6 @@ def fired(view: TurnView, rules: ReflectRules) -> tuple[str, ...]:
             names.append(c.name)
             on.add(c.name)
     return tuple(names)
-
-
-def _written_in(own: str, lang: str, sig: Signals, seen: dict[str, bool]) -> bool:
-    """The user's words are written in the language (its script, or the most of its commonest words)."""
-    if lang not in seen:
-        seen[lang] = reply_language.written_in(own, lang, sig.reply_language) is True
-    return seen[lang]
 
 
 def _quotes(quoted: str, prev: str) -> bool:
