@@ -6,6 +6,20 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p34 (tests/data/heldout_p34.jsonl; the rule fixed 2026-12-05 12:28 UTC before a turn was read, by an annotator who read
+no detector code; held out, not scored): list 1 = the list find_files gives for path `.specstory/cli/config.toml` (23
+repositories, SpecStory's CLI, which records terminal agents such as Claude Code and Codex), in its order, from the
+first; then list 2 = the list find_files gives for path `.cursor/rules/derived-cursor-rules.mdc` continued from
+Monichre/intentified on (p33 stopped there). Same per-repository caps and cut rules as p32/p33 (of each repository its
+`.specstory/history/*.md` files in name order, the first 3 not over 30,000 characters, whole files, at most 12 non-slash
+user turns a repository, stop before the file that would take it past 12 unless it is the first); two SpecStory exports
+of the same session count once: the first kept, the other skipped and said. A repository is skipped if an earlier
+set's labels hold its owner__repo (tests/data/heldout_*.jsonl) or it is in shared data. Saved verbatim as
+<data>/<owner>__<repo>__<file name> (default /work/heldout34/raw), a live-looking secret replaced by [REDACTED] and
+said, a file name too long for the file system cut as p32 did; a CLI file the readers cannot read is said in the notes
+and skipped (no reader changed). Until ~120 non-slash user turns or the clock (no new file saved after 13:25 UTC;
+labels by 13:55 UTC; deadline 14:00 UTC).
+
 p33 (tests/data/heldout_p33.jsonl; the rule fixed 2026-12-05 09:35 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): a list no set used. The list find_files gives for path
 `.specstory/.project.json` (1264 repositories; the tool shows the first 100, alphabetical), in its order, from the
