@@ -6,6 +6,63 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p34 (tests/data/heldout_p34.jsonl; the rule fixed 2026-12-05 12:28 UTC before a turn was read, by an annotator who read
+no detector code; held out, not scored): list 1 = the list find_files gives for path `.specstory/cli/config.toml` (23
+repositories, SpecStory's CLI, which records terminal agents such as Claude Code and Codex), in its order, from the
+first; then list 2 = the list find_files gives for path `.cursor/rules/derived-cursor-rules.mdc` continued from
+Monichre/intentified on (p33 stopped there). Same per-repository caps and cut rules as p32/p33 (of each repository its
+`.specstory/history/*.md` files in name order, the first 3 not over 30,000 characters, whole files, at most 12 non-slash
+user turns a repository, stop before the file that would take it past 12 unless it is the first); two SpecStory exports
+of the same session count once: the first kept, the other skipped and said. A repository is skipped if an earlier
+set's labels hold its owner__repo (tests/data/heldout_*.jsonl) or it is in shared data. Saved verbatim as
+<data>/<owner>__<repo>__<file name> (default /work/heldout34/raw), a live-looking secret replaced by [REDACTED] and
+said, a file name too long for the file system cut as p32 did; a CLI file the readers cannot read is said in the notes
+and skipped (no reader changed). Until ~120 non-slash user turns or the clock (no new file saved after 13:25 UTC;
+labels by 13:55 UTC; deadline 14:00 UTC).
+What it gave (labelled by 12:45 UTC, each turn read with the agent's turn before and after, before any detector ran on
+them, by one annotator who read no detector code; held out, not scored): 37 files of 16 repositories, turns as the
+reader counts them in brackets, in the lists' order (from `.specstory/cli/config.toml`: JuDFTteam/best-of-atomistic-
+machine-learning 1 (a slash command), gabriel-amyot/claude-dev-settings 6 (2 typed, 4 harness), jamesgao27/Vouchap 3,
+nndeploy/nndeploy 11, openbmc/bmcweb 3, pierreribeiro/olympios 10 (harness only), praveen-tf/plm-to-wrike-sync-copy 4
+(1 typed, 3 harness), volkertb/agentic-devcontainer 5, yixian-huang/cocli 1; from `derived-cursor-rules.mdc`:
+Monichre/intentified 3, Monichre/quickbooks-ai-oracle 8, Monichre/ultraterrestrial-resurrection 4, RealFlyPilot/mbnyc
+10, ThatHunky/pomyyka-the-game 2, WaleedaRaza/pokerswound 2, WaterJason/linghua-ebanek-gallery-new 6); runtimes Claude
+Code and Codex CLI saved by SpecStory's CLI, VS Code Copilot, Cursor IDE (Markdown v2.0/v2.1) and classic Cursor
+exports. 79 user turns: 1 slash command, 17 Claude Code harness turns the reader takes for the user's (`<command-name>`,
+`<local-command-stdout>`; labelled nothing, kept so the labels name every turn the reader finds), 61 typed; 7
+corrections, 1 knowledge gap (on a correction), 72 with nothing to learn; by language en 64 (4 corrections), zh 15 (3
+corrections, 1 knowledge gap); by script Latin 64, Chinese 15. Judgement calls as p15-p33 and the label guide (pasted
+logs or errors with no commentary are nothing, also right after the agent's own change and when pasted again after the
+agent pushed the work back; answers to the agent's own questions, an API key included, are nothing; a first-turn bug
+report about code this agent did not write is nothing), and: 'do it again without the containing div being full
+width' after the agent kept the w-full wrapper is a correction; 'you're saying the required child theme files don't
+already exist on github?' after the agent concluded they were missing (they existed) is a correction; restating 'make
+sure it's documented and added to a feature branch' after the agent explored and summarised but documented nothing is
+a correction (the step was skipped), its 'I want agents to learn about the project more easily' a goal of that task,
+not a standing rule; Chinese 'please fix it proactively yourself' after the agent asked the user to inspect line 718 is
+a correction (do it yourself); 'lol, I just got this error!' with the stop-hook error right after the agent's symlinks
+is a correction; Chinese 'are DrawBBox's and VisBoxMot's outer labels consistent?' after the agent's change (they were
+not) is a correction, 'these two need no rectangle, my design is decoupled' is correction and knowledge gap, while
+'what did DrawBBox's change do' and 'do these two need cls and score?' are questions (nothing); Chinese 'the prompt
+needs further optimising, also use the receipt's entity' after the agent's prompt change is an extension (nothing);
+'Use Transactions, Sales, ... as the items' supplying the item names is a refinement (nothing); the same request sent
+again with no agent turn between is nothing. Departures from the rule: saving stopped by choice at 12:45 UTC at 79
+turns, short of ~120, to label every turn within the annotator's working context (list 2 not taken past
+WaterJason/linghua-ebanek-gallery-new; alamalhoda/construction_project sized, not read); the 12-typed-turn cap was
+counted on typed turns (harness turns aside): nndeploy's 07-30 01-47-28Z file (28,464, 8 turns) was copied and dropped
+as it would pass 12; a 163-character header-only export with no turn (gabriel-amyot 02-21 15-39-09Z.md) counted as one
+of that repository's three files within the cap, read, not saved; gabriel-amyot's 18-39-21Z (4,211, slash commands and
+/context output only) not saved, as the library holds ANSI colour codes read_file does not show (1,591 characters),
+and its 22-53-18Z is saved 18 characters short for the same reason (not located); Monichre/restaurant-passport-app's
+only file (28,301, one review-prompt turn, powerline prompt glyphs) and ThatHunky/pomyyka-the-game's 22-45Z (29,151,
+one brief) read, not saved, for time and working context. Secrets: RealFlyPilot/mbnyc 04-04 03-57 carried a 21st.dev
+API key, a Firecrawl key (one user turn is the key alone) and composio MCP URL tokens, all replaced by [REDACTED]
+after an exact copy (saved copy shorter than the library's); openbmc's curl credentials were already redacted in the
+library. The other saved copies match the library to the character in length (each equals read_file's total_chars,
+page boundaries checked); repeated blocks (ls listings, stack traces, mcp.json copies, a diff's removed type block)
+were rebuilt by program from the page already copied, checked by length, and one zero-width joiner in an emoji the tool
+does not show was restored where the page length required it. Sizes and skips in /work/heldout34/notes.txt.
+
 p33 (tests/data/heldout_p33.jsonl; the rule fixed 2026-12-05 09:35 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): a list no set used. The list find_files gives for path
 `.specstory/.project.json` (1264 repositories; the tool shows the first 100, alphabetical), in its order, from the
@@ -894,7 +951,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p33": REPO / "tests" / "data" / "heldout_p33.jsonl",
+SETS = {"p34": REPO / "tests" / "data" / "heldout_p34.jsonl",
+        "p33": REPO / "tests" / "data" / "heldout_p33.jsonl",
         "p32": REPO / "tests" / "data" / "heldout_p32.jsonl",
         "p31": REPO / "tests" / "data" / "heldout_p31.jsonl",
         "p30": REPO / "tests" / "data" / "heldout_p30.jsonl",
@@ -915,14 +973,14 @@ SETS = {"p33": REPO / "tests" / "data" / "heldout_p33.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p33": Path("/work/heldout33/raw"), "p32": Path("/work/heldout32/raw"),
+OUTSIDE = {"p34": Path("/work/heldout34/raw"), "p33": Path("/work/heldout33/raw"), "p32": Path("/work/heldout32/raw"),
            "p31": Path("/work/heldout31/raw"), "p30": Path("/work/heldout30/raw"), "p29": Path("/work/heldout29/raw"),
            "p28": Path("/work/heldout28/raw"), "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"),
            "p25": Path("/work/heldout25/raw"),
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p33"  # scored once 2026-12-05 (see its paragraph): the next set labelled blind takes its place
+HELD_OUT = "p34"  # labelled blind 2026-12-05, not scored (see its paragraph)
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
