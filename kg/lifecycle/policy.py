@@ -143,6 +143,7 @@ class Recovery:
     max_tries: int = 1
     retry_below: float = 0.95
     max_returns: int = 0
+    max_per_day: int = 0   # a relapse's day cap (0: verification.max_per_day)
 
 
 @dataclass(frozen=True)
@@ -366,7 +367,8 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
                    max_ratio=r.number("recovery.max_ratio", 0, default=0.6325),
                    max_tries=r.whole("recovery.max_tries", 1, default=1),
                    retry_below=r.number("recovery.retry_below", 0, 1, default=0.95),
-                   max_returns=r.whole("recovery.max_returns", 0, default=0))
+                   max_returns=r.whole("recovery.max_returns", 0, default=0),
+                   max_per_day=r.whole("recovery.max_per_day", 0, default=0))
     b = Budget(per_file_per_cycle=r.whole("budget.per_file_per_cycle", 1),
                max_block_lines=r.whole("budget.max_block_lines", 1),
                max_block_chars=r.whole("budget.max_block_chars", 80),

@@ -418,8 +418,9 @@ def relapse(times: Iterable[datetime], live: Sequence[tuple[datetime, datetime]]
             prior: tuple[float, float] = (0.0, 0.0), effect: effects.EffectPrior | None = None) -> Verdict:
     """A reverted pattern judged again on its whole history (an A-B-A design): r = the rate while its rules
     were `live` / the rate in all the time they were not (before the first and since each revert, the same
-    per-day cap and trigger rule as `evidence`). Once the rule is gone the base rate is measured afresh, so a
-    wrong revert shows as a rate that came back."""
+    trigger rule as `evidence`, and its per-day cap or `recovery.max_per_day` when that is lower: the live period
+    is frozen once the rule is out, so one burst in it would weigh for good). Once the rule is gone the base rate
+    is measured afresh, so a wrong revert shows as a rate that came back."""
     v = policy.verification
     every = sorted(t for t in times if t <= now)
     spans = sorted(live)
@@ -442,6 +443,8 @@ def relapse(times: Iterable[datetime], live: Sequence[tuple[datetime, datetime]]
     t_on = sum(_days(max(a, start), min(b, now)) for a, b in spans if min(b, now) > max(a, start))
     t_off = max(_days(start, now) - t_on, 0.0)
     cap = day_cap(every, now, policy, observed_from)
+    if policy.recovery.max_per_day:  # a burst in the frozen live period (rules/lifecycle.toml [recovery])
+        cap = min(cap, policy.recovery.max_per_day)
     k_on = float(sum(n for _, n in _capped(on, cap)))
     k_off = float(sum(n for _, n in _capped(off, cap)))
     capped = len(on) + len(off) - int(k_on + k_off)

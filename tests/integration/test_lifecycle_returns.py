@@ -63,3 +63,35 @@ def test_without_the_bound_the_same_text_is_retried_each_time_the_revert_looks_w
     """The default (0, measured in rules/lifecycle.toml): every revert that looks wrong brings the text back."""
     proposed = _history(ws)
     assert len(proposed) >= 2 and not any(q.get("asked") for _, q in proposed), proposed
+
+
+def test_a_burst_while_the_rule_was_live_does_not_keep_it_out_for_good(ws, run_kg):
+    """recovery.max_per_day 2 (rules/lifecycle.toml): a relapse counts at most 2 occurrences of one day. Once a day
+    before the rule; with it, 4 retries in one session every fourth day (the days it happens cut to a quarter);
+    reverted at the deadline on the 3-a-day count; once a day again since. After the cool-down kg proposes the old
+    text again (a reverted text with no new action is asked for), and says why; counted 3 a day the relapse showed
+    no sign the rule worked and the pattern stayed reverted for good."""
+    with (ws.root / "kg.toml").open("a") as f:
+        # min_baseline_days 0, check_max_out 0: the test is about the return after a revert, not the wait or checks
+        f.write("\n[rules.lifecycle.verification]\ncheck_max_out = 0\nmin_baseline_days = 0\n")
+    ws = kg.open_workspace(ws.root)
+    with ws:
+        for d in range(8):
+            _log(ws, datetime(2026, 5, 1, 10) + d * D)
+        assert api.cycle(ws, now=datetime(2026, 5, 8, 12)).as_dict()["promoted"]
+        day, live, i = datetime(2026, 5, 9), True, 0
+        while day < datetime(2026, 6, 19):
+            for h in range((4 if i % 4 == 0 else 0) if live else 1):
+                _log(ws, day.replace(hour=8 + h))
+            r = api.cycle(ws, now=day.replace(hour=12)).as_dict()
+            assert not r["proposed"] and not r["promoted"], r
+            if r["reverted"]:
+                assert day == datetime(2026, 6, 5) and "over 3/day" in r["reverted"][0]["summary"], r
+                live = False
+            day, i = day + D, i + 1
+        _log(ws, day.replace(hour=8))
+    r = run_kg("cycle --json --now 2026-06-19T12:00").json
+    (q,) = r["proposed"]
+    assert q["recovered"] and q["text"] == RULE and q["mode"] == "ask", r
+    (p,) = [x for x in run_kg("propose --json --now 2026-06-19T12:30").json if x["number"] == q["number"]]
+    assert "the revert looks wrong" in p["motivation"] and "over 2/day" in p["motivation"], p["motivation"]

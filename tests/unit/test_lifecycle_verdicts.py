@@ -453,3 +453,19 @@ def test_a_verdict_carries_the_levels_it_was_held_to(kw, want):
     v = verify.judge(counts(4, 10.0, 3, 14.0), LP, **kw)
     assert v.levels == want
     assert f"below {want[0]:.2f} / {want[1]:.2f}" in v.summary or v.kind != verify.INCONCLUSIVE
+
+
+def test_a_burst_while_the_rule_was_live_does_not_keep_a_wrong_revert_out():
+    """recovery.max_per_day 2: a relapse counts at most 2 occurrences of one day. Once a day for 8 days before the
+    rule; with it for 28 days, 4 retries in one session every fourth day (the days it happens cut to a quarter);
+    once a day for 14 days since its revert. Counted 3 a day (the verdict's cap) the rule looked 0.75× and the
+    revert stayed for good; counted 2 a day the revert looks wrong."""
+    live = [(T0 + 8 * D, T0 + 36 * D)]
+    burst = [d + h / 24 for d in range(8, 36, 4) for h in range(4)]
+    times = days(*range(8), *burst, *range(36, 50))
+    v = verify.relapse(times, live, T0 + 50 * D, LP, observed_from=T0)
+    assert LP.recovery.max_per_day == 2 and "14 over 2/day" in v.summary, v.summary
+    assert "looks wrong" in promoting.relapse_head(v, LP, 1), v.summary
+    counted_3 = _with_recovery(max_per_day=0)
+    v3 = verify.relapse(times, live, T0 + 50 * D, counted_3, observed_from=T0)
+    assert not promoting.comes_back(promoting.relapse_head(v3, counted_3, 1)), v3.summary
