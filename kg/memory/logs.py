@@ -172,6 +172,25 @@ class _locked_log:
         os.close(self.fd)
 
 
+# A line of an entry's text (its details, an error's output) that a reader of the file would take for its structure:
+# a heading (`## [LRN-…] …` is an entry, `### Summary` a section, any `## ` ends one), a separator (`---`), kg's
+# mark. Written with a backslash before it (Markdown's own escape: it still reads as the text), one more when it has
+# some already, so the import takes exactly one off (`field_text`) and gets the text back as it was logged.
+_STRUCTURE = r"\\*(?:##|\s*---\s*$|<!-- kaizen-kg:entry )"  # (`$`: the line's end, whatever ends it)
+_AS_STRUCTURE = re.compile(rf"^(?={_STRUCTURE})")
+_ESCAPED = re.compile(rf"^\\(?={_STRUCTURE})")
+
+
+def field_lines(value: str) -> str:
+    """A field's text as an entry of a `.learnings` file holds it (see `_STRUCTURE`). Pure."""
+    return "".join(_AS_STRUCTURE.sub("\\\\", line, count=1) for line in value.splitlines(keepends=True))
+
+
+def field_text(value: str) -> str:
+    """A field's text as it was logged, from an entry of a `.learnings` file (`field_lines` undone). Pure."""
+    return "".join(_ESCAPED.sub("", line, count=1) for line in value.splitlines(keepends=True))
+
+
 def learnings_entry(entry: dict[str, Any]) -> str:
     """A full structured entry in the seed's `.learnings/*.md` format, kg's mark and the separator included."""
     return learnings_region(entry) + SEPARATOR
@@ -189,7 +208,7 @@ def _learnings_body(entry: dict[str, Any]) -> str:
     lines = [f"## [{entry['id']}] {title}:{_slug(entry['text'])}", ""]
     lines += [f"**Logged**: {entry['created_at']}", f"**Priority**: {entry['priority']}",
               f"**Status**: {entry['status']}", f"**Area**: {entry.get('area') or ''}", "",
-              "### Summary", entry["text"], ""]
+              "### Summary", field_lines(entry["text"]), ""]
     if kind == "error":
         sections = [("Error", entry.get("error_text")), ("Context", entry.get("context")),
                     ("Details", entry.get("details")), ("Suggested Fix", entry.get("action"))]
@@ -201,7 +220,7 @@ def _learnings_body(entry: dict[str, Any]) -> str:
         sections = [("Details", entry.get("details")), ("Suggested Action", entry.get("action"))]
     for heading, body in sections:
         if body:
-            lines += [f"### {heading}", body, ""]
+            lines += [f"### {heading}", field_lines(body), ""]
     meta = [("Source", entry.get("source")), ("Related Files", ", ".join(entry.get("files") or [])),
             ("Tags", ", ".join(entry.get("tags") or [])), ("Pattern-Key", entry.get("pattern_key")),
             ("Session", entry.get("session"))]
