@@ -59,3 +59,16 @@ def test_a_rule_holding_the_end_marker_is_rendered_inert_and_kept_up_to_date(run
     assert r.exit_code == 0, r.stderr
     judged = [(v["change"], v["verdict"], v["stats"]["not_counted"]) for v in r.json["verified"]]
     assert judged == [("chg-20261204-001", "confirmed", [])], r.stdout
+
+
+def test_a_skill_step_holding_a_begin_marker_does_not_forge_a_block(run_kg, ws):
+    """A skill file may hold the lifecycle's block; a step with kg's begin marker in it read as that block, cut
+    short, and `kg skill update` then refused the file (exit 2, asking the person to mend markers kg wrote)."""
+    step = "copy <!-- kaizen-kg:begin kaizen-kg --> from the template"
+    r = run_kg(["skill", "new", "deploy-app", "--description", "deploy the app", "--step", step])
+    assert r.exit_code == 0, r.stderr
+    r = run_kg(["skill", "update", "deploy-app", "--step", "then run make"])
+    assert r.exit_code == 0, r.stderr
+    text = (ws.root / "memory" / "skills" / "deploy-app.md").read_text(encoding="utf-8")
+    assert "1. copy <!-- kaizen-kg\\:begin kaizen-kg --> from the template\n2. then run make\n" in text
+    assert "<!-- kaizen-kg:begin" not in text
