@@ -185,9 +185,10 @@ def _render_list(rows: list[dict[str, Any]]) -> str:
 def _render_status(d: dict[str, Any]) -> str:
     nodes = ", ".join(f"{k} {v}" for k, v in d["nodes"].items())
     entries = ", ".join(f"{k} {v}" for k, v in sorted(d["entries"].items())) or "none"
-    edges = sum(d["edges"].values())
+    edges, links = sum(d["edges"].values()), sum(d.get("links", {}).values())
+    links_said = f" (and {links} lifecycle or topic link{'s' if links != 1 else ''})" if links else ""
     lines = [f"📊 {d['workspace']}", f"   Nodes: {nodes}", f"   Entries: {entries}",
-             f"   Edges: {edges}   Sessions: {d['sessions']}"]
+             f"   Edges: {edges}{links_said}   Sessions: {d['sessions']}"]
     if d["entry_status"]:
         lines.append("   Status: " + ", ".join(f"{k} {v}" for k, v in sorted(d["entry_status"].items())))
     if d.get("journal_pending"):

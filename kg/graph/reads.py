@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kg.core import clock
 from kg.core.entries import choice
 from kg.core.errors import NotFound, UsageError
-from kg.store import HIDDEN_COLUMNS, KNOWLEDGE_KINDS, Row, Store, plain
+from kg.store import EDGE_TYPES, HIDDEN_COLUMNS, KNOWLEDGE_KINDS, Row, Store, plain
 
 if TYPE_CHECKING:
     from kg.workspace import Workspace
@@ -148,7 +148,11 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
         "nodes": by_kind,
         "entries": by_entry,
         "entry_status": by_status,
-        "edges": {row["type"]: row["n"] for row in edges},
+        # the typed edges between nodes, as `kg graph query` and `kg export graph` count them; apart, the links
+        # of the lifecycle (a change to its pattern and its rule, a proposal or decision to what it is about) and
+        # of lessons to their topics
+        "edges": {row["type"]: row["n"] for row in edges if row["type"] in EDGE_TYPES},
+        "links": {row["type"]: row["n"] for row in edges if row["type"] not in EDGE_TYPES},
         "sessions": sessions,
         "pending_high": [plain(r, hide=HIDDEN_COLUMNS) for r in high],
         "patterns": [plain(p, hide=HIDDEN_COLUMNS) for p in patterns],

@@ -23,7 +23,7 @@ from kg.core.paths import out_path
 from kg.core.text import clean, index_tokens
 from kg.ingest import trail_lifecycle
 from kg.ingest.journal import write_atomic
-from kg.memory.logs import LEARNINGS_DIR, write_learnings
+from kg.memory.logs import LEARNINGS_DIR, field_text, write_learnings
 from kg.store import (
     HIDDEN_COLUMNS,
     KNOWLEDGE_KINDS,
@@ -195,7 +195,7 @@ def iter_learnings_md(lines: Iterable[str], file: Path, report: ImportReport) ->
 
     def close_section() -> None:
         if current is not None and section:
-            value = "\n".join(body).strip()
+            value = field_text("\n".join(body)).strip()  # a line kg escaped as structure (`field_lines`)
             if section == "metadata":
                 for line in body:
                     m = _META.match(line.strip())

@@ -159,7 +159,9 @@ _MARKER = re.compile(r"^(?:<!--|#)\s*kaizen-kg:(begin|end)\s+(\S+?)\s*(?:-->)?$"
 
 
 def _norm(line: str) -> str:
-    text = " ".join(line.split())
+    """A line as compared: spaces and a list bullet aside, and a marker of kg's in it made inert, as the block
+    editor renders it (`blocks.neutral`): the line copied from the file and the rule's own text are one line."""
+    text = " ".join(blocks.neutral(line).split())
     return re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", text).strip()
 
 
@@ -198,7 +200,7 @@ def why(ws: Any, line: str, now: Now = None, limit: int = 10) -> dict[str, Any]:
     human = [(path, x) for path in _instruction_files(ws, desired) for x in (blocks.read(ws.root / path) or "")
              .splitlines() if _norm(x)]
     holders = list(dict.fromkeys(path for path, x in human if _norm(x) == needle))
-    marker = _MARKER.match(needle)
+    marker = _MARKER.match(" ".join(line.split()))  # (the line as given: `needle` has its markers made inert)
     if marker:  # kg's own marker: the same line bounds its block in every file that has one
         end, name = marker.group(1), marker.group(2)
         where = f"in {', '.join(holders)}" if holders else "no instruction file holds it now"

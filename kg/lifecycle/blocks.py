@@ -39,6 +39,18 @@ HTML = (BEGIN, END)  # Markdown files: the default markers
 TOML = ("# kaizen-kg:begin {name}", "# kaizen-kg:end {name}")  # files whose comments are '#' lines (.codex/config.toml)
 
 
+# A marker of kg's held by a value kg renders (a preference, a rule's action, a principle): as written it would be a
+# second begin or end line (or a `.learnings` entry's mark), and kg would read its own block as damaged. The colon
+# after the name gets a backslash (`kaizen-kg\:end`): still readable, and no marker pattern of kg's matches it.
+_FORGED = re.compile(r"(?<=kaizen-kg):(?=(?:begin|end|entry)\b)|(?<=kg:preferences):(?=(?:begin|end)\b)")
+
+
+def neutral(text: str) -> str:
+    """`text` with every marker of kg's in it made inert (`kaizen-kg:end` → `kaizen-kg\\:end`). Pure; a text that
+    holds none is returned as it is, and so is one already made inert."""
+    return _FORGED.sub(r"\\:", text) if "kg:" in text else text
+
+
 class BlockError(ValueError):
     """The file's markers are damaged (unbalanced or repeated)."""
 
@@ -152,7 +164,11 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
     (None: no block at all). `expected_hash` is the hash of what kg last wrote there (None: never wrote).
     `markers` are the begin and end lines' formats (HTML comments by default; `TOML` for '#' comments).
     The plan's `base` is left unknown: a caller whose `current` is the file's text as read sets it
-    (`replace(plan, base=current)`), and `apply` then refuses to write over a file that changed since."""
+    (`replace(plan, base=current)`), and `apply` then refuses to write over a file that changed since.
+    In a Markdown block (`HTML` markers) a marker held by `desired` is made inert first (`neutral`): the values
+    kg renders are other people's text, and one holding kg's end marker would otherwise end the block early."""
+    if desired is not None and markers == HTML:
+        desired = neutral(desired)
     try:
         span = find(current, name, markers) if current is not None else None
     except BlockError as exc:

@@ -54,7 +54,7 @@ def in_effect(text: str | None, block: str, rule: str, expected_hash: str | None
             return True
     if text is None:
         return False
-    need = {_norm(x).casefold() for x in rule.splitlines() if _norm(x)}
+    need = {_norm(x).casefold() for x in blocks.neutral(rule).splitlines() if _norm(x)}  # as kg renders it
     have = [x.casefold() for x in text.splitlines()]
     return bool(need) and all(any(n in h for h in have) for n in need)
 

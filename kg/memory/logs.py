@@ -172,6 +172,25 @@ class _locked_log:
         os.close(self.fd)
 
 
+# A line of an entry's text (its details, an error's output) that a reader of the file would take for its structure:
+# a heading (`## [LRN-…] …` is an entry, `### Summary` a section, any `## ` ends one), a separator (`---`), kg's
+# mark. Written with a backslash before it (Markdown's own escape: it still reads as the text), one more when it has
+# some already, so the import takes exactly one off (`field_text`) and gets the text back as it was logged.
+_STRUCTURE = r"\\*(?:##|\s*---\s*$|<!-- kaizen-kg:entry )"  # (`$`: the line's end, whatever ends it)
+_AS_STRUCTURE = re.compile(rf"^(?={_STRUCTURE})")
+_ESCAPED = re.compile(rf"^\\(?={_STRUCTURE})")
+
+
+def field_lines(value: str) -> str:
+    """A field's text as an entry of a `.learnings` file holds it (see `_STRUCTURE`). Pure."""
+    return "".join(_AS_STRUCTURE.sub("\\\\", line, count=1) for line in value.splitlines(keepends=True))
+
+
+def field_text(value: str) -> str:
+    """A field's text as it was logged, from an entry of a `.learnings` file (`field_lines` undone). Pure."""
+    return "".join(_ESCAPED.sub("", line, count=1) for line in value.splitlines(keepends=True))
+
+
 def learnings_entry(entry: dict[str, Any]) -> str:
     """A full structured entry in the seed's `.learnings/*.md` format, kg's mark and the separator included."""
     return learnings_region(entry) + SEPARATOR
@@ -189,7 +208,7 @@ def _learnings_body(entry: dict[str, Any]) -> str:
     lines = [f"## [{entry['id']}] {title}:{_slug(entry['text'])}", ""]
     lines += [f"**Logged**: {entry['created_at']}", f"**Priority**: {entry['priority']}",
               f"**Status**: {entry['status']}", f"**Area**: {entry.get('area') or ''}", "",
-              "### Summary", entry["text"], ""]
+              "### Summary", field_lines(entry["text"]), ""]
     if kind == "error":
         sections = [("Error", entry.get("error_text")), ("Context", entry.get("context")),
                     ("Details", entry.get("details")), ("Suggested Fix", entry.get("action"))]
@@ -201,7 +220,7 @@ def _learnings_body(entry: dict[str, Any]) -> str:
         sections = [("Details", entry.get("details")), ("Suggested Action", entry.get("action"))]
     for heading, body in sections:
         if body:
-            lines += [f"### {heading}", body, ""]
+            lines += [f"### {heading}", field_lines(body), ""]
     meta = [("Source", entry.get("source")), ("Related Files", ", ".join(entry.get("files") or [])),
             ("Tags", ", ".join(entry.get("tags") or [])), ("Pattern-Key", entry.get("pattern_key")),
             ("Session", entry.get("session"))]
@@ -343,14 +362,18 @@ class LearningsReport:
 EDITED = "edited by hand since kg wrote it: kept as it is"
 UNMARKED = "written by hand (no kg mark): kept as it is"
 DELETED = "deleted by hand since kg wrote it: not written again"
+NOT_IN_GRAPH = "not in kg's graph (written by hand or elsewhere): kept as it is; `kg import trail` of this file adds it"
 
 
 def merge_learnings(current: str | None, title: str, entries: Iterable[dict[str, Any]], *, file: str = "",
-                    report: LearningsReport | None = None, deleted: Iterable[str] = ()) -> str:
+                    report: LearningsReport | None = None, deleted: Iterable[str] = (),
+                    known: Iterable[str] = ()) -> str:
     """The file's new text: kg's untouched entries brought up to date, entries kg never wrote appended,
     everything else (a human's entries and edits, text between entries) byte for byte. `deleted`: ids kg wrote
     into this file before; one no longer in it was deleted by a person and is not written again (a file
-    that does not exist gets every entry). Pure apart from the report."""
+    that does not exist gets every entry). An entry whose id no entry of the graph has (`entries`, and `known`:
+    the graph's entries of the other files) is reported, as it lives only in this file. Pure apart from the
+    report."""
     report = report if report is not None else LearningsReport()
     gone = set(deleted) if current is not None else set()
     wanted = {e["id"]: e for e in entries}
@@ -359,7 +382,11 @@ def merge_learnings(current: str | None, title: str, entries: Iterable[dict[str,
     out: list[str] = []
     pos = 0
     seen: set[str] = set()
+    graph = set(wanted) | set(known)
     for seg in segments(text):
+        if seg.id not in graph and seg.id not in seen:
+            report.kept.append({"file": file, "id": seg.id, "reason": NOT_IN_GRAPH})
+            seen.add(seg.id)
         if seg.id in seen or seg.id not in wanted:
             continue  # not in the graph, or a second copy: a human's text
         seen.add(seg.id)
@@ -426,6 +453,7 @@ def write_learnings(root: Path, events: Iterable[dict[str, Any]], *,
     for e in events:
         if e.get("entry_type") in by_kind:
             by_kind[e["entry_type"]].append(e)
+    ids = {e["id"] for entries in by_kind.values() for e in entries}  # an entry of another kind's file: not reported
     report = LearningsReport()
     written = _written(root)  # an entry `kg log` appends meanwhile is in its file when the file is read
     for kind, name in LEARNINGS_FILES.items():
@@ -441,7 +469,7 @@ def write_learnings(root: Path, events: Iterable[dict[str, Any]], *,
                 current = None
             part = LearningsReport()
             text = merge_learnings(current, LEARNINGS_TITLES[kind], by_kind[kind], file=str(path), report=part,
-                                   deleted=written)
+                                   deleted=written, known=ids)
             if text != current:
                 base = None if current is None else current.encode("utf-8", "surrogateescape")
                 write_atomic(path, text.encode("utf-8", "surrogateescape"), base=base)

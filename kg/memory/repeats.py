@@ -60,8 +60,11 @@ _FIELDS = re.compile(r"^## \[[^\]]+\] ([^:\n]*):.*?^\*\*Logged\*\*: (\S*)\n\*\*P
 
 def segment_key(body: str) -> str | None:
     """`repeat_key` of an entry as kg wrote it (its text from heading to metadata)."""
+    from kg.memory.logs import field_text
+
     m = _FIELDS.search(body)
-    return None if m is None else _key(m.group(6), m.group(2)[:10], m.group(1), m.group(3), m.group(4), m.group(5))
+    return None if m is None else _key(m.group(6), m.group(2)[:10], m.group(1), m.group(3), m.group(4),
+                                       field_text(m.group(5)))
 
 
 def hm(entry: dict[str, Any]) -> str:
@@ -82,12 +85,13 @@ def fold_learning(path: Path, entry: dict[str, Any]) -> tuple[int, bytes] | None
             tail = fh.read().decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         return None
-    if f"### Summary\n{entry['text']}\n" not in tail:
+    from kg.memory.logs import ENTRY_MARK, field_lines, segments
+
+    if f"### Summary\n{field_lines(entry['text'])}\n" not in tail:
         return None  # the usual case, found without reading the entries
     if start:  # begin at a line
         cut = tail.find("\n") + 1
         start, tail = start + len(tail[:cut].encode("utf-8", "surrogateescape")), tail[cut:]
-    from kg.memory.logs import ENTRY_MARK, segments
 
     for seg in reversed(list(segments(tail))):
         if not (seg.mark and seg.intact):

@@ -370,12 +370,16 @@ def _save(ws: Any, skill: Skill, at: datetime, session: str | None, sources: lis
     """Write the skill's file, only over `base` (what it was made from; None: no file), else FileChanged and
     the file as its writer left it; then its graph row."""
     red = ws.rules.redactor
-    skill.description = red.redact(skill.description).text
+
+    def own(text: str) -> str:  # redacted, kg's marker text inert (`blocks.neutral`): else a step holding
+        return blocks.neutral(red.redact(text).text)  # `<!-- kaizen-kg:begin …` reads as a lifecycle block
+
+    skill.description = own(skill.description)
     for name in OWN:
-        skill.sections[name] = [red.redact(line).text for line in skill.sections.get(name, [])]
-    skill.triggers = [red.redact(t).text for t in skill.triggers]
-    skill.tools = [red.redact(t).text for t in skill.tools]
-    skill.name, skill.title = red.redact(skill.name).text, red.redact(skill.title).text
+        skill.sections[name] = [own(line) for line in skill.sections.get(name, [])]
+    skill.triggers = [own(t) for t in skill.triggers]
+    skill.tools = [own(t) for t in skill.tools]
+    skill.name, skill.title = own(skill.name), own(skill.title)
     skill.source = red.redact(skill.source).text  # stored in the graph too
     # frontmatter a person added: the key is context for its value (`deploy_token: X`), as in `kg pref set`
     pairs = [red.redact_pair(key, value) for key, value in skill.extra.items()]

@@ -275,8 +275,9 @@ def node_totals(st: Any) -> list[dict[str, Any]]:
 
 
 def edge_total(st: Any) -> list[dict[str, Any]]:
-    """`hooks_edge_count`: every edge of every type."""
-    return [{"n": sum(r["n"] for r in count_edges(st))}]
+    """`hooks_edge_count`: the typed edges between nodes (as `kg status`, `kg graph query` and `kg export graph`
+    count them: not the lifecycle's or topics' links)."""
+    return [{"n": sum(r["n"] for r in count_edges(st) if r["type"] in EDGE_TYPES)}]
 
 
 # -- rebuilding and checking ----------------------------------------------------------------------------------

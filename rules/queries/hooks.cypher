@@ -39,10 +39,9 @@ MATCH (n:Node {id: $id})
 RETURN n.id AS id, n.text AS text, n.priority AS priority
 
 // name: hooks_edge_count
-// All edges, for the brief's stats line (a third faster than counting per type and summing), but the
-// aggregate's links (occ_of and ready_span, as count_edges).
-MATCH ()-[r]->()
-WHERE label(r) <> 'occ_of' AND label(r) <> 'ready_span'
+// The typed edges between nodes, for the brief's stats line: what `kg status`, `kg graph query` and
+// `kg export graph` count as edges (not the lifecycle's links, nor the aggregate's occ_of and ready_span).
+MATCH (:Node)-[r:caused_by|led_to|supports|contradicts|related_to|derived_from]->(:Node)
 RETURN count(*) AS n
 
 // name: reflect_logged

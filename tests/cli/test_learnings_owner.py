@@ -44,8 +44,10 @@ def test_hand_edits_in_learnings_survive_export_trail(run_kg, ws):
     assert hand + "Notes: ask infra about quotas\n" in after  # the human's entry and note stay
     assert after.count(f"## [{d}]") == 1 and after.count(f"## [{a}]") == 1
     assert f"{a} in {errors}: {logs.EDITED}\n" in r.stderr
+    assert f"ERR-20261129-042 in {errors}: {logs.NOT_IN_GRAPH}\n" in r.stderr  # only in the file: said so
     flagged = run_kg(f"export trail --json {NOW}").json["kept"]
-    assert flagged == [{"file": str(errors), "id": a, "reason": logs.EDITED}]
+    assert flagged == [{"file": str(errors), "id": a, "reason": logs.EDITED},
+                       {"file": str(errors), "id": "ERR-20261129-042", "reason": logs.NOT_IN_GRAPH}]
     assert errors.read_text() == after  # a second export changes nothing
 
 
@@ -92,3 +94,26 @@ def test_merge_leaves_out_what_kg_wrote_before():
     assert logs.merge_learnings("# Errors\n\n", "Errors", [entry], report=report, deleted=gone) == "# Errors\n\n"
     assert report.kept == [{"file": "", "id": entry["id"], "reason": logs.DELETED}] and report.appended == 0
     assert logs.merge_learnings(None, "Errors", [entry], deleted=gone) == "# Errors\n\n" + logs.learnings_entry(entry)
+
+
+def test_an_entry_written_by_hand_is_reported_until_it_is_imported(run_kg, ws):
+    """A QA pass: a hand-written entry (no kg mark, an id the graph does not hold) was kept but `kept` was empty
+    and nothing was said, so nobody learned it lives only in that file."""
+    run_kg(f"log learning '用户纠正：这个项目用 pnpm 而不是 npm' --category correction {NOW}")
+    assert run_kg(f"export trail --learnings {NOW}").exit_code == 0
+    lessons = ws.root / ".learnings" / "LEARNINGS.md"
+    hand = ("\n## [LRN-20261204-001] correction:deploy_key\n\n**Logged**: 2026-12-04T09:00:00\n**Priority**: high\n"
+            "**Status**: pending\n**Area**: infra\n\n### Summary\nhand-written entry\n\n---\n")
+    with lessons.open("a", encoding="utf-8") as fh:
+        fh.write(hand)
+    before = lessons.read_text(encoding="utf-8")
+    r = run_kg(f"export trail --learnings --json {NOW}")
+    assert r.exit_code == 0, r.stderr
+    assert r.json["kept"] == [{"file": str(lessons), "id": "LRN-20261204-001", "reason": logs.NOT_IN_GRAPH}]
+    assert f"LRN-20261204-001 in {lessons}: {logs.NOT_IN_GRAPH}\n" in r.stderr
+    assert lessons.read_text(encoding="utf-8") == before  # kept as it is
+    imported = run_kg(f"import trail {lessons} --json {NOW}")
+    assert imported.exit_code == 0 and imported.json["entries"] == 1, imported.stdout + imported.stderr
+    again = run_kg(f"export trail --learnings --json {NOW}")
+    assert again.exit_code == 0, again.stderr
+    assert again.json["kept"] == [{"file": str(lessons), "id": "LRN-20261204-001", "reason": logs.UNMARKED}]
