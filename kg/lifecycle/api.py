@@ -13,7 +13,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import NotFound, UsageError
-from kg.lifecycle import blocks, imported, promote, promoting
+from kg.lifecycle import blocks, imported, imported_rules, promote, promoting
 from kg.lifecycle.api_controls import conflicts, pin, reinforce, resolve_conflict  # noqa: F401 - api.X stays
 from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, holding
 from kg.lifecycle.policy import load as load_policy
@@ -109,6 +109,8 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
                     raise UsageError(f"{q['target']}: {lc.report.held[-1]['reason']}; fix the file, then approve "
                                      "again")
                 result.update(action="applied", change=change, target=q["target"], text=q["text"])
+            elif q["type"] == imported.TYPE and q["node_kind"] in ("knowledge", "pattern"):  # a TOOLS.md rule, ...
+                result.update(imported_rules.adopt(lc, q, number))
             elif q["type"] == imported.TYPE:  # another workspace's principle, rendered only now
                 result.update(imported.adopt(lc, q, number))
             elif q["type"] == "verification":
