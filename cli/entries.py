@@ -229,7 +229,9 @@ def _render_status(d: dict[str, Any]) -> str:
         lines.append(f"\n⏸️  Verifications paused: the rule is not in its file as kg wrote it "
                      f"({len(lc['verifications_paused'])}; put it back, or `kg export memory --force`, to resume):")
         lines += [f"   [{v['change']}] {v['target']}: {v['text']} ("
-                  + ("edited by hand inside its kg block: reworded, or taken out of the block"
+                  + (f"in effect here; taken out by hand in {', '.join(v['elsewhere'])}: its days out there are "
+                     "no evidence" if v.get("how") == "elsewhere" else
+                     "edited by hand inside its kg block: reworded, or taken out of the block"
                      if v.get("how") == "edited" else "its kg block's markers are damaged (see below)"
                      if v.get("how") == "damaged" else "withdrawn by hand: its kg block or file is gone")
                   + f", since {v['withdrawn_since'][:10]})" for v in lc["verifications_paused"]]

@@ -204,7 +204,8 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
     if undecided:
         report.warnings.append(undecided_text(undecided, getattr(ws, "store_url", None) is not None))
     if report.lifecycle_not_imported:
-        report.warnings.append(not_imported(report.lifecycle_not_imported, dry_run))
+        report.warnings.append(not_imported(report.lifecycle_not_imported, dry_run,
+                                            getattr(ws, "store_url", None) is not None))
     return report
 
 
@@ -423,6 +424,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
             from kg.lifecycle.policy import load as load_policy
 
             report.principles_proposed += imported.propose(st, principles, at, load_policy(ws))
+        if not claim.open and (report.nodes or resuming):  # the trail's lifecycle not taken: its promoted rules
+            _propose_rules(ws, st, at, report, origin)
     finally:
         for path in (spool, implied, lifecycle):
             path.unlink(missing_ok=True)
@@ -435,6 +438,18 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         trail_terms.merge(st, tally, exact=exact_terms)
         aggregates.rebuild(st)
     return marked[0]
+
+
+def _propose_rules(ws: Any, st: Any, at: datetime, report: Any, origin: str) -> None:
+    """Another workspace's promoted TOOLS.md, USER.md and skill rules, which its changes rendered there, each a
+    pending `import` proposal about its pattern, active again while nothing renders it here
+    (kg/lifecycle/imported_rules.py)."""
+    from kg.lifecycle import imported_rules
+    from kg.lifecycle.policy import load as load_policy
+
+    rules = imported_rules.propose(st, at, load_policy(ws), origin)
+    report.rules_proposed += len(rules)
+    imported_rules.reopen(st, rules, at)
 
 
 def _present(st: Any, ids: list[str]) -> set[str]:

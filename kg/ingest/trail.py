@@ -56,6 +56,9 @@ class ImportReport:
     lifecycle_not_imported: dict[str, int] = field(default_factory=dict)
     # another workspace's active principles, each a pending `import` proposal (kg/lifecycle/imported.py)
     principles_proposed: int = 0
+    # another workspace's promoted TOOLS.md/USER.md/skill rules, each a pending `import` proposal
+    # (kg/lifecycle/imported_rules.py)
+    rules_proposed: int = 0
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -66,7 +69,7 @@ class ImportReport:
                 "redacted": sorted(set(self.redacted)), "warnings": self.warnings, "resumed": self.resumed,
                 "defaulted": self.defaulted, "lifecycle": self.lifecycle,
                 "lifecycle_not_imported": self.lifecycle_not_imported,
-                "principles_proposed": self.principles_proposed}
+                "principles_proposed": self.principles_proposed, "rules_proposed": self.rules_proposed}
 
 
 # -- export -------------------------------------------------------------------------------------------------

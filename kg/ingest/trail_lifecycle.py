@@ -19,7 +19,9 @@ this workspace's change); loaded under new ids, this workspace's cycle would che
 never wrote. The trail's entries and nodes are imported in either case.
 
 A team graph (FalkorDB) keeps its lifecycle per workspace on the server: its trail carries none of it, and an
-import into one loads none (said in the report).
+import into one loads none (counted as `lifecycle_not_imported`, and said). In both cases the rules the other
+workspace's changes rendered are not lost: each waits as an `import` proposal (kg/lifecycle/imported.py,
+kg/lifecycle/imported_rules.py).
 """
 
 from __future__ import annotations
@@ -201,10 +203,14 @@ def load(ws: Any, st: Any, spool: Path, report: Any, mark: Callable[[], None], a
     for kind, item in _read_spool(spool):
         (items if claim.takes(item.get("_source")) else others)[kind].append(item)
     loaded = dict.fromkeys(KINDS, 0)
-    if getattr(ws, "store_url", None) is not None:
-        if any(items.values()) or any(others.values()):
-            report.warnings.append("the trail's changes, proposals, decisions and blocks are not imported into a "
-                                   "team graph: each workspace's cycle keeps its own there")
+    if getattr(ws, "store_url", None) is not None:  # counted as not imported, as beside a graph's own history
+        base = ws.root.resolve()
+        for kind in KINDS:
+            for item in items[kind] + others[kind]:
+                if kind == "blocks" and item.get("hash") and not _holds(base, item.get("path")):
+                    report.skip("block of a file this workspace does not hold (the next cycle writes it)")
+                else:
+                    report.lifecycle_not_imported[kind] = report.lifecycle_not_imported.get(kind, 0) + 1
         return loaded
     if any(others.values()):
         _not_taken(st, others, report, ws.root)
@@ -365,9 +371,13 @@ def _not_taken(st: Any, items: dict[str, list[dict[str, Any]]], report: Any, roo
         report.lifecycle_not_imported[kind] = report.lifecycle_not_imported.get(kind, 0) + n
 
 
-def not_imported(counts: dict[str, int], dry_run: bool = False) -> str:
-    """The import's warning for the lifecycle records it did not load (`_not_taken`)."""
+def not_imported(counts: dict[str, int], dry_run: bool = False, team: bool = False) -> str:
+    """The import's warning for the lifecycle records it did not load (`_not_taken`, or a team graph's `load`)."""
     said = ", ".join(f"{n} {kind if n != 1 else kind[:-1]}" for kind, n in sorted(counts.items()))
+    if team:
+        return (f"the trail's lifecycle ({said}) {'would not be' if dry_run else 'was not'} imported: a team graph "
+                "keeps its own changes, proposals, decisions and blocks, each workspace's cycle its own. Its entries "
+                "and nodes are imported")
     return (f"the trail's lifecycle ({said}) {'would not be' if dry_run else 'was not'} imported: it records "
             "rules kg wrote into the files of the "
             "workspace the trail came from, which this workspace's cycle must not check or revert, and this graph "

@@ -13,7 +13,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import NotFound, UsageError
-from kg.lifecycle import blocks, imported, promote, promoting
+from kg.lifecycle import blocks, imported, imported_rules, promote, promoting
 from kg.lifecycle.api_controls import conflicts, pin, reinforce, resolve_conflict  # noqa: F401 - api.X stays
 from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, holding
 from kg.lifecycle.policy import load as load_policy
@@ -109,6 +109,8 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
                     raise UsageError(f"{q['target']}: {lc.report.held[-1]['reason']}; fix the file, then approve "
                                      "again")
                 result.update(action="applied", change=change, target=q["target"], text=q["text"])
+            elif q["type"] == imported.TYPE and q["node_kind"] in ("knowledge", "pattern"):  # a TOOLS.md rule, ...
+                result.update(imported_rules.adopt(lc, q, number))
             elif q["type"] == imported.TYPE:  # another workspace's principle, rendered only now
                 result.update(imported.adopt(lc, q, number))
             elif q["type"] == "verification":
@@ -315,7 +317,8 @@ def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime,
                      f"{change['next_check']:%Y-%m-%d}")
         from kg.lifecycle.verify_withdrawn import explain
 
-        if change["status"] in LIVE and (paused := explain(change["evidence"], at, out_how)):
+        here = (getattr(st, "origin", None) or {}).get("origin_workspace") or None  # a team graph's member
+        if change["status"] in LIVE and (paused := explain(change["evidence"], at, out_how, here)):
             lines.append(f"verification {paused}")
         if change["status"] == CHECKING:
             lines.append(f"a check, not a revert: {check_explain(change['evidence'])}")
@@ -385,15 +388,22 @@ def _withdrawn(lc: Lifecycle, at: datetime) -> dict[str, dict[str, Any]]:
 
     rows = lc.st.run("lc_live_effects", statuses=list(LIVE))
     on = verifying.effects(lc, rows) if rows else {}
+    here = verifying.here_of(lc)  # a team graph: this workspace's own withdrawal, or another member's
     out = {}
     for r in rows:
-        since = verify_withdrawn.paused_since(r["evidence"])
-        if since is None and on[r["id"]] is not False:  # in its file, or its file cannot be read (None)
+        since = verify_withdrawn.paused_since(r["evidence"], here)
+        others = verify_withdrawn.elsewhere(r["evidence"], here) if since is None else []
+        if since is None and not others and on[r["id"]] is not False:  # in its file, or it cannot be read (None)
             continue
+        away = bool(others) and on[r["id"]] is not False  # in effect here, out of another member's file
         out[r["id"]] = {"change": r["id"], "target": r["target"], "text": (r["text"] or "")[:80],
-                        "withdrawn_since": since or at, "recorded": since is not None,
-                        "back_in_file": on[r["id"]]}
+                        "withdrawn_since": since or (others[0][1] if away else at),
+                        "recorded": since is not None or away, "back_in_file": on[r["id"]],
+                        **({"elsewhere": [w for w, _ in others]} if away else {})}
     _how_out(lc, list(out.values()))
+    for item in out.values():
+        if item.get("elsewhere"):
+            item["how"] = "elsewhere"
     return out
 
 

@@ -6,6 +6,14 @@ back), but the days without the rule are no evidence about it: its verification 
 run that sees the rule gone, and resumes, its clocks moved on by the pause, when the line is back (the person
 restored it, or `kg export memory --force` rewrote the block). The pauses are kept in the change's evidence
 trail, one dated line each way, so `kg why` and `kg verify --json` show them and no schema change is needed.
+
+On a team graph one change renders into every member's files, and each member's cycle sees only its own: the
+shared evidence's pause followed whichever cycle ran last (one member paused it each morning, another resumed it
+an hour later and even judged it on days the first ran without the rule). So there each line names the workspace
+whose file it is about (`withdrawn by hand [alpha#2]: ...`), a workspace's cycle pauses and resumes only its own
+withdrawal, and the rule's days out are those of any member's (the union: `pauses`): no member's cycle judges it
+while one member runs without it, and the others' cycles leave that member's pause alone. An embedded graph's
+lines name no workspace, as before.
 """
 
 from __future__ import annotations
@@ -28,8 +36,10 @@ def mark_pattern(*words: str) -> re.Pattern[str]:
     return re.compile(rf"^({STAMP}) ({'|'.join(re.escape(w) for w in words)})\b")
 
 
-_MARK = mark_pattern(WITHDRAWN, EDITED, RESUMED)
+_MARK = re.compile(rf"^({STAMP}) ({'|'.join(re.escape(w) for w in (WITHDRAWN, EDITED, RESUMED))})\b"
+                   r"(?: \[([^\]\n]*)\])?")  # and the workspace a team graph's line is about
 OUT = (WITHDRAWN, EDITED)
+ANY = object()  # every workspace's pauses (`pauses`, `paused_since`): the rule out of any member's file
 _BULLET = re.compile(r"^(?:[-*+]\s+)")
 
 
@@ -59,10 +69,67 @@ def in_effect(text: str | None, block: str, rule: str, expected_hash: str | None
     return bool(need) and all(any(n in h for h in have) for n in need)
 
 
-def pauses(evidence: Iterable[str] | None, now: datetime) -> list[tuple[datetime, datetime]]:
-    """The periods the change was withdrawn by hand, from its evidence trail (the last one open: up to
-    `now`)."""
-    return marked_spans(evidence, now, _MARK, lambda word: word in OUT, lambda word: word == RESUMED)
+def _tag(where: str | None) -> str:
+    return f" [{where.replace(']', ')')}]" if where else ""
+
+
+def _by_workspace(evidence: Iterable[str] | None, now: datetime) -> dict[str | None, list[tuple[datetime, datetime]]]:
+    """Each workspace's withdrawals (None: the lines that name none, an embedded graph's), the last one open: up
+    to `now`."""
+    lines: dict[str | None, list[str]] = {}
+    for line in evidence or ():
+        m = _MARK.match(line)
+        if m:
+            lines.setdefault(m.group(3), []).append(line)
+    return {where: marked_spans(these, now, _MARK, lambda word: word in OUT, lambda word: word == RESUMED)
+            for where, these in lines.items()}
+
+
+def _union(spans: Iterable[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
+    out: list[tuple[datetime, datetime]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def pauses(evidence: Iterable[str] | None, now: datetime, where: Any = ANY) -> list[tuple[datetime, datetime]]:
+    """The periods the change was withdrawn by hand, from its evidence trail (the last one open: up to `now`):
+    out of any workspace's file (a team graph's members: their union), or of the workspace `where` names."""
+    spans = _by_workspace(evidence, now)
+    if where is not ANY:
+        return spans.get(where, [])
+    return _union(x for these in spans.values() for x in these)
+
+
+def closed_total(evidence: Iterable[str] | None) -> timedelta:
+    """How long the change's closed withdrawals covered, overlaps once: a resume moves its clocks on by what this
+    adds (an embedded graph's: the pause it closes)."""
+    closed = []
+    for where in _workspaces(evidence):
+        start: datetime | None = None
+        for line in evidence or ():
+            m = _MARK.match(line)
+            if not m or m.group(3) != where:
+                continue
+            at = datetime.fromisoformat(m.group(1))
+            if m.group(2) in OUT and start is None:
+                start = at
+            elif m.group(2) == RESUMED and start is not None:
+                closed.append((start, max(start, at)))
+                start = None
+    return sum((b - a for a, b in _union(closed)), timedelta(0))
+
+
+def elsewhere(evidence: Iterable[str] | None, here: str | None) -> list[tuple[str, datetime]]:
+    """The other workspaces that have the rule out of their file now, each since when (a team graph)."""
+    out = []
+    for where in _workspaces(evidence):
+        if where != here and where is not None and (since := paused_since(evidence, where)) is not None:
+            out.append((where, since))
+    return sorted(out, key=lambda x: (x[1], x[0]))
 
 
 def marked_spans(evidence: Iterable[str] | None, now: datetime, mark: Any, opens: Any,
@@ -86,14 +153,21 @@ def marked_spans(evidence: Iterable[str] | None, now: datetime, mark: Any, opens
     return out
 
 
-def paused_since(evidence: Iterable[str] | None) -> datetime | None:
-    """When the current pause began (None: the rule is in effect)."""
-    start = None
-    for line in evidence or ():
-        m = _MARK.match(line)
-        if m:
-            start = datetime.fromisoformat(m.group(1)) if m.group(2) in OUT else None
-    return start
+def paused_since(evidence: Iterable[str] | None, where: Any = ANY) -> datetime | None:
+    """When the current pause began (None: the rule is in effect): out of any workspace's file, or of `where`'s."""
+    if where is not ANY:
+        start = None
+        for line in evidence or ():
+            m = _MARK.match(line)
+            if m and m.group(3) == where:
+                start = datetime.fromisoformat(m.group(1)) if m.group(2) in OUT else None
+        return start
+    starts = [since for w in _workspaces(evidence) if (since := paused_since(evidence, w)) is not None]
+    return min(starts, default=None)
+
+
+def _workspaces(evidence: Iterable[str] | None) -> set[str | None]:
+    return {m.group(3) for line in evidence or () if (m := _MARK.match(line))}
 
 
 def out_words(evidence: Iterable[str] | None) -> str:
@@ -113,20 +187,20 @@ def last_out(evidence: Iterable[str] | None) -> str:
     return word
 
 
-def withdrawn_line(at: datetime, target: str, gone: bool, edited: bool = False) -> str:
+def withdrawn_line(at: datetime, target: str, gone: bool, edited: bool = False, where: str | None = None) -> str:
     """The evidence line of a pause: `edited` when kg's block is still in the file (a person reworded the rule
     inside it, or took it out of the block), as `kg status` tells the two apart."""
     if edited:
-        return (f"{at.isoformat()} {EDITED}: the rule was reworded or taken out inside its kg block ({target}); "
-                "verification paused, the days from here on are no evidence")
+        return (f"{at.isoformat()} {EDITED}{_tag(where)}: the rule was reworded or taken out inside its kg block "
+                f"({target}); verification paused, the days from here on are no evidence")
     what = "the file is gone" if gone else "its line is no longer in the file"
-    return (f"{at.isoformat()} {WITHDRAWN}: {what} ({target}); verification paused, the days from here on are "
-            "no evidence")
+    return (f"{at.isoformat()} {WITHDRAWN}{_tag(where)}: {what} ({target}); verification paused, the days from "
+            "here on are no evidence")
 
 
-def resumed_line(at: datetime, since: datetime, target: str) -> str:
-    return (f"{at.isoformat()} {RESUMED}: the rule is in {target} again after {_days(since, at)} withdrawn; "
-            "verification resumed")
+def resumed_line(at: datetime, since: datetime, target: str, where: str | None = None) -> str:
+    return (f"{at.isoformat()} {RESUMED}{_tag(where)}: the rule is in {target} again after {_days(since, at)} "
+            "withdrawn; verification resumed")
 
 
 def _days(a: datetime, b: datetime) -> str:
@@ -144,10 +218,15 @@ def overlap(spans: Sequence[tuple[datetime, datetime]], start: datetime, end: da
     return total
 
 
-def explain(evidence: Iterable[str] | None, now: datetime, how: str | None = None) -> str:
+def explain(evidence: Iterable[str] | None, now: datetime, how: str | None = None, here: Any = ANY) -> str:
     """One line for `kg status` and `kg why`: '' while the rule is in effect. `how`: "edited" or "withdrawn",
-    as `kg status` finds it in the file now (None: as the last pause line says)."""
-    since = paused_since(evidence)
+    as `kg status` finds it in the file now (None: as the last pause line says). `here`: this workspace (a team
+    graph's, None for an embedded one): its own withdrawal, else another member's."""
+    since = paused_since(evidence, here)
+    if since is None and here is not ANY and (others := elsewhere(evidence, here)):
+        names = ", ".join(w for w, _ in others)
+        return (f"paused: {WITHDRAWN} in {names} since {others[0][1]:%Y-%m-%d} (a team member took it out of their "
+                "file; it is in effect here, and the days it is out there are no evidence for any member)")
     if since is None:
         return ""
     edited = how == "edited" if how is not None else last_out(evidence) == EDITED

@@ -338,6 +338,11 @@ def effects(lc: Any, rows: list[dict[str, Any]]) -> dict[str, bool | None]:
     return out
 
 
+def here_of(lc: Any) -> str | None:
+    """This workspace on a team graph (its origin: the workspace a pause line names), None on an embedded one."""
+    return (getattr(lc.st, "origin", None) or {}).get("origin_workspace") or None
+
+
 def _block_there(path: Any, block: str) -> bool:
     """Whether kg's block is still in the file (a rule out of it was edited by hand, not withdrawn)."""
     try:
@@ -354,22 +359,27 @@ def sync_withdrawals(lc: Any) -> dict[str, list[tuple[datetime, datetime]]]:
     if not rows:
         return {}
     on = effects(lc, rows)
+    here = here_of(lc)  # a team graph: each workspace pauses and resumes only its own withdrawal
     writes, due, out = [], [], {}
     for c in rows:
         evidence = list(c["evidence"] or [])
-        since = withdrawn.paused_since(evidence)
+        untold = withdrawn.paused_since(evidence, None) if here is not None else None
+        if untold is not None:  # (a pause an older kg wrote on a team graph, naming no workspace: closed)
+            evidence.append(withdrawn.resumed_line(lc.now, untold, c["target"]))
+        since = withdrawn.paused_since(evidence, here)
         view = {"change": c["id"], "target": c["target"], "text": c["text"]}
         if on[c["id"]] is None:  # its file cannot be read (reported in `skipped`): neither paused nor resumed
             pass
         elif not on[c["id"]] and since is None:
             gone = not (lc.root / c["target"]).exists()
             edited = not gone and _block_there(lc.root / c["target"], c["block"])
-            evidence.append(withdrawn.withdrawn_line(lc.now, c["target"], gone, edited))
+            evidence.append(withdrawn.withdrawn_line(lc.now, c["target"], gone, edited, here))
             writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
             lc.report.withdrawn.append({**view, "action": "paused", "since": lc.now})
         elif on[c["id"]] and since is not None:
-            gap = max(lc.now - since, timedelta(0))
-            evidence.append(withdrawn.resumed_line(lc.now, since, c["target"]))
+            before = withdrawn.closed_total(evidence)
+            evidence.append(withdrawn.resumed_line(lc.now, since, c["target"], here))
+            gap = max(withdrawn.closed_total(evidence) - before, timedelta(0))  # (overlaps with others' once)
             writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"] + gap})
             if c["due_since"] is not None:
                 due.append({"id": c["id"], "due_since": c["due_since"] + gap})
@@ -377,6 +387,8 @@ def sync_withdrawals(lc: Any) -> dict[str, list[tuple[datetime, datetime]]]:
                                         "next_check": c["next_check"] + gap})
         elif since is not None:
             lc.report.withdrawn.append({**view, "action": "still paused", "since": since})
+        if untold is not None and not any(w["id"] == c["id"] for w in writes):
+            writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
         out[c["id"]] = withdrawn.pauses(evidence, lc.now)
     if writes:
         lc.st.run("lc_change_pause", rows=writes)

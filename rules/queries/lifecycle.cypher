@@ -675,3 +675,36 @@ SET c.evidence = r.evidence, c.next_check = r.next_check
 MATCH (e:Node)
 WHERE e.kind = 'event' AND e.area = $area
 RETURN e.tags AS tags
+
+// name: lc_import_orphan_rules
+// Active rules another workspace's promotion made (a TOOLS.md gotcha, a USER.md preference, a skill: knowledge
+// nodes) that no change renders here and no proposal is about: what a trail import into a graph that does not
+// take the trail's lifecycle (a history of its own, or a team graph) brought without the change that rendered them
+// there. Each becomes a pending `import` proposal about its pattern (kg/lifecycle/imported_rules.py, which sets
+// aside those a proposal names already: never proposed twice); one with no pattern, a proposal about itself.
+MATCH (n:Node)
+WHERE n.kind = 'knowledge' AND n.status = 'active' AND n.source = 'promotion'
+  AND NOT EXISTS { MATCH (c:Change)-[:change_applies]->(n) }
+  AND NOT EXISTS { MATCH (q:Meta)-[:proposal_about]->(n) }
+RETURN n.id AS id, n.text AS text, n.tags AS tags, n.files AS files, n.created_at AS created_at
+ORDER BY created_at, id
+
+// name: lc_import_rule_pattern
+// The pattern a rule derives from, with its status and how many of its changes are live here (applied, confirmed,
+// or out for a check): an imported rule's pattern is `promoted` in the trail, but nothing renders it here.
+MATCH (n:Node {id: $node})-[:derived_from]->(p:Node)
+WHERE p.kind = 'pattern'
+OPTIONAL MATCH (c:Change)-[:change_pattern]->(p)
+WHERE c.status IN $kept
+RETURN p.id AS id, p.pattern_key AS key, p.status AS status, count(c) AS kept
+ORDER BY id
+LIMIT 1
+
+// name: lc_import_rule_in_file
+// A live change of this pattern already rendering into this file and block (the pattern was promoted here while
+// an imported rule of it waited for approval): approving the import would render it twice.
+MATCH (c:Change)-[:change_pattern]->(p:Node {id: $pattern})
+WHERE c.status IN $kept AND c.target = $target AND c.block = $block
+RETURN c.id AS id
+ORDER BY id
+LIMIT 1

@@ -1,0 +1,148 @@
+"""Another workspace's promoted rules for TOOLS.md, USER.md or a skill, brought in by `kg import trail` into a graph
+that does not take the trail's lifecycle (a history of its own, or a team graph: kg/ingest/trail_lifecycle.py).
+
+Such a rule is a knowledge node that a promotion made there; what rendered it was that workspace's change, which
+the import leaves out. Unlike a principle (kg/lifecycle/imported.py), a knowledge node no change renders is written
+nowhere, and its pattern came in `promoted`, so this workspace never promoted it again either: the rule was lost
+for good (`kg why` found nothing, the mistake recurring here was "nothing to do"). Now each such rule waits as a
+pending `import` proposal for its own target (`lc_import_orphan_rules`: every one without a change or a proposal,
+so an import run again after a kill proposes what the killed run did not). The proposal is about the rule's pattern,
+which is active again (not `promoted` with nothing rendered) and held by it as by a pending promotion proposal: no
+promotion of it meanwhile. `kg approve N` renders the rule with a change checked against its pattern like a
+promotion, and marks the pattern promoted; `kg skip N` keeps it out, and the pattern, held until it recurs after the
+skip, is then promoted from this workspace's own evidence like any other.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kg.core.errors import UsageError
+from kg.store.schema import meta_key
+
+TYPE = "import"  # as an imported principle's proposal (kg/lifecycle/imported.py)
+KEPT = ("applied", "confirmed", "checking")  # a change that still stands for its pattern here (not reverted)
+
+
+def _target_of(tags: Any, lp: Any) -> str | None:
+    """The target a promotion tagged its rule with (`Lifecycle.apply`: tags=[target name]), if this workspace's
+    rules have it and it takes a knowledge node."""
+    for tag in tags or ():
+        target = lp.targets.get(tag)
+        if target is not None and target.node == "knowledge":
+            return tag
+    return None
+
+
+def _file_of(target: Any, files: Any, key: str | None) -> str:
+    """This workspace's file for the target; a skill's is named by its pattern's key (or the file it had there)."""
+    if "{slug}" not in target.file:
+        return target.file
+    named = [f for f in files or () if isinstance(f, str) and f.startswith("memory/skills/") and ".." not in f]
+    if named:
+        return named[0]
+    from kg.lifecycle.promote import target_file
+
+    return target_file(target, key or "imported-rule")
+
+
+def pattern_of(st: Any, node: str) -> dict[str, Any] | None:
+    rows = st.run("lc_import_rule_pattern", node=node, kept=list(KEPT))
+    return rows[0] if rows else None
+
+
+def propose(st: Any, at: datetime, lp: Any, source: str) -> list[str]:
+    """One pending `import` proposal per knowledge rule without a change or a proposal; their ids."""
+    made: list[str] = []
+    orphans = st.run("lc_import_orphan_rules")
+    if orphans:  # those an import proposal about their pattern names already (its evidence: the rule's id)
+        named = {i for q in st.run("lc_proposals", statuses=["pending", "approved", "skipped", "obsolete"])
+                 if q["type"] == TYPE for i in q["evidence"] or ()}
+        orphans = [r for r in orphans if r["id"] not in named]
+    if not orphans:
+        return made
+    number = int(st.run("lc_proposal_max")[0]["n"] or 0)
+    origin = Path(source).name if source else "another workspace's trail"
+    for r in orphans:
+        name = _target_of(r["tags"], lp)
+        if name is None:  # a target these rules do not have: nowhere to render it
+            continue
+        target = lp.targets[name]
+        pattern = pattern_of(st, r["id"])
+        file = _file_of(target, r["files"], pattern["key"] if pattern else None)
+        number += 1
+        pid = f"prop-{number:04d}"
+        text = r["text"] or ""
+        key = pattern["key"] if pattern else None
+        hypothesis = (f"Writing this rule into {file} stops pattern '{key}' recurring here (another workspace "
+                      "promoted it)") if key else ""
+        with st.transaction():  # a proposal about nothing would leave its rule proposed by none
+            st.run("lc_proposal_create", id=pid, number=number, at=at, type=TYPE, target=file, target_kind=name,
+                   change=f"Import rule for {file} from {origin}: '{text[:80]}'", text=text, hypothesis=hypothesis,
+                   priority="medium", area="", category="",
+                   motivation=f"imported from {source or origin} (another workspace's promoted rule, {r['id']}"
+                              + (f", pattern '{key}'" if key else "")
+                              + "); not rendered until approved",
+                   evidence=[r["id"]], risk="Medium", effort="low", impact="medium")
+            # about its pattern, which it holds as a pending promotion proposal does (no promotion of it meanwhile,
+            # and once skipped, none until it recurs); about the rule when it has none
+            st.run("lc_proposal_about", key=meta_key("Proposal", pid), node=pattern["id"] if pattern else r["id"],
+                   at=at)
+        made.append(r["id"])
+    return made
+
+
+def reopen(st: Any, nodes: list[str], at: datetime) -> int:
+    """The patterns of these proposed rules that came in `promoted` with no change of theirs standing here: active
+    again (the rule is not rendered here until approved). How many."""
+    done: set[str] = set()
+    for node in nodes:
+        p = pattern_of(st, node)
+        if p and p["id"] not in done and p["status"] == "promoted" and not int(p["kept"] or 0):
+            st.run("status_set", id=p["id"], status="active", at=at)
+            done.add(p["id"])
+    return len(done)
+
+
+def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:
+    """Approve import proposal `q` of a knowledge rule: a Change renders it into its target's block."""
+    st, lp = lc.st, lc.lp
+    target = lp.targets.get(q["target_kind"] or "")
+    rule = (q["evidence"] or [None])[0] if q["node_kind"] == "pattern" else q["node"]
+    node = st.run("lc_node_brief", id=rule) if rule else []
+    if target is None or not node:
+        raise UsageError(f"proposal #{number}: its rule or its target ({q['target_kind']!r}, rules/lifecycle.toml "
+                         "[targets]) is gone; skip it with kg skip N --reason \"...\"")
+    if node[0]["status"] != "active":
+        raise UsageError(f"rule {rule} is {node[0]['status']} now; skip proposal #{number}")
+    file = q["target"] or target.file
+    pattern = pattern_of(st, rule)
+    if pattern and st.run("lc_import_rule_in_file", pattern=pattern["id"], kept=list(KEPT), target=file,
+                          block=target.block):
+        raise UsageError(f"pattern '{pattern['key'] or pattern['id']}' was promoted here since, into {file}: its rule "
+                         f"is there already; skip proposal #{number}")
+    why = lc.blocked(file, target.block)
+    if why:
+        raise UsageError(f"{file}: {why}; fix the file, then approve again")
+    from kg.lifecycle import blocks, promote
+    from kg.lifecycle.cycle import DAY, OPEN_EVENT
+
+    prior = blocks.inner_of(blocks.read(lc.root / file), target.block)
+    text = node[0]["text"]
+    body = text if target.format != "document" else promote.skill_document(
+        pattern["key"] if pattern and pattern["key"] else rule, text, q["motivation"] or "")
+    change = lc._seq_id("lc_change_ids", "chg")
+    st.run("lc_change_create", id=change, kind=TYPE, target=file, block=target.block, target_kind=q["target_kind"],
+           text=body, hypothesis=q["hypothesis"] or "", prior_block=prior, prior_exists=prior is not None,
+           post_block=None, pattern_key=pattern["key"] if pattern else None, at=lc.now,
+           next_check=lc.now + lp.verification.first_check_days * DAY,
+           evidence=[f"{lc.now:%Y-%m-%d} applied (imported, approved: proposal #{number}); {q['motivation']}"],
+           proposal=number, source=TYPE)
+    st.run("lc_import_apply", change=change, node=rule, at=lc.now)
+    if pattern:  # rendered here now: promoted, its open events with it
+        st.run("lc_import_apply_pattern", change=change, pattern=pattern["id"], at=lc.now)
+        st.run("lc_mark_promoted", pattern=pattern["id"], at=lc.now, from_statuses=OPEN_EVENT)
+    lc._rules = None
+    return {"action": "applied", "change": change, "target": file, "text": text}
