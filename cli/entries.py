@@ -187,7 +187,7 @@ def _render_status(d: dict[str, Any]) -> str:
     entries = ", ".join(f"{k} {v}" for k, v in sorted(d["entries"].items())) or "none"
     edges = sum(d["edges"].values())
     lines = [f"📊 {d['workspace']}", f"   Nodes: {nodes}", f"   Entries: {entries}",
-             f"   Edges: {edges}   Sessions: {d['sessions']}"]
+             f"   Edges: {edges}   Sessions: {d['sessions']}   Clock zone: {d['zone']}"]
     if d["entry_status"]:
         lines.append("   Status: " + ", ".join(f"{k} {v}" for k, v in sorted(d["entry_status"].items())))
     if d.get("journal_pending"):
