@@ -14,6 +14,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
+
 KG = str(Path(sys.executable).with_name("kg"))
 LA, UTC, TOKYO = "America/Los_Angeles", "UTC", "Asia/Tokyo"
 
@@ -128,3 +130,22 @@ def test_a_workspace_made_before_the_zone_keeps_its_times_and_records_the_first_
     (kg_dir / "clock-zone").unlink()  # a mirror lost: the graph's record wins over the asking process's zone
     assert json.loads(ok(kg(root, TOKYO, "status", "--json")))["zone"] == LA
     assert (kg_dir / "clock-zone").read_text(encoding="utf-8").strip() == LA
+
+
+@pytest.mark.falkordb
+def test_a_workspace_joining_a_team_graph_takes_the_graph_zone(tmp_path, falkordb_url):
+    """Two members on one FalkorDB graph, one in Tokyo and one a UTC machine: the second takes the zone the first
+    recorded in the graph, so their entries logged seconds apart are seconds apart on the team graph."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "0"}
+    tokyo, utc = tmp_path / "tokyo", tmp_path / "utc"
+    for root, tz, agent in ((tokyo, TOKYO, "ann"), (utc, UTC, "bob")):
+        ok(subprocess.run([KG, "init", str(root), "--store", falkordb_url], capture_output=True, text=True,
+                          timeout=300, env=env | {"TZ": tz, "KG_AGENT": agent}))
+    assert json.loads(ok(kg(utc, UTC, "status", "--json")))["zone"] == TOKYO
+    assert (utc / "memory" / ".kg" / "clock-zone").read_text(encoding="utf-8").strip() == TOKYO
+    ok(kg(tokyo, TOKYO, "log", "error", "logged in Tokyo", "--wait"))
+    ok(kg(utc, UTC, "log", "error", "logged on the UTC machine", "--wait"))
+    at = created(utc, LA)
+    assert timedelta(0) <= at["logged on the UTC machine"] - at["logged in Tokyo"] < timedelta(minutes=5), at
+    now = datetime.now(ZoneInfo(TOKYO)).replace(tzinfo=None)
+    assert abs(at["logged in Tokyo"] - now) < timedelta(minutes=5)
