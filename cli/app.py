@@ -111,6 +111,23 @@ def main_options(
                    "the one this folder is in", err=True)
         raise typer.Exit(2)
     ctx.obj = State(workspace=workspace, rules=rules, now=now)
+    _clock_zone(workspace)
+
+
+def _clock_zone(workspace: str | None) -> None:
+    """The workspace's clock zone in effect before the command reads any time (kg/workspace_zone.py): a
+    `--now` or `--since` without an offset is read in it, whatever this process's TZ. Opening the workspace
+    settles it again (kg.toml's [clock], the store's record); none found, the process's own."""
+    from kg.core.errors import KgError
+    from kg.workspace import MARKER, find_root
+    from kg.workspace_zone import use_cached
+
+    try:
+        use_cached(find_root(workspace) / MARKER)
+    except (KgError, OSError):
+        from kg.core import clock
+
+        clock.use_zone(None)
 
 
 def _check_now(ctx: typer.Context, now: str) -> None:

@@ -188,7 +188,7 @@ def _render_status(d: dict[str, Any]) -> str:
     edges, links = sum(d["edges"].values()), sum(d.get("links", {}).values())
     links_said = f" (and {links} lifecycle or topic link{'s' if links != 1 else ''})" if links else ""
     lines = [f"📊 {d['workspace']}", f"   Nodes: {nodes}", f"   Entries: {entries}",
-             f"   Edges: {edges}{links_said}   Sessions: {d['sessions']}"]
+             f"   Edges: {edges}{links_said}   Sessions: {d['sessions']}   Clock zone: {d['zone']}"]
     if d["entry_status"]:
         lines.append("   Status: " + ", ".join(f"{k} {v}" for k, v in sorted(d["entry_status"].items())))
     if d.get("journal_pending"):

@@ -165,7 +165,7 @@ def _render_verify(d: dict[str, Any]) -> str:
 def _not_a_future_day(at: datetime) -> None:
     """A cycle that writes, at a time past the machine's clock, is refused (QA pass: a mistyped `--now 2099-01-01`
     marked every entry stale and won't-fix, and no later cycle at the real time gives that back)."""
-    wall = datetime.now().replace(microsecond=0)
+    wall = clock.wall()
     if at > wall + FUTURE_SLACK:
         raise UsageError(f"--now {at:%Y-%m-%d %H:%M} is {(at - wall).days} day(s) after this machine's clock "
                          f"({wall:%Y-%m-%d %H:%M}): a cycle then decays and expires everything not reinforced by "
@@ -184,9 +184,10 @@ def cycle(ctx: typer.Context, dry_run: DryRunOpt = False, force: ForceOpt = Fals
     not use (a symlink out of the workspace, a folder) is reported and skipped, and the exit code is 1."""
     with errors():
         at = now_of(ctx, now)
+        ws = workspace(ctx)  # first: a --now without an offset is read in the workspace's clock zone
         if at and not dry_run and not future:
             _not_a_future_day(clock.now(at))
-        report = _api().cycle(workspace(ctx), at, dry_run, force=force)
+        report = _api().cycle(ws, at, dry_run, force=force)
     emit(report.as_dict(), as_json, _render_cycle)
     _exit_if_skipped(report.as_dict())
 

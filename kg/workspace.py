@@ -19,6 +19,7 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
+from kg import workspace_zone as _zone
 from kg.core import clock, paths
 from kg.core.errors import NoWorkspace, RulesError, SchemaError, StoreError, UsageError
 from kg.core.policy import RuleSet
@@ -102,6 +103,7 @@ class Workspace:
             self.rules_problem = checked_before(self.rules, self.kg_dir)
             if self.rules_problem:
                 self.rules = RuleSet(rules_dir=rules_dir, workspace_source=source)
+        _zone.open_zone(self, fallback)  # the clock zone in effect from here on
         self._held: Store | None = None
         self._held_read_only = False  # the held handle is a `reading()` one: nothing to drain into
         self._held_reader = False  # the held handle is a reader's, whose drain had a budget: no second drain
@@ -131,11 +133,11 @@ class Workspace:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise RulesError(f"{path}: not valid TOML: {exc}") from None
-        unknown = set(data) - {"rules", "store"}  # [store] url: kg/store/team.py
-        self._store_conf = data.get("store")
+        unknown = set(data) - {"rules", "store", "clock"}  # [store] url: kg/store/team.py; [clock] zone
+        self._store_conf, self._clock_conf = data.get("store"), data.get("clock")
         if unknown:
             raise RulesError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; only [rules.NAME] "
-                             "tables and [store] are read")
+                             "tables, [store] and [clock] are read")
         rules = data.get("rules", {})
         if not isinstance(rules, dict):
             raise RulesError(f"{path}: rules must be a table of [rules.NAME] tables")
@@ -186,6 +188,7 @@ class Workspace:
         return lane(self.store_url, resolve_configured(self._store_conf))
 
     _store_conf: Any = None  # kg.toml's [store] table, read with the rule overrides
+    _clock_conf: Any = None  # kg.toml's [clock] table (its zone: kg/workspace_zone.py)
     _toml_broken = False  # kg.toml did not parse (opened with `fallback`): _store_conf is its [store] read alone
     ids_rebuilt: str | None = None  # what the last open of the graph did about a damaged ids.json
     drain_budget: float | None = None  # see `_drain`
@@ -287,6 +290,7 @@ class Workspace:
                     # (issue 22) a graph without its old full-text index nor the mark of its clean drop (a kill
                     # in an older kg's drop) needs the writer's open, which finds out and repairs it
                     if st is not None and (st.has_fts() or getattr(st, "fts_retired", bool)()):
+                        _zone.check_store(self, st, read_only=True)
                         entered = True
                         self._held, self._held_read_only = st, True
                         try:
@@ -313,6 +317,7 @@ class Workspace:
                 return
             for repair in st.repairs:
                 drain.warn(repair)
+            _zone.check_store(self, st)
             if ids_rebuild.damaged(self.journal.ids_path):  # before the drain, which may give out a pattern's id
                 self.ids_rebuilt = ids_rebuild.rebuild(self, st)
                 drain.warn(self.ids_rebuilt)

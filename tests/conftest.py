@@ -20,11 +20,16 @@ def shared_data_dir() -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def _clean_env(monkeypatch: pytest.MonkeyPatch):
+    from kg.core import clock
+
     for name in ("KG_WORKSPACE", "KG_NOW", "KG_SESSION", "KG_LOCK_TIMEOUT"):
         monkeypatch.delenv(name, raising=False)
     # No read server (kg/serve/) is started by a test's reads; tests/integration/test_serve.py turns it on.
     monkeypatch.setenv("KG_SERVER", "0")
+    clock.use_zone(None)  # the clock zone of the last workspace opened in this process is not the next test's
+    yield
+    clock.use_zone(None)
 
 
 @pytest.fixture

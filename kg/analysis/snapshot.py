@@ -30,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Self
 
+from kg.core import clock
 from kg.core.errors import StoreError
 from kg.store import EDGE_TYPES, Row, Store, bulk
 from kg.store.schema import split_meta, unmerged_end
@@ -128,7 +129,7 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
         from kg.store.team import copy_graph
 
         with ws.store(budget=ws.policy.reader_drain_seconds):  # the journal drained first, as below
-            taken_at = datetime.now().replace(microsecond=0)
+            taken_at = clock.wall()
             url = copy_graph(ws.store_url, f"snapshot-{os.getpid()}-{secrets.token_hex(4)}")
             (directory / SNAPSHOT_URL).write_text(url.public + "\n", encoding="utf-8")
         return Snapshot(directory, taken_at=taken_at, source=Path(ws.root), owned=owned, url=url, owner=owner)
@@ -136,7 +137,7 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
         # the workspace lock is held, and the journal drained, inside this block; drained as a reader drains
         # (issue 20): with agents logging, a snapshot does not wait for everyone's backlog
         with ws.store(budget=ws.policy.reader_drain_seconds) as st:
-            taken_at = datetime.now().replace(microsecond=0)
+            taken_at = clock.wall()
             try:
                 st.execute("CHECKPOINT")
             except StoreError:

@@ -1,13 +1,86 @@
-"""Time is a parameter: every function that depends on "now" takes it; `--now` and `KG_NOW` set it."""
+"""Time is a parameter: every function that depends on "now" takes it; `--now` and `KG_NOW` set it.
+
+Every time kg stores, compares or shows is a naive wall-clock time in the workspace's clock zone (`zone()`), one
+per workspace whatever the zone of the process: a UTC cron job and a shell in America/Los_Angeles logging into one
+workspace seconds apart stored times 8 hours apart. The workspace sets it (`use_zone`, kg/workspace_zone.py);
+until one does, it is the process's own zone. The process's TZ is never changed (a notebook's process is the
+analyst's)."""
 
 from __future__ import annotations
 
 import os
-from datetime import date, datetime, timedelta
+import re
+from datetime import date, datetime, timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from kg.core.errors import UsageError
 
 ENV_NOW = "KG_NOW"
+_zone: tzinfo | None = None  # the workspace's clock zone in this process (None: the process's own)
+_OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
+ZONE_EXAMPLE = 'an IANA name such as "Europe/Berlin" or "America/Los_Angeles", or a fixed offset such as "+05:30"'
+
+
+def use_zone(zone: tzinfo | None) -> None:
+    """Make `zone` the clock zone of every time this process reads or writes (None: the process's own)."""
+    global _zone
+    _zone = zone
+
+
+def zone() -> tzinfo:
+    """The clock zone in effect: the workspace's, else this process's own."""
+    return _zone if _zone is not None else local_zone()
+
+
+def local_zone() -> tzinfo:
+    """This process's zone: its IANA name when it has one (TZ, else /etc/localtime), else its offset now."""
+    names = [os.environ["TZ"].lstrip(":")] if os.environ.get("TZ") else []
+    if not names:
+        try:
+            link = os.readlink("/etc/localtime")
+            names = [link.split("zoneinfo/", 1)[1]] if "zoneinfo/" in link else []
+        except OSError:
+            pass
+    for name in names:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            pass
+    offset = datetime.now().astimezone().utcoffset() or timedelta(0)
+    return timezone(offset)
+
+
+def zone_name(zone_: tzinfo) -> str:
+    """How a zone is recorded and shown: its IANA name, else its fixed offset (`+05:30`)."""
+    if isinstance(zone_, ZoneInfo):
+        return zone_.key
+    minutes = int((zone_.utcoffset(None) or timedelta(0)).total_seconds()) // 60
+    return f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def parse_zone(name: str, *, what: str = "time zone") -> tzinfo:
+    """A zone named as `zone_name` writes it, else a UsageError naming the value and an example."""
+    text = name.strip() if isinstance(name, str) else ""
+    m = _OFFSET.match(text)
+    if m and int(m.group(2)) < 24 and int(m.group(3)) < 60:
+        minutes = int(m.group(2)) * 60 + int(m.group(3))
+        return timezone(timedelta(minutes=-minutes if m.group(1) == "-" else minutes))
+    if text and not text.startswith(("/", ".")) and ".." not in text:
+        try:
+            return ZoneInfo(text)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            pass
+    raise UsageError(f"unknown {what} {name!r}: use {ZONE_EXAMPLE}")
+
+
+def from_timestamp(seconds: float) -> datetime:
+    """A file's mtime (or any epoch time) as a naive wall-clock time in the clock zone."""
+    return datetime.fromtimestamp(seconds, zone()).replace(tzinfo=None)
+
+
+def wall() -> datetime:
+    """The machine's clock now in the clock zone, whatever `--now` or KG_NOW say (whole seconds)."""
+    return datetime.now(zone()).replace(tzinfo=None, microsecond=0)
 # The years a time may fall in. An id and a daily log carry the date as eight digits (`LRN-20261130-001`,
 # `2026-11-30.md`): year 999 wrote `LRN-9990501-001`, which the applier refuses after `kg log` had acknowledged
 # it (the entry was lost), and year 1 overflowed the first date arithmetic.
@@ -15,10 +88,10 @@ YEARS = (1000, 9999)
 
 
 def parse_time(value: str, *, what: str = "time") -> datetime:
-    """Parse an ISO date or datetime into a naive local datetime (seconds precision).
+    """Parse an ISO date or datetime into a naive datetime in the clock zone (seconds precision).
 
-    Accepts `2026-11-30`, `2026-11-30T10:35`, `2026-11-30 10:35:00`, with or without a `Z`/offset
-    (an offset is dropped after conversion to local time, because the daily log is local).
+    Accepts `2026-11-30`, `2026-11-30T10:35`, `2026-11-30 10:35:00`, with or without a `Z`/offset: a time
+    with one is converted into the clock zone and the offset dropped; one without is read in the clock zone.
     """
     text = value.strip()
     try:
@@ -32,7 +105,7 @@ def parse_time(value: str, *, what: str = "time") -> datetime:
         ) from None
     if parsed.tzinfo is not None:
         try:
-            parsed = parsed.astimezone().replace(tzinfo=None)
+            parsed = parsed.astimezone(zone()).replace(tzinfo=None)
         except OverflowError:  # 0001-01-01T00:00+01:00 falls before year 1
             raise UsageError(_out_of_range(what, value)) from None
     return in_range(parsed.replace(microsecond=0), what=what, value=value)
@@ -53,13 +126,15 @@ def _out_of_range(what: str, value: object) -> str:
 def now(override: str | datetime | None = None) -> datetime:
     """The current time: an explicit override, else `KG_NOW`, else the wall clock."""
     if isinstance(override, datetime):
+        if override.tzinfo is not None:
+            override = override.astimezone(zone())
         return in_range(override.replace(microsecond=0, tzinfo=None), what="--now")
     if override:
         return parse_time(override, what="--now")
     env = os.environ.get(ENV_NOW)
     if env:
         return parse_time(env, what=ENV_NOW)
-    return datetime.now().replace(microsecond=0)
+    return wall()
 
 
 def parse_since(value: str, now_: datetime) -> datetime:

@@ -83,7 +83,17 @@ def _doctor(ws: Any, *, repair: bool, dry_run: bool) -> DoctorReport:
     _blocks(ws, report)
     _links(ws, report)
     _preferences(ws, report)
+    _clock(ws, report)
     return report
+
+
+def _clock(ws: Any, report: DoctorReport) -> None:
+    """The workspace's clock zone (kg/workspace_zone.py), after the graph's open, which may have taken the store's."""
+    from kg.core import clock
+
+    how = "set in kg.toml" if getattr(ws, "zone_pinned", None) is not None else "the workspace's"
+    report.add("clock zone", "ok", f"every time kg keeps and shows is a wall-clock time in "
+                                   f"{clock.zone_name(ws.zone)} ({how}, whatever the zone of the process)")
 
 
 def _folders(ws: Any, report: DoctorReport, dry_run: bool) -> None:

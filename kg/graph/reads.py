@@ -145,6 +145,7 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
     return {
         "workspace": str(ws.root),
         "now": at.isoformat(),
+        "zone": clock.zone_name(ws.zone),  # the clock zone of every time kg keeps and shows (kg/workspace_zone.py)
         "nodes": by_kind,
         "entries": by_entry,
         "entry_status": by_status,

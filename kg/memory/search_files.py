@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from kg.core import paths
+from kg.core import clock, paths
 from kg.core.text import stem_prefix, words
 from kg.memory import dates
 from kg.memory.dates import Window
@@ -186,7 +186,7 @@ def line_time(source: str, path: Path, line: str, stamps: dict[Path, datetime]) 
             except ValueError:
                 pass
     if path not in stamps:
-        stamps[path] = datetime.fromtimestamp(path.stat().st_mtime)
+        stamps[path] = clock.from_timestamp(path.stat().st_mtime)
         if source == "sessions":
             try:
                 with path.open(encoding="utf-8", errors="replace") as f:

@@ -70,7 +70,7 @@ def file_summary(text: str, lines: int = 3) -> list[str]:
 
 def _file_date(path: Path) -> str:
     m = re.match(r"(\d{4}-\d{2}-\d{2})", path.name)
-    return m.group(1) if m else datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d")
+    return m.group(1) if m else clock.from_timestamp(path.stat().st_mtime).strftime("%Y-%m-%d")
 
 
 def build(ws: Any, *, now: datetime | str | None = None, days: int | None = None) -> dict[str, Any]:

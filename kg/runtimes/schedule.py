@@ -384,10 +384,14 @@ def run(target: Any = None, *, rules_dir: Path | None = None, now: datetime | st
     from kg.workspace import find_root, open_workspace
 
     root = Path(target.root) if hasattr(target, "root") else find_root(target)
+    if not hasattr(target, "root"):  # (an open workspace has its zone in effect)
+        from kg.workspace_zone import use_cached
+
+        use_cached(root / "memory" / ".kg")
     try:
         started = clock.now(now)
     except KgError:
-        started = clock.now(datetime.now())
+        started = clock.wall()
     record: dict[str, Any] = {"at": started.isoformat(), "ok": False, "summary": "", "error": None, "skipped": []}
     try:
         ws = target if hasattr(target, "root") else open_workspace(root, rules_dir=rules_dir)

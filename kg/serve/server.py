@@ -123,7 +123,6 @@ class Server:
         try:
             os.environ.clear()
             os.environ.update(request.get("env") or {})
-            _zone(saved[0])
             try:
                 os.chdir(request.get("cwd") or self.ws.root)
             except OSError:
@@ -145,7 +144,6 @@ class Server:
                 self.ws._held_reader = False
             os.environ.clear()
             os.environ.update(saved[0])
-            _zone(request.get("env") or {})
             sys.stdin, sys.stdout, sys.stderr = saved[1:]
             os.fchdir(here)
             os.close(here)
@@ -235,15 +233,6 @@ class _Sink(io.RawIOBase):
 class _Tty(io.TextIOWrapper):
     def isatty(self) -> bool:
         return True
-
-
-def _zone(before: dict[str, str]) -> None:
-    """Take the local time zone of the environment just put in place, when it differs from `before`'s. kg keeps
-    times as local wall-clock times, and `time` reads TZ only at start and on `tzset`: a server started by a UTC
-    cron job answered an LA shell's `list --since 1h` in UTC, 8 hours off, so what was logged a moment ago was
-    not found."""
-    if os.environ.get("TZ") != before.get("TZ"):
-        time.tzset()
 
 
 def _stdin(info: dict[str, Any] | None) -> Any:

@@ -19,10 +19,10 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kg.core import clock
 from kg.core.errors import GraphUnopenable, SchemaError, StoreError
 from kg.store import aggregates as _aggregates
 from kg.store import migrating as _migrating
@@ -370,7 +370,7 @@ class Store:
                             self._execute_raw(statement, {})
                     self._execute_raw(
                         "CREATE (:Meta {key: $key, value: $value})",
-                        {"key": f"migration:{name}", "value": datetime.now().isoformat(timespec="seconds")},
+                        {"key": f"migration:{name}", "value": clock.wall().isoformat()},
                     )
             except StoreError as exc:
                 raise SchemaError(f"migration {name} failed: {exc}; the graph is unchanged up to the "

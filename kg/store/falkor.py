@@ -25,10 +25,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kg.core import clock
 from kg.core.errors import StoreError, TeamGraphBusy
 from kg.store import falkor_batch, falkor_copy, falkor_params
 from kg.store import falkor_dialect as dialect
@@ -499,7 +499,7 @@ class FalkorStore:
             for statement in dialect.data_statements(name):
                 self._execute_raw(statement, {})
             self._execute_raw("MERGE (m:Meta {key: $key}) SET m.value = $value",
-                              {"key": f"migration:{name}", "value": datetime.now().isoformat(timespec="seconds")})
+                              {"key": f"migration:{name}", "value": clock.wall().isoformat()})
         if not applied:  # a new graph: its keyword table is counted from the first node on, never recounted
             self._execute_raw(NEW_GRAPH_TERMS, {})
 

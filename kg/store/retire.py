@@ -24,10 +24,10 @@ signs, the graph is rebuilt; built, it is dropped and the graph marked.
 from __future__ import annotations
 
 import os
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kg.core import clock
 from kg.core.errors import StoreError
 from kg.store import rebuild as _rebuild
 from kg.store import rollback as _rollback
@@ -45,7 +45,7 @@ def retired(store: Any) -> bool:
 
 def mark(store: Any) -> None:
     store._execute_raw("MERGE (m:Meta {key: $key}) SET m.value = $value",
-                       {"key": KEY, "value": datetime.now().isoformat(timespec="seconds")})
+                       {"key": KEY, "value": clock.wall().isoformat()})
 
 
 PROBE_COLUMN = "complexity"  # (see the module's doc) empty on every node but a feature request's

@@ -276,9 +276,10 @@ def test_a_server_whose_workspace_was_removed_and_made_again_leaves_the_new_one_
         kg(served, "serve", "stop")
 
 
-def test_a_read_is_answered_in_the_time_zone_of_whoever_asks(served: Path):
+def test_a_read_is_answered_in_the_workspace_zone_whoever_asks(served: Path):
     """A server started by a UTC job answered an LA shell's `--since 1h` in UTC: what was logged a moment ago
-    (stored in the logger's local time) fell 8 hours outside the window and was not found."""
+    fell 8 hours outside the window and was not found. Every process reads and writes the workspace's clock zone
+    now (kg/workspace_zone.py), the server's and the shell's alike."""
     here = {"TZ": "America/Los_Angeles"}
     assert kg(served, "log", "error", "logged just now by the shell", "--wait", server=False, env=here).returncode == 0
     assert kg(served, "status", env={"TZ": "UTC"}).returncode == 0  # the UTC job starts the server

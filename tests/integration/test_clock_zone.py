@@ -1,0 +1,151 @@
+"""One clock zone per workspace (kg/workspace_zone.py): every time kg stores, compares or shows is a wall-clock
+time in it, whatever the TZ of the process. Real `kg` processes, each with its own TZ, on a real Kùzu workspace.
+
+A UTC cron job beside a shell in America/Los_Angeles stored events seconds apart as 8 hours apart: listed in the
+wrong order, missed by `--since 1h`, written into another day's log."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+KG = str(Path(sys.executable).with_name("kg"))
+LA, UTC, TOKYO = "America/Los_Angeles", "UTC", "Asia/Tokyo"
+
+
+def kg(root: Path, tz: str, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("KG_NOW", "KG_WORKSPACE", "KG_SESSION")}
+    return subprocess.run([KG, "-w", str(root), *args], capture_output=True, text=True, timeout=300,
+                          env=env | {"KG_SERVER": "0", "TZ": tz})
+
+
+def ok(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.stdout
+
+
+def init(root: Path, tz: str, toml: str | None = None) -> Path:
+    root.mkdir(parents=True)
+    if toml is not None:
+        (root / "kg.toml").write_text(toml, encoding="utf-8")
+    ok(subprocess.run([KG, "init", str(root)], capture_output=True, text=True, timeout=300,
+                      env={k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"TZ": tz}))
+    return root
+
+
+def created(root: Path, tz: str) -> dict[str, datetime]:
+    rows = json.loads(ok(kg(root, tz, "list", "--json")))
+    return {r["text"]: datetime.fromisoformat(r["created_at"]) for r in rows}
+
+
+def test_a_utc_job_and_an_la_shell_store_times_seconds_apart_and_agree_on_them(tmp_path):
+    root = init(tmp_path / "ws", UTC)
+    ok(kg(root, UTC, "log", "error", "logged by the cron job in UTC", "--wait"))
+    ok(kg(root, LA, "log", "error", "logged by the shell in Los Angeles", "--wait"))
+    at = created(root, LA)
+    job, shell = at["logged by the cron job in UTC"], at["logged by the shell in Los Angeles"]
+    assert timedelta(0) <= shell - job < timedelta(minutes=5), at
+    for tz in (UTC, LA):
+        listed = json.loads(ok(kg(root, tz, "list", "--json")))
+        assert [r["text"] for r in listed] == ["logged by the shell in Los Angeles", "logged by the cron job in UTC"]
+        recent = json.loads(ok(kg(root, tz, "list", "--since", "1h", "--json")))
+        assert len(recent) == 2, (tz, recent)
+        found = json.loads(ok(kg(root, tz, "search", "cron job shell", "--since", "1h", "--json")))
+        assert {r["text"] for r in found} >= set(at), (tz, found)
+    told = {tz: json.loads(ok(kg(root, tz, "status", "--json"))) for tz in (UTC, LA)}
+    assert told[UTC]["zone"] == told[LA]["zone"] == UTC
+    assert abs(datetime.fromisoformat(told[UTC]["now"]) - datetime.fromisoformat(told[LA]["now"])) < timedelta(
+        minutes=5)
+    day = (root / "memory" / f"{shell:%Y-%m-%d}.md").read_text(encoding="utf-8")
+    assert "logged by the cron job in UTC" in day and "logged by the shell in Los Angeles" in day
+
+
+def test_the_daily_log_is_the_workspace_day_not_the_process_day(tmp_path):
+    """20:00 UTC is already the next day in Kiritimati (UTC+14): a process there wrote a UTC workspace's entry
+    into tomorrow's log, at 10:00."""
+    root = init(tmp_path / "ws", UTC)
+    ok(kg(root, "Pacific/Kiritimati", "log", "error", "the deploy failed late", "--now", "2026-12-05T20:00:00Z",
+          "--wait"))
+    assert created(root, LA)["the deploy failed late"] == datetime(2026, 12, 5, 20, 0)
+    assert "the deploy failed late" in (root / "memory" / "2026-12-05.md").read_text(encoding="utf-8")
+    assert not (root / "memory" / "2026-12-06.md").exists()
+    # a time without an offset is read in the workspace's zone, not the process's
+    ok(kg(root, LA, "log", "error", "the deploy failed again", "--now", "2026-12-05T21:00:00", "--wait"))
+    assert created(root, UTC)["the deploy failed again"] == datetime(2026, 12, 5, 21, 0)
+
+
+def test_a_kg_toml_zone_is_the_workspace_clock(tmp_path):
+    root = init(tmp_path / "ws", UTC, '[clock]\nzone = "Asia/Tokyo"\n')
+    assert json.loads(ok(kg(root, LA, "status", "--json")))["zone"] == TOKYO
+    ok(kg(root, LA, "log", "error", "the build broke", "--now", "2026-12-05T20:00:00Z", "--wait"))
+    assert created(root, UTC)["the build broke"] == datetime(2026, 12, 6, 5, 0)
+    assert "the build broke" in (root / "memory" / "2026-12-06.md").read_text(encoding="utf-8")
+    ok(kg(root, UTC, "log", "error", "the build broke again"))
+    now = datetime.now(ZoneInfo(TOKYO)).replace(tzinfo=None)
+    assert abs(created(root, LA)["the build broke again"] - now) < timedelta(minutes=5)
+    doctor = json.loads(kg(root, UTC, "doctor", "--json").stdout)
+    assert {"name": "clock zone", "status": "ok", "detail": "every time kg keeps and shows is a wall-clock time in "
+            "Asia/Tokyo (set in kg.toml, whatever the zone of the process)"} in doctor["checks"]
+
+
+def test_a_kg_toml_zone_that_is_unknown_or_not_the_workspace_one_is_refused(tmp_path):
+    root = init(tmp_path / "ws", UTC)
+    (root / "kg.toml").write_text('[clock]\nzone = "Mars/Olympus"\n', encoding="utf-8")
+    out = kg(root, UTC, "status")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "Mars/Olympus" in out.stderr and '"Europe/Berlin"' in out.stderr, out.stderr
+    (root / "kg.toml").write_text('[clock]\nzone = "Europe/Berlin"\n', encoding="utf-8")
+    out = kg(root, UTC, "log", "error", "not mixed into another zone")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "keeps its times in UTC" in out.stderr and 'zone = "UTC"' in out.stderr, out.stderr
+    (root / "kg.toml").write_text('[clock]\nzone = "UTC"\n', encoding="utf-8")
+    ok(kg(root, LA, "log", "error", "the same zone is fine", "--wait"))
+
+
+def test_a_workspace_made_before_the_zone_keeps_its_times_and_records_the_first_process_zone(tmp_path):
+    from kg.store import Store
+
+    root = init(tmp_path / "ws", LA)
+    ok(kg(root, LA, "log", "error", "logged before there was a zone", "--now", "2026-12-01T09:00:00", "--wait"))
+    # as a kg before the change left it: no zone in the graph, no mirror
+    kg_dir = root / "memory" / ".kg"
+    (kg_dir / "clock-zone").unlink(missing_ok=True)
+    with Store.open(kg_dir / "graph.kuzu", lock_path=kg_dir / "graph.lock", lock_timeout=30.0) as st:
+        st.execute("MATCH (m:Meta {key: 'clock:zone'}) DELETE m")
+    ok(kg(root, LA, "status"))  # the first process after the change: its zone is the workspace's
+    ok(kg(root, UTC, "log", "error", "logged by a UTC job after", "--wait"))
+    at = created(root, UTC)
+    assert at["logged before there was a zone"] == datetime(2026, 12, 1, 9, 0)
+    now = datetime.now(ZoneInfo(LA)).replace(tzinfo=None)
+    assert abs(at["logged by a UTC job after"] - now) < timedelta(minutes=5)
+    assert json.loads(ok(kg(root, UTC, "status", "--json")))["zone"] == LA
+    (kg_dir / "clock-zone").unlink()  # a mirror lost: the graph's record wins over the asking process's zone
+    assert json.loads(ok(kg(root, TOKYO, "status", "--json")))["zone"] == LA
+    assert (kg_dir / "clock-zone").read_text(encoding="utf-8").strip() == LA
+
+
+@pytest.mark.falkordb
+def test_a_workspace_joining_a_team_graph_takes_the_graph_zone(tmp_path, falkordb_url):
+    """Two members on one FalkorDB graph, one in Tokyo and one a UTC machine: the second takes the zone the first
+    recorded in the graph, so their entries logged seconds apart are seconds apart on the team graph."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "0"}
+    tokyo, utc = tmp_path / "tokyo", tmp_path / "utc"
+    for root, tz, agent in ((tokyo, TOKYO, "ann"), (utc, UTC, "bob")):
+        ok(subprocess.run([KG, "init", str(root), "--store", falkordb_url], capture_output=True, text=True,
+                          timeout=300, env=env | {"TZ": tz, "KG_AGENT": agent}))
+    assert json.loads(ok(kg(utc, UTC, "status", "--json")))["zone"] == TOKYO
+    assert (utc / "memory" / ".kg" / "clock-zone").read_text(encoding="utf-8").strip() == TOKYO
+    ok(kg(tokyo, TOKYO, "log", "error", "logged in Tokyo", "--wait"))
+    ok(kg(utc, UTC, "log", "error", "logged on the UTC machine", "--wait"))
+    at = created(utc, LA)
+    assert timedelta(0) <= at["logged on the UTC machine"] - at["logged in Tokyo"] < timedelta(minutes=5), at
+    now = datetime.now(ZoneInfo(TOKYO)).replace(tzinfo=None)
+    assert abs(at["logged in Tokyo"] - now) < timedelta(minutes=5)
