@@ -1,0 +1,54 @@
+"""The leave-one-set-out bench (bench/reflect_loso.py) takes every labelled set whose files are here, and never a set
+labelled blind for a later landing (p34), even once SETS names it; asked for one by name, it refuses with exit 2."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("numpy")
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.fixture(scope="module")
+def loso():
+    sys.path.insert(0, str(BENCH))  # the bench's own imports are bench-relative
+    try:
+        spec = importlib.util.spec_from_file_location("reflect_loso_under_test", BENCH / "reflect_loso.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def _set(tmp_path: Path, name: str, files: list[str]) -> Path:
+    path = tmp_path / f"labels_{name}.jsonl"
+    path.write_text("".join(json.dumps({"file": f, "line": 1, "sha1": "0" * 40, "labels": []}) + "\n"
+                            for f in files), encoding="utf-8")
+    return path
+
+
+def test_a_set_is_taken_when_all_its_files_are_here_and_never_the_blind_one(loso, tmp_path, monkeypatch):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "a.md").write_text("_**User**_\n\nhello\n", encoding="utf-8")
+    with monkeypatch.context() as m:
+        m.setattr(loso.rh, "SETS", {"p90": _set(tmp_path, "p90", ["a.md"]),
+                                    "p91": _set(tmp_path, "p91", ["a.md", "b.md"]),
+                                    "p34": _set(tmp_path, "p34", ["a.md"])})
+        m.setattr(loso.rh, "OUTSIDE", {"p90": raw, "p91": raw, "p34": raw})
+        assert loso.available() == ["p90"]  # p91 lacks b.md; p34 is blind
+
+
+def test_asking_for_the_blind_set_is_a_usage_error():
+    res = subprocess.run([sys.executable, str(BENCH / "reflect_loso.py"), "--sets", "p34", "--baseline", ""],
+                         capture_output=True, text=True, cwd=BENCH.parent)
+    assert res.returncode == 2
+    assert res.stderr.startswith("Error: p34: not a development set here; --sets takes some of ")
+    assert "Traceback" not in res.stderr
