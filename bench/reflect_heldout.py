@@ -62,6 +62,10 @@ library. The other saved copies match the library to the character in length (ea
 page boundaries checked); repeated blocks (ls listings, stack traces, mcp.json copies, a diff's removed type block)
 were rebuilt by program from the page already copied, checked by length, and one zero-width joiner in an emoji the tool
 does not show was restored where the page length required it. Sizes and skips in /work/heldout34/notes.txt.
+Scored once (2026-12-05 13:50 UTC, main with w-d26 beside ecc9075, the tree before this landing's detector work, `--set
+p34 --data /work/heldout34/raw --score --baseline /work/cdx`; main before w-d26 scored the same at 12:47): correction
+0.67 / 0.29 / 0.40 (2 of 7; en 2 of 4, zh 0 of 3), both trees alike; false alarms 1 in 72 quiet turns (1.4 per 100).
+Development data since (bench/reflect_loso.py still leaves it out by name until the next blind set takes its place).
 
 p33 (tests/data/heldout_p33.jsonl; the rule fixed 2026-12-05 09:35 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): a list no set used. The list find_files gives for path
@@ -980,7 +984,7 @@ OUTSIDE = {"p34": Path("/work/heldout34/raw"), "p33": Path("/work/heldout33/raw"
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p34"  # labelled blind 2026-12-05, not scored (see its paragraph)
+HELD_OUT = "p34"  # scored once 2026-12-05 (see its paragraph): the next set labelled blind takes its place
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
