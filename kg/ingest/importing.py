@@ -203,6 +203,10 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
                  later=later, claim=claim, undecided=undecided)
     if undecided:
         report.warnings.append(undecided_text(undecided, getattr(ws, "store_url", None) is not None))
+    if dry_run and report.principles_proposed:
+        from kg.lifecycle.imported import undecided_principles
+
+        report.warnings.append(undecided_principles(report.principles_proposed))
     if report.lifecycle_not_imported:
         report.warnings.append(not_imported(report.lifecycle_not_imported, dry_run))
     return report
@@ -220,9 +224,15 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
     if dry_run:  # the files only, never the graph (an open applied the journal, or waited for another's hold):
         # whether the trail's lifecycle is taken is the import's to decide (`Claim`), so it is counted and said,
         # neither as imported nor as not (`undecided`)
+        from kg.lifecycle import imported
+
         for entries, nodes, edges, rest in _batches(ws, files, report):
             report.entries += len(trail._entry_rows(ws, entries, at, report, redactor=Gated)[0])
-            report.nodes += len(trail._node_rows(ws, nodes, at, report, redactor=Gated))
+            rows = trail._node_rows(ws, nodes, at, report, redactor=Gated)
+            report.nodes += len(rows)
+            # the active principles, each an `import` proposal (kg/lifecycle/imported.py) unless the import finds
+            # the graph with no history of its own, which a dry run does not read (`run` says so)
+            report.principles_proposed += len(imported.principles_of(rows, ""))
             report.edges += len(edges)
             for kind, _ in rest:
                 undecided[kind] = undecided.get(kind, 0) + 1

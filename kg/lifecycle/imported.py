@@ -28,6 +28,14 @@ def principles_of(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any
             for r in rows if r.get("kind") == "principle" and r.get("status") == "active" and not r.get("entry_type")]
 
 
+def undecided_principles(n: int) -> str:
+    """A dry run's word on the proposals it counted: it reads no graph, so whether the graph has a history of its
+    own (then each principle waits for a human) is said as the import would decide it, not as if known."""
+    return (f"{n} active principle(s) in the trail: an import into this graph makes each a pending `import` proposal "
+            "(kg approve N renders one), unless it finds the graph with no history of its own (a restore, a move: "
+            "they are rendered as before); a dry run reads no graph")
+
+
 def propose(st: Any, rows: list[dict[str, Any]], at: datetime, lp: Any) -> int:
     """One pending `import` proposal per principle (the import's new rows: `principles_of`); how many."""
     target = lp.targets.get(TARGET)

@@ -117,3 +117,25 @@ def test_promoted_principle_of_another_workspace_is_verified_once_approved(ws, r
     assert [v["change"] for v in c.json["verified"]] == [a.json["change"]], c.json["verified"]
     why = run_kg(["why", f"- {PROMOTED}", "--json", "--now", "2026-05-17T12:00"]).json
     assert why["pattern"]["key"] == "commit.review", why
+
+
+def test_a_dry_run_counts_the_proposals_the_import_makes(ws, run_kg, tmp_path, request):
+    """`--dry-run` said 0 principles proposed where the import then made one: it counts them, in text and JSON,
+    and says that the import decides (a dry run reads no graph: into an empty one they are rendered as before)."""
+    assert run_kg(["node", "add", "principle", OWN, "--now", "2026-05-01T10:00"]).exit_code == 0
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    for text in (THEIRS, PROMOTED):
+        assert run_o(["node", "add", "principle", text, "--now", "2026-05-02T10:00"]).exit_code == 0
+    out = other.root / "theirs.json"
+    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    dry = run_kg(["import", "trail", str(out), "--json", "--dry-run", "--now", "2026-05-03T09:00"])
+    assert dry.exit_code == 0 and dry.json["principles_proposed"] == 2, dry.stdout + dry.stderr
+    assert any("pending `import` proposal" in w and "dry run reads no graph" in w for w in dry.json["warnings"])
+    text = run_kg(["import", "trail", str(out), "--dry-run", "--now", "2026-05-03T09:00"])
+    assert text.exit_code == 0, text.stderr
+    assert "2 principle(s) of another workspace would wait for your approval" in text.stdout, text.stdout
+    assert "Warning: 2 active principle(s) in the trail" in text.stderr, text.stderr
+    assert _pending(run_kg) == []  # (nothing written)
+    real = run_kg(["import", "trail", str(out), "--json", "--now", "2026-05-03T09:00"])
+    assert real.exit_code == 0 and real.json["principles_proposed"] == 2 == len(_pending(run_kg)), real.stdout
