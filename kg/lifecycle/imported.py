@@ -28,6 +28,17 @@ def principles_of(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any
             for r in rows if r.get("kind") == "principle" and r.get("status") == "active" and not r.get("entry_type")]
 
 
+def unproposed(st: Any, ids: list[str], source: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`rows` (a resumed import's own principles) and those of `ids` (the principles the interrupted run loaded,
+    which its mark names) still active without their proposal or a change: each is proposed once, whichever
+    run's kill came between its load and its proposal."""
+    own = {r["id"] for r in rows}
+    earlier = [i for i in dict.fromkeys(ids) if i not in own]
+    found = st.run("lc_import_unproposed", ids=earlier) if earlier else []
+    return [*rows, *({"id": r["id"], "text": r["text"] or "", "created_at": r["created_at"], "source": source}
+                     for r in found)]
+
+
 def undecided_principles(n: int) -> str:
     """A dry run's word on the proposals it counted: it reads no graph, so whether the graph has a history of its
     own (then each principle waits for a human) is said as the import would decide it, not as if known."""
@@ -46,13 +57,14 @@ def propose(st: Any, rows: list[dict[str, Any]], at: datetime, lp: Any) -> int:
         number += 1
         pid = f"prop-{number:04d}"
         origin = Path(r["source"]).name if r["source"] else "another workspace's trail"
-        st.run("lc_proposal_create", id=pid, number=number, at=at, type=TYPE, target=target.file,
-               target_kind=TARGET, change=f"Import principle from {origin}: '{r['text'][:80]}'", text=r["text"],
-               hypothesis="", priority="medium", area="", category="",
-               motivation=f"imported from {r['source'] or origin} (another workspace's principle, {r['id']}); "
-                          "not rendered until approved", evidence=[r["id"]], risk="Medium", effort="low",
-               impact="medium")
-        st.run("lc_proposal_about", key=meta_key("Proposal", pid), node=r["id"], at=at)
+        with st.transaction():  # a proposal about nothing would leave its principle free (`unproposed`)
+            st.run("lc_proposal_create", id=pid, number=number, at=at, type=TYPE, target=target.file,
+                   target_kind=TARGET, change=f"Import principle from {origin}: '{r['text'][:80]}'", text=r["text"],
+                   hypothesis="", priority="medium", area="", category="",
+                   motivation=f"imported from {r['source'] or origin} (another workspace's principle, {r['id']}); "
+                              "not rendered until approved", evidence=[r["id"]], risk="Medium", effort="low",
+                   impact="medium")
+            st.run("lc_proposal_about", key=meta_key("Proposal", pid), node=r["id"], at=at)
     return len(rows)
 
 

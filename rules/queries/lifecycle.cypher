@@ -396,6 +396,17 @@ CREATE (q:Meta {key: 'proposal:' + $id, kind: 'proposal', id: $id, number: $numb
 MATCH (q:Meta {key: $key}), (n:Node {id: $node})
 CREATE (q)-[:proposal_about {created_at: $at}]->(n)
 
+// name: lc_import_unproposed
+// Of the principles an interrupted import loaded (its mark names them), those still active with neither their
+// `import` proposal nor a change: the run that resumes it proposes them (kg/lifecycle/imported.py). By key: few ids.
+UNWIND $ids AS i
+MATCH (n:Node {id: i})
+WHERE n.kind = 'principle' AND n.status = 'active'
+  AND NOT EXISTS { MATCH (q:Meta)-[:proposal_about]->(n) }
+  AND NOT EXISTS { MATCH (c:Change)-[:change_applies]->(n) }
+RETURN n.id AS id, n.text AS text, n.created_at AS created_at
+ORDER BY created_at, id
+
 // name: lc_import_pattern
 // The pattern an imported principle derives from (its trail's `derived_from`), if any: its change is checked
 // against it like a promotion's (kg/lifecycle/imported.py).

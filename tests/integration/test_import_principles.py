@@ -139,3 +139,51 @@ def test_a_dry_run_counts_the_proposals_the_import_makes(ws, run_kg, tmp_path, r
     assert _pending(run_kg) == []  # (nothing written)
     real = run_kg(["import", "trail", str(out), "--json", "--now", "2026-05-03T09:00"])
     assert real.exit_code == 0 and real.json["principles_proposed"] == 2 == len(_pending(run_kg)), real.stdout
+
+
+# The real CLI in a child that SIGKILLs itself in the import once its principles are loaded and `after` of their
+# proposals are made (kg/lifecycle/imported.py `propose`): a point in the run chosen exactly, no timing.
+_KILLED_PROPOSING = """
+import os, sys
+import kg.lifecycle.imported as I
+from kg.cli.app import run
+after, propose = int(sys.argv[1]), I.propose
+def killing(st, rows, at, lp):
+    propose(st, rows[:after], at, lp)
+    os.kill(os.getpid(), 9)
+I.propose = killing
+run(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize("after", [0, 1])
+def test_an_import_killed_after_loading_its_principles_proposes_each_once_when_resumed(ws, run_kg, tmp_path,
+                                                                                     request, after):
+    """Killed with its principles loaded and none (or one) of their proposals made, the import left them free: the
+    next cycle wrote another workspace's rules into MEMORY.md, and the resumed import, finding them loaded, made no
+    proposal. The import's mark names them; the run that resumes it proposes those still without one."""
+    import os
+    import subprocess
+    import sys
+
+    assert run_kg(["node", "add", "principle", OWN, "--now", "2026-05-01T10:00"]).exit_code == 0
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    for text in (THEIRS, PROMOTED):
+        assert run_o(["node", "add", "principle", text, "--now", "2026-05-02T10:00"]).exit_code == 0
+    out = other.root / "theirs.json"
+    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    proc = subprocess.run([sys.executable, "-c", _KILLED_PROPOSING, str(after), "-w", str(ws.root), "--now",
+                           "2026-05-03T09:00", "import", "trail", str(out)], capture_output=True, text=True,
+                          env={**os.environ, "KG_SERVER": "0"}, cwd=request.config.rootpath)
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+    resumed = run_kg(["import", "trail", "--json", "--now", "2026-05-03T10:00"])  # no paths: the mark's
+    assert resumed.exit_code == 0 and resumed.json["resumed"], resumed.stdout + resumed.stderr
+    assert resumed.json["principles_proposed"] == 2 - after, resumed.json
+    assert sorted(p["text"] for p in _pending(run_kg)) == sorted([THEIRS, PROMOTED])
+    again = run_kg(["import", "trail", str(out), "--json", "--now", "2026-05-03T11:00"])
+    assert again.exit_code == 0 and again.json["principles_proposed"] == 0, again.stdout + again.stderr
+    assert len(_pending(run_kg)) == 2
+    assert run_kg(["cycle", "--now", "2026-05-03T12:00"]).exit_code == 0
+    memory = _memory(ws)
+    assert OWN in memory and THEIRS not in memory and PROMOTED not in memory, memory
