@@ -4,9 +4,10 @@ An active principle that no change rendered is "free": `kg cycle` writes it into
 hand). One imported from another workspace's trail arrived free too, so this workspace's MEMORY.md took the other's
 rules at its next cycle, without this workspace's evidence or a human's word. Now each such principle gets a pending
 proposal of type `import` (about the principle, saying where it came from) and is not free while that proposal
-exists (`lc_free_principles`): `kg approve N` renders it with a Change (next check set; checked against its pattern
-like a promotion when it derives from one), `kg skip N` keeps it out for good. A restore or move into an empty graph
-(whose lifecycle the import takes: kg/ingest/trail_lifecycle.py) renders them as before: no proposal is made.
+exists (`lc_free_principles`): `kg approve N` renders it with a Change (next check set; checked like a promotion
+against the pattern it derives from, or else that of what it relates to here), `kg skip N` keeps it out for good.
+A restore or move into an empty graph (whose lifecycle the import takes: kg/ingest/trail_lifecycle.py) renders them
+as before: no proposal is made.
 """
 
 from __future__ import annotations
@@ -68,6 +69,17 @@ def propose(st: Any, rows: list[dict[str, Any]], at: datetime, lp: Any) -> int:
     return len(rows)
 
 
+def _related_pattern(lc: Any, node: str) -> list[dict[str, Any]]:
+    """The pattern an imported principle with none of its own (its trail's: `lc_import_pattern`) is checked against:
+    that of what it relates to here. The import's bulk load linked nothing, so it is linked now, as `kg node add`
+    links a principle added by hand; without this its change had a next check that never came (a change is checked
+    against a pattern). None when nothing it relates to belongs to one."""
+    from kg.graph import linking
+
+    linking.link_node(lc.st, node, linking.rules_of(lc.ws.rules), now=lc.now)
+    return lc.st.run("lc_import_related_pattern", node=node)
+
+
 def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:
     """Approve import proposal `q`: a Change renders its principle into the principle target's block."""
     st, lp = lc.st, lc.lp
@@ -86,7 +98,7 @@ def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:
 
     prior = blocks.inner_of(blocks.read(lc.root / target.file), target.block)
     change = lc._seq_id("lc_change_ids", "chg")
-    pattern = st.run("lc_import_pattern", node=q["node"])
+    pattern = st.run("lc_import_pattern", node=q["node"]) or _related_pattern(lc, q["node"])
     nxt = lc.now + lp.verification.first_check_days * DAY
     st.run("lc_change_create", id=change, kind=TYPE, target=target.file, block=target.block, target_kind=TARGET,
            text=node[0]["text"], hypothesis=q["hypothesis"] or "", prior_block=prior, prior_exists=prior is not None,

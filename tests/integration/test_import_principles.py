@@ -187,3 +187,34 @@ def test_an_import_killed_after_loading_its_principles_proposes_each_once_when_r
     assert run_kg(["cycle", "--now", "2026-05-03T12:00"]).exit_code == 0
     memory = _memory(ws)
     assert OWN in memory and THEIRS not in memory and PROMOTED not in memory, memory
+
+
+DIGEST = "Always pin the base image digest"
+
+
+@pytest.mark.baseline_wait_off("the workspace's pattern recurs on its first days: the test is about the approval")
+def test_an_approved_principle_another_workspace_added_by_hand_is_verified_against_the_pattern_it_relates_to(
+        ws, run_kg, tmp_path, request):
+    """The other workspace's principle was added by hand there (no pattern in its trail): approved here, its change
+    had a next check that never came (a change is checked against a pattern, and it had none), where the same
+    principle added by hand here is linked to what it relates to. The approval links it as `kg node add` does (the
+    import's bulk load links nothing) and checks its change against the pattern of what it is linked to."""
+    for d in range(1, 5):
+        r = run_kg(["log", "error", "docker build failed: the base image digest changed upstream", "--pattern-key",
+                    "docker.base", "--session", f"s{d}", "--now", f"2026-05-0{d}T10:00"])
+        assert r.exit_code == 0, r.stderr
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    assert run_o(["node", "add", "principle", DIGEST, "--now", "2026-05-02T10:00"]).exit_code == 0
+    out = other.root / "theirs.json"
+    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    assert run_kg(["import", "trail", str(out), "--now", "2026-05-05T09:00"]).exit_code == 0
+    (p,) = _pending(run_kg)
+    a = run_kg(["approve", str(p["number"]), "--json", "--now", "2026-05-05T10:00"])
+    assert a.exit_code == 0 and DIGEST in _memory(ws), a.stdout + a.stderr
+    c = run_kg(["cycle", "--json", "--now", "2026-05-13T12:00"])
+    assert c.exit_code == 0, c.stderr
+    assert [v["change"] for v in c.json["verified"]] == [a.json["change"]], c.json["verified"]
+    assert c.json["verified"][0]["pattern_key"] == "docker.base", c.json["verified"][0]
+    why = run_kg(["why", f"- {DIGEST}", "--json", "--now", "2026-05-13T12:00"]).json
+    assert why["pattern"]["key"] == "docker.base" and why["change"]["check_count"] == 1, why
