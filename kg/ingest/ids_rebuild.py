@@ -56,16 +56,40 @@ def _journal_files(kg_dir: Path, root: Path) -> list[Path]:
             kg_dir / "journal.rejected", *(sorted(learnings.glob("*.md")) if learnings.is_dir() else [])]
 
 
-def rebuild(ws: Any, st: Any) -> str:
-    """Write ids.json anew from the graph `st` (held by the caller) and the journal; the damaged file is kept
-    beside it. Returns what was done. A file that reads fine is left alone (another process rebuilt it first)."""
-    found: dict[str, int] = {}
+def _graph_ids(st: Any, found: dict[str, int]) -> None:
     for query in _GRAPH:
         try:
             rows = st.execute(query)
         except KgError:
             continue  # a table this graph does not have
         counters(found, "\n".join(str(r["id"]) for r in rows if r.get("id")))
+
+
+def _left_behind(ws: Any, found: dict[str, int]) -> str:
+    """A team workspace's embedded graph, read too: one moved with `kg init --store ... --force` left its entries
+    there, and the team graph does not hold them, so a rebuild from the team graph alone gave out their ids again
+    the same day (as member 1, the same plain ids; both then in the trail that carries them over). Read-only, beside
+    the team graph's lock (a `KG_STORE=kuzu` command's writer shuts it out for a while). '' or what was not read."""
+    if getattr(ws, "store_url", None) is None or not ws.graph_path.exists():
+        return ""
+    from kg.store import Store
+
+    try:
+        with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", read_only=True,
+                        lock_timeout=ws.lock_timeout, buffer_pool_mb=64, max_threads=1) as embedded:
+            _graph_ids(embedded, found)
+    except KgError as exc:  # (a schema it cannot read too)
+        return f"; the embedded graph left behind by the move to the team graph was not read ({exc})"
+    return ""
+
+
+def rebuild(ws: Any, st: Any) -> str:
+    """Write ids.json anew from the graph `st` (held by the caller), a team workspace's embedded graph
+    (`_left_behind`) and the journal; the damaged file is kept beside it. Returns what was done. A file that reads
+    fine is left alone (another process rebuilt it first)."""
+    found: dict[str, int] = {}
+    _graph_ids(st, found)
+    unread = _left_behind(ws, found)
     journal = ws.journal
     with journal.locked():
         try:
@@ -87,7 +111,7 @@ def rebuild(ws: Any, st: Any) -> str:
         write_atomic(journal.ids_path, json.dumps(found, sort_keys=True).encode())
         journal._ids = None
     return (f"rebuilt memory/.kg/ids.json from the graph and the journal ({len(found)} counter(s), "
-            f"{sum(found.values()):,} id(s)); {said}")
+            f"{sum(found.values()):,} id(s)); {said}{unread}")
 
 
 def with_ids(ws: Any, work: Callable[[], T]) -> T:

@@ -36,6 +36,15 @@ def mark_claim(ws: Any) -> Any:
     return mark if isinstance(mark, dict) else None
 
 
+def mark_principles(ws: Any) -> list[str]:
+    """The principles the interrupted import loaded to make `import` proposals of (kg/lifecycle/imported.py): the
+    run that resumes it proposes those still without one (a kill between the load and the proposals left them
+    free, and the resumed run, finding them loaded, proposed nothing)."""
+    mark = mark_claim(ws)
+    ids = mark.get("principles") if mark is not None else None
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+
+
 def unfinished(ws: Any) -> dict[str, Any] | None:
     """The import the mark says did not finish (None when there is none): its files, whether its process still
     runs, and the command that resumes it (`kg import trail` with no paths takes the mark's). `kg status` and

@@ -40,7 +40,7 @@ from kg.core.errors import UsageError
 from kg.core.text import index_tokens
 from kg.ingest import import_groups
 from kg.ingest.import_gate import GATE_GROUP, REDACTIONS, Clean, Gated, gate  # noqa: F401 (re-exported)
-from kg.ingest.import_mark import interrupted, mark_claim, mark_path
+from kg.ingest.import_mark import interrupted, mark_claim, mark_path, mark_principles
 from kg.ingest.import_read import files_of, items
 from kg.ingest.jsonstream import Read
 from kg.ingest.trail_seen import Screen, SeenIds
@@ -203,6 +203,10 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
                  later=later, claim=claim, undecided=undecided)
     if undecided:
         report.warnings.append(undecided_text(undecided, getattr(ws, "store_url", None) is not None))
+    if dry_run and report.principles_proposed:
+        from kg.lifecycle.imported import undecided_principles
+
+        report.warnings.append(undecided_principles(report.principles_proposed))
     if report.lifecycle_not_imported:
         report.warnings.append(not_imported(report.lifecycle_not_imported, dry_run,
                                             getattr(ws, "store_url", None) is not None))
@@ -221,9 +225,15 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
     if dry_run:  # the files only, never the graph (an open applied the journal, or waited for another's hold):
         # whether the trail's lifecycle is taken is the import's to decide (`Claim`), so it is counted and said,
         # neither as imported nor as not (`undecided`)
+        from kg.lifecycle import imported
+
         for entries, nodes, edges, rest in _batches(ws, files, report):
             report.entries += len(trail._entry_rows(ws, entries, at, report, redactor=Gated)[0])
-            report.nodes += len(trail._node_rows(ws, nodes, at, report, redactor=Gated))
+            rows = trail._node_rows(ws, nodes, at, report, redactor=Gated)
+            report.nodes += len(rows)
+            # the active principles, each an `import` proposal (kg/lifecycle/imported.py) unless the import finds
+            # the graph with no history of its own, which a dry run does not read (`run` says so)
+            report.principles_proposed += len(imported.principles_of(rows, ""))
             report.edges += len(edges)
             for kind, _ in rest:
                 undecided[kind] = undecided.get(kind, 0) + 1
@@ -281,13 +291,16 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
     tally = trail_terms.TermTally(linking.rules_of(ws.rules))
     exact_terms = trail_terms.can_merge(st, empty=not check, resuming=resuming)
     marked = [resuming]
+    # the principles loaded to be proposed (`imported`): the interrupted run's, then this run's, named by the mark
+    # before they are loaded, so a kill before their proposals leaves them to the run that resumes it
+    to_propose = mark_principles(ws) if resuming else []
 
     def write_mark() -> None:
         # this run's files and the later runs' (`run`): `kg import trail` with no paths then finishes them all; and
         # whose lifecycle it takes, so the resumed import takes the same
         write_atomic(mark_path(ws), json.dumps({"paths": [str(f.resolve()) for f in files + later],
                                                 "pid": os.getpid(), "started": at.isoformat(),
-                                                "lifecycle": claim.as_mark()}).encode())
+                                                "lifecycle": claim.as_mark(), "principles": to_propose}).encode())
     copied = [False]
 
     def mark() -> None:
@@ -375,8 +388,11 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
                     lost = [x["event"] for x in earlier]
                     have = {r["id"] for r in st.run("bulk_with_pattern", ids=lost)} if lost else set()
                     attach += [x for x in earlier if x["event"] not in have]
-                if principles is not None:
-                    principles += imported.principles_of(new_rows, origin)
+                if principles is not None and (batch_principles := imported.principles_of(new_rows, origin)):
+                    principles += batch_principles
+                    to_propose.extend(r["id"] for r in batch_principles)
+                    if marked[0]:  # (else `mark` below writes it first)
+                        write_mark()
                 report.entries += sum(1 for r in new_rows if r["entry_type"])
                 report.nodes += sum(1 for r in new_rows if not r["entry_type"])
                 for r in kept + new_rows:
@@ -420,6 +436,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         loaded = trail_lifecycle.load(ws, st, lifecycle, report, mark, alias, held, claim)
         report.lifecycle = {k: report.lifecycle.get(k, 0) + loaded.get(k, 0) for k in {*report.lifecycle, *loaded}}
         loaded_any = loaded_any or any(loaded.values())
+        if principles is not None and resuming:  # the interrupted run's loaded principles still without one
+            principles = imported.unproposed(st, to_propose, origin, principles)
         if principles:
             from kg.lifecycle.policy import load as load_policy
 

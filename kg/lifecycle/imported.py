@@ -4,9 +4,10 @@ An active principle that no change rendered is "free": `kg cycle` writes it into
 hand). One imported from another workspace's trail arrived free too, so this workspace's MEMORY.md took the other's
 rules at its next cycle, without this workspace's evidence or a human's word. Now each such principle gets a pending
 proposal of type `import` (about the principle, saying where it came from) and is not free while that proposal
-exists (`lc_free_principles`): `kg approve N` renders it with a Change (next check set; checked against its pattern
-like a promotion when it derives from one), `kg skip N` keeps it out for good. A restore or move into an empty graph
-(whose lifecycle the import takes: kg/ingest/trail_lifecycle.py) renders them as before: no proposal is made.
+exists (`lc_free_principles`): `kg approve N` renders it with a Change (next check set; checked like a promotion
+against the pattern it derives from, or else that of what it relates to here), `kg skip N` keeps it out for good.
+A restore or move into an empty graph (whose lifecycle the import takes: kg/ingest/trail_lifecycle.py) renders them
+as before: no proposal is made.
 """
 
 from __future__ import annotations
@@ -28,6 +29,25 @@ def principles_of(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any
             for r in rows if r.get("kind") == "principle" and r.get("status") == "active" and not r.get("entry_type")]
 
 
+def unproposed(st: Any, ids: list[str], source: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`rows` (a resumed import's own principles) and those of `ids` (the principles the interrupted run loaded,
+    which its mark names) still active without their proposal or a change: each is proposed once, whichever
+    run's kill came between its load and its proposal."""
+    own = {r["id"] for r in rows}
+    earlier = [i for i in dict.fromkeys(ids) if i not in own]
+    found = st.run("lc_import_unproposed", ids=earlier) if earlier else []
+    return [*rows, *({"id": r["id"], "text": r["text"] or "", "created_at": r["created_at"], "source": source}
+                     for r in found)]
+
+
+def undecided_principles(n: int) -> str:
+    """A dry run's word on the proposals it counted: it reads no graph, so whether the graph has a history of its
+    own (then each principle waits for a human) is said as the import would decide it, not as if known."""
+    return (f"{n} active principle(s) in the trail: an import into this graph makes each a pending `import` proposal "
+            "(kg approve N renders one), unless it finds the graph with no history of its own (a restore, a move: "
+            "they are rendered as before); a dry run reads no graph")
+
+
 def propose(st: Any, rows: list[dict[str, Any]], at: datetime, lp: Any) -> int:
     """One pending `import` proposal per principle (the import's new rows: `principles_of`); how many."""
     target = lp.targets.get(TARGET)
@@ -38,14 +58,26 @@ def propose(st: Any, rows: list[dict[str, Any]], at: datetime, lp: Any) -> int:
         number += 1
         pid = f"prop-{number:04d}"
         origin = Path(r["source"]).name if r["source"] else "another workspace's trail"
-        st.run("lc_proposal_create", id=pid, number=number, at=at, type=TYPE, target=target.file,
-               target_kind=TARGET, change=f"Import principle from {origin}: '{r['text'][:80]}'", text=r["text"],
-               hypothesis="", priority="medium", area="", category="",
-               motivation=f"imported from {r['source'] or origin} (another workspace's principle, {r['id']}); "
-                          "not rendered until approved", evidence=[r["id"]], risk="Medium", effort="low",
-               impact="medium")
-        st.run("lc_proposal_about", key=meta_key("Proposal", pid), node=r["id"], at=at)
+        with st.transaction():  # a proposal about nothing would leave its principle free (`unproposed`)
+            st.run("lc_proposal_create", id=pid, number=number, at=at, type=TYPE, target=target.file,
+                   target_kind=TARGET, change=f"Import principle from {origin}: '{r['text'][:80]}'", text=r["text"],
+                   hypothesis="", priority="medium", area="", category="",
+                   motivation=f"imported from {r['source'] or origin} (another workspace's principle, {r['id']}); "
+                              "not rendered until approved", evidence=[r["id"]], risk="Medium", effort="low",
+                   impact="medium")
+            st.run("lc_proposal_about", key=meta_key("Proposal", pid), node=r["id"], at=at)
     return len(rows)
+
+
+def _related_pattern(lc: Any, node: str) -> list[dict[str, Any]]:
+    """The pattern an imported principle with none of its own (its trail's: `lc_import_pattern`) is checked against:
+    that of what it relates to here. The import's bulk load linked nothing, so it is linked now, as `kg node add`
+    links a principle added by hand; without this its change had a next check that never came (a change is checked
+    against a pattern). None when nothing it relates to belongs to one."""
+    from kg.graph import linking
+
+    linking.link_node(lc.st, node, linking.rules_of(lc.ws.rules), now=lc.now)
+    return lc.st.run("lc_import_related_pattern", node=node)
 
 
 def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:
@@ -66,7 +98,7 @@ def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:
 
     prior = blocks.inner_of(blocks.read(lc.root / target.file), target.block)
     change = lc._seq_id("lc_change_ids", "chg")
-    pattern = st.run("lc_import_pattern", node=q["node"])
+    pattern = st.run("lc_import_pattern", node=q["node"]) or _related_pattern(lc, q["node"])
     nxt = lc.now + lp.verification.first_check_days * DAY
     st.run("lc_change_create", id=change, kind=TYPE, target=target.file, block=target.block, target_kind=TARGET,
            text=node[0]["text"], hypothesis=q["hypothesis"] or "", prior_block=prior, prior_exists=prior is not None,

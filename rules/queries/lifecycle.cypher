@@ -396,6 +396,32 @@ CREATE (q:Meta {key: 'proposal:' + $id, kind: 'proposal', id: $id, number: $numb
 MATCH (q:Meta {key: $key}), (n:Node {id: $node})
 CREATE (q)-[:proposal_about {created_at: $at}]->(n)
 
+// name: lc_import_related_pattern
+// The live pattern an imported principle relates to here, when its trail gave it none: the pattern of the most of
+// the nodes it is linked to (an event's pattern, or a pattern linked itself), its change checked against it like a
+// promotion's (kg/lifecycle/imported.py).
+MATCH (n:Node {id: $node})-[]-(m:Node)
+OPTIONAL MATCH (p:Node)-[:derived_from]->(m)
+WITH CASE WHEN m.kind = 'pattern' THEN m.id ELSE p.id END AS id,
+     CASE WHEN m.kind = 'pattern' THEN m.pattern_key ELSE p.pattern_key END AS key,
+     CASE WHEN m.kind = 'pattern' THEN m.kind ELSE p.kind END AS kind,
+     CASE WHEN m.kind = 'pattern' THEN m.status ELSE p.status END AS status
+WHERE id IS NOT NULL AND kind = 'pattern' AND status <> 'merged'
+RETURN id, key, count(*) AS n
+ORDER BY n DESC, id
+LIMIT 1
+
+// name: lc_import_unproposed
+// Of the principles an interrupted import loaded (its mark names them), those still active with neither their
+// `import` proposal nor a change: the run that resumes it proposes them (kg/lifecycle/imported.py). By key: few ids.
+UNWIND $ids AS i
+MATCH (n:Node {id: i})
+WHERE n.kind = 'principle' AND n.status = 'active'
+  AND NOT EXISTS { MATCH (q:Meta)-[:proposal_about]->(n) }
+  AND NOT EXISTS { MATCH (c:Change)-[:change_applies]->(n) }
+RETURN n.id AS id, n.text AS text, n.created_at AS created_at
+ORDER BY created_at, id
+
 // name: lc_import_pattern
 // The pattern an imported principle derives from (its trail's `derived_from`), if any: its change is checked
 // against it like a promotion's (kg/lifecycle/imported.py).

@@ -117,3 +117,104 @@ def test_promoted_principle_of_another_workspace_is_verified_once_approved(ws, r
     assert [v["change"] for v in c.json["verified"]] == [a.json["change"]], c.json["verified"]
     why = run_kg(["why", f"- {PROMOTED}", "--json", "--now", "2026-05-17T12:00"]).json
     assert why["pattern"]["key"] == "commit.review", why
+
+
+def test_a_dry_run_counts_the_proposals_the_import_makes(ws, run_kg, tmp_path, request):
+    """`--dry-run` said 0 principles proposed where the import then made one: it counts them, in text and JSON,
+    and says that the import decides (a dry run reads no graph: into an empty one they are rendered as before)."""
+    assert run_kg(["node", "add", "principle", OWN, "--now", "2026-05-01T10:00"]).exit_code == 0
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    for text in (THEIRS, PROMOTED):
+        assert run_o(["node", "add", "principle", text, "--now", "2026-05-02T10:00"]).exit_code == 0
+    out = other.root / "theirs.json"
+    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    dry = run_kg(["import", "trail", str(out), "--json", "--dry-run", "--now", "2026-05-03T09:00"])
+    assert dry.exit_code == 0 and dry.json["principles_proposed"] == 2, dry.stdout + dry.stderr
+    assert any("pending `import` proposal" in w and "dry run reads no graph" in w for w in dry.json["warnings"])
+    text = run_kg(["import", "trail", str(out), "--dry-run", "--now", "2026-05-03T09:00"])
+    assert text.exit_code == 0, text.stderr
+    assert "2 principle(s) of another workspace would wait for your approval" in text.stdout, text.stdout
+    assert "Warning: 2 active principle(s) in the trail" in text.stderr, text.stderr
+    assert _pending(run_kg) == []  # (nothing written)
+    real = run_kg(["import", "trail", str(out), "--json", "--now", "2026-05-03T09:00"])
+    assert real.exit_code == 0 and real.json["principles_proposed"] == 2 == len(_pending(run_kg)), real.stdout
+
+
+# The real CLI in a child that SIGKILLs itself in the import once its principles are loaded and `after` of their
+# proposals are made (kg/lifecycle/imported.py `propose`): a point in the run chosen exactly, no timing.
+_KILLED_PROPOSING = """
+import os, sys
+import kg.lifecycle.imported as I
+from kg.cli.app import run
+after, propose = int(sys.argv[1]), I.propose
+def killing(st, rows, at, lp):
+    propose(st, rows[:after], at, lp)
+    os.kill(os.getpid(), 9)
+I.propose = killing
+run(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize("after", [0, 1])
+def test_an_import_killed_after_loading_its_principles_proposes_each_once_when_resumed(ws, run_kg, tmp_path,
+                                                                                     request, after):
+    """Killed with its principles loaded and none (or one) of their proposals made, the import left them free: the
+    next cycle wrote another workspace's rules into MEMORY.md, and the resumed import, finding them loaded, made no
+    proposal. The import's mark names them; the run that resumes it proposes those still without one."""
+    import os
+    import subprocess
+    import sys
+
+    assert run_kg(["node", "add", "principle", OWN, "--now", "2026-05-01T10:00"]).exit_code == 0
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    for text in (THEIRS, PROMOTED):
+        assert run_o(["node", "add", "principle", text, "--now", "2026-05-02T10:00"]).exit_code == 0
+    out = other.root / "theirs.json"
+    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    proc = subprocess.run([sys.executable, "-c", _KILLED_PROPOSING, str(after), "-w", str(ws.root), "--now",
+                           "2026-05-03T09:00", "import", "trail", str(out)], capture_output=True, text=True,
+                          env={**os.environ, "KG_SERVER": "0"}, cwd=request.config.rootpath)
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+    resumed = run_kg(["import", "trail", "--json", "--now", "2026-05-03T10:00"])  # no paths: the mark's
+    assert resumed.exit_code == 0 and resumed.json["resumed"], resumed.stdout + resumed.stderr
+    assert resumed.json["principles_proposed"] == 2 - after, resumed.json
+    assert sorted(p["text"] for p in _pending(run_kg)) == sorted([THEIRS, PROMOTED])
+    again = run_kg(["import", "trail", str(out), "--json", "--now", "2026-05-03T11:00"])
+    assert again.exit_code == 0 and again.json["principles_proposed"] == 0, again.stdout + again.stderr
+    assert len(_pending(run_kg)) == 2
+    assert run_kg(["cycle", "--now", "2026-05-03T12:00"]).exit_code == 0
+    memory = _memory(ws)
+    assert OWN in memory and THEIRS not in memory and PROMOTED not in memory, memory
+
+
+DIGEST = "Always pin the base image digest"
+
+
+@pytest.mark.baseline_wait_off("the workspace's pattern recurs on its first days: the test is about the approval")
+def test_an_approved_principle_another_workspace_added_by_hand_is_verified_against_the_pattern_it_relates_to(
+        ws, run_kg, tmp_path, request):
+    """The other workspace's principle was added by hand there (no pattern in its trail): approved here, its change
+    had a next check that never came (a change is checked against a pattern, and it had none), where the same
+    principle added by hand here is linked to what it relates to. The approval links it as `kg node add` does (the
+    import's bulk load links nothing) and checks its change against the pattern of what it is linked to."""
+    for d in range(1, 5):
+        r = run_kg(["log", "error", "docker build failed: the base image digest changed upstream", "--pattern-key",
+                    "docker.base", "--session", f"s{d}", "--now", f"2026-05-0{d}T10:00"])
+        assert r.exit_code == 0, r.stderr
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    assert run_o(["node", "add", "principle", DIGEST, "--now", "2026-05-02T10:00"]).exit_code == 0
+    out = other.root / "theirs.json"
+    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    assert run_kg(["import", "trail", str(out), "--now", "2026-05-05T09:00"]).exit_code == 0
+    (p,) = _pending(run_kg)
+    a = run_kg(["approve", str(p["number"]), "--json", "--now", "2026-05-05T10:00"])
+    assert a.exit_code == 0 and DIGEST in _memory(ws), a.stdout + a.stderr
+    c = run_kg(["cycle", "--json", "--now", "2026-05-13T12:00"])
+    assert c.exit_code == 0, c.stderr
+    assert [v["change"] for v in c.json["verified"]] == [a.json["change"]], c.json["verified"]
+    assert c.json["verified"][0]["pattern_key"] == "docker.base", c.json["verified"][0]
+    why = run_kg(["why", f"- {DIGEST}", "--json", "--now", "2026-05-13T12:00"]).json
+    assert why["pattern"]["key"] == "docker.base" and why["change"]["check_count"] == 1, why

@@ -194,3 +194,24 @@ def test_moving_is_refused_while_entries_wait_in_the_journal(tmp_path, falkordb_
     assert "(entries logged here still waiting in memory/.kg/ to be applied)" in refused.stderr, refused.stderr
     assert not (root / "kg.toml").exists()
     assert texts(kg_process(root, "list", "--json")) == ["waiting to be applied"]
+
+
+def test_a_rebuilt_ids_json_after_a_move_to_a_team_gives_out_no_id_the_embedded_graph_holds(tmp_path, falkordb_url):
+    """Moved with --force, the entries stay in the embedded graph and the team graph does not hold them: an ids.json
+    rebuilt then (missing, damaged) read only the team graph and the journal, and the next entry took the id an
+    entry logged here the same day holds (both then in the trail `kg export trail` makes to carry them over). The
+    rebuild reads the embedded graph too."""
+    root = kg.init_workspace(tmp_path / "ws").root
+    now = ["--now", "2026-12-05T10:00:00"]
+    before = []
+    for i in (1, 2, 3):
+        done = kg_process(root, "log", "error", f"pytest failed {i}", "--wait", "--json", *now)
+        assert done.returncode == 0, done.stderr
+        before.append(json.loads(done.stdout)["id"])
+    assert kg_process(root, "init", "--store", falkordb_url, "--force").returncode == 0
+    (root / "memory" / ".kg" / "ids.json").unlink()
+    after = kg_process(root, "log", "error", "logged on the team", "--wait", "--json", *now)
+    assert after.returncode == 0, after.stderr
+    assert "rebuilt memory/.kg/ids.json" in after.stderr, after.stderr
+    assert json.loads(after.stdout)["id"] not in before, (before, after.stdout)
+    assert json.loads(after.stdout)["id"] == "ERR-20261205-004"  # member 1: the embedded graph's ids, continued

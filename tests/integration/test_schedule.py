@@ -375,3 +375,83 @@ def test_the_job_exits_1_when_the_cycle_skipped_a_file(ws, tmp_path):
     assert outside.read_text(encoding="utf-8") == "someone else's notes\n"
     last = json.loads((ws.root / "memory" / ".kg" / schedule.LAST_FILE).read_text(encoding="utf-8"))
     assert last["ok"] is True and last["skipped"] == ["MEMORY.md"]
+
+
+# -- the user's real crontab (`crontab -l`, then `crontab -`) -----------------------------------------------------
+# A real `crontab` program on PATH that keeps the user's crontab in a file of tmp_path: `-l` prints it (or says
+# "no crontab for USER" and exits 1, as cron's does when there is none), `-` replaces it with its stdin. Before
+# printing, the read numbered N appends `edit-N` (when the test wrote one): another process editing the crontab
+# between kg's read and its write. Every call is counted in `calls`.
+FAKE_CRONTAB = """#!/bin/sh
+dir=$(dirname "$0")/../cron
+echo "$*" >> "$dir/calls"
+case "$1" in
+  -l)
+    n=$(grep -c -- '^-l' "$dir/calls")
+    had=0
+    if [ -f "$dir/crontab" ]; then cat "$dir/crontab"; had=1; else echo "no crontab for $USER" >&2; fi
+    if [ -f "$dir/edit-$n" ]; then cat "$dir/edit-$n" >> "$dir/crontab"; fi
+    [ "$had" = 1 ] || exit 1 ;;
+  -) cat > "$dir/crontab.new" && mv "$dir/crontab.new" "$dir/crontab" ;;
+  *) echo "crontab: usage: crontab [-l | -]" >&2; exit 2 ;;
+esac
+"""
+
+
+@pytest.fixture
+def user_crontab(tmp_path):
+    """`kg` run with the fake `crontab` first on PATH and no KG_CRONTAB: the path for the user's real crontab."""
+    bin_, cron = tmp_path / "bin", tmp_path / "cron"
+    bin_.mkdir()
+    cron.mkdir()
+    (bin_ / "crontab").write_text(FAKE_CRONTAB, encoding="utf-8")
+    (bin_ / "crontab").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("KG_CRONTAB", "KG_SYSTEMD_DIR", "KG_WORKSPACE")}
+    env["PATH"] = f"{bin_}{os.pathsep}{env.get('PATH', '')}"
+
+    def kg_(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([KG, *args], capture_output=True, text=True, timeout=180, check=False, env=env)
+
+    return kg_, cron
+
+
+def _calls(cron: Path) -> list[str]:
+    return (cron / "calls").read_text(encoding="utf-8").split("\n")[:-1] if (cron / "calls").exists() else []
+
+
+def test_the_users_crontab_without_one_gets_the_job_and_loses_it_on_uninstall(ws, user_crontab):
+    kg_, cron = user_crontab
+    done = kg_("-w", str(ws.root), "schedule", "install", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["written"] == "the user's crontab"
+    assert _calls(cron) == ["-l", "-l", "-"]  # read, read again right before the write, write
+    text = (cron / "crontab").read_text(encoding="utf-8")
+    assert f"kaizen-kg:begin {schedule.block_name(ws.root)}" in text and "schedule run" in text, text
+    shown = kg_("-w", str(ws.root), "schedule", "status", "--json")
+    assert shown.returncode == 0 and "schedule run" in json.loads(shown.stdout)["cron"], shown.stdout + shown.stderr
+    gone = kg_("-w", str(ws.root), "schedule", "uninstall", "--json")
+    assert gone.returncode == 0 and json.loads(gone.stdout)["removed"] is True, gone.stdout + gone.stderr
+    assert "kaizen-kg" not in (cron / "crontab").read_text(encoding="utf-8")
+
+
+def test_a_crontab_changed_between_kgs_read_and_its_write_is_read_again_and_kept(ws, user_crontab):
+    """Someone adds a job after kg read the crontab (none then) and before it wrote: kg's check right before
+    `crontab -` sees it, reads again and writes both; the other job is not lost."""
+    kg_, cron = user_crontab
+    (cron / "edit-1").write_text("0 4 * * * /usr/local/bin/backup\n", encoding="utf-8")
+    done = kg_("-w", str(ws.root), "schedule", "install")
+    assert done.returncode == 0, done.stderr
+    assert _calls(cron) == ["-l", "-l", "-l", "-l", "-"]  # the first write refused, from a fresh read the second
+    text = (cron / "crontab").read_text(encoding="utf-8")
+    assert text.startswith("0 4 * * * /usr/local/bin/backup\n") and text.count("schedule run") == 1, text
+
+
+def test_a_crontab_someone_keeps_changing_is_left_as_they_left_it_and_kg_exits_1(ws, user_crontab):
+    kg_, cron = user_crontab
+    for n in range(1, 20, 2):  # every read kg makes first is followed by another edit
+        (cron / f"edit-{n}").write_text(f"{n} 4 * * * /usr/bin/true\n", encoding="utf-8")
+    done = kg_("-w", str(ws.root), "schedule", "install")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.startswith("Error: ") and "changed by someone else" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "-" not in _calls(cron)
+    assert "kaizen-kg" not in (cron / "crontab").read_text(encoding="utf-8")
