@@ -13,15 +13,22 @@ THEIRS = "Always pin the base image digest in Dockerfiles"
 OWN = "Prefer small commits with a message that says why"
 
 
+def _other_trail(tmp_path, request, *principles: str):
+    """Another workspace holding `principles` (added by hand on 2026-05-02), exported as a trail: its path."""
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    for text in principles:
+        assert run_o(["node", "add", "principle", text, "--now", "2026-05-02T10:00"]).exit_code == 0
+    out = other.root / "theirs.json"
+    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    return out
+
+
 @pytest.fixture
 def imported(ws, run_kg, tmp_path, request):
     assert run_kg(["node", "add", "principle", OWN, "--now", "2026-05-01T10:00"]).exit_code == 0
     assert run_kg(["cycle", "--now", "2026-05-01T11:00"]).exit_code == 0
-    other = fresh_workspace(tmp_path / "other", request)
-    run_o = kg_runner(other.root)
-    assert run_o(["node", "add", "principle", THEIRS, "--now", "2026-05-02T10:00"]).exit_code == 0
-    out = other.root / "theirs.json"
-    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    out = _other_trail(tmp_path, request, THEIRS)
     r = run_kg(["import", "trail", str(out), "--json", "--now", "2026-05-03T09:00"])
     assert r.exit_code == 0, r.stderr
     return out
@@ -75,11 +82,7 @@ def test_skipped_import_is_never_rendered(ws, run_kg, imported):
 
 
 def test_restore_into_an_empty_graph_renders_as_before(tmp_path, request):
-    other = fresh_workspace(tmp_path / "other", request)
-    run_o = kg_runner(other.root)
-    assert run_o(["node", "add", "principle", THEIRS, "--now", "2026-05-02T10:00"]).exit_code == 0
-    out = other.root / "theirs.json"
-    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    out = _other_trail(tmp_path, request, THEIRS)
     new = fresh_workspace(tmp_path / "new", request)
     run_n = kg_runner(new.root)
     assert run_n(["import", "trail", str(out), "--now", "2026-05-03T09:00"]).exit_code == 0
@@ -123,12 +126,7 @@ def test_a_dry_run_counts_the_proposals_the_import_makes(ws, run_kg, tmp_path, r
     """`--dry-run` said 0 principles proposed where the import then made one: it counts them, in text and JSON,
     and says that the import decides (a dry run reads no graph: into an empty one they are rendered as before)."""
     assert run_kg(["node", "add", "principle", OWN, "--now", "2026-05-01T10:00"]).exit_code == 0
-    other = fresh_workspace(tmp_path / "other", request)
-    run_o = kg_runner(other.root)
-    for text in (THEIRS, PROMOTED):
-        assert run_o(["node", "add", "principle", text, "--now", "2026-05-02T10:00"]).exit_code == 0
-    out = other.root / "theirs.json"
-    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    out = _other_trail(tmp_path, request, THEIRS, PROMOTED)
     dry = run_kg(["import", "trail", str(out), "--json", "--dry-run", "--now", "2026-05-03T09:00"])
     assert dry.exit_code == 0 and dry.json["principles_proposed"] == 2, dry.stdout + dry.stderr
     assert any("pending `import` proposal" in w and "dry run reads no graph" in w for w in dry.json["warnings"])
@@ -167,12 +165,7 @@ def test_an_import_killed_after_loading_its_principles_proposes_each_once_when_r
     import sys
 
     assert run_kg(["node", "add", "principle", OWN, "--now", "2026-05-01T10:00"]).exit_code == 0
-    other = fresh_workspace(tmp_path / "other", request)
-    run_o = kg_runner(other.root)
-    for text in (THEIRS, PROMOTED):
-        assert run_o(["node", "add", "principle", text, "--now", "2026-05-02T10:00"]).exit_code == 0
-    out = other.root / "theirs.json"
-    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    out = _other_trail(tmp_path, request, THEIRS, PROMOTED)
     proc = subprocess.run([sys.executable, "-c", _KILLED_PROPOSING, str(after), "-w", str(ws.root), "--now",
                            "2026-05-03T09:00", "import", "trail", str(out)], capture_output=True, text=True,
                           env={**os.environ, "KG_SERVER": "0"}, cwd=request.config.rootpath)
@@ -203,11 +196,7 @@ def test_an_approved_principle_another_workspace_added_by_hand_is_verified_again
         r = run_kg(["log", "error", "docker build failed: the base image digest changed upstream", "--pattern-key",
                     "docker.base", "--session", f"s{d}", "--now", f"2026-05-0{d}T10:00"])
         assert r.exit_code == 0, r.stderr
-    other = fresh_workspace(tmp_path / "other", request)
-    run_o = kg_runner(other.root)
-    assert run_o(["node", "add", "principle", DIGEST, "--now", "2026-05-02T10:00"]).exit_code == 0
-    out = other.root / "theirs.json"
-    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-02T11:00"]).exit_code == 0
+    out = _other_trail(tmp_path, request, DIGEST)
     assert run_kg(["import", "trail", str(out), "--now", "2026-05-05T09:00"]).exit_code == 0
     (p,) = _pending(run_kg)
     a = run_kg(["approve", str(p["number"]), "--json", "--now", "2026-05-05T10:00"])
