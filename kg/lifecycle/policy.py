@@ -346,7 +346,7 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
               revived_status=r.string("decay.revived_status", default="active"))
     if not d.demote_days <= d.stale_days <= d.expire_days:
         raise r.fail("decay", "needs demote_days ≤ stale_days ≤ expire_days")
-    if d.revived_status not in d.statuses:
+    if d.revive_kinds and d.revived_status not in d.statuses:
         raise r.fail("decay.revived_status", f"must be one of decay.statuses ({', '.join(d.statuses)}), so a revived "
                      "node decays again")
     pairs = r.get("conflicts.opposite_pairs")
