@@ -43,6 +43,10 @@ def _render_cycle(d: dict[str, Any]) -> str:
     if any(dec[k] for k in ("demoted", "stale", "expired", "restored")):
         lines.append(f"  🍂 decay: {dec['demoted']} demoted, {dec['stale']} stale, {dec['expired']} expired "
                      f"(wont_fix), {dec['restored']} restored")
+    if dec.get("revived"):
+        lines.append(f"  🌱 recurred after decay expired them, candidates again: {', '.join(dec['ids']['revived'])}"
+                     + (f" (+{dec['revived'] - len(dec['ids']['revived'])} more)"
+                        if dec["revived"] > len(dec["ids"]["revived"]) else ""))
     for c in d["conflicts"]:
         state = f"winner {c['winner']}" if c["status"] == "settled" else "TIE — review with `kg conflicts`"
         lines.append(f"  ⚖️  {c['id']}: {c['a']} ({c['score_a']}) vs {c['b']} ({c['score_b']}): {state}")

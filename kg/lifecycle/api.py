@@ -56,7 +56,7 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
             lc.export()
         monitoring = [_change_view(c) for c in st.run("lc_changes_all") if c["status"] in (*LIVE, CHECKING)]
         _how_out(lc, lc.report.withdrawn)
-        _how_out(lc, monitoring, key="id")
+        _how_out(lc, [m for m in monitoring if m["withdrawn_since"]], key="id")  # a paused one only (QA5 #7)
     rep = lc.report.as_dict()
     return {k: rep[k] for k in ("now", "dry_run", "verified", "withdrawn", "checks", "reverted", "reminders",
                                 "evidence_requested", "logged", "files", "flags", "skipped")} | \

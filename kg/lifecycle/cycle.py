@@ -43,7 +43,7 @@ class CycleReport:
     reminders: list[dict[str, Any]] = field(default_factory=list)
     evidence_requested: list[dict[str, Any]] = field(default_factory=list)
     decayed: dict[str, Any] = field(default_factory=lambda: {"demoted": 0, "stale": 0, "expired": 0,
-                                                              "restored": 0, "ids": {}})
+                                                              "restored": 0, "revived": 0, "ids": {}})
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     rescored: int = 0
     promoted: list[dict[str, Any]] = field(default_factory=list)
@@ -62,7 +62,7 @@ class CycleReport:
         return bool(moved or self.checks or
                     self.verified or self.reverted or self.evidence_requested or self.conflicts or
                     self.rescored or self.promoted or self.proposed or self.logged or self.files or
-                    d["demoted"] or d["stale"] or d["expired"] or d["restored"])
+                    d["demoted"] or d["stale"] or d["expired"] or d["restored"] or d["revived"])
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -240,14 +240,18 @@ class Lifecycle:
                            keep_categories=list(d.keep_categories),
                            demote_before=self.now - d.demote_days * DAY, stale_before=self.now - d.stale_days * DAY,
                            expire_before=self.now - d.expire_days * DAY)
+        back = self.st.run("lc_decay_revive", kinds=list(d.revive_kinds), expired_status=d.expired_status,
+                           since=self.now - d.expire_days * DAY, min=d.revive_recurrence,
+                           ignore_statuses=list(self.lp.promotion.ignore_event_statuses)) if d.revive_kinds else []
         updates = []
         rep = self.report.decayed
-        for r in rows:
+        for r, revive in [(r, False) for r in rows] + [(r, True) for r in back]:
             u = decay.decide(decay.DecayState(r["id"], r["status"], r["priority"], r["base_priority"],
-                                              int(r["stage"] or 0), False, r["last"]), self.now, self.lp)
+                                              int(r["stage"] or 0), False, r["last"]), self.now, self.lp, revive=revive)
             if u is None:
                 continue
-            name = "restored" if u.stage < int(r["stage"] or 0) else {1: "demoted", 2: "stale", 3: "expired"}[u.stage]
+            name = "revived" if revive else "restored" if u.stage < int(r["stage"] or 0) else \
+                {1: "demoted", 2: "stale", 3: "expired"}[u.stage]
             rep[name] += 1
             ids = rep["ids"].setdefault(name, [])
             if len(ids) < SAMPLE:

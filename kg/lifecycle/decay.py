@@ -3,7 +3,8 @@
 Days since the last reinforcement (a new occurrence, a new edge, `kg reinforce`) give a stage: 0 fresh,
 1 priority one level down, 2 low and stale, 3 expired (wont_fix). The stage a node has reached is stored, so
 a second run changes nothing; a node reinforced since it decayed is restored to the stage its new age gives
-(an expired node stays expired: `kg reinforce` revives it). Pinned nodes never decay.
+(an expired node stays expired: `kg reinforce` revives it; one of `[decay] revive_kinds`, a pattern, is revived
+when it recurs: `revived_status` again, a candidate as a new pattern with its history). Pinned nodes never decay.
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ class DecayUpdate:
     reason: str
 
 
-def decide(node: DecayState, now: datetime, policy: LifecyclePolicy) -> DecayUpdate | None:
-    if node.pinned or node.stage >= 3:
+def decide(node: DecayState, now: datetime, policy: LifecyclePolicy, *, revive: bool = False) -> DecayUpdate | None:
+    """`revive`: an expired node that recurred (`lc_decay_revive`), back to the stage its new age gives."""
+    if node.pinned or (node.stage >= 3 and not revive):
         return None
     days = max(0, (now - node.last_reinforced) // DAY)
     target = stage_for(days, policy)
@@ -67,8 +69,10 @@ def decide(node: DecayState, now: datetime, policy: LifecyclePolicy) -> DecayUpd
     pr = policy.priorities
     base = node.base_priority or node.priority or policy.conflicts.default_priority
     priority = {0: base, 1: demote(base, 1, pr)}.get(target, pr[-1])
-    status = policy.decay.expired_status if target == 3 else node.status
-    if target > node.stage:
+    status = policy.decay.expired_status if target == 3 else policy.decay.revived_status if revive else node.status
+    if revive:
+        reason = f"recurred after it expired: {status} again, {priority} (last occurrence {days}d ago)"
+    elif target > node.stage:
         reason = {1: f"{base}→{priority} (unreinforced {days}d)", 2: f"{base}→{priority}, stale (unreinforced {days}d)",
                   3: f"auto-resolved {status} (unreinforced {days}d)"}[target]
     else:

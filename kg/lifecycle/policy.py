@@ -170,6 +170,9 @@ class Decay:
     statuses: tuple[str, ...]
     expired_status: str
     keep_categories: tuple[str, ...] = ()
+    revive_kinds: tuple[str, ...] = ()
+    revive_recurrence: int = 1
+    revived_status: str = "active"
 
 
 @dataclass(frozen=True)
@@ -338,9 +341,15 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
     d = Decay(demote_days=r.whole("decay.demote_days", 1), stale_days=r.whole("decay.stale_days", 1),
               expire_days=r.whole("decay.expire_days", 1), kinds=r.strings("decay.kinds"),
               statuses=r.strings("decay.statuses"), expired_status=r.string("decay.expired_status"),
-              keep_categories=r.strings("decay.keep_categories", []))
+              keep_categories=r.strings("decay.keep_categories", []),
+              revive_kinds=r.strings("decay.revive_kinds", []),
+              revive_recurrence=r.whole("decay.revive_recurrence", 1, default=1),
+              revived_status=r.string("decay.revived_status", default="active"))
     if not d.demote_days <= d.stale_days <= d.expire_days:
         raise r.fail("decay", "needs demote_days ≤ stale_days ≤ expire_days")
+    if d.revive_kinds and d.revived_status not in d.statuses:
+        raise r.fail("decay.revived_status", f"must be one of decay.statuses ({', '.join(d.statuses)}), so a revived "
+                     "node decays again")
     pairs = r.get("conflicts.opposite_pairs")
     if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 and
                                               all(isinstance(x, str) for x in p) for p in pairs):

@@ -41,12 +41,15 @@ MATCH (p:Node) WHERE p.kind = 'pattern' AND p.pattern_key IN $keys
 RETURN p.id AS id, p.pattern_key AS key
 
 // name: pattern_reinforce_bulk
-// After a bulk load of member edges: each pattern's reinforcement is its newest member's time, unless it was
-// reinforced or updated later (a pattern a trail brings with its own state keeps it: promoted, reverted, pinned).
+// After a bulk load of member edges: each pattern's reinforcement is when kg learned its newest member (the
+// later of the member's time and its `reinforced_at`, as pattern_add_member), unless it was reinforced later (a
+// pattern a trail brings with its own state keeps it: promoted, reverted, pinned); updated_at by the members' time.
 MATCH (p:Node)-[:derived_from]->(e:Node)
 WHERE p.kind = 'pattern' AND e.kind = 'event'
-WITH p, max(e.created_at) AS last
-SET p.reinforced_at = CASE WHEN p.reinforced_at IS NULL OR p.reinforced_at < last THEN last ELSE p.reinforced_at END,
+WITH p, max(e.created_at) AS last, max(CASE WHEN e.reinforced_at IS NULL OR e.reinforced_at < e.created_at
+                                           THEN e.created_at ELSE e.reinforced_at END) AS learned
+SET p.reinforced_at = CASE WHEN p.reinforced_at IS NULL OR p.reinforced_at < learned THEN learned
+                           ELSE p.reinforced_at END,
     p.updated_at = CASE WHEN p.updated_at IS NULL OR p.updated_at < last THEN last ELSE p.updated_at END
 
 // name: pattern_stats

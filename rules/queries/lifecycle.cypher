@@ -264,6 +264,21 @@ WHERE reached <> coalesce(n.decay_stage, 0) AND coalesce(n.decay_stage, 0) < 3
 RETURN n.id AS id, n.status AS status, n.priority AS priority, n.base_priority AS base_priority,
        coalesce(n.decay_stage, 0) AS stage, last
 
+// name: lc_decay_revive
+// Expired nodes of $kinds (stage 3, $expired_status, set so by decay) that recur: at least $min of their
+// occurrences, none of an ignored status, newer than $since (expire_days before the cycle), each dated the later
+// of its own time and when kg learned it. kg/lifecycle/decay.py gives them the stage their new age gives.
+MATCH (p:Node)-[:derived_from]->(e:Node)
+WHERE p.kind IN $kinds AND p.status = $expired_status AND p.decay_stage = 3
+  AND (p.pinned IS NULL OR p.pinned = false) AND p.reinforced_at > $since AND e.kind = 'event'
+  AND NOT coalesce(e.status, '') IN $ignore_statuses
+WITH p, CASE WHEN e.reinforced_at IS NULL OR e.created_at > e.reinforced_at THEN e.created_at
+             ELSE e.reinforced_at END AS at
+WHERE at > $since
+WITH p, count(at) AS n, max(at) AS last
+WHERE n >= $min
+RETURN p.id AS id, p.status AS status, p.priority AS priority, p.base_priority AS base_priority, 3 AS stage, last
+
 // name: lc_stage_load
 // Decay decisions into the staging table (no full-text index there, so a multi-row CREATE is safe).
 UNWIND $rows AS r

@@ -167,12 +167,16 @@ WHERE e.id IN $ids
 DELETE d
 
 // name: pattern_add_member
-// An event joins a pattern (one statement per event: see link_add_related_to).
+// An event joins a pattern (one statement per event: see link_add_related_to). The pattern is reinforced when
+// kg learned the event (its `reinforced_at`: an imported or reflected entry's is the import's time, not its own
+// older one), so a first cycle after an import of old history does not expire the patterns made from it.
 MATCH (p:Node {id: $pattern}), (e:Node {id: $event})
 MERGE (p)-[d:derived_from]->(e)
 ON CREATE SET d.created_at = $at, d.manual = $manual, d.score = $score, d.reason = $reason
-SET p.reinforced_at = CASE WHEN p.reinforced_at IS NULL OR p.reinforced_at < e.created_at
-                           THEN e.created_at ELSE p.reinforced_at END,
+WITH p, e, CASE WHEN e.reinforced_at IS NULL OR e.reinforced_at < e.created_at THEN e.created_at
+                ELSE e.reinforced_at END AS learned
+SET p.reinforced_at = CASE WHEN p.reinforced_at IS NULL OR p.reinforced_at < learned
+                           THEN learned ELSE p.reinforced_at END,
     p.updated_at = $at
 
 // name: pattern_add_new_member
@@ -180,8 +184,10 @@ SET p.reinforced_at = CASE WHEN p.reinforced_at IS NULL OR p.reinforced_at < e.c
 // whose edge check costs 5.5 ms at 100k events against 1.7 ms.
 MATCH (p:Node {id: $pattern}), (e:Node {id: $event})
 CREATE (p)-[:derived_from {created_at: $at, manual: $manual, score: $score, reason: $reason}]->(e)
-SET p.reinforced_at = CASE WHEN p.reinforced_at IS NULL OR p.reinforced_at < e.created_at
-                           THEN e.created_at ELSE p.reinforced_at END,
+WITH p, e, CASE WHEN e.reinforced_at IS NULL OR e.reinforced_at < e.created_at THEN e.created_at
+                ELSE e.reinforced_at END AS learned
+SET p.reinforced_at = CASE WHEN p.reinforced_at IS NULL OR p.reinforced_at < learned
+                           THEN learned ELSE p.reinforced_at END,
     p.updated_at = $at
 
 // name: pattern_retire

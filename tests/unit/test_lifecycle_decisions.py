@@ -145,6 +145,19 @@ def test_decay_decide(node, days, expected):
         assert u.base_priority == (node.base_priority or node.priority)
 
 
+@pytest.mark.parametrize("days,expected", [
+    (3, (0, "high", False, "active")),      # an expired pattern that recurred: active again, at its new age
+    (40, (1, "medium", False, "active")),
+    (95, None),                             # its newest occurrence is itself past expire_days: stays expired
+])
+def test_decay_revives_an_expired_node_that_recurred(days, expected):
+    node = _node(stage=3, status="wont_fix", priority="low", base_priority="high")
+    assert decay.decide(node, T0 + days * D, LP) is None  # not without `revive` (lc_decay_revive chose it)
+    u = decay.decide(node, T0 + days * D, LP, revive=True)
+    assert (u and (u.stage, u.priority, u.stale, u.status)) == expected or (u is None and expected is None)
+    assert u is None or u.reason.startswith("recurred after it expired: active again")
+
+
 def test_decay_is_idempotent():
     u = decay.decide(_node(), T0 + 61 * D, LP)
     again = _node(stage=u.stage, priority=u.priority, base_priority=u.base_priority, status=u.status)
@@ -220,6 +233,9 @@ def _broken(path, value):
      "verification: needs confirm_max_ratio < ineffective_min_ratio ≤ worse_min_ratio"),
     ("overdue.revert_days", 10, "overdue: needs grace_days ≤ extend_days ≤ revert_days"),
     ("decay.stale_days", 10, "decay: needs demote_days ≤ stale_days ≤ expire_days"),
+    ("decay.revived_status", "wont_fix",
+     "decay.revived_status: must be one of decay.statuses (pending, in_progress, active), so a revived node decays "
+     "again"),
     ("targets.principle.apply", "sometimes",
      "targets.principle.apply: must be one of auto, propose, ask, not 'sometimes'"),
     ("targets.principle.file", "../x.md", "targets.principle.file: must be a path inside the workspace, not '../x.md'"),

@@ -1,0 +1,61 @@
+"""A pattern the decay expired comes back when it recurs (QA5 #1). Decay sets a pattern unreinforced for
+`expire_days` to wont_fix; an expired node stayed expired for good, so a mistake that came back after 90 quiet
+days was never promoted again (a workspace whose daily job did not run meanwhile promoted it). Now an expired
+node of `[decay] revive_kinds` that recurs (`revive_recurrence` occurrences within `expire_days`) is active
+again, said by the cycle, and the promotion rules decide as for a new pattern, with its history. Through the real
+CLI, on either backend."""
+
+from __future__ import annotations
+
+KEY = "helm.locked"
+NO_WAIT = "\n[rules.lifecycle.verification]\nmin_baseline_days = 0\n"
+
+
+def _ok(r):
+    assert r.exit_code == 0, r.stderr
+    return r
+
+
+def _log(run_kg, day: str, session: str) -> None:
+    _ok(run_kg(["log", "error", "helm upgrade failed: release locked", "--pattern-key", KEY, "--action",
+                "run helm rollback first", "--session", session, "--now", f"{day}T10:00:00", "--wait"]))
+
+
+def _expired_then_back(ws, run_kg, extra: str = "", back: int = 3) -> tuple[dict, dict, str]:
+    with (ws.root / "kg.toml").open("a") as f:
+        f.write(NO_WAIT + extra)
+    for d in ("01", "02", "03"):
+        _log(run_kg, f"2026-07-{d}", f"j{d}")
+    gone = _ok(run_kg("cycle --json --now 2026-10-15T11:00:00")).json  # 104 days unreinforced: expired
+    assert gone["decayed"]["expired"] >= 1 and not gone["promoted"], gone
+    assert _ok(run_kg(f"patterns show {KEY} --json")).json["pattern"]["status"] == "wont_fix"
+    for d in ("01", "02", "03")[:back]:
+        _log(run_kg, f"2026-12-{d}", f"n{d}")
+    said = _ok(run_kg("cycle --dry-run --now 2026-12-04T10:00:00")).stdout
+    rep = _ok(run_kg("cycle --json --now 2026-12-04T10:00:00")).json
+    return rep, _ok(run_kg(f"patterns show {KEY} --json")).json, said
+
+
+def test_an_expired_pattern_that_recurs_is_promoted_like_a_new_one(ws, run_kg):
+    rep, shown, said = _expired_then_back(ws, run_kg)
+    pid = shown["pattern"]["id"]
+    assert f"🌱 recurred after decay expired them, candidates again: {pid}" in said, said
+    assert rep["decayed"]["revived"] == 1 and rep["decayed"]["ids"]["revived"] == [pid], rep["decayed"]
+    assert [p["pattern_key"] for p in rep["promoted"]] == [KEY], rep
+    assert "run helm rollback first" in (ws.root / "TOOLS.md").read_text()
+    assert shown["pattern"]["status"] == "promoted"
+    assert len(shown["members"]) == 6  # its history: July's three (expired, still wont_fix) and December's
+
+
+def test_one_new_occurrence_makes_it_a_candidate_and_the_rules_decide_what_recurs(ws, run_kg):
+    rep, shown, _ = _expired_then_back(ws, run_kg, back=1)
+    assert rep["decayed"]["revived"] == 1 and not rep["promoted"], rep  # active again, not ready (1 in 30 days)
+    assert shown["pattern"]["status"] == "active"
+    again = _ok(run_kg("cycle --json --now 2026-12-04T10:00:00")).json  # a second run changes nothing
+    assert again["decayed"]["revived"] == 0 and not again["changed"], again
+
+
+def test_revive_kinds_empty_keeps_an_expired_pattern_expired(ws, run_kg):
+    rep, shown, _ = _expired_then_back(ws, run_kg, extra="\n[rules.lifecycle.decay]\nrevive_kinds = []\n")
+    assert rep["decayed"]["revived"] == 0 and not rep["promoted"], rep
+    assert shown["pattern"]["status"] == "wont_fix"
