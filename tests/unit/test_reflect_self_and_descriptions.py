@@ -74,3 +74,12 @@ def test_the_agent_told_it_is_wrong_and_more_regular_are_read_as_before(said):
 def test_me_as_the_object_of_the_agents_slip_is_a_correction(said):
     assert "self_corrects" not in signals(DONE, said)
     assert "correction" in categories(DONE, said)
+
+
+@pytest.mark.parametrize("said", [
+    "I said it wrong earlier, but your migration is also wrong",
+    "I typed the path wrong, and the config you wrote is wrong too",
+    "I said the port wrong; the file you changed is also wrong",
+])
+def test_a_slip_the_user_admits_cancels_only_its_own_clause(said):
+    assert "correction" in categories(DONE, said)
