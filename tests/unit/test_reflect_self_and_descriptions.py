@@ -83,3 +83,22 @@ def test_me_as_the_object_of_the_agents_slip_is_a_correction(said):
 ])
 def test_a_slip_the_user_admits_cancels_only_its_own_clause(said):
     assert "correction" in categories(DONE, said)
+
+
+@pytest.mark.parametrize("said", [
+    "every time it deploys, bump versions",
+    "every time it fails, fetch logs",
+    "every time it builds, clean caches",
+    "every time they merge, tag releases",
+])
+def test_an_order_after_every_time_is_lasting(said):
+    assert "lasting" in signals(DONE, said)
+    assert "preference" in categories(DONE, said)
+
+
+@pytest.mark.parametrize("said", [
+    "every time it deploys, Firefox crashes",
+    "every time it starts, Docker hangs",
+])
+def test_more_descriptions_after_every_time_are_no_lasting_rule(said):
+    assert "lasting" not in signals(DONE, said)
