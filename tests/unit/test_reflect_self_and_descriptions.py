@@ -58,3 +58,47 @@ def test_the_user_correcting_their_own_words_is_no_correction(said):
 @pytest.mark.parametrize("said", ["你说错了，端口是 9090", "这个更正规一点", "不对，你搞错了"])
 def test_the_agent_told_it_is_wrong_and_more_regular_are_read_as_before(said):
     assert "self_corrects" not in signals(DONE, said)
+
+
+# Review rev5 #3: 4c83b8d's vetoes read too much. 我 as the object of the agent's verb (给我搞错, 帮我记错) is the
+# agent's slip, not the user's; a slip the user admits cancels only its own clause, not another clause's "wrong"
+# about the agent's work; an order after "every time ..." ("bump versions") is a rule, only a description ("Chrome
+# freezes") is not.
+@pytest.mark.parametrize("said", [
+    "你又给我搞错了",
+    "你又给我搞错了，排序应该按日期",
+    "你帮我记错了，文件在 src 下面",
+    "你替我写错了，端口是 9090",
+    "你又帮我记错了，应该是 pnpm",
+])
+def test_me_as_the_object_of_the_agents_slip_is_a_correction(said):
+    assert "self_corrects" not in signals(DONE, said)
+    assert "correction" in categories(DONE, said)
+
+
+@pytest.mark.parametrize("said", [
+    "I said it wrong earlier, but your migration is also wrong",
+    "I typed the path wrong, and the config you wrote is wrong too",
+    "I said the port wrong; the file you changed is also wrong",
+])
+def test_a_slip_the_user_admits_cancels_only_its_own_clause(said):
+    assert "correction" in categories(DONE, said)
+
+
+@pytest.mark.parametrize("said", [
+    "every time it deploys, bump versions",
+    "every time it fails, fetch logs",
+    "every time it builds, clean caches",
+    "every time they merge, tag releases",
+])
+def test_an_order_after_every_time_is_lasting(said):
+    assert "lasting" in signals(DONE, said)
+    assert "preference" in categories(DONE, said)
+
+
+@pytest.mark.parametrize("said", [
+    "every time it deploys, Firefox crashes",
+    "every time it starts, Docker hangs",
+])
+def test_more_descriptions_after_every_time_are_no_lasting_rule(said):
+    assert "lasting" not in signals(DONE, said)
