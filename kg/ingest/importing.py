@@ -465,9 +465,9 @@ def _propose_rules(ws: Any, st: Any, at: datetime, report: Any, origin: str) -> 
     from kg.lifecycle import imported_rules
     from kg.lifecycle.policy import load as load_policy
 
-    rules = imported_rules.propose(st, at, load_policy(ws), origin)
-    report.rules_proposed += len(rules)
-    imported_rules.reopen(st, rules, at)
+    lp = load_policy(ws)
+    report.rules_proposed += len(imported_rules.propose(st, at, lp, origin))
+    imported_rules.reopen_pending(st, lp, at)  # a killed run's proposals too
 
 
 def _present(st: Any, ids: list[str]) -> set[str]:

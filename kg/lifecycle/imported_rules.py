@@ -90,8 +90,25 @@ def propose(st: Any, at: datetime, lp: Any, source: str) -> list[str]:
             # and once skipped, none until it recurs); about the rule when it has none
             st.run("lc_proposal_about", key=meta_key("Proposal", pid), node=pattern["id"] if pattern else r["id"],
                    at=at)
+            _reopen(st, pattern, at)  # with its proposal: a kill between the two left it `promoted` for good
         made.append(r["id"])
     return made
+
+
+def _reopen(st: Any, pattern: dict[str, Any] | None, at: datetime) -> bool:
+    if pattern and pattern["status"] == "promoted" and not int(pattern["kept"] or 0):
+        st.run("status_set", id=pattern["id"], status="active", at=at)
+        return True
+    return False
+
+
+def reopen_pending(st: Any, lp: Any, at: datetime) -> int:
+    """Reopen (`reopen`) the patterns of every rule a pending import proposal holds, not only this run's: an import
+    killed before a build that reopened with the proposal left them `promoted`, and its resumed run proposes
+    nothing new. How many."""
+    nodes = [q["evidence"][0] for q in st.run("lc_proposals", statuses=["pending"])
+             if q["type"] == TYPE and q["evidence"] and _target_of([q["target_kind"]], lp) is not None]
+    return reopen(st, nodes, at)
 
 
 def reopen(st: Any, nodes: list[str], at: datetime) -> int:
@@ -100,8 +117,7 @@ def reopen(st: Any, nodes: list[str], at: datetime) -> int:
     done: set[str] = set()
     for node in nodes:
         p = pattern_of(st, node)
-        if p and p["id"] not in done and p["status"] == "promoted" and not int(p["kept"] or 0):
-            st.run("status_set", id=p["id"], status="active", at=at)
+        if p and p["id"] not in done and _reopen(st, p, at):
             done.add(p["id"])
     return len(done)
 
