@@ -48,6 +48,24 @@ def _file_of(target: Any, files: Any, key: str | None) -> str:
     return target_file(target, key or "imported-rule")
 
 
+def rules_of(rows: list[dict[str, Any]], lp: Any) -> list[dict[str, Any]]:
+    """A dry run's count of `propose`, from an import's node rows: the active rules another workspace's promotion
+    made for a target these rules have (what `lc_import_orphan_rules` finds once they are loaded)."""
+    return [r for r in rows if r.get("kind") == "knowledge" and r.get("status") == "active"
+            and r.get("source") == "promotion" and _target_of(r.get("tags"), lp) is not None]
+
+
+def undecided_rules(n: int, team: bool) -> str:
+    """A dry run's word on the rule proposals it counted (as `imported.undecided_principles`): a team graph never
+    takes the trail's lifecycle, so there it is certain; elsewhere the import decides."""
+    head = (f"{n} promoted rule(s) for TOOLS.md, USER.md or a skill in the trail: an import into this graph makes "
+            "each a pending `import` proposal (kg approve N renders one)")
+    if team:
+        return head + ", a team graph never taking the trail's lifecycle; a dry run reads no graph"
+    return (head + ", unless it finds the graph with no history of its own (a restore, a move: the trail's "
+            "lifecycle comes with them and renders them as before); a dry run reads no graph")
+
+
 def pattern_of(st: Any, node: str) -> dict[str, Any] | None:
     rows = st.run("lc_import_rule_pattern", node=node, kept=list(KEPT))
     return rows[0] if rows else None

@@ -158,3 +158,21 @@ def test_an_import_killed_once_its_rules_are_proposed_leaves_their_pattern_activ
         _log(run_kg, d, s)
     r = run_kg(["cycle", "--now", "2026-12-02T10:00:00"])
     assert r.exit_code == 0 and f"promoted '{KEY}' to TOOLS.md" in r.stdout, r.stdout
+
+
+def test_a_dry_run_counts_the_rule_proposals_the_import_makes(ws, run_kg, tmp_path, request):
+    """rev5 #4: `--dry-run` said `rules_proposed: 0` (and nothing of the TOOLS.md rule) where the import then made
+    one proposal: it counts them from the files as it counts principles, and says that the import decides."""
+    assert run_kg(["log", "learning", "use pnpm not npm", "--now", "2026-11-10T08:00:00"]).exit_code == 0
+    out = _trail(tmp_path, request)
+    dry = run_kg(["import", "trail", str(out), "--json", "--dry-run", "--now", "2026-11-27T08:00:00"])
+    assert dry.exit_code == 0 and dry.json["rules_proposed"] == 1, dry.stdout + dry.stderr
+    assert any("1 promoted rule(s)" in w and "pending `import` proposal" in w and "dry run reads no graph" in w
+               for w in dry.json["warnings"]), dry.json["warnings"]
+    text = run_kg(["import", "trail", str(out), "--dry-run", "--now", "2026-11-27T08:00:00"])
+    assert text.exit_code == 0, text.stderr
+    assert "1 promoted rule(s) of another workspace would wait for your approval" in text.stdout, text.stdout
+    assert "Warning: 1 promoted rule(s) for TOOLS.md" in text.stderr, text.stderr
+    assert _imports(run_kg) == []  # (nothing written)
+    real = run_kg(["import", "trail", str(out), "--json", "--now", "2026-11-27T08:00:00"])
+    assert real.exit_code == 0 and real.json["rules_proposed"] == 1 == len(_imports(run_kg)), real.stdout
