@@ -105,7 +105,9 @@ def _render_import(dry_run: bool):
         elif d.get("principles_proposed"):  # another workspace's: rendered only once approved
             text += (f"; {d['principles_proposed']} principle(s) of another workspace wait for your approval "
                      "(kg propose lists them, kg approve N renders one)")
-        if d.get("rules_proposed"):  # another workspace's promoted rules (TOOLS.md, ...): rendered once approved
+        if d.get("rules_proposed") and dry_run:  # counted from the files, as the principles
+            text += f"; {d['rules_proposed']} promoted rule(s) of another workspace would wait for your approval"
+        elif d.get("rules_proposed"):  # another workspace's promoted rules (TOOLS.md, ...): rendered once approved
             text += (f"; {d['rules_proposed']} promoted rule(s) of another workspace wait for your approval "
                      "(kg propose lists them, kg approve N renders one)")
         if d["redacted"]:

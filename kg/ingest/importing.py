@@ -207,6 +207,10 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
         from kg.lifecycle.imported import undecided_principles
 
         report.warnings.append(undecided_principles(report.principles_proposed))
+    if dry_run and report.rules_proposed:
+        from kg.lifecycle.imported_rules import undecided_rules
+
+        report.warnings.append(undecided_rules(report.rules_proposed, getattr(ws, "store_url", None) is not None))
     if report.lifecycle_not_imported:
         report.warnings.append(not_imported(report.lifecycle_not_imported, dry_run,
                                             getattr(ws, "store_url", None) is not None))
@@ -225,8 +229,10 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
     if dry_run:  # the files only, never the graph (an open applied the journal, or waited for another's hold):
         # whether the trail's lifecycle is taken is the import's to decide (`Claim`), so it is counted and said,
         # neither as imported nor as not (`undecided`)
-        from kg.lifecycle import imported
+        from kg.lifecycle import imported, imported_rules
+        from kg.lifecycle.policy import load as load_policy
 
+        lp = load_policy(ws)
         for entries, nodes, edges, rest in _batches(ws, files, report):
             report.entries += len(trail._entry_rows(ws, entries, at, report, redactor=Gated)[0])
             rows = trail._node_rows(ws, nodes, at, report, redactor=Gated)
@@ -234,6 +240,7 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
             # the active principles, each an `import` proposal (kg/lifecycle/imported.py) unless the import finds
             # the graph with no history of its own, which a dry run does not read (`run` says so)
             report.principles_proposed += len(imported.principles_of(rows, ""))
+            report.rules_proposed += len(imported_rules.rules_of(rows, lp))  # the rules' proposals alike
             report.edges += len(edges)
             for kind, _ in rest:
                 undecided[kind] = undecided.get(kind, 0) + 1
@@ -465,9 +472,9 @@ def _propose_rules(ws: Any, st: Any, at: datetime, report: Any, origin: str) -> 
     from kg.lifecycle import imported_rules
     from kg.lifecycle.policy import load as load_policy
 
-    rules = imported_rules.propose(st, at, load_policy(ws), origin)
-    report.rules_proposed += len(rules)
-    imported_rules.reopen(st, rules, at)
+    lp = load_policy(ws)
+    report.rules_proposed += len(imported_rules.propose(st, at, lp, origin))
+    imported_rules.reopen_pending(st, lp, at)  # a killed run's proposals too
 
 
 def _present(st: Any, ids: list[str]) -> set[str]:

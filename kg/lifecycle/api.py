@@ -299,6 +299,11 @@ def _instruction_files(ws: Any, desired: dict[tuple[str, str], Any]) -> list[str
     return sorted(names)
 
 
+UNVERIFIED = ("not verified: it came from no pattern and nothing it relates to here belongs to one (an imported rule "
+              "another workspace added by hand), so there is no mistake's rate to check it against; it stays until a "
+              "person takes it out")
+
+
 def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime,
            out_how: str | None = None) -> dict[str, Any]:
     node_rows = st.run("node_get", id=node_id)
@@ -313,8 +318,12 @@ def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime,
             how = f"imported from another workspace, approved by a human (proposal #{change['proposal']})"
         lines.insert(0, f"written by {change['id']} on {change['applied_at']:%Y-%m-%d} ({how}) into "
                         f"{change['target']}; hypothesis: {change['hypothesis']}")
-        lines.append(f"verification: {change['verdict'] or 'not yet'}; status {change['status']}; next check "
-                     f"{change['next_check']:%Y-%m-%d}")
+        if change["pattern"] or change["verdict"]:
+            lines.append(f"verification: {change['verdict'] or 'not yet'}; status {change['status']}; next check "
+                         f"{change['next_check']:%Y-%m-%d}")
+        else:  # a change is checked against its pattern's rate (lc_changes_due): with none, its check never comes
+            out["change"].update(next_check=None, unverified=UNVERIFIED)
+            lines.append(f"verification: none; status {change['status']}; {UNVERIFIED}")
         from kg.lifecycle.verify_withdrawn import explain
 
         here = (getattr(st, "origin", None) or {}).get("origin_workspace") or None  # a team graph's member

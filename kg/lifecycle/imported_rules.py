@@ -48,6 +48,24 @@ def _file_of(target: Any, files: Any, key: str | None) -> str:
     return target_file(target, key or "imported-rule")
 
 
+def rules_of(rows: list[dict[str, Any]], lp: Any) -> list[dict[str, Any]]:
+    """A dry run's count of `propose`, from an import's node rows: the active rules another workspace's promotion
+    made for a target these rules have (what `lc_import_orphan_rules` finds once they are loaded)."""
+    return [r for r in rows if r.get("kind") == "knowledge" and r.get("status") == "active"
+            and r.get("source") == "promotion" and _target_of(r.get("tags"), lp) is not None]
+
+
+def undecided_rules(n: int, team: bool) -> str:
+    """A dry run's word on the rule proposals it counted (as `imported.undecided_principles`): a team graph never
+    takes the trail's lifecycle, so there it is certain; elsewhere the import decides."""
+    head = (f"{n} promoted rule(s) for TOOLS.md, USER.md or a skill in the trail: an import into this graph makes "
+            "each a pending `import` proposal (kg approve N renders one)")
+    if team:
+        return head + ", a team graph never taking the trail's lifecycle; a dry run reads no graph"
+    return (head + ", unless it finds the graph with no history of its own (a restore, a move: the trail's "
+            "lifecycle comes with them and renders them as before); a dry run reads no graph")
+
+
 def pattern_of(st: Any, node: str) -> dict[str, Any] | None:
     rows = st.run("lc_import_rule_pattern", node=node, kept=list(KEPT))
     return rows[0] if rows else None
@@ -90,8 +108,25 @@ def propose(st: Any, at: datetime, lp: Any, source: str) -> list[str]:
             # and once skipped, none until it recurs); about the rule when it has none
             st.run("lc_proposal_about", key=meta_key("Proposal", pid), node=pattern["id"] if pattern else r["id"],
                    at=at)
+            _reopen(st, pattern, at)  # with its proposal: a kill between the two left it `promoted` for good
         made.append(r["id"])
     return made
+
+
+def _reopen(st: Any, pattern: dict[str, Any] | None, at: datetime) -> bool:
+    if pattern and pattern["status"] == "promoted" and not int(pattern["kept"] or 0):
+        st.run("status_set", id=pattern["id"], status="active", at=at)
+        return True
+    return False
+
+
+def reopen_pending(st: Any, lp: Any, at: datetime) -> int:
+    """Reopen (`reopen`) the patterns of every rule a pending import proposal holds, not only this run's: an import
+    killed before a build that reopened with the proposal left them `promoted`, and its resumed run proposes
+    nothing new. How many."""
+    nodes = [q["evidence"][0] for q in st.run("lc_proposals", statuses=["pending"])
+             if q["type"] == TYPE and q["evidence"] and _target_of([q["target_kind"]], lp) is not None]
+    return reopen(st, nodes, at)
 
 
 def reopen(st: Any, nodes: list[str], at: datetime) -> int:
@@ -100,8 +135,7 @@ def reopen(st: Any, nodes: list[str], at: datetime) -> int:
     done: set[str] = set()
     for node in nodes:
         p = pattern_of(st, node)
-        if p and p["id"] not in done and p["status"] == "promoted" and not int(p["kept"] or 0):
-            st.run("status_set", id=p["id"], status="active", at=at)
+        if p and p["id"] not in done and _reopen(st, p, at):
             done.add(p["id"])
     return len(done)
 

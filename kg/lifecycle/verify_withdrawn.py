@@ -69,8 +69,19 @@ def in_effect(text: str | None, block: str, rule: str, expected_hash: str | None
     return bool(need) and all(any(n in h for h in have) for n in need)
 
 
+def tag_name(where: str) -> str:
+    """A workspace's name as its pause lines carry it: `]` and line breaks would end the tag, so they are written
+    as `)` and a space. Names are compared in this form too, so a folder named `wsB [old]` finds its own lines
+    (the `#n` a team graph adds keeps two members apart)."""
+    return where.replace("]", ")").replace("\r", " ").replace("\n", " ")
+
+
 def _tag(where: str | None) -> str:
-    return f" [{where.replace(']', ')')}]" if where else ""
+    return f" [{tag_name(where)}]" if where else ""
+
+
+def _as_tagged(where: Any) -> Any:
+    return tag_name(where) if isinstance(where, str) else where
 
 
 def _by_workspace(evidence: Iterable[str] | None, now: datetime) -> dict[str | None, list[tuple[datetime, datetime]]]:
@@ -100,7 +111,7 @@ def pauses(evidence: Iterable[str] | None, now: datetime, where: Any = ANY) -> l
     out of any workspace's file (a team graph's members: their union), or of the workspace `where` names."""
     spans = _by_workspace(evidence, now)
     if where is not ANY:
-        return spans.get(where, [])
+        return spans.get(_as_tagged(where), [])
     return _union(x for these in spans.values() for x in these)
 
 
@@ -125,7 +136,7 @@ def closed_total(evidence: Iterable[str] | None) -> timedelta:
 
 def elsewhere(evidence: Iterable[str] | None, here: str | None) -> list[tuple[str, datetime]]:
     """The other workspaces that have the rule out of their file now, each since when (a team graph)."""
-    out = []
+    out, here = [], _as_tagged(here)
     for where in _workspaces(evidence):
         if where != here and where is not None and (since := paused_since(evidence, where)) is not None:
             out.append((where, since))
@@ -156,7 +167,7 @@ def marked_spans(evidence: Iterable[str] | None, now: datetime, mark: Any, opens
 def paused_since(evidence: Iterable[str] | None, where: Any = ANY) -> datetime | None:
     """When the current pause began (None: the rule is in effect): out of any workspace's file, or of `where`'s."""
     if where is not ANY:
-        start = None
+        start, where = None, _as_tagged(where)
         for line in evidence or ():
             m = _MARK.match(line)
             if m and m.group(3) == where:

@@ -67,8 +67,8 @@ def test_imported_principle_waits_for_approval(ws, run_kg, imported):
     why = run_kg(["why", f"- {THEIRS}", "--json", "--now", "2026-05-03T12:00"])
     assert why.exit_code == 0 and why.json["change"]["id"] == a.json["change"], why.stdout
     assert any("imported" in x and "approved" in x for x in why.json["explanation"]), why.json
-    # verified like any promotion: the change has a next check
-    assert why.json["change"]["next_check"], why.json["change"]
+    # it relates to nothing here: no next check (one that never came, rev5 #5), and why says it is not verified
+    assert why.json["change"]["next_check"] is None and why.json["change"]["unverified"], why.json["change"]
 
 
 def test_skipped_import_is_never_rendered(ws, run_kg, imported):
@@ -207,3 +207,19 @@ def test_an_approved_principle_another_workspace_added_by_hand_is_verified_again
     assert c.json["verified"][0]["pattern_key"] == "docker.base", c.json["verified"][0]
     why = run_kg(["why", f"- {DIGEST}", "--json", "--now", "2026-05-13T12:00"]).json
     assert why["pattern"]["key"] == "docker.base" and why["change"]["check_count"] == 1, why
+
+
+def test_an_approved_principle_that_relates_to_nothing_here_says_it_is_not_verified(ws, run_kg, imported):
+    """rev5 #5: approved with nothing here to check it against (no pattern of its own, none of what it relates to),
+    `kg why` showed a next check that never came, 12 days after its date still 'to come'. It says the change is not
+    verified and why, and gives no next check."""
+    (p,) = _pending(run_kg)
+    a = run_kg(["approve", str(p["number"]), "--json", "--now", "2026-05-03T10:00"])
+    assert a.exit_code == 0 and THEIRS in _memory(ws), a.stdout + a.stderr
+    assert run_kg(["verify", "--now", "2026-05-21T10:00"]).exit_code == 0
+    why = run_kg(["why", THEIRS, "--json", "--now", "2026-05-22T10:00"])
+    assert why.exit_code == 0 and why.json["change"]["id"] == a.json["change"], why.stdout + why.stderr
+    assert why.json["change"]["next_check"] is None and why.json["pattern"] is None, why.json["change"]
+    assert "not verified: it came from no pattern" in why.json["change"]["unverified"], why.json["change"]
+    text = run_kg(["why", THEIRS, "--now", "2026-05-22T10:00"]).stdout
+    assert "next check" not in text and "verification: none; status applied; not verified" in text, text

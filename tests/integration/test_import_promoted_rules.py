@@ -115,3 +115,64 @@ def test_moving_to_a_team_graph_keeps_the_rule_as_a_proposal(tmp_path, request, 
     assert a.exit_code == 0, a.stdout + a.stderr
     assert f"- {RULE}" in (team / "TOOLS.md").read_text()
     assert _status(run_t) == "promoted"
+
+
+# The real CLI in a child that SIGKILLs itself in the import once its rules' proposals are made
+# (kg/lifecycle/imported_rules.py `propose`), as tests/integration/test_import_principles.py kills its principles'.
+_KILLED_PROPOSING = """
+import os, sys
+import kg.lifecycle.imported_rules as R
+from kg.cli.app import run
+propose = R.propose
+def killing(*args, **kwargs):
+    propose(*args, **kwargs)
+    os.kill(os.getpid(), 9)
+R.propose = killing
+run(sys.argv[1:])
+"""
+
+
+def test_an_import_killed_once_its_rules_are_proposed_leaves_their_pattern_active_when_resumed(ws, run_kg, tmp_path,
+                                                                                             request):
+    """rev5 #2: killed with the rule's proposal made and its pattern not yet reopened, the resumed import found the
+    rule proposed, proposed nothing and reopened nothing: the pattern stayed `promoted` with nothing rendering it,
+    so once skipped the mistake recurring here was never promoted. Now the pattern is reopened with its proposal,
+    and every run reopens the patterns pending import proposals hold, exactly as an unkilled run leaves them."""
+    import os
+    import subprocess
+    import sys
+
+    assert run_kg(["log", "learning", "use pnpm not npm", "--now", "2026-11-10T08:00:00"]).exit_code == 0
+    out = _trail(tmp_path, request)
+    proc = subprocess.run([sys.executable, "-c", _KILLED_PROPOSING, "-w", str(ws.root), "--now",
+                           "2026-11-27T08:00:00", "import", "trail", str(out)], capture_output=True, text=True,
+                          env={**os.environ, "KG_SERVER": "0"}, cwd=request.config.rootpath)
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+    resumed = run_kg(["import", "trail", "--json", "--now", "2026-11-27T08:30:00"])  # no paths: the mark's
+    assert resumed.exit_code == 0 and resumed.json["resumed"], resumed.stdout + resumed.stderr
+    (p,) = _imports(run_kg)
+    assert p["target"] == "TOOLS.md" and p["text"] == RULE, p
+    assert _status(run_kg) == "active"  # not `promoted` with nothing rendered
+    assert run_kg(["skip", str(p["number"]), "--reason", "not ours", "--now", "2026-11-28T11:00"]).exit_code == 0
+    for d, s in (("2026-11-29", "t1"), ("2026-11-30", "t2"), ("2026-12-01", "t3")):
+        _log(run_kg, d, s)
+    r = run_kg(["cycle", "--now", "2026-12-02T10:00:00"])
+    assert r.exit_code == 0 and f"promoted '{KEY}' to TOOLS.md" in r.stdout, r.stdout
+
+
+def test_a_dry_run_counts_the_rule_proposals_the_import_makes(ws, run_kg, tmp_path, request):
+    """rev5 #4: `--dry-run` said `rules_proposed: 0` (and nothing of the TOOLS.md rule) where the import then made
+    one proposal: it counts them from the files as it counts principles, and says that the import decides."""
+    assert run_kg(["log", "learning", "use pnpm not npm", "--now", "2026-11-10T08:00:00"]).exit_code == 0
+    out = _trail(tmp_path, request)
+    dry = run_kg(["import", "trail", str(out), "--json", "--dry-run", "--now", "2026-11-27T08:00:00"])
+    assert dry.exit_code == 0 and dry.json["rules_proposed"] == 1, dry.stdout + dry.stderr
+    assert any("1 promoted rule(s)" in w and "pending `import` proposal" in w and "dry run reads no graph" in w
+               for w in dry.json["warnings"]), dry.json["warnings"]
+    text = run_kg(["import", "trail", str(out), "--dry-run", "--now", "2026-11-27T08:00:00"])
+    assert text.exit_code == 0, text.stderr
+    assert "1 promoted rule(s) of another workspace would wait for your approval" in text.stdout, text.stdout
+    assert "Warning: 1 promoted rule(s) for TOOLS.md" in text.stderr, text.stderr
+    assert _imports(run_kg) == []  # (nothing written)
+    real = run_kg(["import", "trail", str(out), "--json", "--now", "2026-11-27T08:00:00"])
+    assert real.exit_code == 0 and real.json["rules_proposed"] == 1 == len(_imports(run_kg)), real.stdout

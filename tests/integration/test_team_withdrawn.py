@@ -37,9 +37,11 @@ def _why(root, at: str) -> str:
     return out
 
 
-def test_one_members_withdrawal_pauses_the_team_rule_for_all_until_it_is_back(tmp_path, falkordb_url):
+@pytest.mark.parametrize("folder", ["wsB", "wsB[old]"])  # rev5 #1: a `]` in the name (written `)`) never resumed
+def test_one_members_withdrawal_pauses_the_team_rule_for_all_until_it_is_back(tmp_path, falkordb_url, folder):
     a = init(tmp_path, "wsA", falkordb_url, "ann", wait_off=True)
-    b = init(tmp_path, "wsB", falkordb_url, "bob", wait_off=True)
+    b = init(tmp_path, folder, falkordb_url, "bob", wait_off=True)
+    tag = folder.replace("]", ")") + "#2"  # how pause lines name B
     code, _, err = kg(f"log error '{ERROR}' --pattern-key docker.port --action '{RULE}' --session a1 "
                       "--now 2026-11-05T10:00:00", workspace=a)
     assert code == 0, err
@@ -61,12 +63,13 @@ def test_one_members_withdrawal_pauses_the_team_rule_for_all_until_it_is_back(tm
     (pb,) = _paused(b, "2026-11-18T12:30:00")
     assert pb["withdrawn_since"].startswith("2026-11-16") and pb["how"] == "withdrawn", pb
     (pa,) = _paused(a, "2026-11-18T12:30:00")
-    assert pa["how"] == "elsewhere" and pa["elsewhere"] == ["wsB#2"], pa
+    assert pa["how"] == "elsewhere" and pa["elsewhere"] == [tag], pa
     assert pa["withdrawn_since"].startswith("2026-11-16"), pa
     why_b = _why(b, "2026-11-18T12:30:00")
     assert "verification paused: withdrawn by hand since 2026-11-16" in why_b and "back in effect" not in why_b, why_b
+    assert "in effect here" not in why_b, why_b  # B's own file, not another member's
     why_a = _why(a, "2026-11-18T12:30:00")
-    assert "withdrawn by hand in wsB#2 since 2026-11-16" in why_a and "in effect here" in why_a, why_a
+    assert f"withdrawn by hand in {tag} since 2026-11-16" in why_a and "in effect here" in why_a, why_a
 
     # B puts it back: B's cycle resumes it, and the days B ran without it are not counted for anyone
     code, _, err = kg("export memory --force --now 2026-11-20T11:00:00", workspace=b)

@@ -68,3 +68,13 @@ def test_the_mix_from_relapses(kinds, expected):
     lp = _with(mix_source="relapse", mix_strength=10.0, relapse_reference=0.1)
     assert verify_mix.relapse_factor(kinds, lp) == pytest.approx(expected, abs=1e-4)
     assert verify_mix.relapse_factor(kinds, LP) == 1.0              # off by default
+
+
+@pytest.mark.parametrize("name", ["wsB[old]#2", "ws]]#3", "two\nlines]#4", "plain#2"])
+def test_a_workspace_finds_its_own_pause_lines_whatever_its_name(name):
+    """rev5 #1: a `]` (or a line break) in a folder name was written mapped and compared raw."""
+    ev = [w.withdrawn_line(T0, "TOOLS.md", True, where=name)]
+    assert w.paused_since(ev, name) == T0 and w.elsewhere(ev, name) == [] and w.pauses(ev, T0 + D, name)
+    assert w.elsewhere(ev, "other#9") == [(w.tag_name(name), T0)]
+    ev.append(w.resumed_line(T0 + 2 * D, T0, "TOOLS.md", where=name))
+    assert w.paused_since(ev, name) is None and w.closed_total(ev) == 2 * D
