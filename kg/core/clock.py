@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import date, datetime, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from kg.core.errors import UsageError
@@ -56,6 +56,16 @@ def zone_name(zone_: tzinfo) -> str:
         return zone_.key
     minutes = int((zone_.utcoffset(None) or timedelta(0)).total_seconds()) // 60
     return f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def same_zone(a: tzinfo, b: tzinfo) -> bool:
+    """Whether two zones are one, whatever their spelling (`UTC`, `Etc/UTC`): the same name, else the same
+    offsets at a winter and a summer moment of the years around now and of 2000 (a fixed offset against a DST
+    zone differs in one of them)."""
+    if zone_name(a) == zone_name(b):
+        return True
+    moments = [datetime(y, m, 15, 12, tzinfo=UTC) for y in (2000, datetime.now().year) for m in (1, 7)]
+    return all(t.astimezone(a).utcoffset() == t.astimezone(b).utcoffset() for t in moments)
 
 
 def parse_zone(name: str, *, what: str = "time zone") -> tzinfo:

@@ -110,26 +110,51 @@ def test_a_kg_toml_zone_that_is_unknown_or_not_the_workspace_one_is_refused(tmp_
     ok(kg(root, LA, "log", "error", "the same zone is fine", "--wait"))
 
 
-def test_a_workspace_made_before_the_zone_keeps_its_times_and_records_the_first_process_zone(tmp_path):
+def _as_an_older_kg_left_it(root: Path) -> Path:
+    """No zone in the graph, no mirror: a workspace an older kg made."""
     from kg.store import Store
 
-    root = init(tmp_path / "ws", LA)
-    ok(kg(root, LA, "log", "error", "logged before there was a zone", "--now", "2026-12-01T09:00:00", "--wait"))
-    # as a kg before the change left it: no zone in the graph, no mirror
     kg_dir = root / "memory" / ".kg"
     (kg_dir / "clock-zone").unlink(missing_ok=True)
     with Store.open(kg_dir / "graph.kuzu", lock_path=kg_dir / "graph.lock", lock_timeout=30.0) as st:
         st.execute("MATCH (m:Meta {key: 'clock:zone'}) DELETE m")
-    ok(kg(root, LA, "status"))  # the first process after the change: its zone is the workspace's
+    return kg_dir
+
+
+def test_a_workspace_made_before_the_zone_gets_no_guessed_zone_and_says_how_to_set_one(tmp_path):
+    """The first process after the upgrade (a UTC reader, then a UTC job) must not decide the zone of a history an
+    LA shell wrote: each process keeps its own zone, as before, and status and doctor say how to record one."""
+    root = init(tmp_path / "ws", LA)
+    ok(kg(root, LA, "log", "error", "logged before there was a zone", "--now", "2026-12-01T09:00:00", "--wait"))
+    kg_dir = _as_an_older_kg_left_it(root)
+    status = json.loads(ok(kg(root, UTC, "status", "--json")))
+    assert status["zone"] == UTC and status["zone_recorded"] is False
+    assert '[clock] zone = "UTC"' in status["zone_note"] and "kg.toml" in status["zone_note"]
+    assert "no clock zone is recorded" in ok(kg(root, UTC, "status"))
     ok(kg(root, UTC, "log", "error", "logged by a UTC job after", "--wait"))
-    at = created(root, UTC)
+    ok(kg(root, LA, "log", "error", "logged by the LA shell after", "--wait"))
+    assert not (kg_dir / "clock-zone").exists()
+    at = created(root, LA)
     assert at["logged before there was a zone"] == datetime(2026, 12, 1, 9, 0)
-    now = datetime.now(ZoneInfo(LA)).replace(tzinfo=None)
-    assert abs(at["logged by a UTC job after"] - now) < timedelta(minutes=5)
-    assert json.loads(ok(kg(root, UTC, "status", "--json")))["zone"] == LA
+    assert abs(at["logged by the LA shell after"] - datetime.now(ZoneInfo(LA)).replace(tzinfo=None)) \
+        < timedelta(minutes=5)
+    doctor = json.loads(kg(root, LA, "doctor", "--json").stdout)
+    [check] = [c for c in doctor["checks"] if c["name"] == "clock zone"]
+    assert check["status"] == "warning" and '[clock] zone = "America/Los_Angeles"' in check["detail"], check
+    (root / "kg.toml").write_text('[clock]\nzone = "America/Los_Angeles"\n', encoding="utf-8")
+    ok(kg(root, UTC, "log", "error", "logged once the zone is set", "--wait"))
+    (root / "kg.toml").unlink()
+    assert (kg_dir / "clock-zone").read_text(encoding="utf-8").strip() == LA
+    status = json.loads(ok(kg(root, TOKYO, "status", "--json")))
+    assert status["zone"] == LA and status["zone_recorded"] is True and status["zone_note"] is None
+
+
+def test_a_new_workspace_records_the_first_process_zone(tmp_path):
+    root = init(tmp_path / "ws", LA)
+    kg_dir = root / "memory" / ".kg"
+    assert (kg_dir / "clock-zone").read_text(encoding="utf-8").strip() == LA
     (kg_dir / "clock-zone").unlink()  # a mirror lost: the graph's record wins over the asking process's zone
     assert json.loads(ok(kg(root, TOKYO, "status", "--json")))["zone"] == LA
-    assert (kg_dir / "clock-zone").read_text(encoding="utf-8").strip() == LA
 
 
 @pytest.mark.falkordb
