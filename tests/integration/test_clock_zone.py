@@ -174,3 +174,25 @@ def test_a_workspace_joining_a_team_graph_takes_the_graph_zone(tmp_path, falkord
     assert timedelta(0) <= at["logged on the UTC machine"] - at["logged in Tokyo"] < timedelta(minutes=5), at
     now = datetime.now(ZoneInfo(TOKYO)).replace(tzinfo=None)
     assert abs(at["logged in Tokyo"] - now) < timedelta(minutes=5)
+
+
+def test_a_lost_or_damaged_mirror_is_written_only_by_a_writer_from_the_graph_record_and_doctor_repairs_it(tmp_path):
+    """A fast path (`kg log` before the graph opens) or a reader never names a zone in the mirror; a writer's
+    open rewrites it from the graph's record, and `kg doctor` says it did."""
+    root = init(tmp_path / "ws", LA)
+    mirror = root / "memory" / ".kg" / "clock-zone"
+    mirror.write_text("Amerca/Los_Angeles\n", encoding="utf-8")  # damaged (a typo, a full disk)
+    doctor = json.loads(kg(root, LA, "doctor", "--json").stdout)
+    [check] = [c for c in doctor["checks"] if c["name"] == "clock zone"]
+    assert check["status"] == "repaired" and "Amerca/Los_Angeles" in check["detail"], check
+    assert mirror.read_text(encoding="utf-8").strip() == LA
+    mirror.unlink()
+    assert json.loads(ok(kg(root, UTC, "status", "--json")))["zone"] == LA  # a reader: the graph's, unwritten
+    assert not mirror.exists()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"TZ": UTC}
+    ok(subprocess.run([KG, "-w", str(root), "log", "error", "a UTC job, the mirror lost"], capture_output=True,
+                      text=True, timeout=300, env=env | {"KG_SERVER": "0"}))
+    # (its applier, a writer that read the graph's record, may have written it since)
+    assert not mirror.exists() or mirror.read_text(encoding="utf-8").strip() == LA
+    ok(kg(root, UTC, "log", "error", "a UTC job that waits", "--wait"))
+    assert mirror.read_text(encoding="utf-8").strip() == LA
