@@ -146,7 +146,7 @@ def check_store(ws: Any, st: Any, *, read_only: bool = False) -> None:
         return
     ws.zone, ws.zone_recorded, fixed = agree(
         st, ws.zone, ws.zone_pinned, ws.kg_dir, ws.root / "kg.toml", read_only=read_only,
-        fresh=lambda: not st.run("node_any") and not ws.journal.has_pending())
+        fresh=lambda: not st.run("node_any") and not ws.journal.has_pending(), mirror=ws._lane() is None)
     ws.zone_mirror_fixed = fixed or ws.zone_mirror_fixed
     ws.zone_checked = True
     ws.zone_guessed = ws.zone_recorded is None

@@ -196,3 +196,28 @@ def test_a_lost_or_damaged_mirror_is_written_only_by_a_writer_from_the_graph_rec
     assert not mirror.exists() or mirror.read_text(encoding="utf-8").strip() == LA
     ok(kg(root, UTC, "log", "error", "a UTC job that waits", "--wait"))
     assert mirror.read_text(encoding="utf-8").strip() == LA
+
+
+@pytest.mark.falkordb
+def test_a_kg_store_override_uses_its_store_zone_and_leaves_the_workspace_mirror(tmp_path, falkordb_url):
+    """A team member in UTC reaches the embedded graph they left (`KG_STORE=kuzu`, as `kg init --store`'s refusal
+    says): that graph's zone is the process's, but the mirror stays the team graph's, so their next `kg log` on
+    the team graph is stored in the team's zone."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "0"}
+    ann, bob = tmp_path / "ann", tmp_path / "bob"
+    ok(subprocess.run([KG, "init", str(ann), "--store", falkordb_url], capture_output=True, text=True,
+                      timeout=300, env=env | {"TZ": TOKYO, "KG_AGENT": "ann"}))
+    init(bob, UTC)
+    ok(kg(bob, UTC, "log", "error", "bob's embedded history", "--wait"))
+    ok(subprocess.run([KG, "init", str(bob), "--store", falkordb_url, "--force"], capture_output=True, text=True,
+                      timeout=300, env=env | {"TZ": UTC, "KG_AGENT": "bob"}))
+    mirror = bob / "memory" / ".kg" / "clock-zone"
+    assert mirror.read_text(encoding="utf-8").strip() == TOKYO
+    embedded = subprocess.run([KG, "-w", str(bob), "export", "trail"], capture_output=True, text=True, timeout=300,
+                              env=env | {"TZ": UTC, "KG_STORE": "kuzu"})
+    ok(embedded)
+    assert mirror.read_text(encoding="utf-8").strip() == TOKYO
+    ok(subprocess.run([KG, "-w", str(bob), "log", "error", "bob logs on the team graph", "--wait"],
+                      capture_output=True, text=True, timeout=300, env=env | {"TZ": UTC, "KG_AGENT": "bob"}))
+    now = datetime.now(ZoneInfo(TOKYO)).replace(tzinfo=None)
+    assert abs(created(ann, TOKYO)["bob logs on the team graph"] - now) < timedelta(minutes=5)
