@@ -158,6 +158,16 @@ def is_recorded(ws: Any) -> bool:
     return ws.zone_recorded is not None if ws.zone_checked else cached(ws.kg_dir) is not None
 
 
+def note(ws: Any) -> str | None:
+    """What `kg status` and `kg doctor` say beside the zone: none recorded (`unrecorded_text`), and why this
+    process's zone, when it is the one in effect, is not the one its TZ names (clock.local_note)."""
+    said = [] if is_recorded(ws) else [unrecorded_text(ws)]
+    local = clock.local_note()
+    if local and clock.zone_name(ws.zone) == clock.zone_name(clock.local_zone()):
+        said.append(local)
+    return "; ".join(said) or None
+
+
 def unrecorded_text(ws: Any) -> str:
     """What `kg status` and `kg doctor` say of a workspace an older kg made, whose store records no zone."""
     here = clock.zone_name(clock.local_zone())

@@ -34,20 +34,41 @@ def zone() -> tzinfo:
 
 def local_zone() -> tzinfo:
     """This process's zone: its IANA name when it has one (TZ, else /etc/localtime), else its offset now."""
-    names = [os.environ["TZ"].lstrip(":")] if os.environ.get("TZ") else []
-    if not names:
+    return _local()[0]
+
+
+def local_note() -> str | None:
+    """Why this process's zone is not the one its TZ names (a POSIX rule, an unknown name, a copied localtime),
+    for where the zone is shown; None when it is."""
+    return _local()[1]
+
+
+def _local() -> tuple[tzinfo, str | None]:
+    tz = os.environ.get("TZ", "")
+    names, said = [], None
+    if tz:
+        name = tz[1:] if tz.startswith(":") else tz  # glibc's `:Europe/Berlin`
+        names.append(name.split("zoneinfo/", 1)[1] if "zoneinfo/" in name else name)  # a path into the database
+        said = f"TZ={tz!r} names no zone kg knows (a POSIX rule, an unknown name or a file)"
+    try:
+        link = os.readlink("/etc/localtime")
+        names += [link.split("zoneinfo/", 1)[1]] if "zoneinfo/" in link else []
+    except OSError:
+        pass
+    for i, name in enumerate(names):
         try:
-            link = os.readlink("/etc/localtime")
-            names = [link.split("zoneinfo/", 1)[1]] if "zoneinfo/" in link else []
-        except OSError:
-            pass
-    for name in names:
-        try:
-            return ZoneInfo(name)
+            zone_ = ZoneInfo(name)
         except (ZoneInfoNotFoundError, ValueError, OSError):
-            pass
+            continue
+        if i == 0 and tz:
+            return zone_, None
+        return zone_, (f"{said}: kg took /etc/localtime's zone {name}; set [clock] zone in kg.toml to the zone "
+                       "you mean" if said else None)
     offset = datetime.now().astimezone().utcoffset() or timedelta(0)
-    return timezone(offset)
+    fixed = timezone(offset)
+    return fixed, (f"{said or 'this machine names no time zone (/etc/localtime is no link to one)'}: kg took "
+                   f"the fixed offset {zone_name(fixed)} now, which does not follow summer time; set [clock] zone "
+                   "in kg.toml to the zone you mean, for example \"Europe/Berlin\"")
 
 
 def zone_name(zone_: tzinfo) -> str:

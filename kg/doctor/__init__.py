@@ -93,8 +93,9 @@ def _clock(ws: Any, report: DoctorReport) -> None:
     from kg import workspace_zone
     from kg.core import clock
 
-    if not workspace_zone.is_recorded(ws):
-        report.add("clock zone", "warning", workspace_zone.unrecorded_text(ws))
+    said = workspace_zone.note(ws)
+    if said:
+        report.add("clock zone", "warning", f"{clock.zone_name(ws.zone)}: {said}")
         return
     how = "set in kg.toml" if getattr(ws, "zone_pinned", None) is not None else "the workspace's"
     said = (f"every time kg keeps and shows is a wall-clock time in {clock.zone_name(ws.zone)} ({how}, whatever "

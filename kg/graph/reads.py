@@ -149,7 +149,7 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
         "zone": clock.zone_name(ws.zone),  # the clock zone of every time kg keeps and shows (kg/workspace_zone.py)
         # False: a workspace an older kg made, whose store records none (each process keeps its own: zone_note)
         "zone_recorded": _zone.is_recorded(ws),
-        "zone_note": None if _zone.is_recorded(ws) else _zone.unrecorded_text(ws),
+        "zone_note": _zone.note(ws),
         "nodes": by_kind,
         "entries": by_entry,
         "entry_status": by_status,

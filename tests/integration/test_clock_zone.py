@@ -221,3 +221,22 @@ def test_a_kg_store_override_uses_its_store_zone_and_leaves_the_workspace_mirror
                       capture_output=True, text=True, timeout=300, env=env | {"TZ": UTC, "KG_AGENT": "bob"}))
     now = datetime.now(ZoneInfo(TOKYO)).replace(tzinfo=None)
     assert abs(created(ann, TOKYO)["bob logs on the team graph"] - now) < timedelta(minutes=5)
+
+
+@pytest.mark.parametrize("tz", ["/usr/share/zoneinfo/Europe/Berlin", ":/usr/share/zoneinfo/Europe/Berlin"])
+def test_a_tz_given_as_a_path_is_its_iana_zone(tmp_path, tz):
+    root = init(tmp_path / "ws", tz)
+    assert (root / "memory" / ".kg" / "clock-zone").read_text(encoding="utf-8").strip() == "Europe/Berlin"
+    ok(kg(root, tz, "log", "error", "noon in Berlin summer", "--now", "2026-07-01T12:00:00+02:00", "--wait"))
+    assert created(root, tz)["noon in Berlin summer"] == datetime(2026, 7, 1, 12, 0)
+
+
+def test_a_tz_kg_cannot_name_falls_back_and_status_and_doctor_say_so(tmp_path):
+    tz = "CET-1CEST,M3.5.0,M10.5.0/3"
+    root = init(tmp_path / "ws", tz)
+    status = json.loads(ok(kg(root, tz, "status", "--json")))
+    assert tz in status["zone_note"] and "[clock] zone" in status["zone_note"], status
+    assert tz in ok(kg(root, tz, "status"))
+    doctor = json.loads(kg(root, tz, "doctor", "--json").stdout)
+    [check] = [c for c in doctor["checks"] if c["name"] == "clock zone"]
+    assert check["status"] == "warning" and tz in check["detail"], check
