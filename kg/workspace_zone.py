@@ -63,7 +63,7 @@ def settle(kg_dir: Path, pinned: tzinfo | None, toml: Path) -> tuple[tzinfo, boo
     have = cached(kg_dir)
     if pinned is not None and have is not None and not clock.same_zone(have, pinned):
         raise mismatch(toml, pinned, have)
-    zone = pinned or have or clock.local_zone()
+    zone = have or pinned or clock.local_zone()  # (the recorded spelling of a zone kg.toml names otherwise)
     clock.use_zone(zone)
     return zone, have is None
 
@@ -90,7 +90,7 @@ def agree(st: Any, zone: tzinfo, pinned: tzinfo | None, kg_dir: Path, toml: Path
         raise RulesError(f"this workspace's graph keeps its times in the zone {recorded!r}, which this machine "
                          "does not know: install the time zone database (the tzdata package)") from None
     if pinned is not None and not clock.same_zone(pinned, kept):
-        raise mismatch(toml, pinned, kept)
+        raise mismatch(toml, pinned, kept)  # (`Etc/UTC` is `UTC`: the record's spelling is kept)
     done = None
     if mirror and not read_only:
         text = _mirror_text(kg_dir)

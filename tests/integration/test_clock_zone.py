@@ -240,3 +240,10 @@ def test_a_tz_kg_cannot_name_falls_back_and_status_and_doctor_say_so(tmp_path):
     doctor = json.loads(kg(root, tz, "doctor", "--json").stdout)
     [check] = [c for c in doctor["checks"] if c["name"] == "clock zone"]
     assert check["status"] == "warning" and tz in check["detail"], check
+
+
+def test_a_kg_toml_zone_spelled_otherwise_is_the_same_zone(tmp_path):
+    root = init(tmp_path / "ws", UTC)
+    (root / "kg.toml").write_text('[clock]\nzone = "Etc/UTC"\n', encoding="utf-8")
+    ok(kg(root, LA, "log", "error", "Etc/UTC is UTC", "--wait"))
+    assert json.loads(ok(kg(root, LA, "status", "--json")))["zone"] == UTC
