@@ -93,6 +93,11 @@ def _clock(ws: Any, report: DoctorReport) -> None:
     from kg import workspace_zone
     from kg.core import clock
 
+    mirror = ws.kg_dir / workspace_zone.CACHE
+    if not ws.zone_checked and mirror.exists() and workspace_zone.cached(ws.kg_dir) is None:  # (--dry-run)
+        report.add("clock zone", "warning", f"memory/.kg/{workspace_zone.CACHE} names no zone kg can read: "
+                                            "`kg doctor` rewrites it from the graph's record")
+        return
     said = workspace_zone.note(ws)
     if said:
         report.add("clock zone", "warning", f"{clock.zone_name(ws.zone)}: {said}")

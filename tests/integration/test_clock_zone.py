@@ -182,6 +182,10 @@ def test_a_lost_or_damaged_mirror_is_written_only_by_a_writer_from_the_graph_rec
     root = init(tmp_path / "ws", LA)
     mirror = root / "memory" / ".kg" / "clock-zone"
     mirror.write_text("Amerca/Los_Angeles\n", encoding="utf-8")  # damaged (a typo, a full disk)
+    looked = json.loads(kg(root, LA, "doctor", "--dry-run", "--json").stdout)
+    [check] = [c for c in looked["checks"] if c["name"] == "clock zone"]
+    assert check["status"] == "warning" and "rewrites it" in check["detail"], check
+    assert mirror.read_text(encoding="utf-8").strip() == "Amerca/Los_Angeles"
     doctor = json.loads(kg(root, LA, "doctor", "--json").stdout)
     [check] = [c for c in doctor["checks"] if c["name"] == "clock zone"]
     assert check["status"] == "repaired" and "Amerca/Los_Angeles" in check["detail"], check
