@@ -189,6 +189,8 @@ def _render_status(d: dict[str, Any]) -> str:
     links_said = f" (and {links} lifecycle or topic link{'s' if links != 1 else ''})" if links else ""
     lines = [f"📊 {d['workspace']}", f"   Nodes: {nodes}", f"   Entries: {entries}",
              f"   Edges: {edges}{links_said}   Sessions: {d['sessions']}   Clock zone: {d['zone']}"]
+    if d.get("zone_note"):
+        lines.append(f"   ⚠️  Clock zone: {d['zone_note']}")
     if d["entry_status"]:
         lines.append("   Status: " + ", ".join(f"{k} {v}" for k, v in sorted(d["entry_status"].items())))
     if d.get("journal_pending"):

@@ -189,6 +189,9 @@ class Workspace:
 
     _store_conf: Any = None  # kg.toml's [store] table, read with the rule overrides
     _clock_conf: Any = None  # kg.toml's [clock] table (its zone: kg/workspace_zone.py)
+    zone_checked = False  # the store was asked for its zone (`zone_recorded`: its record, None: none)
+    zone_recorded: str | None = None
+    zone_mirror_fixed: str | None = None  # what the writer's open did to a mirror that was wrong or missing
     _toml_broken = False  # kg.toml did not parse (opened with `fallback`): _store_conf is its [store] read alone
     ids_rebuilt: str | None = None  # what the last open of the graph did about a damaged ids.json
     drain_budget: float | None = None  # see `_drain`

@@ -1,18 +1,17 @@
 """The workspace's clock zone: one per workspace, whatever the zone of the process (kg/core/clock.py).
 
-The store keeps it (Meta `clock:zone`, both backends: a team shares its graph's), recorded the first time a
-writer's open finds none, from the zone this workspace had until then: the process's own the first time
-(times kg wrote before there was a zone were that process's wall-clock times, so nothing is converted).
-`memory/.kg/clock-zone` mirrors it, so the fast paths that never open the graph (`kg log`'s answer, the hooks,
-the read server, `kg status`) know it; a workspace without one takes the zone of the first process that asks,
-and the store's record, once a writer opens it, wins over the mirror. `[clock] zone = "Europe/Berlin"` in
-kg.toml sets it by hand: checked at once (exit 2 naming it), and refused, with how to fix it, when the
-workspace already keeps its times in another zone (kg converts no stored time).
+The store keeps it (Meta `clock:zone`, both backends: a team shares its graph's), recorded by a writer's open
+that finds none: kg.toml's zone, else the process's own when the store is new (nothing stored nor journaled). A
+store an older kg filled gets no guessed zone (each process keeps its own, as before; `kg status` and `kg doctor`
+say how to set one). `memory/.kg/clock-zone` mirrors the record, so the fast paths that never open the graph
+(`kg log`'s answer, the hooks, the read server) know it; only a writer's open that read the store's record
+writes it. `[clock] zone = "Europe/Berlin"` in kg.toml sets it by hand: checked at once (exit 2 naming it), and
+refused, with how to fix it, when the workspace already keeps its times in another zone (kg converts no
+stored time).
 """
 
 from __future__ import annotations
 
-import os
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any
@@ -57,48 +56,57 @@ def use_cached(kg_dir: Path) -> None:
 
 
 def settle(kg_dir: Path, pinned: tzinfo | None, toml: Path) -> tuple[tzinfo, bool]:
-    """The workspace's zone, put in effect in this process, and whether the mirror was missing (the store, once
-    opened, is then asked: `agree`). kg.toml's zone when set (refused when the workspace keeps its times in
-    another), else the mirror's, else this process's own, which the mirror then names (the first process that
-    asks decides; two asking at once agree on the first one's)."""
+    """The workspace's zone as far as known before the store is opened, put in effect in this process, and
+    whether the mirror was missing or unreadable (the store, once opened, is then asked: `agree`). kg.toml's zone
+    when set (refused when the mirror names another), else the mirror's, else this process's own. Nothing is
+    written here: only a writer's open that read the store's record writes the mirror (`agree`)."""
     have = cached(kg_dir)
-    if pinned is not None and have is not None and clock.zone_name(have) != clock.zone_name(pinned):
+    if pinned is not None and have is not None and not clock.same_zone(have, pinned):
         raise mismatch(toml, pinned, have)
-    zone = pinned or have
-    if zone is None:
-        zone = _record(kg_dir, clock.local_zone(), replace=False)
-    elif have is None:
-        _record(kg_dir, zone, replace=False)
+    zone = have or pinned or clock.local_zone()  # (the recorded spelling of a zone kg.toml names otherwise)
     clock.use_zone(zone)
     return zone, have is None
 
 
-def agree(st: Any, zone: tzinfo, pinned: tzinfo | None, kg_dir: Path, toml: Path, *,
-          read_only: bool = False) -> tzinfo:
-    """On a writer's open (or a reader's, when the mirror was missing): the store's zone. Recorded from `zone`
-    when it has none (not by a reader); the store's own, mirrored and put in effect, when it differs (a team
-    graph's, a mirror lost); refused when kg.toml pins another."""
+def agree(st: Any, zone: tzinfo, pinned: tzinfo | None, kg_dir: Path, toml: Path, *, read_only: bool = False,
+          fresh: Any = None, mirror: bool = True) -> tuple[tzinfo, str | None, str | None]:
+    """On a writer's open (or a reader's, when the mirror was missing): the store's zone, the name recorded (None:
+    none) and what was done to the mirror (None: nothing). The store has none: recorded from kg.toml's zone, or
+    from this process's when the store is new (`fresh()`: nothing stored nor journaled yet); a store an older kg
+    filled keeps each process's own zone, unrecorded (its times were written in whatever zone each process
+    had: guessing one would move them), until `[clock] zone` names it. The store's own zone is put in effect
+    when it differs (a team graph's, a mirror lost), and a writer (`mirror`: not one whose store KG_STORE chose)
+    rewrites a mirror that is missing, unreadable or different; refused when kg.toml pins another."""
     rows = st.run("meta_get", key=META_KEY)
     recorded = rows[0]["value"] if rows and rows[0].get("value") else None
-    if recorded is None and read_only:
-        return zone
     if recorded is None:
+        if read_only or (pinned is None and not (fresh is not None and fresh())):
+            return zone, None, None
         st.run("meta_set", key=META_KEY, value=clock.zone_name(zone))
-        if cached(kg_dir) is None:  # (a workspace whose folder `settle` found not made yet)
-            _record(kg_dir, zone, replace=False)
-        return zone
-    if recorded == clock.zone_name(zone):
-        return zone
+        recorded = clock.zone_name(zone)
     try:
         kept = clock.parse_zone(recorded)
     except UsageError:  # a zone this machine's tz database lacks: say so, change nothing
         raise RulesError(f"this workspace's graph keeps its times in the zone {recorded!r}, which this machine "
                          "does not know: install the time zone database (the tzdata package)") from None
-    if pinned is not None:
-        raise mismatch(toml, pinned, kept)
-    _record(kg_dir, kept, replace=True)
+    if pinned is not None and not clock.same_zone(pinned, kept):
+        raise mismatch(toml, pinned, kept)  # (`Etc/UTC` is `UTC`: the record's spelling is kept)
+    done = None
+    if mirror and not read_only:
+        text = _mirror_text(kg_dir)
+        if text != recorded:
+            _record(kg_dir, kept)
+            done = (f"the mirror memory/.kg/{CACHE} named {text!r}, the graph records {recorded}: rewritten"
+                    if text is not None else f"the mirror memory/.kg/{CACHE} was missing: written ({recorded})")
     clock.use_zone(kept)
-    return kept
+    return kept, recorded, done
+
+
+def _mirror_text(kg_dir: Path) -> str | None:
+    try:
+        return (kg_dir / CACHE).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def mismatch(toml: Path, pinned: tzinfo, kept: tzinfo) -> RulesError:
@@ -107,30 +115,14 @@ def mismatch(toml: Path, pinned: tzinfo, kept: tzinfo) -> RulesError:
                       f"zone = \"{have}\" in [clock] or remove the line (kg does not convert the times it stored)")
 
 
-def _record(kg_dir: Path, zone: tzinfo, *, replace: bool) -> tzinfo:
-    """Name `zone` in the mirror. Not `replace`: only when there is none, else the zone it names wins."""
-    target = kg_dir / CACHE
-    text = clock.zone_name(zone) + "\n"
-    if replace:
-        from kg.core.files import write_atomic
+def _record(kg_dir: Path, zone: tzinfo) -> None:
+    """Name `zone` in the mirror (a writer's open, from the store's record)."""
+    from kg.core.files import write_atomic
 
-        try:
-            write_atomic(target, text.encode())
-        except OSError:
-            pass  # a read-only workspace: the store's record still holds
-        return zone
-    tmp = kg_dir / f".{CACHE}.{os.getpid()}.tmp"
     try:
-        tmp.write_text(text, encoding="utf-8")
-        try:
-            os.link(tmp, target)  # the first process to name one wins; a second reads the first's
-        except FileExistsError:
-            return cached(kg_dir) or zone
-        finally:
-            tmp.unlink(missing_ok=True)
+        write_atomic(kg_dir / CACHE, (clock.zone_name(zone) + "\n").encode())
     except OSError:
-        pass  # a read-only workspace, a folder not made yet: the zone holds for this process
-    return zone
+        pass  # a read-only workspace, a folder not made yet: the store's record still holds
 
 
 def open_zone(ws: Any, fallback: bool) -> None:
@@ -152,5 +144,33 @@ def check_store(ws: Any, st: Any, *, read_only: bool = False) -> None:
     """The store's zone, once `ws` opened it (`agree`): a reader asks only when the mirror was missing."""
     if read_only and not ws.zone_guessed:
         return
-    ws.zone = agree(st, ws.zone, ws.zone_pinned, ws.kg_dir, ws.root / "kg.toml", read_only=read_only)
-    ws.zone_guessed = False
+    ws.zone, ws.zone_recorded, fixed = agree(
+        st, ws.zone, ws.zone_pinned, ws.kg_dir, ws.root / "kg.toml", read_only=read_only,
+        fresh=lambda: not st.run("node_any") and not ws.journal.has_pending(), mirror=ws._lane() is None)
+    ws.zone_mirror_fixed = fixed or ws.zone_mirror_fixed
+    ws.zone_checked = True
+    ws.zone_guessed = ws.zone_recorded is None
+
+
+def is_recorded(ws: Any) -> bool:
+    """Whether the workspace's zone is recorded: the store's answer when it was asked, else the mirror's (only a
+    writer that read the store's record writes one)."""
+    return ws.zone_recorded is not None if ws.zone_checked else cached(ws.kg_dir) is not None
+
+
+def note(ws: Any) -> str | None:
+    """What `kg status` and `kg doctor` say beside the zone: none recorded (`unrecorded_text`), and why this
+    process's zone, when it is the one in effect, is not the one its TZ names (clock.local_note)."""
+    said = [] if is_recorded(ws) else [unrecorded_text(ws)]
+    local = clock.local_note()
+    if local and clock.zone_name(ws.zone) == clock.zone_name(clock.local_zone()):
+        said.append(local)
+    return "; ".join(said) or None
+
+
+def unrecorded_text(ws: Any) -> str:
+    """What `kg status` and `kg doctor` say of a workspace an older kg made, whose store records no zone."""
+    here = clock.zone_name(clock.local_zone())
+    return (f"no clock zone is recorded for this workspace (made by an older kg): each process keeps its times in "
+            f"its own zone; set [clock] zone = \"{here}\" (this process's zone) in kg.toml, or the zone the "
+            "history was written in, and kg records it")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import date, datetime, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from kg.core.errors import UsageError
@@ -34,20 +34,41 @@ def zone() -> tzinfo:
 
 def local_zone() -> tzinfo:
     """This process's zone: its IANA name when it has one (TZ, else /etc/localtime), else its offset now."""
-    names = [os.environ["TZ"].lstrip(":")] if os.environ.get("TZ") else []
-    if not names:
+    return _local()[0]
+
+
+def local_note() -> str | None:
+    """Why this process's zone is not the one its TZ names (a POSIX rule, an unknown name, a copied localtime),
+    for where the zone is shown; None when it is."""
+    return _local()[1]
+
+
+def _local() -> tuple[tzinfo, str | None]:
+    tz = os.environ.get("TZ", "")
+    names, said = [], None
+    if tz:
+        name = tz[1:] if tz.startswith(":") else tz  # glibc's `:Europe/Berlin`
+        names.append(name.split("zoneinfo/", 1)[1] if "zoneinfo/" in name else name)  # a path into the database
+        said = f"TZ={tz!r} names no zone kg knows (a POSIX rule, an unknown name or a file)"
+    try:
+        link = os.readlink("/etc/localtime")
+        names += [link.split("zoneinfo/", 1)[1]] if "zoneinfo/" in link else []
+    except OSError:
+        pass
+    for i, name in enumerate(names):
         try:
-            link = os.readlink("/etc/localtime")
-            names = [link.split("zoneinfo/", 1)[1]] if "zoneinfo/" in link else []
-        except OSError:
-            pass
-    for name in names:
-        try:
-            return ZoneInfo(name)
+            zone_ = ZoneInfo(name)
         except (ZoneInfoNotFoundError, ValueError, OSError):
-            pass
+            continue
+        if i == 0 and tz:
+            return zone_, None
+        return zone_, (f"{said}: kg took /etc/localtime's zone {name}; set [clock] zone in kg.toml to the zone "
+                       "you mean" if said else None)
     offset = datetime.now().astimezone().utcoffset() or timedelta(0)
-    return timezone(offset)
+    fixed = timezone(offset)
+    return fixed, (f"{said or 'this machine names no time zone (/etc/localtime is no link to one)'}: kg took "
+                   f"the fixed offset {zone_name(fixed)} now, which does not follow summer time; set [clock] zone "
+                   "in kg.toml to the zone you mean, for example \"Europe/Berlin\"")
 
 
 def zone_name(zone_: tzinfo) -> str:
@@ -56,6 +77,16 @@ def zone_name(zone_: tzinfo) -> str:
         return zone_.key
     minutes = int((zone_.utcoffset(None) or timedelta(0)).total_seconds()) // 60
     return f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def same_zone(a: tzinfo, b: tzinfo) -> bool:
+    """Whether two zones are one, whatever their spelling (`UTC`, `Etc/UTC`): the same name, else the same
+    offsets at a winter and a summer moment of the years around now and of 2000 (a fixed offset against a DST
+    zone differs in one of them)."""
+    if zone_name(a) == zone_name(b):
+        return True
+    moments = [datetime(y, m, 15, 12, tzinfo=UTC) for y in (2000, datetime.now().year) for m in (1, 7)]
+    return all(t.astimezone(a).utcoffset() == t.astimezone(b).utcoffset() for t in moments)
 
 
 def parse_zone(name: str, *, what: str = "time zone") -> tzinfo:

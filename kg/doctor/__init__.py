@@ -88,12 +88,25 @@ def _doctor(ws: Any, *, repair: bool, dry_run: bool) -> DoctorReport:
 
 
 def _clock(ws: Any, report: DoctorReport) -> None:
-    """The workspace's clock zone (kg/workspace_zone.py), after the graph's open, which may have taken the store's."""
+    """The workspace's clock zone (kg/workspace_zone.py), after the graph's open, which may have taken the store's
+    and rewrote a mirror that was missing, unreadable or not the store's record (reported as repaired)."""
+    from kg import workspace_zone
     from kg.core import clock
 
+    mirror = ws.kg_dir / workspace_zone.CACHE
+    if not ws.zone_checked and mirror.exists() and workspace_zone.cached(ws.kg_dir) is None:  # (--dry-run)
+        report.add("clock zone", "warning", f"memory/.kg/{workspace_zone.CACHE} names no zone kg can read: "
+                                            "`kg doctor` rewrites it from the graph's record")
+        return
+    said = workspace_zone.note(ws)
+    if said:
+        report.add("clock zone", "warning", f"{clock.zone_name(ws.zone)}: {said}")
+        return
     how = "set in kg.toml" if getattr(ws, "zone_pinned", None) is not None else "the workspace's"
-    report.add("clock zone", "ok", f"every time kg keeps and shows is a wall-clock time in "
-                                   f"{clock.zone_name(ws.zone)} ({how}, whatever the zone of the process)")
+    said = (f"every time kg keeps and shows is a wall-clock time in {clock.zone_name(ws.zone)} ({how}, whatever "
+            "the zone of the process)")
+    fixed = getattr(ws, "zone_mirror_fixed", None)
+    report.add("clock zone", "repaired" if fixed else "ok", f"{said}; {fixed}" if fixed else said)
 
 
 def _folders(ws: Any, report: DoctorReport, dry_run: bool) -> None:

@@ -8,6 +8,7 @@ import sqlite3
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from kg import workspace_zone as _zone
 from kg.core import clock
 from kg.core.entries import choice
 from kg.core.errors import NotFound, UsageError
@@ -146,6 +147,9 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
         "workspace": str(ws.root),
         "now": at.isoformat(),
         "zone": clock.zone_name(ws.zone),  # the clock zone of every time kg keeps and shows (kg/workspace_zone.py)
+        # False: a workspace an older kg made, whose store records none (each process keeps its own: zone_note)
+        "zone_recorded": _zone.is_recorded(ws),
+        "zone_note": _zone.note(ws),
         "nodes": by_kind,
         "entries": by_entry,
         "entry_status": by_status,

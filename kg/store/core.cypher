@@ -130,6 +130,10 @@ ORDER BY created_at, src, dst
 // name: meta_get
 MATCH (m:Meta {key: $key}) RETURN m.value AS value
 
+// name: node_any
+// One knowledge node, if the graph holds any (a new graph: none).
+MATCH (n:Node) RETURN n.id AS id LIMIT 1
+
 // name: meta_set
 MERGE (m:Meta {key: $key}) SET m.value = $value
 

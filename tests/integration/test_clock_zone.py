@@ -110,26 +110,51 @@ def test_a_kg_toml_zone_that_is_unknown_or_not_the_workspace_one_is_refused(tmp_
     ok(kg(root, LA, "log", "error", "the same zone is fine", "--wait"))
 
 
-def test_a_workspace_made_before_the_zone_keeps_its_times_and_records_the_first_process_zone(tmp_path):
+def _as_an_older_kg_left_it(root: Path) -> Path:
+    """No zone in the graph, no mirror: a workspace an older kg made."""
     from kg.store import Store
 
-    root = init(tmp_path / "ws", LA)
-    ok(kg(root, LA, "log", "error", "logged before there was a zone", "--now", "2026-12-01T09:00:00", "--wait"))
-    # as a kg before the change left it: no zone in the graph, no mirror
     kg_dir = root / "memory" / ".kg"
     (kg_dir / "clock-zone").unlink(missing_ok=True)
     with Store.open(kg_dir / "graph.kuzu", lock_path=kg_dir / "graph.lock", lock_timeout=30.0) as st:
         st.execute("MATCH (m:Meta {key: 'clock:zone'}) DELETE m")
-    ok(kg(root, LA, "status"))  # the first process after the change: its zone is the workspace's
+    return kg_dir
+
+
+def test_a_workspace_made_before_the_zone_gets_no_guessed_zone_and_says_how_to_set_one(tmp_path):
+    """The first process after the upgrade (a UTC reader, then a UTC job) must not decide the zone of a history an
+    LA shell wrote: each process keeps its own zone, as before, and status and doctor say how to record one."""
+    root = init(tmp_path / "ws", LA)
+    ok(kg(root, LA, "log", "error", "logged before there was a zone", "--now", "2026-12-01T09:00:00", "--wait"))
+    kg_dir = _as_an_older_kg_left_it(root)
+    status = json.loads(ok(kg(root, UTC, "status", "--json")))
+    assert status["zone"] == UTC and status["zone_recorded"] is False
+    assert '[clock] zone = "UTC"' in status["zone_note"] and "kg.toml" in status["zone_note"]
+    assert "no clock zone is recorded" in ok(kg(root, UTC, "status"))
     ok(kg(root, UTC, "log", "error", "logged by a UTC job after", "--wait"))
-    at = created(root, UTC)
+    ok(kg(root, LA, "log", "error", "logged by the LA shell after", "--wait"))
+    assert not (kg_dir / "clock-zone").exists()
+    at = created(root, LA)
     assert at["logged before there was a zone"] == datetime(2026, 12, 1, 9, 0)
-    now = datetime.now(ZoneInfo(LA)).replace(tzinfo=None)
-    assert abs(at["logged by a UTC job after"] - now) < timedelta(minutes=5)
-    assert json.loads(ok(kg(root, UTC, "status", "--json")))["zone"] == LA
+    assert abs(at["logged by the LA shell after"] - datetime.now(ZoneInfo(LA)).replace(tzinfo=None)) \
+        < timedelta(minutes=5)
+    doctor = json.loads(kg(root, LA, "doctor", "--json").stdout)
+    [check] = [c for c in doctor["checks"] if c["name"] == "clock zone"]
+    assert check["status"] == "warning" and '[clock] zone = "America/Los_Angeles"' in check["detail"], check
+    (root / "kg.toml").write_text('[clock]\nzone = "America/Los_Angeles"\n', encoding="utf-8")
+    ok(kg(root, UTC, "log", "error", "logged once the zone is set", "--wait"))
+    (root / "kg.toml").unlink()
+    assert (kg_dir / "clock-zone").read_text(encoding="utf-8").strip() == LA
+    status = json.loads(ok(kg(root, TOKYO, "status", "--json")))
+    assert status["zone"] == LA and status["zone_recorded"] is True and status["zone_note"] is None
+
+
+def test_a_new_workspace_records_the_first_process_zone(tmp_path):
+    root = init(tmp_path / "ws", LA)
+    kg_dir = root / "memory" / ".kg"
+    assert (kg_dir / "clock-zone").read_text(encoding="utf-8").strip() == LA
     (kg_dir / "clock-zone").unlink()  # a mirror lost: the graph's record wins over the asking process's zone
     assert json.loads(ok(kg(root, TOKYO, "status", "--json")))["zone"] == LA
-    assert (kg_dir / "clock-zone").read_text(encoding="utf-8").strip() == LA
 
 
 @pytest.mark.falkordb
@@ -149,3 +174,80 @@ def test_a_workspace_joining_a_team_graph_takes_the_graph_zone(tmp_path, falkord
     assert timedelta(0) <= at["logged on the UTC machine"] - at["logged in Tokyo"] < timedelta(minutes=5), at
     now = datetime.now(ZoneInfo(TOKYO)).replace(tzinfo=None)
     assert abs(at["logged in Tokyo"] - now) < timedelta(minutes=5)
+
+
+def test_a_lost_or_damaged_mirror_is_written_only_by_a_writer_from_the_graph_record_and_doctor_repairs_it(tmp_path):
+    """A fast path (`kg log` before the graph opens) or a reader never names a zone in the mirror; a writer's
+    open rewrites it from the graph's record, and `kg doctor` says it did."""
+    root = init(tmp_path / "ws", LA)
+    mirror = root / "memory" / ".kg" / "clock-zone"
+    mirror.write_text("Amerca/Los_Angeles\n", encoding="utf-8")  # damaged (a typo, a full disk)
+    looked = json.loads(kg(root, LA, "doctor", "--dry-run", "--json").stdout)
+    [check] = [c for c in looked["checks"] if c["name"] == "clock zone"]
+    assert check["status"] == "warning" and "rewrites it" in check["detail"], check
+    assert mirror.read_text(encoding="utf-8").strip() == "Amerca/Los_Angeles"
+    doctor = json.loads(kg(root, LA, "doctor", "--json").stdout)
+    [check] = [c for c in doctor["checks"] if c["name"] == "clock zone"]
+    assert check["status"] == "repaired" and "Amerca/Los_Angeles" in check["detail"], check
+    assert mirror.read_text(encoding="utf-8").strip() == LA
+    mirror.unlink()
+    assert json.loads(ok(kg(root, UTC, "status", "--json")))["zone"] == LA  # a reader: the graph's, unwritten
+    assert not mirror.exists()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"TZ": UTC}
+    ok(subprocess.run([KG, "-w", str(root), "log", "error", "a UTC job, the mirror lost"], capture_output=True,
+                      text=True, timeout=300, env=env | {"KG_SERVER": "0"}))
+    # (its applier, a writer that read the graph's record, may have written it since)
+    assert not mirror.exists() or mirror.read_text(encoding="utf-8").strip() == LA
+    ok(kg(root, UTC, "log", "error", "a UTC job that waits", "--wait"))
+    assert mirror.read_text(encoding="utf-8").strip() == LA
+
+
+@pytest.mark.falkordb
+def test_a_kg_store_override_uses_its_store_zone_and_leaves_the_workspace_mirror(tmp_path, falkordb_url):
+    """A team member in UTC reaches the embedded graph they left (`KG_STORE=kuzu`, as `kg init --store`'s refusal
+    says): that graph's zone is the process's, but the mirror stays the team graph's, so their next `kg log` on
+    the team graph is stored in the team's zone."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "0"}
+    ann, bob = tmp_path / "ann", tmp_path / "bob"
+    ok(subprocess.run([KG, "init", str(ann), "--store", falkordb_url], capture_output=True, text=True,
+                      timeout=300, env=env | {"TZ": TOKYO, "KG_AGENT": "ann"}))
+    init(bob, UTC)
+    ok(kg(bob, UTC, "log", "error", "bob's embedded history", "--wait"))
+    ok(subprocess.run([KG, "init", str(bob), "--store", falkordb_url, "--force"], capture_output=True, text=True,
+                      timeout=300, env=env | {"TZ": UTC, "KG_AGENT": "bob"}))
+    mirror = bob / "memory" / ".kg" / "clock-zone"
+    assert mirror.read_text(encoding="utf-8").strip() == TOKYO
+    embedded = subprocess.run([KG, "-w", str(bob), "export", "trail"], capture_output=True, text=True, timeout=300,
+                              env=env | {"TZ": UTC, "KG_STORE": "kuzu"})
+    ok(embedded)
+    assert mirror.read_text(encoding="utf-8").strip() == TOKYO
+    ok(subprocess.run([KG, "-w", str(bob), "log", "error", "bob logs on the team graph", "--wait"],
+                      capture_output=True, text=True, timeout=300, env=env | {"TZ": UTC, "KG_AGENT": "bob"}))
+    now = datetime.now(ZoneInfo(TOKYO)).replace(tzinfo=None)
+    assert abs(created(ann, TOKYO)["bob logs on the team graph"] - now) < timedelta(minutes=5)
+
+
+@pytest.mark.parametrize("tz", ["/usr/share/zoneinfo/Europe/Berlin", ":/usr/share/zoneinfo/Europe/Berlin"])
+def test_a_tz_given_as_a_path_is_its_iana_zone(tmp_path, tz):
+    root = init(tmp_path / "ws", tz)
+    assert (root / "memory" / ".kg" / "clock-zone").read_text(encoding="utf-8").strip() == "Europe/Berlin"
+    ok(kg(root, tz, "log", "error", "noon in Berlin summer", "--now", "2026-07-01T12:00:00+02:00", "--wait"))
+    assert created(root, tz)["noon in Berlin summer"] == datetime(2026, 7, 1, 12, 0)
+
+
+def test_a_tz_kg_cannot_name_falls_back_and_status_and_doctor_say_so(tmp_path):
+    tz = "CET-1CEST,M3.5.0,M10.5.0/3"
+    root = init(tmp_path / "ws", tz)
+    status = json.loads(ok(kg(root, tz, "status", "--json")))
+    assert tz in status["zone_note"] and "[clock] zone" in status["zone_note"], status
+    assert tz in ok(kg(root, tz, "status"))
+    doctor = json.loads(kg(root, tz, "doctor", "--json").stdout)
+    [check] = [c for c in doctor["checks"] if c["name"] == "clock zone"]
+    assert check["status"] == "warning" and tz in check["detail"], check
+
+
+def test_a_kg_toml_zone_spelled_otherwise_is_the_same_zone(tmp_path):
+    root = init(tmp_path / "ws", UTC)
+    (root / "kg.toml").write_text('[clock]\nzone = "Etc/UTC"\n', encoding="utf-8")
+    ok(kg(root, LA, "log", "error", "Etc/UTC is UTC", "--wait"))
+    assert json.loads(ok(kg(root, LA, "status", "--json")))["zone"] == UTC
