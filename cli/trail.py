@@ -100,16 +100,12 @@ def _render_import(dry_run: bool):
         if d.get("lifecycle_not_imported"):  # another workspace's: the warning on stderr says why
             text += "; not imported, of the trail's lifecycle: " + ", ".join(
                 f"{n} {kind if n != 1 else kind[:-1]}" for kind, n in sorted(d["lifecycle_not_imported"].items()))
-        if d.get("principles_proposed") and dry_run:  # counted from the files (a warning says what decides)
-            text += f"; {d['principles_proposed']} principle(s) of another workspace would wait for your approval"
-        elif d.get("principles_proposed"):  # another workspace's: rendered only once approved
-            text += (f"; {d['principles_proposed']} principle(s) of another workspace wait for your approval "
-                     "(kg propose lists them, kg approve N renders one)")
-        if d.get("rules_proposed") and dry_run:  # counted from the files, as the principles
-            text += f"; {d['rules_proposed']} promoted rule(s) of another workspace would wait for your approval"
-        elif d.get("rules_proposed"):  # another workspace's promoted rules (TOOLS.md, ...): rendered once approved
-            text += (f"; {d['rules_proposed']} promoted rule(s) of another workspace wait for your approval "
-                     "(kg propose lists them, kg approve N renders one)")
+        for key, what in (("principles_proposed", "principle(s)"), ("rules_proposed", "promoted rule(s)")):
+            if d.get(key) and dry_run:  # counted from the files (a warning says what decides)
+                text += f"; {d[key]} {what} of another workspace would wait for your approval"
+            elif d.get(key):  # another workspace's: rendered only once approved
+                text += (f"; {d[key]} {what} of another workspace wait for your approval "
+                         "(kg propose lists them, kg approve N renders one)")
         if d["redacted"]:
             text += f"; redacted: {', '.join(d['redacted'])}"
         return text

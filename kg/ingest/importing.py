@@ -201,8 +201,9 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
             later = [f for g in groups[i + 1:] for f in g]  # named by the mark too: a kill in this run loses none
             _run(ws, group, resumed if i == 0 else None, at=at, report=report, dry_run=dry_run, progress=progress,
                  later=later, claim=claim, undecided=undecided)
+    team = getattr(ws, "store_url", None) is not None
     if undecided:
-        report.warnings.append(undecided_text(undecided, getattr(ws, "store_url", None) is not None))
+        report.warnings.append(undecided_text(undecided, team))
     if dry_run and report.principles_proposed:
         from kg.lifecycle.imported import undecided_principles
 
@@ -210,10 +211,9 @@ def run(ws: Any, paths: list[Path], *, at: datetime, report: Any, dry_run: bool,
     if dry_run and report.rules_proposed:
         from kg.lifecycle.imported_rules import undecided_rules
 
-        report.warnings.append(undecided_rules(report.rules_proposed, getattr(ws, "store_url", None) is not None))
+        report.warnings.append(undecided_rules(report.rules_proposed, team))
     if report.lifecycle_not_imported:
-        report.warnings.append(not_imported(report.lifecycle_not_imported, dry_run,
-                                            getattr(ws, "store_url", None) is not None))
+        report.warnings.append(not_imported(report.lifecycle_not_imported, dry_run, team))
     return report
 
 

@@ -48,6 +48,24 @@ def undecided_principles(n: int) -> str:
             "they are rendered as before); a dry run reads no graph")
 
 
+def origin_of(source: str) -> str:
+    """How a proposal names the trail an import came from."""
+    return Path(source).name if source else "another workspace's trail"
+
+
+def create(st: Any, *, number: int, at: datetime, target: str, target_kind: str, change: str, text: str,
+           hypothesis: str, motivation: str, evidence: str, about: str) -> None:
+    """One pending `import` proposal about node `about` (a principle, or a promoted rule's pattern:
+    kg/lifecycle/imported_rules.py), in one transaction with its `proposal_about` (a proposal about nothing would
+    leave what it holds free: `unproposed`, `lc_import_orphan_rules`)."""
+    pid = f"prop-{number:04d}"
+    st.run("lc_proposal_create", id=pid, number=number, at=at, type=TYPE, target=target, target_kind=target_kind,
+           change=change, text=text, hypothesis=hypothesis, priority="medium", area="", category="",
+           motivation=f"{motivation}; not rendered until approved", evidence=[evidence], risk="Medium",
+           effort="low", impact="medium")
+    st.run("lc_proposal_about", key=meta_key("Proposal", pid), node=about, at=at)
+
+
 def propose(st: Any, rows: list[dict[str, Any]], at: datetime, lp: Any) -> int:
     """One pending `import` proposal per principle (the import's new rows: `principles_of`); how many."""
     target = lp.targets.get(TARGET)
@@ -56,16 +74,12 @@ def propose(st: Any, rows: list[dict[str, Any]], at: datetime, lp: Any) -> int:
     number = int(st.run("lc_proposal_max")[0]["n"] or 0)
     for r in rows:
         number += 1
-        pid = f"prop-{number:04d}"
-        origin = Path(r["source"]).name if r["source"] else "another workspace's trail"
-        with st.transaction():  # a proposal about nothing would leave its principle free (`unproposed`)
-            st.run("lc_proposal_create", id=pid, number=number, at=at, type=TYPE, target=target.file,
-                   target_kind=TARGET, change=f"Import principle from {origin}: '{r['text'][:80]}'", text=r["text"],
-                   hypothesis="", priority="medium", area="", category="",
-                   motivation=f"imported from {r['source'] or origin} (another workspace's principle, {r['id']}); "
-                              "not rendered until approved", evidence=[r["id"]], risk="Medium", effort="low",
-                   impact="medium")
-            st.run("lc_proposal_about", key=meta_key("Proposal", pid), node=r["id"], at=at)
+        origin = origin_of(r["source"])
+        with st.transaction():
+            create(st, number=number, at=at, target=target.file, target_kind=TARGET,
+                   change=f"Import principle from {origin}: '{r['text'][:80]}'", text=r["text"], hypothesis="",
+                   motivation=f"imported from {r['source'] or origin} (another workspace's principle, {r['id']})",
+                   evidence=r["id"], about=r["id"])
     return len(rows)
 
 

@@ -16,13 +16,12 @@ skip, is then promoted from this workspace's own evidence like any other.
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from kg.core.errors import UsageError
-from kg.store.schema import meta_key
+from kg.lifecycle import imported
 
-TYPE = "import"  # as an imported principle's proposal (kg/lifecycle/imported.py)
+TYPE = imported.TYPE  # as an imported principle's proposal
 KEPT = ("applied", "confirmed", "checking")  # a change that still stands for its pattern here (not reverted)
 
 
@@ -82,7 +81,7 @@ def propose(st: Any, at: datetime, lp: Any, source: str) -> list[str]:
     if not orphans:
         return made
     number = int(st.run("lc_proposal_max")[0]["n"] or 0)
-    origin = Path(source).name if source else "another workspace's trail"
+    origin = imported.origin_of(source)
     for r in orphans:
         name = _target_of(r["tags"], lp)
         if name is None:  # a target these rules do not have: nowhere to render it
@@ -91,23 +90,19 @@ def propose(st: Any, at: datetime, lp: Any, source: str) -> list[str]:
         pattern = pattern_of(st, r["id"])
         file = _file_of(target, r["files"], pattern["key"] if pattern else None)
         number += 1
-        pid = f"prop-{number:04d}"
         text = r["text"] or ""
         key = pattern["key"] if pattern else None
         hypothesis = (f"Writing this rule into {file} stops pattern '{key}' recurring here (another workspace "
                       "promoted it)") if key else ""
-        with st.transaction():  # a proposal about nothing would leave its rule proposed by none
-            st.run("lc_proposal_create", id=pid, number=number, at=at, type=TYPE, target=file, target_kind=name,
-                   change=f"Import rule for {file} from {origin}: '{text[:80]}'", text=text, hypothesis=hypothesis,
-                   priority="medium", area="", category="",
-                   motivation=f"imported from {source or origin} (another workspace's promoted rule, {r['id']}"
-                              + (f", pattern '{key}'" if key else "")
-                              + "); not rendered until approved",
-                   evidence=[r["id"]], risk="Medium", effort="low", impact="medium")
+        with st.transaction():
             # about its pattern, which it holds as a pending promotion proposal does (no promotion of it meanwhile,
             # and once skipped, none until it recurs); about the rule when it has none
-            st.run("lc_proposal_about", key=meta_key("Proposal", pid), node=pattern["id"] if pattern else r["id"],
-                   at=at)
+            imported.create(st, number=number, at=at, target=file, target_kind=name,
+                            change=f"Import rule for {file} from {origin}: '{text[:80]}'", text=text,
+                            hypothesis=hypothesis,
+                            motivation=f"imported from {source or origin} (another workspace's promoted rule, "
+                                       f"{r['id']}" + (f", pattern '{key}'" if key else "") + ")",
+                            evidence=r["id"], about=pattern["id"] if pattern else r["id"])
             _reopen(st, pattern, at)  # with its proposal: a kill between the two left it `promoted` for good
         made.append(r["id"])
     return made
