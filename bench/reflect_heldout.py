@@ -6,6 +6,20 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p35 (tests/data/heldout_p35.jsonl; the rule fixed 2026-12-05 15:14 UTC before a turn was read, by an annotator who read
+no detector code; held out, not scored): list 1 = the list find_files gives for path `.specstory/.what-is-this.md` (28
+repositories, SpecStory's own note, complete), in its order, from the first; then list 2 = the list find_files gives for
+path `.specstory/.gitignore` (138, the first 100 shown), in its order, from the first; then list 3 = the list for
+`.cursor/rules/derived-cursor-rules.mdc` continued after WaterJason/linghua-ebanek-gallery-new (p34 stopped there),
+from YTommy109/aimon on. Same per-repository caps and cut rules as p33/p34 (of each repository its
+`.specstory/history/*.md` files in name order, the first 3 not over 30,000 characters, whole files, at most 12 non-slash
+user turns a repository, stop before the file that would take it past 12 unless it is the first); two SpecStory exports
+of the same session count once: the first kept, the other skipped and said. A repository is skipped if an earlier
+set's labels hold its owner__repo (tests/data/heldout_*.jsonl) or it is in shared data (edobry/minsky). Saved verbatim
+as <data>/<owner>__<repo>__<file name> (default /work/heldout35/raw), a live-looking secret replaced by [REDACTED] and
+said; a file the readers cannot read is said in the notes and skipped (no reader changed). Until ~120 non-slash user
+turns or the clock (no new file saved after 16:05 UTC; labels by 16:35 UTC; deadline 16:40 UTC).
+
 p34 (tests/data/heldout_p34.jsonl; the rule fixed 2026-12-05 12:28 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): list 1 = the list find_files gives for path `.specstory/cli/config.toml` (23
 repositories, SpecStory's CLI, which records terminal agents such as Claude Code and Codex), in its order, from the
