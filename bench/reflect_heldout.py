@@ -19,6 +19,9 @@ set's labels hold its owner__repo (tests/data/heldout_*.jsonl) or it is in share
 as <data>/<owner>__<repo>__<file name> (default /work/heldout35/raw), a live-looking secret replaced by [REDACTED] and
 said; a file the readers cannot read is said in the notes and skipped (no reader changed). Until ~120 non-slash user
 turns or the clock (no new file saved after 16:05 UTC; labels by 16:35 UTC; deadline 16:40 UTC).
+Amendment (2026-12-05 15:27 UTC, the three lists' shown repositories exhausted at 48 turns; committed before a turn of the
+new list was read): list 4 = the list find_files gives for path `.specstory/statistics.json` (713, the first 100 shown),
+in its order, from the first, same caps, cut rules and skips.
 
 p34 (tests/data/heldout_p34.jsonl; the rule fixed 2026-12-05 12:28 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): list 1 = the list find_files gives for path `.specstory/cli/config.toml` (23
