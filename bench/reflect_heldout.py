@@ -6,6 +6,71 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p35 (tests/data/heldout_p35.jsonl; the rule fixed 2026-12-05 15:14 UTC before a turn was read, by an annotator who read
+no detector code; held out, not scored): list 1 = the list find_files gives for path `.specstory/.what-is-this.md` (28
+repositories, SpecStory's own note, complete), in its order, from the first; then list 2 = the list find_files gives for
+path `.specstory/.gitignore` (138, the first 100 shown), in its order, from the first; then list 3 = the list for
+`.cursor/rules/derived-cursor-rules.mdc` continued after WaterJason/linghua-ebanek-gallery-new (p34 stopped there),
+from YTommy109/aimon on. Same per-repository caps and cut rules as p33/p34 (of each repository its
+`.specstory/history/*.md` files in name order, the first 3 not over 30,000 characters, whole files, at most 12 non-slash
+user turns a repository, stop before the file that would take it past 12 unless it is the first); two SpecStory exports
+of the same session count once: the first kept, the other skipped and said. A repository is skipped if an earlier
+set's labels hold its owner__repo (tests/data/heldout_*.jsonl) or it is in shared data (edobry/minsky). Saved verbatim
+as <data>/<owner>__<repo>__<file name> (default /work/heldout35/raw), a live-looking secret replaced by [REDACTED] and
+said; a file the readers cannot read is said in the notes and skipped (no reader changed). Until ~120 non-slash user
+turns or the clock (no new file saved after 16:05 UTC; labels by 16:35 UTC; deadline 16:40 UTC).
+Amendment (2026-12-05 15:27 UTC, the three lists' shown repositories exhausted at 48 turns; committed before a turn of
+the new list was read): list 4 = the list find_files gives for path `.specstory/statistics.json` (713, the first 100
+shown), in its order, from the first, same caps, cut rules and skips.
+What it gave (labelled by 15:35 UTC, each turn read with the agent's turn before and after, before any detector ran on
+them, by one annotator who read no detector code; held out, not scored): 45 files of 21 repositories, turns as the
+reader counts them in brackets, in the lists' order (list 1 `.specstory/.what-is-this.md` and list 2
+`.specstory/.gitignore` gave none: no history file, files over the cap, or a notes file with no turn; from
+`derived-cursor-rules.mdc`: altitudemarketing/design-system 1, altitudemarketing/design-system-ui 1,
+altitudemarketing/prototypes 1, break2swing/portfolio 2, deleuzianinc/civicai-test-campaigns 2, hipstersmoothie/hip-ui
+6, johnlindquist/kit 3, jwoodarek/overcast_example 6, kenlane33/el-picker 4, koua-kigo/test-app 4,
+ktsu-dev/AppDataStorage 5, ktsu-dev/BlastMerge 1, ktsu-dev/ByteSizeDotnet 9, ktsu-dev/Containers 3; from
+`.specstory/statistics.json`: 0xmcc/ubi-course 8, 13jden/listen-frontend 5, AdityaNambidi/Portfolio 1,
+Ai-Whisperers/code-agent-ui 2, AmbidextrousCoatie/league_analyzer 3, CJHSOUTHGIS/JZexpression 2,
+Dylan2020THU/veloxis-cuetrace 8); runtimes classic Cursor exports, Cursor IDE (Markdown v2.0/v2.1, `cursoride` and
+`Cursor IDE` session headers) and VS Code Copilot, all saved by SpecStory's editor extensions. 77 user turns: 1 slash
+command (/implement), 2 prompts a parent agent wrote to an explore sub-agent (the reader takes them for the user's;
+labelled nothing), 74 typed; 9 corrections, 3 knowledge gaps (2 on corrections), 2 preferences, 65 with nothing to
+learn; by language en 60 (7 corrections, 2 knowledge gaps, 2 preferences), zh 15 (2 corrections, 1 knowledge gap), fr 2;
+by script Latin 62, Chinese 15. Judgement calls as p15-p34 and the label guide (pasted logs or errors with no commentary
+are nothing, also right after the agent's fix; answers to the agent's own offers are nothing; first-turn bug reports are
+nothing; a request for what the agent says is already there, 'please add C++' when C++ was in the table, is nothing),
+and: after the agent pushed and said Vercel would deploy, 'our Vercel link still shows the old version on
+workshop.ubi.studio ... that is the domain connected to the project' is correction and knowledge gap; 'fix it for me',
+'what the fuck just deploy this to production' and 'do it from MCP or CLI' after the agent handed back dashboard steps
+are corrections (do it yourself); Chinese 'no, what domain do I use for local debugging, and I told you the console
+shows nothing' after the agent switched every BASE_URL to production is a correction, while a pasted backend SQL log
+asking 'is the secret wrong?' is nothing (a backend fault the agent did not cause); Chinese 'after changing to HTTP/2 a
+new problem appeared' right after the agent said HTTP/2 would very likely fix it is a correction, 'a new problem
+appeared after clicking again' (the agent's diagnostic step) and a later region restriction are nothing, 'my VPN latency
+is very low, my HTTP mode is 1.1 now' against the agent's latency/proxy diagnosis is a knowledge gap; 'im viewing this
+in obsidian, I didnt even see there were more languages ... make that section more readable' about the agent's wide
+table is correction and knowledge gap; 'the documents should always provide quick links to the microsoft documentation'
+and a first turn's 'icons for page or section titles should be unique and representative ... the H1 icon should match
+the sidebar menu icon' are preferences (standing rules), while 'the quick reference should mention records, containers,
+lambdas' is an extension (nothing); 'not like that, I want to edit PSBuild to handle it' after the agent wrote a
+standalone script is a correction; 'this doesnt seem to work' on the lines the agent just rewrote is a correction; 'put
+those in the docs' after JSDoc was added is an extension; 'mark as resolved' asked plainly is nothing. Departures from
+the rule: the fourth list was added by amendment (above) when the three lists ran out at 48 turns; saving stopped by
+choice at 15:32 UTC at 77 turns, short of ~120, to label every turn within the annotator's working context (list 4 not
+taken past Dylan2020THU/veloxis-cuetrace); edobry/chitin skipped as the shared data's own user (edobry/minsky); files
+not copied because read_file does not show characters the library holds: alamalhoda/construction_project (Persian, 147
+characters missing from one page, zero-width non-joiners by all signs; repository skipped) and ktsu-dev files whose
+terminal output holds powerline prompt glyphs (BlastMerge 05-29 09-15 and 09-44, Coder 05-28; those repositories
+stopped) or long whitespace-padded test output (AppData 06-16 10-09); files over 20,000 characters within the cap not
+copied from 15:31 on for time (Ai-Whisperers/code-agent-ui 07-35Z), and break2swing/portfolio's 11-07 (28,649, one
+slash-command turn) read, not saved; DakineMI/mcp-static-embed-tool's history files have no text in the library; when
+one session was exported twice the first export within the cap was taken (0xmcc/ubi-course 21-25Z and 22-38Z,
+Ai-Whisperers 07-53Z). Every saved copy matches the library to the character in length (each equals read_file's
+total_chars, page boundaries checked; one table-row slip in hip-ui 12-24 found by length and fixed). No live-looking
+secret: the Stripe checkout links in ubi-course are public payment links; a pasted log in 13jden/listen-frontend holds a
+test user's name and phone number, kept verbatim. Sizes and skips in /work/heldout35/notes.txt.
+
 p34 (tests/data/heldout_p34.jsonl; the rule fixed 2026-12-05 12:28 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): list 1 = the list find_files gives for path `.specstory/cli/config.toml` (23
 repositories, SpecStory's CLI, which records terminal agents such as Claude Code and Codex), in its order, from the
@@ -955,7 +1020,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p34": REPO / "tests" / "data" / "heldout_p34.jsonl",
+SETS = {"p35": REPO / "tests" / "data" / "heldout_p35.jsonl",
+        "p34": REPO / "tests" / "data" / "heldout_p34.jsonl",
         "p33": REPO / "tests" / "data" / "heldout_p33.jsonl",
         "p32": REPO / "tests" / "data" / "heldout_p32.jsonl",
         "p31": REPO / "tests" / "data" / "heldout_p31.jsonl",
@@ -977,14 +1043,15 @@ SETS = {"p34": REPO / "tests" / "data" / "heldout_p34.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p34": Path("/work/heldout34/raw"), "p33": Path("/work/heldout33/raw"), "p32": Path("/work/heldout32/raw"),
+OUTSIDE = {"p35": Path("/work/heldout35/raw"),
+           "p34": Path("/work/heldout34/raw"), "p33": Path("/work/heldout33/raw"), "p32": Path("/work/heldout32/raw"),
            "p31": Path("/work/heldout31/raw"), "p30": Path("/work/heldout30/raw"), "p29": Path("/work/heldout29/raw"),
            "p28": Path("/work/heldout28/raw"), "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"),
            "p25": Path("/work/heldout25/raw"),
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p34"  # scored once 2026-12-05 (see its paragraph): the next set labelled blind takes its place
+HELD_OUT = "p35"  # labelled blind 2026-12-05, held out, not scored: the next score of issue 14 is taken on it
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
