@@ -1,5 +1,6 @@
 """The leave-one-set-out bench (bench/reflect_loso.py) takes every labelled set whose files are here, and never a set
-labelled blind for a later landing (p35; p34 is development data since it was scored), even once SETS names it; asked for one by name, it refuses with exit 2."""
+labelled blind for a later landing (p35; p34 is development data since it was scored), even once SETS names it; asked
+for one by name, it refuses with exit 2."""
 
 from __future__ import annotations
 
