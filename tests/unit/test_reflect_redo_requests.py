@@ -4,8 +4,9 @@ side already reads.
 Missed on other users' chats in three sets of different users (p30, p33, p34): the agent's last answer or change asked
 for again with a change ("do it again without ...", "repeat the answer in ..."; Chinese 重新 with a verb of making).
 Chinese lacked what English had: "i meant" (我说的是), "just fix it yourself" (你主动修复), the agent's "please
-check and let me know" that hands the work back (请您检查 …), and "why is there still ..." (为什么还有报错). Every
-sentence here is written for this test; none is a labelled turn."""
+check and let me know" that hands the work back (请您检查 …), "why is there still ..." (为什么还有报错), "it did not
+change" (没变, 没反应); "from now on" in traditional characters (以後), and 以后 after a verb is "after", not "from now
+on" (刷新以后). Every sentence here is written for this test; none is a labelled turn."""
 
 from __future__ import annotations
 
@@ -100,3 +101,26 @@ def test_each_is_found_as_a_correction(agent, said):
 ])
 def test_the_same_shapes_without_the_fault_are_not(agent, said):
     assert not corrected(agent, said)
+
+
+@pytest.mark.parametrize("said", ["搜索框没变，请再看看", "刷新以后完全没反应", "标题颜色并没有变化"])
+def test_chinese_says_the_change_did_nothing_as_english_says_it_did_not_change(said):
+    assert "says_wrong" in signals(DONE_ZH, said)
+    assert corrected(DONE_ZH, said)
+
+
+@pytest.mark.parametrize("said", ["有没有变化？", "其他的没变就好", "其它没变吧"])
+def test_asking_whether_it_changed_or_what_was_to_stay_is_not_saying_it_failed(said):
+    assert "says_wrong" not in signals(DONE_ZH, said)
+
+
+@pytest.mark.parametrize("said", ["以后都用 pnpm 安装", "我们以后提交前先跑测试", "以後所有的日期都寫成 ISO 格式",
+                                  "今後請用繁體中文回答"])
+def test_from_now_on_opening_a_clause_in_either_script_is_a_lasting_rule(said):
+    assert "from_now_on" in signals(DONE_ZH, said)
+
+
+@pytest.mark.parametrize("said", ["刷新以后完全没反应", "点击以后都不显示", "部署以後頁面空白"])
+def test_after_a_verb_it_means_after_not_from_now_on(said):
+    sig = signals(DONE_ZH, said)
+    assert "from_now_on" not in sig and "imperative_rule" not in sig
