@@ -130,7 +130,8 @@ does not show was restored where the page length required it. Sizes and skips in
 Scored once (2026-12-05 13:50 UTC, main with w-d26 beside ecc9075, the tree before this landing's detector work, `--set
 p34 --data /work/heldout34/raw --score --baseline /work/cdx`; main before w-d26 scored the same at 12:47): correction
 0.67 / 0.29 / 0.40 (2 of 7; en 2 of 4, zh 0 of 3), both trees alike; false alarms 1 in 72 quiet turns (1.4 per 100).
-Development data since (bench/reflect_loso.py still leaves it out by name until the next blind set takes its place).
+Development data since (bench/reflect_loso.py leaves it out in turn with the others since w-d27; the next blind set is
+left out by name there instead).
 
 p33 (tests/data/heldout_p33.jsonl; the rule fixed 2026-12-05 09:35 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): a list no set used. The list find_files gives for path

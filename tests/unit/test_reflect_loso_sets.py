@@ -1,5 +1,6 @@
 """The leave-one-set-out bench (bench/reflect_loso.py) takes every labelled set whose files are here, and never a set
-labelled blind for a later landing (p34), even once SETS names it; asked for one by name, it refuses with exit 2."""
+labelled blind for a later landing (p35; p34 is development data since it was scored), even once SETS names it; asked
+for one by name, it refuses with exit 2."""
 
 from __future__ import annotations
 
@@ -41,14 +42,15 @@ def test_a_set_is_taken_when_all_its_files_are_here_and_never_the_blind_one(loso
     with monkeypatch.context() as m:
         m.setattr(loso.rh, "SETS", {"p90": _set(tmp_path, "p90", ["a.md"]),
                                     "p91": _set(tmp_path, "p91", ["a.md", "b.md"]),
+                                    "p35": _set(tmp_path, "p35", ["a.md"]),
                                     "p34": _set(tmp_path, "p34", ["a.md"])})
-        m.setattr(loso.rh, "OUTSIDE", {"p90": raw, "p91": raw, "p34": raw})
-        assert loso.available() == ["p90"]  # p91 lacks b.md; p34 is blind
+        m.setattr(loso.rh, "OUTSIDE", {"p90": raw, "p91": raw, "p34": raw, "p35": raw})
+        assert loso.available() == ["p34", "p90"]  # p91 lacks b.md; p35 is blind
 
 
 def test_asking_for_the_blind_set_is_a_usage_error():
-    res = subprocess.run([sys.executable, str(BENCH / "reflect_loso.py"), "--sets", "p34", "--baseline", ""],
+    res = subprocess.run([sys.executable, str(BENCH / "reflect_loso.py"), "--sets", "p35", "--baseline", ""],
                          capture_output=True, text=True, cwd=BENCH.parent)
     assert res.returncode == 2
-    assert res.stderr.startswith("Error: p34: not a development set here; --sets takes some of ")
+    assert res.stderr.startswith("Error: p35: not a development set here; --sets takes some of ")
     assert "Traceback" not in res.stderr
