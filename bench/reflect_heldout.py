@@ -70,6 +70,10 @@ Ai-Whisperers 07-53Z). Every saved copy matches the library to the character in 
 total_chars, page boundaries checked; one table-row slip in hip-ui 12-24 found by length and fixed). No live-looking
 secret: the Stripe checkout links in ubi-course are public payment links; a pasted log in 13jden/listen-frontend holds a
 test user's name and phone number, kept verbatim. Sizes and skips in /work/heldout35/notes.txt.
+Scored once (2026-12-05 16:01 UTC, main with w-d27 beside d59cef4, the tree before this landing's detector work,
+`--set p35 --data /work/heldout35/raw --score --baseline /work/cdx`): correction 0.56 / 0.56 / 0.56 (5 of 9; Latin 4 of
+7, Chinese 1 of 2), preference 1 of 2, knowledge gap 0 of 3, anything 0.55 / 0.50 / 0.52; false alarms 5 in 65 quiet
+turns (7.7 per 100: 3 in 12 Chinese), both trees alike. Development data from now on.
 
 p34 (tests/data/heldout_p34.jsonl; the rule fixed 2026-12-05 12:28 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): list 1 = the list find_files gives for path `.specstory/cli/config.toml` (23
@@ -1052,7 +1056,7 @@ OUTSIDE = {"p35": Path("/work/heldout35/raw"),
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p35"  # labelled blind 2026-12-05, held out, not scored: the next score of issue 14 is taken on it
+HELD_OUT = "p35"  # labelled blind 2026-12-05, scored once at 16:01 (above); the next blind set replaces it
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
