@@ -41,6 +41,8 @@ def test_a_bursty_first_week_is_not_a_revert(ws, run_kg):
     assert v["action"] == "extend" and v["verdict"] == "inconclusive", v
     assert v["stats"]["dispersion"] > 1.5 and "overdispersion φ" in v["summary"], v
     assert v["before"] == 18 and v["after"] == 9, v
+    why = run_kg(["why", f"- {RULE}", "--json", "--now", "2026-05-24T09:00"]).json
+    assert any("overdispersion φ" in x for x in why["explanation"]), why
 
 
 def test_off_the_same_week_reverts_as_poisson_counts(ws, run_kg):
