@@ -131,6 +131,8 @@ class Verification:
     prior_source: str = "changes"
     pool_retries: bool = False
     trigger_window: str = "counted"
+    dispersion_strength: float = 0.0
+    dispersion_max: float = 4.0
 
 
 @dataclass(frozen=True)
@@ -327,6 +329,8 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         pool_retries=r.flag("verification.pool_retries", default=False),
         trigger_window=r.string("verification.trigger_window", ("counted", "left_out"), default="counted"),
         relapse_reference=r.number("verification.relapse_reference", 0.01, 0.99, default=0.1),
+        dispersion_strength=r.number("verification.dispersion_strength", 0, default=0.0),
+        dispersion_max=r.number("verification.dispersion_max", 1, default=4.0),
     )
     if not v.confirm_max_ratio < v.ineffective_min_ratio <= v.worse_min_ratio:
         raise r.fail("verification", "needs confirm_max_ratio < ineffective_min_ratio ≤ worse_min_ratio")

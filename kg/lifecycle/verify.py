@@ -10,7 +10,9 @@ The verdict is a sequential test on the pattern's whole history (`assess`):
   trigger, while leaving the trigger out overstates it by 3/2 at three occurrences. Without a start, or with
   `leave_out_trigger`, it is left out (the inverse-sampling correction). Time when an earlier change of the
   same pattern was live is left out too, and older days weigh less (`baseline_half_life_days`, for rates
-  that drift). At most `max_per_day` occurrences count per day, so one bursty day is not a rate.
+  that drift). At most `max_per_day` occurrences count per day, so one bursty day is not a rate. Where the
+  pattern's days vary more than Poisson (bursts: `kg.lifecycle.dispersion`, `dispersion_strength`), a first
+  verification weighs its counts as k / φ in t / φ days, so a burst in a rule's first week is not a 0.95 revert.
 - **Rate after**: every occurrence since the change over every day since it (a quiet spell there may be the
   rule working), the same per-day cap.
 - The **posterior of the ratio** r = after / before (Jeffreys priors; `kg.lifecycle.stats`) gives
@@ -33,8 +35,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from kg.lifecycle import dispersion, stats, verify_stop, verify_watch
 from kg.lifecycle import effect as effects
-from kg.lifecycle import stats, verify_stop, verify_watch
 from kg.lifecycle.policy import LifecyclePolicy
 from kg.lifecycle.verify_transition import (  # noqa: F401 - verify.transition and the rest stay importable here
     CONFIRMED,
@@ -62,6 +64,25 @@ class Counts:
     k_after: float
     t_after: float
     left_out: tuple[str, ...]  # why occurrences were not counted ("first", "trigger", "capped 2", ...)
+    dispersion: float = 1.0    # φ, the counts' variance over their mean (`kg.lifecycle.dispersion`; 1: Poisson)
+
+
+def scaled(c: Counts) -> Counts:
+    """The counts as the test weighs them: k / φ occurrences in t / φ days (the same rates, less information)."""
+    if c.dispersion <= 1.0:
+        return c
+    f = c.dispersion
+    return Counts(c.before, c.after, c.k_before / f, c.t_before / f, c.k_after / f, c.t_after / f, c.left_out, 1.0)
+
+
+def _phi(times: Sequence[datetime], start: datetime | None, now: datetime, edges: Iterable[datetime], cap: int,
+         policy: LifecyclePolicy) -> float:
+    """The pattern's overdispersion from its start to `now`, each period between `edges` with its own mean."""
+    v = policy.verification
+    if start is None or v.dispersion_strength <= 0 or now <= start:
+        return 1.0
+    cuts = sorted({start, now, *(e for e in edges if start < e < now)})
+    return dispersion.index(times, cuts, cap, strength=v.dispersion_strength, ceiling=v.dispersion_max)
 
 
 def _days(a: datetime, b: datetime) -> float:
@@ -208,8 +229,9 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
     t_out = sum(_days(a, b) for a, b in out_spans)
     if out_spans:
         left.append(f"{withdrawn_n} in {t_out:.1f}d {out_words}")
+    phi = _phi(every, start, now, [applied_at] + [e for s in spans + out_spans + test_spans for e in s], cap, policy)
     return Counts(len(before_all), len(after), round(k_b, 4), round(t_b, 4), k_a,
-                  round(max(_days(applied_at, now) - t_out - t_test, 0.0) + t_tries, 4), tuple(left))
+                  round(max(_days(applied_at, now) - t_out - t_test, 0.0) + t_tries, 4), tuple(left), phi)
 
 
 @dataclass(frozen=True)
@@ -342,11 +364,14 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
     waits = deadline and (expected < v.min_expected or thin)
     deadline = deadline and not waits
     a = v.error_rate
+    # overdispersed counts weigh as fewer (`verification.dispersion_strength`), at a rule's first verification: the
+    # monitor's level was chosen on the Poisson posterior (with φ there it kept more bad rules: rules/lifecycle.toml)
+    w = c if monitoring else scaled(c)
     if effect is not None:
-        post = effects.posterior(effect, c.k_before, c.t_before, c.k_after, c.t_after, prior)
+        post = effects.posterior(effect, w.k_before, w.t_before, w.k_after, w.t_after, prior)
         below, quantile = post.p_below, post.quantile
     else:
-        args = (c.k_after, c.t_after, c.k_before + prior[0], c.t_before + prior[1])
+        args = (w.k_after, w.t_after, w.k_before + prior[0], w.t_before + prior[1])
         below = lambda x: stats.p_ratio_below(x, *args)  # noqa: E731
         quantile = lambda q: stats.ratio_quantile(q, *args)  # noqa: E731
     p_cut = below(v.ineffective_min_ratio)
@@ -396,6 +421,7 @@ def judge(c: Counts, policy: LifecyclePolicy, *, deadline: bool = False,
         why += f"; the deadline waits: {expected:.1f} occurrences expected without an effect < {v.min_expected:g}"
     summary = (f"{kind}: ratio {median:.2f}× ({1 - a:.0%} interval {lo:.2f}–{hi:.2f}); {why} ({numbers}"
                + (f"; prior {prior[0]:g} in {prior[1]:g}d" if prior[0] else "")
+               + (f"; overdispersion φ {c.dispersion:g}: counts weighed as /{c.dispersion:g}" if w is not c else "")
                + (f"; effect prior from {effect.changes} changes" if effect is not None and effect.changes else "")
                + (f"; workspace mix ×{mix:g} on the odds" if mix != 1.0 else "")
                + (f"; not counted: {', '.join(c.left_out)}" if c.left_out else "") + ")")

@@ -150,6 +150,7 @@ def back_early(c: verify.Counts, policy: LifecyclePolicy, prior: tuple[float, fl
     if ver.check_back_level <= 0 or c.t_after <= 0 or c.t_before <= 0:
         return ""
     cut = ver.check_revert_ratio
+    c = verify.scaled(c)
     p = stats.p_ratio_below(cut, c.k_after, c.t_after, c.k_before + prior[0], c.t_before + prior[1])
     if p < ver.check_back_level:
         return ""
@@ -172,6 +173,7 @@ def numbers(c: verify.Counts, policy: LifecyclePolicy, prior: tuple[float, float
 
     ver = policy.verification
     cut = ver.check_revert_ratio
+    c = verify.scaled(c)  # overdispersed counts weigh as fewer, as in the verdict
     p = 1.0 - stats.p_ratio_below(cut, c.k_after, c.t_after, c.k_before + prior[0], c.t_before + prior[1]) \
         if c.t_after > 0 else 0.0
     level = ver.check_lopsided_posterior if ver.check_lopsided > 0 and _LOPSIDED in _why(evidence) else \

@@ -55,6 +55,7 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                           "k_before": counts.k_before, "days_before": counts.t_before,
                           "k_after": counts.k_after, "days_after": counts.t_after,
                           "not_counted": list(counts.left_out), "deadline": deadline,
+                          "dispersion": counts.dispersion,
                           "prior": {"events": rate_prior[0], "days": rate_prior[1],
                                     "source": lc.lp.verification.prior_source},
                           "effect_prior": effect.as_dict(lc.lp.verification.revert_min_ratio) if effect else None,
