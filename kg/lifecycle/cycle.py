@@ -271,9 +271,14 @@ class Lifecycle:
 
     # -- 4. conflicts ---------------------------------------------------------------------------------------
     def rule_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The live changes and the free principles; read again only after this cycle applied or reverted."""
+        """The live changes and the free principles (not those an unfinished import loaded: `loading_principles`);
+        read again only after this cycle applied or reverted."""
         if self._rules is None:
-            self._rules = self.st.run("lc_live_changes", statuses=list(LIVE)), self.st.run("lc_free_principles")
+            from kg.ingest.import_mark import loading_principles
+
+            held = loading_principles(self.ws)
+            self._rules = (self.st.run("lc_live_changes", statuses=list(LIVE)),
+                           [r for r in self.st.run("lc_free_principles") if r["node"] not in held])
         return self._rules
 
     def settle_conflicts(self) -> None:

@@ -223,3 +223,28 @@ def test_an_approved_principle_that_relates_to_nothing_here_says_it_is_not_verif
     assert "not verified: it came from no pattern" in why.json["change"]["unverified"], why.json["change"]
     text = run_kg(["why", THEIRS, "--now", "2026-05-22T10:00"]).stdout
     assert "next check" not in text and "verification: none; status applied; not verified" in text, text
+
+
+def test_a_cycle_between_a_killed_import_and_its_rerun_renders_none_of_its_principles(ws, run_kg, tmp_path, request):
+    """Killed with its principles loaded and no proposal made, the import left them free until its rerun: a cycle in
+    between wrote another workspace's principles into MEMORY.md, and the next one took them out again once the rerun
+    proposed them. The import's mark names them, and a cycle renders none of those while it is there."""
+    import os
+    import subprocess
+    import sys
+
+    assert run_kg(["node", "add", "principle", OWN, "--now", "2026-05-01T10:00"]).exit_code == 0
+    out = _other_trail(tmp_path, request, THEIRS, PROMOTED)
+    proc = subprocess.run([sys.executable, "-c", _KILLED_PROPOSING, "0", "-w", str(ws.root), "--now",
+                           "2026-05-03T09:00", "import", "trail", str(out)], capture_output=True, text=True,
+                          env={**os.environ, "KG_SERVER": "0"}, cwd=request.config.rootpath)
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+    c = run_kg(["cycle", "--now", "2026-05-03T09:30"])
+    assert c.exit_code == 0, c.stdout + c.stderr
+    memory = _memory(ws)
+    assert OWN in memory and THEIRS not in memory and PROMOTED not in memory, memory
+    resumed = run_kg(["import", "trail", "--json", "--now", "2026-05-03T10:00"])
+    assert resumed.exit_code == 0 and resumed.json["principles_proposed"] == 2, resumed.stdout + resumed.stderr
+    assert run_kg(["cycle", "--now", "2026-05-03T12:00"]).exit_code == 0
+    memory = _memory(ws)
+    assert OWN in memory and THEIRS not in memory and PROMOTED not in memory, memory
