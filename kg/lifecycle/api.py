@@ -109,7 +109,7 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
                     raise UsageError(f"{q['target']}: {lc.report.held[-1]['reason']}; fix the file, then approve "
                                      "again")
                 result.update(action="applied", change=change, target=q["target"], text=q["text"])
-            elif q["type"] == imported.TYPE and q["node_kind"] in ("knowledge", "pattern"):  # a TOOLS.md rule, ...
+            elif q["type"] == imported.TYPE and q["target_kind"] != imported.TARGET:  # a TOOLS.md rule, ...
                 result.update(imported_rules.adopt(lc, q, number))
             elif q["type"] == imported.TYPE:  # another workspace's principle, rendered only now
                 result.update(imported.adopt(lc, q, number))

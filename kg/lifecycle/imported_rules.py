@@ -103,12 +103,13 @@ def propose(st: Any, at: datetime, lp: Any, source: str) -> list[str]:
                             motivation=f"imported from {source or origin} (another workspace's promoted rule, "
                                        f"{r['id']}" + (f", pattern '{key}'" if key else "") + ")",
                             evidence=r["id"], about=pattern["id"] if pattern else r["id"])
-            _reopen(st, pattern, at)  # with its proposal: a kill between the two left it `promoted` for good
+            reopen_one(st, pattern, at)  # with its proposal: a kill between the two left it `promoted` for good
         made.append(r["id"])
     return made
 
 
-def _reopen(st: Any, pattern: dict[str, Any] | None, at: datetime) -> bool:
+def reopen_one(st: Any, pattern: dict[str, Any] | None, at: datetime) -> bool:
+    """`pattern` (`pattern_of`'s row) active again when it came in `promoted` with no change of its standing here."""
     if pattern and pattern["status"] == "promoted" and not int(pattern["kept"] or 0):
         st.run("status_set", id=pattern["id"], status="active", at=at)
         return True
@@ -116,11 +117,12 @@ def _reopen(st: Any, pattern: dict[str, Any] | None, at: datetime) -> bool:
 
 
 def reopen_pending(st: Any, lp: Any, at: datetime) -> int:
-    """Reopen (`reopen`) the patterns of every rule a pending import proposal holds, not only this run's: an import
-    killed before a build that reopened with the proposal left them `promoted`, and its resumed run proposes
-    nothing new. How many."""
+    """Reopen (`reopen`) the patterns of every rule or principle a pending import proposal about its pattern holds,
+    not only this run's: an import killed before a build that reopened with the proposal left them `promoted`, and
+    its resumed run proposes nothing new. How many."""
     nodes = [q["evidence"][0] for q in st.run("lc_proposals", statuses=["pending"])
-             if q["type"] == TYPE and q["evidence"] and _target_of([q["target_kind"]], lp) is not None]
+             if q["type"] == TYPE and q["evidence"] and (_target_of([q["target_kind"]], lp) is not None
+                                                         or q["node_kind"] == "pattern")]
     return reopen(st, nodes, at)
 
 
@@ -130,7 +132,7 @@ def reopen(st: Any, nodes: list[str], at: datetime) -> int:
     done: set[str] = set()
     for node in nodes:
         p = pattern_of(st, node)
-        if p and p["id"] not in done and _reopen(st, p, at):
+        if p and p["id"] not in done and reopen_one(st, p, at):
             done.add(p["id"])
     return len(done)
 
