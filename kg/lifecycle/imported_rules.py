@@ -23,6 +23,7 @@ from kg.lifecycle import imported
 
 TYPE = imported.TYPE  # as an imported principle's proposal
 KEPT = ("applied", "confirmed", "checking")  # a change that still stands for its pattern here (not reverted)
+SUPERSEDED = "superseded"  # an import proposal whose pattern this workspace promoted itself (`supersede`)
 
 
 def _target_of(tags: Any, lp: Any) -> str | None:
@@ -75,7 +76,8 @@ def propose(st: Any, at: datetime, lp: Any, source: str) -> list[str]:
     made: list[str] = []
     orphans = st.run("lc_import_orphan_rules")
     if orphans:  # those an import proposal about their pattern names already (its evidence: the rule's id)
-        named = {i for q in st.run("lc_proposals", statuses=["pending", "approved", "skipped", "obsolete"])
+        named = {i for q in st.run("lc_proposals", statuses=["pending", "approved", "skipped", "obsolete",
+                                                               SUPERSEDED])
                  if q["type"] == TYPE for i in q["evidence"] or ()}
         orphans = [r for r in orphans if r["id"] not in named]
     if not orphans:
@@ -135,6 +137,23 @@ def reopen(st: Any, nodes: list[str], at: datetime) -> int:
         if p and p["id"] not in done and reopen_one(st, p, at):
             done.add(p["id"])
     return len(done)
+
+
+def supersede(st: Any, at: datetime) -> list[dict[str, Any]]:
+    """Close, as superseded, every pending import proposal (a rule's or a promoted principle's) whose pattern has a
+    live change of its own here: this workspace promoted it from its own evidence while the proposal waited (or
+    before the import made it). Left pending, approving it was refused ("skip proposal #N") or rendered a second
+    rule of the pattern, and two rules checked against one pattern's rate leave neither verdict meaning anything;
+    its own rule stands, verified on this workspace's evidence. What was closed, for the cycle's report."""
+    from kg.store.schema import meta_key
+
+    rows = st.run("lc_import_superseded", type=TYPE, kept=list(KEPT))
+    for r in rows:
+        st.run("lc_proposal_decide", key=meta_key("Proposal", r["id"]), status=SUPERSEDED, at=at,
+               reason=f"pattern '{r['key'] or r['pattern']}' was promoted here ({r['change']}, {r['target']}): "
+                      "this workspace's own rule stands")
+    return [{"number": r["number"], "pattern_key": r["key"] or r["pattern"], "change": r["change"],
+             "target": r["target"]} for r in rows]
 
 
 def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:

@@ -750,6 +750,18 @@ RETURN p.id AS id, p.pattern_key AS key, p.status AS status, count(c) AS kept
 ORDER BY id
 LIMIT 1
 
+// name: lc_import_superseded
+// Pending `import` proposals about a pattern with a live change of its own here (applied, confirmed, or out for a
+// check): this workspace promoted the pattern from its own evidence while the proposal waited (a promotion
+// proposal approved meanwhile), or before the import made it. kg/lifecycle/imported_rules.py `supersede` closes them.
+MATCH (q:Meta)-[:proposal_about]->(p:Node)
+WHERE q.kind = 'proposal' AND q.type = $type AND q.status = 'pending' AND p.kind = 'pattern'
+MATCH (c:Change)-[:change_pattern]->(p)
+WHERE c.status IN $kept
+RETURN q.id AS id, q.number AS number, p.pattern_key AS key, p.id AS pattern, min(c.id) AS change,
+       min(c.target) AS target
+ORDER BY number
+
 // name: lc_import_rule_in_file
 // A live change of this pattern already rendering into this file and block (the pattern was promoted here while
 // an imported rule of it waited for approval): approving the import would render it twice.
