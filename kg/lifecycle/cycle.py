@@ -15,6 +15,7 @@ from typing import Any
 from kg.core.errors import UnusableFile
 from kg.core.files import target_problem
 from kg.core.text import index_tokens
+from kg.ingest.import_mark import loading_principles
 from kg.lifecycle import blocks, conflicts, decay, imported_rules, promote, promoting, render, revert_log, verifying
 from kg.lifecycle.policy import LifecyclePolicy
 from kg.lifecycle.policy import load as load_policy
@@ -275,8 +276,6 @@ class Lifecycle:
         """The live changes and the free principles (not those an unfinished import loaded: `loading_principles`);
         read again only after this cycle applied or reverted."""
         if self._rules is None:
-            from kg.ingest.import_mark import loading_principles
-
             held = loading_principles(self.ws)
             self._rules = (self.st.run("lc_live_changes", statuses=list(LIVE)),
                            [r for r in self.st.run("lc_free_principles") if r["node"] not in held])
