@@ -55,6 +55,9 @@ def _render_cycle(d: dict[str, Any]) -> str:
                      f"{p['next_check'][:10]})")
     for p in d["proposed"]:
         lines.append(f"  📋 proposal #{p['number']} ({p['type']}) → {p['target']}: {p['text'][:60]}")
+    for q in d.get("superseded", []):
+        lines.append(f"  🗂️  import proposal #{q['number']} superseded: '{q['pattern_key']}' was promoted here "
+                     f"({q['change']}, {q['target']}), its own rule stands")
     for w in d.get("waiting", []):
         lines.append(f"  ⏳ waiting '{w['pattern_key']}' for {w['target'] or 'a later cycle'}: {w['reason']}")
     for h in d["held"]:

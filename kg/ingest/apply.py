@@ -215,7 +215,7 @@ def _renamed(ws: Workspace, st: Store, logs: list[dict[str, Any]], existing: set
     graph notes the log was applied under another id) is skipped. A log whose id another entry holds gets the next
     free id of its kind: on a team graph an import of an embedded workspace's trail by another member holds plain
     ids, which member 1 gives out too, and its acknowledged log was skipped as "already there" (a lost write; such
-    an import is refused now: kg/ingest/importing.py `_plain_ids`, so this is the net under any other way)."""
+    an import is refused now: kg/ingest/import_scan.py `plain_ids`, so this is the net under any other way)."""
     from kg.ingest import drain
 
     out: dict[str, str] = {}

@@ -45,6 +45,13 @@ def mark_principles(ws: Any) -> list[str]:
     return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
 
 
+def loading_principles(ws: Any) -> set[str]:
+    """The principles an unfinished import loaded to be proposed (its mark names them before they are loaded): not
+    free while it is there, or a cycle between a kill and the rerun would render another workspace's principles once
+    (the rerun proposes them, and the next cycle takes them out again)."""
+    return set(mark_principles(ws)) if mark_path(ws).exists() else set()
+
+
 def unfinished(ws: Any) -> dict[str, Any] | None:
     """The import the mark says did not finish (None when there is none): its files, whether its process still
     runs, and the command that resumes it (`kg import trail` with no paths takes the mark's). `kg status` and

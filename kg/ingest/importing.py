@@ -29,16 +29,14 @@ from __future__ import annotations
 import gc
 import json
 import os
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import UsageError
 from kg.core.text import index_tokens
-from kg.ingest import import_groups
+from kg.ingest import import_groups, import_scan
 from kg.ingest.import_gate import GATE_GROUP, REDACTIONS, Clean, Gated, gate  # noqa: F401 (re-exported)
 from kg.ingest.import_mark import interrupted, mark_claim, mark_path, mark_principles
 from kg.ingest.import_read import files_of, items
@@ -55,57 +53,7 @@ _NODE_COLUMNS = NODE_COLUMNS + ("decay_stage", "base_priority")  # and each node
 Progress = Callable[[int, int], None]
 
 
-# -- reading (one trail file, item by item: kg/ingest/import_read.py) ----------------------------------------
-_PLAIN_ID = re.compile(r"-\d{1,5}$")  # an embedded graph's (and a team's member 1's) id: kg/store/team.py
-_NUMBERED = re.compile(r"^([A-Za-z]+-\d{8})-(\d{1,9})$")
-
-
-def _count(files: list[Path]) -> tuple[int, dict[str, str], list[str], list[str]]:
-    """A first pass: the whole input is valid before anything is written, and the progress bar has a total.
-    With it, the trail's own patterns (key -> id; a live one over a merged one): its entries come before its
-    graph section, and an entry whose pattern the trail holds must join that pattern, not a new one of its key
-    (every key was held twice in a graph rebuilt from its trail). And the first few plain ids (`_plain_ids`), and
-    the highest id of each kind and day (an entry or pattern given a new id must not take one the trail holds)."""
-    from kg.ingest.trail import ImportReport, item_id
-
-    scratch = ImportReport()
-    total = 0
-    keys: dict[str, tuple[bool, str]] = {}
-    plain: list[str] = []
-    highest: dict[str, tuple[int, str]] = {}
-    for f in files:
-        for kind, item in items(f, scratch, named=False):
-            total += kind != "edges"
-            if kind != "edges" and (number := _NUMBERED.match(item_id(kind, item) or "")):
-                if int(number.group(2)) > highest.get(number.group(1), (-1, ""))[0]:
-                    highest[number.group(1)] = (int(number.group(2)), number.group(0))
-            if kind != "edges" and len(plain) < 3 and _PLAIN_ID.search(item_id(kind, item) or ""):
-                plain.append(item_id(kind, item))
-            if kind == "nodes" and item.get("type") == "pattern" and item_id(kind, item):
-                key = item.get("pattern_key")
-                live = item.get("status") != "merged"
-                if isinstance(key, str) and key and (key not in keys or (live and not keys[key][0])):
-                    keys[key] = (live, item["id"])
-    return total, {key: pid for key, (_, pid) in keys.items()}, plain, [top for _, top in highest.values()]
-
-
-def _plain_ids(ws: Any, plain: list[str]) -> None:
-    """Refuse (bad input, before anything is written) a trail with plain ids on a team graph this workspace is not
-    member 1 of: plain ids are member 1's there, so member 1's next entries would be given the same ids (its journal
-    cannot know them) and one of the two was lost. Member 1's own journal counts them, as an embedded one does."""
-    if not plain or ws.store_url is None:
-        return
-    from kg.store.team import member
-
-    number = member(ws.kg_dir, ws.store_url)
-    if number != 1:
-        raise UsageError(
-            f"this trail holds plain ids ({', '.join(plain)}, ...), an embedded workspace's; on the team graph "
-            f"{ws.store_url.public} plain ids are member 1's, and this workspace is member {number}, so member 1's "
-            "next entries would be given the same ids. Import it in the workspace that made the team graph (member "
-            "1), or into an embedded workspace")
-
-
+# -- reading (one trail file, item by item: kg/ingest/import_read.py; the first pass: kg/ingest/import_scan.py)
 def _session_kept(item: Any, redactor: Any, seen: dict[str, str]) -> Any:
     """An entry with its session as kg keeps every session id given to it (`kg.memory.session_ids.stored`)."""
     sid = item.get("session") if isinstance(item, dict) else None
@@ -224,8 +172,8 @@ def _run(ws: Any, files: list[Path], resumed: list[str] | None, *, at: datetime,
 
     undecided = {} if undecided is None else undecided
 
-    total, trail_patterns, plain, highest = _count(files)
-    _plain_ids(ws, plain)
+    total, trail_patterns, plain, highest = import_scan.count(files)
+    import_scan.plain_ids(ws, plain)
     if dry_run:  # the files only, never the graph (an open applied the journal, or waited for another's hold):
         # whether the trail's lifecycle is taken is the import's to decide (`Claim`), so it is counted and said,
         # neither as imported nor as not (`undecided`)
@@ -326,8 +274,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
             aggregates.invalidate(st)
 
     patterns = {r["key"]: r["id"] for r in st.run("bulk_pattern_keys")}
-    # the trail's own patterns (`_count`): an entry joins the pattern of its key the trail holds, loaded with the
-    # graph section after the entries (so its edge waits in `implied`); one whose key the graph holds under
+    # the trail's own patterns (`import_scan.count`): an entry joins the pattern of its key the trail holds, loaded
+    # with the graph section after the entries (so its edge waits in `implied`); one whose key the graph holds under
     # another id is that pattern (`alias`), not a second of the key
     coming: set[str] = set()
     alias: dict[str, str] = {}

@@ -349,8 +349,10 @@ def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime, report: Im
         row = _ROW.copy()
         row.update(f if f.keys() <= columns else {k: v for k, v in f.items() if k in columns})
         found = [*(item.get("_redactions") or ()), *_kinds(item.get("redactions"))]
-        row.update(id=entry_id, kind="event", created_at=created, updated_at=created, reinforced_at=created,
-                   pinned=False, stale=False, decay_stage=0,
+        # reinforced when kg learned it (the import), not at its own older time: the first cycle after an import of
+        # old history does not expire it, as an ingested entry's (kg/ingest/apply.py); a trail's own state wins
+        row.update(id=entry_id, kind="event", created_at=created, updated_at=created,
+                   reinforced_at=created if created > at else at, pinned=False, stale=False, decay_stage=0,
                    redactions=sorted({*prepared.redactions, *found}) if found or prepared.redactions else [])
         trail_lifecycle.apply_state(row, item)
         rows.append(row)
@@ -395,7 +397,8 @@ def _node_rows(ws: Any, nodes: list[dict[str, Any]], at: datetime, report: Impor
                    category=category if isinstance(category, str) and category else None, redactions=kinds,
                    source=str(item.get("source") or "import"), status=item.get("status") or "active",
                    pattern_key=item.get("pattern_key"), area=item.get("area"), priority=item.get("priority"),
-                   created_at=created, updated_at=created, reinforced_at=created, pinned=False, stale=False,
+                   created_at=created, updated_at=created, reinforced_at=created if created > at else at,
+                   pinned=False, stale=False,
                    decay_stage=0, tokens=index_tokens(redacted.text, " ".join(tags)))
         trail_lifecycle.apply_state(row, item)
         rows.append(row)

@@ -72,7 +72,7 @@ def propose(ws: Any) -> list[dict[str, Any]]:
 
 
 def _proposal(st: Any, number: int) -> dict[str, Any]:
-    for r in st.run("lc_proposals", statuses=["pending", "approved", "skipped", "obsolete"]):
+    for r in st.run("lc_proposals", statuses=["pending", "approved", "skipped", "obsolete", "superseded"]):
         if r["number"] == number:
             return r
     raise NotFound(f"no proposal #{number}: `kg propose` lists the pending ones")
@@ -109,7 +109,7 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
                     raise UsageError(f"{q['target']}: {lc.report.held[-1]['reason']}; fix the file, then approve "
                                      "again")
                 result.update(action="applied", change=change, target=q["target"], text=q["text"])
-            elif q["type"] == imported.TYPE and q["node_kind"] in ("knowledge", "pattern"):  # a TOOLS.md rule, ...
+            elif q["type"] == imported.TYPE and q["target_kind"] != imported.TARGET:  # a TOOLS.md rule, ...
                 result.update(imported_rules.adopt(lc, q, number))
             elif q["type"] == imported.TYPE:  # another workspace's principle, rendered only now
                 result.update(imported.adopt(lc, q, number))
@@ -468,6 +468,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
         room = promote.Budget(lp, {k: [x.text for x in d.lines] for k, d in lc.desired().items()})
         ready_views = [_ready_view(c, lc, room) for c in ready[:limit]]
         pending = st.run("lc_proposals", statuses=["pending"])
+        superseded = [q for q in st.run("lc_proposals", statuses=[imported_rules.SUPERSEDED]) if q["type"] == "import"]
         flags = [{"path": b["path"], "block": b["name"], "flag": b["flag"]} for b in st.run("lc_blocks") if b["flag"]]
         flags += [f for f in lc.report.flags  # damaged markers seen now (`_how_out`), before a cycle stored them
                   if not any(f["path"] == g["path"] and f["block"] == g["block"] for g in flags)]
@@ -489,6 +490,8 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
         "proposals_pending": [{"number": q["number"], "type": q["type"], "target": q["target"],
                                "change": q["change"]} for q in pending[:limit]],
         "proposals_pending_total": len(pending),
+        "proposals_superseded": [{"number": q["number"], "target": q["target"], "change": q["change"],
+                                  "reason": q["reason"], "at": q["decided_at"]} for q in superseded[-limit:]],
         "flags": flags,
         "conflicts_tied": [{"id": d["id"], "a": d["a"], "b": d["b"], "score": d["score_a"],
                             "kept": d["winner"] or None} for d in ties],

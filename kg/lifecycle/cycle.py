@@ -15,7 +15,8 @@ from typing import Any
 from kg.core.errors import UnusableFile
 from kg.core.files import target_problem
 from kg.core.text import index_tokens
-from kg.lifecycle import blocks, conflicts, decay, promote, promoting, render, revert_log, verifying
+from kg.ingest.import_mark import loading_principles
+from kg.lifecycle import blocks, conflicts, decay, imported_rules, promote, promoting, render, revert_log, verifying
 from kg.lifecycle.policy import LifecyclePolicy
 from kg.lifecycle.policy import load as load_policy
 from kg.store import Store, bulk
@@ -48,6 +49,7 @@ class CycleReport:
     rescored: int = 0
     promoted: list[dict[str, Any]] = field(default_factory=list)
     proposed: list[dict[str, Any]] = field(default_factory=list)
+    superseded: list[dict[str, Any]] = field(default_factory=list)  # import proposals closed (imported_rules)
     held: list[dict[str, Any]] = field(default_factory=list)
     waiting: list[dict[str, Any]] = field(default_factory=list)  # ready, but over a budget (not a change)
     logged: list[dict[str, Any]] = field(default_factory=list)
@@ -61,7 +63,7 @@ class CycleReport:
         moved = any(w["action"] != "still paused" for w in self.withdrawn)
         return bool(moved or self.checks or
                     self.verified or self.reverted or self.evidence_requested or self.conflicts or
-                    self.rescored or self.promoted or self.proposed or self.logged or self.files or
+                    self.rescored or self.promoted or self.proposed or self.superseded or self.logged or self.files or
                     d["demoted"] or d["stale"] or d["expired"] or d["restored"] or d["revived"])
 
     def as_dict(self) -> dict[str, Any]:
@@ -271,9 +273,12 @@ class Lifecycle:
 
     # -- 4. conflicts ---------------------------------------------------------------------------------------
     def rule_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The live changes and the free principles; read again only after this cycle applied or reverted."""
+        """The live changes and the free principles (not those an unfinished import loaded: `loading_principles`);
+        read again only after this cycle applied or reverted."""
         if self._rules is None:
-            self._rules = self.st.run("lc_live_changes", statuses=list(LIVE)), self.st.run("lc_free_principles")
+            held = loading_principles(self.ws)
+            self._rules = (self.st.run("lc_live_changes", statuses=list(LIVE)),
+                           [r for r in self.st.run("lc_free_principles") if r["node"] not in held])
         return self._rules
 
     def settle_conflicts(self) -> None:
@@ -352,6 +357,7 @@ class Lifecycle:
 
     def promote(self) -> None:
         promoting.promote_all(self)
+        self.report.superseded += imported_rules.supersede(self.st, self.now)  # its pattern promoted here
         self.critical_proposals()
 
     def critical_proposals(self) -> None:

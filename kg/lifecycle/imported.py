@@ -6,6 +6,8 @@ rules at its next cycle, without this workspace's evidence or a human's word. No
 proposal of type `import` (about the principle, saying where it came from) and is not free while that proposal
 exists (`lc_free_principles`): `kg approve N` renders it with a Change (next check set; checked like a promotion
 against the pattern it derives from, or else that of what it relates to here), `kg skip N` keeps it out for good.
+A principle the other workspace promoted has its proposal about its pattern (`propose`), which is active again and
+held by it, as an imported rule's (kg/lifecycle/imported_rules.py): skipped, the pattern comes back when it recurs.
 A restore or move into an empty graph (whose lifecycle the import takes: kg/ingest/trail_lifecycle.py) renders them
 as before: no proposal is made.
 """
@@ -67,7 +69,13 @@ def create(st: Any, *, number: int, at: datetime, target: str, target_kind: str,
 
 
 def propose(st: Any, rows: list[dict[str, Any]], at: datetime, lp: Any) -> int:
-    """One pending `import` proposal per principle (the import's new rows: `principles_of`); how many."""
+    """One pending `import` proposal per principle (the import's new rows: `principles_of`); how many. One that
+    derives from a pattern (the other workspace promoted it) is about that pattern, as an imported rule's is
+    (kg/lifecycle/imported_rules.py): the pattern came in `promoted`, and is active again, held by the proposal (no
+    promotion of it meanwhile; once skipped, none until it recurs here), where it stayed `promoted` with nothing
+    rendering it, for good once the proposal was skipped. The principle is named by the proposal's evidence."""
+    from kg.lifecycle.imported_rules import pattern_of, reopen_one
+
     target = lp.targets.get(TARGET)
     if not rows or target is None:
         return 0
@@ -75,12 +83,22 @@ def propose(st: Any, rows: list[dict[str, Any]], at: datetime, lp: Any) -> int:
     for r in rows:
         number += 1
         origin = origin_of(r["source"])
+        pattern = pattern_of(st, r["id"])
         with st.transaction():
             create(st, number=number, at=at, target=target.file, target_kind=TARGET,
                    change=f"Import principle from {origin}: '{r['text'][:80]}'", text=r["text"], hypothesis="",
                    motivation=f"imported from {r['source'] or origin} (another workspace's principle, {r['id']})",
-                   evidence=r["id"], about=r["id"])
+                   evidence=r["id"], about=pattern["id"] if pattern else r["id"])
+            reopen_one(st, pattern, at)  # with its proposal: a kill between the two would leave it `promoted`
     return len(rows)
+
+
+def principle_of(q: dict[str, Any]) -> str | None:
+    """The principle an `import` proposal of the principle target renders: its evidence when it is about the
+    principle's pattern (`propose`), else the node it is about (a proposal an older build made)."""
+    if q["node_kind"] == "pattern":
+        return (q["evidence"] or [None])[0]
+    return q["node"]
 
 
 def _related_pattern(lc: Any, node: str) -> list[dict[str, Any]]:
@@ -98,12 +116,13 @@ def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:
     """Approve import proposal `q`: a Change renders its principle into the principle target's block."""
     st, lp = lc.st, lc.lp
     target = lp.targets.get(q["target_kind"] or TARGET)
-    node = st.run("lc_node_brief", id=q["node"]) if q["node"] else []
+    principle = principle_of(q)
+    node = st.run("lc_node_brief", id=principle) if principle else []
     if target is None or not node:
         raise UsageError(f"proposal #{number}: its principle or its target ({q['target_kind']!r}, rules/"
                          "lifecycle.toml [targets]) is gone; skip it with kg skip N --reason \"...\"")
     if node[0]["status"] != "active":
-        raise UsageError(f"principle {q['node']} is {node[0]['status']} now; skip proposal #{number}")
+        raise UsageError(f"principle {principle} is {node[0]['status']} now; skip proposal #{number}")
     why = lc.blocked(target.file, target.block)
     if why:
         raise UsageError(f"{target.file}: {why}; fix the file, then approve again")
@@ -112,15 +131,19 @@ def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:
 
     prior = blocks.inner_of(blocks.read(lc.root / target.file), target.block)
     change = lc._seq_id("lc_change_ids", "chg")
-    pattern = st.run("lc_import_pattern", node=q["node"]) or _related_pattern(lc, q["node"])
+    pattern = st.run("lc_import_pattern", node=principle) or _related_pattern(lc, principle)
     nxt = lc.now + lp.verification.first_check_days * DAY
     st.run("lc_change_create", id=change, kind=TYPE, target=target.file, block=target.block, target_kind=TARGET,
            text=node[0]["text"], hypothesis=q["hypothesis"] or "", prior_block=prior, prior_exists=prior is not None,
            post_block=None, pattern_key=pattern[0]["key"] if pattern else None, at=lc.now, next_check=nxt,
            evidence=[f"{lc.now:%Y-%m-%d} applied (imported, approved: proposal #{number}); {q['motivation']}"],
            proposal=number, source=TYPE)
-    st.run("lc_import_apply", change=change, node=q["node"], at=lc.now)
+    st.run("lc_import_apply", change=change, node=principle, at=lc.now)
     if pattern:
         st.run("lc_import_apply_pattern", change=change, pattern=pattern[0]["id"], at=lc.now)
+    if q["node_kind"] == "pattern":  # its own pattern, held by the proposal: rendered here now, promoted
+        from kg.lifecycle.cycle import OPEN_EVENT
+
+        st.run("lc_mark_promoted", pattern=q["node"], at=lc.now, from_statuses=OPEN_EVENT)
     lc._rules = None
     return {"action": "applied", "change": change, "target": target.file, "text": node[0]["text"]}

@@ -23,6 +23,7 @@ from kg.lifecycle import imported
 
 TYPE = imported.TYPE  # as an imported principle's proposal
 KEPT = ("applied", "confirmed", "checking")  # a change that still stands for its pattern here (not reverted)
+SUPERSEDED = "superseded"  # an import proposal whose pattern this workspace promoted itself (`supersede`)
 
 
 def _target_of(tags: Any, lp: Any) -> str | None:
@@ -75,7 +76,8 @@ def propose(st: Any, at: datetime, lp: Any, source: str) -> list[str]:
     made: list[str] = []
     orphans = st.run("lc_import_orphan_rules")
     if orphans:  # those an import proposal about their pattern names already (its evidence: the rule's id)
-        named = {i for q in st.run("lc_proposals", statuses=["pending", "approved", "skipped", "obsolete"])
+        named = {i for q in st.run("lc_proposals", statuses=["pending", "approved", "skipped", "obsolete",
+                                                               SUPERSEDED])
                  if q["type"] == TYPE for i in q["evidence"] or ()}
         orphans = [r for r in orphans if r["id"] not in named]
     if not orphans:
@@ -103,12 +105,13 @@ def propose(st: Any, at: datetime, lp: Any, source: str) -> list[str]:
                             motivation=f"imported from {source or origin} (another workspace's promoted rule, "
                                        f"{r['id']}" + (f", pattern '{key}'" if key else "") + ")",
                             evidence=r["id"], about=pattern["id"] if pattern else r["id"])
-            _reopen(st, pattern, at)  # with its proposal: a kill between the two left it `promoted` for good
+            reopen_one(st, pattern, at)  # with its proposal: a kill between the two left it `promoted` for good
         made.append(r["id"])
     return made
 
 
-def _reopen(st: Any, pattern: dict[str, Any] | None, at: datetime) -> bool:
+def reopen_one(st: Any, pattern: dict[str, Any] | None, at: datetime) -> bool:
+    """`pattern` (`pattern_of`'s row) active again when it came in `promoted` with no change of its standing here."""
     if pattern and pattern["status"] == "promoted" and not int(pattern["kept"] or 0):
         st.run("status_set", id=pattern["id"], status="active", at=at)
         return True
@@ -116,11 +119,12 @@ def _reopen(st: Any, pattern: dict[str, Any] | None, at: datetime) -> bool:
 
 
 def reopen_pending(st: Any, lp: Any, at: datetime) -> int:
-    """Reopen (`reopen`) the patterns of every rule a pending import proposal holds, not only this run's: an import
-    killed before a build that reopened with the proposal left them `promoted`, and its resumed run proposes
-    nothing new. How many."""
+    """Reopen (`reopen`) the patterns of every rule or principle a pending import proposal about its pattern holds,
+    not only this run's: an import killed before a build that reopened with the proposal left them `promoted`, and
+    its resumed run proposes nothing new. How many."""
     nodes = [q["evidence"][0] for q in st.run("lc_proposals", statuses=["pending"])
-             if q["type"] == TYPE and q["evidence"] and _target_of([q["target_kind"]], lp) is not None]
+             if q["type"] == TYPE and q["evidence"] and (_target_of([q["target_kind"]], lp) is not None
+                                                         or q["node_kind"] == "pattern")]
     return reopen(st, nodes, at)
 
 
@@ -130,9 +134,26 @@ def reopen(st: Any, nodes: list[str], at: datetime) -> int:
     done: set[str] = set()
     for node in nodes:
         p = pattern_of(st, node)
-        if p and p["id"] not in done and _reopen(st, p, at):
+        if p and p["id"] not in done and reopen_one(st, p, at):
             done.add(p["id"])
     return len(done)
+
+
+def supersede(st: Any, at: datetime) -> list[dict[str, Any]]:
+    """Close, as superseded, every pending import proposal (a rule's or a promoted principle's) whose pattern has a
+    live change of its own here: this workspace promoted it from its own evidence while the proposal waited (or
+    before the import made it). Left pending, approving it was refused ("skip proposal #N") or rendered a second
+    rule of the pattern, and two rules checked against one pattern's rate leave neither verdict meaning anything;
+    its own rule stands, verified on this workspace's evidence. What was closed, for the cycle's report."""
+    from kg.store.schema import meta_key
+
+    rows = st.run("lc_import_superseded", type=TYPE, kept=list(KEPT))
+    for r in rows:
+        st.run("lc_proposal_decide", key=meta_key("Proposal", r["id"]), status=SUPERSEDED, at=at,
+               reason=f"pattern '{r['key'] or r['pattern']}' was promoted here ({r['change']}, {r['target']}): "
+                      "this workspace's own rule stands")
+    return [{"number": r["number"], "pattern_key": r["key"] or r["pattern"], "change": r["change"],
+             "target": r["target"]} for r in rows]
 
 
 def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:

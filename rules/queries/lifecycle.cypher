@@ -316,11 +316,16 @@ ORDER BY applied_at, change
 // One with a proposal about it is another workspace's, imported into a graph with a history of its own
 // (kg/lifecycle/imported.py): it waits for `kg approve N` (then a change renders it) and a skipped one never
 // renders. (Only import proposals are about a principle: a promotion's is about its pattern, a critical fix's
-// about its entry.)
+// about its entry.) One the other workspace promoted has its proposal about its pattern instead, naming it in its
+// evidence (as an imported rule's: the pattern held by it).
 MATCH (n:Node)
 WHERE n.kind = 'principle' AND n.status = 'active'
   AND NOT EXISTS { MATCH (c:Change)-[:change_applies]->(n) }
   AND NOT EXISTS { MATCH (q:Meta)-[:proposal_about]->(n) }
+OPTIONAL MATCH (n)-[:derived_from]->(p:Node)<-[:proposal_about]-(q:Meta)
+WHERE q.type = 'import' AND n.id IN q.evidence
+WITH n, count(q) AS held
+WHERE held = 0
 RETURN n.id AS node, n.text AS text, n.created_at AS created_at
 ORDER BY created_at, node
 
@@ -434,6 +439,10 @@ MATCH (n:Node {id: i})
 WHERE n.kind = 'principle' AND n.status = 'active'
   AND NOT EXISTS { MATCH (q:Meta)-[:proposal_about]->(n) }
   AND NOT EXISTS { MATCH (c:Change)-[:change_applies]->(n) }
+OPTIONAL MATCH (n)-[:derived_from]->(p:Node)<-[:proposal_about]-(q:Meta)
+WHERE q.type = 'import' AND n.id IN q.evidence
+WITH n, count(q) AS held
+WHERE held = 0
 RETURN n.id AS id, n.text AS text, n.created_at AS created_at
 ORDER BY created_at, id
 
@@ -740,6 +749,18 @@ WHERE c.status IN $kept
 RETURN p.id AS id, p.pattern_key AS key, p.status AS status, count(c) AS kept
 ORDER BY id
 LIMIT 1
+
+// name: lc_import_superseded
+// Pending `import` proposals about a pattern with a live change of its own here (applied, confirmed, or out for a
+// check): this workspace promoted the pattern from its own evidence while the proposal waited (a promotion
+// proposal approved meanwhile), or before the import made it. kg/lifecycle/imported_rules.py `supersede` closes them.
+MATCH (q:Meta)-[:proposal_about]->(p:Node)
+WHERE q.kind = 'proposal' AND q.type = $type AND q.status = 'pending' AND p.kind = 'pattern'
+MATCH (c:Change)-[:change_pattern]->(p)
+WHERE c.status IN $kept
+RETURN q.id AS id, q.number AS number, p.pattern_key AS key, p.id AS pattern, min(c.id) AS change,
+       min(c.target) AS target
+ORDER BY number
 
 // name: lc_import_rule_in_file
 // A live change of this pattern already rendering into this file and block (the pattern was promoted here while

@@ -52,3 +52,54 @@ def test_the_patterns_of_a_reflected_transcript_are_not_expired_by_the_first_cyc
     assert _ok(run_kg("patterns --json --min 1")).json, "the transcript makes patterns"
     rep = _ok(run_kg("cycle --json --now 2026-12-05T12:00:00")).json
     assert rep["decayed"]["expired"] == 0, rep["decayed"]
+
+
+HAND_WRITTEN = """# Learnings
+
+## [ERR-20260301-001] tooling:pytest_db_down
+
+**Logged**: 2026-03-01T10:00:00
+**Priority**: high
+**Status**: pending
+**Area**: tooling
+
+### Summary
+pytest failed: database not running
+
+### Suggested Action
+start the db with docker compose up -d db
+
+### Metadata
+- Source: error
+- Pattern-Key: tests.db_not_running
+- Session: h1
+
+---
+
+## [LRN-20260302-001] best_practice:run_formatter
+
+**Logged**: 2026-03-02T10:00:00
+**Priority**: medium
+**Status**: pending
+
+### Summary
+run the formatter before each commit
+
+---
+"""
+
+
+def test_an_imported_old_hand_written_learnings_entry_ages_from_its_import(ws, run_kg):
+    """A hand-written `.learnings` entry of March, imported in December: its age counts from the import (when kg
+    learned it), as an ingested or reflected one's does; it was reinforced at its own March time, so the first
+    cycle expired it and the pattern made from it (wont_fix)."""
+    folder = ws.root / ".learnings"
+    folder.mkdir()
+    (folder / "LEARNINGS.md").write_text(HAND_WRITTEN, encoding="utf-8")
+    r = _ok(run_kg("import trail --json --now 2026-12-05T11:00:00"))
+    assert r.json["entries"] == 2, r.json
+    first = _ok(run_kg("cycle --json --now 2026-12-05T12:00:00")).json
+    assert first["decayed"]["expired"] == 0, first["decayed"]
+    for entry in ("ERR-20260301-001", "LRN-20260302-001"):
+        assert _ok(run_kg(f"show {entry} --json")).json["node"]["status"] == "pending", entry
+    assert _ok(run_kg(f"patterns show {KEY} --json")).json["pattern"]["status"] == "active"

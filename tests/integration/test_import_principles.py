@@ -112,9 +112,11 @@ def test_promoted_principle_of_another_workspace_is_verified_once_approved(ws, r
     assert r.exit_code == 0 and "1 principle(s) of another workspace wait for your approval" in r.stdout, r.stdout
     assert run_kg(["cycle", "--now", "2026-05-09T11:00"]).exit_code == 0
     assert PROMOTED not in _memory(ws) and OWN in _memory(ws)
+    assert _pattern_status(run_kg) == "active"  # held by the proposal, not `promoted` with nothing rendered
     (p,) = _pending(run_kg)
     a = run_kg(["approve", str(p["number"]), "--json", "--now", "2026-05-09T12:00"])
     assert a.exit_code == 0 and PROMOTED in _memory(ws), a.stdout + a.stderr
+    assert _pattern_status(run_kg) == "promoted"  # rendered here now
     c = run_kg(["cycle", "--json", "--now", "2026-05-17T12:00"])
     assert c.exit_code == 0, c.stderr
     assert [v["change"] for v in c.json["verified"]] == [a.json["change"]], c.json["verified"]
@@ -223,3 +225,78 @@ def test_an_approved_principle_that_relates_to_nothing_here_says_it_is_not_verif
     assert "not verified: it came from no pattern" in why.json["change"]["unverified"], why.json["change"]
     text = run_kg(["why", THEIRS, "--now", "2026-05-22T10:00"]).stdout
     assert "next check" not in text and "verification: none; status applied; not verified" in text, text
+
+
+def test_a_cycle_between_a_killed_import_and_its_rerun_renders_none_of_its_principles(ws, run_kg, tmp_path, request):
+    """Killed with its principles loaded and no proposal made, the import left them free until its rerun: a cycle in
+    between wrote another workspace's principles into MEMORY.md, and the next one took them out again once the rerun
+    proposed them. The import's mark names them, and a cycle renders none of those while it is there."""
+    import os
+    import subprocess
+    import sys
+
+    assert run_kg(["node", "add", "principle", OWN, "--now", "2026-05-01T10:00"]).exit_code == 0
+    out = _other_trail(tmp_path, request, THEIRS, PROMOTED)
+    proc = subprocess.run([sys.executable, "-c", _KILLED_PROPOSING, "0", "-w", str(ws.root), "--now",
+                           "2026-05-03T09:00", "import", "trail", str(out)], capture_output=True, text=True,
+                          env={**os.environ, "KG_SERVER": "0"}, cwd=request.config.rootpath)
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+    c = run_kg(["cycle", "--now", "2026-05-03T09:30"])
+    assert c.exit_code == 0, c.stdout + c.stderr
+    memory = _memory(ws)
+    assert OWN in memory and THEIRS not in memory and PROMOTED not in memory, memory
+    resumed = run_kg(["import", "trail", "--json", "--now", "2026-05-03T10:00"])
+    assert resumed.exit_code == 0 and resumed.json["principles_proposed"] == 2, resumed.stdout + resumed.stderr
+    assert run_kg(["cycle", "--now", "2026-05-03T12:00"]).exit_code == 0
+    memory = _memory(ws)
+    assert OWN in memory and THEIRS not in memory and PROMOTED not in memory, memory
+
+
+def _promoted_trail(tmp_path, request):
+    """Another workspace that promoted PROMOTED (pattern commit.review) into its MEMORY.md, and its trail."""
+    other = fresh_workspace(tmp_path / "other", request)
+    run_o = kg_runner(other.root)
+    for d in range(1, 9):
+        r = run_o(["log", "learning", "review the diff before each commit", "--pattern-key", "commit.review",
+                   "--session", f"s{d}", "--action", PROMOTED, "--now", f"2026-05-0{d}T10:00"])
+        assert r.exit_code == 0, r.stderr
+    assert "promoted 'commit.review'" in run_o(["cycle", "--now", "2026-05-08T12:00"]).stdout
+    out = other.root / "theirs.json"
+    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-09T09:00"]).exit_code == 0
+    return out
+
+
+def _pattern_status(run_kg) -> str:
+    r = run_kg(["patterns", "show", "commit.review", "--json"])
+    assert r.exit_code == 0, r.stderr
+    return r.json["pattern"]["status"]
+
+
+@pytest.mark.baseline_wait_off("the other workspace promotes within its first days: the test is about importing it")
+def test_a_skipped_promoted_principle_leaves_its_pattern_to_come_back_when_it_recurs(ws, run_kg, tmp_path, request):
+    """The other workspace's promoted principle came in with its pattern `promoted`: skipped, nothing rendered it and
+    the mistake recurring here was never promoted again. Its pattern waits like an imported rule's: active, held by
+    the proposal (no promotion meanwhile, from the trail's events or this workspace's); skipped, it comes back when
+    it recurs here, promoted from this workspace's own evidence."""
+    assert run_kg(["node", "add", "principle", OWN, "--now", "2026-05-01T10:00"]).exit_code == 0
+    out = _promoted_trail(tmp_path, request)
+    assert run_kg(["import", "trail", str(out), "--now", "2026-05-09T10:00"]).exit_code == 0
+    assert _pattern_status(run_kg) == "active"  # not `promoted` with nothing rendered
+    for d, s in (("10", "t1"), ("11", "t2"), ("12", "t3")):
+        r = run_kg(["log", "learning", "review the diff before each commit", "--pattern-key", "commit.review",
+                    "--session", s, "--action", "Look at git diff --staged first", "--now", f"2026-05-{d}T10:00"])
+        assert r.exit_code == 0, r.stderr
+    c = run_kg(["cycle", "--now", "2026-05-12T12:00"])
+    assert c.exit_code == 0 and "promoted" not in c.stdout, c.stdout  # held by the proposal
+    (p,) = _pending(run_kg)
+    assert run_kg(["skip", str(p["number"]), "--reason", "not ours", "--now", "2026-05-12T13:00"]).exit_code == 0
+    c = run_kg(["cycle", "--now", "2026-05-12T14:00"])
+    assert c.exit_code == 0 and "promoted" not in c.stdout, c.stdout  # held until it recurs after the skip
+    assert PROMOTED not in _memory(ws) and _pattern_status(run_kg) == "active"
+    for d, s in (("13", "u1"), ("14", "u2"), ("15", "u3")):
+        r = run_kg(["log", "learning", "review the diff before each commit", "--pattern-key", "commit.review",
+                    "--session", s, "--action", "Look at git diff --staged first", "--now", f"2026-05-{d}T10:00"])
+        assert r.exit_code == 0, r.stderr
+    c = run_kg(["cycle", "--now", "2026-05-16T10:00"])
+    assert c.exit_code == 0 and "promoted 'commit.review'" in c.stdout, c.stdout
+    assert PROMOTED not in _memory(ws) and _pattern_status(run_kg) == "promoted"

@@ -176,3 +176,28 @@ def test_a_dry_run_counts_the_rule_proposals_the_import_makes(ws, run_kg, tmp_pa
     assert _imports(run_kg) == []  # (nothing written)
     real = run_kg(["import", "trail", str(out), "--json", "--now", "2026-11-27T08:00:00"])
     assert real.exit_code == 0 and real.json["rules_proposed"] == 1 == len(_imports(run_kg)), real.stdout
+
+
+def test_an_import_proposal_whose_pattern_was_promoted_here_is_closed_by_the_cycle(ws, run_kg, tmp_path, request):
+    """This workspace promoted the pattern itself, from its own entries: the other workspace's rule of it, proposed
+    by the import, stayed pending, and approving it was refused ("skip proposal #N"). The next cycle closes it as
+    superseded (its own rule stands, checked against its own evidence: a second rule of one pattern would make the
+    verdict on either meaningless) and says so, as `kg status` does."""
+    for d, s in (("2026-11-10", "h1"), ("2026-11-11", "h2"), ("2026-11-12", "h3")):
+        _log(run_kg, d, s)
+    assert f"promoted '{KEY}' to TOOLS.md" in run_kg(["cycle", "--now", "2026-11-13T10:00:00"]).stdout
+    out = _trail(tmp_path, request)
+    assert run_kg(["import", "trail", str(out), "--now", "2026-11-27T08:00:00"]).exit_code == 0
+    numbers = [p["number"] for p in _imports(run_kg)]
+    assert len(numbers) == 1, numbers
+    r = run_kg(["cycle", "--json", "--now", "2026-11-27T09:00:00"])
+    assert r.exit_code == 0, r.stderr
+    assert [(q["number"], q["pattern_key"]) for q in r.json["superseded"]] == [(n, KEY) for n in numbers], r.json
+    assert _imports(run_kg) == []
+    text = run_kg(["cycle", "--now", "2026-11-27T09:00:00", "--dry-run"]).stdout
+    assert "superseded" not in text, text  # closed once
+    status = run_kg(["status", "--json", "--now", "2026-11-27T10:00:00"])
+    assert status.exit_code == 0, status.stderr
+    assert [q["number"] for q in status.json["lifecycle"]["proposals_superseded"]] == numbers, status.json["lifecycle"]
+    assert "superseded" in run_kg(["status", "--now", "2026-11-27T10:00:00"]).stdout
+    assert (ws.root / "TOOLS.md").read_text().count(RULE) == 1
