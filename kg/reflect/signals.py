@@ -90,9 +90,11 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
     turns = transcript.turns
     has_agent = any(t.role == "assistant" for t in turns)
     # A runtime's session read as it grows, before the agent's first answer, holds the user's opening words: they
-    # answer nothing, as when the whole file is read. (Later user turns of a file without agent turns are still read
-    # as answering something: plain text of user lines, a runtime's transcript cut short.)
-    opening = not has_agent and transcript.format in _RUNTIME_FORMATS
+    # answer nothing, as when the whole file is read. So does a session export whose agent turns held no words
+    # (a SpecStory file of one request the agent answered with tool calls only). Only plain text has no opening:
+    # its lines may be cut from anywhere. (Later user turns of a file without agent turns are still read as
+    # answering something: plain text of user lines, a runtime's transcript cut short.)
+    opening = not has_agent and transcript.format != "text"
     wanted = set(users)
     out: dict[int, TurnView] = {}
     last_agent: Turn | None = None  # the agent's last turn with words
@@ -223,10 +225,6 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                          retries_tool=u in retried,
                          reedits=bool(edited_before.get(u, set()) & edited_after.get(u, set())))
     return out
-
-
-# The formats a runtime writes as the session goes (kg.reflect.parse, kg.reflect.readers): the agent's turns come.
-_RUNTIME_FORMATS = frozenset(("claude-code", "codex", "openclaw", "aider"))
 
 
 def _edited_files(tool_input: str) -> set[str]:

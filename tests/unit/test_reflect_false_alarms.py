@@ -144,6 +144,14 @@ def test_the_answer_the_agent_asked_for_is_not_a_rebuke():
         # a terminal UI's box drawing and a program's error line
         ("it crashed\n⠇ Working... (esc to interrupt)\n────────────\nError: Variable reference not found: dim",
          ["it crashed"]),
+        # a thread's uncaught error as Python prints it, then its traceback: no word of the user's
+        ("Exception in thread Worker-3 (poll):\nTraceback (most recent call last):\n"
+         '  File "/srv/app/poller.py", line 41, in poll\n    data = fetch()\n' "KeyError: 'id'", []),
+        # a test runner's summary and results with their times, then the user's words
+        ("Shop.Tests test failed with 1 error(s) (3.1s)\n  Failed TestCheckoutTotal (12ms)\n"
+         "the total is off again", ["the total is off again"]),
+        # a user's line that ends on a time is the user's
+        ("the build is slow now (30s)", ["the build is slow now (30s)"]),
         # what an IDE or the runtime put into the message
         ("<ide_opened_file>The user opened x.py in the IDE.\nIt may not matter.</ide_opened_file>\nuse pnpm, not npm\n"
          "<system-reminder>Be brief.</system-reminder>", ["use pnpm, not npm"]),

@@ -1,6 +1,6 @@
 """The leave-one-set-out bench (bench/reflect_loso.py) takes every labelled set whose files are here, and never a set
-labelled blind for a later landing (p35; p34 is development data since it was scored), even once SETS names it; asked
-for one by name, it refuses with exit 2."""
+labelled blind for a later landing (NEVER: empty since p35 was scored; p35 is development data now), even once SETS
+names it; asked for one by name, or for a set it does not know, it refuses with exit 2."""
 
 from __future__ import annotations
 
@@ -43,14 +43,20 @@ def test_a_set_is_taken_when_all_its_files_are_here_and_never_the_blind_one(loso
         m.setattr(loso.rh, "SETS", {"p90": _set(tmp_path, "p90", ["a.md"]),
                                     "p91": _set(tmp_path, "p91", ["a.md", "b.md"]),
                                     "p35": _set(tmp_path, "p35", ["a.md"]),
-                                    "p34": _set(tmp_path, "p34", ["a.md"])})
-        m.setattr(loso.rh, "OUTSIDE", {"p90": raw, "p91": raw, "p34": raw, "p35": raw})
-        assert loso.available() == ["p34", "p90"]  # p91 lacks b.md; p35 is blind
+                                    "p36": _set(tmp_path, "p36", ["a.md"])})
+        m.setattr(loso.rh, "OUTSIDE", {"p90": raw, "p91": raw, "p35": raw, "p36": raw})
+        assert loso.available() == ["p35", "p36", "p90"]  # p91 lacks b.md; p35 was scored: development data
+        m.setattr(loso, "NEVER", {"p36"})
+        assert loso.available() == ["p35", "p90"]  # a set in NEVER is never taken
 
 
-def test_asking_for_the_blind_set_is_a_usage_error():
-    res = subprocess.run([sys.executable, str(BENCH / "reflect_loso.py"), "--sets", "p35", "--baseline", ""],
+def test_p35_is_development_data_now(loso):
+    assert "p35" not in loso.NEVER
+
+
+def test_asking_for_an_unknown_set_is_a_usage_error():
+    res = subprocess.run([sys.executable, str(BENCH / "reflect_loso.py"), "--sets", "p99", "--baseline", ""],
                          capture_output=True, text=True, cwd=BENCH.parent)
     assert res.returncode == 2
-    assert res.stderr.startswith("Error: p35: not a development set here; --sets takes some of ")
+    assert res.stderr.startswith("Error: p99: not a development set here; --sets takes some of ")
     assert "Traceback" not in res.stderr
