@@ -148,6 +148,7 @@ class Workspace:
     zone_checked = False  # the store was asked for its zone (`zone_recorded`: its record, None: none)
     zone_recorded: str | None = None
     zone_mirror_fixed: str | None = None  # what the writer's open did to a mirror that was wrong or missing
+    ran_on: str | None = None  # with `fallback`, what a wrong kg.toml left in use (kg/workspace_toml.py)
     _toml_broken = False  # kg.toml did not parse (opened with `fallback`): _store_conf is its [store] read alone
     ids_rebuilt: str | None = None  # what the last open of the graph did about a damaged ids.json
     drain_budget: float | None = None  # see `_drain`

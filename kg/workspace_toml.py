@@ -4,7 +4,8 @@ the rules the workspace then works with.
 
 A kg.toml that cannot be read, or whose rules a command would refuse, refuses the workspace, except with
 `fallback` (`kg doctor`, and the hooks, which must not lose a capture to a typo in kg.toml): then the packaged
-rules are used and `ws.rules_problem` says what is wrong and how to fix it.
+rules are used, `ws.rules_problem` says what is wrong and how to fix it, and `ws.ran_on` what the workspace
+then works with (a bad `[clock]` alone keeps kg.toml's rules: kg/workspace_zone.py `open_zone`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def open_rules(ws: Any, rules_dir: Path | None, fallback: bool) -> None:
 
         overrides, ws.rules_problem = {}, explain(str(exc), ws.root / "kg.toml")
         ws._store_conf, ws._toml_broken = salvaged_store(ws.root / "kg.toml"), True
+        ws.ran_on = "the packaged rules"
     ws.rules = RuleSet(rules_dir=rules_dir, workspace_overrides=overrides, workspace_source=source)
     if fallback and overrides:
         from kg.core.rulecheck import checked_before
@@ -67,3 +69,4 @@ def open_rules(ws: Any, rules_dir: Path | None, fallback: bool) -> None:
         ws.rules_problem = checked_before(ws.rules, ws.kg_dir)
         if ws.rules_problem:
             ws.rules = RuleSet(rules_dir=rules_dir, workspace_source=source)
+            ws.ran_on = "the packaged rules"
