@@ -122,12 +122,15 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def resolve(
         ctx: typer.Context,
-        entry_id: Annotated[str, typer.Argument(metavar="ID", help="An entry id such as ERR-20261130-001.")],
-        status: Annotated[str, typer.Option(help="pending, in_progress, resolved, wont_fix or promoted.")] = "resolved",
+        entry_id: Annotated[str, typer.Argument(metavar="ID", help="An entry id such as ERR-20261130-001, or a "
+                                                "pattern's id or key.")],
+        status: Annotated[str, typer.Option(help="pending, in_progress, resolved, wont_fix or promoted; for a "
+                                            "pattern, wont_fix or active.")] = "resolved",
         now: NowOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Move an entry to another status."""
+        """Move an entry to another status, or close (wont_fix) or reopen (active) a pattern: a pattern a person
+        closed is never promoted, nor revived by decay when it recurs."""
         with errors():
             result = workspace(ctx).resolve(entry_id, status, now=now_of(ctx, now))
         emit(result, as_json, lambda d: f"{d['id']}: {d['previous']} → {d['status']}")

@@ -41,6 +41,16 @@ def _resolve(st: Any, ref: str, *, live: bool = True) -> dict[str, Any]:
     return row
 
 
+def find(st: Any, key: str) -> dict[str, Any]:
+    """A pattern node's properties by its key (NotFound: no node has that id, no pattern that key)."""
+    from kg.graph.reads import get_node
+
+    rows = [r for r in st.run("pattern_get", ref=key) if r["key"] == key]
+    if not rows:
+        raise NotFound(f"no node or pattern {key!r}: `kg list` shows the ids, `kg patterns` the pattern keys")
+    return get_node(st, rows[0]["id"])
+
+
 def _stats(st: Any, key: str) -> dict[str, Any] | None:
     rows = st.run("pattern_stats", keys=[key])
     return _json(rows[0]) if rows else None
