@@ -213,9 +213,11 @@ def _render_status(d: dict[str, Any]) -> str:
 
     recurring = _recurring(d["patterns"])
     if recurring:
+        from kg.lifecycle.revival import NOTE
+
         lines.append("\n🔍 Recurring patterns:")
         lines += [f"   {p['key']}: {p['recurrence']}x, {p['sessions']} session(s), last {p['last_seen'][:10]}"
-                  for p in recurring]
+                  + (f" (🌱 {NOTE})" if p["id"] in d.get("revive_next", ()) else "") for p in recurring]
     if d.get("team"):
         lines.append(f"\n👥 Team graph {d['team']['graph']}, contributors:")
         lines += [f"   {c['workspace']} ({c['agent']}): {c['events']} event(s), {c['nodes']} node(s), last "

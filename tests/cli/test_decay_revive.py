@@ -74,7 +74,7 @@ def test_a_pattern_a_person_set_wont_fix_after_decay_expired_it_stays_closed_whe
     rep, shown, said = _expired_then_back(ws, run_kg, then=close)
     assert rep["decayed"]["revived"] == 0 and not rep["promoted"], rep
     assert "recurred after decay expired them" not in said, said
-    assert shown["pattern"]["status"] == "wont_fix"
+    assert shown["pattern"]["status"] == "wont_fix" and shown["revive_next"] is False
     tools = ws.root / "TOOLS.md"
     assert not tools.exists() or "run helm rollback first" not in tools.read_text()
 
@@ -96,3 +96,30 @@ def test_a_pattern_a_person_closed_before_decay_stays_closed_and_reopens_only_by
     _ok(run_kg(f"resolve {KEY} --status active --now 2026-12-04T11:00:00"))  # the person reopens it
     again = _ok(run_kg("cycle --json --now 2026-12-04T12:00:00")).json
     assert [p["pattern_key"] for p in again["promoted"]] == [KEY], again
+
+
+def test_between_its_recurrence_and_the_next_cycle_status_and_patterns_say_it_comes_back(ws, run_kg):
+    """Until the cycle revives it, the pattern still reads expired (wont_fix): `kg status`, `kg patterns` and
+    `kg patterns show` say the next cycle makes it a candidate again; once it has, they say nothing more."""
+    note = "decay expired it and it recurred since: a candidate again at the next `kg cycle`"
+    with (ws.root / "kg.toml").open("a") as f:
+        f.write(NO_WAIT)
+    for d in ("01", "02", "03"):
+        _log(run_kg, f"2026-07-{d}", f"j{d}")
+    _ok(run_kg("cycle --now 2026-10-15T11:00:00"))
+    quiet = _ok(run_kg("status --json --now 2026-10-16T10:00:00")).json  # expired, not back: nothing said
+    assert quiet["revive_next"] == [], quiet["revive_next"]
+    _log(run_kg, "2026-12-01", "n01")
+    at = "--now 2026-12-01T11:00:00"
+    pid = _ok(run_kg(f"patterns show {KEY} --json {at}")).json["pattern"]["id"]
+    status = _ok(run_kg(f"status --json {at}")).json
+    assert status["revive_next"] == [pid], status
+    assert f"{KEY}: 4x, 4 session(s), last 2026-12-01 (🌱 {note})" in _ok(run_kg(f"status {at}")).stdout
+    [row] = _ok(run_kg(f"patterns --json {at}")).json
+    assert row["status"] == "wont_fix" and row["revive_next"] is True, row
+    assert f"🌱 {KEY}: {note}" in _ok(run_kg(f"patterns {at}")).stdout
+    assert f"🌱 wont_fix: {note}" in _ok(run_kg(f"patterns show {KEY} {at}")).stdout
+    _ok(run_kg("cycle --now 2026-12-01T12:00:00"))
+    after = "--now 2026-12-01T13:00:00"
+    assert _ok(run_kg(f"status --json {after}")).json["revive_next"] == []
+    assert "🌱" not in _ok(run_kg(f"patterns {after}")).stdout + _ok(run_kg(f"patterns show {KEY} {after}")).stdout
