@@ -122,12 +122,15 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def resolve(
         ctx: typer.Context,
-        entry_id: Annotated[str, typer.Argument(metavar="ID", help="An entry id such as ERR-20261130-001.")],
-        status: Annotated[str, typer.Option(help="pending, in_progress, resolved, wont_fix or promoted.")] = "resolved",
+        entry_id: Annotated[str, typer.Argument(metavar="ID", help="An entry id such as ERR-20261130-001, or a "
+                                                "pattern's id or key.")],
+        status: Annotated[str, typer.Option(help="pending, in_progress, resolved, wont_fix or promoted; for a "
+                                            "pattern, wont_fix or active.")] = "resolved",
         now: NowOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Move an entry to another status."""
+        """Move an entry to another status, or close (wont_fix) or reopen (active) a pattern: a pattern a person
+        closed is never promoted, nor revived by decay when it recurs."""
         with errors():
             result = workspace(ctx).resolve(entry_id, status, now=now_of(ctx, now))
         emit(result, as_json, lambda d: f"{d['id']}: {d['previous']} → {d['status']}")
@@ -210,9 +213,11 @@ def _render_status(d: dict[str, Any]) -> str:
 
     recurring = _recurring(d["patterns"])
     if recurring:
+        from kg.lifecycle.revival import NOTE
+
         lines.append("\n🔍 Recurring patterns:")
         lines += [f"   {p['key']}: {p['recurrence']}x, {p['sessions']} session(s), last {p['last_seen'][:10]}"
-                  for p in recurring]
+                  + (f" (🌱 {NOTE})" if p["id"] in d.get("revive_next", ()) else "") for p in recurring]
     if d.get("team"):
         lines.append(f"\n👥 Team graph {d['team']['graph']}, contributors:")
         lines += [f"   {c['workspace']} ({c['agent']}): {c['events']} event(s), {c['nodes']} node(s), last "

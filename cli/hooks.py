@@ -75,13 +75,14 @@ def hook_errors(runtime: str | None) -> Iterator[None]:
 def _workspace(ctx: typer.Context) -> Any:
     """The hook's workspace. A broken kg.toml does not cost the capture (every tool failure of every session
     would be dropped until someone noticed): the hook runs on the packaged rules, which redact every secret the
-    packaged rules know, and says so in one warning line on stderr, which the runtime shows as it shows a hook's
+    packaged rules know (a wrong `[clock] zone` alone: on kg.toml's rules, in the zone kept), and says which in
+    one warning line on stderr, which the runtime shows as it shows a hook's
     error. The journal (where the capture goes either way) is not the place: what waits there is applied by the
     next command, which refuses the same kg.toml."""
     ws = workspace(ctx, fallback=True)
     if ws.rules_problem:
-        note(f"Warning: {ws.rules_problem}. This hook ran on the packaged rules; the capture is kept. "
-             "`kg doctor` checks kg.toml")
+        note(f"Warning: {ws.rules_problem}. This hook ran on {ws.ran_on or 'the packaged rules'}; the capture is "
+             "kept. `kg doctor` checks kg.toml")
     return ws
 
 

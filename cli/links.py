@@ -72,8 +72,9 @@ def patterns_list(
 
     with errors():
         ws = workspace(ctx)
-        rows = patterns.list_patterns(ws, limit=limit, min_recurrence=min_recurrence)
-        waits = gate_waits(ws, now_of(ctx, now), keys=[r["key"] for r in rows]) if rows else {}
+        at = now_of(ctx, now)
+        rows = patterns.list_patterns(ws, limit=limit, min_recurrence=min_recurrence, now=at)
+        waits = gate_waits(ws, at, keys=[r["key"] for r in rows]) if rows else {}
     emit([{**r, "waits": waits.get(r["key"])} for r in rows], as_json, _render_patterns)
 
 
@@ -85,7 +86,11 @@ def _render_patterns(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         lines.append(f"{r['key']:<{width}} {r['recurrence']:>3}x {r['sessions']:>4}  {r['first_seen'][:10]:<10}  "
                      f"{r['last_seen'][:10]:<10}  {(r['text'] or '')[:50]}")
-    return "\n".join(lines + _render_waits({r["key"]: r["waits"] for r in rows if r.get("waits")}))
+    from kg.lifecycle.revival import NOTE
+
+    back = [f"🌱 {r['key']}: {NOTE}" for r in rows if r.get("revive_next")]
+    return "\n".join(lines + ([""] + back if back else [])
+                     + _render_waits({r["key"]: r["waits"] for r in rows if r.get("waits")}))
 
 
 def _render_waits(waits: dict[str, dict[str, Any]]) -> list[str]:
@@ -114,9 +119,10 @@ def patterns_show(
 
     with errors():
         ws = workspace(ctx)
-        data = patterns.show(ws, pattern)
+        at = now_of(ctx, now)
+        data = patterns.show(ws, pattern, now=at)
         key = data["pattern"]["key"]
-        data["waits"] = gate_waits(ws, now_of(ctx, now), keys=[key]).get(key)
+        data["waits"] = gate_waits(ws, at, keys=[key]).get(key)
     emit(data, as_json, _render_pattern)
 
 
@@ -128,6 +134,10 @@ def _render_pattern(d: dict[str, Any]) -> str:
     if r:
         lines.append(f"   {r['recurrence']}x in {r['sessions']} session(s), {r['first_seen'][:10]} → "
                      f"{r['last_seen'][:10]}")
+    if d.get("revive_next"):
+        from kg.lifecycle.revival import NOTE
+
+        lines.append(f"   🌱 {p['status']}: {NOTE}")
     if d.get("waits"):
         lines.append(f"   ⏳ ready to promote, but waits: {d['waits']['reason']}")
     for m in d["members"]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-import tomllib
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,10 +18,10 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
+from kg import workspace_toml as _toml
 from kg import workspace_zone as _zone
 from kg.core import clock, paths
-from kg.core.errors import NoWorkspace, RulesError, SchemaError, StoreError, UsageError
-from kg.core.policy import RuleSet
+from kg.core.errors import NoWorkspace, SchemaError, StoreError, UsageError
 from kg.graph import reads
 from kg.ingest import drain, ids_rebuild, writes
 from kg.ingest.apply import PATTERN_KEY_META, pattern_for_key  # noqa: F401 - public here since before kg.ingest
@@ -77,7 +76,7 @@ class Workspace:
 
     A kg.toml that cannot be read, or whose rules a command would refuse, refuses the workspace, except with
     `fallback` (`kg doctor`, and the hooks, which must not lose a capture to a typo in kg.toml): then the packaged
-    rules are used and `rules_problem` says what is wrong and how to fix it."""
+    rules are used and `rules_problem` says what is wrong and how to fix it (kg/workspace_toml.py)."""
 
     def __init__(self, root: Path, *, rules_dir: Path | None = None, fallback: bool = False):
         self.root = root
@@ -86,23 +85,7 @@ class Workspace:
         _rule_cache.in_workspace(self.kg_dir)  # the parsed secret rules are kept here, not in the home folder
         self.graph_path = self.kg_dir / GRAPH_FILE
         self.rules_problem: str | None = None
-        source = str(root / "kg.toml")
-        try:
-            overrides = self._read_overrides()
-        except RulesError as exc:
-            if not fallback:
-                raise
-            from kg.core.rulecheck import explain, salvaged_store
-
-            overrides, self.rules_problem = {}, explain(str(exc), root / "kg.toml")
-            self._store_conf, self._toml_broken = salvaged_store(root / "kg.toml"), True
-        self.rules = RuleSet(rules_dir=rules_dir, workspace_overrides=overrides, workspace_source=source)
-        if fallback and overrides:
-            from kg.core.rulecheck import checked_before
-
-            self.rules_problem = checked_before(self.rules, self.kg_dir)
-            if self.rules_problem:
-                self.rules = RuleSet(rules_dir=rules_dir, workspace_source=source)
+        _toml.open_rules(self, rules_dir, fallback)  # kg.toml read: its rules, [store] and [clock]
         _zone.open_zone(self, fallback)  # the clock zone in effect from here on
         self._held: Store | None = None
         self._held_read_only = False  # the held handle is a `reading()` one: nothing to drain into
@@ -124,33 +107,6 @@ class Workspace:
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
-
-    def _read_overrides(self) -> dict[str, Any]:
-        path = self.root / "kg.toml"
-        if not path.exists():
-            return {}
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise RulesError(f"{path}: not valid TOML: {exc}") from None
-        unknown = set(data) - {"rules", "store", "clock"}  # [store] url: kg/store/team.py; [clock] zone
-        self._store_conf, self._clock_conf = data.get("store"), data.get("clock")
-        if unknown:
-            raise RulesError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; only [rules.NAME] "
-                             "tables, [store] and [clock] are read")
-        rules = data.get("rules", {})
-        if not isinstance(rules, dict):
-            raise RulesError(f"{path}: rules must be a table of [rules.NAME] tables")
-        from kg.core.policy import packaged_names
-
-        known = packaged_names()
-        for name, table in rules.items():
-            if name not in known:
-                raise RulesError(f"{path}: unknown table [rules.{name}]; the rule files are "
-                                 f"{', '.join(known)}")
-            if not isinstance(table, dict):
-                raise RulesError(f"{path}: rules.{name} must be a table ([rules.{name}])")
-        return rules
 
     @property
     def policy(self):
@@ -192,6 +148,7 @@ class Workspace:
     zone_checked = False  # the store was asked for its zone (`zone_recorded`: its record, None: none)
     zone_recorded: str | None = None
     zone_mirror_fixed: str | None = None  # what the writer's open did to a mirror that was wrong or missing
+    ran_on: str | None = None  # with `fallback`, what a wrong kg.toml left in use (kg/workspace_toml.py)
     _toml_broken = False  # kg.toml did not parse (opened with `fallback`): _store_conf is its [store] read alone
     ids_rebuilt: str | None = None  # what the last open of the graph did about a damaged ids.json
     drain_budget: float | None = None  # see `_drain`

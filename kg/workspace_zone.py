@@ -127,7 +127,8 @@ def _record(kg_dir: Path, zone: tzinfo) -> None:
 
 def open_zone(ws: Any, fallback: bool) -> None:
     """The workspace's zone (`ws.zone`, `ws.zone_pinned`: kg.toml's), in effect from here on; with `fallback` (the
-    hooks, `kg doctor`), a kg.toml zone that is wrong is reported in `ws.rules_problem` and the kept one used."""
+    hooks, `kg doctor`), a kg.toml zone that is wrong is reported in `ws.rules_problem` and the kept one used (said
+    in `ws.ran_on`: kg.toml's rules still hold unless they are wrong too)."""
     toml = ws.root / "kg.toml"
     try:
         ws.zone_pinned = configured(ws._clock_conf, toml)
@@ -135,9 +136,12 @@ def open_zone(ws: Any, fallback: bool) -> None:
     except RulesError as exc:
         if not fallback:
             raise
-        ws.rules_problem = ws.rules_problem or str(exc)
+        ws.rules_problem = f"{ws.rules_problem}; {exc}" if ws.rules_problem else str(exc)
         ws.zone_pinned = None
         ws.zone, ws.zone_guessed = settle(ws.kg_dir, None, toml)
+        whose = "this process's zone" if ws.zone_guessed else "the zone the workspace keeps"
+        ws.ran_on = (f"{ws.ran_on or 'the rules of kg.toml'}, without kg.toml's [clock] zone: times in "
+                     f"{clock.zone_name(ws.zone)}, {whose}")
 
 
 def check_store(ws: Any, st: Any, *, read_only: bool = False) -> None:

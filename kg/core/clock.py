@@ -100,8 +100,19 @@ def parse_zone(name: str, *, what: str = "time zone") -> tzinfo:
         try:
             return ZoneInfo(text)
         except (ZoneInfoNotFoundError, ValueError, OSError):
-            pass
+            folded = _case_folded(text)
+            if folded is not None:
+                return folded
     raise UsageError(f"unknown {what} {name!r}: use {ZONE_EXAMPLE}")
+
+
+def _case_folded(text: str) -> tzinfo | None:
+    """The zone whose IANA name is `text` in another case (`utc`, `gmt`, `etc/utc`, `europe/berlin`), under its
+    own name: zoneinfo's keys are case-sensitive, a person's kg.toml is not (no two IANA names differ by case)."""
+    from zoneinfo import available_timezones
+
+    found = [name for name in available_timezones() if name.casefold() == text.casefold()]
+    return ZoneInfo(found[0]) if len(found) == 1 else None
 
 
 def from_timestamp(seconds: float) -> datetime:

@@ -128,7 +128,8 @@ def _rules(ws: Any, report: DoctorReport) -> None:
 
     found = getattr(ws, "rules_problem", None) or problem(ws.rules)
     if found:
-        report.add("rules", "error", found + ("; the other checks ran on the packaged rules"
+        ran_on = getattr(ws, "ran_on", None) or "the packaged rules"
+        report.add("rules", "error", found + (f"; the other checks ran on {ran_on}"
                                               if getattr(ws, "rules_problem", None) else ""))
     else:
         report.add("rules", "ok", "kg.toml and the rule files are valid")

@@ -21,14 +21,20 @@ def _json(row: dict[str, Any]) -> dict[str, Any]:
     return plain(row)
 
 
-def list_patterns(ws: Any, *, limit: int = 50, min_recurrence: int = 1) -> list[dict[str, Any]]:
+def list_patterns(ws: Any, *, limit: int = 50, min_recurrence: int = 1,
+                  now: datetime | str | None = None) -> list[dict[str, Any]]:
+    """The patterns, most recurring first; `revive_next`: decay expired it, it recurred, the next cycle revives
+    it (kg/lifecycle/revival.py)."""
+    from kg.lifecycle import revival
+
     if limit < 1:
         raise UsageError(f"--limit must be at least 1, not {limit}")
     if min_recurrence < 1:  # a QA pass: `--min -1` listed every pattern with exit 0
         raise UsageError(f"--min must be at least 1 (a pattern is seen once or more), not {min_recurrence}")
     with ws.store() as st:
         rows = st.run("pattern_list", limit=limit, min_recurrence=min_recurrence)
-    return [_json(r) for r in rows]
+        back = revival.due(ws, st, clock.now(now), rows)
+    return [{**_json(r), "revive_next": r["id"] in back} for r in rows]
 
 
 def _resolve(st: Any, ref: str, *, live: bool = True) -> dict[str, Any]:
@@ -41,17 +47,30 @@ def _resolve(st: Any, ref: str, *, live: bool = True) -> dict[str, Any]:
     return row
 
 
+def find(st: Any, key: str) -> dict[str, Any]:
+    """A pattern node's properties by its key (NotFound: no node has that id, no pattern that key)."""
+    from kg.graph.reads import get_node
+
+    rows = [r for r in st.run("pattern_get", ref=key) if r["key"] == key]
+    if not rows:
+        raise NotFound(f"no node or pattern {key!r}: `kg list` shows the ids, `kg patterns` the pattern keys")
+    return get_node(st, rows[0]["id"])
+
+
 def _stats(st: Any, key: str) -> dict[str, Any] | None:
     rows = st.run("pattern_stats", keys=[key])
     return _json(rows[0]) if rows else None
 
 
-def show(ws: Any, ref: str) -> dict[str, Any]:
+def show(ws: Any, ref: str, *, now: datetime | str | None = None) -> dict[str, Any]:
+    from kg.lifecycle import revival
+
     with ws.store() as st:
         p = _resolve(st, ref, live=False)
         members = [_json(m) for m in st.run("pattern_members", id=p["id"])]
         stats = _stats(st, p["key"])
-    return {"pattern": _json(p), "recurrence": stats, "members": members}
+        back = revival.due(ws, st, clock.now(now), [p])
+    return {"pattern": _json(p), "recurrence": stats, "members": members, "revive_next": bool(back)}
 
 
 def merge(ws: Any, into: str, other: str, *, now: datetime | str | None = None) -> dict[str, Any]:

@@ -135,6 +135,9 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
         patterns = (top_patterns(st, limit) if ws.store_url is None
                     else st.run("pattern_stats_all", limit=limit))
         team = st.run("team_contributors") if ws.store_url is not None else None  # who contributed
+        from kg.lifecycle import revival
+
+        revive_next = revival.due(ws, st, at, patterns)  # expired, recurred: candidates at the next cycle
     by_kind: dict[str, int] = {k: 0 for k in KNOWLEDGE_KINDS}
     by_entry: dict[str, int] = {}
     by_status: dict[str, int] = {}
@@ -161,6 +164,7 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
         "sessions": sessions,
         "pending_high": [plain(r, hide=HIDDEN_COLUMNS) for r in high],
         "patterns": [plain(p, hide=HIDDEN_COLUMNS) for p in patterns],
+        "revive_next": revive_next,  # ids of those patterns the next cycle revives (kg/lifecycle/revival.py)
         "journal_rejected": len(ws.journal.rejected()),
         "journal_pending": ws.pending,  # acknowledged, not applied when this was read
         "import_unfinished": unfinished(ws),

@@ -186,16 +186,38 @@ def edge_add(ws: Workspace, src: str, dst: str, edge_type: str, *, now: datetime
     return {"from": src, "to": dst, "type": edge_type, "created_at": at.isoformat(), "manual": True}
 
 
-def resolve(ws: Workspace, entry_id: str, status: str, *, now: datetime | str | None = None) -> dict[str, Any]:
-    """Set a logged entry's status (pending, resolved, ...): only events with an entry type have one."""
-    from kg.graph.reads import get_node
+PATTERN_STATUSES = ("active", "wont_fix")  # what a person sets a pattern to: open (a candidate), or never promoted
 
-    status = choice(status, ws.policy.statuses, "status") or ""
+
+def resolve(ws: Workspace, entry_id: str, status: str, *, now: datetime | str | None = None) -> dict[str, Any]:
+    """Set a logged entry's status (pending, resolved, ...), or a pattern's (by id or key: active or wont_fix).
+
+    A person's decision wins over decay: one that closes a node decay had expired (stage 3, `[decay]
+    expired_status`) clears decay's mark (stage 0), so a pattern a person set wont_fix, before or after decay
+    expired it, is never revived when it recurs (`lc_decay_revive` revives decay's expiries alone; one an older kg
+    recorded is one too)."""
+    from kg.graph.patterns import find
+    from kg.graph.reads import get_node
+    from kg.lifecycle.policy import load as lifecycle
+
+    choice(status, dict.fromkeys((*ws.policy.statuses, *PATTERN_STATUSES)), "status")  # before the graph opens
     at = clock.now(now)
     with ws.store() as st:
-        node = get_node(st, entry_id)
-        if node["kind"] != "event" or not node.get("entry_type"):
+        try:
+            node = get_node(st, entry_id)
+        except NotFound:
+            node = find(st, entry_id)  # a pattern's key, as `kg patterns` lists them
+        entry_id = node["id"]
+        if node["kind"] == "pattern":
+            if node.get("status") not in PATTERN_STATUSES:  # promoted, reverted, merged: the lifecycle's to change
+                raise UsageError(f"pattern {entry_id} is {node.get('status')}: only an active or wont_fix pattern "
+                                 "is closed or reopened by hand (`kg why` and `kg verify` follow a promoted one)")
+            status = choice(status, PATTERN_STATUSES, "status for a pattern") or ""
+        elif node["kind"] != "event" or not node.get("entry_type"):
             raise UsageError(f"{entry_id} is a {node['kind']} node; only logged entries "
-                             "(LRN/ERR/FEAT ids) have a status")
-        st.run("status_set", id=entry_id, status=status, at=at)
+                             "(LRN/ERR/FEAT ids) and live patterns have a status")
+        else:
+            status = choice(status, ws.policy.statuses, "status") or ""
+        closes = status not in lifecycle(ws).decay.statuses
+        st.run("status_close" if closes else "status_set", id=entry_id, status=status, at=at)
     return {"id": entry_id, "status": status, "previous": node.get("status"), "updated_at": at.isoformat()}

@@ -117,6 +117,15 @@ LIMIT $limit
 // name: status_set
 MATCH (n:Node {id: $id}) SET n.status = $status, n.updated_at = $at RETURN n.id AS id
 
+// name: status_close
+// A person's status that closes a node (`kg resolve`: not one of the statuses decay ages). It clears decay's mark
+// of an expiry (stage 3) in the same statement: the status is the person's now, and lc_decay_revive revives
+// decay's expiries alone (an older kg's expiry, stage 3 and the expired status, is one).
+MATCH (n:Node {id: $id})
+SET n.status = $status, n.updated_at = $at,
+    n.decay_stage = CASE WHEN n.decay_stage >= 3 THEN 0 ELSE n.decay_stage END
+RETURN n.id AS id
+
 // name: nodes_all
 // Every knowledge node, for export.
 MATCH (n:Node) RETURN n ORDER BY n.created_at, n.id

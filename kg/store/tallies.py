@@ -42,6 +42,7 @@ def bump(st: Any, key: str, d: int) -> None:
 WATCH: dict[str, tuple[tuple[tuple[str, str | None], ...], tuple[str, ...]]] = {
     "node_create": ((("param", "id"),), ()),
     "status_set": ((("param", "id"),), ()),
+    "status_close": ((("param", "id"),), ()),
     "lc_reinforce": ((("param", "id"),), ()),
     "lc_mark_promoted": ((("members", "pattern"),), ()),
     "lc_mark_promoted_many": ((("members_list", "patterns"),), ()),

@@ -279,6 +279,20 @@ WITH p, count(at) AS n, max(at) AS last
 WHERE n >= $min
 RETURN p.id AS id, p.status AS status, p.priority AS priority, p.base_priority AS base_priority, 3 AS stage, last
 
+// name: lc_decay_revive_one
+// lc_decay_revive for one pattern, by key: whether the next cycle revives it (kg/lifecycle/revival.py: `kg status`
+// and `kg patterns` say so between its recurrence and that cycle).
+MATCH (p:Node {id: $id})-[:derived_from]->(e:Node)
+WHERE p.status = $expired_status AND p.decay_stage = 3
+  AND (p.pinned IS NULL OR p.pinned = false) AND p.reinforced_at > $since AND e.kind = 'event'
+  AND NOT coalesce(e.status, '') IN $ignore_statuses
+WITH p, CASE WHEN e.reinforced_at IS NULL OR e.created_at > e.reinforced_at THEN e.created_at
+             ELSE e.reinforced_at END AS at
+WHERE at > $since
+WITH p, count(at) AS n
+WHERE n >= $min
+RETURN p.id AS id
+
 // name: lc_stage_load
 // Decay decisions into the staging table (no full-text index there, so a multi-row CREATE is safe).
 UNWIND $rows AS r

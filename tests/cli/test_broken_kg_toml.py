@@ -77,6 +77,24 @@ def test_a_hook_keeps_the_capture_of_a_real_failed_tool_call_over_a_broken_kg_to
     assert len(listed.json) == 1, listed.json
 
 
+def test_a_hook_over_a_wrong_clock_zone_alone_says_it_ran_on_the_rules_of_kg_toml(ws, run_kg):
+    """Only [clock] is wrong: the hook keeps kg.toml's rules (its own redaction, hook limits) and the zone the
+    workspace keeps; it said it ran on "the packaged rules", and so did doctor."""
+    (ws.root / "kg.toml").write_text('[clock]\nzone = "Mars/Olympus"\n\n[rules.hooks]\nitem_chars = 150\n',
+                                     encoding="utf-8")
+    payload = json.dumps({"session_id": "s", "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+                          "tool_input": {"command": "make"}, "error": "make: *** No rule to make target 'all'"})
+    r = _hook(ws, ["hook", "post-tool-use", "--runtime", "claude-code"], payload)
+    assert r.returncode == 0, r.stderr
+    [warning] = [line for line in r.stderr.splitlines() if line.startswith("Warning: ")]
+    assert "unknown [clock] zone 'Mars/Olympus'" in warning, warning
+    assert "This hook ran on the rules of kg.toml, without kg.toml's [clock] zone: times in " in warning, warning
+    assert "packaged" not in warning, warning
+    doctor = _hook(ws, ["doctor", "--dry-run", "--json"], "")
+    rules = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "rules")
+    assert "the other checks ran on the rules of kg.toml, without kg.toml's [clock] zone" in rules["detail"], rules
+
+
 def test_the_hook_checks_kg_toml_again_once_it_changes(ws, run_kg):
     """The hook skips loading every rule file when kg.toml and the rule files loaded before (a stamp in the
     cache folder); a kg.toml edited since is checked again."""

@@ -251,3 +251,13 @@ def test_a_kg_toml_zone_spelled_otherwise_is_the_same_zone(tmp_path):
     (root / "kg.toml").write_text('[clock]\nzone = "Etc/UTC"\n', encoding="utf-8")
     ok(kg(root, LA, "log", "error", "Etc/UTC is UTC", "--wait"))
     assert json.loads(ok(kg(root, LA, "status", "--json")))["zone"] == UTC
+
+
+@pytest.mark.parametrize(("written", "zone"), [("utc", "UTC"), ("Utc", "UTC"), ("gmt", "GMT"), ("etc/utc", "Etc/UTC"),
+                                               ("europe/berlin", "Europe/Berlin")])
+def test_a_kg_toml_zone_in_another_case_is_that_zone_under_its_own_name(tmp_path, written, zone):
+    """zoneinfo's names are case-sensitive: `zone = "utc"` was refused as unknown (exit 2 on every command)."""
+    root = init(tmp_path / "ws", LA, f'[clock]\nzone = "{written}"\n')
+    assert json.loads(ok(kg(root, LA, "status", "--json")))["zone"] == zone
+    assert f"Clock zone: {zone}" in ok(kg(root, LA, "status"))
+    assert (root / "memory" / ".kg" / "clock-zone").read_text(encoding="utf-8").strip() == zone
