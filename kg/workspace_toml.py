@@ -25,7 +25,7 @@ def read_overrides(ws: Any) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM (Windows editors) is no error
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise RulesError(f"{path}: not valid TOML: {exc}") from None
     unknown = set(data) - {"rules", "store", "clock"}  # [store] url: kg/store/team.py; [clock] zone

@@ -155,7 +155,7 @@ def _read_toml(path: Path | None, text: str | None, source: str) -> dict[str, An
     try:
         if text is None:
             assert path is not None
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8-sig")
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(f"{source}: not valid TOML: {exc}") from None

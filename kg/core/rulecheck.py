@@ -58,14 +58,22 @@ def problem(rules: RuleSet) -> str | None:
     return None
 
 
+# What tomllib says, and the usual slip behind it; a message not listed gets no guess.
+_SYNTAX_HINTS = (("Expected ']' at the end of a table declaration", "a table header needs its closing ']'"),
+                 ("Unterminated string", "a string needs its closing quote"),
+                 ("Invalid value", "a string value needs its quotes"),
+                 ("Unclosed array", "a list needs its closing ']'"),
+                 ("Cannot overwrite a value", "a key is set twice"),
+                 ("Cannot declare", "a table is declared twice"))
+
 _WHERE = re.compile(r"^(?P<source>.+?)(?: \[rules\.(?P<name>[\w-]+)\])?: (?P<key>[\w.\-\[\]]+): ")
 
 
 def explain(message: str, toml: Path) -> str:
     """`message` with the line of kg.toml that set the value it refuses, and what to do about it."""
     if "not valid TOML" in message:
-        return (f"{message}. Fix the syntax there (a table header needs its closing ']', a string its quotes), or "
-                f"move {toml.name} aside to run on the packaged rules")
+        hint = next((f" ({h})" for said, h in _SYNTAX_HINTS if said in message), "")
+        return f"{message}. Fix the syntax there{hint}, or move {toml.name} aside to run on the packaged rules"
     m = _WHERE.match(message)
     line = None
     if m:
@@ -79,7 +87,7 @@ def explain(message: str, toml: Path) -> str:
 
 def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return ""
 
