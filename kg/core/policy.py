@@ -263,17 +263,26 @@ class RuleSet:
         try:
             return build(data)
         except RulesError as exc:
-            overridden = []
-            if name in self.workspace_overrides:
-                overridden.append(f"{self.workspace_source} [rules.{name}]")
-            if self.rules_dir is not None and (self.rules_dir / f"{name}.toml").exists():
-                overridden.append(str(self.rules_dir / f"{name}.toml"))
-            message = str(exc)
-            packaged_name = f"rules/{name}.toml"
-            if overridden and message.startswith(packaged_name + ":"):
-                message = f"{' / '.join(overridden)}{message[len(packaged_name):]} (checked against {packaged_name})"
+            message = self.worded(str(exc))
+            if message != str(exc):
                 raise type(exc)(message) from None
             raise
+
+    def worded(self, message: str) -> str:
+        """A message about `rules/NAME.toml` (a builder names the packaged file) worded to name the override the
+        value came from (kg.toml's [rules.NAME] or the --rules file); unchanged when NAME is not overridden."""
+        if not message.startswith("rules/") or ".toml:" not in message:
+            return message
+        packaged_name = message[:message.index(".toml:") + 5]
+        name = packaged_name[len("rules/"):-len(".toml")]
+        overridden = []
+        if name in self.workspace_overrides:
+            overridden.append(f"{self.workspace_source} [rules.{name}]")
+        if self.rules_dir is not None and (self.rules_dir / f"{name}.toml").exists():
+            overridden.append(str(self.rules_dir / f"{name}.toml"))
+        if not overridden:
+            return message
+        return f"{' / '.join(overridden)}{message[len(packaged_name):]} (checked against {packaged_name})"
 
     @cached_property
     def redactor(self):  # -> kg.redaction.redact.Redactor

@@ -54,7 +54,7 @@ def problem(rules: RuleSet) -> str | None:
         for load in _loaders():
             load(probe)
     except RulesError as exc:
-        return explain(str(exc), Path(rules.workspace_source))
+        return explain(rules.worded(str(exc)), Path(rules.workspace_source))
     return None
 
 
