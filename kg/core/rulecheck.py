@@ -55,6 +55,10 @@ def problem(rules: RuleSet) -> str | None:
             load(probe)
     except RulesError as exc:
         return explain(rules.worded(str(exc)), Path(rules.workspace_source))
+    except (TypeError, ValueError, AttributeError, LookupError, OverflowError, re.error) as exc:
+        # a value no check above knows how to refuse: said as the rules' problem, never a crash of doctor or a hook
+        return (f"{rules.workspace_source}: the rules it sets could not be built ({type(exc).__name__}: {exc}). Fix: "
+                "undo the last change to its [rules.NAME] tables, or move it aside to run on the packaged rules")
     return None
 
 
@@ -78,7 +82,8 @@ def explain(message: str, toml: Path) -> str:
     line = None
     if m:
         name = m["name"] or Path(m["source"]).stem  # a builder names the packaged file: rules/lifecycle.toml
-        line = line_of(_text(toml), ["rules", name, *_parts(m["key"])])
+        key = re.sub(r"\[\d+\]", "", m["key"])  # a list's item (generalise[0]): the line of the list
+        line = line_of(_text(toml), ["rules", name, *_parts(key)])
     where = f" ({toml.name} line {line})" if line else ""
     fix = ("remove that line or rename the key to one of the known keys" if "unknown key" in message else
            "set the value the message asks for, or remove that line to keep the packaged default")
