@@ -37,9 +37,10 @@ def _loaders() -> list[Any]:
     from kg.reflect.apply import failure_rules
     from kg.reflect.rules import load_rules
     from kg.runtimes.hooks import load_rules as hook_rules
+    from kg.serve.server import settings as serve_settings
 
     return [lambda ws: ws.policy, hook_rules, lifecycle, lambda ws: rules_of(ws.rules), memory_rules, topic_rules,
-            fts_rules, expand_rules, failure_rules, lambda ws: ws.rules.redactor,
+            fts_rules, expand_rules, failure_rules, lambda ws: ws.rules.redactor, serve_settings,
             lambda ws: load_rules(ws.rules.raw("reflect"), source="rules/reflect.toml",
                                   model=ws.rules.raw("reflect_model"))]
 

@@ -1,9 +1,9 @@
 """kg.toml values of the right TOML type that broke only when used (QA6 #3): a regex without the group kg reads, a
 replacement with a back-reference to no group, a list of the wrong element type, an empty list of entry kinds, an
-infinite number. Each passed the rules check (`kg doctor`: "valid", or doctor itself crashed), then a command failed
-as an "unexpected failure" (exit 1) or a hook lost its capture. Now the checker refuses each at the open, naming
-kg.toml's key and line and the fix (exit 2); doctor names it; a hook falls back to the packaged rules and keeps the
-capture."""
+infinite number (also in the read server's [serve] settings, which no check loaded). Each passed the rules check
+(`kg doctor`: "valid", or doctor itself crashed), then a command failed as an "unexpected failure" (exit 1) or a
+hook lost its capture. Now the checker refuses each at the open, naming kg.toml's key and line and the fix (exit
+2); doctor names it; a hook falls back to the packaged rules and keeps the capture."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ CASES = [
     ("[rules.memory.inject]\nwatch_priorities = [1]\n", "inject.watch_priorities: must be a list of strings"),
     ("[rules.policy.entries]\nkinds = []\n", "entries.kinds: must be a non-empty list"),
     ("[rules.lifecycle.verification]\nmin_baseline_days = inf\n", "verification.min_baseline_days: must be a finite"),
+    ("[rules.policy.serve]\nbusy_backoff_seconds = inf\n", "serve.busy_backoff_seconds: must be a finite"),
 ]
 
 
