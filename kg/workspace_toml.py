@@ -2,7 +2,8 @@
 against the packaged rule files, its `[store]` (kg/store/team.py) and `[clock]` (kg/workspace_zone.py) tables, and
 the rules the workspace then works with.
 
-A kg.toml that cannot be read, or whose rules a command would refuse, refuses the workspace, except with
+A kg.toml that cannot be read, or whose rules a command would refuse (every rule file is built at the open, as the
+commands build it: kg/core/rulecheck.py), refuses the workspace (exit 2, kg.toml's line named), except with
 `fallback` (`kg doctor`, and the hooks, which must not lose a capture to a typo in kg.toml): then the packaged
 rules are used, `ws.rules_problem` says what is wrong and how to fix it, and `ws.ran_on` what the workspace
 then works with (a bad `[clock]` alone keeps kg.toml's rules: kg/workspace_zone.py `open_zone`).
@@ -25,7 +26,7 @@ def read_overrides(ws: Any) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM (Windows editors) is no error
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise RulesError(f"{path}: not valid TOML: {exc}") from None
     unknown = set(data) - {"rules", "store", "clock"}  # [store] url: kg/store/team.py; [clock] zone
@@ -63,10 +64,13 @@ def open_rules(ws: Any, rules_dir: Path | None, fallback: bool) -> None:
         ws._store_conf, ws._toml_broken = salvaged_store(ws.root / "kg.toml"), True
         ws.ran_on = "the packaged rules"
     ws.rules = RuleSet(rules_dir=rules_dir, workspace_overrides=overrides, workspace_source=source)
-    if fallback and overrides:
+    if overrides:  # every rule file built as the commands build it (cached once they load): refused at the open
         from kg.core.rulecheck import checked_before
 
-        ws.rules_problem = checked_before(ws.rules, ws.kg_dir)
-        if ws.rules_problem:
+        found = checked_before(ws.rules, ws.kg_dir)
+        if found and not fallback:  # not later, by the one command that reads the bad value (nor by the read
+            raise RulesError(found)  # server, whose hooks would then lose their fallback)
+        if found:
+            ws.rules_problem = found
             ws.rules = RuleSet(rules_dir=rules_dir, workspace_source=source)
             ws.ran_on = "the packaged rules"

@@ -11,6 +11,8 @@ refused in one wording everywhere: `rules/linking.toml: link.min_score: must be 
 
 from __future__ import annotations
 
+import math
+import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -95,9 +97,37 @@ class RuleReader:
     def number(self, name: str, lo: float | None = None, hi: float | None = None, *,
                default: Any = _REQUIRED) -> float:
         value = self.get(name, default)
-        if not (_is_number(value) and _within(value, lo, hi)):
-            raise self.fail(name, f"must be a number{_span(lo, hi)}, not {value!r}")
+        if not (_is_number(value) and _within(value, lo, hi) and math.isfinite(value)):
+            finite = " finite" if _is_number(value) and math.isinf(value) else ""  # inf: no key said it before
+            raise self.fail(name, f"must be a{finite} number{_span(lo, hi)}, not {value!r}")
         return float(value)
+
+    def regex(self, name: str, text: str | None = None, flags: int = 0, *,
+              groups: Sequence[int | str] = ()) -> re.Pattern[str]:
+        """The regular expression at `name` (or `text`, read from there), compiled. `groups` are the groups the code
+        reads of a match (1, "obj"), declared where the rule is read: a pattern without one is refused here, not
+        by an IndexError at its first match (a hook's lost capture)."""
+        pattern = self.string(name) if text is None else text
+        try:
+            compiled = re.compile(pattern, flags)
+        except re.error as exc:
+            raise self.fail(name, f"is not a valid regex ({exc})") from None
+        missing = [g for g in groups if (g > compiled.groups if isinstance(g, int) else g not in compiled.groupindex)]
+        if missing:
+            need = " and ".join(f"group {g}" if isinstance(g, int) else f"a group named (?P<{g}>...)" for g in missing)
+            raise self.fail(name, f"must have {need}, which kg reads of each match; {pattern!r} has "
+                                  f"{compiled.groups or 'no'} group{'' if compiled.groups == 1 else 's'}")
+        return compiled
+
+    def replacement(self, name: str, pattern: re.Pattern[str], template: str) -> str:
+        """A replacement template for `pattern`, tried on an empty sample (Python parses the template before it
+        looks for a match): a back-reference to a group the pattern lacks is refused here, not at a match."""
+        try:
+            pattern.sub(template, "")
+        except (re.error, IndexError) as exc:
+            raise self.fail(name, f"is not a valid replacement for {pattern.pattern!r} ({exc}); refer only to "
+                                  "groups the pattern has, and double a backslash meant as itself") from None
+        return template
 
     def string(self, name: str, allowed: Sequence[str] | None = None, *, default: Any = _REQUIRED) -> str:
         value = self.get(name, default)
@@ -155,7 +185,7 @@ def _read_toml(path: Path | None, text: str | None, source: str) -> dict[str, An
     try:
         if text is None:
             assert path is not None
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8-sig")
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(f"{source}: not valid TOML: {exc}") from None
@@ -202,10 +232,24 @@ def merge(default: dict[str, Any], override: dict[str, Any], source: str, *, pat
             out[key] = merge(default[key], given.table(key).data, source, path=given.key(key),
                              open_tables=open_tables)
         elif _same_type(default[key], value):
+            _same_items(given, key, default[key], value)
             out[key] = value
         else:
             raise given.fail(key, f"must be {_type_name(default[key])}, not {_type_name(value)}")
     return out
+
+
+def _same_items(given: RuleReader, key: str, base: Any, value: Any) -> None:
+    """A list overriding a packaged list whose items are all of one type holds items of that type: `[1]` for a list
+    of phrases passed the type check and failed at use (`'int' object has no attribute 'lower'`)."""
+    if not (isinstance(base, list) and isinstance(value, list) and base):
+        return
+    sample = base[0]
+    if not all(_same_type(sample, item) for item in base):
+        return
+    for i, item in enumerate(value):
+        if not _same_type(sample, item):
+            raise given.fail(key, f"must be a list of {_plural(sample)}; item {i + 1} is {item!r}")
 
 
 def _same_type(base: Any, value: Any) -> bool:
@@ -214,6 +258,11 @@ def _same_type(base: Any, value: Any) -> bool:
     if isinstance(base, (int, float)):
         return isinstance(value, (int, float))
     return isinstance(value, type(base))
+
+
+def _plural(value: Any) -> str:
+    return {bool: "booleans", int: "numbers", float: "numbers", str: "strings", list: "lists",
+            dict: "tables"}.get(type(value), type(value).__name__)
 
 
 def _type_name(value: Any) -> str:
@@ -263,17 +312,26 @@ class RuleSet:
         try:
             return build(data)
         except RulesError as exc:
-            overridden = []
-            if name in self.workspace_overrides:
-                overridden.append(f"{self.workspace_source} [rules.{name}]")
-            if self.rules_dir is not None and (self.rules_dir / f"{name}.toml").exists():
-                overridden.append(str(self.rules_dir / f"{name}.toml"))
-            message = str(exc)
-            packaged_name = f"rules/{name}.toml"
-            if overridden and message.startswith(packaged_name + ":"):
-                message = f"{' / '.join(overridden)}{message[len(packaged_name):]} (checked against {packaged_name})"
+            message = self.worded(str(exc))
+            if message != str(exc):
                 raise type(exc)(message) from None
             raise
+
+    def worded(self, message: str) -> str:
+        """A message about `rules/NAME.toml` (a builder names the packaged file) worded to name the override the
+        value came from (kg.toml's [rules.NAME] or the --rules file); unchanged when NAME is not overridden."""
+        if not message.startswith("rules/") or ".toml:" not in message:
+            return message
+        packaged_name = message[:message.index(".toml:") + 5]
+        name = packaged_name[len("rules/"):-len(".toml")]
+        overridden = []
+        if name in self.workspace_overrides:
+            overridden.append(f"{self.workspace_source} [rules.{name}]")
+        if self.rules_dir is not None and (self.rules_dir / f"{name}.toml").exists():
+            overridden.append(str(self.rules_dir / f"{name}.toml"))
+        if not overridden:
+            return message
+        return f"{' / '.join(overridden)}{message[len(packaged_name):]} (checked against {packaged_name})"
 
     @cached_property
     def redactor(self):  # -> kg.redaction.redact.Redactor
@@ -334,14 +392,14 @@ class Policy:
             team_drain_batch=r.whole("write.team_drain_batch", 1, 100_000),
             reader_drain_seconds=r.number("write.reader_drain_seconds", 0, 86_400),
             applier_nice=r.whole("write.applier_nice", 0, 19),
-            kinds=tuple(r.get("entries.kinds")),
-            priorities=tuple(r.get("entries.priorities")),
-            statuses=tuple(r.get("entries.statuses")),
-            sources=tuple(r.get("entries.sources")),
-            categories=tuple(r.get("entries.categories")),
-            reproducible=tuple(r.get("entries.reproducible")),
-            complexity=tuple(r.get("entries.complexity")),
-            frequency=tuple(r.get("entries.frequency")),
+            kinds=r.strings("entries.kinds", empty=False, items="non-blank"),
+            priorities=r.strings("entries.priorities", empty=False, items="non-blank"),
+            statuses=r.strings("entries.statuses", empty=False, items="non-blank"),
+            sources=r.strings("entries.sources", empty=False, items="non-blank"),
+            categories=r.strings("entries.categories", empty=False, items="non-blank"),
+            reproducible=r.strings("entries.reproducible", empty=False, items="non-blank"),
+            complexity=r.strings("entries.complexity", empty=False, items="non-blank"),
+            frequency=r.strings("entries.frequency", empty=False, items="non-blank"),
             entry_prefix=dict(r.get("entries.prefix")),
             default_priority=dict(r.get("entries.default_priority")),
             default_source=dict(r.get("entries.default_source")),

@@ -37,9 +37,10 @@ def _loaders() -> list[Any]:
     from kg.reflect.apply import failure_rules
     from kg.reflect.rules import load_rules
     from kg.runtimes.hooks import load_rules as hook_rules
+    from kg.serve.server import settings as serve_settings
 
     return [lambda ws: ws.policy, hook_rules, lifecycle, lambda ws: rules_of(ws.rules), memory_rules, topic_rules,
-            fts_rules, expand_rules, failure_rules, lambda ws: ws.rules.redactor,
+            fts_rules, expand_rules, failure_rules, lambda ws: ws.rules.redactor, serve_settings,
             lambda ws: load_rules(ws.rules.raw("reflect"), source="rules/reflect.toml",
                                   model=ws.rules.raw("reflect_model"))]
 
@@ -54,9 +55,21 @@ def problem(rules: RuleSet) -> str | None:
         for load in _loaders():
             load(probe)
     except RulesError as exc:
-        return explain(str(exc), Path(rules.workspace_source))
+        return explain(rules.worded(str(exc)), Path(rules.workspace_source))
+    except (TypeError, ValueError, AttributeError, LookupError, OverflowError, re.error) as exc:
+        # a value no check above knows how to refuse: said as the rules' problem, never a crash of doctor or a hook
+        return (f"{rules.workspace_source}: the rules it sets could not be built ({type(exc).__name__}: {exc}). Fix: "
+                "undo the last change to its [rules.NAME] tables, or move it aside to run on the packaged rules")
     return None
 
+
+# What tomllib says, and the usual slip behind it; a message not listed gets no guess.
+_SYNTAX_HINTS = (("Expected ']' at the end of a table declaration", "a table header needs its closing ']'"),
+                 ("Unterminated string", "a string needs its closing quote"),
+                 ("Invalid value", "a string value needs its quotes"),
+                 ("Unclosed array", "a list needs its closing ']'"),
+                 ("Cannot overwrite a value", "a key is set twice"),
+                 ("Cannot declare", "a table is declared twice"))
 
 _WHERE = re.compile(r"^(?P<source>.+?)(?: \[rules\.(?P<name>[\w-]+)\])?: (?P<key>[\w.\-\[\]]+): ")
 
@@ -64,13 +77,14 @@ _WHERE = re.compile(r"^(?P<source>.+?)(?: \[rules\.(?P<name>[\w-]+)\])?: (?P<key
 def explain(message: str, toml: Path) -> str:
     """`message` with the line of kg.toml that set the value it refuses, and what to do about it."""
     if "not valid TOML" in message:
-        return (f"{message}. Fix the syntax there (a table header needs its closing ']', a string its quotes), or "
-                f"move {toml.name} aside to run on the packaged rules")
+        hint = next((f" ({h})" for said, h in _SYNTAX_HINTS if said in message), "")
+        return f"{message}. Fix the syntax there{hint}, or move {toml.name} aside to run on the packaged rules"
     m = _WHERE.match(message)
     line = None
     if m:
         name = m["name"] or Path(m["source"]).stem  # a builder names the packaged file: rules/lifecycle.toml
-        line = line_of(_text(toml), ["rules", name, *_parts(m["key"])])
+        key = re.sub(r"\[\d+\]", "", m["key"])  # a list's item (generalise[0]): the line of the list
+        line = line_of(_text(toml), ["rules", name, *_parts(key)])
     where = f" ({toml.name} line {line})" if line else ""
     fix = ("remove that line or rename the key to one of the known keys" if "unknown key" in message else
            "set the value the message asks for, or remove that line to keep the packaged default")
@@ -79,7 +93,7 @@ def explain(message: str, toml: Path) -> str:
 
 def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return ""
 

@@ -218,10 +218,8 @@ def _pairs(r: RuleReader, key: str) -> tuple[tuple[re.Pattern[str], str], ...]:
     for i, pair in enumerate(r.get(key, [])):
         if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
             raise r.fail(f"{key}[{i}]", "must be [pattern, replacement]")
-        try:
-            out.append((re.compile(pair[0]), pair[1]))
-        except re.error as exc:
-            raise r.fail(f"{key}[{i}]", f"is not a valid regex ({exc})") from None
+        pattern = r.regex(f"{key}[{i}]", pair[0])
+        out.append((pattern, r.replacement(f"{key}[{i}]", pattern, pair[1])))
     return tuple(out)
 
 

@@ -83,11 +83,9 @@ class FailureRules:
     family: dict[str, str] = field(default_factory=dict)  # tool slug -> the key segment of its family
 
 
-def _rx(r: RuleReader, name: str, text: str, flags: int = re.IGNORECASE | re.MULTILINE) -> re.Pattern[str]:
-    try:
-        return re.compile(text, flags)
-    except re.error as exc:
-        raise r.fail(name, f"is not a valid regex ({exc})") from None
+def _rx(r: RuleReader, name: str, text: str, flags: int = re.IGNORECASE | re.MULTILINE,
+        groups: tuple[int | str, ...] = ()) -> re.Pattern[str]:
+    return r.regex(name, text, flags, groups=groups)
 
 
 def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> FailureRules:
@@ -114,7 +112,8 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
     for i, pair in enumerate(norm.get("rules")):
         if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
             raise norm.fail(f"rules[{i}]", "must be [pattern, placeholder]")
-        rules.append((_rx(norm, f"rules[{i}]", pair[0]), pair[1]))
+        rx = _rx(norm, f"rules[{i}]", pair[0])
+        rules.append((rx, norm.replacement(f"rules[{i}]", rx, pair[1])))
     classes = []
     for c in top.tables("classes"):
         c.known(("name", "pattern", "names"))
@@ -140,7 +139,8 @@ def load_rules(data: dict[str, Any], source: str = "rules/errors.toml") -> Failu
         salient=_rx(lines, "salient", lines.string("salient")),
         answer_programs=rxs(answers, "programs"),
         answer_codes=_codes(answers, "exit_codes"), normalise=tuple(rules), classes=tuple(classes),
-        error_name=_rx(cl, "error_name", cl.string("error_name")), arguments=rxs(cl, "arguments"),
+        error_name=_rx(cl, "error_name", cl.string("error_name"), groups=(1,)),  # group 1: the error's name
+        arguments=rxs(cl, "arguments"),
         severity={k: sev.whole(k, 0) for k in sev.data}, areas=area_rules, tools_area=areas.string("tools"),
         shell_tools=frozenset(s.lower() for s in areas.strings("shell_tools")),
         family=_families(top.table("tools").known(("families",)) if "tools" in data else None))

@@ -85,7 +85,7 @@ def configured(root: str | Path) -> bool:
     import tomllib
 
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8-sig"))
         serve = data.get("rules", {}).get("policy", {}).get("serve", {})
         return "store" not in data and serve.get("enabled", True) is not False
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):

@@ -46,7 +46,7 @@ def configured_url(root: Path) -> str | None:
     if not path.exists():
         return None
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise RulesError(f"{path}: not valid TOML: {exc}") from None
     table = data.get("store") or {}
