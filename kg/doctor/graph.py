@@ -171,6 +171,9 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
                         lock_timeout=ws.lock_timeout,
                         queries_dir=ws.rules.rules_dir / "queries" if ws.rules.rules_dir else None,
                         url=ws.store_url) as st:  # read-only: no origin stamp, so no member number asked for
+            from kg.workspace_zone import check_store
+
+            check_store(ws, st, read_only=True)  # the store's zone, whatever the mirror says (the clock check)
             fts, retired = st.has_fts(), getattr(st, "fts_retired", bool)()
             waits = _retire_waits(st) if fts and not team else None
             aggregate = _aggregate(ws, st, True)
