@@ -84,7 +84,17 @@ def _doctor(ws: Any, *, repair: bool, dry_run: bool) -> DoctorReport:
     _links(ws, report)
     _preferences(ws, report)
     _clock(ws, report)
+    _installs(ws, report)
     return report
+
+
+def _installs(ws: Any, report: DoctorReport) -> None:
+    """Hooks and MCP entries `kg install` made for another workspace's path (a copy or a move: QA6 #2)."""
+    from kg.runtimes.install_paths import advice, elsewhere
+
+    found = elsewhere(ws.kg_dir, ws.root)
+    if found:
+        report.add("runtime installs", "warning", advice(found))
 
 
 def _clock(ws: Any, report: DoctorReport) -> None:
