@@ -172,11 +172,11 @@ class HeldLock:
         try:
             return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-                try:  # a read-only workspace (a backup, a read-only mount): flock works on a read-only descriptor,
-                    return os.open(self.path, os.O_RDONLY)  # so readers still exclude a writer elsewhere
+            if getattr(self, "shared", False) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                try:  # a reader of a read-only workspace (a backup, a read-only mount): flock works on a read-only
+                    return os.open(self.path, os.O_RDONLY)  # descriptor, so it still excludes a writer elsewhere
                 except OSError:
-                    pass
+                    pass  # (a writer keeps the refusal below: it could write nothing there)
             raise StoreError(f"cannot open lock file {self.path}: {exc.strerror}; check that the workspace "
                              "folder is writable") from None
 
