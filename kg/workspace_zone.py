@@ -182,7 +182,7 @@ def learn(ws: Any) -> None:
 
     try:
         with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", read_only=True, lock_timeout=LEARN_WAIT,
-                        buffer_pool_mb=64, max_threads=1, **ws._team()) as st:
+                        buffer_pool_mb=64, max_threads=1, url=ws.store_url) as st:  # (read-only: no origin stamp)
             if st is not None:
                 check_store(ws, st, read_only=True)
     except (KgError, OSError):
