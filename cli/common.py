@@ -191,6 +191,9 @@ def workspace(ctx: typer.Context, *, fallback: bool = False):
 
     st = state(ctx)
     if _served and st.rules is None and find_root(st.workspace) == _served[0].root:
+        from kg.core import clock
+
+        clock.use_zone(_served[0].zone)  # the store's, as its open found it (the callback put the mirror's)
         return _served[0]
     return open_workspace(st.workspace, rules_dir=st.rules, fallback=fallback)
 

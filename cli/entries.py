@@ -58,6 +58,11 @@ def register(app: typer.Typer) -> None:
                                  "team graph): add --store falkordb://HOST:PORT/GRAPH, or leave --force out")
             target = path or state(ctx).workspace or "."
             ws = init_workspace(target, rules_dir=state(ctx).rules, store=store, force=force)
+        from kg.runtimes.install_paths import advice, elsewhere
+
+        moved = elsewhere(ws.kg_dir, ws.root)  # a copied or moved workspace's hooks still name the old path
+        if moved:
+            note(f"Warning: {advice(moved)}")
         graph = ws.store_url.public if ws.store_url is not None else str(ws.graph_path)
         emit({"workspace": str(ws.root), "graph": graph}, as_json,
              lambda d: f"Workspace ready at {d['workspace']}")

@@ -21,6 +21,7 @@ from kg.cli.common import (
     fail,
     note,
     now_of,
+    state,
     workspace,
 )
 
@@ -72,18 +73,50 @@ def hook_errors(runtime: str | None) -> Iterator[None]:
         raise typer.Exit(code) from None
 
 
-def _workspace(ctx: typer.Context) -> Any:
+def _workspace(ctx: typer.Context, runtime: str | None = None) -> Any:
     """The hook's workspace. A broken kg.toml does not cost the capture (every tool failure of every session
     would be dropped until someone noticed): the hook runs on the packaged rules, which redact every secret the
     packaged rules know (a wrong `[clock] zone` alone: on kg.toml's rules, in the zone kept), and says which in
     one warning line on stderr, which the runtime shows as it shows a hook's
     error. The journal (where the capture goes either way) is not the place: what waits there is applied by the
     next command, which refuses the same kg.toml."""
-    ws = workspace(ctx, fallback=True)
+    from kg.core.errors import NoWorkspace
+
+    try:
+        ws = workspace(ctx, fallback=True)
+    except NoWorkspace:
+        if not state(ctx).workspace:  # no path of its own (KG_WORKSPACE, the folder): as any command
+            raise
+        ws = _moved(ctx, runtime)
     if ws.rules_problem:
         note(f"Warning: {ws.rules_problem}. This hook ran on {ws.ran_on or 'the packaged rules'}; the capture is "
              "kept. `kg doctor` checks kg.toml")
     return ws
+
+
+def _moved(ctx: typer.Context, runtime: str | None) -> Any:
+    """The hook's named workspace (`-w`, as `kg install` wrote it) is gone: the workspace was moved (QA6 #2). Its
+    capture goes to the workspace the hook's folder is in (the runtime runs hooks in the project folder, which
+    `kg install` wrote into: the moved workspace), with a warning that says to install again; none there, the
+    error says so, and not `kg init`, which would make an empty workspace at the old path. A hook named no
+    workspace (KG_WORKSPACE, the folder) fails as before."""
+    from pathlib import Path
+
+    from kg.core.errors import NoWorkspace
+    from kg.workspace import Workspace, find_root
+
+    named = state(ctx).workspace
+    again = f"`kg install {runtime or '<runtime>'}`"
+    try:
+        root = find_root(None, start=Path.cwd()) if not os.environ.get("KG_WORKSPACE") else None
+    except NoWorkspace:
+        root = None
+    if root is None:
+        raise NoWorkspace(f"{named}, the workspace this hook was installed for, is not a kg workspace (moved or "
+                          f"removed?): run {again} in the workspace's folder to point the hooks at it") from None
+    note(f"Warning: {named}, the workspace this hook was installed for, is not a kg workspace (moved?): this hook "
+         f"used {root}, the one its folder is in; run {again} there to point the hooks at it")
+    return Workspace(root, rules_dir=state(ctx).rules, fallback=True)
 
 
 def _stdin_payload() -> dict[str, Any]:
@@ -142,7 +175,7 @@ def session_start(
         if start_session and (skip := transcript_start.skipped(transcript)):
             note(f"Note: {skip}")  # a hook never blocks: began() refuses it too, this says so
             transcript = None
-        ws = _workspace(ctx)
+        ws = _workspace(ctx, runtime)
         brief = hooks.session_start_brief(ws, now_of(ctx, now), message, budget,
                                           start_session=start_session, source=runtime or "kg", write=write,
                                           transcript=transcript, key=_key(ws, runtime, runtime_session, payload))
@@ -186,7 +219,7 @@ def session_end(
             note("stop_hook_active: another hook keeps this turn going; nothing to do until it stops")
             return
         path = transcript or payload.get("transcript_path") or None
-        ws = _workspace(ctx)
+        ws = _workspace(ctx, runtime)
         at = now_of(ctx, now)
         key = _key(ws, runtime, runtime_session, payload)
         if session:  # a secret-like id is kept as its digest: the same id names the same session
@@ -245,7 +278,7 @@ def post_tool_use(
 
     with hook_errors(runtime):
         payload = _stdin_payload()
-        ws = _workspace(ctx)
+        ws = _workspace(ctx, runtime)
         # the runtime waits for this hook: answer once the entry is journaled, apply it right after
         later = background_possible()
         done = hooks.post_tool_use(ws, payload, now_of(ctx, now), runtime=runtime or "claude-code",

@@ -12,6 +12,7 @@ stored time).
 
 from __future__ import annotations
 
+import os
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any
@@ -55,12 +56,14 @@ def use_cached(kg_dir: Path) -> None:
     clock.use_zone(cached(kg_dir))
 
 
-def settle(kg_dir: Path, pinned: tzinfo | None, toml: Path) -> tuple[tzinfo, bool]:
+def settle(kg_dir: Path, pinned: tzinfo | None, toml: Path, *, mirror: bool = True) -> tuple[tzinfo, bool]:
     """The workspace's zone as far as known before the store is opened, put in effect in this process, and
     whether the mirror was missing or unreadable (the store, once opened, is then asked: `agree`). kg.toml's zone
     when set (refused when the mirror names another), else the mirror's, else this process's own. Nothing is
-    written here: only a writer's open that read the store's record writes the mirror (`agree`)."""
-    have = cached(kg_dir)
+    written here: only a writer's open that read the store's record writes the mirror (`agree`). Without
+    `mirror` (a store KG_STORE chose: the mirror is the configured store's) the mirror is not read: the store is
+    asked, as when it is missing."""
+    have = cached(kg_dir) if mirror else None
     if pinned is not None and have is not None and not clock.same_zone(have, pinned):
         raise mismatch(toml, pinned, have)
     zone = have or pinned or clock.local_zone()  # (the recorded spelling of a zone kg.toml names otherwise)
@@ -130,30 +133,60 @@ def open_zone(ws: Any, fallback: bool) -> None:
     hooks, `kg doctor`), a kg.toml zone that is wrong is reported in `ws.rules_problem` and the kept one used (said
     in `ws.ran_on`: kg.toml's rules still hold unless they are wrong too)."""
     toml = ws.root / "kg.toml"
+    mirror = not os.environ.get("KG_STORE") or ws._lane() is None  # (KG_STORE naming kg.toml's store: its own)
     try:
         ws.zone_pinned = configured(ws._clock_conf, toml)
-        ws.zone, ws.zone_guessed = settle(ws.kg_dir, ws.zone_pinned, toml)
+        ws.zone, ws.zone_guessed = settle(ws.kg_dir, ws.zone_pinned, toml, mirror=mirror)
     except RulesError as exc:
         if not fallback:
             raise
         ws.rules_problem = f"{ws.rules_problem}; {exc}" if ws.rules_problem else str(exc)
         ws.zone_pinned = None
-        ws.zone, ws.zone_guessed = settle(ws.kg_dir, None, toml)
+        ws.zone, ws.zone_guessed = settle(ws.kg_dir, None, toml, mirror=mirror)
         whose = "this process's zone" if ws.zone_guessed else "the zone the workspace keeps"
         ws.ran_on = (f"{ws.ran_on or 'the rules of kg.toml'}, without kg.toml's [clock] zone: times in "
                      f"{clock.zone_name(ws.zone)}, {whose}")
 
 
 def check_store(ws: Any, st: Any, *, read_only: bool = False) -> None:
-    """The store's zone, once `ws` opened it (`agree`): a reader asks only when the mirror was missing."""
-    if read_only and not ws.zone_guessed:
-        return
+    """The store's zone, once `ws` opened it (`agree`), a reader's open too: one key read, and the store's zone is
+    the one its times are in, whatever the mirror says (a reader does not rewrite it)."""
     ws.zone, ws.zone_recorded, fixed = agree(
         st, ws.zone, ws.zone_pinned, ws.kg_dir, ws.root / "kg.toml", read_only=read_only,
         fresh=lambda: not st.run("node_any") and not ws.journal.has_pending(), mirror=ws._lane() is None)
+    if fixed and " named " in fixed and not read_only:  # a mirror naming another zone: said when it is found
+        from kg.ingest.drain import warn
+
+        warn(f"{fixed}; entries written meanwhile are kept in {ws.zone_recorded}'s time (their ids and daily-log "
+             "lines keep the mirror's)")
     ws.zone_mirror_fixed = fixed or ws.zone_mirror_fixed
     ws.zone_checked = True
     ws.zone_guessed = ws.zone_recorded is None
+
+
+LEARN_WAIT = 1.0  # seconds `learn` waits for a graph another process holds: then the applier converts
+
+
+def learn(ws: Any) -> None:
+    """Before a write stamps its time (its id's date, its daily-log line): the store's zone, when no trusted
+    mirror names it (lost, unreadable, or KG_STORE chose another store than kg.toml's) and the store exists, read
+    by a read-only open that drains nothing and waits at most LEARN_WAIT for the graph's lock (the fast path of
+    `kg log` and the hooks). A store that cannot be opened now leaves the guess: the applier, which opens it,
+    puts the entry's times in its zone all the same (kg/ingest/apply.py `restamp`); only its id's date and its
+    daily-log line keep the guess."""
+    if ws.zone_checked or not ws.zone_guessed or ws.is_held or \
+            (ws.store_url is None and not ws.graph_path.exists()):
+        return
+    from kg.core.errors import KgError
+    from kg.store import Store
+
+    try:
+        with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", read_only=True, lock_timeout=LEARN_WAIT,
+                        buffer_pool_mb=64, max_threads=1, url=ws.store_url) as st:  # (read-only: no origin stamp)
+            if st is not None:
+                check_store(ws, st, read_only=True)
+    except (KgError, OSError):
+        pass
 
 
 def is_recorded(ws: Any) -> bool:

@@ -116,8 +116,17 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
     milliseconds for a small graph, about as long as copying the file for a large one.
     """
     owner = None
+    # a read-only workspace (a backup, a read-only mount: QA6 #6) has no writer here to lock out, and no room for
+    # a copy: its graph is read by a reader's open, and the copy goes to the system's temporary folder
+    writable = getattr(ws, "store_url", None) is not None or os.access(ws.kg_dir, os.W_OK)
     if dest is None:
-        directory, owner = _own_folder(Path(ws.kg_dir) / SNAPSHOTS, _dropper(getattr(ws, "store_url", None)))
+        parent = Path(ws.kg_dir) / SNAPSHOTS if writable else Path(tempfile.gettempdir()) / "kg-snapshots"
+        try:
+            directory, owner = _own_folder(parent, _dropper(getattr(ws, "store_url", None)))
+        except OSError as exc:
+            raise StoreError(f"cannot make a snapshot folder in {parent}: {exc.strerror}; make it writable, or "
+                             "take one into a folder you can write: kg.analysis.snapshot.take(ws, dest=FOLDER)"
+                             ) from None
         owned = True
     else:
         directory = Path(dest).expanduser().resolve()
@@ -136,10 +145,11 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
     try:
         # the workspace lock is held, and the journal drained, inside this block; drained as a reader drains
         # (issue 20): with agents logging, a snapshot does not wait for everyone's backlog
-        with ws.store(budget=ws.policy.reader_drain_seconds) as st:
+        with ws.store(budget=ws.policy.reader_drain_seconds) if writable else ws.reading() as st:
             taken_at = clock.wall()
             try:
-                st.execute("CHECKPOINT")
+                if writable:
+                    st.execute("CHECKPOINT")
             except StoreError:
                 pass  # inside someone's open transaction: the WAL is copied along and replayed on open
             shutil.copyfile(ws.graph_path, directory / SNAPSHOT_GRAPH)

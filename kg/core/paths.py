@@ -8,6 +8,7 @@ the file it names is resolved (symlinks followed) and must stay inside the works
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
@@ -171,6 +172,11 @@ class HeldLock:
         try:
             return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
+            if getattr(self, "shared", False) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                try:  # a reader of a read-only workspace (a backup, a read-only mount): flock works on a read-only
+                    return os.open(self.path, os.O_RDONLY)  # descriptor, so it still excludes a writer elsewhere
+                except OSError:
+                    pass  # (a writer keeps the refusal below: it could write nothing there)
             raise StoreError(f"cannot open lock file {self.path}: {exc.strerror}; check that the workspace "
                              "folder is writable") from None
 

@@ -84,7 +84,17 @@ def _doctor(ws: Any, *, repair: bool, dry_run: bool) -> DoctorReport:
     _links(ws, report)
     _preferences(ws, report)
     _clock(ws, report)
+    _installs(ws, report)
     return report
+
+
+def _installs(ws: Any, report: DoctorReport) -> None:
+    """Hooks and MCP entries `kg install` made for another workspace's path (a copy or a move: QA6 #2)."""
+    from kg.runtimes.install_paths import advice, elsewhere
+
+    found = elsewhere(ws.kg_dir, ws.root)
+    if found:
+        report.add("runtime installs", "warning", advice(found))
 
 
 def _clock(ws: Any, report: DoctorReport) -> None:
@@ -94,9 +104,16 @@ def _clock(ws: Any, report: DoctorReport) -> None:
     from kg.core import clock
 
     mirror = ws.kg_dir / workspace_zone.CACHE
-    if not ws.zone_checked and mirror.exists() and workspace_zone.cached(ws.kg_dir) is None:  # (--dry-run)
+    fixed = getattr(ws, "zone_mirror_fixed", None)
+    if not fixed and mirror.exists() and workspace_zone.cached(ws.kg_dir) is None:  # (--dry-run)
         report.add("clock zone", "warning", f"memory/.kg/{workspace_zone.CACHE} names no zone kg can read: "
                                             "`kg doctor` rewrites it from the graph's record")
+        return
+    kept = workspace_zone._mirror_text(ws.kg_dir) if ws.zone_checked and ws.zone_recorded else None
+    if not fixed and kept is not None and kept != ws.zone_recorded:  # (--dry-run: the writer's open rewrites it)
+        report.add("clock zone", "warning", f"memory/.kg/{workspace_zone.CACHE} names {kept}, but the graph keeps "
+                   f"its times in {ws.zone_recorded} (and kg stores them so): `kg doctor` rewrites it from the "
+                   "graph's record")
         return
     said = workspace_zone.note(ws)
     if said:
@@ -105,7 +122,6 @@ def _clock(ws: Any, report: DoctorReport) -> None:
     how = "set in kg.toml" if getattr(ws, "zone_pinned", None) is not None else "the workspace's"
     said = (f"every time kg keeps and shows is a wall-clock time in {clock.zone_name(ws.zone)} ({how}, whatever "
             "the zone of the process)")
-    fixed = getattr(ws, "zone_mirror_fixed", None)
     report.add("clock zone", "repaired" if fixed else "ok", f"{said}; {fixed}" if fixed else said)
 
 

@@ -171,6 +171,9 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
                         lock_timeout=ws.lock_timeout,
                         queries_dir=ws.rules.rules_dir / "queries" if ws.rules.rules_dir else None,
                         url=ws.store_url) as st:  # read-only: no origin stamp, so no member number asked for
+            from kg.workspace_zone import check_store
+
+            check_store(ws, st, read_only=True)  # the store's zone, whatever the mirror says (the clock check)
             fts, retired = st.has_fts(), getattr(st, "fts_retired", bool)()
             waits = _retire_waits(st) if fts and not team else None
             aggregate = _aggregate(ws, st, True)
@@ -283,6 +286,11 @@ def _search_index(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | Non
         return ("search index", "repaired", f"{what}: {sideindex.sync(st, rebuild=rebuild)}")
     except (sqlite3.Error, OSError) as exc:
         st._side_hold = True  # the writer's close would fail on it the same way
+        import os
+
+        if dry_run and not os.access(path.parent, os.W_OK):  # a read-only workspace: searched as it is, not checked
+            return ("search index", "warning", f"{name} was not checked: the workspace is read-only ({exc}); "
+                    "search reads it as it is. Run `kg doctor` where the workspace is writable to check it")
         return ("search index", "error", f"{name} cannot be opened for writing ({exc}); search asks the graph's "
                 f"own index meanwhile. Fix: remove or rename {name} (it is derived data, rebuilt from the "
                 "graph) or make it writable, then run `kg doctor`")

@@ -73,6 +73,8 @@ def list_nodes(ws: Workspace, *, type: str | None = None, status: str | None = N
     with ws.reading() as st:
         from kg.store.bulk import run_each  # newest first, read by key: see nodes_newest
 
+        if since and not isinstance(since, datetime):  # again in the store's zone, which its open put in effect
+            since_at = clock.parse_since(since, clock.now(now))
         found = newest_in_windows(st, filters, since=since_at, limit=limit)
         rows = run_each(st, "nodes_list_row", ({"id": r["id"]} for r in found))
     return [plain(r, hide=HIDDEN_COLUMNS) for r in rows]

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from kg.core import clock
+from kg.core.errors import UsageError
 from kg.core.text import index_tokens
 from kg.ingest import upkeep
 from kg.ingest.batch import THREAD_REASON
@@ -76,12 +78,55 @@ def ts(value: str | datetime) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
+def restamp(ws: Workspace, records: list[dict[str, Any]]) -> None:
+    """Read each record's naive times (a log's `created_at` and `learned`, a session start's `at`) in the zone
+    the journal says they were written in (`zone`: the writer's mirror, or its process's own when it had none)
+    and put them in the store's zone, in place: the store is the authority on its zone (a team graph's, a lost
+    or wrong mirror, a KG_STORE override from a workspace of another zone), whatever the writer guessed. Only a
+    store that records its zone (`ws.zone_recorded`, put in effect by its open); a record without `zone` (an
+    older kg's) is kept as it is."""
+    if not ws.zone_recorded:
+        return
+    here = clock.zone()
+    name = clock.zone_name(here)
+    for rec in records:
+        then_name = rec.get("zone")
+        if not isinstance(then_name, str) or then_name == name:
+            continue
+        try:
+            then = clock.parse_zone(then_name)
+        except UsageError:
+            continue  # a zone this machine does not know: kept as written
+        if not clock.same_zone(then, here):
+            if rec.get("op") == "session" and "at" in rec:
+                rec["at"] = _moved(rec["at"], then, here)
+            if isinstance(rec.get("fields"), dict) and "created_at" in rec["fields"]:
+                rec["fields"] = {**rec["fields"], "created_at": _moved(rec["fields"]["created_at"], then, here)}
+            if rec.get("learned"):
+                rec["learned"] = _moved(rec["learned"], then, here)
+        rec["zone"] = name
+
+
+def _moved(value: Any, then: Any, here: Any) -> Any:
+    """A naive ISO time read in `then`, as the naive time in `here` of the same instant (else as it is)."""
+    try:
+        t = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return value
+    if t is None or t.tzinfo is not None:
+        return value
+    return t.replace(tzinfo=then).astimezone(here).replace(tzinfo=None).isoformat(timespec="seconds")
+
+
 def apply_records(ws: Workspace, st: Store, records: list[dict[str, Any]],
                   stop: Callable[[], bool] | None = None) -> list[str]:
     """Apply `records` in one transaction; the ids newly applied (those already in the graph are skipped).
     `stop()`, asked before each record after the first, ends the batch there (someone waits for the graph):
-    what was applied commits, and the ids returned say where it stopped."""
+    what was applied commits, and the ids returned say where it stopped. Their times are first put in the
+    store's zone (`restamp`)."""
     from kg.graph import linking
+
+    restamp(ws, records)
 
     logs = [r for r in records if r.get("op") == "log"]
     started = {r["id"]: {"id": r["id"], "at": ts(r["at"]), "source": r.get("source")}

@@ -97,6 +97,9 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
              apply: bool = True) -> Ingested:
     """Log every item (`kind`, `summary`, optional `at` and `session`, and any field `ws.log` takes) in one
     pass. Every item is checked before anything is written; an error names the item (1-based)."""
+    from kg.workspace_zone import learn
+
+    learn(ws)  # the store's zone before any time is read, when no mirror can be trusted (kg/ingest/writes.py)
     base = clock.now(now)
     default_session = session_ids.given(session, ws.rules.redactor) if session else ws.current_session()
     prepared = []

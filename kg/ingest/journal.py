@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kg.core import clock
 from kg.core.errors import StoreError
 from kg.core.files import fsync_dir as _fsync_dir
 from kg.core.files import write_atomic  # noqa: F401 - re-exported: kg.ingest.journal.write_atomic stays
@@ -170,6 +171,8 @@ class Journal:
     def append(self, records: list[dict[str, Any]]) -> int:
         """Append and fsync; returns the journal file's inode, for `applied_since`."""
         assert self._lock.held, "append() needs the journal lock"
+        here = clock.zone_name(clock.zone())  # the zone its naive times were read in: the applier's to convert
+        records = [r if "zone" in r else {**r, "zone": here} for r in records]
         data = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode()
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:

@@ -49,6 +49,10 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
         apply: bool = True, wait: bool = False, link: bool = True, learned: datetime | str | None = None,
         **fields: Any) -> LogResult:
     """Record a learning, error or feature request: see `Workspace.log`."""
+    from kg.workspace_zone import learn
+
+    learn(ws)  # no mirror to trust (lost, or KG_STORE chose the store): the store's zone, read first
+    zone = clock.zone_name(clock.zone())
     at = clock.now(now)
     since = learned_field(at, clock.now(learned)) if learned is not None else {}
     session = session_ids.given(session, ws.rules.redactor) if session else ws.current_session()
@@ -98,7 +102,11 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
                 # (another entry held its id: the drain kept it under the next free one, kg/ingest/apply.py;
                 # asked only when this open's drain did not apply it under its own)
                 if entry_id not in ws._last_drain.ids:
-                    entry_id = applied_as(st, entry_id, f)
+                    from kg.ingest.apply import restamp
+
+                    rec = {"op": "log", "fields": f, "zone": zone}  # its time as the applier wrote it
+                    restamp(ws, [rec])
+                    entry_id = applied_as(st, entry_id, rec["fields"])
                 # the pattern the entry joined: its own key, or the one near-duplicate matching found
                 joined = st.run("pattern_of_event", id=entry_id)
                 rows = st.run("pattern_stats_by_id", id=joined[0]["id"]) if joined else []

@@ -261,3 +261,71 @@ def test_a_kg_toml_zone_in_another_case_is_that_zone_under_its_own_name(tmp_path
     assert json.loads(ok(kg(root, LA, "status", "--json")))["zone"] == zone
     assert f"Clock zone: {zone}" in ok(kg(root, LA, "status"))
     assert (root / "memory" / ".kg" / "clock-zone").read_text(encoding="utf-8").strip() == zone
+
+
+def test_times_are_stored_in_the_graph_zone_whatever_the_mirror_says(tmp_path):
+    """QA6 #1a: the mirror is a cache, never the authority. Lost, the second note was stored on the process's clock
+    (8 h in the future, another day's log, out of `--since 1h`); naming another zone, in that zone."""
+    root = init(tmp_path / "ws", LA)
+    mirror = root / "memory" / ".kg" / "clock-zone"
+
+    def log(text: str, at: str) -> subprocess.CompletedProcess:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")}
+        # (--wait: no detached applier left to rewrite the mirror behind the test; the time is stamped before the
+        # graph opens all the same)
+        return subprocess.run([KG, "-w", str(root), "log", "learning", text, "--wait"], capture_output=True,
+                              text=True, timeout=300, env=env | {"KG_SERVER": "0", "TZ": UTC, "KG_NOW": at})
+
+    ok(log("first note", "2026-12-06T02:00:00Z"))
+    mirror.unlink()
+    ok(log("second note ten minutes later", "2026-12-06T02:10:00Z"))
+    mirror.write_text(TOKYO + "\n", encoding="utf-8")
+    looked = json.loads(kg(root, UTC, "doctor", "--dry-run", "--json").stdout)
+    [check] = [c for c in looked["checks"] if c["name"] == "clock zone"]
+    assert check["status"] == "warning" and TOKYO in check["detail"] and LA in check["detail"], check
+    third = log("third note with a wrong mirror", "2026-12-06T02:20:00Z")
+    ok(third)
+    listed = json.loads(ok(kg(root, UTC, "--now", "2026-12-06T02:30:00Z", "list", "--since", "1h", "--json")))
+    at = {r["text"]: r["created_at"] for r in listed}
+    assert at == {"first note": "2026-12-05T18:00:00", "second note ten minutes later": "2026-12-05T18:10:00",
+                  "third note with a wrong mirror": "2026-12-05T18:20:00"}, listed
+    day = (root / "memory" / "2026-12-05.md").read_text(encoding="utf-8")
+    assert "first note" in day and "second note ten minutes later" in day
+    assert mirror.read_text(encoding="utf-8").strip() == LA  # the writer's open set it back from the graph
+
+
+@pytest.mark.falkordb
+def test_a_kg_store_override_from_a_workspace_of_another_zone_writes_in_the_store_zone(tmp_path, falkordb_url):
+    """QA6 #1b: a member's Tokyo workspace writing the New York team graph through KG_STORE stored Tokyo's wall
+    clock there (14 h in the future for every member); the team graph's zone is the one its times are in."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "0"}
+    team, own = tmp_path / "team", tmp_path / "own"
+    ok(subprocess.run([KG, "init", str(team), "--store", falkordb_url], capture_output=True, text=True,
+                      timeout=300, env=env | {"TZ": "America/New_York"}))
+    init(own, TOKYO)
+    ok(subprocess.run([KG, "-w", str(own), "log", "learning", "via KG_STORE from tokyo"], capture_output=True,
+                      text=True, timeout=300,
+                      env=env | {"TZ": TOKYO, "KG_STORE": falkordb_url, "KG_NOW": "2026-12-06T02:00:00Z"}))
+    listed = json.loads(ok(kg(team, "America/New_York", "list", "--json")))
+    [row] = [r for r in listed if r["text"] == "via KG_STORE from tokyo"]
+    assert row["created_at"] == "2026-12-05T21:00:00", row
+    assert row["id"].startswith("LRN-20261205-"), row
+    assert (own / "memory" / ".kg" / "clock-zone").read_text(encoding="utf-8").strip() == TOKYO
+
+
+def test_the_applier_puts_a_journaled_time_in_the_graph_zone(tmp_path):
+    """A record journaled by a process that could not learn the store's zone (the graph held, the mirror wrong)
+    says which zone its time was read in; the applier, which knows the store's, converts it."""
+    import kg
+
+    root = init(tmp_path / "ws", LA)
+    ws = kg.open_workspace(root)
+    with ws.journal.locked():
+        (entry_id,) = ws.journal.allocate("LRN", "20261206")
+        fields = {"entry_type": "learning", "text": "journaled on Tokyo's clock", "priority": "medium",
+                  "status": "pending", "created_at": "2026-12-06T11:00:00", "tokens": "journaled tokyo clock"}
+        ws.journal.append([{"op": "log", "id": entry_id, "fields": fields, "redacted": [], "link": False,
+                            "zone": TOKYO}])
+    ws.drain()
+    [row] = [r for r in ws.list(type="learning") if r["id"] == entry_id]
+    assert str(row["created_at"]).replace(" ", "T") == "2026-12-05T18:00:00", row

@@ -1,0 +1,54 @@
+"""Installs made for another workspace's path (QA6 #2): a workspace copied or moved keeps the hooks and MCP entries
+`kg install` wrote with `-w <the old path>`, so a copy's sessions log into the original and a moved one's hooks
+find no workspace. `memory/.kg/installs.json` records what each install wrote; the path it was made for is read
+from it (the `-w` argument in the text kg wrote), and `kg init` and
+`kg doctor` say which runtimes to install again."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+RECORD = "installs.json"
+# `-w PATH` in a hook's command (shell-quoted when it holds a space), `"-w", "PATH"` in an MCP entry's arguments
+_W = re.compile(r"""(?<![\w-])-w(?:\s+(?:'([^']+)'|([^\s"'\\]+))|["']\s*,\s*["']([^"']+)["'])""")
+
+
+def made_for(entry: dict[str, Any]) -> set[str]:
+    """The workspace paths one runtime's record names: the `-w` arguments in what it wrote (none: a `--shared`
+    install, which finds its workspace from the project folder)."""
+    found: set[str] = set()
+    for value in entry.values():
+        text = value.get("after") if isinstance(value, dict) else None
+        if isinstance(text, str):
+            found.update(next(g for g in m.groups() if g) for m in _W.finditer(text))
+    return found
+
+
+def elsewhere(kg_dir: Path, root: Path) -> dict[str, str]:
+    """Runtime → the other workspace path its recorded install points at (none: every install is this one's)."""
+    try:
+        record = json.loads((kg_dir / RECORD).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    if not isinstance(record, dict):
+        return {}
+    out: dict[str, str] = {}
+    for runtime, entry in sorted(record.items()):
+        if not isinstance(entry, dict):
+            continue
+        others = sorted(p for p in made_for(entry) if Path(p) != root)
+        if others:
+            out[runtime] = others[0]
+    return out
+
+
+def advice(found: dict[str, str]) -> str:
+    """What `kg init` and `kg doctor` say of installs made for another path."""
+    said = "; ".join(f"{runtime} (its hooks name {path})" for runtime, path in found.items())
+    fix = " and ".join(f"`kg install {runtime}`" for runtime in found)
+    return (f"installs made for another workspace's path (this one was copied or moved): {said}. Run {fix} here "
+            "to point them at this workspace (until then a copy's sessions log into the original, a moved one's "
+            "are lost)")
