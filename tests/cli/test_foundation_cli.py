@@ -58,8 +58,8 @@ def test_a_usage_error_does_not_echo_a_pasted_secret(ws):
         ("-w '' init", "Error: the workspace folder is empty: name one with -w/--workspace, or leave it out to use "
                        "the one this folder is in\n"),
         ("status --now ''", "Error: invalid --now '': use ISO 8601, for example 2026-11-30 or 2026-11-30T10:35:00\n"),
-        ("resolve ERR-20990101-001", "Error: no node or pattern 'ERR-20990101-001': `kg list` shows the ids, `kg patterns` "
-                                       "the pattern keys\n"),
+        ("resolve ERR-20990101-001", "Error: no node or pattern 'ERR-20990101-001': `kg list` shows the ids, "
+                                     "`kg patterns` the pattern keys\n"),
     ],
 )
 def test_bad_input_exits_2_with_a_clear_message(run_kg, args, message):
