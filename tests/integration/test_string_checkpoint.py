@@ -12,7 +12,6 @@ probe uses it: a crash would take the test run with it)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
