@@ -2,8 +2,8 @@
 
 The probes (plain Kùzu, a table shaped like Meta, then one shaped like Node): a committed row's string SET in place
 and checkpointed, then a row made with that column NULL and checkpointed, and the other rows read other strings
-(shifted, run together) when the column's committed values held no NULL. An empty string, a NULL already
-committed in the column, no CHECKPOINT between the SET and the making, or the NULL set to '' in the making's own
+(shifted, run together). An empty string, a NULL committed in the column before the SET (not one SET over
+since), no CHECKPOINT between the SET and the making, or the NULL set to '' in the making's own
 transaction: nothing torn. kg hit it in Meta's `value`: the spans' fingerprint SET in place, then a tally made.
 
 Real Kùzu files, kg's own schema and named queries; Kùzu's own `Database` where a probe shows what it does. Row
@@ -154,3 +154,17 @@ def test_kg_s_meta_values_survive_a_tally_made_after_the_spans_fingerprint(tmp_p
         st.run("tly_add", key="tally:probe", id="probe", d=1)
         st.execute("CHECKPOINT")
     assert _meta_values(path) == want
+
+
+@pytest.mark.parametrize("n", [5, 40])
+def test_kuzu_tears_a_column_made_null_then_set_on_every_row(tmp_path, n):
+    """A change table's shape: rows made with no verdict, every verdict SET in place later, one SET again, then a
+    change made without one: torn too. So a NULL once committed protects nothing; every nullable string kg SETs in
+    place (Change's verdict and reason, Node's priority ...) is exposed when a row made later leaves it NULL."""
+    rows = [{"key": f"c{i:02d}", "kind": "applied"} for i in range(n)]
+    sets = [(f"MATCH (c:T {{key: 'c{i:02d}'}}) SET c.value = 'kept-{i}'", {}) for i in range(n)]
+    steps = [(";".join(s for s, _ in sets), {}), ("MATCH (c:T {key: 'c01'}) SET c.value = 'reverted'", {}),
+             ("CREATE (:T {key: 'new', kind: 'applied'})", {})]
+    got = _probe(tmp_path / "g.kuzu", META, rows, steps, "MATCH (t:T) RETURN t.key, t.value")
+    want = {f"c{i:02d}": f"kept-{i}" for i in range(n)} | {"c01": "reverted"}
+    assert len([k for k, v in want.items() if got.get(k) != v]) >= n - 1
