@@ -1,8 +1,9 @@
 """Meta rows are never made with a NULL `value` in the embedded store (kuzu 0.11.3's CHECKPOINT tears strings).
 
 Kùzu 0.11.3 checkpoints a STRING column wrongly when a committed row's string was SET in place and checkpointed,
-and a row made later leaves that column NULL (a checkpoint apart each): at the next CHECKPOINT the other rows read each other's strings, shifted or run together, and a read can crash the process
-(5, 6, 40 or 200 rows: every other value torn; 1 to 4, 8 or 16: fine). An empty string instead of the NULL, or the
+and a row made later leaves that column NULL (a checkpoint apart each): at the next CHECKPOINT the other rows read
+each other's strings, shifted or run together, and a read can crash the process (5, 6, 40 or 200 rows: every
+other value torn; 1 to 4, 8 or 16: fine). An empty string instead of the NULL, or the
 NULL set to '' in the making's own transaction, is fine. tests/integration/test_string_checkpoint.py holds the
 plain-Kùzu probes. It is the family of kg/store/remake.py's list bug.
 
