@@ -33,6 +33,7 @@ from kg.store import retire as _retire
 from kg.store import rollback as _rollback
 from kg.store import sideindex as _side
 from kg.store import sidestate as _sidestate
+from kg.store import strings as _strings
 from kg.store import tallies as _tallies
 from kg.store.lock import FileLock, Yielded
 from kg.store.schema import EDGE_TYPES, KNOWLEDGE_KINDS, META_DDL, NEW_GRAPH_TERMS, check_version, migrations
@@ -444,6 +445,11 @@ class Store:
         if params:
             _check_values(params)
         _sidestate.note(self, cypher, params)  # (issue 17) the side index's kept state, recorded before a commit
+        if _strings.makes_meta(cypher):  # no Meta row is made with a NULL value (kg/store/strings.py)
+            with self.transaction():
+                columns, rows = self._fetch(cypher, params)
+                self._fetch(_strings.FILL, {})
+            return [dict(zip(columns, row, strict=True)) for row in rows]
         columns, rows = self._fetch(cypher, params)
         return [dict(zip(columns, row, strict=True)) for row in rows]
 

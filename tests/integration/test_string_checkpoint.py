@@ -1,0 +1,170 @@
+"""A checkpoint must not change a row's strings: kuzu 0.11.3 tears a STRING column (kg/store/strings.py).
+
+The probes (plain Kùzu, a table shaped like Meta, then one shaped like Node): a committed row's string SET in place
+and checkpointed, then a row made with that column NULL and checkpointed, and the other rows read other strings
+(shifted, run together). An empty string, a NULL committed in the column before the SET (not one SET over
+since), no CHECKPOINT between the SET and the making, or the NULL set to '' in the making's own
+transaction: nothing torn. kg hit it in Meta's `value`: the spans' fingerprint SET in place, then a tally made.
+
+Real Kùzu files, kg's own schema and named queries; Kùzu's own `Database` where a probe shows what it does. Row
+counts are ones where kuzu tears deterministically (5, 6, 40 and 200 rows; 100 rows crashes the reader, so no
+probe uses it: a crash would take the test run with it)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import kuzu
+import pytest
+
+from kg.store import Store
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import list_tears  # noqa: E402 - the bench's fresh graph with kg's schema
+
+pytestmark = pytest.mark.embedded_only("the write-ahead log and its CHECKPOINT are Kùzu's")
+
+NODE_STRINGS = ("kind", "entry_type", "text", "details", "action", "category", "priority", "status", "area",
+                "source", "pattern_key", "session")
+
+
+def _probe(path: Path, ddl: str, rows: list[dict], steps: list[tuple[str, dict]], read: str) -> dict:
+    """Plain Kùzu: the rows made and checkpointed, then each step (a CHECKPOINT between steps), then a
+    CHECKPOINT; the rows of `read` (key, then one column) as the reopened file holds them."""
+    db = kuzu.Database(str(path))
+    conn = kuzu.Connection(db)
+    conn.execute("CALL force_checkpoint_on_close=false")
+    conn.execute(ddl)
+    for row in rows:
+        conn.execute("CREATE (:T {" + ", ".join(f"{c}: ${c}" for c in row) + "})", row)
+    for statement, params in steps:
+        conn.execute("CHECKPOINT")
+        for one in statement.split(";"):
+            conn.execute(one, params)
+    conn.execute("CHECKPOINT")
+    conn.close()
+    db.close()
+    db = kuzu.Database(str(path), read_only=True)
+    result = kuzu.Connection(db).execute(read)
+    got = {}
+    while result.has_next():
+        key, value = result.get_next()
+        got[key] = value
+    db.close()
+    return got
+
+
+META = "CREATE NODE TABLE T(key STRING PRIMARY KEY, value STRING, kind STRING DEFAULT 'meta', n INT64)"
+SET = ("MATCH (m:T {key: 'm01'}) SET m.value = 'Etc/UTC'", {})
+
+
+def _meta_rows(n: int) -> list[dict]:
+    return [{"key": f"m{i:02d}", "value": f"2026-12-05T16:22:{i:02d}"} for i in range(n)]
+
+
+def _torn(got: dict, rows: list[dict]) -> list[str]:
+    want = {r["key"]: r["value"] for r in rows} | {"m01": "Etc/UTC"}
+    return [k for k, v in want.items() if got.get(k) != v]
+
+
+@pytest.mark.parametrize("n", [5, 6, 40, 200])
+def test_kuzu_tears_the_strings_after_a_set_when_a_row_is_made_with_a_null(tmp_path, n):
+    """The probe: when kuzu no longer tears, this fails and kg/store/strings.py's FILL may go."""
+    rows = _meta_rows(n)
+    got = _probe(tmp_path / "g.kuzu", META, rows, [SET, ("CREATE (:T {key: 'new', kind: 'tally', n: 3})", {})],
+                 "MATCH (t:T) RETURN t.key, t.value")
+    assert len(_torn(got, rows)) >= n - 1
+
+
+@pytest.mark.parametrize("n", [2, 4, 8, 16])
+def test_kuzu_keeps_the_strings_at_other_row_counts(tmp_path, n):
+    rows = _meta_rows(n)
+    got = _probe(tmp_path / "g.kuzu", META, rows, [SET, ("CREATE (:T {key: 'new', kind: 'tally', n: 3})", {})],
+                 "MATCH (t:T) RETURN t.key, t.value")
+    assert _torn(got, rows) == []
+
+
+@pytest.mark.parametrize(("case", "steps"), [
+    ("an empty string", [SET, ("CREATE (:T {key: 'new', value: '', n: 3})", {})]),
+    ("a longer string", [SET, ("CREATE (:T {key: 'new', value: $v, n: 3})", {"v": "y" * 100})]),
+    ("no checkpoint between", [("MATCH (m:T {key: 'm01'}) SET m.value = 'Etc/UTC';"
+                                "CREATE (:T {key: 'new', n: 3})", {})]),
+    ("a NULL committed first", [("CREATE (:T {key: 'old', n: 1})", {}), SET, ("CREATE (:T {key: 'new', n: 3})", {})]),
+    ("the NULL filled in its transaction", [SET, (
+        "BEGIN TRANSACTION;CREATE (:T {key: 'new', n: 3});MATCH (m:T) WHERE m.value IS NULL SET m.value = '';"
+        "COMMIT", {})]),
+])
+def test_kuzu_keeps_the_strings_otherwise(tmp_path, case, steps):
+    rows = _meta_rows(40)
+    got = _probe(tmp_path / "g.kuzu", META, rows, steps, "MATCH (t:T) RETURN t.key, t.value")
+    assert _torn(got, rows) == [], case
+
+
+@pytest.mark.parametrize(("set_col", "null_col", "null_before", "torn"), [
+    ("status", "status", False, True),  # the column SET in place is the one the new node leaves NULL
+    ("details", "details", False, True),
+    ("status", "details", False, False),  # another column left NULL: nothing torn
+    ("details", "details", True, False),  # a node with no details committed before: nothing torn
+])
+def test_a_table_shaped_like_node_is_exposed_only_in_a_column_set_and_then_left_null(
+        tmp_path, set_col, null_col, null_before, torn):
+    """Node's strings, 40 nodes (3000 tear the same): what a `kg` write could do to it."""
+    ddl = ("CREATE NODE TABLE T(key STRING PRIMARY KEY, " + ", ".join(f"{c} STRING" for c in NODE_STRINGS)
+           + ", tags STRING[], pinned BOOLEAN)")
+    rows = [{"key": f"n{i:02d}"} | {c: f"{c}-{i}-" + "z" * (i % 7) for c in NODE_STRINGS} for i in range(40)]
+    if null_before:
+        rows[0][null_col] = None
+    new = {"key": "new"} | {c: f"new-{c}" for c in NODE_STRINGS if c != null_col}
+    steps = [(f"MATCH (n:T {{key: 'n01'}}) SET n.{set_col} = 'resolved'", {}),
+             ("CREATE (:T {" + ", ".join(f"{c}: ${c}" for c in new) + "})", new)]
+    got = _probe(tmp_path / "g.kuzu", ddl, rows, steps, f"MATCH (n:T) RETURN n.key, n.{set_col}")
+    want = {r["key"]: r[set_col] for r in rows} | {"n01": "resolved"}
+    assert ([k for k, v in want.items() if got.get(k) != v] != []) is torn
+
+
+def _meta_values(path: Path) -> dict:
+    db = kuzu.Database(str(path), read_only=True)
+    result = kuzu.Connection(db).execute("MATCH (m:Meta) WHERE m.kind = 'meta' RETURN m.key, m.value")
+    got = {}
+    while result.has_next():
+        key, value = result.get_next()
+        got[key] = value
+    db.close()
+    return got
+
+
+@pytest.mark.parametrize("extra", [2, 3, 27])  # Meta rows where kuzu tears (0 or 1 more: it does not)
+def test_kg_s_meta_values_survive_a_tally_made_after_the_spans_fingerprint(tmp_path, extra):
+    """kg's own writes in the order that tore Meta's `value` on `kg import`: the spans' fingerprint SET in place
+    and checkpointed, then a tally made (value left NULL) and checkpointed. A few more flags vary Meta's rows."""
+    folder = tmp_path / "memory" / ".kg"
+    folder.mkdir(parents=True)
+    path = list_tears.fresh(folder)
+    with Store.open(path, lock_path=folder / "graph.lock", lock_timeout=10) as st:
+        for i in range(extra):
+            st.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": f"probe:{i}", "v": f"v{i:03d}"})
+        st.run("spn_fingerprint_set", value="a")
+        st.execute("CHECKPOINT")
+        want = {r["key"]: r["value"] for r in st.execute("MATCH (m:Meta) WHERE m.kind = 'meta' "
+                                                         "RETURN m.key AS key, m.value AS value")}
+        st.run("spn_fingerprint_set", value="2026-12-05T16:22:28.123456+00:00|" + "f" * 40)
+        want["aggregate:ready_spans"] = "2026-12-05T16:22:28.123456+00:00|" + "f" * 40
+        st.execute("CHECKPOINT")
+        st.run("tly_add", key="tally:probe", id="probe", d=1)
+        st.execute("CHECKPOINT")
+    assert _meta_values(path) == want
+
+
+@pytest.mark.parametrize("n", [5, 40])
+def test_kuzu_tears_a_column_made_null_then_set_on_every_row(tmp_path, n):
+    """A change table's shape: rows made with no verdict, every verdict SET in place later, one SET again, then a
+    change made without one: torn too. So a NULL once committed protects nothing; every nullable string kg SETs in
+    place (Change's verdict and reason, Node's priority ...) is exposed when a row made later leaves it NULL."""
+    rows = [{"key": f"c{i:02d}", "kind": "applied"} for i in range(n)]
+    sets = [(f"MATCH (c:T {{key: 'c{i:02d}'}}) SET c.value = 'kept-{i}'", {}) for i in range(n)]
+    steps = [(";".join(s for s, _ in sets), {}), ("MATCH (c:T {key: 'c01'}) SET c.value = 'reverted'", {}),
+             ("CREATE (:T {key: 'new', kind: 'applied'})", {})]
+    got = _probe(tmp_path / "g.kuzu", META, rows, steps, "MATCH (t:T) RETURN t.key, t.value")
+    want = {f"c{i:02d}": f"kept-{i}" for i in range(n)} | {"c01": "reverted"}
+    assert len([k for k, v in want.items() if got.get(k) != v]) >= n - 1
