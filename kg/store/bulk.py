@@ -176,6 +176,10 @@ def copy_rows(store: Store, label: str, rows: Iterable[Row], *, scratch: Path, c
     direct = getattr(store, "copy_rows", None)
     if direct is not None:  # a team graph: the rows go to the server, no file (kg/store/falkor_copy.py)
         return direct(label, [first, *rows], names)
+    if label == "Meta" and "value" not in names:  # never a NULL value in Meta: kuzu tears it (kg/store/strings.py);
+        names.append("value")                       # a FILL after the COPY does not save it, as it does a CREATE's
+        first = {**first, "value": ""}
+        rows = ({**r, "value": ""} for r in rows)
     rename = {"src": "from", "dst": "to"}
     path = scratch / f".bulk-{label}-{os.getpid()}.json"
     n = 0
