@@ -227,5 +227,5 @@ def resolve(ws: Workspace, entry_id: str, status: str, *, now: datetime | str | 
         else:
             status = choice(status, ws.policy.statuses, "status") or ""
         closes = status not in lifecycle(ws).decay.statuses
-        st.run("status_close" if closes else "status_set", id=entry_id, status=status, at=at)
+        st.run("status_close" if closes else "status_reopen", id=entry_id, status=status, at=at)
     return {"id": entry_id, "status": status, "previous": node.get("status"), "updated_at": at.isoformat()}
