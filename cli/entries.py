@@ -138,7 +138,8 @@ def register(app: typer.Typer) -> None:
         closed is never promoted, nor revived by decay when it recurs."""
         with errors():
             result = workspace(ctx).resolve(entry_id, status, now=now_of(ctx, now))
-        emit(result, as_json, lambda d: f"{d['id']}: {d['previous']} → {d['status']}")
+        emit(result, as_json, lambda d: f"{d['id']}: {d['previous']} → {d['status']}" + "".join(
+            f"\n  proposal #{n} skipped: the pattern is closed" for n in d.get("skipped") or ()))
 
     @app.command("list")
     def list_(

@@ -87,6 +87,11 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
         q = _proposal(st, number)
         if q["status"] != "pending":
             raise UsageError(f"proposal #{number} is already {q['status']}; `kg propose` lists the pending ones")
+        closed = st.run("node_get", id=q["node"])[0]["n"] if q["node_kind"] == "pattern" else {}
+        if closed.get("status") == "wont_fix":  # a person's close (or decay's expiry): never promoted
+            key = closed.get("pattern_key") or q["node"]
+            raise UsageError(f"pattern {key} is wont_fix (closed): `kg resolve {key} --status active` first, or "
+                             f"`kg skip {number} --reason \"...\"`")
         lc = Lifecycle(ws, st, at)
         result: dict[str, Any] = {"number": number, "type": q["type"]}
         with lc.tx():
