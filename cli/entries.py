@@ -138,7 +138,8 @@ def register(app: typer.Typer) -> None:
         closed is never promoted, nor revived by decay when it recurs."""
         with errors():
             result = workspace(ctx).resolve(entry_id, status, now=now_of(ctx, now))
-        emit(result, as_json, lambda d: f"{d['id']}: {d['previous']} → {d['status']}")
+        emit(result, as_json, lambda d: f"{d['id']}: {d['previous']} → {d['status']}" + "".join(
+            f"\n  proposal #{n} skipped: the pattern is closed" for n in d.get("skipped") or ()))
 
     @app.command("list")
     def list_(
@@ -266,7 +267,7 @@ def _render_status(d: dict[str, Any]) -> str:
         lines += [f"   [{p['number']}] {p['type']} → {p['target']}: {p['change'][:80]}"
                   for p in lc["proposals_pending"]]
     if lc.get("proposals_superseded"):
-        lines.append("\n🗂️  Import proposals superseded (this workspace promoted their pattern itself):")
+        lines.append("\n🗂️  Proposals superseded (their pattern was promoted here meanwhile):")
         lines += [f"   [{p['number']}] {p['change'][:60]}: {p['reason']}" for p in lc["proposals_superseded"]]
     if lc.get("flags"):
         lines.append("\n⚠️  Blocks a human edited or damaged (kg leaves them alone; each says how to fix it):")

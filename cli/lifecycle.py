@@ -56,8 +56,9 @@ def _render_cycle(d: dict[str, Any]) -> str:
     for p in d["proposed"]:
         lines.append(f"  📋 proposal #{p['number']} ({p['type']}) → {p['target']}: {p['text'][:60]}")
     for q in d.get("superseded", []):
-        lines.append(f"  🗂️  import proposal #{q['number']} superseded: '{q['pattern_key']}' was promoted here "
-                     f"({q['change']}, {q['target']}), its own rule stands")
+        lines.append(f"  🗂️  {q.get('type', 'import')} proposal #{q['number']} superseded: '{q['pattern_key']}' was "
+                     f"promoted here ({q['change']}, {q['target']}), " + ("its own rule stands" if q.get(
+                         "type", "import") == "import" else "an imported rule stands"))
     for w in d.get("waiting", []):
         lines.append(f"  ⏳ waiting '{w['pattern_key']}' for {w['target'] or 'a later cycle'}: {w['reason']}")
     for h in d["held"]:

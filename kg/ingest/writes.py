@@ -227,5 +227,22 @@ def resolve(ws: Workspace, entry_id: str, status: str, *, now: datetime | str | 
         else:
             status = choice(status, ws.policy.statuses, "status") or ""
         closes = status not in lifecycle(ws).decay.statuses
-        st.run("status_close" if closes else "status_set", id=entry_id, status=status, at=at)
-    return {"id": entry_id, "status": status, "previous": node.get("status"), "updated_at": at.isoformat()}
+        with st.transaction():
+            st.run("status_close" if closes else "status_reopen", id=entry_id, status=status, at=at)
+            skipped = _skip_proposals(st, node, at) if closes and node["kind"] == "pattern" else []
+    return {"id": entry_id, "status": status, "previous": node.get("status"), "updated_at": at.isoformat(),
+            "skipped": skipped}
+
+
+def _skip_proposals(st: Any, pattern: dict[str, Any], at: datetime) -> list[int]:
+    """A person closed `pattern`: its pending proposals (a promotion, an imported rule's or principle's) are
+    skipped, saying so, or approving one promoted the pattern they closed. Their numbers."""
+    from kg.store.schema import meta_key
+
+    key = pattern.get("pattern_key") or pattern["id"]
+    reason = (f"pattern '{key}' closed by a person (kg resolve --status wont_fix, {at:%Y-%m-%d}); "
+              f"`kg resolve {key} --status active` reopens it")
+    rows = [q for q in st.run("lc_proposals", statuses=["pending"]) if q["node"] == pattern["id"]]
+    for q in rows:
+        st.run("lc_proposal_decide", key=meta_key("Proposal", q["id"]), status="skipped", reason=reason, at=at)
+    return [q["number"] for q in rows]

@@ -87,6 +87,11 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
         q = _proposal(st, number)
         if q["status"] != "pending":
             raise UsageError(f"proposal #{number} is already {q['status']}; `kg propose` lists the pending ones")
+        closed = st.run("node_get", id=q["node"])[0]["n"] if q["node_kind"] == "pattern" else {}
+        if closed.get("status") == "wont_fix":  # a person's close (or decay's expiry): never promoted
+            key = closed.get("pattern_key") or q["node"]
+            raise UsageError(f"pattern {key} is wont_fix (closed): `kg resolve {key} --status active` first, or "
+                             f"`kg skip {number} --reason \"...\"`")
         lc = Lifecycle(ws, st, at)
         result: dict[str, Any] = {"number": number, "type": q["type"]}
         with lc.tx():
@@ -468,7 +473,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
         room = promote.Budget(lp, {k: [x.text for x in d.lines] for k, d in lc.desired().items()})
         ready_views = [_ready_view(c, lc, room) for c in ready[:limit]]
         pending = st.run("lc_proposals", statuses=["pending"])
-        superseded = [q for q in st.run("lc_proposals", statuses=[imported_rules.SUPERSEDED]) if q["type"] == "import"]
+        superseded = st.run("lc_proposals", statuses=[imported_rules.SUPERSEDED])  # an import's or a promotion's
         flags = [{"path": b["path"], "block": b["name"], "flag": b["flag"]} for b in st.run("lc_blocks") if b["flag"]]
         flags += [f for f in lc.report.flags  # damaged markers seen now (`_how_out`), before a cycle stored them
                   if not any(f["path"] == g["path"] and f["block"] == g["block"] for g in flags)]

@@ -5,7 +5,8 @@ Days since the last reinforcement (a new occurrence, a new edge, `kg reinforce`)
 a second run changes nothing; a node reinforced since it decayed is restored to the stage its new age gives
 (an expired node stays expired: `kg reinforce` revives it; one of `[decay] revive_kinds`, a pattern, is revived
 when it recurs: `revived_status` again, a candidate as a new pattern with its history; a person's wont_fix, which
-clears decay's stage 3 (`kg resolve`, kg/store/core.cypher status_close), never is). Pinned nodes never decay.
+clears decay's stage 3 (`kg resolve`, kg/store/core.cypher status_close; a reopen, status_reopen, is a
+reinforcement), never is). Pinned nodes never decay.
 """
 
 from __future__ import annotations

@@ -142,18 +142,20 @@ def reopen(st: Any, nodes: list[str], at: datetime) -> int:
 def supersede(st: Any, at: datetime) -> list[dict[str, Any]]:
     """Close, as superseded, every pending import proposal (a rule's or a promoted principle's) whose pattern has a
     live change of its own here: this workspace promoted it from its own evidence while the proposal waited (or
-    before the import made it). Left pending, approving it was refused ("skip proposal #N") or rendered a second
+    before the import made it); and every pending promotion proposal whose pattern an approved import promoted.
+    Left pending, approving it was refused ("skip proposal #N") or rendered a second
     rule of the pattern, and two rules checked against one pattern's rate leave neither verdict meaning anything;
     its own rule stands, verified on this workspace's evidence. What was closed, for the cycle's report."""
     from kg.store.schema import meta_key
 
-    rows = st.run("lc_import_superseded", type=TYPE, kept=list(KEPT))
-    for r in rows:
+    rows = [r | {"type": t} for t in (TYPE, "promotion") for r in st.run("lc_import_superseded", type=t,
+                                                                           kept=list(KEPT))]
+    for r in rows:  # a promotion proposal the other way round: an import approved first promoted its pattern
         st.run("lc_proposal_decide", key=meta_key("Proposal", r["id"]), status=SUPERSEDED, at=at,
                reason=f"pattern '{r['key'] or r['pattern']}' was promoted here ({r['change']}, {r['target']}): "
-                      "this workspace's own rule stands")
-    return [{"number": r["number"], "pattern_key": r["key"] or r["pattern"], "change": r["change"],
-             "target": r["target"]} for r in rows]
+                      + ("this workspace's own rule stands" if r["type"] == TYPE else "an imported rule stands"))
+    return [{"number": r["number"], "type": r["type"], "pattern_key": r["key"] or r["pattern"],
+             "change": r["change"], "target": r["target"]} for r in sorted(rows, key=lambda r: r["number"])]
 
 
 def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:

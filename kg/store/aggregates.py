@@ -52,6 +52,7 @@ WATCH: dict[str, tuple[str, str | None]] = {
     "pattern_move_members": ("param", "src"),
     "status_set": ("event", "id"),
     "status_close": ("event", "id"),
+    "status_reopen": ("event", "id"),
     "lc_mark_promoted": ("param", "pattern"),
     "lc_mark_promoted_many": ("list", "patterns"),
     "lc_change_revert": ("change_rows", "rows"),

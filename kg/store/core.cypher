@@ -126,6 +126,20 @@ SET n.status = $status, n.updated_at = $at,
     n.decay_stage = CASE WHEN n.decay_stage >= 3 THEN 0 ELSE n.decay_stage END
 RETURN n.id AS id
 
+// name: status_reopen
+// A person's status that reopens a node (`kg resolve`: one of the statuses decay ages). On one decay expired
+// (stage 3) it is a reinforcement by that person, as `kg reinforce` and a revival are, in the same statement:
+// stage 0, not stale, its priority back to the base decay took it from, aged from now (else decay, which skips
+// stage 3, never aged it again, nor restored it when it recurred).
+MATCH (n:Node {id: $id})
+WITH n, coalesce(n.decay_stage, 0) >= 3 AS expired
+SET n.status = $status, n.updated_at = $at,
+    n.decay_stage = CASE WHEN expired THEN 0 ELSE n.decay_stage END,
+    n.stale = CASE WHEN expired THEN false ELSE n.stale END,
+    n.priority = CASE WHEN expired AND n.base_priority IS NOT NULL THEN n.base_priority ELSE n.priority END,
+    n.reinforced_at = CASE WHEN expired THEN $at ELSE n.reinforced_at END
+RETURN n.id AS id
+
 // name: nodes_all
 // Every knowledge node, for export.
 MATCH (n:Node) RETURN n ORDER BY n.created_at, n.id

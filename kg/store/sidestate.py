@@ -44,7 +44,8 @@ DIRTY_MAX = 2000  # more dirty nodes than this: the next sync refills the whole 
 _MAY_CHANGE = re.compile(r"\bSET\b.*?\.(" + "|".join(STATE) + r")\s*=(?!=)", re.I | re.S)
 # named queries that set these columns on the nodes their parameters name (by key)
 KNOWN: dict[str, tuple[str, ...]] = {
-    "status_set": ("id",), "status_close": ("id",), "lc_pin": ("id",), "lc_reinforce": ("id",),
+    "status_set": ("id",), "status_close": ("id",), "status_reopen": ("id",),
+    "lc_pin": ("id",), "lc_reinforce": ("id",),
     "pattern_retire": ("id",),
     "pattern_add_member": ("pattern",), "pattern_add_new_member": ("pattern",),
 }

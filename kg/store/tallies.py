@@ -43,6 +43,7 @@ WATCH: dict[str, tuple[tuple[tuple[str, str | None], ...], tuple[str, ...]]] = {
     "node_create": ((("param", "id"),), ()),
     "status_set": ((("param", "id"),), ()),
     "status_close": ((("param", "id"),), ()),
+    "status_reopen": ((("param", "id"),), ()),
     "lc_reinforce": ((("param", "id"),), ()),
     "lc_mark_promoted": ((("members", "pattern"),), ()),
     "lc_mark_promoted_many": ((("members_list", "patterns"),), ()),

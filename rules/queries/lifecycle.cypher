@@ -767,7 +767,8 @@ LIMIT 1
 // name: lc_import_superseded
 // Pending `import` proposals about a pattern with a live change of its own here (applied, confirmed, or out for a
 // check): this workspace promoted the pattern from its own evidence while the proposal waited (a promotion
-// proposal approved meanwhile), or before the import made it. kg/lifecycle/imported_rules.py `supersede` closes them.
+// proposal approved meanwhile), or before the import made it. kg/lifecycle/imported_rules.py `supersede` closes them,
+// and with $type 'promotion' the other way round: a promotion proposal whose pattern an approved import promoted.
 MATCH (q:Meta)-[:proposal_about]->(p:Node)
 WHERE q.kind = 'proposal' AND q.type = $type AND q.status = 'pending' AND p.kind = 'pattern'
 MATCH (c:Change)-[:change_pattern]->(p)

@@ -123,3 +123,34 @@ def test_between_its_recurrence_and_the_next_cycle_status_and_patterns_say_it_co
     after = "--now 2026-12-01T13:00:00"
     assert _ok(run_kg(f"status --json {after}")).json["revive_next"] == []
     assert "🌱" not in _ok(run_kg(f"patterns {after}")).stdout + _ok(run_kg(f"patterns show {KEY} {after}")).stdout
+
+
+def test_a_person_reopening_an_expired_pattern_clears_decays_mark_and_restores_its_priority(ws, run_kg):
+    """rev6 #1: `kg resolve KEY --status active` on a pattern decay expired left stage 3 and the demoted priority,
+    so decay never aged it again and a recurrence never restored it. A reopen is a reinforcement by a person:
+    stage 0, priority back to its base, aged from the reopen (unseen `expire_days` after it: expired again)."""
+    with (ws.root / "kg.toml").open("a") as f:
+        f.write(NO_WAIT)
+    for d in ("01", "02"):
+        _log(run_kg, f"2026-07-{d}", f"j{d}")
+    _ok(run_kg("cycle --json --now 2026-10-15T11:00:00"))  # 105 days unreinforced: decay expires it
+    pid = _ok(run_kg(f"patterns show {KEY} --json")).json["pattern"]["id"]
+    before = _node(run_kg, pid)
+    assert before["status"] == "wont_fix" and before["decay_stage"] == 3, before
+    assert before["priority"] != before["base_priority"], before
+    said = _ok(run_kg(f"resolve {KEY} --status active --json --now 2026-10-16T09:00:00")).json
+    assert said["status"] == "active" and said["previous"] == "wont_fix", said
+    shown = _node(run_kg, pid)
+    assert shown["status"] == "active" and shown["decay_stage"] == 0, shown
+    assert shown["priority"] == before["base_priority"] and not shown.get("stale"), shown
+    _ok(run_kg("cycle --json --now 2026-10-17T09:00:00"))  # a day after the reopen: not expired again at once
+    assert _node(run_kg, pid)["status"] == "active"
+    gone = _ok(run_kg("cycle --json --future --now 2027-01-20T09:00:00")).json  # 96 days unseen after it
+    assert gone["decayed"]["expired"] >= 1, gone
+    again = _node(run_kg, pid)
+    assert again["status"] == "wont_fix" and again["decay_stage"] == 3, again
+
+
+def _node(run_kg, node_id: str) -> dict:
+    shown = _ok(run_kg(f"show {node_id} --json")).json
+    return shown.get("node", shown)

@@ -201,3 +201,16 @@ def test_an_import_proposal_whose_pattern_was_promoted_here_is_closed_by_the_cyc
     assert [q["number"] for q in status.json["lifecycle"]["proposals_superseded"]] == numbers, status.json["lifecycle"]
     assert "superseded" in run_kg(["status", "--now", "2026-11-27T10:00:00"]).stdout
     assert (ws.root / "TOOLS.md").read_text().count(RULE) == 1
+
+
+def test_closing_the_pattern_skips_the_import_proposal_and_approve_refuses_it(ws, run_kg, imported):
+    """rev6 #2: a person's `kg resolve KEY --status wont_fix` while the import proposal waited: approving it still
+    promoted the pattern they closed and rendered the rule. Closing skips it, saying why."""
+    [q] = _imports(run_kg)
+    r = run_kg(["resolve", KEY, "--status", "wont_fix", "--now", "2026-11-27T09:00:00"])
+    assert r.exit_code == 0 and f"proposal #{q['number']} skipped: the pattern is closed" in r.stdout, r.stderr
+    assert _imports(run_kg) == []
+    r = run_kg(["approve", str(q["number"]), "--now", "2026-11-27T10:00:00"])
+    assert r.exit_code == 2 and "already skipped" in r.stderr, r.stderr
+    assert _status(run_kg) == "wont_fix"
+    assert not (ws.root / "TOOLS.md").exists() or RULE not in (ws.root / "TOOLS.md").read_text()
