@@ -31,10 +31,10 @@ CREATE (n:Node {id: $id, kind: $kind, entry_type: $entry_type, text: $text, deta
   workspace: $origin_workspace, agent: $origin_agent})
 
 // name: sessions_touch
-// Sessions are made on first use; a later event never moves the start.
+// Sessions are made on first use; a later event never moves the start. summary '', never NULL (kg/store/strings.py).
 UNWIND $rows AS r
 MERGE (s:Session {id: r.id})
-ON CREATE SET s.started_at = r.at, s.source = r.source
+ON CREATE SET s.started_at = r.at, s.source = r.source, s.summary = ''
 
 // name: patterns_by_key
 MATCH (p:Node) WHERE p.kind = 'pattern' AND p.pattern_key IN $keys

@@ -3,8 +3,10 @@
 MATCH (s:Session) WHERE s.id STARTS WITH $day RETURN s.id AS id
 
 // name: memory_session_start
+// summary '' until the end SETs it: a row made with a NULL after SETs in place tears the column at a CHECKPOINT
+// (kuzu 0.11.3: kg/store/strings.py)
 MERGE (s:Session {id: $id})
-ON CREATE SET s.started_at = $at, s.source = $source
+ON CREATE SET s.started_at = $at, s.source = $source, s.summary = ''
 RETURN s.id AS id, s.started_at AS started_at, s.ended_at AS ended_at
 
 // name: memory_session_get

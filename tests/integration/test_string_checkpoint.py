@@ -193,3 +193,34 @@ def test_kg_s_meta_values_survive_a_bulk_load_of_meta_rows(tmp_path, extra):
         bulk.copy_rows(st, "Meta", rows, scratch=folder, columns=["key", "kind", "id"])
         st.execute("CHECKPOINT")
     assert _meta_values(path) == want
+
+
+@pytest.mark.parametrize("n", [5, 6])  # sessions where kuzu tears (7 to 10: it does not)
+def test_kg_s_session_summaries_survive_a_session_started_after_others_ended(tmp_path, n):
+    """Each session ends with its summary SET in place; the next session was made with no summary (NULL): with a
+    CHECKPOINT after each write (a long-lived workspace's log passing its size) kuzu tore the other sessions'
+    summaries. A session is made with an empty summary now (memory_session_start, sessions_touch)."""
+    from datetime import datetime, timedelta
+
+    folder = tmp_path / "memory" / ".kg"
+    folder.mkdir(parents=True)
+    path = list_tears.fresh(folder)
+    t0 = datetime(2026, 5, 1, 9)
+    with Store.open(path, lock_path=folder / "graph.lock", lock_timeout=10) as st:
+        for i in range(n):
+            st.run("memory_session_start", id=f"2026-05-01-{i:03d}", at=t0 + timedelta(hours=i), source="test")
+            st.execute("CHECKPOINT")
+        for i in range(n):
+            st.run("memory_session_end", id=f"2026-05-01-{i:03d}", at=t0 + timedelta(hours=i, minutes=30),
+                   summary=f"summary of session {i}")
+            st.execute("CHECKPOINT")
+        st.run("sessions_touch", rows=[{"id": "2026-05-02-001", "at": t0 + timedelta(days=1), "source": "test"}])
+        st.execute("CHECKPOINT")
+    db = kuzu.Database(str(path), read_only=True)
+    result = kuzu.Connection(db).execute("MATCH (s:Session) WHERE s.ended_at IS NOT NULL RETURN s.id, s.summary")
+    got = {}
+    while result.has_next():
+        sid, summary = result.get_next()
+        got[sid] = summary
+    db.close()
+    assert got == {f"2026-05-01-{i:03d}": f"summary of session {i}" for i in range(n)}
