@@ -92,10 +92,12 @@ MATCH (d:Meta) WHERE d.kind = 'decision' AND d.id STARTS WITH $prefix RETURN d.i
 MATCH (q:Meta) WHERE q.kind = 'proposal' RETURN coalesce(max(q.number), 0) AS n
 
 // name: lc_change_create
-// One applied change (a handful per cycle; created one per statement).
+// One applied change (a handful per cycle; created one per statement). post_block '' until the export SETs it
+// (lc_change_post): a change made with a NULL one after others were SET tore theirs at a CHECKPOINT (kuzu 0.11.3,
+// kg/store/strings.py).
 CREATE (c:Change {id: $id, kind: $kind, target: $target, block: $block, target_kind: $target_kind,
   text: $text, hypothesis: $hypothesis, prior_block: $prior_block, prior_exists: $prior_exists,
-  post_block: $post_block, pattern_key: $pattern_key, applied_at: $at, next_check: $next_check,
+  post_block: coalesce($post_block, ''), pattern_key: $pattern_key, applied_at: $at, next_check: $next_check,
   check_count: 0, verdict: '', evidence: $evidence, status: 'applied', revert_reason: '',
   proposal: $proposal, source: $source})
 

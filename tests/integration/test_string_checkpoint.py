@@ -224,3 +224,37 @@ def test_kg_s_session_summaries_survive_a_session_started_after_others_ended(tmp
         got[sid] = summary
     db.close()
     assert got == {f"2026-05-01-{i:03d}": f"summary of session {i}" for i in range(n)}
+
+
+def test_kg_s_post_blocks_survive_a_change_made_after_others_were_exported(tmp_path):
+    """A change is made with no post_block and its export SETs it in place (lc_change_post); the next change made
+    with a NULL one tore the others' post blocks at a CHECKPOINT (6 changes, a checkpoint after each write). A change
+    is made with an empty post_block now, whatever its caller passes."""
+    from datetime import datetime
+
+    folder = tmp_path / "memory" / ".kg"
+    folder.mkdir(parents=True)
+    path = list_tears.fresh(folder)
+    at = datetime(2026, 5, 1, 9)
+
+    def make(cid: str) -> None:
+        st.run("lc_change_create", id=cid, kind="promotion", target="TOOLS.md", block="kaizen-kg", target_kind="tool",
+               text="a rule", hypothesis="h", prior_block=None, prior_exists=False, post_block=None,
+               pattern_key="k", at=at, next_check=at, evidence=["applied"], proposal=None, source="test")
+        st.execute("CHECKPOINT")
+
+    with Store.open(path, lock_path=folder / "graph.lock", lock_timeout=10) as st:
+        for i in range(6):
+            make(f"CHG-{i:03d}")
+        for i in range(6):
+            st.run("lc_change_post", rows=[{"id": f"CHG-{i:03d}", "post": f"- rule number {i} for the tools file"}])
+            st.execute("CHECKPOINT")
+        make("CHG-new")
+    db = kuzu.Database(str(path), read_only=True)
+    result = kuzu.Connection(db).execute("MATCH (c:Change) WHERE c.id <> 'CHG-new' RETURN c.id, c.post_block")
+    got = {}
+    while result.has_next():
+        cid, post = result.get_next()
+        got[cid] = post
+    db.close()
+    assert got == {f"CHG-{i:03d}": f"- rule number {i} for the tools file" for i in range(6)}
