@@ -11,9 +11,13 @@ Meta's `value` is the column kg was seen to tear (`kg import`): the rows made fi
 hold one, kg SETs values in place (`aggregate:ready_spans`, flags, clock:zone), and most kinds of row leave it unset
 (a tally, a block, a topic ...). So every statement that makes a Meta row is followed, in its transaction, by
 `FILL`: a NULL `value` becomes ''. Nothing reads a NULL `value` as a meaning (no query tests `value IS NULL`).
-Not covered yet: the probes say any nullable string column SET in place is exposed the same way when a row made
-later leaves it NULL (a NULL committed before the SET protects; one SET over since does not), in Node (a column a
-`kg` write SETs and a new node leaves NULL) and Change (verdict, reason) alike. A team graph (FalkorDB) has no
+Any nullable string column SET in place is exposed the same way when a row made later leaves it NULL (a NULL
+committed before the SET protects; one SET over since does not). Two more were found in normal use and are made
+with '' now: Session.summary (each session's end SETs it; the next session was made NULL) and Change.post_block
+(each export SETs it; the next change was made NULL); Change's verdict and revert_reason were made '' already.
+Not covered yet: Node's priority, base_priority and pattern_key (SET in place by decay, reinforcement and pattern
+linking; NULL in some new nodes), exposed only in particular graphs (every node's value SET over since the last
+NULL); Meta's other columns are held by the migration markers' NULLs, which nothing SETs. A team graph (FalkorDB) has no
 CHECKPOINT and no such write-ahead log: not needed there.
 """
 
