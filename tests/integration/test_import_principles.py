@@ -99,15 +99,7 @@ def test_promoted_principle_of_another_workspace_is_verified_once_approved(ws, r
     """The other workspace promoted it (its change is that workspace's lifecycle, not imported): here it waits,
     and once approved its change is checked against the pattern it came from, like a promotion."""
     assert run_kg(["node", "add", "principle", OWN, "--now", "2026-05-01T10:00"]).exit_code == 0
-    other = fresh_workspace(tmp_path / "other", request)
-    run_o = kg_runner(other.root)
-    for d in range(1, 9):
-        r = run_o(["log", "learning", "review the diff before each commit", "--pattern-key", "commit.review",
-                   "--session", f"s{d}", "--action", PROMOTED, "--now", f"2026-05-0{d}T10:00"])
-        assert r.exit_code == 0, r.stderr
-    assert "promoted 'commit.review'" in run_o(["cycle", "--now", "2026-05-08T12:00"]).stdout
-    out = other.root / "theirs.json"
-    assert run_o(["export", "trail", "--out", str(out), "--now", "2026-05-09T09:00"]).exit_code == 0
+    out = _promoted_trail(tmp_path, request)
     r = run_kg(["import", "trail", str(out), "--now", "2026-05-09T10:00"])
     assert r.exit_code == 0 and "1 principle(s) of another workspace wait for your approval" in r.stdout, r.stdout
     assert run_kg(["cycle", "--now", "2026-05-09T11:00"]).exit_code == 0

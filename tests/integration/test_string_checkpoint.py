@@ -123,9 +123,10 @@ def test_a_table_shaped_like_node_is_exposed_only_in_a_column_set_and_then_left_
     assert ([k for k, v in want.items() if got.get(k) != v] != []) is torn
 
 
-def _meta_values(path: Path) -> dict:
+def _pairs(path: Path, query: str) -> dict:
+    """A read-only query's two columns as a dict, read after the store was closed (its CHECKPOINT done)."""
     db = kuzu.Database(str(path), read_only=True)
-    result = kuzu.Connection(db).execute("MATCH (m:Meta) WHERE m.kind = 'meta' RETURN m.key, m.value")
+    result = kuzu.Connection(db).execute(query)
     got = {}
     while result.has_next():
         key, value = result.get_next()
@@ -134,13 +135,22 @@ def _meta_values(path: Path) -> dict:
     return got
 
 
+def _meta_values(path: Path) -> dict:
+    return _pairs(path, "MATCH (m:Meta) WHERE m.kind = 'meta' RETURN m.key, m.value")
+
+
+def _kg_graph(tmp_path: Path) -> tuple[Path, Path]:
+    """A fresh graph made by kg's migrations, as `kg init` makes it: (its folder, its path)."""
+    folder = tmp_path / "memory" / ".kg"
+    folder.mkdir(parents=True)
+    return folder, list_tears.fresh(folder)
+
+
 @pytest.mark.parametrize("extra", [2, 3, 27])  # Meta rows where kuzu tears (0 or 1 more: it does not)
 def test_kg_s_meta_values_survive_a_tally_made_after_the_spans_fingerprint(tmp_path, extra):
     """kg's own writes in the order that tore Meta's `value` on `kg import`: the spans' fingerprint SET in place
     and checkpointed, then a tally made (value left NULL) and checkpointed. A few more flags vary Meta's rows."""
-    folder = tmp_path / "memory" / ".kg"
-    folder.mkdir(parents=True)
-    path = list_tears.fresh(folder)
+    folder, path = _kg_graph(tmp_path)
     with Store.open(path, lock_path=folder / "graph.lock", lock_timeout=10) as st:
         for i in range(extra):
             st.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": f"probe:{i}", "v": f"v{i:03d}"})
@@ -177,9 +187,7 @@ def test_kg_s_meta_values_survive_a_bulk_load_of_meta_rows(tmp_path, extra):
     values as a tally's making did."""
     from kg.store import bulk
 
-    folder = tmp_path / "memory" / ".kg"
-    folder.mkdir(parents=True)
-    path = list_tears.fresh(folder)
+    folder, path = _kg_graph(tmp_path)
     with Store.open(path, lock_path=folder / "graph.lock", lock_timeout=10) as st:
         for i in range(extra):
             st.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": f"probe:{i}", "v": f"v{i:03d}"})
@@ -202,9 +210,7 @@ def test_kg_s_session_summaries_survive_a_session_started_after_others_ended(tmp
     summaries. A session is made with an empty summary now (memory_session_start, sessions_touch)."""
     from datetime import datetime, timedelta
 
-    folder = tmp_path / "memory" / ".kg"
-    folder.mkdir(parents=True)
-    path = list_tears.fresh(folder)
+    folder, path = _kg_graph(tmp_path)
     t0 = datetime(2026, 5, 1, 9)
     with Store.open(path, lock_path=folder / "graph.lock", lock_timeout=10) as st:
         for i in range(n):
@@ -216,13 +222,7 @@ def test_kg_s_session_summaries_survive_a_session_started_after_others_ended(tmp
             st.execute("CHECKPOINT")
         st.run("sessions_touch", rows=[{"id": "2026-05-02-001", "at": t0 + timedelta(days=1), "source": "test"}])
         st.execute("CHECKPOINT")
-    db = kuzu.Database(str(path), read_only=True)
-    result = kuzu.Connection(db).execute("MATCH (s:Session) WHERE s.ended_at IS NOT NULL RETURN s.id, s.summary")
-    got = {}
-    while result.has_next():
-        sid, summary = result.get_next()
-        got[sid] = summary
-    db.close()
+    got = _pairs(path, "MATCH (s:Session) WHERE s.ended_at IS NOT NULL RETURN s.id, s.summary")
     assert got == {f"2026-05-01-{i:03d}": f"summary of session {i}" for i in range(n)}
 
 
@@ -232,9 +232,7 @@ def test_kg_s_post_blocks_survive_a_change_made_after_others_were_exported(tmp_p
     is made with an empty post_block now, whatever its caller passes."""
     from datetime import datetime
 
-    folder = tmp_path / "memory" / ".kg"
-    folder.mkdir(parents=True)
-    path = list_tears.fresh(folder)
+    folder, path = _kg_graph(tmp_path)
     at = datetime(2026, 5, 1, 9)
 
     def make(cid: str) -> None:
@@ -250,11 +248,5 @@ def test_kg_s_post_blocks_survive_a_change_made_after_others_were_exported(tmp_p
             st.run("lc_change_post", rows=[{"id": f"CHG-{i:03d}", "post": f"- rule number {i} for the tools file"}])
             st.execute("CHECKPOINT")
         make("CHG-new")
-    db = kuzu.Database(str(path), read_only=True)
-    result = kuzu.Connection(db).execute("MATCH (c:Change) WHERE c.id <> 'CHG-new' RETURN c.id, c.post_block")
-    got = {}
-    while result.has_next():
-        cid, post = result.get_next()
-        got[cid] = post
-    db.close()
+    got = _pairs(path, "MATCH (c:Change) WHERE c.id <> 'CHG-new' RETURN c.id, c.post_block")
     assert got == {f"CHG-{i:03d}": f"- rule number {i} for the tools file" for i in range(6)}
