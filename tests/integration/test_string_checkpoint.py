@@ -29,6 +29,18 @@ NODE_STRINGS = ("kind", "entry_type", "text", "details", "action", "category", "
                 "source", "pattern_key", "session")
 
 
+def _pairs(path: Path, query: str) -> dict:
+    """A read-only query's two columns as a dict, read after the store was closed (its CHECKPOINT done)."""
+    db = kuzu.Database(str(path), read_only=True)
+    result = kuzu.Connection(db).execute(query)
+    got = {}
+    while result.has_next():
+        key, value = result.get_next()
+        got[key] = value
+    db.close()
+    return got
+
+
 def _probe(path: Path, ddl: str, rows: list[dict], steps: list[tuple[str, dict]], read: str) -> dict:
     """Plain Kùzu: the rows made and checkpointed, then each step (a CHECKPOINT between steps), then a
     CHECKPOINT; the rows of `read` (key, then one column) as the reopened file holds them."""
@@ -45,14 +57,7 @@ def _probe(path: Path, ddl: str, rows: list[dict], steps: list[tuple[str, dict]]
     conn.execute("CHECKPOINT")
     conn.close()
     db.close()
-    db = kuzu.Database(str(path), read_only=True)
-    result = kuzu.Connection(db).execute(read)
-    got = {}
-    while result.has_next():
-        key, value = result.get_next()
-        got[key] = value
-    db.close()
-    return got
+    return _pairs(path, read)
 
 
 META = "CREATE NODE TABLE T(key STRING PRIMARY KEY, value STRING, kind STRING DEFAULT 'meta', n INT64)"
@@ -121,18 +126,6 @@ def test_a_table_shaped_like_node_is_exposed_only_in_a_column_set_and_then_left_
     got = _probe(tmp_path / "g.kuzu", ddl, rows, steps, f"MATCH (n:T) RETURN n.key, n.{set_col}")
     want = {r["key"]: r[set_col] for r in rows} | {"n01": "resolved"}
     assert ([k for k, v in want.items() if got.get(k) != v] != []) is torn
-
-
-def _pairs(path: Path, query: str) -> dict:
-    """A read-only query's two columns as a dict, read after the store was closed (its CHECKPOINT done)."""
-    db = kuzu.Database(str(path), read_only=True)
-    result = kuzu.Connection(db).execute(query)
-    got = {}
-    while result.has_next():
-        key, value = result.get_next()
-        got[key] = value
-    db.close()
-    return got
 
 
 def _meta_values(path: Path) -> dict:
