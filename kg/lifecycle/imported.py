@@ -112,17 +112,24 @@ def _related_pattern(lc: Any, node: str) -> list[dict[str, Any]]:
     return lc.st.run("lc_import_related_pattern", node=node)
 
 
+def adoptable(st: Any, q: dict[str, Any], number: int, target: Any, node: str | None, what: str) -> list[dict]:
+    """The node an import proposal brings (`what`: a principle, a rule), checked before its approval writes: it
+    and its target still exist, and it is active."""
+    rows = st.run("lc_node_brief", id=node) if node else []
+    if target is None or not rows:
+        raise UsageError(f"proposal #{number}: its {what} or its target ({q['target_kind']!r}, rules/lifecycle.toml "
+                         "[targets]) is gone; skip it with kg skip N --reason \"...\"")
+    if rows[0]["status"] != "active":
+        raise UsageError(f"{what} {node} is {rows[0]['status']} now; skip proposal #{number}")
+    return rows
+
+
 def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:
     """Approve import proposal `q`: a Change renders its principle into the principle target's block."""
     st, lp = lc.st, lc.lp
     target = lp.targets.get(q["target_kind"] or TARGET)
     principle = principle_of(q)
-    node = st.run("lc_node_brief", id=principle) if principle else []
-    if target is None or not node:
-        raise UsageError(f"proposal #{number}: its principle or its target ({q['target_kind']!r}, rules/"
-                         "lifecycle.toml [targets]) is gone; skip it with kg skip N --reason \"...\"")
-    if node[0]["status"] != "active":
-        raise UsageError(f"principle {principle} is {node[0]['status']} now; skip proposal #{number}")
+    node = adoptable(st, q, number, target, principle, "principle")
     why = lc.blocked(target.file, target.block)
     if why:
         raise UsageError(f"{target.file}: {why}; fix the file, then approve again")

@@ -163,12 +163,7 @@ def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:
     st, lp = lc.st, lc.lp
     target = lp.targets.get(q["target_kind"] or "")
     rule = (q["evidence"] or [None])[0] if q["node_kind"] == "pattern" else q["node"]
-    node = st.run("lc_node_brief", id=rule) if rule else []
-    if target is None or not node:
-        raise UsageError(f"proposal #{number}: its rule or its target ({q['target_kind']!r}, rules/lifecycle.toml "
-                         "[targets]) is gone; skip it with kg skip N --reason \"...\"")
-    if node[0]["status"] != "active":
-        raise UsageError(f"rule {rule} is {node[0]['status']} now; skip proposal #{number}")
+    node = imported.adoptable(st, q, number, target, rule, "rule")
     file = q["target"] or target.file
     pattern = pattern_of(st, rule)
     if pattern and st.run("lc_import_rule_in_file", pattern=pattern["id"], kept=list(KEPT), target=file,
