@@ -137,9 +137,9 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
     if getattr(ws, "store_url", None) is not None:  # a team graph: copied on its server, no file
         from kg.store.team import copy_graph
 
-        with ws.store(budget=ws.policy.reader_drain_seconds):  # the journal drained first, as below
+        with ws.store(budget=ws.policy.reader_drain_seconds) as st:  # the journal drained first, as below
             taken_at = clock.wall()
-            url = copy_graph(ws.store_url, f"snapshot-{os.getpid()}-{secrets.token_hex(4)}")
+            url = copy_graph(st, f"snapshot-{os.getpid()}-{secrets.token_hex(4)}")
             (directory / SNAPSHOT_URL).write_text(url.public + "\n", encoding="utf-8")
         return Snapshot(directory, taken_at=taken_at, source=Path(ws.root), owned=owned, url=url, owner=owner)
     try:

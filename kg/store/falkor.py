@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -34,12 +33,12 @@ from kg.store import falkor_batch, falkor_clone, falkor_copy, falkor_params
 from kg.store import falkor_dialect as dialect
 from kg.store import queries as _queries
 from kg.store.backend import ENV_CA, ENV_PASSWORD, ENV_STORE, StoreUrl
-from kg.store.lock import FileLock, Yielded, _announce, pid_alive
+from kg.store.falkor_lock import ServerLock
+from kg.store.lock import Yielded
 from kg.store.schema import NEW_GRAPH_TERMS, check_version, migrations
 
 Row = dict[str, Any]
 
-LOCK_TTL_MS = 30_000
 CONNECT_TIMEOUT_S = 3.0
 QUERY_TIMEOUT_S = 300.0
 FTS_FIELD = "tokens"
@@ -47,9 +46,6 @@ _ORIGIN = ("origin_workspace", "origin_agent")
 _clients: dict[str, Any] = {}
 # where the URL a message tells the user to check came from, when it is neither KG_STORE nor kg.toml (`named_by`)
 _named_by: ContextVar[str | None] = ContextVar("kg_store_named_by", default=None)
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
-_REFRESH = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) "
-            "else return 0 end")
 
 
 def _client(url: StoreUrl) -> Any:
@@ -136,88 +132,6 @@ def unreachable(url: StoreUrl, exc: BaseException, *, journaled: bool = True) ->
     return f"cannot reach the team graph at {url.public}: {why}. {do}, or check {_configured_in()}; {then}"
 
 
-def _process_tag() -> str:
-    """Who holds the lock, as `<boot id>/<pid namespace>/<pid>`: a waiter on the same machine and in the same
-    pid namespace can tell that the holder died (a `kill -9` in the middle of an import) instead of waiting out
-    its lease. Empty where /proc does not say (then the lease is the only way a dead holder's lock goes)."""
-    try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-        ns = os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        return ""
-    return f"{boot}/{ns}/{os.getpid()}"
-
-
-def _holder_is_dead(value: Any) -> bool:
-    """Whether the lock's value names a process of this machine and pid namespace that no longer runs."""
-    if isinstance(value, bytes):
-        value = value.decode("ascii", "replace")
-    here = _process_tag()
-    if not here or not isinstance(value, str) or value.count("/") != 3:
-        return False
-    tag, _, _token = value.rpartition("/")
-    boot, ns, pid = tag.split("/")
-    return f"{boot}/{ns}" == here.rpartition("/")[0] and pid.isdigit() and not pid_alive(int(pid))
-
-
-class _ServerLock:
-    """The team's writer lock: one key on the server, with a lease that a crashed holder lets lapse.
-
-    Fairness within a workspace, as on the embedded graph (kg/store/lock.py): a foreground process that has to
-    wait says so with a shared lock on the workspace's `graph.lock.wait`, as a Kùzu waiter does. A polite
-    acquirer (a background drain) stands aside for it, and a holder draining under a budget or politely hands
-    over: the waiter drains the same journal. (A waiter in another workspace is not one to stand aside for: it
-    would not drain this workspace's journal, and what was logged here would wait for this workspace's next
-    command.)"""
-
-    def __init__(self, conn: Any, key: str, timeout: float, *, lock_path: Path | None = None,
-                 polite: bool = False):
-        self.conn, self.key, self.timeout = conn, key, timeout
-        self.local = FileLock(lock_path, timeout=timeout) if lock_path is not None else None  # its .wait file
-        self.polite = polite
-        tag = _process_tag()
-        self.token = f"{tag}/{secrets.token_hex(12)}" if tag else secrets.token_hex(12)
-        self.renewed = 0.0
-
-    def acquire(self) -> None:
-        deadline = time.monotonic() + self.timeout
-        delay = 0.002
-        waiting: int | None = None
-        try:
-            while True:
-                if self.polite and self.others_waiting():
-                    raise Yielded()
-                if self.conn.set(self.key, self.token, nx=True, px=LOCK_TTL_MS):
-                    break
-                held_by = self.conn.get(self.key)
-                if held_by is not None and _holder_is_dead(held_by):
-                    self.conn.eval(_RELEASE, 1, self.key, held_by)  # only if it still holds that value
-                    continue
-                if time.monotonic() >= deadline:
-                    raise TeamGraphBusy(f"the team graph stayed busy for {self.timeout:.0f} s (another agent is "
-                                     "writing); the entry waits in the local journal for the next command")
-                if waiting is None and not self.polite and self.local is not None:
-                    waiting = _announce(self.local.wait_path)
-                time.sleep(delay * (0.5 + secrets.randbelow(1000) / 1000))
-                delay = min(delay * 2, 0.1)
-        finally:
-            if waiting is not None:
-                os.close(waiting)  # closing drops the shared lock
-        self.renewed = time.monotonic()
-
-    def others_waiting(self) -> bool:
-        """Whether a foreground process of this workspace waits for the team graph."""
-        return self.local is not None and self.local.others_waiting()
-
-    def renew(self) -> None:
-        if time.monotonic() - self.renewed > LOCK_TTL_MS / 3000:
-            self.conn.eval(_REFRESH, 1, self.key, self.token, LOCK_TTL_MS)
-            self.renewed = time.monotonic()
-
-    def release(self) -> None:
-        self.conn.eval(_RELEASE, 1, self.key, self.token)
-
-
 class FalkorStore:
     """An open team graph. Create it with `FalkorStore.open(...)` (through `Store.open(..., url=...)`)."""
 
@@ -232,8 +146,9 @@ class FalkorStore:
         self._graph = graph
         self._queries = queries
         self._translated: dict[str, _queries.NamedQuery] = {}
-        self._lock: _ServerLock | None = None
+        self._lock: ServerLock | None = None
         self.read_only = False
+        self.lock_timeout = 10.0  # how long a writer waits for the team's lock (Store.open sets it)
         self._batch: falkor_batch.Batch | None = None
         self.origin = {"origin_workspace": "", "origin_agent": "", **(origin or {})}
 
@@ -245,14 +160,14 @@ class FalkorStore:
              **_kuzu_only: Any) -> Iterator[FalkorStore | None]:
         """Connect, take the team's writer lock (not for a read), migrate, check the full-text index. With
         `unless`, as `Store.open`: when it is true once the lock is held, None is yielded; so it is for a
-        `polite` opener when a foreground process waits (see `_ServerLock`). `lock_path` is the workspace's
+        `polite` opener when a foreground process waits (see `ServerLock`). `lock_path` is the workspace's
         graph.lock, beside which this machine's waiters announce themselves."""
         db = _client(url)
         store = cls(url, db.select_graph(url.graph), queries, origin)
-        store.read_only = read_only
+        store.read_only, store.lock_timeout = read_only, lock_timeout
         try:
             if not read_only:
-                store._lock = _ServerLock(db.connection, f"kg:lock:{url.graph}", lock_timeout,
+                store._lock = ServerLock(db.connection, f"kg:lock:{url.graph}", lock_timeout,
                                           lock_path=lock_path, polite=polite)
                 store._lock.acquire()
         except Yielded:
@@ -283,7 +198,7 @@ class FalkorStore:
     # -- what Store answers ---------------------------------------------------------------------------------
     def others_waiting(self) -> bool:
         """Whether a foreground process of this workspace waits for the team graph (a polite holder hands
-        over between batches, a reader with a drain budget reads what is there): see `_ServerLock`."""
+        over between batches, a reader with a drain budget reads what is there): see `ServerLock`."""
         return self._lock is not None and self._lock.others_waiting()
 
     def forget_prepared(self) -> None:
@@ -428,14 +343,11 @@ class FalkorStore:
 
     @contextmanager
     def scratch_copy(self) -> Iterator[FalkorStore]:
-        """Statements run on a copy of the graph (made by queries: kg/store/falkor_clone.py says why not with
-        `GRAPH.COPY`), deleted afterwards: a dry run's writes undone, as a rolled-back transaction undoes them
-        on the embedded graph. The writer lock stays held."""
+        """Statements run on a copy of the graph, deleted afterwards: a dry run's writes undone, as a
+        rolled-back transaction undoes them on the embedded graph. The writer lock stays held."""
         name = f"{self.url.graph}.dry-run-{os.getpid()}-{secrets.token_hex(4)}"
         real = self._graph
-        if self._batch is not None:
-            self._batch.flush()  # the copy holds every write made before it
-        falkor_clone.copy(_client(self.url), self.url.graph, name, lambda exc: _plain(exc, self.url))
+        self.copy_into(name)
         self._graph = _client(self.url).select_graph(name)
         try:
             yield self
@@ -445,6 +357,39 @@ class FalkorStore:
                 _client(self.url).connection.execute_command("GRAPH.DELETE", name)
             except Exception:  # noqa: BLE001 - an inert copy left behind; nothing reads it
                 pass
+
+    def copy_into(self, name: str) -> None:
+        """Copy the graph into the new graph `name` on its server (by queries: kg/store/falkor_clone.py says why
+        not with `GRAPH.COPY`), with the team's writer lock held and renewed throughout, so no member writes
+        half-way: a reader's handle takes the lock for the copy."""
+        if self._batch is not None:
+            self._batch.flush()  # the copy holds every write made before it
+        lock = self._lock
+        if lock is None:
+            lock = ServerLock(_client(self.url).connection, f"kg:lock:{self.url.graph}", self.lock_timeout)
+            try:
+                lock.acquire()
+            except StoreError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - redis raises its own classes
+                raise _plain(exc, self.url) from None
+        try:
+            falkor_clone.copy(_client(self.url), self.url.graph, name, lambda exc: _plain(exc, self.url),
+                              lock.renew)
+            if not lock.held():  # a page outlasted the lease: a member may have written half-way
+                _client(self.url).connection.execute_command("GRAPH.DELETE", name)
+                raise StoreError(f"the team graph {self.url.public} could not be held for its copy (the writer "
+                                 "lock lapsed: the server is slow or overloaded); run the command again")
+        except StoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - redis raises its own classes
+            raise _plain(exc, self.url) from None
+        finally:
+            if lock is not self._lock:
+                try:
+                    lock.release()
+                except Exception:  # noqa: BLE001 - the lease lapses by itself
+                    pass
 
     def effects_threshold(self) -> int | None:
         """The server's `EFFECTS_THRESHOLD` (µs; kg/store/falkor_server.py says why kg wants it out of reach), or

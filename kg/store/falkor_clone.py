@@ -10,10 +10,11 @@ reproduces it every time (tests/integration/test_falkordb_clone.py). On a team's
 every member's writes. So kg copies a graph itself: the indexes first, then the nodes, then the edges, a page
 at a time, each page one read and one write.
 
-The copy is consistent when nobody writes the source meanwhile: kg copies with the team's writer lock held (a
-snapshot, a dry run), so no member's kg writes then; a client outside kg writing at once is not seen whole.
-Properties are what kg stores (text, numbers, booleans and lists of them); any other value is refused by
-name, not copied wrong. Unlabelled nodes are refused too (kg makes none).
+The copy is consistent when nobody writes the source meanwhile: kg copies with the team's writer lock held and
+renewed page by page (`FalkorStore.copy_into`), so no member's kg writes then; a change seen half-way (a client
+outside kg) fails the copy plainly. Properties are what kg stores (text, numbers, booleans and lists of them); any
+other value is refused by name, not copied wrong. Unlabelled nodes are refused too (kg makes none). The indexes
+copied are those kg makes: range indexes on nodes and edges, full-text indexes on nodes with their language.
 """
 
 from __future__ import annotations
@@ -32,10 +33,11 @@ MARK = "_kg_copy_of"
 _PLAIN = (str, int, float, bool)
 
 
-def copy(client: Any, source: str, target: str, fail: Callable[[BaseException], StoreError]) -> tuple[int, int]:
+def copy(client: Any, source: str, target: str, fail: Callable[[BaseException], StoreError],
+         renew: Callable[[], None]) -> tuple[int, int]:
     """Copy the graph `source` into `target`, a new graph on the same server (`client`, a FalkorDB client);
-    the nodes and edges copied. `fail` says a server's error as kg's own. The target is deleted again when the
-    copy fails half-way."""
+    the nodes and edges copied. `fail` says a server's error as kg's own; `renew` is called before each page
+    (the writer lock's lease outlives a long copy). The target is deleted again when the copy fails half-way."""
     graphs = {name: client.select_graph(name) for name in (source, target)}
 
     def run(name: str, cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
@@ -45,7 +47,7 @@ def copy(client: Any, source: str, target: str, fail: Callable[[BaseException], 
             raise fail(exc) from None
 
     try:
-        return _copy(run, source, target)
+        return _copy(run, source, target, renew)
     except BaseException:
         try:
             graphs[target].delete()
@@ -54,13 +56,16 @@ def copy(client: Any, source: str, target: str, fail: Callable[[BaseException], 
         raise
 
 
-def _copy(run: Callable[..., list[list[Any]]], source: str, target: str) -> tuple[int, int]:
+def _copy(run: Callable[..., list[list[Any]]], source: str, target: str, renew: Callable[[], None]
+          ) -> tuple[int, int]:
     _indexes(run, source, target)
     marked: set[str] = set()  # the labels whose nodes are found by MARK through an index of the copy's own
     (n_count, n_max), = run(source, "MATCH (n) RETURN count(n), max(id(n))")
     primary: dict[int, str] = {}  # a node's first label: what an edge's end is matched by
     made = 0
-    for lo in range(0, (-1 if n_max is None else n_max) + 1, PAGE):
+    pages = range(0, (-1 if n_max is None else n_max) + 1, PAGE)
+    for lo in pages:
+        renew()
         rows = run(source, "MATCH (n) WHERE id(n) >= $lo AND id(n) < $hi RETURN id(n), labels(n), properties(n)",
                    {"lo": lo, "hi": lo + PAGE})
         groups: dict[tuple[str, ...], list[tuple[int, dict[str, Any]]]] = defaultdict(list)
@@ -74,23 +79,28 @@ def _copy(run: Callable[..., list[list[Any]]], source: str, target: str) -> tupl
                 marked.add(labels[0])
             keys = sorted({k for _, props in group for k in props})
             sets = "".join(f", n.{_name(k)} = r[{i + 1}]" for i, k in enumerate(keys))
-            values = [[old + 1, *(_value(source, old, k, props.get(k)) for k in keys)] for old, props in group]
+            values = [[old + 1, *(_value(source, f"node {old}", k, props.get(k)) for k in keys)]
+                      for old, props in group]
             (count,), = run(target, f"UNWIND $rows AS r CREATE (n:{':'.join(map(_name, labels))}) "
                                     f"SET n.{MARK} = r[0]{sets} RETURN count(n)", {"rows": values})
             made += count
             primary.update((old, labels[0]) for old, _ in group)
-    (e_count, e_max), = run(source, "MATCH ()-[e]->() RETURN count(e), max(id(e))")
+    (e_count,), = run(source, "MATCH ()-[e]->() RETURN count(e)")
     joined = 0
-    for lo in range(0, (-1 if e_max is None else e_max) + 1, PAGE):
-        rows = run(source, "MATCH (a)-[e]->(b) WHERE id(e) >= $lo AND id(e) < $hi "
+    for lo in pages:  # an edge goes with its start node's page (found by id: each edge is read once)
+        renew()
+        rows = run(source, "MATCH (a)-[e]->(b) WHERE id(a) >= $lo AND id(a) < $hi "
                            "RETURN id(a), id(b), type(e), properties(e)", {"lo": lo, "hi": lo + PAGE})
         edges: dict[tuple[str, str, str], list[tuple[int, int, dict[str, Any]]]] = defaultdict(list)
         for a, b, kind, props in rows:
+            if a not in primary or b not in primary:
+                raise _written(source)
             edges[(kind, primary[a], primary[b])].append((a, b, props))
         for (kind, la, lb), group2 in edges.items():
             keys = sorted({k for _, _, props in group2 for k in props})
             sets = ", ".join(f"e.{_name(k)} = r[{i + 2}]" for i, k in enumerate(keys))
-            values = [[a + 1, b + 1, *(_value(source, a, k, props.get(k)) for k in keys)] for a, b, props in group2]
+            values = [[a + 1, b + 1, *(_value(source, f"an edge from node {a}", k, props.get(k)) for k in keys)]
+                      for a, b, props in group2]
             (count,), = run(target, f"UNWIND $rows AS r MATCH (a:{_name(la)} {{{MARK}: r[0]}}) "
                                     f"MATCH (b:{_name(lb)} {{{MARK}: r[1]}}) CREATE (a)-[e:{_name(kind)}]->(b)"
                                     + (f" SET {sets}" if sets else "") + " RETURN count(e)", {"rows": values})
@@ -99,10 +109,13 @@ def _copy(run: Callable[..., list[list[Any]]], source: str, target: str) -> tupl
         run(target, f"MATCH (n:{_name(label)}) SET n.{MARK} = NULL")
         run(target, f"DROP INDEX FOR (n:{_name(label)}) ON (n.{MARK})")
     if (made, joined) != (n_count, e_count):
-        raise StoreError(f"the copy of the team graph {source} came out with {made} nodes and {joined} edges, "
-                         f"not {n_count} and {e_count} (was it written to outside kg meanwhile?); run the command "
-                         "again")
+        raise _written(source)
     return made, joined
+
+
+def _written(source: str) -> StoreError:
+    return StoreError(f"the team graph {source} changed while it was copied (written to outside kg, or by a member "
+                      "after the copy lost the writer lock); run the command again")
 
 
 def _indexes(run: Callable[..., list[list[Any]]], source: str, target: str) -> None:
@@ -120,12 +133,12 @@ def _indexes(run: Callable[..., list[list[Any]]], source: str, target: str) -> N
                         + ", ".join(map(_text, texts)) + ")", {"label": label, "language": language or "english"})
 
 
-def _value(graph: str, entity: int, key: str, value: Any) -> Any:
+def _value(graph: str, entity: str, key: str, value: Any) -> Any:
     if value is None or isinstance(value, _PLAIN):
         return value
     if isinstance(value, list) and all(v is None or isinstance(v, _PLAIN) for v in value):
         return value
-    raise StoreError(f"cannot copy the team graph {graph}: property {key!r} of entity {entity} holds a "
+    raise StoreError(f"cannot copy the team graph {graph}: property {key!r} of {entity} holds a "
                      f"{type(value).__name__}, which kg does not store")
 
 

@@ -343,17 +343,14 @@ class TeamJournal(Journal):
         return self._tag(super().allocate_many(requests))
 
 
-def copy_graph(url: StoreUrl, suffix: str) -> StoreUrl:
-    """A point-in-time copy of the team graph on its server, for a read-only snapshot: the analysis then reads
-    a graph no agent writes to. Made by queries (kg/store/falkor_clone.py says why not with `GRAPH.COPY`), with
-    the writer lock held. Remove it with `drop_graph`."""
+def copy_graph(st: Any, suffix: str) -> StoreUrl:
+    """A point-in-time copy of the open team graph `st` on its server, for a read-only snapshot: the analysis
+    then reads a graph no agent writes to (`FalkorStore.copy_into`: by queries, the writer lock held). Remove it
+    with `drop_graph`."""
     from dataclasses import replace
 
-    from kg.store import falkor_clone
-    from kg.store.falkor import _client, _plain
-
-    copy = replace(url, graph=f"{url.graph}.{suffix}")
-    falkor_clone.copy(_client(url), url.graph, copy.graph, lambda exc: _plain(exc, url))
+    copy = replace(st.url, graph=f"{st.url.graph}.{suffix}")
+    st.copy_into(copy.graph)
     return copy
 
 

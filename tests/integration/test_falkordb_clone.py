@@ -37,6 +37,10 @@ def _fail(exc: BaseException):
     return StoreError(str(exc))
 
 
+def _renew() -> None:
+    pass
+
+
 def _busy_with_a_child(port: int) -> None:
     """A BGSAVE whose child lives for seconds (0.1 s a key, 40 keys): the state a server's `save` schedule, an
     append-only file rewrite or a replica's sync puts it in."""
@@ -75,11 +79,12 @@ def test_a_copy_holds_every_node_edge_property_and_index(own_server, monkeypatch
     g.query("CREATE (:Meta {key: 'clock:zone', value: 'Asia/Tokyo'})")
     g.query("MATCH (n:Node) WHERE n.n IN [3, 4, 10, 11, 12] DELETE n")  # gaps in the ids, reused later
     g.query("MATCH (a:Node {n: 1}), (b:Node {n: 2}) CREATE (a)-[:supports {weight: 0.7, reason: 'x'}]->(b)")
+    g.query("MATCH (a:Node {n: 0}), (b:Node {n: 1}) CREATE (a)-[:supports {weight: 0.1}]->(b)")  # node id 0
     g.query("MATCH (a:Node), (b:Principle) WHERE a.n > 20 CREATE (a)-[:derived_from]->(b)")
     g.query("MATCH (a:Node {n: 5}) CREATE (a)-[:related_to {note: 'self'}]->(a)")
     g.query("CREATE (:Node {id: 'late', tokens: 'late arrival'})")
 
-    assert falkor_clone.copy(client, "src", "dst", _fail) == (38, 21)
+    assert falkor_clone.copy(client, "src", "dst", _fail, _renew) == (38, 22)
     dst = client.select_graph("dst")
     assert _everything(dst) == _everything(g)
     assert dst.query(f"MATCH (n) WHERE n.{falkor_clone.MARK} IS NOT NULL RETURN count(n)").result_set == [[0]]
@@ -87,11 +92,45 @@ def test_a_copy_holds_every_node_edge_property_and_index(own_server, monkeypatch
     assert hits == [["late"]]
 
 
+def test_the_writer_lock_is_renewed_page_by_page(own_server, monkeypatch):
+    """A long copy outlives the lock's 30 s lease unless it is renewed: before every page of nodes and of edges."""
+    monkeypatch.setattr(falkor_clone, "PAGE", 10)
+    client = _client(own_server.port)
+    client.select_graph("src").query("UNWIND range(1, 45) AS i CREATE (:Node {id: toString(i)})")
+    calls = []
+    assert falkor_clone.copy(client, "src", "dst", _fail, lambda: calls.append(1)) == (45, 0)
+    assert len(calls) == 2 * 5
+
+
+def test_a_snapshot_from_a_readers_handle_takes_the_writer_lock_for_its_copy(own_server, tmp_path, monkeypatch):
+    """`ws.reading()` holds a read-only handle, which takes no lock; its snapshot's copy takes it."""
+    import kg
+    from kg.analysis import snapshot
+
+    root = tmp_path / "ws"
+    monkeypatch.setenv("KG_STORE", f"falkordb://127.0.0.1:{own_server.port}/team")
+    ws = kg.init_workspace(root)
+    seen = []
+    real = falkor_clone._copy
+
+    def spy(run, source, target, renew):
+        seen.append(_client(own_server.port).connection.get("kg:lock:team"))
+        return real(run, source, target, renew)
+
+    monkeypatch.setattr(falkor_clone, "_copy", spy)
+    with ws.reading():
+        with snapshot.take(ws) as snap:
+            with snap.store() as st:
+                assert st.execute("MATCH (n:Meta) RETURN count(n) AS n")[0]["n"] > 0
+    assert len(seen) == 1 and seen[0] is not None
+    assert _client(own_server.port).connection.get("kg:lock:team") is None  # released after
+
+
 def test_an_empty_graph_copies_to_an_empty_graph(own_server):
     client = _client(own_server.port)
     client.select_graph("src").query("CREATE (:Meta {key: 'k'})")
     client.select_graph("src").query("MATCH (n) DELETE n")
-    assert falkor_clone.copy(client, "src", "dst", _fail) == (0, 0)
+    assert falkor_clone.copy(client, "src", "dst", _fail, _renew) == (0, 0)
 
 
 def test_a_value_kg_does_not_store_is_refused_and_no_copy_is_left(own_server):
@@ -100,7 +139,7 @@ def test_a_value_kg_does_not_store_is_refused_and_no_copy_is_left(own_server):
     client = _client(own_server.port)
     client.select_graph("src").query("CREATE (:Node {id: 'a', where: point({latitude: 1.0, longitude: 2.0})})")
     with pytest.raises(StoreError, match="'where'"):
-        falkor_clone.copy(client, "src", "dst", _fail)
+        falkor_clone.copy(client, "src", "dst", _fail, _renew)
     listed = [g.decode() if isinstance(g, bytes) else g for g in client.connection.execute_command("GRAPH.LIST")]
     assert listed == ["src"]
 
@@ -111,7 +150,7 @@ def test_a_copy_beside_a_background_save_leaves_the_server_answering(own_server)
     client = _client(own_server.port)
     client.select_graph("src").query("UNWIND range(1, 50) AS i CREATE (:Node {id: toString(i)})")
     _busy_with_a_child(own_server.port)
-    assert falkor_clone.copy(client, "src", "dst", _fail) == (50, 0)
+    assert falkor_clone.copy(client, "src", "dst", _fail, _renew) == (50, 0)
     assert falkor_server.ping(own_server.port, timeout=5)
 
 
