@@ -41,6 +41,9 @@ Row = dict[str, Any]
 
 CONNECT_TIMEOUT_S = 3.0
 QUERY_TIMEOUT_S = 300.0
+# the client's first question (INFO, when it connects) must be answered this soon: a server that accepts the
+# connection and then says nothing (hung, stopped, swamped) is said at once, not after QUERY_TIMEOUT_S
+ANSWER_TIMEOUT_S = 10.0
 FTS_FIELD = "tokens"
 _ORIGIN = ("origin_workspace", "origin_agent")
 _clients: dict[str, Any] = {}
@@ -71,8 +74,13 @@ def _connect(url: StoreUrl) -> Any:
         tls: dict[str, Any] = {}
         if url.tls:
             tls = {"ssl": True, **({"ssl_ca_certs": os.environ[ENV_CA]} if os.environ.get(ENV_CA) else {})}
-        _clients[key] = FalkorDB(host=url.host, port=url.port, username=url.username, password=url.password,
-                                 socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=QUERY_TIMEOUT_S, **tls)
+        client = FalkorDB(host=url.host, port=url.port, username=url.username, password=url.password,
+                          socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=ANSWER_TIMEOUT_S, **tls)
+        pool = getattr(client.connection, "connection_pool", None)
+        if pool is not None:  # queries may take longer than that first answer
+            pool.connection_kwargs["socket_timeout"] = QUERY_TIMEOUT_S
+            pool.disconnect()  # its connection had the short timeout; the next one is made with the long one
+        _clients[key] = client
     return _clients[key]
 
 
