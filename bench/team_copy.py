@@ -71,7 +71,7 @@ def main() -> None:
                     if how == "GRAPH.COPY":
                         db.connection.execute_command("GRAPH.COPY", source, target)
                     else:
-                        falkor_clone.copy(db, source, target, lambda exc: StoreError(str(exc)))
+                        falkor_clone.copy(db, source, target, lambda exc: StoreError(str(exc)), lambda: None)
                     took[how].append(time.perf_counter() - t)
                     db.connection.execute_command("GRAPH.DELETE", target)
             base, ours = statistics.median(took["GRAPH.COPY"]), statistics.median(took["queries"])
