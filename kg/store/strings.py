@@ -33,6 +33,32 @@ import re
 MAKES_META = re.compile(r"\b(?:CREATE|MERGE)\s*\(\s*\w*\s*:\s*Meta\b", re.IGNORECASE)
 FILL = "MATCH (m:Meta) WHERE m.value IS NULL SET m.value = ''"
 
+EMPTY_NODE_STRINGS = ("pattern_key",)  # Node columns made '' where kg means none (node_create, bulk.copy_rows)
+_READ_AS = frozenset({"pattern_key", "key"})  # the names kg's queries read Node's pattern_key by
+
+
+def read_back(cypher: str, columns: list[str], rows: list[list]) -> None:
+    """In place: a Node's '' pattern_key is None again, as kg wrote it. In a statement on Node that names
+    pattern_key, a column read as it (`... AS key`, `... AS pattern_key`, `x.pattern_key`); in any statement, a
+    whole Node returned. No pattern key is '' otherwise (a key is a folded text, never empty)."""
+    if not rows:
+        return
+    named = [i for i, c in enumerate(columns) if c.rpartition(".")[2].strip("`") in _READ_AS] \
+        if "pattern_key" in cypher and ":Node" in cypher else []
+    nodes = [i for i, v in enumerate(rows[0]) if isinstance(v, dict) and v.get("_label") == "Node"]
+    if not named and not nodes:
+        return
+    for row in rows:
+        for i in named:
+            if row[i] == "":
+                row[i] = None
+        for i in nodes:
+            node = row[i]
+            if node is not None:
+                for column in EMPTY_NODE_STRINGS:
+                    if node.get(column) == "":
+                        node[column] = None
+
 
 def makes_meta(cypher: str) -> bool:
     """Whether a statement can make a Meta row (then `FILL` must follow it in its transaction)."""

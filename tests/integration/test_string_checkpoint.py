@@ -230,14 +230,13 @@ def test_kg_s_post_blocks_survive_a_change_made_after_others_were_exported(tmp_p
 
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed: kuzu 0.11.3 tears Node.pattern_key (kg/store/strings.py); when "
-                                      "this passes, the fix is in and the mark goes")
 @pytest.mark.parametrize("n", [5, 6])  # events where kuzu tears
 def test_kg_s_pattern_keys_survive_a_lesson_added_after_events_joined_patterns(tmp_path, n):
     """n keyed events (a checkpoint after each write, as a long-lived workspace's log gets), each given its
     pattern's key in place as linking does (pattern_event_set_key), then a lesson made by `kg node add`'s query
     with no key (NULL): the events' keys come back shifted and run together after the CHECKPOINT, in a graph where
-    no node made with a NULL key is left (every event keyed, nothing promoted or added by hand before)."""
+    no node made with a NULL key is left (every event keyed, nothing promoted or added by hand before). A node is
+    made with an empty key now, read back as None."""
     from datetime import datetime, timedelta
 
     from kg.ingest.apply import node_params
