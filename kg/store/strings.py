@@ -1,4 +1,4 @@
-"""Meta rows are never made with a NULL `value` in the embedded store (kuzu 0.11.3's CHECKPOINT tears strings).
+"""No row is made with a NULL in a string kg SETs in place, in the embedded store (kuzu 0.11.3's CHECKPOINT tears).
 
 Kùzu 0.11.3 checkpoints a STRING column wrongly when a committed row's string was SET in place and checkpointed,
 and a row made later leaves that column NULL (a checkpoint apart each): at the next CHECKPOINT the other rows read
@@ -19,11 +19,14 @@ Node's priority and base_priority (SET in place by decay and reinforcement; NULL
 imported node) did not tear in kg's order (events made, each decayed or reinforced and checkpointed, then a lesson
 with neither, 5, 6 and 40 events) nor in plain-Kùzu probes of values from the priority vocabulary (low, medium,
 high, critical; some or all SET, or all made NULL then SET; 5 to 300 rows, three seeds each): left as they are.
-Not covered yet: Node's pattern_key (SET in place when an event joins a pattern, NULL in any node made without a
-key), torn through kg's own queries when every node's key was SET over since the last NULL (a young graph whose
-events all joined patterns, then `kg node add`): test_string_checkpoint.py's strict xfail reproduces it. Meta's
-other columns are held by the migration markers' NULLs, which nothing SETs. A team graph (FalkorDB) has no
-CHECKPOINT and no such write-ahead log: not needed there.
+Node's pattern_key (SET in place when an event joins a pattern) was torn through kg's own queries once every
+node's key was SET over since the last NULL (a young graph whose events all joined patterns, then `kg node add`):
+a Node is made with '' where it has no key (node_create, `bulk.copy_rows`) and `read_back` makes it None again in
+every read of the embedded store (a column read as the key in a statement on Node, a whole Node), so no caller,
+export or `--json` sees ''; the two queries that skip keyless patterns test ''. A key SET to NULL in place (a
+split's event leaving its pattern) stays: a SET is no append, and appends are what tear. Meta's other columns
+are held by the migration markers' NULLs, which nothing SETs. A team graph (FalkorDB) has no CHECKPOINT and no
+such write-ahead log: not needed there (its nodes keep NULL keys, and `read_back` is the embedded store's).
 """
 
 from __future__ import annotations
