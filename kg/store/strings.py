@@ -51,11 +51,12 @@ def read_back(cypher: str, columns: list[str], rows: list[list]) -> None:
     nodes = [i for i, v in enumerate(rows[0]) if isinstance(v, dict) and v.get("_label") == "Node"]
     if not named and not nodes:
         return
-    for row in rows:
-        for i in named:
+    for i in named:
+        for row in rows:
             if row[i] == "":
                 row[i] = None
-        for i in nodes:
+    for i in nodes:
+        for row in rows:
             node = row[i]
             if node is not None:
                 for column in EMPTY_NODE_STRINGS:
