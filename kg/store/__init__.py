@@ -469,6 +469,7 @@ class Store:
         has_next, get_next, append = result.has_next, result.get_next, rows.append
         while has_next():
             append(get_next())
+        _strings.read_back(cypher, columns, rows)  # a Node's '' pattern_key is None (kg/store/strings.py)
         return columns, rows
 
     def _prepared_statement(self, cypher: str) -> Any:

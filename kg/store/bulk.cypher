@@ -27,7 +27,7 @@ RETURN DISTINCT e.id AS id
 // name: bulk_pattern_keys
 // Every pattern's key and id, live patterns last so that they win over merged tombstones.
 MATCH (p:Node)
-WHERE p.kind = 'pattern' AND p.pattern_key IS NOT NULL
+WHERE p.kind = 'pattern' AND coalesce(p.pattern_key, '') <> ''
 RETURN p.pattern_key AS key, p.id AS id, p.status = 'merged' AS merged
 ORDER BY merged DESC, p.created_at, p.id
 

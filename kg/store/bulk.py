@@ -21,6 +21,7 @@ from pathlib import Path
 from kg.core.errors import StoreError
 from kg.store import EDGE_TYPES, NODE_COLUMNS, Row, Store, check_label
 from kg.store import queries as _queries
+from kg.store import strings as _strings
 from kg.store.rebuild import drop_fts
 
 __all__ = ["column_names", "copy_rows", "fetch", "fts_drop", "iter_rows", "path_literal",
@@ -180,6 +181,10 @@ def copy_rows(store: Store, label: str, rows: Iterable[Row], *, scratch: Path, c
         names.append("value")                       # a FILL after the COPY does not save it, as it does a CREATE's
         first = {**first, "value": ""}
         rows = ({**r, "value": ""} for r in rows)
+    if label == "Node":  # '' where a node has none, never NULL: kuzu tears them too (kg/store/strings.py)
+        names += [c for c in _strings.EMPTY_NODE_STRINGS if c not in names]
+        first = _empty_strings(first)
+        rows = map(_empty_strings, rows)
     rename = {"src": "from", "dst": "to"}
     path = scratch / f".bulk-{label}-{os.getpid()}.json"
     n = 0
@@ -197,6 +202,10 @@ def copy_rows(store: Store, label: str, rows: Iterable[Row], *, scratch: Path, c
     finally:
         path.unlink(missing_ok=True)
     return n
+
+
+def _empty_strings(row: Row) -> Row:
+    return {**row, **{c: "" for c in _strings.EMPTY_NODE_STRINGS if row.get(c) is None}}
 
 
 NODE_TABLES = ("Node",)

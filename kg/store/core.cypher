@@ -12,9 +12,11 @@ MATCH (n:Node {id: $id}) RETURN n.id AS id
 // `reinforced_at` is `created_at`, or for an entry older than when kg learned it (a transcript's or an import's
 // time) when kg learned it, so its age for decay counts from then (lifecycle.cypher lc_decay_candidates takes
 // the later): one write, where a second statement set it after the create.
+// pattern_key '' where the node has none, never NULL: linking SETs events' keys in place, and a node made with a
+// NULL one tore the others' at a CHECKPOINT (kuzu 0.11.3); the store reads '' back as None (kg/store/strings.py).
 CREATE (n:Node {id: $id, kind: $kind, entry_type: $entry_type, text: $text, details: $details,
   action: $action, category: $category, priority: $priority, status: $status, area: $area, source: $source,
-  pattern_key: $pattern_key, session: $session, files: $files, tags: $tags, error_text: $error_text,
+  pattern_key: coalesce($pattern_key, ''), session: $session, files: $files, tags: $tags, error_text: $error_text,
   context: $context, reproducible: $reproducible, user_context: $user_context, complexity: $complexity,
   frequency: $frequency, redactions: $redactions, created_at: $created_at, updated_at: $created_at,
   reinforced_at: $reinforced_at, pinned: false, stale: false, tokens: $tokens})

@@ -16,7 +16,7 @@ from typing import Any
 
 from kg.store.sidefile import SideIndex, version
 
-_KEYS = ("MATCH (p:Node) WHERE p.kind = 'pattern' AND p.pattern_key IS NOT NULL AND offset(ID(p)) < $stop "
+_KEYS = ("MATCH (p:Node) WHERE p.kind = 'pattern' AND coalesce(p.pattern_key, '') <> '' AND offset(ID(p)) < $stop "
          "RETURN offset(ID(p)) AS pos, p.pattern_key AS key")
 
 

@@ -1,4 +1,4 @@
-"""Meta rows are never made with a NULL `value` in the embedded store (kuzu 0.11.3's CHECKPOINT tears strings).
+"""No row is made with a NULL in a string kg SETs in place, in the embedded store (kuzu 0.11.3's CHECKPOINT tears).
 
 Kùzu 0.11.3 checkpoints a STRING column wrongly when a committed row's string was SET in place and checkpointed,
 and a row made later leaves that column NULL (a checkpoint apart each): at the next CHECKPOINT the other rows read
@@ -15,10 +15,18 @@ Any nullable string column SET in place is exposed the same way when a row made 
 committed before the SET protects; one SET over since does not). Two more were found in normal use and are made
 with '' now: Session.summary (each session's end SETs it; the next session was made NULL) and Change.post_block
 (each export SETs it; the next change was made NULL); Change's verdict and revert_reason were made '' already.
-Not covered yet: Node's priority, base_priority and pattern_key (SET in place by decay, reinforcement and pattern
-linking; NULL in some new nodes), exposed only in particular graphs (every node's value SET over since the last
-NULL); Meta's other columns are held by the migration markers' NULLs, which nothing SETs. A team graph (FalkorDB) has no
-CHECKPOINT and no such write-ahead log: not needed there.
+Node's priority and base_priority (SET in place by decay and reinforcement; NULL in a new lesson, a split, an
+imported node) did not tear in kg's order (events made, each decayed or reinforced and checkpointed, then a lesson
+with neither, 5, 6 and 40 events) nor in plain-Kùzu probes of values from the priority vocabulary (low, medium,
+high, critical; some or all SET, or all made NULL then SET; 5 to 300 rows, three seeds each): left as they are.
+Node's pattern_key (SET in place when an event joins a pattern) was torn through kg's own queries once every
+node's key was SET over since the last NULL (a young graph whose events all joined patterns, then `kg node add`):
+a Node is made with '' where it has no key (node_create, `bulk.copy_rows`) and `read_back` makes it None again in
+every read of the embedded store (a column read as the key in a statement on Node, a whole Node), so no caller,
+export or `--json` sees ''; the two queries that skip keyless patterns test ''. A key SET to NULL in place (a
+split's event leaving its pattern) stays: a SET is no append, and appends are what tear. Meta's other columns
+are held by the migration markers' NULLs, which nothing SETs. A team graph (FalkorDB) has no CHECKPOINT and no
+such write-ahead log: not needed there (its nodes keep NULL keys, and `read_back` is the embedded store's).
 """
 
 from __future__ import annotations
@@ -27,6 +35,33 @@ import re
 
 MAKES_META = re.compile(r"\b(?:CREATE|MERGE)\s*\(\s*\w*\s*:\s*Meta\b", re.IGNORECASE)
 FILL = "MATCH (m:Meta) WHERE m.value IS NULL SET m.value = ''"
+
+EMPTY_NODE_STRINGS = ("pattern_key",)  # Node columns made '' where kg means none (node_create, bulk.copy_rows)
+_READ_AS = frozenset({"pattern_key", "key"})  # the names kg's queries read Node's pattern_key by
+
+
+def read_back(cypher: str, columns: list[str], rows: list[list]) -> None:
+    """In place: a Node's '' pattern_key is None again, as kg wrote it. In a statement on Node that names
+    pattern_key, a column read as it (`... AS key`, `... AS pattern_key`, `x.pattern_key`); in any statement, a
+    whole Node returned. No pattern key is '' otherwise (a key is a folded text, never empty)."""
+    if not rows:
+        return
+    named = [i for i, c in enumerate(columns) if c.rpartition(".")[2].strip("`") in _READ_AS] \
+        if "pattern_key" in cypher and ":Node" in cypher else []
+    nodes = [i for i, v in enumerate(rows[0]) if isinstance(v, dict) and v.get("_label") == "Node"]
+    if not named and not nodes:
+        return
+    for i in named:
+        for row in rows:
+            if row[i] == "":
+                row[i] = None
+    for i in nodes:
+        for row in rows:
+            node = row[i]
+            if node is not None:
+                for column in EMPTY_NODE_STRINGS:
+                    if node.get(column) == "":
+                        node[column] = None
 
 
 def makes_meta(cypher: str) -> bool:

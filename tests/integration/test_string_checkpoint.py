@@ -227,3 +227,31 @@ def test_kg_s_post_blocks_survive_a_change_made_after_others_were_exported(tmp_p
         make("CHG-new")
     got = _pairs(path, "MATCH (c:Change) WHERE c.id <> 'CHG-new' RETURN c.id, c.post_block")
     assert got == {f"CHG-{i:03d}": f"- rule number {i} for the tools file" for i in range(6)}
+
+
+
+@pytest.mark.parametrize("n", [5, 6])  # events where kuzu tears
+def test_kg_s_pattern_keys_survive_a_lesson_added_after_events_joined_patterns(tmp_path, n):
+    """n keyed events (a checkpoint after each write, as a long-lived workspace's log gets), each given its
+    pattern's key in place as linking does (pattern_event_set_key), then a lesson made by `kg node add`'s query
+    with no key (NULL): the events' keys come back shifted and run together after the CHECKPOINT, in a graph where
+    no node made with a NULL key is left (every event keyed, nothing promoted or added by hand before). A node is
+    made with an empty key now, read back as None."""
+    from datetime import datetime, timedelta
+
+    from kg.ingest.apply import node_params
+
+    folder, path = _kg_graph(tmp_path)
+    t0 = datetime(2026, 5, 1, 9)
+    with Store.open(path, lock_path=folder / "graph.lock", lock_timeout=10) as st:
+        for i in range(n):
+            st.run("node_create", **node_params(f"EVT-{i:03d}", "event", f"event number {i}", t0 + timedelta(hours=i),
+                                                entry_type="error", status="pending", pattern_key=f"key-{i}"))
+            st.execute("CHECKPOINT")
+        for i in range(n):
+            st.run("pattern_event_set_key", id=f"EVT-{i:03d}", key=f"pattern-of-{i % 2}-" + "k" * i, at=t0)
+            st.execute("CHECKPOINT")
+        st.run("node_create", **node_params("LSN-001", "lesson", "a lesson learned", t0 + timedelta(days=40)))
+        st.execute("CHECKPOINT")
+    got = _pairs(path, "MATCH (n:Node) WHERE n.kind = 'event' RETURN n.id, n.pattern_key")
+    assert got == {f"EVT-{i:03d}": f"pattern-of-{i % 2}-" + "k" * i for i in range(n)}
