@@ -48,7 +48,10 @@ def read_back(cypher: str, columns: list[str], rows: list[list]) -> None:
         return
     named = [i for i, c in enumerate(columns) if c.rpartition(".")[2].strip("`") in _READ_AS] \
         if "pattern_key" in cypher and ":Node" in cypher else []
-    nodes = [i for i, v in enumerate(rows[0]) if isinstance(v, dict) and v.get("_label") == "Node"]
+    # a whole Node, by the first of the first rows that holds something in the column (an OPTIONAL MATCH's first
+    # may be null; a column null in every row is not walked to its end)
+    firsts = [next((row[i] for row in rows[:64] if row[i] is not None), None) for i in range(len(columns))]
+    nodes = [i for i, v in enumerate(firsts) if isinstance(v, dict) and v.get("_label") == "Node"]
     if not named and not nodes:
         return
     for i in named:

@@ -229,7 +229,6 @@ def test_kg_s_post_blocks_survive_a_change_made_after_others_were_exported(tmp_p
     assert got == {f"CHG-{i:03d}": f"- rule number {i} for the tools file" for i in range(6)}
 
 
-
 @pytest.mark.parametrize("n", [5, 6])  # events where kuzu tears
 def test_kg_s_pattern_keys_survive_a_lesson_added_after_events_joined_patterns(tmp_path, n):
     """n keyed events (a checkpoint after each write, as a long-lived workspace's log gets), each given its
@@ -255,3 +254,19 @@ def test_kg_s_pattern_keys_survive_a_lesson_added_after_events_joined_patterns(t
         st.execute("CHECKPOINT")
     got = _pairs(path, "MATCH (n:Node) WHERE n.kind = 'event' RETURN n.id, n.pattern_key")
     assert got == {f"EVT-{i:03d}": f"pattern-of-{i % 2}-" + "k" * i for i in range(n)}
+
+
+def test_a_node_without_a_key_reads_back_none_however_it_is_returned(tmp_path):
+    """The '' a node is made with in place of a NULL key is never seen: not as a column read by its name, not in a
+    whole node, not in a whole node after an OPTIONAL MATCH's empty first row."""
+    from datetime import datetime
+
+    from kg.ingest.apply import node_params
+
+    folder, path = _kg_graph(tmp_path)
+    with Store.open(path, lock_path=folder / "graph.lock", lock_timeout=10) as st:
+        st.run("node_create", **node_params("LSN-001", "lesson", "a lesson learned", datetime(2026, 5, 1, 9)))
+        assert st.execute("MATCH (n:Node {id: 'LSN-001'}) RETURN n.pattern_key AS key") == [{"key": None}]
+        assert st.execute("MATCH (n:Node {id: 'LSN-001'}) RETURN n")[0]["n"]["pattern_key"] is None
+        rows = st.execute("UNWIND ['NONE-1', 'LSN-001'] AS i OPTIONAL MATCH (n:Node {id: i}) RETURN i, n")
+        assert rows[0]["n"] is None and rows[1]["n"]["pattern_key"] is None
