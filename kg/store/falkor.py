@@ -42,8 +42,9 @@ Row = dict[str, Any]
 CONNECT_TIMEOUT_S = 3.0
 QUERY_TIMEOUT_S = 300.0
 # the client's first question (INFO, when it connects) must be answered this soon: a server that accepts the
-# connection and then says nothing (hung, stopped, swamped) is said at once, not after QUERY_TIMEOUT_S
-ANSWER_TIMEOUT_S = 10.0
+# connection and then says nothing (hung, stopped, swamped) is said at once, not after QUERY_TIMEOUT_S. A command
+# may meet it twice (QA7 saw 20 s at 10 s), so a silent server is said within about 10 s.
+ANSWER_TIMEOUT_S = 5.0
 FTS_FIELD = "tokens"
 _ORIGIN = ("origin_workspace", "origin_agent")
 _clients: dict[str, Any] = {}
