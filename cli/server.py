@@ -12,23 +12,27 @@ server_app = typer.Typer(help="Run a local FalkorDB server (the falkordb extra) 
                          no_args_is_help=True)
 
 PortOpt = Annotated[int | None, typer.Option("--port", min=1, max=65535,
-                                             help="Loopback port (default: a free one).")]
+                                             help="Loopback port (default: the last one it ran on when free, "
+                                                  "else a free one).")]
 
 
 def _folder(ctx: typer.Context):
     return workspace(ctx).kg_dir / "falkordb"
 
 
-def _shown(server: Any, running: bool) -> dict[str, Any]:
+def _shown(server: Any, running: bool, silent: str | None = None) -> dict[str, Any]:
     if server is None:
         return {"running": False}
-    return {"running": running, "url": f"{server.url}/kg", "port": server.port, "pid": server.pid,
-            "data": str(server.folder)}
+    return {"running": running, "answering": silent is None, **({"why": silent} if silent else {}),
+            "url": f"{server.url}/kg", "port": server.port, "pid": server.pid, "data": str(server.folder)}
 
 
 def _render(d: dict[str, Any]) -> str:
     if not d["running"]:
         return "No kg FalkorDB server runs for this workspace (`kg server start` starts one)."
+    if not d["answering"]:
+        return (f"FalkorDB runs (pid {d['pid']}, port {d['port']}) but does not answer: {d['why']}. Wait, or "
+                "`kg server stop` it.")
     return (f"FalkorDB runs at {d['url']} (pid {d['pid']}, data in {d['data']}).\n"
             f"Point a workspace at it: kg init --store {d['url']}")
 
@@ -36,11 +40,12 @@ def _render(d: dict[str, Any]) -> str:
 @server_app.command("start")
 def start(ctx: typer.Context, port: PortOpt = None, as_json: JsonOpt = False) -> None:
     """Start the server (or report the one running): loopback only, every write fsynced to its append-only
-    file in memory/.kg/falkordb, so a restart keeps what it acknowledged."""
+    file in memory/.kg/falkordb, so a restart keeps what it acknowledged; on the port it last ran on (its
+    members' URLs name it) unless --port says another."""
     from kg.store import falkor_server
 
-    with errors():
-        server = falkor_server.start(_folder(ctx), port=port)
+    with errors():  # a server still replaying its data after a minute is left running, and said
+        server = falkor_server.start(_folder(ctx), port=port, loading_s=60.0)
     emit(_shown(server, True), as_json, _render)
 
 
@@ -61,7 +66,12 @@ def status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     from kg.store import falkor_server
 
     with errors():
-        server = falkor_server.status(_folder(ctx))
+        folder = _folder(ctx)
+        server = falkor_server.status(folder)
+        silent = falkor_server.recorded(folder) if server is None else None
+    if silent is not None:
+        emit(_shown(silent, True, falkor_server.state(folder)), as_json, _render)
+        return
     emit(_shown(server, server is not None), as_json, _render)
 
 

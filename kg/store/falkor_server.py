@@ -23,6 +23,7 @@ from kg.store.lock import pid_alive
 
 PID_FILE = "falkordb.pid"
 PORT_FILE = "falkordb.port"
+LAST_PORT_FILE = "falkordb.lastport"  # the port it ran on, kept after a stop: the next start takes it again
 LOG_FILE = "falkordb.log"
 LOADING_MAX_S = 1800.0  # how long a server replaying its data may take to answer before start gives up
 BUSY = b"BUSY"
@@ -79,14 +80,31 @@ def _answer(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bytes:
         return b""
 
 
-def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replica_of: int | None = None) -> Server:
+def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replica_of: int | None = None,
+          loading_s: float = LOADING_MAX_S) -> Server:
     """Start a server with its data, pid, port and log in `folder`; return when it answers PING. With
-    `replica_of` (a loopback port), a read-only replica of that server."""
+    `replica_of` (a loopback port), a read-only replica of that server. Without `port`, the port it last ran
+    on, when that is free (its members' URLs name it). A server still replaying its data after `loading_s` is
+    left running, and said (StoreError): killing it would throw the replay away."""
     folder.mkdir(parents=True, exist_ok=True)
     running = status(folder)
     if running is not None:
+        if port and port != running.port:
+            raise UsageError(f"the FalkorDB server of this folder already runs on port {running.port}, not {port}; "
+                             "stop it first (`kg server stop`) to move it")
         return running
+    silent = recorded(folder)
+    if silent is not None:  # a second server on the same data would split the team's graph (QA7 #2)
+        raise StoreError(f"the FalkorDB server started from {folder} (pid {silent.pid}, port {silent.port}) runs but "
+                         f"does not answer: {state(folder)}. A second one on the same data would split the team's "
+                         "graph: wait for it (`kg server status`), or stop it (`kg server stop`)")
     server, module = binaries()
+    if port is None:
+        last = _read_int(folder / LAST_PORT_FILE)
+        free_by = time.monotonic() + 2.0  # a server killed a moment ago still holds its port for a little while
+        while last and _taken(last) is not None and time.monotonic() < free_by:
+            time.sleep(0.05)
+        port = last if last and _taken(last) is None else None
     why = _taken(port) if port else None
     if why:
         # the new server would fail to bind and exit, while whatever holds the port answered the wait below: `kg
@@ -106,8 +124,9 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
                             start_new_session=True, cwd=folder)
     (folder / PID_FILE).write_text(str(proc.pid), encoding="utf-8")
     (folder / PORT_FILE).write_text(str(port), encoding="utf-8")
+    (folder / LAST_PORT_FILE).write_text(str(port), encoding="utf-8")
     deadline = time.monotonic() + wait_s
-    loading_until = time.monotonic() + max(wait_s, LOADING_MAX_S)
+    loading_until = time.monotonic() + max(wait_s, loading_s)
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             _forget(folder)
@@ -116,9 +135,12 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
         reply = _answer(port)
         if reply.startswith(b"+PONG") and proc.poll() is None:  # it answered, and it is ours
             return Server(port, proc.pid, folder)
-        if reply.startswith(b"-LOADING") or reply == BUSY:  # replaying its data (a big graph, or after a
-            deadline = min(max(deadline, time.monotonic() + wait_s), loading_until)  # crash): not stuck
+        if reply.startswith(b"-LOADING") or reply == BUSY or _loading(log):  # replaying its data (a big graph,
+            deadline = min(max(deadline, time.monotonic() + wait_s), loading_until)  # or after a crash): not stuck
         time.sleep(0.05)
+    if proc.poll() is None and _loading(log):
+        raise StoreError(f"the FalkorDB server (pid {proc.pid}, port {port}) started and is {state(folder)}; it is "
+                         "left running and answers once done: `kg server status` says when")
     proc.kill()
     _forget(folder)
     raise StoreError(f"the FalkorDB server did not answer on 127.0.0.1:{port} within {wait_s:.0f} s; see {log}")
@@ -153,14 +175,53 @@ def _last_lines(log: Path, n: int = 3) -> str:
 
 def status(folder: Path) -> Server | None:
     """The server started from `folder`, when it is running and answering."""
-    try:
-        pid = int((folder / PID_FILE).read_text(encoding="utf-8"))
-        port = int((folder / PORT_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not _alive(pid) or not ping(port):
+    found = recorded(folder)
+    return found if found is not None and ping(found.port) else None
+
+
+def recorded(folder: Path) -> Server | None:
+    """The server started from `folder` whose process still runs, answering or not (loading its data, stopped,
+    hung): no second server may be started on its data."""
+    pid, port = _read_int(folder / PID_FILE), _read_int(folder / PORT_FILE)
+    if pid is None or port is None or not _alive(pid) or not _is_redis(pid):
         return None
     return Server(port, pid, folder)
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _is_redis(pid: int) -> bool:
+    """Whether the process is a redis-server (a pid file outliving its server names whatever reused the pid)."""
+    try:
+        return b"redis-server" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # no /proc to ask: a live pid is taken for the server
+
+
+def _loading(log: Path) -> bool:
+    """Whether the log's last start is still loading data (no "Ready to accept connections" after it)."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    last = text[text.rfind("Redis is starting"):] if "Redis is starting" in text else text
+    return "Ready to accept connections" not in last and any(m in last for m in _LOADING)
+
+
+_LOADING = ("AOF loading", "Loading RDB", "DB loaded from")  # what its log says while it replays its data
+
+
+def state(folder: Path) -> str:
+    """Why a running server may not answer, for a message."""
+    if _loading(folder / LOG_FILE):
+        size = sum(f.stat().st_size for f in folder.glob("appendonlydir/*") if f.is_file())
+        return f"loading its data ({size / 1e6:.1f} MB of append-only file to replay)"
+    return f"hung or stopped (its log is {folder / LOG_FILE})"
 
 
 def stop(folder: Path, *, wait_s: float = 20.0) -> bool:
@@ -193,5 +254,5 @@ def _alive(pid: int) -> bool:
 
 
 def _forget(folder: Path) -> None:
-    for name in (PID_FILE, PORT_FILE):
+    for name in (PID_FILE, PORT_FILE):  # LAST_PORT_FILE stays: the next start takes that port again
         (folder / name).unlink(missing_ok=True)

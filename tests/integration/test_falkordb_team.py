@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from kg.core.errors import StoreError
 from tests.conftest import baseline_wait_off
 
 pytestmark = pytest.mark.falkordb
@@ -462,3 +463,76 @@ def test_doctor_warns_when_the_team_server_logs_writes_as_effects(tmp_path, falk
             assert f"EFFECTS_THRESHOLD {EFFECTS_THRESHOLD_US}" in out
     finally:
         conn.execute_command("GRAPH.CONFIG", "SET", "EFFECTS_THRESHOLD", EFFECTS_THRESHOLD_US)
+
+
+def test_kg_server_start_again_takes_the_port_its_members_name(tmp_path, falkordb_server):
+    """A stop then a start kept the data but moved the server to a new free port: every member's kg.toml named the
+    old one (QA7 #3). The next start takes the last port when it is free; a --port other than the running
+    server's is refused, not ignored."""
+    root = tmp_path / "ws"
+    assert kg(f"init {root}", workspace=root)[0] == 0
+    code, out, err = kg("server start --json", workspace=root)
+    assert code == 0, err
+    port = json.loads(out)["port"]
+    code, out, err = kg(f"server start --port {port + 1} --json", workspace=root)
+    assert code == 2 and f"already runs on port {port}" in err, (out, err)
+    assert kg("server stop", workspace=root)[0] == 0
+    code, out, err = kg("server start --json", workspace=root)
+    assert code == 0 and json.loads(out)["port"] == port, (out, err)
+    assert kg("server stop", workspace=root)[0] == 0
+
+
+def test_a_server_that_runs_but_does_not_answer_is_said_and_no_second_one_starts(tmp_path, falkordb_server):
+    """SIGSTOPped, the server did not answer a PING: `kg server status` said none ran and `kg server start`
+    started a second server on the same data, each then holding its own writes and member numbers (QA7 #2)."""
+    import os
+    import signal
+
+    root = tmp_path / "ws"
+    assert kg(f"init {root}", workspace=root)[0] == 0
+    code, out, err = kg("server start --json", workspace=root)
+    assert code == 0, err
+    started = json.loads(out)
+    os.kill(started["pid"], signal.SIGSTOP)
+    try:
+        code, out, err = kg("server status --json", workspace=root)
+        shown = json.loads(out)
+        assert shown["running"] is True and shown["answering"] is False and shown["pid"] == started["pid"], shown
+        code, out, err = kg("server start --json", workspace=root)
+        assert code == 1 and "runs but does not answer" in err and "split the team's graph" in err, (out, err)
+    finally:
+        os.kill(started["pid"], signal.SIGCONT)
+    code, out, err = kg("server status --json", workspace=root)
+    assert json.loads(out)["answering"] is True and json.loads(out)["pid"] == started["pid"]
+    assert kg("server stop", workspace=root)[0] == 0
+
+
+def test_a_server_still_replaying_its_data_is_left_running_and_said(tmp_path, falkordb_server):
+    """Restarted after a kill -9 on a big append-only file, the server was killed at the end of start's wait while
+    it still replayed its data, so every start threw the replay away (QA7 #1). Now it is left running and said;
+    the next start finds it (here the replay is made to look long by a tiny wait)."""
+    import os
+    import signal
+
+    from kg.store import falkor_server
+
+    data = tmp_path / "server"
+    server = falkor_server.start(data)
+    try:
+        import falkordb
+
+        g = falkordb.FalkorDB(port=server.port).select_graph("g")
+        for i in range(40):  # replayed query by query: seconds, where the start below waits 0.5 s
+            g.query(f"UNWIND range(1, 5000) AS i CREATE (:N {{id: '{i}-' + toString(i), t: 'text ' + toString(i)}})")
+        os.kill(server.pid, signal.SIGKILL)
+        falkor_server._alive(server.pid)  # reaped
+        with pytest.raises(StoreError, match="started and is loading its data"):
+            falkor_server.start(data, wait_s=0.5, loading_s=0.0)
+        again = falkor_server.recorded(data)
+        assert again is not None and again.port == server.port
+        back = falkor_server.start(data, wait_s=60.0)  # the same server, once it answers
+        assert back.pid == again.pid
+        assert falkordb.FalkorDB(port=back.port).select_graph("g").query(
+            "MATCH (n:N) RETURN count(n)").result_set == [[200000]]
+    finally:
+        falkor_server.stop(data)
