@@ -343,13 +343,15 @@ class TeamJournal(Journal):
         return self._tag(super().allocate_many(requests))
 
 
-def copy_graph(st: Any, suffix: str) -> StoreUrl:
+def copy_graph(st: Any, kind: str = "snapshot") -> StoreUrl:
     """A point-in-time copy of the open team graph `st` on its server, for a read-only snapshot: the analysis
-    then reads a graph no agent writes to (`FalkorStore.copy_into`: by queries, the writer lock held). Remove it
-    with `drop_graph`."""
+    then reads a graph no agent writes to (`FalkorStore.copy_into`: by queries, the writer lock held). Its name
+    says this machine and process (`falkor_clone.copy_name`). Remove it with `drop_graph`."""
     from dataclasses import replace
 
-    copy = replace(st.url, graph=f"{st.url.graph}.{suffix}")
+    from kg.store import falkor_clone
+
+    copy = replace(st.url, graph=falkor_clone.copy_name(st.url.graph, kind))
     st.copy_into(copy.graph)
     return copy
 
