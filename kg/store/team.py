@@ -364,3 +364,15 @@ def drop_graph(url: StoreUrl) -> None:
         _client(url).connection.execute_command("GRAPH.DELETE", url.graph)
     except Exception:  # noqa: BLE001 - nothing to do about it here; the copy is inert
         pass
+
+
+def left_copies(st: Any) -> list[str]:
+    """The copies of the open team graph `st` that a process of this machine made and was killed before it could
+    drop them (`falkor_clone.dead_copies`); empty when the server does not say."""
+    from kg.store import falkor_clone
+    from kg.store.falkor import _client
+
+    try:
+        return falkor_clone.dead_copies(_client(st.url), st.url.graph)
+    except Exception:  # noqa: BLE001 - redis raises its own classes; doctor's other checks say a server away
+        return []

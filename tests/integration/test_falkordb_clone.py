@@ -250,3 +250,20 @@ def test_a_copy_is_named_for_its_machine_and_process_and_a_failed_sweep_fails_no
     client = _client(own_server.port)
     falkor_server.stop(tmp_path / "server")  # GRAPH.LIST fails now
     assert falkor_clone.drop_dead(client, "team") == []
+
+
+def test_doctor_names_the_copies_a_killed_process_of_this_machine_left(own_server, tmp_path):
+    from tests.conftest import kg_runner
+
+    root = tmp_path / "ws"
+    run = kg_runner(root)
+    assert run(["init", str(root), "--store", f"falkordb://127.0.0.1:{own_server.port}/team"]).exit_code == 0
+    names = _left_copies(own_server.port)
+    for args in (["doctor"], ["doctor", "--dry-run"]):
+        r = run(args)
+        assert r.exit_code == 0, r.stderr
+        said = next(line for line in r.stdout.splitlines() if "copies of the team graph left" in line)
+        assert sorted(n for n in names.values() if n in said) == sorted([names["dead dry run"],
+                                                                          names["dead snapshot"]]), said
+        assert "the next `kg cycle --dry-run`, `kg export graph` or snapshot drops them" in said
+    assert len(_graphs(own_server.port)) == 1 + len(names)  # said, not dropped
