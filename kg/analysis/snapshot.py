@@ -18,7 +18,6 @@ from __future__ import annotations
 import fcntl
 import gc
 import os
-import secrets
 import shutil
 import tempfile
 import time
@@ -139,7 +138,7 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
 
         with ws.store(budget=ws.policy.reader_drain_seconds) as st:  # the journal drained first, as below
             taken_at = clock.wall()
-            url = copy_graph(st, f"snapshot-{os.getpid()}-{secrets.token_hex(4)}")
+            url = copy_graph(st, "snapshot")
             (directory / SNAPSHOT_URL).write_text(url.public + "\n", encoding="utf-8")
         return Snapshot(directory, taken_at=taken_at, source=Path(ws.root), owned=owned, url=url, owner=owner)
     try:

@@ -112,7 +112,7 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
             lists = _lists(st, dry_run)
             side = _search_index(ws, st, dry_run)
             merged = _merged_tables(st)
-            logged = _team_log(st)
+            logged = _team_server(st)
     except GraphUnopenable as exc:
         from kg.ingest.recover import start_over
 
@@ -128,8 +128,8 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
     where = ws.store_url.public if getattr(ws, "store_url", None) is not None else ws.graph_path.relative_to(ws.root)
     report.add("graph", "ok", f"{where} opens; its schema is current")
     report.add(*merged)
-    if logged:
-        report.add(*logged)
+    for found in logged:
+        report.add(*found)
     from kg.store.retire import NOT_DROPPED
 
     waits = [r for r in repairs if r.startswith(NOT_DROPPED)]  # (the old index's drop waits for room: a warning)
@@ -180,7 +180,7 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
             lists = _lists(st, True)
             side = _search_index(ws, st, True)
             merged = _merged_tables(st)
-            logged = _team_log(st)
+            logged = _team_server(st)
     except SchemaError as exc:
         report.add("graph", "warning", f"{exc} (`kg doctor` does it)")
         return
@@ -199,8 +199,8 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
     where = ws.store_url.public if team else ws.graph_path.relative_to(ws.root)
     report.add("graph", "ok", f"{where} opens read-only; its schema is current")
     report.add(*merged)
-    if logged:
-        report.add(*logged)
+    for found in logged:
+        report.add(*found)
     if team:
         report.add("full-text index", "ok" if fts else "error", "node_fts is present" if fts else "node_fts is missing")
     elif fts:
@@ -213,6 +213,20 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
         report.add("full-text index", "ok", "none in the graph: the side index serves search and linking")
     if side:
         report.add(*side)
+
+
+def _team_server(st: Any) -> list[tuple[str, str, str]]:
+    """A team graph's server: its logging (`_team_log`) and the copies of the graph a killed process left."""
+    found = [_team_log(st)]
+    if getattr(st, "effects_threshold", None) is not None:
+        from kg.store.team import left_copies
+
+        left = left_copies(st)
+        if left:
+            found.append(("team server", "warning", "copies of the team graph left by killed processes of this "
+                          f"machine: {', '.join(left)}; the next `kg cycle --dry-run`, `kg export graph` or "
+                          "snapshot drops them"))
+    return [f for f in found if f is not None]
 
 
 def _team_log(st: Any) -> tuple[str, str, str] | None:

@@ -20,7 +20,6 @@ How it differs from the embedded Kùzu graph, and why:
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -354,7 +353,7 @@ class FalkorStore:
     def scratch_copy(self) -> Iterator[FalkorStore]:
         """Statements run on a copy of the graph, deleted afterwards: a dry run's writes undone, as a
         rolled-back transaction undoes them on the embedded graph. The writer lock stays held."""
-        name = f"{self.url.graph}.dry-run-{os.getpid()}-{secrets.token_hex(4)}"
+        name = falkor_clone.copy_name(self.url.graph, "dry-run")
         real = self._graph
         self.copy_into(name)
         self._graph = _client(self.url).select_graph(name)
@@ -370,7 +369,9 @@ class FalkorStore:
     def copy_into(self, name: str) -> None:
         """Copy the graph into the new graph `name` on its server (by queries: kg/store/falkor_clone.py says why
         not with `GRAPH.COPY`), with the team's writer lock held and renewed throughout, so no member writes
-        half-way: a reader's handle takes the lock for the copy."""
+        half-way: a reader's handle takes the lock for the copy. The copies a killed process left first go
+        (`falkor_clone.drop_dead`: made on this machine by a process that runs no more)."""
+        falkor_clone.drop_dead(_client(self.url), self.url.graph)
         if self._batch is not None:
             self._batch.flush()  # the copy holds every write made before it
         lock = self._lock

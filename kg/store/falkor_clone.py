@@ -15,22 +15,79 @@ renewed page by page (`FalkorStore.copy_into`), so no member's kg writes then; a
 outside kg) fails the copy plainly. Properties are what kg stores (text, numbers, booleans and lists of them); any
 other value is refused by name, not copied wrong. Unlabelled nodes are refused too (kg makes none). The indexes
 copied are those kg makes: range indexes on nodes and edges, full-text indexes on nodes with their language.
+
+A copy's name says who made it (`copy_name`): `<graph>.<kind>-<machine>-<pid>-<hex>`, the machine a digest of the
+boot id and pid namespace (kg/store/falkor_lock.py's `_process_tag`). A process killed while its copy lives (a
+`kill -9` of `kg cycle --dry-run`, of `kg export graph`, of a notebook's kernel) cannot drop it, so each new copy
+first drops the copies of its graph whose maker ran on this machine and runs no more (`drop_dead`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
+import secrets
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
 from kg.core.errors import StoreError
 from kg.store import falkor_params
+from kg.store.falkor_lock import _process_tag
+from kg.store.lock import pid_alive
 
 PAGE = 5000  # nodes or edges read, then written, per query
 # a copied node's id in the source plus one, while the edges are joined to it; removed after. Plus one: with a
 # full-text index on a label (Node has one), FalkorDB 4.16.3's range index finds no node by the integer 0
 MARK = "_kg_copy_of"
 _PLAIN = (str, int, float, bool)
+KINDS = ("dry-run", "snapshot")  # the copies kg makes: a dry run's scratch graph, an analysis snapshot
+_UNKNOWN = "nomachine"  # where /proc does not say: never matched as a machine, so nobody drops such a copy
+
+
+def copy_name(graph: str, kind: str) -> str:
+    """A new copy's name for `graph`: its kind (`KINDS`), this machine and this process."""
+    return f"{graph}.{kind}-{_machine() or _UNKNOWN}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def dead_copies(client: Any, graph: str) -> list[str]:
+    """The copies of `graph` on its server (GRAPH.LIST) made by a process of this machine that no longer runs.
+    Only names of `copy_name`'s exact shape: the graph itself, a copy made on another machine or by a live
+    process, and a name made by kg before copies were named for their machine (`<graph>.<kind>-<pid>-<hex>`) are
+    never among them. That older name says no machine: its pid, dead here, may be a live process of another
+    member's machine reading it (a notebook holds its snapshot for hours), so it is left for a person to drop."""
+    here = _machine()
+    if not here:
+        return []
+    shape = re.compile(re.escape(graph) + r"\.(?:" + "|".join(map(re.escape, KINDS))
+                       + r")-([0-9a-f]{12})-([0-9]+)-[0-9a-f]{8}")
+    found = []
+    for name in client.connection.execute_command("GRAPH.LIST") or []:
+        name = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+        m = shape.fullmatch(name)
+        if m and m.group(1) == here and int(m.group(2)) != os.getpid() and not pid_alive(int(m.group(2))):
+            found.append(name)
+    return sorted(found)
+
+
+def drop_dead(client: Any, graph: str) -> list[str]:
+    """Drop `dead_copies` (best effort: a failure is no reason to fail the copy about to be made); the dropped."""
+    dropped = []
+    try:
+        for name in dead_copies(client, graph):
+            client.connection.execute_command("GRAPH.DELETE", name)
+            dropped.append(name)
+    except Exception:  # noqa: BLE001 - redis raises its own classes; the next copy tries again
+        pass
+    return dropped
+
+
+def _machine() -> str:
+    """This machine and pid namespace, as 12 hex digits of a digest (the raw boot id stays off the server);
+    empty where /proc does not say."""
+    tag = _process_tag()
+    return hashlib.sha256(tag.rpartition("/")[0].encode()).hexdigest()[:12] if tag else ""
 
 
 def copy(client: Any, source: str, target: str, fail: Callable[[BaseException], StoreError],

@@ -343,13 +343,15 @@ class TeamJournal(Journal):
         return self._tag(super().allocate_many(requests))
 
 
-def copy_graph(st: Any, suffix: str) -> StoreUrl:
+def copy_graph(st: Any, kind: str = "snapshot") -> StoreUrl:
     """A point-in-time copy of the open team graph `st` on its server, for a read-only snapshot: the analysis
-    then reads a graph no agent writes to (`FalkorStore.copy_into`: by queries, the writer lock held). Remove it
-    with `drop_graph`."""
+    then reads a graph no agent writes to (`FalkorStore.copy_into`: by queries, the writer lock held). Its name
+    says this machine and process (`falkor_clone.copy_name`). Remove it with `drop_graph`."""
     from dataclasses import replace
 
-    copy = replace(st.url, graph=f"{st.url.graph}.{suffix}")
+    from kg.store import falkor_clone
+
+    copy = replace(st.url, graph=falkor_clone.copy_name(st.url.graph, kind))
     st.copy_into(copy.graph)
     return copy
 
@@ -362,3 +364,15 @@ def drop_graph(url: StoreUrl) -> None:
         _client(url).connection.execute_command("GRAPH.DELETE", url.graph)
     except Exception:  # noqa: BLE001 - nothing to do about it here; the copy is inert
         pass
+
+
+def left_copies(st: Any) -> list[str]:
+    """The copies of the open team graph `st` that a process of this machine made and was killed before it could
+    drop them (`falkor_clone.dead_copies`); empty when the server does not say."""
+    from kg.store import falkor_clone
+    from kg.store.falkor import _client
+
+    try:
+        return falkor_clone.dead_copies(_client(st.url), st.url.graph)
+    except Exception:  # noqa: BLE001 - redis raises its own classes; doctor's other checks say a server away
+        return []

@@ -8,6 +8,8 @@ Each test that makes the server busy with a child of its own starts a server of 
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -175,3 +177,93 @@ def test_kg_export_and_a_dry_run_on_a_team_graph_beside_a_background_save(own_se
     assert falkor_server.ping(own_server.port, timeout=5)
     listed = _client(own_server.port).connection.execute_command("GRAPH.LIST")
     assert sorted(g.decode() if isinstance(g, bytes) else g for g in listed) == ["team"]  # the copies deleted
+
+
+def _dead_pid() -> int:
+    """The id of a process of this machine that ran and no longer runs."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def _this_machine() -> str:
+    """This machine and pid namespace as a copy's name says them: 12 hex digits of a digest of its boot id and
+    pid namespace."""
+    import hashlib
+
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        ns = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        pytest.skip("/proc does not say this machine's boot id and pid namespace")
+    return hashlib.sha256(f"{boot}/{ns}".encode()).hexdigest()[:12]
+
+
+def _left_copies(port: int, graph: str = "team") -> dict[str, str]:
+    """Copies of `graph` a killed kg left, named as kg names them now (a dead process of this machine, this
+    process, another machine) and as kg named them before (no machine), each holding one node."""
+    here = _this_machine()
+    dead = _dead_pid()
+    names = {"dead dry run": f"{graph}.dry-run-{here}-{dead}-0a1b2c3d",
+             "dead snapshot": f"{graph}.snapshot-{here}-{dead}-4e5f6a7b",
+             "live": f"{graph}.snapshot-{here}-{os.getpid()}-8c9d0e1f",
+             "other machine": f"{graph}.dry-run-{'f' * 12 if here != 'f' * 12 else 'e' * 12}-{dead}-2a3b4c5d",
+             "old style": f"{graph}.dry-run-{dead}-6e7f8a9b",
+             "other graph": f"{graph}x.snapshot-{here}-{dead}-0c1d2e3f"}
+    client = _client(port)
+    for name in names.values():
+        client.select_graph(name).query("CREATE (:Meta {key: 'left'})")
+    return names
+
+
+def _graphs(port: int) -> set[str]:
+    return {g.decode() if isinstance(g, bytes) else g for g in _client(port).connection.execute_command("GRAPH.LIST")}
+
+
+@pytest.mark.parametrize("command", [["export", "graph", "--format", "json", "--out", "g.json"],
+                                     ["cycle", "--dry-run", "--now", "2026-03-20T06:00"]])
+def test_the_next_copy_drops_the_copies_a_killed_process_of_this_machine_left(own_server, tmp_path, command):
+    """QA7 #4: a `kill -9` of a dry run, an export or a notebook left its copy of the team graph on the server
+    for good. The next copy (a snapshot, a dry run) drops those whose maker ran here and runs no more; a live
+    maker's, another machine's, an old-style name (it says no machine) and another graph's are kept."""
+    from tests.conftest import kg_runner
+
+    root = tmp_path / "ws"
+    run = kg_runner(root)
+    assert run(["init", str(root), "--store", f"falkordb://127.0.0.1:{own_server.port}/team"]).exit_code == 0
+    names = _left_copies(own_server.port)
+    r = run(command)
+    assert r.exit_code == 0, r.stderr
+    kept = {"live", "other machine", "old style", "other graph"}
+    assert _graphs(own_server.port) == {"team"} | {names[k] for k in kept}
+    assert _client(own_server.port).select_graph(names["live"]).query(
+        "MATCH (n:Meta) RETURN n.key").result_set == [["left"]]
+
+
+def test_a_copy_is_named_for_its_machine_and_process_and_a_failed_sweep_fails_no_copy(own_server, tmp_path):
+    name = falkor_clone.copy_name("team", "dry-run")
+    assert re.fullmatch(rf"team\.dry-run-{_this_machine()}-{os.getpid()}-[0-9a-f]{{8}}", name), name
+
+    client = _client(own_server.port)
+    falkor_server.stop(tmp_path / "server")  # GRAPH.LIST fails now
+    assert falkor_clone.drop_dead(client, "team") == []
+
+
+def test_doctor_names_the_copies_a_killed_process_of_this_machine_left(own_server, tmp_path):
+    from tests.conftest import kg_runner
+
+    root = tmp_path / "ws"
+    run = kg_runner(root)
+    assert run(["init", str(root), "--store", f"falkordb://127.0.0.1:{own_server.port}/team"]).exit_code == 0
+    names = _left_copies(own_server.port)
+    for args in (["doctor"], ["doctor", "--dry-run"]):
+        r = run(args)
+        assert r.exit_code == 0, r.stderr
+        said = next(line for line in r.stdout.splitlines() if "copies of the team graph left" in line)
+        assert sorted(n for n in names.values() if n in said) == sorted([names["dead dry run"],
+                                                                          names["dead snapshot"]]), said
+        assert "the next `kg cycle --dry-run`, `kg export graph` or snapshot drops them" in said
+    assert len(_graphs(own_server.port)) == 1 + len(names)  # said, not dropped
