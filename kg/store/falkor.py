@@ -79,7 +79,8 @@ def _connect(url: StoreUrl) -> Any:
         pool = getattr(client.connection, "connection_pool", None)
         if pool is not None:  # queries may take longer than that first answer
             pool.connection_kwargs["socket_timeout"] = QUERY_TIMEOUT_S
-            pool.disconnect()  # its connection had the short timeout; the next one is made with the long one
+            pool.disconnect()  # the connection that asked kept the short timeout (a query timed out at 5 s in CI):
+            pool.reset()  # it is dropped, and the next one is made with the long one
         _clients[key] = client
     return _clients[key]
 

@@ -226,7 +226,9 @@ def test_kuzu_looks_up_a_list_of_keys_wrongly_for_a_row_made_in_the_transaction(
     finally:
         conn.close()
         db.close()
-    assert hit == ["chg-2"]  # not chg-new
+    # kuzu 0.11.3 finds the row before it (chg-2) in nearly every run; one CI run (ci62) found chg-new: the bug
+    # does not show every time, so the probe allows both, and kg's own lookups below must be right either way
+    assert hit in (["chg-2"], ["chg-new"])
     with Store.open(path, lock_path=path.with_name("graph.lock"), lock_timeout=10) as st, st.transaction():
         st.run("lc_change_pause", rows=[{"id": "chg-1", "evidence": ["x", "paused"], "next_check": AT}])
         st.run("lc_change_due_set", rows=[{"id": "chg-0", "due_since": AT}, {"id": "chg-1", "due_since": AT}])

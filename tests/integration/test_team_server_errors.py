@@ -365,3 +365,22 @@ def test_a_team_lock_held_past_the_wait_is_a_store_error_not_a_wait_for_ever(tmp
                 team.member(tmp_path, url)
     finally:
         os.close(holder)
+
+
+def test_a_query_may_take_longer_than_the_first_answer(tmp_path, monkeypatch):
+    """The client's first question waits ANSWER_TIMEOUT_S, its queries QUERY_TIMEOUT_S: the connection that asked
+    first kept the short timeout, and a query on it timed out in CI."""
+    from kg.store import falkor, falkor_server
+    from kg.store.backend import parse_url
+
+    data = tmp_path / "server"
+    server = falkor_server.start(data)
+    try:
+        monkeypatch.setattr(falkor, "ANSWER_TIMEOUT_S", 0.2)
+        monkeypatch.setattr(falkor, "_clients", {})
+        client = falkor._client(parse_url(f"falkordb://127.0.0.1:{server.port}/g"))
+        rows = client.select_graph("g").query("UNWIND range(1, 20000000) AS i WITH i WHERE i % 10000000 = 0 "
+                                              "RETURN count(i)").result_set  # about a second
+        assert rows == [[2]]
+    finally:
+        falkor_server.stop(data)
