@@ -67,12 +67,9 @@ def status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 
     with errors():
         folder = _folder(ctx)
-        server = falkor_server.status(folder)
-        silent = falkor_server.recorded(folder) if server is None else None
-    if silent is not None:
-        emit(_shown(silent, True, falkor_server.state(folder)), as_json, _render)
-        return
-    emit(_shown(server, server is not None), as_json, _render)
+        server = falkor_server.recorded(folder)  # its process runs; answering or not
+        silent = None if server is None or falkor_server.ping(server.port) else falkor_server.state(folder)
+    emit(_shown(server, server is not None, silent), as_json, _render)
 
 
 def register(app: typer.Typer) -> None:

@@ -362,10 +362,7 @@ class FalkorStore:
             yield self
         finally:
             self._graph = real
-            try:
-                _client(self.url).connection.execute_command("GRAPH.DELETE", name)
-            except Exception:  # noqa: BLE001 - an inert copy left behind; nothing reads it
-                pass
+            falkor_clone.drop(_client(self.url), name)
 
     def copy_into(self, name: str) -> None:
         """Copy the graph into the new graph `name` on its server (by queries: kg/store/falkor_clone.py says why
@@ -388,7 +385,7 @@ class FalkorStore:
             falkor_clone.copy(_client(self.url), self.url.graph, name, lambda exc: _plain(exc, self.url),
                               lock.renew)
             if not lock.held():  # a page outlasted the lease: a member may have written half-way
-                _client(self.url).connection.execute_command("GRAPH.DELETE", name)
+                falkor_clone.drop(_client(self.url), name)
                 raise StoreError(f"the team graph {self.url.public} could not be held for its copy (the writer "
                                  "lock lapsed: the server is slow or overloaded); run the command again")
         except StoreError:

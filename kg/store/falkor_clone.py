@@ -73,14 +73,21 @@ def dead_copies(client: Any, graph: str) -> list[str]:
 
 def drop_dead(client: Any, graph: str) -> list[str]:
     """Drop `dead_copies` (best effort: a failure is no reason to fail the copy about to be made); the dropped."""
-    dropped = []
     try:
-        for name in dead_copies(client, graph):
-            client.connection.execute_command("GRAPH.DELETE", name)
-            dropped.append(name)
+        dead = dead_copies(client, graph)
     except Exception:  # noqa: BLE001 - redis raises its own classes; the next copy tries again
-        pass
-    return dropped
+        return []
+    return [name for name in dead if drop(client, name)]
+
+
+def drop(client: Any, name: str) -> bool:
+    """Delete the graph `name` (a copy) on the client's server, best effort: whether it went. A copy left
+    behind is inert; a later copy on this machine drops it once its maker is dead (`drop_dead`)."""
+    try:
+        client.connection.execute_command("GRAPH.DELETE", name)
+        return True
+    except Exception:  # noqa: BLE001 - redis raises its own classes
+        return False
 
 
 def _machine() -> str:
@@ -106,10 +113,7 @@ def copy(client: Any, source: str, target: str, fail: Callable[[BaseException], 
     try:
         return _copy(run, source, target, renew)
     except BaseException:
-        try:
-            graphs[target].delete()
-        except Exception:  # noqa: BLE001 - the failure that brought us here is the one to say
-            pass
+        drop(client, target)  # the failure that brought us here is the one to say
         raise
 
 

@@ -87,18 +87,18 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
     on, when that is free (its members' URLs name it). A server still replaying its data after `loading_s` is
     left running, and said (StoreError): killing it would throw the replay away."""
     folder.mkdir(parents=True, exist_ok=True)
-    running = status(folder)
-    if running is not None:
+    running = recorded(folder)
+    if running is not None and ping(running.port):
         if port and port != running.port:
             raise UsageError(f"the FalkorDB server of this folder already runs on port {running.port}, not {port}; "
                              "stop it first (`kg server stop`) to move it")
         return running
-    silent = recorded(folder)
+    silent = running
     if silent is not None and _loading(folder / LOG_FILE):  # started earlier, still replaying: waited for
         until = time.monotonic() + max(wait_s, loading_s)
         while time.monotonic() < until and _alive(silent.pid) and _loading(folder / LOG_FILE):
             time.sleep(0.1)
-        if status(folder) is not None:
+        if _alive(silent.pid) and ping(silent.port):
             return silent
     if silent is not None:  # a second server on the same data would split the team's graph (QA7 #2)
         raise StoreError(f"the FalkorDB server started from {folder} (pid {silent.pid}, port {silent.port}) runs but "

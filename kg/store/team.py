@@ -358,11 +358,12 @@ def copy_graph(st: Any, kind: str = "snapshot") -> StoreUrl:
 
 def drop_graph(url: StoreUrl) -> None:
     """Delete a snapshot's copy of the team graph (best effort: a server away keeps it until it is back)."""
+    from kg.store import falkor_clone
     from kg.store.falkor import _client
 
     try:
-        _client(url).connection.execute_command("GRAPH.DELETE", url.graph)
-    except Exception:  # noqa: BLE001 - nothing to do about it here; the copy is inert
+        falkor_clone.drop(_client(url), url.graph)
+    except StoreError:  # the client cannot even be made: the server is away; the copy is inert
         pass
 
 
