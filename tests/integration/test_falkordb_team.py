@@ -523,12 +523,12 @@ def test_a_server_still_replaying_its_data_is_left_running_and_said(tmp_path, fa
 
         g = falkordb.FalkorDB(port=server.port, socket_timeout=300).select_graph("g")
         # the append-only file keeps the query, and a restart runs it again: 60M rows walked for 12 nodes take
-        # seconds (about 4 s idle) and little memory, where the start below waits a second
+        # seconds (about 4 s idle) and little memory, where the start below waits 2.5 s for its log to say it loads
         g.query("UNWIND range(1, 60000000) AS i WITH i WHERE i % 5000000 = 0 CREATE (:N {i: i})")
         os.kill(server.pid, signal.SIGKILL)
         falkor_server._alive(server.pid)  # reaped
         with pytest.raises(StoreError, match="started and is loading its data"):
-            falkor_server.start(data, wait_s=1.0, loading_s=0.0)
+            falkor_server.start(data, wait_s=2.5, loading_s=0.0)
         again = falkor_server.recorded(data)
         assert again is not None and again.port == server.port
         back = falkor_server.start(data, wait_s=120.0)  # the same server, once it answers
