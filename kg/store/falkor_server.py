@@ -141,7 +141,7 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
         reply = _answer(port)
         if reply.startswith(b"+PONG") and proc.poll() is None:  # it answered, and it is ours
             return Server(port, proc.pid, folder)
-        if reply.startswith(b"-LOADING") or reply == BUSY or _loading(log):  # replaying its data (a big graph,
+        if reply.startswith(b"-LOADING") or reply == BUSY or _replaying(log):  # replaying its data (a big graph,
             deadline = min(max(deadline, time.monotonic() + wait_s), loading_until)  # or after a crash): not stuck
         time.sleep(0.05)
     if proc.poll() is None and _loading(log):
@@ -210,16 +210,26 @@ def _is_redis(pid: int) -> bool:
 
 
 def _loading(log: Path) -> bool:
-    """Whether the log's last start is still loading data (no "Ready to accept connections" after it)."""
+    """Whether the log's last start has not yet said "Ready to accept connections": it is still loading its data.
+    Not only once it says it replays ("AOF loading", "Loading RDB"): a loaded machine let a restarted server run a
+    second before it said so, and start() killed it at the end of its wait, throwing the replay away (ci64)."""
     try:
         text = log.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    last = text[text.rfind("Redis is starting"):] if "Redis is starting" in text else text
-    return "Ready to accept connections" not in last and any(m in last for m in _LOADING)
+    start = text.rfind("Redis is starting")
+    return start >= 0 and "Ready to accept connections" not in text[start:]
 
 
-_LOADING = ("AOF loading", "Loading RDB", "DB loaded from")  # what its log says while it replays its data
+def _replaying(log: Path) -> bool:
+    """Whether the log's last start says it replays its data: only then does start() wait past `wait_s` (a server
+    that never gets ready for another reason is not waited for half an hour)."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    last = text[text.rfind("Redis is starting"):]
+    return _loading(log) and any(m in last for m in ("AOF loading", "Loading RDB", "DB loaded from"))
 
 
 def state(folder: Path) -> str:
