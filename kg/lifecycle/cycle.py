@@ -215,7 +215,8 @@ class Lifecycle:
             return []
         self._rules = None
         self.st.run("lc_change_revert", rows=[{"id": r["change"], "status": r["status"], "at": self.now,
-                                               "reason": r["reason"], "evidence": r["evidence"]} for r in reverts])
+                                               "reason": r["reason"], "evidence": r["evidence"], "rule": r["rule"],
+                                               "pattern": r["pattern"]} for r in reverts])
         for r in reverts:
             self.report.reverted.append({k: r[k] for k in ("change", "target", "text", "pattern_key", "verdict",
                                                             "status", "summary")})

@@ -77,7 +77,8 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                         "rate_before": float(v.rate_before), "rate_after": float(v.rate_after),
                         "evidence": evidence})
         if t.action in ("revert", "auto_revert"):
-            reverts.append({**item, "evidence": evidence, "reason": t.evidence, "critical": t.critical})
+            reverts.append({**item, "evidence": evidence, "reason": t.evidence, "critical": t.critical,
+                            "rule": r["rule"] or "", "pattern": r["pattern"] or ""})  # keys: see lc_change_revert
         elif t.overdue == "remind":
             lc.report.reminders.append(item)
         elif t.overdue == "request_evidence":

@@ -157,7 +157,9 @@ def affected(st: Any, name: str, params: dict[str, Any]) -> set[str]:
         return ({r["id"] for r in st.run("agg_patterns_of_event", id=params[key])}
                 | _pattern_itself(st, params[key]))
     if how == "change_rows":
-        return {r["id"] for row in params[key] for r in st.run("agg_patterns_of_change", id=row["id"])}
+        return {p for row in params[key]  # by the key a row carries (tallies._change_nodes says why)
+                for p in ([row["pattern"]] if row.get("pattern") else
+                          [r["id"] for r in st.run("agg_patterns_of_change", id=row["id"])])}
     return ({r["id"] for r in st.run("agg_patterns_of_staged")}
             | ({r["id"] for r in st.run("spn_staged_patterns")} if spans.kept(st) else set()))
 

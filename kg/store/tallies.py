@@ -90,6 +90,14 @@ def edge_key(edge_type: str) -> str:
 Shape = tuple[str | None, str | None, str | None, str | None, Any]  # kind, entry_type, status, priority, at
 
 
+def _change_nodes(st: Any, row: dict[str, Any]) -> list[str]:
+    """The rule node and the pattern of a change being reverted: by the keys its row carries (lc_change_revert:
+    an edge from a change whose row was made anew in this transaction leads to the wrong row in Kùzu 0.11.3)."""
+    if row.get("rule") or row.get("pattern"):
+        return [n for n in (row.get("rule"), row.get("pattern")) if n]
+    return [r["id"] for r in st.run("tly_change_nodes", id=row["id"])]
+
+
 class Anchors:
     """What a watched write may change: the nodes whose fields it may set, the nodes (and edge types) whose
     edges out it may add or delete, whether it deletes every `about` edge."""
@@ -108,7 +116,7 @@ class Anchors:
                 self.edges.update(r["id"] for r in value or () if r.get("id"))
             elif how in ("members", "members_list", "change_rows"):
                 patterns = ([value] if how == "members" and value else list(value or ()) if how == "members_list"
-                            else [r["id"] for row in value or () for r in st.run("tly_change_nodes", id=row["id"])])
+                            else [n for row in value or () for n in _change_nodes(st, row)])
                 for pid in patterns:
                     self.fields.add(pid)
                     self.fields.update(r["id"] for r in st.run("tly_member_shapes", id=pid))

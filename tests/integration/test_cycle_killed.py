@@ -7,6 +7,7 @@ CLI in a child process that kills itself at that point, real Kùzu, no timing.""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -151,3 +152,60 @@ def test_one_cycle_reverting_two_rules_reverts_each_change_and_pattern_whole(_se
     patterns = run_kg("list --type pattern --json")
     assert patterns.exit_code == 0, patterns.stderr
     assert sorted(p["status"] for p in patterns.json if p.get("pattern_key") in KEYS) == ["reverted", "reverted"]
+
+
+def test_a_cycle_that_confirms_one_rule_and_reverts_another_reverts_only_the_other(tmp_path):
+    """QA: the verify step confirmed a MEMORY.md rule (its change row made anew) and the revert of a TOOLS.md rule
+    then walked from its change into the confirmed rule's node: that node was marked reverted, its line left
+    MEMORY.md for good, and the reverted rule's node stayed active. The revert now sets nodes by key. Built as
+    QA built it, each `kg` a process through the workspace's server (with no server the bug does not show)."""
+    root = tmp_path / "ws"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "1"}
+
+    def kg_(*args: str, now: str) -> str:
+        proc = subprocess.run([KG, "-w", str(root), *args], capture_output=True, text=True, env=env | {"KG_NOW": now})
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    npm = "npm install failed: lockfile mismatch"
+    kg_("init", now="2026-11-01T09:00:00")
+    with (root / "kg.toml").open("a") as f:
+        f.write("\n[rules.lifecycle.verification]\nmin_baseline_days = 0\n")
+    (root / "MEMORY.md").write_text("# MEMORY.md\n\nHuman notes above.\n", encoding="utf-8")
+    try:
+        for day in (1, 2, 3):
+            for s in "ab":
+                at, session = f"2026-11-0{day}T10:00:00", f"s{day}{s}"
+                kg_("log", "error", npm, "--area", "tooling", "--pattern-key", "tool.lockfile",
+                    "--action", "run npm ci instead of npm install", "--session", session, now=at)
+                kg_("log", "learning", "verify assumptions before editing config", "--pattern-key", "prin.verify",
+                    "--action", "Verify assumptions before editing config", "--session", session, now=at)
+                kg_("log", "learning", "user prefers short answers", "--category", "preference", "--pattern-key",
+                    "pref.short", "--action", "answer briefly", "--session", session, now=at)
+        kg_("cycle", now="2026-11-04T08:00:00")
+        for s in "xyz":
+            kg_("log", "learning", "read the docs first", "--pattern-key", "prin.docs", "--action",
+                "Read the docs first", "--session", f"s05{s}", now="2026-11-05T10:00:00")
+        kg_("cycle", now="2026-11-06T08:00:00")
+        kg_("cycle", now="2026-11-06T10:00:00")
+        for day in range(6, 13):
+            for s in "ab":
+                kg_("log", "error", npm, "--area", "tooling", "--pattern-key", "tool.lockfile", "--session",
+                    f"t{day}{s}", now=f"2026-11-{day:02d}T11:00:00")
+        kg_("cycle", now="2026-11-12T08:00:00")
+        for day in range(12, 19):
+            for s in "abcd":
+                kg_("log", "error", npm, "--area", "tooling", "--pattern-key", "tool.lockfile", "--session",
+                    f"u{day}{s}", now=f"2026-11-{day}T12:00:00")
+        assert "- Read the docs first" in (root / "MEMORY.md").read_text(encoding="utf-8")
+        out = kg_("cycle", now="2026-11-19T08:00:00")
+        assert "MEMORY.md: confirmed" in out and "reverted chg-" in out and "'run npm ci instead of npm install'" in out
+        assert "- Read the docs first" in (root / "MEMORY.md").read_text(encoding="utf-8")
+        status = {}
+        for kind in ("principle", "knowledge"):
+            status |= {e["text"]: e["status"]
+                       for e in json.loads(kg_("list", "--type", kind, "--json", now="2026-11-19T09:00:00"))}
+    finally:
+        subprocess.run([KG, "-w", str(root), "serve", "stop"], capture_output=True, env=env)
+    assert status == {"Read the docs first": "active", "Verify assumptions before editing config": "active",
+                      "answer briefly": "active", "run npm ci instead of npm install": "reverted"}
