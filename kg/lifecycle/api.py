@@ -479,12 +479,12 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
                   if not any(f["path"] == g["path"] and f["block"] == g["block"] for g in flags)]
         ties = [d for d in st.run("lc_decisions") if d["status"] == "tie"]
         checks = st.run("lc_changes_in", statuses=[CHECKING])
-    from kg.lifecycle.verify import overdue_stage
+    from kg.lifecycle.verify import due_stage
 
     return _jsonable({
         "verifications_due": [{"change": r["id"], "target": r["target"], "text": r["text"][:80],
                                "due": r["next_check"],
-                               "overdue": overdue_stage(r["due_since"] or r["next_check"], at, lp)}
+                               "overdue": due_stage(r["status"], r["due_since"], r["next_check"], at, lp)}
                               for r in due[:limit]],
         "verifications_due_total": len(due),
         "verifications_paused": list(paused.values()),

@@ -46,6 +46,7 @@ from kg.lifecycle.verify_transition import (  # noqa: F401 - verify.transition a
     INEFFECTIVE,
     WORSE,
     Transition,
+    due_stage,
     is_deadline,
     overdue_stage,
     transition,

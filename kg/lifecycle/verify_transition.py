@@ -31,6 +31,14 @@ def overdue_stage(due_since: datetime, now: datetime, policy: LifecyclePolicy) -
     return "none"
 
 
+def due_stage(status: str, due_since: datetime | None, next_check: datetime, now: datetime,
+              policy: LifecyclePolicy) -> str:
+    """How late a due change is, as `transition` reads it: only a first verification (`applied`) runs to a deadline;
+    a confirmed rule's later look, however late the cycle comes, is just due (QA: `kg status` and the session brief
+    said "overdue: revert" for three confirmed rules the next cycle kept)."""
+    return overdue_stage(due_since or next_check, now, policy) if status == "applied" else "none"
+
+
 def is_deadline(status: str, due_since: datetime | None, next_check: datetime, now: datetime,
                 policy: LifecyclePolicy) -> bool:
     """A first verification undecided for `overdue.revert_days` past due is decided by the majority."""
@@ -71,7 +79,7 @@ def transition(*, status: str, next_check: datetime, due_since: datetime | None,
     if verdict.kind in (WORSE, INEFFECTIVE) and human:
         return Transition("keep", "confirmed", monitor, None, verdict.kind, "none", verdict.kind == WORSE,
                           f"{day} {verdict.summary}; kept: {HUMAN_CONFIRMED} (a human decision wins)")
-    stage = overdue_stage(due_since or next_check, now, policy) if status == "applied" else "none"
+    stage = due_stage(status, due_since, next_check, now, policy)
     if verdict.kind in (WORSE, INEFFECTIVE):
         auto = stage == "revert"
         what = "auto-reverted at the deadline" if auto else ("reverted at once" if verdict.kind == WORSE else

@@ -247,7 +247,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
             "verifications_due", TITLES["verifications_due"], total=lc["verifications_due_total"],
             more=more["verifications_due"],
             lines=[f"- [{v['change']}] {short(v['text'], w)} — due {_iso_day(v['due'])}"
-                   + (f", {v['overdue']}" if v.get("overdue") and v["overdue"] != "due" else "")
+                   + (f", overdue: {v['overdue']}" if v.get("overdue") not in (None, "none", "due") else "")
                    for v in lc["verifications_due"][:lim["verifications_due"]]])
         sections["ready_to_promote"] = Section(
             "ready_to_promote", TITLES["ready_to_promote"], total=lc["ready_to_promote_total"],

@@ -69,6 +69,11 @@ def test_proposal_flow_and_status_sections(run_kg, ws):
     r = run_kg("verify --now 2026-06-10T14:00 --json")
     assert r.json["verified"][0]["verdict"] == "confirmed"
     assert api.lifecycle_status(ws, now="2026-06-10T14:00")["verifications_due"] == []
+    # months later its monthly look is late, and only due: a confirmed rule has no deadline (QA: "overdue: revert")
+    late = api.lifecycle_status(ws, now="2026-10-10T14:00")["verifications_due"]
+    assert [(v["change"], v["overdue"]) for v in late] == [("chg-20260603-001", "none")]
+    brief = run_kg("hook session-start --now 2026-10-10T14:00").stdout
+    assert "[chg-20260603-001]" in brief and "overdue" not in brief and ", none" not in brief
 
 
 def test_pin_and_reinforce(run_kg):

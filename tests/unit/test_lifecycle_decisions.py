@@ -108,6 +108,11 @@ def test_overdue_stage(days, stage):
     assert verify.overdue_stage(T0, T0 + days * D, LP) == stage
 
 
+@pytest.mark.parametrize("status,stage", [("applied", "revert"), ("confirmed", "none"), ("checking", "none")])
+def test_only_a_first_verification_runs_to_a_deadline(status, stage):
+    assert verify.due_stage(status, None, T0, T0 + 90 * D, LP) == stage
+
+
 # -- decay -----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("days,stage", [(0, 0), (29, 0), (30, 1), (59, 1), (60, 2), (89, 2), (90, 3), (400, 3)])
 def test_stage_for(days, stage):
