@@ -28,7 +28,7 @@ def _api():
 # -- rendering ------------------------------------------------------------------------------------------------
 def _render_cycle(d: dict[str, Any]) -> str:
     head = "🔄 kg cycle" + (" (dry run: nothing written)" if d["dry_run"] else "") + f" at {d['now']}"
-    lines = [head]
+    lines = [head, *_journal_line(d)]
     for v in d["verified"]:
         lines.append(f"  🔍 {v['change']} → {v['target']}: {v['summary']}")
     lines += _render_withdrawn(d)
@@ -151,9 +151,16 @@ def _render_why(d: dict[str, Any]) -> str:
     return "\n".join([head, *("  " + x for x in d["explanation"])])
 
 
+def _journal_line(d: dict[str, Any]) -> list[str]:
+    """A dry run still applies the agent's waiting entries (as every kg command does): said, not hidden."""
+    n = d.get("journal_applied") or 0
+    return [f"  📥 {n} acknowledged entr{'y' if n == 1 else 'ies'} waiting in the journal applied first (every kg "
+            "command applies them; the dry run itself wrote nothing)"] if n and d["dry_run"] else []
+
+
 def _render_verify(d: dict[str, Any]) -> str:
     due = len(d["verified"])
-    lines = [f"🔍 Verifications: {due} due, {len(d['monitoring'])} monitoring"]
+    lines = [f"🔍 Verifications: {due} due, {len(d['monitoring'])} monitoring", *_journal_line(d)]
     for v in d["verified"]:
         lines.append(f"  [{v['change']}] → {v['target']}: {v['summary']}")
     lines += _render_withdrawn(d)

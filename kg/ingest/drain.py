@@ -164,6 +164,7 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
         from kg.store.sideindex import safe_sync
 
         safe_sync(st)
+    ws.applied_total = getattr(ws, "applied_total", 0) + report.applied  # every drain's, for a command to say
     return report
 
 

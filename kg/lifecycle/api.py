@@ -15,7 +15,7 @@ from kg.core import clock
 from kg.core.errors import NotFound, UsageError
 from kg.lifecycle import blocks, imported, imported_rules, promote, promoting
 from kg.lifecycle.api_controls import conflicts, pin, reinforce, resolve_conflict  # noqa: F401 - api.X stays
-from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, holding
+from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, drained, holding
 from kg.lifecycle.policy import load as load_policy
 from kg.lifecycle.verify_check import current as check_current
 from kg.lifecycle.verify_check import explain as check_explain
@@ -33,8 +33,10 @@ Now = datetime | str | None
 def cycle(ws: Any, now: Now = None, dry_run: bool = False, *, force: bool = False) -> CycleReport:
     """verify, revert, decay, conflicts, promote, export. Idempotent for a given `now`."""
     at = clock.now(now)
+    before = getattr(ws, "applied_total", 0)
     with holding(ws) as st:
         lc = Lifecycle(ws, st, at, dry_run=dry_run)
+        lc.report.journal_applied = drained(ws, before)
         report = lc.run_all(force=force)
         _how_out(lc, report.withdrawn)
         return report
@@ -43,8 +45,10 @@ def cycle(ws: Any, now: Now = None, dry_run: bool = False, *, force: bool = Fals
 def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
     """Judge the changes that are due (and revert what failed); lists what is being monitored."""
     at = clock.now(now)
+    before = getattr(ws, "applied_total", 0)
     with holding(ws) as st:
         lc = Lifecycle(ws, st, at, dry_run=dry_run)
+        lc.report.journal_applied = drained(ws, before)
         if dry_run:
             with lc.rehearsal():
                 lc.log(lc.revert(lc.verify()))
@@ -59,7 +63,7 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
         _how_out(lc, [m for m in monitoring if m["withdrawn_since"]], key="id")  # a paused one only (QA5 #7)
     rep = lc.report.as_dict()
     return {k: rep[k] for k in ("now", "dry_run", "verified", "withdrawn", "checks", "reverted", "reminders",
-                                "evidence_requested", "logged", "files", "flags", "skipped")} | \
+                                "evidence_requested", "logged", "files", "flags", "skipped", "journal_applied")} | \
         {"monitoring": monitoring}
 
 

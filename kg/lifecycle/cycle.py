@@ -56,6 +56,9 @@ class CycleReport:
     files: list[dict[str, Any]] = field(default_factory=list)
     flags: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)  # files kg may not use: left as they are
+    # acknowledged writes that were waiting in the journal, applied as the graph was opened (every kg command
+    # applies them, a dry run too: they are the agent's, not the cycle's; QA: a dry run said "nothing written")
+    journal_applied: int = 0
 
     @property
     def changed(self) -> bool:
@@ -78,7 +81,8 @@ class _DryRun(Exception):
 
 @contextmanager
 def holding(ws: Any) -> Iterator[Store]:
-    """The workspace's graph, held open for the whole operation (so `ws.log` can run inside it)."""
+    """The workspace's graph, held open for the whole operation (so `ws.log` can run inside it). The journal's
+    waiting entries are applied first; `drained(ws, before)` says how many."""
     held = getattr(ws, "_held", None)
     if held is not None:
         with ws.store() as st:
@@ -92,6 +96,11 @@ def holding(ws: Any) -> Iterator[Store]:
             yield st
     finally:
         ws.drain_budget = bounded
+
+
+def drained(ws: Any, before: int) -> int:
+    """How many journal entries were applied since `before` (ws.applied_total then: kg/ingest/drain.py)."""
+    return getattr(ws, "applied_total", 0) - before
 
 
 class Lifecycle:

@@ -114,3 +114,15 @@ def test_a_cycle_at_a_mistyped_future_day_is_refused(run_kg):
     assert run_kg("cycle --now 2099-01-01 --dry-run").exit_code == 0
     assert run_kg("cycle --future --now 2099-01-01").exit_code == 0
     assert run_kg(f"show {eid} --json").json["node"]["stale"] is True
+
+
+def test_a_dry_run_says_it_applied_the_entries_waiting_in_the_journal(run_kg, ws):
+    """QA: with entries waiting in the journal, `kg cycle --dry-run` applied them (as every kg command does: they are
+    the agent's acknowledged writes) under a header that said "nothing written". Now it says how many it applied."""
+    for i in range(3):
+        ws.log("error", f"flaky step {i} failed", now="2026-06-01T10:00", apply=False)
+    r = run_kg("cycle --dry-run --now 2026-06-02T10:00")
+    assert r.exit_code == 0, r.stderr
+    assert "3 acknowledged entries waiting in the journal applied first" in r.stdout
+    again = run_kg("cycle --dry-run --now 2026-06-02T10:00 --json")  # nothing waits any more
+    assert again.json["journal_applied"] == 0 and "acknowledged" not in run_kg("verify --dry-run").stdout
