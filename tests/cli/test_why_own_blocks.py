@@ -22,6 +22,12 @@ def test_why_knows_kg_wrote_a_preference_line_and_a_heading(run_kg, ws):
     user.write_text(user.read_text().replace("- **editor**: vim\n", "- **editor**: vim\n- I like tea\n"))
     r = run_kg(["why", "- I like tea", "--json"])
     assert r.exit_code == 0 and r.json["source"] == "human", r.stdout
+    # and asked by a fragment, its candidate says where it is (QA: "(outside kg's blocks)" for a line inside one)
+    r = run_kg(["why", "like tea"])
+    assert r.exit_code == 0 and "USER.md: I like tea (inside kg's block 'preferences': a person's edit)" in r.stdout
+    (ws.root / "NOTES.md").write_text("- I like tea too\n")  # not an instruction file: not a candidate
+    user.write_text(user.read_text() + "\nI like tea outside\n")
+    assert "USER.md: I like tea outside (outside kg's blocks)" in run_kg(["why", "like tea"]).stdout
 
 
 def test_why_json_with_nothing_found_exits_0(run_kg):
