@@ -91,9 +91,13 @@ def target_problem(path: Path, *, root: Path | None = None, confined: bool = Tru
     if not stat.S_ISREG(mode):
         return (f"{_shown(path, root)} is not a regular file (a device, FIFO or socket); remove it so kg can "
                 "write a file there")
-    if root is not None and (not mode & stat.S_IWUSR or not os.access(path, os.W_OK)):
+    if root is not None and not mode & stat.S_IWUSR:
         return (f"{_shown(path, root)} is read-only (mode {stat.S_IMODE(mode):o}); kg will not replace a file a "
                 f"person made read-only: make it writable (chmod u+w {_shown(path, root)}) for kg to update it")
+    if root is not None and not os.access(path, os.W_OK):  # the mode allows it: chmod would not help (QA2 #7)
+        return (f"{_shown(path, root)} cannot be written though its mode ({stat.S_IMODE(mode):o}) allows it: an "
+                "immutable attribute (`lsattr`; `chattr -i` clears it), a read-only mount, or another owner; kg "
+                "will not replace it until it is writable")
     return ""
 
 

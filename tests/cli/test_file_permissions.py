@@ -35,3 +35,23 @@ def test_pref_set_keeps_a_private_user_md_private(ws, run_kg):
     text = user.read_bytes()
     assert text.startswith(b"# About me\r\nprivate notes\r\n") and b"- **editor**: vim" in text
     assert _mode(user) == 0o600
+
+
+def test_an_immutable_file_is_said_with_a_fix_that_can_work(ws, run_kg):
+    """QA2 #7: TOOLS.md made immutable (`chattr +i`; mode still 644) was said to be read-only with `chmod u+w` as the
+    fix, which cannot help. Now the message names what can: the attribute, a read-only mount, another owner."""
+    import shutil
+    import subprocess
+
+    from kg.core.files import target_problem
+
+    tools = ws.root / "TOOLS.md"
+    tools.write_text("# Tools\n")
+    if not shutil.which("chattr") or subprocess.run(["chattr", "+i", str(tools)], capture_output=True).returncode:
+        pytest.skip("no chattr here, or this file system keeps no immutable attribute")
+    try:
+        why = target_problem(tools, root=ws.root)
+    finally:
+        subprocess.run(["chattr", "-i", str(tools)], check=True)
+    assert why.startswith("TOOLS.md cannot be written though its mode (644) allows it: an immutable attribute")
+    assert "chmod" not in why
