@@ -50,6 +50,9 @@ def _find_root(explicit: str | os.PathLike[str] | None, start: Path | None) -> P
     named = explicit or os.environ.get(ENV_WORKSPACE)
     if named:
         root = Path(named).expanduser().resolve()
+        if root.exists() and not root.is_dir():  # a file: `kg init` there cannot work either
+            raise NoWorkspace(f"{root} is a file, not a kg workspace folder: name the workspace's folder with "
+                              "--workspace/-w (or KG_WORKSPACE)")
         if not (root / MARKER).is_dir():
             raise NoWorkspace(f"{root} is not a kg workspace: run `kg init {root}` to make one")
         return root

@@ -70,3 +70,7 @@ def test_no_workspace_says_how_to_make_one(run_kg, tmp_path, monkeypatch):
     assert r.exit_code == 2
     assert r.stderr.startswith(f"Error: {lone.resolve()} is not a kg workspace: run `kg init {lone.resolve()}`")
     assert not (lone / "memory").exists()  # finding never creates one
+    afile = lone / "notes.txt"  # a file named as the workspace: `kg init` there cannot help (QA2)
+    afile.write_text("x")
+    r = _where(run_kg, monkeypatch, lone, env={"KG_WORKSPACE": str(afile)})
+    assert r.exit_code == 2 and r.stderr.startswith(f"Error: {afile.resolve()} is a file, not a kg workspace folder")
