@@ -4,7 +4,7 @@ QA: `kg.analysis.export.export_graph(ws, "json", out="<ws>/memory/.kg/graph.kuzu
 (every later command: "not a valid Kuzu database file"), `out="<ws>/MEMORY.md"` and `"<ws>/kg.toml"` replaced
 those; `kg export graph -f json -o kg.toml` (also as memory/.kg/../../kg.toml) replaced the config, after which
 every command exited 2, and `-o .claude/settings.local.json` the hooks `kg install` wrote; an export over a
-person's own file replaced it silently.
+person's own file replaced it silently; an empty memory/.kg/snapshots/ stayed behind every export and load.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import pytest
 
 import kg
 import kg.analysis as ka
+from kg.analysis import snapshot
 from kg.analysis.export import export_graph
 
 
@@ -114,3 +115,22 @@ def test_the_other_exports_share_the_guard_in_python(logged, need):
         show_subgraph(ws, out=ws.root / ".git" / "graph.png", types="learning")
     assert (ws.root / "kg.toml").read_text() == "[clock]\n" and not (ws.root / ".git" / "graph.png").exists()
 
+
+def test_no_empty_snapshots_folder_stays_behind(logged, run_kg, tmp_path):
+    ws = logged
+    folder = ws.kg_dir / snapshot.SNAPSHOTS
+    assert run_kg(["export", "graph", "-f", "json", "-o", "g.json"]).exit_code == 0
+    assert not folder.exists()
+    ka.load(ws).close()
+    assert not folder.exists()
+    export_graph(ws, "json")
+    assert not folder.exists()
+    with snapshot.take(ws) as one:
+        with snapshot.take(ws):
+            pass
+        assert folder.is_dir() and one.directory.exists()  # a living copy keeps its folder
+    assert not folder.exists()
+    own = tmp_path / "mine"
+    with snapshot.take(ws, dest=own):  # a folder the caller named is theirs: kg removes neither it nor its parent
+        pass
+    assert own.is_dir() and own.parent.is_dir()
