@@ -76,19 +76,19 @@ def kept_place(real: Path, root: Path, ws: Any = None, *, trail: bool = False) -
     from kg.runtimes.install_paths import recorded_files
     from kg.runtimes.integrations import install_files
 
+    kg_dir = Path(ws.kg_dir) if ws is not None else root / STATE
+    state = _real(kg_dir)
+    if real == state or state in real.parents:  # first: a person may keep memory/.kg elsewhere through a link
+        return f"inside kg's own state folder {kg_dir}"
     base = _real(root)
     if real != base and base not in real.parents:
         return None
-    kg_dir = Path(ws.kg_dir) if ws is not None else root / STATE
-    state = _real(kg_dir)
-    if real == state or state in real.parents:
-        return f"inside kg's own state folder {kg_dir}"
     if trail and real == _real(root / TRAIL_FILE):
         return None
     if real == _real(root / CONFIG):
         return "the workspace's config (kg.toml), which every kg command reads first"
-    if base / ".git" in real.parents:
-        return "inside .git/, git's own folder"
+    if real == base / ".git" or base / ".git" in real.parents:  # (a worktree's .git is a file)
+        return "git's own (.git, or inside it)"
     kept = {*INSTRUCTION_FILES, *READ_AT_START}
     if ws is not None:
         from kg.lifecycle.api import instruction_files

@@ -69,8 +69,8 @@ def test_kg_toml_and_git_are_refused_however_named(logged, run_kg):
     (ws.root / ".git" / "config").write_text("[core]\n")
     (ws.root / "conf.toml").symlink_to(ws.root / "kg.toml")
     for out, why in (("kg.toml", "the workspace's config"), ("memory/.kg/../../kg.toml", "the workspace's config"),
-                     ("conf.toml", "the workspace's config"), (".git/config", "inside .git/"),
-                     (".git/new-file", "inside .git/")):
+                     ("conf.toml", "the workspace's config"), (".git/config", "git's own"),
+                     (".git/new-file", "git's own")):
         r = run_kg(["export", "graph", "-f", "json", "-o", out, "--force"])
         assert r.exit_code == 2 and why in r.stderr, (out, r.stderr)
     assert (ws.root / "kg.toml").read_text() == "[clock]\n" and (ws.root / ".git" / "config").read_text() == "[core]\n"
@@ -111,7 +111,7 @@ def test_the_other_exports_share_the_guard_in_python(logged, need):
     from kg.analysis.drawing import show_subgraph
 
     (ws.root / ".git").mkdir()
-    with pytest.raises(kg.UsageError, match="inside .git/"):
+    with pytest.raises(kg.UsageError, match="git's own"):
         show_subgraph(ws, out=ws.root / ".git" / "graph.png", types="learning")
     assert (ws.root / "kg.toml").read_text() == "[clock]\n" and not (ws.root / ".git" / "graph.png").exists()
 
@@ -134,3 +134,20 @@ def test_no_empty_snapshots_folder_stays_behind(logged, run_kg, tmp_path):
     with snapshot.take(ws, dest=own):  # a folder the caller named is theirs: kg removes neither it nor its parent
         pass
     assert own.is_dir() and own.parent.is_dir()
+
+
+def test_a_worktree_s_git_file_and_a_linked_state_folder_are_refused_from_graph_data_too(logged, tmp_path):
+    """No Workspace in hand (a `GraphData`): the workspace the file lies in is found from the path, and a
+    memory/.kg kept elsewhere through a link is still kg's state."""
+    ws = logged
+    (ws.root / ".git").write_text("gitdir: /elsewhere/.git/worktrees/w\n")
+    with snapshot.take(ws) as snap:
+        data = snapshot.read(snap)
+    elsewhere = tmp_path / "state"
+    ws.kg_dir.rename(elsewhere)
+    ws.kg_dir.symlink_to(elsewhere)
+    for out, why in ((".git", "git's own"), ("memory/.kg/graph.kuzu", "kg's own state folder")):
+        with pytest.raises(kg.UsageError, match=why):
+            export_graph(data, "json", out=ws.root / out, force=True)
+    assert (ws.root / ".git").read_text().startswith("gitdir:")
+    assert (elsewhere / "graph.kuzu").read_bytes()[:4] == b"KUZU"
