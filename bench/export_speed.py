@@ -170,7 +170,7 @@ def main() -> None:
         t_base_read, _ = timed(lambda: nx.read_graphml(out, force_multigraph=True), 1)
         base = None
         tracemalloc.start()
-        export.export_graph(ws, "graphml", out=out)
+        export.export_graph(ws, "graphml", out=out, force=True)  # `write` above replaced kg's export by hand
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
 

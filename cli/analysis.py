@@ -41,7 +41,10 @@ def export_graph(
     since: SinceOpt = None,
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Write to this file, inside the workspace (a relative path is taken from it; "
-                            "default: stdout).")] = None,
+                            "default: stdout). Never kg's state, kg.toml, .git/, instruction files or what `kg "
+                            "install` wrote; an existing file kg did not export only with --force.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file that is not an earlier "
+                                                        "export of kg's.")] = False,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -51,8 +54,7 @@ def export_graph(
     with errors():
         ws = workspace(ctx)
         result = run(ws, fmt, types=_types(types), since=since, now=now_of(ctx, now),
-                     out=export_out(ws, out),
-                     dialect=dialect)
+                     out=export_out(ws, out), dialect=dialect, force=force)
     for warning in result.warnings:
         note(f"Warning: {warning}")
     if result.text is not None:

@@ -325,41 +325,12 @@ def run_after_answer(exit_code: int) -> None:
             os._exit(0)
 
 
-# what agent runtimes read at start besides kg's targets and kg.doctor.INSTRUCTION_FILES (which holds CLAUDE.md):
-# Gemini CLI, Cursor, Windsurf, Copilot, aider
-_READ_AT_START = ("GEMINI.md", ".cursorrules", ".windsurfrules", ".github/copilot-instructions.md", "CONVENTIONS.md")
-
-
 def export_out(ws: Any, out: Path | None, *, trail: bool = False) -> Path | None:
-    """An export's `--out` (kg/core/paths.py out_path: inside the workspace, not in memory/.kg, a regular file),
-    and not a file kg keeps or agents read: an export over MEMORY.md or README-like instruction files, a daily log,
-    preferences.json or a skill replaced them whole (exit 0), and `kg pref list` then read the graph's JSON keys as
-    preferences. `kg export trail` (`trail`) may name the trail file itself (memory/.learning-trail.json)."""
-    import os
-
-    from kg.core.errors import UsageError
+    """An export's `--out` as a person typed it: confined to the workspace, a relative path taken from it
+    (kg/core/paths.py out_path), then refused where kg or agents keep their files (kg/workspace_out.py, the guard
+    the Python API shares). `kg export trail` (`trail`) may name the trail file itself."""
     from kg.core.paths import out_path
-    from kg.ingest.trail import TRAIL_FILE
-    from kg.lifecycle.api import instruction_files
+    from kg.workspace_out import check_out
 
     target = out_path(out, ws.kg_dir, root=ws.root)
-    if target is None:
-        return None
-    real = Path(os.path.realpath(target))
-    root = Path(os.path.realpath(ws.root))
-    if trail and real == Path(os.path.realpath(ws.root / TRAIL_FILE)):
-        return target
-    from kg.doctor import INSTRUCTION_FILES
-
-    why = None
-    kept = {*instruction_files(ws), *INSTRUCTION_FILES, *_READ_AT_START}
-    if any(real == Path(os.path.realpath(ws.root / name)) for name in kept):
-        why = "an instruction file agents read at start"
-    elif root / "memory" in real.parents:
-        why = "in kg's memory folder (daily logs, preferences, skills, topics)"
-    elif root / ".learnings" in real.parents:
-        why = "in .learnings/, which `kg export trail --learnings` keeps"
-    if why is not None:
-        raise UsageError(f"--out {out} is {why}: kg keeps that place for what agents read, and an export there "
-                         "would replace or add to it. Name another file, such as graph.json or graph.mmd")
-    return target
+    return None if target is None else check_out(ws, target, trail=trail)

@@ -404,10 +404,13 @@ def show_subgraph(workspace: Any = None, *, out: str | Path, node_id: str | None
                   since: str | datetime | None = None, now: datetime | str | None = None) -> dict[str, Any]:
     """Draw a subgraph of a workspace (from a snapshot) into a .png, .svg or .pdf file."""
     from kg.analysis import to_networkx
+    from kg.workspace_out import check_out, source
 
     path = Path(out).expanduser()
     if path.suffix.lower() not in IMAGE_SUFFIXES:
         raise UsageError(f"--out {path}: name a .png, .svg or .pdf file")
+    workspace, ws = source(workspace)
+    path = check_out(ws, path)  # refused before the graph is read (kg/workspace_out.py)
     graph = to_networkx(workspace)
     sub = select_subgraph(graph, node_id=node_id, types=types, depth=depth, limit=limit, since=since, now=now)
     what = types if isinstance(types, str) else ",".join(types or [])

@@ -23,6 +23,7 @@ from typing import IO, Any
 
 import networkx as nx
 
+from kg import workspace_out
 from kg.analysis.cypher_export import check_dialect, cypher_literal, replay_cypher, split_cypher, to_cypher
 from kg.core.errors import UsageError
 from kg.core.files import atomic_writer
@@ -74,9 +75,13 @@ class ExportResult:
 
 def export_graph(workspace: Any = None, fmt: str = "graphml", *, types: str | Iterable[str] | None = None,
                  since: str | datetime | None = None, now: datetime | str | None = None,
-                 out: str | Path | None = None, dialect: str | None = None) -> ExportResult:
+                 out: str | Path | None = None, dialect: str | None = None, force: bool = False) -> ExportResult:
     """Export a workspace's graph (from a snapshot: the agent is never locked out) to `out`, or return the
-    text in `ExportResult.text` when `out` is None. `dialect` (kuzu or neo4j) is for the cypher format."""
+    text in `ExportResult.text` when `out` is None. `dialect` (kuzu or neo4j) is for the cypher format.
+
+    `out` is refused (UsageError) where kg or agents keep their files (kg/workspace_out.py: kg's state, kg.toml,
+    .git/, instruction files, what `kg install` wrote), before the graph is read; an existing file that is not
+    an earlier export of kg's is replaced only with `force`."""
     from kg.analysis import Analysis, to_networkx
 
     fmt = _format(fmt)
@@ -84,9 +89,18 @@ def export_graph(workspace: Any = None, fmt: str = "graphml", *, types: str | It
         raise UsageError(f"--dialect is for --format cypher, not {fmt}")
     dialect = check_dialect(dialect or "kuzu")
     tokens = fmt == "cypher" and dialect == "kuzu"  # Kùzu's full-text index reads them
+    workspace, ws = workspace_out.source(workspace)
+    path = None
+    if out is not None:
+        path = workspace_out.check_out(ws, out)
+        if not path.is_dir():
+            workspace_out.check_replace(ws, path, force=force)
     graph = to_networkx(workspace, types=types, since=since, now=now, include_tokens=tokens)
     try:
-        return _export(graph, fmt, out, dialect)
+        result = _export(graph, fmt, path, dialect)
+        if result.out is not None:
+            workspace_out.remember(ws, Path(result.out))
+        return result
     finally:
         if not isinstance(workspace, Analysis) or graph is not workspace.graph:
             # networkx's edge views refer back to their graph, so a graph is a reference cycle that only a

@@ -168,7 +168,7 @@ def _own_folder(parent: Path, drop: Any = None) -> tuple[Path, int]:
     renamed to `owner.lock`: a sweeper never sees an owner lock that nobody holds for a copy still in use."""
     parent.mkdir(parents=True, exist_ok=True)
     sweep(parent, drop=drop)
-    directory = Path(tempfile.mkdtemp(prefix="snap-", dir=parent))
+    directory = _new_folder(parent)
     staged = directory / f".{OWNER_LOCK}.{os.getpid()}"
     fd = os.open(staged, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
@@ -179,6 +179,19 @@ def _own_folder(parent: Path, drop: Any = None) -> tuple[Path, int]:
         shutil.rmtree(directory, ignore_errors=True)
         raise
     return directory, fd
+
+
+def _new_folder(parent: Path, tries: int = 5) -> Path:
+    """A new `snap-*` folder in `parent`, made again when another process's last copy went between our mkdir and
+    this one and `_remove` took the then empty `parent` with it."""
+    for left in range(tries - 1, -1, -1):
+        parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return Path(tempfile.mkdtemp(prefix="snap-", dir=parent))
+        except FileNotFoundError:
+            if not left:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _dropper(store_url: Any) -> Any:
@@ -241,12 +254,20 @@ def sweep(parent: Path, *, now: float | None = None, drop: Any = None) -> list[P
 
 
 def _remove(directory: str, owner: int | None) -> None:
+    """Remove a copy, and with an owned one (`owner`: made by `_own_folder` in kg's own snapshots folder) that
+    folder too once it is empty: every `kg.analysis.load` and `kg export graph` left an empty
+    memory/.kg/snapshots/ behind (QA). `rmdir` removes only an empty folder, so another process's copy keeps it;
+    a process about to make one there makes the folder again (`_own_folder`)."""
     shutil.rmtree(directory, ignore_errors=True)
     if owner is not None:
         try:
             os.close(owner)
         except OSError:
             pass
+        try:
+            os.rmdir(os.path.dirname(directory))
+        except OSError:
+            pass  # not empty (another copy lives), or gone already
 
 
 def _drop_copy(drop: Any, url: Any, directory: str, owned: bool, owner: int | None = None) -> None:

@@ -19,7 +19,6 @@ from kg.core import clock
 from kg.core.entries import prepare
 from kg.core.errors import KgError, UsageError
 from kg.core.files import check_folder
-from kg.core.paths import out_path
 from kg.core.text import clean, index_tokens
 from kg.ingest import trail_lifecycle
 from kg.ingest.journal import write_atomic
@@ -30,6 +29,7 @@ from kg.store import (
     NODE_COLUMNS,
     plain,
 )
+from kg.workspace_out import check_out
 
 TRAIL_FILE = Path("memory") / ".learning-trail.json"
 _ENTRY_ID = re.compile(r"^(LRN|ERR|FEAT)-\d{8}-[0-9A-Za-z]+$")
@@ -77,6 +77,8 @@ def export_trail(ws: Any, *, out: Path | None = None, learnings: bool | None = N
                  now: datetime | str | None = None) -> dict[str, Any]:
     """Write the trail JSON (and `.learnings/*.md` when that folder exists or `learnings=True`)."""
     at = clock.now(now)
+    # the CLI's guard (kg/workspace_out.py), before the graph is read: an `out` of MEMORY.md or kg.toml is refused
+    target = check_out(ws, out, trail=True) if out is not None else ws.root / TRAIL_FILE
     with ws.store() as st:
         nodes = [plain(r["n"], hide=HIDDEN_COLUMNS) for r in st.run("nodes_all")]
         edges = [plain(r, hide=HIDDEN_COLUMNS) for r in st.run("edges_all")]
@@ -84,7 +86,6 @@ def export_trail(ws: Any, *, out: Path | None = None, learnings: bool | None = N
         patterns = {p["key"]: p for p in (plain(r, hide=HIDDEN_COLUMNS) for r in stats)}
         lifecycle = trail_lifecycle.read(st, ws)
     doc = build_trail(nodes, edges, patterns, at, lifecycle)
-    target = out_path(out, ws.kg_dir) or ws.root / TRAIL_FILE
     if learnings or (learnings is None and (ws.root / LEARNINGS_DIR).is_dir()):
         check_folder(ws.root / LEARNINGS_DIR, root=ws.root)  # refused before the trail is written either
     target.parent.mkdir(parents=True, exist_ok=True)

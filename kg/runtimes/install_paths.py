@@ -52,3 +52,15 @@ def advice(found: dict[str, str]) -> str:
     return (f"installs made for another workspace's path (this one was copied or moved): {said}. Run {fix} here "
             "to point them at this workspace (until then a copy's sessions log into the original, a moved one's "
             "are lost)")
+
+
+def recorded_files(kg_dir: Path) -> set[Path]:
+    """Every file an install of this workspace recorded writing (installs.json, by absolute path: a `--project`
+    install's too, which `integrations.install_files` of the workspace does not name)."""
+    try:
+        record = json.loads((kg_dir / RECORD).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return set()
+    if not isinstance(record, dict):
+        return set()
+    return {Path(path) for entry in record.values() if isinstance(entry, dict) for path in entry}

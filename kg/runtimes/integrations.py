@@ -59,6 +59,19 @@ from kg.runtimes.openclaw_hook import OPENCLAW_MARK, SERVER_NAME, openclaw_handl
 
 RUNTIMES = ("claude-code", "openclaw", "codex")
 HOOK_DIR = Path("hooks") / "kaizen-kg"
+HOOK_FILES = ("HOOK.md", "handler.js")  # OpenClaw's hook, in HOOK_DIR
+MCP_JSON = Path(".mcp.json")
+CODEX_HOOKS = Path(".codex") / "hooks.json"
+CODEX_CONFIG = Path(".codex") / "config.toml"
+AGENTS_MD = Path("AGENTS.md")
+
+
+def install_files(root: Path) -> dict[str, tuple[Path, ...]]:
+    """Runtime → the files `kg install` writes into the project `root` (either claude-code settings file: `--shared`
+    picks one). What else must not replace them (an export's `--out`: kg/workspace_out.py) reads them here."""
+    return {"claude-code": (_claude_settings(root, False), _claude_settings(root, True), root / MCP_JSON),
+            "openclaw": tuple(root / HOOK_DIR / name for name in HOOK_FILES),
+            "codex": (root / CODEX_HOOKS, root / CODEX_CONFIG, root / AGENTS_MD)}
 
 
 # -- install / uninstall -----------------------------------------------------------------------------------------
@@ -171,7 +184,7 @@ def _install(made: list[_Plan], ws: Any, runtime: str, dry_run: bool, project: s
         _write_hooks(plan, path, runtime, hook_entries(ws, runtime, kg_bin, shared=shared),
                      "hooks: SessionStart (brief), SessionEnd (reflect + summary), PostToolUseFailure (log errors)")
         if mcp_argv:
-            mcp = root / ".mcp.json"
+            mcp = root / MCP_JSON
             plan.write(mcp, _dump(merge_mcp(plan.read_json(mcp), mcp_argv)), f"MCP server {SERVER_NAME!r} (`kg mcp`)",
                        runtime)
         nxt = ["Start Claude Code in this folder: the session begins with kg's brief."]
@@ -182,18 +195,18 @@ def _install(made: list[_Plan], ws: Any, runtime: str, dry_run: bool, project: s
                        "--shared` writes the team's .claude/settings.json instead, calling `kg` from PATH.")
     elif runtime == "openclaw":
         folder = root / HOOK_DIR
-        plan.write(folder / "HOOK.md", openclaw_hook_md(), "OpenClaw hook metadata and documentation", runtime,
+        plan.write(folder / HOOK_FILES[0], openclaw_hook_md(), "OpenClaw hook metadata and documentation", runtime,
                    keep_edited=True)
-        plan.write(folder / "handler.js", openclaw_handler(ws, kg_bin or kg_executable()),
+        plan.write(folder / HOOK_FILES[1], openclaw_handler(ws, kg_bin or kg_executable()),
                    "OpenClaw hook handler (runs `kg` detached)", runtime, keep_edited=True)
         nxt = [(f"Run `openclaw hooks enable {SERVER_NAME}` (OpenClaw finds hooks in <workspace>/hooks/), then "
                 "restart the gateway."),
                "If the OpenClaw workspace is not this folder, install with --project <openclaw workspace>."]
     else:
-        _write_hooks(plan, root / ".codex" / "hooks.json", runtime, hook_entries(ws, runtime, kg_bin),
+        _write_hooks(plan, root / CODEX_HOOKS, runtime, hook_entries(ws, runtime, kg_bin),
                      "hooks: SessionStart (brief), Stop (reflect, always exit 0), SessionEnd (reflect + summary)")
-        plan.codex_config(root / ".codex" / "config.toml", mcp_argv, runtime)
-        plan.agents_block(root / "AGENTS.md", AGENTS_BODY.format(kg=_shell(_argv(ws, kg_bin))), runtime)
+        plan.codex_config(root / CODEX_CONFIG, mcp_argv, runtime)
+        plan.agents_block(root / AGENTS_MD, AGENTS_BODY.format(kg=_shell(_argv(ws, kg_bin))), runtime)
         nxt = [("Codex reads the project's .codex/ folder once the project is trusted; hooks run only once "
                 "trusted: review and trust kg's with Codex's `/hooks` command."),
                "Older Codex versions without hooks follow the AGENTS.md block."]
@@ -241,26 +254,26 @@ def _uninstall(made: list[_Plan], ws: Any, runtime: str, dry_run: bool, project:
     kept: dict[str, Any] = {}  # the settings files whose edited kg entries stay: what kg wrote there
     if runtime in ("claude-code", "codex"):
         paths = ([_claude_settings(root, False), _claude_settings(root, True)] if runtime == "claude-code"
-                 else [root / ".codex" / "hooks.json"])
+                 else [root / CODEX_HOOKS])
         for path in paths:
             if path.exists():
                 _drop_claude_hooks(plan, path, runtime, kept)
     if runtime == "claude-code":
-        mcp = root / ".mcp.json"
+        mcp = root / MCP_JSON
         if mcp.exists() and not plan.restore(runtime, mcp):
             config = plan.read_json(mcp)
             if SERVER_NAME in (config.get("mcpServers") or {}):
                 plan.json_edit(mcp, strip_mcp(config), f"removed MCP server {SERVER_NAME!r}", existed=True)
     elif runtime == "openclaw":
         folder = root / HOOK_DIR
-        md = folder / "HOOK.md"
+        md = folder / HOOK_FILES[0]
         if md.exists() and OPENCLAW_MARK not in md.read_text(encoding="utf-8"):
             raise UsageError(f"{plan.rel(md)} was not written by kg (its marker is gone); remove the folder by hand")
-        for name in ("handler.js", "HOOK.md"):
+        for name in reversed(HOOK_FILES):
             path = folder / name
             if not path.exists() or plan.restore(runtime, path):
                 continue
-            ours = openclaw_handler(ws, kg_executable()) if name == "handler.js" else openclaw_hook_md()
+            ours = openclaw_handler(ws, kg_executable()) if name == HOOK_FILES[1] else openclaw_hook_md()
             if path.read_text(encoding="utf-8") == ours or force:
                 plan.remove(path, "kg's OpenClaw hook" + ("" if path.read_text(encoding="utf-8") == ours
                                                           else ", edited since kg wrote it (--force)"))
@@ -268,12 +281,12 @@ def _uninstall(made: list[_Plan], ws: Any, runtime: str, dry_run: bool, project:
                 plan.notes.append(f"{plan.rel(path)} was edited since kg wrote it: kept; remove it by hand, or run "
                                   f"`{again}`")
     else:
-        cfg = root / ".codex" / "config.toml"
+        cfg = root / CODEX_CONFIG
         if cfg.exists() and plan.restore(runtime, cfg):
             plan.forget_blocks(cfg, codex_toml.NAMES)  # its bytes from before the install are back
         elif cfg.exists():
             plan.codex_config(cfg, None, None)
-        agents = root / "AGENTS.md"
+        agents = root / AGENTS_MD
         if agents.exists() and not plan.restore(runtime, agents):
             plan.agents_block(agents, None, None)
     plan.forget(runtime)
