@@ -242,7 +242,7 @@ def session_end(
             # (Claude Code's /clear starts the next session at once): see `hooks.hand_over_end`. OpenClaw's
             # handler.js starts kg detached and holds the next session start until this process has answered.
             handed = hooks.hand_over_end(ws, session, write_summary=not no_summary, key=key, now=at, transcript=path)
-            after_answer(lambda: run(handed))
+            after_answer(lambda: (hooks.wait_longer(ws), run(handed)))  # waits out a long writer
             return
         done = run()
     for line in done["notes"]:

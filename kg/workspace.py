@@ -107,6 +107,7 @@ class Workspace:
         self.pending = 0  # acknowledged entries the last read did not wait for (its drain ran out of budget)
         self._journal: Journal | None = None
         self._allow_new_graph = False  # `kg doctor --repair` only: start a graph over a missing one
+        self.lock_wait = 0.0  # the least `lock_timeout` (seconds)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -117,13 +118,14 @@ class Workspace:
 
     @property
     def lock_timeout(self) -> float:
+        """How long an open waits for the graph: KG_LOCK_TIMEOUT, else the policy's; at least `lock_wait`, which a
+        process that no runtime waits for sets (a detached session end: `kg.runtimes.hooks.wait_longer`)."""
         env = os.environ.get(ENV_LOCK_TIMEOUT)
-        if env:
-            try:
-                return max(0.0, float(env))
-            except ValueError:
-                raise UsageError(f"{ENV_LOCK_TIMEOUT}={env!r} is not a number of seconds") from None
-        return self.policy.lock_timeout
+        try:
+            own = max(0.0, float(env)) if env else self.policy.lock_timeout
+        except ValueError:
+            raise UsageError(f"{ENV_LOCK_TIMEOUT}={env!r} is not a number of seconds") from None
+        return max(own, self.lock_wait)
 
     @property
     def journal(self) -> Journal:

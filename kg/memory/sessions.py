@@ -5,13 +5,14 @@ given, appends the summary to the daily log and closes the Session node."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from kg.core import clock, paths
-from kg.core.errors import KgError, NotFound, UsageError
+from kg.core.errors import KgError, NotFound, StoreBusy, UsageError
 from kg.core.files import check_target, make_folder, write_atomic
 from kg.core.text import clean
 from kg.memory import logs as files
@@ -254,25 +255,41 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
             "sections": {title: items for title, items in result.sections()}}
 
 
-def end_unfinished(ws: Any) -> list[str]:
-    """End the sessions whose end was handed to a detached child that died before it ended them (a full disk, a
-    crash, kill -9: `kg.memory.session_ends`), each once, dated when its runtime ended it, with the summary the
-    graph can make from what was logged; the reflection the child did not finish is named in Open Items. The
-    sessions ended. Called where a writer holds the graph anyway (a session start, a session end)."""
+def end_unfinished(ws: Any, reflect: Callable[[Any, str, str, str | None], bool] | None = None) -> list[str]:
+    """End the sessions whose end was handed to a detached child that did not end them (it gave up on a graph
+    another writer held, or died: a full disk, a crash, kill -9: `kg.memory.session_ends`), each once, dated when
+    its runtime ended it. `reflect(ws, session, transcript, at)` first does the reflection the child left undone
+    (`kg.runtimes.hooks.reflect_left`: True when it ran), which ends the session with its summary; without it, or
+    when the transcript cannot be read, the summary is the one the graph can make from what was logged, and the
+    reflection not done is named in Open Items. The sessions ended. Called where a writer holds the graph anyway
+    (a session start, a session end)."""
     from kg.memory import session_ends
 
-    def finish(record: dict[str, Any]) -> bool:
-        sid = record["session"]
+    def ended(sid: str) -> bool:
         with ws.store() as st:
             rows = [r for form in same_session(sid) for r in st.run("memory_session_get", id=form)]
-        if not rows or rows[0]["ended_at"] is not None:
+        return not rows or rows[0]["ended_at"] is not None
+
+    def finish(record: dict[str, Any]) -> bool:
+        sid, at = record["session"], record.get("at") or None
+        if ended(sid):
             return True  # ended after all (by hand, or by the child just before it died), or never made
         transcript = record.get("transcript")
+        transcript = transcript if isinstance(transcript, str) and transcript else None
         left = ("this session's end stopped before it finished; kg ended it later from what was logged"
                 + (f" (to reflect on its transcript: `kg reflect {transcript} --apply --session {sid}`)"
-                   if isinstance(transcript, str) and transcript else ""))
+                   if transcript else ""))
         try:
-            end(ws, "", now=record.get("at") or None, session=sid, open_items=[left])
+            if reflect is not None and transcript and reflect(ws, sid, transcript, at):
+                left = ""
+                if ended(sid):
+                    return True
+        except StoreBusy:
+            return False  # the graph is held again: the next one to look tries again
+        except (KgError, OSError, ValueError) as exc:  # the transcript is gone or unreadable now: what was logged
+            left = f"{left}; reflecting on it later failed: {exc}"  # is all there is, and the reflection is named
+        try:
+            end(ws, "", now=at, session=sid, open_items=[left] if left else None)
         except (KgError, OSError, ValueError):
             return False  # (a full disk still): the next one to look tries again
         return True

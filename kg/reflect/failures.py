@@ -24,7 +24,7 @@ from typing import Any
 
 from kg.core.policy import RuleReader
 
-from .output_lines import advice_of, evidence, exit_status, salient_line  # noqa: F401 - salient_line re-exported
+from .output_lines import advice_of, evidence, exit_status, plain, salient_line  # noqa: F401 - salient_line re-exported
 from .parse import Transcript, Turn
 from .signature import program_of, slug
 
@@ -312,7 +312,7 @@ def _message_of(text: str) -> str:
 def analyse(tool: str | None, text: str, command: str | None, rules: FailureRules, *,
             exit_code: int | None = None) -> Failure:
     tool = tool or "tool"
-    code, body = exit_status(_message_of(text or ""), rules)
+    code, body = exit_status(_message_of(plain(text or "")), rules)
     code = exit_code if exit_code is not None else code
     line = salient_line(body, rules)
     at = body.find(line) if line else -1  # a cause past the head (a long build's): the output around it
@@ -393,6 +393,8 @@ def failures(transcript: Transcript, rules: FailureRules, *, earlier: Counter[st
     declined = answers = 0
     seen: set[str] = set()
     for turn in transcript.turns:
+        if turn.role == "tool":  # read as the hook reads it: without the colours a terminal program printed
+            turn = replace(turn, text=plain(turn.text))
         if not is_failure(turn, rules):
             continue
         if is_declined(turn.text, rules):
@@ -431,6 +433,7 @@ def failure_of_payload(tool: str | None, text: str, command: str | None, rules: 
                        call_id: str | None = None, exit_code: int | None = None) -> Failure | None:
     """A live hook's failure (the same naming as reflection's), or None when it was declined, a cascade, or a
     search that found nothing."""
+    text = plain(text)
     if is_declined(text, rules) or _cascade(text, rules):
         return None
     f = analyse(tool, text, command, rules, exit_code=exit_code)

@@ -12,6 +12,26 @@ if TYPE_CHECKING:
     from .failures import FailureRules
 
 _TAGS = re.compile(r"</?[a-z_]+>")
+# The escape sequences a terminal program colours and moves its output with (cargo, vitest, npm, pytest --color):
+# CSI (`ESC [ params final`: SGR colours 38;5;n and 38;2;r;g;b, cursor moves, erases), OSC (`ESC ] ... BEL` or
+# `ESC \`: hyperlinks, titles), the 8-bit CSI and the two-character escapes (`ESC ( B`, `ESC =`).
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?"
+                      r"|\x1b[ -/]*[0-~]|\x1b")
+# An SGR whose ESC was lost on the way ("[31mFAIL[39m src/a.test.ts"): a bare "[1m" may be words ("[1m ago]"), so
+# these go only from an output that also holds a bare reset (what colouring always ends with) and at least two.
+_BARE_SGR = re.compile(r"\[(?:\d{1,3}(?:;\d{1,3}){0,4})?m(?!\])")
+_BARE_RESET = re.compile(r"\[(?:0|39|49|22|23|24|27)?m(?!\])")
+
+
+def plain(text: str) -> str:
+    """The output as it reads, without its terminal escape sequences: what the error line is chosen from and the
+    pattern key is made of, so a coloured failure is named as the same failure printed plain (the live hook's
+    and reflection's alike: `kg.reflect.failures` calls this before either reads an output)."""
+    if "\x1b" in text or "\x9b" in text:
+        text = _ESCAPES.sub("", text)
+    if "m" in text and "[" in text and _BARE_RESET.search(text) and len(_BARE_SGR.findall(text)) >= 2:
+        text = _BARE_SGR.sub("", text)
+    return text
 
 
 def exit_status(text: str, rules: FailureRules) -> tuple[int | None, str]:

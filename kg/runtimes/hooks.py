@@ -63,6 +63,7 @@ class HookRules:
     end_reflect: bool
     end_summary: bool
     busy_wait: float = 3.0  # seconds a session-start waits for a graph another process holds read-write
+    end_lock_wait: float = 600.0  # seconds a detached session end waits for the graph
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any], priorities: tuple[str, ...] = ()) -> HookRules:
@@ -79,7 +80,8 @@ class HookRules:
                    limits={name: r.whole(f"limits.{name}", 0, default=5, int_only=True) for name in LIMITED},
                    end_reflect=r.flag("session_end.reflect", True),
                    end_summary=r.flag("session_end.summary", True),
-                   busy_wait=r.number("busy_wait_seconds", 0, 25, default=3.0))
+                   busy_wait=r.number("busy_wait_seconds", 0, 25, default=3.0),
+                   end_lock_wait=r.number("session_end.lock_wait_seconds", 0, 86400, default=600.0))
 
 
 def load_rules(ws: Any) -> HookRules:
@@ -128,7 +130,7 @@ def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str
         return sid if rows and rows[0]["ended_at"] is None else None
 
     if st is not None:
-        sessions.end_unfinished(ws)  # an earlier session whose handed-over end died: ended now, once
+        sessions.end_unfinished(ws, reflect_left)  # an earlier session whose handed-over end died: ended now, once
     current = ws.current_session()
     going_on = session_ids.which(live(current), session_ids.key_of(ws, current), key,
                                  live(session_ids.tied(ws, key)))
@@ -337,7 +339,8 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     if write_summary:
         from kg.memory import sessions
 
-        sessions.end_unfinished(ws)  # an earlier session whose handed-over end died (not this one: its lock lives)
+        sessions.end_unfinished(ws, reflect_left)  # an earlier one whose handed-over end died (not this one's:
+        # its lock lives)
     out: dict[str, Any] = {"now": at.isoformat(), "session": sid, "transcript": transcript_path,
                            "reflect": None, "summary_file": None, "notes": []}
     rep = None
@@ -385,6 +388,28 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     if save_brief and (ws.memory / ".hook-context.txt").exists():
         out["brief_file"] = session_start_brief(ws, at, write=True)["file"]
     return out
+
+
+def reflect_left(ws: Any, session: str, transcript: str, at: str | None) -> bool:
+    """The reflection a handed-over end left undone (its child gave up on a busy graph, or died), done by the next
+    start or end that holds the graph (`kg.memory.sessions.end_unfinished`): logged once, as the child would have
+    (what it or the live hooks logged is known by call id and cursor), and the session ended with its summary.
+    False when reflection is off: the session is then only ended."""
+    from kg.reflect.apply import reflect_file
+
+    rules = load_rules(ws)
+    if not rules.end_reflect:
+        return False
+    reflect_file(ws, transcript, apply=True, session=session, now=at, end_session=rules.end_summary)
+    return True
+
+
+def wait_longer(ws: Any) -> None:
+    """In a session end's detached child: wait for the graph `[session_end] lock_wait_seconds`, not the 10 s a
+    command the user or a runtime waits for gets. No runtime limits the child, and one that gave up on a graph a
+    long `kg ingest` held lost the session's reflection until the next start."""
+    ws.lock_wait = max(ws.lock_wait, load_rules(ws).end_lock_wait)
+    ws.journal.timeout = max(ws.journal.timeout, ws.lock_wait)
 
 
 def end_target(ws: Any, session: str | None, key: str | None) -> str | None:

@@ -1,8 +1,9 @@
 """A runtime's session end answers at once and leaves the reflection and the summary to a detached child; the
 session stops being current and tied to its runtime session as the hook answers. When that child dies before it
 ends the session (kill -9 here, as a full disk or a crash would leave it), the next session start that reaches the
-graph ends it, once, with the summary it can still make. Real processes, the real console entry, a real
-transcript; the child is held still at the worst moment (answered, nothing ended) instead of hoping for timing."""
+graph does its reflection and ends it, once; when the transcript is gone by then, with the summary the graph can
+still make. Real processes, the real console entry, a real transcript; the child is held still at the worst
+moment (answered, nothing ended) instead of hoping for timing."""
 
 from __future__ import annotations
 
@@ -91,10 +92,12 @@ def test_a_session_whose_handed_over_end_was_killed_is_ended_by_the_next_start_o
     assert _ended(ws, first) is None and not summary.exists()  # what a killed child leaves
     # (before: nothing ever ended it; it stayed open with no summary, neither current nor tied to anything)
     assert _start(ws.root, {**base, "session_id": "other-runtime-session"}, "2026-07-01T11:00") == second
-    assert _ended(ws, first) == "2026-07-01T10:00"  # dated when its runtime ended it
+    # the start did the reflection the child left undone (before: it only named it in Open Items), which ended
+    # the session as the child would have: dated by the transcript's last turn, its failures in the summary
+    assert _ended(ws, first) == "2025-09-07T09:54"
     text = summary.read_text()
-    assert "run the migrations before the tests" in text
-    assert f"`kg reflect {real} --apply --session {first}`" in text
+    assert "run the migrations before the tests" in text and "File has not been read yet" in text
+    assert "stopped before it finished" not in text
     assert ws.current_session() == second and _ended(ws, second) is None
     assert not list((ws.root / "memory" / ".kg" / "ending").iterdir())
     # once: a later start and a later end leave the first summary as it is
@@ -112,6 +115,26 @@ def test_a_session_whose_handed_over_end_was_killed_is_ended_by_the_next_start_o
     assert summary.stat().st_mtime_ns == stamp and summary.read_text() == text
     assert not list((ws.root / "memory" / ".kg" / "ending").iterdir())
 
+
+
+def test_a_left_end_whose_transcript_is_gone_is_ended_from_what_was_logged(ws, shared_data, tmp_path):
+    """The record a dead child left names a transcript deleted since: the next start ends the session from what
+    was logged, and Open Items says the reflection was not done and why."""
+    copy = tmp_path / "gone.jsonl"
+    copy.write_bytes(shared_data.joinpath(*TRANSCRIPT).read_bytes())
+    base = {"session_id": "runtime-session", "transcript_path": str(copy), "cwd": str(ws.root),
+            "permission_mode": "default"}
+    first = _start(ws.root, base, "2026-07-01T09:00")
+    folder = ws.root / "memory" / ".kg" / "ending"
+    folder.mkdir(parents=True, exist_ok=True)  # as `hand_over` writes it, its writer and child gone
+    (folder / f"{first}.json").write_text(json.dumps({"session": first, "at": "2026-07-01T10:00:00",
+                                                      "transcript": str(copy)}))
+    copy.unlink()
+    assert _start(ws.root, {**base, "session_id": "other-runtime-session"}, "2026-07-01T11:00") != first
+    assert _ended(ws, first) == "2026-07-01T10:00"  # dated when its runtime ended it
+    text = (ws.root / "memory" / "sessions" / f"{first}.md").read_text()
+    assert f"`kg reflect {copy} --apply --session {first}`" in text and "reflecting on it later failed" in text
+    assert not list(folder.iterdir())
 
 
 def test_a_handed_over_end_never_writes_its_record_outside_the_workspace(ws, tmp_path):
