@@ -91,3 +91,33 @@ def test_a_skills_own_frontmatter_loses_a_secret_named_keys_value_on_rewrite(run
     assert r.exit_code == 0, r.stderr
     assert _holding(ws.root, "hunter2secretpw") == []
     assert "owner: docs-team" in path.read_text()  # the rest of the person's frontmatter is kept
+
+
+# The QA pass of 2026-12-05: the second value of a list inside a quoted `python -c "..."` was stored raw (in the
+# entry, the graph and search.sqlite), and so were the continuation lines of an INI value under a secret-named key.
+QUOTED = ("python -c \"SUPER_SECRET_VALUES = '60b725f10c9c85c70d97880dfe8191b3', "
+          "'3b5d5c3712955042212316173ccf37be'\"")
+
+
+def test_every_value_of_a_list_in_a_quoted_shell_string_is_gone(run_kg, ws):
+    r = run_kg(["log", "learning", "note", "--details", QUOTED, "--json", *NOW])
+    assert r.exit_code == 0, r.stderr
+    shown = run_kg(["show", r.json["id"], "--json", *NOW])
+    assert shown.exit_code == 0, shown.stderr
+    for value in ("60b725f10c9c85c70d97880dfe8191b3", "3b5d5c3712955042212316173ccf37be"):
+        assert value not in shown.stdout, shown.stdout
+        assert _holding(ws.root, value) == [], value
+
+
+def test_the_detect_secrets_continued_ini_value_loses_every_line(run_kg, ws, shared_data):
+    fixture = shared_data / "secrets" / "detect_secrets_test_data" / "short_files" / "last_line.ini"
+    if not fixture.exists():
+        pytest.skip("shared data not laid out")
+    lines = fixture.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.rstrip().endswith("="))
+    values = [line.strip() for line in lines[at + 1:] if line[:1].isspace() and line.strip()]
+    assert len(values) == 3, lines
+    r = run_kg(["log", "error", "cfg", "--details", fixture.read_text(), *NOW])
+    assert r.exit_code == 0, r.stderr
+    for value in values:  # (the rules' cache is kg's own parse of rules/, whose prose may name a common password)
+        assert [p for p in _holding(ws.root, value) if not p.startswith("memory/.kg/cache/")] == [], value

@@ -63,3 +63,41 @@ def test_lists_rails_hex_and_login_passwords_are_redacted(text, expected):
 ])
 def test_near_misses_survive(text):
     assert redact(text) == text
+
+
+# The QA pass of 2026-12-05: a list inside a quoted shell string kept every value but the first (the list rule wanted
+# a bracket or the line's end after the last value, not the string's closing quote); `KEYS = [...]` of hex values was
+# kept whole (no secret word before `keys`); an INI value continued on indented lines was kept whole.
+@pytest.mark.parametrize("text, expected", [
+    ("""python -c "SUPER_SECRET_VALUES = '60b725f10c9c85c70d97880dfe8191b3', '3b5d5c3712955042212316173ccf37be'\"""",
+     'python -c "SUPER_SECRET_VALUES = [REDACTED:secret_list]"'),
+    ("""deploy --conf 'SUPER_SECRET_VALUES = "60b725f10c9c85c70d97880dfe8191b3", "3b5d5c3712955042212316173ccf37be"'""",
+     "deploy --conf 'SUPER_SECRET_VALUES = [REDACTED:secret_list]'"),
+    ("""python -c "TOKENS = 'Ab9Cd8Ef7Gh6Ij5', 'Zx1Yw2Vu3Ts4Rq5'; print(TOKENS)\"""",
+     'python -c "TOKENS = [REDACTED:secret_list]; print(TOKENS)"'),
+    ("KEYS = ['9f8e7d6c5b4a39281706f5e4d3c2b1a0', 'a1b2c3d4e5f60718293a4b5c6d7e8f90']",
+     "KEYS = [[REDACTED:secret_list]]"),
+    ('ssh_keys: ("Qm9vYXJkZjE2YmY4MGFiZ", "Wm9vZGFiY2RlZjEyMGNkX")', "ssh_keys: ([REDACTED:secret_list])"),
+    ("[creds]\nsecrets_for_ops =\n    hunter2\n    password123\n    BEEF0123456789a\nretries = 3\n",
+     "[creds]\nsecrets_for_ops =\n[REDACTED:secret_list]\nretries = 3\n"),
+    ("[db]\r\ndb_password =\r\n\tletmein\r\nhost = db1\r\n",
+     "[db]\r\ndb_password =\r\n[REDACTED:secret_list]\r\nhost = db1\r\n"),
+])
+def test_quoted_lists_keys_lists_and_continued_ini_values_lose_every_value(text, expected):
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "keys = ['name', 'age']",                                   # dictionary keys, words
+    'KEYS = ["user_id", "created_at", "ItemId"]',               # identifiers
+    'sort_keys = ("created_at", "id2024")',
+    'PUBLIC_KEYS = ["Qm9vYXJkZjE2YmY4MGFiZ", "Wm9vZGFiY2RlZjEyMGNkX"]',
+    'd.keys() == ["a1b2c3d4e5f6a7b8c9"]',
+    """{"cmd": "echo 'a'", "api_key": "v", "name": "x"}""",     # a JSON object's pairs are no tuple
+    "password_file =\n    /etc/app/pw\n",                       # a file's name, not its content
+    "token = get_token(\n    scope)\n",                         # code goes on with a call's arguments
+    "secrets:\n  db: vault\n",                                  # YAML nests under `key:`
+    "  secret =\n    indented key, not at its line's start\n",
+])
+def test_near_misses_of_the_new_list_forms_survive(text):
+    assert redact(text) == text
