@@ -27,6 +27,8 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
             if withdrawn.paused_since(r["evidence"]) is None]  # read after the sync: its lines are in
     if not rows:
         return []
+    # each rule node's key, read before any change row is made anew in this transaction (lc_change_revert)
+    rules = {r["id"]: r["rule"] for r in lc.st.run("lc_change_rules", ids=[r["id"] for r in rows])}
     updates, reverts, requests = [], [], []
     rate_prior, effect, mix = prior(lc), effect_prior(lc), lc.__dict__["_mix"]
     checking = (len(lc.st.run("lc_changes_in", statuses=[CHECKING]))
@@ -78,7 +80,7 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                         "evidence": evidence})
         if t.action in ("revert", "auto_revert"):
             reverts.append({**item, "evidence": evidence, "reason": t.evidence, "critical": t.critical,
-                            "rule": r["rule"] or "", "pattern": r["pattern"] or ""})  # keys: see lc_change_revert
+                            "rule": rules.get(r["id"]) or "", "pattern": r["pattern"] or ""})  # lc_change_revert
         elif t.overdue == "remind":
             lc.report.reminders.append(item)
         elif t.overdue == "request_evidence":

@@ -147,28 +147,37 @@ SET e.status = 'promoted', e.updated_at = $at
 // Applied, confirmed or checking changes whose check is due. The hint makes Kùzu start from the changes and read only
 // their patterns' rows; its own plan hashes the whole node table first (0.12 s of CPU at 1M nodes, with no
 // change at all).
-// Each change's rule node too (`rule`), read here, before the verify step makes any change's row anew: a revert
-// sets the rule node and the pattern by these keys (see lc_change_revert).
 MATCH (c:Change)-[r:change_pattern]->(p:Node)
 WHERE c.status IN $statuses AND c.next_check <= $now
 HINT (c JOIN r) JOIN p
-OPTIONAL MATCH (c)-[:change_applies]->(n:Node)
 RETURN c.id AS id, c.status AS status, c.applied_at AS applied_at, c.next_check AS next_check,
        c.due_since AS due_since, c.check_count AS check_count, c.evidence AS evidence, c.target AS target,
-       c.text AS text, c.pattern_key AS key, c.hypothesis AS hypothesis, c.block AS block, p.id AS pattern,
-       n.id AS rule
+       c.text AS text, c.pattern_key AS key, c.hypothesis AS hypothesis, c.block AS block, p.id AS pattern
 ORDER BY next_check, id
+
+// name: lc_change_rules
+// The rule node of each of these changes, read by the verify step before it makes any change's row anew: a revert
+// sets the rule node by this key (see lc_change_revert). By key from an UNWIND, each walk hinted from the change (an
+// OPTIONAL MATCH in lc_changes_due hashed the whole node table on every `kg status`).
+UNWIND $ids AS i
+MATCH (c:Change {id: i})-[a:change_applies]->(n:Node)
+HINT (c JOIN a) JOIN n
+RETURN c.id AS id, n.id AS rule
+
+// name: lc_change_rules
+// dialect: falkordb
+UNWIND $ids AS i
+MATCH (c:Change {id: i})-[:change_applies]->(n:Node)
+RETURN c.id AS id, n.id AS rule
 
 // name: lc_changes_due
 // dialect: falkordb
 // The same without Kùzu's join hint.
 MATCH (c:Change)-[:change_pattern]->(p:Node)
 WHERE c.status IN $statuses AND c.next_check <= $now
-OPTIONAL MATCH (c)-[:change_applies]->(n:Node)
 RETURN c.id AS id, c.status AS status, c.applied_at AS applied_at, c.next_check AS next_check,
        c.due_since AS due_since, c.check_count AS check_count, c.evidence AS evidence, c.target AS target,
-       c.text AS text, c.pattern_key AS key, c.hypothesis AS hypothesis, c.block AS block, p.id AS pattern,
-       n.id AS rule
+       c.text AS text, c.pattern_key AS key, c.hypothesis AS hypothesis, c.block AS block, p.id AS pattern
 ORDER BY next_check, id
 
 // name: lc_change_update
@@ -206,15 +215,16 @@ MATCH (c:Change {id: i}) WHERE c.due_since IS NOT NULL SET c.due_since = NULL
 // name: lc_change_revert
 // Revert: the change, its rule node and its pattern; the pattern's promoted occurrences are open again.
 // Its evidence is not SET here: the store makes each change's row anew with `$rows`' evidence (kg/store/remake.py).
-// The rule node and the pattern are found by their keys (`rule`, `pattern`: lc_changes_due read them before this
-// transaction made any change's row anew), never by an edge from the change: Kùzu 0.11.3 finds a remade row's
-// edges under the wrong row, even walked from the change with a join hint (QA: a cycle that confirmed one rule
-// and reverted another marked the confirmed rule's node reverted, and its line left MEMORY.md).
+// The rule node and the pattern are found by their keys (`rule`: lc_change_rules, `pattern`: lc_changes_due, both
+// read before this transaction made any change's row anew), never by an edge from the change: Kùzu 0.11.3 finds a
+// remade row's edges under the wrong row, even walked from the change with a join hint (QA: a cycle that confirmed
+// one rule and reverted another marked the confirmed rule's node reverted, and its line left MEMORY.md). A change
+// with no rule node (an imported trail's, say) still has its pattern reverted: the rule's match is optional.
 UNWIND $rows AS r
 MATCH (c:Change {id: r.id})
 SET c.status = r.status, c.reverted_at = r.at, c.revert_reason = r.reason
 WITH r
-MATCH (n:Node {id: r.rule})
+OPTIONAL MATCH (n:Node {id: r.rule})
 SET n.status = 'reverted', n.updated_at = r.at
 WITH r
 MATCH (p:Node {id: r.pattern})
@@ -231,7 +241,7 @@ UNWIND $rows AS r
 MATCH (c:Change {id: r.id})
 SET c.status = r.status, c.reverted_at = r.at, c.revert_reason = r.reason, c.evidence = r.evidence
 WITH r
-MATCH (n:Node {id: r.rule})
+OPTIONAL MATCH (n:Node {id: r.rule})
 SET n.status = 'reverted', n.updated_at = r.at
 WITH r
 MATCH (p:Node {id: r.pattern})

@@ -136,6 +136,21 @@ def _served(tmp_path_factory):
     return root
 
 
+def test_a_change_with_no_rule_node_still_has_its_pattern_reverted(_built, tmp_path):
+    """Review of the by-key revert: a change with no rule node (an imported trail links `change_applies` only when
+    the rule node came along) was reverted while its pattern stayed promoted for good, the row dying at the rule's
+    match. The rule's match is optional: the change and its pattern are reverted all the same."""
+    root = _copy(_built, tmp_path)
+    with kg.open_workspace(root) as ws, ws.store() as st:
+        st.execute("MATCH (c:Change)-[a:change_applies]->(:Node) WHERE c.pattern_key = 'other.key' DELETE a")
+    run_kg = kg_runner(root)
+    done = run_kg(f"cycle --json --now {NOW}")
+    assert done.exit_code == 0, done.stderr
+    assert sorted(r["pattern_key"] for r in done.json["reverted"]) == sorted(KEYS)
+    patterns = run_kg("list --type pattern --json")
+    assert sorted(p["status"] for p in patterns.json if p.get("pattern_key") in KEYS) == ["reverted", "reverted"]
+
+
 def test_one_cycle_reverting_two_rules_reverts_each_change_and_pattern_whole(_served, tmp_path):
     """The verify step makes the changes' rows anew before the revert, in one transaction: the revert must still
     find each change's rule and pattern (QA: the second change kept no reverted_at or revert reason, and its
