@@ -24,6 +24,7 @@ from kg.reflect import state as rstate
 from kg.reflect import window
 from kg.reflect.failures import Failure, FailureRules, failures
 from kg.reflect.failures import load_rules as load_failure_rules
+from kg.reflect.output_lines import plain
 from kg.reflect.parse import FORMATS, Transcript, TranscriptError, read_transcript
 from kg.reflect.rules import load_rules
 
@@ -180,6 +181,8 @@ def gated(transcript: Transcript, redactor: Any) -> Transcript:
                         inputs[t.call_id] = seen
                 tool_input = seen[1]
             return replace(t, text="", tool_input=tool_input)
+        if t.role == "tool" and t.text:  # read without terminal escapes: a colour code right before a key hid it
+            t = replace(t, text=plain(t.text))  # from the rules that want a boundary there (review rev8 #5)
         if not tool_input:
             return replace(t, text=redactor.redact(t.text).text)
         # a call's input and the text beside it (its result quoting the password the command line held) as one

@@ -72,13 +72,16 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
     from kg.reflect import state
     from kg.reflect.apply import failure_fields, failure_rules
     from kg.reflect.failures import failure_of_payload
+    from kg.reflect.output_lines import plain
 
     raw = tool_failure(payload)
     if raw is None:
         return {"logged": None, "failed": False}
     # before the summary's cuts, the field limits and the lowercased tag; as one group, so a password the command
     # held is redacted where the error repeats it too
-    tool, error, command = ws.rules.redactor.redact_group([raw.tool, raw.error, raw.command or ""])
+    # and without terminal escapes first: a colour code right before a key hid it from the rules that want a word
+    # boundary there, and plain() then joined them in the summary (review rev8 #5)
+    tool, error, command = ws.rules.redactor.redact_group([raw.tool, plain(raw.error), raw.command or ""])
     raw = replace(raw, tool=tool.text, error=error.text, command=command.text if raw.command else raw.command)
     rules = failure_rules(ws)
     failure = failure_of_payload(raw.tool, raw.error, raw.command or None, rules, raw.call_id, raw.exit_code)

@@ -95,3 +95,24 @@ def test_plain_keeps_words_that_only_look_like_codes():
     assert plain("took [1m] to build") == "took [1m] to build"
     assert plain("cache hit ratio [1m ago]") == "cache hit ratio [1m ago]"
     assert plain("\x1b]8;;https://x.dev\x07link\x1b]8;;\x07 \x1b[2K\x1b[1Gdone") == "link done"
+
+
+def test_a_key_printed_in_colour_is_redacted_like_a_plain_one(ws, run_kg, tmp_path):
+    """Review rev8 #5: the codes were stripped after the redaction gate, and a colour code right before an AWS key
+    hid it from the rules that want a word boundary there: the hook's summary and the reflected finding held the key,
+    and its pattern key was hashed from it. The codes now go before the rules read the output."""
+    key = "AKIA" + "QYLPMN5HHHFPZAM2"  # a made-up access key id, not in any fixture
+    error = f"Exit code 1\nerror: invalid token \x1b[1m{key}\x1b[0m for this bucket"
+    coloured, bare = _hook(run_kg, error, "t4"), _hook(run_kg, CODES.sub("", error), "t5")
+    assert key not in json.dumps(coloured) and coloured["pattern_key"] == bare["pattern_key"]
+    transcript = tmp_path / "t.jsonl"
+    records = [{"type": "assistant", "sessionId": "s9", "uuid": "a1", "timestamp": "2026-12-01T10:00:00Z",
+                "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t6", "name": "Bash",
+                                                              "input": {"command": "aws s3 ls"}}]}},
+               {"type": "user", "sessionId": "s9", "uuid": "u1", "timestamp": "2026-12-01T10:00:01Z",
+                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t6",
+                                                         "is_error": True, "content": error}]}}]
+    transcript.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    out = run_kg(["reflect", str(transcript), "--json"])
+    assert out.exit_code == 0, out.stderr
+    assert any(f["kind"] == "error" for f in out.json["findings"]) and key not in out.stdout
