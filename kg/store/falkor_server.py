@@ -234,9 +234,11 @@ def _replaying(log: Path) -> bool:
 
 def state(folder: Path) -> str:
     """Why a running server may not answer, for a message."""
-    if _loading(folder / LOG_FILE):
+    if _replaying(folder / LOG_FILE):
         size = sum(f.stat().st_size for f in folder.glob("appendonlydir/*") if f.is_file())
         return f"loading its data ({size / 1e6:.1f} MB of append-only file to replay)"
+    if _loading(folder / LOG_FILE):  # not yet said it replays, or never will (review rev8: not "0.0 MB to replay")
+        return f"still starting: its log has not yet said it is ready ({folder / LOG_FILE})"
     return f"hung or stopped (its log is {folder / LOG_FILE})"
 
 

@@ -40,3 +40,5 @@ def test_a_start_that_has_not_said_ready_is_loading_even_before_it_says_it_repla
     assert falkor_server._loading(log) and falkor_server._replaying(log)
     log.write_text(log.read_text(encoding="utf-8") + "2:M * Ready to accept connections tcp\n", encoding="utf-8")
     assert not falkor_server._loading(log) and not falkor_server._replaying(log)
+    log.write_text(earlier + "2:C * Redis is starting\n2:M * Module 'graph' loaded\n", encoding="utf-8")
+    assert falkor_server.state(tmp_path).startswith("still starting: its log has not yet said it is ready")
