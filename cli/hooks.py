@@ -178,7 +178,8 @@ def session_start(
         ws = _workspace(ctx, runtime)
         brief = hooks.session_start_brief(ws, now_of(ctx, now), message, budget,
                                           start_session=start_session, source=runtime or "kg", write=write,
-                                          transcript=transcript, key=_key(ws, runtime, runtime_session, payload))
+                                          transcript=transcript, key=_key(ws, runtime, runtime_session, payload),
+                                          hand_off=after_answer if background_possible() else None)
         if runtime == "claude-code" and start_session:  # this window's logs go to this window's session
             from kg.runtimes.session_env import export_session
 

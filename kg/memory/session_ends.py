@@ -87,6 +87,36 @@ def _alive(pid: int | None) -> bool:
     return True
 
 
+def _clear_private(found: list[Path]) -> None:
+    for path in found:
+        if path.suffix == ".tmp" and not _alive(_writer(path.name)):
+            path.unlink(missing_ok=True)  # its writer died between the open and the rename: never a record
+
+
+def left(ws: Any) -> bool:
+    """Whether a record waits for `sweep` (its lock is free: its hook and child are gone). Cheap, and it needs no
+    graph: a session start asks it to know whether to hand the sweep to a detached child
+    (`kg.runtimes.hooks.finish_left`). A private name a dead writer left goes here too, as in `sweep`."""
+    try:
+        found = list((ws.kg_dir / DIR).iterdir())
+    except OSError:
+        return False
+    _clear_private(found)
+    for path in sorted(p for p in found if p.suffix == ".json"):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            continue  # its hook or child lives
+        finally:
+            os.close(fd)  # (the lock goes with it)
+    return False
+
+
 def sweep(ws: Any, finish: Callable[[dict[str, Any]], bool]) -> list[str]:
     """Give each record whose owner died (its lock free) to `finish`, holding its lock, and remove it when
     `finish` says so (True: the session is ended, or there is none to end). The sessions finished. A private
@@ -97,9 +127,7 @@ def sweep(ws: Any, finish: Callable[[dict[str, Any]], bool]) -> list[str]:
         found = list(folder.iterdir())
     except OSError:
         return out
-    for path in found:
-        if path.suffix == ".tmp" and not _alive(_writer(path.name)):
-            path.unlink(missing_ok=True)  # its writer died between the open and the rename: never a record
+    _clear_private(found)
     names = sorted(p for p in found if p.suffix == ".json")
     for path in names:
         try:

@@ -255,14 +255,18 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
             "sections": {title: items for title, items in result.sections()}}
 
 
-def end_unfinished(ws: Any, reflect: Callable[[Any, str, str, str | None], bool] | None = None) -> list[str]:
+def end_unfinished(ws: Any, reflect: Callable[[Any, str, str, str | None], bool] | None = None, *,
+                   only: Callable[[dict[str, Any]], bool] | None = None) -> list[str]:
     """End the sessions whose end was handed to a detached child that did not end them (it gave up on a graph
     another writer held, or died: a full disk, a crash, kill -9: `kg.memory.session_ends`), each once, dated when
     its runtime ended it. `reflect(ws, session, transcript, at)` first does the reflection the child left undone
     (`kg.runtimes.hooks.reflect_left`: True when it ran), which ends the session with its summary; without it, or
     when the transcript cannot be read, the summary is the one the graph can make from what was logged, and the
-    reflection not done is named in Open Items. The sessions ended. Called where a writer holds the graph anyway
-    (a session start, a session end)."""
+    reflection not done is named in Open Items; so is a reflection that failed in any way (a transcript that
+    breaks the reader must not leave its record, and every later start that tries it, failing for good). A record
+    `only` says no to is left for another (a start that cannot hand a long reflection to a detached child:
+    `kg.runtimes.hooks.finish_left`). The sessions ended. Called where a writer holds the graph anyway (a session
+    start, a session end)."""
     from kg.memory import session_ends
 
     def ended(sid: str) -> bool:
@@ -272,6 +276,8 @@ def end_unfinished(ws: Any, reflect: Callable[[Any, str, str, str | None], bool]
 
     def finish(record: dict[str, Any]) -> bool:
         sid, at = record["session"], record.get("at") or None
+        if only is not None and not only(record):
+            return False
         if ended(sid):
             return True  # ended after all (by hand, or by the child just before it died), or never made
         transcript = record.get("transcript")
@@ -288,6 +294,10 @@ def end_unfinished(ws: Any, reflect: Callable[[Any, str, str, str | None], bool]
             return False  # the graph is held again: the next one to look tries again
         except (KgError, OSError, ValueError) as exc:  # the transcript is gone or unreadable now: what was logged
             left = f"{left}; reflecting on it later failed: {exc}"  # is all there is, and the reflection is named
+        except Exception as exc:  # noqa: BLE001 - a reader's bug: kept, it failed every later start and end too
+            left = f"{left}; reflecting on it later failed: {type(exc).__name__}: {exc}"
+            if ended(sid):
+                return True  # it failed after ending the session: that summary stands
         try:
             end(ws, "", now=at, session=sid, open_items=[left] if left else None)
         except (KgError, OSError, ValueError):

@@ -13,6 +13,7 @@ Same graph, same `now`, same message, same budget: same brief. Deciding what goe
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -64,6 +65,7 @@ class HookRules:
     end_summary: bool
     busy_wait: float = 3.0  # seconds a session-start waits for a graph another process holds read-write
     end_lock_wait: float = 600.0  # seconds a detached session end waits for the graph
+    inline_reflect_bytes: int = 262144  # a left end's transcript a start with no detached child reflects on
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any], priorities: tuple[str, ...] = ()) -> HookRules:
@@ -81,7 +83,9 @@ class HookRules:
                    end_reflect=r.flag("session_end.reflect", True),
                    end_summary=r.flag("session_end.summary", True),
                    busy_wait=r.number("busy_wait_seconds", 0, 25, default=3.0),
-                   end_lock_wait=r.number("session_end.lock_wait_seconds", 0, 86400, default=600.0))
+                   end_lock_wait=r.number("session_end.lock_wait_seconds", 0, 86400, default=600.0),
+                   inline_reflect_bytes=r.whole("session_end.inline_reflect_bytes", 0, default=262144,
+                                                int_only=True))
 
 
 def load_rules(ws: Any) -> HookRules:
@@ -113,14 +117,15 @@ def _iso_day(value: Any) -> str:
     return str(value or "")[:10]
 
 
-def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str | None
-                    ) -> tuple[str | None, bool]:
+def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str | None,
+                    hand_off: Any = None) -> tuple[str | None, bool]:
     """The session a start goes on with (made current), else a new one: `kg.memory.session_ids.which`. `st` None:
     another process holds the graph, so the start is journaled (`sessions.start_journaled`) and a session is
     taken as open while it is current or tied to its runtime session (an end unties it and stops it being
     current as it answers). On a team graph none is started then (None): its session numbers are every
     workspace's, which no file here knows, and a number given without the graph took another workspace's
-    session (the drain merged the two: this workspace's logs in that one's summary, this end ending it)."""
+    session (the drain merged the two: this workspace's logs in that one's summary, this end ending it). An
+    earlier session whose handed-over end was left undone is finished first: `finish_left` (`hand_off`)."""
     from kg.memory import session_ids, sessions
 
     def live(sid: str | None) -> str | None:
@@ -130,7 +135,7 @@ def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str
         return sid if rows and rows[0]["ended_at"] is None else None
 
     if st is not None:
-        sessions.end_unfinished(ws, reflect_left)  # an earlier session whose handed-over end died: ended now, once
+        finish_left(ws, hand_off)  # an earlier session whose handed-over end died: ended once, not in this start
     current = ws.current_session()
     going_on = session_ids.which(live(current), session_ids.key_of(ws, current), key,
                                  live(session_ids.tied(ws, key)))
@@ -148,7 +153,8 @@ def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str
 def session_start_brief(ws: Any, now: datetime | str | None = None, message: str | None = None,
                         budget: int | None = None, *, start_session: bool = False,
                         source: str = "kg", write: bool = False, tools: bool = False,
-                        transcript: str | None = None, key: str | None = None) -> dict[str, Any]:
+                        transcript: str | None = None, key: str | None = None, hand_off: Any = None
+                        ) -> dict[str, Any]:
     """The brief for a new session: pending high-priority items, verifications due, patterns ready for
     promotion, proposals waiting, the watch list, the memory injected for the first message and stats, in the
     order and within the budget of `rules/hooks.toml`.
@@ -158,7 +164,9 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     lines (replayed), the session is dated when it began (`kg/runtimes/transcript_start.py`). `write` also
     saves the text to memory/.hook-context.txt (the seed's file, which agents are told to read). `tools`: for
     an MCP client, naming its tools where the brief would name `kg` commands. `key`: the runtime's own session
-    (`kg.memory.session_ids.runtime_key`), which the session started is tied to.
+    (`kg.memory.session_ids.runtime_key`), which the session started is tied to. `hand_off(work)`: runs `work`
+    in a detached child after the answer (`kg.cli.common.after_answer`), where the start leaves the reflection
+    an earlier session's end left undone (`finish_left`).
 
     When another process holds the graph past `busy_wait_seconds` (the last session end's reflection), the brief
     is read from files, and a session to start is journaled like a log: it is current at once and named in the
@@ -176,7 +184,7 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     try:
         with bounded_wait(rules.busy_wait):
             return _brief(ws, rules, at, budget, message, start_session=start_session, source=source,
-                          write=write, tools=tools, transcript=transcript, key=key)
+                          write=write, tools=tools, transcript=transcript, key=key, hand_off=hand_off)
     except (StoreBusy, DiskFull) as exc:  # a full disk: the journal's few bytes may still fit (else: its Error)
         session, started = None, False
         if start_session:
@@ -184,6 +192,8 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
 
             first = began(transcript)
             session, started = _ensure_session(ws, None, min(at, first) if first else at, source, key)
+            if hand_off is not None:  # its child waits for the graph as a session end's does
+                finish_left(ws, hand_off)
         note, busy = busy_brief(ws, at, budget, rules.busy_wait, tools=tools,
                                 full=str(exc) if isinstance(exc, DiskFull) else None)
         if session:  # first: the agent's logs name it (a start is a write the agent was told happened)
@@ -197,7 +207,7 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
 
 def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *, start_session: bool,
            source: str, write: bool, tools: bool = False, transcript: str | None = None,
-           key: str | None = None) -> dict[str, Any]:
+           key: str | None = None, hand_off: Any = None) -> dict[str, Any]:
     w = rules.item_chars
     more = MORE_TOOLS if tools else MORE
     lim = rules.limits
@@ -211,7 +221,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
             from kg.runtimes.transcript_start import began
 
             first = began(transcript)
-            session, started = _ensure_session(ws, st, min(at, first) if first else at, source, key)
+            session, started = _ensure_session(ws, st, min(at, first) if first else at, source, key, hand_off)
         else:
             session = ws.current_session()
         highs = list(rules.high_priorities)
@@ -402,6 +412,33 @@ def reflect_left(ws: Any, session: str, transcript: str, at: str | None) -> bool
         return False
     reflect_file(ws, transcript, apply=True, session=session, now=at, end_session=rules.end_summary)
     return True
+
+
+def finish_left(ws: Any, hand_off: Any = None) -> None:
+    """Finish the ends handed to a detached child that did not finish them (`kg.memory.sessions.end_unfinished`),
+    from a session start. Not in the start itself: a whole transcript's reflection there made the agent wait, or,
+    past the runtime's hook timeout (30 s for Claude Code), killed the start with no brief, which freed the
+    record's lock for the next start to try and be killed again. With `hand_off` (the console entry's detached
+    child) the start only looks whether a record waits, and that child waits for the graph as a session end's
+    does and reflects (a start that found the graph busy hands it off too). Without (a start the read server
+    answers, a library call) only a transcript of `[session_end] inline_reflect_bytes` or less is reflected on
+    here; a longer one is left to the next session end (a detached child) or a start that can hand it off."""
+    from kg.memory import session_ends, sessions
+
+    if hand_off is not None:
+        if session_ends.left(ws):
+            hand_off(lambda: (wait_longer(ws), sessions.end_unfinished(ws, reflect_left)))
+        return
+    limit = load_rules(ws).inline_reflect_bytes
+
+    def small(record: dict[str, Any]) -> bool:
+        path = record.get("transcript")
+        try:
+            return not isinstance(path, str) or not path or os.stat(path).st_size <= limit
+        except (OSError, ValueError):
+            return True  # gone or unreadable: ended at once from what was logged
+
+    sessions.end_unfinished(ws, reflect_left, only=small)
 
 
 def wait_longer(ws: Any) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -45,6 +46,19 @@ def _ended(ws, session: str) -> str | None:
     with ws.reading() as st:
         at = st.run("memory_session_get", id=session)[0]["ended_at"]
     return None if at is None else f"{at:%Y-%m-%dT%H:%M}"
+
+
+def _children_done(root: Path) -> None:
+    """Wait until a session start's detached child (the reflection it hands on) has finished, on its pidfd."""
+    for pid in processes_of(root, "session-start"):
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            assert select.select([pidfd], [], [], 300)[0], "the detached session start never finished"
+        finally:
+            os.close(pidfd)
 
 
 def _wait_gone(pid: int) -> None:
@@ -92,6 +106,7 @@ def test_a_session_whose_handed_over_end_was_killed_is_ended_by_the_next_start_o
     assert _ended(ws, first) is None and not summary.exists()  # what a killed child leaves
     # (before: nothing ever ended it; it stayed open with no summary, neither current nor tied to anything)
     assert _start(ws.root, {**base, "session_id": "other-runtime-session"}, "2026-07-01T11:00") == second
+    _children_done(ws.root)  # (handed to a detached child: the start answers at once)
     # the start did the reflection the child left undone (before: it only named it in Open Items), which ended
     # the session as the child would have: dated by the transcript's last turn, its failures in the summary
     assert _ended(ws, first) == "2025-09-07T09:54"
@@ -131,6 +146,7 @@ def test_a_left_end_whose_transcript_is_gone_is_ended_from_what_was_logged(ws, s
                                                       "transcript": str(copy)}))
     copy.unlink()
     assert _start(ws.root, {**base, "session_id": "other-runtime-session"}, "2026-07-01T11:00") != first
+    _children_done(ws.root)
     assert _ended(ws, first) == "2026-07-01T10:00"  # dated when its runtime ended it
     text = (ws.root / "memory" / "sessions" / f"{first}.md").read_text()
     assert f"`kg reflect {copy} --apply --session {first}`" in text and "reflecting on it later failed" in text

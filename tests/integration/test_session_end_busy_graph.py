@@ -86,6 +86,19 @@ def _gone(pidfd: int, timeout: float) -> bool:
     return bool(select.select([pidfd], [], [], timeout)[0])
 
 
+def _children_done(root: Path, event: str) -> None:
+    """Wait until the detached children of `kg hook EVENT` in the workspace have finished (on their pidfds)."""
+    for pid in processes_of(root, event):
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            assert _gone(pidfd, 300), f"the detached {event} never finished"
+        finally:
+            os.close(pidfd)
+
+
 def _check_once(ws, first: str) -> str:
     assert _ended(ws, first)
     summary = (ws.root / "memory" / "sessions" / f"{first}.md").read_text(encoding="utf-8")
@@ -128,9 +141,99 @@ def test_the_next_start_does_the_reflection_an_end_that_gave_up_left(ws, shared_
     assert [p.name for p in (ws.root / "memory" / ".kg" / "ending").iterdir()] == [f"{first}.json"]
     second = _start(ws.root, {**base, "session_id": "next-runtime-session"}, "2026-07-01T11:00")
     assert second != first
+    _children_done(ws.root, "session-start")  # the start answered; its detached child reflects
     summary = _check_once(ws, first)
     # once: the next start and end leave it as it is
     stamp = (ws.root / "memory" / "sessions" / f"{first}.md").stat().st_mtime_ns
     assert _start(ws.root, {**base, "session_id": "next-runtime-session"}, "2026-07-01T12:00") == second
+    assert not processes_of(ws.root, "session-start")  # nothing left to hand off: no child
     assert _check_once(ws, first) == summary
     assert (ws.root / "memory" / "sessions" / f"{first}.md").stat().st_mtime_ns == stamp
+
+
+@pytest.mark.embedded_only("holds the Kùzu file lock while the start answers")
+def test_a_start_hands_a_left_reflection_to_a_detached_child_and_answers_at_once(ws, shared_data):
+    """The start did the left reflection itself, inside the runtime's hook timeout (30 s for Claude Code): a long
+    transcript kept the agent waiting, or got the start killed with no brief, and every later start tried again.
+    Now it answers, and a detached child waits for the graph and reflects. Here the graph is held as the start
+    runs: it briefs from files at once, and its child waits until the holder lets go."""
+    with (ws.root / "kg.toml").open("a", encoding="utf-8") as f:  # a start that does not wait for the graph
+        f.write("\n[rules.hooks]\nbusy_wait_seconds = 0\n")
+    base, first = _session_with_a_live_failure(ws, shared_data)
+    folder = ws.root / "memory" / ".kg" / "ending"
+    folder.mkdir(parents=True, exist_ok=True)  # as `hand_over` writes it, its hook and child gone
+    (folder / f"{first}.json").write_text(json.dumps({"session": first, "at": "2026-07-01T10:00:00",
+                                                      "transcript": base["transcript_path"]}))
+    holder = FileLock(ws.root / "memory" / ".kg" / "graph.lock", timeout=60)
+    holder.acquire()
+    try:
+        brief = _hook(ws.root, "session-start", {**base, "session_id": "next-runtime-session",
+                                                  "hook_event_name": "SessionStart", "source": "startup"},
+                      "--start-session", now="2026-07-01T11:00", KG_LOCK_TIMEOUT="600")
+        assert brief.returncode == 0, brief.stderr
+        assert "- Session: " in json.loads(brief.stdout)["hookSpecificOutput"]["additionalContext"]
+        (child,) = processes_of(ws.root, "session-start")  # (before: no child; the reflection was never handed on)
+        pidfd = os.pidfd_open(child)
+    finally:
+        holder.release()
+    try:
+        assert _gone(pidfd, 300), "the detached start never finished"
+    finally:
+        os.close(pidfd)
+    _check_once(ws, first)
+
+
+def test_a_left_reflection_that_fails_unexpectedly_ends_the_session_from_what_was_logged(ws, tmp_path):
+    """A transcript whose reflection raised anything but KgError, OSError or ValueError (here a line nested too
+    deeply for the JSON reader: RecursionError) escaped into every session start: each failed, and the record
+    stayed for the next to fail on. Now the session is ended with the summary the graph can make, Open Items
+    names the reflection and why it failed, and the record goes."""
+    bad = tmp_path / "deep.jsonl"
+    turn = {"type": "user", "sessionId": "s", "timestamp": "2026-07-01T09:00:00Z",
+            "message": {"role": "user", "content": "fix the deploy script"}}
+    bad.write_text(json.dumps(turn) + "\n" + '{"type": "assistant", "message": ' + "[" * 100000 + "]" * 100000
+                   + "}\n", encoding="utf-8")
+    base = {"session_id": "runtime-session", "transcript_path": str(bad), "cwd": str(ws.root),
+            "permission_mode": "default"}
+    first = _start(ws.root, base, "2026-07-01T09:00")
+    folder = ws.root / "memory" / ".kg" / "ending"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{first}.json").write_text(json.dumps({"session": first, "at": "2026-07-01T10:00:00",
+                                                      "transcript": str(bad)}))
+    second = _start(ws.root, {**base, "session_id": "other-runtime-session"}, "2026-07-01T11:00")
+    _children_done(ws.root, "session-start")
+    assert second != first and _ended(ws, first)
+    text = (ws.root / "memory" / "sessions" / f"{first}.md").read_text(encoding="utf-8")
+    assert "reflecting on it later failed: RecursionError" in text and f"`kg reflect {bad}" in text
+    assert not list(folder.iterdir())
+    assert _start(ws.root, {**base, "session_id": "other-runtime-session"}, "2026-07-01T12:00") == second
+
+
+def test_a_start_that_cannot_hand_off_reflects_only_on_a_small_transcript(ws, shared_data):
+    """A start the read server answers has no detached child to hand the left reflection to: it reflects only on a
+    transcript of `[session_end] inline_reflect_bytes` or less itself, and leaves a longer one's record for the
+    next session end (a detached child), never holding the runtime's hook past its timeout."""
+    from kg.runtimes import hooks
+    from kg.workspace import open_workspace
+
+    with (ws.root / "kg.toml").open("a", encoding="utf-8") as f:
+        f.write("\n[rules.hooks.session_end]\ninline_reflect_bytes = 1000\n")
+    real = shared_data.joinpath(*TRANSCRIPT)
+    assert real.stat().st_size > 1000
+    base = {"session_id": real.stem, "transcript_path": str(real), "cwd": str(ws.root), "permission_mode": "default"}
+    first = _start(ws.root, base, "2026-07-01T09:00")
+    record = ws.root / "memory" / ".kg" / "ending" / f"{first}.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"session": first, "at": "2026-07-01T10:00:00", "transcript": str(real)}))
+    here = open_workspace(ws.root)
+    second = hooks.session_start_brief(here, "2026-07-01T11:00", start_session=True, key="other")["session"]
+    assert second != first and not _ended(ws, first) and record.exists()  # (before: reflected on in the start)
+    hooks.session_end(here, None, "2026-07-01T12:00", session=second)  # the next end does it
+    _check_once_ended(ws, first)
+
+
+def _check_once_ended(ws, first: str) -> None:
+    assert _ended(ws, first)
+    summary = (ws.root / "memory" / "sessions" / f"{first}.md").read_text(encoding="utf-8")
+    assert "stopped before it finished" not in summary and "File has not been read yet" in summary
+    assert not list((ws.root / "memory" / ".kg" / "ending").iterdir())
