@@ -146,3 +146,9 @@ def test_secret_named_keys_lists_and_a_password_s_continuation_still_lose_every_
 ])
 def test_data_under_key_or_secret_setting_names_survive(text):
     assert redact(text) == text
+
+
+def test_a_list_in_a_shell_string_that_goes_on_after_it_loses_every_value():
+    """`ssh host "PASSWORDS='a','b' ./run"`: the string closes after more words, not right after the list."""
+    assert (redact("""ssh host "PASSWORDS='p4ssw0rd123','s3cr3tpass99' ./run\"""")
+            == 'ssh host "PASSWORDS=[REDACTED:secret_list] ./run"')
