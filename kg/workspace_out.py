@@ -106,13 +106,24 @@ def kept_place(real: Path, root: Path, ws: Any = None, *, trail: bool = False) -
     return None
 
 
-def check_out(ws: Any, out: str | os.PathLike[str], *, trail: bool = False) -> Path:
+def _in_git(given: Path, real: Path) -> bool:
+    """Whether the path, as named or resolved, has a `.git` component: any repository's (a vendored one's
+    vendor/lib/.git/config as much as the workspace's), and a worktree's or submodule's .git file."""
+    return ".git" in Path(os.path.abspath(given)).parts or ".git" in real.parts
+
+
+def check_out(ws: Any, out: str | os.PathLike[str], *, trail: bool = False, example: str = "graph.json") -> Path:
     """`out` as an export writes it (a symlink: its target, the link stays), or UsageError when it is a place kg
-    keeps (`kept_place`, for every workspace it may belong to), a folder, a device or a FIFO."""
+    keeps (`kept_place`, for every workspace it may belong to), git's (`.git` anywhere in it), a folder, a device
+    or a FIFO. `example` is the file name a refused folder is told to hold. Every refusal comes before the export
+    reads the graph, which on a large workspace takes long and is all lost on a late failure."""
     from kg.core.paths import output_target
 
     given = Path(out).expanduser()
     real = _real(given)
+    if _in_git(given, real):
+        raise UsageError(f"--out {out} is git's own (.git, or inside it): kg keeps that place for what agents and kg "
+                         f"read, and an export there would replace or add to it. {HINT}")
     for root, own in _roots(ws, given):
         why = kept_place(real, root, own, trail=trail)
         if why is not None and why.startswith("inside kg's own state"):
@@ -120,8 +131,8 @@ def check_out(ws: Any, out: str | os.PathLike[str], *, trail: bool = False) -> P
         if why is not None:
             raise UsageError(f"--out {out} is {why}: kg keeps that place for what agents and kg read, and an export "
                              f"there would replace or add to it. {HINT}")
-    if given.is_dir():
-        return given  # the caller names the folder in its own words (`export_graph`: "name a file, e.g. ...")
+    if given.is_dir():  # (returned as is, the trail export read the whole graph, then failed on IsADirectoryError)
+        raise UsageError(f"--out {given} is a folder; name a file, e.g. {given / example}")
     real = output_target(given, _kg_dir(ws, given) or real.parent / STATE)  # (its state was checked above)
     return real if given.is_symlink() else given
 

@@ -410,7 +410,7 @@ def show_subgraph(workspace: Any = None, *, out: str | Path, node_id: str | None
     if path.suffix.lower() not in IMAGE_SUFFIXES:
         raise UsageError(f"--out {path}: name a .png, .svg or .pdf file")
     workspace, ws = source(workspace)
-    path = check_out(ws, path)  # refused before the graph is read (kg/workspace_out.py)
+    path = check_out(ws, path, example="graph" + path.suffix)  # refused before the graph is read (kg/workspace_out.py)
     graph = to_networkx(workspace)
     sub = select_subgraph(graph, node_id=node_id, types=types, depth=depth, limit=limit, since=since, now=now)
     what = types if isinstance(types, str) else ",".join(types or [])

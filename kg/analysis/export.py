@@ -92,9 +92,8 @@ def export_graph(workspace: Any = None, fmt: str = "graphml", *, types: str | It
     workspace, ws = workspace_out.source(workspace)
     path = None
     if out is not None:
-        path = workspace_out.check_out(ws, out)
-        if not path.is_dir():
-            workspace_out.check_replace(ws, path, force=force)
+        path = workspace_out.check_out(ws, out, example="graph" + SUFFIXES[fmt])
+        workspace_out.check_replace(ws, path, force=force)
     graph = to_networkx(workspace, types=types, since=since, now=now, include_tokens=tokens)
     try:
         result = _export(graph, fmt, path, dialect)

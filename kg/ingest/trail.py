@@ -78,7 +78,7 @@ def export_trail(ws: Any, *, out: Path | None = None, learnings: bool | None = N
     """Write the trail JSON (and `.learnings/*.md` when that folder exists or `learnings=True`)."""
     at = clock.now(now)
     # the CLI's guard (kg/workspace_out.py), before the graph is read: an `out` of MEMORY.md or kg.toml is refused
-    target = check_out(ws, out, trail=True) if out is not None else ws.root / TRAIL_FILE
+    target = check_out(ws, out, trail=True, example=TRAIL_FILE.name) if out is not None else ws.root / TRAIL_FILE
     with ws.store() as st:
         nodes = [plain(r["n"], hide=HIDDEN_COLUMNS) for r in st.run("nodes_all")]
         edges = [plain(r, hide=HIDDEN_COLUMNS) for r in st.run("edges_all")]

@@ -151,3 +151,39 @@ def test_a_worktree_s_git_file_and_a_linked_state_folder_are_refused_from_graph_
             export_graph(data, "json", out=ws.root / out, force=True)
     assert (ws.root / ".git").read_text().startswith("gitdir:")
     assert (elsewhere / "graph.kuzu").read_bytes()[:4] == b"KUZU"
+
+
+def test_a_folder_is_refused_before_the_graph_is_read_by_every_export(logged, run_kg):
+    """`check_out` returned a folder as is: `export_trail(ws, out=<folder>)` read the whole graph, then failed on a
+    raw IsADirectoryError."""
+    from kg.ingest.trail import export_trail
+
+    ws = logged
+    folder = ws.root / "out"
+    folder.mkdir()
+    with pytest.raises(kg.UsageError, match=r"is a folder; name a file, e\.g\. .*\.learning-trail\.json"):
+        export_trail(ws, out=folder)
+    with pytest.raises(kg.UsageError, match=r"is a folder; name a file, e\.g\. .*graph\.mmd"):
+        export_graph(ws, "mermaid", out=folder)
+    for args in (["export", "trail", "--out", "out"], ["export", "graph", "-f", "json", "-o", "out", "--force"]):
+        r = run_kg(args)
+        assert r.exit_code == 2 and "name a file" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert list(folder.iterdir()) == []
+
+
+def test_any_git_folder_or_file_is_refused_not_only_the_workspace_s(logged, run_kg):
+    """Only the workspace root's .git was kept: `-o vendor/lib/.git/config --force` replaced a nested repository's
+    config, and a submodule's .git file could be replaced the same way."""
+    ws = logged
+    nested = ws.root / "vendor" / "lib" / ".git"
+    nested.mkdir(parents=True)
+    (nested / "config").write_text("[core]\n")
+    (ws.root / "vendor" / "sub").mkdir()
+    (ws.root / "vendor" / "sub" / ".git").write_text("gitdir: ../../.git/modules/sub\n")
+    for out in ("vendor/lib/.git/config", "vendor/lib/.git/new-file", "vendor/sub/.git"):
+        r = run_kg(["export", "graph", "-f", "json", "-o", out, "--force"])
+        assert r.exit_code == 2 and "git's own" in r.stderr, (out, r.stderr)
+        with pytest.raises(kg.UsageError, match="git's own"):
+            export_graph(ws, "json", out=ws.root / out, force=True)
+    assert (nested / "config").read_text() == "[core]\n" and not (nested / "new-file").exists()
+    assert (ws.root / "vendor" / "sub" / ".git").read_text().startswith("gitdir:")

@@ -101,3 +101,54 @@ def test_quoted_lists_keys_lists_and_continued_ini_values_lose_every_value(text,
 ])
 def test_near_misses_of_the_new_list_forms_survive(text):
     assert redact(text) == text
+
+
+# Review of the 2026-12-05 list rules: a list in a shell string whose closing quote is escaped or followed by a
+# redirect or a backtick kept its last value; `keys` after any `_` took cache_keys/primary_keys and git's SHAs; the
+# INI continuation rule blanked settings about a secret (token_scopes, auth_token_ttl, password-file).
+_HEX = "'60b725f10c9c85c70d97880dfe8191b3', '3b5d5c3712955042212316173ccf37be'"
+_SHAS = "'14f26b946b5498959eacaec1a7a7cfc3d7fdd44e', '755e9df1c752c574624f49aea52bbaa68baf6394'"
+
+
+@pytest.mark.parametrize("text, expected", [
+    (f'bash -c "python -c \\"SUPER_SECRET_VALUES = {_HEX}\\""',
+     'bash -c "python -c \\"SUPER_SECRET_VALUES = [REDACTED:secret_list]\\""'),
+    (f'python -c "SECRETS = {_HEX}">out.txt', 'python -c "SECRETS = [REDACTED:secret_list]">out.txt'),
+    (f'X=`python -c "SECRETS = {_HEX}"`', 'X=`python -c "SECRETS = [REDACTED:secret_list]"`'),
+])
+def test_lists_in_nested_or_redirected_shell_strings_lose_every_value(text, expected):
+    assert redact(text) == expected
+
+
+# (taken before too: the guards of what the narrower rules above must still take)
+@pytest.mark.parametrize("text, expected", [
+    (f"SSH_KEYS = [{_SHAS}]", "SSH_KEYS = [[REDACTED:secret_list]]"),        # a secret word names the list
+    ("deploy_signing-keys: ('Qm9vYXJkZjE2YmY4MGFiZ', 'Wm9vZGFiY2RlZjEyMGNkX')",
+     "deploy_signing-keys: ([REDACTED:secret_list])"),
+    ("[a]\npassword =\n    123456\n    s3cr3t\n", "[a]\npassword =\n[REDACTED:secret_list]\n"),
+])
+def test_secret_named_keys_lists_and_a_password_s_continuation_still_lose_every_value(text, expected):
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "cache_keys = ['9f8e7d6c5b4a39281706f5e4d3c2b1a0', 'a1b2c3d4e5f60718293a4b5c6d7e8f90']",
+    "primary_keys = ['9f8e7d6c5b4a39281706f5e4d3c2b1a0', 'a1b2c3d4e5f60718293a4b5c6d7e8f90']",
+    "foreign-keys: ('9f8e7d6c5b4a39281706f5e4d3c2b1a0', 'a1b2c3d4e5f60718293a4b5c6d7e8f90')",
+    f"keys = [{_SHAS}]",                                                   # commit hashes
+    "[a]\ntoken_scopes =\n    read\n    write\n",
+    "[a]\ntokenizer_kwargs =\n    padding\n    truncation\n",
+    "[a]\nauth_token_ttl =\n    3600\n",
+    "[a]\npassword_hash =\n    $2b$12$abcdefghijklmnopqrstuv\n",
+    "[a]\npassword-file =\n    /etc/pw\n",
+    "[a]\nsecret.path =\n    /etc/app/secret\n",
+    "[a]\nmax_tokens =\n    4096\n",
+])
+def test_data_under_key_or_secret_setting_names_survive(text):
+    assert redact(text) == text
+
+
+def test_a_list_in_a_shell_string_that_goes_on_after_it_loses_every_value():
+    """`ssh host "PASSWORDS='a','b' ./run"`: the string closes after more words, not right after the list."""
+    assert (redact("""ssh host "PASSWORDS='p4ssw0rd123','s3cr3tpass99' ./run\"""")
+            == 'ssh host "PASSWORDS=[REDACTED:secret_list] ./run"')
