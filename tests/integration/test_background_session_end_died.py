@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+import test_session_end_busy_graph as busy  # noqa: E402 - its hook runner (sys.path as fault_trials)
 from fault_trials import processes_of  # noqa: E402
 
 from kg.store.lock import FileLock
@@ -28,18 +29,11 @@ TRANSCRIPT = ("runtimes", "claude_code", "transcripts", "5c0375b4-57a5-4f26-b12d
 
 
 def _hook(root: Path, event: str, payload: dict, *extra: str, now: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "KG_NOW": now, "KG_LOCK_TIMEOUT": "600", "KG_SERVER": "0"}
-    env.pop("KG_WORKSPACE", None)
-    env.pop("KG_HOOK_WAIT", None)
-    return subprocess.run([KG, "-w", str(root), "hook", event, *extra, "--runtime", "claude-code"],
-                          input=json.dumps(payload), capture_output=True, text=True, cwd=root, env=env, timeout=300)
+    return busy._hook(root, event, payload, *extra, now=now, KG_LOCK_TIMEOUT="600")
 
 
 def _start(root: Path, base: dict, now: str) -> str:
-    brief = _hook(root, "session-start", {**base, "hook_event_name": "SessionStart", "source": "startup"},
-                  "--start-session", now=now)
-    assert brief.returncode == 0, brief.stderr
-    return json.loads(brief.stdout)["hookSpecificOutput"]["additionalContext"].split("- Session: ")[1].split()[0]
+    return busy._start(root, base, now, KG_LOCK_TIMEOUT="600")
 
 
 def _ended(ws, session: str) -> str | None:

@@ -41,9 +41,9 @@ def _hook(root: Path, event: str, payload: dict, *extra: str, now: str, **env: s
                           input=json.dumps(payload), capture_output=True, text=True, cwd=root, env=env, timeout=300)
 
 
-def _start(root: Path, base: dict, now: str) -> str:
+def _start(root: Path, base: dict, now: str, **env: str) -> str:
     brief = _hook(root, "session-start", {**base, "hook_event_name": "SessionStart", "source": "startup"},
-                  "--start-session", now=now)
+                  "--start-session", now=now, **env)
     assert brief.returncode == 0, brief.stderr
     return json.loads(brief.stdout)["hookSpecificOutput"]["additionalContext"].split("- Session: ")[1].split()[0]
 
