@@ -184,14 +184,14 @@ def _own_folder(parent: Path, drop: Any = None) -> tuple[Path, int]:
 def _new_folder(parent: Path, tries: int = 5) -> Path:
     """A new `snap-*` folder in `parent`, made again when another process's last copy went between our mkdir and
     this one and `_remove` took the then empty `parent` with it."""
-    for left in range(tries - 1, -1, -1):
+    for _ in range(tries - 1):
         parent.mkdir(parents=True, exist_ok=True)
         try:
             return Path(tempfile.mkdtemp(prefix="snap-", dir=parent))
         except FileNotFoundError:
-            if not left:
-                raise
-    raise AssertionError("unreachable")
+            continue
+    parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix="snap-", dir=parent))
 
 
 def _dropper(store_url: Any) -> Any:

@@ -27,18 +27,21 @@ def made_for(entry: dict[str, Any]) -> set[str]:
     return found
 
 
-def elsewhere(kg_dir: Path, root: Path) -> dict[str, str]:
-    """Runtime → the other workspace path its recorded install points at (none: every install is this one's)."""
+def _entries(kg_dir: Path) -> dict[str, dict[str, Any]]:
+    """installs.json's entries, runtime → {file: ...} (a record that is unreadable or of another shape: none)."""
     try:
         record = json.loads((kg_dir / RECORD).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return {}
     if not isinstance(record, dict):
         return {}
+    return {runtime: entry for runtime, entry in record.items() if isinstance(entry, dict)}
+
+
+def elsewhere(kg_dir: Path, root: Path) -> dict[str, str]:
+    """Runtime → the other workspace path its recorded install points at (none: every install is this one's)."""
     out: dict[str, str] = {}
-    for runtime, entry in sorted(record.items()):
-        if not isinstance(entry, dict):
-            continue
+    for runtime, entry in sorted(_entries(kg_dir).items()):
         others = sorted(p for p in made_for(entry) if Path(p) != root)
         if others:
             out[runtime] = others[0]
@@ -57,10 +60,4 @@ def advice(found: dict[str, str]) -> str:
 def recorded_files(kg_dir: Path) -> set[Path]:
     """Every file an install of this workspace recorded writing (installs.json, by absolute path: a `--project`
     install's too, which `integrations.install_files` of the workspace does not name)."""
-    try:
-        record = json.loads((kg_dir / RECORD).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return set()
-    if not isinstance(record, dict):
-        return set()
-    return {Path(path) for entry in record.values() if isinstance(entry, dict) for path in entry}
+    return {Path(path) for entry in _entries(kg_dir).values() for path in entry}

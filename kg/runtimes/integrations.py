@@ -59,7 +59,7 @@ from kg.runtimes.openclaw_hook import OPENCLAW_MARK, SERVER_NAME, openclaw_handl
 
 RUNTIMES = ("claude-code", "openclaw", "codex")
 HOOK_DIR = Path("hooks") / "kaizen-kg"
-HOOK_FILES = ("HOOK.md", "handler.js")  # OpenClaw's hook, in HOOK_DIR
+HOOK_MD, HANDLER_JS = "HOOK.md", "handler.js"  # OpenClaw's hook, in HOOK_DIR
 MCP_JSON = Path(".mcp.json")
 CODEX_HOOKS = Path(".codex") / "hooks.json"
 CODEX_CONFIG = Path(".codex") / "config.toml"
@@ -70,7 +70,7 @@ def install_files(root: Path) -> dict[str, tuple[Path, ...]]:
     """Runtime → the files `kg install` writes into the project `root` (either claude-code settings file: `--shared`
     picks one). What else must not replace them (an export's `--out`: kg/workspace_out.py) reads them here."""
     return {"claude-code": (_claude_settings(root, False), _claude_settings(root, True), root / MCP_JSON),
-            "openclaw": tuple(root / HOOK_DIR / name for name in HOOK_FILES),
+            "openclaw": (root / HOOK_DIR / HOOK_MD, root / HOOK_DIR / HANDLER_JS),
             "codex": (root / CODEX_HOOKS, root / CODEX_CONFIG, root / AGENTS_MD)}
 
 
@@ -195,9 +195,9 @@ def _install(made: list[_Plan], ws: Any, runtime: str, dry_run: bool, project: s
                        "--shared` writes the team's .claude/settings.json instead, calling `kg` from PATH.")
     elif runtime == "openclaw":
         folder = root / HOOK_DIR
-        plan.write(folder / HOOK_FILES[0], openclaw_hook_md(), "OpenClaw hook metadata and documentation", runtime,
+        plan.write(folder / HOOK_MD, openclaw_hook_md(), "OpenClaw hook metadata and documentation", runtime,
                    keep_edited=True)
-        plan.write(folder / HOOK_FILES[1], openclaw_handler(ws, kg_bin or kg_executable()),
+        plan.write(folder / HANDLER_JS, openclaw_handler(ws, kg_bin or kg_executable()),
                    "OpenClaw hook handler (runs `kg` detached)", runtime, keep_edited=True)
         nxt = [(f"Run `openclaw hooks enable {SERVER_NAME}` (OpenClaw finds hooks in <workspace>/hooks/), then "
                 "restart the gateway."),
@@ -266,14 +266,14 @@ def _uninstall(made: list[_Plan], ws: Any, runtime: str, dry_run: bool, project:
                 plan.json_edit(mcp, strip_mcp(config), f"removed MCP server {SERVER_NAME!r}", existed=True)
     elif runtime == "openclaw":
         folder = root / HOOK_DIR
-        md = folder / HOOK_FILES[0]
+        md = folder / HOOK_MD
         if md.exists() and OPENCLAW_MARK not in md.read_text(encoding="utf-8"):
             raise UsageError(f"{plan.rel(md)} was not written by kg (its marker is gone); remove the folder by hand")
-        for name in reversed(HOOK_FILES):
+        for name in (HANDLER_JS, HOOK_MD):
             path = folder / name
             if not path.exists() or plan.restore(runtime, path):
                 continue
-            ours = openclaw_handler(ws, kg_executable()) if name == HOOK_FILES[1] else openclaw_hook_md()
+            ours = openclaw_handler(ws, kg_executable()) if name == HANDLER_JS else openclaw_hook_md()
             if path.read_text(encoding="utf-8") == ours or force:
                 plan.remove(path, "kg's OpenClaw hook" + ("" if path.read_text(encoding="utf-8") == ours
                                                           else ", edited since kg wrote it (--force)"))
