@@ -20,7 +20,7 @@ from .language import fold
 from .lesson import in_context, sentence_at, sentences
 from .lesson import key as lesson_key
 from .lesson import phrase as phrase_lesson
-from .parse import Transcript, Turn
+from .parse import LINE_FORMATS, Transcript, Turn
 from .rules import PRIORITIES, ReflectRules
 from .signals import fired, has_reason, reasons, score, straighten, views
 
@@ -311,7 +311,8 @@ def _learnings(
                 summary=_trim(lesson, lim.summary_chars, words=True),
                 details=details,
                 evidence=evidence,
-                position=f"line {turn.line + offset}" if turn.line is not None else turn.position,
+                position=f"line {turn.line + (offset if transcript.format in LINE_FORMATS else 0)}"
+                if turn.line is not None else turn.position,
                 pattern_key=pattern_key,
                 priority=det.priority,
                 source=det.source,

@@ -26,6 +26,9 @@ FORMATS = ("claude-code", "codex", "openclaw", "aider", "openai", "specstory", "
 READS = ("Claude Code JSONL, Codex rollout JSONL, OpenClaw/pi session JSONL, aider .aider.chat.history.md, "
          "OpenAI-style messages JSON, SpecStory markdown or plain text")
 ROLES = ("user", "assistant", "tool", "system")
+# Formats whose turns are runs of the file's own lines, so a line inside a turn's text is a line of the file. In the
+# JSON formats a whole message is one record (one line of JSONL): a finding points at the record's line.
+LINE_FORMATS = frozenset({"aider", "specstory", "text"})
 
 # Claude Code records that carry no conversation: ignored without counting as skipped.
 CLAUDE_QUIET_TYPES = frozenset(

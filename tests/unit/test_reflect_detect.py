@@ -272,6 +272,24 @@ def test_evidence_and_position_point_at_the_line():
     assert (f.evidence, f.position) == ("no, that's wrong", "line 16")
 
 
+def test_a_finding_in_a_jsonl_transcript_points_at_its_record(shared_data):
+    """In JSONL a message is one line of the file: a finding names the line of the user's record, not that line plus
+    the line of the words inside the message. Pi's large session: a pasted terminal log ending in "wtf" (line 367)
+    was reported at line 375, another user turn's line."""
+    from kg.reflect.parse import read_transcript
+
+    seen = 0
+    for path in (shared_data / "runtimes" / "openclaw" / "transcripts" / "pi-coding-agent" / "large-session.jsonl",
+                 shared_data / "transcripts" / "claude_code" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"):
+        t = read_transcript(path)
+        found = learnings(t, RULES)
+        assert found
+        for f in found:
+            assert f.position == t.turns[f.turn].position, (path.name, f.summary)
+            seen += 1
+    assert seen > 10
+
+
 # --- rules validation ---------------------------------------------------------------
 
 
