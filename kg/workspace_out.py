@@ -39,6 +39,17 @@ def _real(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _same(a: Path, b: Path) -> bool:
+    """One place, names compared without case: macOS and Windows file systems ignore it (`-o memory.md` there is
+    MEMORY.md, and `realpath` keeps the case it was given), and nobody means another file by `Kg.toml`."""
+    return str(a).casefold() == str(b).casefold()
+
+
+def _inside(real: Path, folder: Path) -> bool:
+    """`real` is `folder` or lies under it (case aside, as `_same`)."""
+    return _same(real, folder) or any(_same(p, folder) for p in real.parents)
+
+
 def source(workspace: Any) -> tuple[Any, Any]:
     """What an export of the analyst's API reads the graph from (a workspace opened once: this guard reads its
     kg.toml, the export its graph) and the Workspace its file is checked against (None for a `GraphData`)."""
@@ -78,30 +89,30 @@ def kept_place(real: Path, root: Path, ws: Any = None, *, trail: bool = False) -
 
     kg_dir = Path(ws.kg_dir) if ws is not None else root / STATE
     state = _real(kg_dir)
-    if real == state or state in real.parents:  # first: a person may keep memory/.kg elsewhere through a link
+    if _inside(real, state):  # first: a person may keep memory/.kg elsewhere through a link
         return f"inside kg's own state folder {kg_dir}"
     base = _real(root)
-    if real != base and base not in real.parents:
+    if not _inside(real, base):
         return None
-    if trail and real == _real(root / TRAIL_FILE):
+    if trail and _same(real, _real(root / TRAIL_FILE)):
         return None
-    if real == _real(root / CONFIG):
+    if _same(real, _real(root / CONFIG)):
         return "the workspace's config (kg.toml), which every kg command reads first"
-    if real == base / ".git" or base / ".git" in real.parents:  # (a worktree's .git is a file)
+    if _inside(real, base / ".git"):  # (a worktree's .git is a file)
         return "git's own (.git, or inside it)"
     kept = {*INSTRUCTION_FILES, *READ_AT_START}
     if ws is not None:
         from kg.lifecycle.api import instruction_files
 
         kept.update(instruction_files(ws))
-    if any(real == _real(root / name) for name in kept):
+    if any(_same(real, _real(root / name)) for name in kept):
         return "an instruction file agents read at start"
     installed = {p for files in install_files(root).values() for p in files} | recorded_files(kg_dir)
-    if any(real == _real(p) for p in installed):
+    if any(_same(real, _real(p)) for p in installed):
         return "a file `kg install` writes for an agent runtime (its hooks, MCP server or config)"
-    if base / "memory" in real.parents:
+    if _inside(real, base / "memory") and not _same(real, base / "memory"):
         return "in kg's memory folder (daily logs, preferences, skills, topics)"
-    if base / ".learnings" in real.parents:
+    if _inside(real, base / ".learnings") and not _same(real, base / ".learnings"):
         return "in .learnings/, which `kg export trail --learnings` keeps"
     return None
 
@@ -109,7 +120,7 @@ def kept_place(real: Path, root: Path, ws: Any = None, *, trail: bool = False) -
 def _in_git(given: Path, real: Path) -> bool:
     """Whether the path, as named or resolved, has a `.git` component: any repository's (a vendored one's
     vendor/lib/.git/config as much as the workspace's), and a worktree's or submodule's .git file."""
-    return ".git" in Path(os.path.abspath(given)).parts or ".git" in real.parts
+    return any(part.casefold() == ".git" for part in (*Path(os.path.abspath(given)).parts, *real.parts))
 
 
 def check_out(ws: Any, out: str | os.PathLike[str], *, trail: bool = False, example: str = "graph.json") -> Path:

@@ -48,6 +48,19 @@ def test_the_python_api_refuses_what_the_cli_refuses(logged, run_kg, target):
     assert _files(ws.root, before) == before
 
 
+@pytest.mark.parametrize("out, why", [
+    ("memory.md", "an instruction file"), ("Kg.TOML", "the workspace's config"), ("Memory/graph.json", "memory folder"),
+    ("MEMORY/.KG/graph.kuzu", "kg's own state"), (".GIT/config", "git's own"), (".Learnings/graph.json", ".learnings/"),
+])
+def test_a_kept_place_named_in_another_case_is_refused(logged, run_kg, out, why):
+    """macOS and Windows file systems ignore case: `-o memory.md --force` there replaced MEMORY.md (`realpath` keeps
+    the case it is given, so the guard compared `memory.md` with `MEMORY.md` and let it through)."""
+    ws = logged
+    r = run_kg(["export", "graph", "-f", "json", "-o", out, "--force"])
+    assert r.exit_code == 2 and why in r.stderr, (out, r.stderr)
+    assert not (ws.root / out).exists() or (ws.root / out).samefile(ws.root / out.lower())  # nothing new was written
+
+
 @pytest.mark.parametrize("runtime, target", [("claude-code", ".claude/settings.local.json"),
                                              ("codex", ".codex/config.toml"), ("codex", ".codex/hooks.json"),
                                              ("openclaw", "hooks/kaizen-kg/handler.js")])
