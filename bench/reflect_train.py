@@ -115,7 +115,9 @@ PRIOR = {
                    # the agent's reply sees that what it had fixed still fails (the user showed it)
                    "sees_it_persist": 1.2,
                    # agreement alone, to a turn that names no fault: a request or a question agreed with
-                   "agrees_only": -3.0},
+                   "agrees_only": -3.0,
+                   # a status question the reply answers "yes", nothing undone or owned: checked, not corrected
+                   "status_confirmed": -3.0},
     "preference": {"from_now_on": 4.0, "imperative_rule": 4.0, "lasting": 1.5, "remember": 1.5, "prefers": 4.0,
                    "we_convention": 0.8, "prohibition": 0.6, "promises_change": 0.8,
                    "edits_rule": 1.5,
@@ -163,6 +165,9 @@ FIXED = {"preference": {"from_now_on", "imperative_rule"},
                         # agreement alone to a turn naming no fault ("You're absolutely right!" to a new request):
                         # the labelled chats' agent rarely says it there, other users' agents often do (stated)
                         "agrees_only",
+                        # a status question answered "yes" (the agent had done it): the mirror of status_denied, rare
+                        # in the labelled chats (stated, not fitted)
+                        "status_confirmed",
                         # "try again" taking up the agent's offer to retry (a login refused, a service down): no
                         # labelled development turn shows an agent offering it, so it keeps its prior (stated)
                         "accepts_retry",
@@ -192,7 +197,10 @@ HANDBACK_PARTS = {"offers_work", "leaves_to_agent", "bare_fix", "finds_it"}
 # (a new task), steps alone are any answer, a "can you fix it?" alone any request, a question before it is context.
 AFTERMATH_PARTS = {"result_defect", "gives_steps", "asks_to_solve", "forbids_used", "fixes_its_work",
                    "follows_question", "restates_constraint"}
-EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HANDBACK_PARTS, *AFTERMATH_PARTS},
+# A reply that says yes counts only through status_confirmed (a status question it answers): to a request or an idea
+# it is what any agent says.
+EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", "affirms", *HANDBACK_PARTS,
+                          *AFTERMATH_PARTS},
            "preference": {"reedits", "names_agent_work", "refers_to_work",
                           "short", "long", "negative_question", "frustration", "flaw", "fails_after_claim",
                           "question_conceded", "repeated_ask", "redirect_after_interrupt", "frustrated_at_work",
@@ -212,7 +220,7 @@ EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", *HAND
                           "constraint_restated", *AFTERMATH_PARTS,
                           # a reply language asked for again, code just written sent back: about this work (the
                           # rule's own words are read by from_now_on and imperative_rule)
-                          "language_broken", "fix_of_its_work"}}
+                          "language_broken", "fix_of_its_work", "affirms", "status_confirmed"}}
 # Signals that, by what they mean, do not say a turn is of the class (or say it is not): the shape of a turn, generic words ("this",
 # "just", "should"), what the agent says to anything ("I see", "a different approach"). One user's habits make them
 # look like evidence (this user opens most rebukes with "this ..."); on other users' turns they fire on praise, new

@@ -94,3 +94,25 @@ def test_chinese_still_shows_is_a_fault_that_persists(said, still):
 ])
 def test_every_time_it_happens_is_a_description_not_a_lasting_rule(said, lasting):
     assert ("lasting" in signals("Voilà, c'est fait. / Done.", said)) is lasting
+
+
+def test_a_status_question_the_agent_answers_yes_is_a_check_not_a_correction(shared_data):
+    """A real Claude Code session: the agent said "everything is committed and pushed", the user asked "did you
+    push?", the agent answered "Yes - everything is pushed and clean". kg wrote "Make sure you push before handing
+    work back" at high priority. The same question answered "no" (or "yes, but" naming what is not done) stays a
+    correction."""
+    from kg.reflect import default_rules, read_transcript
+    from kg.reflect.detect import learnings
+
+    t = read_transcript(shared_data / "transcripts" / "claude_code" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz")
+    assert not [f.summary for f in learnings(t, default_rules()) if "push" in f.summary.lower()]
+    agent = "I refactored the exporter and committed the change."
+    assert "status_confirmed" in signals(agent, "did you run the tests?", "Yes, all 212 tests pass.")
+    assert corrections(agent, "did you run the tests?", "Yes, all 212 tests pass.") == []
+    assert corrections(agent, "did you run the tests?", "No, I didn't run them. Let me run them now.") == ["correction"]
+    assert "status_confirmed" not in signals(agent, "did you run the tests?",
+                                             "Yes, though two of them fail: let me look at why.")
+    assert "status_confirmed" not in signals(agent, "did you run the tests? the exporter is broken",
+                                             "Yes, I ran them.")
+    assert "status_confirmed" in signals("Я обновил конфиг.", "ты запустил тесты?", "Да, все тесты прошли.")
+    assert "status_confirmed" not in signals("Я обновил конфиг.", "ты запустил тесты?", "Да, но один тест упал.")
