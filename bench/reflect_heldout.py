@@ -6,6 +6,20 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p36 (tests/data/heldout_p36.jsonl; the rule fixed 2026-12-06 01:20 UTC before a turn was read, by an annotator who read
+no detector code; held out, not scored): two lists taken alternately, a repository from each in turn (A, B, A, B, ...):
+list A = the list find_files gives for path `.aider.chat.history.md` (aider's own history, at a repository's root), in
+its order, from the first; list B = the list for `.specstory/statistics.json` continued after
+Dylan2020THU/veloxis-cuetrace (p35 stopped there). Of an aider repository its `.aider.chat.history.md` whole, when
+read_file's total_chars is at most 40,000 (else the repository is skipped and said); of a SpecStory repository the caps
+and cut rules of p33-p35 (its `.specstory/history/*.md` files in name order, the first 3 not over 30,000 characters,
+whole files, at most 12 non-slash user turns a repository, stop before the file that would take it past 12 unless it is
+the first; two exports of one session count once). A repository is skipped if an earlier set's labels hold its
+owner__repo (tests/data/heldout_*.jsonl) or it is in shared data (runtimes/, edobry/minsky and edobry/chitin). Saved
+verbatim as <data>/<owner>__<repo>__<file name> (default /work/heldout36/raw), a live-looking secret replaced by
+[REDACTED] and said; a file the readers cannot read is said in the notes and skipped (no reader changed). Until ~100
+non-slash user turns or the clock (no new file saved after 02:35 UTC; labels by 02:55 UTC).
+
 p35 (tests/data/heldout_p35.jsonl; the rule fixed 2026-12-05 15:14 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): list 1 = the list find_files gives for path `.specstory/.what-is-this.md` (28
 repositories, SpecStory's own note, complete), in its order, from the first; then list 2 = the list find_files gives for
@@ -1025,7 +1039,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p35": REPO / "tests" / "data" / "heldout_p35.jsonl",
+SETS = {"p36": REPO / "tests" / "data" / "heldout_p36.jsonl",
+        "p35": REPO / "tests" / "data" / "heldout_p35.jsonl",
         "p34": REPO / "tests" / "data" / "heldout_p34.jsonl",
         "p33": REPO / "tests" / "data" / "heldout_p33.jsonl",
         "p32": REPO / "tests" / "data" / "heldout_p32.jsonl",
@@ -1048,7 +1063,7 @@ SETS = {"p35": REPO / "tests" / "data" / "heldout_p35.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p35": Path("/work/heldout35/raw"),
+OUTSIDE = {"p36": Path("/work/heldout36/raw"), "p35": Path("/work/heldout35/raw"),
            "p34": Path("/work/heldout34/raw"), "p33": Path("/work/heldout33/raw"), "p32": Path("/work/heldout32/raw"),
            "p31": Path("/work/heldout31/raw"), "p30": Path("/work/heldout30/raw"), "p29": Path("/work/heldout29/raw"),
            "p28": Path("/work/heldout28/raw"), "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"),
@@ -1056,7 +1071,7 @@ OUTSIDE = {"p35": Path("/work/heldout35/raw"),
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p35"  # labelled blind 2026-12-05, scored once at 16:01 (above); the next blind set replaces it
+HELD_OUT = "p36"  # being labelled blind 2026-12-06 (above), scored once at the end; the next blind set replaces it
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
