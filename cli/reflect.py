@@ -49,7 +49,9 @@ def _render(d: dict[str, Any]) -> str:
         lines += [f"  - {t['position']}: {t['tool_calls']} tool calls: {t['request'][:80]}"
                   for t in d["skill_candidates"]]
     if d["dropped_by_cap"]:
-        lines.append(f"(capped: {d['dropped_by_cap']} lower-priority finding(s) left out)")
+        lines.append(f"(capped: {d['dropped_by_cap']} more finding(s) left out: a session keeps at most "
+                     "rules/reflect.toml [limits] max_per_kind of a kind and max_findings_per_session in all, the "
+                     "highest priority first, then the earliest; rules/errors.toml caps failed tool calls)")
     if d["applied"]:
         lines.append(f"✅ Logged {len(d['logged'])}: {', '.join(d['logged']) or 'nothing new'}"
                      + (f"; {d['already_logged']} already logged before" if d["already_logged"] else ""))
