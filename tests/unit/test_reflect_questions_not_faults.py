@@ -116,3 +116,16 @@ def test_a_status_question_the_agent_answers_yes_is_a_check_not_a_correction(sha
                                              "Yes, I ran them.")
     assert "status_confirmed" in signals("Я обновил конфиг.", "ты запустил тесты?", "Да, все тесты прошли.")
     assert "status_confirmed" not in signals("Я обновил конфиг.", "ты запустил тесты?", "Да, но один тест упал.")
+
+
+def test_a_crash_said_never_to_happen_is_a_fault_not_a_lasting_rule(shared_data):
+    """Pi's large session: "i selected the theme while you were working and got a crash, that should never happen"
+    was logged as a preference (a rule for the agent) at 0.64; it reports what the agent's work did. A rule said as
+    one ("invalid themes must NEVER explode", twenty lines later) stays a preference."""
+    from kg.reflect import default_rules, read_transcript, reflect
+
+    t = read_transcript(shared_data / "runtimes" / "openclaw" / "transcripts" / "pi-coding-agent" /
+                        "large-session.jsonl")
+    found = {f.position: f.category for f in reflect(t, default_rules()).findings}
+    assert found.get("line 836") != "preference"
+    assert found.get("line 856") == "preference"
