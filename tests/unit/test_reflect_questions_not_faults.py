@@ -114,6 +114,8 @@ def test_a_status_question_the_agent_answers_yes_is_a_check_not_a_correction(sha
                                              "Yes, though two of them fail: let me look at why.")
     assert "status_confirmed" not in signals(agent, "did you run the tests? the exporter is broken",
                                              "Yes, I ran them.")
+    assert "status_confirmed" not in signals(agent, "did you run the tests?",  # a "yes" further down is not the answer
+                                             "I ran the fast ones only.\nYes, the slow ones are still to run.")
     assert "status_confirmed" in signals("Я обновил конфиг.", "ты запустил тесты?", "Да, все тесты прошли.")
     assert "status_confirmed" not in signals("Я обновил конфиг.", "ты запустил тесты?", "Да, но один тест упал.")
 
