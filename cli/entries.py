@@ -114,7 +114,7 @@ def register(app: typer.Typer) -> None:
             ws = workspace(ctx)
             later = not wait and background_possible()
             result = ws.log(kind.value, summary, now=now_of(ctx, now), session=session, link=not no_link,
-                            apply=not later, **fields)
+                            apply=not later, wait=wait, **fields)
             if later:
                 apply_after_answer(ws)
         if result.redacted:

@@ -89,8 +89,10 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
     try:
         # When a burst of processes logs at once, whoever holds the graph drains everyone's records; a
         # process that finds its record applied by then leaves without opening the graph at all (and
-        # so without the pattern's figures).
-        with ws.store(unless=lambda: ws.journal.applied_since(inode)) as st:
+        # so without the pattern's figures), unless it was asked to wait for them: `--wait` promises the
+        # pattern, and 3 of 4 concurrent `kg log --wait` answered `"pattern": null`.
+        applied_by_another = None if wait else (lambda: ws.journal.applied_since(inode))
+        with ws.store(unless=applied_by_another) as st:
             key, pattern = f.get("pattern_key"), None
             if st is not None and ws.pending and not st.run("node_exists", id=entry_id):
                 # a bounded drain (a reader's, or a lifecycle command's under contention) stopped before it
