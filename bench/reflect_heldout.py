@@ -7,7 +7,7 @@ hand before any detector change of its landing; scored once, at the end, this tr
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
 p36 (tests/data/heldout_p36.jsonl; the rule fixed 2026-12-06 01:20 UTC before a turn was read, by an annotator who read
-no detector code; held out, not scored): two lists taken alternately, a repository from each in turn (A, B, A, B, ...):
+no detector code; scored once, below): two lists taken alternately, a repository from each in turn (A, B, A, B, ...):
 list A = the list find_files gives for path `.aider.chat.history.md` (aider's own history, at a repository's root), in
 its order, from the first; list B = the list for `.specstory/statistics.json` continued after
 Dylan2020THU/veloxis-cuetrace (p35 stopped there). Of an aider repository its `.aider.chat.history.md` whole, when
@@ -19,6 +19,63 @@ owner__repo (tests/data/heldout_*.jsonl) or it is in shared data (runtimes/, edo
 verbatim as <data>/<owner>__<repo>__<file name> (default /work/heldout36/raw), a live-looking secret replaced by
 [REDACTED] and said; a file the readers cannot read is said in the notes and skipped (no reader changed). Until ~100
 non-slash user turns or the clock (no new file saved after 02:35 UTC; labels by 02:55 UTC).
+What it gave (labelled by 01:37 UTC, each turn read with the agent's turn before and after as --show prints them, before
+any detector ran on them, by one annotator who read no detector code; held out, not scored): 29 files of 19
+repositories, turns as the reader counts them in brackets, in the lists' order. List A (`.aider.chat.history.md`) gave
+none: of its 100 shown repositories (0202alcc/luvatrix to Blizard32/seniales) 61 are held by earlier sets' labels, 3 are
+shared data (AFI-Protocol/afi-core, AlexShchuka/mozgoslav, Aquaticat/Monochromatic), 18 have a history over 40,000
+characters and 18 a history with no user turn (start-up, login or key warnings only), and the tool shows no more of the
+list. From list B (`.specstory/statistics.json` after Dylan2020THU/veloxis-cuetrace): Dylan2020THU/web-veloxis 2,
+Edev01/AMLOS_REACT 1, Ether9t/ether9t.github.io 2, Ether9t/human-AI-logs 14 (its first file, taken whole though past
+12), Firedogs2x/Houdoku-2 8 (3 files), FlorpyDorpinator/StationpediaAscendedWorkspace 8, GTuritto/Agentic-Systems-
+Patterns 2, GTuritto/ubongo 1, GunjanDawar/support-ticket-management 3 (3 files), HatsuSumi/isml2026-data-observatory 2,
+HelloAllyTech/calibrate-backend 5 (3 files), HypeRankCode/hyperank 1, IndiasFernandes/Innerflect-Operational-
+Intelligence-System 3 (2 files), IngoS11/EmailBuddy 2 (2 files), InnerFlect-Tech/ecstaticdance-viseu 2,
+Ishaangg/TradePilot 2, Istiaq-Fuad/transfer-learning-mieeg 9 (3 files), ItsAbhinavM/ML-Scaler 1,
+JFernandoLe/etheriavr_metaquest3 1 (web-veloxis-ai, web-veloxis-ai-roadmap, Excellencedev, Fabrice-Beya, IC10-Minifier,
+Furx1129, HD50N, HRYZNB, HUANGYIHAO382 both, Animative-Viz, Helina-cloud, HuAzurestar, IoTWazPresales, IronMan1405,
+Itsme23476 gave none: no history file, every file over 30,000, or, for HUANGYIHAO382/BlueTooth_pc_terminal, a file the
+reader refuses); runtimes Cursor IDE (Markdown v2.1, `Cursor IDE`, `cursoride` and `cursor` session headers), VS Code
+Copilot (Markdown v2.0 `vscode` and v2.1 `VS Code Copilot IDE`/`copilotide` headers), Claude Code, Codex CLI and Gemini
+CLI, all saved by SpecStory. 69 user turns, no slash command: 7 not typed by the user (2 VS Code Copilot placeholders
+'File editing session', a CodeViz extension prompt and a 'System: Please continue.' continuation in the Gemini CLI
+session, 2 prompts a parent agent wrote to Cursor sub-agents, and Cursor's 'Implement the plan as specified'
+boilerplate; all labelled nothing, kept so the labels name every turn the reader finds), 62 typed; 3 corrections, 3
+knowledge gaps (2 on corrections), 1 preference (on a correction), 65 with nothing to learn; by language en 63 (all
+labels), zh 4, pt 1, es 1; by script Latin 65, Chinese 4. Judgement calls as p15-p35 and the label guide (pasted logs or
+errors with no commentary are nothing, also right after the agent's own script or patch; first-turn bug reports and
+first-turn tracebacks are nothing; answers to the agent's own offers, 'choose plan A', 'Continue with testing the
+changes', 'Tighten title cleanup rules', are nothing; the same request sent again word for word after the agent only
+announced a step is a resend, nothing; a neutral 'is everything pushed?' is nothing), and: in the Stationeers session,
+'Here is the stationeers folder too you can probably find what you need xml wise in there' after the agent searched the
+game code without finding recipe heat values is a knowledge gap (where the data lives), 'You can smelt gold too. The
+furnace gets fuel like oxygen and volatiles which ignite...' after the agent said the advanced furnace does not smelt
+gold is correction and knowledge gap, and 'WE aren't talking about the arc furnace! ... the arc furnace is powered by
+electricity, the other two furnaces use combustion' after the agent answered again from the arc furnace is correction
+and knowledge gap; two follow-up questions asked while the agent had only announced a search (no answer yet), 'doesnt
+that mean its using 1.4kw per tick?' among them, are nothing; 'use uv instead of python or python3' sent while the agent
+was implementing, to which it replied it would switch its validation to uv, is correction and preference (a standing
+tooling rule); 'which one to import plt' after a plot snippet without the import is a plain how-to question (nothing);
+'take the name of the metric as input in the duplicate api' is a refinement (nothing); 'exit' typed as a Codex CLI
+message with no reply is nothing. Departures from the rule: list A's 100 shown repositories gave no file, so p36 is list
+B alone (no alternation in practice); saving stopped by choice at 01:37 UTC at 69 turns, short of ~100, to label every
+turn within the annotator's working context (every file is copied by hand from read_file pages), list B not taken past
+JFernandoLe/etheriavr_metaquest3; the search for a second or third history file within the cap was stopped after sizing
+the next 16 files of FlorpyDorpinator/StationpediaAscendedWorkspace and the next 4 of JFernandoLe/etheriavr_metaquest3
+(all over 30,000); HUANGYIHAO382/BlueTooth_pc_terminal's only file within the cap (2026-07-15, 13,680, 2 turns) was
+copied to the character but the reader refuses it (not UTF-8: a GBK PowerShell listing the library holds as U+FFFD), so
+it was deleted (no reader changed); for a session exported under two names the first export within the cap was taken
+(HelloAllyTech's -SSZ/-Z twins; HypeRankCode 06-16 04-16-01Z, whose first name is over the cap); read_file's default
+stored version was used (151henry151's listed commit holds an empty history). Every saved copy matches the library to
+the character in length (each equals read_file's total_chars); Firedogs2x/Houdoku-2's 2025-11-17_10-29Z is stored with a
+UTF-8 byte-order mark and CRLF line ends that read_file's text does not show (its offsets count them), restored and
+checked at four page offsets. No live-looking secret in a saved file (Anish-ai/manrag's aider history, which holds a
+DeepSeek key on its command line, has no turn and was not saved; a public contact e-mail in HypeRankCode's git log is
+kept). Sizes and skips in /work/heldout36/notes.txt.
+Scored once (2026-12-06 01:50 UTC, main fda4772 beside a67e97e, the tree before this landing's detector work, `--set p36
+--data /work/heldout36/raw --score --baseline /work/base0`): correction 0.40 / 0.67 / 0.50 (2 of 3), knowledge gap 0 of
+3, preference 0 of 1, anything 0.40 / 0.50 / 0.44; false alarms 3 in 65 quiet turns (4.6 per 100); both trees alike,
+turn for turn. Too few labels to weigh a class; the false-alarm rate is the figure it gives.
 
 p35 (tests/data/heldout_p35.jsonl; the rule fixed 2026-12-05 15:14 UTC before a turn was read, by an annotator who read
 no detector code; held out, not scored): list 1 = the list find_files gives for path `.specstory/.what-is-this.md` (28
@@ -1071,7 +1128,7 @@ OUTSIDE = {"p36": Path("/work/heldout36/raw"), "p35": Path("/work/heldout35/raw"
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p36"  # being labelled blind 2026-12-06 (above), scored once at the end; the next blind set replaces it
+HELD_OUT = "p36"  # labelled blind 2026-12-06, scored once at 01:50 (above); the next blind set replaces it
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
