@@ -72,7 +72,7 @@ UTF-8 byte-order mark and CRLF line ends that read_file's text does not show (it
 checked at four page offsets. No live-looking secret in a saved file (Anish-ai/manrag's aider history, which holds a
 DeepSeek key on its command line, has no turn and was not saved; a public contact e-mail in HypeRankCode's git log is
 kept). Sizes and skips in /work/heldout36/notes.txt.
-Scored once (2026-12-06 01:50 UTC, main fda4772 beside a67e97e, the tree before this landing's detector work, `--set p36
+Scored once (2026-12-06 01:37 UTC, main fda4772 beside a67e97e, the tree before this landing's detector work, `--set p36
 --data /work/heldout36/raw --score --baseline /work/base0`): correction 0.40 / 0.67 / 0.50 (2 of 3), knowledge gap 0 of
 3, preference 0 of 1, anything 0.40 / 0.50 / 0.44; false alarms 3 in 65 quiet turns (4.6 per 100); both trees alike,
 turn for turn. Too few labels to weigh a class; the false-alarm rate is the figure it gives.
@@ -1128,7 +1128,7 @@ OUTSIDE = {"p36": Path("/work/heldout36/raw"), "p35": Path("/work/heldout35/raw"
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p36"  # labelled blind 2026-12-06, scored once at 01:50 (above); the next blind set replaces it
+HELD_OUT = "p36"  # labelled blind 2026-12-06, scored once at 01:37 (above); the next blind set replaces it
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
