@@ -48,7 +48,7 @@ def edge_add(
 
 def show(
     ctx: typer.Context,
-    node_id: Annotated[str, typer.Argument(metavar="ID", help="A node or entry id.")],
+    node_id: Annotated[str, typer.Argument(metavar="ID", help="A node or entry id, or a pattern's key.")],
     as_json: JsonOpt = False,
 ) -> None:
     """Show a node, its fields and its edges."""

@@ -35,9 +35,16 @@ def pattern_of(st: Store, key: str | None) -> dict[str, Any] | None:
 
 
 def show(ws: Workspace, node_id: str) -> dict[str, Any]:
-    """A node with its edges in both directions (and, for a pattern, its derived recurrence)."""
+    """A node with its edges in both directions (and, for a pattern, its derived recurrence). A pattern is taken by
+    its key too, as `kg resolve` and `kg patterns show` take it."""
     with ws.store() as st:
-        node = get_node(st, node_id)
+        try:
+            node = get_node(st, node_id)
+        except NotFound:
+            from kg.graph.patterns import find
+
+            node = find(st, node_id)  # NotFound again: no node has that id, no pattern that key
+            node_id = node["id"]
         edges = [plain(e, hide=HIDDEN_COLUMNS) for e in st.run("node_edges", id=node_id)]
         if node["kind"] == "pattern":
             node["recurrence"] = pattern_of(st, node.get("pattern_key"))

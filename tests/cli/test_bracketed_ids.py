@@ -56,3 +56,18 @@ def test_the_installed_command_takes_it_too(ws):
     assert shown.returncode == 0, shown.stderr
     assert eid in shown.stdout
     subprocess.run([str(kg), "serve", "stop"], capture_output=True, env=env, cwd=ws.root, timeout=60)
+
+
+def test_show_takes_a_pattern_by_its_key_as_resolve_does(ws, capsys):
+    """QA: `kg show git.push.no_upstream` said "no node", while `kg resolve` and `kg patterns show` take the key."""
+    run_kg = _kg(ws, capsys)
+    for i in range(2):
+        r = run_kg(f"log error 'git push failed {i}: no upstream' --pattern-key git.push.no_upstream --wait {NOW}")
+        assert r.exit_code == 0, r.stderr
+    shown = run_kg(["show", "git.push.no_upstream", "--json"])
+    assert shown.exit_code == 0, shown.stderr
+    node = shown.json["node"]
+    assert node["kind"] == "pattern" and node["recurrence"]["recurrence"] == 2
+    assert run_kg(["show", node["id"], "--json"]).json == shown.json
+    gone = run_kg(["show", "git.push.nothing_like_it"])
+    assert gone.exit_code == 2 and "no node or pattern 'git.push.nothing_like_it'" in gone.stderr, gone.stderr
