@@ -307,6 +307,12 @@ def _say(message: str) -> None:
         pass
 
 
+ANOTHER = "another server runs for this workspace"
+OFF = "the read server is off ([serve] enabled = false)"
+TEAM = "a team graph is not served"
+NEVER_SERVED = frozenset({ANOTHER, OFF, TEAM})  # why `serve` returns before it answered anything
+
+
 def serve(root: Path, lock: int | None = None) -> str:
     """Serve the workspace at `root` until idle, asked to let go, or stopped; returns why it stopped. `lock`:
     the descriptor of `serve.lock` its starter took for it (`client.spawn`), else it takes the lock itself."""
@@ -319,7 +325,7 @@ def serve(root: Path, lock: int | None = None) -> str:
     if lock is None:
         lock = client.claim(kg_dir)  # (a checker's shared instant is waited out, not taken for a server)
     if lock is None:
-        return "another server runs for this workspace"
+        return ANOTHER
     backoff = Settings(True, 0.0).busy_backoff
     try:
         protocol.trace("server imported")
@@ -327,9 +333,9 @@ def serve(root: Path, lock: int | None = None) -> str:
         conf = settings(ws)
         backoff = conf.busy_backoff
         if not conf.enabled:
-            return "the read server is off ([serve] enabled = false)"
+            return OFF
         if ws.store_url is not None:
-            return "a team graph is not served"
+            return TEAM
         _cap_arenas(conf.malloc_arenas)  # before the warm-up thread and Kùzu's worker make their own
         import kg.cli.app  # noqa: F401 - loaded before the first request, not during it
         import kg.cli.common as common

@@ -208,6 +208,22 @@ def test_an_idle_server_stops_and_removes_its_socket(served: Path):
     assert kg(served, "log", "error", "after the idle stop", "--wait").returncode == 0
 
 
+def test_serve_run_beside_a_running_server_fails_plainly(served: Path):
+    """QA: `kg serve run` beside a live server printed "kg serve: stopped: another server runs ..." and exited 0,
+    as if it had served; and with the server off it did the same."""
+    try:
+        assert kg(served, "serve", "start").returncode == 0
+        second = kg(served, "serve", "run")
+        assert second.returncode == 1, second.stderr
+        assert second.stderr.startswith("Error: another server runs for this workspace: `kg serve status`")
+        assert status(served)["running"]
+    finally:
+        kg(served, "serve", "stop", server=False)
+    (served / "kg.toml").write_text("[rules.policy.serve]\nenabled = false\n", encoding="utf-8")
+    off = kg(served, "serve", "run")
+    assert off.returncode == 1 and off.stderr.startswith("Error: the read server is off"), off.stderr
+
+
 def test_off_means_no_server(served: Path):
     assert kg(served, "search", "docker", server=False).returncode == 0
     assert not (served / "memory" / ".kg" / "serve.sock").exists()
