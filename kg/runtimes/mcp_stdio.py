@@ -9,6 +9,7 @@ never answers cannot keep the process alive for ever) until each id read has its
 A line the SDK cannot read it drops unanswered (it only logs it): `_Wire` reads each line as the SDK will and
 answers those itself with a JSON-RPC error that says what is wrong (-32700 for a line that is not JSON, else
 -32600 or -32602), so a client is never left waiting and only the requests the SDK will answer are owed at EOF.
+A request before the handshake is told so; the SDK answered it "Invalid request parameters".
 
 As the SDK's own stdio transport does, the wire is served from private copies of fds 0 and 1 while fd 0 reads
 the null device and fd 1 writes to stderr: a handler's or a child's stray output cannot reach the wire.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from contextlib import contextmanager
 from io import TextIOWrapper
 from typing import Any
@@ -157,20 +159,22 @@ class _Wire:
     Each line is read as the SDK will read it (its own parser) before the SDK gets it. A line the SDK would drop
     (not JSON, too deep, a lone surrogate, params that are no object: it logs them and answers nothing) is
     answered here with a JSON-RPC error and never reaches it, so only the requests the SDK will answer are owed
-    at EOF. Owing one it
-    dropped held the process for the whole GRACE, and json.loads on a line nested 1,000 deep raised a
-    RecursionError that ended the server."""
+    at EOF: owing one it dropped held the process for the whole GRACE, and json.loads on a line nested 1,000
+    deep raised a RecursionError that ended the server. A request before `initialize` is answered here too: the
+    SDK said "Invalid request parameters" of parameters that were fine."""
 
-    def __init__(self, stdin: Any, stdout: Any) -> None:
+    def __init__(self, stdin: Any, stdout: Any, serves: Callable[[str], bool] = lambda method: True) -> None:
         import anyio
         import mcp_types
 
-        self._in, self._out = stdin, stdout
+        self._in, self._out, self._serves = stdin, stdout, serves
         self._types = mcp_types
         self._owed: set[int | str] = set()
         self._eof = False
         self._settled = anyio.Event()
         self._writing = anyio.Lock()  # the SDK's answers and the wire's own: one line at a time
+        self._greeted = False  # an `initialize` was read
+        self._modern = False  # a request carried the 2026 envelope: that era has no handshake
 
     def __aiter__(self) -> _Wire:
         return self
@@ -213,6 +217,14 @@ class _Wire:
             return None
         if not isinstance(message, types.JSONRPCRequest):
             return None
+        meta = (message.params or {}).get("_meta")
+        self._modern = self._modern or (isinstance(meta, dict) and types.PROTOCOL_VERSION_META_KEY in meta)
+        if message.method == "initialize":
+            self._greeted = True
+        # as the SDK's gate: a method it does not serve is its METHOD_NOT_FOUND, before the handshake too
+        elif not (self._greeted or self._modern or message.method == "ping") and self._serves(message.method):
+            return message.id, -32600, ("Invalid Request: the session is not initialized; send `initialize` (then "
+                                        "`notifications/initialized`) first")
         self._owed.add(message.id)
         return None
 
@@ -260,7 +272,8 @@ def serve(server: Any) -> None:
     async def main(wire_in: Any, wire_out: Any) -> None:
         low = server._lowlevel_server  # as MCPServer.run_stdio_async does
         wire = _Wire(anyio.wrap_file(TextIOWrapper(wire_in, encoding="utf-8", errors="replace")),
-                     anyio.wrap_file(TextIOWrapper(wire_out, encoding="utf-8", write_through=True)))
+                     anyio.wrap_file(TextIOWrapper(wire_out, encoding="utf-8", write_through=True)),
+                     serves=lambda method: low.get_request_handler(method) is not None)
         async with stdio_server(stdin=wire, stdout=wire) as (read, write):
             await low.run(read, write, low.create_initialization_options())
 

@@ -89,6 +89,16 @@ def test_every_malformed_request_with_an_id_gets_an_error_naming_the_problem(ws,
     assert ws.journal.pending_count() == 0 and not ws.list()  # no malformed call acted
 
 
+def test_a_call_before_initialize_is_told_to_initialize_first(ws, need):
+    """A tool call before the handshake was answered "Invalid request parameters" (its parameters were fine)."""
+    need("mcp")
+    lines = [_call(1, "status", {}), GREETING[0].replace('"id": 0', '"id": 2'), GREETING[1], _call(3, "status", {})]
+    answers = {a["id"]: a for a in _served(ws.root, lines, greet=False)}
+    error = answers[1]["error"]
+    assert error["code"] == -32600 and "initialize" in error["message"], error
+    assert not answers[3]["result"]["isError"]
+
+
 @pytest.mark.embedded_only("copies the demo workspace's Kùzu file: a team graph stays on the server")
 def test_approve_and_skip_refuse_a_number_that_is_not_one(demo_built, tmp_path, need):
     """pydantic's lax mode read `true` and "1" as 1: `approve` with `{"number": true}` approved proposal #1.
