@@ -4,7 +4,8 @@ Each tool makes one library call on a freshly opened workspace, so the graph is 
 `kg` commands run at the same time. The SDK runs tools on worker threads: one lock keeps this process to one
 open of the graph at a time. `log` answers like `kg log`, from the write journal (durable, never waiting for
 the graph), and a background thread applies it (links, pattern) right after. Tool inputs have JSON schemas
-from the type hints and refuse unknown arguments; library errors come back as tool errors with kg's message.
+from the type hints and refuse unknown arguments and values of another JSON type (`true` is no number);
+library errors come back as tool errors with kg's message.
 
     from kg.runtimes.mcp_server import build_server
     build_server("/path/to/workspace").run("stdio")
@@ -15,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -283,9 +284,12 @@ def _one_line_argument_errors(tool: Any, also: Callable[[dict[str, Any], set[str
 
 def _refuse_unknown_arguments(tool: Any) -> None:
     """Make a tool refuse arguments it does not take (MCP clients expect `additionalProperties: false` and an
-    error naming the stray argument, not a silent drop)."""
+    error naming the stray argument, not a silent drop), and arguments of another JSON type than its schema says:
+    pydantic's lax mode read `true` and "1" as the number 1, so `approve` with `{"number": true}` approved
+    proposal #1. A malformed call is refused, never guessed at."""
     base = tool.fn_metadata.arg_model
     allowed = [f.alias or name for name, f in base.model_fields.items()]
+    whole = {f.alias or name for name, f in base.model_fields.items() if int in (f.annotation, *get_args(f.annotation))}
 
     def check(cls: type, data: Any) -> Any:
         if isinstance(data, dict):
@@ -293,10 +297,12 @@ def _refuse_unknown_arguments(tool: Any) -> None:
             if unknown:
                 raise ValueError(f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}: "
                                  f"{tool.name} takes {', '.join(allowed) or 'no arguments'}")
+            # JSON Schema's integer is any number with no fraction: 1.0 is the 1 a client's float arithmetic sent
+            data = {k: int(v) if k in whole and type(v) is float and v.is_integer() else v for k, v in data.items()}
         return data
 
     strict = type(base.__name__, (base,), {
-        "model_config": ConfigDict(arbitrary_types_allowed=True, extra="forbid"),
+        "model_config": ConfigDict(arbitrary_types_allowed=True, extra="forbid", strict=True),
         "__module__": base.__module__,
         "_refuse_unknown": model_validator(mode="before")(classmethod(check)),
     })

@@ -6,6 +6,11 @@ ends and its task group cancels the calls in flight. Here the lines go through `
 every request read and every answer written; at EOF it waits (at most `GRACE` seconds, so a request the server
 never answers cannot keep the process alive for ever) until each id read has its answer, then ends the stream.
 
+A line the SDK cannot read it drops unanswered (it only logs it): `_Wire` reads each line as the SDK will and
+answers those itself with a JSON-RPC error that says what is wrong (-32700 for a line that is not JSON, else
+-32600 or -32602), so a client is never left waiting and only the requests the SDK will answer are owed at EOF.
+A request before the handshake is told so; the SDK answered it "Invalid request parameters".
+
 As the SDK's own stdio transport does, the wire is served from private copies of fds 0 and 1 while fd 0 reads
 the null device and fd 1 writes to stderr: a handler's or a child's stray output cannot reach the wire.
 """
@@ -14,40 +19,162 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Callable
 from contextlib import contextmanager
 from io import TextIOWrapper
 from typing import Any
 
 GRACE = 120.0  # seconds after EOF the answers still owed are waited for
 
+# a JSON text's tokens: a string, a bracket or separator, anything else (a number, true, false, null) up to the next
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[][{}:,]|[^][{}:,"\s]+')
+_TITLE = {-32700: "Parse error", -32600: "Invalid Request", -32602: "Invalid params"}  # JSON-RPC 2.0's names
+_BAD_ID = "the id should be a string or a whole number"
 
-def _ids(line: str, *, answers: bool) -> list[str]:
-    """The ids of the requests (`answers` False) or of the answers (True) a JSON-RPC line holds."""
+Refusal = tuple[int | str | None, int, str]  # the id to answer, the JSON-RPC error code, the message
+
+
+def _members(text: str) -> dict[str, str] | None:
+    """The members of the JSON object `text`, each value as its raw text, or None when `text` is no object. Read
+    without recursion, so no nesting is too deep to find a request's id; nothing nested is checked."""
+    tokens = _TOKEN.finditer(text)
+    first = next(tokens, None)
+    if first is None or first.group() != "{":
+        return None
+    members: dict[str, str] = {}
+    depth, key, start = 1, None, -1
+    for m in tokens:
+        tok = m.group()
+        if start < 0:  # between members: a key, then its colon (or the end of the object)
+            if tok == ":" and key is not None:
+                start = m.end()
+            elif tok.startswith('"') and key is None:
+                try:
+                    key = json.loads(tok)
+                except ValueError:
+                    return None
+            elif tok == "}" and key is None:
+                return members
+            else:
+                return None
+        elif tok in ("{", "["):
+            depth += 1
+        elif tok in ("}", "]") and depth > 1:
+            depth -= 1
+        elif tok in ("}", ",") and depth == 1:
+            members[key] = text[start:m.start()].strip()
+            if tok == "}":
+                return members
+            key, start = None, -1
+        elif tok == "]" and depth == 1:
+            return None
+    return None
+
+
+def _read(raw: str) -> Any:
+    """A member's value as the SDK's parser (jiter: its depth limit, its refusal of a lone surrogate) reads it."""
+    from pydantic_core import from_json
+
+    return from_json(raw)
+
+
+def _request_id(members: dict[str, str]) -> int | str | None:
+    """The message's id when it is one the SDK takes (an int or a string), else None."""
     try:
-        parsed = json.loads(line)
-    except ValueError:
-        return []
-    if not isinstance(parsed, dict):  # a batch: the SDK answers none of it (JSON-RPC batches left MCP in 2025-06)
-        return []
-    key = parsed.get("id")
-    if isinstance(key, bool) or not isinstance(key, int | str):  # the SDK's RequestId: an int or a string
-        return []
-    if answers:
-        return [json.dumps(key)] if "method" not in parsed and ("result" in parsed or "error" in parsed) else []
-    # a request the SDK reads as one: else it is dropped unanswered, and waiting for it would hold EOF for GRACE
-    return [json.dumps(key)] if parsed.get("jsonrpc") == "2.0" and isinstance(parsed.get("method"), str) else []
+        key = _read(members["id"])
+    except (KeyError, ValueError):
+        return None
+    return key if isinstance(key, int | str) and not isinstance(key, bool) else None
+
+
+def _unreadable(name: str, exc: ValueError) -> str:
+    """Why the member `name` cannot be read, from the SDK's parser's reason `exc`."""
+    said = str(exc)
+    if "recursion limit" in said:  # as `kg ingest` says it of a file
+        return f"the input is nested too deeply ({name}); JSON-RPC messages are read to at most a few hundred levels"
+    if "surrogate" in said or "hex escape" in said:  # json.loads took the line: its escapes are well formed
+        return (f"{name} holds a lone UTF-16 surrogate (an escape such as \\ud800 with no pair), which is not "
+                "text; send UTF-8 text")
+    return f"{name} cannot be read ({said})"
+
+
+_SHAPE = (("jsonrpc", -32600, lambda v: v == "2.0", '"jsonrpc" should be "2.0"'),
+          ("method", -32600, lambda v: isinstance(v, str), "the method should be a string"),
+          ("params", -32602, lambda v: v is None or isinstance(v, dict), "params should be an object"))
+
+
+def refusal(line: str, why: ValueError) -> Refusal | None:
+    """The JSON-RPC error for a line the SDK's parser refused (`why`): it drops such a line unanswered, and a
+    client waits for ever. None where nothing may answer: a notification, or an answer to the server's request."""
+    try:
+        json.loads(line)
+    except RecursionError:
+        pass  # JSON deeper than Python reads: its members say where
+    except ValueError as exc:
+        return None, -32700, f"Parse error: the line is not JSON ({exc})"
+    members = _members(line)
+    if members is None:
+        if line.lstrip().startswith("["):
+            return None, -32600, "Invalid Request: batches are not supported; send each message on a line of its own"
+        return None, -32600, "Invalid Request: a message is a JSON object"
+    if "method" not in members and ("result" in members or "error" in members):
+        return None
+    if "method" in members and "id" not in members:
+        return None
+    key = _request_id(members)
+    if "id" in members and key is None:
+        return None, -32600, f"Invalid Request: {_BAD_ID}"
+    for name, code, fits, should in _SHAPE:
+        if name not in members:
+            if name == "params":
+                continue
+            return key, -32600, f"Invalid Request: {should} (there is none)"
+        try:
+            value = _read(members[name])
+        except ValueError as exc:
+            return key, code, f"{_TITLE[code]}: {_unreadable(name, exc)}"
+        if not fits(value):
+            return key, code, f"{_TITLE[code]}: {should}"
+    for name, raw in members.items():  # a member the SDK ignores is still parsed
+        try:
+            _read(raw)
+        except ValueError as exc:
+            return key, -32600, f"Invalid Request: {_unreadable(name, exc)}"
+    errors = getattr(why, "errors", lambda **_: [])(include_url=False)
+    return key, -32600, f"Invalid Request: {errors[0]['msg'] if errors else why}"
+
+
+def _answered(text: str) -> int | str | None:
+    """The id of the request an answer the server wrote (`text`) answers, or None."""
+    members = _members(text)
+    if members is None or "method" in members or not ("result" in members or "error" in members):
+        return None
+    return _request_id(members)
 
 
 class _Wire:
-    """The stdin side (an async line iterator) and the stdout side (`write`, `flush`) the SDK's stdio_server takes."""
+    """The stdin side (an async line iterator) and the stdout side (`write`, `flush`) the SDK's stdio_server takes.
 
-    def __init__(self, stdin: Any, stdout: Any) -> None:
+    Each line is read as the SDK will read it (its own parser) before the SDK gets it. A line the SDK would drop
+    (not JSON, too deep, a lone surrogate, params that are no object: it logs them and answers nothing) is
+    answered here with a JSON-RPC error and never reaches it, so only the requests the SDK will answer are owed
+    at EOF: owing one it dropped held the process for the whole GRACE, and json.loads on a line nested 1,000
+    deep raised a RecursionError that ended the server. A request before `initialize` is answered here too: the
+    SDK said "Invalid request parameters" of parameters that were fine."""
+
+    def __init__(self, stdin: Any, stdout: Any, serves: Callable[[str], bool] = lambda method: True) -> None:
         import anyio
+        import mcp_types
 
-        self._in, self._out = stdin, stdout
-        self._owed: set[str] = set()
+        self._in, self._out, self._serves = stdin, stdout, serves
+        self._types = mcp_types
+        self._owed: set[int | str] = set()
         self._eof = False
         self._settled = anyio.Event()
+        self._writing = anyio.Lock()  # the SDK's answers and the wire's own: one line at a time
+        self._greeted = False  # an `initialize` was read
+        self._modern = False  # a request carried the 2026 envelope: that era has no handshake
 
     def __aiter__(self) -> _Wire:
         return self
@@ -55,20 +182,63 @@ class _Wire:
     async def __anext__(self) -> str:
         import anyio
 
-        line = await self._in.readline()
-        if line:
-            self._owed.update(_ids(line, answers=False))
-            return line
+        while True:
+            line = await self._in.readline()
+            if not line:
+                break
+            if not line.strip():
+                continue
+            try:
+                message = self._types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except ValueError as exc:  # pydantic's ValidationError
+                said = refusal(line, exc)
+            else:
+                said = self._refused(message, line)
+                if said is None:
+                    return line
+            if said is not None:
+                await self._answer(*said)
         self._eof = True
         if self._owed:
             with anyio.move_on_after(GRACE):
                 await self._settled.wait()
         raise StopAsyncIteration
 
+    def _refused(self, message: Any, line: str) -> Refusal | None:
+        """Why a message the SDK reads is answered here instead, or None: noted as owed when it is a request."""
+        types = self._types
+        if isinstance(message, types.JSONRPCNotification):
+            if "id" in (_members(line) or {}):  # an id the SDK took for none (1.5, true, null): a request
+                return None, -32600, f"Invalid Request: {_BAD_ID}"
+            if message.method == "notifications/cancelled" and isinstance(message.params, dict):
+                cancelled = message.params.get("requestId")
+                if isinstance(cancelled, int | str):  # a request its client cancelled is never answered
+                    self._owed.discard(cancelled)
+            return None
+        if not isinstance(message, types.JSONRPCRequest):
+            return None
+        meta = (message.params or {}).get("_meta")
+        self._modern = self._modern or (isinstance(meta, dict) and types.PROTOCOL_VERSION_META_KEY in meta)
+        if message.method == "initialize":
+            self._greeted = True
+        # as the SDK's gate: a method it does not serve is its METHOD_NOT_FOUND, before the handshake too
+        elif not (self._greeted or self._modern or message.method == "ping") and self._serves(message.method):
+            return message.id, -32600, ("Invalid Request: the session is not initialized; send `initialize` (then "
+                                        "`notifications/initialized`) first")
+        self._owed.add(message.id)
+        return None
+
+    async def _answer(self, key: int | str | None, code: int, message: str) -> None:
+        text = json.dumps({"jsonrpc": "2.0", "id": key, "error": {"code": code, "message": message}},
+                          separators=(",", ":"))  # as the SDK writes its own
+        async with self._writing:
+            await self._out.write(text + "\n")
+            await self._out.flush()
+
     async def write(self, text: str) -> None:
-        await self._out.write(text)
-        for key in _ids(text, answers=True):
-            self._owed.discard(key)
+        async with self._writing:
+            await self._out.write(text)
+        self._owed.discard(_answered(text))
 
     async def flush(self) -> None:
         await self._out.flush()
@@ -100,9 +270,10 @@ def serve(server: Any) -> None:
     from mcp.server.stdio import stdio_server
 
     async def main(wire_in: Any, wire_out: Any) -> None:
-        wire = _Wire(anyio.wrap_file(TextIOWrapper(wire_in, encoding="utf-8", errors="replace")),
-                     anyio.wrap_file(TextIOWrapper(wire_out, encoding="utf-8", write_through=True)))
         low = server._lowlevel_server  # as MCPServer.run_stdio_async does
+        wire = _Wire(anyio.wrap_file(TextIOWrapper(wire_in, encoding="utf-8", errors="replace")),
+                     anyio.wrap_file(TextIOWrapper(wire_out, encoding="utf-8", write_through=True)),
+                     serves=lambda method: low.get_request_handler(method) is not None)
         async with stdio_server(stdin=wire, stdout=wire) as (read, write):
             await low.run(read, write, low.create_initialization_options())
 

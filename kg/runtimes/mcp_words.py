@@ -11,6 +11,7 @@ from typing import Any
 _COMMAND = re.compile(r"`kg ([a-z][a-z-]*)(?: [^`]*)?`")
 _FLAG = re.compile(r"--([a-z][a-z-]*)(?: \"\.\.\.\")?")
 _METAVAR = re.compile(r"\b[A-Z][A-Z_]{2,}\b")
+_WHOLE = {"int_type", "int_parsing", "int_from_float"}  # pydantic's error types for a number that is no integer
 
 
 def in_tool_words(message: str, tool: str, arguments: Iterable[str], tools: Iterable[str]) -> str:
@@ -48,9 +49,13 @@ def argument_errors(tool: str, errors: Iterable[Mapping[str, Any]]) -> str:
         if kind == "value_error":  # our own check (unknown arguments): its text is the message
             parts.append(msg.removeprefix("Value error, "))
             continue
+        if kind in _WHOLE:  # pydantic says "a valid integer"; a model or a user reads "a whole number"
+            msg = "should be a whole number"
         msg = re.sub(r"^Input should\b", "should", msg)
         msg = msg[:1].lower() + msg[1:]
         given = err.get("input")
         shown = f" (got {given!r})" if isinstance(given, (str, int, float, bool)) and len(repr(given)) <= 60 else ""
+        if isinstance(given, bool):  # as the client wrote it: JSON's true, not Python's True
+            shown = f" (got {str(given).lower()})"
         parts.append(f"{where}: {msg}{shown}" if where else msg + shown)
     return "; ".join(parts) or f"the arguments of {tool} are not valid"
