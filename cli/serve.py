@@ -100,7 +100,7 @@ def run(ctx: typer.Context) -> None:
     with errors():
         root = workspace(ctx).root
         why = server.serve(root)
-    if why in server.NEVER_SERVED:  # it never served: a failure to say, as `kg serve start` says it (exit 1)
+    if server.never_served(why):  # a failure to say, as `kg serve start` says it (exit 1)
         hint = ": `kg serve status` names it, `kg serve stop` stops it" if why == server.ANOTHER else ""
         typer.echo(f"Error: {why}{hint}", err=True)
         raise typer.Exit(1)

@@ -310,7 +310,13 @@ def _say(message: str) -> None:
 ANOTHER = "another server runs for this workspace"
 OFF = "the read server is off ([serve] enabled = false)"
 TEAM = "a team graph is not served"
-NEVER_SERVED = frozenset({ANOTHER, OFF, TEAM})  # why `serve` returns before it answered anything
+CANNOT = "cannot serve: "  # and what stopped it: the graph held by another process, missing, unreadable
+NEVER_SERVED = frozenset({ANOTHER, OFF, TEAM})  # with CANNOT, why `serve` returns before it answered anything
+
+
+def never_served(why: str) -> bool:
+    """Whether `serve` returned `why` without having served at all (a failure to say), not after serving."""
+    return why in NEVER_SERVED or why.startswith(CANNOT)
 
 
 def serve(root: Path, lock: int | None = None) -> str:
@@ -391,9 +397,9 @@ def serve(root: Path, lock: int | None = None) -> str:
         return why
     except StoreBusy as exc:  # a long import or cycle holds the graph: logs start no server for a while
         _busy_stamp(kg_dir, backoff)
-        return f"cannot serve: {exc}"
+        return f"{CANNOT}{exc}"
     except KgError as exc:
-        return f"cannot serve: {exc}"
+        return f"{CANNOT}{exc}"
     finally:
         os.close(lock)
 

@@ -219,6 +219,13 @@ def test_serve_run_beside_a_running_server_fails_plainly(served: Path):
         assert status(served)["running"]
     finally:
         kg(served, "serve", "stop", server=False)
+    import fcntl
+
+    with open(served / "memory" / ".kg" / "graph.lock", "a+") as held:  # another process holds the graph
+        fcntl.flock(held, fcntl.LOCK_EX)
+        busy = subprocess.run([KG, "-w", str(served), "serve", "run"], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "KG_SERVER": "1", "KG_LOCK_TIMEOUT": "1"})
+    assert busy.returncode == 1 and busy.stderr.startswith("Error: cannot serve: "), busy.stderr
     (served / "kg.toml").write_text("[rules.policy.serve]\nenabled = false\n", encoding="utf-8")
     off = kg(served, "serve", "run")
     assert off.returncode == 1 and off.stderr.startswith("Error: the read server is off"), off.stderr
