@@ -175,9 +175,10 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
 
         return call(run, "status")
 
-    @server.tool(description="One node by its id (`ERR-20261130-001`, or `[ERR-...]` as the brief prints it): its "
-                             "fields and its edges in both directions; a pattern with its recurrence.")
-    def show(id: Annotated[str, Field(description="The node's id.")]) -> dict[str, Any]:
+    @server.tool(description="One node by its id (`ERR-20261130-001`, or `[ERR-...]` as the brief prints it), or a "
+                             "pattern by its key (`git.push.no_upstream`): its fields and its edges in both "
+                             "directions; a pattern with its recurrence.")
+    def show(id: Annotated[str, Field(description="The node's id, or a pattern's key.")]) -> dict[str, Any]:
         return call(lambda: ws().show(unwrap_id(id)), "show")
 
     @server.tool(description="Move a logged entry (an LRN/ERR/FEAT id) to another status, e.g. resolved once its "

@@ -56,9 +56,13 @@ def test_a_kept_place_named_in_another_case_is_refused(logged, run_kg, out, why)
     """macOS and Windows file systems ignore case: `-o memory.md --force` there replaced MEMORY.md (`realpath` keeps
     the case it is given, so the guard compared `memory.md` with `MEMORY.md` and let it through)."""
     ws = logged
+    before = {p: p.read_bytes() for p in ws.root.rglob("*") if p.is_file() and "graph.kuzu" not in p.name}
     r = run_kg(["export", "graph", "-f", "json", "-o", out, "--force"])
     assert r.exit_code == 2 and why in r.stderr, (out, r.stderr)
-    assert not (ws.root / out).exists() or (ws.root / out).samefile(ws.root / out.lower())  # nothing new was written
+    after = {p: p.read_bytes() for p in ws.root.rglob("*") if p.is_file() and "graph.kuzu" not in p.name}
+    assert {p for p in after if p not in before} <= {ws.root / "memory" / ".kg" / "exports.json"}  # nothing new
+    assert {p: after[p] for p in before if p.suffix in (".md", ".toml", ".json") and p in after} == {
+        p: b for p, b in before.items() if p.suffix in (".md", ".toml", ".json") and p in after}
 
 
 @pytest.mark.parametrize("runtime, target", [("claude-code", ".claude/settings.local.json"),
