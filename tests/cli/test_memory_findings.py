@@ -1,0 +1,33 @@
+"""Defects a find-only QA pass reproduced on the memory side, through the real CLI on a real workspace:
+`kg pref history` failed once a preference was unset; `kg search --since` kept session-summary lines of any age;
+a Chinese query of common words only found what 不是 held; `kg inject` said "no memory" of what did not fit its
+budget; `kg recall` of a topic just added in kg.toml did not say to build the index; `kg session end` took a
+time before the session's start."""
+
+from __future__ import annotations
+
+import json
+
+
+def test_pref_history_shows_an_unset_as_a_removal(run_kg, ws):
+    """An unset's row holds '' as its value in the graph, which `history` read as JSON: JSONDecodeError."""
+    assert run_kg("pref set style terse --now 2026-12-01T10:00").exit_code == 0
+    assert run_kg("pref unset style --now 2026-12-01T11:00").exit_code == 0
+    for args in ("pref history", "pref history style"):
+        r = run_kg(args)
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout.splitlines()[-1].split() == ["2026-12-01T11:00", "style", "unset", "removed", "(was",
+                                                     "'terse')"], r.stdout
+        rows = run_kg(f"{args} --json").json
+        assert [(x["action"], x["value"], x["previous"]) for x in rows] == [("set", "terse", None),
+                                                                             ("unset", None, "terse")]
+
+
+def test_a_key_removed_by_hand_is_one_history_row_not_one_per_write(run_kg, ws):
+    """The removal's '' was taken for a value still known, so each later write recorded the hand removal again."""
+    assert run_kg("pref set a 1 --now 2026-12-01T10:00").exit_code == 0
+    (ws.memory / "preferences.json").write_text(json.dumps({}), encoding="utf-8")
+    for n, minute in enumerate(("01", "02", "03")):
+        assert run_kg(f"pref set k{n} v --now 2026-12-01T11:{minute}").exit_code == 0
+    rows = run_kg("pref history a --json").json
+    assert [(x["action"], x["value"], x["previous"]) for x in rows] == [("set", "1", None), ("hand-unset", None, "1")]
