@@ -31,3 +31,32 @@ def test_a_key_removed_by_hand_is_one_history_row_not_one_per_write(run_kg, ws):
         assert run_kg(f"pref set k{n} v --now 2026-12-01T11:{minute}").exit_code == 0
     rows = run_kg("pref history a --json").json
     assert [(x["action"], x["value"], x["previous"]) for x in rows] == [("set", "1", None), ("hand-unset", None, "1")]
+
+
+def _deploy_session(run_kg) -> None:
+    assert run_kg("session start --now 2026-11-01T09:00:00").exit_code == 0
+    assert run_kg("log learning 'The staging deploy needs the VPN on' --now 2026-11-01T09:30:00").exit_code == 0
+    assert run_kg("session end --summary 'Set up docker and deploy' --now 2026-11-01T10:00:00").exit_code == 0
+
+
+def test_search_since_leaves_out_old_lines_of_every_memory_file(run_kg, ws):
+    """--since held for the graph and the daily logs only: a month-old session summary's lines were hits."""
+    import os
+    from datetime import datetime
+
+    _deploy_session(run_kg)
+    (ws.root / "MEMORY.md").write_text("# Memory\n\nThe deploy script lives in ops/.\n", encoding="utf-8")
+    old = datetime(2026, 11, 2, 12).timestamp()
+    os.utime(ws.root / "MEMORY.md", (old, old))  # its lines are dated by the file's last change
+    now = ["--now", "2026-12-06T10:00:00"]
+    everywhere = run_kg(["search", "deploy", "--json", *now]).json
+    assert {h["location"].split(":")[0] for h in everywhere} >= {"memory/sessions/2026-11-01-001.md", "MEMORY.md"}
+    for extra in (["--since", "7d"], ["--since", "0d"], ["--since", "7d", "--source", "sessions"],
+                  ["--since", "7d", "--source", "MEMORY.md"], ["--since", "7d", "--session", "2026-11-01-001"]):
+        r = run_kg(["search", "deploy", "--json", *extra, *now])
+        assert (r.exit_code, r.json) == (0, []), (extra, [(h["location"], h["created_at"]) for h in r.json])
+    # a line at or after --since is kept: the summary's lines are dated by its "Generated:" time
+    kept = run_kg(["search", "deploy", "--json", "--since", "2026-11-01T09:59", "--session", "2026-11-01-001", *now])
+    assert sorted(h["location"] for h in kept.json) == ["memory/sessions/2026-11-01-001.md:6",
+                                                       "memory/sessions/2026-11-01-001.md:9"]
+    assert all(h["created_at"] >= "2026-11-01T09:59" for h in kept.json)
