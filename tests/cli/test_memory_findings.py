@@ -60,3 +60,21 @@ def test_search_since_leaves_out_old_lines_of_every_memory_file(run_kg, ws):
     assert sorted(h["location"] for h in kept.json) == ["memory/sessions/2026-11-01-001.md:6",
                                                        "memory/sessions/2026-11-01-001.md:9"]
     assert all(h["created_at"] >= "2026-11-01T09:59" for h in kept.json)
+
+
+def test_a_chinese_query_of_common_words_only_finds_nothing_and_says_why(run_kg, ws):
+    """"的 了 是" was three terms, and 是 matched inside 不是: a hit scored 0.59 where "the a of" is refused."""
+    assert run_kg("session start --now 2026-12-01T09:00").exit_code == 0
+    assert run_kg(["log", "learning", "用户更喜欢使用 pnpm 而不是 npm", "--now", "2026-12-01T09:30"]).exit_code == 0
+    assert run_kg("session end --now 2026-12-01T10:00").exit_code == 0
+    now = ["--now", "2026-12-02T10:00"]
+    for query, shown in (("的 了 是", "的, 了, 是"), ("什么 是 的", "什么, 是, 的"), ("不是", "不是")):
+        r = run_kg(["search", query, *now])
+        assert (r.exit_code, r.stdout) == (0, f"No results for {query!r}: only common words ({shown}): add a word "
+                                              "that says what to look for\n"), r.stdout
+        r = run_kg(["search", query, "--json", *now])
+        assert (r.exit_code, r.json) == (0, [])
+        assert r.stderr == f"No results: only common words ({shown}): add a word that says what to look for\n"
+    for query in ("使用", "pnpm 是", "用户 不是"):  # a word besides them still finds the entry
+        hits = run_kg(["search", query, "--json", *now]).json
+        assert hits and hits[0]["text"] == "用户更喜欢使用 pnpm 而不是 npm", (query, hits)
