@@ -78,3 +78,22 @@ def test_a_chinese_query_of_common_words_only_finds_nothing_and_says_why(run_kg,
     for query in ("使用", "pnpm 是", "用户 不是"):  # a word besides them still finds the entry
         hits = run_kg(["search", query, "--json", *now]).json
         assert hits and hits[0]["text"] == "用户更喜欢使用 pnpm 而不是 npm", (query, hits)
+
+
+def test_inject_says_what_did_not_fit_its_budget_not_that_there_is_no_memory(run_kg, ws):
+    """`dropped: 3` beside a block that said "(no memory for this message)"."""
+    for text in ("The billing deploy needs the staging database migrated before the service restarts",
+                 "Deploy billing only after the invoice queue has drained completely"):
+        assert run_kg(["log", "learning", text, "--now", "2026-12-01T10:00"]).exit_code == 0
+    assert run_kg(["pref", "set", "deploy_style", "always deploy billing on weekdays with a rollback plan",
+                   "--now", "2026-12-01T10:00"]).exit_code == 0
+    now = ["--now", "2026-12-02T10:00"]
+    r = run_kg(["inject", "--message", "deploy billing", "--budget", "110", "--json", *now])
+    assert (r.exit_code, r.json["items"], r.json["dropped"]) == (0, [], 3), r.json
+    assert r.json["block"] == "## Memory (kg) — topic: general\n(3 item(s) did not fit --budget 110: a larger one " \
+        "shows them)"
+    for budget in range(40, 111, 7):  # shorter notes where the long one does not fit; the budget is a hard cap
+        r = run_kg(["inject", "--message", "deploy billing", "--budget", str(budget), "--json", *now])
+        assert len(r.json["block"]) <= budget and "no memory" not in r.json["block"], (budget, r.json["block"])
+    block = run_kg(["inject", "--message", "deploy billing", "--budget", "400", "--json", *now]).json["block"]
+    assert "invoice queue" in block and "did not fit" not in block
