@@ -97,3 +97,26 @@ def test_inject_says_what_did_not_fit_its_budget_not_that_there_is_no_memory(run
         assert len(r.json["block"]) <= budget and "no memory" not in r.json["block"], (budget, r.json["block"])
     block = run_kg(["inject", "--message", "deploy billing", "--budget", "400", "--json", *now]).json["block"]
     assert "invoice queue" in block and "did not fit" not in block
+
+
+def test_recall_of_a_topic_just_added_in_kg_toml_finds_its_memory(run_kg, ws):
+    """The index built before the topic was added had neither its files nor its links: "No memory found" until
+    `kg index build`, which the message did not name."""
+    assert run_kg("log learning 'docker compose needs the env file next to it' --now 2026-12-01T10:00").exit_code == 0
+    assert run_kg("recall code --now 2026-12-01T11:00").exit_code == 0  # builds the index, without docker
+    with (ws.root / "kg.toml").open("a", encoding="utf-8") as fh:
+        fh.write('\n[rules.topics.topics]\ndocker = ["docker", "compose"]\n')
+    r = run_kg("recall docker --now 2026-12-01T12:00 --json")
+    assert r.exit_code == 0, r.stderr
+    assert r.json["built_index"] and [n["id"] for n in r.json["nodes"]] == ["LRN-20261201-001"], r.json
+    assert [f["file"] for f in r.json["files"]] == ["memory/2026-12-01.md"]
+    assert not run_kg("recall docker --now 2026-12-01T12:00 --json").json["built_index"]  # built once
+
+
+def test_recall_finding_nothing_in_an_older_index_names_kg_index_build(run_kg, ws):
+    assert run_kg("recall code --now 2026-12-01T11:00").exit_code == 0  # the index, built on first use
+    r = run_kg("recall code --now 2026-12-01T12:00")
+    assert r.stdout == ("No memory found for topic 'code'\n"
+                        "  Try: kg search WORDS (any memory holding the words), or name another topic\n"
+                        "  Or: kg index build (the topic index was built 2026-12-01 11:00: memory written since is "
+                        "not in it)\n")
