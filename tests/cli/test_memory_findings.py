@@ -120,3 +120,29 @@ def test_recall_finding_nothing_in_an_older_index_names_kg_index_build(run_kg, w
                         "  Try: kg search WORDS (any memory holding the words), or name another topic\n"
                         "  Or: kg index build (the topic index was built 2026-12-01 11:00: memory written since is "
                         "not in it)\n")
+
+
+def test_session_end_before_its_start_is_refused_and_writes_nothing(run_kg, ws):
+    """`--now 06:00` ended a session begun at 07:00: a summary "Generated: 06:00", exit 0."""
+    assert run_kg("session start --now 2026-12-06T07:00:00").exit_code == 0
+    assert run_kg("log learning 'the cache lives in /var/tmp' --now 2026-12-06T07:10:00").exit_code == 0
+    daily = (ws.memory / "2026-12-06.md").read_text(encoding="utf-8")
+    r = run_kg("session end --summary 'tidied the cache' --now 2026-12-06T06:00:00")
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == ("Error: session 2026-12-06-001 began at 2026-12-06 07:00:00, after the end time given "
+                        "(2026-12-06 06:00:00): it cannot end before it began; pass a later --now (or KG_NOW)\n")
+    assert not (ws.memory / "sessions" / "2026-12-06-001.md").exists()
+    assert (ws.memory / "2026-12-06.md").read_text(encoding="utf-8") == daily
+    assert ws.current_session() == "2026-12-06-001"  # still open, and ends at a later time
+    r = run_kg("session end --summary 'tidied the cache' --now 2026-12-06T07:00:00 --json")
+    assert r.exit_code == 0 and r.json["ended_at"] == "2026-12-06T07:00:00"
+
+
+def test_a_hook_end_dated_before_the_start_still_writes_the_summary_at_the_start(run_kg, ws):
+    """kg's own ends (a runtime's session end, a reflection) take the runtime's clock: dated at the start instead
+    of refused, so a skewed clock loses no summary."""
+    assert run_kg("session start --now 2026-12-06T07:00:00").exit_code == 0
+    r = run_kg("hook session-end --now 2026-12-06T06:00:00 --json", input="")
+    assert r.exit_code == 0, r.stderr
+    text = (ws.memory / "sessions" / "2026-12-06-001.md").read_text(encoding="utf-8")
+    assert "Generated: 2026-12-06 07:00" in text
