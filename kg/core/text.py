@@ -120,7 +120,13 @@ def stem_prefix(word: str) -> str:
 
 @cache
 def stopwords() -> frozenset[str]:
-    """The one stopword list, rules/words.toml as packaged (linking reads a workspace's override of it)."""
+    """The one stopword list, rules/words.toml as packaged (linking reads a workspace's override of it), with
+    its `cjk_stop_chars` each alone and each CJK bigram of two of them ("不是", "我们"), the words CJK text is
+    read as: grammar, as "the" is. Search kept "的 了 是" as three terms and found 是 inside 不是 (a QA pass),
+    where "the a of" is refused as common words only."""
     from kg.core.policy import packaged
 
-    return frozenset(unicodedata.normalize("NFKC", w).lower().strip() for w in packaged("words")["stopwords"])
+    data = packaged("words")
+    chars = [unicodedata.normalize("NFKC", c).strip() for c in data.get("cjk_stop_chars", [])]
+    return frozenset([unicodedata.normalize("NFKC", w).lower().strip() for w in data["stopwords"]]
+                     + chars + [a + b for a in chars for b in chars])

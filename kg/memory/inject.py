@@ -65,14 +65,21 @@ def fit(items: list[Item], budget: int, head: str) -> tuple[list[Item], int]:
 
 
 EMPTY_NOTE = "(no memory for this message)"
+DROPPED_NOTES = ("({n} item(s) did not fit --budget {budget}: a larger one shows them)",
+                 "({n} item(s) did not fit the budget)", "({n} did not fit)")
 
 
-def render_block(head: str, items: list[Item], budget: int | None = None) -> str:
+def render_block(head: str, items: list[Item], budget: int | None = None, dropped: int = 0) -> str:
     """The block; with `budget`, never longer (a budget is a hard cap: an empty block's header and note are cut
-    to fit, the note first). Pure."""
+    to fit, the note first, its shorter form tried before). A block empty because nothing fit (`dropped`) says
+    so, not "no memory": a QA pass read "(no memory for this message)" beside `dropped: 3`. Pure."""
     if not items:
-        block = head + "\n" + EMPTY_NOTE
-        return block if budget is None or len(block) <= budget else _cut(head, budget)
+        notes = [n.format(n=dropped, budget=budget) for n in DROPPED_NOTES] if dropped else [EMPTY_NOTE]
+        for note in notes:
+            block = head + "\n" + note
+            if budget is None or len(block) <= budget:
+                return block
+        return _cut(head, budget)
     lines = [head]
     for name, title in SECTIONS:
         chosen = [i for i in items if i.section == name]
@@ -201,6 +208,6 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
     ranked = rank(items, ir.w_relevance, ir.w_importance, ir.w_recency)
     head = header(message, topic)
     kept, dropped = fit(ranked, budget, head)
-    block = render_block(head, kept, budget)
+    block = render_block(head, kept, budget, dropped)
     return {"message": message, "topic": topic, "budget": budget, "chars": len(block), "block": block,
             "items": [asdict(i) for i in kept], "dropped": dropped, "warnings": warnings}

@@ -130,11 +130,11 @@ def _write(ws: Any, prefs: dict[str, Any], base: bytes | None) -> None:
     write_atomic(path_of(ws), _dump(dict(sorted(prefs.items()))).encode("utf-8"), base=base)
 
 
-def _latest(st: Any) -> dict[str, tuple[str, str]]:
-    """key -> (action, encoded value) of the newest history row."""
-    out: dict[str, tuple[str, str]] = {}
+def _latest(st: Any) -> dict[str, tuple[str, str | None]]:
+    """key -> (action, encoded value) of the newest history row; None where it removed the key."""
+    out: dict[str, tuple[str, str | None]] = {}
     for row in st.run("memory_pref_history", key=""):
-        out[row["key"]] = (row["action"], row["value"])
+        out[row["key"]] = (row["action"], row["value"] or None)
     return out
 
 
@@ -153,8 +153,7 @@ def _sync_hand_edits(ws: Any, st: Any, prefs: dict[str, Any], at: datetime) -> l
     for key in sorted(set(prefs) | set(latest)):
         if key == learned:  # the lifecycle's key: its history is the lifecycle's changes, not a hand edit
             continue
-        action, last = latest.get(key, ("unset", None))
-        known = None if action == "unset" else last
+        known = latest.get(key, ("unset", None))[1]
         now_value = _encode(prefs[key]) if key in prefs else None
         if known != now_value:
             _record(ws, st, key, now_value, known, "hand-edit" if now_value is not None else "hand-unset",
@@ -256,14 +255,17 @@ def list_(ws: Any) -> list[dict[str, Any]]:
 
 
 def history(ws: Any, key: str | None = None) -> list[dict[str, Any]]:
-    """Every change, oldest first. Values are decoded from JSON."""
+    """Every change, oldest first. Values are decoded from JSON; a removal's value is None. The graph keeps
+    it as '' (a Meta row's `value` is never made NULL in the embedded store: kg/store/strings.py), which is no
+    JSON (a QA pass: once any key was unset, `kg pref history` failed with JSONDecodeError). An encoded value
+    is never '', so '' is read as none."""
     with ws.store() as st:
         rows = st.run("memory_pref_history", key=check_key(key) if key else "")
     out = []
     for row in rows:
         r = plain(row)
         for field in ("value", "previous"):
-            r[field] = None if r[field] is None else json.loads(r[field])
+            r[field] = json.loads(r[field]) if r[field] else None
         out.append(r)
     return out
 

@@ -107,7 +107,8 @@ def file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, s
     if not stems:
         return []
     finder = re.compile("|".join(re.escape(s) for s in stems))
-    chunks: list[tuple[str, Path, int, str, set[str]]] = []
+    chunks: list[tuple[str, Path, int, str, set[str], datetime]] = []
+    stamps: dict[Path, datetime] = {}
     total_lines = 0
     for source, path in file_sets(ws, sources, since, now, session, in_graph):
         try:
@@ -133,7 +134,10 @@ def file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, s
                 continue
             if source == "sessions" and (line.startswith("#") or GENERATED.match(line) or line == "- (none)"):
                 continue  # a summary's frame (its title, section headings, "Generated:"): no memory in it
-            chunks.append((source, path, number + 1, line, found))
+            at = line_time(source, path, line, stamps)
+            if since and at < since:  # every line is dated (its own time, or its file's): --since holds for each
+                continue
+            chunks.append((source, path, number + 1, line, found, at))
     if not chunks:
         return []
     df = Counter(s for c in chunks for s in c[4])
@@ -144,13 +148,9 @@ def file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, s
     # Only the best lines are re-ranked: a common word can match thousands of log lines.
     keep = sorted(range(len(chunks)), key=lambda i: (-raw[i], i))[: rules.candidates]
     hits = []
-    stamps: dict[Path, datetime] = {}
-    for source, path, number, line, _found, score in ((*chunks[i], raw[i]) for i in keep):
+    for source, path, number, line, _found, at, score in ((*chunks[i], raw[i]) for i in keep):
         m = LOG_LINE.match(line)
         body = m.group(1) if m else line.lstrip("-* ").strip()
-        at = line_time(source, path, line, stamps)
-        if since and at < since and source == "daily":
-            continue
         parts = {"text": score / top, "fuzzy": coverage(terms, {}, set(words(body)), rules.fuzzy_min),
                  "graph": 0.0, "recency": recency(at, now, rules.half_life_days),
                  "importance": FILE_PRIOR.get(source, 0.4)}

@@ -208,7 +208,12 @@ def render(summary: Summary, generated: datetime) -> str:
 
 def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, session: str | None = None,
         tasks: list[str] | None = None, learnings: list[str] | None = None, feedback: list[str] | None = None,
-        open_items: list[str] | None = None) -> dict[str, Any]:
+        open_items: list[str] | None = None, at_least_start: bool = False) -> dict[str, Any]:
+    """End the session: its summary file, its end in the graph, the summary in the daily log. A time before the
+    session's start is refused, nothing written (a QA pass: `--now 06:00` ended a session begun at 07:00 with a
+    summary "Generated: 06:00"); `at_least_start`, for the ends kg makes itself from a runtime's or a transcript's
+    clock (a hook, a reflection, a handed-over end), dates such an end at the start instead: the summary is
+    still written."""
     at = clock.now(now)
     red = ws.rules.redactor  # the gate, before anything is cleaned
     sid = session_ids.given(session, red) if session else ws.current_session()
@@ -236,6 +241,13 @@ def end(ws: Any, summary: str = "", now: datetime | str | None = None, *, sessio
         if rows[0]["ended_at"] is not None and path.exists():
             raise UsageError(f"session {sid} ended already at {iso(rows[0]['ended_at'])} ({path.name}); "
                              "start a new one with `kg session start`")
+        began = rows[0]["started_at"]
+        if began is not None and at < began:
+            if not at_least_start:
+                raise UsageError(f"session {sid} began at {began:%Y-%m-%d %H:%M:%S}, after the end time given "
+                                 f"({at:%Y-%m-%d %H:%M:%S}): it cannot end before it began; pass a later --now "
+                                 "(or KG_NOW)")
+            at = began
         nodes = st.run("memory_session_nodes", id=sid)
         skills = st.run("memory_session_skills", id=sid)
         prefs = st.run("memory_session_prefs", id=sid)
@@ -299,7 +311,7 @@ def end_unfinished(ws: Any, reflect: Callable[[Any, str, str, str | None], bool]
             if ended(sid):
                 return True  # it failed after ending the session: that summary stands
         try:
-            end(ws, "", now=at, session=sid, open_items=[left] if left else None)
+            end(ws, "", now=at, session=sid, open_items=[left] if left else None, at_least_start=True)
         except (KgError, OSError, ValueError):
             return False  # (a full disk still): the next one to look tries again
         return True

@@ -87,7 +87,7 @@ def build(ws: Any, *, now: datetime | str | None = None, days: int | None = None
         topic = detect(text, rules)
         index.setdefault(topic, []).append({"date": _file_date(path), "file": str(path.relative_to(ws.root)),
                                             "summary": file_summary(text)})
-    doc = {"built": at.isoformat(), "index": index}
+    doc = {"built": at.isoformat(), "topics": _topics_of(rules), "index": index}
     write_atomic(ws.memory / INDEX_FILE, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
     links = 0
     with ws.store() as st:
@@ -117,6 +117,11 @@ def build(ws: Any, *, now: datetime | str | None = None, days: int | None = None
             "nodes_linked": links, "common_terms": common}
 
 
+def _topics_of(rules: TopicRules) -> dict[str, list[str]]:
+    """The topics and their keywords an index is built with, as its file keeps them."""
+    return {name: list(words) for name, words in rules.topics.items()}
+
+
 def _recent_name(path: Path, at: datetime, days: int) -> bool:
     m = re.match(r"(\d{4}-\d{2}-\d{2})", path.name)
     if not m:
@@ -142,18 +147,21 @@ def recall(ws: Any, topic: str | None = None, *, message: str | None = None,
     built = False
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-        index = doc["index"]
-    except (FileNotFoundError, ValueError, KeyError, TypeError):
-        build(ws, now=now)
-        built = True
+        index, stamp = doc["index"], doc.get("built")
+        current = doc.get("topics") == _topics_of(rules)
+    except (FileNotFoundError, ValueError, KeyError, TypeError, AttributeError):
+        current = False
+    if not current:  # none yet, or built with other topics: a topic added in kg.toml had neither files nor links
+        doc = build(ws, now=now)
+        built, stamp = True, doc["built"]
         index = json.loads(path.read_text(encoding="utf-8"))["index"]
     entries = list(index.get(topic, []))[: limit or rules.recall_files]
     with ws.reading() as st:  # a window past the limit, so that nodes that read the same take one place
         rows = [plain(r) for r in st.run("memory_topic_nodes", key=meta_key("Topic", topic),
                                          limit=rules.recall_nodes * FOLD_WINDOW)]
     nodes = fold_alike(rows)[:rules.recall_nodes]
-    return {"topic": topic, "detected_from_message": detected, "built_index": built, "files": entries,
-            "nodes": nodes}
+    return {"topic": topic, "detected_from_message": detected, "built_index": built, "index_built": stamp,
+            "files": entries, "nodes": nodes}
 
 
 FOLD_WINDOW = 4  # graph nodes read for recall: this many times `recall_nodes`, to fold alike ones
@@ -174,10 +182,14 @@ def fold_alike(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def render_recall(d: dict[str, Any]) -> str:
     """The seed's `--query-memory` output, then the graph's nodes on the topic."""
-    if not d["files"] and not d["nodes"]:  # the index is built on first use, so building it again finds no more
+    if not d["files"] and not d["nodes"]:
         how = " (the topic detected from the message)" if d.get("detected_from_message") else ""
+        # an index built by this call holds all there is; an older one not what was written since it was built
+        stamp = str(d.get("index_built") or "")[:16].replace("T", " ")
+        since = "" if d.get("built_index") or not stamp else \
+            f"\n  Or: kg index build (the topic index was built {stamp}: memory written since is not in it)"
         return (f"No memory found for topic '{d['topic']}'{how}\n"
-                "  Try: kg search WORDS (any memory holding the words), or name another topic")
+                "  Try: kg search WORDS (any memory holding the words), or name another topic" + since)
     lines = [f"🔍 Memory for topic '{d['topic']}':"]
     for e in d["files"]:
         lines.append(f"  [{e['date']}] {e['file']}")

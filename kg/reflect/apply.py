@@ -398,7 +398,7 @@ def _write_summary(ws: Any, report: ReflectReport, result: Reflection, at: datet
     open_items = [f"Skill candidate: {t['request'][:100]} ({t['tool_calls']} tool calls, {t['position']})"
                   for t in report.skill_candidates if t.get("session", session) == session]
     try:
-        done = sessions.end(ws, summary, now=at, session=session, open_items=open_items)
+        done = sessions.end(ws, summary, now=at, session=session, open_items=open_items, at_least_start=True)
     except UsageError:
         return None  # ended before (a re-run, or the agent ended it): the first summary stands
     return done["file"]

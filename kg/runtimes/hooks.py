@@ -382,7 +382,7 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
         with ws.store() as st:
             rows = st.run("memory_session_get", id=sid)
         if rows and rows[0]["ended_at"] is None:
-            ended = sessions.end(ws, summary, now=at, session=sid)
+            ended = sessions.end(ws, summary, now=at, session=sid, at_least_start=True)
             out["summary_file"] = ended["file"]
         elif rows:  # ended: by the reflection just now (which wrote the summary), or before
             if not out["summary_file"]:
