@@ -116,7 +116,21 @@ def test_a_status_question_the_agent_answers_yes_is_a_check_not_a_correction(sha
                                              "Yes, I ran them.")
     assert "status_confirmed" not in signals(agent, "did you run the tests?",  # a "yes" further down is not the answer
                                              "I ran the fast ones only.\nYes, the slow ones are still to run.")
+    agent = "I refactored the exporter, committed the change and pushed it."
+    for said, reply in (  # the reply's yes undone further on, or the turn says what is wrong: still corrections
+            ("did you push?", "Yes, I committed it; the push itself failed with permission denied."),
+            ("did you run the tests?", "Yes, I ran them: 3 of them fail."),
+            ("did you run the migration?", "Yes.\nActually no, I only generated it; let me run it now."),
+            ("did you add tests?", "Yes, I'll add them now."),
+            ("did you even test this? it crashes on startup", "Yes, I ran it locally. Let me look at the crash."),
+            ("did you push to production? I told you to use staging only", "Yes, I deployed to production."),
+            ("did you check the logs? the error is in the auth module, not the db", "Yes, I checked them."),
+            ("ты запушил?", "Да, закоммитил, а запушить не получилось, нет доступа."),
+            ("푸시했어?", "네트워크 오류로 푸시하지 못했습니다."),
+            ("测试都通过了吗？", "有的测试失败了。")):
+        assert "status_confirmed" not in signals(agent, said, reply), (said, reply)
     assert "status_confirmed" in signals("Я обновил конфиг.", "ты запустил тесты?", "Да, все тесты прошли.")
+    assert "status_confirmed" in signals(agent, "已经推送了吗？", "是的，已经推送到 main 分支。")
     assert "status_confirmed" not in signals("Я обновил конфиг.", "ты запустил тесты?", "Да, но один тест упал.")
 
 
