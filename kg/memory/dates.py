@@ -33,6 +33,14 @@ class DateRules:
     year_units: tuple[str, ...] = ()
     numbers: dict[str, int] | None = None  # "two weeks ago": number words for the digits of an "ago"
     ago_joined_words: tuple[str, ...] = ()  # "三天前": number, unit and word written without spaces
+    weekdays: tuple[str, ...] = ()  # Monday first
+    weekday_prepositions: tuple[str, ...] = ()
+    weekday_before_today: tuple[str, ...] = ()
+    weekday_joined_prefixes: tuple[str, ...] = ()
+    weekdays_joined: tuple[str, ...] = ()  # Monday first
+    weekday_joined_sunday: tuple[str, ...] = ()
+    weekday_back: str = ""
+    weekday_this: tuple[str, ...] = ()
 
     @classmethod
     def from_reader(cls, d: RuleReader) -> DateRules:
@@ -48,6 +56,18 @@ class DateRules:
         abbreviations = d.strings("month_abbreviations", items="non-blank")
         if len(months) != 12 or len(abbreviations) != 12:
             raise d.fail("months", "months and month_abbreviations must list the twelve months in order")
+        weekdays = d.strings("weekdays", [], items="non-blank")
+        joined = d.strings("weekdays_joined", [], items="non-blank")
+        for name, days in (("weekdays", weekdays), ("weekdays_joined", joined)):
+            if days and len(days) != 7:
+                raise d.fail(name, "must list the seven days of the week, Monday first")
+        before = tuple(p.lower() for p in d.strings("weekday_before_today", [], items="non-blank"))
+        preps = tuple(p.lower() for p in d.strings("weekday_prepositions", [], items="non-blank"))
+        if not set(before) <= set(preps):
+            raise d.fail("weekday_before_today", "each word must be one of weekday_prepositions")
+        back = d.get("weekday_back", "")
+        if not isinstance(back, str):
+            raise d.fail("weekday_back", f"must be a string, not {back!r}")
         return cls(w_date=d.number("w_date", 0, 10), slack_days=int(d.number("slack_days", 0, 31)),
                    window_candidates=int(d.number("window_candidates", 0, 10000)),
                    months=tuple(m.lower() for m in months), month_abbreviations=tuple(m.lower() for m in abbreviations),
@@ -56,7 +76,13 @@ class DateRules:
                    week_units=tuple(d.strings("week_units")), month_units=tuple(d.strings("month_units")),
                    month_prepositions=tuple(p.lower() for p in d.strings("month_prepositions", items="non-blank")),
                    year_units=tuple(d.strings("year_units", [])), numbers=_numbers(d),
-                   ago_joined_words=tuple(d.strings("ago_joined_words", [], items="non-blank")))
+                   ago_joined_words=tuple(d.strings("ago_joined_words", [], items="non-blank")),
+                   weekdays=tuple(w.lower() for w in weekdays), weekday_prepositions=preps,
+                   weekday_before_today=before,
+                   weekday_joined_prefixes=tuple(d.strings("weekday_joined_prefixes", [], items="non-blank")),
+                   weekdays_joined=tuple(joined),
+                   weekday_joined_sunday=tuple(d.strings("weekday_joined_sunday", [], items="non-blank")),
+                   weekday_back=back, weekday_this=tuple(d.strings("weekday_this", [], items="non-blank")))
 
 
 def _numbers(d: RuleReader) -> dict[str, int]:
@@ -179,6 +205,9 @@ def find(query: str, now: datetime, rules: DateRules) -> tuple[list[Window], str
             if start is not None:
                 take(m, Window(start, start + timedelta(days=1), slack, m.group(0)))
     today = _day(now)
+    for m, day in _weekdays(low, today, rules):  # before the relative phrases: 上周五 is a day, not 上周
+        if not any(x < m.end() and m.start() < y for x, y in spans):
+            take(m, Window(day, day + timedelta(days=1), slack, m.group(0)))
     relative = _relative_pattern(tuple(rules.relative))
     if relative is not None:  # one pattern for every phrase, longest first (a one-off search pays each compile)
         for m in relative.finditer(low):
@@ -207,6 +236,31 @@ def find(query: str, now: datetime, rules: DateRules) -> tuple[list[Window], str
     for a, b in sorted(spans, reverse=True):
         text = text[:a] + " " + text[b:]
     return out, " ".join(text.split())
+
+
+def _weekdays(low: str, today: datetime, rules: DateRules) -> list[tuple[re.Match[str], datetime]]:
+    """"on Friday", "last Friday", "周五", "上周五": (the words, the day they name)."""
+    out = []
+    if rules.weekdays and rules.weekday_prepositions:
+        names = "|".join(map(re.escape, rules.weekdays))
+        preps = "|".join(map(re.escape, rules.weekday_prepositions))
+        for m in re.finditer(rf"\b({preps})\s+({names})\b", low):
+            wanted = rules.weekdays.index(m.group(2))
+            back = (today.weekday() - wanted) % 7 or (7 if m.group(1) in rules.weekday_before_today else 0)
+            out.append((m, today - timedelta(days=back)))
+    if rules.weekdays_joined and rules.weekday_joined_prefixes:
+        days = {d: i for i, d in enumerate(rules.weekdays_joined)} | {d: 6 for d in rules.weekday_joined_sunday}
+        prefixes = "|".join(map(re.escape, rules.weekday_joined_prefixes))
+        marks = f"((?:{re.escape(rules.weekday_back)})*)" if rules.weekday_back else "()"
+        this = f"(?:{'|'.join(map(re.escape, rules.weekday_this))})?" if rules.weekday_this else ""
+        for m in re.finditer(rf"{marks}{this}(?:个)?(?:{prefixes})({'|'.join(map(re.escape, days))})", low):
+            weeks = len(m.group(1)) // max(1, len(rules.weekday_back))
+            if weeks:  # that day of a past calendar week, Monday to Sunday
+                day = today - timedelta(days=today.weekday() + 7 * weeks) + timedelta(days=days[m.group(2)])
+            else:  # its latest occurrence up to today
+                day = today - timedelta(days=(today.weekday() - days[m.group(2)]) % 7)
+            out.append((m, day))
+    return out
 
 
 def weight(windows: list[Window], at: datetime | None) -> float:

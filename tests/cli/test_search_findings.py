@@ -91,6 +91,31 @@ def test_chinese_relative_days_are_read_as_times(run_kg):
         assert r.stdout.splitlines()[1].endswith(f"· {day} 10:00"), (query, r.stdout)
 
 
+def test_a_weekday_named_is_that_day(run_kg):
+    """QA: "last Friday" and "上周五" returned hits of three weeks unfiltered, saying nothing: weekdays were words.
+    2026-12-06 is a Sunday: "last Friday" is 12-04, "上周五" the Friday of the calendar week before (11-27), "周三"
+    this week's Wednesday (12-02)."""
+    for day, text in (("2026-11-27", "deploy: the docker image push was denied"),
+                      ("2026-12-02", "deploy hung waiting for the migration lock"),
+                      ("2026-12-04", "deploy rolled back after the health check failed")):
+        run_kg(f"log error '{text}' --now {day}T10:00")
+    now = "--now 2026-12-06T12:00"
+
+    def days(query: str) -> list[str]:
+        """The hits' days, best first (a day within [dates] slack_days of the one named still counts, at half)."""
+        r = run_kg(f"search '{query}' {now} --json")
+        assert r.exit_code == 0, r.stderr
+        return [h["created_at"][:10] for h in r.json]
+
+    # the day named first (the query's other words still find the rest, below it)
+    assert days("deploy last Friday")[0] == days("deploy on friday")[0] == "2026-12-04"
+    assert days("上周五 deploy")[0] == days("上个星期五 deploy")[0] == "2026-11-27"
+    assert days("周三 deploy")[0] == days("这周三 deploy")[0] == "2026-12-02"
+    assert days("last Friday") == ["2026-12-04"]  # a time alone: that day
+    assert days("上周五") == ["2026-11-27"]
+    assert sorted(days("deploy friday")) == ["2026-11-27", "2026-12-02", "2026-12-04"]  # a bare weekday: a word
+
+
 def test_a_query_no_memory_holds_is_no_result_and_a_partial_one_says_so(run_kg):
     run_kg("log error 'edit failed: file has not been read yet' --now 2026-12-01T10:00")
     run_kg("log error '编辑配置文件失败：权限不足' --now 2026-12-01T11:00")
