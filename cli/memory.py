@@ -53,9 +53,11 @@ def register(app: typer.Typer) -> None:
         """End a session: write memory/sessions/ID.md from its events and append the summary to the daily log."""
         from kg.memory import sessions
 
-        with errors():
-            data = sessions.end(workspace(ctx), summary, now_of(ctx, now), session=session, tasks=task,
-                                learnings=learning, feedback=feedback, open_items=open_item)
+        at = now_of(ctx, now)
+        with errors():  # an end time given (--now, KG_NOW) before the start is refused; the clock's own, after
+            # local time went back (a daylight-saving fall-back, a clock set back), ends it at its start instead
+            data = sessions.end(workspace(ctx), summary, at, session=session, tasks=task, learnings=learning,
+                                feedback=feedback, open_items=open_item, at_least_start=at is None)
         emit(data, as_json, lambda d: f"📝 Session {d['id']} ended: {d['file']} ({d['events']} event(s))")
 
     # -- preferences --------------------------------------------------------------------------------------

@@ -65,7 +65,9 @@ def fit(items: list[Item], budget: int, head: str) -> tuple[list[Item], int]:
 
 
 EMPTY_NOTE = "(no memory for this message)"
-DROPPED_NOTES = ("({n} item(s) did not fit --budget {budget}: a larger one shows them)",
+# (the budget by its size, not an option's name: the brief's memory_budget, the MCP tool's `budget` and `kg inject
+# --budget` all come here)
+DROPPED_NOTES = ("({n} item(s) did not fit the budget of {budget} characters: a larger one shows them)",
                  "({n} item(s) did not fit the budget)", "({n} did not fit)")
 
 

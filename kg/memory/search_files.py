@@ -135,8 +135,8 @@ def file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, s
             if source == "sessions" and (line.startswith("#") or GENERATED.match(line) or line == "- (none)"):
                 continue  # a summary's frame (its title, section headings, "Generated:"): no memory in it
             at = line_time(source, path, line, stamps)
-            if since and at < since:  # every line is dated (its own time, or its file's): --since holds for each
-                continue
+            if since and at < since and not (by_day(source, path, line) and at + timedelta(days=1) > since):
+                continue  # every line is dated (its own time, its day, or its file's): --since holds for each
             chunks.append((source, path, number + 1, line, found, at))
     if not chunks:
         return []
@@ -165,6 +165,16 @@ def file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, s
 
 
 LINE_TIME = re.compile(r"^###\s+\S+\s+(\d{2}):(\d{2})\b")
+_TRAIL_ID = re.compile(r"^\[[A-Za-z]+-(\d{4})(\d{2})(\d{2})-\d+\]")
+
+
+def by_day(source: str, path: Path, line: str) -> bool:
+    """Whether `line_time` knows only the line's day (a daily log's line under its entry's heading, a trail line by
+    its id): `--since` then keeps it while any of its day is in the window, not only its midnight (review: `--since
+    1h` dropped the trail's entries of that morning)."""
+    if DAILY.match(path.name):
+        return not LINE_TIME.match(line)
+    return source == "trail" and bool(_TRAIL_ID.match(line))
 GENERATED = re.compile(r"^Generated: (\d{4}-\d{2}-\d{2} \d{2}:\d{2})$", re.M)
 
 
@@ -179,7 +189,7 @@ def line_time(source: str, path: Path, line: str, stamps: dict[Path, datetime]) 
             return at.replace(hour=int(hm.group(1)), minute=int(hm.group(2)))
         return at
     if source == "trail":
-        m = re.match(r"^\[[A-Za-z]+-(\d{4})(\d{2})(\d{2})-\d+\]", line)
+        m = _TRAIL_ID.match(line)
         if m:
             try:
                 return datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)))

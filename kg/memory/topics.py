@@ -87,7 +87,7 @@ def build(ws: Any, *, now: datetime | str | None = None, days: int | None = None
         topic = detect(text, rules)
         index.setdefault(topic, []).append({"date": _file_date(path), "file": str(path.relative_to(ws.root)),
                                             "summary": file_summary(text)})
-    doc = {"built": at.isoformat(), "topics": _topics_of(rules), "index": index}
+    doc = {"built": at.isoformat(), "days": days, "topics": _topics_of(rules), "index": index}
     write_atomic(ws.memory / INDEX_FILE, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
     links = 0
     with ws.store() as st:
@@ -145,14 +145,18 @@ def recall(ws: Any, topic: str | None = None, *, message: str | None = None,
                          "(add your own under [rules.topics.topics] in kg.toml)")
     path = ws.memory / INDEX_FILE
     built = False
+    days = None
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
         index, stamp = doc["index"], doc.get("built")
-        current = doc.get("topics") == _topics_of(rules)
+        # an index from before kg recorded its topics is taken as current: rebuilt, it would keep only the default
+        # days' files of one built with `kg index build --days N` (its days were not recorded either)
+        current = "topics" not in doc or doc["topics"] == _topics_of(rules)
+        days = doc.get("days") if isinstance(doc.get("days"), int) and doc["days"] > 0 else None
     except (FileNotFoundError, ValueError, KeyError, TypeError, AttributeError):
         current = False
     if not current:  # none yet, or built with other topics: a topic added in kg.toml had neither files nor links
-        doc = build(ws, now=now)
+        doc = build(ws, now=now, days=days)  # over the days it was built for
         built, stamp = True, doc["built"]
         index = json.loads(path.read_text(encoding="utf-8"))["index"]
     entries = list(index.get(topic, []))[: limit or rules.recall_files]
