@@ -40,10 +40,13 @@ def show(ws: Workspace, node_id: str) -> dict[str, Any]:
     with ws.store() as st:
         try:
             node = get_node(st, node_id)
-        except NotFound:
+        except NotFound as missing:
             from kg.graph.patterns import find
 
-            node = find(st, node_id)  # NotFound again: no node has that id, no pattern that key
+            try:
+                node = find(st, node_id)
+            except NotFound:
+                raise missing from None  # no node has that id, no pattern that key: said as for an id
             node_id = node["id"]
         edges = [plain(e, hide=HIDDEN_COLUMNS) for e in st.run("node_edges", id=node_id)]
         if node["kind"] == "pattern":

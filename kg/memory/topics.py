@@ -164,8 +164,24 @@ def recall(ws: Any, topic: str | None = None, *, message: str | None = None,
         rows = [plain(r) for r in st.run("memory_topic_nodes", key=meta_key("Topic", topic),
                                          limit=rules.recall_nodes * FOLD_WINDOW)]
     nodes = fold_alike(rows)[:rules.recall_nodes]
+    stale = not built and _written_since(ws, stamp)
     return {"topic": topic, "detected_from_message": detected, "built_index": built, "index_built": stamp,
+            "written_since_index": stale,
             "files": entries, "nodes": nodes}
+
+
+def _written_since(ws: Any, stamp: Any) -> bool:
+    """Whether a memory file (a daily log, a session summary: what every log and session end writes) changed after
+    the index was built, so that the index may miss what it holds."""
+    try:
+        at = datetime.fromisoformat(str(stamp)).replace(tzinfo=None)  # the clock zone's wall time, as build wrote
+    except (ValueError, TypeError):
+        return True
+    files = [*ws.memory.glob("*.md"), *(ws.memory / "sessions").glob("*.md")]
+    try:
+        return any(clock.from_timestamp(int(p.stat().st_mtime)) > at for p in files)  # (`built` is in seconds)
+    except OSError:
+        return True
 
 
 FOLD_WINDOW = 4  # graph nodes read for recall: this many times `recall_nodes`, to fold alike ones
@@ -188,9 +204,10 @@ def render_recall(d: dict[str, Any]) -> str:
     """The seed's `--query-memory` output, then the graph's nodes on the topic."""
     if not d["files"] and not d["nodes"]:
         how = " (the topic detected from the message)" if d.get("detected_from_message") else ""
-        # an index built by this call holds all there is; an older one not what was written since it was built
+        # an index built by this call holds all there is; an older one not what was written since it was built (a
+        # memory file changed after it: the hint is not given right after `kg index build`)
         stamp = str(d.get("index_built") or "")[:16].replace("T", " ")
-        since = "" if d.get("built_index") or not stamp else \
+        since = "" if d.get("built_index") or not stamp or not d.get("written_since_index", True) else \
             f"\n  Or: kg index build (the topic index was built {stamp}: memory written since is not in it)"
         return (f"No memory found for topic '{d['topic']}'{how}\n"
                 "  Try: kg search WORDS (any memory holding the words), or name another topic" + since)

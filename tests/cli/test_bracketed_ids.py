@@ -70,4 +70,4 @@ def test_show_takes_a_pattern_by_its_key_as_resolve_does(ws, capsys):
     assert node["kind"] == "pattern" and node["recurrence"]["recurrence"] == 2
     assert run_kg(["show", node["id"], "--json"]).json == shown.json
     gone = run_kg(["show", "git.push.nothing_like_it"])
-    assert gone.exit_code == 2 and "no node or pattern 'git.push.nothing_like_it'" in gone.stderr, gone.stderr
+    assert gone.exit_code == 2 and "no node 'git.push.nothing_like_it'" in gone.stderr, gone.stderr

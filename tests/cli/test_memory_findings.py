@@ -160,6 +160,8 @@ def test_recall_rebuilds_an_index_over_the_days_it_was_built_for(run_kg, ws):
 
 def test_recall_finding_nothing_in_an_older_index_names_kg_index_build(run_kg, ws):
     assert run_kg("recall code --now 2026-12-01T11:00").exit_code == 0  # the index, built on first use
+    assert run_kg("recall code --now 2026-12-01T11:30").stdout.count("kg index build") == 0  # nothing written since
+    assert run_kg("log learning 'the team lunch moved to Friday' --now 2026-12-01T11:45").exit_code == 0
     r = run_kg("recall code --now 2026-12-01T12:00")
     assert r.stdout == ("No memory found for topic 'code'\n"
                         "  Try: kg search WORDS (any memory holding the words), or name another topic\n"
