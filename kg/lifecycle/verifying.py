@@ -27,8 +27,6 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
             if withdrawn.paused_since(r["evidence"]) is None]  # read after the sync: its lines are in
     if not rows:
         return []
-    # each rule node's key, read before any change row is made anew in this transaction (lc_change_revert)
-    rules = {r["id"]: r["rule"] for r in lc.st.run("lc_change_rules", ids=[r["id"] for r in rows])}
     updates, reverts, requests = [], [], []
     rate_prior, effect, mix = prior(lc), effect_prior(lc), lc.__dict__["_mix"]
     checking = (len(lc.st.run("lc_changes_in", statuses=[CHECKING]))
@@ -80,11 +78,15 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                         "evidence": evidence})
         if t.action in ("revert", "auto_revert"):
             reverts.append({**item, "evidence": evidence, "reason": t.evidence, "critical": t.critical,
-                            "rule": rules.get(r["id"]) or "", "pattern": r["pattern"] or ""})  # lc_change_revert
+                            "pattern": r["pattern"] or ""})  # keys: see lc_change_revert
         elif t.overdue == "remind":
             lc.report.reminders.append(item)
         elif t.overdue == "request_evidence":
             requests.append({**r, "evidence": evidence, "due_since": t.due_since})
+    if reverts:  # each reverted rule node's key, read before lc_change_update makes any change's row anew
+        rules = {x["id"]: x["rule"] for x in lc.st.run("lc_change_rules", ids=[x["change"] for x in reverts])}
+        for x in reverts:
+            x["rule"] = rules.get(x["change"]) or ""  # (see lc_change_revert)
     lc.st.run("lc_change_update", rows=[{k: v for k, v in u.items() if k not in ("has_due", "due_since")}
                                           for u in updates])
     due_set = [{"id": u["id"], "due_since": u["due_since"]} for u in updates if u["has_due"]]

@@ -250,10 +250,10 @@ def _weekdays(low: str, today: datetime, rules: DateRules) -> list[tuple[re.Matc
             out.append((m, today - timedelta(days=back)))
     if rules.weekdays_joined and rules.weekday_joined_prefixes:
         days = {d: i for i, d in enumerate(rules.weekdays_joined)} | {d: 6 for d in rules.weekday_joined_sunday}
-        prefixes = "|".join(map(re.escape, rules.weekday_joined_prefixes))
+        prefixes = "|".join(map(re.escape, sorted(rules.weekday_joined_prefixes, key=len, reverse=True)))
         marks = f"((?:{re.escape(rules.weekday_back)})*)" if rules.weekday_back else "()"
         this = f"(?:{'|'.join(map(re.escape, rules.weekday_this))})?" if rules.weekday_this else ""
-        for m in re.finditer(rf"{marks}{this}(?:个)?(?:{prefixes})({'|'.join(map(re.escape, days))})", low):
+        for m in re.finditer(rf"{marks}{this}(?:{prefixes})({'|'.join(map(re.escape, days))})", low):
             weeks = len(m.group(1)) // max(1, len(rules.weekday_back))
             if weeks:  # that day of a past calendar week, Monday to Sunday
                 day = today - timedelta(days=today.weekday() + 7 * weeks) + timedelta(days=days[m.group(2)])

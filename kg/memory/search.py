@@ -48,7 +48,6 @@ from kg.memory.search_files import (  # noqa: F401
     _trail_lines,
     file_hits,
     file_sets,
-    line_time,
     mirrors_graph,
 )
 from kg.memory.session_ids import stored as stored_session

@@ -134,8 +134,8 @@ def file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, s
                 continue
             if source == "sessions" and (line.startswith("#") or GENERATED.match(line) or line == "- (none)"):
                 continue  # a summary's frame (its title, section headings, "Generated:"): no memory in it
-            at = line_time(source, path, line, stamps)
-            if since and at < since and not (by_day(source, path, line) and at + timedelta(days=1) > since):
+            at, day_only = line_when(source, path, line, stamps)
+            if since and at < since and not (day_only and at + timedelta(days=1) > since):
                 continue  # every line is dated (its own time, its day, or its file's): --since holds for each
             chunks.append((source, path, number + 1, line, found, at))
     if not chunks:
@@ -165,34 +165,27 @@ def file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, s
 
 
 LINE_TIME = re.compile(r"^###\s+\S+\s+(\d{2}):(\d{2})\b")
-_TRAIL_ID = re.compile(r"^\[[A-Za-z]+-(\d{4})(\d{2})(\d{2})-\d+\]")
-
-
-def by_day(source: str, path: Path, line: str) -> bool:
-    """Whether `line_time` knows only the line's day (a daily log's line under its entry's heading, a trail line by
-    its id): `--since` then keeps it while any of its day is in the window, not only its midnight (review: `--since
-    1h` dropped the trail's entries of that morning)."""
-    if DAILY.match(path.name):
-        return not LINE_TIME.match(line)
-    return source == "trail" and bool(_TRAIL_ID.match(line))
+_TRAIL_LINE_DAY = re.compile(r"^\[[A-Za-z]+-(\d{4})(\d{2})(\d{2})-\d+\]")  # a trail line's entry id: its day
 GENERATED = re.compile(r"^Generated: (\d{4}-\d{2}-\d{2} \d{2}:\d{2})$", re.M)
 
 
-def line_time(source: str, path: Path, line: str, stamps: dict[Path, datetime]) -> datetime:
-    """When a file line was written: a daily log's day and the line's own HH:MM, a session summary's
-    "Generated:" time, a trail line's entry id's day; else the file's last change."""
+def line_when(source: str, path: Path, line: str, stamps: dict[Path, datetime]) -> tuple[datetime, bool]:
+    """When a file line was written, and whether only its day is known: a daily log's day and the line's own HH:MM
+    (only the day for a line under its entry's heading), a session summary's "Generated:" time, a trail line's
+    entry id's day; else the file's last change. `--since` keeps a line known only by its day while any of its day
+    is in the window, not only its midnight (review: `--since 1h` dropped the trail's entries of that morning)."""
     day = DAILY.match(path.name)
     if day:
         at = datetime.fromisoformat(day.group(1))
         hm = LINE_TIME.match(line)
         if hm and int(hm.group(1)) < 24 and int(hm.group(2)) < 60:
-            return at.replace(hour=int(hm.group(1)), minute=int(hm.group(2)))
-        return at
+            return at.replace(hour=int(hm.group(1)), minute=int(hm.group(2))), False
+        return at, True
     if source == "trail":
-        m = _TRAIL_ID.match(line)
+        m = _TRAIL_LINE_DAY.match(line)
         if m:
             try:
-                return datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+                return datetime(int(m.group(1)), int(m.group(2)), int(m.group(3))), True
             except ValueError:
                 pass
     if path not in stamps:
@@ -205,4 +198,4 @@ def line_time(source: str, path: Path, line: str, stamps: dict[Path, datetime]) 
                     stamps[path] = datetime.fromisoformat(g.group(1))
             except (OSError, ValueError):
                 pass
-    return stamps[path]
+    return stamps[path], False

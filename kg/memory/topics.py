@@ -164,7 +164,7 @@ def recall(ws: Any, topic: str | None = None, *, message: str | None = None,
         rows = [plain(r) for r in st.run("memory_topic_nodes", key=meta_key("Topic", topic),
                                          limit=rules.recall_nodes * FOLD_WINDOW)]
     nodes = fold_alike(rows)[:rules.recall_nodes]
-    stale = not built and _written_since(ws, stamp)
+    stale = not built and not entries and not nodes and _written_since(ws, stamp)  # (asked only for the hint)
     return {"topic": topic, "detected_from_message": detected, "built_index": built, "index_built": stamp,
             "written_since_index": stale,
             "files": entries, "nodes": nodes}

@@ -82,9 +82,13 @@ def _read(raw: str) -> Any:
 def _request_id(members: dict[str, str]) -> int | str | None:
     """The message's id when it is one the SDK takes (an int or a string), else None."""
     try:
-        key = _read(members["id"])
+        return _valid_id(_read(members["id"]))
     except (KeyError, ValueError):
         return None
+
+
+def _valid_id(key: Any) -> int | str | None:
+    """`key` when the SDK takes it for a request's id (an int or a string, not a bool), else None."""
     return key if isinstance(key, int | str) and not isinstance(key, bool) else None
 
 
@@ -146,11 +150,21 @@ def refusal(line: str, why: ValueError) -> Refusal | None:
 
 
 def _answered(text: str) -> int | str | None:
-    """The id of the request an answer the server wrote (`text`) answers, or None."""
-    members = _members(text)
-    if members is None or "method" in members or not ("result" in members or "error" in members):
+    """The id of the request an answer the server wrote (`text`) answers, or None. Read with json.loads: every
+    answer passes here, and the token walk of `_members` took 15 times as long (0.39 s for a 2.6 MB search answer);
+    that walk only for an answer deeper than json.loads reads."""
+    try:
+        parsed = json.loads(text)
+    except RecursionError:
+        members = _members(text)
+        if members is None or "method" in members or not ("result" in members or "error" in members):
+            return None
+        return _request_id(members)
+    except ValueError:
         return None
-    return _request_id(members)
+    if not isinstance(parsed, dict) or "method" in parsed or not ("result" in parsed or "error" in parsed):
+        return None
+    return _valid_id(parsed.get("id"))
 
 
 class _Wire:
