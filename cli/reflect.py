@@ -46,7 +46,7 @@ def _render(d: dict[str, Any]) -> str:
             lines.append(f"     signals: {', '.join(f['signals'])} (score {f['score']:.2f})")
     if d["skill_candidates"]:
         lines.append(f"🧩 Skill candidates ({len(d['skill_candidates'])} task(s) with many tool calls):")
-        lines += [f"  - {t['position']}: {t['tool_calls']} tool calls: {t['request'][:80]}"
+        lines += [f"  - {t['position']}: {t['tool_calls']} tool calls: {t['request'][:80] or '(before the user spoke)'}"
                   for t in d["skill_candidates"]]
     if d["dropped_by_cap"]:
         lines.append(f"(capped: {d['dropped_by_cap']} more finding(s) left out: a session keeps at most "

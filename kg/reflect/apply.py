@@ -395,7 +395,8 @@ def _write_summary(ws: Any, report: ReflectReport, result: Reflection, at: datet
             counts[f["kind"]] = counts.get(f["kind"], 0) + 1
     summary = (f"Reflected on {report.source} ({report.format}, {report.turns} turns): "
                + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())))
-    open_items = [f"Skill candidate: {t['request'][:100]} ({t['tool_calls']} tool calls, {t['position']})"
+    open_items = [f"Skill candidate: {t['request'][:100] or '(before the user spoke)'} "
+                  f"({t['tool_calls']} tool calls, {t['position']})"
                   for t in report.skill_candidates if t.get("session", session) == session]
     try:
         done = sessions.end(ws, summary, now=at, session=session, open_items=open_items, at_least_start=True)

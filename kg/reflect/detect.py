@@ -212,14 +212,23 @@ def task_of_turns(transcript: Transcript, rules: ReflectRules) -> tuple[list[int
             tasks.append(Task(current, turn.index, turn.position, _trim(first, 120), 0))
             counts.append(0)
         elif current == -1 and not tasks:
-            tasks.append(Task(0, -1, turn.position, "", 0))
+            tasks.append(Task(0, -1, turn.position, _command(turn, rules), 0))
             counts.append(0)
             current = 0
+        elif current == 0 and tasks[0].turn == -1 and not tasks[0].request:  # (a system prompt came first)
+            tasks[0] = replace(tasks[0], request=_command(turn, rules))
         if turn.role == "assistant" and turn.tool_name:
             counts[current] += 1
         owner.append(current)
     tasks = [replace(t, tool_calls=counts[t.index]) for t in tasks]
     return owner, tasks
+
+
+def _command(turn: Turn, rules: ReflectRules) -> str:
+    """The slash command a harness user turn ran (`/init`): what the work before the user's first words asked for
+    ("" when there is none)."""
+    found = rules.quoting.command.search(turn.text) if rules.quoting.command and turn.role == "user" else None
+    return _trim(found.group(3), 120) if found else ""
 
 
 # --- detection -----------------------------------------------------------------------

@@ -75,6 +75,7 @@ class Quoting:
     # Sections a runtime or IDE injects into the user's message (`<tag>...</tag>`): not the user's words; `typed`
     injected: re.Pattern[str] | None = None
     typed: re.Pattern[str] | None = None  # sections that are: what the user typed after their slash command
+    command: re.Pattern[str] | None = None  # the section naming the slash command a harness turn ran (`/init`)
     # A line after which the user's own words start (an IDE's "## My request for ...:" under the context it adds).
     request_markers: tuple[re.Pattern[str], ...] = ()
     caption_max_words: int = 0  # a line this short right before a shell prompt names the paste (0: off)
@@ -216,7 +217,8 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
     lim = top.table("limits").known(Limits.__dataclass_fields__)
     limits = Limits(**{name: lim.whole(name, 1, int_only=True) for name in Limits.__dataclass_fields__})
 
-    q = top.table("quoting").known({*Quoting.__dataclass_fields__, "injected_tags", "user_tags"} - {"injected","typed"})
+    q = top.table("quoting").known({*Quoting.__dataclass_fields__, "injected_tags", "user_tags", "command_tags"}
+                                   - {"injected", "typed", "command"})
     quoting = Quoting(
         drop_fenced_code=q.flag("drop_fenced_code"),
         quote_prefixes=q.strings("quote_prefixes", items="non-empty"),
@@ -228,7 +230,7 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         output_line_patterns=_regexes(q, "output_line_patterns") if "output_line_patterns" in q.data else (),
         screen_min_lines=q.whole("screen_min_lines", 0, int_only=True) if "screen_min_lines" in q.data else 0,
         screen_min_width=q.whole("screen_min_width", 1, int_only=True) if "screen_min_width" in q.data else 40,
-        injected=_injected(q), typed=_injected(q, "user_tags"),
+        injected=_injected(q), typed=_injected(q, "user_tags"), command=_injected(q, "command_tags"),
         request_markers=_regexes(q, "request_markers") if "request_markers" in q.data else (),
         caption_max_words=q.whole("caption_max_words", 0, int_only=True) if "caption_max_words" in q.data else 0,
         record_position_patterns=_regexes(q, "record_position_patterns"),

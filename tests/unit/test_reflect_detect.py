@@ -668,3 +668,11 @@ def test_real_sessions_say_what_where_and_why_questions_as_what_to_do(shared_dat
     # finding: the agent only agreed, and the turn names no fault; its gold label is "nothing to learn")
     assert "Edit the file directly" in said  # "why not just edit the file directly"
     assert any(s.startswith(("Find out why ", "Name the source of ", "Say what ", "Make sure ")) for s in said)
+
+
+def test_work_a_slash_command_started_is_named_by_the_command(shared_data):
+    """Claude Code's `/init` opens a real session with no words of the user's own: its skill candidate said
+    "12 tool calls: " with nothing after it; it is the command that asked for the work."""
+    from kg.reflect.parse import read_transcript
+    t = read_transcript(shared_data / "runtimes/claude_code/transcripts/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl")
+    assert [(c.request, c.position) for c in reflect(t, RULES).skill_candidates] == [("/init", "line 1")]
