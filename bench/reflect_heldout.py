@@ -6,6 +6,18 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p37 (tests/data/heldout_p37.jsonl; the rule fixed 2026-12-06 04:40 UTC before a turn was read, by an annotator who is
+to read no detector code; to be scored once, at the end of this landing): list B of p36 continued: the list find_files
+gives for `.specstory/statistics.json`, in its order, after JFernandoLe/etheriavr_metaquest3 (p36 stopped there; next
+Jayquio/inventoryQR); list A (`.aider.chat.history.md`) is not taken (p36 found its shown repositories exhausted). The
+caps, cut rules and skips of p36 (a SpecStory repository's `.specstory/history/*.md` files in name order, the first 3
+not over 30,000 characters, whole files, at most 12 non-slash user turns a repository, stop before the file that would
+take it past 12 unless it is the first; two exports of one session count once; skip a repository an earlier set's
+labels hold or shared data holds). Saved verbatim as <data>/<owner>__<repo>__<file name> (default
+/work/heldout37/raw), a live-looking secret replaced by [REDACTED] and said; a file the readers cannot read is said in
+the notes and skipped (no reader changed). Until ~100 non-slash user turns or the clock (no new file saved after
+05:35 UTC; labels by 05:55 UTC).
+
 p36 (tests/data/heldout_p36.jsonl; the rule fixed 2026-12-06 01:20 UTC before a turn was read, by an annotator who read
 no detector code; scored once, below): two lists taken alternately, a repository from each in turn (A, B, A, B, ...):
 list A = the list find_files gives for path `.aider.chat.history.md` (aider's own history, at a repository's root), in
