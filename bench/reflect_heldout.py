@@ -288,8 +288,8 @@ copying slips found by length or by eye were fixed (lobe-chat's last agent turn,
 prefix) was rebuilt by program; huodai-nav's file is CRLF in the library and saved with CRLF. No file name needed
 cutting; no secret is in the saved copies. Sizes and skips in /work/heldout33/notes.txt.
 Scored once (2026-12-05, main with w-d23 and w-d24 beside cc974b7, the tree before this landing's detector work,
-`--set p33 --data /work/heldout33/raw --score --baseline /work/cdx`): correction 0.62 / 0.50 / 0.56 (5 of 10), both trees
-alike; false alarms 3 in 58 quiet turns (5.2 per 100), alike; Latin 3 of 3, Chinese 1 of 4, Japanese 1 of 3.
+`--set p33 --data /work/heldout33/raw --score --baseline /work/cdx`): correction 0.62 / 0.50 / 0.56 (5 of 10), both
+trees alike; false alarms 3 in 58 quiet turns (5.2 per 100), alike; Latin 3 of 3, Chinese 1 of 4, Japanese 1 of 3.
 Development data since.
 
 p32 (tests/data/heldout_p32.jsonl; the rule fixed 2026-12-05 09:16 UTC before a turn was read, by an annotator who read
@@ -1108,7 +1108,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p36": REPO / "tests" / "data" / "heldout_p36.jsonl",
+SETS = {"p37": REPO / "tests" / "data" / "heldout_p37.jsonl",
+        "p36": REPO / "tests" / "data" / "heldout_p36.jsonl",
         "p35": REPO / "tests" / "data" / "heldout_p35.jsonl",
         "p34": REPO / "tests" / "data" / "heldout_p34.jsonl",
         "p33": REPO / "tests" / "data" / "heldout_p33.jsonl",
@@ -1132,7 +1133,7 @@ SETS = {"p36": REPO / "tests" / "data" / "heldout_p36.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p36": Path("/work/heldout36/raw"), "p35": Path("/work/heldout35/raw"),
+OUTSIDE = {"p37": Path("/work/heldout37/raw"), "p36": Path("/work/heldout36/raw"), "p35": Path("/work/heldout35/raw"),
            "p34": Path("/work/heldout34/raw"), "p33": Path("/work/heldout33/raw"), "p32": Path("/work/heldout32/raw"),
            "p31": Path("/work/heldout31/raw"), "p30": Path("/work/heldout30/raw"), "p29": Path("/work/heldout29/raw"),
            "p28": Path("/work/heldout28/raw"), "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"),
