@@ -314,9 +314,9 @@ def parse_aider(text: str) -> Transcript:
     i = 0
     replying = False  # the agent's reply has started and aider has not yet printed its token count
 
-    def add(role: str, body: str, first: int, **kw: Any) -> None:
+    def add(role: str, body: str, first: int, at: int | None = None, **kw: Any) -> None:
         if body.strip() or kw.get("tool_name"):
-            turns.append(Turn(len(turns), role, body, None, position=f"line {first}", line=first, **kw))
+            turns.append(Turn(len(turns), role, body, None, position=f"line {at or first}", line=first, **kw))
 
     while i < len(lines):
         line = lines[i]
@@ -357,9 +357,14 @@ def parse_aider(text: str) -> Transcript:
             failed = [b for b in block if _AIDER_FAILED.match(b)]
             applied = [am.group(1) for b in block if (am := _AIDER_APPLIED.match(b))]
             if failed:
-                body = "\n".join([b[2:].strip() for b in failed] + _aider_failure_detail(block, lines, i))
                 add("assistant", "", first, tool_name="edit")
-                add("tool", body, first, tool_name="edit", is_error=True)
+                # `line` stays the block's (turns in file order: the cursor of incremental reads); the position is
+                # aider's own failure message, not its `> Tokens:` line above: the file's lines after the block that
+                # name the missed file may not be written yet when a growing history is read (the position is part
+                # of what tells a failure found again from a new one)
+                said = first + next(n for n, b in enumerate(block) if _AIDER_FAILED.match(b))
+                add("tool", "\n".join([b[2:].strip() for b in failed] + _aider_failure_detail(block, lines, i)), first,
+                    tool_name="edit", is_error=True, at=said)
             for path in applied:
                 add("assistant", "", first, tool_name="edit", tool_input=path)
                 add("tool", f"Applied edit to {path}", first, tool_name="edit", tool_input=path, is_error=False)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -31,6 +32,7 @@ from .parse import _SPECSTORY_HEADING, Transcript, TranscriptError, Turn, decode
 
 LINE_FORMATS = frozenset({"codex", "claude-code", "openclaw", "openai"})  # one record a line: a turn is its line
 _AIDER_HEADER = "# aider chat started at "
+_LINE = re.compile(r"line (\d+)")  # a turn's position in a line-addressable file
 _SPAN = 4096  # bytes of the line the next read resumes at that its hash covers
 _BOM = b"\xef\xbb\xbf"
 
@@ -108,8 +110,10 @@ def _window(p: Path, c: dict[str, Any]) -> Read | None:
     def moved(turn: Turn) -> Turn:
         if turn.line is None or not 0 < turn.line <= len(at):
             return turn
-        n = at[turn.line - 1]
-        return replace(turn, line=n, position=f"line {n}" if turn.position == f"line {turn.line}" else turn.position)
+        said = _LINE.fullmatch(turn.position)  # (an aider failure is placed on its message, below its turn's line)
+        k = int(said.group(1)) if said else 0
+        return replace(turn, line=at[turn.line - 1],
+                       position=f"line {at[k - 1]}" if 0 < k <= len(at) else turn.position)
 
     hint = t.session_hint if c["format"] == "aider" and t.session_hint else c.get("hint")
     t = Transcript(t.format, tuple(moved(x) for x in t.turns), t.skipped, hint)
@@ -128,7 +132,7 @@ def plan(r: Read, path: str, speaking: Callable[[Turn], bool], context_turns: in
     """Where the next reflection on this file resumes, and the parts before it that it reads again (see the module's
     docstring); None when it must read the whole file."""
     turns = r.transcript.turns
-    if not r.segments or any(t.line is None or t.position != f"line {t.line}" for t in turns):
+    if not r.segments or any(t.line is None or not _LINE.fullmatch(t.position) for t in turns):
         return None
     lines = _Lines(r.segments)
     fmt = r.transcript.format

@@ -241,3 +241,18 @@ def test_a_bundler_s_error_after_its_asset_lines_is_the_cause():
     body = f"{assets}\nERROR in ./src/index.js 3:0-24\nModule not found: Error: Can't resolve './missing' in '/app/src'"
     assert analyse("Bash", body, "npx webpack", RULES).line == (
         "Module not found: Error: Can't resolve './missing' in '/app/src'")
+
+
+@pytest.mark.parametrize("name", ["aider-ai_aider/chat-history.part1.md",
+                                  "aquaticat_monochromatic/.aider.chat.history.md"])
+def test_an_aider_failed_edit_is_placed_on_the_line_that_says_it(shared_data, name):
+    """A failed edit's position was aider's `> Tokens:` line, 1-7 lines above the failure it reports (32 of the
+    real history's failed edits); it is aider's own failure message. Its turn keeps the block's first line (turns
+    stay in file order for incremental reads)."""
+    path = shared_data / "runtimes/aider" / name
+    lines = path.read_text(encoding="utf-8").splitlines()
+    got = failures(read_transcript(path), RULES).found
+    assert len(got) > 5
+    for f in got:
+        said = lines[int(f.position.split()[1]) - 1]
+        assert said.startswith("> ") and ("failed to match" in said or "did not conform" in said), (f.position, said)
