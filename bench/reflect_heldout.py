@@ -6,17 +6,56 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
-p37 (tests/data/heldout_p37.jsonl; the rule fixed 2026-12-06 04:40 UTC before a turn was read, by an annotator who is
-to read no detector code; to be scored once, at the end of this landing): list B of p36 continued: the list find_files
-gives for `.specstory/statistics.json`, in its order, after JFernandoLe/etheriavr_metaquest3 (p36 stopped there; next
-Jayquio/inventoryQR); list A (`.aider.chat.history.md`) is not taken (p36 found its shown repositories exhausted). The
-caps, cut rules and skips of p36 (a SpecStory repository's `.specstory/history/*.md` files in name order, the first 3
-not over 30,000 characters, whole files, at most 12 non-slash user turns a repository, stop before the file that would
-take it past 12 unless it is the first; two exports of one session count once; skip a repository an earlier set's
-labels hold or shared data holds). Saved verbatim as <data>/<owner>__<repo>__<file name> (default
-/work/heldout37/raw), a live-looking secret replaced by [REDACTED] and said; a file the readers cannot read is said in
-the notes and skipped (no reader changed). Until ~100 non-slash user turns or the clock (no new file saved after
-05:35 UTC; labels by 05:55 UTC).
+p37 (tests/data/heldout_p37.jsonl; the rule fixed 2026-12-06 04:29 UTC (committed b3c020c; its text said 04:40, a
+slip) before a turn was read, by an annotator who read no detector code; scored once, below): list B of p36 continued:
+the list find_files gives for `.specstory/statistics.json`, in its order, after JFernandoLe/etheriavr_metaquest3 (p36
+stopped there; next Jayquio/inventoryQR); list A (`.aider.chat.history.md`) is not taken (p36 found its shown
+repositories exhausted). The caps, cut rules and skips of p36 (a SpecStory repository's `.specstory/history/*.md`
+files in name order, the first 3 not over 30,000 characters, whole files, at most 12 non-slash user turns a
+repository, stop before the file that would take it past 12 unless it is the first; two exports of one session count
+once; skip a repository an earlier set's labels hold or shared data holds). Saved verbatim as
+<data>/<owner>__<repo>__<file name> (default /work/heldout37/raw), a live-looking secret replaced by [REDACTED] and
+said; a file the readers cannot read is said in the notes and skipped (no reader changed). Until ~100 non-slash user
+turns or the clock (no new file saved after 05:35 UTC; labels by 05:55 UTC).
+What it gave (labelled by 04:39 UTC, each turn read with the agent's turn before and after as --show prints them,
+before any detector ran on them, by one annotator who read no detector code; held out, not scored): 9 files of 6
+repositories, turns as the reader counts them in brackets, in the list's order. List B (`.specstory/statistics.json`
+after JFernandoLe/etheriavr_metaquest3): Jayquio/inventoryQR 1 (its 189-character 08-11-19Z file; the other two are
+over the cap), Jhonkeif7/DailyBalance 4 (3 files: 01-26_17-14-45Z, 02-22_22-57Z, 07-01_00-02-49Z),
+Jhonkeif7/Hospital-Sync none (no history file), JobiJoba/SchaerbeekMunicipality 3 (3 files: 07-03_19-15-59Z,
+19-36-55Z, 07-04_12-16-34Z), JobiJoba/mxswitch 1 (07-58-30Z, a sub-agent prompt; its other two files are over the
+cap); the tool shows no repository after JobiJoba/mxswitch, so list B as shown ran out at 9 turns. By amendment (fixed
+04:37 UTC, before a turn of it was read): Innei/haklex 2 (2026-03-13_08-40-26Z; 31 of its 34 files are over the cap,
+two are 163-character headers with no turn), the one list-B repository p36 passed over without a word (between
+IngoS11/EmailBuddy and InnerFlect-Tech). Runtimes: Cursor IDE (Markdown v2.1, `cursoride` and `Cursor IDE` session
+headers; one older `cursor` export with `Agent (model default, mode Agent)` turns) and Claude Code, all saved by
+SpecStory. 11 user turns, no slash command: 1 not typed by the user (mxswitch's prompt a parent agent wrote to a
+Cursor explore sub-agent; labelled nothing, kept so the labels name every turn the reader finds), 10 typed; 1
+correction, 10 with nothing to learn; by language en 5, es 4, zh 2 (the correction); by script Latin 9, Chinese 2.
+Judgement calls as p15-p36 and the label guide (first-turn tasks, questions and tracebacks are nothing; a follow-up
+taking the agent's own offer is nothing; sub-agent prompts are nothing), and: Chinese 'but the slug is not injected
+now' right after the agent read the renderer and asserted the heading already renders its anchor icon linking to #slug
+is a correction (the agent's claim was wrong; it then found extractText reading an empty serialized children array),
+not a knowledge gap (a transient bug state, no lasting fact); Jayquio's lone 'what the fuckk', the only turn of its
+session with no agent turn before or after, is nothing (no referent here); Spanish 'send me the frontend structure'
+after the agent's overview offered to go deeper on the frontend is nothing. Departures from the rule: list B as the
+tool shows it holds only 5 repositories after JFernandoLe/etheriavr_metaquest3 (to JobiJoba/mxswitch; 713 hold the
+path, the listing cannot be paged), so p37 stopped at 11 turns, far short of ~100; Innei/haklex was added by the
+amendment above (a repository of the same list, earlier in it than the rule's start, never taken or named by any set);
+no new path list was opened, as every SpecStory marker path and `.aider.chat.history.md` was used by earlier sets, and
+saving ended at 04:38 UTC by choice rather than draw repositories by a search ranking. The p37 paragraph in
+reflect_heldout.py says the rule was fixed at 04:40 UTC; the annotator found it there at 04:30 and read the first turn
+at about 04:31 (the rule's text was not changed). For Jhonkeif7/DailyBalance's 02-22 session the first export within
+the cap was taken (22-57Z, 18,585; its 22-57-36Z twin is 35,083), as p36 did; its 01-26_17-14Z twin of a taken file
+was skipped unsized. read_file's default stored version was used. Every saved copy matches the library to the
+character in length (each equals read_file's total_chars; page boundaries checked), but for one deliberate change:
+SchaerbeekMunicipality's 19-15-59Z pasted Aspire log holds a local PostgreSQL password twice, replaced by [REDACTED]
+(saved 24,710 of 24,734). One copying slip was caught by the length check and fixed before labelling (DailyBalance
+07-01_00-02-49Z lacked one of four repeated Sidebar.tsx edit blocks, 392 characters; located by page offsets and
+restored). Sizes and skips in /work/heldout37/notes.txt.
+Scored once (2026-12-06 05:10 UTC, main 1762ad4 beside a67e97e, `--set p37 --data /work/heldout37/raw --score
+--baseline /work/base0`): the one correction (Chinese, '但是现在 slug 没有注入' after the agent asserted the anchor renders)
+missed by both trees; false alarms 0 in 10 quiet turns. Too small to weigh; pooled with p33-p36 in the landing's note.
 
 p36 (tests/data/heldout_p36.jsonl; the rule fixed 2026-12-06 01:20 UTC before a turn was read, by an annotator who read
 no detector code; scored once, below): two lists taken alternately, a repository from each in turn (A, B, A, B, ...):
@@ -1141,7 +1180,7 @@ OUTSIDE = {"p37": Path("/work/heldout37/raw"), "p36": Path("/work/heldout36/raw"
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p36"  # labelled blind 2026-12-06, scored once at 01:37 (above); the next blind set replaces it
+HELD_OUT = "p37"  # labelled blind 2026-12-06, scored once at 05:10 (above); the next blind set replaces it
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
