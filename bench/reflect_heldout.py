@@ -54,8 +54,9 @@ SchaerbeekMunicipality's 19-15-59Z pasted Aspire log holds a local PostgreSQL pa
 07-01_00-02-49Z lacked one of four repeated Sidebar.tsx edit blocks, 392 characters; located by page offsets and
 restored). Sizes and skips in /work/heldout37/notes.txt.
 Scored once (2026-12-06 05:10 UTC, main 1762ad4 beside a67e97e, `--set p37 --data /work/heldout37/raw --score
---baseline /work/base0`): the one correction (Chinese, '但是现在 slug 没有注入' after the agent asserted the anchor renders)
-missed by both trees; false alarms 0 in 10 quiet turns. Too small to weigh; pooled with p33-p36 in the landing's note.
+--baseline /work/base0`): the one correction (Chinese, '但是现在 slug 没有注入' after the agent asserted the anchor
+renders) missed by both trees; false alarms 0 in 10 quiet turns. Too small to weigh; pooled with p33-p36 in the
+landing's note.
 
 p36 (tests/data/heldout_p36.jsonl; the rule fixed 2026-12-06 01:20 UTC before a turn was read, by an annotator who read
 no detector code; scored once, below): two lists taken alternately, a repository from each in turn (A, B, A, B, ...):
