@@ -53,7 +53,7 @@ SchaerbeekMunicipality's 19-15-59Z pasted Aspire log holds a local PostgreSQL pa
 (saved 24,710 of 24,734). One copying slip was caught by the length check and fixed before labelling (DailyBalance
 07-01_00-02-49Z lacked one of four repeated Sidebar.tsx edit blocks, 392 characters; located by page offsets and
 restored). Sizes and skips in /work/heldout37/notes.txt.
-Scored once (2026-12-06 05:10 UTC, main 1762ad4 beside a67e97e, `--set p37 --data /work/heldout37/raw --score
+Scored once (2026-12-06 05:07 UTC, main 1762ad4 beside a67e97e, `--set p37 --data /work/heldout37/raw --score
 --baseline /work/base0`): the one correction (Chinese, '但是现在 slug 没有注入' after the agent asserted the anchor
 renders) missed by both trees; false alarms 0 in 10 quiet turns. Too small to weigh; pooled with p33-p36 in the
 landing's note.
@@ -1181,7 +1181,7 @@ OUTSIDE = {"p37": Path("/work/heldout37/raw"), "p36": Path("/work/heldout36/raw"
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p37"  # labelled blind 2026-12-06, scored once at 05:10 (above); the next blind set replaces it
+HELD_OUT = "p37"  # labelled blind 2026-12-06, scored once at 05:07 (above); the next blind set replaces it
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
