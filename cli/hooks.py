@@ -268,13 +268,17 @@ def _render_end(d: dict[str, Any]) -> str:
 @hook_app.command("post-tool-use")
 def post_tool_use(
     ctx: typer.Context,
+    session: Annotated[str | None, typer.Option(envvar="KG_SESSION", help="The kg session (also KG_SESSION; "
+                                                "default: the one started for the payload's session_id, else "
+                                                "the current one).")] = None,
     runtime: RuntimeOpt = None,
+    runtime_session: RuntimeSessionOpt = None,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Read a PostToolUse / PostToolUseFailure payload on stdin (Claude Code's shape unless --runtime says
     otherwise); log an error entry when the tool failed (the first meaningful line of its output, not the
-    "Exit code N" header)."""
+    "Exit code N" header), in the kg session started for the payload's session_id."""
     from kg.runtimes import hooks
 
     with hook_errors(runtime):
@@ -283,7 +287,8 @@ def post_tool_use(
         # the runtime waits for this hook: answer once the entry is journaled, apply it right after
         later = background_possible()
         done = hooks.post_tool_use(ws, payload, now_of(ctx, now), runtime=runtime or "claude-code",
-                                   apply=not later)
+                                   apply=not later, session=session or None,
+                                   key=_key(ws, runtime or "claude-code", runtime_session, payload))
         if later and done["failed"]:
             apply_after_answer(ws)
     if as_json:

@@ -1,0 +1,101 @@
+"""What a find-only QA pass (qa1) reproduced in the runtime hooks and installs, each through the real console entry
+with the payload shapes of the runtimes' hook docs (shared/data/runtimes) and their real transcripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+KG = str(Path(sys.executable).parent / "kg")
+A_ID = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"  # a real Claude Code session (its transcript holds three failures)
+B_ID = "fe5e1c67-53e7-4862-81ae-d0e013e3270b"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_") or k.startswith("KG_STORE")}
+    return {**env, "KG_NOW": "2026-07-01T10:00", "KG_LOCK_TIMEOUT": "600", "KG_SERVER": "0", **extra}
+
+
+def _hook(root: Path, argv: list[str], payload: dict | str, **extra: str) -> subprocess.CompletedProcess:
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run([KG, "-w", str(root), "hook", *argv], input=text, capture_output=True, text=True,
+                          cwd=root, env=_env(**extra), timeout=300)
+
+
+def _session_of(run: subprocess.CompletedProcess) -> str:
+    assert run.returncode == 0, run.stderr
+    text = json.loads(run.stdout)["hookSpecificOutput"]["additionalContext"]
+    return text.split("- Session: ")[1].split()[0]
+
+
+def _failures(transcript: Path) -> list[dict]:
+    """The transcript's failed tool calls as Claude Code's PostToolUseFailure payloads."""
+    uses: dict[str, dict] = {}
+    out = []
+    for line in transcript.read_text(encoding="utf-8").splitlines():
+        content = (json.loads(line).get("message") or {}).get("content")
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "tool_use":
+                uses[block["id"]] = block
+            elif block.get("type") == "tool_result" and block.get("is_error"):
+                use = uses[block["tool_use_id"]]
+                error = block["content"] if isinstance(block["content"], str) else json.dumps(block["content"])
+                out.append({"session_id": transcript.stem, "transcript_path": str(transcript), "cwd": "/tmp",
+                            "permission_mode": "default", "hook_event_name": "PostToolUseFailure",
+                            "tool_name": use["name"], "tool_input": use["input"], "tool_use_id": use["id"],
+                            "error": error, "is_interrupt": False})
+    return out
+
+
+def _entries(root: Path) -> list[dict]:
+    run = subprocess.run([KG, "-w", str(root), "list", "--json"], capture_output=True, text=True, env=_env(),
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    return [e for e in json.loads(run.stdout) if e["id"].startswith("ERR-")]
+
+
+# -- 2. a tool failure goes to the session of the payload's session_id ------------------------------------------
+def test_claude_code_failure_lands_in_the_session_of_its_own_window(ws, shared_data, tmp_path):
+    """Two windows: A starts, then B; A's failures belong to A's session, not to B's (the last started), and A's
+    end writes a summary that holds them (it said "Open Items (none)", its errors in B's session)."""
+    transcripts = shared_data / "runtimes" / "claude_code" / "transcripts"
+    a = Path(shutil.copy(transcripts / f"{A_ID}.jsonl", tmp_path / f"{A_ID}.jsonl"))
+    start = {"cwd": str(ws.root), "hook_event_name": "SessionStart", "source": "startup", "transcript_path": None}
+    first = _session_of(_hook(ws.root, ["session-start", "--start-session", "--runtime", "claude-code"],
+                              {**start, "session_id": A_ID}))
+    second = _session_of(_hook(ws.root, ["session-start", "--start-session", "--runtime", "claude-code"],
+                               {**start, "session_id": B_ID}))
+    assert first != second
+    failures = _failures(a)
+    assert len(failures) == 3
+    for payload in failures:
+        run = _hook(ws.root, ["post-tool-use", "--runtime", "claude-code"], payload)
+        assert run.returncode == 0, run.stderr
+    errors = _entries(ws.root)
+    assert len(errors) == 3 and {e["session"] for e in errors} == {first}
+    end = _hook(ws.root, ["session-end", "--runtime", "claude-code"],
+                {"session_id": A_ID, "transcript_path": str(a), "cwd": str(ws.root), "hook_event_name": "SessionEnd",
+                 "reason": "other"}, KG_HOOK_WAIT="1")
+    assert end.returncode == 0, end.stderr
+    summary = (ws.root / "memory" / "sessions" / f"{first}.md").read_text(encoding="utf-8")
+    assert all(e["id"] in summary for e in errors), summary
+    assert len(_entries(ws.root)) == 3  # the reflection found them logged already
+
+
+def test_kg_session_in_the_hook_environment_names_the_session(ws):
+    """KG_SESSION (as `kg log` takes it) names the session a failure goes to."""
+    start = {"cwd": str(ws.root), "hook_event_name": "SessionStart", "source": "startup", "transcript_path": None}
+    first = _session_of(_hook(ws.root, ["session-start", "--start-session", "--runtime", "claude-code"],
+                              {**start, "session_id": "sess-A"}))
+    _session_of(_hook(ws.root, ["session-start", "--start-session", "--runtime", "claude-code"],
+                      {**start, "session_id": "sess-B"}))
+    payload = {"session_id": "sess-unknown", "transcript_path": "/x", "cwd": str(ws.root),
+               "hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "pytest -q"},
+               "tool_use_id": "toolu_A1", "error": "Exit code 1\nModuleNotFoundError: No module named foo"}
+    run = _hook(ws.root, ["post-tool-use", "--runtime", "claude-code"], payload, KG_SESSION=first)
+    assert run.returncode == 0, run.stderr
+    assert [e["session"] for e in _entries(ws.root)] == [first]
