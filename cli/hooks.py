@@ -242,6 +242,13 @@ def session_end(
             # it in the foreground, to see its errors). The session it ends is named now, not when it runs
             # (Claude Code's /clear starts the next session at once): see `hooks.hand_over_end`. OpenClaw's
             # handler.js starts kg detached and holds the next session start until this process has answered.
+            # The child's errors reach no one, so what it surely meets is found here first: a workspace it cannot
+            # write (a read-only mount) fails now, an Error: line and exit 1. Codex's Stop with --no-summary
+            # wrote nothing before handing over and exited 0: each turn's reflection was lost unsaid (QA1 #4).
+            # Exit 1 is safe there: Codex reads it on Stop as a failed hook, shown and ignored (codex/HOOKS.md
+            # section 2); only exit 2 or a block decision on stdout makes the turn go on.
+            with ws.journal.locked():  # opens the journal's lock file for writing, as the child will
+                pass
             handed = hooks.hand_over_end(ws, session, write_summary=not no_summary, key=key, now=at, transcript=path)
             after_answer(lambda: (hooks.wait_longer(ws), run(handed)))  # waits out a long writer
             return

@@ -8,7 +8,11 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 KG = str(Path(sys.executable).parent / "kg")
 A_ID = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"  # a real Claude Code session (its transcript holds three failures)
@@ -99,3 +103,32 @@ def test_kg_session_in_the_hook_environment_names_the_session(ws):
     run = _hook(ws.root, ["post-tool-use", "--runtime", "claude-code"], payload, KG_SESSION=first)
     assert run.returncode == 0, run.stderr
     assert [e["session"] for e in _entries(ws.root)] == [first]
+
+
+# -- 4. Codex's Stop on a workspace kg cannot write says so -------------------------------------------------------
+@contextmanager
+def _read_only(root: Path, where: Path) -> Iterator[Path]:
+    """`root` bind-mounted read-only at `where` (root ignores chmod; the mount refuses root too)."""
+    where.mkdir()
+    made = subprocess.run(["mount", "--bind", "-o", "ro", str(root), str(where)], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"no read-only bind mount here: {made.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "--lazy", str(where)], check=True)  # a detached child may be in it
+
+
+def test_codex_stop_on_a_read_only_workspace_fails_out_loud(ws, shared_data, tmp_path):
+    """The Stop hook handed its reflection to a detached child and exited 0: the child failed unheard, and each
+    turn's reflection was lost. Now the hook fails as it answers: an Error: line and exit 1, which Codex shows and
+    ignores on Stop (codex/HOOKS.md section 2: only exit 2 or a block decision makes the turn go on), and
+    nothing on stdout."""
+    rollout = next((shared_data / "runtimes" / "codex" / "transcripts").glob("*13-28-45*.jsonl"))
+    payload = {"session_id": "s1", "turn_id": "t", "transcript_path": str(rollout), "cwd": "/tmp",
+               "hook_event_name": "Stop", "model": "m", "permission_mode": "default", "last_assistant_message": None,
+               "stop_hook_active": False}
+    with _read_only(ws.root, tmp_path / "ro") as ro:
+        run = _hook(ro, ["session-end", "--no-summary", "--runtime", "codex"], payload)
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.startswith("Error: ") and "Read-only file system" in run.stderr
