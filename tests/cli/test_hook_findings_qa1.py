@@ -132,3 +132,25 @@ def test_codex_stop_on_a_read_only_workspace_fails_out_loud(ws, shared_data, tmp
         run = _hook(ro, ["session-end", "--no-summary", "--runtime", "codex"], payload)
     assert run.returncode == 1 and run.stdout == ""
     assert run.stderr.startswith("Error: ") and "Read-only file system" in run.stderr
+
+
+# -- 5. a NUL in a payload's path is bad input --------------------------------------------------------------------
+def test_a_nul_in_a_payload_path_is_bad_input(ws):
+    """JSON may spell a NUL ("\\u0000"); no path holds one. It was met at the first open: "unexpected failure:
+    ValueError: embedded null byte / Please report this", or "kg hook failed: ValueError" under --runtime."""
+    nul = "/tmp/a\x00b.jsonl"
+    cases = [(["session-end"], {"session_id": "x", "transcript_path": nul}, 2),
+             (["session-end", "--runtime", "claude-code"],
+              {"session_id": "x", "transcript_path": nul, "cwd": str(ws.root), "hook_event_name": "SessionEnd",
+               "reason": "other"}, 1),
+             (["session-start", "--start-session", "--runtime", "claude-code"],
+              {"session_id": "x", "transcript_path": nul, "cwd": str(ws.root), "hook_event_name": "SessionStart",
+               "source": "startup"}, 1),
+             (["post-tool-use"], {"session_id": "x", "transcript_path": "/x", "cwd": "/tmp/a\x00b",
+                                  "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+                                  "tool_input": {"command": "ls"}, "tool_use_id": "t1", "error": "Exit code 1"}, 2)]
+    for argv, payload, code in cases:
+        run = _hook(ws.root, argv, payload, KG_HOOK_WAIT="1")
+        assert run.returncode == code and run.stdout == "", (argv, run.stderr)
+        assert run.stderr.startswith("Error: the hook payload on stdin holds a NUL character in "), run.stderr
+        assert "ValueError" not in run.stderr
