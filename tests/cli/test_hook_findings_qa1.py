@@ -154,3 +154,55 @@ def test_a_nul_in_a_payload_path_is_bad_input(ws):
         assert run.returncode == code and run.stdout == "", (argv, run.stderr)
         assert run.stderr.startswith("Error: the hook payload on stdin holds a NUL character in "), run.stderr
         assert "ValueError" not in run.stderr
+
+
+# -- 3 and 6. an install whose hooks will not run says so, and so does kg doctor ---------------------------------
+def _kg(root: Path, *argv: str, path: str | None = None) -> subprocess.CompletedProcess:
+    env = _env() if path is None else {**_env(), "PATH": path}
+    return subprocess.run([KG, *argv], capture_output=True, text=True, cwd=root, env=env, timeout=300)
+
+
+def _doctor_warnings(root: Path, path: str | None = None) -> list[str]:
+    run = _kg(root, "doctor", "--json", path=path)
+    assert run.returncode == 0, run.stderr
+    return [c["detail"] for c in json.loads(run.stdout)["checks"]
+            if c["name"] == "runtime installs" and c["status"] == "warning"]
+
+
+def test_codex_install_with_hooks_turned_off_says_they_will_not_run(ws):
+    """A person's `hooks = false` stays (theirs, outside kg's blocks, and it turns off every hook of theirs too), but
+    the install no longer reports it updated features.hooks with no note, and kg doctor names it."""
+    config = ws.root / ".codex" / "config.toml"
+    config.parent.mkdir()
+    for text, force in (("[features]\nhooks = false\n", ()), ("features.hooks = false\n", ("--force",)),
+                        ("[features]\ncodex_hooks = false\n", ())):
+        config.write_text(text, encoding="utf-8")
+        run = _kg(ws.root, "install", "codex", "--json", *force)
+        assert run.returncode == 0, run.stderr
+        done = json.loads(run.stdout)
+        assert any("Codex hooks are turned off" in n and "will not run" in n for n in done["notes"]), done["notes"]
+        detail = next(c["detail"] for c in done["changes"] if c["path"] == ".codex/config.toml")
+        assert "features.hooks" not in detail
+        assert config.read_text(encoding="utf-8").startswith(text)
+        assert any("turns Codex hooks off" in w for w in _doctor_warnings(ws.root)), text
+    config.write_text("[features]\nhooks = true\n", encoding="utf-8")
+    done = json.loads(_kg(ws.root, "install", "codex", "--json").stdout)
+    assert not any("turned off" in n for n in done["notes"])
+    assert not any("Codex hooks off" in w for w in _doctor_warnings(ws.root))
+
+
+def test_shared_install_with_kg_off_path_says_its_hooks_will_not_be_found(ws):
+    """`--shared` writes hooks calling bare `kg`; with no `kg` on PATH the install said "the session begins with
+    kg's brief" and kg doctor said nothing."""
+    off = "/usr/bin:/bin"
+    run = _kg(ws.root, "install", "claude-code", "--shared", "--json", path=off)
+    assert run.returncode == 0, run.stderr
+    done = json.loads(run.stdout)
+    assert any("`kg` is not on PATH" in n for n in done["notes"]), done["notes"]
+    assert done["next"][0].startswith("Put kg on PATH")
+    warnings = _doctor_warnings(ws.root, off)
+    assert any("settings.json calls `kg`" in w and "hooks will not run" in w for w in warnings), warnings
+    on = f"{Path(KG).parent}:{off}"
+    run = _kg(ws.root, "install", "claude-code", "--shared", "--json", path=on)
+    assert not any("not on PATH" in n for n in json.loads(run.stdout)["notes"])
+    assert _doctor_warnings(ws.root, on) == []
