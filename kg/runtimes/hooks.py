@@ -392,7 +392,8 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
         from kg.memory import session_ends
 
         session_ends.done(ws, sid)  # (a handed-over end: its record goes; a child that died before leaves it)
-    else:
+    elif not out["summary_file"]:  # (the reflection may have written one, for the transcript's own session: a
+        # runtime session kg never saw; the note then contradicted the file just written, QA1 #8)
         out["notes"].append("no current kg session: no summary written (`kg hook session-start "
                             "--start-session` or `kg session start` opens one)")
     if save_brief and (ws.memory / ".hook-context.txt").exists():

@@ -206,3 +206,18 @@ def test_shared_install_with_kg_off_path_says_its_hooks_will_not_be_found(ws):
     run = _kg(ws.root, "install", "claude-code", "--shared", "--json", path=on)
     assert not any("not on PATH" in n for n in json.loads(run.stdout)["notes"])
     assert _doctor_warnings(ws.root, on) == []
+
+
+# -- 8. a session end for a runtime session kg never saw does not deny the summary it wrote ----------------------
+def test_end_of_a_session_kg_never_saw_does_not_deny_its_summary(ws, shared_data, tmp_path):
+    """The reflection names the session by the transcript's own id and writes its summary; stderr said "no
+    current kg session: no summary written" beside it."""
+    a = Path(shutil.copy(shared_data / "runtimes" / "claude_code" / "transcripts" / f"{A_ID}.jsonl",
+                         tmp_path / "copy.jsonl"))
+    run = _hook(ws.root, ["session-end", "--runtime", "claude-code"],
+                {"session_id": A_ID, "transcript_path": str(a), "cwd": str(ws.root), "hook_event_name": "SessionEnd",
+                 "reason": "other"}, KG_HOOK_WAIT="1")
+    assert run.returncode == 0 and run.stdout == "", run.stderr
+    summary = ws.root / "memory" / "sessions" / f"{A_ID}.md"
+    assert summary.exists() and len(_entries(ws.root)) == 3
+    assert "no summary written" not in run.stderr, run.stderr
