@@ -221,3 +221,21 @@ def test_end_of_a_session_kg_never_saw_does_not_deny_its_summary(ws, shared_data
     summary = ws.root / "memory" / "sessions" / f"{A_ID}.md"
     assert summary.exists() and len(_entries(ws.root)) == 3
     assert "no summary written" not in run.stderr, run.stderr
+
+
+# -- 9. the brief of a session dated by its transcript does not say "started now" -----------------------------
+def test_brief_of_a_replayed_session_says_when_it_is_dated(ws, shared_data):
+    """A SessionStart whose new transcript already holds timed lines opens a session dated when it began; the brief
+    said "Session: 2025-09-03-001 (started now)"."""
+    transcript = shared_data / "runtimes" / "claude_code" / "transcripts" / f"{B_ID}.jsonl"
+    start = {"cwd": str(ws.root), "hook_event_name": "SessionStart", "source": "startup"}
+    run = _hook(ws.root, ["session-start", "--start-session", "--runtime", "claude-code"],
+                {**start, "session_id": B_ID, "transcript_path": str(transcript)})
+    assert run.returncode == 0, run.stderr
+    text = json.loads(run.stdout)["hookSpecificOutput"]["additionalContext"]
+    line = next(x for x in text.splitlines() if x.startswith("- Session: "))
+    assert line.startswith("- Session: 2025-09-03-001 (started, dated 2025-09-03 ") and "transcript began" in line
+    run = _hook(ws.root, ["session-start", "--start-session", "--runtime", "claude-code"],
+                {**start, "session_id": "sess-new", "transcript_path": None})
+    text = json.loads(run.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "- Session: 2026-07-01-001 (started now)" in text
