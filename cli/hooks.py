@@ -275,8 +275,8 @@ def _render_end(d: dict[str, Any]) -> str:
 @hook_app.command("post-tool-use")
 def post_tool_use(
     ctx: typer.Context,
-    session: Annotated[str | None, typer.Option(envvar="KG_SESSION", help="The kg session (also KG_SESSION; "
-                                                "default: the one started for the payload's session_id, else "
+    session: Annotated[str | None, typer.Option(envvar="KG_SESSION", help="The kg session when the payload's "
+                                                "session_id has none started for it (also KG_SESSION; default: "
                                                 "the current one).")] = None,
     runtime: RuntimeOpt = None,
     runtime_session: RuntimeSessionOpt = None,

@@ -69,8 +69,8 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
     (within the session) so that reflecting on the transcript later does not log it again. `apply=False` only
     journals it (the caller has the graph applied after answering, as `kg log` does).
 
-    The entry's session: `session` when given (KG_SESSION), else the one tied to the runtime's session `key` (the
-    payload's session_id), else the current one. Two Claude Code windows on one workspace: each failure went to
+    The entry's session: the one tied to the runtime's session `key` (the payload's session_id), else `session`
+    when given (KG_SESSION), else the current one. Two Claude Code windows on one workspace: each failure went to
     whichever window's session started last, and the other's summary said "Open Items (none)" (QA1 #2)."""
     from dataclasses import replace
 
@@ -104,8 +104,10 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
         ours = stored(ours, ws.rules.redactor)
     from kg.memory import session_ids
 
-    named = session or session_ids.tied(ws, key)  # None: the current one (ws.log takes it as kept)
-    sid = session_ids.given(session, ws.rules.redactor) if session else (named or ws.current_session())
+    mine = session_ids.tied(ws, key)  # first: a KG_SESSION the runtime passed down from another window's shell
+    # must not take this window's failures
+    named = mine or session  # None: the current one (ws.log takes it as kept)
+    sid = mine or (session_ids.given(session, ws.rules.redactor) if session else ws.current_session())
     keys = state.call_keys(raw.call_id, ours or sid, sid) if raw.call_id else ()
     with state.locked(ws) as st:
         if keys and keys[0] in st.seen:

@@ -91,18 +91,23 @@ def test_claude_code_failure_lands_in_the_session_of_its_own_window(ws, shared_d
 
 
 def test_kg_session_in_the_hook_environment_names_the_session(ws):
-    """KG_SESSION (as `kg log` takes it) names the session a failure goes to."""
+    """KG_SESSION (as `kg log` takes it) names the session of a failure whose runtime session kg never saw; one kg
+    started a session for keeps its own (a KG_SESSION inherited from another window's shell does not take it)."""
     start = {"cwd": str(ws.root), "hook_event_name": "SessionStart", "source": "startup", "transcript_path": None}
     first = _session_of(_hook(ws.root, ["session-start", "--start-session", "--runtime", "claude-code"],
                               {**start, "session_id": "sess-A"}))
-    _session_of(_hook(ws.root, ["session-start", "--start-session", "--runtime", "claude-code"],
-                      {**start, "session_id": "sess-B"}))
+    second = _session_of(_hook(ws.root, ["session-start", "--start-session", "--runtime", "claude-code"],
+                               {**start, "session_id": "sess-B"}))
     payload = {"session_id": "sess-unknown", "transcript_path": "/x", "cwd": str(ws.root),
                "hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "pytest -q"},
                "tool_use_id": "toolu_A1", "error": "Exit code 1\nModuleNotFoundError: No module named foo"}
     run = _hook(ws.root, ["post-tool-use", "--runtime", "claude-code"], payload, KG_SESSION=first)
     assert run.returncode == 0, run.stderr
     assert [e["session"] for e in _entries(ws.root)] == [first]
+    run = _hook(ws.root, ["post-tool-use", "--runtime", "claude-code"],
+                {**payload, "session_id": "sess-B", "tool_use_id": "toolu_B1"}, KG_SESSION=first)
+    assert run.returncode == 0, run.stderr
+    assert sorted(e["session"] for e in _entries(ws.root)) == [first, second]
 
 
 # -- 4. Codex's Stop on a workspace kg cannot write says so -------------------------------------------------------
