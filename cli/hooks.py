@@ -247,8 +247,7 @@ def session_end(
             # wrote nothing before handing over and exited 0: each turn's reflection was lost unsaid (QA1 #4).
             # Exit 1 is safe there: Codex reads it on Stop as a failed hook, shown and ignored (codex/HOOKS.md
             # section 2); only exit 2 or a block decision on stdout makes the turn go on.
-            with ws.journal.locked():  # opens the journal's lock file for writing, as the child will
-                pass
+            _can_write(ws)
             handed = hooks.hand_over_end(ws, session, write_summary=not no_summary, key=key, now=at, transcript=path)
             after_answer(lambda: (hooks.wait_longer(ws), run(handed)))  # waits out a long writer
             return
@@ -258,6 +257,20 @@ def session_end(
     if runtime in HOOK_JSON and not as_json:
         return  # the runtime shows stdout to the user or the model; a session end has nothing to add there
     emit(done, as_json, _render_end)
+
+
+def _can_write(ws: Any) -> None:
+    """Fail (StoreError, exit 1) when the workspace's kg folder cannot be written: the journal's lock file, which
+    every write opens first, opened for writing and closed. Not the lock itself: a writer holding it would make the
+    hook wait, where the child waits as long as it must."""
+    from kg.core.errors import StoreError
+
+    path = ws.journal.folder / "journal.lock"
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o644))
+    except OSError as exc:
+        raise StoreError(f"cannot write the workspace ({path}: {exc.strerror}): this session end's reflection is "
+                         "not saved; check that the workspace folder is writable") from None
 
 
 def _render_end(d: dict[str, Any]) -> str:
