@@ -95,19 +95,18 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
     if raw.exit_code is not None and failure.exit_code is None:
         failure = replace(failure, exit_code=raw.exit_code)
     summary, fields = failure_fields(failure, rules, runtime, "live")
-    # A call id dedupes within one session: the runtime's (the payload's session_id), else kg's current one.
+    from kg.memory import session_ids
+
+    # The entry's kg session. The tie first: a KG_SESSION the runtime passed down from the shell of another window
+    # must not take this window's failures.
+    mine = session_ids.tied(ws, key)
+    named = mine or session  # None: the current one (ws.log takes it as kept)
+    sid = mine or (session_ids.given(session, ws.rules.redactor) if session else ws.current_session())
+    # A call id dedupes within one session: the runtime's (the payload's session_id), else the entry's kg session.
     # It is recorded within both, so the reflection of either session's transcript finds it (kg.reflect.apply).
     ours = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     if ours:  # a secret-like id as its digest, as every session id (kg.memory.session_ids)
-        from kg.memory.session_ids import stored
-
-        ours = stored(ours, ws.rules.redactor)
-    from kg.memory import session_ids
-
-    mine = session_ids.tied(ws, key)  # first: a KG_SESSION the runtime passed down from another window's shell
-    # must not take this window's failures
-    named = mine or session  # None: the current one (ws.log takes it as kept)
-    sid = mine or (session_ids.given(session, ws.rules.redactor) if session else ws.current_session())
+        ours = session_ids.stored(ours, ws.rules.redactor)
     keys = state.call_keys(raw.call_id, ours or sid, sid) if raw.call_id else ()
     with state.locked(ws) as st:
         if keys and keys[0] in st.seen:
