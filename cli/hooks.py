@@ -242,6 +242,12 @@ def session_end(
             # it in the foreground, to see its errors). The session it ends is named now, not when it runs
             # (Claude Code's /clear starts the next session at once): see `hooks.hand_over_end`. OpenClaw's
             # handler.js starts kg detached and holds the next session start until this process has answered.
+            # The child's errors reach no one, so what it surely meets is found here first: a workspace it cannot
+            # write (a read-only mount) fails now, an Error: line and exit 1. Codex's Stop with --no-summary
+            # wrote nothing before handing over and exited 0: each turn's reflection was lost unsaid (QA1 #4).
+            # Exit 1 is safe there: Codex reads it on Stop as a failed hook, shown and ignored (codex/HOOKS.md
+            # section 2); only exit 2 or a block decision on stdout makes the turn go on.
+            _can_write(ws)
             handed = hooks.hand_over_end(ws, session, write_summary=not no_summary, key=key, now=at, transcript=path)
             after_answer(lambda: (hooks.wait_longer(ws), run(handed)))  # waits out a long writer
             return
@@ -251,6 +257,20 @@ def session_end(
     if runtime in HOOK_JSON and not as_json:
         return  # the runtime shows stdout to the user or the model; a session end has nothing to add there
     emit(done, as_json, _render_end)
+
+
+def _can_write(ws: Any) -> None:
+    """Fail (StoreError, exit 1) when the workspace's kg folder cannot be written: the journal's lock file, which
+    every write opens first, opened for writing and closed. Not the lock itself: a writer holding it would make the
+    hook wait, where the child waits as long as it must."""
+    from kg.core.errors import StoreError
+
+    path = ws.journal.folder / "journal.lock"
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o644))
+    except OSError as exc:
+        raise StoreError(f"cannot write the workspace ({path}: {exc.strerror}): this session end's reflection is "
+                         "not saved; check that the workspace folder is writable") from None
 
 
 def _render_end(d: dict[str, Any]) -> str:
@@ -268,13 +288,17 @@ def _render_end(d: dict[str, Any]) -> str:
 @hook_app.command("post-tool-use")
 def post_tool_use(
     ctx: typer.Context,
+    session: Annotated[str | None, typer.Option(envvar="KG_SESSION", help="The kg session when the payload's "
+                                                "session_id has none started for it (also KG_SESSION; default: "
+                                                "the current one).")] = None,
     runtime: RuntimeOpt = None,
+    runtime_session: RuntimeSessionOpt = None,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Read a PostToolUse / PostToolUseFailure payload on stdin (Claude Code's shape unless --runtime says
     otherwise); log an error entry when the tool failed (the first meaningful line of its output, not the
-    "Exit code N" header)."""
+    "Exit code N" header), in the kg session started for the payload's session_id."""
     from kg.runtimes import hooks
 
     with hook_errors(runtime):
@@ -283,7 +307,8 @@ def post_tool_use(
         # the runtime waits for this hook: answer once the entry is journaled, apply it right after
         later = background_possible()
         done = hooks.post_tool_use(ws, payload, now_of(ctx, now), runtime=runtime or "claude-code",
-                                   apply=not later)
+                                   apply=not later, session=session or None,
+                                   key=_key(ws, runtime or "claude-code", runtime_session, payload))
         if later and done["failed"]:
             apply_after_answer(ws)
     if as_json:

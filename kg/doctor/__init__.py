@@ -89,12 +89,15 @@ def _doctor(ws: Any, *, repair: bool, dry_run: bool) -> DoctorReport:
 
 
 def _installs(ws: Any, report: DoctorReport) -> None:
-    """Hooks and MCP entries `kg install` made for another workspace's path (a copy or a move: QA6 #2)."""
-    from kg.runtimes.install_paths import advice, elsewhere
+    """Hooks and MCP entries `kg install` made for another workspace's path (a copy or a move: QA6 #2), and hooks
+    that will not run: a command this machine does not find, Codex hooks turned off (QA1 #3, #6)."""
+    from kg.runtimes.install_paths import advice, elsewhere, not_running
 
     found = elsewhere(ws.kg_dir, ws.root)
     if found:
         report.add("runtime installs", "warning", advice(found))
+    for problem in not_running(ws.kg_dir):
+        report.add("runtime installs", "warning", problem)
 
 
 def _clock(ws: Any, report: DoctorReport) -> None:

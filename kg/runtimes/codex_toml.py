@@ -54,6 +54,16 @@ def without_blocks(text: str) -> str:
     return text
 
 
+def hooks_off(config: Mapping[str, Any]) -> str | None:
+    """How a parsed config.toml turns Codex's hooks off (`[features] hooks = false`, or the deprecated
+    `codex_hooks`), or None. Pure."""
+    features = config.get("features")
+    if not isinstance(features, Mapping):
+        return None
+    key = next((k for k in ("hooks", "codex_hooks") if features.get(k) is False), None)
+    return f"[features] {key} = false" if key else None
+
+
 def wanted(text: str, argv: list[str] | None) -> tuple[dict[str, tuple[str | None, str]], list[str]]:
     """What each of kg's blocks should hold (its lines, or None for no block; and the table header it goes
     under), judged on the file without kg's blocks; and notes for the person."""
@@ -78,6 +88,13 @@ def wanted(text: str, argv: list[str] | None) -> tuple[dict[str, tuple[str | Non
         else:
             notes.append("set `hooks = true` in [features] yourself: kg found no `[features]` header line to put "
                          "it under")
+    elif off := hooks_off(current):
+        # The person's own `false` is kept: it is outside kg's blocks, which is theirs, and it turns off every hook
+        # of theirs, not only kg's (perhaps on purpose). But kg's hooks will not run, and an install that said
+        # "update features.hooks" with no note left them believing otherwise (QA1 #3).
+        notes.append(f"Codex hooks are turned off here ({off}): kg's hooks (.codex/hooks.json) will not run; set it "
+                     "to true (or delete the line: Codex turns hooks on by default) for the brief, the reflection "
+                     "and the error log")
     mcp: tuple[str | None, str] = (None, "")
     if argv:
         if SERVER_NAME in (current.get("mcp_servers") or {}):

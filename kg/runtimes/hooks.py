@@ -111,6 +111,12 @@ def fold_alike(rows: list[dict[str, Any]], width: int) -> list[tuple[dict[str, A
     return out
 
 
+def started_when(dated: datetime | None) -> str:
+    """How the brief says a session was just started: now, or dated when its replayed transcript began (it said
+    "started now" beside a session numbered for 2025-09-03, QA1 #9)."""
+    return "started now" if dated is None else f"started, dated {dated:%Y-%m-%d %H:%M} when its transcript began"
+
+
 def _iso_day(value: Any) -> str:
     if isinstance(value, datetime):
         return f"{value:%Y-%m-%d}"
@@ -186,19 +192,21 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
             return _brief(ws, rules, at, budget, message, start_session=start_session, source=source,
                           write=write, tools=tools, transcript=transcript, key=key, hand_off=hand_off)
     except (StoreBusy, DiskFull) as exc:  # a full disk: the journal's few bytes may still fit (else: its Error)
-        session, started = None, False
+        session, started, dated = None, False, None
         if start_session:
             from kg.runtimes.transcript_start import began
 
             first = began(transcript)
             session, started = _ensure_session(ws, None, min(at, first) if first else at, source, key)
+            dated = first if started and first and first < at else None
             if hand_off is not None:  # its child waits for the graph as a session end's does
                 finish_left(ws, hand_off)
         note, busy = busy_brief(ws, at, budget, rules.busy_wait, tools=tools,
                                 full=str(exc) if isinstance(exc, DiskFull) else None)
         if session:  # first: the agent's logs name it (a start is a write the agent was told happened)
             busy.insert(0, Section("stats", TITLES["stats"], lines=[
-                f"- Session: {session}" + (" (started now; the graph makes it once it is free)" if started else "")]))
+                f"- Session: {session}" + (f" ({started_when(dated)}; the graph makes it once it is free)"
+                                           if started else "")]))
         text, shown, omitted = fit(f"# kaizen-kg brief — {at:%Y-%m-%d %H:%M}\n{note}", busy, budget)
         return {"now": at.isoformat(), "budget": budget, "chars": len(text), "text": text,
                 "message": message or None, "session": session, "session_started": started, "sections": shown,
@@ -213,6 +221,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
     lim = rules.limits
     session: str | None = None
     started = False
+    dated: datetime | None = None  # a session started dated when its transcript began, not now
     # One graph handle for the whole call (nested calls share it), not `with ws:`: that marks repeated use, for
     # which memory search first reads every node into a cache (~0.9 s at 100k nodes), a loss for one brief.
     # Read-only (a smaller, cheaper open) unless a session is to be started.
@@ -222,6 +231,8 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
 
             first = began(transcript)
             session, started = _ensure_session(ws, st, min(at, first) if first else at, source, key, hand_off)
+            if started:
+                dated = first if first and first < at else None
         else:
             session = ws.current_session()
         highs = list(rules.high_priorities)
@@ -289,7 +300,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
         if left:  # its entries are not counted above: only running it again loads them
             stats.append(f"- {unfinished_text(left)}")
         if session:
-            stats.append(f"- Session: {session}" + (" (started now)" if started else ""))
+            stats.append(f"- Session: {session}" + (f" ({started_when(dated)})" if started else ""))
         stats.append(HOW[tools][1])
         sections["stats"] = Section("stats", TITLES["stats"], lines=stats)
         memory: dict[str, Any] = {}
@@ -392,7 +403,8 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
         from kg.memory import session_ends
 
         session_ends.done(ws, sid)  # (a handed-over end: its record goes; a child that died before leaves it)
-    else:
+    elif not out["summary_file"]:  # (the reflection may have written one, for the transcript's own session: a
+        # runtime session kg never saw; the note then contradicted the file just written, QA1 #8)
         out["notes"].append("no current kg session: no summary written (`kg hook session-start "
                             "--start-session` or `kg session start` opens one)")
     if save_brief and (ws.memory / ".hook-context.txt").exists():

@@ -61,3 +61,80 @@ def recorded_files(kg_dir: Path) -> set[Path]:
     """Every file an install of this workspace recorded writing (installs.json, by absolute path: a `--project`
     install's too, which `integrations.install_files` of the workspace does not name)."""
     return {Path(path) for entry in _entries(kg_dir).values() for path in entry}
+
+
+# -- installs whose hooks will not run (QA1 #3, #6) ---------------------------------------------------------------
+_KG_HOOK = re.compile(r"\shook\s+(?:session-start|session-end|post-tool-use)\b")
+
+
+def _commands(data: Any) -> list[tuple[str, str]]:
+    """kg's hook commands in a runtime's JSON settings (Claude Code's settings, Codex's hooks.json), and the
+    command of kg's MCP server entry, each with what it is."""
+    found: list[tuple[str, str]] = []
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    for groups in (hooks or {}).values() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            for hook in (group.get("hooks") or []) if isinstance(group, dict) else ():
+                command = hook.get("command") if isinstance(hook, dict) else None
+                if isinstance(command, str) and _KG_HOOK.search(command):
+                    found.append(("kg's hooks will not run", command))
+    from kg.runtimes.openclaw_hook import SERVER_NAME
+
+    server = ((data.get("mcpServers") or {}) if isinstance(data, dict) else {}).get(SERVER_NAME)
+    if isinstance(server, dict) and isinstance(server.get("command"), str):
+        found.append(("kg's MCP server will not start", server["command"]))
+    return found
+
+
+def unfound(command: str) -> str | None:
+    """The program `command` starts when this machine's PATH does not find it (a bare `kg` off PATH, a path
+    gone), else None."""
+    import os
+    import shlex
+    import shutil
+
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return None
+    if os.sep in program:
+        return None if os.access(program, os.X_OK) else program
+    return None if shutil.which(program) else program
+
+
+def not_running(kg_dir: Path) -> list[str]:
+    """What `kg doctor` says of recorded installs whose hooks will not run: a hook command this machine does not
+    find (a `--shared` install's bare `kg` off PATH, a removed virtualenv) and Codex hooks turned off in the
+    .codex/config.toml kg wrote into."""
+    import tomllib
+
+    from kg.runtimes.codex_toml import hooks_off
+
+    out: list[str] = []
+    for runtime, entry in sorted(_entries(kg_dir).items()):
+        for name in sorted(entry):
+            path = Path(name)
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if path.suffix == ".json":
+                try:
+                    data = json.loads(text)
+                except json.JSONDecodeError:
+                    continue
+                missing = {(what, p) for what, command in _commands(data) if (p := unfound(command))}
+                for what, program in sorted(missing):
+                    out.append(f"{runtime}: {path} calls `{program}`, which this machine does not find (not on "
+                               f"PATH, or gone): {what}; put kg on PATH, or run `kg install {runtime}` again"
+                               + (" (without --shared: it names this kg by its path)"
+                                  if runtime == "claude-code" else ""))
+            elif path.name == "config.toml" and runtime == "codex":
+                try:
+                    off = hooks_off(tomllib.loads(text))
+                except tomllib.TOMLDecodeError:
+                    continue
+                if off:
+                    out.append(f"codex: {path} turns Codex hooks off ({off}): kg's hooks will not run; set it "
+                               "to true")
+    return out

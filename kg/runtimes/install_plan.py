@@ -179,8 +179,11 @@ class _Plan:
                                             fix=f"{codex_toml.FIX}, or run `{self.again}`")
         self.notes += [f"{rel}: {note}" for note in notes]
         if runtime is not None:
-            self.write(path, new or "", "features.hooks" + (f" and MCP server {SERVER_NAME!r}" if argv else "")
-                       + " (marked blocks)", runtime)
+            ours = [what for name, what in ((codex_toml.HOOKS_BLOCK, "features.hooks"),
+                                            (codex_toml.MCP_BLOCK, f"MCP server {SERVER_NAME!r}"))
+                    if new is not None and name in blocks.names(new, blocks.TOML)]  # not a person's own flag
+            self.write(path, new or "", " and ".join(ours or ["nothing of kg's"])
+                       + (" (marked blocks)" if ours else ""), runtime)
         elif new != old:
             if (new or "").strip():
                 self.write(path, new or "", "removed kg's blocks")

@@ -54,6 +54,7 @@ from kg.runtimes.hook_commands import (  # noqa: F401 - hook_entries, merge_mcp,
     strip_mcp,
 )
 from kg.runtimes.hook_settings import edited_hooks, merge_hooks, strip_hooks
+from kg.runtimes.install_paths import unfound
 from kg.runtimes.install_plan import Change, _dump, _Plan
 from kg.runtimes.openclaw_hook import OPENCLAW_MARK, SERVER_NAME, openclaw_handler, openclaw_hook_md
 
@@ -187,7 +188,13 @@ def _install(made: list[_Plan], ws: Any, runtime: str, dry_run: bool, project: s
             mcp = root / MCP_JSON
             plan.write(mcp, _dump(merge_mcp(plan.read_json(mcp), mcp_argv)), f"MCP server {SERVER_NAME!r} (`kg mcp`)",
                        runtime)
-        nxt = ["Start Claude Code in this folder: the session begins with kg's brief."]
+        off_path = shared and unfound("kg")  # the team's file calls `kg` from PATH
+        if off_path:  # else "the session begins with kg's brief" promised a brief no hook could give (QA1 #6)
+            plan.notes.append(f"`kg` is not on PATH here: the hooks in {plan.rel(path)} call `kg` from PATH, so they "
+                              "will not be found and kg's hooks will not run; put the folder of "
+                              f"{kg_bin or kg_executable()} on PATH (for Claude Code too), or install without --shared")
+        nxt = ["Put kg on PATH, then start Claude Code in this folder: the session begins with kg's brief."
+               if off_path else "Start Claude Code in this folder: the session begins with kg's brief."]
         if mcp_argv:
             nxt.append("Claude Code asks once to trust the project's MCP server `kaizen-kg`.")
         if not shared:
@@ -204,7 +211,7 @@ def _install(made: list[_Plan], ws: Any, runtime: str, dry_run: bool, project: s
                "If the OpenClaw workspace is not this folder, install with --project <openclaw workspace>."]
     else:
         _write_hooks(plan, root / CODEX_HOOKS, runtime, hook_entries(ws, runtime, kg_bin),
-                     "hooks: SessionStart (brief), Stop (reflect, always exit 0), SessionEnd (reflect + summary)")
+                     "hooks: SessionStart (brief), Stop (reflect, never exit 2), SessionEnd (reflect + summary)")
         plan.codex_config(root / CODEX_CONFIG, mcp_argv, runtime)
         plan.agents_block(root / AGENTS_MD, AGENTS_BODY.format(kg=_shell(_argv(ws, kg_bin))), runtime)
         nxt = [("Codex reads the project's .codex/ folder once the project is trusted; hooks run only once "

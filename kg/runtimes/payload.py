@@ -28,6 +28,11 @@ def read_payload(text: str) -> dict[str, Any]:
     if wrong:  # bad input, as a payload that is no object: never taken for an absent field (a session_id that was
         # a number ended whichever session was current) nor met later as a TypeError
         raise UsageError(f"the hook payload on stdin does not fit the hook's schema: {'; '.join(wrong)}")
+    # JSON may hold "\u0000" where no path can: met at the first open as "ValueError: embedded null byte", an
+    # unexpected failure asking to be reported (QA1 #5), not the bad input it is
+    nul = [name for name in PATHS if isinstance(data.get(name), str) and "\x00" in data[name]]
+    if nul:
+        raise UsageError(f"the hook payload on stdin holds a NUL character in {', '.join(nul)}: no path holds one")
     return data
 
 
@@ -46,6 +51,9 @@ FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
     "tool_input": ((dict, str), "an object"),
     "is_interrupt": ((bool,), "true or false"),
 }
+
+
+PATHS = ("transcript_path", "cwd", "agent_transcript_path")  # the payload's paths (kg opens the first)
 
 
 def _kind(value: Any) -> str:

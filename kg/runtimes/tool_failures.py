@@ -62,11 +62,16 @@ def tool_failure(payload: dict[str, Any]) -> ToolFailure | None:
 
 
 def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None = None, *,
-                  runtime: str = "claude-code", apply: bool = True) -> dict[str, Any]:
+                  runtime: str = "claude-code", apply: bool = True, session: str | None = None,
+                  key: str | None = None) -> dict[str, Any]:
     """Log an error entry when the payload says the tool failed; nothing otherwise. The entry is the one
     reflection would log for the same call (same summary, error line, pattern key), and its call id is recorded
     (within the session) so that reflecting on the transcript later does not log it again. `apply=False` only
-    journals it (the caller has the graph applied after answering, as `kg log` does)."""
+    journals it (the caller has the graph applied after answering, as `kg log` does).
+
+    The entry's session: the one tied to the runtime's session `key` (the payload's session_id), else `session`
+    when given (KG_SESSION), else the current one. Two Claude Code windows on one workspace: each failure went to
+    whichever window's session started last, and the other's summary said "Open Items (none)" (QA1 #2)."""
     from dataclasses import replace
 
     from kg.reflect import state
@@ -90,18 +95,23 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
     if raw.exit_code is not None and failure.exit_code is None:
         failure = replace(failure, exit_code=raw.exit_code)
     summary, fields = failure_fields(failure, rules, runtime, "live")
-    # A call id dedupes within one session: the runtime's (the payload's session_id), else kg's current one.
+    from kg.memory import session_ids
+
+    # The entry's kg session. The tie first: a KG_SESSION the runtime passed down from the shell of another window
+    # must not take this window's failures.
+    mine = session_ids.tied(ws, key)
+    named = mine or session  # None: the current one (ws.log takes it as kept)
+    sid = mine or (session_ids.given(session, ws.rules.redactor) if session else ws.current_session())
+    # A call id dedupes within one session: the runtime's (the payload's session_id), else the entry's kg session.
     # It is recorded within both, so the reflection of either session's transcript finds it (kg.reflect.apply).
     ours = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     if ours:  # a secret-like id as its digest, as every session id (kg.memory.session_ids)
-        from kg.memory.session_ids import stored
-
-        ours = stored(ours, ws.rules.redactor)
-    keys = state.call_keys(raw.call_id, ours or ws.current_session(), ws.current_session()) if raw.call_id else ()
+        ours = session_ids.stored(ours, ws.rules.redactor)
+    keys = state.call_keys(raw.call_id, ours or sid, sid) if raw.call_id else ()
     with state.locked(ws) as st:
         if keys and keys[0] in st.seen:
             return {"logged": None, "failed": True, "already_logged": st.seen[keys[0]], "tool": failure.tool}
-        res = ws.log("error", summary, now=now, apply=apply, **fields)
+        res = ws.log("error", summary, now=now, apply=apply, session=named, **fields)
         for key in keys:
             st.record(key, res.id)
     return {"logged": res.id, "failed": True, "summary": res.summary, "tool": failure.tool,

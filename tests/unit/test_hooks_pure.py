@@ -191,7 +191,9 @@ def test_codex_toml_blocks_merge_and_come_out_byte_for_byte(original):
     new, plans, notes = codex_toml.sync(original, ARGV, {})
     data = tomllib.loads(new)
     assert data["mcp_servers"]["kaizen-kg"] == {"command": "/bin/kg", "args": ["-w", "/w", "mcp"]}
-    assert data["features"].get("hooks", data["features"].get("codex_hooks")) is not None and notes == []
+    assert data["features"].get("hooks", data["features"].get("codex_hooks")) is not None
+    off = "codex_hooks = false" in (original or "")  # a person's false: kept, and said (QA1 #3)
+    assert notes == [] if not off else ["Codex hooks are turned off" in n for n in notes] == [True]
     assert blocks.names(new, blocks.TOML) == [n for n in codex_toml.NAMES if plans[n].hash]
     again, plans2, _ = codex_toml.sync(new, ARGV, _states(plans))
     assert again == new and {p.action for p in plans2.values()} <= {"none"}  # installing again changes nothing
