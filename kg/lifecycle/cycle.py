@@ -156,8 +156,10 @@ class Lifecycle:
             with scratch():
                 yield
             return
+        from kg.store.remake import rehearsing
+
         try:
-            with self.tx():
+            with self.tx(), rehearsing(self.st):
                 yield
                 raise _DryRun
         except _DryRun:
