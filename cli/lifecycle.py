@@ -311,9 +311,10 @@ def why(ctx: typer.Context, line: Annotated[str, typer.Argument(help="A line fro
     with errors():
         d = _api().why(workspace(ctx), line, now_of(ctx, now))
     emit(d, as_json, _render_why)
-    # --json: `"found": false` is the answer, exit 0 (as `kg search --json` with no hits); in text a line kg
-    # never wrote is bad input, answered like any other: exit 2 with an Error line
-    if not d["found"] and not as_json:
+    # a line kg never wrote is bad input, as `kg show` answers an id nobody gave out: exit 2 with an Error line,
+    # in text and in --json alike (whose `"found": false` document is still printed for a parser). The exit code
+    # says what happened whatever the format (QA2 #11: --json exited 0 where the same question in text exited 2)
+    if not d["found"]:
         fail("kg did not write this line: no kg block holds it and no change ever wrote it; give a line from "
              "a kg block of an instruction file", 2)
 
