@@ -55,6 +55,8 @@ def test_a_revert_into_a_block_a_person_edited_is_held_and_the_rule_said_to_stay
     d = run_kg("cycle --json --now 2026-11-05T16:00").json
     assert [x["change"] for x in d["reverted"]] == ["chg-20261021-001"] and d["held"] == []
     assert LINE not in (tools.read_text() if tools.exists() else "")
+    why = run_kg(["why", LINE, "--now", "2026-11-05T17:00"]).stdout  # settled: no check to come (QA2 #13c)
+    assert "reverted on 2026-11-05, no further check" in why and "next check" not in why, why
 
 
 def test_spaces_an_editor_left_at_a_line_end_are_no_edit(run_kg, ws):
