@@ -166,6 +166,8 @@ def _render_verify(d: dict[str, Any]) -> str:
     lines += _render_withdrawn(d)
     for r in d["reverted"]:
         lines.append(f"  ↩️  reverted {r['change']} ({r['status']})")
+    for h in d.get("held", []):  # a revert kg could not write (kg/lifecycle/verifying.py `_hold_revert`)
+        lines.append(f"  ✋ held '{h['pattern_key']}' for {h['target']}: {h['reason']}")
     for m in d["monitoring"]:
         state = (f"paused ({'edited by hand inside its kg block' if m.get('how') == 'edited' else 'withdrawn by hand'}"
                  f" since {m['withdrawn_since'][:10]})" if m.get("withdrawn_since") else

@@ -62,7 +62,7 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
         _how_out(lc, lc.report.withdrawn)
         _how_out(lc, [m for m in monitoring if m["withdrawn_since"]], key="id")  # a paused one only (QA5 #7)
     rep = lc.report.as_dict()
-    return {k: rep[k] for k in ("now", "dry_run", "verified", "withdrawn", "checks", "reverted", "reminders",
+    return {k: rep[k] for k in ("now", "dry_run", "verified", "withdrawn", "checks", "reverted", "held", "reminders",
                                 "evidence_requested", "logged", "files", "flags", "skipped", "journal_applied")} | \
         {"monitoring": monitoring}
 

@@ -49,6 +49,8 @@ def test_a_revert_into_a_block_a_person_edited_is_held_and_the_rule_said_to_stay
     assert tools.read_text() == edited  # the person's line, and the rule, as they were
     text = run_kg("cycle --now 2026-11-05T12:00").stdout  # not recorded as done: held again, said again
     assert "✋ held 'tests.db_down' for TOOLS.md: kg would revert chg-20261021-001" in text and "reverted" not in text
+    v = run_kg("verify --now 2026-11-05T12:10").stdout  # kg verify holds it and says so too
+    assert "✋ held 'tests.db_down' for TOOLS.md" in v and "reverted" not in v, v
     why = run_kg(["why", LINE, "--now", "2026-11-05T12:30"]).stdout
     assert "reverted" not in why
     tools.write_text(edited.replace("- my own line\n", ""))  # the person takes their line out: kg may write again
