@@ -166,6 +166,8 @@ def _render_verify(d: dict[str, Any]) -> str:
     lines += _render_withdrawn(d)
     for r in d["reverted"]:
         lines.append(f"  ↩️  reverted {r['change']} ({r['status']})")
+    for h in d.get("held", []):  # a revert kg could not write (kg/lifecycle/verifying.py `_hold_revert`)
+        lines.append(f"  ✋ held '{h['pattern_key']}' for {h['target']}: {h['reason']}")
     for m in d["monitoring"]:
         state = (f"paused ({'edited by hand inside its kg block' if m.get('how') == 'edited' else 'withdrawn by hand'}"
                  f" since {m['withdrawn_since'][:10]})" if m.get("withdrawn_since") else
@@ -177,15 +179,34 @@ def _render_verify(d: dict[str, Any]) -> str:
 
 
 # -- commands -------------------------------------------------------------------------------------------------
-def _not_a_future_day(at: datetime) -> None:
-    """A cycle that writes, at a time past the machine's clock, is refused (QA pass: a mistyped `--now 2099-01-01`
-    marked every entry stale and won't-fix, and no later cycle at the real time gives that back)."""
+CYCLE_HARM = ("a cycle then decays and expires everything not reinforced by that day, and a later cycle does not "
+              "undo it. Check the date; `kg cycle --dry-run` shows what it would do")
+
+
+def _not_a_future_day(at: datetime, harm: str = CYCLE_HARM) -> None:
+    """A command that writes lasting lifecycle state, at a time past the machine's clock, is refused (QA pass: a
+    mistyped `--now 2099-01-01` marked every entry stale and won't-fix, and no later cycle at the real time gives
+    that back; QA2 #4: `kg verify` confirmed a rule on 223 days that had not happened, `kg approve` applied a
+    change not checked until a week after that day)."""
     wall = clock.wall()
     if at > wall + FUTURE_SLACK:
         raise UsageError(f"--now {at:%Y-%m-%d %H:%M} is {(at - wall).days} day(s) after this machine's clock "
-                         f"({wall:%Y-%m-%d %H:%M}): a cycle then decays and expires everything not reinforced by "
-                         "that day, and a later cycle does not undo it. Check the date; `kg cycle --dry-run` shows "
-                         "what it would do; add --future to run at that day on purpose.")
+                         f"({wall:%Y-%m-%d %H:%M}): {harm}; add --future to run at that day on purpose.")
+
+
+def _guarded(ctx: typer.Context, now: str | None, future: bool, harm: str, *,
+             dry_run: bool = False) -> tuple[Any, str | None]:
+    """The workspace and the time a writing command runs at, a future one refused unless `--future` says so."""
+    at = now_of(ctx, now)
+    ws = workspace(ctx)  # first: a --now without an offset is read in the workspace's clock zone
+    if at and not dry_run and not future:
+        _not_a_future_day(clock.now(at), harm)
+    return ws, at
+
+
+VERIFY_HARM = ("a verdict then counts every day until it as a day the mistake did not happen, and it stays. Check "
+               "the date; `kg verify --dry-run` shows what it would do")
+STATE_HARM = "what kg records is dated that day and stays. Check the date"
 
 
 FutureOpt = Annotated[bool, typer.Option("--future", help="Run at a --now / KG_NOW more than a day after this "
@@ -198,10 +219,7 @@ def cycle(ctx: typer.Context, dry_run: DryRunOpt = False, force: ForceOpt = Fals
     """Verify, revert, decay, settle conflicts, promote, export — the periodic job. Idempotent. A file kg may
     not use (a symlink out of the workspace, a folder) is reported and skipped, and the exit code is 1."""
     with errors():
-        at = now_of(ctx, now)
-        ws = workspace(ctx)  # first: a --now without an offset is read in the workspace's clock zone
-        if at and not dry_run and not future:
-            _not_a_future_day(clock.now(at))
+        ws, at = _guarded(ctx, now, future, CYCLE_HARM, dry_run=dry_run)
         report = _api().cycle(ws, at, dry_run, force=force)
     emit(report.as_dict(), as_json, _render_cycle)
     _exit_if_skipped(report.as_dict())
@@ -215,10 +233,11 @@ def propose(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 
 
 def approve(ctx: typer.Context, number: Annotated[int, typer.Argument(metavar="N", help="Proposal number.")],
-            now: NowOpt = None, as_json: JsonOpt = False) -> None:
+            future: FutureOpt = False, now: NowOpt = None, as_json: JsonOpt = False) -> None:
     """Carry out proposal N (apply the rule, confirm the verification, or take up the fix)."""
     with errors():
-        d = _api().approve(workspace(ctx), number, now_of(ctx, now))
+        ws, at = _guarded(ctx, now, future, STATE_HARM)
+        d = _api().approve(ws, number, at)
     emit(d, as_json, lambda d: "\n".join([f"✅ #{d['number']} ({d['type']}): {d['action']}"
                                           + (f" {d.get('change') or d.get('entry') or ''}".rstrip())]
                                          + _render_files(d)))
@@ -226,17 +245,19 @@ def approve(ctx: typer.Context, number: Annotated[int, typer.Argument(metavar="N
 
 def skip(ctx: typer.Context, number: Annotated[int, typer.Argument(metavar="N", help="Proposal number.")],
          reason: Annotated[str, typer.Option("--reason", help="Why (kept with the proposal).")] = "",
-         now: NowOpt = None, as_json: JsonOpt = False) -> None:
+         future: FutureOpt = False, now: NowOpt = None, as_json: JsonOpt = False) -> None:
     """Decline proposal N. A skipped promotion returns only if its pattern recurs."""
     with errors():
-        d = _api().skip(workspace(ctx), number, reason, now_of(ctx, now))
+        ws, at = _guarded(ctx, now, future, STATE_HARM)
+        d = _api().skip(ws, number, reason, at)
     emit(d, as_json, lambda d: f"⏭️  #{d['number']} skipped: {d['reason']}")
 
 
-def verify(ctx: typer.Context, dry_run: DryRunOpt = False, now: NowOpt = None, as_json: JsonOpt = False) -> None:
+def verify(ctx: typer.Context, dry_run: DryRunOpt = False, future: FutureOpt = False, now: NowOpt = None,
+           as_json: JsonOpt = False) -> None:
     """Judge the changes that are due: confirmed, ineffective, made worse or inconclusive (with numbers)."""
     with errors():
-        d = _api().verify(workspace(ctx), now_of(ctx, now), dry_run)
+        d = _api().verify(*_guarded(ctx, now, future, VERIFY_HARM, dry_run=dry_run), dry_run)
     emit(d, as_json, _render_verify)
 
 
@@ -266,19 +287,21 @@ def conflicts_resolve(
 
 
 def pin(ctx: typer.Context, node_id: Annotated[str, typer.Argument(metavar="ID", help="Node or entry id.")],
-        off: Annotated[bool, typer.Option("--off", help="Unpin.")] = False, now: NowOpt = None,
-        as_json: JsonOpt = False) -> None:
+        off: Annotated[bool, typer.Option("--off", help="Unpin.")] = False, future: FutureOpt = False,
+        now: NowOpt = None, as_json: JsonOpt = False) -> None:
     """Pin a node: it never decays."""
     with errors():
-        d = _api().pin(workspace(ctx), node_id, now_of(ctx, now), pinned=not off)
+        ws, at = _guarded(ctx, now, future, STATE_HARM)
+        d = _api().pin(ws, node_id, at, pinned=not off)
     emit(d, as_json, lambda d: f"📌 {d['id']} {'pinned' if d['pinned'] else 'unpinned'}")
 
 
 def reinforce(ctx: typer.Context, node_id: Annotated[str, typer.Argument(metavar="ID", help="Node or entry id.")],
-              now: NowOpt = None, as_json: JsonOpt = False) -> None:
+              future: FutureOpt = False, now: NowOpt = None, as_json: JsonOpt = False) -> None:
     """Confirm a node still matters: resets its decay clock (and undoes decay)."""
     with errors():
-        d = _api().reinforce(workspace(ctx), node_id, now_of(ctx, now))
+        ws, at = _guarded(ctx, now, future, STATE_HARM)
+        d = _api().reinforce(ws, node_id, at)
     emit(d, as_json, lambda d: f"💪 {d['id']} reinforced at {d['reinforced_at']} ({d['priority']}, {d['status']})")
 
 
@@ -290,9 +313,10 @@ def why(ctx: typer.Context, line: Annotated[str, typer.Argument(help="A line fro
     with errors():
         d = _api().why(workspace(ctx), line, now_of(ctx, now))
     emit(d, as_json, _render_why)
-    # --json: `"found": false` is the answer, exit 0 (as `kg search --json` with no hits); in text a line kg
-    # never wrote is bad input, answered like any other: exit 2 with an Error line
-    if not d["found"] and not as_json:
+    # a line kg never wrote is bad input, as `kg show` answers an id nobody gave out: exit 2 with an Error line,
+    # in text and in --json alike (whose `"found": false` document is still printed for a parser). The exit code
+    # says what happened whatever the format (QA2 #11: --json exited 0 where the same question in text exited 2)
+    if not d["found"]:
         fail("kg did not write this line: no kg block holds it and no change ever wrote it; give a line from "
              "a kg block of an instruction file", 2)
 

@@ -65,14 +65,16 @@ def workspace_of(path: Path) -> Path | None:
     return None
 
 
-def target_problem(path: Path, *, root: Path | None = None, confined: bool = True) -> str:
+def target_problem(path: Path, *, root: Path | None = None, confined: bool = True, writing: bool = True) -> str:
     """Why kg may not write `path` ('' when it may). A symlink in a workspace (`root`, else the one holding
     `path`) must lead inside it, unless `confined` is off (`kg install` writes the runtime's settings wherever
     the person's link leads: that is what installing into a runtime means); what is there must be a file (or
     nothing), and a file of a workspace must be writable: a person who made TOOLS.md read-only (no owner
     write bit, which root's writes would ignore) keeps it as it is. A QA pass found `kg export memory`
     rewriting the file an outside link led to, a folder named USER.md failing the whole cycle, and a
-    read-only TOOLS.md replaced by a rename."""
+    read-only TOOLS.md replaced by a rename. `writing` off asks only whether kg may read it and keep it as it
+    is: a read-only file whose block is current is no problem until kg has something to write there (QA2 #7:
+    every daily cycle failed on a read-only SOUL.md it had nothing to change in)."""
     path = Path(path)
     root = root if root is not None else workspace_of(path)
     if confined:
@@ -91,6 +93,8 @@ def target_problem(path: Path, *, root: Path | None = None, confined: bool = Tru
     if not stat.S_ISREG(mode):
         return (f"{_shown(path, root)} is not a regular file (a device, FIFO or socket); remove it so kg can "
                 "write a file there")
+    if not writing:
+        return ""
     if root is not None and not mode & stat.S_IWUSR:
         return (f"{_shown(path, root)} is read-only (mode {stat.S_IMODE(mode):o}); kg will not replace a file a "
                 f"person made read-only: make it writable (chmod u+w {_shown(path, root)}) for kg to update it")

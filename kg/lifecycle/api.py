@@ -62,7 +62,7 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
         _how_out(lc, lc.report.withdrawn)
         _how_out(lc, [m for m in monitoring if m["withdrawn_since"]], key="id")  # a paused one only (QA5 #7)
     rep = lc.report.as_dict()
-    return {k: rep[k] for k in ("now", "dry_run", "verified", "withdrawn", "checks", "reverted", "reminders",
+    return {k: rep[k] for k in ("now", "dry_run", "verified", "withdrawn", "checks", "reverted", "held", "reminders",
                                 "evidence_requested", "logged", "files", "flags", "skipped", "journal_applied")} | \
         {"monitoring": monitoring}
 
@@ -82,6 +82,15 @@ def _proposal(st: Any, number: int) -> dict[str, Any]:
     raise NotFound(f"no proposal #{number}: `kg propose` lists the pending ones")
 
 
+def _not_before(q: dict[str, Any], at: datetime, number: int) -> None:
+    """Refuse a decision dated before its proposal was made (QA2 #4: `kg approve N --now 2026-01-01` applied a
+    change months before its evidence, judged then on "no history before the change to compare with")."""
+    made = q.get("created_at")
+    if isinstance(made, datetime) and at.replace(tzinfo=None) < made.replace(tzinfo=None):
+        raise UsageError(f"--now {at:%Y-%m-%d %H:%M} is before proposal #{number} was made ({made:%Y-%m-%d %H:%M}): "
+                         "a proposal is decided after it exists; check the date")
+
+
 def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
     """Carry out pending proposal N: apply a promotion, confirm a verification, take up a critical fix, render an
     imported principle (kg/lifecycle/imported.py)."""
@@ -91,6 +100,7 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
         q = _proposal(st, number)
         if q["status"] != "pending":
             raise UsageError(f"proposal #{number} is already {q['status']}; `kg propose` lists the pending ones")
+        _not_before(q, at, number)
         closed = st.run("node_get", id=q["node"])[0]["n"] if q["node_kind"] == "pattern" else {}
         if closed.get("status") == "wont_fix":  # a person's close (or decay's expiry): never promoted
             key = closed.get("pattern_key") or q["node"]
@@ -146,6 +156,7 @@ def skip(ws: Any, number: int, reason: str, now: Now = None) -> dict[str, Any]:
         q = _proposal(st, number)
         if q["status"] != "pending":
             raise UsageError(f"proposal #{number} is already {q['status']}")
+        _not_before(q, at, number)
         st.run("lc_proposal_decide", key=meta_key("Proposal", q["id"]), status="skipped", reason=reason, at=at)
     return {"number": number, "type": q["type"], "status": "skipped", "reason": reason}
 

@@ -73,9 +73,21 @@ def _raw_digest(inner: str) -> str:
     return hashlib.sha256(inner.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
+_TRAILING = re.compile(r"[ \t]+(?=\r?\n|$)")
+
+
+def unpadded(text: str) -> str:
+    """`text` without the spaces and tabs at its lines' ends."""
+    return _TRAILING.sub("", text)
+
+
 def same(inner: str, expected_hash: str) -> bool:
-    """Whether `inner` is what kg last wrote (hashes kept before line endings were normalised count too)."""
-    return digest(inner) == expected_hash or _raw_digest(inner) == expected_hash
+    """Whether `inner` is what kg last wrote (hashes kept before line endings were normalised count too).
+    Spaces and tabs at a line's end do not count: an editor adds or strips them on save, they change no rule,
+    and counting them made kg treat the block as a person's (QA2 #3: two trailing spaces kept a reverted rule
+    in TOOLS.md, the revert reported as done)."""
+    return (digest(inner) == expected_hash or _raw_digest(inner) == expected_hash
+            or digest(unpadded(inner)) == expected_hash)
 
 
 def newline_of(text: str) -> str:
@@ -198,7 +210,7 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
         return SyncPlan("create", head + block_text(name, desired, nl, markers), digest(desired), head)
     nl = newline_of(current)
     if span is not None:
-        if inner == desired:
+        if inner is not None and unpadded(inner) == unpadded(desired):  # as kg wrote it, maybe padded by an editor
             return SyncPlan("none", current, digest(desired), glue)
         text = current[:span.inner_start] + desired + current[span.inner_end:]
         return SyncPlan("update", text, digest(desired), glue)

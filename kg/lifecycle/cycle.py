@@ -115,14 +115,22 @@ class Lifecycle:
         self._rules: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None  # rule_rows, until a write
         self._next_number = 0  # the next proposal number, once read (the cycle holds the write lock)
         self._problems: dict[str, str] = {}
+        self._unwritable: dict[str, str] = {}  # `problem(file, writing=True)`, asked apart: reading one is fine
 
-    def problem(self, file: str) -> str:
+    def problem(self, file: str, *, writing: bool = False) -> str:
         """Why the target `file` cannot be used this run ('' when it can): a symlink out of the workspace, a
-        folder, an unreadable file (`kg.core.files.target_problem`). Such a file is reported once in
+        folder, an unreadable file (`kg.core.files.target_problem`); `writing`: also a file kg may not write (a
+        person made it read-only), asked only where kg has something to write. Such a file is reported once in
         `report.skipped` and left as it is; every other file and step goes on (a QA pass: one folder named
         USER.md failed the whole cycle)."""
+        if writing and not self.problem(file):
+            if file not in self._unwritable:
+                self._unwritable[file] = target_problem(self.root / file, root=self.root)
+                if self._unwritable[file]:
+                    self.report.skipped.append({"path": file, "reason": self._unwritable[file]})
+            return self._unwritable[file]
         if file not in self._problems:
-            why = target_problem(self.root / file, root=self.root)
+            why = target_problem(self.root / file, root=self.root, writing=False)
             if not why:
                 try:
                     blocks.read(self.root / file)
@@ -148,8 +156,10 @@ class Lifecycle:
             with scratch():
                 yield
             return
+        from kg.store.remake import rehearsing
+
         try:
-            with self.tx():
+            with self.tx(), rehearsing(self.st):
                 yield
                 raise _DryRun
         except _DryRun:
@@ -400,8 +410,8 @@ class Lifecycle:
     def blocked(self, file: str, block: str) -> str:
         """Why kg may not write this block now ('' when it may): a human edit inside it, damaged markers, a file
         kg may not use."""
-        if self.problem(file):
-            return self.problem(file)
+        if self.problem(file, writing=True):
+            return self.problem(file, writing=True)
         states = {r["id"]: r for r in self.st.run("lc_blocks")}
         state = states.get(f"{file}#{block}")
         try:
@@ -418,7 +428,7 @@ class Lifecycle:
         why = self.blocked(plan.file, plan.block)
         if why:
             self.report.held.append({"pattern_key": plan.key, "target": plan.file, "reason": why})
-            if not self.problem(plan.file):  # (a file kg may not use is in `skipped` already)
+            if not self.problem(plan.file, writing=True):  # (a file kg may not use is in `skipped` already)
                 self.report.flags.append({"path": plan.file, "block": plan.block, "flag": why})
             return None
         prior = blocks.inner_of(blocks.read(self.root / plan.file), plan.block)
@@ -481,6 +491,8 @@ class Lifecycle:
         states = {r["id"]: r for r in self.st.run("lc_blocks")}
         prefs = render.preference_lines(desired, self.lp)
         plans = render.plan_files(self.root, desired, states, prefs, self.lp, force=force, problem=self.problem)
+        plans = [render.skipped(p, why) if p.action not in ("none", "flag", render.SKIP)
+                 and (why := self.problem(p.path, writing=True)) else p for p in plans]  # the dry run says so too
         new = [p["change"] for p in self.report.promoted]
         posts = []
         for ch in self.st.run("lc_changes_all") if new else []:

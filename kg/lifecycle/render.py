@@ -151,6 +151,11 @@ def plan_block(root: Path, file: str, name: str, d: Desired | None, states: dict
     return FilePlan(file, name, plan.action, plan.text, plan.hash or "", plan.glue, created, plan.reason, current)
 
 
+def skipped(p: FilePlan, why: str) -> FilePlan:
+    """`p` not carried out: its file may not be written (`Lifecycle.problem`)."""
+    return FilePlan(p.path, p.block, SKIP, None, "", "", False, why)
+
+
 def replan(root: Path, p: FilePlan, desired: dict[tuple[str, str], Desired], states: dict[str, dict[str, Any]],
            prefs: list[dict[str, str]], lp: LifecyclePolicy, *, force: bool = False) -> FilePlan:
     """`p` planned again from its file as it is now (someone wrote the file after it was planned)."""

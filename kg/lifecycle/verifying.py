@@ -71,6 +71,8 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                 "next_check": t.next_check if t.action in ("keep", "extend", "check", "back", "checking") else None}
         if t.action != "checking":  # a look at a rule still out for its check: nothing to report
             lc.report.verified.append(item)
+        if t.action in ("revert", "auto_revert") and r["status"] in LIVE and _hold_revert(lc, r, item):
+            continue  # nothing recorded: still live and due, judged again (and held again) by the next run
         updates.append({"id": r["id"], "status": t.status, "next_check": t.next_check,
                         "has_due": t.due_since is not None, "due_since": t.due_since,
                         "check_count": int(r["check_count"] or 0) + 1, "verdict": t.verdict, "at": lc.now,
@@ -87,8 +89,9 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
         rules = {x["id"]: x["rule"] for x in lc.st.run("lc_change_rules", ids=[x["change"] for x in reverts])}
         for x in reverts:
             x["rule"] = rules.get(x["change"]) or ""  # (see lc_change_revert)
-    lc.st.run("lc_change_update", rows=[{k: v for k, v in u.items() if k not in ("has_due", "due_since")}
-                                          for u in updates])
+    if updates:  # (none when every due change's revert was held)
+        lc.st.run("lc_change_update", rows=[{k: v for k, v in u.items() if k not in ("has_due", "due_since")}
+                                              for u in updates])
     due_set = [{"id": u["id"], "due_since": u["due_since"]} for u in updates if u["has_due"]]
     if due_set:
         lc.st.run("lc_change_due_set", rows=due_set)
@@ -100,6 +103,23 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
         lc.st.run("lc_proposals_obsolete", ids=settled, reason="settled by verification", at=lc.now)
     request_evidence(lc, requests)
     return reverts
+
+
+def _hold_revert(lc: Any, r: dict[str, Any], item: dict[str, Any]) -> bool:
+    """Hold a revert kg cannot write (True), as a promotion into that block is held: a person edited inside
+    the rule's block (or removed it, or damaged its markers), and kg never overwrites that, so the rule stays in
+    the file. Recorded as reverted, the change read as done while its rule went on being read (QA2 #3: "reverted
+    ... from TOOLS.md", files: [], and the rule still there)."""
+    why = lc.blocked(r["target"], r["block"])
+    if not why:
+        return False
+    item["action"] = "held"
+    lc.report.held.append({
+        "pattern_key": r["key"], "target": r["target"], "change": r["id"],
+        "reason": f"kg would revert {r['id']} ({item['verdict']}), but {why}; its rule is still in {r['target']}, "
+                  "not working: take the line out by hand, or run `kg export memory --force` to let kg rewrite "
+                  "the block (kg judges it again every run until then)"})
+    return True
 
 
 def _check_why(lc: Any, r: dict[str, Any], counts: verify.Counts, deadline: bool) -> str:

@@ -183,6 +183,19 @@ UNVERIFIED = ("not verified: it came from no pattern and nothing it relates to h
               "person takes it out")
 
 
+def _when_next(change: dict[str, Any], at: datetime) -> str:
+    """What comes next for a change: its next check while it is live or out for a check (due already, when that day
+    is past), none once it is settled (QA2 #13c: a change reverted on 11-05 showed "next check 2026-11-05")."""
+    if change["status"] not in (*LIVE, CHECKING):
+        when = change.get("reverted_at")
+        return (f"{change['status']} on {when:%Y-%m-%d}" if isinstance(when, datetime) else change["status"]) + \
+            ", no further check"
+    due = change.get("next_check")
+    if not isinstance(due, datetime):
+        return "no check set"
+    return f"next check {due:%Y-%m-%d}" + (" (due: the next kg cycle judges it)" if due <= at else "")
+
+
 def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime,
            out_how: str | None = None) -> dict[str, Any]:
     from kg.lifecycle.api import _change_view  # shared with `kg verify`'s list (api imports this module)
@@ -200,8 +213,8 @@ def _trace(st: Any, node_id: str, change: dict[str, Any] | None, at: datetime,
         lines.insert(0, f"written by {change['id']} on {change['applied_at']:%Y-%m-%d} ({how}) into "
                         f"{change['target']}; hypothesis: {change['hypothesis']}")
         if change["pattern"] or change["verdict"]:
-            lines.append(f"verification: {change['verdict'] or 'not yet'}; status {change['status']}; next check "
-                         f"{change['next_check']:%Y-%m-%d}")
+            lines.append(f"verification: {change['verdict'] or 'not yet'}; status {change['status']}; "
+                         + _when_next(change, at))
         else:  # a change is checked against its pattern's rate (lc_changes_due): with none, its check never comes
             out["change"].update(next_check=None, unverified=UNVERIFIED)
             lines.append(f"verification: none; status {change['status']}; {UNVERIFIED}")

@@ -30,8 +30,9 @@ def test_why_knows_kg_wrote_a_preference_line_and_a_heading(run_kg, ws):
     assert "USER.md: I like tea outside (outside kg's blocks)" in run_kg(["why", "like tea"]).stdout
 
 
-def test_why_json_with_nothing_found_exits_0(run_kg):
-    r = run_kg(["why", "a line nobody ever wrote anywhere", "--json"])
-    assert r.exit_code == 0 and r.json["found"] is False and r.json["candidates"] == [], (r.stdout, r.stderr)
+def test_why_with_nothing_found_exits_2_in_text_and_json_alike(run_kg):
+    r = run_kg(["why", "a line nobody ever wrote anywhere", "--json"])  # the answer printed, the exit code kept
+    assert r.exit_code == 2 and r.json["found"] is False and r.json["candidates"] == [], (r.stdout, r.stderr)
+    assert r.stderr.startswith("Error: kg did not write this line")
     text = run_kg(["why", "a line nobody ever wrote anywhere"])
     assert text.exit_code == 2 and text.stderr.startswith("Error:")
