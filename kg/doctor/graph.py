@@ -159,7 +159,7 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
     """`--dry-run`: the graph opened read-only, as a one-off reader opens it. A writer's open changes it (it applies
     the journal, migrates, drops an old graph's node_fts, brings the side index in step): a check-only run leaves
     all of that to `kg doctor` and says what it would do."""
-    from kg.core.errors import GraphUnopenable, SchemaError
+    from kg.core.errors import GraphUnopenable, NewerGraph, SchemaError
     from kg.store import Store
 
     team = getattr(ws, "store_url", None) is not None
@@ -181,7 +181,10 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
             side = _search_index(ws, st, True)
             merged = _merged_tables(st)
             logged = _team_server(st)
-    except SchemaError as exc:
+    except NewerGraph as exc:  # (QA #9) doctor cannot upgrade kg: it said "(`kg doctor` does it)" and exit 0
+        report.add("graph", "error", str(exc))
+        return
+    except SchemaError as exc:  # a migration not applied yet: the writer's open applies it
         report.add("graph", "warning", f"{exc} (`kg doctor` does it)")
         return
     except GraphUnopenable as exc:  # what --repair would bring back, as `kg doctor` says it (not "run kg doctor")
