@@ -95,6 +95,7 @@ def _workspace(source: Any) -> Any:
 def load(workspace: Any = None, *, now: datetime | str | None = None) -> Analysis:
     """Snapshot the workspace (a Workspace, a path, or None to find it from the current directory) and read
     it into an Analysis. The agent's graph is held only while the snapshot is copied."""
+    checks.when("now", now)
     ws = _workspace(workspace)
     return Analysis(ws, now=now)
 
@@ -110,6 +111,7 @@ def to_networkx(source: Any = None, *, types: str | Iterable[str] | None = None,
     keeps these kinds or entry types (`lesson,principle`, `error`), `since` nodes created since a time or a
     span (`7d`); edges are kept where both ends are.
     """
+    checks.when("now", now)  # before the snapshot it would be taken for
     if isinstance(source, Analysis):
         if include_tokens:  # an Analysis reads its snapshot without the index text: read it again with it
             if source.snapshot is None or source.snapshot.closed:
@@ -202,7 +204,7 @@ def filter_graph(graph: nx.MultiDiGraph, *, types: str | Iterable[str] | None = 
                  since: str | datetime | None = None, now: datetime | str | None = None) -> nx.MultiDiGraph:
     graph = checks.graph_of(graph)
     kinds, entries = parse_types(types)
-    since_at = _since(since, now)
+    since_at = _since(since, checks.when("now", now))  # (a wrong `now` was taken unread without `since`)
     if not kinds and not entries and since_at is None:
         return graph
     keep = []
@@ -360,8 +362,7 @@ class Analysis:
     def __init__(self, ws: Any, *, now: datetime | str | None = None):
         self.ws = ws
         self.root = ws.root
-        clock.now(now)  # a `now` that is not a time is refused here, not at the first question that reads it
-        self._now = now
+        self._now = checks.when("now", now)  # refused here, not at the first question that reads it
         self.snapshot: snapshot.Snapshot | None = None
         self.refresh()
 
