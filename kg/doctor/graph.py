@@ -46,6 +46,42 @@ def _graph_file(ws: Any, report: DoctorReport, repair: bool) -> bool:
     return True
 
 
+def _graph_crashes(ws: Any, report: DoctorReport, repair: bool, dry_run: bool) -> bool:
+    """(QA #6) Whether Kùzu crashes opening the graph file, asked of a child process before doctor opens it itself
+    (kg/store/probe.py): kuzu 0.11.3 ends the process with a segmentation fault on some damaged files, doctor
+    included, saying nothing. True when it does and the file is still there (said, with what --repair brings back);
+    with `repair` the file is kept aside and a new graph started, as for a file Kùzu refuses with an error. Unless
+    `dry_run`, a mark is left that makes every other command ask too, and say it, instead of crashing."""
+    if getattr(ws, "store_url", None) is not None or not ws.graph_path.is_file():
+        return False
+    from kg.core.errors import GraphUnopenable
+    from kg.ingest.recover import start_over
+    from kg.store import probe
+    from kg.store.lock import FileLock
+
+    lock = FileLock(ws.kg_dir / "graph.lock", timeout=ws.lock_timeout, shared=True)  # beside readers, not a writer
+    try:
+        lock.acquire()
+    except KgError:
+        return False  # held (or a read-only folder's lock file): the open below says it as every command does
+    try:
+        how = probe.crashes(ws.graph_path)
+        if how is None:
+            if not dry_run:  # (a kill during an open left them: the file is sound)
+                probe.unmark(probe.left_marks(ws.graph_path))
+            return False
+    finally:
+        lock.release()
+    status, detail = start_over(ws, GraphUnopenable(probe.crashed_text(ws.graph_path, how)), repair)
+    report.add("graph", status, detail)
+    if status != "repaired":
+        if not dry_run:
+            probe.crashed(ws.graph_path)  # so the next command says it too, instead of crashing on it first
+        return True
+    probe.unmark(probe.left_marks(ws.graph_path))  # the damaged file's marks: the new graph opens
+    return False
+
+
 # the hidden tables of kuzu 0.11.3's full-text index: a complete index has the last three; a build holds the
 # first while it runs and leaves it behind when it fails (a timeout, a full buffer pool) or is killed
 _FTS_HIDDEN = ("appears_info", "docs", "terms", "appears_in")
