@@ -169,6 +169,10 @@ def is_demo(root: Path) -> bool:
 def build_demo(path: str | Path, *, force: bool = False) -> tuple[Workspace, DemoReport]:
     """Build the demo workspace at `path` (refuses a non-empty folder unless `force`)."""
     root = Path(path).expanduser().resolve()
+    blocked = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+    if blocked is not None:  # (QA #12: "Error: Not a directory", exit 1, for bad input)
+        raise UsageError(f"{blocked} is a file, not a folder: `kg demo` builds its workspace in a folder of its "
+                         "own; choose another path")
     if root.exists() and any(root.iterdir()):
         if not force:
             raise UsageError(f"{root} exists and is not empty: pass --force to rebuild the demo there")

@@ -5,6 +5,7 @@ or an empty answer that reads as "nothing found" (`central(kinds="principal")`, 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 import networkx as nx
@@ -60,6 +61,23 @@ def one_name(name: str, value: Any, allowed: Iterable[str], *, what: str = "kind
         also = ", or None for all" if optional else ""
         raise ArgumentError(f"{name} must be one {what}: one of {', '.join(choices)}{also} (got {value!r})")
     return found[0]
+
+
+def when(name: str, value: Any) -> Any:
+    """A time to judge at: None (KG_NOW, else the clock), a datetime, or ISO text; given back as it came. kg's
+    clock says what is wrong with it (a UsageError, which is no ValueError: QA #10 `load(now="2026-13-01")`), and
+    a number reached `.strip()` (a bare AttributeError)."""
+    from kg.core import clock
+    from kg.core.errors import UsageError
+
+    if value is not None and not isinstance(value, (str, datetime)):
+        raise ArgumentError(f"{name} must be a datetime or an ISO 8601 date or time such as 2026-11-30T10:35:00, "
+                            f"or None for now (got {value!r})")
+    try:
+        clock.now(value)
+    except UsageError as exc:
+        raise ArgumentError(str(exc)) from None  # ("invalid --now '...'": kg's words for it everywhere)
+    return value
 
 
 def graph_of(value: Any, name: str = "graph") -> nx.Graph:

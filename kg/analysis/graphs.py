@@ -92,24 +92,54 @@ def _workspace(source: Any) -> Any:
                         f"folder is in (got {type(source).__name__})")
 
 
-def load(workspace: Any = None, *, now: datetime | str | None = None) -> Analysis:
+def load(workspace: Any = None, *, now: datetime | str | None = None, wait: float | None = None) -> Analysis:
     """Snapshot the workspace (a Workspace, a path, or None to find it from the current directory) and read
-    it into an Analysis. The agent's graph is held only while the snapshot is copied."""
+    it into an Analysis. The agent's graph is held only while the snapshot is copied. `wait`: seconds to wait for
+    a writer holding the graph (a long `kg ingest`) instead of the workspace's budget (KG_LOCK_TIMEOUT, 10 s)."""
+    checks.when("now", now)
+    _wait(wait)
     ws = _workspace(workspace)
-    return Analysis(ws, now=now)
+    return Analysis(ws, now=now, wait=wait)
+
+
+def _wait(wait: Any) -> float | None:
+    if wait is not None and (isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait >= 0):
+        raise ArgumentError(f"wait must be a number of seconds, at least 0, or None for the workspace's budget "
+                            f"(got {wait!r})")
+    return wait
+
+
+def _take(ws: Any, wait: float | None) -> snapshot.Snapshot:
+    """A snapshot, waiting `wait` seconds for the graph when given. Past the wait, the busy graph says how a
+    notebook waits longer (QA #10: a load during a 20 s `kg ingest` gave up after 10 s saying only that)."""
+    from kg.core.errors import StoreBusy
+
+    kept = ws.lock_wait, ws.journal.timeout
+    if wait is not None:  # (as a detached session end waits longer: kg.runtimes.hooks.wait_longer)
+        ws.lock_wait = max(kept[0], float(wait))
+        ws.journal.timeout = max(kept[1], float(wait))
+    try:
+        return snapshot.take(ws)
+    except StoreBusy as exc:
+        raise type(exc)(f"{exc}. A notebook can wait for the writer to finish: pass wait=SECONDS to "
+                        "kg.analysis.load() or to_networkx()") from None
+    finally:
+        ws.lock_wait, ws.journal.timeout = kept
 
 
 def to_networkx(source: Any = None, *, types: str | Iterable[str] | None = None,
                 since: str | datetime | None = None, now: datetime | str | None = None,
-                include_tokens: bool = False) -> nx.MultiDiGraph:
+                include_tokens: bool = False, wait: float | None = None) -> nx.MultiDiGraph:
     """The knowledge graph as a typed MultiDiGraph.
 
     `source` is a Workspace, a workspace path, an Analysis or a `snapshot.GraphData`. Nodes are keyed by id
     and carry every stored column (None where unset; `tokens`, the search index's text, only when
     `include_tokens`); edges are keyed by their type and carry created_at, manual, score and reason. `types`
     keeps these kinds or entry types (`lesson,principle`, `error`), `since` nodes created since a time or a
-    span (`7d`); edges are kept where both ends are.
+    span (`7d`); edges are kept where both ends are. `wait`: as `load`'s, for a workspace or its path.
     """
+    checks.when("now", now)  # before the snapshot it would be taken for
+    _wait(wait)
     if isinstance(source, Analysis):
         if include_tokens:  # an Analysis reads its snapshot without the index text: read it again with it
             if source.snapshot is None or source.snapshot.closed:
@@ -122,7 +152,7 @@ def to_networkx(source: Any = None, *, types: str | Iterable[str] | None = None,
         graph = build_graph(source, include_tokens=include_tokens)
     else:
         ws = _workspace(source)
-        with snapshot.take(ws) as snap:
+        with _take(ws, wait) as snap:
             data = snapshot.read(snap, include_tokens=include_tokens)
         graph = build_graph(data, include_tokens=include_tokens, workspace=str(ws.root))
         data = None  # the rows are in the graph now: let them go before the caller's export
@@ -202,7 +232,7 @@ def filter_graph(graph: nx.MultiDiGraph, *, types: str | Iterable[str] | None = 
                  since: str | datetime | None = None, now: datetime | str | None = None) -> nx.MultiDiGraph:
     graph = checks.graph_of(graph)
     kinds, entries = parse_types(types)
-    since_at = _since(since, now)
+    since_at = _since(since, checks.when("now", now))  # (a wrong `now` was taken unread without `since`)
     if not kinds and not entries and since_at is None:
         return graph
     keep = []
@@ -357,11 +387,11 @@ class Analysis:
     """A workspace read into memory from a snapshot. It holds no lock: the agent keeps logging while a
     notebook keeps this open for hours; `refresh()` takes a new snapshot to see what was added since."""
 
-    def __init__(self, ws: Any, *, now: datetime | str | None = None):
+    def __init__(self, ws: Any, *, now: datetime | str | None = None, wait: float | None = None):
         self.ws = ws
         self.root = ws.root
-        clock.now(now)  # a `now` that is not a time is refused here, not at the first question that reads it
-        self._now = now
+        self._now = checks.when("now", now)  # refused here, not at the first question that reads it
+        self._lock_wait = _wait(wait)  # (refresh() waits as long as the load did)
         self.snapshot: snapshot.Snapshot | None = None
         self.refresh()
 
@@ -374,7 +404,7 @@ class Analysis:
         return clock.now(self._now)
 
     def refresh(self) -> Analysis:
-        snap = snapshot.take(self.ws)
+        snap = _take(self.ws, self._lock_wait)
         try:
             data = snapshot.read(snap)
         except BaseException:

@@ -175,7 +175,7 @@ def rule_effect(graph: nx.MultiDiGraph, *, now: datetime | str | None = None, po
     from kg.lifecycle.verify import assess
 
     graph = checks.graph_of(graph)
-    at_now = clock.now(now)
+    at_now = clock.now(checks.when("now", now))
     lp = policy if policy is not None else _packaged_lifecycle_policy()
     skipped = set(skip)
     out = []

@@ -80,6 +80,11 @@ class SchemaError(KgError):
     """The workspace was made by a newer kg, or a migration failed."""
 
 
+class NewerGraph(SchemaError):
+    """The graph was written by a newer kg (a migration this kg does not know): only upgrading kg opens it; no kg
+    command, `kg doctor` included, can do that for it."""
+
+
 class QueryParameterError(KgError):
     """A named query was run with missing or unknown parameters (a programming error, refused on purpose:
     an unbound `$param` in Kùzu matches every row)."""

@@ -67,8 +67,11 @@ def _doctor(ws: Any, *, repair: bool, dry_run: bool) -> DoctorReport:
     _cut_short(ws, report, dry_run)
     _session_pointer(ws, report, dry_run)
     _team(ws, report, dry_run)
-    _ids(ws, report, dry_run)
-    if _graph_file(ws, report, repair and not dry_run):
+    from kg.doctor.graph import _graph_crashes
+
+    crashes = _graph_crashes(ws, report, repair and not dry_run, dry_run)
+    _ids(ws, report, dry_run, crashes)
+    if not crashes and _graph_file(ws, report, repair and not dry_run):
         leftovers = _fts_leftovers(ws)
         if leftovers and dry_run:  # (the writer's open below would rebuild the graph)
             report.add("full-text index", "error", f"{_left_text(leftovers)}; run `kg doctor` to rebuild the graph")
@@ -239,9 +242,9 @@ def _team(ws: Any, report: DoctorReport, dry_run: bool) -> None:
     report.add("team member", "repaired", f"{said}; the server gave it member number {number} of its own")
 
 
-def _ids(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
+def _ids(ws: Any, report: DoctorReport, dry_run: bool = False, crashes: bool = False) -> None:
     """A damaged ids.json is rebuilt from the graph and the journal (kg/ingest/ids_rebuild.py) by an open of the
-    graph that does not drain the journal first."""
+    graph that does not drain the journal first (not of a graph Kùzu crashes on: `crashes`)."""
     from kg.ingest.journal import IdsDamaged
 
     try:
@@ -253,8 +256,8 @@ def _ids(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
                 ws.journal._load_ids()
         report.add("ids", "ok", "memory/.kg/ids.json is readable")
     except IdsDamaged as exc:
-        if dry_run:
-            report.add("ids", "error", str(exc))
+        if dry_run or crashes:
+            report.add("ids", "error", str(exc) + ("; the graph it is rebuilt from is damaged" if crashes else ""))
             return
         try:
             ws.rebuild_ids()

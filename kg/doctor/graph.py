@@ -46,6 +46,42 @@ def _graph_file(ws: Any, report: DoctorReport, repair: bool) -> bool:
     return True
 
 
+def _graph_crashes(ws: Any, report: DoctorReport, repair: bool, dry_run: bool) -> bool:
+    """(QA #6) Whether Kùzu crashes opening the graph file, asked of a child process before doctor opens it itself
+    (kg/store/probe.py): kuzu 0.11.3 ends the process with a segmentation fault on some damaged files, doctor
+    included, saying nothing. True when it does and the file is still there (said, with what --repair brings back);
+    with `repair` the file is kept aside and a new graph started, as for a file Kùzu refuses with an error. Unless
+    `dry_run`, a mark is left that makes every other command ask too, and say it, instead of crashing."""
+    if getattr(ws, "store_url", None) is not None or not ws.graph_path.is_file():
+        return False
+    from kg.core.errors import GraphUnopenable
+    from kg.ingest.recover import start_over
+    from kg.store import probe
+    from kg.store.lock import FileLock
+
+    lock = FileLock(ws.kg_dir / "graph.lock", timeout=ws.lock_timeout, shared=True)  # beside readers, not a writer
+    try:
+        lock.acquire()
+    except KgError:
+        return False  # held (or a read-only folder's lock file): the open below says it as every command does
+    try:
+        how = probe.crashes(ws.graph_path)
+        if how is None:
+            if not dry_run:  # (a kill during an open left them: the file is sound)
+                probe.unmark(probe.left_marks(ws.graph_path))
+            return False
+    finally:
+        lock.release()
+    status, detail = start_over(ws, GraphUnopenable(probe.crashed_text(ws.graph_path, how)), repair)
+    report.add("graph", status, detail)
+    if status != "repaired":
+        if not dry_run:
+            probe.crashed(ws.graph_path)  # so the next command says it too, instead of crashing on it first
+        return True
+    probe.unmark(probe.left_marks(ws.graph_path))  # the damaged file's marks: the new graph opens
+    return False
+
+
 # the hidden tables of kuzu 0.11.3's full-text index: a complete index has the last three; a build holds the
 # first while it runs and leaves it behind when it fails (a timeout, a full buffer pool) or is killed
 _FTS_HIDDEN = ("appears_info", "docs", "terms", "appears_in")
@@ -159,7 +195,7 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
     """`--dry-run`: the graph opened read-only, as a one-off reader opens it. A writer's open changes it (it applies
     the journal, migrates, drops an old graph's node_fts, brings the side index in step): a check-only run leaves
     all of that to `kg doctor` and says what it would do."""
-    from kg.core.errors import GraphUnopenable, SchemaError
+    from kg.core.errors import GraphUnopenable, NewerGraph, SchemaError
     from kg.store import Store
 
     team = getattr(ws, "store_url", None) is not None
@@ -181,7 +217,10 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
             side = _search_index(ws, st, True)
             merged = _merged_tables(st)
             logged = _team_server(st)
-    except SchemaError as exc:
+    except NewerGraph as exc:  # (QA #9) doctor cannot upgrade kg: it said "(`kg doctor` does it)" and exit 0
+        report.add("graph", "error", str(exc))
+        return
+    except SchemaError as exc:  # a migration not applied yet: the writer's open applies it
         report.add("graph", "warning", f"{exc} (`kg doctor` does it)")
         return
     except GraphUnopenable as exc:  # what --repair would bring back, as `kg doctor` says it (not "run kg doctor")

@@ -26,6 +26,7 @@ from kg.core import clock
 from kg.core.errors import GraphUnopenable, SchemaError, StoreError
 from kg.store import aggregates as _aggregates
 from kg.store import migrating as _migrating
+from kg.store import probe as _probe
 from kg.store import queries as _queries
 from kg.store import rebuild as _rebuild
 from kg.store import remake as _remake
@@ -188,6 +189,13 @@ class Store:
                 _migrating.sweep(lock_path.parent)  # a killed migration's marker (its pid may be reused)
 
             def connect() -> tuple[Any, Any]:
+                left = _probe.left_marks(path)  # an open before this one never returned (kg/store/probe.py)
+                if left:
+                    how = _probe.crashes(path)
+                    if how:  # it would crash this process too, saying nothing (or take the machine's memory)
+                        raise GraphUnopenable(_probe.crashed_text(path, how))
+                    _probe.unmark(left)
+                opening = _probe.mark(path)
                 try:
                     db = kuzu.Database(str(path), read_only=read_only, checkpoint_threshold=CHECKPOINT_BYTES,
                                        buffer_pool_size=buffer_pool_mb * 1024 * 1024,
@@ -198,9 +206,11 @@ class Store:
                         # costs 0.1-0.3 s at 100k nodes, which a short-lived `kg log` cannot afford; the WAL is
                         # checkpointed instead when it passes CHECKPOINT_BYTES, and replayed on open until then.
                         conn.execute("CALL force_checkpoint_on_close=false")
-                except (RuntimeError, IndexError) as exc:  # a damaged file: Kùzu raised IndexError on some
+                except (RuntimeError, IndexError, MemoryError) as exc:  # a damaged file: IndexError on some
                     raise GraphUnopenable(f"cannot open the graph {path}: {_plain_error(exc)}. Run `kg doctor`: it "
                                           "says what can be done") from None
+                finally:
+                    _probe.unmark([opening])
                 return db, conn
 
             restored = None

@@ -12,7 +12,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from kg.core.errors import SchemaError
+from kg.core.errors import NewerGraph, SchemaError
 
 KNOWLEDGE_KINDS = ("event", "lesson", "principle", "knowledge", "pattern")
 EDGE_TYPES = ("caused_by", "led_to", "supports", "contradicts", "related_to", "derived_from")
@@ -117,7 +117,7 @@ def check_version(applied: list[str], graph: str, upgrade: str) -> None:
     known = [name for name, _ in migrations()]
     unknown = sorted(set(applied) - set(known))
     if unknown:
-        raise SchemaError(f"{graph} was written by a newer kg (it has migration {unknown[-1]}); "
+        raise NewerGraph(f"{graph} was written by a newer kg (it has migration {unknown[-1]}); "
                           "upgrade kg with `pip install -U kaizen-kg`")
     missing = [name for name in known if name not in applied]
     if missing:

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import networkx as nx
@@ -216,6 +217,38 @@ def test_a_long_lived_analysis_does_not_block_kg_log(ws, history):
     a.close()
     with pytest.raises(kg.UsageError, match="closed"):
         a.query("RETURN 1")
+
+
+@pytest.mark.embedded_only("holds the Kùzu file lock as a long `kg ingest` does")
+def test_a_load_waits_for_a_writer_when_told_and_says_how_when_not(ws, history, monkeypatch):
+    """(QA #10) ka.load() during a 20 s `kg ingest` gave up after the workspace's 10 s with StoreBusy, saying
+    nothing of how a notebook waits longer. It says so now, and `wait=` waits for the writer to finish."""
+    import threading
+
+    from kg.core.errors import ArgumentError, StoreBusy
+    from kg.store.lock import FileLock
+
+    monkeypatch.setenv("KG_LOCK_TIMEOUT", "0.2")  # the workspace's budget, short
+    holder = FileLock(ws.kg_dir / "graph.lock", timeout=0)
+    holder.acquire()
+    try:
+        for call in (lambda: ka.load(ws.root), lambda: ka.to_networkx(ws.root)):
+            with pytest.raises(StoreBusy, match=r"pass wait=SECONDS to kg.analysis.load\(\) or to_networkx\(\)"):
+                call()
+        got: dict[str, object] = {}
+        waiter = threading.Thread(target=lambda: got.update(a=ka.load(ws.root, now=NOW, wait=120)))
+        waiter.start()
+        deadline = time.monotonic() + 120
+        while not holder.others_waiting():  # the load waits for the graph, past the workspace's budget
+            assert waiter.is_alive() and time.monotonic() < deadline, got
+            waiter.join(0.05)
+    finally:
+        holder.release()
+    waiter.join(120)
+    assert got["a"].graph.number_of_nodes() == 10
+    got["a"].close()
+    with pytest.raises(ArgumentError, match="wait must be a number of seconds"):
+        ka.load(ws.root, wait="forever")
 
 
 # -- networkx ------------------------------------------------------------------------------------------------

@@ -166,6 +166,15 @@ def test_demo_force_refuses_a_workspace_it_did_not_make(ws, kg):
     assert (ws.root / "AGENTS.md").read_text() == "mine\n"
 
 
+def test_demo_refuses_a_file_as_its_folder(ws, kg):
+    """(QA #12) `kg demo MEMORY.md` said "Error: Not a directory: ..." with exit 1: bad input is exit 2."""
+    (ws.root / "MEMORY.md").write_text("mine\n")
+    for where in ("MEMORY.md", "MEMORY.md/demo"):
+        code, _, err = kg("demo", str(ws.root / where))
+        assert code == 2 and "MEMORY.md is a file, not a folder" in err, (where, code, err)
+    assert (ws.root / "MEMORY.md").read_text() == "mine\n"
+
+
 def test_preferences_block_contract_in_user_md(ws, kg):
     real = ws.root / "PEOPLE.md"
     real.write_bytes(b"Hello\r\n\xff raw byte\r\n")

@@ -151,6 +151,18 @@ def test_newer_schema_is_refused_with_upgrade_advice(ws):
         ws.list()
 
 
+def test_doctor_says_a_newer_graph_is_an_error_it_cannot_fix(ws, run_kg):
+    """(QA #9) --dry-run said "... upgrade kg with `pip install -U kaizen-kg` (`kg doctor` does it)" with exit 0:
+    doctor cannot upgrade kg, and the graph is refused by every other command."""
+    with ws.store() as st:
+        st.execute("CREATE (:Meta {key: 'migration:9999_future', value: 'x'})")
+    for check_only in (["--dry-run"], []):
+        r = run_kg(["doctor", *check_only, "--json"])
+        graph = next(c for c in r.json["checks"] if c["name"] == "graph")
+        assert r.exit_code == 1 and graph["status"] == "error", (check_only, graph)
+        assert "written by a newer kg" in graph["detail"] and "kg doctor" not in graph["detail"], graph
+
+
 def test_unknown_ids_and_types(ws):
     with pytest.raises(NotFound, match="no node 'nope'"):
         ws.show("nope")

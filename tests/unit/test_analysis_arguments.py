@@ -59,6 +59,15 @@ BAD = [
     ("render a path", lambda g: ke.render("graph.json", "json"), "graph must be a networkx graph"),
     ("report top text", lambda g: ka.report(top="5"), "top must be a whole number, at least 1 (got '5')"),
     ("load a number", lambda g: ka.load(5), "workspace must be a Workspace, a workspace folder's path"),
+    # (QA #10) a `now` kg's clock refused was a UsageError (no ValueError), a number an AttributeError (.strip),
+    # and to_networkx/filter_graph without `since` never read it
+    ("load now month 13", lambda g: ka.load("nowhere", now="2026-13-01"), "invalid --now '2026-13-01'"),
+    ("load now a number", lambda g: ka.load("nowhere", now=5), "now must be a datetime or an ISO 8601 date"),
+    ("rule effect now text", lambda g: ka.rule_effect(g, now="garbage"), "invalid --now 'garbage'"),
+    ("rule effect now a number", lambda g: ka.rule_effect(g, now=5), "now must be a datetime"),
+    ("to_networkx now text", lambda g: ka.to_networkx("nowhere", now="garbage"), "invalid --now 'garbage'"),
+    ("filter now text", lambda g: ka.filter_graph(g, now="garbage"), "invalid --now 'garbage'"),
+    ("filter now a number", lambda g: ka.filter_graph(g, types="lesson", now=5.0), "now must be a datetime"),
 ]
 
 
