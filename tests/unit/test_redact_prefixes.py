@@ -79,6 +79,9 @@ ORDINARY = [
     "key = 'config.database.primary.host'\nname = \"ordinary_identifier_name_here\"",
     "- install the package\n- run `pytest -q`\n- 12:30 meeting about the token budget",
     "2026-07-01T10:00:00 INFO starting\n2026-07-01T10:00:01 WARN slow request id=42",
+    # a bun.lock's sha512 digest as a terminal wrapped it (a real Cursor chat): `2-` is no context line's number
+    '"@types/node": ["@types/node@22.15.2", "", {}, "sha51\n'
+    '2-uKXqKN9beGoMdBfcaTY1ecwz6ctxuJAcUlwE55938g0ZJ8lRxwAZqRz2AJ4pzpt5dHdTPMB863UZ0ESiFUcP7A=="],',
 ]
 
 
