@@ -77,12 +77,23 @@ def bare_view(text: str, patterns: tuple[re.Pattern[str], re.Pattern[str], re.Pa
     pieces: list[str] = []
     kept: list[tuple[int, int, str]] = []
     size = 0
-    for run in runs.finditer(text):
-        lo, hi = run.span()
-        if marked.search(text, lo, hi) is None:
-            continue  # indented lines only
-        chunk = run.group()
-        kept.append((size, lo, chunk))
-        pieces.append(prefix.sub("", chunk))
-        size += len(pieces[-1])
+    done = 0  # where the last run ends: each line is looked at once, whatever the runs
+    hit = marked.search(text)
+    while hit is not None:
+        # the run holding a marked line: back over the prefixed lines above it (indented code around a `- ` line
+        # of a docstring is no run the regex engine should walk from the text's start), then on to its end
+        lo = hit.start()
+        while lo > done:
+            above = text.rfind("\n", done, lo - 1) + 1 or done
+            if prefix.match(text, above) is None:
+                break
+            lo = above
+        run = runs.match(text, lo)
+        done = run.end() if run is not None else text.find("\n", lo) + 1 or len(text)
+        if run is not None:
+            chunk = run.group()
+            kept.append((size, lo, chunk))
+            pieces.append(prefix.sub("", chunk))
+            size += len(pieces[-1])
+        hit = marked.search(text, done) if done < len(text) else None
     return BareView("".join(pieces), kept, prefix) if kept else None
