@@ -30,9 +30,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from kg.redaction.rules import SecretRule, echo_min, packaged, parse
+from kg.redaction.rules import SecretRule, echo_min, line_prefix, packaged, parse
 
-_CACHE_FORMAT = 9  # bump when the meaning of a cached rule changes
+_CACHE_FORMAT = 10  # bump when the meaning of a cached rule changes
 
 _FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",
            "priority", "not_before_source", "upper", "column", "header_source")
@@ -141,15 +141,17 @@ def packaged_rules(entry: str = "secrets.toml") -> tuple[list[SecretRule], list[
 def packaged_rows(entry: str = "secrets.toml") -> tuple[LazyRules, list[str]]:
     """(rules in the order they apply (priority, then file order), each built on first use; global ignore regexes)
     of the packaged `entry` file and what it includes."""
-    rules, ignore, _ = packaged_parts(entry)
+    rules, ignore, _, _ = packaged_parts(entry)
     return rules, ignore
 
 
-def packaged_parts(entry: str = "secrets.toml") -> tuple[LazyRules, list[str], int]:
-    """`packaged_rows` and the file's `echo_min_chars` (`kg.redaction.rules.echo_min`), from one read."""
+def packaged_parts(entry: str = "secrets.toml") -> tuple[LazyRules, list[str], int, str]:
+    """`packaged_rows`, the file's `echo_min_chars` (`kg.redaction.rules.echo_min`) and its `line_prefix`, from one
+    read."""
     cached = _packaged(entry)
     codes = _Codes(cached.codes, cached.order) if cached.codes is not None else None
-    return LazyRules([cached.rows[i] for i in cached.order], cached.plan, codes), cached.ignore, cached.echo_min
+    rules = LazyRules([cached.rows[i] for i in cached.order], cached.plan, codes)
+    return rules, cached.ignore, cached.echo_min, cached.line_prefix
 
 
 @dataclass
@@ -161,6 +163,7 @@ class _Cached:
     # the cache file, where its compiled forms start, and (offset, length, crc) of each row's, packed (`_WHERE`)
     codes: tuple[Path, int, bytes] | None = None
     echo_min: int = 6  # the file's echo_min_chars
+    line_prefix: str = ""  # the file's line_prefix
 
 
 class _Codes(Sequence[bytes | None]):
@@ -205,12 +208,13 @@ def _packaged(entry: str) -> _Cached:
     data = packaged(entry)
     rules, ignore = parse(data, f"rules/{entry}", validate=False)
     echo = echo_min(data, f"rules/{entry}")
+    prefix = line_prefix(data, f"rules/{entry}")
     rows = [tuple(getattr(rule, name) for name in _FIELDS) for rule in rules]
     order = sorted(range(len(rows)), key=lambda i: (rules[i].priority, i))
     plan = KeywordPlan.of([rules[i].keywords for i in order])
     if key is not None and path is not None and not _held:
-        _write_cache(path, key, folder, rows, order, plan, ignore, echo)
-    return _Cached(rows, order, plan, ignore, echo_min=echo)
+        _write_cache(path, key, folder, rows, order, plan, ignore, echo, prefix)
+    return _Cached(rows, order, plan, ignore, echo_min=echo, line_prefix=prefix)
 
 
 def in_workspace(kg_dir: Path) -> None:
@@ -297,19 +301,19 @@ def _read_cache(path: Path, entry: str) -> _Cached | None:
             body = handle.read(length)
         if len(body) != length or head[:_SEAL] != b"%08x" % zlib.crc32(body):
             return None  # torn, edited or not ours
-        fmt, cached_key, folder, ignore, rows, order, plan, where, echo = marshal.loads(body)
+        fmt, cached_key, folder, ignore, rows, order, plan, where, echo, prefix = marshal.loads(body)
         if fmt != _CACHE_FORMAT or folder != _rules_folder() or cached_key != _packaged_key(entry, folder) \
                 or not rows or len(rows) != len(order):
             return None
         # sealed: exactly what `_write_cache` wrote
         codes = (path, 2 * _SEAL + length, where) if len(where) == _WHERE.size * len(rows) else None
-        return _Cached(rows, order, KeywordPlan(*plan), ignore, codes, echo)
+        return _Cached(rows, order, KeywordPlan(*plan), ignore, codes, echo, prefix)
     except (OSError, ValueError, TypeError, EOFError):
         return None
 
 
 def _write_cache(path: Path, key: str, folder: str, rows: list[Row], order: list[int], plan: KeywordPlan,
-                 ignore: list[str], echo: int = 6) -> None:
+                 ignore: list[str], echo: int = 6, prefix: str = "") -> None:
     """Each row marshalled on its own (a process unpacks only the rules it uses) in the sealed index, each rule's
     compiled form after it; written atomically."""
     import marshal
@@ -328,7 +332,7 @@ def _write_cache(path: Path, key: str, folder: str, rows: list[Row], order: list
         blobs.append(blob)
         offset += len(blob)
     body = marshal.dumps((_CACHE_FORMAT, key, folder, list(ignore), [marshal.dumps(row) for row in rows], order,
-                          plan.dump(), bytes(where), echo))
+                          plan.dump(), bytes(where), echo, prefix))
     try:
         # an explicit KG_CACHE_DIR is made with its parents; a workspace's folder only inside its memory/.kg/
         path.parent.mkdir(mode=0o700, parents=path.parent not in _workspace, exist_ok=True)

@@ -25,7 +25,8 @@ from functools import cache, cached_property
 from typing import Any
 
 from kg.redaction.cache import KeywordPlan, LazyRules, packaged_parts
-from kg.redaction.rules import DEFAULT_ECHO_MIN, SecretRule, SecretRulesError, echo_min, parse
+from kg.redaction.prefixes import bare_view, compiled
+from kg.redaction.rules import DEFAULT_ECHO_MIN, SecretRule, SecretRulesError, echo_min, line_prefix, parse
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
@@ -62,20 +63,23 @@ class Redactor:
     # a secret value of this many characters or more is redacted wherever else it occurs in the text or group
     # (rules/secrets.toml `echo_min_chars`); shorter ones (a -u user:pw's "pw") would take common words with them
     echo_min: int = DEFAULT_ECHO_MIN
+    # what tools print before a line (rules/secrets.toml `line_prefix`): a text with such lines is read again
+    # without them (`kg.redaction.prefixes`), so `+mimi=<key>` in a diff loses the key as `mimi=<key>` does
+    line_prefix: str = ""
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "rules/secrets.toml", *,
                      validate: bool = True) -> Redactor:
         """Validate parsed TOML: unknown keys refused, regexes compiled (unless `validate=False`), groups checked."""
         rules, ignore = parse(data, source, validate=validate)
-        return cls.from_rules(rules, ignore, echo_min(data, source))
+        return cls.from_rules(rules, ignore, echo_min(data, source), line_prefix(data, source))
 
     @classmethod
     def from_rules(cls, rules: Iterable[SecretRule], ignore: Iterable[str] = (),
-                   echo_min: int = DEFAULT_ECHO_MIN) -> Redactor:
+                   echo_min: int = DEFAULT_ECHO_MIN, line_prefix: str = "") -> Redactor:
         """Parsed rules in file order, applied by priority (stable, so file order breaks ties)."""
         ordered = sorted(enumerate(rules), key=lambda pair: (pair[1].priority, pair[0]))
-        return cls(tuple(rule for _, rule in ordered), tuple(ignore), echo_min)
+        return cls(tuple(rule for _, rule in ordered), tuple(ignore), echo_min, line_prefix)
 
     # --- the scan -----------------------------------------------------------------------------------------
 
@@ -152,6 +156,17 @@ class Redactor:
         return [item for item in self._collect(text).items if item[2]] if text else []
 
     def _collect(self, text: str) -> _Spans:
+        """The text's secrets, and those of its view without the prefixes tools print before lines: a secret the
+        view shows whole (a key block, a value over several lines) replaces the parts of it the text showed."""
+        spans = self._scan(text)
+        view = bare_view(text, self._prefixes) if self._prefixes is not None else None
+        if view is not None:
+            for start, end, kind in self._scan(view.text).items:
+                if kind:
+                    spans.absorb(*view.span(start, end), kind)
+        return spans
+
+    def _scan(self, text: str) -> _Spans:
         # Keywords are ASCII (but for a few CJK labels, found in `text` itself): lowercase an ASCII copy in which
         # every other character is one '?', so positions match `text` and the scans run over one byte per character.
         lowered = text.lower() if text.isascii() else text.encode("ascii", "replace").decode("ascii").lower()
@@ -237,6 +252,10 @@ class Redactor:
         spans.add(start, end, rule.kind)
 
     # --- compiled once per Redactor ------------------------------------------------------------------------
+
+    @cached_property
+    def _prefixes(self) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+        return compiled(self.line_prefix)
 
     @cached_property
     def _ignore(self) -> tuple[re.Pattern[str], ...]:
@@ -386,6 +405,24 @@ class _Spans:
         if kind:
             self.kinds.add(kind)
 
+    def absorb(self, start: int, end: int, kind: str) -> None:
+        """Add a span that may hold spans already taken: those are replaced by it when it holds them whole (and
+        all are secrets, not earlier markers); one it only overlaps keeps it out, as in `add`."""
+        lo = bisect.bisect_right(self.starts, start) - 1
+        if lo < 0 or self.items[lo][1] <= start:
+            lo += 1
+        hi = bisect.bisect_left(self.starts, end)
+        inside = self.items[lo:hi]
+        if not inside:
+            self.add(start, end, kind)
+            return
+        if inside[0][0] < start or inside[-1][1] > end or not all(k for _, _, k in inside):
+            return
+        del self.starts[lo:hi], self.items[lo:hi]
+        self.starts.insert(lo, start)
+        self.items.insert(lo, (start, end, kind))
+        self.kinds = {k for _, _, k in self.items if k}
+
     def render(self, text: str) -> str:
         parts: list[str] = []
         done = 0
@@ -480,8 +517,8 @@ def load_default() -> Redactor:
     workspace's cache of parsed rules (memory/.kg/cache) when it matches the rule files
     (`kg.redaction.cache.packaged_parts`), each rule built and its regexes compiled on first use; the test suite
     compiles and checks every one."""
-    rules, ignore, echo = packaged_parts("secrets.toml")
-    return Redactor(rules, tuple(ignore), echo)
+    rules, ignore, echo, prefix = packaged_parts("secrets.toml")
+    return Redactor(rules, tuple(ignore), echo, prefix)
 
 
 def redact_text(text: str, redactor: Redactor | None = None) -> str:

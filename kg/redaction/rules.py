@@ -20,7 +20,8 @@ from kg.core.errors import RulesError
 _KIND = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
 _RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "not_before", "description",
               "template", "key", "secret", "window", "ignore", "priority", "upper", "column", "header"}
-_TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence", "echo_min_chars"}
+_TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence", "echo_min_chars",
+             "line_prefix"}
 DEFAULT_PRIORITY = 50
 DEFAULT_ECHO_MIN = 6  # a file that does not say (`echo_min_chars`): the packaged secrets.toml's value
 
@@ -122,6 +123,22 @@ def echo_min(data: Mapping[str, Any], source: str) -> int:
     value = data.get("echo_min_chars", DEFAULT_ECHO_MIN) if isinstance(data, Mapping) else DEFAULT_ECHO_MIN
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
         raise SecretRulesError(f"{source}: 'echo_min_chars' must be a whole number from 1 to 1024")
+    return value
+
+
+def line_prefix(data: Mapping[str, Any], source: str) -> str:
+    """`line_prefix`: the regex of what tools print before a line (`kg.redaction.prefixes`); "" for none. It is
+    matched at each line's start, so it must not reach past the line's end."""
+    value = data.get("line_prefix", "") if isinstance(data, Mapping) else ""
+    if not isinstance(value, str):
+        raise SecretRulesError(f"{source}: 'line_prefix' must be a regex (a string)")
+    if value:
+        try:
+            pattern = re.compile(f"(?:{value})")
+        except re.error as exc:
+            raise SecretRulesError(f"{source}: bad regex in 'line_prefix': {exc}") from None
+        if pattern.match("\n") is not None and pattern.match("\n").end() > 0:
+            raise SecretRulesError(f"{source}: 'line_prefix' must not match a line's end")
     return value
 
 

@@ -1,0 +1,99 @@
+"""Lines as tools print them: behind a prefix. A diff marks each line with +, - or a space, grep -n and rg -n print
+`path:12:` (a context line `path-12-`, one file's just `12:`), Claude Code's Read `     12→`, cat -n `     12<tab>`,
+a quote `> `. A rule that anchors on a line's start does not see that start behind the prefix: `+mimi=<key>` in a
+`git diff` kept the key `mimi=<key>` loses, an INI value continued on indented lines kept all of them, and a key
+block read with line numbers lost only its BEGIN line (QA qa1). Editing each rule to allow each prefix would be
+redone for every rule and every tool.
+
+So a text with such lines is read twice: as it is, and as a view with the prefixes taken off, and what the rules
+find in the view is mapped back onto the text (`Redactor._collect`). `rules/secrets.toml` `line_prefix` says what
+a prefix is. The view holds only the runs of consecutive prefixed lines that hold a prefix with more than blanks
+in it: an indented line alone is no tool's output (a diff's context line is, beside the + and - lines), and a
+Markdown list's `- ` line does not make the whole of a 1 MB text be read again, only its run.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+
+def compiled(source: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]] | None:
+    """For `line_prefix`: (a prefix at a line's start, never empty; a quick test for one with more than blanks in it,
+    ending in a mark or in a mark and a blank, as cat -n's tab and a quote's `> ` do; a run of lines each with a
+    prefix, found by the regex engine rather than line by line in Python)."""
+    if not source:
+        return None
+    prefix = re.compile(f"(?m)^(?:{source})(?<=[^\\n])")
+    marked = re.compile(f"(?m)^(?:{source})(?:(?<=[^\\s])|(?<=[^\\s][ \\t]))")
+    runs = re.compile(f"(?m)^(?:(?:{source})(?<=[^\\n])[^\\n]*+(?:\\n|\\Z))+")
+    return prefix, marked, runs
+
+
+class BareView:
+    """The prefixed runs of a text with their prefixes taken off, and the way back to the text's positions (worked
+    out for a run only when a secret is found in it: most texts have none, and a 1 MB Read is one run)."""
+
+    def __init__(self, text: str, runs: list[tuple[int, int, str]], prefix: re.Pattern[str]) -> None:
+        self.text = text
+        self._runs = runs  # (where the run starts in the view, and in the text; the run as in the text)
+        self._ends = [at for at, _, _ in runs[1:]] + [len(text)]  # where each run ends in the view
+        self._prefix = prefix
+        self._lines: dict[int, tuple[list[int], list[int]]] = {}
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The text's (start, end) of the view's. A span that runs on into the next run is cut at its run's end
+        (what lies between the two runs in the text is no part of it); one over several lines of a run covers the
+        prefixes between them too (a key block is replaced whole)."""
+        run = bisect_right(self._ends, start)
+        end = min(end, self._ends[run])
+        starts, origins = self._mapped(run)
+        first = bisect_right(starts, start) - 1
+        last = bisect_right(starts, end - 1) - 1
+        return origins[first] + start - starts[first], origins[last] + end - starts[last]
+
+    def _mapped(self, run: int) -> tuple[list[int], list[int]]:
+        """Where each line of a run starts in the view, and where past its prefix in the text."""
+        if run not in self._lines:
+            base, lo, chunk = self._runs[run]
+            starts: list[int] = []
+            origins: list[int] = []
+            removed = 0
+            for line in self._prefix.finditer(chunk):
+                begin, body = line.span()
+                removed += body - begin
+                starts.append(base + body - removed)
+                origins.append(lo + body)
+            self._lines[run] = (starts, origins)
+        return self._lines[run]
+
+
+def bare_view(text: str, patterns: tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]) -> BareView | None:
+    """The view of `text` without its lines' prefixes, or None when no line has one with more than blanks (most
+    texts: one regex search and done)."""
+    prefix, marked, runs = patterns
+    if marked.search(text) is None:
+        return None
+    pieces: list[str] = []
+    kept: list[tuple[int, int, str]] = []
+    size = 0
+    done = 0  # where the last run ends: each line is looked at once, whatever the runs
+    hit = marked.search(text)
+    while hit is not None:
+        # the run holding a marked line: back over the prefixed lines above it (indented code around a `- ` line
+        # of a docstring is no run the regex engine should walk from the text's start), then on to its end
+        lo = hit.start()
+        while lo > done:
+            above = text.rfind("\n", done, lo - 1) + 1 or done
+            if prefix.match(text, above) is None:
+                break
+            lo = above
+        run = runs.match(text, lo)
+        done = run.end() if run is not None else text.find("\n", lo) + 1 or len(text)
+        if run is not None:
+            chunk = run.group()
+            kept.append((size, lo, chunk))
+            pieces.append(prefix.sub("", chunk))
+            size += len(pieces[-1])
+        hit = marked.search(text, done) if done < len(text) else None
+    return BareView("".join(pieces), kept, prefix) if kept else None
