@@ -180,10 +180,19 @@ class Lifecycle:
 
     # -- ids ------------------------------------------------------------------------------------------------
     def _seq_id(self, query: str, prefix: str) -> str:
+        return next(self._seq_ids(query, prefix))
+
+    def _seq_ids(self, query: str, prefix: str) -> Iterator[str]:
+        """The next ids after the stored ones, one after another: for a step that writes its rows after its loop
+        (each read from the store, every conflict decision of one cycle got the same id and they overwrote each
+        other: a QA pass)."""
         stem = f"{prefix}-{self.now:%Y%m%d}-"
         nums = [int(m.group(1)) for r in self.st.run(query, prefix=stem)
                 if (m := re.match(rf"^{re.escape(stem)}(\d+)$", r["id"]))]
-        return f"{stem}{max(nums, default=0) + 1:03d}"
+        n = max(nums, default=0)
+        while True:
+            n += 1
+            yield f"{stem}{n:03d}"
 
     def _node_id(self, kind: str) -> str:
         prefix = self.ws.policy.node_prefix[kind]
@@ -314,6 +323,7 @@ class Lifecycle:
             return
         existing = {(d["a"], d["b"]): d for d in self.st.run("lc_decisions")}
         rows = []
+        new_ids = self._seq_ids("lc_decision_ids", "dec")
         for (a, b), reason in sorted(pairs.items()):
             sa, sb = self._score(facts[a]), self._score(facts[b])
             old = existing.get((a, b)) or existing.get((b, a))
@@ -330,7 +340,7 @@ class Lifecycle:
                 row = {"id": old["id"], "a": old["a"], "b": old["b"], "score_a": oa.total, "score_b": ob.total,
                        "parts_a": oa.parts(), "parts_b": ob.parts()}
             else:
-                row = {"id": self._seq_id("lc_decision_ids", "dec"), "a": a, "b": b, "score_a": sa.total,
+                row = {"id": next(new_ids), "a": a, "b": b, "score_a": sa.total,
                        "score_b": sb.total, "parts_a": sa.parts(), "parts_b": sb.parts()}
             row.update(winner=w, status=status, reason=reason or "", at=self.now)
             rows.append(row)

@@ -1,0 +1,42 @@
+"""The cycle's conflict step through the real CLI: which rules contradict, the decisions it stores, and that a
+second cycle at the same --now changes nothing (QA pass qa2, findings 1 and 2)."""
+
+NOW = "2026-12-06T08:00"
+
+
+def _principles(run_kg, *texts):
+    ids = []
+    for text in texts:
+        r = run_kg(["node", "add", "principle", text, "--now", "2026-12-06T07:00", "--json"])
+        assert r.exit_code == 0, r.stderr
+        ids.append(r.json["id"])
+    return ids
+
+
+def _read(path):
+    return path.read_bytes() if path.exists() else b""
+
+
+def _pairs(run_kg):
+    return {frozenset((d["a"], d["b"])): d for d in run_kg(["conflicts", "--json"]).json}
+
+
+def test_decisions_made_in_one_cycle_each_get_their_own_id(run_kg, ws):
+    tabs, no_tabs, squash, no_squash = _principles(
+        run_kg, "Always indent with tabs", "Never indent with tabs", "Always squash commits before merging",
+        "Never squash commits before merging")
+    for a, b in ((tabs, no_tabs), (squash, no_squash)):
+        assert run_kg(["edge", "add", a, b, "contradicts", "--now", "2026-12-06T07:00"]).exit_code == 0
+    first = run_kg(["cycle", "--now", NOW, "--json"]).json
+    made = [c["id"] for c in first["conflicts"]]
+    assert len(made) == len(set(made)) >= 2, first["conflicts"]
+    # each stored decision is the pair its line named (all had one id, the last row overwrote the rest)
+    stored = _pairs(run_kg)
+    assert {frozenset((c["a"], c["b"])): c["id"] for c in first["conflicts"]} == \
+        {pair: d["id"] for pair, d in stored.items()}
+    assert {frozenset((tabs, no_tabs)), frozenset((squash, no_squash))} <= set(stored)
+    memory = _read(ws.root / "MEMORY.md")
+    assert b"squash" not in memory and b"indent" not in memory  # two ties: neither side rendered
+    again = run_kg(["cycle", "--now", NOW, "--json"]).json
+    assert again["changed"] is False, again
+    assert _read(ws.root / "MEMORY.md") == memory
