@@ -188,6 +188,7 @@ class Conflicts:
     opposite_pairs: tuple[tuple[str, str], ...]
     negations: tuple[str, ...]
     min_shared_words: int
+    opposite_min_shared: int
     base_priority: dict[str, int]
     area_weight: dict[str, int]
 
@@ -368,6 +369,7 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         opposite_pairs=tuple((a.lower(), b.lower()) for a, b in pairs),
         negations=tuple(n.lower() for n in r.strings("conflicts.negations")),
         min_shared_words=r.whole("conflicts.min_shared_words", 1),
+        opposite_min_shared=r.whole("conflicts.opposite_min_shared", 1),
         base_priority=base_priority,
         area_weight=area_weight,
     )

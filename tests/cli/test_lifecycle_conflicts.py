@@ -40,3 +40,34 @@ def test_decisions_made_in_one_cycle_each_get_their_own_id(run_kg, ws):
     again = run_kg(["cycle", "--now", NOW, "--json"]).json
     assert again["changed"] is False, again
     assert _read(ws.root / "MEMORY.md") == memory
+
+
+def _promote_two_rules(run_kg, ws):
+    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\nmin_baseline_days = 0\n", encoding="utf-8")
+    for d in ("01", "02", "03"):
+        run_kg(["log", "error", "git push rejected: tests failing in CI", "--pattern-key", "ci.tests", "--action",
+                "always run pytest before git push", "--session", f"a{d}", "--now", f"2026-11-{d}T09:00"])
+        run_kg(["log", "error", "secret leaked: .env committed", "--pattern-key", "git.env", "--action",
+                "never commit the .env file; add it to .gitignore", "--session", f"a{d}", "--now",
+                f"2026-11-{d}T10:00"])
+    first = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
+    assert len(first["promoted"]) == 2, first
+    return first
+
+
+def test_always_and_never_about_different_things_do_not_conflict(run_kg, ws):
+    _promote_two_rules(run_kg, ws)
+    tools = (ws.root / "TOOLS.md").read_text(encoding="utf-8")
+    assert "- always run pytest before git push" in tools and ".gitignore" in tools
+    again = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
+    # the second cycle at the same --now called them a tie and deleted TOOLS.md
+    assert again["conflicts"] == [] and again["changed"] is False, again
+    assert (ws.root / "TOOLS.md").read_text(encoding="utf-8") == tools
+    assert run_kg(["conflicts", "--json"]).json == []
+
+
+def test_a_rule_and_its_opposite_about_one_thing_still_conflict(run_kg, ws):
+    keep, drop = _principles(run_kg, "always use pnpm in this repository", "never use pnpm in this repository")
+    report = run_kg(["cycle", "--now", NOW, "--json"]).json
+    assert [(c["a"], c["b"], c["status"]) for c in report["conflicts"]] == [(keep, drop, "tie")], report["conflicts"]
+    assert "shared: pnpm, repository" in report["conflicts"][0]["reason"]
