@@ -301,6 +301,9 @@ def test_find_all_agrees_with_pairwise_detect():
     ("Commit with git commit -am, e.g. fix for #123 in PR #45", "Commit with git commit -am, e.g. fix"),
     ("Squash the commits before merging PR#45", "Squash the commits before merging"),
     ("issue #7: the build breaks on node 16", "the build breaks on node 16"),
+    # the speaker is no part of the lesson (README's quick start logs "User: ...")
+    ("User: this repo uses pnpm, not npm", "this repo uses pnpm, not npm"),
+    ("Fix the user: prompt in login.py", "Fix the user: prompt in login.py"),
 ])
 def test_the_rule_text_states_the_lesson_not_the_instance(summary, expected):
     assert promote.rule_text(summary, None, LP) == expected
