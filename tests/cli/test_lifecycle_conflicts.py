@@ -71,3 +71,21 @@ def test_a_rule_and_its_opposite_about_one_thing_still_conflict(run_kg, ws):
     report = run_kg(["cycle", "--now", NOW, "--json"]).json
     assert [(c["a"], c["b"], c["status"]) for c in report["conflicts"]] == [(keep, drop, "tie")], report["conflicts"]
     assert "shared: pnpm, repository" in report["conflicts"][0]["reason"]
+
+
+
+def test_rules_promoted_together_that_conflict_are_settled_in_that_cycle(run_kg, ws):
+    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\nmin_baseline_days = 0\n", encoding="utf-8")
+    for d in ("01", "02", "03"):
+        run_kg(["log", "error", "npm install failed: lockfile mismatch", "--pattern-key", "pkg.npm", "--action",
+                "always use pnpm in this repository", "--session", f"a{d}", "--now", f"2026-11-{d}T09:00"])
+        run_kg(["log", "error", "pnpm not found on the CI runner", "--pattern-key", "pkg.pnpm", "--action",
+                "never use pnpm in this repository", "--session", f"a{d}", "--now", f"2026-11-{d}T10:00"])
+    first = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
+    assert len(first["promoted"]) == 2 and [c["status"] for c in first["conflicts"]] == ["tie"], first
+    tools = _read(ws.root / "TOOLS.md")
+    assert b"pnpm" not in tools  # a tie holds both back
+    # the second cycle at the same --now found the tie and deleted the TOOLS.md the first had written
+    again = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
+    assert again["changed"] is False, again
+    assert _read(ws.root / "TOOLS.md") == tools
