@@ -324,6 +324,7 @@ class Lifecycle:
         if not pairs:
             return
         existing = {(d["a"], d["b"]): d for d in self.st.run("lc_decisions")}
+        confirmed = {r["node"] for r in live if r["status"] == "confirmed"} if c.tie_keeps_confirmed else set()
         rows = []
         new_ids = self._seq_ids("lc_decision_ids", "dec")
         for (a, b), reason in sorted(pairs.items()):
@@ -335,6 +336,8 @@ class Lifecycle:
             status = "settled" if w else "tie"
             if not w and old and old["winner"]:
                 w = old["winner"]  # a tie does not overturn a settled decision: the incumbent stays, flagged
+            elif not w and len(kept := {a, b} & confirmed) == 1:
+                (w,) = kept  # nor takes out a verified rule for an unverified one (`tie_keeps_confirmed`)
             if old:
                 oa, ob = (sa, sb) if old["a"] == a else (sb, sa)
                 if (old["score_a"], old["score_b"], old["winner"], old["status"]) == (oa.total, ob.total, w, status):

@@ -89,3 +89,23 @@ def test_rules_promoted_together_that_conflict_are_settled_in_that_cycle(run_kg,
     again = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
     assert again["changed"] is False, again
     assert _read(ws.root / "TOOLS.md") == tools
+
+
+def test_a_tie_does_not_take_a_confirmed_rule_out(run_kg, ws):
+    # scores from priority alone, medium as high: the new principle ties with the promoted rule
+    (ws.root / "kg.toml").write_text(
+        "[rules.lifecycle.verification]\nmin_baseline_days = 0\n[rules.lifecycle.conflicts]\nrecency_max = 0\n"
+        "recurrence_weight = 0\n[rules.lifecycle.conflicts.base_priority]\nmedium = 60\n", encoding="utf-8")
+    for d in ("01", "02", "03"):
+        run_kg(["log", "error", "npm install failed: lockfile mismatch", "--pattern-key", "pkg.npm", "--action",
+                "always use pnpm in this repository", "--session", f"a{d}", "--now", f"2026-11-{d}T09:00"])
+    run_kg(["cycle", "--now", "2026-11-03T12:00"])
+    (v,) = run_kg(["cycle", "--now", "2026-11-10T13:00", "--json"]).json["verified"]
+    assert v["verdict"] == "confirmed", v
+    _principles(run_kg, "never use pnpm in this repository")
+    (c,) = run_kg(["cycle", "--now", "2026-11-10T15:00", "--json"]).json["conflicts"]
+    assert (c["status"], c["score_a"], c["score_b"]) == ("tie", 60, 60), c
+    # the verified rule stays in its file, the tie listed for review (both were taken out)
+    assert "- always use pnpm in this repository\n" in (ws.root / "TOOLS.md").read_text(encoding="utf-8")
+    assert "never use pnpm" not in _read(ws.root / "MEMORY.md").decode()
+    assert "TIE (kept " in run_kg(["conflicts"]).stdout
