@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kg.core.text import words
+from kg.core.text import stem, stopwords, words
 from kg.lifecycle.policy import LifecyclePolicy
 
 
@@ -52,16 +52,34 @@ def _content(tokens: Iterable[str], skip: set[str]) -> set[str]:
     return {t for t in tokens if t not in skip and (len(t) > 3 or (len(t) == 2 and not t.isascii()))}
 
 
+def _topic(tokens: Iterable[str], policy: LifecyclePolicy) -> set[str]:
+    """What a rule is about: its words stemmed, without stopwords (rules/words.toml) and without the direction
+    words themselves (every word of `opposite_pairs` and `negations`), which say which way, not about what."""
+    c = policy.conflicts
+    direction = {w for pair in c.opposite_pairs for side in pair for w in words(side)} | \
+                {w for n in c.negations for w in words(n)}
+    common = stopwords()
+    return {stem(t) for t in tokens if t not in direction and t not in common and not t.isdigit() and
+            (len(t) > 1 or not t.isascii())}
+
+
 def detect(a: str, b: str, policy: LifecyclePolicy) -> str | None:
-    """Why two rules contradict, or None. Opposite pairs in either direction; or one negated rule that shares
-    `min_shared_words` content words with an un-negated one."""
+    """Why two rules contradict, or None. Opposite pairs in either direction about one subject (at least
+    `opposite_min_shared` topic words in common: "always use pnpm" and "never indent with tabs" go different
+    ways about different things; or one rule says nothing but its side of the pair); or one negated rule that
+    shares `min_shared_words` content words with an un-negated one."""
     c = policy.conflicts
     ta, tb = words(a), words(b)
     for x, y in c.opposite_pairs:
         px, py = words(x), words(y)
         if (_contains(ta, px) and _contains(tb, py) and not _contains(ta, py)) or \
            (_contains(ta, py) and _contains(tb, px) and not _contains(ta, px)):
-            return f"'{x}' vs '{y}' — opposite directions"
+            topic_a, topic_b = _topic(ta, policy), _topic(tb, policy)
+            shared = topic_a & topic_b
+            if len(shared) >= c.opposite_min_shared:
+                return f"'{x}' vs '{y}' — opposite directions (shared: {', '.join(sorted(shared)[:5])})"
+            if not topic_a or not topic_b:  # "Use tabs" vs "Indent with spaces": the pair is the subject itself
+                return f"'{x}' vs '{y}' — opposite directions"
     negs = [words(n) for n in c.negations]
     neg_a = any(_contains(ta, n) for n in negs)
     neg_b = any(_contains(tb, n) for n in negs)

@@ -174,6 +174,7 @@ class Lifecycle:
                 self.decay()
                 self.settle_conflicts()
                 self.promote()
+                self.settle_new()
                 self.export(force=force)
             return self.report
         with self.tx():
@@ -184,16 +185,26 @@ class Lifecycle:
             self.decay()
             self.settle_conflicts()
             self.promote()
+            self.settle_new()
         bulk.unstage(self.st, "LcStage")  # the decay's scratch table, once its pass is committed (migration 0013)
         self.export(force=force)
         return self.report
 
     # -- ids ------------------------------------------------------------------------------------------------
     def _seq_id(self, query: str, prefix: str) -> str:
+        return next(self._seq_ids(query, prefix))
+
+    def _seq_ids(self, query: str, prefix: str) -> Iterator[str]:
+        """The next ids after the stored ones, one after another: for a step that writes its rows after its loop
+        (each read from the store, every conflict decision of one cycle got the same id and they overwrote each
+        other: a QA pass)."""
         stem = f"{prefix}-{self.now:%Y%m%d}-"
         nums = [int(m.group(1)) for r in self.st.run(query, prefix=stem)
                 if (m := re.match(rf"^{re.escape(stem)}(\d+)$", r["id"]))]
-        return f"{stem}{max(nums, default=0) + 1:03d}"
+        n = max(nums, default=0)
+        while True:
+            n += 1
+            yield f"{stem}{n:03d}"
 
     def _node_id(self, kind: str) -> str:
         prefix = self.ws.policy.node_prefix[kind]
@@ -323,7 +334,9 @@ class Lifecycle:
         if not pairs:
             return
         existing = {(d["a"], d["b"]): d for d in self.st.run("lc_decisions")}
+        confirmed = {r["node"] for r in live if r["status"] == "confirmed"} if c.tie_keeps_confirmed else set()
         rows = []
+        new_ids = self._seq_ids("lc_decision_ids", "dec")
         for (a, b), reason in sorted(pairs.items()):
             sa, sb = self._score(facts[a]), self._score(facts[b])
             old = existing.get((a, b)) or existing.get((b, a))
@@ -333,6 +346,8 @@ class Lifecycle:
             status = "settled" if w else "tie"
             if not w and old and old["winner"]:
                 w = old["winner"]  # a tie does not overturn a settled decision: the incumbent stays, flagged
+            elif not w and len(kept := {a, b} & confirmed) == 1:
+                (w,) = kept  # nor takes out a verified rule for an unverified one (`tie_keeps_confirmed`)
             if old:
                 oa, ob = (sa, sb) if old["a"] == a else (sb, sa)
                 if (old["score_a"], old["score_b"], old["winner"], old["status"]) == (oa.total, ob.total, w, status):
@@ -340,7 +355,7 @@ class Lifecycle:
                 row = {"id": old["id"], "a": old["a"], "b": old["b"], "score_a": oa.total, "score_b": ob.total,
                        "parts_a": oa.parts(), "parts_b": ob.parts()}
             else:
-                row = {"id": self._seq_id("lc_decision_ids", "dec"), "a": a, "b": b, "score_a": sa.total,
+                row = {"id": next(new_ids), "a": a, "b": b, "score_a": sa.total,
                        "score_b": sb.total, "parts_a": sa.parts(), "parts_b": sb.parts()}
             row.update(winner=w, status=status, reason=reason or "", at=self.now)
             rows.append(row)
@@ -351,6 +366,12 @@ class Lifecycle:
                 self.report.rescored += 1
         if rows:
             self.st.run("lc_decision_upsert", rows=rows)
+
+    def settle_new(self) -> None:
+        """The conflicts of the rules this cycle promoted, settled before the export writes them: else the next
+        cycle at the same --now found them, and took out of the file what this one had just written (QA qa2)."""
+        if self.report.promoted:
+            self.settle_conflicts()
 
     def rule_facts(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         wanted = set(ids)

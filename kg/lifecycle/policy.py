@@ -184,10 +184,12 @@ class Conflicts:
     default_priority: str
     kinds: tuple[str, ...]
     on_tie: str
+    tie_keeps_confirmed: bool
     max_detect: int
     opposite_pairs: tuple[tuple[str, str], ...]
     negations: tuple[str, ...]
     min_shared_words: int
+    opposite_min_shared: int
     base_priority: dict[str, int]
     area_weight: dict[str, int]
 
@@ -364,10 +366,12 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         default_priority=r.string("conflicts.default_priority", priorities),
         kinds=r.strings("conflicts.kinds"),
         on_tie=r.string("conflicts.on_tie", ("hold_both", "keep_both")),
+        tie_keeps_confirmed=r.flag("conflicts.tie_keeps_confirmed"),
         max_detect=r.whole("conflicts.max_detect", 2),
         opposite_pairs=tuple((a.lower(), b.lower()) for a, b in pairs),
         negations=tuple(n.lower() for n in r.strings("conflicts.negations")),
         min_shared_words=r.whole("conflicts.min_shared_words", 1),
+        opposite_min_shared=r.whole("conflicts.opposite_min_shared", 1),
         base_priority=base_priority,
         area_weight=area_weight,
     )

@@ -133,7 +133,10 @@ def plan(c: Candidate, policy: LifecyclePolicy) -> Plan:
     path = target_file(target, c.key)
     text, mode = rule_text(c.summary, c.action, policy), target.apply
     if c.failed:  # recovery: the next-best text; the same text again only with a human's yes
-        text = next_text(c.actions, c.summary, c.failed, policy) or text
+        # with no untried action the last reverted text, not the summary: the summary says what failed, not what to
+        # do (after a revert with no new --action kg proposed "Add workflow rule: 'pytest failed: …'": a QA pass)
+        text = next_text(c.actions, c.summary, c.failed, policy) or (text if (c.action or "").strip()
+                                                                      else c.failed[-1])
         if _key(text) in {_key(t) for t in c.failed}:
             mode = "ask"
     fmt = {"text": text, "key": c.key, "file": path, "slug": slugify(c.key), "recurrence": c.recurrence,

@@ -112,6 +112,13 @@ def lopsided(c: verify.Counts, evidence: list[str], policy: LifecyclePolicy) -> 
             f"{_LOPSIDED}")
 
 
+def summary(why: str, until: datetime, set_aside: str) -> str:
+    """A check's line in the cycle's report: what was decided and why, then the verdict the check sets aside. It
+    printed that verdict alone ("confirmed: … (deadline: the majority decides)") while kg stored inconclusive and
+    took the rule out (a QA pass)."""
+    return f"{verify.INCONCLUSIVE}, {OUT} until {until:%Y-%m-%d}: {why}; set aside: {set_aside}"
+
+
 def out_line(at: datetime, until: datetime, target: str, why: str) -> str:
     return (f"{at.isoformat()} {OUT} until {until.isoformat()}: taken out of {target} to measure the rate without "
             f"it, {why}; put back then unless those days show it did not help")

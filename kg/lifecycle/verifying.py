@@ -35,11 +35,13 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
         out = paused.get(r["id"], [])
         counts, v, deadline = judge_change(lc, r, out)
         human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
+        said = v.summary
         if r["status"] == CHECKING:
             t, v = end_check(lc, r, counts)
             checking -= t.status != CHECKING
         elif why := (_check_why(lc, r, counts, deadline) if checking < lc.lp.verification.check_max_out else ""):
             t = start_check(lc, r, v, why)
+            said = verify_check.summary(why, lc.now + lc.lp.verification.check_days * DAY, v.summary)
             checking += 1
         else:
             t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
@@ -50,7 +52,7 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                 "verdict": t.verdict if of_check else v.kind, "action": t.action, "status": t.status,
                 "overdue": t.overdue,
                 "before": v.before, "after": v.after, "rate_before": v.rate_before,
-                "rate_after": v.rate_after, "ratio": v.ratio, "summary": v.summary,
+                "rate_after": v.rate_after, "ratio": v.ratio, "summary": said,
                 "stats": {"p_cut": v.p_cut, "p_not_enough": v.p_not_enough, "p_up": v.p_up, "interval": v.interval,
                           "k_before": counts.k_before, "days_before": counts.t_before,
                           "k_after": counts.k_after, "days_after": counts.t_after,

@@ -333,7 +333,7 @@ MATCH (c:Change)-[r:change_applies]->(n:Node)
 WHERE c.status IN $statuses
 HINT (c JOIN r) JOIN n
 RETURN c.id AS change, c.target AS target, c.block AS block, c.target_kind AS target_kind, c.text AS text,
-       c.applied_at AS applied_at, n.id AS node, n.kind AS kind, n.status AS node_status
+       c.applied_at AS applied_at, n.id AS node, n.kind AS kind, n.status AS node_status, c.status AS status
 ORDER BY applied_at, change
 
 // name: lc_live_changes
@@ -343,7 +343,7 @@ MATCH (c:Change)-[:change_applies]->(n:Node)
 WHERE c.status IN $statuses
 RETURN c.id AS change, c.target AS target, c.block AS block, c.target_kind AS target_kind, c.text AS text,
        c.applied_at AS applied_at, n.id AS node, n.kind AS kind, n.status AS node_status,
-       c.workspace AS workspace
+       c.workspace AS workspace, c.status AS status
 ORDER BY applied_at, change
 
 // name: lc_free_principles

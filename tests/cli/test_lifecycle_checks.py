@@ -57,6 +57,9 @@ def test_an_undecided_rule_is_checked_visibly_and_put_back_byte_for_byte(run_kg,
     assert tools.read_bytes().startswith(b"# Tools\r\n\nA person's notes, kept as they are.\n")
     (v,) = d["verified"]
     assert v["action"] == "check" and v["verdict"] == "inconclusive"
+    # its line says what was decided and why (it said "confirmed: … the majority decides" and took the rule out)
+    assert v["summary"].startswith("inconclusive, out for a check until 2026-06-19: undecided at its deadline (P("), v
+    assert "; set aside: " in v["summary"]
     # the numbers behind it: the levels the posteriors were held to (the deadline's majority), no check end yet
     assert v["stats"]["levels"] == {"keep": 0.5, "revert": 0.5} and v["stats"]["check_end"] is None
     assert v["stats"]["p_cut"] < 0.95 and v["stats"]["p_not_enough"] < 0.95

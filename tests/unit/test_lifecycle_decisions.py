@@ -196,6 +196,12 @@ def test_winner(a, sa, b, sb, w):
     ("Use SSH remotes for git push", "Pin numpy below 2 in CI", None),
     ("不要 在 周末 部署 生产环境", "在 周末 部署 生产环境 没问题", "direct"),
     ("回答要详细", "回答要简洁", "opposite"),
+    # opposite directions about different subjects are no contradiction (QA qa2: a tie took both rules out)
+    ("always run pytest before git push", "never commit the .env file; add it to .gitignore", None),
+    ("Never indent with tabs", "always use pnpm in this repository", None),
+    ("Always run tests", "Never skip the linter", None),
+    ("always use pnpm", "never use pnpm", "opposite"),
+    ("Use tabs", "Indent Python with spaces", "opposite"),  # the pair is the subject itself
 ])
 def test_detect(a, b, hit):
     reason = conflicts.detect(a, b, LP)
@@ -266,7 +272,7 @@ def test_find_all_agrees_with_pairwise_detect():
     texts = ["Run the browser headless in CI", "Use the GUI to debug the browser", "Keep answers concise",
              "Keep answers verbose with examples", "Don't force push the main branch",
              "Force push the main branch after rebase", "Use SSH remotes for git push", "不要 在 周末 部署 生产环境",
-             "在 周末 部署 生产环境 没问题", "Always run tests", "Never skip the linter"]
+             "在 周末 部署 生产环境 没问题", "Always run tests", "Never skip the linter", "Never run the tests twice"]
     rules = [(f"r{i:02d}", t) for i, t in enumerate(texts)]
     pairwise = [(a, b, r) for k, (a, ta) in enumerate(rules) for b, tb in rules[k + 1:]
                 if (r := conflicts.detect(ta, tb, LP))]
@@ -295,6 +301,9 @@ def test_find_all_agrees_with_pairwise_detect():
     ("Commit with git commit -am, e.g. fix for #123 in PR #45", "Commit with git commit -am, e.g. fix"),
     ("Squash the commits before merging PR#45", "Squash the commits before merging"),
     ("issue #7: the build breaks on node 16", "the build breaks on node 16"),
+    # the speaker is no part of the lesson (README's quick start logs "User: ...")
+    ("User: this repo uses pnpm, not npm", "this repo uses pnpm, not npm"),
+    ("Fix the user: prompt in login.py", "Fix the user: prompt in login.py"),
 ])
 def test_the_rule_text_states_the_lesson_not_the_instance(summary, expected):
     assert promote.rule_text(summary, None, LP) == expected

@@ -307,6 +307,11 @@ def test_a_recovery_with_nothing_new_asks():
                            failed=("Use SSH",), actions=("Use SSH", "Use a token"))
     p2 = promote.plan(c2, LP)
     assert (p2.mode, p2.text) == ("auto", "Use a token")
+    # no action in the window: the reverted text again, asked; the error text is no rule (a QA pass)
+    c3 = promote.Candidate("pat-1", "git.push", "push failed", 4, 2, area="tooling", failed=("Use SSH",),
+                           actions=("Use SSH",))
+    p3 = promote.plan(c3, LP)
+    assert (p3.mode, p3.text) == ("ask", "Use SSH")
 
 
 # -- budgets ----------------------------------------------------------------------------------------------------

@@ -1,0 +1,111 @@
+"""The cycle's conflict step through the real CLI: which rules contradict, the decisions it stores, and that a
+second cycle at the same --now changes nothing (QA pass qa2, findings 1 and 2)."""
+
+NOW = "2026-12-06T08:00"
+
+
+def _principles(run_kg, *texts):
+    ids = []
+    for text in texts:
+        r = run_kg(["node", "add", "principle", text, "--now", "2026-12-06T07:00", "--json"])
+        assert r.exit_code == 0, r.stderr
+        ids.append(r.json["id"])
+    return ids
+
+
+def _read(path):
+    return path.read_bytes() if path.exists() else b""
+
+
+def _pairs(run_kg):
+    return {frozenset((d["a"], d["b"])): d for d in run_kg(["conflicts", "--json"]).json}
+
+
+def test_decisions_made_in_one_cycle_each_get_their_own_id(run_kg, ws):
+    tabs, no_tabs, squash, no_squash = _principles(
+        run_kg, "Always indent with tabs", "Never indent with tabs", "Always squash commits before merging",
+        "Never squash commits before merging")
+    for a, b in ((tabs, no_tabs), (squash, no_squash)):
+        assert run_kg(["edge", "add", a, b, "contradicts", "--now", "2026-12-06T07:00"]).exit_code == 0
+    first = run_kg(["cycle", "--now", NOW, "--json"]).json
+    made = [c["id"] for c in first["conflicts"]]
+    assert len(made) == len(set(made)) >= 2, first["conflicts"]
+    # each stored decision is the pair its line named (all had one id, the last row overwrote the rest)
+    stored = _pairs(run_kg)
+    assert {frozenset((c["a"], c["b"])): c["id"] for c in first["conflicts"]} == \
+        {pair: d["id"] for pair, d in stored.items()}
+    assert {frozenset((tabs, no_tabs)), frozenset((squash, no_squash))} <= set(stored)
+    memory = _read(ws.root / "MEMORY.md")
+    assert b"squash" not in memory and b"indent" not in memory  # two ties: neither side rendered
+    again = run_kg(["cycle", "--now", NOW, "--json"]).json
+    assert again["changed"] is False, again
+    assert _read(ws.root / "MEMORY.md") == memory
+
+
+def _promote_two_rules(run_kg, ws):
+    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\nmin_baseline_days = 0\n", encoding="utf-8")
+    for d in ("01", "02", "03"):
+        run_kg(["log", "error", "git push rejected: tests failing in CI", "--pattern-key", "ci.tests", "--action",
+                "always run pytest before git push", "--session", f"a{d}", "--now", f"2026-11-{d}T09:00"])
+        run_kg(["log", "error", "secret leaked: .env committed", "--pattern-key", "git.env", "--action",
+                "never commit the .env file; add it to .gitignore", "--session", f"a{d}", "--now",
+                f"2026-11-{d}T10:00"])
+    first = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
+    assert len(first["promoted"]) == 2, first
+    return first
+
+
+def test_always_and_never_about_different_things_do_not_conflict(run_kg, ws):
+    _promote_two_rules(run_kg, ws)
+    tools = (ws.root / "TOOLS.md").read_text(encoding="utf-8")
+    assert "- always run pytest before git push" in tools and ".gitignore" in tools
+    again = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
+    # the second cycle at the same --now called them a tie and deleted TOOLS.md
+    assert again["conflicts"] == [] and again["changed"] is False, again
+    assert (ws.root / "TOOLS.md").read_text(encoding="utf-8") == tools
+    assert run_kg(["conflicts", "--json"]).json == []
+
+
+def test_a_rule_and_its_opposite_about_one_thing_still_conflict(run_kg, ws):
+    keep, drop = _principles(run_kg, "always use pnpm in this repository", "never use pnpm in this repository")
+    report = run_kg(["cycle", "--now", NOW, "--json"]).json
+    assert [(c["a"], c["b"], c["status"]) for c in report["conflicts"]] == [(keep, drop, "tie")], report["conflicts"]
+    assert "shared: pnpm, repository" in report["conflicts"][0]["reason"]
+
+
+
+def test_rules_promoted_together_that_conflict_are_settled_in_that_cycle(run_kg, ws):
+    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\nmin_baseline_days = 0\n", encoding="utf-8")
+    for d in ("01", "02", "03"):
+        run_kg(["log", "error", "npm install failed: lockfile mismatch", "--pattern-key", "pkg.npm", "--action",
+                "always use pnpm in this repository", "--session", f"a{d}", "--now", f"2026-11-{d}T09:00"])
+        run_kg(["log", "error", "pnpm not found on the CI runner", "--pattern-key", "pkg.pnpm", "--action",
+                "never use pnpm in this repository", "--session", f"a{d}", "--now", f"2026-11-{d}T10:00"])
+    first = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
+    assert len(first["promoted"]) == 2 and [c["status"] for c in first["conflicts"]] == ["tie"], first
+    tools = _read(ws.root / "TOOLS.md")
+    assert b"pnpm" not in tools  # a tie holds both back
+    # the second cycle at the same --now found the tie and deleted the TOOLS.md the first had written
+    again = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
+    assert again["changed"] is False, again
+    assert _read(ws.root / "TOOLS.md") == tools
+
+
+def test_a_tie_does_not_take_a_confirmed_rule_out(run_kg, ws):
+    # scores from priority alone, medium as high: the new principle ties with the promoted rule
+    (ws.root / "kg.toml").write_text(
+        "[rules.lifecycle.verification]\nmin_baseline_days = 0\n[rules.lifecycle.conflicts]\nrecency_max = 0\n"
+        "recurrence_weight = 0\n[rules.lifecycle.conflicts.base_priority]\nmedium = 60\n", encoding="utf-8")
+    for d in ("01", "02", "03"):
+        run_kg(["log", "error", "npm install failed: lockfile mismatch", "--pattern-key", "pkg.npm", "--action",
+                "always use pnpm in this repository", "--session", f"a{d}", "--now", f"2026-11-{d}T09:00"])
+    run_kg(["cycle", "--now", "2026-11-03T12:00"])
+    (v,) = run_kg(["cycle", "--now", "2026-11-10T13:00", "--json"]).json["verified"]
+    assert v["verdict"] == "confirmed", v
+    _principles(run_kg, "never use pnpm in this repository")
+    (c,) = run_kg(["cycle", "--now", "2026-11-10T15:00", "--json"]).json["conflicts"]
+    assert (c["status"], c["score_a"], c["score_b"]) == ("tie", 60, 60), c
+    # the verified rule stays in its file, the tie listed for review (both were taken out)
+    assert "- always use pnpm in this repository\n" in (ws.root / "TOOLS.md").read_text(encoding="utf-8")
+    assert "never use pnpm" not in _read(ws.root / "MEMORY.md").decode()
+    assert "TIE (kept " in run_kg(["conflicts"]).stdout
