@@ -1,7 +1,7 @@
 """A dry run says what the real run does, also once a verdict makes a change's row anew (kg/store/remake.py): in
 its rolled-back transaction Kùzu read the row made anew as another change, and `kg cycle --dry-run` and `kg verify
 --dry-run` predicted "AGENTS.md: remove" and "SOUL.md: update" where the real cycle wrote nothing (QA2 #5, the
-history of /work/tmp-qa2/repro_dry2.sh: a revert, a skipped proposal and a second approval of the same pattern)."""
+history of /work/tmp-qa2/repro_dry2.sh: a revert and a second approval of the same pattern, with a new action)."""
 
 from __future__ import annotations
 
@@ -48,10 +48,9 @@ def test_the_dry_run_predicts_what_the_real_cycle_writes(tmp_path, monkeypatch):
         ok(f"{DB} --session n{d} --now 2026-11-{d:02d}T09:00:00")
     ok("cycle --now 2026-11-05T08:00:00")
     ok("cycle --now 2026-11-21T08:00:00")
-    ok("skip 3 --reason 'bad rule' --now 2026-11-21T09:00:00")
     ok(f"{DB} --session n22 --action 'run make db-up before pytest' --now 2026-11-22T09:00:00")
     ok("cycle --now 2026-11-23T08:00:00")
-    ok("approve 4 --now 2026-11-23T09:00")
+    ok("approve 3 --now 2026-11-23T09:00")  # (the reverted rule's error text is no longer proposed: nothing to skip)
     files = {p: (root / p).read_bytes() for p in ("AGENTS.md", "SOUL.md", "USER.md")}
     dry = run("cycle --dry-run --json --now 2026-11-30T10:00").json
     vdry = run("verify --dry-run --json --now 2026-11-30T10:00").json
