@@ -55,7 +55,7 @@ def test_a_rule_holding_the_end_marker_is_rendered_inert_and_kept_up_to_date(run
         assert why.json["source"] == "kg" and why.json["file"] == "TOOLS.md", why.stdout
     marker = run_kg(["why", END_RULES, "--json", "--now", "2026-12-05T11:00:00"]).json
     assert marker["source"] == "kg-marker"  # kg's real marker line is still told as one
-    r = run_kg("verify --json --now 2026-12-12T10:00:00")  # the rule is in effect: judged, not paused
+    r = run_kg("verify --json --future --now 2026-12-12T10:00:00")  # the rule is in effect: judged, not paused
     assert r.exit_code == 0, r.stderr
     judged = [(v["change"], v["verdict"], v["stats"]["not_counted"]) for v in r.json["verified"]]
     assert judged == [("chg-20261204-001", "confirmed", [])], r.stdout

@@ -41,13 +41,13 @@ def test_approve_refuses_a_proposal_whose_pattern_is_closed(ws, run_kg):
     _proposed(run_kg)
     _ok(run_kg("cycle --json --future --now 2027-02-01T09:00:00"))  # 98 days unreinforced: decay expires it
     assert _ok(run_kg(f"patterns show {KEY} --json")).json["pattern"]["status"] == "wont_fix"
-    r = run_kg("approve 1 --now 2027-02-01T10:00:00")
+    r = run_kg("approve 1 --future --now 2027-02-01T10:00:00")
     assert (r.exit_code, r.stdout) == (2, ""), (r.exit_code, r.stdout, r.stderr)
     assert f"pattern {KEY} is wont_fix (closed): `kg resolve {KEY} --status active` first" in r.stderr, r.stderr
     assert "kg skip 1" in r.stderr, r.stderr
     assert _ok(run_kg(f"patterns show {KEY} --json")).json["pattern"]["status"] == "wont_fix"
     _ok(run_kg(f"resolve {KEY} --status active --now 2027-02-01T11:00:00"))
-    _ok(run_kg("approve 1 --now 2027-02-01T12:00:00"))  # the person reopened it: theirs to promote
+    _ok(run_kg("approve 1 --future --now 2027-02-01T12:00:00"))  # the person reopened it: theirs to promote
     assert _ok(run_kg(f"patterns show {KEY} --json")).json["pattern"]["status"] == "promoted"
 
 

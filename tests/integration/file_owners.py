@@ -177,7 +177,7 @@ def session(base: Path) -> None:
            f"--now=2026-12-{day + 2:02d}T11:00")
     kg("cycle", "--future", "--now=2026-12-23T10:00")
     for proposal in json.loads(quiet(["-w", str(ws), "propose", "--json"])):
-        kg("approve", str(proposal["number"]), "--now=2026-12-23T10:00", ok=(0, 1, 2))
+        kg("approve", str(proposal["number"]), "--now=2026-12-23T10:00", "--future", ok=(0, 1, 2))
     kg("skill", "update", "deploy-rollback", "--step", "docker pull the previous tag", now, ok=(0, 2))
     kg("export", "trail", "--learnings", now)
     kg("export", "memory", now, ok=(0, 1))
