@@ -245,7 +245,8 @@ def _render_status(d: dict[str, Any]) -> str:
                   + (f"in effect here; taken out by hand in {', '.join(v['elsewhere'])}: its days out there are "
                      "no evidence" if v.get("how") == "elsewhere" else
                      "edited by hand inside its kg block: reworded, or taken out of the block"
-                     if v.get("how") == "edited" else "its kg block's markers are damaged (see below)"
+                     if v.get("how") == "edited" else "set aside by a conflict: kg leaves it out, `kg conflicts`"
+                     if v.get("how") == "aside" else "its kg block's markers are damaged (see below)"
                      if v.get("how") == "damaged" else "withdrawn by hand: its kg block or file is gone")
                   + f", since {v['withdrawn_since'][:10]})" for v in lc["verifications_paused"]]
     if lc.get("checks_out"):

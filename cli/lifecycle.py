@@ -89,6 +89,9 @@ def _render_withdrawn(d: dict[str, Any]) -> list[str]:
         elif w.get("how") == "damaged":
             out.append(f"  ⏸️  {w['change']} → {w['target']}: its kg block's markers are damaged since "
                        f"{w['since'][:10]}, verification paused until they are fixed (the flag below says how)")
+        elif w.get("how") == "aside":
+            out.append(f"  ⏸️  {w['change']} → {w['target']}: set aside by a conflict since {w['since'][:10]} (kg "
+                       "leaves it out of the file: `kg conflicts`), verification paused (its days out are no evidence)")
         elif w.get("how") == "edited":
             out.append(f"  ⏸️  {w['change']} → {w['target']}: edited by hand inside its kg block since "
                        f"{w['since'][:10]} (the rule is not there in kg's words: reworded, or taken out of the block), "
@@ -169,13 +172,16 @@ def _render_verify(d: dict[str, Any]) -> str:
     for h in d.get("held", []):  # a revert kg could not write (kg/lifecycle/verifying.py `_hold_revert`)
         lines.append(f"  ✋ held '{h['pattern_key']}' for {h['target']}: {h['reason']}")
     for m in d["monitoring"]:
-        state = (f"paused ({'edited by hand inside its kg block' if m.get('how') == 'edited' else 'withdrawn by hand'}"
+        state = (f"paused ({_HOW_OUT.get(m.get('how'), 'withdrawn by hand')}"
                  f" since {m['withdrawn_since'][:10]})" if m.get("withdrawn_since") else
                  f"out for a check until {m['check']['until'][:10]}" if m.get("check") else
                  f"next check {(m['next_check'] or '')[:10]}")
         lines.append(f"  · [{m['id']}] {m['status']} → {m['target']}: {state}")
     lines += _render_files(d)
     return "\n".join(lines)
+
+
+_HOW_OUT = {"edited": "edited by hand inside its kg block", "aside": "set aside by a conflict"}
 
 
 # -- commands -------------------------------------------------------------------------------------------------

@@ -178,17 +178,24 @@ def export_memory(ws: Any, now: Now = None, dry_run: bool = False, *, force: boo
 
 
 def _how_out(lc: Lifecycle, items: list[dict[str, Any]], key: str = "change") -> None:
-    """Say how each paused change's rule left its file (`how`): "edited" while its kg block is still there (a
+    """Say how each paused change's rule left its file (`how`): "aside" when kg left it out for a conflict it
+    lost or tied, "edited" while its kg block is still there (a
     person edited inside it: the rule reworded, or taken out of the block, the block kept), "withdrawn" when the
     block or the whole file is gone. Verification pauses either way (kg/lifecycle/verify_withdrawn.py): the rule
     as kg wrote it is not in effect, and a reworded rule is no evidence about kg's words."""
     if not items:
         return
+    from kg.lifecycle.verifying import set_aside
+
     blocks_of = {r["id"]: (r["target"], r["block"]) for r in lc.st.run("lc_live_effects", statuses=list(LIVE))}
+    aside = set_aside(lc)
     texts: dict[str, str | None] = {}
     for item in items:
         target, block = blocks_of.get(item.get(key), (None, None))
         if target is None or lc.problem(target):
+            continue
+        if item.get(key) in aside:  # kg left it out itself: a conflict decided against it
+            item["how"] = "aside"
             continue
         if target not in texts:
             texts[target] = blocks.read(lc.root / target)

@@ -175,6 +175,7 @@ class Lifecycle:
                 self.settle_conflicts()
                 self.promote()
                 self.settle_new()
+                verifying.pause_set_aside(self)
                 self.export(force=force)
             return self.report
         with self.tx():
@@ -186,6 +187,7 @@ class Lifecycle:
             self.settle_conflicts()
             self.promote()
             self.settle_new()
+            verifying.pause_set_aside(self)  # (what a conflict just set aside: its days out are no evidence)
         bulk.unstage(self.st, "LcStage")  # the decay's scratch table, once its pass is committed (migration 0013)
         self.export(force=force)
         return self.report

@@ -27,6 +27,7 @@ from kg.lifecycle import blocks
 
 WITHDRAWN = "withdrawn by hand"  # kg's block or the file is gone
 EDITED = "edited by hand"  # kg's block is there, the rule reworded or taken out of it (said as `kg status` says it)
+ASIDE = "set aside by a conflict"  # kg itself left the rule out of its file: it lost (or tied) a conflict
 RESUMED = "back in effect"
 STAMP = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2})?"  # an evidence line's ISO time
 
@@ -36,9 +37,9 @@ def mark_pattern(*words: str) -> re.Pattern[str]:
     return re.compile(rf"^({STAMP}) ({'|'.join(re.escape(w) for w in words)})\b")
 
 
-_MARK = re.compile(rf"^({STAMP}) ({'|'.join(re.escape(w) for w in (WITHDRAWN, EDITED, RESUMED))})\b"
+_MARK = re.compile(rf"^({STAMP}) ({'|'.join(re.escape(w) for w in (WITHDRAWN, EDITED, ASIDE, RESUMED))})\b"
                    r"(?: \[([^\]\n]*)\])?")  # and the workspace a team graph's line is about
-OUT = (WITHDRAWN, EDITED)
+OUT = (WITHDRAWN, EDITED, ASIDE)
 ANY = object()  # every workspace's pauses (`pauses`, `paused_since`): the rule out of any member's file
 _BULLET = re.compile(r"^(?:[-*+]\s+)")
 
@@ -185,11 +186,13 @@ def out_words(evidence: Iterable[str] | None) -> str:
     """How the rule left its file in the pauses of an evidence trail, for a verdict's counts: "withdrawn by
     hand", "edited by hand", or both when it was out both ways."""
     words = [w for w in OUT if any((m := _MARK.match(line)) and m.group(2) == w for line in evidence or ())]
-    return " or ".join(w.removesuffix(" by hand") for w in words) + " by hand" if words else WITHDRAWN
+    hand = [w.removesuffix(" by hand") for w in words if w != ASIDE]
+    said = ([" or ".join(hand) + " by hand"] if hand else []) + ([ASIDE] if ASIDE in words else [])
+    return " or ".join(said) or WITHDRAWN
 
 
 def last_out(evidence: Iterable[str] | None) -> str:
-    """The word of the last pause line (WITHDRAWN or EDITED), WITHDRAWN when there is none."""
+    """The word of the last pause line (WITHDRAWN, EDITED or ASIDE), WITHDRAWN when there is none."""
     word = WITHDRAWN
     for line in evidence or ():
         m = _MARK.match(line)
@@ -198,9 +201,14 @@ def last_out(evidence: Iterable[str] | None) -> str:
     return word
 
 
-def withdrawn_line(at: datetime, target: str, gone: bool, edited: bool = False, where: str | None = None) -> str:
+def withdrawn_line(at: datetime, target: str, gone: bool, edited: bool = False, where: str | None = None, *,
+                   aside: bool = False) -> str:
     """The evidence line of a pause: `edited` when kg's block is still in the file (a person reworded the rule
-    inside it, or took it out of the block), as `kg status` tells the two apart."""
+    inside it, or took it out of the block), as `kg status` tells the two apart; `aside` when kg left it out
+    itself, the loser of a conflict (or both sides of a tie)."""
+    if aside:
+        return (f"{at.isoformat()} {ASIDE}{_tag(where)}: kg left the rule out of {target}, which a conflict "
+                "decided (`kg conflicts`); verification paused, the days from here on are no evidence")
     if edited:
         return (f"{at.isoformat()} {EDITED}{_tag(where)}: the rule was reworded or taken out inside its kg block "
                 f"({target}); verification paused, the days from here on are no evidence")
@@ -230,7 +238,7 @@ def overlap(spans: Sequence[tuple[datetime, datetime]], start: datetime, end: da
 
 
 def explain(evidence: Iterable[str] | None, now: datetime, how: str | None = None, here: Any = ANY) -> str:
-    """One line for `kg status` and `kg why`: '' while the rule is in effect. `how`: "edited" or "withdrawn",
+    """One line for `kg status` and `kg why`: '' while the rule is in effect. `how`: "edited", "aside" or "withdrawn",
     as `kg status` finds it in the file now (None: as the last pause line says). `here`: this workspace (a team
     graph's, None for an embedded one): its own withdrawal, else another member's."""
     since = paused_since(evidence, here)
@@ -240,6 +248,10 @@ def explain(evidence: Iterable[str] | None, now: datetime, how: str | None = Non
                 "file; it is in effect here, and the days it is out there are no evidence for any member)")
     if since is None:
         return ""
+    if (how == "aside") if how is not None else last_out(evidence) == ASIDE:
+        return (f"paused: {ASIDE} since {since:%Y-%m-%d} (kg leaves the rule out of its file while a conflict "
+                "decides against it, `kg conflicts`; its days out are no evidence, and verification resumes when "
+                "it is back)")
     edited = how == "edited" if how is not None else last_out(evidence) == EDITED
     if edited:
         return (f"paused: {EDITED} inside its kg block since {since:%Y-%m-%d} (the rule as kg wrote it is not in "

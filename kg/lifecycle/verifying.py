@@ -347,17 +347,51 @@ def request_evidence(lc: Any, rows: list[dict[str, Any]]) -> None:
         lc.report.evidence_requested.append({"change": r["id"], "proposal": number, "target": r["target"]})
 
 
-def effects(lc: Any, rows: list[dict[str, Any]]) -> dict[str, bool | None]:
+def set_aside(lc: Any) -> set[str]:
+    """The live changes kg itself leaves out of their files: their rule lost a conflict, or tied one
+    (`Lifecycle.hidden`). kg's block then holds what kg last wrote, which reads as "in effect", and their
+    verification counted days without the rule as days with it (QA2: both sides of a tie confirmed for days
+    neither was in any file)."""
+    live, free = lc.rule_rows()
+    hidden = lc.hidden(live, free)
+    return {r["change"] for r in live if r["node"] in hidden} if hidden else set()
+
+
+def pause_set_aside(lc: Any) -> None:
+    """Pause, in the cycle that decided a conflict, the live changes it sets aside (`set_aside`): else the next
+    cycle at the same --now paused them, and a second cycle at one time was no longer a no-op."""
+    if not lc.report.conflicts:
+        return
+    aside = set_aside(lc)
+    here = here_of(lc)
+    writes = []
+    for c in lc.st.run("lc_live_effects", statuses=list(LIVE)) if aside else []:
+        evidence = list(c["evidence"] or [])
+        if c["id"] not in aside or withdrawn.paused_since(evidence, here) is not None:
+            continue
+        evidence.append(withdrawn.withdrawn_line(lc.now, c["target"], False, where=here, aside=True))
+        writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
+        lc.report.withdrawn.append({"change": c["id"], "target": c["target"], "text": c["text"],
+                                    "action": "paused", "since": lc.now, "how": "aside"})
+    if writes:
+        lc.st.run("lc_change_pause", rows=writes)
+
+
+def effects(lc: Any, rows: list[dict[str, Any]], aside: set[str] | None = None) -> dict[str, bool | None]:
     """Whether each live change's rule is in its file now (`verify_withdrawn.in_effect`), by change id; None
-    when its file cannot be used (`Lifecycle.problem`): nobody can tell, so nothing is paused or resumed. Reads
-    each file once."""
+    when its file cannot be used (`Lifecycle.problem`): nobody can tell, so nothing is paused or resumed; False
+    for a change kg sets aside for a conflict (`set_aside`). Reads each file once."""
     states = {r["id"]: r for r in lc.st.run("lc_blocks")}
+    aside = set_aside(lc) if aside is None else aside
     texts: dict[str, str | None] = {}
     out: dict[str, bool | None] = {}
     for c in rows:
         path = c["target"]
         if lc.problem(path):
             out[c["id"]] = None
+            continue
+        if c["id"] in aside:
+            out[c["id"]] = False
             continue
         if path not in texts:
             texts[path] = blocks.read(lc.root / path)
@@ -386,7 +420,8 @@ def sync_withdrawals(lc: Any) -> dict[str, list[tuple[datetime, datetime]]]:
     rows = lc.st.run("lc_live_effects", statuses=list(LIVE))
     if not rows:
         return {}
-    on = effects(lc, rows)
+    aside = set_aside(lc)
+    on = effects(lc, rows, aside)
     here = here_of(lc)  # a team graph: each workspace pauses and resumes only its own withdrawal
     writes, due, out = [], [], {}
     for c in rows:
@@ -401,7 +436,8 @@ def sync_withdrawals(lc: Any) -> dict[str, list[tuple[datetime, datetime]]]:
         elif not on[c["id"]] and since is None:
             gone = not (lc.root / c["target"]).exists()
             edited = not gone and _block_there(lc.root / c["target"], c["block"])
-            evidence.append(withdrawn.withdrawn_line(lc.now, c["target"], gone, edited, here))
+            evidence.append(withdrawn.withdrawn_line(lc.now, c["target"], gone, edited, here,
+                                                     aside=c["id"] in aside))
             writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
             lc.report.withdrawn.append({**view, "action": "paused", "since": lc.now})
         elif on[c["id"]] and since is not None:

@@ -109,3 +109,38 @@ def test_a_tie_does_not_take_a_confirmed_rule_out(run_kg, ws):
     assert "- always use pnpm in this repository\n" in (ws.root / "TOOLS.md").read_text(encoding="utf-8")
     assert "never use pnpm" not in _read(ws.root / "MEMORY.md").decode()
     assert "TIE (kept " in run_kg(["conflicts"]).stdout
+
+
+def test_rules_a_conflict_keeps_out_of_their_file_are_not_judged_on_those_days(run_kg, ws):
+    """Both sides of a tie are left out of TOOLS.md, yet kg's block holds what kg wrote, which read as "in
+    effect": a week later both were "confirmed" (0 mistakes in 7 days) for days neither was in any file (QA2)."""
+    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\nmin_baseline_days = 0\n", encoding="utf-8")
+    for d in ("01", "02", "03"):
+        run_kg(["log", "error", "npm install failed: lockfile mismatch", "--pattern-key", "pkg.npm", "--action",
+                "always use pnpm in this repository", "--session", f"a{d}", "--now", f"2026-11-{d}T09:00"])
+        run_kg(["log", "error", "pnpm not found on the CI runner", "--pattern-key", "pkg.pnpm", "--action",
+                "never use pnpm in this repository", "--session", f"a{d}", "--now", f"2026-11-{d}T10:00"])
+    first = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
+    changes = sorted(p["change"] for p in first["promoted"])
+    assert len(changes) == 2 and [c["status"] for c in first["conflicts"]] == ["tie"], first
+    # paused in the cycle that set them aside (the next one at the same --now changes nothing)
+    assert sorted((w["change"], w["action"], w.get("how")) for w in first["withdrawn"]) == \
+        [(c, "paused", "aside") for c in changes], first["withdrawn"]
+    still = run_kg(["cycle", "--now", "2026-11-04T08:00", "--json"]).json["withdrawn"]
+    assert sorted((w["change"], w["action"], w.get("how")) for w in still) == \
+        [(c, "still paused", "aside") for c in changes], still
+    later = run_kg(["cycle", "--now", "2026-11-10T13:00", "--json"]).json
+    assert later["verified"] == [], later["verified"]  # (both "confirmed" before)
+    status = run_kg(["status"]).stdout
+    assert "set aside by a conflict" in status, status
+    monitoring = {m["id"]: m for m in run_kg(["verify", "--json", "--now", "2026-11-10T14:00"]).json["monitoring"]}
+    assert all(monitoring[c].get("how") == "aside" for c in changes), monitoring
+    # a person settles it: the winner is back in its file and judged again, the loser stays out
+    (decision,) = run_kg(["conflicts", "--json"]).json
+    won = run_kg(["conflicts", "resolve", decision["id"], "--winner", "a", "--now", "2026-11-10T15:00"])
+    assert won.exit_code == 0, won.stderr
+    back = run_kg(["cycle", "--now", "2026-11-11T08:00", "--json"]).json["withdrawn"]
+    assert [w["action"] for w in back].count("resumed") == 1 and \
+        [w["action"] for w in back].count("still paused") == 1, back
+    tools = (ws.root / "TOOLS.md").read_text(encoding="utf-8")
+    assert ("always use pnpm" in tools) != ("never use pnpm" in tools), tools  # the winner alone
