@@ -119,8 +119,9 @@ def _hold_revert(lc: Any, r: dict[str, Any], item: dict[str, Any]) -> bool:
     lc.report.held.append({
         "pattern_key": r["key"], "target": r["target"], "change": r["id"],
         "reason": f"kg would revert {r['id']} ({item['verdict']}), but {why}; its rule is still in {r['target']}, "
-                  "not working: take the line out by hand, or run `kg export memory --force` to let kg rewrite "
-                  "the block (kg judges it again every run until then)"})
+                  "not working: run `kg export memory --force` to let kg rewrite the block without it (edits inside "
+                  "kg's block go, the rest of the file stays), or undo the edit inside the block (kg judges it "
+                  "again every run until then)"})
     return True
 
 

@@ -14,6 +14,7 @@ included (QA #6). So the question is asked where a crash costs nothing but the a
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from kg.store.lock import pid_alive
@@ -38,6 +39,7 @@ except Exception:
 _OUT_OF_MEMORY = 3
 _RESERVED = 1 << 43  # kuzu 0.11.3's default max_db_size, reserved (not used) at open
 _MARK = ".opening-"
+STALE = 600.0  # seconds: an open takes seconds (a WAL's replay included); a mark this old is no open's any more
 CRASHED = "crashed"  # the mark `kg doctor` leaves on a file it found Kùzu crashes on (no process's)
 
 
@@ -85,18 +87,32 @@ def crashed_text(path: Path, how: str) -> str:
 
 
 def left_marks(path: Path) -> list[Path]:
-    """Marks of opens of `path` whose process is gone (an open that crashed, or was killed), and doctor's."""
+    """Marks of opens of `path` whose process is gone (an open that crashed, or was killed) or that are older
+    than any open takes (its pid now another process's: a mark kept by a reused pid never went, and the open it
+    stood for was never asked about), and doctor's. None where they cannot be removed (a read-only workspace, a
+    copy of one): asking a child on every open would slow every command for good, and no answer could be kept."""
     out = []
     try:
         names = os.listdir(path.parent)
     except OSError:
         return []
     head = path.name + _MARK
-    for name in names:
-        tail = name[len(head):] if name.startswith(head) else None
-        if tail == CRASHED or tail and tail.isdigit() and not pid_alive(int(tail)):
-            out.append(path.with_name(name))
+    marks = [name for name in names if name.startswith(head)]
+    if not marks or not os.access(path.parent, os.W_OK):
+        return []
+    now = time.time()
+    for name in marks:
+        tail, at = name[len(head):], path.with_name(name)
+        if tail == CRASHED or tail.isdigit() and (not pid_alive(int(tail)) or now - _mtime(at, now) > STALE):
+            out.append(at)
     return out
+
+
+def _mtime(path: Path, default: float) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return default
 
 
 def crashed(path: Path) -> None:

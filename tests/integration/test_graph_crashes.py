@@ -90,3 +90,45 @@ def test_a_command_after_an_open_that_crashed_says_so(demo_built, tmp_path):
     done = kg_process(sound, "status", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["nodes"], done.stderr
     assert not mark.exists()
+
+
+def test_a_mark_kept_by_a_reused_pid_goes_once_it_is_older_than_any_open(demo_built, tmp_path):
+    """A mark whose pid a live process took over was never removed, and the open it stood for never asked
+    about (rev11 #7): past any open's time it is a mark left behind, asked about once and gone."""
+    from kg.store import probe
+
+    sound = tmp_path / "sound"
+    shutil.copytree(demo_built[0], sound, symlinks=True)
+    mark = sound / "memory" / ".kg" / f"graph.kuzu.opening-{os.getpid()}"  # a live process: this one
+    mark.touch()
+    old = mark.stat().st_mtime - probe.STALE - 60
+    os.utime(mark, (old, old))
+    done = kg_process(sound, "status", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["nodes"], done.stderr
+    assert not mark.exists()
+    fresh = sound / "memory" / ".kg" / f"graph.kuzu.opening-{os.getpid()}"
+    fresh.touch()  # a live process's open, now: left alone
+    assert kg_process(sound, "status").returncode == 0 and fresh.exists()
+    fresh.unlink()
+
+
+@pytest.mark.embedded_only("mounts the Kùzu workspace read-only")
+def test_a_mark_in_a_read_only_workspace_does_not_slow_every_command(demo_built, tmp_path):
+    """A mark a read-only workspace holds (a copy of one left by a kill -9) cannot be removed: each command asked
+    a child about the graph again, 0.2 s more on every command for good (rev11 #4). Such marks are not asked."""
+    src = tmp_path / "src"
+    shutil.copytree(demo_built[0], src, symlinks=True)
+    (src / "memory" / ".kg" / "graph.kuzu.opening-3999999").touch()  # no such process
+    where = tmp_path / "ro"
+    where.mkdir()
+    made = subprocess.run(["mount", "--bind", "-o", "ro", str(src), str(where)], capture_output=True, text=True)
+    if made.returncode:
+        pytest.skip(f"no read-only bind mount here: {made.stderr.strip()}")
+    try:
+        from kg.store import probe
+
+        assert probe.left_marks(where / "memory" / ".kg" / "graph.kuzu") == []
+        done = kg_process(where, "list", "--json")
+        assert done.returncode == 0, done.stderr
+    finally:
+        subprocess.run(["umount", "--lazy", str(where)], check=True)
