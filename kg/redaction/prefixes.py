@@ -68,10 +68,59 @@ class BareView:
         return self._lines[run]
 
 
+# grep -n / rg -n of one file: `12:` a matching line, `11-` a line of context around it. `11-` alone is no prefix
+# (a terminal wraps a bun.lock digest after 'sha51' into a line opening `2-uKXq...`), so a `N-` line counts only in
+# a block of lines numbered N, N+1, ... one after another, one of them a match (`N:`) as grep prints them.
+_CONTEXT = re.compile(r"\n\d{1,9}-(?![ \t\n]|\Z)")  # after a newline: the engine skips to each one, where
+_MATCH = re.compile(r"\n\d{1,9}:")  # `(?m)^` tries every position (32 ms a MB)
+_NUMBERED = re.compile(r"(?:\d{1,9}[:-][^\n]*+(?:\n|\Z))+")
+_NUMBER = re.compile(r"(\d{1,9})([:-])")
+
+
+def _grep_context(text: str) -> str:
+    """`text` with the `-` of each grep context line (`11-`) beside a matching line made `:`, as `line_prefix`
+    reads a matching line's number (same length: positions stay those of `text`); `text` when it has none."""
+    hit = _CONTEXT.match("\n" + text[:12]) or _CONTEXT.search(text)
+    if hit is None:
+        return text
+    chars: list[str] | None = None
+    done = 0
+    while hit is not None:
+        lo = text.rfind("\n", 0, hit.start() + 1) + 1  # the numbered lines above it are the block's too
+        while lo > done and _NUMBERED.match(text, text.rfind("\n", done, lo - 1) + 1 or done, lo) is not None:
+            lo = text.rfind("\n", done, lo - 1) + 1 or done
+        block = _NUMBERED.match(text, lo)
+        done = block.end() if block is not None else len(text)
+        if block is not None and _MATCH.search("\n" + block.group()) is not None:  # a log's dates: none
+            lines: list[tuple[int, int, str]] = []  # (number, where its mark is, the mark) of a grep group
+            at = lo
+            for line in block.group().splitlines(keepends=True):
+                number = _NUMBER.match(line)
+                if lines and int(number.group(1)) != lines[-1][0] + 1:
+                    chars = _as_matches(text, lines, chars)
+                    lines = []
+                lines.append((int(number.group(1)), at + number.end() - 1, number.group(2)))
+                at += len(line)
+            chars = _as_matches(text, lines, chars)
+        hit = _CONTEXT.search(text, done - 1) if done < len(text) else None
+    return text if chars is None else "".join(chars)
+
+
+def _as_matches(text: str, lines: list[tuple[int, int, str]], chars: list[str] | None) -> list[str] | None:
+    if len(lines) < 2 or all(mark == "-" for _, _, mark in lines):
+        return chars
+    chars = list(text) if chars is None else chars
+    for _, at, mark in lines:
+        if mark == "-":
+            chars[at] = ":"
+    return chars
+
+
 def bare_view(text: str, patterns: tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]) -> BareView | None:
     """The view of `text` without its lines' prefixes, or None when no line has one with more than blanks (most
     texts: one regex search and done)."""
     prefix, marked, runs = patterns
+    text = _grep_context(text)
     if marked.search(text) is None:
         return None
     pieces: list[str] = []
@@ -97,3 +146,42 @@ def bare_view(text: str, patterns: tuple[re.Pattern[str], re.Pattern[str], re.Pa
             size += len(pieces[-1])
         hit = marked.search(text, done) if done < len(text) else None
     return BareView("".join(pieces), kept, prefix) if kept else None
+
+
+# What a terminal's colours and cursor moves are written as (CSI: `\x1b[32m`, grep's `\x1b[K`; OSC: a link or a
+# title, ended by BEL or ST): `git diff --color`, `grep --color=always` and a coloured log put them before a line's
+# `+` or number and between a key and its value, where no rule reads past them.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?")
+
+
+class Unescaped:
+    """A text without its terminal escapes, and the way back to the text's positions."""
+
+    def __init__(self, text: str) -> None:
+        pieces: list[str] = []
+        self._at: list[int] = [0]  # where each piece starts in the view
+        self._shift: list[int] = [0]  # how many characters were taken out before it
+        done = 0
+        size = 0
+        for escape in _ESCAPES.finditer(text):
+            pieces.append(text[done:escape.start()])
+            size += escape.start() - done
+            done = escape.end()
+            self._at.append(size)
+            self._shift.append(done - size)
+        pieces.append(text[done:])
+        self.text = "".join(pieces)
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The text's (start, end) of the view's: escapes inside the span are in it (a secret is replaced whole)."""
+        first = self._shift[bisect_right(self._at, start) - 1]
+        last = self._shift[bisect_right(self._at, end - 1) - 1]
+        return start + first, end + last
+
+
+def unescaped(text: str) -> Unescaped | None:
+    """`text` without its terminal escapes, or None when it has none (most texts)."""
+    if "\x1b" not in text and "\x9b" not in text:
+        return None
+    view = Unescaped(text)
+    return view if view.text != text else None

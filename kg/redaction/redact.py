@@ -25,7 +25,7 @@ from functools import cache, cached_property
 from typing import Any
 
 from kg.redaction.cache import KeywordPlan, LazyRules, packaged_parts
-from kg.redaction.prefixes import bare_view, compiled
+from kg.redaction.prefixes import bare_view, compiled, unescaped
 from kg.redaction.rules import DEFAULT_ECHO_MIN, SecretRule, SecretRulesError, echo_min, line_prefix, parse
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
@@ -159,12 +159,22 @@ class Redactor:
         """The text's secrets, and those of its view without the prefixes tools print before lines: a secret the
         view shows whole (a key block, a value over several lines) replaces the parts of it the text showed."""
         spans = self._scan(text)
+        self._absorb_bare(text, spans)
+        plain = unescaped(text)  # colours (`\x1b[32m+mimi=<key>`) hide a line's start, as a prefix does
+        if plain is not None:
+            found = self._scan(plain.text)
+            self._absorb_bare(plain.text, found)
+            for start, end, kind in found.items:
+                if kind:
+                    spans.absorb(*plain.span(start, end), kind)
+        return spans
+
+    def _absorb_bare(self, text: str, spans: _Spans) -> None:
         view = bare_view(text, self._prefixes) if self._prefixes is not None else None
         if view is not None:
             for start, end, kind in self._scan(view.text).items:
                 if kind:
                     spans.absorb(*view.span(start, end), kind)
-        return spans
 
     def _scan(self, text: str) -> _Spans:
         # Keywords are ASCII (but for a few CJK labels, found in `text` itself): lowercase an ASCII copy in which

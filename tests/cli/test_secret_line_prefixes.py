@@ -48,3 +48,20 @@ def test_the_claude_code_hook_redacts_a_git_diff_in_a_failed_calls_error(ws, run
     stored = json.loads(run_kg(["show", done.json["logged"], "--json"]).stdout)["node"]["error_text"]
     assert "+mimi=[REDACTED:high_entropy_secret]" in stored and "+[REDACTED:secret_list]" in stored
     assert _leaks(ws) == []
+
+
+# The reviewer's second round: grep -n -C1 of one .env (its context lines are `2-`, not `2- `), a coloured `git diff`
+# and a merge's combined diff (`++`) kept the key, through --details too.
+GREP_CONTEXT = "1:DEBUG=1\n2-mimi=gX69YO4CvBsVjzAwYxdGyDd30t5+9ez31gKATtj4\n3-API_URL=https://x"
+COLOURED = "\x1b[1mdiff --git a/.env b/.env\x1b[m\n\x1b[32m+mimi=gX69YO4CvBsVjzAwYxdGyDd30t5+9ez31gKATtj4\x1b[m"
+COMBINED = "diff --cc .env\n++mimi=gX69YO4CvBsVjzAwYxdGyDd30t5+9ez31gKATtj4"
+
+
+def test_kg_log_details_redacts_grep_context_coloured_and_combined_diffs(ws, run_kg):
+    for summary, details in [("grep output", GREP_CONTEXT), ("coloured diff", COLOURED),
+                             ("merge diff", COMBINED)]:
+        r = run_kg(["log", "error", summary, "--details", details, "--json"])
+        assert r.exit_code == 0, r.stderr
+        stored = json.dumps(json.loads(run_kg(["show", r.json["id"], "--json"]).stdout)["node"])
+        assert "mimi=[REDACTED:high_entropy_secret]" in stored, stored
+    assert _leaks(ws) == []

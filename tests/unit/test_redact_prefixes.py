@@ -115,3 +115,49 @@ def test_without_line_prefixes_the_rules_read_only_the_text():
 def test_a_bad_line_prefix_is_refused_with_its_reason(value, message):
     with pytest.raises(SecretRulesError, match=message):
         Redactor.from_mapping({"line_prefix": value, "rule": []})
+
+
+# The reviewer's second round (all three kept the key): grep -n -C of one file prints a context line `12-` with no
+# blank after it; `git diff --color` puts an escape before the `+`; a merge's combined diff has two marks (`++`).
+COLOURED = {"coloured diff +": lambda n: "\x1b[32m+", "coloured, reset after the mark": lambda n: "\x1b[32m+\x1b[m",
+            "combined diff": lambda n: "++", "combined diff +-": lambda n: "+-", "combined context": lambda n: " +"}
+
+
+@pytest.mark.parametrize("name", COLOURED)
+@pytest.mark.parametrize("bare", SECRETS, ids=["env", "py", "ini", "ini-list", "key-block"])
+def test_a_coloured_or_combined_diff_line_loses_what_the_bare_line_loses(bare, name):
+    out = redact(prefixed(bare, COLOURED[name]))
+    assert [s for s in SECRETS[bare] if s in out] == []
+    assert out.startswith(COLOURED[name](1)) and redact(out) == out
+
+
+@pytest.mark.parametrize("match_first", [True, False], ids=["after the match", "before the match"])
+@pytest.mark.parametrize("bare", SECRETS, ids=["env", "py", "ini", "ini-list", "key-block"])
+def test_grep_context_lines_of_one_file_lose_what_the_bare_line_loses(bare, match_first):
+    lines = bare.split("\n")
+    if match_first:
+        text = "7:DEBUG=1\n" + "\n".join(f"{n}-{line}" for n, line in enumerate(lines, 8))
+    else:
+        text = "\n".join(f"{n}-{line}" for n, line in enumerate(lines, 7)) + f"\n{7 + len(lines)}:DEBUG=1"
+    out = redact(text)
+    assert [s for s in SECRETS[bare] if s in out] == []
+    assert redact(out) == out
+
+
+def test_a_secret_split_by_a_colour_is_redacted_whole():
+    out = redact("mimi=\x1b[1mgX69YO4CvBsVjzAwYxdGyDd30t5+9ez31gKATtj4\x1b[0m done")
+    assert out == "mimi=\x1b[1m[REDACTED:high_entropy_secret]\x1b[0m done"
+
+
+@pytest.mark.parametrize("text", [
+    # numbered lines that are no grep block: not one after another, or no match line among them
+    "2-uKXqKN9beGoMdBfcaTY1ecwz6ctxuJAcUlwE55938g0ZJ8lRxwAZqRz2AJ4pzpt5dHdTPMB863UZ0ESiFUcP7A==\n"
+    "5:DEBUG=1",
+    "2-uKXqKN9beGoMdBfcaTY1ecwz6ctxuJAcUlwE55938g0ZJ8lRxwAZqRz2AJ4pzpt5dHdTPMB863UZ0ESiFUcP7A==\n"
+    "3-uKXqKN9beGoMdBfcaTY1ecwz6ctxuJAcUlwE55938g0ZJ8lRxwAZqRz2AJ4pzpt5dHdTPMB863UZ0ESiFUcP7A==",
+    "\x1b[32m+ install the package\x1b[m\n\x1b[31m- run `pytest -q`\x1b[m\n"
+    "\x1b[1mcommit 3f4e2a1b9c8d7e6f5a4b3c2d\x1b[m",
+    "++ b/src/app.py\n-- a/src/app.py\n--verbose  print more\n++counter;",
+])
+def test_near_misses_of_the_new_prefixes_stay(text):
+    assert redact(text) == text
