@@ -107,8 +107,12 @@ def detect(a: str, b: str, policy: LifecyclePolicy) -> str | None:
     neg_b = any(_contains(tb, n) for n in negs)
     if neg_a != neg_b:
         skip = {w for n in negs for w in n}
-        shared = _content(ta, skip) & _content(tb, skip)
-        if len(shared) >= c.min_shared_words:
+        content_a, content_b = _content(ta, skip), _content(tb, skip)
+        shared = content_a & content_b
+        # generic words alone ("commit, file": "Always commit the lock file" vs "Never commit the .env file") are
+        # no subject, unless they are all both rules say ("Don't commit to the repo" vs "Commit to the repo")
+        specific = {w for w in shared if stem(w) not in c.topic_stoplist}
+        if len(shared) >= c.min_shared_words and (specific or shared == content_a == content_b):
             return (f"'{a[:50]}' vs '{b[:50]}' — direct contradiction (shared: "
                     f"{', '.join(sorted(shared)[:5])})")
     return None

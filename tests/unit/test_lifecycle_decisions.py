@@ -210,6 +210,8 @@ def test_winner(a, sa, b, sb, w):
     ("Always commit", "Never commit", "opposite"),
     ("Always run tests", "Never run tests", "opposite"),
     ("Always commit the lockfile", "Never commit the lockfile", "opposite"),
+    ("Always commit the lock file", "Never commit the .env file", None),  # a negated rule: "commit, file"
+    ("Don't commit to the repo", "Commit to the repo", "direct"),
     # Chinese: the direction word's bigrams ("要详") are no topic; detail and headless say their own subject
     ("要详细", "要简洁", "opposite"),
     ("请详细说明", "请简洁一点", "opposite"),
