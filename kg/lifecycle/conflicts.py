@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kg.core.text import stem, stopwords, words
+from kg.core.text import has_cjk, stem, stopwords, words
 from kg.lifecycle.policy import LifecyclePolicy
 
 
@@ -49,44 +49,70 @@ def _contains(tokens: list[str], phrase: list[str]) -> bool:
 
 
 def _content(tokens: Iterable[str], skip: set[str]) -> set[str]:
-    return {t for t in tokens if t not in skip and (len(t) > 3 or (len(t) == 2 and not t.isascii()))}
-
-
-def _topic(tokens: Iterable[str], policy: LifecyclePolicy) -> set[str]:
-    """What a rule is about: its words stemmed, without stopwords (rules/words.toml) and without the direction
-    words themselves (every word of `opposite_pairs` and `negations`), which say which way, not about what."""
-    c = policy.conflicts
-    direction = {w for pair in c.opposite_pairs for side in pair for w in words(side)} | \
-                {w for n in c.negations for w in words(n)}
+    """The words a negated rule and another must share. Not stopwords: "Never use sudo in this repo" contradicted
+    "Always use pnpm in this repo" on "repo, this"."""
     common = stopwords()
-    return {stem(t) for t in tokens if t not in direction and t not in common and not t.isdigit() and
+    return {t for t in tokens if t not in skip and t not in common and
+            (len(t) > 3 or (len(t) == 2 and not t.isascii()))}
+
+
+def _topic(text: str, policy: LifecyclePolicy) -> set[str]:
+    """What a rule is about: its words stemmed, without stopwords (rules/words.toml) and without the direction
+    words themselves (every word of `opposite_pairs` and `negations`), which say which way, not about what.
+    In CJK text a direction word is taken out before the text is cut into character pairs: "要详细" read as
+    要详 + 详细 kept 要详, a pair across the direction word, as its topic, so "要详细" and "要简洁" had a topic
+    each and none in common."""
+    c = policy.conflicts
+    phrases = [side for pair in c.opposite_pairs for side in pair] + list(c.negations)
+    if has_cjk(text):
+        for phrase in sorted((p for p in phrases if has_cjk(p)), key=len, reverse=True):
+            text = text.replace(phrase, " ")
+    direction = {w for p in phrases for w in words(p)}
+    common = stopwords()
+    return {stem(t) for t in words(text) if t not in direction and t not in common and not t.isdigit() and
             (len(t) > 1 or not t.isascii())}
 
 
+def _one_subject(x: str, y: str, a: str, b: str, policy: LifecyclePolicy) -> str | None:
+    """Whether two rules on opposite sides of (x, y) are about one thing, and the topic words they share. They
+    are when the pair names its own subject (`own_subject_pairs`: verbose/concise is the answers' length
+    whatever else the rules say); when they share `opposite_min_shared` topic words not on `topic_stoplist`
+    ("run", "commit", "repo" are in half the rules: "always run pytest" and "never run migrations" are about
+    different things); when what they share is all one of them is about ("Always commit" vs "Never commit the
+    .env file"); or when one says nothing but its side of the pair ("Use tabs" vs "Indent with spaces")."""
+    c = policy.conflicts
+    topic_a, topic_b = _topic(a, policy), _topic(b, policy)
+    shared = topic_a & topic_b
+    if ((x, y) in c.own_subject_pairs or len(shared - c.topic_stoplist) >= c.opposite_min_shared or
+            (shared and shared in (topic_a, topic_b)) or not topic_a or not topic_b):
+        return ", ".join(sorted(shared)[:5])
+    return None
+
+
 def detect(a: str, b: str, policy: LifecyclePolicy) -> str | None:
-    """Why two rules contradict, or None. Opposite pairs in either direction about one subject (at least
-    `opposite_min_shared` topic words in common: "always use pnpm" and "never indent with tabs" go different
-    ways about different things; or one rule says nothing but its side of the pair); or one negated rule that
-    shares `min_shared_words` content words with an un-negated one."""
+    """Why two rules contradict, or None. Opposite pairs in either direction about one subject (`_one_subject`:
+    "always use pnpm" and "never indent with tabs" go different ways about different things); or one negated
+    rule that shares `min_shared_words` content words with an un-negated one."""
     c = policy.conflicts
     ta, tb = words(a), words(b)
     for x, y in c.opposite_pairs:
         px, py = words(x), words(y)
         if (_contains(ta, px) and _contains(tb, py) and not _contains(ta, py)) or \
            (_contains(ta, py) and _contains(tb, px) and not _contains(ta, px)):
-            topic_a, topic_b = _topic(ta, policy), _topic(tb, policy)
-            shared = topic_a & topic_b
-            if len(shared) >= c.opposite_min_shared:
-                return f"'{x}' vs '{y}' — opposite directions (shared: {', '.join(sorted(shared)[:5])})"
-            if not topic_a or not topic_b:  # "Use tabs" vs "Indent with spaces": the pair is the subject itself
-                return f"'{x}' vs '{y}' — opposite directions"
+            shared = _one_subject(x, y, a, b, policy)
+            if shared is not None:
+                return f"'{x}' vs '{y}' — opposite directions" + (f" (shared: {shared})" if shared else "")
     negs = [words(n) for n in c.negations]
     neg_a = any(_contains(ta, n) for n in negs)
     neg_b = any(_contains(tb, n) for n in negs)
     if neg_a != neg_b:
         skip = {w for n in negs for w in n}
-        shared = _content(ta, skip) & _content(tb, skip)
-        if len(shared) >= c.min_shared_words:
+        content_a, content_b = _content(ta, skip), _content(tb, skip)
+        shared = content_a & content_b
+        # generic words alone ("commit, file": "Always commit the lock file" vs "Never commit the .env file") are
+        # no subject, unless they are all both rules say ("Don't commit to the repo" vs "Commit to the repo")
+        specific = {w for w in shared if stem(w) not in c.topic_stoplist}
+        if len(shared) >= c.min_shared_words and (specific or shared == content_a == content_b):
             return (f"'{a[:50]}' vs '{b[:50]}' — direct contradiction (shared: "
                     f"{', '.join(sorted(shared)[:5])})")
     return None

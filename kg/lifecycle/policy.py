@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg.core.policy import RuleReader
+from kg.core.text import stem
 
 SOURCE = "rules/lifecycle.toml"
 APPLY_MODES = ("auto", "propose", "ask")
@@ -190,6 +191,8 @@ class Conflicts:
     negations: tuple[str, ...]
     min_shared_words: int
     opposite_min_shared: int
+    topic_stoplist: frozenset[str]
+    own_subject_pairs: frozenset[tuple[str, str]]
     base_priority: dict[str, int]
     area_weight: dict[str, int]
 
@@ -358,6 +361,11 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
     if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 and
                                               all(isinstance(x, str) for x in p) for p in pairs):
         raise r.fail("conflicts.opposite_pairs", f"must be a list of [word, opposite] pairs, not {pairs!r}")
+    opposite = tuple((a.lower(), b.lower()) for a, b in pairs)
+    own = r.get("conflicts.own_subject_pairs")
+    if not isinstance(own, list) or not all(isinstance(p, list) and tuple(str(x).lower() for x in p) in opposite
+                                            for p in own):
+        raise r.fail("conflicts.own_subject_pairs", f"must be a list of pairs from opposite_pairs, not {own!r}")
     base_priority = {p: r.whole(f"conflicts.base_priority.{p}", 0) for p in priorities}
     area_weight = {a.lower(): r.whole(f"conflicts.area_weight.{a}", 0) for a in r.table("conflicts.area_weight").data}
     c = Conflicts(
@@ -368,10 +376,12 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         on_tie=r.string("conflicts.on_tie", ("hold_both", "keep_both")),
         tie_keeps_confirmed=r.flag("conflicts.tie_keeps_confirmed"),
         max_detect=r.whole("conflicts.max_detect", 2),
-        opposite_pairs=tuple((a.lower(), b.lower()) for a, b in pairs),
+        opposite_pairs=opposite,
         negations=tuple(n.lower() for n in r.strings("conflicts.negations")),
         min_shared_words=r.whole("conflicts.min_shared_words", 1),
         opposite_min_shared=r.whole("conflicts.opposite_min_shared", 1),
+        topic_stoplist=frozenset(stem(w.lower()) for w in r.strings("conflicts.topic_stoplist")),
+        own_subject_pairs=frozenset((a.lower(), b.lower()) for a, b in own),
         base_priority=base_priority,
         area_weight=area_weight,
     )

@@ -73,6 +73,30 @@ def test_a_rule_and_its_opposite_about_one_thing_still_conflict(run_kg, ws):
     assert "shared: pnpm, repository" in report["conflicts"][0]["reason"]
 
 
+def test_always_and_never_sharing_one_common_word_do_not_conflict(run_kg, ws):
+    """'run' is in both rules and says nothing of what they are about: they tied and neither was written (a review
+    of 73d39f08)."""
+    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\nmin_baseline_days = 0\n", encoding="utf-8")
+    for d in ("01", "02", "03"):
+        run_kg(["log", "error", "git push rejected: tests failing in CI", "--pattern-key", "ci.tests", "--action",
+                "Always run pytest before git push", "--session", f"a{d}", "--now", f"2026-11-{d}T09:00"])
+        run_kg(["log", "error", "migration dropped a production table", "--pattern-key", "db.prod", "--action",
+                "Never run migrations against production", "--session", f"a{d}", "--now", f"2026-11-{d}T10:00"])
+    first = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
+    assert len(first["promoted"]) == 2 and first["conflicts"] == [], first
+    tools = (ws.root / "TOOLS.md").read_text(encoding="utf-8")
+    assert "- Always run pytest before git push" in tools and "- Never run migrations against production" in tools
+
+
+def test_chinese_rules_about_detail_still_conflict(run_kg, ws):
+    """要详细 was read as 要详 + 详细: 要详 was its topic, 要简 the other's, none shared, so no conflict and MEMORY.md
+    held both (a review of 73d39f08)."""
+    detailed, concise = _principles(run_kg, "要详细", "要简洁")
+    report = run_kg(["cycle", "--now", NOW, "--json"]).json
+    assert [(c["a"], c["b"], c["status"]) for c in report["conflicts"]] == [(detailed, concise, "tie")], report
+    memory = _read(ws.root / "MEMORY.md").decode()
+    assert "要详细" not in memory and "要简洁" not in memory, memory
+
 
 def test_rules_promoted_together_that_conflict_are_settled_in_that_cycle(run_kg, ws):
     (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\nmin_baseline_days = 0\n", encoding="utf-8")

@@ -202,6 +202,21 @@ def test_winner(a, sa, b, sb, w):
     ("Always run tests", "Never skip the linter", None),
     ("always use pnpm", "never use pnpm", "opposite"),
     ("Use tabs", "Indent Python with spaces", "opposite"),  # the pair is the subject itself
+    # one generic word in common is no subject: [conflicts] topic_stoplist (a review of 73d39f08)
+    ("Always run pytest before git push", "Never run migrations against production", None),
+    ("Always commit the lockfile", "Never commit the .env file", None),
+    ("Always use pnpm in this repo", "Never use sudo in this repo", None),
+    # ... unless it is all one rule is about
+    ("Always commit", "Never commit", "opposite"),
+    ("Always run tests", "Never run tests", "opposite"),
+    ("Always commit the lockfile", "Never commit the lockfile", "opposite"),
+    ("Always commit the lock file", "Never commit the .env file", None),  # a negated rule: "commit, file"
+    ("Don't commit to the repo", "Commit to the repo", "direct"),
+    # Chinese: the direction word's bigrams ("要详") are no topic; detail and headless say their own subject
+    ("要详细", "要简洁", "opposite"),
+    ("请详细说明", "请简洁一点", "opposite"),
+    ("Give verbose answers", "Keep replies concise", "opposite"),
+    ("Run the tests headless", "Debug layouts in the GUI", "opposite"),
 ])
 def test_detect(a, b, hit):
     reason = conflicts.detect(a, b, LP)
@@ -252,6 +267,8 @@ def _broken(path, value):
     ("targets.principle.file", "../x.md", "targets.principle.file: must be a path inside the workspace, not '../x.md'"),
     ("conflicts.on_tie", "coin", "conflicts.on_tie: must be one of hold_both, keep_both, not 'coin'"),
     ("conflicts.base_priority.high", KeyError, "conflicts.base_priority.high: missing"),
+    ("conflicts.own_subject_pairs", [["verbose", "short"]],
+     "conflicts.own_subject_pairs: must be a list of pairs from opposite_pairs, not [['verbose', 'short']]"),
 ])
 def test_policy_errors_name_the_key(path, value, message):
     with pytest.raises(RulesError) as err:
@@ -272,11 +289,20 @@ def test_find_all_agrees_with_pairwise_detect():
     texts = ["Run the browser headless in CI", "Use the GUI to debug the browser", "Keep answers concise",
              "Keep answers verbose with examples", "Don't force push the main branch",
              "Force push the main branch after rebase", "Use SSH remotes for git push", "不要 在 周末 部署 生产环境",
-             "在 周末 部署 生产环境 没问题", "Always run tests", "Never skip the linter", "Never run the tests twice"]
+             "在 周末 部署 生产环境 没问题", "Always run tests", "Never skip the linter", "Never run the tests twice",
+             "要详细", "要简洁", "请详细说明", "请简洁一点", "Give verbose answers", "Keep replies concise",
+             "Always commit the lockfile", "Never commit the .env file", "Always run pytest before git push",
+             "Never run migrations against production"]
     rules = [(f"r{i:02d}", t) for i, t in enumerate(texts)]
     pairwise = [(a, b, r) for k, (a, ta) in enumerate(rules) for b, tb in rules[k + 1:]
                 if (r := conflicts.detect(ta, tb, LP))]
     assert conflicts.find_all(rules, LP) == pairwise and len(pairwise) >= 5
+    found = {frozenset((texts[int(a[1:])], texts[int(b[1:])])) for a, b, _ in pairwise}
+    assert {frozenset(p) for p in (("要详细", "要简洁"), ("请详细说明", "请简洁一点"),
+                                   ("Give verbose answers", "Keep replies concise"))} <= found
+    unrelated = (("Always commit the lockfile", "Never commit the .env file"),
+                 ("Always run pytest before git push", "Never run migrations against production"))
+    assert not {frozenset(p) for p in unrelated} & found
 
 
 @pytest.mark.parametrize(("summary", "expected"), [
