@@ -403,6 +403,13 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
         from kg.memory import session_ends
 
         session_ends.done(ws, sid)  # (a handed-over end: its record goes; a child that died before leaves it)
+    elif not out["summary_file"] and rep is not None and _open(ws, rep.session):
+        # a runtime session kg never saw: its failures went to the transcript's own session as they happened
+        # (kg.runtimes.tool_failures), so a reflection that found them logged wrote no summary for it
+        from kg.memory import sessions
+
+        out["session"] = rep.session
+        out["summary_file"] = sessions.end(ws, summary, now=at, session=rep.session, at_least_start=True)["file"]
     elif not out["summary_file"]:  # (the reflection may have written one, for the transcript's own session: a
         # runtime session kg never saw; the note then contradicted the file just written, QA1 #8)
         out["notes"].append("no current kg session: no summary written (`kg hook session-start "
@@ -410,6 +417,15 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     if save_brief and (ws.memory / ".hook-context.txt").exists():
         out["brief_file"] = session_start_brief(ws, at, write=True)["file"]
     return out
+
+
+def _open(ws: Any, sid: str | None) -> bool:
+    """Whether kg session `sid` is in the graph and not ended."""
+    if not sid:
+        return False
+    with ws.store() as st:
+        rows = st.run("memory_session_get", id=sid)
+    return bool(rows) and rows[0]["ended_at"] is None
 
 
 def reflect_left(ws: Any, session: str, transcript: str, at: str | None) -> bool:

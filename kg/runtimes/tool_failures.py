@@ -61,6 +61,16 @@ def tool_failure(payload: dict[str, Any]) -> ToolFailure | None:
     return ToolFailure(tool, error, command, call, code)
 
 
+def _own_session(ours: str | None, key: str) -> str:
+    """The kg session of a failure from a runtime session kg opened none for (hooks installed mid-session, a start
+    kg missed): the one that runtime session's end reflects into, named after its own id (`kg.reflect.apply`), whose
+    summary that end writes (`kg.runtimes.hooks.session_end`). `ours`: the payload's session_id as kept
+    (`session_ids.stored`), as the transcript's id is; without one (`--runtime-session` named it), the key's."""
+    from kg.reflect.apply import _session_of
+
+    return _session_of(ours) or _session_of(key) or key.partition(":")[0]
+
+
 def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None = None, *,
                   runtime: str = "claude-code", apply: bool = True, session: str | None = None,
                   key: str | None = None) -> dict[str, Any]:
@@ -70,8 +80,10 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
     journals it (the caller has the graph applied after answering, as `kg log` does).
 
     The entry's session: the one tied to the runtime's session `key` (the payload's session_id), else `session`
-    when given (KG_SESSION), else the current one. Two Claude Code windows on one workspace: each failure went to
-    whichever window's session started last, and the other's summary said "Open Items (none)" (QA1 #2)."""
+    when given (KG_SESSION), else the current one unless it belongs to another runtime session (or none is open):
+    then the runtime session's own (`_own_session`). Two Claude Code windows on one workspace: each failure went to
+    whichever window's session started last, and the other's summary said "Open Items (none)" (QA1 #2); a window
+    kg never saw start still put its failures in the other window's session (review of 3d380c8c)."""
     from dataclasses import replace
 
     from kg.reflect import state
@@ -97,16 +109,20 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
     summary, fields = failure_fields(failure, rules, runtime, "live")
     from kg.memory import session_ids
 
+    ours = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    if ours:  # a secret-like id as its digest, as every session id (kg.memory.session_ids)
+        ours = session_ids.stored(ours, ws.rules.redactor)
     # The entry's kg session. The tie first: a KG_SESSION the runtime passed down from the shell of another window
     # must not take this window's failures.
     mine = session_ids.tied(ws, key)
     named = mine or session  # None: the current one (ws.log takes it as kept)
     sid = mine or (session_ids.given(session, ws.rules.redactor) if session else ws.current_session())
+    # The current one as a session end takes it (`which`): not when another runtime session's, as no end of this
+    # one would ever end it (kg.runtimes.hooks.end_target)
+    if not named and key and session_ids.which(sid, session_ids.key_of(ws, sid), key, None) is None:
+        named = sid = _own_session(ours, key)
     # A call id dedupes within one session: the runtime's (the payload's session_id), else the entry's kg session.
     # It is recorded within both, so the reflection of either session's transcript finds it (kg.reflect.apply).
-    ours = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    if ours:  # a secret-like id as its digest, as every session id (kg.memory.session_ids)
-        ours = session_ids.stored(ours, ws.rules.redactor)
     keys = state.call_keys(raw.call_id, ours or sid, sid) if raw.call_id else ()
     with state.locked(ws) as st:
         if keys and keys[0] in st.seen:

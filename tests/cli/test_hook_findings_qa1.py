@@ -110,6 +110,33 @@ def test_kg_session_in_the_hook_environment_names_the_session(ws):
     assert sorted(e["session"] for e in _entries(ws.root)) == [first, second]
 
 
+def test_failure_of_a_runtime_session_kg_never_saw_stays_out_of_another_windows_session(ws, shared_data, tmp_path):
+    """Window A's hooks run, but kg never saw it start (hooks installed mid-session, or a start kg missed), while B
+    started last: A's failures went into B's session (the current one, tied to B), and A's end, which ends nothing
+    of B's, reflected into A's own session without them. They go where that end puts A's findings: the session
+    named after A's session id, whose summary holds them."""
+    transcripts = shared_data / "runtimes" / "claude_code" / "transcripts"
+    a = Path(shutil.copy(transcripts / f"{A_ID}.jsonl", tmp_path / f"{A_ID}.jsonl"))
+    start = {"cwd": str(ws.root), "hook_event_name": "SessionStart", "source": "startup", "transcript_path": None}
+    other = _session_of(_hook(ws.root, ["session-start", "--start-session", "--runtime", "claude-code"],
+                              {**start, "session_id": "aaaaaaaa-0000-4000-8000-000000000000"}))
+    second = _session_of(_hook(ws.root, ["session-start", "--start-session", "--runtime", "claude-code"],
+                               {**start, "session_id": B_ID}))
+    for payload in _failures(a):
+        run = _hook(ws.root, ["post-tool-use", "--runtime", "claude-code"], payload)
+        assert run.returncode == 0, run.stderr
+    errors = _entries(ws.root)
+    assert len(errors) == 3 and {e["session"] for e in errors} == {A_ID}, (other, second, errors)
+    end = _hook(ws.root, ["session-end", "--runtime", "claude-code"],
+                {"session_id": A_ID, "transcript_path": str(a), "cwd": str(ws.root), "hook_event_name": "SessionEnd",
+                 "reason": "other"}, KG_HOOK_WAIT="1")
+    assert end.returncode == 0, end.stderr
+    summary = (ws.root / "memory" / "sessions" / f"{A_ID}.md").read_text(encoding="utf-8")
+    assert all(e["id"] in summary for e in errors), summary
+    assert len(_entries(ws.root)) == 3  # the reflection found them logged already
+    assert not (ws.root / "memory" / "sessions" / f"{second}.md").exists()  # B goes on
+
+
 # -- 4. Codex's Stop on a workspace kg cannot write says so -------------------------------------------------------
 @contextmanager
 def _read_only(root: Path, where: Path) -> Iterator[Path]:
