@@ -5,10 +5,10 @@ read-only too: there is no exception to catch, the process ends with exit 139 an
 included (QA #6). So the question is asked where a crash costs nothing but the answer:
 - `kg doctor` asks a child process to open the file before it opens it itself (`crashes`), and says what is wrong
   and what `--repair` brings back (and leaves the mark below, so the next command does not crash first);
-- every other open leaves a mark (`graph.kuzu.opening-<pid>`) while Kùzu opens the file: a file and its removal,
-  nothing measurable beside the open. A mark whose process is gone is an open that never returned: the next open
-  asks a child (once) and refuses a file that crashes it with the usual "Run `kg doctor`", instead of crashing in
-  turn. (A mark left by a kill -9 during an open costs that one child's open, and goes.)
+- every other open leaves a mark (`graph.opening-<pid>`, beside graph.kuzu) while Kùzu opens the file: a file and its
+  removal, nothing measurable beside the open. A mark whose process is gone is an open that never returned: the next
+  open asks a child (once) and refuses a file that crashes it with the usual "Run `kg doctor`", instead of crashing
+  in turn. (A mark left by a kill -9 during an open costs that one child's open, and goes.)
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def left_marks(path: Path) -> list[Path]:
         names = os.listdir(path.parent)
     except OSError:
         return []
-    head = path.name + _MARK
+    head = path.stem + _MARK
     marks = [name for name in names if name.startswith(head)]
     if not marks or not os.access(path.parent, os.W_OK):
         return []
@@ -118,14 +118,14 @@ def _mtime(path: Path, default: float) -> float:
 def crashed(path: Path) -> None:
     """`kg doctor` found that `path` crashes Kùzu: the next command asks a child too, instead of crashing first."""
     try:
-        path.with_name(f"{path.name}{_MARK}{CRASHED}").touch()
+        path.with_name(f"{path.stem}{_MARK}{CRASHED}").touch()
     except OSError:
         pass
 
 
 def mark(path: Path) -> Path | None:
     """This process's mark while it opens `path` (None when the folder takes no file: a read-only workspace)."""
-    at = path.with_name(f"{path.name}{_MARK}{os.getpid()}")
+    at = path.with_name(f"{path.stem}{_MARK}{os.getpid()}")
     try:
         at.touch()
     except OSError:

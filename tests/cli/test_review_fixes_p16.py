@@ -39,7 +39,8 @@ def test_an_id_typed_in_lower_case_is_the_id(ws, capsys, form):
     shown = kg(["show", form.format(low=low, mixed=mixed), "--json"])
     assert shown.exit_code == 0, shown.stderr
     assert shown.json["node"]["id"] == ident
-    assert kg(["why", low, "--json"]).exit_code == 0
+    why = kg(["why", low, "--json"])  # the id as kg gave it out (an entry is no line kg wrote: exit 2, QA2 #11)
+    assert why.json["line"] == ident and why.exit_code == 2
     done = kg(["--now", NOW, "resolve", low, "--json"])
     assert done.exit_code == 0, done.stderr
 

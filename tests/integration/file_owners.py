@@ -88,6 +88,8 @@ def normalise(rel: str) -> str:
     rel = re.sub(r"journal\.[0-9a-z]+\.jsonl$", "journal.<lane>.jsonl", rel)
     rel = re.sub(r"applier\.[0-9a-z]+\.lock$", "applier.<lane>.lock", rel)
     rel = re.sub(r"^memory/\.kg/graph\.kuzu.*", "memory/.kg/graph.kuzu*", rel)
+    rel = re.sub(r"graph\.opening-[^/]+$", "graph.opening-*", rel)  # an open's mark: its pid (kg/store/probe.py)
+    rel = re.sub(r"^memory/\.kg/snapshots/[^/]+/", "memory/.kg/snapshots/*/", rel)
     rel = re.sub(r"^(memory/\.kg/\.(?:bulk-[^/]*|import-(?:edges|implied|lifecycle)))-\d+(\.jsonl?)$", r"\1-PID\2", rel)
     rel = re.sub(r"^(~/\.cache/kg/\.secret-rules)-[^/]+$", r"\1-*", rel)
     return rel

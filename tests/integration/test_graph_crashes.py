@@ -64,7 +64,7 @@ def test_doctor_says_the_graph_crashes_kuzu_and_repair_starts_a_new_one(demo_bui
     assert done.returncode == 0, (done.returncode, done.stderr)
     graph = graph_check(done)
     assert graph["status"] == "repaired" and "rebuilt" in graph["detail"], graph
-    assert list(kg_dir.glob("graph.kuzu.damaged-*")) and not list(kg_dir.glob("graph.kuzu.opening-*"))
+    assert list(kg_dir.glob("graph.kuzu.damaged-*")) and not list(kg_dir.glob("graph.opening-*"))
     done = kg_process(root, "status", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["nodes"], done.stderr
 
@@ -75,7 +75,7 @@ def test_a_command_after_an_open_that_crashed_says_so(demo_built, tmp_path):
     file is damaged; over a sound file the mark goes and the command runs."""
     root = damaged_demo(demo_built, tmp_path)
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    mark = root / "memory" / ".kg" / f"graph.kuzu.opening-{int(gone.stdout)}"
+    mark = root / "memory" / ".kg" / f"graph.opening-{int(gone.stdout)}"
     mark.touch()
     for args in (["status"], ["list"], ["search", "deploy"]):
         said_plainly(kg_process(root, *args))
@@ -99,14 +99,14 @@ def test_a_mark_kept_by_a_reused_pid_goes_once_it_is_older_than_any_open(demo_bu
 
     sound = tmp_path / "sound"
     shutil.copytree(demo_built[0], sound, symlinks=True)
-    mark = sound / "memory" / ".kg" / f"graph.kuzu.opening-{os.getpid()}"  # a live process: this one
+    mark = sound / "memory" / ".kg" / f"graph.opening-{os.getpid()}"  # a live process: this one
     mark.touch()
     old = mark.stat().st_mtime - probe.STALE - 60
     os.utime(mark, (old, old))
     done = kg_process(sound, "status", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["nodes"], done.stderr
     assert not mark.exists()
-    fresh = sound / "memory" / ".kg" / f"graph.kuzu.opening-{os.getpid()}"
+    fresh = sound / "memory" / ".kg" / f"graph.opening-{os.getpid()}"
     fresh.touch()  # a live process's open, now: left alone
     assert kg_process(sound, "status").returncode == 0 and fresh.exists()
     fresh.unlink()
@@ -118,7 +118,7 @@ def test_a_mark_in_a_read_only_workspace_does_not_slow_every_command(demo_built,
     a child about the graph again, 0.2 s more on every command for good (rev11 #4). Such marks are not asked."""
     src = tmp_path / "src"
     shutil.copytree(demo_built[0], src, symlinks=True)
-    (src / "memory" / ".kg" / "graph.kuzu.opening-3999999").touch()  # no such process
+    (src / "memory" / ".kg" / "graph.opening-3999999").touch()  # no such process
     where = tmp_path / "ro"
     where.mkdir()
     made = subprocess.run(["mount", "--bind", "-o", "ro", str(src), str(where)], capture_output=True, text=True)

@@ -152,10 +152,14 @@ def test_a_human_edit_inside_the_block_is_flagged_not_clobbered(run_kg, ws):
         for h in (0.3, 0.6):
             run_kg(f"log error 'x broke' --area tooling --pattern-key x.broke --session t{i} --now {when(i + h)}")
     report = run_kg(f"cycle --json --now {when(23)}").json
-    assert report["reverted"] and report["flags"][0]["path"] == "TOOLS.md"
-    assert "human edited" in report["flags"][0]["flag"]
+    # the revert is held, not recorded as done while the rule stays in the file (QA2 #3)
+    assert report["reverted"] == [] and [h["pattern_key"] for h in report["held"]] == ["x.broke"], report
+    assert report["flags"][0]["path"] == "TOOLS.md" and "human edited" in report["flags"][0]["flag"]
     assert (ws.root / "TOOLS.md").read_text() == edited
     status = run_kg(f"export memory --json --now {when(23)}").json
     assert status["files"][0]["action"] == "flag"
-    assert run_kg(f"export memory --force --now {when(24)}").exit_code == 0
+    assert run_kg(f"export memory --force --now {when(24)}").exit_code == 0   # the person lets kg rewrite it
+    assert "- Avoid x\n" in (ws.root / "TOOLS.md").read_text()
+    again = run_kg(f"cycle --json --now {when(24)}").json
+    assert [r["pattern_key"] for r in again["reverted"]] == ["x.broke"], again
     assert (ws.root / "TOOLS.md").read_text() == "# Tools\n"     # restored byte for byte
