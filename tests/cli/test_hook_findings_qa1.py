@@ -81,13 +81,18 @@ def test_claude_code_failure_lands_in_the_session_of_its_own_window(ws, shared_d
         assert run.returncode == 0, run.stderr
     errors = _entries(ws.root)
     assert len(errors) == 3 and {e["session"] for e in errors} == {first}
+    _ended_with(ws, a, first, errors)
+
+
+def _ended_with(ws, transcript, session, errors) -> None:
+    """Window A's SessionEnd: the summary of `session` lists its failures, none logged twice."""
     end = _hook(ws.root, ["session-end", "--runtime", "claude-code"],
-                {"session_id": A_ID, "transcript_path": str(a), "cwd": str(ws.root), "hook_event_name": "SessionEnd",
-                 "reason": "other"}, KG_HOOK_WAIT="1")
+                {"session_id": A_ID, "transcript_path": str(transcript), "cwd": str(ws.root),
+                 "hook_event_name": "SessionEnd", "reason": "other"}, KG_HOOK_WAIT="1")
     assert end.returncode == 0, end.stderr
-    summary = (ws.root / "memory" / "sessions" / f"{first}.md").read_text(encoding="utf-8")
+    summary = (ws.root / "memory" / "sessions" / f"{session}.md").read_text(encoding="utf-8")
     assert all(e["id"] in summary for e in errors), summary
-    assert len(_entries(ws.root)) == 3  # the reflection found them logged already
+    assert len(_entries(ws.root)) == len(errors)  # the reflection found them logged already
 
 
 def test_kg_session_in_the_hook_environment_names_the_session(ws):
@@ -127,13 +132,7 @@ def test_failure_of_a_runtime_session_kg_never_saw_stays_out_of_another_windows_
         assert run.returncode == 0, run.stderr
     errors = _entries(ws.root)
     assert len(errors) == 3 and {e["session"] for e in errors} == {A_ID}, (other, second, errors)
-    end = _hook(ws.root, ["session-end", "--runtime", "claude-code"],
-                {"session_id": A_ID, "transcript_path": str(a), "cwd": str(ws.root), "hook_event_name": "SessionEnd",
-                 "reason": "other"}, KG_HOOK_WAIT="1")
-    assert end.returncode == 0, end.stderr
-    summary = (ws.root / "memory" / "sessions" / f"{A_ID}.md").read_text(encoding="utf-8")
-    assert all(e["id"] in summary for e in errors), summary
-    assert len(_entries(ws.root)) == 3  # the reflection found them logged already
+    _ended_with(ws, a, A_ID, errors)
     assert not (ws.root / "memory" / "sessions" / f"{second}.md").exists()  # B goes on
 
 

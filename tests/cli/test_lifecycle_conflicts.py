@@ -13,6 +13,19 @@ def _principles(run_kg, *texts):
     return ids
 
 
+PNPM = (("pkg.npm", "npm install failed: lockfile mismatch", "always use pnpm in this repository"),
+        ("pkg.pnpm", "pnpm not found on the CI runner", "never use pnpm in this repository"))
+
+
+def _log_rules(run_kg, ws, *rules):
+    """Each (pattern key, error, action) logged once a day on three days, the wait for a baseline off."""
+    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\nmin_baseline_days = 0\n", encoding="utf-8")
+    for d in ("01", "02", "03"):
+        for h, (key, error, action) in enumerate(rules):
+            run_kg(["log", "error", error, "--pattern-key", key, "--action", action, "--session", f"a{d}", "--now",
+                    f"2026-11-{d}T{9 + h:02d}:00"])
+
+
 def _read(path):
     return path.read_bytes() if path.exists() else b""
 
@@ -43,13 +56,8 @@ def test_decisions_made_in_one_cycle_each_get_their_own_id(run_kg, ws):
 
 
 def _promote_two_rules(run_kg, ws):
-    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\nmin_baseline_days = 0\n", encoding="utf-8")
-    for d in ("01", "02", "03"):
-        run_kg(["log", "error", "git push rejected: tests failing in CI", "--pattern-key", "ci.tests", "--action",
-                "always run pytest before git push", "--session", f"a{d}", "--now", f"2026-11-{d}T09:00"])
-        run_kg(["log", "error", "secret leaked: .env committed", "--pattern-key", "git.env", "--action",
-                "never commit the .env file; add it to .gitignore", "--session", f"a{d}", "--now",
-                f"2026-11-{d}T10:00"])
+    _log_rules(run_kg, ws, ("ci.tests", "git push rejected: tests failing in CI", "always run pytest before git push"),
+               ("git.env", "secret leaked: .env committed", "never commit the .env file; add it to .gitignore"))
     first = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
     assert len(first["promoted"]) == 2, first
     return first
@@ -76,12 +84,8 @@ def test_a_rule_and_its_opposite_about_one_thing_still_conflict(run_kg, ws):
 def test_always_and_never_sharing_one_common_word_do_not_conflict(run_kg, ws):
     """'run' is in both rules and says nothing of what they are about: they tied and neither was written (a review
     of 73d39f08)."""
-    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\nmin_baseline_days = 0\n", encoding="utf-8")
-    for d in ("01", "02", "03"):
-        run_kg(["log", "error", "git push rejected: tests failing in CI", "--pattern-key", "ci.tests", "--action",
-                "Always run pytest before git push", "--session", f"a{d}", "--now", f"2026-11-{d}T09:00"])
-        run_kg(["log", "error", "migration dropped a production table", "--pattern-key", "db.prod", "--action",
-                "Never run migrations against production", "--session", f"a{d}", "--now", f"2026-11-{d}T10:00"])
+    _log_rules(run_kg, ws, ("ci.tests", "git push rejected: tests failing in CI", "Always run pytest before git push"),
+               ("db.prod", "migration dropped a production table", "Never run migrations against production"))
     first = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
     assert len(first["promoted"]) == 2 and first["conflicts"] == [], first
     tools = (ws.root / "TOOLS.md").read_text(encoding="utf-8")
@@ -99,12 +103,7 @@ def test_chinese_rules_about_detail_still_conflict(run_kg, ws):
 
 
 def test_rules_promoted_together_that_conflict_are_settled_in_that_cycle(run_kg, ws):
-    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\nmin_baseline_days = 0\n", encoding="utf-8")
-    for d in ("01", "02", "03"):
-        run_kg(["log", "error", "npm install failed: lockfile mismatch", "--pattern-key", "pkg.npm", "--action",
-                "always use pnpm in this repository", "--session", f"a{d}", "--now", f"2026-11-{d}T09:00"])
-        run_kg(["log", "error", "pnpm not found on the CI runner", "--pattern-key", "pkg.pnpm", "--action",
-                "never use pnpm in this repository", "--session", f"a{d}", "--now", f"2026-11-{d}T10:00"])
+    _log_rules(run_kg, ws, *PNPM)
     first = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
     assert len(first["promoted"]) == 2 and [c["status"] for c in first["conflicts"]] == ["tie"], first
     tools = _read(ws.root / "TOOLS.md")
@@ -138,12 +137,7 @@ def test_a_tie_does_not_take_a_confirmed_rule_out(run_kg, ws):
 def test_rules_a_conflict_keeps_out_of_their_file_are_not_judged_on_those_days(run_kg, ws):
     """Both sides of a tie are left out of TOOLS.md, yet kg's block holds what kg wrote, which read as "in
     effect": a week later both were "confirmed" (0 mistakes in 7 days) for days neither was in any file (QA2)."""
-    (ws.root / "kg.toml").write_text("[rules.lifecycle.verification]\nmin_baseline_days = 0\n", encoding="utf-8")
-    for d in ("01", "02", "03"):
-        run_kg(["log", "error", "npm install failed: lockfile mismatch", "--pattern-key", "pkg.npm", "--action",
-                "always use pnpm in this repository", "--session", f"a{d}", "--now", f"2026-11-{d}T09:00"])
-        run_kg(["log", "error", "pnpm not found on the CI runner", "--pattern-key", "pkg.pnpm", "--action",
-                "never use pnpm in this repository", "--session", f"a{d}", "--now", f"2026-11-{d}T10:00"])
+    _log_rules(run_kg, ws, *PNPM)
     first = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
     changes = sorted(p["change"] for p in first["promoted"])
     assert len(changes) == 2 and [c["status"] for c in first["conflicts"]] == ["tie"], first
