@@ -64,20 +64,15 @@ def recorded_files(kg_dir: Path) -> set[Path]:
 
 
 # -- installs whose hooks will not run (QA1 #3, #6) ---------------------------------------------------------------
-_KG_HOOK = re.compile(r"\shook\s+(?:session-start|session-end|post-tool-use)\b")
+def _commands(data: Any, runtime: str) -> list[tuple[str, str]]:
+    """kg's hook commands in a runtime's JSON settings (Claude Code's settings, Codex's hooks.json: the handlers
+    `hook_settings.kg_hooks` finds), and the command of kg's MCP server entry, each with what it is."""
+    from kg.runtimes.hook_settings import kg_hooks
 
-
-def _commands(data: Any) -> list[tuple[str, str]]:
-    """kg's hook commands in a runtime's JSON settings (Claude Code's settings, Codex's hooks.json), and the
-    command of kg's MCP server entry, each with what it is."""
     found: list[tuple[str, str]] = []
-    hooks = data.get("hooks") if isinstance(data, dict) else None
-    for groups in (hooks or {}).values() if isinstance(hooks, dict) else ():
-        for group in groups if isinstance(groups, list) else ():
-            for hook in (group.get("hooks") or []) if isinstance(group, dict) else ():
-                command = hook.get("command") if isinstance(hook, dict) else None
-                if isinstance(command, str) and _KG_HOOK.search(command):
-                    found.append(("kg's hooks will not run", command))
+    if isinstance(data, dict):
+        found += [("kg's hooks will not run", h["hook"]["command"]) for h in kg_hooks(data, runtime).values()
+                  if isinstance(h["hook"].get("command"), str)]
     from kg.runtimes.openclaw_hook import SERVER_NAME
 
     server = ((data.get("mcpServers") or {}) if isinstance(data, dict) else {}).get(SERVER_NAME)
@@ -123,7 +118,7 @@ def not_running(kg_dir: Path) -> list[str]:
                     data = json.loads(text)
                 except json.JSONDecodeError:
                     continue
-                missing = {(what, p) for what, command in _commands(data) if (p := unfound(command))}
+                missing = {(what, p) for what, command in _commands(data, runtime) if (p := unfound(command))}
                 for what, program in sorted(missing):
                     out.append(f"{runtime}: {path} calls `{program}`, which this machine does not find (not on "
                                f"PATH, or gone): {what}; put kg on PATH, or run `kg install {runtime}` again"
