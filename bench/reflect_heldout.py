@@ -6,6 +6,17 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p38 (tests/data/heldout_p38.jsonl; the rule fixed 2026-12-06 07:27 UTC before a turn was read, by an annotator who read
+no detector code): list C, new because lists A and B as the tool shows them are used up: the list find_files gives for
+path `.specstory/.what-is-this.md` (the note SpecStory writes into every workspace it saves), in its order, from the
+first (NexIoTPlatform/Universal-IoT-Web). Of each repository its `.specstory/history/*.md` files (find_files(repo=...,
+under=".specstory/history")) in name order, the first 3 not over 30,000 characters, whole files, at most 12 non-slash
+user turns a repository, stop before the file that would take it past 12 unless it is the first; two exports of one
+session count once; skip a repository an earlier set's labels hold or shared data holds (edobry/minsky). Saved
+verbatim as <data>/<owner>__<repo>__<file name> (default /work/heldout38/raw), a live-looking secret replaced by
+[REDACTED] and said; a file the readers cannot read is said in the notes and skipped (no reader changed). Until ~100
+non-slash user turns or the clock (no new file saved after 08:30 UTC; labels by 08:50 UTC).
+
 p37 (tests/data/heldout_p37.jsonl; the rule fixed 2026-12-06 04:29 UTC (committed b3c020c; its text said 04:40, a
 slip) before a turn was read, by an annotator who read no detector code; scored once, below): list B of p36 continued:
 the list find_files gives for `.specstory/statistics.json`, in its order, after JFernandoLe/etheriavr_metaquest3 (p36
