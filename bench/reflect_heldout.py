@@ -1159,7 +1159,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p37": REPO / "tests" / "data" / "heldout_p37.jsonl",
+SETS = {"p38": REPO / "tests" / "data" / "heldout_p38.jsonl",
+        "p37": REPO / "tests" / "data" / "heldout_p37.jsonl",
         "p36": REPO / "tests" / "data" / "heldout_p36.jsonl",
         "p35": REPO / "tests" / "data" / "heldout_p35.jsonl",
         "p34": REPO / "tests" / "data" / "heldout_p34.jsonl",
@@ -1184,7 +1185,7 @@ SETS = {"p37": REPO / "tests" / "data" / "heldout_p37.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p37": Path("/work/heldout37/raw"), "p36": Path("/work/heldout36/raw"), "p35": Path("/work/heldout35/raw"),
+OUTSIDE = {"p38": Path("/work/heldout38/raw"), "p37": Path("/work/heldout37/raw"), "p36": Path("/work/heldout36/raw"), "p35": Path("/work/heldout35/raw"),
            "p34": Path("/work/heldout34/raw"), "p33": Path("/work/heldout33/raw"), "p32": Path("/work/heldout32/raw"),
            "p31": Path("/work/heldout31/raw"), "p30": Path("/work/heldout30/raw"), "p29": Path("/work/heldout29/raw"),
            "p28": Path("/work/heldout28/raw"), "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"),
