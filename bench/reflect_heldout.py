@@ -6,16 +6,69 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
-p38 (tests/data/heldout_p38.jsonl; the rule fixed 2026-12-06 07:27 UTC before a turn was read, by an annotator who read
-no detector code): list C, new because lists A and B as the tool shows them are used up: the list find_files gives for
-path `.specstory/.what-is-this.md` (the note SpecStory writes into every workspace it saves), in its order, from the
-first (NexIoTPlatform/Universal-IoT-Web). Of each repository its `.specstory/history/*.md` files (find_files(repo=...,
-under=".specstory/history")) in name order, the first 3 not over 30,000 characters, whole files, at most 12 non-slash
-user turns a repository, stop before the file that would take it past 12 unless it is the first; two exports of one
-session count once; skip a repository an earlier set's labels hold or shared data holds (edobry/minsky). Saved
-verbatim as <data>/<owner>__<repo>__<file name> (default /work/heldout38/raw), a live-looking secret replaced by
-[REDACTED] and said; a file the readers cannot read is said in the notes and skipped (no reader changed). Until ~100
-non-slash user turns or the clock (no new file saved after 08:30 UTC; labels by 08:50 UTC).
+p38 (tests/data/heldout_p38.jsonl; the rule fixed 2026-12-06 07:22 UTC (committed 0ccc0f0; its text said 07:27, a slip)
+before a turn was read, by an annotator who read no detector code): list C, new because lists A and B as the tool shows
+them are used up: the list find_files gives for path `.specstory/.what-is-this.md` (the note SpecStory writes into every
+workspace it saves), in its order, from the first (NexIoTPlatform/Universal-IoT-Web). Of each repository its
+`.specstory/history/*.md` files (find_files(repo=..., under=".specstory/history")) in name order, the first 3 not over
+30,000 characters, whole files, at most 12 non-slash user turns a repository, stop before the file that would take it
+past 12 unless it is the first; two exports of one session count once; skip a repository an earlier set's labels hold or
+shared data holds (edobry/minsky). Saved verbatim as <data>/<owner>__<repo>__<file name> (default /work/heldout38/raw),
+a live-looking secret replaced by [REDACTED] and said; a file the readers cannot read is said in the notes and skipped
+(no reader changed). Until ~100 non-slash user turns or the clock (no new file saved after 08:30 UTC; labels by 08:50
+UTC).
+What it gave (labelled by 07:27 UTC, each turn read with the agent's turn before and after as --show prints them, before
+any detector ran on them, by one annotator who read no detector code; held out, not scored): 1 file of 1 repository, 31
+user turns. List C (`.specstory/.what-is-this.md`, 28 repositories, complete) gave no turn under the rule: it is the
+list p35 walked as its list 1 ("gave none"), though the p38 paragraph calls it new; 19 of its repositories have no
+history file, edobry/minsky is shared data, 5 are held by earlier sets' labels (hpm27/agente-bsc-rag,
+maloneype/yposfgold-community- platform, octoplorer/octopulse, rpng/open_vins, zchdoc/shadcn-ui-sidebar-08-admin-dev),
+onotakuy/work20260103_01 and onotakuy/work20260104_01 hold one file each, over the cap (562,188 and 196,786), and
+OdyAsh/odyash-dev.to holds a session over the cap (34,274) and random-todos.md (2,063), a to-do notes file the reader
+splits into 8 "user" paragraphs with no agent turn and no session header (saved, read, then deleted unlabelled, as p35
+passed it over as "a notes file with no turn"). By amendment (fixed 07:24 UTC, before a turn of it was read): list C2 =
+`.specstory/history/.what-is-this.md` (the same note at its older place, 8 repositories, complete) gave none either: 4
+held by labels, 3 whose only history file is the note itself (concord-consortium/codap, shardeum/shardeum,
+twardoch/twat-mp), kyhuan/smart-tourism's two sessions over the cap (1,124,932 and 285,491). By a second amendment
+(fixed 07:24 UTC, not blind to content, see below): the per-file cap for lists C and C2 raised from 30,000 to 40,000
+(p36's aider cap), which admits exactly one file: OdyAsh/odyash-dev.to 31
+(2025-05-27-github-job-to-generate-devto-compatible-tocs.md, 34,274; taken whole though past 12, as the first file of
+its repository). Runtime: VS Code Copilot chat (agent edits shown as empty ```` placeholders, `#file:` references), an
+older SpecStory export with plain `_**User**_` / `_**Assistant**_` headers and no model line. 31 user turns, no slash
+command, all typed by the user; 13 corrections, 10 praise (3 of them with a correction), no preference, knowledge gap or
+feature request, 11 with nothing to learn (20 with a label); by language en 31; by script Latin 31. Judgement calls as
+p15-p37 and the label guide (first-turn task is nothing; taking the agent's offer, 'yes, do these fixes please', is
+nothing; a run's failing log pasted with only 'So kindly fix the issue' is nothing, as earlier sets' pasted logs; new
+requirements, 'add 2 logics', 'split the jobs if you think it a good idea', are nothing), and: 'Great! I tweaked one
+small thing: I corrected the extension ... .js instead of .md ... just an FYI' is praise only (the .md name came from
+the user's own first message; a problem the agent did not cause); 'the tests now pass', 'things work now' and 'i see
+that issue is fixed' count as praise (confirmation the work was good, as p35's 'I think it worked'), as do 'fantastic,
+now ...', 'phenomenal, now ...' and 'great, now ...'; 'still same logs, so at least ...' after the agent said its change
+should now pass, and 'the returned output is the same as the given input, so maybe something in this line is incorrect'
+are corrections (the agent's fix failed; commentary on its code); 'i found where the issue is, so let me ask for a new
+logic' is nothing (a new specification, not phrased as the agent being wrong); 'ok, but change ... expectedToc ... into
+expectedMd' is nothing (the agent did what was asked; the user refines their own request); 'nevermind, i undid your
+changes, as i think this topic has more dimensions than just clarity' after the agent split main.yml into jobs at the
+user's tentative request is a correction (the change rejected and reverted); the act ENOENT report that locates the
+fault in the agent's hardcoded 'tmp/' test path is a correction (a bug in the agent's code with the user's diagnosis),
+and 'you hardcoded "tests/" i don't want that' is a correction, not a preference (tied to this path); the last turn is
+praise ('issue is fixed') and correction (the agent ran the test step after the apply step; it should run before).
+Departures from the rule: lists C and C2 as the tool shows them are used up, so p38 holds 31 turns, far short of ~100;
+the two amendments above are departures, the second one not blind to content: the annotator had fetched the first 16,000
+characters of the admitted file (to learn its size) and seen some of its turns before raising the cap, so the choice of
+40,000 was made knowing it admits a file with corrections and praise; the scorer may prefer to drop it (then p38 is
+empty). No new path list was opened and no repository was drawn by a search ranking; saving ended at 07:27 UTC by
+exhaustion. The first pages of the four over-cap session files of onotakuy (2) and kyhuan (2) were also seen while
+sizing them; none was saved or labelled. The p38 paragraph says the rule was fixed at 07:27 UTC; the annotator found it
+written at 07:22 and fetched the first file at about 07:23 (its text was not changed). read_file's default stored
+version was used. The saved copy matches the library to the character in length (34,274 = total_chars; each page's
+length and boundary checked); one copying slip (two extra empty edit placeholders in an agent turn, 12 characters) was
+caught by the page length check and fixed before labelling. No live-looking secret. Sizes and skips in
+/work/heldout38/notes.txt.
+Scored once (2026-12-06 07:28 UTC, main 659b481 beside a67e97e, `--set p38 --data /work/heldout38/raw --score --baseline
+/work/base0`, no detector change in between): correction 0.75 / 0.69 / 0.72 (9 of 13; false alarms 3, two of them on
+turns with nothing to learn), positive 1 of 10, anything 0.85 / 0.55 / 0.67; both trees the same. One user, one session,
+a file whose admission was not blind (above): pooled with p31-p37 in the landing's note, and weighed so.
 
 p37 (tests/data/heldout_p37.jsonl; the rule fixed 2026-12-06 04:29 UTC (committed b3c020c; its text said 04:40, a
 slip) before a turn was read, by an annotator who read no detector code; scored once, below): list B of p36 continued:
@@ -1193,7 +1246,7 @@ OUTSIDE = {"p38": Path("/work/heldout38/raw"), "p37": Path("/work/heldout37/raw"
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p37"  # labelled blind 2026-12-06, scored once at 05:07 (above); the next blind set replaces it
+HELD_OUT = "p38"  # labelled blind 2026-12-06, scored once at 07:28 (above); the next blind set replaces it
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
