@@ -178,6 +178,17 @@ def paused_since(evidence: Iterable[str] | None, where: Any = ANY) -> datetime |
     return min(starts, default=None)
 
 
+def out_by_hand(evidence: Iterable[str] | None) -> bool:
+    """Whether the rule is out of its file now because a person took it out (withdrawn or edited by hand in every
+    workspace whose file it is out of), not because a conflict set it aside."""
+    last: dict[str | None, str] = {}
+    for line in evidence or ():
+        if m := _MARK.match(line):
+            last[m.group(3)] = m.group(2)
+    out = [w for w in last.values() if w != RESUMED]
+    return bool(out) and ASIDE not in out
+
+
 def _workspaces(evidence: Iterable[str] | None) -> set[str | None]:
     return {m.group(3) for line in evidence or () if (m := _MARK.match(line))}
 

@@ -6,6 +6,7 @@ queries, decisions are the pure functions of `verify`, writes are set-based; `Li
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,8 +24,8 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
     """Judge every due change; returns the reverts to carry out. A change a person took out of its file is
     not judged while it is out (`sync_withdrawals`), and its days out are no evidence."""
     paused = sync_withdrawals(lc)
-    rows = [r for r in lc.st.run("lc_changes_due", statuses=[*LIVE, CHECKING], now=lc.now)
-            if withdrawn.paused_since(r["evidence"]) is None]  # read after the sync: its lines are in
+    rows = [r for r in lc.st.run("lc_changes_due", statuses=[*LIVE, CHECKING], now=lc.now)  # read after the sync
+            if withdrawn.paused_since(r["evidence"]) is None or _out_by_hand(r)]
     if not rows:
         return []
     updates, reverts, requests = [], [], []
@@ -36,7 +37,14 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
         counts, v, deadline = judge_change(lc, r, out)
         human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
         said = v.summary
-        if r["status"] == CHECKING:
+        by_hand = _out_by_hand(r)
+        if by_hand:  # judged on its days in effect: a revert only, which the person has already made
+            t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
+                                  verdict=v, now=lc.now, policy=lc.lp, human=human)
+            if t.action not in ("revert", "auto_revert"):
+                continue  # still paused: judged again when its line is back
+            t = replace(t, evidence=f"{t.evidence} (its line was already out of {r['target']}: taken out by hand)")
+        elif r["status"] == CHECKING:
             t, v = end_check(lc, r, counts)
             checking -= t.status != CHECKING
         elif why := (_check_why(lc, r, counts, deadline) if checking < lc.lp.verification.check_max_out else ""):
@@ -73,7 +81,8 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
                 "next_check": t.next_check if t.action in ("keep", "extend", "check", "back", "checking") else None}
         if t.action != "checking":  # a look at a rule still out for its check: nothing to report
             lc.report.verified.append(item)
-        if t.action in ("revert", "auto_revert") and r["status"] in LIVE and _hold_revert(lc, r, item):
+        if t.action in ("revert", "auto_revert") and r["status"] in LIVE and not by_hand \
+                and _hold_revert(lc, r, item):
             continue  # nothing recorded: still live and due, judged again (and held again) by the next run
         updates.append({"id": r["id"], "status": t.status, "next_check": t.next_check,
                         "has_due": t.due_since is not None, "due_since": t.due_since,
@@ -105,6 +114,14 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
         lc.st.run("lc_proposals_obsolete", ids=settled, reason="settled by verification", at=lc.now)
     request_evidence(lc, requests)
     return reverts
+
+
+def _out_by_hand(r: dict[str, Any]) -> bool:
+    """A live change whose rule a person took out of its file (paused): its verdict on the days it was in effect
+    may still be a revert (one kg held because the person had edited the block, and then the person took the line
+    out: paused for good before)."""
+    return r["status"] in LIVE and withdrawn.paused_since(r["evidence"]) is not None and withdrawn.out_by_hand(
+        r["evidence"])
 
 
 def _hold_revert(lc: Any, r: dict[str, Any], item: dict[str, Any]) -> bool:

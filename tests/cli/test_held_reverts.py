@@ -90,3 +90,34 @@ def test_a_read_only_file_whose_block_is_current_is_no_failure(run_kg, ws):
         assert [s["path"] for s in r.json["skipped"]] == ["TOOLS.md"] and r.json["reverted"] == []
         assert "read-only" in r.json["held"][0]["reason"]
     assert LINE in tools.read_text()
+
+
+def test_a_held_revert_whose_line_the_person_then_took_out_is_reverted_and_the_file_left_alone(run_kg, ws):
+    """The person's answer to a held revert can be to delete the rule's line by hand: the change was paused as
+    "edited by hand" for good (never judged again while out). Its verdict on the days it was in effect is still a
+    revert: recorded, and the person's file (their own line kept) is not rewritten."""
+    tools = _promoted_then_no_better(run_kg, ws)
+    tools.write_text(tools.read_text().replace(LINE + "\n", LINE + "\n- my own line\n"))
+    _log_days(run_kg, date(2026, 10, 21), 15, action=False)
+    assert run_kg("cycle --json --now 2026-11-05T08:00").json["held"]
+    tools.write_text(tools.read_text().replace(LINE + "\n", ""))  # the rule out, the person's line in
+    mine = tools.read_text()
+    d = run_kg("cycle --json --now 2026-11-05T16:00").json
+    assert [x["change"] for x in d["reverted"]] == ["chg-20261021-001"] and d["held"] == [], (d["reverted"], d["held"])
+    assert tools.read_text() == mine
+    why = run_kg(["why", LINE, "--now", "2026-11-05T17:00"]).stdout
+    assert "reverted on 2026-11-05" in why and "taken out by hand" in why, why
+    d = run_kg("cycle --json --now 2026-11-06T08:00").json  # settled: not judged, paused or reverted again
+    assert d["reverted"] == [] and d["held"] == [] and not [w for w in d["withdrawn"] if w["action"] != "resumed"]
+    assert tools.read_text() == mine
+
+
+def test_a_rule_taken_out_by_hand_that_was_working_stays_paused(run_kg, ws):
+    """Only a revert is carried out for a rule a person took out: one whose days in effect say it helped (or say
+    nothing yet) stays paused, and is judged when its line is back."""
+    tools = _promoted_then_no_better(run_kg, ws)
+    tools.write_text(tools.read_text().replace(LINE + "\n", "- my own line\n"))
+    d = run_kg("cycle --json --now 2026-11-05T08:00").json  # no mistake since the rule: not a revert
+    assert d["reverted"] == [] and [w["action"] for w in d["withdrawn"]] == ["paused"], d["withdrawn"]
+    d = run_kg("cycle --json --now 2026-11-20T08:00").json
+    assert d["reverted"] == [] and [w["action"] for w in d["withdrawn"]] == ["still paused"], d["withdrawn"]
