@@ -112,10 +112,46 @@ def detect(a: str, b: str, policy: LifecyclePolicy) -> str | None:
         # generic words alone ("commit, file": "Always commit the lock file" vs "Never commit the .env file") are
         # no subject, unless they are all both rules say ("Don't commit to the repo" vs "Commit to the repo")
         specific = {w for w in shared if stem(w) not in c.topic_stoplist}
-        if len(shared) >= c.min_shared_words and (specific or shared == content_a == content_b):
+        negated, other = (a, b) if neg_a else (b, a)
+        if not _does_what_is_forbidden(negated, other, policy):
+            return None
+        if specific or (len(shared) >= c.min_shared_words and shared == content_a == content_b):
             return (f"'{a[:50]}' vs '{b[:50]}' — direct contradiction (shared: "
                     f"{', '.join(sorted(shared)[:5])})")
     return None
+
+
+def _forbidden(text: str, policy: LifecyclePolicy) -> set[str]:
+    """The words a negated rule's negations apply to: the first word after each (past `negation_skip`), stemmed;
+    after a CJK negation its next character (不要用 sudo → 用)."""
+    c = policy.conflicts
+    out: set[str] = set()
+    low = text.lower()
+    for neg in c.negations:
+        if has_cjk(neg):
+            at = low.find(neg)
+            while at >= 0:
+                rest = low[at + len(neg):].lstrip()
+                if rest and has_cjk(rest[0]):
+                    out.add(rest[0])
+                elif rest:
+                    out.update(stem(w) for w in words(rest)[:1])
+                at = low.find(neg, at + 1)
+            continue
+        n, toks = words(neg), words(low)
+        for i in range(len(toks) - len(n) + 1):
+            if toks[i:i + len(n)] == n:
+                after = [t for t in toks[i + len(n):] if t not in c.negation_skip]
+                out.update(stem(t) for t in after[:1])
+    return out
+
+
+def _does_what_is_forbidden(negated: str, other: str, policy: LifecyclePolicy) -> bool:
+    """Whether `other` does what `negated` forbids: a word a negation applies to is one of its words (stemmed), or,
+    a CJK character, in its text."""
+    forbidden = _forbidden(negated, policy)
+    stems = {stem(t) for t in words(other.lower())}
+    return any(w in stems or (has_cjk(w) and w in other) for w in forbidden)
 
 
 @dataclass(frozen=True)

@@ -189,6 +189,7 @@ class Conflicts:
     max_detect: int
     opposite_pairs: tuple[tuple[str, str], ...]
     negations: tuple[str, ...]
+    negation_skip: frozenset[str]
     min_shared_words: int
     opposite_min_shared: int
     topic_stoplist: frozenset[str]
@@ -378,6 +379,7 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         max_detect=r.whole("conflicts.max_detect", 2),
         opposite_pairs=opposite,
         negations=tuple(n.lower() for n in r.strings("conflicts.negations")),
+        negation_skip=frozenset(w.lower() for w in r.strings("conflicts.negation_skip")),
         min_shared_words=r.whole("conflicts.min_shared_words", 1),
         opposite_min_shared=r.whole("conflicts.opposite_min_shared", 1),
         topic_stoplist=frozenset(stem(w.lower()) for w in r.strings("conflicts.topic_stoplist")),

@@ -217,6 +217,13 @@ def test_winner(a, sa, b, sb, w):
     ("请详细说明", "请简洁一点", "opposite"),
     ("Give verbose answers", "Keep replies concise", "opposite"),
     ("Run the tests headless", "Debug layouts in the GUI", "opposite"),
+    # a negated rule contradicts one that does what it forbids ([conflicts] negation_skip), not one that only
+    # shares its words: checking a file is no editing of it
+    ("Always check the config file", "Don't edit the config file by hand", None),
+    ("Never use sudo", "Use sudo to install packages", "direct"),
+    ("Don't ever force push", "Force push after a rebase", "direct"),
+    ("不要用 sudo", "用 sudo 安装", "direct"),
+    ("Don't rebase the main branch", "Merge the main branch into yours", None),
 ])
 def test_detect(a, b, hit):
     reason = conflicts.detect(a, b, LP)
