@@ -142,7 +142,16 @@ def _forbidden(text: str, policy: LifecyclePolicy) -> set[str]:
         for i in range(len(toks) - len(n) + 1):
             if toks[i:i + len(n)] == n:
                 after = [t for t in toks[i + len(n):] if t not in c.negation_skip]
-                out.update(stem(t) for t in after[:1])
+                out.update(w for t in after[:1] for w in _forms(t))
+    return out
+
+
+def _forms(word: str) -> set[str]:
+    """A word's stem, and for an -ing form the verb's ("Stop using print" forbids what "Use print" does: the
+    stemmer keeps "using")."""
+    out = {stem(word)}
+    if word.endswith("ing") and len(word) > 4:
+        out.update((word[:-3], word[:-3] + "e", word[:-4] if word[-4] == word[-5] else word[:-3]))
     return out
 
 

@@ -224,6 +224,8 @@ def test_winner(a, sa, b, sb, w):
     ("Don't ever force push", "Force push after a rebase", "direct"),
     ("不要用 sudo", "用 sudo 安装", "direct"),
     ("Don't rebase the main branch", "Merge the main branch into yours", None),
+    ("Stop using print for logging", "Use print statements for debugging", "direct"),
+    ("Avoid mocking the database", "Mock the database in unit tests", "direct"),
 ])
 def test_detect(a, b, hit):
     reason = conflicts.detect(a, b, LP)
