@@ -17,7 +17,8 @@ __all__ = [
 ]
 
 
-_SUBMODULES = {"graphs", "support", "timelines", "checks", "export", "cypher_export", "drawing", "fonts", "snapshot"}
+_SUBMODULES = {"graphs", "centrality", "support", "timelines", "checks", "export", "cypher_export", "drawing", "fonts",
+               "snapshot"}
 
 
 def __getattr__(name: str) -> Any:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,11 +15,23 @@ from kg.core.errors import UnusableFile
 from kg.core.files import target_problem
 from kg.core.text import index_tokens
 from kg.ingest.import_mark import loading_principles
-from kg.lifecycle import blocks, conflicts, decay, imported_rules, promote, promoting, render, revert_log, verifying
+from kg.lifecycle import (
+    blocks,
+    conflicts,
+    decay,
+    imported_rules,
+    promote,
+    promoting,
+    render,
+    revert_log,
+    settling,
+    verifying,
+)
+from kg.lifecycle.cycle_report import CycleReport
 from kg.lifecycle.policy import LifecyclePolicy
 from kg.lifecycle.policy import load as load_policy
 from kg.store import Store, bulk
-from kg.store import plain as _jsonable  # the one JSON-ready helper (kg.store.plain); api.py imports this name
+from kg.store import plain as _jsonable  # noqa: F401 - the one JSON-ready helper (kg.store.plain); api.py imports this name
 from kg.store.schema import meta_key
 
 DAY = timedelta(days=1)
@@ -29,50 +40,6 @@ OPEN_EVENT = ["pending", "in_progress"]
 STAGE_COPY_ROWS = 2000  # more decay decisions than this are staged with one COPY
 STAGE_COLUMNS = ("id", "stage", "priority", "base", "stale", "status", "at")
 SAMPLE = 50  # report at most this many ids per decay stage (a 1M-event first cycle decays a lot)
-
-
-@dataclass
-class CycleReport:
-    """What a cycle (or one step of it) did, or with dry_run would do."""
-
-    now: str
-    dry_run: bool = False
-    verified: list[dict[str, Any]] = field(default_factory=list)
-    withdrawn: list[dict[str, Any]] = field(default_factory=list)  # live changes a person took out of the files
-    checks: list[dict[str, Any]] = field(default_factory=list)  # rules kg took out for a check, or put back
-    reverted: list[dict[str, Any]] = field(default_factory=list)
-    reminders: list[dict[str, Any]] = field(default_factory=list)
-    evidence_requested: list[dict[str, Any]] = field(default_factory=list)
-    decayed: dict[str, Any] = field(default_factory=lambda: {"demoted": 0, "stale": 0, "expired": 0,
-                                                              "restored": 0, "revived": 0, "ids": {}})
-    conflicts: list[dict[str, Any]] = field(default_factory=list)
-    rescored: int = 0
-    promoted: list[dict[str, Any]] = field(default_factory=list)
-    proposed: list[dict[str, Any]] = field(default_factory=list)
-    superseded: list[dict[str, Any]] = field(default_factory=list)  # import proposals closed (imported_rules)
-    held: list[dict[str, Any]] = field(default_factory=list)
-    waiting: list[dict[str, Any]] = field(default_factory=list)  # ready, but over a budget (not a change)
-    logged: list[dict[str, Any]] = field(default_factory=list)
-    files: list[dict[str, Any]] = field(default_factory=list)
-    flags: list[dict[str, Any]] = field(default_factory=list)
-    skipped: list[dict[str, Any]] = field(default_factory=list)  # files kg may not use: left as they are
-    # acknowledged writes that were waiting in the journal, applied as the graph was opened (every kg command
-    # applies them, a dry run too: they are the agent's, not the cycle's; QA: a dry run said "nothing written")
-    journal_applied: int = 0
-
-    @property
-    def changed(self) -> bool:
-        d = self.decayed
-        moved = any(w["action"] != "still paused" for w in self.withdrawn)
-        return bool(moved or self.checks or
-                    self.verified or self.reverted or self.evidence_requested or self.conflicts or
-                    self.rescored or self.promoted or self.proposed or self.superseded or self.logged or self.files or
-                    d["demoted"] or d["stale"] or d["expired"] or d["restored"] or d["revived"])
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["changed"] = self.changed
-        return _jsonable(data)
 
 
 class _DryRun(Exception):
@@ -315,59 +282,7 @@ class Lifecycle:
         return self._rules
 
     def settle_conflicts(self) -> None:
-        c = self.lp.conflicts
-        live, free = self.rule_rows()
-        ids = sorted({r["node"] for r in live if r["node_status"] == "active" and r["kind"] in c.kinds} |
-                     {r["node"] for r in free})
-        if len(ids) < 2:
-            return
-        facts = self.rule_facts(ids)
-        pairs = {(r["a"], r["b"]): r["reason"] for r in self.st.run("lc_contradictions", ids=ids)}
-        found = []
-        pool = ids[: c.max_detect]
-        for a, b, reason in conflicts.find_all([(i, facts[i]["text"] or "") for i in pool], self.lp):
-            if (a, b) not in pairs:
-                pairs[(a, b)] = reason
-                found.append({"a": a, "b": b, "at": self.now, "reason": self._redact(reason)})
-        if found:
-            from kg.store.bulk import run_each  # one indexed statement per pair (see the query)
-
-            run_each(self.st, "lc_contradicts_add", found)
-        if not pairs:
-            return
-        existing = {(d["a"], d["b"]): d for d in self.st.run("lc_decisions")}
-        confirmed = {r["node"] for r in live if r["status"] == "confirmed"} if c.tie_keeps_confirmed else set()
-        rows = []
-        new_ids = self._seq_ids("lc_decision_ids", "dec")
-        for (a, b), reason in sorted(pairs.items()):
-            sa, sb = self._score(facts[a]), self._score(facts[b])
-            old = existing.get((a, b)) or existing.get((b, a))
-            if old and old["override"]:
-                continue
-            w = conflicts.winner(a, sa.total, b, sb.total)
-            status = "settled" if w else "tie"
-            if not w and old and old["winner"]:
-                w = old["winner"]  # a tie does not overturn a settled decision: the incumbent stays, flagged
-            elif not w and len(kept := {a, b} & confirmed) == 1:
-                (w,) = kept  # nor takes out a verified rule for an unverified one (`tie_keeps_confirmed`)
-            if old:
-                oa, ob = (sa, sb) if old["a"] == a else (sb, sa)
-                if (old["score_a"], old["score_b"], old["winner"], old["status"]) == (oa.total, ob.total, w, status):
-                    continue
-                row = {"id": old["id"], "a": old["a"], "b": old["b"], "score_a": oa.total, "score_b": ob.total,
-                       "parts_a": oa.parts(), "parts_b": ob.parts()}
-            else:
-                row = {"id": next(new_ids), "a": a, "b": b, "score_a": sa.total,
-                       "score_b": sb.total, "parts_a": sa.parts(), "parts_b": sb.parts()}
-            row.update(winner=w, status=status, reason=reason or "", at=self.now)
-            rows.append(row)
-            if not old or (old["winner"], old["status"]) != (w, status):
-                self.report.conflicts.append({k: v for k, v in row.items() if k != "at"} |
-                                             {"text_a": facts[row["a"]]["text"], "text_b": facts[row["b"]]["text"]})
-            else:
-                self.report.rescored += 1
-        if rows:
-            self.st.run("lc_decision_upsert", rows=rows)
+        settling.settle(self)
 
     def settle_new(self) -> None:
         """The conflicts of the rules this cycle promoted, settled before the export writes them: else the next
@@ -376,14 +291,10 @@ class Lifecycle:
             self.settle_conflicts()
 
     def rule_facts(self, ids: list[str]) -> dict[str, dict[str, Any]]:
-        wanted = set(ids)
-        kinds = sorted(set(self.lp.conflicts.kinds) | {"principle", "knowledge"})
-        return {f["id"]: f for f in self.st.run("lc_rule_facts", kinds=kinds, now=self.now) if f["id"] in wanted}
+        return settling.rule_facts(self, ids)
 
     def _score(self, f: dict[str, Any]) -> conflicts.Score:
-        seen = max(x for x in (f["last_seen"], f["reinforced_at"], f["created_at"]) if x)
-        return conflicts.score(f["priority"], int(f["recurrence"] or 0), max(0, (self.now - seen) // DAY),
-                               f["area"], self.lp)
+        return settling.score(self, f)
 
     # -- 5. promote -----------------------------------------------------------------------------------------
     def candidates(self) -> list[promote.Candidate]:

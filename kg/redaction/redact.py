@@ -16,8 +16,6 @@ tail. What is reported is the kinds of secret removed, never the secrets.
 
 from __future__ import annotations
 
-import bisect
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,16 +25,16 @@ from typing import Any
 from kg.redaction.cache import KeywordPlan, LazyRules, packaged_parts
 from kg.redaction.prefixes import bare_view, compiled, unescaped
 from kg.redaction.rules import DEFAULT_ECHO_MIN, SecretRule, SecretRulesError, echo_min, line_prefix, parse
+from kg.redaction.spans import _DOTTED_RUN, MARKER, _found, _Spans  # noqa: F401 - re-exported
+from kg.redaction.textchecks import _line_before, _lowered_is, _preceded_by, _trie, entropy
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
 
-MARKER = "[REDACTED:{kind}]"
 _MARKERS = re.compile(r"\[REDACTED:[a-z0-9_]{1,64}\]")
 # Characters a secret is made of: a span ending next to one of these is extended over the rest of the run.
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=")
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=-]*")
-_DOTTED_RUN = re.compile(r"(?:[A-Za-z0-9_+/=-]|\.(?=[A-Za-z0-9_+/=-]))*")
 _SHORT = 4096  # below this many characters keywords are found by str.find, above by the tries
 # Keyword-less rules (rules/secrets.toml says so) all need a run of 20 such characters: text without one, as most
 # of a kg log's fields, skips them, and so never pays for compiling them.
@@ -382,72 +380,6 @@ class Redactor:
         return _rebuilt(value, strings)
 
 
-class _Spans:
-    """Disjoint secret spans, sorted by start; a span overlapping one already taken is dropped."""
-
-    def __init__(self) -> None:
-        self.starts: list[int] = []
-        self.items: list[tuple[int, int, str]] = []
-        self.kinds: set[str] = set()
-        self.run = (0, 0)  # the last dotted run read: [start, end)
-
-    def dotted_end(self, text: str, at: int) -> int:
-        """Where the dotted run through `at` ends. Every position of a run ends where the run does, so a run is read
-        once, not once per secret in it: a blob of 60,000 dotted tokens took 10 s to redact, reading 16 KB each."""
-        start, end = self.run
-        if not start <= at < end:
-            end = _DOTTED_RUN.match(text, at).end()
-            self.run = (at, end)
-        return end
-
-    def covers(self, at: int) -> bool:
-        i = bisect.bisect_right(self.starts, at)
-        return bool(i) and self.items[i - 1][1] > at
-
-    def add(self, start: int, end: int, kind: str) -> None:
-        i = bisect.bisect_right(self.starts, start)
-        if i and self.items[i - 1][1] > start:
-            return
-        if i < len(self.items) and self.items[i][0] < end:
-            return
-        self.starts.insert(i, start)
-        self.items.insert(i, (start, end, kind))
-        if kind:
-            self.kinds.add(kind)
-
-    def absorb(self, start: int, end: int, kind: str) -> None:
-        """Add a span that may hold spans already taken: those are replaced by it when it holds them whole (and
-        all are secrets, not earlier markers); one it only overlaps keeps it out, as in `add`."""
-        lo = bisect.bisect_right(self.starts, start) - 1
-        if lo < 0 or self.items[lo][1] <= start:
-            lo += 1
-        hi = bisect.bisect_left(self.starts, end)
-        inside = self.items[lo:hi]
-        if not inside:
-            self.add(start, end, kind)
-            return
-        if inside[0][0] < start or inside[-1][1] > end or not all(k for _, _, k in inside):
-            return
-        del self.starts[lo:hi], self.items[lo:hi]
-        self.starts.insert(lo, start)
-        self.items.insert(lo, (start, end, kind))
-        self.kinds = {k for _, _, k in self.items if k}
-
-    def render(self, text: str) -> str:
-        parts: list[str] = []
-        done = 0
-        for start, end, kind in self.items:
-            parts += (text[done:start], MARKER.format(kind=kind) if kind else text[start:end])
-            done = end
-        parts.append(text[done:])
-        return "".join(parts)
-
-
-def _found(text: str, spans: _Spans, least: int) -> dict[str, str]:
-    """The secret values of `spans` (lowercased, `least` characters or more) and their kinds."""
-    return {text[start:end].lower(): kind for start, end, kind in spans.items if kind and end - start >= least}
-
-
 def _strings_of(value: Any, out: dict[str, Redacted]) -> None:
     if isinstance(value, str):
         out.setdefault(value, Redacted(value))
@@ -470,55 +402,6 @@ def _rebuilt(value: Any, done: Mapping[str, Redacted]) -> Any:
     if isinstance(value, dict):
         return {_rebuilt(k, done): _rebuilt(v, done) for k, v in value.items()}
     return value
-
-
-def _lowered_is(text: str, word: str) -> bool:
-    """Whether `text` lowercased is `word`, each letter to one letter as a regex's `(?i)` compares them: İ is i
-    (str.lower() gives i and a combining dot, a string one longer)."""
-    low = text.lower()
-    if len(low) == len(text):
-        return low == word
-    return "".join(c.lower()[:1] for c in text) == word
-
-
-def _trie(words: Iterable[str]) -> str:
-    """A regex matching any of `words`, as a trie (shared prefixes factored), longest first."""
-    root: dict[str, Any] = {}
-    for word in words:
-        node = root
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def walk(node: dict[str, Any]) -> str:
-        ends = "" in node
-        branches = [re.escape(c) + walk(sub) for c, sub in sorted(node.items()) if c]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if ends else body
-
-    return walk(root)
-
-
-def _preceded_by(before: re.Pattern[str], text: str, end: int) -> bool:
-    """Does the text just before `end`, on the same line (up to 96 characters), end with `before`?"""
-    start = max(text.rfind("\n", max(0, end - 96), end) + 1, end - 96, 0)
-    return before.search(text, start, end) is not None
-
-
-def _line_before(pattern: re.Pattern[str], text: str, end: int) -> bool:
-    """Does `pattern` occur in the text before `end` on the same line (up to 96 characters)?"""
-    start = max(text.rfind("\n", max(0, end - 96), end) + 1, end - 96, 0)
-    return pattern.search(text, start, end) is not None
-
-
-def entropy(value: str) -> float:
-    """Shannon entropy in bits per character: random keys score high, words and slugs low."""
-    n = len(value)
-    if not n:
-        return 0.0
-    return max(0.0, math.log2(n) - sum(c * math.log2(c) for c in map(value.count, set(value))) / n)
 
 
 @cache

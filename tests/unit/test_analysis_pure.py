@@ -76,12 +76,12 @@ def test_central_filters_kinds(graph):
 def test_central_ranks_nothing_when_no_node_qualifies(graph, monkeypatch):
     """No node of the wanted kinds: [] at once, no PageRank over the whole graph (a QA pass: 12.5 s at 10k
     events for an empty answer; bench/central_speed.py measures it)."""
-    from kg.analysis import graphs
+    from kg.analysis import centrality  # where central() finds pagerank
 
     def whole_graph(*a, **k):
         raise AssertionError("PageRank ran with nothing to rank")
     with monkeypatch.context() as m:
-        m.setattr(graphs, "pagerank", whole_graph)
+        m.setattr(centrality, "pagerank", whole_graph)
         graph.remove_node("lonely")
         assert ka.central(graph, kinds=("knowledge",)) == []
     assert [c["id"] for c in ka.central(graph, kinds=("principle",))] == ["pri", "rival"]

@@ -1,0 +1,86 @@
+"""The conflicts step of a cycle: contradictions found among the live rules and the free principles, and each
+pair settled by score into a decision (`kg conflicts`, `kg why`).
+
+Apart from `Lifecycle` (kg/lifecycle/cycle.py) as `verifying` and `promoting` are: the cycle's steps each in
+their module, the class holding what they share (the graph, the clock, the report, ids). Decisions are the
+pure functions of `kg.lifecycle.conflicts`; `Lifecycle.settle_conflicts`, `rule_facts` and `_score` call these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kg.lifecycle import conflicts
+from kg.lifecycle.verify_transition import DAY
+
+
+def settle(lc: Any) -> None:
+    """Find the contradictions among the live rules and free principles (up to `conflicts.max_detect` of them),
+    add the new ones as edges, and score each pair: a decision row per pair, made or brought up to date, a
+    person's override left as it is."""
+    c = lc.lp.conflicts
+    live, free = lc.rule_rows()
+    ids = sorted({r["node"] for r in live if r["node_status"] == "active" and r["kind"] in c.kinds} |
+                 {r["node"] for r in free})
+    if len(ids) < 2:
+        return
+    facts = rule_facts(lc, ids)
+    pairs = {(r["a"], r["b"]): r["reason"] for r in lc.st.run("lc_contradictions", ids=ids)}
+    found = []
+    pool = ids[: c.max_detect]
+    for a, b, reason in conflicts.find_all([(i, facts[i]["text"] or "") for i in pool], lc.lp):
+        if (a, b) not in pairs:
+            pairs[(a, b)] = reason
+            found.append({"a": a, "b": b, "at": lc.now, "reason": lc._redact(reason)})
+    if found:
+        from kg.store.bulk import run_each  # one indexed statement per pair (see the query)
+
+        run_each(lc.st, "lc_contradicts_add", found)
+    if not pairs:
+        return
+    existing = {(d["a"], d["b"]): d for d in lc.st.run("lc_decisions")}
+    confirmed = {r["node"] for r in live if r["status"] == "confirmed"} if c.tie_keeps_confirmed else set()
+    rows = []
+    new_ids = lc._seq_ids("lc_decision_ids", "dec")
+    for (a, b), reason in sorted(pairs.items()):
+        sa, sb = score(lc, facts[a]), score(lc, facts[b])
+        old = existing.get((a, b)) or existing.get((b, a))
+        if old and old["override"]:
+            continue
+        w = conflicts.winner(a, sa.total, b, sb.total)
+        status = "settled" if w else "tie"
+        if not w and old and old["winner"]:
+            w = old["winner"]  # a tie does not overturn a settled decision: the incumbent stays, flagged
+        elif not w and len(kept := {a, b} & confirmed) == 1:
+            (w,) = kept  # nor takes out a verified rule for an unverified one (`tie_keeps_confirmed`)
+        if old:
+            oa, ob = (sa, sb) if old["a"] == a else (sb, sa)
+            if (old["score_a"], old["score_b"], old["winner"], old["status"]) == (oa.total, ob.total, w, status):
+                continue
+            row = {"id": old["id"], "a": old["a"], "b": old["b"], "score_a": oa.total, "score_b": ob.total,
+                   "parts_a": oa.parts(), "parts_b": ob.parts()}
+        else:
+            row = {"id": next(new_ids), "a": a, "b": b, "score_a": sa.total,
+                   "score_b": sb.total, "parts_a": sa.parts(), "parts_b": sb.parts()}
+        row.update(winner=w, status=status, reason=reason or "", at=lc.now)
+        rows.append(row)
+        if not old or (old["winner"], old["status"]) != (w, status):
+            lc.report.conflicts.append({k: v for k, v in row.items() if k != "at"} |
+                                         {"text_a": facts[row["a"]]["text"], "text_b": facts[row["b"]]["text"]})
+        else:
+            lc.report.rescored += 1
+    if rows:
+        lc.st.run("lc_decision_upsert", rows=rows)
+
+
+def rule_facts(lc: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """What a conflict is scored on, for each of `ids` that is a rule of a kind the conflicts step weighs."""
+    wanted = set(ids)
+    kinds = sorted(set(lc.lp.conflicts.kinds) | {"principle", "knowledge"})
+    return {f["id"]: f for f in lc.st.run("lc_rule_facts", kinds=kinds, now=lc.now) if f["id"] in wanted}
+
+def score(lc: Any, f: dict[str, Any]) -> conflicts.Score:
+    """A rule's conflict score from its facts: priority, recurrence, and the days since it was last seen."""
+    seen = max(x for x in (f["last_seen"], f["reinforced_at"], f["created_at"]) if x)
+    return conflicts.score(f["priority"], int(f["recurrence"] or 0), max(0, (lc.now - seen) // DAY),
+                           f["area"], lc.lp)
