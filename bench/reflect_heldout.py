@@ -6,6 +6,17 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
+p39 (tests/data/heldout_p39.jsonl; the rule fixed 2026-12-06 08:02 UTC before a turn was read, by an annotator who reads
+no detector code): list D, new because every SpecStory marker path the file index lists (lists A-C2) is used up. The
+files find_string gives for the exact strings `_**User (YYYY-MM-` (the turn header newer SpecStory exports write), one
+string a month from 2026-12 back to 2025-01, each string's hits in the order given (at most 10 a string; find_string
+names no repository: a file is fetched by its id with read_file and saved as <data>/id<ID>__<its first header's slug or
+'session'>.md). A hit is taken when its file is a SpecStory chat export of at most 40,000 characters that the readers
+read with at least one user turn; a file whose user turns (sha1 of the reader's text) meet any earlier set's labels, or
+whose text is in shared data, is skipped as held; two hits of one file (one id) count once, and two ids whose user turns
+are the same count once. Whole files; until ~100 non-slash user turns or the clock (no new file saved after 08:55 UTC;
+labels by 09:10 UTC).
+
 p38 (tests/data/heldout_p38.jsonl; the rule fixed 2026-12-06 07:22 UTC (committed 0ccc0f0; its text said 07:27, a slip)
 before a turn was read, by an annotator who read no detector code): list C, new because lists A and B as the tool shows
 them are used up: the list find_files gives for path `.specstory/.what-is-this.md` (the note SpecStory writes into every
@@ -1212,7 +1223,8 @@ import reflect_train as rt
 REPO = Path(__file__).resolve().parents[1]
 FILE = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
 RUNTIMES = ("claude_code", "codex", "openclaw")
-SETS = {"p38": REPO / "tests" / "data" / "heldout_p38.jsonl",
+SETS = {"p39": REPO / "tests" / "data" / "heldout_p39.jsonl",
+        "p38": REPO / "tests" / "data" / "heldout_p38.jsonl",
         "p37": REPO / "tests" / "data" / "heldout_p37.jsonl",
         "p36": REPO / "tests" / "data" / "heldout_p36.jsonl",
         "p35": REPO / "tests" / "data" / "heldout_p35.jsonl",
@@ -1238,7 +1250,7 @@ SETS = {"p38": REPO / "tests" / "data" / "heldout_p38.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p38": Path("/work/heldout38/raw"), "p37": Path("/work/heldout37/raw"), "p36": Path("/work/heldout36/raw"), "p35": Path("/work/heldout35/raw"),
+OUTSIDE = {"p39": Path("/work/heldout39/raw"), "p38": Path("/work/heldout38/raw"), "p37": Path("/work/heldout37/raw"), "p36": Path("/work/heldout36/raw"), "p35": Path("/work/heldout35/raw"),
            "p34": Path("/work/heldout34/raw"), "p33": Path("/work/heldout33/raw"), "p32": Path("/work/heldout32/raw"),
            "p31": Path("/work/heldout31/raw"), "p30": Path("/work/heldout30/raw"), "p29": Path("/work/heldout29/raw"),
            "p28": Path("/work/heldout28/raw"), "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"),
