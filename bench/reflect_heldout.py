@@ -1250,7 +1250,8 @@ SETS = {"p39": REPO / "tests" / "data" / "heldout_p39.jsonl",
         "p15": REPO / "tests" / "data" / "heldout_aider_p15.jsonl"}
 # sets whose text is not in shared data, with the folder they are read from unless --data says another; their labels
 # hold the sha1 of each turn's text instead of the text
-OUTSIDE = {"p39": Path("/work/heldout39/raw"), "p38": Path("/work/heldout38/raw"), "p37": Path("/work/heldout37/raw"), "p36": Path("/work/heldout36/raw"), "p35": Path("/work/heldout35/raw"),
+OUTSIDE = {"p39": Path("/work/heldout39/raw"), "p38": Path("/work/heldout38/raw"),
+           "p37": Path("/work/heldout37/raw"), "p36": Path("/work/heldout36/raw"), "p35": Path("/work/heldout35/raw"),
            "p34": Path("/work/heldout34/raw"), "p33": Path("/work/heldout33/raw"), "p32": Path("/work/heldout32/raw"),
            "p31": Path("/work/heldout31/raw"), "p30": Path("/work/heldout30/raw"), "p29": Path("/work/heldout29/raw"),
            "p28": Path("/work/heldout28/raw"), "p27": Path("/work/heldout27/raw"), "p26": Path("/work/heldout26/raw"),
