@@ -89,10 +89,23 @@ def _one_subject(x: str, y: str, a: str, b: str, policy: LifecyclePolicy) -> str
     return None
 
 
+def _negated_side_acts(x: str, y: str, a: str, b: str, policy: LifecyclePolicy) -> bool:
+    """For a pair one side of which is a negation (always / never), whether the other rule does what the "never"
+    rule forbids: "Always check the config file" and "Never edit the config file by hand" are about one file,
+    but checking it is no editing (`_does_what_is_forbidden`)."""
+    negs = policy.conflicts.negations
+    if x not in negs and y not in negs:
+        return True
+    neg = x if x in negs else y
+    negated, other = (a, b) if _contains(words(a), words(neg)) else (b, a)
+    return _does_what_is_forbidden(negated, other, policy)
+
+
 def detect(a: str, b: str, policy: LifecyclePolicy) -> str | None:
     """Why two rules contradict, or None. Opposite pairs in either direction about one subject (`_one_subject`:
     "always use pnpm" and "never indent with tabs" go different ways about different things); or one negated
-    rule that shares `min_shared_words` content words with an un-negated one."""
+    rule that shares `min_shared_words` content words with an un-negated one. Either way a rule that forbids
+    (never, don't, 不要) contradicts only a rule that does what it forbids (`_does_what_is_forbidden`)."""
     c = policy.conflicts
     ta, tb = words(a), words(b)
     for x, y in c.opposite_pairs:
@@ -100,7 +113,7 @@ def detect(a: str, b: str, policy: LifecyclePolicy) -> str | None:
         if (_contains(ta, px) and _contains(tb, py) and not _contains(ta, py)) or \
            (_contains(ta, py) and _contains(tb, px) and not _contains(ta, px)):
             shared = _one_subject(x, y, a, b, policy)
-            if shared is not None:
+            if shared is not None and _negated_side_acts(x, y, a, b, policy):
                 return f"'{x}' vs '{y}' — opposite directions" + (f" (shared: {shared})" if shared else "")
     negs = [words(n) for n in c.negations]
     neg_a = any(_contains(ta, n) for n in negs)
@@ -113,17 +126,18 @@ def detect(a: str, b: str, policy: LifecyclePolicy) -> str | None:
         # no subject, unless they are all both rules say ("Don't commit to the repo" vs "Commit to the repo")
         specific = {w for w in shared if stem(w) not in c.topic_stoplist}
         negated, other = (a, b) if neg_a else (b, a)
-        if not _does_what_is_forbidden(negated, other, policy):
-            return None
-        if specific or (len(shared) >= c.min_shared_words and shared == content_a == content_b):
+        if (len(shared) >= c.min_shared_words and (specific or shared == content_a == content_b)
+                and _does_what_is_forbidden(negated, other, policy)):
             return (f"'{a[:50]}' vs '{b[:50]}' — direct contradiction (shared: "
                     f"{', '.join(sorted(shared)[:5])})")
     return None
 
 
 def _forbidden(text: str, policy: LifecyclePolicy) -> set[str]:
-    """The words a negated rule's negations apply to: the first word after each (past `negation_skip`), stemmed;
-    after a CJK negation its next character (不要用 sudo → 用)."""
+    """The words a negated rule's negations apply to, stemmed: the first word after each past `negation_skip`
+    (and the word after it when that one is an adverb, `negation_adverb_suffix`: "Don't manually edit"); after a
+    CJK negation the character pairs of the next `negation_cjk_window` characters ("不要在生产环境" → 在生, 生产,
+    产环; "不要用 sudo" → 用): the verb there is often behind a preposition or an adverb (在, 直接, 手动)."""
     c = policy.conflicts
     out: set[str] = set()
     low = text.lower()
@@ -133,7 +147,7 @@ def _forbidden(text: str, policy: LifecyclePolicy) -> set[str]:
             while at >= 0:
                 rest = low[at + len(neg):].lstrip()
                 if rest and has_cjk(rest[0]):
-                    out.add(rest[0])
+                    out.update(_cjk_pairs(rest[:c.negation_cjk_window]))
                 elif rest:
                     out.update(stem(w) for w in words(rest)[:1])
                 at = low.find(neg, at + 1)
@@ -142,7 +156,23 @@ def _forbidden(text: str, policy: LifecyclePolicy) -> set[str]:
         for i in range(len(toks) - len(n) + 1):
             if toks[i:i + len(n)] == n:
                 after = [t for t in toks[i + len(n):] if t not in c.negation_skip]
-                out.update(w for t in after[:1] for w in _forms(t))
+                take = 2 if after and c.negation_adverb_suffix and after[0].endswith(c.negation_adverb_suffix) else 1
+                out.update(w for t in after[:take] for w in _forms(t))
+    return out
+
+
+def _cjk_pairs(text: str) -> set[str]:
+    """The CJK character pairs of `text`'s CJK runs, and a run of one character itself."""
+    out: set[str] = set()
+    run = ""
+    for ch in text + " ":
+        if has_cjk(ch):
+            run += ch
+            continue
+        if len(run) == 1:
+            out.add(run)
+        out.update(run[k:k + 2] for k in range(len(run) - 1))
+        run = ""
     return out
 
 
@@ -157,7 +187,7 @@ def _forms(word: str) -> set[str]:
 
 def _does_what_is_forbidden(negated: str, other: str, policy: LifecyclePolicy) -> bool:
     """Whether `other` does what `negated` forbids: a word a negation applies to is one of its words (stemmed), or,
-    a CJK character, in its text."""
+    CJK, in its text."""
     forbidden = _forbidden(negated, policy)
     stems = {stem(t) for t in words(other.lower())}
     return any(w in stems or (has_cjk(w) and w in other) for w in forbidden)

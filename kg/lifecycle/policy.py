@@ -190,6 +190,8 @@ class Conflicts:
     opposite_pairs: tuple[tuple[str, str], ...]
     negations: tuple[str, ...]
     negation_skip: frozenset[str]
+    negation_adverb_suffix: str
+    negation_cjk_window: int
     min_shared_words: int
     opposite_min_shared: int
     topic_stoplist: frozenset[str]
@@ -380,6 +382,8 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         opposite_pairs=opposite,
         negations=tuple(n.lower() for n in r.strings("conflicts.negations")),
         negation_skip=frozenset(w.lower() for w in r.strings("conflicts.negation_skip")),
+        negation_adverb_suffix=r.string("conflicts.negation_adverb_suffix").lower(),
+        negation_cjk_window=r.whole("conflicts.negation_cjk_window", 1),
         min_shared_words=r.whole("conflicts.min_shared_words", 1),
         opposite_min_shared=r.whole("conflicts.opposite_min_shared", 1),
         topic_stoplist=frozenset(stem(w.lower()) for w in r.strings("conflicts.topic_stoplist")),

@@ -179,8 +179,9 @@ def paused_since(evidence: Iterable[str] | None, where: Any = ANY) -> datetime |
 
 
 def out_by_hand(evidence: Iterable[str] | None) -> bool:
-    """Whether the rule is out of its file now because a person took it out (withdrawn or edited by hand in every
-    workspace whose file it is out of), not because a conflict set it aside."""
+    """Whether the rule is out of its file now because a person took it out (withdrawn or edited by hand), not
+    because a conflict set it aside. On a team graph the lines name the members whose files it is out of, not the
+    others (whose files may hold it): the verify step asks this on an embedded graph only."""
     last: dict[str | None, str] = {}
     for line in evidence or ():
         if m := _MARK.match(line):

@@ -25,7 +25,7 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
     not judged while it is out (`sync_withdrawals`), and its days out are no evidence."""
     paused = sync_withdrawals(lc)
     rows = [r for r in lc.st.run("lc_changes_due", statuses=[*LIVE, CHECKING], now=lc.now)  # read after the sync
-            if withdrawn.paused_since(r["evidence"]) is None or _out_by_hand(r)]
+            if withdrawn.paused_since(r["evidence"]) is None or _out_by_hand(lc, r)]
     if not rows:
         return []
     updates, reverts, requests = [], [], []
@@ -37,13 +37,16 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
         counts, v, deadline = judge_change(lc, r, out)
         human = any(verify.HUMAN_CONFIRMED in line for line in r["evidence"] or [])
         said = v.summary
-        by_hand = _out_by_hand(r)
-        if by_hand:  # judged on its days in effect: a revert only, which the person has already made
+        by_hand = _out_by_hand(lc, r)
+        if by_hand:  # judged on its days in effect: a decisive revert only, which the person has already made
             t = verify.transition(status=r["status"], next_check=r["next_check"], due_since=r["due_since"],
                                   verdict=v, now=lc.now, policy=lc.lp, human=human)
-            if t.action not in ("revert", "auto_revert"):
-                continue  # still paused: judged again when its line is back
+            if t.action != "revert" or deadline:
+                # still paused, judged again when its line is back: no deadline's majority call (its overdue clock
+                # moves on by the pause only when the line is back: rev12 saw 2 days in effect auto-reverted)
+                continue
             t = replace(t, evidence=f"{t.evidence} (its line was already out of {r['target']}: taken out by hand)")
+            lc.report.withdrawn[:] = [w for w in lc.report.withdrawn if w["change"] != r["id"]]  # reverted, not paused
         elif r["status"] == CHECKING:
             t, v = end_check(lc, r, counts)
             checking -= t.status != CHECKING
@@ -116,12 +119,13 @@ def verify_due(lc: Any) -> list[dict[str, Any]]:
     return reverts
 
 
-def _out_by_hand(r: dict[str, Any]) -> bool:
+def _out_by_hand(lc: Any, r: dict[str, Any]) -> bool:
     """A live change whose rule a person took out of its file (paused): its verdict on the days it was in effect
     may still be a revert (one kg held because the person had edited the block, and then the person took the line
-    out: paused for good before)."""
-    return r["status"] in LIVE and withdrawn.paused_since(r["evidence"]) is not None and withdrawn.out_by_hand(
-        r["evidence"])
+    out: paused for good before). Not on a team graph: the other members' files may still hold the rule, and no
+    member's cycle judges a rule while one runs without it (kg/lifecycle/verify_withdrawn.py)."""
+    return (r["status"] in LIVE and here_of(lc) is None and withdrawn.paused_since(r["evidence"]) is not None
+            and withdrawn.out_by_hand(r["evidence"]))
 
 
 def _hold_revert(lc: Any, r: dict[str, Any], item: dict[str, Any]) -> bool:

@@ -31,7 +31,7 @@ from kg.store import sidestate as _sidestate
 from kg.store import strings as _strings
 from kg.store import tallies as _tallies
 from kg.store.lock import FileLock
-from kg.store.opening import (  # noqa: F401 - re-exported: tests and kg/store/falkor*.py import them from here
+from kg.store.opening import (  # noqa: F401 - re-exported: tests import them from here
     CHECKPOINT_BYTES,
     _open_paths,
     _query_cache,

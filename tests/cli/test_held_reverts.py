@@ -121,3 +121,29 @@ def test_a_rule_taken_out_by_hand_that_was_working_stays_paused(run_kg, ws):
     assert d["reverted"] == [] and [w["action"] for w in d["withdrawn"]] == ["paused"], d["withdrawn"]
     d = run_kg("cycle --json --now 2026-11-20T08:00").json
     assert d["reverted"] == [] and [w["action"] for w in d["withdrawn"]] == ["still paused"], d["withdrawn"]
+
+
+def test_a_rule_taken_out_by_hand_is_not_reverted_by_a_deadline_s_majority(run_kg, ws):
+    """Its overdue clock moves on by the pause only when the line is back: judged while out, a rule in effect for
+    2 days and out for weeks reached "deadline: the majority decides" and was auto-reverted (rev12 #1)."""
+    tools = _promoted_then_no_better(run_kg, ws)
+    _log_days(run_kg, date(2026, 10, 21), 2, action=False)
+    tools.write_text(tools.read_text().replace(LINE + "\n", "- my own line\n"))
+    assert [w["action"] for w in run_kg("cycle --json --now 2026-10-23T08:00").json["withdrawn"]] == ["paused"]
+    _log_days(run_kg, date(2026, 10, 23), 40, action=False)
+    for day in ("10-29", "11-05", "11-12", "11-19", "11-26", "12-03"):
+        d = run_kg(f"cycle --json --now 2026-{day}T08:00").json
+        assert d["reverted"] == [] and [w["action"] for w in d["withdrawn"]] == ["still paused"], (day, d)
+
+
+def test_a_revert_by_hand_is_said_once_as_a_revert_not_also_as_a_pause(run_kg, ws):
+    """The cycle that sees the line gone and reverts the change reports the revert only, the same in the dry run
+    and the real one (rev12 #6: "paused ... withdrawn by hand" beside "reverted", worded apart in the two)."""
+    tools = _promoted_then_no_better(run_kg, ws)
+    tools.write_text(tools.read_text().replace(LINE + "\n", LINE + "\n- my own line\n"))
+    _log_days(run_kg, date(2026, 10, 21), 15, action=False)
+    assert run_kg("cycle --json --now 2026-11-05T08:00").json["held"]
+    tools.write_text(tools.read_text().replace(LINE + "\n", ""))
+    for args in ("cycle --dry-run --json --now 2026-11-05T16:00", "cycle --json --now 2026-11-05T16:00"):
+        d = run_kg(args).json
+        assert [x["change"] for x in d["reverted"]] == ["chg-20261021-001"] and d["withdrawn"] == [], (args, d)

@@ -217,15 +217,29 @@ def test_winner(a, sa, b, sb, w):
     ("请详细说明", "请简洁一点", "opposite"),
     ("Give verbose answers", "Keep replies concise", "opposite"),
     ("Run the tests headless", "Debug layouts in the GUI", "opposite"),
-    # a negated rule contradicts one that does what it forbids ([conflicts] negation_skip), not one that only
-    # shares its words: checking a file is no editing of it
+    # a rule that forbids contradicts one that does what it forbids ([conflicts] negation_skip, negation_adverb_suffix,
+    # negation_cjk_window), not one that only shares its words: checking a file is no editing of it
     ("Always check the config file", "Don't edit the config file by hand", None),
-    ("Never use sudo", "Use sudo to install packages", "direct"),
-    ("Don't ever force push", "Force push after a rebase", "direct"),
-    ("不要用 sudo", "用 sudo 安装", "direct"),
+    ("Always check the config file", "Never edit the config file by hand", None),
+    ("Don't ever force push the branch", "Force push the branch after a rebase", "direct"),
     ("Don't rebase the main branch", "Merge the main branch into yours", None),
-    ("Stop using print for logging", "Use print statements for debugging", "direct"),
-    ("Avoid mocking the database", "Mock the database in unit tests", "direct"),
+    ("Stop using print for logging", "Use print for logging in scripts", "direct"),
+    ("Avoid mocking the database client", "Mock the database client in unit tests", "direct"),
+    # an adverb between the negation and its verb (rev12)
+    ("Don't manually edit the lockfile", "Edit the lockfile to fix merge conflicts", "direct"),
+    ("Never blindly trust user input", "Trust user input from the admin panel", "direct"),
+    ("Never actually delete user records", "Delete user records on request", "direct"),
+    ("Don't even try to cache tokens", "Cache tokens for an hour", "direct"),
+    # one shared word and a common verb are no contradiction (rev12: these were flagged on one word)
+    ("Don't use Python 2", "Use Python 3.12 for new scripts", None),
+    ("Never use Docker for the tests", "Use Docker Compose to start the database", None),
+    ("Never run pytest with coverage in CI", "Run pytest before every push", None),
+    # Chinese: the verb behind a preposition or an adverb (rev12), and a different place is another subject
+    ("不要在生产环境运行迁移", "生产环境运行迁移前先备份", "direct"),
+    ("不要在生产环境运行迁移", "在测试环境运行迁移", None),
+    ("不要直接修改数据库", "修改数据库来修复问题", "direct"),
+    ("不要随意删除日志", "删除旧日志以节省空间", "direct"),
+    ("不要手动编辑配置文件", "编辑配置文件以修复错误", "direct"),
 ])
 def test_detect(a, b, hit):
     reason = conflicts.detect(a, b, LP)
