@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from kg.core.text import folded
 
 from .language import fold
-from .lesson import in_context, sentence_at, sentences
+from .lesson import command_line, exclaims, in_context, sentence_at, sentences
 from .lesson import key as lesson_key
 from .lesson import phrase as phrase_lesson
 from .parse import LINE_FORMATS, Transcript, Turn
@@ -280,6 +280,7 @@ def _learnings(
         turn = transcript.turns[i]
         sigs = fired(v[i], rules)
         words_ = "\n".join(ln for _, ln in lines)
+        spoken = [x for x in lines if not command_line(x[1], rules.lessons)] or lines  # not a pasted command
         for det in rules.detectors:
             if det.model is None or (det.requires_prior_assistant and v[i].first_turn and not v[i].resumed):
                 continue
@@ -287,9 +288,10 @@ def _learnings(
             why = reasons(det.model, sigs)
             if p < det.threshold or not has_reason(why, rules, det.reasons):
                 continue
-            offset, line, hit = _evidence_line(lines, why, rules)
+            offset, line, hit = _evidence_line(spoken, why, rules)
             evidence = _evidence(line, hit, lim.evidence_chars) if hit else _trim(line, lim.evidence_chars)
-            said = _read(sentences(straighten(words_)), rules.signals.user_chars) or [straighten(line)]
+            said = _read(sentences(straighten("\n".join(ln for _, ln in spoken))), rules.signals.user_chars) or [
+                straighten(line)]
             preferred = sentence_at(straighten(line), straighten(hit.group(0)) if hit else "")
             lesson, source = phrase_lesson(det.category, said, preferred, rules.lessons, v[i].prev)
             pointing = rules.lessons.quote_pointer
@@ -306,7 +308,7 @@ def _learnings(
                 ctx = in_context(det.category, _trim(words_, 60), v[i].prev, rules.lessons)
                 if ctx is not None:
                     lesson, pattern_key = ctx[0], lesson_key(det.category, ctx[1], rules.lessons)
-                elif _exclaims(words_, rules) or _exclaims(lesson, rules):
+                elif exclaims(words_, rules.lessons) or exclaims(lesson, rules.lessons):
                     continue  # only "wtf", "ugh" (or the lesson is): nothing of its own, no statement of the agent's
             if pattern_key is None and det.category in rules.lessons.need_key:
                 continue  # praise that names nothing, after nothing the agent said it did: no lesson to keep
@@ -362,11 +364,6 @@ def _with_replaced(lesson: str, reply: str, rules: ReflectRules) -> str:
                 return f"{lesson.rstrip(' .')} {said}"
             return lesson
     return lesson
-
-
-def _exclaims(words: str, rules: ReflectRules) -> bool:
-    """The turn is only an exclamation or an expletive (rules/reflect.toml [lessons] exclamation)."""
-    return rules.lessons.exclamation is not None and bool(rules.lessons.exclamation.fullmatch(words.strip()))
 
 
 def learnings(transcript: Transcript, rules: ReflectRules) -> list[Finding]:

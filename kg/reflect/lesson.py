@@ -44,8 +44,8 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons, prev:
 
     A sentence with nothing left once fillers and the path of an attached file are stripped ("ok.", a pasted
     screenshot's path) is no lesson: the turn's other sentences are read, and `preferred` gives way to the first."""
-    said = [s for s in said if _content(s, rules) and not _PASTED_MARKUP.match(s)] or said
-    if _PASTED_MARKUP.match(preferred):  # a heading or an emphasised line pasted from the agent's answer
+    said = [s for s in said if _content(s, rules) and not _pasted(s, rules)] or said
+    if _pasted(preferred, rules):  # a heading, an emphasised line pasted from the agent's answer, a shell command
         preferred = said[0]
     if rules.pointer is not None:  # "make a rule so you never do this again": the lesson is the other sentences
         said = [s for s in said if not rules.pointer.search(s)] or said
@@ -106,6 +106,10 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons, prev:
 _PASTED_MARKUP = re.compile(r"^\s*(#{1,6}\s|\*[^*\s][^*]*\*\W*$|_[^_\s][^_]*_\W*$)")
 
 
+def _pasted(sentence: str, rules: Lessons) -> bool:
+    return bool(_PASTED_MARKUP.match(sentence)) or command_line(sentence, rules)
+
+
 def _asks(sentence: str, rules: Lessons) -> bool:
     """Said as a question: a "?" at its end, or a question's opening."""
     return sentence.rstrip().endswith(("?", "？")) or is_question(sentence, rules)
@@ -149,6 +153,11 @@ def in_context(category: str, said: str, prev: str, rules: Lessons,
         s = s if len(s) <= _CONTEXT_CHARS else s[: _CONTEXT_CHARS - 1].rstrip() + "…"
         return _fill(template, {"s": said.strip(" .!?"), "prev": s}), s
     return None
+
+
+def exclaims(words: str, rules: Lessons) -> bool:
+    """The turn is only an exclamation or an expletive (rules/reflect.toml [lessons] exclamation)."""
+    return rules.exclamation is not None and bool(rules.exclamation.fullmatch(words.strip()))
 
 
 def names_something(text: str, rules: Lessons) -> bool:
@@ -204,10 +213,42 @@ def _fill(template: str, values: dict[str, str], ing_e: frozenset[str] = frozens
         value = values.get(name.lower(), "").strip(" ,;:.?!")
         if m.group(2):
             value = base_form(value, ing_e)
-        return value[:1].upper() + value[1:] if name[:1].isupper() else value
+        return _capital(value) if name[:1].isupper() else value
 
-    out = " ".join(_FIELD.sub(one, template).split())  # an empty field leaves no double space
-    return out[:1].upper() + out[1:]
+    return _capital(" ".join(_FIELD.sub(one, template).split()))  # an empty field leaves no double space
+
+
+def _capital(text: str) -> str:
+    """`text` with its first letter upper-cased, unless it opens with code: "from_coder should ..." stays as the
+    user wrote it (an agent reading "From_coder" looks for a name that does not exist)."""
+    first = text.split(maxsplit=1)[0] if text.strip() else ""
+    return text if code_like(first) or command_line(text) else text[:1].upper() + text[1:]
+
+
+_FLAG = re.compile(r"^--?[A-Za-z][\w-]*=?")
+# A name as code writes it: a dotted, slashed or snake_case identifier ("aider.repomap", "../chitin", "from_coder"),
+# camelCase ("getUser"), a flag, or anything in backticks.
+_IDENTIFIER = re.compile(r"^[`'\"(]*([\w-]*\w[_./\\][\w./\\-]*|[./~]+/[\w./-]*|[a-z]+[A-Z]\w*|--?[A-Za-z][\w-]*|`.*)$")
+
+
+def code_like(token: str) -> bool:
+    """A name as code writes it (`_IDENTIFIER`), not a word that ends a sentence ("etc.")."""
+    word = token.rstrip(".,;:!?")
+    camel = word.isalpha() and word[1:] != word[1:].lower()
+    return bool(_IDENTIFIER.match(token)) and (camel or not word.isalpha())
+
+
+def command_line(sentence: str, rules: Lessons | None = None) -> bool:
+    """A shell command pasted into the turn ("git pr --path ../chitin"): a flag or a path among its words, and not one
+    of English's function words (a user's sentence about a flag has them: "run it with --verbose"), nor an opening
+    that says what to do. Never the lesson nor its evidence: the user's own words around it are."""
+    words = sentence.split()
+    if not any(_FLAG.match(w) or "/" in w for w in words):
+        return False
+    stop = linking_rules().stopwords
+    if any(w.lower().strip(".,;:!?'\"") in stop for w in words if not code_like(w)):
+        return False
+    return rules is None or not _says_what_to_do(sentence, rules)
 
 
 _DOUBLED = re.compile(r"([b-df-hj-np-tv-z])\1$")  # a doubled final consonant: "runn(ing)"

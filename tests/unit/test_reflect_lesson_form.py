@@ -1,0 +1,50 @@
+"""A lesson is a well-formed entry (issue 14 item 2): code keeps its spelling, a pasted command is never the lesson
+nor its evidence, the cut is said. Real transcript lines where they show it (tests/conftest.py `shared_data`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg.reflect import default_rules, read_transcript
+from kg.reflect.detect import reflect
+from kg.reflect.lesson import command_line, phrase
+
+RULES = default_rules()
+SPEC = "transcripts/specstory/"
+
+
+def lesson(said: list[str], category: str = "correction") -> str:
+    return phrase(category, said, said[0], RULES.lessons)[0]
+
+
+@pytest.mark.parametrize(("said", "expected"), [
+    # aider (chat-history.part1.md:22116): main wrote "From_coder should ...", a name no code holds
+    (["from_coder should also copy the read only files"], "from_coder should also copy the read only files"),
+    (["aider.repomap.RepoMap must not be called with --map-tokens 0"],
+     "aider.repomap.RepoMap must not be called with --map-tokens 0"),
+    (["getUser returns the cached row"], "getUser returns the cached row"),
+    (["the parser drops the last line"], "The parser drops the last line"),  # prose still opens with a capital
+])
+def test_a_lesson_opening_with_code_keeps_its_spelling(said, expected):
+    assert lesson(said) == expected
+
+
+def test_a_pasted_command_is_neither_the_lesson_nor_its_evidence(shared_data):
+    """"when i run this, i see no stats" above the command it ran ("bun run . git pr --path ../chitin"): main chose the
+    command, the one sentence that gave a key, as the lesson ("Git pr --path ../chitin") and as the evidence."""
+    t = read_transcript(shared_data / (SPEC + "2025-04-26_20-30-setting-up-minsky-cli-with-bun.md"))
+    (f,) = [f for f in reflect(t, RULES).findings if t.turns[f.turn].line == 2722]
+    assert "no stats" in f.summary and "--path" not in f.summary, f.summary
+    assert f.evidence == "when i run this, i see no stats", f.evidence
+    assert "git pr --path ../chitin" in f.details  # the command stays in what the user said
+
+
+@pytest.mark.parametrize(("sentence", "pasted"), [
+    ("git pr --path ../chitin", True),
+    ("bun run . git pr --path ../chitin", True),
+    ("run it with --verbose", False),  # the user's sentence about a flag
+    ("use --force when you push", False),
+    ("see src/app.py for the fix", False),
+])
+def test_what_is_a_pasted_command(sentence, pasted):
+    assert command_line(sentence, RULES.lessons) is pasted
