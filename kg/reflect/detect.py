@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from kg.core.text import folded
 
 from .language import fold
-from .lesson import command_line, exclaims, in_context, sentence_at, sentences
+from .lesson import command_line, exclaims, in_context, sentence_at, sentences, shorten
 from .lesson import key as lesson_key
 from .lesson import phrase as phrase_lesson
 from .parse import LINE_FORMATS, Transcript, Turn
@@ -183,17 +183,12 @@ def _read(said: list[str], chars: int) -> list[str]:
     return out
 
 
-def _trim(text: str, limit: int, words: bool = False) -> str:
-    """`text` on one line within `limit`; with `words`, cut where a word ends ("…before the cut…", not "…prio…")
-    unless that would leave less than two thirds of it."""
+def _trim(text: str, limit: int) -> str:
+    """`text` on one line within `limit` (a lesson is cut where a clause ends: `kg.reflect.lesson.shorten`)."""
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
-    head = text[: limit - 1]
-    inside = all(c.isalnum() or c in "_-" for c in text[limit - 2: limit])  # both sides of the cut: one word
-    if words and inside and head.rfind(" ") >= 2 * limit // 3:
-        head = head[: head.rfind(" ")]
-    return head.rstrip(" ,;:-(") + "…"
+    return text[: limit - 1].rstrip(" ,;:-(") + "…"
 
 
 # --- tasks ---------------------------------------------------------------------------
@@ -319,7 +314,7 @@ def _learnings(
             yield Finding(
                 kind=det.kind,
                 category=det.category,
-                summary=_trim(lesson, lim.summary_chars, words=True),
+                summary=shorten(lesson, lim.summary_chars, lim.summary_whole_chars),
                 details=details,
                 evidence=evidence,
                 position=f"line {turn.line + (offset if transcript.format in LINE_FORMATS else 0)}"

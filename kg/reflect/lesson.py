@@ -160,6 +160,27 @@ def exclaims(words: str, rules: Lessons) -> bool:
     return rules.exclamation is not None and bool(rules.exclamation.fullmatch(words.strip()))
 
 
+# Where a clause ends or another begins: a long lesson is cut before one, so what is left is a whole thought.
+_JOINS = r"(and|but|or|so|then|because|which|when|if|while|unless|rather than|instead of|including|except)"
+_CLAUSE = re.compile(rf"[.,;:!?](?=\s)|\s(?=[-–—]\s|\()|\s(?={_JOINS}\s)")
+_JOINED = re.compile(rf"(\s+{_JOINS})+$")  # "... and then" at the cut: the words that would join the next clause
+
+
+def shorten(lesson: str, limit: int, whole: int) -> str:
+    """`lesson` on one line: whole up to `whole` characters, else cut where a clause ends within `limit` (not inside
+    backticks, quotes or brackets, not before half of it), else where a word ends, and marked cut with "…"."""
+    text = " ".join(lesson.split())
+    if len(text) <= max(limit, whole):
+        return text
+    ends = [m.start() + (m.group(0) in ".,;:!?") for m in _CLAUSE.finditer(text, 0, limit - 1)]
+    ends = [e for e in ends if e >= limit // 2 and text[:e].count("`") % 2 == 0 == text[:e].count('"') % 2
+            and text[:e].count("(") <= text[:e].count(")") and text[:e].count("[") <= text[:e].count("]")]
+    head = text[: ends[-1]] if ends else text[: limit - 1]
+    if not ends and not text[limit - 1].isspace():  # inside a word: back to where it starts
+        head = head[: head.rfind(" ")] if head.rfind(" ") > 0 else head
+    return _JOINED.sub("", head).rstrip(" .,;:-–—(") + "…"
+
+
 def names_something(text: str, rules: Lessons) -> bool:
     """Any word a key could hold: "you didn't update the worklog" names the worklog, "wtf" names nothing."""
     return any(t not in rules.key_skip and t not in rules.key_weak and (len(t) >= 3 or not t.isascii())

@@ -50,6 +50,7 @@ class Limits:
     max_per_kind: int
     evidence_chars: int
     summary_chars: int
+    summary_whole_chars: int  # a lesson this long is kept whole: cutting 20 characters loses more than it saves
     skill_candidate_min_tool_calls: int
     context_turns: int  # earlier user turns an incremental reflection reads again (kg.reflect.window)
 

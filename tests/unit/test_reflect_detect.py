@@ -312,7 +312,7 @@ def mutate(path: str, value) -> dict:
           for gone in ("errors", "areas", "redact")],
         (mutate("limits.max_entries", 3), "limits.max_entries: unknown key (known keys here: "
                                           "max_findings_per_session, max_per_kind, evidence_chars, summary_chars, "
-                                          "skill_candidate_min_tool_calls, context_turns)"),
+                                          "summary_whole_chars, skill_candidate_min_tool_calls, context_turns)"),
         (mutate("correction.phrases", ["x"]), "correction.phrases: unknown key (known keys here: kind, category, "
                                               "priority, source, min_score, requires_prior_assistant, "
                                               "reasons)"),

@@ -48,3 +48,31 @@ def test_a_pasted_command_is_neither_the_lesson_nor_its_evidence(shared_data):
 ])
 def test_what_is_a_pasted_command(sentence, pasted):
     assert command_line(sentence, RULES.lessons) is pasted
+
+
+def test_a_long_lesson_is_cut_where_a_clause_ends_and_a_little_longer_one_kept_whole(shared_data):
+    """QA4 class 5: the 120-character cut left "... and then go ahead and…" and "... is that rule really…" (specstory
+    2025-04-30_19-17:3464, 2025-04-28_18-34:912). A lesson up to rules' summary_whole_chars is kept whole; a longer
+    one is cut where a clause ends, outside backticks and brackets, and says so."""
+    t = read_transcript(shared_data / (SPEC + "2025-04-30_19-17-task-011-worklog-and-commit-review.md"))
+    (cut,) = [f.summary for f in reflect(t, RULES).findings if t.turns[f.turn].line == 3464]
+    assert cut == ("Produce it as markdown, including a conventional commits-formatted title (like `feat(#011): ...`)…"
+                   ), cut
+    t = read_transcript(shared_data / (SPEC + "2025-04-28_18-34-create-minsky-task-command.md"))
+    (whole,) = [f.summary for f in reflect(t, RULES).findings if t.turns[f.turn].line == 912]
+    assert whole.endswith("is that rule really necessary"), whole
+    assert RULES.limits.summary_chars < len(whole) <= RULES.limits.summary_whole_chars
+
+
+@pytest.mark.parametrize(("lesson", "cut"), [
+    ("Keep the retry loop in client.py small enough to read in one screen, " + "x " * 80,
+     "Keep the retry loop in client.py small enough to read in one screen…"),
+    # a clause ending before half the limit leaves too little: a word's end
+    ("Keep the retry loop in client.py small, " + "x " * 80,
+     "Keep the retry loop in client.py small, " + "x " * 39 + "x…"),
+    ("Run " + "the tests " * 30, "Run " + "the tests " * 11 + "the…"),  # no clause: a whole word
+])
+def test_shorten(lesson, cut):
+    from kg.reflect.lesson import shorten
+
+    assert shorten(lesson, 120, 160) == cut
