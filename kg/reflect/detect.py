@@ -288,7 +288,7 @@ def _learnings(
             said = _read(sentences(straighten("\n".join(ln for _, ln in spoken))), rules.signals.user_chars) or [
                 straighten(line)]
             preferred = sentence_at(straighten(line), straighten(hit.group(0)) if hit else "")
-            lesson, source = phrase_lesson(det.category, said, preferred, rules.lessons, v[i].prev)
+            lesson, source = phrase_lesson(det.category, said, preferred, rules.lessons)
             pointing = rules.lessons.quote_pointer
             if pointing is not None and v[i].quoted and pointing.search(lesson):  # "Do not skip this part": which
                 lesson = f"{lesson.rstrip(' .:')}: {sentences(v[i].quoted)[0].rstrip(' .')}"
@@ -298,11 +298,11 @@ def _learnings(
             if det.category == "correction" and "replaces_own" in sigs and \
                     lesson_key(det.category, lesson, rules.lessons) is None:  # too few words to name the lesson
                 lesson = _with_replaced(lesson, v[i].next, rules)
-            pattern_key = lesson_key(det.category, lesson, rules.lessons)
-            if pattern_key is None:  # the words name nothing ("wtf"): name what the agent had just done
+            pattern_key, judged = lesson_key(det.category, lesson, rules.lessons), ""
+            if pattern_key is None:  # the words name nothing ("wtf"): the key names what the agent had just done
                 ctx = in_context(det.category, _trim(words_, 60), v[i].prev, rules.lessons)
                 if ctx is not None:
-                    lesson, pattern_key = ctx[0], lesson_key(det.category, ctx[1], rules.lessons)
+                    lesson, judged, pattern_key = ctx[0], ctx[1], lesson_key(det.category, ctx[1], rules.lessons)
                 elif exclaims(words_, rules.lessons) or exclaims(lesson, rules.lessons):
                     continue  # only "wtf", "ugh" (or the lesson is): nothing of its own, no statement of the agent's
             if pattern_key is None and det.category in rules.lessons.need_key:
@@ -310,6 +310,7 @@ def _learnings(
             details = f"User said: {_trim(words_, 1000)}"
             if v[i].prev:
                 details += f"\nAfter the assistant said: {_trim(v[i].prev, 300)}"
+            details += f"\nThe verdict is on: {judged}" if judged else ""  # context, never the lesson
             details += f"\nSignals: {', '.join(why) or 'none'} (score {p:.2f})"
             yield Finding(
                 kind=det.kind,

@@ -9,7 +9,6 @@ stemmed and sorted, so the same lesson said another way in another session lands
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from functools import cache
 
 from kg.graph.linking import default_rules, terms
@@ -38,7 +37,7 @@ def sentence_at(text: str, needle: str) -> str:
     return parts[0] if parts else text.strip()
 
 
-def phrase(category: str, said: list[str], preferred: str, rules: Lessons, prev: str = "") -> tuple[str, str]:
+def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tuple[str, str]:
     """(lesson, the sentence it came from). The first rewrite, in the rules' order, that matches any
     sentence of what the user said wins; else the category's template over the `preferred` sentence.
 
@@ -70,11 +69,9 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons, prev:
                       and key(category, s, rules) is not None and not _asks(o, rules)), None)
         return (_fill(rules.fallback[category], {"s": other[0]}), other[1]) if other else vague
     s = _clean(preferred, rules)
-    if rules.meant is not None and rules.meant.search(preferred) and not _says_what_to_do(s, rules):
-        # "i mean non-blank lines": a fragment of what the agent got wrong, said with what it had just said
-        ctx = in_context(category, s, prev, rules, rules.meant_context)
-        if ctx is not None:
-            return ctx[0], preferred
+    meant = rules.meant_context.get(category)
+    if meant and rules.meant is not None and rules.meant.search(preferred) and not _says_what_to_do(s, rules):
+        return _fill(meant, {"s": s}), preferred  # "i mean non-blank lines": a fragment of what the agent got wrong
     if category in rules.reword and key(category, s, rules) is None:
         other = _with_content(category, cleaned, rules)
         if other is not None:
@@ -93,11 +90,7 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons, prev:
                                  rules.ing_e), preferred
             if not is_question(s, rules):  # a statement said with doubt: the statement is the lesson
                 return _fill(rules.fallback[category], {"s": asked}), preferred
-            # no rewrite (another language, a shape no rule knows): the agent's last statement is what to check
-            ctx = in_context(category, asked, prev, rules, rules.question_context) if names_something(
-                asked, rules) else None  # "wtf??" names nothing: detect names the agent's statement its own way
-            if ctx is not None:
-                return ctx[0], preferred
+            # no rewrite (another language, a shape no rule knows): the question to answer, in the user's words
             return _fill(rules.question[category], {"s": asked}), preferred
     return _fill(rules.fallback[category], {"s": s}), preferred
 
@@ -135,14 +128,14 @@ _DOUBT_WORDS = 5  # an English sentence ending "?" with no opener and this many 
 _MARKUP = re.compile(r"^[\s#>*+\-\d.)]+|[*_`]{2,}")
 
 
-def in_context(category: str, said: str, prev: str, rules: Lessons,
-               templates: Mapping[str, str] | None = None) -> tuple[str, str] | None:
-    """(lesson, the agent's sentence it names) for a finding whose user words name nothing a key can hold ("wtf",
-    "nice, it works"): the lesson names what the agent had just said, the last of its statements (not a question,
-    not an offer) that names something, under the category's context template. None: no template or no such
-    sentence."""
-    template = (rules.context if templates is None else templates).get(category)
-    if template is None or not prev or (templates is None and names_something(said, rules)):
+def in_context(category: str, said: str, prev: str, rules: Lessons) -> tuple[str, str] | None:
+    """(lesson, the agent's sentence its key names) for a finding whose user words name nothing a key can hold ("wtf",
+    "nice, it works"): the lesson is the user's verdict under the category's context template; the sentence is what
+    the agent had just said, the last of its statements (not a question, not an offer) that names something, which
+    the key names so the verdict recurs with what it judged. The agent's words are never the lesson: read as a rule,
+    "Check if GPU acceleration is enabled" is the claim the user rejected. None: no template or no such sentence."""
+    template = rules.context.get(category)
+    if template is None or not prev or names_something(said, rules):
         return None
     for raw in reversed(sentences(prev)):
         s = " ".join(_MARKUP.sub("", raw).split())
@@ -150,8 +143,8 @@ def in_context(category: str, said: str, prev: str, rules: Lessons,
             continue
         if rules.context_skip is not None and rules.context_skip.search(s):
             continue  # an offer or a question back, not what the agent did
-        s = s if len(s) <= _CONTEXT_CHARS else s[: _CONTEXT_CHARS - 1].rstrip() + "…"
-        return _fill(template, {"s": said.strip(" .!?"), "prev": s}), s
+        # (cut as keys always were cut: the same statement keeps its key)
+        return _fill(template, {"s": said.strip(" .!?")}), s if len(s) <= _CONTEXT_CHARS else s[: _CONTEXT_CHARS - 1]
     return None
 
 
@@ -181,13 +174,15 @@ def shorten(lesson: str, limit: int, whole: int) -> str:
     return _JOINED.sub("", head).rstrip(" .,;:-–—(") + "…"
 
 
+_CONTEXT_CHARS = 100
+
+
 def names_something(text: str, rules: Lessons) -> bool:
     """Any word a key could hold: "you didn't update the worklog" names the worklog, "wtf" names nothing."""
     return any(t not in rules.key_skip and t not in rules.key_weak and (len(t) >= 3 or not t.isascii())
                for t in terms(text, linking_rules()))
 
 
-_CONTEXT_CHARS = 100
 _PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
 _CODE_MARKS = re.compile(r"\s=\s|[;{}]|^(const|let|var|def|return|import|from)\s")  # a line of code
 

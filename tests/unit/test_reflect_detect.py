@@ -337,7 +337,12 @@ def mutate(path: str, value) -> dict:
         (mutate("lessons.rewrite", [{"pattern": "(?P<a>x)", "template": "{b}"}]),
          "lessons.rewrite[0].template: {b} is not a named group of the pattern (nor {s})"),
         (mutate("lessons.context", {"correction": "{s}: {what}"}),
-         "lessons.context.correction: {what} is not a field of a context lesson ({s}, {prev})"),
+         "lessons.context.correction: {what} is not a field of a context lesson ({s})"),
+        # a lesson is the user's: no template may put the agent's words ({prev}) in it
+        (mutate("lessons.context", {"correction": "Check this ({s}): {prev}"}),
+         "lessons.context.correction: {prev} is not a field of a context lesson ({s})"),
+        (mutate("lessons.meant_context", {"correction": "The user meant {s}, after: {prev}"}),
+         "lessons.meant_context.correction: {prev} is not a field of a meant_context lesson ({s})"),
         (mutate("lessons.context", {"praise": "{s}"}),
          "lessons.context.praise: not a finding category (best_practice, correction, feature_request, "
          "knowledge_gap, preference)"),
@@ -401,8 +406,11 @@ def test_praise_is_kept_as_what_worked_not_a_correction():
     for said in ("Great work, thanks!", "Great work, this is exactly what I wanted"):
         got = found(chat(("user", "refactor it"), ("assistant", done), ("user", said)))
         assert set(got) == {"best_practice"}
-        # the lesson says what was approved, not the praise alone
-        assert "load_config" in got["best_practice"].summary and got["best_practice"].pattern_key
+        # the key and the details name what was approved, the lesson is the user's verdict: the agent's words as the
+        # lesson read as a rule ("Keep doing what the user approved: Refactored the loader into ...": QA4 class 4)
+        f = got["best_practice"]
+        assert "load_config" in f.details.split("The verdict is on: ")[-1] and "config" in f.pattern_key, f
+        assert "load_config" not in f.summary and said.rstrip("!") in f.summary, f
 
 
 @pytest.mark.parametrize("said", ["Thanks", "Great work, thanks!", "thank you!"])
@@ -449,12 +457,13 @@ def test_a_finding_is_written_as_what_to_do(said, category, lesson):
 
 
 def test_a_rebuke_that_names_nothing_names_what_the_agent_had_just_done():
-    """'wtf' is no lesson: the lesson names the agent's last statement before it (not its offer or question), the
-    key comes from that statement, and the user's words stay the evidence."""
+    """'wtf' is no lesson of its own: the key comes from the agent's last statement before it (not its offer or
+    question), which the details name; the lesson is the user's verdict, never the agent's words (they read as a
+    rule: "The status bar now uses the muted palette"), and the user's words stay the evidence."""
     claim = "I switched the dark theme to 256-colour codes. The status bar now uses the muted palette. Want more?"
     f = found(chat(("user", "fix the colours"), ("assistant", claim), ("user", "wtf??")))["correction"]
-    assert f.summary == ('Check this before handing it back (the user answered "wtf"): '
-                         "The status bar now uses the muted palette")
+    assert f.summary == 'Check the work before handing it back: the user rejected the last result ("wtf")'
+    assert "\nThe verdict is on: The status bar now uses the muted palette.\n" in f.details
     assert f.evidence == "wtf??" and f.pattern_key is not None and "palett" in f.pattern_key
     again = found(chat(("user", "go"), ("assistant", claim), ("user", "seriously??")))["correction"]
     assert again.pattern_key == f.pattern_key

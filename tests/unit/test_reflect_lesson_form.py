@@ -3,6 +3,8 @@ nor its evidence, the cut is said. Real transcript lines where they show it (tes
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kg.reflect import default_rules, read_transcript
@@ -76,3 +78,36 @@ def test_shorten(lesson, cut):
     from kg.reflect.lesson import shorten
 
     assert shorten(lesson, 120, 160) == cut
+
+
+def _agents_words_in(lesson: str, agent: str, user: str) -> str | None:
+    """The first run of five words of `lesson` that the agent said and the user did not, else None."""
+    words = re.findall(r"[\w'./@-]+", lesson.rstrip("…"))
+    agent, user = " ".join(re.findall(r"[\w'./@-]+", agent)), " ".join(re.findall(r"[\w'./@-]+", user))
+    for i in range(len(words) - 4):
+        run = " ".join(words[i:i + 5])
+        if run in agent and run not in user:
+            return run
+    return None
+
+
+@pytest.mark.parametrize("name", [
+    "runtimes/openclaw/transcripts/pi-coding-agent/large-session.jsonl",
+    "runtimes/aider/aider-ai_aider/chat-history.part1.md",
+    "runtimes/aider/aider-ai_aider/website-examples/complex-change.md",
+    "runtimes/aider/alexshchuka_mozgoslav/.aider.chat.history.md",
+])
+def test_no_lesson_is_built_from_the_agents_own_words(shared_data, name):
+    """QA4 class 4: 'Check this before handing it back (the user answered "wtf"): In VS Code: Check if GPU
+    acceleration is enabled/disabled…' (pi, line 367), 'The user meant "...", after: These modifications will make the
+    script consider only…' (aider 5499), 'Keep doing what the user approved ("nice, that worked"): These changes will
+    replace…' (complex-change.md 366). An agent reads a lesson as its rule: the agent's words may be the context in
+    the details, never the lesson."""
+    t = read_transcript(shared_data / name)
+    borrowed = []
+    for f in reflect(t, RULES).findings:
+        before = " ".join(x.text for x in t.turns[max(0, f.turn - 12):f.turn] if x.role != "user")
+        run = _agents_words_in(f.summary, before, t.turns[f.turn].text)
+        if run:
+            borrowed.append((t.turns[f.turn].line, f.summary))
+    assert not borrowed, borrowed
