@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from kg.core.text import folded
 
 from .language import fold
-from .lesson import command_line, exclaims, in_context, sentence_at, sentences, shorten
+from .lesson import command_line, exclaims, in_context, names_one_thing_at_most, sentence_at, sentences, shorten
 from .lesson import key as lesson_key
 from .lesson import phrase as phrase_lesson
 from .parse import LINE_FORMATS, Transcript, Turn
@@ -296,7 +296,7 @@ def _learnings(
                 offset = next((o for o, ln in lines if source in straighten(ln)), offset)
                 evidence = _trim(source, lim.evidence_chars)
             if det.category == "correction" and "replaces_own" in sigs and \
-                    lesson_key(det.category, lesson, rules.lessons) is None:  # too few words to name the lesson
+                    names_one_thing_at_most(det.category, lesson, rules.lessons):  # "Use X": instead of what?
                 lesson = _with_replaced(lesson, v[i].next, rules)
             pattern_key, judged = lesson_key(det.category, lesson, rules.lessons), ""
             if pattern_key is None:  # the words name nothing ("wtf"): the key names what the agent had just done

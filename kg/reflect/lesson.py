@@ -286,9 +286,18 @@ def base_form(verb: str, ing_e: frozenset[str] = frozenset()) -> str:
     return stem
 
 
+# A dotted name whose last part is a name, not a file's extension ("aider.repomap.RepoMap", "pkg.module_name"): the
+# last part is the thing named, and the same thing said with or without its module keeps one key.
+_DOTTED = re.compile(r"\b(?:[A-Za-z_]\w*\.)+([A-Z]\w*|\w*_\w*|[a-z]\w{4,})\b")
+# Names as code writes them, besides `_CODE`: CamelCase and camelCase, snake_case, a call ("prompt()"), an argument
+# ("paginate=false": its name).
+_CODE_NAME = re.compile(r"\b[A-Za-z][a-z]+[A-Z]\w*|\b\w+_\w+\b|\b\w+(?=\(\))|\b[a-z]\w*(?==\w)")
+
+
 def key(category: str, lesson: str, rules: Lessons) -> str | None:
     """`<fix|pref|fact|feat|keep>.<word>-<word>-<word>`: the lesson's most specific words, sorted."""
-    code = {t for m in _CODE.finditer(lesson) for t in terms(m.group(0), linking_rules())}
+    lesson = _DOTTED.sub(r"\1", lesson)
+    code = {t for p in (_CODE, _CODE_NAME) for m in p.finditer(lesson) for t in terms(m.group(0), linking_rules())}
     seen: dict[str, int] = {}
     weak: dict[str, int] = {}
     for i, t in enumerate(terms(lesson, linking_rules())):
@@ -297,8 +306,20 @@ def key(category: str, lesson: str, rules: Lessons) -> str | None:
         (weak if t in rules.key_weak else seen)[t] = i
     if len(seen) < rules.key_min_words:
         seen.update(weak)
-    if len(seen) < rules.key_min_words:
+    if len(seen) < rules.key_min_words and not (len(seen) == 1 and _one_thing(lesson, rules)):
         return None
     ranked = sorted(seen, key=lambda t: (t not in code, -len(t), seen[t]))
     words = sorted(ranked[: rules.key_words])
     return f"{rules.key_prefix.get(category) or _PREFIX.get(category, category)}.{'-'.join(words)}"
+
+
+def _one_thing(lesson: str, rules: Lessons) -> bool:
+    """A short lesson that says what to do with one thing ("Use minsky", "Get not post"): one word is its key."""
+    return rules.key_one_word is not None and len(lesson.split()) <= rules.key_short_words and bool(
+        rules.key_one_word.search(lesson))
+
+
+def names_one_thing_at_most(category: str, lesson: str, rules: Lessons) -> bool:
+    """No key, or one that holds fewer words than key_min_words ("Use X"): what the user named is all there is."""
+    found = key(category, lesson, rules)
+    return found is None or found.count("-") + 1 < rules.key_min_words

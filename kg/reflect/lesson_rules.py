@@ -71,6 +71,9 @@ class Lessons:
     meant_context: Mapping[str, str] = field(default_factory=dict)
     pointer: re.Pattern[str] | None = None  # a sentence pointing at the lesson said elsewhere ("make a rule so ...")
     quote_pointer: re.Pattern[str] | None = None  # a lesson's end pointing at what the user quoted ("this part")
+    # A lesson of at most key_short_words words in this shape ("Use minsky", "Get not post") keys on its one word.
+    key_short_words: int = 0
+    key_one_word: re.Pattern[str] | None = None
 
 
 _FIELDS = re.compile(r"\{(\w+)(?::base)?\}")  # "{V:base}": the field's verb in its base form ("editing" -> "edit")
@@ -92,7 +95,7 @@ def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
              "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
              "exclamation", "question_opener", "context_skip", "meant", "meant_context",
-             "key_prefix", "pointer", "quote_pointer"))
+             "key_prefix", "pointer", "quote_pointer", "key_short_words", "key_one_word"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -139,6 +142,9 @@ def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
         meant_context=_context(t, categories, "meant_context"),
         pointer=regex(t, "pointer", t.string("pointer"), re.IGNORECASE) if "pointer" in t.data else None,
         quote_pointer=regex(t, "quote_pointer", t.string("quote_pointer")) if "quote_pointer" in t.data else None,
+        key_short_words=t.whole("key_short_words", 0, int_only=True) if "key_short_words" in t.data else 0,
+        key_one_word=regex(t, "key_one_word", t.string("key_one_word"), re.IGNORECASE)
+        if "key_one_word" in t.data else None,
     )
 
 

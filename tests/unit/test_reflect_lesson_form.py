@@ -8,8 +8,8 @@ import re
 import pytest
 
 from kg.reflect import default_rules, read_transcript
-from kg.reflect.detect import reflect
-from kg.reflect.lesson import command_line, phrase
+from kg.reflect.detect import learnings, reflect
+from kg.reflect.lesson import command_line, key, phrase
 
 RULES = default_rules()
 SPEC = "transcripts/specstory/"
@@ -111,3 +111,34 @@ def test_no_lesson_is_built_from_the_agents_own_words(shared_data, name):
         if run:
             borrowed.append((t.turns[f.turn].line, f.summary))
     assert not borrowed, borrowed
+
+
+def _keys_by_line(shared_data, name: str) -> dict[int, str | None]:
+    t = read_transcript(shared_data / name)
+    return {t.turns[f.turn].line: f.pattern_key for f in learnings(t, RULES)}
+
+
+AIDER = "runtimes/aider/aider-ai_aider/chat-history.part1.md"
+
+
+def test_a_short_lesson_that_names_one_thing_gets_a_key(shared_data):
+    """QA4 (e): "Get not post" (aider 8640) and "Use minsky" (specstory 2025-04-29_16-45:73) had no key, so they could
+    never recur; a short order or contrast keys on the one thing it names. Praise and remarks of a few words keep
+    none, and different things keep different keys."""
+    assert _keys_by_line(shared_data, AIDER)[8640] == "fix.post"
+    assert _keys_by_line(shared_data, SPEC + "2025-04-29_16-45-available-tasks-inquiry.md")[73] == "fix.minsky"
+    got = {s: key("correction", s, RULES.lessons) for s in ("Use pnpm", "Use minsky", "Thanks, Claude", "Try again",
+                                                          "Be careful", "That's not markdown")}
+    assert got == {"Use pnpm": "fix.pnpm", "Use minsky": "fix.minsky", "Thanks, Claude": None, "Try again": None,
+                   "Be careful": None, "That's not markdown": None}
+
+
+def test_the_same_lesson_said_twice_in_a_session_gets_one_key(shared_data):
+    """QA4 (e), aider: "Mock RepoMap and ensure it is not called" (2918) and "Mock aider.repomap.RepoMap ..." (3585)
+    keyed fix.ensur-mock-repomap and fix.aider-ensur-repomap; "Don't paginate cmd_web from Coder" (24746) and "In
+    coder, call cmd_web with paginate=false" (24870) keyed apart too. A dotted name keys on its last part, and names
+    as code writes them (RepoMap, cmd_web, paginate=) rank first."""
+    keys = _keys_by_line(shared_data, AIDER)
+    assert keys[2918] == keys[3585] == "fix.ensur-mock-repomap"
+    assert keys[24746] == keys[24870] == "fix.cmd-paginat-web"
+    assert key("correction", "Follow @dont-ignore-errors.mdc", RULES.lessons) == "fix.error-ignor-mdc"  # files stay
