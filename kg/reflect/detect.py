@@ -321,7 +321,7 @@ def _learnings(
                 position=f"line {turn.line + (offset if transcript.format in LINE_FORMATS else 0)}"
                 if turn.line is not None else turn.position,
                 pattern_key=pattern_key,
-                priority=det.priority,
+                priority=det.priority_of(sigs),
                 source=det.source,
                 tool_calls_in_task=tasks[owner[i]].tool_calls if owner[i] >= 0 else 0,
                 turn=i,

@@ -235,11 +235,11 @@ def test_caps_keep_the_most_important():
         ("user", "hi"),
         ("assistant", "I set up the linter config in pyproject.toml."),
         ("user", "I prefer tabs"),
-        ("user", "no, that's wrong"),
+        ("user", "no, that's still wrong"),
         ("user", "thanks, great work"),
-        ("user", "that's not right either"),
+        ("user", "that's not right either, wtf"),
     )
-    r = reflect(t, rules)
+    r = reflect(t, rules)  # (corrections said again or angrily are "high": rules' [correction] raise_when)
     assert [f.category for f in r.findings] == ["correction", "correction"]
     assert r.dropped_by_cap == 2
 
@@ -315,7 +315,7 @@ def mutate(path: str, value) -> dict:
                                           "summary_whole_chars, skill_candidate_min_tool_calls, context_turns)"),
         (mutate("correction.phrases", ["x"]), "correction.phrases: unknown key (known keys here: kind, category, "
                                               "priority, source, min_score, requires_prior_assistant, "
-                                              "reasons)"),
+                                              "reasons, raise_to, raise_when)"),
         (mutate("limits.max_per_kind", 0), "limits.max_per_kind: must be a whole number of at least 1, not 0"),
         (mutate("limits.max_per_kind", "5"), "limits.max_per_kind: must be a whole number of at least 1, not '5'"),
         (mutate("limits.max_per_kind", 5.0),
@@ -331,6 +331,10 @@ def mutate(path: str, value) -> dict:
         (mutate("correction.priority", "urgent"),
          "correction.priority: must be one of low, medium, high, critical, not 'urgent'"),
         (mutate("correction.min_score", 1.5), "correction.min_score: must be a number from 0.0 to 1.0, not 1.5"),
+        (mutate("correction.raise_when", ["shouts"]),
+         "correction.raise_when: 'shouts' is not a signal of [signals] (or a computed one)"),
+        (mutate("correction.raise_to", "urgent"),
+         "correction.raise_to: must be one of low, medium, high, critical, not 'urgent'"),
         (mutate("signals.reply_reasons", ["rejects"]), "signals.reply_reasons: 'rejects' is not a signal of the "
                                                        "agent's reply ([signals.next], [signals.next_tools] or "
                                                        "[signals.reply_about_work])"),
@@ -616,7 +620,9 @@ def test_a_correction_stated_as_a_lasting_rule_is_one_entry_carrying_both():
     got = detect(t, RULES)
     assert [(f.kind, f.category, f.also) for f in got] == [("preference", "preference", ("correction",))]
     rule = got[0]
-    assert rule.summary == "Don't use pip here, this repo uses uv for everything" and rule.priority == "high"
+    correction = next(f for f in learnings(t, RULES) if f.turn == 2 and f.category == "correction")
+    assert rule.summary == "Don't use pip here, this repo uses uv for everything"
+    assert rule.priority == correction.priority == "medium"  # (one mild cue: rules' [correction] raise_when)
     assert {"rejects", "remember"} <= set(rule.signals) and "Also a correction" in rule.details
 
 

@@ -142,3 +142,16 @@ def test_the_same_lesson_said_twice_in_a_session_gets_one_key(shared_data):
     assert keys[2918] == keys[3585] == "fix.ensur-mock-repomap"
     assert keys[24746] == keys[24870] == "fix.cmd-paginat-web"
     assert key("correction", "Follow @dont-ignore-errors.mdc", RULES.lessons) == "fix.error-ignor-mdc"  # files stay
+
+
+def test_a_corrections_priority_is_graded_from_what_fired(shared_data):
+    """QA4 (d): every correction was "high" whatever it said ("Try again", "Get not post"). One mild cue is "medium";
+    said again, still wrong, after a claim of done, or angrily is "high" (rules' [correction] raise_when)."""
+    t = read_transcript(shared_data / AIDER)
+    by_line = {t.turns[f.turn].line: f for f in learnings(t, RULES) if f.category == "correction"}
+    assert by_line[8640].priority == "medium", by_line[8640].signals  # "get not post"
+    t = read_transcript(shared_data / "runtimes/openclaw/transcripts/pi-coding-agent/large-session.jsonl")
+    by_line = {t.turns[f.turn].line: f for f in learnings(t, RULES) if f.category == "correction"}
+    assert by_line[367].priority == "high", by_line[367].signals  # "wtf" after the agent's answer
+    priorities = {f.priority for f in by_line.values()}
+    assert priorities == {"medium", "high"}, priorities
