@@ -92,7 +92,26 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tu
                 return _fill(rules.fallback[category], {"s": asked}), preferred
             # no rewrite (another language, a shape no rule knows): the question to answer, in the user's words
             return _fill(rules.question[category], {"s": asked}), preferred
-    return _fill(rules.fallback[category], {"s": s}), preferred
+    return _fill(rules.fallback[category], {"s": _with_other_half(s, preferred, cleaned, rules)}), preferred
+
+
+def _with_other_half(s: str, preferred: str, cleaned: list[tuple[str, str]], rules: Lessons) -> str:
+    """`s` joined with the sentence beside it when one of the two forbids and the other does not ("don't mock
+    completion. mock the httpx library ...", "reorder the lists. DO NOT CHANGE the contents."): the rule is both
+    halves, and a signal matched only one."""
+    at = next((i for i, (_, o) in enumerate(cleaned) if o == preferred), None)
+    if rules.prohibits is None or at is None:
+        return s
+    for j in (at + 1, at - 1):
+        if not 0 <= j < len(cleaned):
+            continue
+        other, original = cleaned[j]
+        if bool(rules.prohibits.search(s)) == bool(rules.prohibits.search(other)) or _asks(original, rules) or \
+                not _content(original, rules) or _pasted(original, rules):
+            continue
+        first, second = (s, other) if j > at else (other, s)
+        return f"{first.rstrip(' .;,')}; {second}"
+    return s
 
 
 # A markdown heading or a wholly emphasised line ("## Stats", "*No stats available*"): the agent's answer pasted back.

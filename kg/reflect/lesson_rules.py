@@ -74,6 +74,8 @@ class Lessons:
     # A lesson of at most key_short_words words in this shape ("Use minsky", "Get not post") keys on its one word.
     key_short_words: int = 0
     key_one_word: re.Pattern[str] | None = None
+    # A sentence that forbids: said beside one that does not, the lesson is both ("don't X. do Y").
+    prohibits: re.Pattern[str] | None = None
 
 
 _FIELDS = re.compile(r"\{(\w+)(?::base)?\}")  # "{V:base}": the field's verb in its base form ("editing" -> "edit")
@@ -95,7 +97,8 @@ def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
              "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
              "exclamation", "question_opener", "context_skip", "meant", "meant_context",
-             "key_prefix", "pointer", "quote_pointer", "key_short_words", "key_one_word"))
+             "key_prefix", "pointer", "quote_pointer", "key_short_words", "key_one_word",
+             "prohibits"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -145,6 +148,7 @@ def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
         key_short_words=t.whole("key_short_words", 0, int_only=True) if "key_short_words" in t.data else 0,
         key_one_word=regex(t, "key_one_word", t.string("key_one_word"), re.IGNORECASE)
         if "key_one_word" in t.data else None,
+        prohibits=regex(t, "prohibits", t.string("prohibits"), re.IGNORECASE) if "prohibits" in t.data else None,
     )
 
 

@@ -155,3 +155,19 @@ def test_a_corrections_priority_is_graded_from_what_fired(shared_data):
     assert by_line[367].priority == "high", by_line[367].signals  # "wtf" after the agent's answer
     priorities = {f.priority for f in by_line.values()}
     assert priorities == {"medium", "high"}, priorities
+
+
+def test_a_prohibition_said_beside_what_to_do_is_one_lesson_with_it(shared_data):
+    """QA4 class 6: the half a signal matched was the lesson. "In CONVENTIONS.md , reorder the lists. DO NOT CHANGE
+    the contents." gave "In CONVENTIONS.md , reorder the lists" (aquaticat 2581), and "no, don't mock completion. mock
+    the httpx library which completion uses ..." gave "Don't mock completion" (aider 8558)."""
+    t = read_transcript(shared_data / "runtimes/aider/aquaticat_monochromatic/.aider.chat.history.md")
+    (got,) = [f.summary for f in learnings(t, RULES) if t.turns[f.turn].line == 2581]
+    assert got == "In CONVENTIONS.md , reorder the lists; DO NOT CHANGE the contents", got
+    t = read_transcript(shared_data / AIDER)
+    (got,) = [f.summary for f in learnings(t, RULES) if t.turns[f.turn].line == 8558]
+    assert got == ("Don't mock completion; mock the httpx library which completion uses to actually make the http "
+                   "request"), got
+    # two sentences that both forbid, or neither, stay apart; a question beside is no half of the rule
+    assert lesson(["don't touch the lockfile.", "don't run npm audit fix."]) == "Don't touch the lockfile"
+    assert lesson(["don't touch the lockfile.", "why did you?"]) == "Don't touch the lockfile"
