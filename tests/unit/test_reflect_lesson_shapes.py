@@ -41,6 +41,8 @@ def test_a_rule_asked_for_as_a_question_is_said_as_what_to_do(shared_data):
     (SPEC + "2025-04-28_19-10-starting-work-on-project-#004.md", 22,
      "Do not forget: we were about to create a task for that change i requested"),
     (SPEC + "2025-04-28_16-22-backlog-task-inquiry.md", 22, "Propose what to do about the test"),
+    # "how might we ..." asks for a way as "how can we ..." does (was "Check this first: how might we nsure ...?")
+    (SPEC + "2025-04-28_18-53-available-tasks-inquiry.md", 6, "Find a way to nsure this doesnt happe nin the future"),
     # "why did you X A and not B" -> "X B, not A" (main: "Do not commit to the main branch and not a session branch")
     (SPEC + "2025-04-29_18-53-starting-task-002.md", 22, "Commit to a session branch, not the main branch"),
     # an English statement said with doubt is the statement (main: "Check this first: scrolling back ...?")
