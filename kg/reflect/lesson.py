@@ -107,8 +107,8 @@ def _with_other_half(s: str, preferred: str, cleaned: list[tuple[str, str]], rul
             continue
         other, original = cleaned[j]
         if bool(rules.prohibits.search(s)) == bool(rules.prohibits.search(other)) or _asks(original, rules) or \
-                not _content(original, rules) or _pasted(original, rules):
-            continue
+                len(_PROSE_WORD.findall(other)) < 2 or _pasted(original, rules):
+            continue  # (a list's next number, "6.", is no half of a rule)
         first, second = (s, other) if j > at else (other, s)
         return f"{first.rstrip(' .;,')}; {second}"
     return s

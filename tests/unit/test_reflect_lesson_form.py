@@ -171,3 +171,4 @@ def test_a_prohibition_said_beside_what_to_do_is_one_lesson_with_it(shared_data)
     # two sentences that both forbid, or neither, stay apart; a question beside is no half of the rule
     assert lesson(["don't touch the lockfile.", "don't run npm audit fix."]) == "Don't touch the lockfile"
     assert lesson(["don't touch the lockfile.", "why did you?"]) == "Don't touch the lockfile"
+    assert lesson(["5. dont overwrite, error.", "6."]) == "Dont overwrite, error"  # (specstory 2025-04-27_21-51)
