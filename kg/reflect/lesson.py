@@ -175,18 +175,25 @@ def exclaims(words: str, rules: Lessons) -> bool:
 # Where a clause ends or another begins: a long lesson is cut before one, so what is left is a whole thought.
 _JOINS = r"(and|but|or|so|then|because|which|when|if|while|unless|rather than|instead of|including|except)"
 _CLAUSE = re.compile(rf"[.,;:!?](?=\s)|\s(?=[-–—]\s|\()|\s(?={_JOINS}\s)")
+_SENTENCE_STOP = re.compile(r"[.;!?](?=\s)")
 _JOINED = re.compile(rf"(\s+{_JOINS})+$")  # "... and then" at the cut: the words that would join the next clause
 
 
 def shorten(lesson: str, limit: int, whole: int) -> str:
-    """`lesson` on one line: whole up to `whole` characters, else cut where a clause ends within `limit` (not inside
-    backticks, quotes or brackets, not before half of it), else where a word ends, and marked cut with "…"."""
+    """`lesson` on one line: whole up to `whole` characters, else its first sentences that fit in `whole` ("X; Y"
+    joined: X), else cut where a clause ends within `limit` (not inside backticks, quotes or brackets, not before
+    half of it), else where a word ends; marked cut with "…"."""
     text = " ".join(lesson.split())
     if len(text) <= max(limit, whole):
         return text
-    ends = [m.start() + (m.group(0) in ".,;:!?") for m in _CLAUSE.finditer(text, 0, limit - 1)]
-    ends = [e for e in ends if e >= limit // 2 and text[:e].count("`") % 2 == 0 == text[:e].count('"') % 2
-            and text[:e].count("(") <= text[:e].count(")") and text[:e].count("[") <= text[:e].count("]")]
+
+    def outside(e: int) -> bool:
+        return e >= limit // 2 and text[:e].count("`") % 2 == 0 == text[:e].count('"') % 2 and \
+            text[:e].count("(") <= text[:e].count(")") and text[:e].count("[") <= text[:e].count("]")
+
+    stops = [m.start() + 1 for m in _SENTENCE_STOP.finditer(text, 0, whole)]
+    clauses = [m.start() + (m.group(0) in ".,;:!?") for m in _CLAUSE.finditer(text, 0, limit - 1)]
+    ends = [e for e in stops if outside(e)] or [e for e in clauses if outside(e)]
     head = text[: ends[-1]] if ends else text[: limit - 1]
     if not ends and not text[limit - 1].isspace():  # inside a word: back to where it starts
         head = head[: head.rfind(" ")] if head.rfind(" ") > 0 else head

@@ -64,6 +64,11 @@ def test_a_long_lesson_is_cut_where_a_clause_ends_and_a_little_longer_one_kept_w
     (whole,) = [f.summary for f in reflect(t, RULES).findings if t.turns[f.turn].line == 912]
     assert whole.endswith("is that rule really necessary"), whole
     assert RULES.limits.summary_chars < len(whole) <= RULES.limits.summary_whole_chars
+    # a lesson of two sentences too long for both keeps its first whole (2025-04-28_16-22:593, a rule joined with
+    # "document this ..."; it was cut to "Never ask me questions like "Would you like to proceed with ...?"…")
+    t = read_transcript(shared_data / (SPEC + "2025-04-28_16-22-backlog-task-inquiry.md"))
+    (first,) = [f.summary for f in reflect(t, RULES).findings if t.turns[f.turn].line == 593]
+    assert first.endswith("if it seems obvious that those are the natural next steps that i would ask for…"), first
 
 
 @pytest.mark.parametrize(("lesson", "cut"), [
