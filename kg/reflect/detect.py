@@ -298,7 +298,8 @@ def _learnings(
             if det.category == "correction" and "replaces_own" in sigs and \
                     names_one_thing_at_most(det.category, lesson, rules.lessons):  # "Use X": instead of what?
                 lesson = _with_replaced(lesson, v[i].next, rules)
-            pattern_key, judged = lesson_key(det.category, lesson, rules.lessons), ""
+            pasted = [ln for x, ln in lines if x not in {o for o, _ in spoken}]  # commands: "when i run this, ..."
+            pattern_key, judged = lesson_key(det.category, lesson, rules.lessons, pasted), ""
             if pattern_key is None:  # the words name nothing ("wtf"): the key names what the agent had just done
                 ctx = in_context(det.category, _trim(words_, 60), v[i].prev, rules.lessons)
                 if ctx is not None:

@@ -9,6 +9,7 @@ stemmed and sorted, so the same lesson said another way in another session lands
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 
 from kg.graph.linking import default_rules, terms
@@ -320,8 +321,16 @@ _DOTTED = re.compile(r"\b(?:[A-Za-z_]\w*\.)+([A-Z]\w*|\w*_\w*|[a-z]\w{4,})\b")
 _CODE_NAME = re.compile(r"\b[A-Za-z][a-z]+[A-Z]\w*|\b\w+_\w+\b|\b\w+(?=\(\))|\b[a-z]\w*(?==\w)")
 
 
-def key(category: str, lesson: str, rules: Lessons) -> str | None:
-    """`<fix|pref|fact|feat|keep>.<word>-<word>-<word>`: the lesson's most specific words, sorted."""
+def key(category: str, lesson: str, rules: Lessons, commands: Sequence[str] = ()) -> str | None:
+    """`<fix|pref|fact|feat|keep>.<word>-<word>-<word>`: the lesson's most specific words, sorted. A lesson with too
+    few that points at a command the user pasted beside it ("when i run this, i see no stats" over "bun run . git pr
+    --path ../chitin") takes the command's names too (not its flags, paths or arguments)."""
+    found = _key(category, lesson, rules)
+    names = [w for c in commands for w in c.split() if w.isalpha() and not code_like(w)] if found is None else []
+    return _key(category, f"{lesson} {' '.join(names)}", rules) if names else found
+
+
+def _key(category: str, lesson: str, rules: Lessons) -> str | None:
     lesson = _DOTTED.sub(r"\1", lesson)
     code = {t for p in (_CODE, _CODE_NAME) for m in p.finditer(lesson) for t in terms(m.group(0), linking_rules())}
     seen: dict[str, int] = {}

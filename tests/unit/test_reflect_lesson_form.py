@@ -39,6 +39,8 @@ def test_a_pasted_command_is_neither_the_lesson_nor_its_evidence(shared_data):
     assert "no stats" in f.summary and "--path" not in f.summary, f.summary
     assert f.evidence == "when i run this, i see no stats", f.evidence
     assert "git pr --path ../chitin" in f.details  # the command stays in what the user said
+    # the words say little ("stats"): the key takes the names of the command they point at, not its flags or path
+    assert f.pattern_key == "fix.bun-git-stat", f.pattern_key
 
 
 @pytest.mark.parametrize(("sentence", "pasted"), [
