@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from kg.core.text import folded
 
 from .language import fold
-from .lesson import in_context, sentence_at, sentences
+from .lesson import command_line, exclaims, in_context, names_one_thing_at_most, sentence_at, sentences, shorten
 from .lesson import key as lesson_key
 from .lesson import phrase as phrase_lesson
 from .parse import LINE_FORMATS, Transcript, Turn
@@ -183,17 +183,12 @@ def _read(said: list[str], chars: int) -> list[str]:
     return out
 
 
-def _trim(text: str, limit: int, words: bool = False) -> str:
-    """`text` on one line within `limit`; with `words`, cut where a word ends ("…before the cut…", not "…prio…")
-    unless that would leave less than two thirds of it."""
+def _trim(text: str, limit: int) -> str:
+    """`text` on one line within `limit` (a lesson is cut where a clause ends: `kg.reflect.lesson.shorten`)."""
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
-    head = text[: limit - 1]
-    inside = all(c.isalnum() or c in "_-" for c in text[limit - 2: limit])  # both sides of the cut: one word
-    if words and inside and head.rfind(" ") >= 2 * limit // 3:
-        head = head[: head.rfind(" ")]
-    return head.rstrip(" ,;:-(") + "…"
+    return text[: limit - 1].rstrip(" ,;:-(") + "…"
 
 
 # --- tasks ---------------------------------------------------------------------------
@@ -280,6 +275,7 @@ def _learnings(
         turn = transcript.turns[i]
         sigs = fired(v[i], rules)
         words_ = "\n".join(ln for _, ln in lines)
+        spoken = [x for x in lines if not command_line(x[1], rules.lessons)] or lines  # not a pasted command
         for det in rules.detectors:
             if det.model is None or (det.requires_prior_assistant and v[i].first_turn and not v[i].resumed):
                 continue
@@ -287,11 +283,12 @@ def _learnings(
             why = reasons(det.model, sigs)
             if p < det.threshold or not has_reason(why, rules, det.reasons):
                 continue
-            offset, line, hit = _evidence_line(lines, why, rules)
+            offset, line, hit = _evidence_line(spoken, why, rules)
             evidence = _evidence(line, hit, lim.evidence_chars) if hit else _trim(line, lim.evidence_chars)
-            said = _read(sentences(straighten(words_)), rules.signals.user_chars) or [straighten(line)]
+            said = _read(sentences(straighten("\n".join(ln for _, ln in spoken))), rules.signals.user_chars) or [
+                straighten(line)]
             preferred = sentence_at(straighten(line), straighten(hit.group(0)) if hit else "")
-            lesson, source = phrase_lesson(det.category, said, preferred, rules.lessons, v[i].prev)
+            lesson, source = phrase_lesson(det.category, said, preferred, rules.lessons)
             pointing = rules.lessons.quote_pointer
             if pointing is not None and v[i].quoted and pointing.search(lesson):  # "Do not skip this part": which
                 lesson = f"{lesson.rstrip(' .:')}: {sentences(v[i].quoted)[0].rstrip(' .')}"
@@ -299,31 +296,33 @@ def _learnings(
                 offset = next((o for o, ln in lines if source in straighten(ln)), offset)
                 evidence = _trim(source, lim.evidence_chars)
             if det.category == "correction" and "replaces_own" in sigs and \
-                    lesson_key(det.category, lesson, rules.lessons) is None:  # too few words to name the lesson
+                    names_one_thing_at_most(det.category, lesson, rules.lessons):  # "Use X": instead of what?
                 lesson = _with_replaced(lesson, v[i].next, rules)
-            pattern_key = lesson_key(det.category, lesson, rules.lessons)
-            if pattern_key is None:  # the words name nothing ("wtf"): name what the agent had just done
+            pasted = [ln for x, ln in lines if x not in {o for o, _ in spoken}]  # commands: "when i run this, ..."
+            pattern_key, judged = lesson_key(det.category, lesson, rules.lessons, pasted), ""
+            if pattern_key is None:  # the words name nothing ("wtf"): the key names what the agent had just done
                 ctx = in_context(det.category, _trim(words_, 60), v[i].prev, rules.lessons)
                 if ctx is not None:
-                    lesson, pattern_key = ctx[0], lesson_key(det.category, ctx[1], rules.lessons)
-                elif _exclaims(words_, rules) or _exclaims(lesson, rules):
+                    lesson, judged, pattern_key = ctx[0], ctx[1], lesson_key(det.category, ctx[1], rules.lessons)
+                elif exclaims(words_, rules.lessons) or exclaims(lesson, rules.lessons):
                     continue  # only "wtf", "ugh" (or the lesson is): nothing of its own, no statement of the agent's
             if pattern_key is None and det.category in rules.lessons.need_key:
                 continue  # praise that names nothing, after nothing the agent said it did: no lesson to keep
             details = f"User said: {_trim(words_, 1000)}"
             if v[i].prev:
                 details += f"\nAfter the assistant said: {_trim(v[i].prev, 300)}"
+            details += f"\nThe verdict is on: {judged}" if judged else ""  # context, never the lesson
             details += f"\nSignals: {', '.join(why) or 'none'} (score {p:.2f})"
             yield Finding(
                 kind=det.kind,
                 category=det.category,
-                summary=_trim(lesson, lim.summary_chars, words=True),
+                summary=shorten(lesson, lim.summary_chars, lim.summary_whole_chars),
                 details=details,
                 evidence=evidence,
                 position=f"line {turn.line + (offset if transcript.format in LINE_FORMATS else 0)}"
                 if turn.line is not None else turn.position,
                 pattern_key=pattern_key,
-                priority=det.priority,
+                priority=det.priority_of(sigs),
                 source=det.source,
                 tool_calls_in_task=tasks[owner[i]].tool_calls if owner[i] >= 0 else 0,
                 turn=i,
@@ -362,11 +361,6 @@ def _with_replaced(lesson: str, reply: str, rules: ReflectRules) -> str:
                 return f"{lesson.rstrip(' .')} {said}"
             return lesson
     return lesson
-
-
-def _exclaims(words: str, rules: ReflectRules) -> bool:
-    """The turn is only an exclamation or an expletive (rules/reflect.toml [lessons] exclamation)."""
-    return rules.lessons.exclamation is not None and bool(rules.lessons.exclamation.fullmatch(words.strip()))
 
 
 def learnings(transcript: Transcript, rules: ReflectRules) -> list[Finding]:

@@ -9,7 +9,7 @@ stemmed and sorted, so the same lesson said another way in another session lands
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Sequence
 from functools import cache
 
 from kg.graph.linking import default_rules, terms
@@ -38,14 +38,14 @@ def sentence_at(text: str, needle: str) -> str:
     return parts[0] if parts else text.strip()
 
 
-def phrase(category: str, said: list[str], preferred: str, rules: Lessons, prev: str = "") -> tuple[str, str]:
+def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tuple[str, str]:
     """(lesson, the sentence it came from). The first rewrite, in the rules' order, that matches any
     sentence of what the user said wins; else the category's template over the `preferred` sentence.
 
     A sentence with nothing left once fillers and the path of an attached file are stripped ("ok.", a pasted
     screenshot's path) is no lesson: the turn's other sentences are read, and `preferred` gives way to the first."""
-    said = [s for s in said if _content(s, rules) and not _PASTED_MARKUP.match(s)] or said
-    if _PASTED_MARKUP.match(preferred):  # a heading or an emphasised line pasted from the agent's answer
+    said = [s for s in said if _content(s, rules) and not _pasted(s, rules)] or said
+    if _pasted(preferred, rules):  # a heading, an emphasised line pasted from the agent's answer, a shell command
         preferred = said[0]
     if rules.pointer is not None:  # "make a rule so you never do this again": the lesson is the other sentences
         said = [s for s in said if not rules.pointer.search(s)] or said
@@ -70,11 +70,9 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons, prev:
                       and key(category, s, rules) is not None and not _asks(o, rules)), None)
         return (_fill(rules.fallback[category], {"s": other[0]}), other[1]) if other else vague
     s = _clean(preferred, rules)
-    if rules.meant is not None and rules.meant.search(preferred) and not _says_what_to_do(s, rules):
-        # "i mean non-blank lines": a fragment of what the agent got wrong, said with what it had just said
-        ctx = in_context(category, s, prev, rules, rules.meant_context)
-        if ctx is not None:
-            return ctx[0], preferred
+    meant = rules.meant_context.get(category)
+    if meant and rules.meant is not None and rules.meant.search(preferred) and not _says_what_to_do(s, rules):
+        return _fill(meant, {"s": s}), preferred  # "i mean non-blank lines": a fragment of what the agent got wrong
     if category in rules.reword and key(category, s, rules) is None:
         other = _with_content(category, cleaned, rules)
         if other is not None:
@@ -93,17 +91,36 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons, prev:
                                  rules.ing_e), preferred
             if not is_question(s, rules):  # a statement said with doubt: the statement is the lesson
                 return _fill(rules.fallback[category], {"s": asked}), preferred
-            # no rewrite (another language, a shape no rule knows): the agent's last statement is what to check
-            ctx = in_context(category, asked, prev, rules, rules.question_context) if names_something(
-                asked, rules) else None  # "wtf??" names nothing: detect names the agent's statement its own way
-            if ctx is not None:
-                return ctx[0], preferred
+            # no rewrite (another language, a shape no rule knows): the question to answer, in the user's words
             return _fill(rules.question[category], {"s": asked}), preferred
-    return _fill(rules.fallback[category], {"s": s}), preferred
+    return _fill(rules.fallback[category], {"s": _with_other_half(s, preferred, cleaned, rules)}), preferred
+
+
+def _with_other_half(s: str, preferred: str, cleaned: list[tuple[str, str]], rules: Lessons) -> str:
+    """`s` joined with the sentence beside it when one of the two forbids and the other does not ("don't mock
+    completion. mock the httpx library ...", "reorder the lists. DO NOT CHANGE the contents."): the rule is both
+    halves, and a signal matched only one."""
+    at = next((i for i, (_, o) in enumerate(cleaned) if o == preferred), None)
+    if rules.prohibits is None or at is None:
+        return s
+    for j in (at + 1, at - 1):
+        if not 0 <= j < len(cleaned):
+            continue
+        other, original = cleaned[j]
+        if bool(rules.prohibits.search(s)) == bool(rules.prohibits.search(other)) or _asks(original, rules) or \
+                len(_PROSE_WORD.findall(other)) < 2 or _pasted(original, rules):
+            continue  # (a list's next number, "6.", is no half of a rule)
+        first, second = (s, other) if j > at else (other, s)
+        return f"{first.rstrip(' .;,')}; {second}"
+    return s
 
 
 # A markdown heading or a wholly emphasised line ("## Stats", "*No stats available*"): the agent's answer pasted back.
 _PASTED_MARKUP = re.compile(r"^\s*(#{1,6}\s|\*[^*\s][^*]*\*\W*$|_[^_\s][^_]*_\W*$)")
+
+
+def _pasted(sentence: str, rules: Lessons) -> bool:
+    return bool(_PASTED_MARKUP.match(sentence)) or command_line(sentence, rules)
 
 
 def _asks(sentence: str, rules: Lessons) -> bool:
@@ -131,14 +148,14 @@ _DOUBT_WORDS = 5  # an English sentence ending "?" with no opener and this many 
 _MARKUP = re.compile(r"^[\s#>*+\-\d.)]+|[*_`]{2,}")
 
 
-def in_context(category: str, said: str, prev: str, rules: Lessons,
-               templates: Mapping[str, str] | None = None) -> tuple[str, str] | None:
-    """(lesson, the agent's sentence it names) for a finding whose user words name nothing a key can hold ("wtf",
-    "nice, it works"): the lesson names what the agent had just said, the last of its statements (not a question,
-    not an offer) that names something, under the category's context template. None: no template or no such
-    sentence."""
-    template = (rules.context if templates is None else templates).get(category)
-    if template is None or not prev or (templates is None and names_something(said, rules)):
+def in_context(category: str, said: str, prev: str, rules: Lessons) -> tuple[str, str] | None:
+    """(lesson, the agent's sentence its key names) for a finding whose user words name nothing a key can hold ("wtf",
+    "nice, it works"): the lesson is the user's verdict under the category's context template; the sentence is what
+    the agent had just said, the last of its statements (not a question, not an offer) that names something, which
+    the key names so the verdict recurs with what it judged. The agent's words are never the lesson: read as a rule,
+    "Check if GPU acceleration is enabled" is the claim the user rejected. None: no template or no such sentence."""
+    template = rules.context.get(category)
+    if template is None or not prev or names_something(said, rules):
         return None
     for raw in reversed(sentences(prev)):
         s = " ".join(_MARKUP.sub("", raw).split())
@@ -146,9 +163,45 @@ def in_context(category: str, said: str, prev: str, rules: Lessons,
             continue
         if rules.context_skip is not None and rules.context_skip.search(s):
             continue  # an offer or a question back, not what the agent did
-        s = s if len(s) <= _CONTEXT_CHARS else s[: _CONTEXT_CHARS - 1].rstrip() + "…"
-        return _fill(template, {"s": said.strip(" .!?"), "prev": s}), s
+        # (cut as keys always were cut: the same statement keeps its key)
+        return _fill(template, {"s": said.strip(" .!?")}), s if len(s) <= _CONTEXT_CHARS else s[: _CONTEXT_CHARS - 1]
     return None
+
+
+def exclaims(words: str, rules: Lessons) -> bool:
+    """The turn is only an exclamation or an expletive (rules/reflect.toml [lessons] exclamation)."""
+    return rules.exclamation is not None and bool(rules.exclamation.fullmatch(words.strip()))
+
+
+# Where a clause ends or another begins: a long lesson is cut before one, so what is left is a whole thought.
+_JOINS = r"(and|but|or|so|then|because|which|when|if|while|unless|rather than|instead of|including|except)"
+_CLAUSE = re.compile(rf"[.,;:!?](?=\s)|\s(?=[-–—]\s|\()|\s(?={_JOINS}\s)")
+_SENTENCE_STOP = re.compile(r"[.;!?](?=\s)")
+_JOINED = re.compile(rf"(\s+{_JOINS})+$")  # "... and then" at the cut: the words that would join the next clause
+
+
+def shorten(lesson: str, limit: int, whole: int) -> str:
+    """`lesson` on one line: whole up to `whole` characters, else its first sentences that fit in `whole` ("X; Y"
+    joined: X), else cut where a clause ends within `limit` (not inside backticks, quotes or brackets, not before
+    half of it), else where a word ends; marked cut with "…"."""
+    text = " ".join(lesson.split())
+    if len(text) <= max(limit, whole):
+        return text
+
+    def outside(e: int) -> bool:
+        return e >= limit // 2 and text[:e].count("`") % 2 == 0 == text[:e].count('"') % 2 and \
+            text[:e].count("(") <= text[:e].count(")") and text[:e].count("[") <= text[:e].count("]")
+
+    stops = [m.start() + 1 for m in _SENTENCE_STOP.finditer(text, 0, whole)]
+    clauses = [m.start() + (m.group(0) in ".,;:!?") for m in _CLAUSE.finditer(text, 0, limit - 1)]
+    ends = [e for e in stops if outside(e)] or [e for e in clauses if outside(e)]
+    head = text[: ends[-1]] if ends else text[: limit - 1]
+    if not ends and not text[limit - 1].isspace():  # inside a word: back to where it starts
+        head = head[: head.rfind(" ")] if head.rfind(" ") > 0 else head
+    return _JOINED.sub("", head).rstrip(" .,;:-–—(") + "…"
+
+
+_CONTEXT_CHARS = 100
 
 
 def names_something(text: str, rules: Lessons) -> bool:
@@ -157,7 +210,6 @@ def names_something(text: str, rules: Lessons) -> bool:
                for t in terms(text, linking_rules()))
 
 
-_CONTEXT_CHARS = 100
 _PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
 _CODE_MARKS = re.compile(r"\s=\s|[;{}]|^(const|let|var|def|return|import|from)\s")  # a line of code
 
@@ -204,10 +256,42 @@ def _fill(template: str, values: dict[str, str], ing_e: frozenset[str] = frozens
         value = values.get(name.lower(), "").strip(" ,;:.?!")
         if m.group(2):
             value = base_form(value, ing_e)
-        return value[:1].upper() + value[1:] if name[:1].isupper() else value
+        return _capital(value) if name[:1].isupper() else value
 
-    out = " ".join(_FIELD.sub(one, template).split())  # an empty field leaves no double space
-    return out[:1].upper() + out[1:]
+    return _capital(" ".join(_FIELD.sub(one, template).split()))  # an empty field leaves no double space
+
+
+def _capital(text: str) -> str:
+    """`text` with its first letter upper-cased, unless it opens with code: "from_coder should ..." stays as the
+    user wrote it (an agent reading "From_coder" looks for a name that does not exist)."""
+    first = text.split(maxsplit=1)[0] if text.strip() else ""
+    return text if code_like(first) or command_line(text) else text[:1].upper() + text[1:]
+
+
+_FLAG = re.compile(r"^--?[A-Za-z][\w-]*=?")
+# A name as code writes it: a dotted, slashed or snake_case identifier ("aider.repomap", "../chitin", "from_coder"),
+# camelCase ("getUser"), a flag, or anything in backticks.
+_IDENTIFIER = re.compile(r"^[`'\"(]*([\w-]*\w[_./\\][\w./\\-]*|[./~]+/[\w./-]*|[a-z]+[A-Z]\w*|--?[A-Za-z][\w-]*|`.*)$")
+
+
+def code_like(token: str) -> bool:
+    """A name as code writes it (`_IDENTIFIER`), not a word that ends a sentence ("etc.")."""
+    word = token.rstrip(".,;:!?")
+    camel = word.isalpha() and word[1:] != word[1:].lower()
+    return bool(_IDENTIFIER.match(token)) and (camel or not word.isalpha())
+
+
+def command_line(sentence: str, rules: Lessons | None = None) -> bool:
+    """A shell command pasted into the turn ("git pr --path ../chitin"): a flag or a path among its words, and not one
+    of English's function words (a user's sentence about a flag has them: "run it with --verbose"), nor an opening
+    that says what to do. Never the lesson nor its evidence: the user's own words around it are."""
+    words = sentence.split()
+    if not any(_FLAG.match(w) or "/" in w for w in words):
+        return False
+    stop = linking_rules().stopwords
+    if any(w.lower().strip(".,;:!?'\"") in stop for w in words if not code_like(w)):
+        return False
+    return rules is None or not _says_what_to_do(sentence, rules)
 
 
 _DOUBLED = re.compile(r"([b-df-hj-np-tv-z])\1$")  # a doubled final consonant: "runn(ing)"
@@ -229,9 +313,26 @@ def base_form(verb: str, ing_e: frozenset[str] = frozenset()) -> str:
     return stem
 
 
-def key(category: str, lesson: str, rules: Lessons) -> str | None:
-    """`<fix|pref|fact|feat|keep>.<word>-<word>-<word>`: the lesson's most specific words, sorted."""
-    code = {t for m in _CODE.finditer(lesson) for t in terms(m.group(0), linking_rules())}
+# A dotted name whose last part is a name, not a file's extension ("aider.repomap.RepoMap", "pkg.module_name"): the
+# last part is the thing named, and the same thing said with or without its module keeps one key.
+_DOTTED = re.compile(r"\b(?:[A-Za-z_]\w*\.)+([A-Z]\w*|\w*_\w*|[a-z]\w{4,})\b")
+# Names as code writes them, besides `_CODE`: CamelCase and camelCase, snake_case, a call ("prompt()"), an argument
+# ("paginate=false": its name).
+_CODE_NAME = re.compile(r"\b[A-Za-z][a-z]+[A-Z]\w*|\b\w+_\w+\b|\b\w+(?=\(\))|\b[a-z]\w*(?==\w)")
+
+
+def key(category: str, lesson: str, rules: Lessons, commands: Sequence[str] = ()) -> str | None:
+    """`<fix|pref|fact|feat|keep>.<word>-<word>-<word>`: the lesson's most specific words, sorted. A lesson with too
+    few that points at a command the user pasted beside it ("when i run this, i see no stats" over "bun run . git pr
+    --path ../chitin") takes the command's names too (not its flags, paths or arguments)."""
+    found = _key(category, lesson, rules)
+    names = [w for c in commands for w in c.split() if w.isalpha() and not code_like(w)] if found is None else []
+    return _key(category, f"{lesson} {' '.join(names)}", rules) if names else found
+
+
+def _key(category: str, lesson: str, rules: Lessons) -> str | None:
+    lesson = _DOTTED.sub(r"\1", lesson)
+    code = {t for p in (_CODE, _CODE_NAME) for m in p.finditer(lesson) for t in terms(m.group(0), linking_rules())}
     seen: dict[str, int] = {}
     weak: dict[str, int] = {}
     for i, t in enumerate(terms(lesson, linking_rules())):
@@ -240,8 +341,20 @@ def key(category: str, lesson: str, rules: Lessons) -> str | None:
         (weak if t in rules.key_weak else seen)[t] = i
     if len(seen) < rules.key_min_words:
         seen.update(weak)
-    if len(seen) < rules.key_min_words:
+    if len(seen) < rules.key_min_words and not (len(seen) == 1 and _one_thing(lesson, rules)):
         return None
     ranked = sorted(seen, key=lambda t: (t not in code, -len(t), seen[t]))
     words = sorted(ranked[: rules.key_words])
     return f"{rules.key_prefix.get(category) or _PREFIX.get(category, category)}.{'-'.join(words)}"
+
+
+def _one_thing(lesson: str, rules: Lessons) -> bool:
+    """A short lesson that says what to do with one thing ("Use minsky", "Get not post"): one word is its key."""
+    return rules.key_one_word is not None and len(lesson.split()) <= rules.key_short_words and bool(
+        rules.key_one_word.search(lesson))
+
+
+def names_one_thing_at_most(category: str, lesson: str, rules: Lessons) -> bool:
+    """No key, or one that holds fewer words than key_min_words ("Use X"): what the user named is all there is."""
+    found = key(category, lesson, rules)
+    return found is None or found.count("-") + 1 < rules.key_min_words

@@ -44,8 +44,9 @@ class Lessons:
     # Categories whose lesson may come from another sentence that way (praise stays with the praising sentence).
     reword: frozenset[str] = frozenset()
     drop: re.Pattern[str] | None = None  # words taken out of a lesson wherever they stand (swearing)
-    # category -> template for a lesson whose user words name nothing a key can hold ("wtf", "nice, it works"): it
-    # names what the agent had just said it did ({prev}), with the user's words ({s}) as the verdict.
+    # category -> template for a lesson whose user words name nothing a key can hold ("wtf", "nice, it works"): the
+    # user's words ({s}) as the verdict; the key names what the agent had just said it did. No template holds the
+    # agent's words: a lesson is the user's ({s} is the only field of every template but a rewrite's).
     context: Mapping[str, str] = field(default_factory=dict)
     # category -> template for a lesson whose sentence is a question no rewrite turned into an instruction ({s}).
     question: Mapping[str, str] = field(default_factory=dict)
@@ -63,16 +64,18 @@ class Lessons:
     # A sentence that opens as a question is one without its "?" ("why not just edit the file directly"); one that
     # does not, in English, is a statement said with doubt ("scrolling still does not work (maybe X)?").
     question_opener: re.Pattern[str] | None = None
-    # category -> template for a question no rewrite made an instruction, said after the agent's last statement
-    # ({s}: the question, {prev}: that statement), before the bare `question` template.
-    question_context: Mapping[str, str] = field(default_factory=dict)
     # An agent's offer or question back ("If you want me to ...", "Let me know ..."): never a context lesson.
     context_skip: re.Pattern[str] | None = None
-    # "i mean <words that say no step>": the agent's last statement with what the user meant ({s}, {prev}).
+    # "i mean <words that say no step>": what the user meant ({s}).
     meant: re.Pattern[str] | None = None
     meant_context: Mapping[str, str] = field(default_factory=dict)
     pointer: re.Pattern[str] | None = None  # a sentence pointing at the lesson said elsewhere ("make a rule so ...")
     quote_pointer: re.Pattern[str] | None = None  # a lesson's end pointing at what the user quoted ("this part")
+    # A lesson of at most key_short_words words in this shape ("Use minsky", "Get not post") keys on its one word.
+    key_short_words: int = 0
+    key_one_word: re.Pattern[str] | None = None
+    # A sentence that forbids: said beside one that does not, the lesson is both ("don't X. do Y").
+    prohibits: re.Pattern[str] | None = None
 
 
 _FIELDS = re.compile(r"\{(\w+)(?::base)?\}")  # "{V:base}": the field's verb in its base form ("editing" -> "edit")
@@ -93,8 +96,9 @@ def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
 
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
              "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
-             "exclamation", "question_opener", "question_context", "context_skip", "meant", "meant_context",
-             "key_prefix", "pointer", "quote_pointer"))
+             "exclamation", "question_opener", "context_skip", "meant", "meant_context",
+             "key_prefix", "pointer", "quote_pointer", "key_short_words", "key_one_word",
+             "prohibits"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -126,7 +130,7 @@ def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
         reword=_reword(t, categories),
         drop=regex(t, "drop", t.string("drop"), re.IGNORECASE) if "drop" in t.data else None,
         context=_context(t, categories),
-        question=_context(t, categories, "question", ("s",)),
+        question=_context(t, categories, "question"),
         need_key=_reword(t, categories, "need_key"),
         ing_e=frozenset(w.lower() for w in t.strings("ing_e", [], items="non-empty")),
         question_rewrites=tuple(rewrites_of("question_rewrite")),
@@ -134,7 +138,6 @@ def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
         if "exclamation" in t.data else None,
         question_opener=regex(t, "question_opener", t.string("question_opener"), re.IGNORECASE)
         if "question_opener" in t.data else None,
-        question_context=_context(t, categories, "question_context"),
         key_prefix=_key_prefix(t, categories),
         context_skip=regex(t, "context_skip", t.string("context_skip"), re.IGNORECASE)
         if "context_skip" in t.data else None,
@@ -142,11 +145,15 @@ def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
         meant_context=_context(t, categories, "meant_context"),
         pointer=regex(t, "pointer", t.string("pointer"), re.IGNORECASE) if "pointer" in t.data else None,
         quote_pointer=regex(t, "quote_pointer", t.string("quote_pointer")) if "quote_pointer" in t.data else None,
+        key_short_words=t.whole("key_short_words", 0, int_only=True) if "key_short_words" in t.data else 0,
+        key_one_word=regex(t, "key_one_word", t.string("key_one_word"), re.IGNORECASE)
+        if "key_one_word" in t.data else None,
+        prohibits=regex(t, "prohibits", t.string("prohibits"), re.IGNORECASE) if "prohibits" in t.data else None,
     )
 
 
 def _context(t: RuleReader, categories: set[str], table: str = "context",
-             fields: tuple[str, ...] = ("s", "prev")) -> dict[str, str]:
+             fields: tuple[str, ...] = ("s",)) -> dict[str, str]:
     ctx = t.table(table, {})
     out = {}
     for c in ctx.data:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -50,6 +50,7 @@ class Limits:
     max_per_kind: int
     evidence_chars: int
     summary_chars: int
+    summary_whole_chars: int  # a lesson this long is kept whole: cutting 20 characters loses more than it saves
     skill_candidate_min_tool_calls: int
     context_turns: int  # earlier user turns an incremental reflection reads again (kg.reflect.window)
 
@@ -171,6 +172,13 @@ class Detector:
     requires_prior_assistant: bool
     model: ClassModel | None  # None: no weights shipped for it, it finds nothing
     reasons: frozenset[str] | None = None  # a finding needs one of these to fire (None: any user-side signal)
+    # A finding is graded `raise_to` when one of `raise_when` fired (said again, still wrong, angrily), else `priority`:
+    # "Try again" and "it still crashes, wtf" are not the same urgency.
+    raise_to: str | None = None
+    raise_when: frozenset[str] = frozenset()
+
+    def priority_of(self, fired: Iterable[str]) -> str:
+        return self.raise_to if self.raise_to is not None and not self.raise_when.isdisjoint(fired) else self.priority
 
     @property
     def threshold(self) -> float:
@@ -248,11 +256,14 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         if name not in data:
             continue
         d = top.table(name).known(("kind", "category", "priority", "source", "min_score", "requires_prior_assistant",
-                                   "reasons"))
+                                   "reasons", "raise_to", "raise_when"))
         reasons = d.strings("reasons", [], items="non-empty")
-        for r in reasons:
+        raise_when = d.strings("raise_when", [], items="non-empty")
+        for key_, r in [*(("reasons", r) for r in reasons), *(("raise_when", r) for r in raise_when)]:
             if r not in signals.names:
-                raise d.fail("reasons", f"{r!r} is not a signal of [signals] (or a computed one)")
+                raise d.fail(key_, f"{r!r} is not a signal of [signals] (or a computed one)")
+        if raise_when and "raise_to" not in d.data:
+            raise d.fail("raise_when", "needs raise_to: the priority a finding is raised to when one of them fired")
         detectors.append(
             Detector(
                 name=name,
@@ -264,6 +275,8 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
                 requires_prior_assistant=d.flag("requires_prior_assistant", False),
                 model=models.get(name),
                 reasons=frozenset(reasons) if reasons else None,
+                raise_to=d.string("raise_to", PRIORITIES) if "raise_to" in d.data else None,
+                raise_when=frozenset(raise_when),
             )
         )
 

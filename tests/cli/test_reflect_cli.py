@@ -41,7 +41,8 @@ def test_dry_run_lists_findings_and_writes_nothing(run_kg, ws, tmp_path):
     # entry with the same lesson, the rule, at the correction's priority (kg.reflect.detect._one_entry_per_rule)
     assert kinds == [("error", "error"), ("preference", "preference")]
     rule = next(f for f in r.json["findings"] if f["kind"] == "preference")
-    assert rule["priority"] == "high" and {"rejects", "imperative_rule"} <= set(rule["signals"])
+    # ("No, that's not right" once, calmly: one mild cue, so "medium"; rules' [correction] raise_when)
+    assert rule["priority"] == "medium" and {"rejects", "imperative_rule"} <= set(rule["signals"])
     assert r.json["applied"] is False and r.json["session"] == "sess-a"
     assert run_kg("list --json").json == []
 

@@ -235,11 +235,11 @@ def test_caps_keep_the_most_important():
         ("user", "hi"),
         ("assistant", "I set up the linter config in pyproject.toml."),
         ("user", "I prefer tabs"),
-        ("user", "no, that's wrong"),
+        ("user", "no, that's still wrong"),
         ("user", "thanks, great work"),
-        ("user", "that's not right either"),
+        ("user", "that's not right either, wtf"),
     )
-    r = reflect(t, rules)
+    r = reflect(t, rules)  # (corrections said again or angrily are "high": rules' [correction] raise_when)
     assert [f.category for f in r.findings] == ["correction", "correction"]
     assert r.dropped_by_cap == 2
 
@@ -312,10 +312,10 @@ def mutate(path: str, value) -> dict:
           for gone in ("errors", "areas", "redact")],
         (mutate("limits.max_entries", 3), "limits.max_entries: unknown key (known keys here: "
                                           "max_findings_per_session, max_per_kind, evidence_chars, summary_chars, "
-                                          "skill_candidate_min_tool_calls, context_turns)"),
+                                          "summary_whole_chars, skill_candidate_min_tool_calls, context_turns)"),
         (mutate("correction.phrases", ["x"]), "correction.phrases: unknown key (known keys here: kind, category, "
                                               "priority, source, min_score, requires_prior_assistant, "
-                                              "reasons)"),
+                                              "reasons, raise_to, raise_when)"),
         (mutate("limits.max_per_kind", 0), "limits.max_per_kind: must be a whole number of at least 1, not 0"),
         (mutate("limits.max_per_kind", "5"), "limits.max_per_kind: must be a whole number of at least 1, not '5'"),
         (mutate("limits.max_per_kind", 5.0),
@@ -331,13 +331,22 @@ def mutate(path: str, value) -> dict:
         (mutate("correction.priority", "urgent"),
          "correction.priority: must be one of low, medium, high, critical, not 'urgent'"),
         (mutate("correction.min_score", 1.5), "correction.min_score: must be a number from 0.0 to 1.0, not 1.5"),
+        (mutate("correction.raise_when", ["shouts"]),
+         "correction.raise_when: 'shouts' is not a signal of [signals] (or a computed one)"),
+        (mutate("correction.raise_to", "urgent"),
+         "correction.raise_to: must be one of low, medium, high, critical, not 'urgent'"),
         (mutate("signals.reply_reasons", ["rejects"]), "signals.reply_reasons: 'rejects' is not a signal of the "
                                                        "agent's reply ([signals.next], [signals.next_tools] or "
                                                        "[signals.reply_about_work])"),
         (mutate("lessons.rewrite", [{"pattern": "(?P<a>x)", "template": "{b}"}]),
          "lessons.rewrite[0].template: {b} is not a named group of the pattern (nor {s})"),
         (mutate("lessons.context", {"correction": "{s}: {what}"}),
-         "lessons.context.correction: {what} is not a field of a context lesson ({s}, {prev})"),
+         "lessons.context.correction: {what} is not a field of a context lesson ({s})"),
+        # a lesson is the user's: no template may put the agent's words ({prev}) in it
+        (mutate("lessons.context", {"correction": "Check this ({s}): {prev}"}),
+         "lessons.context.correction: {prev} is not a field of a context lesson ({s})"),
+        (mutate("lessons.meant_context", {"correction": "The user meant {s}, after: {prev}"}),
+         "lessons.meant_context.correction: {prev} is not a field of a meant_context lesson ({s})"),
         (mutate("lessons.context", {"praise": "{s}"}),
          "lessons.context.praise: not a finding category (best_practice, correction, feature_request, "
          "knowledge_gap, preference)"),
@@ -401,8 +410,11 @@ def test_praise_is_kept_as_what_worked_not_a_correction():
     for said in ("Great work, thanks!", "Great work, this is exactly what I wanted"):
         got = found(chat(("user", "refactor it"), ("assistant", done), ("user", said)))
         assert set(got) == {"best_practice"}
-        # the lesson says what was approved, not the praise alone
-        assert "load_config" in got["best_practice"].summary and got["best_practice"].pattern_key
+        # the key and the details name what was approved, the lesson is the user's verdict: the agent's words as the
+        # lesson read as a rule ("Keep doing what the user approved: Refactored the loader into ...": QA4 class 4)
+        f = got["best_practice"]
+        assert "load_config" in f.details.split("The verdict is on: ")[-1] and "config" in f.pattern_key, f
+        assert "load_config" not in f.summary and said.rstrip("!") in f.summary, f
 
 
 @pytest.mark.parametrize("said", ["Thanks", "Great work, thanks!", "thank you!"])
@@ -449,12 +461,13 @@ def test_a_finding_is_written_as_what_to_do(said, category, lesson):
 
 
 def test_a_rebuke_that_names_nothing_names_what_the_agent_had_just_done():
-    """'wtf' is no lesson: the lesson names the agent's last statement before it (not its offer or question), the
-    key comes from that statement, and the user's words stay the evidence."""
+    """'wtf' is no lesson of its own: the key comes from the agent's last statement before it (not its offer or
+    question), which the details name; the lesson is the user's verdict, never the agent's words (they read as a
+    rule: "The status bar now uses the muted palette"), and the user's words stay the evidence."""
     claim = "I switched the dark theme to 256-colour codes. The status bar now uses the muted palette. Want more?"
     f = found(chat(("user", "fix the colours"), ("assistant", claim), ("user", "wtf??")))["correction"]
-    assert f.summary == ('Check this before handing it back (the user answered "wtf"): '
-                         "The status bar now uses the muted palette")
+    assert f.summary == 'Check the work before handing it back: the user rejected the last result ("wtf")'
+    assert "\nThe verdict is on: The status bar now uses the muted palette.\n" in f.details
     assert f.evidence == "wtf??" and f.pattern_key is not None and "palett" in f.pattern_key
     again = found(chat(("user", "go"), ("assistant", claim), ("user", "seriously??")))["correction"]
     assert again.pattern_key == f.pattern_key
@@ -607,7 +620,9 @@ def test_a_correction_stated_as_a_lasting_rule_is_one_entry_carrying_both():
     got = detect(t, RULES)
     assert [(f.kind, f.category, f.also) for f in got] == [("preference", "preference", ("correction",))]
     rule = got[0]
-    assert rule.summary == "Don't use pip here, this repo uses uv for everything" and rule.priority == "high"
+    correction = next(f for f in learnings(t, RULES) if f.turn == 2 and f.category == "correction")
+    assert rule.summary == "Don't use pip here, this repo uses uv for everything"
+    assert rule.priority == correction.priority == "medium"  # (one mild cue: rules' [correction] raise_when)
     assert {"rejects", "remember"} <= set(rule.signals) and "Also a correction" in rule.details
 
 

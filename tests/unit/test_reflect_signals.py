@@ -339,7 +339,7 @@ def test_bare_markup_is_not_the_agents_last_words():
                    ("assistant", '</div>\n<div class="chat-transcript" markdown="1">'), ("user", "nice, that worked!"))
     assert view_of(t)[4].prev.startswith("I replaced create_pipe_input()")
     praise = [f for f in learnings(t, RULES) if f.turn == 4 and f.category == "best_practice"]
-    assert praise and "create_pipe_input" in praise[0].summary
+    assert praise and "create_pipe_input" in praise[0].details.rsplit("The verdict is on: ", 1)[-1]  # (not the lesson)
 
 
 # --- the agent's next action and what the user's words point at ------------------------------------------------------
