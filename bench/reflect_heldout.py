@@ -6,16 +6,63 @@ hand before any detector change of its landing; scored once, at the end, this tr
                                                                    # once, at the end of a piece of work
     .venv/bin/python bench/reflect_heldout.py --set p15 --score    # the fifteenth landing's set (development data now)
 
-p39 (tests/data/heldout_p39.jsonl; the rule fixed 2026-12-06 08:02 UTC before a turn was read, by an annotator who reads
-no detector code): list D, new because every SpecStory marker path the file index lists (lists A-C2) is used up. The
-files find_string gives for the exact strings `_**User (YYYY-MM-` (the turn header newer SpecStory exports write), one
-string a month from 2026-12 back to 2025-01, each string's hits in the order given (at most 10 a string; find_string
-names no repository: a file is fetched by its id with read_file and saved as <data>/id<ID>__<its first header's slug or
-'session'>.md). A hit is taken when its file is a SpecStory chat export of at most 40,000 characters that the readers
-read with at least one user turn; a file whose user turns (sha1 of the reader's text) meet any earlier set's labels, or
-whose text is in shared data, is skipped as held; two hits of one file (one id) count once, and two ids whose user turns
-are the same count once. Whole files; until ~100 non-slash user turns or the clock (no new file saved after 08:55 UTC;
-labels by 09:10 UTC).
+p39 (tests/data/heldout_p39.jsonl; the rule fixed 2026-12-06 07:57 UTC (committed a27af3c; its text said 08:02, a slip)
+before a turn was read, by an annotator who reads no detector code): list D, new because every SpecStory marker path the
+file index lists (lists A-C2) is used up. The files find_string gives for the exact strings `_**User (YYYY-MM-` (the
+turn header newer SpecStory exports write), one string a month from 2026-12 back to 2025-01, each string's hits in the
+order given (at most 10 a string; find_string names no repository: a file is fetched by its id with read_file and saved
+as <data>/id<ID>__<its first header's slug or 'session'>.md). A hit is taken when its file is a SpecStory chat export of
+at most 40,000 characters that the readers read with at least one user turn; a file whose user turns (sha1 of the
+reader's text) meet any earlier set's labels, or whose text is in shared data, is skipped as held; two hits of one file
+(one id) count once, and two ids whose user turns are the same count once. Whole files; until ~100 non-slash user turns
+or the clock (no new file saved after 08:55 UTC; labels by 09:10 UTC).
+What it gave (labelled by 08:03 UTC, each turn read with the agent's turn before and after as --show prints them, before
+any detector ran on them, by one annotator who read no detector code; held out, not scored): 5 files, turns as the
+reader counts them in brackets, in list D's order (the month strings from 2026-12 down; hits of 2026-12, 2026-11,
+2026-09, 2026-04, 2026-02, 2025-11, 2025-08, 2025-07 and 2025-05 to 2025-01 none): from `_**User (2026-10-`:
+id71455097613 24 (a course-assignment chat an agent, GitHub Copilot by its own account, wrote out "formatted to match
+SpecStory Markdown", agent turns one-line summaries; the repository is not named by the tool); from `_**User (2026-06-`:
+id65792588716 2, id66394979956 5, id66044715872 2 (three sessions of one project, benmark-stadium8-test2, Claude Code in
+the VS Code extension saved in SpecStory's CLI layout, with mojibake in the agent text); from `_**User (2025-09-`:
+id23011239609 2 (Cursor 1.5.11 in SpecStory's older `_**User (ts)**_` / `_**Assistant**_` layout). find_string names no
+repository, so repositories are given by project name where the file states it. Of the other hits under 40,000
+characters, all were code, tests, plans, guides or a SpecStory derived-rules file quoting the header (skipped as not an
+export), or other tools' formats (70853192610, [SYSTEM]/[AGENT]/[DEVELOPER]); 9 distinct ids were over the cap.
+Runtimes: GitHub Copilot (VS Code; a log written by the agent), Claude Code (VS Code extension) saved by SpecStory's
+CLI, Cursor saved by SpecStory. 35 user turns, no slash command, all typed by the user; 5 corrections (1 with a
+knowledge gap), no preference, feature request or praise, 30 with nothing to learn; by language en 35; by script Latin
+35. Judgement calls as p15-p38 and the label guide (first-turn tasks, questions, pasted assignment questions and 'can
+you check this cell?' are nothing; taking the agent's offer, 'build this now', 'yes go ahead and bake this into the
+workflow', is nothing), and: the Copilot log is taken as a chat export though SpecStory did not write it (its turn
+headers are SpecStory's; its user turns read as typed; its agent turns are the agent's summaries, so the context around
+each turn is thinner than usual); 'Keep it short, 20-40 words.' after the agent's polished answer, and later 'Can you
+give a short 20-40-word answer?' after a longer explanation, are corrections (the output redone shorter; the second one
+repeats a limit the agent did not keep), neither a preference (tied to these answers); 'What about the explain part?'
+after the agent polished only the comparison is a correction (a pointed question about a part it skipped, which it then
+supplied); 'Why does it change? In BPSK, we only shift phases, not frequency.' is nothing (the user questions a claim
+that was right; the agent explains); 'Can you make it a Markdown file and use the same formatting as files in
+.specstory/history?' is nothing (the user refines their own request, no format had been given); 'I don't use any
+terminal to run claude. I use visual studio. Guide me' after the agent's terminal steps is a correction and a knowledge
+gap (the agent's assumption wrong; the user's setup supplied), while 'how to use it, gide me', 'Guide me how to do the
+following step: ... open PowerShell' and 'where is the Claude Code extension settings in VS Code' are questions
+(nothing); the six-point list revising the agent's PR template (title format 'Jira issue: ...', 'No need for type or
+PR', 'No acceptance criteria', add Jira and coverage sections) is a correction (sections and a title format the agent
+chose, rejected), a call a stricter reader might make nothing (a refinement). Departures from the rule: none in the
+choosing, but list D as the tool shows it ran out at 35 turns (about 08:00 UTC), far short of ~100, and no further list
+was opened; one taken file (id71455097613) is an agent-written imitation of a SpecStory export rather than SpecStory's
+own, a judgement on 'SpecStory chat export' the scorer may reverse (then p39 has 11 turns). The p39 paragraph says the
+rule was fixed at 08:02 UTC; it was already written when this annotator read it at 07:57 and the first hit was fetched
+at about 07:58. read_file's default stored version was used. Every saved copy matches the library to the character in
+length (each equals total_chars): id71455097613 is stored with CRLF line endings that read_file shows as \n (found by a
+length gap equal to the line count and by the hit's match_at), saved with CRLF; in id66394979956 three invisible
+characters of mojibake emoji (U+00A0, U+008F) the tool does not show were restored where the length required them. No
+live-looking secret. Sizes and skips in /work/heldout39/notes.txt.
+Scored once (2026-12-06 08:24 UTC, main after the landing's lesson work (detection unchanged by it) beside 43ac0ca, the
+tree this landing started from, `--set p39 --data /work/heldout39/raw --score --baseline /work/base37`): correction 0.33
+/ 0.20 / 0.25 (1 of 5; false alarms 2 of 30 quiet turns, both in the Copilot-written log), knowledge gap 0 of 1; both
+trees the same. Three of the four misses are in the agent-written log, whose agent turns are one-line summaries (the
+reply signals kg reads are thin there); the fourth, 'I don't use any terminal ... I use visual studio', corrects the
+agent's assumed setup. Pooled with p31-p38 in the landing's note.
 
 p38 (tests/data/heldout_p38.jsonl; the rule fixed 2026-12-06 07:22 UTC (committed 0ccc0f0; its text said 07:27, a slip)
 before a turn was read, by an annotator who read no detector code): list C, new because lists A and B as the tool shows
@@ -1259,7 +1306,7 @@ OUTSIDE = {"p39": Path("/work/heldout39/raw"), "p38": Path("/work/heldout38/raw"
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p38"  # labelled blind 2026-12-06, scored once at 07:28 (above); the next blind set replaces it
+HELD_OUT = "p39"  # labelled blind 2026-12-06, scored once at 08:24 (above); the next blind set replaces it
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
