@@ -414,6 +414,10 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     # what the query names first (ids, a key's pattern), then the events of a pattern it names, then the rest
     tier = lambda h: 0 if h.ref in named else 1 if h.ref in members else 2  # noqa: E731
     hits.sort(key=lambda h: (tier(h), -round(h.score, 9), order.get(h.source, 99), h.ref))
+    if match == "recent":
+        # no word ranked them: the newest first, as the answer says (QA3 #5b: by score, priority put a principle of
+        # a month ago before the last days' entries and cut the newest one from the top 4)
+        hits.sort(key=lambda h: (h.created_at or "", h.ref), reverse=True)
     hits = hits[:limit]
     for h in hits:
         h.score = round(h.score, 4)

@@ -1,4 +1,6 @@
-"""A query that is a pattern key lists that pattern first and its events right after it, whatever their words
+"""QA3's findings on search, through the real CLI and held open.
+
+A query that is a pattern key lists that pattern first and its events right after it, whatever their words
 (QA3 #4): `kg search db.migration.index` gave the pattern at 1, then entries that only shared "db" scoring higher,
 and not the pattern's second event (its Chinese text holds no word of the key), under "(no memory holds
 'migration', 'index': matched the other words)". One-off through the real CLI, held open (the cached view a
@@ -67,3 +69,17 @@ def test_a_pattern_key_lists_its_pattern_then_its_events(ws, run_kg):
         assert json.loads(status.stdout)["requests"] >= 1  # the server answered it
     finally:
         subprocess.run([kg_bin, "-w", str(ws.root), "serve", "stop"], capture_output=True, env=env, timeout=300)
+
+
+def test_a_query_nothing_matches_shows_the_newest_memory_newest_first(ws, run_kg):
+    """QA3 #5b: "showing the newest memory instead" listed them by score, so a critical entry of a month ago came
+    before the last days' and the newest entry was cut from the top. One-off and held open."""
+    for text, at, priority in (("principle of old", "2026-10-31T09:00:00", "critical"),
+                               ("error of yesterday", "2026-12-03T09:00:00", "high"),
+                               ("note of today", "2026-12-04T09:00:00", "low")):
+        assert run_kg(["log", "learning", text, "--priority", priority, "--now", at]).exit_code == 0
+    hits = run_kg(f"search zzqqxx --limit 2 --json --now {NOW}").json
+    assert [(h["text"], h["match"]) for h in hits] == [("note of today", "recent"), ("error of yesterday", "recent")]
+    with kg.open_workspace(ws.root) as held:
+        assert [h.text for h in search(held, "zzqqxx", limit=3, now=NOW)] == [
+            "note of today", "error of yesterday", "principle of old"]
