@@ -43,7 +43,7 @@ def test_a_list_field_given_as_text_is_split_on_commas_and_any_other_type_is_ref
     """QA3 #3: `"tags": "alpha,beta"` was stored as ten one-letter tags (the string iterated), a path in `files` as
     one entry per character, a 300-character tag text refused as "too many tags (300...)", and `{"a": 1}` stored
     as its key. A text is split on commas as `kg log --tags a,b --files x,y` splits it; any other type is refused,
-    naming the entry and the field, before anything is written."""
+    naming the line and the field, before anything is written."""
     lines = tmp_path / "in.jsonl"
     lines.write_text("\n".join(json.dumps(e) for e in (
         {"kind": "learning", "summary": "t", "tags": "alpha, beta"},
@@ -58,11 +58,11 @@ def test_a_list_field_given_as_text_is_split_on_commas_and_any_other_type_is_ref
 
     for field, value, said in (("tags", {"a": 1}, "tags is an object"), ("files", 5, "files is a number"),
                                ("tags", ["ok", 2], "tags holds a number"), ("files", [None], "files holds null")):
-        lines.write_text(json.dumps({"kind": "learning", "summary": "first"}) + "\n"
+        lines.write_text(json.dumps({"kind": "learning", "summary": "first"}) + "\n\n"
                          + json.dumps({"kind": "learning", "summary": "bad", field: value}) + "\n", encoding="utf-8")
         bad = run_kg(f"ingest {lines}")
         assert bad.exit_code == 2, (field, value, bad.stdout)
-        assert f"entry 2: {said}" in bad.stderr and "Traceback" not in bad.stderr
+        assert f"{lines}:3: {said}" in bad.stderr and "Traceback" not in bad.stderr  # its line, past a blank one
     assert "first" not in {r["text"] for r in run_kg("list --json").json}  # nothing of a refused batch was written
 
 
