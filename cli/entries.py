@@ -150,7 +150,7 @@ def register(app: typer.Typer) -> None:
         priority: Annotated[str | None, typer.Option(help="Only entries with this priority.")] = None,
         area: Annotated[str | None, typer.Option(help="Only this area.")] = None,
         since: Annotated[str | None, typer.Option(help="ISO date/time, or a span such as 7d, 12h, 2w.")] = None,
-        limit: Annotated[int, typer.Option(help="At most this many rows.")] = 50,
+        limit: Annotated[int, typer.Option(help="At most this many rows (0: all).")] = 50,
         now: NowOpt = None,
         as_json: JsonOpt = False,
     ) -> None:

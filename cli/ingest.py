@@ -32,8 +32,9 @@ def register(app: typer.Typer) -> None:
         with errors():
             not_a_file(path, "the file")
             ws = workspace(ctx)
-            result = ws.log_many(list(read_jsonl(path)), now=now_of(ctx, now), session=session,
-                                 link=not no_link, thread=thread)
+            where: list[str] = []  # each entry's file:line, named when one of its fields is refused
+            result = ws.log_many(list(read_jsonl(path, where)), now=now_of(ctx, now), session=session,
+                                 link=not no_link, thread=thread, where=where)
         if result.redacted:
             note(f"Redacted before storing, in {len(result.redacted)} entries")
         for skipped in result.skipped:

@@ -57,7 +57,7 @@ def link_reindex(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 @patterns_app.callback()
 def patterns_list(
     ctx: typer.Context,
-    limit: Annotated[int, typer.Option(help="At most this many patterns.")] = 50,
+    limit: Annotated[int, typer.Option(help="At most this many patterns (0: all).")] = 50,
     min_recurrence: Annotated[int, typer.Option("--min", help="Only patterns seen at least this often.")] = 1,
     now: NowOpt = None,
     as_json: JsonOpt = False,

@@ -12,6 +12,7 @@ from kg.core.policy import Policy
 from kg.core.text import clean, index_tokens
 
 TEXT_FIELDS = ("details", "action", "error_text", "context", "user_context")
+LIST_FIELDS = ("files", "tags")
 CHOICE_FIELDS = {
     "priority": "priorities",
     "source": "sources",
@@ -40,6 +41,36 @@ def choice(value: str | None, allowed: Iterable[str], what: str) -> str | None:
     return normal
 
 
+def _json_type(value: Any) -> str:
+    """What a JSON value is, in JSON's words: `kg ingest` and `kg import` read entries from JSON."""
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return "null" if value is None else type(value).__name__
+
+
+def list_field(value: Any, what: str) -> str | list[str] | None:
+    """A list field (files, tags) as given: a list of texts, or one text of comma-separated items as `kg log
+    --tags a,b` takes it (split by `prepare` after redaction, so a secret is matched whole). Anything else is
+    refused naming the field: iterating a string stored "alpha,beta" as ten one-letter tags, and an object as
+    its keys (QA3 #3)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        bad = [v for v in value if not isinstance(v, str)]
+        if not bad:
+            return list(value)
+        raise UsageError(f"{what} holds {_json_type(bad[0])}: give a list of texts such as [\"a\", \"b\"], or one "
+                         "text \"a,b\"")
+    raise UsageError(f"{what} is {_json_type(value)}: give a list of texts such as [\"a\", \"b\"], or one text "
+                     "\"a,b\"")
+
+
 def slug_field(value: str | None, what: str) -> str | None:
     if value is None:
         return None
@@ -57,6 +88,9 @@ def prepare(policy: Policy, redactor: Any, kind: str, summary: str, *, now: date
 
     Redaction comes first, on the raw values: a secret cut at a length limit, lowercased into a slug or split
     into index tokens would no longer be recognised."""
+    for name in LIST_FIELDS:
+        if name in fields:
+            fields[name] = list_field(fields[name], name)
     gated, kinds = redactor.redact_many({"summary": summary, "session": session,
                                          **{k: v for k, v in fields.items() if k not in CHOICE_FIELDS}})
     summary, session = gated.pop("summary"), gated.pop("session")
@@ -88,8 +122,10 @@ def prepare(policy: Policy, redactor: Any, kind: str, summary: str, *, now: date
     out["area"] = slug_field(fields.pop("area", None), "area")
     out["pattern_key"] = slug_field(fields.pop("pattern_key", None), "pattern key")
     out["session"] = clean(session, one_line=True) if session else None
-    for name in ("files", "tags"):
-        items = [clean(str(v), one_line=True) for v in (fields.pop(name, None) or ())]
+    for name in LIST_FIELDS:
+        given = fields.pop(name, None) or ()
+        given = given.split(",") if isinstance(given, str) else given
+        items = [clean(v, one_line=True) for v in given]
         items = [v for v in items if v]
         if len(items) > policy.list_max_items:
             raise UsageError(f"too many {name} ({len(items)}, at most {policy.list_max_items})")
@@ -97,7 +133,7 @@ def prepare(policy: Policy, redactor: Any, kind: str, summary: str, *, now: date
     status = choice(fields.pop("status", None), policy.statuses, "status")
     out["status"] = status or "pending"
     if fields:
-        known = [*TEXT_FIELDS, *CHOICE_FIELDS, "area", "pattern_key", "files", "tags", "status"]
+        known = [*TEXT_FIELDS, *CHOICE_FIELDS, "area", "pattern_key", *LIST_FIELDS, "status"]
         raise UsageError(f"unknown field(s): {', '.join(sorted(fields))}; an entry takes kind, summary, "
                          f"{', '.join(known)} (error_text is `kg log --error`)")
     # Closed vocabularies (kind, priority, status, ...) were checked against the rules and cannot hold a

@@ -350,6 +350,17 @@ def _role(doc: Doc) -> str:
 class Duplicate:
     score: float
     reason: str
+    shared: tuple[str, ...] = ()
+
+    def seen_from(self, partner: str) -> str:
+        """The same pair's reason for the other end: the earlier event is a near-duplicate of `partner` (the new
+        one), on the same words. Each member of a new pattern names its own partner (QA3 #2: every member took the
+        new event's reason, so the first said it was a near-duplicate of itself, on words it did not hold)."""
+        return _dup_reason(partner, self.shared, self.score)
+
+
+def _dup_reason(partner: str, shared: tuple[str, ...], score: float) -> str:
+    return f"near-duplicate of {partner}: shared {', '.join(shared[:5])}; score {score:.2f}"
 
 
 def duplicate(new: Doc, old: Doc, rules: LinkRules, weights: Mapping[str, float] | None = None, *,
@@ -367,8 +378,7 @@ def duplicate(new: Doc, old: Doc, rules: LinkRules, weights: Mapping[str, float]
 
     if opposed(new, old, rules):
         return None
-    return Duplicate(sim.score, f"near-duplicate of {old.id}: shared {', '.join(sim.shared[:5])}; "
-                                f"score {sim.score:.2f}")
+    return Duplicate(sim.score, _dup_reason(old.id, tuple(sim.shared), sim.score), tuple(sim.shared))
 
 
 def derived_key(rules: LinkRules, entry_type: str, area: str | None, text: str) -> str:

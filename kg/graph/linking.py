@@ -427,6 +427,8 @@ class PatternMatch:
     score: float
     reason: str
     text: str = ""  # for a new pattern: the text of its first event
+    # for a new pattern: each earlier member's own (score, reason), its pair with the new event
+    member_reasons: Mapping[str, tuple[float, str]] = field(default_factory=dict)
 
 
 def match_pattern(doc: Doc, found: Candidates, rules: LinkRules) -> PatternMatch | None:
@@ -434,6 +436,7 @@ def match_pattern(doc: Doc, found: Candidates, rules: LinkRules) -> PatternMatch
     a pattern wins over loose ones (best score first); loose near-duplicates make a new pattern together."""
     best: dict[str, tuple[float, str, str]] = {}  # pattern key -> (score, member id, reason)
     loose: list[tuple[float, Doc, str]] = []
+    theirs: dict[str, tuple[float, str]] = {}  # a loose event -> its own side of the pair
     for other in found.docs:
         if not (other.kind == "event" and other.entry_type == doc.entry_type) or not _earlier(doc, other):
             continue
@@ -445,6 +448,7 @@ def match_pattern(doc: Doc, found: Candidates, rules: LinkRules) -> PatternMatch
                 best[other.pattern_key] = (dup.score, other.id, dup.reason)
         else:
             loose.append((dup.score, other, dup.reason))
+            theirs[other.id] = (dup.score, dup.seen_from(doc.id))
     if best:
         key, (score, via, reason) = max(best.items(), key=lambda kv: (kv[1][0], kv[0]))
         return PatternMatch(key, False, via, (), score, reason)
@@ -455,4 +459,5 @@ def match_pattern(doc: Doc, found: Candidates, rules: LinkRules) -> PatternMatch
     key = derived_key(rules, doc.entry_type or "", doc.area, first.text)
     score, via, reason = loose[0][0], loose[0][1].id, loose[0][2]
     members = tuple(sorted(d.id for _, d, _ in loose))
-    return PatternMatch(key, True, via, members, score, reason, first.text)
+    return PatternMatch(key, True, via, members, score, reason, first.text,
+                        {m: theirs[m] for m in members})

@@ -377,9 +377,11 @@ def attach_patterns(ws: Workspace, st: Store, records: list[dict[str, Any]]
                                                 pattern_key=match.key, area=f.get("area"), priority=f["priority"]))
                 linking.index_terms(st, match.text or f["text"], rules)
             for member in (*match.members, rec["id"]):
-                # `pattern_add_member` only for the earlier events of a pattern made just now: a new edge too
+                # `pattern_add_member` only for the earlier events of a pattern made just now: a new edge too.
+                # Each earlier one with its own pair's score and reason, which names the new event
+                score, reason = match.member_reasons.get(member, (match.score, match.reason))
                 st.run("pattern_add_new_member" if member == rec["id"] else "pattern_add_member",
-                       pattern=pid, event=member, at=at, manual=False, score=match.score, reason=match.reason)
+                       pattern=pid, event=member, at=at, manual=False, score=score, reason=reason)
                 upkeep.kept_by(st).member(pid)
                 linking.set_event_key(st, member, match.key, at)
             doc = linking.with_pattern(doc, match.key)

@@ -13,7 +13,7 @@ never lost, and counted with the batch's aggregates (kg/ingest/upkeep.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -55,10 +55,10 @@ def learned_field(at: datetime, learned: datetime) -> dict[str, str]:
     import of old history is not expired by the next cycle."""
     return {"learned": learned.isoformat(timespec="seconds")} if learned > at else {}
 
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+def read_jsonl(path: Path, where: list[str] | None = None) -> Iterator[dict[str, Any]]:
     """Entries from a JSON-lines file (`-`: standard input, as `kg reflect -` reads it), one object a line (blank
     lines skipped; a byte order mark at the start, as Windows editors save UTF-8, is no part of it); a bad line is
-    bad input."""
+    bad input. `where` gets each entry's `file:line`, for `log_many` to name the line of a bad field."""
     if str(path) == "-":
         import io
         import sys
@@ -81,6 +81,8 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                 if not isinstance(item, dict):
                     raise UsageError(f"{name}:{number}: expected an object such as "
                                      '{"kind": "learning", "summary": "..."}')
+                if where is not None:
+                    where.append(f"{name}:{number}")
                 yield item
         except UnicodeDecodeError:
             raise UsageError(f"{name} is not UTF-8 text; give JSON lines in UTF-8") from None
@@ -92,11 +94,16 @@ def _at(value: Any) -> datetime:
     return clock.now(value) if isinstance(value, datetime) else clock.parse_time(str(value), what="`at` time")
 
 
+def _place(number: int, where: Sequence[str] | None) -> str:
+    return where[number - 1] if where is not None and len(where) >= number else f"entry {number}"
+
+
 def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str | None = None,
              session: str | None = None, link: bool = True, thread: bool = False,
-             apply: bool = True) -> Ingested:
+             apply: bool = True, where: Sequence[str] | None = None) -> Ingested:
     """Log every item (`kind`, `summary`, optional `at` and `session`, and any field `ws.log` takes) in one
-    pass. Every item is checked before anything is written; an error names the item (1-based)."""
+    pass. Every item is checked before anything is written; an error names the item (1-based), or its place in
+    `where` (`read_jsonl`'s `file:line`: a file with blank lines has its third entry on another line)."""
     from kg.workspace_zone import learn
 
     learn(ws)  # the store's zone before any time is read, when no mirror can be trusted (kg/ingest/writes.py)
@@ -112,10 +119,10 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
             p = prepare(ws.policy, ws.rules.redactor, kind, item.get("summary") or "", now=at, session=sid,
                         **{k: v for k, v in item.items() if k not in _KNOWN})
         except UsageError as exc:
-            raise UsageError(f"entry {number}: {exc}") from None
+            raise UsageError(f"{_place(number, where)}: {exc}") from None
         except (TypeError, AttributeError, ValueError) as exc:  # JSON gave a number, list or object for text
-            raise UsageError(f"entry {number}: a field has the wrong type ({exc}); give text (a JSON string) "
-                             "wherever `kg log` takes text") from None
+            raise UsageError(f"{_place(number, where)}: a field has the wrong type ({exc}); give text (a JSON "
+                             "string) wherever `kg log` takes text") from None
         prepared.append((at, p))
     if not prepared:
         return Ingested([])

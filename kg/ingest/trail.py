@@ -319,8 +319,10 @@ def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime, report: Im
         for key, name in _TEXTS:
             v = item.get(key) or None
             fields[name] = str(v) if v.__class__ in (int, float) else v
-        fields["files"] = _split_list(item.get("files"))
-        fields["tags"] = _split_list(item.get("tags"))
+        # as given: `prepare` splits a text on commas and refuses what is no list of texts (the entry is skipped,
+        # the warning naming the field), as `kg ingest` does; an object's keys were taken as tags
+        fields["files"] = item.get("files")
+        fields["tags"] = item.get("tags")
         values = tuple(map(item.get, names))
         try:
             hit = known.get(values)

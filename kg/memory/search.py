@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -258,14 +259,20 @@ def keys_in_query(text: str) -> list[str]:
 
 
 def patterns_named(st: Any, keys: list[str]) -> tuple[str, ...]:
+    """The live patterns these keys name (see `patterns_by_key`)."""
+    return tuple(dict.fromkeys(patterns_by_key(st, keys).values()))
+
+
+def patterns_by_key(st: Any, keys: list[str]) -> dict[str, str]:
     """The live patterns these keys name (a merged pattern's key: the pattern it went into). Read only: the key's
     id remembered in Meta by the write path (kg/ingest/apply.py `pattern_for_key`), checked by primary key;
     else (a pattern an import made) the side index's patterns of the key (kg/store/sidekeys.py), checked the
-    same way; else (a side index that cannot say) one scan of the patterns by key, remembered by nothing."""
+    same way; else (a side index that cannot say) one scan of the patterns by key, remembered by nothing.
+    Key -> pattern id, for the keys that name one."""
     from kg.ingest.apply import PATTERN_KEY_META, live_pattern
     from kg.store.sidekeys import pattern_ids
 
-    out: list[str] = []
+    out: dict[str, str] = {}
     scanned = False
     for key in keys:
         found = None
@@ -279,7 +286,15 @@ def patterns_named(st: Any, keys: list[str]) -> tuple[str, ...]:
             rows = [r for r in st.run("pattern_get", ref=key) if r["key"] == key]
             found = (rows[0]["merged_into"] or rows[0]["id"]) if rows else None
         if found is not None:
-            out.append(found)
+            out[key] = found
+    return out
+
+
+def pattern_events(st: Any, patterns: Iterable[str], limit: int) -> tuple[str, ...]:
+    """The newest `limit` events of each pattern a query names by its key (QA3 #4: `kg search db.migration.index`
+    listed the pattern, then unrelated entries scoring higher, and not its second event, whose Chinese text
+    holds none of the key's words). Read only, one traversal from each pattern."""
+    out = [r["id"] for pid in patterns for r in st.run("memory_pattern_events", id=pid, limit=limit)]
     return tuple(dict.fromkeys(out))
 
 
@@ -347,7 +362,11 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     budget = fts_rules(ws).postings_max
     keys = keys_in_query(text)
     with ws.reading() as st:
-        named += patterns_named(st, keys) if keys else ()  # a pattern key: that pattern first, as an id
+        by_key = patterns_by_key(st, keys) if keys else {}
+        keyed = tuple(dict.fromkeys(by_key.values()))
+        named += keyed  # a pattern key: that pattern first, as an id
+        # then its events, whatever their words: found by the key, as the pattern is
+        members = tuple(i for i in pattern_events(st, keyed, limit) if i not in named)
         cache = cached_view(ws, st)
         memo = cache.memo.setdefault("df", {}) if cache is not None else None
         p = plan_query(st, terms, rules, link_rules, lambda: common_terms(ws, st), memo, budget)
@@ -358,7 +377,7 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
                                         for r in st.run("memory_terms_around", char=c)])
         graph_args = dict(now=at, kinds=kinds, entry_types=entry_types, since=since_at, session=session,
                           limit=limit, windows=windows, w_date=mrules.dates.w_date,
-                          window_candidates=mrules.dates.window_candidates, named=named)
+                          window_candidates=mrules.dates.window_candidates, named=named + members)
         if "graph" in chosen:
             hits = _graph_hits(ws, st, p, rules, **graph_args)
             if not hits and p.absent:
@@ -383,6 +402,8 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
             hits = _graph_hits(ws, st, p, rules, **{**graph_args, "windows": []}, recent=True)
             match = "recent"
         missing = _named_unmatched(query, terms, p.absent, hits) if hits and match == "terms" else []
+        found_keys = {w for key in by_key for w in words(key)}  # a key that names a pattern matched whole
+        missing = [w for w in missing if w not in found_keys]
         if hits and match == "terms" and missing:
             match = "partial"  # some words are in no memory at all: the hits hold only the others
         if windows and hits and match in ("terms", "partial") and not any(h.parts.get("date") for h in hits):
@@ -390,7 +411,13 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     order = {s: i for i, s in enumerate(KNOWN_SOURCES)}
     hits.sort(key=lambda h: (-round(h.score, 9), order.get(h.source, 99), h.ref))
     hits = collapse(hits, prefer=named)
-    hits.sort(key=lambda h: (h.ref not in named, -round(h.score, 9), order.get(h.source, 99), h.ref))
+    # what the query names first (ids, a key's pattern), then the events of a pattern it names, then the rest
+    tier = lambda h: 0 if h.ref in named else 1 if h.ref in members else 2  # noqa: E731
+    hits.sort(key=lambda h: (tier(h), -round(h.score, 9), order.get(h.source, 99), h.ref))
+    if match == "recent":
+        # no word ranked them: the newest first, as the answer says (QA3 #5b: by score, priority put a principle of
+        # a month ago before the last days' entries and cut the newest one from the top 4)
+        hits.sort(key=lambda h: (h.created_at or "", h.ref), reverse=True)
     hits = hits[:limit]
     for h in hits:
         h.score = round(h.score, 4)

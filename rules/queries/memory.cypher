@@ -158,6 +158,15 @@ RETURN n.id AS id, n.kind AS kind, n.entry_type AS entry_type, n.text AS text, n
 ORDER BY n.created_at DESC, n.id
 LIMIT $limit
 
+// name: memory_pattern_events
+// The newest events of a pattern a query names by its key: they follow the pattern, whatever their words (a
+// pattern's events in Chinese hold no word of `db.migration.index`).
+MATCH (p:Node {id: $id})-[:derived_from]->(e:Node)
+WHERE e.kind = 'event'
+RETURN e.id AS id
+ORDER BY e.created_at DESC, e.id
+LIMIT $limit
+
 // name: memory_recent
 // The last resort of a query that finds nothing: the newest memory.
 MATCH (n:Node) WHERE n.kind <> 'pattern'

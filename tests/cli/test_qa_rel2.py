@@ -44,7 +44,7 @@ def test_an_ingested_entry_at_before_year_1000_is_refused_before_anything_is_wri
     source.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     r = run_kg(["--now", "2026-12-01T10:00:00", "ingest", str(source)])
     assert r.exit_code == 2, r.stderr
-    assert r.stderr.startswith("Error: entry 2: invalid `at` time '0999-01-01': ") and RANGE in r.stderr, r.stderr
+    assert r.stderr.startswith(f"Error: {source}:2: invalid `at` time '0999-01-01': ") and RANGE in r.stderr, r.stderr
     assert not list((ws.root / "memory").glob("*.md"))
 
 

@@ -48,7 +48,7 @@ def test_why_on_a_human_line_in_two_files_names_both(run_kg, ws):
     assert r.json["source"] == "human" and r.json["files"] == ["MEMORY.md", "TOOLS.md"], r.json
 
 
-@pytest.mark.parametrize("command", ["list", "search git", "skill find git"])
+@pytest.mark.parametrize("command", ["search git", "skill find git"])
 def test_a_limit_of_zero_is_refused_plainly_and_a_huge_one_means_all(run_kg, command):
     run_kg("log error 'git push failed: no upstream branch' --now 2026-12-01T10:00")
     r = run_kg(f"{command} --limit 0 --now 2026-12-02")
@@ -56,6 +56,21 @@ def test_a_limit_of_zero_is_refused_plainly_and_a_huge_one_means_all(run_kg, com
     huge = run_kg(f"{command} --limit 99999999999999999999 --now 2026-12-02 --json")
     assert huge.exit_code == 0, huge.stderr
     assert huge.json == run_kg(f"{command} --now 2026-12-02 --json").json
+
+
+@pytest.mark.parametrize("command", ["list", "patterns", "graph query all"])
+def test_a_listing_takes_a_limit_of_zero_for_all_and_refuses_a_negative_one(run_kg, command):
+    """QA3 #5a: `kg list --limit 0` was refused ("must be at least 1") while `kg graph query --limit 0` listed
+    everything. A listing's 0 is all, and its --help says so; a ranking's (search, skill find) is refused above."""
+    for i in range(3):
+        run_kg(f"log error 'git push failed: no upstream branch' --pattern-key git.push.{i} --now 2026-12-01T10:0{i}")
+    everything = run_kg(f"{command} --limit 0 --now 2026-12-02 --json")
+    assert everything.exit_code == 0, everything.stderr
+    assert everything.json == run_kg(f"{command} --limit 1000 --now 2026-12-02 --json").json
+    assert everything.json != run_kg(f"{command} --limit 1 --now 2026-12-02 --json").json
+    assert "(0: all)" in " ".join(run_kg(f"{command} --help").stdout.split())
+    r = run_kg(f"{command} --limit -1")
+    assert r.exit_code == 2 and r.stderr.startswith("Error: --limit must be 0"), r.stderr
 
 
 @pytest.mark.parametrize("char", ["败", "依", "构"])
