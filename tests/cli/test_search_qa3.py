@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import kg
 from kg.memory.search import search
 
@@ -54,6 +56,11 @@ def test_a_pattern_key_lists_its_pattern_then_its_events(ws, run_kg):
             got = search(held, KEY, limit=5, now=NOW)
             assert [(h.ref, h.also) for h in got[:2]] == [(hits[0]["ref"], [first]), (second, [])]
 
+
+@pytest.mark.embedded_only("the read server serves an embedded graph (a team graph is read from its server)")
+def test_a_pattern_key_through_the_read_server(ws, run_kg):
+    _logged(run_kg)
+    hits = run_kg(f"search {KEY} --limit 5 --json --now {NOW}").json
     env = {**os.environ, "KG_SERVER": "1"}
     kg_bin = str(Path(sys.executable).with_name("kg"))
     try:
