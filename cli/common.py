@@ -195,7 +195,10 @@ def workspace(ctx: typer.Context, *, fallback: bool = False):
 
         clock.use_zone(_served[0].zone)  # the store's, as its open found it (the callback put the mirror's)
         return _served[0]
-    return open_workspace(st.workspace, rules_dir=st.rules, fallback=fallback)
+    ws = open_workspace(st.workspace, rules_dir=st.rules, fallback=fallback)
+    if background_possible():  # a read leaves a backlog to the detached applier (QA3 #1: kg/ingest/drain.py)
+        ws.apply_behind = lambda: leave_to_applier(ws)
+    return ws
 
 
 def not_a_file(path: Path, what: str, *, folder_ok: bool = False) -> None:
@@ -290,15 +293,41 @@ def apply_after_answer(ws: Any) -> None:
         after_answer(lambda: detached_applier(ws, slot))
 
 
+def leave_to_applier(ws: Any) -> bool:
+    """Whether the journal's backlog a read stops short of is applied after it answers: by the detached applier
+    this process leaves (as `kg log` does), or by the one running or queued already. False when neither (an
+    unwritable workspace, a failed command: nothing would apply it): the read then applies it all itself."""
+    from kg.ingest.background import applier_running, claim_applier, detached_applier
+
+    slot = claim_applier(ws.kg_dir, ws.journal.lane)
+    if slot is None:
+        return applier_running(ws.kg_dir, ws.journal.lane)
+    def apply() -> None:
+        detached_applier(ws, slot)
+
+    apply.kg_backlog = True  # type: ignore[attr-defined]
+    after_answer(apply)
+    return True
+
+
 def run_after_answer(exit_code: int) -> None:
     """Fork once and run the scheduled work in the child, which leaves the caller's terminal and pipes (so a
     hook or a shell waiting for this process's output is not kept waiting). Failures there are silent: the
     work is a drain of acknowledged writes, which the next kg command repeats if it did not happen."""
     import os
 
-    work, _after[:] = list(_after), []
-    if not work or exit_code != 0:
+    # a failed command's work is dropped (a `kg log` that failed journaled nothing), except a backlog's applier
+    # (`leave_to_applier`): its read stopped short of acknowledged entries, whatever the command then said
+    work, _after[:] = [job for job in _after if exit_code == 0 or getattr(job, "kg_backlog", False)], []
+    if not work:
         return
+    import gc
+
+    # A read's closed graph can leave SQLite connections to the search index in reference cycles: a child that
+    # collected them later closed their files, and closing any descriptor of a file drops the process's POSIX
+    # locks on it, those of the child's own connection too (its applier stopped on "disk I/O error", leaving
+    # the backlog a read handed it; QA3 #1). Collected here, they close before the fork, in the parent.
+    gc.collect()
     for stream in (sys.stdout, sys.stderr):  # written once, by the parent only
         try:
             stream.flush()

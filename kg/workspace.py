@@ -157,6 +157,9 @@ class Workspace:
     _toml_broken = False  # kg.toml did not parse (opened with `fallback`): _store_conf is its [store] read alone
     ids_rebuilt: str | None = None  # what the last open of the graph did about a damaged ids.json
     drain_budget: float | None = None  # see `_drain`
+    # who applies what a reader's bounded drain leaves (the console's detached applier, the MCP server's drain
+    # thread): called once, when the read would stop, True when it was arranged (kg/ingest/drain.py `behind`)
+    apply_behind: Callable[[], bool] | None = None
 
     def rebuild_ids(self) -> None:
         """Open the graph without draining the journal: the open rebuilds a damaged ids.json (see `_opened`)."""
@@ -376,8 +379,9 @@ class Workspace:
         foreground process waits, or, with a `budget` in seconds, until that has passed. `drain_budget` set (by
         the lifecycle's commands) gives every drain of the block that budget: a cycle under contention takes
         its turn and runs, it does not apply everyone's backlog first."""
+        behind = self.apply_behind if budget is not None else None  # a reader's: not the lifecycle's block
         budget = self.drain_budget if budget is None and not polite else budget
-        report = drain.drain(self, st, polite=polite, budget=budget)
+        report = drain.drain(self, st, polite=polite, budget=budget, behind=behind)
         self._last_drain = report
         return report
 

@@ -42,9 +42,15 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
     root = Path(root)
 
     def ws() -> Any:
-        return open_workspace(root, rules_dir=rules_dir)
+        w = open_workspace(root, rules_dir=rules_dir)
+        w.apply_behind = kick  # a tool's read applies a batch of a backlog at most: the drain thread the rest
+        return w
 
     graph = threading.Lock()  # one open of the graph at a time in this process (Kùzu refuses a second)
+    # (QA3 #1) the tool calls waiting for `graph`: the drain thread stops for them between two records and lets
+    # them go first, so a call waits for one record of a backlog, not for all of it (20,000: every tool timed out)
+    turn = threading.Condition()
+    waiting = [0]
 
     arguments: dict[str, list[str]] = {}  # each tool's argument names, filled once the tools are registered
 
@@ -68,20 +74,69 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
         """A tool's work on the graph: one at a time in this process, then through the answer gate."""
 
         def locked() -> T:
-            with graph:
+            with turn:
+                waiting[0] += 1
+            try:
+                graph.acquire()
+            finally:
+                with turn:
+                    waiting[0] -= 1
+                    turn.notify_all()
+            try:
                 return fn()
+            finally:
+                graph.release()
 
         return answer(locked, tool)
 
-    def drain() -> None:
-        """Apply the journaled entries (links, patterns); whatever is left, the next open applies."""
-        try:
-            with graph:
-                ws().drain(if_pending=True)
-        except Exception:  # noqa: BLE001 - the entries are durable in the journal: the next open retries
-            pass
+    def drain_round() -> bool:
+        """One polite drain under the graph lock, handing it to a waiting tool call between two records (and to
+        another process, as the detached applier does): whether it applied something and more waits."""
+        from kg.ingest.drain import drain
 
-    # the apply threads `log` starts: `serve` joins them before it returns (wait_applied), as a daemon thread
+        with turn:  # the calls that waited go first: the lock is not fair, this thread would take it again
+            turn.wait_for(lambda: not waiting[0])
+        with graph:
+            w = open_workspace(root, rules_dir=rules_dir)
+            with w.store(unless=lambda: not w.journal.has_pending(), polite=True, apply_journal=False) as st:
+                if st is None:
+                    return False
+                report = drain(w, st, polite=True, yield_to=lambda: bool(waiting[0]))
+        return bool(report.applied or report.sessions or report.skipped or report.rejected) \
+            and w.journal.has_pending()
+
+    def apply_all() -> None:
+        """The drain thread: apply the journal (links, patterns) round by round until it is empty, or until a
+        round applies nothing (another process holds the graph: the entries are durable, the next open applies
+        them); a `kick` while it runs makes it look once more."""
+        while True:
+            with turn:
+                kicked[0] = False
+            try:
+                more = drain_round()
+            except Exception:  # noqa: BLE001 - the entries are durable in the journal: the next open retries
+                more = False
+            with turn:
+                if not more and not kicked[0]:
+                    running[0] = False
+                    return
+
+    kicked, running = [False], [False]
+
+    def kick() -> bool:
+        """Have the drain thread apply the journal (one thread at a time, started when none runs): True, the
+        journal's backlog is applied in the background (`Workspace.apply_behind`)."""
+        with turn:
+            kicked[0] = True
+            if running[0]:
+                return True
+            running[0] = True
+        applier = threading.Thread(target=apply_all, name="kg-mcp-apply", daemon=True)
+        appliers.append(applier)
+        applier.start()
+        return True
+
+    # the apply threads `kick` starts: `serve` joins them before it returns (wait_applied), as a daemon thread
     # still inside Kùzu when the interpreter ends aborts the process ("terminate called without an active
     # exception", exit -6) after every answer was sent
     appliers: list[threading.Thread] = []
@@ -113,9 +168,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
                                  or str(exc)) from None
 
         res = answer(logged, "log")
-        applier = threading.Thread(target=drain, name="kg-mcp-apply", daemon=True)
-        appliers.append(applier)
-        applier.start()
+        kick()
         return answer(lambda: {"id": res.id, "kind": res.kind, "summary": res.summary,
                                "created_at": res.created_at, "applied": res.applied, "queued": True,
                                "pattern_key": res.pattern_key, "redacted": list(res.redacted)})
@@ -168,9 +221,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
         def run() -> dict[str, Any]:
             from kg.graph.reads import recurring
 
-            w = ws()
-            with w:
-                data = w.status()
+            data = ws().status()  # one bounded read (not `with w:`, whose open applied the whole journal first)
             return {**data, "patterns": recurring(data["patterns"])}  # as `kg status --json` prints it
 
         return call(run, "status")

@@ -9,7 +9,8 @@ never answers cannot keep the process alive for ever) until each id read has its
 A line the SDK cannot read it drops unanswered (it only logs it): `_Wire` reads each line as the SDK will and
 answers those itself with a JSON-RPC error that says what is wrong (-32700 for a line that is not JSON, else
 -32600 or -32602), so a client is never left waiting and only the requests the SDK will answer are owed at EOF.
-A request before the handshake is told so; the SDK answered it "Invalid request parameters".
+A request before the handshake is told so; the SDK answered it "Invalid request parameters", as it answered a
+`tools/call` whose params do not fit (none, `"arguments": "q"`): `bad_call` names the field and how to send it.
 
 As the SDK's own stdio transport does, the wire is served from private copies of fds 0 and 1 while fd 0 reads
 the null device and fd 1 writes to stderr: a handler's or a child's stray output cannot reach the wire.
@@ -149,6 +150,38 @@ def refusal(line: str, why: ValueError) -> Refusal | None:
     return key, -32600, f"Invalid Request: {errors[0]['msg'] if errors else why}"
 
 
+_JSON_TYPE = {dict: "an object", list: "an array", str: "a string", bool: "true or false", int: "a number",
+              float: "a number", type(None): "null"}
+_SHOULD = {"dict_type": "an object", "string_type": "a string", "int_type": "a whole number",
+           "list_type": "an array", "bool_type": "true or false"}
+_CALL = '{"name": TOOL, "arguments": {...}} (`tools/list` names each tool and its arguments)'
+
+
+def bad_call(params: Any, version: str) -> str | None:
+    """Why `tools/call`'s params do not fit the protocol (`version`'s), naming each field, what it should be and
+    how to send it; None when they fit (or the version is not known here: the SDK answers). The SDK's answer was
+    "Invalid request parameters" with an empty `data`, for params missing or `"arguments": "q"` alike (QA3 #5c).
+    Never the values: a JSON type's name at most."""
+    from mcp_types import methods
+    from pydantic import ValidationError
+
+    try:
+        methods.validate_client_request("tools/call", version, params)
+    except ValidationError as exc:
+        said = []
+        for e in exc.errors(include_url=False):
+            where = ".".join(str(part) for part in e.get("loc", ())) or "params"
+            if e.get("type") == "missing":
+                said.append(f"{where} is missing")
+            else:
+                should = _SHOULD.get(str(e.get("type")), str(e.get("msg", "")).lower())
+                said.append(f"{where} should be {should}, not {_JSON_TYPE.get(type(e.get('input')), 'that')}")
+        return f"Invalid params: tools/call {'; '.join(said)}; send params {_CALL}"
+    except (KeyError, ValueError):  # a version or method this SDK does not know for it: its own answer
+        return None
+    return None
+
+
 def _answered(text: str) -> int | str | None:
     """The id of the request an answer the server wrote (`text`) answers, or None. Read with json.loads: every
     answer passes here, and the token walk of `_members` took 15 times as long (0.39 s for a 2.6 MB search answer);
@@ -189,6 +222,7 @@ class _Wire:
         self._writing = anyio.Lock()  # the SDK's answers and the wire's own: one line at a time
         self._greeted = False  # an `initialize` was read
         self._modern = False  # a request carried the 2026 envelope: that era has no handshake
+        self._version = mcp_types.DEFAULT_NEGOTIATED_VERSION  # the protocol version `initialize` asked for
 
     def __aiter__(self) -> _Wire:
         return self
@@ -235,10 +269,17 @@ class _Wire:
         self._modern = self._modern or (isinstance(meta, dict) and types.PROTOCOL_VERSION_META_KEY in meta)
         if message.method == "initialize":
             self._greeted = True
+            asked = (message.params or {}).get("protocolVersion")
+            self._version = asked if isinstance(asked, str) else self._version
         # as the SDK's gate: a method it does not serve is its METHOD_NOT_FOUND, before the handshake too
         elif not (self._greeted or self._modern or message.method == "ping") and self._serves(message.method):
             return message.id, -32600, ("Invalid Request: the session is not initialized; send `initialize` (then "
                                         "`notifications/initialized`) first")
+        elif message.method == "tools/call":
+            version = meta.get(types.PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
+            said = bad_call(message.params, version if isinstance(version, str) else self._version)
+            if said is not None:
+                return message.id, -32602, said
         self._owed.add(message.id)
         return None
 

@@ -99,6 +99,26 @@ def test_a_call_before_initialize_is_told_to_initialize_first(ws, need):
     assert not answers[3]["result"]["isError"]
 
 
+def test_a_tool_call_with_params_that_do_not_fit_names_the_field_and_how_to_send_it(ws, need):
+    """No params, `"arguments": "q"`, no tool name, a name that is a number: the SDK answered each "Invalid request
+    parameters" with `data: ""`, naming nothing (QA3 #5c), though argument errors come back naming each argument.
+    The values are never echoed; a well-formed call after them is answered as ever."""
+    need("mcp")
+    calls = {1: None, 2: {"name": "search", "arguments": "q"}, 3: {"arguments": {}},
+             4: {"name": 3, "arguments": {}}, 5: {"name": "search", "arguments": {"query": "deploy"}}}
+    lines = [json.dumps({"jsonrpc": "2.0", "id": k, "method": "tools/call", **({} if p is None else {"params": p})})
+             for k, p in calls.items()]
+    answers = {a["id"]: a for a in _served(ws.root, lines)}
+    said = {1: "params is missing", 2: "params.arguments should be an object, not a string",
+            3: "params.name is missing", 4: "params.name should be a string, not a number"}
+    for key, words in said.items():
+        error = answers[key]["error"]
+        assert error["code"] == -32602 and error["message"].startswith(f"Invalid params: tools/call {words}; "), error
+        assert '{"name": TOOL, "arguments": {...}}' in error["message"] and "`tools/list`" in error["message"]
+    assert '"q"' not in answers[2]["error"]["message"]
+    assert not answers[5]["result"]["isError"]
+
+
 @pytest.mark.embedded_only("copies the demo workspace's Kùzu file: a team graph stays on the server")
 def test_approve_and_skip_refuse_a_number_that_is_not_one(demo_built, tmp_path, need):
     """pydantic's lax mode read `true` and "1" as 1: `approve` with `{"number": true}` approved proposal #1.
