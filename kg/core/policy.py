@@ -358,6 +358,7 @@ class Policy:
     drain_batch: int
     team_drain_batch: int
     reader_drain_seconds: float
+    reader_leave_backlog: int
     applier_nice: int
     kinds: tuple[str, ...]
     priorities: tuple[str, ...]
@@ -391,6 +392,7 @@ class Policy:
             drain_batch=r.whole("write.drain_batch", 1, 100_000),
             team_drain_batch=r.whole("write.team_drain_batch", 1, 100_000),
             reader_drain_seconds=r.number("write.reader_drain_seconds", 0, 86_400),
+            reader_leave_backlog=r.whole("write.reader_leave_backlog", 0, 100_000_000),
             applier_nice=r.whole("write.applier_nice", 0, 19),
             kinds=r.strings("entries.kinds", empty=False, items="non-blank"),
             priorities=r.strings("entries.priorities", empty=False, items="non-blank"),

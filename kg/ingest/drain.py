@@ -108,8 +108,8 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
     def left_behind() -> bool:
         if behind is None:
             return False
-        if not left:
-            left.append(bool(behind()))
+        if not left:  # a bulk backlog only: a small one the reader applies whole, and reads every acknowledged entry
+            left.append(ws.journal.pending_count() >= ws.policy.reader_leave_backlog and bool(behind()))
         return left[0]
 
     def stop_now() -> str:

@@ -58,10 +58,11 @@ def _children_done(root: Path, event: str) -> None:
 
 def _backlog(root: Path, tmp_path: Path) -> list[str]:
     """`kg ingest` of BACKLOG entries while the graph is held: journaled, none applied. Their ids. A reader's budget
-    of 0 s: its first batch, however fast the machine (the packaged 0.3 s count from a process's start)."""
+    of 0 s: its first batch, however fast the machine (the packaged 0.3 s count from a process's start), and a
+    backlog of 20 lines counts as bulk (`write.reader_leave_backlog`; the packaged 200 would make BACKLOG large)."""
     toml = root / "kg.toml"
     toml.write_text((toml.read_text(encoding="utf-8") if toml.exists() else "")
-                    + "\n[rules.policy.write]\nreader_drain_seconds = 0\n", encoding="utf-8")
+                    + "\n[rules.policy.write]\nreader_drain_seconds = 0\nreader_leave_backlog = 20\n", encoding="utf-8")
     src = tmp_path / "bulk.jsonl"
     src.write_text("".join(json.dumps({"kind": "learning", "at": f"2026-11-{1 + i % 28:02d}T10:00:00",
                                        "summary": f"bulk entry {i} about widget {i % 7} and gadget {i % 5}"}) + "\n"
