@@ -63,6 +63,22 @@ def processes_of(root: Path, event: str) -> list[int]:
     return found
 
 
+def children_done(root: Path, event: str) -> None:
+    """Wait until the detached children of `kg ... EVENT` in the workspace have finished (on their pidfds: the
+    kernel says when a process is gone; no polling, no sleep)."""
+    import select
+
+    for pid in processes_of(root, event):
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            assert select.select([pidfd], [], [], 300)[0], f"the detached child of {event} never finished"
+        finally:
+            os.close(pidfd)
+
+
 def kg(ws: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([KG, "-w", str(ws), *args], capture_output=True, text=True, env=env(), timeout=timeout)
 

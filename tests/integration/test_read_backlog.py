@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +23,7 @@ import kg
 from kg.store.lock import FileLock
 
 sys.path.insert(0, os.path.dirname(__file__))
-from fault_trials import processes_of  # noqa: E402
+from fault_trials import children_done as _children_done  # noqa: E402
 
 pytestmark = pytest.mark.embedded_only("the backlog is made by holding the Kùzu file's lock; a team graph's "
                                       "writes go to its server")
@@ -41,19 +40,6 @@ def _env(**extra: str) -> dict[str, str]:
 def _kg(root: Path, *argv: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess:
     return subprocess.run([KG, "-w", str(root), *argv], input=stdin, capture_output=True, text=True, cwd=root,
                           env=_env(**env), timeout=300)
-
-
-def _children_done(root: Path, event: str) -> None:
-    """Wait until the detached children of `kg EVENT` in the workspace have finished (on their pidfds)."""
-    for pid in processes_of(root, event):
-        try:
-            pidfd = os.pidfd_open(pid)
-        except ProcessLookupError:
-            continue
-        try:
-            assert select.select([pidfd], [], [], 300)[0], f"the detached child of {event} never finished"
-        finally:
-            os.close(pidfd)
 
 
 def _backlog(root: Path, tmp_path: Path) -> list[str]:

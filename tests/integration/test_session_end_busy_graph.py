@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+from fault_trials import children_done as _children_done  # noqa: E402
 from fault_trials import processes_of  # noqa: E402
 
 from kg.store.lock import FileLock
@@ -84,19 +85,6 @@ def _end_while_held(root: Path, base: dict) -> tuple[FileLock, int]:
 def _gone(pidfd: int, timeout: float) -> bool:
     """Whether the process is gone within `timeout` seconds (the kernel says so on its pidfd; no polling)."""
     return bool(select.select([pidfd], [], [], timeout)[0])
-
-
-def _children_done(root: Path, event: str) -> None:
-    """Wait until the detached children of `kg hook EVENT` in the workspace have finished (on their pidfds)."""
-    for pid in processes_of(root, event):
-        try:
-            pidfd = os.pidfd_open(pid)
-        except ProcessLookupError:
-            continue
-        try:
-            assert _gone(pidfd, 300), f"the detached {event} never finished"
-        finally:
-            os.close(pidfd)
 
 
 def _check_once(ws, first: str) -> str:
