@@ -14,7 +14,7 @@ from typing import Any
 from kg.core import clock
 from kg.core.errors import NotFound, UsageError
 from kg.graph import linking
-from kg.graph.reads import ALL
+from kg.graph.reads import all_or
 from kg.store import plain
 
 
@@ -28,9 +28,7 @@ def list_patterns(ws: Any, *, limit: int = 50, min_recurrence: int = 1,
     it (kg/lifecycle/revival.py)."""
     from kg.lifecycle import revival
 
-    if limit < 0:
-        raise UsageError(f"--limit must be 0 (all) or more, not {limit}")
-    limit = limit or ALL  # 0: every pattern, as `kg list --limit 0` and `kg graph query --limit 0`
+    limit = all_or(limit)  # 0: every pattern, as `kg list --limit 0` and `kg graph query --limit 0`
     if min_recurrence < 1:  # a QA pass: `--min -1` listed every pattern with exit 0
         raise UsageError(f"--min must be at least 1 (a pattern is seen once or more), not {min_recurrence}")
     with ws.store() as st:

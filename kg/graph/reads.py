@@ -74,12 +74,7 @@ def list_nodes(ws: Workspace, *, type: str | None = None, status: str | None = N
     since_at = None
     if since:
         since_at = since if isinstance(since, datetime) else clock.parse_since(since, clock.now(now))
-    if limit < 0:
-        raise UsageError(f"--limit must be 0 (all) or more, not {limit}")
-    # 0: all, as `kg graph query --limit 0` and `kg patterns --limit 0` (QA3 #5a: it was refused here alone);
-    # more than there are nodes: all of them (a LIMIT past this returned none on FalkorDB, and Kùzu's takes an
-    # INT64)
-    limit = min(limit or ALL, ALL)
+    limit = all_or(limit)
     filters = {"kind": kind, "entry_type": entry_type, "status": status, "priority": priority,
                "area": area.lower() if area else None}
     with ws.reading() as st:
@@ -93,6 +88,17 @@ def list_nodes(ws: Workspace, *, type: str | None = None, status: str | None = N
 
 
 ALL = 2**31 - 1  # a LIMIT that lists every row (`--limit 0`)
+
+
+def all_or(limit: int) -> int:
+    """A listing's `--limit` as a LIMIT: 0 is all, as `kg graph query --limit 0` (QA3 #5a: `kg list` refused it
+    alone); more than there are rows is all of them too (a LIMIT past ALL returned none on FalkorDB, and Kùzu's
+    takes an INT64)."""
+    if limit < 0:
+        raise UsageError(f"--limit must be 0 (all) or more, not {limit}")
+    return min(limit or ALL, ALL)
+
+
 FIRST_WINDOW = timedelta(days=1)  # `kg list` looks this far back from the newest node first ...
 WIDER = 16  # ... and this many times further each time too few nodes match
 

@@ -276,6 +276,9 @@ def _learnings(
         sigs = fired(v[i], rules)
         words_ = "\n".join(ln for _, ln in lines)
         spoken = [x for x in lines if not command_line(x[1], rules.lessons)] or lines  # not a pasted command
+        spoken_text = straighten("\n".join(ln for _, ln in spoken))
+        kept = {o for o, _ in spoken}
+        pasted = [ln for o, ln in lines if o not in kept]  # commands: "when i run this, ..."
         for det in rules.detectors:
             if det.model is None or (det.requires_prior_assistant and v[i].first_turn and not v[i].resumed):
                 continue
@@ -285,8 +288,7 @@ def _learnings(
                 continue
             offset, line, hit = _evidence_line(spoken, why, rules)
             evidence = _evidence(line, hit, lim.evidence_chars) if hit else _trim(line, lim.evidence_chars)
-            said = _read(sentences(straighten("\n".join(ln for _, ln in spoken))), rules.signals.user_chars) or [
-                straighten(line)]
+            said = _read(sentences(spoken_text), rules.signals.user_chars) or [straighten(line)]
             preferred = sentence_at(straighten(line), straighten(hit.group(0)) if hit else "")
             lesson, source = phrase_lesson(det.category, said, preferred, rules.lessons)
             pointing = rules.lessons.quote_pointer
@@ -298,7 +300,6 @@ def _learnings(
             if det.category == "correction" and "replaces_own" in sigs and \
                     names_one_thing_at_most(det.category, lesson, rules.lessons):  # "Use X": instead of what?
                 lesson = _with_replaced(lesson, v[i].next, rules)
-            pasted = [ln for x, ln in lines if x not in {o for o, _ in spoken}]  # commands: "when i run this, ..."
             pattern_key, judged = lesson_key(det.category, lesson, rules.lessons, pasted), ""
             if pattern_key is None:  # the words name nothing ("wtf"): the key names what the agent had just done
                 ctx = in_context(det.category, _trim(words_, 60), v[i].prev, rules.lessons)
