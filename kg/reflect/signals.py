@@ -157,6 +157,8 @@ def views(transcript: Transcript, rules: ReflectRules, users: list[int],
                         edited_after.setdefault(current, set()).update(files)
             if not _has_words(t.text) or (t.text.lstrip()[:1] == "<" and not _has_words(_agent_text(t))):
                 continue  # no words to the user (a published chat's bare <div> wrappers are none either)
+            if t.sidechain:
+                continue  # a sub-agent's words go to the agent that started it ("Perfect! I found ..."), not the user
             # A reply answers the user's last turn: earlier turns that got no reply of their own (a message
             # sent while the agent worked, then another) are not answered by it.
             if pending is not None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 
 from kg.reflect import parse_text
-from kg.reflect.detect import is_speaking_user, learnings, turn_signals
+from kg.reflect.detect import is_speaking_user, learnings, own_lines, speaking_turns, turn_signals
+from kg.reflect.signals import views
 
 from .test_reflect_signals import RULES
 
@@ -268,3 +269,62 @@ def test_real_notes_and_shell_echoes_are_not_the_user_speaking():
                         "in @apps/api/ make a directory called plans and write a new file init_api_plan.md"]
     assert "interrupted" in turn_signals(t, RULES)[1]
     assert learnings(t, RULES) == []
+
+
+# Real: a public SpecStory CLI history saved from Claude Code (find_string id 10529216675; the index names no
+# repository), its lines around a sub-agent the agent started; the agent's closing words are ours. The CLI writes its
+# `####` notes under the user's heading, after the words the user sent.
+REAL_SUBAGENT = """_**User (2026-01-29 02:07Z)**_
+
+the Status badge == PrepareData , then it means "LastExecutedActivityName" == "PrepareData".  Answer me
+
+
+#### Subagent Started - 2026-01-29 02:07Z
+
+**Type:** `Explore`
+**Agent ID:** `a9cd73d`
+
+---
+
+
+#### Permission Request - 2026-01-29 02:07Z
+
+**Tool:** `Bash`
+
+---
+
+
+#### Subagent Completed - 2026-01-29 02:08Z
+
+**Type:** `Explore`
+**Agent ID:** `a9cd73d`
+**Result:**
+Perfect! I found the information you're looking for. Let me search for more specific details about these fields
+
+---
+
+
+_**Agent (model claude-opus-4-5)**_
+
+Yes: the badge shows the last executed activity's name.
+"""
+
+
+def test_the_cli_notes_under_a_users_heading_are_not_the_user():
+    t = parse_text(REAL_SUBAGENT)
+    user = [x for x in t.turns if x.role == "user"]
+    assert [x.text for x in user] == [
+        'the Status badge == PrepareData , then it means "LastExecutedActivityName" == "PrepareData".  Answer me']
+    assert [(x.role, x.sidechain, x.line) for x in t.turns[1:]] == [
+        ("system", True, 6), ("system", True, 14), ("assistant", True, 21), ("assistant", False, 33)]
+    assert t.turns[3].text.startswith("#### Subagent Completed") and "Perfect!" in t.turns[3].text
+
+
+def test_a_sub_agents_report_is_not_the_agents_reply_to_the_user():
+    """"Perfect! I found ..." is the sub-agent reporting to the agent: the user's turn is answered by the agent's own
+    words after it, and no praise is read into the user's."""
+    t = parse_text(REAL_SUBAGENT)
+    users = speaking_turns(t, RULES)
+    view = views(t, RULES, users, {i: own_lines(t.turns[i].text, RULES) for i in users})[users[0]]
+    assert view.next.startswith("Yes: the badge shows")
+    assert "praise" not in turn_signals(t, RULES)[users[0]]
