@@ -17,6 +17,14 @@ readers read with at least one user turn; a file whose user turns (sha1 of the r
 labels, or whose text is in shared data, is skipped as held; two hits of one file (one id) count once, and two ids
 whose user turns are the same count once. Whole files; until ~100 non-slash user turns or the clock (no new file saved
 after 12:05 UTC; labels by 12:25 UTC).
+By amendment (fixed 11:03 UTC, before a turn of it was read; list E gave 13 typed turns by 10:58): list F, the same way
+with the agent headings SpecStory writes per model, these exact strings in this order: `_**Agent (model claude-sonnet`,
+`_**Agent (model claude-opus`, `_**Agent (model gpt-`, `_**Agent (model default`, `_**Agent (model composer`,
+`_**Agent (model gemini`, `_**Agent (model grok`, `_**Agent (model claude-haiku`, `_**Agent (model auto`, `_**Agent
+(model copilot`; files saved under the same names (no new file saved after 12:00 UTC; labels by 12:20 UTC). The lead
+had seen, before the rule, find_string excerpts of `#### Subagent Completed - ` (10 files' SpecStory CLI notes, a few
+words of user text in 3 of them), one of them id27642304840 of list E: its notes shaped a reader change (bd79f3c), not
+its labels.
 
 p39 (tests/data/heldout_p39.jsonl; the rule fixed 2026-12-06 07:57 UTC (committed a27af3c; its text said 08:02, a slip)
 before a turn was read, by an annotator who reads no detector code): list D, new because every SpecStory marker path the
