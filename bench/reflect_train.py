@@ -538,7 +538,9 @@ def table(title: str, counts: dict[str, tuple[int, int, int]]) -> None:
 
 
 def write_model(models: dict[str, tuple[float, dict[str, float]]], thresholds: dict[str, float], n: int,
-                sessions: int) -> None:
+                sessions: int, sets: list[tuple[str, int]] = ()) -> None:
+    also = ("; other users' labelled sets (tests/data/heldout_*.jsonl, their files fetched again by the names they "
+            "hold): " + ", ".join(f"{name} {k}" for name, k in sets) + " turns") if sets else ""
     lines = [
         "# Weights of the `kg reflect` model: one logistic regression per class over the signals of",
         "# rules/reflect.toml. Written by bench/reflect_train.py --write; do not edit by hand (change the",
@@ -548,7 +550,7 @@ def write_model(models: dict[str, tuple[float, dict[str, float]]], thresholds: d
         "",
         "[trained]",
         f'data = "labels/specstory_minsky_user_turns.jsonl: {n} user turns of {sessions} sessions; '
-        f'tests/data/other_user_turns.jsonl of {" and ".join(DEV_PROVIDERS)} only: {len(dev_turns())} turns"',
+        f'tests/data/other_user_turns.jsonl of {" and ".join(DEV_PROVIDERS)} only: {len(dev_turns())} turns{also}"',
         f'method = "L2 logistic regression (l2 {L2}; generic signals and general evidence against held at their '
         f'priors, l2 x {ANCHOR:g}), {STEPS} gradient steps; classes with fewer than '
         f'{MIN_POSITIVES} labelled turns keep hand-set weights; thresholds by {FOLDS}-fold cross-validation over '
@@ -572,13 +574,26 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="write rules/reflect_model.toml from all turns")
     ap.add_argument("--errors", action="store_true", help="list held-out mistakes for corrections")
+    ap.add_argument("--sets", action="store_true",
+                    help="also train on the other users' labelled sets outside shared data whose files are on this "
+                         "machine (bench/reflect_loso.py's list; never the held-out set); the leave-sessions-out "
+                         "figures stay on the 441 turns")
     args = ap.parse_args()
     data = shared_data()
     if not (data / "labels").is_dir():
         sys.exit(f"no labels at {data}: set KG_SHARED_DATA to the folder holding labels/")
     turns = load_turns(data, default_rules(model=False))
-    models = train(turns)
-    thresholds = calibrate(turns)
+    pool, sets = list(turns), []
+    if args.sets:
+        import reflect_heldout as rh
+        import reflect_loso as rl
+        # only sets outside shared data: p15 and p16 hold turns of files other_user_turns.jsonl labels too (aider's
+        # part1, and Claude Code's, whose turns bench/reflect_quality.py --providers keeps held out)
+        sets = [n for n in rl.available() if n in rh.OUTSIDE and n != rh.HELD_OUT]
+        pool += [{**r, "gold": set(r["gold"])} for n in sets for r in rl.set_rows(n)]
+        print(f"and {len(pool) - len(turns)} turns of the sets {', '.join(sets)}")
+    models = train(pool)
+    thresholds = calibrate(pool)
     print(f"thresholds ({FOLDS}-fold cross-validation): {thresholds}")
     train_pred = [decide(models, t["signals"], thresholds) for t in turns]
     table(f"train (fit and scored on all {len(turns)} turns)", scores(turns, train_pred))
@@ -590,7 +605,8 @@ def main() -> None:
             if g != q:
                 print(f"{'FN' if g else 'FP'} {sorted(t['gold'])} {t['text'][:100]!r} {t['signals']}")
     if args.write:
-        write_model(models, thresholds, len(turns), len({t["session"] for t in turns}))
+        write_model(models, thresholds, len(turns), len({t["session"] for t in turns}),
+                    sets=[(n, sum(r["session"].startswith(f"{n}:") for r in pool)) for n in sets])
 
 
 if __name__ == "__main__":
