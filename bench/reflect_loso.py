@@ -42,9 +42,9 @@ from kg.reflect import default_rules, read_transcript  # noqa: E402
 from kg.reflect.detect import learnings, turn_signals  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-# Labelled blind for a later landing: never read, never scored here, whatever SETS holds (a set leaves this once it has
-# been scored, as the paragraph bench/reflect_heldout.py keeps for it says; the next blind set joins it)
-NEVER: set[str] = set()
+# Labelled blind for a later landing: never read, never scored here, whatever SETS holds (bench/reflect_heldout.py
+# UNREAD: a set leaves it in the commit that records its score)
+NEVER: set[str] = set(rh.UNREAD)
 SHOW = ("correction", "anything")
 
 

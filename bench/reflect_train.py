@@ -576,7 +576,7 @@ def main() -> None:
     ap.add_argument("--errors", action="store_true", help="list held-out mistakes for corrections")
     ap.add_argument("--sets", action="store_true",
                     help="also train on the other users' labelled sets outside shared data whose files are on this "
-                         "machine (bench/reflect_loso.py's list; never the held-out set); the leave-sessions-out "
+                         "machine (bench/reflect_loso.py's list; never a set labelled blind and not yet scored); the leave-sessions-out "
                          "figures stay on the 441 turns")
     args = ap.parse_args()
     data = shared_data()
@@ -589,7 +589,7 @@ def main() -> None:
         import reflect_loso as rl
         # only sets outside shared data: p15 and p16 hold turns of files other_user_turns.jsonl labels too (aider's
         # part1, and Claude Code's, whose turns bench/reflect_quality.py --providers keeps held out)
-        sets = [n for n in rl.available() if n in rh.OUTSIDE and n != rh.HELD_OUT]
+        sets = [n for n in rl.available() if n in rh.OUTSIDE and n not in rh.UNREAD]
         pool += [{**r, "gold": set(r["gold"])} for n in sets for r in rl.set_rows(n)]
         print(f"and {len(pool) - len(turns)} turns of the sets {', '.join(sets)}")
     models = train(pool)
