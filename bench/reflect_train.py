@@ -576,8 +576,8 @@ def main() -> None:
     ap.add_argument("--errors", action="store_true", help="list held-out mistakes for corrections")
     ap.add_argument("--sets", action="store_true",
                     help="also train on the other users' labelled sets outside shared data whose files are on this "
-                         "machine (bench/reflect_loso.py's list; never a set labelled blind and not yet scored); the leave-sessions-out "
-                         "figures stay on the 441 turns")
+                         "machine (bench/reflect_loso.py's list; never a set labelled blind and not yet scored); the "
+                         "leave-sessions-out figures stay on the 441 turns")
     args = ap.parse_args()
     data = shared_data()
     if not (data / "labels").is_dir():
