@@ -22,19 +22,29 @@ def register(app: typer.Typer) -> None:
         thread: Annotated[bool, typer.Option("--thread", help="Join each entry to the next of its session by "
                                                               "led_to (the turns of a conversation).")] = False,
         no_link: Annotated[bool, typer.Option("--no-link", help="Do not auto-link the entries.")] = False,
+        again: Annotated[bool, typer.Option("--again", help="Log the entries even if this input (the same lines, "
+                                                            "the same --session) was ingested before.")] = False,
         now: NowOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Log many entries at once (bulk `kg log`): every line is checked and redacted before anything is
-        written, then all are journaled together and applied and linked in one graph open."""
+        written, then all are journaled together and applied and linked in one graph open. The same input again
+        logs nothing (a run killed after journaling, run again, would store every entry twice): --again does."""
         from kg.ingest.batch import read_jsonl
+        from kg.ingest.ingested import fingerprint
 
         with errors():
             not_a_file(path, "the file")
             ws = workspace(ctx)
             where: list[str] = []  # each entry's file:line, named when one of its fields is refused
-            result = ws.log_many(list(read_jsonl(path, where)), now=now_of(ctx, now), session=session,
-                                 link=not no_link, thread=thread, where=where)
+            lines: list[str] = []
+            items = list(read_jsonl(path, where, lines))
+            result = ws.log_many(items, now=now_of(ctx, now), session=session, link=not no_link, thread=thread,
+                                 where=where, source=None if again else fingerprint(lines, session))
+        if result.already is not None:
+            b = result.already
+            note(f"This input was ingested at {b['at']} ({b['entries']} entries, {b['first']} to {b['last']}): "
+                 "nothing logged again. Use --again to log its entries a second time.")
         if result.redacted:
             note(f"Redacted before storing, in {len(result.redacted)} entries")
         for skipped in result.skipped:

@@ -23,6 +23,7 @@ from typing import Any
 from kg.core import clock
 from kg.core.entries import prepare
 from kg.core.errors import KgError, UsageError
+from kg.ingest import ingested
 from kg.ingest.ids_rebuild import with_ids
 from kg.memory import logs as files
 from kg.memory import session_ids
@@ -42,10 +43,12 @@ class Ingested:
     applied: bool = False
     skipped: list[str] = field(default_factory=list)                # files kg may not write: not copied there
     note: str = ""                                                 # why they are not in the graph yet
+    already: dict[str, Any] | None = None                          # this input was journaled before (ingested.py)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"logged": len(self.ids), "ids": self.ids, "redacted": self.redacted, "threaded": self.threaded,
-                "applied": self.applied, "note": self.note, "skipped": self.skipped}
+        out = {"logged": len(self.ids), "ids": self.ids, "redacted": self.redacted, "threaded": self.threaded,
+               "applied": self.applied, "note": self.note, "skipped": self.skipped}
+        return {**out, "already": self.already} if self.already is not None else out
 
 
 
@@ -55,10 +58,11 @@ def learned_field(at: datetime, learned: datetime) -> dict[str, str]:
     import of old history is not expired by the next cycle."""
     return {"learned": learned.isoformat(timespec="seconds")} if learned > at else {}
 
-def read_jsonl(path: Path, where: list[str] | None = None) -> Iterator[dict[str, Any]]:
+def read_jsonl(path: Path, where: list[str] | None = None, lines: list[str] | None = None) -> Iterator[dict[str, Any]]:
     """Entries from a JSON-lines file (`-`: standard input, as `kg reflect -` reads it), one object a line (blank
     lines skipped; a byte order mark at the start, as Windows editors save UTF-8, is no part of it); a bad line is
-    bad input. `where` gets each entry's `file:line`, for `log_many` to name the line of a bad field."""
+    bad input. `where` gets each entry's `file:line`, for `log_many` to name the line of a bad field; `lines` each
+    entry's line as read (the input's fingerprint, kg/ingest/ingested.py)."""
     if str(path) == "-":
         import io
         import sys
@@ -83,6 +87,8 @@ def read_jsonl(path: Path, where: list[str] | None = None) -> Iterator[dict[str,
                                      '{"kind": "learning", "summary": "..."}')
                 if where is not None:
                     where.append(f"{name}:{number}")
+                if lines is not None:
+                    lines.append(line)
                 yield item
         except UnicodeDecodeError:
             raise UsageError(f"{name} is not UTF-8 text; give JSON lines in UTF-8") from None
@@ -100,10 +106,13 @@ def _place(number: int, where: Sequence[str] | None) -> str:
 
 def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str | None = None,
              session: str | None = None, link: bool = True, thread: bool = False,
-             apply: bool = True, where: Sequence[str] | None = None) -> Ingested:
+             apply: bool = True, where: Sequence[str] | None = None, source: str | None = None) -> Ingested:
     """Log every item (`kind`, `summary`, optional `at` and `session`, and any field `ws.log` takes) in one
     pass. Every item is checked before anything is written; an error names the item (1-based), or its place in
-    `where` (`read_jsonl`'s `file:line`: a file with blank lines has its third entry on another line)."""
+    `where` (`read_jsonl`'s `file:line`: a file with blank lines has its third entry on another line).
+
+    `source` is the input's fingerprint (kg/ingest/ingested.py): an input journaled before is not logged again,
+    and the answer's `already` says when and what it gave."""
     from kg.workspace_zone import learn
 
     learn(ws)  # the store's zone before any time is read, when no mirror can be trusted (kg/ingest/writes.py)
@@ -129,6 +138,9 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
 
     def journaled() -> tuple[list[str], int]:
         with ws.journal.locked():
+            if source is not None and (before := ingested.seen(ws.kg_dir, source)) is not None:
+                already.append(before)
+                return [], 0
             ids = ws.journal.allocate_many([(ws.policy.entry_prefix[p.fields["entry_type"]], f"{at:%Y%m%d}")
                                             for at, p in prepared])
             records = [{"op": "log", "id": i, "fields": p.fields, "redacted": list(p.redactions),
@@ -136,6 +148,8 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
                        for i, (at, p) in zip(ids, prepared, strict=True)]
             threaded = _thread(records) if thread else 0
             ws.journal.append(records)
+            if source is not None:
+                ingested.remember(ws.kg_dir, source, ids, base.isoformat(timespec="seconds"))
             days: dict[str, tuple[datetime, list[tuple[str, str | None]]]] = {}
             for at, p in prepared:
                 f = p.fields
@@ -149,7 +163,10 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
         return ids, threaded
 
     skipped: list[str] = []
+    already: list[dict[str, Any]] = []
     ids, threaded = with_ids(ws, journaled)  # a damaged ids.json is rebuilt, not the end of the batch
+    if already:
+        return Ingested([], already=already[0])
     out = Ingested(ids, {i: list(p.redactions) for i, (_, p) in zip(ids, prepared, strict=True) if p.redactions},
                    threaded, skipped=list(dict.fromkeys(skipped)))
     if not apply:

@@ -32,7 +32,7 @@ def test_a_byte_order_mark_at_the_start_is_taken(ws, run_kg, tmp_path):
     from_file = run_kg(f"ingest {lines} --json")
     assert from_file.exit_code == 0, from_file.stderr
     assert from_file.json["logged"] == 2
-    from_stdin = run_kg("ingest - --json", input="\ufeff" + body + "\n")
+    from_stdin = run_kg("ingest - --again --json", input="\ufeff" + body + "\n")  # the same lines again
     assert from_stdin.exit_code == 0, from_stdin.stderr
     ids = from_file.json["ids"] + from_stdin.json["ids"]
     texts = sorted(run_kg(f"show {i} --json").json["node"]["text"] for i in ids)
@@ -81,3 +81,26 @@ def test_an_imported_entry_with_a_list_field_of_another_type_is_skipped_and_said
     assert "LRN-20261101-002: tags is an object" in done.stderr
     node = run_kg("show LRN-20261101-001 --json").json["node"]
     assert (node["tags"], node["files"]) == (["alpha", "beta"], ["src/app.py"])
+
+
+def test_the_same_input_again_logs_nothing_unless_asked(ws, run_kg, tmp_path):
+    """QA5 #3: a bulk ingest killed after its entries were journaled (an agent's shell timeout; it printed nothing)
+    and run again stored every entry twice: 600 lines became 1,200 entries and every pattern's count doubled. The
+    same lines again are answered with what they gave the first time; --again logs them a second time; other lines,
+    or the same lines for another session, are another input."""
+    lines = tmp_path / "in.jsonl"
+    lines.write_text("\n".join(json.dumps({"kind": "error", "summary": f"npm ci failed {n}",
+                                           "at": "2026-12-01T10:00:00"}) for n in range(3)) + "\n", encoding="utf-8")
+    first = run_kg(f"ingest {lines} --json")
+    assert first.exit_code == 0, first.stderr
+    again = run_kg(f"ingest {lines} --json")
+    assert again.exit_code == 0, again.stderr
+    assert again.json["logged"] == 0 and again.json["already"]["entries"] == 3
+    assert again.json["already"]["first"] == first.json["ids"][0] and "--again" in again.stderr
+    assert len(run_kg("list --type event --limit 0 --json").json) == 3
+    assert run_kg(f"ingest {lines} --session other --json").json["logged"] == 3
+    assert run_kg(f"ingest {lines} --again --json").json["logged"] == 3
+    lines.write_text(lines.read_text(encoding="utf-8") + json.dumps({"kind": "error", "summary": "x"}) + "\n",
+                     encoding="utf-8")
+    assert run_kg(f"ingest {lines} --json").json["logged"] == 4
+    assert len(run_kg("list --type event --limit 0 --json").json) == 13
