@@ -49,14 +49,15 @@ SHOW = ("correction", "anything")
 
 
 def available() -> list[str]:
-    """The sets whose labels and files are both here, oldest first."""
+    """The sets whose labels and files are here (all its files, or, for a set outside shared data, some), oldest
+    first."""
     out = []
     for name, path in rh.SETS.items():
         if name in NEVER or not path.exists():
             continue
         folder = rh.OUTSIDE.get(name)
-        if folder is None or all((folder / lab["file"]).is_file() for lab in rh._labels(path)):
-            out.append(name)  # p26's folder holds one of its files: it cannot be scored here
+        if folder is None or any((folder / lab["file"]).is_file() for lab in rh._labels(path)):
+            out.append(name)  # a set whose files were fetched again in part is read on the files that are here
     return sorted(out, key=lambda s: int(s[1:]))
 
 
@@ -66,6 +67,7 @@ def set_rows(name: str) -> list[dict]:
     labels = rh._labels(rh.SETS[name])
     data = rh.OUTSIDE.get(name) or rt.shared_data()
     if name in rh.OUTSIDE:
+        labels = [lab for lab in labels if (data / lab["file"]).is_file()]
         rh.checked_texts(data, labels)  # exits 2 naming the file when the saved text is not what was labelled
     rules, plain = default_rules(), default_rules(model=False)
     rows = []
