@@ -124,6 +124,15 @@ page 16,000): invisible C1 characters and no-break spaces of mojibake emoji that
 U+009D, U+00A0) were restored where the cp1252 reading and the length required them (id53794840877 1, id9978091533 2,
 id23291328934 17). No live-looking secret. Sizes and skips in /work/heldout40/notes.txt.
 
+Scored once (2026-12-06 11:41 UTC, main after the SpecStory reader change (bd79f3c: the CLI's `####` notes end the
+user's section, a sub-agent's report is not the agent's reply; the last detection change of the landing) beside c802458,
+the tree this landing started from, `--set p40 --data /work/heldout40/raw --score --baseline /work/base38`): correction
+0.33 / 0.67 / 0.44 (4 of 6; 8 false alarms in 108 quiet turns) against 0.40 / 0.67 / 0.50 (4 of 6; 6 false alarms);
+preference 0 of 1, praise 0 of 1. Before it, at 11:27, bench/reflect_loso.py's pooled figures held p40's (its list of
+sets not to read was empty): the same tree, the same 4 / 8 / 2, read only as a pooled sum. The two false alarms the
+reader change adds are requests sent again ('pull from repository' after the runtime's "API Error: 401 ... OAuth token
+has expired", the contact-form request resent as the answer to the agent's "what are you building?"), which the notes
+once kept from reading as repeats. 20 of the 24 files are one user's (shamima-g), a logging hook's SpecStory-like layout.
 p39 (tests/data/heldout_p39.jsonl; the rule fixed 2026-12-06 07:57 UTC (committed a27af3c; its text said 08:02, a slip)
 before a turn was read, by an annotator who reads no detector code): list D, new because every SpecStory marker path the
 file index lists (lists A-C2) is used up. The files find_string gives for the exact strings `_**User (YYYY-MM-` (the
@@ -1425,12 +1434,12 @@ OUTSIDE = {"p40": Path("/work/heldout40/raw"), "p39": Path("/work/heldout39/raw"
            "p24": Path("/work/heldout24/raw"), "p23": Path("/work/heldout23/raw"), "p22": Path("/work/heldout22/raw"),
            "p21": Path("/work/heldout21/raw"), "p20": Path("/work/heldout20/raw"), "p19": Path("/work/heldout19/raw"),
            "p18": Path("/work/heldout18/raw"), "p17": Path("/work/heldout17/raw")}
-HELD_OUT = "p40"  # being labelled blind 2026-12-06 from 10:54; scored once at the end of the landing
+HELD_OUT = "p40"  # labelled blind 2026-12-06 10:54-11:14, scored once at 11:41 (above); the next blind set replaces it
 # Labelled blind and not yet scored: no bench but this file's --score reads them (bench/reflect_loso.py leaves them out
 # of its sets and its pool, bench/reflect_train.py --sets out of training). A new set joins in the commit that adds
 # its labels and leaves in the one that records its score. (reflect_loso's own list was empty while p40 was labelled:
 # its pooled figures held p40's at 11:27 UTC, before the score.)
-UNREAD: set[str] = {"p40"}
+UNREAD: set[str] = set()
 LABELS = SETS[HELD_OUT]
 OTHER = REPO / "tests" / "data" / "other_user_turns.jsonl"
 P15_FIRST_SESSION = 248
