@@ -132,7 +132,9 @@ preference 0 of 1, praise 0 of 1. Before it, at 11:27, bench/reflect_loso.py's p
 sets not to read was empty): the same tree, the same 4 / 8 / 2, read only as a pooled sum. The two false alarms the
 reader change adds are requests sent again ('pull from repository' after the runtime's "API Error: 401 ... OAuth token
 has expired", the contact-form request resent as the answer to the agent's "what are you building?"), which the notes
-once kept from reading as repeats. 20 of the 24 files are one user's (shamima-g), a logging hook's SpecStory-like layout.
+once kept from reading as repeats. 20 of the 24 files are one user's (shamima-g), a logging hook's SpecStory-like
+layout.
+
 p39 (tests/data/heldout_p39.jsonl; the rule fixed 2026-12-06 07:57 UTC (committed a27af3c; its text said 08:02, a slip)
 before a turn was read, by an annotator who reads no detector code): list D, new because every SpecStory marker path the
 file index lists (lists A-C2) is used up. The files find_string gives for the exact strings `_**User (YYYY-MM-` (the
