@@ -31,7 +31,7 @@ def list_patterns(ws: Any, *, limit: int = 50, min_recurrence: int = 1,
     limit = all_or(limit)  # 0: every pattern, as `kg list --limit 0` and `kg graph query --limit 0`
     if min_recurrence < 1:  # a QA pass: `--min -1` listed every pattern with exit 0
         raise UsageError(f"--min must be at least 1 (a pattern is seen once or more), not {min_recurrence}")
-    with ws.store() as st:
+    with ws.reading() as st:
         rows = st.run("pattern_list", limit=limit, min_recurrence=min_recurrence)
         back = revival.due(ws, st, clock.now(now), rows)
     return [{**_json(r), "revive_next": r["id"] in back} for r in rows]
@@ -65,7 +65,7 @@ def _stats(st: Any, key: str) -> dict[str, Any] | None:
 def show(ws: Any, ref: str, *, now: datetime | str | None = None) -> dict[str, Any]:
     from kg.lifecycle import revival
 
-    with ws.store() as st:
+    with ws.reading() as st:
         p = _resolve(st, ref, live=False)
         members = [_json(m) for m in st.run("pattern_members", id=p["id"])]
         stats = _stats(st, p["key"])

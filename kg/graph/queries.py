@@ -63,7 +63,7 @@ def query(ws: Any, target: str | None = "all", *, depth: int = 1, limit: int = 1
         raise UsageError("--limit must be 0 (no limit) or more")
     how, value = parse_target(target, ws.policy.kinds)
     cap = limit or 10**9
-    with ws.store() as st:
+    with ws.reading() as st:
         if how == "all":
             counts = {r["kind"]: r["n"] for r in st.run("graph_count_kinds")}
             nodes = [n for kind in KNOWLEDGE_KINDS for n in st.run("graph_nodes_all", kind=kind, limit=cap)]
@@ -144,7 +144,7 @@ def path(ws: Any, src: str, dst: str) -> dict[str, Any]:
     """The shortest chain of edges between two nodes, each hop with its real direction."""
     if src == dst:
         raise UsageError(f"a path needs two different nodes; both are {src}")
-    with ws.store() as st:
+    with ws.reading() as st:
         for node_id in (src, dst):
             if not st.run("node_exists", id=node_id):
                 raise NotFound(f"no node {node_id!r}: `kg list` shows the ids")
@@ -181,7 +181,7 @@ def render_path(data: dict[str, Any], icons: dict[str, str]) -> str:
 
 def explain(ws: Any, node_id: str) -> dict[str, Any]:
     """Every edge of a node with how it was made (by hand, or auto with its score) and why."""
-    with ws.store() as st:
+    with ws.reading() as st:
         rows = st.run("node_get", id=node_id)
         if not rows:
             raise NotFound(f"no node {node_id!r}: `kg list` shows the ids")

@@ -37,7 +37,7 @@ def pattern_of(st: Store, key: str | None) -> dict[str, Any] | None:
 def show(ws: Workspace, node_id: str) -> dict[str, Any]:
     """A node with its edges in both directions (and, for a pattern, its derived recurrence). A pattern is taken by
     its key too, as `kg resolve` and `kg patterns show` take it."""
-    with ws.store() as st:
+    with ws.reading() as st:
         try:
             node = get_node(st, node_id)
         except NotFound as missing:

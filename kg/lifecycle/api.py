@@ -69,8 +69,8 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
 
 # -- proposals ------------------------------------------------------------------------------------------------
 def propose(ws: Any) -> list[dict[str, Any]]:
-    """The pending proposals, by number (`kg cycle` makes them)."""
-    with holding(ws) as st:
+    """The pending proposals, by number (`kg cycle` makes them). A read: a read-only workspace lists them too."""
+    with ws.reading() as st:
         rows = st.run("lc_proposals", statuses=["pending"])
     return [_jsonable(r) for r in rows]
 
@@ -283,7 +283,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
     with its window's events, read by key: the session brief shows 5 of them, not the 8 of its longest list)."""
     at = clock.now(now)
     lp = load_policy(ws)
-    with holding(ws) as st:
+    with ws.reading() as st:  # a read: a read-only workspace answers too (QA5 #4)
         from kg.store.sideindex import open_reader
 
         open_reader(st, open_it=True)  # a ready pattern's events: the columns that never change from its rows

@@ -10,7 +10,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.lifecycle import promote, promoting
-from kg.lifecycle.cycle import Lifecycle, _jsonable, holding
+from kg.lifecycle.cycle import Lifecycle, _jsonable
 
 # where the baseline's days are set (and the wait turned off): the packaged rules, or a workspace's own kg.toml over
 # them; `kg status` and `kg patterns` both end their waiting patterns with BASELINE_NOTE
@@ -28,7 +28,7 @@ def gate_waits(ws: Any, now: datetime | str | None = None, *, keys: list[str] | 
     from kg.store.sideindex import open_reader
 
     at = clock.now(now)
-    with holding(ws) as st:
+    with ws.reading() as st:  # a read: a read-only workspace answers too (QA5 #4)
         lc = Lifecycle(ws, st, at)
         v = lc.lp.verification
         if v.min_baseline_days <= 0 and v.min_baseline_events <= 0:

@@ -84,6 +84,13 @@ def test_reads_of_a_read_only_workspace_work_and_writes_are_refused(ws, tmp_path
             assert "Traceback" not in r.stderr and "cannot open lock file" not in r.stderr, (argv, r.stderr)
         assert "docker socket permission denied" in run("list").stdout
         assert "read-only" in run("doctor", "--dry-run").stdout
+        # QA5 #4: these reads took the writer's open and failed with "cannot open lock file ... Read-only file system"
+        node = ws.list(limit=1)[0]["id"]
+        for argv in (["show", node], ["patterns"], ["propose"], ["graph", "query"], ["graph", "explain", node]):
+            r = run(*argv)
+            assert r.returncode == 0, (argv, r.stdout, r.stderr)
+            assert "Traceback" not in r.stderr and "cannot open lock file" not in r.stderr, (argv, r.stderr)
+        assert "docker socket permission denied" in run("show", node).stdout
         loaded = subprocess.run([sys.executable, "-c", f"import kg.analysis as ka; print(len(ka.load({str(root)!r}"
                                  ").graph))"], capture_output=True, text=True, env=env, timeout=120)
         assert loaded.returncode == 0 and loaded.stdout.strip() == "1", loaded.stderr
