@@ -54,23 +54,53 @@ def nodes_of(side: Path) -> list[dict[str, Any]]:
     return out
 
 
-def write_trail(side: Path, out: Path, at: datetime) -> int:
-    """Write the side file's nodes to `out` as a trail; the number of nodes (0: nothing written)."""
+def write_trail(side: Path, out: Path, at: datetime, nodes: list[dict[str, Any]] | None = None) -> int:
+    """Write the side file's nodes (or those of them given) to `out` as a trail; the number of nodes (0:
+    nothing written)."""
     from kg.core.files import write_atomic
     from kg.ingest.trail import build_trail
 
-    nodes = nodes_of(side)
+    nodes = nodes_of(side) if nodes is None else nodes
     if nodes:
         write_atomic(out, json.dumps(build_trail(nodes, [], {}, at), default=str).encode())
     return len(nodes)
 
 
-def reimport(ws: Any, first: list[Any] | None = None) -> str:
-    """Import the workspace's trail and .learnings/ (after `first`) into a graph started anew."""
+def lacking(st: Any) -> list[dict[str, Any]]:
+    """The side file's nodes the graph `st` lacks ([] when it has the side file's last one: nodes are made in order
+    and never deleted). A graph whose write-ahead log was lost or cut short before Kùzu checkpointed it opens
+    without its newest nodes, and nothing else says so: the side file, written at each commit, still holds them."""
+    from kg.store import sideindex
+
+    path = sideindex.path_of(st.path)
+    if not path.is_file():
+        return []
+    try:
+        with closing(sideindex.SideIndex(path, writable=False)) as side:
+            if not sideindex.lacks(st, side):
+                return []
+    except sqlite3.Error:
+        return []  # unreadable: the side index's own check says so
+    have = {r["id"] for r in st._execute_raw("MATCH (n:Node) RETURN n.id AS id", {})}
+    return [n for n in nodes_of(path) if n["id"] not in have]
+
+
+def restore(ws: Any, nodes: list[dict[str, Any]]) -> str:
+    """Import `nodes` (`lacking`'s) back into the graph, as `start_over` does with a whole side file: written as a
+    trail kept in memory/.kg/ (a record of what was restored), then imported. Their edges are not in the side file."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    kept = ws.kg_dir / f"restored-{stamp}.trail.json"
+    write_trail(ws.kg_dir, kept, clock.now(None), nodes)
+    return reimport(ws, [kept], own=False)
+
+
+def reimport(ws: Any, first: list[Any] | None = None, *, own: bool = True) -> str:
+    """Import the workspace's trail and .learnings/ (after `first`; not with `own=False`) into a graph started
+    anew."""
     from kg.ingest.trail import import_trail
 
     sources = [*(first or []), *(p for p in (ws.memory / ".learning-trail.json", ws.root / ".learnings")
-                                 if p.exists())]
+                                 if own and p.exists())]
     if not sources:
         return "no trail or .learnings/ to rebuild from: entries acknowledged before are not in it"
     rep = import_trail(ws, sources)
