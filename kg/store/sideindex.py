@@ -149,6 +149,24 @@ def lacks(st: Any, side: SideIndex) -> bool:
     return _count(st) == 0 or (first is not None and _pos_of(st, first[0]) is not None)
 
 
+def lost(st: Any) -> str | None:
+    """For `kg status`: what the graph lacks of the side index's nodes (`lacks`: the side file's stamp and one
+    indexed lookup in the graph), or None. A graph that lost its newest nodes with its write-ahead log opens
+    without them, and nothing else says so."""
+    if not embedded(st) or not path_of(st.path).is_file():
+        return None
+    try:
+        with closing(SideIndex(path_of(st.path), writable=False)) as side:
+            if not lacks(st, side):
+                return None
+            have, last = side.stamp()
+    except sqlite3.Error:
+        return None  # unreadable: `kg doctor` says so
+    return (f"the graph lacks nodes memory search's index ({FILE}) holds: it holds {have}, the newest {last}, "
+            "which the graph lost (with its write-ahead log lost or cut short, or an older copy of the graph put "
+            "back); run `kg doctor` to restore them")
+
+
 def _given(ids: Any, node_id: str) -> bool:
     """Whether ids.json's counter for `node_id`'s prefix and day has reached its number (`LRN-20261201-003`)."""
     import json
