@@ -105,7 +105,6 @@ def relink(ws: Any, nodes: list[dict[str, Any]]) -> str:
     from kg.graph import linking
 
     entries = sorted((n for n in nodes if n["kind"] != "pattern"), key=lambda n: (n.get("created_at") or "", n["id"]))
-    patterns = len(nodes) - len(entries)
     made = 0
     with ws.store() as st:
         rules = linking.rules_of(ws.rules)
@@ -116,8 +115,9 @@ def relink(ws: Any, nodes: list[dict[str, Any]]) -> str:
                 made += len(linking.link_node(st, n["id"], rules, now=at))
             except KgError:
                 continue  # not imported (the import's report says why)
-    lost = (f"; not restored: which events each of the {patterns} pattern(s) holds (search.sqlite keeps a "
-            "pattern's key, not its events': each pattern counts again from its next occurrence)" if patterns else "")
+    events = sum(1 for n in entries if n["kind"] == "event")
+    lost = (f"; not restored: the pattern each of the {events} restored event(s) belonged to (search.sqlite keeps "
+            "a pattern's key, not an event's: each pattern counts again from its next occurrence)" if events else "")
     return (f"made {made} auto link(s) again between the {len(entries)} restored entr(y/ies), as `kg link auto` "
             f"makes them{lost}; edges added by hand (`kg edge add`) are not restored")
 

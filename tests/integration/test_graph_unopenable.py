@@ -73,7 +73,7 @@ def test_repair_links_the_restored_entries_again_and_keeps_the_clock_zone(ws, ru
     r = run_kg(["doctor", "--repair", "--json"])
     graph = next(c for c in r.json["checks"] if c["name"] == "graph")
     assert graph["status"] == "repaired" and "auto link(s) again" in graph["detail"], graph
-    assert "not restored: which events each of the" in graph["detail"], graph
+    assert "not restored: the pattern each of the 12 restored event(s) belonged to" in graph["detail"], graph
     after = run_kg(["status", "--json"]).json
     assert after["edges"].get("related_to"), after["edges"]
     assert after["zone_recorded"] and after["zone_note"] is None, after
