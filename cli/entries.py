@@ -205,6 +205,8 @@ def _render_status(d: dict[str, Any]) -> str:
     if d.get("journal_pending"):
         lines.append(f"   ⏳ Journal: {d['journal_pending']} entr(y/ies) logged moments ago still being applied "
                      "(not counted above yet)")
+    if d.get("graph_lost"):
+        lines.append(f"   ⚠️  Graph: {d['graph_lost']}")
     if d.get("import_unfinished"):
         from kg.ingest.import_mark import unfinished_text
 

@@ -153,7 +153,8 @@ def check_store(ws: Any, st: Any, *, read_only: bool = False) -> None:
     the one its times are in, whatever the mirror says (a reader does not rewrite it)."""
     ws.zone, ws.zone_recorded, fixed = agree(
         st, ws.zone, ws.zone_pinned, ws.kg_dir, ws.root / "kg.toml", read_only=read_only,
-        fresh=lambda: not st.run("node_any") and not ws.journal.has_pending(), mirror=ws._lane() is None)
+        fresh=lambda: not st.run("node_any") and (not ws.journal.has_pending() or _restarted(ws)),
+        mirror=ws._lane() is None)
     if fixed and " named " in fixed and not read_only:  # a mirror naming another zone: said when it is found
         from kg.ingest.drain import warn
 
@@ -187,6 +188,16 @@ def learn(ws: Any) -> None:
                 check_store(ws, st, read_only=True)
     except (KgError, OSError):
         pass
+
+
+def _restarted(ws: Any) -> bool:
+    """Whether the mirror names a zone for a graph that holds no node while entries wait in the journal: a graph
+    started anew over a lost or damaged one (`kg doctor --repair`), or one that lost its nodes with its write-ahead
+    log. Only a writer that read the store's record writes the mirror (an older kg never did), so the zone it names
+    is the one the entries were written in (`settle` put it in effect): recorded as it was. (QA5 #2: a write
+    journaled while the graph could not be opened left the repaired workspace with "no clock zone is recorded ...
+    made by an older kg", its mirror still naming it.) Not a mirror of another store than the one KG_STORE chose."""
+    return ws._lane() is None and cached(ws.kg_dir) is not None
 
 
 def is_recorded(ws: Any) -> bool:

@@ -184,6 +184,8 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
                    "none in the graph: the side index serves search and linking")
     if side:
         report.add(*side)
+    if "_doctor_lost" in ws.__dict__:
+        _restore(ws, report)
     if drained.applied or drained.sessions or drained.rejected:
         done = ([f"applied {drained.applied} waiting entr(y/ies)"] if drained.applied else []) + (
             [f"made {drained.sessions} session start(s) journaled while the graph was held"] if drained.sessions
@@ -326,6 +328,9 @@ def _search_index(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | Non
     path = sideindex.path_of(st.path)
     name = path.relative_to(ws.root) if path.is_relative_to(ws.root) else path
     try:
+        lost = _lost(ws, st, dry_run)
+        if lost or "_doctor_lost" in ws.__dict__:
+            return lost  # (restored once the graph is closed, and the index then brought in step: `_restore`)
         ok, what, rebuild = sideindex.check(st)
         lacks = _side_rows(st, path) if ok else None
         if lacks:  # the stamp says all, but rows were deleted by hand: only a rebuild puts them back
@@ -347,6 +352,52 @@ def _search_index(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | Non
         return ("search index", "error", f"{name} cannot be opened for writing ({exc}); search asks the graph's "
                 f"own index meanwhile. Fix: remove or rename {name} (it is derived data, rebuilt from the "
                 "graph) or make it writable, then run `kg doctor`")
+
+
+def _lost(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:
+    """(QA5 #1) Nodes the side index holds and the graph lacks (kg/ingest/recover.py `lacking`): acknowledged
+    entries the graph lost with its write-ahead log. A rebuild of the index to the graph's count threw away
+    their last copy; instead the index is held as it is, and `kg doctor` restores them (`_restore`, once the
+    graph is closed) before bringing the index in step."""
+    from kg.ingest.recover import lacking
+    from kg.store import sideindex
+
+    nodes = lacking(st)
+    if not nodes:
+        return None
+    st._side_hold = True  # the writer's close leaves the index as it is (its sync refuses the rebuild anyway)
+    said = (f"the graph lacks {len(nodes)} node(s) that {sideindex.FILE} still holds (the first: {nodes[0]['id']}): "
+            f"acknowledged entries the graph lost, with its write-ahead log "
+            f"{ws.graph_path.name}.wal lost or cut short before a checkpoint, or an older copy of "
+            f"{ws.graph_path.name} put back")
+    if dry_run:
+        return ("graph", "error", f"{said}; run `kg doctor` to restore them from {sideindex.FILE} (their links "
+                "are not in it)")
+    ws._doctor_lost = (nodes, said)
+    return None
+
+
+def _restore(ws: Any, report: DoctorReport) -> None:
+    """Import the nodes `_lost` found back into the graph, then bring the side index in step with it."""
+    from kg.ingest.recover import restore
+    from kg.store import sideindex
+
+    nodes, said = ws.__dict__.pop("_doctor_lost")
+    try:
+        done = restore(ws, nodes)
+    except KgError as exc:
+        report.add("graph", "error", f"{said}; restoring them failed ({exc}): {sideindex.FILE} is kept as it is, "
+                   "run `kg doctor` again")
+        return
+    report.add("graph", "repaired", f"{said}: {done}; their links (to similar entries, an event's pattern) are "
+               "not in the index and were not restored")
+    try:
+        with ws.store() as st:
+            found = _search_index(ws, st, False)
+    except KgError as exc:
+        found = ("search index", "error", str(exc))
+    if found:
+        report.add(*found)
 
 
 def _side_rows(st: Any, path: Any) -> str | None:

@@ -159,6 +159,9 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
         from kg.lifecycle import revival
 
         revive_next = revival.due(ws, st, at, patterns)  # expired, recurred: candidates at the next cycle
+        from kg.store.sideindex import lost
+
+        graph_lost = lost(st)  # (QA5 #1) entries the graph lost that the side index holds: one lookup
     by_kind: dict[str, int] = {k: 0 for k in KNOWLEDGE_KINDS}
     by_entry: dict[str, int] = {}
     by_status: dict[str, int] = {}
@@ -189,6 +192,7 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
         "journal_rejected": len(ws.journal.rejected()),
         "journal_pending": ws.pending,  # acknowledged, not applied when this was read
         "import_unfinished": unfinished(ws),
+        "graph_lost": graph_lost,
         **({"team": {"graph": ws.store_url.public, "contributors": [plain(r, hide=HIDDEN_COLUMNS) for r in team]}}
            if team is not None else {}),
     }

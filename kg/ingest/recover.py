@@ -4,7 +4,9 @@ The side file keeps a row per node (id, kind, entry type, text, details, categor
 tags, context, time; area and action in its state table; a pattern's key): a graph file that Kùzu cannot open
 any more (`truncate -s 100000 graph.kuzu`) still has its nodes there. `kg doctor --repair` writes them as a trail
 (the format `kg export trail` writes) and imports it into the new graph, as it imports the workspace's own trail.
-The edges (links, an event's pattern) are not in the side file: they are lost with the graph.
+The edges are not in the side file. The auto links intake makes (`related_to` and the other typed links between
+similar entries, kg/graph/linking.py) are made again for the restored entries, as `kg link auto` makes them; an
+event's pattern is not (the side file keeps a pattern's key, not its events'), and the report says so.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core import clock
+from kg.core.errors import KgError
 
 # the state table holds what changes after a node is made (status, priority): newer than the node row's copy
 _ROWS = ("SELECT n.id, n.kind, n.entry_type, n.text, n.details, n.category, coalesce(s.priority, n.priority) AS "
@@ -54,23 +57,78 @@ def nodes_of(side: Path) -> list[dict[str, Any]]:
     return out
 
 
-def write_trail(side: Path, out: Path, at: datetime) -> int:
-    """Write the side file's nodes to `out` as a trail; the number of nodes (0: nothing written)."""
+def write_trail(side: Path, out: Path, at: datetime, nodes: list[dict[str, Any]] | None = None) -> int:
+    """Write the side file's nodes (or those of them given) to `out` as a trail; the number of nodes (0:
+    nothing written)."""
     from kg.core.files import write_atomic
     from kg.ingest.trail import build_trail
 
-    nodes = nodes_of(side)
+    nodes = nodes_of(side) if nodes is None else nodes
     if nodes:
         write_atomic(out, json.dumps(build_trail(nodes, [], {}, at), default=str).encode())
     return len(nodes)
 
 
-def reimport(ws: Any, first: list[Any] | None = None) -> str:
-    """Import the workspace's trail and .learnings/ (after `first`) into a graph started anew."""
+def lacking(st: Any) -> list[dict[str, Any]]:
+    """The side file's nodes the graph `st` lacks ([] when it has the side file's last one: nodes are made in order
+    and never deleted). A graph whose write-ahead log was lost or cut short before Kùzu checkpointed it opens
+    without its newest nodes, and nothing else says so: the side file, written at each commit, still holds them."""
+    from kg.store import sideindex
+
+    path = sideindex.path_of(st.path)
+    if not path.is_file():
+        return []
+    try:
+        with closing(sideindex.SideIndex(path, writable=False)) as side:
+            if not sideindex.lacks(st, side):
+                return []
+    except sqlite3.Error:
+        return []  # unreadable: the side index's own check says so
+    have = {r["id"] for r in st._execute_raw("MATCH (n:Node) RETURN n.id AS id", {})}
+    return [n for n in nodes_of(path) if n["id"] not in have]
+
+
+def restore(ws: Any, nodes: list[dict[str, Any]]) -> str:
+    """Import `nodes` (`lacking`'s) back into the graph, as `start_over` does with a whole side file: written as a
+    trail kept in memory/.kg/ (a record of what was restored), then imported and linked again (`relink`)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    kept = ws.kg_dir / f"restored-{stamp}.trail.json"
+    write_trail(ws.kg_dir, kept, clock.now(None), nodes)
+    return f"{reimport(ws, [kept], own=False)}; {relink(ws, nodes)}"
+
+
+def relink(ws: Any, nodes: list[dict[str, Any]]) -> str:
+    """Make again the auto links intake made for `nodes` (restored from the side file, which keeps no edge): the
+    keyword counts linking ranks by recounted (`kg link reindex`), then each entry linked in the order it was made
+    (`kg link auto`: existing edges kept, none duplicated). About 40 ms an entry. What cannot be made again is
+    said: an event's pattern (the side file keeps a pattern's key, not its events'), and manual edges."""
+    from kg.graph import linking
+
+    entries = sorted((n for n in nodes if n["kind"] != "pattern"), key=lambda n: (n.get("created_at") or "", n["id"]))
+    made = 0
+    with ws.store() as st:
+        rules = linking.rules_of(ws.rules)
+        linking.rebuild_terms(st, rules)
+        at = clock.now(None)
+        for n in entries:
+            try:
+                made += len(linking.link_node(st, n["id"], rules, now=at))
+            except KgError:
+                continue  # not imported (the import's report says why)
+    events = sum(1 for n in entries if n["kind"] == "event")
+    lost = (f"; not restored: the pattern each of the {events} restored event(s) belonged to (search.sqlite keeps "
+            "a pattern's key, not an event's: each pattern counts again from its next occurrence)" if events else "")
+    return (f"made {made} auto link(s) again between the {len(entries)} restored entr(y/ies), as `kg link auto` "
+            f"makes them{lost}; edges added by hand (`kg edge add`) are not restored")
+
+
+def reimport(ws: Any, first: list[Any] | None = None, *, own: bool = True) -> str:
+    """Import the workspace's trail and .learnings/ (after `first`; not with `own=False`) into a graph started
+    anew."""
     from kg.ingest.trail import import_trail
 
     sources = [*(first or []), *(p for p in (ws.memory / ".learning-trail.json", ws.root / ".learnings")
-                                 if p.exists())]
+                                 if own and p.exists())]
     if not sources:
         return "no trail or .learnings/ to rebuild from: entries acknowledged before are not in it"
     rep = import_trail(ws, sources)
@@ -91,10 +149,12 @@ def start_over(ws: Any, exc: Exception, repair: bool) -> tuple[str, str]:
         held = len(nodes_of(side)) if side.is_file() else 0
         return ("error", f"{cause}. Run `kg doctor --repair`: it keeps the file aside and starts a new "
                 f"graph with the {held} node(s) memory search's index ({side.name}) still holds and the "
-                "workspace's trail and .learnings/ (their links, and what is in none of them, are lost)")
+                "workspace's trail and .learnings/ (their auto links made again; an event's pattern, edges added by "
+                "hand, and what is in none of them, are lost)")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     recovered = ws.kg_dir / f"recovered-{stamp}.trail.json"
-    n = write_trail(side, recovered, clock.now(None)) if side.is_file() else 0
+    nodes = nodes_of(side) if side.is_file() else []
+    n = write_trail(side, recovered, clock.now(None), nodes) if nodes else 0
     for path in (ws.graph_path, ws.graph_path.with_name(ws.graph_path.name + ".wal"),
                  *(side.with_name(side.name + tail) for tail in ("", "-wal", "-shm"))):
         if path.exists():
@@ -104,6 +164,8 @@ def start_over(ws: Any, exc: Exception, repair: bool) -> tuple[str, str]:
         with ws.store():
             pass
         rebuilt = reimport(ws, [recovered] if n else [])
+        if n:
+            rebuilt = f"{rebuilt}; {relink(ws, nodes)}"
     finally:
         ws._allow_new_graph = False
     return ("repaired", f"{cause}: started a new graph (the old file kept as "

@@ -129,10 +129,63 @@ def _sync(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild: bool
     return nodes if state == "state in step" else f"{nodes}; {state}"
 
 
+class GraphLacks(RuntimeError):
+    """The side index holds nodes the graph lacks: the graph lost them (its write-ahead log lost or cut short
+    before a checkpoint, an older copy of graph.kuzu put back). Nodes are never deleted, so a rebuild would
+    throw away the last copy of acknowledged entries: it is refused, and `kg doctor` restores them from here."""
+
+
+def lacks(st: Any, side: SideIndex) -> bool:
+    """Whether the graph lacks the side index's last node (one indexed lookup; nodes are made in order and never
+    deleted, so a graph that has it has every node the side index holds), and that node is this workspace's: an id
+    memory/.kg/ids.json says was given out, or the graph has none or the side index's first node. Otherwise the
+    index names another graph (a graph.kuzu copied in) and is rebuilt for this one."""
+    have, last = side.stamp()
+    if have == 0 or last is None or _pos_of(st, last) is not None:
+        return False
+    if _given(st.path.parent / "ids.json", last):
+        return True
+    first = side.db.execute("SELECT id FROM node ORDER BY pos LIMIT 1").fetchone()
+    return _count(st) == 0 or (first is not None and _pos_of(st, first[0]) is not None)
+
+
+def lost(st: Any) -> str | None:
+    """For `kg status`: what the graph lacks of the side index's nodes (`lacks`: the side file's stamp and one
+    indexed lookup in the graph), or None. A graph that lost its newest nodes with its write-ahead log opens
+    without them, and nothing else says so."""
+    if not embedded(st) or not path_of(st.path).is_file():
+        return None
+    try:
+        with closing(SideIndex(path_of(st.path), writable=False)) as side:
+            if not lacks(st, side):
+                return None
+            have, last = side.stamp()
+    except sqlite3.Error:
+        return None  # unreadable: `kg doctor` says so
+    return (f"the graph lacks nodes memory search's index ({FILE}) holds: it holds {have}, the newest {last}, "
+            "which the graph lost (with its write-ahead log lost or cut short, or an older copy of the graph put "
+            "back); run `kg doctor` to restore them")
+
+
+def _given(ids: Any, node_id: str) -> bool:
+    """Whether ids.json's counter for `node_id`'s prefix and day has reached its number (`LRN-20261201-003`)."""
+    import json
+
+    head, _, number = node_id.rpartition("-")
+    try:
+        counters = json.loads(ids.read_bytes())
+        return isinstance(counters, dict) and int(counters.get(head) or 0) >= int(number)
+    except (OSError, ValueError, TypeError):
+        return False
+
+
 def _sync_nodes(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild: bool) -> tuple[str, bool]:
     """(what it did, whether the state table was refilled whole with the nodes: a rebuild)."""
     count = _count(st)
     have, last = side.stamp()
+    if lacks(st, side):
+        raise GraphLacks(f"{FILE} holds {have} node(s), the last of them {last}, which the graph lacks: run "
+                         "`kg doctor` to restore them")
     if not rebuild:
         sidekeys.upgrade(st, side)  # a file of version 6: its patterns' keys added in place, not rebuilt
     rebuild = rebuild or side.meta("version") != version()

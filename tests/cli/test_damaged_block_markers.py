@@ -64,3 +64,19 @@ def test_the_session_start_hook_gives_its_brief_beside_a_cut_block(cut):
     assert r.exit_code == 0, r.stderr
     brief = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
     assert brief.startswith("# kaizen-kg brief")
+
+
+def test_doctor_finds_an_end_marker_above_its_begin_as_the_others_do(ws, run_kg):
+    """(QA5 #3) Swapped markers: export, cycle and status said "damaged (1 begin, 1 end)", `kg doctor` said ✅
+    (it counted the markers, one each, and never asked their order)."""
+    (ws.root / "MEMORY.md").write_text("# My notes\nhuman line A\n<!-- kaizen-kg:end kaizen-kg -->\n- a rule\n"
+                                       "<!-- kaizen-kg:begin kaizen-kg -->\n", encoding="utf-8")
+    from kg.lifecycle.blocks import BlockError, find
+
+    with pytest.raises(BlockError, match=r"damaged \(1 begin, 1 end\)"):  # what export, cycle and status ask
+        find((ws.root / "MEMORY.md").read_text(encoding="utf-8"), "kaizen-kg")
+    r = run_kg(["doctor", "--json"])
+    blocks = next(c for c in r.json["checks"] if c["name"] == "blocks")
+    assert r.exit_code == 1 and blocks["status"] == "error", blocks
+    assert "MEMORY.md [kaizen-kg]" in blocks["detail"] and "one begin line and one end line after it" in \
+        blocks["detail"]

@@ -48,3 +48,34 @@ def test_repair_brings_back_the_entries_of_a_graph_that_cannot_be_opened(ws, run
     assert after.exit_code == 0 and after.json["id"] not in logged, after.stderr
     assert run_kg(["doctor", "--json"]).exit_code == 0
     assert json.loads(run_kg(["search", "before the damage", "--json"]).stdout)
+
+
+@pytest.mark.embedded_only("damages the Kùzu file")
+def test_repair_links_the_restored_entries_again_and_keeps_the_clock_zone(ws, run_kg):
+    """(QA5 #2) --repair brought every entry back with no edge ("Edges: 0" where there were 1,798), and, with a
+    write journaled while the graph could not be opened, recorded no clock zone though memory/.kg/clock-zone
+    named it: status and doctor then said "no clock zone is recorded for this workspace (made by an older kg)".
+    Now the auto links intake makes are made again, what cannot be (an event's pattern) is said, and the zone is
+    recorded as it was."""
+    lines = [json.dumps({"kind": ("error", "learning")[n % 2], "summary": f"entry number {n} about topic{n % 3} "
+                         f"failing in module{n % 4}", "at": f"2026-11-0{1 + n % 5}T10:0{n % 10}:00",
+                         "pattern_key": f"pk.t{n % 3}"}) for n in range(12)]
+    assert run_kg(["ingest", "-"], input="\n".join(lines) + "\n").exit_code == 0
+    before = run_kg(["status", "--json"]).json
+    assert before["edges"].get("related_to") and before["zone_recorded"], before
+    assert run_kg(["doctor"]).exit_code == 0
+    wal = ws.graph_path.with_name(ws.graph_path.name + ".wal")
+    for path in (ws.graph_path, wal):
+        if path.exists():
+            os.truncate(path, path.stat().st_size // 3)
+    assert run_kg(["--now", NOW, "log", "learning", "journaled while the graph is damaged"]).exit_code == 0
+
+    r = run_kg(["doctor", "--repair", "--json"])
+    graph = next(c for c in r.json["checks"] if c["name"] == "graph")
+    assert graph["status"] == "repaired" and "auto link(s) again" in graph["detail"], graph
+    assert "not restored: the pattern each of the 12 restored event(s) belonged to" in graph["detail"], graph
+    after = run_kg(["status", "--json"]).json
+    assert after["edges"].get("related_to"), after["edges"]
+    assert after["zone_recorded"] and after["zone_note"] is None, after
+    clock = next(c for c in run_kg(["doctor", "--json"]).json["checks"] if c["name"] == "clock zone")
+    assert clock["status"] == "ok", clock
