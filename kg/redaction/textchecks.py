@@ -61,3 +61,29 @@ def entropy(value: str) -> float:
     if not n:
         return 0.0
     return max(0.0, math.log2(n) - sum(c * math.log2(c) for c in map(value.count, set(value))) / n)
+
+
+# What may stand glued before a token without being part of it: an escape of JSON or a string literal (`\n`, `\"`,
+# `\u0027`), a URL's percent-encoding (`%3D`), an HTML entity (`&quot;`), a character of another script (令牌glpat-).
+# A rule's boundary `(?<![\w-])` reads the `n` of `\n`, the `D` of `%3D` and a CJK character as a word's, so a key
+# right after one was kept; `_glued_at` says a failed match may be one of these, `unglued` blanks them.
+_GLUE = re.compile(r"""\\(?:[nrtbf"'/\\]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2})|%[0-9A-Fa-f]{2}"""
+                   r"""|&(?:[a-z]{2,8}|#\d{2,5}|#x[0-9A-Fa-f]{2,4});|[^\x00-\x7f]+""")
+_GLUE_END = re.compile(f"(?:{_GLUE.pattern}|_)\\Z")
+
+
+def _glued_at(text: str, at: int) -> bool:
+    """Does glue (an escape, %XX, an entity, a non-ASCII character or an `_`) end right before `at`?"""
+    return at > 0 and _GLUE_END.search(text, max(0, at - 8), at) is not None
+
+
+def unglued(text: str, unders: list[int]) -> str:
+    """`text` with its glue blanked to as many spaces (positions stay those of `text`), and the `_` at each of
+    `unders` too (TOKEN_glpat-...: only there, as every other `_` may be a token's own)."""
+    view = _GLUE.sub(lambda m: " " * len(m.group()), text)
+    if not unders:
+        return view
+    chars = list(view)
+    for at in unders:
+        chars[at] = " "
+    return "".join(chars)
