@@ -85,3 +85,20 @@ def test_a_qa5_format_is_redacted(text, secret):
 ])
 def test_a_qa5_near_miss_is_kept(text):
     assert redact(text) == text
+
+
+def test_a_value_glued_to_a_chinese_label_is_redacted():
+    # 19 characters after glpat-: no GitLab shape, but 令牌 ("token") says what it is, as "token X" does in English
+    out = redact("令牌glpat-Qw3Er4Ty5Ui6Op7As8D已过期")
+    assert "Qw3Er4Ty5Ui6" not in out and out.startswith("令牌[REDACTED:") and out.endswith("已过期")
+    assert redact("密码错误，令牌v2已过期") == "密码错误，令牌v2已过期"
+
+
+@pytest.mark.parametrize("text", [
+    "Cache key: Linux-node-modules-3f786850e387550fdab836ed7e6dc881de23001b",  # actions/cache: words and a digest
+    "Cache restored from key: Linux-x64-pnpm-store-8f14e45fceea167a5a36dedd4bea2543",
+    "Secret: projects/my-proj/secrets/db-password/versions/3",  # a Secret Manager name, not the secret
+    "secret = projects/p1/secrets/api-key/versions/latest",
+])
+def test_qa5_false_redactions_are_kept(text):
+    assert redact(text) == text
