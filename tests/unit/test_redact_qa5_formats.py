@@ -73,6 +73,7 @@ def test_a_qa5_format_is_redacted(text, secret):
     "see https://discord.com/api/webhooks/389494260868380236 for the hook's id",
     "https://mainnet.infura.io/v3/ for the endpoint",
     "token 是必需的，key 为空",
+    "token 是 AccessKeyProvider",  # an identifier, not a value
     "Das Passwort lautet falsch",
     'tx = provider.getTransaction("0x5195bbd353d28639b1607533350275bfe077ab28fe7a5ea7748fa51cd54c6633")',
     "AC74a593c088c0a401f4410b2aae074a3b is the account SID",
@@ -101,4 +102,29 @@ def test_a_value_glued_to_a_chinese_label_is_redacted():
     "secret = projects/p1/secrets/api-key/versions/latest",
 ])
 def test_qa5_false_redactions_are_kept(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("OTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team=hcaik_u2e2n1mwpynk734gcxylpiioe76hxy0fd38ylaus2bvns213cgopkuyy2o",
+     "hcaik_u2e2n1mwpynk734gcxylpiioe76hxy0fd38ylaus2bvns213cgopkuyy2o"),
+    ('sdk = mercadopago.SDK("APP_USR-6307836571411051-340185-b47c7a24376d3c1d3a317cf0f776be6c-800491093")',
+     "b47c7a24376d3c1d3a317cf0f776be6c"),
+    ('midtransclient.Snap(server_key="Mid-server-QYaQ9O5WrSees321n7oQBo-u")', "Mid-server-QYaQ9O5WrSees321n7oQBo-u"),
+    ("the samsara token samsara_api_ZkO8oScPAuvrINLM9Af8ILmQCy4pCZ expired",
+     "samsara_api_ZkO8oScPAuvrINLM9Af8ILmQCy4pCZ"),
+    ('statsig.initialize("secret-4X5Q80kLBPFG0jgsjn2xM2welSOmjDS3YqW6TzTHHFH")',
+     "secret-4X5Q80kLBPFG0jgsjn2xM2welSOmjDS3YqW6TzTHHFH"),
+])
+def test_a_qa5_prefixed_token_is_redacted(text, secret):
+    out = redact(text)
+    assert secret not in out and secret[:16] not in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "kubectl create secret-manager-access-token-rotation-job-for-prod",
+    "npm run test-integration-suite-2024-with-retries",
+    "see the Mid-server-side docs",
+])
+def test_a_qa5_prefix_in_prose_is_kept(text):
     assert redact(text) == text
