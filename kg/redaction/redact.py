@@ -214,7 +214,7 @@ class Redactor:
         before a character of another script, is read again in a view with the glue blanked (`unglued`), at the
         keyword where its match failed: one fix for every rule's boundary. A match is taken only if no glue is
         in the secret itself, so the view finds nothing a rule would not find in the token standing alone."""
-        view = unglued(text, [at - 1 for _, at in glued if text[at - 1:at] == "_"])
+        view = unglued(text, [at for _, at in glued])
         found = _Spans()
         for index, at in glued:
             rule = self.rules[index]
@@ -242,7 +242,7 @@ class Redactor:
                 if match is not None and match.end() > at:
                     self._take(rule, match, text, spans)
                     done = match.end()
-                elif rule.priority <= _TOKEN_PRIORITY and (not ascii_only or _glued_at(text, at)):  # `_unglue`
+                elif rule.priority <= _TOKEN_PRIORITY and _glued_at(text, at, ascii_only):  # `_unglue`
                     glued.append((index, at))
             return
         # Where a match may start: the keywords' windows, overlapping ones merged. A match may run on past the

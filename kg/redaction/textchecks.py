@@ -72,18 +72,35 @@ _GLUE = re.compile(r"""\\(?:[nrtbf"'/\\]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2})|%[0-9A
 _GLUE_END = re.compile(f"(?:{_GLUE.pattern}|_)\\Z")
 
 
-def _glued_at(text: str, at: int) -> bool:
-    """Does glue (an escape, %XX, an entity, a non-ASCII character or an `_`) end right before `at`?"""
-    return at > 0 and _GLUE_END.search(text, max(0, at - 8), at) is not None
+_RUN = re.compile(r"[A-Za-z0-9_+/=.:!~-]*")  # how far a token starting at a keyword may run (at most 1024 looked at)
 
 
-def unglued(text: str, unders: list[int]) -> str:
-    """`text` with its glue blanked to as many spaces (positions stay those of `text`), and the `_` at each of
-    `unders` too (TOKEN_glpat-...: only there, as every other `_` may be a token's own)."""
-    view = _GLUE.sub(lambda m: " " * len(m.group()), text)
-    if not unders:
-        return view
-    chars = list(view)
-    for at in unders:
-        chars[at] = " "
-    return "".join(chars)
+def _glued_at(text: str, at: int, ascii_only: bool = True) -> bool:
+    """Does glue (an escape, %XX, an entity, a non-ASCII character or an `_`) end right before `at`, or (in a text
+    that is not all ASCII) stand right after the run of token characters from `at`?"""
+    if at > 0 and _GLUE_END.search(text, max(0, at - 8), at) is not None:
+        return True
+    if ascii_only:
+        return False
+    end = _RUN.match(text, at, at + 1024).end()
+    return end < len(text) and not text[end].isascii()
+
+
+def unglued(text: str, starts: list[int]) -> str:
+    """`text` with the glue around each of `starts` blanked to as many spaces (positions stay those of `text`): the
+    8 characters before it (an `_` only right before it: TOKEN_glpat-...; every other `_` may be a token's own) and
+    after its run of token characters. Only there: blanking a whole 10 MB transcript's escapes cost a second."""
+    pieces: list[str] = []
+    done = 0
+    for at in sorted(set(starts)):
+        lo = max(done, at - 8)
+        hi = min(len(text), _RUN.match(text, at, at + 1024).end() + 8)
+        if hi <= lo:
+            continue
+        before = _GLUE.sub(lambda m: " " * len(m.group()), text[lo:at])
+        if before[-1:] == "_":
+            before = before[:-1] + " "
+        pieces += (text[done:lo], before, _GLUE.sub(lambda m: " " * len(m.group()), text[at:hi]))
+        done = hi
+    pieces.append(text[done:])
+    return "".join(pieces)
