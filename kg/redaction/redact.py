@@ -26,7 +26,16 @@ from kg.redaction.cache import KeywordPlan, LazyRules, packaged_parts
 from kg.redaction.prefixes import bare_view, compiled, unescaped
 from kg.redaction.rules import DEFAULT_ECHO_MIN, SecretRule, SecretRulesError, echo_min, line_prefix, parse
 from kg.redaction.spans import _DOTTED_RUN, MARKER, _found, _Spans  # noqa: F401 - re-exported
-from kg.redaction.textchecks import _glued_at, _line_before, _lowered_is, _preceded_by, _trie, entropy, unglued
+from kg.redaction.textchecks import (
+    _glued_at,
+    _line_before,
+    _lowered_is,
+    _preceded_by,
+    _run_end,
+    _trie,
+    entropy,
+    unglued,
+)
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
@@ -235,6 +244,7 @@ class Redactor:
         if not rule.window:
             index, glued, ascii_only = glue
             done = 0
+            run_end = -1  # where the run of token characters of the last position looked at ends (`_run_end`)
             for at in positions:
                 if at < done:  # inside this rule's previous match: keeps "password=" * 10**5 linear
                     continue
@@ -242,8 +252,11 @@ class Redactor:
                 if match is not None and match.end() > at:
                     self._take(rule, match, text, spans)
                     done = match.end()
-                elif rule.priority <= _TOKEN_PRIORITY and _glued_at(text, at, ascii_only):  # `_unglue`
-                    glued.append((index, at))
+                elif rule.priority <= _TOKEN_PRIORITY:  # read again without the glue (`_unglue`)?
+                    if not ascii_only and at >= run_end:
+                        run_end = _run_end(text, at)
+                    if _glued_at(text, at, run_end):
+                        glued.append((index, at))
             return
         # Where a match may start: the keywords' windows, overlapping ones merged. A match may run on past the
         # window (to its line's end, at most _WINDOW_RUN_ON further), so a value after a key near the edge is whole.

@@ -75,15 +75,18 @@ _GLUE_END = re.compile(f"(?:{_GLUE.pattern}|_)\\Z")
 _RUN = re.compile(r"[A-Za-z0-9_+/=.:!~-]*")  # how far a token starting at a keyword may run (at most 1024 looked at)
 
 
-def _glued_at(text: str, at: int, ascii_only: bool = True) -> bool:
-    """Does glue (an escape, %XX, an entity, a non-ASCII character or an `_`) end right before `at`, or (in a text
-    that is not all ASCII) stand right after the run of token characters from `at`?"""
+def _glued_at(text: str, at: int, run_end: int = -1) -> bool:
+    """Does glue (an escape, %XX, an entity, a non-ASCII character or an `_`) end right before `at`, or stand at
+    `run_end`, where the run of token characters from `at` ends (`_run_end`; -1: not looked at, an ASCII text)?"""
     if at > 0 and _GLUE_END.search(text, max(0, at - 8), at) is not None:
         return True
-    if ascii_only:
-        return False
-    end = _RUN.match(text, at, at + 1024).end()
-    return end < len(text) and not text[end].isascii()
+    return 0 <= run_end < len(text) and not text[run_end].isascii()
+
+
+def _run_end(text: str, at: int) -> int:
+    """Where the run of token characters from `at` ends (1024 at most looked at). Every position inside a run has
+    its end: a caller keeps it for the positions before it, so "sk-" * 10**5 is read once, not once per keyword."""
+    return _RUN.match(text, at, at + 1024).end()
 
 
 def unglued(text: str, starts: list[int]) -> str:
@@ -93,10 +96,10 @@ def unglued(text: str, starts: list[int]) -> str:
     pieces: list[str] = []
     done = 0
     for at in sorted(set(starts)):
-        lo = max(done, at - 8)
-        hi = min(len(text), _RUN.match(text, at, at + 1024).end() + 8)
-        if hi <= lo:
+        if at < done:  # inside the last one's run: blanked with it
             continue
+        lo = max(done, at - 8)
+        hi = min(len(text), _run_end(text, at) + 8)
         before = _GLUE.sub(lambda m: " " * len(m.group()), text[lo:at])
         if before[-1:] == "_":
             before = before[:-1] + " "
