@@ -26,7 +26,16 @@ from kg.redaction.cache import KeywordPlan, LazyRules, packaged_parts
 from kg.redaction.prefixes import bare_view, compiled, unescaped
 from kg.redaction.rules import DEFAULT_ECHO_MIN, SecretRule, SecretRulesError, echo_min, line_prefix, parse
 from kg.redaction.spans import _DOTTED_RUN, MARKER, _found, _Spans  # noqa: F401 - re-exported
-from kg.redaction.textchecks import _line_before, _lowered_is, _preceded_by, _trie, entropy
+from kg.redaction.textchecks import (
+    _glued_at,
+    _line_before,
+    _lowered_is,
+    _preceded_by,
+    _run_end,
+    _trie,
+    entropy,
+    unglued,
+)
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
@@ -41,6 +50,9 @@ _SHORT = 4096  # below this many characters keywords are found by str.find, abov
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{20}")
 _NOT_NAME = re.compile(r"[^A-Za-z0-9_]+")  # a key as an env name (`redact_pair`): db.password -> DB_PASSWORD
 _MAX_EXTEND = 16384  # longer runs are not secrets but blobs; the bound keeps adversarial input linear
+# Rules of this priority or lower are token formats (kg's own at 15, the providers' at 20): only they are read again
+# past glue (`_unglue`); a contextual rule (a key's name before its value) is no token glued to text.
+_TOKEN_PRIORITY = 20
 _WINDOW_RUN_ON = 160  # how far past its window a windowed rule's match may run (a quoted value's closing quote)
 
 
@@ -177,13 +189,15 @@ class Redactor:
     def _scan(self, text: str) -> _Spans:
         # Keywords are ASCII (but for a few CJK labels, found in `text` itself): lowercase an ASCII copy in which
         # every other character is one '?', so positions match `text` and the scans run over one byte per character.
-        lowered = text.lower() if text.isascii() else text.encode("ascii", "replace").decode("ascii").lower()
+        ascii_only = text.isascii()
+        lowered = text.lower() if ascii_only else text.encode("ascii", "replace").decode("ascii").lower()
         starts = self._keyword_starts(lowered, text)
         spans = _Spans()
         if "[redacted:" in lowered:  # earlier markers stay as they are: this is what makes redact idempotent
             for m in _MARKERS.finditer(text):
                 spans.add(m.start(), m.end(), "")
         todo = set(starts)  # only the rules that can match are touched (and so built and compiled)
+        glued: list[tuple[int, int]] = []  # (rule, keyword position) where a match failed beside glue
         if _LONG_RUN.search(text) is not None:
             todo.update(self._plan.bare)
         for index in sorted(todo):  # in the order rules apply: an earlier rule's span wins
@@ -196,18 +210,41 @@ class Redactor:
                     if match is not None:
                         self._take(rule, match, text, spans)
             elif rule.keywords:
-                self._apply_at(rule, text, sorted(set(starts[index])), spans)
+                self._apply_at(rule, text, sorted(set(starts[index])), spans, (index, glued, ascii_only))
             else:
                 for match in rule.pattern.finditer(text):
                     self._take(rule, match, text, spans)
+        if glued:
+            self._unglue(text, glued, spans)
         return spans
 
-    def _apply_at(self, rule: SecretRule, text: str, positions: list[int], spans: _Spans) -> None:
+    def _unglue(self, text: str, glued: list[tuple[int, int]], spans: _Spans) -> None:
+        """A token right after glue (`"...invalid.\\nAKIA..."` in JSON, `%3Dglpat-`, `令牌glpat-`, `TOKEN_AIza`), or
+        before a character of another script, is read again in a view with the glue blanked (`unglued`), at the
+        keyword where its match failed: one fix for every rule's boundary. A match is taken only if no glue is
+        in the secret itself, so the view finds nothing a rule would not find in the token standing alone."""
+        view = unglued(text, [at for _, at in glued])
+        found = _Spans()
+        for index, at in glued:
+            rule = self.rules[index]
+            match = rule.pattern.match(view, at)
+            if match is not None and match.end() > at:
+                start, end = match.span(rule.group)
+                if text[start:end] == view[start:end]:
+                    self._take(rule, match, text, found)
+        for start, end, kind in found.items:
+            if not spans.covers(start):  # what a rule took in the text itself stays as it took it
+                spans.absorb(start, end, kind)
+
+    def _apply_at(self, rule: SecretRule, text: str, positions: list[int], spans: _Spans,
+                  glue: tuple[int, list[tuple[int, int]], bool]) -> None:
         pattern = rule.pattern
         if rule.upper:
             positions = [at for at in positions if text[at].isupper()]
         if not rule.window:
+            index, glued, ascii_only = glue
             done = 0
+            run_end = -1  # where the run of token characters of the last position looked at ends (`_run_end`)
             for at in positions:
                 if at < done:  # inside this rule's previous match: keeps "password=" * 10**5 linear
                     continue
@@ -215,6 +252,11 @@ class Redactor:
                 if match is not None and match.end() > at:
                     self._take(rule, match, text, spans)
                     done = match.end()
+                elif rule.priority <= _TOKEN_PRIORITY:  # read again without the glue (`_unglue`)?
+                    if not ascii_only and at >= run_end:
+                        run_end = _run_end(text, at)
+                    if _glued_at(text, at, run_end):
+                        glued.append((index, at))
             return
         # Where a match may start: the keywords' windows, overlapping ones merged. A match may run on past the
         # window (to its line's end, at most _WINDOW_RUN_ON further), so a value after a key near the edge is whole.

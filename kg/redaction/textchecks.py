@@ -61,3 +61,49 @@ def entropy(value: str) -> float:
     if not n:
         return 0.0
     return max(0.0, math.log2(n) - sum(c * math.log2(c) for c in map(value.count, set(value))) / n)
+
+
+# What may stand glued before a token without being part of it: an escape of JSON or a string literal (`\n`, `\"`,
+# `\u0027`), a URL's percent-encoding (`%3D`), an HTML entity (`&quot;`), a character of another script (令牌glpat-).
+# A rule's boundary `(?<![\w-])` reads the `n` of `\n`, the `D` of `%3D` and a CJK character as a word's, so a key
+# right after one was kept; `_glued_at` says a failed match may be one of these, `unglued` blanks them.
+_GLUE = re.compile(r"""\\(?:[nrtbf"'/\\]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2})|%[0-9A-Fa-f]{2}"""
+                   r"""|&(?:[a-z]{2,8}|#\d{2,5}|#x[0-9A-Fa-f]{2,4});|[^\x00-\x7f]+""")
+_GLUE_END = re.compile(f"(?:{_GLUE.pattern}|_)\\Z")
+
+
+_RUN = re.compile(r"[A-Za-z0-9_+/=.:!~-]*")  # how far a token starting at a keyword may run (at most 1024 looked at)
+
+
+def _glued_at(text: str, at: int, run_end: int = -1) -> bool:
+    """Does glue (an escape, %XX, an entity, a non-ASCII character or an `_`) end right before `at`, or stand at
+    `run_end`, where the run of token characters from `at` ends (`_run_end`; -1: not looked at, an ASCII text)?"""
+    if at > 0 and _GLUE_END.search(text, max(0, at - 8), at) is not None:
+        return True
+    return 0 <= run_end < len(text) and not text[run_end].isascii()
+
+
+def _run_end(text: str, at: int) -> int:
+    """Where the run of token characters from `at` ends (1024 at most looked at). Every position inside a run has
+    its end: a caller keeps it for the positions before it, so "sk-" * 10**5 is read once, not once per keyword."""
+    return _RUN.match(text, at, at + 1024).end()
+
+
+def unglued(text: str, starts: list[int]) -> str:
+    """`text` with the glue around each of `starts` blanked to as many spaces (positions stay those of `text`): the
+    8 characters before it (an `_` only right before it: TOKEN_glpat-...; every other `_` may be a token's own) and
+    after its run of token characters. Only there: blanking a whole 10 MB transcript's escapes cost a second."""
+    pieces: list[str] = []
+    done = 0
+    for at in sorted(set(starts)):
+        if at < done:  # inside the last one's run: blanked with it
+            continue
+        lo = max(done, at - 8)
+        hi = min(len(text), _run_end(text, at) + 8)
+        before = _GLUE.sub(lambda m: " " * len(m.group()), text[lo:at])
+        if before[-1:] == "_":
+            before = before[:-1] + " "
+        pieces += (text[done:lo], before, _GLUE.sub(lambda m: " " * len(m.group()), text[at:hi]))
+        done = hi
+    pieces.append(text[done:])
+    return "".join(pieces)
