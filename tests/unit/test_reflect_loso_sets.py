@@ -1,6 +1,7 @@
-"""The leave-one-set-out bench (bench/reflect_loso.py) takes every labelled set whose files are here, and never a set
-labelled blind for a later landing (NEVER: empty since p35 was scored; p35 is development data now), even once SETS
-names it; asked for one by name, or for a set it does not know, it refuses with exit 2."""
+"""The leave-one-set-out bench (bench/reflect_loso.py) takes every labelled set whose files are here (a set outside
+shared data whose files were fetched again in part, on the files that are here), and never a set labelled blind and
+not yet scored (NEVER, bench/reflect_heldout.py UNREAD), even once SETS names it; asked for one by name, or for a set
+it does not know, it refuses with exit 2."""
 
 from __future__ import annotations
 
@@ -35,19 +36,21 @@ def _set(tmp_path: Path, name: str, files: list[str]) -> Path:
     return path
 
 
-def test_a_set_is_taken_when_all_its_files_are_here_and_never_the_blind_one(loso, tmp_path, monkeypatch):
+def test_a_set_is_taken_on_the_files_that_are_here_and_never_the_blind_one(loso, tmp_path, monkeypatch):
     raw = tmp_path / "raw"
     raw.mkdir()
     (raw / "a.md").write_text("_**User**_\n\nhello\n", encoding="utf-8")
     with monkeypatch.context() as m:
         m.setattr(loso.rh, "SETS", {"p90": _set(tmp_path, "p90", ["a.md"]),
                                     "p91": _set(tmp_path, "p91", ["a.md", "b.md"]),
+                                    "p92": _set(tmp_path, "p92", ["c.md"]),
                                     "p35": _set(tmp_path, "p35", ["a.md"]),
                                     "p36": _set(tmp_path, "p36", ["a.md"])})
-        m.setattr(loso.rh, "OUTSIDE", {"p90": raw, "p91": raw, "p35": raw, "p36": raw})
-        assert loso.available() == ["p35", "p36", "p90"]  # p91 lacks b.md; p35 was scored: development data
+        m.setattr(loso.rh, "OUTSIDE", {"p90": raw, "p91": raw, "p92": raw, "p35": raw, "p36": raw})
+        # p91 lacks b.md: read on a.md; p92 has none of its files; p35 was scored: development data
+        assert loso.available() == ["p35", "p36", "p90", "p91"]
         m.setattr(loso, "NEVER", {"p36"})
-        assert loso.available() == ["p35", "p90"]  # a set in NEVER is never taken
+        assert loso.available() == ["p35", "p90", "p91"]  # a set in NEVER is never taken
 
 
 def test_p35_is_development_data_now(loso):
