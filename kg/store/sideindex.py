@@ -135,13 +135,18 @@ class GraphLacks(RuntimeError):
     throw away the last copy of acknowledged entries: it is refused, and `kg doctor` restores them from here."""
 
 
-def lacks(st: Any, side: SideIndex) -> bool:
-    """Whether the graph lacks the side index's last node (one indexed lookup; nodes are made in order and never
-    deleted, so a graph that has it has every node the side index holds), and that node is this workspace's: an id
-    memory/.kg/ids.json says was given out, or the graph has none or the side index's first node. Otherwise the
-    index names another graph (a graph.kuzu copied in) and is rebuilt for this one."""
+_LOOK = object()  # `lacks`: the last node's position not looked up yet
+
+
+def lacks(st: Any, side: SideIndex, last_pos: Any = _LOOK) -> bool:
+    """Whether the graph lacks the side index's last node (one indexed lookup, or `last_pos`, the caller's; nodes
+    are made in order and never deleted, so a graph that has it has every node the side index holds), and that node
+    is this workspace's: an id memory/.kg/ids.json says was given out, or the graph has none or the side index's
+    first node. Otherwise the index names another graph (a graph.kuzu copied in) and is rebuilt for this one."""
     have, last = side.stamp()
-    if have == 0 or last is None or _pos_of(st, last) is not None:
+    if have == 0 or last is None:
+        return False
+    if (_pos_of(st, last) if last_pos is _LOOK else last_pos) is not None:
         return False
     if _given(st.path.parent / "ids.json", last):
         return True
@@ -183,14 +188,15 @@ def _sync_nodes(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild
     """(what it did, whether the state table was refilled whole with the nodes: a rebuild)."""
     count = _count(st)
     have, last = side.stamp()
-    if lacks(st, side):
+    last_pos = _pos_of(st, last) if have and last is not None else None  # one lookup, for both uses below
+    if lacks(st, side, last_pos):
         raise GraphLacks(f"{FILE} holds {have} node(s), the last of them {last}, which the graph lacks: run "
                          "`kg doctor` to restore them")
     if not rebuild:
         sidekeys.upgrade(st, side)  # a file of version 6: its patterns' keys added in place, not rebuilt
     rebuild = rebuild or side.meta("version") != version()
     # the side index's last node is where it was: what it holds is the graph's first `have` nodes
-    kept = not rebuild and 0 < have <= count and _pos_of(st, last) == have - 1
+    kept = not rebuild and 0 < have <= count and last_pos == have - 1
     if not rebuild and have == count and (have == 0 or kept):
         return "in step", False
     # the nodes this process created, when they are exactly the graph's new ones

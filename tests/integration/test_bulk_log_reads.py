@@ -65,8 +65,8 @@ def test_a_held_writer_reads_no_candidate_row_back_and_counts_the_nodes_once_a_b
     # turns are older than when kg learns them, so each is created reinforced then (kg.ingest.batch learned_field,
     # in its node_create: a second statement setting it cost one count more here, 21 where it was at most 20)
     assert counted[sideindex._COUNT] <= 6 * sessions
-    # ... and one indexed lookup a sync more: whether the graph still has the side index's newest node (QA5 #1: a graph
-    # that lost its write-ahead log must not have the side index, the last copy of those entries, rebuilt to match)
+    # (the sync's lookup of the side index's newest node also answers whether the graph lost it, QA5 #1: a graph that
+    # lost its write-ahead log must not have the side index, the last copy of those entries, rebuilt to match)
     assert counted[sideindex._POS] <= 9 * sessions
 
 
