@@ -32,10 +32,10 @@ from typing import Any
 
 from kg.redaction.rules import SecretRule, echo_min, line_prefix, packaged, parse
 
-_CACHE_FORMAT = 10  # bump when the meaning of a cached rule changes
+_CACHE_FORMAT = 11  # bump when the meaning of a cached rule changes
 
 _FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",
-           "priority", "not_before_source", "upper", "column", "header_source")
+           "priority", "not_before_source", "upper", "column", "header_source", "decode")
 _WHERE = struct.Struct("<III")  # a compiled form's offset, length and crc32: one bytes object for all (fast to load)
 _SEAL = 8  # hex digits of the crc32 that opens the file, then as many of the sealed index's length
 _FOLDER = "cache"  # in the workspace's memory/.kg/

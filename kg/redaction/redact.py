@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
@@ -28,6 +29,7 @@ from kg.redaction.rules import DEFAULT_ECHO_MIN, SecretRule, SecretRulesError, e
 from kg.redaction.spans import _DOTTED_RUN, MARKER, _found, _Spans  # noqa: F401 - re-exported
 from kg.redaction.textchecks import (
     _glued_at,
+    decoded,
     _line_before,
     _lowered_is,
     _preceded_by,
@@ -53,6 +55,7 @@ _MAX_EXTEND = 16384  # longer runs are not secrets but blobs; the bound keeps ad
 # Rules of this priority or lower are token formats (kg's own at 15, the providers' at 20): only they are read again
 # past glue (`_unglue`); a contextual rule (a key's name before its value) is no token glued to text.
 _TOKEN_PRIORITY = 20
+_DECODING: ContextVar[bool] = ContextVar("kg_redaction_decoding", default=False)  # inside `_decoded_kind`
 _WINDOW_RUN_ON = 160  # how far past its window a windowed rule's match may run (a quoted value's closing quote)
 
 
@@ -285,6 +288,11 @@ class Redactor:
         if spans.covers(start):
             return
         secret = text[start:end]
+        if rule.decode:  # an encoding (base64 of a token, of a .env): a secret when what it decodes to holds one (its
+            kind = self._decoded_kind(secret)  # placeholders are read in the decoded text, by every rule's ignore)
+            if kind is not None:
+                spans.add(start, end, kind)
+            return
         if rule.min_entropy and entropy(secret) < rule.min_entropy:
             return
         if rule.before is not None and not _preceded_by(rule.before, text, match.start()):
@@ -300,6 +308,21 @@ class Redactor:
             stop = spans.dotted_end(text, end) if "." in secret else -1
             end = stop if 0 <= stop < end + _MAX_EXTEND else _TOKEN_RUN.match(text, end, end + _MAX_EXTEND).end()
         spans.add(start, end, rule.kind)
+
+    def _decoded_kind(self, encoded: str) -> str | None:
+        """The first kind of secret in what `encoded` decodes to (`decoded`), read with every rule; None when it is
+        no text or holds none. One level deep: an encoding inside the decoded text is not decoded again."""
+        if _DECODING.get():
+            return None
+        text = decoded(encoded)
+        if text is None:
+            return None
+        token = _DECODING.set(True)
+        try:
+            kinds = self._collect(text).kinds
+        finally:
+            _DECODING.reset(token)
+        return min(kinds) if kinds else None
 
     # --- compiled once per Redactor ------------------------------------------------------------------------
 

@@ -19,11 +19,12 @@ from kg.core.errors import RulesError
 
 _KIND = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
 _RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "not_before", "description",
-              "template", "key", "secret", "window", "ignore", "priority", "upper", "column", "header"}
+              "template", "key", "secret", "window", "ignore", "priority", "upper", "column", "header", "decode"}
 _TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence", "echo_min_chars",
              "line_prefix"}
 DEFAULT_PRIORITY = 50
 DEFAULT_ECHO_MIN = 6  # a file that does not say (`echo_min_chars`): the packaged secrets.toml's value
+DECODINGS = ("", "base64")  # what a rule's `decode` may name (`kg.redaction.textchecks.decoded`)
 
 
 class SecretRulesError(RulesError, ValueError):
@@ -54,6 +55,7 @@ class SecretRule:
     upper: bool = False  # a keyword counts only where its first letter is a capital in the text (ENV_NAME=)
     column: bool = False  # the keywords name a table's column; the pattern is matched on each cell under it
     header_source: str | None = None  # a column rule's header cell must match this whole (emphasis stripped)
+    decode: str = ""  # "base64": the match is an encoding, a secret when its decoded text holds one (`decoded`)
     code: bytes | None = None  # the regex engine's compiled form of `source`, from the cache (`engine_code`)
 
     @cached_property
@@ -239,10 +241,13 @@ def _parse_rule(entry: Any, index: int, source: str, templates: Mapping[str, str
         if not column or not isinstance(header, str) or not header:
             raise SecretRulesError(f"{where}: 'header' is a non-empty regex, and only a 'column' rule has one")
         _regex_list([header], f"{where}: 'header'", validate)
+    decode = entry.get("decode", "")
+    if decode not in DECODINGS:
+        raise SecretRulesError(f"{where}: 'decode' must be one of {', '.join(map(repr, DECODINGS))}")
     if not isinstance(entry.get("description", ""), str):
         raise SecretRulesError(f"{where}: 'description' must be a string")
     return SecretRule(kind, raw, group, tuple(k.lower() for k in keywords), float(min_entropy), before, window,
-                      tuple(ignore), priority, not_before, upper, column, header)
+                      tuple(ignore), priority, not_before, upper, column, header, decode)
 
 
 def _pattern_of(entry: Mapping[str, Any], where: str, templates: Mapping[str, str]) -> str:

@@ -107,3 +107,26 @@ def unglued(text: str, starts: list[int]) -> str:
         done = hi
     pieces.append(text[done:])
     return "".join(pieces)
+
+
+_PRINTABLE_SHARE = 0.95  # a decoding is text when this share of its characters are printable (or line breaks, tabs)
+
+
+def decoded(value: str) -> str | None:
+    """`value` read as base64 (standard or URL-safe, padded or not) when what it encodes is text (UTF-8, nearly all
+    printable); None otherwise (a hash, an id, an image's bytes, a word run that only looks like base64)."""
+    import base64
+    import binascii
+
+    body = value.rstrip("=")
+    if len(body) % 4 == 1 or body.islower() or body.isupper():  # encoded text has capitals and small letters
+        return None
+    try:
+        raw = base64.b64decode(body.replace("-", "+").replace("_", "/") + "=" * (-len(body) % 4), validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    if not text:
+        return None
+    printable = sum(1 for c in text if c.isprintable() or c in "\n\r\t")
+    return text if printable >= _PRINTABLE_SHARE * len(text) else None
