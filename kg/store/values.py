@@ -50,6 +50,32 @@ def check_space(path: Path, min_free_mb: int) -> None:
         raise DiskFull(f"the disk holding {path.parent} is full ({free // 1024:,} KB free, kg needs "
                          f"{min_free_mb} MB to write the graph safely); free some space and run the command "
                          "again. Acknowledged entries wait in the journal")
+    room = _size_limit_room(path)
+    if room is not None and room < min_free_mb * 1024 * 1024:
+        raise DiskFull(f"the file size limit of this process (ulimit -f) lets the graph's files in {path.parent} "
+                       f"grow by {max(room, 0) // 1024:,} KB, and kg needs {min_free_mb} MB to write the graph "
+                       "safely; raise the limit (ulimit -f unlimited) and run the command again. Acknowledged "
+                       "entries wait in the journal")
+
+
+def _size_limit_room(path: Path) -> int | None:
+    """How many bytes the larger of the graph and its WAL may still grow under the process's file size limit
+    (RLIMIT_FSIZE, `ulimit -f`), None without one. A write past it fails in Kùzu as a full disk does (the
+    process aborts), so the floor of `check_space` counts it as free space."""
+    try:
+        import resource
+    except ImportError:  # not on every platform
+        return None
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit == resource.RLIM_INFINITY or limit < 0:
+        return None
+    biggest = 0
+    for name in (path, path.with_name(path.name + ".wal")):
+        try:
+            biggest = max(biggest, name.stat().st_size)
+        except OSError:
+            continue
+    return limit - biggest
 
 
 _WRITES = re.compile(r"\b(CREATE|MERGE|SET|DELETE|REMOVE|COPY|DROP|ALTER|CHECKPOINT|INSTALL|LOAD)\b", re.IGNORECASE)

@@ -128,3 +128,39 @@ def test_a_session_start_hook_on_a_full_disk_briefs_from_files_and_keeps_its_ses
     with ws.reading() as st:
         assert st.run("memory_session_get", id=sid)[0]["ended_at"] is None
         assert [n["id"] for n in st.run("memory_session_nodes", id=sid)] == [entry]
+
+
+def test_a_file_size_limit_is_a_full_disk(tmp_path):
+    """`ulimit -f` (RLIMIT_FSIZE): a write past it fails as a full disk does, so Kùzu aborted the process (`terminate
+    called ... IOException`, exit 134) in `kg ingest`, `kg log --wait` and `kg cycle` (QA5 #2). The floor counts the
+    room the limit leaves the graph's files as free space: the write is refused with kg's error, what was
+    acknowledged waits in the journal, and is applied once the limit is gone."""
+    import resource
+
+    root = tmp_path / "ws"
+    kg.init_workspace(root)
+    graph = root / "memory" / ".kg" / "graph.kuzu"
+    limit = graph.stat().st_size + 1024 * 1024  # 1 MB of room: below store.min_free_mb (8)
+
+    def limited(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(Path(sys.executable).parent / "kg"), "-w", str(root), *argv], input=stdin,
+                              capture_output=True, text=True, env=_env(), timeout=300,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+
+    lines = "".join(json.dumps({"kind": "error", "summary": f"build step {i} failed: " + "x" * 300,
+                                "error": "E" * 600}) + "\n" for i in range(300))
+    ingested = limited("ingest", "-", "--json", stdin=lines)
+    assert ingested.returncode == 0, ingested.stderr
+    assert "terminate called" not in ingested.stderr and "Traceback" not in ingested.stderr, ingested.stderr
+    answer = json.loads(ingested.stdout)
+    assert answer["applied"] is False and "ulimit -f" in answer["note"], answer
+    logged = limited("log", "learning", "a lesson under a file size limit", "--wait", "--json")
+    assert logged.returncode == 0 and "terminate called" not in logged.stderr, logged.stderr
+    cycled = limited("cycle")
+    assert cycled.returncode == 1 and cycled.stderr.startswith("Error: the file size limit"), cycled.stderr
+    assert "terminate called" not in cycled.stderr
+    assert _kg(root, "cycle").returncode == 0  # no limit: a writer applies what waits in the journal
+    rows = json.loads(_kg(root, "list", "--limit", "400", "--json").stdout)
+    assert len([r for r in rows if r["id"].startswith("ERR-")]) == 300
+    assert [r["text"] for r in rows if r["id"].startswith("LRN-")] == ["a lesson under a file size limit"]
+    assert _kg(root, "doctor").returncode == 0
