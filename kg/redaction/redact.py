@@ -175,7 +175,7 @@ class Redactor:
         self._absorb_bare(text, spans)
         plain = unescaped(text)  # colours (`\x1b[32m+mimi=<key>`) hide a line's start, as a prefix does
         if plain is not None:
-            found = self._scan(plain.text)
+            found = self._scan(plain.text, decode=False)
             self._absorb_bare(plain.text, found)
             for start, end, kind in found.items:
                 if kind:
@@ -185,11 +185,13 @@ class Redactor:
     def _absorb_bare(self, text: str, spans: _Spans) -> None:
         view = bare_view(text, self._prefixes) if self._prefixes is not None else None
         if view is not None:
-            for start, end, kind in self._scan(view.text).items:
+            for start, end, kind in self._scan(view.text, decode=False).items:
                 if kind:
                     spans.absorb(*view.span(start, end), kind)
 
-    def _scan(self, text: str) -> _Spans:
+    def _scan(self, text: str, decode: bool = True) -> _Spans:
+        # `decode`: the rules that decode a run (base64) read the text itself, not its views without colours or line
+        # prefixes: a run is the same run there, and those rules are the costliest of the rules without keywords
         # Keywords are ASCII (but for a few CJK labels, found in `text` itself): lowercase an ASCII copy in which
         # every other character is one '?', so positions match `text` and the scans run over one byte per character.
         ascii_only = text.isascii()
@@ -202,7 +204,7 @@ class Redactor:
         todo = set(starts)  # only the rules that can match are touched (and so built and compiled)
         glued: list[tuple[int, int]] = []  # (rule, keyword position) where a match failed beside glue
         if _LONG_RUN.search(text) is not None:
-            todo.update(self._plan.bare)
+            todo.update(i for i in self._plan.bare if decode or not self.rules[i].decode)
         for index in sorted(todo):  # in the order rules apply: an earlier rule's span wins
             rule = self.rules[index]
             if rule.column:
