@@ -181,12 +181,13 @@ def build_demo(path: str | Path, *, force: bool = False) -> tuple[Workspace, Dem
                              f"{DEMO_MARKER.as_posix()}); refusing to delete it. Choose another path")
         shutil.rmtree(root)
     root.mkdir(parents=True, exist_ok=True)
-    (root / DEMO_MARKER).parent.mkdir(parents=True, exist_ok=True)
+    # the workspace first: a memory/.kg/ made before it (by the marker) reads as a used workspace that lost its
+    # ids.json, and every demo began with a warning that it had been rebuilt
+    ws = init_workspace(root)
     (root / DEMO_MARKER).write_text("made by `kg demo`; `kg demo --force` may delete and rebuild this folder\n",
                                     encoding="utf-8")
     (root / "TOOLS.md").write_text(HUMAN_TOOLS_MD, encoding="utf-8")
     (root / "MEMORY.md").write_text(HUMAN_MEMORY_MD, encoding="utf-8")
-    ws = init_workspace(root)
     with ws:  # one open graph for the whole replay
         report = _replay(ws, root)
     return ws, report

@@ -77,6 +77,7 @@ def test_mcp_help_shows_the_extra_to_install():
 def test_readme_describes_the_demo_that_kg_demo_builds(tmp_path):
     done = _kg("demo", str(tmp_path / "demo"))
     assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr, done.stderr  # (a new user's first command warned that ids.json was rebuilt)
     m = re.search(r"entries over (\d+) days in (\d+) sessions", done.stderr)
     assert m, done.stderr
     readme = (REPO / "README.md").read_text(encoding="utf-8")
