@@ -81,6 +81,7 @@ def merge(ws: Any, into: str, other: str, *, now: datetime | str | None = None) 
         b = _resolve(st, other)
         if a["id"] == b["id"]:
             raise UsageError(f"{into} and {other} are the same pattern")
+        _mergeable(a, b)
         ids = [m["id"] for m in st.run("pattern_members", id=b["id"])]
         reason = f"merged from {b['key']} by hand"
         with st.transaction():
@@ -94,6 +95,22 @@ def merge(ws: Any, into: str, other: str, *, now: datetime | str | None = None) 
         stats = _stats(st, a["key"])
     return {"into": a["id"], "key": a["key"], "merged": b["id"], "merged_key": b["key"], "moved": ids,
             "recurrence": stats}
+
+
+def _mergeable(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """A pattern with a rule the lifecycle follows (promoted, verified, reverted and waiting to come back ...) is
+    judged on its own events: merged away, its rule stayed in its file checked against a pattern with none
+    ("no history before the change"), and `kg why` named a tombstone (QA7 #1). Only a pattern a person may set
+    (active, wont_fix) is merged into another; the other way round keeps the rule and adds the events to it."""
+    from kg.ingest.writes import PATTERN_STATUSES
+
+    if b["status"] in PATTERN_STATUSES:
+        return
+    way = (f"merge it the other way, `kg patterns merge {b['key']} {a['key']}`, to keep its rule and give it "
+           f"{a['key']}'s events" if a["status"] in PATTERN_STATUSES else
+           f"{a['key']} is {a['status']} too: keep the two apart, each with its rule")
+    raise UsageError(f"pattern {b['key']} is {b['status']}: its rule is verified on its own events (`kg why`, "
+                     f"`kg verify`), so it cannot be merged away; {way}")
 
 
 def split(ws: Any, ref: str, events: list[str], *, key: str | None = None, detach: bool = False,

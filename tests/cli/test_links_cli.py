@@ -177,3 +177,40 @@ def test_log_no_link(run_kg):
                "--now 2026-05-02T10:00:00")
     assert r.json["pattern"] is None and r.json["pattern_key"] is None
     assert run_kg("show ERR-20260502-001 --json").json["edges"] == []
+
+
+@pytest.mark.embedded_only("copies the demo workspace's Kùzu file: a team graph stays on the server")
+def test_a_pattern_with_a_live_rule_is_not_merged_away(demo_built, tmp_path):
+    """QA7 #1: `kg patterns merge A B` retired a promoted B; its rule stayed in its file, checked against a pattern
+    with no events ("no history before the change"), and `kg why` named the tombstone. B must be a pattern a
+    person may set (active, wont_fix); the other way round keeps the rule and gives it A's events."""
+    import shutil
+
+    from tests.conftest import kg_runner
+
+    root = tmp_path / "ws"
+    shutil.copytree(demo_built[0], root, symlinks=True)
+    now = demo_built[1]
+    kg = kg_runner(root)
+
+    def patterns() -> dict[str, tuple[str, int]]:
+        return {p["key"]: (p["status"], p["recurrence"]) for p in kg("patterns --json").json}
+
+    before = patterns()
+    assert before["pkg.use_pnpm"][0] == "promoted"
+    refused = kg(f"patterns merge git.push.no_upstream pkg.use_pnpm --now {now}")
+    assert refused.exit_code == 2, refused.stdout
+    assert refused.stderr.startswith("Error: pattern pkg.use_pnpm is promoted: its rule is verified on its own "
+                                     "events"), refused.stderr
+    assert patterns() == before
+    for text in ("npm install failed: the lockfile is pnpm-lock.yaml", "npm ci failed again: use pnpm here"):
+        assert kg(f"log error '{text}' --pattern-key pkg.npm_again --wait --now {now}").exit_code == 0
+    wrong_way = kg(f"patterns merge pkg.npm_again pkg.use_pnpm --now {now}")
+    assert wrong_way.exit_code == 2
+    assert "merge it the other way, `kg patterns merge pkg.use_pnpm pkg.npm_again`" in wrong_way.stderr
+    told = kg(f"patterns merge pkg.use_pnpm pkg.npm_again --now {now}")
+    assert told.exit_code == 0, told.stderr
+    after = patterns()
+    assert after["pkg.use_pnpm"] == ("promoted", before["pkg.use_pnpm"][1] + 2)
+    why = kg(f"why '- always use pnpm in this repository' --json --now {now}")
+    assert why.exit_code == 0 and "pkg.use_pnpm" in why.stdout, why.stdout + why.stderr
