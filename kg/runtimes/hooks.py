@@ -18,10 +18,11 @@ kg/runtimes/hook_rules.py's. Their names stay reachable here (`hooks.session_end
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from kg.core import clock
-from kg.core.errors import UsageError
+from kg.core.errors import KgError, UsageError
 from kg.core.text import clean
 from kg.runtimes.brief_fit import MIN_MEMORY, Section, fit, short  # noqa: F401 - hooks.Section, hooks.fit stay
 from kg.runtimes.hook_rules import LIMITED, SECTIONS, HookRules, load_rules  # noqa: F401 - hooks.HookRules stays
@@ -173,11 +174,43 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
                 "omitted": omitted, "memory": None, "file": None, "journal_pending": 0, "graph_busy": True}
 
 
+def kg_command(ws: Any) -> str:
+    """How the brief names kg for the agent to run: `kg` when that is this kg on PATH, else this kg's full path and
+    the workspace, as `kg install` writes the hooks (QA7 #2: a brief told the agent to run a bare `kg`, and every
+    command it named failed with "command not found" where kg was installed in a virtualenv off PATH)."""
+    import shlex
+    import shutil
+
+    from kg.runtimes.schedule import kg_executable
+
+    try:
+        mine = kg_executable()
+    except KgError:
+        return "kg"
+    found = shutil.which("kg")
+    if found:
+        try:
+            if Path(found).resolve() == mine.resolve():
+                return "kg"
+        except OSError:
+            pass
+    return f"{shlex.quote(str(mine))} -w {shlex.quote(str(ws.root))}"
+
+
+def _named(text: str, kg: str) -> str:
+    """`text` with each command it names (`kg ...` in backquotes, or a whole MORE entry) run as `kg`."""
+    if kg == "kg":
+        return text
+    return text.replace("`kg ", f"`{kg} ") if "`kg " in text else (f"{kg} {text[3:]}" if text.startswith("kg ")
+                                                                    else text)
+
+
 def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *, start_session: bool,
            source: str, write: bool, tools: bool = False, transcript: str | None = None,
            key: str | None = None, hand_off: Any = None) -> dict[str, Any]:
     w = rules.item_chars
-    more = MORE_TOOLS if tools else MORE
+    kg = "kg" if tools else kg_command(ws)
+    more = MORE_TOOLS if tools else {name: _named(command, kg) for name, command in MORE.items()}
     lim = rules.limits
     session: str | None = None
     started = False
@@ -242,7 +275,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
                  + (f" → {q['target']}" if q.get("target") else "")
                  for q in lc["proposals_pending"][:lim["proposals"]]]
         if props:
-            props.append(HOW[tools][0])
+            props.append(_named(HOW[tools][0], kg))
         sections["proposals"] = Section("proposals", TITLES["proposals"], total=lc["proposals_pending_total"],
                                         more=more["proposals"], lines=props)
         sections["watch"] = Section(
@@ -261,7 +294,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
             stats.append(f"- {unfinished_text(left)}")
         if session:
             stats.append(f"- Session: {session}" + (f" ({started_when(dated)})" if started else ""))
-        stats.append(HOW[tools][1])
+        stats.append(_named(HOW[tools][1], kg))
         sections["stats"] = Section("stats", TITLES["stats"], lines=stats)
         memory: dict[str, Any] = {}
 

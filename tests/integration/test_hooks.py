@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
+
+import pytest
 
 from kg.runtimes import hooks
 
@@ -16,6 +20,13 @@ TRANSCRIPT = [
     {"type": "user", "message": {"role": "user", "content": "No, that's wrong: you should use pnpm here, not npm."},
      "timestamp": "2026-07-01T09:03:00Z", "sessionId": "abc"},
 ]
+
+
+@pytest.fixture(autouse=True)
+def _kg_on_path(monkeypatch):
+    """kg on PATH, as in an activated virtualenv or a pip install: the brief names it `kg` (without, it names kg by
+    its full path and the workspace: `test_the_brief_names_kg_as_the_agent_can_run_it`)."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
 def write_transcript(path: Path) -> Path:
@@ -138,3 +149,20 @@ def test_brief_folds_pending_items_that_read_the_same_into_one_line(ws):
     small = hooks.session_start_brief(ws, NOW, budget=260)  # cut short: the count left out is of entries
     assert small["text"].endswith("(×7)\n- [ERR-20260619-003] git push rejected\n"
                                   "- … 2 more: `kg list --status pending --priority high`")
+
+
+def test_the_brief_names_kg_as_the_agent_can_run_it(ws, monkeypatch):
+    """QA7 #2: the brief told the agent to run a bare `kg` (`kg log ...`, `kg approve N`, `kg list ...`) where kg was
+    installed off PATH and the hooks ran it by its full path: every command it named failed with "command not
+    found". Off PATH it names this kg by its full path with the workspace, as `kg install` writes the hooks."""
+    import shlex
+
+    _fill(ws)
+    on_path = hooks.session_start_brief(ws, NOW)["text"]
+    assert "`kg log error|learning|feature" in on_path and "more: `kg list --status pending" in on_path
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    named = f"{shlex.quote(str(Path(sys.executable).with_name('kg')))} -w {shlex.quote(str(ws.root))}"
+    off_path = hooks.session_start_brief(ws, NOW)["text"]
+    assert f"`{named} log error|learning|feature" in off_path, off_path
+    assert f"more: `{named} list --status pending --priority high`" in off_path
+    assert "`kg " not in off_path
