@@ -11,6 +11,9 @@
   of its first line. Reflecting again, or after a resume, adds only what lies past the cursor. With them, the
   file's path and size and where the next reflection resumes reading (`kg.reflect.window`); a cursor written
   before kg kept those only makes the next reflection read the whole file.
+- `repeats`: how often the live hook logged a failure of one pattern within one session (a hash of the two ->
+  the count), so the failure that recurs there is raised to the priority a reflection of the same transcript
+  gives it (rules/errors.toml `[priority] repeat`, from `repeat_threshold` on).
 - `pending`: what a reflection is about to log (fingerprint -> the entry's session, time, text and details),
   saved before its first write and emptied with its last. A reflection killed in between (the entries are in the
   journal, the fingerprints not yet here) leaves it behind: the next one looks each up in the graph by what it
@@ -38,12 +41,22 @@ class State:
     seen: dict[str, str] = field(default_factory=dict)
     cursors: dict[str, dict[str, Any]] = field(default_factory=dict)
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
+    repeats: dict[str, int] = field(default_factory=dict)
     changed: bool = False
     save: Any = None  # under `locked`: writes the state now (before the first entry of a run is logged)
 
     def record(self, fingerprint: str, entry: str) -> None:
         self.seen[fingerprint] = entry
         self.changed = True
+
+    def repeat(self, session: str | None, pattern_key: str | None) -> int:
+        """Count one more failure of `pattern_key` in `session` (the live hook's); the count, this one included."""
+        if not pattern_key:
+            return 1
+        key = fingerprint("repeat", session, pattern_key)
+        self.repeats[key] = n = int(self.repeats.get(key, 0)) + 1
+        self.changed = True
+        return n
 
     def cursor(self, key: str | None, head: str) -> int:
         """Lines already reflected on in this transcript (0 when it is new or its first line changed)."""
@@ -79,7 +92,8 @@ def read(ws: Any) -> State:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
         return State()
-    return State(dict(data.get("seen") or {}), dict(data.get("cursors") or {}), dict(data.get("pending") or {}))
+    return State(dict(data.get("seen") or {}), dict(data.get("cursors") or {}), dict(data.get("pending") or {}),
+                 dict(data.get("repeats") or {}))
 
 
 @contextmanager
@@ -96,6 +110,8 @@ def locked(ws: Any) -> Iterator[State]:
                 doc: dict[str, Any] = {"seen": state.seen, "cursors": state.cursors}
                 if state.pending:
                     doc["pending"] = state.pending
+                if state.repeats:
+                    doc["repeats"] = state.repeats
                 write_atomic(folder / FILE, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode("utf-8"))
                 state.changed = False
 

@@ -106,7 +106,6 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
         return {"logged": None, "failed": True, "skipped": "declined or cascade"}
     if raw.exit_code is not None and failure.exit_code is None:
         failure = replace(failure, exit_code=raw.exit_code)
-    summary, fields = failure_fields(failure, rules, runtime, "live")
     from kg.memory import session_ids
 
     ours = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
@@ -127,6 +126,11 @@ def post_tool_use(ws: Any, payload: dict[str, Any], now: datetime | str | None =
     with state.locked(ws) as st:
         if keys and keys[0] in st.seen:
             return {"logged": None, "failed": True, "already_logged": st.seen[keys[0]], "tool": failure.tool}
+        # the same failure again in this session: raised as a reflection of the transcript raises it (QA7 #3: the
+        # hooks logged 13 read-before-write failures of one session at medium, a reflection of it 13 at high)
+        if st.repeat(ours or sid, failure.pattern_key) >= rules.repeat_threshold and not failure.exit_only:
+            failure = replace(failure, priority=rules.repeat_priority)
+        summary, fields = failure_fields(failure, rules, runtime, "live")
         res = ws.log("error", summary, now=now, apply=apply, session=named, **fields)
         for key in keys:
             st.record(key, res.id)
