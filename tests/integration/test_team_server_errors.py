@@ -384,3 +384,38 @@ def test_a_query_may_take_longer_than_the_first_answer(tmp_path, monkeypatch):
         assert rows == [[2]]
     finally:
         falkor_server.stop(data)
+
+
+def test_a_team_server_restarts_after_a_bulk_ingest(tmp_path):
+    """QA6 #1: `kg ingest` writes a team graph in MULTI/EXEC batches, which its append-only file keeps; at the next
+    start redis replays them, serving clients in between, and the PING that `start` sent every 50 ms, read inside a
+    replayed EXEC, aborted it ("ASSERTION FAILED '!server.in_exec'", exit -6). Every restart failed and the team was
+    down. `start` now says nothing to the server before its log says it is ready."""
+    from kg.store import falkor_server
+
+    data = tmp_path / "server"
+    server = falkor_server.start(data)
+    url = f"falkordb://127.0.0.1:{server.port}/team"
+    try:
+        root = kg.init_workspace(tmp_path / "ws", store=url).root
+        batch = tmp_path / "batch.jsonl"
+        words = "build test deploy cache index query parser config docker git npm pytest lint schema".split()
+        batch.write_text("".join(json.dumps({
+            "kind": ("learning", "error", "feature")[i % 3], "summary": f"{words[i % 14]} {words[i * 7 % 13]} "
+            f"{words[i * 5 % 11]} step {i} failed on runner {i % 7}", "details": f"about {words[i % 9]} #{i}",
+            "session": f"s{i // 40}", "area": ("backend", "tests", "infra")[i % 3], "tags": [words[i % 5]],
+            **({"pattern_key": f"key.{i % 20}"} if i % 3 == 1 else {})}) + "\n" for i in range(800)),
+            encoding="utf-8")
+        ingested = kg_process(root, "ingest", str(batch), "--json")
+        assert ingested.returncode == 0 and json.loads(ingested.stdout)["applied"] is True, ingested.stderr
+        aof = b"".join(p.read_bytes() for p in (data / "appendonlydir").glob("*.aof"))
+        assert b"MULTI" in aof  # what the replay has to get through
+        for _ in range(2):
+            falkor_server.stop(data)
+            again = falkor_server.start(data, port=server.port)
+            assert falkor_server.ping(again.port)
+        status = kg_process(root, "status", "--json")
+        assert status.returncode == 0, status.stderr
+        assert json.loads(status.stdout)["nodes"]["event"] == 800
+    finally:
+        falkor_server.stop(data)
