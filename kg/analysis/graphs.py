@@ -160,6 +160,8 @@ def to_networkx(source: Any = None, *, types: str | Iterable[str] | None = None,
             data = snapshot.read(snap, include_tokens=include_tokens)
         graph = build_graph(data, include_tokens=include_tokens, workspace=str(ws.root))
         data = None  # the rows are in the graph now: let them go before the caller's export
+        if now is not None:  # `--now`: dated at the time it names, as under KG_NOW (QA6 #4: two exports at one
+            graph.graph["snapshot_at"] = clock.now(now).isoformat()  # --now differed in their wall-clock stamp)
     return filter_graph(graph, types=types, since=since, now=now)
 
 

@@ -137,7 +137,7 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
         from kg.store.team import copy_graph
 
         with ws.store(budget=ws.policy.reader_drain_seconds) as st:  # the journal drained first, as below
-            taken_at = clock.wall()
+            taken_at = clock.now()  # KG_NOW when set: an export replayed at a time is the same bytes
             url = copy_graph(st, "snapshot")
             (directory / SNAPSHOT_URL).write_text(url.public + "\n", encoding="utf-8")
         return Snapshot(directory, taken_at=taken_at, source=Path(ws.root), owned=owned, url=url, owner=owner)
@@ -145,7 +145,7 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
         # the workspace lock is held, and the journal drained, inside this block; drained as a reader drains
         # (issue 20): with agents logging, a snapshot does not wait for everyone's backlog
         with ws.store(budget=ws.policy.reader_drain_seconds) if writable else ws.reading() as st:
-            taken_at = clock.wall()
+            taken_at = clock.now()  # KG_NOW when set: an export replayed at a time is the same bytes
             try:
                 if writable:
                     st.execute("CHECKPOINT")
