@@ -246,7 +246,11 @@ def _next_member(url: StoreUrl, *, copy_of: dict[str, Any] | None = None) -> int
     from kg.store.falkor import _connect, _plain
 
     try:
-        number = int(_connect(url).connection.incr(f"kg:members:{url.graph}"))
+        client = _connect(url).connection
+        # a FalkorDB server first: a plain Redis answered the INCR, kept kg's key, and the entry it acknowledged
+        # waited for a graph that server can never hold (QA6 #6); GRAPH.LIST is refused there as unknown
+        client.execute_command("GRAPH.LIST")
+        number = int(client.incr(f"kg:members:{url.graph}"))
     except Exception as exc:  # noqa: BLE001 - redis raises its own classes
         plain = _plain(exc, url, journaled=False)
         if isinstance(plain, TeamGraphBusy) or copy_of is not None:

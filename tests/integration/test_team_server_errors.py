@@ -419,3 +419,26 @@ def test_a_team_server_restarts_after_a_bulk_ingest(tmp_path):
         assert json.loads(status.stdout)["nodes"]["event"] == 800
     finally:
         falkor_server.stop(data)
+
+
+def test_kg_store_naming_a_plain_redis_acknowledges_nothing(tmp_path):
+    """QA6 #6: `KG_STORE=falkordb://<a plain Redis>/g kg log ...` exited 0 and said queued, after writing kg's member
+    key into that Redis; the entry waited in the journal for a graph that server can never hold. A new member's
+    first command now asks the server for its graph module before its number: exit 1, kg's error, nothing written
+    there and nothing acknowledged."""
+    import redis
+
+    proc, port = _server(tmp_path / "redis", module=False)
+    url = f"falkordb://127.0.0.1:{port}/g"
+    root = kg.init_workspace(tmp_path / "ws").root
+    try:
+        done = kg_process(root, "log", "learning", "to a plain redis", "--json", env={"KG_STORE": url})
+        assert done.returncode == 1, (done.stdout, done.stderr)
+        assert done.stderr.startswith(f"Error: the server at {url} is not a FalkorDB server"), done.stderr
+        assert done.stdout == "" and "Traceback" not in done.stderr
+        assert redis.Redis(port=port).keys("*") == []
+        assert not list((root / "memory" / ".kg").glob("journal*.jsonl")) or all(
+            p.stat().st_size == 0 for p in (root / "memory" / ".kg").glob("journal*.jsonl"))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
