@@ -33,6 +33,8 @@ def export_trail(
                                     f"to {', '.join(d['written'])}")
     for kept in result.get("kept", []):
         note(f"{kept['id']} in {kept['file']}: {kept['reason']}")
+    for warning in result.get("warnings", []):
+        note(f"Warning: {warning}")
 
 
 @import_app.command("trail")

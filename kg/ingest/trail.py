@@ -97,8 +97,13 @@ def export_trail(ws: Any, *, out: Path | None = None, learnings: bool | None = N
         report = write_learnings(ws.root, events, lock=ws.journal.locked)  # the files' one writer
         written += report.written
         kept = report.kept
+    warnings = []
+    if getattr(ws, "store_url", None) is not None:  # said, not silent (QA6 #5: the same line as a full trail)
+        warnings.append("this workspace's graph is a team graph, which keeps its lifecycle per workspace on the "
+                        "server: the trail holds the entries, nodes and edges, not the applied changes, proposals, "
+                        "decisions or blocks")
     return {"written": written, "entries": len(doc["entries"]), "nodes": len(doc["graph"]["nodes"]),
-            "edges": len(doc["graph"]["edges"]), "kept": kept}
+            "edges": len(doc["graph"]["edges"]), "kept": kept, "warnings": warnings}
 
 
 def build_trail(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], patterns: dict[str, dict[str, Any]],

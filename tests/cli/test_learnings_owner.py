@@ -79,7 +79,9 @@ def test_an_entry_deleted_by_hand_stays_deleted(run_kg, ws):
     assert r.json["kept"] == [{"file": str(errors), "id": a, "reason": logs.DELETED}]
     after = errors.read_text()
     assert f"## [{a}]" not in after and after.count(f"## [{b}]") == after.count(f"## [{c}]") == 1
-    assert run_kg(f"export trail {NOW}").stderr == f"{a} in {errors}: {logs.DELETED}\n"
+    said = run_kg(f"export trail {NOW}").stderr.splitlines(keepends=True)
+    assert [ln for ln in said if not ln.startswith("Warning: this workspace's graph is a team graph")] == [
+        f"{a} in {errors}: {logs.DELETED}\n"]
     assert errors.read_text() == after  # a second export changes nothing
     errors.unlink()  # a file removed whole is written again, every entry
     run_kg(f"export trail {NOW}")
@@ -117,3 +119,17 @@ def test_an_entry_written_by_hand_is_reported_until_it_is_imported(run_kg, ws):
     again = run_kg(f"export trail --learnings --json {NOW}")
     assert again.exit_code == 0, again.stderr
     assert again.json["kept"] == [{"file": str(lessons), "id": "LRN-20261204-001", "reason": logs.UNMARKED}]
+
+
+def test_export_trail_says_what_a_team_graph_leaves_out(run_kg, ws):
+    """QA6 #5: on a team graph the trail carries no lifecycle (changes, proposals, blocks), and `kg export trail`
+    printed the same line as a full one. It says so now; an embedded workspace's trail has it all and no warning.
+    (Runs on both backends: tests/conftest.py KG_TEST_STORE.)"""
+    run_kg(f"log error 'disk full on the build box' {NOW}")
+    done = run_kg(f"export trail --json {NOW}")
+    assert done.exit_code == 0, done.stderr
+    if ws.store_url is not None:
+        assert "Warning: this workspace's graph is a team graph" in done.stderr
+        assert done.json["warnings"] and "not the applied changes" in done.json["warnings"][0]
+    else:
+        assert done.json["warnings"] == [] and "Warning" not in done.stderr
