@@ -36,6 +36,7 @@ from kg.ingest.journal import Journal
 from kg.store.backend import StoreUrl, parse_url, resolve
 
 ENV_AGENT = "KG_AGENT"
+AGENT_MAX_CHARS = 120  # an agent's name as nodes keep it (`origin`)
 MEMBER_FILE = "team.json"
 MAX_MEMBERS = 999
 
@@ -320,7 +321,11 @@ def origin(root: Path, kg_dir: Path, url: StoreUrl) -> dict[str, str]:
     import getpass
     import socket
 
-    agent = os.environ.get(ENV_AGENT) or f"{getpass.getuser()}@{socket.gethostname()}"
+    given = os.environ.get(ENV_AGENT) or ""
+    # one line of printable text, as a session id is (QA6 #7: a newline and a control byte were stored as given,
+    # and `kg status` lists contributors by it)
+    agent = " ".join("".join(c if c.isprintable() else " " for c in given).split())[:AGENT_MAX_CHARS]
+    agent = agent or f"{getpass.getuser()}@{socket.gethostname()}"
     return {"origin_workspace": f"{root.name}#{member(kg_dir, url)}", "origin_agent": agent}
 
 

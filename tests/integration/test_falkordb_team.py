@@ -81,6 +81,17 @@ def test_two_workspaces_share_one_graph(tmp_path, falkordb_url):
     assert "Team graph" in out and "alpha#" in out and "(bob): 1 event(s), 1 node(s), last 2026-03-02" in out
 
 
+def test_an_agents_name_is_one_line_of_printable_text(tmp_path, falkordb_url):
+    """QA6 #7: KG_AGENT=$'a\\nb\\x01' was stored as given, newline and control byte, and `kg status` lists
+    contributors by it: kept as one line of printable text."""
+    root = init(tmp_path, "alpha", falkordb_url, "ann")
+    code, out, err = kg("log learning 'named oddly' --wait --json --now 2026-03-01T10:00:00", workspace=root,
+                        env={"KG_AGENT": "ci\nbot\x01  7\t"})
+    assert code == 0, err
+    code, out, err = kg(f"show {json.loads(out)['id']} --json", workspace=root)
+    assert code == 0 and '"agent": "ci bot 7"' in out, out
+
+
 def test_an_unreachable_server_journals_and_the_entry_lands_later(tmp_path, falkordb_server):
     """The workspace's own server is stopped after init; `kg log` is acknowledged from the journal, and the
     first command after the restart (same port, same data) applies it. Nothing is lost across the restart."""
