@@ -59,8 +59,7 @@ def _render_cycle(d: dict[str, Any]) -> str:
         lines.append(f"  🗂️  {q.get('type', 'import')} proposal #{q['number']} superseded: '{q['pattern_key']}' was "
                      f"promoted here ({q['change']}, {q['target']}), " + ("its own rule stands" if q.get(
                          "type", "import") == "import" else "an imported rule stands"))
-    for w in d.get("waiting", []):
-        lines.append(f"  ⏳ waiting '{w['pattern_key']}' for {w['target'] or 'a later cycle'}: {w['reason']}")
+    lines += _render_waiting(d.get("waiting", []))
     for h in d["held"]:
         lines.append(f"  ✋ held '{h['pattern_key']}' for {h['target']}: {h['reason']}")
     for item in d["logged"]:
@@ -73,6 +72,27 @@ def _render_cycle(d: dict[str, Any]) -> str:
     if not d["changed"]:
         lines.append("  nothing to do")
     return "\n".join(lines)
+
+
+WAITING_SHOWN = 3  # patterns named on a line of those waiting for the same reason (the rest counted: `kg status`)
+
+
+def _render_waiting(waiting: list[dict[str, Any]]) -> list[str]:
+    """Patterns the budgets hold back, one line per target and reason: a cycle over an imported history printed one
+    line for each of 159 patterns waiting behind "5 promotions into TOOLS.md this cycle already" (QA6 #7), every day
+    in a scheduled job's log. `--json` keeps every one."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for w in waiting:
+        groups.setdefault((w["target"] or "a later cycle", w["reason"]), []).append(w["pattern_key"])
+    lines = []
+    for (target, reason), keys in groups.items():
+        if len(keys) == 1:
+            lines.append(f"  ⏳ waiting '{keys[0]}' for {target}: {reason}")
+            continue
+        named = ", ".join(f"'{k}'" for k in keys[:WAITING_SHOWN])
+        more = f" and {len(keys) - WAITING_SHOWN} more (`kg status` lists them)" if len(keys) > WAITING_SHOWN else ""
+        lines.append(f"  ⏳ waiting for {target}, {len(keys)} patterns: {named}{more}: {reason}")
+    return lines
 
 
 def _render_withdrawn(d: dict[str, Any]) -> list[str]:

@@ -35,3 +35,22 @@ def test_per_file_budget_ranks_by_impact_and_the_rest_wait(ws):
         assert len(later["promoted"]) == 3 and later["waiting"] == []
     tools = (ws.root / "TOOLS.md").read_text()
     assert sum(line.startswith("- Avoid tool") for line in tools.splitlines()) == n
+
+
+def test_patterns_waiting_for_one_budget_are_one_line_of_the_report(ws, run_kg):
+    """QA6 #7: a cycle over an imported history printed a line for each of 159 patterns held back by one budget,
+    every day in a scheduled job's log. One line per target and reason names three and counts the rest; --json
+    keeps every one."""
+    n = ws.rules.raw("lifecycle")["budget"]["per_file_per_cycle"] + 5
+    with ws:
+        for k in range(n):
+            for i in range(3):
+                ws.log("error", f"tool {k} broke", now=T0 + timedelta(hours=i), session=f"s{i % 2}",
+                       area="tooling", pattern_key=f"tool.{k}", action=f"Avoid tool {k} pitfall", link=False)
+    now = (T0 + timedelta(days=1)).isoformat()
+    report = run_kg(f"cycle --dry-run --now {now}").stdout
+    waiting = [ln for ln in report.splitlines() if "⏳" in ln]
+    assert len(waiting) == 1, report
+    assert waiting[0].startswith("  ⏳ waiting for TOOLS.md, 5 patterns: 'tool.")
+    assert "and 2 more (`kg status` lists them): " in waiting[0] and "promotions into TOOLS.md" in waiting[0]
+    assert len(run_kg(f"cycle --dry-run --json --now {now}").json["waiting"]) == 5
