@@ -29,12 +29,12 @@ from kg.redaction.rules import DEFAULT_ECHO_MIN, SecretRule, SecretRulesError, e
 from kg.redaction.spans import _DOTTED_RUN, MARKER, _found, _Spans  # noqa: F401 - re-exported
 from kg.redaction.textchecks import (
     _glued_at,
-    decoded,
     _line_before,
     _lowered_is,
     _preceded_by,
     _run_end,
     _trie,
+    decoded,
     entropy,
     unglued,
 )
