@@ -49,6 +49,18 @@ def _position(argv: list[str]) -> int | None:
     return None
 
 
+def json_asked(argv: list[str]) -> bool:
+    """Whether a failure is also said as JSON on stdout (cli/common.py `json_error`): `--json` among the
+    arguments (before a `--`), except in `kg hook ... --runtime R`, whose stdout is the runtime's to read in its
+    own format (and whose failures are one `Error:` line and exit 1: cli/hooks.py `hook_errors`)."""
+    words = argv[:argv.index("--")] if "--" in argv else argv
+    if "--json" not in words:
+        return False
+    at = _position(argv)
+    return not (at is not None and argv[at] == "hook"
+                and any(w == "--runtime" or w.startswith("--runtime=") for w in words))
+
+
 def served(argv: list[str]) -> tuple[bool, str | None]:
     """Whether a read server may answer `kg ARGV`, and the workspace named by the global options. Not with
     `--rules` (the server holds the workspace's own rules), help, completion or the version."""
