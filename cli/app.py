@@ -16,37 +16,17 @@ from kg.cli import schedule as schedule_cli
 from kg.cli import serve as serve_cli
 from kg.cli import server as server_cli
 from kg.cli.common import State, error_line
+from kg.cli.entry import hoist_globals
 from kg.cli.entry import invoked as _invoked  # the console entry reads the command line first
 
 
 class _Group(typer.core.TyperGroup):
-    """`--now` is a global option that every subcommand also accepts after its name: it is moved in front of
-    the subcommand (before any `--`), where the global option reads it (a subcommand's own `--now` reads it
-    from there too)."""
+    """`--now`, `-w/--workspace` and `--rules` are global options that every subcommand also accepts after its
+    name: they are moved in front of the subcommand (before any `--`), where the global options read them (a
+    subcommand's own `--now` reads it from there too): cli/entry.py `hoist_globals`."""
 
     def parse_args(self, ctx, args):  # noqa: ANN001, ANN201 - click's signature
-        return super().parse_args(ctx, hoist_now(list(args)))
-
-
-def hoist_now(args: list[str]) -> list[str]:
-    """Move `--now X` / `--now=X` written after the subcommand's name to before it."""
-    name = _invoked(args)
-    if name is None:
-        return args
-    at = args.index(name)
-    head, tail, moved = args[: at + 1], [], []
-    rest = iter(args[at + 1:])
-    for arg in rest:
-        if arg == "--":
-            tail += [arg, *rest]
-            break
-        if arg == "--now":
-            moved += [arg, next(rest, "")]
-        elif arg.startswith("--now="):
-            moved.append(arg)
-        else:
-            tail.append(arg)
-    return [*head[:at], *moved, *head[at:], *tail] if moved else args
+        return super().parse_args(ctx, hoist_globals(list(args)))
 
 
 app = typer.Typer(

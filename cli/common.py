@@ -257,7 +257,7 @@ def not_a_file(path: Path, what: str, *, folder_ok: bool = False) -> None:
 
 def now_of(ctx: typer.Context, local: str | None) -> str | None:
     """The time a command runs at. A `--now` written anywhere on the command line is the global option's (the
-    app moves it there: cli/app.py `hoist_now`), so a command's own `--now` only ever holds KG_NOW: the global
+    app moves it there: cli/entry.py `hoist_globals`), so a command's own `--now` only ever holds KG_NOW: the global
     value goes first, or an explicit `--now` would lose to KG_NOW (and a bad one pass unnoticed)."""
     return state(ctx).now or local
 

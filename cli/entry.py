@@ -49,6 +49,33 @@ def _position(argv: list[str]) -> int | None:
     return None
 
 
+HOISTED = {"--now", "--workspace", "-w", "--rules"}  # global options a subcommand also takes after its name
+
+
+def hoist_globals(args: list[str]) -> list[str]:
+    """Move the global options `--now`, `-w/--workspace` and `--rules` written after the subcommand's name (as
+    `X V` or `--X=V`) to before it, where the root callback reads them: `kg status -w .` failed "No such option:
+    -w" where `kg status --now ...` worked, and the README calls them all global. Not past a `--`, and not the
+    glued `-wPATH` (an argument such as `-wrong` would be read as a workspace). A value given both before and
+    after the subcommand: the later one, as click takes a repeated option's last."""
+    at = _position(args)
+    if at is None:
+        return args
+    head, tail, moved = args[: at + 1], [], []
+    rest = iter(args[at + 1:])
+    for arg in rest:
+        if arg == "--":
+            tail += [arg, *rest]
+            break
+        if arg in HOISTED:
+            moved += [arg, next(rest, "")]
+        elif arg.split("=", 1)[0] in HOISTED - {"-w"} and "=" in arg:
+            moved.append(arg)
+        else:
+            tail.append(arg)
+    return [*head[:at], *moved, *head[at:], *tail] if moved else args
+
+
 def json_asked(argv: list[str]) -> bool:
     """Whether a failure is also said as JSON on stdout (cli/common.py `json_error`): `--json` among the
     arguments (before a `--`), except in `kg hook ... --runtime R`, whose stdout is the runtime's to read in its
@@ -148,7 +175,8 @@ def _gives_way(argv: list[str]) -> Callable[[str], bool] | None:
 
 
 def main() -> None:
-    argv = sys.argv[1:] = unwrap_ids(sys.argv[1:])  # `[ERR-...]` as the brief prints it: the server sees the id
+    # `[ERR-...]` as the brief prints it: the server sees the id; and `kg status -w DIR` is served by DIR's server
+    argv = sys.argv[1:] = hoist_globals(unwrap_ids(sys.argv[1:]))
     root = None
     ok, workspace = served(argv)
     _log_starts_server(argv)
