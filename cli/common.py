@@ -72,9 +72,10 @@ def json_error(code: int) -> None:
     Error line and the exit code stay as they are). Not when the command printed its own JSON document."""
     if code == 0 or not _said["errors"] or _said["json"]:
         return
+    from kg.cli.entry import error_document
+
     try:
-        error = {"error": _said["errors"][-1], "exit_code": code}
-        sys.stdout.write(json.dumps(error, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(error_document(_said["errors"][-1], code))
         sys.stdout.flush()
     except (OSError, ValueError):  # a reader that went away: the Error line and the exit code still say it
         pass

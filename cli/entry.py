@@ -88,6 +88,14 @@ def json_asked(argv: list[str]) -> bool:
                 and any(w == "--runtime" or w.startswith("--runtime=") for w in words))
 
 
+def error_document(message: str, code: int) -> str:
+    """What `--json` adds on stdout for a failure (`json_asked`): the Error line's message and the exit code.
+    (Here, with json imported only when it is written: the read server's client writes it too.)"""
+    import json
+
+    return json.dumps({"error": message, "exit_code": code}, ensure_ascii=False, indent=2) + "\n"
+
+
 def served(argv: list[str]) -> tuple[bool, str | None]:
     """Whether a read server may answer `kg ARGV`, and the workspace named by the global options. Not with
     `--rules` (the server holds the workspace's own rules), help, completion or the version."""
