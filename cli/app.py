@@ -15,38 +15,18 @@ from kg.cli import memory as memory_cli
 from kg.cli import schedule as schedule_cli
 from kg.cli import serve as serve_cli
 from kg.cli import server as server_cli
-from kg.cli.common import State
+from kg.cli.common import State, error_line
+from kg.cli.entry import hoist_globals
 from kg.cli.entry import invoked as _invoked  # the console entry reads the command line first
 
 
 class _Group(typer.core.TyperGroup):
-    """`--now` is a global option that every subcommand also accepts after its name: it is moved in front of
-    the subcommand (before any `--`), where the global option reads it (a subcommand's own `--now` reads it
-    from there too)."""
+    """`--now`, `-w/--workspace` and `--rules` are global options that every subcommand also accepts after its
+    name: they are moved in front of the subcommand (before any `--`), where the global options read them (a
+    subcommand's own `--now` reads it from there too): cli/entry.py `hoist_globals`."""
 
     def parse_args(self, ctx, args):  # noqa: ANN001, ANN201 - click's signature
-        return super().parse_args(ctx, hoist_now(list(args)))
-
-
-def hoist_now(args: list[str]) -> list[str]:
-    """Move `--now X` / `--now=X` written after the subcommand's name to before it."""
-    name = _invoked(args)
-    if name is None:
-        return args
-    at = args.index(name)
-    head, tail, moved = args[: at + 1], [], []
-    rest = iter(args[at + 1:])
-    for arg in rest:
-        if arg == "--":
-            tail += [arg, *rest]
-            break
-        if arg == "--now":
-            moved += [arg, next(rest, "")]
-        elif arg.startswith("--now="):
-            moved.append(arg)
-        else:
-            tail.append(arg)
-    return [*head[:at], *moved, *head[at:], *tail] if moved else args
+        return super().parse_args(ctx, hoist_globals(list(args)))
 
 
 app = typer.Typer(
@@ -107,8 +87,8 @@ def main_options(
     if now is not None and ctx.invoked_subcommand != "hook":  # (a hook says it its own way: cli/hooks.py `hook_errors`)
         _check_now(ctx, now)
     if workspace is not None and not workspace.strip() and ctx.invoked_subcommand != "hook":  # `-w "$WS"`, WS unset
-        typer.echo("Error: the workspace folder is empty: name one with -w/--workspace, or leave it out to use "
-                   "the one this folder is in", err=True)
+        error_line("the workspace folder is empty: name one with -w/--workspace, or leave it out to use the one "
+                   "this folder is in")
         raise typer.Exit(2)
     ctx.obj = State(workspace=workspace, rules=rules, now=now)
     _clock_zone(workspace)
@@ -144,7 +124,7 @@ def _check_now(ctx: typer.Context, now: str) -> None:
     except UsageError as exc:
         from kg.redaction.redact import redact_text  # it quotes the value given
 
-        typer.echo(f"Error: {redact_text(str(exc))}", err=True)
+        error_line(redact_text(str(exc)))
         raise typer.Exit(2) from None
 
 
@@ -219,7 +199,19 @@ def _command(name: str | None) -> Any:
 
 def run(argv: list[str]) -> int:
     """Run `kg ARGV` in this process and return the exit code: bad input 2 with an `Error:` line, an
-    operational failure 1, never a traceback. (Tests call this; `main` adds the detached after-answer work.)"""
+    operational failure 1, never a traceback; with `--json`, that line is also a JSON object on stdout
+    (cli/common.py `json_error`). (Tests call this; `main` adds the detached after-answer work.)"""
+    from kg.cli.common import json_error, new_answer
+    from kg.cli.entry import json_asked
+
+    new_answer()
+    code = _run(argv)
+    if json_asked(argv):
+        json_error(code)
+    return code
+
+
+def _run(argv: list[str]) -> int:
     import sys
 
     from kg.cli.common import bad_input, check_argv, hook_under_runtime, run_app
@@ -229,7 +221,7 @@ def run(argv: list[str]) -> int:
     if refused:
         from kg.redaction.redact import redact_text  # it quotes the argument
 
-        sys.stderr.write(f"Error: {redact_text(refused)}\n")
+        error_line(redact_text(refused), plain=True)
         return usage
     name = _invoked(argv)
     if name is None and {"--version", "-V"} & set(argv):
@@ -238,12 +230,12 @@ def run(argv: list[str]) -> int:
         return run_app(_command(name), argv)
     except Exception as exc:  # noqa: BLE001 - last line of defence; the library raises KgError for known cases
         if bad_input(exc):
-            sys.stderr.write(f"Error: {bad_input(exc)}\n")
+            error_line(bad_input(exc), plain=True)
             return usage
         from kg.redaction.redact import redact_text  # the exception's text may quote the input
 
-        sys.stderr.write(f"Error: unexpected failure: {type(exc).__name__}: {redact_text(str(exc))}\n"
-                         "Please report this with the command you ran.\n")
+        error_line(f"unexpected failure: {type(exc).__name__}: {redact_text(str(exc))}", plain=True)
+        sys.stderr.write("Please report this with the command you ran.\n")
         return 1
 
 

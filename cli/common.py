@@ -41,8 +41,44 @@ def fail(message: str, code: int = 2) -> NoReturn:
     (`no node 'sk-proj-...'`, `unknown status '...'`), and a pasted secret is not echoed back."""
     from kg.redaction.redact import redact_text
 
-    typer.echo(f"Error: {redact_text(message)}", err=True)
+    error_line(redact_text(message))
     raise typer.Exit(code)
+
+
+# What the running command said, for `--json`'s error document (`json_error`, written by cli/app.py `run`): the
+# messages of its `Error:` lines, and whether a JSON document is on stdout already (`kg why` prints its
+# `"found": false` document, then fails). Reset by `run` for each command: a read server runs many.
+_said: dict[str, Any] = {"errors": [], "json": False}
+
+
+def error_line(message: str, *, plain: bool = False) -> None:
+    """`Error: message` on stderr, kept for `json_error`: every `Error:` line a command writes goes through here
+    (the message is redacted already: the caller quotes what it was given). `plain`: written as it is, not
+    through click's echo (cli/app.py's last line of defence, whose failure may have been click's own)."""
+    if plain:
+        sys.stderr.write(f"Error: {message}\n")
+    else:
+        typer.echo(f"Error: {message}", err=True)
+    _said["errors"].append(message)
+
+
+def new_answer() -> None:
+    _said["errors"], _said["json"] = [], False
+
+
+def json_error(code: int) -> None:
+    """With `--json`, a command that failed with an `Error:` line also says it as one JSON object on stdout,
+    `{"error": <the line's message>, "exit_code": <code>}`: an agent parsing stdout got an empty string (the
+    Error line and the exit code stay as they are). Not when the command printed its own JSON document."""
+    if code == 0 or not _said["errors"] or _said["json"]:
+        return
+    from kg.cli.entry import error_document
+
+    try:
+        sys.stdout.write(error_document(_said["errors"][-1], code))
+        sys.stdout.flush()
+    except (OSError, ValueError):  # a reader that went away: the Error line and the exit code still say it
+        pass
 
 
 @contextmanager
@@ -168,12 +204,13 @@ def run_app(app: typer.Typer, argv: list[str]) -> int:
 
         exc.message = redact_text(exc.message)
         if hook_under_runtime(argv):  # one line and 1, never Click's usage block and 2 (cli/hooks.py hook_errors)
-            typer.echo(f"Error: {exc.format_message()}", err=True)
+            error_line(exc.format_message())
             return 1
-        exc.show()
+        exc.show()  # the usage, then its own `Error:` line
+        _said["errors"].append(exc.format_message())
         return exc.exit_code
     except typer.Abort:
-        typer.echo("Error: aborted", err=True)
+        error_line("aborted")
         return 1
     except typer.Exit as exc:
         return exc.exit_code
@@ -221,7 +258,7 @@ def not_a_file(path: Path, what: str, *, folder_ok: bool = False) -> None:
 
 def now_of(ctx: typer.Context, local: str | None) -> str | None:
     """The time a command runs at. A `--now` written anywhere on the command line is the global option's (the
-    app moves it there: cli/app.py `hoist_now`), so a command's own `--now` only ever holds KG_NOW: the global
+    app moves it there: cli/entry.py `hoist_globals`), so a command's own `--now` only ever holds KG_NOW: the global
     value goes first, or an explicit `--now` would lose to KG_NOW (and a bad one pass unnoticed)."""
     return state(ctx).now or local
 
@@ -239,6 +276,7 @@ def _default(value: Any) -> Any:
 def emit(data: Any, as_json: bool, render: Callable[[Any], str] | None = None) -> None:
     if as_json:
         sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=_default) + "\n")
+        _said["json"] = True
     elif render is not None:
         text = render(data)
         if text:

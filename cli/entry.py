@@ -49,6 +49,53 @@ def _position(argv: list[str]) -> int | None:
     return None
 
 
+HOISTED = {"--now", "--workspace", "-w", "--rules"}  # global options a subcommand also takes after its name
+
+
+def hoist_globals(args: list[str]) -> list[str]:
+    """Move the global options `--now`, `-w/--workspace` and `--rules` written after the subcommand's name (as
+    `X V` or `--X=V`) to before it, where the root callback reads them: `kg status -w .` failed "No such option:
+    -w" where `kg status --now ...` worked, and the README calls them all global. Not past a `--`, and not the
+    glued `-wPATH` (an argument such as `-wrong` would be read as a workspace). A value given both before and
+    after the subcommand: the later one, as click takes a repeated option's last."""
+    at = _position(args)
+    if at is None:
+        return args
+    head, tail, moved = args[: at + 1], [], []
+    rest = iter(args[at + 1:])
+    for arg in rest:
+        if arg == "--":
+            tail += [arg, *rest]
+            break
+        if arg in HOISTED:
+            moved += [arg, next(rest, "")]
+        elif arg.split("=", 1)[0] in HOISTED - {"-w"} and "=" in arg:
+            moved.append(arg)
+        else:
+            tail.append(arg)
+    return [*head[:at], *moved, *head[at:], *tail] if moved else args
+
+
+def json_asked(argv: list[str]) -> bool:
+    """Whether a failure is also said as JSON on stdout (cli/common.py `json_error`): `--json` among the
+    arguments (before a `--`), except in `kg hook ... --runtime R`, whose stdout is the runtime's to read in its
+    own format (and whose failures are one `Error:` line and exit 1: cli/hooks.py `hook_errors`)."""
+    words = argv[:argv.index("--")] if "--" in argv else argv
+    if "--json" not in words:
+        return False
+    at = _position(argv)
+    return not (at is not None and argv[at] == "hook"
+                and any(w == "--runtime" or w.startswith("--runtime=") for w in words))
+
+
+def error_document(message: str, code: int) -> str:
+    """What `--json` adds on stdout for a failure (`json_asked`): the Error line's message and the exit code.
+    (Here, with json imported only when it is written: the read server's client writes it too.)"""
+    import json
+
+    return json.dumps({"error": message, "exit_code": code}, ensure_ascii=False, indent=2) + "\n"
+
+
 def served(argv: list[str]) -> tuple[bool, str | None]:
     """Whether a read server may answer `kg ARGV`, and the workspace named by the global options. Not with
     `--rules` (the server holds the workspace's own rules), help, completion or the version."""
@@ -136,7 +183,8 @@ def _gives_way(argv: list[str]) -> Callable[[str], bool] | None:
 
 
 def main() -> None:
-    argv = sys.argv[1:] = unwrap_ids(sys.argv[1:])  # `[ERR-...]` as the brief prints it: the server sees the id
+    # `[ERR-...]` as the brief prints it: the server sees the id; and `kg status -w DIR` is served by DIR's server
+    argv = sys.argv[1:] = hoist_globals(unwrap_ids(sys.argv[1:]))
     root = None
     ok, workspace = served(argv)
     _log_starts_server(argv)

@@ -328,7 +328,14 @@ def reinforce(ctx: typer.Context, node_id: Annotated[str, typer.Argument(metavar
     with errors():
         ws, at = _guarded(ctx, now, future, STATE_HARM)
         d = _api().reinforce(ws, node_id, at)
-    emit(d, as_json, lambda d: f"💪 {d['id']} reinforced at {d['reinforced_at']} ({d['priority']}, {d['status']})")
+    emit(d, as_json, _render_reinforced)
+
+
+def _render_reinforced(d: dict[str, Any]) -> str:
+    """A node without a priority (a lesson; a principle or knowledge node made without one) says its status
+    alone: the line read `(None, active)`. (--json keeps `"priority": null`, as `kg list --json` writes it.)"""
+    how = ", ".join(str(v) for v in (d["priority"], d["status"]) if v is not None)
+    return f"💪 {d['id']} reinforced at {d['reinforced_at']} ({how})"
 
 
 def why(ctx: typer.Context, line: Annotated[str, typer.Argument(help="A line from an instruction file, or a "

@@ -61,17 +61,33 @@ def _render_install(d: dict[str, Any]) -> str:
 
 @schedule_app.command("uninstall")
 def uninstall(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = False, crontab: CrontabOpt = None,
-              unit_dir: UnitDirOpt = None, as_json: JsonOpt = False) -> None:
+              unit_dir: UnitDirOpt = None,
+              dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be removed, and from where; "
+                                                                      "change nothing.")] = False,
+              as_json: JsonOpt = False) -> None:
     """Remove this workspace's job (the log stays). With --systemd, exits 1 when systemctl cannot disable the
     enabled timer (no user bus): nothing is removed, and the message says what is left and what to run."""
     from kg.runtimes import schedule
 
     with errors():
-        done = schedule.uninstall(workspace(ctx), cron=cron, systemd=systemd, crontab=crontab, unit_dir=unit_dir)
+        done = schedule.uninstall(workspace(ctx), cron=cron, systemd=systemd, crontab=crontab, unit_dir=unit_dir,
+                                  dry_run=dry_run)
     if done.get("flagged"):
-        note(f"Kept this workspace's job as it is: {done['flagged']}")
-    emit(done, as_json, lambda d: f"Removed the {d['mode']} job for {d['workspace']}" if d["removed"]
-         else f"No {d['mode']} job for {d['workspace']}")
+        note(f"{'Would keep' if dry_run else 'Kept'} this workspace's job as it is: {done['flagged']}")
+    emit(done, as_json, _render_uninstall)
+
+
+def _render_uninstall(d: dict[str, Any]) -> str:
+    if not d.get("dry_run"):
+        return (f"Removed the {d['mode']} job for {d['workspace']}" if d["removed"]
+                else f"No {d['mode']} job for {d['workspace']}")
+    if not d["would_remove"]:
+        return f"No {d['mode']} job for {d['workspace']} in {d['written']}\nDry run: nothing was changed."
+    if d["mode"] == "cron":
+        return f"⏰ Would remove from {d['written']}:\n   {d['job']}\nDry run: nothing was changed."
+    disable = " (and disable the timer)" if d.get("would_disable") else ""
+    return (f"⏰ Would remove from {d['written']}{disable}:\n" + "".join(f"   {n}\n" for n in d["units"])
+            + "Dry run: nothing was changed.")
 
 
 @schedule_app.command("status")

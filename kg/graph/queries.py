@@ -115,7 +115,7 @@ def query(ws: Any, target: str | None = "all", *, depth: int = 1, limit: int = 1
 def render_query(data: dict[str, Any], icons: dict[str, str]) -> str:
     """The seed's graph print-out: a header, nodes by kind with their icons, then `A ──type──► B` edges."""
     if not data["total_nodes"]:
-        return "No nodes found matching query.\nNo nodes found."
+        return "No nodes found matching query."  # once (it was followed by "No nodes found.")
     lines = ["", f"🕸️  Knowledge Graph ({data['total_nodes']} nodes, {data['total_edges']} edges):", ""]
     text = {n["id"]: n["text"] or "" for n in data["nodes"]}
     for kind in KNOWLEDGE_KINDS:

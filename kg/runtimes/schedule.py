@@ -59,7 +59,8 @@ def kg_executable() -> Path:
     found = shutil.which("kg")
     if found:
         return Path(found).absolute()
-    raise UsageError("cannot find the `kg` executable to schedule: install kaizen-kg (pip install kaizen-kg)")
+    # a program missing from this machine is an operational failure (exit 1), not bad input: the command was right
+    raise KgError("cannot find the `kg` executable to schedule: install kaizen-kg (pip install kaizen-kg)")
 
 
 def log_path(root: Path) -> Path:
@@ -185,7 +186,7 @@ def _read_crontab(file: Path | None) -> str | None:
     if file is not None:
         return blocks.read(file)
     if shutil.which("crontab") is None:
-        raise UsageError("cron is not installed here (no `crontab` command): use --systemd, or install cron")
+        raise KgError("cron is not installed here (no `crontab` command): use --systemd, or install cron")
     done = subprocess.run(["crontab", "-l"], capture_output=True, check=False)
     if done.returncode != 0:
         if b"no crontab" in done.stderr.lower():
@@ -222,7 +223,8 @@ def _sync_cron(ws: Any, root: Path, file: Path | None, desired: str | None) -> b
     return retried(lambda: _sync_cron_once(ws, root, file, desired))
 
 
-def _sync_cron_once(ws: Any, root: Path, file: Path | None, desired: str | None) -> blocks.SyncPlan:
+def _sync_cron_once(ws: Any, root: Path, file: Path | None, desired: str | None,
+                    dry_run: bool = False) -> blocks.SyncPlan:
     before = _read_crontab(file)
     current = None if before is None else without_legacy_entry(before, root)
     wrote: list[blocks.SyncPlan] = []
@@ -232,8 +234,8 @@ def _sync_cron_once(ws: Any, root: Path, file: Path | None, desired: str | None)
         wrote.append(plan)
 
     plan = blocks.sync_block(current, block_name(root), desired, write=write, state_dir=Path(ws.kg_dir),
-                             key=f"crontab:{file or 'user'}", fix=CRON_FIX, markers=blocks.TOML)
-    if current != before and not wrote and plan.action != "flag":
+                             key=f"crontab:{file or 'user'}", fix=CRON_FIX, markers=blocks.TOML, dry_run=dry_run)
+    if current != before and not wrote and plan.action != "flag" and not dry_run:
         write(blocks.SyncPlan("update", current, None, ""))
     return plan
 
@@ -313,19 +315,31 @@ def _enabled(folder: Path, timer: str) -> bool:
 
 
 def uninstall(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str | Path | None = None,
-              unit_dir: str | Path | None = None) -> dict[str, Any]:
-    """Remove this workspace's job; the log and the last run's record stay."""
+              unit_dir: str | Path | None = None, dry_run: bool = False) -> dict[str, Any]:
+    """Remove this workspace's job; the log and the last run's record stay. `dry_run`: what would be removed
+    (`would_remove`, and the job's line or unit files), and from where; nothing is changed."""
     mode = _mode(cron, systemd)
     root = Path(ws.root).absolute()
     if mode == "cron":
         file = _crontab_file(crontab)
-        had = job_in(_read_crontab(file) or "", root) is not None
-        plan = _sync_cron(ws, root, file, None)
+        job = job_in(_read_crontab(file) or "", root)
+        plan = (_sync_cron_once(ws, root, file, None, dry_run=True) if dry_run
+                else _sync_cron(ws, root, file, None))
         flagged = plan.reason if plan.action == "flag" else None
-        return {"mode": mode, "workspace": str(root), "removed": had and not flagged, "flagged": flagged}
+        out = {"mode": mode, "workspace": str(root), "removed": job is not None and not flagged and not dry_run,
+               "flagged": flagged, "dry_run": dry_run}
+        if dry_run:
+            out.update(written=str(file) if file else "the user's crontab", job=job,
+                       would_remove=job is not None and not flagged)
+        return out
     folder, real = _unit_dir(unit_dir)
     names = unit_files(root)
     timer = next(n for n in names if n.endswith(".timer"))
+    if dry_run:
+        there = [n for n in names if (folder / n).exists()]
+        return {"mode": mode, "workspace": str(root), "removed": False, "units": there, "dry_run": True,
+                "written": str(folder), "would_remove": bool(there),
+                "would_disable": real and (folder / timer).exists()}  # systemctl, as below
     if real and (folder / timer).exists():
         problem = _systemctl("disable", "--now", timer)
         if problem is not None and _enabled(folder, timer):  # still scheduled: its units are what says so
@@ -339,7 +353,7 @@ def uninstall(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: st
         (folder / n).unlink()
     if real and removed:
         _systemctl("daemon-reload")
-    return {"mode": mode, "workspace": str(root), "removed": bool(removed), "units": removed}
+    return {"mode": mode, "workspace": str(root), "removed": bool(removed), "units": removed, "dry_run": False}
 
 
 def status(ws: Any, *, crontab: str | Path | None = None, unit_dir: str | Path | None = None) -> dict[str, Any]:

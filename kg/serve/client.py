@@ -234,9 +234,14 @@ def run(argv: list[str], workspace: str | None, give_way: Callable[[str], bool] 
     protocol.trace(f"client start {request['started']:.3f}")
     sock = _reach(os.path.join(root, MARKER), give_way)
     protocol.trace("client connected")
-    if isinstance(sock, int):  # it waited for a migration as long as a read may: it said why
+    if isinstance(sock, str):  # it waited for a migration as long as a read may: the read fails saying why
         _give_back(request["stdin"])
-        return Outcome(code=sock)
+        _write(2, f"Error: {sock}\n".encode())
+        from kg.cli.entry import error_document, json_asked  # (loaded already: the console entry's module)
+
+        if json_asked(argv):  # as every failure says it with --json (cli/common.py json_error)
+            _write(1, error_document(sock, 1).encode())
+        return Outcome(code=1)
     if sock is None:
         _give_back(request["stdin"])
         return Outcome()  # it could not start (the graph stayed busy): this read runs here, as before
@@ -294,7 +299,7 @@ def _reach(kg_dir: str, give_way: Callable[[str], bool] | None = None) -> Any:
     its retry budget (or a back-off from the last one that did is on), or it was asked to let go meanwhile, or
     `give_way` said to run here. A server that leaves before it listens (killed, or its starter's start failed) is
     started again, twice at most. While a migration runs (`kg.serve.progress`) the read waits for it, saying so on
-    stderr; past that bound, an int: the read's exit code (1), its error written."""
+    stderr; past that bound, the message the read fails with (exit 1)."""
     try:
         return protocol.connect(kg_dir, ANSWER_TIMEOUT)
     except ConnectionRefusedError:  # a socket no one listens on: a killed server's
@@ -335,8 +340,7 @@ def _reach(kg_dir: str, give_way: Callable[[str], bool] | None = None) -> Any:
         now = time.monotonic()
         migrating = watch.check()
         if migrating is False:
-            _write(2, f"Error: {give_up_line(watch.record)}\n".encode())
-            return 1
+            return give_up_line(watch.record)
         if migrating:  # the budget counts from the migration's end
             waited = now
         elif now - waited > budget:

@@ -89,6 +89,15 @@ def test_pin_and_reinforce(run_kg):
     assert (shown["priority"], shown["stale"], shown["status"]) == ("high", False, "pending")
 
 
+def test_reinforce_a_node_without_a_priority(run_kg):
+    """A lesson has no priority: the line said Python's `(None, active)` (a QA pass)."""
+    lid = run_kg("node add lesson 'Check the disk before a build' --now 2026-01-01T10:00 --json").json["id"]
+    r = run_kg(f"reinforce {lid} --now 2026-03-05T11:00")
+    assert (r.exit_code, r.stdout) == (0, f"💪 {lid} reinforced at 2026-03-05T11:00:00 (active)\n")
+    d = run_kg(f"reinforce {lid} --now 2026-03-05T11:00 --json").json
+    assert (d["priority"], d["status"]) == (None, "active")  # JSON's null, as `kg list --json` writes it
+
+
 @pytest.mark.parametrize("args", ["propose --now 2026-06-01", "conflicts --now 2026-06-01",
                                   "retention --now 2026-06-01", "status --now 2026-06-01T06:00"])
 def test_now_is_accepted_after_any_subcommand(run_kg, args):

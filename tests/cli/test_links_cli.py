@@ -80,7 +80,7 @@ def test_graph_query_neighbourhood_and_type(shared):
                         "    [les-20260503-001] Set the upstream when you git push a new branch\n"
                         "    [les-20260503-002] x y\n")
     r = shared("graph query type:knowledge")
-    assert (r.exit_code, r.stdout) == (0, "No nodes found matching query.\nNo nodes found.\n")
+    assert (r.exit_code, r.stdout) == (0, "No nodes found matching query.\n")  # said once
 
 
 def test_graph_path_and_explain(shared):

@@ -94,3 +94,23 @@ def test_each_command_of_a_row_has_the_options_written_after_it():
             wrong += [f"{current}: {o}" for o in re.findall(r"(?<![\w/-])(--[a-z][a-z-]*|-[a-zA-Z])(?![\w-])", text)
                       if o not in GLOBAL | OPTIONS[current]]
     assert not wrong, "README gives commands options they do not take: " + "; ".join(wrong)
+
+
+# Options every command has, said once in "Conventions every command follows" (and --help).
+CONVENTIONS = {"--help", "--json", "--now"}
+
+
+def test_every_option_of_every_command_is_in_the_readme():
+    """The other direction: an option kg takes that the README never names is an option nobody finds (a QA pass:
+    `kg score --notes`, `kg skill check --tool-calls --new-workflow`, `kg hook session-start --write`)."""
+    def walk(group, prefix=()):
+        for name, cmd in group.commands.items():
+            if hasattr(cmd, "commands"):
+                yield from walk(cmd, (*prefix, name))
+            else:
+                yield " ".join((*prefix, name)), cmd
+
+    unnamed = [f"kg {path} {p.opts[0]}" for path, cmd in walk(ROOT) for p in cmd.params
+               if p.param_type_name == "option" and p.opts[0] not in CONVENTIONS
+               and not re.search(rf"(?<![\w-]){re.escape(p.opts[0])}(?![\w-])", README)]
+    assert not unnamed, "README never names these options: " + "; ".join(unnamed)

@@ -74,3 +74,31 @@ def test_no_workspace_says_how_to_make_one(run_kg, tmp_path, monkeypatch):
     afile.write_text("x")
     r = _where(run_kg, monkeypatch, lone, env={"KG_WORKSPACE": str(afile)})
     assert r.exit_code == 2 and r.stderr.startswith(f"Error: {afile.resolve()} is a file, not a kg workspace folder")
+
+
+def test_the_global_options_also_after_the_subcommand(ws, tmp_path, monkeypatch):
+    """`-w/--workspace` and `--rules` are global options, taken after the subcommand as `--now` is (a QA pass:
+    `kg status -w .` failed "No such option: -w")."""
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    monkeypatch.chdir(lone)
+    for flag in (["-w", str(ws.root)], ["--workspace", str(ws.root)], [f"--workspace={ws.root}"]):
+        r = _kg(["status", "--json", *flag])
+        assert r.exit_code == 0, (flag, r.stderr)
+        assert r.json["workspace"] == str(ws.root)
+    other = kg.init_workspace(tmp_path / "other")
+    r = _kg(["-w", str(other.root), "pref", "set", "probe", "here", "-w", str(ws.root)])  # the later one, as click
+    assert r.exit_code == 0 and _probe(ws.root) and not _probe(other.root)
+    r = _kg(["status", "-w", str(ws.root), "--rules", str(lone / "none")])
+    assert r.exit_code == 2 and r.stderr.startswith(f"Error: --rules {lone / 'none'} does not exist")
+    r = _kg(["show", "-w", str(ws.root), "--", "-w"])  # after `--` it is the argument
+    assert r.exit_code == 2 and r.stderr.startswith("Error: no node '-w'")
+
+
+def test_the_console_entry_serves_the_workspace_named_after_the_subcommand(ws):
+    """The console entry hands a read to the read server of the workspace the options name: with `-w` after the
+    subcommand too, or a read run elsewhere would ask the server of the folder it runs in."""
+    from kg.cli.entry import hoist_globals, served
+
+    assert served(hoist_globals(["status", "-w", str(ws.root), "--json"])) == (True, str(ws.root))
+    assert served(hoist_globals(["status", "--rules", "r"])) == (False, None)  # the server holds its own rules

@@ -5,6 +5,7 @@ progress is waited for with a message saying so (or, past the bound, named in a 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -137,13 +138,18 @@ def test_past_the_bound_a_read_and_a_cycle_fail_naming_the_migration(tmp_path, m
     root = _workspace(tmp_path)
     marker, held = _hold_migration(root)
     try:
-        for args, server in ((["search", "docker"], True), (["status"], False), (["cycle", "--dry-run"], True)):
+        for args, server in ((["search", "docker", "--json"], True), (["search", "docker"], True), (["status"], False),
+                             (["cycle", "--dry-run"], True), (["status", "--json"], False)):
             ran = _kg(root, *args, server=server, KG_LOCK_TIMEOUT="0.3", KG_MIGRATION_WAIT="0.5")
             assert ran.returncode == 1, (args, ran.stderr)
             last = ran.stderr.strip().splitlines()[-1]
             assert last.startswith(f"Error: kg process {os.getpid()} is migrating the graph (step 2 of 3: rebuild "
                                    "the pattern aggregates), started "), (args, ran.stderr)
             assert "try again in a few minutes" in last and "held by another process" not in ran.stderr
+            # with --json it is said on stdout too, as every failure is: by the read server's client first (the
+            # reads after it back off from a server that could not start, and run on their own)
+            said = json.loads(ran.stdout) if "--json" in args else None
+            assert said in (None, {"error": last.removeprefix("Error: "), "exit_code": 1}), (args, ran.stdout)
     finally:
         marker.done()
         held.__exit__(None, None, None)
