@@ -27,6 +27,7 @@ goes on.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -63,6 +64,35 @@ def warn(message: str) -> None:
         sys.stderr.write(f"Warning: {message}\n")
     except (OSError, ValueError):
         pass
+
+
+FAILED = "apply-failed.json"  # beside the journal: the last drain's operational failure, until a batch applies
+
+
+def failed(ws: Workspace, error: str | None) -> None:
+    """Keep (or, `None`, clear) why the journal's last drain failed. A QA pass's ingest filled Kùzu's buffer pool:
+    every later apply failed the same way and `kg status` said only that the backlog was "logged moments ago"."""
+    path = ws.kg_dir / FAILED
+    try:
+        if error is None:
+            path.unlink(missing_ok=True)
+        else:
+            from kg.core import clock
+            from kg.core.files import write_atomic
+
+            write_atomic(path, json.dumps({"error": error[:500], "at": clock.wall().isoformat(timespec="seconds")})
+                         .encode())
+    except OSError:
+        pass  # a hint for `kg status`: the entries themselves are in the journal either way
+
+
+def last_failure(ws: Any) -> dict[str, Any] | None:
+    """Why the last drain failed ({"error", "at"}), or None (none failed since a batch applied)."""
+    try:
+        found = json.loads((ws.kg_dir / FAILED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) and found.get("error") else None
 
 
 def operational(exc: StoreError) -> bool:
@@ -160,7 +190,12 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
                     break
                 batch = records[start:start + size]
                 why.clear()
-                done, used = apply_batch(ws, st, pending, batch, report, stop=between if handing else None)
+                try:
+                    done, used = apply_batch(ws, st, pending, batch, report, stop=between if handing else None)
+                except StoreError as exc:
+                    if operational(exc):  # kept in the journal: said by `kg status` until a batch applies
+                        failed(ws, str(exc))
+                    raise
                 starts = {r.get("id") for r in batch if r.get("op") == "session"}
                 entries = [i for i in done if i not in starts]  # a session start is not an entry: counted apart
                 report.applied += len(entries)
@@ -168,6 +203,8 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
                 report.skipped += used - len(done)
                 report.ids.extend(done)
                 start += used
+                if not batches:
+                    failed(ws, None)  # a batch applied: an earlier failure is over
                 batches += 1
                 if getattr(ws, "_compact_between", False) and start < len(records):
                     _compact(ws, st, report)

@@ -188,3 +188,26 @@ def test_a_compaction_killed_in_its_swap_is_rolled_forward(ws, kg, tmp_path, low
     code, out, err = kg("doctor")
     assert code == 0 and "the old file of a compaction a kill cut short" in out, out + err
     assert not list(ws.kg_dir.glob("graph.kuzu.compacted-*"))
+
+
+def test_status_names_a_backlog_that_fails_to_apply_until_a_batch_applies(ws, kg):
+    # The QA pass's ingest filled Kùzu's buffer pool: every apply failed, and `kg status` said the backlog was
+    # "logged moments ago". The drain keeps the failure (`drain.failed`, where an operational error leaves it);
+    # status names it while entries wait, and the next batch that applies clears it.
+    from kg.cli.entries import _render_status
+
+    from kg.graph import reads
+    from kg.ingest import drain
+
+    ws.log("learning", "applied before", wait=True)
+    error = "graph query failed: Buffer manager exception: Unable to allocate memory! The buffer pool is full"
+    drain.failed(ws, error)
+    assert reads._failed(ws) is None  # nothing waits: nothing to say
+    ws.log("learning", "kept in the journal", apply=False)  # acknowledged, not applied
+    found = reads._failed(ws)
+    assert found["error"] == error and found["pending"] == 1
+    code, out, err = kg("status", "--json")  # this read applies the entry: the failure is over
+    assert code == 0 and json.loads(out)["journal_failed"] is None and drain.last_failure(ws) is None, err
+    text = _render_status({**json.loads(out), "journal_pending": 1, "journal_failed": found})
+    assert f"Journal: 1 entr(y/ies) not applied: the last try failed at {found['at']}: {error}" in text
+    assert "logged moments ago" not in text
