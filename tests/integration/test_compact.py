@@ -196,14 +196,20 @@ def test_status_names_a_backlog_that_fails_to_apply_until_a_batch_applies(ws, kg
     # status names it while entries wait, and the next batch that applies clears it.
     from kg.cli.entries import _render_status
 
+    from kg.core.errors import StoreError
     from kg.graph import reads
     from kg.ingest import drain
+    from kg.store import Store
 
     ws.log("learning", "applied before", wait=True)
+    ws.log("learning", "kept in the journal", apply=False)  # acknowledged, not applied
+    with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", lock_timeout=5, read_only=True) as st:
+        with pytest.raises(StoreError):  # a failure of the database, as a full buffer pool is: the entry is kept
+            drain.drain(ws, st)
+    found = reads._failed(ws)
+    assert "read-only" in found["error"].lower() and found["pending"] == 1, found
     error = "graph query failed: Buffer manager exception: Unable to allocate memory! The buffer pool is full"
     drain.failed(ws, error)
-    assert reads._failed(ws) is None  # nothing waits: nothing to say
-    ws.log("learning", "kept in the journal", apply=False)  # acknowledged, not applied
     found = reads._failed(ws)
     assert found["error"] == error and found["pending"] == 1
     code, out, err = kg("status", "--json")  # this read applies the entry: the failure is over
