@@ -120,9 +120,14 @@ def _last_path(path: Path) -> Path:
 
 
 def last_size(path: Path) -> int:
-    """The file's size right after its last compaction (0: never compacted, or not known)."""
+    """The file's size right after its last compaction (0: never compacted, or not known). Kept with the file's
+    inode: a graph put in its place since (a restore, a new graph `kg doctor --repair` started) is another file,
+    whose threshold an old, larger size would have held off."""
     try:
-        return int(json.loads(_last_path(path).read_text(encoding="utf-8"))["after"])
+        kept = json.loads(_last_path(path).read_text(encoding="utf-8"))
+        if kept["inode"] != Path(os.path.realpath(path)).stat().st_ino:
+            return 0
+        return int(kept["after"])
     except (OSError, ValueError, KeyError, TypeError):
         return 0
 
@@ -202,5 +207,6 @@ def run(st: Any, buffer_pool_mb: int, live: int | None = None) -> Compacted:
         p.unlink(missing_ok=True)
     from kg.core.files import write_atomic
 
-    write_atomic(_last_path(st.path), json.dumps({"after": file_bytes(st.path)}).encode())
+    file = Path(os.path.realpath(st.path)).stat()
+    write_atomic(_last_path(st.path), json.dumps({"after": file.st_size, "inode": file.st_ino}).encode())
     return Compacted(before, sizes(st.path), live)
