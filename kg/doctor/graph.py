@@ -138,9 +138,10 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
            repair: bool = False) -> None:
     from kg.core.errors import GraphUnopenable
 
+    early, first = _before_drain(ws, dry_run)
     try:
         with ws.store() as st:
-            repairs = list(getattr(st, "repairs", []))
+            repairs = early + list(getattr(st, "repairs", []))
             fts = st.has_fts()
             deferred = _retire_waits(st) if fts else None
             drained = ws._last_drain
@@ -149,7 +150,7 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
             side = _search_index(ws, st, dry_run)
             merged = _merged_tables(st)
             logged = _team_server(st)
-            size = _size(ws, st, dry_run)  # last: a compaction closes and reopens the handle
+            size = first or _size(ws, st, dry_run)  # last: a compaction closes and reopens the handle
     except GraphUnopenable as exc:
         from kg.ingest.recover import start_over
 
@@ -260,6 +261,24 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
         report.add("full-text index", "ok", "none in the graph: the side index serves search and linking")
     if side:
         report.add(*side)
+
+
+def _before_drain(ws: Any, dry_run: bool) -> tuple[list[str], tuple[str, str, str] | None]:
+    """A grown graph with entries waiting is compacted before they are applied: a file grown past what Kùzu's
+    buffer pool holds fails every apply ("the buffer pool is full"), and so the writer's open, which applies them
+    first, and `kg doctor` with it. (The open's repairs, and what the compaction did, when it did something.)"""
+    from kg.store import compact
+
+    if dry_run or getattr(ws, "store_url", None) is not None or not ws.journal.has_pending():
+        return [], None
+    if compact.file_bytes(ws.graph_path) <= ws.policy.compact_floor_mb * compact.MB:
+        return [], None
+    try:
+        with ws.store(apply_journal=False) as st:
+            repairs, size = list(getattr(st, "repairs", [])), _size(ws, st, dry_run)
+    except KgError:
+        return [], None  # the writer's open after says what is wrong
+    return repairs, size if size is not None and size[1] != "ok" else None
 
 
 def _size(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:

@@ -123,6 +123,21 @@ def test_doctor_compacts_a_grown_graph_and_every_row_edge_and_list_reads_the_sam
     assert _ingest(kg, tmp_path, _entries(20, 2))["applied"]
 
 
+def test_doctor_compacts_before_it_applies_waiting_entries(ws, kg, tmp_path, low):
+    # A file grown past Kùzu's buffer pool fails every apply ("the buffer pool is full"), and the writer's open
+    # applies the journal first: `kg doctor` compacted only after that open, so never, and failed with it.
+    _ingest(kg, tmp_path, _entries(200, 7))
+    checkpoint(ws)
+    ws.log("learning", "waiting in the journal", apply=False)
+    code, out, err = kg("--rules", str(low), "doctor")
+    assert code == 0, out + err
+    assert "🔧 graph size: rebuilt the graph file compact:" in out and "applied 1 waiting entr(y/ies)" in out
+    # applied after the rebuild: the entry is in the new file's write-ahead log, not in the rebuilt file itself
+    assert ws.graph_path.with_name("graph.kuzu.wal").stat().st_size > 0
+    code, out, err = kg("list", "--json")
+    assert code == 0 and any(r["text"] == "waiting in the journal" for r in json.loads(out)), err
+
+
 def test_a_bulk_ingest_compacts_between_its_batches(ws, kg, tmp_path, low):
     _ingest(kg, tmp_path, _entries(300, 3))
     checkpoint(ws)
