@@ -202,7 +202,11 @@ def _render_status(d: dict[str, Any]) -> str:
         lines.append(f"   ⚠️  Clock zone: {d['zone_note']}")
     if d["entry_status"]:
         lines.append("   Status: " + ", ".join(f"{k} {v}" for k, v in sorted(d["entry_status"].items())))
-    if d.get("journal_pending"):
+    failed = d.get("journal_failed")
+    if failed:  # (QA) a backlog that fails to apply is not one "logged moments ago"
+        lines.append(f"   ⚠️  Journal: {failed['pending']} entr(y/ies) not applied: the last try failed at "
+                     f"{failed['at']}: {failed['error']} (kept in the journal; `kg doctor` says more)")
+    elif d.get("journal_pending"):
         lines.append(f"   ⏳ Journal: {d['journal_pending']} entr(y/ies) logged moments ago still being applied "
                      "(not counted above yet)")
     if d.get("graph_lost"):

@@ -71,6 +71,9 @@ def _render_cycle(d: dict[str, Any]) -> str:
     lines += _render_skipped(d)
     if not d["changed"]:
         lines.append("  nothing to do")
+    done = d.get("compacted") or {}
+    if done:  # (kg/store/compact.py) upkeep of the file, not a change of what kg knows
+        lines.append(f"  🗜️  {done['text']}" if "text" in done else f"  ⚠️  graph file not compacted: {done['error']}")
     return "\n".join(lines)
 
 

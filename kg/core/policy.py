@@ -377,6 +377,8 @@ class Policy:
     log_icon: dict[str, str]
     log_label: dict[str, str]
     bulk_batch: int = 64
+    compact_factor: float = 2.0
+    compact_floor_mb: int = 64
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> Policy:
@@ -411,6 +413,8 @@ class Policy:
             log_icon=dict(r.get("daily_log.icon")),
             log_label=dict(r.get("daily_log.label")),
             bulk_batch=r.whole("write.bulk_batch", 1, 100_000, default=64),
+            compact_factor=r.number("store.compact_factor", 1.1, 1000, default=2.0),
+            compact_floor_mb=r.whole("store.compact_floor_mb", 0, 1_048_576, default=64),
         )
         for kind in policy.kinds:
             for attr, key in (("entry_prefix", "prefix"), ("default_priority", "default_priority"),

@@ -138,9 +138,10 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
            repair: bool = False) -> None:
     from kg.core.errors import GraphUnopenable
 
+    early, first = _before_drain(ws, dry_run)
     try:
         with ws.store() as st:
-            repairs = list(getattr(st, "repairs", []))
+            repairs = early + list(getattr(st, "repairs", []))
             fts = st.has_fts()
             deferred = _retire_waits(st) if fts else None
             drained = ws._last_drain
@@ -149,6 +150,7 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
             side = _search_index(ws, st, dry_run)
             merged = _merged_tables(st)
             logged = _team_server(st)
+            size = first or _size(ws, st, dry_run)  # last: a compaction closes and reopens the handle
     except GraphUnopenable as exc:
         from kg.ingest.recover import start_over
 
@@ -163,6 +165,8 @@ def _graph(ws: Any, report: DoctorReport, dry_run: bool, leftovers: list[str] | 
         report.add(*found)
     where = ws.store_url.public if getattr(ws, "store_url", None) is not None else ws.graph_path.relative_to(ws.root)
     report.add("graph", "ok", f"{where} opens; its schema is current")
+    if size:
+        report.add(*size)
     report.add(*merged)
     for found in logged:
         report.add(*found)
@@ -219,6 +223,7 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
             side = _search_index(ws, st, True)
             merged = _merged_tables(st)
             logged = _team_server(st)
+            size = _size(ws, st, True)
     except NewerGraph as exc:  # (QA #9) doctor cannot upgrade kg: it said "(`kg doctor` does it)" and exit 0
         report.add("graph", "error", str(exc))
         return
@@ -239,6 +244,8 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
         report.add(*found)
     where = ws.store_url.public if team else ws.graph_path.relative_to(ws.root)
     report.add("graph", "ok", f"{where} opens read-only; its schema is current")
+    if size:
+        report.add(*size)
     report.add(*merged)
     for found in logged:
         report.add(*found)
@@ -254,6 +261,52 @@ def _graph_looked_at(ws: Any, report: DoctorReport) -> None:
         report.add("full-text index", "ok", "none in the graph: the side index serves search and linking")
     if side:
         report.add(*side)
+
+
+def _before_drain(ws: Any, dry_run: bool) -> tuple[list[str], tuple[str, str, str] | None]:
+    """A grown graph with entries waiting is compacted before they are applied: a file grown past what Kùzu's
+    buffer pool holds fails every apply ("the buffer pool is full"), and so the writer's open, which applies them
+    first, and `kg doctor` with it. (The open's repairs, and what the compaction did, when it did something.)"""
+    from kg.store import compact
+
+    if dry_run or getattr(ws, "store_url", None) is not None or not ws.journal.has_pending():
+        return [], None
+    if compact.file_bytes(ws.graph_path) <= ws.policy.compact_floor_mb * compact.MB:
+        return [], None
+    try:
+        with ws.store(apply_journal=False) as st:
+            repairs, size = list(getattr(st, "repairs", [])), _size(ws, st, dry_run)
+    except KgError:
+        return [], None  # the writer's open after says what is wrong
+    return repairs, size if size is not None and size[1] != "ok" else None
+
+
+def _size(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:
+    """The graph file against the data it holds (kg/store/compact.py): rebuilt compact when past its rule
+    (`store.compact_factor`, `store.compact_floor_mb`), a crash-safe swap that loses nothing, so a plain `kg doctor`
+    does it; a dry run says it would. A team graph's server keeps its own storage: nothing to say."""
+    from kg.store import compact
+
+    if getattr(st, "backend", "kuzu") != "kuzu":
+        return None
+    file, live, last = compact.file_bytes(st.path), compact.live_bytes(st), compact.last_size(st.path)
+    said = f"the file is {file / compact.MB:.1f} MB for {live / compact.MB:.1f} MB of data"
+    left = compact.leftovers(st.path)
+    if left and not dry_run:  # a killed compaction's old file, its swap rolled forward by this open
+        for p in left:
+            p.unlink(missing_ok=True)
+        said += f"; removed {', '.join(p.name for p in left)}, the old file of a compaction a kill cut short"
+    if not compact.due(file, live, ws.policy.compact_factor, ws.policy.compact_floor_mb, last):
+        return ("graph size", "repaired" if left and not dry_run else "ok", said)
+    if dry_run:
+        return ("graph size", "warning", f"{said}, past store.compact_factor {ws.policy.compact_factor:g}: `kg "
+                "doctor` rebuilds it compact")
+    with ws._mutex:
+        try:
+            done = compact.run(st, ws.policy.buffer_pool_mb, live)
+        except (KgError, RuntimeError, OSError) as exc:
+            return ("graph size", "error", f"{said}; {exc}")
+    return ("graph size", "warning" if done.kept else "repaired", done.text())
 
 
 def _team_server(st: Any) -> list[tuple[str, str, str]]:

@@ -136,6 +136,17 @@ def newest_in_windows(st: Store, filters: dict[str, Any], *, since: datetime | N
         span *= WIDER
 
 
+def _failed(ws: Workspace) -> dict[str, Any] | None:
+    """The last drain's failure while the journal still holds entries (a backlog that fails to apply), with how
+    many are waiting."""
+    from kg.ingest.drain import last_failure
+
+    found = last_failure(ws)
+    if found is None or not ws.journal.has_pending():
+        return None
+    return {**found, "pending": ws.journal.pending_count(entries=True)}
+
+
 def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10) -> dict[str, Any]:
     """The workspace's status: nodes by kind, entries by type and status, edges by type, sessions, the high
     priority entries still pending, the top patterns, the journal's backlog (and, on a team graph, who
@@ -191,6 +202,7 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
         "revive_next": revive_next,  # ids of those patterns the next cycle revives (kg/lifecycle/revival.py)
         "journal_rejected": len(ws.journal.rejected()),
         "journal_pending": ws.pending,  # acknowledged, not applied when this was read
+        "journal_failed": _failed(ws),  # why the backlog is not applied: the last drain's error (kg/ingest/drain.py)
         "import_unfinished": unfinished(ws),
         "graph_lost": graph_lost,
         **({"team": {"graph": ws.store_url.public, "contributors": [plain(r, hide=HIDDEN_COLUMNS) for r in team]}}

@@ -44,10 +44,13 @@ class Ingested:
     skipped: list[str] = field(default_factory=list)                # files kg may not write: not copied there
     note: str = ""                                                 # why they are not in the graph yet
     already: dict[str, Any] | None = None                          # this input was journaled before (ingested.py)
+    compacted: list[dict[str, Any]] = field(default_factory=list)  # the graph file rebuilt between batches
 
     def as_dict(self) -> dict[str, Any]:
         out = {"logged": len(self.ids), "ids": self.ids, "redacted": self.redacted, "threaded": self.threaded,
                "applied": self.applied, "note": self.note, "skipped": self.skipped}
+        if self.compacted:  # (kg/store/compact.py) bytes before and after each rebuild
+            out["compacted"] = self.compacted
         return {**out, "already": self.already} if self.already is not None else out
 
 
@@ -178,18 +181,22 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
         out.note = f"recorded in the journal; not yet in the graph ({exc}). The next kg command applies them."
         return out
     out.applied = True
+    out.compacted = list(ws._last_drain.compacted)
     return out
 
 
 @contextmanager
 def bulk(ws: Any) -> Iterator[None]:
     """Drains inside this block (a bulk log's own) apply in transactions of `write.bulk_batch` records: each
-    transaction's fixed cost (commit, keyword counts, the aggregates' upkeep) is shared by more entries."""
+    transaction's fixed cost (commit, keyword counts, the aggregates' upkeep) is shared by more entries. Between
+    them the graph file is compacted when it grew past its rule (kg/store/compact.py)."""
     ws._drain_size = ws.policy.bulk_batch
+    ws._compact_between = True  # the file grows fastest here: compacted between batches (kg/store/compact.py)
     try:
         yield
     finally:
         ws._drain_size = None
+        ws._compact_between = False
 
 
 def _thread(records: list[dict[str, Any]]) -> int:

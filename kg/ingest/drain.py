@@ -27,6 +27,7 @@ goes on.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -54,6 +55,7 @@ class DrainReport:
     rejected: int = 0
     pending: int = 0  # records left in the journal when the drain stopped early (0 when it emptied it)
     stopped: str = ""  # why it stopped early: "handed over" or "budget"
+    compacted: list[dict[str, Any]] = field(default_factory=list)  # a bulk drain's compactions (kg/store/compact.py)
 
 
 def warn(message: str) -> None:
@@ -62,6 +64,35 @@ def warn(message: str) -> None:
         sys.stderr.write(f"Warning: {message}\n")
     except (OSError, ValueError):
         pass
+
+
+FAILED = "apply-failed.json"  # beside the journal: the last drain's operational failure, until a batch applies
+
+
+def failed(ws: Workspace, error: str | None) -> None:
+    """Keep (or, `None`, clear) why the journal's last drain failed. A QA pass's ingest filled Kùzu's buffer pool:
+    every later apply failed the same way and `kg status` said only that the backlog was "logged moments ago"."""
+    path = ws.kg_dir / FAILED
+    try:
+        if error is None:
+            path.unlink(missing_ok=True)
+        else:
+            from kg.core import clock
+            from kg.core.files import write_atomic
+
+            write_atomic(path, json.dumps({"error": error[:500], "at": clock.wall().isoformat(timespec="seconds")})
+                         .encode())
+    except OSError:
+        pass  # a hint for `kg status`: the entries themselves are in the journal either way
+
+
+def last_failure(ws: Any) -> dict[str, Any] | None:
+    """Why the last drain failed ({"error", "at"}), or None (none failed since a batch applied)."""
+    try:
+        found = json.loads((ws.kg_dir / FAILED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) and found.get("error") else None
 
 
 def operational(exc: StoreError) -> bool:
@@ -159,7 +190,12 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
                     break
                 batch = records[start:start + size]
                 why.clear()
-                done, used = apply_batch(ws, st, pending, batch, report, stop=between if handing else None)
+                try:
+                    done, used = apply_batch(ws, st, pending, batch, report, stop=between if handing else None)
+                except StoreError as exc:
+                    if operational(exc):  # kept in the journal: said by `kg status` until a batch applies
+                        failed(ws, str(exc))
+                    raise
                 starts = {r.get("id") for r in batch if r.get("op") == "session"}
                 entries = [i for i in done if i not in starts]  # a session start is not an entry: counted apart
                 report.applied += len(entries)
@@ -167,7 +203,11 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
                 report.skipped += used - len(done)
                 report.ids.extend(done)
                 start += used
+                if not batches:
+                    failed(ws, None)  # a batch applied: an earlier failure is over
                 batches += 1
+                if getattr(ws, "_compact_between", False) and start < len(records):
+                    _compact(ws, st, report)
                 if used < len(batch):  # the batch stopped after its record in hand
                     report.stopped = why[-1] if why else "handed over"
                     break
@@ -185,6 +225,22 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
         safe_sync(st)
     ws.applied_total = getattr(ws, "applied_total", 0) + report.applied  # every drain's, for a command to say
     return report
+
+
+def _compact(ws: Workspace, st: Store, report: DrainReport) -> None:
+    """Between two batches of a bulk drain (kg/ingest/batch.py `bulk`): the graph file rebuilt compact when it
+    grew past `store.compact_factor` times its data. Without it a 30k-entry ingest filled Kùzu's buffer pool at
+    ~13k entries (a 1.2 GB file) and every batch after failed; a failed compaction leaves the graph as it was."""
+    from kg.store import compact
+
+    try:
+        done = compact.maybe(st, ws.policy, between=True)
+    except (StoreError, RuntimeError, OSError) as exc:
+        warn(f"the graph file was not compacted ({exc}); the ingest goes on")
+        ws._compact_between = False  # not tried again at every batch
+        return
+    if done is not None:
+        report.compacted.append(done.as_dict())
 
 
 def command_started(now: float, *, longest: float = 60.0) -> float:

@@ -39,7 +39,23 @@ def cycle(ws: Any, now: Now = None, dry_run: bool = False, *, force: bool = Fals
         lc.report.journal_applied = drained(ws, before)
         report = lc.run_all(force=force)
         _how_out(lc, report.withdrawn)
+        if not dry_run:
+            report.compacted = _compacted(ws, st)
         return report
+
+
+def _compacted(ws: Any, st: Any) -> dict[str, Any]:
+    """The periodic job bounds the graph file (kg/store/compact.py): rebuilt when it grew past its rule. A failed
+    compaction leaves the graph as it was and is said, not raised: the cycle's own work is done and committed."""
+    from kg.core.errors import StoreError
+    from kg.store import compact
+
+    with ws._mutex:  # (a background apply of the cycle's own logs ends first: the handle is closed and reopened)
+        try:
+            done = compact.maybe(st, ws.policy)
+        except (StoreError, RuntimeError, OSError) as exc:
+            return {"error": str(exc)}
+    return done.as_dict() | {"text": done.text()} if done is not None else {}
 
 
 def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:

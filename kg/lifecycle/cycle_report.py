@@ -41,6 +41,8 @@ class CycleReport:
     # acknowledged writes that were waiting in the journal, applied as the graph was opened (every kg command
     # applies them, a dry run too: they are the agent's, not the cycle's; QA: a dry run said "nothing written")
     journal_applied: int = 0
+    # the graph file rebuilt compact at the cycle's end (kg/store/compact.py): bytes before and after, or `error`
+    compacted: dict[str, Any] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:

@@ -145,6 +145,9 @@ def open_store(
             for stale in (path, path.with_name(path.name + ".wal")):  # nothing acknowledged: start afresh
                 stale.unlink(missing_ok=True)
         cut_short = None if read_only else _rollback.pending(path)  # an import a kill cut short (rollback.py)
+        if read_only and _rebuild.unfinished(path):  # (a reader takes the writer's open: `Workspace.reading`)
+            raise StoreError(f"the graph {path} was being swapped for its rebuilt copy when a process died; a "
+                             "writer's open finishes that (any kg command that writes, or `kg doctor`)")
         if not read_only:
             _rebuild.finish(path)  # a swap of a rebuilt graph cut short (kg/store/rebuild.py)
             _migrating.sweep(lock_path.parent)  # a killed migration's marker (its pid may be reused)

@@ -87,9 +87,10 @@ def _intent(path: Path) -> Path:
     return path.with_name(path.name + ".rebuild.json")
 
 
-def rebuild(path: Path, kuzu: Any, fts_create: str, *, buffer_pool_mb: int) -> Path:
+def rebuild(path: Path, kuzu: Any, fts_create: str, *, buffer_pool_mb: int, kept_as: str = "stale-fts") -> Path:
     """Export the graph at `path` (closed by the caller, whose lock is held), build the new file, swap it in.
-    Returns where the old one is kept. (A fresh handle exports: on the one whose CREATE_FTS_INDEX had just
+    Returns where the old one is kept (`<name>.<kept_as>-<time>`; a compaction, kg/store/compact.py, deletes it).
+    (A fresh handle exports: on the one whose CREATE_FTS_INDEX had just
     failed, kuzu 0.11.3 crashed with a segmentation fault.) The new file and the old one's copy live beside the
     file itself (a symbolic link's target), which the swap replaces: the link stays."""
     file = Path(os.path.realpath(path))
@@ -124,10 +125,16 @@ def rebuild(path: Path, kuzu: Any, fts_create: str, *, buffer_pool_mb: int) -> P
         wal.unlink()
     if wal.exists():
         raise RuntimeError(f"the rebuilt graph {new} kept a write-ahead log; the old graph is unchanged")
-    backup = file.with_name(f"{file.name}.stale-fts-{time.strftime('%Y%m%dT%H%M%S')}")
+    backup = file.with_name(f"{file.name}.{kept_as}-{time.strftime('%Y%m%dT%H%M%S')}")
     _intent(path).write_text(json.dumps({"new": str(new), "backup": str(backup)}), encoding="utf-8")
     finish(path)
     return backup
+
+
+def unfinished(path: Path) -> bool:
+    """Whether a swap was cut short: the graph's name may still hold the old file, whose log was moved aside, so a
+    read-only open (which cannot finish it) would read the graph as it was before that log."""
+    return _intent(path).exists()
 
 
 def finish(path: Path) -> bool:

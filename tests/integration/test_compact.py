@@ -1,0 +1,234 @@
+"""The graph file rebuilt compact (kg/store/compact.py) against real Kùzu, through the real CLI.
+
+A QA pass's 30k-entry `kg ingest` grew graph.kuzu to 1.2 GB at ~13k entries (60 MB at 1k), where every apply
+failed with "the buffer pool is full". These graphs are small: a few hundred entries, checkpointed (so the file
+holds what the write-ahead log held, as a long-lived graph's does), and compacted under a low threshold given in
+a rules folder. What the graph holds must read the same after, row for row, edge for edge, list for list.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kg.cli.app import run
+
+pytestmark = pytest.mark.embedded_only("compacts the embedded Kùzu file")
+
+_WORDS = ("build test deploy cache index query parser config docker git npm pytest lint schema migrate token retry "
+          "timeout async thread socket json yaml http auth session").split()
+
+
+def _entries(n: int, seed: int) -> list[dict]:
+    """Small entries over a 26-word vocabulary, 30 % with one of 12 pattern keys (as the QA pass's generator)."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        ws = rng.sample(_WORDS, 5)
+        e = {"kind": rng.choice(["learning", "error", "feature"]), "summary": f"{' '.join(ws)} item {i} on {ws[1]}",
+             "at": f"2026-09-{1 + i * 28 // n:02d}T{8 + i % 10:02d}:00:00Z", "session": f"s-{seed}-{i // 20}",
+             "details": f"details about {ws[2]} and {ws[3]}", "tags": ws[:2]}
+        if rng.random() < 0.3:
+            e["pattern_key"] = f"key.{rng.randrange(12)}"
+        out.append(e)
+    return out
+
+
+@pytest.fixture
+def kg(ws, capsys):
+    def call(*argv: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = run(["-w", str(ws.root), "--now", "2026-11-20T10:00:00Z", *argv])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return call
+
+
+@pytest.fixture
+def low(tmp_path) -> Path:
+    """A rules folder whose threshold any checkpointed graph passes."""
+    rules = tmp_path / "low-rules"
+    rules.mkdir()
+    (rules / "policy.toml").write_text("[store]\ncompact_factor = 1.1\ncompact_floor_mb = 0\n", encoding="utf-8")
+    return rules
+
+
+def _ingest(kg, tmp_path: Path, entries: list[dict], *flags: str) -> dict:
+    src = tmp_path / f"in-{len(entries)}-{entries[0]['session']}.jsonl"
+    src.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    code, out, err = kg(*flags, "ingest", str(src), "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+_CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith("KG_")}
+_CHECKPOINT = "import kuzu, sys; db = kuzu.Database(sys.argv[1]); c = kuzu.Connection(db); c.execute('CHECKPOINT')"
+_DUMP = """
+import json, sys, kuzu
+db = kuzu.Database(sys.argv[1], read_only=True); c = kuzu.Connection(db)
+def plain(v):
+    return {k: str(x) for k, x in sorted(v.items()) if not k.startswith("_")} if isinstance(v, dict) else str(v)
+out = {}
+for name, kind in c.execute("CALL show_tables() RETURN name, type").get_all():
+    q = f"MATCH (n:{name}) RETURN n" if kind == "NODE" else f"MATCH (a)-[r:{name}]->(b) RETURN a, r, b"
+    out[name] = sorted(json.dumps([plain(x) for x in row], sort_keys=True) for row in c.execute(q).get_all())
+print(json.dumps(out))
+"""
+
+
+def checkpoint(ws) -> None:
+    """Fold the write-ahead log into the file (in another process, the graph closed): the file as a graph that
+    has lived a while has it."""
+    subprocess.run([sys.executable, "-c", _CHECKPOINT, str(ws.graph_path)], check=True, env=_CLEAN_ENV)
+
+
+def dump(ws) -> dict[str, list[str]]:
+    """Every row of every table and every edge with both its ends, as text (read-only, in another process)."""
+    proc = subprocess.run([sys.executable, "-c", _DUMP, str(ws.graph_path)], check=True, env=_CLEAN_ENV,
+                          capture_output=True, text=True)
+    return json.loads(proc.stdout)
+
+
+def _journal(ws) -> dict[str, bytes]:
+    """The journal's files, the ids given out and the inputs remembered (not the lock files: a pid)."""
+    found = [*ws.kg_dir.glob("journal*"), ws.kg_dir / "ids.json", ws.kg_dir / "ingested.jsonl"]
+    return {p.name: p.read_bytes() for p in sorted(found) if p.is_file() and p.suffix != ".lock"}
+
+
+def test_doctor_compacts_a_grown_graph_and_every_row_edge_and_list_reads_the_same(ws, kg, tmp_path, low):
+    _ingest(kg, tmp_path, _entries(300, 1))
+    checkpoint(ws)
+    before, journal, size = dump(ws), _journal(ws), ws.graph_path.stat().st_size
+    assert sum(map(len, before.values())) > 1000 and before["ready_span"] and before["occ_of"]
+    code, out, err = kg("doctor")  # the packaged rule: a graph this small is left as it is
+    assert code == 0 and "graph size: the file is" in out and "rebuilt the graph file" not in out, out + err
+    code, out, err = kg("--rules", str(low), "doctor")
+    assert code == 0, out + err
+    assert "🔧 graph size: rebuilt the graph file compact:" in out
+    after = ws.graph_path.stat().st_size
+    assert after < size * 0.8, (size, after)
+    assert dump(ws) == before
+    assert _journal(ws) == journal
+    assert not list(ws.kg_dir.glob("graph.kuzu.compacted-*")) and not list(ws.kg_dir.glob(".rebuild-*"))
+    code, out, err = kg("search", "docker", "--json")  # the side index reread (node offsets were renumbered)
+    assert code == 0 and json.loads(out), err
+    code, out, err = kg("--rules", str(low), "doctor")  # compacted once: not again until it grows past the rule
+    assert code == 0 and "rebuilt the graph file" not in out and "graph size: the file is" in out, out + err
+    assert _ingest(kg, tmp_path, _entries(20, 2))["applied"]
+
+
+def test_doctor_compacts_before_it_applies_waiting_entries(ws, kg, tmp_path, low):
+    # A file grown past Kùzu's buffer pool fails every apply ("the buffer pool is full"), and the writer's open
+    # applies the journal first: `kg doctor` compacted only after that open, so never, and failed with it.
+    _ingest(kg, tmp_path, _entries(200, 7))
+    checkpoint(ws)
+    ws.log("learning", "waiting in the journal", apply=False)
+    code, out, err = kg("--rules", str(low), "doctor")
+    assert code == 0, out + err
+    assert "🔧 graph size: rebuilt the graph file compact:" in out and "applied 1 waiting entr(y/ies)" in out
+    # applied after the rebuild: the entry is in the new file's write-ahead log, not in the rebuilt file itself
+    assert ws.graph_path.with_name("graph.kuzu.wal").stat().st_size > 0
+    code, out, err = kg("list", "--json")
+    assert code == 0 and any(r["text"] == "waiting in the journal" for r in json.loads(out)), err
+
+
+def test_a_bulk_ingest_compacts_between_its_batches(ws, kg, tmp_path, low):
+    _ingest(kg, tmp_path, _entries(300, 3))
+    checkpoint(ws)
+    size = ws.graph_path.stat().st_size
+    answer = _ingest(kg, tmp_path, _entries(200, 4), "--rules", str(low))
+    assert answer["applied"] and answer["logged"] == 200
+    done = answer["compacted"]
+    assert done and done[0]["after_bytes"] < done[0]["before_bytes"] and not done[0]["kept"], done
+    assert ws.graph_path.stat().st_size < size
+    code, out, err = kg("list", "--limit", "1000", "--json")
+    assert code == 0 and len(json.loads(out)) >= 500, err
+    code, out, err = kg("doctor")
+    assert code == 0, out + err
+    assert "❌" not in out
+
+
+def test_the_cycle_compacts_and_says_so(ws, kg, tmp_path, low):
+    _ingest(kg, tmp_path, _entries(200, 5))
+    checkpoint(ws)
+    before = dump(ws)
+    code, out, err = kg("--rules", str(low), "cycle", "--json")
+    assert code == 0, err
+    done = json.loads(out)["compacted"]
+    assert done["after_bytes"] < done["before_bytes"], done
+    code, out, err = kg("--rules", str(low), "cycle")  # its own writes since are small: not again
+    assert code == 0 and "🗜️" not in out, out
+    after = dump(ws)
+    assert after["Node"] == before["Node"] and after["related_to"] == before["related_to"]
+
+
+# `kg doctor` that SIGKILLs itself in the compaction's swap: the new file complete, the intent written, the old
+# write-ahead log moved aside, and the new file not yet in place (the second os.replace of `rebuild.finish`).
+_KILLED_SWAP = """
+import os, sys
+import kg.store.rebuild as R
+real, seen = os.replace, []
+def replace(src, dst, *a, **k):
+    if str(src).endswith(".rebuild-%d/graph.kuzu" % os.getpid()):
+        os.kill(os.getpid(), 9)
+    return real(src, dst, *a, **k)
+R.os.replace = replace
+from kg.cli.app import run
+run(["-w", sys.argv[1], "--rules", sys.argv[2], "doctor"])
+"""
+
+
+def test_a_compaction_killed_in_its_swap_is_rolled_forward(ws, kg, tmp_path, low):
+    _ingest(kg, tmp_path, _entries(200, 6))
+    checkpoint(ws)
+    code, out, err = kg("log", "learning", "in the write-ahead log only", "--wait")  # its log moves aside in the swap
+    assert code == 0 and ws.graph_path.with_name("graph.kuzu.wal").exists(), err
+    before, journal = dump(ws), _journal(ws)
+    assert any("in the write-ahead log only" in row for row in before["Node"])
+    proc = subprocess.run([sys.executable, "-c", _KILLED_SWAP, str(ws.root), str(low)], capture_output=True,
+                          text=True, env={**_CLEAN_ENV, "KG_SERVER": "0"})
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+    assert (ws.kg_dir / "graph.kuzu.rebuild.json").exists()  # cut short in the swap
+    code, out, err = kg("list", "--limit", "1000", "--json")  # the next open rolls it forward
+    assert code == 0 and any(r["text"] == "in the write-ahead log only" for r in json.loads(out)), err
+    assert not (ws.kg_dir / "graph.kuzu.rebuild.json").exists()
+    assert dump(ws) == before and _journal(ws) == journal
+    assert list(ws.kg_dir.glob("graph.kuzu.compacted-*"))  # the old file, kept by the roll-forward
+    code, out, err = kg("doctor")
+    assert code == 0 and "the old file of a compaction a kill cut short" in out, out + err
+    assert not list(ws.kg_dir.glob("graph.kuzu.compacted-*"))
+
+
+def test_status_names_a_backlog_that_fails_to_apply_until_a_batch_applies(ws, kg):
+    # The QA pass's ingest filled Kùzu's buffer pool: every apply failed, and `kg status` said the backlog was
+    # "logged moments ago". The drain keeps the failure (`drain.failed`, where an operational error leaves it);
+    # status names it while entries wait, and the next batch that applies clears it.
+    from kg.cli.entries import _render_status
+
+    from kg.core.errors import StoreError
+    from kg.graph import reads
+    from kg.ingest import drain
+    from kg.store import Store
+
+    ws.log("learning", "applied before", wait=True)
+    ws.log("learning", "kept in the journal", apply=False)  # acknowledged, not applied
+    with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", lock_timeout=5, read_only=True) as st:
+        with pytest.raises(StoreError):  # a failure of the database, as a full buffer pool is: the entry is kept
+            drain.drain(ws, st)
+    found = reads._failed(ws)
+    assert "read-only" in found["error"].lower() and found["pending"] == 1, found
+    error = "graph query failed: Buffer manager exception: Unable to allocate memory! The buffer pool is full"
+    drain.failed(ws, error)
+    found = reads._failed(ws)
+    assert found["error"] == error and found["pending"] == 1
+    code, out, err = kg("status", "--json")  # this read applies the entry: the failure is over
+    assert code == 0 and json.loads(out)["journal_failed"] is None and drain.last_failure(ws) is None, err
+    text = _render_status({**json.loads(out), "journal_pending": 1, "journal_failed": found})
+    assert f"Journal: 1 entr(y/ies) not applied: the last try failed at {found['at']}: {error}" in text
+    assert "logged moments ago" not in text
