@@ -435,7 +435,8 @@ def test_kg_store_naming_a_plain_redis_acknowledges_nothing(tmp_path):
         done = kg_process(root, "log", "learning", "to a plain redis", "--json", env={"KG_STORE": url})
         assert done.returncode == 1, (done.stdout, done.stderr)
         assert done.stderr.startswith(f"Error: the server at {url} is not a FalkorDB server"), done.stderr
-        assert done.stdout == "" and "Traceback" not in done.stderr
+        assert json.loads(done.stdout) == {"error": done.stderr[len("Error: "):].rstrip("\n"), "exit_code": 1}
+        assert "Traceback" not in done.stderr and "queued" not in done.stdout
         assert redis.Redis(port=port).keys("*") == []
         assert not list((root / "memory" / ".kg").glob("journal*.jsonl")) or all(
             p.stat().st_size == 0 for p in (root / "memory" / ".kg").glob("journal*.jsonl"))
