@@ -198,11 +198,10 @@ def kg_command(ws: Any) -> str:
 
 
 def _named(text: str, kg: str) -> str:
-    """`text` with each command it names (`kg ...` in backquotes, or a whole MORE entry) run as `kg`."""
+    """`text` with kg named as `kg`: a MORE entry is a command, a HOW line names commands in backquotes."""
     if kg == "kg":
         return text
-    return text.replace("`kg ", f"`{kg} ") if "`kg " in text else (f"{kg} {text[3:]}" if text.startswith("kg ")
-                                                                    else text)
+    return kg + text[2:] if text.startswith("kg ") else text.replace("`kg ", f"`{kg} ")
 
 
 def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *, start_session: bool,

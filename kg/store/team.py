@@ -32,6 +32,7 @@ from typing import Any
 
 from kg.core.errors import RulesError, StoreError, TeamGraphBusy, UsageError
 from kg.core.files import retried, write_atomic
+from kg.core.text import clean
 from kg.ingest.journal import Journal
 from kg.store.backend import StoreUrl, parse_url, resolve
 
@@ -321,10 +322,9 @@ def origin(root: Path, kg_dir: Path, url: StoreUrl) -> dict[str, str]:
     import getpass
     import socket
 
-    given = os.environ.get(ENV_AGENT) or ""
-    # one line of printable text, as a session id is (QA6 #7: a newline and a control byte were stored as given,
-    # and `kg status` lists contributors by it)
-    agent = " ".join("".join(c if c.isprintable() else " " for c in given).split())[:AGENT_MAX_CHARS]
+    # one line of printable text (QA6 #7: a newline and a control byte were stored as given, and `kg status` lists
+    # contributors by it)
+    agent = clean(os.environ.get(ENV_AGENT) or "", one_line=True)[:AGENT_MAX_CHARS]
     agent = agent or f"{getpass.getuser()}@{socket.gethostname()}"
     return {"origin_workspace": f"{root.name}#{member(kg_dir, url)}", "origin_agent": agent}
 
