@@ -5,9 +5,9 @@ once, under a unique id, and how long do the writers and readers take?
 
 Each writer is a process running the real `kg log --json` `count` times, one new process per entry (as an
 agent's hooks do); each answers once its entry is journaled and leaves a detached drainer behind. After every
-`read-every`-th log a writer runs `kg status --json` and `kg list --json`, beside the other writers. Printed: the tally (acked,
-unique ids, ids in the graph, lost, duplicated, sessions, pattern recurrences, daily-log lines) and the wall
-times (per log: median and p95 in a writer; per read). The suite runs a small version of the same
+`read-every`-th log a writer runs `kg status --json` and `kg list --json`, beside the other writers. Printed: the
+tally (acked, unique ids, ids in the graph, lost, duplicated, sessions, pattern recurrences, daily-log lines) and
+the wall times (per log: median and p95 in a writer; per read). The suite runs a small version of the same
 (tests/integration/test_concurrency.py); this is the full 8 x 200 run, too long for the suite.
 """
 

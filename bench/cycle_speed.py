@@ -146,10 +146,11 @@ def main() -> None:
             for k in range(args.runs + 1, args.runs + 1 + args.baseline_runs):
                 base.append(timed(naive_cycle, ws, NOW + timedelta(days=k))[0])
         med = statistics.median(daily)
+        faded = ("demoted", "stale", "expired")  # what decay did to entries
         rows = [
             ("events", f"{args.events:,}"),
             ("bulk load (s)", f"{t_build:.1f}"),
-            ("first cycle (s)", (f"{t_first:.2f}  (decayed {first.decayed['demoted'] + first.decayed['stale'] + first.decayed['expired']:,}, "
+            ("first cycle (s)", (f"{t_first:.2f}  (decayed {sum(first.decayed[k] for k in faded):,}, "
                                 f"promoted {len(first.promoted)}, proposed {len(first.proposed)})")),
             (f"daily cycle median of {len(daily)} (s)", f"{med:.2f}  (min {min(daily):.2f}, max {max(daily):.2f})"),
             ("repeat cycle, same --now (s)", f"{t_again:.2f}  (changed: {again.changed})"),

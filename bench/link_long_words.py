@@ -44,7 +44,6 @@ def words() -> list[tuple[str, str]]:
 def measure(linktext_source: str | None) -> dict[str, list[int]]:
     if linktext_source is not None:  # REV's linking text, as that tree wrote it
         import kg.store.linktext as lt
-
         from kg.store import sidefile, sideindex, sidelink
 
         exec(compile(linktext_source, "linktext(baseline)", "exec"), lt.__dict__)

@@ -155,7 +155,8 @@ class BM25:
             for t in q:
                 f = tf.get(t)
                 if f:
-                    s += self.idf[t] * f * (self.k1 + 1) / (f + self.k1 * (1 - self.b + self.b * self.lens[i] / self.avg))
+                    norm = 1 - self.b + self.b * self.lens[i] / self.avg
+                    s += self.idf[t] * f * (self.k1 + 1) / (f + self.k1 * norm)
             if s > 0:
                 scores.append((-s, i))
         scores.sort()

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from loop_replay import replay_history  # noqa: E402
 import loop_sim  # noqa: E402
+from loop_replay import replay_history  # noqa: E402
 from loop_sim import load_policy  # noqa: E402
 
 

@@ -38,8 +38,8 @@ def sample_entries(graph: Path, n: int, seed: int) -> list[tuple[str, str, str]]
     total = conn.execute("MATCH (n:Node) RETURN count(*)").get_next()[0]
     rng = random.Random(seed)
     offsets = sorted(rng.sample(range(total), min(total, n * 3)))
-    res = conn.execute("MATCH (n:Node) WHERE offset(id(n)) IN $o AND n.kind <> 'pattern' RETURN n.id, n.text, n.details",
-                       {"o": offsets})
+    res = conn.execute("MATCH (n:Node) WHERE offset(id(n)) IN $o AND n.kind <> 'pattern' "
+                       "RETURN n.id, n.text, n.details", {"o": offsets})
     rows = []
     while res.has_next():
         rows.append(tuple(res.get_next()))

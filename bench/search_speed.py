@@ -243,6 +243,11 @@ def server_cpu(root: Path) -> tuple[int, float] | None:
         return None
 
 
+def command(prefix: list[str], *words: str, query: bool = True):
+    """A command line for a query: `prefix` and `words`, then the query unless `query` is False."""
+    return lambda q: [*prefix, *words, *([q] if query else [])]
+
+
 def processes(sizes: list[int], runs: int, use_scale: bool = False, compare: str | None = None,
               source: Path | None = None, server: bool = False) -> None:
     import os
@@ -272,38 +277,38 @@ def processes(sizes: list[int], runs: int, use_scale: bool = False, compare: str
             kg = [kg_bin, "-w", str(root)]
             commands = [
                 ("SQLite FTS5, one process (baseline)",
-                 lambda q: [sys.executable, "-c", SQLITE_SEARCH, str(root / "fts5.db"), q]),
-                ("kg search", lambda q: [*kg, "search", q]),
-                ("kg inject -m", lambda q: [*kg, "inject", "--message", q]),
-                ("kg hook session-start -m", lambda q: [*kg, "hook", "session-start", "-m", q]),
+                 command([sys.executable, "-c", SQLITE_SEARCH, str(root / "fts5.db")])),
+                ("kg search", command(kg, "search")),
+                ("kg inject -m", command(kg, "inject", "--message")),
+                ("kg hook session-start -m", command(kg, "hook", "session-start", "-m")),
             ]
             envs: dict[str, dict[str, str]] = {}
             if server:  # the same commands answered by a warm read server, on a second copy of the workspace
                 twin = copied(root, Path(tmp) / "twin")
                 served = [kg_bin, "-w", str(twin)]
                 served_env = {**env_now, "KG_SERVER": "1"}
-                commands += [("kg status", lambda q: [*kg, "status"]),
-                             ("served: kg search", lambda q: [*served, "search", q]),
-                             ("served: kg inject -m", lambda q: [*served, "inject", "--message", q]),
+                commands += [("kg status", command(kg, "status", query=False)),
+                             ("served: kg search", command(served, "search")),
+                             ("served: kg inject -m", command(served, "inject", "--message")),
                              ("served: kg hook session-start -m",
-                              lambda q: [*served, "hook", "session-start", "-m", q]),
-                             ("served: kg status", lambda q: [*served, "status"])]
+                              command(served, "hook", "session-start", "-m")),
+                             ("served: kg status", command(served, "status", query=False))]
                 envs = {label: served_env for label, _ in commands if label.startswith("served:")}
                 process([*served, "serve", "start"], served_env)
             servers = {label: twin for label in envs}  # which workspace's server answers a label
             if compare:  # another kg (an older checkout's .venv/bin/kg), in the same rounds
                 other = [compare, "-w", str(root)]
-                commands += [("other kg: search", lambda q: [*other, "search", q]),
-                             ("other kg: inject -m", lambda q: [*other, "inject", "--message", q]),
-                             ("other kg: hook session-start -m", lambda q: [*other, "hook", "session-start", "-m", q])]
+                commands += [("other kg: search", command(other, "search")),
+                             ("other kg: inject -m", command(other, "inject", "--message")),
+                             ("other kg: hook session-start -m", command(other, "hook", "session-start", "-m"))]
                 if server:  # and its read server, on a third copy
                     triplet = copied(root, Path(tmp) / "triplet")
                     other_served = [compare, "-w", str(triplet)]
-                    more = [("other kg served: search", lambda q: [*other_served, "search", q]),
-                            ("other kg served: inject -m", lambda q: [*other_served, "inject", "--message", q]),
+                    more = [("other kg served: search", command(other_served, "search")),
+                            ("other kg served: inject -m", command(other_served, "inject", "--message")),
                             ("other kg served: hook session-start -m",
-                             lambda q: [*other_served, "hook", "session-start", "-m", q]),
-                            ("other kg served: status", lambda q: [*other_served, "status"])]
+                             command(other_served, "hook", "session-start", "-m")),
+                            ("other kg served: status", command(other_served, "status", query=False))]
                     commands += more
                     envs.update({label: served_env for label, _ in more})
                     servers.update({label: triplet for label, _ in more})
