@@ -155,28 +155,59 @@ _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b\][^\x
 
 
 class Unescaped:
-    """A text without its terminal escapes, and the way back to the text's positions."""
+    """The lines of a text that hold terminal escapes (and the line on either side), without the escapes, and the way
+    back to the text's positions. Only those lines: the rest of the text reads the same in the text itself, and a
+    10 MB transcript with one coloured line was read twice whole (2.8 s against 1.8 s)."""
 
     def __init__(self, text: str) -> None:
         pieces: list[str] = []
-        self._at: list[int] = [0]  # where each piece starts in the view
-        self._shift: list[int] = [0]  # how many characters were taken out before it
-        done = 0
+        self._at: list[int] = []  # where each piece starts in the view
+        self._shift: list[int] = []  # how many characters of the text before it are not in the view
+        self._ends: list[int] = []  # where each run of lines ends in the view: a span is cut there
         size = 0
-        for escape in _ESCAPES.finditer(text):
-            pieces.append(text[done:escape.start()])
-            size += escape.start() - done
-            done = escape.end()
-            self._at.append(size)
-            self._shift.append(done - size)
-        pieces.append(text[done:])
+        text_end = -1  # where the view's last run ends in the text
+        hit = _ESCAPES.search(text)
+        while hit is not None:
+            lo = max(text_end, _line_start(text, _line_start(text, hit.start()) - 1))  # from the line above
+            if lo == text_end:
+                self._ends.pop()  # the last run goes on
+            else:
+                self._at.append(size)
+                self._shift.append(lo - size)
+            done = lo
+            end = _line_end(text, _line_end(text, hit.end()))  # to the line below the run's last escape
+            while hit is not None and hit.start() < end:
+                pieces.append(text[done:hit.start()])
+                size += hit.start() - done
+                done = hit.end()
+                self._at.append(size)
+                self._shift.append(done - size)
+                end = max(end, _line_end(text, _line_end(text, done)))
+                hit = _ESCAPES.search(text, done)
+            pieces.append(text[done:end])
+            size += end - done
+            text_end = end
+            self._ends.append(size)
         self.text = "".join(pieces)
 
     def span(self, start: int, end: int) -> tuple[int, int]:
-        """The text's (start, end) of the view's: escapes inside the span are in it (a secret is replaced whole)."""
+        """The text's (start, end) of the view's: escapes inside the span are in it (a secret is replaced whole); a
+        span that runs on past its run's end is cut there (what lies between two runs in the text is none of it)."""
+        run = bisect_right(self._ends, start)
+        end = min(end, self._ends[run]) if run < len(self._ends) else end
         first = self._shift[bisect_right(self._at, start) - 1]
         last = self._shift[bisect_right(self._at, end - 1) - 1]
         return start + first, end + last
+
+
+def _line_start(text: str, at: int) -> int:
+    return 0 if at <= 0 else text.rfind("\n", 0, at) + 1
+
+
+def _line_end(text: str, at: int) -> int:
+    """Past the newline that ends the line `at` is on (the text's end on its last line)."""
+    found = text.find("\n", at)
+    return len(text) if found < 0 else found + 1
 
 
 def unescaped(text: str) -> Unescaped | None:
@@ -184,4 +215,4 @@ def unescaped(text: str) -> Unescaped | None:
     if "\x1b" not in text and "\x9b" not in text:
         return None
     view = Unescaped(text)
-    return view if view.text != text else None
+    return view if view._ends else None  # (an escape character alone is not an escape)
