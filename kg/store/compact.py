@@ -35,6 +35,16 @@ from kg.core.errors import StoreError
 MB = 1024 * 1024
 PAGE = 4096  # Kùzu's page size: `storage_info`'s `num_pages` are of these
 KEPT_AS = "compacted"  # the old file's name while the swap runs: graph.kuzu.compacted-<time>
+# A compaction run because an apply filled Kùzu's buffer pool rebuilds in this many times the workspace's pool, and
+# at least FULL_POOL_FLOOR_MB: the export and the import are databases of their own, and the pool that just filled
+# is the one not to bet on (a cap: they use the memory they need; an import of 300 entries needed more than 24 MB)
+FULL_POOL_FACTOR = 2
+FULL_POOL_FLOOR_MB = 1024
+
+
+def full_pool_mb(pool_mb: int) -> int:
+    return max(FULL_POOL_FACTOR * pool_mb, FULL_POOL_FLOOR_MB)
+
 _RECHECK = 1.1  # between a bulk drain's batches, `storage_info` is asked again once the file grew by this much
 
 
@@ -136,9 +146,10 @@ def embedded(st: Any) -> bool:
     return getattr(st, "backend", "kuzu") == "kuzu" and not getattr(st, "read_only", False)
 
 
-def maybe(st: Any, policy: Any, *, between: bool = False) -> Compacted | None:
+def maybe(st: Any, policy: Any, *, between: bool = False, pool_mb: int | None = None) -> Compacted | None:
     """Compact the open graph `st` (no transaction open; its lock held) when it is `due`. `between` (a bulk
-    drain's batches): `storage_info` is asked again only once the file grew past what the last answer allowed."""
+    drain's batches): `storage_info` is asked again only once the file grew past what the last answer allowed.
+    `pool_mb`: the rebuild's buffer pool, when not the workspace's (`full_pool_mb`)."""
     if not embedded(st):
         return None
     file = file_bytes(st.path)
@@ -153,7 +164,7 @@ def maybe(st: Any, policy: Any, *, between: bool = False) -> Compacted | None:
     if not due(file, live, policy.compact_factor, policy.compact_floor_mb, last):
         st.__dict__["_compact_next"] = max(policy.compact_factor * live, file * _RECHECK)
         return None
-    return run(st, policy.buffer_pool_mb, live)
+    return run(st, pool_mb or policy.buffer_pool_mb, live)
 
 
 def leftovers(path: Path) -> list[Path]:

@@ -168,6 +168,50 @@ def test_the_cycle_compacts_and_says_so(ws, kg, tmp_path, low):
     assert after["Node"] == before["Node"] and after["related_to"] == before["related_to"]
 
 
+def test_a_cycle_whose_apply_fills_the_buffer_pool_compacts_and_says_one_line(ws, kg, tmp_path, low, monkeypatch):
+    # A file grown past Kùzu's buffer pool fails every apply, and the writer's open applies the journal before
+    # anything else: `kg cycle`, `kg log --wait` and `kg ingest` failed in it with Kùzu's message and never reached
+    # their compaction. A pool of 12 MB fills on this small graph's apply of five entries for real (under the
+    # policy's floor, lowered here; at this size the compacted file fills it too, so what is checked is that the
+    # drain compacted, said one plain line and kept the entries, and that a pool with room then applies them).
+    from kg.core import policy
+
+    _ingest(kg, tmp_path, _entries(300, 8))
+    checkpoint(ws)
+    for i in range(5):
+        ws.log("learning", f"waiting in the journal {i}", apply=False)
+    size = ws.graph_path.stat().st_size
+    monkeypatch.setattr(policy, "POOL_MIN_MB", 8)
+    small = tmp_path / "small-pool"
+    small.mkdir()
+    (small / "policy.toml").write_text((low / "policy.toml").read_text(encoding="utf-8") + "buffer_pool_mb = 12\n",
+                                       encoding="utf-8")
+    code, out, err = kg("--rules", str(small), "cycle")
+    assert code == 1, out + err
+    assert err.startswith("Error: 5 entr(y/ies) wait in the journal: applying them fails because Kùzu's buffer pool "
+                          "(store.buffer_pool_mb, 12 MB) is full; rebuilt the graph file compact: "), err
+    assert "and it still fails. They are kept; run `kg doctor`" in err and len(err.strip().splitlines()) == 1, err
+    assert ws.graph_path.stat().st_size < size * 0.8
+    assert ws.journal.pending_count(entries=True) == 5
+    code, out, err = kg("--rules", str(small), "log", "learning", "logged on a full pool", "--wait")
+    assert code == 0 and "recorded in the journal; not yet in the graph (6 entr(y/ies) wait in the journal: applying " \
+        "them fails because Kùzu's buffer pool" in err, out + err  # acknowledged: it is in the journal
+    assert "rebuilt" not in err and "Buffer manager" not in out + err, out + err  # compacted already: not again
+    src = tmp_path / "two.jsonl"
+    src.write_text("".join(json.dumps(e) + "\n" for e in _entries(2, 9)), encoding="utf-8")
+    code, out, err = kg("--rules", str(small), "ingest", str(src))
+    assert code == 0 and "not yet in the graph (8 entr(y/ies) wait in the journal: applying them fails" in err, err
+    assert "Buffer manager" not in err and "Traceback" not in err, err
+    from kg.ingest.drain import last_failure  # what `kg status` says: the plain line, not Kùzu's
+
+    assert last_failure(ws)["error"].startswith("8 entr(y/ies) wait in the journal: applying them fails")
+    code, out, err = kg("cycle")  # a pool with room applies every acknowledged entry
+    assert code == 0, out + err
+    code, out, err = kg("list", "--limit", "1000", "--json")
+    texts = {r["text"] for r in json.loads(out)}
+    assert {"waiting in the journal 0", "waiting in the journal 4", "logged on a full pool"} <= texts, err
+
+
 # `kg doctor` that SIGKILLs itself in the compaction's swap: the new file complete, the intent written, the old
 # write-ahead log moved aside, and the new file not yet in place (the second os.replace of `rebuild.finish`).
 _KILLED_SWAP = """
