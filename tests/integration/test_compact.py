@@ -276,3 +276,39 @@ def test_status_names_a_backlog_that_fails_to_apply_until_a_batch_applies(ws, kg
     text = _render_status({**json.loads(out), "journal_pending": 1, "journal_failed": found})
     assert f"Journal: 1 entr(y/ies) not applied: the last try failed at {found['at']}: {error}" in text
     assert "logged moments ago" not in text
+
+
+def test_the_session_brief_and_a_search_name_a_backlog_that_fails_to_apply(tmp_path, capsys):
+    # (QA) Every apply failed on a full buffer pool, and the brief at a session's start said the entries were
+    # "logged moments ago" still being applied. The failure is real here (a write into a graph opened read-only, an
+    # operational error as a full buffer pool is); a waiter holds the reads to their budget (0 s), so they apply
+    # nothing and leave the backlog, as a read does while every apply fails.
+    import kg as kg_lib
+    from kg.core.errors import StoreError
+    from kg.ingest import drain
+    from kg.store import Store
+    from kg.store.lock import _announce
+
+    root = tmp_path / "ws"
+    kg_lib.init_workspace(root)
+    (root / "kg.toml").write_text("[rules.policy.write]\nreader_drain_seconds = 0\n")
+    ws = kg_lib.open_workspace(root)
+    for i in range(3):
+        ws.log("error", f"deploy step {i} failed on staging", apply=False)
+    with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", lock_timeout=5, read_only=True) as st:
+        with pytest.raises(StoreError):
+            drain.drain(ws, st)
+    at = drain.last_failure(ws)["at"]
+    waiter = _announce(ws.kg_dir / "graph.lock.wait")
+    try:
+        capsys.readouterr()
+        assert run(["-w", str(root), "hook", "session-start", "--json"]) == 0
+        text = json.loads(capsys.readouterr().out)["text"]
+        assert f"- 3 entries wait in the journal, not applied: the last try failed at {at}: " in text, text
+        assert "doctor` says more)" in text and "logged moments ago" not in text, text
+        assert run(["-w", str(root), "search", "deploy"]) == 0
+        err = capsys.readouterr().err
+        assert err == ("Note: 3 entries wait in the journal, not applied: applying them fails (`kg status` says why, "
+                       "`kg doctor` more); not in this answer\n"), err
+    finally:
+        os.close(waiter)
