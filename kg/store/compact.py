@@ -197,18 +197,18 @@ def settle(st: Any) -> None:
     for work in file.parent.glob(".rebuild-*"):  # a rebuild's folder: the lock is held, so none is running
         shutil.rmtree(work, ignore_errors=True)
     left = leftovers(st.path)
-    if left and had is not None:
-        try:
+    try:
+        if left and had is not None:
             same = counts(st) == had
-        except StoreError:
-            return  # kept, record and all: the next writer's open asks again
-        for p in left:
-            if same:
-                p.unlink(missing_ok=True)
-            else:
-                os.replace(p, p.with_name(p.name.replace(f".{KEPT_AS}-", ".uncompacted-")))
-    if had is not None:
-        record.unlink(missing_ok=True)
+            for p in left:
+                if same:
+                    p.unlink(missing_ok=True)
+                else:
+                    os.replace(p, p.with_name(p.name.replace(f".{KEPT_AS}-", ".uncompacted-")))
+        if had is not None:
+            record.unlink(missing_ok=True)
+    except (StoreError, OSError):
+        return  # kept, record and all: the next writer's open tries again (the open itself goes on)
 
 
 def kept(path: Path) -> list[Path]:
