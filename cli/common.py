@@ -290,6 +290,12 @@ def note(message: str) -> None:
 def pending_note(ws: Any) -> None:
     """Say on stderr that a read did not wait for every entry logged (its drain ran out of budget)."""
     if getattr(ws, "pending", 0):
+        from kg.ingest.drain import last_failure
+
+        if last_failure(ws) is not None:  # the last drain failed (memory/.kg/apply-failed.json): not moments ago
+            note(f"Note: {ws.pending} entr{'y' if ws.pending == 1 else 'ies'} wait in the journal, not applied: "
+                 "applying them fails (`kg status` says why, `kg doctor` more); not in this answer")
+            return
         note(f"Note: {ws.pending} entr{'y' if ws.pending == 1 else 'ies'} logged moments ago "
              f"{'is' if ws.pending == 1 else 'are'} still being applied and not in this answer yet")
 

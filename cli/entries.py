@@ -211,6 +211,10 @@ def _render_status(d: dict[str, Any]) -> str:
                      "(not counted above yet)")
     if d.get("graph_lost"):
         lines.append(f"   ⚠️  Graph: {d['graph_lost']}")
+    if d.get("graph_leftovers"):  # (kg/store/compact.py) a whole graph's copy each: named, not kept unseen
+        files = ", ".join(f"{f['file']} ({f['bytes'] / 1024 / 1024:.1f} MB)" for f in d["graph_leftovers"])
+        lines.append(f"   ⚠️  Graph: the old file of a compaction is kept beside it: {files}; `kg doctor` says why "
+                     "and what to do")
     if d.get("import_unfinished"):
         from kg.ingest.import_mark import unfinished_text
 

@@ -380,8 +380,11 @@ class Workspace:
         the lifecycle's commands) gives every drain of the block that budget: a cycle under contention takes
         its turn and runs, it does not apply everyone's backlog first."""
         behind = self.apply_behind if budget is not None else None  # a reader's: not the lifecycle's block
+        # a writer's command compacts a grown file that fills Kùzu's buffer pool (kg/ingest/drain.py recovering),
+        # not a reader nor a background applier: a session's start would wait for the rebuild
+        apply = drain.drain if polite or budget is not None else drain.recovering
         budget = self.drain_budget if budget is None and not polite else budget
-        report = drain.drain(self, st, polite=polite, budget=budget, behind=behind)
+        report = apply(self, st, polite=polite, budget=budget, behind=behind)
         self._last_drain = report
         return report
 

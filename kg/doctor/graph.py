@@ -296,8 +296,13 @@ def _size(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | None:
         for p in left:
             p.unlink(missing_ok=True)
         said += f"; removed {', '.join(p.name for p in left)}, the old file of a compaction a kill cut short"
+    kept = [p for p in compact.kept(st.path) if p not in left or dry_run]
+    if kept:  # what no open resolves: the counts differed, or a compaction that left no record of them
+        said += (f"; kept beside it: {', '.join(p.name for p in kept)}, the old file of a compaction whose row "
+                 "counts differed from the rebuilt graph's (or were not recorded), a copy of the whole graph as it "
+                 "was: compare it with the graph, then delete it")
     if not compact.due(file, live, ws.policy.compact_factor, ws.policy.compact_floor_mb, last):
-        return ("graph size", "repaired" if left and not dry_run else "ok", said)
+        return ("graph size", "warning" if kept else "repaired" if left and not dry_run else "ok", said)
     if dry_run:
         return ("graph size", "warning", f"{said}, past store.compact_factor {ws.policy.compact_factor:g}: `kg "
                 "doctor` rebuilds it compact")

@@ -147,6 +147,22 @@ def _failed(ws: Workspace) -> dict[str, Any] | None:
     return {**found, "pending": ws.journal.pending_count(entries=True)}
 
 
+def _leftovers(ws: Workspace) -> list[dict[str, Any]]:
+    """Old files of a compaction beside the graph that no open resolves (kg/store/compact.py `kept`): each a
+    copy of the whole graph, which stayed unnamed until a `kg doctor` looked."""
+    if getattr(ws, "store_url", None) is not None:
+        return []
+    from kg.store import compact
+
+    found = []
+    for p in compact.kept(ws.graph_path):
+        try:
+            found.append({"file": p.name, "bytes": p.stat().st_size})
+        except OSError:
+            continue
+    return found
+
+
 def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10) -> dict[str, Any]:
     """The workspace's status: nodes by kind, entries by type and status, edges by type, sessions, the high
     priority entries still pending, the top patterns, the journal's backlog (and, on a team graph, who
@@ -204,6 +220,7 @@ def status(ws: Workspace, *, now: datetime | str | None = None, limit: int = 10)
         "journal_pending": ws.pending,  # acknowledged, not applied when this was read
         "journal_failed": _failed(ws),  # why the backlog is not applied: the last drain's error (kg/ingest/drain.py)
         "import_unfinished": unfinished(ws),
+        "graph_leftovers": _leftovers(ws),
         "graph_lost": graph_lost,
         **({"team": {"graph": ws.store_url.public, "contributors": [plain(r, hide=HIDDEN_COLUMNS) for r in team]}}
            if team is not None else {}),

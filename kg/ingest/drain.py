@@ -227,6 +227,51 @@ def drain(ws: Workspace, st: Store, *, polite: bool = False, budget: float | Non
     return report
 
 
+def pool_full(exc: BaseException) -> bool:
+    """Whether Kùzu failed for want of room in its buffer pool (a graph file grown far past its data does it)."""
+    return "buffer pool is full" in str(exc).lower()
+
+
+def recovering(ws: Workspace, st: Store, **how: Any) -> DrainReport:
+    """`drain`, and when it fails because Kùzu's buffer pool is full: the graph file compacted when it is due
+    (kg/store/compact.py), then the drain tried once more. A QA pass's file grew to 1.2 GB, where every apply
+    failed that way, and the writer's open applies the journal before anything else: `kg cycle`, `kg log --wait`
+    and `kg ingest` failed in it with Kùzu's message and never reached the compaction that would let them apply;
+    only `kg doctor` compacted first. The entries stay in the journal either way; a failure is said in one line."""
+    try:
+        return drain(ws, st, **how)
+    except StoreError as exc:
+        if not pool_full(exc):
+            raise
+    from kg.store import compact
+
+    try:
+        done = compact.maybe(st, ws.policy, pool_mb=compact.full_pool_mb(ws.policy.buffer_pool_mb))
+    except (StoreError, RuntimeError, OSError) as exc:
+        raise _full(ws, f"; the graph file could not be compacted ({exc})") from None
+    if done is None:
+        raise _full(ws, "") from None
+    try:
+        report = drain(ws, st, **how)
+    except StoreError as exc:
+        if not pool_full(exc):
+            raise
+        raise _full(ws, f"; {done.text()}, and it still fails") from None
+    warn(f"applying the journal filled Kùzu's buffer pool: {done.text()}, and the journal then applied")
+    report.compacted.append(done.as_dict())
+    return report
+
+
+def _full(ws: Workspace, done: str) -> StoreError:
+    """The one line a drain that filled Kùzu's buffer pool ends with (kept for `kg status` as the failure)."""
+    n = ws.journal.pending_count(entries=True)
+    said = (f"{n} entr(y/ies) wait in the journal: applying them fails because Kùzu's buffer pool "
+            f"(store.buffer_pool_mb, {ws.policy.buffer_pool_mb} MB) is full{done}. They are kept; run `kg doctor`, "
+            "or raise store.buffer_pool_mb")
+    failed(ws, said)
+    return StoreError(said)
+
+
 def _compact(ws: Workspace, st: Store, report: DrainReport) -> None:
     """Between two batches of a bulk drain (kg/ingest/batch.py `bulk`): the graph file rebuilt compact when it
     grew past `store.compact_factor` times its data. Without it a 30k-entry ingest filled Kùzu's buffer pool at

@@ -204,6 +204,19 @@ def _named(text: str, kg: str) -> str:
     return kg + text[2:] if text.startswith("kg ") else text.replace("`kg ", f"`{kg} ")
 
 
+def _backlog(ws: Any, width: int, kg: str) -> str:
+    """The brief's line for the entries its read left in the journal: logged moments ago, or, when the last drain
+    failed (memory/.kg/apply-failed.json, kg/ingest/drain.py), waiting because applying them fails, as `kg status`
+    says it. (QA: every apply failed on a full buffer pool, and the brief said they were logged moments ago.)"""
+    from kg.ingest.drain import last_failure
+
+    n, failed = ws.pending, last_failure(ws)
+    if failed is None:
+        return f"- {n} entr{'y' if n == 1 else 'ies'} logged moments ago still being applied (not counted here yet)"
+    return (f"- {n} entr{'y' if n == 1 else 'ies'} wait in the journal, not applied: the last try failed at "
+            f"{failed['at']}: {short(failed['error'], width)} ({_named('`kg doctor`', kg)} says more)")
+
+
 def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *, start_session: bool,
            source: str, write: bool, tools: bool = False, transcript: str | None = None,
            key: str | None = None, hand_off: Any = None) -> dict[str, Any]:
@@ -284,8 +297,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
         stats = [(f"- Entries: {counts['entries'] or 0} | Nodes: {counts['nodes'] or 0} | Edges: {edges} | "
                   f"Sessions: {sessions_n}")]
         if ws.pending:  # the read did not wait for every agent's backlog (write.reader_drain_seconds)
-            stats.append(f"- {ws.pending} entr{'y' if ws.pending == 1 else 'ies'} logged moments ago "
-                         "still being applied (not counted here yet)")
+            stats.append(_backlog(ws, w, kg))
         from kg.ingest.import_mark import unfinished, unfinished_text
 
         left = unfinished(ws)

@@ -12,10 +12,11 @@ So whatever the cause, the file is bounded: when it is more than `store.compact_
 use (summed from `storage_info`, a few milliseconds) and its size right after its last compaction (kept in
 `graph.kuzu.compact.json`), and above `store.compact_floor_mb` (rules/policy.toml), it is
 rebuilt by kg/store/rebuild.py's export, import and crash-safe swap (a kill in the swap is rolled forward by the
-next open's `rebuild.finish`). Every table's row count is compared before and after; when they agree the old file
-is deleted (its copy would double the disk the compaction was run to free), else it is kept beside the graph and
-the report says where. `kg cycle` and `kg doctor` check it (`maybe`), and a bulk ingest between its batches
-(kg/ingest/drain.py), where the file grows fastest.
+next open's `rebuild.finish`, and the compaction finished by its `settle`). Every table's row count is compared
+before and after; when they agree the old file is deleted (its copy would double the disk the compaction was run to
+free), else it is kept beside the graph and the report says where. `kg cycle` and `kg doctor` check it (`maybe`),
+a bulk ingest between its batches (kg/ingest/drain.py), where the file grows fastest, and a writer's drain that
+filled Kùzu's buffer pool (drain.py `recovering`).
 
 The side index (memory/.kg/search.sqlite) keys nodes by their offsets in the node table, which the import
 renumbers: it is marked stale as a whole and reread by its next sync.
@@ -35,6 +36,16 @@ from kg.core.errors import StoreError
 MB = 1024 * 1024
 PAGE = 4096  # Kùzu's page size: `storage_info`'s `num_pages` are of these
 KEPT_AS = "compacted"  # the old file's name while the swap runs: graph.kuzu.compacted-<time>
+# A compaction run because an apply filled Kùzu's buffer pool rebuilds in this many times the workspace's pool, and
+# at least FULL_POOL_FLOOR_MB: the export and the import are databases of their own, and the pool that just filled
+# is the one not to bet on (a cap: they use the memory they need; an import of 300 entries needed more than 24 MB)
+FULL_POOL_FACTOR = 2
+FULL_POOL_FLOOR_MB = 1024
+
+
+def full_pool_mb(pool_mb: int) -> int:
+    return max(FULL_POOL_FACTOR * pool_mb, FULL_POOL_FLOOR_MB)
+
 _RECHECK = 1.1  # between a bulk drain's batches, `storage_info` is asked again once the file grew by this much
 
 
@@ -136,9 +147,10 @@ def embedded(st: Any) -> bool:
     return getattr(st, "backend", "kuzu") == "kuzu" and not getattr(st, "read_only", False)
 
 
-def maybe(st: Any, policy: Any, *, between: bool = False) -> Compacted | None:
+def maybe(st: Any, policy: Any, *, between: bool = False, pool_mb: int | None = None) -> Compacted | None:
     """Compact the open graph `st` (no transaction open; its lock held) when it is `due`. `between` (a bulk
-    drain's batches): `storage_info` is asked again only once the file grew past what the last answer allowed."""
+    drain's batches): `storage_info` is asked again only once the file grew past what the last answer allowed.
+    `pool_mb`: the rebuild's buffer pool, when not the workspace's (`full_pool_mb`)."""
     if not embedded(st):
         return None
     file = file_bytes(st.path)
@@ -153,7 +165,58 @@ def maybe(st: Any, policy: Any, *, between: bool = False) -> Compacted | None:
     if not due(file, live, policy.compact_factor, policy.compact_floor_mb, last):
         st.__dict__["_compact_next"] = max(policy.compact_factor * live, file * _RECHECK)
         return None
-    return run(st, policy.buffer_pool_mb, live)
+    return run(st, pool_mb or policy.buffer_pool_mb, live)
+
+
+def _record_path(path: Path) -> Path:
+    return path.with_name(path.name + ".compacting.json")
+
+
+def settle(st: Any) -> None:
+    """At a writer's open (its lock held, a cut-short swap rolled forward by `rebuild.finish`): finish what a
+    compaction a kill cut short left. Its record (`graph.kuzu.compacting.json`, written before the rebuild with
+    every table's row count) says one ran: its work folder goes (the old file is the graph: nothing was swapped),
+    and an old file the roll-forward kept beside the graph is deleted when the graph's counts are the record's,
+    else kept as `uncompacted-*` for a person to look at, as the compaction itself does. Without it the old file
+    (the whole graph before the compaction) stayed until the next `kg doctor` or compaction. One stat when no
+    compaction was cut short."""
+    if not embedded(st):
+        return
+    record = _record_path(st.path)
+    try:
+        had = json.loads(record.read_text(encoding="utf-8"))["counts"]
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError, KeyError, TypeError):
+        had = None  # unreadable: whatever is left is kept (`kg status` and `kg doctor` name it)
+    from kg.store import rebuild as _rebuild
+
+    if _rebuild._intent(st.path).exists():
+        return  # (`finish` did not run: a read-only open) the old file may be all there is
+    file = Path(os.path.realpath(st.path))
+    for work in file.parent.glob(".rebuild-*"):  # a rebuild's folder: the lock is held, so none is running
+        shutil.rmtree(work, ignore_errors=True)
+    left = leftovers(st.path)
+    try:
+        if left and had is not None:
+            same = counts(st) == had
+            for p in left:
+                if same:
+                    p.unlink(missing_ok=True)
+                else:
+                    os.replace(p, p.with_name(p.name.replace(f".{KEPT_AS}-", ".uncompacted-")))
+        if had is not None:
+            record.unlink(missing_ok=True)
+    except (StoreError, OSError):
+        return  # kept, record and all: the next writer's open tries again (the open itself goes on)
+
+
+def kept(path: Path) -> list[Path]:
+    """Old files of a compaction left beside the graph that no open resolves: kept because the row counts
+    differed (`uncompacted-*`), or of a compaction with no record of its counts (`compacted-*`: `kg doctor`
+    deletes those)."""
+    file = Path(os.path.realpath(path))
+    return sorted(p for p in file.parent.glob(f"{file.name}.*compacted-*") if not p.name.endswith(".wal"))
 
 
 def leftovers(path: Path) -> list[Path]:
@@ -178,6 +241,10 @@ def run(st: Any, buffer_pool_mb: int, live: int | None = None) -> Compacted:
         raise StoreError("the graph cannot be compacted inside a transaction")
     live = live_bytes(st) if live is None else live
     before, had = sizes(st.path), counts(st)
+    from kg.core.files import write_atomic
+
+    record = _record_path(st.path)  # for the next open, should a kill cut this short (`settle`)
+    write_atomic(record, json.dumps({"counts": had}).encode())
     kept: list[Path] = []
     failed: list[BaseException] = []
 
@@ -191,6 +258,8 @@ def run(st: Any, buffer_pool_mb: int, live: int | None = None) -> Compacted:
 
     st.reopen(between=rebuilt)
     if failed:
+        if not _rebuild._intent(st.path).exists():
+            record.unlink(missing_ok=True)
         raise StoreError(f"the graph file was not compacted: {failed[0]}; the graph is as it was")
     st.__dict__.pop("_compact_next", None)
     side = _side.path_of(st.path)
@@ -202,11 +271,11 @@ def run(st: Any, buffer_pool_mb: int, live: int | None = None) -> Compacted:
         os.replace(backup, aside)
         if backup.with_name(backup.name + ".wal").exists():
             os.replace(backup.with_name(backup.name + ".wal"), aside.with_name(aside.name + ".wal"))
+        record.unlink(missing_ok=True)
         return Compacted(before, sizes(st.path), live, kept=str(aside))
     for p in {backup, backup.with_name(backup.name + ".wal"), *leftovers(st.path)}:  # (and a killed compaction's)
         p.unlink(missing_ok=True)
-    from kg.core.files import write_atomic
-
+    record.unlink(missing_ok=True)
     file = Path(os.path.realpath(st.path)).stat()
     write_atomic(_last_path(st.path), json.dumps({"after": file.st_size, "inode": file.st_ino}).encode())
     return Compacted(before, sizes(st.path), live)

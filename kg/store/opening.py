@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kg.core.errors import GraphUnopenable, StoreError
+from kg.store import compact as _compact
 from kg.store import migrating as _migrating
 from kg.store import probe as _probe
 from kg.store import queries as _queries
@@ -227,6 +228,8 @@ def open_store(
                 _migrating.finish(store)
             else:
                 store._check_version()
+            if not read_only:
+                _compact.settle(store)  # a compaction a kill cut short: its old file and work folder
             yield store
             if not read_only:  # memory search's side index follows what this writer committed
                 _side.safe_sync(store)
