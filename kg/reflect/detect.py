@@ -17,12 +17,13 @@ from dataclasses import dataclass, replace
 from kg.core.text import folded
 
 from .language import fold
-from .lesson import command_line, exclaims, in_context, names_one_thing_at_most, sentence_at, sentences, shorten
+from .lesson import command_line, names_one_thing_at_most, sentence_at, sentences, shorten
 from .lesson import key as lesson_key
 from .lesson import phrase as phrase_lesson
 from .parse import LINE_FORMATS, Transcript, Turn
 from .rules import PRIORITIES, ReflectRules
 from .signals import fired, has_reason, reasons, score, straighten, views
+from .verdict import last_step, verdict
 
 
 @dataclass(frozen=True)
@@ -300,15 +301,12 @@ def _learnings(
             if det.category == "correction" and "replaces_own" in sigs and \
                     names_one_thing_at_most(det.category, lesson, rules.lessons):  # "Use X": instead of what?
                 lesson = _with_replaced(lesson, v[i].next, rules)
-            pattern_key, judged = lesson_key(det.category, lesson, rules.lessons, pasted), ""
-            if pattern_key is None:  # the words name nothing ("wtf"): the key names what the agent had just done
-                ctx = in_context(det.category, _trim(words_, 60), v[i].prev, rules.lessons)
-                if ctx is not None:
-                    lesson, judged, pattern_key = ctx[0], ctx[1], lesson_key(det.category, ctx[1], rules.lessons)
-                elif exclaims(words_, rules.lessons) or exclaims(lesson, rules.lessons):
-                    continue  # only "wtf", "ugh" (or the lesson is): nothing of its own, no statement of the agent's
-            if pattern_key is None and det.category in rules.lessons.need_key:
-                continue  # praise that names nothing, after nothing the agent said it did: no lesson to keep
+            step = last_step(transcript.turns, users[n - 1] if n else -1, i, rules.lessons)
+            said_ = verdict(det.category, words_, lesson, lesson_key(det.category, lesson, rules.lessons, pasted),
+                            v[i].prev, step, rules.lessons)  # an insult, "wtf", "try again": kg.reflect.verdict
+            if said_ is None:
+                continue
+            lesson, judged, pattern_key = said_.lesson, said_.judged, said_.key
             details = f"User said: {_trim(words_, 1000)}"
             if v[i].prev:
                 details += f"\nAfter the assistant said: {_trim(v[i].prev, 300)}"
@@ -323,7 +321,7 @@ def _learnings(
                 position=f"line {turn.line + (offset if transcript.format in LINE_FORMATS else 0)}"
                 if turn.line is not None else turn.position,
                 pattern_key=pattern_key,
-                priority=det.priority_of(sigs),
+                priority=said_.priority or det.priority_of(sigs),
                 source=det.source,
                 tool_calls_in_task=tasks[owner[i]].tool_calls if owner[i] >= 0 else 0,
                 turn=i,
