@@ -55,11 +55,22 @@ def test_a_real_question_becomes_what_to_do(shared_data, name, turn, lesson):
 
 
 def test_a_question_in_another_language_is_the_question_to_answer_not_the_agents_words(shared_data):
-    """"куда ты создал файл" (where did you create the file) has no "?" and no English rule to rewrite it: the lesson
-    is the user's question to answer first. It was the agent's last statement ("Check this before handing it back:
-    📁 Report path: `./.claude/agent-reports/...`"), which an agent reads as its rule (QA4 class 4)."""
+    """"куда ты создал файл" (where did you create the file) has no "?" and no English rule to rewrite it. It was the
+    agent's last statement ("Check this before handing it back: 📁 Report path: `./.claude/agent-reports/...`"), which
+    an agent reads as its rule (QA4 class 4), then the question glued to an order, "Check this first: куда ты создал
+    файл?" (QA7 d): a question is no instruction. The lesson says the user had to ask it, and to say it unasked."""
     got = lessons_by_line(shared_data, "runtimes/aider/alexshchuka_mozgoslav/.aider.chat.history.md")[4206]
-    assert got == "Check this first: куда ты создал файл?", got
+    assert got == ('The user had to ask "куда ты создал файл?": say what was done, where and why, without being '
+                   "asked"), got
+
+
+def test_a_question_that_proposes_is_said_as_the_proposal(shared_data):
+    """aider: "isn't there a "safe print" method in rich?" was "Check this first: isn't there ... in rich?", a question
+    glued to an order (QA7 d); it proposes the method, and keys as the question's own words did."""
+    t = read_transcript(shared_data / "runtimes/aider/aider-ai_aider/chat-history.part1.md")
+    (f,) = [f for f in learnings(t, RULES) if t.turns[f.turn].line == 42521]
+    assert f.summary == 'Use an existing "safe print" method in rich if there is one', f.summary
+    assert f.pattern_key == "fix.method-print-safe", f.pattern_key
 
 
 def test_a_russian_yes_no_question_becomes_the_step_to_take(shared_data):
