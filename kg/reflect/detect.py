@@ -375,10 +375,9 @@ def _one_entry_per_rule(found: list[Finding]) -> list[Finding]:
     ("there's an existing task spec file in the current workspace") a correction and a knowledge gap. An agent reading
     .learnings needs the lesson once, and to know it had just broken it: one entry (the preference, else the
     correction; `_KEEP`), at the highest priority, marked as the others too, with the signals of all. The same lesson:
-    the same words, or the same pattern key's words ("Remember: X" and "X"; fix.x and pref.x). Lessons that differ stay
-    apart."""
+    the same words, or the same pattern key ("Remember: X" and "X"). Lessons that differ stay apart."""
     def same(f: Finding) -> tuple[int, str]:
-        return (f.turn, f.pattern_key.split(".", 1)[-1] if f.pattern_key else folded(f.summary))
+        return (f.turn, f.pattern_key or folded(f.summary))
 
     groups: dict[tuple[int, str], list[Finding]] = {}
     for f in found:

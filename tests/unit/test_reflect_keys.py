@@ -15,13 +15,13 @@ def _keys(shared_data, name: str, word: str) -> set[str]:
     return {f.pattern_key for f in reflect(t, RULES).findings if word in f.summary}
 
 
-def test_a_rebuke_and_the_rule_it_names_share_the_keys_words_and_the_rule_says_it_is_a_preference(shared_data):
+def test_a_rebuke_and_the_rule_it_names_recur_under_one_key(shared_data):
     """One user, two sessions: "Follow @dont-ignore-errors.mdc" (a correction) and "We must never ignore errors
-    according to @dont-ignore-errors.mdc" (the rule, a preference). Their keys share their words; the rule's prefix
-    says it is a preference, as `kg pref` keys do (QA7 f: every preference was keyed fix.*)."""
+    according to @dont-ignore-errors.mdc" (the rule, a preference). The key's words were the same, its prefix not
+    (fix.error-ignor-mdc, pref.error-ignor-mdc): two patterns, neither recurring."""
     rebuke = _keys(shared_data, "2025-04-29_19-23-continuing-task-001.md", "dont-ignore-errors")
     rule = _keys(shared_data, "2025-04-29_16-44-available-tasks-inquiry.md", "dont-ignore-errors")
-    assert rebuke == {"fix.error-ignor-mdc"} and rule == {"pref.error-ignor-mdc"}, (rebuke, rule)
+    assert rebuke and rule and rebuke == rule == {"fix.error-ignor-mdc"}
 
 
 def test_no_turn_of_a_real_session_writes_one_lesson_twice(shared_data):
