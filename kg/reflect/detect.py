@@ -17,12 +17,15 @@ from dataclasses import dataclass, replace
 from kg.core.text import folded
 
 from .language import fold
-from .lesson import command_line, exclaims, in_context, names_one_thing_at_most, sentence_at, sentences, shorten
+from .lesson import command_line, names_one_thing_at_most, sentence_at, sentences, shorten
 from .lesson import key as lesson_key
 from .lesson import phrase as phrase_lesson
 from .parse import LINE_FORMATS, Transcript, Turn
+from .pasted import cut_pasted_prompt
+from .replaced import with_replaced
 from .rules import PRIORITIES, ReflectRules
 from .signals import fired, has_reason, reasons, score, straighten, views
+from .verdict import last_step, verdict
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ def is_speaking_user(turn: Turn, rules: ReflectRules) -> bool:
 def own_lines(text: str, rules: ReflectRules) -> list[tuple[int, str]]:
     """(offset, line) for the lines that are the user's own words, not pasted or quoted text."""
     q = rules.quoting
+    text = cut_pasted_prompt(text, q.pasted_prompt, q.pasted_prompt_min_lines)  # another agent's prompt, pasted
     if q.injected is not None and "<" in text:  # blanked line for line: offsets still point into the message
         text = q.injected.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     if q.typed is not None and "<" in text:  # the user's words the harness wrapped: the words, not the tags
@@ -299,16 +303,13 @@ def _learnings(
                 evidence = _trim(source, lim.evidence_chars)
             if det.category == "correction" and "replaces_own" in sigs and \
                     names_one_thing_at_most(det.category, lesson, rules.lessons):  # "Use X": instead of what?
-                lesson = _with_replaced(lesson, v[i].next, rules)
-            pattern_key, judged = lesson_key(det.category, lesson, rules.lessons, pasted), ""
-            if pattern_key is None:  # the words name nothing ("wtf"): the key names what the agent had just done
-                ctx = in_context(det.category, _trim(words_, 60), v[i].prev, rules.lessons)
-                if ctx is not None:
-                    lesson, judged, pattern_key = ctx[0], ctx[1], lesson_key(det.category, ctx[1], rules.lessons)
-                elif exclaims(words_, rules.lessons) or exclaims(lesson, rules.lessons):
-                    continue  # only "wtf", "ugh" (or the lesson is): nothing of its own, no statement of the agent's
-            if pattern_key is None and det.category in rules.lessons.need_key:
-                continue  # praise that names nothing, after nothing the agent said it did: no lesson to keep
+                lesson = with_replaced(lesson, v[i].next, rules.signals.matched)
+            step = last_step(transcript.turns, users[n - 1] if n else -1, i, rules.lessons)
+            said_ = verdict(det.category, words_, lesson, lesson_key(det.category, lesson, rules.lessons, pasted),
+                            v[i].prev, step, rules.lessons)  # an insult, "wtf", "try again": kg.reflect.verdict
+            if said_ is None:
+                continue
+            lesson, judged, pattern_key = said_.lesson, said_.judged, said_.key
             details = f"User said: {_trim(words_, 1000)}"
             if v[i].prev:
                 details += f"\nAfter the assistant said: {_trim(v[i].prev, 300)}"
@@ -323,18 +324,13 @@ def _learnings(
                 position=f"line {turn.line + (offset if transcript.format in LINE_FORMATS else 0)}"
                 if turn.line is not None else turn.position,
                 pattern_key=pattern_key,
-                priority=det.priority_of(sigs),
+                priority=said_.priority or det.priority_of(sigs),
                 source=det.source,
                 tool_calls_in_task=tasks[owner[i]].tool_calls if owner[i] >= 0 else 0,
                 turn=i,
                 signals=why,
                 score=round(p, 3),
             )
-
-
-_CLAUSE_END = re.compile(r"[.;:!?,。；：！？，](?:\s|$)|\n")
-# The user's words already say what not to do ("get not post", "don't mock it"): the reply adds nothing.
-_SAYS_NOT = re.compile(r"\b(not|no|don't|dont|never|instead|rather|without)\b|不|别", re.IGNORECASE)
 
 
 def _written_twice(transcript: Transcript, before: int, i: int) -> bool:
@@ -344,24 +340,6 @@ def _written_twice(transcript: Transcript, before: int, i: int) -> bool:
     turns = transcript.turns
     return turns[i].text.strip() == turns[before].text.strip() and not any(
         t.role == "assistant" for t in turns[before + 1:i])
-
-
-def _with_replaced(lesson: str, reply: str, rules: ReflectRules) -> str:
-    """"Use X" when the agent's reply says it replaces its own Y with it: "Use X instead of Y" (the lesson names
-    what not to do again, which the user's two words left out). Unchanged when the lesson already names Y."""
-    for s in rules.signals.matched:
-        if s.name != "replaces_own":
-            continue
-        for p in s.patterns:
-            hit = p.search(reply)
-            if hit is None:
-                continue
-            said = _CLAUSE_END.split(hit.group(0))[0].strip()
-            obj = _CLAUSE_END.split(hit.group("obj"))[0].strip(" `'\"")
-            if obj and folded(obj) not in folded(lesson) and not _SAYS_NOT.search(lesson):
-                return f"{lesson.rstrip(' .')} {said}"
-            return lesson
-    return lesson
 
 
 def learnings(transcript: Transcript, rules: ReflectRules) -> list[Finding]:

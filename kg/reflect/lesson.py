@@ -145,29 +145,6 @@ def is_question(sentence: str, rules: Lessons) -> bool:
 _DOUBT_WORDS = 5  # an English sentence ending "?" with no opener and this many words is a statement said with doubt
 
 
-_MARKUP = re.compile(r"^[\s#>*+\-\d.)]+|[*_`]{2,}")
-
-
-def in_context(category: str, said: str, prev: str, rules: Lessons) -> tuple[str, str] | None:
-    """(lesson, the agent's sentence its key names) for a finding whose user words name nothing a key can hold ("wtf",
-    "nice, it works"): the lesson is the user's verdict under the category's context template; the sentence is what
-    the agent had just said, the last of its statements (not a question, not an offer) that names something, which
-    the key names so the verdict recurs with what it judged. The agent's words are never the lesson: read as a rule,
-    "Check if GPU acceleration is enabled" is the claim the user rejected. None: no template or no such sentence."""
-    template = rules.context.get(category)
-    if template is None or not prev or names_something(said, rules):
-        return None
-    for raw in reversed(sentences(prev)):
-        s = " ".join(_MARKUP.sub("", raw).split())
-        if s.endswith(("?", "？", ":")) or len(s) < 12 or not _prose(s) or key(category, s, rules) is None:
-            continue
-        if rules.context_skip is not None and rules.context_skip.search(s):
-            continue  # an offer or a question back, not what the agent did
-        # (cut as keys always were cut: the same statement keeps its key)
-        return _fill(template, {"s": said.strip(" .!?")}), s if len(s) <= _CONTEXT_CHARS else s[: _CONTEXT_CHARS - 1]
-    return None
-
-
 def exclaims(words: str, rules: Lessons) -> bool:
     """The turn is only an exclamation or an expletive (rules/reflect.toml [lessons] exclamation)."""
     return rules.exclamation is not None and bool(rules.exclamation.fullmatch(words.strip()))
@@ -201,8 +178,6 @@ def shorten(lesson: str, limit: int, whole: int) -> str:
     return _JOINED.sub("", head).rstrip(" .,;:-–—(") + "…"
 
 
-_CONTEXT_CHARS = 100
-
 
 def names_something(text: str, rules: Lessons) -> bool:
     """Any word a key could hold: "you didn't update the worklog" names the worklog, "wtf" names nothing."""
@@ -225,8 +200,9 @@ _LIST = re.compile(r"^\s*([-*+•]|\d{1,2}[.)])\s+|\*\*|__")  # a list item's ma
 
 
 def _content(sentence: str, rules: Lessons) -> str:
-    """The sentence without swearing, list markup and leading fillers ("" when nothing else is left)."""
+    """The sentence without swearing, insults, list markup and leading fillers ("" when nothing else is left)."""
     s = rules.drop.sub("", sentence) if rules.drop is not None else sentence
+    s = rules.abuse.sub("", s) if rules.abuse is not None else s  # "you idiot, use pnpm": the insult is no lesson
     s = " ".join(_LIST.sub("", s).split())
     return rules.strip.sub("", s).strip()
 

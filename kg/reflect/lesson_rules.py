@@ -76,6 +76,14 @@ class Lessons:
     key_one_word: re.Pattern[str] | None = None
     # A sentence that forbids: said beside one that does not, the lesson is both ("don't X. do Y").
     prohibits: re.Pattern[str] | None = None
+    # An insult or blame with no content ("you screwed that up"): with nothing else a key could hold, the turn is a
+    # note of the user's frustration (`frustrated`, {s} the user's words, {step} the agent's last step), at
+    # `frustrated_priority` and with no key, never a rule.
+    abuse: re.Pattern[str] | None = None
+    frustrated: Mapping[str, str] = field(default_factory=dict)
+    frustrated_priority: str | None = None
+    # A tool that changes a file: the agent's last such call is the step a verdict is on, else its last call.
+    step_tool: re.Pattern[str] | None = None
 
 
 _FIELDS = re.compile(r"\{(\w+)(?::base)?\}")  # "{V:base}": the field's verb in its base form ("editing" -> "edit")
@@ -98,7 +106,7 @@ def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
              "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
              "exclamation", "question_opener", "context_skip", "meant", "meant_context",
              "key_prefix", "pointer", "quote_pointer", "key_short_words", "key_one_word",
-             "prohibits"))
+             "prohibits", "abuse", "frustrated", "frustrated_priority", "step_tool"))
     fb = t.table("fallback")
     fallback = {c: fb.string(c) for c in fb.data}
     missing = sorted(categories - set(fallback))
@@ -149,7 +157,20 @@ def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
         key_one_word=regex(t, "key_one_word", t.string("key_one_word"), re.IGNORECASE)
         if "key_one_word" in t.data else None,
         prohibits=regex(t, "prohibits", t.string("prohibits"), re.IGNORECASE) if "prohibits" in t.data else None,
+        abuse=regex(t, "abuse", t.string("abuse"), re.IGNORECASE) if "abuse" in t.data else None,
+        frustrated=_context(t, categories, "frustrated", ("s", "step")),
+        frustrated_priority=_priority(t, "frustrated_priority"),
+        step_tool=regex(t, "step_tool", t.string("step_tool"), re.IGNORECASE) if "step_tool" in t.data else None,
     )
+
+
+def _priority(t: RuleReader, name: str) -> str | None:
+    if name not in t.data:
+        return None
+    value = t.string(name)
+    if value not in ("low", "medium", "high", "critical"):
+        raise t.fail(name, "low, medium, high or critical")
+    return value
 
 
 def _context(t: RuleReader, categories: set[str], table: str = "context",

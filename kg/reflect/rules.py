@@ -88,6 +88,10 @@ class Quoting:
     # What an IDE's chat puts before the user's words to attach context (Copilot's `#terminalSelection`,
     # `#file:app.py`, `@workspace`): taken off the line's start, so a signal anchored there reads the words.
     reference_prefix: re.Pattern[str] | None = None
+    # An agent's prompt pasted into the message ("You are the X Agent ..." and more than `pasted_prompt_min_lines`
+    # lines after): not the user's words, from its opening on (kg.reflect.pasted).
+    pasted_prompt: re.Pattern[str] | None = None
+    pasted_prompt_min_lines: int = 0
 
 
 @dataclass(frozen=True)
@@ -245,6 +249,10 @@ def load_rules(data: Mapping[str, Any], *, source: str = "rules/reflect.toml",
         record_head_patterns=_regexes(q, "record_head_patterns"),
         reference_prefix=_regex(q, "reference_prefix", q.string("reference_prefix"))
         if "reference_prefix" in q.data else None,
+        pasted_prompt=_regex(q, "pasted_prompt", q.string("pasted_prompt"), re.IGNORECASE)
+        if "pasted_prompt" in q.data else None,
+        pasted_prompt_min_lines=q.whole("pasted_prompt_min_lines", 1, int_only=True)
+        if "pasted_prompt_min_lines" in q.data else 0,
     )
 
     signals = _signals(top.table("signals"))

@@ -413,8 +413,14 @@ def test_praise_is_kept_as_what_worked_not_a_correction():
         # the key and the details name what was approved, the lesson is the user's verdict: the agent's words as the
         # lesson read as a rule ("Keep doing what the user approved: Refactored the loader into ...": QA4 class 4)
         f = got["best_practice"]
-        assert "load_config" in f.details.split("The verdict is on: ")[-1] and "config" in f.pattern_key, f
+        assert "load_config" in f.details.split("The verdict is on: ")[-1], f
         assert "load_config" not in f.summary and said.rstrip("!") in f.summary, f
+        # no key from the agent's words (QA7): none without a tool call, the file it edited with one
+        assert f.pattern_key is None, f
+        t = chat(("user", "refactor it"), ("assistant", ""), ("assistant", done), ("user", said))
+        t = replace(t, turns=(t.turns[0], replace(t.turns[1], tool_name="Edit", tool_input="src/loader.py"),
+                              *t.turns[2:]))
+        assert found(t)["best_practice"].pattern_key == "keep.loader-py"
 
 
 @pytest.mark.parametrize("said", ["Thanks", "Great work, thanks!", "thank you!"])
@@ -460,17 +466,27 @@ def test_a_finding_is_written_as_what_to_do(said, category, lesson):
     assert f.evidence and f.evidence in said
 
 
-def test_a_rebuke_that_names_nothing_names_what_the_agent_had_just_done():
-    """'wtf' is no lesson of its own: the key comes from the agent's last statement before it (not its offer or
-    question), which the details name; the lesson is the user's verdict, never the agent's words (they read as a
-    rule: "The status bar now uses the muted palette"), and the user's words stay the evidence."""
+def test_an_expletive_or_an_insult_alone_is_a_low_note_of_frustration_not_a_rule():
+    """'wtf' or 'you screwed that up real good' says how the user felt, not what to do: QA7 found the insult kept as a
+    high correction (its words the lesson, keyed fix.component-real-thet) and 'wtf' keyed on the agent's words. It is
+    a low note that the user was frustrated after the agent's last step, with no key (never promoted); the details
+    keep the agent's last statement, the evidence the user's words."""
     claim = "I switched the dark theme to 256-colour codes. The status bar now uses the muted palette. Want more?"
-    f = found(chat(("user", "fix the colours"), ("assistant", claim), ("user", "wtf??")))["correction"]
-    assert f.summary == 'Check the work before handing it back: the user rejected the last result ("wtf")'
-    assert "\nThe verdict is on: The status bar now uses the muted palette.\n" in f.details
-    assert f.evidence == "wtf??" and f.pattern_key is not None and "palett" in f.pattern_key
-    again = found(chat(("user", "go"), ("assistant", claim), ("user", "seriously??")))["correction"]
-    assert again.pattern_key == f.pattern_key
+    edit = Turn(2, "assistant", "", tool_name="edit", tool_input="src/theme/dark.ts", position="turn 3")
+    for said in ("wtf??", "damn you messed it up", "you fucking idiot", "ffs you screwed it up again"):
+        t = chat(("user", "fix the colours"), ("assistant", claim), ("assistant", ""), ("user", said))
+        t = replace(t, turns=(*t.turns[:2], edit, t.turns[3]))
+        f = found(t)["correction"]
+        assert f.summary.startswith(f'The user was frustrated ("{said.rstrip("?")}") after the agent\'s last step: '
+                                    "edit src/theme/dark.ts"), f.summary
+        assert f.priority == "low" and f.pattern_key is None, f
+        assert "\nThe verdict is on: The status bar now uses the muted palette.\n" in f.details
+        assert f.evidence == said
+    # an insult beside what is wrong: the lesson is what is wrong, the insult dropped from it
+    t = chat(("user", "fix the colours"), ("assistant", claim), ("user", "you fucking idiot. use rgb values, it's still"
+                                                                          " wrong"))
+    f = found(t)["correction"]
+    assert f.summary == "Use rgb values, it's still wrong" and f.pattern_key and f.priority == "high", f
 
 
 def test_the_same_lesson_said_twice_gets_the_same_pattern_key():

@@ -208,7 +208,11 @@ def test_an_injected_tag_must_be_a_tag_name():
         ("correction", ["what about the error path?"], "Cover the error path too"),
         ("correction", ["the tests still hang, why?"], "Find the cause: the tests still hang"),
         ("correction", ["we need to pass it to the parser too, right?"], "We need to pass it to the parser too"),
-        ("correction", ["what are you doing?"], "Check this first: what are you doing?"),  # nothing to say it as
+        # nothing to say it as: what the user had to ask, never glued to an order ("Check this first: ...?", QA7 d)
+        ("correction", ["what are you doing?"],
+         'The user had to ask "what are you doing?": say what was done, where and why, without being asked'),
+        ("correction", ["isn't there a retry helper in the http client?"],
+         "Use an existing retry helper in the http client if there is one"),
         # a sentence that is only fillers or an attached file's path gives way to the next one
         ("correction", ["'/var/folders/T/Screenshot 2025-11-21 at 01.39.27.png'", "use the old colours"],
          "Use the old colours"),

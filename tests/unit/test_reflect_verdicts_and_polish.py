@@ -93,3 +93,22 @@ def test_a_bare_fix_behind_copilot_context_reads_as_one(said):
 @pytest.mark.parametrize("said", ["@docs/design.md fix it", "#123 is broken again", "# Plan\nadd a footer"])
 def test_a_file_the_user_points_at_an_issue_number_or_a_heading_stay(said):
     assert [line for _, line in own_lines(said, RULES)][0] == said.splitlines()[0]
+
+
+def test_an_agents_prompt_pasted_into_the_message_is_not_the_users_words(shared_data):
+    """QA7 c: an aider user asked to look into a bug and pasted another agent's prompt after it ("... - You are the
+    Analyzer Agent (...). Your goals: ..." and dozens of lines of its rules): the prompt was read as the user's words,
+    its orders as corrections and the evidence. From the prompt's opening on, the lines are pasted; a user telling
+    the agent what it is, in a line or two, is still speaking."""
+    prompt = ("please look at the hotkey bug, follow the prompt below - You are the Review Agent (Senior Code "
+              "Reviewer). Your goals:\nFind defects.\nYOU DO NOT write code.\nNEVER run builds.\nALWAYS cite the file."
+              "\nReport in three sections.\nStop after two failed attempts.")
+    said = [line for _, line in own_lines(prompt, RULES)]
+    assert said == ["please look at the hotkey bug, follow the prompt below -"]
+    short = "you are the agent here, do it yourself\nand run the tests"
+    assert [line for _, line in own_lines(short, RULES)] == short.splitlines()
+    from kg.reflect import read_transcript
+    from kg.reflect.detect import learnings
+    t = read_transcript(shared_data / "runtimes/aider/alexshchuka_mozgoslav/.aider.chat.history.md")
+    found = [f for f in learnings(t, RULES) if t.turns[f.turn].line == 3732]
+    assert not [f for f in found if "Analyzer Agent" in f.evidence + f.details + f.summary], found
