@@ -224,11 +224,11 @@ def parse_types(types: str | Iterable[str] | None) -> tuple[set[str], set[str]]:
 def _since(since: str | datetime | None, now: datetime | str | None) -> datetime | None:
     if since is None or since == "":
         return None
-    if isinstance(since, datetime):
-        return since
-    if not isinstance(since, str):
+    if not isinstance(since, (str, datetime)):
         raise ArgumentError(f"since must be a span such as '7d', an ISO date or a datetime (got {since!r})")
     try:
+        if isinstance(since, datetime):  # into the clock zone as `now=` is: the graph's times are naive in it
+            return clock.naive(since, what="since")
         return clock.parse_since(since, clock.now(now))
     except UsageError as exc:  # a ValueError to Python callers, as every other wrong argument here
         raise ArgumentError(str(exc)) from None
