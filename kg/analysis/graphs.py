@@ -418,9 +418,7 @@ def failing_areas(graph: nx.MultiDiGraph, *, entry_type: str = "error") -> list[
 def report(workspace: Any = None, *, top: int = 5, now: datetime | str | None = None) -> dict[str, Any]:
     """The one-page answer to "where does the agent keep failing, and what has it learned?" (`kg graph
     report`)."""
-    if isinstance(top, int) and top < 1:
-        raise UsageError("--top must be at least 1")
-    top = checks.whole("top", top, minimum=1)
+    top = checks.whole("top", top, minimum=1, flag="--top")
     with load(workspace, now=now) as a:
         g = a.graph
         hubs = central(g, kinds=("principle",), top=top)

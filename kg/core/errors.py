@@ -20,7 +20,16 @@ class UsageError(KgError):
 
 class ArgumentError(UsageError, ValueError):
     """A Python caller's argument is wrong (the analyst's functions: `central(top="x")`): said at the call, naming
-    the argument and what it accepts. A ValueError too, so plain Python code catches it as one."""
+    the argument and what it accepts. A ValueError too, so plain Python code catches it as one.
+
+    `cli` is the command line's words for the same mistake, where a command hands its option to the function
+    (`--top must be at least 1` for `report(top=0)`): the CLI says that, a notebook the argument's name. The
+    functions the commands share raised the CLI's UsageError, so a notebook read a flag it never typed and no
+    ValueError (QA8 #2)."""
+
+    def __init__(self, message: str, *, cli: str | None = None):
+        super().__init__(message)
+        self.cli = cli
 
 
 class NotFound(UsageError):

@@ -38,3 +38,43 @@ def test_a_since_with_a_time_zone_is_read_in_the_workspace_zone(logged, tmp_path
         assert set(ka.filter_graph(a.graph, since=since)) == set(graph)
     result = ke.export_graph(ws.root, "json", since=since)
     assert result.nodes == graph.number_of_nodes()
+
+
+WRONG = [  # (the Python call, what it says, the command, what the command says)
+    ("report top 0", lambda w: ka.report(w, top=0), "top must be a whole number, at least 1 (got 0)",
+     ["graph", "report", "--top", "0"], "--top must be at least 1"),
+    ("show limit -1", lambda w: kd().show_subgraph(w, types="lesson", limit=-1, out=w / "q.png"),
+     "limit must be a whole number, at least 1 (got -1)",
+     ["graph", "show", "--type", "lesson", "--limit", "-1", "--out", "q.png"], "--limit must be at least 1"),
+    ("export format xml", lambda w: ke.export_graph(w, "xml", out=w / "g.xml"), "fmt: unknown format 'xml'",
+     ["export", "graph", "--format", "xml"], "unknown format 'xml': use one of graphml"),
+    ("render format xml", lambda w: ke.render(ka.to_networkx(w), "xml"), "fmt: unknown format 'xml'", None, None),
+    ("render format a number", lambda w: ke.render(ka.to_networkx(w), 5), "fmt: unknown format 5", None, None),
+    ("plot rows without rates", lambda w: kd().plot_rule_effect([{"x": 1}]),
+     "rows[0] has no key, rate_before, rate_after: give the rows a.rule_effect() returns (it has x)", None, None),
+    ("plot scores without a time", lambda w: kd().plot_score_trends([{"x": 1}]), "rows[0] has no at or period",
+     None, None),
+]
+
+
+def kd():
+    from kg.analysis import drawing
+
+    return drawing
+
+
+@pytest.mark.parametrize(("call", "said", "argv", "cli_said"), [w[1:] for w in WRONG], ids=[w[0] for w in WRONG])
+def test_a_wrong_argument_is_a_value_error_naming_it_and_the_command_keeps_its_words(logged, run_kg, call, said,
+                                                                                     argv, cli_said):
+    """README: a wrong argument is refused at the call with a ValueError naming it. `report(top=0)`, a negative
+    `limit` and an unknown format were kg's UsageError naming the CLI's flag (no ValueError), a row without the
+    fields a drawing reads a bare KeyError (QA8 #2). The commands passing those options still say theirs."""
+    ws, _, _ = logged
+    with pytest.raises(ValueError) as caught:
+        call(ws.root)
+    assert said in str(caught.value)
+    assert "--" not in str(caught.value)
+    if argv:
+        r = run_kg(argv)
+        assert r.exit_code == 2
+        assert cli_said in r.stderr and "fmt:" not in r.stderr and "whole number" not in r.stderr
