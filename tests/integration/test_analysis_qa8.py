@@ -3,6 +3,7 @@ flag's words where a notebook's caller needs a ValueError naming its own argumen
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -78,3 +79,20 @@ def test_a_wrong_argument_is_a_value_error_naming_it_and_the_command_keeps_its_w
         r = run_kg(argv)
         assert r.exit_code == 2
         assert cli_said in r.stderr and "fmt:" not in r.stderr and "whole number" not in r.stderr
+
+
+def test_the_trail_is_exported_from_a_workspace_path_as_the_graph_is(logged, tmp_path):
+    """`export_trail("path", out=...)` was an AttributeError ('str' object has no attribute 'store'): it takes a
+    workspace path as export_graph does, and says a folder that is no workspace by name, as a ValueError."""
+    from kg.ingest.trail import export_trail
+
+    ws, old, new = logged
+    done = export_trail(str(ws.root), out=str(tmp_path / "trail.json"))
+    assert done["written"] == [str(tmp_path / "trail.json")] and done["entries"] == 2
+    ids = {e["id"] for e in json.loads((tmp_path / "trail.json").read_text(encoding="utf-8"))["entries"]}
+    assert {old, new} <= ids
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="empty"):
+        export_trail(tmp_path / "empty", out=tmp_path / "t2.json")
+    with pytest.raises(ValueError, match="workspace must be a Workspace"):
+        export_trail(5)
