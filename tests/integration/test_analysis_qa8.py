@@ -4,12 +4,18 @@ flag's words where a notebook's caller needs a ValueError naming its own argumen
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from kg import analysis as ka
 from kg.analysis import export as ke
+from kg.analysis import snapshot
 from kg.core import clock
 
 
@@ -96,3 +102,50 @@ def test_the_trail_is_exported_from_a_workspace_path_as_the_graph_is(logged, tmp
         export_trail(tmp_path / "empty", out=tmp_path / "t2.json")
     with pytest.raises(ValueError, match="workspace must be a Workspace"):
         export_trail(5)
+
+
+HOLDER = """
+import sys
+import kg.analysis as ka
+a = ka.load(sys.argv[1])  # a notebook's load: its snapshot copy held for as long as it lives
+print(a.snapshot.directory, flush=True)
+sys.stdin.read()  # held until its stdin closes, or it is killed
+"""
+
+
+def _holder(root):
+    child = subprocess.Popen([sys.executable, "-c", HOLDER, str(root)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "KG_SERVER": "0"})
+    line = child.stdout.readline().strip()
+    assert line, child.stderr.read()
+    return child, Path(line)
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_doctor_reports_and_removes_the_copy_a_killed_notebook_left_never_a_living_ones(logged, run_kg, how):
+    """A notebook killed while it held `kg.analysis.load(...)` left memory/.kg/snapshots/snap-*/ (49 MB on the
+    demo) and `kg doctor` said "temporary files: none left behind" (QA8 #4): it says it, with --dry-run only
+    that, and removes it as the next snapshot would (its owner lock is free), never a living owner's copy."""
+    ws, _, _ = logged
+    killed, left = _holder(ws.root)
+    living, kept = _holder(ws.root)
+    try:
+        killed.send_signal(how)
+        assert killed.wait(timeout=60) == -how
+        assert left.is_relative_to(ws.kg_dir / snapshot.SNAPSHOTS) and left.is_dir() and kept.is_dir()
+        said = {c["name"]: c for c in run_kg(["doctor", "--dry-run", "--json"]).json["checks"]}["temporary files"]
+        assert said["status"] == "warning" and left.name in said["detail"] and kept.name not in said["detail"]
+        assert "1 snapshot copy of the graph" in said["detail"]
+        assert left.is_dir()  # a dry run removes nothing
+        said = {c["name"]: c for c in run_kg(["doctor", "--json"]).json["checks"]}["temporary files"]
+        assert said["status"] == "repaired" and left.name in said["detail"], said
+        assert not left.exists() and kept.is_dir()  # the living notebook's copy is still there
+        said = {c["name"]: c for c in run_kg(["doctor", "--json"]).json["checks"]}["temporary files"]
+        assert said["status"] == "ok", said
+    finally:
+        living.stdin.close()
+        living.wait(timeout=60)
+        if killed.poll() is None:
+            killed.kill()
+    assert not kept.exists()  # its owner removed it as it closed
