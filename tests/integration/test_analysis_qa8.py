@@ -149,3 +149,24 @@ def test_doctor_reports_and_removes_the_copy_a_killed_notebook_left_never_a_livi
         if killed.poll() is None:
             killed.kill()
     assert not kept.exists()  # its owner removed it as it closed
+
+
+def test_import_trail_counts_what_it_skipped_in_the_plural(ws, run_kg):
+    """`kg import trail` said "skipped 3 block of a file ..." and "3 entry without a LRN/ERR/FEAT id" (QA8 #6):
+    the reason's noun agrees with its count; `--json` keys them as before."""
+    trail = ws.root / "t.json"
+    trail.write_text(json.dumps({"entries": [{"summary": s, "type": "error"} for s in "abc"] + [[1]],
+                                 "graph": {"nodes": [], "edges": []}}), encoding="utf-8")
+    r = run_kg(["import", "trail", str(trail)])
+    assert r.exit_code == 0, r.stderr
+    assert "skipped 1 entry is not an object, 3 entries without a LRN/ERR/FEAT id" in r.stdout
+    assert run_kg(["import", "trail", str(trail), "--dry-run", "--json"]).json["skipped"] == {
+        "entry is not an object": 1, "entry without a LRN/ERR/FEAT id": 3}
+    from kg.cli.trail import counted
+
+    said = counted(3, "block of a file this workspace does not hold (the next cycle writes it)")
+    assert said == "3 blocks of a file this workspace does not hold (the next cycle writes it)"
+    assert counted(2, "graph is not an object") == "2 graphs are not objects"
+    assert counted(2, "duplicate id in the imported files") == "2 duplicate ids in the imported files"
+    assert counted(4, "change kg cannot read") == "4 changes kg cannot read"
+    assert counted(2, "binary file") == "2 binary files"
