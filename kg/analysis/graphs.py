@@ -116,7 +116,7 @@ def _wait(wait: Any) -> float | None:
 def _take(ws: Any, wait: float | None) -> snapshot.Snapshot:
     """A snapshot, waiting `wait` seconds for the graph when given. Past the wait, the busy graph says how a
     notebook waits longer (QA #10: a load during a 20 s `kg ingest` gave up after 10 s saying only that)."""
-    from kg.core.errors import StoreBusy
+    from kg.core.errors import StoreBusy, TeamGraphUnreachable
 
     kept = ws.lock_wait, ws.journal.timeout
     if wait is not None:  # (as a detached session end waits longer: kg.runtimes.hooks.wait_longer)
@@ -124,6 +124,8 @@ def _take(ws: Any, wait: float | None) -> snapshot.Snapshot:
         ws.journal.timeout = max(kept[1], float(wait))
     try:
         return snapshot.take(ws)
+    except TeamGraphUnreachable:
+        raise  # a server that is down or away: no writer to wait for, and its message says what to do
     except StoreBusy as exc:
         raise type(exc)(f"{exc}. A notebook can wait for the writer to finish: pass wait=SECONDS to "
                         "kg.analysis.load() or to_networkx()") from None

@@ -80,6 +80,12 @@ class TeamGraphBusy(StoreBusy, StoreError):
     graph (StoreBusy), and still a StoreError to those that report or journal around it."""
 
 
+class TeamGraphUnreachable(TeamGraphBusy):
+    """A team graph whose server refused the connection or did not answer: no writer holds it, so waiting for
+    one (`kg.analysis.load(wait=)`) is no advice (QA8 #5: it was given, with wait passed, 0.9 s after the
+    refusal); still a TeamGraphBusy to those that do without the graph or journal around it."""
+
+
 class GraphUnopenable(StoreError):
     """Kùzu cannot open the graph file (damaged, cut short): `kg doctor --repair` starts a new one and brings back
     what the workspace still holds."""
