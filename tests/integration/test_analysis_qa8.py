@@ -10,13 +10,13 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from kg import analysis as ka
 from kg.analysis import export as ke
 from kg.analysis import snapshot
-from kg.core import clock
 
 
 @pytest.fixture
@@ -30,21 +30,36 @@ def logged(ws):
     return ws, old, new
 
 
-def test_a_since_with_a_time_zone_is_read_in_the_workspace_zone(logged, tmp_path):
+@pytest.fixture
+def tokyo(tmp_path):
+    """A workspace made in Tokyo (its clock zone recorded so: every time in it is Tokyo's wall clock, whatever the
+    zone of the process that reads it), with two errors three weeks apart."""
+    kg_cli = str(Path(sys.executable).with_name("kg"))
+    env = {**os.environ, "TZ": "Asia/Tokyo", "KG_SERVER": "0"}
+    root = tmp_path / "tokyo"
+    subprocess.run([kg_cli, "init", str(root)], env=env, check=True, capture_output=True, timeout=120)
+    ids = []
+    for at, text in (("2026-11-01T10:00:00", "npm ci failed: lockfile out of sync"),
+                     ("2026-11-22T10:00:00", "git push failed: no upstream")):
+        done = subprocess.run([kg_cli, "-w", str(root), "--now", at, "log", "error", text, "--wait", "--json"],
+                              env=env, check=True, capture_output=True, text=True, timeout=120)
+        ids.append(json.loads(done.stdout)["id"])
+    return root, *ids
+
+
+def test_a_since_with_a_time_zone_is_read_in_the_workspace_zone(tokyo):
     """`since=datetime.now(timezone.utc) - timedelta(days=30)` was a TypeError ("can't compare offset-naive and
-    offset-aware datetimes") from every function that filters by time: it is converted as `now=` is."""
-    ws, old, new = logged
-    with ws:
-        zone = clock.zone()
-    since = datetime(2026, 11, 15, 9, 30, tzinfo=zone).astimezone(UTC)
-    graph = ka.to_networkx(ws.root, since=since)
+    offset-aware datetimes") from every function that filters by time: it is converted into the workspace's
+    clock zone as `now=` is."""
+    root, old, new = tokyo
+    since = datetime(2026, 11, 15, 9, 30, tzinfo=ZoneInfo("Asia/Tokyo")).astimezone(UTC)  # 00:30 in UTC
+    graph = ka.to_networkx(root, since=since)
     assert new in graph and old not in graph
-    assert graph.graph["since"] == "2026-11-15T09:30:00"  # the workspace's wall clock, as its nodes are dated
-    with ka.load(ws.root) as a:
+    assert graph.graph["since"] == "2026-11-15T09:30:00"  # Tokyo's wall clock, as the workspace's nodes are dated
+    with ka.load(root) as a:
         assert set(a.subgraph(since=since)) == set(graph)
         assert set(ka.filter_graph(a.graph, since=since)) == set(graph)
-    result = ke.export_graph(ws.root, "json", since=since)
-    assert result.nodes == graph.number_of_nodes()
+    assert ke.export_graph(root, "json", since=since).nodes == graph.number_of_nodes()
 
 
 WRONG = [  # (the Python call, what it says, the command, what the command says)
