@@ -378,6 +378,12 @@ def _quiet_glyphs(fig: Any) -> Iterator[None]:
         yield
 
 
+def _chosen(node_id: str | None, types: Any) -> None:
+    if node_id is None and not types:
+        raise ArgumentError("give node_id, or types (e.g. types='lesson,principle'), to choose what to draw",
+                            cli="name a node id, or --type (e.g. --type lesson,principle), to choose what to draw")
+
+
 def select_subgraph(graph: nx.MultiDiGraph, *, node_id: str | None = None, types: str | Iterable[str] | None = None,
                     depth: int = 1, limit: int = 150, since: str | datetime | None = None,
                     now: datetime | str | None = None) -> nx.MultiDiGraph:
@@ -385,8 +391,7 @@ def select_subgraph(graph: nx.MultiDiGraph, *, node_id: str | None = None, types
     best-connected nodes of some types."""
     from kg.analysis import filter_graph, neighbourhood
 
-    if node_id is None and not types:
-        raise UsageError("name a node id, or --type (e.g. --type lesson,principle), to choose what to draw")
+    _chosen(node_id, types)
     limit = min(checks.whole("limit", limit, minimum=1, flag="--limit"), MAX_DRAWN)
     scope = filter_graph(graph, types=types, since=since, now=now)
     if node_id is not None:
@@ -405,6 +410,7 @@ def show_subgraph(workspace: Any = None, *, out: str | Path, node_id: str | None
     from kg.workspace_out import check_out, source
 
     checks.whole("limit", limit, minimum=1, flag="--limit")  # before the graph is read (select_subgraph says it)
+    _chosen(node_id, types)
     path = Path(out).expanduser()
     if path.suffix.lower() not in IMAGE_SUFFIXES:
         raise UsageError(f"--out {path}: name a .png, .svg or .pdf file")

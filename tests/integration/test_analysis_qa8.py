@@ -68,6 +68,8 @@ WRONG = [  # (the Python call, what it says, the command, what the command says)
     ("show limit -1", lambda w: kd().show_subgraph(w, types="lesson", limit=-1, out=w / "q.png"),
      "limit must be a whole number, at least 1 (got -1)",
      ["graph", "show", "--type", "lesson", "--limit", "-1", "--out", "q.png"], "--limit must be at least 1"),
+    ("show nothing chosen", lambda w: kd().show_subgraph(w, out=w / "q.png"), "give node_id, or types",
+     ["graph", "show", "--out", "q.png"], "name a node id, or --type (e.g. --type lesson,principle)"),
     ("export format xml", lambda w: ke.export_graph(w, "xml", out=w / "g.xml"), "fmt: unknown format 'xml'",
      ["export", "graph", "--format", "xml"], "unknown format 'xml': use one of graphml"),
     ("render format xml", lambda w: ke.render(ka.to_networkx(w), "xml"), "fmt: unknown format 'xml'", None, None),
