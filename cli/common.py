@@ -91,7 +91,7 @@ def errors() -> Iterator[None]:
     except typer.Exit:
         raise
     except KgError as exc:
-        fail(str(exc), exc.exit_code)
+        fail(getattr(exc, "cli", None) or str(exc), exc.exit_code)  # (an ArgumentError's words for the flag)
     except KeyboardInterrupt:
         fail("interrupted", 130)
     except BrokenPipeError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from pathlib import Path
@@ -85,6 +86,23 @@ def _progress_bar():
     return show
 
 
+# A reason to skip is a singular noun phrase (`--json` keys it so): its head noun, before what qualifies it
+_REASON = re.compile(r"^(?P<head>.*?\w)(?P<rest> (?:with|without|of|in|kg|is)\b.*)?$")
+
+
+def counted(n: int, why: str) -> str:
+    """`3 blocks of a file ...`, `1 entry is not an object`: the reason's head noun in the plural when n is not 1
+    (QA8 #6: "skipped 3 block of a file ...", "3 entry without a LRN/ERR/FEAT id")."""
+    m = _REASON.match(why)
+    if n == 1 or m is None:
+        return f"{n} {why}"
+    head, rest = m["head"], m["rest"] or ""
+    head = head[:-1] + "ies" if head.endswith("y") and head[-2:-1] not in "aeiou" else head + "s"
+    if rest.startswith(" is not an "):
+        rest = " are not " + rest[len(" is not an "):] + "s"
+    return f"{n} {head}{rest}"
+
+
 def _render_import(dry_run: bool):
     def render(d: dict[str, Any]) -> str:
         verb = "Would import" if dry_run else "Imported"
@@ -98,7 +116,7 @@ def _render_import(dry_run: bool):
         if d["already_present"]:
             text += f"; {d['already_present']} already present"
         if d["skipped"]:
-            text += "; skipped " + ", ".join(f"{n} {why}" for why, n in sorted(d["skipped"].items()))
+            text += "; skipped " + ", ".join(counted(n, why) for why, n in sorted(d["skipped"].items()))
         if d.get("lifecycle_not_imported"):  # another workspace's: the warning on stderr says why
             text += "; not imported, of the trail's lifecycle: " + ", ".join(
                 f"{n} {kind if n != 1 else kind[:-1]}" for kind, n in sorted(d["lifecycle_not_imported"].items()))

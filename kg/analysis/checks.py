@@ -13,13 +13,15 @@ import networkx as nx
 from kg.core.errors import ArgumentError
 
 
-def whole(name: str, value: Any, *, minimum: int = 0, optional: bool = False) -> Any:
-    """A whole number of at least `minimum` (None too when `optional`)."""
+def whole(name: str, value: Any, *, minimum: int = 0, optional: bool = False, flag: str | None = None) -> Any:
+    """A whole number of at least `minimum` (None too when `optional`). `flag` is the command's option that
+    passes it (`--top`): the CLI says the command's own words, `--top must be at least 1`."""
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         also = " or None" if optional else ""
-        raise ArgumentError(f"{name} must be a whole number, at least {minimum}{also} (got {value!r})")
+        raise ArgumentError(f"{name} must be a whole number, at least {minimum}{also} (got {value!r})",
+                            cli=f"{flag} must be at least {minimum}" if flag else None)
     return value
 
 
@@ -109,8 +111,18 @@ def table_of(value: Any, name: str = "table") -> Any:
     return value
 
 
-def rows_of(value: Any, name: str, made_by: str) -> list[dict[str, Any]]:
-    """A list of rows (dicts), as `made_by` returns them."""
+def rows_of(value: Any, name: str, made_by: str, *, keys: Iterable[str] = (),
+            one_of: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """A list of rows (dicts), as `made_by` returns them, each with every one of `keys` and one of `one_of`
+    (the fields the drawing reads: a row without one was a bare KeyError from inside it, QA8 #2)."""
     if not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
         raise ArgumentError(f"{name} must be the list of rows {made_by} returns (got {type(value).__name__})")
+    needed, either = tuple(keys), tuple(one_of)
+    for i, row in enumerate(value):
+        missing = [k for k in needed if k not in row]
+        if either and not any(k in row for k in either):
+            missing.append(" or ".join(either))
+        if missing:
+            raise ArgumentError(f"{name}[{i}] has no {', '.join(missing)}: give the rows {made_by} returns "
+                                f"(it has {', '.join(map(str, row)) or 'no fields'})")
     return value

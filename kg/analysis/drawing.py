@@ -312,7 +312,7 @@ def plot_heatmap(table: Any, *, ax: Any = None, title: str | None = None, cmap: 
 
 def plot_score_trends(rows: list[dict[str, Any]], *, ax: Any = None, title: str = "self-assessment scores"):
     """Lines of each score dimension over time (rows from `kg.analysis.score_trends`)."""
-    rows = checks.rows_of(rows, "rows", "a.score_trends()")
+    rows = checks.rows_of(rows, "rows", "a.score_trends()", one_of=("at", "period"))
     fig, ax = _axes(ax, (11, 4))
     if not rows:
         ax.text(0.5, 0.5, "no scores yet (kg score ...)", ha="center", va="center", transform=ax.transAxes)
@@ -338,7 +338,7 @@ def plot_score_trends(rows: list[dict[str, Any]], *, ax: Any = None, title: str 
 def plot_rule_effect(rows: list[dict[str, Any]], *, ax: Any = None,
                      title: str = "recurrence per week, before and after each rule"):
     """Paired bars per promoted rule (rows from `kg.analysis.rule_effect`)."""
-    rows = checks.rows_of(rows, "rows", "a.rule_effect()")
+    rows = checks.rows_of(rows, "rows", "a.rule_effect()", keys=("key", "rate_before", "rate_after"))
     fig, ax = _axes(ax, (11, 1.8 + 0.45 * max(len(rows), 1)))
     if not rows:
         ax.text(0.5, 0.5, "no rule was promoted from a pattern yet", ha="center", va="center",
@@ -350,7 +350,7 @@ def plot_rule_effect(rows: list[dict[str, Any]], *, ax: Any = None,
     ax.barh([y + 0.2 for y in ys], [r["rate_before"] for r in rows], height=0.4, label="before", color="#e74c3c")
     ax.barh([y - 0.2 for y in ys], [r["rate_after"] for r in rows], height=0.4, label="after", color="#27ae60")
     ax.set_yticks(list(ys))
-    ax.set_yticklabels([r["key"] or r["pattern"] for r in rows], fontsize=8)
+    ax.set_yticklabels([r["key"] or r.get("pattern") for r in rows], fontsize=8)
     ax.set_xlabel("events per week")
     ax.set_title(title)
     ax.legend(frameon=False)
@@ -378,6 +378,12 @@ def _quiet_glyphs(fig: Any) -> Iterator[None]:
         yield
 
 
+def _chosen(node_id: str | None, types: Any) -> None:
+    if node_id is None and not types:
+        raise ArgumentError("give node_id, or types (e.g. types='lesson,principle'), to choose what to draw",
+                            cli="name a node id, or --type (e.g. --type lesson,principle), to choose what to draw")
+
+
 def select_subgraph(graph: nx.MultiDiGraph, *, node_id: str | None = None, types: str | Iterable[str] | None = None,
                     depth: int = 1, limit: int = 150, since: str | datetime | None = None,
                     now: datetime | str | None = None) -> nx.MultiDiGraph:
@@ -385,11 +391,8 @@ def select_subgraph(graph: nx.MultiDiGraph, *, node_id: str | None = None, types
     best-connected nodes of some types."""
     from kg.analysis import filter_graph, neighbourhood
 
-    if node_id is None and not types:
-        raise UsageError("name a node id, or --type (e.g. --type lesson,principle), to choose what to draw")
-    if limit < 1:
-        raise UsageError("--limit must be at least 1")
-    limit = min(limit, MAX_DRAWN)
+    _chosen(node_id, types)
+    limit = min(checks.whole("limit", limit, minimum=1, flag="--limit"), MAX_DRAWN)
     scope = filter_graph(graph, types=types, since=since, now=now)
     if node_id is not None:
         if node_id in graph and node_id not in scope:
@@ -406,6 +409,8 @@ def show_subgraph(workspace: Any = None, *, out: str | Path, node_id: str | None
     from kg.analysis import to_networkx
     from kg.workspace_out import check_out, source
 
+    checks.whole("limit", limit, minimum=1, flag="--limit")  # before the graph is read (select_subgraph says it)
+    _chosen(node_id, types)
     path = Path(out).expanduser()
     if path.suffix.lower() not in IMAGE_SUFFIXES:
         raise UsageError(f"--out {path}: name a .png, .svg or .pdf file")

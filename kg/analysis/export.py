@@ -25,7 +25,7 @@ import networkx as nx
 
 from kg import workspace_out
 from kg.analysis.cypher_export import check_dialect, cypher_literal, replay_cypher, split_cypher, to_cypher
-from kg.core.errors import UsageError
+from kg.core.errors import ArgumentError, UsageError
 from kg.core.files import atomic_writer
 from kg.store import KNOWLEDGE_KINDS
 
@@ -132,11 +132,12 @@ def _export(graph: nx.MultiDiGraph, fmt: str, out: str | Path | None, dialect: s
 
 
 def _format(fmt: str) -> str:
-    name = (fmt or "").strip().lower()
+    name = fmt.strip().lower() if isinstance(fmt, str) else ""
     if name == "mmd":
         name = "mermaid"
     if name not in FORMATS:
-        raise UsageError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+        said = f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}"
+        raise ArgumentError(f"fmt: {said}", cli=said)
     return name
 
 

@@ -116,7 +116,7 @@ def _wait(wait: Any) -> float | None:
 def _take(ws: Any, wait: float | None) -> snapshot.Snapshot:
     """A snapshot, waiting `wait` seconds for the graph when given. Past the wait, the busy graph says how a
     notebook waits longer (QA #10: a load during a 20 s `kg ingest` gave up after 10 s saying only that)."""
-    from kg.core.errors import StoreBusy
+    from kg.core.errors import StoreBusy, TeamGraphUnreachable
 
     kept = ws.lock_wait, ws.journal.timeout
     if wait is not None:  # (as a detached session end waits longer: kg.runtimes.hooks.wait_longer)
@@ -124,6 +124,8 @@ def _take(ws: Any, wait: float | None) -> snapshot.Snapshot:
         ws.journal.timeout = max(kept[1], float(wait))
     try:
         return snapshot.take(ws)
+    except TeamGraphUnreachable:
+        raise  # a server that is down or away: no writer to wait for, and its message says what to do
     except StoreBusy as exc:
         raise type(exc)(f"{exc}. A notebook can wait for the writer to finish: pass wait=SECONDS to "
                         "kg.analysis.load() or to_networkx()") from None
@@ -224,11 +226,11 @@ def parse_types(types: str | Iterable[str] | None) -> tuple[set[str], set[str]]:
 def _since(since: str | datetime | None, now: datetime | str | None) -> datetime | None:
     if since is None or since == "":
         return None
-    if isinstance(since, datetime):
-        return since
-    if not isinstance(since, str):
+    if not isinstance(since, (str, datetime)):
         raise ArgumentError(f"since must be a span such as '7d', an ISO date or a datetime (got {since!r})")
     try:
+        if isinstance(since, datetime):  # into the clock zone as `now=` is: the graph's times are naive in it
+            return clock.naive(since, what="since")
         return clock.parse_since(since, clock.now(now))
     except UsageError as exc:  # a ValueError to Python callers, as every other wrong argument here
         raise ArgumentError(str(exc)) from None
@@ -418,9 +420,7 @@ def failing_areas(graph: nx.MultiDiGraph, *, entry_type: str = "error") -> list[
 def report(workspace: Any = None, *, top: int = 5, now: datetime | str | None = None) -> dict[str, Any]:
     """The one-page answer to "where does the agent keep failing, and what has it learned?" (`kg graph
     report`)."""
-    if isinstance(top, int) and top < 1:
-        raise UsageError("--top must be at least 1")
-    top = checks.whole("top", top, minimum=1)
+    top = checks.whole("top", top, minimum=1, flag="--top")
     with load(workspace, now=now) as a:
         g = a.graph
         hubs = central(g, kinds=("principle",), top=top)

@@ -210,10 +210,11 @@ def _dropper(store_url: Any) -> Any:
     return drop
 
 
-def sweep(parent: Path, *, now: float | None = None, drop: Any = None) -> list[Path]:
+def sweep(parent: Path, *, now: float | None = None, drop: Any = None, dry_run: bool = False) -> list[Path]:
     """Remove the copies under `parent` that no living process owns: their owner lock is free, or they have
     none and are older than an hour (a process killed between making the folder and locking it); `drop(name)`
-    deletes a team graph's copy on its server, named in the folder's `graph.url`. Returns the folders removed."""
+    deletes a team graph's copy on its server, named in the folder's `graph.url`. Returns the folders removed
+    (with `dry_run`, the ones it would remove, removing none: `kg doctor --dry-run`)."""
     removed = []
     now = time.time() if now is None else now
     try:
@@ -230,7 +231,8 @@ def sweep(parent: Path, *, now: float | None = None, drop: Any = None) -> list[P
             except OSError:
                 continue
             if stale:
-                shutil.rmtree(child, ignore_errors=True)
+                if not dry_run:
+                    shutil.rmtree(child, ignore_errors=True)
                 removed.append(child)
             continue
         except OSError:
@@ -241,6 +243,9 @@ def sweep(parent: Path, *, now: float | None = None, drop: Any = None) -> list[P
             continue  # its owner lives
         else:
             named = child / SNAPSHOT_URL
+            if dry_run:
+                removed.append(child)
+                continue  # (the finally lets its lock go)
             if drop is not None and named.exists():
                 try:
                     drop(named.read_text(encoding="utf-8").strip().rsplit("/", 1)[-1])

@@ -165,12 +165,22 @@ def _out_of_range(what: str, value: object) -> str:
             "(kg writes dates as eight digits), for example 2026-11-30T10:35:00")
 
 
+def naive(at: datetime, *, what: str = "time") -> datetime:
+    """A datetime as kg holds times: naive, in the clock zone, whole seconds, in YEARS. One with a zone
+    (`datetime.now(timezone.utc)`) is converted into the clock zone first: compared as it came with the graph's
+    naive times it was a TypeError (QA8 #1: `since=` a zoned datetime)."""
+    if at.tzinfo is not None:
+        try:
+            at = at.astimezone(zone())
+        except OverflowError:  # 0001-01-01T00:00+01:00 falls before year 1
+            raise UsageError(_out_of_range(what, at.isoformat())) from None
+    return in_range(at.replace(microsecond=0, tzinfo=None), what=what)
+
+
 def now(override: str | datetime | None = None) -> datetime:
     """The current time: an explicit override, else `KG_NOW`, else the wall clock."""
     if isinstance(override, datetime):
-        if override.tzinfo is not None:
-            override = override.astimezone(zone())
-        return in_range(override.replace(microsecond=0, tzinfo=None), what="--now")
+        return naive(override, what="--now")
     if override:
         return parse_time(override, what="--now")
     env = os.environ.get(ENV_NOW)

@@ -20,7 +20,16 @@ class UsageError(KgError):
 
 class ArgumentError(UsageError, ValueError):
     """A Python caller's argument is wrong (the analyst's functions: `central(top="x")`): said at the call, naming
-    the argument and what it accepts. A ValueError too, so plain Python code catches it as one."""
+    the argument and what it accepts. A ValueError too, so plain Python code catches it as one.
+
+    `cli` is the command line's words for the same mistake, where a command hands its option to the function
+    (`--top must be at least 1` for `report(top=0)`): the CLI says that, a notebook the argument's name. The
+    functions the commands share raised the CLI's UsageError, so a notebook read a flag it never typed and no
+    ValueError (QA8 #2)."""
+
+    def __init__(self, message: str, *, cli: str | None = None):
+        super().__init__(message)
+        self.cli = cli
 
 
 class NotFound(UsageError):
@@ -69,6 +78,12 @@ class TeamGraphBusy(StoreBusy, StoreError):
     """A team graph (FalkorDB) whose writer lock stayed held past the wait, or whose server did not answer: the
     same to a caller that can do without the graph (the session-start brief from files) as a held embedded
     graph (StoreBusy), and still a StoreError to those that report or journal around it."""
+
+
+class TeamGraphUnreachable(TeamGraphBusy):
+    """A team graph whose server refused the connection or did not answer: no writer holds it, so waiting for
+    one (`kg.analysis.load(wait=)`) is no advice (QA8 #5: it was given, with wait passed, 0.9 s after the
+    refusal); still a TeamGraphBusy to those that do without the graph or journal around it."""
 
 
 class GraphUnopenable(StoreError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kg.core import paths
@@ -167,16 +168,48 @@ def _temp_files(ws: Any, report: DoctorReport, dry_run: bool) -> None:
             pid = m and int(m["pid"] or m["old"] or m["bulk"] or m["spool"])
             if m and p.is_file() and not p.is_symlink() and not _alive(pid):
                 stale.append(p)
-    if not stale:
+    copies, size = _dead_snapshots(ws, dry_run)
+    if not stale and not copies:
         report.add("temporary files", "ok", "none left behind")
         return
-    names = ", ".join(str(p.relative_to(ws.root)) for p in stale[:5]) + (" ..." if len(stale) > 5 else "")
+    left = stale + copies
+    names = ", ".join(str(p.relative_to(ws.root)) for p in left[:5]) + (" ..." if len(left) > 5 else "")
+    if copies:
+        names += f" ({len(copies)} snapshot cop{'y' if len(copies) == 1 else 'ies'} of the graph, {size / 1e6:.1f} MB)"
     if dry_run:
-        report.add("temporary files", "warning", f"{len(stale)} left by dead processes: {names}")
+        report.add("temporary files", "warning", f"{len(left)} left by dead processes: {names}")
         return
     for p in stale:
         p.unlink(missing_ok=True)
-    report.add("temporary files", "repaired", f"removed {len(stale)} left by dead processes: {names}")
+    report.add("temporary files", "repaired", f"removed {len(left)} left by dead processes: {names}")
+
+
+def _dead_snapshots(ws: Any, dry_run: bool) -> tuple[list[Path], int]:
+    """The graph copies in memory/.kg/snapshots/ whose owner died (a notebook killed while it held
+    `kg.analysis.load`: 49 MB on the demo, QA8 #4), found as the next snapshot finds them (its owner lock is
+    free: kg/analysis/snapshot.py `sweep`, never a live process's copy), and removed unless `dry_run`; with
+    their size, measured first."""
+    from kg.analysis.snapshot import SNAPSHOTS, _dropper, sweep
+
+    parent = ws.kg_dir / SNAPSHOTS
+    if not parent.is_dir():
+        return [], 0
+    found = sweep(parent, dry_run=True)
+    size = sum(_size(f) for d in found for f in d.rglob("*"))
+    if found and not dry_run:
+        found = sweep(parent, drop=_dropper(getattr(ws, "store_url", None)))
+        try:
+            parent.rmdir()  # as the last copy's close removes it (an empty folder only)
+        except OSError:
+            pass
+    return found, size
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.lstat().st_size if path.is_file() and not path.is_symlink() else 0
+    except OSError:  # gone meanwhile
+        return 0
 
 
 def _alive(pid: int) -> bool:

@@ -75,7 +75,15 @@ class ImportReport:
 # -- export -------------------------------------------------------------------------------------------------
 def export_trail(ws: Any, *, out: Path | None = None, learnings: bool | None = None,
                  now: datetime | str | None = None) -> dict[str, Any]:
-    """Write the trail JSON (and `.learnings/*.md` when that folder exists or `learnings=True`)."""
+    """Write the trail JSON (and `.learnings/*.md` when that folder exists or `learnings=True`). `ws`: a
+    Workspace, a workspace folder's path, or None for the one the current folder is in, as the analyst's
+    exports take it (a path was an AttributeError, 'str' object has no attribute 'store': QA8 #3)."""
+    from kg.workspace import Workspace
+
+    if not isinstance(ws, Workspace):
+        from kg.analysis.graphs import _workspace  # (networkx is loaded only for a notebook's path)
+
+        ws = _workspace(ws)
     at = clock.now(now)
     # the CLI's guard (kg/workspace_out.py), before the graph is read: an `out` of MEMORY.md or kg.toml is refused
     target = check_out(ws, out, trail=True, example=TRAIL_FILE.name) if out is not None else ws.root / TRAIL_FILE

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core import clock
-from kg.core.errors import StoreError, TeamGraphBusy
+from kg.core.errors import StoreError, TeamGraphUnreachable
 from kg.store import falkor_batch, falkor_clone, falkor_copy, falkor_params
 from kg.store import falkor_dialect as dialect
 from kg.store import queries as _queries
@@ -100,7 +100,7 @@ def _plain(exc: BaseException, url: StoreUrl, *, journaled: bool = True) -> Stor
                else "set KG_STORE_PASSWORD to the password it expects")
         return StoreError(f"the FalkorDB server at {url.public} {given} ({str(exc).rstrip('.')}): {fix}")
     if isinstance(exc, (rx.ConnectionError, rx.TimeoutError, OSError)):
-        return TeamGraphBusy(unreachable(url, exc, journaled=journaled))
+        return TeamGraphUnreachable(unreachable(url, exc, journaled=journaled))
     if isinstance(exc, rx.InvalidResponse) or "unknown command 'GRAPH." in str(exc):
         return StoreError(f"the server at {url.public} is not a FalkorDB server ({exc}); check "
                           f"{_configured_in()}: it must name a Redis server with the FalkorDB module")

@@ -94,6 +94,30 @@ def test_a_stopped_server_is_one_clear_error_and_no_entry_is_lost(tmp_path):
         falkor_server.stop(data)
 
 
+def test_a_load_of_a_stopped_server_gives_no_advice_to_wait(tmp_path):
+    """`kg.analysis.load(W, wait=15)` on a team workspace whose server was stopped failed at once with "connection
+    refused" and "pass wait=SECONDS to kg.analysis.load()", though wait was passed (QA8 #5): nobody holds the
+    graph, so it says what the command line says (start the server), not to wait. A busy writer still says it."""
+    import kg.analysis as ka
+    from kg.store import falkor_server
+
+    data = tmp_path / "server"
+    server = falkor_server.start(data)
+    url = f"falkordb://127.0.0.1:{server.port}/team"
+    try:
+        root = kg.init_workspace(tmp_path / "ws", store=url).root
+        first = kg_process(root, "log", "error", "written before the outage", "--wait", "--json")
+        assert first.returncode == 0 and json.loads(first.stdout)["applied"] is True, first.stderr
+        falkor_server.stop(data)
+        with pytest.raises(StoreError) as caught:
+            ka.load(root, wait=15)
+        message = str(caught.value)
+        assert message.startswith(f"cannot reach the team graph at {url}: nothing accepts connections"), message
+        assert "Start the FalkorDB server" in message and "wait=" not in message, message
+    finally:
+        falkor_server.stop(data)
+
+
 @pytest.mark.parametrize("existing", [False, True], ids=["new", "embedded-before"])
 def test_init_store_with_the_server_away_changes_no_setting(tmp_path, existing):
     """`kg init --store URL` with nothing listening wrote `[store] url` into kg.toml and then exited 1: every later
