@@ -38,6 +38,7 @@ from kg.redaction.textchecks import (
     entropy,
     unglued,
 )
+from kg.redaction.wrapped import rejoined
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
@@ -257,7 +258,13 @@ class Redactor:
                 if match is not None and match.end() > at:
                     self._take(rule, match, text, spans)
                     done = match.end()
-                elif rule.priority <= _TOKEN_PRIORITY:  # read again without the glue (`_unglue`)?
+                    if rule.priority <= _TOKEN_PRIORITY:  # its tail on the next line or in the next row's cell?
+                        done = max(done, self._rejoin(rule, text, at, done, spans))
+                elif rule.priority <= _TOKEN_PRIORITY:  # cut over lines, or read again without the glue (`_unglue`)?
+                    joined = self._rejoin(rule, text, at, -1, spans)
+                    if joined:
+                        done = joined
+                        continue
                     if not ascii_only and at >= run_end:
                         run_end = _run_end(text, at)
                     if _glued_at(text, at, run_end):
@@ -282,6 +289,19 @@ class Redactor:
                 if match.start() > hi:
                     break
                 self._take(rule, match, text, spans)
+
+    def _rejoin(self, rule: SecretRule, text: str, at: int, matched_end: int, spans: _Spans) -> int:
+        """A token at `at` cut over lines or table cells (`kg.redaction.wrapped`): each of its pieces is redacted
+        when the rule matches them joined. Where the last piece ends, or 0."""
+        def take(match: re.Match[str], joined: str) -> tuple[int, int] | None:
+            found = _Spans()
+            self._take(rule, match, joined, found)
+            return found.items[0][:2] if found.items else None
+
+        pieces = rejoined(rule.pattern, text, at, matched_end, take)
+        for start, end in pieces:
+            spans.add(start, end, rule.kind)
+        return pieces[-1][1] if pieces else 0
 
     def _take(self, rule: SecretRule, match: re.Match[str], text: str, spans: _Spans) -> None:
         start, end = match.span(rule.group)
