@@ -1,6 +1,7 @@
 """QA qa5's last leaks through the real CLI: `kg log ... --details` stored them in the graph and the journal. Every
 byte of the workspace is scanned for them afterwards. Values are fake.
-- A token cut in two: a GitHub token's tail in a Markdown table's next row, one hard-wrapped after a shell's `\\`."""
+- A token cut in two: a GitHub token's tail in a Markdown table's next row, one hard-wrapped after a shell's `\\`.
+- A key as the only argument of a class not named for a client: `Virustotal("<hex>")`, `Shodan("<key>")`."""
 
 from __future__ import annotations
 
@@ -23,3 +24,14 @@ def _logged_and_scanned(ws, run_kg, details: list[str], leaks: list[str]) -> lis
 
 def test_kg_log_details_redacts_a_token_cut_over_table_rows_or_lines(ws, run_kg):
     assert _logged_and_scanned(ws, run_kg, list(SPLIT), list(SPLIT.values())) == []
+
+
+CLASSES = {
+    'vt = virustotal_python.Virustotal("df50e6b2ad4adc7e897a1f86293f9ff10e122a075f18a7bf45850efc41fc9326")':
+        "df50e6b2ad4adc7e897a1f86293f9ff1",
+    'api = shodan.Shodan("Xk9mP2vQ7rT4wY8zA3bC6dE1fG5hJ0kL")': "Xk9mP2vQ7rT4wY8zA3bC6dE1",
+}
+
+
+def test_kg_log_details_redacts_a_key_as_a_class_s_only_argument(ws, run_kg):
+    assert _logged_and_scanned(ws, run_kg, list(CLASSES), list(CLASSES.values())) == []
