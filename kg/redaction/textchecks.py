@@ -112,19 +112,34 @@ def unglued(text: str, starts: list[int]) -> str:
 _PRINTABLE_SHARE = 0.95  # a decoding is text when this share of its characters are printable (or line breaks, tabs)
 
 
+_HEX = re.compile(r"(?:[0-9a-f]{2}){12,4096}|(?:[0-9A-F]{2}){12,4096}")
+
+
 def decoded(value: str) -> str | None:
-    """`value` read as base64 (standard or URL-safe, padded or not) when what it encodes is text (UTF-8, nearly all
-    printable); None otherwise (a hash, an id, an image's bytes, a word run that only looks like base64)."""
+    """`value` read as base64 (standard or URL-safe, padded or not), or as hex when it is all hex digits in pairs
+    (`414b4941...` is "AKIA..."), when what it encodes is text (UTF-8, nearly all printable); None otherwise (a hash,
+    an id, an image's bytes, a word run that only looks like base64). A hex run is no base64 of text (that has
+    capitals and small letters), so it is read as hex only: a hash's or a commit's bytes are no text either."""
     import base64
     import binascii
 
+    if _HEX.fullmatch(value) is not None:
+        return _printable(bytes.fromhex(value))
     body = value.rstrip("=")
     if len(body) % 4 == 1 or body.islower() or body.isupper():  # encoded text has capitals and small letters
         return None
     try:
         raw = base64.b64decode(body.replace("-", "+").replace("_", "/") + "=" * (-len(body) % 4), validate=True)
-        text = raw.decode("utf-8")
     except (binascii.Error, ValueError):
+        return None
+    return _printable(raw)
+
+
+def _printable(raw: bytes) -> str | None:
+    """`raw` as UTF-8 text when nearly all of it is printable (or line breaks, tabs); None otherwise."""
+    try:
+        text = raw.decode("utf-8")
+    except ValueError:
         return None
     if not text:
         return None
