@@ -48,7 +48,7 @@ from kg.redaction.textchecks import (
     glue_patterns,
     unglued,
 )
-from kg.redaction.wrapped import rejoined
+from kg.redaction.wrapped import may_continue, rejoined
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
@@ -262,9 +262,10 @@ class Redactor:
             positions = [at for at in positions if text[at].isupper()]
         if not rule.window:
             index, glued, ascii_only = glue
-            token_priority, glue_end = self._scan_settings.token_priority, self._glue[1]
+            token_priority = self._scan_settings.token_priority
             done = 0
             run_end = -1  # where the run of token characters of the last position looked at ends (`_run_end`)
+            run_stop = -1  # the same for `_TOKEN_RUN` (each run read once: "sk-" * 10**5 stays linear)
             for at in positions:
                 if at < done:  # inside this rule's previous match: keeps "password=" * 10**5 linear
                     continue
@@ -275,13 +276,16 @@ class Redactor:
                     if rule.priority <= token_priority:  # its tail on the next line or in the next row's cell?
                         done = max(done, self._rejoin(rule, text, at, done, spans))
                 elif rule.priority <= token_priority:  # cut over lines, or read again without the glue (`_unglue`)?
-                    joined = self._rejoin(rule, text, at, -1, spans)
-                    if joined:
-                        done = joined
-                        continue
+                    if at >= run_stop:
+                        run_stop = _TOKEN_RUN.match(text, at).end()
+                    if may_continue(text, run_stop):
+                        joined = self._rejoin(rule, text, at, -1, spans)
+                        if joined:
+                            done = joined
+                            continue
                     if not ascii_only and at >= run_end:
                         run_end = _run_end(text, at)
-                    if _glued_at(glue_end, text, at, run_end):
+                    if _glued_at(self._glue[1], text, at, run_end):
                         glued.append((index, at))
             return
         # Where a match may start: the keywords' windows, overlapping ones merged. A match may run on past the

@@ -44,9 +44,14 @@ def keylike(piece: str) -> bool:
     return sum(1 for a, b in pairwise(piece) if a.isdigit() != b.isdigit()) >= 3
 
 
+def may_continue(text: str, end: int) -> bool:
+    """Whether a run of token characters ending at `end` stops where a piece could continue it (a quick test)."""
+    return end < len(text) and text[end] in _STARTS
+
+
 def continued(text: str, end: int) -> tuple[int, int] | None:
     """Where the piece that continues a run ending at `end` is, or None."""
-    if end >= len(text) or text[end] not in _STARTS:
+    if not may_continue(text, end):
         return None
     match = _CONTINUED.match(text, end)
     if match is None:
