@@ -160,8 +160,8 @@ def provider_cases(redactor, seed: int = 15) -> Iterator[Case]:
     shapes (which must survive)."""
     rng = random.Random(seed)
     for rule in redactor.rules:
-        if not rule.keywords or rule.kind in _GENERIC:
-            continue
+        if not rule.keywords or rule.kind in _GENERIC or rule.before_source:
+            continue  # (a rule's `before` asks for what stands before its match, a callee's name: no shape holds it)
         keyed = rule.source.startswith("(?i)(?:") and "(?P<secret>" in rule.source  # the assign template
         word = rule.keywords[0].strip("_.-:~ ") or rule.kind
         upper = re.sub(r"\W", "_", word).upper()

@@ -30,9 +30,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from kg.redaction.rules import SecretRule, echo_min, line_prefix, packaged, parse
+from kg.redaction.rules import SecretRule, Settings, echo_min, line_prefix, packaged, parse, settings
 
-_CACHE_FORMAT = 11  # bump when the meaning of a cached rule changes
+_CACHE_FORMAT = 12  # bump when the meaning of a cached rule changes (12: the settings token_priority, glue...)
 
 _FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",
            "priority", "not_before_source", "upper", "column", "header_source", "decode")
@@ -141,17 +141,17 @@ def packaged_rules(entry: str = "secrets.toml") -> tuple[list[SecretRule], list[
 def packaged_rows(entry: str = "secrets.toml") -> tuple[LazyRules, list[str]]:
     """(rules in the order they apply (priority, then file order), each built on first use; global ignore regexes)
     of the packaged `entry` file and what it includes."""
-    rules, ignore, _, _ = packaged_parts(entry)
+    rules, ignore, _, _, _ = packaged_parts(entry)
     return rules, ignore
 
 
-def packaged_parts(entry: str = "secrets.toml") -> tuple[LazyRules, list[str], int, str]:
-    """`packaged_rows`, the file's `echo_min_chars` (`kg.redaction.rules.echo_min`) and its `line_prefix`, from one
-    read."""
+def packaged_parts(entry: str = "secrets.toml") -> tuple[LazyRules, list[str], int, str, Settings]:
+    """`packaged_rows`, the file's `echo_min_chars` (`kg.redaction.rules.echo_min`), its `line_prefix` and its
+    `Settings` (`kg.redaction.rules.settings`), from one read."""
     cached = _packaged(entry)
     codes = _Codes(cached.codes, cached.order) if cached.codes is not None else None
     rules = LazyRules([cached.rows[i] for i in cached.order], cached.plan, codes)
-    return rules, cached.ignore, cached.echo_min, cached.line_prefix
+    return rules, cached.ignore, cached.echo_min, cached.line_prefix, Settings(*cached.settings)
 
 
 @dataclass
@@ -164,6 +164,7 @@ class _Cached:
     codes: tuple[Path, int, bytes] | None = None
     echo_min: int = 6  # the file's echo_min_chars
     line_prefix: str = ""  # the file's line_prefix
+    settings: tuple[int, str, float] = ()  # type: ignore[assignment]  # the file's `Settings`, dumped
 
 
 class _Codes(Sequence[bytes | None]):
@@ -209,12 +210,13 @@ def _packaged(entry: str) -> _Cached:
     rules, ignore = parse(data, f"rules/{entry}", validate=False)
     echo = echo_min(data, f"rules/{entry}")
     prefix = line_prefix(data, f"rules/{entry}")
+    scan = settings(data, f"rules/{entry}").dump()
     rows = [tuple(getattr(rule, name) for name in _FIELDS) for rule in rules]
     order = sorted(range(len(rows)), key=lambda i: (rules[i].priority, i))
     plan = KeywordPlan.of([rules[i].keywords for i in order])
     if key is not None and path is not None and not _held:
-        _write_cache(path, key, folder, rows, order, plan, ignore, echo, prefix)
-    return _Cached(rows, order, plan, ignore, echo_min=echo, line_prefix=prefix)
+        _write_cache(path, key, folder, rows, order, plan, ignore, echo, prefix, scan)
+    return _Cached(rows, order, plan, ignore, echo_min=echo, line_prefix=prefix, settings=scan)
 
 
 def in_workspace(kg_dir: Path) -> None:
@@ -301,22 +303,25 @@ def _read_cache(path: Path, entry: str) -> _Cached | None:
             body = handle.read(length)
         if len(body) != length or head[:_SEAL] != b"%08x" % zlib.crc32(body):
             return None  # torn, edited or not ours
-        fmt, cached_key, folder, ignore, rows, order, plan, where, echo, prefix = marshal.loads(body)
+        fmt, cached_key, folder, ignore, rows, order, plan, where, echo, prefix, scan = marshal.loads(body)
         if fmt != _CACHE_FORMAT or folder != _rules_folder() or cached_key != _packaged_key(entry, folder) \
                 or not rows or len(rows) != len(order):
             return None
         # sealed: exactly what `_write_cache` wrote
         codes = (path, 2 * _SEAL + length, where) if len(where) == _WHERE.size * len(rows) else None
-        return _Cached(rows, order, KeywordPlan(*plan), ignore, codes, echo, prefix)
+        return _Cached(rows, order, KeywordPlan(*plan), ignore, codes, echo, prefix, tuple(scan))
     except (OSError, ValueError, TypeError, EOFError):
         return None
 
 
 def _write_cache(path: Path, key: str, folder: str, rows: list[Row], order: list[int], plan: KeywordPlan,
-                 ignore: list[str], echo: int = 6, prefix: str = "") -> None:
+                 ignore: list[str], echo: int = 6, prefix: str = "",
+                 scan: tuple[int, str, float] | None = None) -> None:
     """Each row marshalled on its own (a process unpacks only the rules it uses) in the sealed index, each rule's
-    compiled form after it; written atomically."""
+    compiled form after it; written atomically. `scan`: the `Settings` dumped (None: the packaged file's)."""
     import marshal
+
+    scan = scan if scan is not None else settings({}, "rules/secrets.toml").dump()
 
     from kg.core.files import write_atomic  # the one way kg replaces a file
 
@@ -332,7 +337,7 @@ def _write_cache(path: Path, key: str, folder: str, rows: list[Row], order: list
         blobs.append(blob)
         offset += len(blob)
     body = marshal.dumps((_CACHE_FORMAT, key, folder, list(ignore), [marshal.dumps(row) for row in rows], order,
-                          plan.dump(), bytes(where), echo, prefix))
+                          plan.dump(), bytes(where), echo, prefix, scan))
     try:
         # an explicit KG_CACHE_DIR is made with its parents; a workspace's folder only inside its memory/.kg/
         path.parent.mkdir(mode=0o700, parents=path.parent not in _workspace, exist_ok=True)

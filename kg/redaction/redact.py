@@ -25,7 +25,16 @@ from typing import Any
 
 from kg.redaction.cache import KeywordPlan, LazyRules, packaged_parts
 from kg.redaction.prefixes import bare_view, compiled, unescaped
-from kg.redaction.rules import DEFAULT_ECHO_MIN, SecretRule, SecretRulesError, echo_min, line_prefix, parse
+from kg.redaction.rules import (
+    DEFAULT_ECHO_MIN,
+    SecretRule,
+    SecretRulesError,
+    Settings,
+    echo_min,
+    line_prefix,
+    parse,
+    settings,
+)
 from kg.redaction.spans import _DOTTED_RUN, MARKER, _found, _Spans  # noqa: F401 - re-exported
 from kg.redaction.textchecks import (
     _glued_at,
@@ -36,8 +45,10 @@ from kg.redaction.textchecks import (
     _trie,
     decoded,
     entropy,
+    glue_patterns,
     unglued,
 )
+from kg.redaction.wrapped import may_continue, rejoined
 
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
@@ -52,9 +63,6 @@ _SHORT = 4096  # below this many characters keywords are found by str.find, abov
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{20}")
 _NOT_NAME = re.compile(r"[^A-Za-z0-9_]+")  # a key as an env name (`redact_pair`): db.password -> DB_PASSWORD
 _MAX_EXTEND = 16384  # longer runs are not secrets but blobs; the bound keeps adversarial input linear
-# Rules of this priority or lower are token formats (kg's own at 15, the providers' at 20): only they are read again
-# past glue (`_unglue`); a contextual rule (a key's name before its value) is no token glued to text.
-_TOKEN_PRIORITY = 20
 _DECODING: ContextVar[bool] = ContextVar("kg_redaction_decoding", default=False)  # inside `_decoded_kind`
 _WINDOW_RUN_ON = 160  # how far past its window a windowed rule's match may run (a quoted value's closing quote)
 
@@ -79,20 +87,26 @@ class Redactor:
     # what tools print before a line (rules/secrets.toml `line_prefix`): a text with such lines is read again
     # without them (`kg.redaction.prefixes`), so `+mimi=<key>` in a diff loses the key as `mimi=<key>` does
     line_prefix: str = ""
+    # rules/secrets.toml's `token_priority`, `glue` and `printable_share` (None: the packaged file's): rules of that
+    # priority or lower are token formats (kg's own at 15, the providers' at 20), and only they are read again past
+    # glue (`_unglue`) and joined over lines (`_rejoin`): a contextual rule (a key's name before its value) is no
+    # token glued to text
+    settings: Settings | None = None
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "rules/secrets.toml", *,
                      validate: bool = True) -> Redactor:
         """Validate parsed TOML: unknown keys refused, regexes compiled (unless `validate=False`), groups checked."""
         rules, ignore = parse(data, source, validate=validate)
-        return cls.from_rules(rules, ignore, echo_min(data, source), line_prefix(data, source))
+        return cls.from_rules(rules, ignore, echo_min(data, source), line_prefix(data, source), settings(data, source))
 
     @classmethod
     def from_rules(cls, rules: Iterable[SecretRule], ignore: Iterable[str] = (),
-                   echo_min: int = DEFAULT_ECHO_MIN, line_prefix: str = "") -> Redactor:
+                   echo_min: int = DEFAULT_ECHO_MIN, line_prefix: str = "",
+                   settings: Settings | None = None) -> Redactor:
         """Parsed rules in file order, applied by priority (stable, so file order breaks ties)."""
         ordered = sorted(enumerate(rules), key=lambda pair: (pair[1].priority, pair[0]))
-        return cls(tuple(rule for _, rule in ordered), tuple(ignore), echo_min, line_prefix)
+        return cls(tuple(rule for _, rule in ordered), tuple(ignore), echo_min, line_prefix, settings)
 
     # --- the scan -----------------------------------------------------------------------------------------
 
@@ -228,7 +242,7 @@ class Redactor:
         before a character of another script, is read again in a view with the glue blanked (`unglued`), at the
         keyword where its match failed: one fix for every rule's boundary. A match is taken only if no glue is
         in the secret itself, so the view finds nothing a rule would not find in the token standing alone."""
-        view = unglued(text, [at for _, at in glued])
+        view = unglued(self._glue[0], text, [at for _, at in glued])
         found = _Spans()
         for index, at in glued:
             rule = self.rules[index]
@@ -248,8 +262,10 @@ class Redactor:
             positions = [at for at in positions if text[at].isupper()]
         if not rule.window:
             index, glued, ascii_only = glue
+            token_priority = self._scan_settings.token_priority
             done = 0
             run_end = -1  # where the run of token characters of the last position looked at ends (`_run_end`)
+            run_stop = -1  # the same for `_TOKEN_RUN` (each run read once: "sk-" * 10**5 stays linear)
             for at in positions:
                 if at < done:  # inside this rule's previous match: keeps "password=" * 10**5 linear
                     continue
@@ -257,10 +273,19 @@ class Redactor:
                 if match is not None and match.end() > at:
                     self._take(rule, match, text, spans)
                     done = match.end()
-                elif rule.priority <= _TOKEN_PRIORITY:  # read again without the glue (`_unglue`)?
+                    if rule.priority <= token_priority:  # its tail on the next line or in the next row's cell?
+                        done = max(done, self._rejoin(rule, text, at, done, spans))
+                elif rule.priority <= token_priority:  # cut over lines, or read again without the glue (`_unglue`)?
+                    if at >= run_stop:
+                        run_stop = _TOKEN_RUN.match(text, at).end()
+                    if may_continue(text, run_stop):
+                        joined = self._rejoin(rule, text, at, -1, spans)
+                        if joined:
+                            done = joined
+                            continue
                     if not ascii_only and at >= run_end:
                         run_end = _run_end(text, at)
-                    if _glued_at(text, at, run_end):
+                    if _glued_at(self._glue[1], text, at, run_end):
                         glued.append((index, at))
             return
         # Where a match may start: the keywords' windows, overlapping ones merged. A match may run on past the
@@ -282,6 +307,19 @@ class Redactor:
                 if match.start() > hi:
                     break
                 self._take(rule, match, text, spans)
+
+    def _rejoin(self, rule: SecretRule, text: str, at: int, matched_end: int, spans: _Spans) -> int:
+        """A token at `at` cut over lines or table cells (`kg.redaction.wrapped`): each of its pieces is redacted
+        when the rule matches them joined. Where the last piece ends, or 0."""
+        def take(match: re.Match[str], joined: str) -> tuple[int, int] | None:
+            found = _Spans()
+            self._take(rule, match, joined, found)
+            return found.items[0][:2] if found.items else None
+
+        pieces = rejoined(rule.pattern, text, at, matched_end, take)
+        for start, end in pieces:
+            spans.add(start, end, rule.kind)
+        return pieces[-1][1] if pieces else 0
 
     def _take(self, rule: SecretRule, match: re.Match[str], text: str, spans: _Spans) -> None:
         start, end = match.span(rule.group)
@@ -316,7 +354,7 @@ class Redactor:
         no text or holds none. One level deep: an encoding inside the decoded text is not decoded again."""
         if _DECODING.get():
             return None
-        text = decoded(encoded)
+        text = decoded(encoded, self._scan_settings.printable_share)
         if text is None:
             return None
         token = _DECODING.set(True)
@@ -327,6 +365,14 @@ class Redactor:
         return min(kinds) if kinds else None
 
     # --- compiled once per Redactor ------------------------------------------------------------------------
+
+    @cached_property
+    def _scan_settings(self) -> Settings:
+        return self.settings if self.settings is not None else settings({}, "rules/secrets.toml")
+
+    @cached_property
+    def _glue(self) -> tuple[re.Pattern[str], re.Pattern[str]]:
+        return glue_patterns(self._scan_settings.glue)
 
     @cached_property
     def _prefixes(self) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
@@ -477,8 +523,8 @@ def load_default() -> Redactor:
     workspace's cache of parsed rules (memory/.kg/cache) when it matches the rule files
     (`kg.redaction.cache.packaged_parts`), each rule built and its regexes compiled on first use; the test suite
     compiles and checks every one."""
-    rules, ignore, echo, prefix = packaged_parts("secrets.toml")
-    return Redactor(rules, tuple(ignore), echo, prefix)
+    rules, ignore, echo, prefix, scan = packaged_parts("secrets.toml")
+    return Redactor(rules, tuple(ignore), echo, prefix, scan)
 
 
 def redact_text(text: str, redactor: Redactor | None = None) -> str:

@@ -21,7 +21,7 @@ _KIND = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
 _RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "not_before", "description",
               "template", "key", "secret", "window", "ignore", "priority", "upper", "column", "header", "decode"}
 _TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence", "echo_min_chars",
-             "line_prefix"}
+             "line_prefix", "token_priority", "glue", "printable_share"}
 DEFAULT_PRIORITY = 50
 DEFAULT_ECHO_MIN = 6  # a file that does not say (`echo_min_chars`): the packaged secrets.toml's value
 DECODINGS = ("", "base64")  # what a rule's `decode` may name (`kg.redaction.textchecks.decoded`)
@@ -142,6 +142,41 @@ def line_prefix(data: Mapping[str, Any], source: str) -> str:
         if pattern.match("\n") is not None and pattern.match("\n").end() > 0:
             raise SecretRulesError(f"{source}: 'line_prefix' must not match a line's end")
     return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the scan reads past a token's surroundings (rules/secrets.toml): `token_priority`, the priority at or below
+    which a rule is a token format (read again past glue, joined over lines); `glue`, the regex of what may stand
+    glued before a token without being part of it; `printable_share`, the share of a decoding's characters that must
+    be printable for it to be text."""
+
+    token_priority: int
+    glue: str
+    printable_share: float
+
+    def dump(self) -> tuple[int, str, float]:
+        return self.token_priority, self.glue, self.printable_share
+
+
+def settings(data: Mapping[str, Any], source: str) -> Settings:
+    """`token_priority`, `glue` and `printable_share` of a parsed file; a key it does not give is the packaged
+    secrets.toml's (a user's override is merged over that file, so only a hand-made mapping lacks one)."""
+    data = data if isinstance(data, Mapping) else {}
+    if not {"token_priority", "glue", "printable_share"} <= data.keys():
+        data = {**packaged("secrets.toml"), **data}
+    priority, glue, share = data["token_priority"], data["glue"], data["printable_share"]
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise SecretRulesError(f"{source}: 'token_priority' must be a whole number")
+    if not isinstance(glue, str) or not glue:
+        raise SecretRulesError(f"{source}: 'glue' must be a regex (a non-empty string)")
+    try:
+        re.compile(glue)
+    except re.error as exc:
+        raise SecretRulesError(f"{source}: bad regex in 'glue': {exc}") from None
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+        raise SecretRulesError(f"{source}: 'printable_share' must be a number above 0, at most 1")
+    return Settings(priority, glue, float(share))
 
 
 def packaged(name: str) -> dict[str, Any]:

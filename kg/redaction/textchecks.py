@@ -63,22 +63,21 @@ def entropy(value: str) -> float:
     return max(0.0, math.log2(n) - sum(c * math.log2(c) for c in map(value.count, set(value))) / n)
 
 
-# What may stand glued before a token without being part of it: an escape of JSON or a string literal (`\n`, `\"`,
-# `\u0027`), a URL's percent-encoding (`%3D`), an HTML entity (`&quot;`), a character of another script (令牌glpat-).
-# A rule's boundary `(?<![\w-])` reads the `n` of `\n`, the `D` of `%3D` and a CJK character as a word's, so a key
-# right after one was kept; `_glued_at` says a failed match may be one of these, `unglued` blanks them.
-_GLUE = re.compile(r"""\\(?:[nrtbf"'/\\]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2})|%[0-9A-Fa-f]{2}"""
-                   r"""|&(?:[a-z]{2,8}|#\d{2,5}|#x[0-9A-Fa-f]{2,4});|[^\x00-\x7f]+""")
-_GLUE_END = re.compile(f"(?:{_GLUE.pattern}|_)\\Z")
+# What may stand glued before a token without being part of it (rules/secrets.toml `glue`: an escape, a URL's
+# percent-encoding, an HTML entity, a character of another script): a rule's boundary `(?<![\w-])` reads the `n` of
+# `\n`, the `D` of `%3D` and a CJK character as a word's, so a key right after one was kept; `_glued_at` says a failed
+# match may be one of these, `unglued` blanks them. `glue_patterns` compiles the regex and its "ends here" form.
+def glue_patterns(glue: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return re.compile(glue), re.compile(f"(?:{glue}|_)\\Z")
 
 
 _RUN = re.compile(r"[A-Za-z0-9_+/=.:!~-]*")  # how far a token starting at a keyword may run (at most 1024 looked at)
 
 
-def _glued_at(text: str, at: int, run_end: int = -1) -> bool:
-    """Does glue (an escape, %XX, an entity, a non-ASCII character or an `_`) end right before `at`, or stand at
-    `run_end`, where the run of token characters from `at` ends (`_run_end`; -1: not looked at, an ASCII text)?"""
-    if at > 0 and _GLUE_END.search(text, max(0, at - 8), at) is not None:
+def _glued_at(glue_end: re.Pattern[str], text: str, at: int, run_end: int = -1) -> bool:
+    """Does glue (`glue_end`: an escape, %XX, an entity, a non-ASCII character or an `_`) end right before `at`, or
+    stand at `run_end`, where the run of token characters from `at` ends (`_run_end`; -1: not looked at, ASCII)?"""
+    if at > 0 and glue_end.search(text, max(0, at - 8), at) is not None:
         return True
     return 0 <= run_end < len(text) and not text[run_end].isascii()
 
@@ -89,7 +88,7 @@ def _run_end(text: str, at: int) -> int:
     return _RUN.match(text, at, at + 1024).end()
 
 
-def unglued(text: str, starts: list[int]) -> str:
+def unglued(glue: re.Pattern[str], text: str, starts: list[int]) -> str:
     """`text` with the glue around each of `starts` blanked to as many spaces (positions stay those of `text`): the
     8 characters before it (an `_` only right before it: TOKEN_glpat-...; every other `_` may be a token's own) and
     after its run of token characters. Only there: blanking a whole 10 MB transcript's escapes cost a second."""
@@ -100,33 +99,45 @@ def unglued(text: str, starts: list[int]) -> str:
             continue
         lo = max(done, at - 8)
         hi = min(len(text), _run_end(text, at) + 8)
-        before = _GLUE.sub(lambda m: " " * len(m.group()), text[lo:at])
+        before = glue.sub(lambda m: " " * len(m.group()), text[lo:at])
         if before[-1:] == "_":
             before = before[:-1] + " "
-        pieces += (text[done:lo], before, _GLUE.sub(lambda m: " " * len(m.group()), text[at:hi]))
+        pieces += (text[done:lo], before, glue.sub(lambda m: " " * len(m.group()), text[at:hi]))
         done = hi
     pieces.append(text[done:])
     return "".join(pieces)
 
 
-_PRINTABLE_SHARE = 0.95  # a decoding is text when this share of its characters are printable (or line breaks, tabs)
+_HEX = re.compile(r"(?:[0-9a-f]{2}){12,4096}|(?:[0-9A-F]{2}){12,4096}")
 
 
-def decoded(value: str) -> str | None:
-    """`value` read as base64 (standard or URL-safe, padded or not) when what it encodes is text (UTF-8, nearly all
-    printable); None otherwise (a hash, an id, an image's bytes, a word run that only looks like base64)."""
+def decoded(value: str, share: float) -> str | None:
+    """`value` read as base64 (standard or URL-safe, padded or not), or as hex when it is all hex digits in pairs
+    (`414b4941...` is "AKIA..."), when what it encodes is text (UTF-8, nearly all printable); None otherwise (a hash,
+    an id, an image's bytes, a word run that only looks like base64). A hex run is no base64 of text (that has
+    capitals and small letters), so it is read as hex only: a hash's or a commit's bytes are no text either."""
     import base64
     import binascii
 
+    if _HEX.fullmatch(value) is not None:
+        return _printable(bytes.fromhex(value), share)
     body = value.rstrip("=")
     if len(body) % 4 == 1 or body.islower() or body.isupper():  # encoded text has capitals and small letters
         return None
     try:
         raw = base64.b64decode(body.replace("-", "+").replace("_", "/") + "=" * (-len(body) % 4), validate=True)
-        text = raw.decode("utf-8")
     except (binascii.Error, ValueError):
+        return None
+    return _printable(raw, share)
+
+
+def _printable(raw: bytes, share: float) -> str | None:
+    """`raw` as UTF-8 text when `share` of its characters are printable (or line breaks, tabs); None otherwise."""
+    try:
+        text = raw.decode("utf-8")
+    except ValueError:
         return None
     if not text:
         return None
     printable = sum(1 for c in text if c.isprintable() or c in "\n\r\t")
-    return text if printable >= _PRINTABLE_SHARE * len(text) else None
+    return text if printable >= share * len(text) else None

@@ -579,18 +579,18 @@ def test_a_damaged_or_foreign_cache_is_ignored(tmp_path, monkeypatch, damage: st
     path = next(tmp_path.glob("secret-rules-*.marshal"))
     raw = path.read_bytes()
     length = int(raw[8:16], 16)
-    fmt, key, folder, ignore, rows, order, plan, where, echo, prefix = marshal.loads(raw[16:16 + length])
+    fmt, key, folder, ignore, rows, order, plan, where, echo, prefix, scan = marshal.loads(raw[16:16 + length])
     codes = raw[16 + length:]
 
     def sealed(body: bytes) -> bytes:
         return b"%08x%08x" % (zlib.crc32(body), len(body)) + body + codes
 
     # a tampered cache: every rule but one gone
-    one_rule = marshal.dumps((fmt, key, folder, ignore, rows[:1], [0], plan, where[:12], echo, prefix))
+    one_rule = marshal.dumps((fmt, key, folder, ignore, rows[:1], [0], plan, where[:12], echo, prefix, scan))
     if damage == "garbage":
         path.write_bytes(b"{not marshal")
     elif damage == "stale key":
-        stale = (fmt, "0" * 64, folder, ignore, rows[:1], [0], plan, where[:12], echo, prefix)
+        stale = (fmt, "0" * 64, folder, ignore, rows[:1], [0], plan, where[:12], echo, prefix, scan)
         path.write_bytes(sealed(marshal.dumps(stale)))
     elif damage == "edited":
         path.write_bytes(raw[:16] + one_rule)  # the seal no longer matches

@@ -10,11 +10,15 @@ import base64
 import pytest
 
 from kg.redaction.redact import load_default
-from kg.redaction.textchecks import decoded
+from kg.redaction.textchecks import decoded as read
 
 
 def redact(text: str) -> str:
     return load_default().redact(text).text
+
+
+def decoded(value: str) -> str | None:
+    return read(value, load_default()._scan_settings.printable_share)  # rules/secrets.toml's share
 
 
 def b64(text: str, urlsafe: bool = False, pad: bool = True) -> str:

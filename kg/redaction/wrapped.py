@@ -1,0 +1,97 @@
+"""A token cut over lines or table cells: `ghp_m2QF...` hard-wrapped at a terminal's width or after a shell's `\\`,
+or written in a Markdown table with its tail in the next row's cell (QA qa5: the first part was too short for the
+token's rule, or an `export NAME=` rule took it, and the rest of the key was stored as it was).
+
+A known token's rule is tried again on the token joined with what continues it (`rejoined`). Only a token format
+(a prefix and a run, the rules `Redactor` reads past glue too) is joined, never a bare run: that the joined string
+is a whole `ghp_` key of the right length is what says the two pieces are one. A piece that continues it is the
+whole of its line, after indentation (or of its cell, in a row whose cells before it are empty, as a wrapped row's
+are), a run of token characters; a piece after the token's rule matched without it must look like a key (`keylike`):
+the run alone on the next line may be a word ("done") or a short commit (`3f2a9c1`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from itertools import pairwise
+
+# What continues a run of token characters that stops at `at`: its line's end (after a shell's `\`), the next line's
+# indentation (or a quote's `> `) and a run that is the whole line; or its cell's end, the rest of its row, and in the
+# next row, after empty cells only, a run that is the whole cell.
+_CONTINUED = re.compile(
+    r"[ \t]*\\?\r?\n[ \t]*(?:>[ \t]?){0,4}(?P<line>[A-Za-z0-9_+/=-]{4,1024})(?=[ \t]*(?:\\?\r?\n|\Z|[\"'`]))"
+    r"|[ \t]*\|[^\n]{0,1024}\n[ \t]*\|(?:[ \t]*\|){0,16}[ \t]*(?P<cell>[A-Za-z0-9_+/=-]{4,1024})(?=[ \t]*\|)")
+_RUN = re.compile(r"[A-Za-z0-9_+/=-]*")
+_STARTS = frozenset(" \t\\\r\n|")  # what `_CONTINUED` can open with: a run ending elsewhere is read no further
+_PIECES = 8  # at most this many pieces joined (a 164-character key at 24 characters a line is 7)
+_BEHIND = 16  # the text before the token the rule's lookbehind reads
+_LONGEST = 300  # a token's first piece is read this far at most (a longer run is no piece of a wrapped token)
+
+
+def keylike(piece: str) -> bool:
+    """A run that reads as part of a key, not a word, a name or a number: 8 characters or more that switch between
+    capitals and small letters twice (`laDQylFYcj`: CamelCase words do too, but are seldom alone on a line after a
+    key), or letters and digits that switch three times (`a8f3k2m9`: `python311`, `matplotlib3` and `3f2a9c1`'s
+    hex are no such piece)."""
+    if len(piece) < 8:
+        return False
+    cases = sum(1 for a, b in pairwise(piece) if a.isalpha() and b.isalpha() and a.isupper() != b.isupper())
+    if cases >= 2:
+        return True
+    if not piece.isalnum() or all(c in "0123456789abcdefABCDEF" for c in piece):
+        return False
+    return sum(1 for a, b in pairwise(piece) if a.isdigit() != b.isdigit()) >= 3
+
+
+def may_continue(text: str, end: int) -> bool:
+    """Whether a run of token characters ending at `end` stops where a piece could continue it (a quick test)."""
+    return end < len(text) and text[end] in _STARTS
+
+
+def continued(text: str, end: int) -> tuple[int, int] | None:
+    """Where the piece that continues a run ending at `end` is, or None."""
+    if not may_continue(text, end):
+        return None
+    match = _CONTINUED.match(text, end)
+    if match is None:
+        return None
+    return match.span("line") if match.group("line") is not None else match.span("cell")
+
+
+def rejoined(pattern: re.Pattern[str], text: str, at: int, matched_end: int,
+             take: Callable[[re.Match[str], str], tuple[int, int] | None]) -> list[tuple[int, int]]:
+    """The spans of `text` (the token's and its pieces') a rule's match finds in the token at `at` joined with the
+    pieces that continue it; [] when none does. `matched_end`: where the rule's match in `text` ended (-1: it
+    failed); then only key-like pieces are joined. `take(match, joined)` is the rule's own checks (entropy,
+    placeholders), giving the secret's (start, end) in `joined` or None."""
+    start = matched_end if matched_end >= 0 else at
+    end = _RUN.match(text, start, start + _LONGEST).end()  # bounded: "sk-" * 10**5 stays linear
+    if continued(text, end) is None or matched_end < 0 and not keylike(text[at:end]):
+        return []  # most tokens end in text; `sk-learn` on a line, a word after it, is no key cut in two
+    lo = max(0, at - _BEHIND)
+    segments = [(lo, end, 0)]  # (start, end in text, where it starts in `joined`)
+    joined = text[lo:end]
+    best: list[tuple[int, int]] = []
+    for _ in range(_PIECES):
+        piece = continued(text, end)
+        if piece is None:
+            break
+        fits = keylike(text[piece[0]:piece[1]])
+        if (best or matched_end >= 0) and not fits:
+            break
+        segments.append((piece[0], piece[1], len(joined)))
+        joined += text[piece[0]:piece[1]]
+        end = piece[1]
+        match = pattern.match(joined + "\n", at - lo)
+        found = take(match, joined + "\n") if match is not None else None
+        if found is None or found[1] <= segments[-1][2]:  # no match, or none into the piece just joined
+            if best or not fits:  # a word that completes no key is no piece of one
+                break
+            continue
+        best = []
+        for start, stop, base in segments:
+            a, b = max(found[0], base), min(found[1], base + stop - start)
+            if b > a:
+                best.append((start + a - base, start + b - base))
+    return best
