@@ -7,21 +7,13 @@ byte of the workspace is scanned for them afterwards. Values are fake.
 
 from __future__ import annotations
 
+from tests.cli.test_secret_qa5 import _logged_and_scanned
+
 GITHUB = "ghp_m2QFxRDKbalaDQylFYcjiIECcbqzXlZB81Yr"
 SPLIT = {
     f"| name | value |\n|---|---|\n| GITHUB_TOKEN | {GITHUB[:20]} |\n| | {GITHUB[20:]} |": GITHUB[20:],
     f"export GITHUB_TOKEN={GITHUB[:22]}\\\n{GITHUB[22:]}": GITHUB[22:],
 }
-
-
-def _logged_and_scanned(ws, run_kg, details: list[str], leaks: list[str]) -> list[tuple[str, str]]:
-    """Log each text as an error's details, each said to be redacted; then what of `leaks` any workspace file holds."""
-    for text in details:
-        r = run_kg(["log", "error", "call failed", "--details", text, "--wait", "--json"])
-        assert r.exit_code == 0, r.stderr
-        assert r.json["redacted"], r.stdout
-    return [(str(p.relative_to(ws.root)), s) for p in ws.root.rglob("*") if p.is_file()
-            for s in leaks if s.lower().encode() in p.read_bytes().lower()]
 
 
 def test_kg_log_details_redacts_a_token_cut_over_table_rows_or_lines(ws, run_kg):

@@ -54,10 +54,9 @@ def closed_port_workspace(tmp_path: Path, *, member: bool = True) -> tuple[Path,
     return root, url
 
 
-def test_a_stopped_server_is_one_clear_error_and_no_entry_is_lost(tmp_path):
-    """The server stops after the workspace's first entry. Reads and writes that need the graph exit 1 with one
-    line saying so; `kg log --wait` is acknowledged from the journal (its id printed, and why it is not in the
-    graph yet); once the server is back on its data, that entry is there."""
+def _served_then_stopped(tmp_path: Path) -> tuple[Path, Path, str, subprocess.CompletedProcess[str], int]:
+    """A team workspace whose server took its first entry and was then stopped: (server data, workspace, url, that
+    entry's `kg log`, the port)."""
     from kg.store import falkor_server
 
     data = tmp_path / "server"
@@ -67,7 +66,19 @@ def test_a_stopped_server_is_one_clear_error_and_no_entry_is_lost(tmp_path):
         root = kg.init_workspace(tmp_path / "ws", store=url).root
         first = kg_process(root, "log", "error", "written before the outage", "--wait", "--json")
         assert first.returncode == 0 and json.loads(first.stdout)["applied"] is True, first.stderr
+    finally:
         falkor_server.stop(data)
+    return data, root, url, first, server.port
+
+
+def test_a_stopped_server_is_one_clear_error_and_no_entry_is_lost(tmp_path):
+    """The server stops after the workspace's first entry. Reads and writes that need the graph exit 1 with one
+    line saying so; `kg log --wait` is acknowledged from the journal (its id printed, and why it is not in the
+    graph yet); once the server is back on its data, that entry is there."""
+    from kg.store import falkor_server
+
+    data, root, url, first, port = _served_then_stopped(tmp_path)
+    try:
         for args in (["status"], ["list"], ["search", "outage"], ["graph", "report"],
                      ["resolve", json.loads(first.stdout)["id"]], ["pref", "set", "editor", "vim"]):
             done = kg_process(root, *args)
@@ -83,7 +94,7 @@ def test_a_stopped_server_is_one_clear_error_and_no_entry_is_lost(tmp_path):
         ingested = kg_process(root, "ingest", str(batch), "--json")
         assert ingested.returncode == 0, ingested.stderr
         assert json.loads(ingested.stdout)["applied"] is False and "cannot reach the team graph" in ingested.stderr
-        falkor_server.start(data, port=server.port)
+        falkor_server.start(data, port=port)
         listed = kg_process(root, "list", "--json")
         assert listed.returncode == 0, listed.stderr
         rows = json.loads(listed.stdout)
@@ -101,14 +112,8 @@ def test_a_load_of_a_stopped_server_gives_no_advice_to_wait(tmp_path):
     import kg.analysis as ka
     from kg.store import falkor_server
 
-    data = tmp_path / "server"
-    server = falkor_server.start(data)
-    url = f"falkordb://127.0.0.1:{server.port}/team"
+    data, root, url, first, port = _served_then_stopped(tmp_path)
     try:
-        root = kg.init_workspace(tmp_path / "ws", store=url).root
-        first = kg_process(root, "log", "error", "written before the outage", "--wait", "--json")
-        assert first.returncode == 0 and json.loads(first.stdout)["applied"] is True, first.stderr
-        falkor_server.stop(data)
         with pytest.raises(StoreError) as caught:
             ka.load(root, wait=15)
         message = str(caught.value)
