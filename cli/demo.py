@@ -41,10 +41,24 @@ def _render_story(d: dict) -> str:
         if c is next((x for x in d["cycles"] if any(p["type"] == "promotion" for p in x["proposed"])), None):
             lines += [f"  kg approve {a['number']}   (the user approves: → {a['target']})" for a in d["approved"]]
     w = d["workspace"]
+    kg = _kg_on(w)
     lines += ["", f"Explore it: cat {w}/TOOLS.md {w}/USER.md {w}/SOUL.md",
-              f"            kg -w {w} why \"- push with `git push -u origin HEAD`\"",
-              f"            kg -w {w} status | list | show ID | graph query"]
+              f"            {kg} why \"- push with `git push -u origin HEAD`\"",
+              f"            {kg} status | list | show ID | graph query"]
     return "\n".join(lines)
+
+
+def _kg_on(workspace: str) -> str:
+    """How to run this kg on the demo workspace: `kg -w DIR` when the `kg` on PATH is this one, else this kg's full
+    path (`./dev demo` installs kg into .venv, off PATH: a bare `kg` there was "command not found"), as the session
+    brief names it (kg.runtimes.hooks.kg_command)."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from kg.runtimes.hooks import kg_command
+
+    named = kg_command(SimpleNamespace(root=Path(workspace)))
+    return f"kg -w {workspace}" if named == "kg" else named
 
 
 def register(app: typer.Typer) -> None:

@@ -75,8 +75,12 @@ def test_mcp_help_shows_the_extra_to_install():
 
 
 def test_readme_describes_the_demo_that_kg_demo_builds(tmp_path):
-    done = _kg("demo", str(tmp_path / "demo"))
+    # kg off PATH, as `./dev demo` leaves it: the commands the demo ends with name it by its full path (a bare `kg`
+    # there was "command not found")
+    done = _kg("demo", str(tmp_path / "demo"), env={"PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
+    explore = done.stdout[done.stdout.index("Explore it:"):]
+    assert f"{KG} -w {tmp_path / 'demo'} why " in explore and " kg -w" not in explore, explore
     assert "Warning" not in done.stderr, done.stderr  # (a new user's first command warned that ids.json was rebuilt)
     m = re.search(r"entries over (\d+) days in (\d+) sessions", done.stderr)
     assert m, done.stderr
