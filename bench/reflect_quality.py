@@ -13,9 +13,9 @@
   2. tests/data/other_user_turns.jsonl: 282 user turns of other users and agents (Claude Code, Codex,
      OpenClaw/pi, aider; English and Russian), labelled by this project after the signals were written, scored
      with the shipped rules and model. The aider and Codex turns are development data, trained on
-     (bench/reflect_train.py DEV_PROVIDERS); OpenClaw/pi and Claude Code are never trained on. A file the readers here cannot open is
-     skipped and named. --providers keeps a split by runtime (the gold has been read before: develop on
-     some runtimes' turns, read the others once);
+     (bench/reflect_train.py DEV_PROVIDERS); OpenClaw/pi and Claude Code are never trained on. A file
+     the readers here cannot open is skipped and named. --providers keeps a split by runtime (the gold has been
+     read before: develop on some runtimes' turns, read the others once);
   3. tests/data/specstory_labels.jsonl: the three development sessions (corrections, feature requests);
   4. runtimes/ (Claude Code, Codex, OpenClaw/pi, aider; no labels): the model is fitted on Cursor chats and
      the labelled aider and Codex turns; the share of speaking user turns with a finding
@@ -344,7 +344,8 @@ def throughput(data: Path, *, dense: bool, main: Path | None, runs: int) -> None
         r0 = rows[0]
         print(f"throughput ({label}, {name}): {len(body) / 1e6:.1f} MB, {r0['turns']} turns ({r0['users']} user), "
               f"{r0['found']} said + {r0['failed']} failures, CPU: parse {med['parse']:.2f} s + redaction gate "
-              f"{med['gate']:.2f} s + said {med['said']:.2f} s + failures {med['failures']:.2f} s = {med['total']:.2f} s "
+              f"{med['gate']:.2f} s + said {med['said']:.2f} s + failures {med['failures']:.2f} s "
+              f"= {med['total']:.2f} s "
               f"median of {runs}{ratio}")
 
 
@@ -406,7 +407,8 @@ def main() -> None:
     ap.add_argument("--baseline", default=str(REPO.parent / "main"),
                     help="the tree scored beside this one in the leave-one-provider-out table ('' for none)")
     ap.add_argument("--sample", type=int, default=0, help="print this many findings per runtime (section 4)")
-    ap.add_argument("--seed", type=int, default=14, help="which findings --sample draws (a fresh seed for a fresh read)")
+    ap.add_argument("--seed", type=int, default=14,
+                    help="which findings --sample draws (a fresh seed for a fresh read)")
     args = ap.parse_args()
     data = rt.shared_data()
     if not (data / "transcripts").is_dir():

@@ -47,7 +47,8 @@ MIN_POSITIVES = 20
 PRIOR = {
     "correction": {"says_wrong": 1.5, "rejects": 1.5, "you_did": 1.5, "i_mean": 1.5, "contrast": 0.8, "asked_for": 1.0,
                    "why_did": 0.8, "did_you": 0.6, "still_again": 0.8, "try_again": 0.8,
-                   "undo": 1.0, "reverts": 1.5, "apologises": 0.5, "agrees": 0.8, "concedes": 0.5, "realises": 0.8, "actually": 0.8,
+                   "undo": 1.0, "reverts": 1.5, "apologises": 0.5, "agrees": 0.8, "concedes": 0.5, "realises": 0.8,
+                   "actually": 0.8,
                    "you_should": 0.8,
                    "be_careful": 0.8, "do_it_yourself": 0.8, "better_way": 1.5, "are_you_sure": 0.6, "opener": 1.2,
                    "praise": -1.0, "go_ahead": -1.5, "instruction": -0.5, "first_turn": -2.0, "thanks_back": -0.5,
@@ -79,7 +80,8 @@ PRIOR = {
                    # speaking, forbids or undoes what the agent just said or ran, reports "still" or a problem
                    # right after the agent's tool calls, or answers its work in a few words that neither approve
                    # nor ask
-                   "undid": 0.0, "redirect_after_undo": 3.0, "promises_change": 0.8, "forbids_agent_act": 1.0, "still_after_work": 1.5,
+                   "undid": 0.0, "redirect_after_undo": 3.0, "promises_change": 0.8, "forbids_agent_act": 1.0,
+                   "still_after_work": 1.5,
                    "fails_after_work": 1.2, "short_after_work": 0.4,
                    # what says a turn is not about the agent's work: the user asks in the runtime's ask-only mode,
                    # or fixes a slip in their own last message
@@ -223,11 +225,11 @@ EXCLUDE = {"correction": {"reedits", "names_agent_work", "refers_to_work", "affi
                           # a reply language asked for again, code just written sent back: about this work (the
                           # rule's own words are read by from_now_on and imperative_rule)
                           "language_broken", "fix_of_its_work", "affirms", "status_confirmed"}}
-# Signals that, by what they mean, do not say a turn is of the class (or say it is not): the shape of a turn, generic words ("this",
-# "just", "should"), what the agent says to anything ("I see", "a different approach"). One user's habits make them
-# look like evidence (this user opens most rebukes with "this ..."); on other users' turns they fire on praise, new
-# instructions and questions alike. Their weights are held near the prior (the L2 penalty times ANCHOR), so they can
-# nudge a score but not make a finding on their own.
+# Signals that, by what they mean, do not say a turn is of the class (or say it is not): the shape of a turn, generic
+# words ("this", "just", "should"), what the agent says to anything ("I see", "a different approach"). One user's
+# habits make them look like evidence (this user opens most rebukes with "this ..."); on other users' turns they fire
+# on praise, new instructions and questions alike. Their weights are held near the prior (the L2 penalty times
+# ANCHOR), so they can nudge a score but not make a finding on their own.
 WEAK = {"correction": {"short", "long", "question", "pasted", "evaluates", "minimiser", "should", "states_fact",
                        "we_convention", "workaround", "rule_word", "rule_file", "generally", "lasting", "remember",
                        "from_now_on", "prefers", "edits_rule", "asks", "likes_idea", "realises", "changes_course",
@@ -235,8 +237,9 @@ WEAK = {"correction": {"short", "long", "question", "pasted", "evaluates", "mini
                        "repeats_request", "retries_tool", "worked", "short_after_work",
                        # general evidence against, held at its prior: one user's "also" or "can you" in a rebuke
                        # must not turn it into evidence for
-                       "asks_info", "requests", "extends", "approves", "answers_agent", "ask_mode", "self_corrects", "new_problem", "asks_user", "changed_setup", "supplies_asked", "greets", "praises_work",
-                       "says_news",
+                       "asks_info", "requests", "extends", "approves", "answers_agent", "ask_mode",
+                       "self_corrects", "new_problem", "asks_user", "changed_setup", "supplies_asked", "greets",
+                       "praises_work", "says_news",
                        # context that only means something in a combination (accepts_retry): an offer to retry, a
                        # failure outside the agent's work, a reply cut off, a turn that is only "retry"
                        "offers_retry", "outside_failure", "cut_off", "bare_retry",
@@ -285,7 +288,8 @@ HAND = {
                        # "is there a way to ...?" asked in ask-only mode, or with no lack shown, is a how-to question
                        "ask_mode": -2.5, "howto_question": -2.5}),
     # Praise of the work; plain thanks after a finished job is weaker than praise of the approach.
-    "best_practice": (-2.6, {"resumed": -2.0, "thanks_only": -3.0, "praise": 3.0, "approves": 0.8, "praises_work": 0.3, "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
+    "best_practice": (-2.6, {"resumed": -2.0, "thanks_only": -3.0, "praise": 3.0, "approves": 0.8, "praises_work": 0.3,
+                              "thanks_back": 0.6, "better_but": -0.3, "says_wrong": -1.0,
                              "rejects": -1.0, "still_again": -0.6, "problem_report": -0.5}),
 }
 
