@@ -17,16 +17,24 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
+from kg.redaction.rules import regex
+
+
+def sources(source: str) -> tuple[str, str, str]:
+    """For `line_prefix`: the regexes of (a prefix at a line's start, never empty; a quick test for one with more
+    than blanks in it, ending in a mark or in a mark and a blank, as cat -n's tab and a quote's `> ` do; a run of
+    lines each with a prefix, found by the regex engine rather than line by line in Python)."""
+    return (f"(?m)^(?:{source})(?<=[^\\n])",
+            f"(?m)^(?:{source})(?:(?<=[^\\s])|(?<=[^\\s][ \\t]))",
+            f"(?m)^(?:(?:{source})(?<=[^\\n])[^\\n]*+(?:\\n|\\Z))+")
+
 
 def compiled(source: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]] | None:
-    """For `line_prefix`: (a prefix at a line's start, never empty; a quick test for one with more than blanks in it,
-    ending in a mark or in a mark and a blank, as cat -n's tab and a quote's `> ` do; a run of lines each with a
-    prefix, found by the regex engine rather than line by line in Python)."""
+    """`sources` compiled (the packaged line prefix's from the rules cache: compiling them was most of what a fresh
+    `kg log` paid for redaction), or None for no `line_prefix`."""
     if not source:
         return None
-    prefix = re.compile(f"(?m)^(?:{source})(?<=[^\\n])")
-    marked = re.compile(f"(?m)^(?:{source})(?:(?<=[^\\s])|(?<=[^\\s][ \\t]))")
-    runs = re.compile(f"(?m)^(?:(?:{source})(?<=[^\\n])[^\\n]*+(?:\\n|\\Z))+")
+    prefix, marked, runs = (regex(item) for item in sources(source))
     return prefix, marked, runs
 
 

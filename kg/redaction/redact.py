@@ -33,6 +33,7 @@ from kg.redaction.rules import (
     echo_min,
     line_prefix,
     parse,
+    regex,
     settings,
 )
 from kg.redaction.spans import _DOTTED_RUN, MARKER, _found, _Spans  # noqa: F401 - re-exported
@@ -380,7 +381,7 @@ class Redactor:
 
     @cached_property
     def _ignore(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(re.compile(source) for source in self.ignore_sources)
+        return tuple(regex(source) for source in self.ignore_sources)
 
     @cached_property
     def _plan(self) -> KeywordPlan:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from kg.redaction.rules import regex
+
 
 def _lowered_is(text: str, word: str) -> bool:
     """Whether `text` lowercased is `word`, each letter to one letter as a regex's `(?i)` compares them: İ is i
@@ -67,8 +69,13 @@ def entropy(value: str) -> float:
 # percent-encoding, an HTML entity, a character of another script): a rule's boundary `(?<![\w-])` reads the `n` of
 # `\n`, the `D` of `%3D` and a CJK character as a word's, so a key right after one was kept; `_glued_at` says a failed
 # match may be one of these, `unglued` blanks them. `glue_patterns` compiles the regex and its "ends here" form.
+def glue_sources(glue: str) -> tuple[str, str]:
+    return glue, f"(?:{glue}|_)\\Z"
+
+
 def glue_patterns(glue: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    return re.compile(glue), re.compile(f"(?:{glue}|_)\\Z")
+    found, ends = glue_sources(glue)
+    return regex(found), regex(ends)
 
 
 _RUN = re.compile(r"[A-Za-z0-9_+/=.:!~-]*")  # how far a token starting at a keyword may run (at most 1024 looked at)
