@@ -24,7 +24,7 @@ from functools import cache, cached_property
 from typing import Any
 
 from kg.redaction.cache import KeywordPlan, LazyRules, packaged_parts
-from kg.redaction.prefixes import bare_view, compiled, unescaped
+from kg.redaction.prefixes import Patterns, bare_view, compiled, unescaped
 from kg.redaction.rules import (
     DEFAULT_ECHO_MIN,
     SecretRule,
@@ -47,6 +47,7 @@ from kg.redaction.textchecks import (
     decoded,
     entropy,
     glue_patterns,
+    may_decode,
     unglued,
 )
 from kg.redaction.wrapped import may_continue, rejoined
@@ -231,6 +232,12 @@ class Redactor:
                         self._take(rule, match, text, spans)
             elif rule.keywords:
                 self._apply_at(rule, text, sorted(set(starts[index])), spans, (index, glued, ascii_only))
+            elif rule.decode:  # most runs are words in one case or paths: no text in any encoding (`may_decode`)
+                group = rule.group
+                for match in rule.pattern.finditer(text):
+                    run = match.group(group)
+                    if run and may_decode(run):
+                        self._take(rule, match, text, spans)
             else:
                 for match in rule.pattern.finditer(text):
                     self._take(rule, match, text, spans)
@@ -376,7 +383,7 @@ class Redactor:
         return glue_patterns(self._scan_settings.glue)
 
     @cached_property
-    def _prefixes(self) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+    def _prefixes(self) -> Patterns | None:
         return compiled(self.line_prefix)
 
     @cached_property

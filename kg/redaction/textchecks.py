@@ -128,14 +128,24 @@ def decoded(value: str, share: float) -> str | None:
 
     if _HEX.fullmatch(value) is not None:
         return _printable(bytes.fromhex(value), share)
-    body = value.rstrip("=")
-    if len(body) % 4 == 1 or body.islower() or body.isupper():  # encoded text has capitals and small letters
+    if not may_decode(value):
         return None
+    body = value.rstrip("=")
     try:
         raw = base64.b64decode(body.replace("-", "+").replace("_", "/") + "=" * (-len(body) % 4), validate=True)
     except (binascii.Error, ValueError):
         return None
     return _printable(raw, share)
+
+
+def may_decode(value: str) -> bool:
+    """False when `decoded` reads `value` as no text whatever it holds (a quick test a scan makes before it: most
+    runs of a transcript are words in one case or paths): a run that is not hex in pairs, and has a length no base64
+    has or no capitals and small letters both (encoded text has)."""
+    body = value.rstrip("=")
+    if len(body) % 4 != 1 and not body.islower() and not body.isupper():
+        return True
+    return _HEX.fullmatch(value) is not None
 
 
 def _printable(raw: bytes, share: float) -> str | None:
