@@ -224,6 +224,8 @@ class Redactor:
         for index in sorted(todo):  # in the order rules apply: an earlier rule's span wins
             rule = self.rules[index]
             if rule.column:
+                if "|" not in text:  # no table, no cell: nor the columns module and header regex loaded (3 ms)
+                    continue
                 from kg.redaction.columns import column_cells  # (few texts hold a table: not paid by the rest)
 
                 for lo, hi in column_cells(text, sorted(set(starts[index])), rule.header):

@@ -5,6 +5,7 @@ these tests fail then.
 - `may_decode`: a run `decoded` reads as no text whatever it holds is not decoded (most runs of a transcript).
 - the encoded_secret rule's pattern skips, inside the regex engine, what is no run of 24 base64 characters: it finds
   the runs the plain run `[A-Za-z0-9+/_-]{24,8192}={0,2}` found, in the same parts.
+- a column rule (a Markdown table's password column) is tried only in a text with a `|`.
 - `kg.redaction.prefixes._marked_line` finds a prefixed line by searching for a newline, where `(?m)^` was tried at
   every character: the same lines.
 """
@@ -135,3 +136,12 @@ if hypothesis is not None:
         at = min(at, len(text))
         hit = marked.search(text, at)
         assert _marked_line(text, at, marked, after_newline) == (-1 if hit is None else hit.start())
+
+
+def test_a_column_rule_is_skipped_only_in_a_text_without_a_pipe():
+    """A text without `|` holds no table, so the column rules are not tried there (a `kg log` naming a token then paid
+    3 ms for the header regex and the columns module); a table, with or without outer pipes, still loses its column."""
+    redactor = load_default()
+    assert redactor.redact("Password | notes\n--- | ---\nS3cretVal | first login").text.startswith(
+        "Password | notes\n--- | ---\n[REDACTED:")
+    assert "Qw3rtyPass" not in redactor.redact("| user | password |\n|---|---|\n| root | Qw3rtyPass |").text
