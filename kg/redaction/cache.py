@@ -30,9 +30,18 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from kg.redaction.rules import SecretRule, Settings, echo_min, line_prefix, packaged, parse, settings
+from kg.redaction.rules import (
+    SecretRule,
+    Settings,
+    echo_min,
+    known_codes,
+    line_prefix,
+    packaged,
+    parse,
+    settings,
+)
 
-_CACHE_FORMAT = 12  # bump when the meaning of a cached rule changes (12: the settings token_priority, glue...)
+_CACHE_FORMAT = 13  # bump when the meaning of a cached rule changes (13: the scan's own regexes' compiled forms)
 
 _FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",
            "priority", "not_before_source", "upper", "column", "header_source", "decode")
@@ -290,6 +299,21 @@ def engine_code(source: str) -> bytes:
                           tuple(indexgroup)))
 
 
+def _scan_codes(ignore: list[str], prefix: str, scan: tuple[int, str, float]) -> dict[str, bytes]:
+    """The compiled forms of the scan's own regexes (`kg.redaction.rules.regex`): the global ignores, the line
+    prefix's three (`kg.redaction.prefixes.sources`) and the glue's two; one the engine cannot take is left out."""
+    from kg.redaction.prefixes import sources
+    from kg.redaction.textchecks import glue_sources
+
+    codes: dict[str, bytes] = {}
+    for source in (*ignore, *(sources(prefix) if prefix else ()), *glue_sources(scan[1])):
+        try:
+            codes[source] = engine_code(source)
+        except Exception:  # an interpreter whose re module is built otherwise: compiled when used
+            pass
+    return codes
+
+
 def _read_cache(path: Path, entry: str) -> _Cached | None:
     import marshal
 
@@ -303,10 +327,11 @@ def _read_cache(path: Path, entry: str) -> _Cached | None:
             body = handle.read(length)
         if len(body) != length or head[:_SEAL] != b"%08x" % zlib.crc32(body):
             return None  # torn, edited or not ours
-        fmt, cached_key, folder, ignore, rows, order, plan, where, echo, prefix, scan = marshal.loads(body)
+        fmt, cached_key, folder, ignore, rows, order, plan, where, echo, prefix, scan, regexes = marshal.loads(body)
         if fmt != _CACHE_FORMAT or folder != _rules_folder() or cached_key != _packaged_key(entry, folder) \
                 or not rows or len(rows) != len(order):
             return None
+        known_codes(regexes)
         # sealed: exactly what `_write_cache` wrote
         codes = (path, 2 * _SEAL + length, where) if len(where) == _WHERE.size * len(rows) else None
         return _Cached(rows, order, KeywordPlan(*plan), ignore, codes, echo, prefix, tuple(scan))
@@ -337,7 +362,7 @@ def _write_cache(path: Path, key: str, folder: str, rows: list[Row], order: list
         blobs.append(blob)
         offset += len(blob)
     body = marshal.dumps((_CACHE_FORMAT, key, folder, list(ignore), [marshal.dumps(row) for row in rows], order,
-                          plan.dump(), bytes(where), echo, prefix, scan))
+                          plan.dump(), bytes(where), echo, prefix, scan, _scan_codes(ignore, prefix, scan)))
     try:
         # an explicit KG_CACHE_DIR is made with its parents; a workspace's folder only inside its memory/.kg/
         path.parent.mkdir(mode=0o700, parents=path.parent not in _workspace, exist_ok=True)

@@ -17,17 +17,29 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
+from kg.redaction.rules import regex
 
-def compiled(source: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]] | None:
-    """For `line_prefix`: (a prefix at a line's start, never empty; a quick test for one with more than blanks in it,
-    ending in a mark or in a mark and a blank, as cat -n's tab and a quote's `> ` do; a run of lines each with a
-    prefix, found by the regex engine rather than line by line in Python)."""
+Patterns = tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]
+
+
+def sources(source: str) -> tuple[str, str, str, str]:
+    """For `line_prefix`: the regexes of (a prefix at a line's start, never empty; a quick test for one with more
+    than blanks in it, ending in a mark or in a mark and a blank, as cat -n's tab and a quote's `> ` do; the same
+    test after a newline; a run of lines each with a prefix, found by the regex engine rather than line by line in
+    Python). The test after a newline is what a text is searched with: it opens with a literal, which the engine
+    skips to, where `(?m)^` is tried at every character (0.1 s against 0.04 s for 10 MB)."""
+    marked = f"(?:{source})(?:(?<=[^\\s])|(?<=[^\\s][ \\t]))"
+    return (f"(?m)^(?:{source})(?<=[^\\n])", f"(?m)^{marked}", f"(?m)\\n{marked}",
+            f"(?m)^(?:(?:{source})(?<=[^\\n])[^\\n]*+(?:\\n|\\Z))+")
+
+
+def compiled(source: str) -> Patterns | None:
+    """`sources` compiled (the packaged line prefix's from the rules cache: compiling them was most of what a fresh
+    `kg log` paid for redaction), or None for no `line_prefix`."""
     if not source:
         return None
-    prefix = re.compile(f"(?m)^(?:{source})(?<=[^\\n])")
-    marked = re.compile(f"(?m)^(?:{source})(?:(?<=[^\\s])|(?<=[^\\s][ \\t]))")
-    runs = re.compile(f"(?m)^(?:(?:{source})(?<=[^\\n])[^\\n]*+(?:\\n|\\Z))+")
-    return prefix, marked, runs
+    prefix, marked, after_newline, runs = (regex(item) for item in sources(source))
+    return prefix, marked, after_newline, runs
 
 
 class BareView:
@@ -116,22 +128,30 @@ def _as_matches(text: str, lines: list[tuple[int, int, str]], chars: list[str] |
     return chars
 
 
-def bare_view(text: str, patterns: tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]) -> BareView | None:
+def _marked_line(text: str, at: int, marked: re.Pattern[str], after_newline: re.Pattern[str]) -> int:
+    """Where the first line at or after `at` starts whose prefix has more than blanks (`marked`), or -1."""
+    if (at == 0 or text[at - 1] == "\n") and marked.match(text, at) is not None:
+        return at
+    hit = after_newline.search(text, at)
+    return -1 if hit is None else hit.start() + 1
+
+
+def bare_view(text: str, patterns: Patterns) -> BareView | None:
     """The view of `text` without its lines' prefixes, or None when no line has one with more than blanks (most
     texts: one regex search and done)."""
-    prefix, marked, runs = patterns
+    prefix, marked, after_newline, runs = patterns
     text = _grep_context(text)
-    if marked.search(text) is None:
+    at = _marked_line(text, 0, marked, after_newline)
+    if at < 0:
         return None
     pieces: list[str] = []
     kept: list[tuple[int, int, str]] = []
     size = 0
     done = 0  # where the last run ends: each line is looked at once, whatever the runs
-    hit = marked.search(text)
-    while hit is not None:
+    while at >= 0:
         # the run holding a marked line: back over the prefixed lines above it (indented code around a `- ` line
         # of a docstring is no run the regex engine should walk from the text's start), then on to its end
-        lo = hit.start()
+        lo = at
         while lo > done:
             above = text.rfind("\n", done, lo - 1) + 1 or done
             if prefix.match(text, above) is None:
@@ -144,7 +164,7 @@ def bare_view(text: str, patterns: tuple[re.Pattern[str], re.Pattern[str], re.Pa
             kept.append((size, lo, chunk))
             pieces.append(prefix.sub("", chunk))
             size += len(pieces[-1])
-        hit = marked.search(text, done) if done < len(text) else None
+        at = _marked_line(text, done, marked, after_newline) if done < len(text) else -1
     return BareView("".join(pieces), kept, prefix) if kept else None
 
 

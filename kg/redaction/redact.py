@@ -24,7 +24,7 @@ from functools import cache, cached_property
 from typing import Any
 
 from kg.redaction.cache import KeywordPlan, LazyRules, packaged_parts
-from kg.redaction.prefixes import bare_view, compiled, unescaped
+from kg.redaction.prefixes import Patterns, bare_view, compiled, unescaped
 from kg.redaction.rules import (
     DEFAULT_ECHO_MIN,
     SecretRule,
@@ -33,6 +33,7 @@ from kg.redaction.rules import (
     echo_min,
     line_prefix,
     parse,
+    regex,
     settings,
 )
 from kg.redaction.spans import _DOTTED_RUN, MARKER, _found, _Spans  # noqa: F401 - re-exported
@@ -46,6 +47,7 @@ from kg.redaction.textchecks import (
     decoded,
     entropy,
     glue_patterns,
+    may_decode,
     unglued,
 )
 from kg.redaction.wrapped import may_continue, rejoined
@@ -222,6 +224,8 @@ class Redactor:
         for index in sorted(todo):  # in the order rules apply: an earlier rule's span wins
             rule = self.rules[index]
             if rule.column:
+                if "|" not in text:  # no table, no cell: nor the columns module and header regex loaded (3 ms)
+                    continue
                 from kg.redaction.columns import column_cells  # (few texts hold a table: not paid by the rest)
 
                 for lo, hi in column_cells(text, sorted(set(starts[index])), rule.header):
@@ -230,6 +234,12 @@ class Redactor:
                         self._take(rule, match, text, spans)
             elif rule.keywords:
                 self._apply_at(rule, text, sorted(set(starts[index])), spans, (index, glued, ascii_only))
+            elif rule.decode:  # most runs are words in one case or paths: no text in any encoding (`may_decode`)
+                group = rule.group
+                for match in rule.pattern.finditer(text):
+                    run = match.group(group)
+                    if run and may_decode(run):
+                        self._take(rule, match, text, spans)
             else:
                 for match in rule.pattern.finditer(text):
                     self._take(rule, match, text, spans)
@@ -375,12 +385,12 @@ class Redactor:
         return glue_patterns(self._scan_settings.glue)
 
     @cached_property
-    def _prefixes(self) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+    def _prefixes(self) -> Patterns | None:
         return compiled(self.line_prefix)
 
     @cached_property
     def _ignore(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(re.compile(source) for source in self.ignore_sources)
+        return tuple(regex(source) for source in self.ignore_sources)
 
     @cached_property
     def _plan(self) -> KeywordPlan:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from kg.redaction.rules import regex
+
 
 def _lowered_is(text: str, word: str) -> bool:
     """Whether `text` lowercased is `word`, each letter to one letter as a regex's `(?i)` compares them: İ is i
@@ -67,8 +69,13 @@ def entropy(value: str) -> float:
 # percent-encoding, an HTML entity, a character of another script): a rule's boundary `(?<![\w-])` reads the `n` of
 # `\n`, the `D` of `%3D` and a CJK character as a word's, so a key right after one was kept; `_glued_at` says a failed
 # match may be one of these, `unglued` blanks them. `glue_patterns` compiles the regex and its "ends here" form.
+def glue_sources(glue: str) -> tuple[str, str]:
+    return glue, f"(?:{glue}|_)\\Z"
+
+
 def glue_patterns(glue: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    return re.compile(glue), re.compile(f"(?:{glue}|_)\\Z")
+    found, ends = glue_sources(glue)
+    return regex(found), regex(ends)
 
 
 _RUN = re.compile(r"[A-Za-z0-9_+/=.:!~-]*")  # how far a token starting at a keyword may run (at most 1024 looked at)
@@ -121,14 +128,24 @@ def decoded(value: str, share: float) -> str | None:
 
     if _HEX.fullmatch(value) is not None:
         return _printable(bytes.fromhex(value), share)
-    body = value.rstrip("=")
-    if len(body) % 4 == 1 or body.islower() or body.isupper():  # encoded text has capitals and small letters
+    if not may_decode(value):
         return None
+    body = value.rstrip("=")
     try:
         raw = base64.b64decode(body.replace("-", "+").replace("_", "/") + "=" * (-len(body) % 4), validate=True)
     except (binascii.Error, ValueError):
         return None
     return _printable(raw, share)
+
+
+def may_decode(value: str) -> bool:
+    """False when `decoded` reads `value` as no text whatever it holds (a quick test a scan makes before it: most
+    runs of a transcript are words in one case or paths): a run that is not hex in pairs, and has a length no base64
+    has or no capitals and small letters both (encoded text has)."""
+    body = value.rstrip("=")
+    if len(body) % 4 != 1 and not body.islower() and not body.isupper():
+        return True
+    return _HEX.fullmatch(value) is not None
 
 
 def _printable(raw: bytes, share: float) -> str | None:

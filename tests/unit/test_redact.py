@@ -579,18 +579,18 @@ def test_a_damaged_or_foreign_cache_is_ignored(tmp_path, monkeypatch, damage: st
     path = next(tmp_path.glob("secret-rules-*.marshal"))
     raw = path.read_bytes()
     length = int(raw[8:16], 16)
-    fmt, key, folder, ignore, rows, order, plan, where, echo, prefix, scan = marshal.loads(raw[16:16 + length])
+    fmt, key, folder, ignore, rows, order, plan, where, echo, prefix, scan, regexes = marshal.loads(raw[16:16 + length])
     codes = raw[16 + length:]
 
     def sealed(body: bytes) -> bytes:
         return b"%08x%08x" % (zlib.crc32(body), len(body)) + body + codes
 
     # a tampered cache: every rule but one gone
-    one_rule = marshal.dumps((fmt, key, folder, ignore, rows[:1], [0], plan, where[:12], echo, prefix, scan))
+    one_rule = marshal.dumps((fmt, key, folder, ignore, rows[:1], [0], plan, where[:12], echo, prefix, scan, regexes))
     if damage == "garbage":
         path.write_bytes(b"{not marshal")
     elif damage == "stale key":
-        stale = (fmt, "0" * 64, folder, ignore, rows[:1], [0], plan, where[:12], echo, prefix, scan)
+        stale = (fmt, "0" * 64, folder, ignore, rows[:1], [0], plan, where[:12], echo, prefix, scan, regexes)
         path.write_bytes(sealed(marshal.dumps(stale)))
     elif damage == "edited":
         path.write_bytes(raw[:16] + one_rule)  # the seal no longer matches
@@ -615,6 +615,28 @@ def test_cached_compiled_forms_are_the_compiled_patterns(tmp_path, monkeypatch) 
     rules, _ = packaged_rows()  # reads it
     assert all(rules[i].code is not None for i in range(len(rules)))
     assert all(rules[i].pattern == re.compile(rules[i].source) for i in range(len(rules)))
+
+
+def test_the_scans_own_regexes_come_compiled_from_the_cache(tmp_path, monkeypatch) -> None:
+    """The line prefix's three regexes, the glue's two and the global ignores come from the cache's compiled forms
+    (compiling the line prefix's was most of a fresh `kg log`'s redaction: 1.5 of 2.5 ms), and are the patterns
+    `re.compile` gives."""
+    import re
+
+    from kg.redaction import rules as rules_module
+    from kg.redaction.cache import packaged_parts
+    from kg.redaction.prefixes import sources
+    from kg.redaction.textchecks import glue_sources
+
+    monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(rules_module, "_CODES", {})
+    packaged_parts()  # writes the cache: nothing compiled is known yet
+    assert rules_module._CODES == {}
+    _, ignore, _, prefix, scan = packaged_parts()  # reads it
+    wanted = {*ignore, *sources(prefix), *glue_sources(scan.glue)}
+    assert prefix and len(wanted) > 5 and wanted == set(rules_module._CODES)
+    assert all(rules_module.regex(source) == re.compile(source) for source in wanted)
+    assert rules_module.regex("x(?=y)") == re.compile("x(?=y)")  # a source the cache does not hold is compiled
 
 
 @pytest.mark.parametrize("damage", ["a compiled form changed", "the file cut short", "another file in its place"])
