@@ -1,0 +1,47 @@
+"""What w-fsec6 left of QA qa5's secrets, each fixed by a rule or a limit in rules/secrets.toml, and the near misses
+each must keep. Values are fake, made to the published shapes.
+- A Google Cloud service account's key file: its `private_key_id` (40 hex digits) names the key, as its
+  `private_key` is the key; both go, in the file's JSON (indented, one line, escaped in a string) and in YAML."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kg.redaction.redact import load_default
+
+KEY_ID = "5e8d3c9f0a7b21e6d4c38f1b9a0e7d2c6b5a4f39"
+BLOCK = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----\n"
+ACCOUNT = {"type": "service_account", "project_id": "demo-proj-4821", "private_key_id": KEY_ID,
+           "private_key": BLOCK, "client_email": "ci@demo-proj-4821.iam.gserviceaccount.com",
+           "client_id": "104729384756102938475"}
+
+
+def redact(text: str) -> str:
+    return load_default().redact(text).text
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps(ACCOUNT, indent=2),
+    json.dumps(ACCOUNT),
+    json.dumps({"credentials": json.dumps(ACCOUNT)}),  # the key file as a string inside another JSON
+    f"private_key_id: {KEY_ID}\nprivate_key: |\n  {BLOCK}",
+    f"PRIVATE_KEY_ID={KEY_ID.upper()}",
+])
+def test_a_service_account_s_private_key_id_is_redacted_with_its_key(text):
+    out = redact(text)
+    assert KEY_ID not in out.lower() and KEY_ID[:12] not in out.lower(), out
+    assert out.count("[REDACTED:private_key_id]") == 1, out
+    assert ("demo-proj-4821" in out) == ("demo-proj-4821" in text), out  # the rest of the file is kept
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize("text", [
+    f"key_id: {KEY_ID}",  # another key's id: no service account's name says it is one
+    f"commit {KEY_ID}",
+    '"private_key_id": "<your key id>"',
+    "private_key_id: 5e8d3c9f",  # too short for a key file's id
+])
+def test_a_hex_id_under_another_name_or_no_key_id_is_kept(text):
+    assert redact(text) == text
