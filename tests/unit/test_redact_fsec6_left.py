@@ -1,7 +1,9 @@
 """What w-fsec6 left of QA qa5's secrets, each fixed by a rule or a limit in rules/secrets.toml, and the near misses
 each must keep. Values are fake, made to the published shapes.
 - A Google Cloud service account's key file: its `private_key_id` (40 hex digits) names the key, as its
-  `private_key` is the key; both go, in the file's JSON (indented, one line, escaped in a string) and in YAML."""
+  `private_key` is the key; both go, in the file's JSON (indented, one line, escaped in a string) and in YAML.
+- A header written with a blank before its colon (`X-Honeycomb-Team : <key>`, as some tools print a request's
+  headers): read as the header it is, as without the blank."""
 
 from __future__ import annotations
 
@@ -44,4 +46,32 @@ def test_a_service_account_s_private_key_id_is_redacted_with_its_key(text):
     "private_key_id: 5e8d3c9f",  # too short for a key file's id
 ])
 def test_a_hex_id_under_another_name_or_no_key_id_is_kept(text):
+    assert redact(text) == text
+
+
+TEAM = "UE4M0enhJOZ9eEwrf8Fzge"
+HEX32 = "9f86d081884c7d659a2feaa0c55ad015"
+
+
+@pytest.mark.parametrize("text, secret", [
+    (f"X-Honeycomb-Team : {TEAM}", TEAM),
+    (f"X-Honeycomb-Team : {HEX32}", HEX32),
+    (f"X-Honeycomb-Team\t: {HEX32}", HEX32),
+    ("X-Mine-Key : AAAAbbbb1111CCCCdddd", "AAAAbbbb1111CCCCdddd"),
+    (f"Private-Token :{TEAM}", TEAM),
+    (f"headers:\n  Circle-Token : {HEX32}\n  Accept: */*", HEX32),
+    ("lorem ipsum " * 500 + f"\nX-Honeycomb-Team\t: {HEX32}", HEX32),  # a long text finds keywords by its tries
+])
+def test_a_key_header_with_a_blank_before_its_colon_is_redacted(text, secret):
+    out = redact(text)
+    assert secret not in out and secret[:10] not in out, out
+    assert out.split(" :")[0].split("\t:")[0] == text.split(" :")[0].split("\t:")[0]  # the header's name is kept
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize("text", [
+    "X-Team : engineering", "X-Request-Key : user-42", "X-Cache-Key : page-home-v2", "Idempotency-Key : order-2024-10-11",
+    "X-GitHub-Team : platform-infra", "sort-key : lastModified",
+])
+def test_a_header_with_a_blank_before_its_colon_and_no_key_is_kept(text):
     assert redact(text) == text
