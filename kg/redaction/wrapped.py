@@ -6,8 +6,9 @@ A known token's rule is tried again on the token joined with what continues it (
 (a prefix and a run, the rules `Redactor` reads past glue too) is joined, never a bare run: that the joined string
 is a whole `ghp_` key of the right length is what says the two pieces are one. A piece that continues it is the
 whole of its line, after indentation (or of its cell, in a row whose cells before it are empty, as a wrapped row's
-are), a run of token characters; a piece after the token's rule matched without it must look like a key (`keylike`):
-the run alone on the next line may be a word ("done") or a short commit (`3f2a9c1`).
+are), a run of token characters; a piece after the token's rule matched without it must look like a key (`keylike`)
+and not like a word (`wordlike`): the run alone on the next line may be a word ("done", `Windows11Pro`) or a short
+commit (`3f2a9c1`).
 """
 
 from __future__ import annotations
@@ -27,12 +28,18 @@ _STARTS = frozenset(" \t\\\r\n|")  # what `_CONTINUED` can open with: a run endi
 _PIECES = 8  # at most this many pieces joined (a 164-character key at 24 characters a line is 7)
 _BEHIND = 16  # the text before the token the rule's lookbehind reads
 _LONGEST = 300  # a token's first piece is read this far at most (a longer run is no piece of a wrapped token)
+# What a word in CamelCase is made of, one part after another: an acronym (a run of capitals not followed by a small
+# letter: `XML` of `XMLParser`), a word (a capital or not, then small letters), a capital and one small letter (`My`),
+# or a number; each part with small letters holds a vowel (`Base64Encoder2`, `Windows11Pro`). A key's run breaks it: a
+# capital before a capital and a small letter (`DQy` of `laDQylFYcj`), a part without a vowel (`Cd`, `f`).
+_WORD_PART = re.compile(r"[A-Z]{2,5}(?![a-z])|[A-Z]?[a-z]{2,}|[A-Z][a-z]|[0-9]{1,4}")
+_VOWEL = frozenset("aeiouyAEIOUY")
 
 
 def keylike(piece: str) -> bool:
     """A run that reads as part of a key, not a word, a name or a number: 8 characters or more that switch between
-    capitals and small letters twice (`laDQylFYcj`: CamelCase words do too, but are seldom alone on a line after a
-    key), or letters and digits that switch three times (`a8f3k2m9`: `python311`, `matplotlib3` and `3f2a9c1`'s
+    capitals and small letters twice (`laDQylFYcj`: CamelCase words do too, and `wordlike` tells them from a
+    key's piece), or letters and digits that switch three times (`a8f3k2m9`: `python311`, `matplotlib3` and `3f2a9c1`'s
     hex are no such piece)."""
     if len(piece) < 8:
         return False
@@ -42,6 +49,21 @@ def keylike(piece: str) -> bool:
     if not piece.isalnum() or all(c in "0123456789abcdefABCDEF" for c in piece):
         return False
     return sum(1 for a, b in pairwise(piece) if a.isdigit() != b.isdigit()) >= 3
+
+
+def wordlike(piece: str) -> bool:
+    """A run that reads as a CamelCase word with digits (`Base64Encoder2`, `Windows11Pro`): parts of `_WORD_PART`
+    from end to end, each part with small letters holding a vowel. A piece of a key seldom does (of random runs of 14
+    letters and digits that `keylike` takes, about 1 in 70; of 20, 1 in 300)."""
+    at = 0
+    while at < len(piece):
+        part = _WORD_PART.match(piece, at)
+        if part is None:
+            return False
+        if any(c.islower() for c in part.group()) and _VOWEL.isdisjoint(part.group()):
+            return False
+        at = part.end()
+    return at > 0
 
 
 def may_continue(text: str, end: int) -> bool:
@@ -78,8 +100,8 @@ def rejoined(pattern: re.Pattern[str], text: str, at: int, matched_end: int,
         if piece is None:
             break
         fits = keylike(text[piece[0]:piece[1]])
-        if (best or matched_end >= 0) and not fits:
-            break
+        if (best or matched_end >= 0) and (not fits or wordlike(text[piece[0]:piece[1]])):
+            break  # past a whole token only a piece of a key continues it: `Windows11Pro` on the next line is a word
         segments.append((piece[0], piece[1], len(joined)))
         joined += text[piece[0]:piece[1]]
         end = piece[1]
