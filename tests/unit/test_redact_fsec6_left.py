@@ -111,4 +111,4 @@ def test_a_tail_that_reads_as_a_key_is_still_joined_after_a_whole_token(text, pi
     ("ghp_m2QFxRDKb", False),
 ])
 def test_a_word_is_told_from_a_piece_of_a_key(piece, expected):
-    assert wordlike(piece) is expected
+    assert wordlike(piece, load_default().settings.wrapped) is expected
