@@ -248,7 +248,7 @@ def recovering(ws: Workspace, st: Store, **how: Any) -> DrainReport:
     try:
         if compact.embedded(st):  # the failed apply can leave the pool full: the compaction's own first reads
             st.reopen()  # (the tables' pages, their row counts) failed in it (ci24), so it starts on a fresh one
-        done = compact.maybe(st, ws.policy, pool_mb=compact.full_pool_mb(ws.policy.buffer_pool_mb))
+        done = compact.maybe(st, ws.policy, pool_mb=compact.full_pool_mb(ws.policy))
     except (StoreError, RuntimeError, OSError) as exc:
         raise _full(ws, f"; the graph file could not be compacted ({exc})") from None
     if done is None:
