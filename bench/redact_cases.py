@@ -198,7 +198,9 @@ _GENERIC = {"password_assignment", "high_entropy_secret", "env_secret", "key_ass
             "secret_list", "session_cookie", "azure_sas_token",
             # forms of config files (a line of .npmrc or .yarnrc.yml, a docker config's "auth"), not token formats:
             # the five shapes would take them out of their line or their JSON
-            "npm_config_auth", "docker_config_auth"}
+            "npm_config_auth", "docker_config_auth",
+            # a key file's field named in the match (`"private_key_id": "<hex>"`), not a token format
+            "private_key_id"}
 
 
 # --- hand-labelled cases ----------------------------------------------------------------------------------

@@ -228,6 +228,12 @@ class Workspace:
 
     @contextmanager
     def reading(self, *, buffer_pool_mb: int = 256, max_threads: int = 1) -> Iterator[Store]:
+        """`_reading`, with Kùzu's "the buffer pool is full" said in one line with what to do (`drain.reader_pool`)."""
+        with drain.reader_pool(self), self._reading(buffer_pool_mb=buffer_pool_mb, max_threads=max_threads) as st:
+            yield st
+
+    @contextmanager
+    def _reading(self, *, buffer_pool_mb: int = 256, max_threads: int = 1) -> Iterator[Store]:
         """The graph for a one-off read (search, inject, recall, the session brief). When the journal holds
         nothing to apply, it is opened read-only with a small page cache: no migration check, no WAL settings,
         and tens of MB less resident memory than a writer's open. Otherwise (entries to apply, a graph not

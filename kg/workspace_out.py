@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import UsageError
+from kg.core.errors import ArgumentError
 from kg.core.files import STATE, workspace_of, write_atomic
 
 RECORD = "exports.json"  # in memory/.kg: realpath → [inode, size, mtime_ns] of each file `kg export graph` wrote
@@ -33,6 +33,12 @@ RECORD = "exports.json"  # in memory/.kg: realpath → [inode, size, mtime_ns] o
 READ_AT_START = ("GEMINI.md", ".cursorrules", ".windsurfrules", ".github/copilot-instructions.md", "CONVENTIONS.md")
 CONFIG = "kg.toml"
 HINT = "Name another file, such as graph.json or graph.mmd"
+
+
+def refused(out: Any, said: str) -> ArgumentError:
+    """An output file refused, said as the caller named it: `out='x.gif'` to Python (a ValueError, as every wrong
+    argument of the analyst's functions), `--out x.gif` on the command line. `said` holds `{out}` where it goes."""
+    return ArgumentError(said.replace("{out}", f"out={str(out)!r}"), cli=said.replace("{out}", f"--out {out}"))
 
 
 def _real(path: Path | str) -> Path:
@@ -124,7 +130,7 @@ def _in_git(given: Path, real: Path) -> bool:
 
 
 def check_out(ws: Any, out: str | os.PathLike[str], *, trail: bool = False, example: str = "graph.json") -> Path:
-    """`out` as an export writes it (a symlink: its target, the link stays), or UsageError when it is a place kg
+    """`out` as an export writes it (a symlink: its target, the link stays), or ArgumentError when it is a place kg
     keeps (`kept_place`, for every workspace it may belong to), git's (`.git` anywhere in it), a folder, a device
     or a FIFO. `example` is the file name a refused folder is told to hold. Every refusal comes before the export
     reads the graph, which on a large workspace takes long and is all lost on a late failure."""
@@ -133,17 +139,17 @@ def check_out(ws: Any, out: str | os.PathLike[str], *, trail: bool = False, exam
     given = Path(out).expanduser()
     real = _real(given)
     if _in_git(given, real):
-        raise UsageError(f"--out {out} is git's own (.git, or inside it): kg keeps that place for what agents and kg "
-                         f"read, and an export there would replace or add to it. {HINT}")
+        raise refused(out, "{out} is git's own (.git, or inside it): kg keeps that place for what agents and kg "
+                      f"read, and an export there would replace or add to it. {HINT}")
     for root, own in _roots(ws, given):
         why = kept_place(real, root, own, trail=trail)
         if why is not None and why.startswith("inside kg's own state"):
-            raise UsageError(f"--out {out} is {why}; choose another file")
+            raise refused(out, f"{{out}} is {why}; choose another file")
         if why is not None:
-            raise UsageError(f"--out {out} is {why}: kg keeps that place for what agents and kg read, and an export "
-                             f"there would replace or add to it. {HINT}")
+            raise refused(out, f"{{out}} is {why}: kg keeps that place for what agents and kg read, and an export "
+                          f"there would replace or add to it. {HINT}")
     if given.is_dir():  # (returned as is, the trail export read the whole graph, then failed on IsADirectoryError)
-        raise UsageError(f"--out {given} is a folder; name a file, e.g. {given / example}")
+        raise refused(given, f"{{out}} is a folder; name a file, e.g. {given / example}")
     real = output_target(given, _kg_dir(ws, given) or real.parent / STATE)  # (its state was checked above)
     return real if given.is_symlink() else given
 
@@ -173,7 +179,7 @@ def _kg_dir(ws: Any, path: Path) -> Path | None:
 
 
 def check_replace(ws: Any, path: Path, *, force: bool) -> None:
-    """Refuse (UsageError) to replace a file that exists and is not one `kg export graph` wrote and nobody changed
+    """Refuse (ArgumentError) to replace a file that exists and is not one `kg export graph` wrote and nobody changed
     since: a person's file of the same name (`graph.json`, `notes.md`, `.claude/settings.json`) is theirs."""
     stamp = _stamp(path)
     if force or stamp is None:
@@ -181,8 +187,10 @@ def check_replace(ws: Any, path: Path, *, force: bool) -> None:
     kg_dir = _kg_dir(ws, path)
     if kg_dir is not None and _record(kg_dir).get(str(_real(path))) == stamp:
         return
-    raise UsageError(f"--out {path} exists and is not a file kg exported (or it changed since kg wrote it): kg does "
-                     "not replace it unasked. Pass --force (force=True in Python) to replace it, or name a new file")
+    said = ("{out} exists and is not a file kg exported (or it changed since kg wrote it): kg does not replace it "
+            "unasked. Pass {force} to replace it, or name a new file")
+    raise ArgumentError(said.replace("{out}", f"out={str(path)!r}").replace("{force}", "force=True"),
+                        cli=said.replace("{out}", f"--out {path}").replace("{force}", "--force"))
 
 
 def remember(ws: Any, path: Path) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import networkx as nx
 
-from kg.core.errors import UsageError
+from kg.core.errors import ArgumentError, UsageError
 from kg.store import EDGE_TYPES, check_label
 
 __all__ = ["DIALECTS", "cypher_literal", "replay_cypher", "split_cypher", "to_cypher"]
@@ -31,7 +31,7 @@ _PROP = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def check_dialect(dialect: str) -> str:
     name = (dialect or "").strip().lower().replace("ù", "u")
     if name not in DIALECTS:
-        raise UsageError(f"unknown Cypher dialect {dialect!r}: use {' or '.join(DIALECTS)}")
+        raise ArgumentError(f"unknown Cypher dialect {dialect!r}: use {' or '.join(DIALECTS)}")
     return name
 
 

@@ -359,11 +359,13 @@ def plot_rule_effect(rows: list[dict[str, Any]], *, ax: Any = None,
 
 
 def save(fig: Any, out: str | Path) -> Path:
+    from kg.workspace_out import refused
+
     path = Path(out).expanduser()
     if path.suffix.lower() not in IMAGE_SUFFIXES:
-        raise UsageError(f"--out {path}: name a .png, .svg or .pdf file")
+        raise refused(path, "{out}: name a .png, .svg or .pdf file")
     if not path.parent.exists():
-        raise UsageError(f"cannot write {path}: its folder does not exist")
+        raise ArgumentError(f"cannot write {path}: its folder does not exist")
     with _quiet_glyphs(fig), atomic_writer(path) as fh:
         fig.savefig(fh, format=path.suffix.lower()[1:], dpi=130 if path.suffix.lower() == ".png" else None)
     return path
@@ -407,13 +409,13 @@ def show_subgraph(workspace: Any = None, *, out: str | Path, node_id: str | None
                   since: str | datetime | None = None, now: datetime | str | None = None) -> dict[str, Any]:
     """Draw a subgraph of a workspace (from a snapshot) into a .png, .svg or .pdf file."""
     from kg.analysis import to_networkx
-    from kg.workspace_out import check_out, source
+    from kg.workspace_out import check_out, refused, source
 
     checks.whole("limit", limit, minimum=1, flag="--limit")  # before the graph is read (select_subgraph says it)
     _chosen(node_id, types)
     path = Path(out).expanduser()
     if path.suffix.lower() not in IMAGE_SUFFIXES:
-        raise UsageError(f"--out {path}: name a .png, .svg or .pdf file")
+        raise refused(path, "{out}: name a .png, .svg or .pdf file")
     workspace, ws = source(workspace)
     path = check_out(ws, path, example="graph" + path.suffix)  # refused before the graph is read (kg/workspace_out.py)
     graph = to_networkx(workspace)

@@ -25,7 +25,7 @@ import networkx as nx
 
 from kg import workspace_out
 from kg.analysis.cypher_export import check_dialect, cypher_literal, replay_cypher, split_cypher, to_cypher
-from kg.core.errors import ArgumentError, UsageError
+from kg.core.errors import ArgumentError
 from kg.core.files import atomic_writer
 from kg.store import KNOWLEDGE_KINDS
 
@@ -79,14 +79,15 @@ def export_graph(workspace: Any = None, fmt: str = "graphml", *, types: str | It
     """Export a workspace's graph (from a snapshot: the agent is never locked out) to `out`, or return the
     text in `ExportResult.text` when `out` is None. `dialect` (kuzu or neo4j) is for the cypher format.
 
-    `out` is refused (UsageError) where kg or agents keep their files (kg/workspace_out.py: kg's state, kg.toml,
-    .git/, instruction files, what `kg install` wrote), before the graph is read; an existing file that is not
-    an earlier export of kg's is replaced only with `force`."""
+    `out` is refused (ArgumentError, a ValueError) where kg or agents keep their files (kg/workspace_out.py: kg's
+    state, kg.toml, .git/, instruction files, what `kg install` wrote), before the graph is read; an existing file
+    that is not an earlier export of kg's is replaced only with `force`."""
     from kg.analysis import Analysis, to_networkx
 
     fmt = _format(fmt)
     if dialect is not None and fmt != "cypher":
-        raise UsageError(f"--dialect is for --format cypher, not {fmt}")
+        raise ArgumentError(f"dialect is for fmt='cypher', not {fmt!r}",
+                            cli=f"--dialect is for --format cypher, not {fmt}")
     dialect = check_dialect(dialect or "kuzu")
     tokens = fmt == "cypher" and dialect == "kuzu"  # Kùzu's full-text index reads them
     workspace, ws = workspace_out.source(workspace)
@@ -118,7 +119,7 @@ def _export(graph: nx.MultiDiGraph, fmt: str, out: str | Path | None, dialect: s
         return result
     path = Path(out).expanduser()
     if path.is_dir():
-        raise UsageError(f"--out {path} is a folder; name a file, e.g. {path / ('graph' + SUFFIXES[fmt])}")
+        raise workspace_out.refused(path, f"{{out}} is a folder; name a file, e.g. {path / ('graph' + SUFFIXES[fmt])}")
     try:
         with atomic_writer(path, text=True) as fh:
             if fmt == "graphml":
@@ -126,7 +127,7 @@ def _export(graph: nx.MultiDiGraph, fmt: str, out: str | Path | None, dialect: s
             else:
                 fh.write(render(graph, fmt, dialect=dialect))
     except FileNotFoundError:
-        raise UsageError(f"cannot write {path}: its folder does not exist") from None
+        raise ArgumentError(f"cannot write {path}: its folder does not exist") from None
     result.out = str(path)
     return result
 

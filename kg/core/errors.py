@@ -86,6 +86,12 @@ class TeamGraphUnreachable(TeamGraphBusy):
     refusal); still a TeamGraphBusy to those that do without the graph or journal around it."""
 
 
+class PoolFull(StoreError):
+    """Kùzu's buffer pool (`store.buffer_pool_mb`) cannot hold what the graph needs: a file grown far past its data
+    does it. The message says what is kept and what to do (`kg doctor` rebuilds the file compact, or a larger
+    pool), in one line: Kùzu's own ("Buffer manager exception: Unable to allocate memory! ...") says neither."""
+
+
 class GraphUnopenable(StoreError):
     """Kùzu cannot open the graph file (damaged, cut short): `kg doctor --repair` starts a new one and brings back
     what the workspace still holds."""

@@ -379,6 +379,8 @@ class Policy:
     bulk_batch: int = 64
     compact_factor: float = 2.0
     compact_floor_mb: int = 64
+    full_pool_factor: float = 2.0
+    full_pool_floor_mb: int = 1024
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> Policy:
@@ -415,6 +417,8 @@ class Policy:
             bulk_batch=r.whole("write.bulk_batch", 1, 100_000, default=64),
             compact_factor=r.number("store.compact_factor", 1.1, 1000, default=2.0),
             compact_floor_mb=r.whole("store.compact_floor_mb", 0, 1_048_576, default=64),
+            full_pool_factor=r.number("store.full_pool_factor", 1, 64, default=2.0),
+            full_pool_floor_mb=r.whole("store.full_pool_floor_mb", 0, 1_048_576, default=1024),
         )
         for kind in policy.kinds:
             for attr, key in (("entry_prefix", "prefix"), ("default_priority", "default_priority"),

@@ -233,7 +233,7 @@ def _taken_key(taken: str, fields: dict[str, Any]) -> str:
     """The Meta key that says which id a log journaled as `taken` was applied under (one log: its id, time, text)."""
     import hashlib
 
-    at = _second(fields["created_at"])
+    at = whole_second(fields["created_at"])
     digest = hashlib.sha1(f"{at.isoformat() if at else ''}\n{fields['text']}".encode()).hexdigest()[:16]
     return f"{TAKEN_META}{taken}:{digest}"
 
@@ -272,8 +272,8 @@ def _renamed(ws: Workspace, st: Store, logs: list[dict[str, Any]], existing: set
             continue  # applied under its new id before
         rows = st.run("node_get", id=rec["id"])
         node = rows[0]["n"] if rows else {}
-        if (node.get("text"), node.get("entry_type"), _second(node.get("created_at"))) == \
-                (f["text"], f["entry_type"], _second(f["created_at"])):
+        if (node.get("text"), node.get("entry_type"), whole_second(node.get("created_at"))) == \
+                (f["text"], f["entry_type"], whole_second(f["created_at"])):
             continue
         head = rec["id"].rsplit("-", 1)[0]
         prefix, day = head.split("-", 1)
@@ -288,7 +288,7 @@ def _renamed(ws: Workspace, st: Store, logs: list[dict[str, Any]], existing: set
     return out
 
 
-def _second(value: Any) -> datetime | None:
+def whole_second(value: Any) -> datetime | None:
     """A time as kg keeps it (naive UTC, whole seconds), whichever form it was read in."""
     if value is None:
         return None

@@ -30,11 +30,12 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kg.core.errors import StoreError
+from kg.core.errors import PoolFull, StoreError
 from kg.ingest.apply import apply_records
 from kg.ingest.journal import Pending, check_record
 from kg.store import Store
@@ -248,7 +249,7 @@ def recovering(ws: Workspace, st: Store, **how: Any) -> DrainReport:
     try:
         if compact.embedded(st):  # the failed apply can leave the pool full: the compaction's own first reads
             st.reopen()  # (the tables' pages, their row counts) failed in it (ci24), so it starts on a fresh one
-        done = compact.maybe(st, ws.policy, pool_mb=compact.full_pool_mb(ws.policy.buffer_pool_mb))
+        done = compact.maybe(st, ws.policy, pool_mb=compact.full_pool_mb(ws.policy))
     except (StoreError, RuntimeError, OSError) as exc:
         raise _full(ws, f"; the graph file could not be compacted ({exc})") from None
     if done is None:
@@ -264,14 +265,31 @@ def recovering(ws: Workspace, st: Store, **how: Any) -> DrainReport:
     return report
 
 
-def _full(ws: Workspace, done: str) -> StoreError:
+def _full(ws: Workspace, done: str) -> PoolFull:
     """The one line a drain that filled Kùzu's buffer pool ends with (kept for `kg status` as the failure)."""
     n = ws.journal.pending_count(entries=True)
     said = (f"{n} entr(y/ies) wait in the journal: applying them fails because Kùzu's buffer pool "
             f"(store.buffer_pool_mb, {ws.policy.buffer_pool_mb} MB) is full{done}. They are kept; run `kg doctor`, "
             "or raise store.buffer_pool_mb")
     failed(ws, said)
-    return StoreError(said)
+    return PoolFull(said)
+
+
+@contextmanager
+def reader_pool(ws: Workspace) -> Iterator[None]:
+    """A read (`kg status`, search, the session brief) that fails because Kùzu's buffer pool is full, said in one
+    line with what to do: a reader does not compact (a session's start would wait for the rebuild), and Kùzu's
+    message ("Buffer manager exception: Unable to allocate memory! ...") said neither what was wrong nor the fix."""
+    try:
+        yield
+    except StoreError as exc:
+        if isinstance(exc, PoolFull) or not pool_full(exc):
+            raise
+        n = ws.journal.pending_count(entries=True)
+        kept = f"; {n} entr(y/ies) wait in the journal, kept" if n else ""
+        raise PoolFull(f"the graph does not fit Kùzu's buffer pool (store.buffer_pool_mb, {ws.policy.buffer_pool_mb} "
+                       f"MB){kept}: run `kg doctor`, which rebuilds the graph file compact, or raise "
+                       "store.buffer_pool_mb (kg.toml [rules.policy.store])") from None
 
 
 def _compact(ws: Workspace, st: Store, report: DrainReport) -> None:

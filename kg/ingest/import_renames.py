@@ -19,7 +19,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import UsageError
-from kg.ingest.apply import _second  # a time as kg keeps it (naive UTC, whole seconds)
+from kg.ingest.apply import whole_second  # a time as kg keeps it (naive UTC, whole seconds)
 
 _ZONES = 14 * 3600  # the widest gap two time zones' local times of one instant have, in seconds
 _ZONE_STEP = 900  # zones are whole quarter hours apart
@@ -30,7 +30,7 @@ def same_entry(text: str | None, at: datetime | None, other_text: Any, other_at:
     time both: two workspaces' entries made at the same second (each one's first error of a day, logged by one
     hook at 10:00) are two entries, and one was lost as "already present". Where a text is unknown (an item
     without one), the time alone decides, as before."""
-    other = _second(other_at)
+    other = whole_second(other_at)
     if text is not None and isinstance(other_text, str) and text != other_text:
         return False
     if at is None or other is None or at == other:
@@ -97,7 +97,7 @@ class Renames:
         if not logged:
             return None
         try:
-            return _second(clock.parse_time(str(logged), what="logged time"))
+            return whole_second(clock.parse_time(str(logged), what="logged time"))
         except UsageError:
             return None
 

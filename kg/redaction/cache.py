@@ -41,7 +41,8 @@ from kg.redaction.rules import (
     settings,
 )
 
-_CACHE_FORMAT = 13  # bump when the meaning of a cached rule changes (13: the scan's own regexes' compiled forms)
+_CACHE_FORMAT = 14  # bump when the meaning of a cached rule changes (13: the scan's own regexes' compiled forms; 14: the
+# settings hold [wrapped])
 
 _FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",
            "priority", "not_before_source", "upper", "column", "header_source", "decode")
@@ -160,7 +161,7 @@ def packaged_parts(entry: str = "secrets.toml") -> tuple[LazyRules, list[str], i
     cached = _packaged(entry)
     codes = _Codes(cached.codes, cached.order) if cached.codes is not None else None
     rules = LazyRules([cached.rows[i] for i in cached.order], cached.plan, codes)
-    return rules, cached.ignore, cached.echo_min, cached.line_prefix, Settings(*cached.settings)
+    return rules, cached.ignore, cached.echo_min, cached.line_prefix, Settings.loaded(cached.settings)
 
 
 @dataclass
@@ -173,7 +174,7 @@ class _Cached:
     codes: tuple[Path, int, bytes] | None = None
     echo_min: int = 6  # the file's echo_min_chars
     line_prefix: str = ""  # the file's line_prefix
-    settings: tuple[int, str, float] = ()  # type: ignore[assignment]  # the file's `Settings`, dumped
+    settings: tuple = ()  # the file's `Settings`, dumped
 
 
 class _Codes(Sequence[bytes | None]):
@@ -341,7 +342,7 @@ def _read_cache(path: Path, entry: str) -> _Cached | None:
 
 def _write_cache(path: Path, key: str, folder: str, rows: list[Row], order: list[int], plan: KeywordPlan,
                  ignore: list[str], echo: int = 6, prefix: str = "",
-                 scan: tuple[int, str, float] | None = None) -> None:
+                 scan: tuple | None = None) -> None:
     """Each row marshalled on its own (a process unpacks only the rules it uses) in the sealed index, each rule's
     compiled form after it; written atomically. `scan`: the `Settings` dumped (None: the packaged file's)."""
     import marshal

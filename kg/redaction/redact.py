@@ -326,7 +326,7 @@ class Redactor:
             self._take(rule, match, joined, found)
             return found.items[0][:2] if found.items else None
 
-        pieces = rejoined(rule.pattern, text, at, matched_end, take)
+        pieces = rejoined(rule.pattern, text, at, matched_end, take, self._scan_settings.wrapped)
         for start, end in pieces:
             spans.add(start, end, rule.kind)
         return pieces[-1][1] if pieces else 0

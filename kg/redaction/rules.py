@@ -16,12 +16,13 @@ from functools import cached_property
 from typing import Any
 
 from kg.core.errors import RulesError
+from kg.redaction.wrapped import Wrapping
 
 _KIND = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
 _RULE_KEYS = {"kind", "pattern", "group", "keywords", "min_entropy", "before", "not_before", "description",
               "template", "key", "secret", "window", "ignore", "priority", "upper", "column", "header", "decode"}
 _TOP_KEYS = {"rule", "ignore", "include", "template", "priority", "source", "licence", "echo_min_chars",
-             "line_prefix", "token_priority", "glue", "printable_share"}
+             "line_prefix", "token_priority", "glue", "printable_share", "wrapped"}
 DEFAULT_PRIORITY = 50
 DEFAULT_ECHO_MIN = 6  # a file that does not say (`echo_min_chars`): the packaged secrets.toml's value
 DECODINGS = ("", "base64")  # what a rule's `decode` may name (`kg.redaction.textchecks.decoded`)
@@ -174,21 +175,34 @@ class Settings:
     """How the scan reads past a token's surroundings (rules/secrets.toml): `token_priority`, the priority at or below
     which a rule is a token format (read again past glue, joined over lines); `glue`, the regex of what may stand
     glued before a token without being part of it; `printable_share`, the share of a decoding's characters that must
-    be printable for it to be text."""
+    be printable for it to be text; `wrapped`, how a token cut over lines is joined (`kg.redaction.wrapped`)."""
 
     token_priority: int
     glue: str
     printable_share: float
+    wrapped: Wrapping
 
-    def dump(self) -> tuple[int, str, float]:
-        return self.token_priority, self.glue, self.printable_share
+    def dump(self) -> tuple[int, str, float, tuple[int, int, int, int, int, int, str, str]]:
+        return self.token_priority, self.glue, self.printable_share, self.wrapped.dump()
+
+    @classmethod
+    def loaded(cls, dumped: tuple[Any, ...]) -> Settings:
+        """The `Settings` a `dump` gave (the rules cache holds it)."""
+        priority, glue, share, wrapped = dumped
+        return cls(priority, glue, share, Wrapping(*wrapped))
+
+
+_SETTINGS = ("token_priority", "glue", "printable_share", "wrapped")
+# [wrapped]'s whole numbers and the range each may take
+_WRAPPED_NUMBERS = {"pieces": (1, 64), "behind": (0, 256), "longest": (16, 16384), "key_min_chars": (1, 1024),
+                    "key_case_switches": (1, 64), "key_digit_switches": (1, 64)}
 
 
 def settings(data: Mapping[str, Any], source: str) -> Settings:
-    """`token_priority`, `glue` and `printable_share` of a parsed file; a key it does not give is the packaged
-    secrets.toml's (a user's override is merged over that file, so only a hand-made mapping lacks one)."""
+    """`token_priority`, `glue`, `printable_share` and `[wrapped]` of a parsed file; a key it does not give is the
+    packaged secrets.toml's (a user's override is merged over that file, so only a hand-made mapping lacks one)."""
     data = data if isinstance(data, Mapping) else {}
-    if not {"token_priority", "glue", "printable_share"} <= data.keys():
+    if not set(_SETTINGS) <= data.keys():
         data = {**packaged("secrets.toml"), **data}
     priority, glue, share = data["token_priority"], data["glue"], data["printable_share"]
     if isinstance(priority, bool) or not isinstance(priority, int):
@@ -201,7 +215,36 @@ def settings(data: Mapping[str, Any], source: str) -> Settings:
         raise SecretRulesError(f"{source}: bad regex in 'glue': {exc}") from None
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
         raise SecretRulesError(f"{source}: 'printable_share' must be a number above 0, at most 1")
-    return Settings(priority, glue, float(share))
+    return Settings(priority, glue, float(share), _wrapped(data["wrapped"], source))
+
+
+def _wrapped(table: Any, source: str) -> Wrapping:
+    """`[wrapped]`: every key given (an override is merged over the packaged table), none unknown, each in range."""
+    known = (*_WRAPPED_NUMBERS, "word_part", "word_vowels")
+    if not isinstance(table, Mapping):
+        raise SecretRulesError(f"{source}: 'wrapped' must be a table ([wrapped]) with keys {', '.join(known)}")
+    unknown = sorted(set(table) - set(known))
+    missing = [key for key in known if key not in table]
+    if unknown or missing:
+        what = f"unknown key {unknown[0]!r}" if unknown else f"missing key {missing[0]!r}"
+        raise SecretRulesError(f"{source}: [wrapped]: {what} (its keys: {', '.join(known)})")
+    for key, (low, high) in _WRAPPED_NUMBERS.items():
+        value = table[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise SecretRulesError(f"{source}: [wrapped] '{key}' must be a whole number from {low} to {high}")
+    part, vowels = table["word_part"], table["word_vowels"]
+    if not isinstance(part, str) or not part:
+        raise SecretRulesError(f"{source}: [wrapped] 'word_part' must be a regex (a non-empty string)")
+    try:
+        empty = re.compile(part).match("")
+    except re.error as exc:
+        raise SecretRulesError(f"{source}: bad regex in [wrapped] 'word_part': {exc}") from None
+    if empty is not None:
+        raise SecretRulesError(f"{source}: [wrapped] 'word_part' must not match an empty string (a part is a letter "
+                               "or more)")
+    if not isinstance(vowels, str) or not vowels:
+        raise SecretRulesError(f"{source}: [wrapped] 'word_vowels' must be a non-empty string of letters")
+    return Wrapping(*(table[key] for key in known))
 
 
 def packaged(name: str) -> dict[str, Any]:

@@ -368,17 +368,17 @@ def _logged_before(ws: Any, pending: list[tuple[tuple[str, ...], dict[str, Any]]
     """Of the findings a killed reflection was logging (`pending`: fingerprints, what the entry says, where and
     when), those in the graph now, with their entry ids. Opening the workspace applied the journal, so an entry the
     killed run journaled is a node; each node answers one finding, and never one `known` to the state already."""
-    from kg.ingest.apply import _second
+    from kg.ingest.apply import whole_second
 
     with ws.store() as st:
         rows = st.run("reflect_logged", sessions=sorted({i["session"] for _, i in pending}))
     free: dict[tuple[Any, ...], list[str]] = {}
     for r in rows:
         if r["id"] not in known:
-            free.setdefault((r["session"], r["text"], r["details"], _second(r["created_at"])), []).append(r["id"])
+            free.setdefault((r["session"], r["text"], r["details"], whole_second(r["created_at"])), []).append(r["id"])
     out = []
     for fps, i in pending:
-        ids = free.get((i["session"], i["text"], i["details"], _second(i["at"])))
+        ids = free.get((i["session"], i["text"], i["details"], whole_second(i["at"])))
         if ids:
             out.append((fps, ids.pop(0)))
     return out

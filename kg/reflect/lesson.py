@@ -59,7 +59,7 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tu
         for s, original in cleaned:
             m = rw.pattern.search(s)
             if m:
-                out = _fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": s}, rules.ing_e)
+                out = fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": s}, rules.ing_e)
                 if len(out.split()) < 2:  # "you should be" -> "Be" says nothing
                     continue
                 if key(category, out, rules) is not None:
@@ -68,11 +68,11 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tu
     if vague is not None:  # another sentence that says what to do and has a key is the lesson, else the rewrite
         other = next(((s, o) for s, o in cleaned if o != vague[1] and _says_what_to_do(s, rules)
                       and key(category, s, rules) is not None and not _asks(o, rules)), None)
-        return (_fill(rules.fallback[category], {"s": other[0]}), other[1]) if other else vague
+        return (fill(rules.fallback[category], {"s": other[0]}), other[1]) if other else vague
     s = _clean(preferred, rules)
     meant = rules.meant_context.get(category)
     if meant and rules.meant is not None and rules.meant.search(preferred) and not _says_what_to_do(s, rules):
-        return _fill(meant, {"s": s}), preferred  # "i mean non-blank lines": a fragment of what the agent got wrong
+        return fill(meant, {"s": s}), preferred  # "i mean non-blank lines": a fragment of what the agent got wrong
     if category in rules.reword and key(category, s, rules) is None:
         other = _with_content(category, cleaned, rules)
         if other is not None:
@@ -87,13 +87,13 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tu
             for rw in rules.question_rewrites:  # said as what to do: "did you push?" -> "Make sure you push ..."
                 m = rw.pattern.search(asked)
                 if m:
-                    return _fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": asked},
-                                 rules.ing_e), preferred
+                    return fill(rw.template, {**{k: v or "" for k, v in m.groupdict().items()}, "s": asked},
+                                rules.ing_e), preferred
             if not is_question(s, rules):  # a statement said with doubt: the statement is the lesson
-                return _fill(rules.fallback[category], {"s": asked}), preferred
+                return fill(rules.fallback[category], {"s": asked}), preferred
             # no rewrite (another language, a shape no rule knows): the question to answer, in the user's words
-            return _fill(rules.question[category], {"s": asked}), preferred
-    return _fill(rules.fallback[category], {"s": _with_other_half(s, preferred, cleaned, rules)}), preferred
+            return fill(rules.question[category], {"s": asked}), preferred
+    return fill(rules.fallback[category], {"s": _with_other_half(s, preferred, cleaned, rules)}), preferred
 
 
 def _with_other_half(s: str, preferred: str, cleaned: list[tuple[str, str]], rules: Lessons) -> str:
@@ -189,7 +189,7 @@ _PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
 _CODE_MARKS = re.compile(r"\s=\s|[;{}]|^(const|let|var|def|return|import|from)\s")  # a line of code
 
 
-def _prose(s: str) -> bool:
+def prose(s: str) -> bool:
     """Words, not markup or code: most of it letters in words, and no tag or escape."""
     if "<" in s[:2] or "\\" in s or _CODE_MARKS.search(s):
         return False
@@ -226,7 +226,10 @@ def _with_content(category: str, cleaned: list[tuple[str, str]], rules: Lessons,
     return named[0] if named and not strict else None
 
 
-def _fill(template: str, values: dict[str, str], ing_e: frozenset[str] = frozenset()) -> str:
+def fill(template: str, values: dict[str, str], ing_e: frozenset[str] = frozenset()) -> str:
+    """A lesson's template with its `{fields}` filled from `values` (`{Field}` capitalised, `{field:base}` in its
+    base form), with no double space where a field is empty (kg.reflect.verdict fills its notes with it too)."""
+
     def one(m: re.Match[str]) -> str:
         name = m.group(1)
         value = values.get(name.lower(), "").strip(" ,;:.?!")

@@ -36,10 +36,10 @@ from .parse import (
     Transcript,
     TranscriptError,
     Turn,
-    _describe,
-    _flatten,
     command_of,
     decode,
+    describe_skipped,
+    flatten,
     json_records,
     parse_claude_code,
 )
@@ -110,8 +110,8 @@ def _codex_output(raw: Any) -> tuple[str, int | None, str | None]:
     if isinstance(doc, dict) and ("output" in doc or "metadata" in doc):
         meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
         code = meta.get("exit_code")
-        return _flatten(doc.get("output")), code if isinstance(code, int) else None, None
-    text = _flatten(raw) if not isinstance(raw, str) else raw
+        return flatten(doc.get("output")), code if isinstance(code, int) else None, None
+    text = flatten(raw) if not isinstance(raw, str) else raw
     running = _UNIFIED_RUNNING.search(text[:400])
     m = _UNIFIED_EXIT.search(text[:400])
     body = _UNIFIED_HEAD.sub("", text, count=1) if (m or running) else text
@@ -160,13 +160,13 @@ def parse_codex(text: str) -> Transcript:
                     calls[call] = ("exec_command", _codex_command("exec_command", {"command": cmd}))
                 if p.get("process_id") is not None:  # the polls after it speak for this call: a read that resumed
                     sessions[str(p["process_id"])] = call  # past "Process running" learns it only here
-                result(call, _flatten(p.get("aggregated_output") or p.get("stderr") or ""), code or 1, lineno, ts)
+                result(call, flatten(p.get("aggregated_output") or p.get("stderr") or ""), code or 1, lineno, ts)
             elif ptype == "patch_apply_end" and p.get("success") is False:
-                result(str(p.get("call_id")), _flatten(p.get("stderr") or p.get("stdout") or ""), 1, lineno, ts)
+                result(str(p.get("call_id")), flatten(p.get("stderr") or p.get("stdout") or ""), 1, lineno, ts)
         elif kind == "response_item":
             if ptype == "message":
                 role = p.get("role")
-                body = _flatten(p.get("content"))
+                body = flatten(p.get("content"))
                 if role == "assistant" and body.strip():
                     add("assistant", body, lineno, ts)
                 elif role == "user" and not user_events and body.strip():
@@ -195,7 +195,7 @@ def parse_codex(text: str) -> Transcript:
                     continue
                 result(call, body, code, lineno, ts)
     if not turns and skipped:
-        raise TranscriptError(f"no readable Codex records ({_describe(skipped)})")
+        raise TranscriptError(f"no readable Codex records ({describe_skipped(skipped)})")
     return Transcript("codex", tuple(turns), dict(skipped), session)
 
 
@@ -248,11 +248,11 @@ def parse_openclaw(text: str) -> Transcript:
         role = msg.get("role")
         content = msg.get("content")
         if role == "user":
-            body = _flatten(content)
+            body = flatten(content)
             if body.strip():
                 add("system" if body.lstrip().startswith(OPENCLAW_STARTUP) else "user", body)
         elif role == "assistant":
-            for block in content if isinstance(content, list) else [{"type": "text", "text": _flatten(content)}]:
+            for block in content if isinstance(content, list) else [{"type": "text", "text": flatten(content)}]:
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "text" and str(block.get("text") or "").strip():
@@ -265,13 +265,13 @@ def parse_openclaw(text: str) -> Transcript:
         elif role == "toolResult":
             call = str(msg.get("toolCallId"))
             name, cmd = calls.get(call, (str(msg.get("toolName") or "tool"), None))
-            body = _flatten(content)
+            body = flatten(content)
             failed, code = _openclaw_failure(msg, body)
             add("tool", body, tool_name=name, tool_input=cmd, call_id=call, is_error=failed, exit_code=code)
         else:
             skipped[f"unknown message role {str(role)[:40]!r}"] += 1
     if not turns and skipped:
-        raise TranscriptError(f"no readable OpenClaw records ({_describe(skipped)})")
+        raise TranscriptError(f"no readable OpenClaw records ({describe_skipped(skipped)})")
     return Transcript("openclaw", tuple(turns), dict(skipped), session)
 
 
@@ -433,11 +433,11 @@ def parse_openai(text: str) -> Transcript:
             turns.append(Turn(len(turns), r, body, _at[0], position=_at[1], line=_at[2], **kw))
 
         if role in ("system", "developer"):
-            add("system", _flatten(m.get("content")))
+            add("system", flatten(m.get("content")))
         elif role == "user":
-            add("user", _flatten(m.get("content")))
+            add("user", flatten(m.get("content")))
         elif role == "assistant":
-            body = _flatten(m.get("content"))
+            body = flatten(m.get("content"))
             if body.strip():
                 add("assistant", body)
             calls = m.get("tool_calls") or (
@@ -460,7 +460,7 @@ def parse_openai(text: str) -> Transcript:
             flag = m.get("is_error")
             add(
                 "tool",
-                _flatten(m.get("content")),
+                flatten(m.get("content")),
                 tool_name=name,
                 tool_input=cmd,
                 is_error=flag if isinstance(flag, bool) else None,

@@ -7,10 +7,10 @@ import re
 from dataclasses import replace
 
 from .parse import (
-    _SPECSTORY_HEADING,
     CLAUDE_INTERRUPT,
     CLAUDE_META_OPENINGS,
     SPECSTORY_BANNER,
+    SPECSTORY_HEADING,
     Transcript,
     TranscriptError,
     Turn,
@@ -82,7 +82,7 @@ def parse_specstory(text: str) -> Transcript:
         add(role, content, first)
 
     for i, line in enumerate(lines, 1):
-        m = _SPECSTORY_HEADING.match(line)
+        m = SPECSTORY_HEADING.match(line)
         if m:
             flush()
             role = "user" if m.group(1) == "User" else "assistant"

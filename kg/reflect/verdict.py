@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .lesson import _fill, _prose, exclaims, key, names_something, sentences, shorten
+from .lesson import exclaims, fill, key, names_something, prose, sentences, shorten
 from .lesson_rules import Lessons
 from .parse import Turn
 
@@ -85,7 +85,7 @@ def last_statement(category: str, prev: str, rules: Lessons) -> str | None:
     verdict judged, for the details."""
     for raw in reversed(sentences(prev)):
         s = " ".join(_MARKUP.sub("", raw).split())
-        if s.endswith(("?", "？", ":")) or len(s) < 12 or not _prose(s) or key(category, s, rules) is None:
+        if s.endswith(("?", "？", ":")) or len(s) < 12 or not prose(s) or key(category, s, rules) is None:
             continue
         if rules.context_skip is not None and rules.context_skip.search(s):
             continue  # an offer or a question back, not what the agent did
@@ -104,13 +104,13 @@ def verdict(category: str, words: str, lesson: str, found: str | None, prev: str
     if template is not None and abusive(words, rules):
         if exclaims(words, rules) and judged is None:
             return None  # only "wtf", "ugh", after nothing the agent said it did
-        note = _fill(template, {"s": said.strip(" .!?"), "step": describe(step)})
+        note = fill(template, {"s": said.strip(" .!?"), "step": describe(step)})
         return Verdict(note, judged or "", None, rules.frustrated_priority)
     if found is not None:
         return Verdict(lesson, "", found, None)
     template = rules.context.get(category)
     if template is not None and judged is not None and not names_something(said, rules):
-        return Verdict(_fill(template, {"s": said.strip(" .!?")}), judged, step_key(category, step, rules), None)
+        return Verdict(fill(template, {"s": said.strip(" .!?")}), judged, step_key(category, step, rules), None)
     if exclaims(lesson, rules) or category in rules.need_key:
         return None  # praise that names nothing, after nothing the agent said it did: no lesson to keep
     return Verdict(lesson, "", None, None)

@@ -28,7 +28,7 @@ from typing import Any
 from kg.core import inputs
 from kg.core.errors import UsageError
 
-from .parse import _SPECSTORY_HEADING, Transcript, TranscriptError, Turn, decode, parse_text, transcript_of
+from .parse import SPECSTORY_HEADING, Transcript, TranscriptError, Turn, decode, parse_text, transcript_of
 
 LINE_FORMATS = frozenset({"codex", "claude-code", "openclaw", "openai"})  # one record a line: a turn is its line
 _AIDER_HEADER = "# aider chat started at "
@@ -198,9 +198,9 @@ class _Lines:
         n = turn.line or 0
         if fmt == "specstory":
             k = n
-            while k - 1 in self.of and not _SPECSTORY_HEADING.match(self.of[k][1].rstrip("\r\n")):
+            while k - 1 in self.of and not SPECSTORY_HEADING.match(self.of[k][1].rstrip("\r\n")):
                 k -= 1
-            return k if k in self.of and _SPECSTORY_HEADING.match(self.of[k][1].rstrip("\r\n")) else n
+            return k if k in self.of and SPECSTORY_HEADING.match(self.of[k][1].rstrip("\r\n")) else n
         return n
 
     def bytes_of(self, first: int, end: int) -> list[tuple[int, int, int]]:

@@ -36,17 +36,14 @@ from kg.core.errors import StoreError
 MB = 1024 * 1024
 PAGE = 4096  # Kùzu's page size: `storage_info`'s `num_pages` are of these
 KEPT_AS = "compacted"  # the old file's name while the swap runs: graph.kuzu.compacted-<time>
-# A compaction run because an apply filled Kùzu's buffer pool rebuilds in this many times the workspace's pool, and
-# at least FULL_POOL_FLOOR_MB: the export and the import are databases of their own, and the pool that just filled
-# is the one not to bet on (a cap: they use the memory they need; an import of 300 entries needed more than 24 MB)
-FULL_POOL_FACTOR = 2
-FULL_POOL_FLOOR_MB = 1024
-
-
-def full_pool_mb(pool_mb: int) -> int:
-    return max(FULL_POOL_FACTOR * pool_mb, FULL_POOL_FLOOR_MB)
-
 _RECHECK = 1.1  # between a bulk drain's batches, `storage_info` is asked again once the file grew by this much
+
+
+def full_pool_mb(policy: Any) -> int:
+    """The buffer pool of a compaction run because an apply filled Kùzu's: `store.full_pool_factor` times the
+    workspace's `store.buffer_pool_mb`, and at least `store.full_pool_floor_mb` (rules/policy.toml): the export and
+    the import are databases of their own, and the pool that just filled is the one not to bet on."""
+    return max(int(policy.full_pool_factor * policy.buffer_pool_mb), policy.full_pool_floor_mb)
 
 
 @dataclass

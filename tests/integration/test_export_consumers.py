@@ -156,7 +156,7 @@ def test_neo4j_cypher_is_idempotent_and_in_neo4j_syntax(chinese, graph):
 
 
 def test_dialect_is_for_cypher_only_and_named(chinese):
-    with pytest.raises(kg.UsageError, match="--dialect is for --format cypher"):
+    with pytest.raises(ValueError, match="dialect is for fmt='cypher', not 'json'"):  # (a kg.UsageError too)
         ke.export_graph(chinese, "json", dialect="neo4j")
     with pytest.raises(kg.UsageError, match="unknown Cypher dialect 'gremlin': use kuzu or neo4j"):
         ke.export_graph(chinese, "cypher", dialect="gremlin")

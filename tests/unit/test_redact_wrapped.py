@@ -55,4 +55,4 @@ def test_what_follows_a_token_or_a_name_like_one_is_kept(text):
     ("model_selection_2024_v2", False),
 ])
 def test_a_piece_of_a_key_is_told_from_a_word(piece, expected):
-    assert keylike(piece) is expected
+    assert keylike(piece, load_default().settings.wrapped) is expected
