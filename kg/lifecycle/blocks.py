@@ -242,7 +242,8 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
     block = block_text(name, desired, nl, markers)
     at = _section_end(current, section) if section else None
     if at is not None:
-        return SyncPlan("insert", current[:at] + block + current[at:], digest(desired), "")
+        lead = "" if current[:at].endswith("\n") else nl  # the heading is the file's last line, with no ending
+        return SyncPlan("insert", current[:at] + lead + block + current[at:], digest(desired), lead)
     if current == "" or current.endswith(nl + nl):
         sep = ""
     elif current.endswith(nl):
@@ -254,11 +255,13 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
 
 
 def _section_end(text: str, section: str) -> int | None:
-    """Offset just after the first line equal (stripped) to `section`, or None."""
-    pos = 0
+    """Offset just after the first line equal (stripped) to `section`, or None. The file's last line counts
+    without a line ending (the offset is then the file's end), and its first line after a UTF-8 BOM: a heading
+    missed there got a second one appended under it (QA1 #6)."""
+    pos, wanted = 0, section.strip()
     for line in text.splitlines(keepends=True):
-        if line.strip() == section.strip():
-            return pos + len(line) if line.endswith("\n") else None
+        if (line.lstrip("\ufeff") if pos == 0 else line).strip() == wanted:
+            return pos + len(line)
         pos += len(line)
     return None
 
