@@ -295,7 +295,7 @@ def install(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str 
     units = systemd_units(kg, root)
     changed = False
     for name, text in units.items():
-        if _text_of(folder / name) != text:
+        if _bytes_of(folder / name) != text.encode("utf-8"):  # the same units again: not written, said so
             write_atomic(folder / name, text.encode("utf-8"))
             changed = True
     timer = next(n for n in units if n.endswith(".timer"))
@@ -312,11 +312,11 @@ def install(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str 
     return out
 
 
-def _text_of(path: Path) -> str | None:
-    """A unit file's text as kg would compare it with what it writes, None when it cannot be read."""
+def _bytes_of(path: Path) -> bytes | None:
+    """A unit file's bytes, None when it cannot be read (then kg writes it)."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, ValueError):
+        return path.read_bytes()
+    except OSError:
         return None
 
 
