@@ -43,6 +43,10 @@ def install(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = Fal
     emit(done, as_json, _render_install)
 
 
+def _job_lines(d: dict[str, Any]) -> str:
+    return "\n".join(f"   {ln}" for ln in d["lines"]) + f"\n   Log: {d['log']}"
+
+
 def _render_install(d: dict[str, Any]) -> str:
     if d.get("dry_run"):
         if d["mode"] == "cron":
@@ -53,10 +57,13 @@ def _render_install(d: dict[str, Any]) -> str:
         return f"⏰ Would write to {d['written']}:\n{texts}Dry run: nothing was written."
     if d["mode"] == "cron" and d.get("flagged"):
         return ""
-    if d["mode"] == "cron":
-        return f"⏰ Added to {d['written']}:\n" + "\n".join(f"   {ln}" for ln in d["lines"]) + f"\n   Log: {d['log']}"
+    if d["mode"] == "cron":  # run again with nothing to change, it says so: it added nothing (QA1 #5)
+        head = (f"Added to {d['written']}:" if d.get("changed")
+                else f"Already installed in {d['written']} (nothing changed):")
+        return f"⏰ {head}\n" + _job_lines(d)
     state = "enabled" if d.get("enabled") else "written"
-    return (f"⏰ systemd timer {state}: {', '.join(d['units'])} in {d['written']}\n   Log: {d['log']}")
+    already = "" if d.get("changed") else " (already installed: the units were as kg writes them)"
+    return (f"⏰ systemd timer {state}: {', '.join(d['units'])} in {d['written']}{already}\n   Log: {d['log']}")
 
 
 @schedule_app.command("uninstall")
@@ -64,20 +71,29 @@ def uninstall(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = F
               unit_dir: UnitDirOpt = None,
               dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be removed, and from where; "
                                                                       "change nothing.")] = False,
+              force: Annotated[bool, typer.Option("--force", help="Remove the crontab job even where you edited "
+                                                                  "it inside kg's block (kept otherwise).")] = False,
               as_json: JsonOpt = False) -> None:
-    """Remove this workspace's job (the log stays). With --systemd, exits 1 when systemctl cannot disable the
-    enabled timer (no user bus): nothing is removed, and the message says what is left and what to run."""
+    """Remove this workspace's job (the log stays). A crontab job you edited inside kg's block is kept, and said
+    so, unless --force. With --systemd, exits 1 when systemctl cannot disable the enabled timer (no user bus):
+    nothing is removed, and the message says what is left and what to run."""
     from kg.runtimes import schedule
 
     with errors():
         done = schedule.uninstall(workspace(ctx), cron=cron, systemd=systemd, crontab=crontab, unit_dir=unit_dir,
-                                  dry_run=dry_run)
+                                  dry_run=dry_run, force=force)
     if done.get("flagged"):
-        note(f"{'Would keep' if dry_run else 'Kept'} this workspace's job as it is: {done['flagged']}")
+        note(f"{'Would keep' if dry_run else 'Kept'} this workspace's job as it is, and it still runs: "
+             f"{done['flagged']}")
     emit(done, as_json, _render_uninstall)
 
 
 def _render_uninstall(d: dict[str, Any]) -> str:
+    if d.get("flagged"):  # the job stays, and runs: never "No cron job" (QA1 #5)
+        kept = "Would keep" if d.get("dry_run") else "Kept"
+        job = f"\n   {d['job']}" if d.get("job") else ""
+        return (f"⏰ {kept} the {d['mode']} job for {d['workspace']} in {d['written']}: it still runs{job}"
+                + ("\nDry run: nothing was changed." if d.get("dry_run") else ""))
     if not d.get("dry_run"):
         return (f"Removed the {d['mode']} job for {d['workspace']}" if d["removed"]
                 else f"No {d['mode']} job for {d['workspace']}")

@@ -141,8 +141,7 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
                     area=q["area"] or "", category=q["category"] or "", event_ids=tuple(q["evidence"] or ()))
                 change = lc.apply(plan, source="approved", proposal=number)
                 if change is None:
-                    raise UsageError(f"{q['target']}: {lc.report.held[-1]['reason']}; fix the file, then approve "
-                                     "again")
+                    raise imported.not_written(lc, q["target"], lc.report.held[-1]["reason"])
                 result.update(action="applied", change=change, target=q["target"], text=q["text"])
             elif q["type"] == imported.TYPE and q["target_kind"] != imported.TARGET:  # a TOOLS.md rule, ...
                 result.update(imported_rules.adopt(lc, q, number))

@@ -61,6 +61,9 @@ class Span:
     inner_start: int  # first char after the begin marker line
     inner_end: int    # first char of the end marker line
     end: int          # first char after the end marker line (after its newline, if any)
+    begun: int        # first char of the begin marker itself (after a person's text on its line, if any)
+    opened: int       # first char after the begin marker itself
+    closed: int       # first char after the end marker itself
 
 
 def digest(inner: str) -> str:
@@ -112,7 +115,31 @@ def find(text: str, name: str, markers: tuple[str, str] = HTML) -> Span | None:
     inner_start = len(text) if inner_start < 0 else inner_start + 1
     after = text.find("\n", e)
     after = len(text) if after < 0 else after + 1
-    return Span(line_start, inner_start, e, after)
+    return Span(line_start, inner_start, e, after, s, s + len(markers[0].format(name=name)),
+                e + len(markers[1].format(name=name)))
+
+
+def _kept_line(left: str, right: str) -> str:
+    """What stays of a marker's line when kg removes its block: a person's text beside the marker (`left` before
+    it, `right` after it with the line's ending), without the marker and the blanks next to it; "" when the
+    line held nothing else (the whole line goes, as kg wrote it)."""
+    bare = right.rstrip("\r\n")
+    ending = right[len(bare):]
+    left, bare = left.rstrip(" \t"), bare.lstrip(" \t")
+    if not left.strip() and not bare.strip():
+        return ""
+    return (left + " " + bare if left and bare else left + bare) + ending
+
+
+def _removed(current: str, span: Span, glue: str) -> str:
+    """`current` without the block at `span`: its markers and what lies between them. A person's text on a
+    marker's line stays on that line (QA1 #3: `<!-- kaizen-kg:end x --> ask Bob` lost 'ask Bob' on uninstall);
+    the glue kg put before the block goes with it unless the begin line holds such text, which it then leads to."""
+    head = _kept_line(current[span.start:span.begun], current[span.opened:span.inner_start])
+    tail = _kept_line("", current[span.closed:span.end])  # text before the end marker is the block's: it goes
+    before = current[:span.start]
+    cut = len(glue) if glue and not head and before.endswith(glue) else 0
+    return before[:len(before) - cut] + head + tail + current[span.end:]
 
 
 def inner_of(text: str | None, name: str, markers: tuple[str, str] = HTML) -> str | None:
@@ -198,9 +225,7 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
     if desired is None:
         if span is None or current is None:
             return SyncPlan("none", current, None, "")
-        before = current[:span.start]
-        cut = len(glue) if glue and before.endswith(glue) else 0
-        text = before[:len(before) - cut] + current[span.end:]
+        text = _removed(current, span, glue)
         if created_file and text == "":
             return SyncPlan("delete", None, None, "")
         return SyncPlan("remove", text, None, "")
@@ -217,7 +242,8 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
     block = block_text(name, desired, nl, markers)
     at = _section_end(current, section) if section else None
     if at is not None:
-        return SyncPlan("insert", current[:at] + block + current[at:], digest(desired), "")
+        lead = "" if current[:at].endswith("\n") else nl  # the heading is the file's last line, with no ending
+        return SyncPlan("insert", current[:at] + lead + block + current[at:], digest(desired), lead)
     if current == "" or current.endswith(nl + nl):
         sep = ""
     elif current.endswith(nl):
@@ -229,11 +255,13 @@ def plan_sync(current: str | None, name: str, desired: str | None, *, expected_h
 
 
 def _section_end(text: str, section: str) -> int | None:
-    """Offset just after the first line equal (stripped) to `section`, or None."""
-    pos = 0
+    """Offset just after the first line equal (stripped) to `section`, or None. The file's last line counts
+    without a line ending (the offset is then the file's end), and its first line after a UTF-8 BOM: a heading
+    missed there got a second one appended under it (QA1 #6)."""
+    pos, wanted = 0, section.strip()
     for line in text.splitlines(keepends=True):
-        if line.strip() == section.strip():
-            return pos + len(line) if line.endswith("\n") else None
+        if (line.lstrip("\ufeff") if pos == 0 else line).strip() == wanted:
+            return pos + len(line)
         pos += len(line)
     return None
 

@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import UsageError
+from kg.core.errors import UnusableFile, UsageError
 from kg.store.schema import meta_key
 
 TYPE = "import"
@@ -124,6 +124,15 @@ def adoptable(st: Any, q: dict[str, Any], number: int, target: Any, node: str | 
     return rows
 
 
+def not_written(lc: Any, file: str, why: str) -> UsageError:
+    """The error of an approval kg cannot write into `file` for `why` (`Lifecycle.blocked`): a file kg may not use
+    (read-only, a folder, a link out) is an operational failure, exit 1, as `kg cycle` says for the same file (QA1
+    #8: it exited 2, as for a mistyped command); a person's edit inside the block, or damaged markers, is theirs to
+    fix first (exit 2)."""
+    message = f"{file}: {why}; fix the file, then approve again"
+    return UnusableFile(message, file) if lc.problem(file, writing=True) else UsageError(message)
+
+
 def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:
     """Approve import proposal `q`: a Change renders its principle into the principle target's block."""
     st, lp = lc.st, lc.lp
@@ -132,7 +141,7 @@ def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:
     node = adoptable(st, q, number, target, principle, "principle")
     why = lc.blocked(target.file, target.block)
     if why:
-        raise UsageError(f"{target.file}: {why}; fix the file, then approve again")
+        raise not_written(lc, target.file, why)
     from kg.lifecycle import blocks
     from kg.lifecycle.cycle import DAY
 

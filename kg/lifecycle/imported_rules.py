@@ -172,7 +172,7 @@ def adopt(lc: Any, q: dict[str, Any], number: int) -> dict[str, Any]:
                          f"is there already; skip proposal #{number}")
     why = lc.blocked(file, target.block)
     if why:
-        raise UsageError(f"{file}: {why}; fix the file, then approve again")
+        raise imported.not_written(lc, file, why)
     from kg.lifecycle import blocks, promote
     from kg.lifecycle.cycle import DAY, OPEN_EVENT
 

@@ -214,17 +214,20 @@ def _write_crontab(file: Path | None, plan: blocks.SyncPlan, before: str | None)
 
 
 CRON_FIX = "delete the block (both marker lines) and run `kg schedule install` again"
+UNINSTALL_FIX = "run `kg schedule uninstall --force` to remove it (your edit is lost)"
 
 
-def _sync_cron(ws: Any, root: Path, file: Path | None, desired: str | None) -> blocks.SyncPlan:
+def _sync_cron(ws: Any, root: Path, file: Path | None, desired: str | None, *,
+               force: bool = False) -> blocks.SyncPlan:
     """Write (or, with None, remove) this workspace's crontab block through the one block editor; an older
     kg's unmarked job for the workspace is taken out in the same write. A crontab written by someone else
-    between kg's read and its write is read again (`retried`)."""
-    return retried(lambda: _sync_cron_once(ws, root, file, desired))
+    between kg's read and its write is read again (`retried`). `force` removes or rewrites a block a person
+    edited inside."""
+    return retried(lambda: _sync_cron_once(ws, root, file, desired, force=force))
 
 
 def _sync_cron_once(ws: Any, root: Path, file: Path | None, desired: str | None,
-                    dry_run: bool = False) -> blocks.SyncPlan:
+                    dry_run: bool = False, force: bool = False) -> blocks.SyncPlan:
     before = _read_crontab(file)
     current = None if before is None else without_legacy_entry(before, root)
     wrote: list[blocks.SyncPlan] = []
@@ -234,9 +237,11 @@ def _sync_cron_once(ws: Any, root: Path, file: Path | None, desired: str | None,
         wrote.append(plan)
 
     plan = blocks.sync_block(current, block_name(root), desired, write=write, state_dir=Path(ws.kg_dir),
-                             key=f"crontab:{file or 'user'}", fix=CRON_FIX, markers=blocks.TOML, dry_run=dry_run)
+                             key=f"crontab:{file or 'user'}", fix=CRON_FIX if desired is not None else UNINSTALL_FIX,
+                             markers=blocks.TOML, dry_run=dry_run, force=force)
     if current != before and not wrote and plan.action != "flag" and not dry_run:
         write(blocks.SyncPlan("update", current, None, ""))
+        return replace(plan, action="update")  # an older kg's job taken out: the crontab changed
     return plan
 
 
@@ -283,13 +288,16 @@ def install(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str 
         file = _crontab_file(crontab)
         plan = _sync_cron(ws, root, file, cron_inner(kg, root))
         out.update(written=str(file) if file else "the user's crontab", lines=cron_entry(kg, root).splitlines(),
-                   flagged=plan.reason if plan.action == "flag" else None)
+                   flagged=plan.reason if plan.action == "flag" else None, changed=plan.action not in ("none", "flag"))
         return out
     folder, real = _unit_dir(unit_dir)
     folder.mkdir(parents=True, exist_ok=True)
     units = systemd_units(kg, root)
+    changed = False
     for name, text in units.items():
-        write_atomic(folder / name, text.encode("utf-8"))
+        if _bytes_of(folder / name) != text.encode("utf-8"):  # the same units again: not written, said so
+            write_atomic(folder / name, text.encode("utf-8"))
+            changed = True
     timer = next(n for n in units if n.endswith(".timer"))
     enable = _enable_command(timer)
     problem = (_systemctl("daemon-reload") or _systemctl("enable", "--now", timer)) if real else "not asked"
@@ -300,8 +308,16 @@ def install(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str 
                       "(where there is none, `loginctl enable-linger $USER` first), or use `kg schedule install "
                       "--cron`; `kg schedule uninstall --systemd` removes the units")
     out.update(written=str(folder), units=sorted(units), enabled=problem is None,
-               next=None if problem is None else enable, why=None)
+               next=None if problem is None else enable, why=None, changed=changed)
     return out
+
+
+def _bytes_of(path: Path) -> bytes | None:
+    """A unit file's bytes, None when it cannot be read (then kg writes it)."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _enable_command(timer: str) -> str:
@@ -315,22 +331,23 @@ def _enabled(folder: Path, timer: str) -> bool:
 
 
 def uninstall(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str | Path | None = None,
-              unit_dir: str | Path | None = None, dry_run: bool = False) -> dict[str, Any]:
+              unit_dir: str | Path | None = None, dry_run: bool = False, force: bool = False) -> dict[str, Any]:
     """Remove this workspace's job; the log and the last run's record stay. `dry_run`: what would be removed
-    (`would_remove`, and the job's line or unit files), and from where; nothing is changed."""
+    (`would_remove`, and the job's line or unit files), and from where; nothing is changed. A crontab job a
+    person edited inside kg's block is kept (`flagged` says why and how to remove it) unless `force`."""
     mode = _mode(cron, systemd)
     root = Path(ws.root).absolute()
     if mode == "cron":
         file = _crontab_file(crontab)
         job = job_in(_read_crontab(file) or "", root)
-        plan = (_sync_cron_once(ws, root, file, None, dry_run=True) if dry_run
-                else _sync_cron(ws, root, file, None))
+        plan = (_sync_cron_once(ws, root, file, None, dry_run=True, force=force) if dry_run
+                else _sync_cron(ws, root, file, None, force=force))
         flagged = plan.reason if plan.action == "flag" else None
         out = {"mode": mode, "workspace": str(root), "removed": job is not None and not flagged and not dry_run,
-               "flagged": flagged, "dry_run": dry_run}
+               "flagged": flagged, "dry_run": dry_run, "written": str(file) if file else "the user's crontab",
+               "job": job}
         if dry_run:
-            out.update(written=str(file) if file else "the user's crontab", job=job,
-                       would_remove=job is not None and not flagged)
+            out.update(would_remove=job is not None and not flagged)
         return out
     folder, real = _unit_dir(unit_dir)
     names = unit_files(root)

@@ -61,3 +61,54 @@ def test_no_cron_on_this_machine_is_an_operational_failure(ws, tmp_path, capsys,
         code, out, err = kg(args)
         assert (code, out) == (1, ""), (args, err)
         assert err == "Error: cron is not installed here (no `crontab` command): use --systemd, or install cron\n"
+
+
+def test_uninstall_of_a_job_the_person_edited_says_it_is_kept_and_force_removes_it(ws, tmp_path, capsys):
+    """QA1 #5: a job a person moved to 07:30 inside kg's block is kept, as every kg block a person edited; uninstall
+    said `No cron job for WS` on stdout and exit 0 while the job stayed and ran. Now it says the job is kept and still
+    runs, why, and that `--force` removes it (exit 0, as `kg uninstall` keeping an edited part)."""
+    kg = _kg(ws, capsys)
+    crontab = tmp_path / "crontab"
+    human = b"MAILTO=me@example.org\n0 * * * * /usr/bin/true\n"
+    crontab.write_bytes(human)
+    assert kg(f"schedule install --crontab {crontab}")[0] == 0
+    crontab.write_bytes(crontab.read_bytes().replace(b"\n15 6 * * * ", b"\n30 7 * * * "))
+    edited = crontab.read_bytes()
+    job = next(ln for ln in edited.decode().splitlines() if "schedule run" in ln)
+    assert job.startswith("30 7 * * * ")
+    why = ("a human edited inside the kg block; move the text outside the markers, or run "
+           "`kg schedule uninstall --force` to remove it (your edit is lost)\n")
+    for dry, kept in (("--dry-run", "Would keep"), ("", "Kept")):
+        code, out, err = kg(f"schedule uninstall {dry} --crontab {crontab}")
+        assert code == 0 and "No cron job" not in out, out
+        assert out.startswith(f"⏰ {kept} the cron job for {ws.root} in {crontab}: it still runs\n   {job}\n"), out
+        assert err == f"{kept} this workspace's job as it is, and it still runs: {why}"
+        assert crontab.read_bytes() == edited
+    code, out, _ = kg(f"schedule uninstall --crontab {crontab} --json")
+    d = json.loads(out)
+    assert (code, d["removed"], d["job"]) == (0, False, job) and d["flagged"] == why.rstrip("\n")
+    code, out, _ = kg(f"schedule uninstall --dry-run --force --crontab {crontab}")
+    assert (code, out) == (0, f"⏰ Would remove from {crontab}:\n   {job}\nDry run: nothing was changed.\n")
+    assert crontab.read_bytes() == edited
+    code, out, err = kg(f"schedule uninstall --force --crontab {crontab}")
+    assert (code, out, err) == (0, f"Removed the cron job for {ws.root}\n", "")
+    assert crontab.read_bytes() == human
+
+
+def test_install_again_with_nothing_to_change_says_it_is_already_installed(ws, tmp_path, capsys):
+    kg = _kg(ws, capsys)
+    crontab = tmp_path / "crontab"
+    code, out, _ = kg(f"schedule install --crontab {crontab}")
+    assert code == 0 and out.startswith(f"⏰ Added to {crontab}:\n"), out
+    assert kg(f"schedule install --crontab {crontab} --json")[1].count('"changed": false') == 1
+    before = crontab.read_bytes()
+    code, out, err = kg(f"schedule install --crontab {crontab}")
+    assert (code, err) == (0, "") and out.startswith(f"⏰ Already installed in {crontab} (nothing changed):\n"), out
+    assert out.splitlines()[1:] == ["   " + ln for ln in before.decode().splitlines()] + [
+        f"   Log: {ws.root / 'memory/.kg/cycle.log'}"]
+    assert crontab.read_bytes() == before
+    units = tmp_path / "units"
+    code, out, _ = kg(f"schedule install --systemd --unit-dir {units}")
+    assert code == 0 and "already installed" not in out, out
+    code, out, _ = kg(f"schedule install --systemd --unit-dir {units}")
+    assert code == 0 and " (already installed: the units were as kg writes them)\n" in out, out
