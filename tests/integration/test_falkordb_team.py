@@ -493,6 +493,45 @@ def test_kg_server_start_again_takes_the_port_its_members_name(tmp_path, falkord
     assert kg("server stop", workspace=root)[0] == 0
 
 
+def test_kg_server_start_whose_last_port_is_taken_refuses_and_keeps_it(tmp_path, falkordb_server):
+    """Its last port held a moment by another program, `kg server start` took a free one, said nothing, and wrote it
+    as the last port: every later start stayed there, away from the port its members' URLs name (QA2 #9). Now it
+    refuses in one line naming the port, what holds it and --port (exit 1), keeps the last port, and once the port
+    is free starts there; its advice names the graph the members use, not graph kg."""
+    import socket
+
+    from kg.store import falkor_server
+
+    root = tmp_path / "ws"
+    assert kg(f"init {root}", workspace=root)[0] == 0
+    code, out, err = kg("server start --json", workspace=root)
+    assert code == 0, err
+    port = json.loads(out)["port"]
+    member = init(tmp_path, "alpha", f"falkordb://127.0.0.1:{port}/team", "ann")
+    assert kg("log error 'deploy failed' --wait", workspace=member, env={"KG_AGENT": "ann"})[0] == 0
+    assert kg("server stop", workspace=root)[0] == 0
+    last = root / "memory" / ".kg" / "falkordb" / falkor_server.LAST_PORT_FILE
+    holder = socket.socket()
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    holder.bind(("127.0.0.1", port))
+    holder.listen()
+    try:
+        code, out, err = kg("server start", workspace=root)
+    finally:
+        holder.close()
+    assert code == 1 and out == "", (out, err)
+    line = err.strip()
+    assert "\n" not in line and line.startswith(f"Error: port {port} on 127.0.0.1") and "--port" in line, err
+    assert f"(pid {__import__('os').getpid()}," in line, err  # what holds it
+    assert last.read_text() == str(port) and falkor_server.recorded(last.parent) is None
+    code, out, err = kg("server start", workspace=root)
+    assert code == 0 and f"Point a workspace at it: kg init --store falkordb://127.0.0.1:{port}/team" in out, (out, err)
+    code, out, err = kg("server status --json", workspace=root)
+    assert json.loads(out)["port"] == port and json.loads(out)["graphs"] == ["team"], out
+    assert kg("status", workspace=member, env={"KG_AGENT": "ann"})[0] == 0
+    assert kg("server stop", workspace=root)[0] == 0
+
+
 def test_a_server_that_runs_but_does_not_answer_is_said_and_no_second_one_starts(tmp_path, falkordb_server):
     """SIGSTOPped, the server did not answer a PING: `kg server status` said none ran and `kg server start`
     started a second server on the same data, each then holding its own writes and member numbers (QA7 #2)."""
