@@ -292,6 +292,36 @@ def test_a_rule_scoped_to_its_workspace_renders_only_there(tmp_path, falkordb_ur
         assert "- docker build failed: no space left on device" in (root / "TOOLS.md").read_text(), root.name
 
 
+def test_a_preference_is_promoted_only_by_and_into_the_workspace_whose_events_made_it(tmp_path, falkordb_url):
+    """Beta states a preference three times in three sessions; alpha's cycle ran first and wrote beta's preference
+    into alpha's USER.md and preferences.json, and beta's own cycle then had nothing left to promote (QA2 #1). Now
+    alpha's cycle leaves it, saying whose it is; beta's cycle promotes it into beta's files only. A team rule
+    logged by beta alone is still promoted by alpha's cycle, into both."""
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann", wait_off=True)
+    beta = init(tmp_path, "beta", falkordb_url, "bob", wait_off=True)
+    for day, session in enumerate(("p1", "p2", "p3")):
+        code, _, err = kg(f"log learning 'User prefers tabs over spaces' --category preference "
+                          f"--pattern-key pref.tabs --session {session} --wait --now 2026-02-0{day + 1}T09:00:00",
+                          workspace=beta)
+        assert code == 0, err
+        _log(beta, "docker build failed: no space left on device", "docker.space", day, f"beta{session}", month=2)
+    code, out, err = kg("cycle --json --now 2026-02-05T20:00:00", workspace=alpha)
+    assert code == 0, err
+    report = json.loads(out)
+    assert {p["pattern_key"]: p["target"] for p in report["promoted"]} == {"docker.space": "TOOLS.md"}
+    waiting = [w for w in report["waiting"] if w["pattern_key"] == "pref.tabs"]
+    assert len(waiting) == 1 and "beta#2" in waiting[0]["reason"] and "scope workspace" in waiting[0]["reason"]
+    code, out, err = kg("cycle --json --now 2026-02-05T20:30:00", workspace=beta)
+    assert code == 0, err
+    assert {p["pattern_key"]: p["target"] for p in json.loads(out)["promoted"]} == {"pref.tabs": "USER.md"}
+    assert kg("cycle --json --now 2026-02-05T21:00:00", workspace=alpha)[0] == 0
+    assert "User prefers tabs over spaces" in (beta / "USER.md").read_text()
+    assert "tabs" in (beta / "memory" / "preferences.json").read_text()
+    assert not (alpha / "USER.md").exists() and not (alpha / "memory" / "preferences.json").exists()
+    for root in (alpha, beta):
+        assert "- docker build failed: no space left on device" in (root / "TOOLS.md").read_text(), root.name
+
+
 def test_a_missing_full_text_index_is_made_again_on_the_next_open(tmp_path, falkordb_url):
     """The embedded graph's index repair (tests/integration/test_reliability.py), on a team graph: the index
     dropped on the server (by an operator, or a server restored without it) is made again by the next command
