@@ -322,6 +322,53 @@ def test_a_preference_is_promoted_only_by_and_into_the_workspace_whose_events_ma
         assert "- docker build failed: no space left on device" in (root / "TOOLS.md").read_text(), root.name
 
 
+def test_a_rule_never_written_into_a_hand_edited_block_is_not_withdrawn_there(tmp_path, falkordb_url):
+    """Beta takes rule one out of its MEMORY.md kg block by hand; rule two is promoted later by alpha's cycle. kg
+    leaves beta's edited block as it is, so rule two was never in beta's file: beta's cycle reported it as "edited by
+    hand" and paused its verification for the whole team, and alpha's `kg why` said it was withdrawn in beta (QA2
+    #8). Now rule one alone is beta's withdrawal; rule two is said to be not written there (with how to get it),
+    neither paused nor withdrawn anywhere, and beta's edit is kept."""
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann", wait_off=True)
+    beta = init(tmp_path, "beta", falkordb_url, "bob", wait_off=True)
+
+    def learn(text: str, key: str, day: int) -> None:
+        for root in (alpha, beta):
+            code, _, err = kg(f"log learning {shlex.quote(text)} --category principle --pattern-key {key} "
+                              f"--session {root.name}{key}{day} --wait --now 2026-03-{day:02d}T09:00:00",
+                              workspace=root)
+            assert code == 0, err
+
+    one, two = "Rule one: run the linter first", "Rule two: pin the node version"
+    for day in (1, 2):
+        learn(one, "r1", day)
+    assert kg("cycle --json --now 2026-03-03T09:00:00", workspace=alpha)[0] == 0
+    assert kg("cycle --json --now 2026-03-03T09:30:00", workspace=beta)[0] == 0
+    memory = beta / "MEMORY.md"
+    assert f"- {one}" in memory.read_text()
+    memory.write_text(memory.read_text().replace(f"- {one}\n", ""))
+    edited = memory.read_text()
+    for day in (4, 5):
+        learn(two, "r2", day)
+    code, out, err = kg("cycle --json --now 2026-03-06T09:00:00", workspace=alpha)
+    assert code == 0 and [p["pattern_key"] for p in json.loads(out)["promoted"]] == ["r2"], (out, err)
+    changes = {p["pattern_key"]: p["change"] for p in json.loads(out)["promoted"]}
+    code, out, err = kg("cycle --json --now 2026-03-06T09:30:00", workspace=beta)
+    assert code == 0, err
+    said = {w["change"]: w for w in json.loads(out)["withdrawn"]}
+    assert said[changes["r2"]]["action"] == "not written" and "how" not in said[changes["r2"]], said
+    assert [w["action"] for c, w in said.items() if c != changes["r2"]] == ["paused"], said  # rule one, taken out
+    code, out, err = kg("cycle --now 2026-03-06T10:00:00", workspace=beta)
+    assert code == 0 and "not written into this file" in out and "kg export memory --force" in out, out
+    assert memory.read_text() == edited  # the person's edit kept
+    assert f"- {two}" in (alpha / "MEMORY.md").read_text()
+    for root in (alpha, beta):
+        code, out, err = kg(f"why {shlex.quote(two)} --now 2026-03-06T11:00:00", workspace=root)
+        assert code == 0 and "paused" not in out and "withdrawn" not in out, (root.name, out)
+        code, out, err = kg("status --json --now 2026-03-06T11:00:00", workspace=root)
+        paused = {v["change"] for v in json.loads(out)["lifecycle"]["verifications_paused"]}
+        assert changes["r2"] not in paused, (root.name, paused)
+
+
 def test_a_missing_full_text_index_is_made_again_on_the_next_open(tmp_path, falkordb_url):
     """The embedded graph's index repair (tests/integration/test_reliability.py), on a team graph: the index
     dropped on the server (by an operator, or a server restored without it) is made again by the next command
