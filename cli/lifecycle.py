@@ -109,6 +109,10 @@ def _render_withdrawn(d: dict[str, Any]) -> list[str]:
         if w["action"] == "resumed":
             out.append(f"  ▶️  {w['change']} → {w['target']}: back in the file, verification resumed (next check "
                        f"{w['next_check'][:10]})")
+        elif w["action"] == "not written":
+            out.append(f"  ⏳ {w['change']} → {w['target']}: not written into this file: its kg block was edited by "
+                       "hand before this rule came, and kg leaves a person's edit as it is; the rule is not in effect "
+                       "here (add it yourself, or `kg export memory --force` rewrites the block with it)")
         elif w.get("how") == "damaged":
             out.append(f"  ⏸️  {w['change']} → {w['target']}: its kg block's markers are damaged since "
                        f"{w['since'][:10]}, verification paused until they are fixed (the flag below says how)")

@@ -23,8 +23,13 @@ def _folder(ctx: typer.Context):
 def _shown(server: Any, running: bool, silent: str | None = None) -> dict[str, Any]:
     if server is None:
         return {"running": False}
+    from kg.store import falkor_server
+
+    # the graph its members use (the advice named graph kg whatever theirs was: QA2 #9); a new server: kg
+    graphs = falkor_server.graphs(server.port) if silent is None else []
     return {"running": running, "answering": silent is None, **({"why": silent} if silent else {}),
-            "url": f"{server.url}/kg", "port": server.port, "pid": server.pid, "data": str(server.folder)}
+            "url": f"{server.url}/{graphs[0] if graphs else 'kg'}", "graphs": graphs, "port": server.port,
+            "pid": server.pid, "data": str(server.folder)}
 
 
 def _render(d: dict[str, Any]) -> str:
@@ -33,6 +38,11 @@ def _render(d: dict[str, Any]) -> str:
     if not d["answering"]:
         return (f"FalkorDB runs (pid {d['pid']}, port {d['port']}) but does not answer: {d['why']}. Wait, or "
                 "`kg server stop` it.")
+    graphs = d.get("graphs") or []
+    base = d["url"].rsplit("/", 1)[0]
+    if len(graphs) > 1:
+        return (f"FalkorDB runs at {base} (pid {d['pid']}, data in {d['data']}), holding the graphs "
+                f"{', '.join(graphs)}.\nPoint a workspace at one: kg init --store {base}/GRAPH")
     return (f"FalkorDB runs at {d['url']} (pid {d['pid']}, data in {d['data']}).\n"
             f"Point a workspace at it: kg init --store {d['url']}")
 

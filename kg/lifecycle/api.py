@@ -206,6 +206,8 @@ def _how_out(lc: Lifecycle, items: list[dict[str, Any]], key: str = "change") ->
     aside = set_aside(lc)
     texts: dict[str, str | None] = {}
     for item in items:
+        if item.get("action") == "not written":  # never in its file here: nothing left it (`verifying.unwritten`)
+            continue
         target, block = blocks_of.get(item.get(key), (None, None))
         if target is None or lc.problem(target):
             continue

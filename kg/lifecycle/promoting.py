@@ -11,6 +11,7 @@ from typing import Any
 
 from kg.lifecycle import promote, verify, verify_wait, verifying
 
+EXCLUDED_TAG = "exit-code-only"  # never counted towards readiness (lc_promotion_candidates, rules/errors.toml)
 BY_KEY_AT_MOST = 50  # patterns filled one by key (a few ms each) up to this many; past it one join is cheaper
 
 
@@ -96,8 +97,13 @@ def fill(lc: Any, rows: list[dict[str, Any]]) -> list[promote.Candidate]:
     for e in found:
         events.setdefault(e["pattern"], []).append(e)
     out = []
+    here = verifying.here_of(lc)
     for r in rows:
         evs = events.get(r["id"], [])
+        if here is not None:
+            evs = _own(lc, r, evs, here)
+            if evs is None:
+                continue
         actions = [e["action"] for e in evs if e["action"]]
         failed: tuple[str, ...] = tuple(r.get("failed") or ())
         every: tuple[str, ...] = ()
@@ -115,6 +121,29 @@ def fill(lc: Any, rows: list[dict[str, Any]]) -> list[promote.Candidate]:
             sources=tuple(e["source"] or "" for e in evs), event_ids=tuple(e["id"] for e in evs),
             failed=failed, actions=every, note=note))
     return out
+
+
+def _own(lc: Any, r: dict[str, Any], evs: list[dict[str, Any]], here: str) -> list[dict[str, Any]] | None:
+    """On a team graph, the events a workspace-scope rule (a USER.md preference: rules/lifecycle.toml) is promoted
+    from: this workspace's own, when they alone make the pattern ready (`r`'s figures recounted from them); None
+    when they do not (the row waits, said in the cycle's report). Another member's preference was written into
+    the files of whichever member's cycle ran first, and never into its own (QA2 #1). Other scopes: `evs`."""
+    name = promote.classify(lc.lp, category=_dominant([e["category"] for e in evs]),
+                            area=_dominant([e["area"] for e in evs]) or r.get("area"),
+                            entry_type=_dominant([e["entry_type"] for e in evs]),
+                            tags=sorted({t for e in evs for t in (e["tags"] or [])}))
+    if lc.lp.targets[name].scope != "workspace":
+        return evs
+    own = [e for e in evs if e.get("workspace") == here]
+    counted = [e for e in own if EXCLUDED_TAG not in (e["tags"] or ())]
+    r["recurrence"], r["sessions"] = len(counted), len({e.get("session") for e in counted} - {None})
+    if promote.eligible(r["recurrence"], r["sessions"], lc.lp):
+        return own
+    makers = sorted({e.get("workspace") or "?" for e in evs} - {here})
+    lc.report.waiting.append({"pattern_key": r["key"] or r["id"], "target": lc.lp.targets[name].file, "reason": (
+        f"a {name} of {', '.join(makers)} (scope workspace): promoted only by the workspace whose events made it; "
+        f"{len(counted)} of them here, in {r['sessions']} sessions")})
+    return None
 
 
 def _relapse_note(lc: Any, r: dict[str, Any]) -> str:

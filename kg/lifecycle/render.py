@@ -81,6 +81,20 @@ def desired_blocks(live: list[dict[str, Any]], free: list[dict[str, Any]], hidde
     return out
 
 
+def written_before(d: Desired | None, change: str, expected_hash: str | None) -> bool:
+    """Whether what kg last wrote into the block (`expected_hash`) renders only the lines before `change`'s: kg
+    never wrote that rule into this file. kg leaves a block a person edited as it is, so a rule promoted after the
+    edit (on a team graph, by another member's cycle) is not in this file, and is no rule a person took out of it
+    (QA2 #8). False when the stored hash renders no such prefix (a rule reverted since, say): not known."""
+    if d is None or not expected_hash:
+        return False
+    at = next((i for i, line in enumerate(d.lines) if line.change == change), None)
+    if at is None:
+        return False
+    return any(blocks.same(Desired(d.file, d.block, d.section, d.format, d.lines[:k]).inner() or "", expected_hash)
+               for k in range(at + 1))
+
+
 def preference_lines(desired: dict[tuple[str, str], Desired], lp: LifecyclePolicy) -> list[dict[str, str]]:
     """The learned preferences mirrored into memory/preferences.json."""
     pref = lp.targets.get("preference")

@@ -10,7 +10,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from kg.lifecycle import blocks, verify, verify_check, verify_watch
+from kg.lifecycle import blocks, render, verify, verify_check, verify_watch
 from kg.lifecycle import verify_withdrawn as withdrawn
 from kg.lifecycle.render import LIVE
 
@@ -408,6 +408,7 @@ def effects(lc: Any, rows: list[dict[str, Any]], aside: set[str] | None = None) 
     aside = set_aside(lc) if aside is None else aside
     texts: dict[str, str | None] = {}
     out: dict[str, bool | None] = {}
+    desired: dict[Any, Any] | None = None
     for c in rows:
         path = c["target"]
         if lc.problem(path):
@@ -420,7 +421,24 @@ def effects(lc: Any, rows: list[dict[str, Any]], aside: set[str] | None = None) 
             texts[path] = blocks.read(lc.root / path)
         state = states.get(f"{path}#{c['block']}") or {}
         out[c["id"]] = withdrawn.in_effect(texts[path], c["block"], c["text"] or "", state.get("hash"))
+        if out[c["id"]] is False and texts[path] is not None and _block_there(lc.root / path, c["block"]):
+            desired = lc.desired() if desired is None else desired
+            if render.written_before(desired.get((path, c["block"])), c["id"], state.get("hash")):
+                out[c["id"]] = None  # kg never wrote it here (`unwritten`): not taken out, not in effect either
     return out
+
+
+def unwritten(lc: Any, rows: list[dict[str, Any]], on: dict[str, bool | None]) -> list[dict[str, Any]]:
+    """The live changes kg never wrote into this workspace's file, its kg block there edited by hand first (kg
+    leaves a person's edit as it is): said in the cycle's report, neither paused nor resumed here (QA2 #8)."""
+    if not any(v is None for v in on.values()):
+        return []
+    states = {r["id"]: r for r in lc.st.run("lc_blocks")}
+    desired = lc.desired()
+    return [{"change": c["id"], "target": c["target"], "text": c["text"], "action": "not written"}
+            for c in rows if on.get(c["id"]) is None and not lc.problem(c["target"])
+            and render.written_before(desired.get((c["target"], c["block"])), c["id"],
+                                      (states.get(f"{c['target']}#{c['block']}") or {}).get("hash"))]
 
 
 def here_of(lc: Any) -> str | None:
@@ -477,6 +495,7 @@ def sync_withdrawals(lc: Any) -> dict[str, list[tuple[datetime, datetime]]]:
         if untold is not None and not any(w["id"] == c["id"] for w in writes):
             writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
         out[c["id"]] = withdrawn.pauses(evidence, lc.now)
+    lc.report.withdrawn += unwritten(lc, rows, on)
     if writes:
         lc.st.run("lc_change_pause", rows=writes)
     if due:

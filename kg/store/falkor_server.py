@@ -111,7 +111,14 @@ def start(folder: Path, *, port: int | None = None, wait_s: float = 20.0, replic
         free_by = time.monotonic() + 2.0  # a server killed a moment ago still holds its port for a little while
         while last and _taken(last) is not None and time.monotonic() < free_by:
             time.sleep(0.05)
-        port = last if last and _taken(last) is None else None
+        held = _taken(last) if last else None
+        if held:
+            # a free port instead moved the team for good: its members' URLs name the last port, and the next start
+            # recorded and kept the new one (QA2 #9)
+            raise StoreError(f"port {last} on 127.0.0.1, where this server last ran and its members' URLs point, "
+                             f"{held}{_holder(last)}; free it and start again, or start on another with --port "
+                             "(each member then needs `kg init --store` with that port)")
+        port = last
     why = _taken(port) if port else None
     if why:
         # the new server would fail to bind and exit, while whatever holds the port answered the wait below: `kg
@@ -183,6 +190,42 @@ def _taken(port: int) -> str | None:
                 return f"is in use by another program{' (a Redis or FalkorDB server)' if ping(port) else ''}"
             return f"cannot be listened on ({exc.strerror})"
     return None
+
+
+def _holder(port: int) -> str:
+    """Which process listens on the loopback port (" (pid N, name)"), from /proc; "" when that cannot be told (no
+    /proc, or another user's process)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text(encoding="ascii").splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            if len(cols) > 9 and cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                inodes.add(f"socket:[{cols[9]}]")
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if any(os.readlink(fd) in inodes for fd in (proc / "fd").iterdir()):
+                name = (proc / "comm").read_text(encoding="utf-8").strip()
+                return f" (pid {proc.name}, {name})"
+        except OSError:
+            continue
+    return ""
+
+
+def graphs(port: int) -> list[str]:
+    """The graphs the server on the loopback port holds, its members' (kg's working copies, `<graph>.<kind>-...`,
+    left out); [] when it cannot be asked."""
+    try:
+        import redis
+
+        names = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2.0).execute_command("GRAPH.LIST") or []
+    except Exception:  # noqa: BLE001 - the advice falls back to a name, the server runs either way
+        return []
+    names = [n.decode("utf-8", "replace") if isinstance(n, bytes) else str(n) for n in names]
+    return sorted(n for n in names if "." not in n)
 
 
 def _last_lines(log: Path, n: int = 3) -> str:

@@ -66,7 +66,7 @@ WHERE e.kind = 'event' AND e.created_at >= $since AND e.created_at <= $now
   AND NOT e.status IN $ignore_statuses
 RETURN p.id AS pattern, e.id AS id, e.created_at AS created_at, e.category AS category, e.area AS area,
        e.entry_type AS entry_type, e.action AS action, e.tags AS tags, e.source AS source,
-       e.priority AS priority, e.text AS text
+       e.priority AS priority, e.text AS text, e.session AS session, e.workspace AS workspace
 ORDER BY pattern, created_at, id
 
 // name: lc_window_events_of
@@ -78,6 +78,18 @@ WHERE e.kind = 'event' AND e.created_at >= $since AND e.created_at <= $now
 RETURN p.id AS pattern, e.id AS id, e.created_at AS created_at, e.category AS category, e.area AS area,
        e.entry_type AS entry_type, e.action AS action, e.tags AS tags, e.source AS source,
        e.priority AS priority, e.text AS text
+ORDER BY created_at, id
+
+// name: lc_window_events_of
+// dialect: falkordb
+// The same, with the workspace each event came from: a workspace-scope rule (a USER.md preference) is promoted
+// only from the events of the workspace whose cycle runs (kg/lifecycle/promoting.py).
+MATCH (p:Node {id: $id})-[:derived_from]->(e:Node)
+WHERE e.kind = 'event' AND e.created_at >= $since AND e.created_at <= $now
+  AND NOT e.status IN $ignore_statuses
+RETURN p.id AS pattern, e.id AS id, e.created_at AS created_at, e.category AS category, e.area AS area,
+       e.entry_type AS entry_type, e.action AS action, e.tags AS tags, e.source AS source,
+       e.priority AS priority, e.text AS text, e.session AS session, e.workspace AS workspace
 ORDER BY created_at, id
 
 // name: lc_change_ids

@@ -292,6 +292,83 @@ def test_a_rule_scoped_to_its_workspace_renders_only_there(tmp_path, falkordb_ur
         assert "- docker build failed: no space left on device" in (root / "TOOLS.md").read_text(), root.name
 
 
+def test_a_preference_is_promoted_only_by_and_into_the_workspace_whose_events_made_it(tmp_path, falkordb_url):
+    """Beta states a preference three times in three sessions; alpha's cycle ran first and wrote beta's preference
+    into alpha's USER.md and preferences.json, and beta's own cycle then had nothing left to promote (QA2 #1). Now
+    alpha's cycle leaves it, saying whose it is; beta's cycle promotes it into beta's files only. A team rule
+    logged by beta alone is still promoted by alpha's cycle, into both."""
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann", wait_off=True)
+    beta = init(tmp_path, "beta", falkordb_url, "bob", wait_off=True)
+    for day, session in enumerate(("p1", "p2", "p3")):
+        code, _, err = kg(f"log learning 'User prefers tabs over spaces' --category preference "
+                          f"--pattern-key pref.tabs --session {session} --wait --now 2026-02-0{day + 1}T09:00:00",
+                          workspace=beta)
+        assert code == 0, err
+        _log(beta, "docker build failed: no space left on device", "docker.space", day, f"beta{session}", month=2)
+    code, out, err = kg("cycle --json --now 2026-02-05T20:00:00", workspace=alpha)
+    assert code == 0, err
+    report = json.loads(out)
+    assert {p["pattern_key"]: p["target"] for p in report["promoted"]} == {"docker.space": "TOOLS.md"}
+    waiting = [w for w in report["waiting"] if w["pattern_key"] == "pref.tabs"]
+    assert len(waiting) == 1 and "beta#2" in waiting[0]["reason"] and "scope workspace" in waiting[0]["reason"]
+    code, out, err = kg("cycle --json --now 2026-02-05T20:30:00", workspace=beta)
+    assert code == 0, err
+    assert {p["pattern_key"]: p["target"] for p in json.loads(out)["promoted"]} == {"pref.tabs": "USER.md"}
+    assert kg("cycle --json --now 2026-02-05T21:00:00", workspace=alpha)[0] == 0
+    assert "User prefers tabs over spaces" in (beta / "USER.md").read_text()
+    assert "tabs" in (beta / "memory" / "preferences.json").read_text()
+    assert not (alpha / "USER.md").exists() and not (alpha / "memory" / "preferences.json").exists()
+    for root in (alpha, beta):
+        assert "- docker build failed: no space left on device" in (root / "TOOLS.md").read_text(), root.name
+
+
+def test_a_rule_never_written_into_a_hand_edited_block_is_not_withdrawn_there(tmp_path, falkordb_url):
+    """Beta takes rule one out of its MEMORY.md kg block by hand; rule two is promoted later by alpha's cycle. kg
+    leaves beta's edited block as it is, so rule two was never in beta's file: beta's cycle reported it as "edited by
+    hand" and paused its verification for the whole team, and alpha's `kg why` said it was withdrawn in beta (QA2
+    #8). Now rule one alone is beta's withdrawal; rule two is said to be not written there (with how to get it),
+    neither paused nor withdrawn anywhere, and beta's edit is kept."""
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann", wait_off=True)
+    beta = init(tmp_path, "beta", falkordb_url, "bob", wait_off=True)
+
+    def learn(text: str, key: str, day: int) -> None:
+        for root in (alpha, beta):
+            code, _, err = kg(f"log learning {shlex.quote(text)} --category principle --pattern-key {key} "
+                              f"--session {root.name}{key}{day} --wait --now 2026-03-{day:02d}T09:00:00",
+                              workspace=root)
+            assert code == 0, err
+
+    one, two = "Rule one: run the linter first", "Rule two: pin the node version"
+    for day in (1, 2):
+        learn(one, "r1", day)
+    assert kg("cycle --json --now 2026-03-03T09:00:00", workspace=alpha)[0] == 0
+    assert kg("cycle --json --now 2026-03-03T09:30:00", workspace=beta)[0] == 0
+    memory = beta / "MEMORY.md"
+    assert f"- {one}" in memory.read_text()
+    memory.write_text(memory.read_text().replace(f"- {one}\n", ""))
+    edited = memory.read_text()
+    for day in (4, 5):
+        learn(two, "r2", day)
+    code, out, err = kg("cycle --json --now 2026-03-06T09:00:00", workspace=alpha)
+    assert code == 0 and [p["pattern_key"] for p in json.loads(out)["promoted"]] == ["r2"], (out, err)
+    changes = {p["pattern_key"]: p["change"] for p in json.loads(out)["promoted"]}
+    code, out, err = kg("cycle --json --now 2026-03-06T09:30:00", workspace=beta)
+    assert code == 0, err
+    said = {w["change"]: w for w in json.loads(out)["withdrawn"]}
+    assert said[changes["r2"]]["action"] == "not written" and "how" not in said[changes["r2"]], said
+    assert [w["action"] for c, w in said.items() if c != changes["r2"]] == ["paused"], said  # rule one, taken out
+    code, out, err = kg("cycle --now 2026-03-06T10:00:00", workspace=beta)
+    assert code == 0 and "not written into this file" in out and "kg export memory --force" in out, out
+    assert memory.read_text() == edited  # the person's edit kept
+    assert f"- {two}" in (alpha / "MEMORY.md").read_text()
+    for root in (alpha, beta):
+        code, out, err = kg(f"why {shlex.quote(two)} --now 2026-03-06T11:00:00", workspace=root)
+        assert code == 0 and "paused" not in out and "withdrawn" not in out, (root.name, out)
+        code, out, err = kg("status --json --now 2026-03-06T11:00:00", workspace=root)
+        paused = {v["change"] for v in json.loads(out)["lifecycle"]["verifications_paused"]}
+        assert changes["r2"] not in paused, (root.name, paused)
+
+
 def test_a_missing_full_text_index_is_made_again_on_the_next_open(tmp_path, falkordb_url):
     """The embedded graph's index repair (tests/integration/test_reliability.py), on a team graph: the index
     dropped on the server (by an operator, or a server restored without it) is made again by the next command
@@ -490,6 +567,45 @@ def test_kg_server_start_again_takes_the_port_its_members_name(tmp_path, falkord
     assert kg("server stop", workspace=root)[0] == 0
     code, out, err = kg("server start --json", workspace=root)
     assert code == 0 and json.loads(out)["port"] == port, (out, err)
+    assert kg("server stop", workspace=root)[0] == 0
+
+
+def test_kg_server_start_whose_last_port_is_taken_refuses_and_keeps_it(tmp_path, falkordb_server):
+    """Its last port held a moment by another program, `kg server start` took a free one, said nothing, and wrote it
+    as the last port: every later start stayed there, away from the port its members' URLs name (QA2 #9). Now it
+    refuses in one line naming the port, what holds it and --port (exit 1), keeps the last port, and once the port
+    is free starts there; its advice names the graph the members use, not graph kg."""
+    import socket
+
+    from kg.store import falkor_server
+
+    root = tmp_path / "ws"
+    assert kg(f"init {root}", workspace=root)[0] == 0
+    code, out, err = kg("server start --json", workspace=root)
+    assert code == 0, err
+    port = json.loads(out)["port"]
+    member = init(tmp_path, "alpha", f"falkordb://127.0.0.1:{port}/team", "ann")
+    assert kg("log error 'deploy failed' --wait", workspace=member, env={"KG_AGENT": "ann"})[0] == 0
+    assert kg("server stop", workspace=root)[0] == 0
+    last = root / "memory" / ".kg" / "falkordb" / falkor_server.LAST_PORT_FILE
+    holder = socket.socket()
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    holder.bind(("127.0.0.1", port))
+    holder.listen()
+    try:
+        code, out, err = kg("server start", workspace=root)
+    finally:
+        holder.close()
+    assert code == 1 and out == "", (out, err)
+    line = err.strip()
+    assert "\n" not in line and line.startswith(f"Error: port {port} on 127.0.0.1") and "--port" in line, err
+    assert f"(pid {__import__('os').getpid()}," in line, err  # what holds it
+    assert last.read_text() == str(port) and falkor_server.recorded(last.parent) is None
+    code, out, err = kg("server start", workspace=root)
+    assert code == 0 and f"Point a workspace at it: kg init --store falkordb://127.0.0.1:{port}/team" in out, (out, err)
+    code, out, err = kg("server status --json", workspace=root)
+    assert json.loads(out)["port"] == port and json.loads(out)["graphs"] == ["team"], out
+    assert kg("status", workspace=member, env={"KG_AGENT": "ann"})[0] == 0
     assert kg("server stop", workspace=root)[0] == 0
 
 
