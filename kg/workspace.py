@@ -186,7 +186,7 @@ class Workspace:
             return {}
         from kg.store.team import origin
 
-        return {"url": self.store_url, "origin": origin(self.root, self.kg_dir, self.store_url)}
+        return {"url": self.store_url, "origin": origin(self.root, self.kg_dir, self.store_url, self.rules.redactor)}
 
     # -- the graph ----------------------------------------------------------------------------------------
     def _acknowledged(self) -> str | None:

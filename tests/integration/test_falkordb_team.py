@@ -92,6 +92,23 @@ def test_an_agents_name_is_one_line_of_printable_text(tmp_path, falkordb_url):
     assert code == 0 and '"agent": "ci bot 7"' in out, out
 
 
+def test_an_agents_name_is_redacted_before_it_is_stored(tmp_path, falkordb_url):
+    """QA2 #5: KG_AGENT="ci-bot token=<a GitHub token>" was stored on the server as the node's agent (and kept in
+    its AOF), and `kg status` listed it among the contributors: redacted as an entry's text is."""
+    token = "ghp_" + "1234567890abcdefghijABCDEFGHIJ123456"
+    root = init(tmp_path, "alpha", falkordb_url, "ann")
+    code, out, err = kg("log learning 'agent with a token' --wait --json --now 2026-03-01T10:00:00",
+                        workspace=root, env={"KG_AGENT": f"ci-bot token={token}"})
+    assert code == 0, err
+    code, shown, err = kg(f"show {json.loads(out)['id']} --json", workspace=root)
+    assert code == 0, err
+    code, status, err = kg("status --json --now 2026-03-01T11:00:00", workspace=root)
+    assert code == 0, err
+    agents = {c["agent"] for c in json.loads(status)["team"]["contributors"]}
+    assert token not in shown + status and "ci-bot" in shown, shown
+    assert any(a.startswith("ci-bot") and "REDACTED" in a for a in agents), agents
+
+
 def test_an_unreachable_server_journals_and_the_entry_lands_later(tmp_path, falkordb_server):
     """The workspace's own server is stopped after init; `kg log` is acknowledged from the journal, and the
     first command after the restart (same port, same data) applies it. Nothing is lost across the restart."""
