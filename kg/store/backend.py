@@ -61,6 +61,9 @@ def parse_url(text: str, *, allow_password: bool = True) -> StoreUrl:
                          "only (at most 64)")
     if not parts.hostname:
         raise UsageError(f"the store URL {text!r} names no host; give falkordb://HOST:PORT/GRAPH")
+    if port == 0:  # QA2 #7: taken for "no port" (6379), and the error then named a port never given
+        raise UsageError(f"the store URL {text!r} names port 0, which no server listens on; give the server's port "
+                         "(1-65535): falkordb://HOST:PORT/GRAPH, or leave it out for 6379")
     if parts.password and not allow_password:
         raise UsageError("the store URL holds a password, and kg.toml may be committed: give the URL without it "
                          f"and set {ENV_PASSWORD} in the environment (or give the whole URL in {ENV_STORE})")

@@ -47,6 +47,15 @@ def test_init_refuses_a_password_in_the_url(tmp_path, falkordb_url):
     assert not (tmp_path / "ws" / "kg.toml").exists()
 
 
+def test_init_refuses_port_0(tmp_path):
+    """QA2 #7: `kg init --store falkordb://127.0.0.1:0/team` took port 0 as 6379 and named 6379 in its error: port 0
+    is refused as bad input (exit 2) naming the port given, before anything is written."""
+    code, out, err = kg(f"init {tmp_path / 'ws'} --store falkordb://127.0.0.1:0/team", workspace=tmp_path / "ws")
+    assert code == 2, (out, err)
+    assert err.startswith("Error: the store URL 'falkordb://127.0.0.1:0/team' names port 0") and "6379 in" not in err
+    assert "Traceback" not in err and not (tmp_path / "ws" / "kg.toml").exists(), err
+
+
 def test_init_writes_the_url_to_kg_toml(tmp_path, falkordb_url):
     root = init(tmp_path, "alpha", falkordb_url, "ann")
     assert (root / "kg.toml").read_text() == (f'# kaizen-kg:begin store\n[store]\nurl = "{falkordb_url}"\n'
