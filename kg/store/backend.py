@@ -107,9 +107,16 @@ def lane(chosen: StoreUrl | None, configured: StoreUrl | None) -> str | None:
     address and graph (fixed length, so no lane's file names start with another's)."""
     if _same(chosen, configured):
         return None
-    if chosen is None:
+    return own_lane(chosen)
+
+
+def own_lane(store: StoreUrl | None) -> str:
+    """The lane `store`'s writes take while the workspace is configured for another store: `kuzu` for the embedded
+    graph, else a fixed-length key of the server's address and graph. The plain lane adopts it once the workspace
+    is configured for `store` again (kg/ingest/journal.py)."""
+    if store is None:
         return "kuzu"
-    return hashlib.sha1(f"{chosen.host}:{chosen.port}/{chosen.graph}".encode()).hexdigest()[:12]
+    return hashlib.sha1(f"{store.host}:{store.port}/{store.graph}".encode()).hexdigest()[:12]
 
 
 def _same(a: StoreUrl | None, b: StoreUrl | None) -> bool:

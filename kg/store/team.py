@@ -339,8 +339,9 @@ def origin(root: Path, kg_dir: Path, url: StoreUrl, redactor: Any = None) -> dic
 class TeamJournal(Journal):
     """The local journal, with ids that carry the workspace's member number (see the module docstring)."""
 
-    def __init__(self, kg_dir: Path, *, timeout: float, url: StoreUrl, lane: str | None = None):
-        super().__init__(kg_dir, timeout=timeout, lane=lane)
+    def __init__(self, kg_dir: Path, *, timeout: float, url: StoreUrl, lane: str | None = None,
+                 adopt: str | None = None):
+        super().__init__(kg_dir, timeout=timeout, lane=lane, adopt=adopt)
         self._member = member(kg_dir, url)
 
     def _tag(self, ids: list[str]) -> list[str]:
