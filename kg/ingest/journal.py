@@ -159,20 +159,27 @@ class Journal:
         return out
 
     def observe(self, existing: list[str]) -> None:
-        """Raise the counters past ids that came from elsewhere (an imported trail)."""
+        """Raise the counters past ids that came from elsewhere (an imported trail): only past those this journal
+        could give out itself (`_counted`), the others can never meet its ids."""
         assert self._lock.held
         ids = self._load_ids()
         changed = False
         for value in existing:
             match = _ID.match(value)
-            if match:
+            number = self._counted(match.group(3)) if match else None
+            if match and number is not None:
                 key = f"{match.group(1)}-{match.group(2)}"
-                number = int(match.group(3))
                 if ids.get(key, 0) < number:
                     ids[key] = number
                     changed = True
         if changed:
             write_atomic(self.ids_path, json.dumps(ids, sort_keys=True).encode())
+
+    def _counted(self, digits: str) -> int | None:
+        """The counter an id's number stands for, when `allocate` writes numbers that way (`{n:03d}`), else None:
+        `002001` (a team member's tagged id, kg/store/team.py) is no counter of 2001 here."""
+        number = int(digits)
+        return number if digits == f"{number:03d}" else None
 
     # -- records ------------------------------------------------------------------------------------------
     def append(self, records: list[dict[str, Any]]) -> int:

@@ -118,6 +118,32 @@ def test_an_agents_name_is_redacted_before_it_is_stored(tmp_path, falkordb_url):
     assert any(a.startswith("ci-bot") and "REDACTED" in a for a in agents), agents
 
 
+def test_importing_the_team_s_own_trail_keeps_each_member_s_id_counter(tmp_path, falkordb_url):
+    """QA2 #4: member 1 importing the team's own trail read member 2's ERR-...-002001 as its own 2001st id, so its
+    next id was ERR-...-2002 (ids.json {"ERR-...": 2002}); past 100 members an imported ...-100005 would make member
+    1's next id member 100's 6th. Each member's counter moves past its own ids only."""
+    now = "--now 2026-03-01T10:00:00"
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann")
+    beta = init(tmp_path, "beta", falkordb_url, "bob")
+    for root in (alpha, beta, beta):
+        code, out, err = kg(f"log error 'first of {root.name}' --wait {now}", workspace=root)
+        assert code == 0, err
+    code, out, err = kg(f"export trail --out t.json {now}", workspace=alpha)  # the team's: beta's ids too
+    assert code == 0, err
+    trail = json.loads((alpha / "t.json").read_text())
+    assert {e["id"] for e in trail["entries"]} >= {"ERR-20260301-002001", "ERR-20260301-002002"}, trail["entries"]
+    trail["entries"].append({**trail["entries"][0], "id": "ERR-20260301-100005", "summary": "member 100's fifth"})
+    (alpha / "t.json").write_text(json.dumps(trail))
+    code, out, err = kg(f"import trail {alpha / 't.json'} {now}", workspace=alpha)
+    assert code == 0, err
+    nexts = []
+    for root in (alpha, beta):
+        code, out, err = kg(f"log error 'after the import' --json {now}", workspace=root)
+        assert code == 0, err
+        nexts.append(json.loads(out)["id"])
+    assert nexts == ["ERR-20260301-002", "ERR-20260301-002003"], nexts
+
+
 def test_an_unreachable_server_journals_and_the_entry_lands_later(tmp_path, falkordb_server):
     """The workspace's own server is stopped after init; `kg log` is acknowledged from the journal, and the
     first command after the restart (same port, same data) applies it. Nothing is lost across the restart."""
