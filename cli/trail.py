@@ -87,7 +87,8 @@ def _progress_bar():
 
 
 # A reason to skip is a singular noun phrase (`--json` keys it so): its head noun, before what qualifies it
-_REASON = re.compile(r"^(?P<head>.*?\w)(?P<rest> (?:with|without|of|in|kg|is)\b.*)?$")
+# (QA2 #7: "edge already present" and "edge whose endpoint ..." had none of these words: "2 edge already presents")
+_REASON = re.compile(r"^(?P<head>.*?\w)(?P<rest> (?:with|without|of|in|kg|is|already|whose)\b.*)?$")
 
 
 def counted(n: int, why: str) -> str:

@@ -130,13 +130,21 @@ class Workspace:
     @property
     def journal(self) -> Journal:
         if self._journal is None:
+            lane = self._lane()
+            # the plain lane takes back what waits in its store's lane from a time the workspace was configured for
+            # another store (QA2 #2: `kg init --store B`, then `--store A` again, stranded A's waiting writes)
+            adopt = None
+            if lane is None:
+                from kg.store.backend import own_lane  # (light: no team client imported)
+
+                adopt = own_lane(self.store_url)
             if self.store_url is None:
-                self._journal = Journal(self.kg_dir, timeout=self.lock_timeout, lane=self._lane())
+                self._journal = Journal(self.kg_dir, timeout=self.lock_timeout, lane=lane, adopt=adopt)
             else:
                 from kg.store.team import TeamJournal  # ids carry a member number on a team graph
 
                 self._journal = TeamJournal(self.kg_dir, timeout=self.lock_timeout, url=self.store_url,
-                                            lane=self._lane())
+                                            lane=lane, adopt=adopt)
         return self._journal
 
     def _lane(self) -> str | None:
@@ -186,7 +194,7 @@ class Workspace:
             return {}
         from kg.store.team import origin
 
-        return {"url": self.store_url, "origin": origin(self.root, self.kg_dir, self.store_url)}
+        return {"url": self.store_url, "origin": origin(self.root, self.kg_dir, self.store_url, self.rules.redactor)}
 
     # -- the graph ----------------------------------------------------------------------------------------
     def _acknowledged(self) -> str | None:

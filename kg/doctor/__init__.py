@@ -345,13 +345,18 @@ def _journal(ws: Any, report: DoctorReport, dry_run: bool = False) -> None:
     others = ws.journal.other_lanes()
     if others:
         name, lines = next(iter(others.items()))
-        whose = ("the store kg.toml configures" if name == "journal.jsonl" or name.startswith("draining-")
-                 else "the embedded graph (`KG_STORE=kuzu`)" if ".kuzu" in name
-                 else "a team graph `KG_STORE` chose")
+        # what applies them, as it is (QA2 #2: "a team graph KG_STORE chose" for writes `kg init --store` had
+        # handed over from the graph kg.toml named before; and back on that graph nothing applied them)
+        whose, run = (("the store kg.toml configures", "a kg command run without KG_STORE applies them")
+                      if name == "journal.jsonl" or name.startswith("draining-") else
+                      ("the embedded graph", "`KG_STORE=kuzu kg status` applies them, and so does any kg command "
+                       "once kg.toml names no [store]") if ".kuzu" in name else
+                      ("another team graph (one KG_STORE named, or the one kg.toml named before `kg init --store` "
+                       "changed it)", "a kg command run with KG_STORE=<that graph's URL> applies them, and so "
+                       "does any kg command once `kg init --store <that URL>` names it again"))
         report.add("journal", "warning",
                    f"{sum(others.values())} line(s) wait in {len(others)} other store's lane(s) (first: "
-                   f"memory/.kg/{name}, {lines} line(s), for {whose}): a kg command run against that store applies "
-                   "them; no other store takes them")
+                   f"memory/.kg/{name}, {lines} line(s), for {whose}): {run}; no other store takes them")
 
 
 def _import(ws: Any, report: DoctorReport) -> None:

@@ -14,6 +14,10 @@ Each store has a lane of its own. The plain names belong to the store the worksp
 workspace, or another server) journals to `journal.<lane>.jsonl` and drains only `draining.<lane>-*.jsonl`. Without
 that, whichever store held the graph next took every pending write: a team's entries logged while its server was
 away went into a local graph the team never reads, and one command's local writes into the team's graph.
+
+The plain lane also takes back (`adopt`) the lane its own store had while the workspace was configured for another
+one: `kg init --store B` hands the writes waiting for A to A's lane, and once `kg init --store A` names A again
+those are the plain lane's (QA2 #2: nothing drained them, for good).
 """
 
 from __future__ import annotations
@@ -63,12 +67,15 @@ MAX_DRAINING = 4  # draining files kept apart before `take` merges them (see `Jo
 
 
 class Journal:
-    def __init__(self, folder: Path, *, timeout: float, lane: str | None = None):
+    def __init__(self, folder: Path, *, timeout: float, lane: str | None = None, adopt: str | None = None):
         self.folder = folder
         self.timeout = timeout
         self.lane = lane  # None: the workspace's configured store (see the module docstring)
         self.path = folder / ("journal.jsonl" if lane is None else f"journal.{lane}.jsonl")
         self._draining = "draining-" if lane is None else f"draining.{lane}-"
+        # the plain lane's store under the name it had as another store's lane (`kg.store.backend.own_lane`): its
+        # files are this lane's, taken over by the next drain (see the module docstring)
+        self._adopt = Journal(folder, timeout=timeout, lane=adopt) if lane is None and adopt else None
         self.ids_path = folder / "ids.json"
         self._lock = WaitLock(folder / "journal.lock", timeout=timeout, what="the write journal")
         # The file lock keeps other processes out; this keeps this process's other threads out (a workspace's
@@ -152,20 +159,27 @@ class Journal:
         return out
 
     def observe(self, existing: list[str]) -> None:
-        """Raise the counters past ids that came from elsewhere (an imported trail)."""
+        """Raise the counters past ids that came from elsewhere (an imported trail): only past those this journal
+        could give out itself (`_counted`), the others can never meet its ids."""
         assert self._lock.held
         ids = self._load_ids()
         changed = False
         for value in existing:
             match = _ID.match(value)
-            if match:
+            number = self._counted(match.group(3)) if match else None
+            if match and number is not None:
                 key = f"{match.group(1)}-{match.group(2)}"
-                number = int(match.group(3))
                 if ids.get(key, 0) < number:
                     ids[key] = number
                     changed = True
         if changed:
             write_atomic(self.ids_path, json.dumps(ids, sort_keys=True).encode())
+
+    def _counted(self, digits: str) -> int | None:
+        """The counter an id's number stands for, when `allocate` writes numbers that way (`{n:03d}`), else None:
+        `002001` (a team member's tagged id, kg/store/team.py) is no counter of 2001 here."""
+        number = int(digits)
+        return number if digits == f"{number:03d}" else None
 
     # -- records ------------------------------------------------------------------------------------------
     def append(self, records: list[dict[str, Any]]) -> int:
@@ -192,6 +206,8 @@ class Journal:
         oldest first, each read only when the caller gets to it (a drain that stops early, for a reader or at
         its budget, reads no more than it applies)."""
         with self.locked():
+            if self._adopt is not None:  # first: they were written before what the plain lane holds now
+                self._adopt._move_to(self)
             if self.path.exists() and self.path.stat().st_size:
                 os.replace(self.path, self.draining_path(f"{time.time_ns():020d}-{os.getpid()}"))
         paths = self.draining_files()
@@ -204,30 +220,40 @@ class Journal:
         return self.folder / f"{self._draining}{stamp}.jsonl"
 
     def draining_files(self) -> list[Path]:
-        """This lane's draining files, oldest first."""
-        return sorted(self.folder.glob(f"{self._draining}*.jsonl"))
+        """This lane's draining files, oldest first (with the adopted lane's, not yet taken over, among them)."""
+        if self._adopt is None:
+            return sorted(self.folder.glob(f"{self._draining}*.jsonl"))
+        prefixes = (self._draining, self._adopt._draining)
+        try:
+            names = [n for n in os.listdir(self.folder) if n.startswith(prefixes) and n.endswith(".jsonl")]
+        except FileNotFoundError:
+            return []
+        return [self.folder / n for n in sorted(names, key=lambda n: n.split("-", 1)[1])]  # by stamp
 
     def hand_over(self, lane: str | None) -> int:
         """Move every pending file of this lane to `lane`, by renames under the journal lock (so a crash leaves
         each file whole in one lane or the other), kept in order; how many files moved. `kg init --store` hands the
         writes made for the store it replaces to that store's lane: the plain lane becomes the new store's."""
-        other = Journal(self.folder, timeout=self.timeout, lane=lane)
-        moved = 0
         with self.locked():
-            for path in self.draining_files():
-                os.replace(path, other.draining_path(path.name[len(self._draining):-len(".jsonl")]))
-                moved += 1
-            if self.path.exists() and self.path.stat().st_size:
-                os.replace(self.path, other.draining_path(f"{time.time_ns():020d}-{os.getpid()}"))
-                moved += 1
-            if moved:
-                _fsync_dir(self.folder)
+            return self._move_to(Journal(self.folder, timeout=self.timeout, lane=lane))
+
+    def _move_to(self, other: Journal) -> int:
+        """`hand_over`'s renames, the journal lock held: this lane's own files (not an adopted lane's)."""
+        moved = 0
+        for path in sorted(self.folder.glob(f"{self._draining}*.jsonl")):
+            os.replace(path, other.draining_path(path.name[len(self._draining):-len(".jsonl")]))
+            moved += 1
+        if self.path.exists() and self.path.stat().st_size:
+            os.replace(self.path, other.draining_path(f"{time.time_ns():020d}-{os.getpid()}"))
+            moved += 1
+        if moved:
+            _fsync_dir(self.folder)
         return moved
 
     def other_lanes(self) -> dict[str, int]:
         """Lines waiting in other stores' lanes, by file name (what `kg doctor` reports: they wait for a command
         run against their store)."""
-        mine = {self.path, *self.draining_files()}
+        mine = {self.path, *self.draining_files(), *([self._adopt.path] if self._adopt is not None else [])}
         out = {}
         for path in sorted({*self.folder.glob("journal*.jsonl"), *self.folder.glob("draining*.jsonl")} - mine):
             try:
@@ -313,7 +339,7 @@ class Journal:
         """How many journal lines wait to be applied (the newest file and every draining file). `entries`: only
         the logs, not the session starts journaled while the graph was held (what a reader reports as entries)."""
         count = 0
-        for path in (self.path, *self.draining_files()):
+        for path in (self.path, *([self._adopt.path] if self._adopt is not None else []), *self.draining_files()):
             try:
                 data = path.read_bytes()
             except FileNotFoundError:
@@ -331,7 +357,8 @@ class Journal:
 
     def has_pending(self) -> bool:
         # asked before any lock: a drainer may move the file away between two looks (it is then a draining file)
-        return self.growing() or any(self.draining_files())
+        return (self.growing() or any(self.draining_files())
+                or (self._adopt is not None and self._adopt.growing()))
 
     @staticmethod
     def done(pending: Pending) -> None:

@@ -145,7 +145,7 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
         raise UsageError("--budget must be at least 200 characters")
     # redacted first: the message is echoed in the answer (`message`) and read for the memory block's topic
     message = ws.rules.redactor.redact(clean(message or "", one_line=True)).text
-    from kg.core.errors import DiskFull, StoreBusy
+    from kg.core.errors import DiskFull, StoreBusy, TeamGraphUnreachable
     from kg.runtimes.busy_brief import bounded_wait, busy_brief
 
     try:
@@ -162,8 +162,12 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
             dated = first if started and first and first < at else None
             if hand_off is not None:  # its child waits for the graph as a session end's does
                 finish_left(ws, hand_off)
+        # what waits in the journal, counted (QA2 #3: a hard-coded 0 while 3 logs waited behind a server down)
+        waiting = ws.journal.pending_count(entries=True)
+        away = isinstance(exc, TeamGraphUnreachable)  # no process holds it: the server is away, said as such
         note, busy = busy_brief(ws, at, budget, rules.busy_wait, tools=tools,
-                                full=str(exc) if isinstance(exc, DiskFull) else None)
+                                full=str(exc) if isinstance(exc, DiskFull) else None,
+                                away=str(exc) if away else None, waiting=waiting)
         if session:  # first: the agent's logs name it (a start is a write the agent was told happened)
             busy.insert(0, Section("stats", TITLES["stats"], lines=[
                 f"- Session: {session}" + (f" ({started_when(dated)}; the graph makes it once it is free)"
@@ -171,7 +175,8 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
         text, shown, omitted = fit(f"# kaizen-kg brief — {at:%Y-%m-%d %H:%M}\n{note}", busy, budget)
         return {"now": at.isoformat(), "budget": budget, "chars": len(text), "text": text,
                 "message": message or None, "session": session, "session_started": started, "sections": shown,
-                "omitted": omitted, "memory": None, "file": None, "journal_pending": 0, "graph_busy": True}
+                "omitted": omitted, "memory": None, "file": None, "journal_pending": waiting, "graph_busy": not away,
+                "graph_unreachable": away}
 
 
 def kg_command(ws: Any) -> str:

@@ -61,6 +61,9 @@ def parse_url(text: str, *, allow_password: bool = True) -> StoreUrl:
                          "only (at most 64)")
     if not parts.hostname:
         raise UsageError(f"the store URL {text!r} names no host; give falkordb://HOST:PORT/GRAPH")
+    if port == 0:  # QA2 #7: taken for "no port" (6379), and the error then named a port never given
+        raise UsageError(f"the store URL {text!r} names port 0, which no server listens on; give the server's port "
+                         "(1-65535): falkordb://HOST:PORT/GRAPH, or leave it out for 6379")
     if parts.password and not allow_password:
         raise UsageError("the store URL holds a password, and kg.toml may be committed: give the URL without it "
                          f"and set {ENV_PASSWORD} in the environment (or give the whole URL in {ENV_STORE})")
@@ -104,9 +107,16 @@ def lane(chosen: StoreUrl | None, configured: StoreUrl | None) -> str | None:
     address and graph (fixed length, so no lane's file names start with another's)."""
     if _same(chosen, configured):
         return None
-    if chosen is None:
+    return own_lane(chosen)
+
+
+def own_lane(store: StoreUrl | None) -> str:
+    """The lane `store`'s writes take while the workspace is configured for another store: `kuzu` for the embedded
+    graph, else a fixed-length key of the server's address and graph. The plain lane adopts it once the workspace
+    is configured for `store` again (kg/ingest/journal.py)."""
+    if store is None:
         return "kuzu"
-    return hashlib.sha1(f"{chosen.host}:{chosen.port}/{chosen.graph}".encode()).hexdigest()[:12]
+    return hashlib.sha1(f"{store.host}:{store.port}/{store.graph}".encode()).hexdigest()[:12]
 
 
 def _same(a: StoreUrl | None, b: StoreUrl | None) -> bool:

@@ -17,7 +17,7 @@
   filesystem (`mv`) keeps its inode, and so its number: the original is gone, nothing else gives out its ids.
   Entries journaled before the copy sit in both journals with the same ids: they are one write each, and the
   second drain skips them as a replay (kg/ingest/apply.py `_renamed`), whichever workspace drains first.
-- Every node it creates names the workspace and the agent (`KG_AGENT`, else user@host).
+- Every node it creates names the workspace and the agent (`KG_AGENT`, else user@host), redacted as entries are.
 """
 
 from __future__ import annotations
@@ -317,23 +317,31 @@ def _members(data: dict[str, Any]) -> dict[str, int]:
     return {}
 
 
-def origin(root: Path, kg_dir: Path, url: StoreUrl) -> dict[str, str]:
-    """What every node this workspace creates on the team graph is stamped with."""
+def origin(root: Path, kg_dir: Path, url: StoreUrl, redactor: Any = None) -> dict[str, str]:
+    """What every node this workspace creates on the team graph is stamped with: each value redacted by the
+    workspace's `redactor` (QA2 #5: KG_AGENT="ci-bot token=ghp_..." was stored on the server, kept in its AOF and
+    listed by `kg status`), as every other value kg stores is; the folder's name and user@host too, which the
+    environment and the file system give and no person typed as an entry."""
     import getpass
     import socket
 
-    # one line of printable text (QA6 #7: a newline and a control byte were stored as given, and `kg status` lists
-    # contributors by it)
-    agent = clean(os.environ.get(ENV_AGENT) or "", one_line=True)[:AGENT_MAX_CHARS]
-    agent = agent or f"{getpass.getuser()}@{socket.gethostname()}"
-    return {"origin_workspace": f"{root.name}#{member(kg_dir, url)}", "origin_agent": agent}
+    def plain(value: str) -> str:
+        # one line of printable text (QA6 #7: a newline and a control byte were stored as given, and `kg status`
+        # lists contributors by it), redacted whole before it is cut (a secret cut short is no longer found)
+        value = clean(value, one_line=True)
+        return clean(redactor.redact(value).text, one_line=True) if redactor is not None else value
+
+    agent = plain(os.environ.get(ENV_AGENT) or "")[:AGENT_MAX_CHARS]
+    agent = agent or plain(f"{getpass.getuser()}@{socket.gethostname()}")[:AGENT_MAX_CHARS]
+    return {"origin_workspace": f"{plain(root.name)}#{member(kg_dir, url)}", "origin_agent": agent}
 
 
 class TeamJournal(Journal):
     """The local journal, with ids that carry the workspace's member number (see the module docstring)."""
 
-    def __init__(self, kg_dir: Path, *, timeout: float, url: StoreUrl, lane: str | None = None):
-        super().__init__(kg_dir, timeout=timeout, lane=lane)
+    def __init__(self, kg_dir: Path, *, timeout: float, url: StoreUrl, lane: str | None = None,
+                 adopt: str | None = None):
+        super().__init__(kg_dir, timeout=timeout, lane=lane, adopt=adopt)
         self._member = member(kg_dir, url)
 
     def _tag(self, ids: list[str]) -> list[str]:
@@ -344,6 +352,17 @@ class TeamJournal(Journal):
             head, number = value.rsplit("-", 1)
             out.append(f"{head}-{self._member:03d}{number}")
         return out
+
+    def _counted(self, digits: str) -> int | None:
+        """The counter behind one of this member's own ids, else None (QA2 #4: member 1 importing the team's trail
+        took member 2's `002001` for its 2001st id, and its next was -2002; past 100 members an imported `100005`
+        made member 1's next id member 100's 6th). Member 1's ids are untagged (fewer than six digits, see the
+        module docstring); another member's are its three-digit number, then the counter."""
+        if self._member == 1:
+            return super()._counted(digits) if len(digits) < 6 else None
+        if len(digits) < 6 or digits[:3] != f"{self._member:03d}":
+            return None
+        return super()._counted(digits[3:])
 
     def allocate(self, prefix: str, day: str, count: int = 1) -> list[str]:
         return self._tag(super().allocate(prefix, day, count))

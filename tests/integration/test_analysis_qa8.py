@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -166,6 +167,22 @@ def test_doctor_reports_and_removes_the_copy_a_killed_notebook_left_never_a_livi
         if killed.poll() is None:
             killed.kill()
     assert not kept.exists()  # its owner removed it as it closed
+
+
+def test_import_of_a_workspace_s_own_trail_counts_its_edges_in_the_plural(ws, run_kg):
+    """QA2 #7: importing a workspace's own trail said "skipped 2 edge already presents": the reason's last word was
+    taken for its noun. Every edge of its graph section is there already, said as "N edges already present"."""
+    for n in range(2):
+        r = run_kg(["log", "error", f"deploy failed: database lock timeout {n}", "--pattern-key", "db.lock", "--wait"])
+        assert r.exit_code == 0, r.stderr
+    assert run_kg(["export", "trail", "--out", "t.json"]).exit_code == 0
+    r = run_kg(["import", "trail", str(ws.root / "t.json")])
+    assert r.exit_code == 0, r.stderr
+    said = re.search(r"skipped (\d+) edges already present(,|$)", r.stdout.strip())
+    assert said and int(said[1]) > 1 and "presents" not in r.stdout, r.stdout
+    from kg.cli.trail import counted
+
+    assert counted(3, "edge whose endpoint is not in the graph") == "3 edges whose endpoint is not in the graph"
 
 
 def test_import_trail_counts_what_it_skipped_in_the_plural(ws, run_kg):

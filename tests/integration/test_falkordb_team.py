@@ -47,6 +47,15 @@ def test_init_refuses_a_password_in_the_url(tmp_path, falkordb_url):
     assert not (tmp_path / "ws" / "kg.toml").exists()
 
 
+def test_init_refuses_port_0(tmp_path):
+    """QA2 #7: `kg init --store falkordb://127.0.0.1:0/team` took port 0 as 6379 and named 6379 in its error: port 0
+    is refused as bad input (exit 2) naming the port given, before anything is written."""
+    code, out, err = kg(f"init {tmp_path / 'ws'} --store falkordb://127.0.0.1:0/team", workspace=tmp_path / "ws")
+    assert code == 2, (out, err)
+    assert err.startswith("Error: the store URL 'falkordb://127.0.0.1:0/team' names port 0") and "6379 in" not in err
+    assert "Traceback" not in err and not (tmp_path / "ws" / "kg.toml").exists(), err
+
+
 def test_init_writes_the_url_to_kg_toml(tmp_path, falkordb_url):
     root = init(tmp_path, "alpha", falkordb_url, "ann")
     assert (root / "kg.toml").read_text() == (f'# kaizen-kg:begin store\n[store]\nurl = "{falkordb_url}"\n'
@@ -90,6 +99,49 @@ def test_an_agents_name_is_one_line_of_printable_text(tmp_path, falkordb_url):
     assert code == 0, err
     code, out, err = kg(f"show {json.loads(out)['id']} --json", workspace=root)
     assert code == 0 and '"agent": "ci bot 7"' in out, out
+
+
+def test_an_agents_name_is_redacted_before_it_is_stored(tmp_path, falkordb_url):
+    """QA2 #5: KG_AGENT="ci-bot token=<a GitHub token>" was stored on the server as the node's agent (and kept in
+    its AOF), and `kg status` listed it among the contributors: redacted as an entry's text is."""
+    token = "ghp_" + "1234567890abcdefghijABCDEFGHIJ123456"
+    root = init(tmp_path, "alpha", falkordb_url, "ann")
+    code, out, err = kg("log learning 'agent with a token' --wait --json --now 2026-03-01T10:00:00",
+                        workspace=root, env={"KG_AGENT": f"ci-bot token={token}"})
+    assert code == 0, err
+    code, shown, err = kg(f"show {json.loads(out)['id']} --json", workspace=root)
+    assert code == 0, err
+    code, status, err = kg("status --json --now 2026-03-01T11:00:00", workspace=root)
+    assert code == 0, err
+    agents = {c["agent"] for c in json.loads(status)["team"]["contributors"]}
+    assert token not in shown + status and "ci-bot" in shown, shown
+    assert any(a.startswith("ci-bot") and "REDACTED" in a for a in agents), agents
+
+
+def test_importing_the_team_s_own_trail_keeps_each_member_s_id_counter(tmp_path, falkordb_url):
+    """QA2 #4: member 1 importing the team's own trail read member 2's ERR-...-002001 as its own 2001st id, so its
+    next id was ERR-...-2002 (ids.json {"ERR-...": 2002}); past 100 members an imported ...-100005 would make member
+    1's next id member 100's 6th. Each member's counter moves past its own ids only."""
+    now = "--now 2026-03-01T10:00:00"
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann")
+    beta = init(tmp_path, "beta", falkordb_url, "bob")
+    for root in (alpha, beta, beta):
+        code, out, err = kg(f"log error 'first of {root.name}' --wait {now}", workspace=root)
+        assert code == 0, err
+    code, out, err = kg(f"export trail --out t.json {now}", workspace=alpha)  # the team's: beta's ids too
+    assert code == 0, err
+    trail = json.loads((alpha / "t.json").read_text())
+    assert {e["id"] for e in trail["entries"]} >= {"ERR-20260301-002001", "ERR-20260301-002002"}, trail["entries"]
+    trail["entries"].append({**trail["entries"][0], "id": "ERR-20260301-100005", "summary": "member 100's fifth"})
+    (alpha / "t.json").write_text(json.dumps(trail))
+    code, out, err = kg(f"import trail {alpha / 't.json'} {now}", workspace=alpha)
+    assert code == 0, err
+    nexts = []
+    for root in (alpha, beta):
+        code, out, err = kg(f"log error 'after the import' --json {now}", workspace=root)
+        assert code == 0, err
+        nexts.append(json.loads(out)["id"])
+    assert nexts == ["ERR-20260301-002", "ERR-20260301-002003"], nexts
 
 
 def test_an_unreachable_server_journals_and_the_entry_lands_later(tmp_path, falkordb_server):

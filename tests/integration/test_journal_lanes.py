@@ -68,6 +68,38 @@ def test_pending_writes_reach_the_store_they_were_written_for(tmp_path):
         falkor_server.stop(data)
 
 
+def test_writes_handed_to_a_team_graphs_lane_come_back_when_kg_toml_names_it_again(tmp_path, falkordb_url):
+    """QA2 #2: entries logged while team graph A's server was down were handed to A's lane by `kg init --store B`,
+    and after `kg init --store A` (A up again) no command applied them: the plain lane is A's again, and nothing
+    took `draining.<A's lane>-*` back; doctor said a command run with KG_STORE applies them (it did not). Now the
+    workspace's own lane takes them back and the next command applies them; doctor's advice on B says how."""
+    from kg.store import falkor_server
+
+    data = tmp_path / "server"
+    server = falkor_server.start(data)
+    url = f"falkordb://127.0.0.1:{server.port}/team"
+    try:
+        root = kg.init_workspace(tmp_path / "ws", store=url).root
+        assert kg_process(root, "log", "error", "applied while A was up", "--wait").returncode == 0
+        falkor_server.stop(data)
+        for n in (1, 2):
+            assert kg_process(root, "log", "error", f"logged while A was down {n}").returncode == 0
+        moved = kg_process(root, "init", "--store", falkordb_url)
+        assert moved.returncode == 0 and "wait in memory/.kg/ (lane " in moved.stderr, moved.stderr
+        doctor = kg_process(root, "doctor", "--dry-run")
+        assert "2 line(s) wait in 1 other store's lane(s)" in doctor.stdout, doctor.stdout
+        assert "once `kg init --store <that URL>` names it again" in doctor.stdout, doctor.stdout
+        falkor_server.start(data, port=server.port)
+        back = kg_process(root, "init", "--store", url)
+        assert back.returncode == 0, back.stderr
+        assert texts(kg_process(root, "list", "--json")) == ["applied while A was up", "logged while A was down 1",
+                                                             "logged while A was down 2"]
+        assert not [p.name for p in (root / "memory" / ".kg").glob("*.jsonl") if p.stat().st_size]
+        assert "other store's lane" not in kg_process(root, "doctor", "--dry-run").stdout
+    finally:
+        falkor_server.stop(data)
+
+
 def test_an_embedded_write_waiting_for_its_graph_stays_out_of_the_team(tmp_path, falkordb_url, monkeypatch):
     """The other way round: a write journaled for the embedded graph (its lane) while a team command runs is
     not applied to the team's graph, nor its id given out again; the next embedded command applies it."""

@@ -123,6 +123,26 @@ def test_a_load_of_a_stopped_server_gives_no_advice_to_wait(tmp_path):
         falkor_server.stop(data)
 
 
+def test_the_brief_behind_a_server_away_names_it_and_counts_what_waits(tmp_path):
+    """QA2 #3: with the team server down the session brief said "The graph was busy (another kg process held it
+    for over 3 s)", `journal_pending` 0 and `graph_busy` true while the logs waited in the journal, and the daily
+    log's total was the 8 lines shown. It names the server away and counts the waiting entries and the day's logs."""
+    root, url = closed_port_workspace(tmp_path)
+    for n in range(11):
+        logged = kg_process(root, "log", "learning", f"learned thing number {n} while away", "--json",
+                            "--now", "2026-03-01T10:00:00")
+        assert logged.returncode == 0, logged.stderr
+    brief = kg_process(root, "hook", "session-start", "--json", "--now", "2026-03-01T11:00:00")
+    assert brief.returncode == 0, brief.stderr
+    out = json.loads(brief.stdout)
+    assert (out["journal_pending"], out["graph_busy"], out["graph_unreachable"]) == (11, False, True), out
+    text = out["text"]
+    assert f"cannot reach the team graph at {url}" in text and "11 entries wait in the local journal" in text, text
+    assert "busy" not in text, text
+    daily = next(s for s in out["sections"] if s["name"] == "daily_log")
+    assert daily["total"] == 11, daily
+
+
 @pytest.mark.parametrize("existing", [False, True], ids=["new", "embedded-before"])
 def test_init_store_with_the_server_away_changes_no_setting(tmp_path, existing):
     """`kg init --store URL` with nothing listening wrote `[store] url` into kg.toml and then exited 1: every later
