@@ -55,6 +55,15 @@ def hand_over(ws: Any, sid: str, at: str, transcript: str | None) -> None:
     _held.append(fd)
 
 
+def leave(ws: Any, sid: str, at: str, transcript: str | None) -> None:
+    """Record session `sid`'s end (dated `at`, reflecting on `transcript`) for the next `sweep` to do: written as
+    `hand_over` writes it, but its lock is let go at once, as if its child had died. (A start that finds the
+    runtime ended a session without saying so: OpenClaw's daily reset.)"""
+    hand_over(ws, sid, at, transcript)
+    fd = _held.pop()
+    os.close(fd)
+
+
 def done(ws: Any, sid: str) -> None:
     """Session `sid`'s end is done (by its child, or by a sweep): its record goes, if it is this process's."""
     path = _path(ws, sid)
