@@ -94,10 +94,14 @@ def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str
     session (the drain merged the two: this workspace's logs in that one's summary, this end ending it). An
     earlier session whose handed-over end was left undone is finished first: `finish_left` (`hand_off`); so is
     the session of the runtime session that came before `key` on the same conversation (`thread`: its key and
-    this session's transcript), which the runtime ended without saying so (`end_earlier`)."""
-    from kg.memory import session_ids, sessions
+    this session's transcript), which the runtime ended without saying so (`end_earlier`). A session whose end
+    is recorded (`kg.memory.session_ends`) is never gone on with: an end that died before it untied the session
+    left it tied and current, and the sweep is to end it."""
+    from kg.memory import session_ends, session_ids, sessions
 
     def live(sid: str | None) -> str | None:
+        if sid and (ws.kg_dir / session_ends.DIR / f"{sid}.json").exists():
+            return None  # its end is recorded (one that died before untying it: the sweep ends it)
         if not sid or st is None:
             return sid
         rows = st.run("memory_session_get", id=sid)

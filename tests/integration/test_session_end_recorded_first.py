@@ -80,3 +80,14 @@ def test_an_end_that_hands_nothing_over_withdraws_its_early_record(ws, shared_da
     assert done.returncode == 0, done.stderr
     assert not list((ws.kg_dir / "ending").glob("*.json"))
     assert ws.current_session() == first
+
+
+def test_a_start_of_the_same_session_after_an_end_that_died_opens_a_new_one(ws, shared_data, tmp_path):
+    """The end that died left its session tied to the runtime's id and current; a start of that id (a resume) must
+    not go on with a session whose end is recorded, which the sweep then ends under it."""
+    rollout = str(shared_data.joinpath(*ROLLOUT))
+    first = _session(ws.root, K1, rollout)
+    died = _hook(ws.root, "SessionEnd", K1, rollout, before=("--rules", str(tmp_path / "no-such-rules")))
+    assert died.returncode == 1
+    again = _session(ws.root, K1, rollout)
+    assert again != first and ws.current_session() == again
