@@ -36,7 +36,7 @@ def _hook(root: Path, event: str, sid: str, transcript: str, *extra: str, before
 def _session(root: Path, sid: str, transcript: str) -> str:
     done = _hook(root, "SessionStart", sid, transcript, "--start-session")
     assert done.returncode == 0, done.stderr
-    return done.stdout.split("- Session: ")[1].split()[0]
+    return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"].split("- Session: ")[1].split()[0]
 
 
 def _ended(ws, session: str):
