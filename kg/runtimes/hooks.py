@@ -134,6 +134,8 @@ def end_earlier(ws: Any, thread: str, key: str, transcript: str | None, at: date
     that session was never reflected on nor ended (QA1 #2). The session ended, or None."""
     from kg.memory import session_ends, session_ids
 
+    if session_ids.load(ws)["threads"].get(thread) == [key, transcript or ""]:
+        return None  # the same runtime session's next run (every agent run bootstraps): no lock taken
     with ws.journal.locked():
         sid, earlier = session_ids.follow(ws, thread, key, transcript)
         if not sid:
