@@ -185,6 +185,10 @@ def _gives_way(argv: list[str]) -> Callable[[str], bool] | None:
 def main() -> None:
     # `[ERR-...]` as the brief prints it: the server sees the id; and `kg status -w DIR` is served by DIR's server
     argv = sys.argv[1:] = hoist_globals(unwrap_ids(sys.argv[1:]))
+    if "session-end" in argv:  # a runtime's SessionEnd is recorded before anything heavy: it may be killed soon
+        from kg.runtimes.early_end import record_quietly
+
+        record_quietly(argv)
     root = None
     ok, workspace = served(argv)
     _log_starts_server(argv)

@@ -161,6 +161,14 @@ def session_start(
     write: Annotated[bool, typer.Option("--write", help="Also save the brief to memory/.hook-context.txt.")] = False,
     runtime: RuntimeOpt = None,
     runtime_session: RuntimeSessionOpt = None,
+    thread: Annotated[str | None, typer.Option(
+        "--thread", help="The runtime's conversation the session starts on (OpenClaw's handler passes its "
+                         "sessionKey): with --start-session, the kg session of the runtime session before this one "
+                         "on it is ended (OpenClaw's daily reset and idle expiry start a new session with no end "
+                         "event).")] = None,
+    transcript: Annotated[str | None, typer.Option(
+        "--transcript", help="With --thread: this runtime session's transcript, reflected on when a later "
+                             "start on the same conversation ends its session.")] = None,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -171,15 +179,18 @@ def session_start(
     with hook_errors(runtime):
         payload = _stdin_payload() if runtime in HOOK_JSON else {}
         message = message or payload.get("prompt") or None
-        transcript = _replayed(payload)
-        if start_session and (skip := transcript_start.skipped(transcript)):
+        replayed = _replayed(payload)
+        if start_session and (skip := transcript_start.skipped(replayed)):
             note(f"Note: {skip}")  # a hook never blocks: began() refuses it too, this says so
-            transcript = None
+            replayed = None
         ws = _workspace(ctx, runtime)
+        key = _key(ws, runtime, runtime_session, payload)
+        on = _key(ws, runtime or "kg", thread, {}) if thread is not None else None
         brief = hooks.session_start_brief(ws, now_of(ctx, now), message, budget,
                                           start_session=start_session, source=runtime or "kg", write=write,
-                                          transcript=transcript, key=_key(ws, runtime, runtime_session, payload),
-                                          hand_off=after_answer if background_possible() else None)
+                                          transcript=replayed, key=key,
+                                          hand_off=after_answer if background_possible() else None,
+                                          thread=(on, transcript) if on else None)
         if runtime == "claude-code" and start_session:  # this window's logs go to this window's session
             from kg.runtimes.session_env import export_session
 

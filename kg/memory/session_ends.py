@@ -39,13 +39,20 @@ def hand_over(ws: Any, sid: str, at: str, transcript: str | None) -> None:
     from kg.core.paths import check_name
 
     check_name(sid, "session id")
+    body = json.dumps({"session": sid, "at": at, "transcript": transcript}).encode()
+    fd = _mine(ws, sid)
+    if fd is not None:  # written already by this process (`kg.runtimes.early_end`): the record, as now known
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, body, 0)
+        os.fsync(fd)
+        return
     folder = ws.kg_dir / DIR
     folder.mkdir(parents=True, exist_ok=True)
     private = folder / f".{sid}.{os.getpid()}.tmp"
     fd = os.open(private, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        os.write(fd, json.dumps({"session": sid, "at": at, "transcript": transcript}).encode())
+        os.write(fd, body)
         os.fsync(fd)
         os.rename(private, _path(ws, sid))
     except BaseException:
@@ -53,6 +60,44 @@ def hand_over(ws: Any, sid: str, at: str, transcript: str | None) -> None:
         private.unlink(missing_ok=True)
         raise
     _held.append(fd)
+
+
+def _mine(ws: Any, sid: str) -> int | None:
+    """The descriptor this process holds session `sid`'s record by, or None."""
+    try:
+        ino = _path(ws, sid).stat().st_ino
+    except OSError:
+        return None
+    return next((fd for fd in _held if os.fstat(fd).st_ino == ino), None)
+
+
+def withdraw(ws: Any, keep: str | None = None) -> None:
+    """The records this process wrote early (`kg.runtimes.early_end`) for an end it does not hand over after all
+    (`keep`: the one it does): removed, so no sweep ends a session nobody ended."""
+    if not _held:
+        return
+    folder = ws.kg_dir / DIR
+    try:
+        found = [p for p in folder.iterdir() if p.suffix == ".json"]
+    except OSError:
+        return
+    for path in found:
+        if path.stem == keep:
+            continue
+        fd = _mine(ws, path.stem)
+        if fd is not None:
+            path.unlink(missing_ok=True)
+            _held.remove(fd)
+            os.close(fd)
+
+
+def leave(ws: Any, sid: str, at: str, transcript: str | None) -> None:
+    """Record session `sid`'s end (dated `at`, reflecting on `transcript`) for the next `sweep` to do: written as
+    `hand_over` writes it, but its lock is let go at once, as if its child had died. (A start that finds the
+    runtime ended a session without saying so: OpenClaw's daily reset.)"""
+    hand_over(ws, sid, at, transcript)
+    fd = _held.pop()
+    os.close(fd)
 
 
 def done(ws: Any, sid: str) -> None:

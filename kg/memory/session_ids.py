@@ -5,6 +5,10 @@
   `<runtime>:<id>`, to the kg session started for it. A session end names the runtime's session, and kg ends that
   one: OpenClaw's session:end for a session can come after the next one started, and ending "the current one" then
   ended the new session. An entry goes when its kg session is handed to its end.
+- `threads`: a runtime's conversation (OpenClaw's sessionKey, as `<runtime>:<key>`) to the runtime session last
+  started on it and that session's transcript. OpenClaw ends a session by its daily reset or idle expiry with no
+  event: the next session of the same conversation starting is the only sign, so that start ends the one before
+  (`follow`).
 - `numbers`: the highest `YYYY-MM-DD-NNN` number given out per day. A session start that finds the graph held by
   another process (the previous session end's reflection) is journaled like a log, with its id decided as it
   answers (`kg.memory.sessions.start_journaled`); it cannot ask the graph which numbers exist, so every start
@@ -93,19 +97,24 @@ def load(ws: Any) -> dict[str, Any]:
     try:
         data = json.loads((ws.kg_dir / FILE).read_bytes())
     except (OSError, ValueError):
-        return {"runtime": {}, "numbers": {}}
+        return {"runtime": {}, "numbers": {}, "threads": {}}
     if not isinstance(data, dict):
         data = {}
     runtime = data.get("runtime") if isinstance(data.get("runtime"), dict) else {}
     numbers = data.get("numbers") if isinstance(data.get("numbers"), dict) else {}
+    threads = data.get("threads") if isinstance(data.get("threads"), dict) else {}
     return {"runtime": {k: v for k, v in runtime.items() if isinstance(v, str)},
-            "numbers": {k: v for k, v in numbers.items() if isinstance(v, int) and not isinstance(v, bool)}}
+            "numbers": {k: v for k, v in numbers.items() if isinstance(v, int) and not isinstance(v, bool)},
+            "threads": {k: v for k, v in threads.items()
+                        if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)}}
 
 
 def save(ws: Any, data: dict[str, Any]) -> None:
     runtime = dict(list(data["runtime"].items())[-KEEP_RUNTIME:])
     numbers = dict(sorted(data["numbers"].items())[-KEEP_DAYS:])
-    write_atomic(ws.kg_dir / FILE, json.dumps({"runtime": runtime, "numbers": numbers}, sort_keys=True).encode())
+    threads = dict(list(data.get("threads", {}).items())[-KEEP_RUNTIME:])
+    write_atomic(ws.kg_dir / FILE, json.dumps({"runtime": runtime, "numbers": numbers, "threads": threads},
+                                              sort_keys=True).encode())
 
 
 def tied(ws: Any, key: str | None) -> str | None:
@@ -140,6 +149,23 @@ def untie(ws: Any, sid: str) -> None:
     if len(kept) != len(data["runtime"]):
         data["runtime"] = kept
         save(ws, data)
+
+
+def follow(ws: Any, thread: str, key: str, transcript: str | None) -> tuple[str | None, str | None]:
+    """Runtime session `key` (its transcript `transcript`) is starting on conversation `thread`: noted as the
+    thread's latest. The kg session still tied to the runtime session that was the thread's latest before, and its
+    transcript, when that was another runtime session: OpenClaw started a new session of the conversation (a
+    daily reset, an idle expiry) without ending that one, so the caller ends it. (None, None) otherwise."""
+    data = load(ws)
+    before = data["threads"].get(thread)
+    now = [key, transcript or ""]
+    if before != now:
+        data["threads"].pop(thread, None)
+        data["threads"][thread] = now
+        save(ws, data)
+    if not before or before[0] == key:
+        return None, None
+    return data["runtime"].get(before[0]), before[1] or None
 
 
 def highest(ws: Any, day: str) -> int:

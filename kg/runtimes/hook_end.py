@@ -181,10 +181,16 @@ def hand_over_end(ws: Any, session: str | None, *, write_summary: bool = True, k
     tied to the runtime's session `key`), and it stops being tied to it now too: a start of the same runtime
     session after this end (a /clear that keeps its id) opens a new one. The hand-over is recorded
     (`kg.memory.session_ends`, dated `now`, with the `transcript`): if the child dies before it ends the session,
-    the next session start or end ends it."""
+    the next session start or end ends it. The console entry wrote that record already for a runtime's
+    SessionEnd (`kg.runtimes.early_end`: a hook killed at its timeout left none): it is rewritten as now known,
+    or withdrawn when no end is handed over."""
+    from kg.memory import session_ends
+
     sid = end_target(ws, session, key)
-    if sid and write_summary and load_rules(ws).end_summary:
-        from kg.memory import session_ends, session_ids
+    handing = bool(sid and write_summary and load_rules(ws).end_summary)
+    session_ends.withdraw(ws, keep=sid if handing else None)  # one the console entry wrote first, if not this
+    if handing:
+        from kg.memory import session_ids
 
         session_ends.hand_over(ws, sid, clock.now(now).isoformat(), transcript)
         with ws.journal.locked():

@@ -85,22 +85,30 @@ def _iso_day(value: Any) -> str:
 
 
 def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str | None,
-                    hand_off: Any = None) -> tuple[str | None, bool]:
+                    hand_off: Any = None, thread: tuple[str, str | None] | None = None) -> tuple[str | None, bool]:
     """The session a start goes on with (made current), else a new one: `kg.memory.session_ids.which`. `st` None:
     another process holds the graph, so the start is journaled (`sessions.start_journaled`) and a session is
     taken as open while it is current or tied to its runtime session (an end unties it and stops it being
     current as it answers). On a team graph none is started then (None): its session numbers are every
     workspace's, which no file here knows, and a number given without the graph took another workspace's
     session (the drain merged the two: this workspace's logs in that one's summary, this end ending it). An
-    earlier session whose handed-over end was left undone is finished first: `finish_left` (`hand_off`)."""
-    from kg.memory import session_ids, sessions
+    earlier session whose handed-over end was left undone is finished first: `finish_left` (`hand_off`); so is
+    the session of the runtime session that came before `key` on the same conversation (`thread`: its key and
+    this session's transcript), which the runtime ended without saying so (`end_earlier`). A session whose end
+    is recorded (`kg.memory.session_ends`) is never gone on with: an end that died before it untied the session
+    left it tied and current, and the sweep is to end it."""
+    from kg.memory import session_ends, session_ids, sessions
 
     def live(sid: str | None) -> str | None:
+        if sid and (ws.kg_dir / session_ends.DIR / f"{sid}.json").exists():
+            return None  # its end is recorded (one that died before untying it: the sweep ends it)
         if not sid or st is None:
             return sid
         rows = st.run("memory_session_get", id=sid)
         return sid if rows and rows[0]["ended_at"] is None else None
 
+    if thread is not None and key:
+        end_earlier(ws, thread[0], key, thread[1], at)
     if st is not None:
         finish_left(ws, hand_off)  # an earlier session whose handed-over end died: ended once, not in this start
     current = ws.current_session()
@@ -117,11 +125,45 @@ def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str
     return sessions.start(ws, at, source=source, key=key)["id"], True
 
 
+def end_earlier(ws: Any, thread: str, key: str, transcript: str | None, at: datetime) -> str | None:
+    """Runtime session `key` starts on conversation `thread` (OpenClaw's sessionKey): the kg session of the
+    runtime session before it there, if still open, is ended as its end would have: recorded for the next sweep
+    (`kg.memory.session_ends.leave`: the reflection on its transcript and its summary, in a detached child where
+    the start can hand it off), untied and no longer current now. OpenClaw starts a new sessionId after its daily
+    reset (04:00) or an idle expiry with no event to say the last one ended (session:end is only planned), so
+    that session was never reflected on nor ended (QA1 #2). The session ended, or None."""
+    from kg.memory import session_ends, session_ids
+
+    if session_ids.load(ws)["threads"].get(thread) == [key, transcript or ""]:
+        return None  # the same runtime session's next run (every agent run bootstraps): no lock taken
+    with ws.journal.locked():
+        sid, earlier = session_ids.follow(ws, thread, key, transcript)
+        if not sid:
+            return None
+        session_ends.leave(ws, sid, at.isoformat(), _archived(earlier))
+        session_ids.untie(ws, sid)
+    if ws.current_session() == sid:
+        ws.set_current_session(None)
+    return sid
+
+
+def _archived(path: str | None) -> str | None:
+    """A transcript OpenClaw may have moved aside since it was named: `<file>.reset.<time>` (the newest) when
+    `<file>` is gone (the handler looks for it the same way), else the path as it was."""
+    if not path or Path(path).exists():
+        return path
+    try:
+        found = sorted(Path(path).parent.glob(Path(path).name + ".reset.*"))
+    except (OSError, ValueError):
+        return path
+    return str(found[-1]) if found else path
+
+
 def session_start_brief(ws: Any, now: datetime | str | None = None, message: str | None = None,
                         budget: int | None = None, *, start_session: bool = False,
                         source: str = "kg", write: bool = False, tools: bool = False,
-                        transcript: str | None = None, key: str | None = None, hand_off: Any = None
-                        ) -> dict[str, Any]:
+                        transcript: str | None = None, key: str | None = None, hand_off: Any = None,
+                        thread: tuple[str, str | None] | None = None) -> dict[str, Any]:
     """The brief for a new session: pending high-priority items, verifications due, patterns ready for
     promotion, proposals waiting, the watch list, the memory injected for the first message and stats, in the
     order and within the budget of `rules/hooks.toml`.
@@ -133,7 +175,9 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     an MCP client, naming its tools where the brief would name `kg` commands. `key`: the runtime's own session
     (`kg.memory.session_ids.runtime_key`), which the session started is tied to. `hand_off(work)`: runs `work`
     in a detached child after the answer (`kg.cli.common.after_answer`), where the start leaves the reflection
-    an earlier session's end left undone (`finish_left`).
+    an earlier session's end left undone (`finish_left`). `thread`: the runtime's conversation the session starts
+    on and this runtime session's transcript (OpenClaw's sessionKey): a start there ends the session of the runtime
+    session before on it (`end_earlier`).
 
     When another process holds the graph past `busy_wait_seconds` (the last session end's reflection), the brief
     is read from files, and a session to start is journaled like a log: it is current at once and named in the
@@ -151,14 +195,16 @@ def session_start_brief(ws: Any, now: datetime | str | None = None, message: str
     try:
         with bounded_wait(rules.busy_wait):
             return _brief(ws, rules, at, budget, message, start_session=start_session, source=source,
-                          write=write, tools=tools, transcript=transcript, key=key, hand_off=hand_off)
+                          write=write, tools=tools, transcript=transcript, key=key, hand_off=hand_off,
+                          thread=thread)
     except (StoreBusy, DiskFull) as exc:  # a full disk: the journal's few bytes may still fit (else: its Error)
         session, started, dated = None, False, None
         if start_session:
             from kg.runtimes.transcript_start import began
 
             first = began(transcript)
-            session, started = _ensure_session(ws, None, min(at, first) if first else at, source, key)
+            session, started = _ensure_session(ws, None, min(at, first) if first else at, source, key,
+                                               thread=thread)
             dated = first if started and first and first < at else None
             if hand_off is not None:  # its child waits for the graph as a session end's does
                 finish_left(ws, hand_off)
@@ -224,7 +270,8 @@ def _backlog(ws: Any, width: int, kg: str) -> str:
 
 def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *, start_session: bool,
            source: str, write: bool, tools: bool = False, transcript: str | None = None,
-           key: str | None = None, hand_off: Any = None) -> dict[str, Any]:
+           key: str | None = None, hand_off: Any = None, thread: tuple[str, str | None] | None = None
+           ) -> dict[str, Any]:
     w = rules.item_chars
     kg = "kg" if tools else kg_command(ws)
     more = MORE_TOOLS if tools else {name: _named(command, kg) for name, command in MORE.items()}
@@ -240,7 +287,8 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
             from kg.runtimes.transcript_start import began
 
             first = began(transcript)
-            session, started = _ensure_session(ws, st, min(at, first) if first else at, source, key, hand_off)
+            session, started = _ensure_session(ws, st, min(at, first) if first else at, source, key, hand_off,
+                                               thread)
             if started:
                 dated = first if first and first < at else None
         else:

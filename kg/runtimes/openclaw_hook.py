@@ -38,9 +38,12 @@ Connects OpenClaw to kaizen-kg, the learning memory kept in the kg workspace.
 
 - **agent:bootstrap**: adds kg's brief (pending high-priority items, verifications due, patterns ready for
   promotion, proposals waiting, the watch list) to the agent's AGENTS.md context. It uses the brief kg saved
-  in `memory/.hook-context.txt` and refreshes it in the background (the first time, it waits for kg; right
-  after /new or /reset it waits up to 5 s for the ending session's answer and asks kg for the new session's
-  brief, so the agent is not shown the ended session's).
+  in `memory/.hook-context.txt` when the handler saved it for this same session, and refreshes it in the
+  background; the first bootstrap of a session asks kg for its own brief (right after /new or /reset, once the
+  ending session's end answered, within 5 s), else is shown the saved one without its Session line, so the
+  agent is never told the ended session is its own. It passes the conversation's sessionKey: OpenClaw's daily
+  reset and idle expiry start a new sessionId with no event, and kg then ends the session before on the same
+  conversation, reflecting on its transcript as /new does.
 - **command:new / command:reset / command:stop / session:end**: runs `kg hook session-end` on the session's
   transcript in the background (the entry's `sessionFile`, else
   `~/.openclaw/agents/<agentId>/sessions/<sessionId>.jsonl` or its `.reset.` archive): the corrections, errors
@@ -99,12 +102,12 @@ function detached(rest, answered = () => {}) {
       const wait = process.env.KG_HOOK_WAIT === "1";
       const stdio = wait ? ["ignore", "ignore", "inherit"] : "ignore";
       const child = spawn(KG, args(rest), { detached: !wait, stdio });
-      child.on("error", (err) => { console.error(`kaizen-kg: ${err.message}`); answered(); resolve(); });
-      child.on("exit", () => { answered(); if (wait) resolve(); });
+      child.on("error", (err) => { console.error(`kaizen-kg: ${err.message}`); answered(null); resolve(); });
+      child.on("exit", (code) => { answered(code); if (wait) resolve(); });
       if (!wait) { child.unref(); resolve(); }
     } catch (err) {
       console.error(`kaizen-kg: ${err && err.message ? err.message : err}`);
-      answered();
+      answered(null);
       resolve();
     }
   });
@@ -128,22 +131,39 @@ function sessionEnd(rest) {
 }
 
 // A session start (or brief refresh) once every session end before it has answered; not waited for.
-function afterEnds(rest) {
-  const started = handedOver.then(() => detached(rest));
+// `answered(code)` once kg has exited.
+function afterEnds(rest, answered = () => {}) {
+  const started = handedOver.then(() => detached(rest, answered));
   return process.env.KG_HOOK_WAIT === "1" ? started : Promise.resolve();
+}
+
+// The OpenClaw session the saved brief was last written for by a session start of this handler, or null: that
+// brief names the kg session of that OpenClaw session, so only its own bootstraps are shown it. Any other (the
+// first after /new or /reset, after the daily reset or an idle expiry, after the gateway restarted) asks kg for
+// its own brief; when kg cannot answer in time it is shown the saved one without its Session line.
+let savedFor = null;
+let sessionEnds = 0; // session ends handed over (/new, /reset, session:end): a start begun before one is stale
+
+function withoutSession(text) {
+  return text.split("\\n").filter((line) => !/^- Session: /.test(line)).join("\\n");
 }
 
 // The first brief ever has no saved copy: ask kg without blocking the event loop (given up after FIRST_BRIEF_MS;
 // KG_HOOK_WAIT=1 waits however long kg takes, as on a loaded machine), after any session end before it answered.
-async function briefNow(id) {
+async function briefNow(start, id) {
   await handedOver;
+  const ends = sessionEnds;
   return new Promise((resolve) => {
     const wait = process.env.KG_HOOK_WAIT === "1";
-    execFile(KG, args(naming(["hook", "session-start", "--json", "--start-session", "--write"], id)),
+    execFile(KG, args([...start, "--json"]),
       { encoding: "utf8", timeout: wait ? 0 : FIRST_BRIEF_MS },
       (err, stdout) => {
         if (err) { console.error(`kaizen-kg: ${err.message}`); resolve(null); return; }
-        try { resolve(JSON.parse(stdout).text); } catch { resolve(null); }
+        try {
+          const text = JSON.parse(stdout).text;
+          if (ends === sessionEnds) savedFor = id;
+          resolve(text);
+        } catch { resolve(null); }
       });
   });
 }
@@ -191,6 +211,20 @@ function transcriptOf(event, ctx) {
   return file;
 }
 
+// A bootstrap's session start: tied to the OpenClaw session (`naming`), on its conversation (the sessionKey) with its
+// transcript, so that kg ends the session before it on that conversation when OpenClaw started this one without
+// an event (its daily reset at 04:00, an idle expiry), reflecting on that session's transcript as /new would.
+function startOf(event, ctx, id) {
+  const rest = ["hook", "session-start", "--start-session", "--write"];
+  const thread = String(event.sessionKey || ctx.sessionKey || "");
+  if (thread && SAFE.test(id)) {
+    rest.push(`--thread=${thread}`);
+    const transcript = transcriptOf(event, ctx);
+    if (transcript) rest.push(`--transcript=${transcript}`);
+  }
+  return naming(rest, id);
+}
+
 function addToBootstrap(ctx, text) {
   if (!Array.isArray(ctx.bootstrapFiles)) return false;
   const agents = ctx.bootstrapFiles.find((f) => f && f.name === "AGENTS.md");
@@ -212,16 +246,25 @@ const handler = async (event) => {
     const key = `${event.type}:${event.action}`;
     if (key === "agent:bootstrap") {
       const id = sessionIdOf(ctx);
-      // Right after /new or /reset the saved brief is the ended session's (its id, not the errors its end just
-      // logged): when that end answers within AFTER_END_MS, the brief is asked for now, for the session this run
-      // logs into; else the saved one, and the start goes on in the background as for any bootstrap.
-      let text = endsInFlight > 0 && await settledWithin(handedOver, AFTER_END_MS) ? await briefNow(id) : null;
-      if (!text) {
-        text = existsSync(BRIEF) ? readFileSync(BRIEF, "utf8") : null;
-        if (text) {
-          await afterEnds(naming(["hook", "session-start", "--start-session", "--write"], id));
-        } else {
-          text = await briefNow(id);
+      const start = startOf(event, ctx, id);
+      const saved = existsSync(BRIEF) ? readFileSync(BRIEF, "utf8") : null;
+      let text = null;
+      if (saved && id && savedFor === id) {
+        // this session's own saved brief: shown at once, refreshed in the background
+        text = saved;
+        const ends = sessionEnds;
+        await afterEnds(start, (code) => { if (code === 0 && ends === sessionEnds) savedFor = id; });
+      } else {
+        // A new session here (or one this handler has not started): the saved brief names another session, the
+        // ended one right after /new (QA1 #7). Asked for now, once the ends before it have answered (within
+        // AFTER_END_MS); else the saved one without its Session line, the start going on in the background.
+        if (endsInFlight === 0 || !saved || await settledWithin(handedOver, AFTER_END_MS)) {
+          text = await briefNow(start, id);
+        }
+        if (!text && saved) {
+          text = withoutSession(saved);
+          const ends = sessionEnds;
+          await afterEnds(start, (code) => { if (code === 0 && ends === sessionEnds) savedFor = id; });
         }
       }
       if (text) addToBootstrap(ctx, text.trim());
@@ -231,7 +274,12 @@ const handler = async (event) => {
       const transcript = transcriptOf(event, ctx);
       const rest = ["hook", "session-end"];
       if (transcript) rest.push("--transcript", transcript);
-      if (key === "command:stop") rest.push("--no-summary"); // /stop aborts a run; the session goes on
+      if (key === "command:stop") {
+        rest.push("--no-summary"); // /stop aborts a run; the session goes on
+      } else {
+        sessionEnds += 1; // the saved brief names the session this ends: no bootstrap is shown it as its own
+        savedFor = null;
+      }
       await sessionEnd(naming(rest, sessionIdOf(ctx)));
     }
   } catch (err) {

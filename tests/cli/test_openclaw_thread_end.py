@@ -1,0 +1,73 @@
+"""OpenClaw ends a session by its daily reset or idle expiry with no event: the conversation's next message gets a
+new sessionId, and the handler's next `agent:bootstrap` is the only sign (QA1 #2). A session start naming the
+conversation (`--thread`, OpenClaw's sessionKey) ends the kg session of the runtime session before on it,
+reflecting on the transcript that session's start named. Through the real CLI on a real OpenClaw transcript."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+A = "b3db607f-7ae8-4089-b806-44800e961672"  # 2 failed tool calls (an ls and a read)
+B = "f967d602-325a-4a45-8d54-ee17484cfd96"
+KEY = "agent:main:telegram:direct:5551234567"
+
+
+def _copy(shared_data, tmp_path, sid: str) -> str:
+    folder = tmp_path / "sessions"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{sid}.jsonl"
+    shutil.copyfile(shared_data / "runtimes" / "openclaw" / "transcripts" / f"{sid}.jsonl", path)
+    return str(path)
+
+
+def _start(run_kg, sid: str, thread: str, transcript: str, now: str) -> str:
+    res = run_kg(["hook", "session-start", "--start-session", "--json", "--runtime", "openclaw",
+                  "--runtime-session", sid, "--thread", thread, "--transcript", transcript, "--now", now])
+    assert res.exit_code == 0, res.stderr
+    return res.json["session"]
+
+
+def _ended(ws, sid: str):
+    with ws.reading() as st:
+        return st.run("memory_session_get", id=sid)[0]["ended_at"]
+
+
+def _errors(run_kg, session: str | None = None) -> list[str]:
+    rows = run_kg("list --type error --limit 0 --json").json
+    return [e["text"] for e in rows if session is None or e["session"] == session]
+
+
+def test_a_new_session_on_the_conversation_ends_the_one_before(ws, run_kg, shared_data, tmp_path):
+    first = _start(run_kg, A, KEY, _copy(shared_data, tmp_path, A), "2026-02-26T15:00")
+    again = _start(run_kg, A, KEY, _copy(shared_data, tmp_path, A), "2026-02-26T15:05")  # the next run: goes on
+    assert again == first and _ended(ws, first) is None and _errors(run_kg) == []
+    # the next morning, after the daily reset: a new sessionId on the same sessionKey, and no /new
+    second = _start(run_kg, B, KEY, _copy(shared_data, tmp_path, B), "2026-02-27T09:00")
+    assert second != first and ws.current_session() == second
+    assert _ended(ws, first) is not None  # (before: open for ever, no summary)
+    summary = (ws.root / "memory" / "sessions" / f"{first}.md").read_text(encoding="utf-8")
+    assert f"Reflected on {tmp_path / 'sessions' / A}.jsonl" in summary
+    logged = _errors(run_kg, first)  # logged into the session they happened in
+    assert len(logged) == 2 and any("ls -la" in e for e in logged) and any("MEMORY.md" in e for e in logged)
+    assert not list((ws.root / "memory" / ".kg" / "ending").glob("*.json"))
+    # the same start again ends nothing more
+    assert _start(run_kg, B, KEY, _copy(shared_data, tmp_path, B), "2026-02-27T09:05") == second
+    assert _ended(ws, second) is None and len(_errors(run_kg)) == 2
+
+
+def test_another_conversation_or_an_end_already_made_ends_nothing(ws, run_kg, shared_data, tmp_path):
+    first = _start(run_kg, A, KEY, _copy(shared_data, tmp_path, A), "2026-02-26T15:00")
+    # a group chat of the same agent is another conversation: both stay open
+    group = _start(run_kg, B, "agent:main:telegram:group:42", _copy(shared_data, tmp_path, B), "2026-02-26T15:10")
+    assert group != first and _ended(ws, first) is None and _ended(ws, group) is None
+    # /new ends the DM's session itself; its next session's start then has nothing left to end
+    end = run_kg(["hook", "session-end", "--runtime", "openclaw", "--runtime-session", A, "--transcript",
+                  _copy(shared_data, tmp_path, A), "--now", "2026-02-26T15:20"])
+    assert end.exit_code == 0, end.stderr
+    assert _ended(ws, first) is not None and len(_errors(run_kg)) == 2
+    third = _start(run_kg, "0a1b2c3d-0000-4000-8000-000000000001", KEY, str(tmp_path / "none.jsonl"),
+                   "2026-02-26T15:21")
+    assert third not in (first, group) and _ended(ws, group) is None and len(_errors(run_kg)) == 2
+    threads = json.loads((ws.root / "memory" / ".kg" / "sessions.json").read_text())["threads"]
+    assert threads[f"openclaw:{KEY}"][0] == "openclaw:0a1b2c3d-0000-4000-8000-000000000001"
