@@ -41,8 +41,9 @@ from kg.redaction.rules import (
     settings,
 )
 
-_CACHE_FORMAT = 14  # bump when the meaning of a cached rule changes (13: the scan's own regexes' compiled forms; 14: the
-# settings hold [wrapped])
+# bump when the meaning of a cached rule changes (13: the scan's own regexes' compiled forms; 14: the settings hold
+# [wrapped])
+_CACHE_FORMAT = 14
 
 _FIELDS = ("kind", "source", "group", "keywords", "min_entropy", "before_source", "window", "ignore_sources",
            "priority", "not_before_source", "upper", "column", "header_source", "decode")
