@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from kg.lifecycle import promote, verify, verify_wait, verifying
+from kg.store.aggregates import EXCLUDED_TAG  # the tag rules/errors.toml gives an event that is only an exit status
 
-EXCLUDED_TAG = "exit-code-only"  # never counted towards readiness (lc_promotion_candidates, rules/errors.toml)
 BY_KEY_AT_MOST = 50  # patterns filled one by key (a few ms each) up to this many; past it one join is cheaper
 
 
