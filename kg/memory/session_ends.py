@@ -17,6 +17,7 @@ live writer's is left to it.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -31,7 +32,14 @@ def _path(ws: Any, sid: str) -> Path:
     return ws.kg_dir / DIR / f"{sid}.json"
 
 
-def hand_over(ws: Any, sid: str, at: str, transcript: str | None) -> None:
+def unstarted(transcript: str) -> str:
+    """The record name of an end that has no kg session to end (none was started: a start behind a team server that
+    was down, or hooks installed mid-session), named after its transcript: the early record and the full path name
+    it alike. Its record (`no_session`) asks only for the reflection on that transcript. Pure."""
+    return "transcript-" + hashlib.sha256(transcript.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+
+
+def hand_over(ws: Any, sid: str, at: str, transcript: str | None, *, no_session: bool = False) -> None:
     """Record that session `sid`'s end (dated `at`, reflecting on `transcript`) is left to this process's
     detached child; the record's lock is held until this process and that child are gone. A session id that is
     not a plain name (`--session ../x`, a hand-edited current-session file) is refused before anything is written,
@@ -39,7 +47,8 @@ def hand_over(ws: Any, sid: str, at: str, transcript: str | None) -> None:
     from kg.core.paths import check_name
 
     check_name(sid, "session id")
-    body = json.dumps({"session": sid, "at": at, "transcript": transcript}).encode()
+    body = json.dumps({"session": sid, "at": at, "transcript": transcript}
+                      | ({"no_session": True} if no_session else {})).encode()
     fd = _mine(ws, sid)
     if fd is not None:  # written already by this process (`kg.runtimes.early_end`): the record, as now known
         os.ftruncate(fd, 0)

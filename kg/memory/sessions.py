@@ -290,6 +290,8 @@ def end_unfinished(ws: Any, reflect: Callable[[Any, str, str, str | None], bool]
         sid, at = record["session"], record.get("at") or None
         if only is not None and not only(record):
             return False
+        if record.get("no_session"):
+            return _reflect_only(ws, reflect, record.get("transcript"), at)
         if ended(sid):
             return True  # ended after all (by hand, or by the child just before it died), or never made
         transcript = record.get("transcript")
@@ -317,3 +319,20 @@ def end_unfinished(ws: Any, reflect: Callable[[Any, str, str, str | None], bool]
         return True
 
     return session_ends.sweep(ws, finish)
+
+
+def _reflect_only(ws: Any, reflect: Callable[[Any, str | None, str, str | None], bool] | None, transcript: Any,
+                  at: str | None) -> bool:
+    """A recorded end with no kg session (`session_ends.unstarted`): its transcript reflected on as its end would
+    have done (into the session named after the transcript's own id, with that session's summary). True: done, or
+    nothing can be (no transcript, or one that cannot be read any more); False: the graph is held or unreachable
+    again, and the next one to look tries again."""
+    if reflect is None or not isinstance(transcript, str) or not transcript:
+        return True
+    try:
+        reflect(ws, None, transcript, at)
+    except StoreBusy:
+        return False
+    except Exception:  # noqa: BLE001 - gone, unreadable, or a reader's bug: kept, it failed every later start too
+        return True
+    return True

@@ -97,11 +97,15 @@ def record(argv: list[str]) -> str | None:
         current = ""
     current = current if is_name(current) else None
     sid = session_ids.which(current, session_ids.key_of(ws, current), key, session_ids.tied(ws, key))
+    transcript = _option(words, "--transcript") or _option(words, "-t") or payload.get("transcript_path")
+    transcript = transcript if isinstance(transcript, str) and transcript else None
+    when = _option(head, "--now") or os.environ.get("KG_NOW") or datetime.now().astimezone().isoformat()
+    if not sid and transcript and transcript != "-":  # no kg session (QA2 #6): its reflection is still recorded
+        session_ends.hand_over(ws, session_ends.unstarted(transcript), when, transcript, no_session=True)
+        return None
     if not sid or not is_name(sid):
         return None
-    transcript = _option(words, "--transcript") or _option(words, "-t") or payload.get("transcript_path")
-    when = _option(head, "--now") or os.environ.get("KG_NOW") or datetime.now().astimezone().isoformat()
-    session_ends.hand_over(ws, sid, when, transcript if isinstance(transcript, str) and transcript else None)
+    session_ends.hand_over(ws, sid, when, transcript)
     return sid
 
 

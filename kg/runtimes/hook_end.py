@@ -92,6 +92,10 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
         # runtime session kg never saw; the note then contradicted the file just written, QA1 #8)
         out["notes"].append("no current kg session: no summary written (`kg hook session-start "
                             "--start-session` or `kg session start` opens one)")
+    if write_summary and not sid and transcript_path and transcript_path != "-":
+        from kg.memory import session_ends
+
+        session_ends.done(ws, session_ends.unstarted(transcript_path))  # its record (`hand_over_end`), if held
     if save_brief and (ws.memory / ".hook-context.txt").exists():
         from kg.runtimes.hooks import session_start_brief  # (late: the brief's module re-exports this one)
 
@@ -108,11 +112,12 @@ def _open(ws: Any, sid: str | None) -> bool:
     return bool(rows) and rows[0]["ended_at"] is None
 
 
-def reflect_left(ws: Any, session: str, transcript: str, at: str | None) -> bool:
+def reflect_left(ws: Any, session: str | None, transcript: str, at: str | None) -> bool:
     """The reflection a handed-over end left undone (its child gave up on a busy graph, or died), done by the next
     start or end that holds the graph (`kg.memory.sessions.end_unfinished`): logged once, as the child would have
     (what it or the live hooks logged is known by call id and cursor), and the session ended with its summary.
-    False when reflection is off: the session is then only ended."""
+    False when reflection is off: the session is then only ended. `session` None: an end with no kg session
+    (`kg.memory.session_ends.unstarted`), reflected into the transcript's own session as its end would have."""
     from kg.reflect.apply import reflect_file
 
     rules = load_rules(ws)
@@ -187,8 +192,15 @@ def hand_over_end(ws: Any, session: str | None, *, write_summary: bool = True, k
     from kg.memory import session_ends
 
     sid = end_target(ws, session, key)
-    handing = bool(sid and write_summary and load_rules(ws).end_summary)
-    session_ends.withdraw(ws, keep=sid if handing else None)  # one the console entry wrote first, if not this
+    rules = load_rules(ws)
+    handing = bool(sid and write_summary and rules.end_summary)
+    # no kg session to end (none was started: behind a team server that was down, QA2 #6): the reflection on the
+    # transcript is still recorded, for the next start or end to do if the child cannot
+    orphan = (session_ends.unstarted(transcript) if not sid and write_summary and rules.end_reflect and transcript
+              and transcript != "-" else None)
+    session_ends.withdraw(ws, keep=sid if handing else orphan)  # one the console entry wrote first, if not this
+    if orphan:
+        session_ends.hand_over(ws, orphan, clock.now(now).isoformat(), transcript, no_session=True)
     if handing:
         from kg.memory import session_ids
 
