@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import pytest
 import kg
 
 sys.path.insert(0, os.path.dirname(__file__))
-from fault_trials import processes_of  # noqa: E402
+from fault_trials import children_done  # noqa: E402
 
 pytestmark = pytest.mark.falkordb
 
@@ -38,19 +37,6 @@ def _hook(root: Path, event: str, sid: str, transcript: str, *extra: str) -> sub
     name = "session-start" if event == "SessionStart" else "session-end"
     return subprocess.run([KG, "-w", str(root), "hook", name, "--runtime", "claude-code", *extra],
                           input=json.dumps(payload), capture_output=True, text=True, cwd=root, env=env, timeout=300)
-
-
-def _children_done(root: Path, event: str) -> None:
-    """Wait until a hook's detached child has finished, on its pidfd (no sleep)."""
-    for pid in processes_of(root, event):
-        try:
-            pidfd = os.pidfd_open(pid)
-        except ProcessLookupError:
-            continue
-        try:
-            assert select.select([pidfd], [], [], 300)[0], f"the detached {event} never finished"
-        finally:
-            os.close(pidfd)
 
 
 def test_a_session_that_starts_and_ends_with_the_server_down_is_reflected_once_it_is_back(tmp_path, shared_data):
@@ -70,7 +56,7 @@ def test_a_session_that_starts_and_ends_with_the_server_down_is_reflected_once_i
     assert start.returncode == 0, start.stderr
     end = _hook(root, "SessionEnd", SID, str(transcript))
     assert end.returncode == 0 and "Traceback" not in end.stderr, end.stderr
-    _children_done(root, "session-end")  # its child failed on the server that is down
+    children_done(root, "session-end")  # its child failed on the server that is down
     records = [json.loads(p.read_text()) for p in ending.glob("*.json")]
     assert [(r["transcript"], r.get("no_session")) for r in records] == [(str(transcript), True)]  # before: none
 
@@ -79,7 +65,7 @@ def test_a_session_that_starts_and_ends_with_the_server_down_is_reflected_once_i
         assert again.port == server.port
         nxt = _hook(root, "SessionStart", "7b1c0d2e-0000-4000-8000-000000000001", "/nonexistent", "--start-session")
         assert nxt.returncode == 0, nxt.stderr
-        _children_done(root, "session-start")  # the start hands the reflection left to a detached child
+        children_done(root, "session-start")  # the start hands the reflection left to a detached child
         assert not list(ending.glob("*.json"))
         listed = subprocess.run([KG, "-w", str(root), "list", "--json"], capture_output=True, text=True,
                                 env={**os.environ, "KG_SERVER": "0"}, timeout=120)
@@ -92,7 +78,7 @@ def test_a_session_that_starts_and_ends_with_the_server_down_is_reflected_once_i
         # once: a later end reflects nothing twice
         ended = _hook(root, "SessionEnd", "7b1c0d2e-0000-4000-8000-000000000001", "/nonexistent")
         assert ended.returncode == 0, ended.stderr
-        _children_done(root, "session-end")
+        children_done(root, "session-end")
         listed = subprocess.run([KG, "-w", str(root), "list", "--json"], capture_output=True, text=True,
                                 env={**os.environ, "KG_SERVER": "0"}, timeout=120)
         assert len(json.loads(listed.stdout)) == len(entries)
