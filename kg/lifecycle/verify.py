@@ -14,7 +14,9 @@ The verdict is a sequential test on the pattern's whole history (`assess`):
   pattern's days vary more than Poisson (bursts: `kg.lifecycle.dispersion`, `dispersion_strength`), a first
   verification weighs its counts as k / φ in t / φ days, so a burst in a rule's first week is not a 0.95 revert.
 - **Rate after**: every occurrence since the change over every day since it (a quiet spell there may be the
-  rule working), the same per-day cap.
+  rule working), the same per-day cap, less the same long spells with nothing at all logged: the gap rule holds
+  for every exposure a verdict counts (before, after, in a check, a relapse's), or a holiday after a change
+  confirmed its rule and one inside a check reverted it as "made worse".
 - The **posterior of the ratio** r = after / before (Jeffreys priors; `kg.lifecycle.stats`) gives
   P(r < ineffective_min_ratio), that the rule cut the rate at all, and P(r > revert_min_ratio), that it did
   not cut it enough. A confirmation needs the first ≥ 1 − error_rate, a revert the second ≥ 1 −
@@ -144,7 +146,8 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
     change when a person had taken the rule out of its file (`kg.lifecycle.verify_withdrawn`): neither their
     days nor their occurrences count (`out_words`: how, for the counts' note). `checks`: periods since the
     change when kg took the rule out to measure the rate without it (`kg.lifecycle.verify_check`): their days
-    and occurrences are base rate, counted (unweighted: they are recent) in the rate before. `pooled`: periods
+    and occurrences are base rate, counted (unweighted: they are recent) in the rate before. The unwatched spells
+    are no exposure anywhere: not before, after, in a check or in an earlier try. `pooled`: periods
     before the change when an earlier try of the same rule was live (`verification.pool_retries`): a rule
     tried again is judged on every period it was in its file, so their occurrences and days count as the rate
     after (they must be in `excluded` too)."""
@@ -210,14 +213,19 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
             if b > a:  # ∫ 0.5^((applied − t)/h) dt over [a, b]
                 t_b += half / math.log(2) * (0.5 ** (_days(b, applied_at) / half) -
                                              0.5 ** (_days(a, applied_at) / half))
-    t_test = sum(_days(a, b) for a, b in test_spans)
+    holes = verify_watch.gaps(observed_from)  # nothing at all logged: no exposure before, after or in a check
+
+    def watched(a: datetime, b: datetime) -> float:
+        return verify_watch.days_watched(a, b, holes)
+
+    t_test = sum(watched(a, b) for a, b in test_spans)
     if test_spans:  # time without the rule since the change: base rate, as recent as it gets
         k_b += sum(n for _, n in _capped(tested, cap))
         t_b += t_test
         left.append(f"{len(tested)} in {t_test:.1f}d out for a check counted as the rate without it")
     withdrawn_n = len(after_all) - len(after)
     tries = [(a, min(b, now, applied_at)) for a, b in pooled if min(b, now, applied_at) > a]
-    t_tries = sum(_days(a, b) for a, b in tries)
+    t_tries = sum(watched(a, b) for a, b in tries)
     if tries:
         earlier = [t for t in every if any(a <= t < b for a, b in tries)]
         after = earlier + after
@@ -227,12 +235,15 @@ def evidence(times: Iterable[datetime], applied_at: datetime, now: datetime, pol
     capped_out += len(after) - int(k_a)
     if capped_out:
         left.append(f"{capped_out} over {cap}/day")
-    t_out = sum(_days(a, b) for a, b in out_spans)
+    t_out = sum(watched(a, b) for a, b in out_spans)
     if out_spans:
         left.append(f"{withdrawn_n} in {t_out:.1f}d {out_words}")
+    idle = _days(applied_at, now) - watched(applied_at, now) if now > applied_at else 0.0
+    if idle > 0:
+        left.append(f"{idle:.1f}d since the change with nothing at all logged")
     phi = _phi(every, start, now, [applied_at] + [e for s in spans + out_spans + test_spans for e in s], cap, policy)
     return Counts(len(before_all), len(after), round(k_b, 4), round(t_b, 4), k_a,
-                  round(max(_days(applied_at, now) - t_out - t_test, 0.0) + t_tries, 4), tuple(left), phi)
+                  round(max(watched(applied_at, now) - t_out - t_test, 0.0) + t_tries, 4), tuple(left), phi)
 
 
 @dataclass(frozen=True)
@@ -467,8 +478,9 @@ def relapse(times: Iterable[datetime], live: Sequence[tuple[datetime, datetime]]
         off.remove(trig)
         left.append("trigger")
     start = every[0] if observed_from is None else max(observed_from, every[0] - policy.promotion.window_days * DAY)
-    t_on = sum(_days(max(a, start), min(b, now)) for a, b in spans if min(b, now) > max(a, start))
-    t_off = max(_days(start, now) - t_on, 0.0)
+    holes = verify_watch.gaps(observed_from)  # nothing at all logged: no exposure on either side
+    t_on = sum(verify_watch.days_watched(max(a, start), min(b, now), holes) for a, b in spans)
+    t_off = max(verify_watch.days_watched(start, now, holes) - t_on, 0.0)
     cap = day_cap(every, now, policy, observed_from)
     if policy.recovery.max_per_day:  # a burst in the frozen live period (rules/lifecycle.toml [recovery])
         cap = min(cap, policy.recovery.max_per_day)

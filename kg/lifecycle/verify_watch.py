@@ -6,8 +6,11 @@ that history and kg's first own session hold no event of any kind: nobody was wa
 without the pattern they make its rate before look low, and a rule that changed nothing then reads "made worse"
 and is reverted (issue 16). A spell of more than `verification.unobserved_gap_days` from one day with anything
 logged (any event, any pattern, a session's start or end) to the next is not watched: its days are left out of
-the exposure before a change. Shorter breaks are a workspace's rhythm (weekends, a holiday; the real aider
-histories in /work/shared/data have up to 12 days between sessions) and count, as they do after the change.
+every exposure a verdict counts, before the change, after it, in a check and in a relapse (`days_watched`): left
+in after the change, such a spell read as days with the rule and without the mistake and confirmed a rule that
+changed nothing; inside a check, as the rate without the rule, "0 in 14.0d", and reverted one as made worse (QA1).
+Shorter breaks are a workspace's rhythm (weekends, a holiday; the real aider histories in /work/shared/data have
+up to 12 days between sessions) and count on every side.
 
 The spells travel with `observed_from` as a `Watched` (a datetime, the first event, that also carries them), so
 every caller that passes the start on (the verdicts, the rate prior, the promotion gate of
@@ -34,8 +37,15 @@ def watched(first: datetime, days: Iterable[date | str], gap_days: float, now: d
     itself when there are none or `gap_days` is 0 (off). `now` closes the last spell: the days since the last one
     with anything logged are not watched either once they are more than `gap_days`, so the promotion gate (which
     asks at `now`) and a later verdict (which sees the spell closed by the next event) count the same days; a
-    burst followed by silence does not earn its 14 days watched by the silence."""
+    burst followed by silence does not earn its 14 days watched by the silence. Such an open spell ends at `now`,
+    not at the midnight before it, when nothing is logged that day either: the hours of today before the cycle are
+    no more watched than the days before them (a check ending on a holiday counted them as the rate without its
+    rule)."""
+    days = [_day(d) for d in days if d is not None]
     spells = unwatched([*days, *([now] if now is not None else [])], gap_days)
+    if spells and now is not None and spells[-1][1] == datetime.combine(now.date(), datetime.min.time()) \
+            and now.date() not in days:
+        spells[-1] = (spells[-1][0], max(now, spells[-1][1]))
     if not spells:
         return first
     w = Watched(first.year, first.month, first.day, first.hour, first.minute, first.second, first.microsecond,
@@ -60,6 +70,17 @@ def unwatched(days: Iterable[date | str], gap_days: float) -> list[tuple[datetim
 def gaps(observed_from: datetime | None) -> list[tuple[datetime, datetime]]:
     """The unwatched spells `observed_from` carries (none for a plain datetime or None)."""
     return list(getattr(observed_from, "gaps", ()))
+
+
+def days_watched(a: datetime, b: datetime, spells: Iterable[tuple[datetime, datetime]]) -> float:
+    """The days from `a` to `b` less those inside the unwatched `spells` (disjoint, as `unwatched` makes them)."""
+    if b <= a:
+        return 0.0
+    out = (b - a).total_seconds()
+    for s, e in spells:
+        if min(b, e) > max(a, s):
+            out -= (min(b, e) - max(a, s)).total_seconds()
+    return out / 86400
 
 
 def _day(d: date | str | datetime) -> date:

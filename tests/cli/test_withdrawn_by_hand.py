@@ -194,7 +194,9 @@ def test_the_effect_prior_leaves_the_days_out_out(run_kg, ws):
 def test_the_relapse_mix_counts_the_days_out_as_time_without_the_rule(run_kg, ws):
     """`mix_source = "relapse"` judges every reverted pattern again; the days its rule was out of its file are
     time without it, as in the recovery's relapse. Before, the change's whole live period counted as with the
-    rule, the 20 occurrences of the days out included, and the relapse said the rule had not worked."""
+    rule, the 20 occurrences of the days out included, and the relapse said the rule had not worked. Something
+    else is logged every week after the rule is back: a spell with nothing at all logged is no exposure on either
+    side (kg.lifecycle.verify_watch), and 23 idle days would leave the rule's days back unwatched."""
     from dataclasses import replace
     from datetime import datetime
 
@@ -203,6 +205,8 @@ def test_the_relapse_mix_counts_the_days_out_as_time_without_the_rule(run_kg, ws
     from kg.lifecycle.policy import load
 
     _out_for_ten_days(run_kg, ws)
+    for day in ("2026-05-25", "2026-06-01", "2026-06-08"):  # the workspace in use meanwhile, without the mistake
+        assert run_kg(f"log learning 'read the changelog before upgrading' --now {day}T09:00").exit_code == 0
     now = datetime(2026, 6, 10, 12)
     lp = load(ws)
     lp = replace(lp, verification=replace(lp.verification, mix_source="relapse", mix_strength=10.0))
