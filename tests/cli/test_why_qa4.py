@@ -115,7 +115,8 @@ def test_why_tells_a_rule_a_conflict_set_aside_as_it_is(run_kg, ws):
     kept, aside = (NEVER, ALWAYS) if d["text_b"] == NEVER else (ALWAYS, NEVER)
     assert (ws.root / "MEMORY.md").read_text().count("pnpm") == 1 and kept in (ws.root / "MEMORY.md").read_text()
     score = f"({d['score_a']} vs {d['score_b']})"
-    for line, side in ((kept, "tie (this rule kept for now;"), (aside, f"tie ({d['winner']} kept, this rule set aside")):
+    sides = ((kept, "tie (this rule kept for now;"), (aside, f"tie ({d['winner']} kept, this rule set aside"))
+    for line, side in sides:
         story = run_kg(["why", f"- {line}", "--json", "--now", "2026-10-21T08:00"]).json["explanation"]
         (said,) = [x for x in story if x.startswith(f"conflict {d['id']}: ")]
         assert said.startswith(f"conflict {d['id']}: {side}") and said.endswith(score), said
