@@ -61,6 +61,62 @@ def words(text: str) -> list[str]:
     return out
 
 
+# Versions and ids are written as one word of pieces joined by `.`, `-` or `:` (2.4.1, release-1.2, c0-D1:3).
+# `words` splits them into their pieces, as the indexes hold them; search asks for one as its pieces in a row
+# (a phrase), so "2.4.1" is not three single digits dropped as too short, and "release-1.2" finds 1.2, not 1.20.
+_JOINED = re.compile(r"(?<![a-z0-9])[a-z0-9]+(?:[.:-][a-z0-9]+)+(?![a-z0-9])")
+_PIECE = re.compile(r"[a-z0-9]+")
+_VERSION_V = re.compile(r"v\d+")
+JOINED_PIECES = 8  # a longer run (a hash, a long dotted path) is asked for by its words, as before
+
+
+def joined(text: str, *, inner: bool = False) -> dict[str, str]:
+    """The versions and ids in `text`: words of two pieces or more joined by `.`, `-` or `:`, at least one of
+    them holding a digit (a hyphenated word, "read-only", is two words). Each as its pieces joined by a space
+    (what search asks for: those pieces in a row) -> its spelling in the text, lower-cased. `inner` (a text
+    searched, not a query): also every shorter run of two pieces or more in it holding a digit ("release-1.2"
+    holds 1.2). A version written with a `v` is the version ("v2.4.1" gives "2 4 1"; a text searched holds
+    both). Pure."""
+    low = unicodedata.normalize("NFKC", text).lower() if not text.isascii() else text.lower()
+    out: dict[str, str] = {}
+    for m in _JOINED.finditer(low):
+        spelled = m.group(0)
+        pieces = _PIECE.findall(spelled)
+        if len(pieces) > JOINED_PIECES or not any(c.isdigit() for c in spelled):
+            continue
+        runs = [(0, len(pieces))]
+        if inner:
+            runs = [(a, b) for a in range(len(pieces)) for b in range(a + 2, len(pieces) + 1)]
+        for a, b in runs:
+            run = pieces[a:b]
+            if not any(c.isdigit() for p in run for c in p):
+                continue
+            if _VERSION_V.fullmatch(run[0]):
+                if inner:
+                    out.setdefault(" ".join(run), spelled)
+                run = [run[0][1:], *run[1:]]
+            out.setdefault(" ".join(run), spelled)
+    return out
+
+
+def joined_pattern(phrase: str) -> str:
+    """A regex finding the version or id `phrase` (as `joined` gives it) in lower-cased raw text: its pieces
+    joined by `.`, `-` or `:`, not inside a longer word; a version starting with a digit also written with a
+    `v` ("2 4 1" finds v2.4.1). Pure."""
+    pieces = phrase.split()
+    head = "v?" if pieces[0][:1].isdigit() else ""
+    return rf"(?<![a-z0-9]){head}" + "[.:-]".join(map(re.escape, pieces)) + r"(?![a-z0-9])"
+
+
+def search_words(text: str) -> set[str]:
+    """The words a searched text holds, as search compares a query's terms with it: `words`, and its versions
+    and ids (`joined(..., inner=True)`)."""
+    out = set(words(text))
+    if any(c in text for c in ".:-"):
+        out.update(joined(text, inner=True))
+    return out
+
+
 def index_tokens(*parts: str | None) -> str:
     """The string stored in `Node.tokens` for the full-text index."""
     joined = " ".join(part for part in parts if part)

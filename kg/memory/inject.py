@@ -16,7 +16,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import UsageError
-from kg.core.text import clean, words
+from kg.core.text import clean, search_words
 from kg.memory import preferences, search, topics
 from kg.memory.readable import preference_text
 from kg.memory.rules import memory_rules, topic_rules
@@ -132,7 +132,7 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
     items: list[Item] = []
 
     def rel(text: str) -> float:
-        return search.coverage(terms, {}, set(words(text)), sr.fuzzy_min) if terms else 0.0
+        return search.coverage(terms, {}, search_words(text), sr.fuzzy_min) if terms else 0.0
 
     try:
         for key, value in sorted(preferences.load(ws).items()):

@@ -9,17 +9,25 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from kg.core.text import clean, has_cjk, stem_prefix, stopwords, words
+from kg.core.text import clean, has_cjk, joined, joined_pattern, stem_prefix, stopwords, words
 from kg.memory.rules import SearchRules
 
 
 def query_terms(query: str) -> list[str]:
-    """The query's content terms, in order, without repeats or stopwords."""
+    """The query's content terms, in order, without repeats or stopwords; then its versions and ids, each as
+    its pieces in a row ("2 4 1": `kg.core.text.joined`), which the text must hold as written."""
     seen: dict[str, None] = {}
     for w in words(query):
         if w not in stopwords() and (len(w) > 1 or has_cjk(w)):  # rules/words.toml: the one list
             seen.setdefault(w, None)
+    for phrase in joined(query):
+        seen.setdefault(phrase, None)
     return list(seen)
+
+
+def is_phrase(term: str) -> bool:
+    """A version or id term (`query_terms`): matched as written, never fuzzily (2.4.0 is not 2.4.1). Pure."""
+    return " " in term
 
 
 def coverage(terms: list[str], weights: dict[str, float], text_words: set[str], fuzzy_min: float) -> float:
@@ -27,13 +35,13 @@ def coverage(terms: list[str], weights: dict[str, float], text_words: set[str], 
     if not terms:
         return 0.0
     total = found = 0.0
-    pool = list(text_words)
+    pool = [x for x in text_words if not is_phrase(x)]
     for t in terms:
         w = weights.get(t, 1.0)
         total += w
         if t in text_words or (len(t) == 1 and has_cjk(t) and any(t in x for x in text_words)):
             found += w  # a lone CJK character: in any bigram holding it (the index holds CJK as bigrams)
-        elif pool and not has_cjk(t) and len(t) >= 4:
+        elif pool and not has_cjk(t) and len(t) >= 4 and not is_phrase(t):
             match = process.extractOne(t, pool, scorer=fuzz.ratio, score_cutoff=fuzzy_min)
             if match is not None:
                 found += w * match[1] / 100.0
@@ -53,7 +61,8 @@ def snippet(text: str, terms: list[str], width: int) -> str:
     if len(flat) <= width:
         return flat
     low = flat.lower()
-    positions = [low.find(stem_prefix(t)) for t in terms]
+    positions = [(m.start() if (m := re.search(joined_pattern(t), low)) else -1) if is_phrase(t)
+                 else low.find(stem_prefix(t)) for t in terms]
     positions = [p for p in positions if p >= 0]
     start = max(0, min(positions, default=0) - width // 3)
     start = min(start, len(flat) - width)

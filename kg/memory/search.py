@@ -21,7 +21,7 @@ from typing import Any
 
 from kg.core import clock, paths
 from kg.core.errors import UsageError
-from kg.core.text import clean, has_cjk, stopwords, words
+from kg.core.text import clean, has_cjk, joined, search_words, stopwords, words
 from kg.memory import dates, expand
 from kg.memory._common import iso
 from kg.memory.dates import Window
@@ -219,16 +219,22 @@ def _parse_types(type_: str | list[str] | None, ws: Any) -> tuple[set[str] | Non
 def _named_unmatched(query: str, terms: list[str], absent: list[str], hits: list[Hit] = ()) -> list[str]:
     """The words no memory holds that the answer may name: only those still in the query once its secrets are
     redacted (a token's pieces are words no memory holds, and the answer is read back into the agent's context
-    and often logged), and not those the hits hold inside a camel-case name (`fetch` in `useFetchHook`: the
-    index holds the name as one word, but the memory holds the word)."""
+    and often logged), and none a hit holds (QA4 #8: `absent` is the graph's count, and a memory file's line,
+    a session summary or MEMORY.md, holds words the graph does not), whole, inside a camel-case name (`fetch`
+    in `useFetchHook`: the index holds the name as one word, but the memory holds the word) or as a CJK
+    bigram. A version or id is named as the query spells it ("2.4.1")."""
     from kg.redaction.redact import redact_text
 
     if not absent:
         return []
     shown = redact_text(query).lower()
     visible = set(re.findall(r"\w+", shown))
+    spelled = joined(shown)
     held = inner_words(f"{h.text} {h.snippet}" for h in hits)
-    return [w for w in unmatched(terms, absent) if (w in visible or (has_cjk(w) and w in shown)) and w not in held]
+    for h in hits:
+        held |= search_words(f"{h.text} {h.snippet}")
+    return [spelled.get(w, w) for w in unmatched(terms, absent)
+            if (w in visible or w in spelled or (has_cjk(w) and w in shown)) and w not in held]
 
 
 LIMIT_MAX = 100_000  # a --limit above this returns what this would: no search ranks more candidates
@@ -391,8 +397,10 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
                     match = "fuzzy"
         file_sources = tuple(s for s in chosen if s != "graph")
         if file_sources:
+            # the words the graph holds nowhere are looked for in the files too (QA4 #8: a word only a session
+            # summary or MEMORY.md holds was never looked for there, and then named as in no memory)
             hits += file_hits(ws, p.terms, rules, now=at, sources=file_sources, since=since_at,
-                               session=session, match_terms=p.ask,
+                               session=session, match_terms=list(dict.fromkeys([*p.ask, *p.absent])),
                                in_graph=lambda ids: all(st.run("node_exists", id=i) for i in ids),
                                windows=windows, w_date=mrules.dates.w_date)
         if not hits and windows and "graph" in chosen:  # nothing in the time named: the days around it

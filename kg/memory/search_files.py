@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core import clock, paths
-from kg.core.text import stem_prefix, words
+from kg.core.text import joined_pattern, search_words, stem_prefix
 from kg.memory import dates
 from kg.memory.dates import Window
 from kg.memory.hits import Hit
@@ -103,10 +103,13 @@ def file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, s
                in_graph: Any = None, windows: list[Window] = (), w_date: float = 0.0) -> list[Hit]:
     """Lines of the memory files that hold the query's rarer terms (`match_terms`, as for the index: a
     common word would match thousands of log lines), ranked like the graph's hits."""
-    stems = sorted({stem_prefix(t) for t in (match_terms or terms)}, key=len, reverse=True)
-    if not stems:
+    asked = match_terms or terms
+    stems = sorted({stem_prefix(t) for t in asked if " " not in t}, key=len, reverse=True)
+    # a version or id ("2 4 1") as written: its pieces joined by . - : (first, so it wins over a word in it)
+    found_as = [joined_pattern(t) for t in asked if " " in t] + [re.escape(s) for s in stems]
+    if not found_as:
         return []
-    finder = re.compile("|".join(re.escape(s) for s in stems))
+    finder = re.compile("|".join(found_as))
     chunks: list[tuple[str, Path, int, str, set[str], datetime]] = []
     stamps: dict[Path, datetime] = {}
     total_lines = 0
@@ -151,7 +154,7 @@ def file_hits(ws: Any, terms: list[str], rules: SearchRules, *, now: datetime, s
     for source, path, number, line, _found, at, score in ((*chunks[i], raw[i]) for i in keep):
         m = LOG_LINE.match(line)
         body = m.group(1) if m else line.lstrip("-* ").strip()
-        parts = {"text": score / top, "fuzzy": coverage(terms, {}, set(words(body)), rules.fuzzy_min),
+        parts = {"text": score / top, "fuzzy": coverage(terms, {}, search_words(body), rules.fuzzy_min),
                  "graph": 0.0, "recency": recency(at, now, rules.half_life_days),
                  "importance": FILE_PRIOR.get(source, 0.4)}
         if windows:

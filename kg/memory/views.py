@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kg.core.text import words
+from kg.core.text import search_words
 from kg.ingest.journal import write_atomic
 from kg.memory.rules import memory_rules
 
@@ -245,7 +245,7 @@ class Direct:
         return self.st.run("memory_recent", limit=limit)
 
     def words(self, node_id: str, body: str) -> set[str]:
-        return set(words(body))
+        return search_words(body)
 
 
 def _newest(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
@@ -328,7 +328,7 @@ class Cached:
         memo = self.memo.setdefault("words", {})
         found = memo.get(node_id)
         if found is None:
-            found = memo[node_id] = set(words(body))
+            found = memo[node_id] = search_words(body)
         return found
 
 

@@ -117,8 +117,15 @@ def version(form: str = VERSION) -> str:
 
 
 def fts_query(terms: Iterable[str], op: str) -> str:
-    """FTS5 syntax for these terms joined by `op` (AND / OR), each quoted (no operator can be injected)."""
-    return f" {op} ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    """FTS5 syntax for these terms joined by `op` (AND / OR), each quoted (no operator can be injected). A term
+    of several words ("2 4 1": a version or id, kg/core/text.py `joined`) is a phrase, its pieces in a row; one
+    starting with a number is a version also written with a `v` ("v2 4 1", one token in the index)."""
+    return f" {op} ".join(_quoted(t) for t in terms)
+
+
+def _quoted(term: str) -> str:
+    q = '"' + term.replace('"', '""') + '"'
+    return f'({q} OR "v{q[1:]})' if " " in term and term[:1].isdigit() else q
 
 
 class SideIndex:
