@@ -61,8 +61,12 @@ def fts_rules(ws: Any) -> FtsRules:
 
 
 def keyword(term: str, link_rules: Any) -> str | None:
-    """The keyword-table key of a query term (linking's stem), or None when the table does not count it."""
+    """The keyword-table key of a query term (linking's stem), or None when the table does not count it (a
+    version or id, "2 4 1": the table counts single words; the side index counts the phrase)."""
     from kg.graph import linking
+
+    if " " in term:
+        return None
 
     found = linking.terms(term, link_rules)
     return found[0] if found else None
@@ -193,7 +197,7 @@ def fuzzy_replacements(st: Any, absent: list[str], rules: SearchRules, link_rule
     first three letters, when it is at least `fuzzy_terms_min` alike."""
     out: dict[str, str] = {}
     for t in absent:
-        if has_cjk(t) or len(t) < 4:
+        if has_cjk(t) or len(t) < 4 or " " in t:  # a version or id is as written: 1.9 is not 1.2
             continue
         key = keyword(t, link_rules) or t
         pool = {r["term"]: r["df"] for r in st.run("memory_terms_prefix", prefix=key[:3])}
