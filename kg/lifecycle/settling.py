@@ -81,6 +81,16 @@ def rule_facts(lc: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
 
 def score(lc: Any, f: dict[str, Any]) -> conflicts.Score:
     """A rule's conflict score from its facts: priority, recurrence, and the days since it was last seen."""
-    seen = max(x for x in (f["last_seen"], f["reinforced_at"], f["created_at"]) if x)
-    return conflicts.score(f["priority"], int(f["recurrence"] or 0), max(0, (lc.now - seen) // DAY),
+    return conflicts.score(f["priority"], int(f["recurrence"] or 0), max(0, (lc.now - last_seen(f)) // DAY),
                            f["area"], lc.lp)
+
+
+def last_seen(f: dict[str, Any]) -> Any:
+    """When a rule was last seen, for its recency: its pattern's last occurrence, or a person's `kg reinforce` of
+    the rule since it was made (`reinforced_at` after `created_at`: a rule is made with the two equal). Not
+    when the rule was made: that is when a cycle promoted it or a person approved it, and the rule approved an
+    hour after its rival's promotion won their conflict on recency, the same evidence behind both (QA4 #5). A
+    rule with no pattern (a principle added by hand, or imported) was last seen when it was stated."""
+    made, again = f["created_at"], f["reinforced_at"]
+    seen = [x for x in (f["last_seen"], again if again and made and again > made else None) if x]
+    return max(seen) if seen else (made or again)
