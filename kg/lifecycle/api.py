@@ -156,7 +156,8 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
                 st.run("status_set", id=q["node"], status="in_progress", at=at)
                 result.update(action="in_progress", entry=q["node"])
             st.run("lc_proposal_decide", key=meta_key("Proposal", q["id"]), status="approved", reason="", at=at)
-            settling.outside(lc)  # a rule approved against a live one: settled before the export writes both
+        with lc.tx():  # a rule approved against a live one: settled before the export writes both (in its own
+            settling.outside(lc)  # transaction: the new change read back in the one that made it came out torn)
         plans = lc.export()
     result["files"] = [p.as_dict() for p in plans if p.action != "none"]
     return result
