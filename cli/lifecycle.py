@@ -78,16 +78,20 @@ def _render_cycle(d: dict[str, Any]) -> str:
 
 def _promoted_line(p: dict[str, Any]) -> str:
     """A promotion, or one a conflict keeps out of its file (`set_aside`): made a rule, not written (QA4 #6)."""
-    a = p.get("set_aside")
-    if not a:
+    if not p.get("set_aside"):
         return (f"  ✅ promoted '{p['pattern_key']}' to {p['target']}: - {p['text']} (verify by "
                 f"{p['next_check'][:10]})")
+    return (f"  ⚖️  promoted '{p['pattern_key']}' ({p['change']}), not written to {p['target']}: "
+            f"{_aside_text(p['set_aside'])}: - {p['text']}")
+
+
+def _aside_text(a: dict[str, Any]) -> str:
+    """Which decision keeps a new rule out of its file, and how."""
     d, vs = a["decision"], f"{a['score']} vs {a['rival_score']}"
     how = (f"it lost {d} to {a['rival']} ({vs}): kg leaves it out" if a["outcome"] == "lost" else
            f"it ties {d} with {a['rival']} ({vs}), which stays: kg leaves this one out" if a["kept"] else
            f"it ties {d} with {a['rival']} ({vs}): kg writes neither")
-    return (f"  ⚖️  promoted '{p['pattern_key']}' ({p['change']}), not written to {p['target']}: {how}, verification "
-            f"paused (`kg conflicts resolve {d} --winner ID` picks one): - {p['text']}")
+    return f"{how}, verification paused (`kg conflicts resolve {d} --winner ID` picks one)"
 
 
 WAITING_SHOWN = 3  # patterns named on a line of those waiting for the same reason (the rest counted: `kg status`)
@@ -289,6 +293,8 @@ def approve(ctx: typer.Context, number: Annotated[int, typer.Argument(metavar="N
         d = _api().approve(ws, number, at)
     emit(d, as_json, lambda d: "\n".join([f"✅ #{d['number']} ({d['type']}): {d['action']}"
                                           + (f" {d.get('change') or d.get('entry') or ''}".rstrip())]
+                                         + ([f"  ⚖️  not written to {d['target']}: {_aside_text(d['set_aside'])}"]
+                                            if d.get("set_aside") else [])
                                          + _render_files(d)))
 
 

@@ -158,6 +158,10 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
             st.run("lc_proposal_decide", key=meta_key("Proposal", q["id"]), status="approved", reason="", at=at)
         with lc.tx():  # a rule approved against a live one: settled before the export writes both (in its own
             settling.outside(lc)  # transaction: the new change read back in the one that made it came out torn)
+        aside = [p["set_aside"] for p in lc.report.promoted
+                 if p.get("set_aside") and p["change"] == result.get("change")]
+        if aside:  # (what keeps it out of its file, as the cycle says it)
+            result["set_aside"] = aside[0]
         plans = lc.export()
     result["files"] = [p.as_dict() for p in plans if p.action != "none"]
     return result

@@ -43,7 +43,9 @@ def test_approval_timing_does_not_pick_the_winner_and_a_reinforcement_counts(run
     first = run_kg(["cycle", "--now", "2026-09-04T08:00", "--json"]).json
     assert [p["pattern_key"] for p in first["promoted"]] == ["ci.nopnpm"], first["promoted"]
     (number,) = [q["number"] for q in first["proposed"] if "always use pnpm" in q["text"]]
-    assert run_kg(["approve", str(number), "--now", "2026-09-04T09:00"]).exit_code == 0
+    approved = run_kg(["approve", str(number), "--now", "2026-09-04T09:00"])
+    # decided as it is approved, and said: a tie, neither written (the auto-promoted one taken out of MEMORY.md)
+    assert approved.exit_code == 0 and "not written to SOUL.md: it ties dec-" in approved.stdout, approved.stdout
     for day in ("2026-09-05T08:00", "2026-10-04T08:00"):  # a day later the approved one won 90 to 89
         assert run_kg(["cycle", "--now", day]).exit_code == 0
         (d,) = run_kg(["conflicts", "--json", "--now", day]).json
