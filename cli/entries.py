@@ -248,17 +248,23 @@ def _render_status(d: dict[str, Any]) -> str:
         lines += [f"   [{v['change']}] {v['target']}: {v['text']} (due {v['due'][:10]}"
                   + (f", overdue: {v['overdue']}" if v["overdue"] != "none" else "") + ")"
                   for v in lc["verifications_due"]]
-    if lc.get("verifications_paused"):
+    paused = [v for v in lc.get("verifications_paused") or [] if v.get("how") != "aside"]
+    aside = [v for v in lc.get("verifications_paused") or [] if v.get("how") == "aside"]
+    if paused:
         lines.append(f"\n⏸️  Verifications paused: the rule is not in its file as kg wrote it "
-                     f"({len(lc['verifications_paused'])}; put it back, or `kg export memory --force`, to resume):")
+                     f"({len(paused)}; put it back, or `kg export memory --force`, to resume):")
         lines += [f"   [{v['change']}] {v['target']}: {v['text']} ("
                   + (f"in effect here; taken out by hand in {', '.join(v['elsewhere'])}: its days out there are "
                      "no evidence" if v.get("how") == "elsewhere" else
                      "edited by hand inside its kg block: reworded, or taken out of the block"
-                     if v.get("how") == "edited" else "set aside by a conflict: kg leaves it out, `kg conflicts`"
-                     if v.get("how") == "aside" else "its kg block's markers are damaged (see below)"
+                     if v.get("how") == "edited" else "its kg block's markers are damaged (see below)"
                      if v.get("how") == "damaged" else "withdrawn by hand: its kg block or file is gone")
-                  + f", since {v['withdrawn_since'][:10]})" for v in lc["verifications_paused"]]
+                  + f", since {v['withdrawn_since'][:10]})" for v in paused]
+    if aside:  # kg took these out itself: no edit of a person's to undo (QA4 #6: "put it back" misled)
+        lines.append(f"\n⚖️  Rules set aside by a conflict: kg leaves the rule out of its file while it loses or ties "
+                     f"({len(aside)}; verification resumes when it wins a later cycle or `kg conflicts resolve` "
+                     "picks it; `kg conflicts` lists them):")
+        lines += [f"   [{v['change']}] {v['target']}: {v['text']} (since {v['withdrawn_since'][:10]})" for v in aside]
     if lc.get("checks_out"):
         lines.append(f"\n🔬 Checks: rules kg took out of their file to measure the rate without them "
                      f"({len(lc['checks_out'])}; each goes back when its check ends unless it did not help):")

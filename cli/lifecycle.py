@@ -51,8 +51,7 @@ def _render_cycle(d: dict[str, Any]) -> str:
         state = f"winner {c['winner']}" if c["status"] == "settled" else "TIE — review with `kg conflicts`"
         lines.append(f"  ⚖️  {c['id']}: {c['a']} ({c['score_a']}) vs {c['b']} ({c['score_b']}): {state}")
     for p in d["promoted"]:
-        lines.append(f"  ✅ promoted '{p['pattern_key']}' to {p['target']}: - {p['text']} (verify by "
-                     f"{p['next_check'][:10]})")
+        lines.append(_promoted_line(p))
     for p in d["proposed"]:
         lines.append(f"  📋 proposal #{p['number']} ({p['type']}) → {p['target']}: {p['text'][:60]}")
     for q in d.get("superseded", []):
@@ -75,6 +74,24 @@ def _render_cycle(d: dict[str, Any]) -> str:
     if done:  # (kg/store/compact.py) upkeep of the file, not a change of what kg knows
         lines.append(f"  🗜️  {done['text']}" if "text" in done else f"  ⚠️  graph file not compacted: {done['error']}")
     return "\n".join(lines)
+
+
+def _promoted_line(p: dict[str, Any]) -> str:
+    """A promotion, or one a conflict keeps out of its file (`set_aside`): made a rule, not written (QA4 #6)."""
+    if not p.get("set_aside"):
+        return (f"  ✅ promoted '{p['pattern_key']}' to {p['target']}: - {p['text']} (verify by "
+                f"{p['next_check'][:10]})")
+    return (f"  ⚖️  promoted '{p['pattern_key']}' ({p['change']}), not written to {p['target']}: "
+            f"{_aside_text(p['set_aside'])}: - {p['text']}")
+
+
+def _aside_text(a: dict[str, Any]) -> str:
+    """Which decision keeps a new rule out of its file, and how."""
+    d, vs = a["decision"], f"{a['score']} vs {a['rival_score']}"
+    how = (f"it lost {d} to {a['rival']} ({vs}): kg leaves it out" if a["outcome"] == "lost" else
+           f"it ties {d} with {a['rival']} ({vs}), which stays: kg leaves this one out" if a["kept"] else
+           f"it ties {d} with {a['rival']} ({vs}): kg writes neither")
+    return f"{how}, verification paused (`kg conflicts resolve {d} --winner ID` picks one)"
 
 
 WAITING_SHOWN = 3  # patterns named on a line of those waiting for the same reason (the rest counted: `kg status`)
@@ -105,7 +122,10 @@ def _render_withdrawn(d: dict[str, Any]) -> list[str]:
         f"out for a check until {c['until'][:10]} ({c['why']})" if c["action"] == "out" else
         f"back after its check ({c['why']})" if c["action"] == "back" else
         f"left out after its check ({c['why']})") for c in d.get("checks", [])]
+    told = {p["change"] for p in d.get("promoted", []) if p.get("set_aside")}  # (their promotion line says it)
     for w in d.get("withdrawn", []):
+        if w["change"] in told and w.get("how") == "aside":
+            continue
         if w["action"] == "resumed":
             out.append(f"  ▶️  {w['change']} → {w['target']}: back in the file, verification resumed (next check "
                        f"{w['next_check'][:10]})")
@@ -273,6 +293,8 @@ def approve(ctx: typer.Context, number: Annotated[int, typer.Argument(metavar="N
         d = _api().approve(ws, number, at)
     emit(d, as_json, lambda d: "\n".join([f"✅ #{d['number']} ({d['type']}): {d['action']}"
                                           + (f" {d.get('change') or d.get('entry') or ''}".rstrip())]
+                                         + ([f"  ⚖️  not written to {d['target']}: {_aside_text(d['set_aside'])}"]
+                                            if d.get("set_aside") else [])
                                          + _render_files(d)))
 
 
@@ -295,12 +317,12 @@ def verify(ctx: typer.Context, dry_run: DryRunOpt = False, future: FutureOpt = F
 
 
 @conflicts_app.callback()
-def conflicts_list(ctx: typer.Context, as_json: JsonOpt = False) -> None:
-    """List conflict decisions (ties wait for you)."""
+def conflicts_list(ctx: typer.Context, now: NowOpt = None, as_json: JsonOpt = False) -> None:
+    """List conflict decisions (ties wait for you); contradictions added since the last cycle are decided first."""
     if ctx.invoked_subcommand is not None:
         return
     with errors():
-        rows = _api().conflicts(workspace(ctx))
+        rows = _api().conflicts(workspace(ctx), now_of(ctx, now))
     emit(rows, as_json, _render_conflicts)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import NotFound, UsageError
-from kg.lifecycle import blocks, imported, imported_rules, promote, promoting
+from kg.lifecycle import blocks, imported, imported_rules, promote, promoting, settling
 from kg.lifecycle.api_controls import conflicts, pin, reinforce, resolve_conflict  # noqa: F401 - api.X stays
 from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, drained, holding
 from kg.lifecycle.policy import load as load_policy
@@ -156,6 +156,12 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
                 st.run("status_set", id=q["node"], status="in_progress", at=at)
                 result.update(action="in_progress", entry=q["node"])
             st.run("lc_proposal_decide", key=meta_key("Proposal", q["id"]), status="approved", reason="", at=at)
+        with lc.tx():  # a rule approved against a live one: settled before the export writes both (in its own
+            settling.outside(lc)  # transaction: the new change read back in the one that made it came out torn)
+        aside = [p["set_aside"] for p in lc.report.promoted
+                 if p.get("set_aside") and p["change"] == result.get("change")]
+        if aside:  # (what keeps it out of its file, as the cycle says it)
+            result["set_aside"] = aside[0]
         plans = lc.export()
     result["files"] = [p.as_dict() for p in plans if p.action != "none"]
     return result
@@ -183,8 +189,16 @@ def export_memory(ws: Any, now: Now = None, dry_run: bool = False, *, force: boo
     at = clock.now(now)
     with holding(ws) as st:
         lc = Lifecycle(ws, st, at, dry_run=dry_run)
-        plans = lc.export(force=force)
-        desired = lc.desired()
+        if dry_run:  # the conflicts it would settle first (`settling.outside`), undone
+            with lc.rehearsal():
+                settling.outside(lc)
+                plans = lc.export(force=force)
+                desired = lc.desired()
+        else:
+            with lc.tx():
+                settling.outside(lc)
+            plans = lc.export(force=force)
+            desired = lc.desired()
     return {"now": at.isoformat(), "dry_run": dry_run,
             "files": [p.as_dict() for p in plans if p.action not in ("none", "skip")],
             "skipped": lc.report.skipped,

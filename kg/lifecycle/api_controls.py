@@ -8,6 +8,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import NotFound, UsageError
+from kg.lifecycle import settling
 from kg.lifecycle.cycle import Lifecycle, _jsonable, holding
 from kg.lifecycle.policy import load as load_policy
 from kg.store.schema import meta_key
@@ -17,11 +18,15 @@ Now = datetime | str | None
 
 # -- conflicts ------------------------------------------------------------------------------------------------
 def conflicts(ws: Any, now: Now = None) -> list[dict[str, Any]]:
-    """Every conflict decision with both rules, their scores and the winner ('' for a tie under review)."""
+    """Every conflict decision with both rules, their scores and the winner ('' for a tie under review); a
+    contradiction no decision covers yet (rules added since the last cycle) is decided first (`settling.outside`)."""
     with holding(ws) as st:
+        lc = Lifecycle(ws, st, clock.now(now))
+        with lc.tx():
+            settling.outside(lc)
         decisions = st.run("lc_decisions")
         ids = sorted({d["a"] for d in decisions} | {d["b"] for d in decisions})
-        facts = Lifecycle(ws, st, clock.now(now)).rule_facts(ids) if ids else {}
+        facts = lc.rule_facts(ids) if ids else {}
     out = []
     for d in decisions:
         out.append(_jsonable({**d, "text_a": (facts.get(d["a"]) or {}).get("text"),
@@ -42,6 +47,7 @@ def resolve_conflict(ws: Any, decision_id: str, winner: str, now: Now = None) ->
             raise UsageError(f"--winner must be {d['a']} or {d['b']} (or a / b), not {winner!r}")
         lc = Lifecycle(ws, st, at)
         with lc.tx():
+            settling.outside(lc)  # (the other contradictions added since the last cycle, before the export)
             st.run("lc_decision_override", key=meta_key("Decision", decision_id), winner=pick,
                    reason=f"overridden by a human on {at:%Y-%m-%d}", at=at)
         plans = lc.export()

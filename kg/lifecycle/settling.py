@@ -14,10 +14,10 @@ from kg.lifecycle import conflicts
 from kg.lifecycle.verify_transition import DAY
 
 
-def settle(lc: Any) -> None:
+def settle(lc: Any, *, only_new: bool = False) -> None:
     """Find the contradictions among the live rules and free principles (up to `conflicts.max_detect` of them),
     add the new ones as edges, and score each pair: a decision row per pair, made or brought up to date, a
-    person's override left as it is."""
+    person's override left as it is. `only_new`: decide only the pairs no decision covers yet (`outside`)."""
     c = lc.lp.conflicts
     live, free = lc.rule_rows()
     ids = sorted({r["node"] for r in live if r["node_status"] == "active" and r["kind"] in c.kinds} |
@@ -45,7 +45,7 @@ def settle(lc: Any) -> None:
     for (a, b), reason in sorted(pairs.items()):
         sa, sb = score(lc, facts[a]), score(lc, facts[b])
         old = existing.get((a, b)) or existing.get((b, a))
-        if old and old["override"]:
+        if old and (old["override"] or only_new):
             continue
         w = conflicts.winner(a, sa.total, b, sb.total)
         status = "settled" if w else "tie"
@@ -73,6 +73,37 @@ def settle(lc: Any) -> None:
         lc.st.run("lc_decision_upsert", rows=rows)
 
 
+def outside(lc: Any) -> None:
+    """Between cycles, where a person meets the rules (`kg conflicts`, `kg export memory`, `kg approve`, `kg
+    conflicts resolve`): the contradictions no decision covers yet, decided as a cycle decides them (`settle`),
+    and the live changes they set aside paused as the cycle pauses them. Two principles added by hand, one
+    "always", one "never", both went into MEMORY.md and `kg conflicts` said there were none until a cycle ran
+    (QA4 #7). Decisions already made are brought up to date by the cycle only: a listing does not rescore them."""
+    from kg.lifecycle.verifying import pause_set_aside
+
+    settle(lc, only_new=True)
+    pause_set_aside(lc)
+
+
+def note_aside(lc: Any, aside: set[str]) -> None:
+    """On each rule this cycle promoted that a conflict keeps out of its file (`aside`: change ids), the decision
+    that does (`set_aside`: its id, "tie" or "lost", the other rule, both scores). The cycle printed "promoted ...
+    to MEMORY.md" for both sides of a tie, and MEMORY.md was never written (QA4 #6)."""
+    if not aside:
+        return
+    decisions = lc.st.run("lc_decisions")
+    for p in lc.report.promoted:
+        if p["change"] not in aside:
+            continue
+        for d in decisions:
+            if p["node"] in (d["a"], d["b"]) and d["winner"] != p["node"]:  # (not one it won)
+                mine, other = (d["score_a"], d["score_b"]) if d["a"] == p["node"] else (d["score_b"], d["score_a"])
+                rival = d["b"] if d["a"] == p["node"] else d["a"]
+                p["set_aside"] = {"decision": d["id"], "outcome": "tie" if d["status"] == "tie" else "lost",
+                                  "rival": rival, "kept": d["winner"] or None, "score": mine, "rival_score": other}
+                break
+
+
 def rule_facts(lc: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
     """What a conflict is scored on, for each of `ids` that is a rule of a kind the conflicts step weighs."""
     wanted = set(ids)
@@ -81,6 +112,16 @@ def rule_facts(lc: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
 
 def score(lc: Any, f: dict[str, Any]) -> conflicts.Score:
     """A rule's conflict score from its facts: priority, recurrence, and the days since it was last seen."""
-    seen = max(x for x in (f["last_seen"], f["reinforced_at"], f["created_at"]) if x)
-    return conflicts.score(f["priority"], int(f["recurrence"] or 0), max(0, (lc.now - seen) // DAY),
+    return conflicts.score(f["priority"], int(f["recurrence"] or 0), max(0, (lc.now - last_seen(f)) // DAY),
                            f["area"], lc.lp)
+
+
+def last_seen(f: dict[str, Any]) -> Any:
+    """When a rule was last seen, for its recency: its pattern's last occurrence, or a person's `kg reinforce` of
+    the rule since it was made (`reinforced_at` after `created_at`: a rule is made with the two equal). Not
+    when the rule was made: that is when a cycle promoted it or a person approved it, and the rule approved an
+    hour after its rival's promotion won their conflict on recency, the same evidence behind both (QA4 #5). A
+    rule with no pattern (a principle added by hand, or imported) was last seen when it was stated."""
+    made, again = f["created_at"], f["reinforced_at"]
+    seen = [x for x in (f["last_seen"], again if again and made and again > made else None) if x]
+    return max(seen) if seen else (made or again)

@@ -386,6 +386,9 @@ def pause_set_aside(lc: Any) -> None:
     if not lc.report.conflicts:
         return
     aside = set_aside(lc)
+    from kg.lifecycle.settling import note_aside
+
+    note_aside(lc, aside)
     here = here_of(lc)
     writes = []
     for c in lc.st.run("lc_live_effects", statuses=list(LIVE)) if aside else []:

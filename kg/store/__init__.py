@@ -215,6 +215,11 @@ class Store:
                 return _remake.settle(self, name, params, self._run_plain(name, query, params))
         return self._run_plain(name, query, params)
 
+    def kept_for(self, name: str) -> bool:
+        """Whether `run(name)` keeps something beside the statement (a tally, an aggregate, a remade row, the
+        side index's note of a new node): a caller running it many times (`bulk.run_each`) must go through `run`."""
+        return name == "node_create" or name in _remake.WRITES or (name in _AGGREGATED and name not in _READS)
+
     def _run_plain(self, name: str, query: _queries.NamedQuery, params: dict[str, Any]) -> list[Row]:
         if name in _AGGREGATED:  # issue 22: a maintained aggregate answers or is kept (kg/store/aggregates.py)
             return self._run_aggregated(name, query, params)
