@@ -133,9 +133,10 @@ def test_install_force_replaces_kg_s_edited_job_and_no_other_line(ws, tmp_path, 
                    "the markers, or run `kg schedule install --force` to replace it with kg's job (your edit is "
                    "lost)\n"), err
     code, out, err = kg(f"schedule install --force --crontab {crontab}")
-    assert (code, err) == (0, "") and out.startswith(f"⏰ Replaced this workspace's job in {crontab} (it was: {job}):\n")
+    assert (code, err) == (0, "")
+    assert out.startswith(f"⏰ Replaced this workspace's job in {crontab} (it was: {job}):\n"), out
     assert crontab.read_bytes() == pristine
-    code, out, err = kg(f"schedule install --force --crontab {crontab}")  # kg's own job again: nothing to replace
+    code, out, err = kg(f"schedule install --force --crontab {crontab}")  # kg's job as it is: nothing to do
     assert (code, err) == (0, "") and out.startswith(f"⏰ Already installed in {crontab} (nothing changed):\n"), out
     assert crontab.read_bytes() == pristine
     units = tmp_path / "units"
