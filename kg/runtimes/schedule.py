@@ -418,7 +418,8 @@ def run(target: Any = None, *, rules_dir: Path | None = None, now: datetime | st
     not raise: the record says `ok: false` with the error. A file the cycle could not use (a folder named
     USER.md, a link out of the workspace) is in `skipped`: the rest ran, and the file waits for a person."""
     from kg.lifecycle.api import cycle
-    from kg.workspace import find_root, open_workspace
+    from kg.workspace import open_workspace
+    from kg.workspace_root import find_root
 
     root = Path(target.root) if hasattr(target, "root") else find_root(target)
     if not hasattr(target, "root"):  # (an open workspace has its zone in effect)
