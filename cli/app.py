@@ -99,7 +99,7 @@ def _clock_zone(workspace: str | None) -> None:
     `--now` or `--since` without an offset is read in it, whatever this process's TZ. Opening the workspace
     settles it again (kg.toml's [clock], the store's record); none found, the process's own."""
     from kg.core.errors import KgError
-    from kg.workspace import MARKER, find_root
+    from kg.workspace_root import MARKER, find_root
     from kg.workspace_zone import use_cached
 
     try:

@@ -224,7 +224,8 @@ _served: list[Any] = []
 def workspace(ctx: typer.Context, *, fallback: bool = False):
     """The workspace the command works in; with `fallback`, on the packaged rules when kg.toml is broken
     (kg.workspace.Workspace: `rules_problem` says what is wrong)."""
-    from kg.workspace import find_root, open_workspace
+    from kg.workspace import open_workspace
+    from kg.workspace_root import find_root
 
     st = state(ctx)
     if _served and st.rules is None and find_root(st.workspace) == _served[0].root:

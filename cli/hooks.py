@@ -103,7 +103,8 @@ def _moved(ctx: typer.Context, runtime: str | None) -> Any:
     from pathlib import Path
 
     from kg.core.errors import NoWorkspace
-    from kg.workspace import Workspace, find_root
+    from kg.workspace import Workspace
+    from kg.workspace_root import find_root
 
     named = state(ctx).workspace
     again = f"`kg install {runtime or '<runtime>'}`"

@@ -26,16 +26,20 @@ def install(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = Fal
             unit_dir: UnitDirOpt = None,
             dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be written, and where; "
                                                                     "write nothing.")] = False,
+            force: Annotated[bool, typer.Option("--force", help="Replace the crontab job even where you edited it "
+                                                                "inside kg's block (kept otherwise); the crontab's "
+                                                                "other lines stay as they are.")] = False,
             as_json: JsonOpt = False) -> None:
     """Schedule `kg cycle` for this workspace every day at 06:15, with the absolute paths of this kg and the
     workspace, so it runs under cron's bare environment. Every run appends a timestamped line to
-    memory/.kg/cycle.log; `kg status` shows the last one. Safe to run again. With --systemd, exits 1 when
-    systemctl cannot enable the timer (no user bus): the units stay written, and the message says what to run."""
+    memory/.kg/cycle.log; `kg status` shows the last one. Safe to run again. A crontab job you edited inside kg's
+    block is kept, and said so, unless --force. With --systemd, exits 1 when systemctl cannot enable the timer (no
+    user bus): the units stay written, and the message says what to run."""
     from kg.runtimes import schedule
 
     with errors():
         done = schedule.install(workspace(ctx), cron=cron, systemd=systemd, crontab=crontab, unit_dir=unit_dir,
-                                dry_run=dry_run)
+                                dry_run=dry_run, force=force)
     if done.get("next"):
         note(f"To enable the timer, run: {done['next']}" + (f" ({done['why']})" if done.get("why") else ""))
     if done.get("flagged"):
@@ -58,7 +62,8 @@ def _render_install(d: dict[str, Any]) -> str:
     if d["mode"] == "cron" and d.get("flagged"):
         return ""
     if d["mode"] == "cron":  # run again with nothing to change, it says so: it added nothing (QA1 #5)
-        head = (f"Added to {d['written']}:" if d.get("changed")
+        head = (f"Replaced this workspace's job in {d['written']} (it was: {d['replaced']}):" if d.get("replaced")
+                else f"Added to {d['written']}:" if d.get("changed")
                 else f"Already installed in {d['written']} (nothing changed):")
         return f"⏰ {head}\n" + _job_lines(d)
     state = "enabled" if d.get("enabled") else "written"

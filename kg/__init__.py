@@ -16,7 +16,7 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-_FROM_WORKSPACE = {"LogResult": "kg.workspace", "Workspace": "kg.workspace", "find_root": "kg.workspace",
+_FROM_WORKSPACE = {"LogResult": "kg.workspace", "Workspace": "kg.workspace", "find_root": "kg.workspace_root",
                    "init_workspace": "kg.workspace_setup", "open_workspace": "kg.workspace"}
 
 

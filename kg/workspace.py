@@ -1,8 +1,7 @@
 """The workspace: where the graph and the memory files live, and the public API that works on them.
 
 A workspace is a folder holding the agent's instruction files and `memory/`. It is found the way git finds
-`.git`: named by `--workspace`/`KG_WORKSPACE`, else the nearest folder at or above the current directory that
-has `memory/.kg/`.
+`.git` (kg/workspace_root.py).
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from typing import Any
 from kg import workspace_toml as _toml
 from kg import workspace_zone as _zone
 from kg.core import clock, paths
-from kg.core.errors import NoWorkspace, SchemaError, StoreError, UsageError
+from kg.core.errors import SchemaError, StoreError, UsageError
 from kg.graph import reads
 from kg.ingest import drain, ids_rebuild, writes
 from kg.ingest.apply import PATTERN_KEY_META, pattern_for_key  # noqa: F401 - public here since before kg.ingest
@@ -31,39 +30,10 @@ from kg.ingest.journal import Journal, write_atomic
 from kg.ingest.writes import LogResult
 from kg.redaction import cache as _rule_cache
 from kg.store import Store
+from kg.workspace_root import MARKER, find_root
 
-ENV_WORKSPACE = "KG_WORKSPACE"
 ENV_LOCK_TIMEOUT = "KG_LOCK_TIMEOUT"
-MARKER = Path("memory") / ".kg"
 GRAPH_FILE = "graph.kuzu"
-
-
-def find_root(explicit: str | os.PathLike[str] | None = None, *, start: Path | None = None) -> Path:
-    """Resolve the workspace folder, or say how to make one."""
-    try:
-        return _find_root(explicit, start)
-    except PermissionError as exc:
-        raise StoreError(f"cannot read {exc.filename}: permission denied") from None
-
-
-def _find_root(explicit: str | os.PathLike[str] | None, start: Path | None) -> Path:
-    named = explicit or os.environ.get(ENV_WORKSPACE)
-    if named:
-        root = Path(named).expanduser().resolve()
-        if root.exists() and not root.is_dir():  # a file: `kg init` there cannot work either
-            raise NoWorkspace(f"{root} is a file, not a kg workspace folder: name the workspace's folder with "
-                              "--workspace/-w (or KG_WORKSPACE)")
-        if not (root / MARKER).is_dir():
-            raise NoWorkspace(f"{root} is not a kg workspace: run `kg init {root}` to make one")
-        return root
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / MARKER).is_dir():
-            return folder
-    raise NoWorkspace(
-        f"no kg workspace at or above {here}: run `kg init` here, or name one with --workspace/-w or "
-        f"{ENV_WORKSPACE}"
-    )
 
 
 def open_workspace(path: str | os.PathLike[str] | None = None, *, rules_dir: Path | None = None,

@@ -10,7 +10,8 @@ from typing import Any
 from kg.core.errors import KgError, StoreError
 from kg.ingest import drain
 from kg.ingest.journal import Journal
-from kg.workspace import GRAPH_FILE, MARKER, Workspace
+from kg.workspace import GRAPH_FILE, Workspace
+from kg.workspace_root import MARKER
 
 
 def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = None,

@@ -20,7 +20,7 @@ from typing import IO, Any, TypeVar
 
 from kg.core.errors import FileChanged, UnusableFile
 
-STATE = Path("memory") / ".kg"  # the folder that makes a folder a workspace (kg.workspace.MARKER)
+STATE = Path("memory") / ".kg"  # the folder that makes a folder a workspace (kg.workspace_root.MARKER)
 ANY: Any = object()  # `base` when kg replaces a file whatever it holds now (its own state files)
 BEFORE_REPLACE: Any = None  # a test hook: called with the path after the new content is on disk, before the check
 TRIES = 5  # how many times a read-merge-write of a file someone keeps writing is made from a fresh read (`retried`)

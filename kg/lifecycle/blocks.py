@@ -142,6 +142,11 @@ def _removed(current: str, span: Span, glue: str) -> str:
     return before[:len(before) - cut] + head + tail + current[span.end:]
 
 
+def without(text: str, span: Span) -> str:
+    """`text` without the block at `span`, as a removal leaves it: a person's text on a marker's line stays."""
+    return _removed(text, span, "")
+
+
 def inner_of(text: str | None, name: str, markers: tuple[str, str] = HTML) -> str | None:
     """The content between the markers, or None when the file or the block is absent."""
     if text is None:

@@ -55,11 +55,18 @@ def _token_like(run: str) -> bool:
     return any(c.isdigit() for c in run) and any(c.isalpha() for c in run) and not _HEX.fullmatch(run)
 
 
+def may_hold_secret(sid: str) -> bool:
+    """Whether session id `sid`, its UUIDs aside, has a run the redaction rules could take for a secret (a short key
+    or a UUID has none): only such an id is worth asking the rules about, or keying by digest. Pure, no rules loaded
+    (kg/runtimes/early_end.py asks it before anything is imported)."""
+    return bool(_SHORT_RUN.search(_UUID.sub(" ", sid)))
+
+
 def holds_secret(sid: str, redactor: Any) -> bool:
     """Whether the redaction rules (`redactor`: the workspace's, `ws.rules.redactor`; None: no rules) find a secret
-    in session id `sid`. They are asked only about an id with a run they could take for a secret, so a UUID or a
-    short key costs a hook nothing."""
-    return redactor is not None and bool(_SHORT_RUN.search(_UUID.sub(" ", sid))) and bool(redactor.redact(sid).kinds)
+    in session id `sid`. They are asked only about an id with a run they could take for a secret (`may_hold_secret`),
+    so a UUID or a short key costs a hook nothing."""
+    return redactor is not None and may_hold_secret(sid) and bool(redactor.redact(sid).kinds)
 
 
 def _digest(sid: str) -> str:

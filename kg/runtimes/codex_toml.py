@@ -43,14 +43,16 @@ def strip_legacy(text: str) -> str:
 
 
 def without_blocks(text: str) -> str:
-    """`text` with kg's blocks cut out (a damaged one stays: the editor flags it)."""
+    """`text` with kg's blocks cut out (a damaged one stays: the editor flags it). A person's text on a marker's
+    line stays, as every block removal keeps it (`blocks.without`): `[features] # kaizen-kg:begin codex-hooks` cut
+    whole read as a file without [features], and kg then wrote a second one (invalid TOML, the install refused)."""
     for name in NAMES:
         try:
             span = blocks.find(text, name, blocks.TOML)
         except blocks.BlockError:
             continue
         if span is not None:
-            text = text[:span.start] + text[span.end:]
+            text = blocks.without(text, span)
     return text
 
 

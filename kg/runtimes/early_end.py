@@ -87,7 +87,7 @@ def record(argv: list[str]) -> str | None:
     from kg.memory import session_ends, session_ids
 
     rid = _option(words, "--runtime-session") or payload.get("session_id")
-    if not isinstance(rid, str) or session_ids._SHORT_RUN.search(session_ids._UUID.sub(" ", rid)):
+    if not isinstance(rid, str) or session_ids.may_hold_secret(rid):
         return None  # an id the redaction rules may have to key (`session_ids.runtime_key`): the full path's
     ws = SimpleNamespace(kg_dir=root / "memory" / ".kg")
     key = session_ids.runtime_key(runtime, rid)

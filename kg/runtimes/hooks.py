@@ -268,6 +268,16 @@ def _backlog(ws: Any, width: int, kg: str) -> str:
             f"{failed['at']}: {short(failed['error'], width)} ({_named('`kg doctor`', kg)} says more)")
 
 
+def _scoped(ws: Any, st: Any) -> dict[str, Any]:
+    """The watch list's targets kept to the workspace that made them, on a team graph (its store names this
+    member: `origin`): a USER.md preference is rendered only there, so only there is it a rule to follow."""
+    if getattr(st, "origin", None) is None:
+        return {}
+    from kg.lifecycle.policy import load as load_policy
+
+    return {"workspace_kinds": sorted(k for k, t in load_policy(ws).targets.items() if t.scope == "workspace")}
+
+
 def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *, start_session: bool,
            source: str, write: bool, tools: bool = False, transcript: str | None = None,
            key: str | None = None, hand_off: Any = None, thread: tuple[str, str | None] | None = None
@@ -307,8 +317,9 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
         shown_keys = {(short(r["text"], w), r["priority"]) for r, _ in pending[:lim["pending_high"]]}
         shown_ids = [r["id"] for r in window if (short(r["text"], w), r["priority"]) in shown_keys]
         pending_total = st.run("hooks_pending_high_count", priorities=highs)[0]["n"]
-        watch = st.run("hooks_watch", statuses=list(LIVE), now=at, limit=max(lim["watch"], 1))
-        watch_total = st.run("hooks_watch_count", statuses=list(LIVE), now=at)[0]["n"]
+        scoped = _scoped(ws, st)
+        watch = st.run("hooks_watch", statuses=list(LIVE), now=at, limit=max(lim["watch"], 1), **scoped)
+        watch_total = st.run("hooks_watch_count", statuses=list(LIVE), now=at, **scoped)[0]["n"]
         counts = st.run("hooks_counts")[0]
         edges = st.run("hooks_edge_count")[0]["n"]
         sessions_n = st.run("count_sessions")[0]["n"]

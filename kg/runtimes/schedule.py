@@ -213,7 +213,7 @@ def _write_crontab(file: Path | None, plan: blocks.SyncPlan, before: str | None)
         raise KgError(f"crontab - failed: {done.stderr.decode('utf-8', 'replace').strip()}")
 
 
-CRON_FIX = "delete the block (both marker lines) and run `kg schedule install` again"
+CRON_FIX = "run `kg schedule install --force` to replace it with kg's job (your edit is lost)"
 UNINSTALL_FIX = "run `kg schedule uninstall --force` to remove it (your edit is lost)"
 
 
@@ -266,9 +266,12 @@ def _systemctl(*args: str) -> str | None:
 
 # -- the three commands ------------------------------------------------------------------------------------------
 def install(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str | Path | None = None,
-            unit_dir: str | Path | None = None, kg: Path | None = None, dry_run: bool = False) -> dict[str, Any]:
+            unit_dir: str | Path | None = None, kg: Path | None = None, dry_run: bool = False,
+            force: bool = False) -> dict[str, Any]:
     """Write the job for this workspace (replacing an earlier one for it). Safe to run again. `dry_run`: what
-    would be written, and where; nothing is."""
+    would be written, and where; nothing is. A crontab job a person edited inside kg's block is kept (`flagged`
+    says why) unless `force`, which rewrites that block alone: every other line of the crontab stays as it was.
+    The systemd units are kg's own files, rewritten whenever they differ (`force` changes nothing there)."""
     mode = _mode(cron, systemd)
     root = Path(ws.root).absolute()
     kg = Path(kg).absolute() if kg else kg_executable()
@@ -286,9 +289,12 @@ def install(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str 
     log_path(root).parent.mkdir(parents=True, exist_ok=True)
     if mode == "cron":
         file = _crontab_file(crontab)
-        plan = _sync_cron(ws, root, file, cron_inner(kg, root))
+        job = job_in(_read_crontab(file) or "", root) if force else None
+        plan = _sync_cron(ws, root, file, cron_inner(kg, root), force=force)
+        changed = plan.action not in ("none", "flag")
         out.update(written=str(file) if file else "the user's crontab", lines=cron_entry(kg, root).splitlines(),
-                   flagged=plan.reason if plan.action == "flag" else None, changed=plan.action not in ("none", "flag"))
+                   flagged=plan.reason if plan.action == "flag" else None, changed=changed,
+                   replaced=job if changed and job is not None else None)
         return out
     folder, real = _unit_dir(unit_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -412,7 +418,8 @@ def run(target: Any = None, *, rules_dir: Path | None = None, now: datetime | st
     not raise: the record says `ok: false` with the error. A file the cycle could not use (a folder named
     USER.md, a link out of the workspace) is in `skipped`: the rest ran, and the file waits for a person."""
     from kg.lifecycle.api import cycle
-    from kg.workspace import find_root, open_workspace
+    from kg.workspace import open_workspace
+    from kg.workspace_root import find_root
 
     root = Path(target.root) if hasattr(target, "root") else find_root(target)
     if not hasattr(target, "root"):  # (an open workspace has its zone in effect)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 ENV = "KG_SERVER"  # 0/false/no/off: never use or start a read server
 OFF = {"0", "false", "no", "off"}
-MARKER = os.path.join("memory", ".kg")  # kg.workspace.MARKER, kept here so that this module imports nothing of kg
+MARKER = os.path.join("memory", ".kg")  # kg.workspace_root.MARKER, kept here so that this module imports nothing of kg
 STOPPED = "serve.stopped"  # in memory/.kg/: when (epoch seconds) `kg serve stop` last ran (`mark_stopped`)
 ANSWER_TIMEOUT = 600.0  # a read at a million entries; a server that hangs longer is treated as dead
 _in_server = False  # set in the server process: it never asks itself to let go
@@ -49,7 +49,7 @@ def enabled() -> bool:
 
 
 def locate(explicit: str | None) -> str | None:
-    """The workspace folder as `kg.workspace.find_root` finds it, or None (the command then runs here and
+    """The workspace folder as `kg.workspace_root.find_root` finds it, or None (the command then runs here and
     says what is wrong). A str path: `pathlib` is not loaded in the client."""
     try:
         named = explicit or os.environ.get("KG_WORKSPACE")

@@ -325,7 +325,8 @@ def serve(root: Path, lock: int | None = None) -> str:
     """Serve the workspace at `root` until idle, asked to let go, or stopped; returns why it stopped. `lock`:
     the descriptor of `serve.lock` its starter took for it (`client.spawn`), else it takes the lock itself."""
     from kg.core.errors import KgError, StoreBusy
-    from kg.workspace import MARKER, open_workspace
+    from kg.workspace import open_workspace
+    from kg.workspace_root import MARKER
 
     client._in_server = True
     protocol.trace(f"server start {protocol.process_start(time.monotonic()):.3f}")

@@ -19,6 +19,26 @@ MATCH (c:Change)
 WHERE c.status IN $statuses AND c.next_check > $now
 RETURN count(c) AS n
 
+// name: hooks_watch
+// dialect: falkordb
+// On a team graph, a change whose target's scope is "workspace" (a USER.md preference: rules/lifecycle.toml,
+// $workspace_kinds) is watched only in the workspace whose cycle made it, where alone it is rendered
+// (kg/lifecycle/render.py): another member's preference is no rule this member's agent follows.
+MATCH (c:Change)
+WHERE c.status IN $statuses AND c.next_check > $now
+  AND (NOT c.target_kind IN $workspace_kinds OR c.workspace IS NULL OR c.workspace = $origin_workspace)
+RETURN c.id AS id, c.status AS status, c.target AS target, c.text AS text, c.next_check AS next_check,
+       c.applied_at AS applied_at
+ORDER BY c.next_check, c.id
+LIMIT $limit
+
+// name: hooks_watch_count
+// dialect: falkordb
+MATCH (c:Change)
+WHERE c.status IN $statuses AND c.next_check > $now
+  AND (NOT c.target_kind IN $workspace_kinds OR c.workspace IS NULL OR c.workspace = $origin_workspace)
+RETURN count(c) AS n
+
 // name: hooks_counts
 // Node and edge totals for the brief's stats line.
 MATCH (n:Node)

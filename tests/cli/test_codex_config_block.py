@@ -81,3 +81,17 @@ def test_an_older_kgs_block_becomes_the_editors_blocks(ws, run_kg):
     assert tomllib.loads(text)["features"] == {"hooks": True, "web": True}
     _install(run_kg, "uninstall")
     assert _config(ws).read_text() == "[features]\nweb = true\n"
+
+
+def test_a_table_header_the_person_put_on_kg_s_begin_marker_line_is_read_as_theirs(ws, run_kg):
+    """kg judged what to write on the file with its blocks cut out as whole lines: `[features]` on the begin
+    marker's line went with it, so kg thought the file had no [features], wrote a second one into its block, and
+    the install refused the file as invalid TOML (exit 2). The person's text on a marker line is theirs, as every
+    block removal keeps it: the block stays as it is and the install goes through."""
+    _config(ws).parent.mkdir()
+    mine = 'model = "o3"\n\n[features] # kaizen-kg:begin codex-hooks\nhooks = true\n# kaizen-kg:end codex-hooks\n'
+    _config(ws).write_bytes(mine.encode())
+    res = run_kg("install codex --json")
+    assert res.exit_code == 0, res.stderr
+    text = _config(ws).read_text()
+    assert text.startswith(mine) and tomllib.loads(text)["features"] == {"hooks": True}, text

@@ -112,3 +112,35 @@ def test_install_again_with_nothing_to_change_says_it_is_already_installed(ws, t
     assert code == 0 and "already installed" not in out, out
     code, out, _ = kg(f"schedule install --systemd --unit-dir {units}")
     assert code == 0 and " (already installed: the units were as kg writes them)\n" in out, out
+
+
+def test_install_force_replaces_kg_s_edited_job_and_no_other_line(ws, tmp_path, capsys):
+    """`kg schedule install` had no --force: a job a person edited inside kg's block was kept, and the only way back
+    to kg's job was to delete the block by hand. --force rewrites kg's block alone; the person's other crontab
+    lines (before and after it) stay byte for byte."""
+    kg = _kg(ws, capsys)
+    crontab = tmp_path / "crontab"
+    crontab.write_bytes(b"MAILTO=me@example.org\n0 * * * * /usr/bin/true\n")
+    assert kg(f"schedule install --crontab {crontab}")[0] == 0
+    crontab.write_bytes(crontab.read_bytes() + b"# mine\n5 4 * * sun /usr/local/bin/backup\n")
+    pristine = crontab.read_bytes()
+    crontab.write_bytes(pristine.replace(b"\n15 6 * * * ", b"\n30 7 * * * "))
+    edited = crontab.read_bytes()
+    job = next(ln for ln in edited.decode().splitlines() if "schedule run" in ln)
+    code, out, err = kg(f"schedule install --crontab {crontab}")
+    assert (code, out, crontab.read_bytes()) == (0, "", edited)
+    assert err == (f"Kept the job in {crontab} as it is: a human edited inside the kg block; move the text outside "
+                   "the markers, or run `kg schedule install --force` to replace it with kg's job (your edit is "
+                   "lost)\n"), err
+    code, out, err = kg(f"schedule install --force --crontab {crontab}")
+    assert (code, err) == (0, "")
+    assert out.startswith(f"⏰ Replaced this workspace's job in {crontab} (it was: {job}):\n"), out
+    assert crontab.read_bytes() == pristine
+    code, out, err = kg(f"schedule install --force --crontab {crontab}")  # kg's job as it is: nothing to do
+    assert (code, err) == (0, "") and out.startswith(f"⏰ Already installed in {crontab} (nothing changed):\n"), out
+    assert crontab.read_bytes() == pristine
+    units = tmp_path / "units"
+    assert kg(f"schedule install --systemd --force --unit-dir {units}")[0] == 0
+    (units / next(p.name for p in units.glob("*.timer"))).write_text("[Timer]\nOnCalendar=hourly\n")
+    code, out, _ = kg(f"schedule install --systemd --force --unit-dir {units}")
+    assert code == 0 and "already installed" not in out and "06:15" in next(units.glob("*.timer")).read_text()

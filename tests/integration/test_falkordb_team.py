@@ -344,6 +344,36 @@ def test_a_rule_scoped_to_its_workspace_renders_only_there(tmp_path, falkordb_ur
         assert "- docker build failed: no space left on device" in (root / "TOOLS.md").read_text(), root.name
 
 
+def test_a_preference_is_on_the_watch_list_of_its_own_workspace_only(tmp_path, falkordb_url):
+    """The session brief's watch list (rules under verification: follow them) read every change on the team graph:
+    alpha's preference, written into alpha's USER.md only, was on beta's list too, a rule beta's agent was told to
+    follow that no file of beta holds (QA2 #1, left). A change whose target's scope is "workspace" is watched only
+    where it is rendered; a team rule (TOOLS.md) is watched in both."""
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann", wait_off=True)
+    beta = init(tmp_path, "beta", falkordb_url, "bob", wait_off=True)
+    for day, session in enumerate(("p1", "p2", "p3")):
+        code, _, err = kg(f"log learning 'Prefer tabs over spaces in Makefiles' --category preference "
+                          f"--pattern-key tabs.make --session {session} --wait --now 2026-02-0{day + 1}T09:00:00",
+                          workspace=alpha)
+        assert code == 0, err
+        for root in (alpha, beta):
+            _log(root, "docker build failed: no space left on device", "docker.space", day,
+                 f"{root.name}{session}", month=2)
+    code, out, err = kg("cycle --json --now 2026-02-05T20:00:00", workspace=alpha)
+    assert code == 0, err
+    assert {p["pattern_key"]: p["target"] for p in json.loads(out)["promoted"]} == {
+        "tabs.make": "USER.md", "docker.space": "TOOLS.md"}
+    watched = {}
+    for root in (alpha, beta):
+        code, out, err = kg("hook session-start --now 2026-02-06T09:00:00", workspace=root)
+        assert code == 0, err
+        watch = out.split("Watch List", 1)[1].split("\n\n", 1)[0]
+        watched[root.name] = [ln for ln in watch.splitlines() if ln.startswith("- ")]
+    assert sorted(ln.split(" (")[0] for ln in watched["alpha"]) == [
+        "- Prefer tabs over spaces in Makefiles", "- docker build failed: no space left on device"], watched
+    assert [ln.split(" (")[0] for ln in watched["beta"]] == ["- docker build failed: no space left on device"], watched
+
+
 def test_a_preference_is_promoted_only_by_and_into_the_workspace_whose_events_made_it(tmp_path, falkordb_url):
     """Beta states a preference three times in three sessions; alpha's cycle ran first and wrote beta's preference
     into alpha's USER.md and preferences.json, and beta's own cycle then had nothing left to promote (QA2 #1). Now
@@ -719,3 +749,22 @@ def test_a_server_still_replaying_its_data_is_left_running_and_said(tmp_path, fa
             "MATCH (n:N) RETURN count(n)").result_set == [[12]]
     finally:
         falkor_server.stop(data)
+
+
+def test_a_rebuilt_ids_json_keeps_each_member_s_counter(tmp_path, falkordb_url):
+    """A damaged ids.json is rebuilt from the team graph, which holds every member's ids: the rebuild read each as
+    one number, so member 1's counter became 2002 (beta's ERR-...-002002) and its next id ERR-...-2003, and member
+    2's next ERR-...-0022004. Each reads only its own ids, as its allocator writes them (`Journal.counter_of`)."""
+    now = "--now 2026-03-01T10:00:00"
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann")
+    beta = init(tmp_path, "beta", falkordb_url, "bob")
+    for root in (alpha, beta, beta):
+        code, out, err = kg(f"log error 'first of {root.name}' --wait {now}", workspace=root)
+        assert code == 0, err
+    nexts = []
+    for root in (alpha, beta):
+        (root / "memory" / ".kg" / "ids.json").write_text("{garbage", encoding="utf-8")
+        code, out, err = kg(f"log error 'after the rebuild' --json {now}", workspace=root)
+        assert code == 0, err
+        nexts.append(json.loads(out)["id"])
+    assert nexts == ["ERR-20260301-002", "ERR-20260301-002003"], nexts

@@ -112,3 +112,37 @@ def test_a_tail_that_reads_as_a_key_is_still_joined_after_a_whole_token(text, pi
 ])
 def test_a_word_is_told_from_a_piece_of_a_key(piece, expected):
     assert wordlike(piece, load_default().settings.wrapped) is expected
+
+
+# Any run of blanks or tabs before the colon (headers aligned in a column, as some tools print them), or `=`: every
+# header-style rule reads the header as it does with none (key headers, Authorization of any scheme, Proxy-
+# Authorization, Basic, curl -H, Cookie).
+@pytest.mark.parametrize("text, secret", [
+    (f"X-Honeycomb-Team  : {TEAM}", TEAM),
+    (f"X-Honeycomb-Team \t : {HEX32}", HEX32),
+    (f"X-Honeycomb-Team= {HEX32}", HEX32),
+    (f"Circle-Token          : {TEAM}", TEAM),
+    ("X-Api-Key          : AAAAbbbb1111CCCCdddd", "AAAAbbbb1111CCCCdddd"),
+    ("X-Api-Key  : AAAAbbbb1111CCCCdddd", "AAAAbbbb1111CCCCdddd"),
+    ("Api-Key\t\t: AAAAbbbb1111CCCCdddd", "AAAAbbbb1111CCCCdddd"),
+    (f"Authorization          : {TEAM}", TEAM),
+    ("Authorization            : Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA=="),
+    ("Proxy-Authorization: Bearer abc123def456ghi", "abc123def456ghi"),
+    ("Proxy-Authorization   = Token abc123def456ghi", "abc123def456ghi"),
+    (f"curl -H 'X-Mine-Token     : {TEAM}' https://api.example.com", TEAM),
+    ("Cookie  : theme=dark; connect.sid=s%3AAbCdEf12345678", "AbCdEf12345678"),
+    ("Cookie\t: sessionid=Zx9Kq2Lm8Np4Rt7", "Zx9Kq2Lm8Np4Rt7"),
+    ("lorem ipsum " * 500 + f"\nX-Honeycomb-Team      : {HEX32}", HEX32),  # a long text finds keywords by its tries
+])
+def test_a_header_with_any_run_of_blanks_before_its_colon_or_equals_is_redacted(text, secret):
+    out = redact(text)
+    assert secret not in out and secret[:10] not in out, out
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize("text", [
+    "X-Team     : engineering", "X-Request-Key\t\t: user-42", "Idempotency-Key = order-2024-10-11",
+    "Cookie    : theme=dark; lang=en", "sort-key   : lastModified",
+])
+def test_a_header_with_blanks_before_its_colon_and_no_key_is_kept(text):
+    assert redact(text) == text

@@ -62,3 +62,28 @@ def test_an_id_a_runtime_gives_out_is_kept_as_it_is(rid):
     """Digits alone, hex alone (a dashless UUID): a session already in sessions.json under its raw key is found
     again (the first form digested every long run, and such a session was started anew; the reviewer)."""
     assert runtime_key("openclaw", rid) == f"openclaw:{rid}"
+
+
+@pytest.mark.parametrize(("sid", "expected"), [
+    ("0b5f3c1e-8a2d-4c6f-9e1b-7d3a5c9f2e4b", False),  # a UUID (Claude Code, Codex): nothing the rules could take
+    ("abc-12:x.y", False), ("", False),
+    ("0b5f3c1e-8a2d-4c6f-9e1b-7d3a5c9f2e4b-ghpAb12Cd", True), ("sprint42refactor", True),
+])
+def test_may_hold_secret_asks_the_rules_only_about_a_long_enough_run(sid, expected):
+    from kg.memory.session_ids import may_hold_secret
+
+    assert may_hold_secret(sid) is expected
+
+
+def test_early_end_uses_no_private_name_of_session_ids():
+    """kg/runtimes/early_end.py read `session_ids._SHORT_RUN` and `session_ids._UUID`: a change to those private
+    names would break the Codex SessionEnd's early record unseen. It asks the public `may_hold_secret`."""
+    import ast
+    from pathlib import Path
+
+    import kg.runtimes.early_end
+
+    tree = ast.parse(Path(kg.runtimes.early_end.__file__).read_text(encoding="utf-8"))
+    used = {node.attr for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "session_ids"}
+    assert "may_hold_secret" in used and not [a for a in used if a.startswith("_")], used
