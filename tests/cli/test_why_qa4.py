@@ -85,7 +85,7 @@ def test_why_tells_a_rule_a_conflict_set_aside_as_it_is(run_kg, ws):
     toml = ws.root / "kg.toml"  # no check before the tie on 10-20 (this is about the conflict, not the verdict)
     toml.write_text(toml.read_text().replace("[rules.lifecycle.verification]",
                                              "[rules.lifecycle.verification]\nfirst_check_days = 90"))
-    for day in (1, 2, 3, 4):  # 'always' recurs once more: it wins the conflict on recurrence (100 vs 90)
+    for day in (1, 2, 3, 4):  # 'always' recurs once more and a day later: it wins (100 vs 89)
         _log(run_kg, "a.pnpm", ALWAYS, day, f"s{day}")
         if day < 4:
             _log(run_kg, "b.nopnpm", NEVER, day, f"s{day}")
@@ -97,7 +97,10 @@ def test_why_tells_a_rule_a_conflict_set_aside_as_it_is(run_kg, ws):
     assert "a conflict set it aside" in story[0] and "applied now" not in story[0], story
     assert "verification paused: set aside by a conflict" in "\n".join(story), story
     assert not any("due" in x or "next check" in x for x in story), story
-    assert [x for x in story if x.startswith("conflict dec-")] == ["conflict dec-20260905-001: lost (100 vs 90)"], story
+    # 100 vs 89: recurrence 10 points, recency 1 ('never' last seen a day earlier; recency counts from the pattern's
+    # last sighting, not the rule's promotion: w-fconf)
+    lost = "conflict dec-20260905-001: lost (100 vs 89)"
+    assert [x for x in story if x.startswith("conflict dec-")] == [lost], story
 
     # 'never' recurs: it wins (100 vs 99); six weeks on both are 70, a tie kg keeps 'never' in (the incumbent)
     _log(run_kg, "b.nopnpm", NEVER, 5, "s5")
