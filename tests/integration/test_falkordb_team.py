@@ -319,36 +319,9 @@ def test_verification_counts_both_workspaces_later_events(tmp_path, falkordb_url
         assert f"- {ssh}" in tools and pip not in tools, root.name
 
 
-def test_a_rule_scoped_to_its_workspace_renders_only_there(tmp_path, falkordb_url):
-    """rules/lifecycle.toml gives each target a scope. A preference (USER.md) stays with the workspace whose
-    cycle promoted it; a team-scoped rule (TOOLS.md) goes into every workspace's files."""
-    alpha = init(tmp_path, "alpha", falkordb_url, "ann", wait_off=True)
-    beta = init(tmp_path, "beta", falkordb_url, "bob", wait_off=True)
-    for day, session in enumerate(("p1", "p2", "p3")):
-        code, _, err = kg(f"log learning 'Prefer tabs over spaces in Makefiles' --category preference "
-                          f"--pattern-key tabs.make --session {session} --wait --now 2026-02-0{day + 1}T09:00:00",
-                          workspace=alpha)
-        assert code == 0, err
-        for root in (alpha, beta):
-            _log(root, "docker build failed: no space left on device", "docker.space", day,
-                 f"{root.name}{session}", month=2)
-    code, out, err = kg("cycle --json --now 2026-02-05T20:00:00", workspace=alpha)
-    assert code == 0, err
-    promoted = {p["pattern_key"]: p["target"] for p in json.loads(out)["promoted"]}
-    assert promoted == {"tabs.make": "USER.md", "docker.space": "TOOLS.md"}
-    assert kg("cycle --json --now 2026-02-05T20:30:00", workspace=beta)[0] == 0
-    assert "Prefer tabs over spaces in Makefiles" in (alpha / "USER.md").read_text()
-    assert "tabs" in (alpha / "memory" / "preferences.json").read_text()
-    assert not (beta / "USER.md").exists() and not (beta / "memory" / "preferences.json").exists()
-    for root in (alpha, beta):
-        assert "- docker build failed: no space left on device" in (root / "TOOLS.md").read_text(), root.name
-
-
-def test_a_preference_is_on_the_watch_list_of_its_own_workspace_only(tmp_path, falkordb_url):
-    """The session brief's watch list (rules under verification: follow them) read every change on the team graph:
-    alpha's preference, written into alpha's USER.md only, was on beta's list too, a rule beta's agent was told to
-    follow that no file of beta holds (QA2 #1, left). A change whose target's scope is "workspace" is watched only
-    where it is rendered; a team rule (TOOLS.md) is watched in both."""
+def _preference_and_team_rule(tmp_path, falkordb_url) -> tuple[Path, Path]:
+    """Two members, alpha and bob's beta: alpha's preference (USER.md, workspace scope) and a docker failure both
+    logged (TOOLS.md, team scope), both promoted by alpha's cycle."""
     alpha = init(tmp_path, "alpha", falkordb_url, "ann", wait_off=True)
     beta = init(tmp_path, "beta", falkordb_url, "bob", wait_off=True)
     for day, session in enumerate(("p1", "p2", "p3")):
@@ -363,6 +336,27 @@ def test_a_preference_is_on_the_watch_list_of_its_own_workspace_only(tmp_path, f
     assert code == 0, err
     assert {p["pattern_key"]: p["target"] for p in json.loads(out)["promoted"]} == {
         "tabs.make": "USER.md", "docker.space": "TOOLS.md"}
+    return alpha, beta
+
+
+def test_a_rule_scoped_to_its_workspace_renders_only_there(tmp_path, falkordb_url):
+    """rules/lifecycle.toml gives each target a scope. A preference (USER.md) stays with the workspace whose
+    cycle promoted it; a team-scoped rule (TOOLS.md) goes into every workspace's files."""
+    alpha, beta = _preference_and_team_rule(tmp_path, falkordb_url)
+    assert kg("cycle --json --now 2026-02-05T20:30:00", workspace=beta)[0] == 0
+    assert "Prefer tabs over spaces in Makefiles" in (alpha / "USER.md").read_text()
+    assert "tabs" in (alpha / "memory" / "preferences.json").read_text()
+    assert not (beta / "USER.md").exists() and not (beta / "memory" / "preferences.json").exists()
+    for root in (alpha, beta):
+        assert "- docker build failed: no space left on device" in (root / "TOOLS.md").read_text(), root.name
+
+
+def test_a_preference_is_on_the_watch_list_of_its_own_workspace_only(tmp_path, falkordb_url):
+    """The session brief's watch list (rules under verification: follow them) read every change on the team graph:
+    alpha's preference, written into alpha's USER.md only, was on beta's list too, a rule beta's agent was told to
+    follow that no file of beta holds (QA2 #1, left). A change whose target's scope is "workspace" is watched only
+    where it is rendered; a team rule (TOOLS.md) is watched in both."""
+    alpha, beta = _preference_and_team_rule(tmp_path, falkordb_url)
     watched = {}
     for root in (alpha, beta):
         code, out, err = kg("hook session-start --now 2026-02-06T09:00:00", workspace=root)
