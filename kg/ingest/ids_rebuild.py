@@ -41,12 +41,16 @@ def damaged(path: Path) -> bool:
         return True
 
 
-def counters(found: dict[str, int], text: str) -> None:
-    """Raise `found` (`PREFIX-YYYYMMDD` -> highest number) past every id in `text`."""
-    for prefix, day, number in _ID.findall(text):
+def counters(found: dict[str, int], text: str, counter_of: Callable[[str], int | None]) -> None:
+    """Raise `found` (`PREFIX-YYYYMMDD` -> highest counter) past every id in `text` that this workspace's journal
+    could have given out, read as its allocator writes them (`Journal.counter_of`): a team member's tagged id
+    (`ERR-20260301-002001`, member 2's first) is no counter of 2001 for member 1, nor another member's for this one,
+    or the rebuilt counter jumped past them (member 1's next id -2002; member 2's -0022002)."""
+    for prefix, day, digits in _ID.findall(text):
+        number = counter_of(digits)
         key = f"{prefix}-{day}"
-        if int(number) > found.get(key, 0):
-            found[key] = int(number)
+        if number is not None and number > found.get(key, 0):
+            found[key] = number
 
 
 def _journal_files(kg_dir: Path, root: Path) -> list[Path]:
@@ -56,13 +60,13 @@ def _journal_files(kg_dir: Path, root: Path) -> list[Path]:
             kg_dir / "journal.rejected", *(sorted(learnings.glob("*.md")) if learnings.is_dir() else [])]
 
 
-def _graph_ids(st: Any, found: dict[str, int]) -> None:
+def _graph_ids(st: Any, found: dict[str, int], counter_of: Callable[[str], int | None]) -> None:
     for query in _GRAPH:
         try:
             rows = st.execute(query)
         except KgError:
             continue  # a table this graph does not have
-        counters(found, "\n".join(str(r["id"]) for r in rows if r.get("id")))
+        counters(found, "\n".join(str(r["id"]) for r in rows if r.get("id")), counter_of)
 
 
 def _left_behind(ws: Any, found: dict[str, int]) -> str:
@@ -77,7 +81,7 @@ def _left_behind(ws: Any, found: dict[str, int]) -> str:
     try:
         with Store.open(ws.graph_path, lock_path=ws.kg_dir / "graph.lock", read_only=True,
                         lock_timeout=ws.lock_timeout, buffer_pool_mb=64, max_threads=1) as embedded:
-            _graph_ids(embedded, found)
+            _graph_ids(embedded, found, ws.journal.counter_of)
     except KgError as exc:  # (a schema it cannot read too)
         return f"; the embedded graph left behind by the move to the team graph was not read ({exc})"
     return ""
@@ -88,7 +92,7 @@ def rebuild(ws: Any, st: Any) -> str:
     (`_left_behind`) and the journal; the damaged file is kept beside it. Returns what was done. A file that reads
     fine is left alone (another process rebuilt it first)."""
     found: dict[str, int] = {}
-    _graph_ids(st, found)
+    _graph_ids(st, found, ws.journal.counter_of)
     unread = _left_behind(ws, found)
     journal = ws.journal
     with journal.locked():
@@ -99,7 +103,7 @@ def rebuild(ws: Any, st: Any) -> str:
             pass
         for path in _journal_files(ws.kg_dir, ws.root):
             try:
-                counters(found, path.read_bytes().decode("utf-8", "replace"))
+                counters(found, path.read_bytes().decode("utf-8", "replace"), journal.counter_of)
             except OSError:
                 continue
         kept = journal.ids_path.with_name(f"ids.json.damaged-{time.strftime('%Y%m%d-%H%M%S')}")

@@ -160,13 +160,13 @@ class Journal:
 
     def observe(self, existing: list[str]) -> None:
         """Raise the counters past ids that came from elsewhere (an imported trail): only past those this journal
-        could give out itself (`_counted`), the others can never meet its ids."""
+        could give out itself (`counter_of`), the others can never meet its ids."""
         assert self._lock.held
         ids = self._load_ids()
         changed = False
         for value in existing:
             match = _ID.match(value)
-            number = self._counted(match.group(3)) if match else None
+            number = self.counter_of(match.group(3)) if match else None
             if match and number is not None:
                 key = f"{match.group(1)}-{match.group(2)}"
                 if ids.get(key, 0) < number:
@@ -175,7 +175,7 @@ class Journal:
         if changed:
             write_atomic(self.ids_path, json.dumps(ids, sort_keys=True).encode())
 
-    def _counted(self, digits: str) -> int | None:
+    def counter_of(self, digits: str) -> int | None:
         """The counter an id's number stands for, when `allocate` writes numbers that way (`{n:03d}`), else None:
         `002001` (a team member's tagged id, kg/store/team.py) is no counter of 2001 here."""
         number = int(digits)

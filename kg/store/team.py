@@ -353,16 +353,16 @@ class TeamJournal(Journal):
             out.append(f"{head}-{self._member:03d}{number}")
         return out
 
-    def _counted(self, digits: str) -> int | None:
+    def counter_of(self, digits: str) -> int | None:
         """The counter behind one of this member's own ids, else None (QA2 #4: member 1 importing the team's trail
         took member 2's `002001` for its 2001st id, and its next was -2002; past 100 members an imported `100005`
         made member 1's next id member 100's 6th). Member 1's ids are untagged (fewer than six digits, see the
         module docstring); another member's are its three-digit number, then the counter."""
         if self._member == 1:
-            return super()._counted(digits) if len(digits) < 6 else None
+            return super().counter_of(digits) if len(digits) < 6 else None
         if len(digits) < 6 or digits[:3] != f"{self._member:03d}":
             return None
-        return super()._counted(digits[3:])
+        return super().counter_of(digits[3:])
 
     def allocate(self, prefix: str, day: str, count: int = 1) -> list[str]:
         return self._tag(super().allocate(prefix, day, count))

@@ -80,3 +80,23 @@ def test_a_missing_ids_json_is_rebuilt_and_the_id_answered_is_the_one_stored(ws,
     shown = run_kg(["--now", NOW, "show", r.json["id"], "--json"])
     assert shown.exit_code == 0 and "error three" in shown.stdout, shown.stdout
     assert sorted(_ids(run_kg)) == sorted([*before, r.json["id"]])
+
+
+def test_a_teammate_s_tagged_id_in_the_graph_does_not_move_the_rebuilt_counter(ws, run_kg):
+    """The rebuild read every id as one number: a teammate's ERR-...-002001 (member 2's first, brought in by an
+    imported trail) rebuilt this workspace's counter as 2001, so its next id jumped to ERR-...-2002. It reads ids as
+    the allocator writes them (`Journal.counter_of`): the counter is this workspace's own highest, 1."""
+    first = run_kg(["--now", NOW, "log", "error", "our first failure", "--wait", "--json"]).json["id"]
+    assert run_kg(["--now", NOW, "export", "trail", "--out", "t.json"]).exit_code == 0
+    trail = json.loads((ws.root / "t.json").read_text())
+    day = first.rsplit("-", 1)[0]
+    trail["entries"].append({**trail["entries"][0], "id": f"{day}-002001", "summary": "a teammate's first failure"})
+    (ws.root / "t.json").write_text(json.dumps(trail))
+    r = run_kg(["--now", NOW, "import", "trail", str(ws.root / "t.json")])
+    assert r.exit_code == 0, r.stderr
+    assert f"{day}-002001" in _ids(run_kg)  # the graph holds the tagged id and our untagged one
+    _damage(ws)
+    r = run_kg(["--now", NOW, "log", "error", "logged over a damaged ids.json", "--wait", "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert r.json["id"] == f"{day}-002", r.json["id"]
+    assert json.loads((ws.kg_dir / "ids.json").read_text())[day] == 2

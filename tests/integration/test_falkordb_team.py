@@ -719,3 +719,22 @@ def test_a_server_still_replaying_its_data_is_left_running_and_said(tmp_path, fa
             "MATCH (n:N) RETURN count(n)").result_set == [[12]]
     finally:
         falkor_server.stop(data)
+
+
+def test_a_rebuilt_ids_json_keeps_each_member_s_counter(tmp_path, falkordb_url):
+    """A damaged ids.json is rebuilt from the team graph, which holds every member's ids: the rebuild read each as
+    one number, so member 1's counter became 2002 (beta's ERR-...-002002) and its next id ERR-...-2003, and member
+    2's next ERR-...-0022004. Each reads only its own ids, as its allocator writes them (`Journal.counter_of`)."""
+    now = "--now 2026-03-01T10:00:00"
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann")
+    beta = init(tmp_path, "beta", falkordb_url, "bob")
+    for root in (alpha, beta, beta):
+        code, out, err = kg(f"log error 'first of {root.name}' --wait {now}", workspace=root)
+        assert code == 0, err
+    nexts = []
+    for root in (alpha, beta):
+        (root / "memory" / ".kg" / "ids.json").write_text("{garbage", encoding="utf-8")
+        code, out, err = kg(f"log error 'after the rebuild' --json {now}", workspace=root)
+        assert code == 0, err
+        nexts.append(json.loads(out)["id"])
+    assert nexts == ["ERR-20260301-002", "ERR-20260301-002003"], nexts
