@@ -122,9 +122,9 @@ def _check_now(ctx: typer.Context, now: str) -> None:
     try:
         clock.parse_time(now, what="KG_NOW" if env else "--now")
     except UsageError as exc:
-        from kg.redaction.redact import redact_text  # it quotes the value given
+        from kg.redaction.redact import redact_report  # it quotes the value given
 
-        error_line(redact_text(str(exc)))
+        error_line(redact_report(str(exc)))
         raise typer.Exit(2) from None
 
 
@@ -219,9 +219,9 @@ def _run(argv: list[str]) -> int:
     usage = 1 if hook_under_runtime(argv) else 2  # a runtime's hook never gets 2 (cli/hooks.py hook_errors)
     refused = check_argv(argv)
     if refused:
-        from kg.redaction.redact import redact_text  # it quotes the argument
+        from kg.redaction.redact import redact_report  # it quotes the argument
 
-        error_line(redact_text(refused), plain=True)
+        error_line(redact_report(refused), plain=True)
         return usage
     name = _invoked(argv)
     if name is None and {"--version", "-V"} & set(argv):
@@ -232,9 +232,9 @@ def _run(argv: list[str]) -> int:
         if bad_input(exc):
             error_line(bad_input(exc), plain=True)
             return usage
-        from kg.redaction.redact import redact_text  # the exception's text may quote the input
+        from kg.redaction.redact import redact_report  # the exception's text may quote the input
 
-        error_line(f"unexpected failure: {type(exc).__name__}: {redact_text(str(exc))}", plain=True)
+        error_line(f"unexpected failure: {type(exc).__name__}: {redact_report(str(exc))}", plain=True)
         sys.stderr.write("Please report this with the command you ran.\n")
         return 1
 

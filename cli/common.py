@@ -39,9 +39,9 @@ def state(ctx: typer.Context) -> State:
 def fail(message: str, code: int = 2) -> NoReturn:
     """`Error: message` on stderr and exit `code`. The message is redacted: it may quote what the user typed
     (`no node 'sk-proj-...'`, `unknown status '...'`), and a pasted secret is not echoed back."""
-    from kg.redaction.redact import redact_text
+    from kg.redaction.redact import redact_report  # (never raises: a report cannot fail again)
 
-    error_line(redact_text(message))
+    error_line(redact_report(message))
     raise typer.Exit(code)
 
 
@@ -200,9 +200,9 @@ def run_app(app: typer.Typer, argv: list[str]) -> int:
         code = app(args=argv, prog_name="kg", standalone_mode=False)
     except _click.exceptions.ClickException as exc:
         # the message may quote the argument ("No such option: <it>"), and an argument may be a pasted secret
-        from kg.redaction.redact import redact_text
+        from kg.redaction.redact import redact_report
 
-        exc.message = redact_text(exc.message)
+        exc.message = redact_report(exc.message)
         if hook_under_runtime(argv):  # one line and 1, never Click's usage block and 2 (cli/hooks.py hook_errors)
             error_line(exc.format_message())
             return 1

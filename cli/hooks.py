@@ -67,9 +67,9 @@ def hook_errors(runtime: str | None) -> Iterator[None]:
             raise typer.Exit(code) from None
         raise
     except Exception as exc:  # noqa: BLE001 - a hook must answer; the message says what went wrong
-        from kg.redaction.redact import redact_text  # the exception's text may quote the payload
+        from kg.redaction.redact import redact_report  # the exception's text may quote the payload
 
-        note(f"Error: kg hook failed: {type(exc).__name__}: {redact_text(str(exc))}")
+        note(f"Error: kg hook failed: {type(exc).__name__}: {redact_report(str(exc))}")
         raise typer.Exit(code) from None
 
 

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import ArgumentError
+from kg.core.errors import ArgumentError, UnusableFile
 from kg.core.files import STATE, workspace_of, write_atomic
 
 RECORD = "exports.json"  # in memory/.kg: realpath → [inode, size, mtime_ns] of each file `kg export graph` wrote
@@ -204,5 +204,5 @@ def remember(ws: Any, path: Path) -> None:
     record[str(_real(path))] = stamp
     try:
         write_atomic(kg_dir / RECORD, (json.dumps(record, indent=1, sort_keys=True) + "\n").encode("utf-8"))
-    except OSError:
+    except (OSError, UnusableFile):  # read-only, or a link out of memory/.kg: only a --force next time
         pass

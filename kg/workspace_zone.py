@@ -98,9 +98,12 @@ def agree(st: Any, zone: tzinfo, pinned: tzinfo | None, kg_dir: Path, toml: Path
     if mirror and not read_only:
         text = _mirror_text(kg_dir)
         if text != recorded:
-            _record(kg_dir, kept)
+            unwritten = _record(kg_dir, kept)
             done = (f"the mirror memory/.kg/{CACHE} named {text!r}, the graph records {recorded}: rewritten"
                     if text is not None else f"the mirror memory/.kg/{CACHE} was missing: written ({recorded})")
+            if unwritten:
+                done = (f"the mirror memory/.kg/{CACHE} {'was missing' if text is None else f'named {text!r}'}, "
+                        f"the graph records {recorded}: not written ({unwritten}); the graph's record holds")
     clock.use_zone(kept)
     return kept, recorded, done
 
@@ -118,14 +121,18 @@ def mismatch(toml: Path, pinned: tzinfo, kept: tzinfo) -> RulesError:
                       f"zone = \"{have}\" in [clock] or remove the line (kg does not convert the times it stored)")
 
 
-def _record(kg_dir: Path, zone: tzinfo) -> None:
-    """Name `zone` in the mirror (a writer's open, from the store's record)."""
+def _record(kg_dir: Path, zone: tzinfo) -> str | None:
+    """Name `zone` in the mirror (a writer's open, from the store's record); why it could not (None: written)."""
+    from kg.core.errors import UnusableFile
     from kg.core.files import write_atomic
 
     try:
         write_atomic(kg_dir / CACHE, (clock.zone_name(zone) + "\n").encode())
-    except OSError:
-        pass  # a read-only workspace, a folder not made yet: the store's record still holds
+    except OSError as exc:  # a read-only workspace, a folder not made yet: the store's record still holds
+        return exc.strerror or str(exc)
+    except UnusableFile as exc:  # a link out of memory/.kg: it stopped every command (QA3 #1's kind); same
+        return str(exc)
+    return None
 
 
 def open_zone(ws: Any, fallback: bool) -> None:

@@ -131,6 +131,12 @@ def outside_problem(path: Path, *, root: Path | None = None) -> str:
             break
     what = "folder" if os.path.isdir(link) else "file"
     written = "" if link == given else f" {_shown(given, root)}"
+    real_root = Path(os.path.realpath(root))
+    if base != Path(os.path.abspath(root)) and (target == real_root or real_root in target.parents):
+        # a link in memory/.kg to elsewhere in the workspace (QA3 #1 said "outside the workspace" of it)
+        return (f"{_shown(link, root)} is a symlink to {target}, out of {STATE}, the folder kg keeps its state in; "
+                f"kg will not write{written} there: replace the link with a copy of the {what}, or link to a {what} "
+                f"inside {STATE}")
     return (f"{_shown(link, root)} is a symlink to {target}, outside the workspace {root}; kg will not write"
             f"{written} there: replace the link with a copy of the {what}, or link to a {what} inside the "
             "workspace")

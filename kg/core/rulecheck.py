@@ -161,6 +161,8 @@ def checked_before(rules: RuleSet, kg_dir: Path) -> str | None:
         pass
     found = problem(rules)
     if found is None:
+        from kg.core.errors import UnusableFile
+
         try:
             from kg.core.files import write_atomic
 
@@ -168,4 +170,8 @@ def checked_before(rules: RuleSet, kg_dir: Path) -> str | None:
             write_atomic(mark, stamp.encode())
         except OSError:
             pass  # checked again next time
+        except UnusableFile as exc:  # a link out of memory/.kg (QA3 #1): said once, checked again next time
+            from kg.redaction.cache import unwritable
+
+            unwritable(exc)
     return found

@@ -405,8 +405,9 @@ def _search_index(ws: Any, st: Any, dry_run: bool) -> tuple[str, str, str] | Non
         import os
 
         if dry_run and not os.access(path.parent, os.W_OK):  # a read-only workspace: searched as it is, not checked
-            return ("search index", "warning", f"{name} was not checked: the workspace is read-only ({exc}); "
-                    "search reads it as it is. Run `kg doctor` where the workspace is writable to check it")
+            return ("search index", "warning", f"{name} was not checked for writing: the workspace is read-only "
+                    f"({exc}); search reads it as it is (where SQLite cannot open it so, it scans every entry's "
+                    "words). Run `kg doctor` where the workspace is writable to check it")
         return ("search index", "error", f"{name} cannot be opened for writing ({exc}); search asks the graph's "
                 f"own index meanwhile. Fix: remove or rename {name} (it is derived data, rebuilt from the "
                 "graph) or make it writable, then run `kg doctor`")

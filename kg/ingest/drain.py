@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kg.core.errors import PoolFull, StoreError
+from kg.core.errors import PoolFull, StoreError, UnusableFile
 from kg.ingest.apply import apply_records
 from kg.ingest.journal import Pending, check_record
 from kg.store import Store
@@ -83,7 +83,7 @@ def failed(ws: Workspace, error: str | None) -> None:
 
             write_atomic(path, json.dumps({"error": error[:500], "at": clock.wall().isoformat(timespec="seconds")})
                          .encode())
-    except OSError:
+    except (OSError, UnusableFile):  # (a link out of memory/.kg, which kg will not write through)
         pass  # a hint for `kg status`: the entries themselves are in the journal either way
 
 

@@ -108,7 +108,10 @@ def collapse(hits: list[Hit], prefer: tuple[str, ...] | frozenset[str] = ()) -> 
 BOUNDED = {"bounded": "common words only: the newest entries holding the rarest of them, re-ranked",
            "relaxed": "common words only: the newest entries holding the rarest of them, re-ranked",
            # (issue 22) the side index could not be read and the graph has no full-text index of its own
-           "scan": "the search index could not be read: every entry's words were scanned; `kg doctor` repairs it"}
+           "scan": "the search index could not be read: every entry's words were scanned; `kg doctor` repairs it",
+           # (QA3 #6) not damaged: SQLite cannot open it where it may write nothing (no repair is due)
+           "scan_read_only": "the search index cannot be opened in a read-only workspace: every entry's words were "
+                             "scanned"}
 RELAXED = {"fuzzy": "nothing held every word as written; matched similar words instead",
            "near": "nothing in the time named; showing entries from the days around it",
            "elsewhen": "nothing in the time named; these match the words at other times",

@@ -82,7 +82,7 @@ def _fts(st: Any, name: str, q: str, k: int) -> list[dict[str, Any]]:
     single-thread order: fixed for a given graph, but not by id (asking every match in id order cost 2.4 times
     the CPU of a served search at 100k entries, where templated texts tie by thousands; asking 2k rows and
     cutting by id, 1.35 times)."""
-    if fallback_mode(st) == "scan":
+    if fallback_mode(st) in ("scan", "scan_read_only"):
         return _scan(st, name, q, k)
     one_thread = getattr(st, "one_thread", None)  # Kùzu's; a FalkorDB graph orders by id in the query
     if one_thread is None:
@@ -107,7 +107,15 @@ def fallback_mode(st: Any) -> str:
     known = st.__dict__.get("_has_node_fts")
     if known is None:
         known = st.__dict__["_has_node_fts"] = bool(st.has_fts())
-    return "index" if known else "scan"
+    if known:
+        return "index"
+    import os
+
+    from kg.store.sideindex import path_of
+
+    # a read-only workspace (a backup, a read-only mount): nothing is wrong with the file and no repair is due
+    # there; SQLite cannot open a WAL file without its -shm where it cannot make one (QA3 #6)
+    return "scan" if os.access(path_of(st.path).parent, os.W_OK) else "scan_read_only"
 
 
 def _scan(st: Any, name: str, q: str, k: int) -> list[dict[str, Any]]:

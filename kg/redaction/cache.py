@@ -13,8 +13,9 @@ bytes; each rule's compiled form follows it, with its own checksum in the index,
 first used (a compiled form is handed to the regex engine, which checks it too). It is used only if it is owned by
 this user, not writable by anyone else, and its seals hold (so it is exactly what this code wrote: a torn, edited or
 foreign file is ignored and the TOML is parsed as before). Writing it is best effort (a read-only workspace just
-parses) and atomic (`write_atomic`: a temporary file per process and thread, renamed over), so processes that race
-each write a whole file and the last rename wins.
+parses; a cache folder kg may not write, a link leading out of memory/.kg, is said in one warning and the parse
+kept in memory: it never stops a command) and atomic (`write_atomic`: a temporary file per process and thread,
+renamed over), so processes that race each write a whole file and the last rename wins.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ _SEAL = 8  # hex digits of the crc32 that opens the file, then as many of the se
 _FOLDER = "cache"  # in the workspace's memory/.kg/
 _workspace: list[Path] = []  # the state folder of the workspace this process works in (`in_workspace`)
 _held: list[bool] = []  # non-empty while `writes_held()` is open: the parse is kept in memory only
+_warned: list[bool] = []  # non-empty once `unwritable` said the cache folder cannot be written (once a process)
 
 
 Row = tuple[Any, ...]  # a rule's fields in `_FIELDS` order
@@ -365,10 +367,28 @@ def _write_cache(path: Path, key: str, folder: str, rows: list[Row], order: list
         offset += len(blob)
     body = marshal.dumps((_CACHE_FORMAT, key, folder, list(ignore), [marshal.dumps(row) for row in rows], order,
                           plan.dump(), bytes(where), echo, prefix, scan, _scan_codes(ignore, prefix, scan)))
+    from kg.core.errors import UnusableFile
+
     try:
         # an explicit KG_CACHE_DIR is made with its parents; a workspace's folder only inside its memory/.kg/
         path.parent.mkdir(mode=0o700, parents=path.parent not in _workspace, exist_ok=True)
         write_atomic(path, b"%08x%08x" % (zlib.crc32(body), len(body)) + body + b"".join(blobs))
         os.chmod(path, 0o600)
     except OSError:
+        pass  # a read-only workspace: parsed in memory, as expected there
+    except UnusableFile as exc:  # a link kg may not write through (QA3 #1: every command that redacts failed)
+        unwritable(exc)
+
+
+def unwritable(exc: Exception) -> None:
+    """Say once per process that a file of the cache folder is one kg may not write (a person's link out of
+    memory/.kg: what it caches is made anew by every command until it is fixed), and how to fix it; the command
+    goes on without the cache. Every writer of memory/.kg/cache calls this (kg/core/rulecheck.py too)."""
+    if _warned:
+        return
+    _warned.append(True)
+    try:
+        sys.stderr.write(f"Warning: kg's cache was not written: {exc}. kg works without it meanwhile (slower); "
+                         "the cache folder is derived and safe to delete.\n")
+    except (OSError, ValueError):
         pass

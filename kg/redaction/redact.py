@@ -542,6 +542,26 @@ def redact_text(text: str, redactor: Redactor | None = None) -> str:
     return (redactor or load_default()).redact(text).text
 
 
+def redact_report(text: str) -> str:
+    """`redact_text` for a message being reported (an `Error:` line, a tool error): it never raises, so the report
+    of a failure cannot fail again (QA3 #1: a cache folder kg could not write failed the command, then its error
+    line, then the last line of defence, three tracebacks). Rules that cannot be loaded from the cache are parsed
+    in memory; rules that cannot be loaded at all leave the message unshown (it may quote a secret)."""
+    try:
+        return redact_text(text)
+    except Exception:  # noqa: BLE001 - tried once more below, then said without the text
+        pass
+    try:
+        from kg.redaction.cache import writes_held
+
+        with writes_held():
+            rules, ignore, echo, prefix, scan = packaged_parts("secrets.toml")
+            return Redactor(rules, tuple(ignore), echo, prefix, scan).redact(text).text
+    except Exception as exc:  # noqa: BLE001
+        return (f"(the message is not shown: kg's secret rules, which must redact it first, could not be loaded: "
+                f"{type(exc).__name__})")
+
+
 def redact_value(value: Any, redactor: Redactor | None = None) -> Any:
     """The one gate for structured values (lists, dicts, nested): every string inside redacted."""
     return (redactor or load_default()).redact_value(value)

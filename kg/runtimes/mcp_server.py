@@ -56,7 +56,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
 
     def answer(fn: Callable[[], T], tool: str = "") -> T:
         from kg.cli.common import bad_input, os_failure
-        from kg.redaction.redact import redact_value
+        from kg.redaction.redact import redact_report, redact_value
 
         try:
             # the gate on every answer: a query or message echoed back carries whatever the caller typed
@@ -64,11 +64,11 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
         except KgError as exc:
             # the library speaks the command line's words (`--budget`, `kg propose`): say them as tools and arguments
             said = in_tool_words(str(exc), tool, arguments.get(tool, ()), arguments)
-            raise ToolError(redact_value(said)) from None
+            raise ToolError(redact_report(said)) from None
         except OSError as exc:  # as `kg` says it: anything else reaches the client as a bare "Error executing tool"
-            raise ToolError(redact_value(os_failure(exc))) from None
+            raise ToolError(redact_report(os_failure(exc))) from None
         except (UnicodeError, OverflowError, RecursionError) as exc:
-            raise ToolError(redact_value(bad_input(exc) or str(exc))) from None
+            raise ToolError(redact_report(bad_input(exc) or str(exc))) from None
 
     def call(fn: Callable[[], T], tool: str = "") -> T:
         """A tool's work on the graph: one at a time in this process, then through the answer gate."""

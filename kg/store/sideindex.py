@@ -355,8 +355,8 @@ def check(st: Any) -> tuple[bool, str, bool]:
             db.execute("INSERT INTO fts(fts) VALUES ('integrity-check')")
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError as exc:
-        if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
-            raise
+        if isinstance(exc, sqlite3.OperationalError) and ("unable to open" in str(exc) or read_only(exc)):
+            raise  # not damage: the caller says the file cannot be opened (for writing), as for a read-only mount
         return False, f"{FILE} cannot be read or is damaged: {exc}", True
     if meta.get("version") != version():
         return False, f"{FILE} is of another version ({meta.get('version')}, now {version()})", True
@@ -371,6 +371,15 @@ def check(st: Any) -> tuple[bool, str, bool]:
             if wrong:
                 return False, f"{FILE} {wrong}", True
     return True, f"{FILE} holds all {count} nodes", False
+
+
+def read_only(exc: sqlite3.Error) -> bool:
+    """Whether SQLite refused a write because the file or its folder is read-only (SQLITE_READONLY and its extended
+    codes): a healthy file on a read-only mount, never damage (QA3 #6 called it "cannot be read or is damaged")."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF == sqlite3.SQLITE_READONLY
+    return "readonly database" in str(exc)
 
 
 def current_rows(st: Any, ids: list[str]) -> dict[str, dict[str, Any]]:

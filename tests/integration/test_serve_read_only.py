@@ -97,3 +97,41 @@ def test_reads_of_a_read_only_workspace_work_and_writes_are_refused(ws, tmp_path
         refused = run("log", "learning", "a note")
         assert refused.returncode == 1 and refused.stderr.startswith("Error: "), refused.stderr
         assert "Traceback" not in refused.stderr
+
+
+def _unflushed_wal(side: Path) -> None:
+    """Leave search.sqlite's write-ahead log non-empty, as a read server that still runs leaves it: a row written
+    and deleted, by a process that ends without closing (the last close would checkpoint it)."""
+    code = (f"import os, sqlite3; db = sqlite3.connect({str(side)!r}, isolation_level=None); "
+            "db.execute('PRAGMA wal_autocheckpoint=0'); "
+            "db.execute(\"INSERT INTO meta VALUES ('probe', '1')\"); db.execute(\"DELETE FROM meta WHERE key = "
+            "'probe'\"); os._exit(0)")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    assert side.with_name(side.name + "-wal").stat().st_size > 0
+
+
+@pytest.mark.parametrize("wal", [False, True], ids=["no write-ahead log", "a write-ahead log left"])
+def test_a_read_only_search_index_is_not_called_damaged_nor_sent_to_a_repair(ws, tmp_path, wal):
+    """QA3 #6: with a write-ahead log left, `kg doctor --dry-run` called the healthy index "cannot be read or is
+    damaged: attempt to write a readonly database" and sent to `kg doctor` (which cannot write there); without one,
+    SQLite cannot open it read-only (no -shm it may make) and `kg search` said "`kg doctor` repairs it"."""
+    ws.log("error", "docker socket permission denied", now="2026-12-01T10:00:00", wait=True)
+    side = ws.kg_dir / "search.sqlite"
+    for leftover in (side.with_name("search.sqlite-wal"), side.with_name("search.sqlite-shm")):
+        leftover.unlink(missing_ok=True)  # (the writer's close checkpointed it)
+    if wal:
+        _unflushed_wal(side)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_SERVER": "0"}
+    kg = str(Path(sys.executable).with_name("kg"))
+    with _read_only(ws.root, tmp_path) as root:
+        doctor = subprocess.run([kg, "-w", str(root), "doctor", "--dry-run", "--json"], capture_output=True,
+                                text=True, env=env, timeout=120)
+        search = subprocess.run([kg, "-w", str(root), "search", "docker socket"], capture_output=True, text=True,
+                                env=env, timeout=120)
+    import json
+
+    check = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "search index")
+    assert check["status"] == "warning" and "was not checked for writing: the workspace is read-only" in \
+        check["detail"] and "damaged" not in check["detail"], check
+    assert search.returncode == 0 and "docker socket permission denied" in search.stdout, search.stderr
+    assert "kg doctor" not in search.stdout + search.stderr, search.stdout
