@@ -405,13 +405,15 @@ def _blocks(ws: Any, report: DoctorReport) -> None:
 
 def _links(ws: Any, report: DoctorReport) -> None:
     """Links leading out of the workspace: the folders kg writes into (memory/, its skills/ and sessions/,
-    .learnings/; and what memory/.kg holds, whose bound is memory/.kg: kg writes nothing through them, so a
-    command that must, `kg skill new` in a linked skills/, fails: an error, QA3 #5 found this check passing then),
-    and the session and skill files in them (kg reads and writes past those: a warning). memory/.kg itself may
-    be kept elsewhere through a link."""
+    .learnings/; and memory/.kg's subfolders and cycle.log, whose bound is memory/.kg: kg writes nothing through
+    them, so a command that must, `kg skill new` in a linked skills/, fails: an error, QA3 #5 found this check
+    passing then), and the session and skill files in them (kg reads and writes past those: a warning).
+    memory/.kg itself may be kept elsewhere through a link, and so may its graph file (Kùzu writes it, a restore
+    writes through the link)."""
     from kg.core.files import outside_problem
+    from kg.runtimes.schedule import LOG_FILE
 
-    kept = sorted(ws.kg_dir.iterdir()) if ws.kg_dir.is_dir() else []
+    kept = sorted(p for p in ws.kg_dir.iterdir() if p.is_dir() or p.name == LOG_FILE) if ws.kg_dir.is_dir() else []
     folders = [ws.memory, ws.memory / "skills", ws.memory / "sessions", Path(ws.root) / ".learnings", *kept]
     led: list[Path] = []
     for folder in folders:

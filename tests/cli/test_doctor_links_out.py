@@ -46,3 +46,16 @@ def test_a_folder_linked_inside_the_workspace_passes(run_kg, ws):
     r = run_kg("doctor --json")
     assert [(c["status"], c["detail"]) for c in _files(r)] == [
         ("ok", "session and skill files stay inside the workspace")]
+
+
+def test_a_graph_file_kept_elsewhere_is_no_link_problem(run_kg, ws, tmp_path):
+    """Kùzu writes the graph file, and a restore writes through its link (tests/integration/test_rollback.py):
+    kept elsewhere through a link, it is not called a link out."""
+    assert run_kg("log learning 'logged before the link' --wait").exit_code == 0
+    target = tmp_path / "elsewhere" / "graph.kuzu"
+    target.parent.mkdir()
+    ws.graph_path.replace(target)
+    ws.graph_path.symlink_to(target)
+    r = run_kg("doctor --json")
+    assert [(c["status"], c["detail"]) for c in _files(r)] == [
+        ("ok", "session and skill files stay inside the workspace")]
