@@ -31,6 +31,7 @@ from typing import Any, Self
 
 from kg.core import clock
 from kg.core.errors import StoreError
+from kg.core.files import check_folder
 from kg.store import EDGE_TYPES, Row, Store, bulk
 from kg.store.schema import split_meta, unmerged_end
 
@@ -120,6 +121,8 @@ def take(ws: Any, dest: str | os.PathLike[str] | None = None) -> Snapshot:
     writable = getattr(ws, "store_url", None) is not None or os.access(ws.kg_dir, os.W_OK)
     if dest is None:
         parent = Path(ws.kg_dir) / SNAPSHOTS if writable else Path(tempfile.gettempdir()) / "kg-snapshots"
+        if writable:  # a linked snapshots/ leading out of memory/.kg would get the whole graph's copy (QA3 #4)
+            check_folder(parent, root=Path(ws.root))
         try:
             directory, owner = _own_folder(parent, _dropper(getattr(ws, "store_url", None)))
         except OSError as exc:

@@ -67,8 +67,8 @@ def workspace_of(path: Path) -> Path | None:
 
 def target_problem(path: Path, *, root: Path | None = None, confined: bool = True, writing: bool = True) -> str:
     """Why kg may not write `path` ('' when it may). A symlink in a workspace (`root`, else the one holding
-    `path`) must lead inside it, unless `confined` is off (`kg install` writes the runtime's settings wherever
-    the person's link leads: that is what installing into a runtime means); what is there must be a file (or
+    `path`) must lead inside it, unless `confined` is off (a read: `kg.lifecycle.blocks.read` asks only why a
+    file cannot be read; `kg install` too refuses a link out since QA3 #3); what is there must be a file (or
     nothing), and a file of a workspace must be writable: a person who made TOOLS.md read-only (no owner
     write bit, which root's writes would ignore) keeps it as it is. A QA pass found `kg export memory`
     rewriting the file an outside link led to, a folder named USER.md failing the whole cycle, and a

@@ -194,7 +194,7 @@ def _dead_snapshots(ws: Any, dry_run: bool) -> tuple[list[Path], int]:
     from kg.analysis.snapshot import SNAPSHOTS, _dropper, sweep
 
     parent = ws.kg_dir / SNAPSHOTS
-    if not parent.is_dir():
+    if not parent.is_dir() or _leads_out(parent, ws):  # not swept through a link out (the files check says it)
         return [], 0
     found = sweep(parent, dry_run=True)
     size = sum(_size(f) for d in found for f in d.rglob("*"))
@@ -205,6 +205,12 @@ def _dead_snapshots(ws: Any, dry_run: bool) -> tuple[list[Path], int]:
         except OSError:
             pass
     return found, size
+
+
+def _leads_out(folder: Path, ws: Any) -> bool:
+    from kg.core.files import outside_problem
+
+    return bool(outside_problem(folder, root=Path(ws.root)))
 
 
 def _size(path: Path) -> int:
@@ -430,6 +436,23 @@ def _blocks(ws: Any, report: DoctorReport) -> None:
 
 
 def _links(ws: Any, report: DoctorReport) -> None:
+    """Links leading out of the workspace: the folders kg writes into (memory/, its skills/ and sessions/,
+    .learnings/; and memory/.kg's subfolders and cycle.log, whose bound is memory/.kg: kg writes nothing through
+    them, so a command that must, `kg skill new` in a linked skills/, fails: an error, QA3 #5 found this check
+    passing then), and the session and skill files in them (kg reads and writes past those: a warning).
+    memory/.kg itself may be kept elsewhere through a link, and so may its graph file (Kùzu writes it, a restore
+    writes through the link)."""
+    from kg.core.files import outside_problem
+    from kg.runtimes.schedule import LOG_FILE
+
+    kept = sorted(p for p in ws.kg_dir.iterdir() if p.is_dir() or p.name == LOG_FILE) if ws.kg_dir.is_dir() else []
+    folders = [ws.memory, ws.memory / "skills", ws.memory / "sessions", Path(ws.root) / ".learnings", *kept]
+    led: list[Path] = []
+    for folder in folders:
+        problem = "" if folder.parent in led else outside_problem(folder, root=Path(ws.root))  # (memory/: once)
+        if problem:
+            led.append(folder)
+            report.add("files", "error", problem)
     outside = []
     for folder in (ws.memory / "sessions", ws.memory / "skills"):
         if not folder.is_dir():
@@ -442,7 +465,7 @@ def _links(ws: Any, report: DoctorReport) -> None:
     if outside:
         report.add("files", "warning", "links leading outside the workspace (kg will not read or write them): "
                    + ", ".join(outside[:5]))
-    else:
+    elif not led:
         report.add("files", "ok", "session and skill files stay inside the workspace")
 
 

@@ -286,8 +286,8 @@ def read(path: Path) -> str | None:
 
 def apply(path: Path, plan: SyncPlan, *, confined: bool = True) -> None:
     """Carry out a plan on disk (atomic replace; a file kg created and emptied is removed). `confined`: see
-    `kg.core.files.target_problem` (off only for `kg install`'s runtime settings). A plan whose `base` is known
-    is written only over that text: a file written since it was read raises FileChanged and stays as it is."""
+    `kg.core.files.target_problem`. A plan whose `base` is known is written only over that text: a file written
+    since it was read raises FileChanged and stays as it is."""
     if plan.action in ("none", "flag"):
         return
     if plan.action == "delete":

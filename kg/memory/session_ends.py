@@ -44,6 +44,7 @@ def hand_over(ws: Any, sid: str, at: str, transcript: str | None, *, no_session:
     detached child; the record's lock is held until this process and that child are gone. A session id that is
     not a plain name (`--session ../x`, a hand-edited current-session file) is refused before anything is written,
     as the end refuses it: it is the record's file name, which it would put outside memory/.kg/ending."""
+    from kg.core.files import check_folder
     from kg.core.paths import check_name
 
     check_name(sid, "session id")
@@ -56,6 +57,7 @@ def hand_over(ws: Any, sid: str, at: str, transcript: str | None, *, no_session:
         os.fsync(fd)
         return
     folder = ws.kg_dir / DIR
+    check_folder(folder)  # a linked ending/ leading out of memory/.kg is not written through (QA3 #4)
     folder.mkdir(parents=True, exist_ok=True)
     private = folder / f".{sid}.{os.getpid()}.tmp"
     fd = os.open(private, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -147,14 +149,25 @@ def _clear_private(found: list[Path]) -> None:
             path.unlink(missing_ok=True)  # its writer died between the open and the rename: never a record
 
 
+def _listed(ws: Any) -> list[Path]:
+    """What memory/.kg/ending holds; nothing when it is missing, unreadable or a link leading out of memory/.kg
+    (`hand_over` writes no record there, so none there is kg's to end or remove: QA3 #4)."""
+    from kg.core.files import outside_problem
+
+    folder = ws.kg_dir / DIR
+    if outside_problem(folder):
+        return []
+    try:
+        return list(folder.iterdir())
+    except OSError:
+        return []
+
+
 def left(ws: Any) -> bool:
     """Whether a record waits for `sweep` (its lock is free: its hook and child are gone). Cheap, and it needs no
     graph: a session start asks it to know whether to hand the sweep to a detached child
     (`kg.runtimes.hooks.finish_left`). A private name a dead writer left goes here too, as in `sweep`."""
-    try:
-        found = list((ws.kg_dir / DIR).iterdir())
-    except OSError:
-        return False
+    found = _listed(ws)
     _clear_private(found)
     for path in sorted(p for p in found if p.suffix == ".json"):
         try:
@@ -175,12 +188,8 @@ def sweep(ws: Any, finish: Callable[[dict[str, Any]], bool]) -> list[str]:
     """Give each record whose owner died (its lock free) to `finish`, holding its lock, and remove it when
     `finish` says so (True: the session is ended, or there is none to end). The sessions finished. A private
     name left by a writer that died before its rename goes too (no record was handed over under it)."""
-    folder = ws.kg_dir / DIR
     out: list[str] = []
-    try:
-        found = list(folder.iterdir())
-    except OSError:
-        return out
+    found = _listed(ws)
     _clear_private(found)
     names = sorted(p for p in found if p.suffix == ".json")
     for path in names:

@@ -200,14 +200,32 @@ def hand_over_end(ws: Any, session: str | None, *, write_summary: bool = True, k
               and transcript != "-" else None)
     session_ends.withdraw(ws, keep=sid if handing else orphan)  # one the console entry wrote first, if not this
     if orphan:
-        session_ends.hand_over(ws, orphan, clock.now(now).isoformat(), transcript, no_session=True)
+        _recorded(ws, orphan, clock.now(now).isoformat(), transcript, no_session=True)
     if handing:
         from kg.memory import session_ids
 
-        session_ends.hand_over(ws, sid, clock.now(now).isoformat(), transcript)
+        _recorded(ws, sid, clock.now(now).isoformat(), transcript)
         with ws.journal.locked():
             session_ids.untie(ws, sid)
         if ws.current_session() == sid:
             ws.set_current_session(None)  # (a child that fails leaves it open, no longer current: the next start
             # opens a new one, as it would after the end)
     return sid or ""
+
+
+def _recorded(ws: Any, sid: str, at: str, transcript: str | None, *, no_session: bool = False) -> None:
+    """`session_ends.hand_over`, but a memory/.kg/ending linked out of memory/.kg (UnusableFile: kg writes no record
+    through it, QA3 #4) is said on stderr and the end goes on without its record: a hook never fails its runtime
+    for it (a child killed before it ends the session leaves it open, as before records were kept)."""
+    import sys
+
+    from kg.core.errors import UnusableFile
+    from kg.memory import session_ends
+
+    try:
+        session_ends.hand_over(ws, sid, at, transcript, no_session=no_session)
+    except UnusableFile as exc:
+        try:
+            sys.stderr.write(f"Warning: {exc}; this session end goes on without its record\n")
+        except (OSError, ValueError):
+            pass

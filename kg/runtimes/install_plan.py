@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core.errors import FileChanged, UsageError
+from kg.core.files import check_folder
 from kg.ingest.journal import write_atomic
 from kg.lifecycle import blocks
 from kg.runtimes import codex_toml
@@ -85,6 +86,7 @@ class _Plan:
         """Write `text` to `path`, recording the bytes before (and `hooks`, kg's own hook entries in it, which tell
         the next install a person's edit of one from kg's text). `keep_edited`: a file wholly kg's (OpenClaw's hook
         folder) that was edited since kg last wrote it is kept, with a note, as uninstall keeps it."""
+        check_folder(path)  # a link out of the workspace (AGENTS.md, .claude/) is refused, dry run or not (QA3 #3)
         old = self.read(path)
         last = ((self.record.get(runtime) or {}).get(str(path)) or {}).get("after") if runtime else None
         if keep_edited and not self.force and old is not None and last is not None and old not in (last, text):
@@ -115,11 +117,12 @@ class _Plan:
     def apply(self, path: Path, text: str) -> None:
         """Replace `path` with `text`, only if it still holds what this plan first read of it."""
         base = self.seen.get(str(path), blocks.ANY)
-        blocks.apply(path, blocks.SyncPlan("update", text, None, "", base=base), confined=False)
+        blocks.apply(path, blocks.SyncPlan("update", text, None, "", base=base))
 
     def remove(self, path: Path, detail: str) -> None:
         if not path.exists():
             return
+        check_folder(path)  # unlinking a file in a linked .claude/ would remove the outside file
         self.changes.append(Change(self.rel(path), "remove", detail))
         if not self.dry_run:
             if str(path) in self.seen and blocks.read(path) != self.seen[str(path)]:

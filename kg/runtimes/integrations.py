@@ -33,8 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kg.core.errors import FileChanged, UsageError
-from kg.core.files import retried
+from kg.core.errors import UnusableFile, UsageError
+from kg.core.files import check_folder, retried
 from kg.runtimes import codex_toml
 from kg.runtimes.agents_block import (
     AGENTS_BODY,
@@ -119,6 +119,15 @@ def _write_hooks(plan: _Plan, path: Path, runtime: str, entries: dict[str, Any],
                hooks=entries)
 
 
+def _refuse_outside(*files: Path) -> None:
+    """Refuse (UnusableFile, exit 1) an install before it writes anything when a file it writes leads out of the
+    workspace through a link (AGENTS.md, .claude/, .codex/: QA3 #3 found kg's block written into the file a linked
+    AGENTS.md led to), as `kg cycle` and `kg export memory` refuse it. A `--project` folder outside any workspace is
+    the person's to name, and is written as it is."""
+    for path in files:
+        check_folder(path)
+
+
 def _carried(run: Callable[[list[_Plan]], dict[str, Any]]) -> dict[str, Any]:
     """Run an install or uninstall (`run`, which puts its plan in the list it is given), again from a fresh read
     when a file it writes was written by someone else after it was read (FileChanged, `retried`): what was
@@ -130,8 +139,9 @@ def _carried(run: Callable[[list[_Plan]], dict[str, Any]]) -> dict[str, Any]:
         made: list[_Plan] = []
         try:
             return _with_earlier(run(made), earlier)
-        except FileChanged:
-            if made:
+        except UnusableFile:  # (FileChanged is retried; a link out of the workspace is not: what was written
+            # before it is recorded all the same)
+            if made and made[0].done:
                 made[0].save()
                 earlier.extend(made[0].done)
             raise
@@ -177,6 +187,7 @@ def _install(made: list[_Plan], ws: Any, runtime: str, dry_run: bool, project: s
     if runtime == "claude-code":
         path = _claude_settings(root, shared)
         other = _claude_settings(root, not shared)
+        _refuse_outside(path, *([root / MCP_JSON] if mcp_argv else []))
         # Claude Code runs the hooks of both files, and kg's two commands differ (PATH vs this machine's path),
         # so hooks left in the other file would brief the agent twice and reflect on every session twice
         if other.exists() and _drop_claude_hooks(plan, other):
@@ -202,6 +213,7 @@ def _install(made: list[_Plan], ws: Any, runtime: str, dry_run: bool, project: s
                        "--shared` writes the team's .claude/settings.json instead, calling `kg` from PATH.")
     elif runtime == "openclaw":
         folder = root / HOOK_DIR
+        _refuse_outside(folder / HOOK_MD, folder / HANDLER_JS)
         plan.write(folder / HOOK_MD, openclaw_hook_md(), "OpenClaw hook metadata and documentation", runtime,
                    keep_edited=True)
         plan.write(folder / HANDLER_JS, openclaw_handler(ws, kg_bin or kg_executable()),
@@ -210,6 +222,7 @@ def _install(made: list[_Plan], ws: Any, runtime: str, dry_run: bool, project: s
                 "restart the gateway."),
                "If the OpenClaw workspace is not this folder, install with --project <openclaw workspace>."]
     else:
+        _refuse_outside(root / CODEX_HOOKS, root / CODEX_CONFIG, root / AGENTS_MD)
         _write_hooks(plan, root / CODEX_HOOKS, runtime, hook_entries(ws, runtime, kg_bin),
                      "hooks: SessionStart (brief), Stop (reflect, never exit 2), SessionEnd (reflect + summary)")
         plan.codex_config(root / CODEX_CONFIG, mcp_argv, runtime)

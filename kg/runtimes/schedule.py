@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from kg.core import clock
-from kg.core.errors import FileChanged, KgError, UsageError
-from kg.core.files import retried, write_atomic
+from kg.core.errors import FileChanged, KgError, UnusableFile, UsageError
+from kg.core.files import check_target, retried, write_atomic
 from kg.lifecycle import blocks
 
 __all__ = ["cron_entry", "cron_job", "install", "job_argv", "last_run", "run", "status", "systemd_units", "uninstall"]
@@ -443,8 +443,13 @@ def run(target: Any = None, *, rules_dir: Path | None = None, now: datetime | st
             else f"{record['at']} kg cycle FAILED: {record['error']}")
     log = log_path(root)
     log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "a", encoding="utf-8") as fh:
-        fh.write(line + "\n")
+    try:  # a cycle.log linked out of memory/.kg is not appended to (QA3 #4): said, as a file the cycle skipped
+        check_target(log, root=root)
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+    except UnusableFile as exc:
+        line += f"; not logged: {exc} (skipped)"
+        record["skipped"].append(f"memory/.kg/{LOG_FILE}")
     write_atomic(log.with_name(LAST_FILE), json.dumps(record, ensure_ascii=False).encode("utf-8"))
     return {**record, "log": str(log), "line": line}
 
