@@ -3,6 +3,8 @@ cycle adds is counted, recency is the evidence's and not the approval's, contrad
 decided by `kg conflicts` and `kg export memory` as a cycle decides them, and a rule a conflict keeps out of its
 file is not reported as written."""
 
+from tests.conftest import TEST_STORE
+
 BASELINE_OFF = "[rules.lifecycle.verification]\nmin_baseline_days = 0\n"
 
 
@@ -30,7 +32,9 @@ def test_a_tie_the_cycle_finds_is_counted_told_and_not_called_written(run_kg, ws
     edges = run_kg(["status", "--json"]).json["edges"]
     assert edges.get("contradicts") == 1, edges
     doctor = run_kg(["doctor", "--dry-run"]).stdout
-    assert "differ" not in doctor and "equals a full recomputation" in doctor, doctor
+    assert "differ" not in doctor, doctor
+    if TEST_STORE != "falkordb":  # the kept aggregates doctor recomputes are the embedded store's
+        assert "equals a full recomputation" in doctor, doctor
     # (#6) no advice to put back what kg itself took out
     status = run_kg(["status", "--now", "2026-09-04T09:00"]).stdout
     assert "Rules set aside by a conflict" in status and "put it back" not in status, status

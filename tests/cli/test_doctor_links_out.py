@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 
 def _files(r) -> list[dict]:
     return [c for c in r.json["checks"] if c["name"] == "files"]
@@ -48,6 +50,7 @@ def test_a_folder_linked_inside_the_workspace_passes(run_kg, ws):
         ("ok", "session and skill files stay inside the workspace")]
 
 
+@pytest.mark.embedded_only("graph.kuzu is the embedded store's file")
 def test_a_graph_file_kept_elsewhere_is_no_link_problem(run_kg, ws, tmp_path):
     """Kùzu writes the graph file, and a restore writes through its link (tests/integration/test_rollback.py):
     kept elsewhere through a link, it is not called a link out."""

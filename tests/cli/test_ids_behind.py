@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 NOW = "2026-12-01T10:00:00"
 
 
@@ -23,6 +25,7 @@ def _shown(run_kg, entry_id: str) -> str:
     return r.json["text"] if "text" in r.json else r.json["node"]["text"]
 
 
+@pytest.mark.embedded_only("the ids a restored ids.json is behind are read from the embedded store's side index")
 def test_the_id_kg_log_answers_is_the_one_stored_when_ids_json_was_restored_from_a_backup(ws, run_kg):
     first = _log(run_kg, "first", "--wait")["id"]
     backup = (ws.kg_dir / "ids.json").read_bytes()
@@ -48,6 +51,7 @@ def test_ids_still_in_the_journal_count_too(ws, run_kg):
     assert [_shown(run_kg, i) for i in queued] == ["queued 1", "queued 2"]
 
 
+@pytest.mark.embedded_only("the ids a restored ids.json is behind are read from the embedded store's side index")
 def test_doctor_finds_a_counter_behind_says_it_in_a_dry_run_and_raises_it(ws, run_kg):
     first = _log(run_kg, "first", "--wait")["id"]
     day = first.rsplit("-", 1)[0]
