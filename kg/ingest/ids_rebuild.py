@@ -53,7 +53,7 @@ def counters(found: dict[str, int], text: str, counter_of: Callable[[str], int |
             found[key] = number
 
 
-def _journal_files(kg_dir: Path, root: Path) -> list[Path]:
+def journal_files(kg_dir: Path, root: Path) -> list[Path]:
     learnings = root / ".learnings"
     # every store's lane (kg/ingest/journal.py): ids.json counts the ids given out to any of them
     return [*sorted(kg_dir.glob("journal*.jsonl")), *sorted(kg_dir.glob("draining*.jsonl")),
@@ -101,7 +101,7 @@ def rebuild(ws: Any, st: Any) -> str:
             return "memory/.kg/ids.json is readable"
         except KgError:
             pass
-        for path in _journal_files(ws.kg_dir, ws.root):
+        for path in journal_files(ws.kg_dir, ws.root):
             try:
                 counters(found, path.read_bytes().decode("utf-8", "replace"), journal.counter_of)
             except OSError:

@@ -97,12 +97,12 @@ def highest(folder: Path, keys: Iterable[str], counter_of: Callable[[str], int |
 def behind(ws: Any, counters: dict[str, int]) -> dict[str, int]:
     """The counters of `counters` (ids.json's) that are behind an id the workspace holds (the whole side index,
     journal, `journal.rejected` and `.learnings/`), each with the highest counter found: `kg doctor`'s check."""
-    from kg.ingest.ids_rebuild import _journal_files
+    from kg.ingest.ids_rebuild import journal_files
 
     counter_of = ws.journal.counter_of
     found: dict[str, int] = {}
     _raise(found, _side_ids(ws.kg_dir, None), counter_of)
-    for path in _journal_files(ws.kg_dir, ws.root):
+    for path in journal_files(ws.kg_dir, ws.root):
         try:
             _raise(found, [path.read_bytes().decode("utf-8", "replace")], counter_of)
         except OSError:
