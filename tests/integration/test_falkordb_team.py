@@ -118,16 +118,22 @@ def test_an_agents_name_is_redacted_before_it_is_stored(tmp_path, falkordb_url):
     assert any(a.startswith("ci-bot") and "REDACTED" in a for a in agents), agents
 
 
+def _ann_once_bob_twice(tmp_path, falkordb_url, now: str) -> tuple[Path, Path]:
+    """Two members on one team graph: ann's alpha logs one error, bob's beta two."""
+    alpha = init(tmp_path, "alpha", falkordb_url, "ann")
+    beta = init(tmp_path, "beta", falkordb_url, "bob")
+    for root in (alpha, beta, beta):
+        code, _, err = kg(f"log error 'first of {root.name}' --wait {now}", workspace=root)
+        assert code == 0, err
+    return alpha, beta
+
+
 def test_importing_the_team_s_own_trail_keeps_each_member_s_id_counter(tmp_path, falkordb_url):
     """QA2 #4: member 1 importing the team's own trail read member 2's ERR-...-002001 as its own 2001st id, so its
     next id was ERR-...-2002 (ids.json {"ERR-...": 2002}); past 100 members an imported ...-100005 would make member
     1's next id member 100's 6th. Each member's counter moves past its own ids only."""
     now = "--now 2026-03-01T10:00:00"
-    alpha = init(tmp_path, "alpha", falkordb_url, "ann")
-    beta = init(tmp_path, "beta", falkordb_url, "bob")
-    for root in (alpha, beta, beta):
-        code, out, err = kg(f"log error 'first of {root.name}' --wait {now}", workspace=root)
-        assert code == 0, err
+    alpha, beta = _ann_once_bob_twice(tmp_path, falkordb_url, now)
     code, out, err = kg(f"export trail --out t.json {now}", workspace=alpha)  # the team's: beta's ids too
     assert code == 0, err
     trail = json.loads((alpha / "t.json").read_text())
@@ -750,11 +756,7 @@ def test_a_rebuilt_ids_json_keeps_each_member_s_counter(tmp_path, falkordb_url):
     one number, so member 1's counter became 2002 (beta's ERR-...-002002) and its next id ERR-...-2003, and member
     2's next ERR-...-0022004. Each reads only its own ids, as its allocator writes them (`Journal.counter_of`)."""
     now = "--now 2026-03-01T10:00:00"
-    alpha = init(tmp_path, "alpha", falkordb_url, "ann")
-    beta = init(tmp_path, "beta", falkordb_url, "bob")
-    for root in (alpha, beta, beta):
-        code, out, err = kg(f"log error 'first of {root.name}' --wait {now}", workspace=root)
-        assert code == 0, err
+    alpha, beta = _ann_once_bob_twice(tmp_path, falkordb_url, now)
     nexts = []
     for root in (alpha, beta):
         (root / "memory" / ".kg" / "ids.json").write_text("{garbage", encoding="utf-8")
