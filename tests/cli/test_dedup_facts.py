@@ -33,7 +33,8 @@ def _patterns(run_kg) -> list[set[str]]:
     ("error", ["Error: connection refused by postgres on port 5432",
                "connection refused by postgres on port 5432 during migrate"]),
     ("learning", ["Note: run migrations before tests", "run migrations on the test database before tests"]),
-    ("error", ["git push failed: no upstream for branch feature-3", "git push failed: no upstream for branch feature-7"]),
+    ("error", ["git push failed: no upstream for branch feature-3",
+               "git push failed: no upstream for branch feature-7"]),
 ])
 def test_one_recurrence_stays_one_pattern(run_kg, kind, texts):
     ids = _log(run_kg, kind, texts)
@@ -75,3 +76,28 @@ def test_a_batch_chain_is_not_one_pattern(run_kg, tmp_path):
     done = run_kg(f"ingest {lines} --thread --json")
     assert done.exit_code == 0, done.stderr
     assert _patterns(run_kg) == [set(done.json["ids"][:2])]
+
+
+def test_a_conversation_imported_as_memory_chains_no_small_talk(run_kg, shared_data, tmp_path):
+    """LoCoMo conversation 0 through `kg ingest --thread` (QA4 #10): its greetings and thanks chained into a pattern
+    of 24 turns, each near one other member, and `kg cycle` would promote two into MEMORY.md. Now a pattern takes
+    only near-duplicates of its first turn, and the cycle promotes none of them."""
+    from datetime import datetime, timedelta
+
+    conv = json.loads((shared_data / "locomo" / "locomo_dev.json").read_text(encoding="utf-8"))[0]["conversation"]
+    numbers = sorted(int(k.split("_")[1]) for k in conv if k.startswith("session_") and not k.endswith("date_time"))
+    lines, last = [], None
+    for n in numbers:
+        last = datetime.strptime(conv[f"session_{n}_date_time"].strip(), "%I:%M %p on %d %B, %Y")
+        lines += [json.dumps({"kind": "learning", "summary": f"{t['speaker']}: {t['text']}", "session": f"c0-s{n}",
+                              "at": (last + timedelta(seconds=30 * j)).isoformat(), "source": "conversation"})
+                  for j, t in enumerate(conv[f"session_{n}"])]
+    path = tmp_path / "c0.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = run_kg(f"ingest {path} --thread")
+    assert done.exit_code == 0, done.stderr
+    sizes = sorted((p["recurrence"] for p in run_kg("patterns --json --limit 0").json), reverse=True)
+    assert sizes and sizes[0] <= 10, sizes  # main: 24, 10 and 9 turns of greetings and thanks
+    cycle = run_kg(["cycle", "--dry-run", "--now", (last + timedelta(days=1)).isoformat(timespec="minutes"), "--json"])
+    assert cycle.exit_code == 0, cycle.stderr
+    assert cycle.json["promoted"] == []
