@@ -12,7 +12,8 @@ into patterns (≥3 members) and what `kg cycle` would promote from it (QA4 #10)
    Pattern-Key reflection would derive (with one, attach goes by key and near-duplicates never decide), all
    into one workspace, one kg session per file, in time order, as one user's memory. Reported:
    events logged, patterns, patterns of ≥2 members and the events in them; the sample lists each such pattern's
-   members (first 90 characters) for a person to judge "the same mistake or not".
+   members (first 90 characters) for a person to judge "the same mistake or not"; with --base, the pairs of
+   events one tree keeps in one pattern and the other does not (the same input gives the same ids in both).
 2. **Intake cases** (fresh workspace each, `ws.log`): pairs that must stay one pattern ("Error: ..." beside the
    same failure without the label) and pairs that must not (two releases' facts), as the issue states them.
 3. **LoCoMo conversations** imported as memory (`kg ingest --thread`'s path, `ws.log_many(thread=True)`, one
@@ -179,6 +180,15 @@ def _short(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def _pairs(patterns: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    """Every two events one pattern holds, as (earlier id, later id)."""
+    out = set()
+    for p in patterns:
+        ids = sorted(m[1] for m in p["members"])
+        out |= {(x, y) for i, x in enumerate(ids) for y in ids[i + 1:]}
+    return out
+
+
 def report(results: dict[str, dict[str, Any]], sample: int) -> None:
     names = list(results)
     rows = []
@@ -205,6 +215,21 @@ def report(results: dict[str, dict[str, Any]], sample: int) -> None:
     print(table("LoCoMo conversations imported as memory (log_many --thread)",
                 ["tree", "conv", "turns", "patterns", "patterns ≥3", "turns in patterns", "largest",
                  "cycle promotes"], rows))
+    if len(names) == 2:  # the same input gives the same ids in both trees: which pairs each keeps together
+        a, b = (_pairs(results[n]["agent"]["patterns"]) for n in names)
+        texts = {m[1]: m[3] for n in names for p in results[n]["agent"]["patterns"] for m in p["members"]}
+        for label, only in ((f"together in {names[1]} only (split here)", b - a),
+                            (f"together in {names[0]} only (joined here)", a - b)):
+            print(f"\n== agent-side pairs {label}: {len(only)}; the first members of each, up to {sample} ==")
+            seen: set[tuple[str, str]] = set()
+            for x, y in sorted(only):
+                key = (_short(texts[x], 60), _short(texts[y], 60))
+                if key in seen:
+                    continue
+                seen.add(key)
+                if len(seen) > sample:
+                    break
+                print(f"    {x} {key[0]}\n      ~ {y} {key[1]}")
     for name in names:
         print(f"\n== {name}: agent-side merges (patterns of ≥2 members, largest first; up to {sample}) ==")
         for p in [p for p in results[name]["agent"]["patterns"] if len(p["members"]) >= 2][:sample]:
