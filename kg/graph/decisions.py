@@ -22,7 +22,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from kg.core.policy import RuleReader, packaged
-from kg.core.text import has_cjk, slugify, stem, words
+from kg.core.text import has_cjk, joined, slugify, stem, words
 from kg.store.schema import EDGE_TYPES
 
 SOURCE = "rules/linking.toml"
@@ -72,6 +72,8 @@ class LinkRules:
     order_after: tuple[str, ...] = ()  # "after": what follows comes first
     order_refusals: tuple[str, ...] = ()  # cues that refuse an order when an ordering word ends their scope
     location: re.Pattern[str] | None = None  # a path: compared by its file name only (`link_terms`)
+    dedup_distinct_ids: bool = False  # a differing version or id is a different fact (never a near-duplicate)
+    dedup_first_only: bool = False  # a pattern is joined only by a near-duplicate of its first event
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -121,6 +123,8 @@ class LinkRules:
             typing=tuple(typing_rules),
             against_cues=tuple(_norm(v) for v in r.strings("contradiction.against_cues", (), items="non-blank")),
             location=_location(r),
+            dedup_distinct_ids=r.flag("dedup.distinct_ids", False),
+            dedup_first_only=r.flag("dedup.first_only", False),
             order_before=tuple(_norm(v) for v in r.strings("contradiction.order_before", (), items="non-blank")),
             order_after=tuple(_norm(v) for v in r.strings("contradiction.order_after", (), items="non-blank")),
             order_refusals=tuple(_norm(v) for v in r.strings("contradiction.order_refusals", (),
@@ -366,11 +370,14 @@ def _dup_reason(partner: str, shared: tuple[str, ...], score: float) -> str:
 def duplicate(new: Doc, old: Doc, rules: LinkRules, weights: Mapping[str, float] | None = None, *,
               sim: Similarity | None = None) -> Duplicate | None:
     """Whether a logged event repeats an earlier one: same entry type and area, similar enough, and not
-    opposed. Returns why, or None."""
+    opposed; not when a fact's entry names another version or id than the earlier one (`distinct_ids`).
+    Returns why, or None."""
     if new.id == old.id or new.kind != "event" or old.kind != "event":
         return None
     if not new.entry_type or new.entry_type != old.entry_type or (new.area or "") != (old.area or ""):
         return None
+    if rules.dedup_distinct_ids and new.entry_type not in rules.descriptive_types and distinct_ids(new.text, old.text):
+        return None  # (an error's ids, a branch or a line, say where the same failure struck this time)
     sim = sim or similarity(link_terms(new.text, rules), link_terms(old.text, rules), rules, weights)
     if len(sim.shared) < rules.dedup_min_shared or sim.score < rules.dedup_min_score:
         return None
@@ -379,6 +386,22 @@ def duplicate(new: Doc, old: Doc, rules: LinkRules, weights: Mapping[str, float]
     if opposed(new, old, rules):
         return None
     return Duplicate(sim.score, _dup_reason(old.id, tuple(sim.shared), sim.score), tuple(sim.shared))
+
+
+_CLOCK = re.compile(r"\d+(?:[:-]\d+)+")  # a time or a date (08:00, 2023-10-25): when, not which
+
+
+def ids_of(text: str) -> frozenset[str]:
+    """The versions and ids a text names (`kg.core.text.joined`: release-1.2, v2.4.1 as 2.4.1, c0-D1:3), without
+    times and dates. Pure."""
+    return frozenset(p for p, spelled in joined(text).items() if not _CLOCK.fullmatch(spelled.lstrip("v")))
+
+
+def distinct_ids(a: str, b: str) -> bool:
+    """Whether two texts name different versions or ids, each naming one ("release-1.2 broke login" and
+    "release-1.3 fixed login"): a different fact, whatever words they share (QA4 #10). Pure."""
+    ia, ib = ids_of(a), ids_of(b)
+    return bool(ia) and bool(ib) and ia != ib
 
 
 def derived_key(rules: LinkRules, entry_type: str, area: str | None, text: str) -> str:

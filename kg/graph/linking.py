@@ -9,7 +9,7 @@ writes auto edges that carry their score and their reason. It never scans the gr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,8 +31,10 @@ from kg.graph.decisions import (  # noqa: F401 - the pure half, re-exported: cal
     decide_link,
     default_rules,
     derived_key,
+    distinct_ids,
     duplicate,
     idf,
+    ids_of,
     link_terms,
     pick_query_terms,
     rules_of,
@@ -259,6 +261,11 @@ def _link_row(st: Any, node_id: str) -> dict[str, Any] | None:
     return rows[0]
 
 
+def node_row(st: Any, node_id: str) -> dict[str, Any] | None:
+    """A node's `link_node` row, as a writer remembers it inside a batch (read by key otherwise)."""
+    return _link_row(st, node_id)
+
+
 @contextmanager
 def remembering(st: Any) -> Iterator[None]:
     """Around one batch's transaction (opened inside this block, committed before it ends): the candidates'
@@ -431,9 +438,14 @@ class PatternMatch:
     member_reasons: Mapping[str, tuple[float, str]] = field(default_factory=dict)
 
 
-def match_pattern(doc: Doc, found: Candidates, rules: LinkRules) -> PatternMatch | None:
-    """Pure: the pattern a new event joins, from its scored candidates, or None. An earlier event already in
-    a pattern wins over loose ones (best score first); loose near-duplicates make a new pattern together."""
+def match_pattern(doc: Doc, found: Candidates, rules: LinkRules,
+                  first_of: Callable[[str], Doc | None] | None = None) -> PatternMatch | None:
+    """Pure given `first_of`: the pattern a new event joins, from its scored candidates, or None. An earlier
+    event already in a pattern wins over loose ones (best score first); loose near-duplicates make a new
+    pattern together. With `[dedup] first_only`, a pattern is joined only by a near-duplicate of its first event
+    (`first_of(key)`: the text the pattern is named by; None: not known), and a new pattern takes only the loose
+    events that are near-duplicates of its first: a chain of pairs, each alike, joined turns of a conversation
+    that shared nothing (QA4 #10)."""
     best: dict[str, tuple[float, str, str]] = {}  # pattern key -> (score, member id, reason)
     loose: list[tuple[float, Doc, str]] = []
     theirs: dict[str, tuple[float, str]] = {}  # a loose event -> its own side of the pair
@@ -449,13 +461,16 @@ def match_pattern(doc: Doc, found: Candidates, rules: LinkRules) -> PatternMatch
         else:
             loose.append((dup.score, other, dup.reason))
             theirs[other.id] = (dup.score, dup.seen_from(doc.id))
-    if best:
-        key, (score, via, reason) = max(best.items(), key=lambda kv: (kv[1][0], kv[0]))
-        return PatternMatch(key, False, via, (), score, reason)
+    for key, (score, via, reason) in sorted(best.items(), key=lambda kv: (kv[1][0], kv[0]), reverse=True):
+        head = first_of(key) if first_of is not None and rules.dedup_first_only else None
+        if head is None or duplicate(doc, head, rules, found.weights) is not None:
+            return PatternMatch(key, False, via, (), score, reason)
     if not loose:
         return None
-    loose.sort(key=lambda x: (-x[0], x[1].id))
     first = min((d for _, d, _ in loose), key=lambda d: (d.created_at or datetime.min, d.id))
+    if rules.dedup_first_only:
+        loose = [x for x in loose if x[1].id == first.id or duplicate(x[1], first, rules, found.weights) is not None]
+    loose.sort(key=lambda x: (-x[0], x[1].id))
     key = derived_key(rules, doc.entry_type or "", doc.area, first.text)
     score, via, reason = loose[0][0], loose[0][1].id, loose[0][2]
     members = tuple(sorted(d.id for _, d, _ in loose))

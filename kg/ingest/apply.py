@@ -52,6 +52,24 @@ def pattern_for_key(st: Store, key: str) -> str | None:
     return None
 
 
+def _first_event(st: Store, doc: Any, texts: dict[str, tuple[str, str] | None]) -> Any:
+    """`key` -> the first event of the live pattern with that key, as the linking decisions compare it with `doc`
+    (a pattern's text is its first event's), or None when no pattern has the key. `texts` keeps each key's
+    pattern (id, text) for the batch: looked up once, its row as a writer remembers it (linking.node_row)."""
+    from kg.graph import linking
+
+    def first(key: str) -> Any:
+        if key not in texts:
+            pid = pattern_for_key(st, key)
+            row = linking.node_row(st, pid) if pid else None
+            texts[key] = (pid, row["text"] or "") if row else None
+        found = texts[key]
+        return linking.Doc(found[0], "event", found[1], entry_type=doc.entry_type, category=doc.category,
+                           area=doc.area) if found else None
+
+    return first
+
+
 def live_pattern(st: Store, pid: str, key: str) -> str | None:
     """The pattern `pid` when it has this key (by primary key): itself, or the pattern it was merged into."""
     if not st.run("pattern_has_key", id=pid, key=key):
@@ -314,7 +332,10 @@ def _new_pattern_id(ws: Workspace, at: datetime) -> str:
 
 
 def _create_pattern(st: Store, params: dict[str, Any]) -> None:
+    from kg.graph import linking
+
     st.run("node_create", **params)
+    linking.remember_created(st, params)  # its text is what a later event is compared with: not read back
     upkeep.kept_by(st).node(params["id"], "pattern", params["entry_type"], params["status"], params["priority"],
                             params["created_at"])
 
@@ -355,6 +376,7 @@ def attach_patterns(ws: Workspace, st: Store, records: list[dict[str, Any]]
                reason="same pattern key")
         upkeep.kept_by(st).member(known[key])
     placed: dict[str, tuple[linking.Doc, linking.Candidates]] = {}
+    heads: dict[str, tuple[str, str] | None] = {}  # a pattern key's (id, text), read once a batch
     for rec in records:
         if not rec.get("link", True):
             continue
@@ -365,7 +387,7 @@ def attach_patterns(ws: Workspace, st: Store, records: list[dict[str, Any]]
                           category=f.get("category"), area=f.get("area"), created_at=at, pattern_key=key)
         found = linking.candidates(st, doc, rules, count=True)
         linking.index_terms(st, f["text"], rules, found=found)
-        match = None if key else linking.match_pattern(doc, found, rules)
+        match = None if key else linking.match_pattern(doc, found, rules, _first_event(st, doc, heads))
         if match is not None:
             pid = None
             if not match.new:
@@ -375,6 +397,7 @@ def attach_patterns(ws: Workspace, st: Store, records: list[dict[str, Any]]
                 pid = _new_pattern_id(ws, at)
                 _create_pattern(st, node_params(pid, "pattern", match.text or f["text"], at,
                                                 pattern_key=match.key, area=f.get("area"), priority=f["priority"]))
+                heads[match.key] = (pid, match.text or f["text"])
                 linking.index_terms(st, match.text or f["text"], rules)
             for member in (*match.members, rec["id"]):
                 # `pattern_add_member` only for the earlier events of a pattern made just now: a new edge too.

@@ -17,6 +17,8 @@ the batch began: the writer lock is held, nobody else writes) with the batch's w
 - `node_exists`, `pattern_has_key`, `pattern_get`: the nodes created in the batch count too;
 - `meta_get`, `link_terms_df(_many)`: the values set in the batch win;
 - `pattern_of_event`: an event joined to a pattern in the batch answers that pattern;
+- `link_node`: a node created in the batch answers from its creation, an event's pattern key as the batch set it
+  (near-duplicate attach compares a new entry with the first event of the pattern it would join);
 - `link_candidates`: the server's hits (their pattern keys as the batch set them), then the batch's own
   earlier nodes that hold a query term (the same stems the index matches). Those are not ranked by the index
   with the rest: an event can see a few more candidates than one statement at a time would give it, never
@@ -142,6 +144,13 @@ class Batch:
         rows = [r for r in self.server("link_terms_df_many", p) if r["term"] not in self.terms]
         return rows + [{"term": t, "df": self.terms[t]} for t in p["terms"] if t in self.terms]
 
+    def _link_node(self, p: Row) -> list[Row]:
+        n = self.nodes.get(p["id"])
+        rows = [{c: n.get(c) for c in _CANDIDATE}] if n is not None else self.server("link_node", p)
+        for r in rows:
+            r["pattern_key"] = self.event_key.get(r["id"], r["pattern_key"])
+        return rows
+
     def _candidates(self, p: Row) -> list[Row]:
         rows = self.server("link_candidates", p)
         for r in rows:
@@ -160,7 +169,7 @@ _READS: dict[str, Callable[[Batch, Row], list[Row]]] = {
     "node_exists": Batch._node_exists, "meta_get": Batch._meta_get, "pattern_has_key": Batch._pattern_has_key,
     "pattern_sources": Batch._pattern_sources, "pattern_get": Batch._pattern_get,
     "pattern_of_event": Batch._pattern_of_event, "link_terms_df": Batch._terms_df,
-    "link_terms_df_many": Batch._terms_df_many, "link_candidates": Batch._candidates,
+    "link_terms_df_many": Batch._terms_df_many, "link_candidates": Batch._candidates, "link_node": Batch._link_node,
 }
 
 
