@@ -70,6 +70,7 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
                 lc.log(lc.revert(lc.verify()))
                 lc.export()
         else:
+            lc.sync()  # committed first: the verdicts read the changes it made anew (`Lifecycle.sync`)
             with lc.tx():
                 logs = lc.revert(lc.verify())
             lc.log(lc.missed_logs(logs))
