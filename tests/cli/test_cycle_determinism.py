@@ -4,6 +4,7 @@ deterministic"), through the real CLI in subprocesses under several PYTHONHASHSE
 - a rule a conflict set aside and let back is resumed by the next cycle, its check moved on by the days it was
   out, and not also taken out for a check at the deadline it had before (one in-process `kg cycle` did both: the
   pause's row, made anew, read back in the same Kùzu transaction as it was before: `Lifecycle.sync`);
+- the cycle and `kg status` say such a rule was let back, not "edited by hand";
 - two whole replays of the demo's history write the same files and answer `kg verify` and `kg status` alike."""
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ALWAYS, NEVER = "always use pnpm in this repository", "never use pnpm in CI scripts"
 
@@ -92,6 +95,29 @@ def test_a_rule_a_conflict_let_back_is_resumed_not_checked_under_every_hash_seed
     assert by_change["chg-20260905-001"]["how"] == "aside", first["withdrawn"]
     (d,) = first["conflicts"]
     assert d["status"] == "tie" and d["score_a"] == d["score_b"] == 70 and d["text_b"] == NEVER, d
+
+
+@pytest.mark.baseline_wait_off("two contradicting principles promoted in the first days of a workspace")
+def test_a_rule_a_conflict_lets_back_is_said_let_back_not_edited_by_hand(run_kg, ws):
+    for argv in HISTORY[:-1]:  # up to the cycle that lets 'never' back
+        assert run_kg(argv).exit_code == 0
+    r = run_kg(["cycle", "--now", "2026-09-06T08:00"])
+    assert r.exit_code == 0, r.stderr
+    (line,) = [x for x in r.stdout.splitlines() if "chg-20260905-002" in x]
+    assert "set aside by a conflict since 2026-09-05, let back now" in line, r.stdout
+    assert "edited by hand" not in r.stdout, r.stdout
+    assert f"- {NEVER}" in (ws.root / "MEMORY.md").read_text().splitlines()
+    r = run_kg(["status", "--json", "--now", "2026-09-06T09:00"])
+    paused = {v["change"]: v["how"] for v in r.json["lifecycle"]["verifications_paused"]}
+    assert paused == {"chg-20260905-001": "aside", "chg-20260905-002": "let back"}, paused
+    text = run_kg(["status", "--now", "2026-09-06T09:00"]).stdout
+    (line,) = [x for x in text.splitlines() if "[chg-20260905-002]" in x]
+    assert "let back: no conflict keeps it out now" in line and "edited by hand" not in text, text
+    assert "Verifications paused: the rule is not in its file" not in text, text  # nothing of a person's to undo
+    # the next cycle resumes it: nothing left to let back
+    r = run_kg(["cycle", "--now", "2026-09-07T08:00", "--json"])
+    assert [(w["change"], w["action"]) for w in r.json["withdrawn"] if w["change"] == "chg-20260905-002"] == \
+        [("chg-20260905-002", "resumed")], r.json["withdrawn"]
 
 
 DEMO_FILES = ("MEMORY.md", "AGENTS.md", "TOOLS.md", "SOUL.md", "USER.md")
