@@ -5,7 +5,9 @@ deterministic"), through the real CLI in subprocesses under several PYTHONHASHSE
   out, and not also taken out for a check at the deadline it had before (one in-process `kg cycle` did both: the
   pause's row, made anew, read back in the same Kùzu transaction as it was before: `Lifecycle.sync`);
 - the cycle and `kg status` say such a rule was let back, not "edited by hand";
-- two whole replays of the demo's history write the same files and answer `kg verify` and `kg status` alike."""
+- two whole replays of the demo's history write the same files and answer `kg verify` and `kg status` alike, and
+  its trail imported under two seeds says the same (`kg import trail --json` listed its lifecycle counts in a set's
+  order)."""
 
 from __future__ import annotations
 
@@ -138,7 +140,14 @@ def test_two_replays_of_the_demo_under_two_hash_seeds_write_the_same_bytes_and_a
                   if p.is_file() and ".kg" not in p.relative_to(root).parts}
         answers = [_kg(root, args, seed).replace(str(root), "<ws>") for args in
                    (["verify", "--dry-run", "--json", "--now", at], ["status", "--json", "--now", at])]
-        made[seed] = files, [json.loads(a) for a in answers]
+        # and the same trail imported into an empty workspace (its lifecycle too): the same --json, byte for byte
+        trail = tmp_path / "demo1" / "trail.json"
+        if seed == 1:
+            _kg(root, ["export", "trail", "--out", str(trail)], seed)
+        empty = tmp_path / f"empty{seed}"
+        _run([str(Path(sys.executable).with_name("kg")), "init", str(empty)], seed)
+        answers.append(_kg(empty, ["import", "trail", str(trail), "--json"], seed).replace(str(empty), "<ws>"))
+        made[seed] = files, [json.loads(a) for a in answers[:2]] + answers[2:]
     (files_1, answers_1), (files_2, answers_2) = made[1], made[2]
     assert files_1["MEMORY.md"] and files_1["TOOLS.md"], sorted(files_1)  # the demo writes rules into both
     assert sorted(files_1) == sorted(files_2)
