@@ -248,8 +248,9 @@ def _render_status(d: dict[str, Any]) -> str:
         lines += [f"   [{v['change']}] {v['target']}: {v['text']} (due {v['due'][:10]}"
                   + (f", overdue: {v['overdue']}" if v["overdue"] != "none" else "") + ")"
                   for v in lc["verifications_due"]]
-    paused = [v for v in lc.get("verifications_paused") or [] if v.get("how") != "aside"]
-    aside = [v for v in lc.get("verifications_paused") or [] if v.get("how") == "aside"]
+    by_kg = ("aside", "let back")  # kg took these out itself, and kg put the let-back ones back
+    paused = [v for v in lc.get("verifications_paused") or [] if v.get("how") not in by_kg]
+    aside = [v for v in lc.get("verifications_paused") or [] if v.get("how") in by_kg]
     if paused:
         lines.append(f"\n⏸️  Verifications paused: the rule is not in its file as kg wrote it "
                      f"({len(paused)}; put it back, or `kg export memory --force`, to resume):")
@@ -264,7 +265,10 @@ def _render_status(d: dict[str, Any]) -> str:
         lines.append(f"\n⚖️  Rules set aside by a conflict: kg leaves the rule out of its file while it loses or ties "
                      f"({len(aside)}; verification resumes when it wins a later cycle or `kg conflicts resolve` "
                      "picks it; `kg conflicts` lists them):")
-        lines += [f"   [{v['change']}] {v['target']}: {v['text']} (since {v['withdrawn_since'][:10]})" for v in aside]
+        back = ("; let back: no conflict keeps it out now, it is in the file again as kg wrote it, and the next kg "
+                "cycle resumes its verification")
+        lines += [f"   [{v['change']}] {v['target']}: {v['text']} (since {v['withdrawn_since'][:10]}"
+                  + (back if v.get("how") == "let back" else "") + ")" for v in aside]
     if lc.get("checks_out"):
         lines.append(f"\n🔬 Checks: rules kg took out of their file to measure the rate without them "
                      f"({len(lc['checks_out'])}; each goes back when its check ends unless it did not help):")

@@ -136,6 +136,10 @@ def _render_withdrawn(d: dict[str, Any]) -> list[str]:
         elif w.get("how") == "damaged":
             out.append(f"  ⏸️  {w['change']} → {w['target']}: its kg block's markers are damaged since "
                        f"{w['since'][:10]}, verification paused until they are fixed (the flag below says how)")
+        elif w.get("how") == "let back":  # kg wrote it back in this run: nobody edited anything
+            out.append(f"  ⏸️  {w['change']} → {w['target']}: set aside by a conflict since {w['since'][:10]}, let "
+                       "back now (no conflict keeps it out: `kg conflicts`) and written back as kg wrote it; "
+                       "verification resumes at the next kg cycle (its days out are no evidence)")
         elif w.get("how") == "aside":
             out.append(f"  ⏸️  {w['change']} → {w['target']}: set aside by a conflict since {w['since'][:10]} (kg "
                        "leaves it out of the file: `kg conflicts`), verification paused (its days out are no evidence)")

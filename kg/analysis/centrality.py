@@ -122,7 +122,8 @@ def communities(graph: nx.MultiDiGraph, *, kind: str = "lesson", min_size: int =
             "size": len(members),
             "members": [_node(graph, n) for n in members],
             "nodes": len(group),
-            "areas": dict(areas.most_common(3)),
+            "areas": dict(sorted(areas.items(), key=lambda kv: (-kv[1], kv[0]))[:3]),  # ties by name: `group` is a
+            # set, and most_common kept its hash order (which areas a tie showed varied with PYTHONHASHSEED)
             "terms": [w for w, _ in sorted(terms.items(), key=lambda kv: (-kv[1], kv[0]))[:5]],
         })
     out.sort(key=lambda c: (-c["size"], c["members"][0]["id"]))

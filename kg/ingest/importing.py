@@ -389,7 +389,8 @@ def _load(ws: Any, st: Any, files: list[Path], at: datetime, report: Any, total:
         loaded_any = import_edges.load(ws, st, import_edges.implied_rows(implied), report, mark, held,
                                        quiet=True) > 0 or loaded_any
         loaded = trail_lifecycle.load(ws, st, lifecycle, report, mark, alias, held, claim)
-        report.lifecycle = {k: report.lifecycle.get(k, 0) + loaded.get(k, 0) for k in {*report.lifecycle, *loaded}}
+        kinds = [*report.lifecycle, *(k for k in loaded if k not in report.lifecycle)]  # (not a set: its hash order
+        report.lifecycle = {k: report.lifecycle.get(k, 0) + loaded.get(k, 0) for k in kinds}  # was --json's order)
         loaded_any = loaded_any or any(loaded.values())
         if principles is not None and resuming:  # the interrupted run's loaded principles still without one
             principles = imported.unproposed(st, to_propose, origin, principles)

@@ -70,6 +70,7 @@ def verify(ws: Any, now: Now = None, dry_run: bool = False) -> dict[str, Any]:
                 lc.log(lc.revert(lc.verify()))
                 lc.export()
         else:
+            lc.sync()  # committed first: the verdicts read the changes it made anew (`Lifecycle.sync`)
             with lc.tx():
                 logs = lc.revert(lc.verify())
             lc.log(lc.missed_logs(logs))
@@ -208,21 +209,25 @@ def export_memory(ws: Any, now: Now = None, dry_run: bool = False, *, force: boo
 
 def _how_out(lc: Lifecycle, items: list[dict[str, Any]], key: str = "change") -> None:
     """Say how each paused change's rule left its file (`how`): "aside" when kg left it out for a conflict it
-    lost or tied, "edited" while its kg block is still there (a
+    lost or tied, "let back" when a conflict had set it aside and no longer does, and it is in its file again as
+    kg wrote it (the next cycle resumes it), "edited" while its kg block is still there (a
     person edited inside it: the rule reworded, or taken out of the block, the block kept), "withdrawn" when the
     block or the whole file is gone. Verification pauses either way (kg/lifecycle/verify_withdrawn.py): the rule
     as kg wrote it is not in effect, and a reworded rule is no evidence about kg's words."""
     if not items:
         return
+    from kg.lifecycle.verify_withdrawn import ASIDE, in_effect, last_out
     from kg.lifecycle.verifying import set_aside
 
-    blocks_of = {r["id"]: (r["target"], r["block"]) for r in lc.st.run("lc_live_effects", statuses=list(LIVE))}
+    rows = {r["id"]: r for r in lc.st.run("lc_live_effects", statuses=list(LIVE))}
+    states = {r["id"]: r for r in lc.st.run("lc_blocks")}
     aside = set_aside(lc)
     texts: dict[str, str | None] = {}
     for item in items:
         if item.get("action") == "not written":  # never in its file here: nothing left it (`verifying.unwritten`)
             continue
-        target, block = blocks_of.get(item.get(key), (None, None))
+        row = rows.get(item.get(key))
+        target, block = (row["target"], row["block"]) if row else (None, None)
         if target is None or lc.problem(target):
             continue
         if item.get(key) in aside:  # kg left it out itself: a conflict decided against it
@@ -230,6 +235,10 @@ def _how_out(lc: Lifecycle, items: list[dict[str, Any]], key: str = "change") ->
             continue
         if target not in texts:
             texts[target] = blocks.read(lc.root / target)
+        if last_out(row["evidence"]) == ASIDE and in_effect(  # kg wrote it back itself: nobody edited it
+                texts[target], block, row["text"] or "", (states.get(f"{target}#{block}") or {}).get("hash")):
+            item["how"] = "let back"
+            continue
         try:
             item["how"] = "edited" if blocks.inner_of(texts[target], block) is not None else "withdrawn"
         except blocks.BlockError as exc:  # damaged markers: kg leaves the block alone, and says so (`kg doctor`)

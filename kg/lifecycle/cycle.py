@@ -83,6 +83,7 @@ class Lifecycle:
         self._next_number = 0  # the next proposal number, once read (the cycle holds the write lock)
         self._problems: dict[str, str] = {}
         self._unwritable: dict[str, str] = {}  # `problem(file, writing=True)`, asked apart: reading one is fine
+        self._paused: dict[str, list[tuple[datetime, datetime]]] | None = None  # `sync`'s, until `verify`
 
     def problem(self, file: str, *, writing: bool = False) -> str:
         """Why the target `file` cannot be used this run ('' when it can): a symlink out of the workspace, a
@@ -145,6 +146,7 @@ class Lifecycle:
                 verifying.pause_set_aside(self)
                 self.export(force=force)
             return self.report
+        self.sync()
         with self.tx():
             reverts = self.verify()
             logs = self.revert(reverts)
@@ -189,9 +191,22 @@ class Lifecycle:
 
     # -- 1. verify ------------------------------------------------------------------------------------------
     # -- 1. verify (kg/lifecycle/verifying.py) ----------------------------------------------------------------
+    def sync(self) -> None:
+        """Pause the verification of the rules out of their files and resume the ones back
+        (`verifying.sync_withdrawals`), committed before `verify` reads which changes are due. A pause or resume
+        makes the change's row anew (its evidence list: kg/store/remake.py), and read again in the same Kùzu
+        0.11.3 transaction through its pattern edge (lc_changes_due) the row came back as it was before: a rule
+        resumed with its next check moved on by 45 days paused was judged at its old deadline, and one cycle both
+        resumed it and took it out for a check. (A dry run rehearses it in its one transaction: lists are SET in
+        place there, no row is made anew.)"""
+        with self.tx():
+            self._paused = verifying.sync_withdrawals(self)
+
     def verify(self) -> list[dict[str, Any]]:
-        """Judge every due change; returns the reverts to carry out."""
-        return verifying.verify_due(self)
+        """Judge every due change; returns the reverts to carry out (the pauses `sync` committed, else synced
+        here first)."""
+        paused, self._paused = self._paused, None
+        return verifying.verify_due(self, paused)
 
     def prior(self) -> tuple[float, float]:
         return verifying.prior(self)

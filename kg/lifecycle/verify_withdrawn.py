@@ -250,7 +250,8 @@ def overlap(spans: Sequence[tuple[datetime, datetime]], start: datetime, end: da
 
 
 def explain(evidence: Iterable[str] | None, now: datetime, how: str | None = None, here: Any = ANY) -> str:
-    """One line for `kg status` and `kg why`: '' while the rule is in effect. `how`: "edited", "aside" or "withdrawn",
+    """One line for `kg status` and `kg why`: '' while the rule is in effect. `how`: "edited", "aside", "let back" or
+    "withdrawn",
     as `kg status` finds it in the file now (None: as the last pause line says). `here`: this workspace (a team
     graph's, None for an embedded one): its own withdrawal, else another member's."""
     since = paused_since(evidence, here)
@@ -260,6 +261,10 @@ def explain(evidence: Iterable[str] | None, now: datetime, how: str | None = Non
                 "file; it is in effect here, and the days it is out there are no evidence for any member)")
     if since is None:
         return ""
+    if how == "let back":  # (`kg.lifecycle.api._how_out`) the conflict no longer keeps it out, kg wrote it back
+        return (f"paused: {ASIDE} since {since:%Y-%m-%d}, and let back: no conflict keeps it out now (`kg "
+                "conflicts`), the rule is in its file again as kg wrote it, and the next kg cycle resumes its "
+                "verification (its days out are no evidence)")
     if (how == "aside") if how is not None else last_out(evidence) == ASIDE:
         return (f"paused: {ASIDE} since {since:%Y-%m-%d} (kg leaves the rule out of its file while a conflict "
                 "decides against it, `kg conflicts`; its days out are no evidence, and verification resumes when "

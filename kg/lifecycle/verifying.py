@@ -20,11 +20,12 @@ DAY = verify.DAY
 CHECKING = "checking"  # a change kg took out of its file for a deliberate check (kg/lifecycle/verify_check.py)
 
 
-def verify_due(lc: Any) -> list[dict[str, Any]]:
+def verify_due(lc: Any, paused: dict[str, list[tuple[datetime, datetime]]] | None = None) -> list[dict[str, Any]]:
     """Judge every due change; returns the reverts to carry out. A change a person took out of its file is
-    not judged while it is out (`sync_withdrawals`), and its days out are no evidence, but for a decisive revert
-    on its days in effect, on an embedded graph (`_out_by_hand`)."""
-    paused = sync_withdrawals(lc)
+    not judged while it is out (`sync_withdrawals`, or `paused`: what a committed sync returned, `Lifecycle.sync`),
+    and its days out are no evidence, but for a decisive revert on its days in effect, on an embedded graph
+    (`_out_by_hand`)."""
+    paused = sync_withdrawals(lc) if paused is None else paused
     rows = [r for r in lc.st.run("lc_changes_due", statuses=[*LIVE, CHECKING], now=lc.now)  # read after the sync
             if withdrawn.paused_since(r["evidence"]) is None or _out_by_hand(lc, r)]
     if not rows:

@@ -146,6 +146,31 @@ def test_communities_are_repeatable(graph):
     assert [m["id"] for c in first for m in c["members"]] == ["les"]
 
 
+TIED_AREAS = """
+import json
+import networkx as nx
+from kg.analysis import communities
+g = nx.MultiDiGraph()
+ids = [f"les-{i:03d}" for i in range(10)]
+for i, n in enumerate(ids):
+    g.add_node(n, kind="lesson", area=["ui", "db", "api", "ci", "ops"][i % 5], text=f"lesson {i}")
+g.add_edges_from((a, b, {"type": "supports"}) for a in ids for b in ids if a < b)
+print(json.dumps([c["areas"] for c in communities(g)]))
+"""
+
+
+def test_a_community_s_tied_areas_are_the_same_under_every_hash_seed():
+    """Five areas of two lessons each, three shown: which three (and their order) came from a set's hash order."""
+    import os
+    import subprocess
+    import sys
+
+    said = {subprocess.run([sys.executable, "-c", TIED_AREAS], capture_output=True, text=True, check=True,
+                           env=os.environ | {"PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
+    assert len(said) == 1, said
+    assert json.loads(said.pop()) == [{"api": 2, "ci": 2, "db": 2}]  # the most, then by name
+
+
 @pytest.mark.parametrize(("types", "kinds", "entries"), [
     ("lesson,principle", {"lesson", "principle"}, set()),
     (["errors"], set(), {"error"}),
