@@ -57,3 +57,28 @@ def test_inject_leaves_out_what_export_keeps_out_before_and_after_a_decision(run
     assert run_kg(["conflicts", "resolve", tie["id"], "--winner", ids["tie_a"], "--now", AT]).exit_code == 0
     assert _shown(run_kg) == want | {ids["tie_a"]}
     assert _shown_held(ws.root) == want | {ids["tie_a"]}
+
+
+def _outcomes(rows):
+    return sorted((d["a"], d["b"], d["status"], d["winner"] or None) for d in rows)
+
+
+def test_status_lists_the_contradictions_no_decision_covers_yet_and_stores_none(run_kg, ws):
+    ids = _rules(run_kg)
+    r = run_kg(["status", "--now", AT])
+    assert r.exit_code == 0, r.stderr
+    assert "Contradictions not decided yet" in r.stdout, r.stdout
+    assert f"{ids['new']} would win (60 to 30), {ids['old']} left out" in r.stdout, r.stdout
+    assert f"{ids['tie_a']} vs {ids['tie_b']}: a tie (60 each), for review" in r.stdout, r.stdout
+    lc = run_kg(["status", "--json", "--now", AT]).json["lifecycle"]
+    want = _outcomes([{"a": ids["old"], "b": ids["new"], "status": "settled", "winner": ids["new"]},
+                      {"a": ids["tie_a"], "b": ids["tie_b"], "status": "tie", "winner": None}])
+    assert _outcomes(lc["conflicts_undecided"]) == want and lc["conflicts_tied"] == [], lc
+    with kg.open_workspace(ws.root).reading() as st:  # a read: nothing stored
+        assert st.run("lc_decisions") == []
+    # `kg conflicts` decides them as status said, and status then lists the tie it stored, nothing undecided
+    assert _outcomes(run_kg(["conflicts", "--json", "--now", AT]).json) == want
+    lc = run_kg(["status", "--json", "--now", AT]).json["lifecycle"]
+    assert lc["conflicts_undecided"] == [] and [(t["a"], t["b"]) for t in lc["conflicts_tied"]] == \
+        [(ids["tie_a"], ids["tie_b"])], lc
+    assert "not decided yet" not in run_kg(["status", "--now", AT]).stdout
