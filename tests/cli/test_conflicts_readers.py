@@ -82,3 +82,31 @@ def test_status_lists_the_contradictions_no_decision_covers_yet_and_stores_none(
     assert lc["conflicts_undecided"] == [] and [(t["a"], t["b"]) for t in lc["conflicts_tied"]] == \
         [(ids["tie_a"], ids["tie_b"])], lc
     assert "not decided yet" not in run_kg(["status", "--now", AT]).stdout
+
+
+FUTURE = "2099-01-01T09:00"
+
+
+def test_conflicts_and_export_memory_refuse_a_far_future_now_unless_told(run_kg, ws):
+    ids = _rules(run_kg)
+    refused = [run_kg(["conflicts", "--now", FUTURE]), run_kg(["conflicts", "--json"], env={"KG_NOW": FUTURE}),
+               run_kg(["export", "memory", "--now", FUTURE])]
+    for r in refused:
+        assert r.exit_code == 2, (r.stdout, r.stderr)
+        assert r.stderr.startswith(f"Error: --now {FUTURE.replace('T', ' ')} is ") and \
+            "decided as of that day" in r.stderr and "add --future to run at that day on purpose" in r.stderr, r.stderr
+    with kg.open_workspace(ws.root).reading() as st:  # refused before anything was decided or written
+        assert st.run("lc_decisions") == []
+    assert not (ws.root / "MEMORY.md").exists()
+    dry = run_kg(["export", "memory", "--dry-run", "--now", FUTURE])  # a dry run records nothing: not refused
+    assert dry.exit_code == 0 and not (ws.root / "MEMORY.md").exists(), dry.stderr
+    # meant: decided as of that day, as a cycle with --future would
+    decided = run_kg(["conflicts", "--future", "--json", "--now", FUTURE]).json
+    assert len(decided) == 2 and {d["status"] for d in decided} == {"tie"}, decided  # (no recency left that day)
+    (tie,) = [d for d in decided if d["a"] == ids["tie_a"]]
+    override = ["conflicts", "resolve", tie["id"], "--winner", ids["tie_a"], "--now", FUTURE]
+    assert run_kg(override).exit_code == 2
+    assert run_kg([*override, "--future"]).exit_code == 0
+    assert run_kg(["export", "memory", "--future", "--now", FUTURE]).exit_code == 0
+    memory = (ws.root / "MEMORY.md").read_text(encoding="utf-8")
+    assert TEXTS["tie_a"] in memory and TEXTS["tie_b"] not in memory, memory
