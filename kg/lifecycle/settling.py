@@ -104,22 +104,44 @@ def undecided(lc: Any, decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     `kg inject` showed both sides of such a pair, and `kg status` said nothing of it, until a command that writes
     decided it."""
     found = _contradictions(lc)
-    if found is None or not found[0]:
+    return _judged(lc, found[0], found[1], decisions) if found else []
+
+
+def _judged(lc: Any, pairs: dict[tuple[str, str], str], facts: dict[str, dict[str, Any]] | None,
+            decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`undecided` over pairs found already; `facts` None: read now, for the pairs' rules alone, if any is left."""
+    covered = {(d["a"], d["b"]) for d in decisions} | {(d["b"], d["a"]) for d in decisions}
+    todo = {k: v for k, v in pairs.items() if k not in covered}
+    if not todo:
         return []
-    pairs, facts, _ = found
-    rows = _decide(lc, pairs, facts, decisions, only_new=True, record=False)
+    facts = facts if facts is not None else rule_facts(lc, sorted({x for pair in todo for x in pair}))
+    rows = _decide(lc, todo, facts, decisions, only_new=True, record=False)
     return [r | {"override": False, "text_a": facts[r["a"]]["text"], "text_b": facts[r["b"]]["text"]}
             for r in rows]
 
 
-def kept_out(lc: Any) -> tuple[set[str], list[dict[str, Any]]]:
+def kept_out(lc: Any, memo: dict[Any, Any] | None = None) -> tuple[set[str], list[dict[str, Any]]]:
     """What a reader leaves out of what it shows of the rules, as `kg export memory` leaves it out of the files
     (the loser of each decision, both sides of a tie held back by `on_tie`), the contradictions no decision covers
-    yet decided as `kg conflicts` would decide them; and those (`undecided`). Writes nothing."""
-    live, free = lc.rule_rows()
-    decisions = lc.st.run("lc_decisions")
-    new = undecided(lc, decisions)
+    yet decided as `kg conflicts` would decide them; and those (`undecided`). Writes nothing. `memo`: a dict kept
+    while the graph does not change (the read server's view), holding what does not depend on the time; the pairs
+    no decision covers, if any, are scored at `lc.now` each call."""
+    kept = memo.get(_MEMO) if memo is not None else None
+    if kept is None:
+        live, free = lc.rule_rows()
+        decisions = lc.st.run("lc_decisions")
+        found = _contradictions(lc)
+        pairs, facts = (found[0], found[1]) if found else ({}, {})
+        if memo is not None:
+            memo[_MEMO] = (live, free, decisions, pairs)
+    else:
+        live, free, decisions, pairs = kept
+        lc._rules, facts = (live, free), None  # (rule_rows as read when the memo was made: the graph is the same)
+    new = _judged(lc, pairs, facts, decisions)
     return lc.hidden(live, free, decisions + new), new
+
+
+_MEMO = ("settling", "kept_out")
 
 
 def outside(lc: Any) -> None:

@@ -119,11 +119,13 @@ def kept_out(ws: Any, st: Any, at: datetime) -> frozenset[str]:
     """The rules a conflict keeps out of kg's files (`kg export memory`: a decision's loser, both sides of a tie
     held back), a contradiction no decision covers yet decided as `kg conflicts` would decide it: not shown here
     either. Inject showed both sides of a tie and the loser beside the winner MEMORY.md holds (a QA pass). Read
-    only: a reader decides nothing it stores (kg/lifecycle/settling.py `kept_out`)."""
+    only: a reader decides nothing it stores (kg/lifecycle/settling.py `kept_out`). Held open, the graph's part is
+    read once until it changes (the view's memo), not on every message."""
     from kg.lifecycle.cycle import Lifecycle
     from kg.lifecycle.settling import kept_out as settled_out
 
-    return frozenset(settled_out(Lifecycle(ws, st, at))[0])
+    view = search.cached_view(ws, st)  # held open (the read server): what does not change with the time, kept
+    return frozenset(settled_out(Lifecycle(ws, st, at), view.memo if view is not None else None)[0])
 
 
 def inject(ws: Any, message: str = "", *, budget: int | None = None,

@@ -34,9 +34,13 @@ def _shown(run_kg):
 
 
 def _shown_held(root):
-    """The same through the in-process cache a held workspace (the read server) answers from."""
+    """The same through the in-process cache a held workspace (the read server) answers from: twice, the second
+    from what the first kept (a contradiction no decision covers is judged again at the second's time)."""
     with kg.open_workspace(root) as w:
-        return {i["ref"] for i in inject(w, MESSAGE, now=AT)["items"] if i["section"] == "principle"}
+        first, second = ({i["ref"] for i in inject(w, MESSAGE, now=at)["items"] if i["section"] == "principle"}
+                         for at in (AT, "2026-11-20T11:00"))
+    assert first == second
+    return first
 
 
 def test_inject_leaves_out_what_export_keeps_out_before_and_after_a_decision(run_kg, ws):
