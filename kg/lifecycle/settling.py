@@ -22,36 +22,38 @@ def settle(lc: Any, *, only_new: bool = False) -> None:
     found = _contradictions(lc)
     if found is None:
         return
-    pairs, facts, added = found
+    pairs, added = found
     if added:
         from kg.store.bulk import run_each  # one indexed statement per pair (see the query)
 
         run_each(lc.st, "lc_contradicts_add", added)
     if not pairs:
         return
+    facts = rule_facts(lc, sorted({x for pair in pairs for x in pair}))
     rows = _decide(lc, pairs, facts, lc.st.run("lc_decisions"), only_new=only_new, record=True)
     if rows:
         lc.st.run("lc_decision_upsert", rows=rows)
 
 
-def _contradictions(lc: Any) -> tuple[dict[tuple[str, str], str], dict[str, dict[str, Any]], list[dict]] | None:
+def _contradictions(lc: Any) -> tuple[dict[tuple[str, str], str], list[dict[str, Any]]] | None:
     """The contradicting pairs among the live rules and free principles (the edges there, and those found in their
-    texts), the facts each is scored on, and the found pairs not yet an edge (to add); None under two rules."""
+    texts), and the found pairs not yet an edge (to add); None under two rules. Their facts are read apart
+    (`rule_facts`, a scan of the rules): a read whose pairs all have a decision needs none."""
     c = lc.lp.conflicts
     live, free = lc.rule_rows()
-    ids = sorted({r["node"] for r in live if r["node_status"] == "active" and r["kind"] in c.kinds} |
-                 {r["node"] for r in free})
+    texts = {r["node"]: r["rule_text"] for r in live if r["node_status"] == "active" and r["kind"] in c.kinds}
+    texts.update((r["node"], r["text"]) for r in free)
+    ids = sorted(texts)
     if len(ids) < 2:
         return None
-    facts = rule_facts(lc, ids)
     pairs = {(r["a"], r["b"]): r["reason"] for r in lc.st.run("lc_contradictions", ids=ids)}
     added = []
     pool = ids[: c.max_detect]
-    for a, b, reason in conflicts.find_all([(i, facts[i]["text"] or "") for i in pool], lc.lp):
+    for a, b, reason in conflicts.find_all([(i, texts[i] or "") for i in pool], lc.lp):
         if (a, b) not in pairs:
             pairs[(a, b)] = reason
             added.append({"a": a, "b": b, "at": lc.now, "reason": lc._redact(reason)})
-    return pairs, facts, added
+    return pairs, added
 
 
 def _decide(lc: Any, pairs: dict[tuple[str, str], str], facts: dict[str, dict[str, Any]],
@@ -104,17 +106,16 @@ def undecided(lc: Any, decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     `kg inject` showed both sides of such a pair, and `kg status` said nothing of it, until a command that writes
     decided it."""
     found = _contradictions(lc)
-    return _judged(lc, found[0], found[1], decisions) if found else []
+    return _judged(lc, found[0], decisions) if found else []
 
 
-def _judged(lc: Any, pairs: dict[tuple[str, str], str], facts: dict[str, dict[str, Any]] | None,
-            decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`undecided` over pairs found already; `facts` None: read now, for the pairs' rules alone, if any is left."""
+def _judged(lc: Any, pairs: dict[tuple[str, str], str], decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`undecided` over pairs found already: the facts read (at `lc.now`) only when a pair has no decision."""
     covered = {(d["a"], d["b"]) for d in decisions} | {(d["b"], d["a"]) for d in decisions}
     todo = {k: v for k, v in pairs.items() if k not in covered}
     if not todo:
         return []
-    facts = facts if facts is not None else rule_facts(lc, sorted({x for pair in todo for x in pair}))
+    facts = rule_facts(lc, sorted({x for pair in todo for x in pair}))
     rows = _decide(lc, todo, facts, decisions, only_new=True, record=False)
     return [r | {"override": False, "text_a": facts[r["a"]]["text"], "text_b": facts[r["b"]]["text"]}
             for r in rows]
@@ -124,20 +125,20 @@ def kept_out(lc: Any, memo: dict[Any, Any] | None = None) -> tuple[set[str], lis
     """What a reader leaves out of what it shows of the rules, as `kg export memory` leaves it out of the files
     (the loser of each decision, both sides of a tie held back by `on_tie`), the contradictions no decision covers
     yet decided as `kg conflicts` would decide them; and those (`undecided`). Writes nothing. `memo`: a dict kept
-    while the graph does not change (the read server's view), holding what does not depend on the time; the pairs
+    while the graph does not change (a held workspace's view), holding what does not depend on the time; the pairs
     no decision covers, if any, are scored at `lc.now` each call."""
     kept = memo.get(_MEMO) if memo is not None else None
     if kept is None:
         live, free = lc.rule_rows()
         decisions = lc.st.run("lc_decisions")
         found = _contradictions(lc)
-        pairs, facts = (found[0], found[1]) if found else ({}, {})
+        pairs = found[0] if found else {}
         if memo is not None:
             memo[_MEMO] = (live, free, decisions, pairs)
     else:
         live, free, decisions, pairs = kept
-        lc._rules, facts = (live, free), None  # (rule_rows as read when the memo was made: the graph is the same)
-    new = _judged(lc, pairs, facts, decisions)
+        lc._rules = (live, free)  # (rule_rows as read when the memo was made: the graph is the same)
+    new = _judged(lc, pairs, decisions)
     return lc.hidden(live, free, decisions + new), new
 
 

@@ -124,7 +124,9 @@ def kept_out(ws: Any, st: Any, at: datetime) -> frozenset[str]:
     from kg.lifecycle.cycle import Lifecycle
     from kg.lifecycle.settling import kept_out as settled_out
 
-    view = search.cached_view(ws, st)  # held open (the read server): what does not change with the time, kept
+    # held open (`with ws:`): what does not change with the time kept in the view's memo. Only then: a one-off
+    # view costs a node count (the side index's check), the first before search's
+    view = search.cached_view(ws, st) if ws.in_batch else None
     return frozenset(settled_out(Lifecycle(ws, st, at), view.memo if view is not None else None)[0])
 
 
